@@ -1,0 +1,310 @@
+"""Classify primal values into the kinds of DESIGN.md §3, and take them apart and rebuild them.
+
+A *kind* says which tangent type a primal value has and how the tangent operations walk it. It is
+decided per type (cached), refined by value for arrays (dtype) and functions (captured cells).
+
+Kinds and their tangents:
+
+========== ============================================== =====================================
+kind       primal                                         tangent
+========== ============================================== =====================================
+FLOAT      float, NumPy real floating scalar              float
+COMPLEX    complex, NumPy complex scalar                  complex
+ARRAY      ndarray of float/complex dtype                 ndarray, same shape and dtype
+NONDIFF    int, bool, str, None, type, module, int arrays, NoTangent
+           sets, RNGs, plain functions, registered types
+TUPLE      tuple, namedtuple                              tuple / same namedtuple (or NoTangent)
+LIST       list                                           list (fdata)
+DICT       dict                                           dict with the same keys (fdata)
+FROZEN     frozen dataclass                               Tangent (or NoTangent)
+OBJECT     object with __dict__ and/or __slots__          MutableTangent (fdata)
+CELL       closure cell                                   MutableTangent with field cell_contents
+FUNCTION   closure (function with captured cells)         Tangent, one field per free variable
+PARTIAL    functools.partial                              Tangent(func, args, keywords)
+METHOD     bound method (Python or builtin)               Tangent(__self__, __func__)
+========== ============================================== =====================================
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import random
+import types
+from typing import Any
+
+import numpy as np
+
+from .types import _Marker
+from .walk import ATTR, ITEM, StructureError
+
+FLOAT = "float"
+COMPLEX = "complex"
+ARRAY = "array"
+NONDIFF = "nondifferentiable"
+TUPLE = "tuple"
+LIST = "list"
+DICT = "dict"
+FROZEN = "frozen object"
+OBJECT = "object"
+CELL = "cell"
+FUNCTION = "function"
+PARTIAL = "partial"
+METHOD = "method"
+
+#: Kinds whose tangent is created once per primal object and mutated in place (fdata).
+MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL})
+
+_NONDIFF_TYPES: tuple = (
+    bool, int, str, bytes, type(None), type, types.ModuleType, range, slice, set, frozenset,
+    bytearray, type(Ellipsis), type(NotImplemented), types.CodeType, types.BuiltinFunctionType,
+    types.WrapperDescriptorType, types.MethodDescriptorType, types.GetSetDescriptorType,
+    np.integer, np.bool_, np.dtype, np.ufunc, random.Random, np.random.Generator,
+    np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence, enum.Enum,
+    BaseException, property, staticmethod, classmethod, _Marker,
+)
+
+_registered_nondiff: set[type] = set()
+_kind_of_type: dict[type, str] = {}
+
+
+def register_nondifferentiable_type(tp: type) -> type:
+    """Declare that values of ``tp`` (and subclasses) have tangent ``NoTangent``.
+
+    Usable as a class decorator. Use it for handles, caches and other state that a derivative
+    must not flow through.
+    """
+    _registered_nondiff.add(tp)
+    _kind_of_type.clear()
+    return tp
+
+
+def _has_instance_fields(tp: type) -> bool:
+    if tp.__dictoffset__ != 0:
+        return True
+    return any("__slots__" in vars(cls) for cls in tp.__mro__[:-1])
+
+
+def _kind_for_type(tp: type) -> str | None:
+    if issubclass(tp, _NONDIFF_TYPES) or any(issubclass(tp, r) for r in _registered_nondiff):
+        return NONDIFF
+    if issubclass(tp, (float, np.floating)):
+        return FLOAT
+    if issubclass(tp, (complex, np.complexfloating)):
+        return COMPLEX
+    if issubclass(tp, np.ndarray):
+        return ARRAY
+    if issubclass(tp, tuple):
+        return TUPLE
+    if issubclass(tp, list):
+        return LIST
+    if issubclass(tp, dict):
+        return DICT
+    if tp is types.CellType:
+        return CELL
+    if tp is types.FunctionType:
+        return FUNCTION
+    if tp is functools.partial:
+        return PARTIAL
+    if tp in (types.MethodType, types.BuiltinMethodType):
+        return METHOD
+    if dataclasses.is_dataclass(tp) and tp.__dataclass_params__.frozen:
+        return FROZEN
+    if _has_instance_fields(tp) and tp.__module__ != "builtins":
+        return OBJECT
+    return None
+
+
+def primal_kind(x: Any) -> str:
+    """The kind of ``x`` (see the module docstring); raises ``StructureError`` if it has none."""
+    tp = type(x)
+    kind = _kind_of_type.get(tp)
+    if kind is None:
+        kind = _kind_for_type(tp)
+        if kind is None:
+            raise StructureError(
+                f"yuebing has no tangent type for {tp.__module__}.{tp.__qualname__}; if values of "
+                "this type carry no derivative, declare it with "
+                "yuebing.tangents.register_nondifferentiable_type"
+            )
+        _kind_of_type[tp] = kind
+    if kind is ARRAY:
+        code = x.dtype.kind
+        if code in "fc":
+            return ARRAY
+        if code == "O":
+            raise StructureError(
+                "object-dtype arrays have no tangent type; convert to a float array "
+                "(np.asarray(x, dtype=float)) or use a list"
+            )
+        return NONDIFF
+    if kind is FUNCTION:
+        return FUNCTION if _closure_may_carry_tangent(x) else NONDIFF
+    if kind is METHOD and tp is types.BuiltinMethodType:
+        owner = x.__self__
+        if owner is None or isinstance(owner, (types.ModuleType, type)):
+            return NONDIFF
+    return kind
+
+
+def _closure_may_carry_tangent(fn: types.FunctionType) -> bool:
+    for cell in fn.__closure__ or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # empty cell: may be filled later
+            return True
+        if _kind_of_type.get(type(contents)) is not NONDIFF and not _is_plain_nondiff(contents):
+            return True
+    return False
+
+
+def _is_plain_nondiff(x: Any) -> bool:
+    kind = _kind_for_type(type(x))
+    if kind is NONDIFF:
+        return True
+    return type(x) is types.FunctionType and not x.__closure__
+
+
+# --------------------------------------------------------------------------------------------
+# Taking values apart
+# --------------------------------------------------------------------------------------------
+
+def _slot_names(tp: type) -> tuple[str, ...]:
+    names = []
+    for cls in reversed(tp.__mro__[:-1]):
+        slots = vars(cls).get("__slots__", ())
+        if isinstance(slots, str):
+            slots = (slots,)
+        for name in slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{cls.__name__.lstrip('_')}{name}"
+            names.append(name)
+    return tuple(names)
+
+
+_slots_cache: dict[type, tuple[str, ...]] = {}
+
+
+def object_fields(x: Any) -> dict[str, Any]:
+    """The instance fields of an object: set ``__slots__`` in MRO order, then ``__dict__``."""
+    tp = type(x)
+    slots = _slots_cache.get(tp)
+    if slots is None:
+        slots = _slots_cache[tp] = _slot_names(tp)
+    fields = {}
+    for name in slots:
+        try:
+            fields[name] = object.__getattribute__(x, name)
+        except AttributeError:  # slot never assigned
+            pass
+    instance_dict = getattr(x, "__dict__", None)
+    if instance_dict:
+        fields.update(instance_dict)
+    return fields
+
+
+def parts(x: Any, kind: str) -> tuple[list, list, str]:
+    """``(keys, children, key_style)`` of a container primal of the given kind."""
+    if kind is TUPLE or kind is LIST:
+        return list(range(len(x))), list(x), ITEM
+    if kind is DICT:
+        return list(x.keys()), list(x.values()), ITEM
+    if kind is OBJECT or kind is FROZEN:
+        fields = object_fields(x)
+        return list(fields), list(fields.values()), ATTR
+    if kind is CELL:
+        try:
+            return ["cell_contents"], [x.cell_contents], ATTR
+        except ValueError:
+            return [], [], ATTR
+    if kind is FUNCTION:
+        return list(x.__code__.co_freevars), list(x.__closure__), ATTR
+    if kind is PARTIAL:
+        return ["func", "args", "keywords"], [x.func, x.args, x.keywords], ATTR
+    if kind is METHOD:
+        if type(x) is types.BuiltinMethodType:
+            return ["__self__"], [x.__self__], ATTR
+        return ["__self__", "__func__"], [x.__self__, x.__func__], ATTR
+    raise AssertionError(f"not a container kind: {kind}")
+
+
+# --------------------------------------------------------------------------------------------
+# Rebuilding values (for structural copies and add_to_primal)
+# --------------------------------------------------------------------------------------------
+
+def _new_instance(x: Any) -> Any:
+    tp = type(x)
+    try:
+        return tp.__new__(tp)
+    except TypeError:
+        # __new__ wants arguments: let copy's reduce protocol make a blank-enough shell.
+        import copy
+
+        return copy.copy(x)
+
+
+def _set_field(obj: Any, name: str, value: Any, slots: tuple[str, ...]) -> None:
+    if name in slots:
+        object.__setattr__(obj, name, value)
+    else:
+        obj.__dict__[name] = value
+
+
+def new_mutable_shell(x: Any, kind: str) -> Any:
+    """An empty primal of the same type as mutable ``x``, to be filled by ``fill_mutable``."""
+    if kind is LIST:
+        return [] if type(x) is list else _new_instance(x)
+    if kind is DICT:
+        if type(x) is dict:
+            return {}
+        shell = _new_instance(x)  # keeps e.g. a defaultdict's factory
+        shell.clear()
+        return shell
+    if kind is CELL:
+        return types.CellType()
+    return _new_instance(x)
+
+
+def fill_mutable(shell: Any, kind: str, keys: list, values: list) -> Any:
+    if kind is LIST:
+        shell[:] = values
+    elif kind is DICT:
+        shell.clear()
+        shell.update(zip(keys, values))
+    elif kind is CELL:
+        if keys:
+            shell.cell_contents = values[0]
+    else:
+        slots = _slots_cache.get(type(shell)) or _slot_names(type(shell))
+        for name, value in zip(keys, values):
+            _set_field(shell, name, value, slots)
+    return shell
+
+
+def build_immutable(x: Any, kind: str, keys: list, values: list) -> Any:
+    """A new immutable primal like ``x`` with children ``values``."""
+    if kind is TUPLE:
+        if type(x) is tuple:
+            return tuple(values)
+        return tuple.__new__(type(x), values)
+    if kind is FROZEN:
+        obj = _new_instance(x)
+        fill_mutable(obj, OBJECT, keys, values)
+        return obj
+    if kind is FUNCTION:
+        return types.FunctionType(x.__code__, x.__globals__, x.__name__, x.__defaults__, tuple(values))
+    if kind is PARTIAL:
+        func, args, keywords = values
+        return functools.partial(func, *args, **keywords)
+    if kind is METHOD:
+        if type(x) is types.BuiltinMethodType:
+            return getattr(values[0], x.__name__)
+        return types.MethodType(values[1], values[0])
+    raise AssertionError(f"not an immutable container kind: {kind}")
+
+
+def is_mutable_nondiff(x: Any) -> bool:
+    """Non-differentiable values that a structural copy must still copy (they can be mutated)."""
+    return isinstance(x, (np.ndarray, set, bytearray))

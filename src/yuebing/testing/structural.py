@@ -1,0 +1,164 @@
+"""Cycle-safe, aliasing-aware structural equality, and the structural copy it pairs with.
+
+``structural_copy(x)`` (re-exported from ``yuebing.tangents``) copies ``x`` keeping every cycle,
+every shared sub-object and every view relation. ``compare(x, y)`` is its inverse check: it
+returns ``None`` when ``y`` is a faithful copy of ``x`` (same types, keys and values, the same
+aliasing graph, the same view relations between arrays) and otherwise a one-line description of
+the first difference, with its path. It is the tool that proves a pullback restored its inputs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tangents import kinds as K
+from ..tangents.ops import primal_links
+from ..tangents.walk import StructureError, format_key
+
+
+def _close_numbers(a: Any, b: Any, rtol: float, atol: float) -> bool:
+    if a == b:
+        return True
+    if a != a and b != b:  # both NaN
+        return True
+    return abs(a - b) <= atol + rtol * abs(b)
+
+
+def _close_arrays(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
+    if a.dtype.kind not in "fc":
+        return bool(np.array_equal(a, b))
+    if rtol == 0 and atol == 0:
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+class _Bijection:
+    """Pairs objects of ``x`` with objects of ``y`` one-to-one, by identity."""
+
+    def __init__(self) -> None:
+        self.forward: dict[int, int] = {}
+        self.backward: dict[int, int] = {}
+        self.keep: list = []  # keep compared objects alive so ids stay unique
+
+    def pair(self, a: Any, b: Any) -> str | None:
+        """``"new"`` for a fresh pair, ``"seen"`` if already paired, ``None`` on a conflict."""
+        fa, fb = self.forward.get(id(a)), self.backward.get(id(b))
+        if fa is None and fb is None:
+            self.forward[id(a)] = id(b)
+            self.backward[id(b)] = id(a)
+            self.keep.append((a, b))
+            return "new"
+        if fa == id(b) and fb == id(a):
+            return "seen"
+        return None
+
+
+def compare(x: Any, y: Any, rtol: float = 0.0, atol: float = 0.0, check_values: bool = True) -> str | None:
+    """``None`` if ``y`` matches ``x`` structurally (values within tolerance), else the first
+    difference as ``"x[0].next: ..."``. With ``check_values=False`` only types, keys, shapes,
+    aliasing and views are compared (float and array values may differ)."""
+    x_links, y_links = primal_links(x), primal_links(y)
+    objects, roots = _Bijection(), _Bijection()
+    visited_values: set[tuple[int, int]] = set()
+    stack: list[tuple[Any, Any, str]] = [(x, y, "")]
+    while stack:
+        a, b, path = stack.pop()
+        where = f"x{path}"
+        if type(a) is not type(b):
+            return f"{where}: type {type(a).__qualname__} vs {type(b).__qualname__}"
+        try:
+            kind = K.primal_kind(a)
+        except StructureError:
+            if a is b or _safe_equal(a, b):
+                continue
+            return f"{where}: {a!r:.60} != {b!r:.60}"
+        if kind is K.FLOAT or kind is K.COMPLEX:
+            if check_values and not _close_numbers(a, b, rtol, atol):
+                return f"{where}: {a!r} != {b!r}"
+            continue
+        if isinstance(a, np.ndarray):
+            problem = _compare_arrays(a, b, x_links, y_links, objects, roots, rtol, atol, check_values)
+            if problem:
+                return f"{where}: {problem}"
+            continue
+        if kind is K.NONDIFF:
+            if K.is_mutable_nondiff(a):
+                state = objects.pair(a, b)
+                if state is None:
+                    return f"{where}: aliasing differs"
+            if a is not b and not _safe_equal(a, b):
+                return f"{where}: {a!r:.60} != {b!r:.60}"
+            continue
+        if kind in K.MUTABLE_KINDS:
+            state = objects.pair(a, b)
+            if state is None:
+                return f"{where}: aliasing differs (one side shares this object with another place)"
+            if state == "seen":
+                continue
+        else:
+            if (id(a), id(b)) in visited_values:
+                continue
+            visited_values.add((id(a), id(b)))
+            objects.keep.append((a, b))
+        a_keys, a_children, style = K.parts(a, kind)
+        b_keys, b_children, _ = K.parts(b, kind)
+        if a_keys != b_keys:
+            return f"{where}: keys {_short(a_keys)} vs {_short(b_keys)}"
+        if kind is K.FUNCTION and a.__code__ is not b.__code__:
+            return f"{where}: different functions {a.__qualname__} and {b.__qualname__}"
+        for key, ca, cb in zip(a_keys, a_children, b_children):
+            stack.append((ca, cb, path + format_key(key, style)))
+    return None
+
+
+def _compare_arrays(a, b, x_links, y_links, objects, roots, rtol, atol, check_values) -> str | None:
+    if objects.pair(a, b) is None:
+        return "aliasing differs (one side shares this array with another place)"
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return f"array {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
+    if check_values and not _close_arrays(a, b, rtol, atol):
+        bad = np.argwhere(~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)) if a.dtype.kind in "fc" else []
+        at = tuple(bad[0]) if len(bad) else ()
+        return f"array values differ, first at index {at}: {a[at] if at else a!r:.60} vs {b[at] if at else b!r:.60}"
+    ra, rb = x_links.root_of(a), y_links.root_of(b)
+    if (ra is None) != (rb is None):
+        return "view relation differs (one side shares memory with another array, the other not)"
+    if ra is not None:
+        if roots.pair(ra, rb) is None:
+            return "view relation differs (views of different bases)"
+        if _address(a) - _address(ra) != _address(b) - _address(rb) or a.strides != b.strides:
+            return "view relation differs (different offset or strides into the base)"
+    return None
+
+
+def _safe_equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _short(keys: list) -> str:
+    text = repr(keys)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+def structurally_equal(x: Any, y: Any, rtol: float = 0.0, atol: float = 0.0) -> bool:
+    """True if ``y`` is a faithful structural copy of ``x`` (see ``compare``)."""
+    return compare(x, y, rtol, atol) is None
+
+
+def assert_structurally_equal(x: Any, y: Any, rtol: float = 0.0, atol: float = 0.0, what: str = "") -> None:
+    """Raise ``AssertionError`` naming the first difference between ``x`` and ``y``."""
+    problem = compare(x, y, rtol, atol)
+    if problem is not None:
+        prefix = f"{what}: " if what else ""
+        raise AssertionError(f"{prefix}{problem}")
+
+
+__all__ = ["compare", "structurally_equal", "assert_structurally_equal"]
