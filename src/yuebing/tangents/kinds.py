@@ -26,6 +26,7 @@ METHOD     bound method (Python or builtin)               Tangent(__self__, __fu
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import functools
@@ -57,7 +58,7 @@ MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL})
 
 _NONDIFF_TYPES: tuple = (
     bool, int, str, bytes, type(None), type, types.ModuleType, range, slice, set, frozenset,
-    bytearray, type(Ellipsis), type(NotImplemented), types.CodeType, types.BuiltinFunctionType,
+    bytearray, type(Ellipsis), type(NotImplemented), types.CodeType,
     types.WrapperDescriptorType, types.MethodDescriptorType, types.GetSetDescriptorType,
     np.integer, np.bool_, np.dtype, np.ufunc, random.Random, np.random.Generator,
     np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence, enum.Enum,
@@ -106,7 +107,7 @@ def _kind_for_type(tp: type) -> str | None:
         return FUNCTION
     if tp is functools.partial:
         return PARTIAL
-    if tp in (types.MethodType, types.BuiltinMethodType):
+    if tp is types.MethodType or tp is types.BuiltinMethodType:  # BuiltinMethodType is BuiltinFunctionType
         return METHOD
     if dataclasses.is_dataclass(tp) and tp.__dataclass_params__.frozen:
         return FROZEN
@@ -240,8 +241,6 @@ def _new_instance(x: Any) -> Any:
         return tp.__new__(tp)
     except TypeError:
         # __new__ wants arguments: let copy's reduce protocol make a blank-enough shell.
-        import copy
-
         return copy.copy(x)
 
 
@@ -254,12 +253,12 @@ def _set_field(obj: Any, name: str, value: Any, slots: tuple[str, ...]) -> None:
 
 def new_mutable_shell(x: Any, kind: str) -> Any:
     """An empty primal of the same type as mutable ``x``, to be filled by ``fill_mutable``."""
-    if kind is LIST:
-        return [] if type(x) is list else _new_instance(x)
-    if kind is DICT:
+    if kind is LIST or kind is DICT:
+        if type(x) is list:
+            return []
         if type(x) is dict:
             return {}
-        shell = _new_instance(x)  # keeps e.g. a defaultdict's factory
+        shell = copy.copy(x)  # a subclass: keeps its attributes, e.g. a defaultdict's factory
         shell.clear()
         return shell
     if kind is CELL:

@@ -223,7 +223,7 @@ def randn_tangent(rng: np.random.Generator, x: Any) -> Any:
             t = rng.standard_normal(x.shape)
             if x.dtype.kind == "c":
                 t = t + 1j * rng.standard_normal(x.shape)
-            return t.astype(x.dtype)
+            return np.asarray(t, dtype=x.dtype)
         if isinstance(x, (complex, np.complexfloating)):
             return complex(rng.standard_normal(), rng.standard_normal())
         return float(rng.standard_normal())
@@ -262,10 +262,10 @@ def _rebuild(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
             raise StructureError(f"expected an array tangent of shape {a.shape}, got {_describe(ta)}")
         root = links.root_of(a)
         if root is None:
-            return (a + scale * ta).astype(a.dtype, copy=False)
+            return np.asarray(a + scale * ta, dtype=a.dtype)
         t_root = ArrayLinks.paired_root(a, root, ta)
         if t_root is not None:
-            return roots.build(a, lambda r: (r + scale * t_root).astype(r.dtype, copy=False))
+            return roots.build(a, lambda r: np.asarray(r + scale * t_root, dtype=r.dtype))
         view = roots.build(a, np.copy)  # tangent not laid out like the primal: add per view
         view += scale * ta
         return view
@@ -342,9 +342,9 @@ def difference(x: Any, y: Any) -> Any:
             root = links.root_of(x)
             y_root = None if root is None else ArrayLinks.paired_root(x, root, y)
             if y_root is not None:
-                result = roots.build(x, lambda r: (r - y_root).astype(r.dtype, copy=False))
+                result = roots.build(x, lambda r: np.asarray(r - y_root, dtype=r.dtype))
             else:
-                result = (x - y).astype(x.dtype, copy=False)
+                result = np.asarray(x - y, dtype=x.dtype)
             memo[key] = result
             return result
         keys, children, style = K.parts(x, kind)
@@ -382,8 +382,8 @@ def _map_tangents(operands: tuple, leaf: Callable[..., Any]) -> Any:
         if root is not None:
             others = [ArrayLinks.paired_root(first, root, a) for a in arrays[1:]]
             if all(o is not None for o in others):
-                return roots.build(first, lambda r: leaf(r, *others))
-        return leaf(*arrays)
+                return roots.build(first, lambda r: np.asarray(leaf(r, *others), dtype=r.dtype))
+        return np.asarray(leaf(*arrays), dtype=first.dtype)
 
     def expand(ts: tuple) -> Any:
         first = ts[0]

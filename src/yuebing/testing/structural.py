@@ -123,8 +123,9 @@ def _compare_arrays(a, b, x_links, y_links, objects, roots, rtol, atol, check_va
         return f"array {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
     if check_values and not _close_arrays(a, b, rtol, atol):
         bad = np.argwhere(~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)) if a.dtype.kind in "fc" else []
-        at = tuple(bad[0]) if len(bad) else ()
-        return f"array values differ, first at index {at}: {a[at] if at else a!r:.60} vs {b[at] if at else b!r:.60}"
+        at = tuple(int(i) for i in bad[0]) if len(bad) else ()
+        left, right = (a[at].item(), b[at].item()) if at else (a, b)
+        return f"array values differ, first at index {at}: {left!r:.60} vs {right!r:.60}"
     ra, rb = x_links.root_of(a), y_links.root_of(b)
     if (ra is None) != (rb is None):
         return "view relation differs (one side shares memory with another array, the other not)"

@@ -1,0 +1,51 @@
+"""``python -m yuebing``: the project's main job.
+
+Until the benchmark command lands (issue: benchmark suite) this runs a short demo of the tangent
+model on data NumPy users keep their models in: dicts of arrays, objects, a cyclic ring.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import tangents as T
+from .testing import check_tangent_interface
+
+
+class Particle:
+    def __init__(self, x: float, v: np.ndarray) -> None:
+        self.x = x
+        self.v = v
+        self.neighbour = self
+
+
+def demo() -> None:
+    a, b = Particle(1.0, np.ones(2)), Particle(2.0, np.zeros(2))
+    a.neighbour, b.neighbour = b, a
+    model = {"weights": np.arange(4.0).reshape(2, 2), "particles": [a, b], "name": "demo"}
+    model["weights_view"] = model["weights"][0]
+    t = T.randn_tangent(np.random.default_rng(0), model)
+    print("primal model keys:", list(model))
+    print("a random tangent of it:")
+    for key, value in t.items():
+        print(f"  {key}: {value!r}")
+    print("cycle kept:      t['particles'][0].neighbour.neighbour is t['particles'][0] ->",
+          t["particles"][0].neighbour.neighbour is t["particles"][0])
+    print("view kept:       t['weights_view'] shares memory with t['weights'] ->",
+          np.shares_memory(t["weights_view"], t["weights"]))
+    print("dot(t, t) =", round(T.dot(t, t), 6))
+    check_tangent_interface(model)
+    print("check_tangent_interface(model): all laws hold")
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] not in ("demo",):
+        print(f"unknown command {argv[0]!r}; available: demo", file=sys.stderr)
+        return 2
+    demo()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
