@@ -296,7 +296,10 @@ def build_immutable(x: Any, kind: str, keys: list, values: list) -> Any:
         return types.FunctionType(x.__code__, x.__globals__, x.__name__, x.__defaults__, tuple(values))
     if kind is PARTIAL:
         func, args, keywords = values
-        return functools.partial(func, *args, **keywords)
+        rebuilt = functools.partial(func)
+        # __setstate__ adopts an exact dict as is, so an aliased keywords dict stays aliased.
+        rebuilt.__setstate__((func, tuple(args), keywords, None))
+        return rebuilt
     if kind is METHOD:
         if type(x) is types.BuiltinMethodType:
             return getattr(values[0], x.__name__)
