@@ -307,6 +307,27 @@ def build_immutable(x: Any, kind: str, keys: list, values: list) -> Any:
     raise AssertionError(f"not an immutable container kind: {kind}")
 
 
+_RNG_TYPES = (random.Random, np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
 def is_mutable_nondiff(x: Any) -> bool:
     """Non-differentiable values that a structural copy must still copy (they can be mutated)."""
-    return isinstance(x, (np.ndarray, set, bytearray))
+    return isinstance(x, (np.ndarray, set, bytearray) + _RNG_TYPES)
+
+
+def copy_nondiff(x: Any) -> Any:
+    """Copy a mutable non-differentiable value (random generators keep their state)."""
+    return copy.deepcopy(x) if isinstance(x, _RNG_TYPES) else copy.copy(x)
+
+
+def rng_state(x: Any) -> Any:
+    """The comparable state of a random generator, or None if ``x`` is not one."""
+    if isinstance(x, random.Random):
+        return x.getstate()
+    if isinstance(x, np.random.Generator):
+        return x.bit_generator.state
+    if isinstance(x, np.random.BitGenerator):
+        return x.state
+    if isinstance(x, np.random.RandomState):
+        return repr(x.get_state(legacy=False))
+    return None

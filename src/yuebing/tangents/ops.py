@@ -18,7 +18,6 @@ legitimately meet two different tangents).
 """
 from __future__ import annotations
 
-import copy
 import numbers
 from typing import Any, Callable
 
@@ -281,7 +280,7 @@ def _rebuild(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
         if kind is K.NONDIFF and not isinstance(x, np.ndarray):
             if not copy_only and t is not NoTangent:
                 raise StructureError(f"{_describe(x)} carries no tangent, but got {_describe(t)}")
-            return copy.copy(x) if K.is_mutable_nondiff(x) else x
+            return K.copy_nondiff(x) if K.is_mutable_nondiff(x) else x
         mutable = kind in K.MUTABLE_KINDS or kind is K.ARRAY or kind is K.NONDIFF
         key = id(x) if mutable else (id(x), id(t))
         if key in memo:
@@ -529,7 +528,7 @@ def dot(a: Any, b: Any) -> float:
 
     def expand(job: tuple) -> Any:
         a, b = job
-        if a is NoTangent:
+        if a is NoTangent or b is NoTangent:  # NoTangent is the zero of every tangent type
             return 0.0
         kind, keys, children, style = tangent_parts(a)
         if kind is T_LEAF:

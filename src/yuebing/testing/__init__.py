@@ -15,3 +15,6 @@ __all__ = [
     "assert_structurally_equal", "check_tangent_interface", "compare", "structural_copy",
     "structurally_equal", "validate_tangent",
 ]
+from .check_rule import RuleCheckError, check_rule  # noqa: E402
+
+__all__ += ["RuleCheckError", "check_rule"]

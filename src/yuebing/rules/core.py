@@ -1,0 +1,311 @@
+"""The rule interface (DESIGN.md §4): coduals and duals, the rule registries, and dispatch.
+
+Reverse rules
+    ``rule(*coduals) -> (codual_out, pullback)`` and ``pullback(out_rdata) -> rdatas``, where
+    ``rdatas`` is a tuple with the rdata of ``f`` first (``NoRData`` for a primitive), then one
+    rdata per argument the rule received. A pullback *increments* the fdata of its arguments in
+    place (never overwrites) and undoes any mutation its forward pass made to primal state.
+Forward rules
+    ``rule(*duals) -> dual_out``; tangents of mutated arguments are updated in place with them.
+
+Rules are registered per function object (``np.sin``, ``math.exp``, ``len``) or, for methods of
+builtin and NumPy types, per ``(type, method name)`` (``(list, "append")``). Arguments are passed
+positionally: keyword arguments at a call site are moved into their positions using the rule's
+own signature (its parameter names are the primal function's), and the pullback's rdata is mapped
+back to the call site's order by ``rrule``. Parameters not given at the call site arrive as their
+plain default values, not as coduals; rules use ``primal(v)`` and ``isinstance(v, CoDual)``.
+"""
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any, Callable, Iterable
+
+from ..tangents import NoFData, NoRData, Tangent
+
+# --------------------------------------------------------------------------------------------
+# Coduals and duals
+# --------------------------------------------------------------------------------------------
+
+
+class CoDual:
+    """A primal value and its fdata (reverse mode)."""
+
+    __slots__ = ("primal", "fdata")
+
+    def __init__(self, primal: Any, fdata: Any = NoFData) -> None:
+        self.primal = primal
+        self.fdata = fdata
+
+    def __repr__(self) -> str:
+        return f"CoDual({self.primal!r}, {self.fdata!r})"
+
+
+class Dual:
+    """A primal value and its tangent (forward mode)."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, primal: Any, tangent: Any) -> None:
+        self.primal = primal
+        self.tangent = tangent
+
+    def __repr__(self) -> str:
+        return f"Dual({self.primal!r}, {self.tangent!r})"
+
+
+def primal(v: Any) -> Any:
+    """The primal value of a codual, a dual, or a plain (default) value."""
+    return v.primal if isinstance(v, (CoDual, Dual)) else v
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+
+
+def describe_callable(f: Any) -> str:
+    """A qualified, human name for any callable (``numpy.linalg.inv``, ``list.append``)."""
+    owner = getattr(f, "__self__", None)
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__qualname__
+    if isinstance(f, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
+        return f"{type(owner).__qualname__}.{f.__name__}"
+    module = getattr(f, "__module__", None)
+    if module is None and isinstance(owner, types.ModuleType):
+        module = owner.__name__
+    if isinstance(f, type(abs)) or module in (None, "builtins"):
+        return name
+    return f"{module}.{name}"
+
+
+class MissingRuleError(TypeError):
+    """No rule is registered for a callable and it cannot be derived from source."""
+
+    def __init__(self, f: Any, mode: str = "reverse", reason: str | None = None) -> None:
+        name = describe_callable(f)
+        why = reason or "it is implemented in C (it has no Python source to transform)"
+        register = "yuebing.rules.register_rrule" if mode == "reverse" else "yuebing.rules.register_frule"
+        super().__init__(
+            f"yuebing has no {mode}-mode rule for {name}: {why}. Register one with "
+            f"{register}({name}, rule), or, if its result carries no derivative, declare it with "
+            f"yuebing.rules.nondifferentiable({name})"
+        )
+        self.function = f
+
+
+class RuleArgumentError(TypeError):
+    """A call passed an argument the rule does not accept."""
+
+
+# --------------------------------------------------------------------------------------------
+# Registries
+# --------------------------------------------------------------------------------------------
+
+
+class _Binder:
+    """Maps a call site's keyword arguments into a rule's positional parameters."""
+
+    __slots__ = ("names", "defaults", "passthrough", "name")
+
+    def __init__(self, rule: Callable, name: str) -> None:
+        params = list(inspect.signature(rule).parameters.values())
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self.names = [p.name for p in positional]
+        self.defaults = [p.default for p in positional]
+        # A rule taking **kwargs receives call-site keywords as keywords, and its pullback returns
+        # their rdata after the positional ones, in call order.
+        self.passthrough = any(p.kind is p.VAR_KEYWORD for p in params)
+        self.name = name
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple[list, list[int]]:
+        """Positional argument list, and where each call-site keyword ended up."""
+        values = list(args)
+        positions = []
+        for key, value in kwargs.items():
+            try:
+                index = self.names.index(key)
+            except ValueError:
+                raise RuleArgumentError(
+                    f"{self.name} got keyword argument {key!r}, which yuebing's rule for it does "
+                    f"not support (supported: {', '.join(self.names[len(args):]) or 'none'})"
+                ) from None
+            if index < len(args):
+                raise RuleArgumentError(f"{self.name} got multiple values for argument {key!r}")
+            while len(values) <= index:
+                default = self.defaults[len(values)]
+                if default is inspect.Parameter.empty:
+                    raise RuleArgumentError(f"{self.name} missing argument {self.names[len(values)]!r}")
+                values.append(_UNSET)
+            values[index] = value
+            positions.append(index)
+        for i, v in enumerate(values):
+            if v is _UNSET:
+                values[i] = self.defaults[i]
+        return values, positions
+
+
+_UNSET = object()
+
+
+class RuleTable:
+    """Rules of one mode, keyed by function object or by (type, method name)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.by_function: dict[Any, tuple[Callable, _Binder]] = {}
+        self.by_method: dict[tuple[type, str], tuple[Callable, _Binder]] = {}
+
+    def register(self, target: Any, rule: Callable) -> None:
+        if isinstance(target, tuple):
+            tp, name = target
+            self.by_method[(tp, name)] = (rule, _Binder(rule, f"{tp.__qualname__}.{name}"))
+        else:
+            self.by_function[target] = (rule, _Binder(rule, describe_callable(target)))
+
+    def lookup(self, f: Any) -> tuple[Callable, _Binder, Any] | None:
+        """``(rule, binder, self_or_None)``: a method rule receives the bound object first."""
+        try:
+            entry = self.by_function.get(f)
+        except TypeError:  # unhashable callable
+            entry = None
+        if entry is not None:
+            return entry[0], entry[1], None
+        owner = getattr(f, "__self__", None)
+        if owner is not None and isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) \
+                and not isinstance(owner, types.ModuleType):
+            name = f.__name__
+            for tp in type(owner).__mro__:
+                entry = self.by_method.get((tp, name))
+                if entry is not None:
+                    return entry[0], entry[1], owner
+        return None
+
+    def __contains__(self, target: Any) -> bool:
+        if isinstance(target, tuple):
+            return target in self.by_method
+        return self.lookup(target) is not None
+
+
+RRULES = RuleTable("reverse")
+FRULES = RuleTable("forward")
+
+
+def register_rrule(target: Any, rule: Callable) -> None:
+    """Register reverse rule ``rule`` for a function object or a ``(type, method name)`` pair."""
+    RRULES.register(target, rule)
+
+
+def register_frule(target: Any, rule: Callable) -> None:
+    """Register forward rule ``rule`` for a function object or a ``(type, method name)`` pair."""
+    FRULES.register(target, rule)
+
+
+def rrule_for(*targets: Any) -> Callable[[Callable], Callable]:
+    """Decorator: ``@rrule_for(np.sin)`` or ``@rrule_for((list, "append"))``."""
+
+    def decorate(rule: Callable) -> Callable:
+        for target in targets:
+            register_rrule(target, rule)
+        return rule
+
+    return decorate
+
+
+def frule_for(*targets: Any) -> Callable[[Callable], Callable]:
+    """Decorator: ``@frule_for(np.sin)``."""
+
+    def decorate(rule: Callable) -> Callable:
+        for target in targets:
+            register_frule(target, rule)
+        return rule
+
+    return decorate
+
+
+# --------------------------------------------------------------------------------------------
+# Dispatch
+# --------------------------------------------------------------------------------------------
+
+
+def _split_f(f: Any) -> tuple[Any, Any]:
+    return (f.primal, f.fdata) if isinstance(f, CoDual) else (f, NoFData)
+
+
+def rrule(f: Any, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
+    """Run the reverse rule of ``f`` on coduals; returns ``(codual_out, pullback)``.
+
+    ``pullback(out_rdata)`` returns the rdata of ``f``, then of each positional argument, then of
+    each keyword argument in call order.
+    """
+    function, f_fdata = _split_f(f)
+    found = RRULES.lookup(function)
+    if found is None:
+        raise MissingRuleError(function, "reverse")
+    rule, binder, owner = found
+    if owner is not None:
+        self_fdata = getattr(f_fdata, "__self__", NoFData) if f_fdata is not NoFData else NoFData
+        args = (CoDual(owner, self_fdata),) + args
+    if kwargs and binder.passthrough:
+        out, pullback = rule(*args, **kwargs)
+        n_positional = len(args) + len(kwargs)
+        positions = None
+    else:
+        if kwargs:
+            values, positions = binder.bind(args, kwargs)
+        else:
+            values, positions = args, None
+        out, pullback = rule(*values)
+        n_positional = len(args)
+    if owner is None and positions is None:
+        return out, pullback
+    return out, _reordering_pullback(pullback, owner is not None, n_positional, positions)
+
+
+def _reordering_pullback(pullback: Callable, has_owner: bool, n_positional: int, positions: list | None) -> Callable:
+    """Map a rule's rdata (one per bound position) back to the call site's argument order."""
+
+    def reordered(out_rdata: Any) -> tuple:
+        rdatas = pullback(out_rdata)
+        body = rdatas[1:]
+        if has_owner:  # the bound object's rdata is the rdata of the bound method
+            owner_rdata = body[0]
+            f_rdata = NoRData if owner_rdata is NoRData else Tangent(types.BuiltinMethodType, {"__self__": owner_rdata})
+            first = 1
+        else:
+            f_rdata, first = rdatas[0], 0
+        return (f_rdata, *body[first:n_positional], *(body[p] for p in positions or ()))
+
+    return reordered
+
+
+def frule(f: Any, *args: Dual, **kwargs: Dual) -> Dual:
+    """Run the forward rule of ``f`` on duals; returns the output dual."""
+    function = f.primal if isinstance(f, Dual) else f
+    found = FRULES.lookup(function)
+    if found is None:
+        raise MissingRuleError(function, "forward")
+    rule, binder, owner = found
+    if owner is not None:
+        tangent = getattr(f.tangent, "__self__", None) if isinstance(f, Dual) else None
+        from ..tangents import zero_tangent
+
+        args = (Dual(owner, zero_tangent(owner) if tangent is None else tangent),) + args
+    if kwargs and binder.passthrough:
+        return rule(*args, **kwargs)
+    if kwargs:
+        values, _ = binder.bind(args, kwargs)
+        return rule(*values)
+    return rule(*args)
+
+
+def has_rrule(f: Any) -> bool:
+    return RRULES.lookup(f) is not None
+
+
+def has_frule(f: Any) -> bool:
+    return FRULES.lookup(f) is not None
+
+
+def registered_functions() -> Iterable[Any]:
+    """Every function object and (type, method) pair with a reverse rule."""
+    return list(RRULES.by_function) + list(RRULES.by_method)

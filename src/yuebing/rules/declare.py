@@ -1,0 +1,180 @@
+"""Declarative rule makers: one short table entry per function, like autograd's ``defvjp``.
+
+* ``elementwise(f, *partials)`` -- an elementwise function (ufunc, ``math`` function, scalar
+  operator) given the partial derivative with respect to each argument as
+  ``partial(*inputs, output)``. Reverse and forward rules are built from it, with broadcasting,
+  complex numbers (holomorphic: the adjoint multiplies by the conjugate), and ufunc ``out=``.
+  ``None`` in place of a partial means "not differentiable in this argument" (zero).
+* ``nondifferentiable(*fs)`` -- functions whose derivative is zero (``len``, comparisons, RNG
+  draws, ``np.argmax``): both rules return the primal result with a zero tangent.
+* ``nondifferentiable_methods(type, *names)`` -- the same for methods of builtin types.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..tangents import NoRData, NoTangent, zero_tangent
+from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
+from .util import accumulate, fit_tangent, is_differentiable, out_cotangent, output, tangent
+
+Partial = Callable[..., Any] | None
+
+_ARG_NAMES = ("x", "y", "z", "w")
+
+
+def _signature(arity: int, ufunc_keywords: bool) -> inspect.Signature:
+    P = inspect.Parameter
+    params = [P(name, P.POSITIONAL_OR_KEYWORD) for name in _ARG_NAMES[:arity]]
+    if ufunc_keywords:
+        params += [P("out", P.POSITIONAL_OR_KEYWORD, default=None),
+                   P("where", P.POSITIONAL_OR_KEYWORD, default=True),
+                   P("dtype", P.POSITIONAL_OR_KEYWORD, default=None)]
+    return inspect.Signature(params)
+
+
+def _conj(d: Any) -> Any:
+    return np.conj(d) if np.iscomplexobj(d) else d
+
+
+def _unpack_out(out: Any) -> CoDual | None:
+    """The ``out=`` codual of a ufunc call (``out=arr`` or ``out=(arr,)``), or None."""
+    if out is None:
+        return None
+    if isinstance(out, CoDual) and isinstance(out.primal, tuple):
+        if len(out.primal) != 1:
+            raise RuleArgumentError("yuebing supports ufuncs with a single output array")
+        fd = out.fdata[0] if isinstance(out.fdata, tuple) else out.fdata
+        return CoDual(out.primal[0], fd)
+    if not isinstance(out, CoDual):
+        return CoDual(out, np.zeros_like(out))
+    return out
+
+
+def _check_where(name: str, where: Any) -> None:
+    if primal(where) is not True:
+        raise RuleArgumentError(
+            f"{name}: yuebing does not differentiate ufuncs called with where=; "
+            "use np.where(mask, f(x), fallback) instead"
+        )
+
+
+def elementwise(f: Any, *partials: Partial, ufunc_keywords: bool | None = None) -> None:
+    """Register reverse and forward rules for elementwise ``f`` from its partial derivatives."""
+    arity = len(partials)
+    name = describe_callable(f)
+    if ufunc_keywords is None:
+        ufunc_keywords = isinstance(f, np.ufunc)
+
+    def rrule(*args: Any) -> tuple[CoDual, Callable]:
+        inputs = args[:arity]
+        out = _unpack_out(args[arity]) if ufunc_keywords and len(args) > arity else None
+        if ufunc_keywords and len(args) > arity + 1:
+            _check_where(name, args[arity + 1])
+        dtype = primal(args[arity + 2]) if ufunc_keywords and len(args) > arity + 2 else None
+        xs = [primal(a) for a in inputs]
+        kwargs = {"dtype": dtype} if dtype is not None else {}
+        if out is None:
+            y = f(*xs, **kwargs)
+            result = output(y)
+            saved = None
+        else:
+            saved = out.primal.copy()
+            f(*xs, out=out.primal, **kwargs)
+            result = out
+            y = out.primal.copy()
+
+        def pullback(dy: Any) -> tuple:
+            g = out_cotangent(result, dy)
+            if saved is not None:  # the old contents of out= were overwritten: cotangent 0
+                g = g.copy()
+                out.fdata[...] = 0
+                out.primal[...] = saved
+            rdatas = [NoRData]
+            for arg, x, partial in zip(inputs, xs, partials):
+                if partial is None or not is_differentiable(x):
+                    rdatas.append(NoRData)
+                else:
+                    rdatas.append(accumulate(arg, g * _conj(partial(*xs, y))))
+            return tuple(rdatas) + (NoRData,) * (len(args) - arity)
+
+        return result, pullback
+
+    def frule(*args: Any) -> Dual:
+        inputs = args[:arity]
+        out = args[arity] if ufunc_keywords and len(args) > arity else None
+        if ufunc_keywords and len(args) > arity + 1:
+            _check_where(name, args[arity + 1])
+        dtype = primal(args[arity + 2]) if ufunc_keywords and len(args) > arity + 2 else None
+        xs = [primal(a) for a in inputs]
+        kwargs = {"dtype": dtype} if dtype is not None else {}
+        if out is not None and isinstance(primal(out), tuple):
+            out = Dual(primal(out)[0], tangent(out)[0])
+        y = f(*xs, **kwargs)
+        dy: Any = NoTangent
+        for arg, x, partial in zip(inputs, xs, partials):
+            dx = tangent(arg)
+            if partial is None or dx is NoTangent or not is_differentiable(x):
+                continue
+            term = partial(*xs, y) * dx
+            dy = term if dy is NoTangent else dy + term
+        if out is None:
+            return Dual(y, fit_tangent(dy, y))
+        target = out.primal if isinstance(out, Dual) else out
+        target[...] = y
+        dy = fit_tangent(dy, target)
+        if isinstance(out, Dual) and isinstance(out.tangent, np.ndarray):
+            out.tangent[...] = dy
+            return Dual(target, out.tangent)
+        return Dual(target, dy)
+
+    signature = _signature(arity, ufunc_keywords)
+    rrule.__signature__ = frule.__signature__ = signature  # type: ignore[attr-defined]
+    rrule.__qualname__ = f"rrule[{name}]"
+    frule.__qualname__ = f"frule[{name}]"
+    register_rrule(f, rrule)
+    register_frule(f, frule)
+
+
+def nondifferentiable(*fs: Any) -> None:
+    """Declare functions whose result has zero derivative with respect to every argument.
+
+    Keyword arguments at call sites are passed through unchanged.
+    """
+    for f in fs:
+        for table_register, make in ((register_rrule, _zero_rrule_kw), (register_frule, _zero_frule_kw)):
+            table_register(f, make(f))
+
+
+def nondifferentiable_methods(tp: type, *names: str) -> None:
+    """Declare methods of builtin type ``tp`` with zero derivative (``list.index``, ...)."""
+    for name in names:
+        method = getattr(tp, name)
+        register_rrule((tp, name), _zero_rrule_kw(method))
+        register_frule((tp, name), _zero_frule_kw(method))
+
+
+def _zero_rrule_kw(f: Callable) -> Callable:
+    def rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Callable]:
+        y = f(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+        result = output(y)
+        n = len(args) + len(kwargs) + 1
+
+        def pullback(dy: Any) -> tuple:
+            return (NoRData,) * n
+
+        return result, pullback
+
+    rrule.__qualname__ = f"rrule[{describe_callable(f)}] (zero derivative)"
+    return rrule
+
+
+def _zero_frule_kw(f: Callable) -> Callable:
+    def frule(*args: Any, **kwargs: Any) -> Dual:
+        y = f(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+        return Dual(y, zero_tangent(y))
+
+    frule.__qualname__ = f"frule[{describe_callable(f)}] (zero derivative)"
+    return frule

@@ -1,0 +1,108 @@
+"""Helpers shared by rule files: creating outputs, reading output cotangents, delivering
+cotangents to arguments (with broadcasting undone), and forward-mode tangents of arguments.
+
+Conventions (see ``core.py``): an argument is a ``CoDual``/``Dual`` or, for parameters the call
+did not pass, a plain default value. ``NoRData`` is a valid zero rdata for any primal, and
+``NoTangent`` a valid zero tangent in forward mode.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tangents import NoFData, NoRData, NoTangent, fdata, join, zero_tangent
+from .core import CoDual, Dual
+
+
+def zero_fdata(y: Any) -> Any:
+    """The zero fdata of a freshly created value ``y``."""
+    if type(y) is np.ndarray:
+        return np.zeros_like(y) if y.dtype.kind in "fc" else NoFData
+    if isinstance(y, (float, complex, int, np.number, np.bool_, str)) or y is None:
+        return NoFData
+    return fdata(zero_tangent(y))
+
+
+def output(y: Any) -> CoDual:
+    """A codual for a freshly created result ``y`` (zero fdata)."""
+    return CoDual(y, zero_fdata(y))
+
+
+def out_cotangent(out: CoDual, rdata: Any) -> Any:
+    """The cotangent of an output: its fdata for arrays, the incoming rdata for numbers."""
+    f = out.fdata
+    if type(f) is np.ndarray:
+        return f
+    if f is NoFData:
+        return 0.0 if rdata is NoRData else rdata
+    return join(f, rdata)
+
+
+def unbroadcast(g: Any, shape: tuple) -> Any:
+    """Sum ``g`` over the axes that broadcasting added or stretched to reach ``g``'s shape."""
+    g_shape = np.shape(g)
+    if g_shape == shape:
+        return g
+    extra = len(g_shape) - len(shape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(g)[i] != 1)
+    if stretched:
+        g = np.sum(g, axis=stretched, keepdims=True)
+    return g
+
+
+def is_differentiable(x: Any) -> bool:
+    """Whether primal ``x`` is a float/complex number or a float/complex array."""
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "fc"
+    return isinstance(x, (float, complex, np.floating, np.complexfloating))
+
+
+def accumulate(arg: Any, g: Any) -> Any:
+    """Deliver cotangent ``g`` (shaped like a broadcast result) to argument ``arg``.
+
+    Arrays are incremented in place in the argument's fdata and give ``NoRData``; numbers give
+    their rdata (``g`` summed over broadcast axes). Non-differentiable arguments give ``NoRData``.
+    """
+    if not isinstance(arg, CoDual):
+        return NoRData
+    x = arg.primal
+    if type(x) is np.ndarray or isinstance(x, np.ndarray):
+        if x.dtype.kind not in "fc" or arg.fdata is NoFData:
+            return NoRData
+        g = unbroadcast(g, x.shape)
+        if x.dtype.kind == "f" and np.iscomplexobj(g):
+            g = np.real(g)
+        arg.fdata += g
+        return NoRData
+    if isinstance(x, (float, np.floating)):
+        total = np.sum(g) if np.ndim(g) else g
+        return float(np.real(total))
+    if isinstance(x, (complex, np.complexfloating)):
+        return complex(np.sum(g) if np.ndim(g) else g)
+    return NoRData
+
+
+def tangent(arg: Any) -> Any:
+    """The tangent of a forward-mode argument (``NoTangent`` for plain defaults)."""
+    return arg.tangent if isinstance(arg, Dual) else NoTangent
+
+
+def fit_tangent(dy: Any, y: Any) -> Any:
+    """Shape a computed tangent like primal ``y``: same type, shape and dtype."""
+    if isinstance(y, np.ndarray):
+        if y.dtype.kind not in "fc":
+            return NoTangent
+        if dy is NoTangent:
+            return np.zeros_like(y)
+        dy = np.broadcast_to(dy, y.shape)
+        if y.dtype.kind == "f" and np.iscomplexobj(dy):
+            dy = np.real(dy)
+        return np.array(dy, dtype=y.dtype)
+    if isinstance(y, (float, np.floating)):
+        return 0.0 if dy is NoTangent else float(np.real(dy))
+    if isinstance(y, (complex, np.complexfloating)):
+        return 0j if dy is NoTangent else complex(dy)
+    return NoTangent if dy is NoTangent else dy
