@@ -21,10 +21,27 @@ from .core import (
     rrule,
     rrule_for,
 )
-from .declare import elementwise, nondifferentiable, nondifferentiable_methods
+from .declare import elementwise, make_elementwise_rules, nondifferentiable, nondifferentiable_methods
+
+_INFRASTRUCTURE = {"core", "declare", "util"}
+
+
+def rule_modules() -> list:
+    """Every domain rule module (each registers its rules on import and ends with ``CASES``)."""
+    import importlib
+    import pkgutil
+
+    modules = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name not in _INFRASTRUCTURE and not info.name.startswith("_"):
+            modules.append(importlib.import_module(f"{__name__}.{info.name}"))
+    return modules
+
+
+rule_modules()
 
 __all__ = [
     "CoDual", "Dual", "MissingRuleError", "RuleArgumentError", "elementwise", "frule", "frule_for",
-    "has_frule", "has_rrule", "nondifferentiable", "nondifferentiable_methods", "primal",
+    "has_frule", "has_rrule", "make_elementwise_rules", "nondifferentiable", "rule_modules", "nondifferentiable_methods", "primal",
     "register_frule", "register_rrule", "rrule", "rrule_for",
 ]

@@ -170,6 +170,13 @@ class RuleTable:
             entry = None
         if entry is not None:
             return entry[0], entry[1], None
+        if isinstance(f, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+            # an unbound method such as list.append or np.ndarray.sum: self is the first argument
+            for tp in f.__objclass__.__mro__:
+                entry = self.by_method.get((tp, f.__name__))
+                if entry is not None:
+                    return entry[0], entry[1], None
+            return None
         owner = getattr(f, "__self__", None)
         if owner is not None and isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) \
                 and not isinstance(owner, types.ModuleType):

@@ -63,6 +63,13 @@ def _check_where(name: str, where: Any) -> None:
 
 def elementwise(f: Any, *partials: Partial, ufunc_keywords: bool | None = None) -> None:
     """Register reverse and forward rules for elementwise ``f`` from its partial derivatives."""
+    rrule, frule = make_elementwise_rules(f, *partials, ufunc_keywords=ufunc_keywords)
+    register_rrule(f, rrule)
+    register_frule(f, frule)
+
+
+def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | None = None) -> tuple[Callable, Callable]:
+    """``(rrule, frule)`` for elementwise ``f``, not registered (for rules that dispatch on type)."""
     arity = len(partials)
     name = describe_callable(f)
     if ufunc_keywords is None:
@@ -134,8 +141,7 @@ def elementwise(f: Any, *partials: Partial, ufunc_keywords: bool | None = None) 
     rrule.__signature__ = frule.__signature__ = signature  # type: ignore[attr-defined]
     rrule.__qualname__ = f"rrule[{name}]"
     frule.__qualname__ = f"frule[{name}]"
-    register_rrule(f, rrule)
-    register_frule(f, frule)
+    return rrule, frule
 
 
 def nondifferentiable(*fs: Any) -> None:
@@ -156,8 +162,18 @@ def nondifferentiable_methods(tp: type, *names: str) -> None:
         register_frule((tp, name), _zero_frule_kw(method))
 
 
+def _reject_out(f: Callable, args: tuple, kwargs: dict) -> None:
+    """Zero-derivative rules do not restore mutated state, so they refuse ``out=``."""
+    if "out" in kwargs or isinstance(f, np.ufunc) and len(args) > f.nin:
+        raise RuleArgumentError(
+            f"{describe_callable(f)}: yuebing does not support out= for this zero-derivative "
+            "function; assign its result instead (y[...] = f(x))"
+        )
+
+
 def _zero_rrule_kw(f: Callable) -> Callable:
     def rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Callable]:
+        _reject_out(f, args, kwargs)
         y = f(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
         result = output(y)
         n = len(args) + len(kwargs) + 1
@@ -173,6 +189,7 @@ def _zero_rrule_kw(f: Callable) -> Callable:
 
 def _zero_frule_kw(f: Callable) -> Callable:
     def frule(*args: Any, **kwargs: Any) -> Dual:
+        _reject_out(f, args, kwargs)
         y = f(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
         return Dual(y, zero_tangent(y))
 

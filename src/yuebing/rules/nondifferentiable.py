@@ -1,0 +1,55 @@
+"""Functions whose derivative is zero, declared in one place (DESIGN.md §4).
+
+Their results are integers, booleans, indices, shapes, predicates or piecewise-constant values.
+Random draws live in ``numpy_random.py`` (some have pathwise derivatives in their parameters).
+"""
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from ..testing.cases import Case, randn
+from .declare import nondifferentiable, nondifferentiable_methods
+
+nondifferentiable(
+    # builtins
+    builtins.len, builtins.isinstance, builtins.issubclass, builtins.id, builtins.hash,
+    builtins.type, builtins.callable, builtins.hasattr, builtins.repr, builtins.str,
+    builtins.format, builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct,
+    builtins.all, builtins.any, builtins.print, builtins.iter, builtins.next,
+    # operator: comparisons and predicates
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+    operator.not_, operator.truth, operator.is_, operator.is_not, operator.contains,
+    operator.index, operator.invert, operator.and_, operator.or_, operator.xor,
+    operator.lshift, operator.rshift, operator.countOf, operator.indexOf,
+    # math: integer-valued and predicates
+    math.floor, math.ceil, math.trunc, math.isfinite, math.isinf, math.isnan, math.isclose,
+    math.factorial, math.comb, math.perm, math.gcd, math.lcm, math.isqrt,
+    # numpy: indices, shapes, predicates, piecewise constants
+    np.argmax, np.argmin, np.argsort, np.argwhere, np.nonzero, np.flatnonzero, np.searchsorted,
+    np.digitize, np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal,
+    np.array_equiv, np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
+    np.isscalar, np.floor, np.ceil, np.trunc, np.rint, np.fix, np.sign, np.isnan, np.isinf,
+    np.isfinite, np.signbit, np.greater, np.greater_equal, np.less, np.less_equal, np.equal,
+    np.not_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
+    np.floor_divide, np.isreal, np.iscomplex, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift,
+    np.right_shift, np.gcd, np.lcm, np.unravel_index, np.ravel_multi_index, np.indices,
+    np.tril_indices, np.triu_indices, np.diag_indices, np.histogram_bin_edges,
+)
+
+nondifferentiable_methods(list, "index", "count")
+nondifferentiable_methods(tuple, "index", "count")
+nondifferentiable_methods(str, "format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace")
+nondifferentiable_methods(np.ndarray, "argmax", "argmin", "argsort", "nonzero", "any", "all")
+
+CASES = [
+    Case(len, [1.0, 2.0]),
+    Case(operator.lt, 1.0, 2.0),
+    Case(np.argmax, randn(5)),
+    Case(np.floor, randn(4) * 3),
+    Case(np.sign, randn(4)),
+    Case(np.isclose, randn(3), randn(3)),
+    Case(math.floor, 2.5),
+    Case(np.searchsorted, np.sort(randn(5)), randn(3)),
+]

@@ -1,0 +1,16 @@
+"""Every rule module's CASES, each through check_rule (autograd's test_systematic, Mooncake's
+test_rule): one line per case in the rule file, one test here per case."""
+import pytest
+
+from yuebing.rules import rule_modules
+
+CASES = [
+    pytest.param(case, id=f"{module.__name__.rsplit('.', 1)[-1]}:{case.name}")
+    for module in rule_modules()
+    for case in getattr(module, "CASES", ())
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_rule(case):
+    case.run()
