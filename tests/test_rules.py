@@ -14,3 +14,9 @@ CASES = [
 @pytest.mark.parametrize("case", CASES)
 def test_rule(case):
     case.run()
+
+
+def test_every_rule_module_loads():
+    from yuebing.rules import LOAD_ERRORS
+
+    assert not LOAD_ERRORS, "\n".join(f"{name}: {error!r}" for name, error in LOAD_ERRORS.items())

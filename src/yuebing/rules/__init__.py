@@ -26,15 +26,28 @@ from .declare import elementwise, make_elementwise_rules, nondifferentiable, non
 _INFRASTRUCTURE = {"core", "declare", "util"}
 
 
+#: Rule modules that failed to import, with the error (a warning is issued for each; the test
+#: suite fails on any). One broken domain must not take every other rule down with it.
+LOAD_ERRORS: dict[str, BaseException] = {}
+
+
 def rule_modules() -> list:
     """Every domain rule module (each registers its rules on import and ends with ``CASES``)."""
     import importlib
     import pkgutil
+    import warnings
 
     modules = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name not in _INFRASTRUCTURE and not info.name.startswith("_"):
-            modules.append(importlib.import_module(f"{__name__}.{info.name}"))
+        if info.name in _INFRASTRUCTURE or info.name.startswith("_"):
+            continue
+        name = f"{__name__}.{info.name}"
+        try:
+            modules.append(importlib.import_module(name))
+        except Exception as error:  # noqa: BLE001 - reported, and fails the test suite
+            if name not in LOAD_ERRORS:
+                LOAD_ERRORS[name] = error
+                warnings.warn(f"yuebing could not load rule module {name}: {error!r}", RuntimeWarning)
     return modules
 
 
