@@ -73,6 +73,8 @@ def describe_callable(f: Any) -> str:
     module = getattr(f, "__module__", None)
     if module is None and isinstance(owner, types.ModuleType):
         module = owner.__name__
+    if module == "_operator":
+        module = "operator"
     if isinstance(f, type(abs)) or module in (None, "builtins"):
         return name
     return f"{module}.{name}"

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tangents import NoFData, NoRData, NoTangent, fdata, join, zero_tangent
+from ..tangents import NoFData, NoRData, NoTangent, fdata, join, rdata, zero_tangent
 from .core import CoDual, Dual
 
 
@@ -106,3 +106,26 @@ def fit_tangent(dy: Any, y: Any) -> Any:
     if isinstance(y, (complex, np.complexfloating)):
         return 0j if dy is NoTangent else complex(dy)
     return NoTangent if dy is NoTangent else dy
+
+
+def slot_tangent(arg: Any) -> Any:
+    """The full tangent to store for argument ``arg`` in a container's tangent (a list slot,
+    a dict value, an object field): mutable parts are the argument's own fdata objects (aliasing),
+    value parts start at zero and accumulate there."""
+    if not isinstance(arg, CoDual):
+        return zero_tangent(arg)
+    x, f = arg.primal, arg.fdata
+    if f is NoFData:
+        if isinstance(x, float):
+            return 0.0
+        return zero_tangent(x)
+    if type(f) is np.ndarray or isinstance(f, (list, dict)):
+        return f
+    return join(f, rdata(zero_tangent(x)))
+
+
+def slot_rdata(t: Any) -> Any:
+    """The rdata part of a tangent stored in a container slot (see ``slot_tangent``)."""
+    if isinstance(t, float):
+        return t
+    return rdata(t)

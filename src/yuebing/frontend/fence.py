@@ -1,0 +1,63 @@
+"""Stage 2: reject syntax yuebing cannot differentiate, early, with the user's file and line.
+
+Every rejected construct has an entry in ``UNSUPPORTED`` saying what to do instead. Nested
+function and class bodies are not fenced here: they are fenced when (and if) they are called.
+"""
+from __future__ import annotations
+
+import ast
+import linecache
+
+UNSUPPORTED: dict[type, tuple[str, str]] = {
+    ast.Try: ("try/except statements", "move the try/except outside the differentiated function"),
+    ast.With: ("with statements", "move the with block outside the differentiated function"),
+    ast.AsyncWith: ("async with statements", "differentiate a synchronous function"),
+    ast.AsyncFor: ("async for loops", "differentiate a synchronous function"),
+    ast.Await: ("await expressions", "differentiate a synchronous function"),
+    ast.Yield: ("generator functions (yield)", "return a list instead of yielding"),
+    ast.YieldFrom: ("generator functions (yield from)", "return a list instead of yielding"),
+    ast.Global: ("global statements that rebind globals", "pass the value in and return the new value"),
+    ast.Nonlocal: ("nonlocal statements", "pass the value in and return the new value"),
+    ast.Match: ("match statements", "use if/elif"),
+    ast.NamedExpr: ("assignment expressions (:=)", "assign on a separate line"),
+}
+if hasattr(ast, "TryStar"):
+    UNSUPPORTED[ast.TryStar] = UNSUPPORTED[ast.Try]
+
+
+class UnsupportedSyntaxError(TypeError):
+    """A construct in a differentiated function that yuebing does not support."""
+
+    def __init__(self, what: str, advice: str, filename: str, line: int, function: str) -> None:
+        code = linecache.getline(filename, line).strip()
+        super().__init__(
+            f"yuebing cannot differentiate {what} (in {function}).\n"
+            f'  File "{filename}", line {line}\n    {code}\n'
+            f"What to do: {advice}."
+        )
+        self.filename, self.lineno = filename, line
+
+
+def _walk_own_scope(node: ast.AST):
+    """Nodes of a function body, not descending into nested functions, lambdas or classes."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        yield child
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(child))
+
+
+def fence(node: ast.FunctionDef | ast.Lambda, filename: str, function: str) -> None:
+    """Raise ``UnsupportedSyntaxError`` for the first unsupported construct in ``node``."""
+    if isinstance(node, ast.AsyncFunctionDef):
+        raise UnsupportedSyntaxError("async functions", "differentiate a synchronous function", filename, node.lineno, function)
+    found = []
+    for child in _walk_own_scope(node):
+        entry = UNSUPPORTED.get(type(child))
+        if entry is not None:
+            found.append((child.lineno, entry))
+    if found:
+        line, (what, advice) = min(found, key=lambda item: item[0])
+        raise UnsupportedSyntaxError(what, advice, filename, line, function)

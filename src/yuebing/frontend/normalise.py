@@ -1,0 +1,816 @@
+"""Stage 3: lower a Python function (``ast``) to yuebing's IR (``transform/ir.py``).
+
+What the normal form guarantees to the transforms:
+* one operation per statement: every operator, call, attribute access, subscript, display
+  (``[a, b]``) and comparison becomes a ``Call`` of a known function object on atoms;
+* ``and``/``or``/conditional expressions/chained comparisons become ``If`` (short-circuit kept);
+* ``for`` loops become ``ForRange`` over indices (elements fetched by ``getitem``), or ``While``;
+* ``break``/``continue``/early ``return`` become flags and guards, so the only ``Return`` is the
+  last statement; comprehensions and generator expressions become loops building a list;
+* ``a += b`` becomes ``a = operator.iadd(a, b)`` (the rule decides in place vs rebinding);
+* nested ``def``/``lambda`` become ``MakeClosure``; ``raise``/``assert``/``import``/``class``
+  stay as forward-only ``Opaque`` Python.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+import types
+from typing import Any
+
+from ..transform import ir
+from ..transform import primitives as P
+from .fence import UnsupportedSyntaxError, fence
+from .source import function_node
+
+BINARY = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.MatMult: operator.matmul, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+}
+INPLACE = {
+    ast.Add: operator.iadd, ast.Sub: operator.isub, ast.Mult: operator.imul, ast.Div: operator.itruediv,
+    ast.FloorDiv: operator.ifloordiv, ast.Mod: operator.imod, ast.Pow: operator.ipow,
+    ast.MatMult: operator.imatmul, ast.BitAnd: operator.iand, ast.BitOr: operator.ior,
+    ast.BitXor: operator.ixor, ast.LShift: operator.ilshift, ast.RShift: operator.irshift,
+}
+UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}
+COMPARE = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}
+
+
+class _Loop:
+    """Flags of one loop being lowered (created only when the loop needs them)."""
+
+    def __init__(self, index: int) -> None:
+        self.exit = f"_exit{index}"  # skip the rest of this iteration (break/continue/return)
+        self.stop = f"_stop{index}"  # leave the loop (break/return)
+
+
+def _jumps(node: ast.AST, in_loop: bool = False) -> set[str]:
+    """Which of break/continue/return can leave ``node`` (break/continue of nested loops excluded)."""
+    found: set[str] = set()
+    stack = [(node, False)]
+    while stack:
+        n, nested = stack.pop()
+        if isinstance(n, ast.Return):
+            found.add("return")
+        elif isinstance(n, ast.Break) and not nested:
+            found.add("break")
+        elif isinstance(n, ast.Continue) and not nested:
+            found.add("continue")
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        inner = nested or isinstance(n, (ast.For, ast.While))  # their break/continue are their own
+        for child in ast.iter_child_nodes(n):
+            stack.append((child, inner))
+    return found
+
+
+class Normaliser:
+    def __init__(self, fn: types.FunctionType, node: ast.AST, filename: str) -> None:
+        self.fn = fn
+        self.node = node
+        self.filename = filename
+        code = fn.__code__
+        self.locals = set(code.co_varnames) | set(code.co_cellvars)
+        self.free = list(code.co_freevars)
+        self.globals: dict[str, None] = {}
+        self.counter = 0
+        self.loops: list[_Loop] = []
+        self.line = getattr(node, "lineno", code.co_firstlineno)
+        self.taken = self._all_names(node)
+        self.uses_return_flag = False
+
+    # ---------------------------------------------------------------- helpers
+
+    @staticmethod
+    def _all_names(node: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+            a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+
+    def tmp(self, hint: str = "t") -> str:
+        while True:
+            self.counter += 1
+            name = f"_{hint}{self.counter}"
+            if name not in self.taken:
+                self.locals.add(name)
+                return name
+
+    def error(self, what: str, advice: str, node: ast.AST) -> UnsupportedSyntaxError:
+        return UnsupportedSyntaxError(what, advice, self.filename, getattr(node, "lineno", self.line), self.fn.__qualname__)
+
+    def call(self, out: list, func: ir.Atom, args: list, target: str | None = "", **kw: Any) -> ir.Atom:
+        """Emit ``target = func(*args)``; an empty target means a fresh temporary."""
+        if target == "":
+            target = self.tmp()
+        out.append(ir.Call(target, func, list(args), line=self.line, **kw))
+        return ir.Var(target) if target else ir.Const(None)
+
+    def opaque(self, out: list, source: str, defines: tuple = ()) -> None:
+        out.append(ir.Opaque(source, line=self.line, defines=defines))
+
+    def is_module_global(self, name: str) -> bool:
+        value = self.fn.__globals__.get(name, getattr(builtins, name, None))
+        return isinstance(value, types.ModuleType)
+
+    def builtin_unshadowed(self, name: str) -> bool:
+        return name not in self.locals and name not in self.free and name not in self.fn.__globals__
+
+    # ---------------------------------------------------------------- expressions
+
+    def expr(self, node: ast.expr, out: list, target: str = "") -> ir.Atom:
+        self.line = getattr(node, "lineno", self.line)
+        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if method is None:
+            raise self.error(f"{type(node).__name__} expressions", "rewrite the expression", node)
+        return method(node, out, target)
+
+    def expr_Constant(self, node: ast.Constant, out: list, target: str) -> ir.Atom:
+        return ir.Const(node.value)
+
+    def expr_Name(self, node: ast.Name, out: list, target: str) -> ir.Atom:
+        name = node.id
+        if name in self.locals:
+            return ir.Var(name)
+        if name in self.free:
+            return self.call(out, ir.Const(P.cell_get), [ir.Var(f"_cell_{name}")], target)
+        self.globals[name] = None
+        return ir.Global(name)
+
+    def expr_Attribute(self, node: ast.Attribute, out: list, target: str) -> ir.Atom:
+        path = self._module_path(node)
+        if path is not None:
+            self.globals[path.split(".")[0]] = None
+            return ir.Global(path)
+        obj = self.expr(node.value, out)
+        return self.call(out, ir.Const(getattr), [obj, ir.Const(node.attr)], target)
+
+    def _module_path(self, node: ast.expr) -> str | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id not in self.locals and node.id not in self.free \
+                and self.is_module_global(node.id):
+            return ".".join([node.id] + parts[::-1])
+        return None
+
+    def expr_BinOp(self, node: ast.BinOp, out: list, target: str) -> ir.Atom:
+        left = self.expr(node.left, out)
+        right = self.expr(node.right, out)
+        return self.call(out, ir.Const(BINARY[type(node.op)]), [left, right], target)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp, out: list, target: str) -> ir.Atom:
+        operand = self.expr(node.operand, out)
+        return self.call(out, ir.Const(UNARY[type(node.op)]), [operand], target)
+
+    def expr_BoolOp(self, node: ast.BoolOp, out: list, target: str) -> ir.Atom:
+        result = target or self.tmp()
+        first = self.expr(node.values[0], out)
+        out.append(ir.Copy(result, first, line=self.line))
+        self._bool_chain(node.op, node.values[1:], result, out)
+        return ir.Var(result)
+
+    def _bool_chain(self, op: ast.boolop, rest: list, result: str, out: list) -> None:
+        if not rest:
+            return
+        branch: list = []
+        value = self.expr(rest[0], branch)
+        branch.append(ir.Copy(result, value, line=self.line))
+        self._bool_chain(op, rest[1:], result, branch)
+        if isinstance(op, ast.And):
+            out.append(ir.If(ir.Var(result), branch, [], line=self.line))
+        else:
+            out.append(ir.If(ir.Var(result), [], branch, line=self.line))
+
+    def expr_Compare(self, node: ast.Compare, out: list, target: str) -> ir.Atom:
+        result = target or self.tmp()
+        left = self.expr(node.left, out)
+        self._compare_chain(left, list(zip(node.ops, node.comparators)), result, out)
+        return ir.Var(result)
+
+    def _compare_chain(self, left: ir.Atom, pairs: list, result: str, out: list) -> None:
+        op, right_node = pairs[0]
+        right = self.expr(right_node, out)
+        if isinstance(op, ast.In):
+            self.call(out, ir.Const(operator.contains), [right, left], result)
+        elif isinstance(op, ast.NotIn):
+            inside = self.call(out, ir.Const(operator.contains), [right, left])
+            self.call(out, ir.Const(operator.not_), [inside], result)
+        else:
+            self.call(out, ir.Const(COMPARE[type(op)]), [left, right], result)
+        if len(pairs) > 1:
+            branch: list = []
+            self._compare_chain(right, pairs[1:], result, branch)
+            out.append(ir.If(ir.Var(result), branch, [], line=self.line))
+
+    def expr_IfExp(self, node: ast.IfExp, out: list, target: str) -> ir.Atom:
+        result = target or self.tmp()
+        test = self.expr(node.test, out)
+        body: list = []
+        orelse: list = []
+        body.append(ir.Copy(result, self.expr(node.body, body), line=self.line))
+        orelse.append(ir.Copy(result, self.expr(node.orelse, orelse), line=self.line))
+        out.append(ir.If(test, body, orelse, line=self.line))
+        return ir.Var(result)
+
+    def expr_Call(self, node: ast.Call, out: list, target: str) -> ir.Atom:
+        if isinstance(node.func, ast.Name) and node.func.id == "super" and not node.args \
+                and self.builtin_unshadowed("super"):
+            return self._zero_arg_super(node, out, target)
+        func = self.expr(node.func, out)
+        args: list = []
+        star_args = None
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                if star_args is not None or node.args[-1] is not a:
+                    star_args = self._starred_list(node.args, out)
+                    args = []
+                    break
+                star_args = self.expr(a.value, out)
+            else:
+                args.append(self.expr(a, out))
+        kwargs: list = []
+        star_kwargs = None
+        for k in node.keywords:
+            if k.arg is None:
+                if star_kwargs is not None:
+                    raise self.error("calls with two ** arguments", "merge the dicts first", node)
+                star_kwargs = self.expr(k.value, out)
+            else:
+                kwargs.append((k.arg, self.expr(k.value, out)))
+        if target == "":
+            target = self.tmp()
+        out.append(ir.Call(target, func, args, kwargs, line=self.line, star_args=star_args, star_kwargs=star_kwargs))
+        return ir.Var(target)
+
+    def _starred_list(self, nodes: list, out: list) -> ir.Atom:
+        """A list built from positional arguments that include ``*x`` anywhere."""
+        result = self.call(out, ir.Const(P.mklist), [])
+        for a in nodes:
+            if isinstance(a, ast.Starred):
+                self.call(out, ir.Const(list.extend), [result, self.expr(a.value, out)], None)
+            else:
+                self.call(out, ir.Const(list.append), [result, self.expr(a, out)], None)
+        return result
+
+    def _zero_arg_super(self, node: ast.Call, out: list, target: str) -> ir.Atom:
+        if "__class__" not in self.free or not self.fn.__code__.co_varnames:
+            raise self.error("super() outside a method", "call the base class explicitly", node)
+        cls = self.expr(ast.Name("__class__", ast.Load()), out)
+        first = ir.Var(self.fn.__code__.co_varnames[0])
+        return self.call(out, ir.Global("super"), [cls, first], target)
+
+    def expr_Subscript(self, node: ast.Subscript, out: list, target: str) -> ir.Atom:
+        obj = self.expr(node.value, out)
+        index = self.index(node.slice, out)
+        return self.call(out, ir.Const(operator.getitem), [obj, index], target)
+
+    def index(self, node: ast.expr, out: list) -> ir.Atom:
+        if isinstance(node, ast.Slice):
+            parts = [self.expr(p, out) if p is not None else ir.Const(None) for p in (node.lower, node.upper, node.step)]
+            if all(isinstance(p, ir.Const) for p in parts):
+                return ir.Const(slice(*(p.value for p in parts)))
+            return self.call(out, ir.Global("slice"), parts)
+        if isinstance(node, ast.Tuple):
+            items = [self.index(e, out) for e in node.elts]
+            if all(isinstance(i, ir.Const) for i in items):
+                return ir.Const(tuple(i.value for i in items))
+            return self.call(out, ir.Const(P.mktuple), items)
+        return self.expr(node, out)
+
+    def _display(self, node: ast.expr, out: list, target: str, maker: Any) -> ir.Atom:
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            built = self._starred_list(node.elts, out)
+            if maker is P.mklist:
+                return built
+            convert = "tuple" if maker is P.mktuple else "set"
+            self.globals[convert] = None
+            return self.call(out, ir.Global(convert), [built], target)
+        items = [self.expr(e, out) for e in node.elts]
+        return self.call(out, ir.Const(maker), items, target)
+
+    def expr_Tuple(self, node: ast.Tuple, out: list, target: str) -> ir.Atom:
+        if not any(isinstance(e, ast.Starred) for e in node.elts):
+            items = [self.expr(e, out) for e in node.elts]
+            if all(isinstance(i, ir.Const) for i in items):
+                return ir.Const(tuple(i.value for i in items))
+            return self.call(out, ir.Const(P.mktuple), items, target)
+        return self._display(node, out, target, P.mktuple)
+
+    def expr_List(self, node: ast.List, out: list, target: str) -> ir.Atom:
+        return self._display(node, out, target, P.mklist)
+
+    def expr_Set(self, node: ast.Set, out: list, target: str) -> ir.Atom:
+        return self._display(node, out, target, P.mkset)
+
+    def expr_Dict(self, node: ast.Dict, out: list, target: str) -> ir.Atom:
+        result = self.call(out, ir.Const(P.mkdict), [], target)
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                self.call(out, ir.Const(dict.update), [result, self.expr(v, out)], None)
+            else:
+                key = self.expr(k, out)
+                self.call(out, ir.Const(operator.setitem), [result, key, self.expr(v, out)], None)
+        return result
+
+    def expr_JoinedStr(self, node: ast.JoinedStr, out: list, target: str) -> ir.Atom:
+        result = target or self.tmp()
+        self.opaque(out, f"{result} = {ast.unparse(node)}", (result,))
+        return ir.Var(result)
+
+    def expr_Lambda(self, node: ast.Lambda, out: list, target: str) -> ir.Atom:
+        result = target or self.tmp("f")
+        captured = self._captured(node)
+        self._bind_captured_cells(captured, out)
+        out.append(ir.MakeClosure(result, f"{result} = {ast.unparse(node)}", captured, line=self.line))
+        return ir.Var(result)
+
+    def _captured(self, node: ast.AST) -> tuple[str, ...]:
+        """Names of this function's locals (and cells) a nested function reads."""
+        inner = {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        return tuple(sorted(n for n in used - inner if n in self.locals or n in self.free))
+
+    def _comprehension(self, node: Any, out: list, target: str, kind: str) -> ir.Atom:
+        result = target or self.tmp("c")
+        maker = {"list": P.mklist, "set": P.mkset, "dict": P.mkdict}[kind]
+        self.call(out, ir.Const(maker), [], result)
+        renames: dict[str, str] = {}
+        for gen in node.generators:
+            for name in {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}:
+                renames[name] = self.tmp(name.lstrip("_") or "v")
+        node = _Renamer(renames).visit(_copy(node))
+
+        def innermost(body: list) -> None:
+            if kind == "dict":
+                key = self.expr(node.key, body)
+                self.call(body, ir.Const(operator.setitem), [ir.Var(result), key, self.expr(node.value, body)], None)
+            else:
+                method = list.append if kind == "list" else set.add
+                self.call(body, ir.Const(method), [ir.Var(result), self.expr(node.elt, body)], None)
+
+        def nest(generators: list, body: list) -> None:
+            if not generators:
+                innermost(body)
+                return
+            gen = generators[0]
+            if gen.is_async:
+                raise self.error("async comprehensions", "use a plain loop", node)
+
+            def loop_body(inner: list) -> None:
+                guarded = inner
+                for cond in gen.ifs:
+                    test = self.expr(cond, guarded)
+                    branch: list = []
+                    guarded.append(ir.If(test, branch, [], line=self.line))
+                    guarded = branch
+                nest(generators[1:], guarded)
+
+            self._for_loop(gen.target, gen.iter, loop_body, body, None)
+
+        nest(node.generators, out)
+        return ir.Var(result)
+
+    def expr_ListComp(self, node: ast.ListComp, out: list, target: str) -> ir.Atom:
+        return self._comprehension(node, out, target, "list")
+
+    def expr_GeneratorExp(self, node: ast.GeneratorExp, out: list, target: str) -> ir.Atom:
+        return self._comprehension(node, out, target, "list")  # materialised (documented)
+
+    def expr_SetComp(self, node: ast.SetComp, out: list, target: str) -> ir.Atom:
+        return self._comprehension(node, out, target, "set")
+
+    def expr_DictComp(self, node: ast.DictComp, out: list, target: str) -> ir.Atom:
+        return self._comprehension(node, out, target, "dict")
+
+    def expr_Starred(self, node: ast.Starred, out: list, target: str) -> ir.Atom:
+        raise self.error("a starred expression here", "build the sequence explicitly", node)
+
+    # ---------------------------------------------------------------- assignment
+
+    def assign(self, target: ast.expr, value: ir.Atom, out: list) -> None:
+        if isinstance(target, ast.Name):
+            if target.id in self.free:
+                raise self.error("assignment to a variable of an enclosing function", "return the value instead", target)
+            self.locals.add(target.id)
+            if not (isinstance(value, ir.Var) and value.name == target.id):
+                out.append(ir.Copy(target.id, value, line=self.line))
+        elif isinstance(target, ast.Subscript):
+            obj = self.expr(target.value, out)
+            index = self.index(target.slice, out)
+            self.call(out, ir.Const(operator.setitem), [obj, index, value], None)
+        elif isinstance(target, ast.Attribute):
+            obj = self.expr(target.value, out)
+            self.call(out, ir.Const(setattr), [obj, ir.Const(target.attr), value], None)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self._unpack(target.elts, value, out)
+        else:
+            raise self.error(f"assignment to {type(target).__name__}", "assign to a name first", target)
+
+    def _unpack(self, targets: list, value: ir.Atom, out: list) -> None:
+        stars = [i for i, t in enumerate(targets) if isinstance(t, ast.Starred)]
+        seq = self.call(out, ir.Const(P.as_sequence), [value])
+        n = len(targets)
+        self.call(out, ir.Const(P.check_unpack), [seq, ir.Const(n - len(stars)), ir.Const(bool(stars))], None)
+        star = stars[0] if stars else None
+        for i, t in enumerate(targets):
+            if i == star:
+                after = n - i - 1
+                part = self.call(out, ir.Const(operator.getitem), [seq, ir.Const(slice(i, -after if after else None))])
+                self.assign(t.value, self.call(out, ir.Global("list"), [part]), out)
+                self.globals["list"] = None
+            else:
+                index = i if star is None or i < star else i - n
+                self.assign(t, self.call(out, ir.Const(operator.getitem), [seq, ir.Const(index)]), out)
+
+    # ---------------------------------------------------------------- statements
+
+    def block(self, statements: list) -> list:
+        out: list = []
+        for i, s in enumerate(statements):
+            self.statement(s, out)
+            jumps = _jumps(s)
+            if jumps and i + 1 < len(statements) and not isinstance(s, (ast.Return, ast.Break, ast.Continue)):
+                rest = self.block(statements[i + 1:])
+                out.append(self._guarded(rest, jumps))
+                return out
+            if isinstance(s, (ast.Return, ast.Break, ast.Continue)):
+                return out  # anything after is unreachable
+        return out
+
+    def _guarded(self, rest: list, jumps: set) -> ir.Statement:
+        """``rest`` wrapped so it is skipped once a break/continue/return has happened."""
+        flags = []
+        if self.loops:
+            flags.append(self.loops[-1].exit)
+        if "return" in jumps:
+            flags.append("_returned")
+        go = self.tmp("go")
+        test = " or ".join(flags) if flags else "False"
+        return _Seq([ir.Opaque(f"{go} = not ({test})", line=self.line, defines=(go,)),
+                     ir.If(ir.Var(go), rest, [], line=self.line)])
+
+    def statement(self, node: ast.stmt, out: list) -> None:
+        self.line = node.lineno
+        method = getattr(self, f"stmt_{type(node).__name__}", None)
+        if method is None:
+            raise self.error(f"{type(node).__name__} statements", "rewrite the statement", node)
+        method(node, out)
+
+    def stmt_Expr(self, node: ast.Expr, out: list) -> None:
+        if isinstance(node.value, ast.Constant):
+            return  # docstring or bare constant
+        value = self.expr(node.value, out, target=None) if isinstance(node.value, ast.Call) else self.expr(node.value, out)
+        del value
+
+    def stmt_Assign(self, node: ast.Assign, out: list) -> None:
+        direct = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+            and node.targets[0].id not in self.free
+        if direct:
+            self.locals.add(node.targets[0].id)
+            value = self.expr(node.value, out, target=node.targets[0].id)
+            self.assign(node.targets[0], value, out)
+            return
+        value = self.expr(node.value, out)
+        for t in node.targets:
+            self.assign(t, value, out)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign, out: list) -> None:
+        if node.value is not None:
+            self.stmt_Assign(ast.Assign([node.target], node.value, lineno=node.lineno), out)
+
+    def stmt_AugAssign(self, node: ast.AugAssign, out: list) -> None:
+        op = ir.Const(INPLACE[type(node.op)])
+        t = node.target
+        if isinstance(t, ast.Name):
+            if t.id in self.free:
+                raise self.error("augmented assignment to a variable of an enclosing function", "return the value instead", t)
+            current = self.expr(t, out)
+            self.locals.add(t.id)
+            value = self.expr(node.value, out)
+            self.call(out, op, [current, value], t.id)
+        elif isinstance(t, ast.Subscript):
+            obj = self.expr(t.value, out)
+            index = self.index(t.slice, out)
+            current = self.call(out, ir.Const(operator.getitem), [obj, index])
+            new = self.call(out, op, [current, self.expr(node.value, out)])
+            self.call(out, ir.Const(operator.setitem), [obj, index, new], None)
+        elif isinstance(t, ast.Attribute):
+            obj = self.expr(t.value, out)
+            current = self.call(out, ir.Const(getattr), [obj, ir.Const(t.attr)])
+            new = self.call(out, op, [current, self.expr(node.value, out)])
+            self.call(out, ir.Const(setattr), [obj, ir.Const(t.attr), new], None)
+        else:
+            raise self.error("this augmented assignment target", "assign explicitly", t)
+
+    def stmt_Return(self, node: ast.Return, out: list) -> None:
+        value = self.expr(node.value, out) if node.value is not None else ir.Const(None)
+        if self.uses_return_flag:
+            out.append(ir.Copy("_retval", value, line=self.line))
+            out.append(ir.Opaque("_returned = True", line=self.line, defines=("_returned",)))
+            for loop in self.loops:
+                out.append(ir.Opaque(f"{loop.exit} = {loop.stop} = True", line=self.line))
+        else:
+            out.append(ir.Return(value, line=self.line))
+
+    def stmt_Pass(self, node: ast.Pass, out: list) -> None:
+        pass
+
+    def stmt_Break(self, node: ast.Break, out: list) -> None:
+        loop = self.loops[-1]
+        out.append(ir.Opaque(f"{loop.exit} = {loop.stop} = True", line=self.line))
+
+    def stmt_Continue(self, node: ast.Continue, out: list) -> None:
+        out.append(ir.Opaque(f"{self.loops[-1].exit} = True", line=self.line))
+
+    def stmt_If(self, node: ast.If, out: list) -> None:
+        test = self.expr(node.test, out)
+        line = node.lineno
+        body = self.block(node.body)
+        orelse = self.block(node.orelse)
+        out.append(ir.If(test, body, orelse, line=line))
+
+    def _loop_flags(self, node: ast.AST) -> _Loop | None:
+        jumps = set()
+        for s in node.body:
+            jumps |= _jumps(s)
+        if not jumps:
+            return None
+        return _Loop(self.counter + 1)
+
+    def stmt_While(self, node: ast.While, out: list) -> None:
+        if node.orelse:
+            raise self.error("while/else", "use a flag", node)
+        line = node.lineno
+        loop = self._loop_flags(node)
+        test_body: list = []
+        test = self.expr(node.test, test_body)
+        if loop is not None:
+            self.counter += 1
+            out.append(ir.Opaque(f"{loop.stop} = False", line=line, defines=(loop.stop,)))
+            test = self._and_not_stop(test, loop, test_body)
+            self.loops.append(loop)
+        body = [ir.Opaque(f"{loop.exit} = False", line=line, defines=(loop.exit,))] if loop else []
+        body += self.block(node.body)
+        if loop is not None:
+            self.loops.pop()
+        out.append(ir.While(test_body, test, body, line=line))
+
+    def _and_not_stop(self, test: ir.Atom, loop: _Loop, out: list) -> ir.Atom:
+        """A loop test that also fails once the loop has been broken out of (or returned from)."""
+        go = self.tmp("go")
+        extra = " or _returned" if self.uses_return_flag else ""
+        text = repr(test.value) if isinstance(test, ir.Const) else f"bool({test})"
+        out.append(ir.Opaque(f"{go} = {text} and not ({loop.stop}{extra})", line=self.line, defines=(go,)))
+        return ir.Var(go)
+
+    def stmt_For(self, node: ast.For, out: list) -> None:
+        if node.orelse:
+            raise self.error("for/else", "use a flag", node)
+        loop = self._loop_flags(node)
+
+        def body(inner: list) -> None:
+            if loop is not None:
+                inner.append(ir.Opaque(f"{loop.exit} = False", line=node.lineno, defines=(loop.exit,)))
+                self.loops.append(loop)
+            inner.extend(self.block(node.body))
+            if loop is not None:
+                self.loops.pop()
+
+        if loop is not None:
+            self.counter += 1
+            out.append(ir.Opaque(f"{loop.stop} = False", line=node.lineno, defines=(loop.stop,)))
+        self._for_loop(node.target, node.iter, body, out, loop)
+
+    def _for_loop(self, target: ast.expr, iterable: ast.expr, make_body: Any, out: list, loop: Any) -> None:
+        """Lower ``for target in iterable`` with a body produced by ``make_body(list)``."""
+        line = self.line
+        call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
+            and not iterable.keywords and self.builtin_unshadowed(iterable.func.id) else None
+        kind = call.func.id if call is not None else None
+        if kind == "range" and 1 <= len(call.args) <= 3 and not any(isinstance(a, ast.Starred) for a in call.args):
+            bounds = [self.expr(a, out) for a in call.args]
+            start, stop, step = (
+                (ir.Const(0), bounds[0], ir.Const(1)) if len(bounds) == 1 else
+                (bounds[0], bounds[1], ir.Const(1)) if len(bounds) == 2 else tuple(bounds))
+
+            def element(k: ir.Atom, body: list) -> None:
+                self.assign(target, k, body)
+            self._index_loop(start, stop, step, element, make_body, out, loop, line)
+            return
+        if kind == "enumerate" and len(call.args) == 1 and isinstance(target, (ast.Tuple, ast.List)) \
+                and len(target.elts) == 2 and not any(isinstance(e, ast.Starred) for e in target.elts):
+            seq = self.call(out, ir.Const(P.as_sequence), [self.expr(call.args[0], out)])
+            n = self.call(out, ir.Global("len"), [seq])
+            self.globals["len"] = None
+
+            def element(k: ir.Atom, body: list) -> None:
+                self.assign(target.elts[0], k, body)
+                self.assign(target.elts[1], self.call(body, ir.Const(operator.getitem), [seq, k]), body)
+            self._index_loop(ir.Const(0), n, ir.Const(1), element, make_body, out, loop, line)
+            return
+        if kind == "zip" and call.args and not any(isinstance(a, ast.Starred) for a in call.args):
+            seqs = [self.call(out, ir.Const(P.as_sequence), [self.expr(a, out)]) for a in call.args]
+            n = self.call(out, ir.Const(P.min_len), seqs)
+
+            def element(k: ir.Atom, body: list) -> None:
+                items = [self.call(body, ir.Const(operator.getitem), [s, k]) for s in seqs]
+                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(seqs) \
+                        and not any(isinstance(e, ast.Starred) for e in target.elts):
+                    for t, item in zip(target.elts, items):
+                        self.assign(t, item, body)
+                else:
+                    self.assign(target, self.call(body, ir.Const(P.mktuple), items), body)
+            self._index_loop(ir.Const(0), n, ir.Const(1), element, make_body, out, loop, line)
+            return
+        if kind == "reversed" and len(call.args) == 1:
+            seq = self.call(out, ir.Const(P.as_sequence), [self.expr(call.args[0], out)])
+            n = self.call(out, ir.Global("len"), [seq])
+            self.globals["len"] = None
+            last = self.call(out, ir.Const(operator.sub), [n, ir.Const(1)])
+
+            def element(k: ir.Atom, body: list) -> None:
+                self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
+            self._index_loop(last, ir.Const(-1), ir.Const(-1), element, make_body, out, loop, line)
+            return
+        view = iterable.func.attr if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+            and not iterable.args and not iterable.keywords else None
+        if view in ("items", "values", "keys"):
+            mapping = self.expr(iterable.func.value, out)
+            keys = self.call(out, ir.Const(P.dict_keys), [mapping, ir.Const(view)])
+            n = self.call(out, ir.Global("len"), [keys])
+            self.globals["len"] = None
+
+            def element(k: ir.Atom, body: list) -> None:
+                key = self.call(body, ir.Const(operator.getitem), [keys, k])
+                if view == "keys":
+                    self.assign(target, key, body)
+                    return
+                value = self.call(body, ir.Const(operator.getitem), [mapping, key])
+                if view == "values":
+                    self.assign(target, value, body)
+                elif isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2 \
+                        and not any(isinstance(e, ast.Starred) for e in target.elts):
+                    self.assign(target.elts[0], key, body)
+                    self.assign(target.elts[1], value, body)
+                else:
+                    self.assign(target, self.call(body, ir.Const(P.mktuple), [key, value]), body)
+            self._index_loop(ir.Const(0), n, ir.Const(1), element, make_body, out, loop, line)
+            return
+        seq = self.call(out, ir.Const(P.as_sequence), [self.expr(iterable, out)])
+        n = self.call(out, ir.Global("len"), [seq])
+        self.globals["len"] = None
+
+        def element(k: ir.Atom, body: list) -> None:
+            self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
+        self._index_loop(ir.Const(0), n, ir.Const(1), element, make_body, out, loop, line)
+
+    def _index_loop(self, start, stop, step, element, make_body, out: list, loop: Any, line: int) -> None:
+        k = self.tmp("k")
+        body: list = []
+        if loop is None:
+            element(ir.Var(k), body)
+            make_body(body)
+            out.append(ir.ForRange(k, start, stop, step, body, line=line))
+            return
+        # a loop that can break or return: a while loop over the index
+        out.append(ir.Copy(k, start, line=line))
+        test_body: list = []
+        go = self.tmp("go")
+        extra = " or _returned" if self.uses_return_flag else ""
+        if isinstance(step, ir.Const):
+            within = f"{k} < {stop}" if step.value > 0 else f"{k} > {stop}"
+        else:
+            within = f"({k} < {stop} if {step} > 0 else {k} > {stop})"
+        test_body.append(ir.Opaque(f"{go} = {within} and not ({loop.stop}{extra})", line=line, defines=(go,)))
+        element(ir.Var(k), body)
+        make_body(body)
+        body.append(ir.Opaque(f"{k} += {step}", line=line))
+        out.append(ir.While(test_body, ir.Var(go), body, line=line))
+
+    def stmt_Raise(self, node: ast.Raise, out: list) -> None:
+        self.opaque(out, ast.unparse(node))
+
+    def stmt_Assert(self, node: ast.Assert, out: list) -> None:
+        self.opaque(out, ast.unparse(node))
+
+    def stmt_Import(self, node: ast.Import, out: list) -> None:
+        names = tuple((a.asname or a.name).split(".")[0] for a in node.names)
+        self.locals.update(names)
+        self.opaque(out, ast.unparse(node), names)
+
+    stmt_ImportFrom = stmt_Import
+
+    def stmt_Delete(self, node: ast.Delete, out: list) -> None:
+        for t in node.targets:
+            if isinstance(t, ast.Name):
+                self.opaque(out, f"del {t.id}")
+            elif isinstance(t, ast.Subscript):
+                obj = self.expr(t.value, out)
+                self.call(out, ir.Const(operator.delitem), [obj, self.index(t.slice, out)], None)
+            elif isinstance(t, ast.Attribute):
+                obj = self.expr(t.value, out)
+                self.call(out, ir.Const(delattr), [obj, ir.Const(t.attr)], None)
+            else:
+                raise self.error("del of this target", "delete items one by one", t)
+
+    def _bind_captured_cells(self, captured: tuple, out: list) -> None:
+        """A nested function capturing a variable of *our* enclosing function needs it as a local
+        of the generated code: read the cell into a local of the same name first."""
+        for name in captured:
+            if name in self.free and name not in self.locals:
+                self.call(out, ir.Const(P.cell_get), [ir.Var(f"_cell_{name}")], name)
+                self.locals.add(name)
+
+    def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
+        captured = self._captured(node)
+        self._bind_captured_cells(captured, out)
+        self.locals.add(node.name)
+        out.append(ir.MakeClosure(node.name, ast.unparse(node), captured, line=node.lineno))
+
+    def stmt_ClassDef(self, node: ast.ClassDef, out: list) -> None:
+        self.locals.add(node.name)
+        self.opaque(out, ast.unparse(node), (node.name,))
+
+    # ---------------------------------------------------------------- the function
+
+    def function(self) -> ir.Function:
+        node = self.node
+        if isinstance(node, ast.Lambda):
+            body_nodes = [ast.Return(node.body, lineno=node.lineno, col_offset=0)]
+        else:
+            body_nodes = node.body
+        returns = [n for s in body_nodes for n in ast.walk(s) if isinstance(n, ast.Return)]
+        last = body_nodes[-1] if body_nodes else None
+        simple = len(returns) == 0 or (len(returns) == 1 and isinstance(last, ast.Return))
+        self.uses_return_flag = not simple
+        body: list = []
+        if self.uses_return_flag:
+            body.append(ir.Copy("_retval", ir.Const(None), line=self.line))
+            body.append(ir.Opaque("_returned = False", line=self.line, defines=("_returned",)))
+            self.locals.update({"_retval", "_returned"})
+        body += self.block(body_nodes)
+        if self.uses_return_flag:
+            body.append(ir.Return(ir.Var("_retval"), line=self.line))
+        elif not returns:
+            body.append(ir.Return(ir.Const(None), line=self.line))
+        code = self.fn.__code__
+        n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+        return ir.Function(
+            name=self.fn.__name__ if self.fn.__name__ != "<lambda>" else "_lambda",
+            params=list(code.co_varnames[:n_params]),
+            body=_flatten(body),
+            filename=self.filename,
+            first_line=code.co_firstlineno,
+            free_vars=self.free,
+            global_names=list(self.globals),
+        )
+
+
+class _Seq(list):
+    """A run of statements produced where one was expected (flattened away)."""
+
+
+def _flatten(body: list) -> list:
+    flat: list = []
+    for s in body:
+        if isinstance(s, _Seq):
+            flat.extend(_flatten(list(s)))
+            continue
+        if isinstance(s, ir.If):
+            s.body, s.orelse = _flatten(s.body), _flatten(s.orelse)
+        elif isinstance(s, ir.While):
+            s.test_body, s.body = _flatten(s.test_body), _flatten(s.body)
+        elif isinstance(s, ir.ForRange):
+            s.body = _flatten(s.body)
+        flat.append(s)
+    return flat
+
+
+class _Renamer(ast.NodeTransformer):
+    def __init__(self, renames: dict[str, str]) -> None:
+        self.renames = renames
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id in self.renames:
+            return ast.copy_location(ast.Name(self.renames[node.id], node.ctx), node)
+        return node
+
+
+def _copy(node: ast.AST) -> ast.AST:
+    import copy
+
+    return copy.deepcopy(node)
+
+
+def normalise(fn: types.FunctionType) -> ir.Function:
+    """Stages 1-3 for ``fn``: source, fence, normal form."""
+    node, filename = function_node(fn)
+    fence(node, filename, fn.__qualname__)
+    return Normaliser(fn, node, filename).function()

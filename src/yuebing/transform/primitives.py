@@ -1,0 +1,207 @@
+"""Primitives that the normaliser introduces, with their rules.
+
+Generated code builds displays (``[a, b]``, ``(a, b)``, ``{}``), reads closure cells and walks
+sequences through these functions so that each is one operation with one rule.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ..rules.core import CoDual, Dual, register_frule, register_rrule
+from ..rules.util import output, slot_rdata, slot_tangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, rdata, zero_tangent
+from ..tangents.types import Tangent
+
+
+def mklist(*items: Any) -> list:
+    """``[a, b, ...]``"""
+    return list(items)
+
+
+def mktuple(*items: Any) -> tuple:
+    """``(a, b, ...)``"""
+    return items
+
+
+def mkdict() -> dict:
+    """``{}`` (entries are added by ``setitem``)."""
+    return {}
+
+
+def mkset(*items: Any) -> set:
+    """``{a, b, ...}`` (sets carry no tangent)."""
+    return set(items)
+
+
+def cell_get(cell: types.CellType) -> Any:
+    """The value of a closure variable."""
+    return cell.cell_contents
+
+
+class NotASequenceError(TypeError):
+    pass
+
+
+_SEQUENCES = (list, tuple, np.ndarray, range, str, bytes)
+
+
+def as_sequence(x: Any) -> Any:
+    """``x`` itself when it can be indexed like the loop or unpacking needs, else an error."""
+    if isinstance(x, _SEQUENCES):
+        return x
+    if isinstance(x, (set, frozenset, dict, type({}.keys()))):
+        items = list(x)
+        if any(isinstance(i, (float, complex, np.ndarray)) for i in items):
+            raise NotASequenceError("yuebing cannot follow derivatives through iteration over a set; use a list")
+        return items
+    raise NotASequenceError(
+        f"yuebing cannot follow derivatives through iteration over a {type(x).__qualname__}: "
+        "iterate over a list, tuple or array (for example build a list first), or over "
+        "range/enumerate/zip/reversed or dict.items()/values()/keys() directly in the for statement"
+    )
+
+
+def check_unpack(seq: Any, n: int, starred: bool) -> None:
+    """Raise Python's error when unpacking ``seq`` into ``n`` targets would fail."""
+    if (len(seq) < n) if starred else (len(seq) != n):
+        kind = "at least " if starred else ""
+        raise ValueError(f"cannot unpack {len(seq)} values into {kind}{n} targets")
+
+
+def min_len(*seqs: Any) -> int:
+    """The number of steps of ``zip(*seqs)``."""
+    return min(len(s) for s in seqs)
+
+
+def dict_keys(mapping: Any, view: str) -> list:
+    """The keys a ``for`` over ``mapping.items()/values()/keys()`` visits, as a list."""
+    if not isinstance(mapping, dict):
+        raise NotASequenceError(
+            f"yuebing can follow `for ... in x.{view}()` only for dicts, not {type(mapping).__qualname__}; "
+            f"build a list first: list(x.{view}())"
+        )
+    return list(mapping)
+
+
+# --------------------------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------------------------
+
+
+def _mklist_rrule(*items: CoDual) -> tuple[CoDual, Callable]:
+    out = CoDual(list(c.primal for c in items), [slot_tangent(c) for c in items])
+
+    def pullback(dy: Any) -> tuple:
+        return (NoRData, *(slot_rdata(t) for t in out.fdata[: len(items)]))
+
+    return out, pullback
+
+
+def _mklist_frule(*items: Dual) -> Dual:
+    return Dual([d.primal for d in items], [d.tangent for d in items])
+
+
+def _mktuple_rrule(*items: CoDual) -> tuple[CoDual, Callable]:
+    parts = tuple(c.fdata for c in items)
+    f = NoFData if all(p is NoFData for p in parts) else parts
+
+    def pullback(dy: Any) -> tuple:
+        if dy is NoRData:
+            return (NoRData,) * (len(items) + 1)
+        return (NoRData, *dy)
+
+    return CoDual(tuple(c.primal for c in items), f), pullback
+
+
+def _mktuple_frule(*items: Dual) -> Dual:
+    tangents = tuple(d.tangent for d in items)
+    return Dual(tuple(d.primal for d in items), NoTangent if all(t is NoTangent for t in tangents) else tangents)
+
+
+def _mkdict_rrule() -> tuple[CoDual, Callable]:
+    return CoDual({}, {}), lambda dy: (NoRData,)
+
+
+def _cell_get_rrule(cell: CoDual) -> tuple[CoDual, Callable]:
+    value = cell.primal.cell_contents
+    box = cell.fdata
+    if not isinstance(box, MutableTangent):
+        return output(value), lambda dy: (NoRData, NoRData)
+    slot = box.fields.get("cell_contents", NoTangent)
+    if slot is NoTangent:
+        slot = box.fields["cell_contents"] = zero_tangent(value)
+    out = CoDual(value, fdata(slot))
+
+    def pullback(dy: Any) -> tuple:
+        if dy is not NoRData:
+            from ..tangents import increment
+
+            box.fields["cell_contents"] = increment(box.fields["cell_contents"], _as_tangent(value, dy))
+        return NoRData, NoRData
+
+    return out, pullback
+
+
+def _as_tangent(value: Any, r: Any) -> Any:
+    from ..tangents import join
+
+    return join(fdata(zero_tangent(value)), r) if not isinstance(r, (float, complex)) else r
+
+
+def _cell_get_frule(cell: Dual) -> Dual:
+    value = cell.primal.cell_contents
+    box = cell.tangent
+    if isinstance(box, MutableTangent):
+        return Dual(value, box.fields.get("cell_contents", zero_tangent(value)))
+    return Dual(value, zero_tangent(value))
+
+
+def _identity_rrule(x: CoDual, *rest: CoDual) -> tuple[CoDual, Callable]:
+    return x, lambda dy: (NoRData, dy) + (NoRData,) * len(rest)
+
+
+def _as_sequence_rrule(x: CoDual) -> tuple[CoDual, Callable]:
+    seq = as_sequence(x.primal)
+    if seq is x.primal:
+        return x, lambda dy: (NoRData, dy)
+    return output(seq), lambda dy: (NoRData, NoRData)
+
+
+def _as_sequence_frule(x: Dual) -> Dual:
+    seq = as_sequence(x.primal)
+    return x if seq is x.primal else Dual(seq, zero_tangent(seq))
+
+
+def _zero_rrule(f: Callable) -> Callable:
+    def rrule(*args: CoDual) -> tuple[CoDual, Callable]:
+        return output(f(*(a.primal for a in args))), lambda dy: (NoRData,) * (len(args) + 1)
+
+    return rrule
+
+
+def _zero_frule(f: Callable) -> Callable:
+    def frule(*args: Dual) -> Dual:
+        y = f(*(a.primal for a in args))
+        return Dual(y, zero_tangent(y))
+
+    return frule
+
+
+register_rrule(mklist, _mklist_rrule)
+register_frule(mklist, _mklist_frule)
+register_rrule(mktuple, _mktuple_rrule)
+register_frule(mktuple, _mktuple_frule)
+register_rrule(mkdict, _mkdict_rrule)
+register_frule(mkdict, lambda: Dual({}, {}))
+register_rrule(cell_get, _cell_get_rrule)
+register_frule(cell_get, _cell_get_frule)
+register_rrule(as_sequence, _as_sequence_rrule)
+register_frule(as_sequence, _as_sequence_frule)
+for _f in (mkset, check_unpack, min_len, dict_keys):
+    register_rrule(_f, _zero_rrule(_f))
+    register_frule(_f, _zero_frule(_f))
+
+__all__ = ["as_sequence", "cell_get", "check_unpack", "dict_keys", "min_len", "mkdict", "mklist", "mkset", "mktuple", "rdata", "Tangent"]

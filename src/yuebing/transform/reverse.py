@@ -1,0 +1,375 @@
+"""Stage 4 (reverse mode): IR -> Python source of a forward pass and a reverse pass.
+
+For every variable ``v`` of the function the forward pass keeps two locals, ``v`` (the primal)
+and ``v_f`` (its fdata); the reverse pass keeps ``v_r`` (its rdata accumulator). Each operation
+``t = f(a, b)`` becomes, forward, a call of its rule on coduals, pushing the pullback on a tape::
+
+    _o, _pb = rrule(CoDual(f), CoDual(a, a_f), CoDual(b, b_f))
+    t, t_f = _o.primal, _o.fdata
+    push(_pb)
+
+and, in reverse (statements in reverse order)::
+
+    _rs = pop()(t_r); t_r = NoRData          # the cotangent of t, consumed
+    a_r = acc(a_r, _rs[1]); b_r = acc(b_r, _rs[2])
+
+Branch decisions and trip counts are pushed on the same tape *after* the code they describe, so
+the structured reverse code pops them first and replays the branch or loop backwards. Every
+reverse line carries a comment naming the primal line it undoes.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from . import ir
+
+_LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
+
+
+def _is_literal(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_literal(v) for v in value)
+    if isinstance(value, slice):
+        return all(_is_literal(v) for v in (value.start, value.stop, value.step))
+    return type(value) in _LITERAL_TYPES
+
+
+@dataclasses.dataclass
+class Generated:
+    """Source of the forward and reverse functions, and the constants they refer to."""
+
+    forward_name: str
+    reverse_name: str
+    source: str
+    constants: dict[str, Any]
+    params: list[str]
+    line_map: dict[int, int]  # generated line -> user line
+
+
+class _Names:
+    """Suffixes for fdata/rdata locals that collide with nothing in the function."""
+
+    def __init__(self, used: set[str]) -> None:
+        suffix = "_f"
+        while any(n + suffix in used or n + suffix.replace("f", "r") in used for n in used):
+            suffix = "_" + suffix
+        self.f, self.r = suffix, suffix.replace("f", "r")
+
+
+def _all_var_names(body: list, found: set) -> set:
+    for s in body:
+        if isinstance(s, ir.Call):
+            if s.target:
+                found.add(s.target)
+            for a in [s.func, *s.args, *(v for _, v in s.kwargs), s.star_args, s.star_kwargs]:
+                if isinstance(a, ir.Var):
+                    found.add(a.name)
+        elif isinstance(s, ir.Copy):
+            found.add(s.target)
+            if isinstance(s.source, ir.Var):
+                found.add(s.source.name)
+        elif isinstance(s, ir.If):
+            if isinstance(s.test, ir.Var):
+                found.add(s.test.name)
+            _all_var_names(s.body, found)
+            _all_var_names(s.orelse, found)
+        elif isinstance(s, ir.While):
+            _all_var_names(s.test_body, found)
+            _all_var_names(s.body, found)
+        elif isinstance(s, ir.ForRange):
+            found.add(s.var)
+            _all_var_names(s.body, found)
+        elif isinstance(s, ir.Return) and isinstance(s.value, ir.Var):
+            found.add(s.value.name)
+        elif isinstance(s, ir.MakeClosure):
+            found.add(s.target)
+            found.update(s.free_vars)
+        elif isinstance(s, ir.Opaque):
+            found.update(s.defines)
+    return found
+
+
+def _has_reverse_work(body: list) -> bool:
+    for s in body:
+        if isinstance(s, (ir.Call, ir.Copy, ir.MakeClosure)):
+            return True
+        if isinstance(s, ir.If) and (_has_reverse_work(s.body) or _has_reverse_work(s.orelse)):
+            return True
+        if isinstance(s, ir.While) and (_has_reverse_work(s.body) or _has_reverse_work(s.test_body)):
+            return True
+        if isinstance(s, ir.ForRange) and _has_reverse_work(s.body):
+            return True
+    return False
+
+
+class ReverseGenerator:
+    def __init__(self, fn: ir.Function) -> None:
+        self.fn = fn
+        self.vars = sorted(_all_var_names(fn.body, set(fn.params)) - {"_returned"})
+        used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars}
+        self.names = _Names(used)
+        self.constants: dict[str, Any] = {}
+        self.constant_ids: dict[int, str] = {}
+        self.counter = 0
+        self.lines: list[str] = []
+        self.line_map: dict[int, int] = {}
+
+    # ------------------------------------------------------------ naming
+
+    def fd(self, name: str) -> str:
+        return name + self.names.f
+
+    def rd(self, name: str) -> str:
+        return name + self.names.r
+
+    def fresh(self, hint: str) -> str:
+        self.counter += 1
+        return f"_{hint}{self.counter}"
+
+    def const(self, value: Any) -> str:
+        if _is_literal(value):
+            return repr(value)
+        key = id(value)
+        if key not in self.constant_ids:
+            base = "_" + "".join(c if c.isalnum() else "_" for c in ir.constant_name(value)).strip("_")
+            name = base
+            i = 1
+            while name in self.constants:
+                i += 1
+                name = f"{base}{i}"
+            self.constants[name] = value
+            self.constant_ids[key] = name
+        return self.constant_ids[key]
+
+    def primal(self, a: ir.Atom) -> str:
+        if isinstance(a, ir.Var):
+            return a.name
+        if isinstance(a, ir.Global):
+            return a.path
+        return self.const(a.value)
+
+    def fdata(self, a: ir.Atom) -> str:
+        if isinstance(a, ir.Var):
+            return self.fd(a.name)
+        if isinstance(a, ir.Global) and "." not in a.path:
+            return self.fd(a.path)
+        return "_NF"
+
+    def codual(self, a: ir.Atom) -> str:
+        return f"_CD({self.primal(a)}, {self.fdata(a)})"
+
+    # ------------------------------------------------------------ emission
+
+    def emit(self, out: list, indent: int, text: str, line: int = 0) -> None:
+        for piece in text.split("\n"):
+            out.append(("    " * indent + piece, line))
+
+    # ------------------------------------------------------------ forward
+
+    def forward(self, body: list, out: list, indent: int) -> None:
+        for s in body:
+            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
+
+    def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        args = [self.codual(a) for a in s.args]
+        if s.star_args is not None:
+            args.append(f"_STAR({self.codual(s.star_args)})")
+        args += [f"{k}={self.codual(v)}" for k, v in s.kwargs]
+        if s.star_kwargs is not None:
+            args.append(f"_STARSTAR={self.codual(s.star_kwargs)}")
+        call = f"_rrule({', '.join([self.codual(s.func)] + args)})"
+        line = s.line
+        if s.target:
+            self.emit(out, indent, f"_o, _pb = {call}", line)
+            self.emit(out, indent, f"{s.target}, {self.fd(s.target)} = _o.primal, _o.fdata", line)
+        else:
+            self.emit(out, indent, f"_o, _pb = {call}", line)
+        self.emit(out, indent, "_push(_pb)", line)
+
+    def fwd_Copy(self, s: ir.Copy, out: list, indent: int) -> None:
+        self.emit(out, indent, f"{s.target}, {self.fd(s.target)} = {self.primal(s.source)}, {self.fdata(s.source)}", s.line)
+
+    def fwd_If(self, s: ir.If, out: list, indent: int) -> None:
+        record = _has_reverse_work(s.body) or _has_reverse_work(s.orelse)
+        self.emit(out, indent, f"if {self.primal(s.test)}:", s.line)
+        self.forward(s.body, out, indent + 1)
+        if record:
+            self.emit(out, indent + 1, "_push(True)", s.line)
+        elif not s.body:
+            self.emit(out, indent + 1, "pass", s.line)
+        if s.orelse or record:
+            self.emit(out, indent, "else:", s.line)
+            self.forward(s.orelse, out, indent + 1)
+            if record:
+                self.emit(out, indent + 1, "_push(False)", s.line)
+
+    def fwd_While(self, s: ir.While, out: list, indent: int) -> None:
+        record = _has_reverse_work(s.body) or _has_reverse_work(s.test_body)
+        trips = self.fresh("trips")
+        s.trips = trips  # type: ignore[attr-defined]
+        if record:
+            self.emit(out, indent, f"{trips} = 0", s.line)
+        self.emit(out, indent, "while True:", s.line)
+        self.forward(s.test_body, out, indent + 1)
+        self.emit(out, indent + 1, f"if not {self.primal(s.test)}:", s.line)
+        self.emit(out, indent + 2, "break", s.line)
+        self.forward(s.body, out, indent + 1)
+        if record:
+            self.emit(out, indent + 1, f"{trips} += 1", s.line)
+            self.emit(out, indent, f"_push({trips})", s.line)
+
+    def fwd_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
+        record = _has_reverse_work(s.body)
+        bounds = ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
+        if s.step == ir.Const(1):
+            bounds = ", ".join(self.primal(a) for a in (s.start, s.stop))
+            if s.start == ir.Const(0):
+                bounds = self.primal(s.stop)
+        loop_range = self.fresh("range")
+        self.emit(out, indent, f"{loop_range} = range({bounds})", s.line)
+        self.emit(out, indent, f"for {s.var} in {loop_range}:", s.line)
+        self.emit(out, indent + 1, f"{self.fd(s.var)} = _NF", s.line)
+        self.forward(s.body, out, indent + 1)
+        if record:
+            self.emit(out, indent, f"_push(len({loop_range}))", s.line)
+
+    def fwd_Return(self, s: ir.Return, out: list, indent: int) -> None:
+        self.emit(out, indent, f"return {self.primal(s.value)}, {self.fdata(s.value)}", s.line)
+
+    def fwd_Opaque(self, s: ir.Opaque, out: list, indent: int) -> None:
+        self.emit(out, indent, s.source, s.line)
+        for name in s.defines:
+            self.emit(out, indent, f"{self.fd(name)} = _NF", s.line)
+
+    def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
+        self.emit(out, indent, s.source, s.line)
+        boxes = ", ".join(f"{name!r}: ({name}, {self.fd(name)})" for name in s.free_vars)
+        self.emit(out, indent, f"{self.fd(s.target)} = _closure_fdata({s.target}, {{{boxes}}})", s.line)
+
+    def fwd_Pass(self, s: ir.Pass, out: list, indent: int) -> None:
+        self.emit(out, indent, "pass", s.line)
+
+    # ------------------------------------------------------------ reverse
+
+    def reverse(self, body: list, out: list, indent: int) -> None:
+        start = len(out)
+        for s in reversed(body):
+            getattr(self, f"rev_{type(s).__name__}")(s, out, indent)
+        if len(out) == start:
+            self.emit(out, indent, "pass")
+
+    def _accumulate(self, atom: Any, source: str, out: list, indent: int, line: int) -> None:
+        if isinstance(atom, ir.Var):
+            r = self.rd(atom.name)
+            self.emit(out, indent, f"{r} = _acc({r}, {source})", line)
+
+    def rev_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        line = s.line
+        comment = f"  # undo line {line}: {ir._call_text(s)}"
+        if s.target:
+            self.emit(out, indent, f"_rs = _pop()({self.rd(s.target)}); {self.rd(s.target)} = _NR{comment}", line)
+        else:
+            self.emit(out, indent, f"_rs = _pop()(_NR){comment}", line)
+        self._accumulate(s.func, "_rs[0]", out, indent, line)
+        position = 1
+        for a in s.args:
+            self._accumulate(a, f"_rs[{position}]", out, indent, line)
+            position += 1
+        if s.star_args is not None:
+            self._accumulate(s.star_args, f"_rs[{position}]", out, indent, line)
+            position += 1
+        for _, a in s.kwargs:
+            self._accumulate(a, f"_rs[{position}]", out, indent, line)
+            position += 1
+        if s.star_kwargs is not None:
+            self._accumulate(s.star_kwargs, f"_rs[{position}]", out, indent, line)
+
+    def rev_Copy(self, s: ir.Copy, out: list, indent: int) -> None:
+        if isinstance(s.source, ir.Var) and s.source.name == s.target:
+            return
+        target_r = self.rd(s.target)
+        comment = f"  # undo line {s.line}: {s.target} = {s.source}"
+        if isinstance(s.source, ir.Var):
+            source_r = self.rd(s.source.name)
+            self.emit(out, indent, f"{source_r} = _acc({source_r}, {target_r}); {target_r} = _NR{comment}", s.line)
+        else:
+            self.emit(out, indent, f"{target_r} = _NR{comment}", s.line)
+
+    def rev_If(self, s: ir.If, out: list, indent: int) -> None:
+        if not (_has_reverse_work(s.body) or _has_reverse_work(s.orelse)):
+            return
+        self.emit(out, indent, f"if _pop():  # undo the branch at line {s.line}", s.line)
+        self.reverse(s.body, out, indent + 1)
+        self.emit(out, indent, "else:", s.line)
+        self.reverse(s.orelse, out, indent + 1)
+
+    def rev_While(self, s: ir.While, out: list, indent: int) -> None:
+        # Forward ran: test, then (body, test) once per trip. Undo in the opposite order.
+        if not (_has_reverse_work(s.body) or _has_reverse_work(s.test_body)):
+            return
+        trips = self.fresh("trips")
+        self.emit(out, indent, f"{trips} = _pop()  # undo the loop at line {s.line}", s.line)
+        if _has_reverse_work(s.test_body):
+            self.reverse(s.test_body, out, indent)
+        self.emit(out, indent, f"for _ in range({trips}):", s.line)
+        self.reverse(s.body, out, indent + 1)
+        if _has_reverse_work(s.test_body):
+            self.reverse(s.test_body, out, indent + 1)
+
+    def rev_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
+        if not _has_reverse_work(s.body):
+            return
+        self.emit(out, indent, f"for _ in range(_pop()):  # undo the loop at line {s.line}", s.line)
+        self.reverse(s.body, out, indent + 1)
+
+    def rev_Return(self, s: ir.Return, out: list, indent: int) -> None:
+        pass  # handled by the reverse function's preamble
+
+    def rev_Opaque(self, s: ir.Opaque, out: list, indent: int) -> None:
+        pass
+
+    def rev_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
+        for name in s.free_vars:
+            r = self.rd(name)
+            self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata({self.fd(s.target)}, {name!r}))  # undo line {s.line}", s.line)
+
+    def rev_Pass(self, s: ir.Pass, out: list, indent: int) -> None:
+        pass
+
+    # ------------------------------------------------------------ whole functions
+
+    def generate(self) -> Generated:
+        fn = self.fn
+        fwd_name, rev_name = f"{fn.name}_forward", f"{fn.name}_reverse"
+        out: list = []
+        params = ", ".join(f"{p}, {self.fd(p)}" for p in fn.params)
+        self.emit(out, 0, f"def {fwd_name}(_tape, _fn, _fn_f{', ' + params if params else ''}):", fn.first_line)
+        self.emit(out, 1, f'"""Forward pass of {fn.name} ({fn.filename}:{fn.first_line})."""')
+        self.emit(out, 1, "_push = _tape.append")
+        for name in fn.global_names:
+            self.emit(out, 1, f"{name} = _global(_G, {name!r}); {self.fd(name)} = _global_fdata({name})")
+        for k, name in enumerate(fn.free_vars):
+            self.emit(out, 1, f"_cell_{name} = _fn.__closure__[{k}]; {self.fd('_cell_' + name)} = _cell_fdata(_fn_f, {name!r})")
+        self.forward(fn.body, out, 1)
+        self.emit(out, 0, "")
+        self.emit(out, 0, f"def {rev_name}(_tape, _out_r):", fn.first_line)
+        self.emit(out, 1, f'"""Reverse pass of {fn.name}: returns the rdata of each parameter."""')
+        self.emit(out, 1, "_pop = _tape.pop")
+        rdata_vars = [v for v in self.vars]
+        for chunk in range(0, len(rdata_vars), 6):
+            names = rdata_vars[chunk:chunk + 6]
+            self.emit(out, 1, " = ".join(self.rd(v) for v in names) + " = _NR")
+        last = fn.body[-1]
+        if isinstance(last, ir.Return) and isinstance(last.value, ir.Var):
+            self.emit(out, 1, f"{self.rd(last.value.name)} = _out_r", last.line)
+        self.reverse(fn.body, out, 1)
+        results = ", ".join(self.rd(p) for p in fn.params)
+        self.emit(out, 1, f"return ({results}{',' if len(fn.params) == 1 else ''})")
+        text_lines = [text for text, _ in out]
+        line_map = {i + 1: line for i, (_, line) in enumerate(out) if line}
+        return Generated(fwd_name, rev_name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map)
+
+
+def generate_reverse(fn: ir.Function) -> Generated:
+    return ReverseGenerator(fn).generate()

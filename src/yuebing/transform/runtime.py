@@ -1,0 +1,425 @@
+"""What generated code calls at run time: rule dispatch (registered or derived), rdata
+accumulation, globals and closure cells, and the cache of derived rules.
+
+``call_rrule(f, *coduals, **kw_coduals)`` is the single entry point for every call site: a
+registered rule if there is one; otherwise, for a Python function, method, class or callable
+object, a rule *derived* from its source (built lazily on first call and cached per code object,
+so recursion and never-executed branches cost nothing).
+"""
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import functools
+import inspect
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable
+from ..rules.core import rrule as registered_rrule
+from ..rules.util import output, slot_rdata, slot_tangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
+from ..tangents.ops import add as add_tangents
+
+# --------------------------------------------------------------------------------------------
+# rdata arithmetic
+# --------------------------------------------------------------------------------------------
+
+
+def acc(a: Any, b: Any) -> Any:
+    """``a + b`` for rdata, with ``NoRData`` as zero."""
+    if b is NoRData:
+        return a
+    if a is NoRData:
+        return b
+    ta = type(a)
+    if (ta is float or ta is complex) and type(b) in (float, complex):
+        return a + b
+    if isinstance(a, tuple):
+        return tuple(acc(x, y) for x, y in zip(a, b))
+    if isinstance(a, Tangent):
+        keys = a.fields.keys() | b.fields.keys()
+        return Tangent(a.primal_type, {k: acc(a.fields.get(k, NoRData), b.fields.get(k, NoRData)) for k in keys})
+    return a + b
+
+
+# --------------------------------------------------------------------------------------------
+# Globals and closures
+# --------------------------------------------------------------------------------------------
+
+
+class UndefinedGlobal:
+    """Stands for a global that did not exist when the call started (NameError on use)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<undefined global {self.name!r}>"
+
+
+def global_value(namespace: dict, name: str) -> Any:
+    try:
+        return namespace[name]
+    except KeyError:
+        return getattr(builtins, name, UndefinedGlobal(name))
+
+
+def global_fdata(value: Any) -> Any:
+    """Globals are constants of the differentiation: a zero fdata each call."""
+    if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc,
+                          float, int, str, bool, type(None), UndefinedGlobal)):
+        return NoFData
+    try:
+        return fdata(zero_tangent(value))
+    except TypeError:
+        return NoFData
+
+
+def cell_fdata(fn_f: Any, name: str) -> Any:
+    """The tangent box of closure variable ``name`` from a function's fdata (or NoFData)."""
+    if isinstance(fn_f, Tangent):
+        box = fn_f.fields.get(name, NoFData)
+        return box if isinstance(box, MutableTangent) else NoFData
+    return NoFData
+
+
+def closure_fdata(fn: Any, captured: dict) -> Any:
+    """fdata for a function created inside a differentiated function: one box per captured
+    variable, holding the variable's tangent (its fdata object for mutable data)."""
+    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+        return NoFData
+    boxes = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+        if name in captured:
+            value, f = captured[name]
+            boxes[name] = MutableTangent(types.CellType, {"cell_contents": slot_tangent(CoDual(value, f))})
+        else:
+            boxes[name] = MutableTangent(types.CellType, {"cell_contents": NoTangent})
+    return Tangent(types.FunctionType, boxes)
+
+
+def closure_rdata(fn_f: Any, name: str) -> Any:
+    """The rdata accumulated in a closure variable's box (its value parts)."""
+    if not isinstance(fn_f, Tangent):
+        return NoRData
+    box = fn_f.fields.get(name)
+    if not isinstance(box, MutableTangent):
+        return NoRData
+    return slot_rdata(box.fields.get("cell_contents", NoTangent))
+
+
+# --------------------------------------------------------------------------------------------
+# Star arguments
+# --------------------------------------------------------------------------------------------
+
+
+class Star:
+    """Marks ``*seq`` at a call site (generated code: ``_STAR(codual)``)."""
+
+    __slots__ = ("codual",)
+
+    def __init__(self, codual: CoDual) -> None:
+        self.codual = codual
+
+
+def _expand_star(seq: CoDual) -> list[CoDual]:
+    primal, f = seq.primal, seq.fdata
+    if isinstance(primal, tuple):
+        parts = f if isinstance(f, tuple) else (NoFData,) * len(primal)
+        return [CoDual(x, p) for x, p in zip(primal, parts)]
+    if isinstance(primal, list) and isinstance(f, list):
+        return [CoDual(x, fdata(t)) for x, t in zip(primal, f)]
+    if isinstance(primal, np.ndarray) and primal.ndim >= 1:
+        raise TypeError("yuebing does not support *array at a call site; pass the array itself or list(array)")
+    items = list(primal)
+    return [CoDual(x, fdata(zero_tangent(x))) for x in items]
+
+
+def _route_star_rdata(seq: CoDual, rdatas: list) -> Any:
+    """rdata for the ``*seq`` argument from its elements' rdata."""
+    primal, f = seq.primal, seq.fdata
+    if isinstance(primal, tuple):
+        return NoRData if all(r is NoRData for r in rdatas) else tuple(rdatas)
+    if isinstance(primal, list) and isinstance(f, list):
+        for i, r in enumerate(rdatas):
+            if r is not NoRData:
+                f[i] = acc(f[i], r) if isinstance(f[i], (float, complex)) else join(fdata(f[i]), acc(rdata(f[i]), r))
+    return NoRData
+
+
+def _route_starstar_rdata(mapping: CoDual, keys: list, rdatas: list) -> Any:
+    f = mapping.fdata
+    if isinstance(f, dict):
+        for k, r in zip(keys, rdatas):
+            if r is not NoRData:
+                f[k] = acc(f[k], r) if isinstance(f[k], (float, complex)) else join(fdata(f[k]), acc(rdata(f[k]), r))
+    return NoRData
+
+
+# --------------------------------------------------------------------------------------------
+# Dispatch
+# --------------------------------------------------------------------------------------------
+
+
+def call_rrule(f: CoDual, *args: Any, _STARSTAR: CoDual | None = None, **kwargs: CoDual) -> tuple[CoDual, Callable]:
+    """Reverse rule of any call ``f(*args, **kwargs)`` (see the module docstring)."""
+    star = None
+    if args and type(args[-1]) is Star:
+        star = args[-1].codual
+        explicit = args[:-1]
+        args = explicit + tuple(_expand_star(star))
+    if _STARSTAR is not None:
+        mapping = _STARSTAR.primal
+        if not isinstance(mapping, dict):
+            raise TypeError(f"argument after ** must be a mapping, not {type(mapping).__qualname__}")
+        mapping_f = _STARSTAR.fdata if isinstance(_STARSTAR.fdata, dict) else {}
+        extra = {k: CoDual(v, fdata(mapping_f[k]) if k in mapping_f else fdata(zero_tangent(v))) for k, v in mapping.items()}
+        duplicate = extra.keys() & kwargs.keys()
+        if duplicate:
+            raise TypeError(f"got multiple values for keyword argument {sorted(duplicate)[0]!r}")
+        n_explicit_kw = len(kwargs)
+        kwargs = {**kwargs, **extra}
+    out, pullback = _dispatch(f, args, kwargs)
+    if star is None and _STARSTAR is None:
+        return out, pullback
+
+    def routed(dy: Any) -> tuple:
+        rs = list(pullback(dy))
+        result = [rs[0]]
+        body = rs[1:]
+        n_args = len(args)
+        positional, keyword = body[:n_args], body[n_args:]
+        if star is not None:
+            n_plain = len(explicit)
+            result += positional[:n_plain]
+            result.append(_route_star_rdata(star, positional[n_plain:]))
+        else:
+            result += positional
+        if _STARSTAR is not None:
+            result += keyword[:n_explicit_kw]
+            result.append(_route_starstar_rdata(_STARSTAR, list(extra), keyword[n_explicit_kw:]))
+        else:
+            result += keyword
+        return tuple(result)
+
+    return out, routed
+
+
+def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    fn = f.primal
+    if RRULES.lookup(fn) is not None:
+        return registered_rrule(f, *args, **kwargs)
+    kind = type(fn)
+    if kind is types.FunctionType:
+        return derived_rule(fn)(f, *args, **kwargs)
+    if kind is types.MethodType:
+        return _call_method(f, args, kwargs)
+    if isinstance(fn, type):
+        return _construct(f, args, kwargs)
+    if kind is functools.partial:
+        return _call_partial(f, args, kwargs)
+    if isinstance(fn, UndefinedGlobal):
+        raise NameError(f"name {fn.name!r} is not defined")
+    call = getattr(type(fn), "__call__", None)
+    if isinstance(call, types.FunctionType):
+        return _call_method(CoDual(types.MethodType(call, fn), Tangent(types.MethodType, {"__self__": f.fdata})), args, kwargs)
+    raise MissingRuleError(fn, "reverse")
+
+
+def _call_method(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    method = f.primal
+    self_f = f.fdata.fields.get("__self__", NoFData) if isinstance(f.fdata, Tangent) else NoFData
+    func = method.__func__
+    out, pullback = _dispatch(CoDual(func, NoFData), (CoDual(method.__self__, self_f),) + args, kwargs)
+
+    def method_pullback(dy: Any) -> tuple:
+        rs = pullback(dy)
+        self_r = rs[1]
+        f_r = NoRData if self_r is NoRData else Tangent(types.MethodType, {"__self__": self_r})
+        return (f_r, *rs[2:])
+
+    return out, method_pullback
+
+
+def _call_partial(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    p = f.primal
+    pf = f.fdata if isinstance(f.fdata, Tangent) else None
+    stored_f = pf.fields.get("args", NoFData) if pf else NoFData
+    stored = [CoDual(a, stored_f[i] if isinstance(stored_f, tuple) else NoFData) for i, a in enumerate(p.args)]
+    kw_f = pf.fields.get("keywords", NoFData) if pf else NoFData
+    stored_kw = {k: CoDual(v, fdata(kw_f[k]) if isinstance(kw_f, dict) else NoFData) for k, v in p.keywords.items()}
+    func_f = pf.fields.get("func", NoFData) if pf else NoFData
+    out, pullback = _dispatch(CoDual(p.func, func_f), tuple(stored) + args, {**stored_kw, **kwargs})
+    n_stored = len(stored)
+
+    def partial_pullback(dy: Any) -> tuple:
+        rs = pullback(dy)
+        stored_r = rs[1:1 + n_stored]
+        f_r = NoRData
+        if any(r is not NoRData for r in stored_r):
+            f_r = Tangent(functools.partial, {"args": tuple(stored_r)})
+        rest = rs[1 + n_stored:]
+        n_args = len(args)
+        return (f_r, *rest[:n_args], *rest[n_args + len(stored_kw):][: len(kwargs)]) if stored_kw else (f_r, *rest)
+
+    return out, partial_pullback
+
+
+def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    cls = f.primal
+    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
+        return _construct_dataclass(cls, args, kwargs)
+    init = cls.__init__
+    if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
+        raise MissingRuleError(cls, "reverse", reason="it is a class whose construction yuebing cannot "
+                               "derive (a custom __new__ or an __init__ without Python source)")
+    obj = object.__new__(cls)
+    obj_f = MutableTangent(cls, {})
+    _, pullback = _dispatch(CoDual(init, NoFData), (CoDual(obj, obj_f),) + args, kwargs)
+
+    def construct_pullback(dy: Any) -> tuple:
+        rs = pullback(NoRData)
+        return (NoRData, *rs[2:])
+
+    return CoDual(obj, obj_f), construct_pullback
+
+
+def _is_generated_init(cls: type) -> bool:
+    init = cls.__dict__.get("__init__")
+    return isinstance(init, types.FunctionType) and init.__code__.co_filename.startswith("<")
+
+
+def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    signature = inspect.signature(cls)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    values = {name: (v if isinstance(v, CoDual) else CoDual(v, fdata(zero_tangent(v)))) for name, v in bound.arguments.items()}
+    obj = object.__new__(cls)
+    for name, c in values.items():
+        object.__setattr__(obj, name, c.primal)
+    frozen = cls.__dataclass_params__.frozen
+    if hasattr(cls, "__post_init__"):
+        raise MissingRuleError(cls, "reverse", reason="dataclasses with __post_init__ are not supported yet")
+    if frozen:
+        parts = {name: c.fdata for name, c in values.items()}
+        out_f = NoFData if all(p is NoFData for p in parts.values()) else Tangent(cls, parts)
+    else:
+        out_f = MutableTangent(cls, {name: slot_tangent(c) for name, c in values.items()})
+    order = [a for a in range(len(args))]
+    del order
+
+    def pullback(dy: Any) -> tuple:
+        field_r = {}
+        for name in values:
+            if frozen:
+                field_r[name] = dy.fields.get(name, NoRData) if isinstance(dy, Tangent) else NoRData
+            else:
+                field_r[name] = slot_rdata(out_f.fields[name])
+        names = list(signature.parameters)
+        positional = [field_r[names[i]] for i in range(len(args))]
+        keyword = [field_r[k] for k in kwargs]
+        return (NoRData, *positional, *keyword)
+
+    return CoDual(obj, out_f), pullback
+
+
+# --------------------------------------------------------------------------------------------
+# Derived rules
+# --------------------------------------------------------------------------------------------
+
+_DERIVED: dict[types.CodeType, "DerivedRule"] = {}
+
+
+def derived_rule(fn: types.FunctionType) -> "DerivedRule":
+    rule = _DERIVED.get(fn.__code__)
+    if rule is None:
+        rule = _DERIVED[fn.__code__] = DerivedRule(fn)
+    return rule
+
+
+class DerivedRule:
+    """The reverse rule of a Python function, generated from its source."""
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        from ..frontend.normalise import normalise
+        from .codegen import compile_generated
+        from .reverse import generate_reverse
+
+        self.name = fn.__qualname__
+        self.ir = normalise(fn)
+        self.generated = generate_reverse(self.ir)
+        self.forward, self.reverse = compile_generated(self.generated, fn, self.ir)
+        self.signature = inspect.signature(fn)
+        code = fn.__code__
+        self.n_params = len(self.ir.params)
+        self.simple = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) and code.co_kwonlyargcount == 0
+
+    def _bind(self, fn: Any, args: tuple, kwargs: dict) -> tuple[list, list]:
+        """Coduals for each parameter, and how to route each call argument's rdata back."""
+        if self.simple and not kwargs and len(args) == self.n_params:
+            return list(args), [("param", i) for i in range(len(args))]
+        marker = object()
+        tagged_args = [(marker, i) for i in range(len(args))]
+        tagged_kwargs = {k: (marker, k) for k in kwargs}
+        try:
+            bound = self.signature.bind(*tagged_args, **tagged_kwargs)
+        except TypeError as error:
+            raise TypeError(f"{self.name}(): {error}") from None
+        bound.apply_defaults()
+        coduals = []
+        routes: dict[Any, tuple] = {}
+        for j, (name, value) in enumerate(bound.arguments.items()):
+            param = self.signature.parameters[name]
+            if param.kind is param.VAR_POSITIONAL:
+                items = [args[t[1]] for t in value]
+                for i, t in enumerate(value):
+                    routes[t[1]] = ("vararg", j, i)
+                parts = tuple(c.fdata for c in items)
+                coduals.append(CoDual(tuple(c.primal for c in items), NoFData if all(p is NoFData for p in parts) else parts))
+            elif param.kind is param.VAR_KEYWORD:
+                entries = {k: kwargs[t[1]] for k, t in value.items()}
+                for k, t in value.items():
+                    routes[t[1]] = ("varkw", j, k)
+                coduals.append(CoDual({k: c.primal for k, c in entries.items()}, {k: slot_tangent(c) for k, c in entries.items()}))
+            elif isinstance(value, tuple) and len(value) == 2 and value[0] is marker:
+                source = args[value[1]] if isinstance(value[1], int) else kwargs[value[1]]
+                routes[value[1]] = ("param", j)
+                coduals.append(source)
+            else:  # a default value
+                coduals.append(CoDual(value, fdata(zero_tangent(value))))
+        order = [routes[i] for i in range(len(args))] + [routes[k] for k in kwargs]
+        return coduals, order
+
+    def __call__(self, f: CoDual, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
+        fn = f.primal
+        coduals, routes = self._bind(fn, args, kwargs)
+        flat = []
+        for c in coduals:
+            flat.append(c.primal)
+            flat.append(c.fdata)
+        tape: list = []
+        value, value_f = self.forward(tape, fn, f.fdata, *flat)
+        out = CoDual(value, value_f)
+        reverse = self.reverse
+
+        def pullback(dy: Any) -> tuple:
+            param_r = reverse(tape, dy)
+            result = [NoRData]
+            for route in routes:
+                if route[0] == "param":
+                    result.append(param_r[route[1]])
+                elif route[0] == "vararg":
+                    r = param_r[route[1]]
+                    result.append(r[route[2]] if isinstance(r, tuple) else NoRData)
+                else:
+                    box = coduals[route[1]].fdata
+                    result.append(slot_rdata(box[route[2]]))
+            return tuple(result)
+
+        return out, pullback
+
+
+__all__ = ["acc", "call_rrule", "derived_rule", "DerivedRule", "describe_callable", "output", "add_tangents"]
