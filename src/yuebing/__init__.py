@@ -1,5 +1,28 @@
-"""yuebing: automatic differentiation of ordinary Python and NumPy code by source transformation."""
+"""yuebing: automatic differentiation of ordinary Python and NumPy code by source transformation.
+
+The public API is in ``yuebing.api`` (re-exported here); see DESIGN.md §1.
+"""
 from . import tangents
-from .tangents import NoTangent, register_nondifferentiable_type
+from .api import (
+    MutableTangent,
+    NoTangent,
+    Tangent,
+    grad,
+    prepare_gradient,
+    prepare_pullback,
+    register_nondifferentiable_type,
+    show,
+    value_and_grad,
+    value_and_pullback,
+    vjp,
+)
+from .rules import frule, nondifferentiable, rrule
+from . import testing
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "MutableTangent", "NoTangent", "Tangent", "frule", "grad", "nondifferentiable",
+    "prepare_gradient", "prepare_pullback", "register_nondifferentiable_type", "rrule", "show",
+    "tangents", "testing", "value_and_grad", "value_and_pullback", "vjp",
+]

@@ -1,13 +1,285 @@
-"""The public surface of yuebing (DESIGN.md §1).
+"""The public surface of yuebing (DESIGN.md §1): ``grad``, ``value_and_grad``, ``vjp``,
+``value_and_pullback``, ``prepare_gradient``, ``prepare_pullback`` and ``show``.
 
-The differentiation entry points (``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``jacobian``,
-``hessian``...) land here as the transforms are built; today it re-exports the tangent model.
+All of them run the reverse rule of ``f`` (registered, or derived from its source) on the
+caller's own arguments: a function that mutates its arguments is differentiated as the map from
+their state *before* the call, and the reverse pass restores them, so after a gradient call the
+arguments are exactly as they were before it.
 """
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import rules as _rules  # noqa: F401 - registers every rule
+from .rules.core import CoDual
 from .tangents import (
     MutableTangent,
+    NoFData,
+    NoRData,
     NoTangent,
     Tangent,
+    fdata,
+    increment,
+    join,
+    rdata,
     register_nondifferentiable_type,
+    set_to_zero,
+    zero_tangent,
 )
+from .tangents.validate import validate_tangent
+from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
+from .transform.runtime import call_rrule, derived_rule
 
-__all__ = ["MutableTangent", "NoTangent", "Tangent", "register_nondifferentiable_type"]
+
+def _normalise_argnums(argnums: int | Sequence[int], n_args: int, name: str) -> tuple[tuple[int, ...], bool]:
+    single = isinstance(argnums, (int, np.integer))
+    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
+    if not nums:
+        raise ValueError(f"{name}: argnums must name at least one argument")
+    for a in nums:
+        if not -n_args <= a < n_args:
+            raise ValueError(
+                f"{name}: argnums={argnums!r} is out of range for a call with {n_args} positional "
+                f"argument{'s' if n_args != 1 else ''}"
+            )
+    return tuple(a % n_args for a in nums), single
+
+
+def _check_differentiable(value: Any, index: int, name: str) -> None:
+    try:
+        t = zero_tangent(value)
+    except TypeError as error:
+        raise TypeError(f"{name}: argument {index} cannot be differentiated: {error}") from None
+    if t is NoTangent:
+        raise TypeError(
+            f"{name}: argument {index} is a {type(value).__qualname__}, which has no derivative "
+            "(NoTangent). Differentiate with respect to a float, complex number, float array or a "
+            "container of them, or leave it out of argnums"
+        )
+
+
+def _run(f: Callable, args: tuple, kwargs: dict, with_function: bool = False, buffers: Any = None):
+    """Forward pass of ``f`` on the caller's arguments; returns what the pullback needs."""
+    tangents = zero_tangent(args) if buffers is None else buffers
+    per_arg = list(tangents) if isinstance(tangents, tuple) else [NoTangent] * len(args)
+    arg_fdata = [fdata(t) for t in per_arg]
+    f_tangent = zero_tangent(f) if with_function else NoTangent
+    f_fdata = fdata(f_tangent)
+    kw_coduals = {k: CoDual(v, fdata(zero_tangent(v))) for k, v in kwargs.items()}
+    coduals = [CoDual(a, fd) for a, fd in zip(args, arg_fdata)]
+    out, pullback = call_rrule(CoDual(f, f_fdata), *coduals, **kw_coduals)
+    return out, pullback, arg_fdata, f_fdata, tangents
+
+
+def _seed(out: CoDual, cotangent: Any) -> Any:
+    """Add the output cotangent's fdata into the output's fdata; return its rdata."""
+    if cotangent is NoTangent:
+        return NoRData
+    ct_f = fdata(cotangent)
+    if ct_f is not NoFData:
+        increment(join(out.fdata, rdata(zero_tangent(out.primal))), join(ct_f, rdata(zero_tangent(out.primal))))
+    return rdata(cotangent)
+
+
+class _OncePullback:
+    """A pullback that may run once (it consumes the recorded tape and restores the inputs)."""
+
+    def __init__(self, run: Callable) -> None:
+        self._run = run
+        self._used = False
+
+    def __call__(self, *cotangent: Any) -> Any:
+        if self._used:
+            raise RuntimeError(
+                "this yuebing pullback has already been called: its reverse pass consumed the tape "
+                "and restored the inputs. Call yb.vjp again for another cotangent, or use yb.jacobian"
+            )
+        self._used = True
+        return self._run(*cotangent)
+
+
+def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """``(value, pullback)`` (``(value, pullback, aux)`` with ``has_aux``); ``pullback(ct)``
+    returns one cotangent per primal. The pullback can be called once."""
+    out, pullback, arg_fdata, _, _ = _run(f, primals, {})
+    value = out.primal
+    aux = None
+    if has_aux:
+        value, aux = _split_aux(value, "vjp")
+
+    def run(cotangent: Any) -> tuple:
+        try:
+            validate_tangent(value, cotangent)
+        except TypeError as error:
+            raise TypeError(f"vjp: the cotangent does not match the output of {_fname(f)}: {error}") from None
+        ct = (cotangent, zero_tangent(aux)) if has_aux else cotangent
+        rs = pullback(_seed(out, ct))
+        return tuple(join(fd, r) for fd, r in zip(arg_fdata, rs[1:]))
+
+    result = (value, _OncePullback(run))
+    return result + (aux,) if has_aux else result
+
+
+def value_and_pullback(f: Callable, *primals: Any) -> tuple:
+    """Low-level (Mooncake's ``value_and_pullback!!``): ``(value, pullback)`` where
+    ``pullback(ct)`` returns ``(gradient of f's captured state, *gradients of the primals)``."""
+    out, pullback, arg_fdata, f_fdata, _ = _run(f, primals, {}, with_function=True)
+
+    def run(cotangent: Any) -> tuple:
+        validate_tangent(out.primal, cotangent)
+        rs = pullback(_seed(out, cotangent))
+        return (join(f_fdata, rs[0]),) + tuple(join(fd, r) for fd, r in zip(arg_fdata, rs[1:]))
+
+    return out.primal, _OncePullback(run)
+
+
+def _fname(f: Callable) -> str:
+    return getattr(f, "__qualname__", None) or repr(f)
+
+
+def _split_aux(value: Any, name: str) -> tuple[Any, Any]:
+    if not (isinstance(value, (tuple, list)) and len(value) == 2):
+        raise TypeError(f"{name}(has_aux=True): the function must return a pair (value, aux), got {type(value).__qualname__}")
+    return value[0], value[1]
+
+
+def _scalar_seed(value: Any, f: Callable, name: str) -> Any:
+    """The cotangent 1 for a scalar output; a TypeError for anything else."""
+    if isinstance(value, (float, np.floating)) and not isinstance(value, (complex, np.complexfloating)):
+        return 1.0
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind == "f":
+        return np.ones((), value.dtype)
+    if isinstance(value, np.ndarray):
+        raise TypeError(
+            f"{name}: {_fname(f)} must return a scalar, but returned an array of shape {value.shape} "
+            f"and dtype {value.dtype}. Use yb.vjp for a vector-Jacobian product or yb.jacobian for "
+            "the full Jacobian (or reduce the output, e.g. with np.sum)"
+        )
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError(f"{name}: {_fname(f)} returned a complex number; grad needs a real scalar output. Use yb.vjp")
+    raise TypeError(
+        f"{name}: {_fname(f)} must return a real scalar (a float or a 0-d float array), but returned "
+        f"a {type(value).__qualname__}. Use yb.vjp for other outputs"
+    )
+
+
+def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tuple, kwargs: dict, buffers: Any = None):
+    nums, single = _normalise_argnums(argnums, len(args), name)
+    for a in nums:
+        _check_differentiable(args[a], a, name)
+    out, pullback, arg_fdata, _, tangents = _run(f, args, kwargs, buffers=buffers)
+    full = out.primal
+    value, aux = _split_aux(full, name) if has_aux else (full, None)
+    seed = _scalar_seed(value, f, name)
+    cotangent = (seed, zero_tangent(aux)) if has_aux else seed
+    if isinstance(seed, np.ndarray):
+        target = out.fdata[0] if has_aux else out.fdata
+        target += seed
+        r = NoRData
+    else:
+        r = (seed, NoRData) if has_aux else seed
+    del cotangent
+    rs = pullback(r)
+    grads = tuple(join(arg_fdata[a], rs[1 + a]) for a in nums)
+    gradient = grads[0] if single else grads
+    result_value = (value, aux) if has_aux else value
+    return result_value, gradient, tangents
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """``g(*args, **kwargs) -> (value, gradient)``; ``((value, aux), gradient)`` with ``has_aux``.
+
+    The gradient has the structure of the argument (a tuple of them for a tuple ``argnums``).
+    Keyword arguments are passed to ``f`` and never differentiated.
+    """
+
+    @functools.wraps(f)
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple:
+        value, gradient, _ = _gradient_call(f, argnums, has_aux, "value_and_grad", args, kwargs)
+        return value, gradient
+
+    return value_and_grad_f
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """``g(*args, **kwargs) -> gradient`` (``(gradient, aux)`` with ``has_aux``), as JAX's grad."""
+
+    @functools.wraps(f)
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        value, gradient, _ = _gradient_call(f, argnums, has_aux, "grad", args, kwargs)
+        return (gradient, value[1]) if has_aux else gradient
+
+    return grad_f
+
+
+class PreparedGradient:
+    """``(*args) -> (value, gradient)`` compiled once, with tangent buffers owned here and reused:
+    the gradient returned by one call is overwritten by the next."""
+
+    def __init__(self, f: Callable, example_args: tuple, argnums: Any, has_aux: bool) -> None:
+        self.f, self.argnums, self.has_aux = f, argnums, has_aux
+        self._buffers: Any = None
+        self._last_args: tuple = ()
+        if isinstance(f, type(lambda: 0)):
+            derived_rule(f)  # compile now, not on the first call
+        _normalise_argnums(argnums, len(example_args), "prepare_gradient")
+
+    def _reusable(self, args: tuple) -> bool:
+        if self._buffers is None or len(args) != len(self._last_args):
+            return False
+        if any(a is not b for a, b in zip(args, self._last_args)):
+            return False
+        try:
+            validate_tangent(args, self._buffers)  # same structure as last time?
+        except TypeError:
+            return False
+        return True
+
+    def __call__(self, *args: Any, **kwargs: Any) -> tuple:
+        buffers = None
+        if self._reusable(args):
+            buffers = set_to_zero(self._buffers)
+        value, gradient, tangents = _gradient_call(self.f, self.argnums, self.has_aux, "prepare_gradient", args, kwargs, buffers)
+        self._buffers, self._last_args = tangents, args
+        return value, gradient
+
+
+def prepare_gradient(f: Callable, *example_args: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> PreparedGradient:
+    """Compile the gradient of ``f`` for arguments like ``example_args`` (see ``PreparedGradient``)."""
+    return PreparedGradient(f, example_args, argnums, has_aux)
+
+
+def prepare_pullback(f: Callable, *example_args: Any) -> Callable:
+    """``(*args) -> (value, pullback)``, compiled once (``vjp`` with the derivation cached)."""
+    if isinstance(f, type(lambda: 0)):
+        derived_rule(f)
+
+    def prepared(*args: Any) -> tuple:
+        return vjp(f, *args)
+
+    return prepared
+
+
+def show(f: Callable, *example_args: Any, mode: str = "reverse", stage: str = "generated") -> str:
+    """The code yuebing generates for ``f``: ``stage="ir"`` for the normal form,
+    ``"generated"`` for the forward and reverse passes (readable Python)."""
+    from .transform.ir import format_function
+
+    if mode != "reverse":
+        raise NotImplementedError("yb.show(mode='forward') arrives with forward mode")
+    rule = derived_rule(f)
+    if stage == "ir":
+        return format_function(rule.ir)
+    if stage != "generated":
+        raise ValueError("stage must be 'ir' or 'generated'")
+    return rule.generated.source
+
+
+__all__ = [
+    "MutableTangent", "NoTangent", "PreparedGradient", "Tangent", "grad", "prepare_gradient",
+    "prepare_pullback", "register_nondifferentiable_type", "show", "value_and_grad",
+    "value_and_pullback", "vjp",
+]

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..transform import ir
 from ..transform import primitives as P
-from .fence import UnsupportedSyntaxError, fence
+from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .source import function_node
 
 BINARY = {
@@ -746,7 +746,7 @@ class Normaliser:
             body_nodes = [ast.Return(node.body, lineno=node.lineno, col_offset=0)]
         else:
             body_nodes = node.body
-        returns = [n for s in body_nodes for n in ast.walk(s) if isinstance(n, ast.Return)]
+        returns = [n for s in body_nodes for n in [s, *_walk_own_scope(s)] if isinstance(n, ast.Return)]
         last = body_nodes[-1] if body_nodes else None
         simple = len(returns) == 0 or (len(returns) == 1 and isinstance(last, ast.Return))
         self.uses_return_flag = not simple

@@ -246,6 +246,7 @@ class ReverseGenerator:
         self.emit(out, indent, s.source, s.line)
         boxes = ", ".join(f"{name!r}: ({name}, {self.fd(name)})" for name in s.free_vars)
         self.emit(out, indent, f"{self.fd(s.target)} = _closure_fdata({s.target}, {{{boxes}}})", s.line)
+        self.emit(out, indent, f"_push({self.fd(s.target)})  # the reverse pass reads the captured cotangents", s.line)
 
     def fwd_Pass(self, s: ir.Pass, out: list, indent: int) -> None:
         self.emit(out, indent, "pass", s.line)
@@ -330,9 +331,10 @@ class ReverseGenerator:
         pass
 
     def rev_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
+        self.emit(out, indent, f"_closure = _pop()  # undo line {s.line}: the closure {s.target}", s.line)
         for name in s.free_vars:
             r = self.rd(name)
-            self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata({self.fd(s.target)}, {name!r}))  # undo line {s.line}", s.line)
+            self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata(_closure, {name!r}))", s.line)
 
     def rev_Pass(self, s: ir.Pass, out: list, indent: int) -> None:
         pass

@@ -1,0 +1,14 @@
+"""The derived-rule corpus: every function through check_rule in reverse mode."""
+import pytest
+
+from yuebing.testing import check_rule
+
+from .corpus import language
+
+ENTRIES = [pytest.param(fn, args, options, id=f"{module.__name__.rsplit('.', 1)[-1]}:{fn.__name__}")
+           for module in (language,) for fn, args, options in module.CORPUS]
+
+
+@pytest.mark.parametrize("fn, args, options", ENTRIES)
+def test_reverse(fn, args, options):
+    check_rule(fn, *args, mode=("rev",), **options)
