@@ -3,10 +3,10 @@ import pytest
 
 from yuebing.testing import check_rule
 
-from .corpus import language
+from .corpus import data, language, objects, programs
 
 ENTRIES = [pytest.param(fn, args, options, id=f"{module.__name__.rsplit('.', 1)[-1]}:{fn.__name__}")
-           for module in (language,) for fn, args, options in module.CORPUS]
+           for module in (language, data, objects, programs) for fn, args, options in module.CORPUS]
 
 
 @pytest.mark.parametrize("fn, args, options", ENTRIES)

@@ -143,6 +143,11 @@ class Normaliser:
         return ir.Global(name)
 
     def expr_Attribute(self, node: ast.Attribute, out: list, target: str) -> ir.Atom:
+        value = node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super" \
+                and not value.args and not value.keywords and self.builtin_unshadowed("super"):
+            cls, first = self._super_parts(value)
+            return self.call(out, ir.Const(P.super_getattr), [cls, first, ir.Const(node.attr)], target)
         path = self._module_path(node)
         if path is not None:
             self.globals[path.split(".")[0]] = None
@@ -259,12 +264,14 @@ class Normaliser:
                 self.call(out, ir.Const(list.append), [result, self.expr(a, out)], None)
         return result
 
-    def _zero_arg_super(self, node: ast.Call, out: list, target: str) -> ir.Atom:
+    def _super_parts(self, node: ast.Call) -> tuple[ir.Atom, ir.Atom]:
         if "__class__" not in self.free or not self.fn.__code__.co_varnames:
             raise self.error("super() outside a method", "call the base class explicitly", node)
-        cls = self.expr(ast.Name("__class__", ast.Load()), out)
-        first = ir.Var(self.fn.__code__.co_varnames[0])
-        return self.call(out, ir.Global("super"), [cls, first], target)
+        cls = ir.Var("_cell___class__")
+        return cls, ir.Var(self.fn.__code__.co_varnames[0])
+
+    def _zero_arg_super(self, node: ast.Call, out: list, target: str) -> ir.Atom:
+        raise self.error("super() other than super().attribute", "call a method: super().method(...)", node)
 
     def expr_Subscript(self, node: ast.Subscript, out: list, target: str) -> ir.Atom:
         obj = self.expr(node.value, out)

@@ -66,8 +66,9 @@ def _is_number(t: Any) -> bool:
     return isinstance(t, (numbers.Number, np.number)) and not isinstance(t, (bool, np.bool_))
 
 
-def _aligned_children(kind: str, keys: list, t: Any, what: str = "tangent") -> list:
-    """The children of tangent ``t`` in the order of a container's ``keys``."""
+def _aligned_children(kind: str, keys: list, t: Any, what: str = "tangent", extra_keys_ok: bool = False) -> list:
+    """The children of tangent ``t`` in the order of a container's ``keys``. With
+    ``extra_keys_ok``, keys of ``t`` that the container lacks are ignored (a zero partner)."""
     if t is NoTangent:
         return [NoTangent] * len(keys)
     if kind is K.TUPLE or kind is K.LIST or kind is T_TUPLE or kind is T_LIST:
@@ -80,7 +81,7 @@ def _aligned_children(kind: str, keys: list, t: Any, what: str = "tangent") -> l
     if kind is K.DICT or kind is T_DICT:
         if not isinstance(t, dict):
             raise StructureError(f"expected a {what} dict, got {_describe(t)}")
-        if t.keys() - set(keys):
+        if not extra_keys_ok and t.keys() - set(keys):
             raise StructureError(f"{what} dict has keys the primal lacks: {sorted(map(repr, t.keys() - set(keys)))}")
         return [t.get(k, NoTangent) for k in keys]
     expected = MutableTangent if kind in (K.OBJECT, K.CELL, T_MUTABLE) else Tangent
@@ -548,7 +549,8 @@ def dot(a: Any, b: Any) -> float:
             if id(a) in seen:
                 return 0.0
             seen.add(id(a))
-        jobs = list(zip(children, _aligned_children(kind, keys, b)))
+        # keys only b has meet a zero in a: they add nothing to the inner product
+        jobs = list(zip(children, _aligned_children(kind, keys, b, extra_keys_ok=True)))
         return Node(jobs, sum, keys, style)
 
     return float(evaluate((a, b), expand))

@@ -86,6 +86,11 @@ def dict_keys(mapping: Any, view: str) -> list:
     return list(mapping)
 
 
+def super_getattr(cell: types.CellType, obj: Any, name: str) -> Any:
+    """``super().name`` inside a method (``cell`` is the method's ``__class__`` cell)."""
+    return getattr(super(cell.cell_contents, obj), name)
+
+
 # --------------------------------------------------------------------------------------------
 # Rules
 # --------------------------------------------------------------------------------------------
@@ -190,6 +195,20 @@ def _zero_frule(f: Callable) -> Callable:
     return frule
 
 
+def _super_getattr_rrule(cell: CoDual, obj: CoDual, name: CoDual) -> tuple[CoDual, Callable]:
+    value = super_getattr(cell.primal, obj.primal, name.primal)
+    if isinstance(value, types.MethodType) and value.__self__ is obj.primal:
+        out = CoDual(value, Tangent(types.MethodType, {"__self__": obj.fdata}) if obj.fdata is not NoFData else NoFData)
+
+        def pullback(dy: Any) -> tuple:
+            self_r = dy.fields.get("__self__", NoRData) if isinstance(dy, Tangent) else NoRData
+            return NoRData, NoRData, self_r, NoRData
+
+        return out, pullback
+    return output(value), lambda dy: (NoRData,) * 4
+
+
+register_rrule(super_getattr, _super_getattr_rrule)
 register_rrule(mklist, _mklist_rrule)
 register_frule(mklist, _mklist_frule)
 register_rrule(mktuple, _mktuple_rrule)
