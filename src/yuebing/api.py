@@ -27,6 +27,7 @@ from .tangents import (
     rdata,
     register_nondifferentiable_type,
     set_to_zero,
+    structural_copy,
     zero_tangent,
 )
 from .tangents.validate import validate_tangent
@@ -109,6 +110,9 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     aux = None
     if has_aux:
         value, aux = _split_aux(value, "vjp")
+    # The reverse pass undoes every mutation, including the ones that built the output: hand the
+    # caller a copy, so running the pullback cannot change what they hold.
+    returned_value, returned_aux = structural_copy((value, aux))
 
     def run(cotangent: Any) -> tuple:
         try:
@@ -119,8 +123,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         rs = pullback(_seed(out, ct))
         return tuple(join(fd, r) for fd, r in zip(arg_fdata, rs[1:]))
 
-    result = (value, _OncePullback(run))
-    return result + (aux,) if has_aux else result
+    result = (returned_value, _OncePullback(run))
+    return result + (returned_aux,) if has_aux else result
 
 
 def value_and_pullback(f: Callable, *primals: Any) -> tuple:
@@ -133,7 +137,7 @@ def value_and_pullback(f: Callable, *primals: Any) -> tuple:
         rs = pullback(_seed(out, cotangent))
         return (join(f_fdata, rs[0]),) + tuple(join(fd, r) for fd, r in zip(arg_fdata, rs[1:]))
 
-    return out.primal, _OncePullback(run)
+    return structural_copy(out.primal), _OncePullback(run)
 
 
 def _fname(f: Callable) -> str:
@@ -173,6 +177,7 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
     out, pullback, arg_fdata, _, tangents = _run(f, args, kwargs, buffers=buffers)
     full = out.primal
     value, aux = _split_aux(full, name) if has_aux else (full, None)
+    returned = structural_copy((value, aux))  # the reverse pass will undo how aux was built
     seed = _scalar_seed(value, f, name)
     cotangent = (seed, zero_tangent(aux)) if has_aux else seed
     if isinstance(seed, np.ndarray):
@@ -185,7 +190,7 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
     rs = pullback(r)
     grads = tuple(join(arg_fdata[a], rs[1 + a]) for a in nums)
     gradient = grads[0] if single else grads
-    result_value = (value, aux) if has_aux else value
+    result_value = returned if has_aux else returned[0]
     return result_value, gradient, tangents
 
 
