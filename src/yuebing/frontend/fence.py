@@ -38,6 +38,17 @@ class UnsupportedSyntaxError(TypeError):
         self.filename, self.lineno = filename, line
 
 
+def _walk_all(node: ast.AST):
+    """Every node below ``node``, nested functions included (they are transformed when called,
+    and their errors are best reported now, against the user's file)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        yield child
+        if not isinstance(child, ast.ClassDef):
+            stack.extend(ast.iter_child_nodes(child))
+
+
 def _walk_own_scope(node: ast.AST):
     """Nodes of a function body, not descending into nested functions, lambdas or classes."""
     stack = list(ast.iter_child_nodes(node))
@@ -54,7 +65,7 @@ def fence(node: ast.FunctionDef | ast.Lambda, filename: str, function: str) -> N
     if isinstance(node, ast.AsyncFunctionDef):
         raise UnsupportedSyntaxError("async functions", "differentiate a synchronous function", filename, node.lineno, function)
     found = []
-    for child in _walk_own_scope(node):
+    for child in _walk_all(node):
         entry = UNSUPPORTED.get(type(child))
         if entry is not None:
             found.append((child.lineno, entry))

@@ -1,0 +1,141 @@
+"""Every construct the fence rejects gets an error naming it, the user's file and line, and a fix."""
+import inspect
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.frontend.fence import UnsupportedSyntaxError
+
+
+def uses_try(x):
+    try:
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return y
+
+
+def uses_with(x):
+    with open(__file__):
+        y = x * 2.0
+    return y
+
+
+def uses_generator(x):
+    yield x
+
+
+def uses_global(x):
+    global COUNTER
+    COUNTER = x
+    return x
+
+
+def uses_nonlocal(x):
+    y = x
+
+    def inner():
+        nonlocal y
+        y = y * 2.0
+
+    inner()
+    return y
+
+
+def uses_walrus(x):
+    if (y := x * 2.0) > 0:
+        return y
+    return x
+
+
+def uses_match(x):
+    match x:
+        case 1.0:
+            return x
+    return x * 2.0
+
+
+def uses_while_else(x):
+    while x > 10:
+        x = x / 2
+    else:
+        x = x + 1
+    return x
+
+
+def uses_for_else(x):
+    for _ in range(2):
+        x = x * 2
+    else:
+        x = x + 1
+    return x
+
+
+def writes_enclosing_variable(x):
+    y = x
+
+    def inner(v):
+        return v * y
+
+    return inner(x)
+
+
+CASES = [
+    (uses_try, "try/except statements", "try:"),
+    (uses_with, "with statements", "with open"),
+    (uses_generator, "generator functions", "yield x"),
+    (uses_global, "global statements", "global COUNTER"),
+    (uses_nonlocal, "nonlocal statements", None),
+    (uses_walrus, "assignment expressions", "if (y := x * 2.0) > 0:"),
+    (uses_match, "match statements", "match x:"),
+    (uses_while_else, "while/else", None),
+    (uses_for_else, "for/else", None),
+]
+
+
+@pytest.mark.parametrize("fn, what, code", CASES, ids=[c[0].__name__ for c in CASES])
+def test_fence_names_construct_file_and_line(fn, what, code):
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        yb.grad(fn)(1.0)
+    message = str(info.value)
+    assert what in message
+    assert __file__ in message
+    assert "What to do:" in message
+    lines, start = inspect.getsourcelines(fn)
+    line_numbers = range(start, start + len(lines))
+    assert info.value.lineno in line_numbers
+    if code is not None:
+        assert code in message
+
+
+def calls_missing_primitive(x):
+    return np.frexp(x)[0] * 2.0
+
+
+def test_missing_rule_error_names_function_and_fix():
+    with pytest.raises(TypeError, match=r"numpy\.frexp.*register_rrule.*nondifferentiable"):
+        yb.grad(calls_missing_primitive)(1.5)
+
+
+def iterates_generator(x):
+    s = 0.0
+    for v in (t for t in [x, x]):
+        s += v
+    return s
+
+
+def iterates_map_object(xs):
+    s = 0.0
+    for v in iter(xs):
+        s += v
+    return s
+
+
+def test_iterating_a_generator_expression_materialises_it():
+    assert yb.grad(iterates_generator)(1.5) == pytest.approx(2.0)
+
+
+def test_iterating_an_opaque_iterator_is_refused():
+    with pytest.raises(TypeError, match="iterate over a list"):
+        yb.grad(iterates_map_object)([1.0, 2.0])
