@@ -16,12 +16,6 @@ def uses_try(x):
     return y
 
 
-def uses_with(x):
-    with open(__file__):
-        y = x * 2.0
-    return y
-
-
 def uses_generator(x):
     yield x
 
@@ -83,7 +77,6 @@ def writes_enclosing_variable(x):
 
 CASES = [
     (uses_try, "try/except statements", "try:"),
-    (uses_with, "with statements", "with open"),
     (uses_generator, "generator functions", "yield x"),
     (uses_global, "global statements", "global COUNTER"),
     (uses_nonlocal, "nonlocal statements", None),

@@ -425,3 +425,11 @@ def global_reads(x):
 def fstring_is_nondifferentiable(x):
     label = f"{x[0]:.2f}"
     return np.sum(np.log(x)) + len(label) * 0.0
+
+
+@case(randpos(3))
+def with_context_manager(x):
+    with np.errstate(divide="ignore") as state:
+        y = np.log(x) * 2.0
+    del state
+    return np.sum(y)

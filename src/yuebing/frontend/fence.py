@@ -10,7 +10,6 @@ import linecache
 
 UNSUPPORTED: dict[type, tuple[str, str]] = {
     ast.Try: ("try/except statements", "move the try/except outside the differentiated function"),
-    ast.With: ("with statements", "move the with block outside the differentiated function"),
     ast.AsyncWith: ("async with statements", "differentiate a synchronous function"),
     ast.AsyncFor: ("async for loops", "differentiate a synchronous function"),
     ast.Await: ("await expressions", "differentiate a synchronous function"),

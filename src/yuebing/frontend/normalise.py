@@ -735,6 +735,16 @@ class Normaliser:
                 self.call(out, ir.Const(P.cell_get), [ir.Var(f"_cell_{name}")], name)
                 self.locals.add(name)
 
+    def stmt_With(self, node: ast.With, out: list) -> None:
+        # The context managers are entered and exited in the forward pass only: they must not
+        # touch differentiated data (np.errstate, warnings.catch_warnings, timers, locks...).
+        names = tuple(n.id for item in node.items if item.optional_vars is not None
+                      for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name))
+        self.locals.update(names)
+        items = ", ".join(ast.unparse(item) for item in node.items)
+        line = node.lineno
+        out.append(ir.With(items, self.block(node.body), names, line=line))
+
     def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
         captured = self._captured(node)
         self._bind_captured_cells(captured, out)
@@ -794,7 +804,7 @@ def _flatten(body: list) -> list:
             s.body, s.orelse = _flatten(s.body), _flatten(s.orelse)
         elif isinstance(s, ir.While):
             s.test_body, s.body = _flatten(s.test_body), _flatten(s.body)
-        elif isinstance(s, ir.ForRange):
+        elif isinstance(s, (ir.ForRange, ir.With)):
             s.body = _flatten(s.body)
         flat.append(s)
     return flat

@@ -141,11 +141,21 @@ class MakeClosure:
 
 
 @dataclasses.dataclass
+class With:
+    """``with <items>: body``; the context managers run in the forward pass only."""
+
+    items: str
+    body: list
+    defines: tuple[str, ...] = ()
+    line: int = 0
+
+
+@dataclasses.dataclass
 class Pass:
     line: int = 0
 
 
-Statement = Union[Call, Copy, If, While, ForRange, Return, Opaque, MakeClosure, Pass]
+Statement = Union[Call, Copy, If, While, ForRange, Return, Opaque, MakeClosure, With, Pass]
 
 
 @dataclasses.dataclass
@@ -203,6 +213,9 @@ def format_body(body: list, indent: int = 0) -> list[str]:
             lines += format_body(s.body, indent + 1) or [pad + "    pass"]
         elif isinstance(s, Return):
             lines.append(f"{pad}return {s.value}{tag}")
+        elif isinstance(s, With):
+            lines.append(f"{pad}with {s.items}:{tag}")
+            lines += format_body(s.body, indent + 1) or [pad + "    pass"]
         elif isinstance(s, MakeClosure):
             for i, text in enumerate(s.source.splitlines()):
                 lines.append(pad + text + (tag if i == 0 else ""))

@@ -80,6 +80,9 @@ def _all_var_names(body: list, found: set) -> set:
         elif isinstance(s, ir.ForRange):
             found.add(s.var)
             _all_var_names(s.body, found)
+        elif isinstance(s, ir.With):
+            found.update(s.defines)
+            _all_var_names(s.body, found)
         elif isinstance(s, ir.Return) and isinstance(s.value, ir.Var):
             found.add(s.value.name)
         elif isinstance(s, ir.MakeClosure):
@@ -98,7 +101,7 @@ def _has_reverse_work(body: list) -> bool:
             return True
         if isinstance(s, ir.While) and (_has_reverse_work(s.body) or _has_reverse_work(s.test_body)):
             return True
-        if isinstance(s, ir.ForRange) and _has_reverse_work(s.body):
+        if isinstance(s, (ir.ForRange, ir.With)) and _has_reverse_work(s.body):
             return True
     return False
 
@@ -247,6 +250,17 @@ class ReverseGenerator:
         boxes = ", ".join(f"{name!r}: ({name}, {self.fd(name)})" for name in s.free_vars)
         self.emit(out, indent, f"{self.fd(s.target)} = _closure_fdata({s.target}, {{{boxes}}})", s.line)
         self.emit(out, indent, f"_push({self.fd(s.target)})  # the reverse pass reads the captured cotangents", s.line)
+
+    def fwd_With(self, s: ir.With, out: list, indent: int) -> None:
+        self.emit(out, indent, f"with {s.items}:", s.line)
+        for name in s.defines:
+            self.emit(out, indent + 1, f"{self.fd(name)} = _NF", s.line)
+        self.forward(s.body, out, indent + 1)
+        if not s.body and not s.defines:
+            self.emit(out, indent + 1, "pass", s.line)
+
+    def rev_With(self, s: ir.With, out: list, indent: int) -> None:
+        self.reverse(s.body, out, indent)
 
     def fwd_Pass(self, s: ir.Pass, out: list, indent: int) -> None:
         self.emit(out, indent, "pass", s.line)
