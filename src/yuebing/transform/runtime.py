@@ -208,8 +208,32 @@ def call_rrule(f: CoDual, *args: Any, _STARSTAR: CoDual | None = None, **kwargs:
     return out, routed
 
 
+def _find_property(cls: type, name: Any) -> property | None:
+    if not isinstance(name, str):
+        return None
+    for klass in cls.__mro__:
+        attr = klass.__dict__.get(name)
+        if attr is not None:
+            return attr if isinstance(attr, property) else None
+    return None
+
+
+def _property_get(args: tuple) -> tuple[CoDual, Callable] | None:
+    """``getattr(obj, name)`` for a property of a user class: its getter, derived from source."""
+    prop = _find_property(type(args[0].primal), args[1].primal)
+    if prop is None or not isinstance(prop.fget, types.FunctionType):
+        return None
+    out, pullback = call_rrule(CoDual(prop.fget, NoFData), args[0])
+    n_rest = len(args) - 1
+    return out, lambda dy: (NoRData, pullback(dy)[1]) + (NoRData,) * n_rest
+
+
 def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     fn = f.primal
+    if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
+        found = _property_get(args)
+        if found is not None:
+            return found
     if RRULES.lookup(fn) is not None:
         return registered_rrule(f, *args, **kwargs)
     kind = type(fn)
