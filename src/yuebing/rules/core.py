@@ -240,15 +240,23 @@ def _split_f(f: Any) -> tuple[Any, Any]:
     return (f.primal, f.fdata) if isinstance(f, CoDual) else (f, NoFData)
 
 
+#: Set by ``yuebing.transform.runtime``: builds rules for callables without a registered one
+#: (Python functions, methods, classes...) by transforming their source.
+derive_rrule: Callable | None = None
+
+
 def rrule(f: Any, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
     """Run the reverse rule of ``f`` on coduals; returns ``(codual_out, pullback)``.
 
     ``pullback(out_rdata)`` returns the rdata of ``f``, then of each positional argument, then of
-    each keyword argument in call order.
+    each keyword argument in call order. Callables without a registered rule get a rule derived
+    from their source (so rules such as ``map`` can call user functions).
     """
     function, f_fdata = _split_f(f)
     found = RRULES.lookup(function)
     if found is None:
+        if derive_rrule is not None:
+            return derive_rrule(f if isinstance(f, CoDual) else CoDual(f, NoFData), *args, **kwargs)
         raise MissingRuleError(function, "reverse")
     rule, binder, owner = found
     if owner is not None:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..rules import core as _core
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable
 from ..rules.core import rrule as registered_rrule
 from ..rules.util import output, slot_rdata, slot_tangent
@@ -247,6 +248,8 @@ def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
         return _call_partial(f, args, kwargs)
     if isinstance(fn, UndefinedGlobal):
         raise NameError(f"name {fn.name!r} is not defined")
+    if isinstance(fn, np.vectorize):
+        return _call_vectorized(f, args, kwargs)
     call = getattr(type(fn), "__call__", None)
     if isinstance(call, types.FunctionType):
         return _call_method(CoDual(types.MethodType(call, fn), Tangent(types.MethodType, {"__self__": f.fdata})), args, kwargs)
@@ -350,6 +353,40 @@ def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, 
     return CoDual(obj, out_f), pullback
 
 
+def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    """``np.vectorize(pyfunc)(*arrays)``: ``pyfunc``'s rule applied element by element."""
+    vec = f.primal
+    if kwargs or vec.signature is not None or len(args) != 1:
+        raise MissingRuleError(vec, "reverse", reason="yuebing supports np.vectorize objects called "
+                               "with one array argument and no signature")
+    x = args[0]
+    xs = np.asarray(x.primal)
+    flat = xs.ravel()
+    pullbacks = []
+    values = []
+    func = CoDual(vec.pyfunc, NoFData)
+    for v in flat:
+        out, pb = call_rrule(func, CoDual(float(v) if xs.dtype.kind == "f" else v, NoFData))
+        values.append(out.primal)
+        pullbacks.append(pb)
+    y = np.asarray(values, dtype=vec.otypes[0] if vec.otypes else None).reshape(xs.shape)
+    result = output(y)
+
+    def pullback(dy: Any) -> tuple:
+        g = result.fdata if isinstance(result.fdata, np.ndarray) else np.zeros(xs.shape)
+        grads = np.zeros(flat.shape, dtype=float)
+        gflat = np.asarray(g).ravel()
+        for i in range(len(pullbacks) - 1, -1, -1):
+            r = pullbacks[i](float(gflat[i]))[1]
+            grads[i] = 0.0 if r is NoRData else r
+        if isinstance(x.primal, np.ndarray) and isinstance(x.fdata, np.ndarray):
+            x.fdata += grads.reshape(xs.shape)
+            return NoRData, NoRData
+        return NoRData, float(grads.sum()) if np.ndim(x.primal) == 0 else NoRData
+
+    return result, pullback
+
+
 # --------------------------------------------------------------------------------------------
 # Derived rules
 # --------------------------------------------------------------------------------------------
@@ -445,5 +482,11 @@ class DerivedRule:
 
         return out, pullback
 
+
+def _derive_for_core(f: CoDual, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
+    return call_rrule(f, *args, **kwargs)
+
+
+_core.derive_rrule = _derive_for_core
 
 __all__ = ["acc", "call_rrule", "derived_rule", "DerivedRule", "describe_callable", "output", "add_tangents"]
