@@ -226,17 +226,26 @@ for _f in (mkset, check_unpack, min_len, dict_keys):
 __all__ = ["as_sequence", "cell_get", "check_unpack", "dict_keys", "min_len", "mkdict", "mklist", "mkset", "mktuple", "rdata", "Tangent"]
 
 
+def _captures_differentiable(fn: Any) -> bool:
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # empty cell
+            continue
+        if zero_tangent(contents) is not NoTangent:
+            return True
+    return False
+
+
 def _vectorize_rrule(pyfunc: CoDual, *rest: Any, **kwargs: Any) -> tuple[CoDual, Callable]:
     """``np.vectorize(pyfunc, ...)``: the object itself carries no tangent, so ``pyfunc`` must
     not capture differentiable values (their derivative would be lost)."""
     fn = pyfunc.primal
-    if pyfunc.fdata is not NoFData and fdata(zero_tangent(fn)) is not NoFData:
-        cells = getattr(fn, "__closure__", None) or ()
-        if any(not isinstance(zero_tangent(c.cell_contents), type(NoTangent)) for c in cells):
-            raise TypeError(
-                "yuebing cannot follow derivatives into variables captured by a function passed to "
-                "np.vectorize; pass them as arguments, or use a loop"
-            )
+    if _captures_differentiable(fn):
+        raise TypeError(
+            "yuebing cannot follow derivatives into variables captured by a function passed to "
+            "np.vectorize; pass them as arguments, or use a loop"
+        )
     from ..rules.core import primal
 
     vec = np.vectorize(fn, *(primal(r) for r in rest), **{k: primal(v) for k, v in kwargs.items()})
