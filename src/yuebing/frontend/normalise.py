@@ -283,6 +283,7 @@ class Normaliser:
             parts = [self.expr(p, out) if p is not None else ir.Const(None) for p in (node.lower, node.upper, node.step)]
             if all(isinstance(p, ir.Const) for p in parts):
                 return ir.Const(slice(*(p.value for p in parts)))
+            self.globals["slice"] = None
             return self.call(out, ir.Global("slice"), parts)
         if isinstance(node, ast.Tuple):
             items = [self.index(e, out) for e in node.elts]

@@ -83,19 +83,64 @@ def _run_primal(f: Callable, args: tuple, kwargs: dict) -> tuple[Any, tuple]:
 
 
 def _finite_differences(f: Callable, args: tuple, kwargs: dict, dx: Any, steps: Iterable[float]) -> list:
-    """``(h, J dx)`` estimates: tangents of ``(output, args_after)`` by central differences."""
+    """``(h, J dx)`` estimates: tangents of ``(output, args_after, objects_before)`` by central
+    differences (``objects_before``: the mutable objects reachable from the arguments before the
+    call, as they are after it)."""
     estimates = []
     for h in steps:
         plus = T.add_to_primal(args, dx, h)
         minus = T.add_to_primal(args, dx, -h)
+        # The state is every object reachable from the arguments before *or* after the call:
+        # objects the call drops from the arguments keep their (pass-through) derivative.
+        plus_objects, minus_objects = _mutable_objects(plus), _mutable_objects(minus)
         y_plus = f(*plus, **kwargs)
         y_minus = f(*minus, **kwargs)
         try:
-            delta = T.scale(T.difference((y_plus, plus), (y_minus, minus)), 1.0 / (2.0 * h))
+            delta = T.scale(T.difference((y_plus, plus, plus_objects), (y_minus, minus, minus_objects)), 1.0 / (2.0 * h))
         except TypeError as error:
             raise RuleCheckError(f"finite differences: output structure changed under perturbation: {error}")
         estimates.append((h, delta))
     return estimates
+
+
+def _mutable_objects(x: Any) -> list:
+    """Every mutable object (list, dict, object, cell, float array) reachable from ``x``, in a
+    deterministic order: two structural copies give aligned lists."""
+    from ..tangents import kinds as K
+
+    found, seen, stack = [], set(), [x]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        kind = K.primal_kind(v)
+        if kind in K.MUTABLE_KINDS or kind is K.ARRAY:
+            found.append(v)
+        if kind in (K.FLOAT, K.COMPLEX, K.ARRAY, K.NONDIFF):
+            continue
+        stack.extend(reversed(K.parts(v, kind)[1]))
+    return found
+
+
+def _tangent_map(x: Any, t: Any) -> dict:
+    """``id(mutable primal object) -> its tangent object`` for a primal and a full tangent."""
+    from ..tangents import kinds as K
+    from ..tangents.ops import _aligned_children
+
+    mapping, stack = {}, [(x, t)]
+    while stack:
+        v, tv = stack.pop()
+        kind = K.primal_kind(v)
+        if kind in K.MUTABLE_KINDS or kind is K.ARRAY:
+            if id(v) in mapping:
+                continue
+            mapping[id(v)] = tv
+        if kind in (K.FLOAT, K.COMPLEX, K.ARRAY, K.NONDIFF):
+            continue
+        keys, children, _ = K.parts(v, kind)
+        stack.extend(zip(children, _aligned_children(kind, keys, tv)))
+    return mapping
 
 
 def _norm(t: Any) -> float:
@@ -166,14 +211,16 @@ def _check_forward(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol,
     for _ in range(2):
         x = T.structural_copy(args)
         t = T.scale(dx, 1.0)  # a fresh tangent with dx's aliasing, mutated by the rule
+        objects = _mutable_objects(x)
+        tangents_of = _tangent_map(x, t)
         duals = [Dual(xi, ti) for xi, ti in zip(x, _per_arg(t, len(x), T.NoTangent))]
         out = frule(f, *duals, **kwargs)
         if not isinstance(out, Dual):
             _fail(name, f"the forward rule returned {type(out).__qualname__}, not a Dual")
         _check_primal(name, "forward", out.primal, x, y_ref, after_ref)
-        combined = (out.tangent, t)
+        combined = (out.tangent, t, [tangents_of[id(o)] for o in objects])
         try:
-            validate_tangent((out.primal, x), combined)
+            validate_tangent((out.primal, x, objects), combined)
         except TypeError as error:
             _fail(name, f"forward rule's tangents do not mirror the primal (output, arguments): {error}")
         results.append(combined)
@@ -208,8 +255,9 @@ def _check_reverse(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol,
     rng = np.random.default_rng(seed + 1)
     x = T.structural_copy(args)
     before = T.structural_copy(args)
-    preload = T.randn_tangent(rng, x)  # cotangent of the post-call state of the arguments
-    post_cotangent = _full_tangent(x, T.fdata(T.scale(preload, 1.0)))
+    preload = T.randn_tangent(rng, x)
+    objects = _mutable_objects(x)
+    tangents_of = _tangent_map(x, preload)
     x_fdata = _per_arg(T.fdata(preload), len(x), T.NoFData)
     coduals = [CoDual(xi, fi) for xi, fi in zip(x, x_fdata)]
     from ..transform.runtime import call_rrule  # registered rules, or derived from source
@@ -218,6 +266,9 @@ def _check_reverse(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol,
     if not isinstance(out, CoDual):
         _fail(name, f"the reverse rule returned {type(out).__qualname__}, not a CoDual")
     _check_primal(name, "reverse", out.primal, x, y_ref, after_ref)
+    # The preloaded fdata moved with the primal through the forward pass (a list that grew has a
+    # zero slot more): what it holds now is the cotangent of the post-call state.
+    post_cotangent = T.scale((_full_tangent(x, tuple(x_fdata)), [tangents_of[id(o)] for o in objects]), 1.0)
     try:
         validate_tangent(
             (out.primal, x),
@@ -236,7 +287,7 @@ def _check_reverse(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol,
     if problem:
         _fail(name, f"the pullback did not restore the arguments to their state before the call: {problem}")
     gradient = tuple(T.join(fi, ri) for fi, ri in zip(x_fdata, rdatas[1:1 + len(x)]))
-    cotangent = (ybar, post_cotangent)
+    cotangent = (ybar, *post_cotangent)
     lhs = T.dot(gradient, dx)
     scale_lhs = _norm(gradient) * _norm(dx)
     attempts = []
