@@ -3,10 +3,10 @@ import pytest
 
 from yuebing.testing import check_rule
 
-from .corpus import data, language, objects, programs
+from .corpus import data, extra_data, extra_language, extra_objects, extra_programs, language, objects, programs
 
 ENTRIES = [pytest.param(fn, args, options, id=f"{module.__name__.rsplit('.', 1)[-1]}:{fn.__name__}")
-           for module in (language, data, objects, programs) for fn, args, options in module.CORPUS]
+           for module in (language, data, objects, programs, extra_language, extra_data, extra_objects, extra_programs) for fn, args, options in module.CORPUS]
 
 
 @pytest.mark.parametrize("fn, args, options", ENTRIES)

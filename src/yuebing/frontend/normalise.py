@@ -172,6 +172,9 @@ class Normaliser:
 
     def expr_UnaryOp(self, node: ast.UnaryOp, out: list, target: str) -> ir.Atom:
         operand = self.expr(node.operand, out)
+        if isinstance(operand, ir.Const) and type(operand.value) in (int, float, complex) \
+                and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return ir.Const(-operand.value if isinstance(node.op, ast.USub) else operand.value)
         return self.call(out, ir.Const(UNARY[type(node.op)]), [operand], target)
 
     def expr_BoolOp(self, node: ast.BoolOp, out: list, target: str) -> ir.Atom:
