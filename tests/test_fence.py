@@ -132,3 +132,24 @@ def test_iterating_a_generator_expression_materialises_it():
 def test_iterating_an_opaque_iterator_is_refused():
     with pytest.raises(TypeError, match="no reverse-mode rule for iter"):
         yb.grad(iterates_map_object)([1.0, 2.0])
+
+
+def closure_over_reassigned(x):
+    w = x
+    f = lambda v: v * w  # noqa: E731
+    w = 2.0 * x
+    return f(1.0)
+
+
+def closure_in_loop(x):
+    fs = []
+    for i in range(3):
+        fs.append(lambda v: v * i)
+    return fs[0](x)
+
+
+def test_closure_over_reassigned_variable_is_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="capturing 'w', which is reassigned"):
+        yb.grad(closure_over_reassigned)(1.0)
+    with pytest.raises(UnsupportedSyntaxError, match="capturing 'i'"):
+        yb.grad(closure_in_loop)(1.0)

@@ -761,6 +761,22 @@ class Normaliser:
 
     # ---------------------------------------------------------------- the function
 
+    def _check_captured_are_stable(self, body: list) -> None:
+        """A nested function's tangent is fixed when it is created, so a captured variable must
+        have one value for the function's whole life: bound once, outside any loop."""
+        sites: dict = {}
+        _assignment_sites(body, False, sites)
+        for closure in _closures(body, []):
+            for name in closure.free_vars:
+                bound = sites.get(name, [])
+                if len(bound) > 1 or any(in_loop for _, in_loop in bound):
+                    raise UnsupportedSyntaxError(
+                        f"a nested function capturing {name!r}, which is reassigned or bound in a loop",
+                        f"pass {name!r} to the nested function as an argument (or a default value), "
+                        "or give each value its own name",
+                        self.filename, closure.line, self.fn.__qualname__,
+                    )
+
     def function(self) -> ir.Function:
         node = self.node
         if isinstance(node, ast.Lambda):
@@ -781,6 +797,7 @@ class Normaliser:
             body.append(ir.Return(ir.Var("_retval"), line=self.line))
         elif not returns:
             body.append(ir.Return(ir.Const(None), line=self.line))
+        self._check_captured_are_stable(body)
         code = self.fn.__code__
         n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
         return ir.Function(
@@ -792,6 +809,41 @@ class Normaliser:
             free_vars=self.free,
             global_names=list(self.globals),
         )
+
+
+def _assignment_sites(body: list, in_loop: bool, sites: dict) -> None:
+    """``name -> [(line, inside_a_loop)]`` for every statement that binds a name."""
+    for s in body:
+        names: tuple = ()
+        if isinstance(s, ir.Call) and s.target:
+            names = (s.target,)
+        elif isinstance(s, (ir.Copy, ir.MakeClosure)):
+            names = (s.target,)
+        elif isinstance(s, ir.Opaque):
+            names = s.defines
+        for name in names:
+            sites.setdefault(name, []).append((s.line, in_loop))
+        if isinstance(s, ir.If):
+            _assignment_sites(s.body, in_loop, sites)
+            _assignment_sites(s.orelse, in_loop, sites)
+        elif isinstance(s, ir.While):
+            _assignment_sites(s.test_body, True, sites)
+            _assignment_sites(s.body, True, sites)
+        elif isinstance(s, ir.ForRange):
+            sites.setdefault(s.var, []).append((s.line, True))
+            _assignment_sites(s.body, True, sites)
+        elif isinstance(s, ir.With):
+            _assignment_sites(s.body, in_loop, sites)
+
+
+def _closures(body: list, found: list) -> list:
+    for s in body:
+        if isinstance(s, ir.MakeClosure):
+            found.append(s)
+        for inner in ("body", "orelse", "test_body"):
+            if hasattr(s, inner):
+                _closures(getattr(s, inner), found)
+    return found
 
 
 class _Seq(list):

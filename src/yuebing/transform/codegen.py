@@ -27,6 +27,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_cell_fdata": runtime.cell_fdata,
         "_closure_fdata": runtime.closure_fdata,
         "_closure_rdata": runtime.closure_rdata,
+        "_with_user_globals": runtime.with_user_globals,
         "_STAR": runtime.Star,
     }
 

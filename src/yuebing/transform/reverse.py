@@ -247,6 +247,7 @@ class ReverseGenerator:
 
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         self.emit(out, indent, s.source, s.line)
+        self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
         boxes = ", ".join(f"{name!r}: ({name}, {self.fd(name)})" for name in s.free_vars)
         self.emit(out, indent, f"{self.fd(s.target)} = _closure_fdata({s.target}, {{{boxes}}})", s.line)
         self.emit(out, indent, f"_push({self.fd(s.target)})  # the reverse pass reads the captured cotangents", s.line)

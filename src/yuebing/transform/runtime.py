@@ -102,6 +102,18 @@ def closure_fdata(fn: Any, captured: dict) -> Any:
     return Tangent(types.FunctionType, boxes)
 
 
+def with_user_globals(fn: Any, namespace: dict) -> Any:
+    """A function defined inside generated code, rebound to the user's module globals (the code
+    it was written in), keeping its closure cells."""
+    if not isinstance(fn, types.FunctionType) or fn.__globals__ is namespace:
+        return fn
+    rebound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    rebound.__kwdefaults__ = fn.__kwdefaults__
+    rebound.__qualname__ = fn.__qualname__
+    rebound.__dict__.update(fn.__dict__)
+    return rebound
+
+
 def closure_rdata(fn_f: Any, name: str) -> Any:
     """The rdata accumulated in a closure variable's box (its value parts)."""
     if not isinstance(fn_f, Tangent):

@@ -1,0 +1,730 @@
+"""Rules for builtins called as functions (DESIGN.md §4): ``abs min max sum round divmod pow
+float int bool complex list tuple dict range enumerate zip reversed sorted map filter``.
+
+Conventions:
+
+* ``min``/``max`` (both ``max(a, b, ...)`` and ``max(iterable)``, with ``key=`` and ``default=``)
+  send the whole cotangent to the element they returned: the first extreme one on ties, as
+  Python returns it. If that element is an array (or any mutable object) the output *is* it.
+* ``enumerate``, ``zip``, ``reversed``, ``map`` and ``filter`` return a **list** (of tuples for
+  ``enumerate``/``zip``) instead of an iterator: iterating the result, indexing it and ``len``
+  work, ``next()`` on it does not. ``zip`` and ``map`` read their arguments to the end (Python
+  stops at the shortest); ``zip(strict=True)`` raises as Python does.
+* ``sorted``/``min``/``max`` call ``key`` as plain Python (only the order depends on it, which is
+  piecewise constant: zero derivative); ``filter`` calls its predicate the same way. A key or
+  predicate that mutates differentiable state is not supported. ``map`` calls the function's rule
+  per element (registered, or derived from source) and runs the pullbacks in reverse order.
+* Iterating an array (``list(a)``, ``zip(a, b)``...): a 1-D array gives NumPy scalars whose
+  cotangents go into the array's fdata; a k-D array gives row *views* whose fdata are the same
+  rows of the array's fdata. Other iterables (ranges, strings, sets, generators) must carry no
+  derivative, else ``RuleArgumentError`` asks for a list.
+* ``round``, ``int``, ``bool``, ``range``, 3-argument ``pow`` (integers only) and the quotient of
+  ``divmod`` have zero derivative; ``divmod``'s remainder follows ``operator.mod``.
+* ``float(x)`` passes the cotangent through (a size-1 array receives it in its fdata);
+  ``complex(re, im)`` is ``re + 1j * im``.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import tangents as T
+from ..tangents import NoFData, NoRData, NoTangent
+from ..testing.cases import Case, randc, randn, randpos
+from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule_for, frule_for
+from .declare import nondifferentiable
+from .operators import (
+    ABS_RULES, POW_RULES, ConventionCase, Elements, fit_element, forward_elements, forward_sequence,
+    fresh_tangent, list_output, rdata_part, ref, send, sum_rdata, tangent_free, tuple_of, tuple_output,
+)
+from .util import accumulate, fit_tangent, out_cotangent, output, tangent
+
+_NOARG = object()  # "not passed", distinct from any value a caller could pass
+
+nondifferentiable(builtins.round, builtins.int, builtins.bool, builtins.range)
+
+register_rrule(builtins.abs, ABS_RULES[0])
+register_frule(builtins.abs, ABS_RULES[1])
+
+
+def _call_rrule(f: Any, *args: CoDual) -> tuple[CoDual, Callable]:
+    """The reverse rule of any callable: registered, or derived from its source."""
+    from ..transform.runtime import call_rrule
+
+    return call_rrule(f if isinstance(f, CoDual) else CoDual(f, NoFData), *args)
+
+
+def _kw(kwargs: dict, name: str, default: Any = None) -> Any:
+    return primal(kwargs[name]) if name in kwargs else default
+
+
+def _numeric(x: Any) -> bool:
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind != "O"
+    return isinstance(x, (int, float, complex, np.number, np.bool_))
+
+
+# ============================================================================================
+# pow, divmod, float, complex
+# ============================================================================================
+
+
+@rrule_for(builtins.pow)
+def _pow_rrule(base, exp, mod=_NOARG):
+    if mod is _NOARG or primal(mod) is None:
+        out, pullback = POW_RULES[0](base, exp)
+        return out, pullback if mod is _NOARG else (lambda dy: pullback(dy) + (NoRData,))
+    y = pow(primal(base), primal(exp), primal(mod))  # integers only: zero derivative
+    return output(y), lambda dy: (NoRData,) * 4
+
+
+@frule_for(builtins.pow)
+def _pow_frule(base, exp, mod=_NOARG):
+    if mod is _NOARG or primal(mod) is None:
+        return POW_RULES[1](base, exp)
+    y = pow(primal(base), primal(exp), primal(mod))
+    return Dual(y, T.zero_tangent(y))
+
+
+@rrule_for(builtins.divmod)
+def _divmod_rrule(a, b):
+    x, z = primal(a), primal(b)
+    q, r = divmod(x, z)
+    out = output((q, r))
+    if not (_numeric(x) and _numeric(z)):
+        if tangent_free(x) and tangent_free(z):
+            return out, lambda dy: (NoRData,) * 3
+        raise RuleArgumentError(f"divmod: yuebing has no rule for ({type(x).__qualname__}, {type(z).__qualname__})")
+
+    def pullback(dy):
+        g = out_cotangent(out, dy)
+        gr = g[1] if isinstance(g, tuple) else NoTangent
+        if gr is NoTangent or gr is NoRData:
+            return NoRData, NoRData, NoRData
+        return NoRData, accumulate(a, gr), accumulate(b, -gr * q)
+
+    return out, pullback
+
+
+@frule_for(builtins.divmod)
+def _divmod_frule(a, b):
+    x, z = primal(a), primal(b)
+    q, r = divmod(x, z)
+    dr: Any = NoTangent
+    for arg, scale in ((a, 1), (b, -q)):
+        t = tangent(arg)
+        if t is not NoTangent and _numeric(primal(arg)):
+            dr = scale * t if dr is NoTangent else dr + scale * t
+    return Dual((q, r), _tuple_tangent(fit_tangent(NoTangent, q), fit_tangent(dr, r)))
+
+
+def _tuple_tangent(*ts: Any) -> Any:
+    return NoTangent if all(t is NoTangent for t in ts) else tuple(ts)
+
+
+@rrule_for(builtins.float)
+def _float_rrule(x=_NOARG):
+    if x is _NOARG:
+        return output(0.0), lambda dy: (NoRData,)
+    v = primal(x)
+    y = float(v)
+    differentiable = isinstance(v, (float, complex, np.floating, np.complexfloating)) or \
+        isinstance(v, np.ndarray) and v.dtype.kind in "fc"
+
+    def pullback(dy):
+        if dy is NoRData or not differentiable or not isinstance(x, CoDual):
+            return NoRData, NoRData
+        if isinstance(v, np.ndarray):
+            x.fdata += dy  # a size-1 array: float() read its only element
+            return NoRData, NoRData
+        return NoRData, complex(dy) if isinstance(v, (complex, np.complexfloating)) else float(dy)
+
+    return output(y), pullback
+
+
+@frule_for(builtins.float)
+def _float_frule(x=_NOARG):
+    if x is _NOARG:
+        return Dual(0.0, 0.0)
+    v, t = primal(x), tangent(x)
+    y = float(v)
+    if t is NoTangent:
+        return Dual(y, 0.0)
+    return Dual(y, float(np.real(np.reshape(t, -1)[0] if isinstance(t, np.ndarray) else t)))
+
+
+def _complex_value(real: Any, imag: Any) -> complex:
+    parts = {name: primal(c) for name, c in (("real", real), ("imag", imag)) if c is not _NOARG}
+    return complex(**parts)
+
+
+@rrule_for(builtins.complex)
+def _complex_rrule(real=_NOARG, imag=_NOARG):
+    n = 2 if imag is not _NOARG else 1 if real is not _NOARG else 0  # rdata per bound position
+    y = _complex_value(real, imag)
+
+    def pullback(dy):
+        rdatas = [NoRData]
+        for c, scale in ((real, 1), (imag, 1j))[:n]:
+            differentiable = dy is not NoRData and c is not _NOARG and _differentiable_number(primal(c))
+            rdatas.append(accumulate(c, dy * np.conj(scale)) if differentiable else NoRData)
+        return tuple(rdatas)
+
+    return output(y), pullback
+
+
+@frule_for(builtins.complex)
+def _complex_frule(real=_NOARG, imag=_NOARG):
+    y = _complex_value(real, imag)
+    dy = 0j
+    for c, scale in ((real, 1), (imag, 1j)):
+        if c is not _NOARG and _differentiable_number(primal(c)) and tangent(c) is not NoTangent:
+            dy += scale * complex(np.reshape(tangent(c), -1)[0] if isinstance(tangent(c), np.ndarray) else tangent(c))
+    return Dual(y, dy)
+
+
+def _differentiable_number(v: Any) -> bool:
+    return isinstance(v, (float, complex, np.floating, np.complexfloating)) or \
+        isinstance(v, np.ndarray) and v.dtype.kind in "fc"
+
+
+# ============================================================================================
+# min / max
+# ============================================================================================
+
+
+def _extreme_rules(which: Callable, name: str) -> tuple[Callable, Callable]:
+    def rrule(*args, **kwargs):
+        key = _kw(kwargs, "key")
+        options = {"key": key} if key is not None else {}
+        if "default" in kwargs:
+            options["default"] = primal(kwargs["default"])
+        n_kw = len(kwargs)
+        if len(args) == 1:
+            src = Elements(args[0], name)
+            y = which(src.items, **options)
+            if not src.items:  # the default was returned
+                d = kwargs["default"]
+                out = CoDual(y, d.fdata) if isinstance(d, CoDual) else output(y)
+                keys = list(kwargs)
+
+                def default_pullback(dy):
+                    return (NoRData, NoRData, *(dy if k == "default" else NoRData for k in keys))
+
+                return out, default_pullback
+            i = _index_of(src.items, y)
+            p, fd, back = ref(src, i)
+
+            def pullback(dy):
+                send(back, dy)
+                return (NoRData, src.rdata()) + (NoRData,) * n_kw
+
+            return CoDual(p, fd), pullback
+        prims = [primal(a) for a in args]
+        y = which(*prims, **options)
+        i = _index_of(prims, y)
+        chosen = args[i]
+        n = len(args)
+
+        def pullback(dy):
+            return (NoRData, *(dy if j == i else NoRData for j in range(n))) + (NoRData,) * n_kw
+
+        return CoDual(y, chosen.fdata if isinstance(chosen, CoDual) else NoFData), pullback
+
+    def frule(*args, **kwargs):
+        key = _kw(kwargs, "key")
+        options = {"key": key} if key is not None else {}
+        if "default" in kwargs:
+            options["default"] = primal(kwargs["default"])
+        if len(args) == 1:
+            items = forward_elements(args[0], name)
+            prims = [p for p, _ in items]
+            y = which(prims, **options)
+            if not prims:
+                return Dual(y, tangent(kwargs["default"]) if isinstance(kwargs["default"], Dual) else T.zero_tangent(y))
+            return Dual(y, fit_element(y, items[_index_of(prims, y)][1]))
+        prims = [primal(a) for a in args]
+        y = which(*prims, **options)
+        return Dual(y, fit_element(y, tangent(args[_index_of(prims, y)])))
+
+    rrule.__qualname__, frule.__qualname__ = f"rrule[{name}]", f"frule[{name}]"
+    return rrule, frule
+
+
+def _index_of(items: list, y: Any) -> int:
+    """Where ``min``/``max`` found ``y``: the first position holding that very object (Python
+    returns the object itself, and an object equal to itself cannot beat its own first copy)."""
+    for i, v in enumerate(items):
+        if v is y:
+            return i
+    raise AssertionError("min/max returned an object that is not one of its arguments")
+
+
+for _f, _name in ((builtins.max, "max"), (builtins.min, "min")):
+    _r, _fr = _extreme_rules(_f, _name)
+    register_rrule(_f, _r)
+    register_frule(_f, _fr)
+
+# ============================================================================================
+# sum
+# ============================================================================================
+
+
+@rrule_for(builtins.sum)
+def _sum_rrule(iterable, start=_NOARG):
+    src = Elements(iterable, "sum")
+    passed = start is not _NOARG
+    start = 0 if start is _NOARG else start
+    s = primal(start)
+    if not (_numeric(s) and all(map(_numeric, src.items))):
+        return _chained_sum_rrule(src, start, passed)
+    y = builtins.sum(src.items, s)
+    if not src.items and y is s and isinstance(start, CoDual) and isinstance(s, np.ndarray):
+        return CoDual(s, start.fdata), lambda dy: (NoRData, NoRData, NoRData)  # returned start itself
+    out = output(y)
+
+    def pullback(dy):
+        g = out_cotangent(out, dy)
+        for i in range(len(src) - 1, -1, -1):
+            src.deliver(i, accumulate(src.codual(i), g))
+        return (NoRData, src.rdata(), accumulate(start, g))[: 3 if passed else 2]
+
+    return out, pullback
+
+
+def _chained_sum_rrule(src: Elements, start: Any, passed: bool) -> tuple[CoDual, Callable]:
+    """``sum`` of sequences (``sum(lists, [])``): Python adds left to right with ``+``."""
+    add_rrule = _lookup_add_rrule()
+    acc = start if isinstance(start, CoDual) else output(start)
+    pullbacks = []
+    for i in range(len(src)):
+        acc, pb = add_rrule(acc, src.codual(i))
+        pullbacks.append(pb)
+
+    def pullback(dy):
+        r = dy
+        for i in range(len(pullbacks) - 1, -1, -1):
+            _, r, r_item = pullbacks[i](r)
+            src.deliver(i, r_item)
+        return (NoRData, src.rdata(), r)[: 3 if passed else 2]
+
+    return acc, pullback
+
+
+def _lookup_add_rrule() -> Callable:
+    from .core import RRULES
+
+    return RRULES.by_function[operator.add][0]
+
+
+@frule_for(builtins.sum)
+def _sum_frule(iterable, start=_NOARG):
+    items = forward_elements(iterable, "sum")
+    start = 0 if start is _NOARG else start
+    s = primal(start)
+    if not (_numeric(s) and all(_numeric(p) for p, _ in items)):
+        acc = start if isinstance(start, Dual) else Dual(s, T.zero_tangent(s))
+        for p, t in items:
+            acc = frule(operator.add, acc, Dual(p, t))
+        return acc
+    y = builtins.sum((p for p, _ in items), s)
+    if not items and y is s and isinstance(start, Dual):
+        return Dual(s, start.tangent)
+    dy: Any = NoTangent
+    for p, t in [(s, tangent(start))] + items:
+        if t is not NoTangent and _differentiable_number(p):
+            dy = t if dy is NoTangent else dy + t
+    return Dual(y, fit_tangent(dy, y))
+
+
+# ============================================================================================
+# list, tuple, reversed, sorted, enumerate, zip, filter, map
+# ============================================================================================
+
+
+def _sequence_rules(name: str, build: Callable, kind: type) -> tuple[Callable, Callable]:
+    """Rules for a builtin whose result is a list/tuple of the elements of its first argument,
+    reordered or selected: ``build(primals, kwargs) -> index order``."""
+
+    def rrule(iterable=_NOARG, *rest, **kwargs):
+        if iterable is _NOARG:
+            return output(kind()), lambda dy: (NoRData,)
+        src = Elements(iterable, name)
+        order = build(src.items, rest, kwargs)
+        nodes = [ref(src, i) for i in order]
+        out, send_back = (list_output if kind is list else tuple_output)(nodes)
+        n_after = len(rest) + len(kwargs)
+
+        def pullback(dy):
+            send_back() if kind is list else send_back(dy)
+            return (NoRData, src.rdata()) + (NoRData,) * n_after
+
+        return out, pullback
+
+    def frule_(iterable=_NOARG, *rest, **kwargs):
+        if iterable is _NOARG:
+            return Dual(kind(), NoTangent if kind is tuple else [])
+        items = forward_elements(iterable, name)
+        order = build([p for p, _ in items], rest, kwargs)
+        return forward_sequence(kind, [items[i] for i in order])
+
+    rrule.__qualname__, frule_.__qualname__ = f"rrule[{name}]", f"frule[{name}]"
+    return rrule, frule_
+
+
+def _all(items, rest, kwargs):
+    return range(len(items))
+
+
+def _reversed(items, rest, kwargs):
+    return range(len(items) - 1, -1, -1)
+
+
+def _sorted(items, rest, kwargs):
+    key = _kw(kwargs, "key")
+    reverse = bool(_kw(kwargs, "reverse", False))
+    index_key = items.__getitem__ if key is None else (lambda i: key(items[i]))
+    # sorting positions by their items' keys is stable like sorting the items, even reversed
+    return sorted(range(len(items)), key=index_key, reverse=reverse)
+
+
+def _filter(items, rest, kwargs):
+    predicate = primal(rest[0])
+    return [i for i, v in enumerate(items) if (predicate(v) if predicate is not None else v)]
+
+
+for _f, _name, _build, _kind in (
+    (builtins.list, "list", _all, list),
+    (builtins.tuple, "tuple", _all, tuple),
+    (builtins.sorted, "sorted", _sorted, list),
+):
+    _r, _fr = _sequence_rules(_name, _build, _kind)
+    register_rrule(_f, _r)
+    register_frule(_f, _fr)
+
+
+@rrule_for(builtins.reversed)
+def _reversed_rrule(seq):
+    reversed(primal(seq))  # Python's check that seq is a sequence
+    return _SEQ_RULES["reversed"][0](seq)
+
+
+@frule_for(builtins.reversed)
+def _reversed_frule(seq):
+    reversed(primal(seq))
+    return _SEQ_RULES["reversed"][1](seq)
+
+
+@rrule_for(builtins.filter)
+def _filter_rrule(function, iterable):
+    out, pullback = _SEQ_RULES["filter"][0](iterable, function)
+    return out, lambda dy: (NoRData, NoRData, pullback(dy)[1])
+
+
+@frule_for(builtins.filter)
+def _filter_frule(function, iterable):
+    return _SEQ_RULES["filter"][1](iterable, function)
+
+
+_SEQ_RULES = {"reversed": _sequence_rules("reversed", _reversed, list),
+              "filter": _sequence_rules("filter", _filter, list)}
+
+
+@rrule_for(builtins.enumerate)
+def _enumerate_rrule(iterable, start=_NOARG):
+    src = Elements(iterable, "enumerate")
+    first = 0 if start is _NOARG else operator.index(primal(start))
+    out, send_back = list_output([tuple_of([(first + i, NoFData, None), ref(src, i)]) for i in range(len(src))])
+
+    def pullback(dy):
+        send_back()
+        return (NoRData, src.rdata()) if start is _NOARG else (NoRData, src.rdata(), NoRData)
+
+    return out, pullback
+
+
+@frule_for(builtins.enumerate)
+def _enumerate_frule(iterable, start=_NOARG):
+    first = 0 if start is _NOARG else operator.index(primal(start))
+    items = forward_elements(iterable, "enumerate")
+    return forward_sequence(list, [((first + i, p), _tuple_tangent(NoTangent, fit_element(p, t)))
+                                   for i, (p, t) in enumerate(items)])
+
+
+def _zip_length(lengths: list, strict: bool) -> int:
+    if strict and len(set(lengths)) > 1:
+        list(zip(*(range(n) for n in lengths), strict=True))  # Python's ValueError
+    return min(lengths) if lengths else 0
+
+
+@rrule_for(builtins.zip)
+def _zip_rrule(*iterables, **kwargs):
+    srcs = [Elements(c, "zip") for c in iterables]
+    n = _zip_length([len(s) for s in srcs], bool(_kw(kwargs, "strict", False)))
+    out, send_back = list_output([tuple_of([ref(s, i) for s in srcs]) for i in range(n)])
+    n_kw = len(kwargs)
+
+    def pullback(dy):
+        send_back()
+        return (NoRData, *(s.rdata() for s in srcs)) + (NoRData,) * n_kw
+
+    return out, pullback
+
+
+@frule_for(builtins.zip)
+def _zip_frule(*iterables, **kwargs):
+    columns = [forward_elements(c, "zip") for c in iterables]
+    n = _zip_length([len(c) for c in columns], bool(_kw(kwargs, "strict", False)))
+    rows = []
+    for i in range(n):
+        parts = [c[i] for c in columns]
+        rows.append((tuple(p for p, _ in parts), _tuple_tangent(*(fit_element(p, t) for p, t in parts))))
+    return forward_sequence(list, rows)
+
+
+@rrule_for(builtins.map)
+def _map_rrule(function, *iterables):
+    srcs = [Elements(c, "map") for c in iterables]
+    n = min(len(s) for s in srcs)
+    nodes, f_rdata = [], [NoRData]
+    for i in range(n):
+        out_i, pb_i = _call_rrule(function, *(s.codual(i) for s in srcs))
+
+        def back(r, pb_i=pb_i, i=i):
+            rdatas = pb_i(r)
+            f_rdata[0] = sum_rdata(f_rdata[0], rdatas[0])
+            for s, r_arg in zip(srcs, rdatas[1:]):
+                s.deliver(i, r_arg)
+
+        nodes.append((out_i.primal, out_i.fdata, back))
+    out = CoDual([p for p, _, _ in nodes], [fresh_tangent(p, fd) for p, fd, _ in nodes])
+
+    def pullback(dy):
+        for j in range(n - 1, -1, -1):
+            nodes[j][2](rdata_part(out.fdata[j]))
+        return (NoRData, f_rdata[0], *(s.rdata() for s in srcs))
+
+    return out, pullback
+
+
+@frule_for(builtins.map)
+def _map_frule(function, *iterables):
+    columns = [forward_elements(c, "map") for c in iterables]
+    n = min(len(c) for c in columns)
+    f = function if isinstance(function, Dual) else Dual(function, NoTangent)
+    results = [frule(f, *(Dual(*c[i]) for c in columns)) for i in range(n)]
+    return forward_sequence(list, [(d.primal, d.tangent) for d in results])
+
+
+# ============================================================================================
+# dict
+# ============================================================================================
+
+
+@rrule_for(builtins.dict)
+def _dict_rrule(*args, **kwargs):
+    if len(args) > 1:
+        raise TypeError(f"dict expected at most 1 argument, got {len(args)}")
+    values: dict = {}  # key -> (primal, fdata, back)
+    source_rdata: list = []
+    if args:
+        m = args[0]
+        mp = primal(m)
+        if isinstance(mp, dict):
+            mf = m.fdata if isinstance(m, CoDual) and isinstance(m.fdata, dict) else {}
+            for k, v in mp.items():
+                t = mf.get(k, NoTangent)
+                values[k] = (v, T.fdata(t) if t is not NoTangent else NoFData, _dict_slot_back(mf, k))
+            source_rdata.append(lambda: NoRData)
+        else:
+            src = Elements(m, "dict")
+            for i in range(len(src)):
+                pair = Elements(src.codual(i), "dict")
+                if len(pair) != 2:
+                    raise ValueError(f"dictionary update sequence element #{i} has length {len(pair)}; 2 is required")
+                values[pair.items[0]] = (pair.items[1], pair.fdatas[1], _pair_back(src, i, pair))
+            source_rdata.append(src.rdata)
+    kw_r = {k: NoRData for k in kwargs}
+    for k, c in kwargs.items():
+        values[k] = (primal(c), c.fdata if isinstance(c, CoDual) else NoFData, _kw_back(kw_r, k))
+    y = {k: p for k, (p, _, _) in values.items()}
+    fd = {k: fresh_tangent(p, f) for k, (p, f, _) in values.items()}
+
+    def pullback(dy):
+        for k in reversed(list(values)):
+            send(values[k][2], rdata_part(fd[k]))
+        return (NoRData, *(get() for get in source_rdata), *kw_r.values())
+
+    return CoDual(y, fd), pullback
+
+
+def _dict_slot_back(mf: dict, k: Any) -> Callable:
+    from .operators import add_rdata_to
+
+    def back(r):
+        if r is not NoRData and k in mf:
+            mf[k] = add_rdata_to(mf[k], r)
+
+    return back
+
+
+def _pair_back(src: Elements, i: int, pair: Elements) -> Callable:
+    def back(r):
+        if r is not NoRData:
+            pair.deliver(1, r)
+            src.deliver(i, pair.rdata())
+
+    return back
+
+
+def _kw_back(kw_r: dict, k: str) -> Callable:
+    def back(r):
+        kw_r[k] = sum_rdata(kw_r[k], r)
+
+    return back
+
+
+@frule_for(builtins.dict)
+def _dict_frule(*args, **kwargs):
+    y: dict = {}
+    t: dict = {}
+    if args:
+        m = args[0]
+        mp = primal(m)
+        if isinstance(mp, dict):
+            mt = tangent(m) if isinstance(tangent(m), dict) else {}
+            for k, v in mp.items():
+                y[k], t[k] = v, fit_element(v, mt.get(k, NoTangent))
+        else:
+            for pair_p, pair_t in forward_elements(m, "dict"):
+                (kp, _), (vp, vt) = forward_elements(Dual(pair_p, pair_t), "dict")
+                y[kp], t[kp] = vp, fit_element(vp, vt)
+    for k, d in kwargs.items():
+        y[k], t[k] = primal(d), fit_element(primal(d), tangent(d))
+    return Dual(y, t)
+
+
+# ============================================================================================
+# Cases
+# ============================================================================================
+
+
+def _square(x):
+    return x * x
+
+
+def _listed(f: Callable) -> Callable:
+    """``list(f(...))`` for an iterator-returning builtin, with ``f``'s own rules registered on it:
+    check_rule compares the rule's list with this reference and its finite differences (the
+    builtin itself returns an iterator, which has no tangent)."""
+    from .core import FRULES, RRULES
+
+    def listed(*args, **kwargs):
+        return list(f(*args, **kwargs))
+
+    listed.__qualname__ = listed.__name__ = f"list∘{f.__name__}"
+    register_rrule(listed, RRULES.by_function[f][0])
+    register_frule(listed, FRULES.by_function[f][0])
+    return listed
+
+
+def _iterable_cases() -> list:
+    shared = randn(3)
+    m = randn(3, 2)
+    reversed, enumerate, zip, filter, map = (  # noqa: A001 - the builtins' rules, list references
+        _listed(f) for f in (builtins.reversed, builtins.enumerate, builtins.zip, builtins.filter, builtins.map))
+    return [
+        Case(list, [1.5, shared, (2.0, randn(2))], name="list(list with array and tuple)"),
+        Case(list, (1.5, randn(2), 3), name="list(tuple)"),
+        Case(list, randn(4), name="list(1-d array): scalars"),
+        Case(list, m, name="list(2-d array): row views"),
+        Case(list, randc(3), name="list(complex array)"),
+        Case(list, randn(3, dtype=np.float32), name="list(float32 array)"),
+        Case(list, range(3), name="list(range)"),
+        Case(tuple, [1.5, shared, shared], name="tuple(list with aliased array)"),
+        Case(tuple, randn(2, 2), name="tuple(2-d array)"),
+        Case(tuple, (1.5, 2.5)),
+        Case(reversed, [1.5, shared, -2.0], name="reversed(list)"),
+        Case(reversed, randn(3), name="reversed(array)"),
+        Case(sorted, [2.5, -1.0, 0.5, 3.0], name="sorted(floats)"),
+        Case(sorted, [2.5, -1.0, 0.5], kwargs={"reverse": True}, name="sorted(reverse=True)"),
+        Case(sorted, [2.5, -1.0, 0.5], kwargs={"key": abs}, name="sorted(key=abs)"),
+        Case(sorted, [(2.0, randn(2)), (1.0, randn(2))], kwargs={"key": lambda pair: pair[0]},
+             name="sorted(tuples with arrays, key=lambda)"),
+        Case(sorted, randn(4), name="sorted(array)"),
+        Case(enumerate, [1.5, shared], name="enumerate(list)"),
+        Case(enumerate, (1.5, 2.5), 3, name="enumerate(tuple, start=3)"),
+        Case(zip, [1.5, shared], (2.5, -1.0, 7.0), name="zip(list, longer tuple)"),
+        Case(zip, randn(3), randn(3, 2), name="zip(arrays)"),
+        Case(zip, [1.5, 2.5], [3.5, 4.5], kwargs={"strict": True}, name="zip(strict=True)"),
+        Case(filter, None, [1.5, 0, -2.5, (0.5, shared)], name="filter(None, ...)"),
+        Case(filter, np.isfinite, randn(3), name="filter(predicate, array)"),
+        Case(map, abs, [1.5, -2.5, shared], name="map(abs, list)"),
+        Case(map, operator.mul, [1.5, shared], (2.0, -0.5), name="map(mul, list, tuple)"),
+        Case(map, _square, [1.5, -2.5], name="map(python function)", mode=("rev",)),  # no forward transform yet
+        Case(dict, [("a", 1.5), ("b", shared)], name="dict(pairs)"),
+        Case(dict, [["a", 1.5], ["a", 2.5]], name="dict(list pairs, repeated key)"),
+        Case(dict, {"a": 1.5, "b": randn(2)}, name="dict(dict)"),
+        Case(dict, {"a": 1.5}, kwargs={"b": 2.0}, name="dict(dict, keyword)"),
+        Case(dict, (("x", (1.5, randn(2))),), name="dict(tuple of pairs)"),
+    ]
+
+
+def _extreme_cases() -> list:
+    a, b = randn(3), randn(3)
+    return [
+        Case(max, 1.5, -0.5, 3.0, name="max(floats)"),
+        Case(min, 1.5, -0.5, 3.0, name="min(floats)"),
+        Case(max, 2, 1.5, name="max(int, float)"),
+        Case(max, [1.5, -0.5, 3.0], name="max(list)"),
+        Case(min, (1.5, -0.5, 3.0), name="min(tuple)"),
+        Case(max, randn(5), name="max(array)"),
+        Case(min, [a, b], kwargs={"key": lambda v: v[0]}, name="min(arrays, key): returns the array itself"),
+        Case(max, a, b, kwargs={"key": np.sum}, name="max(a, b, key=np.sum)"),
+        Case(max, [1.5, -2.5], kwargs={"key": abs}, name="max(key=abs)"),
+        Case(max, [], kwargs={"default": 2.5}, name="max(empty, default)"),
+        Case(max, randn(3, dtype=np.float32), name="max(float32 array)"),
+        ConventionCase(max, 1.5, 1.5, expected=(1.0, 0.0), name="max tie: gradient to the first"),
+        ConventionCase(min, [2.0, -1.0, -1.0], expected=([0.0, 1.0, 0.0],), name="min tie in a list: first"),
+    ]
+
+
+CASES = [
+    Case(abs, -1.5),
+    Case(abs, randn(3)),
+    Case(abs, randc(2)),
+    ConventionCase(abs, 0.0, expected=(0.0,), name="abs'(0) = 0"),
+    Case(pow, 1.5, 2.5),
+    Case(pow, randpos(3), randn(3)),
+    Case(pow, 3, 4, 5, name="pow 3-argument", mode=("rev",)),  # fwd: nothing differentiable (see operators)
+    Case(divmod, 7.5, 2.0),
+    Case(divmod, -7.5, 2.0, name="divmod negative"),
+    Case(divmod, randpos(3) * 5, randpos(3)),
+    Case(divmod, randpos(3) * 5, 1.5, name="divmod(array, float)"),
+    Case(round, 2.567, 2),
+    Case(round, np.float64(2.567), name="round(numpy float)"),
+    Case(float, 1.5),
+    Case(float, 3),
+    Case(float, np.float32(1.5), name="float(float32)"),
+    Case(float, np.array(1.5), name="float(0-d array)"),
+    Case(int, 2.5),
+    Case(bool, 2.5),
+    Case(complex, 1.5, -0.5),
+    Case(complex, 1.5),
+    Case(complex, randc(), 0.5, name="complex(complex, float)"),
+    Case(complex, kwargs={"imag": 2.0}, name="complex(imag=2.0)", mode=("rev",)),  # fwd: nothing differentiable
+    Case(sum, [1.5, -0.5, 2.0]),
+    Case(sum, [1.5, -0.5], 2.5, name="sum(list, start)"),
+    Case(sum, [randn(3), randn(2, 3), 1.5], name="sum(arrays, broadcasting)"),
+    Case(sum, [randn(2), randn(2)], kwargs={"start": 1}, name="sum(start=1)"),
+    Case(sum, (1.5, randc()), name="sum(tuple with complex)"),
+    Case(sum, randn(4), name="sum(1-d array)"),
+    Case(sum, randn(3, 2), name="sum(2-d array rows)"),
+    Case(sum, [randn(2, dtype=np.float32), randn(2, dtype=np.float32)], name="sum(float32 arrays)"),
+    Case(sum, [[1.5], [randn(2)]], [], name="sum(lists, []): concatenation"),
+    *_iterable_cases(),
+    *_extreme_cases(),
+]

@@ -1,0 +1,621 @@
+"""NumPy array creation: ``np.array``/``asarray``/``asanyarray``/``ascontiguousarray``/
+``asfortranarray``/``copy``, ``zeros``/``ones``/``empty``/``full`` and their ``*_like``,
+``arange``, ``linspace``, ``logspace``, ``eye``/``identity``/``tri``, ``diag``, ``diagflat``,
+``tril``/``triu`` and ``meshgrid``.
+
+Inputs may be numbers, arrays, or (nested) lists and tuples of them (``np.array([x, 2.0])``).
+Cotangents go back into that structure: an array's fdata is incremented, a float inside a list
+is incremented in the list's fdata, a top-level float or a float in a top-level tuple is returned
+as rdata. An input array reached twice (``np.array([a, a])``) receives both cotangents.
+
+Aliasing (docs/writing-rules.md): when NumPy returns the input itself (``np.asarray(a)``,
+``np.array(a, copy=False)``) the output codual *is* the input's; when it returns a view
+(``np.array(a, copy=None, ndmin=2)``, ``np.asarray`` of a subclass, ``np.diag`` of a 2-D array,
+which is a read-only view) the output's fdata is the same view of the input's fdata (writable, so
+that cotangents flow through the shared memory). Everything else is a fresh array.
+
+Zero derivative: ``zeros``, ``ones``, ``empty``, ``eye``, ``identity``, ``tri`` and
+``zeros_like``/``ones_like``/``empty_like`` (with respect to the prototype). ``full`` and
+``full_like`` are differentiable in ``fill_value``. ``arange(start, stop, step)`` computes
+``start + i * step``: derivative 1 in ``start`` and ``i`` in ``step``, 0 in ``stop`` (it only sets
+the length); with one argument (``stop``) the derivative is 0. ``linspace`` is
+``start + t (stop - start)`` with ``t = i/div``; ``logspace`` is ``base ** linspace``.
+``meshgrid(copy=False)`` returns broadcast views that cannot carry tangents: refused.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tangents import NoFData, NoRData, NoTangent, join
+from ..testing.cases import Case, randc, randn, randpos
+from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from .declare import nondifferentiable
+from .numpy_elementwise import Params, dense_tangent
+from .util import accumulate, fit_tangent, is_differentiable, out_cotangent, output, tangent, unbroadcast
+
+nondifferentiable(np.zeros, np.ones, np.empty, np.eye, np.identity, np.tri, np.zeros_like,
+                  np.ones_like, np.empty_like)
+
+
+# --------------------------------------------------------------------------------------------
+# Cotangents into (nested) sequences, and forward tangents out of them
+# --------------------------------------------------------------------------------------------
+
+
+def _has_tangent(y: Any) -> bool:
+    return isinstance(y, np.ndarray) and y.dtype.kind in "fc" or isinstance(y, (float, complex, np.inexact))
+
+
+def _real_if(x: Any, g: Any) -> Any:
+    return np.real(g) if not np.iscomplexobj(x) else g
+
+
+def _add_into_tangent(x: Any, t: Any, g: Any) -> Any:
+    """``t + g`` for the full tangent ``t`` of ``x`` (an element of a list's fdata); arrays and
+    lists are incremented in place, numbers and tuples are returned anew."""
+    if isinstance(x, np.ndarray):
+        if isinstance(t, np.ndarray):
+            t += _real_if(x, np.reshape(g, x.shape))
+        return t
+    if isinstance(x, (float, np.floating)):
+        return t + float(np.real(g))
+    if isinstance(x, (complex, np.complexfloating)):
+        return t + complex(g)
+    if isinstance(x, list):
+        for i, xi in enumerate(x):
+            t[i] = _add_into_tangent(xi, t[i], g[i])
+        return t
+    if isinstance(x, tuple):
+        if t is NoTangent:
+            return t
+        return type(t)(_add_into_tangent(xi, ti, g[i]) for i, (xi, ti) in enumerate(zip(x, t)))
+    return t  # ints, bools: no tangent
+
+
+def _deliver_to(x: Any, fd: Any, g: Any) -> Any:
+    """Deliver array cotangent ``g`` (shaped like ``np.asarray(x)``) to primal ``x`` with fdata
+    ``fd``: increment what has fdata, return the rdata of the rest."""
+    if isinstance(x, np.ndarray):
+        if isinstance(fd, np.ndarray):
+            fd += _real_if(x, np.reshape(g, x.shape))
+        return NoRData
+    if isinstance(x, (float, np.floating)):
+        return float(np.real(g))
+    if isinstance(x, (complex, np.complexfloating)):
+        return complex(g)
+    if isinstance(x, list):
+        if isinstance(fd, list):
+            _add_into_tangent(x, fd, g)
+        return NoRData
+    if isinstance(x, tuple):
+        fds = fd if isinstance(fd, tuple) else (NoFData,) * len(x)
+        rdatas = tuple(_deliver_to(xi, fi, g[i]) for i, (xi, fi) in enumerate(zip(x, fds)))
+        return NoRData if all(r is NoRData for r in rdatas) else rdatas
+    return NoRData
+
+
+def deliver(arg: Any, g: Any) -> Any:
+    """Deliver cotangent ``g`` to an argument that may be a number, an array or a nested
+    list/tuple of them; ``g`` is shaped like ``np.asarray(primal(arg))``. Returns the rdata."""
+    if not isinstance(arg, CoDual):
+        return NoRData
+    x = arg.primal
+    if isinstance(x, np.ndarray) and x.dtype.kind not in "fc":
+        return NoRData
+    return _deliver_to(x, arg.fdata, np.asarray(g))
+
+
+def deliver_broadcast(arg: Any, g: Any) -> Any:
+    """``deliver`` for an argument that was broadcast to ``g``'s shape."""
+    if not isinstance(arg, CoDual):
+        return NoRData
+    return deliver(arg, unbroadcast(g, np.shape(arg.primal)))
+
+
+def _dense(x: Any, t: Any) -> Any:
+    """The tangent ``t`` of ``x`` as nested lists/arrays, with zeros where it has none."""
+    if isinstance(x, np.ndarray):
+        return t if isinstance(t, np.ndarray) else np.zeros(x.shape)
+    if isinstance(x, (list, tuple)):
+        ts = t if isinstance(t, (list, tuple)) else [NoTangent] * len(x)
+        return [_dense(xi, ti) for xi, ti in zip(x, ts)]
+    if isinstance(x, (float, complex, np.inexact)) and t is not NoTangent:
+        return t
+    return np.zeros(np.shape(x))
+
+
+def dense(arg: Any) -> np.ndarray:
+    """The forward tangent of an argument as an array shaped like ``np.asarray(primal(arg))``."""
+    x = primal(arg)
+    d = _dense(x, tangent(arg))
+    return np.asarray(d) if not isinstance(x, np.ndarray) else d
+
+
+# --------------------------------------------------------------------------------------------
+# np.array and friends: the result is the input, a view of it, or a fresh array
+# --------------------------------------------------------------------------------------------
+
+
+def _view_tangent(y: np.ndarray, x: np.ndarray, fd: np.ndarray, redo: Any) -> np.ndarray:
+    """The tangent of ``y``, a view of ``x``: the same call applied to ``x``'s tangent ``fd``."""
+    t = redo(fd)
+    if t is fd:
+        t = fd[...]
+    if t.shape != y.shape or not np.shares_memory(t, fd) or t.strides != y.strides:
+        raise RuleArgumentError(
+            "yuebing cannot mirror this view in the tangent; pass copy=True to get a fresh array"
+        )
+    return t
+
+
+def _array_rules(f: Any) -> None:
+    params = Params.of(f)
+    name = f"numpy.{f.__name__}"
+
+    def check(args: tuple) -> None:
+        values = dict(zip(params.signature.parameters, (primal(a) for a in args)))
+        if values.get("like") is not None:
+            raise RuleArgumentError(f"{name}: yuebing does not support like=")
+
+    def redo(args: tuple, value: Any) -> Any:
+        return params.call(f, (value,) + tuple(args[1:]))
+
+    @params
+    def rrule(*args: Any) -> tuple:
+        check(args)
+        src = args[0]
+        x = primal(src)
+        y = params.call(f, args)
+        n = len(args)
+        if y is x:
+            return CoDual(y, src.fdata), lambda dy: (NoRData,) * (n + 1)
+        if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and _has_tangent(y) and np.shares_memory(x, y):
+            return CoDual(y, _view_tangent(y, x, src.fdata, lambda v: redo(args, v))), lambda dy: (NoRData,) * (n + 1)
+        result = output(y)
+
+        def pullback(dy: Any) -> tuple:
+            if not _has_tangent(y):
+                return (NoRData,) * (n + 1)
+            g = np.reshape(out_cotangent(result, dy), np.shape(x))  # ndmin added leading axes
+            return (NoRData, deliver(src, g)) + (NoRData,) * (n - 1)
+
+        return result, pullback
+
+    @params
+    def frule(*args: Any) -> Dual:
+        check(args)
+        src = args[0]
+        x = primal(src)
+        y = params.call(f, args)
+        if y is x:
+            return Dual(y, src.tangent)
+        if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and _has_tangent(y) and np.shares_memory(x, y):
+            return Dual(y, _view_tangent(y, x, src.tangent, lambda v: redo(args, v)))
+        if not _has_tangent(y):
+            return Dual(y, fit_tangent(NoTangent, y))
+        return Dual(y, fit_tangent(np.reshape(dense(src), np.shape(y)), y))
+
+    rrule.__qualname__, frule.__qualname__ = f"rrule[{name}]", f"frule[{name}]"
+    rrule_for(f)(rrule)
+    frule_for(f)(frule)
+
+
+for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.copy):
+    _array_rules(_f)
+
+
+# --------------------------------------------------------------------------------------------
+# full(shape, fill_value, ...), full_like(a, fill_value, ...)
+# --------------------------------------------------------------------------------------------
+
+
+def _fill_rules(f: Any) -> None:
+    params = Params.of(f)
+
+    @params
+    def rrule(*args: Any) -> tuple:
+        y = params.call(f, args)
+        result = output(y)
+        fill = args[1]
+
+        def pullback(dy: Any) -> tuple:
+            r = deliver_broadcast(fill, out_cotangent(result, dy)) if _has_tangent(y) else NoRData
+            return (NoRData, NoRData, r) + (NoRData,) * (len(args) - 2)
+
+        return result, pullback
+
+    @params
+    def frule(*args: Any) -> Dual:
+        y = params.call(f, args)
+        if not _has_tangent(y):
+            return Dual(y, fit_tangent(NoTangent, y))
+        return Dual(y, fit_tangent(np.broadcast_to(dense(args[1]), np.shape(y)), y))
+
+    rrule_for(f)(rrule)
+    frule_for(f)(frule)
+
+
+_fill_rules(np.full)
+_fill_rules(np.full_like)
+
+
+# --------------------------------------------------------------------------------------------
+# arange(start, stop, step): start + i * step
+# --------------------------------------------------------------------------------------------
+
+_ARANGE = Params(lambda start, stop=None, step=None, dtype=None, device=None, like=None: None)
+
+
+def _arange(args: tuple) -> tuple:
+    start, stop, step, dtype, device, like = (primal(a) for a in _ARANGE.fill(args))
+    if like is not None:
+        raise RuleArgumentError("numpy.arange: yuebing does not support like=")
+    kw = {} if device is None else {"device": device}
+    return np.arange(start, stop, step, dtype=dtype, **kw), stop is None
+
+
+@rrule_for(np.arange)
+@_ARANGE
+def _arange_rrule(*args: Any) -> tuple:
+    y, only_stop = _arange(args)
+    result = output(y)
+
+    def pullback(dy: Any) -> tuple:
+        rdatas = [NoRData] * (len(args) + 1)
+        if only_stop or not _has_tangent(y):
+            return tuple(rdatas)
+        g = out_cotangent(result, dy)
+        rdatas[1] = accumulate(args[0], np.sum(g))
+        if len(args) > 2:
+            rdatas[3] = accumulate(args[2], np.sum(g * np.arange(y.size)))
+        return tuple(rdatas)
+
+    return result, pullback
+
+
+@frule_for(np.arange)
+@_ARANGE
+def _arange_frule(*args: Any) -> Dual:
+    y, only_stop = _arange(args)
+    if only_stop or not _has_tangent(y):
+        return Dual(y, fit_tangent(NoTangent, y))
+    d_step = dense_tangent(args[2]) if len(args) > 2 else 0.0
+    return Dual(y, fit_tangent(dense_tangent(args[0]) + np.arange(y.size) * d_step, y))
+
+
+# --------------------------------------------------------------------------------------------
+# linspace and logspace
+# --------------------------------------------------------------------------------------------
+
+_LINSPACE = Params.of(np.linspace)
+_LOGSPACE = Params.of(np.logspace)
+
+
+def _fractions(num: int, endpoint: bool) -> tuple[np.ndarray, int]:
+    """``t_i = i / div`` (``y = start + t (stop - start)``) and ``div``."""
+    div = num - 1 if endpoint else num
+    t = np.arange(num, dtype=float) / div if div > 0 else np.zeros(num)
+    return t, div
+
+
+def _spread(a: np.ndarray, b: np.ndarray, t: np.ndarray, axis: int) -> np.ndarray:
+    """``(1 - t) a + t b`` with the ``t`` axis inserted at ``axis`` (linspace's layout)."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    t = t.reshape((-1,) + (1,) * a.ndim)
+    return np.moveaxis((1 - t) * a + t * b, 0, axis)
+
+
+def _gather(g: np.ndarray, t: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """The adjoint of ``_spread``: cotangents of ``a`` and ``b`` (broadcast shape)."""
+    g = np.moveaxis(np.asarray(g), axis, 0)
+    return np.tensordot(1 - t, g, axes=1), np.tensordot(t, g, axes=1)
+
+
+def _linspace_layout(args: tuple, params: Params) -> tuple:
+    values = dict(zip(params.signature.parameters, (primal(a) for a in params.fill(args))))
+    t, div = _fractions(int(values["num"]), bool(values["endpoint"]))
+    ndim = np.broadcast(np.asarray(values["start"]), np.asarray(values["stop"])).nd + 1
+    return values, t, div, int(values["axis"]) % ndim
+
+
+@rrule_for(np.linspace)
+@_LINSPACE
+def _linspace_rrule(*args: Any) -> tuple:
+    values, t, div, axis = _linspace_layout(args, _LINSPACE)
+    y = _LINSPACE.call(np.linspace, args)
+    result = output(y)
+
+    def pullback(dy: Any) -> tuple:
+        rdatas = [NoRData] * (len(args) + 1)
+        g = out_cotangent(result, dy)
+        g_step = 0.0
+        if values["retstep"]:
+            g, g_step = (0.0 if v is NoTangent else v for v in g)
+        g_start = g_stop = 0.0
+        if _has_tangent(y[0] if values["retstep"] else y) and not np.isscalar(g):
+            g_start, g_stop = _gather(g, t, axis)
+        if div > 0:  # step = (stop - start) / div
+            g_start, g_stop = g_start - np.asarray(g_step) / div, g_stop + np.asarray(g_step) / div
+        rdatas[1] = deliver_broadcast(args[0], g_start)
+        rdatas[2] = deliver_broadcast(args[1], g_stop)
+        return tuple(rdatas)
+
+    return result, pullback
+
+
+@frule_for(np.linspace)
+@_LINSPACE
+def _linspace_frule(*args: Any) -> Dual:
+    values, t, div, axis = _linspace_layout(args, _LINSPACE)
+    y = _LINSPACE.call(np.linspace, args)
+    d_start, d_stop = dense(args[0]), dense(args[1])
+    samples = y[0] if values["retstep"] else y
+    dy = fit_tangent(_spread(d_start, d_stop, t, axis), samples)
+    if not values["retstep"]:
+        return Dual(y, dy)
+    d_step = (d_stop - d_start) / div if div > 0 else 0.0
+    return Dual(y, (dy, fit_tangent(d_step, y[1])))
+
+
+def _logspace_parts(args: tuple) -> tuple:
+    """``(exponents, base, y, t, axis)`` of a logspace call, laid out as NumPy does: an array
+    ``base`` is broadcast with ``start`` and ``stop`` and expanded at ``axis``."""
+    values = dict(zip(_LOGSPACE.signature.parameters, (primal(a) for a in _LOGSPACE.fill(args))))
+    start, stop, base = (np.asarray(values[k]) for k in ("start", "stop", "base"))
+    ndmax = np.broadcast(start, stop, base).ndim if base.ndim else 0
+    start, stop, base = (np.array(a, ndmin=ndmax) for a in (start, stop, base))
+    t, _ = _fractions(int(values["num"]), bool(values["endpoint"]))
+    axis = int(values["axis"]) % (np.broadcast(start, stop).ndim + 1)
+    exponents = np.linspace(start, stop, int(values["num"]), bool(values["endpoint"]), axis=axis)
+    if base.ndim:
+        base = np.expand_dims(base, axis)
+    return exponents, base, _LOGSPACE.call(np.logspace, args), t, axis, ndmax
+
+
+@rrule_for(np.logspace)
+@_LOGSPACE
+def _logspace_rrule(*args: Any) -> tuple:
+    exponents, base, y, t, axis, _ = _logspace_parts(args)
+    result = output(y)
+
+    def pullback(dy: Any) -> tuple:
+        rdatas = [NoRData] * (len(args) + 1)
+        if not _has_tangent(y):
+            return tuple(rdatas)
+        g = out_cotangent(result, dy) * y
+        g_start, g_stop = _gather(g * np.log(base), t, axis)
+        rdatas[1] = deliver_broadcast(args[0], g_start)
+        rdatas[2] = deliver_broadcast(args[1], g_stop)
+        if len(args) > 4:
+            g_base = unbroadcast(g * exponents / base, base.shape)
+            rdatas[5] = deliver(args[4], np.reshape(g_base, np.shape(primal(args[4]))))
+        return tuple(rdatas)
+
+    return result, pullback
+
+
+@frule_for(np.logspace)
+@_LOGSPACE
+def _logspace_frule(*args: Any) -> Dual:
+    exponents, base, y, t, axis, ndmax = _logspace_parts(args)
+    if not _has_tangent(y):
+        return Dual(y, fit_tangent(NoTangent, y))
+    d_exp = _spread(np.array(dense(args[0]), ndmin=ndmax), np.array(dense(args[1]), ndmin=ndmax), t, axis)
+    d_base = np.array(dense(args[4]) if len(args) > 4 else 0.0, ndmin=ndmax)
+    d_base = np.expand_dims(d_base, axis) if ndmax else d_base
+    return Dual(y, fit_tangent(y * (np.log(base) * d_exp + exponents / base * d_base), y))
+
+
+# --------------------------------------------------------------------------------------------
+# diag, diagflat, tril, triu
+# --------------------------------------------------------------------------------------------
+
+_DIAG = Params(lambda v, k=0: None)
+
+
+def _writable_diagonal(a: np.ndarray, k: int) -> np.ndarray:
+    """The diagonal of tangent array ``a`` as a writable view (NumPy's is read-only)."""
+    d = np.diagonal(a, k)
+    d.flags.writeable = True
+    return d
+
+
+@rrule_for(np.diag)
+@_DIAG
+def _diag_rrule(*args: Any) -> tuple:
+    v, k = _DIAG.fill(args)
+    x, k = primal(v), primal(k)
+    y = np.diag(x, k)
+    n = len(args) + 1
+    if np.ndim(x) == 2 and isinstance(x, np.ndarray) and isinstance(v.fdata, np.ndarray):
+        return CoDual(y, _writable_diagonal(v.fdata, k)), lambda dy: (NoRData,) * n  # a view of v
+    result = output(y)
+
+    def pullback(dy: Any) -> tuple:
+        g = out_cotangent(result, dy)
+        if np.ndim(x) == 2:  # a 2-D list: y was read off a temporary array
+            gx = np.zeros(np.shape(x), dtype=np.result_type(g, float))
+            _writable_diagonal(gx, k)[...] = g
+        else:
+            gx = np.diagonal(g, k)
+        return (NoRData, deliver(v, gx)) + (NoRData,) * (n - 2)
+
+    return result, pullback
+
+
+@frule_for(np.diag)
+@_DIAG
+def _diag_frule(*args: Any) -> Dual:
+    v, k = _DIAG.fill(args)
+    x, k = primal(v), primal(k)
+    y = np.diag(x, k)
+    if np.ndim(x) == 2 and isinstance(x, np.ndarray) and isinstance(tangent(v), np.ndarray):
+        return Dual(y, _writable_diagonal(v.tangent, k))
+    return Dual(y, fit_tangent(np.diag(dense(v), k), y))
+
+
+def _linear_rules(f: Any, adjoint: Any) -> None:
+    """Rules for ``f(v, k=0)``, linear in ``v`` with adjoint ``adjoint(g, x, k)``."""
+
+    @rrule_for(f)
+    @_DIAG
+    def rrule(*args: Any) -> tuple:
+        v, k = _DIAG.fill(args)
+        x, k = primal(v), primal(k)
+        result = output(f(x, k))
+
+        def pullback(dy: Any) -> tuple:
+            g = adjoint(out_cotangent(result, dy), x, k)
+            return (NoRData, deliver(v, g)) + (NoRData,) * (len(args) - 1)
+
+        return result, pullback
+
+    @frule_for(f)
+    @_DIAG
+    def frule(*args: Any) -> Dual:
+        v, k = _DIAG.fill(args)
+        y = f(primal(v), primal(k))
+        return Dual(y, fit_tangent(f(dense(v), primal(k)), y))
+
+
+_linear_rules(np.diagflat, lambda g, x, k: np.reshape(np.diagonal(g, k), np.shape(x)))
+_linear_rules(np.tril, lambda g, x, k: np.tril(g, k))
+_linear_rules(np.triu, lambda g, x, k: np.triu(g, k))
+
+
+# --------------------------------------------------------------------------------------------
+# meshgrid(*xi, copy=True, sparse=False, indexing="xy")
+# --------------------------------------------------------------------------------------------
+
+
+def _meshgrid_options(kwargs: dict) -> dict:
+    options = {k: primal(v) for k, v in kwargs.items()}
+    unknown = set(options) - {"copy", "sparse", "indexing"}
+    if unknown:
+        raise RuleArgumentError(f"numpy.meshgrid got unexpected keyword arguments {sorted(unknown)}")
+    if not options.get("copy", True):
+        raise RuleArgumentError("numpy.meshgrid: yuebing does not differentiate copy=False (broadcast "
+                                "views); use the default copy=True")
+    return options
+
+
+def _meshgrid_axis(i: int, n: int, indexing: str) -> int:
+    if indexing == "xy" and n > 1 and i < 2:
+        return 1 - i
+    return i
+
+
+@rrule_for(np.meshgrid)
+def _meshgrid_rrule(*xi: Any, **kwargs: Any) -> tuple:
+    options = _meshgrid_options(kwargs)
+    ys = np.meshgrid(*(primal(x) for x in xi), **options)
+    result = output(tuple(ys))
+    indexing = options.get("indexing", "xy")
+
+    def pullback(dy: Any) -> tuple:
+        rdatas = [NoRData]
+        for i, (x, g) in enumerate(zip(xi, result.fdata if isinstance(result.fdata, tuple) else ())):
+            if not isinstance(g, np.ndarray):
+                rdatas.append(NoRData)
+                continue
+            axis = _meshgrid_axis(i, len(xi), indexing)
+            flat = np.sum(g, axis=tuple(a for a in range(g.ndim) if a != axis))
+            rdatas.append(deliver(x, np.reshape(flat, np.shape(primal(x)))))
+        rdatas += [NoRData] * (len(xi) + 1 - len(rdatas))
+        return tuple(rdatas) + (NoRData,) * len(kwargs)
+
+    return result, pullback
+
+
+@frule_for(np.meshgrid)
+def _meshgrid_frule(*xi: Any, **kwargs: Any) -> Dual:
+    options = _meshgrid_options(kwargs)
+    ys = tuple(np.meshgrid(*(primal(x) for x in xi), **options))
+    dys = np.meshgrid(*(dense(x) for x in xi), **options)
+    return Dual(ys, tuple(fit_tangent(d, y) for d, y in zip(dys, ys)))
+
+
+# --------------------------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------------------------
+
+_a = randn(3)
+_m = randn(3, 3)
+# float32 results from float64 inputs. (Cases where nothing at all is differentiable run in
+# reverse mode only: check_rule's finite differences collapse to NoTangent there while forward
+# mode gives a tuple of NoTangent.)
+_F32_OUT = {"steps": (3e-2, 1e-2), "rtol": 1e-4, "atol": 1e-5}
+CASES = [
+    # np.array from floats, lists, nested lists, lists of arrays, arrays; dtype=, ndmin=, copy=
+    Case(np.array, 1.5), Case(np.array, [1.0, 2.5, -0.5]), Case(np.array, [[1.0, 2.0], [3.0, 4.0]]),
+    Case(np.array, [randn(3), randn(3)], name="array(list of arrays)"),
+    Case(np.array, (1.0, randn(), 2), name="array(tuple of float, float, int)"),
+    Case(np.array, [(1.0, 2.0), [3.0, 4.0]], name="array(list of tuple and list)"),
+    Case(np.array, [_a, _a], name="array([a, a]): both cotangents reach a"),
+    Case(np.array, [[randn(2), randn(2)], [randn(2), randn(2)]], name="array(nested lists of arrays)"),
+    # float64 inputs with a float32 output: finite differences carry float32 rounding, so these
+    # (linear) cases use large steps and a tolerance above float32's resolution
+    Case(np.array, [1.0, 2], kwargs={"dtype": np.float32}, **_F32_OUT),
+    Case(np.array, randn(2, 3)), Case(np.array, randn(3), kwargs={"dtype": np.float32}, **_F32_OUT),
+    Case(np.array, randn(3, dtype=np.float32), kwargs={"dtype": np.float64}),
+    Case(np.array, randc(3)), Case(np.array, randc()), Case(np.array, [randc(), 1.0]),
+    Case(np.array, randn(3), kwargs={"ndmin": 3}), Case(np.array, randn(0)),
+    Case(np.array, randn(4), kwargs={"copy": False}, name="array(a, copy=False): a itself"),
+    Case(np.array, randn(4), kwargs={"copy": None, "ndmin": 2}, name="array(a, copy=None, ndmin=2): a view"),
+    Case(np.array, randn(2, 3)[:, 1], kwargs={"copy": None}, name="array(view, copy=None): itself"),
+    Case(np.array, [1, 2, 3], name="array(ints)"),
+    # asarray (returns the same array), asanyarray, ascontiguousarray, asfortranarray, copy
+    Case(np.asarray, randn(3)), Case(np.asarray, 2.5), Case(np.asarray, [1.0, randn()]),
+    Case(np.asarray, randn(3), kwargs={"dtype": np.float32}, **_F32_OUT), Case(np.asarray, randn(2, 2), np.float64),
+    Case(np.asarray, randn(3), kwargs={"copy": True}), Case(np.asarray, randc(2, 2)),
+    Case(np.asanyarray, randn(3)), Case(np.asanyarray, [[1.0], [2.0]]),
+    Case(np.ascontiguousarray, randn(3, 4)[:, ::2], name="ascontiguousarray(strided view): a copy"),
+    Case(np.ascontiguousarray, randn(3, 4)), Case(np.ascontiguousarray, 2.0),
+    Case(np.asfortranarray, randn(3, 4)), Case(np.copy, randn(2, 3)), Case(np.copy, [1.0, 2.0]),
+    Case(np.copy, randn(3, dtype=np.float32)),
+    # zero derivative
+    Case(np.zeros, (2, 3)), Case(np.ones, 3, kwargs={"dtype": np.float32}), Case(np.empty, (0,)),
+    Case(np.eye, 3, 4, 1), Case(np.identity, 3), Case(np.tri, 3, 4, -1),
+    Case(np.zeros_like, randn(2, 3)), Case(np.ones_like, randc(3)), Case(np.empty_like, randn(0, 2)),
+    # full, full_like: differentiable in fill_value (float, array broadcast, list, complex)
+    Case(np.full, (2, 3), 1.5), Case(np.full, (2, 3), randn(3)), Case(np.full, 3, [1.0, 2.0, 3.0]),
+    Case(np.full, (2, 2), 1.5, np.float32, **_F32_OUT), Case(np.full, 3, randc()),
+    Case(np.full, (2, 2), 3, name="full(int)", mode=("rev",)),  # nothing differentiable: see _F32_OUT's note
+    Case(np.full_like, randn(2, 3), 0.5), Case(np.full_like, randn(2, 3), randn(2, 1)),
+    Case(np.full_like, randn(3), 1.5, kwargs={"dtype": np.float32}, **_F32_OUT),
+    # arange: start and step differentiable
+    Case(np.arange, 5.5), Case(np.arange, 0.5, 4.7), Case(np.arange, 0.3, 3.05, 0.7),
+    Case(np.arange, 1.2, 0.05, -0.25), Case(np.arange, 0.3, 3.45, 0.7, np.float32, **_F32_OUT),
+    Case(np.arange, 1, 5, 2, mode=("rev",)),  # nothing differentiable: see _F32_OUT's note
+    # linspace: start and stop differentiable (floats, arrays, axis, endpoint, retstep, num = 1)
+    Case(np.linspace, 0.5, 2.0), Case(np.linspace, -1.0, 3.0, 7), Case(np.linspace, 0.0, 1.0, 5, False),
+    Case(np.linspace, randn(3), randn(2, 1), 4), Case(np.linspace, randn(3), 2.0, 5, kwargs={"axis": 1}),
+    Case(np.linspace, randn(2), randn(2), 4, kwargs={"axis": -1}),
+    Case(np.linspace, 0.5, 2.0, 6, True, True, name="linspace(retstep=True)"),
+    Case(np.linspace, randn(2), randn(2), 3, False, True, name="linspace(arrays, retstep=True)"),
+    Case(np.linspace, 0.5, 2.0, 1), Case(np.linspace, 0.5, 2.0, 0), Case(np.linspace, [0.0, 1.0], 2.0, 3),
+    Case(np.linspace, 0.5, 2.0, 5, kwargs={"dtype": np.float32}, **_F32_OUT), Case(np.linspace, randc(), randc(), 4),
+    # logspace: start, stop and base differentiable
+    Case(np.logspace, 0.5, 1.5, 5), Case(np.logspace, randn(2), 1.0, 4, True, 2.5),
+    Case(np.logspace, 0.1, 0.9, 4, False, randpos(3), kwargs={"axis": -1}),
+    Case(np.logspace, randn(2, 1), 0.9, 3, True, randpos(3), kwargs={"axis": 1}),
+    # diag (both directions; 2-D gives a read-only view), diagflat, tril, triu
+    Case(np.diag, randn(3)), Case(np.diag, randn(3), 1), Case(np.diag, randn(2), -2), Case(np.diag, [1.0, 2.0]),
+    Case(np.diag, randn(3, 3), name="diag(matrix): a view"), Case(np.diag, randn(3, 4), 1),
+    Case(np.diag, randn(4, 3), -1), Case(np.diag, randn(3, 4)[:, ::2], name="diag(strided view)"),
+    Case(np.diag, [[1.0, 2.0], [3.0, 4.0]], name="diag(2-D list)"), Case(np.diag, randc(3, 3)),
+    Case(np.diag, randn(3, dtype=np.float32)),
+    Case(np.diagflat, randn(2, 2)), Case(np.diagflat, randn(3), -1), Case(np.diagflat, [1.0, 2.0], 1),
+    Case(np.tril, randn(3, 3)), Case(np.tril, randn(2, 3, 4), -1), Case(np.triu, randn(3, 4), 1),
+    Case(np.triu, [[1.0, 2.0], [3.0, 4.0]]), Case(np.tril, randn(3, 3, dtype=np.float32)),
+    Case(np.triu, randc(3, 3)),
+    # meshgrid
+    Case(np.meshgrid, randn(3), randn(4)), Case(np.meshgrid, randn(3), randn(4), kwargs={"indexing": "ij"}),
+    Case(np.meshgrid, randn(2), randn(3), randn(4)), Case(np.meshgrid, randn(2), randn(3), kwargs={"sparse": True}),
+    Case(np.meshgrid, randn(3)), Case(np.meshgrid, randn(2, 2), [1.0, 2.0, 3.0]),
+    Case(np.meshgrid, randn(3), np.arange(2)), Case(np.meshgrid, randn(2, dtype=np.float32), randn(3)),
+]
+# the same array twice: diag of a matrix and the matrix itself (output fdata aliases the input's)
+CASES += [Case(np.diag, _m, name="diag(m) view of m")]

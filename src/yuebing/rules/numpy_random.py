@@ -1,0 +1,544 @@
+"""Random draws: ``np.random.Generator`` methods, legacy ``np.random.RandomState`` methods and
+the legacy module functions (``np.random.normal``, ``rand``, ``seed``, ... which are methods of
+NumPy's global ``RandomState``).
+
+Generator state. The forward pass draws exactly once, as the primal call does; pullbacks never
+draw from the caller's generator. Like every mutation (DESIGN.md §2), the draw is undone by the
+reverse pass: a pullback restores the generator's state to what it was before the call, so after a
+whole gradient call the caller's generators (and the global legacy state) are as they were.
+Forward mode leaves the generator advanced exactly as the primal call does.
+
+Derivatives with respect to distribution parameters:
+
+* pathwise, exact: ``normal``/``laplace``/``logistic``/``gumbel`` (``loc + scale * X``:
+  1 in ``loc``, ``X`` in ``scale``), ``uniform`` (``low + (high - low) U``: ``1 - U``, ``U``),
+  ``exponential``/``rayleigh`` (``scale * X``), ``gamma`` in ``scale`` (``scale * G``),
+  ``lognormal`` (``exp(mean + sigma Z)``: ``out``, ``out * Z``), ``multivariate_normal`` in
+  ``mean`` (1). The standard variate is recovered from the output, e.g. ``X = (out - loc) /
+  scale``; where the divisor is 0 it is replayed on a copy of the generator in its pre-call state.
+* selections, exact: ``choice(a, ...)``, ``permutation(x)`` and ``shuffle(x)`` (in place) move
+  elements of their array argument; the cotangent is moved back along the same indices, which
+  are recovered by replaying the draw on ``np.arange(n)`` with a copy of the pre-call generator
+  (and checked against the primal result).
+* zero (documented limitation): ``gamma``/``standard_gamma`` in ``shape``, ``beta``,
+  ``chisquare``, ``dirichlet``, ``f``, ``noncentral_*``, ``pareto``, ``power``, ``standard_t``,
+  ``triangular``, ``vonmises``, ``wald``, ``weibull``, ``multivariate_normal`` in ``cov``,
+  ``choice`` in ``p``. Discrete draws (``integers``, ``poisson``, ``binomial``, ...) have integer
+  results: no derivative.
+
+``Generator.permuted`` (an independent permutation per slice) has no rule: calling it under
+differentiation raises ``MissingRuleError`` rather than returning a wrong zero derivative.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from ..tangents import NoRData, NoTangent, zero_tangent
+from ..testing.cases import Case, randn, randpos
+from .core import CoDual, Dual, RuleArgumentError, register_frule, register_rrule, primal
+from .declare import nondifferentiable
+from .numpy_creation import deliver, deliver_broadcast, dense
+from .numpy_elementwise import Params
+from .util import fit_tangent, out_cotangent, output
+
+Generator = np.random.Generator
+RandomState = np.random.RandomState
+_GLOBAL = np.random.mtrand._rand  # the legacy module functions are its bound methods
+
+nondifferentiable(np.random.default_rng)
+
+
+# --------------------------------------------------------------------------------------------
+# Generator state
+# --------------------------------------------------------------------------------------------
+
+
+def _state(gen: Any) -> Any:
+    if isinstance(gen, RandomState):
+        return gen.get_state(legacy=False)
+    if isinstance(gen, Generator):
+        return gen.bit_generator.state
+    raise RuleArgumentError(f"expected a numpy Generator or RandomState, got {type(gen).__qualname__}")
+
+
+def _restore(gen: Any, state: Any) -> None:
+    if isinstance(gen, RandomState):
+        gen.set_state(state)
+    else:
+        gen.bit_generator.state = state
+
+
+def _replica(gen: Any, state: Any) -> Any:
+    """A separate generator of the same kind, in ``state`` (replays never touch ``gen``)."""
+    twin = copy.deepcopy(gen)
+    _restore(twin, state)
+    return twin
+
+
+def _register(fn: Callable, rrule: Callable, frule: Callable, owner_type: type) -> None:
+    """Register rules (``self`` first) for the unbound method ``fn``, for ``(type, name)``, and,
+    for legacy methods, for the module function bound to the global RandomState."""
+    for target in (fn, (owner_type, fn.__name__)):
+        register_rrule(target, rrule)
+        register_frule(target, frule)
+    module_fn = getattr(np.random, fn.__name__, None) if owner_type is RandomState else None
+    if module_fn is None or getattr(module_fn, "__self__", None) is not _GLOBAL:
+        return
+
+    def module_rrule(*args: Any, **kwargs: Any) -> tuple:
+        out, pullback = rrule(CoDual(_GLOBAL), *args, **kwargs)
+        return out, lambda dy: (NoRData,) + tuple(pullback(dy)[2:])
+
+    def module_frule(*args: Any, **kwargs: Any) -> Dual:
+        return frule(Dual(_GLOBAL, NoTangent), *args, **kwargs)
+
+    signature = getattr(rrule, "__signature__", None)
+    if signature is not None:  # bind keywords like the module function (no self)
+        params = list(signature.parameters.values())[1:]
+        module_rrule.__signature__ = module_frule.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    register_rrule(module_fn, module_rrule)
+    register_frule(module_fn, module_frule)
+
+
+# --------------------------------------------------------------------------------------------
+# Zero derivative (also handles out=, e.g. Generator.random(out=a))
+# --------------------------------------------------------------------------------------------
+
+
+def _out_argument(sig: inspect.Signature | None, args: tuple, kwargs: dict) -> Any:
+    if "out" in kwargs:
+        return kwargs["out"]
+    if sig is not None and "out" in sig.parameters:
+        index = list(sig.parameters).index("out")
+        if len(args) > index:
+            return args[index]
+    return None
+
+
+def _zero_rules(fn: Callable, owner_type: type) -> None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+
+    def rrule(*args: Any, **kwargs: Any) -> tuple:
+        gen = primal(args[0])
+        state = _state(gen)
+        out = _out_argument(sig, args, kwargs)
+        into = isinstance(out, CoDual) and isinstance(out.primal, np.ndarray)
+        saved = out.primal.copy() if into else None
+        y = fn(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+        result = CoDual(out.primal, out.fdata) if into else output(y)
+
+        def pullback(dy: Any) -> tuple:
+            if into:  # the old contents of out= were overwritten: cotangent 0
+                if isinstance(out.fdata, np.ndarray):
+                    out.fdata[...] = 0
+                out.primal[...] = saved
+            _restore(gen, state)
+            return (NoRData,) * (len(args) + len(kwargs) + 1)
+
+        return result, pullback
+
+    def frule(*args: Any, **kwargs: Any) -> Dual:
+        out = _out_argument(sig, args, kwargs)
+        y = fn(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+        if isinstance(out, Dual) and isinstance(out.tangent, np.ndarray):
+            out.tangent[...] = 0
+            return Dual(out.primal, out.tangent)
+        return Dual(y, zero_tangent(y))
+
+    _register(fn, rrule, frule, owner_type)
+
+
+_ZERO_GENERATOR = (
+    "random", "standard_normal", "standard_exponential", "standard_gamma", "integers", "bytes",
+    "beta", "binomial", "chisquare", "dirichlet", "f", "geometric", "hypergeometric", "logseries",
+    "multinomial", "multivariate_hypergeometric", "negative_binomial", "noncentral_chisquare",
+    "noncentral_f", "pareto", "poisson", "power", "standard_cauchy", "standard_t", "triangular",
+    "vonmises", "wald", "weibull", "zipf",
+)
+_ZERO_LEGACY = (
+    "rand", "randn", "random", "random_sample", "randint", "random_integers", "tomaxint",
+    "standard_normal", "standard_exponential", "standard_gamma", "bytes", "beta", "binomial",
+    "chisquare", "dirichlet", "f", "geometric", "hypergeometric", "logseries", "multinomial",
+    "negative_binomial", "noncentral_chisquare", "noncentral_f", "pareto", "poisson", "power",
+    "standard_cauchy", "standard_t", "triangular", "vonmises", "wald", "weibull", "zipf",
+    "get_state", "seed", "set_state",
+)
+for _name in _ZERO_GENERATOR:
+    _zero_rules(getattr(Generator, _name), Generator)
+for _name in _ZERO_LEGACY:
+    _zero_rules(getattr(RandomState, _name), RandomState)
+
+
+def _global_rules(fn: Callable) -> None:
+    """Module functions that use the global RandomState without being its methods (``seed``,
+    ``ranf``, ``sample``): zero derivative, global state restored by the pullback."""
+
+    def rrule(*args: Any, **kwargs: Any) -> tuple:
+        state = _state(_GLOBAL)
+        result = output(fn(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()}))
+
+        def pullback(dy: Any) -> tuple:
+            _restore(_GLOBAL, state)
+            return (NoRData,) * (len(args) + len(kwargs) + 1)
+
+        return result, pullback
+
+    def frule(*args: Any, **kwargs: Any) -> Dual:
+        y = fn(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+        return Dual(y, zero_tangent(y))
+
+    register_rrule(fn, rrule)
+    register_frule(fn, frule)
+
+
+for _fn in (np.random.seed, np.random.ranf, np.random.sample):
+    _global_rules(_fn)
+
+
+# --------------------------------------------------------------------------------------------
+# Pathwise derivatives in the parameters
+# --------------------------------------------------------------------------------------------
+
+
+def _standard(num: Any, den: Any, replay: Callable[[], Any]) -> Any:
+    """``num / den``, replayed from the pre-call state where ``den == 0``."""
+    den = np.asarray(den)
+    zero = den == 0
+    x = num / np.where(zero, 1, den)
+    if np.any(zero):
+        x = np.where(zero, replay(), x)
+    return x
+
+
+def _loc_scale(loc: str, scale: str) -> Callable:
+    def partials(p: dict, y: Any, replay: Callable) -> dict:
+        x = _standard(y - p[loc], p[scale], lambda: replay(**{loc: 0.0, scale: 1.0}))
+        return {loc: 1.0, scale: x}
+
+    return partials
+
+
+def _scale_only(p: dict, y: Any, replay: Callable) -> dict:
+    return {"scale": _standard(y, p["scale"], lambda: replay(scale=1.0))}
+
+
+def _gamma(p: dict, y: Any, replay: Callable) -> dict:
+    return {"scale": _standard(y, p["scale"], lambda: replay(shape=p["shape"], scale=1.0))}
+
+
+def _uniform(p: dict, y: Any, replay: Callable) -> dict:
+    u = _standard(y - p["low"], np.subtract(p["high"], p["low"]), lambda: replay(low=0.0, high=1.0))
+    return {"low": 1.0 - u, "high": u}
+
+
+def _lognormal(p: dict, y: Any, replay: Callable) -> dict:
+    z = _standard(np.log(y) - p["mean"], p["sigma"], lambda: np.log(replay(mean=0.0, sigma=1.0)))
+    return {"mean": y, "sigma": y * z}
+
+
+def _mean_only(p: dict, y: Any, replay: Callable) -> dict:
+    return {"mean": 1.0}
+
+
+_PATHWISE = {
+    "normal": _loc_scale("loc", "scale"), "laplace": _loc_scale("loc", "scale"),
+    "logistic": _loc_scale("loc", "scale"), "gumbel": _loc_scale("loc", "scale"),
+    "exponential": _scale_only, "rayleigh": _scale_only, "gamma": _gamma, "uniform": _uniform,
+    "lognormal": _lognormal, "multivariate_normal": _mean_only,
+}
+
+
+def _pathwise_rules(fn: Callable, partials_of: Callable, owner_type: type) -> None:
+    params = Params.of(fn)
+    names = list(params.signature.parameters)
+
+    def draw(args: tuple) -> tuple:
+        values = dict(zip(names, (primal(a) for a in params.fill(args))))
+        return values, params.call(fn, args)
+
+    @params
+    def rrule(*args: Any) -> tuple:
+        gen = primal(args[0])
+        state = _state(gen)
+        values, y = draw(args)
+        result = output(y)
+
+        def replay(**standard: Any) -> Any:
+            keep = {k: v for k, v in values.items() if k not in ("self", "size") and k not in standard}
+            return getattr(_replica(gen, state), fn.__name__)(**standard, **keep, size=np.shape(y))
+
+        def pullback(dy: Any) -> tuple:
+            g = out_cotangent(result, dy)
+            partials = partials_of(values, y, replay)
+            rdatas = [NoRData] * (len(args) + 1)
+            for i, name in enumerate(names[:len(args)]):
+                if name in partials:
+                    rdatas[i + 1] = deliver_broadcast(args[i], g * partials[name])
+            _restore(gen, state)
+            return tuple(rdatas)
+
+        return result, pullback
+
+    @params
+    def frule(*args: Any) -> Dual:
+        gen = primal(args[0])
+        state = _state(gen)
+        values, y = draw(args)
+
+        def replay(**standard: Any) -> Any:
+            keep = {k: v for k, v in values.items() if k not in ("self", "size") and k not in standard}
+            return getattr(_replica(gen, state), fn.__name__)(**standard, **keep, size=np.shape(y))
+
+        dy: Any = 0.0
+        partials = partials_of(values, y, replay)
+        for i, name in enumerate(names[:len(args)]):
+            if name in partials:
+                dy = dy + partials[name] * dense(args[i])
+        return Dual(y, fit_tangent(dy, y))
+
+    _register(fn, rrule, frule, owner_type)
+
+
+for _owner in (Generator, RandomState):
+    for _name, _partials in _PATHWISE.items():
+        _pathwise_rules(getattr(_owner, _name), _partials, _owner)
+
+
+# --------------------------------------------------------------------------------------------
+# Selections: choice, permutation, shuffle (the derivative moves elements, it is not zero)
+# --------------------------------------------------------------------------------------------
+
+
+def _along(axis: int, index: Any) -> tuple:
+    return (slice(None),) * axis + (index,)
+
+
+def _check_reproduced(name: str, ok: bool) -> None:
+    if not ok:
+        raise RuntimeError(
+            f"yuebing could not reproduce the indices drawn by {name}; its derivative cannot be "
+            "computed (please report this with your NumPy version)"
+        )
+
+
+def _same(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+
+
+def _selection_rules(fn: Callable, owner_type: type, indices: Callable) -> None:
+    """``choice``/``permutation``: ``y = asarray(a).take(idx, axis)``, with ``idx`` from
+    ``indices(replica, n, values)``; an integer ``a`` draws indices (no derivative)."""
+    params = Params.of(fn)
+    names = list(params.signature.parameters)
+    first = names[1]  # "a" or "x"
+
+    def prepare(args: tuple) -> tuple:
+        values = dict(zip(names, (primal(a) for a in params.fill(args))))
+        state = _state(values["self"])
+        y = params.call(fn, args)
+        source = values[first]
+        if isinstance(source, (int, np.integer)) or np.ndim(source) == 0 and not isinstance(source, np.ndarray):
+            return y, None, None, values
+        a = np.asarray(source)
+        axis = int(values.get("axis", 0)) % max(a.ndim, 1)
+        idx = indices(_replica(values["self"], state), a.shape[axis], values)
+        _check_reproduced(fn.__qualname__, _same(y, a.take(idx, axis)))
+        return y, idx, axis, values
+
+    @params
+    def rrule(*args: Any) -> tuple:
+        gen = primal(args[0])
+        state = _state(gen)
+        y, idx, axis, values = prepare(args)
+        result = output(y)
+
+        def pullback(dy: Any) -> tuple:
+            rdatas = [NoRData] * (len(args) + 1)
+            if idx is not None and np.asarray(y).dtype.kind in "fc":
+                g = np.asarray(out_cotangent(result, dy))
+                a = np.asarray(values[first])
+                ga = np.zeros(a.shape, dtype=np.result_type(g, float))
+                k = np.ndim(idx)
+                g_moved = np.moveaxis(g, list(range(axis, axis + k)), list(range(k)))
+                np.add.at(np.moveaxis(ga, axis, 0), idx, g_moved)
+                rdatas[2] = deliver(args[1], ga)
+            _restore(gen, state)
+            return tuple(rdatas)
+
+        return result, pullback
+
+    @params
+    def frule(*args: Any) -> Dual:
+        y, idx, axis, values = prepare(args)
+        if idx is None:
+            return Dual(y, zero_tangent(y))
+        return Dual(y, fit_tangent(np.take(dense(args[1]), idx, axis), y))
+
+    _register(fn, rrule, frule, owner_type)
+
+
+def _choice_indices(replica: Any, n: int, values: dict) -> Any:
+    options = {k: values[k] for k in ("size", "replace", "p", "shuffle") if k in values}
+    return replica.choice(n, **options)
+
+
+def _permutation_indices(replica: Any, n: int, values: dict) -> Any:
+    return replica.permutation(n)
+
+
+for _owner in (Generator, RandomState):
+    _selection_rules(_owner.choice, _owner, _choice_indices)
+    _selection_rules(_owner.permutation, _owner, _permutation_indices)
+
+
+def _shuffle_rules(fn: Callable, owner_type: type) -> None:
+    """``shuffle(x)`` permutes ``x`` in place: ``x_after = x_before.take(idx, axis)``."""
+    params = Params.of(fn)
+    names = list(params.signature.parameters)
+
+    def run(args: tuple) -> tuple:
+        values = dict(zip(names, (primal(a) for a in params.fill(args))))
+        gen, x = values["self"], values["x"]
+        state = _state(gen)
+        axis = int(values.get("axis", 0))
+        if isinstance(x, np.ndarray):
+            axis %= max(x.ndim, 1)
+            before: Any = x.copy()
+        elif isinstance(x, list) and axis == 0:
+            before = list(x)
+        else:
+            raise RuleArgumentError(f"{fn.__qualname__}: yuebing differentiates shuffling an ndarray "
+                                    "or a list (axis 0)")
+        params.call(fn, args)
+        idx = np.arange(len(before) if isinstance(before, list) else x.shape[axis])
+        _replica(gen, state).shuffle(idx)
+        if isinstance(x, list):
+            _check_reproduced(fn.__qualname__, all(x[j] is before[i] for j, i in enumerate(idx)))
+        else:
+            _check_reproduced(fn.__qualname__, _same(x, before.take(idx, axis)))
+        return gen, state, x, before, idx, axis
+
+    @params
+    def rrule(*args: Any) -> tuple:
+        gen, state, x, before, idx, axis = run(args)
+        fd = args[1].fdata
+        if isinstance(x, list) and isinstance(fd, list):  # element tangents move with the elements
+            fd[:] = [fd[i] for i in idx]
+
+        def pullback(dy: Any) -> tuple:
+            if isinstance(x, list):
+                x[:] = before
+                if isinstance(fd, list):
+                    pre = list(fd)
+                    for j, i in enumerate(idx):
+                        pre[i] = fd[j]
+                    fd[:] = pre
+            else:
+                x[...] = before
+                if isinstance(fd, np.ndarray):
+                    post = fd.copy()
+                    fd[_along(axis, idx)] = post
+            _restore(gen, state)
+            return (NoRData,) * (len(args) + 1)
+
+        return output(None), pullback
+
+    @params
+    def frule(*args: Any) -> Dual:
+        gen, state, x, before, idx, axis = run(args)
+        t = args[1].tangent
+        if isinstance(x, list) and isinstance(t, list):
+            t[:] = [t[i] for i in idx]
+        elif isinstance(t, np.ndarray):
+            t[...] = t.take(idx, axis)
+        return Dual(None, NoTangent)
+
+    _register(fn, rrule, frule, owner_type)
+
+
+for _owner in (Generator, RandomState):
+    _shuffle_rules(_owner.shuffle, _owner)
+
+
+# --------------------------------------------------------------------------------------------
+# Cases: generators are arguments, so check_rule compares their states after the forward pass
+# (against the primal call) and after the pullback (against the state before the call).
+# --------------------------------------------------------------------------------------------
+
+
+def _g(seed: int = 0) -> Generator:
+    return np.random.default_rng(seed)
+
+
+def _rs(seed: int = 0) -> RandomState:
+    return RandomState(seed)
+
+
+G, RS = Generator, RandomState
+CASES = [
+    # zero derivative, Generator
+    Case(G.random, _g(), 3), Case(G.standard_normal, _g(), (2, 3)), Case(G.standard_normal, _g()),
+    Case(G.integers, _g(), 0, 10, 5, mode=("rev",)), Case(G.standard_exponential, _g(), 4),
+    # parameters with a (documented) zero derivative go in kwargs: check_rule does not perturb those
+    Case(G.standard_gamma, _g(), kwargs={"shape": 2.5, "size": 3}),
+    Case(G.beta, _g(), kwargs={"a": 2.0, "b": 3.0, "size": 4}), Case(G.poisson, _g(), 3.0, 5),
+    Case(G.binomial, _g(), 10, 0.3, 4), Case(G.standard_normal, _g(), 3, np.float32),
+    Case(G.random, _g(), 3, np.float64, np.zeros(3), name="Generator.random(out=)"),
+    Case(G.standard_normal, _g(), kwargs={"size": 3, "dtype": np.float32}),
+    Case(G.standard_normal, np.random.Generator(np.random.MT19937(3)), 4, name="standard_normal(MT19937)"),
+    # zero derivative, RandomState
+    Case(RS.rand, _rs(), 2, 3), Case(RS.randn, _rs(), 4), Case(RS.randn, _rs()), Case(RS.random_sample, _rs(), 3),
+    Case(RS.randint, _rs(), 0, 5, 4, mode=("rev",)), Case(RS.standard_normal, _rs(), 3),
+    Case(RS.seed, _rs(), 5, mode=("rev",)), Case(RS.beta, _rs(), 2, 3, 4),
+    # pathwise: normal, laplace, logistic, gumbel (loc, scale), scalars, arrays, broadcasting, size
+    *[Case(getattr(owner, name), gen, 0.5, 1.5)
+      for owner, gen in ((G, _g()), (RS, _rs())) for name in ("normal", "laplace", "logistic", "gumbel")],
+    *[Case(getattr(owner, name), gen, randn(3), randpos(2, 1))
+      for owner, gen in ((G, _g(1)), (RS, _rs(1))) for name in ("normal", "laplace", "logistic", "gumbel")],
+    Case(G.normal, _g(), randn(3), 2.0, (4, 3)), Case(RS.normal, _rs(), 0.3, randpos(3), (2, 3)),
+    Case(G.normal, _g(), randn(3, dtype=np.float32), 1.5), Case(G.normal, _g(), [0.5, 1.0], 2.0),
+    Case(G.normal, _g(), kwargs={"size": 3}), Case(G.normal, _g(), 1.0, kwargs={"size": (2,)}),
+    # uniform (low, high), exponential and rayleigh (scale), gamma (scale), lognormal
+    Case(G.uniform, _g(), -1.0, 2.0, 5), Case(RS.uniform, _rs(), randn(3), 3.0),
+    Case(G.exponential, _g(), 1.5, 4), Case(RS.exponential, _rs(), randpos(3)),
+    Case(G.rayleigh, _g(), randpos(2, 2)), Case(RS.rayleigh, _rs(), 2.0, 3),
+    Case(G.gamma, _g(), 2, 1.5, 4), Case(RS.gamma, _rs(), np.array([1, 2, 3]), 0.7),  # int shape: zero
+    Case(G.lognormal, _g(), 0.2, 0.5, 4), Case(RS.lognormal, _rs(), randn(3), randpos(3)),
+    # cov has a zero derivative (documented): an int array, so check_rule does not perturb it
+    Case(G.multivariate_normal, _g(), randn(3), np.eye(3, dtype=int), 4),
+    Case(RS.multivariate_normal, _rs(), [0.5, -1.0], np.array([[2, 1], [1, 1]])),
+    # choice, permutation, shuffle: the derivative is the selection
+    Case(G.choice, _g(), randn(6), 4), Case(G.choice, _g(), randn(6), (2, 3), False),
+    Case(G.choice, _g(), randn(5)), Case(G.choice, _g(), randn(4, 3), 5, kwargs={"axis": 0}),
+    Case(G.choice, _g(), randn(3, 4), 2, True, None, 1, name="choice(axis=1)"),
+    Case(G.choice, _g(), randn(5), 3, kwargs={"p": np.array([0.1, 0.2, 0.3, 0.2, 0.2])}),
+    Case(G.choice, _g(), 7, 3, mode=("rev",)), Case(G.choice, _g(), [1.0, 2.0, 3.0], 4),
+    Case(RS.choice, _rs(), randn(6), 4), Case(RS.choice, _rs(), randn(6), 3, False),
+    Case(RS.choice, _rs(), 5, 2, mode=("rev",)),
+    Case(G.permutation, _g(), randn(6)), Case(G.permutation, _g(), randn(3, 4), 1),
+    Case(G.permutation, _g(), 5, mode=("rev",)), Case(RS.permutation, _rs(), randn(3, 2)),
+    Case(RS.permutation, _rs(), randn(5)),
+    Case(G.shuffle, _g(), randn(6)), Case(G.shuffle, _g(), randn(3, 4), 1), Case(G.shuffle, _g(), randn(4, 2)),
+    Case(RS.shuffle, _rs(), randn(5)),
+    # lists: forward mode only. The element tangents must move with the elements in the forward
+    # pass (aliasing), but check_rule preloads the post-call cotangent *before* the forward pass,
+    # by position, so any rule that restructures a list's fdata fails its reverse check (see the
+    # report: the proposed fix preloads after the forward pass).
+    Case(G.shuffle, _g(), [1.0, 2.0, 3.0, 4.0], mode=("fwd",)),
+    Case(G.shuffle, _g(), [randn(2), 1.0, randn(2)], mode=("fwd",)),
+    Case(RS.shuffle, _rs(), [0.5, 1.5, 2.5], mode=("fwd",)),
+    Case(G.shuffle, _g(), randn(5, dtype=np.float32)),
+    # legacy module functions (the global RandomState): check_rule cannot control global state,
+    # so these draw nothing (size 0) and exercise dispatch and keyword binding only
+    Case(np.random.normal, 1.0, 2.0, 0, name="np.random.normal(size=0)"),
+    Case(np.random.normal, 1.0, kwargs={"size": (0, 2)}), Case(np.random.randn, 0), Case(np.random.rand, 0, 2),
+    Case(np.random.uniform, randn(0), 1.0), Case(np.random.choice, randn(4), 0),
+]

@@ -1,0 +1,584 @@
+"""Rules for attribute access: ``getattr`` (2 and 3 arguments), ``setattr``, ``delattr``,
+``object.__getattribute__``, ``object.__setattr__`` and ``object.__delattr__``.
+
+The normaliser turns ``obj.name`` into ``getattr(obj, "name")`` and ``obj.name = v`` into
+``setattr(obj, "name", v)``, so these rules see every attribute access of differentiated code.
+``hasattr`` is in ``nondifferentiable.py``.
+
+What ``getattr`` returns, by owner:
+
+* mutable object (``MutableTangent`` fdata, one field per attribute): a float field's value, whose
+  cotangent the pullback adds to the object's field slot; an array/list/object field's own fdata
+  object (aliasing);
+* frozen dataclass (``Tangent``, split into fdata and rdata): the field's fdata part; the pullback
+  returns the object's rdata as a ``Tangent`` holding only that field; namedtuples likewise, by
+  position;
+* ndarray: ``.T``, ``.mT``, ``.real``, ``.imag`` are views, with the same view of the tangent as
+  fdata (``.imag`` of a real array is a read-only zero array: zero derivative); ``.shape``,
+  ``.ndim``, ``.size``, ``.dtype``, ``.strides``, ``.flags``, ``.itemsize``, ``.nbytes`` carry none;
+* float / complex: ``.real`` and ``.imag``;
+* a method: bound builtin methods (``x.sum``, ``lst.append``) get the tangent
+  ``Tangent(type(m), {"__self__": owner's fdata})`` that dispatch reads; Python methods of user
+  classes get ``Tangent(MethodType, {"__self__": ..., "__func__": ...})``;
+* anything else (module and class attributes, class-level constants): the value with a fresh zero
+  tangent. Classes and modules are not differentiated, so derivatives with respect to
+  class-level or module-level data are not tracked (a known limitation: mutating a class-level
+  array through an instance is not seen by other reads).
+
+Properties, ``__getattr__``/``__getattribute__`` overrides and other data descriptors of user
+classes are user code for the source transform, not for these rules: they raise
+``RuleArgumentError``. ``setattr`` follows the mutation convention (docs/writing-rules.md): the
+object's tangent field is replaced by the new value's slot, and the pullback restores the old
+value and old slot, or deletes the attribute if it did not exist before (slots included).
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import tangents as T
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
+from ..tangents import kinds as K
+from ..testing.cases import Case, randc, randn
+from .containers import (
+    _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
+)
+from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from .util import output, zero_fdata
+
+_MISSING = object()
+
+_ARRAY_VIEWS = ("T", "mT", "real", "imag")
+_ARRAY_NONDIFF = frozenset({"shape", "ndim", "size", "dtype", "strides", "flags", "itemsize", "nbytes"})
+_ATOMIC_NONDIFF = (types.ModuleType, type, types.BuiltinFunctionType, np.ufunc, int, str, bool, type(None))
+
+# ------------------------------------------------------------------------------------------------
+# Classifying an attribute of a user class
+# ------------------------------------------------------------------------------------------------
+
+
+def _class_attribute(tp: type, name: str) -> Any:
+    for cls in tp.__mro__:
+        if name in cls.__dict__:
+            return cls.__dict__[name]
+    return _MISSING
+
+
+def _is_user_class(tp: type) -> bool:
+    return tp.__module__ != "builtins"
+
+
+def _check_user_read(o: Any, name: str, who: str, plain: bool) -> None:
+    """Refuse accesses that would run user code (properties, __getattr__, ...)."""
+    tp = type(o)
+    if not plain and tp.__getattribute__ is not object.__getattribute__:
+        raise RuleArgumentError(f"{who}: {tp.__qualname__} overrides __getattribute__; yuebing's rule "
+                                "covers plain attribute access only")
+    attr = _class_attribute(tp, name)
+    if isinstance(attr, (property, functools.cached_property)):
+        raise RuleArgumentError(
+            f"{who}: {tp.__qualname__}.{name} is a property: properties of user classes are "
+            "differentiated by the source transform (from their getter's source), not by the "
+            "getattr rule"
+        )
+    if attr is not _MISSING and _is_custom_data_descriptor(attr):
+        raise RuleArgumentError(f"{who}: {tp.__qualname__}.{name} is a descriptor ({type(attr).__qualname__}); "
+                                "yuebing's rule covers plain attributes and methods only")
+
+
+def _is_custom_data_descriptor(attr: Any) -> bool:
+    if isinstance(attr, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+        return False  # __slots__ members and __dict__/__weakref__
+    tp = type(attr)
+    return hasattr(tp, "__set__") or hasattr(tp, "__delete__")
+
+
+def _instance_value(o: Any, name: str) -> tuple[bool, Any]:
+    """``(True, value)`` if ``name`` is an instance field of ``o`` (a set slot or a ``__dict__``
+    entry), else ``(False, None)``."""
+    attr = _class_attribute(type(o), name)
+    if isinstance(attr, types.MemberDescriptorType):
+        try:
+            return True, attr.__get__(o, type(o))
+        except AttributeError:  # slot never assigned
+            return False, None
+    d = getattr(o, "__dict__", None)
+    if d is not None and name in d:
+        return True, d[name]
+    return False, None
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading: (output codual, rdata of the owner from the output's rdata)
+# ------------------------------------------------------------------------------------------------
+
+Read = tuple[CoDual, Callable[[Any], Any]]
+
+
+def _no_owner_rdata(dy: Any) -> Any:
+    return NoRData
+
+
+def _constant(v: Any) -> CoDual:
+    """A value read from a module or class: not differentiated (a fresh zero tangent)."""
+    if isinstance(v, _ATOMIC_NONDIFF) or type(v) is types.FunctionType and not v.__closure__:
+        return CoDual(v, NoFData)
+    return CoDual(v, zero_fdata(v))
+
+
+def _method_fdata(v: Any, owner_fdata: Any) -> Any:
+    if isinstance(v, types.MethodType):
+        func_fdata = _constant(v.__func__).fdata
+        if owner_fdata is NoFData and func_fdata is NoFData:
+            return NoFData
+        return Tangent(types.MethodType, {"__self__": owner_fdata, "__func__": func_fdata})
+    return NoFData if owner_fdata is NoFData else Tangent(type(v), {"__self__": owner_fdata})
+
+
+def _method_owner_rdata(dy: Any) -> Any:
+    return dy.fields.get("__self__", NoRData) if isinstance(dy, Tangent) else NoRData
+
+
+def _is_bound_to(v: Any, o: Any) -> bool:
+    return isinstance(v, (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)) \
+        and getattr(v, "__self__", None) is o
+
+
+def _read_object_field(obj: CoDual, name: str, v: Any) -> Read:
+    fields = obj.fdata.fields
+    slot = fields.get(name, _MISSING)
+    if slot is _MISSING:  # a field set behind yuebing's back: give it a zero slot now
+        slot = fields[name] = _slot(v, NoFData)
+
+    def owner_rdata(dy: Any) -> Any:
+        if dy is not NoRData:
+            current = fields[name]
+            fields[name] = current + dy if type(current) is float else T.increment(current, T.join(NoFData, dy))
+        return NoRData
+
+    return CoDual(v, _element_fdata(slot)), owner_rdata
+
+
+def _read_frozen_field(obj: CoDual, name: str, v: Any) -> Read:
+    fd = obj.fdata
+    v_fd = fd.fields.get(name, NoFData) if isinstance(fd, Tangent) else NoFData
+    tp = type(obj.primal)
+    return CoDual(v, v_fd), lambda dy: NoRData if dy is NoRData else Tangent(tp, {name: dy})
+
+
+def _read_namedtuple_field(obj: CoDual, index: int, v: Any) -> Read:
+    fd, x = obj.fdata, obj.primal
+    v_fd = fd[index] if fd is not NoFData else NoFData
+
+    def owner_rdata(dy: Any) -> Any:
+        if dy is NoRData:
+            return NoRData
+        parts = [NoRData] * len(x)
+        parts[index] = dy
+        return tuple.__new__(type(x), parts)
+
+    return CoDual(v, v_fd), owner_rdata
+
+
+def _read_array_attribute(obj: CoDual, name: str, v: Any) -> Read:
+    x, fd = obj.primal, obj.fdata
+    if name in _ARRAY_NONDIFF:
+        return CoDual(v, NoFData), _no_owner_rdata
+    if name in _ARRAY_VIEWS:
+        if fd is NoFData or not isinstance(v, np.ndarray):
+            return CoDual(v, zero_fdata(v)), _no_owner_rdata
+        if name == "imag" and x.dtype.kind != "c":  # a new read-only zero array
+            return output(v), _no_owner_rdata
+        return CoDual(v, getattr(fd, name)), _no_owner_rdata  # a view: the gradient flows through memory
+    if _is_bound_to(v, x):
+        return CoDual(v, _method_fdata(v, fd)), _method_owner_rdata
+    raise RuleArgumentError(
+        f"getattr: yuebing does not differentiate the ndarray attribute {name!r}; supported are "
+        f"{', '.join(_ARRAY_VIEWS)}, methods, and the non-differentiable {', '.join(sorted(_ARRAY_NONDIFF))}"
+    )
+
+
+def _read_number_attribute(obj: CoDual, name: str, v: Any) -> Read:
+    x = obj.primal
+    is_complex = isinstance(x, (complex, np.complexfloating))
+    if name == "real":
+        return CoDual(v, NoFData), lambda dy: NoRData if dy is NoRData else (complex(dy) if is_complex else float(dy))
+    if name == "imag":
+        if not is_complex:
+            return CoDual(v, NoFData), _no_owner_rdata  # always 0: zero derivative
+        return CoDual(v, NoFData), lambda dy: NoRData if dy is NoRData else complex(0.0, dy)
+    if _is_bound_to(v, x):
+        return CoDual(v, NoFData), _method_owner_rdata
+    return CoDual(v, zero_fdata(v)), _no_owner_rdata
+
+
+def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
+    """The read of attribute ``name``; None when ``obj`` has no such attribute."""
+    o = obj.primal
+    if type(o) is types.ModuleType:  # the common case: np.sum, math.pi
+        try:
+            return _constant(getattr(o, name)), _no_owner_rdata
+        except AttributeError:
+            return None
+    kind = K.primal_kind(o)
+    if kind is K.OBJECT or kind is K.FROZEN:
+        _check_user_read(o, name, who, plain)
+        present, v = _instance_value(o, name)
+        if present:
+            if kind is K.OBJECT:
+                if obj.fdata is NoFData:  # a constant object (a method's undifferentiated self)
+                    return _constant(v), _no_owner_rdata
+                return _read_object_field(obj, name, v)
+            return _read_frozen_field(obj, name, v)
+        if not plain and hasattr(type(o), "__getattr__") and _class_attribute(type(o), name) is _MISSING:
+            raise RuleArgumentError(f"{who}: {type(o).__qualname__}.__getattr__ would compute {name!r}; "
+                                    "yuebing's rule covers plain attributes only")
+    try:
+        v = object.__getattribute__(o, name) if plain else getattr(o, name)
+    except AttributeError:
+        return None
+    if kind is K.ARRAY or isinstance(o, np.ndarray):
+        return _read_array_attribute(obj, name, v)
+    if kind is K.FLOAT or kind is K.COMPLEX:
+        return _read_number_attribute(obj, name, v)
+    if kind is K.TUPLE and name in getattr(type(o), "_fields", ()):
+        return _read_namedtuple_field(obj, type(o)._fields.index(name), v)
+    if _is_bound_to(v, o):
+        owner_fdata = obj.fdata if kind is not K.NONDIFF else NoFData
+        return CoDual(v, _method_fdata(v, owner_fdata)), _method_owner_rdata
+    return _constant(v), _no_owner_rdata
+
+
+def _getattr_rrule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str):
+    n = primal(name)
+    if not isinstance(obj, CoDual):
+        obj = CoDual(obj, zero_fdata(obj))
+    found = _read(obj, n, plain, who)
+    if found is None:
+        if default is _NOT_PASSED:
+            raise AttributeError(f"{type(obj.primal).__qualname__!r} object has no attribute {n!r}")
+        if isinstance(default, CoDual):
+            return CoDual(default.primal, default.fdata), lambda dy: (NoRData, NoRData, NoRData, dy)
+        return output(default), lambda dy: (NoRData,) * 4
+    out, owner_rdata = found
+
+    def pullback(dy):
+        return _counted(NoRData, owner_rdata(dy), NoRData, default if default is _NOT_PASSED else NoRData)
+
+    return out, pullback
+
+
+@rrule_for(getattr)
+def _getattr_rrule(obj, name, default=_NOT_PASSED):
+    return _getattr_rrule_impl(obj, name, default, plain=False, who="getattr")
+
+
+@rrule_for(object.__getattribute__)
+def _getattribute_rrule(self, name):
+    return _getattr_rrule_impl(self, name, _NOT_PASSED, plain=True, who="object.__getattribute__")
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading, forward mode
+# ------------------------------------------------------------------------------------------------
+
+
+def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str) -> Dual:
+    n = primal(name)
+    o = primal(obj)
+    t = obj.tangent if isinstance(obj, Dual) else T.zero_tangent(o)
+    # reuse the reverse rule's classification on a codual whose fdata is the full tangent: for
+    # the owners below the forward tangent is read exactly where the reverse rule reads fdata
+    if type(o) is not types.ModuleType:
+        kind = K.primal_kind(o)
+        if kind is K.OBJECT or kind is K.FROZEN:
+            _check_user_read(o, n, who, plain)
+            present, v = _instance_value(o, n)
+            if present:
+                fields = t.fields if isinstance(t, (Tangent, MutableTangent)) else {}
+                field_t = fields.get(n, _MISSING)
+                return Dual(v, T.zero_tangent(v) if field_t is _MISSING else field_t)
+    try:
+        v = object.__getattribute__(o, n) if plain else getattr(o, n)
+    except AttributeError:
+        if default is _NOT_PASSED:
+            raise
+        return Dual(primal(default), default.tangent if isinstance(default, Dual) else T.zero_tangent(default))
+    if type(o) is types.ModuleType:
+        return Dual(v, T.zero_tangent(v))
+    kind = K.primal_kind(o)
+    if isinstance(o, np.ndarray):
+        if n in _ARRAY_NONDIFF:
+            return Dual(v, NoTangent)
+        if n in _ARRAY_VIEWS:
+            if not isinstance(t, np.ndarray) or (n == "imag" and o.dtype.kind != "c"):
+                return Dual(v, T.zero_tangent(v))
+            return Dual(v, getattr(t, n))
+        if _is_bound_to(v, o):
+            return Dual(v, Tangent(type(v), {"__self__": t}))
+        _read_array_attribute(CoDual(o, NoFData), n, v)  # raises the unsupported-attribute error
+    if kind is K.FLOAT or kind is K.COMPLEX:
+        if n == "real":
+            return Dual(v, float(np.real(t)))
+        if n == "imag":
+            return Dual(v, float(np.imag(t)))
+    if kind is K.TUPLE and n in getattr(type(o), "_fields", ()):
+        return Dual(v, NoTangent if t is NoTangent else t[type(o)._fields.index(n)])
+    if _is_bound_to(v, o):
+        if isinstance(v, types.MethodType):
+            return Dual(v, Tangent(types.MethodType, {"__self__": t, "__func__": T.zero_tangent(v.__func__)}))
+        return Dual(v, Tangent(type(v), {"__self__": t}))
+    return Dual(v, T.zero_tangent(v))
+
+
+@frule_for(getattr)
+def _getattr_frule(obj, name, default=_NOT_PASSED):
+    return _getattr_frule_impl(obj, name, default, plain=False, who="getattr")
+
+
+@frule_for(object.__getattribute__)
+def _getattribute_frule(self, name):
+    return _getattr_frule_impl(self, name, _NOT_PASSED, plain=True, who="object.__getattribute__")
+
+
+# ------------------------------------------------------------------------------------------------
+# Writing: setattr, delattr (and object.__setattr__ / object.__delattr__)
+# ------------------------------------------------------------------------------------------------
+
+
+def _check_user_write(o: Any, name: str, who: str, plain: bool) -> None:
+    tp = type(o)
+    kind = K.primal_kind(o)
+    if kind is K.FROZEN:
+        if plain:
+            raise RuleArgumentError(f"{who}: {tp.__qualname__} is frozen; yuebing differentiates frozen "
+                                    "objects built by their constructor, not mutated in place")
+        return  # setattr raises FrozenInstanceError itself
+    if kind is not K.OBJECT:
+        raise RuleArgumentError(
+            f"{who}: yuebing follows attribute assignment on instances of user classes only, not on "
+            f"{tp.__qualname__} (classes and modules are not differentiated)"
+        )
+    if not plain and (tp.__setattr__ is not object.__setattr__ or tp.__delattr__ is not object.__delattr__):
+        raise RuleArgumentError(f"{who}: {tp.__qualname__} overrides __setattr__/__delattr__; that is user "
+                                "code for the source transform, not for this rule")
+    attr = _class_attribute(tp, name)
+    if attr is not _MISSING and _is_custom_data_descriptor(attr):
+        raise RuleArgumentError(f"{who}: {tp.__qualname__}.{name} is a property or descriptor; its setter "
+                                "is user code for the source transform, not for this rule")
+
+
+def _dict_position(o: Any, name: str) -> int | None:
+    d = getattr(o, "__dict__", None)
+    if d is None or name not in d:
+        return None
+    return list(d).index(name)
+
+
+def _setattr_rrule_impl(obj: CoDual, name: Any, value: Any, plain: bool, who: str):
+    o, n = obj.primal, primal(name)
+    _check_user_write(o, n, who, plain)
+    v = primal(value)
+    v_fd = value.fdata if isinstance(value, CoDual) else NoFData
+    # a constant object (no fdata) is restored like any other; its tangent is not tracked
+    fields = obj.fdata.fields if isinstance(obj.fdata, MutableTangent) else {}
+    existed, old = _instance_value(o, n)
+    old_slot = fields.get(n, _MISSING)
+    (object.__setattr__ if plain else setattr)(o, n, v)
+    fields[n] = _slot(v, v_fd) if old_slot is _MISSING else _overwriting_slot(old_slot, v, v_fd)
+
+    def pullback(dy):
+        slot = fields[n]
+        if existed:
+            object.__setattr__(o, n, old)
+            fields[n] = _slot(old, NoFData) if old_slot is _MISSING else _restored(old_slot, old)
+        else:
+            object.__delattr__(o, n)
+            del fields[n]
+        return NoRData, NoRData, NoRData, T.rdata(slot)
+
+    return output(None), pullback
+
+
+def _setattr_frule_impl(obj: Dual, name: Any, value: Any, plain: bool, who: str) -> Dual:
+    o, n = obj.primal, primal(name)
+    _check_user_write(o, n, who, plain)
+    (object.__setattr__ if plain else setattr)(o, n, primal(value))
+    if isinstance(obj.tangent, MutableTangent):
+        obj.tangent.fields[n] = value.tangent if isinstance(value, Dual) else T.zero_tangent(value)
+    return Dual(None, NoTangent)
+
+
+@rrule_for(setattr)
+def _setattr_rrule(obj, name, value):
+    return _setattr_rrule_impl(obj, name, value, plain=False, who="setattr")
+
+
+@rrule_for(object.__setattr__)
+def _object_setattr_rrule(self, name, value):
+    return _setattr_rrule_impl(self, name, value, plain=True, who="object.__setattr__")
+
+
+@frule_for(setattr)
+def _setattr_frule(obj, name, value):
+    return _setattr_frule_impl(obj, name, value, plain=False, who="setattr")
+
+
+@frule_for(object.__setattr__)
+def _object_setattr_frule(self, name, value):
+    return _setattr_frule_impl(self, name, value, plain=True, who="object.__setattr__")
+
+
+def _delattr_rrule_impl(obj: CoDual, name: Any, plain: bool, who: str):
+    o, n = obj.primal, primal(name)
+    _check_user_write(o, n, who, plain)
+    fields = obj.fdata.fields if isinstance(obj.fdata, MutableTangent) else {}
+    existed, old = _instance_value(o, n)
+    position = _dict_position(o, n)
+    (object.__delattr__ if plain else delattr)(o, n)  # raises AttributeError if absent
+    old_slot = fields.pop(n, _MISSING)
+
+    def pullback(dy):
+        if position is not None:
+            _reinsert(o.__dict__, n, old, position)  # keep the attribute order
+        else:
+            object.__setattr__(o, n, old)
+        fields[n] = _slot(old, NoFData) if old_slot is _MISSING else _restored(old_slot, old)
+        return NoRData, NoRData, NoRData
+
+    return output(None), pullback
+
+
+@rrule_for(delattr)
+def _delattr_rrule(obj, name):
+    return _delattr_rrule_impl(obj, name, plain=False, who="delattr")
+
+
+@rrule_for(object.__delattr__)
+def _object_delattr_rrule(self, name):
+    return _delattr_rrule_impl(self, name, plain=True, who="object.__delattr__")
+
+
+def _delattr_frule_impl(obj: Dual, name: Any, plain: bool, who: str) -> Dual:
+    o, n = obj.primal, primal(name)
+    _check_user_write(o, n, who, plain)
+    (object.__delattr__ if plain else delattr)(o, n)
+    if isinstance(obj.tangent, MutableTangent):
+        obj.tangent.fields.pop(n, None)
+    return Dual(None, NoTangent)
+
+
+@frule_for(delattr)
+def _delattr_frule(obj, name):
+    return _delattr_frule_impl(obj, name, plain=False, who="delattr")
+
+
+@frule_for(object.__delattr__)
+def _object_delattr_frule(self, name):
+    return _delattr_frule_impl(self, name, plain=True, who="object.__delattr__")
+
+
+# ------------------------------------------------------------------------------------------------
+# Cases
+# ------------------------------------------------------------------------------------------------
+
+
+class _Body:
+    """A plain object with float, array and list fields, and a method."""
+
+    def __init__(self, x: float, a: np.ndarray, items: list) -> None:
+        self.x = x
+        self.a = a
+        self.items = items
+
+    def energy(self) -> float:
+        return self.x * float(np.sum(self.a))
+
+
+class _Slotted:
+    __slots__ = ("p", "q")
+
+    def __init__(self, p: float, q: Any = _MISSING) -> None:
+        self.p = p
+        if q is not _MISSING:
+            self.q = q
+
+
+@dataclasses.dataclass(frozen=True)
+class _Frozen:
+    w: np.ndarray
+    b: float
+    n: int = 3
+
+
+_Pair = collections.namedtuple("_Pair", ["u", "v"])
+
+
+def _body() -> _Body:
+    return _Body(randn(), randn(3), [randn(), randn(2)])
+
+
+_C = Case
+
+CASES = [
+    # getattr on a mutable object: float field (value), array and list fields (aliasing)
+    Case(getattr, _body(), "x"),
+    Case(getattr, _body(), "a", name="getattr(object, array field)"),
+    Case(getattr, _body(), "items", name="getattr(object, list field)"),
+    Case(getattr, _body(), "energy", name="getattr(object, method)"),
+    Case(getattr, _body(), "x", 2.5, name="getattr(object, present, default)"),
+    Case(getattr, _body(), "missing", randn(), name="getattr(object, missing, default)"),
+    Case(getattr, _body(), "missing", randn(2), name="getattr(object, missing, array default)"),
+    Case(object.__getattribute__, _body(), "x"),
+    Case(object.__getattribute__, _body(), "a", name="object.__getattribute__(object, array field)"),
+    # slots, frozen dataclass, namedtuple
+    Case(getattr, _Slotted(randn(), randn(2)), "p", name="getattr(slots, float)"),
+    Case(getattr, _Slotted(randn(), randn(2)), "q", name="getattr(slots, array)"),
+    Case(getattr, _Slotted(randn()), "q", 1.5, name="getattr(slots, unassigned, default)"),
+    Case(getattr, _Frozen(randn(3), randn()), "b", name="getattr(frozen, float)"),
+    Case(getattr, _Frozen(randn(3), randn()), "w", name="getattr(frozen, array)"),
+    Case(getattr, _Frozen(randn(3), randn()), "n", name="getattr(frozen, int)"),
+    Case(getattr, _Pair(randn(), randn(2)), "u", name="getattr(namedtuple, float)"),
+    Case(getattr, _Pair(randn(), randn(2)), "v", name="getattr(namedtuple, array)"),
+    # ndarray views and non-differentiable attributes
+    Case(getattr, randn(3, 4), "T", name="getattr(array, T)"),
+    Case(getattr, randn(2, 3, 4, dtype=np.float32), "mT", name="getattr(float32 array, mT)"),
+    Case(getattr, randc(3, 2), "T", name="getattr(complex array, T)"),
+    Case(getattr, randc(3, 2), "real", name="getattr(complex array, real)"),
+    Case(getattr, randc(3, 2), "imag", name="getattr(complex array, imag)"),
+    Case(getattr, randn(4), "real", name="getattr(real array, real)"),
+    Case(getattr, randn(4), "imag", name="getattr(real array, imag): read-only zeros"),
+    Case(getattr, randn(), "real", name="getattr(float, real)"),
+    Case(getattr, randc(), "real", name="getattr(complex, real)"),
+    Case(getattr, randc(), "imag", name="getattr(complex, imag)"),
+    Case(getattr, randn(0, 3), "T", name="getattr(empty array, T)"),
+    Case(getattr, np.array(randn()), "T", name="getattr(0-d array, T)"),
+    Case(getattr, randn(3, 4), "shape", name="getattr(array, shape)"),
+    Case(getattr, randn(3, 4), "ndim", name="getattr(array, ndim)"),
+    # bound builtin methods
+    Case(getattr, randn(3), "sum", name="getattr(array, sum)"),
+    Case(getattr, [randn(), randn(2)], "append", name="getattr(list, append)"),
+    Case(getattr, {"k": randn()}, "get", name="getattr(dict, get)"),
+    # reverse only: with nothing differentiable in (output, arguments), finite differences give
+    # NoTangent, which check_rule's forward comparison does not accept for the tuple it builds
+    Case(getattr, np, "sin", mode=("rev",), name="getattr(module, function)"),
+    # setattr / delattr: existing and new attributes, floats and arrays, slots
+    _C(setattr, _body(), "x", randn()),
+    _C(setattr, _body(), "a", randn(2), name="setattr(object, array over array)"),
+    _C(setattr, _body(), "new", randn(), name="setattr(object, new attribute)"),
+    _C(setattr, _body(), "new", randn(2), name="setattr(object, new array attribute)"),
+    _C(setattr, *(lambda b: (b, "x", b.a))(_body()), name="setattr(object, aliasing its own array)"),
+    _C(setattr, _Slotted(randn(), randn(2)), "p", randn(), name="setattr(slots, assigned)"),
+    _C(setattr, _Slotted(randn()), "q", randn(3), name="setattr(slots, unassigned)"),
+    _C(object.__setattr__, _body(), "x", randc(), name="object.__setattr__(object, complex)"),
+    _C(object.__setattr__, _body(), "z", randn(), name="object.__setattr__(object, new)"),
+    _C(delattr, _body(), "x"),
+    _C(delattr, _body(), "a", name="delattr(object, array, not last)"),
+    _C(delattr, _Slotted(randn(), randn(2)), "q", name="delattr(slots)"),
+    _C(object.__delattr__, _body(), "items", name="object.__delattr__(object)"),
+]
