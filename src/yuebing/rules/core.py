@@ -75,7 +75,7 @@ def describe_callable(f: Any) -> str:
         module = owner.__name__
     if module == "_operator":
         module = "operator"
-    if isinstance(f, type(abs)) or module in (None, "builtins"):
+    if module in (None, "builtins"):
         return name
     return f"{module}.{name}"
 

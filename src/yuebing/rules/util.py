@@ -82,6 +82,13 @@ def accumulate(arg: Any, g: Any) -> Any:
         return float(np.real(total))
     if isinstance(x, (complex, np.complexfloating)):
         return complex(np.sum(g) if np.ndim(g) else g)
+    if isinstance(x, (list, tuple)) and arg.fdata is not NoFData:
+        from .core import RuleArgumentError
+
+        raise RuleArgumentError(
+            f"a rule received a {type(x).__name__} where it differentiates an array; "
+            "convert it with np.asarray first"
+        )
     return NoRData
 
 

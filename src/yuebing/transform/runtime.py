@@ -12,6 +12,7 @@ import builtins
 import dataclasses
 import functools
 import inspect
+import operator
 import types
 from typing import Any, Callable
 
@@ -241,10 +242,80 @@ def _property_get(args: tuple) -> tuple[CoDual, Callable] | None:
     return out, lambda dy: (NoRData, pullback(dy)[1]) + (NoRData,) * n_rest
 
 
+_BINARY_DUNDERS = {
+    operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
+    operator.mul: ("__mul__", "__rmul__"), operator.truediv: ("__truediv__", "__rtruediv__"),
+    operator.floordiv: ("__floordiv__", "__rfloordiv__"), operator.mod: ("__mod__", "__rmod__"),
+    operator.pow: ("__pow__", "__rpow__"), operator.matmul: ("__matmul__", "__rmatmul__"),
+    operator.lt: ("__lt__", "__gt__"), operator.le: ("__le__", "__ge__"),
+    operator.gt: ("__gt__", "__lt__"), operator.ge: ("__ge__", "__le__"),
+    operator.eq: ("__eq__", "__eq__"), operator.ne: ("__ne__", "__ne__"),
+}
+_INPLACE_DUNDERS = {
+    operator.iadd: ("__iadd__", operator.add), operator.isub: ("__isub__", operator.sub),
+    operator.imul: ("__imul__", operator.mul), operator.itruediv: ("__itruediv__", operator.truediv),
+    operator.ifloordiv: ("__ifloordiv__", operator.floordiv), operator.imod: ("__imod__", operator.mod),
+    operator.ipow: ("__ipow__", operator.pow), operator.imatmul: ("__imatmul__", operator.matmul),
+}
+_UNARY_DUNDERS = {operator.neg: "__neg__", operator.pos: "__pos__", abs: "__abs__",
+                  operator.getitem: "__getitem__", operator.setitem: "__setitem__",
+                  operator.delitem: "__delitem__", len: "__len__", float: "__float__"}
+
+
+def _python_method(obj: Any, name: str) -> types.FunctionType | None:
+    """``type(obj)``'s method ``name`` if it is written in Python (a user class), else None."""
+    for klass in type(obj).__mro__:
+        attr = klass.__dict__.get(name)
+        if attr is not None:
+            return attr if isinstance(attr, types.FunctionType) else None
+    return None
+
+
+def _call_dunder(method: types.FunctionType, args: tuple) -> tuple[CoDual, Callable]:
+    out, pullback = call_rrule(CoDual(method, NoFData), *args)
+    return out, lambda dy: (NoRData, *pullback(dy)[1:])
+
+
+def _operator_on_user_type(fn: Any, args: tuple, kwargs: dict) -> tuple[CoDual, Callable] | None:
+    """Python's operator protocol for user classes: ``a + b`` runs ``type(a).__add__`` (or
+    ``type(b).__radd__``), derived from source like any method."""
+    if kwargs or not args:
+        return None
+    if fn in _INPLACE_DUNDERS and len(args) == 2:
+        name, plain = _INPLACE_DUNDERS[fn]
+        method = _python_method(args[0].primal, name)
+        if method is not None:
+            return _call_dunder(method, args)
+        return _operator_on_user_type(plain, args, kwargs)
+    if fn in _BINARY_DUNDERS and len(args) == 2:
+        name, reflected = _BINARY_DUNDERS[fn]
+        a, b = args
+        method = _python_method(a.primal, name)
+        if method is not None:
+            out, pullback = _call_dunder(method, (a, b))
+            if out.primal is not NotImplemented:
+                return out, pullback
+        method = _python_method(b.primal, reflected)
+        if method is not None:
+            out, pullback = _call_dunder(method, (b, a))
+            return out, lambda dy: (NoRData, *reversed(pullback(dy)[1:]))
+        return None
+    name = _UNARY_DUNDERS.get(fn)
+    if name is not None:
+        method = _python_method(args[0].primal, name)
+        if method is not None:
+            return _call_dunder(method, args)
+    return None
+
+
 def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     fn = f.primal
     if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
         found = _property_get(args)
+        if found is not None:
+            return found
+    if args and (fn in _BINARY_DUNDERS or fn in _INPLACE_DUNDERS or fn in _UNARY_DUNDERS):
+        found = _operator_on_user_type(fn, args, kwargs)
         if found is not None:
             return found
     if RRULES.lookup(fn) is not None:
