@@ -56,6 +56,8 @@ class ArrayLinks:
         members: dict[int, set[int]] = {}
         roots: dict[int, np.ndarray] = {}
         for a in arrays:
+            if not a.flags.writeable and 0 in a.strides and a.size > 1:
+                continue  # a broadcast view: read-only, cells shared; its tangent is not a view
             root = array_root(a)
             if root.dtype != a.dtype or not _contiguous(root):
                 continue

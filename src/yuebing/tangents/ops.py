@@ -223,7 +223,9 @@ def randn_tangent(rng: np.random.Generator, x: Any) -> Any:
             t = rng.standard_normal(x.shape)
             if x.dtype.kind == "c":
                 t = t + 1j * rng.standard_normal(x.shape)
-            return np.asarray(t, dtype=x.dtype)
+            out = np.empty_like(x, subok=False)  # same memory order as the primal
+            out[...] = t
+            return out
         if isinstance(x, (complex, np.complexfloating)):
             return complex(rng.standard_normal(), rng.standard_normal())
         return float(rng.standard_normal())
@@ -262,7 +264,9 @@ def _rebuild(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
             raise StructureError(f"expected an array tangent of shape {a.shape}, got {_describe(ta)}")
         root = links.root_of(a)
         if root is None:
-            return np.asarray(a + scale * ta, dtype=a.dtype)
+            out = np.empty_like(a, subok=False)  # keep a's memory order
+            np.add(a, scale * ta, out=out, casting="unsafe")
+            return out
         t_root = ArrayLinks.paired_root(a, root, ta)
         if t_root is not None:
             return roots.build(a, lambda r: np.asarray(r + scale * t_root, dtype=r.dtype))

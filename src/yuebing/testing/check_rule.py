@@ -172,14 +172,13 @@ def check_rule(
     kwargs = dict(kwargs or {})
     mode = tuple(mode)
     name = _name(f)
-    defaults = _DEFAULTS[_lowest_precision(args)]
+    y_ref, after_ref = _run_primal(f, args, kwargs)
+    defaults = _DEFAULTS[_lowest_precision((args, y_ref))]
     rtol = defaults["rtol"] if rtol is None else rtol
     atol = defaults["atol"] if atol is None else atol
     steps = defaults["steps"] if steps is None else tuple(steps)
     args = tuple(args)
     untouched = T.structural_copy(args)
-
-    y_ref, after_ref = _run_primal(f, args, kwargs)
     rng = np.random.default_rng(seed)
     dx = T.randn_tangent(rng, args)
     estimates = _finite_differences(f, args, kwargs, dx, steps)
