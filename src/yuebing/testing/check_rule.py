@@ -267,6 +267,9 @@ def _check_reverse(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol,
     _check_primal(name, "reverse", out.primal, x, y_ref, after_ref)
     # The preloaded fdata moved with the primal through the forward pass (a list that grew has a
     # zero slot more): what it holds now is the cotangent of the post-call state.
+    # Slots the call created hold zero: add fresh random values to every slot of the post-call
+    # state so that a pullback dropping their cotangent (list.append, a new key) is caught too.
+    T.increment(_full_tangent(x, tuple(x_fdata)), _full_tangent(x, T.fdata(T.randn_tangent(rng, x))))
     post_cotangent = T.scale((_full_tangent(x, tuple(x_fdata)), [tangents_of[id(o)] for o in objects]), 1.0)
     try:
         validate_tangent(

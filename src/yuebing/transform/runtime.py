@@ -314,7 +314,8 @@ def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
         found = _property_get(args)
         if found is not None:
             return found
-    if args and (fn in _BINARY_DUNDERS or fn in _INPLACE_DUNDERS or fn in _UNARY_DUNDERS):
+    if args and isinstance(fn, (types.BuiltinFunctionType, type)) \
+            and (fn in _BINARY_DUNDERS or fn in _INPLACE_DUNDERS or fn in _UNARY_DUNDERS):
         found = _operator_on_user_type(fn, args, kwargs)
         if found is not None:
             return found
