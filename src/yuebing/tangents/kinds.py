@@ -62,7 +62,7 @@ _NONDIFF_TYPES: tuple = (
     types.WrapperDescriptorType, types.MethodDescriptorType, types.GetSetDescriptorType,
     np.integer, np.bool_, np.dtype, np.ufunc, random.Random, np.random.Generator,
     np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence, enum.Enum,
-    BaseException, property, staticmethod, classmethod, _Marker,
+    BaseException, property, staticmethod, classmethod, _Marker, types.MappingProxyType,
 )
 
 _registered_nondiff: set[type] = set()

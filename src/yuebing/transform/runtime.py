@@ -308,10 +308,28 @@ def _operator_on_user_type(fn: Any, args: tuple, kwargs: dict) -> tuple[CoDual, 
     return None
 
 
+def _property_set(args: tuple) -> tuple[CoDual, Callable] | None:
+    """``setattr(obj, name, value)`` for a property of a user class: its setter, derived."""
+    prop = _find_property(type(args[0].primal), args[1].primal)
+    if prop is None or not isinstance(prop.fset, types.FunctionType):
+        return None
+    out, pullback = call_rrule(CoDual(prop.fset, NoFData), args[0], args[2])
+
+    def set_pullback(dy: Any) -> tuple:
+        rs = pullback(NoRData)
+        return (NoRData, rs[1], NoRData, rs[2])
+
+    return out, set_pullback
+
+
 def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     fn = f.primal
     if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
         found = _property_get(args)
+        if found is not None:
+            return found
+    if fn is setattr and len(args) == 3 and not kwargs:
+        found = _property_set(args)
         if found is not None:
             return found
     if args and isinstance(fn, (types.BuiltinFunctionType, type)) \
