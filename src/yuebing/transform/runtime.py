@@ -532,27 +532,31 @@ class DerivedRule:
         except TypeError as error:
             raise TypeError(f"{self.name}(): {error}") from None
         bound.apply_defaults()
-        coduals = []
+        # The generated forward pass takes parameters in code-object order (positional, then
+        # keyword-only, then *args, then **kwargs), which is not the signature's order.
+        position = {name: j for j, name in enumerate(self.ir.params)}
+        by_name: dict[str, CoDual] = {}
         routes: dict[Any, tuple] = {}
-        for j, (name, value) in enumerate(bound.arguments.items()):
+        for name, value in bound.arguments.items():
             param = self.signature.parameters[name]
+            j = position[name]
             if param.kind is param.VAR_POSITIONAL:
                 items = [args[t[1]] for t in value]
                 for i, t in enumerate(value):
                     routes[t[1]] = ("vararg", j, i)
                 parts = tuple(c.fdata for c in items)
-                coduals.append(CoDual(tuple(c.primal for c in items), NoFData if all(p is NoFData for p in parts) else parts))
+                by_name[name] = CoDual(tuple(c.primal for c in items), NoFData if all(p is NoFData for p in parts) else parts)
             elif param.kind is param.VAR_KEYWORD:
                 entries = {k: kwargs[t[1]] for k, t in value.items()}
                 for k, t in value.items():
                     routes[t[1]] = ("varkw", j, k)
-                coduals.append(CoDual({k: c.primal for k, c in entries.items()}, {k: slot_tangent(c) for k, c in entries.items()}))
+                by_name[name] = CoDual({k: c.primal for k, c in entries.items()}, {k: slot_tangent(c) for k, c in entries.items()})
             elif isinstance(value, tuple) and len(value) == 2 and value[0] is marker:
-                source = args[value[1]] if isinstance(value[1], int) else kwargs[value[1]]
                 routes[value[1]] = ("param", j)
-                coduals.append(source)
+                by_name[name] = args[value[1]] if isinstance(value[1], int) else kwargs[value[1]]
             else:  # a default value
-                coduals.append(CoDual(value, fdata(zero_tangent(value))))
+                by_name[name] = CoDual(value, fdata(zero_tangent(value)))
+        coduals = [by_name[name] for name in self.ir.params]
         order = [routes[i] for i in range(len(args))] + [routes[k] for k in kwargs]
         return coduals, order
 
