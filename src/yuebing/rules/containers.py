@@ -860,6 +860,50 @@ class _Point:
 _shared, _a = _shared_array_list()
 _C = Case
 
+
+# ---------------------------------------------------------------- sets (no tangent: undo only)
+
+
+@rrule_for((set, "add"))
+def _set_add_rrule(s, item):
+    target, value = primal(s), primal(item)
+    added = value not in target
+    target.add(value)
+
+    def pullback(dy):
+        if added:
+            target.discard(value)
+        return NoRData, NoRData, NoRData
+
+    return output(None), pullback
+
+
+@frule_for((set, "add"))
+def _set_add_frule(s, item):
+    primal(s).add(primal(item))
+    return Dual(None, NoTangent)
+
+
+@rrule_for((set, "discard"))
+def _set_discard_rrule(s, item):
+    target, value = primal(s), primal(item)
+    present = value in target
+    target.discard(value)
+
+    def pullback(dy):
+        if present:
+            target.add(value)
+        return NoRData, NoRData, NoRData
+
+    return output(None), pullback
+
+
+@frule_for((set, "discard"))
+def _set_discard_frule(s, item):
+    primal(s).discard(primal(item))
+    return Dual(None, NoTangent)
+
+
 CASES = [
     # list.append: float, array (aliasing: the same array appended twice), tuple, self
     _C(list.append, [randn(), randn()], randn()),
@@ -937,4 +981,8 @@ CASES = [
     _C(copy.deepcopy, _Point(randn(), [randn(), randn(2)]), name="copy.deepcopy(object)"),
     _C(copy.deepcopy, (lambda a: [a, a[1:]])(randn(4)), name="copy.deepcopy(array and its view)"),
     _C(copy.deepcopy, randn(), name="copy.deepcopy(float)"),
+    # sets carry no tangent; their mutations are undone
+    _C(set.add, {1, 2}, 3, name="set.add(new)"),
+    _C(set.add, {1, 2}, 2, name="set.add(present)"),
+    _C(set.discard, {1, 2}, 2, name="set.discard(present)"),
 ]
