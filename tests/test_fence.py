@@ -50,22 +50,6 @@ def uses_match(x):
     return x * 2.0
 
 
-def uses_while_else(x):
-    while x > 10:
-        x = x / 2
-    else:
-        x = x + 1
-    return x
-
-
-def uses_for_else(x):
-    for _ in range(2):
-        x = x * 2
-    else:
-        x = x + 1
-    return x
-
-
 def writes_enclosing_variable(x):
     y = x
 
@@ -82,8 +66,6 @@ CASES = [
     (uses_nonlocal, "nonlocal statements", None),
     (uses_walrus, "assignment expressions", "if (y := x * 2.0) > 0:"),
     (uses_match, "match statements", "match x:"),
-    (uses_while_else, "while/else", None),
-    (uses_for_else, "for/else", None),
 ]
 
 

@@ -433,3 +433,37 @@ def with_context_manager(x):
         y = np.log(x) * 2.0
     del state
     return np.sum(y)
+
+
+@case(3.0)
+def while_else_runs(x):
+    while x > 1.0:
+        x = x / 2.0
+    else:
+        x = x * 3.0
+    return x
+
+
+@case([0.5, 2.5, 1.0])
+def for_else_skipped_by_break(xs):
+    s = 0.0
+    for v in xs:
+        if v > 2.0:
+            s = s + v
+            break
+        s = s + v * v
+    else:
+        s = s * 10.0
+    return s
+
+
+@case([0.5, 1.5, 1.0])
+def for_else_runs(xs):
+    s = 0.0
+    for v in xs:
+        if v > 2.0:
+            break
+        s = s + v * v
+    else:
+        s = s * 10.0
+    return s

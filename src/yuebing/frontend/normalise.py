@@ -555,9 +555,20 @@ class Normaliser:
             return None
         return _Loop(self.counter + 1)
 
+    def _loop_else(self, node: ast.For | ast.While, loop: _Loop | None, out: list) -> None:
+        """``for/while ... else``: the else block runs unless the loop was left by break (or return)."""
+        if not node.orelse:
+            return
+        self.line = node.orelse[0].lineno
+        else_block = self.block(node.orelse)
+        if loop is None:  # nothing can leave the loop early
+            out.extend(else_block)
+            return
+        go = self.tmp("go")
+        out.append(ir.Opaque(f"{go} = not {loop.stop}", line=self.line, defines=(go,)))
+        out.append(ir.If(ir.Var(go), else_block, [], line=self.line))
+
     def stmt_While(self, node: ast.While, out: list) -> None:
-        if node.orelse:
-            raise self.error("while/else", "use a flag", node)
         line = node.lineno
         loop = self._loop_flags(node)
         test_body: list = []
@@ -572,6 +583,7 @@ class Normaliser:
         if loop is not None:
             self.loops.pop()
         out.append(ir.While(test_body, test, body, line=line))
+        self._loop_else(node, loop, out)
 
     def _and_not_stop(self, test: ir.Atom, loop: _Loop, out: list) -> ir.Atom:
         """A loop test that also fails once the loop has been broken out of (or returned from)."""
@@ -582,8 +594,6 @@ class Normaliser:
         return ir.Var(go)
 
     def stmt_For(self, node: ast.For, out: list) -> None:
-        if node.orelse:
-            raise self.error("for/else", "use a flag", node)
         loop = self._loop_flags(node)
 
         def body(inner: list) -> None:
@@ -598,6 +608,7 @@ class Normaliser:
             self.counter += 1
             out.append(ir.Opaque(f"{loop.stop} = False", line=node.lineno, defines=(loop.stop,)))
         self._for_loop(node.target, node.iter, body, out, loop)
+        self._loop_else(node, loop, out)
 
     def _for_loop(self, target: ast.expr, iterable: ast.expr, make_body: Any, out: list, loop: Any) -> None:
         """Lower ``for target in iterable`` with a body produced by ``make_body(list)``."""
