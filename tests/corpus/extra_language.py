@@ -357,6 +357,15 @@ def closure_over_array(x):
     return objective(1.0) + objective(x[0])
 
 
+
+# ---------------------------------------------------------------- recursion
+
+def _tree_sum(node, depth=1):
+    if isinstance(node, list):
+        return sum(_tree_sum(child, depth + 1) for child in node)
+    return node * node / depth
+
+
 @case([0.5, [1.2, [-0.3, 0.8]], [[2.0], 0.1]])
 def tree_recursion_nested_lists(tree):
     return _tree_sum(tree)
