@@ -135,3 +135,21 @@ def test_closure_over_reassigned_variable_is_refused():
         yb.grad(closure_over_reassigned)(1.0)
     with pytest.raises(UnsupportedSyntaxError, match="capturing 'i'"):
         yb.grad(closure_in_loop)(1.0)
+
+
+def helper_with_missing_rule(x):
+    y = x * 2.0
+    return np.frexp(y)[0]
+
+
+def outer_calling_helper(x):
+    return helper_with_missing_rule(x) + 1.0
+
+
+def test_errors_inside_generated_code_name_the_user_line():
+    with pytest.raises(TypeError) as info:
+        yb.grad(outer_calling_helper)(1.5)
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    lines, start = inspect.getsourcelines(helper_with_missing_rule)
+    assert f'line {start + 2}' in notes and "np.frexp(y)[0]" in notes
+    assert "outer_calling_helper" in notes and __file__ in notes

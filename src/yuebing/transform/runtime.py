@@ -520,6 +520,24 @@ class DerivedRule:
         self.n_params = len(self.ir.params)
         self.simple = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) and code.co_kwonlyargcount == 0
 
+    def _point_at_user_line(self, error: BaseException, stage: str) -> None:
+        """Add a note naming the user's file and line that the failing generated line came from."""
+        filename = self.forward.__code__.co_filename
+        tb = error.__traceback__
+        line = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename:
+                line = self.generated.line_map.get(tb.tb_lineno)
+            tb = tb.tb_next
+        add_note = getattr(error, "add_note", None)
+        if line is None or add_note is None:
+            return
+        import linecache
+
+        code = linecache.getline(self.ir.filename, line).strip()
+        stage_text = "" if stage == "forward" else " (while running the pullback)"
+        add_note(f'  in {self.name}{stage_text}\n    File "{self.ir.filename}", line {line}\n      {code}')
+
     def _bind(self, fn: Any, args: tuple, kwargs: dict) -> tuple[list, list]:
         """Coduals for each parameter, and how to route each call argument's rdata back."""
         if self.simple and not kwargs and len(args) == self.n_params:
@@ -568,12 +586,20 @@ class DerivedRule:
             flat.append(c.primal)
             flat.append(c.fdata)
         tape: list = []
-        value, value_f = self.forward(tape, fn, f.fdata, *flat)
+        try:
+            value, value_f = self.forward(tape, fn, f.fdata, *flat)
+        except Exception as error:
+            self._point_at_user_line(error, "forward")
+            raise
         out = CoDual(value, value_f)
         reverse = self.reverse
 
         def pullback(dy: Any) -> tuple:
-            param_r = reverse(tape, dy)
+            try:
+                param_r = reverse(tape, dy)
+            except Exception as error:
+                self._point_at_user_line(error, "reverse")
+                raise
             result = [NoRData]
             for route in routes:
                 if route[0] == "param":
