@@ -43,6 +43,7 @@ from ..tangents import NoFData, NoRData, NoTangent, MutableTangent, fdata, incre
 from ..tangents import zero_rdata, zero_tangent
 from ..testing.cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
+from .declare import nondifferentiable
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
 
 # --------------------------------------------------------------------------------------------
@@ -1147,6 +1148,9 @@ _register(((np.ufunc, "at"),), _ufunc_at_rrule, _ufunc_at_frule)
 _register((np.choose,), _choose_rrule, _choose_frule)
 _register((np.select,), _select_rrule, _select_frule)
 
+# index builders: integer arrays out (a float array passed to np.ix_ is an index, not data)
+nondifferentiable(np.ix_)
+
 
 # --------------------------------------------------------------------------------------------
 # Cases
@@ -1278,5 +1282,7 @@ CASES = [
          name="select default 0"),
     Case(np.select, [randn(2, 3) > 0, randn(3) > 0], [randn(2, 3), 2.5], randn(3), name="select float, default array"),
     Case(np.select, [randn(4) > 0], [randc(4)], 1.5 + 0.5j, name="select complex"),
+    Case(operator.getitem, randn(3, 4), np.ix_([0, 2], [3, 1, 1]), name="array[np.ix_ repeated]"),
+    Case(np.ix_, [0, 2], np.array([True, False, True])),
 ]
 

@@ -637,29 +637,54 @@ def _norm(x, ord=None, axis=None, keepdims=False):
 # --------------------------------------------------------------------------------------------
 
 
+def adjugate(a: np.ndarray, det: Any) -> np.ndarray:
+    """adj(a) = det(a) a^-1, also for singular matrices (from the SVD a = U S V^H)."""
+    try:
+        return np.asarray(det)[..., None, None] * np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        u, s, vh = np.linalg.svd(a)
+        n = s.shape[-1]
+        others = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1)
+        phase = np.linalg.det(u) * np.linalg.det(vh)
+        return phase[..., None, None] * (mH(vh) * others[..., None, :]) @ mH(u)
+
+
+def det_parts(a: np.ndarray, y: Any) -> tuple[Callable, Callable]:
+    """jvp and vjp of ``y = det(a)``: ``dy = tr(adj(a) da)``."""
+    adj = adjugate(a, y)
+
+    def jvp(da: Any) -> Any:
+        return np.einsum("...ij,...ji->...", adj, da)
+
+    def vjp(g: Any, need: tuple) -> tuple:
+        return (np.asarray(g)[..., None, None] * mH(adj),)
+
+    return jvp, vjp
+
+
 @linalg_rule(np.linalg.det)
 def _det(a):
     y = np.linalg.det(a)
-    a_inv = np.linalg.inv(a)
-
-    def jvp(da: Any) -> Any:
-        return y * np.einsum("...ij,...ji->...", a_inv, da)
-
-    def vjp(g: Any, need: tuple) -> tuple:
-        return (np.asarray(g * np.conj(y))[..., None, None] * mH(a_inv),)
-
-    return y, jvp, vjp
+    return (y, *det_parts(np.asarray(a), y))
 
 
 @linalg_rule(np.linalg.slogdet)
 def _slogdet(a):
     y = np.linalg.slogdet(a)
     sign = y[0]
-    a_inv = np.linalg.inv(a)
+    try:
+        a_inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        a_inv = None  # log|det| is not differentiable here: say so if a derivative is asked for
     complex_input = np.iscomplexobj(a)
 
+    def inverse() -> np.ndarray:
+        if a_inv is None:
+            refuse("numpy.linalg.slogdet", "not differentiable at a singular matrix (log|det| = -inf)")
+        return a_inv
+
     def jvp(da: Any) -> Any:
-        t = np.einsum("...ij,...ji->...", a_inv, da)
+        t = np.einsum("...ij,...ji->...", inverse(), da)
         # real input: the sign is piecewise constant; complex: it turns with Im(t)
         return [sign * 1j * np.imag(t) if complex_input else None, np.real(t)]
 
@@ -668,7 +693,7 @@ def _slogdet(a):
         w = np.asarray(0.0 if g_log is None else np.real(g_log), dtype=np.result_type(a, 1.0))
         if complex_input and g_sign is not None:
             w = w + 1j * np.real(np.conj(g_sign) * sign * 1j)
-        return (w[..., None, None] * mH(a_inv),)
+        return (w[..., None, None] * mH(inverse()),)
 
     return y, jvp, vjp
 
@@ -1205,6 +1230,8 @@ CASES = [
     Case(np.linalg.det, _well(3, dtype=f32)),
     Case(np.linalg.det, _well(3, complex_=True)),
     Case(np.linalg.det, _well(1)),
+    Case(np.linalg.det, np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, 1.0, 2.0]]), name="det at a singular matrix"),
+    Case(np.linalg.det, np.stack([np.ones((2, 2)), _well(2)]), name="det of a stack with a singular matrix"),
     Case(np.linalg.slogdet, _well(3)),
     Case(np.linalg.slogdet, -_well(3, 2)),
     Case(np.linalg.slogdet, _well(3, complex_=True)),

@@ -543,9 +543,7 @@ def _meshgrid_frule(*xi: Any, **kwargs: Any) -> Dual:
 
 _a = randn(3)
 _m = randn(3, 3)
-# float32 results from float64 inputs. (Cases where nothing at all is differentiable run in
-# reverse mode only: check_rule's finite differences collapse to NoTangent there while forward
-# mode gives a tuple of NoTangent.)
+# float32 results from float64 inputs
 _F32_OUT = {"steps": (3e-2, 1e-2), "rtol": 1e-4, "atol": 1e-5}
 CASES = [
     # np.array from floats, lists, nested lists, lists of arrays, arrays; dtype=, ndmin=, copy=
@@ -582,13 +580,13 @@ CASES = [
     # full, full_like: differentiable in fill_value (float, array broadcast, list, complex)
     Case(np.full, (2, 3), 1.5), Case(np.full, (2, 3), randn(3)), Case(np.full, 3, [1.0, 2.0, 3.0]),
     Case(np.full, (2, 2), 1.5, np.float32, **_F32_OUT), Case(np.full, 3, randc()),
-    Case(np.full, (2, 2), 3, name="full(int)", mode=("rev",)),  # nothing differentiable: see _F32_OUT's note
+    Case(np.full, (2, 2), 3, name="full(int)"),
     Case(np.full_like, randn(2, 3), 0.5), Case(np.full_like, randn(2, 3), randn(2, 1)),
     Case(np.full_like, randn(3), 1.5, kwargs={"dtype": np.float32}, **_F32_OUT),
     # arange: start and step differentiable
     Case(np.arange, 5.5), Case(np.arange, 0.5, 4.7), Case(np.arange, 0.3, 3.05, 0.7),
     Case(np.arange, 1.2, 0.05, -0.25), Case(np.arange, 0.3, 3.45, 0.7, np.float32, **_F32_OUT),
-    Case(np.arange, 1, 5, 2, mode=("rev",)),  # nothing differentiable: see _F32_OUT's note
+    Case(np.arange, 1, 5, 2),
     # linspace: start and stop differentiable (floats, arrays, axis, endpoint, retstep, num = 1)
     Case(np.linspace, 0.5, 2.0), Case(np.linspace, -1.0, 3.0, 7), Case(np.linspace, 0.0, 1.0, 5, False),
     Case(np.linspace, randn(3), randn(2, 1), 4), Case(np.linspace, randn(3), 2.0, 5, kwargs={"axis": 1}),

@@ -736,9 +736,7 @@ CASES = (
         Case(np.where, randn(3, 1) > 0, randn(4), 2.0), Case(np.where, True, 1.5, -2.0, name="where(floats)"),
         Case(np.where, randn(4) > 0, randn(4, dtype=np.float32), randn(4)),
         Case(np.where, randn(3) > 0, randc(3), randc(3)), 
-        # reverse only: with no differentiable input or output at all, check_rule's finite
-        # differences collapse to NoTangent while forward mode gives a tuple of NoTangent
-        Case(np.where, randn(5) > 0, name="where(cond)", mode=("rev",)),
+        Case(np.where, randn(5) > 0, name="where(cond)"),
     ]
     # nan_to_num. Non-finite inputs cannot go through check_rule: finite differences of the
     # arguments' post-call state give inf - inf = nan (see the module's report); they are checked

@@ -128,7 +128,10 @@ def _constant(v: Any) -> CoDual:
     """A value read from a module or class: not differentiated (a fresh zero tangent)."""
     if isinstance(v, _ATOMIC_NONDIFF) or type(v) is types.FunctionType and not v.__closure__:
         return CoDual(v, NoFData)
-    return CoDual(v, zero_fdata(v))
+    try:
+        return CoDual(v, zero_fdata(v))
+    except T.StructureError:  # metadata without a tangent type (mappingproxy, dataclass Field...)
+        return CoDual(v, NoFData)
 
 
 def _method_fdata(v: Any, owner_fdata: Any) -> Any:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import cmath
 import math
-import numbers
 import operator
 from typing import Any, Callable
 
@@ -480,12 +479,18 @@ def _repeat_frule(call: Callable, name: str, a: Dual, b: Dual) -> Dual:
 # ============================================================================================
 
 
-def _choose(name: str, kind: str, x: Any, z: Any) -> str:
-    """Which rule applies to primal operands ``x`` and ``z``: numeric, concat, repeat or zero."""
+def _choose(name: str, kind: str, x: Any, z: Any, probe: Callable | None = None) -> str:
+    """Which rule applies to primal operands ``x`` and ``z``: numeric, concat, repeat or zero.
+
+    Operands without a rule are first tried with ``probe`` (the operator itself, when calling it
+    has no side effects), so that Python's own TypeError wins over "no rule"."""
     if isinstance(x, (list, tuple)) or isinstance(z, (list, tuple)):
         if kind == "add" and (type(x) is type(z) or isinstance(x, tuple) and isinstance(z, tuple)):
             return "concat"
-        if kind == "mul" and (isinstance(x, (list, tuple)) and _is_count(z) or _is_count(x) and isinstance(z, (list, tuple))):
+        # a NumPy integer on the left turns the sequence into an array (numeric), on the right
+        # it is a repeat count like an int
+        left_count = _is_count(x) and not isinstance(x, np.generic)
+        if kind == "mul" and (isinstance(x, (list, tuple)) and _is_count(z) or left_count and isinstance(z, (list, tuple))):
             return "repeat"
         if _is_numeric(x) and tangent_free(z) or _is_numeric(z) and tangent_free(x):
             return "numeric"  # e.g. array + [1, 2]: NumPy converts; the list is a constant
@@ -493,6 +498,8 @@ def _choose(name: str, kind: str, x: Any, z: Any) -> str:
         return "numeric"
     if tangent_free(x) and tangent_free(z):
         return "zero"
+    if probe is not None:
+        probe(x, z)
     raise _unsupported(name, x, z)
 
 
@@ -512,8 +519,10 @@ def _fast_float_rrule(call: Callable, partials: tuple, x: float, z: float) -> tu
     return CoDual(y, NoFData), pullback
 
 
-def _binary_rules(call: Callable, name: str, kind: str, partials: tuple) -> tuple[Callable, Callable]:
+def _binary_rules(call: Callable, name: str, kind: str, partials: tuple,
+                  in_place: bool = False) -> tuple[Callable, Callable]:
     """Type-dispatching rules for binary ``call`` (an operator function)."""
+    probe = None if in_place else call
     numeric_r, numeric_f = make_elementwise_rules(call, *partials)
     zero_r, zero_f = _zero_rules(call)
 
@@ -523,7 +532,7 @@ def _binary_rules(call: Callable, name: str, kind: str, partials: tuple) -> tupl
             fast = _fast_float_rrule(call, partials, x, z)
             if fast is not None:
                 return fast
-        which = _choose(name, kind, x, z)
+        which = _choose(name, kind, x, z, probe)
         if which == "numeric":
             return numeric_r(a, b)
         if which == "concat":
@@ -533,7 +542,7 @@ def _binary_rules(call: Callable, name: str, kind: str, partials: tuple) -> tupl
         return zero_r(a, b)
 
     def frule(a: Any, b: Any) -> Dual:
-        which = _choose(name, kind, primal(a), primal(b))
+        which = _choose(name, kind, primal(a), primal(b), probe)
         if which == "numeric":
             return numeric_f(a, b)
         if which == "concat":
@@ -708,7 +717,7 @@ def _list_inplace_frule(iop: Callable, name: str, a: Dual, b: Any) -> Dual:
 
 def _inplace_rules(iop: Callable, op: Callable, kind: str, partials: tuple, needs_y: bool) -> tuple[Callable, Callable]:
     name = describe_callable(iop)
-    rebind_r, rebind_f = _binary_rules(iop, name, kind, partials)
+    rebind_r, rebind_f = _binary_rules(iop, name, kind, partials, in_place=True)
     list_op = iop in (operator.iadd, operator.iconcat) or iop is operator.imul
 
     def rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:

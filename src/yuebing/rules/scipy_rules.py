@@ -29,7 +29,7 @@ from ..tangents import NoRData, NoTangent
 from ..testing.cases import Case, randc, randn, randpos, randu
 from .core import Dual, primal, register_frule, register_rrule
 from .declare import elementwise
-from .linalg import (add, carries_gradient, cholesky_parts, conj, fit, hermitian_from, hermitian_from_adjoint,
+from .linalg import (add, carries_gradient, cholesky_parts, conj, det_parts, fit, hermitian_from, hermitian_from_adjoint,
                      linalg_rule, mH, mT, real_only, refuse, solve_parts, upper_cholesky_parts)
 from .util import accumulate, is_differentiable, out_cotangent, output, tangent
 
@@ -214,15 +214,7 @@ def _register_linalg() -> None:
     def _det(a, overwrite_a=False, check_finite=True):
         _no_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
         y = sla.det(a, check_finite=check_finite)
-        a_inv = np.linalg.inv(a)
-
-        def jvp(da: Any) -> Any:
-            return y * np.einsum("...ij,...ji->...", a_inv, da)
-
-        def vjp(g: Any, need: tuple) -> tuple:
-            return (np.asarray(g * np.conj(y))[..., None, None] * mH(a_inv),)
-
-        return y, jvp, vjp
+        return (y, *det_parts(np.asarray(a), y))
 
     @linalg_rule(sla.expm)
     def _expm(A):
