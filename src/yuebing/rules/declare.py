@@ -118,7 +118,8 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
         xs = [primal(a) for a in inputs]
         kwargs = {"dtype": dtype} if dtype is not None else {}
         if out is not None and isinstance(primal(out), tuple):
-            out = Dual(primal(out)[0], tangent(out)[0])
+            t = tangent(out)
+            out = Dual(primal(out)[0], t[0] if isinstance(t, tuple) else NoTangent)
         y = f(*xs, **kwargs)
         dy: Any = NoTangent
         for arg, x, partial in zip(inputs, xs, partials):

@@ -111,9 +111,20 @@ def _kind_for_type(tp: type) -> str | None:
         return METHOD
     if dataclasses.is_dataclass(tp) and tp.__dataclass_params__.frozen:
         return FROZEN
+    if not tp.__flags__ & _HEAP_TYPE and _is_c_callable(tp):
+        # A callable implemented in C (e.g. NumPy's function dispatchers) is a function, not
+        # data; creating a blank one to copy it into may even crash the interpreter.
+        return NONDIFF
     if _has_instance_fields(tp) and tp.__module__ != "builtins":
         return OBJECT
     return None
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes created by a class statement
+
+
+def _is_c_callable(tp: type) -> bool:
+    return "__call__" in tp.__dict__ or any("__call__" in vars(base) for base in tp.__mro__[:-1])
 
 
 def primal_kind(x: Any) -> str:

@@ -323,6 +323,12 @@ def structural_copy(x: Any) -> Any:
     return _rebuild(x, None, 0.0, copy_only=True)
 
 
+def _subtract(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x - y`` with equal entries (infinities included) giving exactly zero."""
+    with np.errstate(invalid="ignore"):
+        return np.where(x == y, 0, x - y)
+
+
 def difference(x: Any, y: Any) -> Any:
     """The tangent ``x - y`` of two primals of the same structure (structure taken from ``x``)."""
     links = primal_links(x)
@@ -334,7 +340,8 @@ def difference(x: Any, y: Any) -> Any:
         kind = K.primal_kind(x)
         if kind is K.FLOAT or kind is K.COMPLEX:
             _check_number(y, x)
-            return (complex if kind is K.COMPLEX else float)(x - y)
+            # equal values (infinities included) are no change
+            return (complex if kind is K.COMPLEX else float)(0 if x == y else x - y)
         if kind is K.NONDIFF:
             return NoTangent
         key = id(x) if kind in K.MUTABLE_KINDS or kind is K.ARRAY else (id(x), id(y))
@@ -346,9 +353,9 @@ def difference(x: Any, y: Any) -> Any:
             root = links.root_of(x)
             y_root = None if root is None else ArrayLinks.paired_root(x, root, y)
             if y_root is not None:
-                result = roots.build(x, lambda r: np.asarray(r - y_root, dtype=r.dtype))
+                result = roots.build(x, lambda r: np.asarray(_subtract(r, y_root), dtype=r.dtype))
             else:
-                result = np.asarray(x - y, dtype=x.dtype)
+                result = np.asarray(_subtract(x, y), dtype=x.dtype)
             memo[key] = result
             return result
         keys, children, style = K.parts(x, kind)

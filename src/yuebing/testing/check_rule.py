@@ -78,7 +78,7 @@ def _name(f: Any) -> str:
 def _run_primal(f: Callable, args: tuple, kwargs: dict) -> tuple[Any, tuple]:
     """Run ``f`` on a copy of ``args``; return ``(output, args_after)``."""
     copied = T.structural_copy(args)
-    y = f(*copied, **kwargs)
+    y = f(*copied, **T.structural_copy(kwargs))  # kwargs may hold out= arrays: fresh each call
     return y, copied
 
 
@@ -93,8 +93,8 @@ def _finite_differences(f: Callable, args: tuple, kwargs: dict, dx: Any, steps: 
         # The state is every object reachable from the arguments before *or* after the call:
         # objects the call drops from the arguments keep their (pass-through) derivative.
         plus_objects, minus_objects = _mutable_objects(plus), _mutable_objects(minus)
-        y_plus = f(*plus, **kwargs)
-        y_minus = f(*minus, **kwargs)
+        y_plus = f(*plus, **T.structural_copy(kwargs))
+        y_minus = f(*minus, **T.structural_copy(kwargs))
         try:
             delta = T.scale(T.difference((y_plus, plus, plus_objects), (y_minus, minus, minus_objects)), 1.0 / (2.0 * h))
         except TypeError as error:
@@ -213,7 +213,7 @@ def _check_forward(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol,
         objects = _mutable_objects(x)
         tangents_of = _tangent_map(x, t)
         duals = [Dual(xi, ti) for xi, ti in zip(x, _per_arg(t, len(x), T.NoTangent))]
-        out = frule(f, *duals, **kwargs)
+        out = frule(f, *duals, **T.structural_copy(kwargs))
         if not isinstance(out, Dual):
             _fail(name, f"the forward rule returned {type(out).__qualname__}, not a Dual")
         _check_primal(name, "forward", out.primal, x, y_ref, after_ref)
@@ -261,7 +261,7 @@ def _check_reverse(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol,
     coduals = [CoDual(xi, fi) for xi, fi in zip(x, x_fdata)]
     from ..transform.runtime import call_rrule  # registered rules, or derived from source
 
-    out, pullback = call_rrule(CoDual(f, T.NoFData), *coduals, **{k: CoDual(v, T.fdata(T.zero_tangent(v))) for k, v in kwargs.items()})
+    out, pullback = call_rrule(CoDual(f, T.NoFData), *coduals, **{k: CoDual(v, T.fdata(T.zero_tangent(v))) for k, v in T.structural_copy(kwargs).items()})
     if not isinstance(out, CoDual):
         _fail(name, f"the reverse rule returned {type(out).__qualname__}, not a CoDual")
     _check_primal(name, "reverse", out.primal, x, y_ref, after_ref)
