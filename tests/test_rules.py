@@ -20,3 +20,12 @@ def test_every_rule_module_loads():
     from yuebing.rules import LOAD_ERRORS
 
     assert not LOAD_ERRORS, "\n".join(f"{name}: {error!r}" for name, error in LOAD_ERRORS.items())
+
+
+def test_docs_rule_table_is_current():
+    from pathlib import Path
+
+    from yuebing.rules.table import rule_table
+
+    path = Path(__file__).parent.parent / "docs" / "rules.md"
+    assert path.read_text() == rule_table(), "regenerate with: python -m yuebing.rules.table > docs/rules.md"

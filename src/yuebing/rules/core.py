@@ -156,8 +156,10 @@ class RuleTable:
         self.mode = mode
         self.by_function: dict[Any, tuple[Callable, _Binder]] = {}
         self.by_method: dict[tuple[type, str], tuple[Callable, _Binder]] = {}
+        self.origin: dict[Any, str] = {}  # target -> module that registered it (for docs/rules.md)
 
     def register(self, target: Any, rule: Callable) -> None:
+        self.origin[target if not isinstance(target, list) else tuple(target)] = _registering_module()
         if isinstance(target, tuple):
             tp, name = target
             self.by_method[(tp, name)] = (rule, _Binder(rule, f"{tp.__qualname__}.{name}"))
@@ -193,6 +195,18 @@ class RuleTable:
         if isinstance(target, tuple):
             return target in self.by_method
         return self.lookup(target) is not None
+
+
+def _registering_module() -> str:
+    """The module whose top-level code is registering (directly or through helpers)."""
+    import sys
+
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>":
+            return frame.f_globals.get("__name__", "")
+        frame = frame.f_back
+    return ""
 
 
 RRULES = RuleTable("reverse")

@@ -12,9 +12,8 @@ from . import rule_modules
 from .core import FRULES, RRULES, describe_callable
 
 
-def _domain(rule: object) -> str:
-    module = getattr(rule, "__module__", "") or ""
-    return module.rsplit(".", 1)[-1]
+def _domain(target: object) -> str:
+    return RRULES.origin.get(target, "").rsplit(".", 1)[-1] or "other"
 
 
 def rule_table() -> str:
@@ -23,10 +22,10 @@ def rule_table() -> str:
     for target, (rule, _) in RRULES.by_function.items():
         name = describe_callable(target)
         modes = "rev, fwd" if FRULES.lookup(target) is not None else "rev"
-        rows[_domain(rule)].append((name, modes))
+        rows[_domain(target)].append((name, modes))
     for (tp, method), (rule, _) in RRULES.by_method.items():
         modes = "rev, fwd" if (tp, method) in FRULES.by_method else "rev"
-        rows[_domain(rule)].append((f"{tp.__module__}.{tp.__qualname__}.{method}".replace("builtins.", ""), modes))
+        rows[_domain((tp, method))].append((f"{tp.__module__}.{tp.__qualname__}.{method}".replace("builtins.", ""), modes))
     lines = [
         "# Functions with rules",
         "",
