@@ -2,16 +2,9 @@
 import numpy as np
 
 from yuebing.testing.cases import randn, randpos
+from . import corpus_registry
 
-CORPUS = []
-
-
-def case(*args, **options):
-    def register(fn):
-        CORPUS.append((fn, args, options))
-        return fn
-
-    return register
+CORPUS, case = corpus_registry()
 
 
 @case(randn(4))

@@ -3,16 +3,9 @@ views), aliasing between arguments, containers."""
 import numpy as np
 
 from yuebing.testing.cases import randn, randpos, randu
+from . import corpus_registry
 
-CORPUS = []
-
-
-def case(*args, **options):
-    def register(fn):
-        CORPUS.append((fn, args, options))
-        return fn
-
-    return register
+CORPUS, case = corpus_registry()
 
 
 # ---------------------------------------------------------------- ndarray operations

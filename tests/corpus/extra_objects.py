@@ -7,16 +7,9 @@ import math
 import numpy as np
 
 from yuebing.testing.cases import randn, randpos
+from . import corpus_registry
 
-CORPUS = []
-
-
-def case(*args, **options):
-    def register(fn):
-        CORPUS.append((fn, args, options))
-        return fn
-
-    return register
+CORPUS, case = corpus_registry()
 
 
 # ---------------------------------------------------------------- classes

@@ -4,16 +4,9 @@ import dataclasses
 import numpy as np
 
 from yuebing.testing.cases import randn
+from . import corpus_registry
 
-CORPUS = []
-
-
-def case(*args, **options):
-    def register(fn):
-        CORPUS.append((fn, args, options))
-        return fn
-
-    return register
+CORPUS, case = corpus_registry()
 
 
 class Particle:
