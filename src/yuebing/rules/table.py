@@ -16,14 +16,23 @@ def _domain(target: object) -> str:
     return RRULES.origin.get(target, "").rsplit(".", 1)[-1] or "other"
 
 
+def _is_ours(target: object) -> bool:
+    """Registered by yuebing's own modules (not by a test or a user at run time)."""
+    return RRULES.origin.get(target, "").startswith("yuebing.")
+
+
 def rule_table() -> str:
     rule_modules()
     rows: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for target, (rule, _) in RRULES.by_function.items():
+        if not _is_ours(target):
+            continue
         name = describe_callable(target)
         modes = "rev, fwd" if FRULES.lookup(target) is not None else "rev"
         rows[_domain(target)].append((name, modes))
     for (tp, method), (rule, _) in RRULES.by_method.items():
+        if not _is_ours((tp, method)):
+            continue
         modes = "rev, fwd" if (tp, method) in FRULES.by_method else "rev"
         rows[_domain((tp, method))].append((f"{tp.__module__}.{tp.__qualname__}.{method}".replace("builtins.", ""), modes))
     lines = [

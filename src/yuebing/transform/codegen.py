@@ -9,7 +9,7 @@ from typing import Any
 
 from ..rules.core import CoDual
 from ..tangents import NoFData, NoRData
-from . import ir, runtime
+from . import ir, runtime, templates
 
 _counter = itertools.count()
 
@@ -37,6 +37,7 @@ def compile_generated(generated: Any, fn: types.FunctionType, function_ir: ir.Fu
     source = generated.source
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = runtime_namespace()
+    namespace.update(templates.NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code

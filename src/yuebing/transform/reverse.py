@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from . import ir
+from . import ir, templates
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
@@ -107,8 +107,9 @@ def _has_reverse_work(body: list) -> bool:
 
 
 class ReverseGenerator:
-    def __init__(self, fn: ir.Function) -> None:
+    def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
         self.fn = fn
+        self.globals = globals_
         self.vars = sorted(_all_var_names(fn.body, set(fn.params)) - {"_returned"})
         used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars}
         self.names = _Names(used)
@@ -174,7 +175,34 @@ class ReverseGenerator:
         for s in body:
             getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
 
+    def _template(self, s: ir.Call) -> Any:
+        """The inline template for ``s``, if its function is known now and has one."""
+        if isinstance(s.func, ir.Const):
+            value = s.func.value
+        elif isinstance(s.func, ir.Global) and self.globals is not None:
+            value = self.globals
+            for part in s.func.path.split("."):
+                value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
+                if value is None:
+                    return None
+        else:
+            return None
+        emit = templates.Emit(self.primal, self.fdata, self.rd, self.const)
+        return templates.template_for(s, value, emit)
+
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        template = self._template(s)
+        s.template = template  # type: ignore[attr-defined]
+        if template is not None:
+            self.emit(out, indent, f"if {template.guard}:  # inline: {ir._call_text(s)}", s.line)
+            for text in template.forward:
+                self.emit(out, indent + 1, text, s.line)
+            self.emit(out, indent, "else:", s.line)
+            self._generic_call(s, out, indent + 1)
+        else:
+            self._generic_call(s, out, indent)
+
+    def _generic_call(self, s: ir.Call, out: list, indent: int) -> None:
         args = [self.codual(a) for a in s.args]
         if s.star_args is not None:
             args.append(f"_STAR({self.codual(s.star_args)})")
@@ -283,10 +311,26 @@ class ReverseGenerator:
     def rev_Call(self, s: ir.Call, out: list, indent: int) -> None:
         line = s.line
         comment = f"  # undo line {line}: {ir._call_text(s)}"
+        template = getattr(s, "template", None)
+        if template is None:
+            self._generic_reverse(s, "_pop()", comment, out, indent)
+            return
+        r = self.rd(s.target)
+        self.emit(out, indent, f"_e = _pop(){comment}", line)
+        self.emit(out, indent, "if _e is _FAST:", line)
+        self.emit(out, indent + 1, f"_g = {r}; {r} = _NR" + (f"; {template.pops}" if template.pops else ""), line)
+        self.emit(out, indent + 1, "if _g is not _NR:", line)
+        for text in template.reverse:
+            self.emit(out, indent + 2, text, line)
+        self.emit(out, indent, "else:", line)
+        self._generic_reverse(s, "_e", "", out, indent + 1)
+
+    def _generic_reverse(self, s: ir.Call, pullback: str, comment: str, out: list, indent: int) -> None:
+        line = s.line
         if s.target:
-            self.emit(out, indent, f"_rs = _pop()({self.rd(s.target)}); {self.rd(s.target)} = _NR{comment}", line)
+            self.emit(out, indent, f"_rs = {pullback}({self.rd(s.target)}); {self.rd(s.target)} = _NR{comment}", line)
         else:
-            self.emit(out, indent, f"_rs = _pop()(_NR){comment}", line)
+            self.emit(out, indent, f"_rs = {pullback}(_NR){comment}", line)
         self._accumulate(s.func, "_rs[0]", out, indent, line)
         position = 1
         for a in s.args:
@@ -388,5 +432,7 @@ class ReverseGenerator:
         return Generated(fwd_name, rev_name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map)
 
 
-def generate_reverse(fn: ir.Function) -> Generated:
-    return ReverseGenerator(fn).generate()
+def generate_reverse(fn: ir.Function, globals_: dict | None = None) -> Generated:
+    """Forward and reverse source for ``fn``; with the function's ``globals_``, calls through
+    global paths (``np.sin``) can use inline templates too."""
+    return ReverseGenerator(fn, globals_).generate()

@@ -513,7 +513,7 @@ class DerivedRule:
 
         self.name = fn.__qualname__
         self.ir = normalise(fn)
-        self.generated = generate_reverse(self.ir)
+        self.generated = generate_reverse(self.ir, fn.__globals__)
         self.forward, self.reverse = compile_generated(self.generated, fn, self.ir)
         self.signature = inspect.signature(fn)
         code = fn.__code__
