@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from yuebing.rules import CoDual, Dual, elementwise, register_frule, register_rrule
+from yuebing.rules import CoDual, Dual, register_frule, register_rrule
 from yuebing.rules.util import accumulate, out_cotangent, output
 from yuebing.tangents import NoFData, NoRData, NoTangent
 from yuebing.testing import RuleCheckError, check_rule
@@ -145,7 +145,6 @@ def test_wrong_pullback_arity_is_caught():
 
 
 def test_ufunc_out_argument_is_checked_as_mutation():
-    elementwise(np.sin, lambda x, y: np.cos(x))
     rng = np.random.default_rng(3)
     check_rule(np.sin, rng.standard_normal(3), rng.standard_normal(3))
     x = rng.standard_normal(3)
