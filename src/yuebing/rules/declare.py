@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 

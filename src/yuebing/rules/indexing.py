@@ -43,7 +43,6 @@ from ..tangents import NoFData, NoRData, NoTangent, MutableTangent, fdata, incre
 from ..tangents import zero_rdata, zero_tangent
 from ..testing.cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
-from .declare import nondifferentiable
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
 
 # --------------------------------------------------------------------------------------------
@@ -1148,8 +1147,7 @@ _register(((np.ufunc, "at"),), _ufunc_at_rrule, _ufunc_at_frule)
 _register((np.choose,), _choose_rrule, _choose_frule)
 _register((np.select,), _select_rrule, _select_frule)
 
-# index builders: integer arrays out (a float array passed to np.ix_ is an index, not data)
-nondifferentiable(np.ix_)
+# np.ix_ (index builder): declared in nondifferentiable.py
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from ..testing.cases import Case, randn
 from .declare import nondifferentiable, nondifferentiable_methods
 
 nondifferentiable(
-    # builtins
+    # builtins (int-, bool- and index-valued)
+    builtins.round, builtins.int, builtins.bool, builtins.range,
     builtins.len, builtins.isinstance, builtins.issubclass, builtins.id, builtins.hash,
     builtins.type, builtins.callable, builtins.hasattr, builtins.repr, builtins.str,
     builtins.format, builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct,
@@ -36,6 +37,10 @@ nondifferentiable(
     np.floor_divide, np.isreal, np.iscomplex, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift,
     np.right_shift, np.gcd, np.lcm, np.unravel_index, np.ravel_multi_index, np.indices,
     np.tril_indices, np.triu_indices, np.diag_indices, np.histogram_bin_edges,
+    np.ix_,  # an index builder: a float array passed to it is an index, not data
+    # numpy: constant arrays (values do not depend on the arguments)
+    np.zeros, np.ones, np.empty, np.eye, np.identity, np.tri, np.zeros_like, np.ones_like,
+    np.empty_like, np.random.default_rng,
 )
 
 nondifferentiable_methods(list, "index", "count")

@@ -31,12 +31,10 @@ import numpy as np
 from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
-from .declare import nondifferentiable
 from .numpy_elementwise import Params, dense_tangent
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
 
-nondifferentiable(np.zeros, np.ones, np.empty, np.eye, np.identity, np.tri, np.zeros_like,
-                  np.ones_like, np.empty_like)
+# zeros/ones/empty/eye/identity/tri and *_like: declared in nondifferentiable.py
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,7 +40,6 @@ import numpy as np
 from ..tangents import NoRData, NoTangent, zero_tangent
 from ..testing.cases import Case, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, register_frule, register_rrule, primal
-from .declare import nondifferentiable
 from .numpy_creation import deliver, deliver_broadcast, dense
 from .numpy_elementwise import Params
 from .util import fit_tangent, out_cotangent, output
@@ -49,7 +48,7 @@ Generator = np.random.Generator
 RandomState = np.random.RandomState
 _GLOBAL = np.random.mtrand._rand  # the legacy module functions are its bound methods
 
-nondifferentiable(np.random.default_rng)
+# np.random.default_rng: declared in nondifferentiable.py
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
-from ..testing.cases import Case, randc, randn, randpos, randu
+from ..testing.cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
 

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import kinds as K
-from .arrays import ArrayLinks, RootMemo, view_like
+from .arrays import ArrayLinks, RootMemo
 from .types import MutableTangent, NoTangent, Tangent
 from .walk import ATTR, ITEM, Node, StructureError, evaluate
 
