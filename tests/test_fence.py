@@ -26,17 +26,6 @@ def uses_global(x):
     return x
 
 
-def uses_nonlocal(x):
-    y = x
-
-    def inner():
-        nonlocal y
-        y = y * 2.0
-
-    inner()
-    return y
-
-
 def uses_walrus(x):
     if (y := x * 2.0) > 0:
         return y
@@ -63,7 +52,6 @@ CASES = [
     (uses_try, "try/except statements", "try:"),
     (uses_generator, "generator functions", "yield x"),
     (uses_global, "global statements", "global COUNTER"),
-    (uses_nonlocal, "nonlocal statements", None),
     (uses_walrus, "assignment expressions", "if (y := x * 2.0) > 0:"),
     (uses_match, "match statements", "match x:"),
 ]

@@ -460,3 +460,42 @@ def for_else_runs(xs):
     else:
         s = s * 10.0
     return s
+
+
+@case(0.9)
+def nonlocal_accumulator(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total += v * x
+
+    for k in range(4):
+        add(k + x)
+    return total
+
+
+@case(1.1)
+def nonlocal_rebinding_twice(x):
+    acc = x
+
+    def bump():
+        nonlocal acc
+        acc = acc * acc
+
+    bump()
+    bump()
+    return acc
+
+
+@case(0.7, 1.3)
+def nonlocal_parameter_and_array(x, y):
+    w = np.array([x, y])
+
+    def scale():
+        nonlocal x, w
+        x = x * 2.0 + 1.0
+        w = w * x
+
+    scale()
+    return x * np.sum(w)

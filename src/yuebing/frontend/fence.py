@@ -16,7 +16,6 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     ast.Yield: ("generator functions (yield)", "return a list instead of yielding"),
     ast.YieldFrom: ("generator functions (yield from)", "return a list instead of yielding"),
     ast.Global: ("global statements that rebind globals", "pass the value in and return the new value"),
-    ast.Nonlocal: ("nonlocal statements", "pass the value in and return the new value"),
     ast.Match: ("match statements", "use if/elif"),
     ast.NamedExpr: ("assignment expressions (:=)", "assign on a separate line"),
 }

@@ -85,6 +85,11 @@ class Normaliser:
         self.line = getattr(node, "lineno", code.co_firstlineno)
         self.taken = self._all_names(node)
         self.uses_return_flag = False
+        # ``nonlocal x`` here: x is a cell of an enclosing function, read and written through it
+        self.nonlocal_here = {n for s in _walk_own_scope(node) if isinstance(s, ast.Nonlocal) for n in s.names}
+        # our variables that nested functions write with ``nonlocal``: kept in their cell
+        written_inside = {n for s in ast.walk(node) if isinstance(s, ast.Nonlocal) for n in s.names}
+        self.cell_backed = sorted((written_inside - self.nonlocal_here) & set(code.co_cellvars))
 
     # ---------------------------------------------------------------- helpers
 
@@ -133,8 +138,18 @@ class Normaliser:
     def expr_Constant(self, node: ast.Constant, out: list, target: str) -> ir.Atom:
         return ir.Const(node.value)
 
+    def _cell_of(self, name: str) -> ir.Var | None:
+        """The cell holding ``name`` when it must be read and written through a cell."""
+        if name in self.cell_backed:
+            return ir.Var(f"_cellobj_{name}")
+        if name in self.free and name in self.nonlocal_here:
+            return ir.Var(f"_cell_{name}")
+        return None
+
     def expr_Name(self, node: ast.Name, out: list, target: str) -> ir.Atom:
         name = node.id
+        if name in self.cell_backed:
+            return self.call(out, ir.Const(P.cell_get), [ir.Var(f"_cellobj_{name}")], target)
         if name in self.locals:
             return ir.Var(name)
         if name in self.free:
@@ -407,6 +422,10 @@ class Normaliser:
 
     def assign(self, target: ast.expr, value: ir.Atom, out: list) -> None:
         if isinstance(target, ast.Name):
+            cell = self._cell_of(target.id)
+            if cell is not None:
+                self.call(out, ir.Const(P.cell_set), [cell, value], None)
+                return
             if target.id in self.free:
                 raise self.error("assignment to a variable of an enclosing function", "return the value instead", target)
             self.locals.add(target.id)
@@ -482,7 +501,7 @@ class Normaliser:
 
     def stmt_Assign(self, node: ast.Assign, out: list) -> None:
         direct = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-            and node.targets[0].id not in self.free
+            and node.targets[0].id not in self.free and self._cell_of(node.targets[0].id) is None
         if direct:
             self.locals.add(node.targets[0].id)
             value = self.expr(node.value, out, target=node.targets[0].id)
@@ -500,6 +519,12 @@ class Normaliser:
         op = ir.Const(INPLACE[type(node.op)])
         t = node.target
         if isinstance(t, ast.Name):
+            cell = self._cell_of(t.id)
+            if cell is not None:
+                current = self.expr(t, out)
+                new = self.call(out, op, [current, self.expr(node.value, out)])
+                self.call(out, ir.Const(P.cell_set), [cell, new], None)
+                return
             if t.id in self.free:
                 raise self.error("augmented assignment to a variable of an enclosing function", "return the value instead", t)
             current = self.expr(t, out)
@@ -532,6 +557,9 @@ class Normaliser:
 
     def stmt_Pass(self, node: ast.Pass, out: list) -> None:
         pass
+
+    def stmt_Nonlocal(self, node: ast.Nonlocal, out: list) -> None:
+        pass  # a declaration: reads and writes of these names go through their cells
 
     def stmt_Break(self, node: ast.Break, out: list) -> None:
         loop = self.loops[-1]
@@ -746,6 +774,10 @@ class Normaliser:
         """A nested function capturing a variable of *our* enclosing function needs it as a local
         of the generated code: read the cell into a local of the same name first."""
         for name in captured:
+            if name in self.nonlocal_here:
+                raise UnsupportedSyntaxError(
+                    f"a nested function capturing {name!r}, itself nonlocal here",
+                    "keep nonlocal writes one level deep", self.filename, self.line, self.fn.__qualname__)
             if name in self.free and name not in self.locals:
                 self.call(out, ir.Const(P.cell_get), [ir.Var(f"_cell_{name}")], name)
                 self.locals.add(name)
@@ -779,6 +811,8 @@ class Normaliser:
         _assignment_sites(body, False, sites)
         for closure in _closures(body, []):
             for name in closure.free_vars:
+                if name in self.cell_backed:
+                    continue  # shared through its cell: every value is seen
                 bound = sites.get(name, [])
                 if len(bound) > 1 or any(in_loop for _, in_loop in bound):
                     raise UnsupportedSyntaxError(
@@ -803,6 +837,10 @@ class Normaliser:
             body.append(ir.Copy("_retval", ir.Const(None), line=self.line))
             body.append(ir.Opaque("_returned = False", line=self.line, defines=("_returned",)))
             self.locals.update({"_retval", "_returned"})
+        code = self.fn.__code__
+        for name in self.cell_backed:
+            if name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+                self.call(body, ir.Const(P.cell_set), [ir.Var(f"_cellobj_{name}"), ir.Var(name)], None)
         body += self.block(body_nodes)
         if self.uses_return_flag:
             body.append(ir.Return(ir.Var("_retval"), line=self.line))
@@ -819,6 +857,7 @@ class Normaliser:
             first_line=code.co_firstlineno,
             free_vars=self.free,
             global_names=list(self.globals),
+            cell_backed=list(self.cell_backed),
         )
 
 

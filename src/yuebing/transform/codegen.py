@@ -28,6 +28,8 @@ def runtime_namespace() -> dict[str, Any]:
         "_closure_fdata": runtime.closure_fdata,
         "_closure_rdata": runtime.closure_rdata,
         "_with_user_globals": runtime.with_user_globals,
+        "_SHARED": runtime.SharedBox,
+        "_new_cell_box": runtime.new_cell_box,
         "_STAR": runtime.Star,
     }
 

@@ -170,6 +170,7 @@ class Function:
     free_vars: list[str]
     global_names: list[str]
     defaults: dict = dataclasses.field(default_factory=dict)
+    cell_backed: list = dataclasses.field(default_factory=list)  # locals nested functions write
 
 
 # --------------------------------------------------------------------------------------------

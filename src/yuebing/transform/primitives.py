@@ -41,6 +41,11 @@ def cell_get(cell: types.CellType) -> Any:
     return cell.cell_contents
 
 
+def cell_set(cell: types.CellType, value: Any) -> None:
+    """``x = value`` for a variable kept in a cell (``nonlocal``)."""
+    cell.cell_contents = value
+
+
 class NotASequenceError(TypeError):
     pass
 
@@ -150,6 +155,46 @@ def _cell_get_rrule(cell: CoDual) -> tuple[CoDual, Callable]:
     return out, pullback
 
 
+_EMPTY = object()
+
+
+def _cell_set_rrule(cell: CoDual, value: CoDual) -> tuple[CoDual, Callable]:
+    c, box = cell.primal, cell.fdata
+    try:
+        old = c.cell_contents
+    except ValueError:
+        old = _EMPTY
+    c.cell_contents = value.primal
+    if not isinstance(box, MutableTangent):
+        def plain_pullback(dy: Any) -> tuple:
+            _restore(c, old)
+            return NoRData, NoRData, NoRData
+
+        return output(None), plain_pullback
+    old_slot = box.fields.get("cell_contents", NoTangent)
+    box.fields["cell_contents"] = slot_tangent(value)
+
+    def pullback(dy: Any) -> tuple:
+        value_r = slot_rdata(box.fields["cell_contents"])  # the cotangent the new value gathered
+        box.fields["cell_contents"] = _zeroed(old_slot)  # the old value was overwritten
+        _restore(c, old)
+        return NoRData, NoRData, value_r
+
+    return output(None), pullback
+
+
+def _restore(cell: types.CellType, old: Any) -> None:
+    if old is _EMPTY:
+        del cell.cell_contents
+    else:
+        cell.cell_contents = old
+
+
+def _zeroed(slot: Any) -> Any:
+    """An overwritten float slot restarts at zero; a mutable tangent object is put back as is."""
+    return 0.0 if isinstance(slot, float) else 0j if isinstance(slot, complex) else slot
+
+
 def _as_tangent(value: Any, r: Any) -> Any:
     from ..tangents import join
 
@@ -216,6 +261,7 @@ register_frule(mktuple, _mktuple_frule)
 register_rrule(mkdict, _mkdict_rrule)
 register_frule(mkdict, lambda: Dual({}, {}))
 register_rrule(cell_get, _cell_get_rrule)
+register_rrule(cell_set, _cell_set_rrule)
 register_frule(cell_get, _cell_get_frule)
 register_rrule(as_sequence, _as_sequence_rrule)
 register_frule(as_sequence, _as_sequence_frule)

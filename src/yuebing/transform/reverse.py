@@ -111,7 +111,8 @@ class ReverseGenerator:
         self.fn = fn
         self.globals = globals_
         self.vars = sorted(_all_var_names(fn.body, set(fn.params)) - {"_returned"})
-        used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars}
+        used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
+            | {f"_cellobj_{v}" for v in fn.cell_backed}
         self.names = _Names(used)
         self.constants: dict[str, Any] = {}
         self.constant_ids: dict[int, str] = {}
@@ -276,7 +277,9 @@ class ReverseGenerator:
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         self.emit(out, indent, s.source, s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
-        boxes = ", ".join(f"{name!r}: ({name}, {self.fd(name)})" for name in s.free_vars)
+        boxes = ", ".join(
+            f"{name!r}: _SHARED({self.fd('_cellobj_' + name)})" if name in self.fn.cell_backed
+            else f"{name!r}: ({name}, {self.fd(name)})" for name in s.free_vars)
         self.emit(out, indent, f"{self.fd(s.target)} = _closure_fdata({s.target}, {{{boxes}}})", s.line)
         self.emit(out, indent, f"_push({self.fd(s.target)})  # the reverse pass reads the captured cotangents", s.line)
 
@@ -392,6 +395,8 @@ class ReverseGenerator:
     def rev_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         self.emit(out, indent, f"_closure = _pop()  # undo line {s.line}: the closure {s.target}", s.line)
         for name in s.free_vars:
+            if name in self.fn.cell_backed:
+                continue  # its cotangent lives in the shared cell box
             r = self.rd(name)
             self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata(_closure, {name!r}))", s.line)
 
@@ -410,6 +415,10 @@ class ReverseGenerator:
         self.emit(out, 1, "_push = _tape.append")
         for name in fn.global_names:
             self.emit(out, 1, f"{name} = _global(_G, {name!r}); {self.fd(name)} = _global_fdata({name})")
+        for name in fn.cell_backed:
+            # a local that nested functions write (nonlocal): always read and written via its cell
+            self.emit(out, 1, f"if False: {name} = None  # makes {name} a local of this function")
+            self.emit(out, 1, f"_cellobj_{name} = (lambda: {name}).__closure__[0]; {self.fd('_cellobj_' + name)} = _new_cell_box()")
         for k, name in enumerate(fn.free_vars):
             self.emit(out, 1, f"_cell_{name} = _fn.__closure__[{k}]; {self.fd('_cell_' + name)} = _cell_fdata(_fn_f, {name!r})")
         self.forward(fn.body, out, 1)

@@ -88,6 +88,19 @@ def cell_fdata(fn_f: Any, name: str) -> Any:
     return NoFData
 
 
+class SharedBox:
+    """Marks a captured variable whose cell (and tangent box) the closure shares with us."""
+
+    __slots__ = ("box",)
+
+    def __init__(self, box: MutableTangent) -> None:
+        self.box = box
+
+
+def new_cell_box() -> MutableTangent:
+    return MutableTangent(types.CellType, {"cell_contents": NoTangent})
+
+
 def closure_fdata(fn: Any, captured: dict) -> Any:
     """fdata for a function created inside a differentiated function: one box per captured
     variable, holding the variable's tangent (its fdata object for mutable data)."""
@@ -95,7 +108,9 @@ def closure_fdata(fn: Any, captured: dict) -> Any:
         return NoFData
     boxes = {}
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-        if name in captured:
+        if name in captured and isinstance(captured[name], SharedBox):
+            boxes[name] = captured[name].box
+        elif name in captured:
             value, f = captured[name]
             boxes[name] = MutableTangent(types.CellType, {"cell_contents": slot_tangent(CoDual(value, f))})
         else:
