@@ -48,12 +48,39 @@ def writes_enclosing_variable(x):
     return inner(x)
 
 
+def uses_yield_from(x):
+    yield from [x]
+
+
+def uses_try_star(x):
+    try:
+        y = x * 2.0
+    except* ValueError:
+        y = x
+    return y
+
+
+async def uses_async(x):
+    return x
+
+
+def uses_await_inside(x):
+    async def inner():
+        await inner()
+
+    return x
+
+
 CASES = [
     (uses_try, "try/except statements", "try:"),
     (uses_generator, "generator functions", "yield x"),
     (uses_global, "global statements", "global COUNTER"),
     (uses_walrus, "assignment expressions", "if (y := x * 2.0) > 0:"),
     (uses_match, "match statements", "match x:"),
+    (uses_yield_from, "generator functions (yield from)", "yield from [x]"),
+    (uses_try_star, "try/except statements", "try:"),
+    (uses_async, "async functions", None),
+    (uses_await_inside, "await expressions", "await inner()"),
 ]
 
 
