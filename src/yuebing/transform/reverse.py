@@ -176,8 +176,8 @@ class ReverseGenerator:
         for s in body:
             getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
 
-    def _template(self, s: ir.Call) -> Any:
-        """The inline template for ``s``, if its function is known now and has one."""
+    def _templates(self, s: ir.Call) -> list:
+        """The inline variants for ``s``, if its function is known now and has any."""
         if isinstance(s.func, ir.Const):
             value = s.func.value
         elif isinstance(s.func, ir.Global) and self.globals is not None:
@@ -185,23 +185,26 @@ class ReverseGenerator:
             for part in s.func.path.split("."):
                 value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
                 if value is None:
-                    return None
+                    return []
         else:
-            return None
+            return []
         emit = templates.Emit(self.primal, self.fdata, self.rd, self.const)
         return templates.template_for(s, value, emit)
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
-        template = self._template(s)
-        s.template = template  # type: ignore[attr-defined]
-        if template is not None:
-            self.emit(out, indent, f"if {template.guard}:  # inline: {ir._call_text(s)}", s.line)
-            for text in template.forward:
-                self.emit(out, indent + 1, text, s.line)
-            self.emit(out, indent, "else:", s.line)
-            self._generic_call(s, out, indent + 1)
-        else:
+        variants = self._templates(s)
+        s.templates = variants  # type: ignore[attr-defined]
+        if not variants:
             self._generic_call(s, out, indent)
+            return
+        for k, variant in enumerate(variants):
+            keyword = "if" if k == 0 else "elif"
+            note = f"  # inline: {ir._call_text(s)}" if k == 0 else ""
+            self.emit(out, indent, f"{keyword} {variant.guard}:{note}", s.line)
+            for text in variant.forward:
+                self.emit(out, indent + 1, text, s.line)
+        self.emit(out, indent, "else:", s.line)
+        self._generic_call(s, out, indent + 1)
 
     def _generic_call(self, s: ir.Call, out: list, indent: int) -> None:
         args = [self.codual(a) for a in s.args]
@@ -314,17 +317,27 @@ class ReverseGenerator:
     def rev_Call(self, s: ir.Call, out: list, indent: int) -> None:
         line = s.line
         comment = f"  # undo line {line}: {ir._call_text(s)}"
-        template = getattr(s, "template", None)
-        if template is None:
+        variants = getattr(s, "templates", [])
+        if not variants:
             self._generic_reverse(s, "_pop()", comment, out, indent)
             return
-        r = self.rd(s.target)
         self.emit(out, indent, f"_e = _pop(){comment}", line)
-        self.emit(out, indent, "if _e is _FAST:", line)
-        self.emit(out, indent + 1, f"_g = {r}; {r} = _NR" + (f"; {template.pops}" if template.pops else ""), line)
-        self.emit(out, indent + 1, "if _g is not _NR:", line)
-        for text in template.reverse:
-            self.emit(out, indent + 2, text, line)
+        r = self.rd(s.target) if s.target else None
+        for k, variant in enumerate(variants):
+            self.emit(out, indent, f"{'if' if k == 0 else 'elif'} _e is {variant.marker}:", line)
+            if variant.pops:
+                self.emit(out, indent + 1, variant.pops, line)
+            if variant.uses_rdata:
+                self.emit(out, indent + 1, f"_g = {r}; {r} = _NR", line)
+                if variant.reverse:
+                    self.emit(out, indent + 1, "if _g is not _NR:", line)
+                    for text in variant.reverse:
+                        self.emit(out, indent + 2, text, line)
+            else:
+                if r is not None:
+                    self.emit(out, indent + 1, f"{r} = _NR", line)
+                for text in variant.reverse:
+                    self.emit(out, indent + 1, text, line)
         self.emit(out, indent, "else:", line)
         self._generic_reverse(s, "_e", "", out, indent + 1)
 

@@ -81,12 +81,16 @@ def _accumulate(e: Emit, a: ir.Atom, expr: str) -> list[str]:
 
 
 class Template:
-    """For one call: ``guard`` (a Python condition), ``forward`` lines, ``pops`` (the reverse
-    line taking the residuals off the tape) and ``reverse`` lines (run when the cotangent ``_g``
-    of the result is not zero)."""
+    """One inline variant of a call: ``guard`` (a Python condition), ``forward`` lines ending in
+    a push of ``marker``, ``pops`` (the reverse line taking the residuals off the tape) and
+    ``reverse`` lines. Float variants get the result's cotangent as ``_g`` (its rdata) and run
+    only when it is not zero; array variants (``uses_rdata=False``) read the result's fdata from
+    the tape and always run."""
 
-    def __init__(self, guard: str, forward: list[str], reverse: list[str], pops: str = "") -> None:
+    def __init__(self, guard: str, forward: list[str], reverse: list[str], pops: str = "",
+                 marker: str = "_FAST", uses_rdata: bool = True) -> None:
         self.guard, self.forward, self.reverse, self.pops = guard, forward, reverse, pops
+        self.marker, self.uses_rdata = marker, uses_rdata
 
 
 def _func_guard(e: Emit, s: ir.Call, value: Any) -> list[str]:
@@ -96,25 +100,53 @@ def _func_guard(e: Emit, s: ir.Call, value: Any) -> list[str]:
     return []
 
 
-def template_for(s: ir.Call, value: Any, e: Emit) -> Template | None:
-    """The template for call ``s`` whose function is ``value`` (known at generation), if any."""
-    if s.kwargs or s.star_args is not None or s.star_kwargs is not None or not s.target:
-        return None
-    t, tf = s.target, e.fdata(ir.Var(s.target))
+def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
+    """The inline variants for call ``s`` whose function is ``value`` (known at generation)."""
+    if s.kwargs or s.star_args is not None or s.star_kwargs is not None:
+        return []
     try:
         binary = _BINARY.get(value)
         unary = _UNARY.get(value)
+        array_unary = _ARRAY_UNARY.get(value)
     except TypeError:  # unhashable callable
-        return None
+        return []
+    if value is operator.setitem and len(s.args) == 3 and isinstance(s.args[0], ir.Var) \
+            and _is_index_atom(s.args[1]) and _is_float_atom(s.args[2]):
+        return [_setitem(s, e)]
+    if not s.target:
+        return []
+    t, tf = s.target, e.fdata(ir.Var(s.target))
+    variants: list[Template] = []
     if binary is not None and len(s.args) == 2 and all(_is_float_atom(a) for a in s.args) \
             and any(isinstance(a, ir.Var) for a in s.args):
-        return _binary(s, binary, e, t, tf)
+        variants.append(_binary(s, binary, e, t, tf))
+        variants += _array_binary(s, binary, e, t, tf)
+    if value in (operator.pow, operator.ipow) and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
+            and isinstance(s.args[1], ir.Const) and type(s.args[1].value) in (int, float):
+        variants += _power(s, e, t, tf)
     if unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
-        return _unary(s, value, unary, e, t, tf)
+        variants.append(_unary(s, value, unary, e, t, tf))
+    if array_unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
+        variants.append(_array_unary(s, value, array_unary, e, t, tf))
+    if value is np.sum and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
+        variants.append(_array_sum(s, e, t, tf))
     if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], (ir.Var, ir.Global)) \
-            and (isinstance(s.args[1], ir.Var) or isinstance(s.args[1], ir.Const) and type(s.args[1].value) is int):
-        return _getitem(s, e, t, tf)
-    return None
+            and _is_index_atom(s.args[1]):
+        variants.append(_getitem(s, e, t, tf))
+    if value is _mktuple() and s.args and all(isinstance(a, ir.Var) or isinstance(a, ir.Const) and type(a.value) is int
+                                              for a in s.args):
+        variants.append(_int_tuple(s, e, t, tf))
+    return variants
+
+
+def _mktuple() -> Any:
+    from .primitives import mktuple
+
+    return mktuple
+
+
+def _is_index_atom(a: ir.Atom) -> bool:
+    return isinstance(a, ir.Var) or isinstance(a, ir.Const) and type(a.value) in (int, tuple)
 
 
 def _binary(s: ir.Call, op: str, e: Emit, t: str, tf: str) -> Template:
@@ -162,10 +194,142 @@ def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], e: Emi
 def _getitem(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     seq, index = s.args
     ps, pi = e.primal(seq), e.primal(index)
-    guard_parts = [] if isinstance(index, ir.Const) else [f"type({pi}) is int"]
+    guard_parts = [] if isinstance(index, ir.Const) else [f"type({pi}) in _IDX"]
     guard_parts += [f"type({ps}) in _SEQ", f"type(_v := {ps}[{pi}]) in _FT"]
     forward = [f"{t} = _v; {tf} = _NF", f"_push({e.fdata(seq)}); _push({pi}); _push(_FAST)"]
     return Template(" and ".join(guard_parts), forward, ["_sf[_i] += _g"], "_i = _pop(); _sf = _pop()")
 
 
-NAMESPACE = {"_FT": FLOAT_TYPES, "_SEQ": SEQUENCE_TYPES, "_FAST": FAST, "_math": math}
+# ---------------------------------------------------------------- array variants
+
+# f(x) for a float64 array x: the derivative as an expression of x and t = f(x)
+_ARRAY_UNARY: dict[Any, Callable[[str, str], str]] = {
+    np.sin: lambda x, t: f"_np.cos({x})", np.cos: lambda x, t: f"-_np.sin({x})",
+    np.exp: lambda x, t: t, np.log: lambda x, t: f"1.0 / {x}", np.sqrt: lambda x, t: f"0.5 / {t}",
+    np.tanh: lambda x, t: f"1.0 - {t} * {t}", operator.neg: lambda x, t: "-1.0",
+}
+
+
+def _array_guard(e: Emit, atoms: list) -> list[str]:
+    return [f"type({e.primal(a)}) is _ND and {e.primal(a)}.dtype is _F64" for a in atoms]
+
+
+def _array_unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], e: Emit, t: str, tf: str) -> Template:
+    (x,) = s.args
+    px = e.primal(x)
+    guard = " and ".join(_func_guard(e, s, value) + _array_guard(e, [x]))
+    call = f"-{px}" if value is operator.neg else f"{e.primal(s.func)}({px})"
+    forward = [f"_push({px}); _push({e.fdata(x)})",
+               f"{t} = {call}; {tf} = _zeros_like({t})",
+               f"_push({t}); _push({tf}); _push(_FASTA)"]
+    reverse = [f"_xf += _tf * ({derivative('_x', '_t')})"]
+    return Template(guard, forward, reverse, "_tf = _pop(); _t = _pop(); _xf = _pop(); _x = _pop()",
+                    marker="_FASTA", uses_rdata=False)
+
+
+def _array_sum(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
+    (x,) = s.args
+    px = e.primal(x)
+    guard = " and ".join(_func_guard(e, s, np.sum) + _array_guard(e, [x]))
+    forward = [f"_push({e.fdata(x)})", f"{t} = {e.primal(s.func)}({px}); {tf} = _NF", "_push(_FAST)"]
+    return Template(guard, forward, ["_xf += _g"], "_xf = _pop()")
+
+
+_IN_PLACE = (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow)
+
+
+def _array_binary(s: ir.Call, op: str, e: Emit, t: str, tf: str) -> list[Template]:
+    """``a op b`` with two float64 arrays of one shape, or an array and a float. (``a += b`` on
+    an array mutates it in place: that stays with the rule, which restores the array.)"""
+    if isinstance(s.func, ir.Const) and s.func.value in _IN_PLACE:
+        return []
+    a, b = s.args
+    pa, pb = e.primal(a), e.primal(b)
+    variants = []
+    if isinstance(a, ir.Var) and isinstance(b, ir.Var):
+        guard = " and ".join(_array_guard(e, [a, b]) + [f"{pa}.shape == {pb}.shape"])
+        variants.append(_array_binary_variant(s, op, e, t, tf, guard, "_FASTA", True, True))
+    for array_side in (0, 1):
+        arr, other = (a, b) if array_side == 0 else (b, a)
+        if not isinstance(arr, ir.Var):
+            continue
+        guard_parts = _array_guard(e, [arr])
+        if isinstance(other, ir.Var):
+            guard_parts.append(f"type({e.primal(other)}) in _FT")
+        marker = "_FASTL" if array_side == 0 else "_FASTR"
+        variants.append(_array_binary_variant(s, op, e, t, tf, " and ".join(guard_parts), marker,
+                                              array_side == 0, array_side == 1))
+    return variants
+
+
+def _array_binary_variant(s: ir.Call, op: str, e: Emit, t: str, tf: str, guard: str, marker: str,
+                          a_is_array: bool, b_is_array: bool) -> Template:
+    a, b = s.args
+    pa, pb = e.primal(a), e.primal(b)
+    fa = e.fdata(a) if a_is_array else "None"
+    fb = e.fdata(b) if b_is_array else "None"
+    forward = [f"_push({pa}); _push({pb}); _push({fa}); _push({fb})",
+               f"{t} = {pa} {op} {pb}; {tf} = _zeros_like({t})",
+               f"_push({tf}); _push({marker})"]
+    pops = "_tf = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()"
+    da = {"+": "_tf", "-": "_tf", "*": "_tf * _b", "/": "_tf / _b"}[op]
+    db = {"+": "_tf", "-": "-_tf", "*": "_tf * _a", "/": "-_tf * _a / (_b * _b)"}[op]
+    reverse = []
+    for side, is_array, atom, expr in (("a", a_is_array, a, da), ("b", b_is_array, b, db)):
+        if is_array:
+            reverse.append(f"_{side}f += {expr}")
+        elif isinstance(atom, ir.Var):  # the float side: its cotangent is a sum over the array
+            r = e.rdata(atom.name)
+            reverse.append(f"_s = float(_np.sum({expr})); {r} = _s if {r} is _NR else {r} + _s")
+    return Template(guard, forward, reverse, pops, marker=marker, uses_rdata=False)
+
+
+def _power(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
+    """``x ** p`` with a numeric constant ``p``: float and float64-array variants."""
+    x, p = s.args
+    px, pp = e.primal(x), repr(p.value)
+    float_variant = Template(
+        f"type({px}) in _FT and {px} > 0.0" if not isinstance(p.value, int) else f"type({px}) in _FT",
+        [f"_push({px})", f"{t} = {px} ** {pp}; {e.fdata(ir.Var(t))} = _NF", "_push(_FAST)"],
+        _accumulate(e, x, f"_g * {pp} * _x ** ({pp} - 1)"), "_x = _pop()")
+    if isinstance(s.func, ir.Const) and s.func.value is operator.ipow:
+        return [float_variant]  # x **= p on an array is in place: the rule's business
+    array_variant = Template(
+        " and ".join(_array_guard(e, [x])),
+        [f"_push({px}); _push({e.fdata(x)})", f"{t} = {px} ** {pp}; {tf} = _zeros_like({t})",
+         f"_push({tf}); _push(_FASTA)"],
+        [f"_xf += _tf * ({pp} * _x ** ({pp} - 1))"], "_tf = _pop(); _xf = _pop(); _x = _pop()",
+        marker="_FASTA", uses_rdata=False)
+    return [float_variant, array_variant]
+
+
+def _setitem(s: ir.Call, e: Emit) -> Template:
+    """``a[i] = v`` writing a float into a float64 array (or a float slot of a list)."""
+    arr, index, v = s.args
+    pa, pi, pv = e.primal(arr), e.primal(index), e.primal(v)
+    guard = " and ".join(
+        ([] if isinstance(index, ir.Const) else [f"type({pi}) in _IDX"])
+        + [f"type({pa}) in _SEQ", f"type(_old := {pa}[{pi}]) in _FT"]
+        + ([f"type({pv}) in _FT"] if isinstance(v, ir.Var) else []))
+    forward = [f"{pa}[{pi}] = {pv}", f"_push({pa}); _push({e.fdata(arr)}); _push({pi}); _push(_old); _push(_FASTS)"]
+    pops = "_old = _pop(); _i = _pop(); _af = _pop(); _a = _pop()"
+    reverse = ["_s = _af[_i]; _af[_i] = 0.0; _a[_i] = _old  # the old value was overwritten: restore it"]
+    if isinstance(v, ir.Var):
+        r = e.rdata(v.name)
+        reverse.append(f"{r} = _s if {r} is _NR else {r} + _s")
+    return Template(guard, forward, reverse, pops, marker="_FASTS", uses_rdata=False)
+
+
+def _int_tuple(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
+    """``(i, j)`` of ints (an index): nothing to differentiate."""
+    items = [e.primal(a) for a in s.args]
+    guard = " and ".join(f"type({x}) is int" for a, x in zip(s.args, items) if isinstance(a, ir.Var)) or "True"
+    forward = [f"{t} = ({', '.join(items)},); {tf} = _NF", "_push(_FASTT)"]
+    return Template(guard, forward, [], marker="_FASTT", uses_rdata=False)
+
+
+NAMESPACE = {
+    "_FT": FLOAT_TYPES, "_SEQ": SEQUENCE_TYPES, "_IDX": frozenset({int, tuple}), "_ND": np.ndarray,
+    "_F64": np.dtype(np.float64), "_zeros_like": np.zeros_like, "_np": np, "_math": math,
+    "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": Fast(), "_FASTT": Fast(),
+}

@@ -1,0 +1,293 @@
+"""Stage 4 (forward mode): IR -> Python source computing primal and tangent together.
+
+For every variable ``v`` of the function the generated code keeps two locals, ``v`` (the primal)
+and ``v_t`` (its tangent: a full tangent, DESIGN.md §3). Each operation ``t = f(a, b)`` becomes
+a call of its forward rule on duals::
+
+    _d = _frule(_D(f, f_t), _D(a, a_t), _D(b, b_t))   # line 12: t = f(a, b)
+    t, t_t = _d.primal, _d.tangent
+
+Control flow is simply replayed (there is no tape: nothing runs backwards). Mutation needs no
+special care: the forward rules update the tangents of mutated data in place exactly as they
+update the primals, and tangents of identity-carrying data (arrays, lists, dicts, objects) travel
+with their primals, so aliasing in the primals is aliasing in the tangents.
+
+The structure mirrors ``reverse.py``: one generator method per IR statement, and every generated
+line carries the user's line (a comment and the line map used for error messages).
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import linecache
+import types
+from typing import Any
+
+from ..tangents import NoTangent
+from ..tangents.ops import zero_tangent
+from . import ir
+
+_LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
+
+
+def _is_literal(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_literal(v) for v in value)
+    if isinstance(value, slice):
+        return all(_is_literal(v) for v in (value.start, value.stop, value.step))
+    return type(value) in _LITERAL_TYPES
+
+
+def _is_immutable_tangent(t: Any) -> bool:
+    """Whether a zero tangent can be shared by every run (nothing will update it in place)."""
+    if t is NoTangent or type(t) in (float, complex):
+        return True
+    if type(t) is tuple:
+        return all(_is_immutable_tangent(x) for x in t)
+    return False
+
+
+@dataclasses.dataclass
+class GeneratedForward:
+    """Source of the forward-mode function, and the constants it refers to."""
+
+    name: str
+    source: str
+    constants: dict[str, Any]
+    params: list[str]
+    line_map: dict[int, int]  # generated line -> user line
+
+
+def _all_var_names(body: list, found: set) -> set:
+    for s in body:
+        if isinstance(s, ir.Call):
+            if s.target:
+                found.add(s.target)
+            for a in [s.func, *s.args, *(v for _, v in s.kwargs), s.star_args, s.star_kwargs]:
+                if isinstance(a, ir.Var):
+                    found.add(a.name)
+        elif isinstance(s, ir.Copy):
+            found.add(s.target)
+            if isinstance(s.source, ir.Var):
+                found.add(s.source.name)
+        elif isinstance(s, ir.If):
+            if isinstance(s.test, ir.Var):
+                found.add(s.test.name)
+            _all_var_names(s.body, found)
+            _all_var_names(s.orelse, found)
+        elif isinstance(s, ir.While):
+            _all_var_names(s.test_body, found)
+            _all_var_names(s.body, found)
+        elif isinstance(s, ir.ForRange):
+            found.add(s.var)
+            _all_var_names(s.body, found)
+        elif isinstance(s, ir.With):
+            found.update(s.defines)
+            _all_var_names(s.body, found)
+        elif isinstance(s, ir.Return) and isinstance(s.value, ir.Var):
+            found.add(s.value.name)
+        elif isinstance(s, ir.MakeClosure):
+            found.add(s.target)
+            found.update(s.free_vars)
+        elif isinstance(s, ir.Opaque):
+            found.update(s.defines)
+    return found
+
+
+class ForwardGenerator:
+    def __init__(self, fn: ir.Function) -> None:
+        self.fn = fn
+        self.vars = sorted(_all_var_names(fn.body, set(fn.params)))
+        used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
+            | {f"_cellobj_{v}" for v in fn.cell_backed}
+        suffix = "_t"
+        while any(n + suffix in used for n in used):
+            suffix = "_" + suffix
+        self.suffix = suffix
+        self.constants: dict[str, Any] = {}
+        self.constant_ids: dict[int, str] = {}
+        self.counter = 0
+
+    # ------------------------------------------------------------ naming
+
+    def td(self, name: str) -> str:
+        """The name of the tangent local of variable ``name``."""
+        return name + self.suffix
+
+    def const(self, value: Any) -> str:
+        if _is_literal(value):
+            return repr(value)
+        key = id(value)
+        if key not in self.constant_ids:
+            base = "_" + "".join(c if c.isalnum() else "_" for c in ir.constant_name(value)).strip("_")
+            name = base
+            i = 1
+            while name in self.constants:
+                i += 1
+                name = f"{base}{i}"
+            self.constants[name] = value
+            self.constant_ids[key] = name
+        return self.constant_ids[key]
+
+    def primal(self, a: ir.Atom) -> str:
+        if isinstance(a, ir.Var):
+            return a.name
+        if isinstance(a, ir.Global):
+            return a.path
+        return self.const(a.value)
+
+    def tangent(self, a: ir.Atom) -> str:
+        if isinstance(a, ir.Var):
+            return self.td(a.name)
+        if isinstance(a, ir.Global):
+            if "." not in a.path:
+                return self.td(a.path)
+            return f"_gt({a.path})"  # a module attribute: a constant, with a zero tangent
+        try:
+            t = zero_tangent(a.value)
+        except TypeError:
+            t = NoTangent
+        if t is NoTangent:
+            return "_NT"
+        if _is_immutable_tangent(t):
+            return repr(t) if _is_literal(t) else self.const(t)
+        return f"_zt({self.const(a.value)})"  # a fresh zero tangent each time: rules may update it
+
+    def dual(self, a: ir.Atom) -> str:
+        return f"_D({self.primal(a)}, {self.tangent(a)})"
+
+    # ------------------------------------------------------------ emission
+
+    def emit(self, out: list, indent: int, text: str, line: int = 0) -> None:
+        for piece in text.split("\n"):
+            out.append(("    " * indent + piece, line))
+
+    def body(self, body: list, out: list, indent: int) -> None:
+        start = len(out)
+        for s in body:
+            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
+        if len(out) == start:
+            self.emit(out, indent, "pass")
+
+    # ------------------------------------------------------------ statements
+
+    def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        args = [self.dual(a) for a in s.args]
+        if s.star_args is not None:
+            args.append(f"_STAR({self.dual(s.star_args)})")
+        args += [f"{k}={self.dual(v)}" for k, v in s.kwargs]
+        if s.star_kwargs is not None:
+            args.append(f"_STARSTAR={self.dual(s.star_kwargs)}")
+        call = f"_frule({', '.join([self.dual(s.func)] + args)})"
+        comment = f"  # line {s.line}: {ir._call_text(s)}" if s.line else ""
+        if s.target:
+            self.emit(out, indent, f"_d = {call}{comment}", s.line)
+            self.emit(out, indent, f"{s.target}, {self.td(s.target)} = _d.primal, _d.tangent", s.line)
+        else:
+            self.emit(out, indent, f"{call}{comment}", s.line)
+
+    def fwd_Copy(self, s: ir.Copy, out: list, indent: int) -> None:
+        comment = f"  # line {s.line}" if s.line else ""
+        self.emit(out, indent, f"{s.target}, {self.td(s.target)} = {self.primal(s.source)}, {self.tangent(s.source)}{comment}", s.line)
+
+    def fwd_If(self, s: ir.If, out: list, indent: int) -> None:
+        self.emit(out, indent, f"if {self.primal(s.test)}:  # line {s.line}", s.line)
+        self.body(s.body, out, indent + 1)
+        if s.orelse:
+            self.emit(out, indent, "else:", s.line)
+            self.body(s.orelse, out, indent + 1)
+
+    def fwd_While(self, s: ir.While, out: list, indent: int) -> None:
+        self.emit(out, indent, f"while True:  # line {s.line}", s.line)
+        for stmt in s.test_body:
+            getattr(self, f"fwd_{type(stmt).__name__}")(stmt, out, indent + 1)
+        self.emit(out, indent + 1, f"if not {self.primal(s.test)}:", s.line)
+        self.emit(out, indent + 2, "break", s.line)
+        for stmt in s.body:
+            getattr(self, f"fwd_{type(stmt).__name__}")(stmt, out, indent + 1)
+
+    def fwd_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
+        bounds = ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
+        if s.step == ir.Const(1):
+            bounds = ", ".join(self.primal(a) for a in (s.start, s.stop))
+            if s.start == ir.Const(0):
+                bounds = self.primal(s.stop)
+        self.emit(out, indent, f"for {s.var} in range({bounds}):  # line {s.line}", s.line)
+        self.emit(out, indent + 1, f"{self.td(s.var)} = _NT", s.line)
+        for stmt in s.body:
+            getattr(self, f"fwd_{type(stmt).__name__}")(stmt, out, indent + 1)
+
+    def fwd_Return(self, s: ir.Return, out: list, indent: int) -> None:
+        self.emit(out, indent, f"return {self.primal(s.value)}, {self.tangent(s.value)}  # line {s.line}", s.line)
+
+    def fwd_Opaque(self, s: ir.Opaque, out: list, indent: int) -> None:
+        self.emit(out, indent, s.source, s.line)
+        for name in s.defines:
+            self.emit(out, indent, f"{self.td(name)} = _NT", s.line)
+
+    def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
+        self.emit(out, indent, s.source, s.line)
+        self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
+        boxes = ", ".join(
+            f"{name!r}: _SHARED({self.td('_cellobj_' + name)})" if name in self.fn.cell_backed
+            else f"{name!r}: ({name}, {self.td(name)})" for name in s.free_vars)
+        self.emit(out, indent, f"{self.td(s.target)} = _closure_tangent({s.target}, {{{boxes}}})  # line {s.line}: the closure {s.target}", s.line)
+
+    def fwd_With(self, s: ir.With, out: list, indent: int) -> None:
+        self.emit(out, indent, f"with {s.items}:  # line {s.line}", s.line)
+        for name in s.defines:
+            self.emit(out, indent + 1, f"{self.td(name)} = _NT", s.line)
+        self.body(s.body, out, indent + 1)
+
+    def fwd_Pass(self, s: ir.Pass, out: list, indent: int) -> None:
+        self.emit(out, indent, "pass", s.line)
+
+    # ------------------------------------------------------------ the whole function
+
+    def generate(self) -> GeneratedForward:
+        fn = self.fn
+        name = f"{fn.name}_jvp"
+        out: list = []
+        params = ", ".join(f"{p}, {self.td(p)}" for p in fn.params)
+        self.emit(out, 0, f"def {name}(_fn, _fn_t{', ' + params if params else ''}):", fn.first_line)
+        self.emit(out, 1, f'"""Forward mode of {fn.name} ({fn.filename}:{fn.first_line}): primal and tangent together."""')
+        for g in fn.global_names:
+            self.emit(out, 1, f"{g} = _global(_G, {g!r}); {self.td(g)} = _gt({g})")
+        for v in fn.cell_backed:
+            # a local that nested functions write (nonlocal): always read and written via its cell
+            self.emit(out, 1, f"if False: {v} = None  # makes {v} a local of this function")
+            self.emit(out, 1, f"_cellobj_{v} = (lambda: {v}).__closure__[0]; {self.td('_cellobj_' + v)} = _new_cell_box()")
+        for k, v in enumerate(fn.free_vars):
+            self.emit(out, 1, f"_cell_{v} = _fn.__closure__[{k}]; {self.td('_cell_' + v)} = _cell_tangent(_fn_t, {v!r})")
+        self.body(fn.body, out, 1)
+        text_lines = [text for text, _ in out]
+        line_map = {i + 1: line for i, (_, line) in enumerate(out) if line}
+        return GeneratedForward(name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map)
+
+
+def generate_forward(fn: ir.Function) -> GeneratedForward:
+    """Forward-mode source for normalised function ``fn``."""
+    return ForwardGenerator(fn).generate()
+
+
+_counter = itertools.count()
+
+
+def compile_forward(generated: GeneratedForward, fn: types.FunctionType) -> Any:
+    """Compile generated forward-mode source, registered in ``linecache`` (tracebacks and
+    ``show`` point at real generated lines)."""
+    from . import forward_runtime as R
+
+    filename = f"<yuebing forward {fn.__qualname__} #{next(_counter)}>"
+    source = generated.source
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = R.runtime_namespace()
+    namespace.update(generated.constants)
+    namespace["_G"] = fn.__globals__
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
+    compiled = namespace[generated.name]
+    compiled.__yuebing_line_map__ = generated.line_map
+    return compiled
+
+
+__all__ = ["GeneratedForward", "compile_forward", "generate_forward"]
