@@ -30,6 +30,7 @@ from .tangents import (
     structural_copy,
     zero_tangent,
 )
+from .tangents.arrays import array_root
 from .tangents.validate import validate_tangent
 from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
 from .transform.runtime import call_rrule, derived_rule
@@ -49,9 +50,9 @@ def _normalise_argnums(argnums: int | Sequence[int], n_args: int, name: str) -> 
     return tuple(a % n_args for a in nums), single
 
 
-def _check_differentiable(value: Any, index: int, name: str) -> None:
+def _check_differentiable(value: Any, index: int, name: str, tangent: Any = None) -> None:
     try:
-        t = zero_tangent(value)
+        t = zero_tangent(value) if tangent is None else tangent
     except TypeError as error:
         raise TypeError(f"{name}: argument {index} cannot be differentiated: {error}") from None
     if t is NoTangent:
@@ -62,11 +63,41 @@ def _check_differentiable(value: Any, index: int, name: str) -> None:
         )
 
 
+def _simple_arrays(args: tuple) -> bool:
+    """Every argument a float/complex ndarray or a Python float, no two sharing memory: the
+    common case, whose tangents need no structural walk."""
+    roots = set()
+    for a in args:
+        if type(a) is float:
+            continue
+        if type(a) is not np.ndarray or a.dtype.kind not in "fc":
+            return False
+        root = array_root(a)
+        if id(root) in roots:
+            return False
+        roots.add(id(root))
+    return True
+
+
+def _zero_args(args: tuple) -> Any:
+    if _simple_arrays(args):
+        return tuple(0.0 if type(a) is float else np.zeros_like(a) for a in args)
+    return zero_tangent(args)
+
+
+def _fdata_of(t: Any) -> Any:
+    if type(t) is np.ndarray:
+        return t
+    if type(t) is float:
+        return NoFData
+    return fdata(t)
+
+
 def _run(f: Callable, args: tuple, kwargs: dict, with_function: bool = False, buffers: Any = None):
     """Forward pass of ``f`` on the caller's arguments; returns what the pullback needs."""
-    tangents = zero_tangent(args) if buffers is None else buffers
+    tangents = _zero_args(args) if buffers is None else buffers
     per_arg = list(tangents) if isinstance(tangents, tuple) else [NoTangent] * len(args)
-    arg_fdata = [fdata(t) for t in per_arg]
+    arg_fdata = [_fdata_of(t) for t in per_arg]
     f_tangent = zero_tangent(f) if with_function else NoTangent
     f_fdata = fdata(f_tangent)
     kw_coduals = {k: CoDual(v, fdata(zero_tangent(v))) for k, v in kwargs.items()}
@@ -172,21 +203,27 @@ def _scalar_seed(value: Any, f: Callable, name: str) -> Any:
 
 def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tuple, kwargs: dict, buffers: Any = None):
     nums, single = _normalise_argnums(argnums, len(args), name)
+    if buffers is None:
+        try:
+            buffers = _zero_args(args)
+        except TypeError:
+            buffers = None  # reported per argument below
     for a in nums:
-        _check_differentiable(args[a], a, name)
+        _check_differentiable(args[a], a, name, buffers[a] if isinstance(buffers, tuple) else None)
     out, pullback, arg_fdata, _, tangents = _run(f, args, kwargs, buffers=buffers)
     full = out.primal
     value, aux = _split_aux(full, name) if has_aux else (full, None)
-    returned = structural_copy((value, aux))  # the reverse pass will undo how aux was built
+    if aux is None and isinstance(value, (float, np.floating)):
+        returned = (value, None)
+    else:
+        returned = structural_copy((value, aux))  # the reverse pass will undo how aux was built
     seed = _scalar_seed(value, f, name)
-    cotangent = (seed, zero_tangent(aux)) if has_aux else seed
     if isinstance(seed, np.ndarray):
         target = out.fdata[0] if has_aux else out.fdata
         target += seed
         r = NoRData
     else:
         r = (seed, NoRData) if has_aux else seed
-    del cotangent
     rs = pullback(r)
     grads = tuple(join(arg_fdata[a], rs[1 + a]) for a in nums)
     gradient = grads[0] if single else grads
@@ -220,6 +257,11 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     return grad_f
 
 
+def _fill_zero(buffer: np.ndarray) -> np.ndarray:
+    buffer.fill(0)
+    return buffer
+
+
 class PreparedGradient:
     """``(*args) -> (value, gradient)`` compiled once, with tangent buffers owned here and reused:
     the gradient returned by one call is overwritten by the next."""
@@ -237,6 +279,8 @@ class PreparedGradient:
             return False
         if any(a is not b for a, b in zip(args, self._last_args)):
             return False
+        if _simple_arrays(args):
+            return all(type(a) is float or b.shape == a.shape for a, b in zip(args, self._buffers))
         try:
             validate_tangent(args, self._buffers)  # same structure as last time?
         except TypeError:
@@ -246,7 +290,10 @@ class PreparedGradient:
     def __call__(self, *args: Any, **kwargs: Any) -> tuple:
         buffers = None
         if self._reusable(args):
-            buffers = set_to_zero(self._buffers)
+            if _simple_arrays(args):
+                buffers = tuple(0.0 if type(b) is float else _fill_zero(b) for b in self._buffers)
+            else:
+                buffers = set_to_zero(self._buffers)
         value, gradient, tangents = _gradient_call(self.f, self.argnums, self.has_aux, "prepare_gradient", args, kwargs, buffers)
         self._buffers, self._last_args = tangents, args
         return value, gradient
