@@ -9,6 +9,8 @@ arguments are exactly as they were before it.
 from __future__ import annotations
 
 import functools
+import os
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -34,6 +36,40 @@ from .tangents.arrays import array_root
 from .tangents.validate import validate_tangent
 from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
 from .transform.runtime import call_rrule, derived_rule
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _hide_internal_frames(error: BaseException) -> BaseException:
+    """Drop yuebing's own frames from a traceback, as JAX does: what remains is the user's code
+    (and the generated code, named ``<yuebing reverse f #n>``). Set YUEBING_FULL_TRACEBACK=1 to
+    keep everything."""
+    if os.environ.get("YUEBING_FULL_TRACEBACK"):
+        return error
+    tb = error.__traceback__
+    kept = []
+    while tb is not None:
+        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+            kept.append(tb)
+        tb = tb.tb_next
+    new_tb = None
+    for frame_tb in reversed(kept):
+        new_tb = types.TracebackType(new_tb, frame_tb.tb_frame, frame_tb.tb_lasti, frame_tb.tb_lineno)
+    return error.with_traceback(new_tb)
+
+
+def _user_facing(function: Callable) -> Callable:
+    """Entry points re-raise errors with yuebing's internal frames hidden."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            raise _hide_internal_frames(error) from error.__cause__
+
+    return wrapper
 
 
 def _normalise_argnums(argnums: int | Sequence[int], n_args: int, name: str) -> tuple[tuple[int, ...], bool]:
@@ -123,6 +159,7 @@ class _OncePullback:
         self._run = run
         self._used = False
 
+    @_user_facing
     def __call__(self, *cotangent: Any) -> Any:
         if self._used:
             raise RuntimeError(
@@ -133,6 +170,7 @@ class _OncePullback:
         return self._run(*cotangent)
 
 
+@_user_facing
 def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(value, pullback)`` (``(value, pullback, aux)`` with ``has_aux``); ``pullback(ct)``
     returns one cotangent per primal. The pullback can be called once."""
@@ -158,6 +196,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     return result + (returned_aux,) if has_aux else result
 
 
+@_user_facing
 def value_and_pullback(f: Callable, *primals: Any) -> tuple:
     """Low-level (Mooncake's ``value_and_pullback!!``): ``(value, pullback)`` where
     ``pullback(ct)`` returns ``(gradient of f's captured state, *gradients of the primals)``."""
@@ -239,6 +278,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     """
 
     @functools.wraps(f)
+    @_user_facing
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple:
         value, gradient, _ = _gradient_call(f, argnums, has_aux, "value_and_grad", args, kwargs)
         return value, gradient
@@ -250,6 +290,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     """``g(*args, **kwargs) -> gradient`` (``(gradient, aux)`` with ``has_aux``), as JAX's grad."""
 
     @functools.wraps(f)
+    @_user_facing
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         value, gradient, _ = _gradient_call(f, argnums, has_aux, "grad", args, kwargs)
         return (gradient, value[1]) if has_aux else gradient
@@ -287,6 +328,7 @@ class PreparedGradient:
             return False
         return True
 
+    @_user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> tuple:
         buffers = None
         if self._reusable(args):
