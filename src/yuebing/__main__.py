@@ -1,7 +1,8 @@
-"""``python -m yuebing``: the project's main job.
+"""``python -m yuebing [bench | demo] [options]``: the project's main job.
 
-Until the benchmark command lands (issue: benchmark suite) this runs a short demo of the tangent
-model on data NumPy users keep their models in: dicts of arrays, objects, a cyclic ring.
+``bench`` (the default) runs the benchmark suite (``yuebing.bench``; ``python -m yuebing bench
+--help``); ``demo`` shows the tangent model on data NumPy users keep their models in: dicts of
+arrays, objects, a cyclic ring.
 """
 from __future__ import annotations
 
@@ -40,11 +41,15 @@ def demo() -> None:
 
 
 def main(argv: list[str]) -> int:
-    if argv and argv[0] not in ("demo",):
-        print(f"unknown command {argv[0]!r}; available: demo", file=sys.stderr)
-        return 2
-    demo()
-    return 0
+    if argv and argv[0] == "demo":
+        demo()
+        return 0
+    if not argv or argv[0] == "bench" or argv[0].startswith("-"):
+        from .bench import main as bench
+
+        return bench(argv[1:] if argv and argv[0] == "bench" else argv)
+    print(f"unknown command {argv[0]!r}; available: bench (the default), demo", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -309,11 +309,21 @@ def _reordering_pullback(pullback: Callable, has_owner: bool, n_positional: int,
     return reordered
 
 
+#: Set by ``yuebing.transform.forward_runtime``: builds forward rules for callables without a
+#: registered one (Python functions, methods, classes...) by transforming their source.
+derive_frule: Callable | None = None
+
+
 def frule(f: Any, *args: Dual, **kwargs: Dual) -> Dual:
-    """Run the forward rule of ``f`` on duals; returns the output dual."""
+    """Run the forward rule of ``f`` on duals; returns the output dual. Callables without a
+    registered rule get a rule derived from their source."""
     function = f.primal if isinstance(f, Dual) else f
     found = FRULES.lookup(function)
     if found is None:
+        if derive_frule is None:
+            from ..transform import forward_runtime  # noqa: F401 - sets derive_frule
+        if derive_frule is not None:
+            return derive_frule(f, *args, **kwargs)
         raise MissingRuleError(function, "forward")
     rule, binder, owner = found
     if owner is not None:

@@ -205,8 +205,21 @@ def _cell_get_frule(cell: Dual) -> Dual:
     value = cell.primal.cell_contents
     box = cell.tangent
     if isinstance(box, MutableTangent):
-        return Dual(value, box.fields.get("cell_contents", zero_tangent(value)))
+        slot = box.fields.get("cell_contents", NoTangent)
+        if slot is NoTangent:  # not tracked yet: a zero tangent, kept so every read shares it
+            slot = zero_tangent(value)
+            if slot is not NoTangent:
+                box.fields["cell_contents"] = slot
+        return Dual(value, slot)
     return Dual(value, zero_tangent(value))
+
+
+def _cell_set_frule(cell: Dual, value: Dual) -> Dual:
+    cell.primal.cell_contents = value.primal
+    box = cell.tangent
+    if isinstance(box, MutableTangent):
+        box.fields["cell_contents"] = value.tangent if isinstance(value, Dual) else zero_tangent(value)
+    return Dual(None, NoTangent)
 
 
 def _identity_rrule(x: CoDual, *rest: CoDual) -> tuple[CoDual, Callable]:
@@ -253,7 +266,20 @@ def _super_getattr_rrule(cell: CoDual, obj: CoDual, name: CoDual) -> tuple[CoDua
     return output(value), lambda dy: (NoRData,) * 4
 
 
+def _super_getattr_frule(cell: Dual, obj: Dual, name: Dual) -> Dual:
+    from ..rules.core import primal
+
+    o = primal(obj)
+    value = super_getattr(primal(cell), o, primal(name))
+    if isinstance(value, types.MethodType) and value.__self__ is o:
+        t = obj.tangent if isinstance(obj, Dual) else zero_tangent(o)
+        return Dual(value, NoTangent if t is NoTangent else Tangent(types.MethodType, {"__self__": t}))
+    return Dual(value, zero_tangent(value))
+
+
 register_rrule(super_getattr, _super_getattr_rrule)
+register_frule(super_getattr, _super_getattr_frule)
+register_frule(cell_set, _cell_set_frule)
 register_rrule(mklist, _mklist_rrule)
 register_frule(mklist, _mklist_frule)
 register_rrule(mktuple, _mktuple_rrule)
@@ -300,3 +326,15 @@ def _vectorize_rrule(pyfunc: CoDual, *rest: Any, **kwargs: Any) -> tuple[CoDual,
 
 
 register_rrule(np.vectorize, _vectorize_rrule)
+
+
+def _vectorize_frule(pyfunc: Dual, *rest: Any, **kwargs: Any) -> Dual:
+    """``np.vectorize(pyfunc, ...)``: as the reverse rule, the object carries no tangent."""
+    from ..rules.core import CoDual, primal
+
+    out, _ = _vectorize_rrule(CoDual(primal(pyfunc), NoFData), *(primal(r) for r in rest),
+                              **{k: primal(v) for k, v in kwargs.items()})
+    return Dual(out.primal, NoTangent)
+
+
+register_frule(np.vectorize, _vectorize_frule)
