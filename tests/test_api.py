@@ -258,3 +258,32 @@ def test_methods_static_and_class_methods():
     assert yb.grad(m.loss)(1.5) == pytest.approx(6.0)
     assert yb.grad(Model.static_loss)(1.5) == pytest.approx(9.0)
     assert yb.grad(Model.class_loss)(1.5) == pytest.approx(12.0)
+
+
+def grad_inside(x):
+    return yb.grad(quadratic)(x)[0] * x[0]
+
+
+def test_reverse_over_reverse_is_a_clear_error():
+    with pytest.raises(yb.NestedDifferentiationError, match="reverse mode.*nested differentiation"):
+        yb.grad(grad_inside)(np.arange(1.0, 3.0))
+
+
+def decorate(h):
+    return h
+
+
+def nested_with_decorator_and_default(x):
+    @decorate
+    def inner(y, scale=np.e):
+        return y * x * scale
+
+    return inner(x)
+
+
+def test_nested_def_decorators_and_defaults_see_user_globals():
+    assert yb.grad(nested_with_decorator_and_default)(1.5) == pytest.approx(2 * 1.5 * np.e)
+
+
+def test_show_forward():
+    assert "quadratic" in yb.show(quadratic, mode="forward")

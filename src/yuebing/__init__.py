@@ -16,13 +16,16 @@ from .api import (
     value_and_pullback,
     vjp,
 )
+from .forward_api import jacobian, jvp, show_forward
 from .rules import frule, nondifferentiable, rrule
+from .transform.forward_runtime import NestedDifferentiationError
 from . import testing
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "MutableTangent", "NoTangent", "Tangent", "frule", "grad", "nondifferentiable",
+    "MutableTangent", "NestedDifferentiationError", "NoTangent", "Tangent", "frule", "grad",
+    "jacobian", "jvp", "nondifferentiable", "show_forward",
     "prepare_gradient", "prepare_pullback", "register_nondifferentiable_type", "rrule", "show",
     "tangents", "testing", "value_and_grad", "value_and_pullback", "vjp",
 ]

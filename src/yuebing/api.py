@@ -362,8 +362,12 @@ def show(f: Callable, *example_args: Any, mode: str = "reverse", stage: str = "g
     ``"generated"`` for the forward and reverse passes (readable Python)."""
     from .transform.ir import format_function
 
+    if mode == "forward":
+        from .forward_api import show_forward
+
+        return show_forward(f, stage=stage)
     if mode != "reverse":
-        raise NotImplementedError("yb.show(mode='forward') arrives with forward mode")
+        raise ValueError("mode must be 'reverse' or 'forward'")
     rule = derived_rule(f)
     if stage == "ir":
         return format_function(rule.ir)

@@ -352,6 +352,7 @@ class Normaliser:
 
     def expr_Lambda(self, node: ast.Lambda, out: list, target: str) -> ir.Atom:
         result = target or self.tmp("f")
+        self._definition_time_globals(node)
         captured = self._captured(node)
         self._bind_captured_cells(captured, out)
         out.append(ir.MakeClosure(result, f"{result} = {ast.unparse(node)}", captured, line=self.line))
@@ -792,7 +793,18 @@ class Normaliser:
         line = node.lineno
         out.append(ir.With(items, self.block(node.body), names, line=line))
 
+    def _definition_time_globals(self, node: ast.FunctionDef | ast.Lambda) -> None:
+        """Decorators and default values run when the nested function is created, in the
+        generated code: the globals they use must be hoisted there like any other."""
+        exprs = list(getattr(node, "decorator_list", []))
+        exprs += list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]
+        for e in exprs:
+            for n in ast.walk(e):
+                if isinstance(n, ast.Name) and n.id not in self.locals and n.id not in self.free:
+                    self.globals[n.id] = None
+
     def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
+        self._definition_time_globals(node)
         captured = self._captured(node)
         self._bind_captured_cells(captured, out)
         self.locals.add(node.name)

@@ -225,7 +225,27 @@ class ForwardGenerator:
         for name in s.defines:
             self.emit(out, indent, f"{self.td(name)} = _NT", s.line)
 
+    def _definition_time_globals(self, source: str) -> list[str]:
+        """Global names a nested ``def``/``lambda`` evaluates when it is created (decorators and
+        default values): they must be locals here, as the generated module is not the user's."""
+        import ast
+
+        node = ast.parse(source).body[0]
+        if isinstance(node, ast.Expr):
+            node = node.value
+        if isinstance(node, ast.Assign):
+            node = node.value
+        args = getattr(node, "args", None)
+        exprs = list(getattr(node, "decorator_list", []))
+        if isinstance(args, ast.arguments):
+            exprs += list(args.defaults) + [d for d in args.kw_defaults if d is not None]
+        local = set(self.vars) | set(self.fn.params) | set(self.fn.global_names)
+        names = {n.id for e in exprs for n in ast.walk(e) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return sorted(names - local)
+
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
+        for g in self._definition_time_globals(s.source):
+            self.emit(out, indent, f"{g} = _global(_G, {g!r})  # used by the definition below", s.line)
         self.emit(out, indent, s.source, s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
         boxes = ", ".join(

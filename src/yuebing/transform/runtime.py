@@ -514,6 +514,9 @@ _DERIVED: dict[types.CodeType, "DerivedRule"] = {}
 def derived_rule(fn: types.FunctionType) -> "DerivedRule":
     rule = _DERIVED.get(fn.__code__)
     if rule is None:
+        from .forward_runtime import _refuse_yuebing_internals
+
+        _refuse_yuebing_internals(fn, "reverse mode")  # nested differentiation: a clear error
         rule = _DERIVED[fn.__code__] = DerivedRule(fn)
     return rule
 

@@ -1,0 +1,320 @@
+"""Forward mode's public surface (DESIGN.md §1): ``jvp``, ``jacobian`` (forward or reverse) and
+``show_forward``.
+
+``jvp`` runs the forward rule of ``f`` (registered, or derived from its source by
+``transform/forward.py``) on duals of *copies* of the caller's arguments and tangents: forward
+mode replays the function, mutations included, so the caller's arguments would otherwise be left
+in their post-call state. The caller's arguments and tangents are never modified.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import rules as _rules  # noqa: F401 - registers every rule
+from . import tangents as T
+from .rules.core import Dual
+from .tangents import NoTangent
+from .tangents import kinds as K
+from .tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
+from .tangents.validate import validate_tangent
+from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
+from .transform.forward_runtime import call_frule, derived_frule, global_tangent
+
+
+def _fname(f: Callable) -> str:
+    return getattr(f, "__qualname__", None) or repr(f)
+
+
+def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str) -> tuple[Any, Any]:
+    """``(value, tangent_out)`` of ``f`` at copies of ``primals`` along ``tangents``."""
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        try:
+            validate_tangent(p, t)
+        except TypeError as error:
+            raise TypeError(
+                f"{name}: tangents[{i}] is not a tangent of primals[{i}] "
+                f"(a {type(p).__qualname__}): {error}. A tangent has the primal's structure: a float for a "
+                "float, an array of the same shape and dtype for a float array, NoTangent for ints and other "
+                "non-differentiable values (yb.tangents.zero_tangent(x) shows the expected structure)"
+            ) from None
+    x = T.structural_copy(tuple(primals))
+    # a fresh tangent with the caller's aliasing, for the copy (the rules update it in place)
+    dx = T.scale(tuple(tangents), 1.0) if any(t is not NoTangent for t in tangents) else (NoTangent,) * len(x)
+    if dx is NoTangent:
+        dx = (NoTangent,) * len(x)
+    duals = [Dual(p, t) for p, t in zip(x, dx)]
+    kw_duals = {k: Dual(v, T.zero_tangent(v)) for k, v in T.structural_copy(kwargs).items()}
+    out = call_frule(Dual(f, global_tangent(f)), *duals, **kw_duals)
+    return out.primal, out.tangent
+
+
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> tuple:
+    """Jacobian-vector product by forward mode, as JAX's ``jvp``: ``(value, tangent_out)``, or
+    ``(value, tangent_out, aux)`` with ``has_aux`` (``f`` then returns ``(value, aux)``).
+
+    ``primals`` and ``tangents`` are tuples (or lists) of the same length, one tangent per
+    positional argument, each with its primal's structure (``NoTangent`` for ints). The caller's
+    arguments are not modified, even when ``f`` mutates them.
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            "jvp: primals and tangents must be tuples (or lists) of positional arguments, got "
+            f"{type(primals).__qualname__} and {type(tangents).__qualname__}; for one argument write "
+            "jvp(f, (x,), (dx,))"
+        )
+    if len(primals) != len(tangents):
+        raise TypeError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents; give one tangent per argument")
+    value, tangent = _run_forward(f, tuple(primals), tuple(tangents), {}, "jvp")
+    if has_aux:
+        if not (isinstance(value, (tuple, list)) and len(value) == 2):
+            raise TypeError(f"jvp(has_aux=True): {_fname(f)} must return a pair (value, aux), got {type(value).__qualname__}")
+        parts = tangent if isinstance(tangent, (tuple, list)) else (NoTangent, NoTangent)
+        return value[0], parts[0], value[1]
+    return value, tangent
+
+
+# --------------------------------------------------------------------------------------------
+# Leaves of a structure: the float scalars and float arrays a Jacobian is indexed by
+# --------------------------------------------------------------------------------------------
+
+
+def _refuse_complex(x: Any, what: str) -> None:
+    raise TypeError(
+        f"jacobian: {what} contains a complex value ({type(x).__qualname__}); yuebing's jacobian is for "
+        "real inputs and outputs (use jvp/vjp with complex tangents instead)"
+    )
+
+
+def _leaves(x: Any, t: Any, what: str) -> list[tuple[Any, Any]]:
+    """``(primal_leaf, tangent_leaf)`` for every float scalar and float array reachable from
+    ``x`` (each shared object once), in a fixed order; ``t`` is a tangent of ``x``."""
+    found: list = []
+    seen: set = set()
+    stack = [(x, t)]
+    while stack:
+        v, tv = stack.pop()
+        kind = K.primal_kind(v)
+        if kind is K.COMPLEX:
+            _refuse_complex(v, what)
+        if kind is K.FLOAT:
+            found.append((v, tv))
+            continue
+        if kind is K.NONDIFF:
+            continue
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if kind is K.ARRAY:
+            if v.dtype.kind == "c":
+                _refuse_complex(v, what)
+            found.append((v, tv))
+            continue
+        keys, children, _ = K.parts(v, kind)
+        tchildren = _aligned_children(kind, keys, tv)
+        stack.extend(reversed(list(zip(children, tchildren))))
+    return found
+
+
+def _build(x: Any, leaf: Callable[[Any], Any]) -> Any:
+    """A tangent of ``x`` whose leaves (in ``_leaves`` order) are ``leaf(primal_leaf)``."""
+    memo: dict[int, Any] = {}
+
+    def build(v: Any) -> Any:
+        kind = K.primal_kind(v)
+        if kind is K.FLOAT:
+            return leaf(v)
+        if kind is K.NONDIFF:
+            return NoTangent
+        if id(v) in memo:
+            return memo[id(v)]
+        if kind is K.ARRAY:
+            memo[id(v)] = t = leaf(v)
+            return t
+        keys, children, _ = K.parts(v, kind)
+        if kind in K.MUTABLE_KINDS:
+            shell = memo[id(v)] = _tangent_shell(v, kind)
+            return _fill_tangent(shell, kind, keys, [build(c) for c in children])
+        memo[id(v)] = t = _build_tangent(v, kind, keys, [build(c) for c in children])
+        return t
+
+    return build(x)
+
+
+def _basis(x: Any, position: int, index: int) -> Any:
+    """The tangent of ``x`` that is 1 at element ``index`` of leaf number ``position``, else 0."""
+    counter = iter(range(1 << 62))
+
+    def leaf(v: Any) -> Any:
+        k = next(counter)
+        if isinstance(v, np.ndarray):
+            t = np.zeros_like(v, subok=False)
+            if k == position:
+                t.reshape(-1)[index] = 1.0
+            return t
+        return 1.0 if k == position else 0.0
+
+    return _build(x, leaf)
+
+
+def _flat_leaves(x: Any, t: Any, what: str) -> list[np.ndarray]:
+    """Each leaf's tangent as a float64 array of the leaf's shape (zeros for ``NoTangent``)."""
+    out = []
+    for v, tv in _leaves(x, t, what):
+        shape = np.shape(v)
+        out.append(np.zeros(shape) if tv is NoTangent else np.asarray(tv, dtype=float).reshape(shape))
+    return out
+
+
+def _is_leaf(x: Any) -> bool:
+    kind = K.primal_kind(x)
+    return kind is K.FLOAT or kind is K.ARRAY and x.dtype.kind == "f"
+
+
+def _assemble(x: Any, y: Any, blocks: list[list[np.ndarray]]) -> Any:
+    """The Jacobian of output ``y`` with respect to ``x`` from ``blocks[i][j]`` (output leaf ``i``
+    by input leaf ``j``, each shaped ``out_leaf.shape + in_leaf.shape``): one array when both are
+    a float or a float array, otherwise ``y``'s tangent structure holding ``x``'s tangent
+    structure of blocks."""
+    if _is_leaf(x) and _is_leaf(y):
+        return blocks[0][0]
+    y_count = iter(range(1 << 62))
+
+    def output_leaf(v: Any) -> Any:
+        row = blocks[next(y_count)]
+        if _is_leaf(x):
+            return row[0]
+        x_count = iter(range(1 << 62))
+        return _build(x, lambda u: row[next(x_count)])
+
+    if _is_leaf(y):
+        return output_leaf(y)
+    return _build(y, output_leaf)
+
+
+def _check_argument(x: Any, i: int, name: str) -> None:
+    try:
+        t = T.zero_tangent(x)
+    except TypeError as error:
+        raise TypeError(f"{name}: argument {i} cannot be differentiated: {error}") from None
+    if t is NoTangent:
+        raise TypeError(
+            f"{name}: argument {i} is a {type(x).__qualname__}, which has no derivative (NoTangent). "
+            "Differentiate with respect to a float, a float array or a container of them"
+        )
+    _leaves(x, t, f"argument {i}")
+
+
+def _normalise_argnums(argnums: Any, n: int, name: str) -> tuple[tuple[int, ...], bool]:
+    single = isinstance(argnums, (int, np.integer))
+    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
+    if not nums:
+        raise ValueError(f"{name}: argnums must name at least one argument")
+    for a in nums:
+        if not -n <= a < n:
+            raise ValueError(f"{name}: argnums={argnums!r} is out of range for a call with {n} positional argument{'s' if n != 1 else ''}")
+    return tuple(a % n for a in nums), single
+
+
+def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", has_aux: bool = False) -> Callable:
+    """``jac(*args, **kwargs)``: the Jacobian of ``f`` with respect to positional argument(s)
+    ``argnums``, shaped ``output.shape + input.shape`` for a float or float-array argument and
+    output (nested tangent structures otherwise; a tuple of Jacobians for a tuple ``argnums``).
+
+    ``mode="rev"`` runs one reverse pass per output element (``yb.vjp``), ``mode="fwd"`` one
+    forward pass per input element (``yb.jvp``). Keyword arguments are passed to ``f`` and not
+    differentiated. With ``has_aux``, ``f`` returns ``(value, aux)`` and ``jac`` returns
+    ``(jacobian, aux)``.
+    """
+    if mode not in ("rev", "fwd"):
+        raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
+
+    @functools.wraps(f)
+    def jacobian_f(*args: Any, **kwargs: Any) -> Any:
+        nums, single = _normalise_argnums(argnums, len(args), "jacobian")
+        for a in nums:
+            _check_argument(args[a], a, "jacobian")
+        run = _jacobian_fwd if mode == "fwd" else _jacobian_rev
+        jacs, aux = run(f, args, kwargs, nums, has_aux)
+        result = jacs[0] if single else tuple(jacs)
+        return (result, aux) if has_aux else result
+
+    return jacobian_f
+
+
+def _split_aux(value: Any, f: Callable, has_aux: bool) -> tuple[Any, Any]:
+    if not has_aux:
+        return value, None
+    if not (isinstance(value, (tuple, list)) and len(value) == 2):
+        raise TypeError(f"jacobian(has_aux=True): {_fname(f)} must return a pair (value, aux), got {type(value).__qualname__}")
+    return value[0], value[1]
+
+
+def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool) -> tuple[list, Any]:
+    zeros = tuple(T.zero_tangent(a) for a in args)
+    full_value, _ = _run_forward(f, args, zeros, kwargs, "jacobian")
+    value, aux = _split_aux(full_value, f, has_aux)
+    out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
+    jacs = []
+    for a in nums:
+        x = args[a]
+        in_leaves = [v for v, _ in _leaves(x, T.zero_tangent(x), f"argument {a}")]
+        blocks = [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves] for yl in out_leaves]
+        for j, xl in enumerate(in_leaves):
+            for index in range(int(np.size(xl))):
+                tangents = list(zeros)
+                tangents[a] = _basis(x, j, index)
+                y, dy = _run_forward(f, args, tuple(tangents), kwargs, "jacobian")
+                y, _ = _split_aux(y, f, has_aux)
+                if has_aux:
+                    dy = dy[0] if isinstance(dy, (tuple, list)) else NoTangent
+                for i, column in enumerate(_flat_leaves(y, dy, "the output")):
+                    target = blocks[i][j]
+                    out_ndim = column.ndim
+                    target.reshape(target.shape[:out_ndim] + (-1,))[(Ellipsis, index)] = column
+        jacs.append(_assemble(x, value, blocks))
+    return jacs, aux
+
+
+def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool) -> tuple[list, Any]:
+    from .api import vjp
+
+    g = functools.partial(f, **kwargs) if kwargs else f
+    full_value, pullback = vjp(g, *args)
+    del pullback
+    value, aux = _split_aux(full_value, f, has_aux)
+    out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
+    in_leaves = {a: [v for v, _ in _leaves(args[a], T.zero_tangent(args[a]), f"argument {a}")] for a in nums}
+    blocks = {a: [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves[a]] for yl in out_leaves] for a in nums}
+    for i, yl in enumerate(out_leaves):
+        for index in range(int(np.size(yl))):
+            y, pullback = vjp(g, *args)
+            y, aux_now = _split_aux(y, f, has_aux)
+            ct = _basis(y, i, index)
+            if has_aux:
+                ct = (ct, T.zero_tangent(aux_now))
+            grads = pullback(ct)
+            for a in nums:
+                for j, row in enumerate(_flat_leaves(args[a], grads[a], f"argument {a}")):
+                    target = blocks[a][i][j]
+                    in_ndim = row.ndim
+                    target.reshape((-1,) + target.shape[target.ndim - in_ndim:])[index] = row
+    return [_assemble(args[a], value, blocks[a]) for a in nums], aux
+
+
+def show_forward(f: Callable, stage: str = "generated") -> str:
+    """The forward-mode code yuebing generates for Python function ``f`` (``stage="ir"``: the
+    normal form it is generated from)."""
+    from .transform.ir import format_function
+
+    rule = derived_frule(f)
+    if stage == "ir":
+        return format_function(rule.ir)
+    if stage != "generated":
+        raise ValueError("stage must be 'ir' or 'generated'")
+    return rule.generated.source
+
+
+__all__ = ["jacobian", "jvp", "show_forward"]

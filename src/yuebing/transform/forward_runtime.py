@@ -1,0 +1,467 @@
+"""What generated forward-mode code calls at run time: rule dispatch (registered or derived),
+globals and closure cells, and the cache of derived forward rules.
+
+``call_frule(f, *duals, **kw_duals)`` is the single entry point for every call site of
+forward-mode code: a registered forward rule if there is one; otherwise, for a Python function,
+method, class, ``functools.partial``, callable object or ``np.vectorize``, a forward rule
+*derived* from its source (generated lazily on first call and cached per code object, so
+recursion and never-executed branches cost nothing). It mirrors ``runtime._dispatch``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import os
+import types
+from typing import Any
+
+import numpy as np
+
+from ..rules import core as _core
+from ..rules.core import FRULES, Dual, MissingRuleError
+from ..rules.core import frule as registered_frule
+from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
+from .runtime import (
+    _BINARY_DUNDERS,
+    _INPLACE_DUNDERS,
+    _UNARY_DUNDERS,
+    SharedBox,
+    UndefinedGlobal,
+    _find_property,
+    _is_generated_init,
+    _python_method,
+    global_value,
+    new_cell_box,
+    with_user_globals,
+)
+
+# --------------------------------------------------------------------------------------------
+# Tangents of constants, globals and closures
+# --------------------------------------------------------------------------------------------
+
+_NO_TANGENT_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc,
+                     int, str, bool, type(None), UndefinedGlobal)
+
+
+def zero_tangent_of(value: Any) -> Any:
+    """A fresh zero tangent of ``value`` (``NoTangent`` for what has none)."""
+    if type(value) is float:
+        return 0.0
+    try:
+        return zero_tangent(value)
+    except TypeError:
+        return NoTangent
+
+
+def global_tangent(value: Any) -> Any:
+    """Globals are constants of the differentiation: a zero tangent each call."""
+    if isinstance(value, _NO_TANGENT_TYPES) and not (type(value) is types.FunctionType and value.__closure__):
+        return NoTangent
+    return zero_tangent_of(value)
+
+
+def cell_tangent(fn_t: Any, name: str) -> Any:
+    """The tangent box of closure variable ``name`` from a function's tangent (or NoTangent)."""
+    if isinstance(fn_t, Tangent):
+        box = fn_t.fields.get(name, NoTangent)
+        return box if isinstance(box, MutableTangent) else NoTangent
+    return NoTangent
+
+
+def closure_tangent(fn: Any, captured: dict) -> Any:
+    """Tangent of a function created inside differentiated code: one box per captured variable,
+    holding the variable's tangent (its tangent object itself for mutable data: aliasing)."""
+    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+        return NoTangent
+    boxes = {}
+    for name in fn.__code__.co_freevars:
+        entry = captured.get(name)
+        if isinstance(entry, SharedBox):
+            boxes[name] = entry.box
+        elif entry is not None:
+            boxes[name] = MutableTangent(types.CellType, {"cell_contents": entry[1]})
+        else:
+            boxes[name] = MutableTangent(types.CellType, {"cell_contents": NoTangent})
+    return Tangent(types.FunctionType, boxes)
+
+
+# --------------------------------------------------------------------------------------------
+# Star arguments
+# --------------------------------------------------------------------------------------------
+
+
+class FStar:
+    """Marks ``*seq`` at a call site (generated code: ``_STAR(dual)``)."""
+
+    __slots__ = ("dual",)
+
+    def __init__(self, dual: Dual) -> None:
+        self.dual = dual
+
+
+def _expand_star(seq: Dual) -> list[Dual]:
+    primal, t = seq.primal, seq.tangent
+    if isinstance(primal, tuple):
+        parts = t if isinstance(t, tuple) else (NoTangent,) * len(primal)
+        return [Dual(x, p if p is not NoTangent else zero_tangent_of(x)) for x, p in zip(primal, parts)]
+    if isinstance(primal, list) and isinstance(t, list):
+        return [Dual(x, p) for x, p in zip(primal, t)]
+    if isinstance(primal, np.ndarray) and primal.ndim >= 1:
+        raise TypeError("yuebing does not support *array at a call site; pass the array itself or list(array)")
+    return [Dual(x, zero_tangent_of(x)) for x in list(primal)]
+
+
+def _as_dual(v: Any) -> Dual:
+    return v if isinstance(v, Dual) else Dual(v, zero_tangent_of(v))
+
+
+# --------------------------------------------------------------------------------------------
+# Dispatch
+# --------------------------------------------------------------------------------------------
+
+
+def call_frule(f: Dual, *args: Any, _STARSTAR: Dual | None = None, **kwargs: Any) -> Dual:
+    """Forward rule of any call ``f(*args, **kwargs)`` on duals (see the module docstring)."""
+    if args and type(args[-1]) is FStar:
+        args = args[:-1] + tuple(_expand_star(args[-1].dual))
+    if _STARSTAR is not None:
+        mapping = _STARSTAR.primal
+        if not isinstance(mapping, dict):
+            raise TypeError(f"argument after ** must be a mapping, not {type(mapping).__qualname__}")
+        mapping_t = _STARSTAR.tangent if isinstance(_STARSTAR.tangent, dict) else {}
+        extra = {k: Dual(v, mapping_t[k] if k in mapping_t else zero_tangent_of(v)) for k, v in mapping.items()}
+        duplicate = extra.keys() & kwargs.keys()
+        if duplicate:
+            raise TypeError(f"got multiple values for keyword argument {sorted(duplicate)[0]!r}")
+        kwargs = {**kwargs, **extra}
+    return _dispatch(f, args, kwargs)
+
+
+def _property_get(args: tuple) -> Dual | None:
+    """``getattr(obj, name)`` for a property of a user class: its getter, derived from source."""
+    prop = _find_property(type(args[0].primal), args[1].primal)
+    if prop is None or not isinstance(prop.fget, types.FunctionType):
+        return None
+    return call_frule(Dual(prop.fget, NoTangent), args[0])
+
+
+def _property_set(args: tuple) -> Dual | None:
+    """``setattr(obj, name, value)`` for a property of a user class: its setter, derived."""
+    prop = _find_property(type(args[0].primal), args[1].primal)
+    if prop is None or not isinstance(prop.fset, types.FunctionType):
+        return None
+    call_frule(Dual(prop.fset, NoTangent), args[0], args[2])
+    return Dual(None, NoTangent)
+
+
+def _call_dunder(method: types.FunctionType, args: tuple) -> Dual:
+    return call_frule(Dual(method, NoTangent), *args)
+
+
+def _operator_on_user_type(fn: Any, args: tuple, kwargs: dict) -> Dual | None:
+    """Python's operator protocol for user classes: ``a + b`` runs ``type(a).__add__`` (or
+    ``type(b).__radd__``), derived from source like any method."""
+    if kwargs or not args:
+        return None
+    if fn in _INPLACE_DUNDERS and len(args) == 2:
+        name, plain = _INPLACE_DUNDERS[fn]
+        method = _python_method(args[0].primal, name)
+        if method is not None:
+            return _call_dunder(method, args)
+        return _operator_on_user_type(plain, args, kwargs)
+    if fn in _BINARY_DUNDERS and len(args) == 2:
+        name, reflected = _BINARY_DUNDERS[fn]
+        a, b = args
+        method = _python_method(a.primal, name)
+        if method is not None:
+            out = _call_dunder(method, (a, b))
+            if out.primal is not NotImplemented:
+                return out
+        method = _python_method(b.primal, reflected)
+        if method is not None:
+            return _call_dunder(method, (b, a))
+        return None
+    name = _UNARY_DUNDERS.get(fn)
+    if name is not None:
+        method = _python_method(args[0].primal, name)
+        if method is not None:
+            return _call_dunder(method, args)
+    return None
+
+
+def _dispatch(f: Dual, args: tuple, kwargs: dict) -> Dual:
+    fn = f.primal
+    if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
+        found = _property_get(args)
+        if found is not None:
+            return found
+    if fn is setattr and len(args) == 3 and not kwargs:
+        found = _property_set(args)
+        if found is not None:
+            return found
+    if args and isinstance(fn, (types.BuiltinFunctionType, type)) \
+            and (fn in _BINARY_DUNDERS or fn in _INPLACE_DUNDERS or fn in _UNARY_DUNDERS):
+        found = _operator_on_user_type(fn, args, kwargs)
+        if found is not None:
+            return found
+    if FRULES.lookup(fn) is not None:
+        return registered_frule(f, *args, **kwargs)
+    kind = type(fn)
+    if kind is types.FunctionType:
+        return derived_frule(fn)(f, *args, **kwargs)
+    if kind is types.MethodType:
+        return _call_method(f, args, kwargs)
+    if isinstance(fn, type):
+        return _construct(f, args, kwargs)
+    if kind is functools.partial:
+        return _call_partial(f, args, kwargs)
+    if isinstance(fn, UndefinedGlobal):
+        raise NameError(f"name {fn.name!r} is not defined")
+    if isinstance(fn, np.vectorize):
+        return _call_vectorized(f, args, kwargs)
+    call = getattr(type(fn), "__call__", None)
+    if isinstance(call, types.FunctionType):
+        return _call_method(Dual(types.MethodType(call, fn), Tangent(types.MethodType, {"__self__": f.tangent})), args, kwargs)
+    raise MissingRuleError(fn, "forward")
+
+
+def _call_method(f: Dual, args: tuple, kwargs: dict) -> Dual:
+    method = f.primal
+    owner = method.__self__
+    if isinstance(f.tangent, Tangent) and "__self__" in f.tangent.fields:
+        self_t = f.tangent.fields["__self__"]
+    else:
+        self_t = zero_tangent_of(owner)
+    return _dispatch(Dual(method.__func__, NoTangent), (Dual(owner, self_t),) + args, kwargs)
+
+
+def _call_partial(f: Dual, args: tuple, kwargs: dict) -> Dual:
+    p = f.primal
+    pt = f.tangent if isinstance(f.tangent, Tangent) else None
+    stored_t = pt.fields.get("args", NoTangent) if pt else NoTangent
+    stored = [Dual(a, stored_t[i] if isinstance(stored_t, tuple) else zero_tangent_of(a)) for i, a in enumerate(p.args)]
+    kw_t = pt.fields.get("keywords", NoTangent) if pt else NoTangent
+    stored_kw = {k: Dual(v, kw_t[k] if isinstance(kw_t, dict) and k in kw_t else zero_tangent_of(v))
+                 for k, v in p.keywords.items()}
+    func_t = pt.fields.get("func", NoTangent) if pt else NoTangent
+    return _dispatch(Dual(p.func, func_t), tuple(stored) + args, {**stored_kw, **kwargs})
+
+
+def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
+    cls = f.primal
+    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
+        return _construct_dataclass(cls, args, kwargs)
+    init = cls.__init__
+    if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
+        raise MissingRuleError(cls, "forward", reason="it is a class whose construction yuebing cannot "
+                               "derive (a custom __new__ or an __init__ without Python source)")
+    obj = object.__new__(cls)
+    obj_t = MutableTangent(cls, {})
+    _dispatch(Dual(init, NoTangent), (Dual(obj, obj_t),) + args, kwargs)
+    return Dual(obj, obj_t)
+
+
+def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> Dual:
+    if hasattr(cls, "__post_init__"):
+        raise MissingRuleError(cls, "forward", reason="dataclasses with __post_init__ are not supported yet")
+    bound = inspect.signature(cls).bind(*args, **kwargs)
+    bound.apply_defaults()
+    values = {name: _as_dual(v) for name, v in bound.arguments.items()}
+    obj = object.__new__(cls)
+    for name, d in values.items():
+        object.__setattr__(obj, name, d.primal)
+    parts = {name: d.tangent for name, d in values.items()}
+    if cls.__dataclass_params__.frozen:
+        return Dual(obj, NoTangent if all(p is NoTangent for p in parts.values()) else Tangent(cls, parts))
+    return Dual(obj, MutableTangent(cls, parts))
+
+
+def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
+    """``np.vectorize(pyfunc)(*arrays)``: ``pyfunc``'s forward rule applied element by element."""
+    vec = f.primal
+    if kwargs or vec.signature is not None or len(args) != 1:
+        raise MissingRuleError(vec, "forward", reason="yuebing supports np.vectorize objects called "
+                               "with one array argument and no signature")
+    x = args[0]
+    xs = np.asarray(x.primal)
+    flat = xs.ravel()
+    t = x.tangent
+    t_flat = np.broadcast_to(np.asarray(t), xs.shape).ravel() if isinstance(t, (np.ndarray, float)) else None
+    func = Dual(vec.pyfunc, NoTangent)
+    values, tangents = [], []
+    for i, v in enumerate(flat):
+        is_float = xs.dtype.kind == "f"
+        out = call_frule(func, Dual(float(v) if is_float else v, float(t_flat[i]) if is_float and t_flat is not None else zero_tangent_of(v)))
+        values.append(out.primal)
+        tangents.append(out.tangent)
+    y = np.asarray(values, dtype=vec.otypes[0] if vec.otypes else None).reshape(xs.shape)
+    if y.dtype.kind not in "fc":
+        return Dual(y, NoTangent)
+    dy = np.array([0.0 if d is NoTangent else d for d in tangents], dtype=y.dtype).reshape(xs.shape)
+    if not isinstance(x.primal, np.ndarray) and np.ndim(y) == 0:
+        return Dual(y, dy)
+    return Dual(y, dy)
+
+
+# --------------------------------------------------------------------------------------------
+# Derived forward rules
+# --------------------------------------------------------------------------------------------
+
+_DERIVED: dict[types.CodeType, "DerivedFRule"] = {}
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class NestedDifferentiationError(NotImplementedError):
+    """Forward mode reached yuebing's own machinery: differentiation of differentiation."""
+
+
+_MACHINERY = ("api.py", "forward_api.py", "transform" + os.sep, "tangents" + os.sep,
+              os.path.join("rules", "core.py"), os.path.join("rules", "declare.py"),
+              os.path.join("rules", "util.py"), "testing" + os.sep)
+
+
+def _is_machinery(filename: str) -> bool:
+    """Files of yuebing's differentiation machinery (rule files and benchmark cases are not:
+    their Python helpers are ordinary code to differentiate)."""
+    path = os.path.abspath(filename)
+    if not path.startswith(_PACKAGE_DIR + os.sep):
+        return False
+    relative = path[len(_PACKAGE_DIR) + 1:]
+    return relative.startswith(_MACHINERY)
+
+
+def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode") -> None:
+    """Second order (forward over reverse, forward over forward) is not implemented: refuse to
+    transform yuebing's own code rather than follow it (tapes, pullbacks, buffers) and risk a
+    wrong answer. Users reach this by calling yb.grad/yb.vjp/jvp inside a function given to jvp."""
+    filename = fn.__code__.co_filename
+    name = getattr(fn.__code__, "co_qualname", fn.__qualname__)
+    # generated code holds the user's nested functions (``..._jvp.<locals>.inner``) too: only its
+    # top-level functions are yuebing's own (the generated passes)
+    generated_pass = filename.startswith("<yuebing ") and "<locals>" not in name
+    if generated_pass or _is_machinery(filename):
+        raise NestedDifferentiationError(
+            f"yuebing cannot apply {mode} to {name} ({filename}): it is part of yuebing's "
+            "own differentiation machinery, so this would be nested differentiation (a derivative of a "
+            "function that calls yb.grad, yb.vjp or jvp; Hessians by nesting). Second-order "
+            "differentiation is not supported yet. Compute the inner derivative by hand, or use "
+            "finite differences of yb.grad for now"
+        )
+
+
+def derived_frule(fn: types.FunctionType) -> "DerivedFRule":
+    """The forward rule of Python function ``fn``, generated on first use, cached per code."""
+    rule = _DERIVED.get(fn.__code__)
+    if rule is None:
+        _refuse_yuebing_internals(fn)
+        rule = _DERIVED[fn.__code__] = DerivedFRule(fn)
+    return rule
+
+
+class DerivedFRule:
+    """The forward rule of a Python function, generated from its source."""
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        from ..frontend.normalise import normalise
+        from .forward import compile_forward, generate_forward
+
+        self.name = fn.__qualname__
+        self.ir = normalise(fn)
+        self.generated = generate_forward(self.ir)
+        self.forward = compile_forward(self.generated, fn)
+        self.signature = inspect.signature(fn)
+        code = fn.__code__
+        self.n_params = len(self.ir.params)
+        self.simple = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) and code.co_kwonlyargcount == 0
+
+    @property
+    def source(self) -> str:
+        return self.generated.source
+
+    def _point_at_user_line(self, error: BaseException) -> None:
+        """Add a note naming the user's file and line that the failing generated line came from."""
+        filename = self.forward.__code__.co_filename
+        tb = error.__traceback__
+        line = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename:
+                line = self.generated.line_map.get(tb.tb_lineno)
+            tb = tb.tb_next
+        add_note = getattr(error, "add_note", None)
+        if line is None or add_note is None:
+            return
+        import linecache
+
+        code = linecache.getline(self.ir.filename, line).strip()
+        note = f'  in {self.name} (forward mode)\n    File "{self.ir.filename}", line {line}\n      {code}'
+        if note not in getattr(error, "__notes__", ()):
+            add_note(note)
+
+    def _bind(self, args: tuple, kwargs: dict) -> list:
+        """A dual for each parameter of the generated function, in its order."""
+        if self.simple and not kwargs and len(args) == self.n_params:
+            return [_as_dual(a) for a in args]
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{self.name}(): {error}") from None
+        bound.apply_defaults()
+        by_name: dict[str, Dual] = {}
+        for name, value in bound.arguments.items():
+            param = self.signature.parameters[name]
+            if param.kind is param.VAR_POSITIONAL:
+                items = [_as_dual(v) for v in value]
+                parts = tuple(d.tangent for d in items)
+                by_name[name] = Dual(tuple(d.primal for d in items), NoTangent if all(p is NoTangent for p in parts) else parts)
+            elif param.kind is param.VAR_KEYWORD:
+                entries = {k: _as_dual(v) for k, v in value.items()}
+                by_name[name] = Dual({k: d.primal for k, d in entries.items()}, {k: d.tangent for k, d in entries.items()})
+            else:
+                by_name[name] = _as_dual(value)  # a default value: a fresh zero tangent
+        return [by_name[name] for name in self.ir.params]
+
+    def __call__(self, f: Dual, *args: Any, **kwargs: Any) -> Dual:
+        duals = self._bind(args, kwargs)
+        flat = []
+        for d in duals:
+            flat.append(d.primal)
+            flat.append(d.tangent)
+        try:
+            value, value_t = self.forward(f.primal, f.tangent, *flat)
+        except Exception as error:
+            self._point_at_user_line(error)
+            raise
+        return Dual(value, value_t)
+
+
+def runtime_namespace() -> dict[str, Any]:
+    """Names every generated forward-mode module can use."""
+    return {
+        "_D": Dual,
+        "_NT": NoTangent,
+        "_frule": call_frule,
+        "_gt": global_tangent,
+        "_zt": zero_tangent_of,
+        "_global": global_value,
+        "_cell_tangent": cell_tangent,
+        "_closure_tangent": closure_tangent,
+        "_with_user_globals": with_user_globals,
+        "_SHARED": SharedBox,
+        "_new_cell_box": new_cell_box,
+        "_STAR": FStar,
+    }
+
+
+def _derive_for_core(f: Any, *args: Any, **kwargs: Any) -> Dual:
+    """``rules.core.frule``'s fallback for callables without a registered forward rule."""
+    if not isinstance(f, Dual):
+        f = Dual(f, global_tangent(f) if not isinstance(f, types.FunctionType) else zero_tangent_of(f))
+    return call_frule(f, *(_as_dual(a) for a in args), **{k: _as_dual(v) for k, v in kwargs.items()})
+
+
+_core.derive_frule = _derive_for_core
+
+__all__ = ["DerivedFRule", "call_frule", "closure_tangent", "derived_frule", "global_tangent", "runtime_namespace"]
