@@ -40,17 +40,29 @@ def demo() -> None:
     print("check_tangent_interface(model): all laws hold")
 
 
+def bench_arguments(argv: list[str]) -> list[str] | None:
+    """The bench command's own arguments, or None when ``argv`` asks for another command."""
+    if not argv or argv[0].startswith("-"):
+        return argv
+    return argv[1:] if argv[0] == "bench" else None
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "demo":
         demo()
         return 0
-    if not argv or argv[0] == "bench" or argv[0].startswith("-"):
-        from .bench import main as bench
+    bench_argv = bench_arguments(argv)
+    if bench_argv is None:
+        print(f"unknown command {argv[0]!r}; available: bench (the default), demo", file=sys.stderr)
+        return 2
+    from .bench import main as bench
 
-        return bench(argv[1:] if argv and argv[0] == "bench" else argv)
-    print(f"unknown command {argv[0]!r}; available: bench (the default), demo", file=sys.stderr)
-    return 2
+    return bench(bench_argv)
 
 
 if __name__ == "__main__":
+    if bench_arguments(sys.argv[1:]) is not None:
+        from .bench import rerun_single_threaded
+
+        rerun_single_threaded(bench_arguments(sys.argv[1:]))
     sys.exit(main(sys.argv[1:]))
