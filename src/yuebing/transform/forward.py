@@ -26,6 +26,7 @@ from typing import Any
 from ..tangents import NoTangent
 from ..tangents.ops import zero_tangent
 from . import ir
+from .reverse import _all_var_names
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
@@ -56,42 +57,6 @@ class GeneratedForward:
     constants: dict[str, Any]
     params: list[str]
     line_map: dict[int, int]  # generated line -> user line
-
-
-def _all_var_names(body: list, found: set) -> set:
-    for s in body:
-        if isinstance(s, ir.Call):
-            if s.target:
-                found.add(s.target)
-            for a in [s.func, *s.args, *(v for _, v in s.kwargs), s.star_args, s.star_kwargs]:
-                if isinstance(a, ir.Var):
-                    found.add(a.name)
-        elif isinstance(s, ir.Copy):
-            found.add(s.target)
-            if isinstance(s.source, ir.Var):
-                found.add(s.source.name)
-        elif isinstance(s, ir.If):
-            if isinstance(s.test, ir.Var):
-                found.add(s.test.name)
-            _all_var_names(s.body, found)
-            _all_var_names(s.orelse, found)
-        elif isinstance(s, ir.While):
-            _all_var_names(s.test_body, found)
-            _all_var_names(s.body, found)
-        elif isinstance(s, ir.ForRange):
-            found.add(s.var)
-            _all_var_names(s.body, found)
-        elif isinstance(s, ir.With):
-            found.update(s.defines)
-            _all_var_names(s.body, found)
-        elif isinstance(s, ir.Return) and isinstance(s.value, ir.Var):
-            found.add(s.value.name)
-        elif isinstance(s, ir.MakeClosure):
-            found.add(s.target)
-            found.update(s.free_vars)
-        elif isinstance(s, ir.Opaque):
-            found.update(s.defines)
-    return found
 
 
 class ForwardGenerator:
