@@ -1,0 +1,113 @@
+"""``python -m yuebing bench``: Mooncake.jl's 13 benchmarks, written as NumPy code, timed for
+yuebing and its peers.
+
+For each case the table gives the NumPy function's median time, then, per column, the ratio
+time(value and gradient) / time(function): yuebing reverse (``prepare_gradient``), yuebing
+forward (one JVP), and each installed peer (autograd, JAX eager, JAX jit, PyTorch eager), and last
+yuebing's time to first gradient (transformation and first call). Every column's gradient is
+checked against finite differences before it is timed; a wrong one is shown as ``WRONG``.
+
+Modules: ``cases`` (the functions), ``peers`` (one adapter per column), ``check`` (finite
+differences), ``runner`` (timing), ``report`` (table, JSON, plot).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+from .cases import BY_NAME, CASES
+from .peers import PEERS, installed_peers
+from .report import Table, write_json, write_plot
+from .runner import TTFG, run_case, warm_up_yuebing
+
+DEFAULT_BUDGET = 0.5
+# One thread for every numerical library: ratios measure differentiation overhead, and on a small
+# shared machine a second BLAS/OpenMP thread waiting for a busy core stalls calls for milliseconds.
+ONE_THREAD = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false",
+}
+
+
+def rerun_single_threaded(argv: list[str]) -> None:
+    """Restart ``python -m yuebing bench ARGV`` with ``ONE_THREAD``'s variables, where the caller
+    has not set them (libraries read them when loaded, and NumPy is loaded already)."""
+    missing = {k: v for k, v in ONE_THREAD.items() if k not in os.environ}
+    if missing:
+        os.environ.update(missing)
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, "-m", "yuebing", "bench", *argv])
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m yuebing bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", nargs="+", choices=list(BY_NAME), metavar="CASE",
+                        help=f"cases to run (default: all): {', '.join(BY_NAME)}")
+    parser.add_argument("--peers", nargs="+", choices=[*PEERS, "none", "all"], metavar="PEER",
+                        help=f"peer columns: {', '.join(PEERS)}, 'all' or 'none' (default: those installed)")
+    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                        help=f"seconds of timing per column and case (default {DEFAULT_BUDGET})")
+    parser.add_argument("--json", metavar="OUT.json", help="write every number to this file")
+    parser.add_argument("--plot", metavar="OUT.png", help="write a bar chart of the ratios (needs matplotlib)")
+    return parser.parse_args(argv)
+
+
+def chosen_peers(requested: list[str] | None) -> list[str]:
+    if requested is None:
+        return installed_peers()
+    if "none" in requested:
+        return []
+    if "all" in requested:
+        return list(PEERS)
+    return list(dict.fromkeys(requested))
+
+
+def environment(peers: list[str], budget: float) -> dict:
+    """What the numbers were measured on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for package in ("yuebing", "numpy", "scipy", "autograd", "jax", "jaxlib", "torch"):
+        try:
+            versions[package] = version(package)
+        except PackageNotFoundError:
+            pass
+    return {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+            "versions": versions, "peers": peers, "budget_s": budget,
+            "threads": {k: os.environ.get(k) for k in ONE_THREAD}}
+
+
+def main(argv: list[str]) -> int:
+    options = parse_args(argv)
+    cases = [BY_NAME[n] for n in options.cases] if options.cases else CASES
+    peers = chosen_peers(options.peers)
+    columns = ["yuebing reverse", "yuebing forward", *peers, TTFG]
+    started = time.perf_counter()
+    warm_up_yuebing()
+    table = Table(columns)
+    table.header()
+    rows = []
+    for case in cases:
+        rows.append(run_case(case, peers, options.budget))
+        table.row(rows[-1])
+    table.footer()
+    elapsed = time.perf_counter() - started
+    threads = ", ".join(f"{k}={os.environ.get(k, 'unset')}" for k in ONE_THREAD)
+    print(f"\n{len(cases)} cases in {elapsed:.0f} s; numpy {np.__version__}, python {platform.python_version()}; {threads}")
+    if options.json:
+        meta = environment(peers, options.budget) | {"total_s": elapsed}
+        write_json(options.json, rows, meta)
+        print(f"numbers written to {options.json}")
+    if options.plot:
+        print(write_plot(options.plot, rows, columns))
+    return 0
+
+
+__all__ = ["main", "rerun_single_threaded"]
