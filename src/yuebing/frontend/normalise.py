@@ -152,10 +152,23 @@ class Normaliser:
             return self.call(out, ir.Const(P.cell_get), [ir.Var(f"_cellobj_{name}")], target)
         if name in self.locals:
             return ir.Var(name)
-        if name in self.free:
+        if name in self.free and not self._module_cell_is_global(name):
             return self.call(out, ir.Const(P.cell_get), [ir.Var(f"_cell_{name}")], target)
         self.globals[name] = None
         return ir.Global(name)
+
+    def _module_cell_is_global(self, name: str) -> bool:
+        """A captured module that is also the global of that name (``np`` seen by a lambda made
+        inside a differentiated function) is read as the global: constant, and ``np.sin``
+        calls can be inlined."""
+        code = self.fn.__code__
+        if name not in code.co_freevars or not self.fn.__closure__:
+            return False
+        try:
+            value = self.fn.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:
+            return False
+        return isinstance(value, types.ModuleType) and self.fn.__globals__.get(name) is value
 
     def expr_Attribute(self, node: ast.Attribute, out: list, target: str) -> ir.Atom:
         value = node.value
@@ -175,7 +188,8 @@ class Normaliser:
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
-        if isinstance(node, ast.Name) and node.id not in self.locals and node.id not in self.free \
+        if isinstance(node, ast.Name) and node.id not in self.locals \
+                and (node.id not in self.free or self._module_cell_is_global(node.id)) \
                 and self.is_module_global(node.id):
             return ".".join([node.id] + parts[::-1])
         return None
@@ -845,6 +859,14 @@ class Normaliser:
         simple = len(returns) == 0 or (len(returns) == 1 and isinstance(last, ast.Return))
         self.uses_return_flag = not simple
         body: list = []
+        for name in self.free:
+            if self._module_cell_is_global(name):
+                # read as the global (see _module_cell_is_global): check that still holds
+                body.append(ir.Opaque(
+                    f"if _cell_{name}.cell_contents is not {name}: raise TypeError("
+                    f"\"yuebing read the captured module '{name}' as the global of that name, "
+                    f"but this closure captures a different one: rename it\")", line=self.line))
+                self.globals[name] = None
         if self.uses_return_flag:
             body.append(ir.Copy("_retval", ir.Const(None), line=self.line))
             body.append(ir.Opaque("_returned = False", line=self.line, defines=("_returned",)))
