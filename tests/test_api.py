@@ -287,3 +287,40 @@ def test_nested_def_decorators_and_defaults_see_user_globals():
 
 def test_show_forward():
     assert "quadratic" in yb.show(quadratic, mode="forward")
+
+
+def scaled_norm(x, s):
+    x *= 2.0  # mutates its argument: the prepared path must restore it too
+    return np.sum(x * x) * s
+
+
+def test_prepared_gradient_hot_path_matches_finite_differences():
+    x, s = np.array([0.5, -1.5, 2.0]), 1.7
+    prepared = yb.prepare_gradient(scaled_norm, x, s, argnums=(0, 1))
+    before = x.copy()
+    for _ in range(3):  # the first call takes the general path, later ones the hot path
+        value, (gx, gs) = prepared(x, s)
+        np.testing.assert_array_equal(x, before)
+        np.testing.assert_allclose(gx, fd_gradient(lambda v: scaled_norm(v.copy(), s), before), rtol=1e-6)
+        assert gs == pytest.approx(np.sum((2 * before) ** 2))
+
+
+def test_prepared_gradient_hot_path_still_rejects_vector_output():
+    prepared = yb.prepare_gradient(vector_output, np.ones(2))
+    with pytest.raises(TypeError, match="must return a scalar"):
+        prepared(np.ones(2))
+    with pytest.raises(TypeError, match="must return a scalar"):
+        prepared(np.ones(2))
+
+
+def mutates_then_returns_vector(x):
+    x *= 3.0
+    x[0] = 7.0
+    return x * 2.0
+
+
+def test_errors_after_the_forward_pass_leave_arguments_intact():
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="must return a scalar"):
+        yb.grad(mutates_then_returns_vector)(x)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])

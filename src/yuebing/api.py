@@ -256,7 +256,11 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
         returned = (value, None)
     else:
         returned = structural_copy((value, aux))  # the reverse pass will undo how aux was built
-    seed = _scalar_seed(value, f, name)
+    try:
+        seed = _scalar_seed(value, f, name)
+    except TypeError:
+        pullback(NoRData)  # undo the forward pass's mutations before reporting
+        raise
     if isinstance(seed, np.ndarray):
         target = out.fdata[0] if has_aux else out.fdata
         target += seed
@@ -346,7 +350,11 @@ class PreparedGradient:
         except Exception as error:
             rule._point_at_user_line(error, "forward")
             raise
-        seed = _scalar_seed(value, self.f, "prepare_gradient")
+        try:
+            seed = _scalar_seed(value, self.f, "prepare_gradient")
+        except TypeError:
+            rule.reverse(tape, NoRData)  # undo the forward pass's mutations before reporting
+            raise
         if isinstance(seed, np.ndarray):
             value_f += seed
             seed, value = NoRData, value.copy()
