@@ -324,3 +324,20 @@ def test_errors_after_the_forward_pass_leave_arguments_intact():
     with pytest.raises(TypeError, match="must return a scalar"):
         yb.grad(mutates_then_returns_vector)(x)
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+
+
+def mutates_then_fails(x, items):
+    x *= 3.0
+    x[1] = 5.0
+    items.append(x[0])
+    for i in range(len(x)):
+        x[i] = x[i] * 2.0
+    return np.frexp(x)[0].sum()  # no rule: fails after all those mutations
+
+
+def test_errors_during_the_forward_pass_leave_arguments_intact():
+    x, items = np.array([1.0, 2.0, 3.0]), [0.5]
+    with pytest.raises(TypeError, match="numpy.frexp"):
+        yb.grad(mutates_then_fails)(x, items)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+    assert items == [0.5]

@@ -35,7 +35,7 @@ from .tangents import (
 from .tangents.arrays import array_root
 from .tangents.validate import validate_tangent
 from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
-from .transform.runtime import call_rrule, derived_rule
+from .transform.runtime import call_rrule, derived_rule, unwind
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -349,6 +349,7 @@ class PreparedGradient:
             value, value_f = rule.forward(tape, self.f, NoFData, *flat)
         except Exception as error:
             rule._point_at_user_line(error, "forward")
+            unwind(tape)
             raise
         try:
             seed = _scalar_seed(value, self.f, "prepare_gradient")

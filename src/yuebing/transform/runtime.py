@@ -504,6 +504,24 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
     return result, pullback
 
 
+def unwind(tape: list) -> None:
+    """Undo the mutations of a forward pass that stopped with an error, so the caller's data is
+    left as it was: run the recorded pullbacks (with a zero cotangent) and the inline writes'
+    restorations, newest first. Best effort: the error being raised is what the user sees."""
+    from .templates import WRITE_MARKER
+
+    while tape:
+        item = tape.pop()
+        if item is WRITE_MARKER:  # an inline a[i] = v: residuals a, a_f, i, old below it
+            old, index, _, array = tape.pop(), tape.pop(), tape.pop(), tape.pop()
+            array[index] = old
+        elif callable(item) and not isinstance(item, (type, np.ndarray)):
+            try:
+                item(NoRData)
+            except Exception:  # noqa: BLE001 - keep undoing the rest
+                pass
+
+
 # --------------------------------------------------------------------------------------------
 # Derived rules
 # --------------------------------------------------------------------------------------------
@@ -608,6 +626,7 @@ class DerivedRule:
             value, value_f = self.forward(tape, fn, f.fdata, *flat)
         except Exception as error:
             self._point_at_user_line(error, "forward")
+            unwind(tape)
             raise
         out = CoDual(value, value_f)
         reverse = self.reverse

@@ -328,8 +328,10 @@ def _int_tuple(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     return Template(guard, forward, [], marker="_FASTT", uses_rdata=False)
 
 
+WRITE_MARKER = Fast()  # pushed by inline writes (a[i] = v); runtime.unwind knows its residuals
+
 NAMESPACE = {
     "_FT": FLOAT_TYPES, "_SEQ": SEQUENCE_TYPES, "_IDX": frozenset({int, tuple}), "_ND": np.ndarray,
     "_F64": np.dtype(np.float64), "_zeros_like": np.zeros_like, "_np": np, "_math": math,
-    "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": Fast(), "_FASTT": Fast(),
+    "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
 }
