@@ -93,6 +93,43 @@ def _all_var_names(body: list, found: set) -> set:
     return found
 
 
+def _integer_names(body: list) -> set[str]:
+    """Variables that only ever hold loop indices or integer constants (a small fixpoint over
+    their assignments). They carry no derivative, so the reverse pass skips their rdata."""
+    sources: dict[str, list] = {}
+
+    def collect(stmts: list) -> None:
+        for s in stmts:
+            if isinstance(s, ir.ForRange):
+                sources.setdefault(s.var, []).append("int")
+                collect(s.body)
+            elif isinstance(s, ir.Copy):
+                src = s.source
+                kind = src.name if isinstance(src, ir.Var) else ("int" if isinstance(src, ir.Const) and type(src.value) is int else None)
+                sources.setdefault(s.target, []).append(kind)
+            elif isinstance(s, ir.Call) and s.target:
+                sources.setdefault(s.target, []).append(None)
+            elif isinstance(s, (ir.MakeClosure,)):
+                sources.setdefault(s.target, []).append(None)
+            elif isinstance(s, ir.Opaque):
+                for name in s.defines:
+                    sources.setdefault(name, []).append(None)
+            for inner in ("body", "orelse", "test_body"):
+                if hasattr(s, inner):
+                    collect(getattr(s, inner))
+
+    collect(body)
+    ints = {name for name, kinds in sources.items() if all(k is not None for k in kinds)}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(ints):
+            if any(k != "int" and k not in ints for k in sources[name]):
+                ints.discard(name)
+                changed = True
+    return ints
+
+
 def _has_reverse_work(body: list) -> bool:
     for s in body:
         if isinstance(s, (ir.Call, ir.Copy, ir.MakeClosure)):
@@ -111,6 +148,7 @@ class ReverseGenerator:
         self.fn = fn
         self.globals = globals_
         self.vars = sorted(_all_var_names(fn.body, set(fn.params)) - {"_returned"})
+        self.integers = _integer_names(fn.body) - set(fn.params)
         used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
             | {f"_cellobj_{v}" for v in fn.cell_backed}
         self.names = _Names(used)
@@ -310,7 +348,7 @@ class ReverseGenerator:
             self.emit(out, indent, "pass")
 
     def _accumulate(self, atom: Any, source: str, out: list, indent: int, line: int) -> None:
-        if isinstance(atom, ir.Var):
+        if isinstance(atom, ir.Var) and atom.name not in self.integers:
             r = self.rd(atom.name)
             self.emit(out, indent, f"{r} = _acc({r}, {source})", line)
 
@@ -362,7 +400,7 @@ class ReverseGenerator:
             self._accumulate(s.star_kwargs, f"_rs[{position}]", out, indent, line)
 
     def rev_Copy(self, s: ir.Copy, out: list, indent: int) -> None:
-        if isinstance(s.source, ir.Var) and s.source.name == s.target:
+        if isinstance(s.source, ir.Var) and s.source.name == s.target or s.target in self.integers:
             return
         target_r = self.rd(s.target)
         comment = f"  # undo line {s.line}: {s.target} = {s.source}"
