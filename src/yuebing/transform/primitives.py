@@ -12,7 +12,7 @@ import numpy as np
 
 from ..rules.core import CoDual, Dual, register_frule, register_rrule
 from ..rules.util import output, slot_rdata, slot_tangent
-from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, rdata, zero_tangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
 from ..tangents.types import Tangent
 
 
@@ -295,7 +295,7 @@ for _f in (mkset, check_unpack, min_len, dict_keys):
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
 
-__all__ = ["as_sequence", "cell_get", "check_unpack", "dict_keys", "min_len", "mkdict", "mklist", "mkset", "mktuple", "rdata", "Tangent"]
+__all__ = ["as_sequence", "cell_get", "cell_set", "check_unpack", "dict_keys", "min_len", "mkdict", "mklist", "mkset", "mktuple", "super_getattr"]
 
 
 def _captures_differentiable(fn: Any) -> bool:

@@ -452,8 +452,6 @@ def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, 
         out_f = NoFData if all(p is NoFData for p in parts.values()) else Tangent(cls, parts)
     else:
         out_f = MutableTangent(cls, {name: slot_tangent(c) for name, c in values.items()})
-    order = [a for a in range(len(args))]
-    del order
 
     def pullback(dy: Any) -> tuple:
         field_r = {}
