@@ -16,6 +16,7 @@ from .api import (
     value_and_pullback,
     vjp,
 )
+from .flatten import flatten, flatten_tangent
 from .forward_api import jacobian, jvp, show_forward
 from .rules import frule, nondifferentiable, rrule
 from .transform.forward_runtime import NestedDifferentiationError
@@ -25,7 +26,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "NoTangent", "Tangent", "frule", "grad",
-    "jacobian", "jvp", "nondifferentiable", "show_forward",
+    "flatten", "flatten_tangent", "jacobian", "jvp", "nondifferentiable", "show_forward",
     "prepare_gradient", "prepare_pullback", "register_nondifferentiable_type", "rrule", "show",
     "tangents", "testing", "value_and_grad", "value_and_pullback", "vjp",
 ]
