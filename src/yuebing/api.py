@@ -318,13 +318,17 @@ class PreparedGradient:
         self._rule = derived_rule(f) if isinstance(f, types.FunctionType) else None  # compile now
         self._nums, self._single = _normalise_argnums(argnums, len(example_args), "prepare_gradient")
 
-    def _reusable(self, args: tuple) -> bool:
+    def _reusable(self, args: tuple, simple_only: bool = False) -> bool:
+        """Can the buffers of the last call serve this one (same objects, same structure)? With
+        ``simple_only``, only when the arguments are plain arrays and floats."""
         if self._buffers is None or len(args) != len(self._last_args):
             return False
         if any(a is not b for a, b in zip(args, self._last_args)):
             return False
         if _simple_arrays(args):
             return all(type(a) is float or b.shape == a.shape for a, b in zip(args, self._buffers))
+        if simple_only:
+            return False
         try:
             validate_tangent(args, self._buffers)  # same structure as last time?
         except TypeError:
@@ -337,7 +341,7 @@ class PreparedGradient:
         rule = self._rule
         if rule is None or self.has_aux or not rule.simple or len(args) != rule.n_params:
             return None
-        if not self._reusable(args) or not _simple_arrays(args):
+        if not self._reusable(args, simple_only=True):
             return None
         flat: list = []
         for a, b in zip(args, self._buffers):

@@ -231,7 +231,8 @@ def _array_sum(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     (x,) = s.args
     px = e.primal(x)
     guard = " and ".join(_func_guard(e, s, np.sum) + _array_guard(e, [x]))
-    forward = [f"_push({e.fdata(x)})", f"{t} = {e.primal(s.func)}({px}); {tf} = _NF", "_push(_FAST)"]
+    # x.sum() is np.sum(x) for an exact ndarray, without NumPy's Python-level dispatch
+    forward = [f"_push({e.fdata(x)})", f"{t} = {px}.sum(); {tf} = _NF", "_push(_FAST)"]
     return Template(guard, forward, ["_xf += _g"], "_xf = _pop()")
 
 
@@ -328,10 +329,18 @@ def _int_tuple(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     return Template(guard, forward, [], marker="_FASTT", uses_rdata=False)
 
 
+def _zeros_like(y: np.ndarray) -> np.ndarray:
+    """A fresh zero tangent for array ``y``: ``np.zeros`` for small C-ordered arrays (less Python
+    work than ``np.zeros_like``), ``np.zeros_like`` otherwise (same memory order as ``y``)."""
+    if y.size < 65536 and y.flags.c_contiguous:
+        return np.zeros(y.shape, y.dtype)
+    return np.zeros_like(y)
+
+
 WRITE_MARKER = Fast()  # pushed by inline writes (a[i] = v); runtime.unwind knows its residuals
 
 NAMESPACE = {
     "_FT": FLOAT_TYPES, "_SEQ": SEQUENCE_TYPES, "_IDX": frozenset({int, tuple}), "_ND": np.ndarray,
-    "_F64": np.dtype(np.float64), "_zeros_like": np.zeros_like, "_np": np, "_math": math,
+    "_F64": np.dtype(np.float64), "_zeros_like": _zeros_like, "_np": np, "_math": math,
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
 }
