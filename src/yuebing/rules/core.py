@@ -272,6 +272,11 @@ def rrule(f: Any, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
         if derive_rrule is not None:
             return derive_rrule(f if isinstance(f, CoDual) else CoDual(f, NoFData), *args, **kwargs)
         raise MissingRuleError(function, "reverse")
+    return run_rrule(found, f_fdata, args, kwargs)
+
+
+def run_rrule(found: tuple, f_fdata: Any, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    """Run a looked-up reverse rule ``(rule, binder, owner)`` (see ``rrule``)."""
     rule, binder, owner = found
     if owner is not None:
         self_fdata = getattr(f_fdata, "__self__", NoFData) if f_fdata is not NoFData else NoFData

@@ -19,8 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules import core as _core
-from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable
-from ..rules.core import rrule as registered_rrule
+from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
 from ..rules.util import output, slot_rdata, slot_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
@@ -279,11 +278,17 @@ _UNARY_DUNDERS = {operator.neg: "__neg__", operator.pos: "__pos__", abs: "__abs_
 
 def _python_method(obj: Any, name: str) -> types.FunctionType | None:
     """``type(obj)``'s method ``name`` if it is written in Python (a user class), else None."""
-    for klass in type(obj).__mro__:
+    tp = type(obj)
+    if not tp.__flags__ & _HEAP_TYPE:
+        return None  # a builtin or C type (float, ndarray...): no Python dunders
+    for klass in tp.__mro__:
         attr = klass.__dict__.get(name)
         if attr is not None:
             return attr if isinstance(attr, types.FunctionType) else None
     return None
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: classes made by a class statement
 
 
 def _call_dunder(method: types.FunctionType, args: tuple) -> tuple[CoDual, Callable]:
@@ -352,8 +357,9 @@ def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
         found = _operator_on_user_type(fn, args, kwargs)
         if found is not None:
             return found
-    if RRULES.lookup(fn) is not None:
-        return registered_rrule(f, *args, **kwargs)
+    found = RRULES.lookup(fn)
+    if found is not None:
+        return run_rrule(found, f.fdata, args, kwargs)
     kind = type(fn)
     if kind is types.FunctionType:
         return derived_rule(fn)(f, *args, **kwargs)
