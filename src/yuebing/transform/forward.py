@@ -25,7 +25,8 @@ from typing import Any
 
 from ..tangents import NoTangent
 from ..tangents.ops import zero_tangent
-from . import ir
+from . import ir, templates
+from .forward_templates import Names, forward_templates
 from .reverse import _all_var_names
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
@@ -60,8 +61,9 @@ class GeneratedForward:
 
 
 class ForwardGenerator:
-    def __init__(self, fn: ir.Function) -> None:
+    def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
         self.fn = fn
+        self.globals = globals_
         self.vars = sorted(_all_var_names(fn.body, set(fn.params)))
         used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
             | {f"_cellobj_{v}" for v in fn.cell_backed}
@@ -136,7 +138,35 @@ class ForwardGenerator:
 
     # ------------------------------------------------------------ statements
 
+    def _known_function(self, s: ir.Call) -> Any:
+        if isinstance(s.func, ir.Const):
+            return s.func.value
+        if isinstance(s.func, ir.Global) and self.globals is not None:
+            value: Any = self.globals
+            for part in s.func.path.split("."):
+                value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
+                if value is None:
+                    return None
+            return value
+        return None
+
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        value = self._known_function(s)
+        variants = [] if value is None else forward_templates(
+            s, value, Names(self.primal, self.tangent, self.td))
+        variants = [v for v in variants if v[0] != "False"]
+        if not variants:
+            self._generic_call(s, out, indent)
+            return
+        for k, (guard, lines) in enumerate(variants):
+            note = f"  # line {s.line}: {ir._call_text(s)} (inline)" if k == 0 else ""
+            self.emit(out, indent, f"{'if' if k == 0 else 'elif'} {guard}:{note}", s.line)
+            for text in lines:
+                self.emit(out, indent + 1, text, s.line)
+        self.emit(out, indent, "else:", s.line)
+        self._generic_call(s, out, indent + 1)
+
+    def _generic_call(self, s: ir.Call, out: list, indent: int) -> None:
         args = [self.dual(a) for a in s.args]
         if s.star_args is not None:
             args.append(f"_STAR({self.dual(s.star_args)})")
@@ -250,9 +280,9 @@ class ForwardGenerator:
         return GeneratedForward(name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map)
 
 
-def generate_forward(fn: ir.Function) -> GeneratedForward:
+def generate_forward(fn: ir.Function, globals_: dict | None = None) -> GeneratedForward:
     """Forward-mode source for normalised function ``fn``."""
-    return ForwardGenerator(fn).generate()
+    return ForwardGenerator(fn, globals_).generate()
 
 
 _counter = itertools.count()
@@ -267,6 +297,7 @@ def compile_forward(generated: GeneratedForward, fn: types.FunctionType) -> Any:
     source = generated.source
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = R.runtime_namespace()
+    namespace.update(templates.NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code

@@ -370,7 +370,7 @@ class DerivedFRule:
 
         self.name = fn.__qualname__
         self.ir = normalise(fn)
-        self.generated = generate_forward(self.ir)
+        self.generated = generate_forward(self.ir, fn.__globals__)
         self.forward = compile_forward(self.generated, fn)
         self.signature = inspect.signature(fn)
         code = fn.__code__

@@ -1,0 +1,116 @@
+"""Inline templates for forward mode: the hot primitives of ``templates.py`` (float arithmetic,
+``math``/NumPy functions of a float or a float64 array, sums, scalar reads) with their tangent
+computed in place of a ``_frule`` call, behind the same kind of type guards::
+
+    if type(a) in _FT and type(b) in _FT and type(a_t) is float and type(b_t) is float:
+        _p = a * b; t_t = a_t * b + a * b_t; t = _p
+    else:
+        <generic frule call>
+
+The tangent is computed from the operands before the target is rebound (``s = s * v``).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from . import ir
+from .templates import _ARRAY_UNARY, _BINARY, _IN_PLACE, _UNARY
+
+
+class Names:
+    """What a forward template needs from the generator."""
+
+    def __init__(self, primal: Callable, tangent: Callable, td: Callable) -> None:
+        self.primal, self.tangent, self.td = primal, tangent, td
+
+
+def _float_var(a: ir.Atom) -> bool:
+    return isinstance(a, ir.Var)
+
+
+def _numeric(a: ir.Atom) -> bool:
+    return isinstance(a, ir.Var) or isinstance(a, ir.Const) and type(a.value) in (int, float)
+
+
+def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[str]]]:
+    """``(guard, lines)`` variants for call ``s`` of known function ``value``."""
+    if s.kwargs or s.star_args is not None or s.star_kwargs is not None or not s.target:
+        return []
+    try:
+        binary, unary, array_unary = _BINARY.get(value), _UNARY.get(value), _ARRAY_UNARY.get(value)
+    except TypeError:
+        return []
+    t, tt = s.target, n.td(s.target)
+    func_guard = [f"{s.func.path} is {n.primal(ir.Const(value))}"] if isinstance(s.func, ir.Global) else []
+    variants = []
+    if binary is not None and len(s.args) == 2 and all(_numeric(a) for a in s.args) and any(map(_float_var, s.args)):
+        variants.append(_binary(s, binary, n, t, tt, array=False))
+        if not (isinstance(s.func, ir.Const) and s.func.value in _IN_PLACE):
+            variants.append(_binary(s, binary, n, t, tt, array=True))
+    if unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
+        variants.append(_unary(s, value, unary, n, t, tt, func_guard, array=False))
+    if array_unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
+        variants.append(_unary(s, value, array_unary, n, t, tt, func_guard, array=True))
+    if value is np.sum and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
+        x = s.args[0]
+        px, xt = n.primal(x), n.tangent(x)
+        guard = " and ".join(func_guard + [f"type({px}) is _ND and {px}.dtype is _F64 and type({xt}) is _ND"])
+        variants.append((guard, [f"{tt} = float({xt}.sum()); {t} = {px}.sum()"]))
+    if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], (ir.Var, ir.Global)) \
+            and (isinstance(s.args[1], ir.Var) or isinstance(s.args[1], ir.Const) and type(s.args[1].value) is int):
+        seq, index = s.args
+        ps, pi, st = n.primal(seq), n.primal(index), n.tangent(seq)
+        guard = ([] if isinstance(index, ir.Const) else [f"type({pi}) in _IDX"]) + [
+            f"type({ps}) in _SEQ", f"type({st}) is type({ps})", f"type(_v := {ps}[{pi}]) in _FT"]
+        variants.append((" and ".join(guard), [f"{tt} = float({st}[{pi}]); {t} = _v"]))
+    return variants
+
+
+def _binary(s: ir.Call, op: str, n: Names, t: str, tt: str, array: bool) -> tuple[str, list[str]]:
+    a, b = s.args
+    pa, pb = n.primal(a), n.primal(b)
+    at = n.tangent(a) if isinstance(a, ir.Var) else None
+    bt = n.tangent(b) if isinstance(b, ir.Var) else None
+    if array:  # same-shape float64 arrays with array tangents
+        if not (isinstance(a, ir.Var) and isinstance(b, ir.Var)):
+            return ("False", [])
+        guard = (f"type({pa}) is _ND and type({pb}) is _ND and {pa}.dtype is _F64 and {pb}.dtype is _F64 "
+                 f"and {pa}.shape == {pb}.shape and type({at}) is _ND and type({bt}) is _ND")
+    else:
+        parts = []
+        for x, xt in ((a, at), (b, bt)):
+            if isinstance(x, ir.Var):
+                parts += [f"type({n.primal(x)}) in _FT", f"type({xt}) is float"]
+        guard = " and ".join(parts)
+    terms = {
+        "+": [at, bt],
+        "-": [at, f"-{bt}" if bt else None],
+        "*": [f"{at} * {pb}" if at else None, f"{pa} * {bt}" if bt else None],
+        "/": [f"{at} / {pb}" if at else None, f"-_p * {bt} / {pb}" if bt else None],
+    }[op]
+    expr = " + ".join(x for x in terms if x) or "0.0"
+    lines = [f"_p = {pa} {op} {pb}; {tt} = {expr}; {t} = _p"]
+    if not array:
+        lines[0] = f"_p = {pa} {op} {pb}; {tt} = float({expr}); {t} = _p"
+    return guard, lines
+
+
+def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], n: Names, t: str, tt: str,
+           func_guard: list, array: bool) -> tuple[str, list[str]]:
+    (x,) = s.args
+    px, xt = n.primal(x), n.tangent(x)
+    if array:
+        guard = func_guard + [f"type({px}) is _ND and {px}.dtype is _F64 and type({xt}) is _ND"]
+        module = "_np"
+    else:
+        guard = func_guard + [f"type({px}) in _FT and type({xt}) is float"]
+        module = "_math"
+    call = f"-{px}" if value is operator.neg else f"{n.primal(s.func)}({px})"
+    deriv = derivative(px, "_p").replace("_math.", f"{module}.") if not array else derivative(px, "_p")
+    tangent = f"-{xt}" if value is operator.neg else f"{xt} * ({deriv})"
+    if not array:
+        tangent = f"float({tangent})"
+    return " and ".join(guard), [f"_p = {call}; {tt} = {tangent}; {t} = _p"]
