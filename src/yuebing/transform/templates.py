@@ -133,6 +133,12 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
     if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], (ir.Var, ir.Global)) \
             and _is_index_atom(s.args[1]):
         variants.append(_getitem(s, e, t, tf))
+    if value in _COMPARISONS and len(s.args) == 2:
+        variants.append(_comparison(s, value, e, t, tf))
+    if value in (operator.mul, np.multiply) and len(s.args) == 2 and all(isinstance(a, ir.Var) for a in s.args):
+        variants += _times_mask(s, e, t, tf)
+    if value in (operator.matmul, np.matmul) and len(s.args) == 2 and all(isinstance(a, ir.Var) for a in s.args):
+        variants.append(_matmul(s, e, t, tf))
     if value is _mktuple() and s.args and all(isinstance(a, ir.Var) or isinstance(a, ir.Const) and type(a.value) is int
                                               for a in s.args):
         variants.append(_int_tuple(s, e, t, tf))
@@ -337,10 +343,53 @@ def _zeros_like(y: np.ndarray) -> np.ndarray:
     return np.zeros_like(y)
 
 
+_COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+                operator.eq: "==", operator.ne: "!="}
+
+
+def _comparison(s: ir.Call, value: Any, e: Emit, t: str, tf: str) -> Template:
+    """``a < b`` on numbers and arrays: no derivative, nothing to record."""
+    a, b = s.args
+    guard = " and ".join(f"type({e.primal(x)}) in _NUM" for x in (a, b) if not isinstance(x, ir.Const)) or "True"
+    forward = [f"{t} = {e.primal(a)} {_COMPARISONS[value]} {e.primal(b)}; {tf} = _NF", "_push(_FASTC)"]
+    return Template(guard, forward, [], marker="_FASTC", uses_rdata=False)
+
+
+def _times_mask(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
+    """A float64 array times a same-shape array without a derivative (a mask ``h * (h > 0)``)."""
+    variants = []
+    for side, marker in ((0, "_FASTM0"), (1, "_FASTM1")):
+        arr, mask = (s.args[0], s.args[1]) if side == 0 else (s.args[1], s.args[0])
+        pa, pm = e.primal(arr), e.primal(mask)
+        guard = (f"type({pa}) is _ND and {pa}.dtype is _F64 and type({pm}) is _ND and "
+                 f"{pm}.dtype.kind in 'bi' and {pa}.shape == {pm}.shape")
+        forward = [f"_push({pm}); _push({e.fdata(arr)})",
+                   f"{t} = {e.primal(s.args[0])} * {e.primal(s.args[1])}; {tf} = _zeros_like({t})",
+                   f"_push({tf}); _push({marker})"]
+        variants.append(Template(guard, forward, ["_af += _tf * _m"], "_tf = _pop(); _af = _pop(); _m = _pop()",
+                                 marker=marker, uses_rdata=False))
+    return variants
+
+
+def _matmul(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
+    """``a @ b`` of two 2-D float64 matrices."""
+    a, b = s.args
+    pa, pb = e.primal(a), e.primal(b)
+    guard = (f"type({pa}) is _ND and type({pb}) is _ND and {pa}.ndim == 2 and {pb}.ndim == 2 "
+             f"and {pa}.dtype is _F64 and {pb}.dtype is _F64")
+    forward = [f"_push({pa}); _push({pb}); _push({e.fdata(a)}); _push({e.fdata(b)})",
+               f"{t} = {pa} @ {pb}; {tf} = _zeros_like({t})", f"_push({tf}); _push(_FASTMM)"]
+    reverse = ["_af += _tf @ _b.T", "_bf += _a.T @ _tf"]
+    return Template(guard, forward, reverse, "_tf = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()",
+                    marker="_FASTMM", uses_rdata=False)
+
+
 WRITE_MARKER = Fast()  # pushed by inline writes (a[i] = v); runtime.unwind knows its residuals
 
 NAMESPACE = {
     "_FT": FLOAT_TYPES, "_SEQ": SEQUENCE_TYPES, "_IDX": frozenset({int, tuple}), "_ND": np.ndarray,
     "_F64": np.dtype(np.float64), "_zeros_like": _zeros_like, "_np": np, "_math": math,
+    "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
+    "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
 }
