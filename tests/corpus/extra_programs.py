@@ -327,3 +327,9 @@ def exponential_smoothing(series, alpha_logit):
         sse += err * err
         level = level + alpha * err
     return sse
+
+
+@case(randn(3, 4))
+def vectorized_elementwise_function(x):
+    g = np.vectorize(lambda v: np.sin(np.cos(np.exp(v))) * v)
+    return np.sum(g(x) ** 2)

@@ -474,6 +474,11 @@ def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, 
     return CoDual(obj, out_f), pullback
 
 
+def _element_pullback(reverse: Callable, tape: list, dy: Any) -> tuple:
+    """The pullback of one element of a vectorised call (``(f rdata, argument rdata)``)."""
+    return (NoRData, reverse(tape, dy)[0])
+
+
 def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     """``np.vectorize(pyfunc)(*arrays)``: ``pyfunc``'s rule applied element by element."""
     vec = f.primal
@@ -485,11 +490,29 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
     flat = xs.ravel()
     pullbacks = []
     values = []
-    func = CoDual(vec.pyfunc, NoFData)
-    for v in flat:
-        out, pb = call_rrule(func, CoDual(float(v) if xs.dtype.kind == "f" else v, NoFData))
-        values.append(out.primal)
-        pullbacks.append(pb)
+    elements = [float(v) if xs.dtype.kind == "f" else v for v in flat]
+    fn = vec.pyfunc
+    rule = derived_rule(fn) if type(fn) is types.FunctionType else None
+    if rule is not None and rule.simple and rule.n_params == 1:
+        # a plain one-argument function: run its generated passes directly, one tape per element
+        for v in elements:
+            tape: list = []
+            try:
+                value, _ = rule.forward(tape, fn, NoFData, v, NoFData)
+            except Exception as error:
+                rule._point_at_user_line(error, "forward")
+                unwind(tape)
+                for pb in reversed(pullbacks):
+                    pb(NoRData)
+                raise
+            values.append(value)
+            pullbacks.append(functools.partial(_element_pullback, rule.reverse, tape))
+    else:
+        func = CoDual(fn, NoFData)
+        for v in elements:
+            out, pb = call_rrule(func, CoDual(v, NoFData))
+            values.append(out.primal)
+            pullbacks.append(pb)
     y = np.asarray(values, dtype=vec.otypes[0] if vec.otypes else None).reshape(xs.shape)
     result = output(y)
 
