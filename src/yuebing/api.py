@@ -66,6 +66,12 @@ def _user_facing(function: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
+        except RecursionError as error:
+            error.add_note(
+                "yuebing uses about four Python frames per level of a recursive function it "
+                "differentiates: for deep recursion raise the limit with sys.setrecursionlimit"
+            ) if hasattr(error, "add_note") else None
+            raise _hide_internal_frames(error) from error.__cause__
         except Exception as error:
             raise _hide_internal_frames(error) from error.__cause__
 

@@ -554,6 +554,8 @@ def unwind(tape: list) -> None:
 # --------------------------------------------------------------------------------------------
 
 _DERIVED: dict[types.CodeType, "DerivedRule"] = {}
+_MAX_LOCATION_NOTES = 8
+_MORE_LEVELS = "  ... (outer calls omitted)"
 
 
 def derived_rule(fn: types.FunctionType) -> "DerivedRule":
@@ -594,6 +596,11 @@ class DerivedRule:
             tb = tb.tb_next
         add_note = getattr(error, "add_note", None)
         if line is None or add_note is None:
+            return
+        notes = getattr(error, "__notes__", [])
+        if len(notes) >= _MAX_LOCATION_NOTES:  # deep recursion: the innermost levels suffice
+            if notes[-1] != _MORE_LEVELS:
+                add_note(_MORE_LEVELS)
             return
         import linecache
 
