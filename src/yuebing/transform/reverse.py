@@ -194,7 +194,7 @@ class ReverseGenerator:
 
     def fdata(self, a: ir.Atom) -> str:
         if isinstance(a, ir.Var):
-            return self.fd(a.name)
+            return "_NF" if a.name in self.integers else self.fd(a.name)
         if isinstance(a, ir.Global) and "." not in a.path:
             return self.fd(a.path)
         return "_NF"
@@ -261,6 +261,9 @@ class ReverseGenerator:
         self.emit(out, indent, "_push(_pb)", line)
 
     def fwd_Copy(self, s: ir.Copy, out: list, indent: int) -> None:
+        if s.target in self.integers:  # an index: no fdata to carry
+            self.emit(out, indent, f"{s.target} = {self.primal(s.source)}", s.line)
+            return
         self.emit(out, indent, f"{s.target}, {self.fd(s.target)} = {self.primal(s.source)}, {self.fdata(s.source)}", s.line)
 
     def fwd_If(self, s: ir.If, out: list, indent: int) -> None:
@@ -302,7 +305,8 @@ class ReverseGenerator:
         loop_range = self.fresh("range")
         self.emit(out, indent, f"{loop_range} = range({bounds})", s.line)
         self.emit(out, indent, f"for {s.var} in {loop_range}:", s.line)
-        self.emit(out, indent + 1, f"{self.fd(s.var)} = _NF", s.line)
+        if s.var not in self.integers:
+            self.emit(out, indent + 1, f"{self.fd(s.var)} = _NF", s.line)
         self.forward(s.body, out, indent + 1)
         if record:
             self.emit(out, indent, f"_push(len({loop_range}))", s.line)

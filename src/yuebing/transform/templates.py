@@ -200,7 +200,8 @@ def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], e: Emi
 def _getitem(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     seq, index = s.args
     ps, pi = e.primal(seq), e.primal(index)
-    guard_parts = [] if isinstance(index, ir.Const) else [f"type({pi}) in _IDX"]
+    known_int = isinstance(index, ir.Const) or e.fdata(index) == "_NF"  # a constant or a loop index
+    guard_parts = [] if known_int else [f"type({pi}) in _IDX"]
     guard_parts += [f"type({ps}) in _SEQ", f"type(_v := {ps}[{pi}]) in _FT"]
     forward = [f"{t} = _v; {tf} = _NF", f"_push({e.fdata(seq)}); _push({pi}); _push(_FAST)"]
     return Template(" and ".join(guard_parts), forward, ["_sf[_i] += _g"], "_i = _pop(); _sf = _pop()")
