@@ -27,7 +27,7 @@ from ..tangents import NoTangent
 from ..tangents.ops import zero_tangent
 from . import ir, templates
 from .forward_templates import Names, forward_templates
-from .reverse import _all_var_names
+from .reverse import ConstantNames, _all_var_names
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
@@ -60,7 +60,7 @@ class GeneratedForward:
     line_map: dict[int, int]  # generated line -> user line
 
 
-class ForwardGenerator:
+class ForwardGenerator(ConstantNames):
     def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
         self.fn = fn
         self.globals = globals_
@@ -71,8 +71,7 @@ class ForwardGenerator:
         while any(n + suffix in used for n in used):
             suffix = "_" + suffix
         self.suffix = suffix
-        self.constants: dict[str, Any] = {}
-        self.constant_ids: dict[int, str] = {}
+        ConstantNames.__init__(self)
         self.counter = 0
 
     # ------------------------------------------------------------ naming
@@ -80,28 +79,6 @@ class ForwardGenerator:
     def td(self, name: str) -> str:
         """The name of the tangent local of variable ``name``."""
         return name + self.suffix
-
-    def const(self, value: Any) -> str:
-        if _is_literal(value):
-            return repr(value)
-        key = id(value)
-        if key not in self.constant_ids:
-            base = "_" + "".join(c if c.isalnum() else "_" for c in ir.constant_name(value)).strip("_")
-            name = base
-            i = 1
-            while name in self.constants:
-                i += 1
-                name = f"{base}{i}"
-            self.constants[name] = value
-            self.constant_ids[key] = name
-        return self.constant_ids[key]
-
-    def primal(self, a: ir.Atom) -> str:
-        if isinstance(a, ir.Var):
-            return a.name
-        if isinstance(a, ir.Global):
-            return a.path
-        return self.const(a.value)
 
     def tangent(self, a: ir.Atom) -> str:
         if isinstance(a, ir.Var):

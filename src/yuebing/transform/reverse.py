@@ -143,32 +143,13 @@ def _has_reverse_work(body: list) -> bool:
     return False
 
 
-class ReverseGenerator:
-    def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
-        self.fn = fn
-        self.globals = globals_
-        self.vars = sorted(_all_var_names(fn.body, set(fn.params)) - {"_returned"})
-        self.integers = _integer_names(fn.body) - set(fn.params)
-        used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
-            | {f"_cellobj_{v}" for v in fn.cell_backed}
-        self.names = _Names(used)
+class ConstantNames:
+    """Names for the constants generated code refers to (``operator.mul`` -> ``_operator_mul``),
+    and the primal expression of an atom. Shared by the reverse and forward generators."""
+
+    def __init__(self) -> None:
         self.constants: dict[str, Any] = {}
         self.constant_ids: dict[int, str] = {}
-        self.counter = 0
-        self.lines: list[str] = []
-        self.line_map: dict[int, int] = {}
-
-    # ------------------------------------------------------------ naming
-
-    def fd(self, name: str) -> str:
-        return name + self.names.f
-
-    def rd(self, name: str) -> str:
-        return name + self.names.r
-
-    def fresh(self, hint: str) -> str:
-        self.counter += 1
-        return f"_{hint}{self.counter}"
 
     def const(self, value: Any) -> str:
         if _is_literal(value):
@@ -191,6 +172,33 @@ class ReverseGenerator:
         if isinstance(a, ir.Global):
             return a.path
         return self.const(a.value)
+
+
+class ReverseGenerator(ConstantNames):
+    def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
+        self.fn = fn
+        self.globals = globals_
+        self.vars = sorted(_all_var_names(fn.body, set(fn.params)) - {"_returned"})
+        self.integers = _integer_names(fn.body) - set(fn.params)
+        used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
+            | {f"_cellobj_{v}" for v in fn.cell_backed}
+        self.names = _Names(used)
+        ConstantNames.__init__(self)
+        self.counter = 0
+        self.lines: list[str] = []
+        self.line_map: dict[int, int] = {}
+
+    # ------------------------------------------------------------ naming
+
+    def fd(self, name: str) -> str:
+        return name + self.names.f
+
+    def rd(self, name: str) -> str:
+        return name + self.names.r
+
+    def fresh(self, hint: str) -> str:
+        self.counter += 1
+        return f"_{hint}{self.counter}"
 
     def fdata(self, a: ir.Atom) -> str:
         if isinstance(a, ir.Var):
