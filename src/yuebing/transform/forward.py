@@ -27,18 +27,7 @@ from ..tangents import NoTangent
 from ..tangents.ops import zero_tangent
 from . import ir, templates
 from .forward_templates import Names, forward_templates
-from .reverse import ConstantNames, _all_var_names
-
-_LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
-
-
-def _is_literal(value: Any) -> bool:
-    if isinstance(value, tuple):
-        return all(_is_literal(v) for v in value)
-    if isinstance(value, slice):
-        return all(_is_literal(v) for v in (value.start, value.stop, value.step))
-    return type(value) in _LITERAL_TYPES
-
+from .reverse import ConstantNames, _all_var_names, _is_literal
 
 def _is_immutable_tangent(t: Any) -> bool:
     """Whether a zero tangent can be shared by every run (nothing will update it in place)."""
