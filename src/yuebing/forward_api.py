@@ -15,6 +15,7 @@ import numpy as np
 
 from . import rules as _rules  # noqa: F401 - registers every rule
 from . import tangents as T
+from .api import _normalise_argnums
 from .rules.core import Dual
 from .tangents import NoTangent
 from .tangents import kinds as K
@@ -205,17 +206,6 @@ def _check_argument(x: Any, i: int, name: str) -> None:
             "Differentiate with respect to a float, a float array or a container of them"
         )
     _leaves(x, t, f"argument {i}")
-
-
-def _normalise_argnums(argnums: Any, n: int, name: str) -> tuple[tuple[int, ...], bool]:
-    single = isinstance(argnums, (int, np.integer))
-    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
-    if not nums:
-        raise ValueError(f"{name}: argnums must name at least one argument")
-    for a in nums:
-        if not -n <= a < n:
-            raise ValueError(f"{name}: argnums={argnums!r} is out of range for a call with {n} positional argument{'s' if n != 1 else ''}")
-    return tuple(a % n for a in nums), single
 
 
 def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", has_aux: bool = False) -> Callable:
