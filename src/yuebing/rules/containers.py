@@ -29,7 +29,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from ..tangents import kinds as K
 from ..testing.cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
-from .util import output, tangent
+from .util import add_rdata_to, output, sum_rdata, tangent
 
 _NOT_PASSED = object()  # the default of optional parameters: tells whether they were passed
 
@@ -77,21 +77,6 @@ def _with_rdata(slot: Any, v: Any, r: Any) -> Any:
     return _restored(slot, v) if r is NoRData else T.join(T.fdata(slot), r)
 
 
-def _plus_rdata(t: Any, r: Any) -> Any:
-    """Tangent ``t`` plus rdata ``r`` (mutable parts of ``t`` are incremented in place)."""
-    if r is NoRData:
-        return t
-    if type(t) is float or type(t) is complex:
-        return t + r
-    return T.increment(t, T.join(NoFData, r))
-
-
-def _add_rdata(a: Any, b: Any) -> Any:
-    if a is NoRData:
-        return b
-    if b is NoRData:
-        return a
-    return T.rdata(_plus_rdata(T.join(NoFData, a), b))
 
 
 def _element_fdata(t: Any) -> Any:
@@ -157,7 +142,7 @@ class _Elements:
         if isinstance(x, list):
             for i, r in enumerate(rdatas):
                 if r is not NoRData:
-                    fd[i] = _plus_rdata(fd[i], r)
+                    fd[i] = add_rdata_to(fd[i], r)
             return NoRData
         if isinstance(x, tuple):
             return NoRData if all(r is NoRData for r in rdatas) else tuple(rdatas)
@@ -392,7 +377,7 @@ def _shallow_copy_rrule(new: Any, items: list, fd: Any, new_fd: Any) -> tuple[Co
         for key, _ in items:
             r = T.rdata(new_fd[key])
             if r is not NoRData:
-                fd[key] = _plus_rdata(fd[key], r)
+                fd[key] = add_rdata_to(fd[key], r)
         return NoRData, NoRData
 
     return CoDual(new, new_fd), pullback
@@ -444,7 +429,7 @@ def _dict_get(self, key, default=_NOT_PASSED):
 
     def pullback(dy):
         if dy is not NoRData:
-            fd[k] = _plus_rdata(fd[k], dy)
+            fd[k] = add_rdata_to(fd[k], dy)
         return _counted(NoRData, NoRData, NoRData, default if default is _NOT_PASSED else NoRData)
 
     return CoDual(v, _element_fdata(fd[k])), pullback
@@ -484,7 +469,7 @@ def _dict_setdefault(self, key, default=_NOT_PASSED):
         slot = fd.pop(k)
         dict.__delitem__(d, k)
         return _counted(NoRData, NoRData, NoRData,
-                        default if default is _NOT_PASSED else _add_rdata(T.rdata(slot), dy))
+                        default if default is _NOT_PASSED else sum_rdata(T.rdata(slot), dy))
 
     return CoDual(v, _element_fdata(fd[k]) if v_fd is NoFData else v_fd), pullback
 
@@ -562,7 +547,7 @@ def _pair_sources(other: Any) -> tuple[list, Any]:
         def deliver(rdatas: list) -> Any:
             for k, r in zip(keys, rdatas):
                 if r is not NoRData and fd is not NoFData:
-                    fd[k] = _plus_rdata(fd[k], r)
+                    fd[k] = add_rdata_to(fd[k], r)
             return NoRData
 
         return entries, deliver
@@ -581,7 +566,7 @@ def _pair_sources(other: Any) -> tuple[list, Any]:
             makers.append(lambda r: NoRData if r is NoRData else (NoRData, r))
         else:  # a list pair: its tangent list holds the value's slot
             entries.append((pair[0], pair[1], _element_fdata(pair_fd[1])))
-            makers.append(lambda r, t=pair_fd: (t.__setitem__(1, _plus_rdata(t[1], r)), NoRData)[1])
+            makers.append(lambda r, t=pair_fd: (t.__setitem__(1, add_rdata_to(t[1], r)), NoRData)[1])
     return entries, lambda rdatas: pairs.deliver([m(r) for m, r in zip(makers, rdatas)])
 
 

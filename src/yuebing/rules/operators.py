@@ -42,12 +42,12 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tangents as T
-from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from ..tangents import kinds as K
 from ..testing.cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .declare import make_elementwise_rules
-from .util import accumulate, fit_tangent, is_differentiable, tangent
+from .util import accumulate, add_rdata_to, fit_tangent, is_differentiable, sum_rdata, tangent
 
 # ============================================================================================
 # Numeric partial derivatives: partial(a, b, y) (binary) or partial(x, y) (unary)
@@ -234,30 +234,6 @@ def fresh_tangent(p: Any, fd: Any) -> Any:
     if isinstance(fd, _IDENTITY_TANGENTS):
         return fd
     return T.join(fd, T.rdata(T.zero_tangent(p)))
-
-
-def add_rdata_to(t: Any, r: Any) -> Any:
-    """Full tangent ``t`` plus rdata ``r`` (in place for mutable parts)."""
-    if r is NoRData:
-        return t
-    if isinstance(t, _SCALARS):
-        return t + r
-    return T.increment(t, T.join(NoFData, r))
-
-
-def sum_rdata(r1: Any, r2: Any) -> Any:
-    """The sum of two rdata of one primal (either may be ``NoRData`` at any level)."""
-    if r1 is NoRData:
-        return r2
-    if r2 is NoRData:
-        return r1
-    if isinstance(r1, tuple):
-        parts = [sum_rdata(u, v) for u, v in zip(r1, r2)]
-        return tuple.__new__(type(r1), parts) if hasattr(type(r1), "_fields") else tuple(parts)
-    if isinstance(r1, Tangent):
-        keys = list(r1.fields) + [k for k in r2.fields if k not in r1.fields]
-        return Tangent(r1.primal_type, {k: sum_rdata(r1.fields.get(k, NoRData), r2.fields.get(k, NoRData)) for k in keys})
-    return r1 + r2
 
 
 class Elements:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tangents import NoFData, NoRData, NoTangent, fdata, join, rdata, zero_tangent
+from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata, increment, join, rdata, zero_tangent
 from .core import CoDual, Dual
 
 
@@ -136,3 +136,27 @@ def slot_rdata(t: Any) -> Any:
     if isinstance(t, float):
         return t
     return rdata(t)
+
+
+def add_rdata_to(t: Any, r: Any) -> Any:
+    """Full tangent ``t`` plus rdata ``r`` (in place for mutable parts)."""
+    if r is NoRData:
+        return t
+    if isinstance(t, (float, complex, np.floating, np.complexfloating)):
+        return t + r
+    return increment(t, join(NoFData, r))
+
+
+def sum_rdata(r1: Any, r2: Any) -> Any:
+    """The sum of two rdata of one primal (either may be ``NoRData`` at any level)."""
+    if r1 is NoRData:
+        return r2
+    if r2 is NoRData:
+        return r1
+    if isinstance(r1, tuple):
+        parts = [sum_rdata(u, v) for u, v in zip(r1, r2)]
+        return tuple.__new__(type(r1), parts) if hasattr(type(r1), "_fields") else tuple(parts)
+    if isinstance(r1, Tangent):
+        keys = list(r1.fields) + [k for k in r2.fields if k not in r1.fields]
+        return Tangent(r1.primal_type, {k: sum_rdata(r1.fields.get(k, NoRData), r2.fields.get(k, NoRData)) for k in keys})
+    return r1 + r2

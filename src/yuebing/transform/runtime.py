@@ -20,7 +20,7 @@ import numpy as np
 
 from ..rules import core as _core
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
-from ..rules.util import output, slot_rdata, slot_tangent
+from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 
@@ -38,12 +38,7 @@ def acc(a: Any, b: Any) -> Any:
     ta = type(a)
     if (ta is float or ta is complex) and type(b) in (float, complex):
         return a + b
-    if isinstance(a, tuple):
-        return tuple(acc(x, y) for x, y in zip(a, b))
-    if isinstance(a, Tangent):
-        keys = a.fields.keys() | b.fields.keys()
-        return Tangent(a.primal_type, {k: acc(a.fields.get(k, NoRData), b.fields.get(k, NoRData)) for k in keys})
-    return a + b
+    return sum_rdata(a, b)
 
 
 # --------------------------------------------------------------------------------------------
