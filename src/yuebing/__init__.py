@@ -18,6 +18,7 @@ from .api import (
 )
 from .flatten import flatten, flatten_tangent
 from .forward_api import jacobian, jvp, show_forward
+from .second_order_api import hessian, hvp
 from .rules import frule, nondifferentiable, rrule
 from .transform.forward_runtime import NestedDifferentiationError
 from . import testing
@@ -26,7 +27,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "NoTangent", "Tangent", "frule", "grad",
-    "flatten", "flatten_tangent", "jacobian", "jvp", "nondifferentiable", "show_forward",
+    "flatten", "flatten_tangent", "hessian", "hvp", "jacobian", "jvp", "nondifferentiable", "show_forward",
     "prepare_gradient", "prepare_pullback", "register_nondifferentiable_type", "rrule", "show",
     "tangents", "testing", "value_and_grad", "value_and_pullback", "vjp",
 ]

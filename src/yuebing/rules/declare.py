@@ -22,6 +22,11 @@ from .util import accumulate, fit_tangent, is_differentiable, out_cotangent, out
 
 Partial = Callable[..., Any] | None
 
+#: What the declarations below recorded, for second order (``rules/second_order.py``): the
+#: partials of each elementwise function, and the functions and methods with zero derivative.
+ELEMENTWISE_PARTIALS: dict[Any, tuple] = {}
+ZERO_DERIVATIVE: set = set()
+
 _ARG_NAMES = ("x", "y", "z", "w")
 
 
@@ -72,6 +77,7 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
     """``(rrule, frule)`` for elementwise ``f``, not registered (for rules that dispatch on type)."""
     arity = len(partials)
     name = describe_callable(f)
+    ELEMENTWISE_PARTIALS.setdefault(f, partials)
     if ufunc_keywords is None:
         ufunc_keywords = isinstance(f, np.ufunc)
 
@@ -151,6 +157,7 @@ def nondifferentiable(*fs: Any) -> None:
     Keyword arguments at call sites are passed through unchanged.
     """
     for f in fs:
+        ZERO_DERIVATIVE.add(f)
         for table_register, make in ((register_rrule, _zero_rrule_kw), (register_frule, _zero_frule_kw)):
             table_register(f, make(f))
 
@@ -159,6 +166,7 @@ def nondifferentiable_methods(tp: type, *names: str) -> None:
     """Declare methods of builtin type ``tp`` with zero derivative (``list.index``, ...)."""
     for name in names:
         method = getattr(tp, name)
+        ZERO_DERIVATIVE.add((tp, name))
         register_rrule((tp, name), _zero_rrule_kw(method))
         register_frule((tp, name), _zero_frule_kw(method))
 

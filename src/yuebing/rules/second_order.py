@@ -1,0 +1,415 @@
+"""Second-order (forward-over-reverse) rules: what ``transform/second_order.py`` runs at each call
+of a primitive in a dual reverse program.
+
+A second-order rule takes 4-tuples ``(primal, fdata, tangent, fdata_tangent)`` and returns the
+output 4-tuple and a dual pullback ``(dy, dy_tangent) -> (rdatas, rdata_tangents)``: the forward
+rule of the primitive's reverse rule. We do not write one per primitive. Each primitive falls in
+one of a few classes, and each class lifts the primitive's existing first-order rules:
+
+* ``linear`` -- the function is linear in its differentiable arguments (indexing, reshapes,
+  sums, concatenation, container construction, ``x[i] = v``): its tangent program *is* the
+  primal program, so the rule runs the ordinary reverse rule twice, once on the primals and fdata
+  and once on the tangents and fdata tangents (mutations of the tangent mirror the primal's).
+* ``multilinear`` -- linear in each factor (``matmul``, ``dot``, ``einsum``, ``kron``): the
+  ordinary reverse rule run with one factor replaced by its tangent gives both the output tangent
+  and the second-order cotangent terms.
+* elementwise functions declared with ``elementwise(f, *partials)`` (``rules/declare.py``): the
+  cotangent tangent is ``dy_tangent * partial + dy * d(partial)``, where ``d(partial)`` comes from
+  the forward transform of the partial itself (it is ordinary NumPy code).
+* zero-derivative functions (``nondifferentiable``) stay zero.
+* ``with_vjp(f, vjp)`` -- a nonlinear primitive whose cotangent map is written below as ordinary
+  NumPy code ``vjp(g, y, *xs)``; its forward derivative comes from the forward transform.
+
+A primitive in none of these classes raises ``SecondOrderError`` naming it.
+"""
+from __future__ import annotations
+
+import operator
+import types
+from typing import Any, Callable
+
+import numpy as np
+import scipy.linalg
+
+from ..tangents import NoFData, NoRData, NoTangent
+from .core import CoDual, Dual, describe_callable, rrule
+from .core import frule as registered_frule
+from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE
+from .util import accumulate, is_differentiable, out_cotangent, zero_fdata
+
+Rule = Callable[[tuple, tuple, dict], tuple]
+
+_BY_FUNCTION: dict[Any, Rule] = {}
+_BY_METHOD: dict[tuple[type, str], Rule] = {}
+
+
+def _error(message: str) -> Exception:
+    from ..transform.second_order import SecondOrderError
+
+    return SecondOrderError(message)
+
+
+# --------------------------------------------------------------------------------------------
+# Lookup
+# --------------------------------------------------------------------------------------------
+
+
+def _method_key(f: Any) -> tuple[type, str] | None:
+    """``(type, name)`` candidates of a builtin method, bound or unbound, in MRO order."""
+    if isinstance(f, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return f.__objclass__, f.__name__
+    owner = getattr(f, "__self__", None)
+    if owner is not None and isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) \
+            and not isinstance(owner, types.ModuleType):
+        return type(owner), f.__name__
+    return None
+
+
+def lookup_second_order(f: Any) -> Rule | None:
+    """The second-order rule of callable ``f``, or None (Python functions are derived)."""
+    try:
+        rule = _BY_FUNCTION.get(f)
+        if rule is not None:
+            return rule
+        if f in ZERO_DERIVATIVE:
+            return _zero
+        partials = ELEMENTWISE_PARTIALS.get(f)
+        if partials is not None:
+            return _elementwise_rule(f, partials)
+    except TypeError:  # unhashable callable
+        pass
+    key = _method_key(f)
+    if key is not None:
+        tp, name = key
+        for base in tp.__mro__:
+            rule = _BY_METHOD.get((base, name))
+            if rule is not None:
+                return rule
+            if (base, name) in ZERO_DERIVATIVE:
+                return _zero
+    return None
+
+
+def _register(targets: tuple, rule: Rule) -> None:
+    for target in targets:
+        if isinstance(target, tuple):
+            _BY_METHOD[target] = rule
+        else:
+            _BY_FUNCTION[target] = rule
+
+
+# --------------------------------------------------------------------------------------------
+# The classes
+# --------------------------------------------------------------------------------------------
+
+
+def _primal_codual(a: tuple) -> CoDual:
+    return CoDual(a[0], a[1])
+
+
+def _is_empty(t: Any) -> bool:
+    """Whether a tangent has no differentiable part (``NoTangent``, or a list/tuple of them)."""
+    return t is NoTangent or type(t) in (list, tuple) and all(_is_empty(e) for e in t)
+
+
+def _is_constant(t: Any) -> bool:
+    """``NoTangent`` or a tuple of them: not a list, whose identity matters even when empty."""
+    return t is NoTangent or type(t) is tuple and all(_is_constant(e) for e in t)
+
+
+def _tangent_codual(a: tuple, mutated: bool = False) -> CoDual:
+    """The tangent of an argument as a codual, for the tangent call of a linear function.
+
+    Non-differentiable arguments (indices, shapes, flags, lists and tuples of ints) are passed
+    as they are -- except a list the call may mutate (``mutated``: the target of ``append`` or
+    ``x[i] = v``), which must be its tangent list so the primal is mutated only once. In a list
+    mixing numbers with ints (``[x, 0]``) the ints' tangents are 0, so ``np.array`` of it is
+    numeric."""
+    p, t = a[0], a[2]
+    if _is_empty(t) and not (mutated and type(p) is list) and not (type(p) is list and not p):
+        return CoDual(p, a[1])
+    if type(t) in (list, tuple) and any(e is NoTangent for e in t) and not mutated:
+        t = type(t)(0 if e is NoTangent and isinstance(v, (int, np.integer)) else e for v, e in zip(p, t))
+    return CoDual(t, a[3])
+
+
+_MUTATORS = {operator.setitem, operator.delitem, operator.iadd, operator.iconcat, getattr}
+
+
+def _tangent_function(f: tuple) -> CoDual:
+    """A bound method's tangent is the same method bound to the owner's tangent."""
+    return CoDual(f[0], f[1]) if f[2] is NoTangent or not callable(f[2]) else CoDual(f[2], f[3])
+
+
+def _zero_tangent_of(value: Any) -> Any:
+    from ..transform.forward_runtime import zero_tangent_of
+
+    return zero_tangent_of(value)
+
+
+def _carries_tangent(value: Any) -> bool:
+    return callable(value) and not isinstance(value, (type, np.ndarray)) or _zero_tangent_of(value) is not NoTangent
+
+
+def linear(*targets: Any) -> None:
+    """Declare functions (or ``(type, method)`` pairs) linear in their differentiable arguments."""
+    _register(targets, _linear)
+
+
+def _linear(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    out1, pullback1 = rrule(_primal_codual(f), *map(_primal_codual, args),
+                            **{k: _primal_codual(v) for k, v in kwargs.items()})
+    first_mutated = f[0] in _MUTATORS if not isinstance(f[0], types.MethodType) else False
+    tangent_args = [_tangent_codual(a, mutated=first_mutated and k == 0) for k, a in enumerate(args)]
+    out2, pullback2 = rrule(_tangent_function(f), *tangent_args,
+                            **{k: _tangent_codual(v) for k, v in kwargs.items()})
+    y = out1.primal
+    if not _carries_tangent(y):  # an int, a shape, a string: the tangent call computed it again
+        out = (y, out1.fdata, NoTangent, NoFData)
+    elif all(_is_constant(a[2]) for a in [f, *args, *kwargs.values()]) and not isinstance(y, list):
+        # only constants in: the output is a constant (the tangent call ran on primals)
+        out = (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
+    else:
+        out = (y, out1.fdata, out2.primal, out2.fdata)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(dy_d)  # newest first: the tangent call ran second
+        return pullback1(dy), tangent_rdata
+
+    return out, pullback
+
+
+def multilinear(*targets: Any) -> None:
+    """Declare functions linear in each of their differentiable arguments separately."""
+    _register(targets, _multilinear)
+
+
+def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    if kwargs:
+        raise _error(f"yb.hvp/yb.hessian: pass the arguments of {describe_callable(f[0])} positionally")
+    fn = _primal_codual(f)
+    out, pullback = rrule(fn, *map(_primal_codual, args))
+    # the same call with fdata tangents: its pullback sends dy_tangent through the primal factors
+    out_t, pullback_t = rrule(fn, *(CoDual(a[0], a[3]) for a in args))
+    y_d: Any = NoTangent
+    terms = []
+    for j, a in enumerate(args):
+        if a[2] is NoTangent or not is_differentiable(a[0]):
+            continue
+        # factor j replaced by its tangent, the others' fdata tangents collect dy * (others)
+        call_args = [CoDual(b[0], b[3]) for b in args]
+        call_args[j] = CoDual(a[2], zero_fdata(a[2]))
+        out_j, pullback_j = rrule(fn, *call_args)
+        y_d = out_j.primal if y_d is NoTangent else y_d + out_j.primal
+        terms.append((out_j, pullback_j))
+    y = out.primal
+    if y_d is NoTangent:
+        y_d = _zero_tangent_of(y)
+    elif isinstance(y, float):
+        y_d = float(y_d)
+    result = (y, out.fdata, y_d, out_t.fdata)
+
+    def pullback2(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = [NoRData] * (len(args) + 1)
+        for out_j, pullback_j in reversed(terms):
+            if isinstance(out.fdata, np.ndarray):
+                out_j.fdata[...] = out.fdata  # the output cotangent lives in the primal fdata
+            tangent_rdata = _sum_rdatas(tangent_rdata, pullback_j(dy))
+        tangent_rdata = _sum_rdatas(tangent_rdata, pullback_t(dy_d))
+        return pullback(dy), tuple(tangent_rdata)
+
+    return result, pullback2
+
+
+def _sum_rdatas(rs1: Any, rs2: Any) -> list:
+    from ..transform.runtime import acc
+
+    return [acc(a, b) for a, b in zip(rs1, rs2)]
+
+
+def _zero(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    out, pullback = rrule(_primal_codual(f), *map(_primal_codual, args),
+                          **{k: _primal_codual(v) for k, v in kwargs.items()})
+    y = out.primal
+    result = (y, out.fdata, _zero_tangent_of(y), zero_fdata(y))
+
+    def pullback2(dy: Any, dy_d: Any) -> tuple:
+        rs = pullback(dy)
+        return rs, (NoRData,) * len(rs)
+
+    return result, pullback2
+
+
+def _frule_of(fn: Callable, *duals: Dual) -> Dual:
+    """Forward mode of ordinary NumPy code (a partial derivative, a vjp) by the forward transform."""
+    from ..transform.forward_runtime import call_frule
+
+    return call_frule(Dual(fn, NoTangent), *duals)
+
+
+def _dual_tangent(t: Any) -> Any:
+    return t
+
+
+def _elementwise_cotangents(partials: tuple, xs: list, x_ds: list, y: Any, y_d: Any, g: Any, g_d: Any,
+                            targets: list) -> tuple[tuple, tuple]:
+    """Deliver ``g * partial`` and its tangent ``g_d * partial + g * d(partial)`` to each
+    argument's ``(primal, fdata, fdata_tangent)`` target."""
+    rs, rsd = [NoRData], [NoRData]
+    with np.errstate(all="ignore"):
+        for x, (target, fdata, fdata_t), partial in zip(xs, targets, partials):
+            if partial is None or not is_differentiable(x):
+                rs.append(NoRData)
+                rsd.append(NoRData)
+                continue
+            p = _frule_of(partial, *(Dual(v, t) for v, t in zip(xs, x_ds)), Dual(y, y_d))
+            p_d = 0.0 if p.tangent is NoTangent else p.tangent
+            rs.append(accumulate(CoDual(target, fdata), g * p.primal))
+            rsd.append(accumulate(CoDual(target, fdata_t), g_d * p.primal + g * p_d))
+    return tuple(rs), tuple(rsd)
+
+
+def _check_real(f: Any, xs: list) -> None:
+    if any(np.iscomplexobj(x) for x in xs):
+        raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} of complex numbers is not supported "
+                     "in second order yet")
+
+
+def _elementwise_rule(f: Any, partials: tuple) -> Rule:
+    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        xs = [a[0] for a in args]
+        if any(isinstance(x, (list, tuple, str)) for x in xs):  # list + list, 2 * [x]: structure
+            return _linear(f4, args, kwargs)
+        if kwargs or len(args) != len(partials):
+            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with out=, where= or dtype= is "
+                         "not supported in second order; assign the result instead")
+        _check_real(f, xs)
+        x_ds = [a[2] for a in args]
+        y_dual = registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds)))
+        y, y_d = y_dual.primal, y_dual.tangent
+        if y_d is NoTangent:
+            y_d = _zero_tangent_of(y)
+        y_f, y_fd = zero_fdata(y), zero_fdata(y)
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            g = out_cotangent(CoDual(y, y_f), dy)
+            g_d = out_cotangent(CoDual(y, y_fd), dy_d)
+            return _elementwise_cotangents(partials, xs, x_ds, y, y_d, g, g_d, [(a[0], a[1], a[3]) for a in args])
+
+        return (y, y_f, y_d, y_fd), pullback
+
+    return rule
+
+
+_OUT_OF_PLACE = {operator.imul: operator.mul, operator.itruediv: operator.truediv, operator.ipow: operator.pow,
+                 operator.ifloordiv: operator.floordiv, operator.imod: operator.mod}
+
+
+def _inplace_rule(iop: Any) -> Rule:
+    """``a op= b`` for the nonlinear in-place operators: in place for arrays (the primal and its
+    tangent are overwritten, and restored by the pullback), a rebinding for numbers."""
+    partials = ELEMENTWISE_PARTIALS[iop]
+    op = _OUT_OF_PLACE[iop]
+    rebinding = _elementwise_rule(iop, partials)
+
+    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        a, b = args
+        if not (isinstance(a[0], np.ndarray) and isinstance(a[1], np.ndarray)):
+            return rebinding(f4, args, kwargs)
+        x, x_f, x_d, x_fd = a
+        _check_real(iop, [x, b[0]])
+        saved, saved_d = x.copy(), x_d.copy()
+        z = b[0].copy() if isinstance(b[0], np.ndarray) else b[0]  # b may be a view of a
+        z_d = b[2].copy() if isinstance(b[2], np.ndarray) else b[2]
+        y_dual = registered_frule(op, Dual(saved, saved_d), Dual(z, z_d))
+        y, y_d = y_dual.primal, y_dual.tangent
+        x[...] = y
+        x_d[...] = 0.0 if y_d is NoTangent else y_d
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            g, g_d = x_f.copy(), x_fd.copy()  # cotangents of the post-call array
+            x[...] = saved
+            x_d[...] = saved_d
+            x_f[...] = 0  # its old contents were overwritten
+            x_fd[...] = 0
+            return _elementwise_cotangents(partials, [saved, z], [saved_d, z_d], y, y_d, g, g_d,
+                                           [(x, x_f, x_fd), (b[0], b[1], b[3])])
+
+        return a, pullback
+
+    return rule
+
+
+def with_vjp(f: Any, vjp: Callable) -> None:
+    """Declare nonlinear ``f`` with its cotangent map ``vjp(g, y, *xs) -> tuple`` (one entry per
+    argument, None for no cotangent) written as ordinary, differentiable NumPy code."""
+    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        if kwargs:
+            raise _error(f"yb.hvp/yb.hessian: pass the arguments of {describe_callable(f)} positionally")
+        y_dual = registered_frule(f, *(Dual(a[0], a[2]) for a in args))
+        y, y_d = y_dual.primal, y_dual.tangent
+        if y_d is NoTangent:
+            y_d = _zero_tangent_of(y)
+        y_f, y_fd = zero_fdata(y), zero_fdata(y)
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            g = out_cotangent(CoDual(y, y_f), dy)
+            g_d = out_cotangent(CoDual(y, y_fd), dy_d)
+            cot = _frule_of(vjp, Dual(g, g_d), Dual(y, y_d), *(Dual(a[0], a[2]) for a in args))
+            rs, rsd = [NoRData], [NoRData]
+            for k, a in enumerate(args):
+                c = cot.primal[k]
+                if c is None or not is_differentiable(a[0]):
+                    rs.append(NoRData)
+                    rsd.append(NoRData)
+                    continue
+                c_d = cot.tangent[k] if isinstance(cot.tangent, tuple) else NoTangent
+                rs.append(accumulate(CoDual(a[0], a[1]), c))
+                rsd.append(accumulate(CoDual(a[0], a[3]), 0.0 if c_d is NoTangent else c_d))
+            return tuple(rs), tuple(rsd)
+
+        return (y, y_f, y_d, y_fd), pullback
+
+    _register((f,), rule)
+
+
+# --------------------------------------------------------------------------------------------
+# Declarations
+# --------------------------------------------------------------------------------------------
+
+from ..transform import primitives as _prim  # noqa: E402
+
+linear(
+    operator.getitem, operator.setitem, operator.neg, operator.pos, getattr, setattr,
+    np.sum, np.mean, np.trace, np.diag, np.diagonal, np.tril, np.triu, np.cumsum,
+    np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze, np.expand_dims,
+    np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, np.atleast_1d, np.atleast_2d,
+    np.array, np.asarray, np.copy, np.broadcast_to, np.flip, np.roll, np.tile, np.repeat,
+    np.zeros_like, np.ones_like, np.full_like, np.empty_like, np.diff, np.real,
+    _prim.mklist, _prim.mktuple, _prim.mkdict, _prim.as_sequence, float, list, tuple, dict,
+    (np.ndarray, "sum"), (np.ndarray, "mean"), (np.ndarray, "reshape"), (np.ndarray, "ravel"),
+    (np.ndarray, "flatten"), (np.ndarray, "transpose"), (np.ndarray, "copy"), (np.ndarray, "trace"),
+    (np.ndarray, "diagonal"), (np.ndarray, "squeeze"), (np.ndarray, "cumsum"), (np.ndarray, "item"),
+    (np.ndarray, "fill"), (np.ndarray, "__getitem__"), (np.ndarray, "__setitem__"),
+    (list, "append"), (list, "extend"), (list, "pop"), (list, "insert"), (list, "copy"),
+    (list, "__getitem__"), (list, "__setitem__"), (dict, "get"), (dict, "__getitem__"),
+    (dict, "__setitem__"), (dict, "copy"), (dict, "values"), (dict, "items"), (dict, "keys"),
+)
+
+_register((operator.iadd, operator.isub), _linear)
+for _iop in _OUT_OF_PLACE:
+    _register((_iop,), _inplace_rule(_iop))
+
+# values captured from an enclosing function are constants of forward-over-reverse
+_register((_prim.cell_get, _prim.check_unpack, _prim.min_len, _prim.dict_keys), _zero)
+
+multilinear(operator.matmul, np.matmul, np.dot, np.inner, np.outer, np.kron, np.einsum, np.tensordot,
+            np.vdot, (np.ndarray, "dot"))
+
+
+def _cholesky_vjp(g: Any, L: Any, A: Any) -> tuple:
+    """Cotangent of ``A`` for ``L = cholesky(A)`` (lower), symmetrised (Murray 2016)."""
+    phi = np.tril(L.T @ g)
+    phi = phi - 0.5 * np.diag(np.diag(phi))
+    s = scipy.linalg.solve_triangular(L, scipy.linalg.solve_triangular(L, phi.T, lower=True).T, lower=True, trans=1)
+    return (0.5 * (s + s.T),)

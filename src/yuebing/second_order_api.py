@@ -1,0 +1,152 @@
+"""Second order's public surface (DESIGN.md §7): ``hvp``, ``hessian``, ``prepare_hvp`` and
+``prepare_hessian``, all by forward-over-reverse (``transform/second_order.py``).
+
+One run of the dual reverse program gives the value, the gradient and one Hessian-vector product;
+a Hessian takes one run per input coordinate. Everything runs on copies of the caller's
+arguments, which are never modified.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import rules as _rules  # noqa: F401 - registers every rule
+from . import tangents as T
+from .api import _normalise_argnums, _user_facing
+from .rules import second_order as _second_order  # noqa: F401 - registers second-order rules
+from .rules.util import zero_fdata
+from .tangents import NoFData, NoRData, NoTangent
+from .tangents.validate import validate_tangent
+from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
+from .transform.second_order import call_rrule2
+
+
+def _fname(f: Callable) -> str:
+    return getattr(f, "__qualname__", None) or repr(f)
+
+
+def _fdata_of(xs: tuple) -> tuple:
+    """Zero fdata of each argument; arguments sharing arrays share their fdata."""
+    fd = T.fdata(T.zero_tangent(xs))
+    return (NoFData,) * len(xs) if fd is NoFData else tuple(fd)
+
+
+def _check_scalar(value: Any, f: Callable, name: str) -> None:
+    if type(value) is float or isinstance(value, np.floating) or isinstance(value, np.ndarray) and value.shape == () \
+            and value.dtype.kind == "f":
+        return
+    shape = f" of shape {np.shape(value)}" if isinstance(value, np.ndarray) else ""
+    raise TypeError(
+        f"{name}: {_fname(f)} must return a real scalar (a float or 0-d float array), got a "
+        f"{type(value).__qualname__}{shape}. Sum or index the output first, or use yb.jacobian for "
+        "vector outputs"
+    )
+
+
+def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> tuple[Any, tuple, tuple]:
+    """``(value, gradients, hvps)`` of ``f`` at copies of ``args`` along ``directions`` (one
+    tangent per argument, ``NoTangent`` for arguments held fixed)."""
+    for i, (x, v) in enumerate(zip(args, directions)):
+        if isinstance(x, str):
+            raise TypeError(f"{name}: argument {i} is a str; only numbers, arrays and structures of them "
+                            "can be differentiated")
+        if v is not NoTangent:
+            try:
+                validate_tangent(x, v)
+            except TypeError as error:
+                raise TypeError(f"{name}: the direction for argument {i} does not match it "
+                                f"(a {type(x).__qualname__}): {error}") from None
+    xs = T.structural_copy(tuple(args))
+    # fresh tangents with the caller's aliasing (arguments that share an array share its fdata)
+    full = tuple(_zero_direction(x) if v is NoTangent else v for x, v in zip(args, directions))
+    vs = T.scale(full, 1.0)
+    duals = list(zip(xs, _fdata_of(xs), vs, _fdata_of(xs)))
+    out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
+    value = out[0]
+    _check_scalar(value, f, name)
+    rs, rsd = pullback(1.0, 0.0)
+    grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
+    hvps = tuple(_join(d[3], r, d[0]) for d, r in zip(duals, rsd[1:]))
+    return value, grads, hvps
+
+
+def _zero_direction(x: Any) -> Any:
+    return T.zero_tangent(x)
+
+
+def _join(f: Any, r: Any, x: Any) -> Any:
+    """The full tangent of argument ``x`` from its fdata and rdata."""
+    if f is NoFData:
+        return T.zero_tangent(x) if r is NoRData else r
+    return T.join(f, r)
+
+
+@_user_facing
+def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
+    """Hessian-vector product by forward-over-reverse: ``(value, gradient, hvp)``.
+
+    ``primals`` and ``tangents`` are tuples with one entry per positional argument of ``f``
+    (which must return a real scalar); ``gradient`` and ``hvp`` are tuples with one entry per
+    argument: the gradient, and the Hessian applied to ``tangents``, each with its argument's
+    structure. ``NoTangent`` in ``tangents`` holds an argument fixed.
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("hvp: primals and tangents must be tuples of positional arguments; for one "
+                        "argument write hvp(f, (x,), (v,))")
+    if len(primals) != len(tangents):
+        raise TypeError(f"hvp: got {len(primals)} primals but {len(tangents)} tangents; give one per argument")
+    return _value_grad_hvp(f, tuple(primals), tuple(tangents), "hvp")
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """The function computing the Hessian of scalar ``f`` with respect to ``argnums``.
+
+    For float and float-array arguments, like JAX: with one argnum the Hessian has shape
+    ``x.shape + x.shape``; with a tuple of argnums it is a nested tuple of blocks
+    ``H[i][j]`` of shape ``x_i.shape + x_j.shape``. One forward-over-reverse pass per coordinate.
+    """
+    @_user_facing
+    def hessian_f(*args: Any) -> Any:
+        nums, single = _normalise_argnums(argnums, len(args), "hessian")
+        return _hessian(f, args, nums, single)
+
+    hessian_f.__name__ = f"hessian({_fname(f)})"
+    return hessian_f
+
+
+def _check_hessian_argument(x: Any, i: int) -> None:
+    if type(x) is float or isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        return
+    raise TypeError(
+        f"hessian: argument {i} is a {type(x).__qualname__}; hessian takes float or float-array "
+        "arguments. For a dict, list or object of arrays, flatten it with yb.flatten and differentiate "
+        "the function of the flat vector, or use yb.hvp, which takes any structure"
+    )
+
+
+def _hessian(f: Callable, args: tuple, nums: tuple, single: bool) -> Any:
+    for i in nums:
+        _check_hessian_argument(args[i], i)
+    sizes = [int(np.size(args[i])) for i in nums]
+    blocks = [[np.empty((sizes[a], sizes[b])) for b in range(len(nums))] for a in range(len(nums))]
+    for b, j in enumerate(nums):
+        for k in range(sizes[b]):
+            directions = [NoTangent] * len(args)
+            basis = np.zeros(sizes[b])
+            basis[k] = 1.0
+            directions[j] = float(basis[0]) if type(args[j]) is float else basis.reshape(np.shape(args[j]))
+            _, _, hv = _value_grad_hvp(f, args, tuple(directions), "hessian")
+            for a, i in enumerate(nums):
+                blocks[a][b][:, k] = np.ravel(hv[i])
+    shaped = [[_shape_block(blocks[a][b], args[nums[a]], args[nums[b]]) for b in range(len(nums))]
+              for a in range(len(nums))]
+    if single:
+        return shaped[0][0]
+    return tuple(tuple(row) for row in shaped)
+
+
+def _shape_block(block: np.ndarray, xa: Any, xb: Any) -> Any:
+    if type(xa) is float and type(xb) is float:
+        return float(block[0, 0])
+    return block.reshape(np.shape(xa) + np.shape(xb))
