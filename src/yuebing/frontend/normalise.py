@@ -802,6 +802,7 @@ class Normaliser:
         # touch differentiated data (np.errstate, warnings.catch_warnings, timers, locks...).
         names = tuple(n.id for item in node.items if item.optional_vars is not None
                       for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name))
+        self._hoist_globals([item.context_expr for item in node.items])
         self.locals.update(names)
         items = ", ".join(ast.unparse(item) for item in node.items)
         line = node.lineno
@@ -812,6 +813,11 @@ class Normaliser:
         generated code: the globals they use must be hoisted there like any other."""
         exprs = list(getattr(node, "decorator_list", []))
         exprs += list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]
+        self._hoist_globals(exprs)
+
+    def _hoist_globals(self, exprs: list) -> None:
+        """Globals read by source the generated code runs as is (definition-time expressions,
+        ``with`` headers) are hoisted like any other global."""
         for e in exprs:
             for n in ast.walk(e):
                 if isinstance(n, ast.Name) and n.id not in self.locals and n.id not in self.free:

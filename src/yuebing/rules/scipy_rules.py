@@ -336,10 +336,10 @@ def _axes(axis: Any, ndim: int) -> tuple:
 
 
 def _safe_ratio(x: Any, y: Any) -> Any:
-    """x / y, with 0 where x == 0 (whatever y is)."""
+    """x / y, with 0 where x == 0 (whatever y is). Only 0 / 0 is guarded, so forward mode of this
+    partial still gives d(x / y)/dx = 1 / y at x = 0 (second order)."""
     x, y = np.asarray(x), np.asarray(y)
-    zero = x == 0
-    return np.where(zero, 0.0, x / np.where(zero, 1.0, y))
+    return x / np.where((x == 0) & (y == 0), 1.0, y)
 
 
 def _register_special() -> None:

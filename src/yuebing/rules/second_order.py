@@ -54,40 +54,58 @@ def _error(message: str) -> Exception:
 # --------------------------------------------------------------------------------------------
 
 
-def _method_key(f: Any) -> tuple[type, str] | None:
-    """``(type, name)`` candidates of a builtin method, bound or unbound, in MRO order."""
+def _method_key(f: Any) -> tuple[type, str, Any] | None:
+    """``(type, name, owner)`` of a builtin method: ``owner`` is None for an unbound one."""
     if isinstance(f, (types.MethodDescriptorType, types.WrapperDescriptorType)):
-        return f.__objclass__, f.__name__
+        return f.__objclass__, f.__name__, None
     owner = getattr(f, "__self__", None)
     if owner is not None and isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) \
             and not isinstance(owner, types.ModuleType):
-        return type(owner), f.__name__
+        return type(owner), f.__name__, owner
     return None
 
 
-def lookup_second_order(f: Any) -> Rule | None:
-    """The second-order rule of callable ``f``, or None (Python functions are derived)."""
+def lookup_second_order(f: Any) -> tuple[Rule, Any] | None:
+    """``(rule, owner)`` for callable ``f``, or None. ``owner`` is the object a builtin method
+    is bound to (the rule then takes the unbound method, with the owner as first argument)."""
     try:
         rule = _BY_FUNCTION.get(f)
         if rule is not None:
-            return rule
+            return rule, None
         if f in ZERO_DERIVATIVE:
-            return _zero
+            return _zero, None
         partials = ELEMENTWISE_PARTIALS.get(f)
         if partials is not None:
-            return _elementwise_rule(f, partials)
+            return _elementwise_rule(f, partials), None
     except TypeError:  # unhashable callable
         pass
     key = _method_key(f)
     if key is not None:
-        tp, name = key
+        tp, name, owner = key
         for base in tp.__mro__:
             rule = _BY_METHOD.get((base, name))
+            if rule is None and (base, name) in ZERO_DERIVATIVE:
+                rule = _zero
             if rule is not None:
-                return rule
-            if (base, name) in ZERO_DERIVATIVE:
-                return _zero
+                return rule, owner
     return None
+
+
+def run_second_order(found: tuple[Rule, Any], f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Run a looked-up rule; a bound builtin method runs unbound, its owner first."""
+    rule, owner = found
+    if owner is not None:
+        self4 = (owner, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
+                 getattr(f[3], "__self__", NoFData))
+        unbound = getattr(type(owner), f[0].__name__)
+        out, pullback = rule((unbound, NoFData, NoTangent, NoFData), (self4,) + args, kwargs)
+
+        def method_pullback(dy: Any, dy_d: Any) -> tuple:
+            rs, rsd = pullback(dy, dy_d)  # the method's rdata is its owner's: drop the owner's slot
+            return (NoRData,) + tuple(rs[2:]), (NoRData,) + tuple(rsd[2:])
+
+        return out, method_pullback
+    return rule(f, args, kwargs)
 
 
 def _register(targets: tuple, rule: Rule) -> None:
@@ -133,6 +151,21 @@ def _tangent_codual(a: tuple, mutated: bool = False) -> CoDual:
     return CoDual(t, a[3])
 
 
+_CONSTANT_TYPES = (int, bool, str, bytes, type(None), np.integer, np.bool_)
+
+
+def _without_constants(y: Any, t: Any) -> Any:
+    """The tangent call copies the non-differentiable elements of a list or tuple (an int
+    argument passes through as itself): their tangent is ``NoTangent``."""
+    if type(y) is list and type(t) is list and len(t) == len(y):
+        for i, v in enumerate(y):
+            if isinstance(v, _CONSTANT_TYPES):
+                t[i] = NoTangent
+    elif type(y) is tuple and type(t) is tuple and any(isinstance(v, _CONSTANT_TYPES) for v in y):
+        t = tuple(NoTangent if isinstance(v, _CONSTANT_TYPES) else e for v, e in zip(y, t))
+    return t
+
+
 _MUTATORS = {operator.setitem, operator.delitem, operator.iadd, operator.iconcat, getattr}
 
 
@@ -151,18 +184,47 @@ def _carries_tangent(value: Any) -> bool:
     return callable(value) and not isinstance(value, (type, np.ndarray)) or _zero_tangent_of(value) is not NoTangent
 
 
-def linear(*targets: Any) -> None:
-    """Declare functions (or ``(type, method)`` pairs) linear in their differentiable arguments."""
-    _register(targets, _linear)
+def zero(*targets: Any) -> None:
+    """Declare functions whose tangent is zero in second order (their first-order rule stays)."""
+    _register(targets, _zero)
 
 
-def _linear(f: tuple, args: tuple, kwargs: dict) -> tuple:
+def linear(*targets: Any, data: tuple = ()) -> None:
+    """Declare functions (or ``(type, method)`` pairs) linear in their differentiable arguments.
+
+    Integer arguments are passed to the tangent call as they are (axes, indices, shapes), except
+    the positions and keyword names in ``data``, whose integers are values (``sum(xs, start=1)``,
+    ``np.array([x, 1])``): there they become 0 in the tangent call.
+    """
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        return _linear(f, args, kwargs, data)
+
+    _register(targets, rule if data else _linear)
+
+
+def _zero_ints(value: Any) -> Any:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return 0
+    if type(value) in (list, tuple):
+        return type(value)(_zero_ints(v) for v in value)
+    return value
+
+
+def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = ()) -> tuple:
     out1, pullback1 = rrule(_primal_codual(f), *map(_primal_codual, args),
                             **{k: _primal_codual(v) for k, v in kwargs.items()})
-    first_mutated = f[0] in _MUTATORS if not isinstance(f[0], types.MethodType) else False
+    first_mutated = isinstance(f[0], (types.MethodDescriptorType, types.WrapperDescriptorType)) \
+        or not isinstance(f[0], types.MethodType) and f[0] in _MUTATORS
     tangent_args = [_tangent_codual(a, mutated=first_mutated and k == 0) for k, a in enumerate(args)]
-    out2, pullback2 = rrule(_tangent_function(f), *tangent_args,
-                            **{k: _tangent_codual(v) for k, v in kwargs.items()})
+    tangent_kwargs = {k: _tangent_codual(v) for k, v in kwargs.items()}
+    for key in data:
+        if isinstance(key, int) and key < len(tangent_args):
+            c = tangent_args[key]
+            tangent_args[key] = CoDual(_zero_ints(c.primal), c.fdata)
+        elif key in tangent_kwargs:
+            c = tangent_kwargs[key]
+            tangent_kwargs[key] = CoDual(_zero_ints(c.primal), c.fdata)
+    out2, pullback2 = rrule(_tangent_function(f), *tangent_args, **tangent_kwargs)
     y = out1.primal
     if not _carries_tangent(y):  # an int, a shape, a string: the tangent call computed it again
         out = (y, out1.fdata, NoTangent, NoFData)
@@ -170,7 +232,7 @@ def _linear(f: tuple, args: tuple, kwargs: dict) -> tuple:
         # only constants in: the output is a constant (the tangent call ran on primals)
         out = (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
     else:
-        out = (y, out1.fdata, out2.primal, out2.fdata)
+        out = (y, out1.fdata, _without_constants(y, out2.primal), out2.fdata)
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         tangent_rdata = pullback2(dy_d)  # newest first: the tangent call ran second
@@ -201,7 +263,7 @@ def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
         call_args[j] = CoDual(a[2], zero_fdata(a[2]))
         out_j, pullback_j = rrule(fn, *call_args)
         y_d = out_j.primal if y_d is NoTangent else y_d + out_j.primal
-        terms.append((out_j, pullback_j))
+        terms.append((j, out_j, pullback_j))
     y = out.primal
     if y_d is NoTangent:
         y_d = _zero_tangent_of(y)
@@ -211,10 +273,12 @@ def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
 
     def pullback2(dy: Any, dy_d: Any) -> tuple:
         tangent_rdata = [NoRData] * (len(args) + 1)
-        for out_j, pullback_j in reversed(terms):
+        for j, out_j, pullback_j in reversed(terms):
             if isinstance(out.fdata, np.ndarray):
                 out_j.fdata[...] = out.fdata  # the output cotangent lives in the primal fdata
-            tangent_rdata = _sum_rdatas(tangent_rdata, pullback_j(dy))
+            rs_j = list(pullback_j(dy))
+            rs_j[j + 1] = NoRData  # factor j was its tangent: what reaches it is not wanted
+            tangent_rdata = _sum_rdatas(tangent_rdata, rs_j)
         tangent_rdata = _sum_rdatas(tangent_rdata, pullback_t(dy_d))
         return pullback(dy), tuple(tangent_rdata)
 
@@ -240,11 +304,11 @@ def _zero(f: tuple, args: tuple, kwargs: dict) -> tuple:
     return result, pullback2
 
 
-def _frule_of(fn: Callable, *duals: Dual) -> Dual:
+def _frule_of(fn: Callable, *duals: Dual, **kw_duals: Dual) -> Dual:
     """Forward mode of ordinary NumPy code (a partial derivative, a vjp) by the forward transform."""
     from ..transform.forward_runtime import call_frule
 
-    return call_frule(Dual(fn, NoTangent), *duals)
+    return call_frule(Dual(fn, NoTangent), *duals, **kw_duals)
 
 
 def _dual_tangent(t: Any) -> Any:
@@ -278,8 +342,8 @@ def _check_real(f: Any, xs: list) -> None:
 def _elementwise_rule(f: Any, partials: tuple) -> Rule:
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
         xs = [a[0] for a in args]
-        if any(isinstance(x, (list, tuple, str)) for x in xs):  # list + list, 2 * [x]: structure
-            return _linear(f4, args, kwargs)
+        if any(isinstance(x, (list, tuple, str)) for x in xs) and not any(isinstance(x, np.ndarray) for x in xs):
+            return _linear(f4, args, kwargs)  # list + list, 2 * [x]: structure, not arithmetic
         if kwargs or len(args) != len(partials):
             raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with out=, where= or dtype= is "
                          "not supported in second order; assign the result instead")
@@ -341,12 +405,16 @@ def _inplace_rule(iop: Any) -> Rule:
 
 
 def with_vjp(f: Any, vjp: Callable) -> None:
-    """Declare nonlinear ``f`` with its cotangent map ``vjp(g, y, *xs) -> tuple`` (one entry per
-    argument, None for no cotangent) written as ordinary, differentiable NumPy code."""
+    """Declare nonlinear ``f`` with its cotangent map ``vjp(g, y, *xs, **kwargs) -> tuple`` (one
+    entry per positional argument, None for no cotangent) written as ordinary, differentiable
+    NumPy code; keyword arguments (``axis=``, ``lower=``) are constants."""
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        if kwargs:
-            raise _error(f"yb.hvp/yb.hessian: pass the arguments of {describe_callable(f)} positionally")
-        y_dual = registered_frule(f, *(Dual(a[0], a[2]) for a in args))
+        for key, value in kwargs.items():
+            if value[2] is not NoTangent and not _is_empty(value[2]):
+                raise _error(f"yb.hvp/yb.hessian: pass the differentiable argument {key}= of "
+                             f"{describe_callable(f)} positionally")
+        constants = {k: Dual(v[0], NoTangent) for k, v in kwargs.items()}
+        y_dual = registered_frule(f, *(Dual(a[0], a[2]) for a in args), **constants)
         y, y_d = y_dual.primal, y_dual.tangent
         if y_d is NoTangent:
             y_d = _zero_tangent_of(y)
@@ -355,7 +423,7 @@ def with_vjp(f: Any, vjp: Callable) -> None:
         def pullback(dy: Any, dy_d: Any) -> tuple:
             g = out_cotangent(CoDual(y, y_f), dy)
             g_d = out_cotangent(CoDual(y, y_fd), dy_d)
-            cot = _frule_of(vjp, Dual(g, g_d), Dual(y, y_d), *(Dual(a[0], a[2]) for a in args))
+            cot = _frule_of(vjp, Dual(g, g_d), Dual(y, y_d), *(Dual(a[0], a[2]) for a in args), **constants)
             rs, rsd = [NoRData], [NoRData]
             for k, a in enumerate(args):
                 c = cot.primal[k]
@@ -366,7 +434,7 @@ def with_vjp(f: Any, vjp: Callable) -> None:
                 c_d = cot.tangent[k] if isinstance(cot.tangent, tuple) else NoTangent
                 rs.append(accumulate(CoDual(a[0], a[1]), c))
                 rsd.append(accumulate(CoDual(a[0], a[3]), 0.0 if c_d is NoTangent else c_d))
-            return tuple(rs), tuple(rsd)
+            return tuple(rs) + (NoRData,) * len(kwargs), tuple(rsd) + (NoRData,) * len(kwargs)
 
         return (y, y_f, y_d, y_fd), pullback
 
@@ -374,24 +442,142 @@ def with_vjp(f: Any, vjp: Callable) -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# Objects: attribute reads and writes, construction
+# --------------------------------------------------------------------------------------------
+#
+# The tangent of a user object is a ``MutableTangent`` (or ``Tangent`` for frozen ones) with a
+# field per attribute; its fdata tangent has the structure of its fdata. The fdata tangent is
+# handled by running the ordinary rule on the *primal* object with the fdata tangent in the fdata
+# slot; the value tangent is read from, or written to, the tangent's fields.
+
+_MISSING = object()
+
+
+def _is_field_tangent(t: Any) -> bool:
+    from ..tangents import MutableTangent, Tangent
+
+    return isinstance(t, (MutableTangent, Tangent))
+
+
+class _BoundTangent:
+    """The tangent of a method bound to a user object: what dispatch reads is ``__self__``."""
+
+    __slots__ = ("__self__",)
+
+    def __init__(self, owner_tangent: Any) -> None:
+        self.__self__ = owner_tangent
+
+
+def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    obj = args[0]
+    if not _is_field_tangent(obj[2]) or kwargs:
+        return _linear(f, args, kwargs)
+    out1, pullback1 = rrule(getattr, *map(_primal_codual, args))
+    out2, pullback2 = rrule(getattr, *(CoDual(a[0], a[3]) for a in args))  # fdata tangents
+    y = out1.primal
+    if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
+        y_d: Any = _BoundTangent(obj[2])
+    else:
+        y_d = obj[2].fields.get(args[1][0], _MISSING)
+        if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default
+            y_d = args[2][2]
+        elif y_d is _MISSING:  # a class attribute: a constant
+            y_d = _zero_tangent_of(y)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(dy_d)
+        return pullback1(dy), tangent_rdata
+
+    return (y, out1.fdata, y_d, out2.fdata), pullback
+
+
+def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    obj, name, value = args
+    if not _is_field_tangent(obj[2]) or kwargs:
+        return _linear(f, args, kwargs)
+    out1, pullback1 = rrule(setattr, _primal_codual(obj), _primal_codual(name), _primal_codual(value))
+    out2, pullback2 = rrule(setattr, CoDual(obj[0], obj[3]), _primal_codual(name), CoDual(value[0], value[3]))
+    fields = obj[2].fields
+    old = fields.get(name[0], _MISSING)
+    fields[name[0]] = value[2] if value[2] is not NoTangent else _zero_tangent_of(value[0])
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(NoRData)
+        if old is _MISSING:
+            fields.pop(name[0], None)
+        else:
+            fields[name[0]] = old
+        return pullback1(NoRData), tangent_rdata
+
+    return (None, NoFData, NoTangent, NoFData), pullback
+
+
+def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``cls(*args)`` for a user class: its ``__init__`` through a dual rule, on an object whose
+    fdata, tangent and fdata tangent start empty (``__init__``'s attribute writes fill them)."""
+    import dataclasses
+
+    from ..tangents import MutableTangent
+    from ..transform.runtime import _is_generated_init
+    from ..transform.second_order import dual_rule
+
+    cls = f[0]
+    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
+        return _construct_dataclass(f, args, kwargs)
+    init = cls.__init__
+    if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
+        raise _error(f"yb.hvp/yb.hessian: cannot construct {describe_callable(cls)} in second order (a custom "
+                     "__new__ or an __init__ without Python source)")
+    obj = object.__new__(cls)
+    self4 = (obj, MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {}))
+    _, pullback = dual_rule(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
+
+    def construct_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(NoRData, NoRData)
+        return (NoRData, *rs[2:]), (NoRData, *rsd[2:])
+
+    return self4, construct_pullback
+
+
+def _construct_dataclass(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """A dataclass's generated ``__init__`` is linear: construct once for the primal and fdata,
+    once with the fdata tangents (its fdata is the fdata tangent), and take the value tangent
+    from forward mode."""
+    from ..transform.forward_runtime import call_frule
+
+    cls = f[0]
+    out1, pullback1 = rrule(CoDual(cls, NoFData), *map(_primal_codual, args),
+                            **{k: _primal_codual(v) for k, v in kwargs.items()})
+    out2, pullback2 = rrule(CoDual(cls, NoFData), *(CoDual(a[0], a[3]) for a in args),
+                            **{k: CoDual(v[0], v[3]) for k, v in kwargs.items()})
+    tangent = call_frule(Dual(cls, NoTangent), *(Dual(a[0], a[2]) for a in args),
+                         **{k: Dual(v[0], v[2]) for k, v in kwargs.items()}).tangent
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(dy_d)
+        return pullback1(dy), tangent_rdata
+
+    return (out1.primal, out1.fdata, tangent, out2.fdata), pullback
+
+
+# --------------------------------------------------------------------------------------------
 # Declarations
 # --------------------------------------------------------------------------------------------
 
-from ..transform import primitives as _prim  # noqa: E402
+_register((getattr,), _getattr)
+_register((setattr,), _setattr)
 
 linear(
-    operator.getitem, operator.setitem, operator.neg, operator.pos, getattr, setattr,
+    operator.getitem, operator.setitem, operator.neg, operator.pos,
     np.sum, np.mean, np.trace, np.diag, np.diagonal, np.tril, np.triu, np.cumsum,
     np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze, np.expand_dims,
-    np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, np.atleast_1d, np.atleast_2d,
-    np.array, np.asarray, np.copy, np.broadcast_to, np.flip, np.roll, np.tile, np.repeat,
-    np.zeros_like, np.ones_like, np.full_like, np.empty_like, np.diff, np.real,
-    _prim.mklist, _prim.mktuple, _prim.mkdict, _prim.as_sequence, float, list, tuple, dict,
+    np.atleast_1d, np.atleast_2d, np.copy, np.broadcast_to, np.flip, np.roll, np.tile, np.repeat,
+    np.diff, np.real, float, list, tuple, dict, zip, enumerate, reversed, np.where,
     (np.ndarray, "sum"), (np.ndarray, "mean"), (np.ndarray, "reshape"), (np.ndarray, "ravel"),
     (np.ndarray, "flatten"), (np.ndarray, "transpose"), (np.ndarray, "copy"), (np.ndarray, "trace"),
-    (np.ndarray, "diagonal"), (np.ndarray, "squeeze"), (np.ndarray, "cumsum"), (np.ndarray, "item"),
+    (np.ndarray, "squeeze"), (np.ndarray, "cumsum"), (np.ndarray, "item"),
     (np.ndarray, "fill"), (np.ndarray, "__getitem__"), (np.ndarray, "__setitem__"),
-    (list, "append"), (list, "extend"), (list, "pop"), (list, "insert"), (list, "copy"),
+    (list, "append"), (list, "extend"), (list, "pop"), (list, "insert"), (list, "copy"), (list, "reverse"),
     (list, "__getitem__"), (list, "__setitem__"), (dict, "get"), (dict, "__getitem__"),
     (dict, "__setitem__"), (dict, "copy"), (dict, "values"), (dict, "items"), (dict, "keys"),
 )
@@ -400,16 +586,9 @@ _register((operator.iadd, operator.isub), _linear)
 for _iop in _OUT_OF_PLACE:
     _register((_iop,), _inplace_rule(_iop))
 
-# values captured from an enclosing function are constants of forward-over-reverse
-_register((_prim.cell_get, _prim.check_unpack, _prim.min_len, _prim.dict_keys), _zero)
+
+linear(sum, data=(1, "start"))
+linear(np.array, np.asarray, np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, data=(0,))
 
 multilinear(operator.matmul, np.matmul, np.dot, np.inner, np.outer, np.kron, np.einsum, np.tensordot,
             np.vdot, (np.ndarray, "dot"))
-
-
-def _cholesky_vjp(g: Any, L: Any, A: Any) -> tuple:
-    """Cotangent of ``A`` for ``L = cholesky(A)`` (lower), symmetrised (Murray 2016)."""
-    phi = np.tril(L.T @ g)
-    phi = phi - 0.5 * np.diag(np.diag(phi))
-    s = scipy.linalg.solve_triangular(L, scipy.linalg.solve_triangular(L, phi.T, lower=True).T, lower=True, trans=1)
-    return (0.5 * (s + s.T),)

@@ -338,3 +338,11 @@ def _vectorize_frule(pyfunc: Dual, *rest: Any, **kwargs: Any) -> Dual:
 
 
 register_frule(np.vectorize, _vectorize_frule)
+
+
+# Second order: the builders are linear in their elements; values captured from an enclosing
+# function are constants of forward-over-reverse; the checks have no derivative.
+from ..rules.second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
+
+_so_linear(mklist, mktuple, mkdict, as_sequence)
+_so_zero(cell_get, check_unpack, min_len, dict_keys)

@@ -109,13 +109,12 @@ class DualReverseGenerator(ReverseGenerator):
     # ------------------------------------------------------------ forward
 
     def _generic_call(self, s: ir.Call, out: list, indent: int) -> None:
-        if s.star_args is not None or s.star_kwargs is not None:
-            raise SecondOrderError(
-                f"line {s.line} of {self.fn.filename}: yb.hvp/yb.hessian do not support calls with "
-                "*args or **kwargs yet; pass the arguments one by one"
-            )
         args = [self.codual(a) for a in s.args]
         args += [f"{k}={self.codual(v)}" for k, v in s.kwargs]
+        if s.star_args is not None:
+            args.append(f"_STAR={self.codual(s.star_args)}")
+        if s.star_kwargs is not None:
+            args.append(f"_STARSTAR={self.primal(s.star_kwargs)}")
         self.emit(out, indent, f"_o, _pb = _rrule2({', '.join([self.codual(s.func)] + args)})", s.line)
         if s.target:
             self.emit(out, indent, f"{self._four(s.target)} = _o", s.line)
@@ -175,7 +174,8 @@ class DualReverseGenerator(ReverseGenerator):
         else:
             self.emit(out, indent, f"_rs, _rsd = {pullback}(_NR, _NR){comment}", line)
         self._accumulate(s.func, "0", out, indent, line)
-        for position, a in enumerate([*s.args, *(v for _, v in s.kwargs)], start=1):
+        atoms = [*s.args, *(v for _, v in s.kwargs)] + ([s.star_args] if s.star_args is not None else [])
+        for position, a in enumerate(atoms, start=1):
             self._accumulate(a, str(position), out, indent, line)
 
     def rev_Copy(self, s: ir.Copy, out: list, indent: int) -> None:
@@ -236,14 +236,25 @@ class DualReverseGenerator(ReverseGenerator):
 def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callable]:
     """The forward rule of ``runtime.call_rrule``: run ``f`` on 4-tuples ``(primal, fdata,
     tangent, fdata_tangent)``; return the output 4-tuple and a dual pullback."""
-    from ..rules.second_order import lookup_second_order
+    from ..rules.core import RRULES
+    from ..rules.second_order import lookup_second_order, run_second_order
 
     fn = f[0]
-    rule = lookup_second_order(fn)
-    if rule is not None:
-        return rule(f, args, kwargs)
+    if "_STARSTAR" in kwargs:
+        kwargs.update(_constant_keywords(fn, kwargs.pop("_STARSTAR")))
+    if "_STAR" in kwargs:
+        return _call_with_star(f, args, kwargs)
+    found = lookup_second_order(fn)
+    if found is not None:
+        return run_second_order(found, f, args, kwargs)
+    if RRULES.lookup(fn) is not None:  # a primitive: never transformed from its source
+        raise _no_rule(fn)
     if type(fn) is types.FunctionType:
         return dual_rule(fn)(f, *args, **kwargs)
+    if isinstance(fn, type):
+        from ..rules.second_order import construct
+
+        return construct(f, args, kwargs)
     if type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType:
         owner = (fn.__self__, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
                  getattr(f[3], "__self__", NoFData))
@@ -254,11 +265,59 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
             return (rs[1],) + rs[2:], (rsd[1],) + rsd[2:]  # the method's rdata is its owner's
 
         return out, method_pullback
-    raise SecondOrderError(
-        f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(fn)}. Forward-over-reverse "
-        "covers NumPy/SciPy primitives listed in docs/rules.md with a second-order entry and plain "
-        "Python functions; compute this Hessian with yb.jacobian(yb.grad(f), mode='rev')'s finite "
-        "differences or file an issue naming the function"
+    raise _no_rule(fn)
+
+
+def _call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """``f(*args, *seq, **kwargs)``: the elements of ``seq`` become arguments (each with its slot of
+    the sequence's fdata, tangent and fdata tangent), and their rdata go back to ``seq``."""
+    from ..rules.core import CoDual
+    from .runtime import _expand_star, _route_star_rdata
+
+    star = kwargs.pop("_STAR")
+    seq, seq_f, seq_d, seq_fd = star
+    primal_parts = _expand_star(CoDual(seq, seq_f))
+    tangent_parts = _expand_star(CoDual(seq, seq_fd))
+    tangents = list(seq_d) if isinstance(seq_d, (list, tuple)) else [zero_tangent_of(x) for x in primal_parts]
+    elements = tuple((p.primal, p.fdata, t, q.fdata) for p, q, t in zip(primal_parts, tangent_parts, tangents))
+    out, pullback = call_rrule2(f, *args, *elements, **kwargs)
+    n_plain, n_kw = len(args), len(kwargs)
+
+    def routed(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)
+        result = []
+        for seq_fdata, r in ((seq_f, rs), (seq_fd, rsd)):
+            r = list(r)
+            plain = r[:1 + n_plain]
+            stars = r[1 + n_plain:1 + n_plain + len(elements)]
+            keyword = r[1 + n_plain + len(elements):]
+            result.append(tuple(plain + keyword[:n_kw] + [_route_star_rdata(CoDual(seq, seq_fdata), stars)]))
+        return result[0], result[1]
+
+    return out, routed
+
+
+def _constant_keywords(fn: Any, mapping: Any) -> dict:
+    """``f(**mapping)``: keywords passed this way are constants of second order (flags, axes)."""
+    from .forward_runtime import zero_tangent_of
+
+    result = {}
+    for key, value in mapping.items():
+        if zero_tangent_of(value) is not NoTangent:
+            raise SecondOrderError(
+                f"yb.hvp/yb.hessian: the differentiable value {key}= reaches {describe_callable(fn)} "
+                "through **kwargs, which second order does not follow yet; pass it by name"
+            )
+        result[key] = (value, NoFData, NoTangent, NoFData)
+    return result
+
+
+def _no_rule(fn: Any) -> SecondOrderError:
+    return SecondOrderError(
+        f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(fn)}. Second order covers "
+        "Python functions, methods and classes, and the primitives marked in docs/rules.md; "
+        "rewrite the call with covered functions, or declare the function's class in "
+        "yuebing/rules/second_order.py (linear, multilinear, with_vjp)"
     )
 
 

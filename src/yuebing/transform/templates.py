@@ -218,7 +218,8 @@ _ARRAY_UNARY: dict[Any, Callable[[str, str], str]] = {
 
 
 def _array_guard(e: Emit, atoms: list) -> list[str]:
-    return [f"type({e.primal(a)}) is _ND and {e.primal(a)}.dtype is _F64" for a in atoms]
+    # 0-d arrays are left to the rules: NumPy turns their results into scalars (np.float64)
+    return [f"type({e.primal(a)}) is _ND and {e.primal(a)}.dtype is _F64 and {e.primal(a)}.ndim" for a in atoms]
 
 
 def _array_unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], e: Emit, t: str, tf: str) -> Template:
@@ -362,7 +363,7 @@ def _times_mask(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
     for side, marker in ((0, "_FASTM0"), (1, "_FASTM1")):
         arr, mask = (s.args[0], s.args[1]) if side == 0 else (s.args[1], s.args[0])
         pa, pm = e.primal(arr), e.primal(mask)
-        guard = (f"type({pa}) is _ND and {pa}.dtype is _F64 and type({pm}) is _ND and "
+        guard = (f"type({pa}) is _ND and {pa}.dtype is _F64 and {pa}.ndim and type({pm}) is _ND and "
                  f"{pm}.dtype.kind in 'bi' and {pa}.shape == {pm}.shape")
         forward = [f"_push({pm}); _push({e.fdata(arr)})",
                    f"{t} = {e.primal(s.args[0])} * {e.primal(s.args[1])}; {tf} = _zeros_like({t})",

@@ -1,0 +1,153 @@
+"""Second order (forward-over-reverse): every rule case with a second-order rule through
+``check_second_order`` (one test per case, like test_rules.py), the whole derived-rule corpus
+(either a correct Hessian-vector product or a clear ``SecondOrderError``, never a wrong answer),
+Hessians of the realistic programs against finite differences of the gradient, and the API."""
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing import tangents as T
+from yuebing.rules import rule_modules
+from yuebing.rules.second_order import lookup_second_order
+from yuebing.testing.structural import compare
+from yuebing.testing.second_order import NotTwiceDifferentiable, check_second_order, differentiable_positions
+from yuebing.transform.second_order import SecondOrderError
+
+from .corpus import data, extra_data, extra_language, extra_objects, extra_programs, language, objects, programs
+
+# ---------------------------------------------------------------- every rule case
+
+
+def _checkable(case) -> bool:
+    """Real float64 cases (central differences of a float32 gradient are too coarse to check a
+    second derivative; complex second order is not supported) with 1-4 differentiable arguments."""
+    values = list(case.args) + list(case.kwargs.values())
+    if any(_complex_or_single(v) for v in values):
+        return False
+    if differentiable_positions(tuple(case.kwargs.values())):  # the checker passes keywords as constants
+        return False
+    return 1 <= len(differentiable_positions(case.args)) <= 4
+
+
+def _complex_or_single(v, depth: int = 0) -> bool:
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind == "c" or v.dtype == np.float32
+    if isinstance(v, (complex, np.complexfloating, np.float32)) or v is np.float32:
+        return True
+    if isinstance(v, (list, tuple)) and depth < 3:
+        return any(_complex_or_single(e, depth + 1) for e in v)
+    if isinstance(v, dict) and depth < 3:
+        return any(_complex_or_single(e, depth + 1) for e in v.values())
+    return False
+
+
+def _has_second_order(f) -> bool:
+    try:
+        return lookup_second_order(f) is not None
+    except Exception:  # noqa: BLE001 - unusual callables have none
+        return False
+
+
+RULE_CASES = [
+    pytest.param(case, id=f"{module.__name__.rsplit('.', 1)[-1]}:{case.name}")
+    for module in rule_modules()
+    for case in getattr(module, "CASES", ())
+    if _has_second_order(case.f) and _checkable(case)
+]
+
+#: Cases at points where the function is not twice differentiable (kinks, ties, jumps, the
+#: conventions of docs/conventions.md): central differences of the gradient do not converge there,
+#: so there is nothing to check against. A case not listed here must converge.
+NOT_TWICE_DIFFERENTIABLE = {
+    "abs'(0) = 0", "maximum ties split", "fmin ties split", "copysign at a = 0", "pow: 0**1",
+    "pow: 0**0 is constant", "pow arrays: conventions", "mod at a jump: -floor(a/b)",
+    "pow: d/dbase at 0 for p > 1; d/dexp 0 at 0", "xlogy(0, y): d/dy = 0",
+}
+#: Conventions for real powers of negative bases (not differentiable in the exponent there): the
+#: gradient follows the first-order convention, the second derivative in the exponent does not.
+NEGATIVE_BASE_POWERS = {"math.pow(negative, int)", "pow: d/dexp = 0 at a negative base"}
+
+
+@pytest.mark.parametrize("case", RULE_CASES)
+def test_rule_second_order(case):
+    if case.name in NEGATIVE_BASE_POWERS:
+        with pytest.raises(AssertionError):
+            check_second_order(case.f, *case.args, kwargs=case.kwargs)
+        return
+    try:
+        check_second_order(case.f, *case.args, kwargs=case.kwargs)
+    except NotTwiceDifferentiable:
+        assert case.name in NOT_TWICE_DIFFERENTIABLE, "central differences of the gradient do not converge"
+
+
+def test_many_rule_cases_have_second_order():
+    assert len(RULE_CASES) >= 700
+
+
+# ---------------------------------------------------------------- the corpus
+
+
+def _scalar_outputs():
+    rng = np.random.default_rng(0)
+    entries = []
+    for module in (language, data, objects, programs, extra_language, extra_data, extra_objects, extra_programs):
+        for fn, args, _ in module.CORPUS:
+            try:
+                y = fn(*T.structural_copy(args))
+            except Exception:  # noqa: BLE001 - corpus entries that raise on purpose
+                continue
+            if isinstance(y, float) or isinstance(y, np.ndarray) and y.dtype.kind == "f":
+                w = rng.standard_normal(np.shape(y)) if isinstance(y, np.ndarray) else float(rng.standard_normal())
+                entries.append(pytest.param(fn, args, w, id=f"{module.__name__.rsplit('.', 1)[-1]}:{fn.__name__}"))
+    return entries
+
+
+CORPUS = _scalar_outputs()
+_OUTCOMES = {"checked": 0, "refused": 0}
+
+
+def _projected(fn, w):
+    from yuebing.testing.targets import _project
+
+    def scalar_1(a0):
+        return _project(fn(a0), w)
+
+    def scalar_2(a0, a1):
+        return _project(fn(a0, a1), w)
+
+    def scalar_3(a0, a1, a2):
+        return _project(fn(a0, a1, a2), w)
+
+    def scalar_4(a0, a1, a2, a3):
+        return _project(fn(a0, a1, a2, a3), w)
+
+    return {1: scalar_1, 2: scalar_2, 3: scalar_3, 4: scalar_4}
+
+
+@pytest.mark.parametrize("fn, args, w", CORPUS)
+def test_corpus_hvp_is_right_or_refused(fn, args, w):
+    """Never a wrong answer: the Hessian-vector product matches central differences of the
+    gradient, or second order raises SecondOrderError naming what it does not support."""
+    scalars = _projected(fn, w)
+    if len(args) not in scalars:
+        return
+    s = scalars[len(args)]
+    rng = np.random.default_rng(1)
+    direction = tuple(T.randn_tangent(rng, tuple(args)))
+    before = T.structural_copy(args)
+    try:
+        _, gradient, product = yb.hvp(s, args, direction)
+    except SecondOrderError:
+        _OUTCOMES["refused"] += 1
+        return
+    assert compare(before, args) is None  # the caller's arguments are untouched
+    argnums = tuple(range(len(args)))
+    probe = tuple(T.randn_tangent(rng, tuple(args)))
+    expected = yb.grad(s, argnums=argnums)(*T.structural_copy(args))
+    assert T.dot(probe, gradient) == pytest.approx(T.dot(probe, expected), rel=1e-8, abs=1e-10)
+    h = 1e-5
+    plus = yb.grad(s, argnums=argnums)(*T.add_to_primal(T.structural_copy(args), T.scale(direction, h)))
+    minus = yb.grad(s, argnums=argnums)(*T.add_to_primal(T.structural_copy(args), T.scale(direction, -h)))
+    finite = (T.dot(probe, plus) - T.dot(probe, minus)) / (2 * h)
+    assert T.dot(probe, product) == pytest.approx(finite, rel=1e-4, abs=1e-6)
+    _OUTCOMES["checked"] += 1
