@@ -141,13 +141,14 @@ def test_corpus_hvp_is_right_or_refused(fn, args, w):
         _OUTCOMES["refused"] += 1
         return
     assert compare(before, args) is None  # the caller's arguments are untouched
-    argnums = tuple(range(len(args)))
+    argnums = tuple(differentiable_positions(args))
     probe = tuple(T.randn_tangent(rng, tuple(args)))
+    probe = tuple(probe[i] for i in argnums)
     expected = yb.grad(s, argnums=argnums)(*T.structural_copy(args))
-    assert T.dot(probe, gradient) == pytest.approx(T.dot(probe, expected), rel=1e-8, abs=1e-10)
+    assert T.dot(probe, tuple(gradient[i] for i in argnums)) == pytest.approx(T.dot(probe, expected), rel=1e-8, abs=1e-10)
     h = 1e-5
     plus = yb.grad(s, argnums=argnums)(*T.add_to_primal(T.structural_copy(args), T.scale(direction, h)))
     minus = yb.grad(s, argnums=argnums)(*T.add_to_primal(T.structural_copy(args), T.scale(direction, -h)))
     finite = (T.dot(probe, plus) - T.dot(probe, minus)) / (2 * h)
-    assert T.dot(probe, product) == pytest.approx(finite, rel=1e-4, abs=1e-6)
+    assert T.dot(probe, tuple(product[i] for i in argnums)) == pytest.approx(finite, rel=1e-4, abs=1e-6)
     _OUTCOMES["checked"] += 1

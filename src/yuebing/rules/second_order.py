@@ -560,6 +560,43 @@ def _construct_dataclass(f: tuple, args: tuple, kwargs: dict) -> tuple:
     return (out1.primal, out1.fdata, tangent, out2.fdata), pullback
 
 
+def super_getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``super().name`` in a method: a method bound to ``self`` (whose tangent it carries)."""
+    cell, obj, name = args
+    out1, pullback1 = rrule(_primal_codual(f), *map(_primal_codual, args))
+    out2, pullback2 = rrule(_primal_codual(f), CoDual(cell[0], cell[3]), CoDual(obj[0], obj[3]), _primal_codual(name))
+    y = out1.primal
+    if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
+        y_d: Any = _BoundTangent(obj[2])
+    else:
+        raise _error(f"yb.hvp/yb.hessian: super().{name[0]} is not a method; second order reads only "
+                     "methods through super()")
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(dy_d)
+        return pullback1(dy), tangent_rdata
+
+    return (y, out1.fdata, y_d, out2.fdata), pullback
+
+
+def cell_get(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Reading a captured variable: the fdata and fdata tangent come from the closure's boxes, the
+    tangent from the closure's tangent (``NoTangent`` for values captured from outside: constants)."""
+    (cell,) = args
+    out1, pullback1 = rrule(_primal_codual(f), CoDual(cell[0], cell[1]))
+    out2, pullback2 = rrule(_primal_codual(f), CoDual(cell[0], cell[3]))
+    y = out1.primal
+    y_d = getattr(cell[2], "value", NoTangent)
+    if y_d is NoTangent:
+        y_d = _zero_tangent_of(y)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(dy_d)
+        return pullback1(dy), tangent_rdata
+
+    return (y, out1.fdata, y_d, out2.fdata), pullback
+
+
 # --------------------------------------------------------------------------------------------
 # Declarations
 # --------------------------------------------------------------------------------------------

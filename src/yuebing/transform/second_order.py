@@ -145,11 +145,25 @@ class DualReverseGenerator(ReverseGenerator):
             self.emit(out, indent, f"{self.fd(name)} = {self.fdd(name)} = _NF; {self.dd(name)} = _zt({name})", s.line)
 
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
-        raise SecondOrderError(
-            f"line {s.line} of {self.fn.filename}: yb.hvp/yb.hessian do not support nested function "
-            "definitions or lambdas inside the differentiated function yet; define the function at "
-            "module level and pass what it needs as arguments"
-        )
+        # the closure's fdata and fdata tangent hold one box per captured variable (where its
+        # cotangents accumulate), its tangent the captured values' tangents
+        self.emit(out, indent, s.source, s.line)
+        self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
+        pairs = {part: ", ".join(f"{name!r}: ({name}, {part(name)})" for name in s.free_vars)
+                 for part in (self.fd, self.fdd)}
+        tangents = ", ".join(f"{name!r}: {self.dd(name)}" for name in s.free_vars)
+        t = s.target
+        self.emit(out, indent, f"{self.fd(t)} = _closure_fdata({t}, {{{pairs[self.fd]}}}); "
+                               f"{self.fdd(t)} = _closure_fdata({t}, {{{pairs[self.fdd]}}})", s.line)
+        self.emit(out, indent, f"{self.dd(t)} = _closure_tangent({t}, {{{tangents}}})", s.line)
+        self.emit(out, indent, f"_push({self.fd(t)}); _push({self.fdd(t)})  # the reverse pass reads the captured cotangents", s.line)
+
+    def rev_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
+        self.emit(out, indent, f"_closure_fd = _pop(); _closure = _pop()  # undo line {s.line}: the closure {s.target}", s.line)
+        for name in s.free_vars:
+            r, rd = self.rd(name), self.rdd(name)
+            self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata(_closure, {name!r})); "
+                                   f"{rd} = _acc({rd}, _closure_rdata(_closure_fd, {name!r}))", s.line)
 
     def fwd_With(self, s: ir.With, out: list, indent: int) -> None:
         self.emit(out, indent, f"with {s.items}:", s.line)
@@ -202,10 +216,11 @@ class DualReverseGenerator(ReverseGenerator):
             self.emit(out, 1, f"{name} = _global(_G, {name!r}); {self.fd(name)} = _global_fdata({name}); "
                               f"{self.dd(name)} = _zt({name}); {self.fdd(name)} = _global_fdata({name})")
         for k, name in enumerate(fn.free_vars):
-            # captured variables are constants of the differentiation (zero tangent)
+            # a closure made by differentiated code carries its captured values' tangents;
+            # values captured from outside are constants (no tangent)
             cell = f"_cell_{name}"
             self.emit(out, 1, f"{cell} = _fn.__closure__[{k}]; {self.fd(cell)} = _cell_fdata(_fn_f, {name!r}); "
-                              f"{self.dd(cell)} = _NT; {self.fdd(cell)} = _NF")
+                              f"{self.dd(cell)} = _cell_tangent(_fn_d, {name!r}); {self.fdd(cell)} = _cell_fdata(_fn_fd, {name!r})")
         self.forward(fn.body, out, 1)
         self.emit(out, 0, "")
         self.emit(out, 0, f"def {rev_name}(_tape, _out_r, _out_rd):", fn.first_line)
@@ -244,6 +259,9 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
         kwargs.update(_constant_keywords(fn, kwargs.pop("_STARSTAR")))
     if "_STAR" in kwargs:
         return _call_with_star(f, args, kwargs)
+    user = _user_protocol(fn, args, kwargs)
+    if user is not None:
+        return user
     found = lookup_second_order(fn)
     if found is not None:
         return run_second_order(found, f, args, kwargs)
@@ -262,10 +280,80 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
 
         def method_pullback(dy: Any, dy_d: Any) -> tuple:
             rs, rsd = pullback(dy, dy_d)
-            return (rs[1],) + rs[2:], (rsd[1],) + rsd[2:]  # the method's rdata is its owner's
+            return (_method_rdata(rs[1]),) + rs[2:], (_method_rdata(rsd[1]),) + rsd[2:]
 
         return out, method_pullback
     raise _no_rule(fn)
+
+
+def _method_rdata(owner_rdata: Any) -> Any:
+    """A bound method's rdata carries its owner's (what ``getattr``'s pullback reads)."""
+    from ..tangents import Tangent
+
+    return NoRData if owner_rdata is NoRData else Tangent(types.MethodType, {"__self__": owner_rdata})
+
+
+def _call_python(method: types.FunctionType, args: tuple) -> tuple[tuple, Callable]:
+    """Call a user class's Python method (a dunder, a property function) through its dual rule."""
+    out, pullback = dual_rule(method)((method, NoFData, NoTangent, NoFData), *args)
+    return out, pullback
+
+
+def _user_protocol(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, Callable] | None:
+    """Python's protocols on user classes, as ``runtime._dispatch`` follows them: properties
+    (``getattr``/``setattr``) and operators (``a + b`` runs ``type(a).__add__``)."""
+    from .runtime import _BINARY_DUNDERS, _INPLACE_DUNDERS, _UNARY_DUNDERS, _find_property, _python_method
+
+    if kwargs or not args:
+        return None
+    if fn is getattr or fn is setattr:
+        prop = _find_property(type(args[0][0]), args[1][0])
+        function = None if prop is None else prop.fget if fn is getattr else prop.fset
+        if not isinstance(function, types.FunctionType):
+            return None
+        operands = (args[0],) if fn is getattr else (args[0], args[2])
+        out, pullback = _call_python(function, operands)
+
+        def property_pullback(dy: Any, dy_d: Any) -> tuple:
+            rs, rsd = pullback(dy, dy_d)
+            if fn is getattr:
+                return (NoRData, rs[1]) + (NoRData,) * (len(args) - 1), (NoRData, rsd[1]) + (NoRData,) * (len(args) - 1)
+            return (NoRData, rs[1], NoRData, rs[2]), (NoRData, rsd[1], NoRData, rsd[2])
+
+        return out, property_pullback
+    try:
+        if fn in _INPLACE_DUNDERS and len(args) == 2:
+            name, plain = _INPLACE_DUNDERS[fn]
+            method = _python_method(args[0][0], name)
+            if method is not None:
+                return _call_python(method, args)
+            return _user_protocol(plain, args, kwargs)
+        if fn in _BINARY_DUNDERS and len(args) == 2:
+            name, reflected = _BINARY_DUNDERS[fn]
+            a, b = args
+            method = _python_method(a[0], name)
+            if method is not None:
+                out, pullback = _call_python(method, (a, b))
+                if out[0] is not NotImplemented:
+                    return out, pullback
+            method = _python_method(b[0], reflected)
+            if method is not None:
+                out, pullback = _call_python(method, (b, a))
+
+                def reflected_pullback(dy: Any, dy_d: Any) -> tuple:
+                    rs, rsd = pullback(dy, dy_d)
+                    return (NoRData, rs[2], rs[1]), (NoRData, rsd[2], rsd[1])
+
+                return out, reflected_pullback
+            return None
+        name = _UNARY_DUNDERS.get(fn)
+    except TypeError:  # an unhashable callable
+        return None
+    if name is not None:
+        method = _python_method(args[0][0], name)
+        if method is not None:
+            return _call_python(method, args)
+    return None
 
 
 def _call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
@@ -329,11 +417,39 @@ def zero_tangent_of(value: Any) -> Any:
 
 def runtime_namespace() -> dict[str, Any]:
     from .forward_runtime import global_tangent
-    from .runtime import acc, cell_fdata, global_fdata, global_value
+    from .runtime import acc, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value, with_user_globals
 
     return {"_NF": NoFData, "_NR": NoRData, "_NT": NoTangent, "_rrule2": call_rrule2, "_acc": acc,
             "_global": global_value, "_global_fdata": global_fdata, "_cell_fdata": cell_fdata,
-            "_zt": _constant_tangent(global_tangent)}
+            "_zt": _constant_tangent(global_tangent), "_closure_fdata": closure_fdata,
+            "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
+            "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals}
+
+
+class CellTangent:
+    """The tangent of a closure cell: the tangent of the value it captured."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def closure_tangent(fn: Any, captured: dict) -> Any:
+    """The tangent of a function made inside differentiated code: its captured values' tangents."""
+    from ..tangents import Tangent
+
+    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+        return NoTangent
+    return Tangent(types.FunctionType, {name: CellTangent(captured.get(name, NoTangent)) for name in fn.__code__.co_freevars})
+
+
+def cell_tangent(fn_d: Any, name: str) -> Any:
+    from ..tangents import Tangent
+
+    if isinstance(fn_d, Tangent):
+        return fn_d.fields.get(name, NoTangent)
+    return NoTangent
 
 
 def _constant_tangent(global_tangent: Callable) -> Callable:
@@ -363,6 +479,15 @@ def dual_rule(fn: types.FunctionType) -> "DualRule":
     return rule
 
 
+def _route(param_rdata: tuple, routes: list) -> tuple:
+    """The rdata of each call argument from the rdata of each parameter."""
+    result = [NoRData]
+    for j, i in routes:
+        r = param_rdata[j]
+        result.append(r if i is None else r[i] if isinstance(r, tuple) else NoRData)
+    return tuple(result)
+
+
 class DualRule:
     """Forward-over-reverse rule of a Python function, generated from its source."""
 
@@ -390,31 +515,49 @@ class DualRule:
     def source(self) -> str:
         return self.generated.source
 
-    def _bind(self, args: tuple, kwargs: dict) -> list:
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[list, list | None]:
+        """A 4-tuple for each parameter of the generated function, in its order, and where each
+        call argument's rdata comes from: ``(param, None)`` or ``(param, index in *args)``
+        (None when the arguments are the parameters, in order)."""
         if self.simple and not kwargs and len(args) == self.n_params:
-            return list(args)
-        if not self.simple:
-            raise SecondOrderError(f"yb.hvp/yb.hessian: {self.name} takes *args, **kwargs or keyword-only "
-                                   "parameters, which second order does not support yet")
+            return list(args), None
         from ..rules.util import zero_fdata
 
         marker = object()
+        keys = list(range(len(args))) + list(kwargs)
         try:
-            bound = self.signature.bind(*[(marker, a) for a in args], **{k: (marker, v) for k, v in kwargs.items()})
+            bound = self.signature.bind(*[(marker, i) for i in range(len(args))], **{k: (marker, k) for k in kwargs})
         except TypeError as error:
             raise TypeError(f"{self.name}(): {error}") from None
         bound.apply_defaults()
-        result = []
-        for name in self.ir.params:
+        given = {**dict(enumerate(args)), **kwargs}
+        result, routes = [], {}
+        for j, name in enumerate(self.ir.params):
             value = bound.arguments[name]
-            if isinstance(value, tuple) and len(value) == 2 and value[0] is marker:
-                result.append(value[1])
+            kind = self.signature.parameters[name].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                if value:
+                    raise SecondOrderError(f"yb.hvp/yb.hessian: {self.name} receives **{name}, which second "
+                                           "order does not support yet; pass those arguments by name")
+                result.append(({}, {}, {}, {}))
+            elif kind is inspect.Parameter.VAR_POSITIONAL:  # a tuple of the 4-tuples
+                items = [given[v[1]] for v in value]
+                for i, v in enumerate(value):
+                    routes[v[1]] = (j, i)
+                parts = [tuple(item[k] for item in items) for k in range(4)]
+                for k, empty in ((1, NoFData), (2, NoTangent), (3, NoFData)):
+                    if all(p is empty for p in parts[k]):
+                        parts[k] = empty
+                result.append(tuple(parts))
+            elif isinstance(value, tuple) and len(value) == 2 and value[0] is marker:
+                routes[value[1]] = (j, None)
+                result.append(given[value[1]])
             else:  # a default value: a constant
                 result.append((value, zero_fdata(value), zero_tangent_of(value), zero_fdata(value)))
-        return result
+        return result, [routes[k] for k in keys]
 
     def __call__(self, f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callable]:
-        params = self._bind(args, kwargs)
+        params, routes = self._bind(args, kwargs)
         flat = [part for p in params for part in p]
         tape: list = []
         out = self.forward(tape, *f, *flat)
@@ -422,7 +565,9 @@ class DualRule:
 
         def pullback(dy: Any, dy_d: Any) -> tuple:
             rs, rsd = reverse(tape, dy, dy_d)
-            return (NoRData,) + tuple(rs), (NoRData,) + tuple(rsd)
+            if routes is None:
+                return (NoRData,) + tuple(rs), (NoRData,) + tuple(rsd)
+            return _route(rs, routes), _route(rsd, routes)
 
         return out, pullback
 
