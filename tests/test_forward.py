@@ -450,20 +450,34 @@ def calls_jvp_inside(x):
     return x * jvp(lambda y: x + y, (1.0,), (1.0,))[1]
 
 
-def test_nested_differentiation_is_refused_not_wrong():
-    # second order is not implemented: forward mode refuses to follow yuebing's own machinery
-    from yuebing.transform.forward_runtime import NestedDifferentiationError
-
+def calls_grad_of_product(x):
     import yuebing as yb
 
-    for fn in (calls_grad_inside, calls_jvp_inside):
-        with pytest.raises(NestedDifferentiationError, match="nested differentiation") as info:
-            jvp(fn, (1.0,), (1.0,))
-        assert "test_forward.py" in "".join(getattr(info.value, "__notes__", []))
-    with pytest.raises(NestedDifferentiationError):
-        jvp(yb.grad(lambda x: x * x * x), (1.0,), (1.0,))
-    with pytest.raises(NestedDifferentiationError):
-        jacobian(yb.grad(lambda x: np.sum(x ** 3)), mode="fwd")(np.ones(2))
+    return x * yb.grad(lambda y: x * y)(1.0)  # x * x
+
+
+def test_forward_over_grad_does_not_confuse_perturbations():
+    # d/dx [x * d/dy (x + y)] = 1: the inner derivative's perturbation (y) is not the outer one (x)
+    assert jvp(calls_grad_inside, (1.0,), (1.0,)) == (pytest.approx(1.0), pytest.approx(1.0))
+    # d/dx [x * d/dy (x * y)] = 2x: the outer perturbation reaches the inner gradient through x
+    assert jvp(calls_grad_of_product, (1.5,), (1.0,))[1] == pytest.approx(3.0)
+
+
+def test_forward_over_grad_is_a_hessian():
+    import yuebing as yb
+
+    assert jvp(yb.grad(lambda x: x * x * x), (1.0,), (1.0,))[1] == pytest.approx(6.0)
+    x = np.array([0.5, 1.5])
+    np.testing.assert_allclose(jacobian(yb.grad(lambda x: np.sum(x ** 3)), mode="fwd")(x), np.diag(6 * x))
+
+
+def test_forward_over_jvp_is_refused_not_wrong():
+    # forward over forward is not implemented: forward mode refuses to follow yuebing's machinery
+    from yuebing.transform.forward_runtime import NestedDifferentiationError
+
+    with pytest.raises(NestedDifferentiationError, match="nested differentiation") as info:
+        jvp(calls_jvp_inside, (1.0,), (1.0,))
+    assert "test_forward.py" in "".join(getattr(info.value, "__notes__", []))
 
 
 def _identity_decorator(h):

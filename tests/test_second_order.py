@@ -152,3 +152,140 @@ def test_corpus_hvp_is_right_or_refused(fn, args, w):
     finite = (T.dot(probe, plus) - T.dot(probe, minus)) / (2 * h)
     assert T.dot(probe, tuple(product[i] for i in argnums)) == pytest.approx(finite, rel=1e-4, abs=1e-6)
     _OUTCOMES["checked"] += 1
+
+
+# ---------------------------------------------------------------- realistic programs: Hessians
+
+from .test_forward import REALISTIC  # noqa: E402 - the programs of the forward-mode Jacobian tests
+
+
+def _scalarized(fn, args, argnum, seed=0):
+    """``x -> <w, fn(..., x, ...)> + 0.1 |fn(...)|^2`` with the other arguments held fixed."""
+    from yuebing.testing.targets import _project
+
+    w = np.random.default_rng(seed).standard_normal(np.shape(fn(*T.structural_copy(args))))
+    fixed = list(args)
+
+    def scalar(x):
+        call = list(fixed)
+        call[argnum] = x
+        return _project(fn(*call), w)
+
+    return scalar
+
+
+def _fd_hessian(scalar, x, h=1e-5):
+    """Central differences of yb.grad: column j is (grad(x + h e_j) - grad(x - h e_j)) / 2h."""
+    x = np.asarray(x, dtype=float)
+    columns = []
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[j] = h
+        plus = yb.grad(scalar)(x + e if x.ndim else float(x + e))
+        minus = yb.grad(scalar)(x - e if x.ndim else float(x - e))
+        columns.append(np.ravel((np.asarray(plus) - np.asarray(minus)) / (2 * h)))
+    return np.stack(columns, axis=1).reshape(x.shape + x.shape)
+
+
+@pytest.mark.parametrize("fn, args, argnum", REALISTIC, ids=[f"{fn.__name__}-arg{a}" for fn, _, a in REALISTIC])
+def test_realistic_hessian_matches_finite_differences_of_gradient(fn, args, argnum):
+    scalar = _scalarized(fn, args, argnum)
+    x = args[argnum]
+    if not isinstance(x, (float, np.ndarray)):  # a dict of parameters: Hessian-vector products
+        direction = T.randn_tangent(np.random.default_rng(2), x)
+        _, _, (product,) = yb.hvp(scalar, (x,), (direction,))
+        h = 1e-5
+        plus = yb.grad(scalar)(T.add_to_primal(T.structural_copy(x), T.scale(direction, h)))
+        minus = yb.grad(scalar)(T.add_to_primal(T.structural_copy(x), T.scale(direction, -h)))
+        finite = T.scale(T.difference(plus, minus), 1 / (2 * h))
+        probe = T.randn_tangent(np.random.default_rng(3), x)
+        assert T.dot(probe, product) == pytest.approx(T.dot(probe, finite), rel=1e-5, abs=1e-7)
+        return
+    hessian = yb.hessian(scalar)(x)
+    expected = _fd_hessian(scalar, x)
+    np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-6)
+    flat = np.reshape(hessian, (np.size(x), np.size(x)))
+    np.testing.assert_allclose(flat, flat.T, rtol=1e-10, atol=1e-10)
+
+
+def test_prepared_hessian_matches_and_reuses_buffers():
+    fn, args, argnum = REALISTIC[0]
+    scalar = _scalarized(fn, args, argnum)
+    x = args[argnum]
+    prepared = yb.prepare_hessian(scalar, x)
+    first = prepared(x)
+    np.testing.assert_allclose(first, yb.hessian(scalar)(x), rtol=1e-12, atol=1e-12)
+    second = prepared(x * 1.01)
+    np.testing.assert_allclose(second, yb.hessian(scalar)(x * 1.01), rtol=1e-12, atol=1e-12)
+    assert first is not second
+
+
+# ---------------------------------------------------------------- API
+
+
+def cubic(x, w):
+    return np.sum(w * x ** 3) + x[0] * x[1]
+
+
+def test_hvp_returns_value_gradient_and_product():
+    x, w, v = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 3.0]), np.array([0.3, 0.1, -0.2])
+    value, (gx, gw), (hx, hw) = yb.hvp(cubic, (x, w), (v, yb.NoTangent))
+    assert value == pytest.approx(cubic(x, w))
+    np.testing.assert_allclose(gx, yb.grad(cubic)(x, w))
+    np.testing.assert_allclose(gw, yb.grad(cubic, argnums=1)(x, w))
+    np.testing.assert_allclose(hx, yb.hessian(cubic)(x, w) @ v)
+    np.testing.assert_allclose(hw, yb.hessian(cubic, argnums=(0, 1))(x, w)[1][0] @ v)  # d/dw of grad_x . v
+
+
+def test_hessian_blocks_for_several_arguments_are_symmetric():
+    x, w = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+    blocks = yb.hessian(cubic, argnums=(0, 1))(x, w)
+    full = np.block([[blocks[0][0], blocks[0][1]], [blocks[1][0], blocks[1][1]]])
+    np.testing.assert_allclose(full, full.T, atol=1e-12)
+    assert yb.hessian(lambda a, b: a * a * b, argnums=(0, 1))(1.5, 2.0)[0][1] == pytest.approx(3.0)
+
+
+def test_hvp_leaves_arguments_untouched_even_when_f_mutates_them():
+    def mutating(x):
+        x[0] = x[0] * x[1]
+        return np.sum(x ** 2)
+
+    x = np.array([1.5, 2.0])
+    before = x.copy()
+    _, (g,), (h,) = yb.hvp(mutating, (x,), (np.array([1.0, 0.0]),))
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_allclose(g, [2 * 1.5 * 2.0 ** 2, 2 * 1.5 ** 2 * 2.0 + 2 * 2.0])
+    np.testing.assert_allclose(h, [2 * 2.0 ** 2, 4 * 1.5 * 2.0])
+
+
+def vector_output(x):
+    return x * 2.0
+
+
+def test_second_order_errors_are_clear():
+    with pytest.raises(TypeError, match="real scalar"):
+        yb.hessian(vector_output)(np.ones(2))
+    with pytest.raises(TypeError, match="tuples"):
+        yb.hvp(cubic, np.ones(3), np.ones(3))
+    with pytest.raises(TypeError, match="2 primals but 1 tangents"):
+        yb.hvp(cubic, (np.ones(3), np.ones(3)), (np.ones(3),))
+    with pytest.raises(TypeError, match="flatten"):
+        yb.hessian(lambda d: d["a"] * 2.0)({"a": 1.0})
+    with pytest.raises(yb.SecondOrderError, match="no second-order rule for .*eig"):
+        yb.hvp(lambda a: np.sum(np.linalg.eig(a)[0].real), (np.eye(2),), (np.eye(2),))
+
+
+def takes_gradient(x):
+    return np.sum(yb.grad(cubic)(x, np.ones(3)) ** 2)
+
+
+def test_hessian_of_a_function_taking_a_gradient_is_refused_not_wrong():
+    # it would need third derivatives (reverse over the gradient's reverse pass)
+    with pytest.raises(yb.NestedDifferentiationError, match="nested differentiation"):
+        yb.hessian(takes_gradient)(np.array([0.5, 1.0, 2.0]))
+
+
+def test_show_hvp_is_readable_python():
+    source = yb.show(cubic, mode="hvp")
+    compile(source, "<test>", "exec")
+    assert "def cubic_dual_forward" in source and "# undo line" in source and "x_d" in source

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import types
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -293,6 +293,8 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
         value, gradient, _ = _gradient_call(f, argnums, has_aux, "value_and_grad", args, kwargs)
         return value, gradient
 
+    # forward mode over this function is forward-over-reverse (transform/second_order.py)
+    value_and_grad_f.__yuebing_gradient__ = GradientSpec(f, argnums, has_aux, True)
     return value_and_grad_f
 
 
@@ -305,7 +307,17 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
         value, gradient, _ = _gradient_call(f, argnums, has_aux, "grad", args, kwargs)
         return (gradient, value[1]) if has_aux else gradient
 
+    grad_f.__yuebing_gradient__ = GradientSpec(f, argnums, has_aux, False)
     return grad_f
+
+
+class GradientSpec(NamedTuple):
+    """What a function made by ``grad``/``value_and_grad`` computes (forward mode reads it)."""
+
+    f: Callable
+    argnums: Any
+    has_aux: bool
+    with_value: bool
 
 
 def _fill_zero(buffer: np.ndarray) -> np.ndarray:
@@ -408,15 +420,21 @@ def prepare_pullback(f: Callable, *example_args: Any) -> Callable:
 
 def show(f: Callable, *example_args: Any, mode: str = "reverse", stage: str = "generated") -> str:
     """The code yuebing generates for ``f``: ``stage="ir"`` for the normal form,
-    ``"generated"`` for the forward and reverse passes (readable Python)."""
+    ``"generated"`` for the forward and reverse passes (readable Python). ``mode`` is
+    ``"reverse"``, ``"forward"`` (the JVP code) or ``"hvp"`` (the forward-over-reverse code)."""
     from .transform.ir import format_function
 
     if mode == "forward":
         from .forward_api import show_forward
 
         return show_forward(f, stage=stage)
+    if mode == "hvp":
+        from .transform.second_order import dual_rule
+
+        dual = dual_rule(f)
+        return format_function(dual.ir) if stage == "ir" else dual.source
     if mode != "reverse":
-        raise ValueError("mode must be 'reverse' or 'forward'")
+        raise ValueError("mode must be 'reverse', 'forward' or 'hvp'")
     rule = derived_rule(f)
     if stage == "ir":
         return format_function(rule.ir)

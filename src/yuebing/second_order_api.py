@@ -19,7 +19,8 @@ from .rules.util import zero_fdata
 from .tangents import NoFData, NoRData, NoTangent
 from .tangents.validate import validate_tangent
 from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
-from .transform.second_order import call_rrule2
+from .rules.core import register_frule
+from .transform.second_order import _grad_frule, _value_and_grad_frule, call_rrule2
 
 
 def _fname(f: Callable) -> str:
@@ -115,6 +116,77 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     return hessian_f
 
 
+class PreparedHvp:
+    """``yb.prepare_hvp(f, *example_args)``: Hessian-vector products of ``f`` at arguments shaped
+    like the examples. The dual reverse program is compiled once and the fdata buffers of float
+    and float-array arguments are allocated once and zeroed on each call."""
+
+    def __init__(self, f: Callable, example_args: tuple) -> None:
+        self.f = f
+        self.shapes = [_signature_of(x) for x in example_args]
+        self.buffers = [_buffers_for(x) for x in example_args]
+        from .transform.second_order import dual_rule
+
+        if hasattr(f, "__code__"):
+            dual_rule(f)  # compile now: the first call is not slower than the others
+
+    def __call__(self, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
+        primals, tangents = tuple(primals), tuple(tangents)
+        if len(primals) != len(self.shapes) or len(tangents) != len(primals):
+            raise TypeError(f"prepare_hvp: prepared for {len(self.shapes)} arguments, got {len(primals)} "
+                            f"primals and {len(tangents)} tangents")
+        if [_signature_of(x) for x in primals] != self.shapes or any(
+                t is not NoTangent and _signature_of(t) != _signature_of(x) for x, t in zip(primals, tangents)):
+            return _value_grad_hvp(self.f, primals, tangents, "hvp")  # not what was prepared for
+        duals = []
+        for x, v, buffers in zip(primals, tangents, self.buffers):
+            if buffers is None:
+                return _value_grad_hvp(self.f, primals, tangents, "hvp")
+            fd, fdt = buffers
+            fd.fill(0)
+            fdt.fill(0)
+            direction = np.zeros_like(x) if v is NoTangent else np.array(v, dtype=float)
+            duals.append((x.copy(), fd, direction, fdt))
+        out, pullback = call_rrule2((self.f, NoFData, NoTangent, NoFData), *duals)
+        _check_scalar(out[0], self.f, "hvp")
+        rs, rsd = pullback(1.0, 0.0)
+        grads = tuple(d[1] + (0.0 if r is NoRData else r) for d, r in zip(duals, rs[1:]))
+        hvps = tuple(d[3] + (0.0 if r is NoRData else r) for d, r in zip(duals, rsd[1:]))
+        return out[0], grads, hvps
+
+
+def _signature_of(x: Any) -> Any:
+    return (np.shape(x), x.dtype) if isinstance(x, np.ndarray) else type(x)
+
+
+def _buffers_for(x: Any) -> tuple | None:
+    """Reusable (fdata, fdata tangent) buffers for a float array argument, else None."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        return np.zeros_like(x), np.zeros_like(x)
+    return None
+
+
+def prepare_hvp(f: Callable, *example_args: Any) -> PreparedHvp:
+    """Hessian-vector products of ``f`` for repeated calls: ``prepared(primals, tangents)``
+    returns ``(value, gradients, hvps)`` like ``yb.hvp`` (arrays are fresh on every call)."""
+    return PreparedHvp(f, example_args)
+
+
+def prepare_hessian(f: Callable, *example_args: Any, argnums: int | Sequence[int] = 0) -> Callable:
+    """The Hessian of ``f`` for repeated calls with arguments shaped like the examples: compiled
+    once, basis directions and fdata buffers reused (one forward-over-reverse pass per coordinate)."""
+    prepared = PreparedHvp(f, example_args)
+    nums, single = _normalise_argnums(argnums, len(example_args), "prepare_hessian")
+    for i in nums:
+        _check_hessian_argument(example_args[i], i)
+
+    def hessian_f(*args: Any) -> Any:
+        return _hessian(f, args, nums, single, run=prepared)
+
+    hessian_f.__name__ = f"hessian({_fname(f)})"
+    return hessian_f
+
+
 def _check_hessian_argument(x: Any, i: int) -> None:
     if type(x) is float or isinstance(x, np.ndarray) and x.dtype.kind == "f":
         return
@@ -125,7 +197,7 @@ def _check_hessian_argument(x: Any, i: int) -> None:
     )
 
 
-def _hessian(f: Callable, args: tuple, nums: tuple, single: bool) -> Any:
+def _hessian(f: Callable, args: tuple, nums: tuple, single: bool, run: Callable | None = None) -> Any:
     for i in nums:
         _check_hessian_argument(args[i], i)
     sizes = [int(np.size(args[i])) for i in nums]
@@ -136,7 +208,10 @@ def _hessian(f: Callable, args: tuple, nums: tuple, single: bool) -> Any:
             basis = np.zeros(sizes[b])
             basis[k] = 1.0
             directions[j] = float(basis[0]) if type(args[j]) is float else basis.reshape(np.shape(args[j]))
-            _, _, hv = _value_grad_hvp(f, args, tuple(directions), "hessian")
+            if run is not None:
+                _, _, hv = run(args, tuple(directions))
+            else:
+                _, _, hv = _value_grad_hvp(f, args, tuple(directions), "hessian")
             for a, i in enumerate(nums):
                 blocks[a][b][:, k] = np.ravel(hv[i])
     shaped = [[_shape_block(blocks[a][b], args[nums[a]], args[nums[b]]) for b in range(len(nums))]
@@ -150,3 +225,11 @@ def _shape_block(block: np.ndarray, xa: Any, xb: Any) -> Any:
     if type(xa) is float and type(xb) is float:
         return float(block[0, 0])
     return block.reshape(np.shape(xa) + np.shape(xb))
+
+
+# yb.grad and yb.value_and_grad called inside forward-mode code (jvp of a function that takes a
+# gradient, jacobian(grad(f), mode="fwd")): forward-over-reverse
+from .api import grad as _grad, value_and_grad as _value_and_grad  # noqa: E402
+
+register_frule(_grad, _grad_frule)
+register_frule(_value_and_grad, _value_and_grad_frule)

@@ -208,6 +208,10 @@ def _dispatch(f: Dual, args: tuple, kwargs: dict) -> Dual:
     if FRULES.lookup(fn) is not None:
         return registered_frule(f, *args, **kwargs)
     kind = type(fn)
+    if kind is types.FunctionType and hasattr(fn, "__yuebing_gradient__"):
+        from .second_order import gradient_frule
+
+        return gradient_frule(f, *args, **kwargs)  # forward over yb.grad: forward-over-reverse
     if kind is types.FunctionType:
         return derived_frule(fn)(f, *args, **kwargs)
     if kind is types.MethodType:
@@ -334,9 +338,10 @@ def _is_machinery(filename: str) -> bool:
 
 
 def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode") -> None:
-    """Second order (forward over reverse, forward over forward) is not implemented: refuse to
-    transform yuebing's own code rather than follow it (tapes, pullbacks, buffers) and risk a
-    wrong answer. Users reach this by calling yb.grad/yb.vjp/jvp inside a function given to jvp."""
+    """Refuse to transform yuebing's own code (tapes, pullbacks, buffers) rather than follow it
+    and risk a wrong answer. Users reach this by nesting differentiation in a way yuebing does not
+    support: reverse mode (or a Hessian) over a function that calls yb.grad/yb.vjp, or forward
+    mode over yb.jvp."""
     filename = fn.__code__.co_filename
     name = getattr(fn.__code__, "co_qualname", fn.__qualname__)
     # generated code holds the user's nested functions (``..._jvp.<locals>.inner``) too: only its
@@ -344,11 +349,12 @@ def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode"
     generated_pass = filename.startswith("<yuebing ") and "<locals>" not in name
     if generated_pass or _is_machinery(filename):
         raise NestedDifferentiationError(
-            f"yuebing cannot apply {mode} to {name} ({filename}): it is part of yuebing's "
-            "own differentiation machinery, so this would be nested differentiation (a derivative of a "
-            "function that calls yb.grad, yb.vjp or jvp; Hessians by nesting). Second-order "
-            "differentiation is not supported yet. Compute the inner derivative by hand, or use "
-            "finite differences of yb.grad for now"
+            f"yuebing cannot apply {mode} to {name} ({filename}): it is part of yuebing's own "
+            "differentiation machinery, so this is nested differentiation of a kind yuebing does "
+            "not support: reverse mode over yb.grad/yb.vjp (reverse-over-reverse, or the Hessian of a "
+            "function that itself takes a gradient, which needs third derivatives), or forward mode "
+            "over yb.jvp. Supported: forward mode over yb.grad (yb.jvp or yb.jacobian(mode='fwd') of a "
+            "function that calls yb.grad) and yb.hvp/yb.hessian of the original function"
         )
 
 

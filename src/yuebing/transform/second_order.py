@@ -572,4 +572,72 @@ class DualRule:
         return out, pullback
 
 
+# --------------------------------------------------------------------------------------------
+# Forward mode over yb.grad: forward-over-reverse inside a forward-mode program
+# --------------------------------------------------------------------------------------------
+
+
+def _dual_closure_tangent(forward_tangent: Any) -> Any:
+    """A forward-mode closure tangent (one box per captured variable) in the dual format."""
+    from ..tangents import MutableTangent, Tangent
+
+    if not isinstance(forward_tangent, Tangent):
+        return NoTangent
+    fields = {}
+    for name, box in forward_tangent.fields.items():
+        value = box.fields.get("cell_contents", NoTangent) if isinstance(box, MutableTangent) else NoTangent
+        fields[name] = CellTangent(value)
+    return Tangent(types.FunctionType, fields)
+
+
+def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
+    """Forward rule of a function made by ``yb.grad``/``yb.value_and_grad``: the gradient and its
+    tangent by one forward-over-reverse pass. The perturbations cannot be confused: the inner
+    reverse pass differentiates with respect to its own arguments, and the outer tangent arrives
+    as the tangents of those arguments and of the values the function captured."""
+    from ..api import _normalise_argnums
+    from ..rules.core import Dual
+    from ..second_order_api import _check_scalar, _fdata_of, _join
+    from .forward_runtime import NestedDifferentiationError
+
+    spec = f.primal.__yuebing_gradient__
+    if kwargs or spec.has_aux:
+        raise NestedDifferentiationError(
+            "forward mode over yb.grad supports gradient functions without has_aux called with "
+            "positional arguments; pass keyword arguments positionally"
+        )
+    nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
+    xs = tuple(a.primal for a in args)
+    fdata, fdata_t = _fdata_of(xs), _fdata_of(xs)
+    duals = [(x, fd, a.tangent if a.tangent is not NoTangent else zero_tangent_of(x), ft)
+             for x, a, fd, ft in zip(xs, args, fdata, fdata_t)]
+    g = spec.f
+    out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals)
+    _check_scalar(out[0], g, "grad")
+    rs, rsd = pullback(1.0, 0.0)
+    grads = tuple(_join(fdata[i], rs[1 + i], xs[i]) for i in nums)
+    tangents = tuple(_join(fdata_t[i], rsd[1 + i], xs[i]) for i in nums)
+    gradient, tangent = (grads[0], tangents[0]) if single else (grads, tangents)
+    if spec.with_value:
+        value_tangent = out[2] if out[2] is not NoTangent else 0.0
+        return Dual((out[0], gradient), (value_tangent, tangent))
+    return Dual(gradient, tangent)
+
+
+def _grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
+    """``yb.grad(f)`` inside forward-mode code: the gradient function, whose tangent is ``f``'s
+    (the tangents of the values ``f`` captured)."""
+    from ..api import grad
+    from ..rules.core import Dual, primal
+
+    return Dual(grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
+
+
+def _value_and_grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
+    from ..api import value_and_grad
+    from ..rules.core import Dual, primal
+
+    return Dual(value_and_grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
+
+
 __all__ = ["DualReverseGenerator", "DualRule", "SecondOrderError", "call_rrule2", "dual_rule"]
