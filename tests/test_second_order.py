@@ -62,6 +62,7 @@ NOT_TWICE_DIFFERENTIABLE = {
     "abs'(0) = 0", "maximum ties split", "fmin ties split", "copysign at a = 0", "pow: 0**1",
     "pow: 0**0 is constant", "pow arrays: conventions", "mod at a jump: -floor(a/b)",
     "pow: d/dbase at 0 for p > 1; d/dexp 0 at 0", "xlogy(0, y): d/dy = 0",
+    "norm(zeros(3)): gradient 0 by convention", "norm(zeros, ord=3): gradient 0", "norm(ord=1) with a zero entry",
 }
 #: Conventions for real powers of negative bases (not differentiable in the exponent there): the
 #: gradient follows the first-order convention, the second derivative in the exponent does not.

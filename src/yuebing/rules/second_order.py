@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg
 
 from ..tangents import NoFData, NoRData, NoTangent
-from .core import CoDual, Dual, describe_callable, rrule
+from .core import RRULES, CoDual, Dual, describe_callable, rrule
 from .core import frule as registered_frule
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE
 from .util import accumulate, is_differentiable, out_cotangent, zero_fdata
@@ -199,6 +199,7 @@ def linear(*targets: Any, data: tuple = ()) -> None:
     def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
         return _linear(f, args, kwargs, data)
 
+    rule.second_order_kind = "linear"  # type: ignore[attr-defined]
     _register(targets, rule if data else _linear)
 
 
@@ -246,9 +247,55 @@ def multilinear(*targets: Any) -> None:
     _register(targets, _multilinear)
 
 
+class _Given:
+    """A call-site argument while binding keywords (unlike the defaults the binder fills in)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: tuple) -> None:
+        self.value = value
+
+
+def _with_positional_keywords(rule: Callable) -> Callable:
+    """Wrap a rule that takes positional arguments only: call-site keywords are bound to the
+    first-order rule's parameters (defaults filled in as constants), and the rdata go back in
+    call order."""
+    def bound_rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        if not kwargs:
+            return rule(f, args, {})
+        found = RRULES.lookup(f[0])
+        if found is None or found[1].passthrough or found[2] is not None:
+            raise _error(f"yb.hvp/yb.hessian: pass the arguments of {describe_callable(f[0])} positionally")
+        values, positions = found[1].bind([_Given(a) for a in args], {k: _Given(v) for k, v in kwargs.items()})
+        flat = tuple(v.value if isinstance(v, _Given) else (v, zero_fdata(v), _zero_tangent_of(v), zero_fdata(v))
+                     for v in values)
+        out, pullback = rule(f, flat, {})
+        n = len(args)
+
+        def reordered(dy: Any, dy_d: Any) -> tuple:
+            rs, rsd = pullback(dy, dy_d)
+            return _reorder(rs, n, positions), _reorder(rsd, n, positions)
+
+        return out, reordered
+
+    bound_rule.second_order_kind = getattr(rule, "second_order_kind", "special")  # type: ignore[attr-defined]
+    return bound_rule
+
+
+def _reorder(rdatas: tuple, n_positional: int, positions: list) -> tuple:
+    return tuple(rdatas[:1 + n_positional]) + tuple(rdatas[1 + p] for p in positions)
+
+
+def _refuse_structured(f: Any, args: tuple) -> None:
+    """The classes below differentiate numbers and arrays: a list of arrays would be dropped."""
+    for a in args:
+        if isinstance(a[0], (list, tuple, dict)) and not _is_empty(a[2]):
+            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} takes a {type(a[0]).__name__} of "
+                         "differentiable values, which its second-order rule does not support")
+
+
 def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    if kwargs:
-        raise _error(f"yb.hvp/yb.hessian: pass the arguments of {describe_callable(f[0])} positionally")
+    _refuse_structured(f[0], args)
     fn = _primal_codual(f)
     out, pullback = rrule(fn, *map(_primal_codual, args))
     # the same call with fdata tangents: its pullback sends dy_tangent through the primal factors
@@ -362,6 +409,7 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
 
         return (y, y_f, y_d, y_fd), pullback
 
+    rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
     return rule
 
 
@@ -401,21 +449,22 @@ def _inplace_rule(iop: Any) -> Rule:
 
         return a, pullback
 
+    rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
     return rule
 
 
 def with_vjp(f: Any, vjp: Callable) -> None:
-    """Declare nonlinear ``f`` with its cotangent map ``vjp(g, y, *xs, **kwargs) -> tuple`` (one
-    entry per positional argument, None for no cotangent) written as ordinary, differentiable
-    NumPy code; keyword arguments (``axis=``, ``lower=``) are constants."""
+    """Declare nonlinear ``f`` with its cotangent map ``vjp(g, y, *xs) -> tuple`` written as
+    ordinary, differentiable NumPy code: ``xs`` are the arguments bound to the positional
+    parameters of ``f``'s first-order rule (call-site keywords included, defaults filled in), and
+    the tuple has one cotangent per parameter (None, or a missing trailing entry, for none)."""
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        for key, value in kwargs.items():
-            if value[2] is not NoTangent and not _is_empty(value[2]):
-                raise _error(f"yb.hvp/yb.hessian: pass the differentiable argument {key}= of "
-                             f"{describe_callable(f)} positionally")
-        constants = {k: Dual(v[0], NoTangent) for k, v in kwargs.items()}
-        y_dual = registered_frule(f, *(Dual(a[0], a[2]) for a in args), **constants)
+        _refuse_structured(f, args)
+        y_dual = registered_frule(f, *(Dual(a[0], a[2]) for a in args))
         y, y_d = y_dual.primal, y_dual.tangent
+        for a in args:
+            if y is a[0] and isinstance(y, np.ndarray):  # the input itself (matrix_power(a, 1))
+                return a, lambda dy, dy_d: ((NoRData,) * (len(args) + 1),) * 2
         if y_d is NoTangent:
             y_d = _zero_tangent_of(y)
         y_f, y_fd = zero_fdata(y), zero_fdata(y)
@@ -423,10 +472,10 @@ def with_vjp(f: Any, vjp: Callable) -> None:
         def pullback(dy: Any, dy_d: Any) -> tuple:
             g = out_cotangent(CoDual(y, y_f), dy)
             g_d = out_cotangent(CoDual(y, y_fd), dy_d)
-            cot = _frule_of(vjp, Dual(g, g_d), Dual(y, y_d), *(Dual(a[0], a[2]) for a in args), **constants)
+            cot = _frule_of(vjp, Dual(g, g_d), Dual(y, y_d), *(Dual(a[0], a[2]) for a in args))
             rs, rsd = [NoRData], [NoRData]
             for k, a in enumerate(args):
-                c = cot.primal[k]
+                c = cot.primal[k] if k < len(cot.primal) else None  # missing trailing entries: None
                 if c is None or not is_differentiable(a[0]):
                     rs.append(NoRData)
                     rsd.append(NoRData)
@@ -434,11 +483,18 @@ def with_vjp(f: Any, vjp: Callable) -> None:
                 c_d = cot.tangent[k] if isinstance(cot.tangent, tuple) else NoTangent
                 rs.append(accumulate(CoDual(a[0], a[1]), c))
                 rsd.append(accumulate(CoDual(a[0], a[3]), 0.0 if c_d is NoTangent else c_d))
-            return tuple(rs) + (NoRData,) * len(kwargs), tuple(rsd) + (NoRData,) * len(kwargs)
+            return tuple(rs), tuple(rsd)
 
         return (y, y_f, y_d, y_fd), pullback
 
-    _register((f,), rule)
+    rule.second_order_kind = "vjp"  # type: ignore[attr-defined]
+    _register((f,), _with_positional_keywords(rule))
+
+
+_linear.second_order_kind = "linear"  # type: ignore[attr-defined]
+_multilinear.second_order_kind = "multilinear"  # type: ignore[attr-defined]
+_multilinear = _with_positional_keywords(_multilinear)
+_zero.second_order_kind = "zero"  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------------
