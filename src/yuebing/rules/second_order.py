@@ -653,6 +653,26 @@ def cell_get(f: tuple, args: tuple, kwargs: dict) -> tuple:
     return (y, out1.fdata, y_d, out2.fdata), pullback
 
 
+def cell_set(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Writing a ``nonlocal`` variable: the cell's boxes take the value's fdata and fdata tangent,
+    its tangent holder the value's tangent; the pullback restores all three."""
+    cell, value = args
+    out1, pullback1 = rrule(_primal_codual(f), CoDual(cell[0], cell[1]), _primal_codual(value))
+    out2, pullback2 = rrule(_primal_codual(f), CoDual(cell[0], cell[3]), CoDual(value[0], value[3]))
+    holder = cell[2]
+    old = getattr(holder, "value", NoTangent)
+    if hasattr(holder, "value"):
+        holder.value = value[2] if value[2] is not NoTangent else _zero_tangent_of(value[0])
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(NoRData)
+        if hasattr(holder, "value"):
+            holder.value = old
+        return pullback1(NoRData), tangent_rdata
+
+    return (None, NoFData, NoTangent, NoFData), pullback
+
+
 # --------------------------------------------------------------------------------------------
 # Declarations
 # --------------------------------------------------------------------------------------------

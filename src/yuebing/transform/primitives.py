@@ -343,10 +343,11 @@ register_frule(np.vectorize, _vectorize_frule)
 # Second order: the builders are linear in their elements; values captured from an enclosing
 # function are constants of forward-over-reverse; the checks have no derivative.
 from ..rules.second_order import _register as _so_register, cell_get as _so_cell_get  # noqa: E402
-from ..rules.second_order import super_getattr as _so_super_getattr  # noqa: E402
+from ..rules.second_order import cell_set as _so_cell_set, super_getattr as _so_super_getattr  # noqa: E402
 from ..rules.second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
 _so_linear(mklist, mktuple, mkdict, as_sequence)
 _so_zero(check_unpack, min_len, dict_keys)
 _so_register((cell_get,), _so_cell_get)
 _so_register((super_getattr,), _so_super_getattr)
+_so_register((cell_set,), _so_cell_set)

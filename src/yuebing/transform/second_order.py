@@ -51,12 +51,8 @@ class DualReverseGenerator(ReverseGenerator):
 
     def __init__(self, fn: ir.Function) -> None:
         super().__init__(fn, None)  # no globals: no inline templates, only generic call sites
-        if fn.cell_backed:
-            raise SecondOrderError(
-                f"{fn.name} ({fn.filename}:{fn.first_line}) has variables that nested functions write "
-                "(nonlocal); yb.hvp/yb.hessian do not support that yet. Return the values instead"
-            )
-        used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars}
+        used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
+            | {f"_cellobj_{v}" for v in fn.cell_backed}
         suffix = self.names.f  # "_f" unless that collides
         while any(n + s in used for n in used for s in (suffix, suffix[:-1] + "d", suffix + "d", suffix[:-1] + "rd")):
             suffix = "_" + suffix
@@ -149,9 +145,16 @@ class DualReverseGenerator(ReverseGenerator):
         # cotangents accumulate), its tangent the captured values' tangents
         self.emit(out, indent, s.source, s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
-        pairs = {part: ", ".join(f"{name!r}: ({name}, {part(name)})" for name in s.free_vars)
-                 for part in (self.fd, self.fdd)}
-        tangents = ", ".join(f"{name!r}: {self.dd(name)}" for name in s.free_vars)
+        shared = self.fn.cell_backed  # variables the closure writes (nonlocal): shared boxes
+
+        def entry(name: str, part: Callable) -> str:
+            if name in shared:
+                return f"{name!r}: _SHARED({part('_cellobj_' + name)})"
+            return f"{name!r}: ({name}, {part(name)})"
+
+        pairs = {part: ", ".join(entry(name, part) for name in s.free_vars) for part in (self.fd, self.fdd)}
+        tangents = ", ".join(f"{name!r}: {self.dd('_cellobj_' + name) if name in shared else self.dd(name)}"
+                             for name in s.free_vars)
         t = s.target
         self.emit(out, indent, f"{self.fd(t)} = _closure_fdata({t}, {{{pairs[self.fd]}}}); "
                                f"{self.fdd(t)} = _closure_fdata({t}, {{{pairs[self.fdd]}}})", s.line)
@@ -161,6 +164,8 @@ class DualReverseGenerator(ReverseGenerator):
     def rev_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         self.emit(out, indent, f"_closure_fd = _pop(); _closure = _pop()  # undo line {s.line}: the closure {s.target}", s.line)
         for name in s.free_vars:
+            if name in self.fn.cell_backed:
+                continue  # its cotangent lives in the shared cell box
             r, rd = self.rd(name), self.rdd(name)
             self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata(_closure, {name!r})); "
                                    f"{rd} = _acc({rd}, _closure_rdata(_closure_fd, {name!r}))", s.line)
@@ -215,6 +220,13 @@ class DualReverseGenerator(ReverseGenerator):
         for name in fn.global_names:
             self.emit(out, 1, f"{name} = _global(_G, {name!r}); {self.fd(name)} = _global_fdata({name}); "
                               f"{self.dd(name)} = _zt({name}); {self.fdd(name)} = _global_fdata({name})")
+        for name in fn.cell_backed:
+            # a local that nested functions write (nonlocal): read and written through its cell,
+            # with cell boxes for its fdata and fdata tangent and a shared holder for its tangent
+            obj = f"_cellobj_{name}"
+            self.emit(out, 1, f"if False: {name} = None  # makes {name} a local of this function")
+            self.emit(out, 1, f"{obj} = (lambda: {name}).__closure__[0]; {self.fd(obj)} = _new_cell_box(); "
+                              f"{self.fdd(obj)} = _new_cell_box(); {self.dd(obj)} = _CellTangent(_NT)")
         for k, name in enumerate(fn.free_vars):
             # a closure made by differentiated code carries its captured values' tangents;
             # values captured from outside are constants (no tangent)
@@ -417,17 +429,20 @@ def zero_tangent_of(value: Any) -> Any:
 
 def runtime_namespace() -> dict[str, Any]:
     from .forward_runtime import global_tangent
-    from .runtime import acc, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value, with_user_globals
+    from .runtime import (SharedBox, acc, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
+                          new_cell_box, with_user_globals)
 
     return {"_NF": NoFData, "_NR": NoRData, "_NT": NoTangent, "_rrule2": call_rrule2, "_acc": acc,
             "_global": global_value, "_global_fdata": global_fdata, "_cell_fdata": cell_fdata,
             "_zt": _constant_tangent(global_tangent), "_closure_fdata": closure_fdata,
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
-            "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals}
+            "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
+            "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent}
 
 
 class CellTangent:
-    """The tangent of a closure cell: the tangent of the value it captured."""
+    """The tangent of a closure cell: the tangent of the value it holds (a cell written through
+    ``nonlocal`` shares one holder between the function and its closures)."""
 
     __slots__ = ("value",)
 
@@ -441,7 +456,11 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
 
     if not isinstance(fn, types.FunctionType) or not fn.__closure__:
         return NoTangent
-    return Tangent(types.FunctionType, {name: CellTangent(captured.get(name, NoTangent)) for name in fn.__code__.co_freevars})
+    fields = {}
+    for name in fn.__code__.co_freevars:
+        value = captured.get(name, NoTangent)
+        fields[name] = value if isinstance(value, CellTangent) else CellTangent(value)  # shared holders stay shared
+    return Tangent(types.FunctionType, fields)
 
 
 def cell_tangent(fn_d: Any, name: str) -> Any:
