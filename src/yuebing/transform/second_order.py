@@ -498,12 +498,21 @@ def dual_rule(fn: types.FunctionType) -> "DualRule":
     return rule
 
 
-def _route(param_rdata: tuple, routes: list) -> tuple:
-    """The rdata of each call argument from the rdata of each parameter."""
+def _route(param_rdata: tuple, routes: list, params: list, part: int) -> tuple:
+    """The rdata of each call argument from the rdata of each parameter: a ``*args`` element's
+    from its tuple's, a ``**kwargs`` entry's from its slot in the dict's fdata (``part`` 1) or
+    fdata tangent (``part`` 3)."""
+    from ..rules.util import slot_rdata
+
     result = [NoRData]
     for j, i in routes:
         r = param_rdata[j]
-        result.append(r if i is None else r[i] if isinstance(r, tuple) else NoRData)
+        if i is None:
+            result.append(r)
+        elif isinstance(i, str):
+            result.append(slot_rdata(params[j][part][i]))
+        else:
+            result.append(r[i] if isinstance(r, tuple) else NoRData)
     return tuple(result)
 
 
@@ -554,11 +563,17 @@ class DualRule:
         for j, name in enumerate(self.ir.params):
             value = bound.arguments[name]
             kind = self.signature.parameters[name].kind
-            if kind is inspect.Parameter.VAR_KEYWORD:
-                if value:
-                    raise SecondOrderError(f"yb.hvp/yb.hessian: {self.name} receives **{name}, which second "
-                                           "order does not support yet; pass those arguments by name")
-                result.append(({}, {}, {}, {}))
+            if kind is inspect.Parameter.VAR_KEYWORD:  # a dict: slots for the fdata and its tangent
+                from ..rules.core import CoDual
+                from ..rules.util import slot_tangent
+
+                items = {k: given[v[1]] for k, v in value.items()}
+                for k, v in value.items():
+                    routes[v[1]] = (j, k)
+                result.append(({k: a[0] for k, a in items.items()},
+                               {k: slot_tangent(CoDual(a[0], a[1])) for k, a in items.items()},
+                               {k: a[2] for k, a in items.items()},
+                               {k: slot_tangent(CoDual(a[0], a[3])) for k, a in items.items()}))
             elif kind is inspect.Parameter.VAR_POSITIONAL:  # a tuple of the 4-tuples
                 items = [given[v[1]] for v in value]
                 for i, v in enumerate(value):
@@ -586,7 +601,7 @@ class DualRule:
             rs, rsd = reverse(tape, dy, dy_d)
             if routes is None:
                 return (NoRData,) + tuple(rs), (NoRData,) + tuple(rsd)
-            return _route(rs, routes), _route(rsd, routes)
+            return _route(rs, routes, params, 1), _route(rsd, routes, params, 3)
 
         return out, pullback
 
