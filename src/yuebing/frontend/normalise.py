@@ -760,9 +760,11 @@ class Normaliser:
         out.append(ir.While(test_body, ir.Var(go), body, line=line))
 
     def stmt_Raise(self, node: ast.Raise, out: list) -> None:
+        self._hoist_globals([e for e in (node.exc, node.cause) if e is not None])
         self.opaque(out, ast.unparse(node))
 
     def stmt_Assert(self, node: ast.Assert, out: list) -> None:
+        self._hoist_globals([e for e in (node.test, node.msg) if e is not None])
         self.opaque(out, ast.unparse(node))
 
     def stmt_Import(self, node: ast.Import, out: list) -> None:

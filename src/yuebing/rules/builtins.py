@@ -36,9 +36,11 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule_for, frule_for
 from .operators import (
-    ABS_RULES, POW_RULES, ConventionCase, Elements, fit_element, forward_elements, forward_sequence,
-    fresh_tangent, list_output, rdata_part, ref, send, sum_rdata, tangent_free, tuple_of, tuple_output,
+    ABS_RULES, POW_RULES, ConventionCase, Elements, _pow_dbase, _pow_dexp, fit_element, forward_elements,
+    forward_sequence, fresh_tangent, list_output, rdata_part, ref, send, sum_rdata, tangent_free, tuple_of,
+    tuple_output,
 )
+from .second_order import linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent
 
 _NOARG = object()  # "not passed", distinct from any value a caller could pass
@@ -604,6 +606,36 @@ def _dict_frule(*args, **kwargs):
     for k, d in kwargs.items():
         y[k], t[k] = primal(d), fit_element(primal(d), tangent(d))
     return Dual(y, t)
+
+
+# ============================================================================================
+# Second order
+# ============================================================================================
+
+
+def _pow_vjp(g, y, base, exp, mod=None):
+    """``pow(base, exp)`` as ``operator.pow`` (its partials and conventions); the 3-argument form
+    takes integers only: no cotangent (``mod`` is None, or the rule's "not passed" marker, else)."""
+    if isinstance(mod, (int, np.integer)):
+        return None, None, None
+    return g * _pow_dbase(base, exp, y), g * _pow_dexp(base, exp, y), None
+
+
+def _divmod_vjp(g, y, a, b):
+    """``divmod(a, b) = (q, a - b q)``: the quotient has zero derivative, so the remainder is
+    linear in ``(a, b)`` at a fixed ``q`` (piecewise linear, like ``operator.mod``)."""
+    if not isinstance(g, tuple):  # integer operands: nothing to differentiate
+        return None, None
+    q = y[0]
+    g_r = g[1]
+    return g_r, -g_r * q
+
+
+with_vjp(builtins.pow, _pow_vjp)
+with_vjp(builtins.divmod, _divmod_vjp)
+linear(builtins.complex, data=(0, 1, "real", "imag"))  # re + 1j * im
+# none: sorted, min, max, filter (the order or selection must come from the primal; the tangent
+# call would sort or select the tangents), map (its function needs its own second-order rule)
 
 
 # ============================================================================================

@@ -29,6 +29,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from ..tangents import kinds as K
 from ..testing.cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from .second_order import linear, zero
 from .util import add_rdata_to, output, sum_rdata, tangent
 
 _NOT_PASSED = object()  # the default of optional parameters: tells whether they were passed
@@ -887,6 +888,20 @@ def _set_discard_rrule(s, item):
 def _set_discard_frule(s, item):
     primal(s).discard(primal(item))
     return Dual(None, NoTangent)
+
+
+# ------------------------------------------------------------------------------------------------
+# Second order
+# ------------------------------------------------------------------------------------------------
+
+# the tangent call mirrors the mutation on the tangent containers (append, extend, insert, pop,
+# reverse, copy, get, __getitem__, __setitem__, keys/values/items: declared in second_order.py)
+linear((list, "clear"), (dict, "pop"), (dict, "popitem"), (dict, "clear"), copy.copy, copy.deepcopy)
+linear((dict, "setdefault"), stored=(2,))  # the default is written into the dict
+zero((set, "add"), (set, "discard"))  # sets carry no tangent
+# none: list.remove and list.sort (the position or permutation must come from the primal; the
+# tangent call would compare or order the tangents); dict.update (the tangent of a list of
+# (key, value) pairs has NoTangent for its keys, so the tangent call would write other keys)
 
 
 CASES = [

@@ -43,6 +43,7 @@ from ..tangents import NoFData, NoRData, NoTangent, MutableTangent, fdata, incre
 from ..tangents import zero_rdata, zero_tangent
 from ..testing.cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
+from .second_order import linear
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
 
 # --------------------------------------------------------------------------------------------
@@ -1148,6 +1149,23 @@ _register((np.choose,), _choose_rrule, _choose_frule)
 _register((np.select,), _select_rrule, _select_frule)
 
 # np.ix_ (index builder): declared in nondifferentiable.py
+
+
+# --------------------------------------------------------------------------------------------
+# Second order
+# --------------------------------------------------------------------------------------------
+
+# Every rule here moves, copies or adds values at positions the indices fix: linear in the
+# indexed and written values jointly (the tangent call redoes the read or write on tangents).
+linear((tuple, "__getitem__"), operator.delitem, (np.ndarray, "__delitem__"), (list, "__delitem__"),
+       (dict, "__delitem__"), np.take, (np.ndarray, "take"), np.compress, np.extract, np.take_along_axis)
+# writes into arrays: an int written is a value (x.put(0, 1) writes tangent 0). operator.setitem
+# and list/dict __setitem__ are declared in second_order.py (a data argument there would copy a
+# list written into a list, and the copy would lose the list's identity).
+linear((np.ndarray, "__setitem__"), np.put, (np.ndarray, "put"), np.put_along_axis, data=(2, "v", "values"))
+linear((np.ufunc, "at"), data=(3, "b"))  # np.add.at / np.subtract.at (the others are refused)
+linear(np.choose, data=(1, "choices"))
+linear(np.select, data=(1, 2, "choicelist", "default"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,6 +27,11 @@ Conventions and limits (everything else raises ``RuleArgumentError``):
   complex input.
 * ``out=`` is refused; lists and tuples must be converted with ``np.asarray`` before they can carry
   a derivative (``multi_dot`` takes its list of arrays as NumPy does).
+
+Second order (``yb.hvp``, ``yb.hessian``; the end of the file): the products are ``multilinear``,
+``trace`` is ``linear``, and the ``np.linalg`` functions have vjp functions written in plain NumPy
+(``with_vjp``) that compute the reverse rules' cotangents with the same conventions. ``multi_dot``
+and ``@=`` have no second-order rule yet.
 """
 from __future__ import annotations
 
@@ -40,6 +45,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn
 from .core import (CoDual, Dual, RuleArgumentError, describe_callable, frule_for, primal, register_frule,
                    register_rrule, rrule_for)
+from .second_order import linear, multilinear, with_vjp
 from .util import accumulate, fit_tangent, is_differentiable, out_cotangent, output, tangent, unbroadcast
 
 try:  # NumPy 2
@@ -1101,6 +1107,268 @@ def _pinv(a, rcond=None, hermitian=False, rtol=_NO_VALUE):
         return (-(mH(p) @ g @ mH(p)) + left @ mH(g) @ p @ mH(p) + mH(p) @ p @ mH(g) @ right,)
 
     return y, jvp, vjp
+
+
+# --------------------------------------------------------------------------------------------
+# Second order
+# --------------------------------------------------------------------------------------------
+#
+# The vjp functions below are differentiated by the forward transform (plain NumPy: no
+# try/except, no ``out=``/``where=``). Each computes exactly the cotangents of the reverse rule
+# above it. A tuple output's cotangent ``g`` is a tuple (a ``SlogdetResult``, ``EighResult``...)
+# whose entries are ``NoRData`` for number outputs nobody used: ``_cot`` reads them.
+
+
+def _cot(g: Any, k: int) -> Any:
+    """Entry ``k`` of a tuple output's cotangent; None where that output got none."""
+    if not isinstance(g, tuple):
+        return None
+    c = g[k]
+    if c is None or c is NoRData or c is NoTangent:
+        return None
+    return c
+
+
+def _safe_div(x: Any, r: Any) -> Any:
+    """x / r, 0 where r is 0 (``_sgn`` without ``out=``/``where=``)."""
+    nonzero = r != 0
+    return np.where(nonzero, x / np.where(nonzero, r, 1.0), 0.0)
+
+
+def _gaps(w: Any, squared: bool = False) -> Any:
+    """``_eig_gaps`` without ``out=``/``where=``."""
+    v = w * w if squared else w
+    diff = v[..., None, :] - v[..., :, None]
+    off = ~np.eye(w.shape[-1], dtype=bool)
+    return np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0)
+
+
+def _inv_vjp(g, y, a):
+    return (-(mH(y) @ g @ mH(y)),)
+
+
+def _solve_vjp(g, y, a, b):
+    vector = np.ndim(b) == 1
+    x2 = y[..., None] if vector else y
+    gb = np.linalg.solve(mH(np.asarray(a)), g[..., None] if vector else g)
+    return -(gb @ mH(x2)), (gb[..., 0] if vector else gb)
+
+
+def _cofactor_adjugate(a):
+    """adj(a) from the cofactors (a polynomial in ``a``: smooth at singular matrices too)."""
+    n = a.shape[-1]
+    j = np.arange(n - 1)[None, :]
+    keep = j + (j >= np.arange(n)[:, None])  # keep[i]: the indices other than i
+    minors = a[..., keep[:, None, :, None], keep[None, :, None, :]]  # (..., n, n, n-1, n-1)
+    signs = 1.0 - 2.0 * ((np.arange(n)[:, None] + np.arange(n)[None, :]) % 2)
+    return mT(signs * np.linalg.det(minors))
+
+
+def _det_vjp(g, y, a):
+    a = np.asarray(a)
+    if np.all(np.asarray(y) != 0):
+        adj = np.asarray(y)[..., None, None] * np.linalg.inv(a)
+    else:  # the reverse rule's SVD adjugate has no forward rule at a singular matrix
+        adj = _cofactor_adjugate(a)
+    return (np.asarray(g)[..., None, None] * mH(adj),)
+
+
+def _slogdet_vjp(g, y, a):
+    g_sign, g_log = _cot(g, 0), _cot(g, 1)
+    w = 0.0 if g_log is None else np.real(g_log)
+    if np.iscomplexobj(a) and g_sign is not None:
+        w = w + 1j * np.real(np.conj(g_sign) * y[0] * 1j)
+    return (np.asarray(w)[..., None, None] * mH(np.linalg.inv(a)),)
+
+
+def _matrix_power_vjp(g, y, a, n):
+    n = operator.index(n)
+    if n == 0:
+        return None, None
+    base = np.linalg.inv(a) if n < 0 else np.asarray(a)
+    m = abs(n)
+    powers = [np.eye(base.shape[-1], dtype=base.dtype), base]  # powers[k] = base^k
+    for _ in range(m - 2):
+        powers.append(powers[-1] @ base)
+    g_base = mH(powers[0]) @ g @ mH(powers[m - 1])
+    for k in range(1, m):
+        g_base = g_base + mH(powers[k]) @ g @ mH(powers[m - 1 - k])
+    return (g_base if n > 0 else -(mH(base) @ g_base @ mH(base))), None
+
+
+def _cholesky_vjp(g, y, a, upper=False):
+    low, g_low = (mH(y), mH(g)) if upper else (y, g)  # upper: the lower factor of a^H
+    low_inv = np.linalg.inv(low)
+    s = mH(low_inv) @ _phi(mH(low) @ g_low) @ low_inv
+    ga = hermitian_from_adjoint(s, lower=True)
+    return (mH(ga) if upper else ga), None
+
+
+def _vector_direction_vjp(x, ym, ord, axes):
+    """``_vector_direction`` in plain NumPy."""
+    r = np.abs(x)
+    if ord is None or ord == 2:
+        return _safe_div(x, np.broadcast_to(ym, x.shape))
+    if ord == 1:
+        return _safe_div(x, r)
+    if ord == np.inf or ord == -np.inf:
+        ties = r == ym
+        return _safe_div(x, r) * (ties / np.sum(ties, axis=axes, keepdims=True))
+    if ord == 0:
+        return np.zeros(x.shape, dtype=np.result_type(x, 1.0))
+    p = float(ord)
+    ratio = np.where((ym != 0) & (r != 0), r / np.where(ym != 0, ym, 1.0), 0.0)
+    scale = np.where(ratio != 0, np.where(ratio != 0, ratio, 1.0) ** (p - 1), 0.0)
+    return _safe_div(x, r) * scale
+
+
+def _matrix_direction_vjp(x, ym, ord):
+    """``_matrix_direction`` in plain NumPy."""
+    if ord is None or ord == "fro":
+        return _safe_div(x, np.broadcast_to(ym, x.shape))
+    if ord in ("nuc", 2, -2):
+        u, s, vh = np.linalg.svd(x, full_matrices=False)
+        if ord == "nuc":
+            return u @ vh
+        if ord == 2:
+            return u[..., :, :1] @ vh[..., :1, :]
+        return u[..., :, -1:] @ vh[..., -1:, :]
+    r = np.abs(x)
+    sums_axis = -2 if ord in (1, -1) else -1
+    ties = np.sum(r, axis=sums_axis, keepdims=True) == ym
+    return _safe_div(x, r) * (ties / np.sum(ties, axis=(-1,) if sums_axis == -2 else (-2,), keepdims=True))
+
+
+def _norm_vjp(g, y, x, ord=None, axis=None, keepdims=False):
+    x = np.asarray(x)
+    nd = x.ndim
+    if axis is None:
+        axes = tuple(range(nd)) if ord is None or nd == 1 else (0, 1)
+    else:
+        axes = tuple(_normalise_axes(axis, nd))
+    ym = y if keepdims else np.expand_dims(y, axes)
+    if len(axes) == 2 and not (axis is None and ord is None):
+        moved = np.moveaxis(x, axes, (-2, -1))
+        u = np.moveaxis(_matrix_direction_vjp(moved, np.moveaxis(np.asarray(ym), axes, (-2, -1)), ord),
+                        (-2, -1), axes)
+    else:
+        u = _vector_direction_vjp(x, ym, ord, axes)
+    gk = g if keepdims else np.expand_dims(g, axes)
+    return np.real(gk) * u, None, None, None
+
+
+def _eigvalsh_vjp(g, y, a, UPLO="L"):
+    v = np.linalg.eigh(a, UPLO=UPLO)[1]
+    return hermitian_from_adjoint((v * np.asarray(g)[..., None, :]) @ mH(v), UPLO.upper() == "L"), None
+
+
+def _eigh_vjp(g, y, a, UPLO="L"):
+    w, v = y[0], y[1]
+    gw, gv = _cot(g, 0), _cot(g, 1)
+    xbar = np.zeros(v.shape, dtype=v.dtype)
+    if gw is not None:
+        xbar = xbar + as_diag(np.asarray(gw))
+    if gv is not None:
+        xbar = xbar + _gaps(w) * (mT(v) @ gv)
+    return hermitian_from_adjoint(v @ xbar @ mT(v), UPLO.upper() == "L"), None
+
+
+def _svd_vjp(g, y, a, full_matrices=True, compute_uv=True, hermitian=False):
+    if not compute_uv:
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        return (u * np.asarray(g)[..., None, :]) @ vh, None, None, None
+    u, s, vh = y[0], y[1], y[2]
+    gu, gs, gvh = _cot(g, 0), _cot(g, 1), _cot(g, 2)
+    v = mT(vh)
+    gaps = _gaps(s, squared=True)
+    s_inv = 1.0 / s
+    inner = np.zeros(s.shape[:-1] + (s.shape[-1], s.shape[-1]), dtype=s.dtype)
+    ga = np.zeros(a.shape, dtype=u.dtype)
+    if gs is not None:
+        inner = inner + as_diag(np.asarray(gs))
+    if gu is not None:
+        ut_gu = mT(u) @ gu
+        inner = inner + (gaps * (ut_gu - mT(ut_gu))) * s[..., None, :]
+        ga = ga + ((gu - u @ ut_gu) * s_inv[..., None, :]) @ vh
+    if gvh is not None:
+        gv = mT(gvh)
+        vt_gv = mT(v) @ gv
+        inner = inner + s[..., :, None] * (gaps * (vt_gv - mT(vt_gv)))
+        ga = ga + u @ (s_inv[..., :, None] * (mT(gv) - mT(vt_gv) @ vh))
+    return ga + u @ inner @ vh, None, None, None
+
+
+def _qr_vjp(g, y, a, mode="reduced"):
+    if mode == "r":
+        q, r = np.linalg.qr(a)
+        gq, gr = None, g
+    else:
+        q, r = y[0], y[1]
+        gq, gr = _cot(g, 0), _cot(g, 1)
+    n = r.shape[-1]
+    mm = np.zeros(r.shape[:-2] + (n, n), dtype=r.dtype)
+    if gr is not None:
+        mm = mm + gr @ mT(r)
+    if gq is not None:
+        mm = mm - mT(q) @ gq
+    nn = np.triu(mm) + mT(np.triu(mm, 1))
+    top = q @ nn if gq is None else gq + q @ nn
+    return top @ mT(np.linalg.inv(r)), None
+
+
+def _lstsq_vjp(g, y, a, b, rcond=None):
+    a, b = np.asarray(a), np.asarray(b)
+    x, res = y[0], y[1]
+    vector = b.ndim == 1
+    x2, b2 = (x[:, None], b[:, None]) if vector else (x, b)
+    r = b2 - a @ x2
+    gram_inv = np.linalg.inv(mH(a) @ a)
+    gx, gres, gs = _cot(g, 0), _cot(g, 1), _cot(g, 3)
+    ga = np.zeros(a.shape, dtype=np.result_type(a, b))
+    gb = np.zeros(b2.shape, dtype=np.result_type(a, b))
+    if gx is not None:
+        gx2 = gx[:, None] if vector else gx
+        z = a @ mH(gram_inv) @ gx2  # mH(pinv) @ gx
+        gb = gb + z
+        ga = ga - z @ mH(x2) + r @ mH(gram_inv @ gx2)
+    if gres is not None and np.size(res) > 0:
+        w = 2 * r * np.real(np.asarray(gres))
+        gb = gb + w
+        ga = ga - w @ mH(x2)
+    if gs is not None:
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        ga = ga + (u * np.asarray(gs)[..., None, :]) @ vh
+    return ga, (gb[:, 0] if vector else gb), None
+
+
+def _pinv_vjp(g, y, a, rcond=None, hermitian=False, rtol=_NO_VALUE):
+    a = np.asarray(a)
+    p = y
+    m, n = a.shape[-2:]
+    left = np.eye(m) - a @ p
+    right = np.eye(n) - p @ a
+    return -(mH(p) @ g @ mH(p)) + left @ mH(g) @ p @ mH(p) + mH(p) @ p @ mH(g) @ right, None, None, None
+
+
+multilinear(operator.matmul, np.matmul, np.dot, (np.ndarray, "dot"), np.inner, np.outer, np.kron,
+            np.tensordot, np.einsum, np.vdot)
+linear(np.trace, (np.ndarray, "trace"))
+with_vjp(np.linalg.inv, _inv_vjp)
+with_vjp(np.linalg.solve, _solve_vjp)
+with_vjp(np.linalg.det, _det_vjp)
+with_vjp(np.linalg.slogdet, _slogdet_vjp)
+with_vjp(np.linalg.matrix_power, _matrix_power_vjp)
+with_vjp(np.linalg.cholesky, _cholesky_vjp)
+with_vjp(np.linalg.norm, _norm_vjp)
+with_vjp(np.linalg.eigvalsh, _eigvalsh_vjp)
+with_vjp(np.linalg.eigh, _eigh_vjp)
+with_vjp(np.linalg.svd, _svd_vjp)
+with_vjp(np.linalg.qr, _qr_vjp)
+with_vjp(np.linalg.lstsq, _lstsq_vjp)
+with_vjp(np.linalg.pinv, _pinv_vjp)
+# Without a second-order rule: operator.imatmul (in place: the multilinear rule would run the
+# product on the primal twice) and np.linalg.multi_dot (its factors are the elements of one
+# list argument, which neither multilinear nor with_vjp delivers cotangents to).
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn, randpos, randu
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .declare import elementwise, make_elementwise_rules
+from .second_order import linear, with_vjp
 from .util import accumulate, is_differentiable, tangent
 
 _LN2 = math.log(2.0)
@@ -99,8 +100,10 @@ if hasattr(math, "cbrt"):  # Python 3.11+
 def _pow_dx(x: float, p: float, y: float) -> float:
     if p == 0:
         return 0.0
-    if x == 0:  # 0 ** (p - 1) is 0, 1 or inf; math.pow raises for negative powers of 0
-        return 0.0 if p > 1 else (1.0 if p == 1 else math.copysign(math.inf, p))
+    if x == 0 and p < 1:  # p * 0 ** (p - 1) is +-inf; math.pow raises for negative powers of 0
+        return math.copysign(math.inf, p)
+    # also at x = 0 for p >= 1 (0 for p > 1, 1 for p = 1), so that forward mode of this partial
+    # gives the second derivative p (p - 1) x ** (p - 2) there
     return p * math.pow(x, p - 1.0)
 
 
@@ -461,6 +464,45 @@ def _rect_frule(r, phi):
     rr, pp = primal(r), primal(phi)
     unit = cmath.rect(1.0, pp)
     return Dual(cmath.rect(rr, pp), complex(unit * _number_tangent(r) + 1j * rr * unit * _number_tangent(phi)))
+
+
+# ------------------------------------------------------------------------------------------------
+# Second order
+# ------------------------------------------------------------------------------------------------
+# Plain-Python vjps with the pullbacks' conventions (0 at the origin for hypot and phase); fsum is
+# linear. Not declared: prod, dist and sumprod (called with lists and tuples, which with_vjp
+# refuses: it delivers cotangents to numbers and arrays only), polar (its output cotangent may
+# hold NoRData for an unused part, which a vjp cannot compute with), cmath.log with a base.
+
+
+def _log_vjp(g, y, x, base=None):
+    if base is None:
+        return (g / x,)
+    log_base = math.log(base)
+    return g / (x * log_base), -g * y / (base * log_base)
+
+
+def _hypot_vjp(g, y, *coordinates):
+    cotangents = []
+    for x in coordinates:
+        cotangents.append(g * x / y if y else 0.0)
+    return tuple(cotangents)
+
+
+def _phase_vjp(g, y, z):
+    return (g * 1j / np.conj(z) if z else 0j,)  # _phase_cotangent; its real part for a real z
+
+
+def _rect_vjp(g, y, r, phi):
+    unit = cmath.rect(1.0, phi)  # d rect / dr; d rect / dphi = i r unit
+    return (np.conj(unit) * g).real, (np.conj(1j * r * unit) * g).real
+
+
+with_vjp(math.log, _log_vjp)
+with_vjp(math.hypot, _hypot_vjp)
+with_vjp(cmath.phase, _phase_vjp)
+with_vjp(cmath.rect, _rect_vjp)
+linear(math.fsum, data=(0,))  # ints in the sequence are values
 
 
 # ------------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .numpy_elementwise import Params, dense_tangent
+from .second_order import linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
 
 # zeros/ones/empty/eye/identity/tri and *_like: declared in nondifferentiable.py
@@ -533,6 +534,58 @@ def _meshgrid_frule(*xi: Any, **kwargs: Any) -> Dual:
     ys = tuple(np.meshgrid(*(primal(x) for x in xi), **options))
     dys = np.meshgrid(*(dense(x) for x in xi), **options)
     return Dual(ys, tuple(fit_tangent(d, y) for d, y in zip(dys, ys)))
+
+
+# --------------------------------------------------------------------------------------------
+# Second order
+# --------------------------------------------------------------------------------------------
+
+
+def _arange_vjp(g, y, start, stop=None, step=None, dtype=None, device=None, like=None):
+    """``arange(start, stop, step) = start + i * step`` (``i`` and the length are piecewise
+    constant); ``arange(stop)`` has zero derivative."""
+    if stop is None:
+        return None, None, None, None, None, None
+    g_step = None if step is None else np.sum(g * np.arange(np.size(y)))
+    return np.sum(g), None, g_step, None, None, None
+
+
+def _logspace_vjp(g, y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``logspace = base ** linspace(start, stop)``, laid out as NumPy does (an array ``base`` is
+    broadcast with ``start`` and ``stop`` and expanded at ``axis``)."""
+    ndmax = 0
+    if np.ndim(base) > 0:
+        ndmax = max(np.ndim(start), np.ndim(stop), np.ndim(base))
+    s = np.array(start, ndmin=ndmax)
+    e = np.array(stop, ndmin=ndmax)
+    b = np.array(base, ndmin=ndmax)
+    ax = axis % (max(np.ndim(s), np.ndim(e)) + 1)
+    if np.ndim(base) > 0:
+        b = np.expand_dims(b, ax)
+    div = num - 1 if endpoint else num
+    t = np.arange(num) / div if div > 0 else np.zeros(num)
+    exponents = np.linspace(s, e, num, endpoint, axis=ax)
+    gy = g * y
+    moved = np.moveaxis(gy * np.log(b), ax, 0)
+    g_start = np.tensordot(1 - t, moved, axes=1)
+    g_stop = np.tensordot(t, moved, axes=1)
+    g_base = gy * exponents / b
+    axes = ()
+    for i in range(np.ndim(g_base)):
+        if np.ndim(b) > 0 and np.shape(b)[i] == 1 and np.shape(g_base)[i] != 1:
+            axes = axes + (i,)
+    if np.ndim(b) > 0:
+        g_base = np.reshape(np.sum(g_base, axis=axes, keepdims=True), np.shape(base))
+    return g_start, g_stop, None, None, g_base, None, None
+
+
+# the result is the input, a view of it or a copy of its values (ints in a list are values)
+linear(np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.diagflat, data=(0, "a", "v"))
+linear(np.full, np.full_like, data=(1, "fill_value"))  # the prototype gives only a shape
+linear(np.linspace, data=(0, 1, "start", "stop"))  # (1 - t) start + t stop, also its step
+linear(np.meshgrid)
+with_vjp(np.arange, _arange_vjp)
+with_vjp(np.logspace, _logspace_vjp)
 
 
 # --------------------------------------------------------------------------------------------

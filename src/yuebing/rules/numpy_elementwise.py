@@ -47,6 +47,7 @@ from ..tangents import NoRData, NoTangent, zero_tangent
 from ..testing.cases import Case, randc, randn, randpos, randu
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .declare import _check_where, _unpack_out, elementwise, make_elementwise_rules
+from .second_order import linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent
 
 _LN2 = float(np.log(2.0))
@@ -473,11 +474,12 @@ _CLIP = Params(lambda a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, min=_NOVALUE,
 def _clip_bounds(args: tuple) -> tuple:
     """``(a, lo, hi, out, lo_position, hi_position)`` of a ``np.clip`` call."""
     a, a_min, a_max, out, min_, max_ = _CLIP.fill(args)
-    lo, lo_pos = (a_min, 1) if a_min is not _NOVALUE else (min_, 4)
-    hi, hi_pos = (a_max, 2) if a_max is not _NOVALUE else (max_, 5)
-    lo = None if lo is _NOVALUE else lo
-    hi = None if hi is _NOVALUE else hi
-    return a, lo, hi, out, lo_pos, hi_pos
+    # primal(): second order passes the defaults it fills in wrapped like the other arguments
+    lo, lo_pos = (a_min, 1) if primal(a_min) is not _NOVALUE else (min_, 4)
+    hi, hi_pos = (a_max, 2) if primal(a_max) is not _NOVALUE else (max_, 5)
+    lo = None if primal(lo) is _NOVALUE else lo
+    hi = None if primal(hi) is _NOVALUE else hi
+    return a, lo, hi, None if primal(out) is None else out, lo_pos, hi_pos
 
 
 @rrule_for(np.clip)
@@ -620,6 +622,58 @@ def _nan_to_num_frule(*args: Any) -> Dual:
         return Dual(xp, x.tangent)
     y = np.nan_to_num(xp, copy=True, nan=values[0], posinf=values[1], neginf=values[2])
     return Dual(y, fit_tangent(dy, y))
+
+
+# --------------------------------------------------------------------------------------------
+# Second order
+# --------------------------------------------------------------------------------------------
+# conj, imag (and real, declared centrally) are real-linear. clip and nan_to_num: vjps in plain
+# NumPy giving the pullbacks' cotangents (ties split, NaN replacements summed); out= and
+# nan_to_num(copy=False) write into an argument, which these vjps cannot follow: they refuse.
+
+
+def _refuse_in_place(name: str, writes: bool) -> None:
+    """Raise ``SecondOrderError`` when the call wrote into one of its arguments."""
+    if writes:
+        from yuebing.transform.second_order import SecondOrderError  # absolute: this runs transformed
+
+        raise SecondOrderError(f"yb.hvp/yb.hessian: {name} writing into an argument (out=, copy=False) is "
+                               "not supported in second order; assign the result instead")
+
+
+def _clip_cotangents(g: Any, a: Any, lo: Any, hi: Any) -> tuple:
+    m_a, m_lo, m_hi = _clip_masks(a, lo, hi)
+    return g * m_a, None if lo is None else g * m_lo, None if hi is None else g * m_hi
+
+
+def _clip_vjp(g, y, a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, min=_NOVALUE, max=_NOVALUE):
+    _refuse_in_place("numpy.clip", out is not None)
+    lo = min if a_min is _NOVALUE else a_min
+    hi = max if a_max is _NOVALUE else a_max
+    ga, glo, ghi = _clip_cotangents(g, a, None if lo is _NOVALUE else lo, None if hi is _NOVALUE else hi)
+    if a_min is _NOVALUE or a_max is _NOVALUE:  # a bound given as min=/max= (bound after out)
+        return (ga, None if a_min is _NOVALUE else glo, None if a_max is _NOVALUE else ghi, None,
+                glo if a_min is _NOVALUE else None, ghi if a_max is _NOVALUE else None)
+    return ga, glo, ghi
+
+
+def _ndarray_clip_vjp(g, y, a, min=None, max=None, out=None):
+    _refuse_in_place("ndarray.clip", out is not None)
+    ga, glo, ghi = _clip_cotangents(g, a, min, max)
+    return ga, glo, ghi, None
+
+
+def _nan_to_num_vjp(g, y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    _refuse_in_place("numpy.nan_to_num", not copy and isinstance(x, np.ndarray) and x.dtype.kind in "fc")
+    g_pos = None if posinf is None else np.sum(np.where(x == np.inf, g, 0))
+    g_neg = None if neginf is None else np.sum(np.where(x == -np.inf, g, 0))
+    return np.where(np.isfinite(x), g, 0), None, np.sum(np.where(np.isnan(x), g, 0)), g_pos, g_neg
+
+
+linear(np.conjugate, np.imag, np.ndarray.conj, np.ndarray.conjugate, (np.ndarray, "conj"), (np.ndarray, "conjugate"))
+with_vjp(np.clip, _clip_vjp)
+with_vjp(np.ndarray.clip, _ndarray_clip_vjp)
+with_vjp(np.nan_to_num, _nan_to_num_vjp)
 
 
 # --------------------------------------------------------------------------------------------

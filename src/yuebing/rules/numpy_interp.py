@@ -15,6 +15,7 @@ import numpy as np
 from ..tangents import NoRData
 from ..testing.cases import Case, randn
 from .core import Dual, RuleArgumentError, frule_for, primal, rrule_for
+from .second_order import with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent
 
 
@@ -92,6 +93,42 @@ def _interp_frule(x, xp, fp, left=None, right=None, period=None):
         d_edge = dfp[edge] if primal(bound) is None else dense(tangent(bound), np.asarray(0.0))
         dy = dy + np.where(mask, d_edge, 0.0)
     return Dual(y, fit_tangent(dy, y))
+
+
+# --------------------------------------------------------------------------------------------
+# Second order: the pullback's cotangents in plain NumPy (scatters to the knots as products with
+# one-hot matrices, which forward mode follows); smooth inside each segment.
+# --------------------------------------------------------------------------------------------
+
+
+def _interp_vjp(g, y, x, xp, fp, left=None, right=None, period=None):
+    xv = np.asarray(x, dtype=float)
+    xpv = np.asarray(xp, dtype=float)
+    fpv = np.asarray(fp, dtype=float)
+    n = xpv.shape[0]
+    k = np.clip(np.searchsorted(xpv, xv, side="right") - 1, 0, n - 2)
+    width = xpv[k + 1] - xpv[k]
+    t = (xv - xpv[k]) / width
+    s = (fpv[k + 1] - fpv[k]) / width
+    below = xv < xpv[0]
+    above = xv > xpv[-1]
+    g = np.asarray(g, dtype=float)
+    g_in = np.where(below | above, 0.0, g)
+    knots = np.arange(n)
+    at_k = (np.reshape(k, (-1, 1)) == knots) * 1.0  # one row per output element
+    at_next = (np.reshape(k + 1, (-1, 1)) == knots) * 1.0
+    g_fp = np.reshape(g_in * (1 - t), -1) @ at_k + np.reshape(g_in * t, -1) @ at_next
+    g_below = np.sum(np.where(below, g, 0.0))
+    g_above = np.sum(np.where(above, g, 0.0))
+    if left is None:
+        g_fp = g_fp + (knots == 0) * g_below
+    if right is None:
+        g_fp = g_fp + (knots == n - 1) * g_above
+    g_xp = np.reshape(g_in * s * (t - 1), -1) @ at_k - np.reshape(g_in * s * t, -1) @ at_next
+    return (g_in * s, g_xp, g_fp, None if left is None else g_below, None if right is None else g_above, None)
+
+
+with_vjp(np.interp, _interp_vjp)
 
 
 _XP = np.array([0.0, 0.7, 1.5, 2.2, 3.0])

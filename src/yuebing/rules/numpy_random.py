@@ -42,6 +42,7 @@ from ..testing.cases import Case, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, register_frule, register_rrule, primal
 from .numpy_creation import deliver, deliver_broadcast, dense
 from .numpy_elementwise import Params
+from .second_order import zero
 from .util import fit_tangent, out_cotangent, output
 
 Generator = np.random.Generator
@@ -465,6 +466,21 @@ def _shuffle_rules(fn: Callable, owner_type: type) -> None:
 
 for _owner in (Generator, RandomState):
     _shuffle_rules(_owner.shuffle, _owner)
+
+
+# --------------------------------------------------------------------------------------------
+# Second order: draws with zero derivative keep it (the first-order rule runs once, and its
+# pullback restores the generator). Pathwise draws and selections have none yet: their tangent
+# must use the noise (or indices) of the one primal draw, and their pullback must restore the
+# generator, which neither ``linear`` (it would draw again for the tangent) nor ``with_vjp`` (its
+# pullback does not restore the generator) does.
+# --------------------------------------------------------------------------------------------
+
+for _name in _ZERO_GENERATOR:
+    zero(getattr(Generator, _name), (Generator, _name))
+for _name in _ZERO_LEGACY:
+    zero(getattr(RandomState, _name), (RandomState, _name))
+zero(np.random.seed, np.random.ranf, np.random.sample)
 
 
 # --------------------------------------------------------------------------------------------

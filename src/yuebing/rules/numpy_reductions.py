@@ -34,6 +34,7 @@ import numpy as np
 from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
+from .second_order import linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
 
 NV = np._NoValue  # NumPy's "argument not given" marker: the default of keepdims, where, initial...
@@ -779,6 +780,256 @@ def _median_frule(a, axis=None, out=None, overwrite_input=False, keepdims=False)
     x = as_array(primal(a))
     axes = axes_of(primal(axis), x.ndim)
     return Dual(y, fit_tangent(np.sum(dx * _median_weights(x, axes), axis=axes, keepdims=bool(primal(keepdims))), y))
+
+
+# --------------------------------------------------------------------------------------------
+# Second order
+# --------------------------------------------------------------------------------------------
+# The vjps are plain NumPy code that yuebing differentiates in forward mode; each gives the
+# cotangent the pullback above gives (same ties, zeros and masks). ``keepdims``/``where``/
+# ``initial`` arrive as constants (NumPy's "not given" marker when left out).
+
+
+def _so_axes(axis: Any, ndim: int) -> tuple:
+    """``axis`` as a sorted tuple of non-negative axes (``axes_of`` without a generator)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if ndim == 0:
+        return ()
+    if not isinstance(axis, (tuple, list)):
+        return (int(axis) % ndim,)
+    axes = []
+    for a in axis:
+        axes.append(int(a) % ndim)
+    return tuple(sorted(axes))
+
+
+def _so_keep(keepdims: Any) -> bool:
+    return keepdims is not NV and bool(keepdims)
+
+
+def _so_mask(where: Any, shape: tuple) -> Any:
+    if where is NV or where is True:
+        return None
+    return np.broadcast_to(np.asarray(where, dtype=bool), shape)
+
+
+def _so_expand(g: Any, shape: tuple, axes: tuple, keep: bool) -> Any:
+    g = np.asarray(g)
+    if not keep and axes:
+        g = np.expand_dims(g, axes)
+    return np.broadcast_to(g, shape)
+
+
+def _so_count(shape: tuple, axes: tuple) -> int:
+    count = 1
+    for ax in axes:
+        count = count * shape[ax]
+    return count
+
+
+def _so_shares(x: Any, y_kept: Any, axes: tuple, mask: Any, nan: bool) -> Any:
+    """``extremum_weights``: 1/k for each of k tied extrema, a NaN extremum to the NaN."""
+    if nan:
+        hit = x == y_kept
+    else:
+        hit = (x == y_kept) | (np.isnan(x) & np.isnan(y_kept))
+    if mask is not None:
+        hit = hit & mask
+    count = np.sum(hit, axis=axes, keepdims=True)
+    return hit / np.maximum(count, 1)
+
+
+def _so_extremum(g: Any, y: Any, a: Any, axis: Any, keepdims: Any, where: Any, nan: bool) -> tuple:
+    x = np.asarray(a)
+    axes = _so_axes(axis, x.ndim)
+    keep = _so_keep(keepdims)
+    y_kept = np.asarray(y) if keep else np.expand_dims(np.asarray(y), axes)
+    shares = _so_shares(x, y_kept, axes, _so_mask(where, x.shape), nan)
+    return (_so_expand(g, x.shape, axes, keep) * shares,)
+
+
+def _max_vjp(g, y, a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
+    return _so_extremum(g, y, a, axis, keepdims, where, False)
+
+
+def _nanmax_vjp(g, y, a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
+    return _so_extremum(g, y, a, axis, keepdims, where, True)
+
+
+def _ptp_vjp(g, y, a, axis=None, out=None, keepdims=NV):
+    x = np.asarray(a)
+    axes = _so_axes(axis, x.ndim)
+    hi = np.max(x, axis=axes, keepdims=True)
+    lo = np.min(x, axis=axes, keepdims=True)
+    shares = _so_shares(x, hi, axes, None, False) - _so_shares(x, lo, axes, None, False)
+    return (_so_expand(g, x.shape, axes, _so_keep(keepdims)) * shares,)
+
+
+def _nan_reduction(g: Any, a: Any, axis: Any, keepdims: Any, where: Any, mean: bool) -> tuple:
+    x = np.asarray(a)
+    axes = _so_axes(axis, x.ndim)
+    finite = ~np.isnan(x)
+    mask = _so_mask(where, x.shape)
+    if mask is not None:
+        finite = finite & mask
+    w = finite / np.maximum(np.sum(finite, axis=axes, keepdims=True), 1) if mean else finite
+    return (_so_expand(g, x.shape, axes, _so_keep(keepdims)) * w,)
+
+
+def _nansum_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
+    return _nan_reduction(g, a, axis, keepdims, where, False)
+
+
+def _nanmean_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, where=NV):
+    return _nan_reduction(g, a, axis, keepdims, where, True)
+
+
+def _prod_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
+    x = np.asarray(a)
+    axes = _so_axes(axis, x.ndim)
+    mask = _so_mask(where, x.shape)
+    factors = x if mask is None else np.where(mask, x, 1)
+    partial = prod_partials(factors, axes)  # products of the others: no division, exact at zeros
+    if mask is not None:
+        partial = partial * mask
+    if initial is not NV:
+        partial = partial * initial
+    return (_so_expand(g, x.shape, axes, _so_keep(keepdims)) * partial,)
+
+
+def _cumprod_vjp(g, y, a, axis=None, dtype=None, out=None):
+    x0 = np.asarray(a)
+    if axis is None:
+        x = x0.ravel()
+        ax = 0
+    else:
+        x = x0
+        ax = int(axis) % max(x0.ndim, 1)
+    gs = np.asarray(g).reshape(x.shape)
+    if np.all(x != 0):
+        gx = _reverse_cumsum(gs * np.cumprod(x, axis=ax), ax) / x
+    else:
+        # exact at zeros: gx_i = (prod_{j<i} x_j) * s_i, s_i = g_i + x_{i+1} s_{i+1}
+        xm = np.moveaxis(x, ax, -1)
+        gm = np.moveaxis(gs, ax, -1)
+        n = xm.shape[-1]
+        left = np.cumprod(np.concatenate([np.ones_like(xm[..., :1]), xm[..., :-1]], axis=-1), axis=-1)
+        s = gm[..., n - 1]
+        parts = [s]
+        for i in range(n - 2, -1, -1):
+            s = gm[..., i] + xm[..., i + 1] * s
+            parts.append(s)
+        parts.reverse()
+        gx = np.moveaxis(left * np.stack(parts, axis=-1), -1, ax)
+    return (gx.reshape(x0.shape),)
+
+
+def _variance_cotangent(g: Any, y: Any, a: Any, axis: Any, ddof: Any, keepdims: Any, where: Any,
+                        correction: Any, std: bool) -> tuple:
+    x = np.asarray(a)
+    axes = _so_axes(axis, x.ndim)
+    keep = _so_keep(keepdims)
+    mask = _so_mask(where, x.shape)
+    if mask is None:
+        d = x - np.mean(x, axis=axes, keepdims=True)
+        count = _so_count(x.shape, axes)
+    else:
+        d = np.where(mask, x - np.mean(x, axis=axes, keepdims=True, where=mask), 0)
+        count = np.sum(mask, axis=axes, keepdims=True)
+    n_eff = np.asarray(count - (ddof if correction is NV else correction), dtype=float)
+    ge = _so_expand(g, x.shape, axes, keep)
+    if std:
+        return (ge * d / (n_eff * _so_expand(y, x.shape, axes, keep)),)
+    return (ge * d * (2.0 / n_eff),)
+
+
+def _var_vjp(g, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=NV, where=NV, mean=NV, correction=NV):
+    return _variance_cotangent(g, y, a, axis, ddof, keepdims, where, correction, False)
+
+
+def _std_vjp(g, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=NV, where=NV, mean=NV, correction=NV):
+    return _variance_cotangent(g, y, a, axis, ddof, keepdims, where, correction, True)
+
+
+def _median_shares(x: Any, axes: tuple) -> Any:
+    """``_median_weights`` without in-place writes: by each element's rank in a stable sort."""
+    k = len(axes)
+    moved = np.moveaxis(x, axes, range(-k, 0))
+    flat = moved.reshape(moved.shape[:moved.ndim - k] + (-1,))
+    n = flat.shape[-1]
+    rank = np.argsort(np.argsort(flat, axis=-1, kind="stable"), axis=-1, kind="stable")
+    w = 0.5 * (rank == (n - 1) // 2) + 0.5 * (rank == n // 2)
+    return np.moveaxis(w.reshape(moved.shape), range(-k, 0), axes)
+
+
+def _median_vjp(g, y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    x = np.asarray(a)
+    axes = _so_axes(axis, x.ndim)
+    return (_so_expand(g, x.shape, axes, bool(keepdims)) * _median_shares(x, axes),)
+
+
+def _average_vjp(g, y, a, axis=None, weights=None, returned=False, keepdims=NV):
+    x = np.asarray(a)
+    axes = _so_axes(axis, x.ndim)
+    ge = _so_expand(g, x.shape, axes, _so_keep(keepdims))
+    if weights is None:
+        return (ge / max(_so_count(x.shape, axes), 1), None, None)
+    w = np.asarray(weights)
+    if w.shape != x.shape:  # 1-d weights along an int axis (the only other shape the rule takes)
+        w = np.moveaxis(np.expand_dims(w, tuple(range(1, x.ndim))), 0, axes[0])
+    wb = np.broadcast_to(w, x.shape)
+    sw = np.sum(wb, axis=axes, keepdims=True)
+    avg = np.sum(x * wb, axis=axes, keepdims=True) / sw
+    gw = ge * (x - avg) / sw
+    if w.shape != x.shape:
+        gw = np.sum(np.moveaxis(gw, axes[0], -1).reshape(-1, x.shape[axes[0]]), axis=0)
+    return (ge * wb / sw, None, gw)
+
+
+def _trapezoid_vjp(g_, out_, y, x=None, dx=1.0, axis=-1):
+    yv = np.asarray(y)
+    ax = int(axis) % yv.ndim
+    ym = np.moveaxis(yv, ax, -1)  # the integration axis last
+    ge = np.expand_dims(np.asarray(g_), -1)
+    if x is None:
+        d = np.asarray(dx)
+    elif np.ndim(x) == 1:
+        d = np.diff(np.asarray(x))
+    else:
+        d = np.diff(np.moveaxis(np.asarray(x), ax, -1), axis=-1)
+    half = np.broadcast_to(ge * d / 2.0, ym[..., :-1].shape)
+    edge = np.zeros_like(half[..., :1])
+    gy = np.moveaxis(np.concatenate([half, edge], axis=-1) + np.concatenate([edge, half], axis=-1), -1, ax)
+    gd = ge * (ym[..., :-1] + ym[..., 1:]) / 2.0  # the cotangent of the spacings
+    if x is None:
+        return (gy, None, gd)
+    edge = np.zeros_like(gd[..., :1])
+    gx = np.concatenate([edge, gd], axis=-1) - np.concatenate([gd, edge], axis=-1)  # adjoint of diff
+    return (gy, gx if np.ndim(x) == 1 else np.moveaxis(gx, -1, ax), None)
+
+
+for _fn in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min):
+    with_vjp(_fn, _max_vjp)
+with_vjp(np.nanmax, _nanmax_vjp)
+with_vjp(np.nanmin, _nanmax_vjp)
+with_vjp(np.ptp, _ptp_vjp)
+with_vjp(np.nansum, _nansum_vjp)
+with_vjp(np.nanmean, _nanmean_vjp)
+with_vjp(np.prod, _prod_vjp)
+with_vjp(np.ndarray.prod, _prod_vjp)
+with_vjp(np.cumprod, _cumprod_vjp)
+with_vjp(np.ndarray.cumprod, _cumprod_vjp)
+with_vjp(np.var, _var_vjp)
+with_vjp(np.ndarray.var, _var_vjp)
+with_vjp(np.std, _std_vjp)
+with_vjp(np.ndarray.std, _std_vjp)
+with_vjp(np.median, _median_vjp)
+with_vjp(np.average, _average_vjp)
+with_vjp(_trapezoid, _trapezoid_vjp)
+linear(np.sum, (np.ndarray, "sum"), data=(5, "initial"))  # an int initial= is a value
+linear(np.mean, np.cumsum, np.trace, (np.ndarray, "mean"), (np.ndarray, "cumsum"), (np.ndarray, "trace"))
+linear(np.diff, data=(3, 4, "prepend", "append"))  # int prepend=/append= are values
 
 
 # --------------------------------------------------------------------------------------------

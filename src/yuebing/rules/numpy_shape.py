@@ -42,6 +42,7 @@ from ..testing.cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule
 from .numpy_reductions import (Expect, as_array, deliver, deliver_value, dense_tangent, forward, refuse, rule,
                                zeros_or)
+from .second_order import linear, with_vjp
 from .util import fit_tangent, out_cotangent, output, tangent, unbroadcast, zero_fdata
 
 # --------------------------------------------------------------------------------------------
@@ -788,6 +789,7 @@ def chain(*steps: tuple) -> Callable:
     composite.__qualname__ = " then ".join(getattr(f, "__name__", str(f)) for f, _, _ in steps)
     register_rrule(composite, rrule_)
     register_frule(composite, frule_)
+    linear(composite)  # the cases chain linear steps only
     return composite
 
 
@@ -811,6 +813,36 @@ register_frule(_pad_by, lambda a, c: frule(np.pad, a, Dual(_PAD, NoTangent), con
 
 def _s(f: Callable, *args: Any, **kw: Any) -> tuple:
     return f, args, kw
+
+
+# --------------------------------------------------------------------------------------------
+# Second order
+# --------------------------------------------------------------------------------------------
+
+
+def _sort_vjp(g, y, a, axis=-1, kind=None, order=None, stable=None):
+    """``np.sort``: the cotangent goes back through the stable sort permutation of the primal
+    (piecewise linear: the permutation does not change under small perturbations)."""
+    x = np.asarray(a)
+    if axis is None:
+        inverse = np.argsort(np.argsort(x, axis=None, kind="stable"), kind="stable")
+        return np.reshape(np.ravel(g)[inverse], np.shape(x)), None, None, None, None
+    inverse = np.argsort(np.argsort(x, axis=axis, kind="stable"), axis=axis, kind="stable")
+    return np.take_along_axis(g, inverse, axis=axis), None, None, None, None
+
+
+# structural: views, copies, joins, splits, gathers (the tangent call redoes them on tangents)
+linear(np.atleast_3d, np.fliplr, np.flipud, np.rot90, np.split, np.array_split, np.hsplit, np.vsplit,
+       np.dsplit, _every_other_column)
+linear(np.dstack, data=(0,))
+linear((np.ndarray, "view"), (np.ndarray, "swapaxes"), (np.ndarray, "repeat"), (np.ndarray, "astype"),
+       (np.ndarray, "tolist"))
+linear(np.pad, data=("constant_values",))  # a gather of the input plus constant_values
+linear(_pad_by, data=(1,))
+linear((np.ndarray, "fill"), data=(1, "value"))  # x.fill(1): the int is a value (tangent 0)
+# piecewise linear: the permutation comes from the primal
+with_vjp(np.sort, _sort_vjp)
+# ndarray.sort: none (in place, and the tangent must follow the primal's permutation)
 
 
 _strided = _s(_every_other_column)

@@ -85,9 +85,10 @@ def _pow_dbase(a: Any, p: Any, y: Any) -> Any:
         return np.where(np.equal(p, 0), 0, d)
     if p == 0:
         return 0.0
-    if a == 0 and not isinstance(p, (complex, np.complexfloating)):
-        # one-sided limits of p * a**(p-1) (Python floats raise on 0.0 ** negative)
-        return 1.0 if p == 1 else 0.0 if p > 1 else p * math.inf
+    if a == 0 and not isinstance(p, (complex, np.complexfloating)) and p < 1:
+        # one-sided limit of p * a**(p-1) (Python floats raise on 0.0 ** negative); for p >= 1
+        # the formula below is exact at 0 and forward mode of it gives the second derivative
+        return p * math.inf
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return p * a ** (p - 1)
 

@@ -31,6 +31,7 @@ from .core import Dual, primal, register_frule, register_rrule
 from .declare import elementwise
 from .linalg import (add, carries_gradient, cholesky_parts, conj, det_parts, fit, hermitian_from, hermitian_from_adjoint,
                      linalg_rule, mH, mT, real_only, refuse, solve_parts, upper_cholesky_parts)
+from .second_order import with_vjp
 from .util import accumulate, is_differentiable, out_cotangent, output, tangent
 
 try:
@@ -425,6 +426,164 @@ def _register_special() -> None:
 if sla is not None:
     _register_linalg()
     _register_special()
+
+
+# --------------------------------------------------------------------------------------------
+# Second order
+# --------------------------------------------------------------------------------------------
+# vjps in plain NumPy/SciPy giving the pullbacks' cotangents (the formulas of the rules above,
+# with the same structured-matrix reads). Not declared: cho_solve, whose (c, lower) argument is a
+# tuple holding the factor (with_vjp delivers cotangents to array and number arguments only).
+
+
+def _so_axes(axis: Any, ndim: int) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    if np.ndim(axis) == 0:
+        return (int(axis) % ndim,)
+    axes = []
+    for ax in axis:
+        axes.append(int(ax) % ndim)
+    return tuple(axes)
+
+
+def _so_project(a: Any, assume_a: Any, lower: bool) -> Any:
+    """``_structure``'s ``project``: the matrix a solver reads from ``a`` under ``assume_a``."""
+    if assume_a in _HERMITIAN:
+        return hermitian_from(a, lower)
+    if assume_a in _SYMMETRIC:
+        t = np.tril(a, -1) if lower else np.triu(a, 1)
+        return t + mT(t) + np.eye(a.shape[-1]) * a
+    if assume_a in _TRIANGULAR:
+        return np.tril(a) if _TRIANGULAR[assume_a] else np.triu(a)
+    if assume_a == "diagonal":
+        return np.eye(a.shape[-1]) * a
+    return a
+
+
+def _so_project_adjoint(s: Any, assume_a: Any, lower: bool) -> Any:
+    """``_structure``'s ``adjoint``."""
+    if assume_a in _HERMITIAN:
+        return hermitian_from_adjoint(s, lower)
+    if assume_a in _SYMMETRIC:
+        both = s + mT(s)
+        return (np.tril(both, -1) if lower else np.triu(both, 1)) + np.eye(s.shape[-1]) * s
+    if assume_a in _TRIANGULAR:
+        return np.tril(s) if _TRIANGULAR[assume_a] else np.triu(s)
+    if assume_a == "diagonal":
+        return np.eye(s.shape[-1]) * s
+    return s
+
+
+def _solve_triangular_vjp(g, y, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                          check_finite=True):
+    code = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}[trans]
+    vector = np.ndim(b) == 1
+    x2 = y[:, None] if vector else y
+    g2 = np.asarray(g)[:, None] if vector else np.asarray(g)
+    if code == 0:  # op(T)^-H g
+        gb = sla.solve_triangular(a, g2, trans=2, lower=lower, unit_diagonal=unit_diagonal)
+    elif code == 2:
+        gb = sla.solve_triangular(a, g2, trans=0, lower=lower, unit_diagonal=unit_diagonal)
+    else:
+        gb = conj(sla.solve_triangular(a, conj(g2), trans=0, lower=lower, unit_diagonal=unit_diagonal))
+    m = -(gb @ mH(x2))
+    m = m if code == 0 else (mT(m) if code == 1 else mH(m))
+    ga = np.tril(m) if lower else np.triu(m)
+    if unit_diagonal:
+        ga = ga - np.eye(ga.shape[-1]) * ga
+    return ga, gb[:, 0] if vector else gb
+
+
+def _so_phi(x: Any) -> Any:
+    return np.tril(x, -1) + 0.5 * np.eye(x.shape[-1]) * np.real(x)
+
+
+def _lower_cholesky_cotangent(low: Any, g: Any) -> Any:
+    """``cholesky_parts``' vjp: the cotangent of ``a`` (lower triangle read) given that of ``low``."""
+    low_inv = np.linalg.inv(low)
+    return hermitian_from_adjoint(mH(low_inv) @ _so_phi(mH(low) @ g) @ low_inv, True)
+
+
+def _cholesky_vjp(g, y, a, lower=False, overwrite_a=False, check_finite=True):
+    if lower:
+        return (_lower_cholesky_cotangent(y, g),)
+    return (mH(_lower_cholesky_cotangent(mH(y), mH(g))),)
+
+
+def _cho_factor_vjp(g, y, a, lower=False, overwrite_a=False, check_finite=True):
+    gc = g[0]
+    if lower:  # the factor in the lower triangle, a copy of a in the strict upper one
+        return (_lower_cholesky_cotangent(np.tril(y[0]), np.tril(gc)) + np.triu(gc, 1),)
+    return (mH(_lower_cholesky_cotangent(mH(np.triu(y[0])), mH(np.triu(gc)))) + np.tril(gc, -1),)
+
+
+def _solve_vjp(g, y, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
+               transposed=False):
+    m = _so_project(np.asarray(a), assume_a, lower)
+    m = mT(m) if transposed else m
+    vector = np.ndim(b) == 1
+    x2 = y[..., None] if vector else y
+    gb = np.linalg.solve(mH(m), np.asarray(g)[..., None] if vector else g)
+    gm = -(gb @ mH(x2))
+    return _so_project_adjoint(mT(gm) if transposed else gm, assume_a, lower), gb[..., 0] if vector else gb
+
+
+def _inv_vjp(g, y, a, overwrite_a=False, check_finite=True, assume_a=None, lower=False):
+    return (_so_project_adjoint(-(mH(y) @ g @ mH(y)), assume_a, lower),)
+
+
+def _det_vjp(g, y, a, overwrite_a=False, check_finite=True):
+    # the adjugate det(a) a^-1: the first-order rule's, except at an exactly singular matrix
+    # (there it uses the SVD, whose derivative is not smooth): np.linalg.inv raises there
+    adjugate = np.asarray(y)[..., None, None] * np.linalg.inv(a)
+    return (np.asarray(g)[..., None, None] * mH(adjugate),)
+
+
+def _expm_vjp(g, y, A):
+    """L(A^H, g): the Frechet derivative of expm, the corner block of expm([[A^H, g], [0, A^H]])."""
+    ah = mH(np.asarray(A))
+    g = np.asarray(g)
+    n = ah.shape[-1]
+    top = np.concatenate([ah, g], axis=-1)
+    bottom = np.concatenate([np.zeros_like(g), ah], axis=-1)
+    return (sla.expm(np.concatenate([top, bottom], axis=-2))[..., :n, n:],)
+
+
+def _polygamma_vjp(g, y, n, x):
+    return None, g * sp.polygamma(np.asarray(n) + 1, x)
+
+
+def _logsumexp_vjp(g, y, a, axis=None, b=None, keepdims=False, return_sign=False):
+    axes = _so_axes(axis, np.ndim(a))
+    y_kept = y if keepdims else np.expand_dims(y, axes)
+    g_kept = g if keepdims else np.expand_dims(g, axes)
+    weight_b = np.exp(np.asarray(a) - y_kept)  # nan where y is -inf, as the rule
+    if b is None:
+        return g_kept * weight_b, None, None
+    return g_kept * weight_b * b, None, g_kept * weight_b
+
+
+def _softmax_vjp(g, y, x, axis=None):
+    return (y * (g - np.sum(g * y, axis=_so_axes(axis, np.ndim(x)), keepdims=True)),)
+
+
+def _log_softmax_vjp(g, y, x, axis=None):
+    return (g - np.exp(y) * np.sum(g, axis=_so_axes(axis, np.ndim(x)), keepdims=True),)
+
+
+if sla is not None:
+    with_vjp(sla.solve_triangular, _solve_triangular_vjp)
+    with_vjp(sla.cholesky, _cholesky_vjp)
+    with_vjp(sla.cho_factor, _cho_factor_vjp)
+    with_vjp(sla.solve, _solve_vjp)
+    with_vjp(sla.inv, _inv_vjp)
+    with_vjp(sla.det, _det_vjp)
+    with_vjp(sla.expm, _expm_vjp)
+    with_vjp(sp.polygamma, _polygamma_vjp)
+    with_vjp(sp.logsumexp, _logsumexp_vjp)
+    with_vjp(sp.softmax, _softmax_vjp)
+    with_vjp(sp.log_softmax, _log_softmax_vjp)
 
 
 # --------------------------------------------------------------------------------------------

@@ -62,6 +62,9 @@ def _method_key(f: Any) -> tuple[type, str, Any] | None:
     if owner is not None and isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) \
             and not isinstance(owner, types.ModuleType):
         return type(owner), f.__name__, owner
+    if isinstance(f, types.MethodType) and not isinstance(f.__func__, types.FunctionType) \
+            and not isinstance(owner, types.ModuleType):  # a Cython method (np.random.Generator)
+        return type(owner), f.__func__.__name__, owner
     return None
 
 
@@ -135,19 +138,36 @@ def _is_constant(t: Any) -> bool:
     return t is NoTangent or type(t) is tuple and all(_is_constant(e) for e in t)
 
 
+def _has_float_data(p: Any, depth: int = 0) -> bool:
+    """Whether a primal holds differentiable numbers (an index tuple, a shape list, a slice or an
+    int array holds none: it is structure, passed to the tangent call as it is)."""
+    if isinstance(p, (float, complex, np.floating, np.complexfloating)):
+        return True
+    if isinstance(p, np.ndarray):
+        return p.dtype.kind in "fc"
+    if isinstance(p, (int, bool, str, bytes, slice, type(None), type(Ellipsis), np.integer, np.bool_, type,
+                      np.dtype, types.BuiltinFunctionType, types.ModuleType)):
+        return False
+    if isinstance(p, types.FunctionType):
+        return bool(p.__closure__)  # a closure carries its captured values' tangents
+    if type(p) in (list, tuple) and depth < 4:
+        return any(_has_float_data(e, depth + 1) for e in p)
+    if type(p) is dict and depth < 4:
+        return any(_has_float_data(e, depth + 1) for e in p.values())
+    return True  # objects and other containers: their tangent is what the call must see
+
+
 def _tangent_codual(a: tuple, mutated: bool = False) -> CoDual:
     """The tangent of an argument as a codual, for the tangent call of a linear function.
 
-    Non-differentiable arguments (indices, shapes, flags, lists and tuples of ints) are passed
-    as they are -- except a list the call may mutate (``mutated``: the target of ``append`` or
-    ``x[i] = v``), which must be its tangent list so the primal is mutated only once. In a list
-    mixing numbers with ints (``[x, 0]``) the ints' tangents are 0, so ``np.array`` of it is
-    numeric."""
+    Structure -- indices, shapes, flags, index tuples, lists of ints: anything holding no float
+    data -- is passed as it is, except a list the call may mutate (``mutated``: the target of
+    ``append`` or ``x[i] = v``), which must be its tangent list so the primal is mutated only
+    once. Tangents are passed as they are (their identity matters: a list's tangent stored in a
+    container must stay the list's tangent)."""
     p, t = a[0], a[2]
-    if _is_empty(t) and not (mutated and type(p) is list) and not (type(p) is list and not p):
+    if t is NoTangent or not mutated and not _has_float_data(p) and not (type(p) is list and not p):
         return CoDual(p, a[1])
-    if type(t) in (list, tuple) and any(e is NoTangent for e in t) and not mutated:
-        t = type(t)(0 if e is NoTangent and isinstance(v, (int, np.integer)) else e for v, e in zip(p, t))
     return CoDual(t, a[3])
 
 
@@ -189,43 +209,67 @@ def zero(*targets: Any) -> None:
     _register(targets, _zero)
 
 
-def linear(*targets: Any, data: tuple = ()) -> None:
+def linear(*targets: Any, data: tuple = (), stored: tuple = ()) -> None:
     """Declare functions (or ``(type, method)`` pairs) linear in their differentiable arguments.
 
     Integer arguments are passed to the tangent call as they are (axes, indices, shapes), except
-    the positions and keyword names in ``data``, whose integers are values (``sum(xs, start=1)``,
-    ``np.array([x, 1])``): there they become 0 in the tangent call.
+    at the positions and keyword names in ``data``, whose integers are values read as numbers
+    (``sum(xs, start=1)``, ``np.array([x, 1])``: ints there and inside lists become 0), and in
+    ``stored``, values written into a container (``y[0] = 1``, ``lst.append(1)``: an int becomes
+    0; a list is stored as its own tangent, keeping its identity).
     """
     def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
-        return _linear(f, args, kwargs, data)
+        return _linear(f, args, kwargs, data, stored)
 
     rule.second_order_kind = "linear"  # type: ignore[attr-defined]
-    _register(targets, rule if data else _linear)
+    _register(targets, rule if data or stored else _linear)
 
 
-def _zero_ints(value: Any) -> Any:
+def _zero_ints(primal: Any, value: Any, deep: bool) -> Any:
+    """The tangent of data for the tangent call: an int (or int array) passed as itself becomes 0.
+    With ``deep`` (array builders: ``np.array([x, 1])``) the ints inside lists and tuples, whose
+    tangents are ``NoTangent``, become 0 too, in a copy; otherwise lists keep their identity."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return 0
-    if type(value) in (list, tuple):
-        return type(value)(_zero_ints(v) for v in value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
+        return np.zeros_like(value)  # still integers: no fdata, as the structure expects
+    if deep and type(value) in (list, tuple) and type(primal) is type(value) and len(primal) == len(value):
+        parts = [_constant_slot(v) if e is NoTangent else _zero_ints(v, e, deep) for v, e in zip(primal, value)]
+        if all(q is e for q, e in zip(parts, value)):
+            return value
+        return type(value)(parts)
     return value
 
 
-def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = ()) -> tuple:
+def _constant_slot(v: Any) -> Any:
+    """What the tangent call sees for a constant inside data: 0 for an int, the value itself for a
+    key-like constant (``dict([("a", x)])`` keeps its key), ``NoTangent`` otherwise."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return 0
+    return v if isinstance(v, _CONSTANT_TYPES) else NoTangent
+
+
+def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple = ()) -> tuple:
     out1, pullback1 = rrule(_primal_codual(f), *map(_primal_codual, args),
                             **{k: _primal_codual(v) for k, v in kwargs.items()})
     first_mutated = isinstance(f[0], (types.MethodDescriptorType, types.WrapperDescriptorType)) \
         or not isinstance(f[0], types.MethodType) and f[0] in _MUTATORS
     tangent_args = [_tangent_codual(a, mutated=first_mutated and k == 0) for k, a in enumerate(args)]
     tangent_kwargs = {k: _tangent_codual(v) for k, v in kwargs.items()}
-    for key in data:
-        if isinstance(key, int) and key < len(tangent_args):
-            c = tangent_args[key]
-            tangent_args[key] = CoDual(_zero_ints(c.primal), c.fdata)
-        elif key in tangent_kwargs:
-            c = tangent_kwargs[key]
-            tangent_kwargs[key] = CoDual(_zero_ints(c.primal), c.fdata)
-    out2, pullback2 = rrule(_tangent_function(f), *tangent_args, **tangent_kwargs)
+    for keys, deep in ((data, True), (stored, False)):
+        for key in keys:
+            if isinstance(key, int) and key < len(tangent_args):
+                c = tangent_args[key]
+                tangent_args[key] = CoDual(_zero_ints(args[key][0], c.primal, deep), c.fdata)
+            elif key in tangent_kwargs:
+                c = tangent_kwargs[key]
+                tangent_kwargs[key] = CoDual(_zero_ints(kwargs[key][0], c.primal, deep), c.fdata)
+    try:
+        out2, pullback2 = rrule(_tangent_function(f), *tangent_args, **tangent_kwargs)
+    except (TypeError, AttributeError, ValueError, KeyError) as error:  # not valid arguments
+        pullback1(NoRData)  # undo the primal call before reporting
+        raise _error(f"yb.hvp/yb.hessian: second order cannot apply {describe_callable(f[0])} to the "
+                     f"tangents of these arguments ({type(error).__name__}: {error})") from None
     y = out1.primal
     if not _carries_tangent(y):  # an int, a shape, a string: the tangent call computed it again
         out = (y, out1.fdata, NoTangent, NoFData)
@@ -264,7 +308,13 @@ def _with_positional_keywords(rule: Callable) -> Callable:
         if not kwargs:
             return rule(f, args, {})
         found = RRULES.lookup(f[0])
-        if found is None or found[1].passthrough or found[2] is not None:
+        if found is not None and found[1].passthrough:  # the rule takes **kwargs: constants only
+            for key, value in kwargs.items():
+                if not _is_constant(value[2]):
+                    raise _error(f"yb.hvp/yb.hessian: pass the differentiable argument {key}= of "
+                                 f"{describe_callable(f[0])} positionally")
+            return rule(f, args, kwargs)
+        if found is None or found[2] is not None:
             raise _error(f"yb.hvp/yb.hessian: pass the arguments of {describe_callable(f[0])} positionally")
         values, positions = found[1].bind([_Given(a) for a in args], {k: _Given(v) for k, v in kwargs.items()})
         flat = tuple(v.value if isinstance(v, _Given) else (v, zero_fdata(v), _zero_tangent_of(v), zero_fdata(v))
@@ -282,6 +332,12 @@ def _with_positional_keywords(rule: Callable) -> Callable:
     return bound_rule
 
 
+def _parameter_names(f: Any) -> list:
+    """The positional parameter names of ``f``'s first-order rule."""
+    found = RRULES.lookup(f)
+    return list(found[1].names) if found is not None else []
+
+
 def _reorder(rdatas: tuple, n_positional: int, positions: list) -> tuple:
     return tuple(rdatas[:1 + n_positional]) + tuple(rdatas[1 + p] for p in positions)
 
@@ -289,7 +345,7 @@ def _reorder(rdatas: tuple, n_positional: int, positions: list) -> tuple:
 def _refuse_structured(f: Any, args: tuple) -> None:
     """The classes below differentiate numbers and arrays: a list of arrays would be dropped."""
     for a in args:
-        if isinstance(a[0], (list, tuple, dict)) and not _is_empty(a[2]):
+        if isinstance(a[0], (list, tuple, dict)) and _has_float_data(a[0]):
             raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} takes a {type(a[0]).__name__} of "
                          "differentiable values, which its second-order rule does not support")
 
@@ -297,9 +353,10 @@ def _refuse_structured(f: Any, args: tuple) -> None:
 def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
     _refuse_structured(f[0], args)
     fn = _primal_codual(f)
-    out, pullback = rrule(fn, *map(_primal_codual, args))
+    constants = {k: _primal_codual(v) for k, v in kwargs.items()}  # flags such as optimize=True
+    out, pullback = rrule(fn, *map(_primal_codual, args), **constants)
     # the same call with fdata tangents: its pullback sends dy_tangent through the primal factors
-    out_t, pullback_t = rrule(fn, *(CoDual(a[0], a[3]) for a in args))
+    out_t, pullback_t = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **constants)
     y_d: Any = NoTangent
     terms = []
     for j, a in enumerate(args):
@@ -308,7 +365,7 @@ def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
         # factor j replaced by its tangent, the others' fdata tangents collect dy * (others)
         call_args = [CoDual(b[0], b[3]) for b in args]
         call_args[j] = CoDual(a[2], zero_fdata(a[2]))
-        out_j, pullback_j = rrule(fn, *call_args)
+        out_j, pullback_j = rrule(fn, *call_args, **constants)
         y_d = out_j.primal if y_d is NoTangent else y_d + out_j.primal
         terms.append((j, out_j, pullback_j))
     y = out.primal
@@ -319,7 +376,7 @@ def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
     result = (y, out.fdata, y_d, out_t.fdata)
 
     def pullback2(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = [NoRData] * (len(args) + 1)
+        tangent_rdata = [NoRData] * (len(args) + len(kwargs) + 1)
         for j, out_j, pullback_j in reversed(terms):
             if isinstance(out.fdata, np.ndarray):
                 out_j.fdata[...] = out.fdata  # the output cotangent lives in the primal fdata
@@ -343,9 +400,17 @@ def _zero(f: tuple, args: tuple, kwargs: dict) -> tuple:
                           **{k: _primal_codual(v) for k, v in kwargs.items()})
     y = out.primal
     result = (y, out.fdata, _zero_tangent_of(y), zero_fdata(y))
+    written = None
+    for a in [*args, *kwargs.values()]:
+        if y is a[0] and isinstance(a[2], np.ndarray):  # out=: the array now holds a constant
+            written = (a[2], a[2].copy())
+            a[2][...] = 0
+            result = (y, out.fdata, a[2], a[3])
 
     def pullback2(dy: Any, dy_d: Any) -> tuple:
         rs = pullback(dy)
+        if written is not None:
+            written[0][...] = written[1]
         return rs, (NoRData,) * len(rs)
 
     return result, pullback2
@@ -458,9 +523,16 @@ def with_vjp(f: Any, vjp: Callable) -> None:
     ordinary, differentiable NumPy code: ``xs`` are the arguments bound to the positional
     parameters of ``f``'s first-order rule (call-site keywords included, defaults filled in), and
     the tuple has one cotangent per parameter (None, or a missing trailing entry, for none)."""
+    function = getattr(f[0], f[1]) if isinstance(f, tuple) else f  # (type, method): unbound
+
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        _refuse_structured(f, args)
-        y_dual = registered_frule(f, *(Dual(a[0], a[2]) for a in args))
+        _refuse_structured(function, args)
+        names = _parameter_names(function)
+        for k, a in enumerate(args):
+            if k < len(names) and names[k] == "out" and a[0] is not None:
+                raise _error(f"yb.hvp/yb.hessian: {describe_callable(function)} with out= is not supported "
+                             "in second order; assign the result instead")
+        y_dual = registered_frule(function, *(Dual(a[0], a[2]) for a in args))
         y, y_d = y_dual.primal, y_dual.tangent
         for a in args:
             if y is a[0] and isinstance(y, np.ndarray):  # the input itself (matrix_power(a, 1))
@@ -681,26 +753,30 @@ _register((getattr,), _getattr)
 _register((setattr,), _setattr)
 
 linear(
-    operator.getitem, operator.setitem, operator.neg, operator.pos,
+    operator.getitem, operator.neg, operator.pos,
     np.sum, np.mean, np.trace, np.diag, np.diagonal, np.tril, np.triu, np.cumsum,
     np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze, np.expand_dims,
     np.atleast_1d, np.atleast_2d, np.copy, np.broadcast_to, np.flip, np.roll, np.tile, np.repeat,
-    np.diff, np.real, float, list, tuple, dict, zip, enumerate, reversed, np.where,
+    np.diff, np.real, float, zip, enumerate, reversed,
     (np.ndarray, "sum"), (np.ndarray, "mean"), (np.ndarray, "reshape"), (np.ndarray, "ravel"),
     (np.ndarray, "flatten"), (np.ndarray, "transpose"), (np.ndarray, "copy"), (np.ndarray, "trace"),
     (np.ndarray, "squeeze"), (np.ndarray, "cumsum"), (np.ndarray, "item"),
-    (np.ndarray, "fill"), (np.ndarray, "__getitem__"), (np.ndarray, "__setitem__"),
-    (list, "append"), (list, "extend"), (list, "pop"), (list, "insert"), (list, "copy"), (list, "reverse"),
-    (list, "__getitem__"), (list, "__setitem__"), (dict, "get"), (dict, "__getitem__"),
-    (dict, "__setitem__"), (dict, "copy"), (dict, "values"), (dict, "items"), (dict, "keys"),
+    (np.ndarray, "__getitem__"), (list, "pop"), (list, "copy"), (list, "reverse"),
+    (list, "__getitem__"), (dict, "__getitem__"), (dict, "copy"), (dict, "values"), (dict, "items"),
+    (dict, "keys"),
 )
-
-_register((operator.iadd, operator.isub), _linear)
+# the value written is data: an int written into a float container has tangent 0
+linear(operator.setitem, (np.ndarray, "__setitem__"), (list, "__setitem__"), (dict, "__setitem__"),
+       (list, "insert"), (dict, "get"), stored=(2,))
+linear((list, "append"), (np.ndarray, "fill"), stored=(1,))
+linear((list, "extend"), operator.iadd, operator.isub, data=(1,))
+linear(np.where, data=(1, 2))
 for _iop in _OUT_OF_PLACE:
     _register((_iop,), _inplace_rule(_iop))
 
 
 linear(sum, data=(1, "start"))
+linear(list, tuple, dict, data=(0,))
 linear(np.array, np.asarray, np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, data=(0,))
 
 multilinear(operator.matmul, np.matmul, np.dot, np.inner, np.outer, np.kron, np.einsum, np.tensordot,

@@ -20,7 +20,9 @@ from .targets import SCALARS, weights
 
 def differentiable_positions(args: tuple) -> list[int]:
     """The arguments ``check_second_order`` differentiates (the others are held fixed)."""
-    return [i for i, a in enumerate(args) if T.zero_tangent(a) is not T.NoTangent]
+    from ..rules.second_order import _has_float_data
+
+    return [i for i, a in enumerate(args) if T.zero_tangent(a) is not T.NoTangent and _has_float_data(a)]
 
 
 def scalar_test_function(f: Callable, args: tuple, kwargs: dict | None = None, seed: int = 0) -> Callable:

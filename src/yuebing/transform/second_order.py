@@ -399,11 +399,11 @@ def _call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callabl
 
 def _constant_keywords(fn: Any, mapping: Any) -> dict:
     """``f(**mapping)``: keywords passed this way are constants of second order (flags, axes)."""
-    from .forward_runtime import zero_tangent_of
+    from ..rules.second_order import _has_float_data
 
     result = {}
     for key, value in mapping.items():
-        if zero_tangent_of(value) is not NoTangent:
+        if _has_float_data(value):
             raise SecondOrderError(
                 f"yb.hvp/yb.hessian: the differentiable value {key}= reaches {describe_callable(fn)} "
                 "through **kwargs, which second order does not follow yet; pass it by name"
