@@ -456,9 +456,12 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
         xs = [a[0] for a in args]
         if any(isinstance(x, (list, tuple, str)) for x in xs) and not any(isinstance(x, np.ndarray) for x in xs):
             return _linear(f4, args, kwargs)  # list + list, 2 * [x]: structure, not arithmetic
-        if kwargs or len(args) != len(partials):
+        if kwargs or len(args) > len(partials) and isinstance(f, np.ufunc):
             raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with out=, where= or dtype= is "
                          "not supported in second order; assign the result instead")
+        if len(args) != len(partials):
+            raise _error(f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(f)} with "
+                         f"{len(args)} arguments")
         _check_real(f, xs)
         x_ds = [a[2] for a in args]
         y_dual = registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds)))
