@@ -57,16 +57,26 @@ class UndefinedGlobal:
 
 
 def global_value(namespace: dict, name: str) -> Any:
+    """A global read by differentiated code. A float array comes as a read-only view: globals are
+    constants (their fdata is ``NoFData``, so no derivative work is spent on them or on what is
+    computed from them alone), and writing into one would make that wrong -- NumPy refuses the
+    write instead ("assignment destination is read-only"): copy the array to modify it."""
     try:
-        return namespace[name]
+        value = namespace[name]
     except KeyError:
         return getattr(builtins, name, UndefinedGlobal(name))
+    if type(value) is np.ndarray and value.dtype.kind in "fc" and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
 
 
 def global_fdata(value: Any) -> Any:
-    """Globals are constants of the differentiation: a zero fdata each call."""
+    """Globals are constants of the differentiation: a zero fdata each call (``NoFData`` for
+    arrays: a constant array gathers no cotangent, and what is computed from constants only is
+    constant too -- the templates skip its derivative work)."""
     if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc,
-                          float, int, str, bool, type(None), UndefinedGlobal)):
+                          float, int, str, bool, type(None), UndefinedGlobal, np.ndarray)):
         return NoFData
     try:
         return fdata(zero_tangent(value))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -91,6 +92,8 @@ class Template:
                  marker: str = "_FAST", uses_rdata: bool = True) -> None:
         self.guard, self.forward, self.reverse, self.pops = guard, forward, reverse, pops
         self.marker, self.uses_rdata = marker, uses_rdata
+        if not uses_rdata and "_tf = _pop()" in pops:
+            self.reverse = reverse + ["_release(_tf)  # its cotangent is spent: the buffer can be reused"]
 
 
 def _func_guard(e: Emit, s: ir.Call, value: Any) -> list[str]:
@@ -227,10 +230,17 @@ def _array_unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], 
     px = e.primal(x)
     guard = " and ".join(_func_guard(e, s, value) + _array_guard(e, [x]))
     call = f"-{px}" if value is operator.neg else f"{e.primal(s.func)}({px})"
+    ufunc = "_np.negative" if value is operator.neg else e.primal(s.func)
     forward = [f"_push({px}); _push({e.fdata(x)})",
-               f"{t} = {call}; {tf} = _zeros_like({t})",
+               f"{t} = {call} if {px}.size < _BIG else {ufunc}({px}, out=_scratch({px})); "
+               f"{tf} = {_active_fdata(e, t, [x])}",
                f"_push({t}); _push({tf}); _push(_FASTA)"]
-    reverse = [f"_xf += _tf * ({derivative('_x', '_t')})"]
+    if value is np.log:
+        reverse = ["if _xf is not _NF: _add_quotient(_xf, _tf, _x)", "_release(_t)"]
+    elif value is operator.neg:
+        reverse = ["if _xf is not _NF: _xf -= _tf", "_release(_t)"]
+    else:
+        reverse = [f"if _xf is not _NF: _add_product(_xf, _tf, {derivative('_x', '_t')})", "_release(_t)"]
     return Template(guard, forward, reverse, "_tf = _pop(); _t = _pop(); _xf = _pop(); _x = _pop()",
                     marker="_FASTA", uses_rdata=False)
 
@@ -241,7 +251,7 @@ def _array_sum(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     guard = " and ".join(_func_guard(e, s, np.sum) + _array_guard(e, [x]))
     # x.sum() is np.sum(x) for an exact ndarray, without NumPy's Python-level dispatch
     forward = [f"_push({e.fdata(x)})", f"{t} = {px}.sum(); {tf} = _NF", "_push(_FAST)"]
-    return Template(guard, forward, ["_xf += _g"], "_xf = _pop()")
+    return Template(guard, forward, ["if _xf is not _NF: _xf += _g"], "_xf = _pop()")
 
 
 _IN_PLACE = (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow)
@@ -277,19 +287,29 @@ def _array_binary_variant(s: ir.Call, op: str, e: Emit, t: str, tf: str, guard: 
     pa, pb = e.primal(a), e.primal(b)
     fa = e.fdata(a) if a_is_array else "None"
     fb = e.fdata(b) if b_is_array else "None"
+    ufunc = {"+": "_np.add", "-": "_np.subtract", "*": "_np.multiply", "/": "_np.divide"}[op]
+    shaped = pa if a_is_array else pb
     forward = [f"_push({pa}); _push({pb}); _push({fa}); _push({fb})",
-               f"{t} = {pa} {op} {pb}; {tf} = _zeros_like({t})",
-               f"_push({tf}); _push({marker})"]
-    pops = "_tf = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()"
-    da = {"+": "_tf", "-": "_tf", "*": "_tf * _b", "/": "_tf / _b"}[op]
-    db = {"+": "_tf", "-": "-_tf", "*": "_tf * _a", "/": "-_tf * _a / (_b * _b)"}[op]
+               f"{t} = {pa} {op} {pb} if {shaped}.size < _BIG else {ufunc}({pa}, {pb}, out=_scratch({shaped})); "
+               f"{tf} = {_active_fdata(e, t, [a, b], [a_is_array, b_is_array])}",
+               f"_push({t}); _push({tf}); _push({marker})"]
+    pops = "_tf = _pop(); _t = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()"
+    # array sides accumulate in place (through a recycled buffer for products and quotients)
+    to_array = {"+": {"a": "_af += _tf", "b": "_bf += _tf"}, "-": {"a": "_af += _tf", "b": "_bf -= _tf"},
+                "*": {"a": "_add_product(_af, _tf, _b)", "b": "_add_product(_bf, _tf, _a)"},
+                "/": {"a": "_add_quotient(_af, _tf, _b)", "b": "_bf += -_tf * _a / (_b * _b)"}}[op]
+    # a float side's cotangent is a sum over the array: without a temporary where a dot product does
+    to_float = {"+": {"a": "_tf.sum()", "b": "_tf.sum()"}, "-": {"a": "_tf.sum()", "b": "-_tf.sum()"},
+                "*": {"a": "_sum_product(_tf, _b)", "b": "_sum_product(_tf, _a)"},
+                "/": {"a": "_np.sum(_tf / _b)", "b": "-_sum_product(_tf, _a) / (_b * _b)"}}[op]
     reverse = []
-    for side, is_array, atom, expr in (("a", a_is_array, a, da), ("b", b_is_array, b, db)):
+    for side, is_array, atom in (("a", a_is_array, a), ("b", b_is_array, b)):
         if is_array:
-            reverse.append(f"_{side}f += {expr}")
-        elif isinstance(atom, ir.Var):  # the float side: its cotangent is a sum over the array
+            reverse.append(f"if _{side}f is not _NF: {to_array[side]}")
+        elif isinstance(atom, ir.Var):
             r = e.rdata(atom.name)
-            reverse.append(f"_s = float(_np.sum({expr})); {r} = _s if {r} is _NR else {r} + _s")
+            reverse.append(f"_s = float({to_float[side]}); {r} = _s if {r} is _NR else {r} + _s")
+    reverse.append("_release(_t)  # the result is spent too, unless something still refers to it")
     return Template(guard, forward, reverse, pops, marker=marker, uses_rdata=False)
 
 
@@ -305,9 +325,10 @@ def _power(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
         return [float_variant]  # x **= p on an array is in place: the rule's business
     array_variant = Template(
         " and ".join(_array_guard(e, [x])),
-        [f"_push({px}); _push({e.fdata(x)})", f"{t} = {px} ** {pp}; {tf} = _zeros_like({t})",
+        [f"_push({px}); _push({e.fdata(x)})", f"{t} = {px} ** {pp}; {tf} = {_active_fdata(e, t, [x])}",
          f"_push({tf}); _push(_FASTA)"],
-        [f"_xf += _tf * ({pp} * _x ** ({pp} - 1))"], "_tf = _pop(); _xf = _pop(); _x = _pop()",
+        [f"if _xf is not _NF: _add_product(_xf, _tf, {'2.0 * _x' if pp == '2' else f'{pp} * _x ** ({pp} - 1)'})"],
+        "_tf = _pop(); _xf = _pop(); _x = _pop()",
         marker="_FASTA", uses_rdata=False)
     return [float_variant, array_variant]
 
@@ -337,12 +358,98 @@ def _int_tuple(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     return Template(guard, forward, [], marker="_FASTT", uses_rdata=False)
 
 
+def _active_fdata(e: Emit, t: str, atoms: list, arrays: list | None = None) -> str:
+    """The fdata expression of an array result: zeros when an input may carry a derivative, and
+    ``_NF`` when every input is a constant -- a literal, or an array whose fdata is ``_NF`` (a
+    global array, or a result computed from constants only) -- so no cotangent is gathered for it
+    (activity analysis at run time: constant data such as fixed observations costs no
+    derivative work)."""
+    arrays = arrays if arrays is not None else [True] * len(atoms)
+    tests = []
+    for atom, is_array in zip(atoms, arrays):
+        if isinstance(atom, ir.Const):
+            continue
+        if not is_array:
+            return f"_zeros_like({t})"  # a float variable: its derivative is not known here
+        tests.append(f"{e.fdata(atom)} is not _NF")
+    if not tests:
+        return "_NF"
+    return f"_zeros_like({t}) if {' or '.join(tests)} else _NF"
+
+
+# Large fdata buffers are recycled: a fresh large array costs page faults on first touch (the
+# allocator maps new memory for it), several times the arithmetic on it. A template's result
+# fdata is spent once its own reverse step ran; if nothing else refers to it then (no view, no
+# container, not an output), it goes back to this pool for the next forward pass to zero and reuse.
+_POOL: dict[tuple, list] = {}
+_POOL_MIN_SIZE = 16384  # elements; smaller arrays are cheap to allocate
+_POOL_PER_SHAPE = 16
+_UNREFERENCED = sys.getrefcount(object()) + 2  # the caller's local and our parameter, in a call
+
+
 def _zeros_like(y: np.ndarray) -> np.ndarray:
-    """A fresh zero tangent for array ``y``: ``np.zeros`` for small C-ordered arrays (less Python
-    work than ``np.zeros_like``), ``np.zeros_like`` otherwise (same memory order as ``y``)."""
-    if y.size < 65536 and y.flags.c_contiguous:
+    """A zero fdata for array ``y`` (C-ordered, like ``y`` when ``y`` is): a recycled buffer for
+    large arrays when one is free, else ``np.zeros``."""
+    if y.flags.c_contiguous:
+        if y.size >= _POOL_MIN_SIZE:
+            free = _POOL.get((y.shape, y.dtype))
+            if free:
+                buffer = free.pop()
+                buffer.fill(0)
+                return buffer
         return np.zeros(y.shape, y.dtype)
     return np.zeros_like(y)
+
+
+def _scratch(like: np.ndarray) -> np.ndarray:
+    """An uninitialised buffer shaped like ``like`` (recycled when large)."""
+    if like.size >= _POOL_MIN_SIZE and like.flags.c_contiguous:
+        free = _POOL.get((like.shape, like.dtype))
+        if free:
+            return free.pop()
+    return np.empty(like.shape, like.dtype)
+
+
+def _add_product(target: np.ndarray, a: np.ndarray, b: Any) -> None:
+    """``target += a * b`` (``a`` shaped like ``target``) without a fresh large temporary."""
+    if a.size < _POOL_MIN_SIZE or a.shape != target.shape:
+        target += a * b
+        return
+    product = _scratch(a)
+    np.multiply(a, b, out=product)
+    target += product
+    _release(product)
+
+
+def _sum_product(a: np.ndarray, b: np.ndarray) -> float:
+    """``np.sum(a * b)`` for same-shape arrays, without a fresh large temporary."""
+    if a.size < _POOL_MIN_SIZE:
+        return float(np.sum(a * b))
+    product = _scratch(a)
+    np.multiply(a, b, out=product)
+    total = float(product.sum())
+    _release(product)
+    return total
+
+
+def _add_quotient(target: np.ndarray, a: np.ndarray, b: Any) -> None:
+    """``target += a / b`` (``a`` shaped like ``target``) without a fresh large temporary."""
+    if a.size < _POOL_MIN_SIZE or a.shape != target.shape:
+        target += a / b
+        return
+    quotient = _scratch(a)
+    np.divide(a, b, out=quotient)
+    target += quotient
+    _release(quotient)
+
+
+def _release(buffer: Any) -> None:
+    """Return a spent fdata buffer to the pool when nothing else refers to it."""
+    if type(buffer) is np.ndarray and buffer.size >= _POOL_MIN_SIZE and buffer.base is None \
+            and buffer.flags.c_contiguous and sys.getrefcount(buffer) <= _UNREFERENCED:
+        free = _POOL.setdefault((buffer.shape, buffer.dtype), [])
+        if len(free) < _POOL_PER_SHAPE:
+            free.append(buffer)
 
 
 _COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
@@ -366,9 +473,10 @@ def _times_mask(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
         guard = (f"type({pa}) is _ND and {pa}.dtype is _F64 and {pa}.ndim and type({pm}) is _ND and "
                  f"{pm}.dtype.kind in 'bi' and {pa}.shape == {pm}.shape")
         forward = [f"_push({pm}); _push({e.fdata(arr)})",
-                   f"{t} = {e.primal(s.args[0])} * {e.primal(s.args[1])}; {tf} = _zeros_like({t})",
+                   f"{t} = {e.primal(s.args[0])} * {e.primal(s.args[1])}; {tf} = {_active_fdata(e, t, [arr])}",
                    f"_push({tf}); _push({marker})"]
-        variants.append(Template(guard, forward, ["_af += _tf * _m"], "_tf = _pop(); _af = _pop(); _m = _pop()",
+        variants.append(Template(guard, forward, ["if _af is not _NF: _add_product(_af, _tf, _m)"],
+                                 "_tf = _pop(); _af = _pop(); _m = _pop()",
                                  marker=marker, uses_rdata=False))
     return variants
 
@@ -380,8 +488,8 @@ def _matmul(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     guard = (f"type({pa}) is _ND and type({pb}) is _ND and {pa}.ndim == 2 and {pb}.ndim == 2 "
              f"and {pa}.dtype is _F64 and {pb}.dtype is _F64")
     forward = [f"_push({pa}); _push({pb}); _push({e.fdata(a)}); _push({e.fdata(b)})",
-               f"{t} = {pa} @ {pb}; {tf} = _zeros_like({t})", f"_push({tf}); _push(_FASTMM)"]
-    reverse = ["_af += _tf @ _b.T", "_bf += _a.T @ _tf"]
+               f"{t} = {pa} @ {pb}; {tf} = {_active_fdata(e, t, [a, b])}", f"_push({tf}); _push(_FASTMM)"]
+    reverse = ["if _af is not _NF: _af += _tf @ _b.T", "if _bf is not _NF: _bf += _a.T @ _tf"]
     return Template(guard, forward, reverse, "_tf = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()",
                     marker="_FASTMM", uses_rdata=False)
 
@@ -390,7 +498,9 @@ WRITE_MARKER = Fast()  # pushed by inline writes (a[i] = v); runtime.unwind know
 
 NAMESPACE = {
     "_FT": FLOAT_TYPES, "_SEQ": SEQUENCE_TYPES, "_IDX": frozenset({int, tuple}), "_ND": np.ndarray,
-    "_F64": np.dtype(np.float64), "_zeros_like": _zeros_like, "_np": np, "_math": math,
+    "_F64": np.dtype(np.float64), "_zeros_like": _zeros_like, "_release": _release,
+    "_add_product": _add_product, "_add_quotient": _add_quotient, "_sum_product": _sum_product,
+    "_scratch": _scratch, "_BIG": _POOL_MIN_SIZE, "_np": np, "_math": math,
     "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
     "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
