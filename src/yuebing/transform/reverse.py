@@ -23,6 +23,7 @@ import dataclasses
 from typing import Any
 
 from . import ir, templates
+from .float_blocks import LONG_BLOCK, FloatBlock, find_blocks
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
@@ -218,12 +219,52 @@ class ReverseGenerator(ConstantNames):
 
     # ------------------------------------------------------------ forward
 
+    float_blocks = True  # straight-line float arithmetic as one unit (transform/float_blocks.py)
+
     def forward(self, body: list, out: list, indent: int) -> None:
-        for s in body:
+        blocks = dict(find_blocks(body, self.integers)) if self.float_blocks else {}
+        k = 0
+        while k < len(body):
+            if k in blocks:
+                k += self._forward_block(body[k:blocks[k]], out, indent)
+                continue
+            s = body[k]
             getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
+            k += 1
+
+    def _forward_block(self, stmts: list, out: list, indent: int) -> int:
+        block = stmts[0].float_block = FloatBlock(stmts, self.fresh, self.fn.body)  # type: ignore[attr-defined]
+        guard, lines = block.forward(self.fd)
+        self.emit(out, indent, f"if {guard}:  # float block: lines {block.first_line}-{block.last_line}", block.first_line)
+        for text in lines:
+            self.emit(out, indent + 1, text, block.first_line)
+        self.emit(out, indent, "else:", block.first_line)
+        # a long block's fallback (inputs that are not floats) takes the generic rules only: the
+        # inline variants of hundreds of statements would cost more to compile than they save
+        self.generic_only = len(stmts) > LONG_BLOCK
+        for s in stmts:
+            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+        self.generic_only = False
+        self.emit(out, indent + 1, "_push(_SLOWB)", block.last_line)
+        return len(stmts)
+
+    def _reverse_block(self, stmts: list, out: list, indent: int) -> None:
+        block = stmts[0].float_block
+        self.emit(out, indent, f"_e = _pop()  # undo the float block at lines {block.first_line}-{block.last_line}",
+                  block.last_line)
+        self.emit(out, indent, "if _e is _FASTB:", block.last_line)
+        for text in block.reverse(self.rd, self.fresh):
+            self.emit(out, indent + 1, text, block.last_line)
+        self.emit(out, indent, "else:", block.last_line)
+        for s in reversed(stmts):
+            getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
+
+    generic_only = False
 
     def _templates(self, s: ir.Call) -> list:
         """The inline variants for ``s``, if its function is known now and has any."""
+        if self.generic_only:
+            return []
         if isinstance(s.func, ir.Const):
             value = s.func.value
         elif isinstance(s.func, ir.Global) and self.globals is not None:
@@ -354,8 +395,16 @@ class ReverseGenerator(ConstantNames):
 
     def reverse(self, body: list, out: list, indent: int) -> None:
         start = len(out)
-        for s in reversed(body):
+        ends = {stop - 1: first for first, stop in find_blocks(body, self.integers)} if self.float_blocks else {}
+        k = len(body) - 1
+        while k >= 0:
+            if k in ends and hasattr(body[ends[k]], "float_block"):
+                self._reverse_block(body[ends[k]:k + 1], out, indent)
+                k = ends[k] - 1
+                continue
+            s = body[k]
             getattr(self, f"rev_{type(s).__name__}")(s, out, indent)
+            k -= 1
         if len(out) == start:
             self.emit(out, indent, "pass")
 

@@ -49,6 +49,8 @@ class SecondOrderError(TypeError):
 class DualReverseGenerator(ReverseGenerator):
     """The reverse-mode program of a function with forward-mode tangents on every value."""
 
+    float_blocks = False  # every value needs its tangent: the generic form only
+
     def __init__(self, fn: ir.Function) -> None:
         super().__init__(fn, None)  # no globals: no inline templates, only generic call sites
         used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \

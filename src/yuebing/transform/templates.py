@@ -89,11 +89,16 @@ class Template:
     the tape and always run."""
 
     def __init__(self, guard: str, forward: list[str], reverse: list[str], pops: str = "",
-                 marker: str = "_FAST", uses_rdata: bool = True) -> None:
+                 marker: str = "_FAST", uses_rdata: bool = True, large: list[str] | None = None) -> None:
         self.guard, self.forward, self.reverse, self.pops = guard, forward, reverse, pops
         self.marker, self.uses_rdata = marker, uses_rdata
-        if not uses_rdata and "_tf = _pop()" in pops:
-            self.reverse = reverse + ["_release(_tf)  # its cotangent is spent: the buffer can be reused"]
+        if large is not None:
+            # large arrays: the in-place variants, then the spent buffers go back to the pool
+            spent = ["_release(_t)"] if "_t = _pop()" in pops else []
+            result = "_t" if spent else "_tf"  # the result is an array even when its fdata is _NF
+            self.reverse = ([f"if type({result}) is _ND and {result}.size >= _BIG:"]
+                            + ["    " + line for line in large + spent + ["_release(_tf)"]]
+                            + ["else:"] + ["    " + line for line in reverse])
 
 
 def _func_guard(e: Emit, s: ir.Call, value: Any) -> list[str]:
@@ -235,14 +240,15 @@ def _array_unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], 
                f"{t} = {call} if {px}.size < _BIG else {ufunc}({px}, out=_scratch({px})); "
                f"{tf} = {_active_fdata(e, t, [x])}",
                f"_push({t}); _push({tf}); _push(_FASTA)"]
+    reverse = [f"if _xf is not _NF: _xf += _tf * ({derivative('_x', '_t')})"]
     if value is np.log:
-        reverse = ["if _xf is not _NF: _add_quotient(_xf, _tf, _x)", "_release(_t)"]
+        large = ["if _xf is not _NF: _add_quotient(_xf, _tf, _x)"]
     elif value is operator.neg:
-        reverse = ["if _xf is not _NF: _xf -= _tf", "_release(_t)"]
+        large = ["if _xf is not _NF: _xf -= _tf"]
     else:
-        reverse = [f"if _xf is not _NF: _add_product(_xf, _tf, {derivative('_x', '_t')})", "_release(_t)"]
+        large = [f"if _xf is not _NF: _add_product(_xf, _tf, {derivative('_x', '_t')})"]
     return Template(guard, forward, reverse, "_tf = _pop(); _t = _pop(); _xf = _pop(); _x = _pop()",
-                    marker="_FASTA", uses_rdata=False)
+                    marker="_FASTA", uses_rdata=False, large=large)
 
 
 def _array_sum(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
@@ -294,23 +300,26 @@ def _array_binary_variant(s: ir.Call, op: str, e: Emit, t: str, tf: str, guard: 
                f"{tf} = {_active_fdata(e, t, [a, b], [a_is_array, b_is_array])}",
                f"_push({t}); _push({tf}); _push({marker})"]
     pops = "_tf = _pop(); _t = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()"
-    # array sides accumulate in place (through a recycled buffer for products and quotients)
+    da = {"+": "_tf", "-": "_tf", "*": "_tf * _b", "/": "_tf / _b"}[op]
+    db = {"+": "_tf", "-": "-_tf", "*": "_tf * _a", "/": "-_tf * _a / (_b * _b)"}[op]
+    # large arrays accumulate in place (through a recycled buffer for products and quotients)
     to_array = {"+": {"a": "_af += _tf", "b": "_bf += _tf"}, "-": {"a": "_af += _tf", "b": "_bf -= _tf"},
                 "*": {"a": "_add_product(_af, _tf, _b)", "b": "_add_product(_bf, _tf, _a)"},
                 "/": {"a": "_add_quotient(_af, _tf, _b)", "b": "_bf += -_tf * _a / (_b * _b)"}}[op]
-    # a float side's cotangent is a sum over the array: without a temporary where a dot product does
+    # a float side's cotangent is a sum over the array: without a temporary where possible
     to_float = {"+": {"a": "_tf.sum()", "b": "_tf.sum()"}, "-": {"a": "_tf.sum()", "b": "-_tf.sum()"},
                 "*": {"a": "_sum_product(_tf, _b)", "b": "_sum_product(_tf, _a)"},
                 "/": {"a": "_np.sum(_tf / _b)", "b": "-_sum_product(_tf, _a) / (_b * _b)"}}[op]
-    reverse = []
-    for side, is_array, atom in (("a", a_is_array, a), ("b", b_is_array, b)):
+    reverse, large = [], []
+    for side, is_array, atom, expr in (("a", a_is_array, a, da), ("b", b_is_array, b, db)):
         if is_array:
-            reverse.append(f"if _{side}f is not _NF: {to_array[side]}")
+            reverse.append(f"if _{side}f is not _NF: _{side}f += {expr}")
+            large.append(f"if _{side}f is not _NF: {to_array[side]}")
         elif isinstance(atom, ir.Var):
             r = e.rdata(atom.name)
-            reverse.append(f"_s = float({to_float[side]}); {r} = _s if {r} is _NR else {r} + _s")
-    reverse.append("_release(_t)  # the result is spent too, unless something still refers to it")
-    return Template(guard, forward, reverse, pops, marker=marker, uses_rdata=False)
+            reverse.append(f"_s = float(_np.sum({expr})); {r} = _s if {r} is _NR else {r} + _s")
+            large.append(f"_s = float({to_float[side]}); {r} = _s if {r} is _NR else {r} + _s")
+    return Template(guard, forward, reverse, pops, marker=marker, uses_rdata=False, large=large)
 
 
 def _power(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
@@ -327,9 +336,9 @@ def _power(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
         " and ".join(_array_guard(e, [x])),
         [f"_push({px}); _push({e.fdata(x)})", f"{t} = {px} ** {pp}; {tf} = {_active_fdata(e, t, [x])}",
          f"_push({tf}); _push(_FASTA)"],
-        [f"if _xf is not _NF: _add_product(_xf, _tf, {'2.0 * _x' if pp == '2' else f'{pp} * _x ** ({pp} - 1)'})"],
-        "_tf = _pop(); _xf = _pop(); _x = _pop()",
-        marker="_FASTA", uses_rdata=False)
+        [f"if _xf is not _NF: _xf += _tf * ({pp} * _x ** ({pp} - 1))"],
+        "_tf = _pop(); _xf = _pop(); _x = _pop()", marker="_FASTA", uses_rdata=False,
+        large=[f"if _xf is not _NF: _add_product(_xf, _tf, {'2.0 * _x' if pp == '2' else f'{pp} * _x ** ({pp} - 1)'})"])
     return [float_variant, array_variant]
 
 
@@ -475,8 +484,9 @@ def _times_mask(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
         forward = [f"_push({pm}); _push({e.fdata(arr)})",
                    f"{t} = {e.primal(s.args[0])} * {e.primal(s.args[1])}; {tf} = {_active_fdata(e, t, [arr])}",
                    f"_push({tf}); _push({marker})"]
-        variants.append(Template(guard, forward, ["if _af is not _NF: _add_product(_af, _tf, _m)"],
+        variants.append(Template(guard, forward, ["if _af is not _NF: _af += _tf * _m"],
                                  "_tf = _pop(); _af = _pop(); _m = _pop()",
+                                 large=["if _af is not _NF: _add_product(_af, _tf, _m)"],
                                  marker=marker, uses_rdata=False))
     return variants
 
@@ -502,6 +512,6 @@ NAMESPACE = {
     "_add_product": _add_product, "_add_quotient": _add_quotient, "_sum_product": _sum_product,
     "_scratch": _scratch, "_BIG": _POOL_MIN_SIZE, "_np": np, "_math": math,
     "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
-    "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
+    "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
 }
