@@ -877,11 +877,36 @@ def cholesky_parts(a: np.ndarray, low: np.ndarray) -> tuple[Callable, Callable]:
         return low @ _phi(x)
 
     def vjp(g: Any, need: tuple) -> tuple:
+        fast = _real_cholesky_vjp(low, g)
+        if fast is not None:
+            return (fast,)
         low_inv = _lower_inverse(low)  # only now: the forward pass need not pay for it
         s = mH(low_inv) @ _phi(mH(low) @ g) @ low_inv
         return (hermitian_from_adjoint(s, lower=True),)
 
     return jvp, vjp
+
+
+def _real_cholesky_vjp(low: np.ndarray, g: Any) -> np.ndarray | None:
+    """The Cholesky cotangent for one real float64 matrix with BLAS triangular kernels:
+    ``S = L^-T Phi(L^T G) L^-1`` as a triangular product and two triangular solves (3 n^3 flops
+    instead of 6 n^3 for an explicit inverse and three dense products). None if it does not apply."""
+    if not (low.ndim == 2 and low.dtype == np.float64 and isinstance(g, np.ndarray) and g.dtype == np.float64
+            and g.shape == low.shape):
+        return None
+    try:
+        from scipy.linalg.blas import dtrmm, dtrsm
+    except ImportError:
+        return None
+    n = low.shape[0]
+    diagonal = np.diag_indices(n)
+    phi = np.tril(dtrmm(1.0, low, g, lower=1, trans_a=1))  # L^T G, then its lower triangle
+    phi[diagonal] *= 0.5
+    x = dtrsm(1.0, low, phi, side=1, lower=1)  # X L = Phi
+    s = dtrsm(1.0, low, x, lower=1, trans_a=1)  # L^T S = X
+    out = np.tril(s + s.T, -1)
+    out[diagonal] = s[diagonal]
+    return out
 
 
 def upper_cholesky_parts(a: np.ndarray, up: np.ndarray) -> tuple[Callable, Callable]:
