@@ -201,9 +201,12 @@ class FloatBlock:
                 add(a, f"{g} / {b}"), add(b, f"-{g} * {a} / ({b} * {b})")
             elif f is operator.neg:
                 add(operands[0], f"-{g}")
-            else:  # a ** n
+            else:  # a ** n, n an integer literal (a ** 0 is constant: nothing to add)
                 a, n = operands
-                add(a, f"{g} * {n} * {a} ** ({n} - 1)")
+                if n == "1":
+                    add(a, g)
+                elif n != "0":
+                    add(a, f"{g} * {n} * {a} ** ({n} - 1)")
         for var in self.inputs:  # the cotangents of the block's inputs
             g = adjoint.get(var)
             if g is None:
