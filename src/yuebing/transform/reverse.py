@@ -423,7 +423,7 @@ class ReverseGenerator(ConstantNames):
         self.emit(out, indent, f"_e = _pop(){comment}", line)
         r = self.rd(s.target) if s.target else None
         for k, variant in enumerate(variants):
-            self.emit(out, indent, f"{'if' if k == 0 else 'elif'} _e is {variant.marker}:", line)
+            self.emit(out, indent, f"{'if' if k == 0 else 'elif'} {variant.test}:", line)
             if variant.pops:
                 self.emit(out, indent + 1, variant.pops, line)
             if variant.uses_rdata:

@@ -92,6 +92,7 @@ class Template:
                  marker: str = "_FAST", uses_rdata: bool = True, large: list[str] | None = None) -> None:
         self.guard, self.forward, self.reverse, self.pops = guard, forward, reverse, pops
         self.marker, self.uses_rdata = marker, uses_rdata
+        self.test = f"_e is {marker}"  # how the reverse pass recognises this variant's tape entry
         if large is not None:
             # large arrays: the in-place variants, then the spent buffers go back to the pool
             spent = ["_release(_t)"] if "_t = _pop()" in pops else []
@@ -211,8 +212,11 @@ def _getitem(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     known_int = isinstance(index, ir.Const) or e.fdata(index) == "_NF"  # a constant or a loop index
     guard_parts = [] if known_int else [f"type({pi}) in _IDX"]
     guard_parts += [f"type({ps}) in _SEQ", f"type(_v := {ps}[{pi}]) in _FT"]
-    forward = [f"{t} = _v; {tf} = _NF", f"_push({e.fdata(seq)}); _push({pi}); _push(_FAST)"]
-    return Template(" and ".join(guard_parts), forward, ["_sf[_i] += _g"], "_i = _pop(); _sf = _pop()")
+    # one tape entry, the (fdata, index) pair itself: no other entry is a tuple
+    forward = [f"{t} = _v; {tf} = _NF", f"_push(({e.fdata(seq)}, {pi}))"]
+    template = Template(" and ".join(guard_parts), forward, ["_sf[_i] += _g"], "_sf, _i = _e")
+    template.test = "type(_e) is tuple"
+    return template
 
 
 # ---------------------------------------------------------------- array variants
