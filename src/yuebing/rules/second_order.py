@@ -16,11 +16,15 @@ one of a few classes, and each class lifts the primitive's existing first-order 
 * elementwise functions declared with ``elementwise(f, *partials)`` (``rules/declare.py``): the
   cotangent tangent is ``dy_tangent * partial + dy * d(partial)``, where ``d(partial)`` comes from
   the forward transform of the partial itself (it is ordinary NumPy code).
-* zero-derivative functions (``nondifferentiable``) stay zero.
-* ``with_vjp(f, vjp)`` -- a nonlinear primitive whose cotangent map is written below as ordinary
-  NumPy code ``vjp(g, y, *xs)``; its forward derivative comes from the forward transform.
+* zero-derivative functions (``nondifferentiable``, or ``zero(...)``) stay zero.
+* ``with_vjp(f, vjp)`` -- a nonlinear primitive whose cotangent map is written as ordinary NumPy
+  code ``vjp(g, y, *xs)``; its forward derivative comes from the forward transform.
 
-A primitive in none of these classes raises ``SecondOrderError`` naming it.
+The declarations live next to the first-order rules, at the end of each domain file (one line per
+function, in a "Second order" section); this file holds the classes, the common declarations of
+operators and containers, and the rules for objects and closure cells (attribute reads and writes,
+construction, ``super()``). ``docs/rules.md`` lists each function's class. A primitive in none of
+these classes raises ``SecondOrderError`` naming it.
 """
 from __future__ import annotations
 
@@ -29,7 +33,6 @@ import types
 from typing import Any, Callable
 
 import numpy as np
-import scipy.linalg
 
 from ..tangents import NoFData, NoRData, NoTangent
 from .core import RRULES, CoDual, Dual, describe_callable, rrule
@@ -421,10 +424,6 @@ def _frule_of(fn: Callable, *duals: Dual, **kw_duals: Dual) -> Dual:
     from ..transform.forward_runtime import call_frule
 
     return call_frule(Dual(fn, NoTangent), *duals, **kw_duals)
-
-
-def _dual_tangent(t: Any) -> Any:
-    return t
 
 
 def _elementwise_cotangents(partials: tuple, xs: list, x_ds: list, y: Any, y_d: Any, g: Any, g_d: Any,
