@@ -40,7 +40,7 @@ from .operators import (
     forward_sequence, fresh_tangent, list_output, rdata_part, ref, send, sum_rdata, tangent_free, tuple_of,
     tuple_output,
 )
-from .second_order import linear, with_vjp
+from .second_order import selection, linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent
 
 _NOARG = object()  # "not passed", distinct from any value a caller could pass
@@ -611,6 +611,7 @@ def _dict_frule(*args, **kwargs):
 # ============================================================================================
 # Second order
 # ============================================================================================
+# max, min and sorted choose among their arguments by the primal values: see ``selection``.
 
 
 def _pow_vjp(g, y, base, exp, mod=None):
@@ -634,6 +635,7 @@ def _divmod_vjp(g, y, a, b):
 with_vjp(builtins.pow, _pow_vjp)
 with_vjp(builtins.divmod, _divmod_vjp)
 linear(builtins.complex, data=(0, 1, "real", "imag"))  # re + 1j * im
+selection(builtins.max, builtins.min, builtins.sorted)
 # none: sorted, min, max, filter (the order or selection must come from the primal; the tangent
 # call would sort or select the tangents), map (its function needs its own second-order rule)
 

@@ -297,6 +297,15 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
             return (_method_rdata(rs[1]),) + rs[2:], (_method_rdata(rsd[1]),) + rsd[2:]
 
         return out, method_pullback
+    call = getattr(type(fn), "__call__", None)
+    if isinstance(call, types.FunctionType):  # a callable object: its __call__, the object first
+        out, pullback = dual_rule(call)((call, NoFData, NoTangent, NoFData), f, *args, **kwargs)
+
+        def call_pullback(dy: Any, dy_d: Any) -> tuple:
+            rs, rsd = pullback(dy, dy_d)
+            return tuple(rs[1:]), tuple(rsd[1:])  # the object's rdata is the callee's first
+
+        return out, call_pullback
     raise _no_rule(fn)
 
 
