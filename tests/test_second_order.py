@@ -322,3 +322,16 @@ def test_show_hvp_is_readable_python():
     source = yb.show(cubic, mode="hvp")
     compile(source, "<test>", "exec")
     assert "def cubic_dual_forward" in source and "# undo line" in source and "x_d" in source
+
+
+def writes_through_out(a):
+    b = a * 1.0
+    np.exp(b, out=b)
+    np.multiply(b, a, out=b)
+    return np.sum(b ** 2)
+
+
+def test_ufunc_out_in_second_order():
+    x = np.array([0.3, 0.8, -0.4])
+    hessian = yb.hessian(writes_through_out)(x)
+    np.testing.assert_allclose(hessian, _fd_hessian(writes_through_out, x), rtol=1e-6, atol=1e-7)

@@ -484,9 +484,13 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
         xs = [a[0] for a in args]
         if any(isinstance(x, (list, tuple, str)) for x in xs) and not any(isinstance(x, np.ndarray) for x in xs):
             return _linear(f4, args, kwargs)  # list + list, 2 * [x]: structure, not arithmetic
+        if isinstance(f, np.ufunc) and len(args) == len(partials) + 1 and not kwargs:
+            kwargs, args = {"out": args[-1]}, args[:-1]  # out given by position
+        if isinstance(f, np.ufunc) and set(kwargs) == {"out"} and len(args) == len(partials):
+            return _into_out(f, partials, args, kwargs["out"])
         if kwargs or len(args) > len(partials) and isinstance(f, np.ufunc):
-            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with out=, where= or dtype= is "
-                         "not supported in second order; assign the result instead")
+            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with where= or dtype= is not "
+                         "supported in second order; assign the result instead")
         if len(args) != len(partials):
             raise _error(f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(f)} with "
                          f"{len(args)} arguments")
@@ -507,6 +511,42 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
 
     rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
     return rule
+
+
+def _into_out(f: Any, partials: tuple, args: tuple, out: tuple) -> tuple:
+    """``f(*xs, out=o)``: like an in-place operator, the result and its tangent overwrite ``o``
+    and its tangent (restored by the pullback, which then delivers the cotangent ``o`` gathered)."""
+    o, o_f, o_d, o_fd = out
+    if type(o) is tuple and len(o) == 1:  # out=(array,)
+        o, o_f, o_d, o_fd = o[0], _first(o_f, NoFData), _first(o_d, NoTangent), _first(o_fd, NoFData)
+    if not (isinstance(o, np.ndarray) and isinstance(o_f, np.ndarray) and isinstance(o_d, np.ndarray)
+            and isinstance(o_fd, np.ndarray)):
+        raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with out= a non-float array is not "
+                     "supported in second order; assign the result instead")
+    xs = [a[0].copy() if isinstance(a[0], np.ndarray) else a[0] for a in args]  # out may alias them
+    x_ds = [a[2].copy() if isinstance(a[2], np.ndarray) else a[2] for a in args]
+    _check_real(f, xs)
+    y_dual = registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds)))
+    y, y_d = y_dual.primal, y_dual.tangent
+    saved, saved_d = o.copy(), o_d.copy()
+    o[...] = y
+    o_d[...] = 0.0 if y_d is NoTangent else y_d
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        g, g_d = o_f.copy(), o_fd.copy()  # the cotangents of the written array
+        o[...] = saved
+        o_d[...] = saved_d
+        o_f[...] = 0  # its old contents were overwritten
+        o_fd[...] = 0
+        rs, rsd = _elementwise_cotangents(partials, xs, x_ds, y, y_d if y_d is not NoTangent else 0.0, g, g_d,
+                                          [(a[0], a[1], a[3]) for a in args])
+        return rs + (NoRData,), rsd + (NoRData,)
+
+    return (out[0], out[1], out[2], out[3]), pullback
+
+
+def _first(parts: Any, empty: Any) -> Any:
+    return parts[0] if isinstance(parts, tuple) else empty
 
 
 _OUT_OF_PLACE = {operator.imul: operator.mul, operator.itruediv: operator.truediv, operator.ipow: operator.pow,
