@@ -92,6 +92,9 @@ def lookup_second_order(f: Any) -> tuple[Rule, Any] | None:
             rule = _BY_METHOD.get((base, name))
             if rule is None and (base, name) in ZERO_DERIVATIVE:
                 rule = _zero
+            if rule is None and owner is not None:  # declared for the unbound method (np.ndarray.std)
+                unbound = base.__dict__.get(name)
+                rule = _BY_FUNCTION.get(unbound) if unbound is not None else None
             if rule is not None:
                 return rule, owner
     return None

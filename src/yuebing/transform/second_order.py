@@ -112,7 +112,7 @@ class DualReverseGenerator(ReverseGenerator):
         if s.star_args is not None:
             args.append(f"_STAR={self.codual(s.star_args)}")
         if s.star_kwargs is not None:
-            args.append(f"_STARSTAR={self.primal(s.star_kwargs)}")
+            args.append(f"_STARSTAR={self.codual(s.star_kwargs)}")
         self.emit(out, indent, f"_o, _pb = _rrule2({', '.join([self.codual(s.func)] + args)})", s.line)
         if s.target:
             self.emit(out, indent, f"{self._four(s.target)} = _o", s.line)
@@ -195,7 +195,8 @@ class DualReverseGenerator(ReverseGenerator):
         else:
             self.emit(out, indent, f"_rs, _rsd = {pullback}(_NR, _NR){comment}", line)
         self._accumulate(s.func, "0", out, indent, line)
-        atoms = [*s.args, *(v for _, v in s.kwargs)] + ([s.star_args] if s.star_args is not None else [])
+        atoms = [*s.args, *(v for _, v in s.kwargs)] + ([s.star_args] if s.star_args is not None else []) \
+            + ([s.star_kwargs] if s.star_kwargs is not None else [])
         for position, a in enumerate(atoms, start=1):
             self._accumulate(a, str(position), out, indent, line)
 
@@ -270,7 +271,7 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
 
     fn = f[0]
     if "_STARSTAR" in kwargs:
-        kwargs.update(_constant_keywords(fn, kwargs.pop("_STARSTAR")))
+        return _call_with_starstar(f, args, kwargs)
     if "_STAR" in kwargs:
         return _call_with_star(f, args, kwargs)
     user = _user_protocol(fn, args, kwargs)
@@ -406,6 +407,52 @@ def _call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callabl
         return result[0], result[1]
 
     return out, routed
+
+
+def _call_with_starstar(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """``f(..., **mapping)``: each entry becomes a keyword argument, with its slot of the dict's
+    fdata and fdata tangent and its tangent; the entries' rdata go back into those slots."""
+    from ..rules.core import CoDual
+    from .runtime import _route_starstar_rdata
+
+    mapping = kwargs.pop("_STARSTAR")
+    if not isinstance(mapping, tuple):  # a plain dict from generated code: constants
+        kwargs.update(_constant_keywords(f[0], mapping))
+        return call_rrule2(f, *args, **kwargs)
+    d, d_f, d_d, d_fd = mapping
+    if not isinstance(d, dict):
+        raise TypeError(f"argument after ** must be a mapping, not {type(d).__qualname__}")
+    duplicate = d.keys() & kwargs.keys()
+    if duplicate:
+        raise TypeError(f"got multiple values for keyword argument {sorted(duplicate)[0]!r}")
+    primal_parts = _expand_mapping(CoDual(d, d_f))
+    tangent_parts = _expand_mapping(CoDual(d, d_fd))
+    extra = {k: (d[k], primal_parts[k], d_d.get(k, NoTangent) if isinstance(d_d, dict) else zero_tangent_of(d[k]),
+                 tangent_parts[k]) for k in d}
+    n_explicit = len(args) + len(kwargs) - ("_STAR" in kwargs)
+    out, pullback = call_rrule2(f, *args, **kwargs, **extra)
+
+    def routed(dy: Any, dy_d: Any) -> tuple:
+        # the callee's rdata: f, args, keywords, the entries, then *seq's if any; the call site's:
+        # f, args, keywords, *seq's, then the mapping's
+        rs, rsd = pullback(dy, dy_d)
+        result = []
+        for fdata_of_dict, r in ((d_f, rs), (d_fd, rsd)):
+            r = list(r)
+            entries = r[1 + n_explicit:1 + n_explicit + len(extra)]
+            routed_r = _route_starstar_rdata(CoDual(d, fdata_of_dict), list(extra), entries)
+            result.append(tuple(r[:1 + n_explicit] + r[1 + n_explicit + len(extra):]) + (routed_r,))
+        return result[0], result[1]
+
+    return out, routed
+
+
+def _expand_mapping(mapping: Any) -> dict:
+    """The fdata of each entry of a dict (from its slot in the dict's fdata)."""
+    from ..tangents import fdata, zero_tangent
+
+    f = mapping.fdata if isinstance(mapping.fdata, dict) else {}
+    return {k: fdata(f[k]) if k in f else fdata(zero_tangent(v)) for k, v in mapping.primal.items()}
 
 
 def _constant_keywords(fn: Any, mapping: Any) -> dict:
