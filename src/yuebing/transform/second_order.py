@@ -86,6 +86,9 @@ class DualReverseGenerator(ReverseGenerator):
             return "0j"
         if _is_literal(value) and not (isinstance(value, tuple) and _has_float(value)):
             return "_NT"
+        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)) \
+                and not getattr(value, "__closure__", None) or callable(value) and type(value).__module__ == "numpy":
+            return "_NT"  # functions and classes known now carry no tangent
         return f"_zt({self.const(value)})"
 
     def fdata_tangent(self, a: ir.Atom) -> str:
