@@ -66,3 +66,69 @@ def test_float_block_derivatives_are_exact_in_forward_and_second_order():
     _, _, (hx, ha) = yb.hvp(formula, (0.7, 1.3), (1.0, 0.0))
     gx = lambda x: yb.grad(formula)(x, 1.3)  # noqa: E731
     assert hx == pytest.approx((gx(0.7 + 1e-5) - gx(0.7 - 1e-5)) / 2e-5, rel=1e-5)
+
+
+# ---------------------------------------------------------------- float loops
+
+import math  # noqa: E402
+
+
+def running_sum(x):
+    y = 0.0
+    for i in range(len(x)):
+        y += x[i]
+    return y
+
+
+def weighted_terms(x, z, w, c):
+    s = 0.0
+    p = 1.0
+    last = c
+    for i in range(len(x)):
+        j = i
+        last = np.exp(x[j]) * w - z[i] / c
+        s = s + last * last + math.sqrt(z[j] * z[j] + 1.0)
+        p = p * (1.0 + 0.1 * x[i])
+    return s + p * last
+
+
+def reads_nothing_after(x, w):
+    t = w
+    for i in range(0):
+        t = x[i] * w
+    return t * 3.0
+
+
+def finite_gradient(f, args, i, h=1e-6):
+    x = args[i]
+    if isinstance(x, float):
+        plus = list(args); minus = list(args)
+        plus[i], minus[i] = x + h, x - h
+        return (f(*plus) - f(*minus)) / (2 * h)
+    out = np.zeros_like(x)
+    for k in range(x.size):
+        plus = list(args); minus = list(args)
+        e = np.zeros_like(x)
+        e.flat[k] = h
+        plus[i], minus[i] = x + e, x - e
+        out.flat[k] = (f(*plus) - f(*minus)) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("f, args", [
+    (running_sum, (np.array([0.5, -1.0, 2.0, 0.25]),)),
+    (weighted_terms, (np.array([0.3, -0.2, 0.5]), np.array([1.0, 2.0, -0.5]), 0.7, 1.3)),
+    (reads_nothing_after, (np.array([1.0, 2.0]), 0.7)),
+])
+def test_float_loop_gradients_match_finite_differences(f, args):
+    source = yb.show(f)
+    assert "float loop" in source
+    g = yb.grad(f, argnums=tuple(range(len(args))))(*args)
+    for i in range(len(args)):
+        np.testing.assert_allclose(g[i], finite_gradient(f, args, i), rtol=1e-6, atol=1e-8)
+
+
+def test_float_loop_falls_back_for_lists_and_matches():
+    x = [0.5, -1.0, 2.0]
+    assert yb.grad(running_sum)(x) == [1.0, 1.0, 1.0]
+    np.testing.assert_allclose(yb.grad(running_sum)(np.array(x)), [1.0, 1.0, 1.0])

@@ -23,6 +23,8 @@ from __future__ import annotations
 import operator
 import re
 
+from typing import Any
+
 from . import ir
 
 MIN_BLOCK = 6
@@ -214,3 +216,245 @@ class FloatBlock:
             r = rd(var)
             lines.append(f"{r} = {g} if {r} is _NR else {r} + {g}")
         return lines
+
+
+# --------------------------------------------------------------------------------------------
+# Float loops: a ``for`` over a range whose body reads floats out of 1-D float64 arrays at the
+# loop index and does float arithmetic (``y += x[i]``, ``s = s + np.sin(x[i]) * w``)
+# --------------------------------------------------------------------------------------------
+
+_IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+             operator.itruediv: operator.truediv}
+
+
+class FloatLoop:
+    """A loop run as plain Python when its arrays are 1-D float64 and its other inputs floats:
+    each iteration appends one tuple of residuals to a list, and the reverse pass walks the list
+    backwards with straight-line adjoint code. ``None`` from ``plan`` when the body has anything
+    else (the loop is then generated as usual)."""
+
+    @staticmethod
+    def plan(loop: ir.ForRange, integers: set, unary: dict, resolve: "callable", fresh: "callable",
+             function_body: list) -> "FloatLoop | None":
+        self = FloatLoop()
+        self.loop, self.fresh = loop, fresh
+        indices = {loop.var}
+        current: dict[str, str] = {}  # variable -> the local holding its value in this iteration
+        self.entry_reads: list[str] = []  # variables read before the body assigns them
+        self.arrays: list[str] = []
+        self.steps: list[tuple] = []  # (kind, local, payload)
+        self.unary_guards: dict[str, Any] = {}
+        self.copies: list[tuple[str, str]] = []
+
+        def operand(a: ir.Atom) -> str | None:
+            if isinstance(a, ir.Const):
+                return repr(a.value) if type(a.value) in (int, float) and not isinstance(a.value, bool) else None
+            if a.name in indices or a.name in integers:
+                return None
+            if a.name not in current:
+                current[a.name] = a.name
+                self.entry_reads.append(a.name)
+            return current[a.name]
+
+        for s in loop.body:
+            if isinstance(s, ir.Copy) and isinstance(s.source, ir.Var) and s.source.name in indices \
+                    and s.target in integers:
+                indices.add(s.target)
+                self.copies.append((s.target, s.source.name))
+                continue
+            if not isinstance(s, ir.Call) or not s.target or s.kwargs or s.star_args is not None \
+                    or s.star_kwargs is not None or s.target in integers or s.target in indices:
+                return None
+            func = s.func.value if isinstance(s.func, ir.Const) else resolve(s.func)
+            local = fresh("b")
+            if func is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
+                    and isinstance(s.args[1], ir.Var) and s.args[1].name in indices:
+                array = s.args[0].name
+                if array not in self.arrays:
+                    self.arrays.append(array)
+                self.steps.append(("read", local, (array, s.args[1].name)))
+            elif isinstance(s.func, ir.Const) and _is_float_op(s, integers | indices) \
+                    or isinstance(s.func, ir.Const) and func in _IN_PLACE and len(s.args) == 2:
+                ops = [operand(a) for a in s.args]
+                if any(o is None for o in ops):
+                    return None
+                self.steps.append(("op", local, (_IN_PLACE.get(func, func), ops)))
+            elif _hashable(func) and func in unary and func is not operator.neg and len(s.args) == 1:
+                (x,) = [operand(a) for a in s.args]
+                if x is None:
+                    return None
+                name = fresh("f")
+                self.unary_guards[name] = (s.func, func)
+                self.steps.append(("unary", local, (name, func, x)))
+            else:
+                return None
+            current[s.target] = local
+        assigned = {v for v, loc in current.items() if loc != v}
+        if not self.steps or any(a in assigned for a in self.arrays):
+            return None
+        self.carried = [v for v in self.entry_reads if v in assigned]
+        self.invariant = [v for v in self.entry_reads if v not in assigned]
+        read_after = names_read(function_body, {id(s) for s in loop.body})
+        self.final = {v: current[v] for v in assigned if not _TEMP.fullmatch(v) or v in read_after}
+        self.final.update({v: current[v] for v in self.carried})
+        self.unary = unary
+        return self
+
+    # ------------------------------------------------------------------ forward
+
+    def guard(self, const: "callable", primal: "callable") -> str:
+        parts = [f"type({a}) is _ND and {a}.dtype is _F64 and {a}.ndim == 1" for a in self.arrays]
+        parts += [f"type({v}) in _FT" for v in self.carried + self.invariant]
+        parts += [f"{primal(atom)} is {const(func)}" for atom, func in self.unary_guards.values()]
+        return " and ".join(parts) or "True"
+
+    def residual_names(self) -> list[str]:
+        needed: list[str] = []
+        for kind, local, payload in self.steps:
+            if kind == "read":
+                needed.append(payload[1])
+            elif kind == "op":
+                f, ops = payload
+                if f in (operator.mul, operator.truediv):
+                    needed += [o for o in ops if not _literal(o)]
+                elif f is operator.pow:
+                    needed.append(ops[0])
+            else:
+                needed += [payload[2], local]
+        seen: list[str] = []
+        for n in needed:
+            if n not in seen and n not in self.invariant:
+                seen.append(n)
+        return seen
+
+    def forward(self, loop_range: str, primal: "callable", fd: "callable") -> list[str]:
+        res = self.fresh("res")
+        self.res = res
+        lines = [f"{res} = []; {res}_add = {res}.append",
+                 f"for {self.loop.var} in {loop_range}:"]
+        body = [f"{target} = {source}" for target, source in self.copies]
+        for kind, local, payload in self.steps:
+            if kind == "read":
+                body.append(f"{local} = {payload[0]}[{payload[1]}]")
+            elif kind == "op":
+                f, ops = payload
+                body.append(f"{local} = {_expression(f, ops)}")
+            else:
+                name, func, x = payload
+                atom = self.unary_guards[name][0]
+                body.append(f"{local} = {primal(atom)}({x})")
+        residuals = self.residual_names()
+        body.append(f"{res}_add(({', '.join(residuals)}{',' if len(residuals) == 1 else ''}))")
+        body += [f"{v} = {loc}" for v, loc in self.final.items()]
+        lines += ["    " + b for b in body]
+        lines += [f"{fd(v)} = _NF" for v in self.final]
+        saved = [res] + [fd(a) for a in self.arrays] + self.invariant  # what every iteration shares
+        lines.append(f"_push(({', '.join(saved)},)); _push(_FASTLOOP)")
+        return lines
+
+    # ------------------------------------------------------------------ reverse
+
+    def reverse(self, rd: "callable") -> list[str]:
+        res = self.res
+        xfs = [f"_xf_{k}" for k in range(len(self.arrays))]
+        lines = [f"{', '.join([res] + xfs + self.invariant)}, = _pop()"]
+        carry = {v: self.fresh("g") for v in self.carried}
+        invariant = {v: self.fresh("g") for v in self.invariant}
+        for v, g in carry.items():
+            lines.append(f"{g} = 0.0 if {rd(v)} is _NR else {rd(v)}; {rd(v)} = _NR")
+        outputs = {v: self.fresh("g") for v in self.final if v not in carry}
+        for v, g in outputs.items():  # values assigned in the loop and read after it (last iteration)
+            lines.append(f"{g} = 0.0 if {rd(v)} is _NR else {rd(v)}; {rd(v)} = _NR")
+        for g in invariant.values():
+            lines.append(f"{g} = 0.0")
+        residuals = self.residual_names()
+        lines.append(f"for {', '.join(residuals)}{',' if len(residuals) == 1 else ''} in reversed({res}):")
+        body: list[str] = []
+        adjoint: dict[str, str] = {}
+        for v, loc in self.final.items():
+            adjoint[loc] = carry.get(v) or outputs[v]
+        first_iteration_outputs = set(outputs.values())
+        values = {loc for _, loc, _ in self.steps} | set(self.entry_reads)
+
+        def add(target: str, expr: str) -> None:
+            if target not in values:
+                return  # a literal
+            if target in invariant:
+                body.append(f"{invariant[target]} += {expr}")
+            elif target in adjoint:
+                body.append(f"{adjoint[target]} += {expr}")
+            else:
+                g = adjoint[target] = self.fresh("g")
+                body.append(f"{g} = {expr}")
+
+        entry_seen = {}
+        for kind, local, payload in reversed(self.steps):
+            g = adjoint.get(local)
+            if g is None:
+                continue
+            if kind == "read":
+                array, index = payload
+                k = self.arrays.index(array)
+                body.append(f"if {xfs[k]} is not _NF: {xfs[k]}[{index}] += {g}")
+            elif kind == "op":
+                f, ops = payload
+                for target, expr in _adjoints(f, ops, g):
+                    add(target, expr)
+            else:
+                name, func, x = payload
+                add(x, f"{g} * ({self.unary[func](x, local)})")
+        for v, g in carry.items():  # the entry value's adjoint is the previous iteration's
+            entry = adjoint.get(v)
+            if entry is None:
+                body.append(f"{g} = 0.0")
+            elif entry != g:
+                body.append(f"{g} = {entry}")
+            entry_seen[v] = entry
+        for g in first_iteration_outputs:  # only the last iteration's value was read after the loop
+            body.append(f"{g} = 0.0")
+        lines += ["    " + b for b in (body or ["pass"])]
+        for v, g in carry.items():
+            lines.append(f"{rd(v)} = {g}")
+        for v, g in outputs.items():  # no iteration ran: the value read after is the one before
+            lines.append(f"if not {res}: {rd(v)} = {g}")
+        for v, g in invariant.items():
+            lines.append(f"{rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
+        return lines
+
+
+def _literal(name: str) -> bool:
+    return not (name[:1].isalpha() or name[:1] == "_")
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _expression(f: Any, ops: list) -> str:
+    if f in _BINARY:
+        return f"{ops[0]} {_BINARY[f]} {ops[1]}"
+    if f is operator.neg:
+        return f"-{ops[0]}"
+    return f"{ops[0]} ** {ops[1]}"
+
+
+def _adjoints(f: Any, ops: list, g: str) -> list[tuple[str, str]]:
+    """``(operand, contribution)`` pairs of the adjoint of ``f(*ops)`` with output adjoint ``g``."""
+    if f is operator.add:
+        return [(ops[0], g), (ops[1], g)]
+    if f is operator.sub:
+        return [(ops[0], g), (ops[1], f"-{g}")]
+    if f is operator.mul:
+        return [(ops[0], f"{g} * {ops[1]}"), (ops[1], f"{g} * {ops[0]}")]
+    if f is operator.truediv:
+        return [(ops[0], f"{g} / {ops[1]}"), (ops[1], f"-{g} * {ops[0]} / ({ops[1]} * {ops[1]})")]
+    if f is operator.neg:
+        return [(ops[0], f"-{g}")]
+    n = ops[1]  # a ** n, an integer literal
+    if n == "0":
+        return []
+    return [(ops[0], g if n == "1" else f"{g} * {n} * {ops[0]} ** ({n} - 1)")]

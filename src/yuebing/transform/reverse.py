@@ -23,7 +23,7 @@ import dataclasses
 from typing import Any
 
 from . import ir, templates
-from .float_blocks import LONG_BLOCK, FloatBlock, find_blocks
+from .float_blocks import LONG_BLOCK, FloatBlock, FloatLoop, find_blocks
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
@@ -344,6 +344,19 @@ class ReverseGenerator(ConstantNames):
             self.emit(out, indent + 1, f"{trips} += 1", s.line)
             self.emit(out, indent, f"_push({trips})", s.line)
 
+    def _resolve(self, atom: ir.Atom) -> Any:
+        """The value of a function atom known at generation (a constant, or a global path)."""
+        if isinstance(atom, ir.Const):
+            return atom.value
+        if isinstance(atom, ir.Global) and self.globals is not None:
+            value = self.globals
+            for part in atom.path.split("."):
+                value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
+                if value is None:
+                    return None
+            return value
+        return None
+
     def fwd_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
         record = _has_reverse_work(s.body)
         bounds = ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
@@ -353,6 +366,20 @@ class ReverseGenerator(ConstantNames):
                 bounds = self.primal(s.stop)
         loop_range = self.fresh("range")
         self.emit(out, indent, f"{loop_range} = range({bounds})", s.line)
+        plan = FloatLoop.plan(s, self.integers, templates._UNARY, self._resolve, self.fresh, self.fn.body) \
+            if self.float_blocks and record else None
+        if plan is not None:
+            s.float_loop = plan  # type: ignore[attr-defined]
+            self.emit(out, indent, f"if {plan.guard(self.const, self.primal)}:  # float loop: line {s.line}", s.line)
+            for text in plan.forward(loop_range, self.primal, self.fd):
+                self.emit(out, indent + 1, text, s.line)
+            self.emit(out, indent, "else:", s.line)
+            self._range_loop(s, loop_range, record, out, indent + 1)
+            self.emit(out, indent + 1, "_push(_SLOWLOOP)", s.line)
+            return
+        self._range_loop(s, loop_range, record, out, indent)
+
+    def _range_loop(self, s: ir.ForRange, loop_range: str, record: bool, out: list, indent: int) -> None:
         self.emit(out, indent, f"for {s.var} in {loop_range}:", s.line)
         if s.var not in self.integers:
             self.emit(out, indent + 1, f"{self.fd(s.var)} = _NF", s.line)
@@ -495,6 +522,14 @@ class ReverseGenerator(ConstantNames):
     def rev_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
         if not _has_reverse_work(s.body):
             return
+        plan = getattr(s, "float_loop", None)
+        if plan is not None:
+            self.emit(out, indent, f"_e = _pop()  # undo the float loop at line {s.line}", s.line)
+            self.emit(out, indent, "if _e is _FASTLOOP:", s.line)
+            for text in plan.reverse(self.rd):
+                self.emit(out, indent + 1, text, s.line)
+            self.emit(out, indent, "else:", s.line)
+            indent += 1
         self.emit(out, indent, f"for _ in range(_pop()):  # undo the loop at line {s.line}", s.line)
         self.reverse(s.body, out, indent + 1)
 

@@ -518,6 +518,6 @@ NAMESPACE = {
     "_add_product": _add_product, "_add_quotient": _add_quotient, "_sum_product": _sum_product,
     "_scratch": _scratch, "_BIG": _POOL_MIN_SIZE, "_np": np, "_math": math,
     "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
-    "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
+    "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
 }
