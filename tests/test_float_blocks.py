@@ -132,3 +132,43 @@ def test_float_loop_falls_back_for_lists_and_matches():
     x = [0.5, -1.0, 2.0]
     assert yb.grad(running_sum)(x) == [1.0, 1.0, 1.0]
     np.testing.assert_allclose(yb.grad(running_sum)(np.array(x)), [1.0, 1.0, 1.0])
+
+
+def map_into(x):
+    y = np.empty_like(x)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            y[i, j] = np.sin(np.cos(np.exp(x[i, j])))
+    return np.sum(y * y)
+
+
+def writes_argument(x, out, w):
+    for i in range(len(x)):
+        out[i] = x[i] * x[i] * w
+    return np.sum(out * out) + np.sum(x * out)
+
+
+def writes_what_it_reads(x):
+    y = x * 1.0
+    for i in range(len(y)):
+        y[i] = y[i] * y[i]  # reads and writes one array: the statement-by-statement loop
+    return np.sum(y)
+
+
+def test_float_loops_writing_into_arrays():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 4))
+    assert "float loop" in yb.show(map_into)
+    np.testing.assert_allclose(yb.grad(map_into)(x), finite_gradient(map_into, (x,), 0), rtol=1e-6, atol=1e-8)
+
+    v, out, w = rng.standard_normal(5), rng.standard_normal(5), 0.8
+    before = out.copy()
+    g = yb.grad(writes_argument, argnums=(0, 1, 2))(v, out, w)
+    np.testing.assert_array_equal(out, before)  # the argument is restored
+    np.testing.assert_allclose(g[1], np.zeros(5))  # overwritten before it was read
+    for i, arg in enumerate((v, out, w)):
+        expected = finite_gradient(writes_argument, (v, out.copy(), w), i)
+        np.testing.assert_allclose(g[i], expected, rtol=1e-6, atol=1e-8)
+
+    z = rng.standard_normal(4)
+    np.testing.assert_allclose(yb.grad(writes_what_it_reads)(z), 2 * z)

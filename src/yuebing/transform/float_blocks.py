@@ -256,22 +256,53 @@ class FloatLoop:
                 self.entry_reads.append(a.name)
             return current[a.name]
 
+        self.ndim: dict[str, int] = {}  # array -> the number of indices it is read or written with
+        self.written: list[str] = []
+        arity = {loop.var: 1}
+
+        def index_atom(a: ir.Atom) -> bool:
+            return isinstance(a, ir.Var) and (a.name in indices or a.name in integers) \
+                or isinstance(a, ir.Const) and type(a.value) is int
+
+        def use_array(array: str, n: int, written: bool) -> bool:
+            if self.ndim.setdefault(array, n) != n:
+                return False
+            target = self.written if written else self.arrays
+            if array not in target:
+                target.append(array)
+            return True
+
         for s in loop.body:
             if isinstance(s, ir.Copy) and isinstance(s.source, ir.Var) and s.source.name in indices \
                     and s.target in integers:
                 indices.add(s.target)
+                arity[s.target] = arity[s.source.name]
                 self.copies.append((s.target, s.source.name))
+                continue
+            if isinstance(s, ir.Call) and not s.target and not s.kwargs and isinstance(s.func, ir.Const) \
+                    and s.func.value is operator.setitem and len(s.args) == 3 and isinstance(s.args[0], ir.Var) \
+                    and isinstance(s.args[1], ir.Var) and s.args[1].name in indices:
+                value = operand(s.args[2])  # y[i, j] = v: a float written into a float64 array
+                if value is None or not use_array(s.args[0].name, arity[s.args[1].name], True):
+                    return None
+                self.steps.append(("write", fresh("old"), (s.args[0].name, s.args[1].name, value)))
                 continue
             if not isinstance(s, ir.Call) or not s.target or s.kwargs or s.star_args is not None \
                     or s.star_kwargs is not None or s.target in integers or s.target in indices:
                 return None
             func = s.func.value if isinstance(s.func, ir.Const) else resolve(s.func)
+            if func is _mktuple() and s.args and all(index_atom(a) for a in s.args):
+                indices.add(s.target)  # (i, j): an index, built again each iteration
+                arity[s.target] = len(s.args)
+                self.copies.append((s.target, "(" + ", ".join(a.name if isinstance(a, ir.Var) else repr(a.value)
+                                                            for a in s.args) + ",)"))
+                continue
             local = fresh("b")
             if func is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
                     and isinstance(s.args[1], ir.Var) and s.args[1].name in indices:
                 array = s.args[0].name
-                if array not in self.arrays:
-                    self.arrays.append(array)
+                if not use_array(array, arity[s.args[1].name], False):
+                    return None
                 self.steps.append(("read", local, (array, s.args[1].name)))
             elif isinstance(s.func, ir.Const) and _is_float_op(s, integers | indices) \
                     or isinstance(s.func, ir.Const) and func in _IN_PLACE and len(s.args) == 2:
@@ -290,8 +321,9 @@ class FloatLoop:
                 return None
             current[s.target] = local
         assigned = {v for v, loc in current.items() if loc != v}
-        if not self.steps or any(a in assigned for a in self.arrays):
-            return None
+        arrays = set(self.arrays) | set(self.written)
+        if not self.steps or arrays & assigned or arrays & set(current) or set(self.arrays) & set(self.written):
+            return None  # arrays must stay the same objects, and not be read where they are written
         self.carried = [v for v in self.entry_reads if v in assigned]
         self.invariant = [v for v in self.entry_reads if v not in assigned]
         read_after = names_read(function_body, {id(s) for s in loop.body})
@@ -303,7 +335,9 @@ class FloatLoop:
     # ------------------------------------------------------------------ forward
 
     def guard(self, const: "callable", primal: "callable") -> str:
-        parts = [f"type({a}) is _ND and {a}.dtype is _F64 and {a}.ndim == 1" for a in self.arrays]
+        parts = [f"type({a}) is _ND and {a}.dtype is _F64 and {a}.ndim == {self.ndim[a]}"
+                 for a in self.arrays + self.written]
+        parts += [f"{w} is not {r}" for w in self.written for r in self.arrays]  # no aliasing
         parts += [f"type({v}) in _FT" for v in self.carried + self.invariant]
         parts += [f"{primal(atom)} is {const(func)}" for atom, func in self.unary_guards.values()]
         return " and ".join(parts) or "True"
@@ -313,6 +347,8 @@ class FloatLoop:
         for kind, local, payload in self.steps:
             if kind == "read":
                 needed.append(payload[1])
+            elif kind == "write":
+                needed += [payload[1], local]  # the index and the overwritten value
             elif kind == "op":
                 f, ops = payload
                 if f in (operator.mul, operator.truediv):
@@ -336,6 +372,9 @@ class FloatLoop:
         for kind, local, payload in self.steps:
             if kind == "read":
                 body.append(f"{local} = {payload[0]}[{payload[1]}]")
+            elif kind == "write":
+                array, index, value = payload
+                body.append(f"{local} = {array}[{index}]; {array}[{index}] = {value}")
             elif kind == "op":
                 f, ops = payload
                 body.append(f"{local} = {_expression(f, ops)}")
@@ -348,7 +387,8 @@ class FloatLoop:
         body += [f"{v} = {loc}" for v, loc in self.final.items()]
         lines += ["    " + b for b in body]
         lines += [f"{fd(v)} = _NF" for v in self.final]
-        saved = [res] + [fd(a) for a in self.arrays] + self.invariant  # what every iteration shares
+        # what every iteration shares: the arrays' fdata, the written arrays themselves, the invariants
+        saved = [res] + [fd(a) for a in self.arrays] + [p for w in self.written for p in (w, fd(w))] + self.invariant
         lines.append(f"_push(({', '.join(saved)},)); _push(_FASTLOOP)")
         return lines
 
@@ -357,7 +397,8 @@ class FloatLoop:
     def reverse(self, rd: "callable") -> list[str]:
         res = self.res
         xfs = [f"_xf_{k}" for k in range(len(self.arrays))]
-        lines = [f"{', '.join([res] + xfs + self.invariant)}, = _pop()"]
+        wrs = {w: (f"_w_{k}", f"_wf_{k}") for k, w in enumerate(self.written)}
+        lines = [f"{', '.join([res] + xfs + [p for pair in wrs.values() for p in pair] + self.invariant)}, = _pop()"]
         carry = {v: self.fresh("g") for v in self.carried}
         invariant = {v: self.fresh("g") for v in self.invariant}
         for v, g in carry.items():
@@ -390,7 +431,14 @@ class FloatLoop:
         entry_seen = {}
         for kind, local, payload in reversed(self.steps):
             g = adjoint.get(local)
-            if g is None:
+            if g is None and kind != "write":
+                continue
+            if kind == "write":  # restore the overwritten value; what it gathered goes to the value
+                array, index, value = payload
+                w, wf = wrs[array]
+                gathered = self.fresh("g")
+                body.append(f"{gathered} = float({wf}[{index}]); {wf}[{index}] = 0.0; {w}[{index}] = {local}")
+                add(value, gathered)
                 continue
             if kind == "read":
                 array, index = payload
@@ -420,6 +468,12 @@ class FloatLoop:
         for v, g in invariant.items():
             lines.append(f"{rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
         return lines
+
+
+def _mktuple() -> Any:
+    from .primitives import mktuple
+
+    return mktuple
 
 
 def _literal(name: str) -> bool:
