@@ -334,9 +334,10 @@ class FloatLoop:
 
     # ------------------------------------------------------------------ forward
 
-    def guard(self, const: "callable", primal: "callable") -> str:
+    def guard(self, const: "callable", primal: "callable", fd: "callable") -> str:
         parts = [f"type({a}) is _ND and {a}.dtype is _F64 and {a}.ndim == {self.ndim[a]}"
                  for a in self.arrays + self.written]
+        parts += [f"type({fd(w)}) is _ND" for w in self.written]  # where the written values' cotangents are
         parts += [f"{w} is not {r}" for w in self.written for r in self.arrays]  # no aliasing
         parts += [f"type({v}) in _FT" for v in self.carried + self.invariant]
         parts += [f"{primal(atom)} is {const(func)}" for atom, func in self.unary_guards.values()]

@@ -370,7 +370,7 @@ class ReverseGenerator(ConstantNames):
             if self.float_blocks and record else None
         if plan is not None:
             s.float_loop = plan  # type: ignore[attr-defined]
-            self.emit(out, indent, f"if {plan.guard(self.const, self.primal)}:  # float loop: line {s.line}", s.line)
+            self.emit(out, indent, f"if {plan.guard(self.const, self.primal, self.fd)}:  # float loop: line {s.line}", s.line)
             for text in plan.forward(loop_range, self.primal, self.fd):
                 self.emit(out, indent + 1, text, s.line)
             self.emit(out, indent, "else:", s.line)
