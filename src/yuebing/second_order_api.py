@@ -15,7 +15,6 @@ from . import rules as _rules  # noqa: F401 - registers every rule
 from . import tangents as T
 from .api import _normalise_argnums, _user_facing
 from .rules import second_order as _second_order  # noqa: F401 - registers second-order rules
-from .rules.util import zero_fdata
 from .tangents import NoFData, NoRData, NoTangent
 from .tangents.validate import validate_tangent
 from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules

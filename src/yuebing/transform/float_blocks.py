@@ -429,7 +429,6 @@ class FloatLoop:
                 g = adjoint[target] = self.fresh("g")
                 body.append(f"{g} = {expr}")
 
-        entry_seen = {}
         for kind, local, payload in reversed(self.steps):
             g = adjoint.get(local)
             if g is None and kind != "write":
@@ -458,7 +457,6 @@ class FloatLoop:
                 body.append(f"{g} = 0.0")
             elif entry != g:
                 body.append(f"{g} = {entry}")
-            entry_seen[v] = entry
         for g in first_iteration_outputs:  # only the last iteration's value was read after the loop
             body.append(f"{g} = 0.0")
         lines += ["    " + b for b in (body or ["pass"])]

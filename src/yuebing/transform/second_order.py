@@ -30,7 +30,7 @@ from typing import Any, Callable
 from ..rules.core import describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from . import ir
-from .reverse import Generated, ReverseGenerator, _has_reverse_work, _is_literal
+from .reverse import Generated, ReverseGenerator, _is_literal
 
 
 def _has_float(value: tuple) -> bool:
