@@ -172,3 +172,19 @@ def test_float_loops_writing_into_arrays():
 
     z = rng.standard_normal(4)
     np.testing.assert_allclose(yb.grad(writes_what_it_reads)(z), 2 * z)
+
+
+def fails_halfway(x, out, short):
+    y = 0.0
+    for i in range(len(x)):
+        out[i] = x[i] * 2.0
+        y = y + short[i]  # IndexError once i passes the end of short
+    return np.sum(out) + y
+
+
+def test_a_failing_float_loop_restores_what_it_wrote():
+    x, out, short = np.array([1.0, 2.0, 0.5, 3.0]), np.array([7.0, 8.0, 9.0, 10.0]), np.ones(2)
+    assert "float loop" in yb.show(fails_halfway)
+    with pytest.raises(IndexError):
+        yb.grad(fails_halfway, argnums=(0, 1))(x, out, short)
+    np.testing.assert_array_equal(out, [7.0, 8.0, 9.0, 10.0])

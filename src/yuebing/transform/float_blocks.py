@@ -367,15 +367,23 @@ class FloatLoop:
     def forward(self, loop_range: str, primal: "callable", fd: "callable") -> list[str]:
         res = self.fresh("res")
         self.res = res
-        lines = [f"{res} = []; {res}_add = {res}.append",
-                 f"for {self.loop.var} in {loop_range}:"]
+        logs = {w: self.fresh("log") for w in self.written}  # (index, old value) per write, for unwind
+        # what every iteration shares: the arrays' fdata, the written arrays themselves, the
+        # invariants; pushed before the loop so a failing iteration can be undone (runtime.unwind)
+        saved = [res] + [fd(a) for a in self.arrays] + [p for w in self.written for p in (w, fd(w))] + self.invariant
+        spec = "".join(f"({w}, {logs[w]}), " for w in self.written)
+        lines = [f"{res} = []; {res}_add = {res}.append"]
+        lines += [f"{log} = []" for log in logs.values()]
+        lines += [f"_push(({', '.join(saved)}, ({spec}))); _push(_FASTLOOP)",
+                  f"for {self.loop.var} in {loop_range}:"]
         body = [f"{target} = {source}" for target, source in self.copies]
         for kind, local, payload in self.steps:
             if kind == "read":
                 body.append(f"{local} = {payload[0]}[{payload[1]}]")
             elif kind == "write":
                 array, index, value = payload
-                body.append(f"{local} = {array}[{index}]; {array}[{index}] = {value}")
+                body.append(f"{local} = {array}[{index}]; {logs[array]}.append(({index}, {local})); "
+                            f"{array}[{index}] = {value}")
             elif kind == "op":
                 f, ops = payload
                 body.append(f"{local} = {_expression(f, ops)}")
@@ -388,9 +396,6 @@ class FloatLoop:
         body += [f"{v} = {loc}" for v, loc in self.final.items()]
         lines += ["    " + b for b in body]
         lines += [f"{fd(v)} = _NF" for v in self.final]
-        # what every iteration shares: the arrays' fdata, the written arrays themselves, the invariants
-        saved = [res] + [fd(a) for a in self.arrays] + [p for w in self.written for p in (w, fd(w))] + self.invariant
-        lines.append(f"_push(({', '.join(saved)},)); _push(_FASTLOOP)")
         return lines
 
     # ------------------------------------------------------------------ reverse
@@ -399,7 +404,7 @@ class FloatLoop:
         res = self.res
         xfs = [f"_xf_{k}" for k in range(len(self.arrays))]
         wrs = {w: (f"_w_{k}", f"_wf_{k}") for k, w in enumerate(self.written)}
-        lines = [f"{', '.join([res] + xfs + [p for pair in wrs.values() for p in pair] + self.invariant)}, = _pop()"]
+        lines = [f"{', '.join([res] + xfs + [p for pair in wrs.values() for p in pair] + self.invariant)}, _ = _pop()"]
         carry = {v: self.fresh("g") for v in self.carried}
         invariant = {v: self.fresh("g") for v in self.invariant}
         for v, g in carry.items():

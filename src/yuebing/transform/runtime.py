@@ -540,13 +540,17 @@ def unwind(tape: list) -> None:
     """Undo the mutations of a forward pass that stopped with an error, so the caller's data is
     left as it was: run the recorded pullbacks (with a zero cotangent) and the inline writes'
     restorations, newest first. Best effort: the error being raised is what the user sees."""
-    from .templates import WRITE_MARKER
+    from .templates import NAMESPACE, WRITE_MARKER
 
     while tape:
         item = tape.pop()
         if item is WRITE_MARKER:  # an inline a[i] = v: residuals a, a_f, i, old below it
             old, index, _, array = tape.pop(), tape.pop(), tape.pop(), tape.pop()
             array[index] = old
+        elif item is NAMESPACE["_FASTLOOP"]:  # a float loop: its writes, logged, newest first
+            for array, log in tape.pop()[-1]:
+                for index, old in reversed(log):
+                    array[index] = old
         elif callable(item) and not isinstance(item, (type, np.ndarray)):
             try:
                 item(NoRData)
