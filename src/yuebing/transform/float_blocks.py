@@ -156,12 +156,7 @@ class FloatBlock:
         guard = " and ".join(f"type({v}) in _FT" for v in self.inputs) or "True"
         lines = []
         for local, f, operands in self.ops:
-            if f in _BINARY:
-                lines.append(f"{local} = {operands[0]} {_BINARY[f]} {operands[1]}")
-            elif f is operator.neg:
-                lines.append(f"{local} = -{operands[0]}")
-            else:
-                lines.append(f"{local} = {operands[0]} ** {operands[1]}")
+            lines.append(f"{local} = {_expression(f, operands)}")
         residuals = ", ".join(self.residuals)  # pushed before the entry values are overwritten
         lines.append(f"_push(({residuals}{',' if len(self.residuals) == 1 else ''})); _push(_FASTB)")
         for var, local in self.final.items():
@@ -192,23 +187,8 @@ class FloatBlock:
             g = adjoint.get(local)
             if g is None:
                 continue  # its value reaches nothing differentiable
-            if f is operator.add:
-                add(operands[0], g), add(operands[1], g)
-            elif f is operator.sub:
-                add(operands[0], g), add(operands[1], f"-{g}")
-            elif f is operator.mul:
-                add(operands[0], f"{g} * {operands[1]}"), add(operands[1], f"{g} * {operands[0]}")
-            elif f is operator.truediv:
-                a, b = operands
-                add(a, f"{g} / {b}"), add(b, f"-{g} * {a} / ({b} * {b})")
-            elif f is operator.neg:
-                add(operands[0], f"-{g}")
-            else:  # a ** n, n an integer literal (a ** 0 is constant: nothing to add)
-                a, n = operands
-                if n == "1":
-                    add(a, g)
-                elif n != "0":
-                    add(a, f"{g} * {n} * {a} ** ({n} - 1)")
+            for target, expr in _adjoints(f, operands, g):
+                add(target, expr)
         for var in self.inputs:  # the cotangents of the block's inputs
             g = adjoint.get(var)
             if g is None:
