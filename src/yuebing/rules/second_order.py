@@ -403,6 +403,22 @@ def _sum_rdatas(rs1: Any, rs2: Any) -> list:
     return [acc(a, b) for a, b in zip(rs1, rs2)]
 
 
+def _with_fdata_tangents(fn: CoDual, args: tuple, kwargs: dict | None = None) -> tuple[CoDual, CoDual, Callable]:
+    """Run the first-order rule of ``fn`` twice on the same primals: with their fdata, then with
+    their fdata tangents (what a rule that reads, builds or selects structure does to the fdata it
+    does to the fdata tangent). Returns both outputs and the dual pullback, which undoes the
+    second run first."""
+    kwargs = kwargs or {}
+    out1, pullback1 = rrule(fn, *(CoDual(a[0], a[1]) for a in args), **{k: CoDual(v[0], v[1]) for k, v in kwargs.items()})
+    out2, pullback2 = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **{k: CoDual(v[0], v[3]) for k, v in kwargs.items()})
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(dy_d)
+        return pullback1(dy), tangent_rdata
+
+    return out1, out2, pullback
+
+
 def selection(*targets: Any) -> None:
     """Declare functions that return (or gather) some of their arguments' values, chosen by the
     primal values (``max``, ``min``, ``sorted``): linear given that choice, which small changes
@@ -413,20 +429,12 @@ def selection(*targets: Any) -> None:
 
 
 def _selection(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    fn = _primal_codual(f)
-    constants = {k: _primal_codual(v) for k, v in kwargs.items()}
-    out1, pullback1 = rrule(fn, *map(_primal_codual, args), **constants)
-    out2, pullback2 = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **constants)
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args, kwargs)
     tangent = registered_frule(f[0], *(Dual(a[0], a[2]) for a in args),
                                **{k: Dual(v[0], NoTangent) for k, v in kwargs.items()}).tangent
     y = out1.primal
     if tangent is NoTangent:
         tangent = _zero_tangent_of(y)
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(dy_d)
-        return pullback1(dy), tangent_rdata
-
     return (y, out1.fdata, tangent, out2.fdata), pullback
 
 
@@ -675,8 +683,7 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     obj = args[0]
     if not _is_field_tangent(obj[2]) or kwargs:
         return _linear(f, args, kwargs)
-    out1, pullback1 = rrule(getattr, *map(_primal_codual, args))
-    out2, pullback2 = rrule(getattr, *(CoDual(a[0], a[3]) for a in args))  # fdata tangents
+    out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
     y = out1.primal
     if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
         y_d: Any = _BoundTangent(obj[2])
@@ -686,11 +693,6 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
             y_d = args[2][2]
         elif y_d is _MISSING:  # a class attribute: a constant
             y_d = _zero_tangent_of(y)
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(dy_d)
-        return pullback1(dy), tangent_rdata
-
     return (y, out1.fdata, y_d, out2.fdata), pullback
 
 
@@ -749,54 +751,32 @@ def _construct_dataclass(f: tuple, args: tuple, kwargs: dict) -> tuple:
     from ..transform.forward_runtime import call_frule
 
     cls = f[0]
-    out1, pullback1 = rrule(CoDual(cls, NoFData), *map(_primal_codual, args),
-                            **{k: _primal_codual(v) for k, v in kwargs.items()})
-    out2, pullback2 = rrule(CoDual(cls, NoFData), *(CoDual(a[0], a[3]) for a in args),
-                            **{k: CoDual(v[0], v[3]) for k, v in kwargs.items()})
+    out1, out2, pullback = _with_fdata_tangents(CoDual(cls, NoFData), args, kwargs)
     tangent = call_frule(Dual(cls, NoTangent), *(Dual(a[0], a[2]) for a in args),
                          **{k: Dual(v[0], v[2]) for k, v in kwargs.items()}).tangent
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(dy_d)
-        return pullback1(dy), tangent_rdata
-
     return (out1.primal, out1.fdata, tangent, out2.fdata), pullback
 
 
 def super_getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     """``super().name`` in a method: a method bound to ``self`` (whose tangent it carries)."""
     cell, obj, name = args
-    out1, pullback1 = rrule(_primal_codual(f), *map(_primal_codual, args))
-    out2, pullback2 = rrule(_primal_codual(f), CoDual(cell[0], cell[3]), CoDual(obj[0], obj[3]), _primal_codual(name))
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     y = out1.primal
-    if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
-        y_d: Any = _BoundTangent(obj[2])
-    else:
+    if not (isinstance(y, types.MethodType) and y.__self__ is obj[0]):
         raise _error(f"yb.hvp/yb.hessian: super().{name[0]} is not a method; second order reads only "
                      "methods through super()")
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(dy_d)
-        return pullback1(dy), tangent_rdata
-
-    return (y, out1.fdata, y_d, out2.fdata), pullback
+    return (y, out1.fdata, _BoundTangent(obj[2]), out2.fdata), pullback
 
 
 def cell_get(f: tuple, args: tuple, kwargs: dict) -> tuple:
     """Reading a captured variable: the fdata and fdata tangent come from the closure's boxes, the
     tangent from the closure's tangent (``NoTangent`` for values captured from outside: constants)."""
     (cell,) = args
-    out1, pullback1 = rrule(_primal_codual(f), CoDual(cell[0], cell[1]))
-    out2, pullback2 = rrule(_primal_codual(f), CoDual(cell[0], cell[3]))
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     y = out1.primal
     y_d = getattr(cell[2], "value", NoTangent)
     if y_d is NoTangent:
         y_d = _zero_tangent_of(y)
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(dy_d)
-        return pullback1(dy), tangent_rdata
-
     return (y, out1.fdata, y_d, out2.fdata), pullback
 
 
