@@ -30,47 +30,16 @@ def weights(rng: np.random.Generator, y: Any) -> Any:
     return 0.0
 
 
-def _scalar_1(f: Callable, kw: dict, w: Any, u: list, template: list, at: list) -> Callable:
-    def s(a0):
+def scalar_function(f: Callable, kw: dict, w: Any, u: list, template: list, at: list) -> Callable:
+    """``s(*xs)``: ``f`` called with ``xs`` at positions ``at`` of ``template``, projected on
+    ``w``, plus each ``x`` after the call projected on its ``u`` (which sees mutations)."""
+    def s(*xs):
         call = list(template)
-        call[at[0]] = a0
-        return _project(f(*call, **kw), w) + _project(a0, u[0])
+        for k in range(len(at)):
+            call[at[k]] = xs[k]
+        total = _project(f(*call, **kw), w)
+        for k in range(len(at)):
+            total = total + _project(xs[k], u[k])
+        return total
 
     return s
-
-
-def _scalar_2(f: Callable, kw: dict, w: Any, u: list, template: list, at: list) -> Callable:
-    def s(a0, a1):
-        call = list(template)
-        call[at[0]] = a0
-        call[at[1]] = a1
-        return _project(f(*call, **kw), w) + _project(a0, u[0]) + _project(a1, u[1])
-
-    return s
-
-
-def _scalar_3(f: Callable, kw: dict, w: Any, u: list, template: list, at: list) -> Callable:
-    def s(a0, a1, a2):
-        call = list(template)
-        call[at[0]] = a0
-        call[at[1]] = a1
-        call[at[2]] = a2
-        return _project(f(*call, **kw), w) + _project(a0, u[0]) + _project(a1, u[1]) + _project(a2, u[2])
-
-    return s
-
-
-def _scalar_4(f: Callable, kw: dict, w: Any, u: list, template: list, at: list) -> Callable:
-    def s(a0, a1, a2, a3):
-        call = list(template)
-        call[at[0]] = a0
-        call[at[1]] = a1
-        call[at[2]] = a2
-        call[at[3]] = a3
-        total = _project(f(*call, **kw), w) + _project(a0, u[0]) + _project(a1, u[1])
-        return total + _project(a2, u[2]) + _project(a3, u[3])
-
-    return s
-
-
-SCALARS = {1: _scalar_1, 2: _scalar_2, 3: _scalar_3, 4: _scalar_4}
