@@ -611,17 +611,22 @@ def _matrix_direction(x: np.ndarray, ym: np.ndarray, ord: Any) -> np.ndarray:
     refuse("numpy.linalg.norm", f"yuebing does not differentiate the matrix norm ord={ord!r}")
 
 
+def norm_axes(nd: int, ord: Any, axis: Any) -> tuple[tuple, bool]:
+    """The axes ``np.linalg.norm`` reduces over, and whether it takes a matrix norm of them."""
+    if axis is None:
+        axes = tuple(range(nd)) if ord is None or nd == 1 else (0, 1)
+    else:
+        axes = tuple(_normalise_axes(axis, nd))
+    return axes, len(axes) == 2 and not (axis is None and ord is None)
+
+
 @linalg_rule(np.linalg.norm)
 def _norm(x, ord=None, axis=None, keepdims=False):
     y = np.linalg.norm(x, ord, axis, keepdims)
     x = np.asarray(x)
     nd = x.ndim
-    if axis is None:
-        axes = tuple(range(nd)) if ord is None or nd == 1 else (0, 1)
-    else:
-        axes = tuple(_normalise_axes(axis, nd))
+    axes, matrix = norm_axes(nd, ord, axis)
     ym = y if keepdims else np.expand_dims(y, axes)
-    matrix = len(axes) == 2 and not (axis is None and ord is None)
     if matrix:
         moved = np.moveaxis(x, axes, (-2, -1))
         u = np.moveaxis(_matrix_direction(moved, np.moveaxis(np.asarray(ym), axes, (-2, -1)), ord), (-2, -1), axes)
@@ -1267,12 +1272,9 @@ def _matrix_direction_vjp(x, ym, ord):
 def _norm_vjp(g, y, x, ord=None, axis=None, keepdims=False):
     x = np.asarray(x)
     nd = x.ndim
-    if axis is None:
-        axes = tuple(range(nd)) if ord is None or nd == 1 else (0, 1)
-    else:
-        axes = tuple(_normalise_axes(axis, nd))
+    axes, matrix = norm_axes(nd, ord, axis)
     ym = y if keepdims else np.expand_dims(y, axes)
-    if len(axes) == 2 and not (axis is None and ord is None):
+    if matrix:
         moved = np.moveaxis(x, axes, (-2, -1))
         u = np.moveaxis(_matrix_direction_vjp(moved, np.moveaxis(np.asarray(ym), axes, (-2, -1)), ord),
                         (-2, -1), axes)
