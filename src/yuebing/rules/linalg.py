@@ -1226,11 +1226,16 @@ def _matrix_power_vjp(g, y, a, n):
     return (g_base if n > 0 else -(mH(base) @ g_base @ mH(base))), None
 
 
+def lower_cholesky_cotangent(low, g):
+    """The cotangent of ``a`` (its lower triangle read) given that of its lower Cholesky factor
+    ``low``: the first-order formula in plain NumPy, which second order differentiates."""
+    low_inv = np.linalg.inv(low)
+    return hermitian_from_adjoint(mH(low_inv) @ _phi(mH(low) @ g) @ low_inv, lower=True)
+
+
 def _cholesky_vjp(g, y, a, upper=False):
     low, g_low = (mH(y), mH(g)) if upper else (y, g)  # upper: the lower factor of a^H
-    low_inv = np.linalg.inv(low)
-    s = mH(low_inv) @ _phi(mH(low) @ g_low) @ low_inv
-    ga = hermitian_from_adjoint(s, lower=True)
+    ga = lower_cholesky_cotangent(low, g_low)
     return (mH(ga) if upper else ga), None
 
 

@@ -30,7 +30,8 @@ from ..testing.cases import Case, randc, randn, randpos, randu
 from .core import Dual, primal, register_frule, register_rrule
 from .declare import elementwise
 from .linalg import (add, carries_gradient, cholesky_parts, conj, det_parts, fit, hermitian_from, hermitian_from_adjoint,
-                     linalg_rule, mH, mT, real_only, refuse, solve_parts, upper_cholesky_parts)
+                     linalg_rule, lower_cholesky_cotangent, mH, mT, real_only, refuse, solve_parts,
+                     upper_cholesky_parts)
 from .second_order import with_vjp
 from .util import accumulate, is_differentiable, out_cotangent, output, tangent
 
@@ -495,27 +496,17 @@ def _solve_triangular_vjp(g, y, a, b, trans=0, lower=False, unit_diagonal=False,
     return ga, gb[:, 0] if vector else gb
 
 
-def _so_phi(x: Any) -> Any:
-    return np.tril(x, -1) + 0.5 * np.eye(x.shape[-1]) * np.real(x)
-
-
-def _lower_cholesky_cotangent(low: Any, g: Any) -> Any:
-    """``cholesky_parts``' vjp: the cotangent of ``a`` (lower triangle read) given that of ``low``."""
-    low_inv = np.linalg.inv(low)
-    return hermitian_from_adjoint(mH(low_inv) @ _so_phi(mH(low) @ g) @ low_inv, True)
-
-
 def _cholesky_vjp(g, y, a, lower=False, overwrite_a=False, check_finite=True):
     if lower:
-        return (_lower_cholesky_cotangent(y, g),)
-    return (mH(_lower_cholesky_cotangent(mH(y), mH(g))),)
+        return (lower_cholesky_cotangent(y, g),)
+    return (mH(lower_cholesky_cotangent(mH(y), mH(g))),)
 
 
 def _cho_factor_vjp(g, y, a, lower=False, overwrite_a=False, check_finite=True):
     gc = g[0]
     if lower:  # the factor in the lower triangle, a copy of a in the strict upper one
-        return (_lower_cholesky_cotangent(np.tril(y[0]), np.tril(gc)) + np.triu(gc, 1),)
-    return (mH(_lower_cholesky_cotangent(mH(np.triu(y[0])), mH(np.triu(gc)))) + np.tril(gc, -1),)
+        return (lower_cholesky_cotangent(np.tril(y[0]), np.tril(gc)) + np.triu(gc, 1),)
+    return (mH(lower_cholesky_cotangent(mH(np.triu(y[0])), mH(np.triu(gc)))) + np.tril(gc, -1),)
 
 
 def _solve_vjp(g, y, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
