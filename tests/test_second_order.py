@@ -325,3 +325,16 @@ def test_ufunc_out_in_second_order():
     x = np.array([0.3, 0.8, -0.4])
     hessian = yb.hessian(writes_through_out)(x)
     np.testing.assert_allclose(hessian, _fd_hessian(writes_through_out, x), rtol=1e-6, atol=1e-7)
+
+
+def zero_d_output(x):
+    return np.array(np.sum(x * x * x))
+
+
+def test_zero_d_array_outputs_are_scalars():
+    # the cotangent of a 0-d array output goes into its fdata, as in first order
+    x = np.array([1.0, 2.0])
+    _, (g,), (hv,) = yb.hvp(zero_d_output, (x,), (np.array([1.0, 0.0]),))
+    np.testing.assert_allclose(g, 3 * x ** 2)
+    np.testing.assert_allclose(hv, [6.0, 0.0])
+    np.testing.assert_allclose(yb.prepare_hvp(zero_d_output, x)((x,), (np.array([0.0, 1.0]),))[2][0], [0.0, 12.0])

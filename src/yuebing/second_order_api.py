@@ -13,7 +13,7 @@ import numpy as np
 
 from . import rules as _rules  # noqa: F401 - registers every rule
 from . import tangents as T
-from .api import _normalise_argnums, _user_facing
+from .api import _normalise_argnums, _scalar_seed, _user_facing
 from .rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from .tangents import NoFData, NoRData, NoTangent
 from .tangents.validate import validate_tangent
@@ -44,6 +44,20 @@ def _check_scalar(value: Any, f: Callable, name: str) -> None:
     )
 
 
+def _pull_unit(out: tuple, pullback: Callable, f: Callable, name: str) -> tuple:
+    """Check the output is a real scalar and run the dual pullback with cotangent 1 and tangent 0:
+    as in first order (``api._scalar_seed``), a float's cotangent is its rdata and a 0-d array's
+    goes into its fdata."""
+    _check_scalar(out[0], f, name)
+    seed = _scalar_seed(out[0], f, name)
+    if isinstance(seed, np.ndarray):
+        output_fdata = out[1]
+        if isinstance(output_fdata, np.ndarray):
+            output_fdata += seed
+        return pullback(NoRData, NoRData)
+    return pullback(seed, 0.0)
+
+
 def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> tuple[Any, tuple, tuple]:
     """``(value, gradients, hvps)`` of ``f`` at copies of ``args`` along ``directions`` (one
     tangent per argument, ``NoTangent`` for arguments held fixed)."""
@@ -64,8 +78,7 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     duals = list(zip(xs, _fdata_of(xs), vs, _fdata_of(xs)))
     out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
     value = out[0]
-    _check_scalar(value, f, name)
-    rs, rsd = pullback(1.0, 0.0)
+    rs, rsd = _pull_unit(out, pullback, f, name)
     grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
     hvps = tuple(_join(d[3], r, d[0]) for d, r in zip(duals, rsd[1:]))
     return value, grads, hvps
@@ -147,8 +160,7 @@ class PreparedHvp:
             direction = np.zeros_like(x) if v is NoTangent else np.array(v, dtype=float)
             duals.append((x.copy(), fd, direction, fdt))
         out, pullback = call_rrule2((self.f, NoFData, NoTangent, NoFData), *duals)
-        _check_scalar(out[0], self.f, "hvp")
-        rs, rsd = pullback(1.0, 0.0)
+        rs, rsd = _pull_unit(out, pullback, self.f, "hvp")
         grads = tuple(d[1] + (0.0 if r is NoRData else r) for d, r in zip(duals, rs[1:]))
         hvps = tuple(d[3] + (0.0 if r is NoRData else r) for d, r in zip(duals, rsd[1:]))
         return out[0], grads, hvps

@@ -692,7 +692,7 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     as the tangents of those arguments and of the values the function captured."""
     from ..api import _normalise_argnums
     from ..rules.core import Dual
-    from ..second_order_api import _check_scalar, _fdata_of, _join
+    from ..second_order_api import _fdata_of, _join, _pull_unit
     from .forward_runtime import NestedDifferentiationError
 
     spec = f.primal.__yuebing_gradient__
@@ -708,8 +708,7 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
              for x, a, fd, ft in zip(xs, args, fdata, fdata_t)]
     g = spec.f
     out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals)
-    _check_scalar(out[0], g, "grad")
-    rs, rsd = pullback(1.0, 0.0)
+    rs, rsd = _pull_unit(out, pullback, g, "grad")
     grads = tuple(_join(fdata[i], rs[1 + i], xs[i]) for i in nums)
     tangents = tuple(_join(fdata_t[i], rsd[1 + i], xs[i]) for i in nums)
     gradient, tangent = (grads[0], tangents[0]) if single else (grads, tangents)
