@@ -406,23 +406,27 @@ def _zeros_like(y: np.ndarray) -> np.ndarray:
     """A zero fdata for array ``y`` (C-ordered, like ``y`` when ``y`` is): a recycled buffer for
     large arrays when one is free, else ``np.zeros``."""
     if y.flags.c_contiguous:
-        if y.size >= _POOL_MIN_SIZE:
-            free = _POOL.get((y.shape, y.dtype))
-            if free:
-                buffer = free.pop()
-                buffer.fill(0)
-                return buffer
+        buffer = _from_pool(y)
+        if buffer is not None:
+            buffer.fill(0)
+            return buffer
         return np.zeros(y.shape, y.dtype)
     return np.zeros_like(y)
 
 
-def _scratch(like: np.ndarray) -> np.ndarray:
-    """An uninitialised buffer shaped like ``like`` (recycled when large)."""
+def _from_pool(like: np.ndarray) -> np.ndarray | None:
+    """A recycled buffer shaped like large C-ordered ``like``, if one is free."""
     if like.size >= _POOL_MIN_SIZE and like.flags.c_contiguous:
         free = _POOL.get((like.shape, like.dtype))
         if free:
             return free.pop()
-    return np.empty(like.shape, like.dtype)
+    return None
+
+
+def _scratch(like: np.ndarray) -> np.ndarray:
+    """An uninitialised buffer shaped like ``like`` (recycled when large)."""
+    buffer = _from_pool(like)
+    return np.empty(like.shape, like.dtype) if buffer is None else buffer
 
 
 def _add_product(target: np.ndarray, a: np.ndarray, b: Any) -> None:
