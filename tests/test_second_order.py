@@ -338,3 +338,55 @@ def test_zero_d_array_outputs_are_scalars():
     np.testing.assert_allclose(g, 3 * x ** 2)
     np.testing.assert_allclose(hv, [6.0, 0.0])
     np.testing.assert_allclose(yb.prepare_hvp(zero_d_output, x)((x,), (np.array([0.0, 1.0]),))[2][0], [0.0, 12.0])
+
+
+# ------------------------------------------- primitives whose second order is a Python definition
+
+
+def map_with_captured_scale(xs, c):
+    return np.array(list(map(lambda v, w: v * c * w + np.sin(v), xs, [0.5, -1.5, 2.0])))
+
+
+def filter_then_square(xs, c):
+    kept = filter(lambda v: v > 0.0, xs)
+    return sum(v * v * c for v in kept) + sum(filter(None, [c * c, 0.0]))
+
+
+def vectorized_cubic(x, c):
+    return np.vectorize(lambda v: v * v * v - 2.0 * np.cos(v))(x) * c
+
+
+def sort_in_place(x):
+    y = x * x
+    y.sort()
+    return y * np.arange(1.0, len(y) + 1.0)
+
+
+@pytest.mark.parametrize("f, args", [
+    (map_with_captured_scale, ([0.3, -1.2, 0.7], 1.3)),
+    (filter_then_square, ([0.3, -1.2, 0.7], 1.3)),
+    (vectorized_cubic, (np.array([[0.3, -1.2], [0.7, 2.0]]), 0.8)),
+    (sort_in_place, (np.array([0.3, -1.2, 0.7, 2.1]),)),
+], ids=["map", "filter", "vectorize", "ndarray.sort"])
+def test_second_order_by_python_definition(f, args):
+    check_second_order(f, *args)
+
+
+def draws(loc, scale, low, gen):
+    z = gen.normal(loc, scale, size=(2, 3))
+    u = gen.uniform(low, low + scale[0] * scale[0], size=3)
+    e = gen.exponential(scale[1])
+    return np.sum(z * z * u) + e * e * loc[0]
+
+
+@pytest.mark.parametrize("make", [np.random.default_rng, np.random.RandomState], ids=["Generator", "RandomState"])
+def test_pathwise_draws_replay_their_noise_in_second_order(make):
+    loc, scale, low = np.array([0.5, -0.3, 1.0]), np.array([1.2, 0.7, 2.0]), np.array([0.1, 0.2, 0.3])
+    gen = make(7)
+    check_second_order(draws, loc, scale, low, gen)
+    # as in first order, the reverse pass undoes the draws: the caller's generator is where it was
+    assert _state(gen) == _state(make(7))
+
+
+def _state(gen) -> str:
+    return str(gen.bit_generator.state if hasattr(gen, "bit_generator") else gen.get_state(legacy=False))

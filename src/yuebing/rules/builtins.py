@@ -40,7 +40,7 @@ from .operators import (
     forward_sequence, fresh_tangent, list_output, rdata_part, ref, send, sum_rdata, tangent_free, tuple_of,
     tuple_output,
 )
-from .second_order import selection, linear, with_vjp
+from .second_order import defined_by, linear, selection, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent
 
 _NOARG = object()  # "not passed", distinct from any value a caller could pass
@@ -636,8 +636,23 @@ with_vjp(builtins.pow, _pow_vjp)
 with_vjp(builtins.divmod, _divmod_vjp)
 linear(builtins.complex, data=(0, 1, "real", "imag"))  # re + 1j * im
 selection(builtins.max, builtins.min, builtins.sorted)
-# none: sorted, min, max, filter (the order or selection must come from the primal; the tangent
-# call would sort or select the tangents), map (its function needs its own second-order rule)
+
+
+def _map_as_list(function, *iterables):
+    """``map`` as its first-order rule computes it (a list): the function's own second order runs
+    on each element."""
+    return [function(*items) for items in zip(*iterables)]
+
+
+def _filter_as_list(function, iterable):
+    """``filter`` as its first-order rule computes it (a list; the predicate has no derivative)."""
+    if function is None:
+        return [item for item in iterable if item]
+    return [item for item in iterable if function(item)]
+
+
+defined_by(builtins.map, _map_as_list)
+defined_by(builtins.filter, _filter_as_list)
 
 
 # ============================================================================================

@@ -37,12 +37,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoRData, NoTangent, zero_tangent
+from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
 from ..testing.cases import Case, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, register_frule, register_rrule, primal
 from .numpy_creation import deliver, deliver_broadcast, dense
 from .numpy_elementwise import Params
-from .second_order import zero
+from .core import frule as registered_frule, rrule
+from .second_order import _register as _so_register, zero
 from .util import fit_tangent, out_cotangent, output
 
 Generator = np.random.Generator
@@ -470,11 +471,44 @@ for _owner in (Generator, RandomState):
 
 # --------------------------------------------------------------------------------------------
 # Second order: draws with zero derivative keep it (the first-order rule runs once, and its
-# pullback restores the generator). Pathwise draws and selections have none yet: their tangent
-# must use the noise (or indices) of the one primal draw, and their pullback must restore the
-# generator, which neither ``linear`` (it would draw again for the tangent) nor ``with_vjp`` (its
-# pullback does not restore the generator) does.
+# pullback restores the generator). Pathwise draws linear in their parameters given the noise
+# (``loc + scale * z``, ``low + (high - low) * u``, ``scale * gamma(shape)``) replay it: their
+# tangent and cotangent tangents must use the noise of the one primal draw. ``lognormal`` (not
+# linear) and the selections (choice, permutation, shuffle) have no second-order rule yet.
 # --------------------------------------------------------------------------------------------
+
+
+def _replayed_draw(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+    """A draw linear in its parameters given its noise: the first-order rule runs twice from the
+    generator's state -- with the fdata, then with the fdata tangents -- and the forward rule a
+    third time, so all see the primal's noise (the parameters' second derivative is zero). The
+    generator ends where the one primal draw leaves it; each pullback restores it."""
+    fn, gen = f4[0], args[0][0]
+    before = _state(gen)
+    runs = []
+    for part in (1, 3):  # fdata, fdata tangents
+        _restore(gen, before)
+        runs.append(rrule(CoDual(fn, NoFData), *(CoDual(a[0], a[part]) for a in args),
+                          **{k: CoDual(v[0], v[part]) for k, v in kwargs.items()}))
+    _restore(gen, before)
+    y_dual = registered_frule(fn, *(Dual(a[0], a[2]) for a in args), **{k: Dual(v[0], v[2]) for k, v in kwargs.items()})
+    (out1, pullback1), (out2, pullback2) = runs
+    y = out1.primal
+    _check_reproduced(fn.__name__, np.array_equal(y, y_dual.primal) and np.array_equal(y, out2.primal))
+    tangent = y_dual.tangent if y_dual.tangent is not NoTangent else zero_tangent(y)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(dy_d)
+        return pullback1(dy), tangent_rdata
+
+    return (y, out1.fdata, tangent, out2.fdata), pullback
+
+
+_replayed_draw.second_order_kind = "linear"  # type: ignore[attr-defined]
+for _owner in (Generator, RandomState):
+    for _name in _PATHWISE:
+        if _name != "lognormal":
+            _so_register((getattr(_owner, _name), (_owner, _name)), _replayed_draw)
 
 for _name in _ZERO_GENERATOR:
     zero(getattr(Generator, _name), (Generator, _name))

@@ -42,7 +42,7 @@ from ..testing.cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule
 from .numpy_reductions import (Expect, as_array, deliver, deliver_value, dense_tangent, forward, refuse, rule,
                                zeros_or)
-from .second_order import linear, with_vjp
+from .second_order import defined_by, linear, with_vjp
 from .util import fit_tangent, out_cotangent, output, tangent, unbroadcast, zero_fdata
 
 # --------------------------------------------------------------------------------------------
@@ -842,6 +842,14 @@ linear(_pad_by, data=(1,))
 linear((np.ndarray, "fill"), data=(1, "value"))  # x.fill(1): the int is a value (tangent 0)
 # piecewise linear: the permutation comes from the primal
 with_vjp(np.sort, _sort_vjp)
+
+
+def _sort_in_place(a, axis=-1, kind=None, order=None):
+    """``a.sort()``: the values of ``np.sort`` written back (the same permutation of the primal)."""
+    a[...] = np.sort(a, axis=axis, kind=kind, order=order)
+
+
+defined_by((np.ndarray, "sort"), _sort_in_place)
 # ndarray.sort: none (in place, and the tangent must follow the primal's permutation)
 
 

@@ -284,6 +284,9 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
     elif all(_is_constant(a[2]) for a in [f, *args, *kwargs.values()]) and not isinstance(y, list):
         # only constants in: the output is a constant (the tangent call ran on primals)
         out = (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
+    elif out2.primal is y:  # the tangent call saw the primal (a list of strings) and returned it
+        given = [a for a in args if a[0] is y]
+        out = (y, out1.fdata, *given[0][2:]) if given else (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
     else:
         out = (y, out1.fdata, _without_constants(y, out2.primal), out2.fdata)
 
@@ -643,6 +646,27 @@ def with_vjp(f: Any, vjp: Callable) -> None:
 
     rule.second_order_kind = "vjp"  # type: ignore[attr-defined]
     _register((f,), _with_positional_keywords(rule))
+
+
+def defined_by(target: Any, definition: types.FunctionType) -> None:
+    """Declare ``target`` (a function or ``(type, method)``) whose second order is that of the
+    Python function ``definition``: the same computation written with covered functions (``map``
+    as a list comprehension, an in-place sort as an assignment of ``np.sort``), differentiated by
+    a dual rule like user code. ``definition`` takes the target's arguments (a method's owner
+    first) and must return the same values and mutate the same way."""
+    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        from ..transform.second_order import dual_rule
+
+        return dual_rule(definition)((definition, NoFData, NoTangent, NoFData), *args, **kwargs)
+
+    rule.second_order_kind = "python"  # type: ignore[attr-defined]
+    _register((target,), rule)
+
+
+def vectorized_call(pyfunc: Callable, x: Any) -> np.ndarray:
+    """``np.vectorize(pyfunc)(x)`` written with covered functions (what its second order runs)."""
+    xs = np.asarray(x)
+    return np.array([pyfunc(v) for v in xs.ravel().tolist()]).reshape(xs.shape)
 
 
 _linear.second_order_kind = "linear"  # type: ignore[attr-defined]

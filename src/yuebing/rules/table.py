@@ -57,7 +57,8 @@ def rule_table() -> str:
         "entry here are differentiated from their source. The last column is the function's class",
         "in second order (`yb.hvp`, `yb.hessian`; see `rules/second_order.py`): `linear`,",
         "`multilinear`, `elementwise` (from its partial derivatives), `zero`, `vjp` (a cotangent",
-        "map written in NumPy), `special` (objects, cells); `—` means second order raises",
+        "map written in NumPy), `python` (the same computation written as Python code and",
+        "differentiated like user code), `special` (objects, cells); `—` means second order raises",
         "`SecondOrderError` for it.",
         "",
     ]

@@ -347,7 +347,7 @@ from ..rules.second_order import cell_set as _so_cell_set, super_getattr as _so_
 from ..rules.second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
 _so_linear(mklist, mktuple, mkdict, as_sequence)
-_so_zero(check_unpack, min_len, dict_keys)
+_so_zero(mkset, check_unpack, min_len, dict_keys, np.vectorize)  # sets and np.vectorize objects carry no tangent
 _so_register((cell_get,), _so_cell_get)
 _so_register((super_getattr,), _so_super_getattr)
 _so_register((cell_set,), _so_cell_set)

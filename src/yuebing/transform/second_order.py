@@ -27,6 +27,8 @@ import linecache
 import types
 from typing import Any, Callable
 
+import numpy as np
+
 from ..rules.core import describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from . import ir
@@ -287,6 +289,8 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
         raise _no_rule(fn)
     if type(fn) is types.FunctionType:
         return dual_rule(fn)(f, *args, **kwargs)
+    if isinstance(fn, np.vectorize):
+        return _call_vectorized(f, args, kwargs)
     if isinstance(fn, type):
         from ..rules.second_order import construct
 
@@ -311,6 +315,25 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
 
         return out, call_pullback
     raise _no_rule(fn)
+
+
+def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """``np.vectorize(pyfunc)(x)``: the dual rule of the same computation written as a list
+    comprehension (``rules.second_order.vectorized_call``), with what first order supports."""
+    from ..rules.second_order import vectorized_call
+
+    vec = f[0]
+    if kwargs or vec.signature is not None or len(args) != 1:
+        raise SecondOrderError(f"yb.hvp/yb.hessian: {describe_callable(vec)} is supported only when called with "
+                               "one array argument and no signature; call the function in a loop instead")
+    pyfunc = (vec.pyfunc, NoFData, NoTangent, NoFData)
+    out, pullback = dual_rule(vectorized_call)((vectorized_call, NoFData, NoTangent, NoFData), pyfunc, *args)
+
+    def vectorized_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)  # (definition, pyfunc, x): the object's rdata is none
+        return (NoRData, rs[2]), (NoRData, rsd[2])
+
+    return out, vectorized_pullback
 
 
 def _method_rdata(owner_rdata: Any) -> Any:
