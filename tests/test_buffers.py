@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import yuebing as yb
-from yuebing.transform import templates
+from yuebing.transform import buffers
 
-N = 3 * templates._POOL_MIN_SIZE  # large enough to be recycled
+N = 3 * buffers.MIN_SIZE  # large enough to be recycled
 
 
 def chain(x, w):
@@ -51,21 +51,20 @@ def test_values_the_caller_keeps_are_not_recycled():
 
 
 def test_release_pools_only_unreferenced_buffers():
-    templates._POOL.clear()
-    key = ((N,), np.dtype(np.float64))
+    buffers.clear()
     held = np.zeros(N)
     keeper = [held]
-    templates._release(held)  # also referenced by keeper: not pooled
-    assert not templates._POOL.get(key)
+    buffers.release(held)  # also referenced by keeper: not pooled
+    assert buffers.pooled((N,)) == 0
 
     def spent():
         buffer = np.zeros(N)
-        templates._release(buffer)
+        buffers.release(buffer)
 
     spent()
-    assert len(templates._POOL[key]) == 1
+    assert buffers.pooled((N,)) == 1
     assert keeper[0] is held
     view = np.zeros(N)[:]
-    templates._release(view)  # a view: never pooled (its base may be in use)
-    assert len(templates._POOL[key]) == 1
-    templates._POOL.clear()
+    buffers.release(view)  # a view: never pooled (its base may be in use)
+    assert buffers.pooled((N,)) == 1
+    buffers.clear()

@@ -35,6 +35,7 @@ from .tangents import (
 from .tangents.arrays import array_root
 from .tangents.validate import validate_tangent
 from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
+from .transform import buffers as _buffers
 from .transform.runtime import call_rrule, derived_rule, unwind
 
 
@@ -275,6 +276,8 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
         r = (seed, NoRData) if has_aux else seed
     rs = pullback(r)
     grads = tuple(join(arg_fdata[a], rs[1 + a]) for a in nums)
+    del out, pullback
+    _buffers.sweep()  # the large temporaries of this call, for the next
     gradient = grads[0] if single else grads
     result_value = returned if has_aux else returned[0]
     return result_value, gradient, tangents
@@ -383,6 +386,8 @@ class PreparedGradient:
             seed, value = NoRData, value.copy()
         param_r = rule.reverse(tape, seed)
         grads = tuple(join(_fdata_of(self._buffers[a]), param_r[a]) for a in self._nums)
+        del tape, value_f
+        _buffers.sweep()  # the large temporaries of this call, for the next
         return value, grads[0] if self._single else grads
 
     @_user_facing

@@ -34,16 +34,40 @@ ONE_THREAD = {
     "MKL_NUM_THREADS": "1",
     "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false",
 }
+# A steady C allocator for every column. By default glibc maps fresh memory for large arrays and
+# hands it back to the system as soon as the heap's top is free, so a NumPy function's temporaries
+# page-fault on every call or on none depending on what ran before: we measured the same primal
+# (turing_broadcast_benchmark) at 0.32 ms and at 1.3 ms in two processes. With these settings
+# freed memory stays in the heap and every column -- the primal included -- is timed doing its
+# arithmetic, not its page faults. ``--allocator default`` measures without them.
+STEADY_ALLOCATOR = {
+    "MALLOC_MMAP_THRESHOLD_": str(32 * 2 ** 20),
+    "MALLOC_TRIM_THRESHOLD_": str(2 ** 30),
+    "MALLOC_TOP_PAD_": str(16 * 2 ** 20),
+}
 
 
 def rerun_single_threaded(argv: list[str]) -> None:
-    """Restart ``python -m yuebing bench ARGV`` with ``ONE_THREAD``'s variables, where the caller
-    has not set them (libraries read them when loaded, and NumPy is loaded already)."""
-    missing = {k: v for k, v in ONE_THREAD.items() if k not in os.environ}
+    """Restart ``python -m yuebing bench ARGV`` with ``ONE_THREAD``'s variables and
+    ``STEADY_ALLOCATOR``'s (unless ``--allocator default``), where the caller has not set them
+    (libraries and the C allocator read them when loaded, and NumPy is loaded already)."""
+    wanted = dict(ONE_THREAD)
+    if "default" not in _allocator_choice(argv):
+        wanted.update(STEADY_ALLOCATOR)
+    missing = {k: v for k, v in wanted.items() if k not in os.environ}
     if missing:
         os.environ.update(missing)
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, "-m", "yuebing", "bench", *argv])
+
+
+def _allocator_choice(argv: list[str]) -> str:
+    for i, arg in enumerate(argv):
+        if arg == "--allocator" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--allocator="):
+            return arg.split("=", 1)[1]
+    return "steady"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -54,6 +78,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help=f"peer columns: {', '.join(PEERS)}, 'all' or 'none' (default: those installed)")
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
                         help=f"seconds of timing per column and case (default {DEFAULT_BUDGET})")
+    parser.add_argument("--allocator", choices=["steady", "default"], default="steady",
+                        help="'steady' (default): glibc keeps freed memory (MALLOC_*_ environment "
+                             "variables), so no column is timed doing page faults; 'default': as the "
+                             "process found it")
     parser.add_argument("--json", metavar="OUT.json", help="write every number to this file")
     parser.add_argument("--plot", metavar="OUT.png", help="write a bar chart of the ratios (needs matplotlib)")
     return parser.parse_args(argv)
@@ -81,7 +109,8 @@ def environment(peers: list[str], budget: float) -> dict:
             pass
     return {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
             "versions": versions, "peers": peers, "budget_s": budget,
-            "threads": {k: os.environ.get(k) for k in ONE_THREAD}}
+            "threads": {k: os.environ.get(k) for k in ONE_THREAD},
+            "allocator": {k: os.environ.get(k) for k in STEADY_ALLOCATOR}}
 
 
 def main(argv: list[str]) -> int:
@@ -99,7 +128,7 @@ def main(argv: list[str]) -> int:
         table.row(rows[-1])
     table.footer()
     elapsed = time.perf_counter() - started
-    threads = ", ".join(f"{k}={os.environ.get(k, 'unset')}" for k in ONE_THREAD)
+    threads = ", ".join(f"{k}={os.environ.get(k, 'unset')}" for k in [*ONE_THREAD, *STEADY_ALLOCATOR])
     print(f"\n{len(cases)} cases in {elapsed:.0f} s; numpy {np.__version__}, python {platform.python_version()}; {threads}")
     if options.json:
         meta = environment(peers, options.budget) | {"total_s": elapsed}

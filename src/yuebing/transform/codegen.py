@@ -9,7 +9,7 @@ from typing import Any
 
 from ..rules.core import CoDual
 from ..tangents import NoFData, NoRData
-from . import ir, runtime, templates
+from . import array_blocks, ir, runtime, templates
 
 _counter = itertools.count()
 
@@ -40,6 +40,7 @@ def compile_generated(generated: Any, fn: types.FunctionType, function_ir: ir.Fu
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = runtime_namespace()
     namespace.update(templates.NAMESPACE)
+    namespace.update(array_blocks.NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code

@@ -23,6 +23,7 @@ import dataclasses
 from typing import Any
 
 from . import ir, templates
+from .array_blocks import ArrayBlock, find_array_blocks
 from .float_blocks import LONG_BLOCK, FloatBlock, FloatLoop, find_blocks
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
@@ -221,12 +222,23 @@ class ReverseGenerator(ConstantNames):
 
     float_blocks = True  # straight-line float arithmetic as one unit (transform/float_blocks.py)
 
+    def _blocks(self, body: list) -> tuple[dict, dict]:
+        """Float blocks and array blocks of ``body``: ``{start: stop}`` each."""
+        if not self.float_blocks:
+            return {}, {}
+        floats = dict(find_blocks(body, self.integers))
+        taken = {k for start, stop in floats.items() for k in range(start, stop)}
+        return floats, dict(find_array_blocks(body, self.integers, self._resolve, taken))
+
     def forward(self, body: list, out: list, indent: int) -> None:
-        blocks = dict(find_blocks(body, self.integers)) if self.float_blocks else {}
+        blocks, array_blocks = self._blocks(body)
         k = 0
         while k < len(body):
             if k in blocks:
                 k += self._forward_block(body[k:blocks[k]], out, indent)
+                continue
+            if k in array_blocks:
+                k += self._forward_array_block(body[k:array_blocks[k]], out, indent)
                 continue
             s = body[k]
             getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
@@ -254,6 +266,30 @@ class ReverseGenerator(ConstantNames):
                   block.last_line)
         self.emit(out, indent, "if _e is _FASTB:", block.last_line)
         for text in block.reverse(self.rd, self.fresh):
+            self.emit(out, indent + 1, text, block.last_line)
+        self.emit(out, indent, "else:", block.last_line)
+        for s in reversed(stmts):
+            getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
+
+    def _forward_array_block(self, stmts: list, out: list, indent: int) -> int:
+        block = stmts[0].array_block = ArrayBlock(  # type: ignore[attr-defined]
+            stmts, self.integers, self._resolve, self.fresh, self.primal, self.const, self.fn.body)
+        guard, lines = block.forward(self.fd)
+        self.emit(out, indent, f"if {guard}:  # array block: lines {block.first_line}-{block.last_line}", block.first_line)
+        for text in lines:
+            self.emit(out, indent + 1, text, block.first_line)
+        self.emit(out, indent, "else:", block.first_line)
+        for s in stmts:
+            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+        self.emit(out, indent + 1, "_push(_SLOWAB)", block.last_line)
+        return len(stmts)
+
+    def _reverse_array_block(self, stmts: list, out: list, indent: int) -> None:
+        block = stmts[0].array_block
+        self.emit(out, indent, f"_e = _pop()  # undo the array block at lines {block.first_line}-{block.last_line}",
+                  block.last_line)
+        self.emit(out, indent, "if _e is _FASTAB:", block.last_line)
+        for text in block.reverse(self.fd, self.rd):
             self.emit(out, indent + 1, text, block.last_line)
         self.emit(out, indent, "else:", block.last_line)
         for s in reversed(stmts):
@@ -422,12 +458,18 @@ class ReverseGenerator(ConstantNames):
 
     def reverse(self, body: list, out: list, indent: int) -> None:
         start = len(out)
-        ends = {stop - 1: first for first, stop in find_blocks(body, self.integers)} if self.float_blocks else {}
+        blocks, array_blocks = self._blocks(body)
+        ends = {stop - 1: first for first, stop in blocks.items()}
+        array_ends = {stop - 1: first for first, stop in array_blocks.items()}
         k = len(body) - 1
         while k >= 0:
             if k in ends and hasattr(body[ends[k]], "float_block"):
                 self._reverse_block(body[ends[k]:k + 1], out, indent)
                 k = ends[k] - 1
+                continue
+            if k in array_ends and hasattr(body[array_ends[k]], "array_block"):
+                self._reverse_array_block(body[array_ends[k]:k + 1], out, indent)
+                k = array_ends[k] - 1
                 continue
             s = body[k]
             getattr(self, f"rev_{type(s).__name__}")(s, out, indent)

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import math
 import operator
-import sys
 from typing import Any, Callable
 
 import numpy as np
 
-from . import ir
+from . import buffers, ir
 
 FLOAT_TYPES = frozenset({float, np.float64})
 SEQUENCE_TYPES = frozenset({list, np.ndarray})
@@ -392,85 +391,6 @@ def _active_fdata(e: Emit, t: str, atoms: list, arrays: list | None = None) -> s
     return f"_zeros_like({t}) if {' or '.join(tests)} else _NF"
 
 
-# Large fdata buffers are recycled: a fresh large array costs page faults on first touch (the
-# allocator maps new memory for it), several times the arithmetic on it. A template's result
-# fdata is spent once its own reverse step ran; if nothing else refers to it then (no view, no
-# container, not an output), it goes back to this pool for the next forward pass to zero and reuse.
-_POOL: dict[tuple, list] = {}
-_POOL_MIN_SIZE = 16384  # elements; smaller arrays are cheap to allocate
-_POOL_PER_SHAPE = 16
-_UNREFERENCED = sys.getrefcount(object()) + 2  # the caller's local and our parameter, in a call
-
-
-def _zeros_like(y: np.ndarray) -> np.ndarray:
-    """A zero fdata for array ``y`` (C-ordered, like ``y`` when ``y`` is): a recycled buffer for
-    large arrays when one is free, else ``np.zeros``."""
-    if y.flags.c_contiguous:
-        buffer = _from_pool(y)
-        if buffer is not None:
-            buffer.fill(0)
-            return buffer
-        return np.zeros(y.shape, y.dtype)
-    return np.zeros_like(y)
-
-
-def _from_pool(like: np.ndarray) -> np.ndarray | None:
-    """A recycled buffer shaped like large C-ordered ``like``, if one is free."""
-    if like.size >= _POOL_MIN_SIZE and like.flags.c_contiguous:
-        free = _POOL.get((like.shape, like.dtype))
-        if free:
-            return free.pop()
-    return None
-
-
-def _scratch(like: np.ndarray) -> np.ndarray:
-    """An uninitialised buffer shaped like ``like`` (recycled when large)."""
-    buffer = _from_pool(like)
-    return np.empty(like.shape, like.dtype) if buffer is None else buffer
-
-
-def _add_product(target: np.ndarray, a: np.ndarray, b: Any) -> None:
-    """``target += a * b`` (``a`` shaped like ``target``) without a fresh large temporary."""
-    if a.size < _POOL_MIN_SIZE or a.shape != target.shape:
-        target += a * b
-        return
-    product = _scratch(a)
-    np.multiply(a, b, out=product)
-    target += product
-    _release(product)
-
-
-def _sum_product(a: np.ndarray, b: np.ndarray) -> float:
-    """``np.sum(a * b)`` for same-shape arrays, without a fresh large temporary."""
-    if a.size < _POOL_MIN_SIZE:
-        return float(np.sum(a * b))
-    product = _scratch(a)
-    np.multiply(a, b, out=product)
-    total = float(product.sum())
-    _release(product)
-    return total
-
-
-def _add_quotient(target: np.ndarray, a: np.ndarray, b: Any) -> None:
-    """``target += a / b`` (``a`` shaped like ``target``) without a fresh large temporary."""
-    if a.size < _POOL_MIN_SIZE or a.shape != target.shape:
-        target += a / b
-        return
-    quotient = _scratch(a)
-    np.divide(a, b, out=quotient)
-    target += quotient
-    _release(quotient)
-
-
-def _release(buffer: Any) -> None:
-    """Return a spent fdata buffer to the pool when nothing else refers to it."""
-    if type(buffer) is np.ndarray and buffer.size >= _POOL_MIN_SIZE and buffer.base is None \
-            and buffer.flags.c_contiguous and sys.getrefcount(buffer) <= _UNREFERENCED:
-        free = _POOL.setdefault((buffer.shape, buffer.dtype), [])
-        if len(free) < _POOL_PER_SHAPE:
-            free.append(buffer)
-
-
 _COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
                 operator.eq: "==", operator.ne: "!="}
 
@@ -518,9 +438,10 @@ WRITE_MARKER = Fast()  # pushed by inline writes (a[i] = v); runtime.unwind know
 
 NAMESPACE = {
     "_FT": FLOAT_TYPES, "_SEQ": SEQUENCE_TYPES, "_IDX": frozenset({int, tuple}), "_ND": np.ndarray,
-    "_F64": np.dtype(np.float64), "_zeros_like": _zeros_like, "_release": _release,
-    "_add_product": _add_product, "_add_quotient": _add_quotient, "_sum_product": _sum_product,
-    "_scratch": _scratch, "_BIG": _POOL_MIN_SIZE, "_np": np, "_math": math,
+    "_F64": np.dtype(np.float64), "_zeros_like": buffers.zeros_like, "_release": buffers.release,
+    "_add_product": buffers.add_product, "_add_quotient": buffers.add_quotient,
+    "_sum_product": buffers.sum_product, "_scratch": buffers.scratch, "_BIG": buffers.MIN_SIZE,
+    "_np": np, "_math": math,
     "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
     "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),

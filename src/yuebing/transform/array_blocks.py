@@ -1,0 +1,331 @@
+"""Array blocks: straight-line runs of elementwise array arithmetic compiled as one unit (an
+optimisation of the reverse generator, like float blocks; DESIGN §5-6).
+
+Statement by statement, every array operation gets a zero-filled fdata buffer in the forward pass
+that its consumers accumulate their cotangents into, and the reverse pass adds each operation's
+contribution into its operands' buffers: about three passes over memory per operation on top of
+the primal's one. A run of elementwise statements -- ``+ - * /``, ``-a``, ``a ** c``, NumPy and
+``math`` functions of one argument, ``np.sum(a)`` -- is instead guarded once: when its inputs are
+float64 arrays of one shape and floats, the forward pass runs the NumPy code alone (SSA style) and
+pushes one tuple of what the reverse pass needs, and the reverse pass is straight-line adjoint
+code whose cotangents are values: nothing is zero-filled except the fdata of the arrays the block
+hands on, and cotangents of inputs that carry no derivative (constant data such as fixed
+observations) are never computed. Otherwise the statement-by-statement code runs. Generated code:
+
+    if (_shape := _array_shape(x, mu)) is not None and np.log is _numpy_log:  # array block: lines 3-5
+        _b1 = np.log(x)
+        _b2 = _b1 - mu
+        ...
+        _push((x_f, _b2, ...)); _push(_FASTAB)
+    else:
+        <statement by statement>
+        _push(_SLOWAB)
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from . import ir
+from .float_blocks import names_read
+from .templates import _ARRAY_UNARY, _UNARY
+
+MIN_ARRAY_BLOCK = 2
+
+_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
+_NUMBER = (int, float)
+
+
+def _numeric(a: ir.Atom) -> bool:
+    return isinstance(a, ir.Const) and type(a.value) in _NUMBER
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | None:
+    """``(kind, function)`` if ``s`` can join an array block, else None."""
+    if not isinstance(s, ir.Call) or not s.target or s.kwargs or s.star_args is not None \
+            or s.star_kwargs is not None or s.target in integers:
+        return None
+    for a in s.args:
+        if isinstance(a, ir.Var) and a.name in integers or isinstance(a, ir.Const) and not _numeric(a):
+            return None
+    func = s.func.value if isinstance(s.func, ir.Const) else resolve(s.func)
+    if func is None or not _hashable(func):
+        return None
+    variables = [a for a in s.args if not isinstance(a, ir.Const)]
+    if func in _BINARY and len(s.args) == 2 and variables:
+        return "binary", func
+    if func is operator.pow and len(s.args) == 2 and not isinstance(s.args[0], ir.Const) and _numeric(s.args[1]) \
+            and isinstance(s.func, ir.Const):
+        return "pow", func
+    if len(s.args) != 1 or not variables:
+        return None
+    if func is operator.neg and isinstance(s.func, ir.Const):
+        return "neg", func
+    if func in _ARRAY_UNARY or func in _UNARY:
+        return "unary", func
+    if func is np.sum:
+        return "sum", func
+    return None
+
+
+def find_array_blocks(body: list, integers: set, resolve: Callable, taken: set) -> list[tuple[int, int]]:
+    """``(start, stop)`` ranges of ``body`` that form array blocks (indices in ``taken``, the
+    float blocks, are left alone)."""
+    blocks, start = [], None
+    for k, s in enumerate(body + [None]):
+        if s is not None and k not in taken and classify(s, integers, resolve) is not None:
+            start = k if start is None else start
+            continue
+        if start is not None and k - start >= MIN_ARRAY_BLOCK:
+            blocks.append((start, k))
+        start = None
+    return blocks
+
+
+class ArrayBlock:
+    """The SSA form of one block and the code generated for it."""
+
+    def __init__(self, stmts: list, integers: set, resolve: Callable, fresh: Callable,
+                 primal: Callable, const: Callable, function_body: list) -> None:
+        self.stmts, self.fresh, self.primal, self.const = stmts, fresh, primal, const
+        self.inputs: list[str] = []  # variables read before the block assigns them
+        self.constants: set[str] = set()  # inputs that are module globals: no derivative
+        current: dict[str, str] = {}
+        self.ops: list[tuple[str, str, Any, list[str]]] = []  # (local, kind, function, operands)
+        self.function_guards: list[str] = []
+        for s in stmts:
+            kind, func = classify(s, integers, resolve)
+            operands = []
+            for a in s.args:
+                if isinstance(a, ir.Var) or isinstance(a, ir.Global) and "." not in a.path:
+                    name = primal(a)
+                    if name not in current:
+                        current[name] = name
+                        self.inputs.append(name)
+                        if isinstance(a, ir.Global):
+                            self.constants.add(name)
+                    operands.append(current[name])
+                else:
+                    operands.append(primal(a))  # a number, or a module attribute (a constant)
+            guard = f"{primal(s.func)} is {const(func)}"
+            if not isinstance(s.func, ir.Const) and guard not in self.function_guards:
+                self.function_guards.append(guard)
+            local = fresh("b")
+            self.ops.append((local, kind, func, operands, primal(s.func)))
+            current[s.target] = local
+        read = names_read(function_body, {id(s) for s in stmts})
+        # a value nothing outside the block reads (a temporary, a name the block alone uses) is
+        # not written back: its fdata would be zero-filled for nothing
+        self.final = {v: loc for v, loc in current.items() if loc != v and v in read}
+        self.first_line, self.last_line = stmts[0].line, stmts[-1].line
+        self.values = {loc for loc, *_ in self.ops} | set(self.inputs)
+        # which inputs each value depends on: its cotangent is needed only if one of them is active
+        self.depends: dict[str, set] = {v: {v} for v in self.inputs}
+        # which inputs make each value an array (all arrays of a block have one shape; np.sum
+        # makes a float): a float's cotangent from an array expression is that expression's sum
+        self.arrayness: dict[str, set] = {v: {v} for v in self.inputs}
+        for local, kind, _, operands, _ in self.ops:
+            self.depends[local] = set().union(*(self.depends.get(o, set()) for o in operands))
+            self.arrayness[local] = set() if kind == "sum" else \
+                set().union(*(self.arrayness.get(o, set()) for o in operands))
+        self.residuals = self._residuals()
+        self.flags = {v: fresh("act") for v in self.inputs}  # does the input carry a derivative?
+        self.is_array = {v: fresh("arr") for v in self.inputs}  # is the input an array?
+        self.shape = fresh("shape")  # the shape of the block's arrays
+
+    def _flag_names(self) -> list[str]:
+        return list(self.flags.values()) + list(self.is_array.values())
+
+    def _may_be_array(self, name: str) -> str:
+        return " or ".join(self.is_array[v] for v in sorted(self.arrayness[name]))
+
+    def _fitted(self, expr: str, kind: str, result: str, target: str) -> str:
+        """``expr``, the contribution of ``result``'s adjoint to ``target``'s, shaped like
+        ``target``: summed when ``target`` is a float and ``result`` an array, spread to the block's
+        shape when the adjoint of a sum reaches an array."""
+        target_array = self._may_be_array(target)
+        if kind == "sum":
+            return f"(_np.broadcast_to({expr}, {self.shape}) if {target_array} else {expr})" if target_array else expr
+        if self.arrayness[result] <= self.arrayness[target]:
+            return expr  # whenever the result is an array, so is the target
+        return f"({expr} if {target_array} else _fsum({expr}))" if target_array else f"_fsum({expr})"
+
+    def _residuals(self) -> list[str]:
+        needed: list[str] = []
+        for local, kind, func, operands, _ in self.ops:
+            if not self.depends[local]:
+                continue  # a constant: no adjoint
+            if kind == "binary" and func is operator.mul:
+                needed += operands
+            elif kind == "binary" and func is operator.truediv:
+                needed += [operands[1], local]
+            elif kind == "pow":
+                needed.append(operands[0])
+            elif kind == "unary":
+                needed += [operands[0], local]
+        order = {name: k for k, name in enumerate(self.inputs + [op[0] for op in self.ops])}
+        return sorted({n for n in needed if n in self.values}, key=order.__getitem__)
+
+    # ------------------------------------------------------------------ forward
+
+    def forward(self, fd: Callable) -> tuple[str, list[str]]:
+        guard = " and ".join([f"({self.shape} := _array_shape({', '.join(self.inputs)})) is not None"] + self.function_guards)
+        lines = []
+        for local, kind, func, operands, fname in self.ops:
+            lines.append(f"{local} = {_expression(kind, func, operands, fname)}")
+        outputs = []
+        for var, local in self.final.items():
+            out_f = self.fresh("of")
+            outputs.append(out_f)
+            lines.append(f"{out_f} = _zeros_like({local}) if type({local}) is _ND else _NF")
+        activity = [f"{self.is_array[v]} = type({v}) is _ND; {flag} = "
+                    + ("False" if v in self.constants else f"{fd(v)} is not _NF or not {self.is_array[v]}")
+                    for v, flag in self.flags.items()]
+        lines = activity + lines
+        pushed = [fd(v) for v in self.inputs] + self._flag_names() + self.residuals + outputs + [self.shape]
+        lines.append(f"_push(({', '.join(pushed)},)); _push(_FASTAB)")
+        for (var, local), out_f in zip(self.final.items(), outputs):
+            lines.append(f"{var} = {local}; {fd(var)} = {out_f}")
+        self.outputs = outputs
+        return guard, lines
+
+    # ------------------------------------------------------------------ reverse
+
+    def reverse(self, fd: Callable, rd: Callable) -> list[str]:
+        entry_fdata = [f"_ef_{k}" for k in range(len(self.inputs))]
+        popped = entry_fdata + self._flag_names() + self.residuals + self.outputs + [self.shape]
+        lines = [f"{', '.join(popped)}, = _pop()"]
+        adjoint = {name: self.fresh("g") for name in self.values}
+        lines.append(" = ".join(adjoint[n] for n in sorted(self.values)) + " = None")
+        for (var, local), out_f in zip(self.final.items(), self.outputs):  # incoming cotangents
+            g, r = adjoint[local], rd(var)
+            lines.append(f"if {out_f} is not _NF:")
+            lines.append(f"    {g} = {out_f}")
+            lines.append(f"elif {r} is not _NR:")
+            lines.append(f"    {g} = {r}")
+            lines.append(f"{r} = _NR")
+
+        def active(name: str) -> str:
+            return " or ".join(self.flags[v] for v in sorted(self.depends[name])) or "False"
+
+        for local, kind, func, operands, _ in reversed(self.ops):
+            if not self.depends[local]:
+                continue  # a constant: no adjoint
+            g = adjoint[local]
+            shared: list[str] = []
+            body: list[str] = []
+            for target, expr, negated in _adjoints(kind, func, operands, local, g, shared):
+                if target not in self.values or not self.depends[target]:
+                    continue  # a number or a constant
+                a = adjoint[target]
+                expr = self._fitted(expr, kind, local, target)
+                if negated:
+                    add = f"{a} = -({expr}) if {a} is None else {a} - ({expr})"
+                else:
+                    add = f"{a} = {expr} if {a} is None else {a} + {expr}"
+                body.append(f"if {active(target)}: {add}")
+            if body:
+                lines.append(f"if {g} is not None:")
+                lines += ["    " + b for b in shared + body]
+        for k, v in enumerate(self.inputs):  # the cotangents of the block's inputs
+            if v in self.constants:
+                continue
+            g = adjoint[v]
+            lines.append(f"if {g} is not None:")  # only computed for arrays with fdata and floats
+            lines.append(f"    if {entry_fdata[k]} is not _NF:")
+            lines.append(f"        {entry_fdata[k]} += {g}")
+            lines.append("    else:")
+            lines.append(f"        {g} = _fsum({g}); {rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
+        return lines
+
+
+def _expression(kind: str, func: Any, ops: list, fname: str) -> str:
+    if kind == "binary":
+        return f"{ops[0]} {_BINARY[func]} {ops[1]}"
+    if kind == "neg":
+        return f"-{ops[0]}"
+    if kind == "pow":
+        return f"{ops[0]} ** {ops[1]}"
+    return f"{fname}({ops[0]})"  # unary, sum
+
+
+def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list) -> list[tuple[str, str, bool]]:
+    """``(operand, contribution, negated)`` of the adjoint of ``t = func(*ops)`` with output
+    adjoint ``g``; shared subexpressions go into ``body`` first."""
+    if kind == "sum":
+        return [(ops[0], g, False)]
+    if kind == "neg":
+        return [(ops[0], g, True)]
+    if kind == "pow":
+        n = float(ops[1])
+        if n == 0:
+            return []
+        if n == 1:
+            return [(ops[0], g, False)]
+        power = ops[0] if n == 2 else f"{ops[0]} ** {n - 1!r}"
+        return [(ops[0], f"{n!r} * {g} * {power}", False)]
+    if kind == "unary":
+        table = _ARRAY_UNARY if func in _ARRAY_UNARY else _UNARY
+        derivative = table[func](ops[0], t)
+        if derivative == "-1.0":
+            return [(ops[0], g, True)]
+        if derivative.startswith("-"):
+            return [(ops[0], f"{g} * ({derivative[1:]})", True)]
+        if derivative.startswith("1.0 / "):
+            return [(ops[0], f"{g} / ({derivative[len('1.0 / '):]})", False)]
+        return [(ops[0], f"{g} * ({derivative})", False)]
+    a, b = ops
+    if func is operator.add:
+        return [(a, g, False), (b, g, False)]
+    if func is operator.sub:
+        return [(a, g, False), (b, g, True)]
+    if func is operator.mul:
+        return [(a, f"{g} * {b}", False), (b, f"{g} * {a}", False)]
+    quotient = f"_q{t}"  # truediv: t = a / b
+    body.append(f"{quotient} = {g} / {b}")
+    return [(a, quotient, False), (b, f"{quotient} * {t}", True)]
+
+
+def array_shape(*values: Any) -> tuple | None:
+    """The block's guard: the shape of the arrays in ``values`` if they are float64 arrays (at
+    least one, not 0-d) of one shape and floats; else None."""
+    shape = None
+    for v in values:
+        tv = type(v)
+        if tv is float or tv is np.float64:
+            continue
+        if tv is not np.ndarray or v.dtype != np.float64 or not v.ndim:
+            return None
+        if shape is None:
+            shape = v.shape
+        elif v.shape != shape:
+            return None
+    return shape
+
+
+def float_sum(g: Any) -> Any:
+    """The cotangent of a float input from an array-or-float contribution."""
+    return float(g.sum()) if type(g) is np.ndarray else g
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NAMESPACE = {"_array_shape": array_shape, "_fsum": float_sum, "_math": math,
+             "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}

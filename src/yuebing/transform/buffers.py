@@ -1,0 +1,157 @@
+"""Recycled buffers for large arrays: a small caching allocator for yuebing's generated code.
+
+A fresh large array costs page faults on first touch (the C allocator maps new memory for it and
+hands it back to the system when a gradient call frees its temporaries), several times the
+arithmetic done on it. The inline array templates (``transform/templates.py``) therefore take the
+results, fdata and reverse temporaries of large arrays from here, and buffers come back in two
+ways:
+
+* ``release(buffer)``: a template's reverse step is done with a buffer and nothing else refers
+  to it;
+* ``sweep()``: at the end of a gradient call, every buffer lent since that is now referred to by
+  nothing but this module (results the reverse pass dropped, temporaries other code held) goes
+  back too, so a steady loop of gradient calls allocates nothing new.
+
+Both check reference counts, so values the caller keeps -- outputs, aux data, arrays stored in
+containers, anything with a view on it -- are never recycled. The pool holds at most
+``MAX_POOLED_BYTES``; memory beyond that goes back to the allocator.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+MIN_SIZE = 16384  # elements; smaller arrays are cheap to allocate
+MAX_POOLED_BYTES = 512 * 2 ** 20
+MAX_LENT = 4096  # buffers followed between sweeps; beyond that the oldest are left to their users
+
+_POOL: dict[tuple, list] = {}
+_pooled_bytes = 0
+_LENT: dict[int, np.ndarray] = {}  # id -> buffer handed out and not yet seen free
+_UNREFERENCED = sys.getrefcount(object()) + 2  # the caller's local and our parameter, in a call
+
+
+def take(like: np.ndarray) -> np.ndarray | None:
+    """A recycled buffer shaped like large C-ordered ``like``, if one is free."""
+    global _pooled_bytes
+    if like.size >= MIN_SIZE and like.flags.c_contiguous:
+        free = _POOL.get((like.shape, like.dtype))
+        if free:
+            buffer = free.pop()
+            _pooled_bytes -= buffer.nbytes
+            _LENT[id(buffer)] = buffer
+            return buffer
+    return None
+
+
+_SIZES_SEEN: set = set()
+
+
+def _fresh(like: np.ndarray, zero: bool) -> np.ndarray:
+    if like.nbytes not in _SIZES_SEEN and like.size >= MIN_SIZE:
+        # glibc serves large requests with fresh mappings until it has *freed* one of that size,
+        # then raises its threshold and serves them from the reusable heap. Pooled buffers are
+        # never freed, so free one now: otherwise every large temporary of the user's own NumPy
+        # code (outside yuebing) would stay a fresh mapping, page faults included.
+        _SIZES_SEEN.add(like.nbytes)
+        del_me = np.empty(like.shape, like.dtype)
+        del del_me
+    buffer = (np.zeros if zero else np.empty)(like.shape, like.dtype)
+    if buffer.size >= MIN_SIZE:
+        if len(_LENT) >= MAX_LENT:
+            sweep(forget_held=True)
+        _LENT[id(buffer)] = buffer
+    return buffer
+
+
+def zeros_like(y: np.ndarray) -> np.ndarray:
+    """A zero fdata for array ``y`` (C-ordered, like ``y`` when ``y`` is)."""
+    if y.flags.c_contiguous:
+        buffer = take(y)
+        if buffer is not None:
+            buffer.fill(0)
+            return buffer
+        return _fresh(y, zero=True)
+    return np.zeros_like(y)
+
+
+def scratch(like: np.ndarray) -> np.ndarray:
+    """An uninitialised C-ordered buffer shaped like ``like``."""
+    buffer = take(like)
+    return _fresh(like, zero=False) if buffer is None else buffer
+
+
+def _pool(buffer: np.ndarray) -> None:
+    global _pooled_bytes
+    if _pooled_bytes + buffer.nbytes <= MAX_POOLED_BYTES:
+        _POOL.setdefault((buffer.shape, buffer.dtype), []).append(buffer)
+        _pooled_bytes += buffer.nbytes
+
+
+def release(buffer: Any) -> None:
+    """Return a spent buffer to the pool when nothing else refers to it."""
+    if type(buffer) is np.ndarray and buffer.size >= MIN_SIZE and buffer.base is None \
+            and buffer.flags.c_contiguous:
+        followed = _LENT.get(id(buffer)) is buffer
+        if sys.getrefcount(buffer) <= _UNREFERENCED + followed:
+            if followed:
+                del _LENT[id(buffer)]
+            _pool(buffer)
+
+
+def sweep(forget_held: bool = False) -> None:
+    """Pool every lent buffer that nothing but this module refers to any more. With
+    ``forget_held``, stop following the ones still in use (they become their users' arrays)."""
+    for key in list(_LENT):
+        if sys.getrefcount(_LENT[key]) <= 2:  # the dict's reference and getrefcount's argument
+            _pool(_LENT.pop(key))
+        elif forget_held:
+            del _LENT[key]
+
+
+def clear() -> None:
+    """Drop every pooled and lent buffer (tests; freeing memory)."""
+    global _pooled_bytes
+    _POOL.clear()
+    _LENT.clear()
+    _pooled_bytes = 0
+
+
+def pooled(shape: tuple, dtype: Any = np.float64) -> int:
+    """How many free buffers of this shape and dtype the pool holds."""
+    return len(_POOL.get((tuple(shape), np.dtype(dtype)), ()))
+
+
+def add_product(target: np.ndarray, a: np.ndarray, b: Any) -> None:
+    """``target += a * b`` (``a`` shaped like ``target``) without a fresh large temporary."""
+    if a.size < MIN_SIZE or a.shape != target.shape:
+        target += a * b
+        return
+    product = scratch(a)
+    np.multiply(a, b, out=product)
+    target += product
+    release(product)
+
+
+def sum_product(a: np.ndarray, b: np.ndarray) -> float:
+    """``np.sum(a * b)`` for same-shape arrays, without a fresh large temporary."""
+    if a.size < MIN_SIZE:
+        return float(np.sum(a * b))
+    product = scratch(a)
+    np.multiply(a, b, out=product)
+    total = float(product.sum())
+    release(product)
+    return total
+
+
+def add_quotient(target: np.ndarray, a: np.ndarray, b: Any) -> None:
+    """``target += a / b`` (``a`` shaped like ``target``) without a fresh large temporary."""
+    if a.size < MIN_SIZE or a.shape != target.shape:
+        target += a / b
+        return
+    quotient = scratch(a)
+    np.divide(a, b, out=quotient)
+    target += quotient
+    release(quotient)
