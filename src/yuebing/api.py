@@ -197,7 +197,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
             raise TypeError(f"vjp: the cotangent does not match the output of {_fname(f)}: {error}") from None
         ct = (cotangent, zero_tangent(aux)) if has_aux else cotangent
         rs = pullback(_seed(out, ct))
-        return tuple(join(fd, r) for fd, r in zip(arg_fdata, rs[1:]))
+        return tuple(argument_gradient(fd, r, x) for fd, r, x in zip(arg_fdata, rs[1:], primals))
 
     result = (returned_value, _OncePullback(run))
     return result + (returned_aux,) if has_aux else result
@@ -247,6 +247,21 @@ def _scalar_seed(value: Any, f: Callable, name: str) -> Any:
     )
 
 
+def argument_gradient(fdata: Any, rdata: Any, primal: Any) -> Any:
+    """The gradient of one argument from its fdata and rdata: zero where nothing reached it (an
+    unused float gets 0.0, as in JAX, not ``NoTangent``)."""
+    return _zeros_where_unused(join(fdata, rdata), primal)
+
+
+def _zeros_where_unused(g: Any, primal: Any) -> Any:
+    if g is NoTangent:
+        return zero_tangent(primal)
+    if type(g) is tuple and type(primal) is tuple and len(g) == len(primal) \
+            and any(e is NoTangent or type(e) is tuple for e in g):
+        return tuple(_zeros_where_unused(e, p) for e, p in zip(g, primal))
+    return g
+
+
 def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tuple, kwargs: dict, buffers: Any = None):
     nums, single = _normalise_argnums(argnums, len(args), name)
     if buffers is None:
@@ -275,7 +290,7 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
     else:
         r = (seed, NoRData) if has_aux else seed
     rs = pullback(r)
-    grads = tuple(join(arg_fdata[a], rs[1 + a]) for a in nums)
+    grads = tuple(argument_gradient(arg_fdata[a], rs[1 + a], args[a]) for a in nums)
     del out, pullback
     _buffers.sweep()  # the large temporaries of this call, for the next
     gradient = grads[0] if single else grads
@@ -385,7 +400,7 @@ class PreparedGradient:
             value_f += seed
             seed, value = NoRData, value.copy()
         param_r = rule.reverse(tape, seed)
-        grads = tuple(join(_fdata_of(self._buffers[a]), param_r[a]) for a in self._nums)
+        grads = tuple(argument_gradient(_fdata_of(self._buffers[a]), param_r[a], args[a]) for a in self._nums)
         del tape, value_f
         _buffers.sweep()  # the large temporaries of this call, for the next
         return value, grads[0] if self._single else grads

@@ -90,9 +90,9 @@ def _zero_direction(x: Any) -> Any:
 
 def _join(f: Any, r: Any, x: Any) -> Any:
     """The full tangent of argument ``x`` from its fdata and rdata."""
-    if f is NoFData:
-        return T.zero_tangent(x) if r is NoRData else r
-    return T.join(f, r)
+    from .api import argument_gradient
+
+    return argument_gradient(f, r, x)
 
 
 @_user_facing

@@ -12,7 +12,7 @@ code whose cotangents are values: nothing is zero-filled except the fdata of the
 hands on, and cotangents of inputs that carry no derivative (constant data such as fixed
 observations) are never computed. Otherwise the statement-by-statement code runs. Generated code:
 
-    if (_shape := _array_shape(x, mu)) is not None and np.log is _numpy_log:  # array block: lines 3-5
+    if (_shape := _array_shapes((x, mu,))) is not None and np.log is _numpy_log:  # array block: lines 3-5
         _b1 = np.log(x)
         _b2 = _b1 - mu
         ...
@@ -142,7 +142,31 @@ class ArrayBlock:
         self.residuals = self._residuals()
         self.flags = {v: fresh("act") for v in self.inputs}  # does the input carry a derivative?
         self.is_array = {v: fresh("arr") for v in self.inputs}  # is the input an array?
-        self.shape = fresh("shape")  # the shape of the block's arrays
+        self.shape = fresh("shape")  # the shape of each group's arrays
+        self.groups = self._groups()
+
+    def _groups(self) -> list[list[str]]:
+        """The inputs in groups that meet in elementwise operations: the arrays of a group must
+        have one shape; a sum separates groups (``np.sum(a) * b`` with a and b of any shapes)."""
+        group = {v: v for v in self.inputs}
+
+        def find(v: str) -> str:
+            while group[v] != v:
+                v = group[v]
+            return v
+
+        for local in self.arrayness:
+            members = sorted(self.arrayness[local])
+            for other in members[1:]:
+                group[find(other)] = find(members[0])
+        roots: dict[str, list[str]] = {}
+        for v in self.inputs:
+            roots.setdefault(find(v), []).append(v)
+        return list(roots.values())
+
+    def _group_of(self, name: str) -> int:
+        member = next(iter(self.arrayness[name]))
+        return next(k for k, g in enumerate(self.groups) if member in g)
 
     def _flag_names(self) -> list[str]:
         return list(self.flags.values()) + list(self.is_array.values())
@@ -156,7 +180,8 @@ class ArrayBlock:
         shape when the adjoint of a sum reaches an array."""
         target_array = self._may_be_array(target)
         if kind == "sum":
-            return f"(_np.broadcast_to({expr}, {self.shape}) if {target_array} else {expr})" if target_array else expr
+            shape = f"{self.shape}[{self._group_of(target)}]"
+            return f"(_np.broadcast_to({expr}, {shape}) if {target_array} else {expr})" if target_array else expr
         if self.arrayness[result] <= self.arrayness[target]:
             return expr  # whenever the result is an array, so is the target
         return f"({expr} if {target_array} else _fsum({expr}))" if target_array else f"_fsum({expr})"
@@ -180,7 +205,8 @@ class ArrayBlock:
     # ------------------------------------------------------------------ forward
 
     def forward(self, fd: Callable) -> tuple[str, list[str]]:
-        guard = " and ".join([f"({self.shape} := _array_shape({', '.join(self.inputs)})) is not None"] + self.function_guards)
+        groups = ", ".join("(" + ", ".join(g) + ",)" for g in self.groups)
+        guard = " and ".join([f"({self.shape} := _array_shapes({groups})) is not None"] + self.function_guards)
         lines = []
         for local, kind, func, operands, fname in self.ops:
             lines.append(f"{local} = {_expression(kind, func, operands, fname)}")
@@ -297,21 +323,26 @@ def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list) -> li
     return [(a, quotient, False), (b, f"{quotient} * {t}", True)]
 
 
-def array_shape(*values: Any) -> tuple | None:
-    """The block's guard: the shape of the arrays in ``values`` if they are float64 arrays (at
-    least one, not 0-d) of one shape and floats; else None."""
-    shape = None
-    for v in values:
-        tv = type(v)
-        if tv is float or tv is np.float64:
-            continue
-        if tv is not np.ndarray or v.dtype != np.float64 or not v.ndim:
-            return None
-        if shape is None:
-            shape = v.shape
-        elif v.shape != shape:
-            return None
-    return shape
+def array_shapes(*groups: tuple) -> list | None:
+    """The block's guard: the shape of each group's arrays if every value is a float or a float64
+    array (not 0-d), the arrays of a group have one shape, and there is at least one array; else
+    None."""
+    shapes, arrays = [], False
+    for values in groups:
+        shape = None
+        for v in values:
+            tv = type(v)
+            if tv is float or tv is np.float64:
+                continue
+            if tv is not np.ndarray or v.dtype != np.float64 or not v.ndim:
+                return None
+            if shape is None:
+                shape = v.shape
+            elif v.shape != shape:
+                return None
+        shapes.append(shape)
+        arrays = arrays or shape is not None
+    return shapes if arrays else None
 
 
 def float_sum(g: Any) -> Any:
@@ -327,5 +358,5 @@ class _Marker:
         return self.name
 
 
-NAMESPACE = {"_array_shape": array_shape, "_fsum": float_sum, "_math": math,
+NAMESPACE = {"_array_shapes": array_shapes, "_fsum": float_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}

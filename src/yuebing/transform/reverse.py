@@ -254,8 +254,11 @@ class ReverseGenerator(ConstantNames):
         # a long block's fallback (inputs that are not floats) takes the generic rules only: the
         # inline variants of hundreds of statements would cost more to compile than they save
         self.generic_only = len(stmts) > LONG_BLOCK
-        for s in stmts:
-            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+        if not self.generic_only and find_array_blocks(stmts, self.integers, self._resolve, set()) == [(0, len(stmts))]:
+            self._forward_array_block(stmts, out, indent + 1)  # the same arithmetic on arrays
+        else:
+            for s in stmts:
+                getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
         self.generic_only = False
         self.emit(out, indent + 1, "_push(_SLOWB)", block.last_line)
         return len(stmts)
@@ -268,6 +271,9 @@ class ReverseGenerator(ConstantNames):
         for text in block.reverse(self.rd, self.fresh):
             self.emit(out, indent + 1, text, block.last_line)
         self.emit(out, indent, "else:", block.last_line)
+        if hasattr(stmts[0], "array_block"):
+            self._reverse_array_block(stmts, out, indent + 1)
+            return
         for s in reversed(stmts):
             getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
 
