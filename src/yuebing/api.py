@@ -250,6 +250,8 @@ def _scalar_seed(value: Any, f: Callable, name: str) -> Any:
 def argument_gradient(fdata: Any, rdata: Any, primal: Any) -> Any:
     """The gradient of one argument from its fdata and rdata: zero where nothing reached it (an
     unused float gets 0.0, as in JAX, not ``NoTangent``)."""
+    if rdata is NoRData and type(fdata) is np.ndarray:
+        return fdata  # an array argument: the common case
     return _zeros_where_unused(join(fdata, rdata), primal)
 
 
@@ -351,6 +353,7 @@ class PreparedGradient:
         self.f, self.argnums, self.has_aux = f, argnums, has_aux
         self._buffers: Any = None
         self._last_args: tuple = ()
+        self._last_simple: bool | None = None  # whether _last_args are plain arrays and floats
         self._rule = derived_rule(f) if isinstance(f, types.FunctionType) else None  # compile now
         self._nums, self._single = _normalise_argnums(argnums, len(example_args), "prepare_gradient")
 
@@ -361,7 +364,11 @@ class PreparedGradient:
             return False
         if any(a is not b for a, b in zip(args, self._last_args)):
             return False
-        if _simple_arrays(args):
+        # the same objects as last time: their dtypes, and whether they share memory, are as they
+        # were (a shape can change in place, so that is checked)
+        if self._last_simple is None:
+            self._last_simple = _simple_arrays(args)
+        if self._last_simple:
             return all(type(a) is float or b.shape == a.shape for a, b in zip(args, self._buffers))
         if simple_only:
             return False
@@ -371,19 +378,38 @@ class PreparedGradient:
             return False
         return True
 
+    def _same_plain_arguments(self, args: tuple) -> bool:
+        """``_reusable(args, simple_only=True)`` written for speed: the hot path's only check."""
+        last = self._last_args
+        if self._buffers is None or len(args) != len(last):
+            return False
+        for a, b in zip(args, last):
+            if a is not b:
+                return False
+        if self._last_simple is None:
+            self._last_simple = _simple_arrays(args)
+        if not self._last_simple:
+            return False
+        for a, b in zip(args, self._buffers):
+            if type(a) is not float and b.shape != a.shape:
+                return False
+        return True
+
     def _fast_call(self, args: tuple) -> tuple | None:
         """The hot path: the same plain arrays/floats as last time, a plain function, no
         keywords. Runs the generated passes directly (no dispatch, binding or tangent walks)."""
         rule = self._rule
         if rule is None or self.has_aux or not rule.simple or len(args) != rule.n_params:
             return None
-        if not self._reusable(args, simple_only=True):
+        if not self._same_plain_arguments(args):
             return None
         flat: list = []
         for a, b in zip(args, self._buffers):
             if type(b) is np.ndarray:
                 b.fill(0)
-            flat += (a, b if type(b) is np.ndarray else NoFData)
+                flat += (a, b)
+            else:
+                flat += (a, NoFData)
         tape: list = []
         try:
             value, value_f = rule.forward(tape, self.f, NoFData, *flat)
@@ -392,7 +418,8 @@ class PreparedGradient:
             unwind(tape)
             raise
         try:
-            seed = _scalar_seed(value, self.f, "prepare_gradient")
+            seed = 1.0 if type(value) is float or type(value) is np.float64 else \
+                _scalar_seed(value, self.f, "prepare_gradient")
         except TypeError:
             rule.reverse(tape, NoRData)  # undo the forward pass's mutations before reporting
             raise
@@ -400,9 +427,14 @@ class PreparedGradient:
             value_f += seed
             seed, value = NoRData, value.copy()
         param_r = rule.reverse(tape, seed)
-        grads = tuple(argument_gradient(_fdata_of(self._buffers[a]), param_r[a], args[a]) for a in self._nums)
+        if self._single:
+            a = self._nums[0]
+            grads = (argument_gradient(_fdata_of(self._buffers[a]), param_r[a], args[a]),)
+        else:
+            grads = tuple(argument_gradient(_fdata_of(self._buffers[a]), param_r[a], args[a]) for a in self._nums)
         del tape, value_f
-        _buffers.sweep()  # the large temporaries of this call, for the next
+        if _buffers.lent():
+            _buffers.sweep()  # the large temporaries of this call, for the next
         return value, grads[0] if self._single else grads
 
     @_user_facing
@@ -418,7 +450,7 @@ class PreparedGradient:
             else:
                 buffers = set_to_zero(self._buffers)
         value, gradient, tangents = _gradient_call(self.f, self.argnums, self.has_aux, "prepare_gradient", args, kwargs, buffers)
-        self._buffers, self._last_args = tangents, args
+        self._buffers, self._last_args, self._last_simple = tangents, args, None
         return value, gradient
 
 

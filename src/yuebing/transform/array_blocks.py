@@ -12,7 +12,8 @@ code whose cotangents are values: nothing is zero-filled except the fdata of the
 hands on, and cotangents of inputs that carry no derivative (constant data such as fixed
 observations) are never computed. Otherwise the statement-by-statement code runs. Generated code:
 
-    if (_shape := _array_shapes((x, mu,))) is not None and np.log is _numpy_log:  # array block: lines 3-5
+    if (type(x) is _ND or type(mu) is _ND) and (_shape := _array_shapes((x, mu,))) is not None \
+            and np.log is _numpy_log:  # array block: lines 3-5
         _b1 = np.log(x)
         _b2 = _b1 - mu
         ...
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections import Counter
 from typing import Any, Callable
 
 import numpy as np
@@ -175,16 +177,16 @@ class ArrayBlock:
         return " or ".join(self.is_array[v] for v in sorted(self.arrayness[name]))
 
     def _fitted(self, expr: str, kind: str, result: str, target: str) -> str:
-        """``expr``, the contribution of ``result``'s adjoint to ``target``'s, shaped like
-        ``target``: summed when ``target`` is a float and ``result`` an array, spread to the block's
-        shape when the adjoint of a sum reaches an array."""
-        target_array = self._may_be_array(target)
-        if kind == "sum":
-            shape = f"{self.shape}[{self._group_of(target)}]"
-            return f"(_np.broadcast_to({expr}, {shape}) if {target_array} else {expr})" if target_array else expr
-        if self.arrayness[result] <= self.arrayness[target]:
+        """``expr``, the contribution of ``result``'s adjoint to ``target``'s, made a float when
+        ``target`` is a float and ``result`` an array (its sum). The adjoint of an array may be a
+        float standing for that value in every element (what a sum's adjoint gives its operand):
+        its sum is that value times the number of elements."""
+        if kind == "sum" or self.arrayness[result] <= self.arrayness[target]:
             return expr  # whenever the result is an array, so is the target
-        return f"({expr} if {target_array} else _fsum({expr}))" if target_array else f"_fsum({expr})"
+        shape = f"{self.shape}[{self._group_of(result)}]"
+        reduced = f"(_spread_sum({expr}, {shape}) if {self._may_be_array(result)} else {expr})"
+        target_array = self._may_be_array(target)
+        return f"({expr} if {target_array} else {reduced})" if target_array else reduced
 
     def _residuals(self) -> list[str]:
         needed: list[str] = []
@@ -206,7 +208,9 @@ class ArrayBlock:
 
     def forward(self, fd: Callable) -> tuple[str, list[str]]:
         groups = ", ".join("(" + ", ".join(g) + ",)" for g in self.groups)
-        guard = " and ".join([f"({self.shape} := _array_shapes({groups})) is not None"] + self.function_guards)
+        some_array = " or ".join(f"type({v}) is _ND" for v in self.inputs) or "False"
+        guard = " and ".join([f"({some_array})", f"({self.shape} := _array_shapes({groups})) is not None"]
+                             + self.function_guards)
         lines = []
         for local, kind, func, operands, fname in self.ops:
             lines.append(f"{local} = {_expression(kind, func, operands, fname)}")
@@ -245,34 +249,47 @@ class ArrayBlock:
         def active(name: str) -> str:
             return " or ".join(self.flags[v] for v in sorted(self.depends[name])) or "False"
 
+        steps = []  # (local, shared lines, contributions), in reverse order
         for local, kind, func, operands, _ in reversed(self.ops):
             if not self.depends[local]:
                 continue  # a constant: no adjoint
-            g = adjoint[local]
             shared: list[str] = []
+            contributions = [(target, self._fitted(expr, kind, local, target), negated)
+                             for target, expr, negated in _adjoints(kind, func, operands, local, adjoint[local], shared)
+                             if target in self.values and self.depends[target]]  # not a number or a constant
+            steps.append((local, shared, contributions))
+        received = Counter(target for _, _, contributions in steps for target, _, _ in contributions)
+        received.update(self.final.values())  # the incoming cotangent is a contribution too
+        # an adjoint with one contribution keeps that contribution's sign out of its value (a
+        # negation is a pass over the array); what it contributes in turn carries the sign
+        negative: set[str] = set()
+        for local, shared, contributions in steps:
             body: list[str] = []
-            for target, expr, negated in _adjoints(kind, func, operands, local, g, shared):
-                if target not in self.values or not self.depends[target]:
-                    continue  # a number or a constant
+            for target, expr, negated in contributions:
                 a = adjoint[target]
-                expr = self._fitted(expr, kind, local, target)
-                if negated:
+                negated = negated != (local in negative)
+                if received[target] == 1:
+                    add = f"{a} = {expr}"
+                    if negated:
+                        negative.add(target)
+                elif negated:
                     add = f"{a} = -({expr}) if {a} is None else {a} - ({expr})"
                 else:
                     add = f"{a} = {expr} if {a} is None else {a} + {expr}"
                 body.append(f"if {active(target)}: {add}")
             if body:
-                lines.append(f"if {g} is not None:")
+                lines.append(f"if {adjoint[local]} is not None:")
                 lines += ["    " + b for b in shared + body]
         for k, v in enumerate(self.inputs):  # the cotangents of the block's inputs
             if v in self.constants:
                 continue
-            g = adjoint[v]
+            g, sign = adjoint[v], "-" if v in negative else "+"
             lines.append(f"if {g} is not None:")  # only computed for arrays with fdata and floats
             lines.append(f"    if {entry_fdata[k]} is not _NF:")
-            lines.append(f"        {entry_fdata[k]} += {g}")
+            lines.append(f"        {entry_fdata[k]} {sign}= {g}")
             lines.append("    else:")
-            lines.append(f"        {g} = _fsum({g}); {rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
+            lines.append(f"        {g} = {'-' if sign == '-' else ''}_fsum({g}); "
+                         f"{rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
         return lines
 
 
@@ -345,6 +362,11 @@ def array_shapes(*groups: tuple) -> list | None:
     return shapes if arrays else None
 
 
+def spread_sum(g: Any, shape: tuple) -> Any:
+    """The sum of an array adjoint: ``g`` itself, or a float standing for ``g`` in every element."""
+    return float(g.sum()) if type(g) is np.ndarray else g * math.prod(shape)
+
+
 def float_sum(g: Any) -> Any:
     """The cotangent of a float input from an array-or-float contribution."""
     return float(g.sum()) if type(g) is np.ndarray else g
@@ -358,5 +380,5 @@ class _Marker:
         return self.name
 
 
-NAMESPACE = {"_array_shapes": array_shapes, "_fsum": float_sum, "_math": math,
+NAMESPACE = {"_array_shapes": array_shapes, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}

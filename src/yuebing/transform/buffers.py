@@ -101,6 +101,11 @@ def release(buffer: Any) -> None:
             _pool(buffer)
 
 
+def lent() -> bool:
+    """Whether any buffer is out (a sweep has work to do)."""
+    return bool(_LENT)
+
+
 def sweep(forget_held: bool = False) -> None:
     """Pool every lent buffer that nothing but this module refers to any more. With
     ``forget_held``, stop following the ones still in use (they become their users' arrays)."""
