@@ -479,11 +479,6 @@ def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, 
     return CoDual(obj, out_f), pullback
 
 
-def _element_pullback(reverse: Callable, tape: list, dy: Any) -> tuple:
-    """The pullback of one element of a vectorised call (``(f rdata, argument rdata)``)."""
-    return (NoRData, reverse(tape, dy)[0])
-
-
 def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     """``np.vectorize(pyfunc)(*arrays)``: ``pyfunc``'s rule applied element by element."""
     vec = f.primal
@@ -499,35 +494,37 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
     fn = vec.pyfunc
     rule = derived_rule(fn) if type(fn) is types.FunctionType else None
     if rule is not None and rule.simple and rule.n_params == 1:
-        # a plain one-argument function: run its generated passes directly, one tape per element
-        for v in elements:
-            tape: list = []
-            try:
-                value, _ = rule.forward(tape, fn, NoFData, v, NoFData)
-            except Exception as error:
-                rule._point_at_user_line(error, "forward")
-                unwind(tape)
-                for pb in reversed(pullbacks):
-                    pb(NoRData)
-                raise
-            values.append(value)
-            pullbacks.append(functools.partial(_element_pullback, rule.reverse, tape))
+        # a plain one-argument function: run its generated passes directly on one tape (each
+        # element's reverse pass, run newest first, pops exactly what its forward pass pushed)
+        tape: list = []
+        forward, reverse = rule.forward, rule.reverse
+        try:
+            for v in elements:
+                values.append(forward(tape, fn, NoFData, v, NoFData)[0])
+        except Exception as error:
+            rule._point_at_user_line(error, "forward")
+            unwind(tape)
+            raise
+        n = len(values)
+
+        def element_pullbacks(gs: list) -> list:
+            return [reverse(tape, gs[i])[0] for i in range(n - 1, -1, -1)][::-1]
     else:
         func = CoDual(fn, NoFData)
         for v in elements:
             out, pb = call_rrule(func, CoDual(v, NoFData))
             values.append(out.primal)
             pullbacks.append(pb)
+
+        def element_pullbacks(gs: list) -> list:
+            return [pullbacks[i](gs[i])[1] for i in range(len(pullbacks) - 1, -1, -1)][::-1]
     y = np.asarray(values, dtype=vec.otypes[0] if vec.otypes else None).reshape(xs.shape)
     result = output(y)
 
     def pullback(dy: Any) -> tuple:
         g = result.fdata if isinstance(result.fdata, np.ndarray) else np.zeros(xs.shape)
-        grads = np.zeros(flat.shape, dtype=float)
-        gflat = np.asarray(g).ravel()
-        for i in range(len(pullbacks) - 1, -1, -1):
-            r = pullbacks[i](float(gflat[i]))[1]
-            grads[i] = 0.0 if r is NoRData else r
+        rs = element_pullbacks(np.asarray(g, dtype=float).ravel().tolist())
+        grads = np.array([0.0 if r is NoRData else r for r in rs], dtype=float)
         if isinstance(x.primal, np.ndarray) and isinstance(x.fdata, np.ndarray):
             x.fdata += grads.reshape(xs.shape)
             return NoRData, NoRData
