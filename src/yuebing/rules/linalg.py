@@ -35,6 +35,7 @@ and ``@=`` have no second-order rule yet.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 from typing import Any, Callable
@@ -895,7 +896,13 @@ def cholesky_parts(a: np.ndarray, low: np.ndarray) -> tuple[Callable, Callable]:
 def _real_cholesky_vjp(low: np.ndarray, g: Any) -> np.ndarray | None:
     """The Cholesky cotangent for one real float64 matrix with BLAS triangular kernels:
     ``S = L^-T Phi(L^T G) L^-1`` as a triangular product and two triangular solves (3 n^3 flops
-    instead of 6 n^3 for an explicit inverse and three dense products). None if it does not apply."""
+    instead of 6 n^3 for an explicit inverse and three dense products), returned as
+    ``tril(S + S^T)`` with ``S``'s own diagonal. None if it does not apply.
+
+    BLAS wants Fortran order, and ``L.T`` and ``G.T`` are Fortran views of C-ordered ``L`` and
+    ``G``, so the work is done on transposes (no copies): ``M^T = G^T L``, then
+    ``Phi(M)^T = M^T * W`` (``W`` upper triangular with 0.5 on its diagonal), ``X^T`` from
+    ``L^T X^T = Phi^T`` and ``S^T`` from ``S^T L = X^T``."""
     if not (low.ndim == 2 and low.dtype == np.float64 and isinstance(g, np.ndarray) and g.dtype == np.float64
             and g.shape == low.shape):
         return None
@@ -903,15 +910,24 @@ def _real_cholesky_vjp(low: np.ndarray, g: Any) -> np.ndarray | None:
         from scipy.linalg.blas import dtrmm, dtrsm
     except ImportError:
         return None
-    n = low.shape[0]
-    diagonal = np.diag_indices(n)
-    phi = np.tril(dtrmm(1.0, low, g, lower=1, trans_a=1))  # L^T G, then its lower triangle
-    phi[diagonal] *= 0.5
-    x = dtrsm(1.0, low, phi, side=1, lower=1)  # X L = Phi
-    s = dtrsm(1.0, low, x, lower=1, trans_a=1)  # L^T S = X
-    out = np.tril(s + s.T, -1)
-    out[diagonal] = s[diagonal]
+    up = low.T  # the upper factor U = L^T
+    weights = _halved_upper(low.shape[0])
+    m_t = dtrmm(1.0, up, g.T, side=1, lower=0, trans_a=1)  # G^T U^T = G^T L
+    np.multiply(m_t, weights, out=m_t)  # Phi(L^T G)^T
+    x_t = dtrsm(1.0, up, m_t, lower=0, overwrite_b=1)  # U X^T = Phi^T
+    s_t = dtrsm(1.0, up, x_t, side=1, lower=0, trans_a=1, overwrite_b=1)  # S^T U^T = X^T
+    out = s_t.T + s_t
+    np.multiply(out, weights.T, out=out)  # tril(S + S^T), S's diagonal
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _halved_upper(n: int) -> np.ndarray:
+    """Ones on and above the diagonal, 0.5 on it (Fortran order, read-only: shared)."""
+    weights = np.asfortranarray(np.triu(np.ones((n, n))))
+    weights[np.diag_indices(n)] = 0.5
+    weights.flags.writeable = False
+    return weights
 
 
 def upper_cholesky_parts(a: np.ndarray, up: np.ndarray) -> tuple[Callable, Callable]:
