@@ -53,7 +53,7 @@ def _check(f, args, ran=None, rel=1e-6):
 _UNARY = ["np.sin", "np.cos", "np.tanh", "np.exp"]
 
 
-def _random_program(seed: int) -> tuple[str, list]:
+def _random_program(seed: int, shapes: tuple = ((5,), (5,))) -> tuple[str, list]:
     """A function of two arrays and a float: a random run of elementwise statements."""
     rng = np.random.default_rng(seed)
     names = ["x", "y", "c", "v"]
@@ -80,13 +80,18 @@ def _random_program(seed: int) -> tuple[str, list]:
         names.append(name)
     lines.append(f"    return np.sum({names[-1]} * {names[-2]}) + np.sum({names[-1]})")
     source = "import numpy as np\n\n\ndef program(x, y, c):\n" + "\n".join(lines) + "\n"
-    return source, [np.linspace(-0.8, 0.9, 5), np.linspace(0.3, -0.6, 5), 0.7]
+    x = np.linspace(-0.8, 0.9, int(np.prod(shapes[0]))).reshape(shapes[0])
+    y = np.linspace(0.3, -0.6, int(np.prod(shapes[1]))).reshape(shapes[1])
+    return source, [x, y, 0.7]
+
+
+BROADCASTING = [((5,), (5,)), ((4, 1), (1, 3)), ((3,), (2, 3)), ((2, 1, 3), (4, 1))]
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_random_programs_match_finite_differences(seed, tmp_path, monkeypatch):
     ran = _counting_guard(monkeypatch)
-    source, args = _random_program(seed)
+    source, args = _random_program(seed, BROADCASTING[seed % len(BROADCASTING)])
     path = tmp_path / f"program_{seed}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(f"array_block_program_{seed}", path)
@@ -145,9 +150,19 @@ def test_array_block_shapes_of_code(f, args, monkeypatch):
 
 
 def outer_difference(x, s):
-    d = x[:, None] - x[None, :]  # shapes (n, 1) and (1, n): not one shape, the fallback runs
-    k = np.exp(-0.5 * d ** 2) * s
-    return np.sum(k * k)
+    d = x[:, None] - x[None, :]  # shapes (n, 1) and (1, n): they broadcast
+    k = np.exp(-0.5 * d ** 2) * s + np.sin(x[:, None])  # the sine keeps its own shape
+    return np.sum(k * k) + np.sum(np.sin(x[:, None]))
+
+
+def test_broadcasting_arrays_run_in_the_block(monkeypatch):
+    ran = _counting_guard(monkeypatch)
+    _check(outer_difference, (np.linspace(-1.0, 1.0, 4), 0.6), ran)
+    assert any(not same for _, same in ran)
+
+
+def not_broadcastable(x, y):
+    return np.sum(np.sin(x) * y + x)
 
 
 def scalar_only(a, b):
@@ -157,18 +172,23 @@ def scalar_only(a, b):
 
 
 @pytest.mark.parametrize("f, args", [
-    (outer_difference, (np.linspace(-1.0, 1.0, 4), 0.6)),
     (scalar_only, (0.3, 1.7)),
     (scalar_only, (np.array(0.3), 1.7)),  # a 0-d array
 ])
 def test_the_fallback_runs_when_the_guard_fails(f, args, monkeypatch):
     ran = _counting_guard(monkeypatch)
+    assert not ran
     if isinstance(args[0], np.ndarray) and args[0].ndim == 0:
         grads = yb.grad(f, argnums=(0, 1))(*args)
         expected = yb.grad(f, argnums=(0, 1))(float(args[0]), args[1])
         np.testing.assert_allclose([float(g) for g in grads], expected, rtol=1e-12)
     else:
         _check(f, args)
+
+
+def test_shapes_that_do_not_broadcast_raise_numpys_error():
+    with pytest.raises(ValueError, match="broadcast"):
+        yb.grad(not_broadcastable)(np.ones(3), np.ones(4))
 
 
 def test_integer_arrays_take_the_fallback():

@@ -121,12 +121,15 @@ def _register_linalg() -> None:
         def solve(rhs: Any) -> Any:
             return sla.solve_triangular(a, rhs, trans=trans, **options)
 
+        # the forward call checked ``a``; a non-finite cotangent propagates as NaN, as in the primal
+        checked = dict(options, check_finite=False)
+
         def solve_adjoint(g: Any) -> Any:  # op(T)^-H g
             if code == 0:
-                return sla.solve_triangular(a, g, trans=2, **options)
+                return sla.solve_triangular(a, g, trans=2, **checked)
             if code == 2:
-                return sla.solve_triangular(a, g, trans=0, **options)
-            return conj(sla.solve_triangular(a, conj(g), trans=0, **options))  # op(T)^H = conj(T)
+                return sla.solve_triangular(a, g, trans=0, **checked)
+            return conj(sla.solve_triangular(a, conj(g), trans=0, **checked))  # op(T)^H = conj(T)
 
         vector = np.ndim(b) == 1
         x2 = y[:, None] if vector else y

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import ir
+from ..rules.util import unbroadcast
 from .float_blocks import names_read
 from .templates import _ARRAY_UNARY, _UNARY
 
@@ -144,8 +145,11 @@ class ArrayBlock:
         self.residuals = self._residuals()
         self.flags = {v: fresh("act") for v in self.inputs}  # does the input carry a derivative?
         self.is_array = {v: fresh("arr") for v in self.inputs}  # is the input an array?
-        self.shape = fresh("shape")  # the shape of each group's arrays
+        self.shape = fresh("shape")  # the shape of each group's arrays, and whether they all agree
+        self.operand_shapes = fresh("opsh")  # when they do not: each operand's shape, in order
         self.groups = self._groups()
+        self.shaped = [(local, k) for local, kind, _, operands, _ in self.ops if kind in ("binary", "sum")
+                       for k, o in enumerate(operands) if o in self.values]
 
     def _groups(self) -> list[list[str]]:
         """The inputs in groups that meet in elementwise operations: the arrays of a group must
@@ -183,10 +187,21 @@ class ArrayBlock:
         its sum is that value times the number of elements."""
         if kind == "sum" or self.arrayness[result] <= self.arrayness[target]:
             return expr  # whenever the result is an array, so is the target
-        shape = f"{self.shape}[{self._group_of(result)}]"
+        shape = f"{self.shape}[0][{self._group_of(result)}]"
         reduced = f"(_spread_sum({expr}, {shape}) if {self._may_be_array(result)} else {expr})"
         target_array = self._may_be_array(target)
         return f"({expr} if {target_array} else {reduced})" if target_array else reduced
+
+    def _shaped(self, expr: str, kind: str, result: str, target: str, operands: list) -> str:
+        """``_fitted`` when the block's arrays have one shape; when they broadcast, the
+        contribution summed down to the operand's own shape (a sum's adjoint spread up to it)."""
+        fitted = self._fitted(expr, kind, result, target)
+        if kind not in ("binary", "sum"):
+            return fitted  # elementwise with one operand: the same shape
+        k = operands.index(target)
+        recorded = f"{self.operand_shapes}[{self.shaped.index((result, k))}]"
+        exact = f"_spread_to({expr}, {recorded})" if kind == "sum" else f"_unbroadcast({expr}, {recorded})"
+        return f"({fitted} if {self.shape}[1] else {exact})"
 
     def _residuals(self) -> list[str]:
         needed: list[str] = []
@@ -223,7 +238,11 @@ class ArrayBlock:
                     + ("False" if v in self.constants else f"{fd(v)} is not _NF or not {self.is_array[v]}")
                     for v, flag in self.flags.items()]
         lines = activity + lines
-        pushed = [fd(v) for v in self.inputs] + self._flag_names() + self.residuals + outputs + [self.shape]
+        operands = {(local, k): o for local, _, _, ops, _ in self.ops for k, o in enumerate(ops)}
+        shapes = ", ".join(f"_np.shape({operands[key]})" for key in self.shaped)
+        lines.append(f"{self.operand_shapes} = None if {self.shape}[1] else ({shapes}{',' if len(self.shaped) == 1 else ''})")
+        pushed = [fd(v) for v in self.inputs] + self._flag_names() + self.residuals + outputs \
+            + [self.shape, self.operand_shapes]
         lines.append(f"_push(({', '.join(pushed)},)); _push(_FASTAB)")
         for (var, local), out_f in zip(self.final.items(), outputs):
             lines.append(f"{var} = {local}; {fd(var)} = {out_f}")
@@ -234,7 +253,7 @@ class ArrayBlock:
 
     def reverse(self, fd: Callable, rd: Callable) -> list[str]:
         entry_fdata = [f"_ef_{k}" for k in range(len(self.inputs))]
-        popped = entry_fdata + self._flag_names() + self.residuals + self.outputs + [self.shape]
+        popped = entry_fdata + self._flag_names() + self.residuals + self.outputs + [self.shape, self.operand_shapes]
         lines = [f"{', '.join(popped)}, = _pop()"]
         adjoint = {name: self.fresh("g") for name in self.values}
         lines.append(" = ".join(adjoint[n] for n in sorted(self.values)) + " = None")
@@ -254,7 +273,7 @@ class ArrayBlock:
             if not self.depends[local]:
                 continue  # a constant: no adjoint
             shared: list[str] = []
-            contributions = [(target, self._fitted(expr, kind, local, target), negated)
+            contributions = [(target, self._shaped(expr, kind, local, target, operands), negated)
                              for target, expr, negated in _adjoints(kind, func, operands, local, adjoint[local], shared)
                              if target in self.values and self.depends[target]]  # not a number or a constant
             steps.append((local, shared, contributions))
@@ -340,11 +359,11 @@ def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list) -> li
     return [(a, quotient, False), (b, f"{quotient} * {t}", True)]
 
 
-def array_shapes(*groups: tuple) -> list | None:
-    """The block's guard: the shape of each group's arrays if every value is a float or a float64
-    array (not 0-d), the arrays of a group have one shape, and there is at least one array; else
-    None."""
-    shapes, arrays = [], False
+def array_shapes(*groups: tuple) -> tuple | None:
+    """The block's guard: ``(shapes, same)`` if every value is a float or a float64 array (not
+    0-d), with at least one array, and the arrays of each group broadcast together: ``shapes``
+    gives each group's shape, ``same`` whether every array has its group's shape. Else None."""
+    shapes, arrays, same = [], False, True
     for values in groups:
         shape = None
         for v in values:
@@ -356,10 +375,28 @@ def array_shapes(*groups: tuple) -> list | None:
             if shape is None:
                 shape = v.shape
             elif v.shape != shape:
-                return None
+                try:
+                    shape = np.broadcast_shapes(shape, v.shape)
+                except ValueError:
+                    return None
+                same = False
         shapes.append(shape)
         arrays = arrays or shape is not None
-    return shapes if arrays else None
+    return (shapes, same) if arrays else None
+
+
+def unbroadcast_to(g: Any, shape: tuple) -> Any:
+    """An adjoint summed over the axes broadcasting added or stretched to reach ``shape``."""
+    if type(g) is not np.ndarray:
+        return spread_to(g, shape)
+    if g.shape != shape:
+        g = unbroadcast(g, shape)
+    return g if shape else float(g)
+
+
+def spread_to(g: Any, shape: tuple) -> Any:
+    """A float adjoint as the array of that value in every element of ``shape`` (a view)."""
+    return g if shape == () else np.broadcast_to(g, shape)
 
 
 def spread_sum(g: Any, shape: tuple) -> Any:
@@ -380,5 +417,5 @@ class _Marker:
         return self.name
 
 
-NAMESPACE = {"_array_shapes": array_shapes, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
+NAMESPACE = {"_array_shapes": array_shapes, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}
