@@ -20,6 +20,7 @@ refuses ``return_sign=True`` and complex input; where the result is ``-inf`` the
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable
 
@@ -100,6 +101,30 @@ def _trans_code(label: str, trans: Any) -> int:
     return codes[trans]
 
 
+def _real_triangular_adjoint_solve(a: np.ndarray, g: Any, code: int, lower: bool, unit: bool) -> Any:
+    """``op(a)^-T g`` for a real C-ordered float64 ``a`` straight from LAPACK's ``dtrtrs`` on the
+    Fortran view ``a.T`` (no copy, no validation: the forward call validated ``a``); None when it
+    does not apply or LAPACK reports a problem (the general path then raises its error)."""
+    if not (a.ndim == 2 and a.dtype == np.float64 and a.flags.c_contiguous and isinstance(g, np.ndarray)
+            and g.dtype == np.float64 and g.ndim == 2):
+        return None
+    from scipy.linalg.lapack import dtrtrs
+
+    # a y = b needs a^T z = g, which is (a.T) z = g; a^T y = b needs a z = g, which is (a.T)^T z = g
+    z, info = dtrtrs(a.T, g, lower=0 if lower else 1, trans=0 if code == 0 else 1, unitdiag=int(unit))
+    return z if info == 0 else None
+
+
+@functools.lru_cache(maxsize=16)
+def _negated_triangle(n: int, lower: bool, unit_diagonal: bool) -> np.ndarray:
+    """-1 on the triangle a triangular solver reads (its diagonal too unless unit), 0 elsewhere
+    (read-only: shared)."""
+    mask = -(np.tril if lower else np.triu)(np.ones((n, n)), -1 if unit_diagonal and lower else
+                                             1 if unit_diagonal else 0)
+    mask.flags.writeable = False
+    return mask
+
+
 def _register_linalg() -> None:
     @linalg_rule(sla.solve_triangular, diff=(0, 1))
     def _solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, check_finite=True):
@@ -125,6 +150,9 @@ def _register_linalg() -> None:
         checked = dict(options, check_finite=False)
 
         def solve_adjoint(g: Any) -> Any:  # op(T)^-H g
+            fast = _real_triangular_adjoint_solve(a, g, code, lower, unit_diagonal)
+            if fast is not None:
+                return fast
             if code == 0:
                 return sla.solve_triangular(a, g, trans=2, **checked)
             if code == 2:
@@ -142,7 +170,13 @@ def _register_linalg() -> None:
 
         def vjp(g: Any, need: tuple) -> tuple:
             gb = solve_adjoint(np.asarray(g)[:, None] if vector else g)
-            ga = part(op(-(gb @ mH(x2)))) if need[0] else None  # adjoint of da -> op(part(da)) x
+            ga = None
+            if need[0]:  # adjoint of da -> op(part(da)) x: -part(op(gb x^H))
+                outer = op(gb @ mH(x2))
+                if outer.ndim == 2 and outer.dtype == np.float64:  # one multiply by a cached mask
+                    ga = outer * _negated_triangle(outer.shape[0], lower, unit_diagonal)
+                else:
+                    ga = part(-outer)
             return ga, (gb[:, 0] if vector else gb) if need[1] else None
 
         return y, jvp, vjp
@@ -603,6 +637,10 @@ def _cases() -> list:
         Case(sla.solve_triangular, well(3), randn(3, 2), kwargs={"trans": 1}),
         Case(sla.solve_triangular, well(3), randn(3), kwargs={"trans": "T", "lower": True}),
         Case(sla.solve_triangular, well(3), randn(3, 2), kwargs={"unit_diagonal": True}),
+        Case(sla.solve_triangular, well(3), randn(3), kwargs={"unit_diagonal": True, "lower": True}),
+        Case(sla.solve_triangular, well(3), randn(3, 2), kwargs={"unit_diagonal": True, "lower": True, "trans": 1}),
+        Case(sla.solve_triangular, np.asfortranarray(well(3)), randn(3), kwargs={"lower": True},
+             name="solve_triangular(Fortran-ordered a)"),
         Case(sla.solve_triangular, well(3, True), randc(3), kwargs={"trans": "C"}),
         Case(sla.solve_triangular, well(3, True), randc(3, 2), kwargs={"trans": 1, "lower": True}),
         Case(sla.solve_triangular, well(3, True), randc(3), kwargs={"lower": True}),
