@@ -33,7 +33,7 @@ import numpy as np
 
 from . import ir
 from ..rules.util import unbroadcast
-from .float_blocks import names_read
+from .float_blocks import _hashable, names_read, runs
 from .templates import _ARRAY_UNARY, _UNARY
 
 MIN_ARRAY_BLOCK = 2
@@ -44,14 +44,6 @@ _NUMBER = (int, float)
 
 def _numeric(a: ir.Atom) -> bool:
     return isinstance(a, ir.Const) and type(a.value) in _NUMBER
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | None:
@@ -85,15 +77,8 @@ def classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | N
 def find_array_blocks(body: list, integers: set, resolve: Callable, taken: set) -> list[tuple[int, int]]:
     """``(start, stop)`` ranges of ``body`` that form array blocks (indices in ``taken``, the
     float blocks, are left alone)."""
-    blocks, start = [], None
-    for k, s in enumerate(body + [None]):
-        if s is not None and k not in taken and classify(s, integers, resolve) is not None:
-            start = k if start is None else start
-            continue
-        if start is not None and k - start >= MIN_ARRAY_BLOCK:
-            blocks.append((start, k))
-        start = None
-    return blocks
+    skip = {id(body[k]) for k in taken}
+    return runs(body, lambda s: id(s) not in skip and classify(s, integers, resolve) is not None, MIN_ARRAY_BLOCK)
 
 
 class ArrayBlock:

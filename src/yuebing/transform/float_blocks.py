@@ -58,15 +58,21 @@ def _is_float_op(s: object, integers: set) -> bool:
 
 def find_blocks(body: list, integers: set) -> list[tuple[int, int]]:
     """``(start, stop)`` index ranges of ``body`` that form float blocks."""
-    blocks, start = [], None
+    return runs(body, lambda s: _is_float_op(s, integers), MIN_BLOCK)
+
+
+def runs(body: list, fits: "callable", shortest: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` ranges of consecutive statements of ``body`` that ``fits``, at least
+    ``shortest`` long."""
+    found, start = [], None
     for k, s in enumerate(body + [None]):
-        if s is not None and _is_float_op(s, integers):
+        if s is not None and fits(s):
             start = k if start is None else start
             continue
-        if start is not None and k - start >= MIN_BLOCK:
-            blocks.append((start, k))
+        if start is not None and k - start >= shortest:
+            found.append((start, k))
         start = None
-    return blocks
+    return found
 
 
 _TEMP = re.compile(r"\b_t\d+\b")

@@ -265,17 +265,22 @@ class ReverseGenerator(ConstantNames):
 
     def _reverse_block(self, stmts: list, out: list, indent: int) -> None:
         block = stmts[0].float_block
-        self.emit(out, indent, f"_e = _pop()  # undo the float block at lines {block.first_line}-{block.last_line}",
-                  block.last_line)
-        self.emit(out, indent, "if _e is _FASTB:", block.last_line)
-        for text in block.reverse(self.rd, self.fresh):
-            self.emit(out, indent + 1, text, block.last_line)
-        self.emit(out, indent, "else:", block.last_line)
+        self._undo_guarded("float block", "_FASTB", block, block.reverse(self.rd, self.fresh), out, indent)
         if hasattr(stmts[0], "array_block"):
             self._reverse_array_block(stmts, out, indent + 1)
             return
         for s in reversed(stmts):
             getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
+
+    def _undo_guarded(self, what: str, marker: str, block: Any, fast: list, out: list, indent: int) -> None:
+        """The reverse of a guarded unit, up to its fallback: pop the marker its forward pushed,
+        run ``fast`` if the unit ran, and open the ``else:`` the caller fills with the fallback."""
+        line = block.last_line
+        self.emit(out, indent, f"_e = _pop()  # undo the {what} at lines {block.first_line}-{line}", line)
+        self.emit(out, indent, f"if _e is {marker}:", line)
+        for text in fast:
+            self.emit(out, indent + 1, text, line)
+        self.emit(out, indent, "else:", line)
 
     def _forward_array_block(self, stmts: list, out: list, indent: int) -> int:
         block = stmts[0].array_block = ArrayBlock(  # type: ignore[attr-defined]
@@ -292,12 +297,7 @@ class ReverseGenerator(ConstantNames):
 
     def _reverse_array_block(self, stmts: list, out: list, indent: int) -> None:
         block = stmts[0].array_block
-        self.emit(out, indent, f"_e = _pop()  # undo the array block at lines {block.first_line}-{block.last_line}",
-                  block.last_line)
-        self.emit(out, indent, "if _e is _FASTAB:", block.last_line)
-        for text in block.reverse(self.fd, self.rd):
-            self.emit(out, indent + 1, text, block.last_line)
-        self.emit(out, indent, "else:", block.last_line)
+        self._undo_guarded("array block", "_FASTAB", block, block.reverse(self.fd, self.rd), out, indent)
         for s in reversed(stmts):
             getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
 
