@@ -29,3 +29,23 @@ def test_docs_rule_table_is_current():
 
     path = Path(__file__).parent.parent / "docs" / "rules.md"
     assert path.read_text() == rule_table(), "regenerate with: python -m yuebing.rules.table > docs/rules.md"
+
+
+def test_call_site_keywords_bind_to_rule_parameters():
+    import builtins
+
+    from yuebing.rules.core import CoDual, RuleArgumentError, rrule
+    from yuebing.tangents import NoFData
+
+    def call(*args, **kwargs):
+        wrap = lambda v: CoDual(v, NoFData)  # noqa: E731
+        return rrule(wrap(builtins.pow), *map(wrap, args), **{k: wrap(v) for k, v in kwargs.items()})[0].primal
+
+    assert call(2.0, exp=3.0) == 8.0
+    assert call(exp=3.0, base=2.0) == 8.0  # keywords in any order, a required one after another
+    with pytest.raises(RuleArgumentError, match="missing argument 'base'"):
+        call(exp=3.0)
+    with pytest.raises(RuleArgumentError, match="multiple values for argument 'base'"):
+        call(2.0, base=3.0)
+    with pytest.raises(RuleArgumentError, match="keyword argument 'power'"):
+        call(2.0, power=3.0)

@@ -467,3 +467,9 @@ def builtin_min_max_abs_round(x, y):
     b = min(x * y, 0.1 + x)
     c = abs(x - y) + round(3.7) * x
     return a * b + c + pow(x, 3) + divmod(7, 2)[0] * y
+
+
+@case(1.5, 0.7)
+def builtins_called_by_keyword(x, y):
+    # keywords bound to a rule's parameters, in any order, around a required one
+    return pow(x, exp=y) + pow(exp=2.0, base=y) + np.sum(np.sort([x * 2.0, 1.0, x * y]) * np.array([1.0, 2.0, 3.0]))

@@ -134,14 +134,13 @@ class _Binder:
             if index < len(args):
                 raise RuleArgumentError(f"{self.name} got multiple values for argument {key!r}")
             while len(values) <= index:
-                default = self.defaults[len(values)]
-                if default is inspect.Parameter.empty:
-                    raise RuleArgumentError(f"{self.name} missing argument {self.names[len(values)]!r}")
                 values.append(_UNSET)
             values[index] = value
             positions.append(index)
-        for i, v in enumerate(values):
+        for i, v in enumerate(values):  # the gaps keywords left: defaults, or an error
             if v is _UNSET:
+                if self.defaults[i] is inspect.Parameter.empty:
+                    raise RuleArgumentError(f"{self.name} missing argument {self.names[i]!r}")
                 values[i] = self.defaults[i]
         return values, positions
 

@@ -288,7 +288,8 @@ def _sort_indices(x: Any, axis: Any) -> tuple[np.ndarray, Any]:
     return np.argsort(xa, axis=axis, kind="stable"), axis
 
 
-def _permute(v: np.ndarray, idx: np.ndarray, axis: Any) -> np.ndarray:
+def _permute(v: Any, idx: np.ndarray, axis: Any) -> np.ndarray:
+    v = np.asarray(v)  # a list too (np.sort([x, y]))
     return np.take_along_axis(np.ravel(v) if axis is None else v, idx, axis=-1 if axis is None else axis)
 
 
