@@ -59,3 +59,27 @@ def test_scipy_minimize_with_yuebing_gradients():
     assert result.success
     best = unflatten(result.x)
     assert best["a"] == pytest.approx(1.0, abs=1e-4) and best["rest"]["b"][0] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_unflatten_is_differentiable_in_every_mode():
+    shared = np.array([0.4, -1.2, 0.7])
+    x = {"layer": Layer(np.array([[0.5, -1.0], [2.0, 0.3]]), 0.5, "l1"), "shared": [shared, shared],
+         "t": (1.5, shared[1:])}
+    v0, unflatten = yb.flatten(x)
+
+    def loss(v):
+        m = unflatten(v)
+        return (np.sum(m["layer"].w ** 2) * m["layer"].b + np.sum(m["shared"][0] * m["t"][1].sum())
+                + m["t"][0] ** 3)
+
+    rng = np.random.default_rng(0)
+    direction = rng.standard_normal(v0.shape)
+    h = 1e-6
+    finite = (loss(v0 + h * direction) - loss(v0 - h * direction)) / (2 * h)
+    assert np.dot(yb.grad(loss)(v0), direction) == pytest.approx(finite, rel=1e-6)
+    assert yb.jvp(loss, (v0,), (direction,))[1] == pytest.approx(finite, rel=1e-6)
+    hessian = yb.hessian(loss)(v0)
+    grad = yb.grad(loss)
+    finite_columns = np.stack([(grad(v0 + h * e) - grad(v0 - h * e)) / (2 * h) for e in np.eye(v0.size)], axis=1)
+    np.testing.assert_allclose(hessian, finite_columns, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hessian, hessian.T, atol=1e-10)

@@ -16,7 +16,8 @@ leaves hold the values of ``v``. ``flatten_tangent(x, g)`` lays out a gradient o
     scipy.optimize.minimize(fun, v0, jac=True, method="L-BFGS-B")
 
 All three walk ``x`` the same way (``tangents.ops._from_primal``), which fixes the order.
-Complex leaves are refused: SciPy's optimisers work over the reals.
+Complex leaves are refused: SciPy's optimisers work over the reals. ``unflatten`` is
+differentiable (``yb.grad(lambda v: loss(unflatten(v)))``, ``yb.hessian`` of the same).
 """
 from __future__ import annotations
 
@@ -24,7 +25,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tangents import add_to_primal
+from .rules.core import CoDual, Dual, register_frule, register_rrule, rrule
+from .rules.second_order import _register as _so_register
+from .rules.util import accumulate, output
+from .tangents import NoFData, NoRData, NoTangent, add_to_primal, join
+from .tangents.kinds import register_nondifferentiable_type
 from .tangents.ops import _from_primal
 
 
@@ -51,15 +56,20 @@ def _vector(x: Any) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-def flatten(x: Any) -> tuple[np.ndarray, Callable[[np.ndarray], Any]]:
-    """``(vector, unflatten)`` for ``x`` (see the module docstring)."""
-    vector = _vector(x)
-    zeroed = _zeroed(x)
+@register_nondifferentiable_type
+class Unflatten:
+    """``unflatten(v)``: a new structure like ``x`` whose leaves hold ``v``'s values. It is linear
+    in ``v``, and differentiable in every mode by the rules at the end of this module (a
+    function of ``v`` that unflattens it has a gradient, a Hessian, a Jacobian)."""
 
-    def unflatten(v: Any) -> Any:
+    def __init__(self, x: Any, size: int) -> None:
+        self._x, self._size, self._zeroed = x, size, _zeroed(x)
+
+    def _leaves(self, v: Any) -> Any:
+        """``x``'s differentiable leaves as a tangent holding ``v``'s values (copies)."""
         v = np.asarray(v, dtype=np.float64)
-        if v.shape != vector.shape:
-            raise ValueError(f"unflatten: expected a vector of {vector.size} values, got shape {v.shape}")
+        if v.shape != (self._size,):
+            raise ValueError(f"unflatten: expected a vector of {self._size} values, got shape {v.shape}")
         offset = 0
 
         def take(leaf: Any) -> Any:
@@ -71,9 +81,24 @@ def flatten(x: Any) -> tuple[np.ndarray, Callable[[np.ndarray], Any]]:
             offset += 1
             return float(v[offset - 1])
 
-        return add_to_primal(zeroed, _from_primal(x, take))
+        return _from_primal(self._x, take)
 
-    return vector, unflatten
+    def __call__(self, v: Any) -> Any:
+        return add_to_primal(self._zeroed, self._leaves(v))
+
+    def tangent(self, dv: Any) -> Any:
+        """The tangent of ``self(v)`` for a tangent ``dv`` of ``v`` (the map is linear)."""
+        return self._leaves(np.zeros(self._size) if dv is NoTangent else dv)
+
+    def vector(self, tangent: Any) -> np.ndarray:
+        """The cotangent of ``v`` for a cotangent (tangent) of ``self(v)``."""
+        return flatten_tangent(self._x, tangent)
+
+
+def flatten(x: Any) -> tuple[np.ndarray, Callable[[np.ndarray], Any]]:
+    """``(vector, unflatten)`` for ``x`` (see the module docstring)."""
+    vector = _vector(x)
+    return vector, Unflatten(x, vector.size)
 
 
 def flatten_tangent(x: Any, tangent: Any) -> np.ndarray:
@@ -81,4 +106,41 @@ def flatten_tangent(x: Any, tangent: Any) -> np.ndarray:
     return _vector(add_to_primal(_zeroed(x), tangent))
 
 
-__all__ = ["flatten", "flatten_tangent"]
+# --------------------------------------------------------------------------------------------
+# Rules: unflatten is linear in v (reverse: its cotangent laid out as a vector; forward: the
+# tangent laid out as the structure; second order: both, twice)
+# --------------------------------------------------------------------------------------------
+
+
+def _unflatten_rrule(unflatten: CoDual, v: CoDual) -> tuple:
+    u = unflatten.primal
+    out = output(u(v.primal))
+
+    def pullback(dy: Any) -> tuple:
+        return NoRData, NoRData, accumulate(v, u.vector(join(out.fdata, dy)))
+
+    return out, pullback
+
+
+def _unflatten_frule(unflatten: Dual, v: Dual) -> Dual:
+    u = unflatten.primal
+    return Dual(u(v.primal), u.tangent(v.tangent))
+
+
+def _unflatten_second_order(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    (u, *_), v = args
+    call = CoDual(Unflatten.__call__, NoFData)
+    out1, pullback1 = rrule(call, CoDual(u, NoFData), CoDual(v[0], v[1]))
+    out2, pullback2 = rrule(call, CoDual(u, NoFData), CoDual(v[0], v[3]))
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        return pullback1(dy), pullback2(dy_d)
+
+    return (out1.primal, out1.fdata, u.tangent(v[2]), out2.fdata), pullback
+
+
+register_rrule(Unflatten.__call__, _unflatten_rrule)
+register_frule(Unflatten.__call__, _unflatten_frule)
+_so_register((Unflatten.__call__,), _unflatten_second_order)
+
+__all__ = ["flatten", "flatten_tangent", "Unflatten"]

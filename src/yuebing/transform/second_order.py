@@ -307,7 +307,11 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
         return out, method_pullback
     call = getattr(type(fn), "__call__", None)
     if isinstance(call, types.FunctionType):  # a callable object: its __call__, the object first
-        out, pullback = dual_rule(call)((call, NoFData, NoTangent, NoFData), f, *args, **kwargs)
+        found = lookup_second_order(call)
+        if found is not None:  # a __call__ with a rule (yb.flatten's unflatten)
+            out, pullback = run_second_order(found, (call, NoFData, NoTangent, NoFData), (f, *args), kwargs)
+        else:
+            out, pullback = dual_rule(call)((call, NoFData, NoTangent, NoFData), f, *args, **kwargs)
 
         def call_pullback(dy: Any, dy_d: Any) -> tuple:
             rs, rsd = pullback(dy, dy_d)
