@@ -46,18 +46,7 @@ def take(like: np.ndarray) -> np.ndarray | None:
     return None
 
 
-_SIZES_SEEN: set = set()
-
-
 def _fresh(like: np.ndarray, zero: bool) -> np.ndarray:
-    if like.nbytes not in _SIZES_SEEN and like.size >= MIN_SIZE:
-        # glibc serves large requests with fresh mappings until it has *freed* one of that size,
-        # then raises its threshold and serves them from the reusable heap. Pooled buffers are
-        # never freed, so free one now: otherwise every large temporary of the user's own NumPy
-        # code (outside yuebing) would stay a fresh mapping, page faults included.
-        _SIZES_SEEN.add(like.nbytes)
-        del_me = np.empty(like.shape, like.dtype)
-        del del_me
     buffer = (np.zeros if zero else np.empty)(like.shape, like.dtype)
     if buffer.size >= MIN_SIZE:
         if len(_LENT) >= MAX_LENT:

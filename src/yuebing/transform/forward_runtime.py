@@ -22,19 +22,8 @@ from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
 from ..rules.core import frule as registered_frule
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
-from .runtime import (
-    _BINARY_DUNDERS,
-    _INPLACE_DUNDERS,
-    _UNARY_DUNDERS,
-    SharedBox,
-    UndefinedGlobal,
-    _find_property,
-    _is_generated_init,
-    _python_method,
-    global_value,
-    new_cell_box,
-    with_user_globals,
-)
+from .protocols import Candidate, may_be_operator, property_function, run_operator
+from .runtime import SharedBox, UndefinedGlobal, _is_generated_init, global_value, new_cell_box, with_user_globals
 
 # --------------------------------------------------------------------------------------------
 # Tangents of constants, globals and closures
@@ -140,54 +129,32 @@ def call_frule(f: Dual, *args: Any, _STARSTAR: Dual | None = None, **kwargs: Any
 
 def _property_get(args: tuple) -> Dual | None:
     """``getattr(obj, name)`` for a property of a user class: its getter, derived from source."""
-    prop = _find_property(type(args[0].primal), args[1].primal)
-    if prop is None or not isinstance(prop.fget, types.FunctionType):
-        return None
-    return call_frule(Dual(prop.fget, NoTangent), args[0])
+    getter = property_function(getattr, [a.primal for a in args])
+    return None if getter is None else call_frule(Dual(getter, NoTangent), args[0])
 
 
 def _property_set(args: tuple) -> Dual | None:
     """``setattr(obj, name, value)`` for a property of a user class: its setter, derived."""
-    prop = _find_property(type(args[0].primal), args[1].primal)
-    if prop is None or not isinstance(prop.fset, types.FunctionType):
+    setter = property_function(setattr, [a.primal for a in args])
+    if setter is None:
         return None
-    call_frule(Dual(prop.fset, NoTangent), args[0], args[2])
+    call_frule(Dual(setter, NoTangent), args[0], args[2])
     return Dual(None, NoTangent)
 
 
-def _call_dunder(method: types.FunctionType, args: tuple) -> Dual:
-    return call_frule(Dual(method, NoTangent), *args)
-
-
 def _operator_on_user_type(fn: Any, args: tuple, kwargs: dict) -> Dual | None:
-    """Python's operator protocol for user classes: ``a + b`` runs ``type(a).__add__`` (or
-    ``type(b).__radd__``), derived from source like any method."""
+    """Python's operator protocol for user classes (``transform/protocols.py``)."""
     if kwargs or not args:
         return None
-    if fn in _INPLACE_DUNDERS and len(args) == 2:
-        name, plain = _INPLACE_DUNDERS[fn]
-        method = _python_method(args[0].primal, name)
-        if method is not None:
-            return _call_dunder(method, args)
-        return _operator_on_user_type(plain, args, kwargs)
-    if fn in _BINARY_DUNDERS and len(args) == 2:
-        name, reflected = _BINARY_DUNDERS[fn]
-        a, b = args
-        method = _python_method(a.primal, name)
-        if method is not None:
-            out = _call_dunder(method, (a, b))
-            if out.primal is not NotImplemented:
-                return out
-        method = _python_method(b.primal, reflected)
-        if method is not None:
-            return _call_dunder(method, (b, a))
-        return None
-    name = _UNARY_DUNDERS.get(fn)
-    if name is not None:
-        method = _python_method(args[0].primal, name)
-        if method is not None:
-            return _call_dunder(method, args)
-    return None
+    return run_operator(fn, args, _primal_of, _call_dunder, _primal_of)
+
+
+def _primal_of(a: Dual) -> Any:
+    return a.primal
+
+
+def _call_dunder(candidate: Candidate, operands: tuple) -> Dual:
+    return call_frule(Dual(candidate.method, NoTangent), *operands)
 
 
 def _dispatch(f: Dual, args: tuple, kwargs: dict) -> Dual:
@@ -200,8 +167,7 @@ def _dispatch(f: Dual, args: tuple, kwargs: dict) -> Dual:
         found = _property_set(args)
         if found is not None:
             return found
-    if args and isinstance(fn, (types.BuiltinFunctionType, type)) \
-            and (fn in _BINARY_DUNDERS or fn in _INPLACE_DUNDERS or fn in _UNARY_DUNDERS):
+    if args and may_be_operator(fn):
         found = _operator_on_user_type(fn, args, kwargs)
         if found is not None:
             return found

@@ -12,7 +12,6 @@ import builtins
 import dataclasses
 import functools
 import inspect
-import operator
 import types
 from typing import Any, Callable
 
@@ -23,6 +22,7 @@ from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, ru
 from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
+from .protocols import Candidate, may_be_operator, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
 # rdata arithmetic
@@ -241,110 +241,47 @@ def call_rrule(f: CoDual, *args: Any, _STARSTAR: CoDual | None = None, **kwargs:
     return out, routed
 
 
-def _find_property(cls: type, name: Any) -> property | None:
-    if not isinstance(name, str):
-        return None
-    for klass in cls.__mro__:
-        attr = klass.__dict__.get(name)
-        if attr is not None:
-            return attr if isinstance(attr, property) else None
-    return None
-
-
 def _property_get(args: tuple) -> tuple[CoDual, Callable] | None:
     """``getattr(obj, name)`` for a property of a user class: its getter, derived from source."""
-    prop = _find_property(type(args[0].primal), args[1].primal)
-    if prop is None or not isinstance(prop.fget, types.FunctionType):
+    getter = property_function(getattr, [a.primal for a in args])
+    if getter is None:
         return None
-    out, pullback = call_rrule(CoDual(prop.fget, NoFData), args[0])
+    out, pullback = call_rrule(CoDual(getter, NoFData), args[0])
     n_rest = len(args) - 1
     return out, lambda dy: (NoRData, pullback(dy)[1]) + (NoRData,) * n_rest
 
 
-_BINARY_DUNDERS = {
-    operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
-    operator.mul: ("__mul__", "__rmul__"), operator.truediv: ("__truediv__", "__rtruediv__"),
-    operator.floordiv: ("__floordiv__", "__rfloordiv__"), operator.mod: ("__mod__", "__rmod__"),
-    operator.pow: ("__pow__", "__rpow__"), operator.matmul: ("__matmul__", "__rmatmul__"),
-    operator.lt: ("__lt__", "__gt__"), operator.le: ("__le__", "__ge__"),
-    operator.gt: ("__gt__", "__lt__"), operator.ge: ("__ge__", "__le__"),
-    operator.eq: ("__eq__", "__eq__"), operator.ne: ("__ne__", "__ne__"),
-}
-_INPLACE_DUNDERS = {
-    operator.iadd: ("__iadd__", operator.add), operator.isub: ("__isub__", operator.sub),
-    operator.imul: ("__imul__", operator.mul), operator.itruediv: ("__itruediv__", operator.truediv),
-    operator.ifloordiv: ("__ifloordiv__", operator.floordiv), operator.imod: ("__imod__", operator.mod),
-    operator.ipow: ("__ipow__", operator.pow), operator.imatmul: ("__imatmul__", operator.matmul),
-}
-_UNARY_DUNDERS = {operator.neg: "__neg__", operator.pos: "__pos__", abs: "__abs__",
-                  operator.getitem: "__getitem__", operator.setitem: "__setitem__",
-                  operator.delitem: "__delitem__", len: "__len__", float: "__float__"}
-
-
-def _python_method(obj: Any, name: str) -> types.FunctionType | None:
-    """``type(obj)``'s method ``name`` if it is written in Python (a user class), else None."""
-    tp = type(obj)
-    if not tp.__flags__ & _HEAP_TYPE:
-        return None  # a builtin or C type (float, ndarray...): no Python dunders
-    for klass in tp.__mro__:
-        attr = klass.__dict__.get(name)
-        if attr is not None:
-            return attr if isinstance(attr, types.FunctionType) else None
-    return None
-
-
-_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: classes made by a class statement
-
-
-def _call_dunder(method: types.FunctionType, args: tuple) -> tuple[CoDual, Callable]:
-    out, pullback = call_rrule(CoDual(method, NoFData), *args)
-    return out, lambda dy: (NoRData, *pullback(dy)[1:])
-
-
-def _operator_on_user_type(fn: Any, args: tuple, kwargs: dict) -> tuple[CoDual, Callable] | None:
-    """Python's operator protocol for user classes: ``a + b`` runs ``type(a).__add__`` (or
-    ``type(b).__radd__``), derived from source like any method."""
-    if kwargs or not args:
-        return None
-    if fn in _INPLACE_DUNDERS and len(args) == 2:
-        name, plain = _INPLACE_DUNDERS[fn]
-        method = _python_method(args[0].primal, name)
-        if method is not None:
-            return _call_dunder(method, args)
-        return _operator_on_user_type(plain, args, kwargs)
-    if fn in _BINARY_DUNDERS and len(args) == 2:
-        name, reflected = _BINARY_DUNDERS[fn]
-        a, b = args
-        method = _python_method(a.primal, name)
-        if method is not None:
-            out, pullback = _call_dunder(method, (a, b))
-            if out.primal is not NotImplemented:
-                return out, pullback
-        method = _python_method(b.primal, reflected)
-        if method is not None:
-            out, pullback = _call_dunder(method, (b, a))
-            return out, lambda dy: (NoRData, *reversed(pullback(dy)[1:]))
-        return None
-    name = _UNARY_DUNDERS.get(fn)
-    if name is not None:
-        method = _python_method(args[0].primal, name)
-        if method is not None:
-            return _call_dunder(method, args)
-    return None
-
-
 def _property_set(args: tuple) -> tuple[CoDual, Callable] | None:
     """``setattr(obj, name, value)`` for a property of a user class: its setter, derived."""
-    prop = _find_property(type(args[0].primal), args[1].primal)
-    if prop is None or not isinstance(prop.fset, types.FunctionType):
+    setter = property_function(setattr, [a.primal for a in args])
+    if setter is None:
         return None
-    out, pullback = call_rrule(CoDual(prop.fset, NoFData), args[0], args[2])
+    out, pullback = call_rrule(CoDual(setter, NoFData), args[0], args[2])
 
     def set_pullback(dy: Any) -> tuple:
         rs = pullback(NoRData)
         return (NoRData, rs[1], NoRData, rs[2])
 
     return out, set_pullback
+
+
+def _operator_on_user_type(fn: Any, args: tuple, kwargs: dict) -> tuple[CoDual, Callable] | None:
+    """Python's operator protocol for user classes (``transform/protocols.py``): ``a + b`` runs
+    ``type(a).__add__`` (or ``type(b).__radd__``), derived from source like any method."""
+    if kwargs or not args:
+        return None
+    return run_operator(fn, args, _primal_of, _call_dunder, lambda result: result[0].primal)
+
+
+def _primal_of(a: CoDual) -> Any:
+    return a.primal
+
+
+def _call_dunder(candidate: Candidate, operands: tuple) -> tuple[CoDual, Callable]:
+    out, pullback = call_rrule(CoDual(candidate.method, NoFData), *operands)
+    if candidate.reflected:  # the operands were swapped: so are their rdata
+        return out, lambda dy: (NoRData, *reversed(pullback(dy)[1:]))
+    return out, lambda dy: (NoRData, *pullback(dy)[1:])
 
 
 def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
@@ -357,8 +294,7 @@ def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
         found = _property_set(args)
         if found is not None:
             return found
-    if args and isinstance(fn, (types.BuiltinFunctionType, type)) \
-            and (fn in _BINARY_DUNDERS or fn in _INPLACE_DUNDERS or fn in _UNARY_DUNDERS):
+    if args and may_be_operator(fn):
         found = _operator_on_user_type(fn, args, kwargs)
         if found is not None:
             return found

@@ -354,17 +354,14 @@ def _call_python(method: types.FunctionType, args: tuple) -> tuple[tuple, Callab
 
 
 def _user_protocol(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, Callable] | None:
-    """Python's protocols on user classes, as ``runtime._dispatch`` follows them: properties
-    (``getattr``/``setattr``) and operators (``a + b`` runs ``type(a).__add__``)."""
-    from .runtime import _BINARY_DUNDERS, _INPLACE_DUNDERS, _UNARY_DUNDERS, _find_property, _python_method
+    """Python's protocols on user classes (``transform/protocols.py``), as the other modes follow
+    them: properties (``getattr``/``setattr``) and operators (``a + b`` runs ``type(a).__add__``)."""
+    from .protocols import property_function, run_operator
 
     if kwargs or not args:
         return None
-    if fn is getattr or fn is setattr:
-        prop = _find_property(type(args[0][0]), args[1][0])
-        function = None if prop is None else prop.fget if fn is getattr else prop.fset
-        if not isinstance(function, types.FunctionType):
-            return None
+    function = property_function(fn, [a[0] for a in args])
+    if function is not None:
         operands = (args[0],) if fn is getattr else (args[0], args[2])
         out, pullback = _call_python(function, operands)
 
@@ -375,39 +372,19 @@ def _user_protocol(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, Callable]
             return (NoRData, rs[1], NoRData, rs[2]), (NoRData, rsd[1], NoRData, rsd[2])
 
         return out, property_pullback
-    try:
-        if fn in _INPLACE_DUNDERS and len(args) == 2:
-            name, plain = _INPLACE_DUNDERS[fn]
-            method = _python_method(args[0][0], name)
-            if method is not None:
-                return _call_python(method, args)
-            return _user_protocol(plain, args, kwargs)
-        if fn in _BINARY_DUNDERS and len(args) == 2:
-            name, reflected = _BINARY_DUNDERS[fn]
-            a, b = args
-            method = _python_method(a[0], name)
-            if method is not None:
-                out, pullback = _call_python(method, (a, b))
-                if out[0] is not NotImplemented:
-                    return out, pullback
-            method = _python_method(b[0], reflected)
-            if method is not None:
-                out, pullback = _call_python(method, (b, a))
+    return run_operator(fn, args, lambda a: a[0], _call_dunder, lambda result: result[0][0])
 
-                def reflected_pullback(dy: Any, dy_d: Any) -> tuple:
-                    rs, rsd = pullback(dy, dy_d)
-                    return (NoRData, rs[2], rs[1]), (NoRData, rsd[2], rsd[1])
 
-                return out, reflected_pullback
-            return None
-        name = _UNARY_DUNDERS.get(fn)
-    except TypeError:  # an unhashable callable
-        return None
-    if name is not None:
-        method = _python_method(args[0][0], name)
-        if method is not None:
-            return _call_python(method, args)
-    return None
+def _call_dunder(candidate: Any, operands: tuple) -> tuple[tuple, Callable]:
+    out, pullback = _call_python(candidate.method, operands)
+    if not candidate.reflected:
+        return out, pullback
+
+    def reflected_pullback(dy: Any, dy_d: Any) -> tuple:  # the operands were swapped: so are their rdata
+        rs, rsd = pullback(dy, dy_d)
+        return (NoRData, rs[2], rs[1]), (NoRData, rsd[2], rsd[1])
+
+    return out, reflected_pullback
 
 
 def _call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:

@@ -1,0 +1,119 @@
+"""Python's protocols on user classes, resolved once for every mode.
+
+``a + b`` on a user class runs ``type(a).__add__`` (or ``type(b).__radd__``), ``obj.name`` on a
+property runs its getter: the call a differentiated program makes (``operator.add``,
+``getattr``) reaches Python methods that yuebing differentiates from source like any other. Which
+method, with which operands, is the same question in reverse mode (``runtime.py``), forward mode
+(``forward_runtime.py``) and second order (``second_order.py``); this module answers it, and each
+mode runs the answer with its own values (coduals, duals, 4-tuples).
+"""
+from __future__ import annotations
+
+import operator
+import types
+from typing import Any, Callable, NamedTuple
+
+BINARY_DUNDERS = {
+    operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
+    operator.mul: ("__mul__", "__rmul__"), operator.truediv: ("__truediv__", "__rtruediv__"),
+    operator.floordiv: ("__floordiv__", "__rfloordiv__"), operator.mod: ("__mod__", "__rmod__"),
+    operator.pow: ("__pow__", "__rpow__"), operator.matmul: ("__matmul__", "__rmatmul__"),
+    operator.lt: ("__lt__", "__gt__"), operator.le: ("__le__", "__ge__"),
+    operator.gt: ("__gt__", "__lt__"), operator.ge: ("__ge__", "__le__"),
+    operator.eq: ("__eq__", "__eq__"), operator.ne: ("__ne__", "__ne__"),
+}
+INPLACE_DUNDERS = {
+    operator.iadd: ("__iadd__", operator.add), operator.isub: ("__isub__", operator.sub),
+    operator.imul: ("__imul__", operator.mul), operator.itruediv: ("__itruediv__", operator.truediv),
+    operator.ifloordiv: ("__ifloordiv__", operator.floordiv), operator.imod: ("__imod__", operator.mod),
+    operator.ipow: ("__ipow__", operator.pow), operator.imatmul: ("__imatmul__", operator.matmul),
+}
+UNARY_DUNDERS = {operator.neg: "__neg__", operator.pos: "__pos__", abs: "__abs__",
+                 operator.getitem: "__getitem__", operator.setitem: "__setitem__",
+                 operator.delitem: "__delitem__", len: "__len__", float: "__float__"}
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: classes made by a class statement
+
+
+def may_be_operator(fn: Any) -> bool:
+    """Whether calls of ``fn`` can reach a user class's dunder (a cheap test before resolving)."""
+    return isinstance(fn, (types.BuiltinFunctionType, type)) \
+        and (fn in BINARY_DUNDERS or fn in INPLACE_DUNDERS or fn in UNARY_DUNDERS)
+
+
+def python_method(obj: Any, name: str) -> types.FunctionType | None:
+    """``type(obj)``'s method ``name`` if it is written in Python (a user class), else None."""
+    tp = type(obj)
+    if not tp.__flags__ & _HEAP_TYPE:
+        return None  # a builtin or C type (float, ndarray...): no Python dunders
+    for klass in tp.__mro__:
+        attr = klass.__dict__.get(name)
+        if attr is not None:
+            return attr if isinstance(attr, types.FunctionType) else None
+    return None
+
+
+def find_property(cls: type, name: Any) -> property | None:
+    """The property ``name`` of class ``cls``, if that attribute is one."""
+    if not isinstance(name, str):
+        return None
+    for klass in cls.__mro__:
+        attr = klass.__dict__.get(name)
+        if attr is not None:
+            return attr if isinstance(attr, property) else None
+    return None
+
+
+def property_function(fn: Any, primals: list) -> types.FunctionType | None:
+    """The Python getter (``getattr(obj, name)``) or setter (``setattr(obj, name, v)``) a call
+    reaches through a user class's property, if any."""
+    if fn is getattr and 2 <= len(primals) <= 3 or fn is setattr and len(primals) == 3:
+        prop = find_property(type(primals[0]), primals[1])
+        function = None if prop is None else prop.fget if fn is getattr else prop.fset
+        return function if isinstance(function, types.FunctionType) else None
+    return None
+
+
+class Candidate(NamedTuple):
+    """A Python method Python's operator protocol would run: with its operands swapped
+    (``reflected``), and whether its result stands even if it is ``NotImplemented`` (``final``)."""
+
+    method: types.FunctionType
+    reflected: bool
+    final: bool
+
+
+def operator_candidates(fn: Any, primals: list) -> list[Candidate]:
+    """The Python methods ``fn(*primals)`` runs on user classes, in the order Python tries them."""
+    try:
+        if fn in INPLACE_DUNDERS and len(primals) == 2:
+            name, plain = INPLACE_DUNDERS[fn]
+            method = python_method(primals[0], name)
+            return [Candidate(method, False, True)] if method is not None else operator_candidates(plain, primals)
+        if fn in BINARY_DUNDERS and len(primals) == 2:
+            name, reflected = BINARY_DUNDERS[fn]
+            found = []
+            method = python_method(primals[0], name)
+            if method is not None:
+                found.append(Candidate(method, False, False))
+            method = python_method(primals[1], reflected)
+            if method is not None:
+                found.append(Candidate(method, True, True))
+            return found
+        name = UNARY_DUNDERS.get(fn)
+    except TypeError:  # an unhashable callable
+        return []
+    method = python_method(primals[0], name) if name is not None and primals else None
+    return [Candidate(method, False, True)] if method is not None else []
+
+
+def run_operator(fn: Any, args: tuple, primal_of: Callable[[Any], Any],
+                 call: Callable[[Candidate, tuple], Any], result_primal: Callable[[Any], Any]) -> Any:
+    """Follow Python's operator protocol in some mode: ``call(candidate, operands)`` runs one
+    candidate on the mode's values (operands already swapped when it is reflected); a
+    non-final candidate's ``NotImplemented`` passes to the next. None if no method applies."""
+    for candidate in operator_candidates(fn, [primal_of(a) for a in args]):
+        result = call(candidate, args[::-1] if candidate.reflected else args)
+        if candidate.final or result_primal(result) is not NotImplemented:
+            return result
+    return None
