@@ -10,7 +10,6 @@ recursion and never-executed branches cost nothing). It mirrors ``runtime._dispa
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import os
 import types
@@ -22,7 +21,7 @@ from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
 from ..rules.core import frule as registered_frule
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
-from .protocols import Candidate, may_be_operator, property_function, run_operator
+from .protocols import CallMode, Candidate, dispatch, property_function, run_operator
 from .runtime import SharedBox, UndefinedGlobal, _is_generated_init, global_value, new_cell_box, with_user_globals
 
 # --------------------------------------------------------------------------------------------
@@ -158,42 +157,23 @@ def _call_dunder(candidate: Candidate, operands: tuple) -> Dual:
 
 
 def _dispatch(f: Dual, args: tuple, kwargs: dict) -> Dual:
-    fn = f.primal
-    if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
-        found = _property_get(args)
-        if found is not None:
-            return found
-    if fn is setattr and len(args) == 3 and not kwargs:
-        found = _property_set(args)
-        if found is not None:
-            return found
-    if args and may_be_operator(fn):
-        found = _operator_on_user_type(fn, args, kwargs)
-        if found is not None:
-            return found
-    if FRULES.lookup(fn) is not None:
-        return registered_frule(f, *args, **kwargs)
-    kind = type(fn)
-    if kind is types.FunctionType and hasattr(fn, "__yuebing_gradient__"):
-        from .second_order import gradient_frule
+    return dispatch(_FORWARD, f, f.primal, args, kwargs)
 
-        return gradient_frule(f, *args, **kwargs)  # forward over yb.grad: forward-over-reverse
-    if kind is types.FunctionType:
-        return derived_frule(fn)(f, *args, **kwargs)
-    if kind is types.MethodType:
-        return _call_method(f, args, kwargs)
-    if isinstance(fn, type):
-        return _construct(f, args, kwargs)
-    if kind is functools.partial:
-        return _call_partial(f, args, kwargs)
-    if isinstance(fn, UndefinedGlobal):
-        raise NameError(f"name {fn.name!r} is not defined")
-    if isinstance(fn, np.vectorize):
-        return _call_vectorized(f, args, kwargs)
-    call = getattr(type(fn), "__call__", None)
-    if isinstance(call, types.FunctionType):
-        return _call_method(Dual(types.MethodType(call, fn), Tangent(types.MethodType, {"__self__": f.tangent})), args, kwargs)
-    raise MissingRuleError(fn, "forward")
+
+def _call_object(f: Dual, call: types.FunctionType, args: tuple, kwargs: dict) -> Dual:
+    """A callable object: its class's ``__call__`` bound to it."""
+    return _call_method(Dual(types.MethodType(call, f.primal), Tangent(types.MethodType, {"__self__": f.tangent})),
+                        args, kwargs)
+
+
+def _gradient(f: Dual, args: tuple, kwargs: dict) -> Dual:
+    from .second_order import gradient_frule
+
+    return gradient_frule(f, *args, **kwargs)  # forward over yb.grad: forward-over-reverse
+
+
+def _missing(fn: Any) -> Exception:
+    return MissingRuleError(fn, "forward")
 
 
 def _call_method(f: Dual, args: tuple, kwargs: dict) -> Dual:
@@ -282,6 +262,16 @@ _DERIVED: dict[types.CodeType, "DerivedFRule"] = {}
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+
+_FORWARD = CallMode(
+    lookup=FRULES.lookup, run_rule=lambda found, f, args, kwargs: registered_frule(f, *args, **kwargs),
+    property_get=_property_get, property_set=_property_set, operator=_operator_on_user_type, gradient=_gradient,
+    function=lambda f, args, kwargs: derived_frule(f.primal)(f, *args, **kwargs), method=_call_method,
+    construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,
+    missing=_missing,
+)
 
 
 class NestedDifferentiationError(NotImplementedError):

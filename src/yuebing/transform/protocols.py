@@ -9,9 +9,12 @@ mode runs the answer with its own values (coduals, duals, 4-tuples).
 """
 from __future__ import annotations
 
+import functools
 import operator
 import types
 from typing import Any, Callable, NamedTuple
+
+import numpy as np
 
 BINARY_DUNDERS = {
     operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
@@ -33,6 +36,16 @@ UNARY_DUNDERS = {operator.neg: "__neg__", operator.pos: "__pos__", abs: "__abs__
                  operator.delitem: "__delitem__", len: "__len__", float: "__float__"}
 
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: classes made by a class statement
+
+
+class UndefinedGlobal:
+    """Stands for a global that did not exist when the call started (NameError on use)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<undefined global {self.name!r}>"
 
 
 def may_be_operator(fn: Any) -> bool:
@@ -117,3 +130,67 @@ def run_operator(fn: Any, args: tuple, primal_of: Callable[[Any], Any],
         if candidate.final or result_primal(result) is not NotImplemented:
             return result
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# The call protocol: which kind of callable a call reaches, in the order yuebing tries them
+# --------------------------------------------------------------------------------------------
+
+
+class CallMode(NamedTuple):
+    """What one mode does with each kind of callable (``f`` is the callee in the mode's values,
+    ``args``/``kwargs`` the arguments). ``property_get``, ``property_set`` and ``operator`` may
+    return None to let the call go on to the next kind; ``gradient`` (a ``yb.grad`` function
+    called inside differentiated code) is None where the mode has no rule for it."""
+
+    lookup: Callable  # fn -> registered rule or None
+    run_rule: Callable  # (found, f, args, kwargs)
+    property_get: Callable  # (args) -> result or None
+    property_set: Callable
+    operator: Callable  # (fn, args, kwargs) -> result or None
+    gradient: Callable | None
+    function: Callable  # (f, args, kwargs): a Python function, derived from its source
+    method: Callable
+    construct: Callable
+    partial: Callable
+    vectorized: Callable
+    callable_object: Callable  # (f, call, args, kwargs): call is type(fn).__call__
+    missing: Callable  # fn -> the error to raise
+
+
+def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
+    """Run the call ``fn(*args, **kwargs)`` in ``mode`` (``f`` is ``fn`` in the mode's values)."""
+    if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
+        found = mode.property_get(args)
+        if found is not None:
+            return found
+    if fn is setattr and len(args) == 3 and not kwargs:
+        found = mode.property_set(args)
+        if found is not None:
+            return found
+    if args and may_be_operator(fn):
+        found = mode.operator(fn, args, kwargs)
+        if found is not None:
+            return found
+    rule = mode.lookup(fn)
+    if rule is not None:
+        return mode.run_rule(rule, f, args, kwargs)
+    kind = type(fn)
+    if kind is types.FunctionType:
+        if mode.gradient is not None and hasattr(fn, "__yuebing_gradient__"):
+            return mode.gradient(f, args, kwargs)
+        return mode.function(f, args, kwargs)
+    if kind is types.MethodType:
+        return mode.method(f, args, kwargs)
+    if isinstance(fn, type):
+        return mode.construct(f, args, kwargs)
+    if kind is functools.partial:
+        return mode.partial(f, args, kwargs)
+    if isinstance(fn, UndefinedGlobal):
+        raise NameError(f"name {fn.name!r} is not defined")
+    if isinstance(fn, np.vectorize):
+        return mode.vectorized(f, args, kwargs)
+    call = getattr(type(fn), "__call__", None)
+    if isinstance(call, types.FunctionType):
+        return mode.callable_object(f, call, args, kwargs)
+    raise mode.missing(fn)

@@ -22,7 +22,7 @@ from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, ru
 from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
-from .protocols import Candidate, may_be_operator, property_function, run_operator
+from .protocols import Candidate, CallMode, UndefinedGlobal, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
 # rdata arithmetic
@@ -44,16 +44,6 @@ def acc(a: Any, b: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 # Globals and closures
 # --------------------------------------------------------------------------------------------
-
-
-class UndefinedGlobal:
-    """Stands for a global that did not exist when the call started (NameError on use)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"<undefined global {self.name!r}>"
 
 
 def global_value(namespace: dict, name: str) -> Any:
@@ -285,39 +275,17 @@ def _call_dunder(candidate: Candidate, operands: tuple) -> tuple[CoDual, Callabl
 
 
 def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
-    fn = f.primal
-    if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
-        found = _property_get(args)
-        if found is not None:
-            return found
-    if fn is setattr and len(args) == 3 and not kwargs:
-        found = _property_set(args)
-        if found is not None:
-            return found
-    if args and may_be_operator(fn):
-        found = _operator_on_user_type(fn, args, kwargs)
-        if found is not None:
-            return found
-    found = RRULES.lookup(fn)
-    if found is not None:
-        return run_rrule(found, f.fdata, args, kwargs)
-    kind = type(fn)
-    if kind is types.FunctionType:
-        return derived_rule(fn)(f, *args, **kwargs)
-    if kind is types.MethodType:
-        return _call_method(f, args, kwargs)
-    if isinstance(fn, type):
-        return _construct(f, args, kwargs)
-    if kind is functools.partial:
-        return _call_partial(f, args, kwargs)
-    if isinstance(fn, UndefinedGlobal):
-        raise NameError(f"name {fn.name!r} is not defined")
-    if isinstance(fn, np.vectorize):
-        return _call_vectorized(f, args, kwargs)
-    call = getattr(type(fn), "__call__", None)
-    if isinstance(call, types.FunctionType):
-        return _call_method(CoDual(types.MethodType(call, fn), Tangent(types.MethodType, {"__self__": f.fdata})), args, kwargs)
-    raise MissingRuleError(fn, "reverse")
+    return dispatch(_REVERSE, f, f.primal, args, kwargs)
+
+
+def _call_object(f: CoDual, call: types.FunctionType, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    """A callable object: its class's ``__call__`` bound to it."""
+    bound = CoDual(types.MethodType(call, f.primal), Tangent(types.MethodType, {"__self__": f.fdata}))
+    return _call_method(bound, args, kwargs)
+
+
+def _missing(fn: Any) -> Exception:
+    return MissingRuleError(fn, "reverse")
 
 
 def _call_method(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
@@ -468,6 +436,15 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
 
     return result, pullback
 
+
+
+_REVERSE = CallMode(
+    lookup=RRULES.lookup, run_rule=lambda found, f, args, kwargs: run_rrule(found, f.fdata, args, kwargs),
+    property_get=_property_get, property_set=_property_set, operator=_operator_on_user_type, gradient=None,
+    function=lambda f, args, kwargs: derived_rule(f.primal)(f, *args, **kwargs), method=_call_method,
+    construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,
+    missing=_missing,
+)
 
 def unwind(tape: list) -> None:
     """Undo the mutations of a forward pass that stopped with an error, so the caller's data is
