@@ -390,3 +390,19 @@ def test_pathwise_draws_replay_their_noise_in_second_order(make):
 
 def _state(gen) -> str:
     return str(gen.bit_generator.state if hasattr(gen, "bit_generator") else gen.get_state(legacy=False))
+
+
+def scalar_loop(x, w):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * w - x[i] / (w + 2.0)
+        s *= 0.9  # the target is an operand
+        s = s - x[i] * x[i] + 1.0
+    return s * s / w
+
+
+def test_inline_scalar_operations_in_second_order():
+    # float arithmetic and float reads run inline in the dual program (transform/dual_templates.py)
+    assert "# inline: " in yb.show(scalar_loop, mode="hvp")
+    check_second_order(scalar_loop, np.linspace(-1.0, 1.0, 6), 0.7)
+    check_second_order(scalar_loop, [0.3, -0.4, 1.1], 0.7)  # a list: the generic path for reads

@@ -34,12 +34,18 @@ _NO_TANGENT_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFu
 
 def zero_tangent_of(value: Any) -> Any:
     """A fresh zero tangent of ``value`` (``NoTangent`` for what has none)."""
-    if type(value) is float:
+    kind = type(value)
+    if kind is float or kind is np.float64:
         return 0.0
+    if kind in _CONSTANT_TYPES:
+        return NoTangent
     try:
         return zero_tangent(value)
     except TypeError:
         return NoTangent
+
+
+_CONSTANT_TYPES = frozenset({int, bool, str, type(None), np.int64, np.bool_})
 
 
 def global_tangent(value: Any) -> Any:

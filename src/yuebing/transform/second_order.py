@@ -32,7 +32,9 @@ import numpy as np
 from ..rules.core import describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from . import ir
+from .dual_templates import dual_template, reverse_lines
 from .reverse import Generated, ReverseGenerator, _is_literal
+from .templates import FLOAT_TYPES, Fast
 
 
 def _has_float(value: tuple) -> bool:
@@ -110,6 +112,17 @@ class DualReverseGenerator(ReverseGenerator):
         return []
 
     # ------------------------------------------------------------ forward
+
+    def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        template = s.dual_template = dual_template(self, s)  # type: ignore[attr-defined]
+        if template is None:
+            super().fwd_Call(s, out, indent)
+            return
+        self.emit(out, indent, f"if {template.guard}:  # inline: {ir._call_text(s)}", s.line)
+        for text in template.forward:
+            self.emit(out, indent + 1, text, s.line)
+        self.emit(out, indent, "else:", s.line)
+        self._generic_call(s, out, indent + 1)
 
     def _generic_call(self, s: ir.Call, out: list, indent: int) -> None:
         args = [self.codual(a) for a in s.args]
@@ -204,6 +217,18 @@ class DualReverseGenerator(ReverseGenerator):
             + ([s.star_kwargs] if s.star_kwargs is not None else [])
         for position, a in enumerate(atoms, start=1):
             self._accumulate(a, str(position), out, indent, line)
+
+    def rev_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        template = getattr(s, "dual_template", None)
+        if template is None:
+            super().rev_Call(s, out, indent)
+            return
+        self.emit(out, indent, f"_e = _pop()  # undo line {s.line}: {ir._call_text(s)}", s.line)
+        self.emit(out, indent, "if _e is _DFAST:", s.line)
+        for text in reverse_lines(self, s, template):
+            self.emit(out, indent + 1, text, s.line)
+        self.emit(out, indent, "else:", s.line)
+        self._generic_reverse(s, "_e", "", out, indent + 1)
 
     def rev_Copy(self, s: ir.Copy, out: list, indent: int) -> None:
         if isinstance(s.source, ir.Var) and s.source.name == s.target or s.target in self.integers:
@@ -502,7 +527,11 @@ def runtime_namespace() -> dict[str, Any]:
             "_zt": _constant_tangent(global_tangent), "_closure_fdata": closure_fdata,
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
-            "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent}
+            "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
+            "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_F64": np.dtype(np.float64), "_DFAST": _DFAST}
+
+
+_DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)
 
 
 class CellTangent:

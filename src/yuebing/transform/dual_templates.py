@@ -1,0 +1,131 @@
+"""Inline templates for second order: the dual reverse program's hot scalar operations written
+out, as ``templates.py`` does for first order.
+
+In the dual reverse program (``second_order.py``) every call goes through ``call_rrule2``, which
+runs a primitive's first-order rule twice or more: tens of microseconds for ``y += x[i]``. For
+float arithmetic (``+ - * /`` and their in-place forms on floats) and a float read from a 1-D
+float64 array at an int index, the generator emits the value, its tangent and both adjoints
+inline behind a type guard, and the generic call otherwise:
+
+    forward                                         reverse (g, gd: the result's rdata and its tangent)
+    if type(a) in _FT and type(a_d) in _FT and ...: _e = _pop()
+        t = a * b; t_d = a_d * b + a * b_d           if _e is _DFAST:
+        t_f = t_fd = _NF                                 _a, _b, _ad, _bd = _pop()
+        _push((a, b, a_d, b_d)); _push(_DFAST)           a_r += g * _b; a_rd += gd * _b + g * _bd ...
+    else:                                           else:
+        <generic call>                                  <generic pullback>
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, NamedTuple
+
+from . import ir
+
+_ARITHMETIC = {
+    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+    operator.iadd: "+", operator.isub: "-", operator.imul: "*", operator.itruediv: "/",
+}
+
+
+class DualTemplate(NamedTuple):
+    guard: str
+    forward: list  # lines after the guard
+    pops: str  # the reverse's residual pops ('' for none)
+    contributions: list  # (atom, rdata expression, rdata-tangent expression), with _g and _gd
+
+
+def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
+    """The inline variant of call ``s`` in the dual reverse program of ``gen``, if it has one."""
+    if not s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None \
+            or not isinstance(s.func, ir.Const) or s.target in gen.integers:
+        return None
+    func = s.func.value
+    try:
+        if func in _ARITHMETIC and len(s.args) == 2:
+            return _arithmetic(gen, s, _ARITHMETIC[func])
+    except TypeError:  # an unhashable constant
+        return None
+    if func is operator.getitem and len(s.args) == 2:
+        return _float_read(gen, s)
+    return None
+
+
+def _operand(gen: Any, a: ir.Atom) -> tuple[str, str, list] | None:
+    """``(value, tangent, guard parts)`` of a float operand, or None."""
+    if isinstance(a, ir.Var) and a.name not in gen.integers:
+        value, tangent = gen.primal(a), gen.tangent(a)
+        return value, tangent, [f"type({value}) in _FT", f"type({tangent}) in _FT"]
+    if isinstance(a, ir.Const) and type(a.value) in (int, float) and not isinstance(a.value, bool):
+        return repr(float(a.value)), "0.0", []
+    return None
+
+
+def _arithmetic(gen: Any, s: ir.Call, op: str) -> DualTemplate | None:
+    a, b = s.args
+    left, right = _operand(gen, a), _operand(gen, b)
+    if left is None or right is None or not left[2] and not right[2]:
+        return None
+    (pa, ta, ga), (pb, tb, gb) = left, right
+    t, td = s.target, gen.dd(s.target)
+    # into temporaries first: the target may be an operand (s *= v)
+    tangent = {"+": f"{ta} + {tb}", "-": f"{ta} - {tb}", "*": f"{ta} * {pb} + {pa} * {tb}",
+               "/": f"({ta} - _v * {tb}) / {pb}"}[op]
+    forward = [f"_v = {pa} {op} {pb}; _vd = {tangent}"]
+    if op in "*/":
+        forward.append(f"_push(({pa}, {pb}, {ta}, {tb})); _push(_DFAST)")
+        pops = "_a, _b, _ad, _bd = _pop()"
+    else:
+        forward.append("_push(_DFAST)")
+        pops = ""
+    forward.append(f"{t} = _v; {td} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF")
+    if op == "+":
+        parts = [(a, "_g", "_gd"), (b, "_g", "_gd")]
+    elif op == "-":
+        parts = [(a, "_g", "_gd"), (b, "-_g", "-_gd")]
+    elif op == "*":
+        parts = [(a, "_g * _b", "_gd * _b + _g * _bd"), (b, "_g * _a", "_gd * _a + _g * _ad")]
+    else:  # t = a / b: da = g / b, db = -g a / b^2, and their derivatives
+        parts = [(a, "_g / _b", "(_gd - _g * _bd / _b) / _b"),
+                 (b, "-_g * _a / (_b * _b)", "(2.0 * _g * _a * _bd / _b - _gd * _a - _g * _ad) / (_b * _b)")]
+    return DualTemplate(" and ".join(ga + gb), forward, pops, parts)
+
+
+def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:
+    """``t = x[i]``: a float from a 1-D float64 array at an int index."""
+    x, i = s.args
+    if not isinstance(x, ir.Var) or x.name in gen.integers:
+        return None
+    if isinstance(i, ir.Var) and i.name in gen.integers:
+        index = i.name
+    elif isinstance(i, ir.Const) and type(i.value) is int:
+        index = repr(i.value)
+    else:
+        return None
+    px, tx, fx, fdx = gen.primal(x), gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x)
+    guard = (f"type({px}) is _ND and {px}.dtype is _F64 and {px}.ndim == 1 and type({index}) is int "
+             f"and type({tx}) is _ND")
+    t = s.target
+    forward = [f"{t} = {px}[{index}]; {gen.dd(t)} = {tx}[{index}]; {gen.fd(t)} = {gen.fdd(t)} = _NF",
+               f"_push(({fx}, {fdx}, {index})); _push(_DFAST)"]
+    return DualTemplate(guard, forward, "_xf, _xfd, _i = _pop()", [(x, "_read", "_read")])
+
+
+def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
+    """The reverse of an inline call: the result's rdata and its tangent, taken to the operands."""
+    r, rd = gen.rd(s.target), gen.rdd(s.target)
+    lines = [template.pops] if template.pops else []
+    lines.append(f"_g = {r}; _gd = {rd}; {r} = {rd} = _NR")
+    lines.append("if _g is not _NR or _gd is not _NR:")
+    lines.append("    _g = 0.0 if _g is _NR else _g; _gd = 0.0 if _gd is _NR else _gd")
+    for atom, value, tangent in template.contributions:
+        if value == "_read":  # a float read: its cotangents go into the array's fdata and fdata tangent
+            lines.append("    if _xf is not _NF: _xf[_i] += _g")
+            lines.append("    if _xfd is not _NF: _xfd[_i] += _gd")
+            continue
+        if not isinstance(atom, ir.Var):
+            continue  # a literal
+        ar, ard = gen.rd(atom.name), gen.rdd(atom.name)
+        lines.append(f"    _c = {value}; {ar} = _c if {ar} is _NR else {ar} + _c")
+        lines.append(f"    _c = {tangent}; {ard} = _c if {ard} is _NR else {ard} + _c")
+    return lines
