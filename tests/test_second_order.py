@@ -2,6 +2,7 @@
 ``check_second_order`` (one test per case, like test_rules.py), the whole derived-rule corpus
 (either a correct Hessian-vector product or a clear ``SecondOrderError``, never a wrong answer),
 Hessians of the realistic programs against finite differences of the gradient, and the API."""
+import math
 import numpy as np
 import pytest
 
@@ -406,3 +407,16 @@ def test_inline_scalar_operations_in_second_order():
     assert "# inline: " in yb.show(scalar_loop, mode="hvp")
     check_second_order(scalar_loop, np.linspace(-1.0, 1.0, 6), 0.7)
     check_second_order(scalar_loop, [0.3, -0.4, 1.1], 0.7)  # a list: the generic path for reads
+
+
+def unary_scalar_loop(x, w):
+    s = 0.0
+    for i in range(len(x)):
+        v = x[i] * w
+        s += np.sin(v) + math.cos(-v) * np.exp(-v) + np.tanh(v) - math.sqrt(v * v + 1.0) + np.log(v * v + 2.0)
+    return s * s
+
+
+def test_inline_functions_of_one_float_in_second_order():
+    assert "np.sin is _numpy_sin" in yb.show(unary_scalar_loop, mode="hvp")
+    check_second_order(unary_scalar_loop, np.linspace(-1.0, 1.0, 5), 0.7)

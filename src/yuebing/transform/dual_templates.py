@@ -17,8 +17,11 @@ inline behind a type guard, and the generic call otherwise:
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from . import ir
 
@@ -37,10 +40,14 @@ class DualTemplate(NamedTuple):
 
 def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
     """The inline variant of call ``s`` in the dual reverse program of ``gen``, if it has one."""
+    if isinstance(s.func, ir.Global):
+        return _unary_template(gen, s)
     if not s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None \
             or not isinstance(s.func, ir.Const) or s.target in gen.integers:
         return None
     func = s.func.value
+    if func is operator.neg and len(s.args) == 1:
+        return _negation(gen, s)
     try:
         if func in _ARITHMETIC and len(s.args) == 2:
             return _arithmetic(gen, s, _ARITHMETIC[func])
@@ -49,6 +56,41 @@ def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
     if func is operator.getitem and len(s.args) == 2:
         return _float_read(gen, s)
     return None
+
+
+def _unary_template(gen: Any, s: ir.Call) -> DualTemplate | None:
+    """``t = f(x)`` for a float ``x`` and ``f`` in ``_UNARY`` (a NumPy or ``math`` function)."""
+    if not s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None \
+            or len(s.args) != 1 or s.target in gen.integers or not isinstance(s.func, ir.Global):
+        return None
+    func = gen._resolve(s.func)
+    try:
+        derivatives = _UNARY.get(func)
+    except TypeError:  # unhashable
+        return None
+    operand = _operand(gen, s.args[0])
+    if derivatives is None or operand is None or not operand[2]:
+        return None
+    px, tx, guard = operand
+    first, second = (d.replace("X", "_x").replace("T", "_t") for d in derivatives)
+    t = s.target
+    forward = [f"_v = {gen.primal(s.func)}({px}); _x = {px}; _t = _v; _vd = ({first}) * {tx}",
+               f"_push(({px}, {tx}, _v)); _push(_DFAST)",
+               f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
+    guard = [f"{gen.primal(s.func)} is {gen.const(func)}"] + guard
+    return DualTemplate(" and ".join(guard), forward, "_x, _xd, _t = _pop()",
+                        [(s.args[0], f"_g * ({first})", f"_gd * ({first}) + _g * ({second}) * _xd")])
+
+
+# f(X) = T: the first and second derivatives as expressions of X and T
+_UNARY: dict = {}
+for _module in ("math", "np"):
+    _m = math if _module == "math" else np
+    _UNARY.update({
+        _m.sin: ("_math.cos(X)", "-_math.sin(X)"), _m.cos: ("-_math.sin(X)", "-_math.cos(X)"),
+        _m.exp: ("T", "T"), _m.log: ("1.0 / X", "-1.0 / (X * X)"), _m.sqrt: ("0.5 / T", "-0.25 / (T * T * T)"),
+        _m.tanh: ("1.0 - T * T", "-2.0 * T * (1.0 - T * T)"),
+    })
 
 
 def _operand(gen: Any, a: ir.Atom) -> tuple[str, str, list] | None:
@@ -89,6 +131,17 @@ def _arithmetic(gen: Any, s: ir.Call, op: str) -> DualTemplate | None:
         parts = [(a, "_g / _b", "(_gd - _g * _bd / _b) / _b"),
                  (b, "-_g * _a / (_b * _b)", "(2.0 * _g * _a * _bd / _b - _gd * _a - _g * _ad) / (_b * _b)")]
     return DualTemplate(" and ".join(ga + gb), forward, pops, parts)
+
+
+def _negation(gen: Any, s: ir.Call) -> DualTemplate | None:
+    operand = _operand(gen, s.args[0])
+    if operand is None or not operand[2]:
+        return None
+    px, tx, guard = operand
+    t = s.target
+    forward = [f"_v = -{px}; _vd = -{tx}", "_push(_DFAST)",
+               f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
+    return DualTemplate(" and ".join(guard), forward, "", [(s.args[0], "-_g", "-_gd")])
 
 
 def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import math
 import linecache
 import types
 from typing import Any, Callable
@@ -55,8 +56,8 @@ class DualReverseGenerator(ReverseGenerator):
 
     float_blocks = False  # every value needs its tangent: the generic form only
 
-    def __init__(self, fn: ir.Function) -> None:
-        super().__init__(fn, None)  # no globals: no inline templates, only generic call sites
+    def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
+        super().__init__(fn, globals_)  # globals resolve functions for dual_templates.py
         used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
             | {f"_cellobj_{v}" for v in fn.cell_backed}
         suffix = self.names.f  # "_f" unless that collides
@@ -528,7 +529,7 @@ def runtime_namespace() -> dict[str, Any]:
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
-            "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_F64": np.dtype(np.float64), "_DFAST": _DFAST}
+            "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_F64": np.dtype(np.float64), "_DFAST": _DFAST}
 
 
 _DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)
@@ -618,7 +619,7 @@ class DualRule:
 
         self.name = fn.__qualname__
         self.ir = normalise(fn)
-        self.generated = DualReverseGenerator(self.ir).generate()
+        self.generated = DualReverseGenerator(self.ir, fn.__globals__).generate()
         filename = f"<yuebing hvp {fn.__qualname__} #{next(_counter)}>"
         source = self.generated.source
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
