@@ -3,6 +3,7 @@
 (either a correct Hessian-vector product or a clear ``SecondOrderError``, never a wrong answer),
 Hessians of the realistic programs against finite differences of the gradient, and the API."""
 import math
+
 import numpy as np
 import pytest
 
