@@ -421,3 +421,20 @@ def unary_scalar_loop(x, w):
 def test_inline_functions_of_one_float_in_second_order():
     assert "np.sin is _numpy_sin" in yb.show(unary_scalar_loop, mode="hvp")
     check_second_order(unary_scalar_loop, np.linspace(-1.0, 1.0, 5), 0.7)
+
+
+def writes_elements(x, w):
+    y = np.empty_like(x)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            y[i, j] = np.sin(x[i, j] * w) * x[i, j]
+    z = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        z[i] = y[i, 0] * y[i, 1]
+        z[i] = z[i] * w  # an element read back and overwritten
+    return np.sum(z * z) + np.sum(y)
+
+
+def test_inline_element_writes_in_second_order():
+    assert "_at_element(y, _t" in yb.show(writes_elements, mode="hvp")
+    check_second_order(writes_elements, np.array([[0.3, -0.8], [1.2, 0.5], [-0.4, 0.9]]), 0.7)

@@ -55,7 +55,65 @@ def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
         return None
     if func is operator.getitem and len(s.args) == 2:
         return _float_read(gen, s)
+    if func is _mktuple() and s.args:
+        return _int_tuple(gen, s)
     return None
+
+
+def dual_write(gen: Any, s: ir.Call) -> DualTemplate | None:
+    """``a[i] = v``: a float written into a float64 array at an int (or int tuple) index."""
+    if s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None \
+            or not isinstance(s.func, ir.Const) or s.func.value is not operator.setitem or len(s.args) != 3:
+        return None
+    array, index, value = s.args
+    operand = _operand(gen, value)
+    point = _index(gen, index)
+    if not isinstance(array, ir.Var) or array.name in gen.integers or operand is None or point is None:
+        return None
+    pa, ta, fa, fda = gen.primal(array), gen.tangent(array), gen.fdata(array), gen.fdata_tangent(array)
+    pv, tv, guard = operand
+    guard = [f"type({pa}) is _ND and {pa}.dtype is _F64 and type({ta}) is _ND and _at_element({pa}, {point})"] + guard
+    forward = [f"_old = {pa}[{point}]; _oldd = {ta}[{point}]; {pa}[{point}] = {pv}; {ta}[{point}] = {tv}",
+               f"_push(({pa}, {ta}, {fa}, {fda}, {point}, _old, _oldd)); _push(_DFAST)"]
+    return DualTemplate(" and ".join(guard), forward, "_y, _yd, _yf, _yfd, _i, _old, _oldd = _pop()",
+                        [(value, "_write", "_write")])
+
+
+def _index(gen: Any, i: ir.Atom) -> str | None:
+    """An index atom that may select one element: an int variable or constant, or a variable
+    (an index tuple, checked when the code runs)."""
+    if isinstance(i, ir.Var):
+        return i.name
+    if isinstance(i, ir.Const) and type(i.value) is int:
+        return repr(i.value)
+    return None
+
+
+def at_element(array: Any, index: Any) -> bool:
+    """Whether ``array[index]`` is one element: an int for a 1-D array, a tuple of ints as long
+    as the array has dimensions."""
+    if type(index) is int:
+        return array.ndim == 1
+    return type(index) is tuple and len(index) == array.ndim and all(type(k) is int for k in index)
+
+
+def _int_tuple(gen: Any, s: ir.Call) -> DualTemplate | None:
+    """``(i, j)`` of ints (an index): no derivative."""
+    items = []
+    for a in s.args:
+        if isinstance(a, ir.Var) and a.name in gen.integers or isinstance(a, ir.Const) and type(a.value) is int:
+            items.append(gen.primal(a))
+        else:
+            return None
+    t = s.target
+    forward = [f"{t} = ({', '.join(items)},); {gen.dd(t)} = _NT; {gen.fd(t)} = {gen.fdd(t)} = _NF", "_push(_DFAST)"]
+    return DualTemplate("True", forward, "", [])
+
+
+def _mktuple() -> Any:
+    from .primitives import mktuple
+
+    return mktuple
 
 
 def _unary_template(gen: Any, s: ir.Call) -> DualTemplate | None:
@@ -147,17 +205,11 @@ def _negation(gen: Any, s: ir.Call) -> DualTemplate | None:
 def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:
     """``t = x[i]``: a float from a 1-D float64 array at an int index."""
     x, i = s.args
-    if not isinstance(x, ir.Var) or x.name in gen.integers:
-        return None
-    if isinstance(i, ir.Var) and i.name in gen.integers:
-        index = i.name
-    elif isinstance(i, ir.Const) and type(i.value) is int:
-        index = repr(i.value)
-    else:
+    index = _index(gen, i)
+    if not isinstance(x, ir.Var) or x.name in gen.integers or index is None:
         return None
     px, tx, fx, fdx = gen.primal(x), gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x)
-    guard = (f"type({px}) is _ND and {px}.dtype is _F64 and {px}.ndim == 1 and type({index}) is int "
-             f"and type({tx}) is _ND")
+    guard = f"type({px}) is _ND and {px}.dtype is _F64 and type({tx}) is _ND and _at_element({px}, {index})"
     t = s.target
     forward = [f"{t} = {px}[{index}]; {gen.dd(t)} = {tx}[{index}]; {gen.fd(t)} = {gen.fdd(t)} = _NF",
                f"_push(({fx}, {fdx}, {index})); _push(_DFAST)"]
@@ -166,8 +218,18 @@ def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:
 
 def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
     """The reverse of an inline call: the result's rdata and its tangent, taken to the operands."""
-    r, rd = gen.rd(s.target), gen.rdd(s.target)
     lines = [template.pops] if template.pops else []
+    if not s.target:  # a write: restore the overwritten element; its cotangents go to the value
+        lines.append("_y[_i] = _old; _yd[_i] = _oldd")
+        (value, _, _), = template.contributions
+        for fdata, rdata in (("_yf", gen.rd), ("_yfd", gen.rdd)):
+            lines.append(f"if {fdata} is not _NF:")
+            lines.append(f"    _c = {fdata}[_i]; {fdata}[_i] = 0.0")
+            if isinstance(value, ir.Var):
+                r = rdata(value.name)
+                lines.append(f"    {r} = _c if {r} is _NR else {r} + _c")
+        return lines
+    r, rd = gen.rd(s.target), gen.rdd(s.target)
     lines.append(f"_g = {r}; _gd = {rd}; {r} = {rd} = _NR")
     lines.append("if _g is not _NR or _gd is not _NR:")
     lines.append("    _g = 0.0 if _g is _NR else _g; _gd = 0.0 if _gd is _NR else _gd")

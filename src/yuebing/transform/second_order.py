@@ -33,7 +33,7 @@ import numpy as np
 from ..rules.core import describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from . import ir
-from .dual_templates import dual_template, reverse_lines
+from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .reverse import Generated, ReverseGenerator, _is_literal
 from .templates import FLOAT_TYPES, Fast
 
@@ -115,7 +115,7 @@ class DualReverseGenerator(ReverseGenerator):
     # ------------------------------------------------------------ forward
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
-        template = s.dual_template = dual_template(self, s)  # type: ignore[attr-defined]
+        template = s.dual_template = dual_template(self, s) or dual_write(self, s)  # type: ignore[attr-defined]
         if template is None:
             super().fwd_Call(s, out, indent)
             return
@@ -529,7 +529,7 @@ def runtime_namespace() -> dict[str, Any]:
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
-            "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_F64": np.dtype(np.float64), "_DFAST": _DFAST}
+            "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_F64": np.dtype(np.float64), "_DFAST": _DFAST}
 
 
 _DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)
