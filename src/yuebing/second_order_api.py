@@ -18,7 +18,7 @@ from .rules import second_order as _second_order  # noqa: F401 - registers secon
 from .tangents import NoFData, NoRData, NoTangent
 from .tangents.validate import validate_tangent
 from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
-from .rules.core import register_frule
+from .rules.core import register_frule, register_rrule
 from .transform.second_order import _grad_frule, _value_and_grad_frule, call_rrule2
 
 
@@ -244,3 +244,92 @@ from .api import grad as _grad, value_and_grad as _value_and_grad  # noqa: E402
 
 register_frule(_grad, _grad_frule)
 register_frule(_value_and_grad, _value_and_grad_frule)
+
+
+# yb.grad and yb.value_and_grad inside reverse-mode code (the gradient of a function that takes a
+# gradient, jacobian(grad(f), mode="rev")): reverse-over-reverse, whose pullback is a
+# Hessian-vector product. The gradient function's cotangent ybar goes back to its arguments as
+# H ybar (H is symmetric), plus vbar * gradient for value_and_grad's value.
+
+
+def _gradient_function(make: Callable, f: Any, argnums: Any, has_aux: Any) -> tuple:
+    """``yb.grad(g)`` called in differentiated code: the gradient function. ``g``'s fdata goes
+    with it, so calling it can refuse what it cannot differentiate (captured variables)."""
+    from .rules.core import CoDual, primal
+
+    fdata = f.fdata if isinstance(f, CoDual) else NoFData
+    return CoDual(make(primal(f), primal(argnums), primal(has_aux)), fdata), lambda dy: (NoRData,) * 4
+
+
+def _grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tuple:
+    return _gradient_function(_grad, f, argnums, has_aux)
+
+
+def _value_and_grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tuple:
+    return _gradient_function(_value_and_grad, f, argnums, has_aux)
+
+
+def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
+    """Reverse rule of a call of a function made by ``yb.grad``/``yb.value_and_grad``."""
+    from .api import _normalise_argnums
+    from .rules.core import CoDual
+    from .rules.util import accumulate, output
+    from .transform.forward_runtime import NestedDifferentiationError
+
+    spec = f.primal.__yuebing_gradient__
+    if kwargs or spec.has_aux:
+        raise NestedDifferentiationError(
+            "reverse mode over yb.grad supports gradient functions without has_aux called with "
+            "positional arguments; pass keyword arguments positionally")
+    if _captures_derivatives(f.fdata):
+        raise NestedDifferentiationError(
+            "yuebing cannot differentiate yb.grad of a function with respect to the variables it captures "
+            "from the differentiated code (reverse over reverse); pass them to it as arguments")
+    xs = tuple(a.primal for a in args)
+    for i, x in enumerate(xs):
+        if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+            raise NestedDifferentiationError(
+                f"reverse mode over yb.grad differentiates float and float-array arguments; argument {i} "
+                f"is a {type(x).__qualname__}")
+    nums, single = _normalise_argnums(spec.argnums, len(xs), "grad")
+    value, gradient = _value_and_grad(spec.f, argnums=spec.argnums)(*xs)
+    out = output((value, gradient) if spec.with_value else gradient)
+
+    def pullback(dy: Any) -> tuple:
+        cotangent = T.join(out.fdata, dy)
+        value_bar, grad_bar = cotangent if spec.with_value else (0.0, cotangent)
+        grad_bars = (grad_bar,) if single else tuple(grad_bar)
+        directions = [NoTangent] * len(xs)
+        for i, bar in zip(nums, grad_bars):
+            directions[i] = T.zero_tangent(xs[i]) if bar is NoTangent else bar
+        if all(d is NoTangent for d in directions):
+            directions = [T.zero_tangent(x) for x in xs]
+        _, grads, products = _value_grad_hvp(spec.f, xs, tuple(directions), "grad")
+        rdatas = [NoRData]  # the gradient function's own: it captures nothing differentiable
+        for a, g, product in zip(args, grads, products):
+            if value_bar is not NoTangent and value_bar is not NoRData and value_bar != 0.0:
+                product = T.add(product, T.scale(g, value_bar))
+            rdatas.append(accumulate(a, product) if isinstance(a, CoDual) else NoRData)
+        return tuple(rdatas)
+
+    return out, pullback
+
+
+def _captures_derivatives(fdata: Any) -> bool:
+    """Whether a gradient function's fdata (its function's closure boxes, when that function was
+    made in differentiated code) holds anything that can carry a derivative."""
+    from .tangents import MutableTangent, Tangent
+
+    if fdata is NoFData:
+        return False
+    if not isinstance(fdata, Tangent):
+        return True
+    for box in fdata.fields.values():
+        content = box.fields.get("cell_contents", NoTangent) if isinstance(box, MutableTangent) else box
+        if content is not NoTangent and content is not NoFData:
+            return True
+    return False
+
+
+register_rrule(_grad, _grad_rrule)
+register_rrule(_value_and_grad, _value_and_grad_rrule)

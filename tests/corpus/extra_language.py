@@ -473,3 +473,10 @@ def builtin_min_max_abs_round(x, y):
 def builtins_called_by_keyword(x, y):
     # keywords bound to a rule's parameters, in any order, around a required one
     return pow(x, exp=y) + pow(exp=2.0, base=y) + np.sum(np.sort([x * 2.0, 1.0, x * y]) * np.array([1.0, 2.0, 3.0]))
+
+
+@case(randn(3))
+def closure_capturing_an_int(x):
+    n = 3
+    f = lambda y: np.sum(y ** n)  # noqa: E731 - an int captured by a function made here
+    return f(x) + n * np.sum(x)

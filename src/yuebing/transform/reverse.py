@@ -442,7 +442,7 @@ class ReverseGenerator(ConstantNames):
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
         boxes = ", ".join(
             f"{name!r}: _SHARED({self.fd('_cellobj_' + name)})" if name in self.fn.cell_backed
-            else f"{name!r}: ({name}, {self.fd(name)})" for name in s.free_vars)
+            else f"{name!r}: ({name}, {'_NF' if name in self.integers else self.fd(name)})" for name in s.free_vars)
         self.emit(out, indent, f"{self.fd(s.target)} = _closure_fdata({s.target}, {{{boxes}}})", s.line)
         self.emit(out, indent, f"_push({self.fd(s.target)})  # the reverse pass reads the captured cotangents", s.line)
 
@@ -590,8 +590,8 @@ class ReverseGenerator(ConstantNames):
     def rev_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         self.emit(out, indent, f"_closure = _pop()  # undo line {s.line}: the closure {s.target}", s.line)
         for name in s.free_vars:
-            if name in self.fn.cell_backed:
-                continue  # its cotangent lives in the shared cell box
+            if name in self.fn.cell_backed or name in self.integers:
+                continue  # its cotangent lives in the shared cell box, or it has none (an int)
             r = self.rd(name)
             self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata(_closure, {name!r}))", s.line)
 

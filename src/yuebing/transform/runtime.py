@@ -288,6 +288,12 @@ def _missing(fn: Any) -> Exception:
     return MissingRuleError(fn, "reverse")
 
 
+def _gradient(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    from ..second_order_api import gradient_rrule
+
+    return gradient_rrule(f, args, kwargs)  # reverse over yb.grad: Hessian-vector products
+
+
 def _call_method(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     method = f.primal
     self_f = f.fdata.fields.get("__self__", NoFData) if isinstance(f.fdata, Tangent) else NoFData
@@ -440,7 +446,7 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
 
 _REVERSE = CallMode(
     lookup=RRULES.lookup, run_rule=lambda found, f, args, kwargs: run_rrule(found, f.fdata, args, kwargs),
-    property_get=_property_get, property_set=_property_set, operator=_operator_on_user_type, gradient=None,
+    property_get=_property_get, property_set=_property_set, operator=_operator_on_user_type, gradient=_gradient,
     function=lambda f, args, kwargs: derived_rule(f.primal)(f, *args, **kwargs), method=_call_method,
     construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,
     missing=_missing,

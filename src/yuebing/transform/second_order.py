@@ -171,11 +171,15 @@ class DualReverseGenerator(ReverseGenerator):
         def entry(name: str, part: Callable) -> str:
             if name in shared:
                 return f"{name!r}: _SHARED({part('_cellobj_' + name)})"
-            return f"{name!r}: ({name}, {part(name)})"
+            return f"{name!r}: ({name}, {'_NF' if name in self.integers else part(name)})"
+
+        def tangent(name: str) -> str:
+            if name in shared:
+                return self.dd("_cellobj_" + name)
+            return "_NT" if name in self.integers else self.dd(name)
 
         pairs = {part: ", ".join(entry(name, part) for name in s.free_vars) for part in (self.fd, self.fdd)}
-        tangents = ", ".join(f"{name!r}: {self.dd('_cellobj_' + name) if name in shared else self.dd(name)}"
-                             for name in s.free_vars)
+        tangents = ", ".join(f"{name!r}: {tangent(name)}" for name in s.free_vars)
         t = s.target
         self.emit(out, indent, f"{self.fd(t)} = _closure_fdata({t}, {{{pairs[self.fd]}}}); "
                                f"{self.fdd(t)} = _closure_fdata({t}, {{{pairs[self.fdd]}}})", s.line)
@@ -185,8 +189,8 @@ class DualReverseGenerator(ReverseGenerator):
     def rev_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         self.emit(out, indent, f"_closure_fd = _pop(); _closure = _pop()  # undo line {s.line}: the closure {s.target}", s.line)
         for name in s.free_vars:
-            if name in self.fn.cell_backed:
-                continue  # its cotangent lives in the shared cell box
+            if name in self.fn.cell_backed or name in self.integers:
+                continue  # its cotangent lives in the shared cell box, or it has none (an int)
             r, rd = self.rd(name), self.rdd(name)
             self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata(_closure, {name!r})); "
                                    f"{rd} = _acc({rd}, _closure_rdata(_closure_fd, {name!r}))", s.line)
@@ -311,6 +315,14 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
     found = lookup_second_order(fn)
     if found is not None:
         return run_second_order(found, f, args, kwargs)
+    if _takes_gradient(fn):
+        from .forward_runtime import NestedDifferentiationError
+
+        raise NestedDifferentiationError(
+            "yb.hvp/yb.hessian of a function that takes a gradient (yb.grad or yb.value_and_grad inside "
+            "it) needs third derivatives, which yuebing does not compute (nested differentiation). "
+            "Differentiate the gradient itself instead: yb.jacobian(yb.grad(f), mode='rev'), or forward "
+            "mode over yb.grad")
     if RRULES.lookup(fn) is not None:  # a primitive: never transformed from its source
         raise _no_rule(fn)
     if type(fn) is types.FunctionType:
@@ -364,6 +376,14 @@ def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callab
         return (NoRData, rs[2]), (NoRData, rsd[2])
 
     return out, vectorized_pullback
+
+
+def _takes_gradient(fn: Any) -> bool:
+    """Whether ``fn`` is ``yb.grad``/``yb.value_and_grad`` or a function they made."""
+    from .. import api
+
+    return fn is api.grad or fn is api.value_and_grad or type(fn) is types.FunctionType \
+        and hasattr(fn, "__yuebing_gradient__")
 
 
 def _method_rdata(owner_rdata: Any) -> Any:
