@@ -68,3 +68,19 @@ def test_release_pools_only_unreferenced_buffers():
     buffers.release(view)  # a view: never pooled (its base may be in use)
     assert buffers.pooled((N,)) == 1
     buffers.clear()
+
+
+def test_sweep_pools_lent_buffers_nothing_else_holds():
+    buffers.clear()
+    like = np.empty(N)
+    kept = buffers.scratch(like)  # lent, and still referred to here
+    dropped = buffers.zeros_like(like)
+    del dropped  # lent, and now referred to by the pool's records only
+    buffers.sweep()
+    assert buffers.pooled((N,)) == 1
+    reused = buffers.scratch(like)
+    assert reused is not kept
+    kept[...] = 1.0
+    buffers.sweep()  # `kept` and `reused` are still in use: not pooled
+    assert buffers.pooled((N,)) == 0 and np.all(kept == 1.0)
+    buffers.clear()
