@@ -21,7 +21,7 @@ from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
 from ..rules.core import frule as registered_frule
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
-from .protocols import CallMode, Candidate, dispatch, property_function, run_operator
+from .protocols import CallMode, Candidate, bind_call, dispatch, property_function, run_operator
 from .runtime import SharedBox, UndefinedGlobal, _is_generated_init, global_value, new_cell_box, with_user_globals
 
 # --------------------------------------------------------------------------------------------
@@ -372,24 +372,21 @@ class DerivedFRule:
         """A dual for each parameter of the generated function, in its order."""
         if self.simple and not kwargs and len(args) == self.n_params:
             return [_as_dual(a) for a in args]
-        try:
-            bound = self.signature.bind(*args, **kwargs)
-        except TypeError as error:
-            raise TypeError(f"{self.name}(): {error}") from None
-        bound.apply_defaults()
-        by_name: dict[str, Dual] = {}
-        for name, value in bound.arguments.items():
-            param = self.signature.parameters[name]
-            if param.kind is param.VAR_POSITIONAL:
-                items = [_as_dual(v) for v in value]
+        given = {**dict(enumerate(args)), **kwargs}
+        duals = []
+        for kind, payload in bind_call(self.signature, self.ir.params, self.name, len(args), list(kwargs)):
+            if kind == "arg":
+                duals.append(_as_dual(given[payload]))
+            elif kind == "star":
+                items = [_as_dual(given[key]) for key in payload]
                 parts = tuple(d.tangent for d in items)
-                by_name[name] = Dual(tuple(d.primal for d in items), NoTangent if all(p is NoTangent for p in parts) else parts)
-            elif param.kind is param.VAR_KEYWORD:
-                entries = {k: _as_dual(v) for k, v in value.items()}
-                by_name[name] = Dual({k: d.primal for k, d in entries.items()}, {k: d.tangent for k, d in entries.items()})
+                duals.append(Dual(tuple(d.primal for d in items), NoTangent if all(p is NoTangent for p in parts) else parts))
+            elif kind == "starstar":
+                entries = {k: _as_dual(given[key]) for k, key in payload.items()}
+                duals.append(Dual({k: d.primal for k, d in entries.items()}, {k: d.tangent for k, d in entries.items()}))
             else:
-                by_name[name] = _as_dual(value)  # a default value: a fresh zero tangent
-        return [by_name[name] for name in self.ir.params]
+                duals.append(_as_dual(payload))  # a default value: a fresh zero tangent
+        return duals
 
     def __call__(self, f: Dual, *args: Any, **kwargs: Any) -> Dual:
         duals = self._bind(args, kwargs)

@@ -194,3 +194,31 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     if isinstance(call, types.FunctionType):
         return mode.callable_object(f, call, args, kwargs)
     raise mode.missing(fn)
+
+
+def bind_call(signature: Any, params: list, name: str, n_args: int, keywords: list) -> list[tuple[str, Any]]:
+    """How a call's arguments fill a Python function's parameters (``signature``), listed in the
+    order of ``params`` (the generated code's: positional, keyword-only, ``*args``, ``**kwargs``).
+    Each entry is ``("arg", key)`` for a call argument (an index among the positional arguments
+    or a keyword's name), ``("star", [keys])`` for ``*args``, ``("starstar", {name: key})`` for
+    ``**kwargs``, or ``("default", value)``. A call the signature does not accept is a TypeError
+    naming the function, as Python's own."""
+    marker = object()
+    try:
+        bound = signature.bind(*[(marker, i) for i in range(n_args)], **{k: (marker, k) for k in keywords})
+    except TypeError as error:
+        raise TypeError(f"{name}(): {error}") from None
+    bound.apply_defaults()
+    plan: list[tuple[str, Any]] = []
+    for param in params:
+        value = bound.arguments[param]
+        kind = signature.parameters[param].kind
+        if kind is kind.VAR_POSITIONAL:
+            plan.append(("star", [v[1] for v in value]))
+        elif kind is kind.VAR_KEYWORD:
+            plan.append(("starstar", {k: v[1] for k, v in value.items()}))
+        elif isinstance(value, tuple) and len(value) == 2 and value[0] is marker:
+            plan.append(("arg", value[1]))
+        else:
+            plan.append(("default", value))
+    return plan

@@ -22,7 +22,7 @@ from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, ru
 from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
-from .protocols import Candidate, CallMode, UndefinedGlobal, dispatch, property_function, run_operator
+from .protocols import Candidate, CallMode, UndefinedGlobal, bind_call, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
 # rdata arithmetic
@@ -537,39 +537,24 @@ class DerivedRule:
         """Coduals for each parameter, and how to route each call argument's rdata back."""
         if self.simple and not kwargs and len(args) == self.n_params:
             return list(args), [("param", i) for i in range(len(args))]
-        marker = object()
-        tagged_args = [(marker, i) for i in range(len(args))]
-        tagged_kwargs = {k: (marker, k) for k in kwargs}
-        try:
-            bound = self.signature.bind(*tagged_args, **tagged_kwargs)
-        except TypeError as error:
-            raise TypeError(f"{self.name}(): {error}") from None
-        bound.apply_defaults()
-        # The generated forward pass takes parameters in code-object order (positional, then
-        # keyword-only, then *args, then **kwargs), which is not the signature's order.
-        position = {name: j for j, name in enumerate(self.ir.params)}
-        by_name: dict[str, CoDual] = {}
+        given = {**dict(enumerate(args)), **kwargs}
+        coduals: list[CoDual] = []
         routes: dict[Any, tuple] = {}
-        for name, value in bound.arguments.items():
-            param = self.signature.parameters[name]
-            j = position[name]
-            if param.kind is param.VAR_POSITIONAL:
-                items = [args[t[1]] for t in value]
-                for i, t in enumerate(value):
-                    routes[t[1]] = ("vararg", j, i)
+        for j, (kind, payload) in enumerate(bind_call(self.signature, self.ir.params, self.name, len(args), list(kwargs))):
+            if kind == "arg":
+                routes[payload] = ("param", j)
+                coduals.append(given[payload])
+            elif kind == "star":
+                items = [given[key] for key in payload]
+                routes.update({key: ("vararg", j, i) for i, key in enumerate(payload)})
                 parts = tuple(c.fdata for c in items)
-                by_name[name] = CoDual(tuple(c.primal for c in items), NoFData if all(p is NoFData for p in parts) else parts)
-            elif param.kind is param.VAR_KEYWORD:
-                entries = {k: kwargs[t[1]] for k, t in value.items()}
-                for k, t in value.items():
-                    routes[t[1]] = ("varkw", j, k)
-                by_name[name] = CoDual({k: c.primal for k, c in entries.items()}, {k: slot_tangent(c) for k, c in entries.items()})
-            elif isinstance(value, tuple) and len(value) == 2 and value[0] is marker:
-                routes[value[1]] = ("param", j)
-                by_name[name] = args[value[1]] if isinstance(value[1], int) else kwargs[value[1]]
+                coduals.append(CoDual(tuple(c.primal for c in items), NoFData if all(p is NoFData for p in parts) else parts))
+            elif kind == "starstar":
+                entries = {k: given[key] for k, key in payload.items()}
+                routes.update({key: ("varkw", j, k) for k, key in payload.items()})
+                coduals.append(CoDual({k: c.primal for k, c in entries.items()}, {k: slot_tangent(c) for k, c in entries.items()}))
             else:  # a default value
-                by_name[name] = CoDual(value, fdata(zero_tangent(value)))
-        coduals = [by_name[name] for name in self.ir.params]
+                coduals.append(CoDual(payload, fdata(zero_tangent(payload))))
         order = [routes[i] for i in range(len(args))] + [routes[k] for k in kwargs]
         return coduals, order
 

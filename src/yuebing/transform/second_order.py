@@ -666,43 +666,34 @@ class DualRule:
             return list(args), None
         from ..rules.util import zero_fdata
 
-        marker = object()
+        from ..rules.core import CoDual
+        from ..rules.util import slot_tangent
+        from .protocols import bind_call
+
         keys = list(range(len(args))) + list(kwargs)
-        try:
-            bound = self.signature.bind(*[(marker, i) for i in range(len(args))], **{k: (marker, k) for k in kwargs})
-        except TypeError as error:
-            raise TypeError(f"{self.name}(): {error}") from None
-        bound.apply_defaults()
         given = {**dict(enumerate(args)), **kwargs}
         result, routes = [], {}
-        for j, name in enumerate(self.ir.params):
-            value = bound.arguments[name]
-            kind = self.signature.parameters[name].kind
-            if kind is inspect.Parameter.VAR_KEYWORD:  # a dict: slots for the fdata and its tangent
-                from ..rules.core import CoDual
-                from ..rules.util import slot_tangent
-
-                items = {k: given[v[1]] for k, v in value.items()}
-                for k, v in value.items():
-                    routes[v[1]] = (j, k)
+        for j, (kind, payload) in enumerate(bind_call(self.signature, self.ir.params, self.name, len(args), list(kwargs))):
+            if kind == "starstar":  # a dict: slots for the fdata and its tangent
+                items = {k: given[key] for k, key in payload.items()}
+                routes.update({key: (j, k) for k, key in payload.items()})
                 result.append(({k: a[0] for k, a in items.items()},
                                {k: slot_tangent(CoDual(a[0], a[1])) for k, a in items.items()},
                                {k: a[2] for k, a in items.items()},
                                {k: slot_tangent(CoDual(a[0], a[3])) for k, a in items.items()}))
-            elif kind is inspect.Parameter.VAR_POSITIONAL:  # a tuple of the 4-tuples
-                items = [given[v[1]] for v in value]
-                for i, v in enumerate(value):
-                    routes[v[1]] = (j, i)
+            elif kind == "star":  # a tuple of the 4-tuples
+                items = [given[key] for key in payload]
+                routes.update({key: (j, i) for i, key in enumerate(payload)})
                 parts = [tuple(item[k] for item in items) for k in range(4)]
                 for k, empty in ((1, NoFData), (2, NoTangent), (3, NoFData)):
                     if all(p is empty for p in parts[k]):
                         parts[k] = empty
                 result.append(tuple(parts))
-            elif isinstance(value, tuple) and len(value) == 2 and value[0] is marker:
-                routes[value[1]] = (j, None)
-                result.append(given[value[1]])
+            elif kind == "arg":
+                routes[payload] = (j, None)
+                result.append(given[payload])
             else:  # a default value: a constant
-                result.append((value, zero_fdata(value), zero_tangent_of(value), zero_fdata(value)))
+                result.append((payload, zero_fdata(payload), zero_tangent_of(payload), zero_fdata(payload)))
         return result, [routes[k] for k in keys]
 
     def __call__(self, f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callable]:
