@@ -21,7 +21,7 @@ from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
 from ..rules.core import frule as registered_frule
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
-from .protocols import CallMode, Candidate, bind_call, dispatch, property_function, run_operator
+from .protocols import CallMode, Candidate, SourceFunction, dispatch, property_function, run_operator
 from .runtime import SharedBox, UndefinedGlobal, _is_generated_init, global_value, new_cell_box, with_user_globals
 
 # --------------------------------------------------------------------------------------------
@@ -329,21 +329,15 @@ def derived_frule(fn: types.FunctionType) -> "DerivedFRule":
     return rule
 
 
-class DerivedFRule:
+class DerivedFRule(SourceFunction):
     """The forward rule of a Python function, generated from its source."""
 
     def __init__(self, fn: types.FunctionType) -> None:
-        from ..frontend.normalise import normalise
         from .forward import compile_forward, generate_forward
 
-        self.name = fn.__qualname__
-        self.ir = normalise(fn)
+        super().__init__(fn)
         self.generated = generate_forward(self.ir, fn.__globals__)
         self.forward = compile_forward(self.generated, fn)
-        self.signature = inspect.signature(fn)
-        code = fn.__code__
-        self.n_params = len(self.ir.params)
-        self.simple = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) and code.co_kwonlyargcount == 0
 
     @property
     def source(self) -> str:
@@ -374,7 +368,7 @@ class DerivedFRule:
             return [_as_dual(a) for a in args]
         given = {**dict(enumerate(args)), **kwargs}
         duals = []
-        for kind, payload in bind_call(self.signature, self.ir.params, self.name, len(args), list(kwargs)):
+        for kind, payload in self.plan(args, kwargs):
             if kind == "arg":
                 duals.append(_as_dual(given[payload]))
             elif kind == "star":

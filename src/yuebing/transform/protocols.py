@@ -222,3 +222,25 @@ def bind_call(signature: Any, params: list, name: str, n_args: int, keywords: li
         else:
             plan.append(("default", value))
     return plan
+
+
+class SourceFunction:
+    """What every rule generated from a Python function's source knows of that function: its
+    IR, signature, and whether a call can pass its arguments straight to the generated code
+    (``simple``: no ``*args``, ``**kwargs`` or keyword-only parameters)."""
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        import inspect
+
+        from ..frontend.normalise import normalise
+
+        self.name = fn.__qualname__
+        self.ir = normalise(fn)
+        self.signature = inspect.signature(fn)
+        self.n_params = len(self.ir.params)
+        code = fn.__code__
+        self.simple = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) and code.co_kwonlyargcount == 0
+
+    def plan(self, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+        """``bind_call`` for this function."""
+        return bind_call(self.signature, self.ir.params, self.name, len(args), list(kwargs))

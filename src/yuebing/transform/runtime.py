@@ -22,7 +22,7 @@ from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, ru
 from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
-from .protocols import Candidate, CallMode, UndefinedGlobal, bind_call, dispatch, property_function, run_operator
+from .protocols import Candidate, CallMode, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
 # rdata arithmetic
@@ -493,22 +493,16 @@ def derived_rule(fn: types.FunctionType) -> "DerivedRule":
     return rule
 
 
-class DerivedRule:
+class DerivedRule(SourceFunction):
     """The reverse rule of a Python function, generated from its source."""
 
     def __init__(self, fn: types.FunctionType) -> None:
-        from ..frontend.normalise import normalise
         from .codegen import compile_generated
         from .reverse import generate_reverse
 
-        self.name = fn.__qualname__
-        self.ir = normalise(fn)
+        super().__init__(fn)
         self.generated = generate_reverse(self.ir, fn.__globals__)
         self.forward, self.reverse = compile_generated(self.generated, fn, self.ir)
-        self.signature = inspect.signature(fn)
-        code = fn.__code__
-        self.n_params = len(self.ir.params)
-        self.simple = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) and code.co_kwonlyargcount == 0
 
     def _point_at_user_line(self, error: BaseException, stage: str) -> None:
         """Add a note naming the user's file and line that the failing generated line came from."""
@@ -540,7 +534,7 @@ class DerivedRule:
         given = {**dict(enumerate(args)), **kwargs}
         coduals: list[CoDual] = []
         routes: dict[Any, tuple] = {}
-        for j, (kind, payload) in enumerate(bind_call(self.signature, self.ir.params, self.name, len(args), list(kwargs))):
+        for j, (kind, payload) in enumerate(self.plan(args, kwargs)):
             if kind == "arg":
                 routes[payload] = ("param", j)
                 coduals.append(given[payload])

@@ -21,7 +21,6 @@ Generated code, printed by ``yb.show(f, mode="hvp")``, reads like the reverse pr
 """
 from __future__ import annotations
 
-import inspect
 import itertools
 import math
 import linecache
@@ -34,6 +33,7 @@ from ..rules.core import describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from . import ir
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
+from .protocols import SourceFunction
 from .reverse import Generated, ReverseGenerator, _is_literal
 from .templates import FLOAT_TYPES, Fast
 
@@ -631,14 +631,11 @@ def _route(param_rdata: tuple, routes: list, params: list, part: int) -> tuple:
     return tuple(result)
 
 
-class DualRule:
+class DualRule(SourceFunction):
     """Forward-over-reverse rule of a Python function, generated from its source."""
 
     def __init__(self, fn: types.FunctionType) -> None:
-        from ..frontend.normalise import normalise
-
-        self.name = fn.__qualname__
-        self.ir = normalise(fn)
+        super().__init__(fn)
         self.generated = DualReverseGenerator(self.ir, fn.__globals__).generate()
         filename = f"<yuebing hvp {fn.__qualname__} #{next(_counter)}>"
         source = self.generated.source
@@ -649,10 +646,6 @@ class DualRule:
         exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
         self.forward = namespace[self.generated.forward_name]
         self.reverse = namespace[self.generated.reverse_name]
-        self.signature = inspect.signature(fn)
-        self.n_params = len(self.ir.params)
-        code = fn.__code__
-        self.simple = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) and code.co_kwonlyargcount == 0
 
     @property
     def source(self) -> str:
@@ -668,12 +661,11 @@ class DualRule:
 
         from ..rules.core import CoDual
         from ..rules.util import slot_tangent
-        from .protocols import bind_call
 
         keys = list(range(len(args))) + list(kwargs)
         given = {**dict(enumerate(args)), **kwargs}
         result, routes = [], {}
-        for j, (kind, payload) in enumerate(bind_call(self.signature, self.ir.params, self.name, len(args), list(kwargs))):
+        for j, (kind, payload) in enumerate(self.plan(args, kwargs)):
             if kind == "starstar":  # a dict: slots for the fdata and its tangent
                 items = {k: given[key] for k, key in payload.items()}
                 routes.update({key: (j, k) for k, key in payload.items()})
