@@ -33,7 +33,7 @@ from ..rules.core import describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from . import ir
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
-from .protocols import SourceFunction
+from .protocols import CallMode, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal
 from .templates import FLOAT_TYPES, Fast
 
@@ -301,62 +301,103 @@ class DualReverseGenerator(ReverseGenerator):
 def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callable]:
     """The forward rule of ``runtime.call_rrule``: run ``f`` on 4-tuples ``(primal, fdata,
     tangent, fdata_tangent)``; return the output 4-tuple and a dual pullback."""
-    from ..rules.core import RRULES
-    from ..rules.second_order import lookup_second_order, run_second_order
-
-    fn = f[0]
     if "_STARSTAR" in kwargs:
         return _call_with_starstar(f, args, kwargs)
     if "_STAR" in kwargs:
         return _call_with_star(f, args, kwargs)
-    user = _user_protocol(fn, args, kwargs)
-    if user is not None:
-        return user
+    return dispatch(_SECOND_ORDER, f, f[0], args, kwargs)
+
+
+_NEEDS_THIRD_ORDER = object()  # lookup's answer for yb.grad and yb.value_and_grad
+_FIRST_ORDER_ONLY = object()  # lookup's answer for a primitive with no second-order rule
+
+
+def _lookup(fn: Any) -> Any:
+    """The second-order rule of ``fn``; or why there is none, for a primitive."""
+    from .. import api
+    from ..rules.core import RRULES
+    from ..rules.second_order import lookup_second_order
+
     found = lookup_second_order(fn)
     if found is not None:
-        return run_second_order(found, f, args, kwargs)
-    if _takes_gradient(fn):
-        from .forward_runtime import NestedDifferentiationError
-
-        raise NestedDifferentiationError(
-            "yb.hvp/yb.hessian of a function that takes a gradient (yb.grad or yb.value_and_grad inside "
-            "it) needs third derivatives, which yuebing does not compute (nested differentiation). "
-            "Differentiate the gradient itself instead: yb.jacobian(yb.grad(f), mode='rev'), or forward "
-            "mode over yb.grad")
+        return found
+    if fn is api.grad or fn is api.value_and_grad:
+        return _NEEDS_THIRD_ORDER
     if RRULES.lookup(fn) is not None:  # a primitive: never transformed from its source
+        return _FIRST_ORDER_ONLY
+    return None
+
+
+def _run_rule(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    from ..rules.second_order import run_second_order
+
+    if found is _NEEDS_THIRD_ORDER:
+        raise _third_order_error()
+    if found is _FIRST_ORDER_ONLY:
+        raise _no_rule(f[0])
+    return run_second_order(found, f, args, kwargs)
+
+
+def _third_order_error() -> Exception:
+    from .forward_runtime import NestedDifferentiationError
+
+    return NestedDifferentiationError(
+        "yb.hvp/yb.hessian of a function that takes a gradient (yb.grad or yb.value_and_grad inside "
+        "it) needs third derivatives, which yuebing does not compute (nested differentiation). "
+        "Differentiate the gradient itself instead: yb.jacobian(yb.grad(f), mode='rev'), or forward "
+        "mode over yb.grad")
+
+
+def _gradient(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    raise _third_order_error()
+
+
+def _call_function(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    return dual_rule(f[0])(f, *args, **kwargs)
+
+
+def _call_method(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """A bound method: its function with the owner (and the owner's fdata and tangents) first."""
+    fn = f[0]
+    if type(fn.__func__) is not types.FunctionType:  # a method of a C type without a rule
         raise _no_rule(fn)
-    if type(fn) is types.FunctionType:
-        return dual_rule(fn)(f, *args, **kwargs)
-    if isinstance(fn, np.vectorize):
-        return _call_vectorized(f, args, kwargs)
-    if isinstance(fn, type):
-        from ..rules.second_order import construct
+    owner = (fn.__self__, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
+             getattr(f[3], "__self__", NoFData))
+    (out, pullback) = dual_rule(fn.__func__)((fn.__func__, NoFData, NoTangent, NoFData), owner, *args, **kwargs)
 
-        return construct(f, args, kwargs)
-    if type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType:
-        owner = (fn.__self__, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
-                 getattr(f[3], "__self__", NoFData))
-        (out, pullback) = dual_rule(fn.__func__)((fn.__func__, NoFData, NoTangent, NoFData), owner, *args, **kwargs)
+    def method_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)
+        return (_method_rdata(rs[1]),) + rs[2:], (_method_rdata(rsd[1]),) + rsd[2:]
 
-        def method_pullback(dy: Any, dy_d: Any) -> tuple:
-            rs, rsd = pullback(dy, dy_d)
-            return (_method_rdata(rs[1]),) + rs[2:], (_method_rdata(rsd[1]),) + rsd[2:]
+    return out, method_pullback
 
-        return out, method_pullback
-    call = getattr(type(fn), "__call__", None)
-    if isinstance(call, types.FunctionType):  # a callable object: its __call__, the object first
-        found = lookup_second_order(call)
-        if found is not None:  # a __call__ with a rule (yb.flatten's unflatten)
-            out, pullback = run_second_order(found, (call, NoFData, NoTangent, NoFData), (f, *args), kwargs)
-        else:
-            out, pullback = dual_rule(call)((call, NoFData, NoTangent, NoFData), f, *args, **kwargs)
 
-        def call_pullback(dy: Any, dy_d: Any) -> tuple:
-            rs, rsd = pullback(dy, dy_d)
-            return tuple(rs[1:]), tuple(rsd[1:])  # the object's rdata is the callee's first
+def _construct(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    from ..rules.second_order import construct
 
-        return out, call_pullback
-    raise _no_rule(fn)
+    return construct(f, args, kwargs)
+
+
+def _no_partial(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    raise _no_rule(f[0])
+
+
+def _call_object(f: tuple, call: types.FunctionType, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """A callable object: its class's ``__call__`` (by its rule if it has one, as yb.flatten's
+    unflatten does), the object first."""
+    from ..rules.second_order import lookup_second_order, run_second_order
+
+    found = lookup_second_order(call)
+    if found is not None:
+        out, pullback = run_second_order(found, (call, NoFData, NoTangent, NoFData), (f, *args), kwargs)
+    else:
+        out, pullback = dual_rule(call)((call, NoFData, NoTangent, NoFData), f, *args, **kwargs)
+
+    def call_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)
+        return tuple(rs[1:]), tuple(rsd[1:])  # the object's rdata is the callee's first
+
+    return out, call_pullback
 
 
 def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
@@ -378,13 +419,6 @@ def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callab
     return out, vectorized_pullback
 
 
-def _takes_gradient(fn: Any) -> bool:
-    """Whether ``fn`` is ``yb.grad``/``yb.value_and_grad`` or a function they made."""
-    from .. import api
-
-    return fn is api.grad or fn is api.value_and_grad or type(fn) is types.FunctionType \
-        and hasattr(fn, "__yuebing_gradient__")
-
 
 def _method_rdata(owner_rdata: Any) -> Any:
     """A bound method's rdata carries its owner's (what ``getattr``'s pullback reads)."""
@@ -399,25 +433,39 @@ def _call_python(method: types.FunctionType, args: tuple) -> tuple[tuple, Callab
     return out, pullback
 
 
-def _user_protocol(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, Callable] | None:
-    """Python's protocols on user classes (``transform/protocols.py``), as the other modes follow
-    them: properties (``getattr``/``setattr``) and operators (``a + b`` runs ``type(a).__add__``)."""
-    from .protocols import property_function, run_operator
+def _property_get(args: tuple) -> tuple[tuple, Callable] | None:
+    """``getattr(obj, name)`` for a property of a user class: its getter's dual rule."""
+    getter = property_function(getattr, [a[0] for a in args])
+    if getter is None:
+        return None
+    out, pullback = _call_python(getter, (args[0],))
+    rest = (NoRData,) * (len(args) - 1)
 
+    def getter_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)
+        return (NoRData, rs[1]) + rest, (NoRData, rsd[1]) + rest
+
+    return out, getter_pullback
+
+
+def _property_set(args: tuple) -> tuple[tuple, Callable] | None:
+    """``setattr(obj, name, value)`` for a property of a user class: its setter's dual rule."""
+    setter = property_function(setattr, [a[0] for a in args])
+    if setter is None:
+        return None
+    out, pullback = _call_python(setter, (args[0], args[2]))
+
+    def setter_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)
+        return (NoRData, rs[1], NoRData, rs[2]), (NoRData, rsd[1], NoRData, rsd[2])
+
+    return out, setter_pullback
+
+
+def _operator_on_user_type(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, Callable] | None:
+    """Python's operator protocol for user classes (``transform/protocols.py``)."""
     if kwargs or not args:
         return None
-    function = property_function(fn, [a[0] for a in args])
-    if function is not None:
-        operands = (args[0],) if fn is getattr else (args[0], args[2])
-        out, pullback = _call_python(function, operands)
-
-        def property_pullback(dy: Any, dy_d: Any) -> tuple:
-            rs, rsd = pullback(dy, dy_d)
-            if fn is getattr:
-                return (NoRData, rs[1]) + (NoRData,) * (len(args) - 1), (NoRData, rsd[1]) + (NoRData,) * (len(args) - 1)
-            return (NoRData, rs[1], NoRData, rs[2]), (NoRData, rsd[1], NoRData, rsd[2])
-
-        return out, property_pullback
     return run_operator(fn, args, lambda a: a[0], _call_dunder, lambda result: result[0][0])
 
 
@@ -770,5 +818,13 @@ def _value_and_grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any
 
     return Dual(value_and_grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
 
+
+
+_SECOND_ORDER = CallMode(
+    lookup=_lookup, run_rule=_run_rule, property_get=_property_get, property_set=_property_set,
+    operator=_operator_on_user_type, gradient=_gradient, function=_call_function, method=_call_method,
+    construct=_construct, partial=_no_partial, vectorized=_call_vectorized, callable_object=_call_object,
+    missing=lambda fn: _no_rule(fn),
+)
 
 __all__ = ["DualReverseGenerator", "DualRule", "SecondOrderError", "call_rrule2", "dual_rule"]
