@@ -819,7 +819,7 @@ def _value_and_grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any
     return Dual(value_and_grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
 
 
-
+# what second order does with each kind of callable (transform/protocols.py)
 _SECOND_ORDER = CallMode(
     lookup=_lookup, run_rule=_run_rule, property_get=_property_get, property_set=_property_set,
     operator=_operator_on_user_type, gradient=_gradient, function=_call_function, method=_call_method,
