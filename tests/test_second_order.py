@@ -438,3 +438,16 @@ def writes_elements(x, w):
 def test_inline_element_writes_in_second_order():
     assert "_at_element(y, _t" in yb.show(writes_elements, mode="hvp")
     check_second_order(writes_elements, np.array([[0.3, -0.8], [1.2, 0.5], [-0.4, 0.9]]), 0.7)
+
+
+def lognormal_draws(mean, sigma, gen):
+    y = gen.lognormal(mean, sigma[0] * sigma[1], size=(2, 3))
+    return np.sum(y * y) + np.sum(np.log(y) * mean)
+
+
+@pytest.mark.parametrize("make", [np.random.default_rng, np.random.RandomState], ids=["Generator", "RandomState"])
+def test_lognormal_second_order_is_that_of_exp_of_normal(make):
+    check_second_order(lognormal_draws, np.array([0.2, -0.1, 0.4]), np.array([0.6, 1.1]), make(5))
+    value, _, _ = yb.hvp(lognormal_draws, (np.array([0.2, -0.1, 0.4]), np.array([0.6, 1.1]), make(5)),
+                         (np.ones(3), np.ones(2), T.NoTangent))
+    assert value == lognormal_draws(np.array([0.2, -0.1, 0.4]), np.array([0.6, 1.1]), make(5))  # the same draws

@@ -43,7 +43,7 @@ from .core import CoDual, Dual, RuleArgumentError, register_frule, register_rrul
 from .numpy_creation import deliver, deliver_broadcast, dense
 from .numpy_elementwise import Params
 from .core import frule as registered_frule, rrule
-from .second_order import _register as _so_register, zero
+from .second_order import _register as _so_register, defined_by, zero
 from .util import fit_tangent, out_cotangent, output
 
 Generator = np.random.Generator
@@ -473,8 +473,8 @@ for _owner in (Generator, RandomState):
 # Second order: draws with zero derivative keep it (the first-order rule runs once, and its
 # pullback restores the generator). Pathwise draws linear in their parameters given the noise
 # (``loc + scale * z``, ``low + (high - low) * u``, ``scale * gamma(shape)``) replay it: their
-# tangent and cotangent tangents must use the noise of the one primal draw. ``lognormal`` (not
-# linear) and the selections (choice, permutation, shuffle) have no second-order rule yet.
+# tangent and cotangent tangents must use the noise of the one primal draw; ``lognormal`` is
+# ``exp(normal(...))``. The selections (choice, permutation, shuffle) have no second-order rule yet.
 # --------------------------------------------------------------------------------------------
 
 
@@ -509,6 +509,17 @@ for _owner in (Generator, RandomState):
     for _name in _PATHWISE:
         if _name != "lognormal":
             _so_register((getattr(_owner, _name), (_owner, _name)), _replayed_draw)
+
+
+def _lognormal(gen, mean=0.0, sigma=1.0, size=None):
+    """``lognormal`` is ``exp`` of ``normal`` with the same parameters: NumPy draws it so (the
+    same noise, the same values), which makes its second order that of the composition."""
+    return np.exp(gen.normal(mean, sigma, size))
+
+
+for _owner in (Generator, RandomState):
+    defined_by((_owner, "lognormal"), _lognormal)
+    defined_by(_owner.lognormal, _lognormal)
 
 for _name in _ZERO_GENERATOR:
     zero(getattr(Generator, _name), (Generator, _name))
