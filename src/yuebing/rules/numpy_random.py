@@ -474,7 +474,8 @@ for _owner in (Generator, RandomState):
 # pullback restores the generator). Pathwise draws linear in their parameters given the noise
 # (``loc + scale * z``, ``low + (high - low) * u``, ``scale * gamma(shape)``) replay it: their
 # tangent and cotangent tangents must use the noise of the one primal draw; ``lognormal`` is
-# ``exp(normal(...))``. The selections (choice, permutation, shuffle) have no second-order rule yet.
+# ``exp(normal(...))``; ``choice`` and ``permutation`` are linear given their indices, replayed the
+# same way. ``shuffle`` (in place) has no second-order rule yet.
 # --------------------------------------------------------------------------------------------
 
 
@@ -506,7 +507,7 @@ def _replayed_draw(f4: tuple, args: tuple, kwargs: dict) -> tuple:
 
 _replayed_draw.second_order_kind = "linear"  # type: ignore[attr-defined]
 for _owner in (Generator, RandomState):
-    for _name in _PATHWISE:
+    for _name in [*_PATHWISE, "choice", "permutation"]:  # selections are linear given their indices
         if _name != "lognormal":
             _so_register((getattr(_owner, _name), (_owner, _name)), _replayed_draw)
 
