@@ -475,7 +475,7 @@ for _owner in (Generator, RandomState):
 # (``loc + scale * z``, ``low + (high - low) * u``, ``scale * gamma(shape)``) replay it: their
 # tangent and cotangent tangents must use the noise of the one primal draw; ``lognormal`` is
 # ``exp(normal(...))``; ``choice`` and ``permutation`` are linear given their indices, replayed the
-# same way. ``shuffle`` (in place) has no second-order rule yet.
+# same way; ``shuffle`` (in place) permutes the array and its tangent from the same state.
 # --------------------------------------------------------------------------------------------
 
 
@@ -510,6 +510,33 @@ for _owner in (Generator, RandomState):
     for _name in [*_PATHWISE, "choice", "permutation"]:  # selections are linear given their indices
         if _name != "lognormal":
             _so_register((getattr(_owner, _name), (_owner, _name)), _replayed_draw)
+
+
+def _replayed_shuffle(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``gen.shuffle(x)`` in place: the first-order rule runs on the array (and its fdata), then,
+    from the same generator state, on its tangent (and fdata tangent), so both take the same
+    permutation; each pullback undoes its own."""
+    fn, gen = f4[0], args[0][0]
+    before = _state(gen)
+    out, pullback1 = rrule(CoDual(fn, NoFData), *(CoDual(a[0], a[1]) for a in args),
+                           **{k: CoDual(v[0], v[1]) for k, v in kwargs.items()})
+    pullback2 = None
+    array = args[1]
+    if array[2] is not NoTangent:
+        _restore(gen, before)  # the same state: the same permutation of the tangent
+        _, pullback2 = rrule(CoDual(fn, NoFData), CoDual(gen, NoFData), CoDual(array[2], array[3]),
+                             *(CoDual(a[0], a[1]) for a in args[2:]),  # the axis
+                             **{k: CoDual(v[0], v[1]) for k, v in kwargs.items()})
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(NoRData) if pullback2 is not None else (NoRData,) * (len(args) + 1)
+        return pullback1(NoRData), tangent_rdata
+
+    return (None, NoFData, NoTangent, NoFData), pullback
+
+
+for _owner in (Generator, RandomState):
+    _so_register((_owner.shuffle, (_owner, "shuffle")), _replayed_shuffle)
 
 
 def _lognormal(gen, mean=0.0, sigma=1.0, size=None):
