@@ -29,7 +29,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from ..tangents import kinds as K
 from ..testing.cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
-from .second_order import linear, zero
+from .second_order import defined_by, linear, zero
 from .util import add_rdata_to, output, sum_rdata, tangent
 
 _NOT_PASSED = object()  # the default of optional parameters: tells whether they were passed
@@ -898,10 +898,28 @@ def _set_discard_frule(s, item):
 # reverse, copy, get, __getitem__, __setitem__, keys/values/items: declared in second_order.py)
 linear((list, "clear"), (dict, "pop"), (dict, "popitem"), (dict, "clear"), copy.copy, copy.deepcopy)
 linear((dict, "setdefault"), stored=(2,))  # the default is written into the dict
-zero((set, "add"), (set, "discard"))  # sets carry no tangent
-# none: list.remove and list.sort (the position or permutation must come from the primal; the
-# tangent call would compare or order the tangents); dict.update (the tangent of a list of
-# (key, value) pairs has NoTangent for its keys, so the tangent call would write other keys)
+zero((set, "add"), (set, "discard"), (str, "__getitem__"), (bytes, "__getitem__"), (range, "__getitem__"))
+
+
+# the position or permutation must come from the primal (a tangent call would compare or order
+# the tangents), and a list of (key, value) pairs has no tangent for its keys: these are written
+# with covered functions, whose second order follows the primal's choices
+def _list_sort(lst, key=None, reverse=False):
+    lst[:] = sorted(lst, key=key, reverse=reverse)
+
+
+def _list_remove(lst, value):
+    lst.pop(lst.index(value))
+
+
+def _dict_update(d, other=()):
+    for key, value in dict(other).items():
+        d[key] = value
+
+
+defined_by((list, "sort"), _list_sort)
+defined_by((list, "remove"), _list_remove)
+defined_by((dict, "update"), _dict_update)
 
 
 CASES = [

@@ -29,7 +29,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn, randpos, randu
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .declare import elementwise, make_elementwise_rules
-from .second_order import linear, with_vjp
+from .second_order import defined_by, linear, with_vjp
 from .util import accumulate, is_differentiable, tangent
 
 _LN2 = math.log(2.0)
@@ -470,9 +470,24 @@ def _rect_frule(r, phi):
 # Second order
 # ------------------------------------------------------------------------------------------------
 # Plain-Python vjps with the pullbacks' conventions (0 at the origin for hypot and phase); fsum is
-# linear. Not declared: prod, dist and sumprod (called with lists and tuples, which with_vjp
-# refuses: it delivers cotangents to numbers and arrays only), polar (its output cotangent may
-# hold NoRData for an unused part, which a vjp cannot compute with), cmath.log with a base.
+# linear; prod and dist are written as Python loops over their (list or tuple) arguments. Not
+# declared: polar (its output cotangent may hold NoRData for an unused part, which a vjp cannot
+# compute with), cmath.log with a base.
+
+
+def _prod(iterable, *, start=1):
+    result = start
+    for value in iterable:
+        result = result * value
+    return result
+
+
+def _dist(p, q):
+    return math.sqrt(sum((a - b) ** 2 for a, b in zip(p, q)))
+
+
+defined_by(math.prod, _prod)
+defined_by(math.dist, _dist)
 
 
 def _log_vjp(g, y, x, base=None):

@@ -865,6 +865,7 @@ def cell_set(f: tuple, args: tuple, kwargs: dict) -> tuple:
 
 _register((getattr,), _getattr)
 _register((setattr,), _setattr)
+_register((operator.abs,), _elementwise_rule(abs, ELEMENTWISE_PARTIALS[abs]))  # the same function
 
 linear(
     operator.getitem, operator.neg, operator.pos,
