@@ -30,8 +30,8 @@ Conventions and limits (everything else raises ``RuleArgumentError``):
 
 Second order (``yb.hvp``, ``yb.hessian``; the end of the file): the products are ``multilinear``,
 ``trace`` is ``linear``, and the ``np.linalg`` functions have vjp functions written in plain NumPy
-(``with_vjp``) that compute the reverse rules' cotangents with the same conventions. ``multi_dot``
-and ``@=`` have no second-order rule yet.
+(``with_vjp``) that compute the reverse rules' cotangents with the same conventions; ``@=`` is
+written as a product assigned back. ``multi_dot`` has no second-order rule yet.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn
 from .core import (CoDual, Dual, RuleArgumentError, describe_callable, frule_for, primal, register_frule,
                    register_rrule, rrule_for)
-from .second_order import linear, multilinear, with_vjp
+from .second_order import defined_by, linear, multilinear, with_vjp
 from .util import accumulate, fit_tangent, is_differentiable, out_cotangent, output, tangent, unbroadcast
 
 try:  # NumPy 2
@@ -1402,6 +1402,20 @@ multilinear(operator.matmul, np.matmul, np.dot, (np.ndarray, "dot"), np.inner, n
             np.tensordot, np.einsum, np.vdot)
 linear(np.trace, (np.ndarray, "trace"))
 with_vjp(np.linalg.inv, _inv_vjp)
+
+
+def _imatmul(a, b):
+    """``a @= b``: the product written back into ``a`` (NumPy's shape check kept)."""
+    product = a @ b
+    if not isinstance(a, np.ndarray):
+        return product  # no in-place @=: Python rebinds a
+    if product.shape != a.shape:
+        raise ValueError(f"matmul: the product's shape {product.shape} does not match the array's {a.shape} for @=")
+    a[...] = product
+    return a
+
+
+defined_by(operator.imatmul, _imatmul)
 with_vjp(np.linalg.solve, _solve_vjp)
 with_vjp(np.linalg.det, _det_vjp)
 with_vjp(np.linalg.slogdet, _slogdet_vjp)
