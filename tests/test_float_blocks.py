@@ -188,3 +188,35 @@ def test_a_failing_float_loop_restores_what_it_wrote():
     with pytest.raises(IndexError):
         yb.grad(fails_halfway, argnums=(0, 1))(x, out, short)
     np.testing.assert_array_equal(out, [7.0, 8.0, 9.0, 10.0])
+
+
+def divides(x):
+    a, b = x[0], x[1]  # NumPy floats
+    c = a * b
+    d = c / a
+    e = d - b * 2.0
+    f = e * e + 1.0 / b
+    g = f * a - c
+    return g + d / (a - a)  # a - a is 0.0: NumPy gives inf (with a warning), Python floats raise
+
+
+def test_numpy_floats_run_as_python_floats_with_numpy_semantics():
+    assert "float block" in yb.show(divides)
+    x = np.array([0.7, 1.3])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value, gradient = yb.value_and_grad(divides)(x)
+        expected = divides(x)
+    assert type(value) is type(expected) and value == expected  # inf, as the function gives
+    # finite: the same values bit for bit, NumPy floats in and out
+    value, gradient = yb.value_and_grad(lambda v: formula(v[0], v[1]))(x)
+    assert type(value) is np.float64 and value == formula(x[0], x[1])
+    for i in range(2):
+        e = np.zeros(2)
+        e[i] = 1e-6
+        finite = (formula(*(x + e)) - formula(*(x - e))) / 2e-6
+        assert gradient[i] == pytest.approx(finite, rel=1e-6)
+
+
+def test_python_floats_keep_their_exceptions():
+    with pytest.raises(ZeroDivisionError):
+        yb.grad(lambda a: formula(a, 0.0))(0.7)

@@ -441,7 +441,7 @@ NAMESPACE = {
     "_F64": np.dtype(np.float64), "_zeros_like": buffers.zeros_like, "_release": buffers.release,
     "_add_product": buffers.add_product, "_add_quotient": buffers.add_quotient,
     "_sum_product": buffers.sum_product, "_scratch": buffers.scratch, "_BIG": buffers.MIN_SIZE,
-    "_np": np, "_math": math,
+    "_np": np, "_math": math, "_f64": np.float64,
     "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
     "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
