@@ -357,21 +357,13 @@ class PreparedGradient:
         self._rule = derived_rule(f) if isinstance(f, types.FunctionType) else None  # compile now
         self._nums, self._single = _normalise_argnums(argnums, len(example_args), "prepare_gradient")
 
-    def _reusable(self, args: tuple, simple_only: bool = False) -> bool:
-        """Can the buffers of the last call serve this one (same objects, same structure)? With
-        ``simple_only``, only when the arguments are plain arrays and floats."""
-        if self._buffers is None or len(args) != len(self._last_args):
-            return False
-        if any(a is not b for a, b in zip(args, self._last_args)):
-            return False
-        # the same objects as last time: their dtypes, and whether they share memory, are as they
-        # were (a shape can change in place, so that is checked)
-        if self._last_simple is None:
-            self._last_simple = _simple_arrays(args)
-        if self._last_simple:
-            return all(type(a) is float or b.shape == a.shape for a, b in zip(args, self._buffers))
-        if simple_only:
-            return False
+    def _reusable(self, args: tuple) -> bool:
+        """Can the buffers of the last call serve this one (same objects, same structure)?"""
+        if self._same_plain_arguments(args):
+            return True
+        if self._buffers is None or len(args) != len(self._last_args) or self._last_simple \
+                or any(a is not b for a, b in zip(args, self._last_args)):
+            return False  # other objects, or plain arrays whose shape changed
         try:
             validate_tangent(args, self._buffers)  # same structure as last time?
         except TypeError:
@@ -379,7 +371,9 @@ class PreparedGradient:
         return True
 
     def _same_plain_arguments(self, args: tuple) -> bool:
-        """``_reusable(args, simple_only=True)`` written for speed: the hot path's only check."""
+        """The hot path's check: the same plain arrays and floats as last time, the same shapes.
+        The same objects have the same dtypes and share memory as they did (a shape can change
+        in place, so that is checked)."""
         last = self._last_args
         if self._buffers is None or len(args) != len(last):
             return False
