@@ -305,9 +305,10 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
         if all(d is NoTangent for d in directions):
             directions = [T.zero_tangent(x) for x in xs]
         _, grads, products = _value_grad_hvp(spec.f, xs, tuple(directions), "grad")
+        value_bar = 0.0 if value_bar is NoTangent or value_bar is NoRData else float(value_bar)
         rdatas = [NoRData]  # the gradient function's own: it captures nothing differentiable
         for a, g, product in zip(args, grads, products):
-            if value_bar is not NoTangent and value_bar is not NoRData and value_bar != 0.0:
+            if value_bar != 0.0:
                 product = T.add(product, T.scale(g, value_bar))
             rdatas.append(accumulate(a, product) if isinstance(a, CoDual) else NoRData)
         return tuple(rdatas)
