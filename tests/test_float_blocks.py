@@ -220,3 +220,19 @@ def test_numpy_floats_run_as_python_floats_with_numpy_semantics():
 def test_python_floats_keep_their_exceptions():
     with pytest.raises(ZeroDivisionError):
         yb.grad(lambda a: formula(a, 0.0))(0.7)
+
+
+def overflowing_derivative(x):
+    a = x[0] * 1.0
+    b = a * 1.0
+    c = b ** -2  # finite at 1e-120; its derivative, -2 / b**3, overflows
+    d = c * 1e-200
+    e = d + 1.0
+    return e * 2.0
+
+
+def test_a_derivative_that_overflows_is_infinite_as_in_numpy():
+    x = np.array([1e-120])
+    with np.errstate(over="ignore"):
+        gradient = yb.grad(overflowing_derivative)(x)
+        assert np.isneginf(gradient[0]) and np.isneginf(-2.0 * 2e-200 * np.float64(1e-120) ** -3)

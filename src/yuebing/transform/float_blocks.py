@@ -201,22 +201,28 @@ class FloatBlock:
     # ------------------------------------------------------------------ reverse
 
     def reverse(self, rd: "callable", fresh: "callable") -> list[str]:
-        lines = []
+        """The adjoint code. Its residuals may be Python floats standing for NumPy floats (see
+        ``forward``): where Python floats raise (a derivative that overflows), it runs again on
+        NumPy floats, which give inf as NumPy would."""
+        lines, body = [], []
+        residuals = f"{', '.join(self.residuals)}{',' if len(self.residuals) == 1 else ''}"
         if self.residuals:
-            lines.append(f"{', '.join(self.residuals)}{',' if len(self.residuals) == 1 else ''} = _pop()")
+            lines.append(f"{residuals} = _pop()")
         adjoint: dict[str, str] = {}
         for var, local in self.final.items():  # the incoming cotangents of the block's results
             g = adjoint[local] = fresh("g")
-            lines.append(f"{g} = 0.0 if {rd(var)} is _NR else {rd(var)}; {rd(var)} = _NR")
+            incoming = fresh("gi")
+            lines.append(f"{incoming} = 0.0 if {rd(var)} is _NR else {rd(var)}; {rd(var)} = _NR")
+            body.append(f"{g} = {incoming}")
 
         def add(target: str, expr: str) -> None:
             if target not in self.values:
                 return  # a literal
             if target in adjoint:
-                lines.append(f"{adjoint[target]} += {expr}")
+                body.append(f"{adjoint[target]} += {expr}")
             else:
                 g = adjoint[target] = fresh("g")
-                lines.append(f"{g} = {expr}")
+                body.append(f"{g} = {expr}")
 
         for local, f, operands in reversed(self.ops):
             g = adjoint.get(local)
@@ -224,6 +230,15 @@ class FloatBlock:
                 continue  # its value reaches nothing differentiable
             for target, expr in _adjoints(f, operands, g):
                 add(target, expr)
+        if self.residuals:  # products, quotients and powers of floats can raise
+            lines += ["for _k in range(2):", "    try:"] + ["        " + b for b in body] + [
+                "        break",
+                "    except (ZeroDivisionError, OverflowError):  # NumPy floats give inf or nan here",
+                "        if _k:",
+                "            raise",
+                f"        {residuals} = {', '.join(f'_f64({n})' for n in self.residuals)},"]
+        else:
+            lines += body
         for var in self.inputs:  # the cotangents of the block's inputs
             g = adjoint.get(var)
             if g is None:
