@@ -3,9 +3,10 @@ out, as ``templates.py`` does for first order.
 
 In the dual reverse program (``second_order.py``) every call goes through ``call_rrule2``, which
 runs a primitive's first-order rule twice or more: tens of microseconds for ``y += x[i]``. For
-float arithmetic (``+ - * /`` and their in-place forms on floats) and a float read from a 1-D
-float64 array at an int index, the generator emits the value, its tangent and both adjoints
-inline behind a type guard, and the generic call otherwise:
+float arithmetic (``+ - * /``, their in-place forms, ``-x``), NumPy and ``math`` functions of one
+float (first and second derivatives), index tuples of ints, and element reads and writes of
+float64 arrays, the generator emits the value, its tangent and both adjoints inline behind a type
+guard, and the generic call otherwise:
 
     forward                                         reverse (g, gd: the result's rdata and its tangent)
     if type(a) in _FT and type(a_d) in _FT and ...: _e = _pop()

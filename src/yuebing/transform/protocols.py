@@ -1,4 +1,6 @@
-"""Python's protocols on user classes, resolved once for every mode.
+"""Python's call protocols, resolved once for every mode: which kind of callable a call reaches
+(``dispatch``, with a ``CallMode`` of handlers per mode), how its arguments fill a Python
+function's parameters (``bind_call``, ``SourceFunction``), and the protocols of user classes.
 
 ``a + b`` on a user class runs ``type(a).__add__`` (or ``type(b).__radd__``), ``obj.name`` on a
 property runs its getter: the call a differentiated program makes (``operator.add``,
