@@ -522,6 +522,19 @@ def _elementwise_cotangents(partials: tuple, xs: list, x_ds: list, y: Any, y_d: 
     return tuple(rs), tuple(rsd)
 
 
+def _fresh_output(y_dual: Dual) -> tuple:
+    """The output 4-tuple of a forward rule's result: its tangent (zero where it has none) and
+    fresh fdata and fdata tangent, where the output's cotangent and its tangent will gather."""
+    y, y_d = y_dual.primal, y_dual.tangent
+    return y, zero_fdata(y), _zero_tangent_of(y) if y_d is NoTangent else y_d, zero_fdata(y)
+
+
+def _output_cotangents(out: tuple, dy: Any, dy_d: Any) -> tuple:
+    """The cotangent of an output 4-tuple and its tangent (from the fdata for arrays, the rdata
+    for numbers)."""
+    return out_cotangent(CoDual(out[0], out[1]), dy), out_cotangent(CoDual(out[0], out[3]), dy_d)
+
+
 def _check_real(f: Any, xs: list) -> None:
     if any(np.iscomplexobj(x) for x in xs):
         raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} of complex numbers is not supported "
@@ -545,18 +558,13 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
                          f"{len(args)} arguments")
         _check_real(f, xs)
         x_ds = [a[2] for a in args]
-        y_dual = registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds)))
-        y, y_d = y_dual.primal, y_dual.tangent
-        if y_d is NoTangent:
-            y_d = _zero_tangent_of(y)
-        y_f, y_fd = zero_fdata(y), zero_fdata(y)
+        out = _fresh_output(registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds))))
 
         def pullback(dy: Any, dy_d: Any) -> tuple:
-            g = out_cotangent(CoDual(y, y_f), dy)
-            g_d = out_cotangent(CoDual(y, y_fd), dy_d)
-            return _elementwise_cotangents(partials, xs, x_ds, y, y_d, g, g_d, [(a[0], a[1], a[3]) for a in args])
+            g, g_d = _output_cotangents(out, dy, dy_d)
+            return _elementwise_cotangents(partials, xs, x_ds, out[0], out[2], g, g_d, [(a[0], a[1], a[3]) for a in args])
 
-        return (y, y_f, y_d, y_fd), pullback
+        return out, pullback
 
     rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
     return rule
@@ -653,18 +661,14 @@ def with_vjp(f: Any, vjp: Callable) -> None:
                 raise _error(f"yb.hvp/yb.hessian: {describe_callable(function)} with out= is not supported "
                              "in second order; assign the result instead")
         y_dual = registered_frule(function, *(Dual(a[0], a[2]) for a in args))
-        y, y_d = y_dual.primal, y_dual.tangent
         for a in args:
-            if y is a[0] and isinstance(y, np.ndarray):  # the input itself (matrix_power(a, 1))
+            if y_dual.primal is a[0] and isinstance(a[0], np.ndarray):  # the input itself (matrix_power(a, 1))
                 return a, lambda dy, dy_d: ((NoRData,) * (len(args) + 1),) * 2
-        if y_d is NoTangent:
-            y_d = _zero_tangent_of(y)
-        y_f, y_fd = zero_fdata(y), zero_fdata(y)
+        out = _fresh_output(y_dual)
 
         def pullback(dy: Any, dy_d: Any) -> tuple:
-            g = out_cotangent(CoDual(y, y_f), dy)
-            g_d = out_cotangent(CoDual(y, y_fd), dy_d)
-            cot = _frule_of(vjp, Dual(g, g_d), Dual(y, y_d), *(Dual(a[0], a[2]) for a in args))
+            g, g_d = _output_cotangents(out, dy, dy_d)
+            cot = _frule_of(vjp, Dual(g, g_d), Dual(out[0], out[2]), *(Dual(a[0], a[2]) for a in args))
             rs, rsd = [NoRData], [NoRData]
             for k, a in enumerate(args):
                 c = cot.primal[k] if k < len(cot.primal) else None  # missing trailing entries: None
@@ -677,7 +681,7 @@ def with_vjp(f: Any, vjp: Callable) -> None:
                 rsd.append(accumulate(CoDual(a[0], a[3]), 0.0 if c_d is NoTangent else c_d))
             return tuple(rs), tuple(rsd)
 
-        return (y, y_f, y_d, y_fd), pullback
+        return out, pullback
 
     rule.second_order_kind = "vjp"  # type: ignore[attr-defined]
     _register((f,), _with_positional_keywords(_sequences_as_arrays(rule)))
