@@ -300,14 +300,7 @@ def test_second_order_errors_are_clear():
         yb.hvp(lambda a: np.sum(np.linalg.eig(a)[0].real), (np.eye(2),), (np.eye(2),))
 
 
-def takes_gradient(x):
-    return np.sum(yb.grad(cubic)(x, np.ones(3)) ** 2)
-
-
-def test_hessian_of_a_function_taking_a_gradient_is_refused_not_wrong():
-    # it would need third derivatives (reverse over the gradient's reverse pass)
-    with pytest.raises(yb.NestedDifferentiationError, match="nested differentiation"):
-        yb.hessian(takes_gradient)(np.array([0.5, 1.0, 2.0]))
+# Hessians of functions that call yb.grad (third derivatives): tests/test_third_order.py
 
 
 def test_show_hvp_is_readable_python():

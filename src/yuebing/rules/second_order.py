@@ -151,6 +151,9 @@ def _has_float_data(p: Any, depth: int = 0) -> bool:
         return True
     if isinstance(p, np.ndarray):
         return p.dtype.kind in "fc"
+    owner = getattr(p, "__self__", None)
+    if isinstance(p, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
+        return _has_float_data(owner, depth + 1)  # a bound method (x.sum) carries its owner's tangent
     if isinstance(p, (int, bool, str, bytes, slice, type(None), type(Ellipsis), np.integer, np.bool_, type,
                       np.dtype, types.BuiltinFunctionType, types.ModuleType)):
         return False
@@ -230,6 +233,7 @@ def linear(*targets: Any, data: tuple = (), stored: tuple = ()) -> None:
         return _linear(f, args, kwargs, data, stored)
 
     rule.second_order_kind = "linear"  # type: ignore[attr-defined]
+    rule.data, rule.stored = data, stored  # type: ignore[attr-defined] - read by third order
     _register(targets, rule if data or stored else _linear)
 
 
@@ -567,6 +571,7 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
         return out, pullback
 
     rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
+    rule.partials = partials  # type: ignore[attr-defined] - read by third order
     return rule
 
 
@@ -643,6 +648,7 @@ def _inplace_rule(iop: Any) -> Rule:
         return a, pullback
 
     rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
+    rule.in_place_of = op  # type: ignore[attr-defined] - read by third order
     return rule
 
 
@@ -699,6 +705,7 @@ def defined_by(target: Any, definition: types.FunctionType) -> None:
         return dual_rule(definition)((definition, NoFData, NoTangent, NoFData), *args, **kwargs)
 
     rule.second_order_kind = "python"  # type: ignore[attr-defined]
+    rule.definition = definition  # type: ignore[attr-defined] - read by third order
     _register((target,), rule)
 
 

@@ -302,8 +302,7 @@ def _is_machinery(filename: str) -> bool:
 def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode") -> None:
     """Refuse to transform yuebing's own code (tapes, pullbacks, buffers) rather than follow it
     and risk a wrong answer. Users reach this by nesting differentiation in a way yuebing does not
-    support: reverse mode (or a Hessian) over a function that calls yb.grad/yb.vjp, or forward
-    mode over yb.jvp."""
+    support: differentiating a function that calls yb.vjp or yb.jvp."""
     filename = fn.__code__.co_filename
     name = getattr(fn.__code__, "co_qualname", fn.__qualname__)
     # generated code holds the user's nested functions (``..._jvp.<locals>.inner``) too: only its
@@ -313,10 +312,9 @@ def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode"
         raise NestedDifferentiationError(
             f"yuebing cannot apply {mode} to {name} ({filename}): it is part of yuebing's own "
             "differentiation machinery, so this is nested differentiation of a kind yuebing does "
-            "not support: reverse mode over yb.grad/yb.vjp (reverse-over-reverse, or the Hessian of a "
-            "function that itself takes a gradient, which needs third derivatives), or forward mode "
-            "over yb.jvp. Supported: forward mode over yb.grad (yb.jvp or yb.jacobian(mode='fwd') of a "
-            "function that calls yb.grad) and yb.hvp/yb.hessian of the original function"
+            "not support: differentiating a function that calls yb.vjp or yb.jvp. Supported: yb.grad "
+            "and yb.value_and_grad inside the function, under yb.grad, yb.jvp, yb.jacobian, yb.hvp and "
+            "yb.hessian"
         )
 
 

@@ -308,21 +308,18 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
     return dispatch(_SECOND_ORDER, f, f[0], args, kwargs)
 
 
-_NEEDS_THIRD_ORDER = object()  # lookup's answer for yb.grad and yb.value_and_grad
 _FIRST_ORDER_ONLY = object()  # lookup's answer for a primitive with no second-order rule
 
 
 def _lookup(fn: Any) -> Any:
-    """The second-order rule of ``fn``; or why there is none, for a primitive."""
-    from .. import api
+    """The second-order rule of ``fn``; or why there is none, for a primitive. (``yb.grad`` and
+    ``yb.value_and_grad`` have theirs from ``rules/third_order.py``.)"""
     from ..rules.core import RRULES
     from ..rules.second_order import lookup_second_order
 
     found = lookup_second_order(fn)
     if found is not None:
         return found
-    if fn is api.grad or fn is api.value_and_grad:
-        return _NEEDS_THIRD_ORDER
     if RRULES.lookup(fn) is not None:  # a primitive: never transformed from its source
         return _FIRST_ORDER_ONLY
     return None
@@ -331,25 +328,16 @@ def _lookup(fn: Any) -> Any:
 def _run_rule(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     from ..rules.second_order import run_second_order
 
-    if found is _NEEDS_THIRD_ORDER:
-        raise _third_order_error()
     if found is _FIRST_ORDER_ONLY:
         raise _no_rule(f[0])
     return run_second_order(found, f, args, kwargs)
 
 
-def _third_order_error() -> Exception:
-    from .forward_runtime import NestedDifferentiationError
-
-    return NestedDifferentiationError(
-        "yb.hvp/yb.hessian of a function that takes a gradient (yb.grad or yb.value_and_grad inside "
-        "it) needs third derivatives, which yuebing does not compute (nested differentiation). "
-        "Differentiate the gradient itself instead: yb.jacobian(yb.grad(f), mode='rev'), or forward "
-        "mode over yb.grad")
-
-
 def _gradient(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    raise _third_order_error()
+    """A call of a function made by ``yb.grad``: third derivatives (``rules/third_order.py``)."""
+    from ..rules.third_order import gradient_rule
+
+    return gradient_rule(f, args, kwargs)
 
 
 def _call_function(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:

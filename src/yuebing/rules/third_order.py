@@ -1,0 +1,451 @@
+"""Third derivatives: second order of forward mode, and second order of ``yb.grad``.
+
+``yb.hvp``/``yb.hessian`` of a function ``f`` that calls ``grad(g)`` runs the dual pullback of
+that call: cotangent ``ybar`` (with tangent ``ybar_dot``) goes back to ``x`` as ``H ybar`` with
+tangent ``H ybar_dot + D^3 g[xdot, ybar]`` (plus ``vbar * grad`` terms for ``value_and_grad``).
+All of it is one forward-over-reverse pass over ``psi(x, u) = vbar g(x) + D g(x)[u]`` at
+``u = ybar``, seeded along ``(xdot, ybar_dot)``: the gradient of ``psi`` in ``x`` is the
+cotangent, its Hessian-vector product the cotangent's tangent. ``psi`` is ``g``'s *plain forward
+program* (``transform/plain_forward.py``), in which every call is ``jvp_call(f, f_t, a, a_t,
+...)``; this file gives ``jvp_call`` its second-order rule, by the class of ``f``:
+
+* a Python function: the second order of its own plain forward program (differentiated like user
+  code, so user functions, loops, branches and in-place updates follow);
+* ``linear``: the value from ``f`` on the primals, the tangent from ``f`` on the tangents (ints,
+  indices and shapes passed as themselves; an int *value* written or summed becomes 0);
+* ``multilinear``: the tangent is the sum of ``f`` with one factor replaced by its tangent;
+* ``elementwise`` (``declare.elementwise``'s partials): ``sum_k partial_k(*xs, y) * t_k``, with
+  the partials differentiated like user code; the nonlinear in-place operators as their
+  out-of-place operator written back into the array and its tangent;
+* ``zero``: a constant zero tangent; ``defined_by``: its Python definition.
+
+Each is assembled from calls of the existing second-order rules (``_Composition``), so nothing
+here restates a derivative. Functions of other classes (``with_vjp``: linear algebra and the
+like; ``selection``: ``max``/``min``/``sorted``; objects and closures) raise
+``NestedDifferentiationError`` naming them.
+"""
+from __future__ import annotations
+
+import operator
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ..tangents import NoFData, NoRData, NoTangent, join
+from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
+from .core import CoDual, describe_callable
+from .declare import ELEMENTWISE_PARTIALS
+from .second_order import (_has_float_data, _is_field_tangent, _register, _zero_ints, _zero_tangent_of,
+                           lookup_second_order)
+from .util import sum_rdata, zero_fdata
+
+_ADD = (operator.add, NoFData, NoTangent, NoFData)
+_MUL = (operator.mul, NoFData, NoTangent, NoFData)
+_SETITEM = (operator.setitem, NoFData, NoTangent, NoFData)
+
+
+def _refusal(what: str) -> Exception:
+    from ..transform.plain_forward import _refusal as refusal
+
+    return refusal(what)
+
+
+def _constant(value: Any) -> tuple:
+    """The 4-tuple of a constant of the computation."""
+    return value, zero_fdata(value), _zero_tangent_of(value), zero_fdata(value)
+
+
+def _function(f: Any) -> tuple:
+    return f, NoFData, NoTangent, NoFData
+
+
+# --------------------------------------------------------------------------------------------
+# Composing second-order rule calls
+# --------------------------------------------------------------------------------------------
+
+
+class _Composition:
+    """A few second-order calls composed by hand. Values are numbered slots (the inputs first);
+    ``call`` runs ``call_rrule2`` on slots and returns the output's slot; ``pullback`` runs the
+    calls' dual pullbacks backwards, gathering the rdata (and rdata tangent) of every slot."""
+
+    def __init__(self, inputs: list) -> None:
+        self.values = list(inputs)
+        self.n_inputs = len(inputs)
+        self.steps: list = []
+
+    def add(self, value: tuple) -> int:
+        self.values.append(value)
+        return len(self.values) - 1
+
+    def call(self, f: tuple, slots: list, keywords: dict | None = None) -> int:
+        from ..transform.second_order import call_rrule2
+
+        keywords = keywords or {}
+        out, pullback = call_rrule2(f, *(self.values[i] for i in slots),
+                                    **{k: self.values[i] for k, i in keywords.items()})
+        self.steps.append((pullback, list(slots) + list(keywords.values()), len(self.values)))
+        return self.add(out)
+
+    def total(self, slots: list, like: int) -> int:
+        """The sum of the values in ``slots`` (a zero like slot ``like``'s value if none)."""
+        if not slots:
+            return self.add(_constant(_zero_tangent_of(self.values[like][0])))
+        result = slots[0]
+        for s in slots[1:]:
+            result = self.call(_ADD, [result, s])
+        return result
+
+    def output(self, value: int, tangent: int) -> tuple[tuple, Callable]:
+        """The 4-tuple of the pair ``(value, tangent)`` of two slots, and the dual pullback of
+        the whole composition (rdata for ``jvp_call`` itself, then each input)."""
+        y, t = self.values[value], self.values[tangent]
+        fdata = (y[1], t[1]) if y[1] is not NoFData or t[1] is not NoFData else NoFData
+        fdata_t = (y[3], t[3]) if y[3] is not NoFData or t[3] is not NoFData else NoFData
+        out = ((y[0], t[0]), fdata, (y[2], t[2]), fdata_t)
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            seeds = {value: [NoRData, NoRData], tangent: [NoRData, NoRData]}
+            for slot, k in ((value, 0), (tangent, 1)):
+                seeds[slot][0] = sum_rdata(seeds[slot][0], dy[k] if isinstance(dy, tuple) else NoRData)
+                seeds[slot][1] = sum_rdata(seeds[slot][1], dy_d[k] if isinstance(dy_d, tuple) else NoRData)
+            return self.pull(seeds)
+
+        return out, pullback
+
+    def pair_output(self, pair: int) -> tuple[tuple, Callable]:
+        """Like ``output``, for a slot already holding the ``(value, tangent)`` pair."""
+        return self.values[pair], lambda dy, dy_d: self.pull({pair: [dy, dy_d]})
+
+    def pull(self, seeds: dict) -> tuple[tuple, tuple]:
+        rd = [NoRData] * len(self.values)
+        rdd = [NoRData] * len(self.values)
+        for slot, (r, r_d) in seeds.items():
+            rd[slot], rdd[slot] = r, r_d
+        for step_pullback, slots, out_slot in reversed(self.steps):
+            rs, rsd = step_pullback(rd[out_slot], rdd[out_slot])
+            for j, s in enumerate(slots):
+                rd[s] = sum_rdata(rd[s], rs[1 + j])
+                rdd[s] = sum_rdata(rdd[s], rsd[1 + j])
+        return (NoRData, *rd[:self.n_inputs]), (NoRData, *rdd[:self.n_inputs])
+
+
+# --------------------------------------------------------------------------------------------
+# The rule of jvp_call
+# --------------------------------------------------------------------------------------------
+
+
+class _Call:
+    """``jvp_call``'s arguments as slots: the function, its tangent, each argument and its
+    tangent (positional, then keywords)."""
+
+    def __init__(self, args: tuple, kwargs: dict) -> None:
+        self.function_slot = 0
+        self.inputs = list(args) + list(kwargs.values())
+        self.composition = _Composition(self.inputs)
+        self.f, self.f_t = args[0][0], args[1][0]
+        n = (len(args) - 2) // 2
+        self.arg_slots = [(2 + 2 * k, 3 + 2 * k) for k in range(n)]
+        names = list(kwargs)
+        self.keyword_slots = {k: (len(args) + names.index(k), len(args) + names.index(TANGENT_KEYWORD + k))
+                              for k in names if not k.startswith(TANGENT_KEYWORD)}
+
+    def value(self, slot: int) -> Any:
+        return self.composition.values[slot][0]
+
+
+def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """Second-order rule of ``jvp_call(f, f_t, a, a_t, ..., k=v, _t_k=v_t)``."""
+    call = _Call(args, kwargs)
+    found = lookup_second_order(call.f)
+    if found is None and isinstance(call.f, types.FunctionType):
+        return call.composition.pair_output(_python_function(call, call.f))
+    if found is not None and found[1] is not None:  # a builtin method: unbound, its owner first
+        _unbind_method(call, found[1])
+    rule = found[0] if found is not None else None
+    kind = getattr(rule, "second_order_kind", None)
+    if kind == "python":
+        call.function_slot = call.composition.add(_function(rule.definition))
+        return call.composition.pair_output(_python_function(call, rule.definition))
+    if kind == "elementwise" and hasattr(rule, "in_place_of"):
+        pair = _in_place(call, rule.in_place_of)
+    elif kind == "elementwise" and not _is_structure_call(call):
+        pair = _elementwise(call, rule.partials)
+    elif kind in ("linear", "elementwise") or call.f is getattr:
+        pair = _linear(call, getattr(rule, "data", ()), getattr(rule, "stored", ()))
+    elif kind == "multilinear":
+        pair = _multilinear(call)
+    elif kind == "zero":
+        pair = _zero(call)
+    else:
+        raise _refusal(describe_callable(call.f) if kind is None else f"{describe_callable(call.f)} (a '{kind}' rule)")
+    return call.composition.output(*pair)
+
+
+def _unbind_method(call: _Call, owner: Any) -> None:
+    """A bound builtin method ``x.sum`` with tangent ``x_t.sum``: the unbound method, with ``x``
+    and ``x_t`` as the first argument pair."""
+    method, method_t = call.inputs[0], call.inputs[1]
+    empty = (None, NoFData, NoTangent, NoFData)
+    owner4 = tuple(getattr(part, "__self__", e) for part, e in zip(method, empty))
+    owner_t4 = tuple(getattr(part, "__self__", e) for part, e in zip(method_t, empty))
+    unbound = getattr(type(owner), method[0].__name__)
+    c = call.composition
+    call.function_slot = c.add(_function(unbound))
+    call.arg_slots = [(c.add(owner4), c.add(owner_t4))] + call.arg_slots
+    call.f = unbound
+
+
+def _is_structure_call(call: _Call) -> bool:
+    """``list + list``, ``2 * [x]``: structure, not arithmetic (linear, as in second order)."""
+    xs = [call.value(a) for a, _ in call.arg_slots]
+    return any(isinstance(x, (list, tuple, str)) for x in xs) and not any(isinstance(x, np.ndarray) for x in xs)
+
+
+def _on_object(call: _Call) -> bool:
+    return bool(call.arg_slots) and _is_field_tangent(call.value(call.arg_slots[0][1]))
+
+
+def _apply(call: _Call, slots: list, keywords: dict | None = None) -> int:
+    """``f`` applied to argument slots (the call's own keywords unless given)."""
+    if keywords is None:
+        keywords = {k: a for k, (a, _) in call.keyword_slots.items()}
+    c = call.composition
+    return c.call(c.values[call.function_slot], slots, keywords)
+
+
+def _primal_call(call: _Call) -> int:
+    return _apply(call, [a for a, _ in call.arg_slots])
+
+
+def _linear(call: _Call, data: tuple, stored: tuple) -> tuple[int, int]:
+    """Value ``f(a, ...)``, tangent ``f(a_t, ...)``: structure (ints, indices, shapes) passes as
+    itself, except an int *value* (``data``/``stored`` positions) which becomes 0."""
+    if _on_object(call):
+        raise _refusal(f"{describe_callable(call.f)} on objects")
+    c = call.composition
+    mutates = call.f in (operator.setitem, operator.delitem, operator.iadd, operator.iconcat) or \
+        isinstance(call.f, (types.MethodDescriptorType, types.WrapperDescriptorType))
+    y = _primal_call(call)
+
+    def tangent_slot(key: Any, slots: tuple, first: bool) -> int:
+        a, t = slots
+        p, tp = call.value(a), call.value(t)
+        if tp is NoTangent or not (mutates and first) and not _has_float_data(p) and not (type(p) is list and not p):
+            if key in data or key in stored:
+                zeroed = _zero_ints(p, p, key in data)
+                if zeroed is not p:
+                    return c.add(_constant(zeroed))
+            return a
+        if key in data and _zero_ints(p, tp, True) is not tp:
+            raise _refusal(f"{describe_callable(call.f)} of a list mixing numbers and ints")
+        return t
+
+    slots = [tangent_slot(k, s, k == 0) for k, s in enumerate(call.arg_slots)]
+    keywords = {k: tangent_slot(k, s, False) for k, s in call.keyword_slots.items()}
+    return y, _apply(call, slots, keywords)
+
+
+def _multilinear(call: _Call) -> tuple[int, int]:
+    """Tangent: the sum of ``f`` with one factor replaced by its tangent."""
+    c = call.composition
+    y = _primal_call(call)
+    terms = []
+    for k, (a, t) in enumerate(call.arg_slots):
+        if call.value(t) is NoTangent or not _has_float_data(call.value(a)):
+            continue
+        terms.append(_apply(call, [t if j == k else s for j, (s, _) in enumerate(call.arg_slots)]))
+    return y, c.total(terms, y)
+
+
+def _elementwise(call: _Call, partials: tuple) -> tuple[int, int]:
+    """Tangent ``sum_k partial_k(*xs, y) * t_k``."""
+    if call.keyword_slots or len(call.arg_slots) != len(partials):
+        raise _refusal(f"{describe_callable(call.f)} with out=, where= or dtype=")
+    c = call.composition
+    y = _primal_call(call)
+    xs = [a for a, _ in call.arg_slots]
+    terms = []
+    for (a, t), partial in zip(call.arg_slots, partials):
+        if partial is None or call.value(t) is NoTangent or not _has_float_data(call.value(a)):
+            continue
+        derivative = c.call(_function(partial), xs + [y])
+        terms.append(c.call(_MUL, [derivative, t]))
+    return y, c.total(terms, y)
+
+
+def _in_place(call: _Call, operation: Any) -> tuple[int, int]:
+    """``a op= b``: for numbers, ``a op b``; for arrays, ``a op b`` and its tangent written back
+    into ``a`` and ``a_t`` (``a[...] = y``, ``a_t[...] = y_t``)."""
+    c = call.composition
+    (a, a_t), _ = call.arg_slots
+    call.function_slot = c.add(_function(operation))
+    call.f = operation
+    y, y_t = _elementwise(call, ELEMENTWISE_PARTIALS[operation])
+    if not isinstance(call.value(a), np.ndarray):
+        return y, y_t
+    everything = c.add(_constant(Ellipsis))
+    c.call(_SETITEM, [a, everything, y])
+    if not isinstance(call.value(a_t), np.ndarray):
+        raise _refusal(f"{describe_callable(call.f)} in place on an array without a tangent array")
+    c.call(_SETITEM, [a_t, everything, y_t])
+    return a, a_t
+
+
+def _zero(call: _Call) -> tuple[int, int]:
+    y = _primal_call(call)
+    return y, call.composition.add(_constant(_zero_tangent_of(call.value(y))))
+
+
+def _python_function(call: _Call, fn: types.FunctionType) -> int:
+    """A Python function: the second order of its plain forward program, called with each
+    parameter's ``(primal, tangent)`` 4-tuples (defaults as constants). Returns the pair's slot."""
+    from ..transform.protocols import SourceFunction
+    from ..transform.second_order import dual_rule
+
+    if fn.__closure__:
+        raise _refusal(f"closures ({fn.__qualname__} captures {', '.join(fn.__code__.co_freevars)})")
+    program = plain_forward(fn)
+    source = _SOURCES.get(fn.__code__)
+    if source is None:
+        source = _SOURCES[fn.__code__] = SourceFunction(fn)
+    c = call.composition
+    given = {**dict(enumerate(call.arg_slots)), **call.keyword_slots}
+    slots = [call.function_slot, c.add(_constant(NoTangent))]
+    for kind, payload in source.plan(tuple(call.value(a) for a, _ in call.arg_slots),
+                                     {k: call.value(a) for k, (a, _) in call.keyword_slots.items()}):
+        if kind == "arg":
+            slots += list(given[payload])
+        elif kind in ("star", "starstar"):
+            raise _refusal(f"functions taking *args or **kwargs ({fn.__qualname__})")
+        else:  # a default value: a constant
+            slots += [c.add(_constant(payload)), c.add(_constant(_zero_tangent_of(payload)))]
+    out, pullback = dual_rule(program)(_function(program), *(c.values[s] for s in slots))
+    c.steps.append((pullback, slots, len(c.values)))
+    return c.add(out)
+
+
+_SOURCES: dict = {}
+
+
+def _constant_result(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """A plain program's runtime helpers (globals, zero tangents): their results are constants."""
+    value = f4[0](*(a[0] for a in args), **{k: v[0] for k, v in kwargs.items()})
+    return _constant(value), lambda dy, dy_d: ((NoRData,) * (len(args) + len(kwargs) + 1),) * 2
+
+
+def _register_rules() -> None:
+    from ..transform import forward_runtime, runtime
+
+    jvp_rule.second_order_kind = "special"  # type: ignore[attr-defined]
+    _register((jvp_call,), jvp_rule)
+    _register((runtime.global_value, forward_runtime.global_tangent, forward_runtime.zero_tangent_of),
+              _constant_result)
+
+
+_register_rules()
+
+
+# --------------------------------------------------------------------------------------------
+# yb.grad inside second order
+# --------------------------------------------------------------------------------------------
+
+
+def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """``yb.grad(g)`` (or ``value_and_grad``) called inside the function being differentiated:
+    the gradient function, carrying ``g``'s fdata and tangent (the values ``g`` captured)."""
+    from ..api import grad, value_and_grad
+
+    make = grad if f4[0] is grad else value_and_grad
+    g = args[0]
+    made = make(g[0], *(a[0] for a in args[1:]), **{k: v[0] for k, v in kwargs.items()})
+    return (made, g[1], g[2], g[3]), lambda dy, dy_d: ((NoRData,) * (len(args) + len(kwargs) + 1),) * 2
+
+
+def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """Second-order rule of a call of a gradient function ``grad(g)(*xs)``: the value and its
+    tangent by one forward-over-reverse pass of ``g``; the dual pullback by one
+    forward-over-reverse pass of ``g``'s plain forward program (third derivatives of ``g``)."""
+    from ..api import _normalise_argnums
+    from ..second_order_api import _captures_derivatives, _value_grad_hvp
+    from ..tangents import zero_tangent
+    from ..transform.forward_runtime import NestedDifferentiationError
+    from .second_order import _fresh_output, _output_cotangents
+    from .core import Dual
+    from .util import accumulate
+
+    spec = f4[0].__yuebing_gradient__
+    if kwargs or spec.has_aux:
+        raise NestedDifferentiationError(
+            "yb.hvp/yb.hessian over yb.grad supports gradient functions without has_aux called with "
+            "positional arguments; pass keyword arguments positionally")
+    if _captures_derivatives(f4[1]) or f4[2] is not NoTangent and _captures_derivatives(f4[2]):
+        raise NestedDifferentiationError(
+            "yuebing cannot take the Hessian through yb.grad of a function with respect to the variables it "
+            "captures from the differentiated code; pass them to it as arguments")
+    xs = tuple(a[0] for a in args)
+    for i, x in enumerate(xs):
+        if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+            raise NestedDifferentiationError(
+                f"yb.hvp/yb.hessian over yb.grad differentiates float and float-array arguments; argument "
+                f"{i} is a {type(x).__qualname__}")
+    nums, single = _normalise_argnums(spec.argnums, len(xs), "grad")
+    directions = tuple(zero_tangent(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
+    value, grads, products = _value_grad_hvp(spec.f, xs, directions, "grad")
+    gradient = grads[nums[0]] if single else tuple(grads[i] for i in nums)
+    gradient_t = products[nums[0]] if single else tuple(products[i] for i in nums)
+    if spec.with_value:
+        value_t = float(sum(np.sum(g * d) for g, d in zip(grads, directions)))
+        out = _fresh_output(Dual((value, gradient), (value_t, gradient_t)))
+    else:
+        out = _fresh_output(Dual(gradient, gradient_t))
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        bar, bar_d = _output_cotangents(out, dy, dy_d)
+        value_bar, value_bar_d = (bar[0], bar_d[0]) if spec.with_value else (0.0, 0.0)
+        grad_bar, grad_bar_d = (bar[1], bar_d[1]) if spec.with_value else (bar, bar_d)
+        if single:
+            grad_bar, grad_bar_d = (grad_bar,), (grad_bar_d,)
+        us = [_constant(zero_tangent(x)) for x in xs]
+        for i, u, u_d in zip(nums, grad_bar, grad_bar_d):
+            u = zero_tangent(xs[i]) if u is NoTangent else u
+            us[i] = (u, zero_fdata(u), zero_tangent(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
+        rs, rsd = _psi_pullback(spec.f, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d))
+        rdatas, rdata_ts = [NoRData], [NoRData]
+        for a, r, r_d in zip(args, rs, rsd):
+            rdatas.append(accumulate(CoDual(a[0], a[1]), r))
+            rdata_ts.append(accumulate(CoDual(a[0], a[3]), r_d))
+        return tuple(rdatas), tuple(rdata_ts)
+
+    return out, pullback
+
+
+def _scalar(value: Any) -> float:
+    return 0.0 if value is NoTangent or value is NoRData else float(value)
+
+
+def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list, value_bar: float,
+                  value_bar_d: float) -> tuple[list, list]:
+    """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` and its tangent along
+    ``(directions, u's tangents)``, by second order of ``g``'s plain forward program."""
+    from ..second_order_api import _check_scalar
+
+    pair = _Call(tuple([_function(g), _constant(NoTangent)] + [part for x, d, u in zip(xs, directions, us)
+                        for part in ((x, zero_fdata(x), d, zero_fdata(x)), u)]), {})
+    slot = _python_function(pair, g)
+    out, pullback = pair.composition.pair_output(slot)
+    _check_scalar(out[0][0], g, "grad")
+    seeds, seeds_d = [value_bar, 1.0], [value_bar_d, 0.0]
+    for k in range(2):
+        if isinstance(out[0][k], np.ndarray):  # a 0-d array: its cotangent goes into its fdata
+            out[1][k][...] += seeds[k]
+            out[3][k][...] += seeds_d[k]
+            seeds[k] = seeds_d[k] = NoRData
+    rs, rsd = pullback(tuple(seeds), tuple(seeds_d))
+    grads, grads_t = [], []
+    for k, x in enumerate(xs):
+        x4 = pair.inputs[2 + 2 * k]
+        grads.append(join(x4[1], rs[3 + 2 * k]))
+        grads_t.append(join(x4[3], rsd[3 + 2 * k]))
+    return grads, grads_t

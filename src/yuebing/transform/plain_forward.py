@@ -1,0 +1,143 @@
+"""Forward mode written as plain Python, for third derivatives.
+
+The Hessian of a function ``f`` that itself calls ``yb.grad(g)`` needs, in the dual pullback of
+that call, the third-derivative term ``D^3 g[xdot, ybar]``. It is the Hessian-vector product of
+``psi(x, u) = D g(x)[u]``, the forward derivative of ``g``: if ``psi`` is a Python program that
+second order can differentiate, forward-over-reverse gives third derivatives of ``g`` with no new
+rule layer. This module writes that program.
+
+``plain_forward(g)`` is the forward-mode program of ``g`` (``forward.py``'s generator, with the
+same variables ``v``/``v_t`` and control flow) in which every call site is one call of a single
+function, ``jvp_call``::
+
+    t, t_t = _jvp(f, f_t, a, a_t, b, b_t, axis=0, _t_axis=_NT)   # line 12: t = f(a, b, axis=0)
+
+and nothing else is opaque: no ``Dual`` objects, no inline templates. Run as it is, ``jvp_call``
+is forward mode of one call. Under second order, ``jvp_call`` has its own rule
+(``rules/third_order.py``): a primitive's forward derivative assembled from its second-order
+rules by class, a Python function's from its own plain forward program, differentiated like user
+code. Nested functions (closures) are not written yet: they raise ``NestedDifferentiationError``.
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import re
+import types
+from typing import Any
+
+from . import ir, templates
+from .forward import ForwardGenerator, GeneratedForward
+
+TANGENT_KEYWORD = "_t_"  # a keyword argument's tangent travels as ``_t_<name>=``
+
+
+def _refusal(what: str) -> Exception:
+    from .forward_runtime import NestedDifferentiationError
+
+    return NestedDifferentiationError(
+        f"third derivatives (yb.hvp/yb.hessian of a function that calls yb.grad) do not support "
+        f"{what} in the function whose gradient is taken yet; define it at module level and pass "
+        "what it needs as arguments")
+
+
+class PlainForwardGenerator(ForwardGenerator):
+    """``ForwardGenerator`` with every call site written as ``_jvp(f, f_t, a, a_t, ...)``."""
+
+    def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        if s.star_args is not None or s.star_kwargs is not None:
+            raise _refusal(f"calls with *args or **kwargs ({ir._call_text(s)}, line {s.line})")
+        parts = [self.primal(s.func), self.tangent(s.func)]
+        for a in s.args:
+            parts += [self.primal(a), self.tangent(a)]
+        for k, v in s.kwargs:
+            parts += [f"{k}={self.primal(v)}", f"{TANGENT_KEYWORD}{k}={self.tangent(v)}"]
+        call = f"_jvp({', '.join(parts)})"
+        comment = f"  # line {s.line}: {ir._call_text(s)}" if s.line else ""
+        target = f"{s.target}, {self.td(s.target)} = " if s.target else ""
+        self.emit(out, indent, f"{target}{call}{comment}", s.line)
+
+    def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
+        raise _refusal(f"nested functions ({s.target}, line {s.line})")
+
+    def generate(self) -> GeneratedForward:
+        if self.fn.cell_backed:
+            raise _refusal(f"variables written by nested functions ({', '.join(self.fn.cell_backed)})")
+        if self.fn.free_vars:
+            raise _refusal(f"closures ({self.fn.name} captures {', '.join(self.fn.free_vars)})")
+        generated = super().generate()
+        # second order's program of this one has runtime names of its own (``_fn``, ``_global``,
+        # ``_G``, ...): ours get a prefix so that they stay distinct
+        name = generated.name.replace("_jvp", "_plain_jvp")
+        source = generated.source.replace(f"def {generated.name}(_fn, _fn_t", f"def {name}(_callee, _callee_t", 1)
+        source = _RUNTIME_NAME.sub(lambda m: "_pf" + m.group(0), source)
+        return GeneratedForward(name, source, generated.constants, generated.params, generated.line_map)
+
+
+#: the forward runtime's names that plain programs use, renamed ``_pf_...`` in them
+RUNTIME_NAMES = ("_global", "_G", "_gt", "_zt", "_NT")
+_RUNTIME_NAME = re.compile(r"\b(?:" + "|".join(RUNTIME_NAMES) + r")\b")
+
+
+_PLAIN: dict[types.CodeType, types.FunctionType] = {}
+_counter = itertools.count()
+
+
+def plain_forward(fn: types.FunctionType) -> types.FunctionType:
+    """The plain forward program of Python function ``fn`` (cached per code object): called as
+    ``program(fn, fn_t, x, x_t, ...)`` it returns ``(value, tangent)``."""
+    program = _PLAIN.get(fn.__code__)
+    if program is None:
+        from .forward_runtime import _refuse_yuebing_internals
+        from .protocols import SourceFunction
+
+        _refuse_yuebing_internals(fn, "yb.hvp/yb.hessian over yb.grad")
+        ir_fn = SourceFunction(fn).ir
+        generator = PlainForwardGenerator(ir_fn, fn.__globals__)
+        generated = generator.generate()
+        program = _PLAIN[fn.__code__] = _compile(generated, fn)
+        program.__yuebing_tangent_suffix__ = generator.suffix
+        program.__yuebing_plain_of__ = fn
+    return program
+
+
+def _compile(generated: GeneratedForward, fn: types.FunctionType) -> types.FunctionType:
+    """Compile like ``forward.compile_forward``, under a file name that second order may read
+    (it differentiates this program from its source)."""
+    from . import forward_runtime as R
+
+    filename = f"<plain forward {fn.__qualname__} #{next(_counter)}>"
+    source = generated.source
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = R.runtime_namespace()
+    namespace.update(templates.NAMESPACE)
+    namespace.update(generated.constants)
+    namespace["_G"] = fn.__globals__
+    namespace.update({"_pf" + name: namespace[name] for name in RUNTIME_NAMES})
+    namespace["_jvp"] = jvp_call
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
+    return namespace[generated.name]
+
+
+def split_call(args: tuple, kwargs: dict) -> tuple[list, list, dict, dict]:
+    """``(primals, tangents, keyword primals, keyword tangents)`` of ``jvp_call``'s arguments
+    after ``f, f_t``."""
+    primals, tangents = list(args[0::2]), list(args[1::2])
+    kw = {k: v for k, v in kwargs.items() if not k.startswith(TANGENT_KEYWORD)}
+    kw_t = {k: kwargs[TANGENT_KEYWORD + k] for k in kw}
+    return primals, tangents, kw, kw_t
+
+
+def jvp_call(f: Any, f_t: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """Forward mode of one call ``f(*args)``, its arguments given as ``primal, tangent`` pairs:
+    ``(value, tangent)``. (Under second order, ``rules/third_order.py``'s rule runs instead.)"""
+    from ..rules.core import Dual
+    from .forward_runtime import call_frule
+
+    primals, tangents, kw, kw_t = split_call(args, kwargs)
+    result = call_frule(Dual(f, f_t), *(Dual(p, t) for p, t in zip(primals, tangents)),
+                        **{k: Dual(v, kw_t[k]) for k, v in kw.items()})
+    return result.primal, result.tangent
+
+
+__all__ = ["PlainForwardGenerator", "jvp_call", "plain_forward", "split_call"]

@@ -1,0 +1,227 @@
+"""Third derivatives: Hessians (and Hessian-vector products) of functions that call ``yb.grad``.
+
+Every Hessian is checked against central differences of the gradient (``yb.grad`` of the outer
+function is reverse over reverse, which needs only second derivatives) and for symmetry.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.tangents import NoTangent
+from yuebing.transform.plain_forward import plain_forward
+
+A = np.array([[2.0, 0.5, -0.3], [0.1, 1.5, 0.4], [-0.2, 0.3, 1.0]])
+
+
+def _fd_hessian(f, x, h=1e-5):
+    x = np.asarray(x, dtype=float)
+    columns = []
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[j] = h
+        plus = np.asarray(yb.grad(f)(x + e if x.ndim else float(x + e)))
+        minus = np.asarray(yb.grad(f)(x - e if x.ndim else float(x - e)))
+        columns.append(np.ravel((plus - minus) / (2 * h)))
+    return np.stack(columns, axis=1).reshape(x.shape + x.shape)
+
+
+def check_hessian(f, x, rtol=1e-6, atol=1e-6):
+    hessian = yb.hessian(f)(x)
+    np.testing.assert_allclose(hessian, _fd_hessian(f, x), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(hessian, np.swapaxes(hessian, 0, -1) if np.ndim(x) else hessian, rtol=1e-8, atol=1e-8)
+    return hessian
+
+
+# -------------------------------------------------------------------- inner functions (g)
+
+def smooth(x):
+    y = np.sin(x) * x
+    return np.sum(y * y) + x[0] * x[1]
+
+
+def helper(x, scale=2.0):
+    return scale * np.sum(np.exp(-x) * x ** 3)
+
+
+def calls_helpers(x):
+    return helper(x) + helper(x, scale=0.5) + np.sum(np.tanh(x)) / 3.0
+
+
+def quadratic_form(x):
+    return x @ A @ x + np.dot(x, x) ** 2 + np.sum(np.outer(x, x) * A)
+
+
+def in_place_loop(x):
+    z = np.zeros(3)
+    z[0] = 1
+    for i in range(1, 3):
+        z[i] = z[i - 1] * x[i] + x[i - 1] ** 2
+    z *= x
+    z += np.sqrt(x)
+    z /= 1.0 + x
+    return np.sum(z ** 3)
+
+
+def methods_and_shapes(x):
+    m = np.stack([x, x ** 2]).T
+    return m.sum() * m.reshape(-1).mean() + np.log(1.0 + x.T @ x) + np.sum(np.where(x > 0.65, x ** 3, np.cos(x)))
+
+
+def data_dependent_while(x):
+    total = 0.0
+    k = 0
+    while total < 2.0 and k < 10:
+        total = total + np.sum(x ** 2) * (k + 1)
+        k += 1
+    return total * np.sum(np.exp(x))
+
+
+def scalar_math(t):
+    return math.sin(t) * math.exp(0.5 * t) + t ** 4 / (1.0 + t * t)
+
+
+INNER = [smooth, calls_helpers, quadratic_form, in_place_loop, methods_and_shapes, data_dependent_while]
+
+
+@pytest.mark.parametrize("g", INNER, ids=lambda g: g.__name__)
+def test_plain_forward_program_is_forward_mode(g):
+    x = np.array([0.3, 0.5, 0.7])
+    v = np.array([1.0, -2.0, 0.5])
+    value, tangent = plain_forward(g)(g, NoTangent, x, v)
+    expected = yb.jvp(g, (x,), (v,))
+    np.testing.assert_allclose(value, expected[0], rtol=1e-12)
+    np.testing.assert_allclose(tangent, expected[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("g", INNER, ids=lambda g: g.__name__)
+def test_hessian_of_squared_gradient_norm(g):
+    def f(x):
+        return np.sum(yb.grad(g)(x) ** 2)
+
+    check_hessian(f, np.array([0.3, 0.5, 0.7]))
+
+
+@pytest.mark.parametrize("g", INNER, ids=lambda g: g.__name__)
+def test_hessian_of_gradient_penalty_and_inner_step(g):
+    def penalised(x):
+        return g(x) + 0.5 * np.sum(yb.grad(g)(x) ** 2)
+
+    def after_one_step(x):  # MAML-style: the loss after a gradient step
+        return g(x - 0.1 * yb.grad(g)(x))
+
+    x = np.array([0.4, 0.8, 0.6])
+    check_hessian(penalised, x)
+    check_hessian(after_one_step, x)
+
+
+def test_hvp_through_grad_matches_hessian():
+    def f(x):
+        return np.sum(np.sin(yb.grad(in_place_loop)(x)))
+
+    x = np.array([0.3, 0.5, 0.7])
+    v = np.array([0.2, -1.0, 0.4])
+    value, gradient, product = yb.hvp(f, (x,), (v,))
+    np.testing.assert_allclose(value, f(x))
+    np.testing.assert_allclose(gradient[0], yb.grad(f)(x), rtol=1e-10)
+    np.testing.assert_allclose(product[0], _fd_hessian(f, x) @ v, rtol=1e-6, atol=1e-7)
+
+
+def test_float_arguments_and_math_functions():
+    def f(t):
+        return yb.grad(scalar_math)(t) ** 2 + math.cos(yb.grad(scalar_math)(t * t))
+
+    check_hessian(f, 0.7)
+
+
+def test_value_and_grad_inside():
+    def f(x):
+        value, gradient = yb.value_and_grad(smooth)(x)
+        return value * np.sum(gradient * x) + value ** 2
+
+    check_hessian(f, np.array([0.3, -0.5, 0.9]))
+
+
+def two_arguments(x, w):
+    return np.sum(np.tanh(w * x) ** 2) + np.sum(w ** 3 * x)
+
+
+def test_argnums_and_cross_derivatives():
+    def f(x):  # the gradient with respect to both arguments, one of them derived from x
+        gx, gw = yb.grad(two_arguments, argnums=(0, 1))(x, x[::-1] * 2.0)
+        return np.sum(gx * gw) + np.sum(yb.grad(two_arguments, argnums=1)(x, np.ones(3)) ** 2)
+
+    check_hessian(f, np.array([0.3, 0.5, 0.7]))
+
+
+def returns_numpy_float(x):
+    return np.sum(x ** 3) * np.sum(np.exp(x))
+
+
+def returns_0d_array(x):
+    return np.asarray(np.sum(np.exp(x) * x))
+
+
+def test_zero_dimensional_and_numpy_float_values():
+    def f(x):
+        return np.sum(yb.grad(returns_numpy_float)(x) ** 2) + np.sum(yb.grad(returns_0d_array)(x) ** 3)
+
+    check_hessian(f, np.array([0.2, 0.4, 0.1]))
+
+
+def test_caller_data_untouched():
+    x = np.array([0.3, 0.5, 0.7])
+    saved = x.copy()
+    yb.hessian(lambda y: np.sum(yb.grad(in_place_loop)(y) ** 2))(x)
+    np.testing.assert_array_equal(x, saved)
+
+
+# -------------------------------------------------------------------- what is refused, clearly
+
+def uses_solve(x):
+    return np.sum(np.linalg.solve(A, x) ** 2)
+
+
+def test_unsupported_primitive_is_named():
+    with pytest.raises(yb.NestedDifferentiationError, match="third derivatives.*solve"):
+        yb.hessian(lambda x: np.sum(yb.grad(uses_solve)(x) ** 2))(np.ones(3))
+
+
+def test_closures_are_refused_with_advice():
+    power, scale = 3, 2.0
+
+    def closure(x):
+        return np.sum(x ** power)
+
+    def captures_float(x):
+        return scale * np.sum(x ** 3)
+
+    with pytest.raises(yb.NestedDifferentiationError, match="closures.*arguments"):
+        yb.hessian(lambda x: np.sum(yb.grad(closure)(x) ** 2))(np.ones(3))
+    with pytest.raises(yb.NestedDifferentiationError, match="captures.*arguments"):
+        yb.hessian(lambda x: np.sum(yb.grad(captures_float)(x) ** 2))(np.ones(3))
+
+
+def test_has_aux_is_refused():
+    def with_aux(x):
+        return np.sum(x ** 3), 1
+
+    with pytest.raises(yb.NestedDifferentiationError, match="has_aux"):
+        yb.hessian(lambda x: np.sum(yb.grad(with_aux, has_aux=True)(x)[0] ** 2))(np.ones(3))
+
+
+def sum_of_two(x, y):
+    return x + y
+
+
+def product_of_two(x, y):
+    return x * y * y
+
+
+def test_perturbations_are_not_confused():
+    # d2/dx2 [x^2 * d/dy (x + y)] = 2: the inner derivative's perturbation (y) is not the outer one
+    assert yb.hessian(lambda x: x * x * yb.grad(sum_of_two, argnums=1)(x, 1.0))(1.5) == pytest.approx(2.0)
+    # d2/dx2 [x * d/dy (x y^2)] at y = x: d2/dx2 [2 x^3] = 12 x: the outer perturbation reaches the
+    # inner gradient through both arguments
+    assert yb.hessian(lambda x: x * yb.grad(product_of_two, argnums=1)(x, x))(1.5) == pytest.approx(18.0)
