@@ -372,3 +372,11 @@ def test_errors_during_the_forward_pass_leave_arguments_intact():
         yb.grad(mutates_then_fails)(x, items)
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
     assert items == [0.5]
+
+
+def test_functions_sharing_code_keep_their_own_defaults():
+    # one lambda, three functions: the derived rule is shared per code object, the defaults are not
+    functions = [lambda x, k=k: k * x * x for k in (1.0, 2.0, 3.0)]
+    assert [yb.grad(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]
+    assert [yb.jvp(f, (1.0,), (1.0,))[1] for f in functions] == [2.0, 4.0, 6.0]
+    assert [yb.hessian(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]

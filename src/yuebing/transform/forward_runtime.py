@@ -360,13 +360,13 @@ class DerivedFRule(SourceFunction):
         if note not in getattr(error, "__notes__", ()):
             add_note(note)
 
-    def _bind(self, args: tuple, kwargs: dict) -> list:
+    def _bind(self, fn: Any, args: tuple, kwargs: dict) -> list:
         """A dual for each parameter of the generated function, in its order."""
         if self.simple and not kwargs and len(args) == self.n_params:
             return [_as_dual(a) for a in args]
         given = {**dict(enumerate(args)), **kwargs}
         duals = []
-        for kind, payload in self.plan(args, kwargs):
+        for kind, payload in self.plan(fn, args, kwargs):
             if kind == "arg":
                 duals.append(_as_dual(given[payload]))
             elif kind == "star":
@@ -381,7 +381,7 @@ class DerivedFRule(SourceFunction):
         return duals
 
     def __call__(self, f: Dual, *args: Any, **kwargs: Any) -> Dual:
-        duals = self._bind(args, kwargs)
+        duals = self._bind(f.primal, args, kwargs)
         flat = []
         for d in duals:
             flat.append(d.primal)

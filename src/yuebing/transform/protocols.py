@@ -239,10 +239,18 @@ class SourceFunction:
         self.name = fn.__qualname__
         self.ir = normalise(fn)
         self.signature = inspect.signature(fn)
+        self._defaults = (fn.__defaults__, fn.__kwdefaults__)
         self.n_params = len(self.ir.params)
         code = fn.__code__
         self.simple = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) and code.co_kwonlyargcount == 0
 
-    def plan(self, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
-        """``bind_call`` for this function."""
-        return bind_call(self.signature, self.ir.params, self.name, len(args), list(kwargs))
+    def plan(self, fn: Any, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+        """``bind_call`` for a call of ``fn``, one of the functions with this code: functions
+        made by one ``def`` or ``lambda`` share a rule but not their defaults
+        (``[lambda x, k=k: k * x for k in ks]``)."""
+        signature = self.signature
+        if fn is not None and (fn.__defaults__, fn.__kwdefaults__) != self._defaults:
+            import inspect
+
+            signature = inspect.signature(fn)
+        return bind_call(signature, self.ir.params, self.name, len(args), list(kwargs))

@@ -534,7 +534,7 @@ class DerivedRule(SourceFunction):
         given = {**dict(enumerate(args)), **kwargs}
         coduals: list[CoDual] = []
         routes: dict[Any, tuple] = {}
-        for j, (kind, payload) in enumerate(self.plan(args, kwargs)):
+        for j, (kind, payload) in enumerate(self.plan(fn, args, kwargs)):
             if kind == "arg":
                 routes[payload] = ("param", j)
                 coduals.append(given[payload])

@@ -687,7 +687,7 @@ class DualRule(SourceFunction):
     def source(self) -> str:
         return self.generated.source
 
-    def _bind(self, args: tuple, kwargs: dict) -> tuple[list, list | None]:
+    def _bind(self, fn: Any, args: tuple, kwargs: dict) -> tuple[list, list | None]:
         """A 4-tuple for each parameter of the generated function, in its order, and where each
         call argument's rdata comes from: ``(param, None)`` or ``(param, index in *args)``
         (None when the arguments are the parameters, in order)."""
@@ -701,7 +701,7 @@ class DualRule(SourceFunction):
         keys = list(range(len(args))) + list(kwargs)
         given = {**dict(enumerate(args)), **kwargs}
         result, routes = [], {}
-        for j, (kind, payload) in enumerate(self.plan(args, kwargs)):
+        for j, (kind, payload) in enumerate(self.plan(fn, args, kwargs)):
             if kind == "starstar":  # a dict: slots for the fdata and its tangent
                 items = {k: given[key] for k, key in payload.items()}
                 routes.update({key: (j, k) for k, key in payload.items()})
@@ -725,7 +725,7 @@ class DualRule(SourceFunction):
         return result, [routes[k] for k in keys]
 
     def __call__(self, f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callable]:
-        params, routes = self._bind(args, kwargs)
+        params, routes = self._bind(f[0], args, kwargs)
         flat = [part for p in params for part in p]
         tape: list = []
         out = self.forward(tape, *f, *flat)
