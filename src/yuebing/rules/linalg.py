@@ -46,7 +46,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn
 from .core import (CoDual, Dual, RuleArgumentError, describe_callable, frule_for, primal, register_frule,
                    register_rrule, rrule_for)
-from .second_order import defined_by, linear, multilinear, with_vjp
+from .second_order import defined_by, jvp_defined_by, linear, multilinear, with_vjp
 from .util import accumulate, fit_tangent, is_differentiable, out_cotangent, output, tangent, unbroadcast
 
 try:  # NumPy 2
@@ -1415,8 +1415,18 @@ def _imatmul(a, b):
     return a
 
 
+def _solve_jvp(a, a_t, b, b_t):
+    """Third order: the tangent of ``solve(a, b)`` (its cotangent map solves again)."""
+    y = np.linalg.solve(a, b)
+    rhs = b_t if b_t is not NoTangent else np.zeros_like(y)
+    if a_t is not NoTangent:
+        rhs = rhs - a_t @ y
+    return y, np.linalg.solve(a, rhs)
+
+
 defined_by(operator.imatmul, _imatmul)
 with_vjp(np.linalg.solve, _solve_vjp)
+jvp_defined_by(np.linalg.solve, _solve_jvp)
 with_vjp(np.linalg.det, _det_vjp)
 with_vjp(np.linalg.slogdet, _slogdet_vjp)
 with_vjp(np.linalg.matrix_power, _matrix_power_vjp)

@@ -690,7 +690,9 @@ def with_vjp(f: Any, vjp: Callable) -> None:
         return out, pullback
 
     rule.second_order_kind = "vjp"  # type: ignore[attr-defined]
-    _register((f,), _with_positional_keywords(_sequences_as_arrays(rule)))
+    wrapped = _with_positional_keywords(_sequences_as_arrays(rule))
+    wrapped.vjp = vjp  # type: ignore[attr-defined] - read by third order
+    _register((f,), wrapped)
 
 
 def defined_by(target: Any, definition: types.FunctionType) -> None:
@@ -707,6 +709,18 @@ def defined_by(target: Any, definition: types.FunctionType) -> None:
     rule.second_order_kind = "python"  # type: ignore[attr-defined]
     rule.definition = definition  # type: ignore[attr-defined] - read by third order
     _register((target,), rule)
+
+
+#: forward derivatives written as NumPy code, for third order (``rules/third_order.py``), where
+#: the cotangent map cannot serve: ``definition(x1, t1, x2, t2, ...) -> (value, tangent)``
+JVP_DEFINITIONS: dict[Any, types.FunctionType] = {}
+
+
+def jvp_defined_by(target: Any, definition: types.FunctionType) -> None:
+    """Declare the forward derivative of ``target`` as ordinary NumPy code (each argument
+    followed by its tangent, ``NoTangent`` for none), for third derivatives of a primitive whose
+    cotangent map calls the primitive itself (``solve``'s solves)."""
+    JVP_DEFINITIONS[target] = definition
 
 
 def vectorized_call(pyfunc: Callable, x: Any) -> np.ndarray:

@@ -36,9 +36,9 @@ from ..tangents import NoFData, NoRData, NoTangent, join
 from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
 from .core import CoDual, describe_callable
 from .declare import ELEMENTWISE_PARTIALS
-from .second_order import (_has_float_data, _is_field_tangent, _register, _zero_ints, _zero_tangent_of,
+from .second_order import (JVP_DEFINITIONS, _has_float_data, _is_field_tangent, _register, _zero_ints, _zero_tangent_of,
                            lookup_second_order)
-from .util import sum_rdata, zero_fdata
+from .util import is_differentiable, sum_rdata, zero_fdata
 
 _ADD = (operator.add, NoFData, NoTangent, NoFData)
 _MUL = (operator.mul, NoFData, NoTangent, NoFData)
@@ -87,6 +87,23 @@ class _Composition:
                                     **{k: self.values[i] for k, i in keywords.items()})
         self.steps.append((pullback, list(slots) + list(keywords.values()), len(self.values)))
         return self.add(out)
+
+    def pack(self, slots: list) -> int:
+        """A tuple of the values in ``slots`` (a ``*args`` parameter): its rdata goes back to
+        them element by element; array cotangents reach them through their own fdata."""
+        values = [self.values[s] for s in slots]
+        parts = [tuple(v[k] for v in values) for k in range(4)]
+        for k in (1, 3):
+            if all(p is NoFData for p in parts[k]):
+                parts[k] = NoFData
+
+        def unpack(dy: Any, dy_d: Any) -> tuple:
+            split = [dy[k] if isinstance(dy, tuple) else NoRData for k in range(len(slots))]
+            split_d = [dy_d[k] if isinstance(dy_d, tuple) else NoRData for k in range(len(slots))]
+            return (NoRData, *split), (NoRData, *split_d)
+
+        self.steps.append((unpack, list(slots), len(self.values)))
+        return self.add(tuple(parts))
 
     def total(self, slots: list, like: int) -> int:
         """The sum of the values in ``slots`` (a zero like slot ``like``'s value if none)."""
@@ -165,6 +182,11 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         _unbind_method(call, found[1])
     rule = found[0] if found is not None else None
     kind = getattr(rule, "second_order_kind", None)
+    if kind is not None and not _has_tangents(call):
+        return call.composition.output(*_zero(call))  # only constants in (max of ints, shapes)
+    definition = JVP_DEFINITIONS.get(call.f)
+    if definition is not None:
+        return call.composition.pair_output(_defined_pair(call, definition))
     if kind == "python":
         call.function_slot = call.composition.add(_function(rule.definition))
         return call.composition.pair_output(_python_function(call, rule.definition))
@@ -178,9 +200,17 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         pair = _multilinear(call)
     elif kind == "zero":
         pair = _zero(call)
+    elif kind == "vjp":
+        pair = _with_vjp(call, rule.vjp)
     else:
         raise _refusal(describe_callable(call.f) if kind is None else f"{describe_callable(call.f)} (a '{kind}' rule)")
     return call.composition.output(*pair)
+
+
+def _has_tangents(call: _Call) -> bool:
+    """Whether any argument of the call carries a tangent."""
+    pairs = list(call.arg_slots) + list(call.keyword_slots.values())
+    return any(call.value(t) is not NoTangent and _has_float_data(call.value(t)) for _, t in pairs)
 
 
 def _unbind_method(call: _Call, owner: Any) -> None:
@@ -298,6 +328,118 @@ def _zero(call: _Call) -> tuple[int, int]:
     return y, call.composition.add(_constant(_zero_tangent_of(call.value(y))))
 
 
+def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
+    """A primitive given by its cotangent map ``vjp(g, y, *xs)``, which is linear in ``g``: its
+    tangent ``J t`` is the gradient in ``g`` of ``sum_k <vjp(g, y, *xs)[k], t_k>``, taken by
+    ``_gradient_call`` (so its derivatives come from the cotangent map's own code)."""
+    c = call.composition
+    slots = _positional(call)
+    y = c.call(c.values[call.function_slot], [a for a, _ in slots])
+    value = call.value(y)
+    if not _real_values(value):
+        raise _refusal(f"{describe_callable(call.f)} (it returns a {type(value).__name__})")
+    # strings and None (``UPLO='L'``, ``axis=None``) are written into the pairing function
+    constants = {k: call.value(a) for k, (a, _) in enumerate(slots) if isinstance(call.value(a), (str, type(None)))}
+    slots = [pair for k, pair in enumerate(slots) if k not in constants]
+    inputs = [c.add(_constant(_zero_tangent_of(value))), y, c.add(_function(vjp))]
+    inputs += [a for a, _ in slots] + [t for _, t in slots]
+    pairing = _pairing(len(slots) + len(constants), tuple(sorted(constants.items())))
+    out, pullback = _gradient_call(pairing, tuple(c.values[s] for s in inputs), (0,), True, False)
+
+    def guarded(dy: Any, dy_d: Any) -> tuple:
+        # the third derivatives come from the cotangent map's second order; a map that calls its
+        # own primitive again (solve's calls solve) would need them again, without end
+        depth = _EXPANDING.get(vjp, 0)
+        if depth >= _MAX_DEPTH:
+            raise _refusal(f"{describe_callable(call.f)} (its cotangent map calls it again)")
+        _EXPANDING[vjp] = depth + 1
+        try:
+            return pullback(dy, dy_d)
+        finally:
+            _EXPANDING[vjp] = depth
+
+    c.steps.append((guarded, inputs, len(c.values)))
+    return y, c.add(out)
+
+
+def _real_values(value: Any) -> bool:
+    """A float, a real array, or a tuple of them (``slogdet``, ``eigh``)."""
+    if isinstance(value, tuple):
+        return all(_real_values(v) for v in value)
+    return isinstance(value, float) or isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+_EXPANDING: dict = {}  # cotangent maps being differentiated, and how deeply nested
+_MAX_DEPTH = 2
+
+
+def _positional(call: _Call) -> list[tuple[int, int]]:
+    """The argument slot pairs bound to the first-order rule's positional parameters, as
+    ``with_vjp`` rules see them (call-site keywords bound, defaults as constants)."""
+    if not call.keyword_slots:
+        return list(call.arg_slots)
+    from .core import RRULES
+    from .second_order import _Given
+
+    found = RRULES.lookup(call.f)
+    if found is None or found[2] is not None or found[1].passthrough:
+        raise _refusal(f"{describe_callable(call.f)} with keyword arguments; pass them positionally")
+    c = call.composition
+    values, _ = found[1].bind([_Given(pair) for pair in call.arg_slots],
+                              {k: _Given(pair) for k, pair in call.keyword_slots.items()})
+    return [v.value if isinstance(v, _Given) else (c.add(_constant(v)), c.add(_constant(_zero_tangent_of(v))))
+            for v in values]
+
+
+def _paired(cotangents: tuple, k: int, t: Any) -> Any:
+    """``<cotangents[k], t>`` (0 where there is no cotangent or no tangent)."""
+    if k >= len(cotangents):
+        return 0.0
+    c = cotangents[k]
+    if c is None or t is NoTangent:
+        return 0.0
+    return np.sum(c * t)
+
+
+_PAIRINGS: dict[tuple, types.FunctionType] = {}
+
+
+def _pairing(n: int, constants: tuple) -> types.FunctionType:
+    """``pairing(g, y, vjp, *xs, *ts) = sum_k <vjp(g, y, *xs)[k], t_k>``, written out for ``n``
+    arguments (plain forward programs take no ``*args``), the ``constants`` (``(position,
+    value)`` pairs: strings, None) written in."""
+    import linecache
+
+    key = (n, constants)
+    if key not in _PAIRINGS:
+        fixed = dict(constants)
+        variable = [k for k in range(n) if k not in fixed]
+        arguments = ", ".join(f"_c{k}" if k in fixed else f"x{k}" for k in range(n))
+        params = ", ".join([f"x{k}" for k in variable] + [f"t{k}" for k in variable])
+        terms = " + ".join([f"_paired(cotangents, {k}, t{k})" for k in variable] or ["0.0"])
+        source = (f"def pairing{n}(g, y, vjp, {params}):\n"
+                  f"    cotangents = vjp(g, y, {arguments})\n"
+                  f"    return {terms}\n")
+        filename = f"<third order pairing {len(_PAIRINGS)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        namespace: dict = {"__name__": __name__, "_paired": _paired, **{f"_c{k}": v for k, v in fixed.items()}}
+        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
+        _PAIRINGS[key] = namespace[f"pairing{n}"]
+    return _PAIRINGS[key]
+
+
+def _defined_pair(call: _Call, definition: types.FunctionType) -> int:
+    """A primitive whose ``(value, tangent)`` is computed by ``definition`` (ordinary NumPy code,
+    each argument followed by its tangent): its second order, like user code's."""
+    from ..transform.second_order import dual_rule
+
+    c = call.composition
+    slots = [s for pair in _positional(call) for s in pair]
+    out, pullback = dual_rule(definition)(_function(definition), *(c.values[s] for s in slots))
+    c.steps.append((pullback, slots, len(c.values)))
+    return c.add(out)
+
+
 def _python_function(call: _Call, fn: types.FunctionType) -> int:
     """A Python function: the second order of its plain forward program, called with each
     parameter's ``(primal, tangent)`` 4-tuples (defaults as constants). Returns the pair's slot."""
@@ -313,12 +455,14 @@ def _python_function(call: _Call, fn: types.FunctionType) -> int:
     c = call.composition
     given = {**dict(enumerate(call.arg_slots)), **call.keyword_slots}
     slots = [call.function_slot, c.add(_constant(NoTangent))]
-    for kind, payload in source.plan(tuple(call.value(a) for a, _ in call.arg_slots),
+    for kind, payload in source.plan(fn, tuple(call.value(a) for a, _ in call.arg_slots),
                                      {k: call.value(a) for k, (a, _) in call.keyword_slots.items()}):
         if kind == "arg":
             slots += list(given[payload])
-        elif kind in ("star", "starstar"):
-            raise _refusal(f"functions taking *args or **kwargs ({fn.__qualname__})")
+        elif kind == "star":
+            slots += [c.pack([given[key][0] for key in payload]), c.pack([given[key][1] for key in payload])]
+        elif kind == "starstar":
+            raise _refusal(f"functions taking **kwargs ({fn.__qualname__})")
         else:  # a default value: a constant
             slots += [c.add(_constant(payload)), c.add(_constant(_zero_tangent_of(payload)))]
     out, pullback = dual_rule(program)(_function(program), *(c.values[s] for s in slots))
@@ -364,16 +508,10 @@ def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Ca
 
 
 def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """Second-order rule of a call of a gradient function ``grad(g)(*xs)``: the value and its
-    tangent by one forward-over-reverse pass of ``g``; the dual pullback by one
-    forward-over-reverse pass of ``g``'s plain forward program (third derivatives of ``g``)."""
+    """Second-order rule of a call of a gradient function ``grad(g)(*xs)``."""
     from ..api import _normalise_argnums
-    from ..second_order_api import _captures_derivatives, _value_grad_hvp
-    from ..tangents import zero_tangent
+    from ..second_order_api import _captures_derivatives
     from ..transform.forward_runtime import NestedDifferentiationError
-    from .second_order import _fresh_output, _output_cotangents
-    from .core import Dual
-    from .util import accumulate
 
     spec = f4[0].__yuebing_gradient__
     if kwargs or spec.has_aux:
@@ -384,38 +522,53 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
         raise NestedDifferentiationError(
             "yuebing cannot take the Hessian through yb.grad of a function with respect to the variables it "
             "captures from the differentiated code; pass them to it as arguments")
-    xs = tuple(a[0] for a in args)
-    for i, x in enumerate(xs):
-        if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+    for i, a in enumerate(args):
+        if not (isinstance(a[0], float) or isinstance(a[0], np.ndarray) and a[0].dtype.kind == "f"):
             raise NestedDifferentiationError(
                 f"yb.hvp/yb.hessian over yb.grad differentiates float and float-array arguments; argument "
-                f"{i} is a {type(x).__qualname__}")
-    nums, single = _normalise_argnums(spec.argnums, len(xs), "grad")
-    directions = tuple(zero_tangent(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
-    value, grads, products = _value_grad_hvp(spec.f, xs, directions, "grad")
+                f"{i} is a {type(a[0]).__qualname__}")
+    nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
+    return _gradient_call(spec.f, args, nums, single, spec.with_value)
+
+
+def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool,
+                   with_value: bool) -> tuple[tuple, Callable]:
+    """``grad(g, argnums=nums)(*args)`` on 4-tuples: the value and its tangent by one
+    forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass of
+    ``g``'s plain forward program (third derivatives of ``g``)."""
+    from ..second_order_api import _value_grad_hvp
+    from .second_order import _fresh_output, _output_cotangents
+    from .core import Dual
+    from .util import accumulate
+
+    xs = tuple(a[0] for a in args)
+    directions = tuple(_zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
+    value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
     gradient = grads[nums[0]] if single else tuple(grads[i] for i in nums)
     gradient_t = products[nums[0]] if single else tuple(products[i] for i in nums)
-    if spec.with_value:
-        value_t = float(sum(np.sum(g * d) for g, d in zip(grads, directions)))
+    if with_value:
+        value_t = float(sum(np.sum(u * d) for u, d in zip(grads, directions)
+                            if u is not NoTangent and d is not NoTangent))
         out = _fresh_output(Dual((value, gradient), (value_t, gradient_t)))
     else:
         out = _fresh_output(Dual(gradient, gradient_t))
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         bar, bar_d = _output_cotangents(out, dy, dy_d)
-        value_bar, value_bar_d = (bar[0], bar_d[0]) if spec.with_value else (0.0, 0.0)
-        grad_bar, grad_bar_d = (bar[1], bar_d[1]) if spec.with_value else (bar, bar_d)
+        value_bar, value_bar_d = (bar[0], bar_d[0]) if with_value else (0.0, 0.0)
+        grad_bar, grad_bar_d = (bar[1], bar_d[1]) if with_value else (bar, bar_d)
         if single:
             grad_bar, grad_bar_d = (grad_bar,), (grad_bar_d,)
-        us = [_constant(zero_tangent(x)) for x in xs]
+        us = [_constant(_zero_tangent_of(x)) for x in xs]
         for i, u, u_d in zip(nums, grad_bar, grad_bar_d):
-            u = zero_tangent(xs[i]) if u is NoTangent else u
-            us[i] = (u, zero_fdata(u), zero_tangent(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
-        rs, rsd = _psi_pullback(spec.f, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d))
+            u = _zero_tangent_of(xs[i]) if u is NoTangent else u
+            us[i] = (u, zero_fdata(u), _zero_tangent_of(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
+        rs, rsd = _psi_pullback(g, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d))
         rdatas, rdata_ts = [NoRData], [NoRData]
         for a, r, r_d in zip(args, rs, rsd):
-            rdatas.append(accumulate(CoDual(a[0], a[1]), r))
-            rdata_ts.append(accumulate(CoDual(a[0], a[3]), r_d))
+            differentiable = r is not NoTangent and is_differentiable(a[0])
+            rdatas.append(accumulate(CoDual(a[0], a[1]), r) if differentiable else NoRData)
+            rdata_ts.append(accumulate(CoDual(a[0], a[3]), r_d) if differentiable else NoRData)
         return tuple(rdatas), tuple(rdata_ts)
 
     return out, pullback

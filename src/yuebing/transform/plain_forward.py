@@ -74,9 +74,10 @@ class PlainForwardGenerator(ForwardGenerator):
         return GeneratedForward(name, source, generated.constants, generated.params, generated.line_map)
 
 
-#: the forward runtime's names that plain programs use, renamed ``_pf_...`` in them
+#: the forward runtime's names that plain programs use, renamed ``_pf_...`` in them; and the
+#: normaliser's early-return flag, which is an ordinary variable of the plain program
 RUNTIME_NAMES = ("_global", "_G", "_gt", "_zt", "_NT")
-_RUNTIME_NAME = re.compile(r"\b(?:" + "|".join(RUNTIME_NAMES) + r")\b")
+_RUNTIME_NAME = re.compile(r"\b(?:" + "|".join(RUNTIME_NAMES + ("_returned",)) + r")\b")
 
 
 _PLAIN: dict[types.CodeType, types.FunctionType] = {}
