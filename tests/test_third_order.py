@@ -231,19 +231,39 @@ def test_unsupported_primitive_is_named():
         yb.hessian(lambda x: np.sum(yb.grad(uses_builtin_max)(x) ** 2))(np.array([0.3, 0.5, 0.7]))
 
 
-def test_closures_are_refused_with_advice():
-    power, scale = 3, 2.0
+def make_loss(data, power):
+    def loss(w):  # a closure over constants (the data), as models are often written
+        return np.sum((w - data) ** power * w)
 
-    def closure(x):
-        return np.sum(x ** power)
+    return loss
 
-    def captures_float(x):
-        return scale * np.sum(x ** 3)
 
-    with pytest.raises(yb.NestedDifferentiationError, match="closures.*arguments"):
-        yb.hessian(lambda x: np.sum(yb.grad(closure)(x) ** 2))(np.ones(3))
+def test_closures_over_constants():
+    loss = make_loss(np.array([0.1, 0.2, 0.3]), 2)
+
+    def f(w):
+        return np.sum(yb.grad(loss)(w) ** 2) + loss(w)
+
+    check_hessian(f, np.array([0.3, 0.5, 0.7]))
+
+
+def test_capturing_differentiated_variables_is_refused_with_advice():
+    def f(x):
+        return np.sum(yb.grad(lambda w: np.sum(x * w ** 3))(x) ** 2)
+
     with pytest.raises(yb.NestedDifferentiationError, match="captures.*arguments"):
-        yb.hessian(lambda x: np.sum(yb.grad(captures_float)(x) ** 2))(np.ones(3))
+        yb.hessian(f)(np.ones(3))
+
+
+def test_functions_defined_inside_are_refused_with_advice():
+    def defines_helper(x):
+        def cube(v):
+            return v ** 3
+
+        return np.sum(cube(x))
+
+    with pytest.raises(yb.NestedDifferentiationError, match="nested functions.*module level"):
+        yb.hessian(lambda x: np.sum(yb.grad(defines_helper)(x) ** 2))(np.ones(3))
 
 
 def test_has_aux_is_refused():

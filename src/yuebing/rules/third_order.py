@@ -182,7 +182,7 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         _unbind_method(call, found[1])
     rule = found[0] if found is not None else None
     kind = getattr(rule, "second_order_kind", None)
-    if kind is not None and not _has_tangents(call):
+    if found is not None and not _has_tangents(call):
         return call.composition.output(*_zero(call))  # only constants in (max of ints, shapes)
     definition = JVP_DEFINITIONS.get(call.f)
     if definition is not None:
@@ -446,8 +446,6 @@ def _python_function(call: _Call, fn: types.FunctionType) -> int:
     from ..transform.protocols import SourceFunction
     from ..transform.second_order import dual_rule
 
-    if fn.__closure__:
-        raise _refusal(f"closures ({fn.__qualname__} captures {', '.join(fn.__code__.co_freevars)})")
     program = plain_forward(fn)
     source = _SOURCES.get(fn.__code__)
     if source is None:
@@ -484,8 +482,8 @@ def _register_rules() -> None:
 
     jvp_rule.second_order_kind = "special"  # type: ignore[attr-defined]
     _register((jvp_call,), jvp_rule)
-    _register((runtime.global_value, forward_runtime.global_tangent, forward_runtime.zero_tangent_of),
-              _constant_result)
+    _register((runtime.global_value, forward_runtime.global_tangent, forward_runtime.zero_tangent_of,
+               forward_runtime.cell_tangent), _constant_result)
 
 
 _register_rules()
@@ -518,7 +516,7 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
         raise NestedDifferentiationError(
             "yb.hvp/yb.hessian over yb.grad supports gradient functions without has_aux called with "
             "positional arguments; pass keyword arguments positionally")
-    if _captures_derivatives(f4[1]) or f4[2] is not NoTangent and _captures_derivatives(f4[2]):
+    if _captures_derivatives(f4[1]) or _captured_tangents(f4[2]):
         raise NestedDifferentiationError(
             "yuebing cannot take the Hessian through yb.grad of a function with respect to the variables it "
             "captures from the differentiated code; pass them to it as arguments")
@@ -529,6 +527,16 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
                 f"{i} is a {type(a[0]).__qualname__}")
     nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
     return _gradient_call(spec.f, args, nums, single, spec.with_value)
+
+
+def _captured_tangents(tangent: Any) -> bool:
+    """Whether a function's second-order tangent carries tangents of captured variables (a
+    closure made in the differentiated code; a global closure's are constant zeros)."""
+    from ..tangents import Tangent
+    from ..transform.second_order import CellTangent
+
+    return isinstance(tangent, Tangent) and any(
+        isinstance(v, CellTangent) and v.value is not NoTangent for v in tangent.fields.values())
 
 
 def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool,

@@ -16,7 +16,9 @@ and nothing else is opaque: no ``Dual`` objects, no inline templates. Run as it 
 is forward mode of one call. Under second order, ``jvp_call`` has its own rule
 (``rules/third_order.py``): a primitive's forward derivative assembled from its second-order
 rules by class, a Python function's from its own plain forward program, differentiated like user
-code. Nested functions (closures) are not written yet: they raise ``NestedDifferentiationError``.
+code. A closure's captured values are read as constants (third order refuses a gradient of a
+function that captures differentiated variables before it gets here); functions defined inside
+the program, and variables written through ``nonlocal``, raise ``NestedDifferentiationError``.
 """
 from __future__ import annotations
 
@@ -63,21 +65,19 @@ class PlainForwardGenerator(ForwardGenerator):
     def generate(self) -> GeneratedForward:
         if self.fn.cell_backed:
             raise _refusal(f"variables written by nested functions ({', '.join(self.fn.cell_backed)})")
-        if self.fn.free_vars:
-            raise _refusal(f"closures ({self.fn.name} captures {', '.join(self.fn.free_vars)})")
         generated = super().generate()
         # second order's program of this one has runtime names of its own (``_fn``, ``_global``,
         # ``_G``, ...): ours get a prefix so that they stay distinct
         name = generated.name.replace("_jvp", "_plain_jvp")
-        source = generated.source.replace(f"def {generated.name}(_fn, _fn_t", f"def {name}(_callee, _callee_t", 1)
+        source = generated.source.replace(f"def {generated.name}(", f"def {name}(", 1)
         source = _RUNTIME_NAME.sub(lambda m: "_pf" + m.group(0), source)
         return GeneratedForward(name, source, generated.constants, generated.params, generated.line_map)
 
 
 #: the forward runtime's names that plain programs use, renamed ``_pf_...`` in them; and the
 #: normaliser's early-return flag, which is an ordinary variable of the plain program
-RUNTIME_NAMES = ("_global", "_G", "_gt", "_zt", "_NT")
-_RUNTIME_NAME = re.compile(r"\b(?:" + "|".join(RUNTIME_NAMES + ("_returned",)) + r")\b")
+RUNTIME_NAMES = ("_global", "_G", "_gt", "_zt", "_NT", "_cell_tangent")
+_RUNTIME_NAME = re.compile(r"\b(?:" + "|".join(RUNTIME_NAMES + ("_returned", "_fn", "_fn_t")) + r")\b")
 
 
 _PLAIN: dict[types.CodeType, types.FunctionType] = {}

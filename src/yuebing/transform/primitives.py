@@ -138,7 +138,9 @@ def _mkdict_rrule() -> tuple[CoDual, Callable]:
 def _cell_get_rrule(cell: CoDual) -> tuple[CoDual, Callable]:
     value = cell.primal.cell_contents
     box = cell.fdata
-    if not isinstance(box, MutableTangent):
+    if not isinstance(box, MutableTangent):  # captured from outside the differentiated code
+        if isinstance(value, types.FunctionType):  # a constant function, as a global one is
+            return CoDual(value, NoFData), lambda dy: (NoRData, NoRData)
         return output(value), lambda dy: (NoRData, NoRData)
     slot = box.fields.get("cell_contents", NoTangent)
     if slot is NoTangent:
