@@ -380,3 +380,22 @@ def test_functions_sharing_code_keep_their_own_defaults():
     assert [yb.grad(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]
     assert [yb.jvp(f, (1.0,), (1.0,))[1] for f in functions] == [2.0, 4.0, 6.0]
     assert [yb.hessian(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]
+
+
+def test_same_source_in_two_modules_reads_its_own_globals():
+    # Python compares code objects by value: the same text in two namespaces gives equal code
+    # objects, but each function reads its own module's globals
+    import linecache
+
+    source = "def scaled_square(x):\n    return a * x * x\n"
+    functions = []
+    for k, a in enumerate((1.0, 2.0, 3.0)):
+        name = f"<same text {k}>"
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        namespace = {"a": a}
+        exec(compile(source, name, "exec"), namespace)
+        functions.append(namespace["scaled_square"])
+    assert functions[0].__code__ == functions[1].__code__
+    assert [yb.grad(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]
+    assert [yb.jvp(f, (1.0,), (1.0,))[1] for f in functions] == [2.0, 4.0, 6.0]
+    assert [yb.hessian(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]

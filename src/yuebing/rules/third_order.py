@@ -34,6 +34,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, join
 from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
+from ..transform.protocols import CodeCache as _CodeCache
 from .core import CoDual, describe_callable
 from .declare import ELEMENTWISE_PARTIALS
 from .second_order import (JVP_DEFINITIONS, _has_float_data, _is_field_tangent, _register, _zero_ints, _zero_tangent_of,
@@ -447,9 +448,9 @@ def _python_function(call: _Call, fn: types.FunctionType) -> int:
     from ..transform.second_order import dual_rule
 
     program = plain_forward(fn)
-    source = _SOURCES.get(fn.__code__)
+    source = _SOURCES.get(fn)
     if source is None:
-        source = _SOURCES[fn.__code__] = SourceFunction(fn)
+        source = _SOURCES.put(fn, SourceFunction(fn))
     c = call.composition
     given = {**dict(enumerate(call.arg_slots)), **call.keyword_slots}
     slots = [call.function_slot, c.add(_constant(NoTangent))]
@@ -468,7 +469,7 @@ def _python_function(call: _Call, fn: types.FunctionType) -> int:
     return c.add(out)
 
 
-_SOURCES: dict = {}
+_SOURCES = _CodeCache()  # SourceFunction per function code and module
 
 
 def _constant_result(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:

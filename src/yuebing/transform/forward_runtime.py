@@ -21,7 +21,7 @@ from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
 from ..rules.core import frule as registered_frule
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
-from .protocols import CallMode, Candidate, SourceFunction, dispatch, property_function, run_operator
+from .protocols import CallMode, Candidate, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .runtime import SharedBox, UndefinedGlobal, _is_generated_init, global_value, new_cell_box, with_user_globals
 
 # --------------------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
 # Derived forward rules
 # --------------------------------------------------------------------------------------------
 
-_DERIVED: dict[types.CodeType, "DerivedFRule"] = {}
+_DERIVED = CodeCache()  # DerivedFRule per function code and module
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -320,10 +320,10 @@ def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode"
 
 def derived_frule(fn: types.FunctionType) -> "DerivedFRule":
     """The forward rule of Python function ``fn``, generated on first use, cached per code."""
-    rule = _DERIVED.get(fn.__code__)
+    rule = _DERIVED.get(fn)
     if rule is None:
         _refuse_yuebing_internals(fn)
-        rule = _DERIVED[fn.__code__] = DerivedFRule(fn)
+        rule = _DERIVED.put(fn, DerivedFRule(fn))
     return rule
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from . import ir, templates
 from .forward import ForwardGenerator, GeneratedForward
+from .protocols import CodeCache
 
 TANGENT_KEYWORD = "_t_"  # a keyword argument's tangent travels as ``_t_<name>=``
 
@@ -80,14 +81,14 @@ RUNTIME_NAMES = ("_global", "_G", "_gt", "_zt", "_NT", "_cell_tangent")
 _RUNTIME_NAME = re.compile(r"\b(?:" + "|".join(RUNTIME_NAMES + ("_returned", "_fn", "_fn_t")) + r")\b")
 
 
-_PLAIN: dict[types.CodeType, types.FunctionType] = {}
+_PLAIN = CodeCache()  # plain forward program per function code and module
 _counter = itertools.count()
 
 
 def plain_forward(fn: types.FunctionType) -> types.FunctionType:
     """The plain forward program of Python function ``fn`` (cached per code object): called as
     ``program(fn, fn_t, x, x_t, ...)`` it returns ``(value, tangent)``."""
-    program = _PLAIN.get(fn.__code__)
+    program = _PLAIN.get(fn)
     if program is None:
         from .forward_runtime import _refuse_yuebing_internals
         from .protocols import SourceFunction
@@ -96,7 +97,7 @@ def plain_forward(fn: types.FunctionType) -> types.FunctionType:
         ir_fn = SourceFunction(fn).ir
         generator = PlainForwardGenerator(ir_fn, fn.__globals__)
         generated = generator.generate()
-        program = _PLAIN[fn.__code__] = _compile(generated, fn)
+        program = _PLAIN.put(fn, _compile(generated, fn))
         program.__yuebing_tangent_suffix__ = generator.suffix
         program.__yuebing_plain_of__ = fn
     return program

@@ -226,6 +226,33 @@ def bind_call(signature: Any, params: list, name: str, n_args: int, keywords: li
     return plan
 
 
+class CodeCache:
+    """What is generated from a Python function's source, cached per code object *and* module
+    globals: Python compares code objects by value, so the same ``def`` text in two modules (or
+    two ``exec`` namespaces) gives equal code objects, while the generated code reads the
+    globals of the one it was made from."""
+
+    def __init__(self) -> None:
+        self._by_code: dict = {}
+        self._by_module: dict = {}
+
+    def get(self, fn: types.FunctionType) -> Any:
+        entry = self._by_code.get(fn.__code__)
+        if entry is not None and entry[0] is fn.__globals__:
+            return entry[1]
+        return self._by_module.get((fn.__code__, id(fn.__globals__)), (None, None))[1]
+
+    def clear(self) -> None:
+        self._by_code.clear()
+        self._by_module.clear()
+
+    def put(self, fn: types.FunctionType, value: Any) -> Any:
+        if fn.__code__ not in self._by_code:
+            self._by_code[fn.__code__] = (fn.__globals__, value)
+        self._by_module[(fn.__code__, id(fn.__globals__))] = (fn.__globals__, value)  # keeps the id in use
+        return value
+
+
 class SourceFunction:
     """What every rule generated from a Python function's source knows of that function: its
     IR, signature, and whether a call can pass its arguments straight to the generated code

@@ -22,7 +22,7 @@ from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, ru
 from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
-from .protocols import Candidate, CallMode, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
+from .protocols import Candidate, CallMode, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
 # rdata arithmetic
@@ -478,18 +478,18 @@ def unwind(tape: list) -> None:
 # Derived rules
 # --------------------------------------------------------------------------------------------
 
-_DERIVED: dict[types.CodeType, "DerivedRule"] = {}
+_DERIVED = CodeCache()  # DerivedRule per function code and module
 _MAX_LOCATION_NOTES = 8
 _MORE_LEVELS = "  ... (outer calls omitted)"
 
 
 def derived_rule(fn: types.FunctionType) -> "DerivedRule":
-    rule = _DERIVED.get(fn.__code__)
+    rule = _DERIVED.get(fn)
     if rule is None:
         from .forward_runtime import _refuse_yuebing_internals
 
         _refuse_yuebing_internals(fn, "reverse mode")  # nested differentiation: a clear error
-        rule = _DERIVED[fn.__code__] = DerivedRule(fn)
+        rule = _DERIVED.put(fn, DerivedRule(fn))
     return rule
 
 

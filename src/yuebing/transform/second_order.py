@@ -33,7 +33,7 @@ from ..rules.core import describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from . import ir
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
-from .protocols import CallMode, SourceFunction, dispatch, property_function, run_operator
+from .protocols import CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal
 from .templates import FLOAT_TYPES, Fast
 
@@ -634,18 +634,18 @@ def _constant_tangent(global_tangent: Callable) -> Callable:
 # Dual rules of Python functions
 # --------------------------------------------------------------------------------------------
 
-_DUAL: dict[types.CodeType, "DualRule"] = {}
+_DUAL = CodeCache()  # DualRule per function code and module
 _counter = itertools.count()
 
 
 def dual_rule(fn: types.FunctionType) -> "DualRule":
     """The forward-over-reverse rule of Python function ``fn``, generated on first use."""
-    rule = _DUAL.get(fn.__code__)
+    rule = _DUAL.get(fn)
     if rule is None:
         from .forward_runtime import _refuse_yuebing_internals
 
         _refuse_yuebing_internals(fn, "yb.hvp/yb.hessian")
-        rule = _DUAL[fn.__code__] = DualRule(fn)
+        rule = _DUAL.put(fn, DualRule(fn))
     return rule
 
 
