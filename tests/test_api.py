@@ -1,4 +1,6 @@
 """End-to-end tests of the public API and of its error messages."""
+import operator
+
 import numpy as np
 import pytest
 
@@ -399,3 +401,18 @@ def test_same_source_in_two_modules_reads_its_own_globals():
     assert [yb.grad(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]
     assert [yb.jvp(f, (1.0,), (1.0,))[1] for f in functions] == [2.0, 4.0, 6.0]
     assert [yb.hessian(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]
+
+
+def _explicit_in_place(a, b):
+    y = operator.isub(a, b)  # called as a function: still mutates a
+    operator.imul(y, 2.0)
+    return np.sum(y * y) + np.sum(a * a) * 0.5
+
+
+def test_in_place_operators_called_as_functions_mutate():
+    x, b = np.array([0.3, -0.5, 0.8]), 0.7
+    expected = 6.0 * 2.0 * (x - b)  # a is y: 1.5 |2 (x - b)|^2
+    np.testing.assert_allclose(yb.grad(_explicit_in_place)(x, b), expected)
+    np.testing.assert_allclose(yb.jvp(_explicit_in_place, (x, b), (np.ones(3), 0.0))[1], np.sum(expected))
+    np.testing.assert_allclose(yb.hvp(_explicit_in_place, (x, b), (np.ones(3), 0.0))[2][0], 12.0 * np.ones(3))
+    np.testing.assert_array_equal(x, [0.3, -0.5, 0.8])

@@ -48,7 +48,7 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
     variants = []
     if binary is not None and len(s.args) == 2 and all(_numeric(a) for a in s.args) and any(map(_float_var, s.args)):
         variants.append(_binary(s, binary, n, t, tt, array=False))
-        if not (isinstance(s.func, ir.Const) and s.func.value in _IN_PLACE):
+        if value not in _IN_PLACE:  # in place on an array, however it is written: the rule
             variants.append(_binary(s, binary, n, t, tt, array=True))
     if unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
         variants.append(_unary(s, value, unary, n, t, tt, func_guard, array=False))

@@ -128,7 +128,8 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
     if binary is not None and len(s.args) == 2 and all(_is_float_atom(a) for a in s.args) \
             and any(isinstance(a, ir.Var) for a in s.args):
         variants.append(_binary(s, binary, e, t, tf))
-        variants += _array_binary(s, binary, e, t, tf)
+        if value not in _IN_PLACE:  # a += b on an array mutates it in place, however it is written
+            variants += _array_binary(s, binary, e, t, tf)
     if value in (operator.pow, operator.ipow) and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
             and isinstance(s.args[1], ir.Const) and type(s.args[1].value) in (int, float):
         variants += _power(s, e, t, tf)
@@ -269,10 +270,9 @@ _IN_PLACE = (operator.iadd, operator.isub, operator.imul, operator.itruediv, ope
 
 
 def _array_binary(s: ir.Call, op: str, e: Emit, t: str, tf: str) -> list[Template]:
-    """``a op b`` with two float64 arrays of one shape, or an array and a float. (``a += b`` on
-    an array mutates it in place: that stays with the rule, which restores the array.)"""
-    if isinstance(s.func, ir.Const) and s.func.value in _IN_PLACE:
-        return []
+    """``a op b`` with two float64 arrays of one shape, or an array and a float. (Not for
+    ``a += b``, ``operator.iadd(a, b)``: on an array that mutates it in place, which stays with
+    the rule, which restores the array.)"""
     a, b = s.args
     pa, pb = e.primal(a), e.primal(b)
     variants = []
