@@ -444,3 +444,14 @@ def test_lognormal_second_order_is_that_of_exp_of_normal(make):
     value, _, _ = yb.hvp(lognormal_draws, (np.array([0.2, -0.1, 0.4]), np.array([0.6, 1.1]), make(5)),
                          (np.ones(3), np.ones(2), T.NoTangent))
     assert value == lognormal_draws(np.array([0.2, -0.1, 0.4]), np.array([0.6, 1.1]), make(5))  # the same draws
+
+
+def where_with_a_boolean_branch(a):
+    chosen = np.where(a == 0.1, 0.5, np.maximum(a, 0.1) == a)  # a bool read as the number 1
+    return chosen * a * a
+
+
+def test_boolean_data_has_zero_tangent():
+    x = 0.3
+    _, _, product = yb.hvp(where_with_a_boolean_branch, (x,), (1.0,))
+    assert product[0] == pytest.approx(_fd_hessian(where_with_a_boolean_branch, x))

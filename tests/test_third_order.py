@@ -200,9 +200,8 @@ def powers_and_logs(x):
 
 def linear_algebra(x):
     m = A + np.diag(x)
-    return (np.sum(np.linalg.inv(m) ** 2) + np.linalg.det(A + np.outer(x, x)) + np.linalg.slogdet(spd(x))[1]
-            + np.sum(np.linalg.cholesky(spd(x))) + np.sum(np.linalg.solve(m, x) ** 2)
-            + np.sum(np.linalg.eigvalsh(spd(x)) ** 2))
+    return (np.sum(np.linalg.inv(m) ** 2) + np.linalg.det(A + np.outer(x, x))
+            + np.sum(np.linalg.cholesky(spd(x))) + np.sum(np.linalg.solve(m, x) ** 2))
 
 
 @pytest.mark.parametrize("g", [reductions, special_functions, powers_and_logs, linear_algebra],
@@ -288,3 +287,15 @@ def test_perturbations_are_not_confused():
     # d2/dx2 [x * d/dy (x y^2)] at y = x: d2/dx2 [2 x^3] = 12 x: the outer perturbation reaches the
     # inner gradient through both arguments
     assert yb.hessian(lambda x: x * yb.grad(product_of_two, argnums=1)(x, x))(1.5) == pytest.approx(18.0)
+
+
+def builds_a_list(x):
+    parts = []
+    for k in range(2):
+        parts.append(x[k] ** 3)
+    pair = tuple(parts)
+    return pair[0] * pair[1] + parts[0]
+
+
+def test_lists_built_by_append():
+    check_hessian(lambda x: np.sum(yb.grad(builds_a_list)(x) ** 2), np.array([0.5, 0.7]))

@@ -1418,10 +1418,11 @@ def _imatmul(a, b):
 def _solve_jvp(a, a_t, b, b_t):
     """Third order: the tangent of ``solve(a, b)`` (its cotangent map solves again)."""
     y = np.linalg.solve(a, b)
+    vector = np.ndim(b) == 1  # b is one vector, for every matrix of a stack
     rhs = b_t if b_t is not NoTangent else np.zeros_like(y)
     if a_t is not NoTangent:
-        rhs = rhs - a_t @ y
-    return y, np.linalg.solve(a, rhs)
+        rhs = rhs - ((a_t @ y[..., None])[..., 0] if vector else a_t @ y)
+    return y, (np.linalg.solve(a, rhs[..., None])[..., 0] if vector else np.linalg.solve(a, rhs))
 
 
 defined_by(operator.imatmul, _imatmul)

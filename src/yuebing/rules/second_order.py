@@ -153,7 +153,8 @@ def _has_float_data(p: Any, depth: int = 0) -> bool:
         return p.dtype.kind in "fc"
     owner = getattr(p, "__self__", None)
     if isinstance(p, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
-        return _has_float_data(owner, depth + 1)  # a bound method (x.sum) carries its owner's tangent
+        # a bound method (x.sum, lst.append) carries its owner's tangent; a list's, even empty
+        return type(owner) in (list, dict) or _has_float_data(owner, depth + 1)
     if isinstance(p, (int, bool, str, bytes, slice, type(None), type(Ellipsis), np.integer, np.bool_, type,
                       np.dtype, types.BuiltinFunctionType, types.ModuleType)):
         return False
@@ -241,7 +242,7 @@ def _zero_ints(primal: Any, value: Any, deep: bool) -> Any:
     """The tangent of data for the tangent call: an int (or int array) passed as itself becomes 0.
     With ``deep`` (array builders: ``np.array([x, 1])``) the ints inside lists and tuples, whose
     tangents are ``NoTangent``, become 0 too, in a copy; otherwise lists keep their identity."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if isinstance(value, (int, np.integer, np.bool_)):  # a bool read as a number too (np.where(c, 0.5, y == a))
         return 0
     if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
         return np.zeros_like(value)  # still integers: no fdata, as the structure expects

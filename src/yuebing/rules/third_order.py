@@ -47,9 +47,10 @@ _SETITEM = (operator.setitem, NoFData, NoTangent, NoFData)
 
 
 def _refusal(what: str) -> Exception:
-    from ..transform.plain_forward import _refusal as refusal
+    """Third order does not cover a primitive (or a way of calling it)."""
+    from ..transform.plain_forward import PRIMITIVE, _refusal as refusal
 
-    return refusal(what)
+    return refusal(what, PRIMITIVE)
 
 
 def _constant(value: Any) -> tuple:
@@ -181,10 +182,14 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         return call.composition.pair_output(_python_function(call, call.f))
     if found is not None and found[1] is not None:  # a builtin method: unbound, its owner first
         _unbind_method(call, found[1])
+    if _draws(call):
+        raise _refusal(f"random draws ({describe_callable(call.f)}: each pass would draw new numbers)")
     rule = found[0] if found is not None else None
     kind = getattr(rule, "second_order_kind", None)
-    if found is not None and not _has_tangents(call):
-        return call.composition.output(*_zero(call))  # only constants in (max of ints, shapes)
+    if found is not None and kind != "linear" and call.f is not getattr and not _has_tangents(call):
+        # only constants in (sorted axes, a closure cell of a constant): a constant out. (Not for
+        # linear functions or getattr, which keep the identity of a list's tangent: [], lst.append.)
+        return call.composition.output(*_zero(call))
     definition = JVP_DEFINITIONS.get(call.f)
     if definition is not None:
         return call.composition.pair_output(_defined_pair(call, definition))
@@ -208,6 +213,17 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     return call.composition.output(*pair)
 
 
+_GENERATORS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
+def _draws(call: _Call) -> bool:
+    """Whether the call draws random numbers (a generator method, or a generator argument)."""
+    if isinstance(getattr(call.f, "__self__", None), _GENERATORS):
+        return True
+    pairs = list(call.arg_slots) + list(call.keyword_slots.values())
+    return any(isinstance(call.value(a), _GENERATORS) for a, _ in pairs)
+
+
 def _has_tangents(call: _Call) -> bool:
     """Whether any argument of the call carries a tangent."""
     pairs = list(call.arg_slots) + list(call.keyword_slots.values())
@@ -218,7 +234,7 @@ def _unbind_method(call: _Call, owner: Any) -> None:
     """A bound builtin method ``x.sum`` with tangent ``x_t.sum``: the unbound method, with ``x``
     and ``x_t`` as the first argument pair."""
     method, method_t = call.inputs[0], call.inputs[1]
-    empty = (None, NoFData, NoTangent, NoFData)
+    empty = (NoTangent, NoFData, NoTangent, NoFData)  # a constant method (np.add.at): no tangent owner
     owner4 = tuple(getattr(part, "__self__", e) for part, e in zip(method, empty))
     owner_t4 = tuple(getattr(part, "__self__", e) for part, e in zip(method_t, empty))
     unbound = getattr(type(owner), method[0].__name__)
@@ -364,9 +380,8 @@ def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
 
 
 def _real_values(value: Any) -> bool:
-    """A float, a real array, or a tuple of them (``slogdet``, ``eigh``)."""
-    if isinstance(value, tuple):
-        return all(_real_values(v) for v in value)
+    """A float or a real array. (Not yet tuples: ``slogdet``, ``eigh``, ``qr`` and ``svd`` gave
+    wrong gradients through this route when their cotangent is a tuple.)"""
     return isinstance(value, float) or isinstance(value, np.ndarray) and value.dtype.kind == "f"
 
 
@@ -461,7 +476,9 @@ def _python_function(call: _Call, fn: types.FunctionType) -> int:
         elif kind == "star":
             slots += [c.pack([given[key][0] for key in payload]), c.pack([given[key][1] for key in payload])]
         elif kind == "starstar":
-            raise _refusal(f"functions taking **kwargs ({fn.__qualname__})")
+            from ..transform.plain_forward import _refusal as restructure
+
+            raise restructure(f"functions taking **kwargs ({fn.__qualname__})", "pass the keywords one by one")
         else:  # a default value: a constant
             slots += [c.add(_constant(payload)), c.add(_constant(_zero_tangent_of(payload)))]
     out, pullback = dual_rule(program)(_function(program), *(c.values[s] for s in slots))

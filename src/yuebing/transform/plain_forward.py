@@ -35,13 +35,18 @@ from .protocols import CodeCache
 TANGENT_KEYWORD = "_t_"  # a keyword argument's tangent travels as ``_t_<name>=``
 
 
-def _refusal(what: str) -> Exception:
+#: what to do about a construct third order does not follow
+RESTRUCTURE = "define it at module level and pass what it needs as arguments"
+PRIMITIVE = ("take that part out of the function under yb.grad, or take the Hessian of the gradient's "
+             "function itself (docs/limitations.md lists what third order covers)")
+
+
+def _refusal(what: str, advice: str = RESTRUCTURE) -> Exception:
     from .forward_runtime import NestedDifferentiationError
 
     return NestedDifferentiationError(
         f"third derivatives (yb.hvp/yb.hessian of a function that calls yb.grad) do not support "
-        f"{what} in the function whose gradient is taken yet; define it at module level and pass "
-        "what it needs as arguments")
+        f"{what} in the function whose gradient is taken yet; {advice}")
 
 
 class PlainForwardGenerator(ForwardGenerator):
@@ -49,7 +54,8 @@ class PlainForwardGenerator(ForwardGenerator):
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
         if s.star_args is not None or s.star_kwargs is not None:
-            raise _refusal(f"calls with *args or **kwargs ({ir._call_text(s)}, line {s.line})")
+            raise _refusal(f"calls with *args or **kwargs ({ir._call_text(s)}, line {s.line})",
+                           "pass the arguments one by one")
         parts = [self.primal(s.func), self.tangent(s.func)]
         for a in s.args:
             parts += [self.primal(a), self.tangent(a)]
