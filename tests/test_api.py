@@ -416,3 +416,19 @@ def test_in_place_operators_called_as_functions_mutate():
     np.testing.assert_allclose(yb.jvp(_explicit_in_place, (x, b), (np.ones(3), 0.0))[1], np.sum(expected))
     np.testing.assert_allclose(yb.hvp(_explicit_in_place, (x, b), (np.ones(3), 0.0))[2][0], 12.0 * np.ones(3))
     np.testing.assert_array_equal(x, [0.3, -0.5, 0.8])
+
+
+_MISSING = object()
+
+
+def _with_sentinel_default(x, scale=_MISSING):
+    if scale is _MISSING:
+        scale = 2.0
+    return np.sum(x ** 3) * scale
+
+
+def test_object_sentinel_defaults_are_constants():
+    x = np.array([1.0, 0.5])
+    np.testing.assert_allclose(yb.grad(_with_sentinel_default)(x), 6.0 * x ** 2)
+    np.testing.assert_allclose(yb.jvp(_with_sentinel_default, (x,), (np.ones(2),))[1], np.sum(6.0 * x ** 2))
+    np.testing.assert_allclose(yb.hessian(_with_sentinel_default)(x), np.diag(12.0 * x))

@@ -37,7 +37,7 @@ from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
 from ..transform.protocols import CodeCache as _CodeCache
 from .core import CoDual, describe_callable
 from .declare import ELEMENTWISE_PARTIALS
-from .second_order import (JVP_DEFINITIONS, _has_float_data, _is_field_tangent, _register, _zero_ints, _zero_tangent_of,
+from .second_order import (_MUTATORS, JVP_DEFINITIONS, _has_float_data, _is_field_tangent, _register, _zero_ints, _zero_tangent_of,
                            lookup_second_order)
 from .util import is_differentiable, sum_rdata, zero_fdata
 
@@ -272,8 +272,9 @@ def _linear(call: _Call, data: tuple, stored: tuple) -> tuple[int, int]:
     if _on_object(call):
         raise _refusal(f"{describe_callable(call.f)} on objects")
     c = call.composition
-    mutates = call.f in (operator.setitem, operator.delitem, operator.iadd, operator.iconcat) or \
-        isinstance(call.f, (types.MethodDescriptorType, types.WrapperDescriptorType))
+    # the first argument's tangent itself, as in second order (``_MUTATORS``: getattr too, for a
+    # method that will mutate it: lst.append)
+    mutates = call.f in _MUTATORS or isinstance(call.f, (types.MethodDescriptorType, types.WrapperDescriptorType))
     y = _primal_call(call)
 
     def tangent_slot(key: Any, slots: tuple, first: bool) -> int:

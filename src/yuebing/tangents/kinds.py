@@ -117,6 +117,8 @@ def _kind_for_type(tp: type) -> str | None:
         return NONDIFF
     if _has_instance_fields(tp) and tp.__module__ != "builtins":
         return OBJECT
+    if tp is object:  # object(): a sentinel (``_MISSING = object()``), which holds nothing
+        return NONDIFF
     return None
 
 
