@@ -29,7 +29,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..testing.cases import Case, randc, randn, randpos, randu
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .declare import elementwise, make_elementwise_rules
-from .second_order import defined_by, linear, with_vjp
+from .second_order import defined_by, jvp_defined_by, linear, with_vjp
 from .util import accumulate, is_differentiable, tangent
 
 _LN2 = math.log(2.0)
@@ -513,7 +513,21 @@ def _rect_vjp(g, y, r, phi):
     return (np.conj(unit) * g).real, (np.conj(1j * r * unit) * g).real
 
 
+def _log_jvp(x, x_t, base=None, base_t=NoTangent):
+    """Third order: the tangent of ``math.log(x[, base])`` (its cotangent map logs again)."""
+    x_t = 0.0 if x_t is NoTangent else x_t
+    if base is None:
+        return math.log(x), x_t / x
+    y = math.log(x, base)
+    log_base = math.log(base)
+    tangent = x_t / (x * log_base)
+    if base_t is not NoTangent:
+        tangent = tangent - y * base_t / (base * log_base)
+    return y, tangent
+
+
 with_vjp(math.log, _log_vjp)
+jvp_defined_by(math.log, _log_jvp)
 with_vjp(math.hypot, _hypot_vjp)
 with_vjp(cmath.phase, _phase_vjp)
 with_vjp(cmath.rect, _rect_vjp)

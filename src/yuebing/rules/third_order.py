@@ -350,6 +350,8 @@ def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
     """A primitive given by its cotangent map ``vjp(g, y, *xs)``, which is linear in ``g``: its
     tangent ``J t`` is the gradient in ``g`` of ``sum_k <vjp(g, y, *xs)[k], t_k>``, taken by
     ``_gradient_call`` (so its derivatives come from the cotangent map's own code)."""
+    if getattr(call.f, "__name__", None) in vjp.__code__.co_names:  # e.g. solve_triangular's solves
+        raise _refusal(f"{describe_callable(call.f)} (its cotangent map calls it again)")
     c = call.composition
     slots = _positional(call)
     y = c.call(c.values[call.function_slot], [a for a, _ in slots])

@@ -69,7 +69,7 @@ def third_order_functions(f: Callable, args: tuple, kwargs: dict | None = None, 
         namespace[f"_v{k}"] = weights(rng, args[i])
         terms.append(f"_project(x{k}, _u{k})")
     params = ", ".join(xs)
-    s = _define(f"def s({params}):\n    return {' + '.join(terms)}\n", namespace, "s")
+    _define(f"def s({params}):\n    return {' + '.join(terms)}\n", namespace, "s")  # F calls it
     outer = " + ".join(f"_project(gradients[{k}], _v{k})" for k in range(len(at)))
     argnums = ", ".join(str(k) for k in range(len(at)))
     F = _define(f"def F({params}):\n    gradients = _grad(s, argnums=({argnums},))({params})\n    return {outer}\n",
