@@ -353,7 +353,7 @@ def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
     if getattr(call.f, "__name__", None) in vjp.__code__.co_names:  # e.g. solve_triangular's solves
         raise _refusal(f"{describe_callable(call.f)} (its cotangent map calls it again)")
     c = call.composition
-    slots = _positional(call)
+    slots = [_as_array_pair(call, pair) for pair in _positional(call)]
     y = c.call(c.values[call.function_slot], [a for a, _ in slots])
     value = call.value(y)
     if not _real_values(value):
@@ -380,6 +380,24 @@ def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
 
     c.steps.append((guarded, inputs, len(c.values)))
     return y, c.add(out)
+
+
+def _as_array_pair(call: _Call, pair: tuple[int, int]) -> tuple[int, int]:
+    """A list of numbers and its tangent as arrays (``np.sort([x, y])``), through ``np.asarray``'s
+    own rule, as second order's ``_sequences_as_arrays`` does: the cotangent map takes arrays."""
+    from .second_order import _numbers
+
+    a, t = pair
+    if not _numbers(call.value(a)):
+        return pair
+    tangent = call.value(t)
+    if not (type(tangent) in (list, tuple) and all(isinstance(e, float) for e in tangent)):
+        raise _refusal(f"{describe_callable(call.f)} of a list mixing numbers and ints")
+    c = call.composition
+    return c.call(_ASARRAY, [a]), c.call(_ASARRAY, [t])
+
+
+_ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)
 
 
 def _real_values(value: Any) -> bool:
