@@ -14,19 +14,12 @@ import yuebing as yb
 from yuebing.tangents import NoTangent
 from yuebing.transform.plain_forward import plain_forward
 
+from yuebing.testing.second_order import NotTwiceDifferentiable
+from yuebing.testing.third_order import NotThirdOrderCheckable, check_third_order
+
+from tests.test_second_order import CORPUS, NEGATIVE_BASE_POWERS, NOT_TWICE_DIFFERENTIABLE, RULE_CASES, _fd_hessian
+
 A = np.array([[2.0, 0.5, -0.3], [0.1, 1.5, 0.4], [-0.2, 0.3, 1.0]])
-
-
-def _fd_hessian(f, x, h=1e-5):
-    x = np.asarray(x, dtype=float)
-    columns = []
-    for j in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[j] = h
-        plus = np.asarray(yb.grad(f)(x + e if x.ndim else float(x + e)))
-        minus = np.asarray(yb.grad(f)(x - e if x.ndim else float(x - e)))
-        columns.append(np.ravel((plus - minus) / (2 * h)))
-    return np.stack(columns, axis=1).reshape(x.shape + x.shape)
 
 
 def check_hessian(f, x, rtol=1e-6, atol=1e-6):
@@ -302,10 +295,6 @@ def test_lists_built_by_append():
 
 
 # -------------------------------------------------------------------- every rule, through yb.grad
-
-from tests.test_second_order import CORPUS, NEGATIVE_BASE_POWERS, NOT_TWICE_DIFFERENTIABLE, RULE_CASES  # noqa: E402
-from yuebing.testing.second_order import NotTwiceDifferentiable  # noqa: E402
-from yuebing.testing.third_order import NotThirdOrderCheckable, check_third_order  # noqa: E402
 
 #: Conventions at points where a derivative is not defined (see test_second_order): third
 #: derivatives follow them no more than second derivatives do; and gamma at -1.5, where the pure

@@ -254,18 +254,21 @@ def generate_forward(fn: ir.Function, globals_: dict | None = None) -> Generated
 _counter = itertools.count()
 
 
-def compile_forward(generated: GeneratedForward, fn: types.FunctionType) -> Any:
+def compile_forward(generated: GeneratedForward, fn: types.FunctionType, label: str = "yuebing forward",
+                    extra: dict[str, Any] | None = None) -> Any:
     """Compile generated forward-mode source, registered in ``linecache`` (tracebacks and
-    ``show`` point at real generated lines)."""
+    ``show`` point at real generated lines) under ``<label name #n>``, with the runtime's names
+    (and ``extra`` ones) in its namespace."""
     from . import forward_runtime as R
 
-    filename = f"<yuebing forward {fn.__qualname__} #{next(_counter)}>"
+    filename = f"<{label} {fn.__qualname__} #{next(_counter)}>"
     source = generated.source
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = R.runtime_namespace()
     namespace.update(templates.NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
+    namespace.update(extra or {})
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
     compiled = namespace[generated.name]
     compiled.__yuebing_line_map__ = generated.line_map

@@ -22,14 +22,12 @@ the program, and variables written through ``nonlocal``, raise ``NestedDifferent
 """
 from __future__ import annotations
 
-import itertools
-import linecache
 import re
 import types
 from typing import Any
 
-from . import ir, templates
-from .forward import ForwardGenerator, GeneratedForward
+from . import ir
+from .forward import ForwardGenerator, GeneratedForward, compile_forward
 from .protocols import CodeCache
 
 TANGENT_KEYWORD = "_t_"  # a keyword argument's tangent travels as ``_t_<name>=``
@@ -81,14 +79,14 @@ class PlainForwardGenerator(ForwardGenerator):
         return GeneratedForward(name, source, generated.constants, generated.params, generated.line_map)
 
 
-#: the forward runtime's names that plain programs use, renamed ``_pf_...`` in them; and the
-#: normaliser's early-return flag, which is an ordinary variable of the plain program
+#: the forward runtime's names that plain programs use, renamed ``_pf...`` in them, as are the
+#: function's own (``_fn``, ``_fn_t``) and the normaliser's early-return flag (``_returned``): second
+#: order's program of a plain program has names of its own that would meet them
 RUNTIME_NAMES = ("_global", "_G", "_gt", "_zt", "_NT", "_cell_tangent")
 _RUNTIME_NAME = re.compile(r"\b(?:" + "|".join(RUNTIME_NAMES + ("_returned", "_fn", "_fn_t")) + r")\b")
 
 
 _PLAIN = CodeCache()  # plain forward program per function code and module
-_counter = itertools.count()
 
 
 def plain_forward(fn: types.FunctionType) -> types.FunctionType:
@@ -101,30 +99,18 @@ def plain_forward(fn: types.FunctionType) -> types.FunctionType:
 
         _refuse_yuebing_internals(fn, "yb.hvp/yb.hessian over yb.grad")
         ir_fn = SourceFunction(fn).ir
-        generator = PlainForwardGenerator(ir_fn, fn.__globals__)
-        generated = generator.generate()
-        program = _PLAIN.put(fn, _compile(generated, fn))
-        program.__yuebing_tangent_suffix__ = generator.suffix
-        program.__yuebing_plain_of__ = fn
+        program = _PLAIN.put(fn, _compile(PlainForwardGenerator(ir_fn, fn.__globals__).generate(), fn))
     return program
 
 
 def _compile(generated: GeneratedForward, fn: types.FunctionType) -> types.FunctionType:
-    """Compile like ``forward.compile_forward``, under a file name that second order may read
-    (it differentiates this program from its source)."""
+    """``forward.compile_forward`` under a file name that second order may read (it
+    differentiates this program from its source), the runtime's names also as ``_pf...``."""
     from . import forward_runtime as R
 
-    filename = f"<plain forward {fn.__qualname__} #{next(_counter)}>"
-    source = generated.source
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = R.runtime_namespace()
-    namespace.update(templates.NAMESPACE)
-    namespace.update(generated.constants)
-    namespace["_G"] = fn.__globals__
-    namespace.update({"_pf" + name: namespace[name] for name in RUNTIME_NAMES})
-    namespace["_jvp"] = jvp_call
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
-    return namespace[generated.name]
+    renamed = {"_pf" + name: value for name, value in R.runtime_namespace().items() if name in RUNTIME_NAMES}
+    renamed.update(_pf_G=fn.__globals__, _jvp=jvp_call)
+    return compile_forward(generated, fn, "plain forward", renamed)
 
 
 def split_call(args: tuple, kwargs: dict) -> tuple[list, list, dict, dict]:
