@@ -17,12 +17,16 @@ program* (``transform/plain_forward.py``), in which every call is ``jvp_call(f, 
 * ``elementwise`` (``declare.elementwise``'s partials): ``sum_k partial_k(*xs, y) * t_k``, with
   the partials differentiated like user code; the nonlinear in-place operators as their
   out-of-place operator written back into the array and its tangent;
-* ``zero``: a constant zero tangent; ``defined_by``: its Python definition.
+* ``zero``: a constant zero tangent; ``defined_by``: its Python definition;
+* ``with_vjp``: the tangent ``J t`` is the gradient in ``g`` of ``<vjp(g, y, *xs), t>`` (the
+  cotangent map is linear in ``g``), taken by the same third-order gradient call, so the
+  derivatives come from the cotangent map's own code; a primitive whose map calls it again has a
+  forward definition instead (``jvp_defined_by``: ``solve``, ``math.log``) or is refused.
 
 Each is assembled from calls of the existing second-order rules (``_Composition``), so nothing
-here restates a derivative. Functions of other classes (``with_vjp``: linear algebra and the
-like; ``selection``: ``max``/``min``/``sorted``; objects and closures) raise
-``NestedDifferentiationError`` naming them.
+here restates a derivative. Other classes (``selection``: ``max``/``min``/``sorted``; objects),
+tuple-valued cotangent-map primitives and random draws raise ``NestedDifferentiationError``
+naming them.
 """
 from __future__ import annotations
 
@@ -69,8 +73,8 @@ def _function(f: Any) -> tuple:
 
 class _Composition:
     """A few second-order calls composed by hand. Values are numbered slots (the inputs first);
-    ``call`` runs ``call_rrule2`` on slots and returns the output's slot; ``pullback`` runs the
-    calls' dual pullbacks backwards, gathering the rdata (and rdata tangent) of every slot."""
+    ``call`` runs ``call_rrule2`` on slots and returns the output's slot; ``pull`` runs the calls'
+    dual pullbacks backwards, gathering the rdata (and rdata tangent) of every slot."""
 
     def __init__(self, inputs: list) -> None:
         self.values = list(inputs)
@@ -163,7 +167,7 @@ class _Call:
         self.function_slot = 0
         self.inputs = list(args) + list(kwargs.values())
         self.composition = _Composition(self.inputs)
-        self.f, self.f_t = args[0][0], args[1][0]
+        self.f = args[0][0]
         n = (len(args) - 2) // 2
         self.arg_slots = [(2 + 2 * k, 3 + 2 * k) for k in range(n)]
         names = list(kwargs)
