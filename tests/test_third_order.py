@@ -334,3 +334,14 @@ def test_corpus_third_order_is_right_or_refused(fn, args, w):
     except ValueError:
         if fn.__name__ != "np_interp_builtin":  # np.interp: KNOWN_ERRORS
             raise
+
+
+def test_every_route_to_the_hessian_agrees():
+    def f(x):
+        return smooth(x) + 0.5 * np.sum(yb.grad(in_place_loop)(x) ** 2)
+
+    x = np.array([0.3, 0.5, 0.7])
+    hessian = check_hessian(f, x)
+    np.testing.assert_allclose(yb.jacobian(yb.grad(f), mode="fwd")(x), hessian, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(yb.jacobian(yb.grad(f), mode="rev")(x), hessian, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(yb.prepare_hessian(f, x)(x), hessian, rtol=1e-10, atol=1e-12)
