@@ -348,7 +348,7 @@ def _real_rrule(val: CoDual) -> tuple:
     x = val.primal
     _refuse_sequence("real", x)
     y = np.real(x)
-    if y is x:  # a real array is returned as is
+    if y is x and isinstance(x, np.ndarray):  # a real array is returned as is (a float too: its rdata goes back)
         return CoDual(y, val.fdata), lambda dy: (NoRData, NoRData)
     if isinstance(x, np.ndarray):  # complex: y is a view of x
         return CoDual(y, val.fdata.real), lambda dy: (NoRData, NoRData)
@@ -751,6 +751,7 @@ CASES = (
         Case(np.multiply, randc(3), randn(3), name="multiply(complex, real)"),
         Case(np.angle, randc(4), kwargs={"deg": True}), Case(np.angle, randc(4), True, name="angle(z, True)"),
         Case(np.real, randn(3), name="real(real array): the same array"),
+        Case(np.real, 0.7, name="real(float): the same float, its cotangent returned"),
         Case(np.imag, randn(3), name="imag(real array): zeros"),
         Case(np.conjugate, randn(3)), Case(np.ndarray.conj, randn(3)), Case(np.ndarray.conj, randc(3)),
         Case(np.ndarray.conjugate, randc(2, 2)), Case(np.ndarray.conjugate, randn(2, 2)),
