@@ -40,7 +40,7 @@ from .operators import (
     forward_sequence, fresh_tangent, list_output, rdata_part, ref, send, sum_rdata, tangent_free, tuple_of,
     tuple_output,
 )
-from .second_order import defined_by, linear, selection, with_vjp
+from .second_order import defined_by, jvp_defined_by, linear, selection, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent
 
 _NOARG = object()  # "not passed", distinct from any value a caller could pass
@@ -636,6 +636,31 @@ with_vjp(builtins.pow, _pow_vjp)
 with_vjp(builtins.divmod, _divmod_vjp)
 linear(builtins.complex, data=(0, 1, "real", "imag"))  # re + 1j * im
 selection(builtins.max, builtins.min, builtins.sorted)
+
+
+def _chosen(pairs: tuple, position: Any) -> tuple:
+    """``(value, tangent)`` of the item ``position`` chooses: among the arguments, or among the
+    items of the one iterable argument (``max(xs)``)."""
+    values, tangents = pairs[0::2], pairs[1::2]
+    if len(values) == 1:
+        items, item_tangents = list(values[0]), list(tangents[0])
+        k = int(position(items))
+        return items[k], item_tangents[k]
+    k = int(position(list(values)))
+    return values[k], tangents[k]
+
+
+def _max_jvp(*pairs):
+    """Third order: ``max`` picks its first largest item, and that item's tangent."""
+    return _chosen(pairs, np.argmax)
+
+
+def _min_jvp(*pairs):
+    return _chosen(pairs, np.argmin)
+
+
+jvp_defined_by(builtins.max, _max_jvp)
+jvp_defined_by(builtins.min, _min_jvp)
 
 
 def _map_as_list(function, *iterables):
