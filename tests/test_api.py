@@ -382,6 +382,8 @@ def test_functions_sharing_code_keep_their_own_defaults():
     assert [yb.grad(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]
     assert [yb.jvp(f, (1.0,), (1.0,))[1] for f in functions] == [2.0, 4.0, 6.0]
     assert [yb.hessian(f)(1.0) for f in functions] == [2.0, 4.0, 6.0]
+    with_arrays = [lambda x, w=np.full(2, k): np.sum(w * x * x) for k in (1.0, 2.0)]  # array defaults
+    np.testing.assert_allclose([yb.grad(f)(np.ones(2)) for f in with_arrays], [[2.0, 2.0], [4.0, 4.0]])
 
 
 def test_same_source_in_two_modules_reads_its_own_globals():

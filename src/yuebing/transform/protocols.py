@@ -276,7 +276,8 @@ class SourceFunction:
         made by one ``def`` or ``lambda`` share a rule but not their defaults
         (``[lambda x, k=k: k * x for k in ks]``)."""
         signature = self.signature
-        if fn is not None and (fn.__defaults__, fn.__kwdefaults__) != self._defaults:
+        # by identity: a default may be an array, and a function's defaults are one object
+        if fn is not None and (fn.__defaults__ is not self._defaults[0] or fn.__kwdefaults__ is not self._defaults[1]):
             import inspect
 
             signature = inspect.signature(fn)
