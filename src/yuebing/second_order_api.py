@@ -274,23 +274,10 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
     from .api import _normalise_argnums
     from .rules.core import CoDual
     from .rules.util import accumulate, output
-    from .transform.forward_runtime import NestedDifferentiationError
 
     spec = f.primal.__yuebing_gradient__
-    if kwargs or spec.has_aux:
-        raise NestedDifferentiationError(
-            "reverse mode over yb.grad supports gradient functions without has_aux called with "
-            "positional arguments; pass keyword arguments positionally")
-    if _captures_derivatives(f.fdata):
-        raise NestedDifferentiationError(
-            "yuebing cannot differentiate yb.grad of a function with respect to the variables it captures "
-            "from the differentiated code (reverse over reverse); pass them to it as arguments")
     xs = tuple(a.primal for a in args)
-    for i, x in enumerate(xs):
-        if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
-            raise NestedDifferentiationError(
-                f"reverse mode over yb.grad differentiates float and float-array arguments; argument {i} "
-                f"is a {type(x).__qualname__}")
+    check_gradient_call(spec, kwargs, xs, _captures_derivatives(f.fdata), "reverse mode over yb.grad")
     nums, single = _normalise_argnums(spec.argnums, len(xs), "grad")
     value, gradient = _value_and_grad(spec.f, argnums=spec.argnums)(*xs)
     out = output((value, gradient) if spec.with_value else gradient)
@@ -314,6 +301,27 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
         return tuple(rdatas)
 
     return out, pullback
+
+
+def check_gradient_call(spec: Any, kwargs: dict, xs: tuple, captures: bool, mode: str) -> None:
+    """What differentiating a call of a ``yb.grad``/``yb.value_and_grad`` function supports
+    (``mode``: reverse over it, a Hessian through it): positional float and float-array
+    arguments, no ``has_aux``, no captured variables of the differentiated code."""
+    from .transform.forward_runtime import NestedDifferentiationError
+
+    if kwargs or spec.has_aux:
+        raise NestedDifferentiationError(
+            f"{mode} supports gradient functions without has_aux called with positional arguments; "
+            "pass keyword arguments positionally")
+    if captures:
+        raise NestedDifferentiationError(
+            f"{mode}: yuebing cannot differentiate yb.grad of a function with respect to the variables it "
+            "captures from the differentiated code; pass them to it as arguments")
+    for i, x in enumerate(xs):
+        if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+            raise NestedDifferentiationError(
+                f"{mode} differentiates float and float-array arguments; argument {i} is a "
+                f"{type(x).__qualname__}")
 
 
 def _captures_derivatives(fdata: Any) -> bool:

@@ -38,7 +38,6 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, join
 from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
-from ..transform.protocols import CodeCache as _CodeCache
 from .core import CoDual, describe_callable
 from .declare import ELEMENTWISE_PARTIALS
 from .second_order import (_MUTATORS, JVP_DEFINITIONS, _has_float_data, _is_field_tangent, _register, _zero_ints, _zero_tangent_of,
@@ -491,13 +490,10 @@ def _defined_pair(call: _Call, definition: types.FunctionType) -> int:
 def _python_function(call: _Call, fn: types.FunctionType) -> int:
     """A Python function: the second order of its plain forward program, called with each
     parameter's ``(primal, tangent)`` 4-tuples (defaults as constants). Returns the pair's slot."""
-    from ..transform.protocols import SourceFunction
     from ..transform.second_order import dual_rule
 
     program = plain_forward(fn)
-    source = _SOURCES.get(fn)
-    if source is None:
-        source = _SOURCES.put(fn, SourceFunction(fn))
+    source = program.__yuebing_source__
     c = call.composition
     given = {**dict(enumerate(call.arg_slots)), **call.keyword_slots}
     slots = [call.function_slot, c.add(_constant(NoTangent))]
@@ -516,9 +512,6 @@ def _python_function(call: _Call, fn: types.FunctionType) -> int:
     out, pullback = dual_rule(program)(_function(program), *(c.values[s] for s in slots))
     c.steps.append((pullback, slots, len(c.values)))
     return c.add(out)
-
-
-_SOURCES = _CodeCache()  # SourceFunction per function code and module
 
 
 def _constant_result(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
@@ -558,23 +551,11 @@ def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Ca
 def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """Second-order rule of a call of a gradient function ``grad(g)(*xs)``."""
     from ..api import _normalise_argnums
-    from ..second_order_api import _captures_derivatives
-    from ..transform.forward_runtime import NestedDifferentiationError
+    from ..second_order_api import _captures_derivatives, check_gradient_call
 
     spec = f4[0].__yuebing_gradient__
-    if kwargs or spec.has_aux:
-        raise NestedDifferentiationError(
-            "yb.hvp/yb.hessian over yb.grad supports gradient functions without has_aux called with "
-            "positional arguments; pass keyword arguments positionally")
-    if _captures_derivatives(f4[1]) or _captured_tangents(f4[2]):
-        raise NestedDifferentiationError(
-            "yuebing cannot take the Hessian through yb.grad of a function with respect to the variables it "
-            "captures from the differentiated code; pass them to it as arguments")
-    for i, a in enumerate(args):
-        if not (isinstance(a[0], float) or isinstance(a[0], np.ndarray) and a[0].dtype.kind == "f"):
-            raise NestedDifferentiationError(
-                f"yb.hvp/yb.hessian over yb.grad differentiates float and float-array arguments; argument "
-                f"{i} is a {type(a[0]).__qualname__}")
+    captures = _captures_derivatives(f4[1]) or _captured_tangents(f4[2])
+    check_gradient_call(spec, kwargs, tuple(a[0] for a in args), captures, "yb.hvp/yb.hessian over yb.grad")
     nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
     return _gradient_call(spec.f, args, nums, single, spec.with_value)
 

@@ -98,8 +98,10 @@ def plain_forward(fn: types.FunctionType) -> types.FunctionType:
         from .protocols import SourceFunction
 
         _refuse_yuebing_internals(fn, "yb.hvp/yb.hessian over yb.grad")
-        ir_fn = SourceFunction(fn).ir
-        program = _PLAIN.put(fn, _compile(PlainForwardGenerator(ir_fn, fn.__globals__).generate(), fn))
+        source = SourceFunction(fn)
+        program = _compile(PlainForwardGenerator(source.ir, fn.__globals__).generate(), fn)
+        program.__yuebing_source__ = source  # its signature binds calls (rules/third_order.py)
+        _PLAIN.put(fn, program)
     return program
 
 
