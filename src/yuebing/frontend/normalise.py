@@ -517,7 +517,10 @@ class Normaliser:
     def stmt_Assign(self, node: ast.Assign, out: list) -> None:
         direct = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
             and node.targets[0].id not in self.free and self._cell_of(node.targets[0].id) is None
-        if direct:
+        # The value is built straight into the target only when it does not read the target:
+        # comprehensions, dict displays, and/or and chained comparisons write their result
+        # before they have finished reading their operands (xs = [2 * v for v in xs]).
+        if direct and node.targets[0].id not in {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}:
             self.locals.add(node.targets[0].id)
             value = self.expr(node.value, out, target=node.targets[0].id)
             self.assign(node.targets[0], value, out)

@@ -212,8 +212,9 @@ def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:
     px, tx, fx, fdx = gen.primal(x), gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x)
     guard = f"type({px}) is _ND and {px}.dtype is _F64 and type({tx}) is _ND and _at_element({px}, {index})"
     t = s.target
-    forward = [f"{t} = {px}[{index}]; {gen.dd(t)} = {tx}[{index}]; {gen.fd(t)} = {gen.fdd(t)} = _NF",
-               f"_push(({fx}, {fdx}, {index})); _push(_DFAST)"]
+    # the array's fdata is pushed before the target is bound: the target may be the array (x = x[0])
+    forward = [f"_v = {px}[{index}]; _vd = {tx}[{index}]; _push(({fx}, {fdx}, {index})); _push(_DFAST)",
+               f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
     return DualTemplate(guard, forward, "_xf, _xfd, _i = _pop()", [(x, "_read", "_read")])
 
 

@@ -212,8 +212,9 @@ def _getitem(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     known_int = isinstance(index, ir.Const) or e.fdata(index) == "_NF"  # a constant or a loop index
     guard_parts = [] if known_int else [f"type({pi}) in _IDX"]
     guard_parts += [f"type({ps}) in _SEQ", f"type(_v := {ps}[{pi}]) in _FT"]
-    # one tape entry, the (fdata, index) pair itself: no other entry is a tuple
-    forward = [f"{t} = _v; {tf} = _NF", f"_push(({e.fdata(seq)}, {pi}))"]
+    # one tape entry, the (fdata, index) pair itself: no other entry is a tuple. Pushed before
+    # the target is bound: the target may be the sequence itself (x = x[0])
+    forward = [f"_push(({e.fdata(seq)}, {pi}))", f"{t} = _v; {tf} = _NF"]
     template = Template(" and ".join(guard_parts), forward, ["_sf[_i] += _g"], "_sf, _i = _e")
     template.test = "type(_e) is tuple"
     return template
