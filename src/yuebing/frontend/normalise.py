@@ -368,15 +368,23 @@ class Normaliser:
         result = target or self.tmp("f")
         self._definition_time_globals(node)
         captured = self._captured(node)
-        self._bind_captured_cells(captured, out)
-        out.append(ir.MakeClosure(result, f"{result} = {ast.unparse(node)}", captured, line=self.line))
+        shared = self._shared_cells(captured, out)
+        out.append(ir.MakeClosure(result, f"{result} = {ast.unparse(node)}", captured, line=self.line, shared=shared))
         return ir.Var(result)
 
-    def _captured(self, node: ast.AST) -> tuple[str, ...]:
-        """Names of this function's locals (and cells) a nested function reads."""
-        inner = {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    def _captured(self, node: ast.FunctionDef | ast.Lambda) -> tuple[str, ...]:
+        """Names of this function's locals (and cells) a nested function reads or writes.
+
+        Python's own scoping decides: the nested definition is compiled inside a stand-in for
+        this function that binds every candidate name, and its code's free variables are the
+        captured ones. (A nested function's own local that happens to share a name with one of
+        ours is not captured; a name only a deeper function uses is.)"""
         used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        return tuple(sorted(n for n in used - inner if n in self.locals or n in self.free))
+        used |= {name for n in ast.walk(node) if isinstance(n, ast.Nonlocal) for name in n.names}
+        candidates = sorted(n for n in used if n in self.locals or n in self.free)
+        if not candidates:
+            return ()
+        return tuple(sorted(_free_variables(node, candidates)))
 
     def _comprehension(self, node: Any, out: list, target: str, kind: str) -> ir.Atom:
         result = target or self.tmp("c")
@@ -790,17 +798,15 @@ class Normaliser:
             else:
                 raise self.error("del of this target", "delete items one by one", t)
 
-    def _bind_captured_cells(self, captured: tuple, out: list) -> None:
-        """A nested function capturing a variable of *our* enclosing function needs it as a local
-        of the generated code: read the cell into a local of the same name first."""
-        for name in captured:
-            if name in self.nonlocal_here:
-                raise UnsupportedSyntaxError(
-                    f"a nested function capturing {name!r}, itself nonlocal here",
-                    "keep nonlocal writes one level deep", self.filename, self.line, self.fn.__qualname__)
-            if name in self.free and name not in self.locals:
-                self.call(out, ir.Const(P.cell_get), [ir.Var(f"_cell_{name}")], name)
-                self.locals.add(name)
+    def _shared_cells(self, captured: tuple, out: list) -> tuple[str, ...]:
+        """Variables of *our* enclosing function that a nested function captures: it gets their
+        cells themselves (``MakeClosure.shared``), so that a write through ``nonlocal`` at any
+        depth, and every read after it, see one variable. The generated code only needs the
+        name bound somewhere for the nested definition to compile with it as a free variable."""
+        shared = tuple(name for name in captured if name in self.free and name not in self.locals)
+        for name in shared:
+            self.opaque(out, f"if False: {name} = None  # makes {name} a cell the closure below shares")
+        return shared
 
     def stmt_With(self, node: ast.With, out: list) -> None:
         # The context managers are entered and exited in the forward pass only: they must not
@@ -831,9 +837,9 @@ class Normaliser:
     def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
         self._definition_time_globals(node)
         captured = self._captured(node)
-        self._bind_captured_cells(captured, out)
+        shared = self._shared_cells(captured, out)
         self.locals.add(node.name)
-        out.append(ir.MakeClosure(node.name, ast.unparse(node), captured, line=node.lineno))
+        out.append(ir.MakeClosure(node.name, ast.unparse(node), captured, line=node.lineno, shared=shared))
 
     def stmt_ClassDef(self, node: ast.ClassDef, out: list) -> None:
         self.locals.add(node.name)
@@ -848,7 +854,7 @@ class Normaliser:
         _assignment_sites(body, False, sites)
         for closure in _closures(body, []):
             for name in closure.free_vars:
-                if name in self.cell_backed:
+                if name in self.cell_backed or name in closure.shared:
                     continue  # shared through its cell: every value is seen
                 bound = sites.get(name, [])
                 if len(bound) > 1 or any(in_loop for _, in_loop in bound):
@@ -904,6 +910,23 @@ class Normaliser:
             global_names=list(self.globals),
             cell_backed=list(self.cell_backed),
         )
+
+
+def _free_variables(node: ast.FunctionDef | ast.Lambda, outer_names: list[str]) -> tuple[str, ...]:
+    """The free variables of the nested function ``node`` defined where ``outer_names`` are
+    local variables (compiled, not run)."""
+    inner = _copy(node)
+    if isinstance(inner, ast.Lambda):
+        inner = ast.Assign([ast.Name("_yb_nested", ast.Store())], inner)
+    else:
+        inner.decorator_list = []  # run where the function is defined: not captured
+    binds = ast.Assign([ast.Name(n, ast.Store()) for n in outer_names], ast.Constant(None))
+    scope = ast.FunctionDef("_yb_scope", ast.arguments([], [], None, [], [], None, []), [binds, inner], [])
+    module = ast.fix_missing_locations(ast.Module([scope], []))
+    code = compile(module, "<yuebing scope>", "exec")
+    scope_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    nested = next(c for c in scope_code.co_consts if isinstance(c, types.CodeType))
+    return nested.co_freevars
 
 
 def _assignment_sites(body: list, in_loop: bool, sites: dict) -> None:

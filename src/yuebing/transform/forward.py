@@ -27,7 +27,7 @@ from ..tangents import NoTangent
 from ..tangents.ops import zero_tangent
 from . import ir, templates
 from .forward_templates import Names, forward_templates
-from .reverse import ConstantNames, _all_var_names, _is_literal
+from .reverse import ConstantNames, _all_var_names, _is_literal, share_cells_line
 
 def _is_immutable_tangent(t: Any) -> bool:
     """Whether a zero tangent can be shared by every run (nothing will update it in place)."""
@@ -209,8 +209,12 @@ class ForwardGenerator(ConstantNames):
             self.emit(out, indent, f"{g} = _global(_G, {g!r})  # used by the definition below", s.line)
         self.emit(out, indent, s.source, s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
+        shared = share_cells_line(self, s)
+        if shared:
+            self.emit(out, indent, shared, s.line)
         boxes = ", ".join(
             f"{name!r}: _SHARED({self.td('_cellobj_' + name)})" if name in self.fn.cell_backed
+            else f"{name!r}: _SHARED({self.td('_cell_' + name)})" if name in s.shared
             else f"{name!r}: ({name}, {self.td(name)})" for name in s.free_vars)
         self.emit(out, indent, f"{self.td(s.target)} = _closure_tangent({s.target}, {{{boxes}}})  # line {s.line}: the closure {s.target}", s.line)
 

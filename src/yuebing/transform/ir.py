@@ -132,12 +132,17 @@ class Opaque:
 
 @dataclasses.dataclass
 class MakeClosure:
-    """``target = <def or lambda>``: a nested function capturing ``free_vars`` of this one."""
+    """``target = <def or lambda>``: a nested function capturing ``free_vars`` of this one.
+
+    ``shared`` are the captured variables that are themselves free variables of this function
+    (cells of an enclosing one): the new function gets those very cells, so that writes through
+    ``nonlocal`` at any depth, and reads after them, all see one variable."""
 
     target: str
     source: str
     free_vars: tuple[str, ...]
     line: int = 0
+    shared: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass

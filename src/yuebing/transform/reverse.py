@@ -20,6 +20,7 @@ reverse line carries a comment naming the primal line it undoes.
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import Any
 
 from . import ir, templates
@@ -174,6 +175,29 @@ class ConstantNames:
         if isinstance(a, ir.Global):
             return a.path
         return self.const(a.value)
+
+
+def share_cells(fn: Any, cells: dict) -> Any:
+    """``fn`` (a nested function just defined by generated code) rebuilt so that its closure
+    variables named in ``cells`` are those cell objects: the generated code's own cells for
+    them are stand-ins, the real variables live in the cells of the function being
+    differentiated (``MakeClosure.shared``)."""
+    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+        return fn
+    closure = tuple(cells.get(name, cell) for name, cell in zip(fn.__code__.co_freevars, fn.__closure__))
+    rebuilt = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    rebuilt.__kwdefaults__ = fn.__kwdefaults__
+    rebuilt.__qualname__ = fn.__qualname__
+    rebuilt.__dict__.update(fn.__dict__)
+    return rebuilt
+
+
+def share_cells_line(gen: ConstantNames, s: ir.MakeClosure) -> str | None:
+    """The generated line giving closure ``s.target`` the cells it shares with us, if any."""
+    if not s.shared:
+        return None
+    cells = ", ".join(f"{name!r}: _cell_{name}" for name in s.shared)
+    return f"{s.target} = {gen.const(share_cells)}({s.target}, {{{cells}}})"
 
 
 class ReverseGenerator(ConstantNames):
@@ -440,8 +464,12 @@ class ReverseGenerator(ConstantNames):
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         self.emit(out, indent, s.source, s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
+        shared = share_cells_line(self, s)
+        if shared:
+            self.emit(out, indent, shared, s.line)
         boxes = ", ".join(
             f"{name!r}: _SHARED({self.fd('_cellobj_' + name)})" if name in self.fn.cell_backed
+            else f"{name!r}: _SHARED({self.fd('_cell_' + name)})" if name in s.shared
             else f"{name!r}: ({name}, {'_NF' if name in self.integers else self.fd(name)})" for name in s.free_vars)
         self.emit(out, indent, f"{self.fd(s.target)} = _closure_fdata({s.target}, {{{boxes}}})", s.line)
         self.emit(out, indent, f"_push({self.fd(s.target)})  # the reverse pass reads the captured cotangents", s.line)
@@ -590,7 +618,7 @@ class ReverseGenerator(ConstantNames):
     def rev_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         self.emit(out, indent, f"_closure = _pop()  # undo line {s.line}: the closure {s.target}", s.line)
         for name in s.free_vars:
-            if name in self.fn.cell_backed or name in self.integers:
+            if name in self.fn.cell_backed or name in s.shared or name in self.integers:
                 continue  # its cotangent lives in the shared cell box, or it has none (an int)
             r = self.rd(name)
             self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata(_closure, {name!r}))", s.line)

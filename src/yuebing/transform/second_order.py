@@ -34,7 +34,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from . import ir
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .protocols import CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
-from .reverse import Generated, ReverseGenerator, _is_literal
+from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
 from .templates import FLOAT_TYPES, Fast
 
 
@@ -166,16 +166,23 @@ class DualReverseGenerator(ReverseGenerator):
         # cotangents accumulate), its tangent the captured values' tangents
         self.emit(out, indent, s.source, s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
+        cells = share_cells_line(self, s)
+        if cells:
+            self.emit(out, indent, cells, s.line)
         shared = self.fn.cell_backed  # variables the closure writes (nonlocal): shared boxes
 
         def entry(name: str, part: Callable) -> str:
             if name in shared:
                 return f"{name!r}: _SHARED({part('_cellobj_' + name)})"
+            if name in s.shared:  # a cell of ours the closure shares: its boxes too
+                return f"{name!r}: _SHARED({part('_cell_' + name)})"
             return f"{name!r}: ({name}, {'_NF' if name in self.integers else part(name)})"
 
         def tangent(name: str) -> str:
             if name in shared:
                 return self.dd("_cellobj_" + name)
+            if name in s.shared:
+                return self.dd("_cell_" + name)
             return "_NT" if name in self.integers else self.dd(name)
 
         pairs = {part: ", ".join(entry(name, part) for name in s.free_vars) for part in (self.fd, self.fdd)}
@@ -189,7 +196,7 @@ class DualReverseGenerator(ReverseGenerator):
     def rev_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         self.emit(out, indent, f"_closure_fd = _pop(); _closure = _pop()  # undo line {s.line}: the closure {s.target}", s.line)
         for name in s.free_vars:
-            if name in self.fn.cell_backed or name in self.integers:
+            if name in self.fn.cell_backed or name in s.shared or name in self.integers:
                 continue  # its cotangent lives in the shared cell box, or it has none (an int)
             r, rd = self.rd(name), self.rdd(name)
             self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata(_closure, {name!r})); "
@@ -326,11 +333,38 @@ def _lookup(fn: Any) -> Any:
 
 
 def _run_rule(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    from ..rules.second_order import run_second_order
+    """A primitive's second-order rule, after the array_like boundary (``rules/array_like.py``):
+    lists of numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
+    from ..rules import array_like
+    from ..rules.second_order import lookup_second_order, run_second_order
 
     if found is _FIRST_ORDER_ONLY:
         raise _no_rule(f[0])
-    return run_second_order(found, f, args, kwargs)
+    fn = f[0]
+    keys = array_like.applies(fn) and array_like.conversions(fn, [a[0] for a in args], {k: v[0] for k, v in kwargs.items()})
+    if not keys:
+        return run_second_order(found, f, args, kwargs)
+    args, kwargs = list(args), dict(kwargs)
+    converted = []
+    asarray = lookup_second_order(np.asarray)
+    for key in keys:
+        values = args if isinstance(key, int) else kwargs
+        values[key], convert_pullback = run_second_order(asarray, _ASARRAY, (values[key],), {})
+        slot = 1 + key if isinstance(key, int) else 1 + len(args) + list(kwargs).index(key)
+        converted.append((slot, convert_pullback))
+    out, pullback = run_second_order(found, f, tuple(args), kwargs)
+
+    def array_like_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = (list(r) for r in pullback(dy, dy_d))
+        for slot, convert_pullback in reversed(converted):
+            crs, crsd = convert_pullback(rs[slot], rsd[slot])
+            rs[slot], rsd[slot] = crs[1], crsd[1]
+        return tuple(rs), tuple(rsd)
+
+    return out, array_like_pullback
+
+
+_ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)
 
 
 def _gradient(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:

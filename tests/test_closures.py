@@ -1,0 +1,241 @@
+"""Nested functions that read and write variables of the functions around them, in every mode.
+
+Captured variables are found by Python's own scoping (a nested function's local that shares a
+name with ours is not captured), and a nested function gets the very cells of the variables it
+captures from further out (``MakeClosure.shared``), so ``nonlocal`` writes at any depth and
+reads after them see one variable. Checked against the plain call and central differences in
+reverse, forward and second order (``all_modes.check_all_modes``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.frontend.fence import UnsupportedSyntaxError
+
+from .all_modes import check_all_modes
+
+def make_adder():
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total += v
+        return total
+    return add
+
+
+def factory_at_module_level(x):
+    add = make_adder()
+    add(x)
+    return add(x * x)
+
+
+def nonlocal_two_levels_deep(x):
+    total = 0.0
+
+    def outer():
+        def inner(v):
+            nonlocal total
+            total += v
+        inner(x)
+        inner(x * x)
+    outer()
+    return total
+
+
+def nonlocal_in_both_levels(x):
+    total = x
+
+    def outer():
+        nonlocal total
+
+        def inner(v):
+            nonlocal total
+            total = total * v
+        inner(x)
+        total = total + 1.0
+        inner(x)
+    outer()
+    return total
+
+
+def nested_local_shares_enclosing_name(x):
+    def g(h):
+        output = h*2.0
+        return output
+    output = g(x)
+    return output
+
+
+def make_accumulator(scale):
+    acc = [0.0]
+    count = 0
+
+    def step(v):
+        nonlocal count
+        acc[0] += scale * v
+        count += 1
+        return acc[0] * count
+    return step
+
+
+def factory_with_list_and_counter(x):
+    s = make_accumulator(x)
+    s(x)
+    s(2.0)
+    return s(x * x)
+
+
+def nonlocal_written_in_loop(x):
+    n = 0.0
+
+    def bump():
+        nonlocal n
+        n = n + x
+    for i in range(3):
+        bump()
+    return n * x
+
+
+def two_closures_from_one_factory(x):
+    def counter():
+        c = x
+
+        def inc():
+            nonlocal c
+            c = c * x
+            return c
+        return inc
+    a = counter()
+    b = counter()
+    a(); a()
+    return a() + b()
+
+
+def reader_and_writer_closures(x):
+    y = x
+
+    def f():
+        return y * y
+
+    def g():
+        nonlocal y
+        y = y + 1.0
+    g()
+    return f() + y
+
+
+def read_after_sibling_writes(x):
+    y = x
+
+    def g():
+        nonlocal y
+        y = y * 2.0
+
+    def outer():
+        def reader():
+            return y * y
+        g()
+        return reader()
+    return outer()
+
+
+def nested_factory_called_in_loop(x):
+    def make_adder(scale):
+        total = 0.0
+
+        def add(v):
+            nonlocal total
+            total += scale * v
+            return total
+        return add
+    add = make_adder(x)
+    for i in range(3):
+        add(x * i)
+    return add(1.0)
+
+
+def closure_appends_to_captured_list(x):
+    vals = []
+
+    def push(v):
+        vals.append(v * x)
+    push(x); push(2.0)
+    return sum(vals)
+
+
+def nonlocal_three_levels_deep(x):
+    t = 1.0
+
+    def a():
+        def b():
+            def c():
+                nonlocal t
+                t = t * x + 1.0
+            c()
+            c()
+        b()
+    a()
+    return t
+
+
+def lambdas_capturing_lambdas(x):
+    f = lambda v: v * x
+    g = lambda v: f(v) + x
+    return g(x) * f(2.0)
+
+
+def factory_called_twice(x):
+    def outer():
+        total = x
+
+        def inner():
+            nonlocal total
+            total = total * total
+        inner()
+        return total
+    return outer() + outer()
+
+
+CASES = [factory_at_module_level, nonlocal_two_levels_deep, nonlocal_in_both_levels, nested_local_shares_enclosing_name, factory_with_list_and_counter, nonlocal_written_in_loop, two_closures_from_one_factory, reader_and_writer_closures, read_after_sibling_writes, nested_factory_called_in_loop, closure_appends_to_captured_list, nonlocal_three_levels_deep, lambdas_capturing_lambdas, factory_called_twice]
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_closures_in_every_mode(f):
+    check_all_modes(f, 1.3)
+
+
+def test_factory_from_the_issue_gives_python_value_and_gradient():
+    def make():
+        total = 0.0
+
+        def add(v):
+            nonlocal total
+            total += v
+            return total
+        return add
+
+    def f(x):
+        add = make()
+        add(x)
+        return add(x * x)
+
+    value, grad = yb.value_and_grad(f)(1.5)
+    assert value == f(1.5)
+    assert grad == pytest.approx(1.0 + 2 * 1.5)
+
+
+def captured_rebound_in_loop(x):
+    fs = []
+    for i in range(3):
+        y = x * i
+        fs.append(lambda: y)
+    return fs[0]() + fs[2]()
+
+
+def test_capture_of_a_variable_rebound_in_a_loop_is_refused_with_the_line():
+    with pytest.raises(UnsupportedSyntaxError, match="reassigned or bound in a loop") as info:
+        yb.grad(captured_rebound_in_loop)(1.0)
+    assert "test_closures.py" in str(info.value)
