@@ -31,6 +31,7 @@ naming them.
 from __future__ import annotations
 
 import operator
+import threading
 import types
 from typing import Any, Callable
 
@@ -38,6 +39,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, join
 from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
+from . import array_like
 from .core import CoDual, describe_callable
 from .declare import ELEMENTWISE_PARTIALS
 from .second_order import (_MUTATORS, JVP_DEFINITIONS, _has_float_data, _is_field_tangent, _register, _zero_ints, _zero_tangent_of,
@@ -187,6 +189,7 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         _unbind_method(call, found[1])
     if _draws(call):
         raise _refusal(f"random draws ({describe_callable(call.f)}: each pass would draw new numbers)")
+    _array_like_boundary(call)
     rule = found[0] if found is not None else None
     kind = getattr(rule, "second_order_kind", None)
     if found is not None and kind != "linear" and call.f is not getattr and not _has_tangents(call):
@@ -374,32 +377,50 @@ def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
     def guarded(dy: Any, dy_d: Any) -> tuple:
         # the third derivatives come from the cotangent map's second order; a map that calls its
         # own primitive again (solve's calls solve) would need them again, without end
-        depth = _EXPANDING.get(vjp, 0)
+        depth = _EXPANDING.depth.get(vjp, 0)
         if depth >= _MAX_DEPTH:
             raise _refusal(f"{describe_callable(call.f)} (its cotangent map calls it again)")
-        _EXPANDING[vjp] = depth + 1
+        _EXPANDING.depth[vjp] = depth + 1
         try:
             return pullback(dy, dy_d)
         finally:
-            _EXPANDING[vjp] = depth
+            _EXPANDING.depth[vjp] = depth
 
     c.steps.append((guarded, inputs, len(c.values)))
     return y, c.add(out)
 
 
-def _as_array_pair(call: _Call, pair: tuple[int, int]) -> tuple[int, int]:
-    """A list of numbers and its tangent as arrays (``np.sort([x, y])``), through ``np.asarray``'s
-    own rule, as second order's ``_sequences_as_arrays`` does: the cotangent map takes arrays."""
-    from .second_order import _numbers
+def _array_like_boundary(call: _Call) -> None:
+    """Lists of numbers that NumPy would make arrays (``rules/array_like.py``), and their
+    tangents, become arrays through ``np.asarray``'s own rule, as in the other modes."""
+    if not array_like.applies(call.f):
+        return
+    keys = array_like.conversions(call.f, [call.value(a) for a, _ in call.arg_slots],
+                                  {k: call.value(a) for k, (a, _) in call.keyword_slots.items()})
+    for key in keys:
+        slots = call.arg_slots if isinstance(key, int) else call.keyword_slots
+        slots[key] = _as_array_pair(call, slots[key])
 
+
+def _as_array_pair(call: _Call, pair: tuple[int, int]) -> tuple[int, int]:
+    """A (nested) list of numbers and its tangent as arrays (``np.sort([x, y])``), through
+    ``np.asarray``'s own rule."""
     a, t = pair
-    if not _numbers(call.value(a)):
+    if not isinstance(call.value(a), (list, tuple)):
         return pair
-    tangent = call.value(t)
-    if not (type(tangent) in (list, tuple) and all(isinstance(e, float) for e in tangent)):
-        raise _refusal(f"{describe_callable(call.f)} of a list mixing numbers and ints")
     c = call.composition
+    tangent = call.value(t)
+    if tangent is NoTangent or not array_like.carries_floats(call.value(a)):
+        return c.call(_ASARRAY, [a]), c.add(_constant(NoTangent))
+    if not _float_leaves(tangent):
+        raise _refusal(f"{describe_callable(call.f)} of a list mixing numbers and ints")
     return c.call(_ASARRAY, [a]), c.call(_ASARRAY, [t])
+
+
+def _float_leaves(tangent: Any) -> bool:
+    if type(tangent) in (list, tuple):
+        return all(_float_leaves(e) for e in tangent)
+    return isinstance(tangent, float) or isinstance(tangent, np.ndarray) and tangent.dtype.kind in "fc"
 
 
 _ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)
@@ -416,7 +437,16 @@ def _real_values(value: Any) -> bool:
 #: wrong, refused until the cause is found
 _NOT_YET = {np.linalg.eigh: "its eigenvectors' third derivatives disagree with finite differences"}
 
-_EXPANDING: dict = {}  # cotangent maps being differentiated, and how deeply nested
+
+class _Expanding(threading.local):
+    """Per thread (a depth counted across threads would refuse, or miss, another thread's
+    nesting): the cotangent maps being differentiated, and how deeply nested."""
+
+    def __init__(self) -> None:
+        self.depth: dict = {}
+
+
+_EXPANDING = _Expanding()
 _MAX_DEPTH = 2
 
 

@@ -82,7 +82,7 @@ def accumulate(arg: Any, g: Any) -> Any:
         return float(np.real(total))
     if isinstance(x, (complex, np.complexfloating)):
         return complex(np.sum(g) if np.ndim(g) else g)
-    if isinstance(x, (list, tuple)) and arg.fdata is not NoFData:
+    if isinstance(x, (list, tuple)) and arg.fdata is not NoFData and _carries_floats(x):
         from .core import RuleArgumentError
 
         raise RuleArgumentError(
@@ -90,6 +90,13 @@ def accumulate(arg: Any, g: Any) -> Any:
             "convert it with np.asarray first"
         )
     return NoRData
+
+
+def _carries_floats(x: Any) -> bool:
+    """Whether a list or tuple holds float data (ints alone carry no derivative)."""
+    from .array_like import carries_floats
+
+    return carries_floats(x)
 
 
 def tangent(arg: Any) -> Any:

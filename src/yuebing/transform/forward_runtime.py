@@ -19,6 +19,7 @@ import numpy as np
 
 from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
+from ..rules import array_like
 from ..rules.core import frule as registered_frule
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .protocols import CallMode, Candidate, CodeCache, SourceFunction, dispatch, property_function, run_operator
@@ -271,8 +272,22 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 
+def _run_rule(found: Any, f: Dual, args: tuple, kwargs: dict) -> Dual:
+    """A registered forward rule, after the array_like boundary (``rules/array_like.py``): lists
+    of numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
+    fn = f.primal if isinstance(f, Dual) else f
+    if array_like.applies(fn):
+        keys = array_like.conversions(fn, [a.primal for a in args], {k: v.primal for k, v in kwargs.items()})
+        if keys:
+            args, kwargs = list(args), dict(kwargs)
+            for key in keys:
+                values = args if isinstance(key, int) else kwargs
+                values[key] = registered_frule(np.asarray, values[key])
+    return registered_frule(f, *args, **kwargs)
+
+
 _FORWARD = CallMode(
-    lookup=FRULES.lookup, run_rule=lambda found, f, args, kwargs: registered_frule(f, *args, **kwargs),
+    lookup=FRULES.lookup, run_rule=_run_rule,
     property_get=_property_get, property_set=_property_set, operator=_operator_on_user_type, gradient=_gradient,
     function=lambda f, args, kwargs: derived_frule(f.primal)(f, *args, **kwargs), method=_call_method,
     construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..rules import array_like
 from ..rules import core as _core
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
 from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
@@ -444,8 +445,37 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
 
 
 
+def _run_rule(found: tuple, f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    """A registered rule, after the array_like boundary (``rules/array_like.py``): lists of
+    numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
+    fn = f.primal
+    if not array_like.applies(fn):
+        return run_rrule(found, f.fdata, args, kwargs)
+    keys = array_like.conversions(fn, [a.primal for a in args], {k: v.primal for k, v in kwargs.items()})
+    if not keys:
+        return run_rrule(found, f.fdata, args, kwargs)
+    args, kwargs = list(args), dict(kwargs)
+    converted = []
+    for key in keys:
+        values = args if isinstance(key, int) else kwargs
+        values[key], convert_pullback = run_rrule(_ASARRAY, NoFData, (values[key],), {})
+        slot = 1 + key if isinstance(key, int) else 1 + len(args) + list(kwargs).index(key)
+        converted.append((slot, convert_pullback))
+    out, pullback = run_rrule(found, f.fdata, tuple(args), kwargs)
+
+    def array_like_pullback(dy: Any) -> tuple:
+        rdatas = list(pullback(dy))
+        for slot, convert_pullback in reversed(converted):
+            rdatas[slot] = convert_pullback(rdatas[slot])[1]
+        return tuple(rdatas)
+
+    return out, array_like_pullback
+
+
+_ASARRAY = RRULES.lookup(np.asarray)
+
 _REVERSE = CallMode(
-    lookup=RRULES.lookup, run_rule=lambda found, f, args, kwargs: run_rrule(found, f.fdata, args, kwargs),
+    lookup=RRULES.lookup, run_rule=_run_rule,
     property_get=_property_get, property_set=_property_set, operator=_operator_on_user_type, gradient=_gradient,
     function=lambda f, args, kwargs: derived_rule(f.primal)(f, *args, **kwargs), method=_call_method,
     construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,

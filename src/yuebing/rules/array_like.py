@@ -1,0 +1,157 @@
+"""The array_like boundary: which arguments of a call NumPy itself would pass through
+``np.asarray``, so that every mode converts them with ``np.asarray``'s own rule before the
+callee's rule runs, and the cotangents that reach the array flow back to the list's elements.
+
+NumPy accepts a list, a tuple or a nested list of numbers wherever it takes an array
+(``np.sin([a, 2 * a])``, ``x * [a, b]``, ``np.interp(t, [0, 1], [a, b])``). A rule written for
+arrays would see a list and drop its derivative; instead the runtime of each mode (reverse,
+forward, second order) asks ``conversions(fn, args, kwargs)`` which arguments to convert, and
+converts them itself. This module decides; it holds no derivative.
+
+What is converted (see ``docs/conventions.md``, "array_like arguments"):
+
+* calls of NumPy and SciPy functions, ufuncs and ndarray methods: a list or tuple whose
+  elements are numbers (floats among them) or nested lists/tuples/arrays of numbers, that
+  ``np.asarray`` turns into one float or complex array. Lists of ints only carry no derivative
+  and are left alone (they may be shapes or axes), except as ufunc operands. Functions whose
+  parameter is a *sequence of arrays* (``np.concatenate``, ``np.stack``...) and the array
+  constructors themselves (``np.array``, ``np.asarray``) take lists as they are;
+* operators (``x * [a, b]``, ``x - [3, 5]``, ``x += [a, b]``) when the other operand is a NumPy
+  array or scalar, which is when NumPy (not Python's list protocol) gives the result.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+_ARRAY_OPERATORS = frozenset({
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+    operator.pow, operator.matmul, operator.lt, operator.le, operator.gt, operator.ge,
+    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+    operator.imod, operator.ipow, operator.imatmul,
+})
+
+#: functions that take lists as they are: the converters themselves, and parameters that are a
+#: sequence of arrays (iterated, not made one array)
+_TAKES_SEQUENCES = frozenset(f for f in (
+    np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.copy,
+    np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.column_stack, getattr(np, "row_stack", None),
+    np.block, np.select, np.piecewise, np.choose, np.lexsort, np.meshgrid, np.broadcast_arrays, np.ix_,
+    np.linalg.multi_dot, np.ravel_multi_index, np.histogramdd, np.fromiter,
+) if f is not None)
+
+_NUMBER = (float, int, complex, np.number, np.bool_)
+
+
+#: functions that shuffle a list in place: the list itself must reach the rule
+_IN_PLACE_ON_LISTS = frozenset({"shuffle"})
+
+
+def _numpy_owned(fn: Any) -> bool:
+    """Whether ``fn`` is a NumPy or SciPy function, a ufunc or an ndarray method."""
+    if getattr(fn, "__name__", None) in _IN_PLACE_ON_LISTS:
+        return False
+    if isinstance(fn, np.ufunc):
+        return True
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (np.ndarray, np.generic)):
+        return True
+    objclass = getattr(fn, "__objclass__", None)
+    if isinstance(objclass, type) and issubclass(objclass, (np.ndarray, np.generic)):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return module == "numpy" or module.startswith(("numpy.", "scipy.", "scipy"))
+
+
+_APPLIES: dict = {}
+
+
+def applies(fn: Any) -> bool:
+    """Whether calls of ``fn`` may need array_like conversion (cached per function)."""
+    try:
+        found = _APPLIES.get(fn)
+    except TypeError:  # an unhashable callable
+        return False
+    if found is None:
+        try:
+            found = fn in _ARRAY_OPERATORS or (fn not in _TAKES_SEQUENCES and _numpy_owned(fn))
+        except TypeError:
+            found = False
+        _APPLIES[fn] = found
+    return found
+
+
+def _leaves_ok(value: Any, depth: int = 0) -> tuple[bool, bool]:
+    """``(numeric, has_float)``: whether a nested list/tuple holds only numbers and numeric
+    arrays, and whether a float or complex is among them."""
+    if depth > 32:
+        return False, False
+    if isinstance(value, _NUMBER):
+        return not isinstance(value, (bool, np.bool_)), isinstance(value, (float, complex, np.inexact))
+    if type(value) is np.ndarray:
+        return value.dtype.kind in "biufc", value.dtype.kind in "fc"
+    if type(value) in (list, tuple):
+        numeric, has_float = bool(value), False
+        for e in value:
+            n, f = _leaves_ok(e, depth + 1)
+            if not n:
+                return False, False
+            has_float = has_float or f
+        return numeric, has_float
+    return False, False
+
+
+def carries_floats(value: Any) -> bool:
+    """Whether ``value`` (any nesting of lists, tuples, numbers and arrays) holds a float."""
+    if isinstance(value, (float, complex, np.inexact)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fcO"
+    if isinstance(value, (list, tuple)):
+        return any(carries_floats(v) for v in value)
+    return not isinstance(value, (int, np.integer, np.bool_, str, bytes, type(None)))
+
+
+def _convertible(value: Any, ints_too: bool) -> bool:
+    if type(value) not in (list, tuple):
+        return False
+    numeric, has_float = _leaves_ok(value)
+    if not numeric or not (has_float or ints_too):
+        return False
+    try:  # ragged lists are not one array: leave them to the rule (or NumPy's own error)
+        converted = np.asarray(value)
+    except (ValueError, TypeError):
+        return False
+    return converted.dtype.kind in "iufc"
+
+
+def conversions(fn: Any, primals: list, keywords: dict) -> list:
+    """The arguments of ``fn(*primals, **keywords)`` to convert with ``np.asarray``: positions
+    (ints) and keyword names. Empty for most calls; ``applies(fn)`` is the cheap test first."""
+    if _hashable(fn) and fn in _ARRAY_OPERATORS:
+        if len(primals) != 2 or keywords:
+            return []
+        a, b = primals
+        if isinstance(a, (np.ndarray, np.generic)) and _convertible(b, True):
+            return [1]
+        if isinstance(b, (np.ndarray, np.generic)) and _convertible(a, True) and fn not in _INPLACE:
+            return [0]
+        return []
+    ints_too = isinstance(fn, np.ufunc)
+    found: list = [i for i, v in enumerate(primals) if _convertible(v, ints_too)]
+    found += [k for k, v in keywords.items() if k not in ("out", "axis", "axes", "shape") and _convertible(v, ints_too)]
+    return found
+
+
+_INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+                      operator.imod, operator.ipow, operator.imatmul})
+
+
+def _hashable(fn: Any) -> bool:
+    try:
+        hash(fn)
+    except TypeError:
+        return False
+    return True
