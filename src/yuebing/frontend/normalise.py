@@ -525,10 +525,7 @@ class Normaliser:
     def stmt_Assign(self, node: ast.Assign, out: list) -> None:
         direct = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
             and node.targets[0].id not in self.free and self._cell_of(node.targets[0].id) is None
-        # The value is built straight into the target only when it does not read the target:
-        # comprehensions, dict displays, and/or and chained comparisons write their result
-        # before they have finished reading their operands (xs = [2 * v for v in xs]).
-        if direct and node.targets[0].id not in {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}:
+        if direct and _writes_target_last(node.value, node.targets[0].id):
             self.locals.add(node.targets[0].id)
             value = self.expr(node.value, out, target=node.targets[0].id)
             self.assign(node.targets[0], value, out)
@@ -680,20 +677,22 @@ class Normaliser:
                 self.assign(target, k, body)
             self._index_loop(start, stop, step, element, make_body, out, loop, line)
             return
+        # Every other loop walks an index over a sequence while the index is within the
+        # sequence's *current* length, as Python's list iterator does: a list that grows (or
+        # shrinks) in the body is followed live. A dict or set is walked over a snapshot of its
+        # keys, and a change of its size raises Python's RuntimeError.
         if kind == "enumerate" and len(call.args) == 1 and isinstance(target, (ast.Tuple, ast.List)) \
                 and len(target.elts) == 2 and not any(isinstance(e, ast.Starred) for e in target.elts):
-            seq = self.call(out, ir.Const(P.as_sequence), [self.expr(call.args[0], out)])
-            n = self.call(out, ir.Global("len"), [seq])
-            self.globals["len"] = None
+            it, seq = self._sequence(call.args[0], out)
 
             def element(k: ir.Atom, body: list) -> None:
                 self.assign(target.elts[0], k, body)
                 self.assign(target.elts[1], self.call(body, ir.Const(operator.getitem), [seq, k]), body)
-            self._index_loop(ir.Const(0), n, ir.Const(1), element, make_body, out, loop, line)
+            self._live_loop(ir.Const(0), "{k} < len(%s)" % seq, [(it, seq)], element, make_body, out, loop, line)
             return
         if kind == "zip" and call.args and not any(isinstance(a, ast.Starred) for a in call.args):
-            seqs = [self.call(out, ir.Const(P.as_sequence), [self.expr(a, out)]) for a in call.args]
-            n = self.call(out, ir.Const(P.min_len), seqs)
+            pairs = [self._sequence(a, out) for a in call.args]
+            seqs = [seq for _, seq in pairs]
 
             def element(k: ir.Atom, body: list) -> None:
                 items = [self.call(body, ir.Const(operator.getitem), [s, k]) for s in seqs]
@@ -703,25 +702,25 @@ class Normaliser:
                         self.assign(t, item, body)
                 else:
                     self.assign(target, self.call(body, ir.Const(P.mktuple), items), body)
-            self._index_loop(ir.Const(0), n, ir.Const(1), element, make_body, out, loop, line)
+            within = " and ".join(f"{{k}} < len({seq})" for seq in seqs)
+            self._live_loop(ir.Const(0), within, pairs, element, make_body, out, loop, line)
             return
         if kind == "reversed" and len(call.args) == 1:
-            seq = self.call(out, ir.Const(P.as_sequence), [self.expr(call.args[0], out)])
+            it, seq = self._sequence(call.args[0], out)
             n = self.call(out, ir.Global("len"), [seq])
             self.globals["len"] = None
             last = self.call(out, ir.Const(operator.sub), [n, ir.Const(1)])
 
             def element(k: ir.Atom, body: list) -> None:
                 self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
-            self._index_loop(last, ir.Const(-1), ir.Const(-1), element, make_body, out, loop, line)
+            within = "{k} >= 0 and {k} < len(%s)" % seq  # as list_reverseiterator: stops if the list shrank
+            self._live_loop(last, within, [(it, seq)], element, make_body, out, loop, line, step=-1)
             return
         view = iterable.func.attr if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
             and not iterable.args and not iterable.keywords else None
         if view in ("items", "values", "keys"):
-            mapping = self.expr(iterable.func.value, out)
+            mapping = self._held(self.expr(iterable.func.value, out), out)
             keys = self.call(out, ir.Const(P.dict_keys), [mapping, ir.Const(view)])
-            n = self.call(out, ir.Global("len"), [keys])
-            self.globals["len"] = None
 
             def element(k: ir.Atom, body: list) -> None:
                 key = self.call(body, ir.Const(operator.getitem), [keys, k])
@@ -737,17 +736,32 @@ class Normaliser:
                     self.assign(target.elts[1], value, body)
                 else:
                     self.assign(target, self.call(body, ir.Const(P.mktuple), [key, value]), body)
-            self._index_loop(ir.Const(0), n, ir.Const(1), element, make_body, out, loop, line)
+            self._live_loop(ir.Const(0), "{k} < len(%s)" % keys, [(mapping, keys)], element, make_body, out, loop, line)
             return
-        seq = self.call(out, ir.Const(P.as_sequence), [self.expr(iterable, out)])
-        n = self.call(out, ir.Global("len"), [seq])
-        self.globals["len"] = None
+        it, seq = self._sequence(iterable, out)
 
         def element(k: ir.Atom, body: list) -> None:
             self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
-        self._index_loop(ir.Const(0), n, ir.Const(1), element, make_body, out, loop, line)
+        self._live_loop(ir.Const(0), "{k} < len(%s)" % seq, [(it, seq)], element, make_body, out, loop, line)
+
+    def _sequence(self, iterable: ast.expr, out: list) -> tuple[ir.Atom, ir.Var]:
+        """The iterated object and the indexable sequence the loop walks (the object itself
+        for lists, tuples and arrays; a list of its keys for a dict or set)."""
+        it = self._held(self.expr(iterable, out), out)
+        return it, self.call(out, ir.Const(P.as_sequence), [it])
+
+    def _held(self, value: ir.Atom, out: list) -> ir.Var:
+        """``value`` in a temporary of its own: a loop keeps the object it iterates even when
+        the body rebinds the name it came from (``for x in x``), and a global or constant gets
+        a local the size checks can name."""
+        if isinstance(value, ir.Var) and value.name not in self.taken:
+            return value  # already a temporary
+        held = self.tmp("it")
+        out.append(ir.Copy(held, value, line=self.line))
+        return ir.Var(held)
 
     def _index_loop(self, start, stop, step, element, make_body, out: list, loop: Any, line: int) -> None:
+        """``for k in range(start, stop, step)``."""
         k = self.tmp("k")
         body: list = []
         if loop is None:
@@ -755,16 +769,39 @@ class Normaliser:
             make_body(body)
             out.append(ir.ForRange(k, start, stop, step, body, line=line))
             return
-        # a loop that can break or return: a while loop over the index
-        out.append(ir.Copy(k, start, line=line))
-        test_body: list = []
-        go = self.tmp("go")
-        extra = " or _returned" if self.uses_return_flag else ""
         if isinstance(step, ir.Const):
             within = f"{k} < {stop}" if step.value > 0 else f"{k} > {stop}"
         else:
             within = f"({k} < {stop} if {step} > 0 else {k} > {stop})"
-        test_body.append(ir.Opaque(f"{go} = {within} and not ({loop.stop}{extra})", line=line, defines=(go,)))
+        self._while_index(k, start, step, within, [], element, make_body, out, loop, line)
+
+    def _live_loop(self, start, within: str, iterated: list, element, make_body, out: list, loop: Any,
+                   line: int, step: int = 1) -> None:
+        """A loop over sequences whose index stays ``within`` (a test of ``{k}``) their current
+        lengths; ``iterated`` pairs each iterated object with the sequence walked, to raise
+        Python's error when a dict or set walked over a snapshot changes size."""
+        k = self.tmp("k")
+        checks = [f"if {seq} is not {it} and len({it}) != len({seq}): raise RuntimeError(('Set' if isinstance("
+                  f"{it}, (set, frozenset)) else 'dictionary') + ' changed size during iteration')"
+                  for it, seq in iterated]
+        self._while_index(k, start, ir.Const(step), within.format(k=k), checks, element, make_body, out, loop, line)
+
+    def _while_index(self, k: str, start, step, within: str, checks: list, element, make_body, out: list,
+                     loop: Any, line: int) -> None:
+        """``k = start; while within (and the loop was not left): body; k += step``, with
+        ``checks`` (plain statements) run before each test, as Python's iterator runs them in
+        each ``next``."""
+        out.append(ir.Copy(k, start, line=line))
+        test_body: list = []
+        go = self.tmp("go")
+        stopped = ""
+        if loop is not None:
+            stopped = f"{loop.stop} or _returned" if self.uses_return_flag else loop.stop
+        for check in checks:
+            test_body.append(ir.Opaque(f"if not ({stopped}):\n    {check}" if stopped else check, line=line))
+        test = f"({within}) and not ({stopped})" if stopped else within
+        test_body.append(ir.Opaque(f"{go} = {test}", line=line, defines=(go,)))
+        body: list = []
         element(ir.Var(k), body)
         make_body(body)
         body.append(ir.Opaque(f"{k} += {step}", line=line))
@@ -910,6 +947,16 @@ class Normaliser:
             global_names=list(self.globals),
             cell_backed=list(self.cell_backed),
         )
+
+
+def _writes_target_last(value: ast.expr, name: str) -> bool:
+    """Whether ``name = value`` may be lowered with ``value`` built straight into ``name``.
+    Comprehensions, dict displays, ``and``/``or`` and chained comparisons write their result
+    before they have read all their operands, so they may not when they read ``name``
+    (``xs = [2 * v for v in xs]``); everything else writes its target last."""
+    early = isinstance(value, (ast.BoolOp, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
+        or isinstance(value, ast.Compare) and len(value.ops) > 1
+    return not early or name not in {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
 
 
 def _free_variables(node: ast.FunctionDef | ast.Lambda, outer_names: list[str]) -> tuple[str, ...]:
