@@ -7,6 +7,7 @@ arguments, which are never modified.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -131,12 +132,14 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 class PreparedHvp:
     """``yb.prepare_hvp(f, *example_args)``: Hessian-vector products of ``f`` at arguments shaped
     like the examples. The dual reverse program is compiled once and the fdata buffers of float
-    and float-array arguments are allocated once and zeroed on each call."""
+    and float-array arguments are allocated once per thread and zeroed on each call (so several
+    threads can call one prepared object at once)."""
 
     def __init__(self, f: Callable, example_args: tuple) -> None:
         self.f = f
         self.shapes = [_signature_of(x) for x in example_args]
-        self.buffers = [_buffers_for(x) for x in example_args]
+        self._buffer_shapes = [np.shape(x) if _has_buffers(x) else None for x in example_args]
+        self._per_thread = threading.local()  # each thread's buffers: calls from threads never share them
         from .transform.second_order import dual_rule
 
         if hasattr(f, "__code__"):
@@ -151,7 +154,7 @@ class PreparedHvp:
                 t is not NoTangent and _signature_of(t) != _signature_of(x) for x, t in zip(primals, tangents)):
             return _value_grad_hvp(self.f, primals, tangents, "hvp")  # not what was prepared for
         duals = []
-        for x, v, buffers in zip(primals, tangents, self.buffers):
+        for x, v, buffers in zip(primals, tangents, self._buffers()):
             if buffers is None:
                 return _value_grad_hvp(self.f, primals, tangents, "hvp")
             fd, fdt = buffers
@@ -165,16 +168,24 @@ class PreparedHvp:
         hvps = tuple(d[3] + (0.0 if r is NoRData else r) for d, r in zip(duals, rsd[1:]))
         return out[0], grads, hvps
 
+    def _buffers(self) -> list:
+        """This thread's (fdata, fdata tangent) buffers, one pair per argument (None where the
+        argument is not a float64 array)."""
+        buffers = getattr(self._per_thread, "buffers", None)
+        if buffers is None:
+            buffers = self._per_thread.buffers = [
+                None if shape is None else (np.zeros(shape), np.zeros(shape)) for shape in self._buffer_shapes]
+        return buffers
+
 
 def _signature_of(x: Any) -> Any:
     return (np.shape(x), x.dtype) if isinstance(x, np.ndarray) else type(x)
 
 
-def _buffers_for(x: Any) -> tuple | None:
-    """Reusable (fdata, fdata tangent) buffers for a float array argument, else None."""
-    if isinstance(x, np.ndarray) and x.dtype == np.float64:
-        return np.zeros_like(x), np.zeros_like(x)
-    return None
+def _has_buffers(x: Any) -> bool:
+    """Whether a prepared HVP keeps reusable (fdata, fdata tangent) buffers for argument ``x``:
+    a float64 array."""
+    return isinstance(x, np.ndarray) and x.dtype == np.float64
 
 
 def prepare_hvp(f: Callable, *example_args: Any) -> PreparedHvp:

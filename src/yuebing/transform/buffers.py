@@ -15,10 +15,15 @@ ways:
 Both check reference counts, so values the caller keeps -- outputs, aux data, arrays stored in
 containers, anything with a view on it -- are never recycled. The pool holds at most
 ``MAX_POOLED_BYTES``; memory beyond that goes back to the allocator.
+
+The pool is shared by all threads and guarded by one lock (taken only for large arrays, whose
+arithmetic costs far more): a buffer is handed to one user at a time, and a sweep in one thread
+pools only what no thread refers to.
 """
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -31,27 +36,31 @@ _POOL: dict[tuple, list] = {}
 _pooled_bytes = 0
 _LENT: dict[int, np.ndarray] = {}  # id -> buffer handed out and not yet seen free
 _UNREFERENCED = sys.getrefcount(object()) + 2  # the caller's local and our parameter, in a call
+_LOCK = threading.RLock()  # guards _POOL, _pooled_bytes and _LENT (re-entrant: a collection run
+# inside a locked section can never deadlock on it)
 
 
 def take(like: np.ndarray) -> np.ndarray | None:
     """A recycled buffer shaped like large C-ordered ``like``, if one is free."""
     global _pooled_bytes
     if like.size >= MIN_SIZE and like.flags.c_contiguous:
-        free = _POOL.get((like.shape, like.dtype))
-        if free:
-            buffer = free.pop()
-            _pooled_bytes -= buffer.nbytes
-            _LENT[id(buffer)] = buffer
-            return buffer
+        with _LOCK:
+            free = _POOL.get((like.shape, like.dtype))
+            if free:
+                buffer = free.pop()
+                _pooled_bytes -= buffer.nbytes
+                _LENT[id(buffer)] = buffer
+                return buffer
     return None
 
 
 def _fresh(like: np.ndarray, zero: bool) -> np.ndarray:
     buffer = (np.zeros if zero else np.empty)(like.shape, like.dtype)
     if buffer.size >= MIN_SIZE:
-        if len(_LENT) >= MAX_LENT:
-            sweep(forget_held=True)
-        _LENT[id(buffer)] = buffer
+        with _LOCK:
+            if len(_LENT) >= MAX_LENT:
+                _sweep(forget_held=True)
+            _LENT[id(buffer)] = buffer
     return buffer
 
 
@@ -73,6 +82,7 @@ def scratch(like: np.ndarray) -> np.ndarray:
 
 
 def _pool(buffer: np.ndarray) -> None:
+    """Put a free buffer in the pool (the caller holds ``_LOCK``)."""
     global _pooled_bytes
     if _pooled_bytes + buffer.nbytes <= MAX_POOLED_BYTES:
         _POOL.setdefault((buffer.shape, buffer.dtype), []).append(buffer)
@@ -83,11 +93,12 @@ def release(buffer: Any) -> None:
     """Return a spent buffer to the pool when nothing else refers to it."""
     if type(buffer) is np.ndarray and buffer.size >= MIN_SIZE and buffer.base is None \
             and buffer.flags.c_contiguous:
-        followed = _LENT.get(id(buffer)) is buffer
-        if sys.getrefcount(buffer) <= _UNREFERENCED + followed:
-            if followed:
-                del _LENT[id(buffer)]
-            _pool(buffer)
+        with _LOCK:
+            followed = _LENT.get(id(buffer)) is buffer
+            if sys.getrefcount(buffer) <= _UNREFERENCED + followed:
+                if followed:
+                    del _LENT[id(buffer)]
+                _pool(buffer)
 
 
 def lent() -> bool:
@@ -98,6 +109,11 @@ def lent() -> bool:
 def sweep(forget_held: bool = False) -> None:
     """Pool every lent buffer that nothing but this module refers to any more. With
     ``forget_held``, stop following the ones still in use (they become their users' arrays)."""
+    with _LOCK:
+        _sweep(forget_held)
+
+
+def _sweep(forget_held: bool) -> None:
     for key in list(_LENT):
         if sys.getrefcount(_LENT[key]) <= 2:  # the dict's reference and getrefcount's argument
             _pool(_LENT.pop(key))
@@ -108,9 +124,10 @@ def sweep(forget_held: bool = False) -> None:
 def clear() -> None:
     """Drop every pooled and lent buffer (tests; freeing memory)."""
     global _pooled_bytes
-    _POOL.clear()
-    _LENT.clear()
-    _pooled_bytes = 0
+    with _LOCK:
+        _POOL.clear()
+        _LENT.clear()
+        _pooled_bytes = 0
 
 
 def pooled(shape: tuple, dtype: Any = np.float64) -> int:
