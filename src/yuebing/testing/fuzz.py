@@ -1,0 +1,484 @@
+"""Differential fuzzer: random programs checked four ways (issue 12, "the guard").
+
+``random_program(rng)`` (from ``fuzz_programs``) writes a random Python/NumPy function; this
+module runs it and checks yuebing against itself and against finite differences:
+
+1. reverse vs forward: ``<vjp(ybar), xdot> == ybar * jvp(xdot)`` (the dot-product test);
+2. both vs central finite differences of ``f`` along ``xdot`` (Richardson-extrapolated);
+3. ``hvp`` against central differences of ``yb.grad`` along ``xdot`` (and its gradient against
+   the reverse-mode one);
+4. every mode's value equals the plain Python call, and the arguments are unchanged afterwards.
+
+Each run ends in one outcome: ``right``; ``refused`` (a yuebing error class naming the construct,
+listed in ``REFUSALS``); ``wrong`` (a number differs, an argument was changed, or an internal crash
+such as ``TypeError``/``NameError``/``SyntaxError`` from yuebing's machinery); ``unsmooth`` (finite
+differences at two steps disagree: the point sits on a kink, so no derivative is checked) or
+``invalid`` (the plain program fails: a generator bug). Sources are written to a temporary module
+file and imported, so yuebing finds them like any user code.
+
+``python -m yuebing.testing.fuzz --seeds 0:200`` prints the counts and one shrunk example per
+distinct failure mechanism.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.util
+import os
+import random
+import re
+import tempfile
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import api, forward_api, second_order_api
+from ..frontend.fence import UnsupportedSyntaxError
+from ..frontend.source import SourceUnavailableError
+from ..rules.core import MissingRuleError, RuleArgumentError
+from ..tangents.walk import StructureError
+from ..transform.forward_runtime import NestedDifferentiationError
+from ..transform.primitives import NotASequenceError
+from ..transform.second_order import SecondOrderError
+from .fuzz_programs import FEATURES, Program, random_args, random_program
+
+# Errors that mean "yuebing refuses this construct, saying so": never a wrong result.
+REFUSALS = (MissingRuleError, RuleArgumentError, SecondOrderError, NestedDifferentiationError,
+            UnsupportedSyntaxError, SourceUnavailableError, StructureError, NotASequenceError)
+
+FD_STEP = 1e-3          # central differences at FD_STEP and FD_STEP / 2, Richardson-combined
+KINK_TOL = 1e-4         # the two steps disagreeing by more than this (relative): a kink
+FD_TOL = 1e-6           # derivative vs finite differences (relative to 1 + |derivative|)
+HVP_TOL = 1e-5          # hvp vs differences of the gradient
+EXACT_TOL = 1e-9        # values, dot products and gradients computed two ways
+
+
+@dataclass
+class Finding:
+    """One failed or refused check: the mode, what was checked, and the detail."""
+    mode: str      # reverse, forward, hvp, grad
+    check: str     # crash, refused, value, arguments, dot, fd, hvp, hvp-gradient, structure
+    detail: str
+
+    def mechanism(self) -> str:
+        """A key shared by findings of one cause: digits and generated names dropped."""
+        detail = re.sub(r"\b[a-z]+\d+\b", "N", self.detail)
+        detail = re.sub(r"[-+]?\d[\d.e+-]*", "#", detail)
+        if self.check in ("crash", "refused"):
+            return f"{self.mode}:{self.check}:{detail[:110]}"
+        return f"{self.mode}:{self.check}"
+
+
+@dataclass
+class Outcome:
+    """The result of checking one program at one point."""
+    status: str                     # right, refused, wrong, unsmooth, invalid
+    findings: list[Finding] = field(default_factory=list)
+    source: str = ""
+
+    def wrong(self) -> list[Finding]:
+        return [f for f in self.findings if f.check != "refused"]
+
+    def __str__(self) -> str:
+        lines = [f"outcome: {self.status}"] + [f"  [{f.mode}/{f.check}] {f.detail}" for f in self.findings]
+        return "\n".join(lines + ["source:", self.source])
+
+
+# ---- loading sources as real modules ---------------------------------------------------------
+_DIRECTORY: list[str] = []
+
+
+def load_function(source: str, name: str = "f") -> Callable:
+    """Write ``source`` to a module file in a temporary directory, import it, return ``name``."""
+    if not _DIRECTORY:
+        _DIRECTORY.append(tempfile.mkdtemp(prefix="yuebing_fuzz_"))
+    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+    path = os.path.join(_DIRECTORY[0], f"fuzz_{digest}.py")
+    if not os.path.exists(path):
+        with open(path, "w") as handle:
+            handle.write(source)
+    spec = importlib.util.spec_from_file_location(f"yuebing_fuzz_{digest}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+# ---- structures: tangents, shifts, flattening, comparison --------------------------------------
+def random_tangent(rng: np.random.Generator, template: Any) -> Any:
+    """A random tangent with the structure of ``template`` (floats, arrays, lists, dicts)."""
+    if isinstance(template, np.ndarray):
+        return rng.standard_normal(template.shape)
+    if isinstance(template, (float, np.floating)):
+        return float(rng.standard_normal())
+    if isinstance(template, (list, tuple)):
+        return type(template)(random_tangent(rng, v) for v in template)
+    if isinstance(template, dict):
+        return {k: random_tangent(rng, v) for k, v in template.items()}
+    raise TypeError(f"fuzz: no tangent for {type(template).__name__}")
+
+
+def shifted(template: Any, tangent: Any, h: float) -> Any:
+    """``template + h * tangent``, structure by structure (fresh containers)."""
+    if isinstance(template, np.ndarray):
+        return template + h * tangent
+    if isinstance(template, (float, np.floating)):
+        return float(template + h * tangent)
+    if isinstance(template, (list, tuple)):
+        return type(template)(shifted(v, t, h) for v, t in zip(template, tangent))
+    if isinstance(template, dict):
+        return {k: shifted(v, tangent[k], h) for k, v in template.items()}
+    raise TypeError(f"fuzz: cannot shift {type(template).__name__}")
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def flat(template: Any, value: Any) -> np.ndarray:
+    """``value`` (a tangent or cotangent of ``template``) as one float vector; ``NoTangent`` or
+    ``None`` where a float is expected counts as zeros (a dropped derivative then shows as a
+    difference, never as a crash of the checker)."""
+    if isinstance(template, np.ndarray):
+        if value is None or value is api.NoTangent or isinstance(value, type(api.NoTangent)):
+            return np.zeros(template.size)
+        out = np.asarray(value, dtype=float)
+        if out.shape != template.shape:
+            raise _Mismatch(f"array cotangent of shape {out.shape} for an argument of shape {template.shape}")
+        return out.ravel()
+    if isinstance(template, (float, np.floating)):
+        if value is None or value is api.NoTangent or isinstance(value, type(api.NoTangent)):
+            return np.zeros(1)
+        out = np.asarray(value, dtype=float)
+        if out.size != 1:
+            raise _Mismatch(f"cotangent of shape {out.shape} for a float argument")
+        return out.ravel()
+    if isinstance(template, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(template):
+            raise _Mismatch(f"cotangent {type(value).__name__} for a {type(template).__name__} of {len(template)}")
+        return np.concatenate([flat(t, v) for t, v in zip(template, value)] or [np.zeros(0)])
+    if isinstance(template, dict):
+        if not isinstance(value, dict) or set(value) != set(template):
+            raise _Mismatch(f"cotangent {type(value).__name__} for a dict with keys {sorted(template)}")
+        return np.concatenate([flat(template[k], value[k]) for k in sorted(template)] or [np.zeros(0)])
+    raise TypeError(f"fuzz: cannot flatten {type(template).__name__}")
+
+
+def same(a: Any, b: Any) -> bool:
+    """Exact equality of two argument structures (types, lengths, keys and every number)."""
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and set(a) == set(b) and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _close(a: float, b: float, tol: float, scale: float = 0.0) -> bool:
+    return bool(abs(a - b) <= tol * (1.0 + max(abs(a), abs(b), scale)))
+
+
+# ---- the four checks -------------------------------------------------------------------------
+def _crash(mode: str, error: BaseException) -> Finding:
+    if isinstance(error, REFUSALS):
+        return Finding(mode, "refused", f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+    frames = [fr for fr in traceback.extract_tb(error.__traceback__) if "yuebing" in fr.filename]
+    where = ""
+    if frames:
+        last = frames[-1]
+        where = f" at {last.filename.split('yuebing/')[-1]}:{last.lineno}"
+    text = str(error).splitlines()[0] if str(error) else ""
+    return Finding(mode, "crash", f"{type(error).__name__}: {text}{where}")
+
+
+def _derivative_fd(f: Callable, args: tuple, tangents: tuple) -> tuple[float, bool]:
+    """Richardson-combined central difference of ``f`` along ``tangents``, and whether the
+    point is smooth (the two steps agree)."""
+    def central(h: float) -> float:
+        up = f(*shifted(args, tangents, h))
+        down = f(*shifted(args, tangents, -h))
+        return (float(up) - float(down)) / (2 * h)
+
+    coarse, fine = central(FD_STEP), central(FD_STEP / 2)
+    smooth = _close(coarse, fine, KINK_TOL) and np.isfinite(coarse) and np.isfinite(fine)
+    return (4 * fine - coarse) / 3, smooth
+
+
+def _gradient_fd(grad: Callable, args: tuple, tangents: tuple) -> tuple[np.ndarray, bool]:
+    def central(h: float) -> np.ndarray:
+        up = flat(args, grad(*shifted(args, tangents, h)))
+        down = flat(args, grad(*shifted(args, tangents, -h)))
+        return (up - down) / (2 * h)
+
+    coarse, fine = central(FD_STEP), central(FD_STEP / 2)
+    smooth = bool(np.all(np.abs(coarse - fine) <= KINK_TOL * (1 + np.abs(fine))))
+    return (4 * fine - coarse) / 3, smooth
+
+
+class _Run:
+    """The checks of one program at one point; findings accumulate in ``self.findings``."""
+
+    def __init__(self, f: Callable, args: tuple, tangents: tuple, ybar: float) -> None:
+        self.f, self.args = f, args
+        self.findings: list[Finding] = []
+        self.tangents, self.ybar = tangents, ybar
+
+    def fresh(self) -> tuple:
+        return copy.deepcopy(self.args)
+
+    def call(self, mode: str, thunk: Callable[[tuple], Any]) -> Any:
+        """Run ``thunk`` on fresh copies of the arguments; record a crash or refusal, and any
+        change to the arguments."""
+        args = self.fresh()
+        try:
+            result = thunk(args)
+        except Exception as error:  # noqa: BLE001 -- every failure is classified
+            self.findings.append(_crash(mode, error))
+            return None
+        if not same(self.args, args):
+            self.findings.append(Finding(mode, "arguments", "an argument differs after the call"))
+        return result
+
+    def fail(self, mode: str, check: str, detail: str) -> None:
+        self.findings.append(Finding(mode, check, detail))
+
+    def check_value(self, mode: str, value: Any, expected: float) -> None:
+        try:
+            got = float(value)
+        except (TypeError, ValueError):
+            self.fail(mode, "value", f"value {value!r} is not a float")
+            return
+        if not _close(got, expected, EXACT_TOL):
+            self.fail(mode, "value", f"value {got!r}, plain Python {expected!r}")
+
+    def flat_or_fail(self, mode: str, value: Any) -> np.ndarray | None:
+        try:
+            return flat(self.args, value)
+        except _Mismatch as error:
+            self.fail(mode, "structure", str(error))
+            return None
+
+
+def _reverse(run: _Run, value: float) -> np.ndarray | None:
+    def thunk(args):
+        out, pullback = api.vjp(run.f, *args)
+        return out, pullback(run.ybar)
+
+    result = run.call("reverse", thunk)
+    if result is None:
+        return None
+    out, cotangents = result
+    run.check_value("reverse", out, value)
+    return run.flat_or_fail("reverse", cotangents)
+
+
+def _forward(run: _Run, value: float) -> float | None:
+    result = run.call("forward", lambda args: forward_api.jvp(run.f, args, copy.deepcopy(run.tangents)))
+    if result is None:
+        return None
+    out, tangent_out = result
+    run.check_value("forward", out, value)
+    try:
+        return float(tangent_out)
+    except (TypeError, ValueError):
+        run.fail("forward", "structure", f"output tangent {tangent_out!r} is not a float")
+        return None
+
+
+def _second(run: _Run, value: float, gradient: np.ndarray | None, smooth: bool) -> None:
+    result = run.call("hvp", lambda args: second_order_api.hvp(run.f, args, copy.deepcopy(run.tangents)))
+    if result is None:
+        return
+    out, grads, hvps = result
+    run.check_value("hvp", out, value)
+    g2, hv = run.flat_or_fail("hvp", grads), run.flat_or_fail("hvp", hvps)
+    if g2 is None or hv is None:
+        return
+    if gradient is not None and not np.all(np.abs(g2 - gradient) <= EXACT_TOL * (1 + np.abs(gradient))):
+        run.fail("hvp", "hvp-gradient", f"hvp's gradient {g2} differs from reverse mode's {gradient}")
+    grad = api.grad(run.f, argnums=tuple(range(len(run.args))))
+    try:
+        expected, grad_smooth = _gradient_fd(lambda *a: grad(*copy.deepcopy(a)), run.args, run.tangents)
+    except Exception as error:  # noqa: BLE001
+        run.findings.append(_crash("grad", error))
+        return
+    if not (smooth and grad_smooth):
+        return
+    if not np.all(np.abs(hv - expected) <= HVP_TOL * (1 + np.abs(expected))):
+        run.fail("hvp", "hvp", f"hvp {hv} vs differences of the gradient {expected}")
+
+
+def check_function(f: Callable, args: tuple, seed: int = 0) -> Outcome:
+    """Check ``f`` at ``args`` four ways (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    tangents = tuple(random_tangent(rng, a) for a in args)
+    ybar = float(rng.standard_normal()) or 1.0
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            value = float(f(*copy.deepcopy(args)))
+            derivative, smooth = _derivative_fd(lambda *a: f(*copy.deepcopy(a)), args, tangents)
+        except Exception as error:  # noqa: BLE001 -- the program itself is broken
+            return Outcome("invalid", [Finding("plain", "crash", f"{type(error).__name__}: {error}")])
+        if not np.isfinite(value) or abs(value) > 1e8:
+            return Outcome("invalid", [Finding("plain", "value", f"value {value} is not moderate")])
+        run = _Run(f, args, tangents, ybar)
+        cotangent = _reverse(run, value)
+        tangent_out = _forward(run, value)
+        gradient = None if cotangent is None else cotangent / run.ybar
+        t = flat(args, run.tangents)
+        if cotangent is not None and tangent_out is not None:
+            left, right = float(cotangent @ t), run.ybar * tangent_out
+            if not _close(left, right, EXACT_TOL, float(np.abs(cotangent * t).sum())):
+                run.fail("reverse/forward", "dot", f"<vjp(ybar), xdot> = {left!r} but ybar * jvp(xdot) = {right!r}")
+        if smooth and tangent_out is not None and not _close(tangent_out, derivative, FD_TOL):
+            run.fail("forward", "fd", f"jvp {tangent_out!r} vs finite differences {derivative!r}")
+        if smooth and gradient is not None and not _close(float(gradient @ t), derivative, FD_TOL):
+            run.fail("reverse", "fd", f"<grad, xdot> {float(gradient @ t)!r} vs finite differences {derivative!r}")
+        _second(run, value, gradient, smooth)
+    findings = run.findings
+    if any(f.check != "refused" for f in findings):
+        return Outcome("wrong", findings)
+    if findings:
+        return Outcome("refused", findings)
+    return Outcome("right" if smooth else "unsmooth", findings)
+
+
+def check_program(source: str, args: tuple, seed: int = 0) -> Outcome:
+    """Import ``source`` (which defines ``f``) from a temporary module and check ``f(*args)``."""
+    try:
+        f = load_function(source)
+    except Exception as error:  # noqa: BLE001
+        return Outcome("invalid", [Finding("plain", "crash", f"{type(error).__name__}: {error}")], source)
+    outcome = check_function(f, args, seed)
+    outcome.source = source
+    return outcome
+
+
+# ---- cases, runs and shrinking ---------------------------------------------------------------
+def case(seed: int, features=FEATURES) -> tuple[Program, tuple]:
+    """The program and point of ``seed`` (deterministic). Programs whose value at the point is
+    not moderate (powers of powers grow fast) are drawn again, from the same random stream."""
+    rng = random.Random(seed)
+    for _ in range(20):
+        program = random_program(rng, features)
+        args = random_args(rng, program)
+        if _moderate(program.source(), args):
+            break
+    return program, args
+
+
+def _moderate(source: str, args: tuple) -> bool:
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            value = float(load_function(source)(*copy.deepcopy(args)))
+        except Exception:  # noqa: BLE001 -- an invalid program is reported by check_program
+            return True
+    return bool(np.isfinite(value) and abs(value) < 1e4)
+
+
+def run_seed(seed: int, features=FEATURES, points: int = 3) -> tuple[Program, tuple, Outcome]:
+    """Check seed's program; a point on a kink is replaced by another (up to ``points``)."""
+    program, args = case(seed, features)
+    source = program.source()
+    rng = random.Random(seed + 7919)
+    for _ in range(points):
+        outcome = check_program(source, args, seed)
+        if outcome.status != "unsmooth":
+            break
+        args = random_args(rng, program)
+    return program, args, outcome
+
+
+def shrink(program: Program, args: tuple, keep: Callable[[Outcome], bool], seed: int = 0) -> Program:
+    """A smaller program (fewer blocks, terms and helpers) whose outcome still satisfies
+    ``keep``, by greedy removal until nothing more can go."""
+    def ok(candidate: Program) -> bool:
+        return keep(check_program(candidate.source(), args, seed))
+
+    changed = True
+    while changed:
+        changed = False
+        for attr in ("blocks", "terms", "helpers"):
+            items = getattr(program, attr)
+            i = len(items) - 1
+            while i >= 0:
+                trial = copy.copy(program)
+                setattr(trial, attr, items[:i] + items[i + 1:])
+                if ok(trial):
+                    program, items, changed = trial, items[:i] + items[i + 1:], True
+                i -= 1
+    return program
+
+
+@dataclass
+class Summary:
+    """Counts by outcome and the seeds of each distinct failure mechanism."""
+    counts: dict[str, int] = field(default_factory=dict)
+    mechanisms: dict[str, list[int]] = field(default_factory=dict)
+    refusals: dict[str, list[int]] = field(default_factory=dict)
+    outcomes: dict[int, Outcome] = field(default_factory=dict)
+
+    def add(self, seed: int, outcome: Outcome) -> None:
+        self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
+        self.outcomes[seed] = outcome
+        for finding in outcome.findings:
+            table = self.refusals if finding.check == "refused" else self.mechanisms
+            seeds = table.setdefault(finding.mechanism(), [])
+            if seed not in seeds:
+                seeds.append(seed)
+
+    def report(self) -> str:
+        lines = [f"programs: {sum(self.counts.values())}  " + "  ".join(f"{k}: {v}" for k, v in sorted(self.counts.items()))]
+        for title, table in (("wrong", self.mechanisms), ("refused", self.refusals)):
+            for key, seeds in sorted(table.items(), key=lambda kv: -len(kv[1])):
+                lines.append(f"  {title} x{len(seeds)} {key}  seeds {seeds[:8]}")
+        return "\n".join(lines)
+
+
+def run_seeds(seeds, features=FEATURES) -> Summary:
+    summary = Summary()
+    for seed in seeds:
+        _, _, outcome = run_seed(seed, features)
+        summary.add(seed, outcome)
+    return summary
+
+
+def _main() -> None:
+    import argparse
+    import sys
+    import time
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", default="0:100", help="start:stop")
+    parser.add_argument("--without", default="", help="comma-separated features to leave out")
+    parser.add_argument("--only", default="", help="comma-separated features to use (with arith)")
+    parser.add_argument("--shrink", action="store_true", help="print a shrunk program per mechanism")
+    options = parser.parse_args()
+    start, stop = (int(v) for v in options.seeds.split(":"))
+    features = set(options.only.split(",")) | {"arith"} if options.only else set(FEATURES)
+    features -= set(filter(None, options.without.split(",")))
+    began = time.time()
+    summary = run_seeds(range(start, stop), tuple(sorted(features)))
+    print(summary.report())
+    print(f"{time.time() - began:.1f} s")
+    if options.shrink:
+        for key, seeds in summary.mechanisms.items():
+            seed = seeds[0]
+            program, args, _ = run_seed(seed, tuple(sorted(features)))
+            small = shrink(program, args, lambda o, key=key: any(f.mechanism() == key for f in o.findings), seed)
+            print(f"\n==== {key} (seed {seed}) args={args!r}\n{small.source()}")
+            print(check_program(small.source(), args, seed))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    _main()
+
+
+__all__ = ["REFUSALS", "Finding", "Outcome", "Summary", "case", "check_function", "check_program",
+           "load_function", "random_program", "run_seed", "run_seeds", "shrink"]
