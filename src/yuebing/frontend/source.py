@@ -1,10 +1,14 @@
 """Stage 1: find a function's source and parse it with the standard ``ast`` module.
 
 The whole file is parsed (so line numbers are the user's real ones) and the ``def`` or
-``lambda`` node matching the function's code object is picked out. Sources come from
-``linecache``, so functions defined in notebooks or ``exec``'d code whose source was registered
-there work too. Two lambdas on one line are told apart by the column positions recorded in their
-code objects.
+``lambda`` node of the function's code object is picked out. Sources come from ``linecache``,
+so functions defined in notebooks or ``exec``'d code whose source was registered there work too.
+
+The text found is checked against the code that actually runs: the file is compiled and the
+function's code object must be among the results (bytecode, constants, names, variables and
+positions alike, nested code included). A file edited after import is therefore refused
+instead of differentiated in its new form, and two lambdas on one line (or in one
+comprehension, or a default argument) are told apart by which one compiles to the live code.
 """
 from __future__ import annotations
 
@@ -45,19 +49,96 @@ def _candidates(tree: ast.AST, code: types.CodeType) -> list[ast.AST]:
     return found
 
 
-def _lambda_matches(node: ast.Lambda, code: types.CodeType) -> bool:
-    params = [a.arg for a in node.args.posonlyargs + node.args.args]
-    if params != list(code.co_varnames[: len(params)]):
+def _registered_text(filename: str) -> bool:
+    """Whether ``filename``'s text was put in ``linecache`` by the code that compiled it (no
+    file on disk to go stale: notebook cells, ``exec``'d source)."""
+    entry = linecache.cache.get(filename)
+    return entry is not None and len(entry) == 4 and entry[1] is None
+
+
+def _flag_sets() -> tuple[int, ...]:
+    """Compiler flags to try: none, then ``from __future__ import annotations`` inherited from
+    the code that compiled the source (code built by ``exec`` in such a module has it)."""
+    import __future__
+
+    return (0, __future__.annotations.compiler_flag)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_codes(filename: str, text: str, flags: int) -> dict | None:
+    """Every code object the file compiles to, by ``(name, first line)``; None if it does not
+    compile."""
+    try:
+        module = compile(_parse_file(filename, text), filename, "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    found: dict = {}
+    stack = [module]
+    while stack:
+        code = stack.pop()
+        found.setdefault((code.co_name, code.co_firstlineno), []).append(code)
+        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return found
+
+
+def _same_constant(a: Any, b: Any) -> bool:
+    if isinstance(a, types.CodeType) and isinstance(b, types.CodeType):
+        return same_code(a, b)
+    if type(a) is not type(b):
         return False
-    positions = getattr(code, "co_positions", None)
-    if positions is None:
-        return True
-    body = node.body
-    for line, _end, col, _end_col in positions():
-        if line is not None and col is not None:
-            if (line, col) >= (body.lineno, body.col_offset) and (line, col) <= (body.end_lineno, body.end_col_offset):
-                return True
-    return False
+    if isinstance(a, (tuple, frozenset)):
+        if len(a) != len(b):
+            return False
+        if isinstance(a, frozenset):
+            return a == b
+        return all(_same_constant(x, y) for x, y in zip(a, b))
+    if isinstance(a, (float, complex)):
+        return repr(a) == repr(b)  # tells -0.0 from 0.0, and nan equals nan
+    return a == b
+
+
+_CODE_FIELDS = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
+                "co_posonlyargcount", "co_kwonlyargcount", "co_flags", "co_firstlineno", "co_name",
+                "co_qualname", "co_linetable")
+
+
+def same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """Whether two code objects were compiled from the same source text at the same place:
+    bytecode, names, variables, flags, positions (``co_linetable``) and, recursively,
+    constants."""
+    if any(getattr(a, f, None) != getattr(b, f, None) for f in _CODE_FIELDS):
+        return False
+    return len(a.co_consts) == len(b.co_consts) and all(
+        _same_constant(x, y) for x, y in zip(a.co_consts, b.co_consts))
+
+
+def _compiles_to(filename: str, text: str, code: types.CodeType) -> types.CodeType | None:
+    """The code object compiled from ``text`` that equals ``code`` (None if the text has none)."""
+    for flags in _flag_sets():
+        codes = _compiled_codes(filename, text, flags)
+        if codes is None:
+            return None
+        for candidate in codes.get((code.co_name, code.co_firstlineno), ()):
+            if same_code(candidate, code):
+                return candidate
+    return None
+
+
+def _contains(node: ast.AST, line: int, end_line: int, col: int, end_col: int) -> bool:
+    """Whether ``node`` spans an instruction's position (in ``co_positions`` order)."""
+    return (node.lineno, node.col_offset) <= (line, col) and (end_line, end_col) <= (node.end_lineno, node.end_col_offset)
+
+
+def _node_of_code(candidates: list, code: types.CodeType) -> ast.AST | None:
+    """The innermost candidate node whose source range holds every positioned instruction of
+    ``code`` (the compiled code of the node, so the positions are the node's own)."""
+    # the function's first instruction sits at column 0 of its first line, outside a lambda
+    spans = [p for p in code.co_positions() if None not in p and p[2:] != (0, 0)]
+    holding = [n for n in candidates if all(_contains(n, *p) for p in spans)]
+    if not holding:
+        return None
+    # nodes holding the same instructions are nested: the innermost starts last
+    return max(holding, key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
 
 
 def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda, str]:
@@ -74,17 +155,38 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
     try:
         tree = _parse_file(filename, text)
     except SyntaxError as error:
-        raise SourceUnavailableError(f"cannot parse the source file of {fn.__qualname__}: {error}") from None
-    candidates = _candidates(tree, code)
-    if len(candidates) > 1:
-        candidates = [c for c in candidates if not isinstance(c, ast.Lambda) or _lambda_matches(c, code)]
-    if len(candidates) != 1:
+        raise SourceUnavailableError(
+            f"cannot parse the source file of {fn.__qualname__} ({filename}): {error}. If the file "
+            "changed since it was imported, reload the module (importlib.reload) or restart Python"
+        ) from None
+    compiled = _compiles_to(filename, text, code)
+    if compiled is None and filename in linecache.cache:
+        # linecache may hold an older copy than the one imported (a module reloaded since):
+        # read the file again before concluding it changed
+        linecache.checkcache(filename)
+        fresh = _file_text(filename, fn.__globals__)
+        if fresh and fresh != text:
+            text, tree = fresh, None
+            compiled = _compiles_to(filename, text, code)
+    if compiled is None and _registered_text(filename):
+        # source registered by whoever compiled it (a notebook cell, exec'd code): it cannot
+        # have changed on disk, but may have been compiled with flags or AST transformations
+        # of its own. Its candidates are told apart by the live code's positions.
+        compiled = code
+    if compiled is None:
+        raise SourceUnavailableError(
+            f"the source of {fn.__qualname__} in {filename} (line {code.co_firstlineno}) does not "
+            "compile to the code being run: the file changed since it was imported. yuebing "
+            "differentiates the source text, so it must be the text that was imported: reload the "
+            "module (importlib.reload) or restart Python"
+        )
+    node = _node_of_code(_candidates(tree or _parse_file(filename, text), code), compiled)
+    if node is None:
         raise SourceUnavailableError(
             f"yuebing could not locate the definition of {fn.__qualname__} at {filename}:"
-            f"{code.co_firstlineno} ({len(candidates)} candidates); if the file changed since it was "
-            "imported, reload it"
+            f"{code.co_firstlineno} in its source"
         )
-    return candidates[0], filename
+    return node, filename
 
 
 def unwrap_callable(f: Any) -> Any:
