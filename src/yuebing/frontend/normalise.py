@@ -21,7 +21,9 @@ from typing import Any
 
 from ..transform import ir
 from ..transform import primitives as P
+from .closures import ClosureLowering
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
+from .loops import LoopLowering, _jumps, _Loop
 from .source import function_node
 
 BINARY = {
@@ -43,35 +45,9 @@ COMPARE = {
 }
 
 
-class _Loop:
-    """Flags of one loop being lowered (created only when the loop needs them)."""
+class Normaliser(LoopLowering, ClosureLowering):
+    """Lowers one function; loops and closures are in ``loops.py`` and ``closures.py``."""
 
-    def __init__(self, index: int) -> None:
-        self.exit = f"_exit{index}"  # skip the rest of this iteration (break/continue/return)
-        self.stop = f"_stop{index}"  # leave the loop (break/return)
-
-
-def _jumps(node: ast.AST, in_loop: bool = False) -> set[str]:
-    """Which of break/continue/return can leave ``node`` (break/continue of nested loops excluded)."""
-    found: set[str] = set()
-    stack = [(node, False)]
-    while stack:
-        n, nested = stack.pop()
-        if isinstance(n, ast.Return):
-            found.add("return")
-        elif isinstance(n, ast.Break) and not nested:
-            found.add("break")
-        elif isinstance(n, ast.Continue) and not nested:
-            found.add("continue")
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        inner = nested or isinstance(n, (ast.For, ast.While))  # their break/continue are their own
-        for child in ast.iter_child_nodes(n):
-            stack.append((child, inner))
-    return found
-
-
-class Normaliser:
     def __init__(self, fn: types.FunctionType, node: ast.AST, filename: str) -> None:
         self.fn = fn
         self.node = node
@@ -372,20 +348,6 @@ class Normaliser:
         out.append(ir.MakeClosure(result, f"{result} = {ast.unparse(node)}", captured, line=self.line, shared=shared))
         return ir.Var(result)
 
-    def _captured(self, node: ast.FunctionDef | ast.Lambda) -> tuple[str, ...]:
-        """Names of this function's locals (and cells) a nested function reads or writes.
-
-        Python's own scoping decides: the nested definition is compiled inside a stand-in for
-        this function that binds every candidate name, and its code's free variables are the
-        captured ones. (A nested function's own local that happens to share a name with one of
-        ours is not captured; a name only a deeper function uses is.)"""
-        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        used |= {name for n in ast.walk(node) if isinstance(n, ast.Nonlocal) for name in n.names}
-        candidates = sorted(n for n in used if n in self.locals or n in self.free)
-        if not candidates:
-            return ()
-        return tuple(sorted(_free_variables(node, candidates)))
-
     def _comprehension(self, node: Any, out: list, target: str, kind: str) -> ir.Atom:
         result = target or self.tmp("c")
         maker = {"list": P.mklist, "set": P.mkset, "dict": P.mkdict}[kind]
@@ -598,215 +560,6 @@ class Normaliser:
         orelse = self.block(node.orelse)
         out.append(ir.If(test, body, orelse, line=line))
 
-    def _loop_flags(self, node: ast.AST) -> _Loop | None:
-        jumps = set()
-        for s in node.body:
-            jumps |= _jumps(s)
-        if not jumps:
-            return None
-        return _Loop(self.counter + 1)
-
-    def _loop_else(self, node: ast.For | ast.While, loop: _Loop | None, out: list) -> None:
-        """``for/while ... else``: the else block runs unless the loop was left by break (or return)."""
-        if not node.orelse:
-            return
-        self.line = node.orelse[0].lineno
-        else_block = self.block(node.orelse)
-        if loop is None:  # nothing can leave the loop early
-            out.extend(else_block)
-            return
-        go = self.tmp("go")
-        out.append(ir.Opaque(f"{go} = not {loop.stop}", line=self.line, defines=(go,)))
-        out.append(ir.If(ir.Var(go), else_block, [], line=self.line))
-
-    def stmt_While(self, node: ast.While, out: list) -> None:
-        line = node.lineno
-        loop = self._loop_flags(node)
-        test_body: list = []
-        test = self.expr(node.test, test_body)
-        if loop is not None:
-            self.counter += 1
-            out.append(ir.Opaque(f"{loop.stop} = False", line=line, defines=(loop.stop,)))
-            test = self._and_not_stop(test, loop, test_body)
-            self.loops.append(loop)
-        body = [ir.Opaque(f"{loop.exit} = False", line=line, defines=(loop.exit,))] if loop else []
-        body += self.block(node.body)
-        if loop is not None:
-            self.loops.pop()
-        out.append(ir.While(test_body, test, body, line=line))
-        self._loop_else(node, loop, out)
-
-    def _and_not_stop(self, test: ir.Atom, loop: _Loop, out: list) -> ir.Atom:
-        """A loop test that also fails once the loop has been broken out of (or returned from)."""
-        go = self.tmp("go")
-        extra = " or _returned" if self.uses_return_flag else ""
-        text = repr(test.value) if isinstance(test, ir.Const) else f"bool({test})"
-        out.append(ir.Opaque(f"{go} = {text} and not ({loop.stop}{extra})", line=self.line, defines=(go,)))
-        return ir.Var(go)
-
-    def stmt_For(self, node: ast.For, out: list) -> None:
-        loop = self._loop_flags(node)
-
-        def body(inner: list) -> None:
-            if loop is not None:
-                inner.append(ir.Opaque(f"{loop.exit} = False", line=node.lineno, defines=(loop.exit,)))
-                self.loops.append(loop)
-            inner.extend(self.block(node.body))
-            if loop is not None:
-                self.loops.pop()
-
-        if loop is not None:
-            self.counter += 1
-            out.append(ir.Opaque(f"{loop.stop} = False", line=node.lineno, defines=(loop.stop,)))
-        self._for_loop(node.target, node.iter, body, out, loop)
-        self._loop_else(node, loop, out)
-
-    def _for_loop(self, target: ast.expr, iterable: ast.expr, make_body: Any, out: list, loop: Any) -> None:
-        """Lower ``for target in iterable`` with a body produced by ``make_body(list)``."""
-        line = self.line
-        call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
-            and not iterable.keywords and self.builtin_unshadowed(iterable.func.id) else None
-        kind = call.func.id if call is not None else None
-        if kind == "range" and 1 <= len(call.args) <= 3 and not any(isinstance(a, ast.Starred) for a in call.args):
-            bounds = [self.expr(a, out) for a in call.args]
-            start, stop, step = (
-                (ir.Const(0), bounds[0], ir.Const(1)) if len(bounds) == 1 else
-                (bounds[0], bounds[1], ir.Const(1)) if len(bounds) == 2 else tuple(bounds))
-
-            def element(k: ir.Atom, body: list) -> None:
-                self.assign(target, k, body)
-            self._index_loop(start, stop, step, element, make_body, out, loop, line)
-            return
-        # Every other loop walks an index over a sequence while the index is within the
-        # sequence's *current* length, as Python's list iterator does: a list that grows (or
-        # shrinks) in the body is followed live. A dict or set is walked over a snapshot of its
-        # keys, and a change of its size raises Python's RuntimeError.
-        if kind == "enumerate" and len(call.args) == 1 and isinstance(target, (ast.Tuple, ast.List)) \
-                and len(target.elts) == 2 and not any(isinstance(e, ast.Starred) for e in target.elts):
-            it, seq = self._sequence(call.args[0], out)
-
-            def element(k: ir.Atom, body: list) -> None:
-                self.assign(target.elts[0], k, body)
-                self.assign(target.elts[1], self.call(body, ir.Const(operator.getitem), [seq, k]), body)
-            self._live_loop(ir.Const(0), "{k} < len(%s)" % seq, [(it, seq)], element, make_body, out, loop, line)
-            return
-        if kind == "zip" and call.args and not any(isinstance(a, ast.Starred) for a in call.args):
-            pairs = [self._sequence(a, out) for a in call.args]
-            seqs = [seq for _, seq in pairs]
-
-            def element(k: ir.Atom, body: list) -> None:
-                items = [self.call(body, ir.Const(operator.getitem), [s, k]) for s in seqs]
-                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(seqs) \
-                        and not any(isinstance(e, ast.Starred) for e in target.elts):
-                    for t, item in zip(target.elts, items):
-                        self.assign(t, item, body)
-                else:
-                    self.assign(target, self.call(body, ir.Const(P.mktuple), items), body)
-            within = " and ".join(f"{{k}} < len({seq})" for seq in seqs)
-            self._live_loop(ir.Const(0), within, pairs, element, make_body, out, loop, line)
-            return
-        if kind == "reversed" and len(call.args) == 1:
-            it, seq = self._sequence(call.args[0], out)
-            n = self.call(out, ir.Global("len"), [seq])
-            self.globals["len"] = None
-            last = self.call(out, ir.Const(operator.sub), [n, ir.Const(1)])
-
-            def element(k: ir.Atom, body: list) -> None:
-                self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
-            within = "{k} >= 0 and {k} < len(%s)" % seq  # as list_reverseiterator: stops if the list shrank
-            self._live_loop(last, within, [(it, seq)], element, make_body, out, loop, line, step=-1)
-            return
-        view = iterable.func.attr if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
-            and not iterable.args and not iterable.keywords else None
-        if view in ("items", "values", "keys"):
-            mapping = self._held(self.expr(iterable.func.value, out), out)
-            keys = self.call(out, ir.Const(P.dict_keys), [mapping, ir.Const(view)])
-
-            def element(k: ir.Atom, body: list) -> None:
-                key = self.call(body, ir.Const(operator.getitem), [keys, k])
-                if view == "keys":
-                    self.assign(target, key, body)
-                    return
-                value = self.call(body, ir.Const(operator.getitem), [mapping, key])
-                if view == "values":
-                    self.assign(target, value, body)
-                elif isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2 \
-                        and not any(isinstance(e, ast.Starred) for e in target.elts):
-                    self.assign(target.elts[0], key, body)
-                    self.assign(target.elts[1], value, body)
-                else:
-                    self.assign(target, self.call(body, ir.Const(P.mktuple), [key, value]), body)
-            self._live_loop(ir.Const(0), "{k} < len(%s)" % keys, [(mapping, keys)], element, make_body, out, loop, line)
-            return
-        it, seq = self._sequence(iterable, out)
-
-        def element(k: ir.Atom, body: list) -> None:
-            self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
-        self._live_loop(ir.Const(0), "{k} < len(%s)" % seq, [(it, seq)], element, make_body, out, loop, line)
-
-    def _sequence(self, iterable: ast.expr, out: list) -> tuple[ir.Atom, ir.Var]:
-        """The iterated object and the indexable sequence the loop walks (the object itself
-        for lists, tuples and arrays; a list of its keys for a dict or set)."""
-        it = self._held(self.expr(iterable, out), out)
-        return it, self.call(out, ir.Const(P.as_sequence), [it])
-
-    def _held(self, value: ir.Atom, out: list) -> ir.Var:
-        """``value`` in a temporary of its own: a loop keeps the object it iterates even when
-        the body rebinds the name it came from (``for x in x``), and a global or constant gets
-        a local the size checks can name."""
-        if isinstance(value, ir.Var) and value.name not in self.taken:
-            return value  # already a temporary
-        held = self.tmp("it")
-        out.append(ir.Copy(held, value, line=self.line))
-        return ir.Var(held)
-
-    def _index_loop(self, start, stop, step, element, make_body, out: list, loop: Any, line: int) -> None:
-        """``for k in range(start, stop, step)``."""
-        k = self.tmp("k")
-        body: list = []
-        if loop is None:
-            element(ir.Var(k), body)
-            make_body(body)
-            out.append(ir.ForRange(k, start, stop, step, body, line=line))
-            return
-        if isinstance(step, ir.Const):
-            within = f"{k} < {stop}" if step.value > 0 else f"{k} > {stop}"
-        else:
-            within = f"({k} < {stop} if {step} > 0 else {k} > {stop})"
-        self._while_index(k, start, step, within, [], element, make_body, out, loop, line)
-
-    def _live_loop(self, start, within: str, iterated: list, element, make_body, out: list, loop: Any,
-                   line: int, step: int = 1) -> None:
-        """A loop over sequences whose index stays ``within`` (a test of ``{k}``) their current
-        lengths; ``iterated`` pairs each iterated object with the sequence walked, to raise
-        Python's error when a dict or set walked over a snapshot changes size."""
-        k = self.tmp("k")
-        checks = [f"if {seq} is not {it} and len({it}) != len({seq}): raise RuntimeError(('Set' if isinstance("
-                  f"{it}, (set, frozenset)) else 'dictionary') + ' changed size during iteration')"
-                  for it, seq in iterated]
-        self._while_index(k, start, ir.Const(step), within.format(k=k), checks, element, make_body, out, loop, line)
-
-    def _while_index(self, k: str, start, step, within: str, checks: list, element, make_body, out: list,
-                     loop: Any, line: int) -> None:
-        """``k = start; while within (and the loop was not left): body; k += step``, with
-        ``checks`` (plain statements) run before each test, as Python's iterator runs them in
-        each ``next``."""
-        out.append(ir.Copy(k, start, line=line))
-        test_body: list = []
-        go = self.tmp("go")
-        stopped = ""
-        if loop is not None:
-            stopped = f"{loop.stop} or _returned" if self.uses_return_flag else loop.stop
-        for check in checks:
-            test_body.append(ir.Opaque(f"if not ({stopped}):\n    {check}" if stopped else check, line=line))
-        test = f"({within}) and not ({stopped})" if stopped else within
-        test_body.append(ir.Opaque(f"{go} = {test}", line=line, defines=(go,)))
-        body: list = []
-        element(ir.Var(k), body)
-        make_body(body)
-        body.append(ir.Opaque(f"{k} += {step}", line=line))
-        out.append(ir.While(test_body, ir.Var(go), body, line=line))
-
     def stmt_Raise(self, node: ast.Raise, out: list) -> None:
         self._hoist_globals([e for e in (node.exc, node.cause) if e is not None])
         self.opaque(out, ast.unparse(node))
@@ -834,16 +587,6 @@ class Normaliser:
                 self.call(out, ir.Const(delattr), [obj, ir.Const(t.attr)], None)
             else:
                 raise self.error("del of this target", "delete items one by one", t)
-
-    def _shared_cells(self, captured: tuple, out: list) -> tuple[str, ...]:
-        """Variables of *our* enclosing function that a nested function captures: it gets their
-        cells themselves (``MakeClosure.shared``), so that a write through ``nonlocal`` at any
-        depth, and every read after it, see one variable. The generated code only needs the
-        name bound somewhere for the nested definition to compile with it as a free variable."""
-        shared = tuple(name for name in captured if name in self.free and name not in self.locals)
-        for name in shared:
-            self.opaque(out, f"if False: {name} = None  # makes {name} a cell the closure below shares")
-        return shared
 
     def stmt_With(self, node: ast.With, out: list) -> None:
         # The context managers are entered and exited in the forward pass only: they must not
@@ -883,24 +626,6 @@ class Normaliser:
         self.opaque(out, ast.unparse(node), (node.name,))
 
     # ---------------------------------------------------------------- the function
-
-    def _check_captured_are_stable(self, body: list) -> None:
-        """A nested function's tangent is fixed when it is created, so a captured variable must
-        have one value for the function's whole life: bound once, outside any loop."""
-        sites: dict = {}
-        _assignment_sites(body, False, sites)
-        for closure in _closures(body, []):
-            for name in closure.free_vars:
-                if name in self.cell_backed or name in closure.shared:
-                    continue  # shared through its cell: every value is seen
-                bound = sites.get(name, [])
-                if len(bound) > 1 or any(in_loop for _, in_loop in bound):
-                    raise UnsupportedSyntaxError(
-                        f"a nested function capturing {name!r}, which is reassigned or bound in a loop",
-                        f"pass {name!r} to the nested function as an argument (or a default value), "
-                        "or give each value its own name",
-                        self.filename, closure.line, self.fn.__qualname__,
-                    )
 
     def function(self) -> ir.Function:
         node = self.node
@@ -957,58 +682,6 @@ def _writes_target_last(value: ast.expr, name: str) -> bool:
     early = isinstance(value, (ast.BoolOp, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
         or isinstance(value, ast.Compare) and len(value.ops) > 1
     return not early or name not in {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-
-
-def _free_variables(node: ast.FunctionDef | ast.Lambda, outer_names: list[str]) -> tuple[str, ...]:
-    """The free variables of the nested function ``node`` defined where ``outer_names`` are
-    local variables (compiled, not run)."""
-    inner = _copy(node)
-    if isinstance(inner, ast.Lambda):
-        inner = ast.Assign([ast.Name("_yb_nested", ast.Store())], inner)
-    else:
-        inner.decorator_list = []  # run where the function is defined: not captured
-    binds = ast.Assign([ast.Name(n, ast.Store()) for n in outer_names], ast.Constant(None))
-    scope = ast.FunctionDef("_yb_scope", ast.arguments([], [], None, [], [], None, []), [binds, inner], [])
-    module = ast.fix_missing_locations(ast.Module([scope], []))
-    code = compile(module, "<yuebing scope>", "exec")
-    scope_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    nested = next(c for c in scope_code.co_consts if isinstance(c, types.CodeType))
-    return nested.co_freevars
-
-
-def _assignment_sites(body: list, in_loop: bool, sites: dict) -> None:
-    """``name -> [(line, inside_a_loop)]`` for every statement that binds a name."""
-    for s in body:
-        names: tuple = ()
-        if isinstance(s, ir.Call) and s.target:
-            names = (s.target,)
-        elif isinstance(s, (ir.Copy, ir.MakeClosure)):
-            names = (s.target,)
-        elif isinstance(s, ir.Opaque):
-            names = s.defines
-        for name in names:
-            sites.setdefault(name, []).append((s.line, in_loop))
-        if isinstance(s, ir.If):
-            _assignment_sites(s.body, in_loop, sites)
-            _assignment_sites(s.orelse, in_loop, sites)
-        elif isinstance(s, ir.While):
-            _assignment_sites(s.test_body, True, sites)
-            _assignment_sites(s.body, True, sites)
-        elif isinstance(s, ir.ForRange):
-            sites.setdefault(s.var, []).append((s.line, True))
-            _assignment_sites(s.body, True, sites)
-        elif isinstance(s, ir.With):
-            _assignment_sites(s.body, in_loop, sites)
-
-
-def _closures(body: list, found: list) -> list:
-    for s in body:
-        if isinstance(s, ir.MakeClosure):
-            found.append(s)
-        for inner in ("body", "orelse", "test_body"):
-            if hasattr(s, inner):
-                _closures(getattr(s, inner), found)
-    return found
 
 
 class _Seq(list):

@@ -1,0 +1,117 @@
+"""Nested functions in the normaliser (part of ``normalise.Normaliser``): which variables a
+nested ``def``/``lambda`` captures, which cells it shares with us, and the check that a
+captured variable that is copied (not shared) has one value for the closure's whole life.
+
+Captured variables are found by Python's own scoping (the nested definition compiled inside a
+stand-in for the enclosing function), so a nested function's local that shares a name with one
+of ours is not captured. Variables captured from further out are shared as the very cells
+(``ir.MakeClosure.shared``): ``nonlocal`` writes at any depth, and reads after them, see one
+variable.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import types
+
+from ..transform import ir
+from .fence import UnsupportedSyntaxError
+
+
+class ClosureLowering:
+    """The closure helpers of ``Normaliser`` (a mixin: it uses the normaliser's ``locals``,
+    ``free``, ``cell_backed`` and ``opaque``)."""
+
+    def _captured(self, node: ast.FunctionDef | ast.Lambda) -> tuple[str, ...]:
+        """Names of this function's locals (and cells) a nested function reads or writes.
+
+        Python's own scoping decides: the nested definition is compiled inside a stand-in for
+        this function that binds every candidate name, and its code's free variables are the
+        captured ones. (A nested function's own local that happens to share a name with one of
+        ours is not captured; a name only a deeper function uses is.)"""
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        used |= {name for n in ast.walk(node) if isinstance(n, ast.Nonlocal) for name in n.names}
+        candidates = sorted(n for n in used if n in self.locals or n in self.free)
+        if not candidates:
+            return ()
+        return tuple(sorted(_free_variables(node, candidates)))
+
+    def _shared_cells(self, captured: tuple, out: list) -> tuple[str, ...]:
+        """Variables of *our* enclosing function that a nested function captures: it gets their
+        cells themselves (``MakeClosure.shared``), so that a write through ``nonlocal`` at any
+        depth, and every read after it, see one variable. The generated code only needs the
+        name bound somewhere for the nested definition to compile with it as a free variable."""
+        shared = tuple(name for name in captured if name in self.free and name not in self.locals)
+        for name in shared:
+            self.opaque(out, f"if False: {name} = None  # makes {name} a cell the closure below shares")
+        return shared
+
+    def _check_captured_are_stable(self, body: list) -> None:
+        """A nested function's tangent is fixed when it is created, so a captured variable must
+        have one value for the function's whole life: bound once, outside any loop."""
+        sites: dict = {}
+        _assignment_sites(body, False, sites)
+        for closure in _closures(body, []):
+            for name in closure.free_vars:
+                if name in self.cell_backed or name in closure.shared:
+                    continue  # shared through its cell: every value is seen
+                bound = sites.get(name, [])
+                if len(bound) > 1 or any(in_loop for _, in_loop in bound):
+                    raise UnsupportedSyntaxError(
+                        f"a nested function capturing {name!r}, which is reassigned or bound in a loop",
+                        f"pass {name!r} to the nested function as an argument (or a default value), "
+                        "or give each value its own name",
+                        self.filename, closure.line, self.fn.__qualname__,
+                    )
+
+
+def _free_variables(node: ast.FunctionDef | ast.Lambda, outer_names: list[str]) -> tuple[str, ...]:
+    """The free variables of the nested function ``node`` defined where ``outer_names`` are
+    local variables (compiled, not run)."""
+    inner = copy.deepcopy(node)
+    if isinstance(inner, ast.Lambda):
+        inner = ast.Assign([ast.Name("_yb_nested", ast.Store())], inner)
+    else:
+        inner.decorator_list = []  # run where the function is defined: not captured
+    binds = ast.Assign([ast.Name(n, ast.Store()) for n in outer_names], ast.Constant(None))
+    scope = ast.FunctionDef("_yb_scope", ast.arguments([], [], None, [], [], None, []), [binds, inner], [])
+    module = ast.fix_missing_locations(ast.Module([scope], []))
+    code = compile(module, "<yuebing scope>", "exec")
+    scope_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    nested = next(c for c in scope_code.co_consts if isinstance(c, types.CodeType))
+    return nested.co_freevars
+
+
+def _assignment_sites(body: list, in_loop: bool, sites: dict) -> None:
+    """``name -> [(line, inside_a_loop)]`` for every statement that binds a name."""
+    for s in body:
+        names: tuple = ()
+        if isinstance(s, ir.Call) and s.target:
+            names = (s.target,)
+        elif isinstance(s, (ir.Copy, ir.MakeClosure)):
+            names = (s.target,)
+        elif isinstance(s, ir.Opaque):
+            names = s.defines
+        for name in names:
+            sites.setdefault(name, []).append((s.line, in_loop))
+        if isinstance(s, ir.If):
+            _assignment_sites(s.body, in_loop, sites)
+            _assignment_sites(s.orelse, in_loop, sites)
+        elif isinstance(s, ir.While):
+            _assignment_sites(s.test_body, True, sites)
+            _assignment_sites(s.body, True, sites)
+        elif isinstance(s, ir.ForRange):
+            sites.setdefault(s.var, []).append((s.line, True))
+            _assignment_sites(s.body, True, sites)
+        elif isinstance(s, ir.With):
+            _assignment_sites(s.body, in_loop, sites)
+
+
+def _closures(body: list, found: list) -> list:
+    for s in body:
+        if isinstance(s, ir.MakeClosure):
+            found.append(s)
+        for inner in ("body", "orelse", "test_body"):
+            if hasattr(s, inner):
+                _closures(getattr(s, inner), found)
+    return found

@@ -1,0 +1,259 @@
+"""Lowering of ``for`` and ``while`` loops (part of the normaliser, ``normalise.Normaliser``).
+
+``for`` over ``range`` becomes ``ForRange``; every other ``for`` walks an index over a sequence
+while the index is within the sequence's *current* length, as Python's list iterator does (a
+list that grows in the body is followed live), as a ``While``. A dict or set is walked over a
+snapshot of its keys, and a change of its size raises Python's ``RuntimeError``. ``break``,
+``continue`` and ``return`` inside a loop become flags (``_Loop``) tested by the loop and by
+the statements after the jump.
+"""
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+from ..transform import ir
+from ..transform import primitives as P
+
+
+class _Loop:
+    """Flags of one loop being lowered (created only when the loop needs them)."""
+
+    def __init__(self, index: int) -> None:
+        self.exit = f"_exit{index}"  # skip the rest of this iteration (break/continue/return)
+        self.stop = f"_stop{index}"  # leave the loop (break/return)
+
+
+def _jumps(node: ast.AST, in_loop: bool = False) -> set[str]:
+    """Which of break/continue/return can leave ``node`` (break/continue of nested loops excluded)."""
+    found: set[str] = set()
+    stack = [(node, False)]
+    while stack:
+        n, nested = stack.pop()
+        if isinstance(n, ast.Return):
+            found.add("return")
+        elif isinstance(n, ast.Break) and not nested:
+            found.add("break")
+        elif isinstance(n, ast.Continue) and not nested:
+            found.add("continue")
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        inner = nested or isinstance(n, (ast.For, ast.While))  # their break/continue are their own
+        for child in ast.iter_child_nodes(n):
+            stack.append((child, inner))
+    return found
+
+
+class LoopLowering:
+    """The loop statements of ``Normaliser`` (a mixin: it uses the normaliser's ``expr``,
+    ``assign``, ``block``, ``call`` and ``tmp``)."""
+
+    def _loop_flags(self, node: ast.AST) -> _Loop | None:
+        jumps = set()
+        for s in node.body:
+            jumps |= _jumps(s)
+        if not jumps:
+            return None
+        return _Loop(self.counter + 1)
+
+    def _loop_else(self, node: ast.For | ast.While, loop: _Loop | None, out: list) -> None:
+        """``for/while ... else``: the else block runs unless the loop was left by break (or return)."""
+        if not node.orelse:
+            return
+        self.line = node.orelse[0].lineno
+        else_block = self.block(node.orelse)
+        if loop is None:  # nothing can leave the loop early
+            out.extend(else_block)
+            return
+        go = self.tmp("go")
+        out.append(ir.Opaque(f"{go} = not {loop.stop}", line=self.line, defines=(go,)))
+        out.append(ir.If(ir.Var(go), else_block, [], line=self.line))
+
+    def stmt_While(self, node: ast.While, out: list) -> None:
+        line = node.lineno
+        loop = self._loop_flags(node)
+        test_body: list = []
+        test = self.expr(node.test, test_body)
+        if loop is not None:
+            self.counter += 1
+            out.append(ir.Opaque(f"{loop.stop} = False", line=line, defines=(loop.stop,)))
+            test = self._and_not_stop(test, loop, test_body)
+            self.loops.append(loop)
+        body = [ir.Opaque(f"{loop.exit} = False", line=line, defines=(loop.exit,))] if loop else []
+        body += self.block(node.body)
+        if loop is not None:
+            self.loops.pop()
+        out.append(ir.While(test_body, test, body, line=line))
+        self._loop_else(node, loop, out)
+
+    def _and_not_stop(self, test: ir.Atom, loop: _Loop, out: list) -> ir.Atom:
+        """A loop test that also fails once the loop has been broken out of (or returned from)."""
+        go = self.tmp("go")
+        extra = " or _returned" if self.uses_return_flag else ""
+        text = repr(test.value) if isinstance(test, ir.Const) else f"bool({test})"
+        out.append(ir.Opaque(f"{go} = {text} and not ({loop.stop}{extra})", line=self.line, defines=(go,)))
+        return ir.Var(go)
+
+    def stmt_For(self, node: ast.For, out: list) -> None:
+        loop = self._loop_flags(node)
+
+        def body(inner: list) -> None:
+            if loop is not None:
+                inner.append(ir.Opaque(f"{loop.exit} = False", line=node.lineno, defines=(loop.exit,)))
+                self.loops.append(loop)
+            inner.extend(self.block(node.body))
+            if loop is not None:
+                self.loops.pop()
+
+        if loop is not None:
+            self.counter += 1
+            out.append(ir.Opaque(f"{loop.stop} = False", line=node.lineno, defines=(loop.stop,)))
+        self._for_loop(node.target, node.iter, body, out, loop)
+        self._loop_else(node, loop, out)
+
+    def _for_loop(self, target: ast.expr, iterable: ast.expr, make_body: Any, out: list, loop: Any) -> None:
+        """Lower ``for target in iterable`` with a body produced by ``make_body(list)``."""
+        line = self.line
+        call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
+            and not iterable.keywords and self.builtin_unshadowed(iterable.func.id) else None
+        kind = call.func.id if call is not None else None
+        if kind == "range" and 1 <= len(call.args) <= 3 and not any(isinstance(a, ast.Starred) for a in call.args):
+            bounds = [self.expr(a, out) for a in call.args]
+            start, stop, step = (
+                (ir.Const(0), bounds[0], ir.Const(1)) if len(bounds) == 1 else
+                (bounds[0], bounds[1], ir.Const(1)) if len(bounds) == 2 else tuple(bounds))
+
+            def element(k: ir.Atom, body: list) -> None:
+                self.assign(target, k, body)
+            self._index_loop(start, stop, step, element, make_body, out, loop, line)
+            return
+        # Every other loop walks an index over a sequence while the index is within the
+        # sequence's *current* length, as Python's list iterator does: a list that grows (or
+        # shrinks) in the body is followed live. A dict or set is walked over a snapshot of its
+        # keys, and a change of its size raises Python's RuntimeError.
+        if kind == "enumerate" and len(call.args) == 1 and isinstance(target, (ast.Tuple, ast.List)) \
+                and len(target.elts) == 2 and not any(isinstance(e, ast.Starred) for e in target.elts):
+            it, seq = self._sequence(call.args[0], out)
+
+            def element(k: ir.Atom, body: list) -> None:
+                self.assign(target.elts[0], k, body)
+                self.assign(target.elts[1], self.call(body, ir.Const(operator.getitem), [seq, k]), body)
+            self._live_loop(ir.Const(0), "{k} < len(%s)" % seq, [(it, seq)], element, make_body, out, loop, line)
+            return
+        if kind == "zip" and call.args and not any(isinstance(a, ast.Starred) for a in call.args):
+            pairs = [self._sequence(a, out) for a in call.args]
+            seqs = [seq for _, seq in pairs]
+
+            def element(k: ir.Atom, body: list) -> None:
+                items = [self.call(body, ir.Const(operator.getitem), [s, k]) for s in seqs]
+                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(seqs) \
+                        and not any(isinstance(e, ast.Starred) for e in target.elts):
+                    for t, item in zip(target.elts, items):
+                        self.assign(t, item, body)
+                else:
+                    self.assign(target, self.call(body, ir.Const(P.mktuple), items), body)
+            within = " and ".join(f"{{k}} < len({seq})" for seq in seqs)
+            self._live_loop(ir.Const(0), within, pairs, element, make_body, out, loop, line)
+            return
+        if kind == "reversed" and len(call.args) == 1:
+            it, seq = self._sequence(call.args[0], out)
+            n = self.call(out, ir.Global("len"), [seq])
+            self.globals["len"] = None
+            last = self.call(out, ir.Const(operator.sub), [n, ir.Const(1)])
+
+            def element(k: ir.Atom, body: list) -> None:
+                self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
+            within = "{k} >= 0 and {k} < len(%s)" % seq  # as list_reverseiterator: stops if the list shrank
+            self._live_loop(last, within, [(it, seq)], element, make_body, out, loop, line, step=-1)
+            return
+        view = iterable.func.attr if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+            and not iterable.args and not iterable.keywords else None
+        if view in ("items", "values", "keys"):
+            mapping = self._held(self.expr(iterable.func.value, out), out)
+            keys = self.call(out, ir.Const(P.dict_keys), [mapping, ir.Const(view)])
+
+            def element(k: ir.Atom, body: list) -> None:
+                key = self.call(body, ir.Const(operator.getitem), [keys, k])
+                if view == "keys":
+                    self.assign(target, key, body)
+                    return
+                value = self.call(body, ir.Const(operator.getitem), [mapping, key])
+                if view == "values":
+                    self.assign(target, value, body)
+                elif isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2 \
+                        and not any(isinstance(e, ast.Starred) for e in target.elts):
+                    self.assign(target.elts[0], key, body)
+                    self.assign(target.elts[1], value, body)
+                else:
+                    self.assign(target, self.call(body, ir.Const(P.mktuple), [key, value]), body)
+            self._live_loop(ir.Const(0), "{k} < len(%s)" % keys, [(mapping, keys)], element, make_body, out, loop, line)
+            return
+        it, seq = self._sequence(iterable, out)
+
+        def element(k: ir.Atom, body: list) -> None:
+            self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
+        self._live_loop(ir.Const(0), "{k} < len(%s)" % seq, [(it, seq)], element, make_body, out, loop, line)
+
+    def _sequence(self, iterable: ast.expr, out: list) -> tuple[ir.Atom, ir.Var]:
+        """The iterated object and the indexable sequence the loop walks (the object itself
+        for lists, tuples and arrays; a list of its keys for a dict or set)."""
+        it = self._held(self.expr(iterable, out), out)
+        return it, self.call(out, ir.Const(P.as_sequence), [it])
+
+    def _held(self, value: ir.Atom, out: list) -> ir.Var:
+        """``value`` in a temporary of its own: a loop keeps the object it iterates even when
+        the body rebinds the name it came from (``for x in x``), and a global or constant gets
+        a local the size checks can name."""
+        if isinstance(value, ir.Var) and value.name not in self.taken:
+            return value  # already a temporary
+        held = self.tmp("it")
+        out.append(ir.Copy(held, value, line=self.line))
+        return ir.Var(held)
+
+    def _index_loop(self, start, stop, step, element, make_body, out: list, loop: Any, line: int) -> None:
+        """``for k in range(start, stop, step)``."""
+        k = self.tmp("k")
+        body: list = []
+        if loop is None:
+            element(ir.Var(k), body)
+            make_body(body)
+            out.append(ir.ForRange(k, start, stop, step, body, line=line))
+            return
+        if isinstance(step, ir.Const):
+            within = f"{k} < {stop}" if step.value > 0 else f"{k} > {stop}"
+        else:
+            within = f"({k} < {stop} if {step} > 0 else {k} > {stop})"
+        self._while_index(k, start, step, within, [], element, make_body, out, loop, line)
+
+    def _live_loop(self, start, within: str, iterated: list, element, make_body, out: list, loop: Any,
+                   line: int, step: int = 1) -> None:
+        """A loop over sequences whose index stays ``within`` (a test of ``{k}``) their current
+        lengths; ``iterated`` pairs each iterated object with the sequence walked, to raise
+        Python's error when a dict or set walked over a snapshot changes size."""
+        k = self.tmp("k")
+        checks = [f"if {seq} is not {it} and len({it}) != len({seq}): raise RuntimeError(('Set' if isinstance("
+                  f"{it}, (set, frozenset)) else 'dictionary') + ' changed size during iteration')"
+                  for it, seq in iterated]
+        self._while_index(k, start, ir.Const(step), within.format(k=k), checks, element, make_body, out, loop, line)
+
+    def _while_index(self, k: str, start, step, within: str, checks: list, element, make_body, out: list,
+                     loop: Any, line: int) -> None:
+        """``k = start; while within (and the loop was not left): body; k += step``, with
+        ``checks`` (plain statements) run before each test, as Python's iterator runs them in
+        each ``next``."""
+        out.append(ir.Copy(k, start, line=line))
+        test_body: list = []
+        go = self.tmp("go")
+        stopped = ""
+        if loop is not None:
+            stopped = f"{loop.stop} or _returned" if self.uses_return_flag else loop.stop
+        for check in checks:
+            test_body.append(ir.Opaque(f"if not ({stopped}):\n    {check}" if stopped else check, line=line))
+        test = f"({within}) and not ({stopped})" if stopped else within
+        test_body.append(ir.Opaque(f"{go} = {test}", line=line, defines=(go,)))
+        body: list = []
+        element(ir.Var(k), body)
+        make_body(body)
+        body.append(ir.Opaque(f"{k} += {step}", line=line))
+        out.append(ir.While(test_body, ir.Var(go), body, line=line))
