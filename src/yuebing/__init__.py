@@ -22,12 +22,13 @@ from .second_order_api import hessian, hvp, prepare_hessian, prepare_hvp
 from .transform.second_order import SecondOrderError
 from .rules import frule, nondifferentiable, rrule
 from .transform.forward_runtime import NestedDifferentiationError
+from .rules.debug import RuleDebugError, config
 from . import testing
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "MutableTangent", "NestedDifferentiationError", "NoTangent", "Tangent", "frule", "grad",
+    "MutableTangent", "NestedDifferentiationError", "RuleDebugError", "config", "NoTangent", "Tangent", "frule", "grad",
     "flatten", "flatten_tangent", "hessian", "hvp", "jacobian", "jvp", "nondifferentiable", "show_forward",
     "prepare_gradient", "prepare_hessian", "prepare_hvp", "prepare_pullback", "SecondOrderError", "register_nondifferentiable_type", "rrule", "show",
     "tangents", "testing", "value_and_grad", "value_and_pullback", "vjp",

@@ -291,9 +291,12 @@ def run_rrule(found: tuple, f_fdata: Any, args: tuple, kwargs: dict) -> tuple[Co
             values, positions = args, None
         out, pullback = rule(*values)
         n_positional = len(args)
-    if owner is None and positions is None:
-        return out, pullback
-    return out, _reordering_pullback(pullback, owner is not None, n_positional, positions)
+    if owner is not None or positions is not None:
+        pullback = _reordering_pullback(pullback, owner is not None, n_positional, positions)
+    if debug.ENABLED:
+        names = binder.names[1:] if owner is not None else binder.names
+        return debug.checked_reverse(rule, names, args[1:] if owner is not None else args, kwargs, out, pullback)
+    return out, pullback
 
 
 def _reordering_pullback(pullback: Callable, has_owner: bool, n_positional: int, positions: list | None) -> Callable:
@@ -336,11 +339,15 @@ def frule(f: Any, *args: Dual, **kwargs: Dual) -> Dual:
 
         args = (Dual(owner, zero_tangent(owner) if tangent is None else tangent),) + args
     if kwargs and binder.passthrough:
-        return rule(*args, **kwargs)
-    if kwargs:
+        out = rule(*args, **kwargs)
+    elif kwargs:
         values, _ = binder.bind(args, kwargs)
-        return rule(*values)
-    return rule(*args)
+        out = rule(*values)
+    else:
+        out = rule(*args)
+    if debug.ENABLED:
+        return debug.checked_forward(rule, binder.names, args, kwargs, out)
+    return out
 
 
 def has_rrule(f: Any) -> bool:
@@ -354,3 +361,6 @@ def has_frule(f: Any) -> bool:
 def registered_functions() -> Iterable[Any]:
     """Every function object and (type, method) pair with a reverse rule."""
     return list(RRULES.by_function) + list(RRULES.by_method)
+
+
+from . import debug  # noqa: E402 - the debug checks use the classes above
