@@ -239,3 +239,51 @@ def test_capture_of_a_variable_rebound_in_a_loop_is_refused_with_the_line():
     with pytest.raises(UnsupportedSyntaxError, match="reassigned or bound in a loop") as info:
         yb.grad(captured_rebound_in_loop)(1.0)
     assert "test_closures.py" in str(info.value)
+
+
+def int_defaults_in_a_comprehension(x):
+    fs = [lambda v, k=k: v * k for k in range(3)]
+    return fs[1](x) + fs[2](x * x)
+
+
+def string_default(x):
+    mode = "double"
+
+    def inner(v, how=mode, n=3):
+        return v * 2.0 if how == "double" else v
+    return inner(x)
+
+
+@pytest.mark.parametrize("f", [int_defaults_in_a_comprehension, string_default], ids=lambda f: f.__name__)
+def test_defaults_without_derivatives_in_every_mode(f):
+    check_all_modes(f, 1.3)
+
+
+def float_default_from_a_local(x):
+    y = x * 3.0
+
+    def inner(v, s=y):
+        return v * s
+    return inner(x)
+
+
+def float_defaults_in_a_comprehension(x):
+    fs = [lambda v, w=w: v * w for w in [x, 2 * x]]
+    return fs[0](1.0) + fs[1](1.0)
+
+
+def default_from_an_enclosing_cell(x):
+    def outer():
+        def inner(v, s=x):
+            return v * s
+        return inner(2.0)
+    return outer()
+
+
+@pytest.mark.parametrize("f", [float_default_from_a_local, float_defaults_in_a_comprehension,
+                               default_from_an_enclosing_cell], ids=lambda f: f.__name__)
+def test_default_values_that_may_carry_a_derivative_are_refused(f):
+    runs = [lambda: yb.grad(f)(1.3), lambda: yb.jvp(f, (1.3,), (1.0,)), lambda: yb.hvp(f, (1.3,), (1.0,))]
+    for run in runs:
+        with pytest.raises(TypeError, match="default value of a nested function"):
+            run()

@@ -36,6 +36,38 @@ class ClosureLowering:
             return ()
         return tuple(sorted(_free_variables(node, candidates)))
 
+    def _defaults_evaluated(self, node: ast.FunctionDef | ast.Lambda, out: list) -> ast.AST:
+        """``node`` with each default value that reads our variables computed first, in the IR
+        (so it reads cells correctly), and replaced by the variable holding it. Derivatives are
+        not followed into default values: one that could carry one (anything but None, a bool,
+        an int or a string) raises a clear error when the definition runs, never a wrong
+        derivative."""
+        ours = self.locals | set(self.free)
+        if not any(isinstance(n, ast.Name) and n.id in ours
+                   for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None for n in ast.walk(d)):
+            return node
+        node = copy.deepcopy(node)
+        message = str(UnsupportedSyntaxError(
+            "a default value of a nested function computed from this function's variables, which may "
+            "carry a derivative (yuebing does not follow derivatives into default values)",
+            "capture the variable in the nested function instead (bound once, outside loops), or pass "
+            "the value as an argument where the function is called", self.filename, self.line, self.fn.__qualname__))
+
+        def evaluated(default: ast.expr | None) -> ast.expr | None:
+            if default is None or not any(isinstance(n, ast.Name) and n.id in ours for n in ast.walk(default)):
+                return default
+            value = self.expr(default, out)
+            if not isinstance(value, ir.Var):
+                return default
+            name = value.name
+            self.opaque(out, f"if not ({name} is None or type({name}) in (bool, int, str, bytes)): "
+                             f"raise TypeError({message!r})")
+            return ast.copy_location(ast.Name(name, ast.Load()), default)
+
+        node.args.defaults = [evaluated(d) for d in node.args.defaults]
+        node.args.kw_defaults = [evaluated(d) for d in node.args.kw_defaults]
+        return node
+
     def _shared_cells(self, captured: tuple, out: list) -> tuple[str, ...]:
         """Variables of *our* enclosing function that a nested function captures: it gets their
         cells themselves (``MakeClosure.shared``), so that a write through ``nonlocal`` at any

@@ -342,6 +342,7 @@ class Normaliser(LoopLowering, ClosureLowering):
 
     def expr_Lambda(self, node: ast.Lambda, out: list, target: str) -> ir.Atom:
         result = target or self.tmp("f")
+        node = self._defaults_evaluated(node, out)
         self._definition_time_globals(node)
         captured = self._captured(node)
         shared = self._shared_cells(captured, out)
@@ -615,6 +616,7 @@ class Normaliser(LoopLowering, ClosureLowering):
                     self.globals[n.id] = None
 
     def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
+        node = self._defaults_evaluated(node, out)
         self._definition_time_globals(node)
         captured = self._captured(node)
         shared = self._shared_cells(captured, out)
@@ -705,6 +707,10 @@ def _flatten(body: list) -> list:
 
 
 class _Renamer(ast.NodeTransformer):
+    """Renames a comprehension's variables; inside a nested lambda or def, not the names it
+    binds itself (its parameters and locals: ``[lambda v, w=w: v * w for w in ws]`` renames
+    the default ``w``, not the body's)."""
+
     def __init__(self, renames: dict[str, str]) -> None:
         self.renames = renames
 
@@ -712,6 +718,27 @@ class _Renamer(ast.NodeTransformer):
         if node.id in self.renames:
             return ast.copy_location(ast.Name(self.renames[node.id], node.ctx), node)
         return node
+
+    def _nested(self, node: ast.Lambda | ast.FunctionDef, own: set) -> ast.AST:
+        args = node.args
+        args.defaults = [self.visit(d) for d in args.defaults]
+        args.kw_defaults = [d if d is None else self.visit(d) for d in args.kw_defaults]
+        own |= {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
+        inner = _Renamer({k: v for k, v in self.renames.items() if k not in own})
+        if isinstance(node, ast.Lambda):
+            node.body = inner.visit(node.body)
+        else:
+            node.decorator_list = [self.visit(d) for d in node.decorator_list]
+            node.body = [inner.visit(s) for s in node.body]
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        return self._nested(node, set())
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        declared = {name for n in _walk_own_scope(node) if isinstance(n, (ast.Nonlocal, ast.Global)) for name in n.names}
+        stored = {n.id for n in _walk_own_scope(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return self._nested(node, stored - declared)
 
 
 def _copy(node: ast.AST) -> ast.AST:
