@@ -91,7 +91,7 @@ class ClosureLowering:
                 if len(bound) > 1 or any(in_loop for _, in_loop in bound):
                     raise UnsupportedSyntaxError(
                         f"a nested function capturing {name!r}, which is reassigned or bound in a loop",
-                        f"pass {name!r} to the nested function as an argument (or a default value), "
+                        f"pass {name!r} to the nested function as an argument where it is called, "
                         "or give each value its own name",
                         self.filename, closure.line, self.fn.__qualname__,
                     )
