@@ -176,3 +176,12 @@ def test_lists_that_stay_lists():
     h = 1e-6
     fd = [(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(4)]
     np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+def _mixed_ints(a):
+    return np.sum(np.sin([a, 1, 2.0 * a, np.array(0.5) * a])) + np.sum(np.square([[a, 1], [2 * a, 3]]) * np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "second", "third"])
+def test_ints_mixed_with_floats(mode):
+    {"reverse": test_reverse, "forward": test_forward, "second": test_second_order, "third": test_third_order}[mode](_mixed_ints)

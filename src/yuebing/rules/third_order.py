@@ -412,15 +412,29 @@ def _as_array_pair(call: _Call, pair: tuple[int, int]) -> tuple[int, int]:
     tangent = call.value(t)
     if tangent is NoTangent or not array_like.carries_floats(call.value(a)):
         return c.call(_ASARRAY, [a]), c.add(_constant(NoTangent))
-    if not _float_leaves(tangent):
-        raise _refusal(f"{describe_callable(call.f)} of a list mixing numbers and ints")
-    return c.call(_ASARRAY, [a]), c.call(_ASARRAY, [t])
+    if _float_leaves(tangent):
+        return c.call(_ASARRAY, [a]), c.call(_ASARRAY, [t])
+    # ints among the numbers: their tangents are NoTangent, zeros in the tangent array
+    return c.call(_ASARRAY, [a]), c.call(_function(_tangent_array), [t])
 
 
 def _float_leaves(tangent: Any) -> bool:
     if type(tangent) in (list, tuple):
         return all(_float_leaves(e) for e in tangent)
     return isinstance(tangent, float) or isinstance(tangent, np.ndarray) and tangent.dtype.kind in "fc"
+
+
+def _zeros_for_ints(t: Any) -> Any:
+    """A list's tangent with its ints' ``NoTangent`` as 0.0 (differentiated like user code)."""
+    if type(t) is list or type(t) is tuple:
+        return [_zeros_for_ints(e) for e in t]
+    if t is NoTangent:
+        return 0.0
+    return t
+
+
+def _tangent_array(t: Any) -> Any:
+    return np.asarray(_zeros_for_ints(t))
 
 
 _ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)
