@@ -43,6 +43,11 @@ FEATURES = (
     "tuple",            # tuples and tuple unpacking
     "model",            # a dict model argument and local dicts
     "list_arg",         # a list-of-floats argument
+    "methods",          # array methods and slices: a.sum(), a.dot(b), a[1:] * a[:-1], np.concatenate
+    "matrix",           # a matrix argument: W @ a, np.outer, rows and columns, np.linalg.solve
+    "objects",          # a user class holding an array, with a method and an attribute write
+    "recursion",        # a recursive module-level helper
+    "iterate",          # for over enumerate/zip/reversed of arrays and lists
 )
 
 # A pattern in the source showing that a program exercises a feature (for coverage counts).
@@ -61,13 +66,18 @@ FEATURE_MARKERS = {
     "masked_where": r"np\.where\(",
     "inplace": r"\] = |\+= |\*= ",
     "loop_break": r"break$|while ",
-    "branch": r"^\s*if .*:$",
+    "branch": r"^    if (?!np\.all|k == 0).*:$",
     "float_loop": r"for i in range\(\d\):\n\s+s\d+ ",
     "float_block": r"^\s*u\d+ = ",
     "helper": r"\bh\d\(",
     "tuple": r"\bp\d+, q\d+ = ",
     "model": r"\bp\[|\bm\d+ = \{",
     "list_arg": r"def f\(.*xs",
+    "methods": r"(?<!np)\.(sum|mean|dot|copy|reshape)\(|\[1:\]|np\.concatenate\(",
+    "matrix": r"\bW\b",
+    "objects": r"Model\d\(",
+    "recursion": r"\brec0\(.*, \d\)",
+    "iterate": r"in (enumerate|zip|reversed)\(",
 }
 
 
@@ -215,8 +225,18 @@ class Generator:
                       lambda: f"np.power({e()}, 3.0)", lambda: f"({e()}) ** 2"]
         if self.on("tuple"):
             forms += [lambda: f"({e()}, {e()})[{self.rng.randrange(2)}]", lambda: f"sum(({e()}, {e()}))"]
-        if self.on("helper") and self.helpers:
+        if self.on("helper") and self.on_helpers():
             forms += [lambda: f"{self.helper_name()}({e()})"]
+        a1 = lambda: self.array_expr(depth - 1)  # noqa: E731
+        if self.on("methods"):
+            forms += [lambda: f"{_wrap(a1())}.sum()", lambda: f"{_wrap(a1())}.mean()",
+                      lambda: f"{_wrap(a1())}.dot({a1()})", lambda: f"np.sum({(x := _wrap(a1()))}[1:] * {x}[:-1])",
+                      lambda: f"np.sum(np.concatenate([{a1()}, {a1()}]) ** 2)", lambda: f"float({e()})"]
+        if self.on("matrix") and "W" in self.env.kinds:
+            forms += [lambda: f"{_wrap(a1())} @ W @ {_wrap(a1())}", lambda: f"np.sum(np.outer({a1()}, {a1()}) * W)",
+                      lambda: f"np.trace(W) * {e()}", lambda: f"np.sum(W[{self.rng.randrange(self.n)}] * {a1()})"]
+        if self.on("recursion") and any(h.startswith("def rec") for h in self.helpers):
+            forms += [lambda: f"rec0({e()}, {self.rng.randint(0, 3)})"]
         if not forms:
             return self.float_leaf()
         return _wrap(self.pick(forms)())
@@ -262,14 +282,27 @@ class Generator:
                       lambda: f"np.where({(x := a())} > 0.0, np.log({x}), {x})",
                       lambda: f"np.where({(x := a())} > 0, {x}, 0.1 * {x})",
                       lambda: f"np.where({(x := a())} < 0.5, np.sqrt(0.5 - {x}), 0.0)"]
-        if self.on("helper") and self.helpers:
+        if self.on("helper") and self.on_helpers():
             forms += [lambda: f"{self.helper_name()}({a()})"]
+        if self.on("matrix") and "W" in self.env.kinds:
+            forms += [lambda: f"W @ {_wrap(a())}", lambda: f"np.tanh(W @ {_wrap(a())} + {a()})",
+                      lambda: f"{_wrap(a())} @ W.T", lambda: f"W[:, {self.rng.randrange(n)}] * {e()}",
+                      lambda: f"np.linalg.solve(3.0 * np.eye({n}) + 0.2 * W, {a()})",
+                      lambda: f"np.sum(W * {_wrap(a())}[:, None], axis=0)"]
+        if self.on("methods"):
+            forms += [lambda: f"{_wrap(a())}.copy() * {e()}", lambda: f"np.concatenate([{_wrap(a())}[1:], {_wrap(a())}[:1]])",
+                      lambda: f"{_wrap(a())}.reshape({n}, 1)[:, 0]", lambda: f"np.clip({a()}, -5.0, 5.0)"]
+        if self.on("objects") and any(h.startswith("class Model") for h in self.helpers):
+            forms += [lambda: f"Model0({a()})({a()})"]
         if not forms:
             return self.array_leaf()
         return _wrap(self.pick(forms)())
 
+    def on_helpers(self) -> bool:
+        return any(re.match(r"(?:def )?h\d", h) for h in self.helpers)
+
     def helper_name(self) -> str:
-        return self.pick([re.match(r"(?:def )?(h\d+)", h).group(1) for h in self.helpers])
+        return self.pick([m.group(1) for h in self.helpers if (m := re.match(r"(?:def )?(h\d+)", h))])
 
     # ---- blocks ------------------------------------------------------------------------------
     def block(self) -> Block | None:
@@ -280,6 +313,7 @@ class Generator:
             ("inplace", self.b_inplace), ("loop_break", self.b_loop_break), ("branch", self.b_branch),
             ("float_loop", self.b_float_loop), ("float_block", self.b_float_block),
             ("tuple", self.b_tuple), ("model", self.b_local_dict), ("np_scalar", self.b_np_scalar),
+            ("objects", self.b_object), ("iterate", self.b_iterate),
         ]:
             if self.on(feature):
                 makers += [(feature, maker)] * 2
@@ -497,18 +531,44 @@ class Generator:
         env.kinds[m] = "d"
         return lines
 
+    def b_object(self):
+        if not any(h.startswith("class Model") for h in self.helpers):
+            return None
+        obj, out = self.env.fresh("obj"), self.env.fresh("t")
+        lines = [f"{obj} = Model0({self.array_expr(1)})", f"{obj}.w = {obj}.w * {_const(self.rng)} + {self.array_expr(1)}",
+                 f"{out} = np.sum({obj}({self.array_expr(1)})) + {obj}.scale({self.float_expr(1)})"]
+        self.env.kinds[out] = "f"
+        return lines
+
+    def b_iterate(self):
+        env = self.env
+        floats = env.names("f", mutable=True)
+        if not floats or not env.names("a"):
+            return None
+        acc, a = self.pick(floats), self.pick(env.names("a"))
+        seq = self.pick(env.names("l") + env.names("a"))
+        return self.pick([
+            [f"for i, v in enumerate({a}):", f"    {acc} = {acc} * 0.7 + v * {_const(self.rng)} + i * 0.01"],
+            [f"for v, w in zip({a}, {seq}):", f"    {acc} = {acc} + np.sin(v) * w"],
+            [f"for v in reversed({seq}):", f"    {acc} = 0.5 * {acc} + v"],
+        ])
+
     # ---- helpers and the whole program -------------------------------------------------------
     def add_helpers(self) -> None:
-        if not self.on("helper"):
-            return
         templates = [
             "def h{k}(v):\n    return np.sin(v) * v + 0.5 * v ** 2",
             "def h{k}(v):\n    w = np.tanh(v)\n    return w * w + v",
             "h{k} = lambda v: np.cos(v) * 0.5 + v",
             "def h{k}(v):\n    if np.all(v > -10.0):\n        return v * np.exp(-0.1 * v * v)\n    return v",
         ]
-        for k in range(self.rng.randint(1, 2)):
+        for k in range(self.rng.randint(1, 2) if self.on("helper") else 0):
             self.helpers.append(self.pick(templates).format(k=k))
+        if self.on("objects"):
+            self.helpers.append("class Model0:\n    def __init__(self, w):\n        self.w = w\n\n"
+                                "    def __call__(self, v):\n        return np.tanh(self.w * v)\n\n"
+                                "    def scale(self, c):\n        return c * np.sum(self.w ** 2)")
+        if self.on("recursion"):
+            self.helpers.append("def rec0(v, k):\n    if k == 0:\n        return v\n    return rec0(np.sin(v) + 0.1 * v, k - 1)")
 
     def params(self) -> list[str]:
         params = ["x"]
@@ -522,10 +582,14 @@ class Generator:
         if self.on("model") and self.rng.random() < 0.5:
             params.append("p")
             self.env.kinds["p"] = "d"
+        if self.on("matrix") and self.rng.random() < 0.4:
+            params.append("W")
+            self.env.kinds["W"] = "m"
         return params
 
     def term(self, name: str, kind: str) -> str:
         return {"f": name, "a": f"np.sum({name} * {name}) * 0.1", "l": f"sum({name})", "g": f"sum({name})",
+                "m": f"np.sum(np.sin({name}))",
                 "d": f'np.sum({name}["w"]) * {name}["b"]'}[kind]
 
     def program(self, n_blocks: int) -> Program:
@@ -565,7 +629,8 @@ def random_args(rng: random.Random, program: Program) -> tuple:
     n = program.n
     made = {"x": lambda: np.array([value() for _ in range(n)]), "s": value,
             "xs": lambda: [value() for _ in range(n)],
-            "p": lambda: {"w": np.array([value() for _ in range(n)]), "b": value()}}
+            "p": lambda: {"w": np.array([value() for _ in range(n)]), "b": value()},
+            "W": lambda: np.array([[value() for _ in range(n)] for _ in range(n)])}
     return tuple(made[name]() for name in program.params)
 
 
