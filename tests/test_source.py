@@ -131,3 +131,27 @@ def test_decorated_function_and_method():
     model = Model()
     check_all_modes(Model.static, 0.4)
     check_all_modes(model.loss, 0.4)
+
+
+@pytest.mark.slow
+def test_lambdas_on_one_line_without_column_positions(tmp_path):
+    import subprocess
+    import textwrap
+
+    script = tmp_path / "no_ranges.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np
+        import yuebing as yb
+        from yuebing.frontend.source import SourceUnavailableError
+        pair = lambda *fs: fs
+        a, b = pair(lambda a: np.sin(a), lambda b: np.cos(b) * 2.0)
+        assert abs(yb.grad(a)(0.3) - np.cos(0.3)) < 1e-12 and abs(yb.grad(b)(0.3) + 2 * np.sin(0.3)) < 1e-12
+        c, d = (lambda v: v * 2.0), (lambda v: v * 3.0)
+        try:
+            yb.grad(c)(1.0)
+        except SourceUnavailableError as error:
+            assert "no_debug_ranges" in str(error)
+        else:
+            raise AssertionError("same parameters and no column positions: must be refused")
+    """))
+    subprocess.run([sys.executable, "-X", "no_debug_ranges", str(script)], check=True)

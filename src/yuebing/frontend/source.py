@@ -129,6 +129,13 @@ def _contains(node: ast.AST, line: int, end_line: int, col: int, end_col: int) -
     return (node.lineno, node.col_offset) <= (line, col) and (end_line, end_col) <= (node.end_lineno, node.end_col_offset)
 
 
+def _parameters(node: ast.FunctionDef | ast.Lambda) -> list[str]:
+    """Parameter names in ``co_varnames`` order."""
+    args = node.args
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    return names + [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+
+
 def _node_of_code(candidates: list, code: types.CodeType) -> ast.AST | None:
     """The innermost candidate node whose source range holds every positioned instruction of
     ``code`` (the compiled code of the node, so the positions are the node's own)."""
@@ -137,6 +144,13 @@ def _node_of_code(candidates: list, code: types.CodeType) -> ast.AST | None:
     holding = [n for n in candidates if all(_contains(n, *p) for p in spans)]
     if not holding:
         return None
+    if not spans and len(holding) > 1:  # no column positions (python -X no_debug_ranges)
+        holding = [n for n in holding if _parameters(n) == list(code.co_varnames[:len(_parameters(n))])]
+    if not spans and len(holding) > 1:
+        raise SourceUnavailableError(
+            f"yuebing cannot tell apart the {len(holding)} definitions of {code.co_qualname} on line "
+            f"{code.co_firstlineno} of {code.co_filename}: Python runs without column positions "
+            "(-X no_debug_ranges or PYTHONNODEBUGRANGES). Define them on separate lines")
     # nodes holding the same instructions are nested: the innermost starts last
     return max(holding, key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
 
