@@ -189,7 +189,9 @@ def checked_reverse(fn: Any, names: list, args: tuple, kwargs: dict, out: CoDual
     def checked_pullback(dy: Any) -> tuple:
         nonzero = not zero and _cotangent_nonzero(out, dy)
         rdatas = pullback(dy)
-        if len(rdatas) != 1 + len(labelled):
+        # one rdata per argument received; trailing NoRData for parameters left at their
+        # defaults are harmless (the runtime reads one per argument)
+        if len(rdatas) < 1 + len(labelled) or any(r is not NoRData for r in rdatas[1 + len(labelled):]):
             _fail(fn, f"pullback returned {len(rdatas)} rdata for {len(labelled)} arguments (expected one more, "
                       "the function's own, first)")
         for (label, a, exempt), r in zip(labelled, rdatas[1:]):
