@@ -10,8 +10,11 @@ arrays, Python or NumPy numbers, or (nested) lists and tuples of numbers and arr
 Conventions at non-smooth points (docs/conventions.md):
 
 * ``max``/``min``/``nanmax``/``nanmin``/``ptp``: ties split the cotangent evenly among the tied
-  extrema (Mooncake's convention); an ``initial=`` value that beats every element receives it all
-  (it is a constant, so the elements get zero).
+  extrema (Mooncake's convention). An ``initial=`` value counts as one more candidate of every
+  output: when it beats every element it receives the whole cotangent, when it ties with ``k``
+  elements each of the ``k + 1`` gets ``1/(k + 1)``.
+* ``initial=`` is differentiated: ``sum``/``nansum`` send it the sum of the output cotangent,
+  ``prod`` the cotangent times the product of the elements (the other factors).
 * ``prod``/``cumprod`` are exact with zeros in the input (no division by the input): the partial
   of a product with respect to one factor is the product of the others.
 * ``median`` sends the cotangent to the middle element (odd count) or half to each of the two
@@ -174,6 +177,12 @@ def _mask(where: Any, shape: tuple) -> np.ndarray | None:
     return None if w is NV or w is True else np.broadcast_to(np.asarray(w, dtype=bool), shape)
 
 
+def _initial_tangent(initial: Any) -> Any:
+    """The forward tangent of ``initial=`` (None when it is a constant or not given)."""
+    t = tangent(initial)
+    return None if t is NoTangent or not np.any(t) else t
+
+
 def _conj(x: Any) -> Any:
     return np.conj(x) if np.iscomplexobj(x) else x
 
@@ -212,7 +221,9 @@ def _linear_reduction(fn: Callable, name: str, mean: bool, nan: bool) -> None:
             axes = axes_of(primal(axis), x.ndim)
             g = expand(out_cotangent(result, dy), x.shape, axes, _keep(keepdims))
             w = weights(x, axes, where)
-            return (deliver(a, g if w is None else g * w),)
+            # initial= is added to every output: its cotangent is the sum of the output's
+            r_initial = deliver(initial, out_cotangent(result, dy))
+            return (deliver(a, g if w is None else g * w), NoRData, NoRData, NoRData, NoRData, r_initial)
 
         return result, pullback
 
@@ -221,13 +232,18 @@ def _linear_reduction(fn: Callable, name: str, mean: bool, nan: bool) -> None:
         x = primal(a)
         y = fn(x, **_kw(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where))
         dx = dense_tangent(x, tangent(a))
-        if dx is None:
+        d_initial = _initial_tangent(initial)
+        if dx is None and d_initial is None:
             return Dual(y, fit_tangent(NoTangent, y))
-        xa = as_array(x)
-        axes = axes_of(primal(axis), xa.ndim)
-        w = weights(xa, axes, where)
-        dx = np.asarray(dx) if w is None else np.where(w != 0, dx, 0) * w  # nan-safe masking
-        dy = np.sum(dx, axis=axes, keepdims=_keep(keepdims))
+        dy = 0.0
+        if dx is not None:
+            xa = as_array(x)
+            axes = axes_of(primal(axis), xa.ndim)
+            w = weights(xa, axes, where)
+            dx = np.asarray(dx) if w is None else np.where(w != 0, dx, 0) * w  # nan-safe masking
+            dy = np.sum(dx, axis=axes, keepdims=_keep(keepdims))
+        if d_initial is not None:
+            dy = dy + d_initial
         return Dual(y, fit_tangent(dy, y))
 
     if mean:  # mean has no initial=; keep NumPy's parameter order
@@ -279,6 +295,14 @@ def _prod_setup(a, axis, where):
     return x, axes, partial if mask is None else partial * mask
 
 
+def _product_of_elements(a, axis, keepdims, where) -> np.ndarray:
+    """``prod`` without ``initial=``: the partial of ``initial * prod(x)`` in ``initial``."""
+    x = as_array(primal(a))
+    mask = _mask(where, x.shape)
+    factors = x if mask is None else np.where(mask, x, 1)
+    return np.prod(factors, axis=axes_of(primal(axis), x.ndim), keepdims=_keep(keepdims))
+
+
 @rule(np.prod, (np.ndarray, "prod"))
 def _prod_rrule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
     no_out("numpy.prod", out)
@@ -288,8 +312,12 @@ def _prod_rrule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, whe
         x, axes, partial = _prod_setup(a, axis, where)
         if primal(initial) is not NV:
             partial = partial * primal(initial)
-        g = expand(out_cotangent(result, dy), x.shape, axes, _keep(keepdims))
-        return (deliver(a, g * _conj(partial)),)
+        g_out = out_cotangent(result, dy)
+        g = expand(g_out, x.shape, axes, _keep(keepdims))
+        r_initial = NoRData
+        if isinstance(initial, CoDual):
+            r_initial = deliver(initial, g_out * _conj(_product_of_elements(a, axis, keepdims, where)))
+        return (deliver(a, g * _conj(partial)), NoRData, NoRData, NoRData, NoRData, r_initial)
 
     return result, pullback
 
@@ -299,12 +327,18 @@ def _prod_frule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, whe
     no_out("numpy.prod", out)
     y = np.prod(primal(a), **_kw(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where))
     dx = dense_tangent(primal(a), tangent(a))
-    if dx is None:
+    d_initial = _initial_tangent(initial)
+    if dx is None and d_initial is None:
         return Dual(y, fit_tangent(NoTangent, y))
-    x, axes, partial = _prod_setup(a, axis, where)
-    if primal(initial) is not NV:
-        partial = partial * primal(initial)
-    return Dual(y, fit_tangent(np.sum(dx * partial, axis=axes, keepdims=_keep(keepdims)), y))
+    dy = 0.0
+    if dx is not None:
+        x, axes, partial = _prod_setup(a, axis, where)
+        if primal(initial) is not NV:
+            partial = partial * primal(initial)
+        dy = np.sum(dx * partial, axis=axes, keepdims=_keep(keepdims))
+    if d_initial is not None:
+        dy = dy + d_initial * _product_of_elements(a, axis, keepdims, where)
+    return Dual(y, fit_tangent(dy, y))
 
 
 # --------------------------------------------------------------------------------------------
@@ -312,15 +346,31 @@ def _prod_frule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, whe
 # --------------------------------------------------------------------------------------------
 
 
-def extremum_weights(x: np.ndarray, y_kept: Any, axes: tuple, where: Any, nan: bool) -> np.ndarray:
-    """Each element's share of the cotangent of ``y`` (max or min): 1/k for each of k tied
-    extrema of its slice, 0 elsewhere (and 0 everywhere when ``initial=`` won)."""
-    hit = (x == y_kept) | (np.isnan(x) & np.isnan(y_kept)) if not nan else (x == y_kept)
+def _equal(x: Any, y_kept: Any, nan: bool) -> Any:
+    """Where ``x`` is the extremum ``y``: a NaN extremum is its NaN (not for the nan-variants)."""
+    return (x == y_kept) if nan else (x == y_kept) | (np.isnan(x) & np.isnan(y_kept))
+
+
+def extremum_shares(x: np.ndarray, y_kept: Any, axes: tuple, where: Any, nan: bool,
+                    initial: Any = NV) -> tuple[np.ndarray, Any]:
+    """Each element's share of the cotangent of ``y`` (max or min), and ``initial=``'s share per
+    output (keepdims shape; None when not given): ``initial`` is one more candidate, and each of
+    the ``k`` tied candidates of a slice gets ``1/k``, the others 0."""
+    hit = _equal(x, y_kept, nan)
     mask = _mask(where, x.shape)
     if mask is not None:
         hit = hit & mask
     count = np.sum(hit, axis=axes, keepdims=True)
-    return hit / np.maximum(count, 1)
+    if initial is NV:
+        return hit / np.maximum(count, 1), None
+    initial_hit = _equal(np.asarray(initial), y_kept, nan)
+    count = count + initial_hit
+    return hit / np.maximum(count, 1), initial_hit / np.maximum(count, 1)
+
+
+def extremum_weights(x: np.ndarray, y_kept: Any, axes: tuple, where: Any, nan: bool) -> np.ndarray:
+    """The elements' shares of ``extremum_shares`` for a call without ``initial=``."""
+    return extremum_shares(x, y_kept, axes, where, nan)[0]
 
 
 def _extremum(fn: Callable, name: str, nan: bool) -> tuple[Callable, Callable]:
@@ -329,30 +379,42 @@ def _extremum(fn: Callable, name: str, nan: bool) -> tuple[Callable, Callable]:
         y = fn(primal(a), **_kw(axis=axis, keepdims=keepdims, initial=initial, where=where))
         return y
 
-    def weights(a, axis, keepdims, y, where):
+    def weights(a, axis, keepdims, y, where, initial):
+        """``(x, axes, shares of the elements, share of initial= per output (keepdims))``."""
         x = as_array(primal(a))
         axes = axes_of(primal(axis), x.ndim)
         kept = np.asarray(y) if _keep(keepdims) else np.expand_dims(np.asarray(y), axes)
-        return x, axes, extremum_weights(x, kept, axes, where, nan)
+        return (x, axes, *extremum_shares(x, kept, axes, where, nan, primal(initial)))
 
     def rrule(a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
         y = setup(a, axis, out, keepdims, initial, where)
         result = output(y)
 
         def pullback(dy: Any) -> tuple:
-            x, axes, w = weights(a, axis, keepdims, y, where)
+            x, axes, w, w_initial = weights(a, axis, keepdims, y, where, initial)
             g = expand(out_cotangent(result, dy), x.shape, axes, _keep(keepdims))
-            return (deliver(a, g * w),)
+            r_initial = NoRData
+            if isinstance(initial, CoDual):  # its share of every output's cotangent
+                g_kept = np.asarray(out_cotangent(result, dy))
+                g_kept = g_kept if _keep(keepdims) else np.expand_dims(g_kept, axes)
+                r_initial = deliver(initial, g_kept * w_initial)
+            return (deliver(a, g * w), NoRData, NoRData, NoRData, r_initial)
 
         return result, pullback
 
     def frule(a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
         y = setup(a, axis, out, keepdims, initial, where)
         dx = dense_tangent(primal(a), tangent(a))
-        if dx is None:
+        d_initial = _initial_tangent(initial)
+        if dx is None and d_initial is None:
             return Dual(y, fit_tangent(NoTangent, y))
-        x, axes, w = weights(a, axis, keepdims, y, where)
-        return Dual(y, fit_tangent(np.sum(np.where(w != 0, dx, 0) * w, axis=axes, keepdims=_keep(keepdims)), y))
+        x, axes, w, w_initial = weights(a, axis, keepdims, y, where, initial)
+        dy = 0.0
+        if dx is not None:
+            dy = np.sum(np.where(w != 0, dx, 0) * w, axis=axes, keepdims=_keep(keepdims))
+        if d_initial is not None:  # the share array summed over its length-1 axes: y's shape
+            dy = dy + d_initial * np.sum(w_initial, axis=axes, keepdims=_keep(keepdims))
+        return Dual(y, fit_tangent(dy, y))
 
     return rrule, frule
 
@@ -828,33 +890,47 @@ def _so_count(shape: tuple, axes: tuple) -> int:
     return count
 
 
+def _so_equal(x: Any, y_kept: Any, nan: bool) -> Any:
+    if nan:
+        return x == y_kept
+    return (x == y_kept) | (np.isnan(x) & np.isnan(y_kept))
+
+
 def _so_shares(x: Any, y_kept: Any, axes: tuple, mask: Any, nan: bool) -> Any:
     """``extremum_weights``: 1/k for each of k tied extrema, a NaN extremum to the NaN."""
-    if nan:
-        hit = x == y_kept
-    else:
-        hit = (x == y_kept) | (np.isnan(x) & np.isnan(y_kept))
+    hit = _so_equal(x, y_kept, nan)
     if mask is not None:
         hit = hit & mask
     count = np.sum(hit, axis=axes, keepdims=True)
     return hit / np.maximum(count, 1)
 
 
-def _so_extremum(g: Any, y: Any, a: Any, axis: Any, keepdims: Any, where: Any, nan: bool) -> tuple:
+def _so_extremum(g: Any, y: Any, a: Any, axis: Any, keepdims: Any, initial: Any, where: Any, nan: bool) -> tuple:
+    """``extremum_shares`` applied to ``g``: the cotangents of ``a`` and of ``initial=``."""
     x = np.asarray(a)
     axes = _so_axes(axis, x.ndim)
     keep = _so_keep(keepdims)
     y_kept = np.asarray(y) if keep else np.expand_dims(np.asarray(y), axes)
-    shares = _so_shares(x, y_kept, axes, _so_mask(where, x.shape), nan)
-    return (_so_expand(g, x.shape, axes, keep) * shares,)
+    hit = _so_equal(x, y_kept, nan)
+    mask = _so_mask(where, x.shape)
+    if mask is not None:
+        hit = hit & mask
+    count = np.sum(hit, axis=axes, keepdims=True)
+    g_kept = np.asarray(g) if keep else np.expand_dims(np.asarray(g), axes)
+    if initial is NV:
+        return (_so_expand(g, x.shape, axes, keep) * (hit / np.maximum(count, 1)),)
+    initial_hit = _so_equal(np.asarray(initial), y_kept, nan)
+    count = count + initial_hit
+    g_share = g_kept / np.maximum(count, 1)
+    return (np.broadcast_to(g_share, x.shape) * hit, None, None, None, np.sum(g_share * initial_hit))
 
 
 def _max_vjp(g, y, a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
-    return _so_extremum(g, y, a, axis, keepdims, where, False)
+    return _so_extremum(g, y, a, axis, keepdims, initial, where, False)
 
 
 def _nanmax_vjp(g, y, a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
-    return _so_extremum(g, y, a, axis, keepdims, where, True)
+    return _so_extremum(g, y, a, axis, keepdims, initial, where, True)
 
 
 def _ptp_vjp(g, y, a, axis=None, out=None, keepdims=NV):
@@ -878,7 +954,9 @@ def _nan_reduction(g: Any, a: Any, axis: Any, keepdims: Any, where: Any, mean: b
 
 
 def _nansum_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
-    return _nan_reduction(g, a, axis, keepdims, where, False)
+    if initial is NV:
+        return _nan_reduction(g, a, axis, keepdims, where, False)
+    return (*_nan_reduction(g, a, axis, keepdims, where, False), None, None, None, None, np.sum(g))
 
 
 def _nanmean_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, where=NV):
@@ -893,9 +971,11 @@ def _prod_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV,
     partial = prod_partials(factors, axes)  # products of the others: no division, exact at zeros
     if mask is not None:
         partial = partial * mask
-    if initial is not NV:
-        partial = partial * initial
-    return (_so_expand(g, x.shape, axes, _so_keep(keepdims)) * partial,)
+    ge = _so_expand(g, x.shape, axes, _so_keep(keepdims))
+    if initial is NV:
+        return (ge * partial,)
+    g_initial = np.sum(g * np.prod(factors, axis=axes, keepdims=_so_keep(keepdims)))
+    return (ge * (partial * initial), None, None, None, None, g_initial)
 
 
 def _cumprod_vjp(g, y, a, axis=None, dtype=None, out=None):
@@ -1102,6 +1182,13 @@ CASES = [
     Case(np.sum, np.zeros((0, 3)), kwargs={"axis": 0}),
     Case(np.sum, randn(3, 4), kwargs={"where": _MASK, "axis": 1}),
     Case(np.sum, randn(3, 4), kwargs={"initial": 2.0}),
+    # initial= passed positionally is perturbed by check_rule: its derivative is checked too
+    Case(np.sum, randn(3, 4), 1, None, None, False, randn(), name="numpy.sum(initial=float)"),
+    Case(np.ndarray.sum, randn(3, 4), 0, None, None, True, randn(), name="ndarray.sum(initial=float)"),
+    Case(np.nansum, randn(3, 4), 0, None, None, False, randn(), name="numpy.nansum(initial=float)"),
+    Case(np.prod, randn(3, 4), 1, None, None, False, randn(), name="numpy.prod(initial=float)"),
+    Case(np.max, np.array([[0.5, 1.0], [-1.0, -2.0]]), 1, None, False, 0.2, name="numpy.max(initial wins one row)"),
+    Case(np.ndarray.min, np.array([[0.5, 1.0], [-1.0, -2.0]]), 0, None, True, 0.2, name="ndarray.min(initial=float)"),
     Case(np.sum, [randn(), randn(), randn()], name="numpy.sum(list of floats)"),
     Case(np.sum, [randn(2), randn(2)], kwargs={"axis": 0}, name="numpy.sum(list of arrays)"),
     Case(np.sum, (randn(), randn()), name="numpy.sum(tuple of floats)"),
