@@ -93,7 +93,9 @@ NOT_TWICE_DIFFERENTIABLE = {
 REFUSED = {"copy.copy(object)", "copy.deepcopy(object)", "defaultdict[missing]"}
 #: Conventions for real powers of negative bases (not differentiable in the exponent there): the
 #: gradient follows the first-order convention, the second derivative in the exponent does not.
-NEGATIVE_BASE_POWERS = {"math.pow(negative, int)", "pow: d/dexp = 0 at a negative base"}
+#: (``math.pow(negative, int)`` is right since the strong-zero rule: its int exponent has no
+#: tangent, so the exponent's NaN partial contributes nothing.)
+NEGATIVE_BASE_POWERS = {"pow: d/dexp = 0 at a negative base"}
 
 
 def _writes_out(case) -> bool:

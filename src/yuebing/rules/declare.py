@@ -8,6 +8,12 @@
 * ``nondifferentiable(*fs)`` -- functions whose derivative is zero (``len``, comparisons, RNG
   draws, ``np.argmax``): both rules return the primal result with a zero tangent.
 * ``nondifferentiable_methods(type, *names)`` -- the same for methods of builtin types.
+
+The strong-zero rule (docs/conventions.md) lives here too: ``strong_product(d, partial)`` is
+``d * partial`` with exactly 0 wherever the incoming cotangent or tangent ``d`` is exactly 0, even
+where the local partial is inf or NaN (a masked branch, ``np.where(x > 0, np.sqrt(x), 0.0)``,
+gets 0, not NaN, where it is masked). Every derivative product in the rules and the inline
+templates goes through it or through an equivalent test; primal values are never touched.
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoRData, NoTangent, zero_tangent
+from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .util import accumulate, fit_tangent, is_differentiable, out_cotangent, output, tangent
 
@@ -66,6 +72,55 @@ def _check_where(name: str, where: Any) -> None:
         )
 
 
+def strong_product(d: Any, partial: Any) -> Any:
+    """``d * partial`` where an exactly-zero ``d`` (cotangent or tangent) gives exactly 0, even
+    where ``partial`` is inf or NaN. Cheap: the product is taken as usual and fixed only when it
+    holds a NaN (one reduction; ``+inf + -inf`` also reads as NaN and only costs the fix-up)."""
+    p = d * partial
+    if type(p) is np.ndarray:
+        if has_nan(p):
+            zero_where_zero(p, d)
+        return p
+    if p != p and d == 0:  # a number (Python floats give 0.0 * inf = nan too)
+        return type(p)(0)
+    return p
+
+
+def strong_quotient(d: Any, b: Any) -> Any:
+    """``d / b`` with the strong zero of ``strong_product`` (``0 / 0`` and ``0 / nan`` give 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = d / b
+    if type(q) is np.ndarray:
+        if has_nan(q):
+            zero_where_zero(q, d)
+        return q
+    if q != q and d == 0:
+        return type(q)(0)
+    return q
+
+
+_add_reduce = np.add.reduce
+
+
+def has_nan(p: np.ndarray) -> bool:
+    """Whether float or complex array ``p`` may hold a NaN: its sum is NaN (no false negatives;
+    ``+inf`` and ``-inf`` together read as NaN too)."""
+    if p.dtype.kind not in "fc":
+        return False
+    total = _add_reduce(p, None)
+    return total != total
+
+
+def zero_where_zero(p: np.ndarray, d: Any) -> None:
+    """Set ``p`` (a fresh product) to 0 where ``d``, broadcast to ``p``'s shape, is exactly 0."""
+    np.copyto(p, 0, where=np.equal(d, 0))
+
+
+def _is_exact_zero(d: Any) -> bool:
+    """Whether a number tangent/cotangent is exactly 0 (arrays are not inspected: too costly)."""
+    return type(d) is float and d == 0.0 or isinstance(d, (np.floating, int)) and d == 0
+
+
 def elementwise(f: Any, *partials: Partial, ufunc_keywords: bool | None = None) -> None:
     """Register reverse and forward rules for elementwise ``f`` from its partial derivatives."""
     rrule, frule = make_elementwise_rules(f, *partials, ufunc_keywords=ufunc_keywords)
@@ -106,11 +161,12 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
                 out.fdata[...] = 0
                 out.primal[...] = saved
             rdatas = [NoRData]
+            zero = _is_exact_zero(g)  # strong zero: contributes nothing, whatever the partials
             for arg, x, partial in zip(inputs, xs, partials):
-                if partial is None or not is_differentiable(x):
+                if partial is None or zero or not is_differentiable(x) or _is_constant_array(arg):
                     rdatas.append(NoRData)
                 else:
-                    rdatas.append(accumulate(arg, g * _conj(partial(*xs, y))))
+                    rdatas.append(accumulate(arg, strong_product(g, _conj(partial(*xs, y)))))
             return tuple(rdatas) + (NoRData,) * (len(args) - arity)
 
         return result, pullback
@@ -130,9 +186,9 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
         dy: Any = NoTangent
         for arg, x, partial in zip(inputs, xs, partials):
             dx = tangent(arg)
-            if partial is None or dx is NoTangent or not is_differentiable(x):
-                continue
-            term = partial(*xs, y) * dx
+            if partial is None or dx is NoTangent or _is_exact_zero(dx) or not is_differentiable(x):
+                continue  # no derivative (a constant exponent), or a zero tangent: strong zero
+            term = strong_product(dx, partial(*xs, y))
             dy = term if dy is NoTangent else dy + term
         if out is None:
             return Dual(y, fit_tangent(dy, y))
@@ -149,6 +205,11 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
     rrule.__qualname__ = f"rrule[{name}]"
     frule.__qualname__ = f"frule[{name}]"
     return rrule, frule
+
+
+def _is_constant_array(arg: Any) -> bool:
+    """An array argument without fdata: constant data, whose cotangent nobody gathers."""
+    return isinstance(arg, CoDual) and isinstance(arg.primal, np.ndarray) and arg.fdata is NoFData
 
 
 def nondifferentiable(*fs: Any) -> None:

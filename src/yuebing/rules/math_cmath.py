@@ -15,7 +15,8 @@ Conventions at non-smooth points (docs/conventions.md): ``fabs'(0) = 0``; ``copy
 has derivative ``sign(x) * sign(y)`` in ``x`` (0 at ``x = 0``) and 0 in ``y``; ``hypot``,
 ``dist`` and ``abs`` at the origin have gradient 0; ``sqrt'(0) = cbrt'(0) = inf``;
 ``pow(x, y)`` has ``d/dy = 0`` at ``x = 0`` and ``nan`` for ``x < 0`` (the real function is not
-defined near there); ``fmod(x, y)`` has ``d/dy = -trunc(x / y)``.
+defined near there), which a constant ``y`` never meets (strong zero: ``declare.strong_product``);
+``fmod(x, y)`` has ``d/dy = -trunc(x / y)``.
 """
 from __future__ import annotations
 

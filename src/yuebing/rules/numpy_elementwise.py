@@ -21,7 +21,9 @@ Conventions at non-smooth points (docs/conventions.md):
 * ``maximum``/``minimum``/``fmax``/``fmin``: ties split the cotangent evenly (0.5 / 0.5); a NaN
   result sends nothing to either argument; ``fmax``/``fmin`` send it to the non-NaN argument;
 * ``power(a, b)``: d/da is 0 where ``b == 0``; d/db is 0 where ``a == 0`` (JAX's convention) and
-  NaN for a negative real base (the real power is not differentiable in the exponent there);
+  NaN for a negative real base (the real power is not differentiable in the exponent there); a
+  constant exponent, or one whose tangent/cotangent is exactly 0, contributes nothing (the
+  strong-zero rule of ``declare.strong_product``), so ``np.power(x, 3.0)`` is right at ``x < 0``;
 * ``hypot``, ``arctan2`` and ``angle`` have derivative 0 at the origin (like ``norm`` at 0);
 * ``clip`` is ``minimum(maximum(a, a_min), a_max)`` (as NumPy computes it, so ``a_max`` wins
   when ``a_min > a_max``) and follows the same tie rule: the cotangent goes to ``a`` strictly

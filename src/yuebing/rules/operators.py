@@ -46,7 +46,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from ..tangents import kinds as K
 from ..testing.cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
-from .declare import make_elementwise_rules
+from .declare import make_elementwise_rules, strong_product
 from .util import accumulate, add_rdata_to, fit_tangent, is_differentiable, sum_rdata, tangent
 
 # ============================================================================================
@@ -598,8 +598,8 @@ def _array_inplace_rrule(iop: Callable, op: Callable, name: str, partials: tuple
             for arg, v, partial in ((a, x, partials[0]), (b, z, partials[1])):
                 if partial is None or not is_differentiable(v):
                     rdatas.append(NoRData)
-                else:
-                    rdatas.append(accumulate(arg, g * _conj(partial(x, z, y))))
+                else:  # strong zero: a zero cotangent contributes 0 through an inf/nan partial
+                    rdatas.append(accumulate(arg, strong_product(g, _conj(partial(x, z, y)))))
         return tuple(rdatas)
 
     return out, pullback
@@ -620,7 +620,7 @@ def _array_inplace_frule(iop: Callable, name: str, partials: tuple, a: Dual, b: 
             dv = tangent(arg)
             if partial is None or dv is NoTangent or not is_differentiable(v):
                 continue
-            term = partial(old, z_old, x) * dv
+            term = strong_product(dv, partial(old, z_old, x))
             dy = term if dy is NoTangent else dy + term
     a.tangent[...] = fit_tangent(dy, x)  # computed in full before writing: b may alias a
     return Dual(x, a.tangent)

@@ -15,7 +15,8 @@ one of a few classes, and each class lifts the primitive's existing first-order 
   and the second-order cotangent terms.
 * elementwise functions declared with ``elementwise(f, *partials)`` (``rules/declare.py``): the
   cotangent tangent is ``dy_tangent * partial + dy * d(partial)``, where ``d(partial)`` comes from
-  the forward transform of the partial itself (it is ordinary NumPy code).
+  the forward transform of the partial itself (it is ordinary NumPy code); each product follows
+  the strong-zero rule (``declare.strong_product``).
 * zero-derivative functions (``nondifferentiable``, or ``zero(...)``) stay zero.
 * ``with_vjp(f, vjp)`` -- a nonlinear primitive whose cotangent map is written as ordinary NumPy
   code ``vjp(g, y, *xs)``; its forward derivative comes from the forward transform.
@@ -37,7 +38,7 @@ import numpy as np
 from ..tangents import NoFData, NoRData, NoTangent
 from .core import RRULES, CoDual, Dual, describe_callable, rrule
 from .core import frule as registered_frule
-from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE
+from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, strong_product
 from .util import accumulate, is_differentiable, out_cotangent, zero_fdata
 
 Rule = Callable[[tuple, tuple, dict], tuple]
@@ -522,8 +523,10 @@ def _elementwise_cotangents(partials: tuple, xs: list, x_ds: list, y: Any, y_d: 
                 continue
             p = _frule_of(partial, *(Dual(v, t) for v, t in zip(xs, x_ds)), Dual(y, y_d))
             p_d = 0.0 if p.tangent is NoTangent else p.tangent
-            rs.append(accumulate(CoDual(target, fdata), g * p.primal))
-            rsd.append(accumulate(CoDual(target, fdata_t), g_d * p.primal + g * p_d))
+            # strong zero (docs/conventions.md): an exactly-zero cotangent or tangent contributes 0
+            rs.append(accumulate(CoDual(target, fdata), strong_product(g, p.primal)))
+            rsd.append(accumulate(CoDual(target, fdata_t),
+                                  strong_product(g_d, p.primal) + strong_product(g, p_d)))
     return tuple(rs), tuple(rsd)
 
 

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import ir
+from ..rules.declare import has_nan
 from ..rules.util import unbroadcast
 from .float_blocks import _hashable, names_read, runs
 from .templates import _ARRAY_UNARY, _UNARY
@@ -43,7 +44,7 @@ _NUMBER = (int, float)
 
 
 def _numeric(a: ir.Atom) -> bool:
-    return isinstance(a, ir.Const) and type(a.value) in _NUMBER
+    return isinstance(a, ir.Const) and type(a.value) in _NUMBER and math.isfinite(a.value)
 
 
 def classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | None:
@@ -237,18 +238,43 @@ class ArrayBlock:
     # ------------------------------------------------------------------ reverse
 
     def reverse(self, fd: Callable, rd: Callable) -> list[str]:
+        """The adjoint code, run first as plain products; if an input's adjoint then holds a NaN
+        (what ``0 * inf`` gives), once more with every product and quotient taken by the
+        strong-zero rule (``_szp``/``_szq``: an exactly-zero cotangent contributes 0), so the
+        common case pays one NaN check per input, not one per operation."""
         entry_fdata = [f"_ef_{k}" for k in range(len(self.inputs))]
         popped = entry_fdata + self._flag_names() + self.residuals + self.outputs + [self.shape, self.operand_shapes]
         lines = [f"{', '.join(popped)}, = _pop()"]
         adjoint = {name: self.fresh("g") for name in self.values}
-        lines.append(" = ".join(adjoint[n] for n in sorted(self.values)) + " = None")
+        incoming = {local: self.fresh("gi") for local in self.final.values()}
         for (var, local), out_f in zip(self.final.items(), self.outputs):  # incoming cotangents
-            g, r = adjoint[local], rd(var)
-            lines.append(f"if {out_f} is not _NF:")
-            lines.append(f"    {g} = {out_f}")
-            lines.append(f"elif {r} is not _NR:")
-            lines.append(f"    {g} = {r}")
-            lines.append(f"{r} = _NR")
+            g, r = incoming[local], rd(var)
+            lines.append(f"{g} = {out_f} if {out_f} is not _NF else None if {r} is _NR else {r}; {r} = _NR")
+        reset = [" = ".join(adjoint[n] for n in sorted(self.values)) + " = None"]
+        reset += [f"{adjoint[local]} = {g}" for local, g in incoming.items()]
+        fast, negative = self._steps(adjoint, False)
+        strong, _ = self._steps(adjoint, True)
+        checked = [adjoint[v] for v in self.inputs if v not in self.constants]
+        lines += reset + fast
+        if checked and strong != fast:
+            lines.append(f"if _nan_in({', '.join(checked)}):  # 0 * inf somewhere: again, by the strong-zero rule")
+            lines += ["    " + line for line in reset + strong]
+        for k, v in enumerate(self.inputs):  # the cotangents of the block's inputs
+            if v in self.constants:
+                continue
+            g, sign = adjoint[v], "-" if v in negative else "+"
+            lines.append(f"if {g} is not None:")  # only computed for arrays with fdata and floats
+            lines.append(f"    if {entry_fdata[k]} is not _NF:")
+            lines.append(f"        {entry_fdata[k]} {sign}= {g}")
+            lines.append("    else:")
+            lines.append(f"        {g} = {'-' if sign == '-' else ''}_fsum({g}); "
+                         f"{rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
+        return lines
+
+    def _steps(self, adjoint: dict, strong: bool) -> tuple[list[str], set]:
+        """The adjoint statements (plain or strong-zero products) and the set of adjoints that
+        hold the negation of their value."""
+        lines: list[str] = []
 
         def active(name: str) -> str:
             return " or ".join(self.flags[v] for v in sorted(self.depends[name])) or "False"
@@ -259,7 +285,8 @@ class ArrayBlock:
                 continue  # a constant: no adjoint
             shared: list[str] = []
             contributions = [(target, self._shaped(expr, kind, local, target, operands), negated)
-                             for target, expr, negated in _adjoints(kind, func, operands, local, adjoint[local], shared)
+                             for target, expr, negated in _adjoints(kind, func, operands, local, adjoint[local], shared,
+                                                                    strong)
                              if target in self.values and self.depends[target]]  # not a number or a constant
             steps.append((local, shared, contributions))
         received = Counter(target for _, _, contributions in steps for target, _, _ in contributions)
@@ -284,17 +311,7 @@ class ArrayBlock:
             if body:
                 lines.append(f"if {adjoint[local]} is not None:")
                 lines += ["    " + b for b in shared + body]
-        for k, v in enumerate(self.inputs):  # the cotangents of the block's inputs
-            if v in self.constants:
-                continue
-            g, sign = adjoint[v], "-" if v in negative else "+"
-            lines.append(f"if {g} is not None:")  # only computed for arrays with fdata and floats
-            lines.append(f"    if {entry_fdata[k]} is not _NF:")
-            lines.append(f"        {entry_fdata[k]} {sign}= {g}")
-            lines.append("    else:")
-            lines.append(f"        {g} = {'-' if sign == '-' else ''}_fsum({g}); "
-                         f"{rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
-        return lines
+        return lines, negative
 
 
 def _expression(kind: str, func: Any, ops: list, fname: str) -> str:
@@ -307,9 +324,14 @@ def _expression(kind: str, func: Any, ops: list, fname: str) -> str:
     return f"{fname}({ops[0]})"  # unary, sum
 
 
-def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list) -> list[tuple[str, str, bool]]:
+def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list,
+              strong: bool = False) -> list[tuple[str, str, bool]]:
     """``(operand, contribution, negated)`` of the adjoint of ``t = func(*ops)`` with output
-    adjoint ``g``; shared subexpressions go into ``body`` first."""
+    adjoint ``g``; shared subexpressions go into ``body`` first. ``strong``: products and
+    quotients with ``g`` by the strong-zero rule."""
+    def times(factor: str) -> str:
+        return f"_szp({g}, {factor})" if strong else f"{g} * {factor}"
+
     if kind == "sum":
         return [(ops[0], g, False)]
     if kind == "neg":
@@ -321,27 +343,41 @@ def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list) -> li
         if n == 1:
             return [(ops[0], g, False)]
         power = ops[0] if n == 2 else f"{ops[0]} ** {n - 1!r}"
-        return [(ops[0], f"{n!r} * {g} * {power}", False)]
+        return [(ops[0], times(f"({n!r} * {power})") if strong else f"{n!r} * {g} * {power}", False)]
     if kind == "unary":
         table = _ARRAY_UNARY if func in _ARRAY_UNARY else _UNARY
         derivative = table[func](ops[0], t)
         if derivative == "-1.0":
             return [(ops[0], g, True)]
         if derivative.startswith("-"):
-            return [(ops[0], f"{g} * ({derivative[1:]})", True)]
+            return [(ops[0], times(f"({derivative[1:]})"), True)]
         if derivative.startswith("1.0 / "):
-            return [(ops[0], f"{g} / ({derivative[len('1.0 / '):]})", False)]
-        return [(ops[0], f"{g} * ({derivative})", False)]
+            divisor = derivative[len("1.0 / "):]
+            return [(ops[0], f"_szq({g}, {divisor})" if strong else f"{g} / ({divisor})", False)]
+        return [(ops[0], times(f"({derivative})"), False)]
     a, b = ops
     if func is operator.add:
         return [(a, g, False), (b, g, False)]
     if func is operator.sub:
         return [(a, g, False), (b, g, True)]
     if func is operator.mul:
-        return [(a, f"{g} * {b}", False), (b, f"{g} * {a}", False)]
+        return [(a, times(b), False), (b, times(a), False)]
     quotient = f"_q{t}"  # truediv: t = a / b
-    body.append(f"{quotient} = {g} / {b}")
-    return [(a, quotient, False), (b, f"{quotient} * {t}", True)]
+    body.append(f"{quotient} = _szq({g}, {b})" if strong else f"{quotient} = {g} / {b}")
+    return [(a, quotient, False), (b, f"_szp({quotient}, {t})" if strong else f"{quotient} * {t}", True)]
+
+
+def nan_in(*adjoints: Any) -> bool:
+    """Whether any of a block's input adjoints (arrays, floats, or None) holds a NaN."""
+    for g in adjoints:
+        if g is None:
+            continue
+        if type(g) is np.ndarray:
+            if has_nan(g):
+                return True
+        elif g != g:
+            return True
+    return False
 
 
 def array_shapes(*groups: tuple) -> tuple | None:
@@ -402,5 +438,5 @@ class _Marker:
         return self.name
 
 
-NAMESPACE = {"_array_shapes": array_shapes, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
+NAMESPACE = {"_array_shapes": array_shapes, "_nan_in": nan_in, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}

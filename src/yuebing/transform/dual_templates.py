@@ -15,6 +15,12 @@ guard, and the generic call otherwise:
         _push((a, b, a_d, b_d)); _push(_DFAST)           a_r += g * _b; a_rd += gd * _b + g * _bd ...
     else:                                           else:
         <generic call>                                  <generic pullback>
+
+Strong zero (docs/conventions.md): an exactly-zero cotangent or tangent contributes exactly 0,
+even where the partial it multiplies is inf or NaN. Each value, tangent and adjoint is computed
+as written above and, only when it comes out NaN, again with every term that has a zero
+derivative factor dropped (``strong`` expressions); derivatives that divide by the argument
+(``log``, ``sqrt``) give +-inf at 0 as NumPy does, where Python floats would raise.
 """
 from __future__ import annotations
 
@@ -37,6 +43,20 @@ class DualTemplate(NamedTuple):
     forward: list  # lines after the guard
     pops: str  # the reverse's residual pops ('' for none)
     contributions: list  # (atom, rdata expression, rdata-tangent expression), with _g and _gd
+    strong: tuple = ()  # per contribution: its two expressions by the strong-zero rule, or None
+
+
+def safe_divide(a: float, b: float) -> float:
+    """``a / b``, +-inf (or nan) where ``b`` is 0 as NumPy gives, where Python floats raise."""
+    if b:
+        return a / b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.float64(a) / np.float64(b)
+
+
+def _nz(d: str, expr: str) -> str:
+    """``expr``, a term with derivative factor(s) ``d`` (``"_g and _xd"``), as 0.0 when one is 0."""
+    return f"({expr} if {d} else 0.0)"
 
 
 def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
@@ -131,14 +151,17 @@ def _unary_template(gen: Any, s: ir.Call) -> DualTemplate | None:
     if derivatives is None or operand is None or not operand[2]:
         return None
     px, tx, guard = operand
-    first, second = (d.replace("X", "_x").replace("T", "_t") for d in derivatives)
+    divide = gen.const(safe_divide)
+    first, second = (d.replace("X", "_x").replace("T", "_t").replace("_sdiv", divide) for d in derivatives)
     t = s.target
-    forward = [f"_v = {gen.primal(s.func)}({px}); _x = {px}; _t = _v; _vd = ({first}) * {tx}",
+    forward = [f"_v = {gen.primal(s.func)}({px}); _x = {px}; _t = _v; _vd = ({first}) * {tx} if {tx} else 0.0",
                f"_push(({px}, {tx}, _v)); _push(_DFAST)",
                f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
     guard = [f"{gen.primal(s.func)} is {gen.const(func)}"] + guard
     return DualTemplate(" and ".join(guard), forward, "_x, _xd, _t = _pop()",
-                        [(s.args[0], f"_g * ({first})", f"_gd * ({first}) + _g * ({second}) * _xd")])
+                        [(s.args[0], f"_g * ({first})", f"_gd * ({first}) + _g * ({second}) * _xd")],
+                        ((_nz("_g", f"_g * ({first})"),
+                          _nz("_gd", f"_gd * ({first})") + " + " + _nz("_g and _xd", f"_g * ({second}) * _xd")),))
 
 
 # f(X) = T: the first and second derivatives as expressions of X and T
@@ -147,7 +170,8 @@ for _module in ("math", "np"):
     _m = math if _module == "math" else np
     _UNARY.update({
         _m.sin: ("_math.cos(X)", "-_math.sin(X)"), _m.cos: ("-_math.sin(X)", "-_math.cos(X)"),
-        _m.exp: ("T", "T"), _m.log: ("1.0 / X", "-1.0 / (X * X)"), _m.sqrt: ("0.5 / T", "-0.25 / (T * T * T)"),
+        _m.exp: ("T", "T"), _m.log: ("_sdiv(1.0, X)", "_sdiv(-1.0, X * X)"),
+        _m.sqrt: ("_sdiv(0.5, T)", "_sdiv(-0.25, T * T * T)"),
         _m.tanh: ("1.0 - T * T", "-2.0 * T * (1.0 - T * T)"),
     })
 
@@ -157,8 +181,8 @@ def _operand(gen: Any, a: ir.Atom) -> tuple[str, str, list] | None:
     if isinstance(a, ir.Var) and a.name not in gen.integers:
         value, tangent = gen.primal(a), gen.tangent(a)
         return value, tangent, [f"type({value}) in _FT", f"type({tangent}) in _FT"]
-    if isinstance(a, ir.Const) and type(a.value) in (int, float) and not isinstance(a.value, bool):
-        return repr(float(a.value)), "0.0", []
+    if isinstance(a, ir.Const) and type(a.value) in (int, float) and math.isfinite(a.value):
+        return repr(float(a.value)), "0.0", []  # a literal: finite (repr(inf) is no Python literal)
     return None
 
 
@@ -173,6 +197,10 @@ def _arithmetic(gen: Any, s: ir.Call, op: str) -> DualTemplate | None:
     tangent = {"+": f"{ta} + {tb}", "-": f"{ta} - {tb}", "*": f"{ta} * {pb} + {pa} * {tb}",
                "/": f"({ta} - _v * {tb}) / {pb}"}[op]
     forward = [f"_v = {pa} {op} {pb}; _vd = {tangent}"]
+    if op in "*/":  # strong zero: again term by term when the tangent comes out NaN
+        strong_tangent = {"*": f"{_nz(ta, f'{ta} * {pb}')} + {_nz(tb, f'{pa} * {tb}')}",
+                          "/": f"{_nz(ta, f'{ta} / {pb}')} - {_nz(tb, f'_v * {tb} / {pb}')}"}[op]
+        forward.append(f"if _vd != _vd: _vd = {strong_tangent}")
     if op in "*/":
         forward.append(f"_push(({pa}, {pb}, {ta}, {tb})); _push(_DFAST)")
         pops = "_a, _b, _ad, _bd = _pop()"
@@ -189,7 +217,16 @@ def _arithmetic(gen: Any, s: ir.Call, op: str) -> DualTemplate | None:
     else:  # t = a / b: da = g / b, db = -g a / b^2, and their derivatives
         parts = [(a, "_g / _b", "(_gd - _g * _bd / _b) / _b"),
                  (b, "-_g * _a / (_b * _b)", "(2.0 * _g * _a * _bd / _b - _gd * _a - _g * _ad) / (_b * _b)")]
-    return DualTemplate(" and ".join(ga + gb), forward, pops, parts)
+    strong: tuple = ()
+    if op == "*":
+        strong = tuple((_nz("_g", f"_g * {p}"), f"{_nz('_gd', f'_gd * {p}')} + {_nz(f'_g and {pd}', f'_g * {pd}')}")
+                       for p, pd in (("_b", "_bd"), ("_a", "_ad")))
+    elif op == "/":
+        strong = ((_nz("_g", "_g / _b"), f"{_nz('_gd', '_gd / _b')} - {_nz('_g and _bd', '_g * _bd / (_b * _b)')}"),
+                  (_nz("_g", "-_g * _a / (_b * _b)"),
+                   f"{_nz('_g and _bd', '2.0 * _g * _a * _bd / (_b * _b * _b)')} - {_nz('_gd', '_gd * _a / (_b * _b)')}"
+                   f" - {_nz('_g and _ad', '_g * _ad / (_b * _b)')}"))
+    return DualTemplate(" and ".join(ga + gb), forward, pops, parts, strong)
 
 
 def _negation(gen: Any, s: ir.Call) -> DualTemplate | None:
@@ -235,7 +272,8 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
     lines.append(f"_g = {r}; _gd = {rd}; {r} = {rd} = _NR")
     lines.append("if _g is not _NR or _gd is not _NR:")
     lines.append("    _g = 0.0 if _g is _NR else _g; _gd = 0.0 if _gd is _NR else _gd")
-    for atom, value, tangent in template.contributions:
+    strong = template.strong or (None,) * len(template.contributions)
+    for (atom, value, tangent), by_rule in zip(template.contributions, strong):
         if value == "_read":  # a float read: its cotangents go into the array's fdata and fdata tangent
             lines.append("    if _xf is not _NF: _xf[_i] += _g")
             lines.append("    if _xfd is not _NF: _xfd[_i] += _gd")
@@ -243,6 +281,9 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
         if not isinstance(atom, ir.Var):
             continue  # a literal
         ar, ard = gen.rd(atom.name), gen.rdd(atom.name)
-        lines.append(f"    _c = {value}; {ar} = _c if {ar} is _NR else {ar} + _c")
-        lines.append(f"    _c = {tangent}; {ard} = _c if {ard} is _NR else {ard} + _c")
+        for expr, strong_expr, r in ((value, by_rule and by_rule[0], ar), (tangent, by_rule and by_rule[1], ard)):
+            lines.append(f"    _c = {expr}")
+            if strong_expr:  # a NaN (0 * inf?): again, by the strong-zero rule
+                lines.append(f"    if _c != _c: _c = {strong_expr}")
+            lines.append(f"    {r} = _c if {r} is _NR else {r} + _c")
     return lines

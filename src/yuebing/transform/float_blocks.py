@@ -20,6 +20,7 @@ statement-by-statement code runs as before. Generated code reads like this:
 """
 from __future__ import annotations
 
+import math
 import operator
 import re
 
@@ -44,8 +45,8 @@ def _is_float_op(s: object, integers: set) -> bool:
         if isinstance(a, ir.Var):
             if a.name in integers:
                 return False
-        elif not (isinstance(a, ir.Const) and type(a.value) in (int, float) and not isinstance(a.value, bool)):
-            return False
+        elif not (isinstance(a, ir.Const) and type(a.value) in (int, float) and math.isfinite(a.value)):
+            return False  # a literal operand is written by its repr: finite numbers only
     if f in _BINARY:
         return len(s.args) == 2 and any(isinstance(a, ir.Var) for a in s.args)
     if f is operator.neg:
@@ -203,8 +204,10 @@ class FloatBlock:
     def reverse(self, rd: "callable", fresh: "callable") -> list[str]:
         """The adjoint code. Its residuals may be Python floats standing for NumPy floats (see
         ``forward``): where Python floats raise (a derivative that overflows), it runs again on
-        NumPy floats, which give inf as NumPy would."""
-        lines, body = [], []
+        NumPy floats, which give inf as NumPy would. Strong zero (docs/conventions.md): when an
+        input's adjoint comes out NaN (``0 * inf``), the adjoint code runs once more with every
+        product skipped where its cotangent is exactly 0; the common case pays one check."""
+        lines, body, strong = [], [], []
         residuals = f"{', '.join(self.residuals)}{',' if len(self.residuals) == 1 else ''}"
         if self.residuals:
             lines.append(f"{residuals} = _pop()")
@@ -214,22 +217,26 @@ class FloatBlock:
             incoming = fresh("gi")
             lines.append(f"{incoming} = 0.0 if {rd(var)} is _NR else {rd(var)}; {rd(var)} = _NR")
             body.append(f"{g} = {incoming}")
+            strong.append(f"{g} = {incoming}")
 
-        def add(target: str, expr: str) -> None:
+        def add(target: str, expr: str, g: str) -> None:
             if target not in self.values:
                 return  # a literal
+            safe = expr if expr in (g, f"-{g}") else f"({expr} if {g} else 0.0)"  # strong zero
             if target in adjoint:
                 body.append(f"{adjoint[target]} += {expr}")
+                strong.append(f"{adjoint[target]} += {safe}")
             else:
-                g = adjoint[target] = fresh("g")
-                body.append(f"{g} = {expr}")
+                a = adjoint[target] = fresh("g")
+                body.append(f"{a} = {expr}")
+                strong.append(f"{a} = {safe}")
 
         for local, f, operands in reversed(self.ops):
             g = adjoint.get(local)
             if g is None:
                 continue  # its value reaches nothing differentiable
             for target, expr in _adjoints(f, operands, g):
-                add(target, expr)
+                add(target, expr, g)
         if self.residuals:  # products, quotients and powers of floats can raise
             lines += ["for _k in range(2):", "    try:"] + ["        " + b for b in body] + [
                 "        break",
@@ -239,6 +246,12 @@ class FloatBlock:
                 f"        {residuals} = {', '.join(f'_f64({n})' for n in self.residuals)},"]
         else:
             lines += body
+        checked = [adjoint[v] for v in self.inputs if v in adjoint]
+        if checked and strong != body:
+            total = fresh("s")
+            lines.append(f"{total} = {' + '.join(checked)}")
+            lines.append(f"if {total} != {total}:  # a NaN (0 * inf?): again, by the strong-zero rule")
+            lines += ["    " + b for b in strong]
         for var in self.inputs:  # the cotangents of the block's inputs
             g = adjoint.get(var)
             if g is None:
@@ -277,8 +290,9 @@ class FloatLoop:
         self.copies: list[tuple[str, str]] = []
 
         def operand(a: ir.Atom) -> str | None:
-            if isinstance(a, ir.Const):
-                return repr(a.value) if type(a.value) in (int, float) and not isinstance(a.value, bool) else None
+            if isinstance(a, ir.Const):  # a literal (finite: repr(inf) is not a Python literal)
+                finite = type(a.value) in (int, float) and math.isfinite(a.value)
+                return repr(a.value) if finite else None
             if a.name in indices or a.name in integers:
                 return None
             if a.name not in current:
@@ -286,6 +300,7 @@ class FloatLoop:
                 self.entry_reads.append(a.name)
             return current[a.name]
 
+        step_locals: set[str] = set()  # the locals holding values computed in the body
         self.ndim: dict[str, int] = {}  # array -> the number of indices it is read or written with
         self.written: list[str] = []
         arity = {loop.var: 1}
@@ -309,6 +324,10 @@ class FloatLoop:
                 arity[s.target] = arity[s.source.name]
                 self.copies.append((s.target, s.source.name))
                 continue
+            if isinstance(s, ir.Copy) and isinstance(s.source, ir.Var) and s.target not in integers \
+                    and s.target not in indices and current.get(s.source.name) in step_locals:
+                current[s.target] = current[s.source.name]  # s = _t3: s names this iteration's value
+                continue
             if isinstance(s, ir.Call) and not s.target and not s.kwargs and isinstance(s.func, ir.Const) \
                     and s.func.value is operator.setitem and len(s.args) == 3 and isinstance(s.args[0], ir.Var) \
                     and isinstance(s.args[1], ir.Var) and s.args[1].name in indices:
@@ -328,6 +347,7 @@ class FloatLoop:
                                                             for a in s.args) + ",)"))
                 continue
             local = fresh("b")
+            step_locals.add(local)
             if func is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
                     and isinstance(s.args[1], ir.Var) and s.args[1].name in indices:
                 array = s.args[0].name
@@ -359,6 +379,8 @@ class FloatLoop:
         read_after = names_read(function_body, {id(s) for s in loop.body})
         self.final = {v: current[v] for v in assigned if not _TEMP.fullmatch(v) or v in read_after}
         self.final.update({v: current[v] for v in self.carried})
+        if len(set(self.final.values())) != len(self.final):
+            return None  # two variables leave the loop with one value (t = s): one adjoint each
         self.unary = unary
         return self
 
@@ -389,8 +411,8 @@ class FloatLoop:
             else:
                 needed += [payload[2], local]
         seen: list[str] = []
-        for n in needed:
-            if n not in seen and n not in self.invariant:
+        for n in needed:  # names only: a literal operand (math.cos(-1.48)) is no residual
+            if n not in seen and n not in self.invariant and not _literal(n):
                 seen.append(n)
         return seen
 
@@ -482,10 +504,10 @@ class FloatLoop:
             elif kind == "op":
                 f, ops = payload
                 for target, expr in _adjoints(f, ops, g):
-                    add(target, expr)
+                    add(target, _strong(expr, g))
             else:
                 name, func, x = payload
-                add(x, f"{g} * ({self.unary[func](x, local)})")
+                add(x, _strong(f"{g} * ({self.unary[func](x, local)})", g))
         for v, g in carry.items():  # the entry value's adjoint is the previous iteration's
             entry = adjoint.get(v)
             if entry is None:
@@ -502,6 +524,12 @@ class FloatLoop:
         for v, g in invariant.items():
             lines.append(f"{rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
         return lines
+
+
+def _strong(expr: str, g: str) -> str:
+    """A contribution ``expr`` of adjoint ``g``, exactly 0 when ``g`` is (strong zero: a product
+    with an inf or NaN partial would give NaN)."""
+    return expr if expr in (g, f"-{g}") else f"({expr} if {g} else 0.0)"
 
 
 def _mktuple() -> Any:

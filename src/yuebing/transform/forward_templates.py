@@ -8,6 +8,11 @@ computed in place of a ``_frule`` call, behind the same kind of type guards::
         <generic frule call>
 
 The tangent is computed from the operands before the target is rebound (``s = s * v``).
+
+Strong zero (docs/conventions.md): an exactly-zero tangent contributes exactly 0, even where the
+partial it multiplies is inf or NaN. A product's tangent is computed as usual and, only when it
+comes out NaN, again with each term taken by the rule (``_szp`` for arrays, ``t * p if t else
+0.0`` for floats); a function's tangent is ``_szp(x_t, f'(x))``, or 0.0 for a zero float tangent.
 """
 from __future__ import annotations
 
@@ -92,9 +97,24 @@ def _binary(s: ir.Call, op: str, n: Names, t: str, tt: str, array: bool) -> tupl
         "/": [f"{at} / {pb}" if at else None, f"-_p * {bt} / {pb}" if bt else None],
     }[op]
     expr = " + ".join(x for x in terms if x) or "0.0"
-    lines = [f"_p = {pa} {op} {pb}; {tt} = {expr}; {t} = _p"]
-    if not array:
-        lines[0] = f"_p = {pa} {op} {pb}; {tt} = float({expr}); {t} = _p"
+    # the same terms by the strong-zero rule (a zero tangent times an inf/nan partial gives 0)
+    partials = {"*": [pb, pa], "/": [f"(1.0 / {pb})", f"(-_p / {pb})"]}.get(op)
+    strong = None
+    if partials is not None:
+        factors = [(tangent, partial) for tangent, partial in zip((at, bt), partials) if tangent]
+        if array:
+            strong = " + ".join(f"_szp({tangent}, {partial})" for tangent, partial in factors)
+        else:
+            strong = " + ".join(f"({tangent} * {partial} if {tangent} else 0.0)" for tangent, partial in factors)
+    if array:
+        lines = [f"_p = {pa} {op} {pb}; {tt} = {expr}"]
+        if strong:
+            lines.append(f"if _has_nan({tt}): {tt} = {strong}")
+    else:
+        lines = [f"_p = {pa} {op} {pb}; {tt} = float({expr})"]
+        if strong:
+            lines.append(f"if {tt} != {tt}: {tt} = float({strong})")
+    lines.append(f"{t} = _p")
     return guard, lines
 
 
@@ -110,7 +130,12 @@ def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], n: Nam
         module = "_math"
     call = f"-{px}" if value is operator.neg else f"{n.primal(s.func)}({px})"
     deriv = derivative(px, "_p").replace("_math.", f"{module}.") if not array else derivative(px, "_p")
-    tangent = f"-{xt}" if value is operator.neg else f"{xt} * ({deriv})"
-    if not array:
-        tangent = f"float({tangent})"
+    if value is operator.neg:
+        tangent = f"-{xt}"
+        if not array:
+            tangent = f"float({tangent})"
+    elif array:
+        tangent = f"_szp({xt}, {deriv})"  # strong zero: a zero tangent gives 0, whatever f'(x)
+    else:
+        tangent = f"(float({xt} * ({deriv})) if {xt} else 0.0)"
     return " and ".join(guard), [f"_p = {call}; {tt} = {tangent}; {t} = _p"]

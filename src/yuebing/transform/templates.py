@@ -16,6 +16,12 @@ inline, behind a type guard:
 Residuals go on the same tape as pullbacks, the marker ``_FAST`` says which path ran. Anything
 the guard does not cover (arrays, ints, user types) takes the generic path, so templates only
 ever speed up, never change, what a rule would compute.
+
+Strong zero (docs/conventions.md): an exactly-zero cotangent contributes exactly 0, even where
+the local partial is inf or NaN. Float variants of products, quotients and functions skip their
+adjoint when the cotangent ``_g`` is 0 (``if _g:``); array variants multiply through
+``_szp``/``_szq`` (``rules.declare.strong_product``/``strong_quotient``: the product, fixed
+only when it holds a NaN) and their in-place forms for large arrays.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..rules.declare import has_nan, strong_product, strong_quotient, zero_where_zero
 from . import buffers, ir
 
 FLOAT_TYPES = frozenset({float, np.float64})
@@ -49,12 +56,24 @@ _BINARY = {
 _UNARY: dict[Any, Callable[[str, str], str]] = {
     operator.neg: lambda x, t: "-1.0",
     math.sin: lambda x, t: f"_math.cos({x})", math.cos: lambda x, t: f"-_math.sin({x})",
-    math.exp: lambda x, t: t, math.log: lambda x, t: f"1.0 / {x}",
-    math.sqrt: lambda x, t: f"0.5 / {t}", math.tanh: lambda x, t: f"1.0 - {t} * {t}",
+    math.exp: lambda x, t: t, math.log: lambda x, t: f"(1.0 / {x} if {x} else _over0(1.0, {x}))",
+    math.sqrt: lambda x, t: f"(0.5 / {t} if {t} else _over0(0.5, {t}))", math.tanh: lambda x, t: f"1.0 - {t} * {t}",
     np.sin: lambda x, t: f"_math.cos({x})", np.cos: lambda x, t: f"-_math.sin({x})",
-    np.exp: lambda x, t: t, np.log: lambda x, t: f"1.0 / {x}",
-    np.sqrt: lambda x, t: f"0.5 / {t}", np.tanh: lambda x, t: f"1.0 - {t} * {t}",
+    np.exp: lambda x, t: t, np.log: lambda x, t: f"(1.0 / {x} if {x} else _over0(1.0, {x}))",
+    np.sqrt: lambda x, t: f"(0.5 / {t} if {t} else _over0(0.5, {t}))", np.tanh: lambda x, t: f"1.0 - {t} * {t}",
 }
+
+
+def over_zero(a: float, zero: Any) -> Any:
+    """``a / zero`` for a (signed) zero float: +-inf as NumPy gives (``sqrt'(0) = inf``), where
+    Python floats raise ZeroDivisionError."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.float64(a) / np.float64(zero)
+
+
+def _strong(lines: list[str]) -> list[str]:
+    """Float adjoint lines run only for a nonzero cotangent ``_g`` (strong zero)."""
+    return ["if _g:"] + ["    " + line for line in lines] if lines else lines
 
 
 class Emit:
@@ -131,7 +150,8 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
         if value not in _IN_PLACE:  # a += b on an array mutates it in place, however it is written
             variants += _array_binary(s, binary, e, t, tf)
     if value in (operator.pow, operator.ipow) and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
-            and isinstance(s.args[1], ir.Const) and type(s.args[1].value) in (int, float):
+            and isinstance(s.args[1], ir.Const) and type(s.args[1].value) in (int, float) \
+            and math.isfinite(s.args[1].value):
         variants += _power(s, e, t, tf)
     if unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
         variants.append(_unary(s, value, unary, e, t, tf))
@@ -189,7 +209,7 @@ def _binary(s: ir.Call, op: str, e: Emit, t: str, tf: str) -> Template:
     else:  # a / b
         reverse += _accumulate(e, a, f"_g / {vb}")
         reverse += _accumulate(e, b, f"-_g * {va} / ({vb} * {vb})")
-    return Template(guard, forward, reverse, pops)
+    return Template(guard, forward, _strong(reverse), pops)
 
 
 def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], e: Emit, t: str, tf: str) -> Template:
@@ -203,7 +223,7 @@ def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], e: Emi
         return Template(guard, forward, _accumulate(e, x, "-_g"))
     forward.insert(0, f"_push({px})")  # before the target (which may be x) is rebound
     forward.append(f"_push({t}); _push(_FAST)")
-    return Template(guard, forward, _accumulate(e, x, f"_g * ({derivative('_x', '_t')})"), "_t = _pop(); _x = _pop()")
+    return Template(guard, forward, _strong(_accumulate(e, x, f"_g * ({derivative('_x', '_t')})")), "_t = _pop(); _x = _pop()")
 
 
 def _getitem(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
@@ -245,15 +265,19 @@ def _array_unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], 
                f"{t} = {call} if {px}.size < _BIG else {ufunc}({px}, out=_scratch({px})); "
                f"{tf} = {_active_fdata(e, t, [x])}",
                f"_push({t}); _push({tf}); _push(_FASTA)"]
-    reverse = [f"if _xf is not _NF: _xf += _tf * ({derivative('_x', '_t')})"]
+    reverse = [f"if _xf is not _NF: _xf += _szp(_tf, {derivative('_x', '_t')})"]
     if value is np.cos:  # one NumPy call fewer than adding the product with -sin
-        reverse = ["if _xf is not _NF: _xf -= _tf * _np.sin(_x)"]
+        reverse = ["if _xf is not _NF: _xf -= _szp(_tf, _np.sin(_x))"]
+    elif value is np.log:
+        reverse = ["if _xf is not _NF: _xf += _szq(_tf, _x)"]
+    elif value is operator.neg:
+        reverse = ["if _xf is not _NF: _xf -= _tf"]
     if value is np.log:
-        large = ["if _xf is not _NF: _add_quotient(_xf, _tf, _x)"]
+        large = ["if _xf is not _NF: _add_quotient_sz(_xf, _tf, _x)"]
     elif value is operator.neg:
         large = ["if _xf is not _NF: _xf -= _tf"]
     else:
-        large = [f"if _xf is not _NF: _add_product(_xf, _tf, {derivative('_x', '_t')})"]
+        large = [f"if _xf is not _NF: _add_product_sz(_xf, _tf, {derivative('_x', '_t')})"]
     return Template(guard, forward, reverse, "_tf = _pop(); _t = _pop(); _xf = _pop(); _x = _pop()",
                     marker="_FASTA", uses_rdata=False, large=large)
 
@@ -306,16 +330,17 @@ def _array_binary_variant(s: ir.Call, op: str, e: Emit, t: str, tf: str, guard: 
                f"{tf} = {_active_fdata(e, t, [a, b], [a_is_array, b_is_array])}",
                f"_push({t}); _push({tf}); _push({marker})"]
     pops = "_tf = _pop(); _t = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()"
-    da = {"+": "_tf", "-": "_tf", "*": "_tf * _b", "/": "_tf / _b"}[op]
-    db = {"+": "_tf", "-": "-_tf", "*": "_tf * _a", "/": "-_tf * _a / (_b * _b)"}[op]
+    # products and quotients with the cotangent follow the strong-zero rule (_szp, _szq, *_sz)
+    da = {"+": "_tf", "-": "_tf", "*": "_szp(_tf, _b)", "/": "_szq(_tf, _b)"}[op]
+    db = {"+": "_tf", "-": "-_tf", "*": "_szp(_tf, _a)", "/": "-_szp(_tf, _a / (_b * _b))"}[op]
     # large arrays accumulate in place (through a recycled buffer for products and quotients)
     to_array = {"+": {"a": "_af += _tf", "b": "_bf += _tf"}, "-": {"a": "_af += _tf", "b": "_bf -= _tf"},
-                "*": {"a": "_add_product(_af, _tf, _b)", "b": "_add_product(_bf, _tf, _a)"},
-                "/": {"a": "_add_quotient(_af, _tf, _b)", "b": "_bf += -_tf * _a / (_b * _b)"}}[op]
+                "*": {"a": "_add_product_sz(_af, _tf, _b)", "b": "_add_product_sz(_bf, _tf, _a)"},
+                "/": {"a": "_add_quotient_sz(_af, _tf, _b)", "b": "_bf -= _szp(_tf, _a / (_b * _b))"}}[op]
     # a float side's cotangent is a sum over the array: without a temporary where possible
     to_float = {"+": {"a": "_tf.sum()", "b": "_tf.sum()"}, "-": {"a": "_tf.sum()", "b": "-_tf.sum()"},
-                "*": {"a": "_sum_product(_tf, _b)", "b": "_sum_product(_tf, _a)"},
-                "/": {"a": "_np.sum(_tf / _b)", "b": "-_sum_product(_tf, _a) / (_b * _b)"}}[op]
+                "*": {"a": "_sum_product_sz(_tf, _b)", "b": "_sum_product_sz(_tf, _a)"},
+                "/": {"a": "_np.sum(_szq(_tf, _b))", "b": "-_sum_product_sz(_tf, _a / (_b * _b))"}}[op]
     reverse, large = [], []
     for side, is_array, atom, expr in (("a", a_is_array, a, da), ("b", b_is_array, b, db)):
         if is_array:
@@ -335,16 +360,16 @@ def _power(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
     float_variant = Template(
         f"type({px}) in _FT and {px} > 0.0" if not isinstance(p.value, int) else f"type({px}) in _FT",
         [f"_push({px})", f"{t} = {px} ** {pp}; {e.fdata(ir.Var(t))} = _NF", "_push(_FAST)"],
-        _accumulate(e, x, f"_g * {pp} * _x ** ({pp} - 1)"), "_x = _pop()")
+        _strong(_accumulate(e, x, f"_g * {pp} * _x ** ({pp} - 1)")), "_x = _pop()")
     if isinstance(s.func, ir.Const) and s.func.value is operator.ipow:
         return [float_variant]  # x **= p on an array is in place: the rule's business
     array_variant = Template(
         " and ".join(_array_guard(e, [x])),
         [f"_push({px}); _push({e.fdata(x)})", f"{t} = {px} ** {pp}; {tf} = {_active_fdata(e, t, [x])}",
          f"_push({tf}); _push(_FASTA)"],
-        [f"if _xf is not _NF: _xf += _tf * ({pp} * _x ** ({pp} - 1))"],
+        [f"if _xf is not _NF: _xf += _szp(_tf, {pp} * _x ** ({pp} - 1))"],
         "_tf = _pop(); _xf = _pop(); _x = _pop()", marker="_FASTA", uses_rdata=False,
-        large=[f"if _xf is not _NF: _add_product(_xf, _tf, {'2.0 * _x' if pp == '2' else f'{pp} * _x ** ({pp} - 1)'})"])
+        large=[f"if _xf is not _NF: _add_product_sz(_xf, _tf, {'2.0 * _x' if pp == '2' else f'{pp} * _x ** ({pp} - 1)'})"])
     return [float_variant, array_variant]
 
 
@@ -435,6 +460,42 @@ def _matmul(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
                     marker="_FASTMM", uses_rdata=False)
 
 
+def add_product_sz(target: np.ndarray, a: np.ndarray, b: Any) -> None:
+    """``target += a * b`` with the strong zero (0 where the cotangent ``a`` is 0), without a
+    fresh large temporary."""
+    if a.size < buffers.MIN_SIZE or a.shape != target.shape:
+        target += strong_product(a, b)
+        return
+    product = buffers.scratch(a)
+    np.multiply(a, b, out=product)
+    if has_nan(product):
+        zero_where_zero(product, a)
+    target += product
+    buffers.release(product)
+
+
+def add_quotient_sz(target: np.ndarray, a: np.ndarray, b: Any) -> None:
+    """``target += a / b`` with the strong zero, without a fresh large temporary."""
+    if a.size < buffers.MIN_SIZE or a.shape != target.shape:
+        target += strong_quotient(a, b)
+        return
+    quotient = buffers.scratch(a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(a, b, out=quotient)
+    if has_nan(quotient):
+        zero_where_zero(quotient, a)
+    target += quotient
+    buffers.release(quotient)
+
+
+def sum_product_sz(a: np.ndarray, b: Any) -> float:
+    """``np.sum(a * b)`` with the strong zero: taken again term by term only when it is NaN."""
+    total = buffers.sum_product(a, b) if type(b) is np.ndarray and b.shape == a.shape else float(np.sum(a * b))
+    if total != total:
+        total = float(np.sum(strong_product(a, b)))
+    return total
+
+
 WRITE_MARKER = Fast()  # pushed by inline writes (a[i] = v); runtime.unwind knows its residuals
 
 NAMESPACE = {
@@ -442,7 +503,9 @@ NAMESPACE = {
     "_F64": np.dtype(np.float64), "_zeros_like": buffers.zeros_like, "_release": buffers.release,
     "_add_product": buffers.add_product, "_add_quotient": buffers.add_quotient,
     "_sum_product": buffers.sum_product, "_scratch": buffers.scratch, "_BIG": buffers.MIN_SIZE,
-    "_np": np, "_math": math, "_f64": np.float64,
+    "_np": np, "_math": math, "_f64": np.float64, "_over0": over_zero,
+    "_szp": strong_product, "_szq": strong_quotient, "_has_nan": has_nan, "_add_product_sz": add_product_sz,
+    "_add_quotient_sz": add_quotient_sz, "_sum_product_sz": sum_product_sz,
     "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
     "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
