@@ -1,5 +1,10 @@
 """Stage 6: compile generated source into functions, with the source registered in
-``linecache`` so tracebacks and ``yb.show`` point at real, readable generated lines."""
+``linecache`` so tracebacks and ``yb.show`` point at real, readable generated lines.
+
+``compile_checked`` is the one place generated code is compiled (reverse, forward and
+second-order programs): code that does not compile is a bug in yuebing, reported as an
+``InternalError`` naming the user's function and line, never as a bare ``SyntaxError`` from a
+``<yuebing ...>`` file."""
 from __future__ import annotations
 
 import itertools
@@ -12,6 +17,27 @@ from ..tangents import NoFData, NoRData
 from . import array_blocks, ir, runtime, templates
 
 _counter = itertools.count()
+
+
+class InternalError(RuntimeError):
+    """Generated code that does not compile: a bug in yuebing, not in the user's code."""
+
+
+def compile_checked(source: str, filename: str, fn: Any, line_map: dict | None, mode: str) -> types.CodeType:
+    """``compile(source)``, or an ``InternalError`` naming ``fn``, the user's line the failing
+    generated line came from, and what failed."""
+    try:
+        return compile(source, filename, "exec")
+    except SyntaxError as error:
+        code = getattr(fn, "__code__", None)
+        line = (line_map or {}).get(error.lineno or 0) or getattr(code, "co_firstlineno", "?")
+        where = f"{getattr(code, 'co_filename', '?')}:{line}"
+        text = (error.text or "").strip()
+        raise InternalError(
+            f"yuebing bug: the {mode} code generated for {getattr(fn, '__qualname__', fn)} ({where}) does not "
+            f"compile ({error.msg}: {text!r}, line {error.lineno} of {filename}). Your code is not at fault; "
+            "please report this with the function"
+        ) from None
 
 
 def runtime_namespace() -> dict[str, Any]:
@@ -43,7 +69,8 @@ def compile_generated(generated: Any, fn: types.FunctionType, function_ir: ir.Fu
     namespace.update(array_blocks.NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
+    code = compile_checked(source, filename, fn, generated.line_map, "reverse-mode")
+    exec(code, namespace)  # noqa: S102 - our own generated code
     forward = namespace[generated.forward_name]
     reverse = namespace[generated.reverse_name]
     forward.__yuebing_line_map__ = generated.line_map

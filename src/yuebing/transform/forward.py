@@ -273,7 +273,9 @@ def compile_forward(generated: GeneratedForward, fn: types.FunctionType, label: 
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
     namespace.update(extra or {})
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
+    from .codegen import compile_checked
+
+    exec(compile_checked(source, filename, fn, generated.line_map, label), namespace)  # noqa: S102 - our own generated code
     compiled = namespace[generated.name]
     compiled.__yuebing_line_map__ = generated.line_map
     return compiled

@@ -19,6 +19,7 @@ reverse line carries a comment naming the primal line it undoes.
 """
 from __future__ import annotations
 
+import cmath
 import dataclasses
 import types
 from typing import Any
@@ -35,6 +36,8 @@ def _is_literal(value: Any) -> bool:
         return all(_is_literal(v) for v in value)
     if isinstance(value, slice):
         return all(_is_literal(v) for v in (value.start, value.stop, value.step))
+    if type(value) in (float, complex) and not cmath.isfinite(value):
+        return False  # repr(inf) and repr(nan) are not Python literals: a named constant
     return type(value) in _LITERAL_TYPES
 
 

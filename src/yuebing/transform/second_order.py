@@ -713,7 +713,10 @@ class DualRule(SourceFunction):
         namespace = runtime_namespace()
         namespace.update(self.generated.constants)
         namespace["_G"] = fn.__globals__
-        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
+        from .codegen import compile_checked
+
+        code = compile_checked(source, filename, fn, getattr(self.generated, "line_map", None), "second-order")
+        exec(code, namespace)  # noqa: S102 - our own generated code
         self.forward = namespace[self.generated.forward_name]
         self.reverse = namespace[self.generated.reverse_name]
 
