@@ -56,7 +56,6 @@ ZERO_ARGUMENTS: dict = {
     np.arange: ("stop", "sole"),  # arange(n): the sole argument is the stop
     builtins.max: ("*",), builtins.min: ("*",), getattr: ("default",),
     (dict, "get"): ("default",), (dict, "setdefault"): ("default",), (dict, "pop"): ("default",),
-    np.linalg.norm: ("ord",),
     (np.random.Generator, "standard_gamma"): ("shape", 0), (np.random.Generator, "beta"): ("a", "b", 0, 1),
 }
 _ZERO_ARGUMENT_RULES: dict = {}  # id(rule) -> the entry above, built on first use
