@@ -56,7 +56,13 @@ ZERO_ARGUMENTS: dict = {
     np.arange: ("stop", "sole"),  # arange(n): the sole argument is the stop
     builtins.max: ("*",), builtins.min: ("*",), getattr: ("default",),
     (dict, "get"): ("default",), (dict, "setdefault"): ("default",), (dict, "pop"): ("default",),
-    (np.random.Generator, "standard_gamma"): ("shape", 0), (np.random.Generator, "beta"): ("a", "b", 0, 1),
+    # random draws are not differentiated in their shape parameters (docs/limitations.md): reverse
+    # mode cannot tell them from constants; forward mode and second order refuse a moving one
+    **{target: ("*",) for name in ("standard_gamma", "beta", "chisquare", "dirichlet", "f", "noncentral_chisquare",
+                                   "noncentral_f", "pareto", "power", "standard_t", "triangular", "vonmises", "wald",
+                                   "weibull")
+       for target in ((np.random.Generator, name), (np.random.RandomState, name), getattr(np.random, name))},
+    **{target: ("shape",) for target in ((np.random.Generator, "gamma"), (np.random.RandomState, "gamma"), np.random.gamma)},
 }
 _ZERO_ARGUMENT_RULES: dict = {}  # id(rule) -> the entry above, built on first use
 

@@ -20,11 +20,15 @@ Derivatives with respect to distribution parameters:
   elements of their array argument; the cotangent is moved back along the same indices, which
   are recovered by replaying the draw on ``np.arange(n)`` with a copy of the pre-call generator
   (and checked against the primal result).
-* zero (documented limitation): ``gamma``/``standard_gamma`` in ``shape``, ``beta``,
-  ``chisquare``, ``dirichlet``, ``f``, ``noncentral_*``, ``pareto``, ``power``, ``standard_t``,
-  ``triangular``, ``vonmises``, ``wald``, ``weibull``, ``multivariate_normal`` in ``cov``,
-  ``choice`` in ``p``. Discrete draws (``integers``, ``poisson``, ``binomial``, ...) have integer
-  results: no derivative.
+* not differentiated (documented limitation, docs/limitations.md): the shape parameters --
+  ``gamma``/``standard_gamma`` in ``shape``, ``beta``, ``chisquare``, ``dirichlet``, ``f``,
+  ``noncentral_*``, ``pareto``, ``power``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
+  ``weibull``, ``multivariate_normal`` in ``cov``. Reverse mode gives them no cotangent (it cannot
+  tell a differentiated float from a constant; debug mode exempts them in ``ZERO_ARGUMENTS``);
+  forward mode and second order, which see tangents, raise naming the parameter when its tangent
+  is nonzero. ``choice`` in ``p`` has zero derivative (the indices drawn are piecewise constant
+  in ``p``). Discrete draws (``integers``, ``poisson``, ``binomial``, ...) have integer results:
+  no derivative.
 
 ``Generator.permuted`` (an independent permutation per slice) has no rule: calling it under
 differentiation raises ``MissingRuleError`` rather than returning a wrong zero derivative.
@@ -43,7 +47,8 @@ from .core import CoDual, Dual, RuleArgumentError, register_frule, register_rrul
 from .numpy_creation import deliver, deliver_broadcast, dense
 from .numpy_elementwise import Params
 from .core import frule as registered_frule, rrule
-from .second_order import _register as _so_register, defined_by, zero
+from .second_order import _error as second_order_error
+from .second_order import _register as _so_register, _zero, defined_by, zero
 from .util import fit_tangent, out_cotangent, output
 
 Generator = np.random.Generator
@@ -106,6 +111,65 @@ def _register(fn: Callable, rrule: Callable, frule: Callable, owner_type: type) 
 
 
 # --------------------------------------------------------------------------------------------
+# Shape parameters: not differentiated, refused when they move (forward mode, second order)
+# --------------------------------------------------------------------------------------------
+
+_NOT_PARAMETERS = ("self", "size", "dtype", "out", "method", "check_valid", "tol")
+
+
+def moving_parameter(names: list, values: list, tangents: list, kw_values: dict, kw_tangents: dict,
+                     only: tuple | None = None) -> str | None:
+    """The name of the first distribution parameter (all of them, or those in ``only``) whose
+    tangent is nonzero, or None. ``names`` are the draw's parameters, ``self`` first."""
+    pairs = [(names[k] if k < len(names) else f"argument {k}", v, t) for k, (v, t) in enumerate(zip(values, tangents))]
+    pairs += [(k, kw_values[k], kw_tangents[k]) for k in kw_values]
+    for name, value, t in pairs:
+        if name in _NOT_PARAMETERS or only is not None and name not in only or t is NoTangent:
+            continue
+        try:
+            moving = bool(np.any(dense(Dual(value, t)) != 0))
+        except (TypeError, ValueError):  # not numeric data: nothing to differentiate
+            continue
+        if moving:
+            return name
+    return None
+
+
+def shape_parameter_message(fn: Callable, name: str) -> str:
+    return (f"numpy.random.{fn.__qualname__}: yuebing does not differentiate random draws with respect to their "
+            f"shape parameters, and {name}= has a nonzero tangent here (its derivative would be dropped). Make "
+            f"{name}= a constant: compute it outside the function from values that are not differentiated and "
+            "pass it in; see docs/limitations.md")
+
+
+def _names(sig: inspect.Signature | None) -> list:
+    return list(sig.parameters) if sig is not None else []
+
+
+def _is_float_result(y: Any) -> bool:
+    return isinstance(y, (float, np.floating)) or isinstance(y, np.ndarray) and y.dtype.kind in "fc"
+
+
+def _refuse_moving_forward(fn: Callable, names: list, args: tuple, kwargs: dict, only: tuple | None = None) -> None:
+    moving = moving_parameter(names, [primal(a) for a in args], [_tangent_of(a) for a in args],
+                              {k: primal(v) for k, v in kwargs.items()}, {k: _tangent_of(v) for k, v in kwargs.items()},
+                              only)
+    if moving is not None:
+        raise RuleArgumentError(shape_parameter_message(fn, moving))
+
+
+def _tangent_of(a: Any) -> Any:
+    return a.tangent if isinstance(a, Dual) else NoTangent
+
+
+def _refuse_moving_second_order(fn: Callable, names: list, args: tuple, kwargs: dict, only: tuple | None = None) -> None:
+    moving = moving_parameter(names, [a[0] for a in args], [a[2] for a in args],
+                              {k: v[0] for k, v in kwargs.items()}, {k: v[2] for k, v in kwargs.items()}, only)
+    if moving is not None:
+        raise second_order_error("yb.hvp/yb.hessian: " + shape_parameter_message(fn, moving))
+
+
+# --------------------------------------------------------------------------------------------
 # Zero derivative (also handles out=, e.g. Generator.random(out=a))
 # --------------------------------------------------------------------------------------------
 
@@ -148,6 +212,8 @@ def _zero_rules(fn: Callable, owner_type: type) -> None:
     def frule(*args: Any, **kwargs: Any) -> Dual:
         out = _out_argument(sig, args, kwargs)
         y = fn(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+        if _is_float_result(y):  # an integer draw has no derivative to drop
+            _refuse_moving_forward(fn, _names(sig), args, kwargs)
         if isinstance(out, Dual) and isinstance(out.tangent, np.ndarray):
             out.tangent[...] = 0
             return Dual(out.primal, out.tangent)
@@ -248,6 +314,9 @@ def _mean_only(p: dict, y: Any, replay: Callable) -> dict:
     return {"mean": 1.0}
 
 
+#: parameters of pathwise draws that are not differentiated (shape parameters)
+_UNDIFFERENTIATED = {"gamma": ("shape",), "multivariate_normal": ("cov",)}
+
 _PATHWISE = {
     "normal": _loc_scale("loc", "scale"), "laplace": _loc_scale("loc", "scale"),
     "logistic": _loc_scale("loc", "scale"), "gumbel": _loc_scale("loc", "scale"),
@@ -289,6 +358,8 @@ def _pathwise_rules(fn: Callable, partials_of: Callable, owner_type: type) -> No
 
     @params
     def frule(*args: Any) -> Dual:
+        if fn.__name__ in _UNDIFFERENTIATED:
+            _refuse_moving_forward(fn, names, args, {}, _UNDIFFERENTIATED[fn.__name__])
         gen = primal(args[0])
         state = _state(gen)
         values, y = draw(args)
@@ -485,6 +556,9 @@ def _replayed_draw(f4: tuple, args: tuple, kwargs: dict) -> tuple:
     third time, so all see the primal's noise (the parameters' second derivative is zero). The
     generator ends where the one primal draw leaves it; each pullback restores it."""
     fn, gen = f4[0], args[0][0]
+    if fn.__name__ in _UNDIFFERENTIATED:
+        _refuse_moving_second_order(fn, list(inspect.signature(fn).parameters), args, kwargs,
+                                    _UNDIFFERENTIATED[fn.__name__])
     before = _state(gen)
     runs = []
     for part in (1, 3):  # fdata, fdata tangents
@@ -549,10 +623,30 @@ for _owner in (Generator, RandomState):
     defined_by((_owner, "lognormal"), _lognormal)
     defined_by(_owner.lognormal, _lognormal)
 
-for _name in _ZERO_GENERATOR:
-    zero(getattr(Generator, _name), (Generator, _name))
-for _name in _ZERO_LEGACY:
-    zero(getattr(RandomState, _name), (RandomState, _name))
+def _zero_draw_second_order(fn: Callable) -> Callable:
+    """Second order of a draw not differentiated in its parameters: zero, refused when one moves."""
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+
+    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        out, pullback = _zero(f4, args, kwargs)
+        if _is_float_result(out[0]):
+            try:
+                _refuse_moving_second_order(fn, names, args, kwargs)
+            except Exception:
+                pullback(NoRData, NoRData)  # undo the draw before reporting
+                raise
+        return out, pullback
+
+    rule.second_order_kind = "zero"  # type: ignore[attr-defined]
+    return rule
+
+
+for _owner, _names_list in ((Generator, _ZERO_GENERATOR), (RandomState, _ZERO_LEGACY)):
+    for _name in _names_list:
+        _so_register((getattr(_owner, _name), (_owner, _name)), _zero_draw_second_order(getattr(_owner, _name)))
 zero(np.random.seed, np.random.ranf, np.random.sample)
 
 
