@@ -48,6 +48,13 @@ FEATURES = (
     "objects",          # a user class holding an array, with a method and an attribute write
     "recursion",        # a recursive module-level helper
     "iterate",          # for over enumerate/zip/reversed of arrays and lists
+    "scipy",            # scipy.special functions, of arrays and of lists
+    "more_numpy",       # interp, clip, einsum, outer, sort, diff, det, inv, var, stack, int lists
+    "calls",            # defaults, keyword and *args helpers, lambdas inside f, map
+    "grow_loop",        # a for loop over a list that grows inside the loop
+    "nested_loops",     # two nested for loops, matrix element reads and writes
+    "power_general",    # powers with a differentiable exponent: (1 + a*a) ** b, 2.0 ** a
+    "np_constants",     # module constants in expressions: x * np.pi, math.e
 )
 
 # A pattern in the source showing that a program exercises a feature (for coverage counts).
@@ -59,7 +66,7 @@ FEATURE_MARKERS = {
     "np_scalar": r"\bt\d+ = \w+\[\d\]$",
     "np_float64": r"np\.float64\(",
     "rebind": r"^\s*(\w+) = .*\b\1\b",
-    "comprehension": r" for v in ",
+    "comprehension": r"[\[(][^\n]* for v in ",
     "closure_nonlocal": r"nonlocal total\d",
     "closure_factory": r"def make\d+\(",
     "neg_power": r"\*\* (2|3)|np\.power\(|math\.pow\(|np\.square\(",
@@ -78,6 +85,13 @@ FEATURE_MARKERS = {
     "objects": r"Model\d\(",
     "recursion": r"\brec0\(.*, \d\)",
     "iterate": r"in (enumerate|zip|reversed)\(",
+    "scipy": r"scipy\.special\.\w+\(",
+    "more_numpy": r"np\.(interp|clip|einsum|outer|sort|diff|var|std|stack|cumprod|hypot|arctan2|minimum)\(|np\.linalg\.(det|inv)\(",
+    "calls": r"(?<!def )\b(kw0|va0)\(|lambda v: v|map\(",
+    "grow_loop": r"len\(\w+\) < \d",
+    "nested_loops": r"for j in range",
+    "np_constants": r"np\.(pi|e)\b|math\.(pi|e)\b",
+    "power_general": r"\*\* \(?[a-z(]|np\.power\(2\.0|math\.pow\(1\.5",
 }
 
 
@@ -104,7 +118,7 @@ class Program:
     features: frozenset[str] = field(default_factory=frozenset)
 
     def source(self) -> str:
-        head = ["import math", "import numpy as np", ""]
+        head = ["import math", "import numpy as np", "import scipy.special", ""]
         for helper in self.helpers:
             head += helper.splitlines() + [""]
         body = [line for block in self.blocks for line in block.lines]
@@ -237,6 +251,7 @@ class Generator:
                       lambda: f"np.trace(W) * {e()}", lambda: f"np.sum(W[{self.rng.randrange(self.n)}] * {a1()})"]
         if self.on("recursion") and any(h.startswith("def rec") for h in self.helpers):
             forms += [lambda: f"rec0({e()}, {self.rng.randint(0, 3)})"]
+        forms += self.more_float_forms(e, a1)
         if not forms:
             return self.float_leaf()
         return _wrap(self.pick(forms)())
@@ -294,9 +309,56 @@ class Generator:
                       lambda: f"{_wrap(a())}.reshape({n}, 1)[:, 0]", lambda: f"np.clip({a()}, -5.0, 5.0)"]
         if self.on("objects") and any(h.startswith("class Model") for h in self.helpers):
             forms += [lambda: f"Model0({a()})({a()})"]
+        forms += self.more_array_forms(e, a)
         if not forms:
             return self.array_leaf()
         return _wrap(self.pick(forms)())
+
+    def more_float_forms(self, e, a) -> list:
+        n, rng = self.n, self.rng
+        ints = "[" + ", ".join(str(rng.randint(-3, 5)) for _ in range(n)) + "]"
+        forms: list = []
+        if self.on("scipy"):
+            forms += [lambda: f"scipy.special.expit({e()})", lambda: f"scipy.special.gammaln(1.5 + {e()} ** 2)",
+                      lambda: f"scipy.special.erf({e()})", lambda: f"scipy.special.logsumexp({a()})"]
+            if self.on("array_like"):
+                forms.append(lambda: f"np.sum(scipy.special.expit([{e()}, {e()}]))")
+        if self.on("more_numpy"):
+            forms += [lambda: f"np.interp(0.5, [0.0, 1.0], [{e()}, {e()}])", lambda: f"np.sum(np.clip([{e()}, {e()}], -0.8, 0.8))",
+                      lambda: f'np.einsum("i,i->", {a()}, {a()})', lambda: f"np.sum(np.outer({a()}, [1.0, 2.0]))",
+                      lambda: f"np.prod(np.tanh({a()}) + 2.0)", lambda: f"np.sum(np.diff({a()}) ** 2)",
+                      lambda: f"np.sum(np.sort({a()}) * {ints})", lambda: f"np.var({a()})", lambda: f"np.std({a()})",
+                      lambda: f"np.linalg.det(2.0 * np.eye({n}) + 0.1 * np.outer({(x := a())}, {x}))",
+                      lambda: f"np.sum(np.linalg.inv(2.0 * np.eye({n}) + 0.1 * np.outer({a()}, {a()})))",
+                      lambda: f"np.sum(np.stack([{a()}, {a()}]) ** 2)", lambda: f"np.sum(({a()} - {ints}) ** 2)"]
+        if self.on("np_constants"):
+            forms += [lambda: f"{e()} * np.pi", lambda: f"math.sin({e()} + math.e)", lambda: f"np.pi * {e()} ** 2"]
+        if self.on("calls"):
+            forms += [lambda: f"kw0({e()})", lambda: f"kw0({e()}, c={e()})", lambda: f"kw0({e()}, d={e()})",
+                      lambda: f"va0({e()}, {e()}, {e()})", lambda: f"va0(*[{e()}, {e()}])",
+                      lambda: f"sum(map(lambda v: v * v, {a()}))"]
+        if self.on("power_general"):
+            forms += [lambda: f"(1.0 + {e()} ** 2) ** {e()}", lambda: f"np.power(2.0, {e()})",
+                      lambda: f"abs({e()}) ** 1.5", lambda: f"math.pow(1.5 + {e()} ** 2, {e()})"]
+        return forms
+
+    def more_array_forms(self, e, a) -> list:
+        n = self.n
+        forms: list = []
+        if self.on("scipy"):
+            forms += [lambda: f"scipy.special.expit({a()})", lambda: f"scipy.special.softmax({a()})"]
+        if self.on("more_numpy"):
+            forms += [lambda: f"np.cumprod(np.tanh({a()}) * 0.5 + 1.0)", lambda: f"np.sort({a()})",
+                      lambda: f"np.abs({a()})", lambda: f"np.arctan2({a()}, 2.0 + {a()} ** 2)",
+                      lambda: f"np.minimum({a()}, {a()})", lambda: f"np.hypot({a()}, {e()})"]
+        if self.on("np_constants"):
+            forms += [lambda: f"{a()} * np.pi", lambda: f"np.sin({a()} + np.e)", lambda: f"{a()} / math.pi"]
+        if self.on("calls"):
+            forms += [lambda: f"kw0({a()}, c={e()})", lambda: f"np.array(list(map(lambda v: v * 2.0, {a()})))"]
+        if self.on("power_general"):
+            forms += [lambda: f"np.power(1.0 + {a()} ** 2, {e()})", lambda: f"2.0 ** {_wrap(a())}",
+                      lambda: f"(1.0 + {a()} ** 2) ** {_wrap(a())}"]
+        return forms
 
     def on_helpers(self) -> bool:
         return any(re.match(r"(?:def )?h\d", h) for h in self.helpers)
@@ -305,16 +367,20 @@ class Generator:
         return self.pick([m.group(1) for h in self.helpers if (m := re.match(r"(?:def )?(h\d+)", h))])
 
     # ---- blocks ------------------------------------------------------------------------------
-    def block(self) -> Block | None:
-        makers = [("arith", self.b_new_float), ("arith", self.b_new_array)]
-        for feature, maker in [
+    def block_makers(self) -> list:
+        return [
             ("rebind", self.b_rebind), ("comprehension", self.b_comprehension),
             ("closure_nonlocal", self.b_nonlocal), ("closure_factory", self.b_factory),
             ("inplace", self.b_inplace), ("loop_break", self.b_loop_break), ("branch", self.b_branch),
             ("float_loop", self.b_float_loop), ("float_block", self.b_float_block),
             ("tuple", self.b_tuple), ("model", self.b_local_dict), ("np_scalar", self.b_np_scalar),
-            ("objects", self.b_object), ("iterate", self.b_iterate),
-        ]:
+            ("objects", self.b_object), ("iterate", self.b_iterate), ("calls", self.b_lambda),
+            ("grow_loop", self.b_grow_loop), ("nested_loops", self.b_nested_loops),
+        ]
+
+    def block(self) -> Block | None:
+        makers = [("arith", self.b_new_float), ("arith", self.b_new_array)]
+        for feature, maker in self.block_makers():
             if self.on(feature):
                 makers += [(feature, maker)] * 2
         feature, maker = self.pick(makers)
@@ -322,6 +388,26 @@ class Generator:
         if lines is None:
             return None
         return Block(lines, frozenset({feature}))
+
+    def focus_block(self, feature: str) -> Block | None:
+        """A block certain to exercise ``feature``: its block form, or else a new name bound to an
+        expression drawn from that feature's forms alone (so a short seed list covers them all)."""
+        for name, maker in self.block_makers():
+            if name == feature:
+                lines = maker()
+                if lines is not None:
+                    return Block(lines, frozenset({feature}))
+        marker = FEATURE_MARKERS.get(feature, "")
+        saved, self.features = self.features, frozenset({feature})
+        try:
+            for _ in range(10):
+                kind = self.pick(["f", "a"])
+                expr = self.float_expr(2) if kind == "f" else self.array_expr(2)
+                if re.search(marker, expr):
+                    break
+        finally:
+            self.features = saved
+        return Block(self.assign_new(kind, expr, "t" if kind == "f" else "a"), frozenset({feature}))
 
     def assign_new(self, kind: str, expr: str, prefix: str) -> list[str]:
         name = self.env.fresh(prefix)
@@ -468,6 +554,9 @@ class Generator:
         cond = f"{self.float_expr(2)} > {_const(self.rng, 0.0, 0.5)}"
         if floats and (not arrays or self.rng.random() < 0.6):
             t = self.pick(floats)
+            if self.rng.random() < 0.3:
+                return [f"if {cond}:", f"    {t} = {self.float_expr(2)}", f"elif {self.float_expr(1)} < {_const(self.rng)}:",
+                        f"    {t} = {t} + 1.0"]
             return [f"if {cond}:", f"    {t} = {self.float_expr(2)}", "else:", f"    {t} = {t} * {self.float_expr(1)}"]
         if arrays:
             a = self.pick(arrays)
@@ -540,6 +629,36 @@ class Generator:
         self.env.kinds[out] = "f"
         return lines
 
+    def b_lambda(self):
+        sq, out = self.env.fresh("sq"), self.env.fresh("t")
+        lines = [f"{sq} = lambda v: v * v + {_const(self.rng)} * v", f"{out} = {sq}({self.float_expr(2)}) + {sq}({self.float_expr(1)})"]
+        self.env.kinds[out] = "f"
+        return lines
+
+    def b_grow_loop(self):
+        g = self.env.fresh("grow")
+        lines = [f"{g} = [{self.float_expr(2)}, {self.float_expr(1)}]", f"for v in {g}:",
+                 f"    if len({g}) < {self.rng.randint(3, 6)}:", f"        {g}.append(v * 0.5 + {self.float_expr(1)})"]
+        self.env.kinds[g] = "g"
+        return lines
+
+    def b_nested_loops(self):
+        env, n = self.env, self.n
+        if not env.names("a"):
+            return None
+        acc = env.fresh("s")
+        a, b = self.pick(env.names("a")), self.pick(env.names("a"))
+        if "W" in env.kinds and self.rng.random() < 0.6:
+            m = env.fresh("M")
+            lines = [f"{m} = W.copy()", f"{acc} = 0.0", f"for i in range({n}):", f"    for j in range({n}):",
+                     f"        {m}[i, j] = {m}[i, j] * {a}[j] + {_const(self.rng)}", f"        {acc} = {acc} + {m}[i, j] * {b}[i] * 0.1"]
+            env.kinds[m] = "m"
+        else:
+            lines = [f"{acc} = 0.0", f"for i in range({n}):", f"    for j in range(i + 1):",
+                     f"        {acc} = {acc} + {a}[i] * {b}[j] * 0.1"]
+        env.kinds[acc] = "f"
+        return lines
+
     def b_iterate(self):
         env = self.env
         floats = env.names("f", mutable=True)
@@ -567,22 +686,25 @@ class Generator:
             self.helpers.append("class Model0:\n    def __init__(self, w):\n        self.w = w\n\n"
                                 "    def __call__(self, v):\n        return np.tanh(self.w * v)\n\n"
                                 "    def scale(self, c):\n        return c * np.sum(self.w ** 2)")
+        if self.on("calls"):
+            self.helpers.append("def kw0(v, c=2.0, *, d=0.5):\n    return c * v + d * v * v")
+            self.helpers.append("def va0(*vs):\n    total = 0.0\n    for v in vs:\n        total = total + np.sin(v)\n    return total")
         if self.on("recursion"):
             self.helpers.append("def rec0(v, k):\n    if k == 0:\n        return v\n    return rec0(np.sin(v) + 0.1 * v, k - 1)")
 
-    def params(self) -> list[str]:
+    def params(self, focus: str | None) -> list[str]:
         params = ["x"]
         self.env.kinds["x"] = "a"
         if self.rng.random() < 0.7:
             params.append("s")
             self.env.kinds["s"] = "f"
-        if self.on("list_arg") and self.rng.random() < 0.5:
+        if self.on("list_arg") and (self.rng.random() < 0.5 or focus == "list_arg"):
             params.append("xs")
             self.env.kinds["xs"] = "l"
-        if self.on("model") and self.rng.random() < 0.5:
+        if self.on("model") and (self.rng.random() < 0.5 or focus == "model"):
             params.append("p")
             self.env.kinds["p"] = "d"
-        if self.on("matrix") and self.rng.random() < 0.4:
+        if self.on("matrix") and (self.rng.random() < 0.4 or focus == "matrix"):
             params.append("W")
             self.env.kinds["W"] = "m"
         return params
@@ -592,10 +714,13 @@ class Generator:
                 "m": f"np.sum(np.sin({name}))",
                 "d": f'np.sum({name}["w"]) * {name}["b"]'}[kind]
 
-    def program(self, n_blocks: int) -> Program:
-        params = self.params()
+    def program(self, n_blocks: int, focus: str | None = None) -> Program:
+        params = self.params(focus)
         self.add_helpers()
         blocks = []
+        if focus is not None:
+            block = self.focus_block(focus)
+            blocks += [block] if block is not None else []
         tries = 0
         while len(blocks) < n_blocks and tries < 5 * n_blocks:
             tries += 1
@@ -614,10 +739,12 @@ def tuple_src(list_src: str) -> str:
     return "(" + list_src[1:-1] + ",)"
 
 
-def random_program(rng: random.Random, features=FEATURES, n_blocks: tuple[int, int] = (3, 7)) -> Program:
-    """A random program using only ``features`` (always valid Python for ``random_args``)."""
+def random_program(rng: random.Random, features=FEATURES, n_blocks: tuple[int, int] = (3, 7),
+                   focus: str | None = None) -> Program:
+    """A random program using only ``features`` (always valid Python for ``random_args``); with
+    ``focus``, its first block certainly exercises that feature."""
     gen = Generator(rng, frozenset(features))
-    return gen.program(rng.randint(*n_blocks))
+    return gen.program(rng.randint(*n_blocks), focus)
 
 
 def random_args(rng: random.Random, program: Program) -> tuple:
