@@ -287,3 +287,55 @@ def test_default_values_that_may_carry_a_derivative_are_refused(f):
     for run in runs:
         with pytest.raises(TypeError, match="default value of a nested function"):
             run()
+
+
+def _make_outside_adder():
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total += v
+        return total
+    return add
+
+
+OUTSIDE_ADD = _make_outside_adder()
+
+
+def writes_a_cell_of_an_outside_closure(x):
+    y = OUTSIDE_ADD(x)
+    OUTSIDE_ADD(-y)  # back to where it started
+    return y * x
+
+
+def test_nonlocal_float_write_in_a_closure_made_outside_is_refused():
+    """Its cell has no tangent box (it was not made by differentiated code): the value written
+    would lose its derivative before the next read. Forward mode carries it and is right."""
+    for run in (lambda: yb.grad(writes_a_cell_of_an_outside_closure)(1.3),
+                lambda: yb.hvp(writes_a_cell_of_an_outside_closure, (1.3,), (1.0,))):
+        with pytest.raises(TypeError, match="nonlocal total"):
+            run()
+    value, tangent = yb.jvp(writes_a_cell_of_an_outside_closure, (1.3,), (1.0,))
+    assert value == pytest.approx(1.69) and tangent == pytest.approx(2.6)
+    assert OUTSIDE_ADD.__closure__[0].cell_contents == 0.0
+
+
+def _make_outside_counter():
+    calls = 0
+
+    def square(v):
+        nonlocal calls
+        calls += 1
+        return v * v
+    return square
+
+
+OUTSIDE_SQUARE = _make_outside_counter()
+
+
+def counts_calls_in_an_outside_closure(x):
+    return OUTSIDE_SQUARE(x) + OUTSIDE_SQUARE(2.0 * x)
+
+
+def test_int_counter_in_a_closure_made_outside_in_every_mode():
+    check_all_modes(counts_calls_in_an_outside_closure, 1.3)

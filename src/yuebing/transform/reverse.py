@@ -195,12 +195,27 @@ def share_cells(fn: Any, cells: dict) -> Any:
     return rebuilt
 
 
+def refuse_untracked_cell_write(value: Any, message: str) -> None:
+    """A ``nonlocal`` write into a cell that has no tangent box (a closure created outside the
+    differentiated code): its cotangent could not reach later reads, so a value that may carry a
+    derivative is refused; None, bools, ints and strings (counters, flags) are fine."""
+    if value is None or type(value) in (bool, int, str, bytes):
+        return
+    raise TypeError(message)
+
+
 def share_cells_line(gen: ConstantNames, s: ir.MakeClosure) -> str | None:
     """The generated line giving closure ``s.target`` the cells it shares with us, if any."""
     if not s.shared:
         return None
     cells = ", ".join(f"{name!r}: _cell_{name}" for name in s.shared)
     return f"{s.target} = {gen.const(share_cells)}({s.target}, {{{cells}}})"
+
+
+def _cell_set() -> Any:
+    from .primitives import cell_set
+
+    return cell_set
 
 
 class ReverseGenerator(ConstantNames):
@@ -347,7 +362,24 @@ class ReverseGenerator(ConstantNames):
         emit = templates.Emit(self.primal, self.fdata, self.rd, self.const)
         return templates.template_for(s, value, emit)
 
+    def _untracked_cell_guard(self, s: ir.Call, out: list, indent: int) -> None:
+        """Before ``nonlocal x = v`` into a cell of an enclosing function: refuse, when the
+        cell has no tangent box, a value that may carry a derivative."""
+        if not (isinstance(s.func, ir.Const) and s.func.value is _cell_set() and len(s.args) == 2
+                and isinstance(s.args[0], ir.Var) and s.args[0].name.startswith("_cell_")):
+            return
+        name = s.args[0].name[len("_cell_"):]
+        message = (
+            f"yuebing cannot follow derivatives through `nonlocal {name}` in {self.fn.name} "
+            f"({self.fn.filename}, line {s.line}): this closure was created outside the differentiated "
+            f"code, so the value written to {name!r} would lose its derivative before it is read again. "
+            "Call the function that creates the closure inside the differentiated function, or pass "
+            f"{name!r} in and return its new value")
+        self.emit(out, indent, f"if {self.fd(s.args[0].name)} is _NF: "
+                               f"{self.const(refuse_untracked_cell_write)}({self.primal(s.args[1])}, {message!r})", s.line)
+
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        self._untracked_cell_guard(s, out, indent)
         variants = self._templates(s)
         s.templates = variants  # type: ignore[attr-defined]
         if not variants:
