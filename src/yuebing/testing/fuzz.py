@@ -43,7 +43,7 @@ from ..tangents.walk import StructureError
 from ..transform.forward_runtime import NestedDifferentiationError
 from ..transform.primitives import NotASequenceError
 from ..transform.second_order import SecondOrderError
-from .fuzz_programs import FEATURES, Program, random_args, random_program
+from .fuzz_programs import FEATURES, Block, Program, random_args, random_program
 
 # Errors that mean "yuebing refuses this construct, saying so": never a wrong result.
 REFUSALS = (MissingRuleError, RuleArgumentError, SecondOrderError, NestedDifferentiationError,
@@ -398,7 +398,7 @@ def run_seed(seed: int, features=FEATURES, points: int = 3) -> tuple[Program, tu
 
 
 def shrink(program: Program, args: tuple, keep: Callable[[Outcome], bool], seed: int = 0) -> Program:
-    """A smaller program (fewer blocks, terms and helpers) whose outcome still satisfies
+    """A smaller program (fewer blocks, lines, terms and helpers) whose outcome still satisfies
     ``keep``, by greedy removal until nothing more can go."""
     def ok(candidate: Program) -> bool:
         return keep(check_program(candidate.source(), args, seed))
@@ -408,13 +408,21 @@ def shrink(program: Program, args: tuple, keep: Callable[[Outcome], bool], seed:
         changed = False
         for attr in ("blocks", "terms", "helpers"):
             items = getattr(program, attr)
-            i = len(items) - 1
-            while i >= 0:
+            for i in reversed(range(len(items))):
                 trial = copy.copy(program)
                 setattr(trial, attr, items[:i] + items[i + 1:])
                 if ok(trial):
                     program, items, changed = trial, items[:i] + items[i + 1:], True
-                i -= 1
+        for b in reversed(range(len(program.blocks))):
+            lines = program.blocks[b].lines
+            for j in reversed(range(len(lines))):
+                if lines[j].endswith(":") or len(lines) == 1:
+                    continue
+                trial = copy.copy(program)
+                trial.blocks = list(program.blocks)
+                trial.blocks[b] = Block(lines[:j] + lines[j + 1:], program.blocks[b].features)
+                if ok(trial):
+                    program, lines, changed = trial, trial.blocks[b].lines, True
     return program
 
 
