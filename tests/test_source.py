@@ -72,6 +72,16 @@ def test_function_moved_by_an_edit_above_it_is_refused(module_dir):
         yb.grad(mod.f)(1.0)
 
 
+def test_edit_that_only_moves_columns_is_accepted(module_dir):
+    """The text still compiles to the same bytecode, names and constants: it computes what runs."""
+    path = module_dir / "yb_edited_d.py"
+    _write(path, "def f(x):\n    return x*x*3.0\n")
+    import yb_edited_d as mod
+
+    _write(path, "def f(x):\n    return x * x * 3.0\n")
+    check_all_modes(mod.f, 1.1)
+
+
 def _pair(*fs):
     return fs
 

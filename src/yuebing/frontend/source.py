@@ -81,9 +81,9 @@ def _compiled_codes(filename: str, text: str, flags: int) -> dict | None:
     return found
 
 
-def _same_constant(a: Any, b: Any) -> bool:
+def _same_constant(a: Any, b: Any, positions: bool) -> bool:
     if isinstance(a, types.CodeType) and isinstance(b, types.CodeType):
-        return same_code(a, b)
+        return same_code(a, b, positions)
     if type(a) is not type(b):
         return False
     if isinstance(a, (tuple, frozenset)):
@@ -91,36 +91,41 @@ def _same_constant(a: Any, b: Any) -> bool:
             return False
         if isinstance(a, frozenset):
             return a == b
-        return all(_same_constant(x, y) for x, y in zip(a, b))
+        return all(_same_constant(x, y, positions) for x, y in zip(a, b))
     if isinstance(a, (float, complex)):
         return repr(a) == repr(b)  # tells -0.0 from 0.0, and nan equals nan
     return a == b
 
 
 _CODE_FIELDS = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
-                "co_posonlyargcount", "co_kwonlyargcount", "co_flags", "co_firstlineno", "co_name",
-                "co_qualname", "co_linetable")
+                "co_posonlyargcount", "co_kwonlyargcount", "co_flags", "co_name", "co_qualname")
+_POSITION_FIELDS = ("co_firstlineno", "co_linetable")
 
 
-def same_code(a: types.CodeType, b: types.CodeType) -> bool:
-    """Whether two code objects were compiled from the same source text at the same place:
-    bytecode, names, variables, flags, positions (``co_linetable``) and, recursively,
-    constants."""
-    if any(getattr(a, f, None) != getattr(b, f, None) for f in _CODE_FIELDS):
+def same_code(a: types.CodeType, b: types.CodeType, positions: bool = True) -> bool:
+    """Whether two code objects were compiled from the same source text: bytecode, names,
+    variables, flags and, recursively, constants; with ``positions``, at the same place too
+    (first line and ``co_linetable``, which has the columns)."""
+    fields = _CODE_FIELDS + _POSITION_FIELDS if positions else _CODE_FIELDS
+    if any(getattr(a, f, None) != getattr(b, f, None) for f in fields):
         return False
     return len(a.co_consts) == len(b.co_consts) and all(
-        _same_constant(x, y) for x, y in zip(a.co_consts, b.co_consts))
+        _same_constant(x, y, positions) for x, y in zip(a.co_consts, b.co_consts))
 
 
 def _compiles_to(filename: str, text: str, code: types.CodeType) -> types.CodeType | None:
-    """The code object compiled from ``text`` that equals ``code`` (None if the text has none)."""
-    for flags in _flag_sets():
-        codes = _compiled_codes(filename, text, flags)
-        if codes is None:
-            return None
-        for candidate in codes.get((code.co_name, code.co_firstlineno), ()):
-            if same_code(candidate, code):
-                return candidate
+    """The code object compiled from ``text`` that equals ``code`` (None if the text has none).
+    Positions are compared first; then, so that a line table written differently by another
+    build of the compiler is no obstacle, the same code without them (the text then still
+    computes exactly what runs)."""
+    for positions in (True, False):
+        for flags in _flag_sets():
+            codes = _compiled_codes(filename, text, flags)
+            if codes is None:
+                return None
+            for candidate in codes.get((code.co_name, code.co_firstlineno), ()):
+                if same_code(candidate, code, positions):
+                    return candidate
     return None
 
 
