@@ -48,9 +48,10 @@ def config(debug: bool | None = None) -> dict:
 #: Arguments whose derivative a rule gives as zero on purpose (by parameter name, by position,
 #: "*" for any, "sole" for a lone positional argument), listed in docs/conventions.md: zero by definition (``copysign``'s sign source,
 #: ``arange``'s ``stop``, which sets only the length), zero because the argument was not the one
-#: selected (``max``/``min`` of floats, a default not used, an ``initial=`` that did not win), and
-#: parameters yuebing does not differentiate (a norm's ``ord``, the shape parameters of random
-#: draws, reductions' ``initial=``).
+#: selected (``max``/``min`` of floats, a default not used), and parameters yuebing does not
+#: differentiate (the shape parameters of random draws, docs/limitations.md). (Reductions'
+#: ``initial=`` and a norm's ``ord`` are differentiated; where ``ord`` is a discrete choice the
+#: rule returns an explicit zero.)
 ZERO_ARGUMENTS: dict = {
     math.copysign: ("y", 1), np.copysign: ("y", 1), operator.floordiv: ("*",),
     np.arange: ("stop", "sole"),  # arange(n): the sole argument is the stop
