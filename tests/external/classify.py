@@ -1,0 +1,263 @@
+"""Run one external function through yuebing and sort it into right / refused / wrong.
+
+* right: yuebing's value equals the plain call, its gradient (and, when asked, its Hessian)
+  agrees with central differences, or with the jax twin when differences cannot resolve it;
+  a jax twin that exists must agree too, unless differences side with yuebing.
+* refused: yuebing raised one of its own error classes (``MissingRuleError``,
+  ``SecondOrderError``, ...): the type and the first line of the message are kept.
+* wrong: different numbers, or any other exception escaping yuebing (an internal crash such as
+  ``TypeError`` or ``NameError`` is a bug, not a refusal; so are yuebing's ``InternalError``
+  and the debug check's ``RuleDebugError``).
+* unverified: no oracle resolves the derivative (differences disagree among their own steps,
+  no jax twin, complex step unavailable or disagreeing) while forward and reverse mode agree;
+  listed with the reason, never counted as right.
+* unusable: the plain function itself fails or is not finite at three points (the harness's
+  problem, not yuebing's; listed, never counted as tried).
+"""
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+import yuebing as yb
+
+from . import oracle
+from .cases import CaseSpec, Problem
+
+ATTEMPTS = 3
+HESSIAN_DIRECTIONS = 2
+# Hessians are checked for functions of at most this many variables (forward-over-reverse takes
+# one Hessian-vector product per variable); larger ones have their gradient checked only.
+HESSIAN_MAX_VARIABLES = 20
+
+
+@dataclass
+class Outcome:
+    case_id: str
+    package: str
+    status: str                     # right | refused | wrong | unverified | unusable
+    stage: str = ""                 # value | gradient | hessian (where it was decided)
+    detail: str = ""
+    oracles: list[str] = field(default_factory=list)   # what confirmed a right result
+
+    @property
+    def error_class(self) -> str:
+        return self.detail.split(":", 1)[0] if self.status == "refused" else ""
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:200] if text else ""
+
+
+# yuebing's own classes that report a bug in yuebing rather than refuse the user's code
+BUG_REPORTS = ("InternalError", "RuleDebugError", "RuleCheckError")
+
+
+# the API's own checks of its contract, raised as TypeError with the entry point's name
+API_CONTRACT = re.compile(r"^(grad|value_and_grad|hessian|hvp|jvp|vjp): .* must return a real scalar")
+
+
+def is_clean_refusal(error: BaseException) -> bool:
+    """One of yuebing's own error classes refusing the code (or the API's check of what the
+    function returns), not a crash passing through it."""
+    if type(error).__module__.split(".")[0] == "yuebing":
+        return type(error).__name__ not in BUG_REPORTS
+    return isinstance(error, TypeError) and bool(API_CONTRACT.match(str(error)))
+
+
+def _from_error(spec: CaseSpec, stage: str, error: BaseException) -> Outcome:
+    summary = f"{type(error).__name__}: {_first_line(error)}"
+    if is_clean_refusal(error):
+        return Outcome(spec.case_id, spec.package, "refused", stage, summary)
+    return Outcome(spec.case_id, spec.package, "wrong", stage, "internal error " + summary)
+
+
+class Evaluator:
+    """Calls a problem's function the same way each time (the random term reseeded)."""
+
+    def __init__(self, problem: Problem):
+        self.problem = problem
+
+    def reseed(self) -> None:
+        if self.problem.random_seed is not None:
+            np.random.seed(self.problem.random_seed)
+
+    def plain(self, x: np.ndarray) -> float:
+        self.reseed()
+        return float(self.problem.function(x.copy()))
+
+    def value_and_grad(self, x: np.ndarray):
+        self.reseed()
+        return yb.value_and_grad(self.problem.function)(x.copy())
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        self.reseed()
+        return np.asarray(yb.grad(self.problem.function)(x.copy()), float)
+
+    def complex_call(self, z: np.ndarray):
+        self.reseed()
+        return self.problem.function(z)
+
+    def jvp(self, x: np.ndarray, direction: np.ndarray) -> float:
+        self.reseed()
+        return yb.jvp(self.problem.function, (x.copy(),), (direction,))[1]
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        self.reseed()
+        return np.asarray(yb.hessian(self.problem.function)(x.copy()), float)
+
+    def twin(self) -> Optional[oracle.JaxTwin]:
+        if self.problem.jax_prefixes is None or not oracle.jax_available():
+            return None
+        return oracle.JaxTwin(self.problem.function, self.problem.jax_prefixes, self.reseed)
+
+
+def usable_problem(spec: CaseSpec) -> tuple[Optional[Problem], float, str]:
+    """The first of a few points where the plain function runs and is finite."""
+    reason = ""
+    for attempt in range(ATTEMPTS):
+        try:
+            problem = spec.build(attempt)
+            value = Evaluator(problem).plain(problem.point)
+        except Exception as error:  # the package's own failure, e.g. removed NumPy names
+            reason = f"plain call fails: {type(error).__name__}: {_first_line(error)}"
+            continue
+        if math.isfinite(value):
+            return problem, value, ""
+        reason = f"plain value is {value}"
+    return None, math.nan, reason
+
+
+def run_case(spec: CaseSpec, hessian: bool = True) -> Outcome:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _run_case(spec, hessian)
+
+
+def _run_case(spec: CaseSpec, hessian: bool) -> Outcome:
+    problem, plain_value, reason = usable_problem(spec)
+    if problem is None:
+        return Outcome(spec.case_id, spec.package, "unusable", "", reason)
+    evaluator, x = Evaluator(problem), problem.point
+    try:
+        value, gradient = evaluator.value_and_grad(x)
+    except Exception as error:
+        return _from_error(spec, "gradient", error)
+    if not np.isclose(float(value), plain_value, rtol=1e-9, atol=1e-12):
+        return Outcome(spec.case_id, spec.package, "wrong", "value",
+                       f"value {float(value)!r} but the plain call gives {plain_value!r}")
+    hessian = hessian and x.size <= HESSIAN_MAX_VARIABLES
+    twin = _twin_results(evaluator, x, plain_value, hessian)
+    verdict = _check_gradient(spec, evaluator, x, np.asarray(gradient, float), twin)
+    if verdict.status != "right" or not hessian:
+        return verdict
+    return _check_hessian(spec, evaluator, x, twin, verdict)
+
+
+TwinResults = Optional[tuple]   # (value, gradient, Hessian or None) from the jax twin
+
+
+def _twin_results(evaluator: Evaluator, x: np.ndarray, plain_value: float, hessian: bool) -> TwinResults:
+    """The jax twin's results, kept only if its value is the plain function's value."""
+    twin = evaluator.twin()
+    results = None if twin is None else twin.derivatives(x, hessian)
+    if results is None or not np.isclose(results[0], plain_value, rtol=1e-10, atol=1e-12):
+        return None
+    return results
+
+
+def _check_gradient(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray, gradient: np.ndarray,
+                    twin: TwinResults) -> Outcome:
+    if gradient.shape != x.shape:
+        return Outcome(spec.case_id, spec.package, "wrong", "gradient",
+                       f"gradient shape {gradient.shape}, argument shape {x.shape}")
+    differences = oracle.gradient_against_differences(evaluator.plain, x, gradient)
+    verdict = _verdict(spec, "gradient", gradient, differences, None if twin is None else twin[1],
+                       lambda: oracle.complex_step_gradient(evaluator.complex_call, x))
+    if verdict.status != "unverified":
+        return verdict
+    return _forward_reverse_consistency(spec, evaluator, x, gradient, verdict)
+
+
+def _forward_reverse_consistency(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray,
+                                 gradient: np.ndarray, verdict: Outcome) -> Outcome:
+    """With no oracle, forward mode must at least agree with reverse mode (g . v = jvp v)."""
+    direction = np.random.default_rng(spec.seed(7)).standard_normal(x.shape)
+    try:
+        tangent = float(evaluator.jvp(x, direction))
+    except Exception as error:
+        if not is_clean_refusal(error):
+            return _from_error(spec, "gradient", error)
+        return verdict
+    expected = float(np.sum(gradient * direction))
+    if not np.isclose(tangent, expected, rtol=1e-8, atol=1e-12 * np.max(np.abs(gradient))):
+        return Outcome(spec.case_id, spec.package, "wrong", "gradient",
+                       f"forward mode {tangent!r} disagrees with reverse g.v {expected!r} "
+                       f"(and differences are unresolved)")
+    verdict.detail += "; forward and reverse modes agree"
+    return verdict
+
+
+# Complex step overrides stable differences only when they disagree by less than this: high
+# frequencies (Weierstrass sums to 3**20) bias every step alike, but by little.
+COMPLEX_STEP_OVERRIDE = 1e-3
+
+
+def _verdict(spec: CaseSpec, stage: str, ours: np.ndarray, differences: oracle.DifferenceCheck,
+             jax_result: Optional[np.ndarray],
+             complex_step: Callable[[], Optional[np.ndarray]] = lambda: None) -> Outcome:
+    """Combine the oracles. Agreeing differences decide right (a jax twin that disagrees is
+    noted: it is not quite the same function there). Otherwise the jax twin, then complex step,
+    may confirm; failing that, stable differences or a disagreeing twin mean wrong, and with
+    neither the result is unverified."""
+    def outcome(status: str, detail: str, oracles: list[str]) -> Outcome:
+        return Outcome(spec.case_id, spec.package, status, stage, detail, oracles)
+
+    jax_ok = jax_result is not None and oracle.agrees(ours, jax_result, 0.0, oracle.JAX_RTOL)
+    jax_error = None if jax_result is None else oracle.relative_error(ours, jax_result)
+    fd_note = f"differences {'disagree' if differences.stable else 'unresolved'} (rel {differences.error:.1e})"
+    if differences.agrees:
+        note = "" if jax_result is None or jax_ok else f"jax twin differs (rel {jax_error:.1e})"
+        return outcome("right", note, ["fd"] + (["jax"] if jax_ok else []))
+    if jax_ok:
+        return outcome("right", f"{fd_note}; jax agrees", ["jax"])
+    if not differences.stable or differences.error < COMPLEX_STEP_OVERRIDE:
+        estimate = complex_step()
+        if estimate is not None and oracle.agrees(ours, estimate, 0.0, oracle.JAX_RTOL):
+            return outcome("right", f"{fd_note}; complex step agrees", ["complex-step"])
+    if differences.stable or jax_result is not None:
+        jax_note = "" if jax_error is None else f", jax twin rel {jax_error:.1e}"
+        return outcome("wrong", f"{stage}: {fd_note}{jax_note}", [])
+    return outcome("unverified", f"no oracle resolves it: {fd_note}, no jax twin, complex step "
+                   "unavailable or disagreeing", [])
+
+
+def _check_hessian(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray, twin: TwinResults,
+                   gradient_verdict: Outcome) -> Outcome:
+    try:
+        matrix = evaluator.hessian(x)
+    except Exception as error:
+        return _from_error(spec, "hessian", error)
+    if matrix.size != x.size * x.size:
+        return Outcome(spec.case_id, spec.package, "wrong", "hessian", f"Hessian shape {matrix.shape}")
+    directions = np.random.default_rng(spec.seed(99)).standard_normal((HESSIAN_DIRECTIONS, x.size))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    try:
+        differences = oracle.hessian_against_differences(evaluator.grad, x, matrix, directions)
+    except Exception as error:  # the gradient was fine at x; failing next to it is a finding too
+        return _from_error(spec, "hessian", error)
+    jax_matrix = twin[2] if twin is not None and "jax" in gradient_verdict.oracles else None
+    verdict = _verdict(spec, "hessian", matrix.reshape(x.size, x.size), differences,
+                       None if jax_matrix is None else jax_matrix.reshape(x.size, x.size))
+    verdict.oracles = sorted(set(verdict.oracles) | {f"grad:{o}" for o in gradient_verdict.oracles})
+    return verdict
+
+
+def run_cases(specs: list[CaseSpec], hessian: Callable[[CaseSpec], bool]) -> list[Outcome]:
+    return [run_case(spec, hessian(spec)) for spec in specs]

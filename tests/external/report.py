@@ -1,0 +1,141 @@
+"""Summaries of an external-corpus run: a printed table and ``docs/external-corpus.md``.
+
+Run the whole corpus and rewrite the page (several minutes):
+
+    python3 -m tests.external.report --write docs/external-corpus.md
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import time
+from typing import Iterable
+
+from .classify import Outcome
+
+STATUSES = ("right", "refused", "wrong", "unverified", "unusable")
+
+
+def counts_by_package(outcomes: Iterable[Outcome]) -> dict[str, collections.Counter]:
+    table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for outcome in outcomes:
+        table[outcome.package][outcome.status] += 1
+    return dict(table)
+
+
+def tried(counter: collections.Counter) -> int:
+    """Functions yuebing was asked to differentiate (the unusable ones never were)."""
+    return counter["right"] + counter["refused"] + counter["wrong"] + counter["unverified"]
+
+
+def refusal_groups(outcomes: Iterable[Outcome]) -> dict[str, list[str]]:
+    """Refusal message (class and first line, at which stage) -> the functions giving it."""
+    groups: dict[str, list[str]] = collections.defaultdict(list)
+    for outcome in outcomes:
+        if outcome.status == "refused":
+            groups[f"[{outcome.stage}] {outcome.detail}"].append(outcome.case_id)
+    return dict(sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])))
+
+
+def summary_text(outcomes: list[Outcome]) -> str:
+    lines = [f"{'package':22s} {'tried':>6s} {'right':>6s} {'refused':>8s} {'wrong':>6s} {'unverified':>10s} "
+             f"{'unusable':>9s}"]
+    table = counts_by_package(outcomes)
+    for package, counter in sorted(table.items()):
+        lines.append(f"{package:22s} {tried(counter):6d} {counter['right']:6d} {counter['refused']:8d} "
+                     f"{counter['wrong']:6d} {counter['unverified']:10d} {counter['unusable']:9d}")
+    total = sum(table.values(), collections.Counter())
+    lines.append(f"{'total':22s} {tried(total):6d} {total['right']:6d} {total['refused']:8d} "
+                 f"{total['wrong']:6d} {total['unverified']:10d} {total['unusable']:9d}")
+    lines.append("")
+    lines.append("refused:")
+    for message, case_ids in refusal_groups(outcomes).items():
+        lines.append(f"  {len(case_ids):3d} x {message}")
+    for status in ("wrong", "unverified", "unusable"):
+        listed = [o for o in outcomes if o.status == status]
+        if listed:
+            lines.append(f"{status}:")
+            lines.extend(f"  {o.case_id} [{o.stage}] {o.detail}" for o in listed)
+    return "\n".join(lines)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
+    table = counts_by_package(outcomes)
+    total = sum(table.values(), collections.Counter())
+    parts = [
+        "# External corpus",
+        "",
+        "Functions written by others, from packages installed as test-only dependencies (the `test`",
+        "extra), differentiated by yuebing at smooth points inside their bounds: the value against the",
+        "plain call, the gradient against central differences (several steps) and the Hessian against",
+        "central differences of the gradient along random directions; where the package's own code",
+        "also runs under `jax.numpy` (its modules' `numpy` names swapped for the call), against",
+        "`jax.grad`/`jax.hessian` as a second oracle. Nothing of theirs is copied into this repository:",
+        "`tests/external/` only enumerates and calls it. Harness: `tests/test_external_corpus.py`;",
+        "regenerate this page with `python3 -m tests.external.report --write docs/external-corpus.md`.",
+        "",
+        "*right*: value, gradient and Hessian agree; *refused*: yuebing raised one of its own error",
+        "classes; *wrong*: different numbers or an internal error (each one is listed in `KNOWN_WRONG`",
+        "with its minimal reproduction, and the test fails if it is no longer wrong); *unusable*: the",
+        "plain function itself fails on Python 3.11 / NumPy 2 (not counted as tried).",
+        "",
+        "*unverified*: no oracle resolves the derivative (the differences disagree among their own",
+        "steps, there is no jax twin, complex step is unavailable or disagrees) and forward and reverse",
+        "mode agree; listed, not counted as right.",
+        "",
+        "| package | tried | right | refused | wrong | unverified | unusable |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for package, counter in sorted(table.items()):
+        parts.append(f"| {package} | {tried(counter)} | {counter['right']} | {counter['refused']} | "
+                     f"{counter['wrong']} | {counter['unverified']} | {counter['unusable']} |")
+    parts.append(f"| **total** | {tried(total)} | {total['right']} | {total['refused']} | "
+                 f"{total['wrong']} | {total['unverified']} | {total['unusable']} |")
+    parts += ["", "`numpy-ml` was a candidate but does not import on Python 3.10+ "
+              "(`from collections import Hashable`).", "", "## Refused, by error", "",
+              "| count | stage and error | functions |", "|---:|---|---|"]
+    for message, case_ids in refusal_groups(outcomes).items():
+        parts.append(f"| {len(case_ids)} | {_escape(message)} | {', '.join(case_ids)} |")
+    parts += ["", "## Wrong", "", "| function | stage | what | mechanism (KNOWN_WRONG) |", "|---|---|---|---|"]
+    for outcome in (o for o in outcomes if o.status == "wrong"):
+        parts.append(f"| {outcome.case_id} | {outcome.stage} | {_escape(outcome.detail)} | "
+                     f"{_escape(known_wrong.get(outcome.case_id, 'NOT LISTED'))} |")
+    parts += ["", "## Unverified", "", "| function | stage | why |", "|---|---|---|"]
+    for outcome in (o for o in outcomes if o.status == "unverified"):
+        parts.append(f"| {outcome.case_id} | {outcome.stage} | {_escape(outcome.detail)} |")
+    parts += ["", "## Unusable", "", "| function | why |", "|---|---|"]
+    for outcome in (o for o in outcomes if o.status == "unusable"):
+        parts.append(f"| {outcome.case_id} | {_escape(outcome.detail)} |")
+    return "\n".join(parts) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    from tests.test_external_corpus import KNOWN_WRONG, hessian_wanted
+    from .cases import all_cases
+    from .classify import run_case
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--write", help="write the markdown page to this path")
+    parser.add_argument("--only", help="run only case ids containing this text")
+    args = parser.parse_args(argv)
+    started, outcomes = time.time(), []
+    for spec in all_cases():
+        if args.only and args.only not in spec.case_id:
+            continue
+        outcome = run_case(spec, hessian_wanted(spec, full=True))
+        print(f"{outcome.case_id:45s} {outcome.status:8s} {outcome.stage:8s} {outcome.detail[:120]}", flush=True)
+        outcomes.append(outcome)
+    print(summary_text(outcomes))
+    print(f"{len(outcomes)} functions in {time.time() - started:.0f} s")
+    if args.write:
+        with open(args.write, "w") as handle:
+            handle.write(markdown(outcomes, KNOWN_WRONG))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
