@@ -121,7 +121,7 @@ def test_argnums_out_of_range():
 def test_non_differentiable_argument_type():
     with pytest.raises(TypeError, match="argument 0 is a str"):
         yb.grad(quadratic)("abc")
-    with pytest.raises(TypeError, match="argument 0 is a int"):
+    with pytest.raises(TypeError, match="argument 0 is the int 3"):
         yb.grad(quadratic)(3)
 
 

@@ -35,6 +35,7 @@ from .tangents import (
 )
 from .tangents.arrays import array_root
 from .tangents.validate import validate_tangent
+from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
 from .transform import buffers as _buffers
 from .transform.runtime import call_rrule, derived_rule, unwind
@@ -95,16 +96,15 @@ def _normalise_argnums(argnums: int | Sequence[int], n_args: int, name: str) -> 
 
 
 def _check_differentiable(value: Any, index: int, name: str, tangent: Any = None) -> None:
+    """Refuse argument ``index`` of ``argnums`` when it has no tangent type, or nothing in it can
+    carry a derivative (an int, a dict of ints: its gradient would be empty)."""
+    if type(value) is float or type(value) is np.ndarray and value.dtype.kind in "fc":
+        return
     try:
-        t = zero_tangent(value) if tangent is None else tangent
+        zero_tangent(value) if tangent is None else tangent
     except TypeError as error:
         raise TypeError(f"{name}: argument {index} cannot be differentiated: {error}") from None
-    if t is NoTangent:
-        raise TypeError(
-            f"{name}: argument {index} is a {type(value).__qualname__}, which has no derivative "
-            "(NoTangent). Differentiate with respect to a float, complex number, float array or a "
-            "container of them, or leave it out of argnums"
-        )
+    require_float_leaf(value, index, name)
 
 
 def _simple_arrays(args: tuple) -> bool:
@@ -137,8 +137,25 @@ def _fdata_of(t: Any) -> Any:
     return fdata(t)
 
 
-def _run(f: Callable, args: tuple, kwargs: dict, with_function: bool = False, buffers: Any = None):
-    """Forward pass of ``f`` on the caller's arguments; returns what the pullback needs."""
+def _separated(args: tuple, name: str) -> tuple[tuple, Any]:
+    """The arguments to run on and their tangents (None: the usual ones). Arguments sharing float
+    data are differentiated slot by slot (``argument_checks.separate_arguments``): each gets its
+    own read-only view and its own tangent."""
+    if _simple_arrays(args):
+        return args, None
+    separate = separate_arguments(args, name)
+    if separate is None:
+        return args, None
+    return separate, tuple(zero_tangent(a) for a in separate)
+
+
+def _run(f: Callable, args: tuple, kwargs: dict, with_function: bool = False, buffers: Any = None,
+         name: str = "vjp"):
+    """Forward pass of ``f`` on the caller's arguments (or, for arguments sharing float data,
+    read-only views of them); returns what the pullback needs."""
+    args, separate_tangents = _separated(args, name)
+    if separate_tangents is not None:
+        buffers = separate_tangents
     tangents = _zero_args(args) if buffers is None else buffers
     per_arg = list(tangents) if isinstance(tangents, tuple) else [NoTangent] * len(args)
     arg_fdata = [_fdata_of(t) for t in per_arg]
@@ -146,8 +163,13 @@ def _run(f: Callable, args: tuple, kwargs: dict, with_function: bool = False, bu
     f_fdata = fdata(f_tangent)
     kw_coduals = {k: CoDual(v, fdata(zero_tangent(v))) for k, v in kwargs.items()}
     coduals = [CoDual(a, fd) for a, fd in zip(args, arg_fdata)]
-    out, pullback = call_rrule(CoDual(f, f_fdata), *coduals, **kw_coduals)
-    return out, pullback, arg_fdata, f_fdata, tangents
+    try:
+        out, pullback = call_rrule(CoDual(f, f_fdata), *coduals, **kw_coduals)
+    except ValueError as error:
+        if separate_tangents is not None:
+            note_shared_write(error, name)
+        raise
+    return out, pullback, arg_fdata, f_fdata, tangents, args
 
 
 def _seed(out: CoDual, cotangent: Any) -> Any:
@@ -183,7 +205,7 @@ class _OncePullback:
 def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(value, pullback)`` (``(value, pullback, aux)`` with ``has_aux``); ``pullback(ct)``
     returns one cotangent per primal. The pullback can be called once."""
-    out, pullback, arg_fdata, _, _ = _run(f, primals, {})
+    out, pullback, arg_fdata, _, _, primals = _run(f, primals, {})
     value = out.primal
     aux = None
     if has_aux:
@@ -209,7 +231,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 def value_and_pullback(f: Callable, *primals: Any) -> tuple:
     """Low-level (Mooncake's ``value_and_pullback!!``): ``(value, pullback)`` where
     ``pullback(ct)`` returns ``(gradient of f's captured state, *gradients of the primals)``."""
-    out, pullback, arg_fdata, f_fdata, _ = _run(f, primals, {}, with_function=True)
+    out, pullback, arg_fdata, f_fdata, _, _ = _run(f, primals, {}, with_function=True, name="value_and_pullback")
 
     def run(cotangent: Any) -> tuple:
         validate_tangent(out.primal, cotangent)
@@ -275,7 +297,7 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
             buffers = None  # reported per argument below
     for a in nums:
         _check_differentiable(args[a], a, name, buffers[a] if isinstance(buffers, tuple) else None)
-    out, pullback, arg_fdata, _, tangents = _run(f, args, kwargs, buffers=buffers)
+    out, pullback, arg_fdata, _, tangents, args = _run(f, args, kwargs, buffers=buffers, name=name)
     full = out.primal
     value, aux = _split_aux(full, name) if has_aux else (full, None)
     if aux is None and isinstance(value, (float, np.floating)):

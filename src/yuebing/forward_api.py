@@ -16,6 +16,7 @@ import numpy as np
 from . import rules as _rules  # noqa: F401 - registers every rule
 from . import tangents as T
 from .api import _normalise_argnums
+from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from .rules.core import Dual
 from .tangents import NoTangent
 from .tangents import kinds as K
@@ -42,13 +43,22 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
                 "non-differentiable values (yb.tangents.zero_tangent(x) shows the expected structure)"
             ) from None
     x = T.structural_copy(tuple(primals))
+    # arguments sharing float data (one array passed twice) are differentiated slot by slot, each
+    # a read-only view with its own tangent (docs/conventions.md, "Arguments")
+    separate = separate_arguments(x, name)
+    x = x if separate is None else separate
     # a fresh tangent with the caller's aliasing, for the copy (the rules update it in place)
     dx = T.scale(tuple(tangents), 1.0) if any(t is not NoTangent for t in tangents) else (NoTangent,) * len(x)
     if dx is NoTangent:
         dx = (NoTangent,) * len(x)
     duals = [Dual(p, t) for p, t in zip(x, dx)]
     kw_duals = {k: Dual(v, T.zero_tangent(v)) for k, v in T.structural_copy(kwargs).items()}
-    out = call_frule(Dual(f, global_tangent(f)), *duals, **kw_duals)
+    try:
+        out = call_frule(Dual(f, global_tangent(f)), *duals, **kw_duals)
+    except ValueError as error:
+        if separate is not None:
+            note_shared_write(error, name)
+        raise
     return out.primal, out.tangent
 
 
@@ -200,11 +210,7 @@ def _check_argument(x: Any, i: int, name: str) -> None:
         t = T.zero_tangent(x)
     except TypeError as error:
         raise TypeError(f"{name}: argument {i} cannot be differentiated: {error}") from None
-    if t is NoTangent:
-        raise TypeError(
-            f"{name}: argument {i} is a {type(x).__qualname__}, which has no derivative (NoTangent). "
-            "Differentiate with respect to a float, a float array or a container of them"
-        )
+    require_float_leaf(x, i, name)  # an int, a dict of ints: nothing to differentiate
     _leaves(x, t, f"argument {i}")
 
 

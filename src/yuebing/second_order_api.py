@@ -15,8 +15,10 @@ import numpy as np
 from . import rules as _rules  # noqa: F401 - registers every rule
 from . import tangents as T
 from .api import _normalise_argnums, _scalar_seed, _user_facing
+from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from .rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from .tangents import NoFData, NoRData, NoTangent
+from .tangents.arrays import array_root
 from .tangents.validate import validate_tangent
 from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
 from .rules.core import register_frule, register_rrule
@@ -31,6 +33,11 @@ def _fdata_of(xs: tuple) -> tuple:
     """Zero fdata of each argument; arguments sharing arrays share their fdata."""
     fd = T.fdata(T.zero_tangent(xs))
     return (NoFData,) * len(xs) if fd is NoFData else tuple(fd)
+
+
+def _fdata_per_argument(xs: tuple) -> tuple:
+    """Zero fdata of each argument on its own (arguments differentiated slot by slot)."""
+    return tuple(T.fdata(T.zero_tangent(x)) for x in xs)
 
 
 def _check_scalar(value: Any, f: Callable, name: str) -> None:
@@ -73,11 +80,24 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
                 raise TypeError(f"{name}: the direction for argument {i} does not match it "
                                 f"(a {type(x).__qualname__}): {error}") from None
     xs = T.structural_copy(tuple(args))
-    # fresh tangents with the caller's aliasing (arguments that share an array share its fdata)
+    # arguments sharing float data (one array passed twice) are differentiated slot by slot, each
+    # a read-only view with its own fdata (docs/conventions.md, "Arguments"); otherwise arguments
+    # that share an array inside containers share its fdata
+    separate = separate_arguments(xs, name)
+    if separate is not None:
+        xs = separate
+    fdata_of = _fdata_of if separate is None else _fdata_per_argument
     full = tuple(_zero_direction(x) if v is NoTangent else v for x, v in zip(args, directions))
     vs = T.scale(full, 1.0)
-    duals = list(zip(xs, _fdata_of(xs), vs, _fdata_of(xs)))
-    out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
+    if vs is NoTangent:  # no argument carries a derivative (ints): each gets NoTangent back
+        vs = (NoTangent,) * len(xs)
+    duals = list(zip(xs, fdata_of(xs), vs, fdata_of(xs)))
+    try:
+        out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
+    except ValueError as error:
+        if separate is not None:
+            note_shared_write(error, name)
+        raise
     value = out[0]
     rs, rsd = _pull_unit(out, pullback, f, name)
     grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
@@ -153,6 +173,8 @@ class PreparedHvp:
         if [_signature_of(x) for x in primals] != self.shapes or any(
                 t is not NoTangent and _signature_of(t) != _signature_of(x) for x, t in zip(primals, tangents)):
             return _value_grad_hvp(self.f, primals, tangents, "hvp")  # not what was prepared for
+        if len({id(array_root(x)) if isinstance(x, np.ndarray) else id(x) for x in primals}) < len(primals):
+            return _value_grad_hvp(self.f, primals, tangents, "hvp")  # shared arguments: slot by slot
         duals = []
         for x, v, buffers in zip(primals, tangents, self._buffers()):
             if buffers is None:
@@ -212,6 +234,7 @@ def prepare_hessian(f: Callable, *example_args: Any, argnums: int | Sequence[int
 def _check_hessian_argument(x: Any, i: int) -> None:
     if type(x) is float or isinstance(x, np.ndarray) and x.dtype.kind == "f":
         return
+    require_float_leaf(x, i, "hessian")  # an int, an int array: nothing to differentiate
     raise TypeError(
         f"hessian: argument {i} is a {type(x).__qualname__}; hessian takes float or float-array "
         "arguments. For a dict, list or object of arrays, flatten it with yb.flatten and differentiate "

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tangents as T
-from .targets import scalar_function, weights
+from .targets import packed, scalar_function, weights
 
 
 def differentiable_positions(args: tuple) -> list[int]:
@@ -45,24 +45,24 @@ def check_second_order(f: Callable, *args: Any, kwargs: dict | None = None, rtol
     from ..second_order_api import hvp
     from .structural import compare
 
-    s = scalar_test_function(f, args, kwargs, seed)
+    s = packed(scalar_test_function(f, args, kwargs, seed))
     args = tuple(args[i] for i in differentiable_positions(args))
     rng = np.random.default_rng(seed + 1)
     direction = tuple(T.randn_tangent(rng, tuple(args)))
     before = T.structural_copy(args)
-    _, gradient, product = hvp(s, args, direction)
+    _, (gradient,), (product,) = hvp(s, (args,), (direction,))
     problem = compare(before, args)
     if problem is not None:
         raise AssertionError(f"{_name(f)}: hvp changed the caller's arguments: {problem}")
-    argnums = tuple(range(len(args)))
-    expected_gradient = grad(s, argnums=argnums)(*T.structural_copy(args))
+    argnums = 0
+    expected_gradient = grad(s, argnums=argnums)(T.structural_copy(args))
     probe = tuple(T.randn_tangent(rng, tuple(args)))
     _close(T.dot(probe, tuple(gradient)), T.dot(probe, expected_gradient), rtol, atol, f, "gradient")
     analytic = T.dot(probe, tuple(product))
     estimates = []
     for h in (1e-3, 1e-4, 1e-5):
-        plus = grad(s, argnums=argnums)(*T.add_to_primal(T.structural_copy(args), T.scale(direction, h)))
-        minus = grad(s, argnums=argnums)(*T.add_to_primal(T.structural_copy(args), T.scale(direction, -h)))
+        plus = grad(s, argnums=argnums)(T.add_to_primal(T.structural_copy(args), T.scale(direction, h)))
+        minus = grad(s, argnums=argnums)(T.add_to_primal(T.structural_copy(args), T.scale(direction, -h)))
         finite = (T.dot(probe, plus) - T.dot(probe, minus)) / (2 * h)
         if abs(finite - analytic) <= atol + rtol * abs(finite):
             return

@@ -43,3 +43,14 @@ def scalar_function(f: Callable, kw: dict, w: Any, u: list, template: list, at: 
         return total
 
     return s
+
+
+def packed(s: Callable) -> Callable:
+    """``s`` as a function of one tuple of its arguments. Arguments may share arrays (a rule's
+    aliasing case, ``a += a``): within one argument they share one tangent, while separate
+    arguments are differentiated slot by slot, which a function writing into the shared array
+    does not allow (docs/conventions.md, "Arguments")."""
+    def all_arguments(arguments):
+        return s(*arguments)
+
+    return all_arguments
