@@ -259,3 +259,28 @@ def test_within_one_argument_aliasing_shares_the_tangent():
 def test_one_float_passed_twice_is_differentiated_per_slot():
     x = 1.5
     assert yb.grad(lambda u, v: u * v * v, argnums=(0, 1))(x, x) == (pytest.approx(2.25), pytest.approx(4.5))
+
+
+def uses_both_slots_of_a_gradient(a):
+    gx, gy = yb.grad(bilinear, argnums=(0, 1))(a, a)
+    return np.sum(gx * 1.3) + np.sum(gy * 0.7)
+
+
+def written_out(a):  # the same, with bilinear's per-slot gradients written by hand
+    return np.sum((a * a + np.cos(a) * a) * 1.3) + np.sum((2 * a * a + np.sin(a)) * 0.7)
+
+
+def test_differentiating_a_function_that_passes_one_array_twice_to_yb_grad():
+    """yb.grad called inside differentiated code separates the slots too, in every outer mode."""
+    a = A.copy()
+    assert uses_both_slots_of_a_gradient(a) == pytest.approx(written_out(a))
+    expected = central(written_out, (a.copy(),), 0)
+    np.testing.assert_allclose(yb.grad(uses_both_slots_of_a_gradient)(a), expected, rtol=1e-6)
+    np.testing.assert_allclose([yb.jvp(uses_both_slots_of_a_gradient, (a,), (e,))[1] for e in np.eye(3)], expected,
+                               rtol=1e-6)
+    gradient = yb.grad(written_out)
+    hessian = np.array([(gradient(a + 1e-5 * e) - gradient(a - 1e-5 * e)) / 2e-5 for e in np.eye(3)]).T
+    np.testing.assert_allclose(yb.hessian(uses_both_slots_of_a_gradient)(a), hessian, rtol=1e-5, atol=1e-8)
+    for mode in ("rev", "fwd"):
+        jac = yb.jacobian(lambda v: yb.grad(uses_both_slots_of_a_gradient)(v), mode=mode)(a)
+        np.testing.assert_allclose(jac, hessian, rtol=1e-5, atol=1e-8)

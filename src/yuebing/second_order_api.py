@@ -35,6 +35,16 @@ def _fdata_of(xs: tuple) -> tuple:
     return (NoFData,) * len(xs) if fd is NoFData else tuple(fd)
 
 
+def separated_arguments(xs: tuple, name: str) -> tuple[tuple, Callable]:
+    """``(arguments, fdata_of)`` for a forward-over-reverse pass over ``xs``: arguments sharing
+    float data become read-only views, and ``fdata_of`` gives each its own zero fdata
+    (docs/conventions.md, "Arguments"); otherwise ``xs`` and fdata with their aliasing."""
+    separate = separate_arguments(xs, name)
+    if separate is None:
+        return xs, _fdata_of
+    return separate, _fdata_per_argument
+
+
 def _fdata_per_argument(xs: tuple) -> tuple:
     """Zero fdata of each argument on its own (arguments differentiated slot by slot)."""
     return tuple(T.fdata(T.zero_tangent(x)) for x in xs)
@@ -83,10 +93,8 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     # arguments sharing float data (one array passed twice) are differentiated slot by slot, each
     # a read-only view with its own fdata (docs/conventions.md, "Arguments"); otherwise arguments
     # that share an array inside containers share its fdata
-    separate = separate_arguments(xs, name)
-    if separate is not None:
-        xs = separate
-    fdata_of = _fdata_of if separate is None else _fdata_per_argument
+    xs, fdata_of = separated_arguments(xs, name)
+    separate = fdata_of is _fdata_per_argument
     full = tuple(_zero_direction(x) if v is NoTangent else v for x, v in zip(args, directions))
     vs = T.scale(full, 1.0)
     if vs is NoTangent:  # no argument carries a derivative (ints): each gets NoTangent back
@@ -95,7 +103,7 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     try:
         out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
     except ValueError as error:
-        if separate is not None:
+        if separate:
             note_shared_write(error, name)
         raise
     value = out[0]

@@ -802,7 +802,7 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     as the tangents of those arguments and of the values the function captured."""
     from ..api import _normalise_argnums
     from ..rules.core import Dual
-    from ..second_order_api import _fdata_of, _join, _pull_unit
+    from ..second_order_api import _join, _pull_unit, separated_arguments
     from .forward_runtime import NestedDifferentiationError
 
     spec = f.primal.__yuebing_gradient__
@@ -812,8 +812,9 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
             "positional arguments; pass keyword arguments positionally"
         )
     nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
-    xs = tuple(a.primal for a in args)
-    fdata, fdata_t = _fdata_of(xs), _fdata_of(xs)
+    # arguments sharing an array are differentiated slot by slot, as by yb.grad itself
+    xs, fdata_of = separated_arguments(tuple(a.primal for a in args), "grad")
+    fdata, fdata_t = fdata_of(xs), fdata_of(xs)
     duals = [(x, fd, a.tangent if a.tangent is not NoTangent else zero_tangent_of(x), ft)
              for x, a, fd, ft in zip(xs, args, fdata, fdata_t)]
     g = spec.f
