@@ -93,6 +93,7 @@ class ArrayBlock:
         current: dict[str, str] = {}
         self.ops: list[tuple[str, str, Any, list[str]]] = []  # (local, kind, function, operands)
         self.function_guards: list[str] = []
+        self.attributes: list[tuple[str, str]] = []  # (local, module attribute path) read by the block
         for s in stmts:
             kind, func = classify(s, integers, resolve)
             operands = []
@@ -105,8 +106,14 @@ class ArrayBlock:
                         if isinstance(a, ir.Global):
                             self.constants.add(name)
                     operands.append(current[name])
+                elif isinstance(a, ir.Global):
+                    # a module attribute (np.pi): a constant read once into a local, which the
+                    # reverse pass gets as a residual (the module's name is not bound there)
+                    local = fresh("k")
+                    self.attributes.append((local, a.path))
+                    operands.append(local)
                 else:
-                    operands.append(primal(a))  # a number, or a module attribute (a constant)
+                    operands.append(primal(a))  # a number
             guard = f"{primal(s.func)} is {const(func)}"
             if not isinstance(s.func, ir.Const) and guard not in self.function_guards:
                 self.function_guards.append(guard)
@@ -203,7 +210,9 @@ class ArrayBlock:
             elif kind == "unary":
                 needed += [operands[0], local]
         order = {name: k for k, name in enumerate(self.inputs + [op[0] for op in self.ops])}
-        return sorted({n for n in needed if n in self.values}, key=order.__getitem__)
+        attributes = [local for local, _ in self.attributes]
+        return sorted({n for n in needed if n in self.values}, key=order.__getitem__) \
+            + [n for n in attributes if n in needed]
 
     # ------------------------------------------------------------------ forward
 
@@ -223,7 +232,7 @@ class ArrayBlock:
         activity = [f"{self.is_array[v]} = type({v}) is _ND; {flag} = "
                     + ("False" if v in self.constants else f"{fd(v)} is not _NF or not {self.is_array[v]}")
                     for v, flag in self.flags.items()]
-        lines = activity + lines
+        lines = activity + [f"{local} = {path}" for local, path in self.attributes] + lines
         operands = {(local, k): o for local, _, _, ops, _ in self.ops for k, o in enumerate(ops)}
         shapes = ", ".join(f"_np.shape({operands[key]})" for key in self.shaped)
         lines.append(f"{self.operand_shapes} = None if {self.shape}[1] else ({shapes}{',' if len(self.shaped) == 1 else ''})")
