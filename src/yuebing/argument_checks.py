@@ -33,10 +33,11 @@ def _kind(value: Any) -> str | None:
         return None  # no tangent type: zero_tangent reports it, with its own advice
 
 
-def _walk(value: Any, path: str, seen: set) -> Iterator[tuple[str, Any, str | None]]:
+def _walk(value: Any, root: str, seen: set) -> Iterator[tuple[Any, Any, str | None]]:
     """``(path, value, kind)`` of ``value`` and everything reachable from it, depth first; each
-    container is entered once (``seen`` holds their ids)."""
-    stack = [(path, value)]
+    container is entered once (``seen`` holds their ids). A path is ``root`` or a ``(parent,
+    key, style)`` chain, spelt out by ``_spelt`` only for a message."""
+    stack = [(root, value)]
     while stack:
         path, v = stack.pop()
         kind = _kind(v)
@@ -47,7 +48,17 @@ def _walk(value: Any, path: str, seen: set) -> Iterator[tuple[str, Any, str | No
             continue
         seen.add(id(v))
         keys, children, style = K.parts(v, kind)
-        stack.extend(reversed([(path + format_key(k, style), c) for k, c in zip(keys, children)]))
+        for i in range(len(children) - 1, -1, -1):
+            stack.append(((path, keys[i], style), children[i]))
+
+
+def _spelt(path: Any) -> str:
+    """``argument 0['w'].bias`` from a path chain."""
+    parts = []
+    while type(path) is tuple:
+        path, key, style = path
+        parts.append(format_key(key, style))
+    return path + "".join(reversed(parts))
 
 
 def has_float_leaf(value: Any) -> bool:
@@ -86,10 +97,10 @@ def require_float_leaf(value: Any, index: int, name: str) -> None:
             leaves.append((path, v))
     if not leaves:
         return
-    described = [_describe_leaf(path, v) for path, v in leaves[:_MAX_LISTED]]
+    described = [_describe_leaf(_spelt(path), v) for path, v in leaves[:_MAX_LISTED]]
     fixes = list(dict.fromkeys(fix for _, fix in described if fix is not None))
     to_do = f"pass {', '.join(fixes)}, or" if fixes else "make it hold floats or float arrays, or"
-    if len(leaves) == 1 and leaves[0][0] == f"argument {index}":  # the argument itself
+    if len(leaves) == 1 and type(leaves[0][0]) is str:  # the argument itself
         raise TypeError(f"{name}: {described[0][0]}, which has no derivative. To differentiate it, {to_do} "
                         f"leave argument {index} out of argnums")
     what = "; ".join(d for d, _ in described) + ("; ..." if len(leaves) > _MAX_LISTED else "")
@@ -111,6 +122,8 @@ def _owners(args: tuple) -> tuple[dict, list]:
     first: dict[int, tuple[int, str]] = {}
     shared: list = []
     for i, arg in enumerate(args):
+        if type(arg) is float:
+            continue
         seen: set = set()
         for path, v, kind in _walk(arg, f"argument {i}", seen):
             if kind is K.ARRAY:
@@ -144,6 +157,7 @@ def separate_arguments(args: tuple, name: str) -> tuple | None:
     nested = [(p, q, v) for p, q, v in shared if not (isinstance(v, np.ndarray) and _top(p) and _top(q))]
     if nested:
         p, q, v = nested[0]
+        p, q = _spelt(p), _spelt(q)
         what = "share one array's memory" if isinstance(v, np.ndarray) else \
             f"are the same {type(v).__qualname__} (holding float data)"
         raise TypeError(
@@ -156,8 +170,9 @@ def separate_arguments(args: tuple, name: str) -> tuple | None:
     return tuple(_read_only_view(a) if i in positions else a for i, a in enumerate(args))
 
 
-def _top(path: str) -> bool:
-    return path.startswith("argument ") and path[len("argument "):].isdigit()
+def _top(path: Any) -> bool:
+    """Whether a path is an argument itself (not something inside one)."""
+    return type(path) is str
 
 
 def note_shared_write(error: BaseException, name: str) -> None:
