@@ -100,14 +100,23 @@ def strong_quotient(d: Any, b: Any) -> Any:
 
 
 _add_reduce = np.add.reduce
+_vdot = np.vdot
+_F64 = np.dtype(np.float64)
+SMALL = 4096  # below this, BLAS dot products run on one thread (OpenBLAS threads above 10000)
 
 
 def has_nan(p: np.ndarray) -> bool:
-    """Whether float or complex array ``p`` may hold a NaN: its sum is NaN (no false negatives;
-    ``+inf`` and ``-inf`` together read as NaN too)."""
-    if p.dtype.kind not in "fc":
+    """Whether float or complex array ``p`` may hold a NaN (no false negatives). A small float64
+    array: its sum of squares (``np.vdot``, the cheapest call; squares are never -inf, so only a
+    NaN makes it NaN). Otherwise its sum, a ufunc reduction (a large dot product may start BLAS
+    threads, which on a busy machine cost milliseconds); ``+inf`` and ``-inf`` together read as
+    NaN too, a false alarm that only costs the fix-up."""
+    if p.dtype is _F64 and p.size <= SMALL:
+        total = _vdot(p, p)
+    elif p.dtype.kind in "fc":
+        total = _add_reduce(p, None)
+    else:
         return False
-    total = _add_reduce(p, None)
     return total != total
 
 

@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import ir
-from ..rules.declare import has_nan
+from ..rules.declare import SMALL, has_nan
 from ..rules.util import unbroadcast
 from .float_blocks import _hashable, names_read, runs
 from .templates import _ARRAY_UNARY, _UNARY
@@ -266,7 +266,11 @@ class ArrayBlock:
         checked = [adjoint[v] for v in self.inputs if v not in self.constants]
         lines += reset + fast
         if checked and strong != fast:
-            lines.append(f"if _nan_in({', '.join(checked)}):  # 0 * inf somewhere: again, by the strong-zero rule")
+            # inline (a call costs as much as the check): the sum of squares of a small array,
+            # the sum of a large one (see rules.declare.has_nan), the value of a float
+            tests = [f"{g} is not None and (_s := (_vdot({g}, {g}) if {g}.size <= _SMALL else _ar({g}, None)) "
+                     f"if type({g}) is _ND else {g}) != _s" for g in checked]
+            lines.append(f"if {' or '.join(f'({t})' for t in tests)}:  # a NaN (0 * inf?): again, by the strong-zero rule")
             lines += ["    " + line for line in reset + strong]
         for k, v in enumerate(self.inputs):  # the cotangents of the block's inputs
             if v in self.constants:
@@ -447,5 +451,5 @@ class _Marker:
         return self.name
 
 
-NAMESPACE = {"_array_shapes": array_shapes, "_nan_in": nan_in, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
+NAMESPACE = {"_array_shapes": array_shapes, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}
