@@ -13,28 +13,23 @@ from __future__ import annotations
 
 import zlib
 
+import numpy as np
 import pytest
 
+from tests.external import oracle
 from tests.external.cases import CaseSpec, all_cases
 from tests.external.classify import Outcome, run_case
-from tests.external.report import summary_text, tried
+from tests.external.repros import MECHANISMS, Mechanism
+from tests.external.report import summary_text
 
-# Minimal reproductions, one per mechanism (each line runs as printed after
-# ``import functools, numpy as np, yuebing as yb``, with the defs in a file).
-WRAPS_DECORATOR = (
-    "functools.wraps decorator: a wrapper(*args, **kwargs) decorated with @functools.wraps(f) "
-    "crashes with KeyError: 'args' (its arguments seem bound by the wrapped function's signature, "
-    "inspect.signature follows __wrapped__). Repro: def deco(f):\n    @functools.wraps(f)\n"
-    "    def wrapper(*args, **kwargs):\n        return f(*args, **kwargs)\n    return wrapper\n"
-    "@deco\ndef scale(a, k=2.0):\n    return a * k\nyb.grad(lambda x: scale(x))(1.5)  # KeyError: 'args'. "
-    "Here through scipy.linalg.eigh (scipy's _apply_over_batch) in scipy.stats.multivariate_normal.")
-FLOAT_LOOP_CONSTANT_ARRAY = (
-    "a loop reading floats from a module-level (constant) array crashes in the pullback with "
-    "TypeError: '_Marker' object is not subscriptable. Repro: ZS = np.array([0.3, 0.9])\n"
-    "def f(t):\n    s = t[0]\n    for z in ZS:\n        s = s + z * s\n    return s\n"
-    "yb.grad(f)(np.array([0.3, -0.5]))  # same with `for i in range(2): s = s + ZS[i] * s`")
-
-# case id -> the mechanism that makes it wrong and its minimal reproduction
+# case id -> the mechanism that makes it wrong; its minimal reproduction, in plain NumPy, is the
+# named function of tests/external/repros.py (checked below to be still wrong).
+WRAPS_DECORATOR = ("functools.wraps decorator: wrapper(*args, **kwargs) crashes with KeyError: 'args' "
+                   "(repros.call_through_wraps_decorator); here through scipy.linalg.eigh, which "
+                   "scipy's _apply_over_batch wraps, inside scipy.stats.multivariate_normal")
+FLOAT_LOOP_CONSTANT_ARRAY = ("a loop reading floats from a module-level array crashes in the pullback: "
+                             "TypeError: '_Marker' object is not subscriptable "
+                             "(repros.loop_over_constant_array)")
 KNOWN_WRONG: dict[str, str] = {
     "benchmark_functions:PitsAndHoles": WRAPS_DECORATOR,
     "filterpy:log_likelihood": WRAPS_DECORATOR,
@@ -83,6 +78,15 @@ def test_external_function(spec: CaseSpec) -> None:
     assert_expected(outcome)
 
 
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=[m.name for m in MECHANISMS])
+def test_mechanism_reproduction_is_still_wrong(mechanism: Mechanism) -> None:
+    """Each failure mechanism the corpus found, reduced to a few lines: once fixed, remove it
+    from tests/external/repros.py (and its KNOWN_WRONG entries) and keep a regression test."""
+    assert mechanism.still_wrong(), (
+        f"'{mechanism.name}' is fixed: remove it from tests/external/repros.py and the KNOWN_WRONG "
+        f"entries it explains ({mechanism.seen_in})")
+
+
 def test_known_wrong_entries_name_real_cases() -> None:
     """A stale KNOWN_WRONG id (renamed upstream) must not silently stop being checked."""
     if ALL_CASES:
@@ -103,3 +107,24 @@ def test_whole_external_corpus() -> None:
         except AssertionError as error:
             problems.append(str(error))
     assert not problems, "\n".join(problems)
+
+
+def _smooth(x):
+    return np.sum(np.sin(3.0 * x) * x ** 2) + 1e3 * np.exp(0.01 * np.sum(x))
+
+
+def _smooth_gradient(x):
+    return 3.0 * np.cos(3.0 * x) * x ** 2 + 2.0 * x * np.sin(3.0 * x) + 10.0 * np.exp(0.01 * np.sum(x))
+
+
+@pytest.mark.parametrize("scale", [1e-2, 1.0, 100.0])
+def test_differences_convict_a_slightly_wrong_gradient(scale: float) -> None:
+    """The oracle itself: an exact gradient passes; one component off by 1e-4 of the gradient's
+    size is convicted (stable differences that disagree), not excused as unresolved."""
+    x = scale * np.random.default_rng(3).uniform(-1.0, 1.0, size=5)
+    exact = _smooth_gradient(x)
+    assert oracle.gradient_against_differences(_smooth, x, exact).agrees
+    wrong = exact.copy()
+    wrong[2] += 1e-4 * np.max(np.abs(exact))
+    check = oracle.gradient_against_differences(_smooth, x, wrong)
+    assert not check.agrees and check.stable

@@ -119,19 +119,34 @@ class Evaluator:
 
 
 def usable_problem(spec: CaseSpec) -> tuple[Optional[Problem], float, str]:
-    """The first of a few points where the plain function runs and is finite."""
+    """The first of a few points where the plain function runs, is finite and repeats itself
+    (a function drawing random numbers without saying so gets NumPy's legacy seed reset before
+    every call; one that still varies is unusable)."""
     reason = ""
     for attempt in range(ATTEMPTS):
         try:
             problem = spec.build(attempt)
-            value = Evaluator(problem).plain(problem.point)
+            value = _repeatable_value(problem)
         except Exception as error:  # the package's own failure, e.g. removed NumPy names
             reason = f"plain call fails: {type(error).__name__}: {_first_line(error)}"
             continue
+        if value is None:
+            return None, math.nan, "plain value differs from call to call, even reseeded"
         if math.isfinite(value):
             return problem, value, ""
         reason = f"plain value is {value}"
     return None, math.nan, reason
+
+
+def _repeatable_value(problem: Problem) -> Optional[float]:
+    evaluator = Evaluator(problem)
+    first, second = evaluator.plain(problem.point), evaluator.plain(problem.point)
+    if first == second or (math.isnan(first) and math.isnan(second)):
+        return first
+    if problem.random_seed is None:
+        problem.random_seed = 0
+        return _repeatable_value(problem)
+    return None
 
 
 def run_case(spec: CaseSpec, hessian: bool = True) -> Outcome:
@@ -160,16 +175,32 @@ def _run_case(spec: CaseSpec, hessian: bool) -> Outcome:
     return _check_hessian(spec, evaluator, x, twin, verdict)
 
 
-TwinResults = Optional[tuple]   # (value, gradient, Hessian or None) from the jax twin
+@dataclass
+class TwinResults:
+    """The jax twin's gradient and Hessian, and how much each moves when x moves by a few ulps."""
+    gradient: np.ndarray
+    hessian: Optional[np.ndarray]
+    gradient_floor: np.ndarray
+    hessian_floor: Optional[np.ndarray]
 
 
-def _twin_results(evaluator: Evaluator, x: np.ndarray, plain_value: float, hessian: bool) -> TwinResults:
+def _twin_results(evaluator: Evaluator, x: np.ndarray, plain_value: float,
+                  hessian: bool) -> Optional[TwinResults]:
     """The jax twin's results, kept only if its value is the plain function's value."""
     twin = evaluator.twin()
     results = None if twin is None else twin.derivatives(x, hessian)
     if results is None or not np.isclose(results[0], plain_value, rtol=1e-10, atol=1e-12):
         return None
-    return results
+    nearby = twin.derivatives(x * (1.0 + 8 * oracle.EPS * _signs(x)), hessian)
+    if nearby is None:
+        return TwinResults(results[1], results[2], np.zeros_like(results[1]),
+                           None if results[2] is None else np.zeros_like(results[2]))
+    return TwinResults(results[1], results[2], np.abs(nearby[1] - results[1]),
+                       None if results[2] is None else np.abs(nearby[2] - results[2]))
+
+
+def _signs(x: np.ndarray) -> np.ndarray:
+    return np.random.default_rng(0).choice([-1.0, 1.0], size=x.shape)
 
 
 def _check_gradient(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray, gradient: np.ndarray,
@@ -178,7 +209,8 @@ def _check_gradient(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray, gradien
         return Outcome(spec.case_id, spec.package, "wrong", "gradient",
                        f"gradient shape {gradient.shape}, argument shape {x.shape}")
     differences = oracle.gradient_against_differences(evaluator.plain, x, gradient)
-    verdict = _verdict(spec, "gradient", gradient, differences, None if twin is None else twin[1],
+    jax = None if twin is None else (twin.gradient, twin.gradient_floor)
+    verdict = _verdict(spec, "gradient", gradient, differences, jax,
                        lambda: oracle.complex_step_gradient(evaluator.complex_call, x))
     if verdict.status != "unverified":
         return verdict
@@ -210,7 +242,7 @@ COMPLEX_STEP_OVERRIDE = 1e-3
 
 
 def _verdict(spec: CaseSpec, stage: str, ours: np.ndarray, differences: oracle.DifferenceCheck,
-             jax_result: Optional[np.ndarray],
+             jax: Optional[tuple[np.ndarray, np.ndarray]],
              complex_step: Callable[[], Optional[np.ndarray]] = lambda: None) -> Outcome:
     """Combine the oracles. Agreeing differences decide right (a jax twin that disagrees is
     noted: it is not quite the same function there). Otherwise the jax twin, then complex step,
@@ -219,7 +251,9 @@ def _verdict(spec: CaseSpec, stage: str, ours: np.ndarray, differences: oracle.D
     def outcome(status: str, detail: str, oracles: list[str]) -> Outcome:
         return Outcome(spec.case_id, spec.package, status, stage, detail, oracles)
 
-    jax_ok = jax_result is not None and oracle.agrees(ours, jax_result, 0.0, oracle.JAX_RTOL)
+    jax_result, jax_floor = (None, 0.0) if jax is None else jax
+    # agreement with jax allows for the function's own rounding sensitivity (4 times the floor)
+    jax_ok = jax_result is not None and oracle.agrees(ours, jax_result, 4 * jax_floor, oracle.JAX_RTOL)
     jax_error = None if jax_result is None else oracle.relative_error(ours, jax_result)
     fd_note = f"differences {'disagree' if differences.stable else 'unresolved'} (rel {differences.error:.1e})"
     if differences.agrees:
@@ -252,9 +286,9 @@ def _check_hessian(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray, twin: Tw
         differences = oracle.hessian_against_differences(evaluator.grad, x, matrix, directions)
     except Exception as error:  # the gradient was fine at x; failing next to it is a finding too
         return _from_error(spec, "hessian", error)
-    jax_matrix = twin[2] if twin is not None and "jax" in gradient_verdict.oracles else None
-    verdict = _verdict(spec, "hessian", matrix.reshape(x.size, x.size), differences,
-                       None if jax_matrix is None else jax_matrix.reshape(x.size, x.size))
+    use_twin = twin is not None and twin.hessian is not None and "jax" in gradient_verdict.oracles
+    jax = (twin.hessian.reshape(x.size, x.size), twin.hessian_floor.reshape(x.size, x.size)) if use_twin else None
+    verdict = _verdict(spec, "hessian", matrix.reshape(x.size, x.size), differences, jax)
     verdict.oracles = sorted(set(verdict.oracles) | {f"grad:{o}" for o in gradient_verdict.oracles})
     return verdict
 

@@ -65,31 +65,34 @@ def central_gradient(f: Callable, x: np.ndarray, relative_step: float) -> tuple[
 class DifferenceCheck:
     """How a derivative compares with central differences over the steps tried.
 
-    ``stable``: the differences at two neighbouring steps agree with each other (within
-    ``STABLE_RTOL``, a tenth of the tolerance), so they resolve the derivative; a derivative disagreeing with stable
-    differences is wrong. Unstable differences (a function too curved or too large for any
-    step: Weierstrass sums, values of 1e9) decide nothing; another oracle must."""
+    ``stable``: the differences at two neighbouring middle steps (relative 1e-7 and 1e-6, or 1e-6
+    and 1e-5) agree within ``STABLE_RTOL`` (a tenth of the tolerance) plus their rounding noise,
+    so they resolve the derivative and one disagreeing with them is wrong. Unstable differences (a
+    function too curved, too large or with frequencies finer than any step: Weierstrass sums to
+    3**20) decide nothing; another oracle must."""
     agrees: bool
     error: float
     stable: bool
 
 
 STABLE_RTOL = 1e-6
+STABLE_STEPS = (1e-7, 1e-6, 1e-5)
 
 
-def _stable(estimates: list[np.ndarray]) -> bool:
-    ordered = [e for _, e in sorted(zip(RELATIVE_STEPS, estimates), key=lambda pair: pair[0])]
-    return any(agrees(a, b, 0.0, STABLE_RTOL) for a, b in zip(ordered, ordered[1:]))
+def _stable(estimates: dict[float, tuple[np.ndarray, np.ndarray]]) -> bool:
+    middle = [estimates[step] for step in STABLE_STEPS]
+    return any(agrees(a, b, noise_a + noise_b, STABLE_RTOL)
+               for (a, noise_a), (b, noise_b) in zip(middle, middle[1:]))
 
 
 def _compare_over_steps(derivative: np.ndarray, estimate_at: Callable) -> DifferenceCheck:
-    best, estimates = math.inf, []
+    best, estimates = math.inf, {}
     for relative_step in RELATIVE_STEPS:
         estimate, noise = estimate_at(relative_step)
         best = min(best, relative_error(derivative, estimate))
         if agrees(derivative, estimate, noise):
             return DifferenceCheck(True, best, True)
-        estimates.append(estimate)
+        estimates[relative_step] = (estimate, noise)
     return DifferenceCheck(False, best, _stable(estimates))
 
 
@@ -216,22 +219,28 @@ class JaxTwin:
 
     def __init__(self, f: Callable, prefixes: tuple[str, ...], reseed: Optional[Callable] = None):
         self.f, self.prefixes, self.reseed = f, prefixes, reseed
+        self._compiled: dict[bool, Callable] = {}
+
+    def _all_orders(self, hessian: bool) -> Callable:
+        import jax
+        if hessian not in self._compiled:
+            f = self.f
+
+            def all_orders(y):
+                return f(y), jax.grad(f)(y), (jax.hessian(f)(y) if hessian else None)
+
+            self._compiled[hessian] = jax.jit(all_orders)
+        return self._compiled[hessian]
 
     def derivatives(self, x: np.ndarray, hessian: bool) -> Optional[tuple[float, np.ndarray, Optional[np.ndarray]]]:
         """(value, gradient, Hessian or None) at ``x``, or ``None`` if there is no twin."""
-        import jax
         import jax.numpy as jnp
         _enable_float64()
-        f = self.f
-
-        def all_orders(y):
-            return f(y), jax.grad(f)(y), (jax.hessian(f)(y) if hessian else None)
-
         if self.reseed is not None:
             self.reseed()
         try:
             with numpy_replaced_by_jax(self.prefixes):
-                value, gradient, matrix = jax.jit(all_orders)(jnp.asarray(x))
+                value, gradient, matrix = self._all_orders(hessian)(jnp.asarray(x))
         except Exception:  # the package's code is not jax-traceable: no twin, not an error
             return None
         return (float(value), np.asarray(gradient, float),

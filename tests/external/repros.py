@@ -1,0 +1,100 @@
+"""Minimal reproductions of the failure mechanisms the external corpus found, in plain NumPy.
+
+Each ``Mechanism`` holds a function, its argument and ``still_wrong()``: whether yuebing still
+gets it wrong (a value or gradient different from the plain function and central differences, or
+an exception that is not one of yuebing's refusals). ``tests/test_external_corpus.py`` asserts
+each one is still wrong, so a fix makes the test fail and the entry is removed (the fixer adds a
+regression test next to the fix). They live in a file, as yuebing needs source to differentiate.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+import yuebing as yb
+
+from .classify import is_clean_refusal
+from .oracle import agrees, central_gradient
+
+
+# 1. An array block drops the write-back of a float carried around a loop: `weight` keeps 1.0.
+def loop_carried_float_next_to_array(x):
+    result = 0.0
+    weight = 1.0
+    for _ in range(2):
+        result = result + weight * np.sum(x)
+        weight = weight + 1.0
+    return result
+
+
+# 2. A loop reading floats from a module-level (constant) array crashes in the pullback.
+CONSTANT_SAMPLES = np.array([0.3, 0.9])
+
+
+def loop_over_constant_array(t):
+    s = t[0]
+    for z in CONSTANT_SAMPLES:
+        s = s + z * s
+    return s
+
+
+# 3. A functools.wraps decorator: wrapper(*args, **kwargs) is bound by the wrapped signature.
+def _passthrough(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+    return wrapper
+
+
+@_passthrough
+def _scaled(a, k=2.0):
+    return a * k
+
+
+def call_through_wraps_decorator(x):
+    return np.sum(_scaled(x))
+
+
+# 4. A loop whose body only updates a float, then an array statement: the reverse code generated
+#    does not compile ("for  in reversed(_res3):").
+def float_only_loop_then_array(x):
+    w = 1.0
+    for _ in range(2):
+        w = w + 1.0
+    return w * np.sum(x)
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    name: str
+    function: Callable[[np.ndarray], Any]
+    argument: np.ndarray
+    seen_in: str
+
+    def still_wrong(self) -> bool:
+        try:
+            value, gradient = yb.value_and_grad(self.function)(self.argument.copy())
+        except Exception as error:
+            return not is_clean_refusal(error)
+        if not np.isclose(float(value), float(self.function(self.argument.copy()))):
+            return True
+        estimate, noise = central_gradient(lambda y: float(self.function(y)), self.argument, 1e-6)
+        return not agrees(np.asarray(gradient, float), estimate, noise)
+
+
+MECHANISMS = (
+    Mechanism("array block drops a loop-carried float", loop_carried_float_next_to_array,
+              np.ones(2), "the corpus's own weighting loop (weighted_total/total before it was rewritten): "
+              "pymoo G1, G11, MW1-MW14 and filterpy multivariate_multiply, van_loan_discretization gave "
+              "wrong values"),
+    Mechanism("float loop over a constant array crashes", loop_over_constant_array,
+              np.array([0.3, -0.5]), "filterpy gh_filter, ghk_filter"),
+    Mechanism("functools.wraps decorator: KeyError 'args'", call_through_wraps_decorator,
+              np.array([1.5, 0.5]), "scipy.linalg.eigh via scipy.stats.multivariate_normal: "
+              "benchmark_functions PitsAndHoles, filterpy log_likelihood"),
+    Mechanism("float-only loop then array: reverse code does not compile", float_only_loop_then_array,
+              np.ones(2), "a reduction of mechanism 1"),
+)
