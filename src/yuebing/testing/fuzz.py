@@ -469,7 +469,11 @@ def _main() -> None:
     parser.add_argument("--without", default="", help="comma-separated features to leave out")
     parser.add_argument("--only", default="", help="comma-separated features to use (with arith)")
     parser.add_argument("--shrink", action="store_true", help="print a shrunk program per mechanism")
+    parser.add_argument("--debug", action="store_true", help="with yuebing's debug checks on (as in the suite)")
     options = parser.parse_args()
+    if options.debug:
+        from .. import config
+        config(debug=True)
     start, stop = (int(v) for v in options.seeds.split(":"))
     features = set(options.only.split(",")) | {"arith"} if options.only else set(FEATURES)
     features -= set(filter(None, options.without.split(",")))

@@ -55,6 +55,7 @@ FEATURES = (
     "nested_loops",     # two nested for loops, matrix element reads and writes
     "power_general",    # powers with a differentiable exponent: (1 + a*a) ** b, 2.0 ** a
     "np_constants",     # module constants in expressions: x * np.pi, math.e
+    "linear_float_block",  # float blocks of + and - only (no residuals); off: each block has a power
 )
 
 # A pattern in the source showing that a program exercises a feature (for coverage counts).
@@ -90,6 +91,7 @@ FEATURE_MARKERS = {
     "calls": r"(?<!def )\b(kw0|va0)\(|lambda v: v|map\(",
     "grow_loop": r"len\(\w+\) < \d",
     "nested_loops": r"for j in range",
+    "linear_float_block": r"^    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+$",
     "np_constants": r"np\.(pi|e)\b|math\.(pi|e)\b",
     "power_general": r"\*\* \(?[a-z(]|np\.power\(2\.0|math\.pow\(1\.5",
 }
@@ -581,11 +583,14 @@ class Generator:
         env, rng = self.env, self.rng
         lines = []
         names = []
-        for _ in range(rng.randint(6, 9)):
+        linear = self.on("linear_float_block") and rng.random() < 0.5
+        for k in range(rng.randint(6, 9)):
             pool = env.names("f") + names
             left = self.pick(pool) if pool else self.float_leaf()
             right = self.pick(pool + [_const(rng)]) if pool else _const(rng)
-            op = self.pick(["+", "-", "*", "*", "/ (1.0 + ", "**"])
+            op = self.pick(["+", "-"] if linear else ["+", "-", "*", "*", "/ (1.0 + ", "**"])
+            if k == 0 and not linear and not self.on("linear_float_block"):
+                op = "**"  # a block with a residual (see the feature linear_float_block)
             t = env.fresh("u")
             if op == "/ (1.0 + ":
                 rhs = f"{left} / (1.0 + {right} * {right})"
