@@ -144,10 +144,9 @@ DRAWS = {
     "beta": (lambda rng, a: rng.beta(2.0, a), "b"),
     "standard_t": (lambda rng, a: rng.standard_t(df=a), "df"),
     "dirichlet": (lambda rng, a: rng.dirichlet(np.array([1.0, a]))[0], "alpha"),
-    "weibull": (lambda rng, a: rng.weibull(a, size=2).sum(), "a"),
     "triangular": (lambda rng, a: rng.triangular(0.0, a, 3.0), "mode"),
     "multivariate_normal in cov": (lambda rng, a: rng.multivariate_normal(np.zeros(2), np.eye(2) * a).sum(), "cov"),
-    "legacy module function": (lambda rng, a: np.random.pareto(a), "a"),
+    "legacy module function": (lambda rng, a: np.random.wald(a, 1.0), "mean"),
 }
 
 
@@ -176,3 +175,21 @@ def test_constant_shape_parameter_and_pathwise_scale_still_work():
     check_every_mode(f, 1.4)
     _, tangent = yb.jvp(f, (1.4,), (0.0,))  # shape parameters with zero tangent are fine
     assert tangent == 0.0
+
+
+PATHWISE = {
+    "Generator.weibull": lambda a: np.random.default_rng(0).weibull(a),
+    "Generator.weibull(array a, size)": lambda a: np.random.default_rng(0).weibull(np.array([a, 2 * a]), size=(3, 2)).sum(),
+    "Generator.power": lambda a: np.random.default_rng(1).power(a, size=2).sum(),
+    "Generator.pareto": lambda a: np.random.default_rng(2).pareto(a, size=2).sum(),
+    "RandomState.pareto (module function)": lambda a: (np.random.seed(0), np.random.pareto(a, 3).sum())[1],
+    "RandomState.power (module function)": lambda a: (np.random.seed(0), np.random.power(a, 3).sum())[1],
+    "RandomState.weibull (module function)": lambda a: (np.random.seed(0), np.random.weibull(a) ** 2)[1],
+}
+
+
+@pytest.mark.parametrize("name", PATHWISE)
+def test_weibull_power_pareto_are_pathwise_in_a(name):
+    # one standard exponential draw transformed by a: with the seed fixed, the draw is a smooth
+    # function of a that finite differences see
+    check_every_mode(PATHWISE[name], 1.7)

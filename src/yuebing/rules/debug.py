@@ -60,8 +60,7 @@ ZERO_ARGUMENTS: dict = {
     # random draws are not differentiated in their shape parameters (docs/limitations.md): reverse
     # mode cannot tell them from constants; forward mode and second order refuse a moving one
     **{target: ("*",) for name in ("standard_gamma", "beta", "chisquare", "dirichlet", "f", "noncentral_chisquare",
-                                   "noncentral_f", "pareto", "power", "standard_t", "triangular", "vonmises", "wald",
-                                   "weibull")
+                                   "noncentral_f", "standard_t", "triangular", "vonmises", "wald")
        for target in ((np.random.Generator, name), (np.random.RandomState, name), getattr(np.random, name))},
     **{target: ("shape",) for target in ((np.random.Generator, "gamma"), (np.random.RandomState, "gamma"), np.random.gamma)},
 }

@@ -14,7 +14,8 @@ Derivatives with respect to distribution parameters:
   1 in ``loc``, ``X`` in ``scale``), ``uniform`` (``low + (high - low) U``: ``1 - U``, ``U``),
   ``exponential``/``rayleigh`` (``scale * X``), ``gamma`` in ``scale`` (``scale * G``),
   ``lognormal`` (``exp(mean + sigma Z)``: ``out``, ``out * Z``), ``multivariate_normal`` in
-  ``mean`` (1). The standard variate is recovered from the output, e.g. ``X = (out - loc) /
+  ``mean`` (1), ``weibull``/``power`` (``N^(1/a)``: ``-out log(out) / a``) and ``pareto``
+  (``expm1(E / a)``: ``-(1 + out) log1p(out) / a``). The standard variate is recovered from the output, e.g. ``X = (out - loc) /
   scale``; where the divisor is 0 it is replayed on a copy of the generator in its pre-call state.
 * selections, exact: ``choice(a, ...)``, ``permutation(x)`` and ``shuffle(x)`` (in place) move
   elements of their array argument; the cotangent is moved back along the same indices, which
@@ -22,8 +23,8 @@ Derivatives with respect to distribution parameters:
   (and checked against the primal result).
 * not differentiated (documented limitation, docs/limitations.md): the shape parameters --
   ``gamma``/``standard_gamma`` in ``shape``, ``beta``, ``chisquare``, ``dirichlet``, ``f``,
-  ``noncentral_*``, ``pareto``, ``power``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
-  ``weibull``, ``multivariate_normal`` in ``cov``. Reverse mode gives them no cotangent (it cannot
+  ``noncentral_*``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
+  ``multivariate_normal`` in ``cov``. Reverse mode gives them no cotangent (it cannot
   tell a differentiated float from a constant; debug mode exempts them in ``ZERO_ARGUMENTS``);
   forward mode and second order, which see tangents, raise naming the parameter when its tangent
   is nonzero. ``choice`` in ``p`` has zero derivative (the indices drawn are piecewise constant
@@ -226,15 +227,15 @@ _ZERO_GENERATOR = (
     "random", "standard_normal", "standard_exponential", "standard_gamma", "integers", "bytes",
     "beta", "binomial", "chisquare", "dirichlet", "f", "geometric", "hypergeometric", "logseries",
     "multinomial", "multivariate_hypergeometric", "negative_binomial", "noncentral_chisquare",
-    "noncentral_f", "pareto", "poisson", "power", "standard_cauchy", "standard_t", "triangular",
-    "vonmises", "wald", "weibull", "zipf",
+    "noncentral_f", "poisson", "standard_cauchy", "standard_t", "triangular",
+    "vonmises", "wald", "zipf",
 )
 _ZERO_LEGACY = (
     "rand", "randn", "random", "random_sample", "randint", "random_integers", "tomaxint",
     "standard_normal", "standard_exponential", "standard_gamma", "bytes", "beta", "binomial",
     "chisquare", "dirichlet", "f", "geometric", "hypergeometric", "logseries", "multinomial",
-    "negative_binomial", "noncentral_chisquare", "noncentral_f", "pareto", "poisson", "power",
-    "standard_cauchy", "standard_t", "triangular", "vonmises", "wald", "weibull", "zipf",
+    "negative_binomial", "noncentral_chisquare", "noncentral_f", "poisson",
+    "standard_cauchy", "standard_t", "triangular", "vonmises", "wald", "zipf",
     "get_state", "seed", "set_state",
 )
 for _name in _ZERO_GENERATOR:
@@ -314,6 +315,20 @@ def _mean_only(p: dict, y: Any, replay: Callable) -> dict:
     return {"mean": 1.0}
 
 
+def _root_of_noise(p: dict, y: Any, replay: Callable) -> dict:
+    """``weibull``/``power``: ``y = N^(1/a)`` for noise ``N`` (an exponential draw for weibull, a
+    uniform one for power): ``dy/da = -y log(y) / a`` (0 where ``y = 0``)."""
+    y = np.asarray(y, dtype=float)
+    log_y = np.log(np.where(y > 0, y, 1.0))
+    return {"a": -y * log_y / np.asarray(p["a"])}
+
+
+def _pareto(p: dict, y: Any, replay: Callable) -> dict:
+    """``y = expm1(E / a)`` for an exponential draw ``E``: ``dy/da = -(1 + y) log1p(y) / a``."""
+    y = np.asarray(y, dtype=float)
+    return {"a": -(1.0 + y) * np.log1p(y) / np.asarray(p["a"])}
+
+
 #: parameters of pathwise draws that are not differentiated (shape parameters)
 _UNDIFFERENTIATED = {"gamma": ("shape",), "multivariate_normal": ("cov",)}
 
@@ -322,6 +337,7 @@ _PATHWISE = {
     "logistic": _loc_scale("loc", "scale"), "gumbel": _loc_scale("loc", "scale"),
     "exponential": _scale_only, "rayleigh": _scale_only, "gamma": _gamma, "uniform": _uniform,
     "lognormal": _lognormal, "multivariate_normal": _mean_only,
+    "weibull": _root_of_noise, "power": _root_of_noise, "pareto": _pareto,
 }
 
 
@@ -580,9 +596,10 @@ def _replayed_draw(f4: tuple, args: tuple, kwargs: dict) -> tuple:
 
 
 _replayed_draw.second_order_kind = "linear"  # type: ignore[attr-defined]
+_NONLINEAR_DRAWS = ("lognormal", "weibull", "power", "pareto")  # second order: defined_by below
 for _owner in (Generator, RandomState):
     for _name in [*_PATHWISE, "choice", "permutation"]:  # selections are linear given their indices
-        if _name != "lognormal":
+        if _name not in _NONLINEAR_DRAWS:
             _so_register((getattr(_owner, _name), (_owner, _name)), _replayed_draw)
 
 
@@ -619,9 +636,42 @@ def _lognormal(gen, mean=0.0, sigma=1.0, size=None):
     return np.exp(gen.normal(mean, sigma, size))
 
 
-for _owner in (Generator, RandomState):
-    defined_by((_owner, "lognormal"), _lognormal)
-    defined_by(_owner.lognormal, _lognormal)
+def _noise_size(a: Any, size: Any) -> Any:
+    """The ``size`` of the standard draw NumPy makes for parameter ``a``: one per element."""
+    if size is not None:
+        return size
+    return None if np.ndim(a) == 0 else np.shape(a)
+
+
+# weibull, power and pareto transform one standard exponential draw per value, as NumPy does (the
+# same numbers), so their second order is that of the transformation
+def _weibull(gen, a, size=None):
+    return gen.standard_exponential(_noise_size(a, size)) ** (1.0 / a)
+
+
+def _power(gen, a, size=None):
+    return (-np.expm1(-gen.standard_exponential(_noise_size(a, size)))) ** (1.0 / a)
+
+
+def _legacy_power(gen, a, size=None):
+    return (1.0 - np.exp(-gen.standard_exponential(_noise_size(a, size)))) ** (1.0 / a)
+
+
+def _pareto_draw(gen, a, size=None):
+    return np.expm1(gen.standard_exponential(_noise_size(a, size)) / a)
+
+
+def _legacy_pareto(gen, a, size=None):
+    return np.exp(gen.standard_exponential(_noise_size(a, size)) / a) - 1.0
+
+
+for _owner, _definitions in (
+    (Generator, {"lognormal": _lognormal, "weibull": _weibull, "power": _power, "pareto": _pareto_draw}),
+    (RandomState, {"lognormal": _lognormal, "weibull": _weibull, "power": _legacy_power, "pareto": _legacy_pareto}),
+):
+    for _name, _definition in _definitions.items():
+        defined_by((_owner, _name), _definition)
+        defined_by(getattr(_owner, _name), _definition)
 
 def _zero_draw_second_order(fn: Callable) -> Callable:
     """Second order of a draw not differentiated in its parameters: zero, refused when one moves."""
@@ -694,6 +744,10 @@ CASES = [
     Case(G.rayleigh, _g(), randpos(2, 2)), Case(RS.rayleigh, _rs(), 2.0, 3),
     Case(G.gamma, _g(), 2, 1.5, 4), Case(RS.gamma, _rs(), np.array([1, 2, 3]), 0.7),  # int shape: zero
     Case(G.lognormal, _g(), 0.2, 0.5, 4), Case(RS.lognormal, _rs(), randn(3), randpos(3)),
+    # weibull, power, pareto: pathwise in a (a transformation of one exponential draw)
+    *[Case(getattr(owner, name), gen, a, *size)
+      for owner, gen in ((G, _g(2)), (RS, _rs(2))) for name in ("weibull", "power", "pareto")
+      for a, size in ((1.7, ()), (randpos(3) + 0.5, ()), (2.5, ((2, 3),)))],
     # cov has a zero derivative (documented): an int array, so check_rule does not perturb it
     Case(G.multivariate_normal, _g(), randn(3), np.eye(3, dtype=int), 4),
     Case(RS.multivariate_normal, _rs(), [0.5, -1.0], np.array([[2, 1], [1, 1]])),
