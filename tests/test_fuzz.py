@@ -21,7 +21,6 @@ HEADER = "import math\nimport numpy as np\n\n"
 # feature -> why it is left out of the generated programs (the repro is in KNOWN_WRONG/REFUSED)
 SWITCHED_OFF = {
     "np_float64": "np.float64(...) is refused (MissingRuleError): see KNOWN_REFUSED",
-    "np_constants": "x * np.pi: NameError from generated reverse code: see KNOWN_WRONG",
     "linear_float_block": "a float block without residuals desynchronises the tape: see KNOWN_WRONG",
 }
 DEFAULT_FEATURES = tuple(f for f in FEATURES if f not in SWITCHED_OFF)
@@ -30,11 +29,6 @@ SLOW_SEEDS = range(1000, 1400)
 
 # (name, source defining f, arguments, what goes wrong and where): each must still be wrong.
 KNOWN_WRONG = [
-    ("module constant in an array expression", "def f(x):\n    return np.sum(x * np.pi)\n",
-     (np.array([0.3, -0.4]),),
-     "reverse mode: NameError: name 'np' is not defined, raised by the generated reverse code "
-     "(the array block's adjoint names the module attribute np.pi; x / math.pi likewise names "
-     "'math'); forward and hvp are right"),
     ("float block of + and - only after a rule call",
      "def f(s):\n    a = np.sin(s)\n    b = s + a\n    c = b - a\n    d = c + a\n    e = d - a\n"
      "    g = e + a\n    h = g - a\n    return h\n", (-1.11,),
