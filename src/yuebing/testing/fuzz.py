@@ -182,9 +182,11 @@ def _close(a: float, b: float, tol: float, scale: float = 0.0) -> bool:
 
 
 # ---- the four checks -------------------------------------------------------------------------
-def _crash(mode: str, error: BaseException) -> Finding:
+def _crash(mode: str, error: BaseException, filename: str = "") -> Finding:
     if isinstance(error, REFUSALS):
-        return Finding(mode, "refused", f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+        # a refusal should point at the user's file and line; note the ones that do not
+        unplaced = "" if not filename or os.path.basename(filename) in str(error) else "[names no file] "
+        return Finding(mode, "refused", f"{unplaced}{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
     frames = [fr for fr in traceback.extract_tb(error.__traceback__) if "yuebing" in fr.filename]
     where = ""
     if frames:
@@ -236,7 +238,7 @@ class _Run:
         try:
             result = thunk(args)
         except Exception as error:  # noqa: BLE001 -- every failure is classified
-            self.findings.append(_crash(mode, error))
+            self.findings.append(_crash(mode, error, getattr(getattr(self.f, "__code__", None), "co_filename", "")))
             return None
         if not same(self.args, args):
             self.findings.append(Finding(mode, "arguments", "an argument differs after the call"))
