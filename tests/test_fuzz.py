@@ -51,9 +51,8 @@ def test_random_program(seed):
     assert outcome.status in ("right", "refused", "unsmooth"), f"seed {seed}:\n{outcome}"
 
 
-def test_default_run_is_mostly_checked_and_covers_every_feature():
-    """The default seeds exercise every enabled feature, and few programs are refused or
-    unsmooth (a fuzzer that only finds refusals checks nothing)."""
+def test_default_seeds_cover_every_feature():
+    """The default seeds exercise every enabled feature."""
     seen = set()
     for seed in DEFAULT_SEEDS:
         program, _ = fuzz.case(seed, DEFAULT_FEATURES)

@@ -56,6 +56,8 @@ FEATURES = (
     "power_general",    # powers with a differentiable exponent: (1 + a*a) ** b, 2.0 ** a
     "np_constants",     # module constants in expressions: x * np.pi, math.e
     "linear_float_block",  # float blocks of + and - only (no residuals); off: each block has a power
+    "refusable",        # constructs yuebing refuses (try/except, :=, a closure over a rebound name):
+                        # they must be refused, never differentiated wrongly
 )
 
 # A pattern in the source showing that a program exercises a feature (for coverage counts).
@@ -92,6 +94,7 @@ FEATURE_MARKERS = {
     "grow_loop": r"len\(\w+\) < \d",
     "nested_loops": r"for j in range",
     "linear_float_block": r"^    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+$",
+    "refusable": r"^    try:$|:= |# late capture",
     "np_constants": r"np\.(pi|e)\b|math\.(pi|e)\b",
     "power_general": r"\*\* \(?[a-z(]|np\.power\(2\.0|math\.pow\(1\.5",
 }
@@ -378,13 +381,15 @@ class Generator:
             ("tuple", self.b_tuple), ("model", self.b_local_dict), ("np_scalar", self.b_np_scalar),
             ("objects", self.b_object), ("iterate", self.b_iterate), ("calls", self.b_lambda),
             ("grow_loop", self.b_grow_loop), ("nested_loops", self.b_nested_loops),
+            ("refusable", self.b_refusable),
         ]
 
     def block(self) -> Block | None:
         makers = [("arith", self.b_new_float), ("arith", self.b_new_array)]
         for feature, maker in self.block_makers():
             if self.on(feature):
-                makers += [(feature, maker)] * 2
+                # refused programs check nothing else: their blocks are drawn less often
+                makers += [(feature, maker)] * (1 if feature == "refusable" else 2)
         feature, maker = self.pick(makers)
         lines = maker()
         if lines is None:
@@ -632,6 +637,21 @@ class Generator:
         lines = [f"{obj} = Model0({self.array_expr(1)})", f"{obj}.w = {obj}.w * {_const(self.rng)} + {self.array_expr(1)}",
                  f"{out} = np.sum({obj}({self.array_expr(1)})) + {obj}.scale({self.float_expr(1)})"]
         self.env.kinds[out] = "f"
+        return lines
+
+    def b_refusable(self):
+        env, rng = self.env, self.rng
+        out = env.fresh("t")
+        form = rng.randrange(3)
+        if form == 0:
+            lines = ["try:", f"    {out} = {self.float_expr(2)}", "except ZeroDivisionError:", f"    {out} = 0.0"]
+        elif form == 1:
+            lines = [f"{out} = ({(w := env.fresh('w'))} := {self.float_expr(2)}) * {w}"]
+        else:
+            c, k = env.fresh("c"), env.fresh("late")
+            lines = [f"{c} = {self.float_expr(1)}  # late capture", f"def {k}(v):", f"    return v * {c}",
+                     f"{c} = {self.float_expr(1)}", f"{out} = {k}({self.float_expr(1)})"]
+        env.kinds[out] = "f"
         return lines
 
     def b_lambda(self):
