@@ -15,8 +15,9 @@ Derivatives with respect to distribution parameters:
   ``exponential``/``rayleigh`` (``scale * X``), ``gamma`` in ``scale`` (``scale * G``),
   ``lognormal`` (``exp(mean + sigma Z)``: ``out``, ``out * Z``), ``multivariate_normal`` in
   ``mean`` (1), ``weibull``/``power`` (``N^(1/a)``: ``-out log(out) / a``) and ``pareto``
-  (``expm1(E / a)``: ``-(1 + out) log1p(out) / a``). The standard variate is recovered from the output, e.g. ``X = (out - loc) /
-  scale``; where the divisor is 0 it is replayed on a copy of the generator in its pre-call state.
+  (``expm1(E / a)``: ``-(1 + out) log1p(out) / a``). The standard variate is recovered from the
+  output, e.g. ``X = (out - loc) / scale``; where the divisor is 0 it is replayed on a copy of the
+  generator in its pre-call state.
 * selections, exact: ``choice(a, ...)``, ``permutation(x)`` and ``shuffle(x)`` (in place) move
   elements of their array argument; the cotangent is moved back along the same indices, which
   are recovered by replaying the draw on ``np.arange(n)`` with a copy of the pre-call generator
@@ -672,6 +673,7 @@ for _owner, _definitions in (
     for _name, _definition in _definitions.items():
         defined_by((_owner, _name), _definition)
         defined_by(getattr(_owner, _name), _definition)
+
 
 def _zero_draw_second_order(fn: Callable) -> Callable:
     """Second order of a draw not differentiated in its parameters: zero, refused when one moves."""
