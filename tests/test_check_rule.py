@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 
+import yuebing
+
 from yuebing.rules import CoDual, Dual, register_frule, register_rrule
 from yuebing.rules.util import accumulate, out_cotangent, output
 from yuebing.tangents import NoFData, NoRData, NoTangent
@@ -140,8 +142,14 @@ def test_wrong_pullback_arity_is_caught():
         return 2.0 * x
 
     register_rrule(f, lambda x: (output(2.0 * x.primal), lambda dy: (accumulate(x, 2.0 * dy),)))
-    with pytest.raises(RuleCheckError, match="must return a tuple of 2 rdata"):
-        check_rule(f, 1.0, mode=("rev",))
+    with pytest.raises(yuebing.RuleDebugError, match="pullback returned 1 rdata for 1 arguments"):
+        check_rule(f, 1.0, mode=("rev",))  # debug mode (on in the suite) catches it at the call
+    yuebing.config(debug=False)
+    try:
+        with pytest.raises(RuleCheckError, match="must return a tuple of 2 rdata"):
+            check_rule(f, 1.0, mode=("rev",))  # and check_rule without it
+    finally:
+        yuebing.config(debug=True)
 
 
 def test_ufunc_out_argument_is_checked_as_mutation():
