@@ -1,8 +1,8 @@
 """Run one external function through yuebing and sort it into right / refused / wrong.
 
 * right: yuebing's value equals the plain call, its gradient (and, when asked, its Hessian)
-  agrees with central differences, or with the jax twin when differences cannot resolve it;
-  a jax twin that exists must agree too, unless differences side with yuebing.
+  agrees with central differences, or, where differences cannot resolve it, with the jax twin
+  (within the function's own rounding sensitivity) or complex step.
 * refused: yuebing raised one of its own error classes (``MissingRuleError``,
   ``SecondOrderError``, ...): the type and the first line of the message are kept.
 * wrong: different numbers, or any other exception escaping yuebing (an internal crash such as

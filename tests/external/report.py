@@ -2,12 +2,16 @@
 
 Run the whole corpus and rewrite the page (several minutes):
 
-    python3 -m tests.external.report --write docs/external-corpus.md
+    python3 -m tests.external.report --write docs/external-corpus.md [--json outcomes.json]
+
+(``--load outcomes.json`` renders saved outcomes again; ``--only TEXT`` runs matching ids.)
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
+import json
 import sys
 import time
 from typing import Iterable
@@ -101,6 +105,14 @@ def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
               "| count | stage and error | functions |", "|---:|---|---|"]
     for message, case_ids in refusal_groups(outcomes).items():
         parts.append(f"| {len(case_ids)} | {_escape(message)} | {', '.join(case_ids)} |")
+    parts += ["", "## Failure mechanisms found", "",
+              "Each reduced to a few lines of plain NumPy in `tests/external/repros.py`; the suite checks",
+              "that each is still wrong, so a fix shows up as a failing test telling to remove it.", "",
+              "| mechanism | reproduction | seen in |", "|---|---|---|"]
+    from .repros import MECHANISMS
+    for mechanism in MECHANISMS:
+        parts.append(f"| {_escape(mechanism.name)} | `repros.{mechanism.function.__name__}` | "
+                     f"{_escape(mechanism.seen_in)} |")
     parts += ["", "## Wrong", "", "| function | stage | what | mechanism (KNOWN_WRONG) |", "|---|---|---|---|"]
     for outcome in (o for o in outcomes if o.status == "wrong"):
         parts.append(f"| {outcome.case_id} | {outcome.stage} | {_escape(outcome.detail)} | "
@@ -121,7 +133,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--write", help="write the markdown page to this path")
     parser.add_argument("--only", help="run only case ids containing this text")
+    parser.add_argument("--json", help="also save the outcomes to this file")
+    parser.add_argument("--load", help="render saved outcomes instead of running")
     args = parser.parse_args(argv)
+    if args.load:
+        with open(args.load) as handle:
+            outcomes = [Outcome(**row) for row in json.load(handle)]
+        return _finish(outcomes, args, KNOWN_WRONG)
     started, outcomes = time.time(), []
     for spec in all_cases():
         if args.only and args.only not in spec.case_id:
@@ -129,11 +147,18 @@ def main(argv: list[str]) -> int:
         outcome = run_case(spec, hessian_wanted(spec, full=True))
         print(f"{outcome.case_id:45s} {outcome.status:8s} {outcome.stage:8s} {outcome.detail[:120]}", flush=True)
         outcomes.append(outcome)
-    print(summary_text(outcomes))
     print(f"{len(outcomes)} functions in {time.time() - started:.0f} s")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump([dataclasses.asdict(outcome) for outcome in outcomes], handle, indent=1)
+    return _finish(outcomes, args, KNOWN_WRONG)
+
+
+def _finish(outcomes: list[Outcome], args: argparse.Namespace, known_wrong: dict[str, str]) -> int:
+    print(summary_text(outcomes))
     if args.write:
         with open(args.write, "w") as handle:
-            handle.write(markdown(outcomes, KNOWN_WRONG))
+            handle.write(markdown(outcomes, known_wrong))
     return 0
 
 
