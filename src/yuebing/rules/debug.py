@@ -157,7 +157,9 @@ def _check_fdata(fn: Any, y: Any, f: Any, inputs_active: bool) -> None:
                           "derivatives (the derivative would be dropped)")
         elif type(f) is not np.ndarray or f.shape != y.shape:
             _fail(fn, f"returned fdata {type(f).__name__} {getattr(f, 'shape', '')} for an array of shape {y.shape}")
-    elif _float_scalar(y) and f is not NoFData:
+    elif _float_scalar(y) and f is not NoFData and not (isinstance(y, np.generic) and type(f) is np.ndarray and f.ndim == 0):
+        # (a NumPy scalar with a 0-d array's fdata is tolerated: NumPy turns 0-d arrays into
+        # scalars and back freely, and element reads of a tuple built from 0-d results keep them)
         _fail(fn, f"returned fdata {type(f).__name__} for a number (numbers carry rdata, not fdata)")
     elif type(y) is list and not (f is NoFData or type(f) is list and len(f) == len(y)):
         _fail(fn, f"returned fdata {type(f).__name__} for a list of length {len(y)}")

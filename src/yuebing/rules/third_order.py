@@ -361,7 +361,7 @@ def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
     if call.f in _NOT_YET:
         raise _refusal(f"{describe_callable(call.f)} ({_NOT_YET[call.f]})")
     c = call.composition
-    slots = [_as_array_pair(call, pair) for pair in _positional(call)]
+    slots = _positional(call)  # lists of numbers are arrays already (_array_like_boundary)
     y = c.call(c.values[call.function_slot], [a for a, _ in slots])
     value = call.value(y)
     if not _real_values(value):
