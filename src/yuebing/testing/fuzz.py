@@ -381,7 +381,9 @@ def _moderate(source: str, args: tuple) -> bool:
         warnings.simplefilter("ignore")
         try:
             value = float(load_function(source)(*copy.deepcopy(args)))
-        except Exception:  # noqa: BLE001 -- an invalid program is reported by check_program
+        except (ArithmeticError, ValueError):  # overflow or a math domain error: draw again
+            return False
+        except Exception:  # noqa: BLE001 -- a generator bug: reported by check_program
             return True
     return bool(np.isfinite(value) and abs(value) < 1e4)
 
