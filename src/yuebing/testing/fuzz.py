@@ -21,12 +21,14 @@ distinct failure mechanism.
 """
 from __future__ import annotations
 
+import atexit
 import copy
 import hashlib
 import importlib.util
 import os
 import random
 import re
+import shutil
 import tempfile
 import traceback
 import warnings
@@ -95,6 +97,7 @@ def load_function(source: str, name: str = "f") -> Callable:
     """Write ``source`` to a module file in a temporary directory, import it, return ``name``."""
     if not _DIRECTORY:
         _DIRECTORY.append(tempfile.mkdtemp(prefix="yuebing_fuzz_"))
+        atexit.register(shutil.rmtree, _DIRECTORY[0], True)
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     path = os.path.join(_DIRECTORY[0], f"fuzz_{digest}.py")
     if not os.path.exists(path):
