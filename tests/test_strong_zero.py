@@ -179,3 +179,21 @@ def test_strong_product_and_quotient():
     np.testing.assert_array_equal(strong_quotient(d, np.zeros(4)), [0.0, np.inf, 0.0, np.inf])
     assert strong_product(0.0, math.inf) == 0.0 and math.isnan(strong_product(math.nan, 0.0))
     assert strong_product(np.array([np.inf, -np.inf]), np.ones(2)).tolist() == [np.inf, -np.inf]
+
+
+# ---------------------------------------------------------------- array blocks that skip the check
+
+
+def gaussian_block(x):  # exp of a computed value: the block checks its adjoint
+    return np.sum(np.exp(-x * x))
+
+
+def bounded_block(x):  # sin, cos, exp of an input, products: finite outputs prove finite partials
+    return np.sum(np.sin(np.cos(np.exp(x))) * x)
+
+
+def test_array_blocks_check_unless_finite_outputs_prove_finite_partials():
+    assert "_fin" not in yb.show(gaussian_block) and "_fin" in yb.show(bounded_block)
+    g = yb.grad(gaussian_block)(np.array([np.inf, 1.0]))  # exp(-inf) = 0 hides inf * 0
+    np.testing.assert_allclose(g, [0.0, -2 * math.exp(-1.0)])
+    check_every_mode(bounded_block, np.array([-0.5, 0.3, 1.2]))

@@ -38,6 +38,10 @@ from .float_blocks import _hashable, names_read, runs
 from .templates import _ARRAY_UNARY, _UNARY
 
 MIN_ARRAY_BLOCK = 2
+#: functions whose derivative is bounded (and which give nan for an infinite argument)
+_BOUNDED = frozenset({np.sin, np.cos, math.sin, math.cos})
+#: functions whose derivative is their value or bounded, but which turn -inf into a finite value
+_SATURATING = frozenset({np.exp, math.exp, np.tanh, math.tanh})
 
 _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
 _NUMBER = (int, float)
@@ -136,6 +140,7 @@ class ArrayBlock:
             self.arrayness[local] = set() if kind == "sum" else \
                 set().union(*(self.arrayness.get(o, set()) for o in operands))
         self.residuals = self._residuals()
+        self.finite = fresh("fin") if self._finite_output_suffices() else None
         self.flags = {v: fresh("act") for v in self.inputs}  # does the input carry a derivative?
         self.is_array = {v: fresh("arr") for v in self.inputs}  # is the input an array?
         self.shape = fresh("shape")  # the shape of each group's arrays, and whether they all agree
@@ -143,6 +148,29 @@ class ArrayBlock:
         self.groups = self._groups()
         self.shaped = [(local, k) for local, kind, _, operands, _ in self.ops if kind in ("binary", "sum")
                        for k, o in enumerate(operands) if o in self.values]
+
+    def _finite_output_suffices(self) -> bool:
+        """Whether finite outputs prove every partial of the block finite, so its adjoint needs
+        no strong-zero check (``0 * inf`` needs an infinite partial). True when every output is
+        a float (a sum: checked for free) and every operation's partial is bounded by its
+        values and a non-finite operand leaves a non-finite result: ``+ - *``, ``-a``, sums,
+        ``sin``/``cos``, ``a ** c`` for ``c`` in 0..3 (larger powers may overflow in the partial
+        alone), and ``exp``/``tanh`` of a block input (they turn -inf into a finite value, which
+        must not hide infinite partials before them)."""
+        if not self.final or any(self.arrayness[local] for local in self.final.values()):
+            return False
+        inputs = set(self.inputs)
+        for local, kind, func, operands, _ in self.ops:
+            if kind in ("neg", "sum") or kind == "binary" and func in (operator.add, operator.sub, operator.mul):
+                continue
+            if kind == "pow" and float(operands[1]) in (0.0, 1.0, 2.0, 3.0):
+                continue
+            if kind == "unary" and func in _BOUNDED:
+                continue
+            if kind == "unary" and func in _SATURATING and operands[0] in inputs:
+                continue
+            return False
+        return True
 
     def _groups(self) -> list[list[str]]:
         """The inputs in groups that meet in elementwise operations: the arrays of a group must
@@ -236,7 +264,10 @@ class ArrayBlock:
         operands = {(local, k): o for local, _, _, ops, _ in self.ops for k, o in enumerate(ops)}
         shapes = ", ".join(f"_np.shape({operands[key]})" for key in self.shaped)
         lines.append(f"{self.operand_shapes} = None if {self.shape}[1] else ({shapes}{',' if len(self.shaped) == 1 else ''})")
+        if self.finite is not None:  # comparisons: no warning for inf or nan
+            lines.append(f"{self.finite} = " + " and ".join(f"-_INF < {v} < _INF" for v in self.final.values()))
         pushed = [fd(v) for v in self.inputs] + self._flag_names() + self.residuals + outputs \
+            + ([self.finite] if self.finite is not None else []) \
             + [self.shape, self.operand_shapes]
         lines.append(f"_push(({', '.join(pushed)},)); _push(_FASTAB)")
         for (var, local), out_f in zip(self.final.items(), outputs):
@@ -252,7 +283,8 @@ class ArrayBlock:
         strong-zero rule (``_szp``/``_szq``: an exactly-zero cotangent contributes 0), so the
         common case pays one NaN check per input, not one per operation."""
         entry_fdata = [f"_ef_{k}" for k in range(len(self.inputs))]
-        popped = entry_fdata + self._flag_names() + self.residuals + self.outputs + [self.shape, self.operand_shapes]
+        popped = entry_fdata + self._flag_names() + self.residuals + self.outputs \
+            + ([self.finite] if self.finite is not None else []) + [self.shape, self.operand_shapes]
         lines = [f"{', '.join(popped)}, = _pop()"]
         adjoint = {name: self.fresh("g") for name in self.values}
         incoming = {local: self.fresh("gi") for local in self.final.values()}
@@ -270,7 +302,8 @@ class ArrayBlock:
             # the sum of a large one (see rules.declare.has_nan), the value of a float
             tests = [f"{g} is not None and (_s := (_vdot({g}, {g}) if {g}.size <= _SMALL else _ar({g}, None)) "
                      f"if type({g}) is _ND else {g}) != _s" for g in checked]
-            lines.append(f"if {' or '.join(f'({t})' for t in tests)}:  # a NaN (0 * inf?): again, by the strong-zero rule")
+            unproven = f"not {self.finite} and " if self.finite is not None else ""
+            lines.append(f"if {unproven}({' or '.join(f'({t})' for t in tests)}):  # a NaN (0 * inf?): again, by the strong-zero rule")
             lines += ["    " + line for line in reset + strong]
         for k, v in enumerate(self.inputs):  # the cotangents of the block's inputs
             if v in self.constants:
@@ -451,5 +484,5 @@ class _Marker:
         return self.name
 
 
-NAMESPACE = {"_array_shapes": array_shapes, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
+NAMESPACE = {"_array_shapes": array_shapes, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_INF": math.inf, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}
