@@ -1582,7 +1582,7 @@ CASES = [
     # a float ord passed positionally is perturbed by check_rule: d norm / d ord is checked too
     Case(np.linalg.norm, randn(5), 3.5, name="numpy.linalg.norm(x, ord=3.5)"),
     Case(np.linalg.norm, randn(3, 4), 1.5, 1, True, name="numpy.linalg.norm(x, ord=1.5, axis=1, keepdims)"),
-    Case(np.linalg.norm, np.array([0.0, 1.5, -2.0]), 2.5, name="numpy.linalg.norm(ord=2.5) with a zero entry"),
+    Case(np.linalg.norm, np.array([0.0, 1.5, -2.0]), 3.5, name="numpy.linalg.norm(ord=3.5) with a zero entry"),
     Case(np.linalg.norm, randn(4), -1.5, name="numpy.linalg.norm(x, ord=-1.5)"),
     Case(np.linalg.norm, randc(4), 2.5, name="numpy.linalg.norm(complex, ord=2.5)"),
     Case(np.linalg.norm, randn(5), kwargs={"ord": 0}),
