@@ -19,30 +19,32 @@ from yuebing.testing.fuzz_programs import FEATURES, features_in
 HEADER = "import math\nimport numpy as np\n\n"
 
 # feature -> why it is left out of the generated programs (the repro is in KNOWN_WRONG/REFUSED)
-SWITCHED_OFF = {
-    "np_float64": "np.float64(...) is refused (MissingRuleError): see KNOWN_REFUSED",
-    "linear_float_block": "a float block without residuals desynchronises the tape: see KNOWN_WRONG",
-}
+SWITCHED_OFF: dict = {}
 DEFAULT_FEATURES = tuple(f for f in FEATURES if f not in SWITCHED_OFF)
 DEFAULT_SEEDS = range(32)  # one program focused on each feature (fuzz.case picks them in turn)
 SLOW_SEEDS = range(1000, 1400)
 
 # (name, source defining f, arguments, what goes wrong and where): each must still be wrong.
-KNOWN_WRONG = [
-    ("float block of + and - only after a rule call",
-     "def f(s):\n    a = np.sin(s)\n    b = s + a\n    c = b - a\n    d = c + a\n    e = d - a\n"
-     "    g = e + a\n    h = g - a\n    return h\n", (-1.11,),
-     "reverse mode: TypeError: 'tuple' object is not callable in the generated reverse code: the "
-     "float block's forward pushes an empty residual tuple () that its reverse never pops, so the "
-     "next pop (np.sin's pullback) gets the tuple; with one product in the block it is right"),
-]
+KNOWN_WRONG: list = []
 
 # (name, source, arguments, text every refusal names): constructs refused today, kept visible.
-# Today: reverse and forward mode raise MissingRuleError, hvp SecondOrderError ("cannot construct
-# numpy.float64 in second order").
-KNOWN_REFUSED = [
-    ("np.float64 called on a float", "def f(a):\n    return np.float64(a) * a\n", (0.7,), "numpy.float64"),
+KNOWN_REFUSED: list = []
+
+# (name, source, arguments): programs the fuzzer found wrong or refused, now right in every mode
+FIXED = [
+    ("float block of + and - only after a rule call (its empty residual tuple desynchronised the tape)",
+     "def f(s):\n    a = np.sin(s)\n    b = s + a\n    c = b - a\n    d = c + a\n    e = d - a\n"
+     "    g = e + a\n    h = g - a\n    return h * a\n", (-1.11,)),
+    ("np.float64 called on a float (no rule before)", "def f(a):\n    return np.float64(a) * a\n", (0.7,)),
+    ("module constant in an array expression (NameError: np in the reverse pass)",
+     "def f(x):\n    return np.sum(x * np.pi) + np.sum(x / math.pi)\n", (np.array([0.3, -0.8]),)),
 ]
+
+
+@pytest.mark.parametrize("name,source,args", FIXED, ids=[k[0] for k in FIXED])
+def test_fixed_stays_right(name, source, args):
+    outcome = fuzz.check_program(HEADER + source, args)
+    assert outcome.status == "right", f"{name}:\n{outcome}"
 
 
 @pytest.mark.parametrize("seed", DEFAULT_SEEDS)

@@ -579,7 +579,52 @@ def _logspace_vjp(g, y, start, stop, num=50, endpoint=True, base=10.0, dtype=Non
     return g_start, g_stop, None, None, g_base, None, None
 
 
+# --------------------------------------------------------------------------------------------
+# NumPy scalar constructors: np.float64(x) is float(x) with NumPy's type (a cast, derivative 1)
+# --------------------------------------------------------------------------------------------
+
+_SCALAR_TYPES = (np.float64, np.float32, np.float16, np.complex128, np.complex64)
+
+
+def _scalar_value(cls: type, x: Any) -> Any:
+    v = primal(x)
+    if isinstance(v, (list, tuple)) or isinstance(v, np.ndarray) and v.ndim:
+        raise RuleArgumentError(f"numpy.{cls.__name__} of a {type(v).__name__} makes an array: write "
+                                f"np.asarray(x, dtype=np.{cls.__name__}) instead")
+    return cls(v)
+
+
+def _scalar_rules(cls: type) -> None:
+    complex_out = issubclass(cls, np.complexfloating)
+
+    def rrule(x: Any = 0.0) -> tuple:
+        y = _scalar_value(cls, x)
+
+        def pullback(dy: Any) -> tuple:
+            if dy is NoRData or not isinstance(x, CoDual):
+                return NoRData, NoRData
+            return NoRData, accumulate(x, dy if complex_out else np.real(dy))
+
+        return output(y), pullback
+
+    def frule(x: Any = 0.0) -> Dual:
+        y = _scalar_value(cls, x)
+        t = tangent(x)
+        if t is NoTangent or not isinstance(primal(x), (float, complex, np.inexact, np.ndarray)):
+            return Dual(y, fit_tangent(NoTangent, y))
+        return Dual(y, fit_tangent(np.reshape(t, ()) if isinstance(t, np.ndarray) else t, y))
+
+    rrule.__qualname__, frule.__qualname__ = f"rrule[numpy.{cls.__name__}]", f"frule[numpy.{cls.__name__}]"
+    rrule_for(cls)(rrule)
+    frule_for(cls)(frule)
+
+
+for _cls in _SCALAR_TYPES:
+    _scalar_rules(_cls)
+
+
 # the result is the input, a view of it or a copy of its values (ints in a list are values)
+linear(*_SCALAR_TYPES, data=(0, "x"))  # a cast: linear in its argument
 linear(np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.diagflat, data=(0, "a", "v"))
 linear(np.full, np.full_like, data=(1, "fill_value"))  # the prototype gives only a shape
 linear(np.linspace, data=(0, 1, "start", "stop"))  # (1 - t) start + t stop, also its step
@@ -668,3 +713,5 @@ CASES = [
 ]
 # the same array twice: diag of a matrix and the matrix itself (output fdata aliases the input's)
 CASES += [Case(np.diag, _m, name="diag(m) view of m")]
+CASES += [Case(np.float64, 1.5), Case(np.float64, np.float64(-0.5)), Case(np.float64, np.array(0.25)),
+          Case(np.float64, 3), Case(np.float32, 1.5, **_F32_OUT), Case(np.complex128, 0.5 - 1.5j)]

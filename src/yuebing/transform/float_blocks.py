@@ -190,7 +190,9 @@ class FloatBlock:
                       f"        if _k or not ({' or '.join(flags.values())}):",
                       "            raise",
                       f"        {inputs}, = {originals},"]
-        lines.append(f"_push(({residuals}{',' if len(self.residuals) == 1 else ''})); _push(_FASTB)")
+        # no residuals (a block of + and - only): nothing to push, and the reverse pops nothing
+        pushed = f"_push(({residuals}{',' if len(self.residuals) == 1 else ''})); " if self.residuals else ""
+        lines.append(f"{pushed}_push(_FASTB)")
         if self.inputs:
             lines.append(f"{', '.join(self.inputs)}, = {', '.join(self.originals.values())},")
         for var, local in self.final.items():
