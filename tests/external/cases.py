@@ -16,9 +16,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import sys
 import zlib
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, ContextManager, Iterator, Optional
 
 import numpy as np
 
@@ -36,6 +37,9 @@ class CaseSpec:
     package: str
     name: str
     build: Callable[[int], Problem]   # attempt number -> problem (a new point per attempt)
+    # the whole check runs inside this context (pymoo with its backend bound to NumPy)
+    setting: Callable[[], ContextManager] = contextlib.nullcontext
+    variant_of: Optional[str] = None  # the package whose functions these are, run differently
 
     @property
     def case_id(self) -> str:
@@ -169,14 +173,42 @@ def _pymoo_function(problem):
     return pymoo_objective
 
 
-def _pymoo_spec(cls) -> CaseSpec:
+PYMOO_NUMPY = "pymoo (anp = numpy)"
+
+
+def _pymoo_spec(cls, numpy_backend: bool = False) -> CaseSpec:
     def build(attempt: int) -> Problem:
         problem = _quietly(cls)
         point = interior_point(problem.xl, problem.xu, spec.seed(attempt))
-        return Problem(_pymoo_function(problem), point, ("pymoo.problems.", "pymoo.util."), None)
+        return Problem(_pymoo_function(problem), point, ("pymoo.problems.", "pymoo.util.", __name__), None)
 
-    spec = CaseSpec("pymoo", cls.__name__, build)
+    if numpy_backend:
+        spec = CaseSpec(PYMOO_NUMPY, cls.__name__, build, pymoo_backend_bound_to_numpy, "pymoo")
+    else:
+        spec = CaseSpec("pymoo", cls.__name__, build)
     return spec
+
+
+@contextlib.contextmanager
+def pymoo_backend_bound_to_numpy() -> Iterator[None]:
+    """pymoo's problems call NumPy through ``anp``, a ``LazyBackend`` object whose
+    ``__getattr__`` picks numpy, autograd or jax at each access; yuebing refuses attributes
+    computed by ``__getattr__``. Within the block the modules' ``anp`` is NumPy itself (what
+    the lazy object returns by default), so the problems' own arithmetic is differentiated."""
+    saved = []
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("pymoo."):
+            continue
+        namespace = vars(module)
+        for name, value in list(namespace.items()):
+            if type(value).__name__ == "LazyBackend":
+                saved.append((namespace, name, value))
+                namespace[name] = np
+    try:
+        yield
+    finally:
+        for namespace, name, value in saved:
+            namespace[name] = value
 
 
 def _continuous_pymoo_problem(cls) -> bool:
@@ -205,8 +237,8 @@ def pymoo_cases() -> list[CaseSpec]:
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, base) and value.__module__.startswith("pymoo.problems"):
                 classes[value.__name__] = value
-    usable = [cls for cls in classes.values() if _continuous_pymoo_problem(cls)]
-    return [_pymoo_spec(cls) for cls in sorted(usable, key=lambda c: c.__name__)]
+    usable = sorted((cls for cls in classes.values() if _continuous_pymoo_problem(cls)), key=lambda c: c.__name__)
+    return [_pymoo_spec(cls) for cls in usable] + [_pymoo_spec(cls, numpy_backend=True) for cls in usable]
 
 
 # ----------------------------------------------------------------------------------- all

@@ -150,7 +150,7 @@ def _repeatable_value(problem: Problem) -> Optional[float]:
 
 
 def run_case(spec: CaseSpec, hessian: bool = True) -> Outcome:
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), spec.setting():
         warnings.simplefilter("ignore")
         return _run_case(spec, hessian)
 

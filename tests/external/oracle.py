@@ -212,6 +212,9 @@ def numpy_replaced_by_jax(prefixes: tuple[str, ...]) -> Iterator[None]:
             namespace[name] = value
 
 
+MAX_TWIN_OPERATIONS = 2000
+
+
 class JaxTwin:
     """``f`` run under jax with the package's NumPy names swapped, compiled once (``jax.jit``:
     jax's eager mode compiles every primitive separately, far slower on small functions).
@@ -220,6 +223,7 @@ class JaxTwin:
     def __init__(self, f: Callable, prefixes: tuple[str, ...], reseed: Optional[Callable] = None):
         self.f, self.prefixes, self.reseed = f, prefixes, reseed
         self._compiled: dict[bool, Callable] = {}
+        self._size: Optional[int] = None   # operations in the traced function
 
     def _all_orders(self, hessian: bool) -> Callable:
         import jax
@@ -232,6 +236,15 @@ class JaxTwin:
             self._compiled[hessian] = jax.jit(all_orders)
         return self._compiled[hessian]
 
+    def _small_enough(self, hessian: bool, x: np.ndarray) -> bool:
+        """XLA takes minutes and gigabytes to compile the Hessian of a long unrolled program
+        (pymoo's G12 runs 729 loop iterations): such functions have no twin. Tracing the
+        function alone is quick."""
+        import jax
+        if self._size is None:
+            self._size = len(jax.make_jaxpr(self.f)(x).jaxpr.eqns)
+        return self._size <= MAX_TWIN_OPERATIONS
+
     def derivatives(self, x: np.ndarray, hessian: bool) -> Optional[tuple[float, np.ndarray, Optional[np.ndarray]]]:
         """(value, gradient, Hessian or None) at ``x``, or ``None`` if there is no twin."""
         import jax.numpy as jnp
@@ -240,6 +253,8 @@ class JaxTwin:
             self.reseed()
         try:
             with numpy_replaced_by_jax(self.prefixes):
+                if not self._small_enough(hessian, x):
+                    return None
                 value, gradient, matrix = self._all_orders(hessian)(jnp.asarray(x))
         except Exception:  # the package's code is not jax-traceable: no twin, not an error
             return None

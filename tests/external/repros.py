@@ -67,6 +67,13 @@ def float_only_loop_then_array(x):
     return w * np.sum(x)
 
 
+# 5. The pullback of .reshape on an integer array built from a list of ints: the cotangent
+#    reaching it has one element ("cannot reshape array of size 1 into shape (4,)").
+def reshape_of_integer_array(x):
+    c = np.array([1, 2, 3, 4]).reshape((2, 2))
+    return np.sum(c[0] * x)
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -97,4 +104,7 @@ MECHANISMS = (
               "benchmark_functions PitsAndHoles, filterpy log_likelihood"),
     Mechanism("float-only loop then array: reverse code does not compile", float_only_loop_then_array,
               np.ones(2), "a reduction of mechanism 1"),
+    Mechanism("reshape of an integer array: pullback reshapes a 1-element cotangent",
+              reshape_of_integer_array, np.array([0.3, 0.7]), "pymoo G19 (anp = numpy): its constant "
+              "matrix anp.array([-16, 2, ...]).reshape((10, 5))"),
 )
