@@ -20,27 +20,13 @@ import pytest
 from tests.external import oracle
 from tests.external.cases import PYMOO_NUMPY, CaseSpec, all_cases
 from tests.external.classify import Outcome, run_case
-from tests.external.repros import MECHANISMS, Mechanism
+from tests.external.repros import FIXED, MECHANISMS, Mechanism
+from tests.modes import check_every_mode
 from tests.external.report import summary_text
 
 # case id -> the mechanism that makes it wrong; its minimal reproduction, in plain NumPy, is the
 # named function of tests/external/repros.py (checked below to be still wrong).
-WRAPS_DECORATOR = ("functools.wraps decorator: wrapper(*args, **kwargs) crashes with KeyError: 'args' "
-                   "(repros.call_through_wraps_decorator); here through scipy.linalg.eigh, which "
-                   "scipy's _apply_over_batch wraps, inside scipy.stats.multivariate_normal")
-FLOAT_LOOP_CONSTANT_ARRAY = ("a loop reading floats from a module-level array crashes in the pullback: "
-                             "TypeError: '_Marker' object is not subscriptable "
-                             "(repros.loop_over_constant_array)")
-INTEGER_RESHAPE = ("the pullback of .reshape on an integer array built from a list of ints reshapes a "
-                   "1-element cotangent: ValueError: cannot reshape array of size 1 into shape (25,) "
-                   "(repros.reshape_of_integer_array)")
-KNOWN_WRONG: dict[str, str] = {
-    "benchmark_functions:PitsAndHoles": WRAPS_DECORATOR,
-    "filterpy:log_likelihood": WRAPS_DECORATOR,
-    "filterpy:gh_filter": FLOAT_LOOP_CONSTANT_ARRAY,
-    "filterpy:ghk_filter": FLOAT_LOOP_CONSTANT_ARRAY,
-    f"{PYMOO_NUMPY}:G19": INTEGER_RESHAPE,
-}
+KNOWN_WRONG: dict[str, str] = {}  # none at the moment (the mechanisms found are in repros.FIXED)
 
 # The default run takes this many functions of each package, evenly spaced in name order (< 60 s).
 DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6}
@@ -90,6 +76,15 @@ def test_mechanism_reproduction_is_still_wrong(mechanism: Mechanism) -> None:
     assert mechanism.still_wrong(), (
         f"'{mechanism.name}' is fixed: remove it from tests/external/repros.py and the KNOWN_WRONG "
         f"entries it explains ({mechanism.seen_in})")
+
+
+@pytest.mark.parametrize("mechanism", FIXED, ids=[m.name for m in FIXED])
+def test_fixed_mechanism_in_every_mode(mechanism: Mechanism) -> None:
+    """The mechanisms the corpus found, fixed: grad, jvp, jacobian, hvp and hessian against
+    central differences (array blocks writing back loop-carried floats, float loops over constant
+    arrays and with no residuals, functools.wraps wrappers, reshapes of int arrays)."""
+    assert not mechanism.still_wrong()
+    check_every_mode(mechanism.function, mechanism.argument)
 
 
 def test_known_wrong_entries_name_real_cases() -> None:

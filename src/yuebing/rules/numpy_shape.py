@@ -83,6 +83,8 @@ def linear_op(*targets: Any, views: bool = True) -> Callable:
             if fy is not None:
                 return CoDual(y, fy), lambda dy: ()
             out = output(y)
+            if not (isinstance(y, np.ndarray) and y.dtype.kind in "fc" or isinstance(y, (float, complex, np.inexact))):
+                return out, lambda dy: (NoRData,)  # an int or bool result: no cotangent to take back
             return out, lambda dy: (deliver(a, adjoint(np.asarray(out_cotangent(out, dy)))),)
 
         def frule_(a, *opts, **kw):

@@ -127,7 +127,9 @@ class ArrayBlock:
         read = names_read(function_body, {id(s) for s in stmts})
         # a value nothing outside the block reads (a temporary, a name the block alone uses) is
         # not written back: its fdata would be zero-filled for nothing
-        self.final = {v: loc for v, loc in current.items() if loc != v and v in read}
+        # ...but a value the block itself reads before assigning it is written back: inside a
+        # loop, the next iteration's block reads it (`weight = weight + 1.0` carried around a loop)
+        self.final = {v: loc for v, loc in current.items() if loc != v and (v in read or v in self.inputs)}
         self.first_line, self.last_line = stmts[0].line, stmts[-1].line
         self.values = {loc for loc, *_ in self.ops} | set(self.inputs)
         # which inputs each value depends on: its cotangent is needed only if one of them is active

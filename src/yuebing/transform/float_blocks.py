@@ -469,7 +469,9 @@ class FloatLoop:
         for g in invariant.values():
             lines.append(f"{g} = 0.0")
         residuals = self.residual_names()
-        lines.append(f"for {', '.join(residuals)}{',' if len(residuals) == 1 else ''} in reversed({res}):")
+        # no residuals (a body of + and - only): the iterations are still walked, one () each
+        targets = f"{', '.join(residuals)}{',' if len(residuals) == 1 else ''}" if residuals else "_"
+        lines.append(f"for {targets} in reversed({res}):")
         body: list[str] = []
         adjoint: dict[str, str] = {}
         for v, loc in self.final.items():

@@ -265,7 +265,7 @@ class SourceFunction:
 
         self.name = fn.__qualname__
         self.ir = normalise(fn)
-        self.signature = inspect.signature(fn)
+        self.signature = inspect.signature(fn, follow_wrapped=False)  # the code's own (not a functools.wraps target's)
         self._defaults = (fn.__defaults__, fn.__kwdefaults__)
         self.n_params = len(self.ir.params)
         code = fn.__code__
@@ -280,5 +280,5 @@ class SourceFunction:
         if fn is not None and (fn.__defaults__ is not self._defaults[0] or fn.__kwdefaults__ is not self._defaults[1]):
             import inspect
 
-            signature = inspect.signature(fn)
+            signature = inspect.signature(fn, follow_wrapped=False)
         return bind_call(signature, self.ir.params, self.name, len(args), list(kwargs))

@@ -235,7 +235,8 @@ def _getitem(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     # one tape entry, the (fdata, index) pair itself: no other entry is a tuple. Pushed before
     # the target is bound: the target may be the sequence itself (x = x[0])
     forward = [f"_push(({e.fdata(seq)}, {pi}))", f"{t} = _v; {tf} = _NF"]
-    template = Template(" and ".join(guard_parts), forward, ["_sf[_i] += _g"], "_sf, _i = _e")
+    # a constant array (a global: fdata _NF) gathers no cotangent
+    template = Template(" and ".join(guard_parts), forward, ["if _sf is not _NF: _sf[_i] += _g"], "_sf, _i = _e")
     template.test = "type(_e) is tuple"
     return template
 
