@@ -118,6 +118,12 @@ def _binary(s: ir.Call, op: str, n: Names, t: str, tt: str, array: bool) -> tupl
     return guard, lines
 
 
+#: functions whose derivative is bounded (finite at every finite point, where the function is
+#: finite too): a tangent times it is NaN only if the tangent is, so the strong-zero rule has
+#: nothing to fix and its NaN check (a pass over the array) is skipped
+_BOUNDED_DERIVATIVE = frozenset({np.sin, np.cos, np.tanh, np.arctan})
+
+
 def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], n: Names, t: str, tt: str,
            func_guard: list, array: bool) -> tuple[str, list[str]]:
     (x,) = s.args
@@ -134,6 +140,8 @@ def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], n: Nam
         tangent = f"-{xt}"
         if not array:
             tangent = f"float({tangent})"
+    elif array and value in _BOUNDED_DERIVATIVE:
+        tangent = f"{xt} * ({deriv})"  # f' finite wherever f is: no strong-zero check needed
     elif array:
         tangent = f"_szp({xt}, {deriv})"  # strong zero: a zero tangent gives 0, whatever f'(x)
     else:
