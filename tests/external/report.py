@@ -109,13 +109,15 @@ def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
     for message, case_ids in refusal_groups(outcomes).items():
         parts.append(f"| {len(case_ids)} | {_escape(message)} | {', '.join(case_ids)} |")
     parts += ["", "## Failure mechanisms found", "",
-              "Each reduced to a few lines of plain NumPy in `tests/external/repros.py`; the suite checks",
-              "that each is still wrong, so a fix shows up as a failing test telling to remove it.", "",
-              "| mechanism | reproduction | seen in |", "|---|---|---|"]
-    from .repros import MECHANISMS
-    for mechanism in MECHANISMS:
-        parts.append(f"| {_escape(mechanism.name)} | `repros.{mechanism.function.__name__}` | "
-                     f"{_escape(mechanism.seen_in)} |")
+              "Each reduced to a few lines of plain NumPy in `tests/external/repros.py`. Still wrong ones",
+              "are asserted still wrong (a fix shows up as a failing test); fixed ones are regression tests",
+              "in every mode.", "",
+              "| mechanism | reproduction | seen in | status |", "|---|---|---|---|"]
+    from .repros import FIXED, MECHANISMS
+    for status, mechanisms in (("still wrong", MECHANISMS), ("fixed", FIXED)):
+        for mechanism in mechanisms:
+            parts.append(f"| {_escape(mechanism.name)} | `repros.{mechanism.function.__name__}` | "
+                         f"{_escape(mechanism.seen_in)} | {status} |")
     parts += ["", "## Wrong", "", "| function | stage | what | mechanism (KNOWN_WRONG) |", "|---|---|---|---|"]
     for outcome in (o for o in outcomes if o.status == "wrong"):
         parts.append(f"| {outcome.case_id} | {outcome.stage} | {_escape(outcome.detail)} | "
