@@ -22,6 +22,7 @@ What is converted (see ``docs/conventions.md``, "array_like arguments"):
 from __future__ import annotations
 
 import operator
+import types
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,11 @@ _APPLIES: dict = {}
 
 
 def applies(fn: Any) -> bool:
-    """Whether calls of ``fn`` may need array_like conversion (cached per function)."""
+    """Whether calls of ``fn`` may need array_like conversion (cached per function; not for
+    methods bound to an object, which are new at every access and would keep it alive)."""
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and not isinstance(owner, (types.ModuleType, type)):
+        return _numpy_owned(fn)
     try:
         found = _APPLIES.get(fn)
     except TypeError:  # an unhashable callable
