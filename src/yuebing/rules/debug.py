@@ -1,9 +1,8 @@
 """Debug mode (Mooncake's ``DebugMode``): every registered rule call is checked as it runs.
 
 On with ``yuebing.config(debug=True)`` or the environment variable ``YUEBING_DEBUG=1`` (the
-test suite turns it on). Off, it costs one attribute read per generic rule call. On, it checks:
-
-Rules run through ``rules/core.py``'s ``run_rrule`` and ``frule``, which call the checks here.
+test suite turns it on). Rules run through ``rules/core.py``'s ``run_rrule`` and ``frule``,
+which call the checks here; off, that costs one attribute read per rule call. On, it checks:
 
 * **types** (the tangent model, docs/tangents.md): a rule's output fdata has the type its primal
   prescribes (an array of the output's shape for a float array, ``NoFData`` for a float, a list
@@ -38,7 +37,7 @@ class RuleDebugError(AssertionError):
 
 def config(debug: bool | None = None) -> dict:
     """Set yuebing's options (those given) and return them all: ``debug`` checks every rule
-    call (see ``yuebing.transform.debug``); ``YUEBING_DEBUG=1`` sets it at import."""
+    call (see ``yuebing.rules.debug``); ``YUEBING_DEBUG=1`` sets it at import."""
     global ENABLED
     if debug is not None:
         ENABLED = bool(debug)
@@ -46,7 +45,8 @@ def config(debug: bool | None = None) -> dict:
 
 
 #: Arguments whose derivative a rule gives as zero on purpose (by parameter name, by position,
-#: "*" for any, "sole" for a lone positional argument), listed in docs/conventions.md: zero by definition (``copysign``'s sign source,
+#: "*" for any, "sole" for a lone positional argument), listed in docs/conventions.md: zero by
+#: definition (``copysign``'s sign source,
 #: ``arange``'s ``stop``, which sets only the length), zero because the argument was not the one
 #: selected (``max``/``min`` of floats, a default not used), and parameters yuebing does not
 #: differentiate (the shape parameters of random draws, docs/limitations.md). (Reductions'
