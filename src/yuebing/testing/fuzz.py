@@ -392,13 +392,14 @@ def _moderate(source: str, args: tuple) -> bool:
 
 
 def run_seed(seed: int, features=FEATURES, points: int = 3) -> tuple[Program, tuple, Outcome]:
-    """Check seed's program; a point on a kink is replaced by another (up to ``points``)."""
+    """Check seed's program; a point on a kink, or where the plain function's value is not
+    moderate (invalid for the checks), is replaced by another (up to ``points``)."""
     program, args = case(seed, features)
     source = program.source()
     rng = random.Random(seed + 7919)
     for _ in range(points):
         outcome = check_program(source, args, seed)
-        if outcome.status != "unsmooth":
+        if outcome.status not in ("unsmooth", "invalid"):
             break
         args = random_args(rng, program)
     return program, args, outcome
