@@ -623,8 +623,8 @@ for _cls in _SCALAR_TYPES:
     _scalar_rules(_cls)
 
 
-# the result is the input, a view of it or a copy of its values (ints in a list are values)
 linear(*_SCALAR_TYPES, data=(0, "x"))  # a cast: linear in its argument
+# the result is the input, a view of it or a copy of its values (ints in a list are values)
 linear(np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.diagflat, data=(0, "a", "v"))
 linear(np.full, np.full_like, data=(1, "fill_value"))  # the prototype gives only a shape
 linear(np.linspace, data=(0, 1, "start", "stop"))  # (1 - t) start + t stop, also its step
