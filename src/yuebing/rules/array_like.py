@@ -150,6 +150,12 @@ def conversions(fn: Any, primals: list, keywords: dict) -> list:
     return found
 
 
+def rdata_slot(key: Any, n_args: int, keywords: list) -> int:
+    """Where the rdata of converted argument ``key`` (a position or a keyword name) stands among
+    a pullback's results: the function's own first, then positional, then keywords in order."""
+    return 1 + key if isinstance(key, int) else 1 + n_args + keywords.index(key)
+
+
 _INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
                       operator.imod, operator.ipow, operator.imatmul})
 

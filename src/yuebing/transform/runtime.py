@@ -459,7 +459,7 @@ def _run_rule(found: tuple, f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDua
     for key in keys:
         values = args if isinstance(key, int) else kwargs
         values[key], convert_pullback = run_rrule(_ASARRAY, NoFData, (values[key],), {})
-        slot = 1 + key if isinstance(key, int) else 1 + len(args) + list(kwargs).index(key)
+        slot = array_like.rdata_slot(key, len(args), list(kwargs))
         converted.append((slot, convert_pullback))
     out, pullback = run_rrule(found, f.fdata, tuple(args), kwargs)
 

@@ -350,7 +350,7 @@ def _run_rule(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, C
     for key in keys:
         values = args if isinstance(key, int) else kwargs
         values[key], convert_pullback = run_second_order(asarray, _ASARRAY, (values[key],), {})
-        slot = 1 + key if isinstance(key, int) else 1 + len(args) + list(kwargs).index(key)
+        slot = array_like.rdata_slot(key, len(args), list(kwargs))
         converted.append((slot, convert_pullback))
     out, pullback = run_second_order(found, f, tuple(args), kwargs)
 
