@@ -36,7 +36,6 @@ from .tangents import (
 from .tangents.arrays import array_root
 from .tangents.validate import validate_tangent
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
-from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
 from .transform import buffers as _buffers
 from .transform.runtime import call_rrule, derived_rule, unwind
 
@@ -513,7 +512,7 @@ def show(f: Callable, *example_args: Any, mode: str = "reverse", stage: str = "g
     """The code yuebing generates for ``f``: ``stage="ir"`` for the normal form,
     ``"generated"`` for the forward and reverse passes (readable Python). ``mode`` is
     ``"reverse"``, ``"forward"`` (the JVP code) or ``"hvp"`` (the forward-over-reverse code)."""
-    from .transform.ir import format_function
+    from .ir.nodes import format_function
 
     if mode == "forward":
         from .forward_api import show_forward

@@ -22,7 +22,6 @@ from .tangents import NoTangent
 from .tangents import kinds as K
 from .tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
 from .tangents.validate import validate_tangent
-from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
 from .transform.forward_runtime import call_frule, derived_frule, global_tangent
 
 
@@ -303,7 +302,7 @@ def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
 def show_forward(f: Callable, stage: str = "generated") -> str:
     """The forward-mode code yuebing generates for Python function ``f`` (``stage="ir"``: the
     normal form it is generated from)."""
-    from .transform.ir import format_function
+    from .ir.nodes import format_function
 
     rule = derived_frule(f)
     if stage == "ir":

@@ -20,7 +20,6 @@ from .rules import second_order as _second_order  # noqa: F401 - registers secon
 from .tangents import NoFData, NoRData, NoTangent
 from .tangents.arrays import array_root
 from .tangents.validate import validate_tangent
-from .transform import primitives as _primitives  # noqa: F401 - registers generated-code rules
 from .rules.core import register_frule, register_rrule
 from .transform.second_order import _grad_frule, _value_and_grad_frule, call_rrule2
 

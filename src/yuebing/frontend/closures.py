@@ -14,7 +14,7 @@ import ast
 import copy
 import types
 
-from ..transform import ir
+from ..ir import nodes as ir
 from .fence import UnsupportedSyntaxError
 
 

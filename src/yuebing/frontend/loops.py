@@ -13,8 +13,8 @@ import ast
 import operator
 from typing import Any
 
-from ..transform import ir
-from ..transform import primitives as P
+from ..ir import nodes as ir
+from ..ir import primitives as P
 
 
 class _Loop:

@@ -19,8 +19,8 @@ import operator
 import types
 from typing import Any
 
-from ..transform import ir
-from ..transform import primitives as P
+from ..ir import nodes as ir
+from ..ir import primitives as P
 from .closures import ClosureLowering
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .loops import LoopLowering, _jumps, _Loop

@@ -43,7 +43,7 @@ from ..frontend.source import SourceUnavailableError
 from ..rules.core import MissingRuleError, RuleArgumentError
 from ..tangents.walk import StructureError
 from ..transform.forward_runtime import NestedDifferentiationError
-from ..transform.primitives import NotASequenceError
+from ..ir.primitives import NotASequenceError
 from ..transform.second_order import SecondOrderError
 from .fuzz_programs import FEATURES, Block, Program, random_args, random_program
 

@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import ir
+from ..ir import nodes as ir
 from ..rules.declare import SMALL, has_nan
 from ..rules.util import unbroadcast
 from .float_blocks import _hashable, names_read, runs

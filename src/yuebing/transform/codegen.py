@@ -14,7 +14,8 @@ from typing import Any
 
 from ..rules.core import CoDual
 from ..tangents import NoFData, NoRData
-from . import array_blocks, ir, runtime, templates
+from . import array_blocks, runtime, templates
+from ..ir import nodes as ir
 
 _counter = itertools.count()
 

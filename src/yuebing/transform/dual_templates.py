@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import ir
+from ..ir import nodes as ir
 
 _ARITHMETIC = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -132,7 +132,7 @@ def _int_tuple(gen: Any, s: ir.Call) -> DualTemplate | None:
 
 
 def _mktuple() -> Any:
-    from .primitives import mktuple
+    from ..ir.primitives import mktuple
 
     return mktuple
 

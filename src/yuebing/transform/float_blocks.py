@@ -26,7 +26,7 @@ import re
 
 from typing import Any
 
-from . import ir
+from ..ir import nodes as ir
 
 MIN_BLOCK = 6
 LONG_BLOCK = 50  # longer blocks fall back to the generic rules when their inputs are not floats
@@ -537,7 +537,7 @@ def _strong(expr: str, g: str) -> str:
 
 
 def _mktuple() -> Any:
-    from .primitives import mktuple
+    from ..ir.primitives import mktuple
 
     return mktuple
 

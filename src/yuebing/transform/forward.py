@@ -25,7 +25,8 @@ from typing import Any
 
 from ..tangents import NoTangent
 from ..tangents.ops import zero_tangent
-from . import ir, templates
+from . import templates
+from ..ir import nodes as ir
 from .forward_templates import Names, forward_templates
 from .reverse import ConstantNames, _all_var_names, _is_literal, share_cells_line
 

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import ir
+from ..ir import nodes as ir
 from .templates import _ARRAY_UNARY, _BINARY, _IN_PLACE, _UNARY
 
 

@@ -26,7 +26,7 @@ import re
 import types
 from typing import Any
 
-from . import ir
+from ..ir import nodes as ir
 from .forward import ForwardGenerator, GeneratedForward, compile_forward
 from .protocols import CodeCache
 

@@ -24,7 +24,8 @@ import dataclasses
 import types
 from typing import Any
 
-from . import ir, templates
+from . import templates
+from ..ir import nodes as ir
 from .array_blocks import ArrayBlock, find_array_blocks
 from .float_blocks import LONG_BLOCK, FloatBlock, FloatLoop, find_blocks
 
@@ -213,7 +214,7 @@ def share_cells_line(gen: ConstantNames, s: ir.MakeClosure) -> str | None:
 
 
 def _cell_set() -> Any:
-    from .primitives import cell_set
+    from ..ir.primitives import cell_set
 
     return cell_set
 

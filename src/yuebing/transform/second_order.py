@@ -31,7 +31,7 @@ import numpy as np
 
 from ..rules.core import describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
-from . import ir
+from ..ir import nodes as ir
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .protocols import CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line

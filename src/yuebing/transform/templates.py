@@ -32,7 +32,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules.declare import has_nan, strong_product, strong_quotient, zero_where_zero
-from . import buffers, ir
+from . import buffers
+from ..ir import nodes as ir
 
 FLOAT_TYPES = frozenset({float, np.float64})
 SEQUENCE_TYPES = frozenset({list, np.ndarray})
@@ -175,7 +176,7 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
 
 
 def _mktuple() -> Any:
-    from .primitives import mktuple
+    from ..ir.primitives import mktuple
 
     return mktuple
 

@@ -1,8 +1,5 @@
-"""Primitives that the normaliser introduces, with their rules.
-
-Generated code builds displays (``[a, b]``, ``(a, b)``, ``{}``), reads closure cells and walks
-sequences through these functions so that each is one operation with one rule.
-"""
+"""Rules of the primitives the normaliser introduces (``ir/primitives.py``): display builders,
+closure cells, ``super()``, sequence checks, and ``np.vectorize`` objects."""
 from __future__ import annotations
 
 import types
@@ -10,91 +7,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..rules.core import CoDual, Dual, register_frule, register_rrule
-from ..rules.util import output, slot_rdata, slot_tangent
+from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys, min_len, mkdict, mklist,
+                             mkset, mktuple, super_getattr)
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
 from ..tangents.types import Tangent
-
-
-def mklist(*items: Any) -> list:
-    """``[a, b, ...]``"""
-    return list(items)
-
-
-def mktuple(*items: Any) -> tuple:
-    """``(a, b, ...)``"""
-    return items
-
-
-def mkdict() -> dict:
-    """``{}`` (entries are added by ``setitem``)."""
-    return {}
-
-
-def mkset(*items: Any) -> set:
-    """``{a, b, ...}`` (sets carry no tangent)."""
-    return set(items)
-
-
-def cell_get(cell: types.CellType) -> Any:
-    """The value of a closure variable."""
-    return cell.cell_contents
-
-
-def cell_set(cell: types.CellType, value: Any) -> None:
-    """``x = value`` for a variable kept in a cell (``nonlocal``)."""
-    cell.cell_contents = value
-
-
-class NotASequenceError(TypeError):
-    pass
-
-
-_SEQUENCES = (list, tuple, np.ndarray, range, str, bytes)
-
-
-def as_sequence(x: Any) -> Any:
-    """``x`` itself when it can be indexed like the loop or unpacking needs, else an error."""
-    if isinstance(x, _SEQUENCES):
-        return x
-    if isinstance(x, (set, frozenset, dict, type({}.keys()))):
-        items = list(x)
-        if any(isinstance(i, (float, complex, np.ndarray)) for i in items):
-            raise NotASequenceError("yuebing cannot follow derivatives through iteration over a set; use a list")
-        return items
-    raise NotASequenceError(
-        f"yuebing cannot follow derivatives through iteration over a {type(x).__qualname__}: "
-        "iterate over a list, tuple or array (for example build a list first), or over "
-        "range/enumerate/zip/reversed or dict.items()/values()/keys() directly in the for statement"
-    )
-
-
-def check_unpack(seq: Any, n: int, starred: bool) -> None:
-    """Raise Python's error when unpacking ``seq`` into ``n`` targets would fail."""
-    if (len(seq) < n) if starred else (len(seq) != n):
-        kind = "at least " if starred else ""
-        raise ValueError(f"cannot unpack {len(seq)} values into {kind}{n} targets")
-
-
-def min_len(*seqs: Any) -> int:
-    """The number of steps of ``zip(*seqs)``."""
-    return min(len(s) for s in seqs)
-
-
-def dict_keys(mapping: Any, view: str) -> list:
-    """The keys a ``for`` over ``mapping.items()/values()/keys()`` visits, as a list."""
-    if not isinstance(mapping, dict):
-        raise NotASequenceError(
-            f"yuebing can follow `for ... in x.{view}()` only for dicts, not {type(mapping).__qualname__}; "
-            f"build a list first: list(x.{view}())"
-        )
-    return list(mapping)
-
-
-def super_getattr(cell: types.CellType, obj: Any, name: str) -> Any:
-    """``super().name`` inside a method (``cell`` is the method's ``__class__`` cell)."""
-    return getattr(super(cell.cell_contents, obj), name)
-
+from .core import CoDual, Dual, register_frule, register_rrule
+from .util import output, slot_rdata, slot_tangent
 
 # --------------------------------------------------------------------------------------------
 # Rules
@@ -269,7 +187,7 @@ def _super_getattr_rrule(cell: CoDual, obj: CoDual, name: CoDual) -> tuple[CoDua
 
 
 def _super_getattr_frule(cell: Dual, obj: Dual, name: Dual) -> Dual:
-    from ..rules.core import primal
+    from .core import primal
 
     o = primal(obj)
     value = super_getattr(primal(cell), o, primal(name))
@@ -297,7 +215,6 @@ for _f in (mkset, check_unpack, min_len, dict_keys):
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
 
-__all__ = ["as_sequence", "cell_get", "cell_set", "check_unpack", "dict_keys", "min_len", "mkdict", "mklist", "mkset", "mktuple", "super_getattr"]
 
 
 def _captures_differentiable(fn: Any) -> bool:
@@ -320,7 +237,7 @@ def _vectorize_rrule(pyfunc: CoDual, *rest: Any, **kwargs: Any) -> tuple[CoDual,
             "yuebing cannot follow derivatives into variables captured by a function passed to "
             "np.vectorize; pass them as arguments, or use a loop"
         )
-    from ..rules.core import primal
+    from .core import primal
 
     vec = np.vectorize(fn, *(primal(r) for r in rest), **{k: primal(v) for k, v in kwargs.items()})
     n = 1 + len(rest) + len(kwargs)
@@ -332,7 +249,7 @@ register_rrule(np.vectorize, _vectorize_rrule)
 
 def _vectorize_frule(pyfunc: Dual, *rest: Any, **kwargs: Any) -> Dual:
     """``np.vectorize(pyfunc, ...)``: as the reverse rule, the object carries no tangent."""
-    from ..rules.core import CoDual, primal
+    from .core import CoDual, primal
 
     out, _ = _vectorize_rrule(CoDual(primal(pyfunc), NoFData), *(primal(r) for r in rest),
                               **{k: primal(v) for k, v in kwargs.items()})
@@ -344,9 +261,9 @@ register_frule(np.vectorize, _vectorize_frule)
 
 # Second order: the builders are linear in their elements; values captured from an enclosing
 # function are constants of forward-over-reverse; the checks have no derivative.
-from ..rules.second_order import _register as _so_register, cell_get as _so_cell_get  # noqa: E402
-from ..rules.second_order import cell_set as _so_cell_set, super_getattr as _so_super_getattr  # noqa: E402
-from ..rules.second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
+from .second_order import _register as _so_register, cell_get as _so_cell_get  # noqa: E402
+from .second_order import cell_set as _so_cell_set, super_getattr as _so_super_getattr  # noqa: E402
+from .second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
 _so_linear(mklist, mktuple, mkdict, as_sequence)
 _so_zero(mkset, check_unpack, min_len, dict_keys, np.vectorize)  # sets and np.vectorize objects carry no tangent

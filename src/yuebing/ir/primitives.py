@@ -1,0 +1,96 @@
+"""Primitives that the normaliser introduces: the functions generated code calls.
+
+Generated code builds displays (``[a, b]``, ``(a, b)``, ``{}``), reads closure cells and walks
+sequences through these functions so that each is one operation with one rule (the rules are in
+``rules/primitives.py``).
+"""
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+
+
+
+def mklist(*items: Any) -> list:
+    """``[a, b, ...]``"""
+    return list(items)
+
+
+def mktuple(*items: Any) -> tuple:
+    """``(a, b, ...)``"""
+    return items
+
+
+def mkdict() -> dict:
+    """``{}`` (entries are added by ``setitem``)."""
+    return {}
+
+
+def mkset(*items: Any) -> set:
+    """``{a, b, ...}`` (sets carry no tangent)."""
+    return set(items)
+
+
+def cell_get(cell: types.CellType) -> Any:
+    """The value of a closure variable."""
+    return cell.cell_contents
+
+
+def cell_set(cell: types.CellType, value: Any) -> None:
+    """``x = value`` for a variable kept in a cell (``nonlocal``)."""
+    cell.cell_contents = value
+
+
+class NotASequenceError(TypeError):
+    pass
+
+
+_SEQUENCES = (list, tuple, np.ndarray, range, str, bytes)
+
+
+def as_sequence(x: Any) -> Any:
+    """``x`` itself when it can be indexed like the loop or unpacking needs, else an error."""
+    if isinstance(x, _SEQUENCES):
+        return x
+    if isinstance(x, (set, frozenset, dict, type({}.keys()))):
+        items = list(x)
+        if any(isinstance(i, (float, complex, np.ndarray)) for i in items):
+            raise NotASequenceError("yuebing cannot follow derivatives through iteration over a set; use a list")
+        return items
+    raise NotASequenceError(
+        f"yuebing cannot follow derivatives through iteration over a {type(x).__qualname__}: "
+        "iterate over a list, tuple or array (for example build a list first), or over "
+        "range/enumerate/zip/reversed or dict.items()/values()/keys() directly in the for statement"
+    )
+
+
+def check_unpack(seq: Any, n: int, starred: bool) -> None:
+    """Raise Python's error when unpacking ``seq`` into ``n`` targets would fail."""
+    if (len(seq) < n) if starred else (len(seq) != n):
+        kind = "at least " if starred else ""
+        raise ValueError(f"cannot unpack {len(seq)} values into {kind}{n} targets")
+
+
+def min_len(*seqs: Any) -> int:
+    """The number of steps of ``zip(*seqs)``."""
+    return min(len(s) for s in seqs)
+
+
+def dict_keys(mapping: Any, view: str) -> list:
+    """The keys a ``for`` over ``mapping.items()/values()/keys()`` visits, as a list."""
+    if not isinstance(mapping, dict):
+        raise NotASequenceError(
+            f"yuebing can follow `for ... in x.{view}()` only for dicts, not {type(mapping).__qualname__}; "
+            f"build a list first: list(x.{view}())"
+        )
+    return list(mapping)
+
+
+def super_getattr(cell: types.CellType, obj: Any, name: str) -> Any:
+    """``super().name`` inside a method (``cell`` is the method's ``__class__`` cell)."""
+    return getattr(super(cell.cell_contents, obj), name)
+
+
+__all__ = ["as_sequence", "cell_get", "cell_set", "check_unpack", "dict_keys", "min_len", "mkdict", "mklist", "mkset", "mktuple", "super_getattr"]
