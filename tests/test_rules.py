@@ -3,6 +3,7 @@ test_rule): one line per case in the rule file, one test here per case."""
 import pytest
 
 from yuebing.rules import rule_modules
+from yuebing.testing.cases import run_case
 
 CASES = [
     pytest.param(case, id=f"{module.__name__.rsplit('.', 1)[-1]}:{case.name}")
@@ -13,7 +14,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES)
 def test_rule(case):
-    case.run()
+    run_case(case)
 
 
 def test_every_rule_module_loads():

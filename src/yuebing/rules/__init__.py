@@ -23,7 +23,7 @@ from .core import (
 )
 from .declare import elementwise, make_elementwise_rules, nondifferentiable, nondifferentiable_methods
 
-_INFRASTRUCTURE = {"core", "declare", "util", "table", "second_order", "third_order"}
+_INFRASTRUCTURE = {"core", "cases", "declare", "util", "table", "second_order", "third_order"}
 
 
 #: Rule modules that failed to import, with the error (a warning is issued for each; the test

@@ -26,14 +26,15 @@ Conventions:
 from __future__ import annotations
 
 import builtins
+import contextlib
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from .. import tangents as T
 from ..tangents import NoFData, NoRData, NoTangent
-from ..testing.cases import Case, randc, randn, randpos
+from .cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule_for, frule_for
 from .operators import (
     ABS_RULES, POW_RULES, ConventionCase, Elements, _pow_dbase, _pow_dexp, fit_element, forward_elements,
@@ -703,13 +704,14 @@ class _ListedCase(Case):
         self.builtin = f
         super().__init__(listed, *args, **options)
 
-    def run(self) -> None:
+    @contextlib.contextmanager
+    def context(self) -> Iterator[None]:
         from .core import FRULES, RRULES
 
         register_rrule(self.f, RRULES.by_function[self.builtin][0])
         register_frule(self.f, FRULES.by_function[self.builtin][0])
         try:
-            super().run()
+            yield
         finally:
             RRULES.by_function.pop(self.f, None)
             FRULES.by_function.pop(self.f, None)

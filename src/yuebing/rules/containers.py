@@ -27,7 +27,7 @@ import numpy as np
 from .. import tangents as T
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from ..tangents import kinds as K
-from ..testing.cases import Case, randc, randn
+from .cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .second_order import defined_by, linear, zero
 from .util import add_rdata_to, output, sum_rdata, tangent

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, MutableTangent, fdata, increment, join, rdata
 from ..tangents import zero_rdata, zero_tangent
-from ..testing.cases import Case, randc, randn
+from .cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .second_order import linear
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast

@@ -46,7 +46,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
-from ..testing.cases import Case, randc, randn
+from .cases import Case, randc, randn
 from .core import (CoDual, Dual, RuleArgumentError, describe_callable, frule_for, primal, register_frule,
                    register_rrule, rrule_for)
 from .second_order import defined_by, jvp_defined_by, linear, multilinear, with_vjp

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
-from ..testing.cases import Case, randc, randn, randpos, randu
+from .cases import Case, randc, randn, randpos, randu
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .declare import elementwise, make_elementwise_rules
 from .second_order import defined_by, jvp_defined_by, linear, with_vjp

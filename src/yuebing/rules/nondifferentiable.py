@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from ..testing.cases import Case, randn
+from .cases import Case, randn
 from .declare import nondifferentiable, nondifferentiable_methods
 
 nondifferentiable(

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
-from ..testing.cases import Case, randc, randn, randpos
+from .cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .numpy_elementwise import Params, dense_tangent
 from .second_order import linear, with_vjp

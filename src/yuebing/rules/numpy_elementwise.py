@@ -46,7 +46,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoRData, NoTangent, zero_tangent
-from ..testing.cases import Case, randc, randn, randpos, randu
+from .cases import Case, randc, randn, randpos, randu
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .declare import _check_where, _unpack_out, elementwise, make_elementwise_rules
 from .second_order import linear, with_vjp

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..tangents import NoRData
-from ..testing.cases import Case, randn
+from .cases import Case, randn
 from .core import Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .second_order import with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent

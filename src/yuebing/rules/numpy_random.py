@@ -44,7 +44,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
-from ..testing.cases import Case, randn, randpos
+from .cases import Case, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, register_frule, register_rrule, primal
 from .numpy_creation import deliver, deliver_broadcast, dense
 from .numpy_elementwise import Params

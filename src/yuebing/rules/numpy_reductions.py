@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
-from ..testing.cases import Case, randc, randn, randpos
+from .cases import Case, Expect, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .second_order import linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
@@ -1120,33 +1120,6 @@ linear(np.diff, data=(3, 4, "prepend", "append"))  # int prepend=/append= are va
 # --------------------------------------------------------------------------------------------
 # Cases
 # --------------------------------------------------------------------------------------------
-
-
-class Expect(Case):
-    """A convention case (reverse mode only): at a non-smooth point, or with NaN in the input,
-    finite differences say nothing, so the gradient of the first argument for output cotangent
-    ``ybar`` (default: ones) is compared with the documented ``expected`` value instead."""
-
-    def __init__(self, f: Callable, *args: Any, expected: Any, ybar: Any = None, kwargs: dict | None = None,
-                 name: str | None = None) -> None:
-        super().__init__(f, *args, kwargs=kwargs, mode=("rev",), name=name)
-        self.expected, self.ybar = expected, ybar
-
-    def run(self) -> None:
-        from .. import tangents as T
-        from .core import rrule as run_rrule
-
-        x = T.structural_copy(self.args)
-        fd = [T.fdata(T.zero_tangent(xi)) for xi in x]
-        out, pullback = run_rrule(self.f, *(CoDual(xi, fi) for xi, fi in zip(x, fd)), **self.kwargs)
-        ybar = np.ones(np.shape(out.primal)) if self.ybar is None else self.ybar
-        if isinstance(out.fdata, np.ndarray):
-            out.fdata[...] += ybar
-            rdatas = pullback(NoRData)
-        else:
-            rdatas = pullback(float(ybar))
-        got = T.join(fd[0], rdatas[1])
-        np.testing.assert_allclose(got, self.expected, rtol=1e-12, atol=1e-12, err_msg=self.name)
 
 
 def _with_ties() -> np.ndarray:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
 from ..tangents.arrays import array_root
-from ..testing.cases import Case, randc, randn
+from .cases import Case, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule
 from .numpy_reductions import (Expect, as_array, deliver, deliver_value, dense_tangent, forward, refuse, rule,
                                zeros_or)

@@ -44,7 +44,7 @@ import numpy as np
 from .. import tangents as T
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..tangents import kinds as K
-from ..testing.cases import Case, randc, randn
+from .cases import Case, randc, randn
 from .containers import (
     _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
 )

@@ -44,7 +44,7 @@ import numpy as np
 from .. import tangents as T
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from ..tangents import kinds as K
-from ..testing.cases import Case, randc, randn, randpos
+from .cases import Case, ConventionCase, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .declare import make_elementwise_rules, strong_product
 from .util import accumulate, add_rdata_to, fit_tangent, is_differentiable, sum_rdata, tangent
@@ -747,44 +747,6 @@ POW_RULES = _binary_rules(operator.pow, "pow", "other", _NUMERIC["pow"][0])
 # ============================================================================================
 # Cases
 # ============================================================================================
-
-
-class ConventionCase(Case):
-    """A documented convention at a non-smooth point, where finite differences cannot decide.
-
-    The reverse rule's gradient for output cotangent 1 (ones for an array output) must equal
-    ``expected`` (one full tangent per argument), and the forward rule must agree with it: its
-    output tangent along a random direction ``dx``, summed, is ``<expected, dx>``.
-    """
-
-    def __init__(self, f: Callable, *args: Any, expected: tuple, name: str, kwargs: dict | None = None) -> None:
-        super().__init__(f, *args, kwargs=kwargs, name=name)
-        self.expected = expected
-
-    def run(self) -> None:
-        from ..testing.structural import compare
-        from .core import frule, rrule
-
-        args = T.structural_copy(self.args)
-        coduals = [CoDual(a, T.fdata(T.zero_tangent(a))) for a in args]
-        out, pullback = rrule(self.f, *coduals, **self.kwargs)
-        if isinstance(out.fdata, np.ndarray):  # an array output: cotangent ones, in its fdata
-            out.fdata += 1
-            rdatas = pullback(NoRData)
-        else:
-            rdatas = pullback(1.0)
-        gradient = tuple(T.join(c.fdata, T.rdata(T.zero_tangent(c.primal)) if r is NoRData else r)
-                         for c, r in zip(coduals, rdatas[1:]))
-        problem = compare(tuple(self.expected), gradient, rtol=1e-12, atol=1e-12)
-        if problem:
-            raise AssertionError(f"{self.name}: gradient {gradient!r} is not the convention's {self.expected!r}: {problem}")
-        args = T.structural_copy(self.args)
-        dx = T.randn_tangent(np.random.default_rng(0), args)
-        dx = dx if isinstance(dx, tuple) else (NoTangent,) * len(args)
-        dy = frule(self.f, *(Dual(a, t) for a, t in zip(args, dx)), **self.kwargs).tangent
-        if abs(np.sum(dy) - T.dot(gradient, dx)) > 1e-12:
-            raise AssertionError(f"{self.name}: forward tangent {dy!r} disagrees with the convention")
-
 
 
 def _seq_cases() -> list:

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoRData, NoTangent
-from ..testing.cases import Case, randc, randn, randpos, randu
+from .cases import Case, randc, randn, randpos, randu
 from .core import Dual, primal, register_frule, register_rrule
 from .declare import elementwise
 from .linalg import (add, carries_gradient, cholesky_parts, conj, det_parts, fit, hermitian_from, hermitian_from_adjoint,

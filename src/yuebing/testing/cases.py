@@ -1,73 +1,66 @@
-"""Test cases for rules: each rule file ends with ``CASES = [Case(f, *args, ...), ...]``, and
-``tests/test_rules.py`` runs every case of every rule module through ``check_rule``.
+"""Running the rule files' test cases (``rules/cases.py`` declares them as data).
 
-Input makers draw from one seeded stream, so cases are reproducible:
-``randn(3, 4)``, ``randn(3, dtype=np.float32)``, ``randpos(3)`` (in (0.5, 2)), ``randc(3)``
-(complex), ``randu(3, low, high)``.
+``run_case(case)`` checks a ``Case`` with ``check_rule`` and a ``ConventionCase`` (a documented
+value at a non-smooth point) against its expected gradient in reverse mode and the forward rule's
+agreement with it. The input makers (``randn`` ...) are re-exported for test corpora.
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Callable
-
 import numpy as np
 
+from .. import tangents as T
+from ..rules.cases import Case, ConventionCase, Expect, randc, randn, randpos, randu
+from ..rules.core import CoDual, Dual, frule, rrule
+from ..tangents import NoRData, NoTangent
 from .check_rule import check_rule
-
-_stream = np.random.default_rng(20261129)
-
-
-def randn(*shape: int, dtype: Any = np.float64) -> Any:
-    """Standard normal array (a Python float when ``shape`` is empty and dtype is float64)."""
-    if not shape:
-        return float(_stream.standard_normal()) if dtype is np.float64 else dtype(_stream.standard_normal())
-    return _stream.standard_normal(shape).astype(dtype)
+from .structural import compare
 
 
-def randu(*shape: int, low: float = 0.0, high: float = 1.0, dtype: Any = np.float64) -> Any:
-    if not shape:
-        return float(_stream.uniform(low, high))
-    return _stream.uniform(low, high, shape).astype(dtype)
+def run_case(case: Case) -> None:
+    """Check one rule test case; raises ``AssertionError`` (or the rule's error) when it fails."""
+    with case.context():
+        if isinstance(case, ConventionCase):
+            _check_convention(case)
+        elif isinstance(case, Expect):
+            _check_expected(case)
+        else:
+            check_rule(case.f, *case.args, kwargs=case.kwargs, mode=case.mode, **case.options)
 
 
-def randpos(*shape: int, dtype: Any = np.float64) -> Any:
-    """Values in (0.5, 2): safe for log, sqrt, division, powers."""
-    return randu(*shape, low=0.5, high=2.0, dtype=dtype)
+def _check_convention(case: ConventionCase) -> None:
+    args = T.structural_copy(case.args)
+    coduals = [CoDual(a, T.fdata(T.zero_tangent(a))) for a in args]
+    out, pullback = rrule(case.f, *coduals, **case.kwargs)
+    if isinstance(out.fdata, np.ndarray):  # an array output: cotangent ones, in its fdata
+        out.fdata += 1
+        rdatas = pullback(NoRData)
+    else:
+        rdatas = pullback(1.0)
+    gradient = tuple(T.join(c.fdata, T.rdata(T.zero_tangent(c.primal)) if r is NoRData else r)
+                     for c, r in zip(coduals, rdatas[1:]))
+    problem = compare(tuple(case.expected), gradient, rtol=1e-12, atol=1e-12)
+    if problem:
+        raise AssertionError(f"{case.name}: gradient {gradient!r} is not the convention's {case.expected!r}: {problem}")
+    args = T.structural_copy(case.args)
+    dx = T.randn_tangent(np.random.default_rng(0), args)
+    dx = dx if isinstance(dx, tuple) else (NoTangent,) * len(args)
+    dy = frule(case.f, *(Dual(a, t) for a, t in zip(args, dx)), **case.kwargs).tangent
+    if abs(np.sum(dy) - T.dot(gradient, dx)) > 1e-12:
+        raise AssertionError(f"{case.name}: forward tangent {dy!r} disagrees with the convention")
 
 
-def randc(*shape: int, dtype: Any = np.complex128) -> Any:
-    if not shape:
-        return complex(_stream.standard_normal(), _stream.standard_normal())
-    return (_stream.standard_normal(shape) + 1j * _stream.standard_normal(shape)).astype(dtype)
+def _check_expected(case: Expect) -> None:
+    x = T.structural_copy(case.args)
+    fd = [T.fdata(T.zero_tangent(xi)) for xi in x]
+    out, pullback = rrule(case.f, *(CoDual(xi, fi) for xi, fi in zip(x, fd)), **case.kwargs)
+    ybar = np.ones(np.shape(out.primal)) if case.ybar is None else case.ybar
+    if isinstance(out.fdata, np.ndarray):
+        out.fdata[...] += ybar
+        rdatas = pullback(NoRData)
+    else:
+        rdatas = pullback(float(ybar))
+    got = T.join(fd[0], rdatas[1])
+    np.testing.assert_allclose(got, case.expected, rtol=1e-12, atol=1e-12, err_msg=case.name)
 
 
-@dataclasses.dataclass
-class Case:
-    """One ``check_rule`` call: ``check_rule(f, *args, kwargs=kwargs, mode=mode, **options)``."""
-
-    f: Callable
-    args: tuple
-    kwargs: dict
-    mode: tuple
-    name: str
-    options: dict
-
-    def __init__(self, f: Callable, *args: Any, kwargs: dict | None = None, mode: tuple = ("rev", "fwd"),
-                 name: str | None = None, **options: Any) -> None:
-        self.f, self.args, self.kwargs, self.mode, self.options = f, args, dict(kwargs or {}), tuple(mode), options
-        self.name = name or _default_name(f, args, self.kwargs)
-
-    def run(self) -> None:
-        check_rule(self.f, *self.args, kwargs=self.kwargs, mode=self.mode, **self.options)
-
-
-def _default_name(f: Callable, args: tuple, kwargs: dict) -> str:
-    from ..rules.core import describe_callable
-
-    def show(a: Any) -> str:
-        if isinstance(a, np.ndarray):
-            return f"{a.dtype}{list(a.shape)}"
-        return type(a).__name__
-
-    parts = [show(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
-    return f"{describe_callable(f)}({', '.join(parts)})"
+__all__ = ["Case", "ConventionCase", "Expect", "randc", "randn", "randpos", "randu", "run_case"]

@@ -1,0 +1,99 @@
+"""Test cases for rules, as data: each rule file ends with ``CASES = [Case(f, *args, ...), ...]``,
+and ``tests/test_rules.py`` runs every case of every rule module (``testing.cases.run_case``:
+``check_rule`` for a ``Case``, the convention check for a ``ConventionCase``).
+
+Input makers draw from one seeded stream, so cases are reproducible:
+``randn(3, 4)``, ``randn(3, dtype=np.float32)``, ``randpos(3)`` (in (0.5, 2)), ``randc(3)``
+(complex), ``randu(3, low, high)``.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+
+
+_stream = np.random.default_rng(20261129)
+
+
+def randn(*shape: int, dtype: Any = np.float64) -> Any:
+    """Standard normal array (a Python float when ``shape`` is empty and dtype is float64)."""
+    if not shape:
+        return float(_stream.standard_normal()) if dtype is np.float64 else dtype(_stream.standard_normal())
+    return _stream.standard_normal(shape).astype(dtype)
+
+
+def randu(*shape: int, low: float = 0.0, high: float = 1.0, dtype: Any = np.float64) -> Any:
+    if not shape:
+        return float(_stream.uniform(low, high))
+    return _stream.uniform(low, high, shape).astype(dtype)
+
+
+def randpos(*shape: int, dtype: Any = np.float64) -> Any:
+    """Values in (0.5, 2): safe for log, sqrt, division, powers."""
+    return randu(*shape, low=0.5, high=2.0, dtype=dtype)
+
+
+def randc(*shape: int, dtype: Any = np.complex128) -> Any:
+    if not shape:
+        return complex(_stream.standard_normal(), _stream.standard_normal())
+    return (_stream.standard_normal(shape) + 1j * _stream.standard_normal(shape)).astype(dtype)
+
+
+@dataclasses.dataclass
+class Case:
+    """One ``check_rule`` call: ``check_rule(f, *args, kwargs=kwargs, mode=mode, **options)``."""
+
+    f: Callable
+    args: tuple
+    kwargs: dict
+    mode: tuple
+    name: str
+    options: dict
+
+    def __init__(self, f: Callable, *args: Any, kwargs: dict | None = None, mode: tuple = ("rev", "fwd"),
+                 name: str | None = None, **options: Any) -> None:
+        self.f, self.args, self.kwargs, self.mode, self.options = f, args, dict(kwargs or {}), tuple(mode), options
+        self.name = name or _default_name(f, args, self.kwargs)
+
+    def context(self) -> contextlib.AbstractContextManager:
+        """What the check runs inside (a case may register temporary rules)."""
+        return contextlib.nullcontext()
+
+
+def _default_name(f: Callable, args: tuple, kwargs: dict) -> str:
+    from .core import describe_callable
+
+    def show(a: Any) -> str:
+        if isinstance(a, np.ndarray):
+            return f"{a.dtype}{list(a.shape)}"
+        return type(a).__name__
+
+    parts = [show(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    return f"{describe_callable(f)}({', '.join(parts)})"
+
+
+class ConventionCase(Case):
+    """A documented convention at a non-smooth point, where finite differences cannot decide.
+
+    The reverse rule's gradient for output cotangent 1 (ones for an array output) must equal
+    ``expected`` (one full tangent per argument), and the forward rule must agree with it: its
+    output tangent along a random direction ``dx``, summed, is ``<expected, dx>``.
+    """
+
+    def __init__(self, f: Callable, *args: Any, expected: tuple, name: str, kwargs: dict | None = None) -> None:
+        super().__init__(f, *args, kwargs=kwargs, name=name)
+        self.expected = expected
+
+
+class Expect(Case):
+    """A convention case (reverse mode only): at a non-smooth point, or with NaN in the input,
+    finite differences say nothing, so the gradient of the first argument for output cotangent
+    ``ybar`` (default: ones) is compared with the documented ``expected`` value instead."""
+
+    def __init__(self, f: Callable, *args: Any, expected: Any, ybar: Any = None, kwargs: dict | None = None,
+                 name: str | None = None) -> None:
+        super().__init__(f, *args, kwargs=kwargs, mode=("rev",), name=name)
+        self.expected, self.ybar = expected, ybar
