@@ -1,28 +1,35 @@
 """yuebing: automatic differentiation of ordinary Python and NumPy code by source transformation.
 
-The public API is in ``yuebing.api`` (re-exported here); see DESIGN.md §1.
+The public API is the ``yuebing.api`` package (re-exported here); see DESIGN.md §1.
 """
 from . import tangents
 from .api import (
     MutableTangent,
+    NestedDifferentiationError,
     NoTangent,
+    RuleDebugError,
+    SecondOrderError,
     Tangent,
+    config,
+    flatten,
+    flatten_tangent,
     grad,
+    hessian,
+    hvp,
+    jacobian,
+    jvp,
     prepare_gradient,
+    prepare_hessian,
+    prepare_hvp,
     prepare_pullback,
     register_nondifferentiable_type,
     show,
+    show_forward,
     value_and_grad,
     value_and_pullback,
     vjp,
 )
-from .flatten import flatten, flatten_tangent
-from .forward_api import jacobian, jvp, show_forward
-from .second_order_api import hessian, hvp, prepare_hessian, prepare_hvp
-from .transform.second_order import SecondOrderError
 from .rules import frule, nondifferentiable, rrule
-from .transform.forward_runtime import NestedDifferentiationError
-from .rules.debug import RuleDebugError, config
 from . import testing
 
 __version__ = "0.1.0"

@@ -89,18 +89,18 @@ def yuebing_reverse(case: Case) -> Prepared:
 
 def _forward_jvp() -> Callable:
     try:
-        module = importlib.import_module("yuebing.forward_api")
+        module = importlib.import_module("yuebing.api.forward")
     except ModuleNotFoundError as error:
-        if error.name != "yuebing.forward_api":
+        if error.name != "yuebing.api.forward":
             raise
-        raise Unavailable("forward mode is not available yet (yuebing.forward_api does not exist)") from None
+        raise Unavailable("forward mode is not available yet (yuebing.api.forward does not exist)") from None
     if not hasattr(module, "jvp"):
-        raise Unavailable("forward mode is not available yet (yuebing.forward_api has no jvp)")
+        raise Unavailable("forward mode is not available yet (yuebing.api.forward has no jvp)")
     return module.jvp
 
 
 def yuebing_forward(case: Case) -> Prepared:
-    """One JVP, ``yuebing.forward_api.jvp(f, args, tangents)``, along a fixed random direction."""
+    """One JVP, ``yuebing.api.forward.jvp(f, args, tangents)``, along a fixed random direction."""
     jvp = _forward_jvp()
     args = case.args()
     rng = np.random.default_rng(1)

@@ -584,7 +584,7 @@ _register_rules()
 def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """``yb.grad(g)`` (or ``value_and_grad``) called inside the function being differentiated:
     the gradient function, carrying ``g``'s fdata and tangent (the values ``g`` captured)."""
-    from ..api import grad, value_and_grad
+    from ..api.reverse import grad, value_and_grad
 
     make = grad if f4[0] is grad else value_and_grad
     g = args[0]
@@ -594,8 +594,8 @@ def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Ca
 
 def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """Second-order rule of a call of a gradient function ``grad(g)(*xs)``."""
-    from ..api import _normalise_argnums
-    from ..second_order_api import _captures_derivatives, check_gradient_call
+    from ..api.reverse import _normalise_argnums
+    from ..api.second_order import _captures_derivatives, check_gradient_call
 
     spec = f4[0].__yuebing_gradient__
     captures = _captures_derivatives(f4[1]) or _captured_tangents(f4[2])
@@ -619,7 +619,7 @@ def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool
     """``grad(g, argnums=nums)(*args)`` on 4-tuples: the value and its tangent by one
     forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass of
     ``g``'s plain forward program (third derivatives of ``g``)."""
-    from ..second_order_api import _value_grad_hvp
+    from ..api.second_order import _value_grad_hvp
     from .second_order import _fresh_output, _output_cotangents
     from .core import Dual
     from .util import accumulate
@@ -665,7 +665,7 @@ def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list,
                   value_bar_d: float) -> tuple[list, list]:
     """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` and its tangent along
     ``(directions, u's tangents)``, by second order of ``g``'s plain forward program."""
-    from ..second_order_api import _check_scalar
+    from ..api.second_order import _check_scalar
 
     pair = _Call(tuple([_function(g), _constant(NoTangent)] + [part for x, d, u in zip(xs, directions, us)
                         for part in ((x, zero_fdata(x), d, zero_fdata(x)), u)]), {})

@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import api, forward_api, second_order_api
+from ..api import forward as forward_api, reverse as api, second_order as second_order_api
 from ..frontend.fence import UnsupportedSyntaxError
 from ..frontend.source import SourceUnavailableError
 from ..rules.core import MissingRuleError, RuleArgumentError

@@ -41,8 +41,8 @@ def scalar_test_function(f: Callable, args: tuple, kwargs: dict | None = None, s
 def check_second_order(f: Callable, *args: Any, kwargs: dict | None = None, rtol: float = 1e-5,
                        atol: float = 1e-6, seed: int = 0) -> None:
     """Raise AssertionError unless the second-order rule of ``f`` at ``args`` is right."""
-    from ..api import grad
-    from ..second_order_api import hvp
+    from ..api.reverse import grad
+    from ..api.second_order import hvp
     from .structural import compare
 
     s = packed(scalar_test_function(f, args, kwargs, seed))

@@ -299,7 +299,7 @@ class NestedDifferentiationError(NotImplementedError):
     """Forward mode reached yuebing's own machinery: differentiation of differentiation."""
 
 
-_MACHINERY = ("api.py", "forward_api.py", "transform" + os.sep, "tangents" + os.sep,
+_MACHINERY = ("api" + os.sep, "ir" + os.sep, "transform" + os.sep, "tangents" + os.sep,
               os.path.join("rules", "core.py"), os.path.join("rules", "declare.py"),
               os.path.join("rules", "util.py"), "testing" + os.sep)
 

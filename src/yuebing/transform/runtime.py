@@ -290,7 +290,7 @@ def _missing(fn: Any) -> Exception:
 
 
 def _gradient(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
-    from ..second_order_api import gradient_rrule
+    from ..api.second_order import gradient_rrule
 
     return gradient_rrule(f, args, kwargs)  # reverse over yb.grad: Hessian-vector products
 

@@ -800,9 +800,9 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     tangent by one forward-over-reverse pass. The perturbations cannot be confused: the inner
     reverse pass differentiates with respect to its own arguments, and the outer tangent arrives
     as the tangents of those arguments and of the values the function captured."""
-    from ..api import _normalise_argnums
+    from ..api.reverse import _normalise_argnums
     from ..rules.core import Dual
-    from ..second_order_api import _join, _pull_unit, separated_arguments
+    from ..api.second_order import _join, _pull_unit, separated_arguments
     from .forward_runtime import NestedDifferentiationError
 
     spec = f.primal.__yuebing_gradient__
@@ -832,14 +832,14 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
 def _grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
     """``yb.grad(f)`` inside forward-mode code: the gradient function, whose tangent is ``f``'s
     (the tangents of the values ``f`` captured)."""
-    from ..api import grad
+    from ..api.reverse import grad
     from ..rules.core import Dual, primal
 
     return Dual(grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
 
 
 def _value_and_grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
-    from ..api import value_and_grad
+    from ..api.reverse import value_and_grad
     from ..rules.core import Dual, primal
 
     return Dual(value_and_grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))

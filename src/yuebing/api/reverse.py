@@ -16,9 +16,9 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import rules as _rules  # noqa: F401 - registers every rule
-from .rules.core import CoDual
-from .tangents import (
+from .. import rules as _rules  # noqa: F401 - registers every rule
+from ..rules.core import CoDual
+from ..tangents import (
     MutableTangent,
     NoFData,
     NoRData,
@@ -33,14 +33,14 @@ from .tangents import (
     structural_copy,
     zero_tangent,
 )
-from .tangents.arrays import array_root
-from .tangents.validate import validate_tangent
+from ..tangents.arrays import array_root
+from ..tangents.validate import validate_tangent
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
-from .transform import buffers as _buffers
-from .transform.runtime import call_rrule, derived_rule, unwind
+from ..transform import buffers as _buffers
+from ..transform.runtime import call_rrule, derived_rule, unwind
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # yuebing/
 
 
 def _hide_internal_frames(error: BaseException) -> BaseException:
@@ -512,14 +512,14 @@ def show(f: Callable, *example_args: Any, mode: str = "reverse", stage: str = "g
     """The code yuebing generates for ``f``: ``stage="ir"`` for the normal form,
     ``"generated"`` for the forward and reverse passes (readable Python). ``mode`` is
     ``"reverse"``, ``"forward"`` (the JVP code) or ``"hvp"`` (the forward-over-reverse code)."""
-    from .ir.nodes import format_function
+    from ..ir.nodes import format_function
 
     if mode == "forward":
-        from .forward_api import show_forward
+        from .forward import show_forward
 
         return show_forward(f, stage=stage)
     if mode == "hvp":
-        from .transform.second_order import dual_rule
+        from ..transform.second_order import dual_rule
 
         dual = dual_rule(f)
         return format_function(dual.ir) if stage == "ir" else dual.source

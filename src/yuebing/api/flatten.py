@@ -25,12 +25,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .rules.core import CoDual, Dual, register_frule, register_rrule, rrule
-from .rules.second_order import _register as _so_register
-from .rules.util import accumulate, output
-from .tangents import NoFData, NoRData, NoTangent, add_to_primal, join
-from .tangents.kinds import register_nondifferentiable_type
-from .tangents.ops import _from_primal
+from ..rules.core import CoDual, Dual, register_frule, register_rrule, rrule
+from ..rules.second_order import _register as _so_register
+from ..rules.util import accumulate, output
+from ..tangents import NoFData, NoRData, NoTangent, add_to_primal, join
+from ..tangents.kinds import register_nondifferentiable_type
+from ..tangents.ops import _from_primal
 
 
 def _values(x: Any) -> Any:

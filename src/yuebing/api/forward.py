@@ -13,16 +13,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import rules as _rules  # noqa: F401 - registers every rule
-from . import tangents as T
-from .api import _normalise_argnums
+from .. import rules as _rules  # noqa: F401 - registers every rule
+from .. import tangents as T
+from .reverse import _normalise_argnums
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
-from .rules.core import Dual
-from .tangents import NoTangent
-from .tangents import kinds as K
-from .tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
-from .tangents.validate import validate_tangent
-from .transform.forward_runtime import call_frule, derived_frule, global_tangent
+from ..rules.core import Dual
+from ..tangents import NoTangent
+from ..tangents import kinds as K
+from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
+from ..tangents.validate import validate_tangent
+from ..transform.forward_runtime import call_frule, derived_frule, global_tangent
 
 
 def _fname(f: Callable) -> str:
@@ -274,7 +274,7 @@ def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
 
 
 def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool) -> tuple[list, Any]:
-    from .api import vjp
+    from .reverse import vjp
 
     g = functools.partial(f, **kwargs) if kwargs else f
     full_value, pullback = vjp(g, *args)
@@ -302,7 +302,7 @@ def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
 def show_forward(f: Callable, stage: str = "generated") -> str:
     """The forward-mode code yuebing generates for Python function ``f`` (``stage="ir"``: the
     normal form it is generated from)."""
-    from .ir.nodes import format_function
+    from ..ir.nodes import format_function
 
     rule = derived_frule(f)
     if stage == "ir":

@@ -18,9 +18,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .tangents import kinds as K
-from .tangents.arrays import array_root
-from .tangents.walk import StructureError, format_key
+from ..tangents import kinds as K
+from ..tangents.arrays import array_root
+from ..tangents.walk import StructureError, format_key
 
 _FLOAT_KINDS = (K.FLOAT, K.COMPLEX)
 _MAX_LISTED = 4  # leaves named in a refusal

@@ -12,16 +12,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import rules as _rules  # noqa: F401 - registers every rule
-from . import tangents as T
-from .api import _normalise_argnums, _scalar_seed, _user_facing
+from .. import rules as _rules  # noqa: F401 - registers every rule
+from .. import tangents as T
+from .reverse import _normalise_argnums, _scalar_seed, _user_facing
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
-from .rules import second_order as _second_order  # noqa: F401 - registers second-order rules
-from .tangents import NoFData, NoRData, NoTangent
-from .tangents.arrays import array_root
-from .tangents.validate import validate_tangent
-from .rules.core import register_frule, register_rrule
-from .transform.second_order import _grad_frule, _value_and_grad_frule, call_rrule2
+from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
+from ..tangents import NoFData, NoRData, NoTangent
+from ..tangents.arrays import array_root
+from ..tangents.validate import validate_tangent
+from ..rules.core import register_frule, register_rrule
+from ..transform.second_order import _grad_frule, _value_and_grad_frule, call_rrule2
 
 
 def _fname(f: Callable) -> str:
@@ -118,7 +118,7 @@ def _zero_direction(x: Any) -> Any:
 
 def _join(f: Any, r: Any, x: Any) -> Any:
     """The full tangent of argument ``x`` from its fdata and rdata."""
-    from .api import argument_gradient
+    from .reverse import argument_gradient
 
     return argument_gradient(f, r, x)
 
@@ -167,7 +167,7 @@ class PreparedHvp:
         self.shapes = [_signature_of(x) for x in example_args]
         self._buffer_shapes = [np.shape(x) if _has_buffers(x) else None for x in example_args]
         self._per_thread = threading.local()  # each thread's buffers: calls from threads never share them
-        from .transform.second_order import dual_rule
+        from ..transform.second_order import dual_rule
 
         if hasattr(f, "__code__"):
             dual_rule(f)  # compile now: the first call is not slower than the others
@@ -281,7 +281,7 @@ def _shape_block(block: np.ndarray, xa: Any, xb: Any) -> Any:
 
 # yb.grad and yb.value_and_grad called inside forward-mode code (jvp of a function that takes a
 # gradient, jacobian(grad(f), mode="fwd")): forward-over-reverse
-from .api import grad as _grad, value_and_grad as _value_and_grad  # noqa: E402
+from .reverse import grad as _grad, value_and_grad as _value_and_grad  # noqa: E402
 
 register_frule(_grad, _grad_frule)
 register_frule(_value_and_grad, _value_and_grad_frule)
@@ -296,7 +296,7 @@ register_frule(_value_and_grad, _value_and_grad_frule)
 def _gradient_function(make: Callable, f: Any, argnums: Any, has_aux: Any) -> tuple:
     """``yb.grad(g)`` called in differentiated code: the gradient function. ``g``'s fdata goes
     with it, so calling it can refuse what it cannot differentiate (captured variables)."""
-    from .rules.core import CoDual, primal
+    from ..rules.core import CoDual, primal
 
     fdata = f.fdata if isinstance(f, CoDual) else NoFData
     return CoDual(make(primal(f), primal(argnums), primal(has_aux)), fdata), lambda dy: (NoRData,) * 4
@@ -312,9 +312,9 @@ def _value_and_grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tup
 
 def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
     """Reverse rule of a call of a function made by ``yb.grad``/``yb.value_and_grad``."""
-    from .api import _normalise_argnums
-    from .rules.core import CoDual
-    from .rules.util import accumulate, output
+    from .reverse import _normalise_argnums
+    from ..rules.core import CoDual
+    from ..rules.util import accumulate, output
 
     spec = f.primal.__yuebing_gradient__
     xs = tuple(a.primal for a in args)
@@ -348,7 +348,7 @@ def check_gradient_call(spec: Any, kwargs: dict, xs: tuple, captures: bool, mode
     """What differentiating a call of a ``yb.grad``/``yb.value_and_grad`` function supports
     (``mode``: reverse over it, a Hessian through it): positional float and float-array
     arguments, no ``has_aux``, no captured variables of the differentiated code."""
-    from .transform.forward_runtime import NestedDifferentiationError
+    from ..transform.forward_runtime import NestedDifferentiationError
 
     if kwargs or spec.has_aux:
         raise NestedDifferentiationError(
@@ -368,7 +368,7 @@ def check_gradient_call(spec: Any, kwargs: dict, xs: tuple, captures: bool, mode
 def _captures_derivatives(fdata: Any) -> bool:
     """Whether a gradient function's fdata (its function's closure boxes, when that function was
     made in differentiated code) holds anything that can carry a derivative."""
-    from .tangents import MutableTangent, Tangent
+    from ..tangents import MutableTangent, Tangent
 
     if fdata is NoFData:
         return False
@@ -387,7 +387,7 @@ register_rrule(_value_and_grad, _value_and_grad_rrule)
 
 # yb.grad and yb.value_and_grad inside second-order code (the Hessian of a function that takes a
 # gradient): third derivatives, by second order of the plain forward program (rules/third_order.py)
-from .rules import third_order as _third_order  # noqa: E402
-from .rules.second_order import _register as _register_second_order  # noqa: E402
+from ..rules import third_order as _third_order  # noqa: E402
+from ..rules.second_order import _register as _register_second_order  # noqa: E402
 
 _register_second_order((_grad, _value_and_grad), _third_order.gradient_maker_rule)

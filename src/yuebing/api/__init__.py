@@ -1,0 +1,34 @@
+"""The public face: every function a user calls, re-exported as ``yuebing.*``.
+
+``reverse`` (``grad``, ``value_and_grad``, ``vjp``, prepared gradients and pullbacks, ``show``),
+``forward`` (``jvp``, ``jacobian``, ``show_forward``), ``second_order`` (``hvp``, ``hessian`` and
+their prepared forms), ``flatten`` (flat vectors for optimisers), ``argument_checks`` (the checks
+every entry point makes of its arguments). This package is the top of the library's layers: it
+may import everything below it, and nothing below imports it.
+"""
+from ..rules.debug import RuleDebugError, config
+from ..transform.forward_runtime import NestedDifferentiationError
+from ..transform.second_order import SecondOrderError
+from .flatten import flatten, flatten_tangent
+from .forward import jacobian, jvp, show_forward
+from .reverse import (
+    MutableTangent,
+    NoTangent,
+    Tangent,
+    grad,
+    prepare_gradient,
+    prepare_pullback,
+    register_nondifferentiable_type,
+    show,
+    value_and_grad,
+    value_and_pullback,
+    vjp,
+)
+from .second_order import hessian, hvp, prepare_hessian, prepare_hvp
+
+__all__ = [
+    "MutableTangent", "NestedDifferentiationError", "NoTangent", "RuleDebugError", "SecondOrderError", "Tangent",
+    "config", "flatten", "flatten_tangent", "grad", "hessian", "hvp", "jacobian", "jvp", "prepare_gradient",
+    "prepare_hessian", "prepare_hvp", "prepare_pullback", "register_nondifferentiable_type", "show",
+    "show_forward", "value_and_grad", "value_and_pullback", "vjp",
+]
