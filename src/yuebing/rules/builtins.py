@@ -54,9 +54,9 @@ register_frule(builtins.abs, ABS_RULES[1])
 
 def _call_rrule(f: Any, *args: CoDual) -> tuple[CoDual, Callable]:
     """The reverse rule of any callable: registered, or derived from its source."""
-    from ..transform.runtime import call_rrule
+    from . import core
 
-    return call_rrule(f if isinstance(f, CoDual) else CoDual(f, NoFData), *args)
+    return core.derive_rrule(f if isinstance(f, CoDual) else CoDual(f, NoFData), *args)
 
 
 def _kw(kwargs: dict, name: str, default: Any = None) -> Any:

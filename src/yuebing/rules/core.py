@@ -80,6 +80,10 @@ def describe_callable(f: Any) -> str:
     return f"{module}.{name}"
 
 
+class SecondOrderError(TypeError):
+    """A construct or function that forward-over-reverse (hvp, hessian) does not support yet."""
+
+
 class MissingRuleError(TypeError):
     """No rule is registered for a callable and it cannot be derived from source."""
 
@@ -253,8 +257,10 @@ def _split_f(f: Any) -> tuple[Any, Any]:
     return (f.primal, f.fdata) if isinstance(f, CoDual) else (f, NoFData)
 
 
-#: Set by ``yuebing.transform.runtime``: builds rules for callables without a registered one
-#: (Python functions, methods, classes...) by transforming their source.
+#: Set by ``yuebing.transform.runtime`` when yuebing is imported (rules never import
+#: ``transform/``): ``derive_rrule(f_codual, *coduals)`` is the runtime's dispatch, which runs any
+#: callable's reverse rule, deriving one from source when none is registered (Python functions,
+#: methods, classes...). Rules that call back into differentiation (``map``, ``sorted(key=)``) use it.
 derive_rrule: Callable | None = None
 
 
@@ -327,9 +333,7 @@ def frule(f: Any, *args: Dual, **kwargs: Dual) -> Dual:
     function = f.primal if isinstance(f, Dual) else f
     found = FRULES.lookup(function)
     if found is None:
-        if derive_frule is None:
-            from ..transform import forward_runtime  # noqa: F401 - sets derive_frule
-        if derive_frule is not None:
+        if derive_frule is not None:  # set by transform/forward_runtime.py when yuebing is imported
             return derive_frule(f, *args, **kwargs)
         raise MissingRuleError(function, "forward")
     rule, binder, owner = found

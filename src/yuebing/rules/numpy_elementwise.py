@@ -637,7 +637,7 @@ def _nan_to_num_frule(*args: Any) -> Dual:
 def _refuse_in_place(name: str, writes: bool) -> None:
     """Raise ``SecondOrderError`` when the call wrote into one of its arguments."""
     if writes:
-        from yuebing.transform.second_order import SecondOrderError  # absolute: this runs transformed
+        from yuebing.rules.core import SecondOrderError  # absolute: this runs transformed
 
         raise SecondOrderError(f"yb.hvp/yb.hessian: {name} writing into an argument (out=, copy=False) is "
                                "not supported in second order; assign the result instead")

@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
-from .core import RRULES, CoDual, Dual, describe_callable, rrule
+from .core import RRULES, CoDual, Dual, SecondOrderError, describe_callable, rrule
 from .core import frule as registered_frule
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, strong_product
 from .util import accumulate, is_differentiable, out_cotangent, zero_fdata
@@ -48,8 +48,6 @@ _BY_METHOD: dict[tuple[type, str], Rule] = {}
 
 
 def _error(message: str) -> Exception:
-    from ..transform.second_order import SecondOrderError
-
     return SecondOrderError(message)
 
 

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..rules.core import describe_callable
+from ..rules.core import SecondOrderError, describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from ..ir import nodes as ir
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
@@ -40,10 +40,6 @@ from .templates import FLOAT_TYPES, Fast
 
 def _has_float(value: tuple) -> bool:
     return any(isinstance(v, (float, complex)) or isinstance(v, tuple) and _has_float(v) for v in value)
-
-
-class SecondOrderError(TypeError):
-    """A construct or function that forward-over-reverse (hvp, hessian) does not support yet."""
 
 
 # --------------------------------------------------------------------------------------------
