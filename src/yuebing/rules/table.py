@@ -12,8 +12,16 @@ from . import rule_modules
 from .core import FRULES, RRULES, describe_callable
 
 
+_RULES_PACKAGE = __name__.rsplit(".", 1)[0] + "."  # "yuebing.rules."
+
+
 def _domain(target: object) -> str:
-    return RRULES.origin.get(target, "").rsplit(".", 1)[-1] or "other"
+    """The rule module that registered ``target``, named from ``rules/`` (``linalg.solves``,
+    ``builtins``); the last part of the module's name if it is elsewhere."""
+    origin = RRULES.origin.get(target, "")
+    if origin.startswith(_RULES_PACKAGE):
+        return origin[len(_RULES_PACKAGE):]
+    return origin.rsplit(".", 1)[-1] or "other"
 
 
 def _is_ours(target: object) -> bool:
@@ -23,15 +31,15 @@ def _is_ours(target: object) -> bool:
 
 def second_order_kind(target: object) -> str:
     """The class of ``target``'s second-order rule, for the table."""
-    from .second_order import lookup_second_order
+    from .second_order import declaration_of
 
     try:
-        found = lookup_second_order(target)
+        found = declaration_of(target)
     except Exception:  # noqa: BLE001 - unusual targets have none
         found = None
     if found is None:
         return "—"
-    return getattr(found[0], "second_order_kind", "special")
+    return found[0].label
 
 
 def rule_table() -> str:
