@@ -12,7 +12,7 @@ from . import rule_modules
 from .core import FRULES, RRULES, describe_callable
 
 
-_RULES_PACKAGE = __name__.rsplit(".", 1)[0] + "."  # "yuebing.rules."
+_RULES_PACKAGE = f"{__package__}."  # "yuebing.rules." (also when run with python -m)
 
 
 def _domain(target: object) -> str:
