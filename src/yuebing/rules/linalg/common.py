@@ -1,0 +1,234 @@
+"""What the linear-algebra rule modules share: the derivation framework and small matrix helpers.
+
+Most rules are written once as a *derivation* ``derive(*primals) -> (y, jvp, vjp)`` and turned into
+a reverse and a forward rule by ``linalg_rule``: ``jvp(*tangents)`` gives the output tangent (a
+``None`` tangent is zero), ``vjp(cotangent, need)`` gives one cotangent per differentiable
+parameter (``None`` where ``need`` is false). Complex numbers follow the repository convention: the
+real inner product ``Re(conj(a) * b)``, so a holomorphic map's adjoint uses conjugate transposes.
+
+Functions that read only one triangle of their argument (``cholesky``, ``eigh``, SciPy's ``assume_a``
+solvers) are differentiated as that: the derivative sees the Hermitian matrix built from the
+triangle NumPy/LAPACK actually reads (``hermitian_from``; a perturbation of the other triangle has
+zero effect, and the imaginary part of a Hermitian diagonal is ignored, as LAPACK does).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from ...tangents import NoFData, NoRData, NoTangent
+from ..cases import randc, randn
+from ..core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
+from ..util import accumulate, fit_tangent, is_differentiable, out_cotangent, output, tangent
+
+# --------------------------------------------------------------------------------------------
+# The derivation framework
+# --------------------------------------------------------------------------------------------
+
+
+def _label(target: Any) -> str:
+    if isinstance(target, tuple):
+        return f"{target[0].__qualname__}.{target[1]}"
+    return describe_callable(target)
+
+
+def refuse(label: str, message: str) -> None:
+    raise RuleArgumentError(f"{label}: {message}")
+
+
+def refuse_containers(label: str, values: list, diff: tuple) -> None:
+    """Refuse a list or tuple where a differentiable array is expected (``diff``: positions)."""
+    for i in diff:
+        if i < len(values) and isinstance(values[i], (list, tuple)):
+            refuse(label, f"yuebing differentiates this function for NumPy arrays and numbers; convert "
+                          f"the {type(values[i]).__name__} argument with np.asarray first")
+
+
+def carries_gradient(arg: Any) -> bool:
+    """Whether a rule argument is a codual of a float/complex number or array with fdata."""
+    if not isinstance(arg, CoDual):
+        return False
+    x = arg.primal
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "fc" and arg.fdata is not NoFData
+    return is_differentiable(x)
+
+
+def tangent_or_none(arg: Any) -> Any:
+    """A rule argument's tangent, or None where it has none (or is not differentiable)."""
+    t = tangent(arg)
+    return None if t is NoTangent or not is_differentiable(primal(arg)) else t
+
+
+def cotangent_of(out: CoDual, dy: Any) -> Any:
+    """The output cotangent; for a tuple output, a list with ``None`` for zero entries."""
+    y = out.primal
+    if not isinstance(y, tuple):
+        return out_cotangent(out, dy)
+    result = []
+    for k in range(len(y)):
+        f = out.fdata[k] if isinstance(out.fdata, tuple) else NoFData
+        r = dy[k] if isinstance(dy, tuple) else NoRData
+        if isinstance(f, np.ndarray):
+            result.append(f)
+        elif r is not NoRData and r is not NoTangent:
+            result.append(r)
+        else:
+            result.append(None)
+    return result
+
+
+def fit(dy: Any, y: Any) -> Any:
+    """A full tangent of ``y`` from a computed tangent (``None``: zero; tuples entry by entry)."""
+    if isinstance(y, tuple):
+        parts = dy if dy is not None else [None] * len(y)
+        values = [fit(d, v) for d, v in zip(parts, y)]
+        return tuple(values) if type(y) is tuple else tuple.__new__(type(y), values)
+    return fit_tangent(NoTangent if dy is None else dy, y)
+
+
+def linalg_rule(*targets: Any, diff: tuple = (0,)) -> Callable:
+    """Register the rules derived from ``derive(*primals) -> (y, jvp, vjp)`` for ``targets``.
+
+    ``diff`` lists the positions of the differentiable parameters. The rules take ``derive``'s
+    signature (its parameter names must be the primal's). If ``y`` is the first argument itself
+    (``matrix_power(a, 1)``), the output carries that argument's fdata/tangent.
+    """
+
+    def decorate(derive: Callable) -> Callable:
+        label = _label(targets[0])
+
+        def rrule(*args: Any) -> tuple:
+            xs = [primal(a) for a in args]
+            refuse_containers(label, xs, diff)
+            y, _, vjp = derive(*xs)
+            if args and y is xs[0] and isinstance(args[0], CoDual):
+                return CoDual(y, args[0].fdata), lambda dy: (NoRData,) * (len(args) + 1)
+            out = output(y)
+
+            def pullback(dy: Any) -> tuple:
+                rdatas = [NoRData] * (len(args) + 1)
+                need = tuple(i < len(args) and carries_gradient(args[i]) for i in diff)
+                if any(need):
+                    for i, g in zip(diff, vjp(cotangent_of(out, dy), need)):
+                        if g is not None and i < len(args):
+                            rdatas[i + 1] = accumulate(args[i], g)
+                return tuple(rdatas)
+
+            return out, pullback
+
+        def frule(*args: Any) -> Dual:
+            xs = [primal(a) for a in args]
+            refuse_containers(label, xs, diff)
+            y, jvp, _ = derive(*xs)
+            if args and y is xs[0]:
+                return Dual(y, tangent(args[0]))
+            dxs = [tangent_or_none(args[i]) if i < len(args) else None for i in diff]
+            dy = jvp(*dxs) if any(d is not None for d in dxs) else None
+            return Dual(y, fit(dy, y))
+
+        signature = inspect.signature(derive)
+        rrule.__signature__ = frule.__signature__ = signature  # type: ignore[attr-defined]
+        rrule.__qualname__, frule.__qualname__ = f"rrule[{label}]", f"frule[{label}]"
+        for target in targets:
+            register_rrule(target, rrule)
+            register_frule(target, frule)
+        derive.rrule, derive.frule = rrule, frule  # type: ignore[attr-defined]
+        return derive
+
+    return decorate
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------
+
+
+def conj(x: Any) -> Any:
+    return np.conj(x) if np.iscomplexobj(x) else x
+
+
+def mT(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def mH(x: np.ndarray) -> np.ndarray:
+    return conj(np.swapaxes(x, -1, -2))
+
+
+def add(*terms: Any) -> Any:
+    """The sum of the terms that are not ``None`` (``None`` if all are)."""
+    total = None
+    for t in terms:
+        if t is not None:
+            total = t if total is None else total + t
+    return total
+
+
+def real_diag(x: np.ndarray) -> np.ndarray:
+    return np.eye(x.shape[-1]) * np.real(x)
+
+
+def diag_vector(x: np.ndarray) -> np.ndarray:
+    return np.diagonal(x, axis1=-2, axis2=-1)
+
+
+def as_diag(d: np.ndarray) -> np.ndarray:
+    return d[..., :, None] * np.eye(d.shape[-1], dtype=d.dtype)
+
+
+def no_out(label: str, out: Any) -> None:
+    if out is not None:
+        refuse(label, "yuebing does not support out= here; assign the result instead (y[...] = f(x))")
+
+
+def real_only(label: str, *xs: Any) -> None:
+    if any(np.iscomplexobj(x) for x in xs):
+        refuse(label, "yuebing's rule supports real inputs only (complex results are not unique "
+                      "up to a smooth phase, or the formula is not implemented)")
+
+
+def hermitian_from(a: np.ndarray, lower: bool) -> np.ndarray:
+    """The Hermitian matrix LAPACK sees when it reads one triangle of ``a`` (real diagonal)."""
+    t = np.tril(a, -1) if lower else np.triu(a, 1)
+    return t + mH(t) + real_diag(a)
+
+
+def hermitian_from_adjoint(s: np.ndarray, lower: bool) -> np.ndarray:
+    """Adjoint of ``hermitian_from``: the cotangent of ``a`` given that of the Hermitian matrix."""
+    both = s + mH(s)
+    return (np.tril(both, -1) if lower else np.triu(both, 1)) + real_diag(s)
+
+
+def normalise_axes(axes: Any, n: int) -> list:
+    """An axis or axes as a list of nonnegative ints (for ``n`` dimensions)."""
+    axes = [axes] if isinstance(axes, (int, np.integer)) else list(axes)
+    return [int(ax) % n if n else int(ax) for ax in axes]
+
+
+# --------------------------------------------------------------------------------------------
+# For the vjp functions of second order (plain NumPy: no try/except, no ``out=``/``where=``)
+# --------------------------------------------------------------------------------------------
+
+
+def cotangent_entry(g: Any, k: int) -> Any:
+    """Entry ``k`` of a tuple output's cotangent; None where that output got none."""
+    if not isinstance(g, tuple):
+        return None
+    c = g[k]
+    if c is None or c is NoRData or c is NoTangent:
+        return None
+    return c
+
+
+# --------------------------------------------------------------------------------------------
+# Test data
+# --------------------------------------------------------------------------------------------
+
+
+def well_conditioned(n: int, *batch: int, dtype: Any = np.float64, complex_: bool = False) -> np.ndarray:
+    """A well-conditioned square matrix (or stack): randn + n I."""
+    x = randc(*batch, n, n) if complex_ else randn(*batch, n, n).astype(dtype)
+    return x + np.asarray(n * np.eye(n), dtype=x.dtype)
