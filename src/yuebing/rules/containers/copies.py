@@ -182,7 +182,6 @@ class _Point:
     y: Any
 
 
-
 _C = Case
 
 CASES = [
