@@ -299,17 +299,7 @@ def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
     return [_assemble(args[a], value, blocks[a]) for a in nums], aux
 
 
-def show_forward(f: Callable, stage: str = "generated") -> str:
-    """The forward-mode code yuebing generates for Python function ``f`` (``stage="ir"``: the
-    normal form it is generated from)."""
-    from ..ir.nodes import format_function
-
-    rule = derived_frule(f)
-    if stage == "ir":
-        return format_function(rule.ir)
-    if stage != "generated":
-        raise ValueError("stage must be 'ir' or 'generated'")
-    return rule.generated.source
+from .show import show_forward  # noqa: E402 - it lives in api/show.py; re-exported here as before
 
 
 __all__ = ["jacobian", "jvp", "show_forward"]

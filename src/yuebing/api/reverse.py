@@ -508,29 +508,7 @@ def prepare_pullback(f: Callable, *example_args: Any) -> Callable:
     return prepared
 
 
-def show(f: Callable, *example_args: Any, mode: str = "reverse", stage: str = "generated") -> str:
-    """The code yuebing generates for ``f``: ``stage="ir"`` for the normal form,
-    ``"generated"`` for the forward and reverse passes (readable Python). ``mode`` is
-    ``"reverse"``, ``"forward"`` (the JVP code) or ``"hvp"`` (the forward-over-reverse code)."""
-    from ..ir.nodes import format_function
-
-    if mode == "forward":
-        from .forward import show_forward
-
-        return show_forward(f, stage=stage)
-    if mode == "hvp":
-        from ..transform.second_order import dual_rule
-
-        dual = dual_rule(f)
-        return format_function(dual.ir) if stage == "ir" else dual.source
-    if mode != "reverse":
-        raise ValueError("mode must be 'reverse', 'forward' or 'hvp'")
-    rule = derived_rule(f)
-    if stage == "ir":
-        return format_function(rule.ir)
-    if stage != "generated":
-        raise ValueError("stage must be 'ir' or 'generated'")
-    return rule.generated.source
+from .show import show  # noqa: E402 - it lives in api/show.py; re-exported here as before
 
 
 __all__ = [
