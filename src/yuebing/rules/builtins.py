@@ -34,15 +34,14 @@ import numpy as np
 
 from .. import tangents as T
 from ..tangents import NoFData, NoRData, NoTangent
-from .cases import Case, randc, randn, randpos
+from .cases import Case, ConventionCase, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule_for, frule_for
 from .operators import (
-    ABS_RULES, POW_RULES, ConventionCase, Elements, _pow_dbase, _pow_dexp, fit_element, forward_elements,
-    forward_sequence, fresh_tangent, list_output, rdata_part, ref, send, sum_rdata, tangent_free, tuple_of,
-    tuple_output,
+    ABS_RULES, POW_RULES, Elements, _pow_dbase, _pow_dexp, fit_element, forward_elements, forward_sequence,
+    fresh_tangent, list_output, rdata_part, ref, send, tangent_free, tuple_of, tuple_output,
 )
 from .second_order import defined_by, jvp_defined_by, linear, selection, with_vjp
-from .util import accumulate, fit_tangent, out_cotangent, output, tangent
+from .util import accumulate, fit_tangent, out_cotangent, output, sum_rdata, tangent
 
 _NOARG = object()  # "not passed", distinct from any value a caller could pass
 
@@ -564,7 +563,7 @@ def _dict_rrule(*args, **kwargs):
 
 
 def _dict_slot_back(mf: dict, k: Any) -> Callable:
-    from .operators import add_rdata_to
+    from .util import add_rdata_to
 
     def back(r):
         if r is not NoRData and k in mf:

@@ -1,5 +1,5 @@
-"""Rules for the ``operator`` module: arithmetic with type dispatch, sequence concatenation and
-repetition, and the in-place operators (DESIGN.md §2, §4).
+"""Rules for the out-of-place functions of the ``operator`` module: arithmetic with type
+dispatch, sequence concatenation and repetition (DESIGN.md §2, §4).
 
 One rule per operator function looks at the primal types:
 
@@ -11,11 +11,10 @@ One rule per operator function looks at the primal types:
   ``n * list``, ``tuple * n``: repetition. The output list's fdata is a new list holding the
   *same* tangent objects for mutable elements (arrays, lists, objects) and fresh zero values for
   floats, whose cotangents go back to the source slot in the pullback;
-* anything without a tangent (``str + str``, ``None``...): zero derivative;
-* in place: ``iadd isub imul itruediv ifloordiv imod ipow iconcat`` mutate an ndarray left
-  operand in place and return it (the output codual *is* the left codual); ``list += seq`` and
-  ``list *= n`` mutate the list; on floats, ints and tuples they rebind (the plain operator).
-  NumPy's casting rules are kept (``int_array += 0.5`` raises).
+* anything without a tangent (``str + str``, ``None``...): zero derivative.
+
+The in-place operators (``iadd``...) are in ``in_place.py``; they reuse these rules where they
+rebind (floats, ints, tuples).
 
 Conventions at non-smooth points (docs/conventions.md):
 
@@ -29,8 +28,6 @@ Conventions at non-smooth points (docs/conventions.md):
   exponent is not differentiable in the exponent over the reals). Complex results (complex
   operands, or a Python ``float`` negative base with a fractional exponent, which Python turns
   into a complex number) use the principal ``log``, 0 at ``base == 0``.
-
-The element helpers (``Elements``, ``ref``, ``list_output``...) are shared with ``builtins.py``.
 """
 from __future__ import annotations
 
@@ -41,13 +38,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import tangents as T
-from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
-from ..tangents import kinds as K
-from .cases import Case, ConventionCase, randc, randn, randpos
-from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
-from .declare import make_elementwise_rules, strong_product
-from .util import accumulate, add_rdata_to, fit_tangent, is_differentiable, sum_rdata, tangent
+from ... import tangents as T
+from ...tangents import NoFData, NoRData
+from ..cases import Case, ConventionCase, randc, randn, randpos
+from ..core import CoDual, Dual, describe_callable, primal, register_frule, register_rrule
+from ..declare import make_elementwise_rules
+from .common import (
+    _NUMBER_TYPES, Elements, _is_count, _is_numeric, _unsupported, forward_elements, forward_sequence, list_output,
+    ref, tangent_free, tuple_output,
+)
 
 # ============================================================================================
 # Numeric partial derivatives: partial(a, b, y) (binary) or partial(x, y) (unary)
@@ -128,50 +127,8 @@ _NUMERIC = {
 }
 
 # ============================================================================================
-# Classifying operands
+# Operands without a tangent
 # ============================================================================================
-
-_NUMBER_TYPES = (int, float, complex, np.number, np.bool_)
-
-
-def _is_numeric(x: Any) -> bool:
-    if isinstance(x, np.ndarray):
-        return x.dtype.kind != "O"
-    return isinstance(x, _NUMBER_TYPES)
-
-
-def tangent_free(x: Any) -> bool:
-    """Whether primal ``x`` carries no tangent at all (ints, strings, lists of ints...)."""
-    stack, seen = [x], set()
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        try:
-            kind = K.primal_kind(v)
-        except TypeError:
-            return False
-        if kind is K.NONDIFF:
-            continue
-        if kind in (K.LIST, K.TUPLE, K.DICT):
-            stack.extend(v.values() if kind is K.DICT else v)
-            continue
-        return False
-    return True
-
-
-def _unsupported(name: str, *xs: Any) -> RuleArgumentError:
-    types_ = ", ".join(type(x).__qualname__ for x in xs)
-    return RuleArgumentError(
-        f"{name}: yuebing has no rule for operands of type ({types_}) that carry derivatives. "
-        "Convert lists of numbers with np.asarray, or register a rule for the type's operator "
-        "method with yuebing.rules.register_rrule"
-    )
-
-
-def _is_count(n: Any) -> bool:
-    return isinstance(n, (int, np.integer)) and not isinstance(n, (float, complex))
 
 
 def _zero_rules(call: Callable) -> tuple[Callable, Callable]:
@@ -191,213 +148,6 @@ def _zero_fdata(y: Any) -> Any:
     if isinstance(y, _NUMBER_TYPES + (str, bytes)) or y is None:
         return NoFData
     return T.fdata(T.zero_tangent(y))
-
-
-# ============================================================================================
-# Elements of sequences: shared by concatenation, repetition, list(), zip(), sorted()...
-# ============================================================================================
-#
-# A full tangent of a list element lives in the list's fdata (a list of full tangents). When an
-# element is put into a new container, the new container's slot gets a *fresh* tangent: the
-# same object for mutable parts (so aliasing is kept and cotangents land in place) and zero for
-# value parts (floats), whose cotangent is sent back to the source slot by the pullback.
-
-_IDENTITY_TANGENTS = (np.ndarray, list, dict, MutableTangent)
-_SCALARS = (float, complex, np.floating, np.complexfloating)
-
-
-def fdata_part(t: Any) -> Any:
-    """The fdata half of a full tangent (fast paths for the common leaves)."""
-    if t is NoTangent or isinstance(t, _SCALARS):
-        return NoFData
-    if isinstance(t, _IDENTITY_TANGENTS):
-        return t
-    return T.fdata(t)
-
-
-def rdata_part(t: Any) -> Any:
-    """The rdata half of a full tangent."""
-    if t is NoTangent or isinstance(t, _IDENTITY_TANGENTS):
-        return NoRData
-    if isinstance(t, _SCALARS):
-        return t
-    return T.rdata(t)
-
-
-def fresh_tangent(p: Any, fd: Any) -> Any:
-    """A full tangent of element ``p`` with fdata ``fd`` and zero rdata."""
-    if fd is NoFData:
-        if isinstance(p, (float, np.floating)):
-            return 0.0
-        if isinstance(p, (complex, np.complexfloating)):
-            return 0j
-        return T.zero_tangent(p)
-    if isinstance(fd, _IDENTITY_TANGENTS):
-        return fd
-    return T.join(fd, T.rdata(T.zero_tangent(p)))
-
-
-class Elements:
-    """The elements of an iterable argument in reverse mode: their primals (``items``), the fdata
-    a codual of each carries (``fdatas``), and where an element's cotangent goes (``deliver``).
-    ``rdata()`` is the argument's rdata once every element's cotangent has been delivered.
-
-    Lists: elements' full tangents are the list's fdata slots. Tuples: fdata per element, rdata
-    collected here. 1-D arrays: NumPy scalars whose cotangents go into the array's fdata;
-    k-D arrays: row views whose fdata is the same row of the array's fdata. Dicts iterate keys
-    and other iterables (ranges, strings, sets, generators of ints) must carry no tangent.
-    """
-
-    __slots__ = ("items", "fdatas", "_x", "_fd", "_kind", "_r")
-
-    def __init__(self, c: Any, name: str) -> None:
-        x = primal(c)
-        fd = c.fdata if isinstance(c, CoDual) else NoFData
-        self._x, self._fd, self._r = x, fd, None
-        if isinstance(x, list) and isinstance(fd, list):
-            self._kind = "list"
-            self.items = list(x)
-            self.fdatas = [fdata_part(t) for t in fd]
-        elif isinstance(x, tuple):
-            self._kind = "tuple"
-            self.items = list(x)
-            self.fdatas = list(fd) if isinstance(fd, tuple) else [NoFData] * len(x)
-            self._r = [NoRData] * len(x)
-        elif isinstance(x, np.ndarray) and isinstance(fd, np.ndarray):
-            self.items = list(x)
-            if x.ndim == 1:
-                self._kind = "vector"
-                self.fdatas = [NoFData] * len(self.items)
-            else:
-                self._kind = "rows"
-                self.fdatas = [fd[i] for i in range(len(self.items))]
-        else:
-            self._kind = "constant"
-            self.items = list(x)
-            if not isinstance(x, (dict, np.ndarray)) and not all(map(tangent_free, self.items)):
-                raise RuleArgumentError(
-                    f"{name}: yuebing cannot follow derivatives through the elements of a "
-                    f"{type(x).__qualname__}; pass a list or tuple instead (e.g. a list comprehension)"
-                )
-            self.fdatas = [NoFData] * len(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def codual(self, i: int) -> CoDual:
-        return CoDual(self.items[i], self.fdatas[i])
-
-    def deliver(self, i: int, r: Any) -> None:
-        if r is NoRData:
-            return
-        kind = self._kind
-        if kind == "list":
-            self._fd[i] = add_rdata_to(self._fd[i], r)
-        elif kind == "tuple":
-            self._r[i] = sum_rdata(self._r[i], r)
-        elif kind == "vector":
-            self._fd[i] += r if self._fd.dtype.kind == "c" else np.real(r)
-
-    def rdata(self) -> Any:
-        if self._kind != "tuple" or all(r is NoRData for r in self._r):
-            return NoRData
-        tp = type(self._x)
-        return tuple.__new__(tp, self._r) if hasattr(tp, "_fields") else tuple(self._r)
-
-
-def forward_elements(d: Any, name: str) -> list[tuple[Any, Any]]:
-    """``(primal, tangent)`` of each element of a forward-mode iterable argument."""
-    x = primal(d)
-    t = tangent(d)
-    if isinstance(x, list):
-        return list(zip(x, t if isinstance(t, list) else [NoTangent] * len(x)))
-    if isinstance(x, tuple):
-        return list(zip(x, t if isinstance(t, tuple) else [NoTangent] * len(x)))
-    if isinstance(x, np.ndarray) and isinstance(t, np.ndarray):
-        if x.ndim == 1:
-            cast = complex if x.dtype.kind == "c" else float
-            return [(v, cast(dv)) for v, dv in zip(x, t)]
-        return [(x[i], t[i]) for i in range(len(x))]
-    items = list(x)
-    if not isinstance(x, (dict, np.ndarray)) and not all(map(tangent_free, items)):
-        raise RuleArgumentError(
-            f"{name}: yuebing cannot follow derivatives through the elements of a "
-            f"{type(x).__qualname__}; pass a list or tuple instead (e.g. a list comprehension)"
-        )
-    return [(v, NoTangent) for v in items]
-
-
-# Output elements: (primal, fdata, back). ``back`` says where the element's cotangent goes:
-# None (nowhere), (Elements, i), a list of backs (a tuple element built of parts), or a callable
-# (always called, also with NoRData: e.g. a per-element pullback of map()).
-
-
-def ref(src: Elements, i: int) -> tuple:
-    return src.items[i], src.fdatas[i], (src, i)
-
-
-def const(p: Any) -> tuple:
-    return p, NoFData, None
-
-
-def tuple_of(parts: list) -> tuple:
-    fds = tuple(fd for _, fd, _ in parts)
-    fd = NoFData if all(f is NoFData for f in fds) else fds
-    return tuple(p for p, _, _ in parts), fd, [b for _, _, b in parts]
-
-
-def send(back: Any, r: Any) -> None:
-    if back is None:
-        return
-    if type(back) is tuple:
-        if r is not NoRData:
-            back[0].deliver(back[1], r)
-    elif type(back) is list:
-        if r is not NoRData:
-            for b, rk in zip(back, r):
-                send(b, rk)
-    else:
-        back(r)
-
-
-def list_output(nodes: list) -> tuple[CoDual, Callable[[], None]]:
-    """A new list of ``nodes`` and ``send_back()``, which sends each slot's cotangent back."""
-    out = CoDual([p for p, _, _ in nodes], [fresh_tangent(p, fd) for p, fd, _ in nodes])
-
-    def send_back() -> None:
-        slots = out.fdata
-        for j in range(len(nodes) - 1, -1, -1):
-            send(nodes[j][2], rdata_part(slots[j]))
-
-    return out, send_back
-
-
-def tuple_output(nodes: list) -> tuple[CoDual, Callable[[Any], None]]:
-    """A new tuple of ``nodes`` and ``send_back(dy)`` for its rdata ``dy``."""
-    p, fd, backs = tuple_of(nodes)
-
-    def send_back(dy: Any) -> None:
-        if dy is NoRData:
-            dy = (NoRData,) * len(backs)
-        for j in range(len(backs) - 1, -1, -1):
-            send(backs[j], dy[j])
-
-    return CoDual(p, fd), send_back
-
-
-def forward_sequence(kind: type, items: list[tuple[Any, Any]]) -> Dual:
-    """A forward-mode list or tuple of ``(primal, tangent)`` items."""
-    if kind is list:
-        return Dual([p for p, _ in items], [fit_element(p, t) for p, t in items])
-    ts = tuple(fit_element(p, t) for p, t in items)
-    return Dual(tuple(p for p, _ in items), NoTangent if all(t is NoTangent for t in ts) else ts)
-
-
-def fit_element(p: Any, t: Any) -> Any:
-    """A tangent for element ``p`` (zero where the source had none)."""
-    if t is NoTangent and isinstance(p, _SCALARS):
-        return 0j if isinstance(p, (complex, np.complexfloating)) else 0.0
-    return t
 
 
 # ============================================================================================
@@ -560,183 +310,17 @@ def _register(targets: tuple, rules: tuple[Callable, Callable]) -> None:
 
 
 # ============================================================================================
-# In-place operators
-# ============================================================================================
-
-
-def _conj(d: Any) -> Any:
-    return np.conj(d) if np.iscomplexobj(d) else d
-
-
-def _check_operand(name: str, a: Any, z: Any) -> None:
-    if not _is_numeric(z) and not tangent_free(z):
-        raise _unsupported(name, a, z)
-
-
-def _array_inplace_rrule(iop: Callable, op: Callable, name: str, partials: tuple, needs_y: bool,
-                         a: CoDual, b: Any) -> tuple[CoDual, Callable]:
-    x, z = a.primal, primal(b)
-    _check_operand(name, x, z)
-    saved = x.copy()
-    iop(x, z)  # NumPy's own in-place semantics and casting errors
-    fd = a.fdata
-    out = CoDual(x, fd)
-    if not isinstance(fd, np.ndarray):  # integer array: no tangent
-        def restore_only(dy: Any) -> tuple:
-            x[...] = saved
-            return NoRData, NoRData, NoRData
-
-        return out, restore_only
-
-    def pullback(dy: Any) -> tuple:
-        g = fd.copy()  # cotangent of the post-call array (output and argument are one object)
-        x[...] = saved  # restore first: b may be a or a view of a
-        fd[...] = 0  # the old contents were overwritten
-        with np.errstate(all="ignore"):
-            y = op(x, z) if needs_y else None
-            rdatas = [NoRData]
-            for arg, v, partial in ((a, x, partials[0]), (b, z, partials[1])):
-                if partial is None or not is_differentiable(v):
-                    rdatas.append(NoRData)
-                else:  # strong zero: a zero cotangent contributes 0 through an inf/nan partial
-                    rdatas.append(accumulate(arg, strong_product(g, _conj(partial(x, z, y)))))
-        return tuple(rdatas)
-
-    return out, pullback
-
-
-def _array_inplace_frule(iop: Callable, name: str, partials: tuple, a: Dual, b: Any) -> Dual:
-    x, z = a.primal, primal(b)
-    _check_operand(name, x, z)
-    if x.dtype.kind not in "fc" or not isinstance(a.tangent, np.ndarray):
-        iop(x, z)
-        return Dual(x, a.tangent)
-    old = x.copy()
-    z_old = z.copy() if isinstance(z, np.ndarray) and np.shares_memory(x, z) else z
-    iop(x, z)
-    dy: Any = NoTangent
-    with np.errstate(all="ignore"):
-        for arg, v, partial in ((a, old, partials[0]), (b, z_old, partials[1])):
-            dv = tangent(arg)
-            if partial is None or dv is NoTangent or not is_differentiable(v):
-                continue
-            term = strong_product(dv, partial(old, z_old, x))
-            dy = term if dy is NoTangent else dy + term
-    a.tangent[...] = fit_tangent(dy, x)  # computed in full before writing: b may alias a
-    return Dual(x, a.tangent)
-
-
-def _list_extend_rrule(iop: Callable, name: str, a: CoDual, b: Any) -> tuple[CoDual, Callable]:
-    lst, fd = a.primal, a.fdata
-    z = primal(b)
-    if iop is operator.iconcat and not hasattr(type(z), "__getitem__"):
-        raise TypeError(f"'{type(z).__name__}' object can't be concatenated")
-    src = Elements(b, name)  # snapshot before the mutation (b may be a itself)
-    m = len(lst)
-    iop(lst, src.items if src._kind == "constant" else z)
-    nodes = [ref(src, i) for i in range(len(src))]
-    fd.extend([fresh_tangent(p, f) for p, f, _ in nodes])
-
-    def pullback(dy: Any) -> tuple:
-        tail = fd[m:]
-        del fd[m:]
-        del lst[m:]
-        for j in range(len(nodes) - 1, -1, -1):
-            send(nodes[j][2], rdata_part(tail[j]))
-        return NoRData, NoRData, src.rdata()
-
-    return CoDual(lst, fd), pullback
-
-
-def _list_repeat_rrule(iop: Callable, a: CoDual, b: Any) -> tuple[CoDual, Callable]:
-    lst, fd = a.primal, a.fdata
-    n, m = primal(b), len(lst)
-    saved_items = list(lst)
-    fdatas = [fdata_part(t) for t in fd]
-    iop(lst, n)
-    if len(lst) > 0:
-        fd.extend([fresh_tangent(p, f) for _ in range(int(n) - 1) for p, f in zip(saved_items, fdatas)])
-    else:
-        del fd[:]
-
-    def pullback(dy: Any) -> tuple:
-        if m and len(lst) > 0:
-            tail = fd[m:]
-            del fd[m:]
-            del lst[m:]
-            for k, t in enumerate(tail):
-                fd[k % m] = add_rdata_to(fd[k % m], rdata_part(t))
-        else:  # the list was emptied: the values removed have cotangent zero
-            lst[:] = saved_items
-            fd[:] = [fresh_tangent(p, f) for p, f in zip(saved_items, fdatas)]
-        return NoRData, NoRData, NoRData
-
-    return CoDual(lst, fd), pullback
-
-
-def _list_inplace_frule(iop: Callable, name: str, a: Dual, b: Any) -> Dual:
-    lst, t = a.primal, a.tangent
-    if iop is operator.imul:
-        n, m = primal(b), len(lst)
-        old = list(zip(lst, t))
-        iop(lst, n)
-        t[:] = [fit_element(p, dt) for p, dt in old] * max(int(n), 0) if m else []
-        return Dual(lst, t)
-    z = primal(b)
-    if iop is operator.iconcat and not hasattr(type(z), "__getitem__"):
-        raise TypeError(f"'{type(z).__name__}' object can't be concatenated")
-    items = forward_elements(b, name)
-    constant = not isinstance(z, (list, tuple, np.ndarray))
-    iop(lst, [p for p, _ in items] if constant else z)
-    t.extend(fit_element(p, dt) for p, dt in items)
-    return Dual(lst, t)
-
-
-def _inplace_rules(iop: Callable, op: Callable, kind: str, partials: tuple, needs_y: bool) -> tuple[Callable, Callable]:
-    name = describe_callable(iop)
-    rebind_r, rebind_f = _binary_rules(iop, name, kind, partials, in_place=True)
-    list_op = iop in (operator.iadd, operator.iconcat) or iop is operator.imul
-
-    def rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
-        x = primal(a)
-        if isinstance(x, np.ndarray) and isinstance(a, CoDual):
-            return _array_inplace_rrule(iop, op, name, partials, needs_y, a, b)
-        if isinstance(x, list) and list_op and isinstance(a, CoDual) and isinstance(a.fdata, list):
-            if iop is operator.imul:
-                if not _is_count(primal(b)):
-                    return rebind_r(a, b)  # let Python raise its TypeError
-                return _list_repeat_rrule(iop, a, b)
-            return _list_extend_rrule(iop, name, a, b)
-        return rebind_r(a, b)
-
-    def frule(a: Any, b: Any) -> Dual:
-        x = primal(a)
-        if isinstance(x, np.ndarray) and isinstance(a, Dual):
-            return _array_inplace_frule(iop, name, partials, a, b)
-        if isinstance(x, list) and list_op and isinstance(a, Dual) and isinstance(a.tangent, list):
-            if iop is operator.imul and not _is_count(primal(b)):
-                return rebind_f(a, b)
-            return _list_inplace_frule(iop, name, a, b)
-        return rebind_f(a, b)
-
-    rrule.__qualname__, frule.__qualname__ = f"rrule[{name}]", f"frule[{name}]"
-    return rrule, frule
-
-
-# ============================================================================================
 # Registration
 # ============================================================================================
 
+
 for _name, (_partials, _needs_y) in _NUMERIC.items():
     _op = getattr(operator, _name)
-    _iop = getattr(operator, "i" + _name)
     _kind = _name if _name in ("add", "mul") else "other"
     _register((_op,), _binary_rules(_op, describe_callable(_op), _kind, _partials))
-    _register((_iop,), _inplace_rules(_iop, _op, _kind, _partials, _needs_y))
 
-# concat/iconcat: sequences only (Python refuses numbers; NumPy refuses arrays)
+# concat: sequences only (Python refuses numbers; NumPy refuses arrays)
 _register((operator.concat,), _binary_rules(operator.concat, "operator.concat", "add", (_one, _one)))
-_register((operator.iconcat,), _inplace_rules(operator.iconcat, operator.concat, "add", (_one, _one), False))
 
 _register((operator.neg,), _unary_rules(operator.neg, "operator.neg", _minus_one))
 _register((operator.pos,), _unary_rules(operator.pos, "operator.pos", _one))
@@ -767,61 +351,6 @@ def _seq_cases() -> list:
         # NoTangent (check_rule change proposed in the report), so reverse only
         Case(operator.add, "ab", "cd", name="str+str"),
         Case(operator.add, randn(3), [1, 2, 3], name="array+list of ints"),
-    ]
-
-
-_LENGTH_CHANGES = ("rev", "fwd")
-
-
-def _inplace_cases() -> list:
-    a = randn(4)
-    m = randn(3, 4)
-    lst_shared = randn(2)
-    aliased_list = [1.0, lst_shared, 2.5]
-    return [
-        Case(operator.iadd, randn(3, 4), randn(4), name="array += broadcast array"),
-        Case(operator.iadd, a, a, name="a += a (aliased)"),
-        Case(operator.imul, randn(4), randn(4)[0], name="array *= numpy scalar"),
-        Case(operator.imul, m, m, name="a *= a (aliased)"),
-        Case(operator.isub, randn(3), 2.0),
-        Case(operator.itruediv, randn(3, 2), randpos(2)),
-        Case(operator.itruediv, randn(3), randpos(3), name="a /= b float64"),
-        Case(operator.ifloordiv, randpos(3) * 3, randpos(3)),
-        Case(operator.imod, randpos(3) * 5, randpos(3)),
-        Case(operator.ipow, randpos(3), randn(3)),
-        Case(operator.ipow, randpos(2, 3), 2),
-        Case(operator.iadd, randn(3, dtype=np.float32), randn(3), name="float32 += float64"),
-        Case(operator.iadd, randc(3), randn(3), name="complex += float"),
-        Case(operator.imul, randc(3), randc(3), name="complex *= complex"),
-        Case(operator.iadd, np.array(1.5), 2.0, name="0-d array += float"),
-        Case(operator.iadd, np.arange(3), 2, name="int array += int"),
-        # list += / *= change the list's length. check_rule builds the post-call cotangent from
-        # the preload *before* the call (pre-call structure), so its reverse check cannot run on
-        # them until it reads that cotangent after the forward pass (diff in the report); with
-        # that change these pass in both modes.
-        Case(operator.iadd, [1.0, randn(2)], [2.0, 3.0], name="list += list", mode=_LENGTH_CHANGES),
-        Case(operator.iadd, aliased_list, aliased_list, name="list += itself", mode=_LENGTH_CHANGES),
-        Case(operator.iadd, [1.0], (2.0, randn(2)), name="list += tuple", mode=_LENGTH_CHANGES),
-        Case(operator.iconcat, [1.0, lst_shared], [lst_shared, 4.0], name="iconcat lists with shared array",
-             mode=_LENGTH_CHANGES),
-        Case(operator.imul, [1.0, lst_shared, 2.0], 3, name="list *= 3", mode=_LENGTH_CHANGES),
-        Case(operator.imul, [1.0, 2.5], 0, name="list *= 0", mode=_LENGTH_CHANGES),
-        Case(operator.imul, [1.0, randn(2)], 1, name="list *= 1"),
-        Case(operator.iadd, 1.5, 2.5, name="float += float (rebind)"),
-        Case(operator.iadd, (1.5, randn(2)), (2.5,), name="tuple += tuple (rebind)"),
-        Case(operator.imul, 1.5, randn(3), name="float *= array (rebind)"),
-        Case(operator.ipow, 1.5, 2.0, name="float **= float"),
-    ]
-
-
-def _view_cases() -> list:
-    # b is a view of a: the checker rebuilds the view relation on its copies
-    base = randn(6)
-    rows = randn(3, 3)
-    return [
-        Case(operator.iadd, base, base[::-1], name="a += reversed view of a"),
-        Case(operator.imul, rows, rows[0], name="a *= row view of a"),
-        Case(operator.iadd, rows[1:], rows[0], name="view += other view"),
     ]
 
 
@@ -887,6 +416,4 @@ CASES = [
     Case(operator.abs, randc(), name="complex abs"),
     Case(operator.abs, randn(3, dtype=np.float32)),
     *_seq_cases(),
-    *_inplace_cases(),
-    *_view_cases(),
 ]
