@@ -1,0 +1,355 @@
+"""NumPy scans, differences and integrals: cumsum, cumprod, diff, trapezoid (and trapz where
+NumPy has it); and the ``ndarray`` methods cumsum and cumprod.
+
+``cumsum``/``cumprod`` take ``axis`` (None: the flattened input) and ``dtype=``; ``out=`` is
+refused. ``diff`` takes ``n``, ``axis``, and differentiates ``prepend=``/``append=``;
+``trapezoid`` differentiates ``y``, the sample points ``x`` (1-D or shaped like ``y``) and the
+spacing ``dx``. Inputs may be arrays, numbers or (nested) lists and tuples of them.
+
+Convention (docs/conventions.md): ``cumprod`` is exact with zeros in the input (no division by
+the input): the partial of a product with respect to one factor is the product of the others.
+
+Pullbacks return the rdata of the arguments only (``numpy_arguments.rule``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tangents import NoRData, NoTangent
+from .cases import Case, randc, randn, randpos
+from .core import Dual, primal
+from .numpy_arguments import (NV, as_array, conj_if_complex, deliver, dense_tangent, forward, given_keywords, no_out, rule,
+                              zeros_or)
+from .second_order import linear, with_vjp
+from .util import fit_tangent, out_cotangent, output, tangent, unbroadcast
+
+
+# --------------------------------------------------------------------------------------------
+# cumsum, cumprod (exact with zeros)
+# --------------------------------------------------------------------------------------------
+
+
+def _scan_input(a, axis):
+    """The scanned array (flattened for axis=None) and the axis scanned."""
+    x = as_array(primal(a))
+    return (x.ravel(), 0) if primal(axis) is None else (x, int(primal(axis)) % max(x.ndim, 1))
+
+
+def _reverse_cumsum(g: np.ndarray, axis: int) -> np.ndarray:
+    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+@rule(np.cumsum, (np.ndarray, "cumsum"))
+def _cumsum_rrule(a, axis=None, dtype=None, out=None):
+    no_out("numpy.cumsum", out)
+    result = output(np.cumsum(primal(a), axis=primal(axis), dtype=primal(dtype)))
+
+    def pullback(dy: Any) -> tuple:
+        x, ax = _scan_input(a, axis)
+        g = np.asarray(out_cotangent(result, dy)).reshape(x.shape)
+        return (deliver(a, _reverse_cumsum(g, ax).reshape(np.shape(primal(a)))),)
+
+    return result, pullback
+
+
+@forward(np.cumsum, (np.ndarray, "cumsum"))
+def _cumsum_frule(a, axis=None, dtype=None, out=None):
+    no_out("numpy.cumsum", out)
+    y = np.cumsum(primal(a), axis=primal(axis), dtype=primal(dtype))
+    dx = dense_tangent(primal(a), tangent(a))
+    return Dual(y, fit_tangent(NoTangent if dx is None else np.cumsum(dx, axis=primal(axis)), y))
+
+
+def _first_zero_parts(x: np.ndarray, axis: int):
+    """For cumprod with zeros: where no zero has occurred yet, the first zero, and the running
+    product with the first zero replaced by 1 (= the product of all factors but that zero)."""
+    zero = x == 0
+    seen = np.cumsum(zero, axis=axis)
+    clean = seen == 0
+    first = zero & (seen == 1)
+    y_skip = np.cumprod(np.where(first, 1, x), axis=axis)
+    safe = np.where(zero, 1, x)
+    return clean, first, y_skip, safe
+
+
+@rule(np.cumprod, (np.ndarray, "cumprod"))
+def _cumprod_rrule(a, axis=None, dtype=None, out=None):
+    no_out("numpy.cumprod", out)
+    result = output(np.cumprod(primal(a), axis=primal(axis), dtype=primal(dtype)))
+
+    def pullback(dy: Any) -> tuple:
+        x, ax = _scan_input(a, axis)
+        x = conj_if_complex(x)  # holomorphic: the adjoint uses conjugate partials
+        g = np.asarray(out_cotangent(result, dy)).reshape(x.shape)
+        y = np.cumprod(x, axis=ax)
+        clean, first, y_skip, safe = _first_zero_parts(x, ax)
+        # before the first zero: sum_{k>=i} g_k y_k / x_i; at it: sum_{k>=i} g_k y_skip_k; after: 0
+        gx = np.where(clean, _reverse_cumsum(g * y, ax) / safe, np.where(first, _reverse_cumsum(g * y_skip, ax), 0))
+        return (deliver(a, gx.reshape(np.shape(primal(a)))),)
+
+    return result, pullback
+
+
+@forward(np.cumprod, (np.ndarray, "cumprod"))
+def _cumprod_frule(a, axis=None, dtype=None, out=None):
+    no_out("numpy.cumprod", out)
+    y = np.cumprod(primal(a), axis=primal(axis), dtype=primal(dtype))
+    dx = dense_tangent(primal(a), tangent(a))
+    if dx is None:
+        return Dual(y, fit_tangent(NoTangent, y))
+    x, ax = _scan_input(a, axis)
+    dx = np.asarray(dx).reshape(x.shape)
+    yx = np.cumprod(x, axis=ax)
+    clean, first, y_skip, safe = _first_zero_parts(x, ax)
+    at_zero = np.sum(np.where(first, dx, 0), axis=ax, keepdims=True)
+    dy = np.where(clean, yx * np.cumsum(dx / safe, axis=ax), at_zero * y_skip)
+    return Dual(y, fit_tangent(dy.reshape(np.shape(y)), y))
+
+
+# --------------------------------------------------------------------------------------------
+# diff, trapezoid
+# --------------------------------------------------------------------------------------------
+
+
+def _diff_adjoint(g: np.ndarray, axis: int) -> np.ndarray:
+    """Adjoint of one ``np.diff`` along ``axis``: (g padded before) - (g padded after)."""
+    pad = [(0, 0)] * g.ndim
+    pad[axis] = (1, 0)
+    before = np.pad(g, pad)
+    pad[axis] = (0, 1)
+    return before - np.pad(g, pad)
+
+
+def _diff_pieces(a, axis, prepend, append):
+    """The arrays NumPy joins before differencing (scalars broadcast to one slice)."""
+    x = as_array(primal(a))
+    ax = int(primal(axis)) % x.ndim
+    pieces = []
+    for arg in (prepend, a, append):
+        if primal(arg) is NV:
+            pieces.append(None)
+            continue
+        p = as_array(primal(arg))
+        if p.ndim == 0:
+            shape = list(x.shape)
+            shape[ax] = 1
+            p = np.broadcast_to(p, shape)
+        pieces.append(p)
+    return pieces, ax
+
+
+@rule(np.diff)
+def _diff_rrule(a, n=1, axis=-1, prepend=NV, append=NV):
+    result = output(np.diff(primal(a), **given_keywords(n=n, axis=axis, prepend=prepend, append=append)))
+
+    def pullback(dy: Any) -> tuple:
+        pieces, ax = _diff_pieces(a, axis, prepend, append)
+        g = np.asarray(out_cotangent(result, dy))
+        for _ in range(primal(n)):
+            g = _diff_adjoint(g, ax)
+        rdatas, start = {}, 0
+        for arg, piece, key in zip((prepend, a, append), pieces, ("prepend", "a", "append")):
+            if piece is None:
+                continue
+            part = np.take(g, np.arange(start, start + piece.shape[ax]), axis=ax)
+            start += piece.shape[ax]
+            rdatas[key] = deliver(arg, part)
+        return (rdatas["a"], NoRData, NoRData, rdatas.get("prepend", NoRData), rdatas.get("append", NoRData))
+
+    return result, pullback
+
+
+@forward(np.diff)
+def _diff_frule(a, n=1, axis=-1, prepend=NV, append=NV):
+    kw = given_keywords(n=n, axis=axis)
+    y = np.diff(primal(a), **kw, **given_keywords(prepend=prepend, append=append))
+    pieces, ax = _diff_pieces(a, axis, prepend, append)
+    tangents = []
+    for arg, piece in zip((prepend, a, append), pieces):
+        if piece is not None:
+            t = dense_tangent(primal(arg), tangent(arg))
+            tangents.append(np.broadcast_to(zeros_or(t, piece), piece.shape))
+    return Dual(y, fit_tangent(np.diff(np.concatenate(tangents, axis=ax), **kw), y))
+
+
+def _trapezoid_parts(y_arg, x_arg, dx_arg, axis):
+    """``(y, ax, d, d_shape_fn)``: spacings ``d`` broadcast along ``axis`` and the map that
+    takes a cotangent of ``d`` back to ``x`` (or None when spacing is ``dx``)."""
+    y = as_array(primal(y_arg))
+    ax = int(primal(axis)) % y.ndim
+    x = primal(x_arg)
+    if x is None:
+        return y, ax, np.asarray(primal(dx_arg)), None
+    x = as_array(x)
+    if x.ndim == 1:
+        shape = [1] * y.ndim
+        shape[ax] = x.shape[0] - 1
+        return y, ax, np.diff(x).reshape(shape), lambda gd: _diff_adjoint(unbroadcast(gd, tuple(shape)).reshape(-1), 0)
+    return y, ax, np.diff(x, axis=ax), lambda gd: _diff_adjoint(unbroadcast(gd, x.shape[:ax] + (x.shape[ax] - 1,) + x.shape[ax + 1:]), ax)
+
+
+def _halves(y: np.ndarray, ax: int) -> tuple:
+    lo = [slice(None)] * y.ndim
+    hi = [slice(None)] * y.ndim
+    lo[ax], hi[ax] = slice(None, -1), slice(1, None)
+    return tuple(lo), tuple(hi)
+
+
+def _trapezoid_rrule(y, x=None, dx=1.0, axis=-1):
+    result = output(_trapezoid(primal(y), x=primal(x), dx=primal(dx), axis=primal(axis)))
+
+    def pullback(dout: Any) -> tuple:
+        yv, ax, d, to_x = _trapezoid_parts(y, x, dx, axis)
+        g = np.expand_dims(np.asarray(out_cotangent(result, dout)), ax)
+        lo, hi = _halves(yv, ax)
+        t = unbroadcast(g * conj_if_complex(d) / 2.0, yv[lo].shape)
+        gy = np.zeros(yv.shape, dtype=np.result_type(t, yv))
+        gy[lo] += t
+        gy[hi] += t
+        gd = g * conj_if_complex(yv[lo] + yv[hi]) / 2.0
+        r_y = deliver(y, gy)
+        if to_x is None:
+            return r_y, NoRData, deliver(dx, gd)
+        return r_y, deliver(x, to_x(gd)), NoRData
+
+    return result, pullback
+
+
+def _trapezoid_frule(y, x=None, dx=1.0, axis=-1):
+    out = _trapezoid(primal(y), x=primal(x), dx=primal(dx), axis=primal(axis))
+    yv, ax, d, to_x = _trapezoid_parts(y, x, dx, axis)
+    lo, hi = _halves(yv, ax)
+    total = 0.0
+    ty = dense_tangent(primal(y), tangent(y))
+    if ty is not None:
+        ty = np.asarray(ty)
+        total = total + np.sum(d * (ty[lo] + ty[hi]) / 2.0, axis=ax)
+    spacing = x if to_x is not None else dx
+    ts = dense_tangent(primal(spacing), tangent(spacing))
+    if ts is not None:
+        dd = np.diff(np.asarray(ts), axis=0 if np.ndim(primal(x)) == 1 else ax) if to_x is not None else np.asarray(ts)
+        if to_x is not None and np.ndim(primal(x)) == 1:
+            dd = dd.reshape(d.shape)
+        total = total + np.sum(dd * (yv[lo] + yv[hi]) / 2.0, axis=ax)
+    return Dual(out, fit_tangent(total if ty is not None or ts is not None else NoTangent, out))
+
+
+_trapezoid = getattr(np, "trapezoid", None) or getattr(np, "trapz")
+for _name in ("trapezoid", "trapz"):
+    if hasattr(np, _name):
+        rule(getattr(np, _name))(_trapezoid_rrule)
+        forward(getattr(np, _name))(_trapezoid_frule)
+
+
+# --------------------------------------------------------------------------------------------
+# Second order: cotangent maps in plain NumPy, differentiated in forward mode (the same
+# cotangents as the pullbacks above)
+# --------------------------------------------------------------------------------------------
+
+
+def _cumprod_vjp(g, y, a, axis=None, dtype=None, out=None):
+    x0 = np.asarray(a)
+    if axis is None:
+        x = x0.ravel()
+        ax = 0
+    else:
+        x = x0
+        ax = int(axis) % max(x0.ndim, 1)
+    gs = np.asarray(g).reshape(x.shape)
+    if np.all(x != 0):
+        gx = _reverse_cumsum(gs * np.cumprod(x, axis=ax), ax) / x
+    else:
+        # exact at zeros: gx_i = (prod_{j<i} x_j) * s_i, s_i = g_i + x_{i+1} s_{i+1}
+        xm = np.moveaxis(x, ax, -1)
+        gm = np.moveaxis(gs, ax, -1)
+        n = xm.shape[-1]
+        left = np.cumprod(np.concatenate([np.ones_like(xm[..., :1]), xm[..., :-1]], axis=-1), axis=-1)
+        s = gm[..., n - 1]
+        parts = [s]
+        for i in range(n - 2, -1, -1):
+            s = gm[..., i] + xm[..., i + 1] * s
+            parts.append(s)
+        parts.reverse()
+        gx = np.moveaxis(left * np.stack(parts, axis=-1), -1, ax)
+    return (gx.reshape(x0.shape),)
+
+
+
+def _trapezoid_vjp(g_, out_, y, x=None, dx=1.0, axis=-1):
+    yv = np.asarray(y)
+    ax = int(axis) % yv.ndim
+    ym = np.moveaxis(yv, ax, -1)  # the integration axis last
+    ge = np.expand_dims(np.asarray(g_), -1)
+    if x is None:
+        d = np.asarray(dx)
+    elif np.ndim(x) == 1:
+        d = np.diff(np.asarray(x))
+    else:
+        d = np.diff(np.moveaxis(np.asarray(x), ax, -1), axis=-1)
+    half = np.broadcast_to(ge * d / 2.0, ym[..., :-1].shape)
+    edge = np.zeros_like(half[..., :1])
+    gy = np.moveaxis(np.concatenate([half, edge], axis=-1) + np.concatenate([edge, half], axis=-1), -1, ax)
+    gd = ge * (ym[..., :-1] + ym[..., 1:]) / 2.0  # the cotangent of the spacings
+    if x is None:
+        return (gy, None, gd)
+    edge = np.zeros_like(gd[..., :1])
+    gx = np.concatenate([edge, gd], axis=-1) - np.concatenate([gd, edge], axis=-1)  # adjoint of diff
+    return (gy, gx if np.ndim(x) == 1 else np.moveaxis(gx, -1, ax), None)
+
+
+
+
+with_vjp(np.cumprod, _cumprod_vjp)
+with_vjp(np.ndarray.cumprod, _cumprod_vjp)
+with_vjp(_trapezoid, _trapezoid_vjp)
+linear(np.cumsum, (np.ndarray, "cumsum"))
+linear(np.diff, data=(3, 4, "prepend", "append"))  # int prepend=/append= are values
+
+
+# --------------------------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------------------------
+
+
+def _with_zeros(count: int) -> np.ndarray:
+    x = randn(3, 4)
+    x[0, 1] = 0.0
+    if count > 1:
+        x[0, 3] = 0.0
+    x[2, 2] = 0.0
+    return x
+
+
+CASES = [
+    Case(np.cumsum, randn(), name="numpy.cumsum(float)"),
+    Case(np.cumprod, np.array(0.5)),
+    # cumsum / cumprod
+    Case(np.cumsum, randn(3, 4)),
+    Case(np.cumsum, randn(3, 4), kwargs={"axis": -1}),
+    Case(np.cumsum, randc(5)),
+    Case(np.cumsum, randn(4, dtype=np.float32)),
+    Case(np.cumsum, np.zeros((0, 2)), kwargs={"axis": 0}),
+    Case(np.ndarray.cumsum, randn(3, 4), 0),
+    Case(np.cumprod, randn(3, 4), kwargs={"axis": 1}),
+    Case(np.cumprod, randpos(5)),
+    Case(np.cumprod, _with_zeros(1), kwargs={"axis": 1}, name="numpy.cumprod(zeros)"),
+    Case(np.cumprod, _with_zeros(2), kwargs={"axis": 1}, name="numpy.cumprod(two zeros)"),
+    Case(np.cumprod, _with_zeros(2), name="numpy.cumprod(zeros, flattened)"),
+    Case(np.cumprod, randc(4)),
+    Case(np.ndarray.cumprod, randn(2, 3), kwargs={"axis": 0}),
+    # diff / trapezoid
+    Case(np.diff, randn(6)),
+    Case(np.diff, randn(3, 5), kwargs={"n": 2, "axis": 0}),
+    Case(np.diff, randn(3, 5), 2, -1, randn(), randn(3, 2), name="numpy.diff(a, 2, -1, prepend=float, append=array)"),
+    Case(np.diff, randn(3, 5), kwargs={"prepend": 0.0, "axis": 0}),
+    Case(np.diff, randc(4)),
+    Case(np.diff, randn(4, dtype=np.float32)),
+    Case(_trapezoid, randn(6)),
+    Case(_trapezoid, randn(3, 6), np.cumsum(randpos(6))),
+    Case(_trapezoid, randn(4, 3), np.cumsum(randpos(4, 3), axis=0), kwargs={"axis": 0}),
+    Case(_trapezoid, randn(3, 6), None, randpos()),
+    Case(_trapezoid, randc(5), None, 0.5),
+    Case(_trapezoid, randn(5, dtype=np.float32), kwargs={"dx": 0.3}),
+]
