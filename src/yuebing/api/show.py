@@ -100,7 +100,7 @@ def _run_example(f: Callable, args: tuple, mode: str) -> None:
     """The derivative of ``f`` at ``args`` once, as ``value_and_grad``/``jvp``/``hvp`` would run
     it, on structural copies of ``args`` (one copy of them all: aliasing between arguments is
     kept) with random non-zero tangents, so no zero-cotangent shortcut hides the usual path."""
-    from ..tangents import NoTangent, randn_tangent, structural_copy
+    from ..tangents import randn_tangent, structural_copy
 
     rng = np.random.default_rng(0)
     copies = tuple(structural_copy(tuple(args)))
@@ -118,7 +118,7 @@ def _run_example(f: Callable, args: tuple, mode: str) -> None:
     else:
         from .second_order import hvp
 
-        hvp(f, copies, tuple(NoTangent if t is NoTangent else t for t in tangents))
+        hvp(f, copies, tangents)
 
 
 def _describe(args: tuple) -> str:
@@ -272,7 +272,7 @@ def specialise_source(source: str, executed: _Executed, user: _UserControl) -> s
     while True:
         specialiser = _Specialiser(executed, user, keep, set(comments))
         result = copy.deepcopy(tree)
-        result.body = specialiser.body(result.body)
+        specialiser.module(result)
         unsafe = specialiser.unsafe_drops(result)
         if not unsafe:
             break
@@ -296,14 +296,15 @@ class _Specialiser:
             out.extend(self.statement(s))
         return out
 
-    def statement(self, s: ast.stmt) -> list:
-        if isinstance(s, ast.FunctionDef):
-            if self.executed.enter(s):
+    def module(self, tree: ast.Module) -> None:
+        for s in tree.body:  # the generated functions: forward and reverse passes, or the JVP
+            if isinstance(s, ast.FunctionDef) and self.executed.enter(s):
                 self.function = s.name
                 s.body = self.body(s.body)
-            return [s]
-        if self.user.is_copied(s):
-            return [s]
+
+    def statement(self, s: ast.stmt) -> list:
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or self.user.is_copied(s):
+            return [s]  # a nested definition, or f's own code copied as it is
         if isinstance(s, ast.If):
             return self.if_(s)
         if isinstance(s, ast.Try) and not s.finalbody and s.handlers:
@@ -332,7 +333,7 @@ class _Specialiser:
         of (``# inline: ...`` names the operation every fast path of the chain computes)."""
         run = self.executed
         if self.user.is_users_if(s) or _place(s) in self.keep:
-            _fold_expressions(s.test, run)
+            _fold_expressions(s, run, ("test",))
             for field in ("body", "orelse"):
                 branch = getattr(s, field)
                 if branch and run.entries(branch) == 0 and run.entries([s.test]):
@@ -345,7 +346,7 @@ class _Specialiser:
         into_else = run.entries(s.orelse) if s.orelse else (None if tests is None or into_body is None else tests - into_body)
         if not tests or into_body is None or into_else is None or (into_body and into_else):
             # not run, no instruction to tell, or both ways: the if stays, its branches specialised
-            _fold_expressions(s.test, run)
+            _fold_expressions(s, run, ("test",))
             s.body = self.body(s.body) or [ast.Pass()]
             s.orelse = self.body(s.orelse)
             return [s]
@@ -374,7 +375,7 @@ class _Specialiser:
         line = s.test.end_lineno
         return line if line in self.comment_lines and s.body and s.body[0].lineno > line else None
 
-    def unsafe_drops(self, module: ast.Module) -> set[int]:
+    def unsafe_drops(self, module: ast.Module) -> set[tuple]:
         """The ifs whose pruning lost a walrus assignment that later code reads."""
         bodies = {getattr(f, "name", None): f.body for f in module.body if isinstance(f, ast.FunctionDef)}
         return {place for place, function, names in self.dropped
@@ -447,33 +448,38 @@ def _reads_unassigned(body: list, names: set[str], assigned: set[str]) -> bool:
     return False
 
 
-def _fold_expressions(node: ast.AST, executed: _Executed) -> None:
-    """Replace, inside ``node`` (not inside nested statements), each conditional expression
-    that went one way by that way. A test with a walrus is kept: its assignment matters."""
+def _fold_expressions(node: ast.stmt, executed: _Executed, fields: tuple[str, ...] | None = None) -> None:
+    """Replace, in the expressions of statement ``node`` (``fields`` of it, or all; not in
+    nested statements), each conditional expression that went one way by that way. One whose
+    test has a walrus is kept: its assignment matters. What changed is marked, for the printer."""
 
     class Fold(ast.NodeTransformer):
-        def visit_IfExp(self, e: ast.IfExp) -> ast.AST:
-            self.generic_visit(e)
-            if not executed.entries([e.test]) or any(isinstance(n, ast.NamedExpr) for n in ast.walk(e.test)):
-                return e
-            body, orelse = executed.ran([e.body]), executed.ran([e.orelse])
-            if body != orelse and executed.entries([e.body]) is not None and executed.entries([e.orelse]) is not None:
-                self.changed = True
-                return e.body if body else e.orelse
-            return e
+        changed = False
 
-    fold = Fold()
-    fold.changed = False
-    if isinstance(node, ast.expr):
-        fold.visit(node)
-        return
+        def visit_IfExp(self, e: ast.IfExp) -> ast.AST:
+            if executed.entries([e.test]) and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(e.test)):
+                body, orelse = executed.ran([e.body]), executed.ran([e.orelse])
+                known = executed.entries([e.body]) is not None and executed.entries([e.orelse]) is not None
+                if body != orelse and known:
+                    self.changed = True
+                    return self.visit(e.body if body else e.orelse)
+            return self.generic_visit(e)
+
     for field, value in ast.iter_fields(node):
-        if isinstance(value, ast.expr):
-            setattr(node, field, fold.visit(value))
-        elif isinstance(value, list):
-            value[:] = [fold.visit(v) if isinstance(v, ast.expr) else v for v in value]
-    if fold.changed:
-        node.yuebing_rewritten = True  # printed by ast.unparse, not as its original text
+        if fields is not None and field not in fields:
+            continue
+        values = value if isinstance(value, list) else [value]
+        for k, v in enumerate(values):
+            if not isinstance(v, ast.expr):
+                continue
+            fold = Fold()
+            new = fold.visit(v)
+            if fold.changed:
+                new.yuebing_rewritten = node.yuebing_rewritten = True  # printed by ast.unparse
+            if isinstance(value, list):
+                value[k] = new
+            else:
+                setattr(node, field, new)
 
 
 # ------------------------------------------------------------------ printing with the comments
@@ -541,24 +547,39 @@ class _Printer:
             return ast.unparse(s)
         return self.source_lines[s.lineno - 1][s.col_offset:s.end_col_offset]
 
+    def expression(self, e: ast.expr) -> str:
+        """An expression: its generated text when it is unchanged, else ``ast.unparse``."""
+        if getattr(e, "lineno", None) is None or e.end_lineno != e.lineno or getattr(e, "yuebing_rewritten", False):
+            return ast.unparse(e)
+        return self.source_lines[e.lineno - 1][e.col_offset:e.end_col_offset]
+
+    def header(self, s: ast.stmt) -> str:
+        if isinstance(s, ast.If):
+            return f"if {self.expression(s.test)}:"
+        if isinstance(s, ast.While):
+            return f"while {self.expression(s.test)}:"
+        if isinstance(s, ast.For):
+            return f"for {self.expression(s.target)} in {self.expression(s.iter)}:"
+        return _header(s)
+
     def compound(self, s: ast.stmt, indent: int) -> None:
         pad = "    " * indent
         if isinstance(s, ast.If) and not s.orelse and _one_line_if(s):
             body = "; ".join(self.text(b) for b in s.body)
-            self.lines.append(f"{pad}if {ast.unparse(s.test)}: {body}{self.comment(s.body[-1].end_lineno)}")
+            self.lines.append(f"{pad}if {self.expression(s.test)}: {body}{self.comment(s.body[-1].end_lineno)}")
             return
-        self.lines.append(pad + _header(s) + self.comment(_header_line(s)))
+        self.lines.append(pad + self.header(s) + self.comment(_header_line(s)))
         self.block(s.body, indent + 1)
         for handler in getattr(s, "handlers", []):
             self.lines.append(pad + _header(handler) + self.comment(_header_line(handler)))
             self.block(handler.body, indent + 1)
         orelse = getattr(s, "orelse", [])
         if isinstance(s, ast.If) and len(orelse) == 1 and isinstance(orelse[0], ast.If) and id(orelse[0]) not in self.notes:
-            self.lines.append(pad + "el" + _header(orelse[0]) + self.comment(_header_line(orelse[0])))
+            self.lines.append(pad + "el" + self.header(orelse[0]) + self.comment(_header_line(orelse[0])))
             self.block(orelse[0].body, indent + 1)
             rest = orelse[0].orelse
             while len(rest) == 1 and isinstance(rest[0], ast.If) and id(rest[0]) not in self.notes:
-                self.lines.append(pad + "el" + _header(rest[0]) + self.comment(_header_line(rest[0])))
+                self.lines.append(pad + "el" + self.header(rest[0]) + self.comment(_header_line(rest[0])))
                 self.block(rest[0].body, indent + 1)
                 rest = rest[0].orelse
             orelse = rest
