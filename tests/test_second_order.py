@@ -10,7 +10,7 @@ import pytest
 import yuebing as yb
 from yuebing import tangents as T
 from yuebing.rules import rule_modules
-from yuebing.rules.second_order import lookup_second_order
+from yuebing.transform.lifting import lookup_second_order
 from yuebing.testing.structural import compare
 from yuebing.testing.second_order import NotTwiceDifferentiable, check_second_order, differentiable_positions
 from yuebing.testing.targets import packed

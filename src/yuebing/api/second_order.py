@@ -386,8 +386,8 @@ register_rrule(_value_and_grad, _value_and_grad_rrule)
 
 
 # yb.grad and yb.value_and_grad inside second-order code (the Hessian of a function that takes a
-# gradient): third derivatives, by second order of the plain forward program (rules/third_order.py)
-from ..rules import third_order as _third_order  # noqa: E402
+# gradient): third derivatives, by second order of the plain forward program (transform/third_order.py)
+from ..transform import third_order as _third_order  # noqa: E402
 from ..rules.second_order import _register as _register_second_order  # noqa: E402
 
 _register_second_order((_grad, _value_and_grad), _third_order.gradient_maker_rule)

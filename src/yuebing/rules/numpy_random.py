@@ -50,7 +50,7 @@ from .numpy_creation import deliver, deliver_broadcast, dense
 from .numpy_elementwise import Params
 from .core import frule as registered_frule, rrule
 from .second_order import _error as second_order_error
-from .second_order import _register as _so_register, _zero, defined_by, zero
+from .second_order import _register as _so_register, defined_by, zero
 from .util import fit_tangent, out_cotangent, output
 
 Generator = np.random.Generator
@@ -675,30 +675,24 @@ for _owner, _definitions in (
         defined_by(getattr(_owner, _name), _definition)
 
 
-def _zero_draw_second_order(fn: Callable) -> Callable:
-    """Second order of a draw not differentiated in its parameters: zero, refused when one moves."""
+def _refuse_moving_parameters(fn: Callable) -> Callable:
+    """The check of a draw not differentiated in its parameters, whose second order is zero: a
+    float draw whose parameters move is refused (the second-order rule undoes the draw first)."""
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         names = []
 
-    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        out, pullback = _zero(f4, args, kwargs)
+    def check(out: tuple, args: tuple, kwargs: dict) -> None:
         if _is_float_result(out[0]):
-            try:
-                _refuse_moving_second_order(fn, names, args, kwargs)
-            except Exception:
-                pullback(NoRData, NoRData)  # undo the draw before reporting
-                raise
-        return out, pullback
+            _refuse_moving_second_order(fn, names, args, kwargs)
 
-    rule.second_order_kind = "zero"  # type: ignore[attr-defined]
-    return rule
+    return check
 
 
 for _owner, _names_list in ((Generator, _ZERO_GENERATOR), (RandomState, _ZERO_LEGACY)):
     for _name in _names_list:
-        _so_register((getattr(_owner, _name), (_owner, _name)), _zero_draw_second_order(getattr(_owner, _name)))
+        zero(getattr(_owner, _name), (_owner, _name), check=_refuse_moving_parameters(getattr(_owner, _name)))
 zero(np.random.seed, np.random.ranf, np.random.sample)
 
 

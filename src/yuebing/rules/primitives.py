@@ -259,14 +259,11 @@ def _vectorize_frule(pyfunc: Dual, *rest: Any, **kwargs: Any) -> Dual:
 register_frule(np.vectorize, _vectorize_frule)
 
 
+
 # Second order: the builders are linear in their elements; values captured from an enclosing
 # function are constants of forward-over-reverse; the checks have no derivative.
-from .second_order import _register as _so_register, cell_get as _so_cell_get  # noqa: E402
-from .second_order import cell_set as _so_cell_set, super_getattr as _so_super_getattr  # noqa: E402
+# (cell_get, cell_set and super_getattr reach into dual programs: transform/lifting.py has their rules)
 from .second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
 _so_linear(mklist, mktuple, mkdict, as_sequence)
 _so_zero(mkset, check_unpack, min_len, dict_keys, np.vectorize)  # sets and np.vectorize objects carry no tangent
-_so_register((cell_get,), _so_cell_get)
-_so_register((super_getattr,), _so_super_getattr)
-_so_register((cell_set,), _so_cell_set)

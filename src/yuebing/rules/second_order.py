@@ -1,10 +1,10 @@
-"""Second-order (forward-over-reverse) rules: what ``transform/second_order.py`` runs at each call
-of a primitive in a dual reverse program.
+"""Second-order (forward-over-reverse) declarations: which class each primitive falls in.
 
 A second-order rule takes 4-tuples ``(primal, fdata, tangent, fdata_tangent)`` and returns the
 output 4-tuple and a dual pullback ``(dy, dy_tangent) -> (rdatas, rdata_tangents)``: the forward
 rule of the primitive's reverse rule. We do not write one per primitive. Each primitive falls in
-one of a few classes, and each class lifts the primitive's existing first-order rules:
+one of a few classes, declared here as data; ``transform/lifting.py`` builds the rule of each
+class from the primitive's existing first-order rules:
 
 * ``linear`` -- the function is linear in its differentiable arguments (indexing, reshapes,
   sums, concatenation, container construction, ``x[i] = v``): its tangent program *is* the
@@ -13,42 +13,150 @@ one of a few classes, and each class lifts the primitive's existing first-order 
 * ``multilinear`` -- linear in each factor (``matmul``, ``dot``, ``einsum``, ``kron``): the
   ordinary reverse rule run with one factor replaced by its tangent gives both the output tangent
   and the second-order cotangent terms.
+* ``selection`` -- returns some of its arguments, chosen by their values (``max``, ``sorted``).
 * elementwise functions declared with ``elementwise(f, *partials)`` (``rules/declare.py``): the
   cotangent tangent is ``dy_tangent * partial + dy * d(partial)``, where ``d(partial)`` comes from
   the forward transform of the partial itself (it is ordinary NumPy code); each product follows
   the strong-zero rule (``declare.strong_product``).
 * zero-derivative functions (``nondifferentiable``, or ``zero(...)``) stay zero.
 * ``with_vjp(f, vjp)`` -- a nonlinear primitive whose cotangent map is written as ordinary NumPy
-  code ``vjp(g, y, *xs)``; its forward derivative comes from the forward transform.
+  code ``vjp(g, y, *xs)`` (the same function its first-order pullback calls); its forward
+  derivative comes from the forward transform.
+* ``defined_by(f, definition)`` -- the second order of a Python function computing the same.
+* ``special`` -- a rule written out (random draws, objects, closure cells: ``_register``).
 
 The declarations live next to the first-order rules, at the end of each domain file (one line per
-function, in a "Second order" section); this file holds the classes, the common declarations of
-operators and containers, and the rules for objects and closure cells (attribute reads and writes,
-construction, ``super()``). ``docs/rules.md`` lists each function's class. A primitive in none of
-these classes raises ``SecondOrderError`` naming it.
+function, in a "Second order" section); this file holds the common declarations of operators and
+containers. ``docs/rules.md`` lists each function's class. A primitive in none of these classes
+raises ``SecondOrderError`` naming it. This module imports nothing from ``transform/``.
 """
 from __future__ import annotations
 
+import dataclasses
 import operator
 import types
 from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoFData, NoRData, NoTangent
-from .core import RRULES, CoDual, Dual, SecondOrderError, describe_callable, rrule
-from .core import frule as registered_frule
-from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, strong_product
-from .util import accumulate, is_differentiable, out_cotangent, zero_fdata
+from .core import SecondOrderError
+from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE
 
 Rule = Callable[[tuple, tuple, dict], tuple]
 
-_BY_FUNCTION: dict[Any, Rule] = {}
-_BY_METHOD: dict[tuple[type, str], Rule] = {}
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SecondOrder:
+    """How the second-order rule of a primitive is made (``transform/lifting.py`` makes it).
+
+    ``kind`` names the class (see the module docstring). ``data``/``stored``: the linear class's
+    value positions; ``function``: the primitive (elementwise, in_place, with_vjp); ``partials``, ``vjp``, ``definition``: the
+    class's formula; ``rule``: a special rule written out; ``check(out, args, kwargs)``: a refusal
+    a zero-class rule runs after the call (random draws whose parameters move).
+    """
+
+    kind: str
+    data: tuple = ()
+    stored: tuple = ()
+    function: Any = None
+    partials: tuple = ()
+    vjp: Callable | None = None
+    definition: Callable | None = None
+    rule: Rule | None = None
+    check: Callable | None = None
+
+    @property
+    def label(self) -> str:
+        """The class as ``docs/rules.md`` names it."""
+        if self.kind == "special":
+            return getattr(self.rule, "second_order_kind", "special")
+        return {"in_place": "elementwise"}.get(self.kind, self.kind)
+
+
+_BY_FUNCTION: dict[Any, SecondOrder] = {}
+_BY_METHOD: dict[tuple[type, str], SecondOrder] = {}
+_ZERO = SecondOrder("zero")
+_ELEMENTWISE: dict[Any, SecondOrder] = {}  # made on first lookup, from declare.ELEMENTWISE_PARTIALS
 
 
 def _error(message: str) -> Exception:
     return SecondOrderError(message)
+
+
+def declare(targets: tuple, declaration: SecondOrder) -> None:
+    """Record ``declaration`` for each target: a function, or a ``(type, method name)`` pair."""
+    for target in targets:
+        if isinstance(target, tuple):
+            _BY_METHOD[target] = declaration
+        else:
+            _BY_FUNCTION[target] = declaration
+
+
+def _register(targets: tuple, rule: Rule) -> None:
+    """Declare a special second-order rule, written out (``rule(f4, args4, kwargs4)``)."""
+    declare(targets, SecondOrder("special", rule=rule))
+
+
+def zero(*targets: Any, check: Callable | None = None) -> None:
+    """Declare functions whose tangent is zero in second order (their first-order rule stays);
+    ``check(out, args, kwargs)`` may refuse a call after it ran (the call is then undone)."""
+    declare(targets, SecondOrder("zero", check=check) if check is not None else _ZERO)
+
+
+def linear(*targets: Any, data: tuple = (), stored: tuple = ()) -> None:
+    """Declare functions (or ``(type, method)`` pairs) linear in their differentiable arguments.
+
+    Integer arguments are passed to the tangent call as they are (axes, indices, shapes), except
+    at the positions and keyword names in ``data``, whose integers are values read as numbers
+    (``sum(xs, start=1)``, ``np.array([x, 1])``: ints there and inside lists become 0), and in
+    ``stored``, values written into a container (``y[0] = 1``, ``lst.append(1)``: an int becomes
+    0; a list is stored as its own tangent, keeping its identity).
+    """
+    declare(targets, SecondOrder("linear", data=data, stored=stored))
+
+
+def multilinear(*targets: Any) -> None:
+    """Declare functions linear in each of their differentiable arguments separately."""
+    declare(targets, SecondOrder("multilinear"))
+
+
+def selection(*targets: Any) -> None:
+    """Declare functions that return (or gather) some of their arguments' values, chosen by the
+    primal values (``max``, ``min``, ``sorted``): linear given that choice, which small changes
+    do not alter. The ordinary rule runs once with the fdata and once with the fdata tangents (on
+    the same primals: the same choice), and the forward rule gives the output's tangent. They
+    must not mutate their arguments."""
+    declare(targets, SecondOrder("selection"))
+
+
+def with_vjp(f: Any, vjp: Callable) -> None:
+    """Declare nonlinear ``f`` with its cotangent map ``vjp(g, y, *xs) -> tuple`` written as
+    ordinary, differentiable NumPy code: ``xs`` are the arguments bound to the positional
+    parameters of ``f``'s first-order rule (call-site keywords included, defaults filled in), and
+    the tuple has one cotangent per parameter (None, or a missing trailing entry, for none)."""
+    function = getattr(f[0], f[1]) if isinstance(f, tuple) else f  # (type, method): unbound
+    declare((f,), SecondOrder("vjp", function=function, vjp=vjp))
+
+
+def defined_by(target: Any, definition: types.FunctionType) -> None:
+    """Declare ``target`` (a function or ``(type, method)``) whose second order is that of the
+    Python function ``definition``: the same computation written with covered functions (``map``
+    as a list comprehension, an in-place sort as an assignment of ``np.sort``), differentiated by
+    a dual rule like user code. ``definition`` takes the target's arguments (a method's owner
+    first) and must return the same values and mutate the same way."""
+    declare((target,), SecondOrder("python", definition=definition))
+
+
+#: forward derivatives written as NumPy code, for third order (``transform/third_order.py``),
+#: where the cotangent map cannot serve: ``definition(x1, t1, x2, t2, ...) -> (value, tangent)``
+JVP_DEFINITIONS: dict[Any, types.FunctionType] = {}
+
+
+def jvp_defined_by(target: Any, definition: types.FunctionType) -> None:
+    """Declare the forward derivative of ``target`` as ordinary NumPy code (each argument
+    followed by its tangent, ``NoTangent`` for none), for third derivatives of a primitive whose
+    cotangent map calls the primitive itself (``solve``'s solves)."""
+    JVP_DEFINITIONS[target] = definition
 
 
 # --------------------------------------------------------------------------------------------
@@ -70,829 +178,51 @@ def _method_key(f: Any) -> tuple[type, str, Any] | None:
     return None
 
 
-def lookup_second_order(f: Any) -> tuple[Rule, Any] | None:
-    """``(rule, owner)`` for callable ``f``, or None. ``owner`` is the object a builtin method
-    is bound to (the rule then takes the unbound method, with the owner as first argument)."""
+def _elementwise(f: Any, partials: tuple) -> SecondOrder:
+    found = _ELEMENTWISE.get(f)
+    if found is None:
+        found = _ELEMENTWISE[f] = SecondOrder("elementwise", function=f, partials=partials)
+    return found
+
+
+def declaration_of(f: Any) -> tuple[SecondOrder, Any] | None:
+    """``(declaration, owner)`` for callable ``f``, or None. ``owner`` is the object a builtin
+    method is bound to (the rule then takes the unbound method, with the owner as first argument)."""
     try:
-        rule = _BY_FUNCTION.get(f)
-        if rule is not None:
-            return rule, None
+        found = _BY_FUNCTION.get(f)
+        if found is not None:
+            return found, None
         if f in ZERO_DERIVATIVE:
-            return _zero, None
+            return _ZERO, None
         partials = ELEMENTWISE_PARTIALS.get(f)
         if partials is not None:
-            return _elementwise_rule(f, partials), None
+            return _elementwise(f, partials), None
     except TypeError:  # unhashable callable
         pass
     key = _method_key(f)
     if key is not None:
         tp, name, owner = key
         for base in tp.__mro__:
-            rule = _BY_METHOD.get((base, name))
-            if rule is None and (base, name) in ZERO_DERIVATIVE:
-                rule = _zero
-            if rule is None and owner is not None:  # declared for the unbound method (np.ndarray.std)
+            found = _BY_METHOD.get((base, name))
+            if found is None and (base, name) in ZERO_DERIVATIVE:
+                found = _ZERO
+            if found is None and owner is not None:  # declared for the unbound method (np.ndarray.std)
                 unbound = base.__dict__.get(name)
-                rule = _BY_FUNCTION.get(unbound) if unbound is not None else None
-            if rule is not None:
-                return rule, owner
+                found = _BY_FUNCTION.get(unbound) if unbound is not None else None
+            if found is not None:
+                return found, owner
     return None
 
 
-def run_second_order(found: tuple[Rule, Any], f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """Run a looked-up rule; a bound builtin method runs unbound, its owner first."""
-    rule, owner = found
-    if owner is not None:
-        self4 = (owner, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
-                 getattr(f[3], "__self__", NoFData))
-        unbound = getattr(type(owner), f[0].__name__)
-        out, pullback = rule((unbound, NoFData, NoTangent, NoFData), (self4,) + args, kwargs)
-
-        def method_pullback(dy: Any, dy_d: Any) -> tuple:
-            rs, rsd = pullback(dy, dy_d)  # the method's rdata is its owner's: drop the owner's slot
-            return (NoRData,) + tuple(rs[2:]), (NoRData,) + tuple(rsd[2:])
-
-        return out, method_pullback
-    return rule(f, args, kwargs)
-
-
-def _register(targets: tuple, rule: Rule) -> None:
-    for target in targets:
-        if isinstance(target, tuple):
-            _BY_METHOD[target] = rule
-        else:
-            _BY_FUNCTION[target] = rule
-
-
 # --------------------------------------------------------------------------------------------
-# The classes
+# Declarations of operators and containers
 # --------------------------------------------------------------------------------------------
 
-
-def _primal_codual(a: tuple) -> CoDual:
-    return CoDual(a[0], a[1])
-
-
-def _is_empty(t: Any) -> bool:
-    """Whether a tangent has no differentiable part (``NoTangent``, or a list/tuple of them)."""
-    return t is NoTangent or type(t) in (list, tuple) and all(_is_empty(e) for e in t)
-
-
-def _is_constant(t: Any) -> bool:
-    """``NoTangent`` or a tuple of them: not a list, whose identity matters even when empty."""
-    return t is NoTangent or type(t) is tuple and all(_is_constant(e) for e in t)
-
-
-def _has_float_data(p: Any, depth: int = 0) -> bool:
-    """Whether a primal holds differentiable numbers (an index tuple, a shape list, a slice or an
-    int array holds none: it is structure, passed to the tangent call as it is)."""
-    if isinstance(p, (float, complex, np.floating, np.complexfloating)):
-        return True
-    if isinstance(p, np.ndarray):
-        return p.dtype.kind in "fc"
-    owner = getattr(p, "__self__", None)
-    if isinstance(p, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
-        # a bound method (x.sum, lst.append) carries its owner's tangent; a list's, even empty
-        return type(owner) in (list, dict) or _has_float_data(owner, depth + 1)
-    if isinstance(p, (int, bool, str, bytes, slice, type(None), type(Ellipsis), np.integer, np.bool_, type,
-                      np.dtype, types.BuiltinFunctionType, types.ModuleType)):
-        return False
-    if isinstance(p, types.FunctionType):
-        return bool(p.__closure__)  # a closure carries its captured values' tangents
-    if type(p).__module__ == "numpy" and callable(p):  # np.sum and the other NumPy functions
-        return False
-    if type(p) in (list, tuple) and depth < 4:
-        return any(_has_float_data(e, depth + 1) for e in p)
-    if type(p) is dict and depth < 4:
-        return any(_has_float_data(e, depth + 1) for e in p.values())
-    return True  # objects and other containers: their tangent is what the call must see
-
-
-def _tangent_codual(a: tuple, mutated: bool = False) -> CoDual:
-    """The tangent of an argument as a codual, for the tangent call of a linear function.
-
-    Structure -- indices, shapes, flags, index tuples, lists of ints: anything holding no float
-    data -- is passed as it is, except a list the call may mutate (``mutated``: the target of
-    ``append`` or ``x[i] = v``), which must be its tangent list so the primal is mutated only
-    once. Tangents are passed as they are (their identity matters: a list's tangent stored in a
-    container must stay the list's tangent)."""
-    p, t = a[0], a[2]
-    if t is NoTangent or not mutated and not _has_float_data(p) and not (type(p) is list and not p):
-        return CoDual(p, a[1])
-    return CoDual(t, a[3])
-
-
-_CONSTANT_TYPES = (int, bool, str, bytes, type(None), np.integer, np.bool_)
-
-
-def _without_constants(y: Any, t: Any) -> Any:
-    """The tangent call copies the non-differentiable elements of a list or tuple (an int
-    argument passes through as itself): their tangent is ``NoTangent``."""
-    if type(y) is list and type(t) is list and len(t) == len(y):
-        for i, v in enumerate(y):
-            if isinstance(v, _CONSTANT_TYPES):
-                t[i] = NoTangent
-    elif type(y) is tuple and type(t) is tuple and any(isinstance(v, _CONSTANT_TYPES) for v in y):
-        t = tuple(NoTangent if isinstance(v, _CONSTANT_TYPES) else e for v, e in zip(y, t))
-    return t
-
-
-_MUTATORS = {operator.setitem, operator.delitem, operator.iadd, operator.iconcat, getattr}
-
-
-def _tangent_function(f: tuple) -> CoDual:
-    """A bound method's tangent is the same method bound to the owner's tangent."""
-    return CoDual(f[0], f[1]) if f[2] is NoTangent or not callable(f[2]) else CoDual(f[2], f[3])
-
-
-def _zero_tangent_of(value: Any) -> Any:
-    from ..transform.forward_runtime import zero_tangent_of
-
-    return zero_tangent_of(value)
-
-
-def _carries_tangent(value: Any) -> bool:
-    return callable(value) and not isinstance(value, (type, np.ndarray)) or _zero_tangent_of(value) is not NoTangent
-
-
-def zero(*targets: Any) -> None:
-    """Declare functions whose tangent is zero in second order (their first-order rule stays)."""
-    _register(targets, _zero)
-
-
-def linear(*targets: Any, data: tuple = (), stored: tuple = ()) -> None:
-    """Declare functions (or ``(type, method)`` pairs) linear in their differentiable arguments.
-
-    Integer arguments are passed to the tangent call as they are (axes, indices, shapes), except
-    at the positions and keyword names in ``data``, whose integers are values read as numbers
-    (``sum(xs, start=1)``, ``np.array([x, 1])``: ints there and inside lists become 0), and in
-    ``stored``, values written into a container (``y[0] = 1``, ``lst.append(1)``: an int becomes
-    0; a list is stored as its own tangent, keeping its identity).
-    """
-    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
-        return _linear(f, args, kwargs, data, stored)
-
-    rule.second_order_kind = "linear"  # type: ignore[attr-defined]
-    rule.data, rule.stored = data, stored  # type: ignore[attr-defined] - read by third order
-    _register(targets, rule if data or stored else _linear)
-
-
-def _zero_ints(primal: Any, value: Any, deep: bool) -> Any:
-    """The tangent of data for the tangent call: an int (or int array) passed as itself becomes 0.
-    With ``deep`` (array builders: ``np.array([x, 1])``) the ints inside lists and tuples, whose
-    tangents are ``NoTangent``, become 0 too, in a copy; otherwise lists keep their identity."""
-    if isinstance(value, (int, np.integer, np.bool_)):  # a bool read as a number too (np.where(c, 0.5, y == a))
-        return 0
-    if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
-        return np.zeros_like(value)  # still integers: no fdata, as the structure expects
-    if deep and type(value) in (list, tuple) and type(primal) is type(value) and len(primal) == len(value):
-        parts = [_constant_slot(v) if e is NoTangent else _zero_ints(v, e, deep) for v, e in zip(primal, value)]
-        if all(q is e for q, e in zip(parts, value)):
-            return value
-        return type(value)(parts)
-    return value
-
-
-def _constant_slot(v: Any) -> Any:
-    """What the tangent call sees for a constant inside data: 0 for an int, the value itself for a
-    key-like constant (``dict([("a", x)])`` keeps its key), ``NoTangent`` otherwise."""
-    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return 0
-    return v if isinstance(v, _CONSTANT_TYPES) else NoTangent
-
-
-def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple = ()) -> tuple:
-    out1, pullback1 = rrule(_primal_codual(f), *map(_primal_codual, args),
-                            **{k: _primal_codual(v) for k, v in kwargs.items()})
-    first_mutated = isinstance(f[0], (types.MethodDescriptorType, types.WrapperDescriptorType)) \
-        or not isinstance(f[0], types.MethodType) and f[0] in _MUTATORS
-    tangent_args = [_tangent_codual(a, mutated=first_mutated and k == 0) for k, a in enumerate(args)]
-    tangent_kwargs = {k: _tangent_codual(v) for k, v in kwargs.items()}
-    for keys, deep in ((data, True), (stored, False)):
-        for key in keys:
-            if isinstance(key, int) and key < len(tangent_args):
-                c = tangent_args[key]
-                tangent_args[key] = CoDual(_zero_ints(args[key][0], c.primal, deep), c.fdata)
-            elif key in tangent_kwargs:
-                c = tangent_kwargs[key]
-                tangent_kwargs[key] = CoDual(_zero_ints(kwargs[key][0], c.primal, deep), c.fdata)
-    try:
-        out2, pullback2 = rrule(_tangent_function(f), *tangent_args, **tangent_kwargs)
-    except (TypeError, AttributeError, ValueError, KeyError) as error:  # not valid arguments
-        pullback1(NoRData)  # undo the primal call before reporting
-        raise _error(f"yb.hvp/yb.hessian: second order cannot apply {describe_callable(f[0])} to the "
-                     f"tangents of these arguments ({type(error).__name__}: {error})") from None
-    y = out1.primal
-    if not _carries_tangent(y):  # an int, a shape, a string: the tangent call computed it again
-        out = (y, out1.fdata, NoTangent, NoFData)
-    elif all(_is_constant(a[2]) for a in [f, *args, *kwargs.values()]) and not isinstance(y, list):
-        # only constants in: the output is a constant (the tangent call ran on primals)
-        out = (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
-    elif out2.primal is y:  # the tangent call saw the primal (a list of strings) and returned it
-        given = [a for a in args if a[0] is y]
-        out = (y, out1.fdata, *given[0][2:]) if given else (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
-    else:
-        out = (y, out1.fdata, _without_constants(y, out2.primal), out2.fdata)
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(dy_d)  # newest first: the tangent call ran second
-        return pullback1(dy), tangent_rdata
-
-    return out, pullback
-
-
-def multilinear(*targets: Any) -> None:
-    """Declare functions linear in each of their differentiable arguments separately."""
-    _register(targets, _multilinear)
-
-
-class _Given:
-    """A call-site argument while binding keywords (unlike the defaults the binder fills in)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: tuple) -> None:
-        self.value = value
-
-
-def _with_positional_keywords(rule: Callable) -> Callable:
-    """Wrap a rule that takes positional arguments only: call-site keywords are bound to the
-    first-order rule's parameters (defaults filled in as constants), and the rdata go back in
-    call order."""
-    def bound_rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
-        if not kwargs:
-            return rule(f, args, {})
-        found = RRULES.lookup(f[0])
-        if found is not None and found[1].passthrough:  # the rule takes **kwargs: constants only
-            for key, value in kwargs.items():
-                if not _is_constant(value[2]):
-                    raise _error(f"yb.hvp/yb.hessian: pass the differentiable argument {key}= of "
-                                 f"{describe_callable(f[0])} positionally")
-            return rule(f, args, kwargs)
-        if found is None or found[2] is not None:
-            raise _error(f"yb.hvp/yb.hessian: pass the arguments of {describe_callable(f[0])} positionally")
-        values, positions = found[1].bind([_Given(a) for a in args], {k: _Given(v) for k, v in kwargs.items()})
-        flat = tuple(v.value if isinstance(v, _Given) else (v, zero_fdata(v), _zero_tangent_of(v), zero_fdata(v))
-                     for v in values)
-        out, pullback = rule(f, flat, {})
-        n = len(args)
-
-        def reordered(dy: Any, dy_d: Any) -> tuple:
-            rs, rsd = pullback(dy, dy_d)
-            return _reorder(rs, n, positions), _reorder(rsd, n, positions)
-
-        return out, reordered
-
-    bound_rule.second_order_kind = getattr(rule, "second_order_kind", "special")  # type: ignore[attr-defined]
-    return bound_rule
-
-
-def _parameter_names(f: Any) -> list:
-    """The positional parameter names of ``f``'s first-order rule."""
-    found = RRULES.lookup(f)
-    return list(found[1].names) if found is not None else []
-
-
-def _reorder(rdatas: tuple, n_positional: int, positions: list) -> tuple:
-    return tuple(rdatas[:1 + n_positional]) + tuple(rdatas[1 + p] for p in positions)
-
-
-def _refuse_structured(f: Any, args: tuple) -> None:
-    """The classes below differentiate numbers and arrays: a list of arrays would be dropped."""
-    for a in args:
-        if isinstance(a[0], (list, tuple, dict)) and _has_float_data(a[0]):
-            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} takes a {type(a[0]).__name__} of "
-                         "differentiable values, which its second-order rule does not support")
-
-
-def _numbers(value: Any) -> bool:
-    """A list or tuple of numbers with a float among them (what NumPy reads as a 1-D array)."""
-    return type(value) in (list, tuple) and bool(value) \
-        and all(isinstance(e, (int, float, np.integer, np.floating)) and not isinstance(e, bool) for e in value) \
-        and any(isinstance(e, (float, np.floating)) for e in value)
-
-
-def _sequences_as_arrays(rule: Rule) -> Rule:
-    """Wrap a rule for numbers and arrays so that a list of numbers (``np.sort([x, y])``) is
-    first made an array by ``np.asarray``'s own second-order rule, whose pullback then takes the
-    array's cotangents back to the list's elements."""
-    def wrapped(f: tuple, args: tuple, kwargs: dict) -> tuple:
-        conversions = [(k, run_second_order(lookup_second_order(np.asarray), (np.asarray, NoFData, NoTangent, NoFData),
-                                            (a,), {}))
-                       for k, a in enumerate(args) if _numbers(a[0])]
-        if not conversions:
-            return rule(f, args, kwargs)
-        arrays = list(args)
-        for k, (converted, _) in conversions:
-            arrays[k] = converted
-        out, pullback = rule(f, tuple(arrays), kwargs)
-
-        def sequence_pullback(dy: Any, dy_d: Any) -> tuple:
-            rs, rsd = (list(r) for r in pullback(dy, dy_d))
-            for k, (_, convert_pullback) in reversed(conversions):
-                crs, crsd = convert_pullback(NoRData, NoRData)
-                rs[k + 1], rsd[k + 1] = crs[1], crsd[1]
-            return tuple(rs), tuple(rsd)
-
-        return out, sequence_pullback
-
-    wrapped.second_order_kind = getattr(rule, "second_order_kind", "special")  # type: ignore[attr-defined]
-    return wrapped
-
-
-def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    _refuse_structured(f[0], args)
-    fn = _primal_codual(f)
-    constants = {k: _primal_codual(v) for k, v in kwargs.items()}  # flags such as optimize=True
-    out, pullback = rrule(fn, *map(_primal_codual, args), **constants)
-    # the same call with fdata tangents: its pullback sends dy_tangent through the primal factors
-    out_t, pullback_t = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **constants)
-    y_d: Any = NoTangent
-    terms = []
-    for j, a in enumerate(args):
-        if a[2] is NoTangent or not is_differentiable(a[0]):
-            continue
-        # factor j replaced by its tangent, the others' fdata tangents collect dy * (others)
-        call_args = [CoDual(b[0], b[3]) for b in args]
-        call_args[j] = CoDual(a[2], zero_fdata(a[2]))
-        out_j, pullback_j = rrule(fn, *call_args, **constants)
-        y_d = out_j.primal if y_d is NoTangent else y_d + out_j.primal
-        terms.append((j, out_j, pullback_j))
-    y = out.primal
-    if y_d is NoTangent:
-        y_d = _zero_tangent_of(y)
-    elif isinstance(y, float):
-        y_d = float(y_d)
-    result = (y, out.fdata, y_d, out_t.fdata)
-
-    def pullback2(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = [NoRData] * (len(args) + len(kwargs) + 1)
-        for j, out_j, pullback_j in reversed(terms):
-            if isinstance(out.fdata, np.ndarray):
-                out_j.fdata[...] = out.fdata  # the output cotangent lives in the primal fdata
-            rs_j = list(pullback_j(dy))
-            rs_j[j + 1] = NoRData  # factor j was its tangent: what reaches it is not wanted
-            tangent_rdata = _sum_rdatas(tangent_rdata, rs_j)
-        tangent_rdata = _sum_rdatas(tangent_rdata, pullback_t(dy_d))
-        return pullback(dy), tuple(tangent_rdata)
-
-    return result, pullback2
-
-
-def _sum_rdatas(rs1: Any, rs2: Any) -> list:
-    from ..transform.runtime import acc
-
-    return [acc(a, b) for a, b in zip(rs1, rs2)]
-
-
-def _with_fdata_tangents(fn: CoDual, args: tuple, kwargs: dict | None = None) -> tuple[CoDual, CoDual, Callable]:
-    """Run the first-order rule of ``fn`` twice on the same primals: with their fdata, then with
-    their fdata tangents (what a rule that reads, builds or selects structure does to the fdata it
-    does to the fdata tangent). Returns both outputs and the dual pullback, which undoes the
-    second run first."""
-    kwargs = kwargs or {}
-    out1, pullback1 = rrule(fn, *(CoDual(a[0], a[1]) for a in args), **{k: CoDual(v[0], v[1]) for k, v in kwargs.items()})
-    out2, pullback2 = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **{k: CoDual(v[0], v[3]) for k, v in kwargs.items()})
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(dy_d)
-        return pullback1(dy), tangent_rdata
-
-    return out1, out2, pullback
-
-
-def selection(*targets: Any) -> None:
-    """Declare functions that return (or gather) some of their arguments' values, chosen by the
-    primal values (``max``, ``min``, ``sorted``): linear given that choice, which small changes
-    do not alter. The ordinary rule runs once with the fdata and once with the fdata tangents (on
-    the same primals: the same choice), and the forward rule gives the output's tangent. They
-    must not mutate their arguments."""
-    _register(targets, _selection)
-
-
-def _selection(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args, kwargs)
-    tangent = registered_frule(f[0], *(Dual(a[0], a[2]) for a in args),
-                               **{k: Dual(v[0], NoTangent) for k, v in kwargs.items()}).tangent
-    y = out1.primal
-    if tangent is NoTangent:
-        tangent = _zero_tangent_of(y)
-    return (y, out1.fdata, tangent, out2.fdata), pullback
-
-
-def _zero(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    out, pullback = rrule(_primal_codual(f), *map(_primal_codual, args),
-                          **{k: _primal_codual(v) for k, v in kwargs.items()})
-    y = out.primal
-    result = (y, out.fdata, _zero_tangent_of(y), zero_fdata(y))
-    written = None
-    for a in [*args, *kwargs.values()]:
-        if y is a[0] and isinstance(a[2], np.ndarray):  # out=: the array now holds a constant
-            written = (a[2], a[2].copy())
-            a[2][...] = 0
-            result = (y, out.fdata, a[2], a[3])
-
-    def pullback2(dy: Any, dy_d: Any) -> tuple:
-        rs = pullback(dy)
-        if written is not None:
-            written[0][...] = written[1]
-        return rs, (NoRData,) * len(rs)
-
-    return result, pullback2
-
-
-def _frule_of(fn: Callable, *duals: Dual, **kw_duals: Dual) -> Dual:
-    """Forward mode of ordinary NumPy code (a partial derivative, a vjp) by the forward transform."""
-    from ..transform.forward_runtime import call_frule
-
-    return call_frule(Dual(fn, NoTangent), *duals, **kw_duals)
-
-
-def _elementwise_cotangents(partials: tuple, xs: list, x_ds: list, y: Any, y_d: Any, g: Any, g_d: Any,
-                            targets: list) -> tuple[tuple, tuple]:
-    """Deliver ``g * partial`` and its tangent ``g_d * partial + g * d(partial)`` to each
-    argument's ``(primal, fdata, fdata_tangent)`` target."""
-    rs, rsd = [NoRData], [NoRData]
-    with np.errstate(all="ignore"):
-        for x, (target, fdata, fdata_t), partial in zip(xs, targets, partials):
-            if partial is None or not is_differentiable(x):
-                rs.append(NoRData)
-                rsd.append(NoRData)
-                continue
-            p = _frule_of(partial, *(Dual(v, t) for v, t in zip(xs, x_ds)), Dual(y, y_d))
-            p_d = 0.0 if p.tangent is NoTangent else p.tangent
-            # strong zero (docs/conventions.md): an exactly-zero cotangent or tangent contributes 0
-            rs.append(accumulate(CoDual(target, fdata), strong_product(g, p.primal)))
-            rsd.append(accumulate(CoDual(target, fdata_t),
-                                  strong_product(g_d, p.primal) + strong_product(g, p_d)))
-    return tuple(rs), tuple(rsd)
-
-
-def _fresh_output(y_dual: Dual) -> tuple:
-    """The output 4-tuple of a forward rule's result: its tangent (zero where it has none) and
-    fresh fdata and fdata tangent, where the output's cotangent and its tangent will gather."""
-    y, y_d = y_dual.primal, y_dual.tangent
-    return y, zero_fdata(y), _zero_tangent_of(y) if y_d is NoTangent else y_d, zero_fdata(y)
-
-
-def _output_cotangents(out: tuple, dy: Any, dy_d: Any) -> tuple:
-    """The cotangent of an output 4-tuple and its tangent (from the fdata for arrays, the rdata
-    for numbers)."""
-    return out_cotangent(CoDual(out[0], out[1]), dy), out_cotangent(CoDual(out[0], out[3]), dy_d)
-
-
-def _check_real(f: Any, xs: list) -> None:
-    if any(np.iscomplexobj(x) for x in xs):
-        raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} of complex numbers is not supported "
-                     "in second order yet")
-
-
-def _elementwise_rule(f: Any, partials: tuple) -> Rule:
-    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        xs = [a[0] for a in args]
-        if any(isinstance(x, (list, tuple, str)) for x in xs) and not any(isinstance(x, np.ndarray) for x in xs):
-            return _linear(f4, args, kwargs)  # list + list, 2 * [x]: structure, not arithmetic
-        if isinstance(f, np.ufunc) and len(args) == len(partials) + 1 and not kwargs:
-            kwargs, args = {"out": args[-1]}, args[:-1]  # out given by position
-        if isinstance(f, np.ufunc) and set(kwargs) == {"out"} and len(args) == len(partials):
-            return _into_out(f, partials, args, kwargs["out"])
-        if kwargs or len(args) > len(partials) and isinstance(f, np.ufunc):
-            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with where= or dtype= is not "
-                         "supported in second order; assign the result instead")
-        if len(args) != len(partials):
-            raise _error(f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(f)} with "
-                         f"{len(args)} arguments")
-        _check_real(f, xs)
-        x_ds = [a[2] for a in args]
-        out = _fresh_output(registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds))))
-
-        def pullback(dy: Any, dy_d: Any) -> tuple:
-            g, g_d = _output_cotangents(out, dy, dy_d)
-            return _elementwise_cotangents(partials, xs, x_ds, out[0], out[2], g, g_d, [(a[0], a[1], a[3]) for a in args])
-
-        return out, pullback
-
-    rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
-    rule.partials = partials  # type: ignore[attr-defined] - read by third order
-    return rule
-
-
-def _into_out(f: Any, partials: tuple, args: tuple, out: tuple) -> tuple:
-    """``f(*xs, out=o)``: like an in-place operator, the result and its tangent overwrite ``o``
-    and its tangent (restored by the pullback, which then delivers the cotangent ``o`` gathered)."""
-    o, o_f, o_d, o_fd = out
-    if type(o) is tuple and len(o) == 1:  # out=(array,)
-        o, o_f, o_d, o_fd = o[0], _first(o_f, NoFData), _first(o_d, NoTangent), _first(o_fd, NoFData)
-    if not (isinstance(o, np.ndarray) and isinstance(o_f, np.ndarray) and isinstance(o_d, np.ndarray)
-            and isinstance(o_fd, np.ndarray)):
-        raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with out= a non-float array is not "
-                     "supported in second order; assign the result instead")
-    xs = [a[0].copy() if isinstance(a[0], np.ndarray) else a[0] for a in args]  # out may alias them
-    x_ds = [a[2].copy() if isinstance(a[2], np.ndarray) else a[2] for a in args]
-    _check_real(f, xs)
-    y_dual = registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds)))
-    y, y_d = y_dual.primal, y_dual.tangent
-    saved, saved_d = o.copy(), o_d.copy()
-    o[...] = y
-    o_d[...] = 0.0 if y_d is NoTangent else y_d
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        g, g_d = o_f.copy(), o_fd.copy()  # the cotangents of the written array
-        o[...] = saved
-        o_d[...] = saved_d
-        o_f[...] = 0  # its old contents were overwritten
-        o_fd[...] = 0
-        rs, rsd = _elementwise_cotangents(partials, xs, x_ds, y, y_d if y_d is not NoTangent else 0.0, g, g_d,
-                                          [(a[0], a[1], a[3]) for a in args])
-        return rs + (NoRData,), rsd + (NoRData,)
-
-    return (out[0], out[1], out[2], out[3]), pullback
-
-
-def _first(parts: Any, empty: Any) -> Any:
-    return parts[0] if isinstance(parts, tuple) else empty
-
-
-_OUT_OF_PLACE = {operator.imul: operator.mul, operator.itruediv: operator.truediv, operator.ipow: operator.pow,
-                 operator.ifloordiv: operator.floordiv, operator.imod: operator.mod}
-
-
-def _inplace_rule(iop: Any) -> Rule:
-    """``a op= b`` for the nonlinear in-place operators: in place for arrays (the primal and its
-    tangent are overwritten, and restored by the pullback), a rebinding for numbers."""
-    partials = ELEMENTWISE_PARTIALS[iop]
-    op = _OUT_OF_PLACE[iop]
-    rebinding = _elementwise_rule(iop, partials)
-
-    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        a, b = args
-        if not (isinstance(a[0], np.ndarray) and isinstance(a[1], np.ndarray)):
-            return rebinding(f4, args, kwargs)
-        x, x_f, x_d, x_fd = a
-        _check_real(iop, [x, b[0]])
-        saved, saved_d = x.copy(), x_d.copy()
-        z = b[0].copy() if isinstance(b[0], np.ndarray) else b[0]  # b may be a view of a
-        z_d = b[2].copy() if isinstance(b[2], np.ndarray) else b[2]
-        y_dual = registered_frule(op, Dual(saved, saved_d), Dual(z, z_d))
-        y, y_d = y_dual.primal, y_dual.tangent
-        x[...] = y
-        x_d[...] = 0.0 if y_d is NoTangent else y_d
-
-        def pullback(dy: Any, dy_d: Any) -> tuple:
-            g, g_d = x_f.copy(), x_fd.copy()  # cotangents of the post-call array
-            x[...] = saved
-            x_d[...] = saved_d
-            x_f[...] = 0  # its old contents were overwritten
-            x_fd[...] = 0
-            return _elementwise_cotangents(partials, [saved, z], [saved_d, z_d], y, y_d, g, g_d,
-                                           [(x, x_f, x_fd), (b[0], b[1], b[3])])
-
-        return a, pullback
-
-    rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
-    rule.in_place_of = op  # type: ignore[attr-defined] - read by third order
-    return rule
-
-
-def with_vjp(f: Any, vjp: Callable) -> None:
-    """Declare nonlinear ``f`` with its cotangent map ``vjp(g, y, *xs) -> tuple`` written as
-    ordinary, differentiable NumPy code: ``xs`` are the arguments bound to the positional
-    parameters of ``f``'s first-order rule (call-site keywords included, defaults filled in), and
-    the tuple has one cotangent per parameter (None, or a missing trailing entry, for none)."""
-    function = getattr(f[0], f[1]) if isinstance(f, tuple) else f  # (type, method): unbound
-
-    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        _refuse_structured(function, args)
-        names = _parameter_names(function)
-        for k, a in enumerate(args):
-            if k < len(names) and names[k] == "out" and a[0] is not None:
-                raise _error(f"yb.hvp/yb.hessian: {describe_callable(function)} with out= is not supported "
-                             "in second order; assign the result instead")
-        y_dual = registered_frule(function, *(Dual(a[0], a[2]) for a in args))
-        for a in args:
-            if y_dual.primal is a[0] and isinstance(a[0], np.ndarray):  # the input itself (matrix_power(a, 1))
-                return a, lambda dy, dy_d: ((NoRData,) * (len(args) + 1),) * 2
-        out = _fresh_output(y_dual)
-
-        def pullback(dy: Any, dy_d: Any) -> tuple:
-            g, g_d = _output_cotangents(out, dy, dy_d)
-            cot = _frule_of(vjp, Dual(g, g_d), Dual(out[0], out[2]), *(Dual(a[0], a[2]) for a in args))
-            rs, rsd = [NoRData], [NoRData]
-            for k, a in enumerate(args):
-                c = cot.primal[k] if k < len(cot.primal) else None  # missing trailing entries: None
-                if c is None or not is_differentiable(a[0]):
-                    rs.append(NoRData)
-                    rsd.append(NoRData)
-                    continue
-                c_d = cot.tangent[k] if isinstance(cot.tangent, tuple) else NoTangent
-                rs.append(accumulate(CoDual(a[0], a[1]), c))
-                rsd.append(accumulate(CoDual(a[0], a[3]), 0.0 if c_d is NoTangent else c_d))
-            return tuple(rs), tuple(rsd)
-
-        return out, pullback
-
-    rule.second_order_kind = "vjp"  # type: ignore[attr-defined]
-    wrapped = _with_positional_keywords(_sequences_as_arrays(rule))
-    wrapped.vjp = vjp  # type: ignore[attr-defined] - read by third order
-    _register((f,), wrapped)
-
-
-def defined_by(target: Any, definition: types.FunctionType) -> None:
-    """Declare ``target`` (a function or ``(type, method)``) whose second order is that of the
-    Python function ``definition``: the same computation written with covered functions (``map``
-    as a list comprehension, an in-place sort as an assignment of ``np.sort``), differentiated by
-    a dual rule like user code. ``definition`` takes the target's arguments (a method's owner
-    first) and must return the same values and mutate the same way."""
-    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        from ..transform.second_order import dual_rule
-
-        return dual_rule(definition)((definition, NoFData, NoTangent, NoFData), *args, **kwargs)
-
-    rule.second_order_kind = "python"  # type: ignore[attr-defined]
-    rule.definition = definition  # type: ignore[attr-defined] - read by third order
-    _register((target,), rule)
-
-
-#: forward derivatives written as NumPy code, for third order (``rules/third_order.py``), where
-#: the cotangent map cannot serve: ``definition(x1, t1, x2, t2, ...) -> (value, tangent)``
-JVP_DEFINITIONS: dict[Any, types.FunctionType] = {}
-
-
-def jvp_defined_by(target: Any, definition: types.FunctionType) -> None:
-    """Declare the forward derivative of ``target`` as ordinary NumPy code (each argument
-    followed by its tangent, ``NoTangent`` for none), for third derivatives of a primitive whose
-    cotangent map calls the primitive itself (``solve``'s solves)."""
-    JVP_DEFINITIONS[target] = definition
-
-
-def vectorized_call(pyfunc: Callable, x: Any) -> np.ndarray:
-    """``np.vectorize(pyfunc)(x)`` written with covered functions (what its second order runs)."""
-    xs = np.asarray(x)
-    return np.array([pyfunc(v) for v in xs.ravel().tolist()]).reshape(xs.shape)
-
-
-_linear.second_order_kind = "linear"  # type: ignore[attr-defined]
-_selection.second_order_kind = "selection"  # type: ignore[attr-defined]
-_multilinear.second_order_kind = "multilinear"  # type: ignore[attr-defined]
-_multilinear = _with_positional_keywords(_sequences_as_arrays(_multilinear))
-_zero.second_order_kind = "zero"  # type: ignore[attr-defined]
-
-
-# --------------------------------------------------------------------------------------------
-# Objects: attribute reads and writes, construction
-# --------------------------------------------------------------------------------------------
-#
-# The tangent of a user object is a ``MutableTangent`` (or ``Tangent`` for frozen ones) with a
-# field per attribute; its fdata tangent has the structure of its fdata. The fdata tangent is
-# handled by running the ordinary rule on the *primal* object with the fdata tangent in the fdata
-# slot; the value tangent is read from, or written to, the tangent's fields.
-
-_MISSING = object()
-
-
-def _is_field_tangent(t: Any) -> bool:
-    from ..tangents import MutableTangent, Tangent
-
-    return isinstance(t, (MutableTangent, Tangent))
-
-
-class _BoundTangent:
-    """The tangent of a method bound to a user object: what dispatch reads is ``__self__``."""
-
-    __slots__ = ("__self__",)
-
-    def __init__(self, owner_tangent: Any) -> None:
-        self.__self__ = owner_tangent
-
-
-def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    obj = args[0]
-    if not _is_field_tangent(obj[2]) or kwargs:
-        return _linear(f, args, kwargs)
-    out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
-    y = out1.primal
-    if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
-        y_d: Any = _BoundTangent(obj[2])
-    else:
-        y_d = obj[2].fields.get(args[1][0], _MISSING)
-        if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default
-            y_d = args[2][2]
-        elif y_d is _MISSING:  # a class attribute: a constant
-            y_d = _zero_tangent_of(y)
-    return (y, out1.fdata, y_d, out2.fdata), pullback
-
-
-def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    obj, name, value = args
-    if not _is_field_tangent(obj[2]) or kwargs:
-        return _linear(f, args, kwargs)
-    out1, pullback1 = rrule(setattr, _primal_codual(obj), _primal_codual(name), _primal_codual(value))
-    out2, pullback2 = rrule(setattr, CoDual(obj[0], obj[3]), _primal_codual(name), CoDual(value[0], value[3]))
-    fields = obj[2].fields
-    old = fields.get(name[0], _MISSING)
-    fields[name[0]] = value[2] if value[2] is not NoTangent else _zero_tangent_of(value[0])
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(NoRData)
-        if old is _MISSING:
-            fields.pop(name[0], None)
-        else:
-            fields[name[0]] = old
-        return pullback1(NoRData), tangent_rdata
-
-    return (None, NoFData, NoTangent, NoFData), pullback
-
-
-def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """``cls(*args)`` for a user class: its ``__init__`` through a dual rule, on an object whose
-    fdata, tangent and fdata tangent start empty (``__init__``'s attribute writes fill them)."""
-    import dataclasses
-
-    from ..tangents import MutableTangent
-    from ..transform.runtime import _is_generated_init
-    from ..transform.second_order import dual_rule
-
-    cls = f[0]
-    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
-        return _construct_dataclass(f, args, kwargs)
-    init = cls.__init__
-    if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
-        raise _error(f"yb.hvp/yb.hessian: cannot construct {describe_callable(cls)} in second order (a custom "
-                     "__new__ or an __init__ without Python source)")
-    obj = object.__new__(cls)
-    self4 = (obj, MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {}))
-    _, pullback = dual_rule(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
-
-    def construct_pullback(dy: Any, dy_d: Any) -> tuple:
-        rs, rsd = pullback(NoRData, NoRData)
-        return (NoRData, *rs[2:]), (NoRData, *rsd[2:])
-
-    return self4, construct_pullback
-
-
-def _construct_dataclass(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """A dataclass's generated ``__init__`` is linear: construct once for the primal and fdata,
-    once with the fdata tangents (its fdata is the fdata tangent), and take the value tangent
-    from forward mode."""
-    from ..transform.forward_runtime import call_frule
-
-    cls = f[0]
-    out1, out2, pullback = _with_fdata_tangents(CoDual(cls, NoFData), args, kwargs)
-    tangent = call_frule(Dual(cls, NoTangent), *(Dual(a[0], a[2]) for a in args),
-                         **{k: Dual(v[0], v[2]) for k, v in kwargs.items()}).tangent
-    return (out1.primal, out1.fdata, tangent, out2.fdata), pullback
-
-
-def super_getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """``super().name`` in a method: a method bound to ``self`` (whose tangent it carries)."""
-    cell, obj, name = args
-    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
-    y = out1.primal
-    if not (isinstance(y, types.MethodType) and y.__self__ is obj[0]):
-        raise _error(f"yb.hvp/yb.hessian: super().{name[0]} is not a method; second order reads only "
-                     "methods through super()")
-    return (y, out1.fdata, _BoundTangent(obj[2]), out2.fdata), pullback
-
-
-def cell_get(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """Reading a captured variable: the fdata and fdata tangent come from the closure's boxes, the
-    tangent from the closure's tangent (``NoTangent`` for values captured from outside: constants)."""
-    (cell,) = args
-    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
-    y = out1.primal
-    y_d = getattr(cell[2], "value", NoTangent)
-    if y_d is NoTangent:
-        y_d = _zero_tangent_of(y)
-    return (y, out1.fdata, y_d, out2.fdata), pullback
-
-
-def cell_set(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """Writing a ``nonlocal`` variable: the cell's boxes take the value's fdata and fdata tangent,
-    its tangent holder the value's tangent; the pullback restores all three."""
-    cell, value = args
-    out1, pullback1 = rrule(_primal_codual(f), CoDual(cell[0], cell[1]), _primal_codual(value))
-    out2, pullback2 = rrule(_primal_codual(f), CoDual(cell[0], cell[3]), CoDual(value[0], value[3]))
-    holder = cell[2]
-    old = getattr(holder, "value", NoTangent)
-    if hasattr(holder, "value"):
-        holder.value = value[2] if value[2] is not NoTangent else _zero_tangent_of(value[0])
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(NoRData)
-        if hasattr(holder, "value"):
-            holder.value = old
-        return pullback1(NoRData), tangent_rdata
-
-    return (None, NoFData, NoTangent, NoFData), pullback
-
-
-# --------------------------------------------------------------------------------------------
-# Declarations
-# --------------------------------------------------------------------------------------------
-
-_register((getattr,), _getattr)
-_register((setattr,), _setattr)
-_register((operator.abs,), _elementwise_rule(abs, ELEMENTWISE_PARTIALS[abs]))  # the same function
+#: the nonlinear in-place operators and the out-of-place operator each computes
+OUT_OF_PLACE = {operator.imul: operator.mul, operator.itruediv: operator.truediv, operator.ipow: operator.pow,
+                operator.ifloordiv: operator.floordiv, operator.imod: operator.mod}
+
+declare((operator.abs,), _elementwise(abs, ELEMENTWISE_PARTIALS[abs]))  # the same function
 
 linear(
     operator.getitem, operator.neg, operator.pos,
@@ -913,8 +243,8 @@ linear(operator.setitem, (np.ndarray, "__setitem__"), (list, "__setitem__"), (di
 linear((list, "append"), (np.ndarray, "fill"), stored=(1,))
 linear((list, "extend"), operator.iadd, operator.isub, data=(1,))
 linear(np.where, data=(1, 2))
-for _iop in _OUT_OF_PLACE:
-    _register((_iop,), _inplace_rule(_iop))
+for _iop in OUT_OF_PLACE:
+    declare((_iop,), SecondOrder("in_place", function=_iop, partials=ELEMENTWISE_PARTIALS[_iop]))
 
 
 linear(sum, data=(1, "start"))

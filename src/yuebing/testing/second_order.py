@@ -20,7 +20,7 @@ from .targets import packed, scalar_function, weights
 
 def differentiable_positions(args: tuple) -> list[int]:
     """The arguments ``check_second_order`` differentiates (the others are held fixed)."""
-    from ..rules.second_order import _has_float_data
+    from ..transform.lifting import _has_float_data
 
     return [i for i, a in enumerate(args) if T.zero_tangent(a) is not T.NoTangent and _has_float_data(a)]
 

@@ -14,7 +14,7 @@ function, ``jvp_call``::
 
 and nothing else is opaque: no ``Dual`` objects, no inline templates. Run as it is, ``jvp_call``
 is forward mode of one call. Under second order, ``jvp_call`` has its own rule
-(``rules/third_order.py``): a primitive's forward derivative assembled from its second-order
+(``transform/third_order.py``): a primitive's forward derivative assembled from its second-order
 rules by class, a Python function's from its own plain forward program, differentiated like user
 code. A closure's captured values are read as constants (third order refuses a gradient of a
 function that captures differentiated variables before it gets here); functions defined inside
@@ -100,7 +100,7 @@ def plain_forward(fn: types.FunctionType) -> types.FunctionType:
         _refuse_yuebing_internals(fn, "yb.hvp/yb.hessian over yb.grad")
         source = SourceFunction(fn)
         program = _compile(PlainForwardGenerator(source.ir, fn.__globals__).generate(), fn)
-        program.__yuebing_source__ = source  # its signature binds calls (rules/third_order.py)
+        program.__yuebing_source__ = source  # its signature binds calls (transform/third_order.py)
         _PLAIN.put(fn, program)
     return program
 
@@ -126,7 +126,7 @@ def split_call(args: tuple, kwargs: dict) -> tuple[list, list, dict, dict]:
 
 def jvp_call(f: Any, f_t: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """Forward mode of one call ``f(*args)``, its arguments given as ``primal, tangent`` pairs:
-    ``(value, tangent)``. (Under second order, ``rules/third_order.py``'s rule runs instead.)"""
+    ``(value, tangent)``. (Under second order, ``transform/third_order.py``'s rule runs instead.)"""
     from ..rules.core import Dual
     from .forward_runtime import call_frule
 

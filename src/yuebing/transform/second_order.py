@@ -316,9 +316,9 @@ _FIRST_ORDER_ONLY = object()  # lookup's answer for a primitive with no second-o
 
 def _lookup(fn: Any) -> Any:
     """The second-order rule of ``fn``; or why there is none, for a primitive. (``yb.grad`` and
-    ``yb.value_and_grad`` have theirs from ``rules/third_order.py``.)"""
+    ``yb.value_and_grad`` have theirs from ``transform/third_order.py``.)"""
     from ..rules.core import RRULES
-    from ..rules.second_order import lookup_second_order
+    from .lifting import lookup_second_order
 
     found = lookup_second_order(fn)
     if found is not None:
@@ -332,7 +332,7 @@ def _run_rule(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, C
     """A primitive's second-order rule, after the array_like boundary (``rules/array_like.py``):
     lists of numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
     from ..rules import array_like
-    from ..rules.second_order import lookup_second_order, run_second_order
+    from .lifting import lookup_second_order, run_second_order
 
     if found is _FIRST_ORDER_ONLY:
         raise _no_rule(f[0])
@@ -364,8 +364,8 @@ _ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)
 
 
 def _gradient(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """A call of a function made by ``yb.grad``: third derivatives (``rules/third_order.py``)."""
-    from ..rules.third_order import gradient_rule
+    """A call of a function made by ``yb.grad``: third derivatives (``transform/third_order.py``)."""
+    from .third_order import gradient_rule
 
     return gradient_rule(f, args, kwargs)
 
@@ -391,7 +391,7 @@ def _call_method(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
 
 
 def _construct(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    from ..rules.second_order import construct
+    from .lifting import construct
 
     return construct(f, args, kwargs)
 
@@ -403,7 +403,7 @@ def _no_partial(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
 def _call_object(f: tuple, call: types.FunctionType, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """A callable object: its class's ``__call__`` (by its rule if it has one, as yb.flatten's
     unflatten does), the object first."""
-    from ..rules.second_order import lookup_second_order, run_second_order
+    from .lifting import lookup_second_order, run_second_order
 
     found = lookup_second_order(call)
     if found is not None:
@@ -421,7 +421,7 @@ def _call_object(f: tuple, call: types.FunctionType, args: tuple, kwargs: dict) 
 def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """``np.vectorize(pyfunc)(x)``: the dual rule of the same computation written as a list
     comprehension (``rules.second_order.vectorized_call``), with what first order supports."""
-    from ..rules.second_order import vectorized_call
+    from ..rules.differentiated import vectorized_call
 
     vec = f[0]
     if kwargs or vec.signature is not None or len(args) != 1:
@@ -576,7 +576,7 @@ def _expand_mapping(mapping: Any) -> dict:
 
 def _constant_keywords(fn: Any, mapping: Any) -> dict:
     """``f(**mapping)``: keywords passed this way are constants of second order (flags, axes)."""
-    from ..rules.second_order import _has_float_data
+    from .lifting import _has_float_data
 
     result = {}
     for key, value in mapping.items():

@@ -38,13 +38,14 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, join
-from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
-from . import array_like
-from .core import CoDual, describe_callable
-from .declare import ELEMENTWISE_PARTIALS
-from .second_order import (_MUTATORS, JVP_DEFINITIONS, _has_float_data, _is_field_tangent, _register, _zero_ints, _zero_tangent_of,
-                           lookup_second_order)
-from .util import is_differentiable, sum_rdata, zero_fdata
+from ..rules import array_like
+from ..rules.core import CoDual, describe_callable
+from ..rules.declare import ELEMENTWISE_PARTIALS
+from ..rules.differentiated import paired, tangent_array
+from ..rules.second_order import JVP_DEFINITIONS, _register
+from ..rules.util import is_differentiable, sum_rdata, zero_fdata
+from .lifting import _MUTATORS, _has_float_data, _is_field_tangent, _zero_ints, _zero_tangent_of, lookup_second_order
+from .plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
 
 _ADD = (operator.add, NoFData, NoTangent, NoFData)
 _MUL = (operator.mul, NoFData, NoTangent, NoFData)
@@ -53,7 +54,7 @@ _SETITEM = (operator.setitem, NoFData, NoTangent, NoFData)
 
 def _refusal(what: str) -> Exception:
     """Third order does not cover a primitive (or a way of calling it)."""
-    from ..transform.plain_forward import PRIMITIVE, _refusal as refusal
+    from .plain_forward import PRIMITIVE, _refusal as refusal
 
     return refusal(what, PRIMITIVE)
 
@@ -87,7 +88,7 @@ class _Composition:
         return len(self.values) - 1
 
     def call(self, f: tuple, slots: list, keywords: dict | None = None) -> int:
-        from ..transform.second_order import call_rrule2
+        from .second_order import call_rrule2
 
         keywords = keywords or {}
         out, pullback = call_rrule2(f, *(self.values[i] for i in slots),
@@ -415,26 +416,13 @@ def _as_array_pair(call: _Call, pair: tuple[int, int]) -> tuple[int, int]:
     if _float_leaves(tangent):
         return c.call(_ASARRAY, [a]), c.call(_ASARRAY, [t])
     # ints among the numbers: their tangents are NoTangent, zeros in the tangent array
-    return c.call(_ASARRAY, [a]), c.call(_function(_tangent_array), [t])
+    return c.call(_ASARRAY, [a]), c.call(_function(tangent_array), [t])
 
 
 def _float_leaves(tangent: Any) -> bool:
     if type(tangent) in (list, tuple):
         return all(_float_leaves(e) for e in tangent)
     return isinstance(tangent, float) or isinstance(tangent, np.ndarray) and tangent.dtype.kind in "fc"
-
-
-def _zeros_for_ints(t: Any) -> Any:
-    """A list's tangent with its ints' ``NoTangent`` as 0.0 (differentiated like user code)."""
-    if type(t) is list or type(t) is tuple:
-        return [_zeros_for_ints(e) for e in t]
-    if t is NoTangent:
-        return 0.0
-    return t
-
-
-def _tangent_array(t: Any) -> Any:
-    return np.asarray(_zeros_for_ints(t))
 
 
 _ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)
@@ -469,8 +457,8 @@ def _positional(call: _Call) -> list[tuple[int, int]]:
     ``with_vjp`` rules see them (call-site keywords bound, defaults as constants)."""
     if not call.keyword_slots:
         return list(call.arg_slots)
-    from .core import RRULES
-    from .second_order import _Given
+    from ..rules.core import RRULES
+    from .lifting import _Given
 
     found = RRULES.lookup(call.f)
     if found is None or found[2] is not None or found[1].passthrough:
@@ -480,16 +468,6 @@ def _positional(call: _Call) -> list[tuple[int, int]]:
                               {k: _Given(pair) for k, pair in call.keyword_slots.items()})
     return [v.value if isinstance(v, _Given) else (c.add(_constant(v)), c.add(_constant(_zero_tangent_of(v))))
             for v in values]
-
-
-def _paired(cotangents: tuple, k: int, t: Any) -> Any:
-    """``<cotangents[k], t>`` (0 where there is no cotangent or no tangent)."""
-    if k >= len(cotangents):
-        return 0.0
-    c = cotangents[k]
-    if c is None or t is NoTangent:
-        return 0.0
-    return np.sum(c * t)
 
 
 _PAIRINGS: dict[tuple, types.FunctionType] = {}
@@ -513,7 +491,7 @@ def _pairing(n: int, constants: tuple) -> types.FunctionType:
                   f"    return {terms}\n")
         filename = f"<third order pairing {len(_PAIRINGS)}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        namespace: dict = {"__name__": __name__, "_paired": _paired, **{f"_c{k}": v for k, v in fixed.items()}}
+        namespace: dict = {"__name__": __name__, "_paired": paired, **{f"_c{k}": v for k, v in fixed.items()}}
         exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
         _PAIRINGS[key] = namespace[f"pairing{n}"]
     return _PAIRINGS[key]
@@ -522,7 +500,7 @@ def _pairing(n: int, constants: tuple) -> types.FunctionType:
 def _defined_pair(call: _Call, definition: types.FunctionType) -> int:
     """A primitive whose ``(value, tangent)`` is computed by ``definition`` (ordinary NumPy code,
     each argument followed by its tangent): its second order, like user code's."""
-    from ..transform.second_order import dual_rule
+    from .second_order import dual_rule
 
     c = call.composition
     slots = [s for pair in _positional(call) for s in pair]
@@ -534,7 +512,7 @@ def _defined_pair(call: _Call, definition: types.FunctionType) -> int:
 def _python_function(call: _Call, fn: types.FunctionType) -> int:
     """A Python function: the second order of its plain forward program, called with each
     parameter's ``(primal, tangent)`` 4-tuples (defaults as constants). Returns the pair's slot."""
-    from ..transform.second_order import dual_rule
+    from .second_order import dual_rule
 
     program = plain_forward(fn)
     source = program.__yuebing_source__
@@ -548,7 +526,7 @@ def _python_function(call: _Call, fn: types.FunctionType) -> int:
         elif kind == "star":
             slots += [c.pack([given[key][0] for key in payload]), c.pack([given[key][1] for key in payload])]
         elif kind == "starstar":
-            from ..transform.plain_forward import _refusal as restructure
+            from .plain_forward import _refusal as restructure
 
             raise restructure(f"functions taking **kwargs ({fn.__qualname__})", "pass the keywords one by one")
         else:  # a default value: a constant
@@ -565,7 +543,7 @@ def _constant_result(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Calla
 
 
 def _register_rules() -> None:
-    from ..transform import forward_runtime, runtime
+    from . import forward_runtime, runtime
 
     jvp_rule.second_order_kind = "special"  # type: ignore[attr-defined]
     _register((jvp_call,), jvp_rule)
@@ -608,7 +586,7 @@ def _captured_tangents(tangent: Any) -> bool:
     """Whether a function's second-order tangent carries tangents of captured variables (a
     closure made in the differentiated code; a global closure's are constant zeros)."""
     from ..tangents import Tangent
-    from ..transform.second_order import CellTangent
+    from .second_order import CellTangent
 
     return isinstance(tangent, Tangent) and any(
         isinstance(v, CellTangent) and v.value is not NoTangent for v in tangent.fields.values())
@@ -620,9 +598,9 @@ def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool
     forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass of
     ``g``'s plain forward program (third derivatives of ``g``)."""
     from ..api.second_order import _value_grad_hvp
-    from .second_order import _fresh_output, _output_cotangents
-    from .core import Dual
-    from .util import accumulate
+    from ..rules.core import Dual
+    from ..rules.util import accumulate
+    from .lifting import _fresh_output, _output_cotangents
 
     xs = tuple(a[0] for a in args)
     directions = tuple(_zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))

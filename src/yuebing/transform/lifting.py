@@ -1,0 +1,827 @@
+"""The lifting of second-order classes: each primitive's forward-over-reverse rule, built from
+its first-order rules and its declaration (``rules/second_order.py`` says which class each
+primitive falls in; this module says what each class computes).
+
+``lookup_second_order(f)`` gives ``(rule, owner)``: the rule of ``f``'s declared class, built
+once per declaration. A rule takes 4-tuples ``(primal, fdata, tangent, fdata_tangent)`` and
+returns the output 4-tuple and a dual pullback ``(dy, dy_tangent) -> (rdatas, rdata_tangents)``.
+Objects and closure cells (attribute reads and writes, construction, ``super()``, ``nonlocal``)
+have rules of their own here, since they reach into dual programs.
+"""
+from __future__ import annotations
+
+import operator
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_set_primitive
+from ..ir.primitives import super_getattr as _super_getattr_primitive
+from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
+from ..rules.core import frule as registered_frule
+from ..rules.declare import ELEMENTWISE_PARTIALS, strong_product
+from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, _register, declaration_of
+from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
+from ..tangents import NoFData, NoRData, NoTangent
+
+def lookup_second_order(f: Any) -> tuple[Rule, Any] | None:
+    """``(rule, owner)`` for callable ``f``, or None. ``owner`` is the object a builtin method
+    is bound to (the rule then takes the unbound method, with the owner as first argument)."""
+    found = declaration_of(f)
+    if found is None:
+        return None
+    return lift(found[0]), found[1]
+
+
+_LIFTED: dict[int, tuple[SecondOrder, Rule]] = {}
+
+
+def lift(declaration: SecondOrder) -> Rule:
+    """The second-order rule of a declaration, made once (declarations live as long as the
+    process: they are kept in the tables of ``rules/second_order.py``)."""
+    made = _LIFTED.get(id(declaration))
+    if made is None or made[0] is not declaration:
+        made = _LIFTED[id(declaration)] = (declaration, _make_rule(declaration))
+    return made[1]
+
+
+def _make_rule(d: SecondOrder) -> Rule:
+    if d.kind == "special":
+        return d.rule
+    if d.kind == "zero":
+        return _zero_rule(d.check)
+    if d.kind == "linear":
+        return _linear_rule(d.data, d.stored)
+    if d.kind == "multilinear":
+        return _multilinear
+    if d.kind == "selection":
+        return _selection
+    if d.kind == "elementwise":
+        return _elementwise_rule(d.function, d.partials)
+    if d.kind == "in_place":
+        return _inplace_rule(d.function)
+    if d.kind == "vjp":
+        return _vjp_rule(d.function, d.vjp)
+    if d.kind == "python":
+        return _python_rule(d.definition)
+    raise ValueError(f"unknown second-order class {d.kind!r}")
+
+
+def run_second_order(found: tuple[Rule, Any], f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Run a looked-up rule; a bound builtin method runs unbound, its owner first."""
+    rule, owner = found
+    if owner is not None:
+        self4 = (owner, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
+                 getattr(f[3], "__self__", NoFData))
+        unbound = getattr(type(owner), f[0].__name__)
+        out, pullback = rule((unbound, NoFData, NoTangent, NoFData), (self4,) + args, kwargs)
+
+        def method_pullback(dy: Any, dy_d: Any) -> tuple:
+            rs, rsd = pullback(dy, dy_d)  # the method's rdata is its owner's: drop the owner's slot
+            return (NoRData,) + tuple(rs[2:]), (NoRData,) + tuple(rsd[2:])
+
+        return out, method_pullback
+    return rule(f, args, kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# The classes
+# --------------------------------------------------------------------------------------------
+
+
+def _primal_codual(a: tuple) -> CoDual:
+    return CoDual(a[0], a[1])
+
+
+def _is_empty(t: Any) -> bool:
+    """Whether a tangent has no differentiable part (``NoTangent``, or a list/tuple of them)."""
+    return t is NoTangent or type(t) in (list, tuple) and all(_is_empty(e) for e in t)
+
+
+def _is_constant(t: Any) -> bool:
+    """``NoTangent`` or a tuple of them: not a list, whose identity matters even when empty."""
+    return t is NoTangent or type(t) is tuple and all(_is_constant(e) for e in t)
+
+
+def _has_float_data(p: Any, depth: int = 0) -> bool:
+    """Whether a primal holds differentiable numbers (an index tuple, a shape list, a slice or an
+    int array holds none: it is structure, passed to the tangent call as it is)."""
+    if isinstance(p, (float, complex, np.floating, np.complexfloating)):
+        return True
+    if isinstance(p, np.ndarray):
+        return p.dtype.kind in "fc"
+    owner = getattr(p, "__self__", None)
+    if isinstance(p, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
+        # a bound method (x.sum, lst.append) carries its owner's tangent; a list's, even empty
+        return type(owner) in (list, dict) or _has_float_data(owner, depth + 1)
+    if isinstance(p, (int, bool, str, bytes, slice, type(None), type(Ellipsis), np.integer, np.bool_, type,
+                      np.dtype, types.BuiltinFunctionType, types.ModuleType)):
+        return False
+    if isinstance(p, types.FunctionType):
+        return bool(p.__closure__)  # a closure carries its captured values' tangents
+    if type(p).__module__ == "numpy" and callable(p):  # np.sum and the other NumPy functions
+        return False
+    if type(p) in (list, tuple) and depth < 4:
+        return any(_has_float_data(e, depth + 1) for e in p)
+    if type(p) is dict and depth < 4:
+        return any(_has_float_data(e, depth + 1) for e in p.values())
+    return True  # objects and other containers: their tangent is what the call must see
+
+
+def _tangent_codual(a: tuple, mutated: bool = False) -> CoDual:
+    """The tangent of an argument as a codual, for the tangent call of a linear function.
+
+    Structure -- indices, shapes, flags, index tuples, lists of ints: anything holding no float
+    data -- is passed as it is, except a list the call may mutate (``mutated``: the target of
+    ``append`` or ``x[i] = v``), which must be its tangent list so the primal is mutated only
+    once. Tangents are passed as they are (their identity matters: a list's tangent stored in a
+    container must stay the list's tangent)."""
+    p, t = a[0], a[2]
+    if t is NoTangent or not mutated and not _has_float_data(p) and not (type(p) is list and not p):
+        return CoDual(p, a[1])
+    return CoDual(t, a[3])
+
+
+_CONSTANT_TYPES = (int, bool, str, bytes, type(None), np.integer, np.bool_)
+
+
+def _without_constants(y: Any, t: Any) -> Any:
+    """The tangent call copies the non-differentiable elements of a list or tuple (an int
+    argument passes through as itself): their tangent is ``NoTangent``."""
+    if type(y) is list and type(t) is list and len(t) == len(y):
+        for i, v in enumerate(y):
+            if isinstance(v, _CONSTANT_TYPES):
+                t[i] = NoTangent
+    elif type(y) is tuple and type(t) is tuple and any(isinstance(v, _CONSTANT_TYPES) for v in y):
+        t = tuple(NoTangent if isinstance(v, _CONSTANT_TYPES) else e for v, e in zip(y, t))
+    return t
+
+
+_MUTATORS = {operator.setitem, operator.delitem, operator.iadd, operator.iconcat, getattr}
+
+
+def _tangent_function(f: tuple) -> CoDual:
+    """A bound method's tangent is the same method bound to the owner's tangent."""
+    return CoDual(f[0], f[1]) if f[2] is NoTangent or not callable(f[2]) else CoDual(f[2], f[3])
+
+
+def _zero_tangent_of(value: Any) -> Any:
+    from .forward_runtime import zero_tangent_of
+
+    return zero_tangent_of(value)
+
+
+def _carries_tangent(value: Any) -> bool:
+    return callable(value) and not isinstance(value, (type, np.ndarray)) or _zero_tangent_of(value) is not NoTangent
+
+
+def _linear_rule(data: tuple, stored: tuple) -> Rule:
+    """The linear class (``rules.second_order.linear``): integer arguments are passed to the
+    tangent call as they are (axes, indices, shapes), except at the positions and keyword names in
+    ``data`` (values read as numbers: they become 0) and ``stored`` (values written into a
+    container)."""
+    if not data and not stored:
+        return _linear
+
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        return _linear(f, args, kwargs, data, stored)
+
+    rule.second_order_kind = "linear"  # type: ignore[attr-defined]
+    rule.data, rule.stored = data, stored  # type: ignore[attr-defined] - read by third order
+    return rule
+
+
+def _zero_ints(primal: Any, value: Any, deep: bool) -> Any:
+    """The tangent of data for the tangent call: an int (or int array) passed as itself becomes 0.
+    With ``deep`` (array builders: ``np.array([x, 1])``) the ints inside lists and tuples, whose
+    tangents are ``NoTangent``, become 0 too, in a copy; otherwise lists keep their identity."""
+    if isinstance(value, (int, np.integer, np.bool_)):  # a bool read as a number too (np.where(c, 0.5, y == a))
+        return 0
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
+        return np.zeros_like(value)  # still integers: no fdata, as the structure expects
+    if deep and type(value) in (list, tuple) and type(primal) is type(value) and len(primal) == len(value):
+        parts = [_constant_slot(v) if e is NoTangent else _zero_ints(v, e, deep) for v, e in zip(primal, value)]
+        if all(q is e for q, e in zip(parts, value)):
+            return value
+        return type(value)(parts)
+    return value
+
+
+def _constant_slot(v: Any) -> Any:
+    """What the tangent call sees for a constant inside data: 0 for an int, the value itself for a
+    key-like constant (``dict([("a", x)])`` keeps its key), ``NoTangent`` otherwise."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return 0
+    return v if isinstance(v, _CONSTANT_TYPES) else NoTangent
+
+
+def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple = ()) -> tuple:
+    out1, pullback1 = rrule(_primal_codual(f), *map(_primal_codual, args),
+                            **{k: _primal_codual(v) for k, v in kwargs.items()})
+    first_mutated = isinstance(f[0], (types.MethodDescriptorType, types.WrapperDescriptorType)) \
+        or not isinstance(f[0], types.MethodType) and f[0] in _MUTATORS
+    tangent_args = [_tangent_codual(a, mutated=first_mutated and k == 0) for k, a in enumerate(args)]
+    tangent_kwargs = {k: _tangent_codual(v) for k, v in kwargs.items()}
+    for keys, deep in ((data, True), (stored, False)):
+        for key in keys:
+            if isinstance(key, int) and key < len(tangent_args):
+                c = tangent_args[key]
+                tangent_args[key] = CoDual(_zero_ints(args[key][0], c.primal, deep), c.fdata)
+            elif key in tangent_kwargs:
+                c = tangent_kwargs[key]
+                tangent_kwargs[key] = CoDual(_zero_ints(kwargs[key][0], c.primal, deep), c.fdata)
+    try:
+        out2, pullback2 = rrule(_tangent_function(f), *tangent_args, **tangent_kwargs)
+    except (TypeError, AttributeError, ValueError, KeyError) as error:  # not valid arguments
+        pullback1(NoRData)  # undo the primal call before reporting
+        raise _error(f"yb.hvp/yb.hessian: second order cannot apply {describe_callable(f[0])} to the "
+                     f"tangents of these arguments ({type(error).__name__}: {error})") from None
+    y = out1.primal
+    if not _carries_tangent(y):  # an int, a shape, a string: the tangent call computed it again
+        out = (y, out1.fdata, NoTangent, NoFData)
+    elif all(_is_constant(a[2]) for a in [f, *args, *kwargs.values()]) and not isinstance(y, list):
+        # only constants in: the output is a constant (the tangent call ran on primals)
+        out = (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
+    elif out2.primal is y:  # the tangent call saw the primal (a list of strings) and returned it
+        given = [a for a in args if a[0] is y]
+        out = (y, out1.fdata, *given[0][2:]) if given else (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
+    else:
+        out = (y, out1.fdata, _without_constants(y, out2.primal), out2.fdata)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(dy_d)  # newest first: the tangent call ran second
+        return pullback1(dy), tangent_rdata
+
+    return out, pullback
+
+
+class _Given:
+    """A call-site argument while binding keywords (unlike the defaults the binder fills in)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: tuple) -> None:
+        self.value = value
+
+
+def _with_positional_keywords(rule: Callable) -> Callable:
+    """Wrap a rule that takes positional arguments only: call-site keywords are bound to the
+    first-order rule's parameters (defaults filled in as constants), and the rdata go back in
+    call order."""
+    def bound_rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        if not kwargs:
+            return rule(f, args, {})
+        found = RRULES.lookup(f[0])
+        if found is not None and found[1].passthrough:  # the rule takes **kwargs: constants only
+            for key, value in kwargs.items():
+                if not _is_constant(value[2]):
+                    raise _error(f"yb.hvp/yb.hessian: pass the differentiable argument {key}= of "
+                                 f"{describe_callable(f[0])} positionally")
+            return rule(f, args, kwargs)
+        if found is None or found[2] is not None:
+            raise _error(f"yb.hvp/yb.hessian: pass the arguments of {describe_callable(f[0])} positionally")
+        values, positions = found[1].bind([_Given(a) for a in args], {k: _Given(v) for k, v in kwargs.items()})
+        flat = tuple(v.value if isinstance(v, _Given) else (v, zero_fdata(v), _zero_tangent_of(v), zero_fdata(v))
+                     for v in values)
+        out, pullback = rule(f, flat, {})
+        n = len(args)
+
+        def reordered(dy: Any, dy_d: Any) -> tuple:
+            rs, rsd = pullback(dy, dy_d)
+            return _reorder(rs, n, positions), _reorder(rsd, n, positions)
+
+        return out, reordered
+
+    bound_rule.second_order_kind = getattr(rule, "second_order_kind", "special")  # type: ignore[attr-defined]
+    return bound_rule
+
+
+def _parameter_names(f: Any) -> list:
+    """The positional parameter names of ``f``'s first-order rule."""
+    found = RRULES.lookup(f)
+    return list(found[1].names) if found is not None else []
+
+
+def _reorder(rdatas: tuple, n_positional: int, positions: list) -> tuple:
+    return tuple(rdatas[:1 + n_positional]) + tuple(rdatas[1 + p] for p in positions)
+
+
+def _refuse_structured(f: Any, args: tuple) -> None:
+    """The classes below differentiate numbers and arrays: a list of arrays would be dropped."""
+    for a in args:
+        if isinstance(a[0], (list, tuple, dict)) and _has_float_data(a[0]):
+            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} takes a {type(a[0]).__name__} of "
+                         "differentiable values, which its second-order rule does not support")
+
+
+def _numbers(value: Any) -> bool:
+    """A list or tuple of numbers with a float among them (what NumPy reads as a 1-D array)."""
+    return type(value) in (list, tuple) and bool(value) \
+        and all(isinstance(e, (int, float, np.integer, np.floating)) and not isinstance(e, bool) for e in value) \
+        and any(isinstance(e, (float, np.floating)) for e in value)
+
+
+def _sequences_as_arrays(rule: Rule) -> Rule:
+    """Wrap a rule for numbers and arrays so that a list of numbers (``np.sort([x, y])``) is
+    first made an array by ``np.asarray``'s own second-order rule, whose pullback then takes the
+    array's cotangents back to the list's elements."""
+    def wrapped(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        conversions = [(k, run_second_order(lookup_second_order(np.asarray), (np.asarray, NoFData, NoTangent, NoFData),
+                                            (a,), {}))
+                       for k, a in enumerate(args) if _numbers(a[0])]
+        if not conversions:
+            return rule(f, args, kwargs)
+        arrays = list(args)
+        for k, (converted, _) in conversions:
+            arrays[k] = converted
+        out, pullback = rule(f, tuple(arrays), kwargs)
+
+        def sequence_pullback(dy: Any, dy_d: Any) -> tuple:
+            rs, rsd = (list(r) for r in pullback(dy, dy_d))
+            for k, (_, convert_pullback) in reversed(conversions):
+                crs, crsd = convert_pullback(NoRData, NoRData)
+                rs[k + 1], rsd[k + 1] = crs[1], crsd[1]
+            return tuple(rs), tuple(rsd)
+
+        return out, sequence_pullback
+
+    wrapped.second_order_kind = getattr(rule, "second_order_kind", "special")  # type: ignore[attr-defined]
+    return wrapped
+
+
+def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    _refuse_structured(f[0], args)
+    fn = _primal_codual(f)
+    constants = {k: _primal_codual(v) for k, v in kwargs.items()}  # flags such as optimize=True
+    out, pullback = rrule(fn, *map(_primal_codual, args), **constants)
+    # the same call with fdata tangents: its pullback sends dy_tangent through the primal factors
+    out_t, pullback_t = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **constants)
+    y_d: Any = NoTangent
+    terms = []
+    for j, a in enumerate(args):
+        if a[2] is NoTangent or not is_differentiable(a[0]):
+            continue
+        # factor j replaced by its tangent, the others' fdata tangents collect dy * (others)
+        call_args = [CoDual(b[0], b[3]) for b in args]
+        call_args[j] = CoDual(a[2], zero_fdata(a[2]))
+        out_j, pullback_j = rrule(fn, *call_args, **constants)
+        y_d = out_j.primal if y_d is NoTangent else y_d + out_j.primal
+        terms.append((j, out_j, pullback_j))
+    y = out.primal
+    if y_d is NoTangent:
+        y_d = _zero_tangent_of(y)
+    elif isinstance(y, float):
+        y_d = float(y_d)
+    result = (y, out.fdata, y_d, out_t.fdata)
+
+    def pullback2(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = [NoRData] * (len(args) + len(kwargs) + 1)
+        for j, out_j, pullback_j in reversed(terms):
+            if isinstance(out.fdata, np.ndarray):
+                out_j.fdata[...] = out.fdata  # the output cotangent lives in the primal fdata
+            rs_j = list(pullback_j(dy))
+            rs_j[j + 1] = NoRData  # factor j was its tangent: what reaches it is not wanted
+            tangent_rdata = _sum_rdatas(tangent_rdata, rs_j)
+        tangent_rdata = _sum_rdatas(tangent_rdata, pullback_t(dy_d))
+        return pullback(dy), tuple(tangent_rdata)
+
+    return result, pullback2
+
+
+def _sum_rdatas(rs1: Any, rs2: Any) -> list:
+    from .runtime import acc
+
+    return [acc(a, b) for a, b in zip(rs1, rs2)]
+
+
+def _with_fdata_tangents(fn: CoDual, args: tuple, kwargs: dict | None = None) -> tuple[CoDual, CoDual, Callable]:
+    """Run the first-order rule of ``fn`` twice on the same primals: with their fdata, then with
+    their fdata tangents (what a rule that reads, builds or selects structure does to the fdata it
+    does to the fdata tangent). Returns both outputs and the dual pullback, which undoes the
+    second run first."""
+    kwargs = kwargs or {}
+    out1, pullback1 = rrule(fn, *(CoDual(a[0], a[1]) for a in args), **{k: CoDual(v[0], v[1]) for k, v in kwargs.items()})
+    out2, pullback2 = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **{k: CoDual(v[0], v[3]) for k, v in kwargs.items()})
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(dy_d)
+        return pullback1(dy), tangent_rdata
+
+    return out1, out2, pullback
+
+
+def _selection(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args, kwargs)
+    tangent = registered_frule(f[0], *(Dual(a[0], a[2]) for a in args),
+                               **{k: Dual(v[0], NoTangent) for k, v in kwargs.items()}).tangent
+    y = out1.primal
+    if tangent is NoTangent:
+        tangent = _zero_tangent_of(y)
+    return (y, out1.fdata, tangent, out2.fdata), pullback
+
+
+def _zero_rule(check: Callable | None) -> Rule:
+    """The zero class; ``check(out, args, kwargs)`` may refuse the call once it ran (undone first)."""
+    if check is None:
+        return _zero
+
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        out, pullback = _zero(f, args, kwargs)
+        try:
+            check(out, args, kwargs)
+        except Exception:
+            pullback(NoRData, NoRData)  # undo the call before reporting
+            raise
+        return out, pullback
+
+    rule.second_order_kind = "zero"  # type: ignore[attr-defined]
+    return rule
+
+
+def _zero(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    out, pullback = rrule(_primal_codual(f), *map(_primal_codual, args),
+                          **{k: _primal_codual(v) for k, v in kwargs.items()})
+    y = out.primal
+    result = (y, out.fdata, _zero_tangent_of(y), zero_fdata(y))
+    written = None
+    for a in [*args, *kwargs.values()]:
+        if y is a[0] and isinstance(a[2], np.ndarray):  # out=: the array now holds a constant
+            written = (a[2], a[2].copy())
+            a[2][...] = 0
+            result = (y, out.fdata, a[2], a[3])
+
+    def pullback2(dy: Any, dy_d: Any) -> tuple:
+        rs = pullback(dy)
+        if written is not None:
+            written[0][...] = written[1]
+        return rs, (NoRData,) * len(rs)
+
+    return result, pullback2
+
+
+def _frule_of(fn: Callable, *duals: Dual, **kw_duals: Dual) -> Dual:
+    """Forward mode of ordinary NumPy code (a partial derivative, a vjp) by the forward transform."""
+    from .forward_runtime import call_frule
+
+    return call_frule(Dual(fn, NoTangent), *duals, **kw_duals)
+
+
+def _elementwise_cotangents(partials: tuple, xs: list, x_ds: list, y: Any, y_d: Any, g: Any, g_d: Any,
+                            targets: list) -> tuple[tuple, tuple]:
+    """Deliver ``g * partial`` and its tangent ``g_d * partial + g * d(partial)`` to each
+    argument's ``(primal, fdata, fdata_tangent)`` target."""
+    rs, rsd = [NoRData], [NoRData]
+    with np.errstate(all="ignore"):
+        for x, (target, fdata, fdata_t), partial in zip(xs, targets, partials):
+            if partial is None or not is_differentiable(x):
+                rs.append(NoRData)
+                rsd.append(NoRData)
+                continue
+            p = _frule_of(partial, *(Dual(v, t) for v, t in zip(xs, x_ds)), Dual(y, y_d))
+            p_d = 0.0 if p.tangent is NoTangent else p.tangent
+            # strong zero (docs/conventions.md): an exactly-zero cotangent or tangent contributes 0
+            rs.append(accumulate(CoDual(target, fdata), strong_product(g, p.primal)))
+            rsd.append(accumulate(CoDual(target, fdata_t),
+                                  strong_product(g_d, p.primal) + strong_product(g, p_d)))
+    return tuple(rs), tuple(rsd)
+
+
+def _fresh_output(y_dual: Dual) -> tuple:
+    """The output 4-tuple of a forward rule's result: its tangent (zero where it has none) and
+    fresh fdata and fdata tangent, where the output's cotangent and its tangent will gather."""
+    y, y_d = y_dual.primal, y_dual.tangent
+    return y, zero_fdata(y), _zero_tangent_of(y) if y_d is NoTangent else y_d, zero_fdata(y)
+
+
+def _output_cotangents(out: tuple, dy: Any, dy_d: Any) -> tuple:
+    """The cotangent of an output 4-tuple and its tangent (from the fdata for arrays, the rdata
+    for numbers)."""
+    return out_cotangent(CoDual(out[0], out[1]), dy), out_cotangent(CoDual(out[0], out[3]), dy_d)
+
+
+def _check_real(f: Any, xs: list) -> None:
+    if any(np.iscomplexobj(x) for x in xs):
+        raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} of complex numbers is not supported "
+                     "in second order yet")
+
+
+def _elementwise_rule(f: Any, partials: tuple) -> Rule:
+    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        xs = [a[0] for a in args]
+        if any(isinstance(x, (list, tuple, str)) for x in xs) and not any(isinstance(x, np.ndarray) for x in xs):
+            return _linear(f4, args, kwargs)  # list + list, 2 * [x]: structure, not arithmetic
+        if isinstance(f, np.ufunc) and len(args) == len(partials) + 1 and not kwargs:
+            kwargs, args = {"out": args[-1]}, args[:-1]  # out given by position
+        if isinstance(f, np.ufunc) and set(kwargs) == {"out"} and len(args) == len(partials):
+            return _into_out(f, partials, args, kwargs["out"])
+        if kwargs or len(args) > len(partials) and isinstance(f, np.ufunc):
+            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with where= or dtype= is not "
+                         "supported in second order; assign the result instead")
+        if len(args) != len(partials):
+            raise _error(f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(f)} with "
+                         f"{len(args)} arguments")
+        _check_real(f, xs)
+        x_ds = [a[2] for a in args]
+        out = _fresh_output(registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds))))
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            g, g_d = _output_cotangents(out, dy, dy_d)
+            return _elementwise_cotangents(partials, xs, x_ds, out[0], out[2], g, g_d, [(a[0], a[1], a[3]) for a in args])
+
+        return out, pullback
+
+    rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
+    rule.partials = partials  # type: ignore[attr-defined] - read by third order
+    return rule
+
+
+def _into_out(f: Any, partials: tuple, args: tuple, out: tuple) -> tuple:
+    """``f(*xs, out=o)``: like an in-place operator, the result and its tangent overwrite ``o``
+    and its tangent (restored by the pullback, which then delivers the cotangent ``o`` gathered)."""
+    o, o_f, o_d, o_fd = out
+    if type(o) is tuple and len(o) == 1:  # out=(array,)
+        o, o_f, o_d, o_fd = o[0], _first(o_f, NoFData), _first(o_d, NoTangent), _first(o_fd, NoFData)
+    if not (isinstance(o, np.ndarray) and isinstance(o_f, np.ndarray) and isinstance(o_d, np.ndarray)
+            and isinstance(o_fd, np.ndarray)):
+        raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with out= a non-float array is not "
+                     "supported in second order; assign the result instead")
+    xs = [a[0].copy() if isinstance(a[0], np.ndarray) else a[0] for a in args]  # out may alias them
+    x_ds = [a[2].copy() if isinstance(a[2], np.ndarray) else a[2] for a in args]
+    _check_real(f, xs)
+    y_dual = registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds)))
+    y, y_d = y_dual.primal, y_dual.tangent
+    saved, saved_d = o.copy(), o_d.copy()
+    o[...] = y
+    o_d[...] = 0.0 if y_d is NoTangent else y_d
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        g, g_d = o_f.copy(), o_fd.copy()  # the cotangents of the written array
+        o[...] = saved
+        o_d[...] = saved_d
+        o_f[...] = 0  # its old contents were overwritten
+        o_fd[...] = 0
+        rs, rsd = _elementwise_cotangents(partials, xs, x_ds, y, y_d if y_d is not NoTangent else 0.0, g, g_d,
+                                          [(a[0], a[1], a[3]) for a in args])
+        return rs + (NoRData,), rsd + (NoRData,)
+
+    return (out[0], out[1], out[2], out[3]), pullback
+
+
+def _first(parts: Any, empty: Any) -> Any:
+    return parts[0] if isinstance(parts, tuple) else empty
+
+
+def _inplace_rule(iop: Any) -> Rule:
+    """``a op= b`` for the nonlinear in-place operators: in place for arrays (the primal and its
+    tangent are overwritten, and restored by the pullback), a rebinding for numbers."""
+    partials = ELEMENTWISE_PARTIALS[iop]
+    op = OUT_OF_PLACE[iop]
+    rebinding = _elementwise_rule(iop, partials)
+
+    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        a, b = args
+        if not (isinstance(a[0], np.ndarray) and isinstance(a[1], np.ndarray)):
+            return rebinding(f4, args, kwargs)
+        x, x_f, x_d, x_fd = a
+        _check_real(iop, [x, b[0]])
+        saved, saved_d = x.copy(), x_d.copy()
+        z = b[0].copy() if isinstance(b[0], np.ndarray) else b[0]  # b may be a view of a
+        z_d = b[2].copy() if isinstance(b[2], np.ndarray) else b[2]
+        y_dual = registered_frule(op, Dual(saved, saved_d), Dual(z, z_d))
+        y, y_d = y_dual.primal, y_dual.tangent
+        x[...] = y
+        x_d[...] = 0.0 if y_d is NoTangent else y_d
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            g, g_d = x_f.copy(), x_fd.copy()  # cotangents of the post-call array
+            x[...] = saved
+            x_d[...] = saved_d
+            x_f[...] = 0  # its old contents were overwritten
+            x_fd[...] = 0
+            return _elementwise_cotangents(partials, [saved, z], [saved_d, z_d], y, y_d, g, g_d,
+                                           [(x, x_f, x_fd), (b[0], b[1], b[3])])
+
+        return a, pullback
+
+    rule.second_order_kind = "elementwise"  # type: ignore[attr-defined]
+    rule.in_place_of = op  # type: ignore[attr-defined] - read by third order
+    return rule
+
+
+def _vjp_rule(function: Any, vjp: Callable) -> Rule:
+    """The with_vjp class: the output tangent from ``function``'s forward rule; the cotangents and
+    their tangents from the forward transform of the cotangent map ``vjp(g, y, *xs)``."""
+
+    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        _refuse_structured(function, args)
+        names = _parameter_names(function)
+        for k, a in enumerate(args):
+            if k < len(names) and names[k] == "out" and a[0] is not None:
+                raise _error(f"yb.hvp/yb.hessian: {describe_callable(function)} with out= is not supported "
+                             "in second order; assign the result instead")
+        y_dual = registered_frule(function, *(Dual(a[0], a[2]) for a in args))
+        for a in args:
+            if y_dual.primal is a[0] and isinstance(a[0], np.ndarray):  # the input itself (matrix_power(a, 1))
+                return a, lambda dy, dy_d: ((NoRData,) * (len(args) + 1),) * 2
+        out = _fresh_output(y_dual)
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            g, g_d = _output_cotangents(out, dy, dy_d)
+            cot = _frule_of(vjp, Dual(g, g_d), Dual(out[0], out[2]), *(Dual(a[0], a[2]) for a in args))
+            rs, rsd = [NoRData], [NoRData]
+            for k, a in enumerate(args):
+                c = cot.primal[k] if k < len(cot.primal) else None  # missing trailing entries: None
+                if c is None or not is_differentiable(a[0]):
+                    rs.append(NoRData)
+                    rsd.append(NoRData)
+                    continue
+                c_d = cot.tangent[k] if isinstance(cot.tangent, tuple) else NoTangent
+                rs.append(accumulate(CoDual(a[0], a[1]), c))
+                rsd.append(accumulate(CoDual(a[0], a[3]), 0.0 if c_d is NoTangent else c_d))
+            return tuple(rs), tuple(rsd)
+
+        return out, pullback
+
+    rule.second_order_kind = "vjp"  # type: ignore[attr-defined]
+    wrapped = _with_positional_keywords(_sequences_as_arrays(rule))
+    wrapped.vjp = vjp  # type: ignore[attr-defined] - read by third order
+    return wrapped
+
+
+def _python_rule(definition: types.FunctionType) -> Rule:
+    """The defined_by class: the dual rule of a Python function computing the same."""
+    def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        from .second_order import dual_rule
+
+        return dual_rule(definition)((definition, NoFData, NoTangent, NoFData), *args, **kwargs)
+
+    rule.second_order_kind = "python"  # type: ignore[attr-defined]
+    rule.definition = definition  # type: ignore[attr-defined] - read by third order
+    return rule
+
+
+_linear.second_order_kind = "linear"  # type: ignore[attr-defined]
+_selection.second_order_kind = "selection"  # type: ignore[attr-defined]
+_multilinear.second_order_kind = "multilinear"  # type: ignore[attr-defined]
+_multilinear = _with_positional_keywords(_sequences_as_arrays(_multilinear))
+_zero.second_order_kind = "zero"  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------------------------
+# Objects: attribute reads and writes, construction
+# --------------------------------------------------------------------------------------------
+#
+# The tangent of a user object is a ``MutableTangent`` (or ``Tangent`` for frozen ones) with a
+# field per attribute; its fdata tangent has the structure of its fdata. The fdata tangent is
+# handled by running the ordinary rule on the *primal* object with the fdata tangent in the fdata
+# slot; the value tangent is read from, or written to, the tangent's fields.
+
+_MISSING = object()
+
+
+def _is_field_tangent(t: Any) -> bool:
+    from ..tangents import MutableTangent, Tangent
+
+    return isinstance(t, (MutableTangent, Tangent))
+
+
+class _BoundTangent:
+    """The tangent of a method bound to a user object: what dispatch reads is ``__self__``."""
+
+    __slots__ = ("__self__",)
+
+    def __init__(self, owner_tangent: Any) -> None:
+        self.__self__ = owner_tangent
+
+
+def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    obj = args[0]
+    if not _is_field_tangent(obj[2]) or kwargs:
+        return _linear(f, args, kwargs)
+    out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
+    y = out1.primal
+    if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
+        y_d: Any = _BoundTangent(obj[2])
+    else:
+        y_d = obj[2].fields.get(args[1][0], _MISSING)
+        if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default
+            y_d = args[2][2]
+        elif y_d is _MISSING:  # a class attribute: a constant
+            y_d = _zero_tangent_of(y)
+    return (y, out1.fdata, y_d, out2.fdata), pullback
+
+
+def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    obj, name, value = args
+    if not _is_field_tangent(obj[2]) or kwargs:
+        return _linear(f, args, kwargs)
+    out1, pullback1 = rrule(setattr, _primal_codual(obj), _primal_codual(name), _primal_codual(value))
+    out2, pullback2 = rrule(setattr, CoDual(obj[0], obj[3]), _primal_codual(name), CoDual(value[0], value[3]))
+    fields = obj[2].fields
+    old = fields.get(name[0], _MISSING)
+    fields[name[0]] = value[2] if value[2] is not NoTangent else _zero_tangent_of(value[0])
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(NoRData)
+        if old is _MISSING:
+            fields.pop(name[0], None)
+        else:
+            fields[name[0]] = old
+        return pullback1(NoRData), tangent_rdata
+
+    return (None, NoFData, NoTangent, NoFData), pullback
+
+
+def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``cls(*args)`` for a user class: its ``__init__`` through a dual rule, on an object whose
+    fdata, tangent and fdata tangent start empty (``__init__``'s attribute writes fill them)."""
+    import dataclasses
+
+    from ..tangents import MutableTangent
+    from .runtime import _is_generated_init
+    from .second_order import dual_rule
+
+    cls = f[0]
+    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
+        return _construct_dataclass(f, args, kwargs)
+    init = cls.__init__
+    if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
+        raise _error(f"yb.hvp/yb.hessian: cannot construct {describe_callable(cls)} in second order (a custom "
+                     "__new__ or an __init__ without Python source)")
+    obj = object.__new__(cls)
+    self4 = (obj, MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {}))
+    _, pullback = dual_rule(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
+
+    def construct_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(NoRData, NoRData)
+        return (NoRData, *rs[2:]), (NoRData, *rsd[2:])
+
+    return self4, construct_pullback
+
+
+def _construct_dataclass(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """A dataclass's generated ``__init__`` is linear: construct once for the primal and fdata,
+    once with the fdata tangents (its fdata is the fdata tangent), and take the value tangent
+    from forward mode."""
+    from .forward_runtime import call_frule
+
+    cls = f[0]
+    out1, out2, pullback = _with_fdata_tangents(CoDual(cls, NoFData), args, kwargs)
+    tangent = call_frule(Dual(cls, NoTangent), *(Dual(a[0], a[2]) for a in args),
+                         **{k: Dual(v[0], v[2]) for k, v in kwargs.items()}).tangent
+    return (out1.primal, out1.fdata, tangent, out2.fdata), pullback
+
+
+def super_getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``super().name`` in a method: a method bound to ``self`` (whose tangent it carries)."""
+    cell, obj, name = args
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
+    y = out1.primal
+    if not (isinstance(y, types.MethodType) and y.__self__ is obj[0]):
+        raise _error(f"yb.hvp/yb.hessian: super().{name[0]} is not a method; second order reads only "
+                     "methods through super()")
+    return (y, out1.fdata, _BoundTangent(obj[2]), out2.fdata), pullback
+
+
+def cell_get(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Reading a captured variable: the fdata and fdata tangent come from the closure's boxes, the
+    tangent from the closure's tangent (``NoTangent`` for values captured from outside: constants)."""
+    (cell,) = args
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
+    y = out1.primal
+    y_d = getattr(cell[2], "value", NoTangent)
+    if y_d is NoTangent:
+        y_d = _zero_tangent_of(y)
+    return (y, out1.fdata, y_d, out2.fdata), pullback
+
+
+def cell_set(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Writing a ``nonlocal`` variable: the cell's boxes take the value's fdata and fdata tangent,
+    its tangent holder the value's tangent; the pullback restores all three."""
+    cell, value = args
+    out1, pullback1 = rrule(_primal_codual(f), CoDual(cell[0], cell[1]), _primal_codual(value))
+    out2, pullback2 = rrule(_primal_codual(f), CoDual(cell[0], cell[3]), CoDual(value[0], value[3]))
+    holder = cell[2]
+    old = getattr(holder, "value", NoTangent)
+    if hasattr(holder, "value"):
+        holder.value = value[2] if value[2] is not NoTangent else _zero_tangent_of(value[0])
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        tangent_rdata = pullback2(NoRData)
+        if hasattr(holder, "value"):
+            holder.value = old
+        return pullback1(NoRData), tangent_rdata
+
+    return (None, NoFData, NoTangent, NoFData), pullback
+
+
+# --------------------------------------------------------------------------------------------
+# Declarations
+# --------------------------------------------------------------------------------------------
+
+_register((getattr,), _getattr)
+_register((setattr,), _setattr)
+_register((_cell_get_primitive,), cell_get)
+_register((_super_getattr_primitive,), super_getattr)
+_register((_cell_set_primitive,), cell_set)
