@@ -3,6 +3,7 @@
 import ast
 import copy
 import importlib
+import pathlib
 
 import numpy as np
 import pytest
@@ -91,6 +92,8 @@ def test_the_readme_example_prints_its_fast_path_in_about_three_lines_per_operat
     assert len(specialised.splitlines()) <= len(yb.show(loss).splitlines()) / 4
     assert "# array block: lines" in specialised  # the generated comments tie lines to loss's
     assert f"# undo line {loss.__code__.co_firstlineno + 2}: _t8 = np.mean(_t7)" in specialised
+    readme = (pathlib.Path(__file__).parents[1] / "README.md").read_text()
+    assert "print(yb.show(loss, params, x, y))" in readme  # the README shows this program
 
 
 def test_a_float_function_shows_only_its_float_path():
@@ -112,6 +115,10 @@ def test_an_array_function_shows_only_its_array_path():
 
 
 def test_guards_true_and_no_examples_give_the_whole_program():
+    from yuebing.api.forward import show_forward
+    from yuebing.api.reverse import show
+
+    assert show is yb.show and show_forward is yb.show_forward  # where they were, as before
     args = readme_arguments()
     whole = derived_rule(loss).generated.source
     assert yb.show(loss) == whole

@@ -17,8 +17,11 @@ How the lines that ran are found: ``sys.settrace`` with per-opcode events, restr
 frames of the generated code (its file name), counts each instruction; ``dis`` gives every
 instruction's source span, so an AST node of the generated source ran if an instruction inside
 its span did, and a branch's entry count is the count of its first instruction. The rewriting is
-done on the ``ast`` of the generated source and printed with ``ast.unparse``, with the
-generated comments put back by line.
+done on the ``ast`` of the generated source; what it left unchanged keeps its generated text,
+what it rewrote is printed by ``ast.unparse``, and the generated comments come back by line.
+
+``api.reverse`` and ``api.forward`` re-export ``show`` and ``show_forward`` from here, so this
+module imports them only inside functions.
 """
 from __future__ import annotations
 
@@ -26,10 +29,10 @@ import ast
 import bisect
 import copy
 import dis
+import io
 import sys
 import textwrap
 import tokenize
-import io
 import types
 from collections import Counter
 from typing import Any, Callable
@@ -53,6 +56,15 @@ def show(f: Callable, *example_args: Any, mode: str = "reverse", stage: str = "g
     copies of the arguments (the caller's are not touched) and only the paths that run took
     are printed, without the type guards for other types; the branches and loops of ``f``
     itself stay. ``guards=True``, or no examples, prints the whole program."""
+    try:
+        return _show(f, example_args, mode, stage, guards)
+    except Exception as error:  # as every entry point: the user's frames, not yuebing's
+        from .reverse import _hide_internal_frames
+
+        raise _hide_internal_frames(error) from error.__cause__
+
+
+def _show(f: Callable, example_args: tuple, mode: str, stage: str, guards: bool) -> str:
     from ..ir.nodes import format_function
 
     if mode not in _MODES:
@@ -65,6 +77,8 @@ def show(f: Callable, *example_args: Any, mode: str = "reverse", stage: str = "g
     source = rule.generated.source
     if guards or not example_args:
         return source
+    if sys.version_info < (3, 11):  # instructions have no column spans before 3.11
+        return "# (specialising to examples needs Python 3.11 or later: the whole program follows)\n" + source
     codes = [fn.__code__ for fn in (getattr(rule, "forward", None), getattr(rule, "reverse", None))
              if isinstance(fn, types.FunctionType)]
     counts = _count_instructions(codes[0].co_filename, lambda: _run_example(f, example_args, mode))
@@ -100,7 +114,7 @@ def _run_example(f: Callable, args: tuple, mode: str) -> None:
     """The derivative of ``f`` at ``args`` once, as ``value_and_grad``/``jvp``/``hvp`` would run
     it, on structural copies of ``args`` (one copy of them all: aliasing between arguments is
     kept) with random non-zero tangents, so no zero-cotangent shortcut hides the usual path."""
-    from ..tangents import randn_tangent, structural_copy
+    from ..tangents import NoTangent, randn_tangent, structural_copy
 
     rng = np.random.default_rng(0)
     copies = tuple(structural_copy(tuple(args)))
@@ -110,7 +124,9 @@ def _run_example(f: Callable, args: tuple, mode: str) -> None:
         value, pullback = vjp(f, *copies)
         pullback(randn_tangent(rng, value))
         return
-    tangents = tuple(randn_tangent(rng, a) for a in copies)
+    tangents = randn_tangent(rng, copies)  # of the tuple: arguments sharing data share tangents
+    if not isinstance(tangents, tuple):  # no argument carries a derivative
+        tangents = (NoTangent,) * len(copies)
     if mode == "forward":
         from .forward import jvp
 
@@ -203,6 +219,7 @@ class _Executed:
         return min(inside, key=lambda row: row[2])[3]
 
     def ran(self, nodes: list) -> bool:
+        """Whether any instruction of ``nodes`` ran."""
         return any(row[3] for row in self._inside(nodes[0], nodes[-1])) if nodes else False
 
 
@@ -244,6 +261,9 @@ def _user_control(function_ir: Any, line_map: dict[int, int]) -> "_UserControl":
 
 
 class _UserControl:
+    """Tells ``f``'s own ifs (kept with both branches) and copied statements (kept as they
+    are) from the branches yuebing generated (replaced by the way they went)."""
+
     def __init__(self, tests: set, opaque: set, line_map: dict[int, int]) -> None:
         self.tests, self.opaque, self.line_map = tests, opaque, line_map
 
@@ -304,7 +324,8 @@ class _Specialiser:
 
     def statement(self, s: ast.stmt) -> list:
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or self.user.is_copied(s):
-            return [s]  # a nested definition, or f's own code copied as it is
+            s.yuebing_verbatim = True  # a nested definition, or f's own code copied: printed as it was
+            return [s]
         if isinstance(s, ast.If):
             return self.if_(s)
         if isinstance(s, ast.Try) and not s.finalbody and s.handlers:
@@ -525,6 +546,10 @@ class _Printer:
                 text = self.comment(line)
                 if text:
                     self.lines.append(pad + text.strip())
+            if _is_compound(s) and getattr(s, "yuebing_verbatim", False):
+                self.verbatim(s, indent)
+                k += 1
+                continue
             if _is_compound(s):
                 self.compound(s, indent)
                 k += 1
@@ -546,6 +571,13 @@ class _Printer:
         if getattr(s, "lineno", None) is None or s.end_lineno != s.lineno or getattr(s, "yuebing_rewritten", False):
             return ast.unparse(s)
         return self.source_lines[s.lineno - 1][s.col_offset:s.end_col_offset]
+
+    def verbatim(self, s: ast.stmt, indent: int) -> None:
+        """The generated lines of ``s`` (decorators and comments too), re-indented."""
+        first = min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", [])])
+        lines = self.source_lines[first - 1:s.end_lineno]
+        self.used.update(range(first, s.end_lineno + 1))
+        self.lines.extend("    " * indent + line[s.col_offset:] for line in lines)
 
     def expression(self, e: ast.expr) -> str:
         """An expression: its generated text when it is unchanged, else ``ast.unparse``."""
