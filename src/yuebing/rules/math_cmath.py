@@ -120,12 +120,24 @@ elementwise(math.pow, _pow_dx, _pow_dp)
 # math.log(x[, base])
 # ------------------------------------------------------------------------------------------------
 
-_log1_rrule, _log1_frule = make_elementwise_rules(math.log, lambda x, y: 1.0 / x)
-_log2_rrule, _log2_frule = make_elementwise_rules(
-    math.log,
-    lambda x, b, y: 1.0 / (x * math.log(b)),
-    lambda x, b, y: -y / (b * math.log(b)),
-)
+# The partials, named: the elementwise rules, the second-order cotangent map and the third-order
+# forward definition all use them.
+
+
+def _log_dx(x, y):
+    return 1.0 / x
+
+
+def _log_base_dx(x, b, y):
+    return 1.0 / (x * math.log(b))
+
+
+def _log_base_db(x, b, y):
+    return -y / (b * math.log(b))
+
+
+_log1_rrule, _log1_frule = make_elementwise_rules(math.log, _log_dx)
+_log2_rrule, _log2_frule = make_elementwise_rules(math.log, _log_base_dx, _log_base_db)
 
 
 @rrule_for(math.log)
@@ -143,8 +155,12 @@ def _log_frule(x, base=None):
 # ------------------------------------------------------------------------------------------------
 
 
-def _number_grads(args: tuple, g: float, partials: list) -> tuple:
-    return tuple(accumulate(a, g * p) for a, p in zip(args, partials))
+def _hypot_vjp(g, y, *coordinates):
+    """The cotangents ``g x_i / y`` (0 at the origin); second order differentiates this too."""
+    cotangents = []
+    for x in coordinates:
+        cotangents.append(g * x / y if y else 0.0)
+    return tuple(cotangents)
 
 
 @rrule_for(math.hypot)
@@ -153,9 +169,8 @@ def _hypot_rrule(*coordinates):
     y = math.hypot(*xs)
 
     def pullback(dy):
-        g = 0.0 if dy is NoRData else dy
-        partials = [x / y if y else 0.0 for x in xs]
-        return (NoRData,) + _number_grads(coordinates, g, partials)
+        cotangents = _hypot_vjp(0.0 if dy is NoRData else dy, y, *xs)
+        return (NoRData,) + tuple(accumulate(c, ct) for c, ct in zip(coordinates, cotangents))
 
     return CoDual(y, NoFData), pullback
 
@@ -164,7 +179,8 @@ def _hypot_rrule(*coordinates):
 def _hypot_frule(*coordinates):
     xs = [primal(c) for c in coordinates]
     y = math.hypot(*xs)
-    dy = sum(x / y * _number_tangent(c) for x, c in zip(xs, coordinates)) if y else 0.0
+    partials = _hypot_vjp(1.0, y, *xs)  # a real scalar function: its partials are its cotangents for g = 1
+    dy = sum(p * _number_tangent(c) for p, c in zip(partials, coordinates)) if y else 0.0
     return Dual(y, float(dy))
 
 
@@ -394,8 +410,10 @@ def _complex_cotangent(z: Any, g: complex) -> Any:
 
 
 def _phase_cotangent(z: complex) -> complex:
-    """d phase = (x dy - y dx) / |z|^2, so its cotangent is (-y + i x) / |z|^2 = i / conj(z)."""
-    return 1j / z.conjugate() if z else 0j
+    """d phase = (x dy - y dx) / |z|^2, so its cotangent is (-y + i x) / |z|^2 = i / conj(z).
+    (Attributes, not ``z.conjugate()``: second order differentiates this, and the forward transform
+    has no rule for ``float.conjugate``.)"""
+    return 1j / complex(z.real, -z.imag) if z else 0j
 
 
 def _abs_cotangent(z: complex) -> complex:
@@ -404,8 +422,14 @@ def _abs_cotangent(z: complex) -> complex:
 
 
 def _real_dot(c: complex, dz: complex) -> float:
-    """Re(conj(c) * dz): the directional derivative given a cotangent ``c``."""
-    return (c.conjugate() * dz).real
+    """Re(conj(c) * dz): the directional derivative given a cotangent ``c`` (written with
+    attributes, which the forward transform follows, for second order)."""
+    return c.real * dz.real + c.imag * dz.imag
+
+
+def _phase_vjp(g, y, z):
+    """The cotangent of ``z`` (for a real ``z``, the rules keep its real part)."""
+    return (g * _phase_cotangent(z),)
 
 
 @rrule_for(cmath.phase)
@@ -415,7 +439,7 @@ def _phase_rrule(z):
 
     def pullback(dy):
         g = 0.0 if dy is NoRData else dy
-        return NoRData, _complex_cotangent(z, g * _phase_cotangent(x))
+        return NoRData, _complex_cotangent(z, _phase_vjp(g, y, x)[0])
 
     return CoDual(y, NoFData), pullback
 
@@ -447,15 +471,25 @@ def _polar_frule(z):
     return Dual(cmath.polar(primal(z)), (_real_dot(_abs_cotangent(x), dz), _real_dot(_phase_cotangent(x), dz)))
 
 
+def _rect_partials(r, phi):
+    """``d rect / dr`` (the unit number at angle ``phi``) and ``d rect / dphi`` (``i r`` times it)."""
+    unit = cmath.rect(1.0, phi)
+    return unit, 1j * r * unit
+
+
+def _rect_vjp(g, y, r, phi):
+    d_r, d_phi = _rect_partials(r, phi)
+    return _real_dot(d_r, g), _real_dot(d_phi, g)
+
+
 @rrule_for(cmath.rect)
 def _rect_rrule(r, phi):
     rr, pp = primal(r), primal(phi)
     y = cmath.rect(rr, pp)
 
     def pullback(dy):
-        g = 0j if dy is NoRData else complex(dy)
-        unit = cmath.rect(1.0, pp)  # d rect / dr; d rect / dphi = i * r * unit
-        return (NoRData, accumulate(r, _real_dot(unit, g)), accumulate(phi, _real_dot(1j * rr * unit, g)))
+        g_r, g_phi = _rect_vjp(0j if dy is NoRData else complex(dy), y, rr, pp)
+        return NoRData, accumulate(r, g_r), accumulate(phi, g_phi)
 
     return CoDual(y, NoFData), pullback
 
@@ -463,17 +497,17 @@ def _rect_rrule(r, phi):
 @frule_for(cmath.rect)
 def _rect_frule(r, phi):
     rr, pp = primal(r), primal(phi)
-    unit = cmath.rect(1.0, pp)
-    return Dual(cmath.rect(rr, pp), complex(unit * _number_tangent(r) + 1j * rr * unit * _number_tangent(phi)))
+    d_r, d_phi = _rect_partials(rr, pp)
+    return Dual(cmath.rect(rr, pp), complex(d_r * _number_tangent(r) + d_phi * _number_tangent(phi)))
 
 
 # ------------------------------------------------------------------------------------------------
 # Second order
 # ------------------------------------------------------------------------------------------------
-# Plain-Python vjps with the pullbacks' conventions (0 at the origin for hypot and phase); fsum is
-# linear; prod and dist are written as Python loops over their (list or tuple) arguments. Not
-# declared: polar (its output cotangent may hold NoRData for an unused part, which a vjp cannot
-# compute with), cmath.log with a base.
+# log, hypot, phase and rect: the cotangent maps their reverse rules call (defined with the
+# rules above), differentiated by the forward transform; fsum is linear; prod and dist are written
+# as Python loops over their (list or tuple) arguments. Not declared: polar (its output cotangent
+# may hold NoRData for an unused part, which a vjp cannot compute with), cmath.log with a base.
 
 
 def _prod(iterable, *, start=1):
@@ -492,38 +526,22 @@ defined_by(math.dist, _dist)
 
 
 def _log_vjp(g, y, x, base=None):
+    """The elementwise rules' partials times ``g``."""
     if base is None:
-        return (g / x,)
-    log_base = math.log(base)
-    return g / (x * log_base), -g * y / (base * log_base)
-
-
-def _hypot_vjp(g, y, *coordinates):
-    cotangents = []
-    for x in coordinates:
-        cotangents.append(g * x / y if y else 0.0)
-    return tuple(cotangents)
-
-
-def _phase_vjp(g, y, z):
-    return (g * 1j / np.conj(z) if z else 0j,)  # _phase_cotangent; its real part for a real z
-
-
-def _rect_vjp(g, y, r, phi):
-    unit = cmath.rect(1.0, phi)  # d rect / dr; d rect / dphi = i r unit
-    return (np.conj(unit) * g).real, (np.conj(1j * r * unit) * g).real
+        return (g * _log_dx(x, y),)
+    return g * _log_base_dx(x, base, y), g * _log_base_db(x, base, y)
 
 
 def _log_jvp(x, x_t, base=None, base_t=NoTangent):
     """Third order: the tangent of ``math.log(x[, base])`` (its cotangent map logs again)."""
     x_t = 0.0 if x_t is NoTangent else x_t
     if base is None:
-        return math.log(x), x_t / x
+        y = math.log(x)
+        return y, x_t * _log_dx(x, y)
     y = math.log(x, base)
-    log_base = math.log(base)
-    tangent = x_t / (x * log_base)
+    tangent = x_t * _log_base_dx(x, base, y)
     if base_t is not NoTangent:
-        tangent = tangent - y * base_t / (base * log_base)
+        tangent = tangent + base_t * _log_base_db(x, base, y)
     return y, tangent
 
 
