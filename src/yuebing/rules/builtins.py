@@ -105,7 +105,8 @@ def _divmod_rrule(a, b):
         gr = g[1] if isinstance(g, tuple) else NoTangent
         if gr is NoTangent or gr is NoRData:
             return NoRData, NoRData, NoRData
-        return NoRData, accumulate(a, gr), accumulate(b, -gr * q)
+        ga, gb = _divmod_vjp(g, (q, r), x, z)
+        return NoRData, accumulate(a, ga), accumulate(b, gb)
 
     return out, pullback
 
@@ -612,6 +613,7 @@ def _dict_frule(*args, **kwargs):
 # Second order
 # ============================================================================================
 # max, min and sorted choose among their arguments by the primal values: see ``selection``.
+# pow's reverse rule is operator.pow's, whose partials _pow_vjp uses; divmod's calls _divmod_vjp.
 
 
 def _pow_vjp(g, y, base, exp, mod=None):
