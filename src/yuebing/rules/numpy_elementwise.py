@@ -444,20 +444,26 @@ def _clip_masks(a: Any, lo: Any, hi: Any) -> tuple:
     return kept * (1.0 - to_lo), kept * to_lo, to_hi
 
 
+def _clip_cotangents(g: Any, masks: tuple, lo: Any, hi: Any) -> tuple:
+    """The cotangents of ``a``, ``lo`` and ``hi`` (None for a bound not given) from the weights
+    ``_clip_masks`` gives: the reverse rules and the second-order cotangent maps both use them."""
+    m_a, m_lo, m_hi = masks
+    return g * m_a, None if lo is None else g * m_lo, None if hi is None else g * m_hi
+
+
 def _clip_core_rrule(name: str, a: CoDual, lo: Any, hi: Any, out: Any, n_args: int, positions: tuple) -> tuple:
     """``positions``: where ``a``, ``lo``, ``hi`` sit among the rule's received arguments."""
     x, lo_p, hi_p = primal(a), primal(lo), primal(hi)
     if np.iscomplexobj(x):
         raise RuleArgumentError(f"{name}: yuebing does not differentiate clip of complex values")
-    masks = _clip_masks(x, lo_p, hi_p)
+    masks = _clip_masks(x, lo_p, hi_p)  # before the call: out= may overwrite x or a bound
     result, cotangent = run_into_out(lambda o: np.clip(x, lo_p, hi_p, out=o), out)
 
     def pullback(dy: Any) -> tuple:
-        g = cotangent(dy)
         rdatas = [NoRData] * (n_args + 1)
-        for arg, mask, pos in zip((a, lo, hi), masks, positions):
-            if pos is not None and pos < n_args:
-                rdatas[pos + 1] = accumulate(arg, g * mask)
+        for arg, c, pos in zip((a, lo, hi), _clip_cotangents(cotangent(dy), masks, lo_p, hi_p), positions):
+            if c is not None and pos is not None and pos < n_args:
+                rdatas[pos + 1] = accumulate(arg, c)
         return tuple(rdatas)
 
     return result, pullback
@@ -577,7 +583,27 @@ def _sum_per_part(x: Any, g: Any, test: Callable[[Any], Any]) -> Any:
     return np.sum(np.where(test(x), g, 0))
 
 
-_REPLACED = (np.isnan, np.isposinf, np.isneginf)
+# np.isposinf/np.isneginf as comparisons: the forward transform follows these (second and third
+# order differentiate _nan_to_num_cotangents), and has no rule for np.isposinf
+
+
+def _is_posinf(x: Any) -> Any:
+    return x == np.inf
+
+
+def _is_neginf(x: Any) -> Any:
+    return x == -np.inf
+
+
+def _nan_to_num_cotangents(g: Any, x: Any, posinf: Any, neginf: Any) -> tuple:
+    """The cotangents of ``x``, ``nan``, ``posinf`` and ``neginf`` (None for a bound not given):
+    the reverse rule and the second-order cotangent map both use them."""
+    g_pos = None if posinf is None else _sum_per_part(x, g, _is_posinf)
+    g_neg = None if neginf is None else _sum_per_part(x, g, _is_neginf)
+    return _per_part(x, g, np.isfinite), _sum_per_part(x, g, np.isnan), g_pos, g_neg
+
+
+_REPLACED = (np.isnan, _is_posinf, _is_neginf)
 
 
 @rrule_for(np.nan_to_num)
@@ -601,9 +627,9 @@ def _nan_to_num_rrule(*args: Any) -> tuple:
             g = g.copy()
             xp[...] = before
             x.fdata[...] = 0
-        rdatas = [NoRData, accumulate(x, _per_part(before, g, np.isfinite)), NoRData]
-        for v, test in zip((nan, posinf, neginf), _REPLACED):
-            rdatas.append(accumulate(v, _sum_per_part(before, g, test)))
+        g_x, g_nan, g_pos, g_neg = _nan_to_num_cotangents(g, before, values[1], values[2])
+        rdatas = [NoRData, accumulate(x, g_x), NoRData, accumulate(nan, g_nan)]
+        rdatas += [NoRData if c is None else accumulate(v, c) for v, c in ((posinf, g_pos), (neginf, g_neg))]
         return tuple(rdatas[:len(args) + 1])
 
     return result, pullback
@@ -629,9 +655,11 @@ def _nan_to_num_frule(*args: Any) -> Dual:
 # --------------------------------------------------------------------------------------------
 # Second order
 # --------------------------------------------------------------------------------------------
-# conj, imag (and real, declared centrally) are real-linear. clip and nan_to_num: vjps in plain
-# NumPy giving the pullbacks' cotangents (ties split, NaN replacements summed); out= and
-# nan_to_num(copy=False) write into an argument, which these vjps cannot follow: they refuse.
+# conj, imag (and real, declared centrally) are real-linear. clip and nan_to_num: cotangent maps
+# that bind the arguments and call the formulas the reverse rules use (_clip_masks and
+# _clip_cotangents, _nan_to_num_cotangents: ties split, replacements summed per real/imaginary
+# part); out= and nan_to_num(copy=False) write into an argument, which these vjps cannot follow:
+# they refuse.
 
 
 def _refuse_in_place(name: str, writes: bool) -> None:
@@ -643,16 +671,13 @@ def _refuse_in_place(name: str, writes: bool) -> None:
                                "not supported in second order; assign the result instead")
 
 
-def _clip_cotangents(g: Any, a: Any, lo: Any, hi: Any) -> tuple:
-    m_a, m_lo, m_hi = _clip_masks(a, lo, hi)
-    return g * m_a, None if lo is None else g * m_lo, None if hi is None else g * m_hi
-
-
 def _clip_vjp(g, y, a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, min=_NOVALUE, max=_NOVALUE):
     _refuse_in_place("numpy.clip", out is not None)
     lo = min if a_min is _NOVALUE else a_min
     hi = max if a_max is _NOVALUE else a_max
-    ga, glo, ghi = _clip_cotangents(g, a, None if lo is _NOVALUE else lo, None if hi is _NOVALUE else hi)
+    lo = None if lo is _NOVALUE else lo
+    hi = None if hi is _NOVALUE else hi
+    ga, glo, ghi = _clip_cotangents(g, _clip_masks(a, lo, hi), lo, hi)
     if a_min is _NOVALUE or a_max is _NOVALUE:  # a bound given as min=/max= (bound after out)
         return (ga, None if a_min is _NOVALUE else glo, None if a_max is _NOVALUE else ghi, None,
                 glo if a_min is _NOVALUE else None, ghi if a_max is _NOVALUE else None)
@@ -661,15 +686,14 @@ def _clip_vjp(g, y, a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, min=_NOVALUE, m
 
 def _ndarray_clip_vjp(g, y, a, min=None, max=None, out=None):
     _refuse_in_place("ndarray.clip", out is not None)
-    ga, glo, ghi = _clip_cotangents(g, a, min, max)
+    ga, glo, ghi = _clip_cotangents(g, _clip_masks(a, min, max), min, max)
     return ga, glo, ghi, None
 
 
 def _nan_to_num_vjp(g, y, x, copy=True, nan=0.0, posinf=None, neginf=None):
     _refuse_in_place("numpy.nan_to_num", not copy and isinstance(x, np.ndarray) and x.dtype.kind in "fc")
-    g_pos = None if posinf is None else np.sum(np.where(x == np.inf, g, 0))
-    g_neg = None if neginf is None else np.sum(np.where(x == -np.inf, g, 0))
-    return np.where(np.isfinite(x), g, 0), None, np.sum(np.where(np.isnan(x), g, 0)), g_pos, g_neg
+    g_x, g_nan, g_pos, g_neg = _nan_to_num_cotangents(g, x, posinf, neginf)
+    return g_x, None, g_nan, g_pos, g_neg
 
 
 linear(np.conjugate, np.imag, np.ndarray.conj, np.ndarray.conjugate, (np.ndarray, "conj"), (np.ndarray, "conjugate"))
