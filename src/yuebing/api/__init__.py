@@ -25,6 +25,7 @@ from .reverse import (
     vjp,
 )
 from .second_order import hessian, hvp, prepare_hessian, prepare_hvp
+from . import nested as _nested  # noqa: F401, E402 - differentiation through yb.grad-made functions
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "NoTangent", "RuleDebugError", "SecondOrderError", "Tangent",

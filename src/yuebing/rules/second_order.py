@@ -51,7 +51,8 @@ class SecondOrder:
 
     ``kind`` names the class (see the module docstring). ``data``/``stored``: the linear class's
     value positions; ``function``: the primitive (elementwise, in_place, with_vjp); ``partials``, ``vjp``, ``definition``: the
-    class's formula; ``rule``: a special rule written out; ``check(out, args, kwargs)``: a refusal
+    class's formula (an elementwise primitive's partials, when not given, are
+    ``declare.ELEMENTWISE_PARTIALS``'); ``rule``: a special rule written out; ``check(out, args, kwargs)``: a refusal
     a zero-class rule runs after the call (random draws whose parameters move).
     """
 
@@ -222,7 +223,9 @@ def declaration_of(f: Any) -> tuple[SecondOrder, Any] | None:
 OUT_OF_PLACE = {operator.imul: operator.mul, operator.itruediv: operator.truediv, operator.ipow: operator.pow,
                 operator.ifloordiv: operator.floordiv, operator.imod: operator.mod}
 
-declare((operator.abs,), _elementwise(abs, ELEMENTWISE_PARTIALS[abs]))  # the same function
+# partials are read when the rule is made (transform/lifting.py), not here: the operator rule
+# modules that declare them may be imported after this one
+declare((operator.abs,), SecondOrder("elementwise", function=abs))  # the same function
 
 linear(
     operator.getitem, operator.neg, operator.pos,
@@ -244,7 +247,7 @@ linear((list, "append"), (np.ndarray, "fill"), stored=(1,))
 linear((list, "extend"), operator.iadd, operator.isub, data=(1,))
 linear(np.where, data=(1, 2))
 for _iop in OUT_OF_PLACE:
-    declare((_iop,), SecondOrder("in_place", function=_iop, partials=ELEMENTWISE_PARTIALS[_iop]))
+    declare((_iop,), SecondOrder("in_place", function=_iop))
 
 
 linear(sum, data=(1, "start"))

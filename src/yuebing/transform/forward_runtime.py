@@ -22,7 +22,7 @@ from ..rules.core import FRULES, Dual, MissingRuleError
 from ..rules import array_like
 from ..rules.core import frule as registered_frule
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
-from .protocols import CallMode, Candidate, CodeCache, SourceFunction, dispatch, property_function, run_operator
+from .protocols import GRADIENT_CALLS, CallMode, Candidate, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .runtime import SharedBox, UndefinedGlobal, _is_generated_init, global_value, new_cell_box, with_user_globals
 
 # --------------------------------------------------------------------------------------------
@@ -174,9 +174,7 @@ def _call_object(f: Dual, call: types.FunctionType, args: tuple, kwargs: dict) -
 
 
 def _gradient(f: Dual, args: tuple, kwargs: dict) -> Dual:
-    from .second_order import gradient_frule
-
-    return gradient_frule(f, *args, **kwargs)  # forward over yb.grad: forward-over-reverse
+    return GRADIENT_CALLS["forward"](f, *args, **kwargs)  # forward over yb.grad: forward-over-reverse
 
 
 def _missing(fn: Any) -> Exception:

@@ -58,7 +58,7 @@ def _make_rule(d: SecondOrder) -> Rule:
     if d.kind == "selection":
         return _selection
     if d.kind == "elementwise":
-        return _elementwise_rule(d.function, d.partials)
+        return _elementwise_rule(d.function, d.partials or ELEMENTWISE_PARTIALS[d.function])
     if d.kind == "in_place":
         return _inplace_rule(d.function)
     if d.kind == "vjp":

@@ -139,6 +139,14 @@ def run_operator(fn: Any, args: tuple, primal_of: Callable[[Any], Any],
 # --------------------------------------------------------------------------------------------
 
 
+#: How each mode differentiates a call of a function made by ``yb.grad``/``yb.value_and_grad``
+#: (nested differentiation), keyed ``reverse``, ``forward``, ``second`` (a ``CallMode``'s
+#: ``gradient`` handler in each mode), and ``gradient_call`` (``grad(g)(*args)`` on 4-tuples, which
+#: third order uses for cotangent maps). The public API fills it in when yuebing is imported
+#: (``api/nested.py``): transforms never import the API.
+GRADIENT_CALLS: dict[str, Callable] = {}
+
+
 class CallMode(NamedTuple):
     """What one mode does with each kind of callable (``f`` is the callee in the mode's values,
     ``args``/``kwargs`` the arguments). ``property_get``, ``property_set`` and ``operator`` may

@@ -23,7 +23,7 @@ from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, ru
 from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
-from .protocols import Candidate, CallMode, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
+from .protocols import GRADIENT_CALLS, Candidate, CallMode, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
 # rdata arithmetic
@@ -290,9 +290,7 @@ def _missing(fn: Any) -> Exception:
 
 
 def _gradient(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
-    from ..api.second_order import gradient_rrule
-
-    return gradient_rrule(f, args, kwargs)  # reverse over yb.grad: Hessian-vector products
+    return GRADIENT_CALLS["reverse"](f, args, kwargs)  # reverse over yb.grad: Hessian-vector products
 
 
 def _call_method(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:

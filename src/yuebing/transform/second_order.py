@@ -33,7 +33,7 @@ from ..rules.core import SecondOrderError, describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from ..ir import nodes as ir
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
-from .protocols import CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
+from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
 from .templates import FLOAT_TYPES, Fast
 
@@ -365,9 +365,7 @@ _ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)
 
 def _gradient(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """A call of a function made by ``yb.grad``: third derivatives (``transform/third_order.py``)."""
-    from .third_order import gradient_rule
-
-    return gradient_rule(f, args, kwargs)
+    return GRADIENT_CALLS["second"](f, args, kwargs)
 
 
 def _call_function(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
@@ -789,56 +787,6 @@ def _dual_closure_tangent(forward_tangent: Any) -> Any:
         value = box.fields.get("cell_contents", NoTangent) if isinstance(box, MutableTangent) else NoTangent
         fields[name] = CellTangent(value)
     return Tangent(types.FunctionType, fields)
-
-
-def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
-    """Forward rule of a function made by ``yb.grad``/``yb.value_and_grad``: the gradient and its
-    tangent by one forward-over-reverse pass. The perturbations cannot be confused: the inner
-    reverse pass differentiates with respect to its own arguments, and the outer tangent arrives
-    as the tangents of those arguments and of the values the function captured."""
-    from ..api.reverse import _normalise_argnums
-    from ..rules.core import Dual
-    from ..api.second_order import _join, _pull_unit, separated_arguments
-    from .forward_runtime import NestedDifferentiationError
-
-    spec = f.primal.__yuebing_gradient__
-    if kwargs or spec.has_aux:
-        raise NestedDifferentiationError(
-            "forward mode over yb.grad supports gradient functions without has_aux called with "
-            "positional arguments; pass keyword arguments positionally"
-        )
-    nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
-    # arguments sharing an array are differentiated slot by slot, as by yb.grad itself
-    xs, fdata_of = separated_arguments(tuple(a.primal for a in args), "grad")
-    fdata, fdata_t = fdata_of(xs), fdata_of(xs)
-    duals = [(x, fd, a.tangent if a.tangent is not NoTangent else zero_tangent_of(x), ft)
-             for x, a, fd, ft in zip(xs, args, fdata, fdata_t)]
-    g = spec.f
-    out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals)
-    rs, rsd = _pull_unit(out, pullback, g, "grad")
-    grads = tuple(_join(fdata[i], rs[1 + i], xs[i]) for i in nums)
-    tangents = tuple(_join(fdata_t[i], rsd[1 + i], xs[i]) for i in nums)
-    gradient, tangent = (grads[0], tangents[0]) if single else (grads, tangents)
-    if spec.with_value:
-        value_tangent = out[2] if out[2] is not NoTangent else 0.0
-        return Dual((out[0], gradient), (value_tangent, tangent))
-    return Dual(gradient, tangent)
-
-
-def _grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
-    """``yb.grad(f)`` inside forward-mode code: the gradient function, whose tangent is ``f``'s
-    (the tangents of the values ``f`` captured)."""
-    from ..api.reverse import grad
-    from ..rules.core import Dual, primal
-
-    return Dual(grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
-
-
-def _value_and_grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
-    from ..api.reverse import value_and_grad
-    from ..rules.core import Dual, primal
-
-    return Dual(value_and_grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
 
 
 # what second order does with each kind of callable (transform/protocols.py)

@@ -37,13 +37,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoFData, NoRData, NoTangent, join
+from ..tangents import NoFData, NoRData, NoTangent
 from ..rules import array_like
-from ..rules.core import CoDual, describe_callable
+from ..rules.core import describe_callable
 from ..rules.declare import ELEMENTWISE_PARTIALS
 from ..rules.differentiated import paired, tangent_array
 from ..rules.second_order import JVP_DEFINITIONS, _register
-from ..rules.util import is_differentiable, sum_rdata, zero_fdata
+from ..rules.util import sum_rdata, zero_fdata
+from . import protocols
 from .lifting import _MUTATORS, _has_float_data, _is_field_tangent, _zero_ints, _zero_tangent_of, lookup_second_order
 from .plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
 
@@ -373,7 +374,8 @@ def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
     inputs = [c.add(_constant(_zero_tangent_of(value))), y, c.add(_function(vjp))]
     inputs += [a for a, _ in slots] + [t for _, t in slots]
     pairing = _pairing(len(slots) + len(constants), tuple(sorted(constants.items())))
-    out, pullback = _gradient_call(pairing, tuple(c.values[s] for s in inputs), (0,), True, False)
+    gradient_call = protocols.GRADIENT_CALLS["gradient_call"]  # api/nested.py
+    out, pullback = gradient_call(pairing, tuple(c.values[s] for s in inputs), (0,), True, False)
 
     def guarded(dy: Any, dy_d: Any) -> tuple:
         # the third derivatives come from the cotangent map's second order; a map that calls its
@@ -552,114 +554,3 @@ def _register_rules() -> None:
 
 
 _register_rules()
-
-
-# --------------------------------------------------------------------------------------------
-# yb.grad inside second order
-# --------------------------------------------------------------------------------------------
-
-
-def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """``yb.grad(g)`` (or ``value_and_grad``) called inside the function being differentiated:
-    the gradient function, carrying ``g``'s fdata and tangent (the values ``g`` captured)."""
-    from ..api.reverse import grad, value_and_grad
-
-    make = grad if f4[0] is grad else value_and_grad
-    g = args[0]
-    made = make(g[0], *(a[0] for a in args[1:]), **{k: v[0] for k, v in kwargs.items()})
-    return (made, g[1], g[2], g[3]), lambda dy, dy_d: ((NoRData,) * (len(args) + len(kwargs) + 1),) * 2
-
-
-def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """Second-order rule of a call of a gradient function ``grad(g)(*xs)``."""
-    from ..api.reverse import _normalise_argnums
-    from ..api.second_order import _captures_derivatives, check_gradient_call
-
-    spec = f4[0].__yuebing_gradient__
-    captures = _captures_derivatives(f4[1]) or _captured_tangents(f4[2])
-    check_gradient_call(spec, kwargs, tuple(a[0] for a in args), captures, "yb.hvp/yb.hessian over yb.grad")
-    nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
-    return _gradient_call(spec.f, args, nums, single, spec.with_value)
-
-
-def _captured_tangents(tangent: Any) -> bool:
-    """Whether a function's second-order tangent carries tangents of captured variables (a
-    closure made in the differentiated code; a global closure's are constant zeros)."""
-    from ..tangents import Tangent
-    from .second_order import CellTangent
-
-    return isinstance(tangent, Tangent) and any(
-        isinstance(v, CellTangent) and v.value is not NoTangent for v in tangent.fields.values())
-
-
-def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool,
-                   with_value: bool) -> tuple[tuple, Callable]:
-    """``grad(g, argnums=nums)(*args)`` on 4-tuples: the value and its tangent by one
-    forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass of
-    ``g``'s plain forward program (third derivatives of ``g``)."""
-    from ..api.second_order import _value_grad_hvp
-    from ..rules.core import Dual
-    from ..rules.util import accumulate
-    from .lifting import _fresh_output, _output_cotangents
-
-    xs = tuple(a[0] for a in args)
-    directions = tuple(_zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
-    value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
-    gradient = grads[nums[0]] if single else tuple(grads[i] for i in nums)
-    gradient_t = products[nums[0]] if single else tuple(products[i] for i in nums)
-    if with_value:
-        value_t = float(sum(np.sum(u * d) for u, d in zip(grads, directions)
-                            if u is not NoTangent and d is not NoTangent))
-        out = _fresh_output(Dual((value, gradient), (value_t, gradient_t)))
-    else:
-        out = _fresh_output(Dual(gradient, gradient_t))
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        bar, bar_d = _output_cotangents(out, dy, dy_d)
-        value_bar, value_bar_d = (bar[0], bar_d[0]) if with_value else (0.0, 0.0)
-        grad_bar, grad_bar_d = (bar[1], bar_d[1]) if with_value else (bar, bar_d)
-        if single:
-            grad_bar, grad_bar_d = (grad_bar,), (grad_bar_d,)
-        us = [_constant(_zero_tangent_of(x)) for x in xs]
-        for i, u, u_d in zip(nums, grad_bar, grad_bar_d):
-            u = _zero_tangent_of(xs[i]) if u is NoTangent else u
-            us[i] = (u, zero_fdata(u), _zero_tangent_of(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
-        rs, rsd = _psi_pullback(g, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d))
-        rdatas, rdata_ts = [NoRData], [NoRData]
-        for a, r, r_d in zip(args, rs, rsd):
-            differentiable = r is not NoTangent and is_differentiable(a[0])
-            rdatas.append(accumulate(CoDual(a[0], a[1]), r) if differentiable else NoRData)
-            rdata_ts.append(accumulate(CoDual(a[0], a[3]), r_d) if differentiable else NoRData)
-        return tuple(rdatas), tuple(rdata_ts)
-
-    return out, pullback
-
-
-def _scalar(value: Any) -> float:
-    return 0.0 if value is NoTangent or value is NoRData else float(value)
-
-
-def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list, value_bar: float,
-                  value_bar_d: float) -> tuple[list, list]:
-    """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` and its tangent along
-    ``(directions, u's tangents)``, by second order of ``g``'s plain forward program."""
-    from ..api.second_order import _check_scalar
-
-    pair = _Call(tuple([_function(g), _constant(NoTangent)] + [part for x, d, u in zip(xs, directions, us)
-                        for part in ((x, zero_fdata(x), d, zero_fdata(x)), u)]), {})
-    slot = _python_function(pair, g)
-    out, pullback = pair.composition.pair_output(slot)
-    _check_scalar(out[0][0], g, "grad")
-    seeds, seeds_d = [value_bar, 1.0], [value_bar_d, 0.0]
-    for k in range(2):
-        if isinstance(out[0][k], np.ndarray):  # a 0-d array: its cotangent goes into its fdata
-            out[1][k][...] += seeds[k]
-            out[3][k][...] += seeds_d[k]
-            seeds[k] = seeds_d[k] = NoRData
-    rs, rsd = pullback(tuple(seeds), tuple(seeds_d))
-    grads, grads_t = [], []
-    for k, x in enumerate(xs):
-        x4 = pair.inputs[2 + 2 * k]
-        grads.append(join(x4[1], rs[3 + 2 * k]))
-        grads_t.append(join(x4[3], rsd[3 + 2 * k]))
-    return grads, grads_t

@@ -1,0 +1,283 @@
+"""Differentiating through functions yuebing made: ``yb.grad``/``yb.value_and_grad`` called inside
+the function being differentiated (forward over reverse, reverse over reverse, third order).
+
+Transforms never import the public API; they dispatch a call of a gradient function to the
+handler this module puts in ``transform.protocols.GRADIENT_CALLS`` (one per mode) when yuebing is
+imported, and the making of a gradient function (``yb.grad(g)`` in differentiated code) has
+rules registered here like any primitive's.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import tangents as T
+from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
+from ..rules.second_order import _register as _register_second_order
+from ..rules.util import accumulate, is_differentiable, output, zero_fdata
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, join
+from ..transform import protocols
+from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent_of
+from ..transform.lifting import _fresh_output, _output_cotangents
+from ..transform.second_order import CellTangent, _dual_closure_tangent, call_rrule2
+from ..transform.third_order import _Call, _constant, _function, _python_function, _zero_tangent_of
+from .reverse import _normalise_argnums, grad, value_and_grad
+from .second_order import _check_scalar, _join, _pull_unit, _value_grad_hvp, separated_arguments
+
+_grad, _value_and_grad = grad, value_and_grad
+
+
+# --------------------------------------------------------------------------------------------
+# yb.grad inside forward-mode code
+# --------------------------------------------------------------------------------------------
+
+
+def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
+    """Forward rule of a function made by ``yb.grad``/``yb.value_and_grad``: the gradient and its
+    tangent by one forward-over-reverse pass. The perturbations cannot be confused: the inner
+    reverse pass differentiates with respect to its own arguments, and the outer tangent arrives
+    as the tangents of those arguments and of the values the function captured."""
+
+    spec = f.primal.__yuebing_gradient__
+    if kwargs or spec.has_aux:
+        raise NestedDifferentiationError(
+            "forward mode over yb.grad supports gradient functions without has_aux called with "
+            "positional arguments; pass keyword arguments positionally"
+        )
+    nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
+    # arguments sharing an array are differentiated slot by slot, as by yb.grad itself
+    xs, fdata_of = separated_arguments(tuple(a.primal for a in args), "grad")
+    fdata, fdata_t = fdata_of(xs), fdata_of(xs)
+    duals = [(x, fd, a.tangent if a.tangent is not NoTangent else zero_tangent_of(x), ft)
+             for x, a, fd, ft in zip(xs, args, fdata, fdata_t)]
+    g = spec.f
+    out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals)
+    rs, rsd = _pull_unit(out, pullback, g, "grad")
+    grads = tuple(_join(fdata[i], rs[1 + i], xs[i]) for i in nums)
+    tangents = tuple(_join(fdata_t[i], rsd[1 + i], xs[i]) for i in nums)
+    gradient, tangent = (grads[0], tangents[0]) if single else (grads, tangents)
+    if spec.with_value:
+        value_tangent = out[2] if out[2] is not NoTangent else 0.0
+        return Dual((out[0], gradient), (value_tangent, tangent))
+    return Dual(gradient, tangent)
+
+
+def _grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
+    """``yb.grad(f)`` inside forward-mode code: the gradient function, whose tangent is ``f``'s
+    (the tangents of the values ``f`` captured)."""
+
+    return Dual(grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
+
+
+def _value_and_grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
+
+    return Dual(value_and_grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
+
+
+# yb.grad and yb.value_and_grad called inside forward-mode code (jvp of a function that takes a
+# gradient, jacobian(grad(f), mode="fwd")): forward-over-reverse
+register_frule(_grad, _grad_frule)
+register_frule(_value_and_grad, _value_and_grad_frule)
+
+
+# yb.grad and yb.value_and_grad inside reverse-mode code (the gradient of a function that takes a
+# gradient, jacobian(grad(f), mode="rev")): reverse-over-reverse, whose pullback is a
+# Hessian-vector product. The gradient function's cotangent ybar goes back to its arguments as
+# H ybar (H is symmetric), plus vbar * gradient for value_and_grad's value.
+
+
+def _gradient_function(make: Callable, f: Any, argnums: Any, has_aux: Any) -> tuple:
+    """``yb.grad(g)`` called in differentiated code: the gradient function. ``g``'s fdata goes
+    with it, so calling it can refuse what it cannot differentiate (captured variables)."""
+
+    fdata = f.fdata if isinstance(f, CoDual) else NoFData
+    return CoDual(make(primal(f), primal(argnums), primal(has_aux)), fdata), lambda dy: (NoRData,) * 4
+
+
+def _grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tuple:
+    return _gradient_function(_grad, f, argnums, has_aux)
+
+
+def _value_and_grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tuple:
+    return _gradient_function(_value_and_grad, f, argnums, has_aux)
+
+
+def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
+    """Reverse rule of a call of a function made by ``yb.grad``/``yb.value_and_grad``."""
+
+    spec = f.primal.__yuebing_gradient__
+    xs = tuple(a.primal for a in args)
+    check_gradient_call(spec, kwargs, xs, _captures_derivatives(f.fdata), "reverse mode over yb.grad")
+    nums, single = _normalise_argnums(spec.argnums, len(xs), "grad")
+    value, gradient = _value_and_grad(spec.f, argnums=spec.argnums)(*xs)
+    out = output((value, gradient) if spec.with_value else gradient)
+
+    def pullback(dy: Any) -> tuple:
+        cotangent = T.join(out.fdata, dy)
+        value_bar, grad_bar = cotangent if spec.with_value else (0.0, cotangent)
+        grad_bars = (grad_bar,) if single else tuple(grad_bar)
+        directions = [NoTangent] * len(xs)
+        for i, bar in zip(nums, grad_bars):
+            directions[i] = T.zero_tangent(xs[i]) if bar is NoTangent else bar
+        if all(d is NoTangent for d in directions):
+            directions = [T.zero_tangent(x) for x in xs]
+        _, grads, products = _value_grad_hvp(spec.f, xs, tuple(directions), "grad")
+        value_bar = 0.0 if value_bar is NoTangent or value_bar is NoRData else float(value_bar)
+        rdatas = [NoRData]  # the gradient function's own: it captures nothing differentiable
+        for a, g, product in zip(args, grads, products):
+            if value_bar != 0.0:
+                product = T.add(product, T.scale(g, value_bar))
+            rdatas.append(accumulate(a, product) if isinstance(a, CoDual) else NoRData)
+        return tuple(rdatas)
+
+    return out, pullback
+
+
+def check_gradient_call(spec: Any, kwargs: dict, xs: tuple, captures: bool, mode: str) -> None:
+    """What differentiating a call of a ``yb.grad``/``yb.value_and_grad`` function supports
+    (``mode``: reverse over it, a Hessian through it): positional float and float-array
+    arguments, no ``has_aux``, no captured variables of the differentiated code."""
+
+    if kwargs or spec.has_aux:
+        raise NestedDifferentiationError(
+            f"{mode} supports gradient functions without has_aux called with positional arguments; "
+            "pass keyword arguments positionally")
+    if captures:
+        raise NestedDifferentiationError(
+            f"{mode}: yuebing cannot differentiate yb.grad of a function with respect to the variables it "
+            "captures from the differentiated code; pass them to it as arguments")
+    for i, x in enumerate(xs):
+        if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+            raise NestedDifferentiationError(
+                f"{mode} differentiates float and float-array arguments; argument {i} is a "
+                f"{type(x).__qualname__}")
+
+
+def _captures_derivatives(fdata: Any) -> bool:
+    """Whether a gradient function's fdata (its function's closure boxes, when that function was
+    made in differentiated code) holds anything that can carry a derivative."""
+
+    if fdata is NoFData:
+        return False
+    if not isinstance(fdata, Tangent):
+        return True
+    for box in fdata.fields.values():
+        content = box.fields.get("cell_contents", NoTangent) if isinstance(box, MutableTangent) else box
+        if content is not NoTangent and content is not NoFData:
+            return True
+    return False
+
+
+register_rrule(_grad, _grad_rrule)
+register_rrule(_value_and_grad, _value_and_grad_rrule)
+
+
+
+
+# --------------------------------------------------------------------------------------------
+# yb.grad inside second-order code: third derivatives (gradient_rule), by second order of the
+# plain forward program (transform/third_order.py)
+# --------------------------------------------------------------------------------------------
+
+
+def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """``yb.grad(g)`` (or ``value_and_grad``) called inside the function being differentiated:
+    the gradient function, carrying ``g``'s fdata and tangent (the values ``g`` captured)."""
+
+    make = grad if f4[0] is grad else value_and_grad
+    g = args[0]
+    made = make(g[0], *(a[0] for a in args[1:]), **{k: v[0] for k, v in kwargs.items()})
+    return (made, g[1], g[2], g[3]), lambda dy, dy_d: ((NoRData,) * (len(args) + len(kwargs) + 1),) * 2
+
+
+def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """Second-order rule of a call of a gradient function ``grad(g)(*xs)``."""
+
+    spec = f4[0].__yuebing_gradient__
+    captures = _captures_derivatives(f4[1]) or _captured_tangents(f4[2])
+    check_gradient_call(spec, kwargs, tuple(a[0] for a in args), captures, "yb.hvp/yb.hessian over yb.grad")
+    nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
+    return _gradient_call(spec.f, args, nums, single, spec.with_value)
+
+
+def _captured_tangents(tangent: Any) -> bool:
+    """Whether a function's second-order tangent carries tangents of captured variables (a
+    closure made in the differentiated code; a global closure's are constant zeros)."""
+
+    return isinstance(tangent, Tangent) and any(
+        isinstance(v, CellTangent) and v.value is not NoTangent for v in tangent.fields.values())
+
+
+def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool,
+                   with_value: bool) -> tuple[tuple, Callable]:
+    """``grad(g, argnums=nums)(*args)`` on 4-tuples: the value and its tangent by one
+    forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass of
+    ``g``'s plain forward program (third derivatives of ``g``)."""
+
+    xs = tuple(a[0] for a in args)
+    directions = tuple(_zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
+    value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
+    gradient = grads[nums[0]] if single else tuple(grads[i] for i in nums)
+    gradient_t = products[nums[0]] if single else tuple(products[i] for i in nums)
+    if with_value:
+        value_t = float(sum(np.sum(u * d) for u, d in zip(grads, directions)
+                            if u is not NoTangent and d is not NoTangent))
+        out = _fresh_output(Dual((value, gradient), (value_t, gradient_t)))
+    else:
+        out = _fresh_output(Dual(gradient, gradient_t))
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        bar, bar_d = _output_cotangents(out, dy, dy_d)
+        value_bar, value_bar_d = (bar[0], bar_d[0]) if with_value else (0.0, 0.0)
+        grad_bar, grad_bar_d = (bar[1], bar_d[1]) if with_value else (bar, bar_d)
+        if single:
+            grad_bar, grad_bar_d = (grad_bar,), (grad_bar_d,)
+        us = [_constant(_zero_tangent_of(x)) for x in xs]
+        for i, u, u_d in zip(nums, grad_bar, grad_bar_d):
+            u = _zero_tangent_of(xs[i]) if u is NoTangent else u
+            us[i] = (u, zero_fdata(u), _zero_tangent_of(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
+        rs, rsd = _psi_pullback(g, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d))
+        rdatas, rdata_ts = [NoRData], [NoRData]
+        for a, r, r_d in zip(args, rs, rsd):
+            differentiable = r is not NoTangent and is_differentiable(a[0])
+            rdatas.append(accumulate(CoDual(a[0], a[1]), r) if differentiable else NoRData)
+            rdata_ts.append(accumulate(CoDual(a[0], a[3]), r_d) if differentiable else NoRData)
+        return tuple(rdatas), tuple(rdata_ts)
+
+    return out, pullback
+
+
+def _scalar(value: Any) -> float:
+    return 0.0 if value is NoTangent or value is NoRData else float(value)
+
+
+def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list, value_bar: float,
+                  value_bar_d: float) -> tuple[list, list]:
+    """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` and its tangent along
+    ``(directions, u's tangents)``, by second order of ``g``'s plain forward program."""
+
+    pair = _Call(tuple([_function(g), _constant(NoTangent)] + [part for x, d, u in zip(xs, directions, us)
+                        for part in ((x, zero_fdata(x), d, zero_fdata(x)), u)]), {})
+    slot = _python_function(pair, g)
+    out, pullback = pair.composition.pair_output(slot)
+    _check_scalar(out[0][0], g, "grad")
+    seeds, seeds_d = [value_bar, 1.0], [value_bar_d, 0.0]
+    for k in range(2):
+        if isinstance(out[0][k], np.ndarray):  # a 0-d array: its cotangent goes into its fdata
+            out[1][k][...] += seeds[k]
+            out[3][k][...] += seeds_d[k]
+            seeds[k] = seeds_d[k] = NoRData
+    rs, rsd = pullback(tuple(seeds), tuple(seeds_d))
+    grads, grads_t = [], []
+    for k, x in enumerate(xs):
+        x4 = pair.inputs[2 + 2 * k]
+        grads.append(join(x4[1], rs[3 + 2 * k]))
+        grads_t.append(join(x4[3], rsd[3 + 2 * k]))
+    return grads, grads_t
+
+
+_register_second_order((_grad, _value_and_grad), gradient_maker_rule)
+protocols.GRADIENT_CALLS.update(reverse=gradient_rrule, forward=gradient_frule, second=gradient_rule,
+                                gradient_call=_gradient_call)
