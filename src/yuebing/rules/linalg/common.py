@@ -3,8 +3,12 @@
 Most rules are written once as a *derivation* ``derive(*primals) -> (y, jvp, vjp)`` and turned into
 a reverse and a forward rule by ``linalg_rule``: ``jvp(*tangents)`` gives the output tangent (a
 ``None`` tangent is zero), ``vjp(cotangent, need)`` gives one cotangent per differentiable
-parameter (``None`` where ``need`` is false). Complex numbers follow the repository convention: the
-real inner product ``Re(conj(a) * b)``, so a holomorphic map's adjoint uses conjugate transposes.
+parameter (``None`` where ``need`` is false). A nonlinear primitive with a second-order cotangent
+map (``with_vjp(f, _f_vjp)``) passes that map instead, ``linalg_rule(f, vjp=_f_vjp)``, and its
+derivation returns ``(y, jvp)``: the reverse rule calls the same function second order
+differentiates, so each cotangent formula is written once. Complex numbers follow the repository
+convention: the real inner product ``Re(conj(a) * b)``, so a holomorphic map's adjoint uses
+conjugate transposes.
 
 Functions that read only one triangle of their argument (``cholesky``, ``eigh``, SciPy's ``assume_a``
 solvers) are differentiated as that: the derivative sees the Hermitian matrix built from the
@@ -89,12 +93,20 @@ def fit(dy: Any, y: Any) -> Any:
     return fit_tangent(NoTangent if dy is None else dy, y)
 
 
-def linalg_rule(*targets: Any, diff: tuple = (0,)) -> Callable:
+def linalg_rule(*targets: Any, diff: tuple = (0,), vjp: Callable | None = None,
+                fast_vjp: Callable | None = None) -> Callable:
     """Register the rules derived from ``derive(*primals) -> (y, jvp, vjp)`` for ``targets``.
 
     ``diff`` lists the positions of the differentiable parameters. The rules take ``derive``'s
     signature (its parameter names must be the primal's). If ``y`` is the first argument itself
     (``matrix_power(a, 1)``), the output carries that argument's fdata/tangent.
+
+    ``vjp``: the primitive's cotangent map ``vjp(g, y, *primals) -> tuple`` in plain NumPy, the one
+    its second-order ``with_vjp`` declaration names (one cotangent per parameter, None for none; a
+    tuple output's ``g`` is a tuple with None for outputs that got no cotangent). ``derive`` then
+    returns ``(y, jvp)`` only and the reverse rule's pullback calls ``vjp``, so the derivative
+    formula is written once for first and second order. ``fast_vjp``, with the same signature,
+    is tried first and returns None where it does not apply (a specialised kernel).
     """
 
     def decorate(derive: Callable) -> Callable:
@@ -103,7 +115,8 @@ def linalg_rule(*targets: Any, diff: tuple = (0,)) -> Callable:
         def rrule(*args: Any) -> tuple:
             xs = [primal(a) for a in args]
             refuse_containers(label, xs, diff)
-            y, _, vjp = derive(*xs)
+            derived = derive(*xs)
+            y = derived[0]
             if args and y is xs[0] and isinstance(args[0], CoDual):
                 return CoDual(y, args[0].fdata), lambda dy: (NoRData,) * (len(args) + 1)
             out = output(y)
@@ -112,9 +125,17 @@ def linalg_rule(*targets: Any, diff: tuple = (0,)) -> Callable:
                 rdatas = [NoRData] * (len(args) + 1)
                 need = tuple(i < len(args) and carries_gradient(args[i]) for i in diff)
                 if any(need):
-                    for i, g in zip(diff, vjp(cotangent_of(out, dy), need)):
-                        if g is not None and i < len(args):
-                            rdatas[i + 1] = accumulate(args[i], g)
+                    g = cotangent_of(out, dy)
+                    if vjp is None:  # derive's vjp: a cotangent per position in diff, None if not needed
+                        cotangents = zip(diff, derived[2](g, need))
+                    else:  # one per parameter, needed or not
+                        g = tuple(g) if isinstance(y, tuple) else g
+                        found = None if fast_vjp is None else fast_vjp(g, y, *xs)
+                        cotangents = ((i, c) for i, c in enumerate(vjp(g, y, *xs) if found is None else found)
+                                      if i < len(args) and i in diff and carries_gradient(args[i]))
+                    for i, c in cotangents:
+                        if c is not None and i < len(args):
+                            rdatas[i + 1] = accumulate(args[i], c)
                 return tuple(rdatas)
 
             return out, pullback
@@ -122,7 +143,7 @@ def linalg_rule(*targets: Any, diff: tuple = (0,)) -> Callable:
         def frule(*args: Any) -> Dual:
             xs = [primal(a) for a in args]
             refuse_containers(label, xs, diff)
-            y, jvp, _ = derive(*xs)
+            y, jvp = derive(*xs)[:2]
             if args and y is xs[0]:
                 return Dual(y, tangent(args[0]))
             dxs = [tangent_or_none(args[i]) if i < len(args) else None for i in diff]

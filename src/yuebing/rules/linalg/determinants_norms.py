@@ -7,12 +7,14 @@ Conventions and limits (everything else raises ``RuleArgumentError``):
   A float ``ord = p`` of a vector norm is differentiated (``d/dp (sum |x_i|^p)^(1/p)``); in
   ``ord=inf``/``-inf``/``0`` and the matrix norms ``ord`` picks a different function (a discrete
   choice), so its derivative is 0 by definition (the rules return that zero explicitly).
-* ``det``: also at singular matrices (the adjugate from the SVD). ``slogdet``: nonsingular
-  matrices (the rule inverts ``a``); its sign has zero derivative for real input (it is piecewise
-  constant) and turns with ``Im tr(a^-1 da)`` for complex input.
+* ``det``: also at singular matrices (the adjugate from the cofactors, or for large matrices the
+  SVD). ``slogdet``: nonsingular matrices; its sign has zero derivative for real input (it is
+  piecewise constant) and turns with ``Im tr(a^-1 da)`` for complex input.
 
-Second order (``yb.hvp``, ``yb.hessian``; the end of the file): vjp functions written in plain
-NumPy (``with_vjp``) that compute the reverse rules' cotangents with the same conventions.
+Each primitive's cotangent map is one plain-NumPy function ``_f_vjp(g, y, *args)`` (no
+try/except, no ``out=``/``where=``: the forward transform differentiates it for second order,
+``with_vjp`` at the end of the file), which the reverse rule calls. The forward rules are their
+own formulas (``jvp``) built from the same pieces (``norm_direction``, ``adjugate``).
 """
 from __future__ import annotations
 
@@ -29,38 +31,35 @@ from .common import add, conj, cotangent_entry, linalg_rule, mH, mT, normalise_a
 # --------------------------------------------------------------------------------------------
 
 
-def _sgn(x: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """x / |x|, 0 where x is 0."""
-    return np.divide(x, r, out=np.zeros(np.shape(x), dtype=np.result_type(x, 1.0)), where=r != 0)
+def _safe_div(x: Any, r: Any) -> Any:
+    """x / r, 0 where r is 0."""
+    nonzero = r != 0
+    return np.where(nonzero, x / np.where(nonzero, r, 1.0), 0.0)
 
 
-def _split_ties(mask: np.ndarray, axes: tuple) -> np.ndarray:
-    return mask / np.sum(mask, axis=axes, keepdims=True)
-
-
-def _vector_direction(x: np.ndarray, ym: np.ndarray, ord: Any, axes: tuple) -> np.ndarray:
+def _vector_direction(x, ym, ord, axes):
     """``u`` with ``d norm = Re sum(conj(u) * dx)`` over ``axes`` (``ym``: the norm, kept dims)."""
-    r = np.abs(x)
     if ord is None or ord == 2:
-        return _sgn(x, np.broadcast_to(ym, x.shape))
+        return _safe_div(x, ym)  # ym unbroadcast: one pass over x
+    r = np.abs(x)
     if ord == 1:
-        return _sgn(x, r)
+        return _safe_div(x, r)
     if ord == np.inf or ord == -np.inf:
-        return _sgn(x, r) * _split_ties(r == ym, axes)
+        ties = r == ym  # split evenly
+        return _safe_div(x, r) * (ties / np.sum(ties, axis=axes, keepdims=True))
     if ord == 0:
         return np.zeros(x.shape, dtype=np.result_type(x, 1.0))
     p = float(ord)
     # d/d|x_i| (sum |x|^p)^(1/p) = (|x_i| / y)^(p-1); 0 at x_i = 0 and at y = 0 by convention
-    ratio = np.divide(r, ym, out=np.zeros(r.shape, dtype=np.result_type(r, 1.0)), where=(ym != 0) & (r != 0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.where(ratio != 0, ratio ** (p - 1), 0.0)
-    return _sgn(x, r) * scale
+    ratio = np.where((ym != 0) & (r != 0), r / np.where(ym != 0, ym, 1.0), 0.0)
+    scale = np.where(ratio != 0, np.where(ratio != 0, ratio, 1.0) ** (p - 1), 0.0)
+    return _safe_div(x, r) * scale
 
 
-def _matrix_direction(x: np.ndarray, ym: np.ndarray, ord: Any) -> np.ndarray:
+def _matrix_direction(x, ym, ord):
     """Matrix norms over the last two axes: ``u`` as in ``_vector_direction``."""
     if ord is None or ord == "fro":
-        return _sgn(x, np.broadcast_to(ym, x.shape))
+        return _safe_div(x, ym)
     if ord in ("nuc", 2, -2):
         u, s, vh = np.linalg.svd(x, full_matrices=False)
         if ord == "nuc":
@@ -68,12 +67,11 @@ def _matrix_direction(x: np.ndarray, ym: np.ndarray, ord: Any) -> np.ndarray:
         if ord == 2:  # the largest singular value (assumed simple)
             return u[..., :, :1] @ vh[..., :1, :]
         return u[..., :, -1:] @ vh[..., -1:, :]
-    if ord in (1, -1, np.inf, -np.inf):
-        r = np.abs(x)
-        sums_axis = -2 if ord in (1, -1) else -1  # ord 1: column sums; inf: row sums
-        sums = np.sum(r, axis=sums_axis, keepdims=True)
-        return _sgn(x, r) * _split_ties(sums == ym, (-1,) if sums_axis == -2 else (-2,))
-    refuse("numpy.linalg.norm", f"yuebing does not differentiate the matrix norm ord={ord!r}")
+    # ord 1, -1: column sums; inf, -inf: row sums (np.linalg.norm refuses every other ord)
+    r = np.abs(x)
+    sums_axis = -2 if ord in (1, -1) else -1
+    ties = np.sum(r, axis=sums_axis, keepdims=True) == ym
+    return _safe_div(x, r) * (ties / np.sum(ties, axis=(-1,) if sums_axis == -2 else (-2,), keepdims=True))
 
 
 def norm_axes(nd: int, ord: Any, axis: Any) -> tuple[tuple, bool]:
@@ -99,113 +97,49 @@ def ord_partial(x, ym, ord, axes, matrix):
     return ym / p * np.sum(q ** p * np.log(q), axis=axes, keepdims=True)
 
 
-@linalg_rule(np.linalg.norm, diff=(0, 1))
+def norm_direction(x, ym, ord, axes, matrix):
+    """``u`` with ``d norm = Re sum(conj(u) * dx)`` over ``axes`` (``ym``: the norm, kept dims)."""
+    if not matrix:
+        return _vector_direction(x, ym, ord, axes)
+    moved = np.moveaxis(x, axes, (-2, -1))
+    return np.moveaxis(_matrix_direction(moved, np.moveaxis(np.asarray(ym), axes, (-2, -1)), ord), (-2, -1), axes)
+
+
+def _norm_vjp(g, y, x, ord=None, axis=None, keepdims=False):
+    x = np.asarray(x)
+    axes, matrix = norm_axes(x.ndim, ord, axis)
+    ym = y if keepdims else np.expand_dims(y, axes)
+    gk = np.real(g if keepdims else np.expand_dims(g, axes))
+    g_ord = None if ord is None or isinstance(ord, (int, str)) else np.sum(gk * ord_partial(x, ym, ord, axes, matrix))
+    return gk * norm_direction(x, ym, ord, axes, matrix), g_ord, None, None
+
+
+@linalg_rule(np.linalg.norm, diff=(0, 1), vjp=_norm_vjp)
 def _norm(x, ord=None, axis=None, keepdims=False):
     y = np.linalg.norm(x, ord, axis, keepdims)
     x = np.asarray(x)
-    nd = x.ndim
-    axes, matrix = norm_axes(nd, ord, axis)
+    axes, matrix = norm_axes(x.ndim, ord, axis)
     ym = y if keepdims else np.expand_dims(y, axes)
-    if matrix:
-        moved = np.moveaxis(x, axes, (-2, -1))
-        u = np.moveaxis(_matrix_direction(moved, np.moveaxis(np.asarray(ym), axes, (-2, -1)), ord), (-2, -1), axes)
-    else:
-        u = _vector_direction(x, ym, ord, axes)
 
     def jvp(dx: Any, d_ord: Any = None) -> Any:
-        dy = None if dx is None else np.real(np.sum(conj(u) * dx, axis=axes, keepdims=keepdims))
+        dy = None
+        if dx is not None:
+            u = norm_direction(x, ym, ord, axes, matrix)
+            dy = np.real(np.sum(conj(u) * dx, axis=axes, keepdims=keepdims))
         if d_ord is not None:
             dy = add(dy, np.reshape(ord_partial(x, ym, ord, axes, matrix), np.shape(y)) * d_ord)
         return dy
 
-    def vjp(g: Any, need: tuple) -> tuple:
-        gk = np.real(g if keepdims else np.expand_dims(g, axes))
-        g_ord = float(np.sum(gk * ord_partial(x, ym, ord, axes, matrix))) if need[1] else None
-        return (gk * u if need[0] else None), g_ord
-
-    return y, jvp, vjp
+    return y, jvp
 
 
 # --------------------------------------------------------------------------------------------
 # det, slogdet
 # --------------------------------------------------------------------------------------------
 
-
-def adjugate(a: np.ndarray, det: Any) -> np.ndarray:
-    """adj(a) = det(a) a^-1, also for singular matrices (from the SVD a = U S V^H)."""
-    try:
-        return np.asarray(det)[..., None, None] * np.linalg.inv(a)
-    except np.linalg.LinAlgError:
-        u, s, vh = np.linalg.svd(a)
-        n = s.shape[-1]
-        others = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1)
-        phase = np.linalg.det(u) * np.linalg.det(vh)
-        return phase[..., None, None] * (mH(vh) * others[..., None, :]) @ mH(u)
-
-
-def det_parts(a: np.ndarray, y: Any) -> tuple[Callable, Callable]:
-    """jvp and vjp of ``y = det(a)``: ``dy = tr(adj(a) da)``."""
-    adj = adjugate(a, y)
-
-    def jvp(da: Any) -> Any:
-        return np.einsum("...ij,...ji->...", adj, da)
-
-    def vjp(g: Any, need: tuple) -> tuple:
-        return (np.asarray(g)[..., None, None] * mH(adj),)
-
-    return jvp, vjp
-
-
-@linalg_rule(np.linalg.det)
-def _det(a):
-    y = np.linalg.det(a)
-    return (y, *det_parts(np.asarray(a), y))
-
-
-@linalg_rule(np.linalg.slogdet)
-def _slogdet(a):
-    y = np.linalg.slogdet(a)
-    sign = y[0]
-    try:
-        a_inv = np.linalg.inv(a)
-    except np.linalg.LinAlgError:
-        a_inv = None  # log|det| is not differentiable here: say so if a derivative is asked for
-    complex_input = np.iscomplexobj(a)
-
-    def inverse() -> np.ndarray:
-        if a_inv is None:
-            refuse("numpy.linalg.slogdet", "not differentiable at a singular matrix (log|det| = -inf)")
-        return a_inv
-
-    def jvp(da: Any) -> Any:
-        t = np.einsum("...ij,...ji->...", inverse(), da)
-        # real input: the sign is piecewise constant; complex: it turns with Im(t)
-        return [sign * 1j * np.imag(t) if complex_input else None, np.real(t)]
-
-    def vjp(g: list, need: tuple) -> tuple:
-        g_sign, g_log = g
-        w = np.asarray(0.0 if g_log is None else np.real(g_log), dtype=np.result_type(a, 1.0))
-        if complex_input and g_sign is not None:
-            w = w + 1j * np.real(np.conj(g_sign) * sign * 1j)
-        return (w[..., None, None] * mH(inverse()),)
-
-    return y, jvp, vjp
-
-
-# --------------------------------------------------------------------------------------------
-# Second order
-# --------------------------------------------------------------------------------------------
-#
-# The vjp functions below are differentiated by the forward transform (plain NumPy: no
-# try/except, no ``out=``/``where=``). Each computes exactly the cotangents of the reverse rule
-# above it. A tuple output's cotangent ``g`` is a tuple (a ``SlogdetResult``, ``EighResult``...)
-# whose entries are ``NoRData`` for number outputs nobody used: ``cotangent_entry`` reads them.
-
-
-def _safe_div(x: Any, r: Any) -> Any:
-    """x / r, 0 where r is 0 (``_sgn`` without ``out=``/``where=``)."""
-    nonzero = r != 0
-    return np.where(nonzero, x / np.where(nonzero, r, 1.0), 0.0)
+#: The largest matrices whose adjugate at a singular matrix comes from the cofactors (n^4 numbers);
+#: larger ones take the SVD.
+_COFACTOR_LIMIT = 32
 
 
 def _cofactor_adjugate(a):
@@ -218,16 +152,58 @@ def _cofactor_adjugate(a):
     return mT(signs * np.linalg.det(minors))
 
 
+def _svd_adjugate(a):
+    """adj(a) from the SVD ``a = U S V^H``: ``det(U) det(V^H) V diag(prod_(j != i) s_j) U^H``."""
+    u, s, vh = np.linalg.svd(a)
+    n = s.shape[-1]
+    others = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1)
+    phase = np.linalg.det(u) * np.linalg.det(vh)
+    return phase[..., None, None] * (mH(vh) * others[..., None, :]) @ mH(u)
+
+
+def adjugate(a, det):
+    """adj(a) = det(a) a^-1; where ``det`` is 0 (at any matrix of a stack), from the cofactors,
+    which are polynomials in ``a`` and so second order differentiates them there too, or for a
+    matrix larger than ``_COFACTOR_LIMIT`` from the SVD (first order only: the SVD's derivative
+    needs distinct singular values)."""
+    det = np.asarray(det)
+    if np.all(det != 0):
+        return det[..., None, None] * np.linalg.inv(a)
+    if a.shape[-1] <= _COFACTOR_LIMIT:
+        return _cofactor_adjugate(a)
+    return _svd_adjugate(a)
+
+
 def _det_vjp(g, y, a):
-    a = np.asarray(a)
-    if np.all(np.asarray(y) != 0):
-        adj = np.asarray(y)[..., None, None] * np.linalg.inv(a)
-    else:  # the reverse rule's SVD adjugate has no forward rule at a singular matrix
-        adj = _cofactor_adjugate(a)
-    return (np.asarray(g)[..., None, None] * mH(adj),)
+    return (np.asarray(g)[..., None, None] * mH(adjugate(np.asarray(a), y)),)
+
+
+def det_parts(a: np.ndarray, y: Any) -> tuple[Callable, Callable]:
+    """jvp and vjp of ``y = det(a)``: ``dy = tr(adj(a) da)``."""
+
+    def jvp(da: Any) -> Any:
+        return np.einsum("...ij,...ji->...", adjugate(a, y), da)
+
+    def vjp(g: Any, need: tuple) -> tuple:
+        return _det_vjp(g, y, a)
+
+    return jvp, vjp
+
+
+@linalg_rule(np.linalg.det, vjp=_det_vjp)
+def _det(a):
+    y = np.linalg.det(a)
+    return y, det_parts(np.asarray(a), y)[0]
+
+
+def _refuse_singular(sign):
+    """slogdet has no derivative where the sign is 0 (log|det| = -inf)."""
+    if np.any(sign == 0):
+        refuse("numpy.linalg.slogdet", "not differentiable at a singular matrix (log|det| = -inf)")
 
 
 def _slogdet_vjp(g, y, a):
+    _refuse_singular(y[0])
     g_sign, g_log = cotangent_entry(g, 0), cotangent_entry(g, 1)
     w = 0.0 if g_log is None else np.real(g_log)
     if np.iscomplexobj(a) and g_sign is not None:
@@ -235,56 +211,25 @@ def _slogdet_vjp(g, y, a):
     return (np.asarray(w)[..., None, None] * mH(np.linalg.inv(a)),)
 
 
-def _vector_direction_vjp(x, ym, ord, axes):
-    """``_vector_direction`` in plain NumPy."""
-    r = np.abs(x)
-    if ord is None or ord == 2:
-        return _safe_div(x, np.broadcast_to(ym, x.shape))
-    if ord == 1:
-        return _safe_div(x, r)
-    if ord == np.inf or ord == -np.inf:
-        ties = r == ym
-        return _safe_div(x, r) * (ties / np.sum(ties, axis=axes, keepdims=True))
-    if ord == 0:
-        return np.zeros(x.shape, dtype=np.result_type(x, 1.0))
-    p = float(ord)
-    ratio = np.where((ym != 0) & (r != 0), r / np.where(ym != 0, ym, 1.0), 0.0)
-    scale = np.where(ratio != 0, np.where(ratio != 0, ratio, 1.0) ** (p - 1), 0.0)
-    return _safe_div(x, r) * scale
+@linalg_rule(np.linalg.slogdet, vjp=_slogdet_vjp)
+def _slogdet(a):
+    y = np.linalg.slogdet(a)
+    sign = y[0]
+
+    def jvp(da: Any) -> Any:
+        _refuse_singular(sign)
+        t = np.einsum("...ij,...ji->...", np.linalg.inv(a), da)
+        # real input: the sign is piecewise constant; complex: it turns with Im(t)
+        return [sign * 1j * np.imag(t) if np.iscomplexobj(a) else None, np.real(t)]
+
+    return y, jvp
 
 
-def _matrix_direction_vjp(x, ym, ord):
-    """``_matrix_direction`` in plain NumPy."""
-    if ord is None or ord == "fro":
-        return _safe_div(x, np.broadcast_to(ym, x.shape))
-    if ord in ("nuc", 2, -2):
-        u, s, vh = np.linalg.svd(x, full_matrices=False)
-        if ord == "nuc":
-            return u @ vh
-        if ord == 2:
-            return u[..., :, :1] @ vh[..., :1, :]
-        return u[..., :, -1:] @ vh[..., -1:, :]
-    r = np.abs(x)
-    sums_axis = -2 if ord in (1, -1) else -1
-    ties = np.sum(r, axis=sums_axis, keepdims=True) == ym
-    return _safe_div(x, r) * (ties / np.sum(ties, axis=(-1,) if sums_axis == -2 else (-2,), keepdims=True))
-
-
-def _norm_vjp(g, y, x, ord=None, axis=None, keepdims=False):
-    x = np.asarray(x)
-    nd = x.ndim
-    axes, matrix = norm_axes(nd, ord, axis)
-    ym = y if keepdims else np.expand_dims(y, axes)
-    if matrix:
-        moved = np.moveaxis(x, axes, (-2, -1))
-        u = np.moveaxis(_matrix_direction_vjp(moved, np.moveaxis(np.asarray(ym), axes, (-2, -1)), ord),
-                        (-2, -1), axes)
-    else:
-        u = _vector_direction_vjp(x, ym, ord, axes)
-    gk = np.real(g if keepdims else np.expand_dims(g, axes))
-    g_ord = None if ord is None or isinstance(ord, (int, str)) else np.sum(gk * ord_partial(x, ym, ord, axes, matrix))
-    return gk * u, g_ord, None, None
-
+# --------------------------------------------------------------------------------------------
+# Second order: each primitive's cotangent map above, differentiated by the forward transform. A
+# tuple output's cotangent ``g`` is then a tuple (a ``SlogdetResult``) whose entries are
+# ``NoRData`` for outputs nobody used: ``cotangent_entry`` reads them.
+# --------------------------------------------------------------------------------------------
 
 with_vjp(np.linalg.norm, _norm_vjp)
 with_vjp(np.linalg.det, _det_vjp)

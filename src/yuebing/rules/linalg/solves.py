@@ -3,9 +3,11 @@
 Limits (everything else raises ``RuleArgumentError``): ``lstsq`` and ``pinv`` for full-rank
 matrices, ``lstsq`` for square or tall ``a``; ``pinv(hermitian=True)`` is refused.
 
-Second order (``yb.hvp``, ``yb.hessian``; the end of the file): vjp functions written in plain
-NumPy (``with_vjp``) that compute the reverse rules' cotangents with the same conventions; ``solve``
-also declares its forward derivative as NumPy code, for third order.
+Each primitive's cotangent map is one plain-NumPy function ``_f_vjp(g, y, *args)`` (no
+try/except, no ``out=``/``where=``: the forward transform differentiates it for second order,
+``with_vjp`` at the end of the file), which the reverse rule calls. The forward rules are their
+own formulas (``jvp``); ``solve`` also declares its forward derivative as NumPy code, for third
+order.
 """
 from __future__ import annotations
 
@@ -18,24 +20,21 @@ from ...tangents import NoTangent
 from ..cases import Case, randc, randn
 from ..second_order import jvp_defined_by, with_vjp
 from .common import add, cotangent_entry, linalg_rule, mH, refuse, well_conditioned
-from .decompositions import singular_value_parts
+from .decompositions import singular_values_cotangent, singular_values_jvp
 
 # --------------------------------------------------------------------------------------------
 # inv, solve, matrix_power
 # --------------------------------------------------------------------------------------------
 
 
-@linalg_rule(np.linalg.inv)
+def _inv_vjp(g, y, a):
+    return (-(mH(y) @ g @ mH(y)),)
+
+
+@linalg_rule(np.linalg.inv, vjp=_inv_vjp)
 def _inv(a):
     y = np.linalg.inv(a)
-
-    def jvp(da: Any) -> Any:
-        return -(y @ da @ y)
-
-    def vjp(g: Any, need: tuple) -> tuple:
-        return (-(mH(y) @ g @ mH(y)),)
-
-    return y, jvp, vjp
+    return y, lambda da: -(y @ da @ y)
 
 
 def solve_parts(a: np.ndarray, x: np.ndarray, vector: bool, solve: Callable, solve_adjoint: Callable) -> tuple:
@@ -56,139 +55,6 @@ def solve_parts(a: np.ndarray, x: np.ndarray, vector: bool, solve: Callable, sol
     return jvp, vjp
 
 
-@linalg_rule(np.linalg.solve, diff=(0, 1))
-def _solve(a, b):
-    y = np.linalg.solve(a, b)
-    vector = np.ndim(b) == 1
-    return (y, *solve_parts(np.asarray(a), y, vector,
-                            lambda r: np.linalg.solve(a, r), lambda g: np.linalg.solve(mH(np.asarray(a)), g)))
-
-
-@linalg_rule(np.linalg.matrix_power)
-def _matrix_power(a, n):
-    y = np.linalg.matrix_power(a, n)
-    n = operator.index(n)
-    if n == 0 or y is a:
-        return y, lambda da: None, lambda g, need: (None,)
-    base = np.linalg.inv(a) if n < 0 else np.asarray(a)
-    m = abs(n)
-    powers = [None, base]  # powers[k] = base^k; None stands for the identity
-    for _ in range(m - 2):
-        powers.append(powers[-1] @ base)
-
-    def times(p: Any, x: Any, left: bool) -> Any:
-        return x if p is None else (p @ x if left else x @ p)
-
-    def jvp(da: Any) -> Any:
-        d_base = da if n > 0 else -(base @ da @ base)
-        return add(*(times(powers[k], times(powers[m - 1 - k], d_base, False), True) for k in range(m)))
-
-    def vjp(g: Any, need: tuple) -> tuple:
-        g_base = add(*(times(_mH_or_none(powers[k]), times(_mH_or_none(powers[m - 1 - k]), g, False), True)
-                       for k in range(m)))
-        return (g_base if n > 0 else -(mH(base) @ g_base @ mH(base)),)
-
-    return y, jvp, vjp
-
-
-def _mH_or_none(p: Any) -> Any:
-    return None if p is None else mH(p)
-
-
-# --------------------------------------------------------------------------------------------
-# Least squares, pseudo-inverse
-# --------------------------------------------------------------------------------------------
-
-
-@linalg_rule(np.linalg.lstsq, diff=(0, 1))
-def _lstsq(a, b, rcond=None):
-    label = "numpy.linalg.lstsq"
-    y = np.linalg.lstsq(a, b, rcond=rcond)
-    x, res, rank, s = y
-    a, b = np.asarray(a), np.asarray(b)
-    m, n = a.shape
-    if m < n or rank < n:
-        refuse(label, "yuebing differentiates full-rank square or tall least-squares problems only")
-    vector = b.ndim == 1
-    x2, b2 = (x[:, None], b[:, None]) if vector else (x, b)
-    r = b2 - a @ x2
-    gram_inv = np.linalg.inv(mH(a) @ a)
-    pinv = gram_inv @ mH(a)
-    has_res = res.size > 0
-    u, _, vh = np.linalg.svd(a, full_matrices=False)
-    s_jvp, s_vjp = singular_value_parts(u, vh)
-
-    def as2(t: Any) -> Any:
-        return None if t is None else (np.asarray(t)[:, None] if vector else t)
-
-    def jvp(da: Any, db: Any) -> Any:
-        dr = add(as2(db), None if da is None else -(da @ x2))  # change of b - a x, x held fixed
-        dx = add(None if dr is None else pinv @ dr, None if da is None else gram_inv @ (mH(da) @ r))
-        dres = 2 * np.real(np.sum(np.conj(r) * dr, axis=0)) if has_res and dr is not None else None
-        ds = s_jvp(da) if da is not None else None
-        return [None if dx is None else (dx[:, 0] if vector else dx), dres, None, ds]
-
-    def vjp(g: list, need: tuple) -> tuple:
-        gx, gres, _, gs = g
-        gb = ga = None
-        if gx is not None:
-            gx = as2(gx)
-            z = mH(pinv) @ gx
-            gb, ga = z, -(z @ mH(x2)) + r @ mH(gram_inv @ gx)
-        if gres is not None and has_res:
-            w = 2 * r * np.real(np.asarray(gres))
-            gb, ga = add(gb, w), add(ga, -(w @ mH(x2)))
-        if gs is not None:
-            ga = add(ga, s_vjp(gs, need)[0])
-        if gb is not None and vector:
-            gb = gb[:, 0]
-        return ga, gb
-
-    return y, jvp, vjp
-
-
-_NO_VALUE = object()
-
-
-@linalg_rule(np.linalg.pinv)
-def _pinv(a, rcond=None, hermitian=False, rtol=_NO_VALUE):
-    label = "numpy.linalg.pinv"
-    kwargs = {} if rtol is _NO_VALUE else {"rtol": rtol}
-    y = np.linalg.pinv(a, rcond, hermitian, **kwargs)
-    if hermitian:
-        refuse(label, "yuebing does not differentiate hermitian=True; use the default")
-    a = np.asarray(a)
-    s = np.linalg.svd(a, compute_uv=False)
-    m, n = a.shape[-2:]
-    if s.size and np.any(s[..., -1] <= max(m, n) * np.finfo(s.dtype).eps * s[..., 0]):
-        refuse(label, "yuebing differentiates the pseudo-inverse of full-rank matrices only")
-    p = y
-    left = np.eye(m) - a @ p  # projector onto the complement of the range of a
-    right = np.eye(n) - p @ a
-
-    def jvp(da: Any) -> Any:
-        return -(p @ da @ p) + p @ mH(p) @ mH(da) @ left + right @ mH(da) @ mH(p) @ p
-
-    def vjp(g: Any, need: tuple) -> tuple:
-        return (-(mH(p) @ g @ mH(p)) + left @ mH(g) @ p @ mH(p) + mH(p) @ p @ mH(g) @ right,)
-
-    return y, jvp, vjp
-
-
-# --------------------------------------------------------------------------------------------
-# Second order
-# --------------------------------------------------------------------------------------------
-#
-# The vjp functions below are differentiated by the forward transform (plain NumPy: no
-# try/except, no ``out=``/``where=``). Each computes exactly the cotangents of the reverse rule
-# above it. A tuple output's cotangent ``g`` is a tuple (a ``SlogdetResult``, ``EighResult``...)
-# whose entries are ``NoRData`` for number outputs nobody used: ``cotangent_entry`` reads them.
-
-
-def _inv_vjp(g, y, a):
-    return (-(mH(y) @ g @ mH(y)),)
-
-
 def _solve_vjp(g, y, a, b):
     vector = np.ndim(b) == 1
     x2 = y[..., None] if vector else y
@@ -196,19 +62,70 @@ def _solve_vjp(g, y, a, b):
     return -(gb @ mH(x2)), (gb[..., 0] if vector else gb)
 
 
+@linalg_rule(np.linalg.solve, diff=(0, 1), vjp=_solve_vjp)
+def _solve(a, b):
+    y = np.linalg.solve(a, b)
+    jvp, _ = solve_parts(np.asarray(a), y, np.ndim(b) == 1,
+                         lambda r: np.linalg.solve(a, r), lambda g: np.linalg.solve(mH(np.asarray(a)), g))
+    return y, jvp
+
+
+def _solve_jvp(a, a_t, b, b_t):
+    """Third order: the tangent of ``solve(a, b)`` (its cotangent map solves again)."""
+    y = np.linalg.solve(a, b)
+    vector = np.ndim(b) == 1  # b is one vector, for every matrix of a stack
+    rhs = b_t if b_t is not NoTangent else np.zeros_like(y)
+    if a_t is not NoTangent:
+        rhs = rhs - ((a_t @ y[..., None])[..., 0] if vector else a_t @ y)
+    return y, (np.linalg.solve(a, rhs[..., None])[..., 0] if vector else np.linalg.solve(a, rhs))
+
+
 def _matrix_power_vjp(g, y, a, n):
+    # y = base^m: dy = sum_k base^k d(base) base^(m-1-k), so the cotangent of base is
+    # sum_k (base^k)^H g (base^(m-1-k))^H (the k = 0 and k = m - 1 terms need no identity)
     n = operator.index(n)
     if n == 0:
         return None, None
     base = np.linalg.inv(a) if n < 0 else np.asarray(a)
     m = abs(n)
-    powers = [np.eye(base.shape[-1], dtype=base.dtype), base]  # powers[k] = base^k
+    powers = [base]  # powers[k - 1] = base^k
     for _ in range(m - 2):
         powers.append(powers[-1] @ base)
-    g_base = mH(powers[0]) @ g @ mH(powers[m - 1])
-    for k in range(1, m):
-        g_base = g_base + mH(powers[k]) @ g @ mH(powers[m - 1 - k])
+    g_base = g
+    if m > 1:
+        g_base = g @ mH(powers[m - 2]) + mH(powers[m - 2]) @ g
+    for k in range(1, m - 1):
+        g_base = g_base + mH(powers[k - 1]) @ g @ mH(powers[m - 2 - k])
     return (g_base if n > 0 else -(mH(base) @ g_base @ mH(base))), None
+
+
+@linalg_rule(np.linalg.matrix_power, vjp=_matrix_power_vjp)
+def _matrix_power(a, n):
+    y = np.linalg.matrix_power(a, n)
+    n = operator.index(n)
+    if n == 0 or y is a:
+        return y, lambda da: None
+
+    def jvp(da: Any) -> Any:
+        base = np.linalg.inv(a) if n < 0 else np.asarray(a)
+        m = abs(n)
+        powers = [None, base]  # powers[k] = base^k; None stands for the identity
+        for _ in range(m - 2):
+            powers.append(powers[-1] @ base)
+        d_base = da if n > 0 else -(base @ da @ base)
+        return add(*(_times(powers[k], _times(powers[m - 1 - k], d_base, False), True) for k in range(m)))
+
+    return y, jvp
+
+
+def _times(p: Any, x: Any, left: bool) -> Any:
+    """``p @ x`` (``left``) or ``x @ p``; ``p`` None is the identity."""
+    return x if p is None else (p @ x if left else x @ p)
+
+
+# --------------------------------------------------------------------------------------------
+# Least squares, pseudo-inverse
+# --------------------------------------------------------------------------------------------
 
 
 def _lstsq_vjp(g, y, a, b, rcond=None):
@@ -232,8 +149,42 @@ def _lstsq_vjp(g, y, a, b, rcond=None):
         ga = ga - w @ mH(x2)
     if gs is not None:
         u, _, vh = np.linalg.svd(a, full_matrices=False)
-        ga = ga + (u * np.asarray(gs)[..., None, :]) @ vh
+        ga = ga + singular_values_cotangent(u, vh, gs)
     return ga, (gb[:, 0] if vector else gb), None
+
+
+@linalg_rule(np.linalg.lstsq, diff=(0, 1), vjp=_lstsq_vjp)
+def _lstsq(a, b, rcond=None):
+    label = "numpy.linalg.lstsq"
+    y = np.linalg.lstsq(a, b, rcond=rcond)
+    x, res, rank, s = y
+    a, b = np.asarray(a), np.asarray(b)
+    m, n = a.shape
+    if m < n or rank < n:
+        refuse(label, "yuebing differentiates full-rank square or tall least-squares problems only")
+    vector = b.ndim == 1
+
+    def as2(t: Any) -> Any:
+        return None if t is None else (np.asarray(t)[:, None] if vector else t)
+
+    def jvp(da: Any, db: Any) -> Any:
+        x2 = as2(x)
+        r = as2(b) - a @ x2
+        gram_inv = np.linalg.inv(mH(a) @ a)
+        pinv = gram_inv @ mH(a)
+        dr = add(as2(db), None if da is None else -(da @ x2))  # change of b - a x, x held fixed
+        dx = add(None if dr is None else pinv @ dr, None if da is None else gram_inv @ (mH(da) @ r))
+        dres = 2 * np.real(np.sum(np.conj(r) * dr, axis=0)) if res.size > 0 and dr is not None else None
+        ds = None
+        if da is not None:
+            u, _, vh = np.linalg.svd(a, full_matrices=False)
+            ds = singular_values_jvp(u, vh, da)
+        return [None if dx is None else (dx[:, 0] if vector else dx), dres, None, ds]
+
+    return y, jvp
+
+
+_NO_VALUE = object()
 
 
 def _pinv_vjp(g, y, a, rcond=None, hermitian=False, rtol=_NO_VALUE):
@@ -245,15 +196,33 @@ def _pinv_vjp(g, y, a, rcond=None, hermitian=False, rtol=_NO_VALUE):
     return -(mH(p) @ g @ mH(p)) + left @ mH(g) @ p @ mH(p) + mH(p) @ p @ mH(g) @ right, None, None, None
 
 
-def _solve_jvp(a, a_t, b, b_t):
-    """Third order: the tangent of ``solve(a, b)`` (its cotangent map solves again)."""
-    y = np.linalg.solve(a, b)
-    vector = np.ndim(b) == 1  # b is one vector, for every matrix of a stack
-    rhs = b_t if b_t is not NoTangent else np.zeros_like(y)
-    if a_t is not NoTangent:
-        rhs = rhs - ((a_t @ y[..., None])[..., 0] if vector else a_t @ y)
-    return y, (np.linalg.solve(a, rhs[..., None])[..., 0] if vector else np.linalg.solve(a, rhs))
+@linalg_rule(np.linalg.pinv, vjp=_pinv_vjp)
+def _pinv(a, rcond=None, hermitian=False, rtol=_NO_VALUE):
+    label = "numpy.linalg.pinv"
+    kwargs = {} if rtol is _NO_VALUE else {"rtol": rtol}
+    y = np.linalg.pinv(a, rcond, hermitian, **kwargs)
+    if hermitian:
+        refuse(label, "yuebing does not differentiate hermitian=True; use the default")
+    a = np.asarray(a)
+    s = np.linalg.svd(a, compute_uv=False)
+    m, n = a.shape[-2:]
+    if s.size and np.any(s[..., -1] <= max(m, n) * np.finfo(s.dtype).eps * s[..., 0]):
+        refuse(label, "yuebing differentiates the pseudo-inverse of full-rank matrices only")
 
+    def jvp(da: Any) -> Any:
+        p = y
+        left = np.eye(m) - a @ p  # projector onto the complement of the range of a
+        right = np.eye(n) - p @ a
+        return -(p @ da @ p) + p @ mH(p) @ mH(da) @ left + right @ mH(da) @ mH(p) @ p
+
+    return y, jvp
+
+
+# --------------------------------------------------------------------------------------------
+# Second order: each primitive's cotangent map above, differentiated by the forward transform. A
+# tuple output's cotangent ``g`` is then a tuple (an ``LstsqResult``...) whose entries are
+# ``NoRData`` for outputs nobody used: ``cotangent_entry`` reads them.
+# --------------------------------------------------------------------------------------------
 
 with_vjp(np.linalg.inv, _inv_vjp)
 with_vjp(np.linalg.solve, _solve_vjp)
