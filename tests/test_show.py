@@ -10,8 +10,6 @@ import pytest
 
 import yuebing as yb
 from yuebing.ir.nodes import format_function
-from yuebing.transform import array_blocks, templates
-from yuebing.transform.codegen import runtime_namespace
 from yuebing.transform.forward_runtime import derived_frule
 from yuebing.transform.runtime import derived_rule
 
@@ -196,11 +194,7 @@ def test_the_specialised_program_computes_the_same_gradient(f, args):
     program gives the same value and gradient: it is the fast path, not a sketch of it."""
     rule = derived_rule(f)
     expected = yb.value_and_grad(f, argnums=0)(*args)
-    namespace = runtime_namespace()
-    namespace.update(templates.NAMESPACE)
-    namespace.update(array_blocks.NAMESPACE)
-    namespace.update(rule.generated.constants)
-    namespace["_G"] = f.__globals__
+    namespace = dict(rule.forward.__globals__)  # the names the generated code was compiled with
     exec(compile(yb.show(f, *args), "<specialised>", "exec"), namespace)  # noqa: S102
     original = rule.forward, rule.reverse
     rule.forward, rule.reverse = namespace[rule.generated.forward_name], namespace[rule.generated.reverse_name]
