@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import yuebing.api  # noqa: F401 - registers every rule, as `import yuebing` does
-from yuebing.api.forward import jacobian, jvp, show_forward
+from yuebing.api import jacobian, jvp, show_forward
 from yuebing.rules.core import Dual, MissingRuleError, frule
 from yuebing.tangents import NoTangent
 from yuebing.testing import check_rule

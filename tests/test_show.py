@@ -113,8 +113,8 @@ def test_an_array_function_shows_only_its_array_path():
 
 
 def test_guards_true_and_no_examples_give_the_whole_program():
-    from yuebing.api.forward import show_forward
-    from yuebing.api.reverse import show
+    from yuebing.api import show_forward
+    from yuebing.api import show
 
     assert show is yb.show and show_forward is yb.show_forward  # where they were, as before
     args = readme_arguments()

@@ -10,7 +10,7 @@ from ..rules.debug import RuleDebugError, config
 from ..transform.forward_runtime import NestedDifferentiationError
 from ..transform.second_order import SecondOrderError
 from .flatten import flatten, flatten_tangent
-from .forward import jacobian, jvp, show_forward
+from .forward import jacobian, jvp
 from .reverse import (
     MutableTangent,
     NoTangent,
@@ -19,12 +19,12 @@ from .reverse import (
     prepare_gradient,
     prepare_pullback,
     register_nondifferentiable_type,
-    show,
     value_and_grad,
     value_and_pullback,
     vjp,
 )
 from .second_order import hessian, hvp, prepare_hessian, prepare_hvp
+from .show import show, show_forward
 from . import nested as _nested  # noqa: F401, E402 - differentiation through yb.grad-made functions
 
 __all__ = [

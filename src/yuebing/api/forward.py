@@ -15,18 +15,14 @@ import numpy as np
 
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
-from .reverse import _normalise_argnums
+from .common import fname, normalise_argnums, split_aux
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules.core import Dual
 from ..tangents import NoTangent
 from ..tangents import kinds as K
 from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
 from ..tangents.validate import validate_tangent
-from ..transform.forward_runtime import call_frule, derived_frule, global_tangent
-
-
-def _fname(f: Callable) -> str:
-    return getattr(f, "__qualname__", None) or repr(f)
+from ..transform.forward_runtime import call_frule, global_tangent
 
 
 def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str) -> tuple[Any, Any]:
@@ -80,7 +76,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     value, tangent = _run_forward(f, tuple(primals), tuple(tangents), {}, "jvp")
     if has_aux:
         if not (isinstance(value, (tuple, list)) and len(value) == 2):
-            raise TypeError(f"jvp(has_aux=True): {_fname(f)} must return a pair (value, aux), got {type(value).__qualname__}")
+            raise TypeError(f"jvp(has_aux=True): {fname(f)} must return a pair (value, aux), got {type(value).__qualname__}")
         parts = tangent if isinstance(tangent, (tuple, list)) else (NoTangent, NoTangent)
         return value[0], parts[0], value[1]
     return value, tangent
@@ -228,7 +224,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", h
 
     @functools.wraps(f)
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
-        nums, single = _normalise_argnums(argnums, len(args), "jacobian")
+        nums, single = normalise_argnums(argnums, len(args), "jacobian")
         for a in nums:
             _check_argument(args[a], a, "jacobian")
         run = _jacobian_fwd if mode == "fwd" else _jacobian_rev
@@ -239,18 +235,10 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", h
     return jacobian_f
 
 
-def _split_aux(value: Any, f: Callable, has_aux: bool) -> tuple[Any, Any]:
-    if not has_aux:
-        return value, None
-    if not (isinstance(value, (tuple, list)) and len(value) == 2):
-        raise TypeError(f"jacobian(has_aux=True): {_fname(f)} must return a pair (value, aux), got {type(value).__qualname__}")
-    return value[0], value[1]
-
-
 def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool) -> tuple[list, Any]:
     zeros = tuple(T.zero_tangent(a) for a in args)
     full_value, _ = _run_forward(f, args, zeros, kwargs, "jacobian")
-    value, aux = _split_aux(full_value, f, has_aux)
+    value, aux = (split_aux(full_value, "jacobian", f) if has_aux else (full_value, None))
     out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
     jacs = []
     for a in nums:
@@ -262,7 +250,7 @@ def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
                 tangents = list(zeros)
                 tangents[a] = _basis(x, j, index)
                 y, dy = _run_forward(f, args, tuple(tangents), kwargs, "jacobian")
-                y, _ = _split_aux(y, f, has_aux)
+                y, _ = (split_aux(y, "jacobian", f) if has_aux else (y, None))
                 if has_aux:
                     dy = dy[0] if isinstance(dy, (tuple, list)) else NoTangent
                 for i, column in enumerate(_flat_leaves(y, dy, "the output")):
@@ -279,14 +267,14 @@ def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
     g = functools.partial(f, **kwargs) if kwargs else f
     full_value, pullback = vjp(g, *args)
     del pullback
-    value, aux = _split_aux(full_value, f, has_aux)
+    value, aux = (split_aux(full_value, "jacobian", f) if has_aux else (full_value, None))
     out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
     in_leaves = {a: [v for v, _ in _leaves(args[a], T.zero_tangent(args[a]), f"argument {a}")] for a in nums}
     blocks = {a: [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves[a]] for yl in out_leaves] for a in nums}
     for i, yl in enumerate(out_leaves):
         for index in range(int(np.size(yl))):
             y, pullback = vjp(g, *args)
-            y, aux_now = _split_aux(y, f, has_aux)
+            y, aux_now = (split_aux(y, "jacobian", f) if has_aux else (y, None))
             ct = _basis(y, i, index)
             if has_aux:
                 ct = (ct, T.zero_tangent(aux_now))
@@ -299,7 +287,6 @@ def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
     return [_assemble(args[a], value, blocks[a]) for a in nums], aux
 
 
-from .show import show_forward  # noqa: E402 - it lives in api/show.py; re-exported here as before
 
 
-__all__ = ["jacobian", "jvp", "show_forward"]
+__all__ = ["jacobian", "jvp"]

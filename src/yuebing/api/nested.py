@@ -23,7 +23,8 @@ from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent
 from ..transform.lifting import _fresh_output, _output_cotangents
 from ..transform.second_order import CellTangent, _dual_closure_tangent, call_rrule2
 from ..transform.third_order import _Call, _constant, _function, _python_function, _zero_tangent_of
-from .reverse import _normalise_argnums, grad, value_and_grad
+from .common import normalise_argnums
+from .reverse import grad, value_and_grad
 from .second_order import _check_scalar, _join, _pull_unit, _value_grad_hvp, separated_arguments
 
 _grad, _value_and_grad = grad, value_and_grad
@@ -46,7 +47,7 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
             "forward mode over yb.grad supports gradient functions without has_aux called with "
             "positional arguments; pass keyword arguments positionally"
         )
-    nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
+    nums, single = normalise_argnums(spec.argnums, len(args), "grad")
     # arguments sharing an array are differentiated slot by slot, as by yb.grad itself
     xs, fdata_of = separated_arguments(tuple(a.primal for a in args), "grad")
     fdata, fdata_t = fdata_of(xs), fdata_of(xs)
@@ -110,7 +111,7 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
     spec = f.primal.__yuebing_gradient__
     xs = tuple(a.primal for a in args)
     check_gradient_call(spec, kwargs, xs, _captures_derivatives(f.fdata), "reverse mode over yb.grad")
-    nums, single = _normalise_argnums(spec.argnums, len(xs), "grad")
+    nums, single = normalise_argnums(spec.argnums, len(xs), "grad")
     value, gradient = _value_and_grad(spec.f, argnums=spec.argnums)(*xs)
     out = output((value, gradient) if spec.with_value else gradient)
 
@@ -198,7 +199,7 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     spec = f4[0].__yuebing_gradient__
     captures = _captures_derivatives(f4[1]) or _captured_tangents(f4[2])
     check_gradient_call(spec, kwargs, tuple(a[0] for a in args), captures, "yb.hvp/yb.hessian over yb.grad")
-    nums, single = _normalise_argnums(spec.argnums, len(args), "grad")
+    nums, single = normalise_argnums(spec.argnums, len(args), "grad")
     return _gradient_call(spec.f, args, nums, single, spec.with_value)
 
 

@@ -9,7 +9,6 @@ arguments are exactly as they were before it.
 from __future__ import annotations
 
 import functools
-import os
 import threading
 import types
 from typing import Any, Callable, NamedTuple, Sequence
@@ -35,63 +34,11 @@ from ..tangents import (
 )
 from ..tangents.arrays import array_root
 from ..tangents.validate import validate_tangent
+from .common import (argument_gradient, fname, normalise_argnums, scalar_seed, split_aux,
+                     user_facing)
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..transform import buffers as _buffers
 from ..transform.runtime import call_rrule, derived_rule, unwind
-
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # yuebing/
-
-
-def _hide_internal_frames(error: BaseException) -> BaseException:
-    """Drop yuebing's own frames from a traceback, as JAX does: what remains is the user's code
-    (and the generated code, named ``<yuebing reverse f #n>``). Set YUEBING_FULL_TRACEBACK=1 to
-    keep everything."""
-    if os.environ.get("YUEBING_FULL_TRACEBACK"):
-        return error
-    tb = error.__traceback__
-    kept = []
-    while tb is not None:
-        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE_DIR):
-            kept.append(tb)
-        tb = tb.tb_next
-    new_tb = None
-    for frame_tb in reversed(kept):
-        new_tb = types.TracebackType(new_tb, frame_tb.tb_frame, frame_tb.tb_lasti, frame_tb.tb_lineno)
-    return error.with_traceback(new_tb)
-
-
-def _user_facing(function: Callable) -> Callable:
-    """Entry points re-raise errors with yuebing's internal frames hidden."""
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except RecursionError as error:
-            error.add_note(
-                "yuebing uses about four Python frames per level of a recursive function it "
-                "differentiates: for deep recursion raise the limit with sys.setrecursionlimit"
-            ) if hasattr(error, "add_note") else None
-            raise _hide_internal_frames(error) from error.__cause__
-        except Exception as error:
-            raise _hide_internal_frames(error) from error.__cause__
-
-    return wrapper
-
-
-def _normalise_argnums(argnums: int | Sequence[int], n_args: int, name: str) -> tuple[tuple[int, ...], bool]:
-    single = isinstance(argnums, (int, np.integer))
-    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
-    if not nums:
-        raise ValueError(f"{name}: argnums must name at least one argument")
-    for a in nums:
-        if not -n_args <= a < n_args:
-            raise ValueError(
-                f"{name}: argnums={argnums!r} is out of range for a call with {n_args} positional "
-                f"argument{'s' if n_args != 1 else ''}"
-            )
-    return tuple(a % n_args for a in nums), single
 
 
 def _check_differentiable(value: Any, index: int, name: str, tangent: Any = None) -> None:
@@ -188,7 +135,7 @@ class _OncePullback:
         self._run = run
         self._unused = [True]  # list.pop is atomic: of two threads calling at once, one runs
 
-    @_user_facing
+    @user_facing
     def __call__(self, *cotangent: Any) -> Any:
         try:
             self._unused.pop()
@@ -200,7 +147,7 @@ class _OncePullback:
         return self._run(*cotangent)
 
 
-@_user_facing
+@user_facing
 def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(value, pullback)`` (``(value, pullback, aux)`` with ``has_aux``); ``pullback(ct)``
     returns one cotangent per primal. The pullback can be called once."""
@@ -208,7 +155,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     value = out.primal
     aux = None
     if has_aux:
-        value, aux = _split_aux(value, "vjp")
+        value, aux = split_aux(value, "vjp")
     # The reverse pass undoes every mutation, including the ones that built the output: hand the
     # caller a copy, so running the pullback cannot change what they hold.
     returned_value, returned_aux = structural_copy((value, aux))
@@ -217,7 +164,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         try:
             validate_tangent(value, cotangent)
         except TypeError as error:
-            raise TypeError(f"vjp: the cotangent does not match the output of {_fname(f)}: {error}") from None
+            raise TypeError(f"vjp: the cotangent does not match the output of {fname(f)}: {error}") from None
         ct = (cotangent, zero_tangent(aux)) if has_aux else cotangent
         rs = pullback(_seed(out, ct))
         return tuple(argument_gradient(fd, r, x) for fd, r, x in zip(arg_fdata, rs[1:], primals))
@@ -226,7 +173,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     return result + (returned_aux,) if has_aux else result
 
 
-@_user_facing
+@user_facing
 def value_and_pullback(f: Callable, *primals: Any) -> tuple:
     """Low-level (Mooncake's ``value_and_pullback!!``): ``(value, pullback)`` where
     ``pullback(ct)`` returns ``(gradient of f's captured state, *gradients of the primals)``."""
@@ -240,55 +187,8 @@ def value_and_pullback(f: Callable, *primals: Any) -> tuple:
     return structural_copy(out.primal), _OncePullback(run)
 
 
-def _fname(f: Callable) -> str:
-    return getattr(f, "__qualname__", None) or repr(f)
-
-
-def _split_aux(value: Any, name: str) -> tuple[Any, Any]:
-    if not (isinstance(value, (tuple, list)) and len(value) == 2):
-        raise TypeError(f"{name}(has_aux=True): the function must return a pair (value, aux), got {type(value).__qualname__}")
-    return value[0], value[1]
-
-
-def _scalar_seed(value: Any, f: Callable, name: str) -> Any:
-    """The cotangent 1 for a scalar output; a TypeError for anything else."""
-    if isinstance(value, (float, np.floating)) and not isinstance(value, (complex, np.complexfloating)):
-        return 1.0
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind == "f":
-        return np.ones((), value.dtype)
-    if isinstance(value, np.ndarray):
-        raise TypeError(
-            f"{name}: {_fname(f)} must return a scalar, but returned an array of shape {value.shape} "
-            f"and dtype {value.dtype}. Use yb.vjp for a vector-Jacobian product or yb.jacobian for "
-            "the full Jacobian (or reduce the output, e.g. with np.sum)"
-        )
-    if isinstance(value, (complex, np.complexfloating)):
-        raise TypeError(f"{name}: {_fname(f)} returned a complex number; grad needs a real scalar output. Use yb.vjp")
-    raise TypeError(
-        f"{name}: {_fname(f)} must return a real scalar (a float or a 0-d float array), but returned "
-        f"a {type(value).__qualname__}. Use yb.vjp for other outputs"
-    )
-
-
-def argument_gradient(fdata: Any, rdata: Any, primal: Any) -> Any:
-    """The gradient of one argument from its fdata and rdata: zero where nothing reached it (an
-    unused float gets 0.0, as in JAX, not ``NoTangent``)."""
-    if rdata is NoRData and type(fdata) is np.ndarray:
-        return fdata  # an array argument: the common case
-    return _zeros_where_unused(join(fdata, rdata), primal)
-
-
-def _zeros_where_unused(g: Any, primal: Any) -> Any:
-    if g is NoTangent:
-        return zero_tangent(primal)
-    if type(g) is tuple and type(primal) is tuple and len(g) == len(primal) \
-            and any(e is NoTangent or type(e) is tuple for e in g):
-        return tuple(_zeros_where_unused(e, p) for e, p in zip(g, primal))
-    return g
-
-
 def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tuple, kwargs: dict, buffers: Any = None):
-    nums, single = _normalise_argnums(argnums, len(args), name)
+    nums, single = normalise_argnums(argnums, len(args), name)
     if buffers is None:
         try:
             buffers = _zero_args(args)
@@ -298,13 +198,13 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
         _check_differentiable(args[a], a, name, buffers[a] if isinstance(buffers, tuple) else None)
     out, pullback, arg_fdata, _, tangents, args = _run(f, args, kwargs, buffers=buffers, name=name)
     full = out.primal
-    value, aux = _split_aux(full, name) if has_aux else (full, None)
+    value, aux = split_aux(full, name) if has_aux else (full, None)
     if aux is None and isinstance(value, (float, np.floating)):
         returned = (value, None)
     else:
         returned = structural_copy((value, aux))  # the reverse pass will undo how aux was built
     try:
-        seed = _scalar_seed(value, f, name)
+        seed = scalar_seed(value, f, name)
     except TypeError:
         pullback(NoRData)  # undo the forward pass's mutations before reporting
         raise
@@ -331,7 +231,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     """
 
     @functools.wraps(f)
-    @_user_facing
+    @user_facing
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple:
         value, gradient, _ = _gradient_call(f, argnums, has_aux, "value_and_grad", args, kwargs)
         return value, gradient
@@ -345,7 +245,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     """``g(*args, **kwargs) -> gradient`` (``(gradient, aux)`` with ``has_aux``), as JAX's grad."""
 
     @functools.wraps(f)
-    @_user_facing
+    @user_facing
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         value, gradient, _ = _gradient_call(f, argnums, has_aux, "grad", args, kwargs)
         return (gradient, value[1]) if has_aux else gradient
@@ -393,7 +293,7 @@ class PreparedGradient:
         # 70 ns; a threading.local subclass holding the fields costs that per field read)
         self._per_thread = threading.local()
         self._rule = derived_rule(f) if isinstance(f, types.FunctionType) else None  # compile now
-        self._nums, self._single = _normalise_argnums(argnums, len(example_args), "prepare_gradient")
+        self._nums, self._single = normalise_argnums(argnums, len(example_args), "prepare_gradient")
 
     def _reusable(self, state: _CallState, args: tuple) -> bool:
         """Can the buffers of this thread's last call serve this one (same objects, same structure)?"""
@@ -453,7 +353,7 @@ class PreparedGradient:
             raise
         try:
             seed = 1.0 if type(value) is float or type(value) is np.float64 else \
-                _scalar_seed(value, self.f, "prepare_gradient")
+                scalar_seed(value, self.f, "prepare_gradient")
         except TypeError:
             rule.reverse(tape, NoRData)  # undo the forward pass's mutations before reporting
             raise
@@ -471,7 +371,7 @@ class PreparedGradient:
             _buffers.sweep()  # the large temporaries of this call, for the next
         return value, grads[0] if self._single else grads
 
-    @_user_facing
+    @user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> tuple:
         try:
             state = self._per_thread.state
@@ -508,11 +408,10 @@ def prepare_pullback(f: Callable, *example_args: Any) -> Callable:
     return prepared
 
 
-from .show import show  # noqa: E402 - it lives in api/show.py; re-exported here as before
 
 
 __all__ = [
     "MutableTangent", "NoTangent", "PreparedGradient", "Tangent", "grad", "prepare_gradient",
-    "prepare_pullback", "register_nondifferentiable_type", "show", "value_and_grad",
+    "prepare_pullback", "register_nondifferentiable_type", "value_and_grad",
     "value_and_pullback", "vjp",
 ]

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
-from .reverse import _normalise_argnums, _scalar_seed, _user_facing
+from .common import argument_gradient, fname, normalise_argnums, scalar_seed, user_facing
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from ..tangents import NoFData, NoRData, NoTangent
@@ -23,11 +23,7 @@ from ..tangents.validate import validate_tangent
 from ..transform.second_order import call_rrule2
 
 
-def _fname(f: Callable) -> str:
-    return getattr(f, "__qualname__", None) or repr(f)
-
-
-def _fdata_of(xs: tuple) -> tuple:
+def _zero_fdata_of(xs: tuple) -> tuple:
     """Zero fdata of each argument; arguments sharing arrays share their fdata."""
     fd = T.fdata(T.zero_tangent(xs))
     return (NoFData,) * len(xs) if fd is NoFData else tuple(fd)
@@ -39,7 +35,7 @@ def separated_arguments(xs: tuple, name: str) -> tuple[tuple, Callable]:
     (docs/conventions.md, "Arguments"); otherwise ``xs`` and fdata with their aliasing."""
     separate = separate_arguments(xs, name)
     if separate is None:
-        return xs, _fdata_of
+        return xs, _zero_fdata_of
     return separate, _fdata_per_argument
 
 
@@ -54,7 +50,7 @@ def _check_scalar(value: Any, f: Callable, name: str) -> None:
         return
     shape = f" of shape {np.shape(value)}" if isinstance(value, np.ndarray) else ""
     raise TypeError(
-        f"{name}: {_fname(f)} must return a real scalar (a float or 0-d float array), got a "
+        f"{name}: {fname(f)} must return a real scalar (a float or 0-d float array), got a "
         f"{type(value).__qualname__}{shape}. Sum or index the output first, or use yb.jacobian for "
         "vector outputs"
     )
@@ -62,10 +58,10 @@ def _check_scalar(value: Any, f: Callable, name: str) -> None:
 
 def _pull_unit(out: tuple, pullback: Callable, f: Callable, name: str) -> tuple:
     """Check the output is a real scalar and run the dual pullback with cotangent 1 and tangent 0:
-    as in first order (``api._scalar_seed``), a float's cotangent is its rdata and a 0-d array's
+    as in first order (``api.scalar_seed``), a float's cotangent is its rdata and a 0-d array's
     goes into its fdata."""
     _check_scalar(out[0], f, name)
-    seed = _scalar_seed(out[0], f, name)
+    seed = scalar_seed(out[0], f, name)
     if isinstance(seed, np.ndarray):
         output_fdata = out[1]
         if isinstance(output_fdata, np.ndarray):
@@ -117,12 +113,10 @@ def _zero_direction(x: Any) -> Any:
 
 def _join(f: Any, r: Any, x: Any) -> Any:
     """The full tangent of argument ``x`` from its fdata and rdata."""
-    from .reverse import argument_gradient
-
     return argument_gradient(f, r, x)
 
 
-@_user_facing
+@user_facing
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
     """Hessian-vector product by forward-over-reverse: ``(value, gradient, hvp)``.
 
@@ -146,12 +140,12 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     ``x.shape + x.shape``; with a tuple of argnums it is a nested tuple of blocks
     ``H[i][j]`` of shape ``x_i.shape + x_j.shape``. One forward-over-reverse pass per coordinate.
     """
-    @_user_facing
+    @user_facing
     def hessian_f(*args: Any) -> Any:
-        nums, single = _normalise_argnums(argnums, len(args), "hessian")
+        nums, single = normalise_argnums(argnums, len(args), "hessian")
         return _hessian(f, args, nums, single)
 
-    hessian_f.__name__ = f"hessian({_fname(f)})"
+    hessian_f.__name__ = f"hessian({fname(f)})"
     return hessian_f
 
 
@@ -226,14 +220,14 @@ def prepare_hessian(f: Callable, *example_args: Any, argnums: int | Sequence[int
     """The Hessian of ``f`` for repeated calls with arguments shaped like the examples: compiled
     once, basis directions and fdata buffers reused (one forward-over-reverse pass per coordinate)."""
     prepared = PreparedHvp(f, example_args)
-    nums, single = _normalise_argnums(argnums, len(example_args), "prepare_hessian")
+    nums, single = normalise_argnums(argnums, len(example_args), "prepare_hessian")
     for i in nums:
         _check_hessian_argument(example_args[i], i)
 
     def hessian_f(*args: Any) -> Any:
         return _hessian(f, args, nums, single, run=prepared)
 
-    hessian_f.__name__ = f"hessian({_fname(f)})"
+    hessian_f.__name__ = f"hessian({fname(f)})"
     return hessian_f
 
 

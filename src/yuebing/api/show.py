@@ -59,9 +59,9 @@ def show(f: Callable, *example_args: Any, mode: str = "reverse", stage: str = "g
     try:
         return _show(f, example_args, mode, stage, guards)
     except Exception as error:  # as every entry point: the user's frames, not yuebing's
-        from .reverse import _hide_internal_frames
+        from .common import hide_internal_frames
 
-        raise _hide_internal_frames(error) from error.__cause__
+        raise hide_internal_frames(error) from error.__cause__
 
 
 def _show(f: Callable, example_args: tuple, mode: str, stage: str, guards: bool) -> str:

@@ -299,9 +299,9 @@ def run_rrule(found: tuple, f_fdata: Any, args: tuple, kwargs: dict) -> tuple[Co
         n_positional = len(args)
     if owner is not None or positions is not None:
         pullback = _reordering_pullback(pullback, owner is not None, n_positional, positions)
-    if debug.ENABLED:
+    if DEBUG_CHECKS is not None:
         names = binder.names[1:] if owner is not None else binder.names
-        return debug.checked_reverse(rule, names, args[1:] if owner is not None else args, kwargs, out, pullback)
+        return DEBUG_CHECKS.checked_reverse(rule, names, args[1:] if owner is not None else args, kwargs, out, pullback)
     return out, pullback
 
 
@@ -321,6 +321,10 @@ def _reordering_pullback(pullback: Callable, has_owner: bool, n_positional: int,
 
     return reordered
 
+
+#: Debug mode's checks (the module ``rules/debug.py``, which sets this when the mode is on, and
+#: None when it is off: one global read per rule call).
+DEBUG_CHECKS: Any = None
 
 #: Set by ``yuebing.transform.forward_runtime``: builds forward rules for callables without a
 #: registered one (Python functions, methods, classes...) by transforming their source.
@@ -349,8 +353,8 @@ def frule(f: Any, *args: Dual, **kwargs: Dual) -> Dual:
         out = rule(*values)
     else:
         out = rule(*args)
-    if debug.ENABLED:
-        return debug.checked_forward(rule, binder.names, args, kwargs, out)
+    if DEBUG_CHECKS is not None:
+        return DEBUG_CHECKS.checked_forward(rule, binder.names, args, kwargs, out)
     return out
 
 
@@ -366,5 +370,3 @@ def registered_functions() -> Iterable[Any]:
     """Every function object and (type, method) pair with a reverse rule."""
     return list(RRULES.by_function) + list(RRULES.by_method)
 
-
-from . import debug  # noqa: E402 - the debug checks use the classes above

@@ -21,11 +21,13 @@ import builtins
 import math
 import operator
 import os
+import sys
 from typing import Any, Callable
 
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
+from . import core as _core
 from .core import CoDual, Dual, describe_callable
 
 ENABLED = os.environ.get("YUEBING_DEBUG", "") not in ("", "0")
@@ -41,7 +43,14 @@ def config(debug: bool | None = None) -> dict:
     global ENABLED
     if debug is not None:
         ENABLED = bool(debug)
+        _switch()
     return {"debug": ENABLED}
+
+
+def _switch() -> None:
+    """Point ``rules.core``'s hook at these checks when debug mode is on (core never imports
+    this module: it is the checks' caller, and they use its classes)."""
+    _core.DEBUG_CHECKS = sys.modules[__name__] if ENABLED else None
 
 
 #: Arguments whose derivative a rule gives as zero on purpose (by parameter name, by position,
@@ -249,3 +258,6 @@ def checked_forward(fn: Any, names: list, args: tuple, kwargs: dict, out: Any) -
             _fail(fn, f"returned NoTangent for its {type(y).__name__} result although its {moving[0]} has a "
                       "nonzero tangent (the derivative would be dropped)")
     return out
+
+
+_switch()

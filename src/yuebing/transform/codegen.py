@@ -12,9 +12,7 @@ import linecache
 import types
 from typing import Any
 
-from ..rules.core import CoDual
-from ..tangents import NoFData, NoRData
-from . import array_blocks, runtime, templates
+from . import array_blocks, templates
 from ..ir import nodes as ir
 
 _counter = itertools.count()
@@ -41,31 +39,14 @@ def compile_checked(source: str, filename: str, fn: Any, line_map: dict | None, 
         ) from None
 
 
-def runtime_namespace() -> dict[str, Any]:
-    """Names every generated module can use."""
-    return {
-        "_CD": CoDual,
-        "_NF": NoFData,
-        "_NR": NoRData,
-        "_rrule": runtime.call_rrule,
-        "_acc": runtime.acc,
-        "_global": runtime.global_value,
-        "_global_fdata": runtime.global_fdata,
-        "_cell_fdata": runtime.cell_fdata,
-        "_closure_fdata": runtime.closure_fdata,
-        "_closure_rdata": runtime.closure_rdata,
-        "_with_user_globals": runtime.with_user_globals,
-        "_SHARED": runtime.SharedBox,
-        "_new_cell_box": runtime.new_cell_box,
-        "_STAR": runtime.Star,
-    }
-
-
-def compile_generated(generated: Any, fn: types.FunctionType, function_ir: ir.Function) -> tuple[Any, Any]:
+def compile_generated(generated: Any, fn: types.FunctionType, function_ir: ir.Function,
+                      namespace: dict[str, Any]) -> tuple[Any, Any]:
+    """Compile a generated reverse rule's forward and reverse functions with the runtime's names
+    (``namespace``, which the runtime gives: codegen does not import it) and the templates'."""
     filename = f"<yuebing reverse {fn.__qualname__} #{next(_counter)}>"
     source = generated.source
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = runtime_namespace()
+    namespace = dict(namespace)
     namespace.update(templates.NAMESPACE)
     namespace.update(array_blocks.NAMESPACE)
     namespace.update(generated.constants)

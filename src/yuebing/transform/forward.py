@@ -26,6 +26,7 @@ from typing import Any
 from ..tangents import NoTangent
 from ..tangents.ops import zero_tangent
 from . import templates
+from .codegen import compile_checked
 from ..ir import nodes as ir
 from .forward_templates import Names, forward_templates
 from .reverse import ConstantNames, _all_var_names, _is_literal, share_cells_line
@@ -259,23 +260,20 @@ def generate_forward(fn: ir.Function, globals_: dict | None = None) -> Generated
 _counter = itertools.count()
 
 
-def compile_forward(generated: GeneratedForward, fn: types.FunctionType, label: str = "yuebing forward",
-                    extra: dict[str, Any] | None = None) -> Any:
+def compile_forward(generated: GeneratedForward, fn: types.FunctionType, runtime_names: dict[str, Any],
+                    label: str = "yuebing forward", extra: dict[str, Any] | None = None) -> Any:
     """Compile generated forward-mode source, registered in ``linecache`` (tracebacks and
     ``show`` point at real generated lines) under ``<label name #n>``, with the runtime's names
-    (and ``extra`` ones) in its namespace."""
-    from . import forward_runtime as R
-
+    (``runtime_names``, which the forward runtime gives: this module does not import it) and
+    ``extra`` ones in its namespace."""
     filename = f"<{label} {fn.__qualname__} #{next(_counter)}>"
     source = generated.source
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = R.runtime_namespace()
+    namespace = dict(runtime_names)
     namespace.update(templates.NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
     namespace.update(extra or {})
-    from .codegen import compile_checked
-
     exec(compile_checked(source, filename, fn, generated.line_map, label), namespace)  # noqa: S102 - our own generated code
     compiled = namespace[generated.name]
     compiled.__yuebing_line_map__ = generated.line_map

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import os
 import types
 from typing import Any
 
@@ -22,7 +21,8 @@ from ..rules.core import FRULES, Dual, MissingRuleError
 from ..rules import array_like
 from ..rules.core import frule as registered_frule
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
-from .protocols import GRADIENT_CALLS, CallMode, Candidate, CodeCache, SourceFunction, dispatch, property_function, run_operator
+from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
+                        _refuse_yuebing_internals, dispatch, property_function, run_operator)
 from .runtime import SharedBox, UndefinedGlobal, _is_generated_init, global_value, new_cell_box, with_user_globals
 
 # --------------------------------------------------------------------------------------------
@@ -266,8 +266,6 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
 _DERIVED = CodeCache()  # DerivedFRule per function code and module
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 
 
 def _run_rule(found: Any, f: Dual, args: tuple, kwargs: dict) -> Dual:
@@ -293,44 +291,6 @@ _FORWARD = CallMode(
 )
 
 
-class NestedDifferentiationError(NotImplementedError):
-    """Forward mode reached yuebing's own machinery: differentiation of differentiation."""
-
-
-_MACHINERY = ("api" + os.sep, "ir" + os.sep, "transform" + os.sep, "tangents" + os.sep,
-              os.path.join("rules", "core.py"), os.path.join("rules", "declare.py"),
-              os.path.join("rules", "util.py"), "testing" + os.sep)
-
-
-def _is_machinery(filename: str) -> bool:
-    """Files of yuebing's differentiation machinery (rule files and benchmark cases are not:
-    their Python helpers are ordinary code to differentiate)."""
-    path = os.path.abspath(filename)
-    if not path.startswith(_PACKAGE_DIR + os.sep):
-        return False
-    relative = path[len(_PACKAGE_DIR) + 1:]
-    return relative.startswith(_MACHINERY) and relative != os.path.join("testing", "targets.py")
-
-
-def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode") -> None:
-    """Refuse to transform yuebing's own code (tapes, pullbacks, buffers) rather than follow it
-    and risk a wrong answer. Users reach this by nesting differentiation in a way yuebing does not
-    support: differentiating a function that calls yb.vjp or yb.jvp."""
-    filename = fn.__code__.co_filename
-    name = getattr(fn.__code__, "co_qualname", fn.__qualname__)
-    # generated code holds the user's nested functions (``..._jvp.<locals>.inner``) too: only its
-    # top-level functions are yuebing's own (the generated passes)
-    generated_pass = filename.startswith("<yuebing ") and "<locals>" not in name
-    if generated_pass or _is_machinery(filename):
-        raise NestedDifferentiationError(
-            f"yuebing cannot apply {mode} to {name} ({filename}): it is part of yuebing's own "
-            "differentiation machinery, so this is nested differentiation of a kind yuebing does "
-            "not support: differentiating a function that calls yb.vjp or yb.jvp. Supported: yb.grad "
-            "and yb.value_and_grad inside the function, under yb.grad, yb.jvp, yb.jacobian, yb.hvp and "
-            "yb.hessian"
-        )
-
-
 def derived_frule(fn: types.FunctionType) -> "DerivedFRule":
     """The forward rule of Python function ``fn``, generated on first use, cached per code."""
     rule = _DERIVED.get(fn)
@@ -348,7 +308,7 @@ class DerivedFRule(SourceFunction):
 
         super().__init__(fn)
         self.generated = generate_forward(self.ir, fn.__globals__)
-        self.forward = compile_forward(self.generated, fn)
+        self.forward = compile_forward(self.generated, fn, runtime_namespace())
 
     @property
     def source(self) -> str:

@@ -36,6 +36,11 @@ def lookup_second_order(f: Any) -> tuple[Rule, Any] | None:
 
 _LIFTED: dict[int, tuple[SecondOrder, Rule]] = {}
 
+#: ``DUAL_RULE(fn)``: the second-order rule of a Python function, from its source (set by
+#: ``transform/second_order.py``, which imports this module: the defined_by class and user class
+#: constructors call back into it).
+DUAL_RULE: Callable = None  # type: ignore[assignment]
+
 
 def lift(declaration: SecondOrder) -> Rule:
     """The second-order rule of a declaration, made once (declarations live as long as the
@@ -652,9 +657,7 @@ def _vjp_rule(function: Any, vjp: Callable) -> Rule:
 def _python_rule(definition: types.FunctionType) -> Rule:
     """The defined_by class: the dual rule of a Python function computing the same."""
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        from .second_order import dual_rule
-
-        return dual_rule(definition)((definition, NoFData, NoTangent, NoFData), *args, **kwargs)
+        return DUAL_RULE(definition)((definition, NoFData, NoTangent, NoFData), *args, **kwargs)
 
     rule.second_order_kind = "python"  # type: ignore[attr-defined]
     rule.definition = definition  # type: ignore[attr-defined] - read by third order
@@ -740,7 +743,6 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
 
     from ..tangents import MutableTangent
     from .runtime import _is_generated_init
-    from .second_order import dual_rule
 
     cls = f[0]
     if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
@@ -751,7 +753,7 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
                      "__new__ or an __init__ without Python source)")
     obj = object.__new__(cls)
     self4 = (obj, MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {}))
-    _, pullback = dual_rule(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
+    _, pullback = DUAL_RULE(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
 
     def construct_pullback(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = pullback(NoRData, NoRData)

@@ -112,7 +112,7 @@ def _compile(generated: GeneratedForward, fn: types.FunctionType) -> types.Funct
 
     renamed = {"_pf" + name: value for name, value in R.runtime_namespace().items() if name in RUNTIME_NAMES}
     renamed.update(_pf_G=fn.__globals__, _jvp=jvp_call)
-    return compile_forward(generated, fn, "plain forward", renamed)
+    return compile_forward(generated, fn, R.runtime_namespace(), "plain forward", renamed)
 
 
 def split_call(args: tuple, kwargs: dict) -> tuple[list, list, dict, dict]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import os
 import types
 from typing import Any, Callable, NamedTuple
 
@@ -137,6 +138,51 @@ def run_operator(fn: Any, args: tuple, primal_of: Callable[[Any], Any],
 # --------------------------------------------------------------------------------------------
 # The call protocol: which kind of callable a call reaches, in the order yuebing tries them
 # --------------------------------------------------------------------------------------------
+
+
+# --------------------------------------------------------------------------------------------
+# yuebing's own code is never transformed
+# --------------------------------------------------------------------------------------------
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # yuebing/
+
+
+class NestedDifferentiationError(NotImplementedError):
+    """Forward mode reached yuebing's own machinery: differentiation of differentiation."""
+
+
+_MACHINERY = ("api" + os.sep, "ir" + os.sep, "transform" + os.sep, "tangents" + os.sep,
+              os.path.join("rules", "core.py"), os.path.join("rules", "declare.py"),
+              os.path.join("rules", "util.py"), "testing" + os.sep)
+
+
+def _is_machinery(filename: str) -> bool:
+    """Files of yuebing's differentiation machinery (rule files and benchmark cases are not:
+    their Python helpers are ordinary code to differentiate)."""
+    path = os.path.abspath(filename)
+    if not path.startswith(_PACKAGE_DIR + os.sep):
+        return False
+    relative = path[len(_PACKAGE_DIR) + 1:]
+    return relative.startswith(_MACHINERY) and relative != os.path.join("testing", "targets.py")
+
+
+def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode") -> None:
+    """Refuse to transform yuebing's own code (tapes, pullbacks, buffers) rather than follow it
+    and risk a wrong answer. Users reach this by nesting differentiation in a way yuebing does not
+    support: differentiating a function that calls yb.vjp or yb.jvp."""
+    filename = fn.__code__.co_filename
+    name = getattr(fn.__code__, "co_qualname", fn.__qualname__)
+    # generated code holds the user's nested functions (``..._jvp.<locals>.inner``) too: only its
+    # top-level functions are yuebing's own (the generated passes)
+    generated_pass = filename.startswith("<yuebing ") and "<locals>" not in name
+    if generated_pass or _is_machinery(filename):
+        raise NestedDifferentiationError(
+            f"yuebing cannot apply {mode} to {name} ({filename}): it is part of yuebing's own "
+            "differentiation machinery, so this is nested differentiation of a kind yuebing does "
+            "not support: differentiating a function that calls yb.vjp or yb.jvp. Supported: yb.grad "
+            "and yb.value_and_grad inside the function, under yb.grad, yb.jvp, yb.jacobian, yb.hvp and "
+            "yb.hessian"
+        )
 
 
 #: How each mode differentiates a call of a function made by ``yb.grad``/``yb.value_and_grad``

@@ -23,7 +23,7 @@ from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, ru
 from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
-from .protocols import GRADIENT_CALLS, Candidate, CallMode, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
+from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
 # rdata arithmetic
@@ -514,8 +514,6 @@ _MORE_LEVELS = "  ... (outer calls omitted)"
 def derived_rule(fn: types.FunctionType) -> "DerivedRule":
     rule = _DERIVED.get(fn)
     if rule is None:
-        from .forward_runtime import _refuse_yuebing_internals
-
         _refuse_yuebing_internals(fn, "reverse mode")  # nested differentiation: a clear error
         rule = _DERIVED.put(fn, DerivedRule(fn))
     return rule
@@ -530,7 +528,7 @@ class DerivedRule(SourceFunction):
 
         super().__init__(fn)
         self.generated = generate_reverse(self.ir, fn.__globals__)
-        self.forward, self.reverse = compile_generated(self.generated, fn, self.ir)
+        self.forward, self.reverse = compile_generated(self.generated, fn, self.ir, runtime_namespace())
 
     def _point_at_user_line(self, error: BaseException, stage: str) -> None:
         """Add a note naming the user's file and line that the failing generated line came from."""
@@ -620,6 +618,26 @@ class DerivedRule(SourceFunction):
 
 def _derive_for_core(f: CoDual, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
     return call_rrule(f, *args, **kwargs)
+
+
+def runtime_namespace() -> dict[str, Any]:
+    """Names every generated module can use."""
+    return {
+        "_CD": CoDual,
+        "_NF": NoFData,
+        "_NR": NoRData,
+        "_rrule": call_rrule,
+        "_acc": acc,
+        "_global": global_value,
+        "_global_fdata": global_fdata,
+        "_cell_fdata": cell_fdata,
+        "_closure_fdata": closure_fdata,
+        "_closure_rdata": closure_rdata,
+        "_with_user_globals": with_user_globals,
+        "_SHARED": SharedBox,
+        "_new_cell_box": new_cell_box,
+        "_STAR": Star,
+    }
 
 
 _core.derive_rrule = _derive_for_core

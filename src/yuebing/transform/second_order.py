@@ -32,6 +32,8 @@ import numpy as np
 from ..rules.core import SecondOrderError, describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from ..ir import nodes as ir
+from .lifting import _has_float_data, construct, lookup_second_order, run_second_order
+from . import lifting as _lifting
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
@@ -318,7 +320,6 @@ def _lookup(fn: Any) -> Any:
     """The second-order rule of ``fn``; or why there is none, for a primitive. (``yb.grad`` and
     ``yb.value_and_grad`` have theirs from ``transform/third_order.py``.)"""
     from ..rules.core import RRULES
-    from .lifting import lookup_second_order
 
     found = lookup_second_order(fn)
     if found is not None:
@@ -332,7 +333,6 @@ def _run_rule(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, C
     """A primitive's second-order rule, after the array_like boundary (``rules/array_like.py``):
     lists of numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
     from ..rules import array_like
-    from .lifting import lookup_second_order, run_second_order
 
     if found is _FIRST_ORDER_ONLY:
         raise _no_rule(f[0])
@@ -389,7 +389,6 @@ def _call_method(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
 
 
 def _construct(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    from .lifting import construct
 
     return construct(f, args, kwargs)
 
@@ -401,7 +400,6 @@ def _no_partial(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
 def _call_object(f: tuple, call: types.FunctionType, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """A callable object: its class's ``__call__`` (by its rule if it has one, as yb.flatten's
     unflatten does), the object first."""
-    from .lifting import lookup_second_order, run_second_order
 
     found = lookup_second_order(call)
     if found is not None:
@@ -574,7 +572,6 @@ def _expand_mapping(mapping: Any) -> dict:
 
 def _constant_keywords(fn: Any, mapping: Any) -> dict:
     """``f(**mapping)``: keywords passed this way are constants of second order (flags, axes)."""
-    from .lifting import _has_float_data
 
     result = {}
     for key, value in mapping.items():
@@ -798,3 +795,5 @@ _SECOND_ORDER = CallMode(
 )
 
 __all__ = ["DualReverseGenerator", "DualRule", "SecondOrderError", "call_rrule2", "dual_rule"]
+
+_lifting.DUAL_RULE = dual_rule
