@@ -80,7 +80,7 @@ def rebind(fn: types.FunctionType, names: dict, convert: Callable) -> types.Func
 
 def yuebing_reverse(case: Case) -> Prepared:
     """``yuebing.prepare_gradient`` with respect to every argument."""
-    import yuebing
+    from .. import api as yuebing
 
     args = case.args()
     vg = yuebing.prepare_gradient(case.function, *args, argnums=tuple(range(len(args))))

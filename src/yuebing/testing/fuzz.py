@@ -480,7 +480,7 @@ def _main() -> None:
     parser.add_argument("--debug", action="store_true", help="with yuebing's debug checks on (as in the suite)")
     options = parser.parse_args()
     if options.debug:
-        from .. import config
+        from ..api import config
         config(debug=True)
     start, stop = (int(v) for v in options.seeds.split(":"))
     features = set(options.only.split(",")) | {"arith"} if options.only else set(FEATURES)
