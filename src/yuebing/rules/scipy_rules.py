@@ -15,12 +15,13 @@ then destroy the argument), as are batched arrays for ``solve_triangular``/``cho
 (2-D ``a`` only).
 
 One formula per primitive: each nonlinear primitive's cotangent map is a plain-NumPy function
-``_f_vjp(g, y, *args)``, which the reverse rule calls and the forward transform differentiates for
-second order (``with_vjp``, at the end of the file). Faster routes are kept where they measurably
-pay: ``solve_triangular`` of a real float64 C-ordered matrix (LAPACK's ``dtrtrs`` straight) and
-``cholesky``/``cho_factor`` of a real float64 matrix (BLAS triangular kernels). ``det`` is
-``numpy.linalg.det``'s function and takes its rules' formulas. ``cho_solve``, whose argument is a
-``(c, lower)`` tuple, has a reverse rule of its own and no second order.
+``_f_vjp(g, y, *args)``, which the reverse rule calls (``linalg_rule(f, vjp=_f_vjp)``) and the
+forward transform differentiates for second order (``with_vjp``, at the end of the file). Faster
+routes are kept where they measurably pay: ``solve_triangular`` of a real float64 C-ordered matrix
+(LAPACK's ``dtrtrs`` straight) and ``cholesky``/``cho_factor`` of a real float64 matrix (BLAS
+triangular kernels). ``det`` is ``numpy.linalg.det``'s function and takes its formulas.
+``cho_solve``, whose argument is a ``(c, lower)`` tuple, has a reverse rule of its own and no
+second order.
 
 Conventions: ``xlogy(x, y)`` and ``xlog1py`` have ``d/dy = 0`` where ``x == 0`` (also at ``y = 0``);
 ``d/dx`` is ``log(y)`` (``-inf`` at ``y = 0``, NumPy's answer). ``i1'(0) = 1/2``. ``logsumexp``
@@ -63,12 +64,6 @@ def _no_overwrite(label: str, **flags: Any) -> None:
 def _matrix_only(label: str, a: Any) -> None:
     if np.ndim(a) != 2:
         refuse(label, "yuebing differentiates this function for a single 2-D matrix only")
-
-
-def _needed(cotangents: tuple, diff: tuple, need: tuple) -> tuple:
-    """A cotangent map's result (one cotangent per parameter) as ``linalg_rule``'s vjp returns
-    it: the cotangents at the positions ``diff``, None where ``need`` says no gradient is taken."""
-    return tuple(cotangents[i] if wanted else None for i, wanted in zip(diff, need))
 
 
 # --------------------------------------------------------------------------------------------
@@ -217,11 +212,14 @@ def _register_solve_triangular() -> None:
             dx = sla.solve_triangular(a, rhs, trans=trans, **options)
             return dx[:, 0] if vector else dx
 
+        # derive's own vjp, not linalg_rule(vjp=...): the LAPACK route skips the cotangent of a
+        # constant a, which is most of its work (10 against 77 us at n = 128)
         def vjp(g: Any, need: tuple) -> tuple:
             fast = _solve_triangular_lapack_vjp(g, y, a, b, code, lower, unit_diagonal, need)
             if fast is not None:
                 return fast
-            return _needed(_solve_triangular_vjp(g, y, a, b, trans, lower, unit_diagonal), (0, 1), need)
+            cotangents = _solve_triangular_vjp(g, y, a, b, trans, lower, unit_diagonal)
+            return tuple(c if wanted else None for c, wanted in zip(cotangents, need))
 
         return y, jvp, vjp
 
@@ -244,6 +242,8 @@ def _cho_factor_vjp(g, y, a, lower=False, overwrite_a=False, check_finite=True, 
                     factor_cotangent=lower_cholesky_cotangent):
     """The factor's triangle is ``cholesky``'s; the other triangle holds a copy of ``a``."""
     gc = g[0]
+    if gc is None:  # only the flag got a cotangent
+        return (None,)
     if lower:
         ga = _cholesky_vjp(np.tril(gc), np.tril(y[0]), a, True, factor_cotangent=factor_cotangent)[0]
         return (ga + np.triu(gc, 1),)
@@ -259,8 +259,20 @@ def _blas_cholesky_cotangent(low: np.ndarray, g: Any) -> np.ndarray:
     return lower_cholesky_cotangent(low, g) if fast is None else fast
 
 
+# The reverse rules' route (linalg_rule's fast_vjp): the same maps with the BLAS kernel; they
+# always apply, falling back to the formula inside _blas_cholesky_cotangent.
+
+
+def _cholesky_blas_vjp(g, y, *args):
+    return _cholesky_vjp(g, y, *args, factor_cotangent=_blas_cholesky_cotangent)
+
+
+def _cho_factor_blas_vjp(g, y, *args):
+    return _cho_factor_vjp(g, y, *args, factor_cotangent=_blas_cholesky_cotangent)
+
+
 def _register_cholesky() -> None:
-    @linalg_rule(sla.cholesky)
+    @linalg_rule(sla.cholesky, vjp=_cholesky_vjp, fast_vjp=_cholesky_blas_vjp)
     def _cholesky(a, lower=False, overwrite_a=False, check_finite=True):
         _no_overwrite("scipy.linalg.cholesky", overwrite_a=overwrite_a)
         y = sla.cholesky(a, lower=lower, check_finite=check_finite)
@@ -269,12 +281,9 @@ def _register_cholesky() -> None:
         def jvp(da: Any) -> Any:
             return (cholesky_parts(a, y) if lower else upper_cholesky_parts(a, y))[0](da)
 
-        def vjp(g: Any, need: tuple) -> tuple:
-            return _cholesky_vjp(g, y, a, lower, factor_cotangent=_blas_cholesky_cotangent)
+        return y, jvp
 
-        return y, jvp, vjp
-
-    @linalg_rule(sla.cho_factor)
+    @linalg_rule(sla.cho_factor, vjp=_cho_factor_vjp, fast_vjp=_cho_factor_blas_vjp)
     def _cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
         _no_overwrite("scipy.linalg.cho_factor", overwrite_a=overwrite_a)
         y = sla.cho_factor(a, lower=lower, check_finite=check_finite)
@@ -286,12 +295,7 @@ def _register_cholesky() -> None:
             copied = np.triu(da, 1) if lower else np.tril(da, -1)  # a, copied as it is
             return [factor_jvp(da) + copied, None]
 
-        def vjp(g: list, need: tuple) -> tuple:
-            if g[0] is None:
-                return (None,)
-            return _cho_factor_vjp(g, y, a, lower, factor_cotangent=_blas_cholesky_cotangent)
-
-        return y, jvp, vjp
+        return y, jvp
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,7 +320,7 @@ def _inv_vjp(g, y, a, overwrite_a=False, check_finite=True, assume_a=None, lower
 
 def _det_vjp(g, y, a, overwrite_a=False, check_finite=True):
     """``numpy.linalg.det``'s cotangent map (the adjugate, also at singular matrices): SciPy's
-    ``det`` is the same function, and its reverse rule is NumPy's too (``det_parts``)."""
+    ``det`` is the same function; its tangent is NumPy's too (``det_parts``)."""
     return _numpy_det_vjp(g, y, a)
 
 
@@ -332,7 +336,7 @@ def _expm_vjp(g, y, A):
 
 
 def _register_solve_inv_det_expm() -> None:
-    @linalg_rule(sla.solve, diff=(0, 1))
+    @linalg_rule(sla.solve, diff=(0, 1), vjp=_solve_vjp)
     def _solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
                transposed=False):
         label = "scipy.linalg.solve"
@@ -353,38 +357,27 @@ def _register_solve_inv_det_expm() -> None:
             dx = np.linalg.solve(read(a), rhs)
             return dx[:, 0] if vector else dx
 
-        def vjp(g: Any, need: tuple) -> tuple:
-            cotangents = _solve_vjp(g, y, a, b, lower, overwrite_a, overwrite_b, check_finite, assume_a, transposed)
-            return _needed(cotangents, (0, 1), need)
+        return y, jvp
 
-        return y, jvp, vjp
-
-    @linalg_rule(sla.inv)
+    @linalg_rule(sla.inv, vjp=_inv_vjp)
     def _inv(a, overwrite_a=False, check_finite=True, assume_a=None, lower=False):
         label = "scipy.linalg.inv"
         _no_overwrite(label, overwrite_a=overwrite_a)
         _check_structure(label, assume_a)
         y = sla.inv(a, check_finite=check_finite, assume_a=assume_a, lower=lower)
 
-        def jvp(da: Any) -> Any:
-            return -(y @ _project(da, assume_a, lower) @ y)
+        return y, lambda da: -(y @ _project(da, assume_a, lower) @ y)
 
-        def vjp(g: Any, need: tuple) -> tuple:
-            return _inv_vjp(g, y, a, overwrite_a, check_finite, assume_a, lower)
-
-        return y, jvp, vjp
-
-    @linalg_rule(sla.det)
+    @linalg_rule(sla.det, vjp=_det_vjp)
     def _det(a, overwrite_a=False, check_finite=True):
         _no_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
         y = sla.det(a, check_finite=check_finite)
-        return (y, *det_parts(np.asarray(a), y))
+        return y, det_parts(np.asarray(a), y)[0]
 
-    @linalg_rule(sla.expm)
+    @linalg_rule(sla.expm, vjp=_expm_vjp)
     def _expm(A):
         y = sla.expm(A)
-        a = np.asarray(A)
-        return y, lambda da: _expm_vjp(da, y, mH(a))[0], lambda g, need: _expm_vjp(g, y, a)
+        return y, lambda da: _expm_vjp(da, y, mH(np.asarray(A)))[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -514,6 +507,13 @@ def _softmax_vjp(g, y, x, axis=None):
     return (y * (g - np.sum(g * y, axis=axes_of(axis, np.ndim(x)), keepdims=True)),)
 
 
+def _logsumexp_quiet_vjp(g, y, *args):
+    """``_logsumexp_vjp`` without NumPy's warning for ``-inf - -inf`` (the nan gradient of a
+    slice whose result is -inf), for the reverse rule."""
+    with np.errstate(invalid="ignore"):
+        return _logsumexp_vjp(g, y, *args)
+
+
 def _log_softmax_vjp(g, y, x, axis=None):
     return (g - np.exp(y) * np.sum(g, axis=axes_of(axis, np.ndim(x)), keepdims=True),)
 
@@ -539,13 +539,12 @@ def _register_special() -> None:
     # i1'(x) = i0(x) - i1(x)/x, which tends to 1/2 at 0
     elementwise(sp.i1, lambda x, y: sp.i0(x) - np.where(np.asarray(x) == 0, 0.5, _safe_ratio(y, x)))
 
-    @linalg_rule(sp.polygamma, diff=(1,))
+    @linalg_rule(sp.polygamma, diff=(1,), vjp=_polygamma_vjp)
     def _polygamma(n, x):
         y = sp.polygamma(n, x)
-        # elementwise and real: the tangent is the cotangent map applied to dx
-        return y, lambda dx: _polygamma_vjp(dx, y, n, x)[1], lambda g, need: _polygamma_vjp(g, y, n, x)[1:]
+        return y, lambda dx: _polygamma_vjp(dx, y, n, x)[1]  # elementwise and real: the map applied to dx
 
-    @linalg_rule(sp.logsumexp, diff=(0, 2))
+    @linalg_rule(sp.logsumexp, diff=(0, 2), vjp=_logsumexp_quiet_vjp)
     def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         label = "scipy.special.logsumexp"
         if return_sign:
@@ -560,20 +559,16 @@ def _register_special() -> None:
             dy = add(None if da is None else weight_a * da, None if db is None else weight_b * db)
             return np.sum(dy, axis=axes, keepdims=keepdims)
 
-        def vjp(g: Any, need: tuple) -> tuple:
-            with np.errstate(invalid="ignore"):
-                return _needed(_logsumexp_vjp(g, y, a, axis, b, keepdims), (0, 2), need)
+        return y, jvp
 
-        return y, jvp, vjp
-
-    @linalg_rule(sp.softmax)
+    @linalg_rule(sp.softmax, vjp=_softmax_vjp)
     def _softmax(x, axis=None):
         real_only("scipy.special.softmax", x)
         y = sp.softmax(x, axis=axis)
         # the Jacobian diag(y) - y y^T is symmetric: the tangent is the cotangent map applied to dx
-        return y, lambda dx: _softmax_vjp(dx, y, x, axis)[0], lambda g, need: _softmax_vjp(g, y, x, axis)
+        return y, lambda dx: _softmax_vjp(dx, y, x, axis)[0]
 
-    @linalg_rule(sp.log_softmax)
+    @linalg_rule(sp.log_softmax, vjp=_log_softmax_vjp)
     def _log_softmax(x, axis=None):
         real_only("scipy.special.log_softmax", x)
         y = sp.log_softmax(x, axis=axis)
@@ -581,7 +576,7 @@ def _register_special() -> None:
         def jvp(dx: Any) -> Any:
             return dx - np.sum(np.exp(y) * dx, axis=axes_of(axis, np.ndim(x)), keepdims=True)
 
-        return y, jvp, lambda g, need: _log_softmax_vjp(g, y, x, axis)
+        return y, jvp
 
 
 if sla is not None:
