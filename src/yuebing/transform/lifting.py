@@ -6,7 +6,7 @@ primitive falls in; this module says what each class computes).
 once per declaration. A rule takes 4-tuples ``(primal, fdata, tangent, fdata_tangent)`` and
 returns the output 4-tuple and a dual pullback ``(dy, dy_tangent) -> (rdatas, rdata_tangents)``.
 Objects and closure cells (attribute reads and writes, construction, ``super()``, ``nonlocal``)
-have rules of their own here, since they reach into dual programs.
+have rules of their own, in ``lifting_objects.py``.
 """
 from __future__ import annotations
 
@@ -16,12 +16,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_set_primitive
-from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
 from ..rules.declare import ELEMENTWISE_PARTIALS, strong_product
-from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, _register, declaration_of
+from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent
 
@@ -669,161 +667,3 @@ _selection.second_order_kind = "selection"  # type: ignore[attr-defined]
 _multilinear.second_order_kind = "multilinear"  # type: ignore[attr-defined]
 _multilinear = _with_positional_keywords(_sequences_as_arrays(_multilinear))
 _zero.second_order_kind = "zero"  # type: ignore[attr-defined]
-
-
-# --------------------------------------------------------------------------------------------
-# Objects: attribute reads and writes, construction
-# --------------------------------------------------------------------------------------------
-#
-# The tangent of a user object is a ``MutableTangent`` (or ``Tangent`` for frozen ones) with a
-# field per attribute; its fdata tangent has the structure of its fdata. The fdata tangent is
-# handled by running the ordinary rule on the *primal* object with the fdata tangent in the fdata
-# slot; the value tangent is read from, or written to, the tangent's fields.
-
-_MISSING = object()
-
-
-def _is_field_tangent(t: Any) -> bool:
-    from ..tangents import MutableTangent, Tangent
-
-    return isinstance(t, (MutableTangent, Tangent))
-
-
-class _BoundTangent:
-    """The tangent of a method bound to a user object: what dispatch reads is ``__self__``."""
-
-    __slots__ = ("__self__",)
-
-    def __init__(self, owner_tangent: Any) -> None:
-        self.__self__ = owner_tangent
-
-
-def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    obj = args[0]
-    if not _is_field_tangent(obj[2]) or kwargs:
-        return _linear(f, args, kwargs)
-    out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
-    y = out1.primal
-    if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
-        y_d: Any = _BoundTangent(obj[2])
-    else:
-        y_d = obj[2].fields.get(args[1][0], _MISSING)
-        if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default
-            y_d = args[2][2]
-        elif y_d is _MISSING:  # a class attribute: a constant
-            y_d = _zero_tangent_of(y)
-    return (y, out1.fdata, y_d, out2.fdata), pullback
-
-
-def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    obj, name, value = args
-    if not _is_field_tangent(obj[2]) or kwargs:
-        return _linear(f, args, kwargs)
-    out1, pullback1 = rrule(setattr, _primal_codual(obj), _primal_codual(name), _primal_codual(value))
-    out2, pullback2 = rrule(setattr, CoDual(obj[0], obj[3]), _primal_codual(name), CoDual(value[0], value[3]))
-    fields = obj[2].fields
-    old = fields.get(name[0], _MISSING)
-    fields[name[0]] = value[2] if value[2] is not NoTangent else _zero_tangent_of(value[0])
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(NoRData)
-        if old is _MISSING:
-            fields.pop(name[0], None)
-        else:
-            fields[name[0]] = old
-        return pullback1(NoRData), tangent_rdata
-
-    return (None, NoFData, NoTangent, NoFData), pullback
-
-
-def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """``cls(*args)`` for a user class: its ``__init__`` through a dual rule, on an object whose
-    fdata, tangent and fdata tangent start empty (``__init__``'s attribute writes fill them)."""
-    import dataclasses
-
-    from ..tangents import MutableTangent
-    from .runtime import _is_generated_init
-
-    cls = f[0]
-    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
-        return _construct_dataclass(f, args, kwargs)
-    init = cls.__init__
-    if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
-        raise _error(f"yb.hvp/yb.hessian: cannot construct {describe_callable(cls)} in second order (a custom "
-                     "__new__ or an __init__ without Python source)")
-    obj = object.__new__(cls)
-    self4 = (obj, MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {}))
-    _, pullback = DUAL_RULE(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
-
-    def construct_pullback(dy: Any, dy_d: Any) -> tuple:
-        rs, rsd = pullback(NoRData, NoRData)
-        return (NoRData, *rs[2:]), (NoRData, *rsd[2:])
-
-    return self4, construct_pullback
-
-
-def _construct_dataclass(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """A dataclass's generated ``__init__`` is linear: construct once for the primal and fdata,
-    once with the fdata tangents (its fdata is the fdata tangent), and take the value tangent
-    from forward mode."""
-    from .forward_runtime import call_frule
-
-    cls = f[0]
-    out1, out2, pullback = _with_fdata_tangents(CoDual(cls, NoFData), args, kwargs)
-    tangent = call_frule(Dual(cls, NoTangent), *(Dual(a[0], a[2]) for a in args),
-                         **{k: Dual(v[0], v[2]) for k, v in kwargs.items()}).tangent
-    return (out1.primal, out1.fdata, tangent, out2.fdata), pullback
-
-
-def super_getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """``super().name`` in a method: a method bound to ``self`` (whose tangent it carries)."""
-    cell, obj, name = args
-    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
-    y = out1.primal
-    if not (isinstance(y, types.MethodType) and y.__self__ is obj[0]):
-        raise _error(f"yb.hvp/yb.hessian: super().{name[0]} is not a method; second order reads only "
-                     "methods through super()")
-    return (y, out1.fdata, _BoundTangent(obj[2]), out2.fdata), pullback
-
-
-def cell_get(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """Reading a captured variable: the fdata and fdata tangent come from the closure's boxes, the
-    tangent from the closure's tangent (``NoTangent`` for values captured from outside: constants)."""
-    (cell,) = args
-    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
-    y = out1.primal
-    y_d = getattr(cell[2], "value", NoTangent)
-    if y_d is NoTangent:
-        y_d = _zero_tangent_of(y)
-    return (y, out1.fdata, y_d, out2.fdata), pullback
-
-
-def cell_set(f: tuple, args: tuple, kwargs: dict) -> tuple:
-    """Writing a ``nonlocal`` variable: the cell's boxes take the value's fdata and fdata tangent,
-    its tangent holder the value's tangent; the pullback restores all three."""
-    cell, value = args
-    out1, pullback1 = rrule(_primal_codual(f), CoDual(cell[0], cell[1]), _primal_codual(value))
-    out2, pullback2 = rrule(_primal_codual(f), CoDual(cell[0], cell[3]), CoDual(value[0], value[3]))
-    holder = cell[2]
-    old = getattr(holder, "value", NoTangent)
-    if hasattr(holder, "value"):
-        holder.value = value[2] if value[2] is not NoTangent else _zero_tangent_of(value[0])
-
-    def pullback(dy: Any, dy_d: Any) -> tuple:
-        tangent_rdata = pullback2(NoRData)
-        if hasattr(holder, "value"):
-            holder.value = old
-        return pullback1(NoRData), tangent_rdata
-
-    return (None, NoFData, NoTangent, NoFData), pullback
-
-
-# --------------------------------------------------------------------------------------------
-# Declarations
-# --------------------------------------------------------------------------------------------
-
-_register((getattr,), _getattr)
-_register((setattr,), _setattr)
-_register((_cell_get_primitive,), cell_get)
-_register((_super_getattr_primitive,), super_getattr)
-_register((_cell_set_primitive,), cell_set)

@@ -32,7 +32,8 @@ import numpy as np
 from ..rules.core import SecondOrderError, describe_callable
 from ..tangents import NoFData, NoRData, NoTangent
 from ..ir import nodes as ir
-from .lifting import _has_float_data, construct, lookup_second_order, run_second_order
+from .lifting import _has_float_data, lookup_second_order, run_second_order
+from .lifting_objects import construct
 from . import lifting as _lifting
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator

@@ -45,7 +45,8 @@ from ..rules.differentiated import paired, tangent_array
 from ..rules.second_order import JVP_DEFINITIONS, _register
 from ..rules.util import sum_rdata, zero_fdata
 from . import protocols
-from .lifting import _MUTATORS, _has_float_data, _is_field_tangent, _zero_ints, _zero_tangent_of, lookup_second_order
+from .lifting import _MUTATORS, _has_float_data, _zero_ints, _zero_tangent_of, lookup_second_order
+from .lifting_objects import _is_field_tangent
 from .plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
 
 _ADD = (operator.add, NoFData, NoTangent, NoFData)
