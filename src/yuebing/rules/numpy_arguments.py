@@ -1,16 +1,19 @@
 """Helpers the NumPy reduction and shape rule modules share (no rules of its own).
 
 * Registering: ``rule`` (a reverse rule whose pullback returns rdata for the arguments only) and
-  ``forward``; ``refuse``/``no_out`` raise ``RuleArgumentError`` for arguments yuebing does not
-  differentiate.
+  ``forward``; ``vjp_pullback``, the pullback of a primitive declared ``with_vjp(f, vjp)``, which
+  delivers the cotangents ``vjp`` gives (so the formula is written once, in the cotangent map
+  that second order differentiates); ``refuse``/``no_out`` raise ``RuleArgumentError`` for
+  arguments yuebing does not differentiate.
 * Array-like arguments: ``deliver`` gives a cotangent shaped like ``np.asarray(primal(arg))`` to
   an argument that may be an array, a number or a (nested) list or tuple of them;
   ``dense_tangent``/``zeros_or`` read such an argument's forward tangent as an array.
 * NumPy's reduction arguments, read from plain values: ``axes_of`` (``axis`` as a sorted tuple),
   ``keeps_dims``, ``where_mask``, ``expand`` (a reduction's cotangent broadcast back to the
-  input), ``reduced_count``/``element_count``, ``conj_if_complex``. These are written so that
-  yuebing's forward transform can follow them (no generators, no in-place writes): the cotangent
-  maps of the ``with_vjp`` declarations call them, and are differentiated in second order.
+  input), ``sum_to_shape`` (undoing a broadcast), ``reduced_count``/``element_count``,
+  ``conj_if_complex``. These are written so that yuebing's forward transform can follow them (no
+  generators, no in-place writes): the cotangent maps of the ``with_vjp`` declarations call them,
+  and are differentiated in second order.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
 from .core import CoDual, RuleArgumentError, primal, register_frule, register_rrule
-from .util import accumulate, tangent, unbroadcast
+from .util import accumulate, out_cotangent, tangent, unbroadcast
 
 NV = np._NoValue  # NumPy's "argument not given" marker: the default of keepdims, where, initial...
 
@@ -60,6 +63,19 @@ def rule(*targets: Any) -> Callable:
         return fn
 
     return decorate
+
+
+def vjp_pullback(vjp: Callable, result: CoDual, args: tuple) -> Callable:
+    """The pullback (for ``rule``: rdata of the arguments only) of a primitive declared
+    ``with_vjp(f, vjp)``: ``vjp(g, y, *primals of args)`` gives one cotangent per argument (None,
+    or a missing trailing entry, for none), delivered to ``args`` (the rule's parameters in order:
+    coduals, or the defaults the call left out)."""
+
+    def pullback(dy: Any) -> tuple:
+        cotangents = vjp(out_cotangent(result, dy), result.primal, *(primal(a) for a in args))
+        return tuple(NoRData if c is None else deliver(a, c) for a, c in zip(args, cotangents))
+
+    return pullback
 
 
 def forward(*targets: Any) -> Callable:
@@ -181,6 +197,23 @@ def expand(g: Any, shape: tuple, axes: tuple, keep: bool) -> Any:
     if not keep and axes:
         g = np.expand_dims(g, axes)
     return np.broadcast_to(g, shape)
+
+
+def sum_to_shape(g: Any, shape: tuple) -> Any:
+    """``g`` summed over the axes that broadcasting added or stretched to go beyond ``shape``
+    (``util.unbroadcast``, written so that second order can follow it)."""
+    g = np.asarray(g)
+    extra = g.ndim - len(shape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(extra)))
+    offset = len(shape) - g.ndim  # g may also have fewer axes (it broadcasts up to shape)
+    stretched = []
+    for i in range(g.ndim):
+        if shape[offset + i] == 1 and g.shape[i] != 1:
+            stretched.append(i)
+    if stretched:
+        g = np.sum(g, axis=tuple(stretched), keepdims=True)
+    return g
 
 
 def reduced_count(shape: tuple, axes: tuple) -> int:

@@ -9,7 +9,9 @@ spacing ``dx``. Inputs may be arrays, numbers or (nested) lists and tuples of th
 Convention (docs/conventions.md): ``cumprod`` is exact with zeros in the input (no division by
 the input): the partial of a product with respect to one factor is the product of the others.
 
-Pullbacks return the rdata of the arguments only (``numpy_arguments.rule``).
+The derivatives of cumprod and trapezoid are written once, as cotangent maps ``vjp(g, y, *xs)``
+in plain NumPy: the reverse rule's pullback calls it (``numpy_arguments.vjp_pullback``) and
+second order differentiates it (``with_vjp``). cumsum and diff are linear.
 """
 from __future__ import annotations
 
@@ -21,9 +23,9 @@ from ..tangents import NoRData, NoTangent
 from .cases import Case, randc, randn, randpos
 from .core import Dual, primal
 from .numpy_arguments import (NV, as_array, conj_if_complex, deliver, dense_tangent, forward, given_keywords, no_out, rule,
-                              zeros_or)
+                              sum_to_shape, vjp_pullback, zeros_or)
 from .second_order import linear, with_vjp
-from .util import fit_tangent, out_cotangent, output, tangent, unbroadcast
+from .util import fit_tangent, out_cotangent, output, tangent
 
 
 # --------------------------------------------------------------------------------------------
@@ -62,6 +64,52 @@ def _cumsum_frule(a, axis=None, dtype=None, out=None):
     return Dual(y, fit_tangent(NoTangent if dx is None else np.cumsum(dx, axis=primal(axis)), y))
 
 
+linear(np.cumsum, (np.ndarray, "cumsum"))
+
+
+def _products_after(gm: Any, xm: Any) -> Any:
+    """``s_i = sum_{k>=i} g_k prod_{i<l<=k} x_l`` along the last axis (``s_i = g_i + x_{i+1}
+    s_{i+1}``), by recursive doubling: ``s_i = a_i + b_i s_{i+step}`` holds throughout, and
+    each step doubles ``step`` (log2(n) whole-array products and sums; no division, so exact at
+    zeros, and no loop over the elements)."""
+    n = xm.shape[-1]
+    a = gm
+    b = np.concatenate([xm[..., 1:], np.zeros_like(xm[..., :1])], axis=-1)  # x_{i+1}; 0 past the end
+    step = 1
+    while step < n:
+        a = a + b * np.concatenate([a[..., step:], np.zeros_like(a[..., :step])], axis=-1)
+        b = b * np.concatenate([b[..., step:], np.zeros_like(b[..., :step])], axis=-1)
+        step = step * 2
+    return a
+
+
+def _cumprod_vjp(g, y, a, axis=None, dtype=None, out=None):
+    x0 = np.asarray(a)
+    if axis is None:
+        x = x0.ravel()
+        ax = 0
+    else:
+        x = x0
+        ax = int(axis) % max(x0.ndim, 1)
+    x = conj_if_complex(x)  # holomorphic: the adjoint uses conjugate partials
+    gs = np.asarray(g).reshape(x.shape)
+    if np.all(x != 0):
+        gx = _reverse_cumsum(gs * np.cumprod(x, axis=ax), ax) / x
+    else:
+        # exact at zeros: gx_i = (prod_{j<i} x_j) * s_i, s_i = g_i + x_{i+1} s_{i+1}
+        xm = np.moveaxis(x, ax, -1)
+        left = np.cumprod(np.concatenate([np.ones_like(xm[..., :1]), xm[..., :-1]], axis=-1), axis=-1)
+        gx = np.moveaxis(left * _products_after(np.moveaxis(gs, ax, -1), xm), -1, ax)
+    return (gx.reshape(x0.shape),)
+
+
+@rule(np.cumprod, (np.ndarray, "cumprod"))
+def _cumprod_rrule(a, axis=None, dtype=None, out=None):
+    no_out("numpy.cumprod", out)
+    result = output(np.cumprod(primal(a), axis=primal(axis), dtype=primal(dtype)))
+    return result, vjp_pullback(_cumprod_vjp, result, (a, axis, dtype, out))
+
+
 def _first_zero_parts(x: np.ndarray, axis: int):
     """For cumprod with zeros: where no zero has occurred yet, the first zero, and the running
     product with the first zero replaced by 1 (= the product of all factors but that zero)."""
@@ -72,24 +120,6 @@ def _first_zero_parts(x: np.ndarray, axis: int):
     y_skip = np.cumprod(np.where(first, 1, x), axis=axis)
     safe = np.where(zero, 1, x)
     return clean, first, y_skip, safe
-
-
-@rule(np.cumprod, (np.ndarray, "cumprod"))
-def _cumprod_rrule(a, axis=None, dtype=None, out=None):
-    no_out("numpy.cumprod", out)
-    result = output(np.cumprod(primal(a), axis=primal(axis), dtype=primal(dtype)))
-
-    def pullback(dy: Any) -> tuple:
-        x, ax = _scan_input(a, axis)
-        x = conj_if_complex(x)  # holomorphic: the adjoint uses conjugate partials
-        g = np.asarray(out_cotangent(result, dy)).reshape(x.shape)
-        y = np.cumprod(x, axis=ax)
-        clean, first, y_skip, safe = _first_zero_parts(x, ax)
-        # before the first zero: sum_{k>=i} g_k y_k / x_i; at it: sum_{k>=i} g_k y_skip_k; after: 0
-        gx = np.where(clean, _reverse_cumsum(g * y, ax) / safe, np.where(first, _reverse_cumsum(g * y_skip, ax), 0))
-        return (deliver(a, gx.reshape(np.shape(primal(a)))),)
-
-    return result, pullback
 
 
 @forward(np.cumprod, (np.ndarray, "cumprod"))
@@ -106,6 +136,10 @@ def _cumprod_frule(a, axis=None, dtype=None, out=None):
     at_zero = np.sum(np.where(first, dx, 0), axis=ax, keepdims=True)
     dy = np.where(clean, yx * np.cumsum(dx / safe, axis=ax), at_zero * y_skip)
     return Dual(y, fit_tangent(dy.reshape(np.shape(y)), y))
+
+
+with_vjp(np.cumprod, _cumprod_vjp)
+with_vjp(np.ndarray.cumprod, _cumprod_vjp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -174,20 +208,55 @@ def _diff_frule(a, n=1, axis=-1, prepend=NV, append=NV):
     return Dual(y, fit_tangent(np.diff(np.concatenate(tangents, axis=ax), **kw), y))
 
 
-def _trapezoid_parts(y_arg, x_arg, dx_arg, axis):
-    """``(y, ax, d, d_shape_fn)``: spacings ``d`` broadcast along ``axis`` and the map that
-    takes a cotangent of ``d`` back to ``x`` (or None when spacing is ``dx``)."""
-    y = as_array(primal(y_arg))
-    ax = int(primal(axis)) % y.ndim
-    x = primal(x_arg)
+linear(np.diff, data=(3, 4, "prepend", "append"))  # int prepend=/append= are values
+
+
+def _axis_last(v: Any, ax: int) -> Any:
+    return v if ax == np.ndim(v) - 1 else np.moveaxis(v, ax, -1)
+
+
+def _last_axis_to(v: Any, ax: int) -> Any:
+    return v if ax == np.ndim(v) - 1 else np.moveaxis(v, -1, ax)
+
+
+def _trapezoid_vjp(g_, out_, y, x=None, dx=1.0, axis=-1):
+    yv = np.asarray(y)
+    ax = int(axis) % yv.ndim
+    ym = _axis_last(yv, ax)  # the integration axis last
+    ge = np.expand_dims(np.asarray(g_), -1)
     if x is None:
-        return y, ax, np.asarray(primal(dx_arg)), None
+        d = np.asarray(dx)
+    elif np.ndim(x) == 1:
+        d = np.diff(np.asarray(x))
+    else:
+        d = np.diff(_axis_last(np.asarray(x), ax), axis=-1)
+    segments = ym[..., :-1].shape
+    half = np.broadcast_to(sum_to_shape(ge * conj_if_complex(d) / 2.0, segments), segments)
+    edge = np.zeros(segments[:-1] + (1,))
+    gy = _last_axis_to(np.concatenate([half, edge], axis=-1) + np.concatenate([edge, half], axis=-1), ax)
+    gd = ge * conj_if_complex(ym[..., :-1] + ym[..., 1:]) / 2.0  # the cotangent of the spacings
+    if x is None:
+        return (gy, None, gd)
+    edge = np.zeros(gd.shape[:-1] + (1,))
+    gx = np.concatenate([edge, gd], axis=-1) - np.concatenate([gd, edge], axis=-1)  # adjoint of diff
+    return (gy, gx if np.ndim(x) == 1 else _last_axis_to(gx, ax), None)
+
+
+def _trapezoid_rrule(y, x=None, dx=1.0, axis=-1):
+    result = output(_trapezoid(primal(y), x=primal(x), dx=primal(dx), axis=primal(axis)))
+    return result, vjp_pullback(_trapezoid_vjp, result, (y, x, dx, axis))
+
+
+def _spacings(yv: np.ndarray, ax: int, x: Any, dx: Any) -> Any:
+    """The spacings ``d``, shaped to broadcast against ``y``'s segments along ``ax``."""
+    if x is None:
+        return np.asarray(dx)
     x = as_array(x)
     if x.ndim == 1:
-        shape = [1] * y.ndim
+        shape = [1] * yv.ndim
         shape[ax] = x.shape[0] - 1
-        return y, ax, np.diff(x).reshape(shape), lambda gd: _diff_adjoint(unbroadcast(gd, tuple(shape)).reshape(-1), 0)
-    return y, ax, np.diff(x, axis=ax), lambda gd: _diff_adjoint(unbroadcast(gd, x.shape[:ax] + (x.shape[ax] - 1,) + x.shape[ax + 1:]), ax)
+        return np.diff(x).reshape(shape)
+    return np.diff(x, axis=ax)
 
 
 def _halves(y: np.ndarray, ax: int) -> tuple:
@@ -197,40 +266,23 @@ def _halves(y: np.ndarray, ax: int) -> tuple:
     return tuple(lo), tuple(hi)
 
 
-def _trapezoid_rrule(y, x=None, dx=1.0, axis=-1):
-    result = output(_trapezoid(primal(y), x=primal(x), dx=primal(dx), axis=primal(axis)))
-
-    def pullback(dout: Any) -> tuple:
-        yv, ax, d, to_x = _trapezoid_parts(y, x, dx, axis)
-        g = np.expand_dims(np.asarray(out_cotangent(result, dout)), ax)
-        lo, hi = _halves(yv, ax)
-        t = unbroadcast(g * conj_if_complex(d) / 2.0, yv[lo].shape)
-        gy = np.zeros(yv.shape, dtype=np.result_type(t, yv))
-        gy[lo] += t
-        gy[hi] += t
-        gd = g * conj_if_complex(yv[lo] + yv[hi]) / 2.0
-        r_y = deliver(y, gy)
-        if to_x is None:
-            return r_y, NoRData, deliver(dx, gd)
-        return r_y, deliver(x, to_x(gd)), NoRData
-
-    return result, pullback
-
-
 def _trapezoid_frule(y, x=None, dx=1.0, axis=-1):
     out = _trapezoid(primal(y), x=primal(x), dx=primal(dx), axis=primal(axis))
-    yv, ax, d, to_x = _trapezoid_parts(y, x, dx, axis)
+    yv = as_array(primal(y))
+    ax = int(primal(axis)) % yv.ndim
+    d = _spacings(yv, ax, primal(x), primal(dx))
     lo, hi = _halves(yv, ax)
     total = 0.0
     ty = dense_tangent(primal(y), tangent(y))
     if ty is not None:
         ty = np.asarray(ty)
         total = total + np.sum(d * (ty[lo] + ty[hi]) / 2.0, axis=ax)
-    spacing = x if to_x is not None else dx
+    from_x = primal(x) is not None
+    spacing = x if from_x else dx
     ts = dense_tangent(primal(spacing), tangent(spacing))
     if ts is not None:
-        dd = np.diff(np.asarray(ts), axis=0 if np.ndim(primal(x)) == 1 else ax) if to_x is not None else np.asarray(ts)
-        if to_x is not None and np.ndim(primal(x)) == 1:
+        dd = np.diff(np.asarray(ts), axis=0 if np.ndim(primal(x)) == 1 else ax) if from_x else np.asarray(ts)
+        if from_x and np.ndim(primal(x)) == 1:
             dd = dd.reshape(d.shape)
         total = total + np.sum(dd * (yv[lo] + yv[hi]) / 2.0, axis=ax)
     return Dual(out, fit_tangent(total if ty is not None or ts is not None else NoTangent, out))
@@ -241,71 +293,7 @@ for _name in ("trapezoid", "trapz"):
     if hasattr(np, _name):
         rule(getattr(np, _name))(_trapezoid_rrule)
         forward(getattr(np, _name))(_trapezoid_frule)
-
-
-# --------------------------------------------------------------------------------------------
-# Second order: cotangent maps in plain NumPy, differentiated in forward mode (the same
-# cotangents as the pullbacks above)
-# --------------------------------------------------------------------------------------------
-
-
-def _cumprod_vjp(g, y, a, axis=None, dtype=None, out=None):
-    x0 = np.asarray(a)
-    if axis is None:
-        x = x0.ravel()
-        ax = 0
-    else:
-        x = x0
-        ax = int(axis) % max(x0.ndim, 1)
-    gs = np.asarray(g).reshape(x.shape)
-    if np.all(x != 0):
-        gx = _reverse_cumsum(gs * np.cumprod(x, axis=ax), ax) / x
-    else:
-        # exact at zeros: gx_i = (prod_{j<i} x_j) * s_i, s_i = g_i + x_{i+1} s_{i+1}
-        xm = np.moveaxis(x, ax, -1)
-        gm = np.moveaxis(gs, ax, -1)
-        n = xm.shape[-1]
-        left = np.cumprod(np.concatenate([np.ones_like(xm[..., :1]), xm[..., :-1]], axis=-1), axis=-1)
-        s = gm[..., n - 1]
-        parts = [s]
-        for i in range(n - 2, -1, -1):
-            s = gm[..., i] + xm[..., i + 1] * s
-            parts.append(s)
-        parts.reverse()
-        gx = np.moveaxis(left * np.stack(parts, axis=-1), -1, ax)
-    return (gx.reshape(x0.shape),)
-
-
-
-def _trapezoid_vjp(g_, out_, y, x=None, dx=1.0, axis=-1):
-    yv = np.asarray(y)
-    ax = int(axis) % yv.ndim
-    ym = np.moveaxis(yv, ax, -1)  # the integration axis last
-    ge = np.expand_dims(np.asarray(g_), -1)
-    if x is None:
-        d = np.asarray(dx)
-    elif np.ndim(x) == 1:
-        d = np.diff(np.asarray(x))
-    else:
-        d = np.diff(np.moveaxis(np.asarray(x), ax, -1), axis=-1)
-    half = np.broadcast_to(ge * d / 2.0, ym[..., :-1].shape)
-    edge = np.zeros_like(half[..., :1])
-    gy = np.moveaxis(np.concatenate([half, edge], axis=-1) + np.concatenate([edge, half], axis=-1), -1, ax)
-    gd = ge * (ym[..., :-1] + ym[..., 1:]) / 2.0  # the cotangent of the spacings
-    if x is None:
-        return (gy, None, gd)
-    edge = np.zeros_like(gd[..., :1])
-    gx = np.concatenate([edge, gd], axis=-1) - np.concatenate([gd, edge], axis=-1)  # adjoint of diff
-    return (gy, gx if np.ndim(x) == 1 else np.moveaxis(gx, -1, ax), None)
-
-
-
-
-with_vjp(np.cumprod, _cumprod_vjp)
-with_vjp(np.ndarray.cumprod, _cumprod_vjp)
 with_vjp(_trapezoid, _trapezoid_vjp)
-linear(np.cumsum, (np.ndarray, "cumsum"))
-linear(np.diff, data=(3, 4, "prepend", "append"))  # int prepend=/append= are values
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,9 +18,10 @@ Conventions at non-smooth points (docs/conventions.md):
 * ``prod`` is exact with zeros in the input (no division by the input): the partial of a product
   with respect to one factor is the product of the others.
 
-Internal convention: the pullbacks below return the rdata of the *arguments only* (as many as
-they have something for); ``numpy_arguments.rule`` prepends ``f``'s rdata and pads with
-``NoRData`` up to the number of arguments the call passed.
+Each derivative is written once, as a cotangent map ``vjp(g, y, *xs)`` in plain NumPy: the reverse
+rule's pullback calls it (``numpy_arguments.vjp_pullback``) and second order differentiates it
+(``with_vjp``; for sum and mean, declared ``linear``, only the pullback uses it). The forward rules
+share its helpers (weights, shares, partials).
 """
 from __future__ import annotations
 
@@ -28,47 +29,71 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoRData, NoTangent
+from ..tangents import NoTangent
 from .cases import Case, Expect, randc, randn, randpos
-from .core import CoDual, Dual, primal
-from .numpy_arguments import (NV, as_array, axes_of, conj_if_complex, deliver, dense_tangent, element_count, expand,
-                              forward, given_keywords, initial_tangent, keeps_dims, no_out, rule, where_mask)
+from .core import Dual, primal
+from .numpy_arguments import (NV, as_array, axes_of, conj_if_complex, dense_tangent, expand, forward, given_keywords,
+                              initial_tangent, keeps_dims, no_out, reduced_count, rule, vjp_pullback, where_mask)
 from .second_order import linear, with_vjp
-from .util import fit_tangent, out_cotangent, output, tangent
+from .util import fit_tangent, output, tangent
 
 
 # --------------------------------------------------------------------------------------------
-# sum, nansum, mean, nanmean
+# sum, nansum, mean, nanmean: the cotangent spread over the elements
 # --------------------------------------------------------------------------------------------
 
 
-def _linear_reduction(fn: Callable, name: str, mean: bool, nan: bool) -> None:
-    """sum / mean and their nan-variants: the cotangent is spread (divided by the count for means)."""
+def _spread_weights(x: Any, axes: tuple, where: Any, mean: bool, nan: bool) -> Any:
+    """Each element's weight in a sum (1; 0 where ``where`` is False or, for the nan-variants, the
+    element is NaN) or mean (divided by the count); None for a plain sum (all weights 1)."""
+    mask = where_mask(where, x.shape)
+    if nan:
+        finite = ~np.isnan(x)
+        mask = finite if mask is None else mask & finite
+    if not mean:
+        return mask
+    if mask is None:
+        return 1.0 / max(reduced_count(x.shape, axes), 1)
+    return mask / np.maximum(np.sum(mask, axis=axes, keepdims=True), 1)  # empty slice: no elements
 
-    def weights(x: np.ndarray, axes: tuple, where: Any) -> Any:
-        mask = where_mask(primal(where), x.shape)
-        if nan:
-            finite = ~np.isnan(x)
-            mask = finite if mask is None else mask & finite
-        if not mean:
-            return mask
-        count = element_count(mask, x.shape, axes)
-        return (1.0 / max(count, 1)) if mask is None else mask / np.maximum(count, 1)  # empty: no elements
+
+def _spread(g: Any, a: Any, axis: Any, keepdims: Any, initial: Any, where: Any, mean: bool, nan: bool) -> tuple:
+    """The cotangents of ``a`` and ``initial=`` (the sum of ``g``: it is added to every output)."""
+    x = np.asarray(a)
+    axes = axes_of(axis, x.ndim)
+    ge = expand(g, x.shape, axes, keeps_dims(keepdims))
+    w = _spread_weights(x, axes, where, mean, nan)
+    ga = ge if w is None else ge * w
+    if initial is NV:
+        return (ga,)
+    return (ga, None, None, None, None, np.sum(g))
+
+
+def _sum_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
+    return _spread(g, a, axis, keepdims, initial, where, False, False)
+
+
+def _mean_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, where=NV):
+    return _spread(g, a, axis, keepdims, NV, where, True, False)
+
+
+def _nansum_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
+    return _spread(g, a, axis, keepdims, initial, where, False, True)
+
+
+def _nanmean_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, where=NV):
+    return _spread(g, a, axis, keepdims, NV, where, True, True)
+
+
+def _spread_rules(fn: Callable, vjp: Callable, mean: bool, nan: bool) -> tuple[Callable, Callable]:
+    name = f"numpy.{fn.__name__}"
 
     def rrule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
         no_out(name, out)
-        x = as_array(primal(a))
-        result = output(fn(primal(a), **given_keywords(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)))
-
-        def pullback(dy: Any) -> tuple:
-            axes = axes_of(primal(axis), x.ndim)
-            g = expand(out_cotangent(result, dy), x.shape, axes, keeps_dims(primal(keepdims)))
-            w = weights(x, axes, where)
-            # initial= is added to every output: its cotangent is the sum of the output's
-            r_initial = deliver(initial, out_cotangent(result, dy))
-            return (deliver(a, g if w is None else g * w), NoRData, NoRData, NoRData, NoRData, r_initial)
-
-        return result, pullback
+        kw = given_keywords(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+        result = output(fn(primal(a), **kw))
+        args = (a, axis, dtype, out, keepdims, where) if mean else (a, axis, dtype, out, keepdims, initial, where)
+        return result, vjp_pullback(vjp, result, args)
 
     def frule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
         no_out(name, out)
@@ -82,7 +107,7 @@ def _linear_reduction(fn: Callable, name: str, mean: bool, nan: bool) -> None:
         if dx is not None:
             xa = as_array(x)
             axes = axes_of(primal(axis), xa.ndim)
-            w = weights(xa, axes, where)
+            w = _spread_weights(xa, axes, primal(where), mean, nan)
             dx = np.asarray(dx) if w is None else np.where(w != 0, dx, 0) * w  # nan-safe masking
             dy = np.sum(dx, axis=axes, keepdims=keeps_dims(primal(keepdims)))
         if d_initial is not None:
@@ -100,14 +125,19 @@ def _linear_reduction(fn: Callable, name: str, mean: bool, nan: bool) -> None:
     return rrule, frule
 
 
-for _fn, _method, _is_mean, _is_nan in (
-    (np.sum, "sum", False, False), (np.mean, "mean", True, False),
-    (np.nansum, None, False, True), (np.nanmean, None, True, True),
+for _fn, _method, _vjp, _is_mean, _is_nan in (
+    (np.sum, "sum", _sum_vjp, False, False), (np.mean, "mean", _mean_vjp, True, False),
+    (np.nansum, None, _nansum_vjp, False, True), (np.nanmean, None, _nanmean_vjp, True, True),
 ):
-    _r, _f = _linear_reduction(_fn, f"numpy.{_fn.__name__}", _is_mean, _is_nan)
+    _r, _f = _spread_rules(_fn, _vjp, _is_mean, _is_nan)
     _targets = (_fn,) if _method is None else (_fn, (np.ndarray, _method))
     rule(*_targets)(_r)
     forward(*_targets)(_f)
+with_vjp(np.nansum, _nansum_vjp)
+with_vjp(np.nanmean, _nanmean_vjp)
+linear(np.sum, (np.ndarray, "sum"), data=(5, "initial"))  # an int initial= is a value
+# np.trace's first-order rule is in linalg: a sum of the diagonal
+linear(np.mean, np.trace, (np.ndarray, "mean"), (np.ndarray, "trace"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -129,40 +159,37 @@ def prod_partials(x: np.ndarray, axes: tuple) -> np.ndarray:
     return np.moveaxis((left * right).reshape(moved.shape), range(-k, 0), axes)
 
 
-def _prod_setup(a, axis, where):
-    x = as_array(primal(a))
-    axes = axes_of(primal(axis), x.ndim)
-    mask = where_mask(primal(where), x.shape)
-    factors = x if mask is None else np.where(mask, x, 1)  # masked-out elements act as 1
-    partial = prod_partials(factors, axes)
-    return x, axes, partial if mask is None else partial * mask
-
-
-def _product_of_elements(a, axis, keepdims, where) -> np.ndarray:
-    """``prod`` without ``initial=``: the partial of ``initial * prod(x)`` in ``initial``."""
-    x = as_array(primal(a))
-    mask = where_mask(primal(where), x.shape)
+def _prod_factors(x: Any, axes: tuple, where: Any) -> tuple:
+    """``(factors, partials)``: the factors (masked-out elements act as 1) and the partial of the
+    product (without ``initial=``) in each element (0 where masked out)."""
+    mask = where_mask(where, x.shape)
     factors = x if mask is None else np.where(mask, x, 1)
-    return np.prod(factors, axis=axes_of(primal(axis), x.ndim), keepdims=keeps_dims(primal(keepdims)))
+    partial = prod_partials(factors, axes)  # products of the others: no division, exact at zeros
+    return factors, partial if mask is None else partial * mask
+
+
+def _product_of_elements(factors: Any, axes: tuple, keepdims: Any) -> Any:
+    """``prod`` without ``initial=``: the partial of ``initial * prod(x)`` in ``initial``. (Its own
+    function: third order refuses a cotangent map that names its primitive.)"""
+    return np.prod(factors, axis=axes, keepdims=keeps_dims(keepdims))
+
+
+def _prod_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
+    x = np.asarray(a)
+    axes = axes_of(axis, x.ndim)
+    factors, partial = _prod_factors(x, axes, where)
+    ge = expand(g, x.shape, axes, keeps_dims(keepdims))
+    if initial is NV:
+        return (ge * conj_if_complex(partial),)
+    g_initial = np.sum(g * conj_if_complex(_product_of_elements(factors, axes, keepdims)))
+    return (ge * conj_if_complex(partial * initial), None, None, None, None, g_initial)
 
 
 @rule(np.prod, (np.ndarray, "prod"))
 def _prod_rrule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
     no_out("numpy.prod", out)
     result = output(np.prod(primal(a), **given_keywords(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)))
-
-    def pullback(dy: Any) -> tuple:
-        x, axes, partial = _prod_setup(a, axis, where)
-        if primal(initial) is not NV:
-            partial = partial * primal(initial)
-        g_out = out_cotangent(result, dy)
-        g = expand(g_out, x.shape, axes, keeps_dims(primal(keepdims)))
-        r_initial = NoRData
-        if isinstance(initial, CoDual):
-            r_initial = deliver(initial, g_out * conj_if_complex(_product_of_elements(a, axis, keepdims, where)))
-        return (deliver(a, g * conj_if_complex(partial)), NoRData, NoRData, NoRData, NoRData, r_initial)
-
-    return result, pullback
+    return result, vjp_pullback(_prod_vjp, result, (a, axis, dtype, out, keepdims, initial, where))
 
 
 @forward(np.prod, (np.ndarray, "prod"))
@@ -173,15 +200,21 @@ def _prod_frule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, whe
     d_initial = initial_tangent(initial)
     if dx is None and d_initial is None:
         return Dual(y, fit_tangent(NoTangent, y))
+    x = as_array(primal(a))
+    axes = axes_of(primal(axis), x.ndim)
+    factors, partial = _prod_factors(x, axes, primal(where))
     dy = 0.0
     if dx is not None:
-        x, axes, partial = _prod_setup(a, axis, where)
         if primal(initial) is not NV:
             partial = partial * primal(initial)
         dy = np.sum(dx * partial, axis=axes, keepdims=keeps_dims(primal(keepdims)))
     if d_initial is not None:
-        dy = dy + d_initial * _product_of_elements(a, axis, keepdims, where)
+        dy = dy + d_initial * _product_of_elements(factors, axes, primal(keepdims))
     return Dual(y, fit_tangent(dy, y))
+
+
+with_vjp(np.prod, _prod_vjp)
+with_vjp(np.ndarray.prod, _prod_vjp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -191,16 +224,17 @@ def _prod_frule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, whe
 
 def _equal(x: Any, y_kept: Any, nan: bool) -> Any:
     """Where ``x`` is the extremum ``y``: a NaN extremum is its NaN (not for the nan-variants)."""
-    return (x == y_kept) if nan else (x == y_kept) | (np.isnan(x) & np.isnan(y_kept))
+    if nan:
+        return x == y_kept
+    return (x == y_kept) | (np.isnan(x) & np.isnan(y_kept))
 
 
-def extremum_shares(x: np.ndarray, y_kept: Any, axes: tuple, where: Any, nan: bool,
-                    initial: Any = NV) -> tuple[np.ndarray, Any]:
+def extremum_shares(x: Any, y_kept: Any, axes: tuple, where: Any, nan: bool, initial: Any = NV) -> tuple:
     """Each element's share of the cotangent of ``y`` (max or min), and ``initial=``'s share per
     output (keepdims shape; None when not given): ``initial`` is one more candidate, and each of
     the ``k`` tied candidates of a slice gets ``1/k``, the others 0."""
     hit = _equal(x, y_kept, nan)
-    mask = where_mask(primal(where), x.shape)
+    mask = where_mask(where, x.shape)
     if mask is not None:
         hit = hit & mask
     count = np.sum(hit, axis=axes, keepdims=True)
@@ -211,52 +245,52 @@ def extremum_shares(x: np.ndarray, y_kept: Any, axes: tuple, where: Any, nan: bo
     return hit / np.maximum(count, 1), initial_hit / np.maximum(count, 1)
 
 
-def extremum_weights(x: np.ndarray, y_kept: Any, axes: tuple, where: Any, nan: bool) -> np.ndarray:
-    """The elements' shares of ``extremum_shares`` for a call without ``initial=``."""
-    return extremum_shares(x, y_kept, axes, where, nan)[0]
+def _kept(v: Any, axes: tuple, keepdims: Any) -> Any:
+    """A reduction's output (or its cotangent) with the reduced axes kept, as length 1."""
+    return np.asarray(v) if keeps_dims(keepdims) else np.expand_dims(np.asarray(v), axes)
 
 
-def _extremum(fn: Callable, name: str, nan: bool) -> tuple[Callable, Callable]:
-    def setup(a, axis, out, keepdims, initial, where):
-        no_out(name, out)
-        y = fn(primal(a), **given_keywords(axis=axis, keepdims=keepdims, initial=initial, where=where))
-        return y
+def _extremum_cotangents(g: Any, y: Any, a: Any, axis: Any, keepdims: Any, initial: Any, where: Any, nan: bool) -> tuple:
+    """``extremum_shares`` applied to ``g``: the cotangents of ``a`` and of ``initial=``."""
+    x = np.asarray(a)
+    axes = axes_of(axis, x.ndim)
+    shares, initial_share = extremum_shares(x, _kept(y, axes, keepdims), axes, where, nan, initial)
+    ga = expand(g, x.shape, axes, keeps_dims(keepdims)) * shares
+    if initial is NV:
+        return (ga,)
+    return (ga, None, None, None, np.sum(_kept(g, axes, keepdims) * initial_share))
 
-    def weights(a, axis, keepdims, y, where, initial):
-        """``(x, axes, shares of the elements, share of initial= per output (keepdims))``."""
-        x = as_array(primal(a))
-        axes = axes_of(primal(axis), x.ndim)
-        kept = np.asarray(y) if keeps_dims(primal(keepdims)) else np.expand_dims(np.asarray(y), axes)
-        return (x, axes, *extremum_shares(x, kept, axes, where, nan, primal(initial)))
 
+def _max_vjp(g, y, a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
+    return _extremum_cotangents(g, y, a, axis, keepdims, initial, where, False)
+
+
+def _nanmax_vjp(g, y, a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
+    return _extremum_cotangents(g, y, a, axis, keepdims, initial, where, True)
+
+
+def _extremum(fn: Callable, name: str, vjp: Callable, nan: bool) -> tuple[Callable, Callable]:
     def rrule(a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
-        y = setup(a, axis, out, keepdims, initial, where)
-        result = output(y)
-
-        def pullback(dy: Any) -> tuple:
-            x, axes, w, w_initial = weights(a, axis, keepdims, y, where, initial)
-            g = expand(out_cotangent(result, dy), x.shape, axes, keeps_dims(primal(keepdims)))
-            r_initial = NoRData
-            if isinstance(initial, CoDual):  # its share of every output's cotangent
-                g_kept = np.asarray(out_cotangent(result, dy))
-                g_kept = g_kept if keeps_dims(primal(keepdims)) else np.expand_dims(g_kept, axes)
-                r_initial = deliver(initial, g_kept * w_initial)
-            return (deliver(a, g * w), NoRData, NoRData, NoRData, r_initial)
-
-        return result, pullback
+        no_out(name, out)
+        result = output(fn(primal(a), **given_keywords(axis=axis, keepdims=keepdims, initial=initial, where=where)))
+        return result, vjp_pullback(vjp, result, (a, axis, out, keepdims, initial, where))
 
     def frule(a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
-        y = setup(a, axis, out, keepdims, initial, where)
+        no_out(name, out)
+        y = fn(primal(a), **given_keywords(axis=axis, keepdims=keepdims, initial=initial, where=where))
         dx = dense_tangent(primal(a), tangent(a))
         d_initial = initial_tangent(initial)
         if dx is None and d_initial is None:
             return Dual(y, fit_tangent(NoTangent, y))
-        x, axes, w, w_initial = weights(a, axis, keepdims, y, where, initial)
+        x = as_array(primal(a))
+        axes = axes_of(primal(axis), x.ndim)
+        keep = keeps_dims(primal(keepdims))
+        w, w_initial = extremum_shares(x, _kept(y, axes, primal(keepdims)), axes, primal(where), nan, primal(initial))
         dy = 0.0
         if dx is not None:
-            dy = np.sum(np.where(w != 0, dx, 0) * w, axis=axes, keepdims=keeps_dims(primal(keepdims)))
+            dy = np.sum(np.where(w != 0, dx, 0) * w, axis=axes, keepdims=keep)
         if d_initial is not None:  # the share array summed over its length-1 axes: y's shape
-            dy = dy + d_initial * np.sum(w_initial, axis=axes, keepdims=keeps_dims(primal(keepdims)))
+            dy = dy + d_initial * np.sum(w_initial, axis=axes, keepdims=keep)
         return Dual(y, fit_tangent(dy, y))
 
     return rrule, frule
@@ -266,31 +300,34 @@ for _fn, _method, _is_nan in (
     (np.max, "max", False), (np.min, "min", False), (np.amax, None, False), (np.amin, None, False),
     (np.nanmax, None, True), (np.nanmin, None, True),
 ):
-    _r, _f = _extremum(_fn, f"numpy.{_fn.__name__}", _is_nan)
+    _r, _f = _extremum(_fn, f"numpy.{_fn.__name__}", _nanmax_vjp if _is_nan else _max_vjp, _is_nan)
     _targets = (_fn,) if _method is None else (_fn, (np.ndarray, _method))
     rule(*_targets)(_r)
     forward(*_targets)(_f)
+for _fn in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min):
+    with_vjp(_fn, _max_vjp)
+with_vjp(np.nanmax, _nanmax_vjp)
+with_vjp(np.nanmin, _nanmax_vjp)
 
 
-def _ptp_weights(a, axis, keepdims):
-    x = as_array(primal(a))
-    axes = axes_of(primal(axis), x.ndim)
+def _ptp_shares(x: Any, axes: tuple) -> Any:
+    """The partial of ``max - min`` in each element: the max's shares minus the min's."""
     hi = np.max(x, axis=axes, keepdims=True)
     lo = np.min(x, axis=axes, keepdims=True)
-    w = extremum_weights(x, hi, axes, NV, False) - extremum_weights(x, lo, axes, NV, False)
-    return x, axes, w
+    return extremum_shares(x, hi, axes, NV, False)[0] - extremum_shares(x, lo, axes, NV, False)[0]
+
+
+def _ptp_vjp(g, y, a, axis=None, out=None, keepdims=NV):
+    x = np.asarray(a)
+    axes = axes_of(axis, x.ndim)
+    return (expand(g, x.shape, axes, keeps_dims(keepdims)) * _ptp_shares(x, axes),)
 
 
 @rule(np.ptp)
 def _ptp_rrule(a, axis=None, out=None, keepdims=NV):
     no_out("numpy.ptp", out)
     result = output(np.ptp(primal(a), **given_keywords(axis=axis, keepdims=keepdims)))
-
-    def pullback(dy: Any) -> tuple:
-        x, axes, w = _ptp_weights(a, axis, keepdims)
-        return (deliver(a, expand(out_cotangent(result, dy), x.shape, axes, keeps_dims(primal(keepdims))) * w),)
-
-    return result, pullback
+    return result, vjp_pullback(_ptp_vjp, result, (a, axis, out, keepdims))
 
 
 @forward(np.ptp)
@@ -300,123 +337,12 @@ def _ptp_frule(a, axis=None, out=None, keepdims=NV):
     dx = dense_tangent(primal(a), tangent(a))
     if dx is None:
         return Dual(y, fit_tangent(NoTangent, y))
-    x, axes, w = _ptp_weights(a, axis, keepdims)
-    return Dual(y, fit_tangent(np.sum(dx * w, axis=axes, keepdims=keeps_dims(primal(keepdims))), y))
+    x = as_array(primal(a))
+    axes = axes_of(primal(axis), x.ndim)
+    return Dual(y, fit_tangent(np.sum(dx * _ptp_shares(x, axes), axis=axes, keepdims=keeps_dims(primal(keepdims))), y))
 
 
-# --------------------------------------------------------------------------------------------
-# Second order: cotangent maps in plain NumPy, differentiated in forward mode (the same
-# cotangents as the pullbacks above, same ties, zeros and masks; ``keepdims``/``where``/
-# ``initial`` arrive as constants, NumPy's "not given" marker when left out)
-# --------------------------------------------------------------------------------------------
-
-
-def _so_equal(x: Any, y_kept: Any, nan: bool) -> Any:
-    if nan:
-        return x == y_kept
-    return (x == y_kept) | (np.isnan(x) & np.isnan(y_kept))
-
-
-def _so_shares(x: Any, y_kept: Any, axes: tuple, mask: Any, nan: bool) -> Any:
-    """``extremum_weights``: 1/k for each of k tied extrema, a NaN extremum to the NaN."""
-    hit = _so_equal(x, y_kept, nan)
-    if mask is not None:
-        hit = hit & mask
-    count = np.sum(hit, axis=axes, keepdims=True)
-    return hit / np.maximum(count, 1)
-
-
-def _so_extremum(g: Any, y: Any, a: Any, axis: Any, keepdims: Any, initial: Any, where: Any, nan: bool) -> tuple:
-    """``extremum_shares`` applied to ``g``: the cotangents of ``a`` and of ``initial=``."""
-    x = np.asarray(a)
-    axes = axes_of(axis, x.ndim)
-    keep = keeps_dims(keepdims)
-    y_kept = np.asarray(y) if keep else np.expand_dims(np.asarray(y), axes)
-    hit = _so_equal(x, y_kept, nan)
-    mask = where_mask(where, x.shape)
-    if mask is not None:
-        hit = hit & mask
-    count = np.sum(hit, axis=axes, keepdims=True)
-    g_kept = np.asarray(g) if keep else np.expand_dims(np.asarray(g), axes)
-    if initial is NV:
-        return (expand(g, x.shape, axes, keep) * (hit / np.maximum(count, 1)),)
-    initial_hit = _so_equal(np.asarray(initial), y_kept, nan)
-    count = count + initial_hit
-    g_share = g_kept / np.maximum(count, 1)
-    return (np.broadcast_to(g_share, x.shape) * hit, None, None, None, np.sum(g_share * initial_hit))
-
-
-def _max_vjp(g, y, a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
-    return _so_extremum(g, y, a, axis, keepdims, initial, where, False)
-
-
-def _nanmax_vjp(g, y, a, axis=None, out=None, keepdims=NV, initial=NV, where=NV):
-    return _so_extremum(g, y, a, axis, keepdims, initial, where, True)
-
-
-def _ptp_vjp(g, y, a, axis=None, out=None, keepdims=NV):
-    x = np.asarray(a)
-    axes = axes_of(axis, x.ndim)
-    hi = np.max(x, axis=axes, keepdims=True)
-    lo = np.min(x, axis=axes, keepdims=True)
-    shares = _so_shares(x, hi, axes, None, False) - _so_shares(x, lo, axes, None, False)
-    return (expand(g, x.shape, axes, keeps_dims(keepdims)) * shares,)
-
-
-def _nan_reduction(g: Any, a: Any, axis: Any, keepdims: Any, where: Any, mean: bool) -> tuple:
-    x = np.asarray(a)
-    axes = axes_of(axis, x.ndim)
-    finite = ~np.isnan(x)
-    mask = where_mask(where, x.shape)
-    if mask is not None:
-        finite = finite & mask
-    w = finite / np.maximum(np.sum(finite, axis=axes, keepdims=True), 1) if mean else finite
-    return (expand(g, x.shape, axes, keeps_dims(keepdims)) * w,)
-
-
-def _nansum_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
-    if initial is NV:
-        return _nan_reduction(g, a, axis, keepdims, where, False)
-    return (*_nan_reduction(g, a, axis, keepdims, where, False), None, None, None, None, np.sum(g))
-
-
-def _nanmean_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, where=NV):
-    return _nan_reduction(g, a, axis, keepdims, where, True)
-
-
-def _prod_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
-    x = np.asarray(a)
-    axes = axes_of(axis, x.ndim)
-    mask = where_mask(where, x.shape)
-    factors = x if mask is None else np.where(mask, x, 1)
-    partial = prod_partials(factors, axes)  # products of the others: no division, exact at zeros
-    if mask is not None:
-        partial = partial * mask
-    ge = expand(g, x.shape, axes, keeps_dims(keepdims))
-    if initial is NV:
-        return (ge * partial,)
-    return (ge * (partial * initial), None, None, None, None, _so_initial_of_prod(g, factors, axes, keepdims))
-
-
-def _so_initial_of_prod(g: Any, factors: Any, axes: tuple, keepdims: Any) -> Any:
-    """The cotangent of ``prod``'s ``initial=``: ``g`` times the product of the elements. (Its own
-    function: third order refuses a cotangent map that names its primitive.)"""
-    return np.sum(g * np.prod(factors, axis=axes, keepdims=keeps_dims(keepdims)))
-
-
-
-for _fn in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min):
-    with_vjp(_fn, _max_vjp)
-with_vjp(np.nanmax, _nanmax_vjp)
-with_vjp(np.nanmin, _nanmax_vjp)
 with_vjp(np.ptp, _ptp_vjp)
-with_vjp(np.nansum, _nansum_vjp)
-with_vjp(np.nanmean, _nanmean_vjp)
-with_vjp(np.prod, _prod_vjp)
-with_vjp(np.ndarray.prod, _prod_vjp)
-linear(np.sum, (np.ndarray, "sum"), data=(5, "initial"))  # an int initial= is a value
-# np.trace's first-order rule is in linalg: a sum of the diagonal
-linear(np.mean, np.trace, (np.ndarray, "mean"), (np.ndarray, "trace"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,22 +11,23 @@ Conventions at non-smooth points (docs/conventions.md):
   middle elements (even count), chosen by a stable sort (ties: the earlier index).
 * ``std`` at zero spread: NumPy's arithmetic (0/0 = nan), as ``sqrt'(0)``.
 
-Pullbacks return the rdata of the arguments only (``numpy_arguments.rule``).
+Each derivative is written once, as a cotangent map ``vjp(g, y, *xs)`` in plain NumPy: the reverse
+rule's pullback calls it (``numpy_arguments.vjp_pullback``) and second order differentiates it
+(``with_vjp``). The forward rules share its helpers (deviations, weights, median shares).
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoRData, NoTangent
+from ..tangents import NoTangent
 from .cases import Case, Expect, randc, randn, randpos
 from .core import Dual, RuleArgumentError, primal
-from .numpy_arguments import (NV, as_array, axes_of, conj_if_complex, deliver, dense_tangent, element_count, expand,
-                              forward, given_keywords, keeps_dims, no_out, reduced_count, refuse, rule, where_mask)
+from .numpy_arguments import (NV, as_array, axes_of, conj_if_complex, dense_tangent, expand, forward, given_keywords,
+                              keeps_dims, no_out, reduced_count, refuse, rule, vjp_pullback, where_mask)
 from .second_order import with_vjp
-from .util import fit_tangent, out_cotangent, output, tangent, unbroadcast
+from .util import fit_tangent, output, tangent
 
 
 # --------------------------------------------------------------------------------------------
@@ -34,7 +35,7 @@ from .util import fit_tangent, out_cotangent, output, tangent, unbroadcast
 # --------------------------------------------------------------------------------------------
 
 
-def _var_setup(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction):
+def _var_keywords(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction):
     no_out(name, out)
     refuse(name, "mean", mean, NV, "let NumPy compute the mean (a given mean is not differentiated)")
     kw = given_keywords(axis=axis, dtype=dtype, keepdims=keepdims, where=where, correction=correction)
@@ -43,169 +44,9 @@ def _var_setup(name, a, axis, dtype, out, ddof, keepdims, where, mean, correctio
     return kw
 
 
-def _var_parts(a, axis, ddof, where, correction):
-    """``(x, axes, d, n_eff)``: deviations ``x - mean`` (masked) and the divisor ``N - ddof``."""
-    x = as_array(primal(a))
-    axes = axes_of(primal(axis), x.ndim)
-    mask = where_mask(primal(where), x.shape)
-    m = np.mean(x, axis=axes, keepdims=True, **({} if mask is None else {"where": mask}))
-    d = x - m
-    if mask is not None:
-        d = np.where(mask, d, 0)
-    corr = primal(correction)
-    # a float array: N - ddof = 0 gives inf/nan with a warning, as NumPy's own var does
-    n_eff = np.asarray(element_count(mask, x.shape, axes) - (primal(ddof) if corr is NV else corr), dtype=float)
-    return x, axes, d, n_eff
-
-
-def _variance(std: bool) -> tuple[Callable, Callable]:
-    fn = np.std if std else np.var
-    name = f"numpy.{fn.__name__}"
-
-    def rrule(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NV, where=NV, mean=NV, correction=NV):
-        y = fn(primal(a), **_var_setup(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction))
-        result = output(y)
-
-        def pullback(dy: Any) -> tuple:
-            x, axes, d, n_eff = _var_parts(a, axis, ddof, where, correction)
-            g = expand(out_cotangent(result, dy), x.shape, axes, keeps_dims(primal(keepdims)))
-            scale = 1.0 / (n_eff * expand(y, x.shape, axes, keeps_dims(primal(keepdims)))) if std else 2.0 / n_eff
-            return (deliver(a, g * d * scale),)
-
-        return result, pullback
-
-    def frule(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NV, where=NV, mean=NV, correction=NV):
-        y = fn(primal(a), **_var_setup(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction))
-        dx = dense_tangent(primal(a), tangent(a))
-        if dx is None:
-            return Dual(y, fit_tangent(NoTangent, y))
-        x, axes, d, n_eff = _var_parts(a, axis, ddof, where, correction)
-        dvar = np.sum(2.0 * np.real(np.conj(d) * dx) / n_eff, axis=axes, keepdims=keeps_dims(primal(keepdims)))
-        return Dual(y, fit_tangent(dvar / (2.0 * np.asarray(y)) if std else dvar, y))
-
-    return rrule, frule
-
-
-for _std, _method in ((False, "var"), (True, "std")):
-    _r, _f = _variance(_std)
-    rule(getattr(np, _method), (np.ndarray, _method))(_r)
-    forward(getattr(np, _method), (np.ndarray, _method))(_f)
-
-
-# --------------------------------------------------------------------------------------------
-# average, median
-# --------------------------------------------------------------------------------------------
-
-
-def _average_weights(a, axis, weights):
-    """``(x, axes, wb, sw)``: weights broadcast against ``a`` and their sums (keepdims)."""
-    x = as_array(primal(a))
-    axes = axes_of(primal(axis), x.ndim)
-    w = as_array(primal(weights))
-    if w.shape != x.shape:
-        if isinstance(primal(axis), (tuple, list)) or primal(axis) is None or w.ndim != 1:
-            raise RuleArgumentError("numpy.average: yuebing supports weights shaped like a, or 1-D weights with an int axis")
-        shape = [1] * x.ndim
-        shape[axes[0]] = w.shape[0]
-        w = w.reshape(shape)
-    return x, axes, w, np.sum(np.broadcast_to(w, x.shape), axis=axes, keepdims=True)
-
-
-@rule(np.average)
-def _average_rrule(a, axis=None, weights=None, returned=False, keepdims=NV):
-    refuse("numpy.average", "returned", returned, False, "compute the sum of weights separately")
-    result = output(np.average(primal(a), **given_keywords(axis=axis, weights=weights, keepdims=keepdims)))
-
-    def pullback(dy: Any) -> tuple:
-        if primal(weights) is None:
-            x = as_array(primal(a))
-            axes = axes_of(primal(axis), x.ndim)
-            g = expand(out_cotangent(result, dy), x.shape, axes, keeps_dims(primal(keepdims)))
-            return (deliver(a, g / max(element_count(None, x.shape, axes), 1)),)
-        x, axes, wb, sw = _average_weights(a, axis, weights)
-        g = expand(out_cotangent(result, dy), x.shape, axes, keeps_dims(primal(keepdims)))
-        avg = np.sum(x * wb, axis=axes, keepdims=True) / sw
-        r_a = deliver(a, g * conj_if_complex(wb / sw))
-        gw = unbroadcast(g * conj_if_complex((x - avg) / sw), wb.shape).reshape(np.shape(primal(weights)))
-        return r_a, NoRData, deliver(weights, gw)
-
-    return result, pullback
-
-
-@forward(np.average)
-def _average_frule(a, axis=None, weights=None, returned=False, keepdims=NV):
-    refuse("numpy.average", "returned", returned, False, "compute the sum of weights separately")
-    y = np.average(primal(a), **given_keywords(axis=axis, weights=weights, keepdims=keepdims))
-    da = dense_tangent(primal(a), tangent(a))
-    if primal(weights) is None:
-        dy = NoTangent if da is None else np.average(da, **given_keywords(axis=axis, keepdims=keepdims))
-        return Dual(y, fit_tangent(dy, y))
-    x, axes, wb, sw = _average_weights(a, axis, weights)
-    dw = dense_tangent(primal(weights), tangent(weights))
-    avg = np.sum(x * wb, axis=axes, keepdims=True) / sw
-    num = 0.0
-    if da is not None:
-        num = num + da * wb
-    if dw is not None:
-        num = num + np.reshape(dw, wb.shape) * (x - avg)
-    dy = np.sum(np.broadcast_to(num, x.shape) / sw, axis=axes, keepdims=keeps_dims(primal(keepdims)))
-    return Dual(y, fit_tangent(dy, y))
-
-
-def _median_weights(x: np.ndarray, axes: tuple) -> np.ndarray:
-    """1 on the middle element of each slice (odd count), 1/2 on each of the two (even)."""
-    k = len(axes)
-    moved = np.moveaxis(x, axes, range(-k, 0))
-    n = math.prod(moved.shape[moved.ndim - k:])
-    flat = moved.reshape(moved.shape[: moved.ndim - k] + (n,))
-    w = np.zeros(flat.shape)
-    if n:
-        order = np.argsort(flat, axis=-1, kind="stable")
-        for j in {(n - 1) // 2, n // 2}:
-            idx = order[..., j:j + 1]
-            np.put_along_axis(w, idx, np.take_along_axis(w, idx, -1) + (1.0 if (n - 1) // 2 == n // 2 else 0.5), -1)
-    return np.moveaxis(w.reshape(moved.shape), range(-k, 0), axes)
-
-
-@rule(np.median)
-def _median_rrule(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    no_out("numpy.median", out)
-    refuse("numpy.median", "overwrite_input", overwrite_input, False, "leave the input intact")
-    result = output(np.median(primal(a), axis=primal(axis), keepdims=primal(keepdims)))
-
-    def pullback(dy: Any) -> tuple:
-        x = as_array(primal(a))
-        axes = axes_of(primal(axis), x.ndim)
-        g = expand(out_cotangent(result, dy), x.shape, axes, bool(primal(keepdims)))
-        return (deliver(a, g * _median_weights(x, axes)),)
-
-    return result, pullback
-
-
-@forward(np.median)
-def _median_frule(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    no_out("numpy.median", out)
-    refuse("numpy.median", "overwrite_input", overwrite_input, False, "leave the input intact")
-    y = np.median(primal(a), axis=primal(axis), keepdims=primal(keepdims))
-    dx = dense_tangent(primal(a), tangent(a))
-    if dx is None:
-        return Dual(y, fit_tangent(NoTangent, y))
-    x = as_array(primal(a))
-    axes = axes_of(primal(axis), x.ndim)
-    return Dual(y, fit_tangent(np.sum(dx * _median_weights(x, axes), axis=axes, keepdims=bool(primal(keepdims))), y))
-
-
-# --------------------------------------------------------------------------------------------
-# Second order: cotangent maps in plain NumPy, differentiated in forward mode (the same
-# cotangents as the pullbacks above; ``keepdims``/``where`` arrive as constants)
-# --------------------------------------------------------------------------------------------
-
-
-def _variance_cotangent(g: Any, y: Any, a: Any, axis: Any, ddof: Any, keepdims: Any, where: Any,
-                        correction: Any, std: bool) -> tuple:
-    x = np.asarray(a)
-    axes = axes_of(axis, x.ndim)
-    keep = keeps_dims(keepdims)
+def _deviations(x: Any, axes: tuple, ddof: Any, where: Any, correction: Any) -> tuple:
+    """``(d, n_eff)``: deviations ``x - mean`` (0 where masked out) and the divisor ``N - ddof``
+    (a float array: ``N - ddof = 0`` gives inf/nan with a warning, as NumPy's own var does)."""
     mask = where_mask(where, x.shape)
     if mask is None:
         d = x - np.mean(x, axis=axes, keepdims=True)
@@ -213,7 +54,15 @@ def _variance_cotangent(g: Any, y: Any, a: Any, axis: Any, ddof: Any, keepdims: 
     else:
         d = np.where(mask, x - np.mean(x, axis=axes, keepdims=True, where=mask), 0)
         count = np.sum(mask, axis=axes, keepdims=True)
-    n_eff = np.asarray(count - (ddof if correction is NV else correction), dtype=float)
+    return d, np.asarray(count - (ddof if correction is NV else correction), dtype=float)
+
+
+def _variance_cotangent(g: Any, y: Any, a: Any, axis: Any, ddof: Any, keepdims: Any, where: Any,
+                        correction: Any, std: bool) -> tuple:
+    x = np.asarray(a)
+    axes = axes_of(axis, x.ndim)
+    keep = keeps_dims(keepdims)
+    d, n_eff = _deviations(x, axes, ddof, where, correction)
     ge = expand(g, x.shape, axes, keep)
     if std:
         return (ge * d / (n_eff * expand(y, x.shape, axes, keep)),)
@@ -228,21 +77,59 @@ def _std_vjp(g, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=NV, wher
     return _variance_cotangent(g, y, a, axis, ddof, keepdims, where, correction, True)
 
 
-def _median_shares(x: Any, axes: tuple) -> Any:
-    """``_median_weights`` without in-place writes: by each element's rank in a stable sort."""
-    k = len(axes)
-    moved = np.moveaxis(x, axes, range(-k, 0))
-    flat = moved.reshape(moved.shape[:moved.ndim - k] + (-1,))
-    n = flat.shape[-1]
-    rank = np.argsort(np.argsort(flat, axis=-1, kind="stable"), axis=-1, kind="stable")
-    w = 0.5 * (rank == (n - 1) // 2) + 0.5 * (rank == n // 2)
-    return np.moveaxis(w.reshape(moved.shape), range(-k, 0), axes)
+def _variance(std: bool) -> tuple[Callable, Callable]:
+    fn = np.std if std else np.var
+    name = f"numpy.{fn.__name__}"
+    vjp = _std_vjp if std else _var_vjp
+
+    def rrule(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NV, where=NV, mean=NV, correction=NV):
+        result = output(fn(primal(a), **_var_keywords(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction)))
+        return result, vjp_pullback(vjp, result, (a, axis, dtype, out, ddof, keepdims, where, mean, correction))
+
+    def frule(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NV, where=NV, mean=NV, correction=NV):
+        y = fn(primal(a), **_var_keywords(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction))
+        dx = dense_tangent(primal(a), tangent(a))
+        if dx is None:
+            return Dual(y, fit_tangent(NoTangent, y))
+        x = as_array(primal(a))
+        axes = axes_of(primal(axis), x.ndim)
+        d, n_eff = _deviations(x, axes, primal(ddof), primal(where), primal(correction))
+        dvar = np.sum(2.0 * np.real(np.conj(d) * dx) / n_eff, axis=axes, keepdims=keeps_dims(primal(keepdims)))
+        return Dual(y, fit_tangent(dvar / (2.0 * np.asarray(y)) if std else dvar, y))
+
+    return rrule, frule
 
 
-def _median_vjp(g, y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    x = np.asarray(a)
-    axes = axes_of(axis, x.ndim)
-    return (expand(g, x.shape, axes, bool(keepdims)) * _median_shares(x, axes),)
+for _std, _method in ((False, "var"), (True, "std")):
+    _r, _f = _variance(_std)
+    rule(getattr(np, _method), (np.ndarray, _method))(_r)
+    forward(getattr(np, _method), (np.ndarray, _method))(_f)
+with_vjp(np.var, _var_vjp)
+with_vjp(np.ndarray.var, _var_vjp)
+with_vjp(np.std, _std_vjp)
+with_vjp(np.ndarray.std, _std_vjp)
+
+
+# --------------------------------------------------------------------------------------------
+# average
+# --------------------------------------------------------------------------------------------
+
+
+def _check_weights(a: Any, axis: Any, weights: Any) -> None:
+    w, x = primal(weights), primal(a)
+    if w is not None and np.shape(w) != np.shape(x) and (isinstance(primal(axis), (tuple, list))
+                                                         or primal(axis) is None or np.ndim(w) != 1):
+        raise RuleArgumentError("numpy.average: yuebing supports weights shaped like a, or 1-D weights with an int axis")
+
+
+def _weights_along(w: Any, x: Any, axes: tuple) -> Any:
+    """The weights shaped to broadcast against ``x``: as they are, or 1-D along the one axis."""
+    if w.shape == x.shape:
+        return w
+    shape = []
+    for i in range(x.ndim):
+        shape.append(w.shape[0] if i == axes[0] else 1)
+    return np.reshape(w, tuple(shape))
 
 
 def _average_vjp(g, y, a, axis=None, weights=None, returned=False, keepdims=NV):
@@ -252,24 +139,105 @@ def _average_vjp(g, y, a, axis=None, weights=None, returned=False, keepdims=NV):
     if weights is None:
         return (ge / max(reduced_count(x.shape, axes), 1), None, None)
     w = np.asarray(weights)
-    if w.shape != x.shape:  # 1-d weights along an int axis (the only other shape the rule takes)
-        w = np.moveaxis(np.expand_dims(w, tuple(range(1, x.ndim))), 0, axes[0])
-    wb = np.broadcast_to(w, x.shape)
+    wb = np.broadcast_to(_weights_along(w, x, axes), x.shape)
     sw = np.sum(wb, axis=axes, keepdims=True)
     avg = np.sum(x * wb, axis=axes, keepdims=True) / sw
-    gw = ge * (x - avg) / sw
-    if w.shape != x.shape:
-        gw = np.sum(np.moveaxis(gw, axes[0], -1).reshape(-1, x.shape[axes[0]]), axis=0)
-    return (ge * wb / sw, None, gw)
+    gw = ge * conj_if_complex((x - avg) / sw)
+    if w.shape != x.shape:  # 1-D weights along axes[0]: summed over the other axes
+        others = []
+        for i in range(x.ndim):
+            if i != axes[0]:
+                others.append(i)
+        gw = np.sum(gw, axis=tuple(others))
+    return (ge * conj_if_complex(wb / sw), None, gw)
 
 
+@rule(np.average)
+def _average_rrule(a, axis=None, weights=None, returned=False, keepdims=NV):
+    refuse("numpy.average", "returned", returned, False, "compute the sum of weights separately")
+    _check_weights(a, axis, weights)
+    result = output(np.average(primal(a), **given_keywords(axis=axis, weights=weights, keepdims=keepdims)))
+    return result, vjp_pullback(_average_vjp, result, (a, axis, weights, returned, keepdims))
 
-with_vjp(np.var, _var_vjp)
-with_vjp(np.ndarray.var, _var_vjp)
-with_vjp(np.std, _std_vjp)
-with_vjp(np.ndarray.std, _std_vjp)
-with_vjp(np.median, _median_vjp)
+
+@forward(np.average)
+def _average_frule(a, axis=None, weights=None, returned=False, keepdims=NV):
+    refuse("numpy.average", "returned", returned, False, "compute the sum of weights separately")
+    y = np.average(primal(a), **given_keywords(axis=axis, weights=weights, keepdims=keepdims))
+    da = dense_tangent(primal(a), tangent(a))
+    if primal(weights) is None:
+        dy = NoTangent if da is None else np.average(da, **given_keywords(axis=axis, keepdims=keepdims))
+        return Dual(y, fit_tangent(dy, y))
+    _check_weights(a, axis, weights)
+    x = as_array(primal(a))
+    axes = axes_of(primal(axis), x.ndim)
+    wb = _weights_along(as_array(primal(weights)), x, axes)
+    sw = np.sum(np.broadcast_to(wb, x.shape), axis=axes, keepdims=True)
+    dw = dense_tangent(primal(weights), tangent(weights))
+    avg = np.sum(x * wb, axis=axes, keepdims=True) / sw
+    num = 0.0
+    if da is not None:
+        num = num + da * wb
+    if dw is not None:
+        num = num + np.reshape(dw, wb.shape) * (x - avg)
+    dy = np.sum(np.broadcast_to(num, x.shape) / sw, axis=axes, keepdims=keeps_dims(primal(keepdims)))
+    return Dual(y, fit_tangent(dy, y))
+
+
 with_vjp(np.average, _average_vjp)
+
+
+# --------------------------------------------------------------------------------------------
+# median
+# --------------------------------------------------------------------------------------------
+
+
+def _median_shares(x: Any, axes: tuple) -> Any:
+    """1 on the middle element of each slice (odd count), 1/2 on each of the two (even), chosen by
+    a stable sort (no in-place writes: second order follows this code)."""
+    k = len(axes)
+    moved = np.moveaxis(x, axes, range(-k, 0))
+    flat = moved.reshape(moved.shape[:moved.ndim - k] + (-1,))
+    n = flat.shape[-1]
+    if n == 0:
+        return np.zeros(x.shape)
+    order = np.argsort(flat, axis=-1, kind="stable")
+    positions = np.arange(n)
+    w = 0.5 * (positions == order[..., (n - 1) // 2:(n - 1) // 2 + 1]) + 0.5 * (positions == order[..., n // 2:n // 2 + 1])
+    return np.moveaxis(w.reshape(moved.shape), range(-k, 0), axes)
+
+
+def _median_vjp(g, y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    x = np.asarray(a)
+    axes = axes_of(axis, x.ndim)
+    return (expand(g, x.shape, axes, bool(keepdims)) * _median_shares(x, axes),)
+
+
+def _median_checks(out: Any, overwrite_input: Any) -> None:
+    no_out("numpy.median", out)
+    refuse("numpy.median", "overwrite_input", overwrite_input, False, "leave the input intact")
+
+
+@rule(np.median)
+def _median_rrule(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _median_checks(out, overwrite_input)
+    result = output(np.median(primal(a), axis=primal(axis), keepdims=primal(keepdims)))
+    return result, vjp_pullback(_median_vjp, result, (a, axis, out, overwrite_input, keepdims))
+
+
+@forward(np.median)
+def _median_frule(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _median_checks(out, overwrite_input)
+    y = np.median(primal(a), axis=primal(axis), keepdims=primal(keepdims))
+    dx = dense_tangent(primal(a), tangent(a))
+    if dx is None:
+        return Dual(y, fit_tangent(NoTangent, y))
+    x = as_array(primal(a))
+    axes = axes_of(primal(axis), x.ndim)
+    return Dual(y, fit_tangent(np.sum(dx * _median_shares(x, axes), axis=axes, keepdims=bool(primal(keepdims))), y))
+
+
+with_vjp(np.median, _median_vjp)
 
 
 # --------------------------------------------------------------------------------------------
