@@ -318,41 +318,6 @@ def _refuse_structured(f: Any, args: tuple) -> None:
                          "differentiable values, which its second-order rule does not support")
 
 
-def _numbers(value: Any) -> bool:
-    """A list or tuple of numbers with a float among them (what NumPy reads as a 1-D array)."""
-    return type(value) in (list, tuple) and bool(value) \
-        and all(isinstance(e, (int, float, np.integer, np.floating)) and not isinstance(e, bool) for e in value) \
-        and any(isinstance(e, (float, np.floating)) for e in value)
-
-
-def _sequences_as_arrays(rule: Rule) -> Rule:
-    """Wrap a rule for numbers and arrays so that a list of numbers (``np.sort([x, y])``) is
-    first made an array by ``np.asarray``'s own second-order rule, whose pullback then takes the
-    array's cotangents back to the list's elements."""
-    def wrapped(f: tuple, args: tuple, kwargs: dict) -> tuple:
-        conversions = [(k, run_second_order(lookup_second_order(np.asarray), (np.asarray, NoFData, NoTangent, NoFData),
-                                            (a,), {}))
-                       for k, a in enumerate(args) if _numbers(a[0])]
-        if not conversions:
-            return rule(f, args, kwargs)
-        arrays = list(args)
-        for k, (converted, _) in conversions:
-            arrays[k] = converted
-        out, pullback = rule(f, tuple(arrays), kwargs)
-
-        def sequence_pullback(dy: Any, dy_d: Any) -> tuple:
-            rs, rsd = (list(r) for r in pullback(dy, dy_d))
-            for k, (_, convert_pullback) in reversed(conversions):
-                crs, crsd = convert_pullback(NoRData, NoRData)
-                rs[k + 1], rsd[k + 1] = crs[1], crsd[1]
-            return tuple(rs), tuple(rsd)
-
-        return out, sequence_pullback
-
-    wrapped.second_order_kind = getattr(rule, "second_order_kind", "special")  # type: ignore[attr-defined]
-    return wrapped
-
-
 def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
     _refuse_structured(f[0], args)
     fn = _primal_codual(f)
@@ -647,7 +612,7 @@ def _vjp_rule(function: Any, vjp: Callable) -> Rule:
         return out, pullback
 
     rule.second_order_kind = "vjp"  # type: ignore[attr-defined]
-    wrapped = _with_positional_keywords(_sequences_as_arrays(rule))
+    wrapped = _with_positional_keywords(rule)
     wrapped.vjp = vjp  # type: ignore[attr-defined] - read by third order
     return wrapped
 
@@ -665,5 +630,5 @@ def _python_rule(definition: types.FunctionType) -> Rule:
 _linear.second_order_kind = "linear"  # type: ignore[attr-defined]
 _selection.second_order_kind = "selection"  # type: ignore[attr-defined]
 _multilinear.second_order_kind = "multilinear"  # type: ignore[attr-defined]
-_multilinear = _with_positional_keywords(_sequences_as_arrays(_multilinear))
+_multilinear = _with_positional_keywords(_multilinear)
 _zero.second_order_kind = "zero"  # type: ignore[attr-defined]
