@@ -16,7 +16,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from .. import rules as _rules  # noqa: F401 - registers every rule
-from ..rules.core import CoDual
+from ..rules.core import RRULES, CoDual
 from ..tangents import (
     MutableTangent,
     NoFData,
@@ -187,6 +187,26 @@ def value_and_pullback(f: Callable, *primals: Any) -> tuple:
     return structural_copy(out.primal), _OncePullback(run)
 
 
+def _output_seed(full: Any, full_f: Any, has_aux: bool, f: Callable, name: str) -> tuple[Any, Any]:
+    """``(value the caller gets, rdata to seed the reverse pass with)`` from the output of a
+    forward pass and its fdata; the seed of a 0-d array output is added into its fdata instead.
+    A TypeError (not a scalar, not a pair with ``has_aux``) leaves the forward pass to undo."""
+    value, aux = split_aux(full, name) if has_aux else (full, None)
+    kind = type(value)
+    seed = 1.0 if kind is float or kind is np.float64 else scalar_seed(value, f, name)
+    if aux is None and (kind is float or isinstance(value, np.floating)):
+        pair = (value, None)
+    else:
+        pair = structural_copy((value, aux))  # the reverse pass will undo how they were built
+    if type(seed) is np.ndarray:
+        target = full_f[0] if has_aux else full_f
+        target += seed
+        seed = NoRData
+    elif has_aux:
+        seed = (seed, NoRData)
+    return (pair if has_aux else pair[0]), seed
+
+
 def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tuple, kwargs: dict, buffers: Any = None):
     nums, single = normalise_argnums(argnums, len(args), name)
     if buffers is None:
@@ -197,30 +217,54 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
     for a in nums:
         _check_differentiable(args[a], a, name, buffers[a] if isinstance(buffers, tuple) else None)
     out, pullback, arg_fdata, _, tangents, args = _run(f, args, kwargs, buffers=buffers, name=name)
-    full = out.primal
-    value, aux = split_aux(full, name) if has_aux else (full, None)
-    if aux is None and isinstance(value, (float, np.floating)):
-        returned = (value, None)
-    else:
-        returned = structural_copy((value, aux))  # the reverse pass will undo how aux was built
     try:
-        seed = scalar_seed(value, f, name)
-    except TypeError:
+        result_value, seed = _output_seed(out.primal, out.fdata, has_aux, f, name)
+    except Exception:
         pullback(NoRData)  # undo the forward pass's mutations before reporting
         raise
-    if isinstance(seed, np.ndarray):
-        target = out.fdata[0] if has_aux else out.fdata
-        target += seed
-        r = NoRData
-    else:
-        r = (seed, NoRData) if has_aux else seed
-    rs = pullback(r)
+    rs = pullback(seed)
     grads = tuple(argument_gradient(arg_fdata[a], rs[1 + a], args[a]) for a in nums)
     del out, pullback
-    _buffers.sweep()  # the large temporaries of this call, for the next
-    gradient = grads[0] if single else grads
-    result_value = returned if has_aux else returned[0]
-    return result_value, gradient, tangents
+    if _buffers.lent():
+        _buffers.sweep()  # the large temporaries of this call, for the next
+    return result_value, grads[0] if single else grads, tangents
+
+
+def _direct_gradient(rule: Any, f: Callable, args: tuple, buffers: tuple, nums: tuple, single: bool,
+                     has_aux: bool, name: str) -> tuple:
+    """``(value, gradient)`` of plain function ``f`` on plain arguments (float/complex arrays and
+    Python floats, no two sharing memory) whose zero fdata are ``buffers`` (0.0 for a float):
+    the generated passes of its derived rule run directly, with no dispatch, binding or tangent
+    walks. The gradient of an array argument is its buffer."""
+    flat: list = []
+    for a, b in zip(args, buffers):
+        flat += (a, b) if type(b) is np.ndarray else (a, NoFData)
+    tape: list = []
+    try:
+        full, full_f = rule.forward(tape, f, NoFData, *flat)
+    except Exception as error:
+        rule._point_at_user_line(error, "forward")
+        unwind(tape)
+        raise
+    try:
+        value, seed = _output_seed(full, full_f, has_aux, f, name)
+    except Exception:
+        rule.reverse(tape, NoRData)  # undo the forward pass's mutations before reporting
+        raise
+    try:
+        param_r = rule.reverse(tape, seed)
+    except Exception as error:
+        rule._point_at_user_line(error, "reverse")
+        raise
+    if single:
+        a = nums[0]
+        gradient = argument_gradient(_fdata_of(buffers[a]), param_r[a], args[a])
+    else:
+        gradient = tuple(argument_gradient(_fdata_of(buffers[a]), param_r[a], args[a]) for a in nums)
+    del tape, full_f
+    if _buffers.lent():
+        _buffers.sweep()  # the large temporaries of this call, for the next
+    return value, gradient
 
 
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
@@ -229,12 +273,12 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     The gradient has the structure of the argument (a tuple of them for a tuple ``argnums``).
     Keyword arguments are passed to ``f`` and never differentiated.
     """
+    calls = _PlainCalls(f, argnums, has_aux, "value_and_grad")
 
     @functools.wraps(f)
     @user_facing
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple:
-        value, gradient, _ = _gradient_call(f, argnums, has_aux, "value_and_grad", args, kwargs)
-        return value, gradient
+        return calls(args, kwargs)
 
     # forward mode over this function is forward-over-reverse (transform/second_order.py)
     value_and_grad_f.__yuebing_gradient__ = GradientSpec(f, argnums, has_aux, True)
@@ -243,15 +287,104 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
 
 def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
     """``g(*args, **kwargs) -> gradient`` (``(gradient, aux)`` with ``has_aux``), as JAX's grad."""
+    calls = _PlainCalls(f, argnums, has_aux, "grad")
 
     @functools.wraps(f)
     @user_facing
     def grad_f(*args: Any, **kwargs: Any) -> Any:
-        value, gradient, _ = _gradient_call(f, argnums, has_aux, "grad", args, kwargs)
+        value, gradient = calls(args, kwargs)
         return (gradient, value[1]) if has_aux else gradient
 
     grad_f.__yuebing_gradient__ = GradientSpec(f, argnums, has_aux, False)
     return grad_f
+
+
+class _DirectRule:
+    """The derived rule of plain function ``f``, for running its generated passes directly,
+    while that is what a call of ``f`` dispatches to: ``f``'s code is the code the rule was made
+    from (a new ``__code__`` gets a new rule), no rule is registered for ``f`` (checked every
+    call: one may be registered at any time) and ``f`` is not itself made by ``yb.grad``."""
+
+    __slots__ = ("f", "_resolved")
+
+    def __init__(self, f: types.FunctionType) -> None:
+        self.f = f
+        self._resolved: tuple = (None, None)  # (code object, its rule or None); one attribute,
+        # so a thread never reads one's code with the other's rule
+
+    def get(self) -> Any:
+        f = self.f
+        code, rule = self._resolved
+        if code is not f.__code__:
+            rule = self._resolve()
+        if rule is None or f in RRULES.by_function:
+            return None
+        return rule
+
+    def _resolve(self) -> Any:
+        f = self.f
+        code = f.__code__
+        rule = None
+        if not hasattr(f, "__yuebing_gradient__"):
+            try:
+                rule = derived_rule(f)
+            except Exception:
+                rule = None  # the general path reports it, with its context
+        self._resolved = (code, rule if rule is not None and rule.simple else None)
+        return self._resolved[1]
+
+
+def _fresh_fdata(args: tuple) -> tuple | None:
+    """New zero fdata for plain arguments -- float/complex ndarrays (an array each) and Python
+    floats (0.0), no two sharing memory -- or None for any other arguments. New on every call:
+    they become the returned gradients, which the caller may keep. Large ones come from the
+    buffer pool, which takes back the ones the caller dropped."""
+    if len(args) > 1 and not _simple_arrays(args):
+        return None
+    fdata: list = []
+    for a in args:
+        if type(a) is float:
+            fdata.append(0.0)
+        elif type(a) is np.ndarray and a.dtype.kind in "fc":
+            fdata.append(np.zeros(a.shape, a.dtype) if a.size < _buffers.MIN_SIZE else _buffers.zeros_like(a))
+        else:
+            return None
+    return tuple(fdata)
+
+
+class _PlainCalls:
+    """The calls of one function made by ``grad``/``value_and_grad``: ``(value, gradient)``.
+
+    A call with plain arguments (float/complex arrays and floats, no two sharing memory), no
+    keywords, of a plain function whose derived rule is simple runs that rule's generated
+    passes directly, as ``PreparedGradient``'s hot path does, but on new fdata each call (the
+    gradients returned are the caller's). What the direct path needs is cached here: the rule
+    (per code object of ``f``) and the normalised ``argnums`` (per number of arguments; one
+    entry, as the direct path takes exactly the rule's parameters). Every other call -- keywords,
+    containers, aliasing arguments, ints, callable objects -- takes the general path. Nothing
+    here is written during a call but those two caches, each replaced whole, so threads can
+    share it."""
+
+    __slots__ = ("f", "argnums", "has_aux", "name", "_rule", "_argnums")
+
+    def __init__(self, f: Callable, argnums: Any, has_aux: bool, name: str) -> None:
+        self.f, self.argnums, self.has_aux, self.name = f, argnums, has_aux, name
+        self._rule = _DirectRule(f) if type(f) is types.FunctionType else None
+        self._argnums: tuple = (-1, (), False)  # (number of arguments, nums, single)
+
+    def __call__(self, args: tuple, kwargs: dict) -> tuple:
+        if not kwargs and self._rule is not None:
+            rule = self._rule.get()
+            if rule is not None and len(args) == rule.n_params:
+                fdata = _fresh_fdata(args)
+                if fdata is not None:
+                    n, nums, single = self._argnums
+                    if n != len(args):
+                        nums, single = normalise_argnums(self.argnums, len(args), self.name)
+                        self._argnums = (len(args), nums, single)
+                    return _direct_gradient(rule, self.f, args, fdata, nums, single, self.has_aux, self.name)
+        value, gradient, _ = _gradient_call(self.f, self.argnums, self.has_aux, self.name, args, kwargs)
+        return value, gradient
 
 
 class GradientSpec(NamedTuple):
@@ -332,44 +465,15 @@ class PreparedGradient:
         """The hot path: the same plain arrays/floats as last time, a plain function, no
         keywords. Runs the generated passes directly (no dispatch, binding or tangent walks)."""
         rule = self._rule
-        if rule is None or self.has_aux or not rule.simple or len(args) != rule.n_params:
+        if rule is None or not rule.simple or len(args) != rule.n_params:
             return None
         if not self._same_plain_arguments(state, args):
             return None
         buffers = state.buffers
-        flat: list = []
-        for a, b in zip(args, buffers):
+        for b in buffers:
             if type(b) is np.ndarray:
                 b.fill(0)
-                flat += (a, b)
-            else:
-                flat += (a, NoFData)
-        tape: list = []
-        try:
-            value, value_f = rule.forward(tape, self.f, NoFData, *flat)
-        except Exception as error:
-            rule._point_at_user_line(error, "forward")
-            unwind(tape)
-            raise
-        try:
-            seed = 1.0 if type(value) is float or type(value) is np.float64 else \
-                scalar_seed(value, self.f, "prepare_gradient")
-        except TypeError:
-            rule.reverse(tape, NoRData)  # undo the forward pass's mutations before reporting
-            raise
-        if isinstance(seed, np.ndarray):
-            value_f += seed
-            seed, value = NoRData, value.copy()
-        param_r = rule.reverse(tape, seed)
-        if self._single:
-            a = self._nums[0]
-            grads = (argument_gradient(_fdata_of(buffers[a]), param_r[a], args[a]),)
-        else:
-            grads = tuple(argument_gradient(_fdata_of(buffers[a]), param_r[a], args[a]) for a in self._nums)
-        del tape, value_f
-        if _buffers.lent():
-            _buffers.sweep()  # the large temporaries of this call, for the next
-        return value, grads[0] if self._single else grads
+        return _direct_gradient(rule, self.f, args, buffers, self._nums, self._single, self.has_aux, "prepare_gradient")
 
     @user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> tuple:
