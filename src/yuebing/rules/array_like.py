@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .core import is_hashable
+
 _ARRAY_OPERATORS = frozenset({
     operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
     operator.pow, operator.matmul, operator.lt, operator.le, operator.gt, operator.ge,
@@ -135,7 +137,7 @@ def _convertible(value: Any, ints_too: bool) -> bool:
 def conversions(fn: Any, primals: list, keywords: dict) -> list:
     """The arguments of ``fn(*primals, **keywords)`` to convert with ``np.asarray``: positions
     (ints) and keyword names. Empty for most calls; ``applies(fn)`` is the cheap test first."""
-    if _hashable(fn) and fn in _ARRAY_OPERATORS:
+    if is_hashable(fn) and fn in _ARRAY_OPERATORS:
         if len(primals) != 2 or keywords:
             return []
         a, b = primals
@@ -160,9 +162,3 @@ _INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itru
                       operator.imod, operator.ipow, operator.imatmul})
 
 
-def _hashable(fn: Any) -> bool:
-    try:
-        hash(fn)
-    except TypeError:
-        return False
-    return True

@@ -64,6 +64,16 @@ def primal(v: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+
+def is_hashable(value: Any) -> bool:
+    """Whether ``value`` can be a dict key (rule tables are keyed by function)."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def describe_callable(f: Any) -> str:
     """A qualified, human name for any callable (``numpy.linalg.inv``, ``list.append``)."""
     owner = getattr(f, "__self__", None)

@@ -34,7 +34,8 @@ import numpy as np
 from ..ir import nodes as ir
 from ..rules.declare import SMALL, has_nan
 from ..rules.util import unbroadcast
-from .float_blocks import _hashable, names_read, runs
+from ..rules.core import is_hashable
+from .float_blocks import names_read, runs
 from .templates import _ARRAY_UNARY, _UNARY
 
 MIN_ARRAY_BLOCK = 2
@@ -60,7 +61,7 @@ def classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | N
         if isinstance(a, ir.Var) and a.name in integers or isinstance(a, ir.Const) and not _numeric(a):
             return None
     func = s.func.value if isinstance(s.func, ir.Const) else resolve(s.func)
-    if func is None or not _hashable(func):
+    if func is None or not is_hashable(func):
         return None
     variables = [a for a in s.args if not isinstance(a, ir.Const)]
     if func in _BINARY and len(s.args) == 2 and variables:

@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from ..ir import nodes as ir
+from ..rules.core import is_hashable
 
 MIN_BLOCK = 6
 LONG_BLOCK = 50  # longer blocks fall back to the generic rules when their inputs are not floats
@@ -362,7 +363,7 @@ class FloatLoop:
                 if any(o is None for o in ops):
                     return None
                 self.steps.append(("op", local, (_IN_PLACE.get(func, func), ops)))
-            elif _hashable(func) and func in unary and func is not operator.neg and len(s.args) == 1:
+            elif is_hashable(func) and func in unary and func is not operator.neg and len(s.args) == 1:
                 (x,) = [operand(a) for a in s.args]
                 if x is None:
                     return None
@@ -544,14 +545,6 @@ def _mktuple() -> Any:
 
 def _literal(name: str) -> bool:
     return not (name[:1].isalpha() or name[:1] == "_")
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def _expression(f: Any, ops: list) -> str:
