@@ -132,6 +132,21 @@ def dense(arg: Any) -> np.ndarray:
     return np.asarray(d) if not isinstance(x, np.ndarray) else d
 
 
+def _vjp_pullback(vjp: Any, result: CoDual, args: tuple, params: Params) -> Any:
+    """The pullback of a primitive declared ``with_vjp(f, vjp)``, for a rule written as
+    ``rule(*args)`` with ``params``: the cotangents ``vjp(g, y, *primals)`` gives (defaults
+    filled in), each summed back to its argument's shape (so the formula is written once, in the
+    map that second order differentiates). One rdata per argument received."""
+
+    def pullback(dy: Any) -> tuple:
+        if not _has_tangent(result.primal):
+            return (NoRData,) * (len(args) + 1)
+        cotangents = vjp(out_cotangent(result, dy), result.primal, *(primal(a) for a in params.fill(args)))
+        return (NoRData, *(NoRData if c is None else deliver_broadcast(a, c) for a, c in zip(args, cotangents)))
+
+    return pullback
+
+
 # --------------------------------------------------------------------------------------------
 # np.array and friends: the result is the input, a view of it, or a fresh array
 # --------------------------------------------------------------------------------------------
@@ -255,23 +270,21 @@ def _arange(args: tuple) -> tuple:
     return np.arange(start, stop, step, dtype=dtype, **kw), stop is None
 
 
+def _arange_vjp(g, y, start, stop=None, step=None, dtype=None, device=None, like=None):
+    """``arange(start, stop, step) = start + i * step`` (``i`` and the length are piecewise
+    constant); ``arange(stop)`` has zero derivative."""
+    if stop is None:
+        return None, None, None, None, None, None
+    g_step = None if step is None else np.sum(g * np.arange(np.size(y)))
+    return np.sum(g), None, g_step, None, None, None
+
+
 @rrule_for(np.arange)
 @_ARANGE
 def _arange_rrule(*args: Any) -> tuple:
-    y, only_stop = _arange(args)
+    y, _ = _arange(args)
     result = output(y)
-
-    def pullback(dy: Any) -> tuple:
-        rdatas = [NoRData] * (len(args) + 1)
-        if only_stop or not _has_tangent(y):
-            return tuple(rdatas)
-        g = out_cotangent(result, dy)
-        rdatas[1] = accumulate(args[0], np.sum(g))
-        if len(args) > 2:
-            rdatas[3] = accumulate(args[2], np.sum(g * np.arange(y.size)))
-        return tuple(rdatas)
-
-    return result, pullback
+    return result, _vjp_pullback(_arange_vjp, result, args, _ARANGE)
 
 
 @frule_for(np.arange)
@@ -282,6 +295,9 @@ def _arange_frule(*args: Any) -> Dual:
         return Dual(y, fit_tangent(NoTangent, y))
     d_step = dense_tangent(args[2]) if len(args) > 2 else 0.0
     return Dual(y, fit_tangent(dense_tangent(args[0]) + np.arange(y.size) * d_step, y))
+
+
+with_vjp(np.arange, _arange_vjp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,26 +389,40 @@ def _logspace_parts(args: tuple) -> tuple:
     return exponents, base, _LOGSPACE.call(np.logspace, args), t, axis, ndmax
 
 
+def _logspace_vjp(g, y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``logspace = base ** linspace(start, stop)``, laid out as NumPy does (an array ``base`` is
+    broadcast with ``start`` and ``stop`` and expanded at ``axis``)."""
+    ndmax = 0
+    if np.ndim(base) > 0:
+        ndmax = max(np.ndim(start), np.ndim(stop), np.ndim(base))
+    s = np.array(start, ndmin=ndmax)
+    e = np.array(stop, ndmin=ndmax)
+    b = np.array(base, ndmin=ndmax)
+    ax = axis % (max(np.ndim(s), np.ndim(e)) + 1)
+    if np.ndim(base) > 0:
+        b = np.expand_dims(b, ax)
+    div = num - 1 if endpoint else num
+    t = np.arange(num) / div if div > 0 else np.zeros(num)
+    exponents = np.linspace(s, e, num, endpoint, axis=ax)
+    gy = g * y
+    moved = np.moveaxis(gy * np.log(b), ax, 0)
+    g_start = np.tensordot(1 - t, moved, axes=1)
+    g_stop = np.tensordot(t, moved, axes=1)
+    g_base = gy * exponents / b
+    axes = ()
+    for i in range(np.ndim(g_base)):
+        if np.ndim(b) > 0 and np.shape(b)[i] == 1 and np.shape(g_base)[i] != 1:
+            axes = axes + (i,)
+    if np.ndim(b) > 0:
+        g_base = np.reshape(np.sum(g_base, axis=axes, keepdims=True), np.shape(base))
+    return g_start, g_stop, None, None, g_base, None, None
+
+
 @rrule_for(np.logspace)
 @_LOGSPACE
 def _logspace_rrule(*args: Any) -> tuple:
-    exponents, base, y, t, axis, _ = _logspace_parts(args)
-    result = output(y)
-
-    def pullback(dy: Any) -> tuple:
-        rdatas = [NoRData] * (len(args) + 1)
-        if not _has_tangent(y):
-            return tuple(rdatas)
-        g = out_cotangent(result, dy) * y
-        g_start, g_stop = _gather(g * np.log(base), t, axis)
-        rdatas[1] = deliver_broadcast(args[0], g_start)
-        rdatas[2] = deliver_broadcast(args[1], g_stop)
-        if len(args) > 4:
-            g_base = unbroadcast(g * exponents / base, base.shape)
-            rdatas[5] = deliver(args[4], np.reshape(g_base, np.shape(primal(args[4]))))
-        return tuple(rdatas)
-
-    return result, pullback
+    result = output(_LOGSPACE.call(np.logspace, args))
+    return result, _vjp_pullback(_logspace_vjp, result, args, _LOGSPACE)
 
 
 @frule_for(np.logspace)
@@ -405,6 +435,9 @@ def _logspace_frule(*args: Any) -> Dual:
     d_base = np.array(dense(args[4]) if len(args) > 4 else 0.0, ndmin=ndmax)
     d_base = np.expand_dims(d_base, axis) if ndmax else d_base
     return Dual(y, fit_tangent(y * (np.log(base) * d_exp + exponents / base * d_base), y))
+
+
+with_vjp(np.logspace, _logspace_vjp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -537,49 +570,6 @@ def _meshgrid_frule(*xi: Any, **kwargs: Any) -> Dual:
 
 
 # --------------------------------------------------------------------------------------------
-# Second order
-# --------------------------------------------------------------------------------------------
-
-
-def _arange_vjp(g, y, start, stop=None, step=None, dtype=None, device=None, like=None):
-    """``arange(start, stop, step) = start + i * step`` (``i`` and the length are piecewise
-    constant); ``arange(stop)`` has zero derivative."""
-    if stop is None:
-        return None, None, None, None, None, None
-    g_step = None if step is None else np.sum(g * np.arange(np.size(y)))
-    return np.sum(g), None, g_step, None, None, None
-
-
-def _logspace_vjp(g, y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    """``logspace = base ** linspace(start, stop)``, laid out as NumPy does (an array ``base`` is
-    broadcast with ``start`` and ``stop`` and expanded at ``axis``)."""
-    ndmax = 0
-    if np.ndim(base) > 0:
-        ndmax = max(np.ndim(start), np.ndim(stop), np.ndim(base))
-    s = np.array(start, ndmin=ndmax)
-    e = np.array(stop, ndmin=ndmax)
-    b = np.array(base, ndmin=ndmax)
-    ax = axis % (max(np.ndim(s), np.ndim(e)) + 1)
-    if np.ndim(base) > 0:
-        b = np.expand_dims(b, ax)
-    div = num - 1 if endpoint else num
-    t = np.arange(num) / div if div > 0 else np.zeros(num)
-    exponents = np.linspace(s, e, num, endpoint, axis=ax)
-    gy = g * y
-    moved = np.moveaxis(gy * np.log(b), ax, 0)
-    g_start = np.tensordot(1 - t, moved, axes=1)
-    g_stop = np.tensordot(t, moved, axes=1)
-    g_base = gy * exponents / b
-    axes = ()
-    for i in range(np.ndim(g_base)):
-        if np.ndim(b) > 0 and np.shape(b)[i] == 1 and np.shape(g_base)[i] != 1:
-            axes = axes + (i,)
-    if np.ndim(b) > 0:
-        g_base = np.reshape(np.sum(g_base, axis=axes, keepdims=True), np.shape(base))
-    return g_start, g_stop, None, None, g_base, None, None
-
-
-# --------------------------------------------------------------------------------------------
 # NumPy scalar constructors: np.float64(x) is float(x) with NumPy's type (a cast, derivative 1)
 # --------------------------------------------------------------------------------------------
 
@@ -623,14 +613,16 @@ for _cls in _SCALAR_TYPES:
     _scalar_rules(_cls)
 
 
+# --------------------------------------------------------------------------------------------
+# Second order of the linear ones (arange and logspace are declared with their rules)
+# --------------------------------------------------------------------------------------------
+
 linear(*_SCALAR_TYPES, data=(0, "x"))  # a cast: linear in its argument
 # the result is the input, a view of it or a copy of its values (ints in a list are values)
 linear(np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.diagflat, data=(0, "a", "v"))
 linear(np.full, np.full_like, data=(1, "fill_value"))  # the prototype gives only a shape
 linear(np.linspace, data=(0, 1, "start", "stop"))  # (1 - t) start + t stop, also its step
 linear(np.meshgrid)
-with_vjp(np.arange, _arange_vjp)
-with_vjp(np.logspace, _logspace_vjp)
 
 
 # --------------------------------------------------------------------------------------------
