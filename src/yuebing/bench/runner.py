@@ -1,5 +1,6 @@
-"""Running the suite: per case, the primal time, yuebing's time to first gradient, then each column
-checked against finite differences and, if right, timed.
+"""Running the suite: per table (``modes``) and case, the primal time, then each column checked
+against finite differences and, if right, timed; the gradient table adds yuebing's time to first
+gradient and its peak memory.
 
 Timing: ``time.perf_counter``; warm-up calls, then samples of enough back-to-back calls to last
 about ``budget / 25`` seconds each, taken until ``budget`` seconds are spent (at least 3 samples);
@@ -13,27 +14,37 @@ import gc
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+
+if TYPE_CHECKING:
+    from .modes import TableSpec
 
 from .cases import Case
-from .check import check_gradient, first_line
-from .peers import PEERS, YUEBING_COLUMNS, Prepared, Unavailable
+from .check import first_line
+from .memory import peak_ratio
+from .peers import NoSuchMode, Unavailable
 
 MIN_SAMPLES = 3
 MAX_SAMPLES = 200
 SAMPLES_PER_BUDGET = 25
 TTFG = "yuebing first gradient"
+MEMORY = "yuebing peak memory"
+NO_SUCH_MODE = "\u2014"  # an em dash: the library has no such operation
+REFUSED = "refused"  # yuebing raised on the case
 
 
 @dataclass
 class Cell:
-    """One entry of the table. ``status``: ok, WRONG, missing, error or n/a; ``note`` says why."""
+    """One entry of the table. ``status``: ok, WRONG, missing (a peer failed), refused (yuebing
+    raised), n/a (not installed) or NO_SUCH_MODE; ``note`` says why."""
 
     status: str
     seconds: float | None = None
     ratio: float | None = None
     first_call_s: float | None = None
     note: str | None = None
+    peak_bytes: int | None = None  # the memory column: the gradient's peak and the function's
+    function_peak_bytes: int | None = None
 
 
 @dataclass
@@ -91,19 +102,24 @@ def paired_times(primal: Callable[[], object], gradient: Callable[[], object], b
     return statistics.median(times), statistics.median(ratios)
 
 
-def _time_first_call(prepared: Prepared) -> float:
+def _time_first_call(prepared: Any) -> float:
     start = time.perf_counter()
     prepared.call()
     return time.perf_counter() - start
 
 
-def measure_column(case: Case, column: str, adapter: Callable[[Case], Prepared], failure: str,
+def measure_column(case: Case, column: str, adapter: Callable[[Case], Any], failure: str,
                    budget: float) -> Cell:
-    """Prepare, check and time one column on one case; ``failure`` labels the adapter failing."""
+    """Prepare, check and time one column on one case; ``failure`` labels the adapter failing.
+
+    ``adapter(case)`` returns a prepared column with ``call()`` (timed) and ``problem(f, args)``
+    (its check against finite differences: ``None`` or what is wrong)."""
     try:
         prepared = adapter(case)
         first = _time_first_call(prepared)
-        problem = check_gradient(case.function, case.args(), prepared.directional)
+        problem = prepared.problem(case.function, case.args())
+    except NoSuchMode as reason:
+        return Cell(NO_SUCH_MODE, note=f"{column}: {reason}")
     except Unavailable as reason:
         return Cell("n/a", note=f"{column}: {reason}")
     except Exception as error:  # the framework failing on this case is a result, not a crash
@@ -127,12 +143,26 @@ def time_to_first_gradient(case: Case) -> Cell:
         yuebing.value_and_grad(case.function, argnums=tuple(range(len(args))))(*args)
         seconds = time.perf_counter() - start
     except Exception as error:
-        return Cell("error", note=f"yuebing value_and_grad: {first_line(error)}")
+        return Cell(REFUSED, note=f"yuebing value_and_grad: {first_line(error)}")
     return Cell("ok", seconds)
 
 
-def run_case(case: Case, peers: Iterable[str], budget: float) -> Row:
-    """One row of the table."""
+def peak_memory(case: Case) -> Cell:
+    """yuebing's plain ``value_and_grad`` call: peak traced memory relative to the function's."""
+    from .. import api as yuebing
+
+    args = case.args()
+    try:
+        value_and_grad = yuebing.value_and_grad(case.function, argnums=tuple(range(len(args))))
+        ratio, gradient_peak, function_peak = peak_ratio(lambda: value_and_grad(*args), lambda: case.function(*args))
+    except Exception as error:
+        return Cell(REFUSED, note=f"yuebing value_and_grad: {first_line(error)}")
+    return Cell("ok", ratio=ratio, peak_bytes=gradient_peak, function_peak_bytes=function_peak)
+
+
+def run_case(case: Case, table: TableSpec, peers: Iterable[str], budget: float) -> Row:
+    """One row of ``table``: the primal's time, the table's extra columns (first, so that yuebing's
+    time to first gradient starts from empty caches), yuebing's columns and the peers'."""
     row = Row(case.name)
     args = case.args()
     try:
@@ -140,11 +170,14 @@ def run_case(case: Case, peers: Iterable[str], budget: float) -> Row:
     except Exception as error:
         row.error = f"the NumPy function fails: {first_line(error)}"
         return row
-    row.cells[TTFG] = time_to_first_gradient(case)
-    for column, adapter in YUEBING_COLUMNS.items():
-        row.cells[column] = measure_column(case, column, adapter, "error", budget)
+    for column, measure in table.extras.items():
+        row.cells[column] = measure(case, budget)
+    for column, adapter in table.yuebing.items():
+        row.cells[column] = measure_column(case, column, adapter, REFUSED, budget)
     for peer in peers:
-        row.cells[peer] = measure_column(case, peer, PEERS[peer][1], "missing", budget)
+        adapter = table.peers.get(peer)
+        row.cells[peer] = (measure_column(case, peer, adapter, "missing", budget) if adapter is not None else
+                           Cell(NO_SUCH_MODE, note=f"{peer}: has no {table.operation}"))
     return row
 
 
