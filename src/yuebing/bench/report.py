@@ -36,10 +36,10 @@ def format_ratio(ratio: float) -> str:
 class Table:
     """A fixed-width table printed one row at a time; notes become numbered footnotes."""
 
-    def __init__(self, columns: list[str], out: TextIO = sys.stdout, title: str | None = None,
+    def __init__(self, columns: list[str], out: TextIO | None = None, title: str | None = None,
                  explanation: str = GRADIENT_EXPLANATION) -> None:
         self.columns = columns
-        self.out = out
+        self.out = sys.stdout if out is None else out  # looked up now: tests and callers redirect it
         self.title = title
         self.explanation = explanation
         self.footnotes: dict[str, list[str]] = {}  # note -> the cases it applies to
