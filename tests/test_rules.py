@@ -6,7 +6,7 @@ from yuebing.rules import rule_modules
 from yuebing.testing.cases import run_case
 
 CASES = [
-    pytest.param(case, id=f"{module.__name__.rsplit('.', 1)[-1]}:{case.name}")
+    pytest.param(case, id=f"{module.__name__.removeprefix('yuebing.rules.')}:{case.name}")
     for module in rule_modules()
     for case in getattr(module, "CASES", ())
 ]

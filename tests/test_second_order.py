@@ -72,7 +72,7 @@ def _has_second_order(f) -> bool:
 
 
 RULE_CASES = [
-    pytest.param(case, id=f"{module.__name__.rsplit('.', 1)[-1]}:{case.name}")
+    pytest.param(case, id=f"{module.__name__.removeprefix('yuebing.rules.')}:{case.name}")
     for module in rule_modules()
     for case in getattr(module, "CASES", ())
     if _has_second_order(case.f) and _checkable(case)
@@ -138,7 +138,7 @@ def _scalar_outputs():
                 continue
             if isinstance(y, float) or isinstance(y, np.ndarray) and y.dtype.kind == "f":
                 w = rng.standard_normal(np.shape(y)) if isinstance(y, np.ndarray) else float(rng.standard_normal())
-                entries.append(pytest.param(fn, args, w, id=f"{module.__name__.rsplit('.', 1)[-1]}:{fn.__name__}"))
+                entries.append(pytest.param(fn, args, w, id=f"{module.__name__.removeprefix('yuebing.rules.')}:{fn.__name__}"))
     return entries
 
 
