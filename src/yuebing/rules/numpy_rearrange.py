@@ -2,8 +2,10 @@
 (permutations); tile, repeat, pad (gathers, each input element to zero or more places); and the
 methods repeat and sort (in place).
 
-Rules are built with ``numpy_shape.linear_op`` (views and copies as described there); ``pad``
-takes modes constant, edge, reflect, symmetric and wrap, and differentiates ``constant_values``.
+The permutations, ``tile`` and ``repeat`` are built with ``numpy_shape.linear_op`` (views and
+copies as described there); ``pad`` takes modes constant, edge, reflect, symmetric and wrap, and
+differentiates ``constant_values``. ``np.sort`` is declared ``with_vjp`` for second order; its
+first-order pullback is a fast path that reuses the forward pass's permutation (see ``_sort_vjp``).
 
 Conventions: ``np.sort``'s cotangent follows the stable sort permutation (tied elements keep
 their order). ``ndarray.sort`` mutates ``self`` (the mutation convention: the pullback reads the
