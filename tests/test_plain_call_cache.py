@@ -301,21 +301,31 @@ def test_functions_redefined_at_the_prompt():
     assert_tree_close(namespace["g_second"](x), np.cos(x))
 
 
-def test_code_object_replaced():
+def _prepared_grad(f):
+    prepared = yb.prepare_gradient(f, np.zeros(2))
+    return lambda x: prepared(x)[1]
+
+
+GRADIENT_MAKERS = pytest.mark.parametrize("make_grad", [yb.grad, _prepared_grad], ids=["grad", "prepared"])
+
+
+@GRADIENT_MAKERS
+def test_code_object_replaced(make_grad):
     def f(x):
         return np.sum(x * x)
 
     def other(x):
         return np.sum(np.sin(x))
 
-    g = yb.grad(f)
+    g = make_grad(f)
     x = np.array([0.5, 1.5])
     assert_tree_close(g(x), 2.0 * x)
     f.__code__ = other.__code__
     assert_tree_close(g(x), np.cos(x))
 
 
-def test_rule_registered_after_the_first_call():
+@GRADIENT_MAKERS
+def test_rule_registered_after_the_first_call(make_grad):
     def f(x):
         return np.sum(x * x)
 
@@ -325,7 +335,7 @@ def test_rule_registered_after_the_first_call():
 
         return output(float(np.sum(x.primal ** 2))), pullback
 
-    g = yb.grad(f)
+    g = make_grad(f)
     x = np.array([0.5, 1.5])
     assert_tree_close(g(x), 2.0 * x)
     register_rrule(f, rule)

@@ -336,19 +336,22 @@ class _DirectRule:
 
 def _fresh_fdata(args: tuple) -> tuple | None:
     """New zero fdata for plain arguments -- float/complex ndarrays (an array each) and Python
-    floats (0.0), no two sharing memory -- or None for any other arguments. New on every call:
-    they become the returned gradients, which the caller may keep. Large ones come from the
-    buffer pool, which takes back the ones the caller dropped."""
-    if len(args) > 1 and not _simple_arrays(args):
-        return None
+    floats (0.0), no two arrays sharing memory -- or None for any other arguments. New on every
+    call: they become the returned gradients, which the caller may keep. Large ones come from
+    the buffer pool, which takes back the ones the caller dropped."""
     fdata: list = []
+    roots: list = []  # of the arrays so far (ids): arguments sharing memory are not plain
     for a in args:
         if type(a) is float:
             fdata.append(0.0)
-        elif type(a) is np.ndarray and a.dtype.kind in "fc":
-            fdata.append(np.zeros(a.shape, a.dtype) if a.size < _buffers.MIN_SIZE else _buffers.zeros_like(a))
-        else:
+            continue
+        if type(a) is not np.ndarray or a.dtype.kind not in "fc":
             return None
+        root = id(a) if a.base is None else id(array_root(a))
+        if root in roots:
+            return None
+        roots.append(root)
+        fdata.append(np.zeros(a.shape, a.dtype) if a.size < _buffers.MIN_SIZE else _buffers.zeros_like(a))
     return tuple(fdata)
 
 
@@ -425,7 +428,10 @@ class PreparedGradient:
         # each thread's _CallState: one plain threading.local attribute read per call (about
         # 70 ns; a threading.local subclass holding the fields costs that per field read)
         self._per_thread = threading.local()
-        self._rule = derived_rule(f) if isinstance(f, types.FunctionType) else None  # compile now
+        self._rule = None
+        if isinstance(f, types.FunctionType):
+            derived_rule(f)  # compile now: errors are reported here
+            self._rule = _DirectRule(f)
         self._nums, self._single = normalise_argnums(argnums, len(example_args), "prepare_gradient")
 
     def _reusable(self, state: _CallState, args: tuple) -> bool:
@@ -464,8 +470,8 @@ class PreparedGradient:
     def _fast_call(self, state: _CallState, args: tuple) -> tuple | None:
         """The hot path: the same plain arrays/floats as last time, a plain function, no
         keywords. Runs the generated passes directly (no dispatch, binding or tangent walks)."""
-        rule = self._rule
-        if rule is None or not rule.simple or len(args) != rule.n_params:
+        rule = self._rule.get() if self._rule is not None else None
+        if rule is None or len(args) != rule.n_params:
             return None
         if not self._same_plain_arguments(state, args):
             return None
