@@ -10,7 +10,8 @@ preparing or making the first call is the library failing on the case.
 Each peer runs the *natural code in its own framework*: the case's own source, with the module's
 ``np`` bound to ``autograd.numpy``, ``jax.numpy`` or ``torch`` (and ``solve_triangular`` to the
 framework's), and its inputs and module-level data converted to the framework's arrays
-(``Framework``). JAX runs with ``jax_enable_x64`` so that it computes in float64, as NumPy does.
+(``Framework``). JAX runs with ``jax_enable_x64`` and PyTorch with float64 as its default dtype
+(``torch.eye`` would otherwise make float32), so that both compute in float64, as NumPy does.
 The second-order adapters (HVP, dense Hessian) are in ``peers_second_order``.
 """
 from __future__ import annotations
@@ -139,6 +140,9 @@ def _torch_solve_triangular(torch: Any) -> Callable:
 
 def torch_framework(case: Case) -> Framework:
     torch = require("torch")
+    # gp_lml's s * np.eye(n): a float32 torch.eye times a 0-d float64 tensor stays float32, and its
+    # gradient with respect to s then carries float32 rounding (which the HVP check caught)
+    torch.set_default_dtype(torch.float64)
     f = rebind(case.function, {"np": torch, "solve_triangular": _torch_solve_triangular(torch)}, torch.as_tensor)
     return Framework(f, lambda xs: tuple(torch.tensor(x, dtype=torch.float64) for x in xs),
                      lambda t: t.detach().numpy())
