@@ -207,19 +207,20 @@ def jax_jit_hessian(case: Case) -> PreparedSecondOrder:
     return _jax_hessian(case, jit=True)
 
 
-def _torch_parts(case: Case) -> tuple[Any, Any, tuple, tuple, Callable]:
+def _torch_parts(case: Case) -> tuple[Any, Any, tuple, tuple, Callable, Callable]:
+    """torch.func, the case in torch, its NumPy and torch arguments, ``torch.func.grad`` of it, and
+    that gradient as a flat NumPy vector at NumPy arguments."""
     func = torch_func()
     framework = torch_framework(case)
     args = case.args()
     grad = func.grad(framework.function, argnums=all_argnums(args))
     gradient = lambda xs: flat(tuple(framework.to_numpy(g) for g in grad(*framework.inputs(xs))))  # noqa: E731
-    return func, framework, args, framework.inputs(args), gradient
+    return func, framework, args, framework.inputs(args), grad, gradient
 
 
 def torch_hvp(case: Case) -> PreparedSecondOrder:
     """``torch.func.jvp(torch.func.grad(f), ...)``."""
-    func, framework, args, primals, gradient = _torch_parts(case)
-    grad = func.grad(framework.function, argnums=all_argnums(args))
+    func, framework, args, primals, grad, gradient = _torch_parts(case)
     direction = framework.inputs(timed_direction(args))
 
     def product(v: tuple) -> np.ndarray:
@@ -231,7 +232,7 @@ def torch_hvp(case: Case) -> PreparedSecondOrder:
 
 def torch_hessian(case: Case) -> PreparedSecondOrder:
     """``torch.func.hessian``."""
-    func, framework, args, primals, gradient = _torch_parts(case)
+    func, framework, args, primals, _, gradient = _torch_parts(case)
     hessian = func.hessian(framework.function, argnums=all_argnums(args))
     return _hessian_prepared(lambda: hessian(*primals), gradient, args,
                              lambda h: _dense(h, args, framework.to_numpy))

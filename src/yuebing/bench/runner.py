@@ -14,10 +14,7 @@ import gc
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
-
-if TYPE_CHECKING:
-    from .modes import TableSpec
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from .cases import Case
 from .check import first_line
@@ -45,6 +42,15 @@ class Cell:
     note: str | None = None
     peak_bytes: int | None = None  # the memory column: the gradient's peak and the function's
     function_peak_bytes: int | None = None
+
+
+class Columns(Protocol):
+    """What ``run_case`` needs of a table (``modes.TableSpec``)."""
+
+    operation: str  # what a peer without an adapter lacks
+    yuebing: dict[str, Callable[[Case], Any]]  # column -> adapter
+    peers: dict[str, Callable[[Case], Any]]
+    extras: dict[str, Callable[[Case, float], Cell]]  # column -> measurement
 
 
 @dataclass
@@ -160,7 +166,7 @@ def peak_memory(case: Case) -> Cell:
     return Cell("ok", ratio=ratio, peak_bytes=gradient_peak, function_peak_bytes=function_peak)
 
 
-def run_case(case: Case, table: TableSpec, peers: Iterable[str], budget: float) -> Row:
+def run_case(case: Case, table: Columns, peers: Iterable[str], budget: float) -> Row:
     """One row of ``table``: the primal's time, the table's extra columns (first, so that yuebing's
     time to first gradient starts from empty caches), yuebing's columns and the peers'."""
     row = Row(case.name)
