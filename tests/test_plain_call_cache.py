@@ -247,7 +247,7 @@ def test_keywords_ints_and_non_plain_arrays_take_the_general_path(direct_calls):
 
     x = np.array([1.0, 2.0])
     g = yb.grad(scaled)
-    assert_tree_close(g(x), 4.0 * x)  # a default filled in
+    assert_tree_close(g(x), 4.0 * x)  # direct, the default filled in
     assert_tree_close(g(x, scale=3.0), 6.0 * x)  # a keyword
     assert_tree_close(g(x, 3.0), 6.0 * x)  # direct
     with pytest.raises(TypeError, match="int64, which has no derivative"):
@@ -255,7 +255,35 @@ def test_keywords_ints_and_non_plain_arrays_take_the_general_path(direct_calls):
     assert_tree_close(yb.grad(scaled, argnums=1)(x, 2.0), 5.0)  # direct
     assert_tree_close(g(x, np.float64(2.0)), 4.0 * x)  # a NumPy scalar
     assert_tree_close(g(x, 2), 4.0 * x)  # an int
-    assert direct_calls[0] == 2
+    with pytest.raises(ValueError, match="out of range"):
+        g()  # too few arguments: the general path's error
+    assert direct_calls[0] == 3
+
+
+def with_defaults(x, w=np.array([1.0, -2.0, 0.5]), scale=1.5, trace=[]):
+    w += 1.0  # a default array mutated in place, restored by the reverse pass
+    trace.append(len(trace))  # a default list mutated, restored by the reverse pass too
+    return scale * np.sum(np.sin(w * x)) + float(len(trace) > 0)
+
+
+@pytest.mark.parametrize("make_grad", [yb.grad, lambda f: _prepared_grad(f, np.zeros(3))], ids=["grad", "prepared"])
+def test_defaults(make_grad, direct_calls):
+    g = make_grad(with_defaults)
+    x = np.array([0.3, -0.1, 0.7])
+    w = with_defaults.__defaults__[0]
+    w_before, calls_before = w.copy(), len(with_defaults.__defaults__[2])
+    for args in [(x,), (x, w_before * 2), (x,), (x, w_before, 3.0), (x,)]:
+        expected = general_path(with_defaults, args)[1]
+        assert_tree_close(g(*args), expected)
+        np.testing.assert_array_equal(w, w_before)
+    assert len(with_defaults.__defaults__[2]) == calls_before
+    saved = with_defaults.__defaults__
+    try:
+        with_defaults.__defaults__ = (w_before * 3, 2.0, [])  # defaults replaced between calls
+        assert_tree_close(g(x), 2.0 * (w_before * 3 + 1) * np.cos((w_before * 3 + 1) * x))
+    finally:
+        with_defaults.__defaults__ = saved
+    assert direct_calls[0] == (6 if make_grad is yb.grad else 1)  # prepared: (x,) after (x,)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -301,9 +329,9 @@ def test_functions_redefined_at_the_prompt():
     assert_tree_close(namespace["g_second"](x), np.cos(x))
 
 
-def _prepared_grad(f):
-    prepared = yb.prepare_gradient(f, np.zeros(2))
-    return lambda x: prepared(x)[1]
+def _prepared_grad(f, example=np.zeros(2)):
+    prepared = yb.prepare_gradient(f, example)
+    return lambda *args: prepared(*args)[1]
 
 
 GRADIENT_MAKERS = pytest.mark.parametrize("make_grad", [yb.grad, _prepared_grad], ids=["grad", "prepared"])

@@ -230,15 +230,31 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
     return result_value, grads[0] if single else grads, tangents
 
 
-def _direct_gradient(rule: Any, f: Callable, args: tuple, buffers: tuple, nums: tuple, single: bool,
-                     has_aux: bool, name: str) -> tuple:
+def _defaults_filling(f: types.FunctionType, n_params: int, n_args: int) -> tuple | None:
+    """The default values of the parameters that a call of ``f`` (no ``*args``, ``**kwargs`` or
+    keyword-only parameters) with ``n_args`` positional arguments leaves out, ``()`` when there
+    are none, or None when the call does not fill every parameter."""
+    missing = n_params - n_args
+    if missing == 0:
+        return ()
+    defaults = f.__defaults__
+    if missing < 0 or defaults is None or len(defaults) < missing:
+        return None
+    return defaults[len(defaults) - missing:]
+
+
+def _direct_gradient(rule: Any, f: Callable, args: tuple, buffers: tuple, defaults: tuple, nums: tuple,
+                     single: bool, has_aux: bool, name: str) -> tuple:
     """``(value, gradient)`` of plain function ``f`` on plain arguments (float/complex arrays and
-    Python floats, no two sharing memory) whose zero fdata are ``buffers`` (0.0 for a float):
-    the generated passes of its derived rule run directly, with no dispatch, binding or tangent
-    walks. The gradient of an array argument is its buffer."""
+    Python floats, no two sharing memory) whose zero fdata are ``buffers`` (0.0 for a float),
+    then ``defaults`` for its remaining parameters: the generated passes of its derived rule run
+    directly, with no dispatch, binding or tangent walks. The gradient of an array argument is
+    its buffer."""
     flat: list = []
     for a, b in zip(args, buffers):
         flat += (a, b) if type(b) is np.ndarray else (a, NoFData)
+    for d in defaults:  # each call its own fdata, as binding a default gives it
+        flat += (d, fdata(zero_tangent(d)))
     tape: list = []
     try:
         full, full_f = rule.forward(tape, f, NoFData, *flat)
@@ -362,9 +378,9 @@ class _PlainCalls:
     keywords, of a plain function whose derived rule is simple runs that rule's generated
     passes directly, as ``PreparedGradient``'s hot path does, but on new fdata each call (the
     gradients returned are the caller's). What the direct path needs is cached here: the rule
-    (per code object of ``f``) and the normalised ``argnums`` (per number of arguments; one
-    entry, as the direct path takes exactly the rule's parameters). Every other call -- keywords,
-    containers, aliasing arguments, ints, callable objects -- takes the general path. Nothing
+    (per code object of ``f``) and the normalised ``argnums`` (per number of arguments: one
+    entry, replaced when a call leaves out another number of defaults). Every other call --
+    keywords, containers, aliasing arguments, ints, callable objects -- takes the general path. Nothing
     here is written during a call but those two caches, each replaced whole, so threads can
     share it."""
 
@@ -378,14 +394,16 @@ class _PlainCalls:
     def __call__(self, args: tuple, kwargs: dict) -> tuple:
         if not kwargs and self._rule is not None:
             rule = self._rule.get()
-            if rule is not None and len(args) == rule.n_params:
-                fdata = _fresh_fdata(args)
-                if fdata is not None:
+            defaults = None if rule is None else _defaults_filling(self.f, rule.n_params, len(args))
+            if defaults is not None:
+                buffers = _fresh_fdata(args)
+                if buffers is not None:
                     n, nums, single = self._argnums
                     if n != len(args):
                         nums, single = normalise_argnums(self.argnums, len(args), self.name)
                         self._argnums = (len(args), nums, single)
-                    return _direct_gradient(rule, self.f, args, fdata, nums, single, self.has_aux, self.name)
+                    return _direct_gradient(rule, self.f, args, buffers, defaults, nums, single, self.has_aux,
+                                            self.name)
         value, gradient, _ = _gradient_call(self.f, self.argnums, self.has_aux, self.name, args, kwargs)
         return value, gradient
 
@@ -471,15 +489,15 @@ class PreparedGradient:
         """The hot path: the same plain arrays/floats as last time, a plain function, no
         keywords. Runs the generated passes directly (no dispatch, binding or tangent walks)."""
         rule = self._rule.get() if self._rule is not None else None
-        if rule is None or len(args) != rule.n_params:
-            return None
-        if not self._same_plain_arguments(state, args):
+        defaults = None if rule is None else _defaults_filling(self.f, rule.n_params, len(args))
+        if defaults is None or not self._same_plain_arguments(state, args):
             return None
         buffers = state.buffers
         for b in buffers:
             if type(b) is np.ndarray:
                 b.fill(0)
-        return _direct_gradient(rule, self.f, args, buffers, self._nums, self._single, self.has_aux, "prepare_gradient")
+        return _direct_gradient(rule, self.f, args, buffers, defaults, self._nums, self._single, self.has_aux,
+                                "prepare_gradient")
 
     @user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> tuple:
