@@ -132,6 +132,7 @@ def test_a_wrong_gradient_under_a_right_hvp_is_caught():
     assert check_hvp(f, (x,), lambda xs: np.cos(xs[0]), hvp) is None
     assert "its gradient" in check_hvp(f, (x,), lambda xs: 1.01 * np.cos(xs[0]), hvp)
     assert "central differences" in check_hvp(f, (x,), lambda xs: np.cos(xs[0]), lambda v: 1.01 * hvp(v))
+    assert "not finite" in check_hvp(f, (x,), lambda xs: np.cos(xs[0]), lambda v: np.full(6, np.nan))
 
 
 def test_a_refusal_is_a_cell_not_a_crash(monkeypatch):

@@ -89,6 +89,8 @@ def check_hvp(f: Callable, args: tuple, gradient: Callable[[tuple], np.ndarray],
             if error < best_error:
                 best, best_error = estimate, error
         else:
+            if best is None:
+                return f"direction {i}: H v or the differences of the gradient are not finite"
             worst = int(np.argmax(np.abs(best - hv)))
             return (f"direction {i}: H v[{worst}] is {hv[worst]:.6g}, central differences of the gradient "
                     f"{best[worst]:.6g}")
