@@ -202,13 +202,27 @@ def test_zero_dim_output_and_aux(direct_calls):
     assert direct_calls[0] == 1 + 2 * REPEATS
 
 
-def test_a_non_scalar_output_is_refused_and_the_argument_restored():
+def test_prepared_with_aux_on_its_hot_path(direct_calls):
+    x = np.array([0.5, -1.0, 2.0])
+    prepared = yb.prepare_gradient(with_aux, x, has_aux=True)
+    (expected_value, expected_aux), expected = general_path(with_aux, (x,), has_aux=True)
+    for _ in range(REPEATS):
+        (value, aux), gradient = prepared(x)
+        assert_tree_close((value, aux, gradient), (expected_value, expected_aux, expected))
+    assert direct_calls[0] == REPEATS - 1  # the first call makes the buffers
+
+
+@pytest.mark.parametrize("has_aux, message", [(False, "must return a scalar"), (True, "must return a pair")])
+def test_a_refused_output_leaves_the_argument_restored(has_aux, message, direct_calls):
+    f = mutating if has_aux else mutating_returns_array  # mutating returns a float, not a pair
     x = np.array([1.0, 2.0])
-    g = yb.grad(mutating_returns_array)
-    for _ in range(2):
-        with pytest.raises(TypeError, match="must return a scalar"):
-            g(x)
-        np.testing.assert_array_equal(x, [1.0, 2.0])
+    for g, args in [(yb.grad(f, has_aux=has_aux), (x,)),  # the direct path
+                    (yb.grad(lambda d: f(d["x"]), has_aux=has_aux), ({"x": x},))]:  # the general path
+        for _ in range(2):
+            with pytest.raises(TypeError, match=message):
+                g(*args)
+            np.testing.assert_array_equal(x, [1.0, 2.0])
+    assert direct_calls[0] == 2
 
 
 # ------------------------------------------------------------------------------------------------
