@@ -40,7 +40,6 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     tangent by one forward-over-reverse pass. The perturbations cannot be confused: the inner
     reverse pass differentiates with respect to its own arguments, and the outer tangent arrives
     as the tangents of those arguments and of the values the function captured."""
-
     spec = f.primal.__yuebing_gradient__
     if kwargs or spec.has_aux:
         raise NestedDifferentiationError(
@@ -68,7 +67,6 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
 def _grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
     """``yb.grad(f)`` inside forward-mode code: the gradient function, whose tangent is ``f``'s
     (the tangents of the values ``f`` captured)."""
-
     return Dual(grad(primal(f), primal(argnums), primal(has_aux)), getattr(f, "tangent", NoTangent))
 
 
@@ -92,7 +90,6 @@ register_frule(_value_and_grad, _value_and_grad_frule)
 def _gradient_function(make: Callable, f: Any, argnums: Any, has_aux: Any) -> tuple:
     """``yb.grad(g)`` called in differentiated code: the gradient function. ``g``'s fdata goes
     with it, so calling it can refuse what it cannot differentiate (captured variables)."""
-
     fdata = f.fdata if isinstance(f, CoDual) else NoFData
     return CoDual(make(primal(f), primal(argnums), primal(has_aux)), fdata), lambda dy: (NoRData,) * 4
 
@@ -107,7 +104,6 @@ def _value_and_grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tup
 
 def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
     """Reverse rule of a call of a function made by ``yb.grad``/``yb.value_and_grad``."""
-
     spec = f.primal.__yuebing_gradient__
     xs = tuple(a.primal for a in args)
     check_gradient_call(spec, kwargs, xs, _captures_derivatives(f.fdata), "reverse mode over yb.grad")
@@ -140,7 +136,6 @@ def check_gradient_call(spec: Any, kwargs: dict, xs: tuple, captures: bool, mode
     """What differentiating a call of a ``yb.grad``/``yb.value_and_grad`` function supports
     (``mode``: reverse over it, a Hessian through it): positional float and float-array
     arguments, no ``has_aux``, no captured variables of the differentiated code."""
-
     if kwargs or spec.has_aux:
         raise NestedDifferentiationError(
             f"{mode} supports gradient functions without has_aux called with positional arguments; "
@@ -159,7 +154,6 @@ def check_gradient_call(spec: Any, kwargs: dict, xs: tuple, captures: bool, mode
 def _captures_derivatives(fdata: Any) -> bool:
     """Whether a gradient function's fdata (its function's closure boxes, when that function was
     made in differentiated code) holds anything that can carry a derivative."""
-
     if fdata is NoFData:
         return False
     if not isinstance(fdata, Tangent):
@@ -186,7 +180,6 @@ register_rrule(_value_and_grad, _value_and_grad_rrule)
 def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """``yb.grad(g)`` (or ``value_and_grad``) called inside the function being differentiated:
     the gradient function, carrying ``g``'s fdata and tangent (the values ``g`` captured)."""
-
     make = grad if f4[0] is grad else value_and_grad
     g = args[0]
     made = make(g[0], *(a[0] for a in args[1:]), **{k: v[0] for k, v in kwargs.items()})
@@ -195,7 +188,6 @@ def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Ca
 
 def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """Second-order rule of a call of a gradient function ``grad(g)(*xs)``."""
-
     spec = f4[0].__yuebing_gradient__
     captures = _captures_derivatives(f4[1]) or _captured_tangents(f4[2])
     check_gradient_call(spec, kwargs, tuple(a[0] for a in args), captures, "yb.hvp/yb.hessian over yb.grad")
@@ -206,7 +198,6 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
 def _captured_tangents(tangent: Any) -> bool:
     """Whether a function's second-order tangent carries tangents of captured variables (a
     closure made in the differentiated code; a global closure's are constant zeros)."""
-
     return isinstance(tangent, Tangent) and any(
         isinstance(v, CellTangent) and v.value is not NoTangent for v in tangent.fields.values())
 
@@ -216,7 +207,6 @@ def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool
     """``grad(g, argnums=nums)(*args)`` on 4-tuples: the value and its tangent by one
     forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass of
     ``g``'s plain forward program (third derivatives of ``g``)."""
-
     xs = tuple(a[0] for a in args)
     directions = tuple(_zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
     value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
@@ -258,7 +248,6 @@ def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list,
                   value_bar_d: float) -> tuple[list, list]:
     """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` and its tangent along
     ``(directions, u's tangents)``, by second order of ``g``'s plain forward program."""
-
     pair = _Call(tuple([_function(g), _constant(NoTangent)] + [part for x, d, u in zip(xs, directions, us)
                         for part in ((x, zero_fdata(x), d, zero_fdata(x)), u)]), {})
     slot = _python_function(pair, g)
