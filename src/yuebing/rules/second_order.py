@@ -181,7 +181,7 @@ def _method_key(f: Any) -> tuple[type, str, Any] | None:
 
 def _elementwise(f: Any, partials: tuple) -> SecondOrder:
     found = _ELEMENTWISE.get(f)
-    if found is None:
+    if found is None or found.partials is not partials:  # new, or declared again with new partials
         found = _ELEMENTWISE[f] = SecondOrder("elementwise", function=f, partials=partials)
     return found
 
