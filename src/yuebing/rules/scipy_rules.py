@@ -1,8 +1,6 @@
 """SciPy: ``scipy.linalg`` (``solve_triangular``, ``cho_factor``, ``cho_solve``, ``cholesky``,
-``solve``, ``inv``, ``det``, ``expm``) and ``scipy.special`` (``logsumexp``, ``softmax``,
-``log_softmax``, ``expit``, ``logit``, ``erf``, ``erfc``, ``erfinv``, ``erfcinv``, ``gamma``,
-``gammaln``, ``digamma``/``psi``, ``polygamma``, ``beta``, ``betaln``, ``xlogy``, ``xlog1py``,
-``i0``, ``i1``).
+``solve``, ``inv``, ``det``, ``expm``). ``scipy.special`` is in ``scipy_special`` and
+``scipy_bessel``.
 
 Nothing is registered, and ``CASES`` is empty, when SciPy is not installed.
 
@@ -22,10 +20,6 @@ routes are kept where they measurably pay: ``solve_triangular`` of a real float6
 triangular kernels). ``det`` is ``numpy.linalg.det``'s function and takes its formulas.
 ``cho_solve``, whose argument is a ``(c, lower)`` tuple, has a reverse rule of its own and no
 second order.
-
-Conventions: ``xlogy(x, y)`` and ``xlog1py`` have ``d/dy = 0`` where ``x == 0`` (also at ``y = 0``);
-``d/dx`` is ``log(y)`` (``-inf`` at ``y = 0``, NumPy's answer). ``i1'(0) = 1/2``. ``logsumexp``
-refuses ``return_sign=True`` and complex input; where the result is ``-inf`` the gradient is nan.
 """
 from __future__ import annotations
 
@@ -36,22 +30,19 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoRData, NoTangent
-from .cases import Case, randc, randn, randpos, randu
+from .cases import Case, randc, randn
 from .core import Dual, primal, register_frule, register_rrule
-from .declare import elementwise
 from .linalg import (add, carries_gradient, cholesky_parts, conj, det_parts, fit, hermitian_from, hermitian_from_adjoint,
-                     linalg_rule, lower_cholesky_cotangent, mH, mT, real_only, refuse, upper_cholesky_parts)
+                     linalg_rule, lower_cholesky_cotangent, mH, mT, refuse, upper_cholesky_parts)
 from .linalg.decompositions import _real_cholesky_vjp
 from .linalg.determinants_norms import _det_vjp as _numpy_det_vjp
-from .numpy_arguments import axes_of
 from .second_order import with_vjp
 from .util import accumulate, is_differentiable, out_cotangent, output, tangent
 
 try:
     import scipy.linalg as sla
-    import scipy.special as sp
 except ImportError:  # pragma: no cover - SciPy is optional
-    sla = sp = None
+    sla = None
 
 
 def _no_overwrite(label: str, **flags: Any) -> None:
@@ -473,118 +464,11 @@ def _register_cho_solve() -> None:
     register_frule(sla.cho_solve, frule)
 
 
-# --------------------------------------------------------------------------------------------
-# scipy.special
-# --------------------------------------------------------------------------------------------
-
-
-def _safe_ratio(x: Any, y: Any) -> Any:
-    """x / y, with 0 where x == 0 (whatever y is). Only 0 / 0 is guarded, so forward mode of this
-    partial still gives d(x / y)/dx = 1 / y at x = 0 (second order)."""
-    x, y = np.asarray(x), np.asarray(y)
-    return x / np.where((x == 0) & (y == 0), 1.0, y)
-
-
-def _polygamma_vjp(g, y, n, x):
-    return None, g * sp.polygamma(np.asarray(n) + 1, x)
-
-
-def _logsumexp_weights(y, a, axes, b, keepdims):
-    """``d y / d a`` and ``d y / d b``: ``exp(a - y)``, times ``b`` for ``a`` (nan where ``y`` is -inf)."""
-    y_kept = y if keepdims else np.expand_dims(y, axes)
-    weight_b = np.exp(np.asarray(a) - y_kept)
-    return (weight_b if b is None else weight_b * b), weight_b
-
-
-def _logsumexp_vjp(g, y, a, axis=None, b=None, keepdims=False, return_sign=False):
-    axes = axes_of(axis, np.ndim(a))
-    weight_a, weight_b = _logsumexp_weights(y, a, axes, b, keepdims)
-    g_kept = g if keepdims else np.expand_dims(g, axes)
-    return g_kept * weight_a, None, None if b is None else g_kept * weight_b
-
-
-def _softmax_vjp(g, y, x, axis=None):
-    return (y * (g - np.sum(g * y, axis=axes_of(axis, np.ndim(x)), keepdims=True)),)
-
-
-def _logsumexp_quiet_vjp(g, y, *args):
-    """``_logsumexp_vjp`` without NumPy's warning for ``-inf - -inf`` (the nan gradient of a
-    slice whose result is -inf), for the reverse rule."""
-    with np.errstate(invalid="ignore"):
-        return _logsumexp_vjp(g, y, *args)
-
-
-def _log_softmax_vjp(g, y, x, axis=None):
-    return (g - np.exp(y) * np.sum(g, axis=axes_of(axis, np.ndim(x)), keepdims=True),)
-
-
-def _register_special() -> None:
-    sqrt_pi = np.sqrt(np.pi)
-    elementwise(sp.expit, lambda x, y: y * (1 - y))
-    elementwise(sp.logit, lambda x, y: 1 / (x * (1 - x)))
-    elementwise(sp.erf, lambda x, y: 2 / sqrt_pi * np.exp(-x * x))
-    elementwise(sp.erfc, lambda x, y: -2 / sqrt_pi * np.exp(-x * x))
-    elementwise(sp.erfinv, lambda x, y: sqrt_pi / 2 * np.exp(y * y))
-    elementwise(sp.erfcinv, lambda x, y: -sqrt_pi / 2 * np.exp(y * y))
-    elementwise(sp.gamma, lambda x, y: y * sp.digamma(x))
-    elementwise(sp.gammaln, lambda x, y: sp.digamma(x))
-    elementwise(sp.digamma, lambda x, y: sp.polygamma(1, x))  # sp.psi is the same ufunc
-    elementwise(sp.beta, lambda a, b, y: y * (sp.digamma(a) - sp.digamma(a + b)),
-                lambda a, b, y: y * (sp.digamma(b) - sp.digamma(a + b)))
-    elementwise(sp.betaln, lambda a, b, y: sp.digamma(a) - sp.digamma(a + b),
-                lambda a, b, y: sp.digamma(b) - sp.digamma(a + b))
-    elementwise(sp.xlogy, lambda x, y, out: np.log(y), lambda x, y, out: _safe_ratio(x, y))
-    elementwise(sp.xlog1py, lambda x, y, out: np.log1p(y), lambda x, y, out: _safe_ratio(x, 1 + np.asarray(y)))
-    elementwise(sp.i0, lambda x, y: sp.i1(x))
-    # i1'(x) = i0(x) - i1(x)/x, which tends to 1/2 at 0
-    elementwise(sp.i1, lambda x, y: sp.i0(x) - np.where(np.asarray(x) == 0, 0.5, _safe_ratio(y, x)))
-
-    @linalg_rule(sp.polygamma, diff=(1,), vjp=_polygamma_vjp)
-    def _polygamma(n, x):
-        y = sp.polygamma(n, x)
-        return y, lambda dx: _polygamma_vjp(dx, y, n, x)[1]  # elementwise and real: the map applied to dx
-
-    @linalg_rule(sp.logsumexp, diff=(0, 2), vjp=_logsumexp_quiet_vjp)
-    def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-        label = "scipy.special.logsumexp"
-        if return_sign:
-            refuse(label, "yuebing does not differentiate return_sign=True")
-        real_only(label, a, b)
-        y = sp.logsumexp(a, axis=axis, b=b, keepdims=keepdims)
-        axes = axes_of(axis, np.ndim(a))
-
-        def jvp(da: Any, db: Any) -> Any:
-            with np.errstate(invalid="ignore"):  # -inf - -inf: the nan gradient of an all -inf slice
-                weight_a, weight_b = _logsumexp_weights(y, a, axes, b, keepdims)
-            dy = add(None if da is None else weight_a * da, None if db is None else weight_b * db)
-            return np.sum(dy, axis=axes, keepdims=keepdims)
-
-        return y, jvp
-
-    @linalg_rule(sp.softmax, vjp=_softmax_vjp)
-    def _softmax(x, axis=None):
-        real_only("scipy.special.softmax", x)
-        y = sp.softmax(x, axis=axis)
-        # the Jacobian diag(y) - y y^T is symmetric: the tangent is the cotangent map applied to dx
-        return y, lambda dx: _softmax_vjp(dx, y, x, axis)[0]
-
-    @linalg_rule(sp.log_softmax, vjp=_log_softmax_vjp)
-    def _log_softmax(x, axis=None):
-        real_only("scipy.special.log_softmax", x)
-        y = sp.log_softmax(x, axis=axis)
-
-        def jvp(dx: Any) -> Any:
-            return dx - np.sum(np.exp(y) * dx, axis=axes_of(axis, np.ndim(x)), keepdims=True)
-
-        return y, jvp
-
-
 if sla is not None:
     _register_solve_triangular()
     _register_cholesky()
     _register_solve_inv_det_expm()
     _register_cho_solve()
-    _register_special()
 
 
 # --------------------------------------------------------------------------------------------
@@ -602,10 +486,6 @@ if sla is not None:
     with_vjp(sla.inv, _inv_vjp)
     with_vjp(sla.det, _det_vjp)
     with_vjp(sla.expm, _expm_vjp)
-    with_vjp(sp.polygamma, _polygamma_vjp)
-    with_vjp(sp.logsumexp, _logsumexp_vjp)
-    with_vjp(sp.softmax, _softmax_vjp)
-    with_vjp(sp.log_softmax, _log_softmax_vjp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -669,44 +549,6 @@ def _cases() -> list:
         Case(sla.expm, randn(3, 3) / 2),
         Case(sla.expm, randc(2, 2) / 2),
         Case(sla.expm, randn(2, 3, 3) / 2),
-        # special: elementwise
-        Case(sp.expit, randn(4)),
-        Case(sp.expit, randn()),
-        Case(sp.expit, randn(3, dtype=f32)),
-        Case(sp.logit, randu(4, low=0.1, high=0.9)),
-        Case(sp.erf, randn(2, 3)),
-        Case(sp.erf, randc(3)),
-        Case(sp.erfc, randn(4)),
-        Case(sp.erfinv, randu(4, low=-0.9, high=0.9)),
-        Case(sp.erfcinv, randu(4, low=0.1, high=1.9)),
-        Case(sp.gamma, randpos(4)),
-        Case(sp.gammaln, randpos(4)),
-        Case(sp.gammaln, randpos()),
-        Case(sp.digamma, randpos(4)),
-        Case(sp.polygamma, 1, randpos(4)),
-        Case(sp.polygamma, np.array([0, 1, 2]), randpos(3)),
-        Case(sp.beta, randpos(3), randpos(3)),
-        Case(sp.betaln, randpos(3), randpos(2, 1)),
-        Case(sp.xlogy, randn(4), randpos(4)),
-        Case(sp.xlogy, randn(3), randpos(1)),
-        Case(sp.xlogy, np.zeros(3), randpos(3), name="xlogy(0, y): d/dy = 0"),
-        Case(sp.xlogy, 0.0, 1.5),
-        Case(sp.xlog1py, randn(4), randpos(4)),
-        Case(sp.i0, randn(4)),
-        Case(sp.i1, randn(4)),
-        # special: reductions
-        Case(sp.logsumexp, randn(5)),
-        Case(sp.logsumexp, randn(3, 4), kwargs={"axis": 1}),
-        Case(sp.logsumexp, randn(3, 4), kwargs={"axis": 0, "keepdims": True}),
-        Case(sp.logsumexp, randn(2, 3, 4), kwargs={"axis": (0, 2)}),
-        Case(sp.logsumexp, randn(3, 4), None, randpos(3, 4)),
-        Case(sp.logsumexp, randn(3, 4), 1, randpos(4)),
-        Case(sp.logsumexp, randn(4, dtype=f32)),
-        Case(sp.softmax, randn(5)),
-        Case(sp.softmax, randn(3, 4), kwargs={"axis": 1}),
-        Case(sp.softmax, randn(3, 4, dtype=f32), kwargs={"axis": 0}),
-        Case(sp.log_softmax, randn(5)),
-        Case(sp.log_softmax, randn(3, 4), kwargs={"axis": -1}),
     ]
 
 
