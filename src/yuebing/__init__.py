@@ -10,7 +10,10 @@ from .api import (
     RuleDebugError,
     SecondOrderError,
     Tangent,
+    checkpoint,
     config,
+    custom_jvp,
+    custom_vjp,
     flatten,
     flatten_tangent,
     grad,
@@ -18,6 +21,7 @@ from .api import (
     hvp,
     jacobian,
     jvp,
+    linearize,
     prepare_gradient,
     prepare_hessian,
     prepare_hvp,
@@ -25,6 +29,7 @@ from .api import (
     register_nondifferentiable_type,
     show,
     show_forward,
+    stop_gradient,
     value_and_grad,
     value_and_pullback,
     vjp,
@@ -35,7 +40,7 @@ from . import testing
 __version__ = "0.1.0"
 
 __all__ = [
-    "MutableTangent", "NestedDifferentiationError", "RuleDebugError", "config", "NoTangent", "Tangent", "frule", "grad",
+    "MutableTangent", "NestedDifferentiationError", "RuleDebugError", "checkpoint", "config", "custom_jvp", "custom_vjp", "linearize", "stop_gradient", "NoTangent", "Tangent", "frule", "grad",
     "flatten", "flatten_tangent", "hessian", "hvp", "jacobian", "jvp", "nondifferentiable", "show_forward",
     "prepare_gradient", "prepare_hessian", "prepare_hvp", "prepare_pullback", "SecondOrderError", "register_nondifferentiable_type", "rrule", "show",
     "tangents", "testing", "value_and_grad", "value_and_pullback", "vjp",

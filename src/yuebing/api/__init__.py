@@ -9,6 +9,7 @@ may import everything below it, and nothing below imports it.
 from ..rules.debug import RuleDebugError, config
 from ..transform.forward_runtime import NestedDifferentiationError
 from ..transform.second_order import SecondOrderError
+from .custom import checkpoint, custom_jvp, custom_vjp, linearize, stop_gradient
 from .flatten import flatten, flatten_tangent
 from .forward import jacobian, jvp
 from .reverse import (
@@ -29,7 +30,7 @@ from . import nested as _nested  # noqa: F401, E402 - differentiation through yb
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "NoTangent", "RuleDebugError", "SecondOrderError", "Tangent",
-    "config", "flatten", "flatten_tangent", "grad", "hessian", "hvp", "jacobian", "jvp", "prepare_gradient",
+    "checkpoint", "config", "custom_jvp", "custom_vjp", "flatten", "flatten_tangent", "grad", "hessian", "hvp", "jacobian", "jvp", "linearize", "prepare_gradient",
     "prepare_hessian", "prepare_hvp", "prepare_pullback", "register_nondifferentiable_type", "show",
-    "show_forward", "value_and_grad", "value_and_pullback", "vjp",
+    "show_forward", "stop_gradient", "value_and_grad", "value_and_pullback", "vjp",
 ]

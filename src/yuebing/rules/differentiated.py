@@ -38,3 +38,35 @@ def paired(cotangents: tuple, k: int, t: Any) -> Any:
     if c is None or t is NoTangent:
         return 0.0
     return np.sum(c * t)
+
+
+# ``yb.custom_vjp``'s second order: its value and its cotangent map, as code the forward
+# transform differentiates (``api/custom.py`` declares them with ``with_vjp``)
+
+def custom_vjp_value(fwd: Callable, *xs: Any) -> Any:
+    """The primal output of a custom_vjp function: the first result of its ``fwd``."""
+    return fwd(*xs)[0]
+
+
+def custom_vjp_cotangents(fwd: Callable, bwd: Callable, nondiff: tuple, g: Any, y: Any, *xs: Any) -> tuple:
+    """One cotangent per argument of a custom_vjp function, from its ``bwd``: None for the
+    arguments in ``nondiff`` (which ``bwd`` receives first, as in JAX)."""
+    residuals = fwd(*xs)[1]
+    fixed = [xs[i] for i in nondiff]
+    given = list(bwd(*fixed, residuals, g))
+    cotangents = []
+    k = 0
+    for i in range(len(xs)):
+        if i in nondiff:
+            cotangents.append(None)
+        else:
+            cotangents.append(given[k])
+            k += 1
+    return tuple(cotangents)
+
+
+def custom_jvp_pair(jvp: Callable, nondiff_values: tuple, primals: tuple, *tangents: Any) -> Any:
+    """A custom_jvp function's ``(output, output tangent)``: the tangent is linear in ``tangents``,
+    so the reverse transform of this function with respect to them is the transpose that reverse
+    mode needs."""
+    return jvp(*nondiff_values, primals, tangents)

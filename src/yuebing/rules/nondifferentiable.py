@@ -31,7 +31,7 @@ nondifferentiable(
     np.argmax, np.argmin, np.argsort, np.argwhere, np.nonzero, np.flatnonzero, np.searchsorted,
     np.digitize, np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal,
     np.array_equiv, np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
-    np.isscalar, np.floor, np.ceil, np.trunc, np.rint, np.fix, np.sign, np.isnan, np.isinf,
+    np.isscalar, np.floor, np.ceil, np.trunc, np.rint, np.fix, np.round, np.around, np.sign, np.isnan, np.isinf,
     np.isfinite, np.signbit, np.greater, np.greater_equal, np.less, np.less_equal, np.equal,
     np.not_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.floor_divide, np.isreal, np.iscomplex, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift,
@@ -46,7 +46,7 @@ nondifferentiable(
 nondifferentiable_methods(list, "index", "count")
 nondifferentiable_methods(tuple, "index", "count")
 nondifferentiable_methods(str, "format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace")
-nondifferentiable_methods(np.ndarray, "argmax", "argmin", "argsort", "nonzero", "any", "all")
+nondifferentiable_methods(np.ndarray, "argmax", "argmin", "argsort", "nonzero", "any", "all", "round")
 
 CASES = [
     Case(len, [1.0, 2.0]),
@@ -54,6 +54,7 @@ CASES = [
     Case(np.argmax, randn(5)),
     Case(np.floor, randn(4) * 3),
     Case(np.sign, randn(4)),
+    Case(np.round, randn(4) * 3, 1),
     Case(np.isclose, randn(3), randn(3)),
     Case(math.floor, 2.5),
     Case(np.searchsorted, np.sort(randn(5)), randn(3)),

@@ -65,7 +65,7 @@ def _make_rule(d: SecondOrder) -> Rule:
     if d.kind == "in_place":
         return _inplace_rule(d.function)
     if d.kind == "vjp":
-        return _vjp_rule(d.function, d.vjp)
+        return _vjp_rule(d.function, d.vjp, d.definition)
     if d.kind == "python":
         return _python_rule(d.definition)
     raise ValueError(f"unknown second-order class {d.kind!r}")
@@ -577,9 +577,10 @@ def _inplace_rule(iop: Any) -> Rule:
     return rule
 
 
-def _vjp_rule(function: Any, vjp: Callable) -> Rule:
-    """The with_vjp class: the output tangent from ``function``'s forward rule; the cotangents and
-    their tangents from the forward transform of the cotangent map ``vjp(g, y, *xs)``."""
+def _vjp_rule(function: Any, vjp: Callable, value: Callable | None = None) -> Rule:
+    """The with_vjp class: the output tangent from ``function``'s forward rule (or the forward
+    transform of ``value``, when declared); the cotangents and their tangents from the forward
+    transform of the cotangent map ``vjp(g, y, *xs)``."""
 
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
         _refuse_structured(function, args)
@@ -588,7 +589,8 @@ def _vjp_rule(function: Any, vjp: Callable) -> Rule:
             if k < len(names) and names[k] == "out" and a[0] is not None:
                 raise _error(f"yb.hvp/yb.hessian: {describe_callable(function)} with out= is not supported "
                              "in second order; assign the result instead")
-        y_dual = registered_frule(function, *(Dual(a[0], a[2]) for a in args))
+        duals = [Dual(a[0], a[2]) for a in args]
+        y_dual = registered_frule(function, *duals) if value is None else _frule_of(value, *duals)
         for a in args:
             if y_dual.primal is a[0] and isinstance(a[0], np.ndarray):  # the input itself (matrix_power(a, 1))
                 return a, lambda dy, dy_d: ((NoRData,) * (len(args) + 1),) * 2
@@ -611,7 +613,8 @@ def _vjp_rule(function: Any, vjp: Callable) -> Rule:
 
         return out, pullback
 
-    rule.second_order_kind = "vjp"  # type: ignore[attr-defined]
+    # third order runs the vjp class by the primitive's own forward rule: not with a value function
+    rule.second_order_kind = "vjp" if value is None else "custom_vjp"  # type: ignore[attr-defined]
     wrapped = _with_positional_keywords(rule)
     wrapped.vjp = vjp  # type: ignore[attr-defined] - read by third order
     return wrapped
