@@ -2,7 +2,8 @@
 and ``tests/test_rules.py`` runs every case of every rule module (``testing.cases.run_case``:
 ``check_rule`` for a ``Case``, the convention check for a ``ConventionCase``).
 
-Input makers draw from one seeded stream, so cases are reproducible:
+Input makers draw from a seeded stream per rule module, so cases are reproducible and
+independent of other modules' cases:
 ``randn(3, 4)``, ``randn(3, dtype=np.float32)``, ``randpos(3)`` (in (0.5, 2)), ``randc(3)``
 (complex), ``randu(3, low, high)``.
 """
@@ -10,36 +11,54 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
+import zlib
 from typing import Any, Callable
 
 import numpy as np
 
 
-_stream = np.random.default_rng(20261129)
+_streams: dict[str, np.random.Generator] = {}
+
+
+def _stream_of_caller() -> np.random.Generator:
+    """The stream of the module whose code draws (one seeded stream per module, so a case added
+    to one rule module never changes the inputs of another's)."""
+    module = sys._getframe(2).f_globals.get("__name__", "")
+    stream = _streams.get(module)
+    if stream is None:
+        stream = _streams[module] = np.random.default_rng([20261129, zlib.crc32(module.encode())])
+    return stream
 
 
 def randn(*shape: int, dtype: Any = np.float64) -> Any:
     """Standard normal array (a Python float when ``shape`` is empty and dtype is float64)."""
+    stream = _stream_of_caller()
     if not shape:
-        return float(_stream.standard_normal()) if dtype is np.float64 else dtype(_stream.standard_normal())
-    return _stream.standard_normal(shape).astype(dtype)
+        return float(stream.standard_normal()) if dtype is np.float64 else dtype(stream.standard_normal())
+    return stream.standard_normal(shape).astype(dtype)
+
+
+def _uniform(stream: np.random.Generator, shape: tuple, low: float, high: float, dtype: Any) -> Any:
+    if not shape:
+        return float(stream.uniform(low, high))
+    return stream.uniform(low, high, shape).astype(dtype)
 
 
 def randu(*shape: int, low: float = 0.0, high: float = 1.0, dtype: Any = np.float64) -> Any:
-    if not shape:
-        return float(_stream.uniform(low, high))
-    return _stream.uniform(low, high, shape).astype(dtype)
+    return _uniform(_stream_of_caller(), shape, low, high, dtype)
 
 
 def randpos(*shape: int, dtype: Any = np.float64) -> Any:
     """Values in (0.5, 2): safe for log, sqrt, division, powers."""
-    return randu(*shape, low=0.5, high=2.0, dtype=dtype)
+    return _uniform(_stream_of_caller(), shape, 0.5, 2.0, dtype)
 
 
 def randc(*shape: int, dtype: Any = np.complex128) -> Any:
+    stream = _stream_of_caller()
     if not shape:
-        return complex(_stream.standard_normal(), _stream.standard_normal())
-    return (_stream.standard_normal(shape) + 1j * _stream.standard_normal(shape)).astype(dtype)
+        return complex(stream.standard_normal(), stream.standard_normal())
+    return (stream.standard_normal(shape) + 1j * stream.standard_normal(shape)).astype(dtype)
 
 
 @dataclasses.dataclass
