@@ -90,7 +90,7 @@ def _show(f: Callable, example_args: tuple, mode: str, stage: str, guards: bool)
 def show_forward(f: Callable, *example_args: Any, stage: str = "generated", guards: bool = False) -> str:
     """The forward-mode code yuebing generates for Python function ``f`` (``stage="ir"``: the
     normal form it is generated from); with ``example_args``, specialised to them as in
-    :func:`show`."""
+    ``show``."""
     return show(f, *example_args, mode="forward", stage=stage, guards=guards)
 
 
