@@ -40,6 +40,8 @@ import numpy as np
 
 import yuebing as yb
 
+from ._numpy import bound, check_output, contracted
+
 __all__ = ["wrap"]
 
 _NUMPY_DTYPES = {torch.float16: np.float16, torch.bfloat16: np.float32, torch.float32: np.float32,
@@ -79,34 +81,7 @@ class _Call:
             else:
                 template[position] = array
         xs = tuple(a for a, v in zip(arrays, self.variable) if v)
-        return _bound(self.f, template, tuple(places), self.kwargs), xs
-
-
-def _bound(f: Callable, template: list, places: tuple, kwargs: dict) -> Callable:
-    """``f`` as a function of the variables only (yuebing differentiates every positional
-    argument of ``yb.vjp``/``yb.jvp``/``yb.hvp``; the other arguments are captured constants)."""
-    def g(*xs):
-        args = list(template)
-        for place, x in zip(places, xs):
-            args[place] = x
-        return f(*args, **kwargs)
-
-    return g
-
-
-def _contracted(g: Callable, cotangents: tuple, multi: bool) -> Callable:
-    """``h(*xs) = <cotangents, g(*xs)>``, a real scalar: its gradient is the pullback of the
-    cotangents, and its Hessian-vector product the pullback's derivative along ``xs``."""
-    def h(*xs):
-        out = g(*xs)
-        if not multi:
-            out = (out,)
-        total = 0.0
-        for c, o in zip(cotangents, out):
-            total = total + np.sum(c * o)
-        return total
-
-    return h
+        return bound(self.f, template, tuple(places), self.kwargs), xs
 
 
 def _holds_tensor(x: Any) -> bool:
@@ -173,13 +148,7 @@ def _outputs(call: _Call, value: Any) -> tuple | torch.Tensor:
     """``f``'s value as a tensor, or a tuple of tensors for a tuple output (in the promoted
     floating dtype of the input tensors, on their device). Records each part's kind and dtype,
     which the cotangents yuebing is given must have."""
-    multi = isinstance(value, tuple)
-    parts = value if multi else (value,)
-    for part in parts:
-        if not isinstance(part, (np.ndarray, float, np.floating)) or np.asarray(part).dtype.kind != "f":
-            what = f"dtype {part.dtype}" if isinstance(part, (np.ndarray, np.generic)) else f"a {type(part).__name__}"
-            raise TypeError(f"yuebing.interop.torch.wrap({call.name}): f returned {what}; each output must be a "
-                            "real float scalar or array (return a tuple of arrays for several outputs)")
+    multi, parts = check_output(value, call.name, "yuebing.interop.torch.wrap")
     call.multi = multi
     call.specs = tuple((isinstance(p, np.ndarray), np.asarray(p).dtype) for p in parts)
     tensors = tuple(_to_torch(p, call.dtype, call.device) for p in parts)
@@ -355,7 +324,7 @@ def _pullback_tangent(call: _Call, n: int, args: tuple) -> tuple:
     tensors, cts, xdots_t, ct_dots = args[:n], args[n:n + m], args[n + m:2 * n + m], args[2 * n + m:]
     g, xs = call.numpy_function(_copies([_view(t) for t in tensors]))
     xdots = _tangents_of(xs, _variables_only(call, xdots_t))
-    _, _, hessian_part = yb.hvp(_contracted(g, _parts(call, _cotangent(call, cts)), call.multi), xs, xdots)
+    _, _, hessian_part = yb.hvp(contracted(g, _parts(call, _cotangent(call, cts)), call.multi), xs, xdots)
     _, pullback = yb.vjp(g, *xs)
     linear_part = pullback(_cotangent(call, ct_dots))
     return tuple(_to_torch(a + b, t.dtype, t.device)
@@ -377,7 +346,7 @@ def _second_order(call: _Call, n: int, args: tuple, want_x: bool, want_ct: bool)
         _, tangent = yb.jvp(g, xs, gbars)
         along_ct = tuple(_to_torch(p, c.dtype, c.device) for p, c in zip(_parts(call, tangent), cts))
     if want_x:
-        h = _contracted(g, _parts(call, _cotangent(call, cts)), call.multi)
+        h = contracted(g, _parts(call, _cotangent(call, cts)), call.multi)
         _, _, hessian_part = yb.hvp(h, xs, gbars)
         along_x = tuple(_to_torch(p, t.dtype, t.device) for p, t in zip(hessian_part, variables))
     return along_x + along_ct
