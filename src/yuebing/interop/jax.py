@@ -16,8 +16,15 @@ be given to JAX, and JAX takes only one of ``custom_vjp``/``custom_jvp`` per fun
   tangent, which a callback cannot be, so ``jax.grad`` fails in JAX ("Pure callbacks do not
   support transpose"); second-order forward mode raises a ``NotImplementedError`` (yuebing has
   no forward over forward).
+* ``mode="jacobian"``: ``jax.custom_jvp`` whose tangent is ``J t`` written in JAX, with the dense
+  Jacobian ``J`` from a callback (``yb.vjp`` per output element, or ``yb.jvp`` per input element
+  when there are fewer). The tangent being linear in JAX's eyes, JAX transposes it: every
+  transform works, ``jax.grad`` and ``jax.jvp`` alike. ``J`` has its own ``custom_jvp``, whose
+  tangent contracts the dense second derivative (``yb.hessian`` of ``<e_i, f>`` per output
+  element ``i``), so ``jax.hessian``, ``jacfwd(jacrev)``, ``jacrev(jacrev)`` work too. For scalar
+  functions (losses) ``J`` is one gradient; for large inputs and outputs it is expensive.
 
-Third order raises. Callbacks run with ``vmap_method="sequential"``. Uses yuebing's public API
+Third order raises ``NotImplementedError``. Callbacks run with ``vmap_method="sequential"``. Uses yuebing's public API
 only; JAX is imported here, never by ``import yuebing``.
 """
 from __future__ import annotations
@@ -294,7 +301,7 @@ def _jvp_function(call: _Call) -> Callable:
     @op.defjvp
     def op_jvp(primals, tangents):
         tangent = _tangent_function(call, n)(*primals, *call.variables(tangents))
-        return _value(call, primals), tuple(tangent) if call.multi else tangent[0]
+        return op(*primals), tuple(tangent) if call.multi else tangent[0]
 
     return op
 
@@ -312,6 +319,120 @@ def _tangent_function(call: _Call, n: int) -> Callable:
 
 
 # --------------------------------------------------------------------------------------------
+# mode="jacobian": custom_jvp whose tangent is J t, J a callback with its own custom_jvp (every
+# transform JAX has, second order included, for the price of dense Jacobians and Hessians)
+# --------------------------------------------------------------------------------------------
+
+
+def _basis(call: _Call, value: Any, part: int, index: int) -> Any:
+    """The cotangent of ``f``'s value that is 1 at element ``index`` of output ``part``."""
+    parts = []
+    for p, v in enumerate(value if call.multi else (value,)):
+        e = np.zeros(np.shape(v))
+        if p == part:
+            e.flat[index] = 1.0
+        parts.append(like(v, e))
+    return tuple(parts) if call.multi else parts[0]
+
+
+def _jacobian_host(call: _Call, n: int, *arrays: Any) -> tuple:
+    """Blocks ``J[p][j]`` (``out_p.shape + x_j.shape``), flattened in that order: one ``yb.vjp``
+    per output element, or one ``yb.jvp`` per input element when there are fewer of those."""
+    g, xs = call.numpy_function(arrays)
+    m, k = len(call.out), len(xs)
+    blocks = [[np.zeros(o.shape + x.shape) for x in xs] for o in call.out]
+    if sum(int(np.size(o)) for o in call.out) <= sum(x.size for x in xs):
+        value = g(*xs)
+        for p in range(m):
+            for i in range(int(np.prod(call.out[p].shape))):
+                _, pullback = yb.vjp(g, *xs)
+                for j, gj in enumerate(pullback(_basis(call, value, p, i))):
+                    blocks[p][j].reshape((-1,) + xs[j].shape)[i] = gj
+    else:
+        for j in range(k):
+            for i in range(xs[j].size):
+                ts = [np.zeros_like(x) for x in xs]
+                ts[j].flat[i] = 1.0
+                _, tangent = yb.jvp(g, xs, tuple(ts))
+                for p, tp in enumerate(tangent if call.multi else (tangent,)):
+                    blocks[p][j].reshape(call.out[p].shape + (-1,))[..., i] = tp
+    return _cast([b for row in blocks for b in row], _block_shapes(call, 1))
+
+
+def _hessian_host(call: _Call, n: int, *arrays: Any) -> tuple:
+    """Blocks ``D2[p][j][l]`` (``out_p.shape + x_j.shape + x_l.shape``), flattened: the Hessian
+    of ``<e_i, f>`` (``yb.hessian``) for every output element ``i``."""
+    g, xs = call.numpy_function(arrays)
+    value, k = g(*xs), len(xs)
+    blocks = [[[np.zeros(o.shape + xs[j].shape + xs[l].shape) for l in range(k)] for j in range(k)] for o in call.out]
+    for p, o in enumerate(call.out):
+        for i in range(int(np.prod(o.shape))):
+            cts = _basis(call, value, p, i)
+            h = contracted(g, cts if call.multi else (cts,), call.multi)
+            hessian = yb.hessian(h, argnums=tuple(range(k)))(*xs)
+            for j in range(k):
+                for l in range(k):
+                    blocks[p][j][l].reshape((-1,) + xs[j].shape + xs[l].shape)[i] = hessian[j][l]
+    return _cast([b for row in blocks for col in row for b in col], _block_shapes(call, 2))
+
+
+def _block_shapes(call: _Call, order: int) -> tuple:
+    xs = _variable_shapes(call)
+    if order == 1:
+        return tuple(jax.ShapeDtypeStruct(o.shape + x.shape, o.dtype) for o in call.out for x in xs)
+    return tuple(jax.ShapeDtypeStruct(o.shape + a.shape + b.shape, o.dtype) for o in call.out for a in xs for b in xs)
+
+
+def _contract(block: Any, t: Any) -> Any:
+    return jnp.tensordot(block, t, axes=t.ndim)
+
+
+def _jacobian_function(call: _Call) -> Callable:
+    n = len(call.arrays)
+    jacobian = _jacobian_op(call, n)
+
+    @jax.custom_jvp
+    def op(*arrays):
+        return _value(call, arrays)
+
+    @op.defjvp
+    def op_jvp(primals, tangents):
+        blocks, ts, k = jacobian(*primals), call.variables(tangents), len(_variable_shapes(call))
+        parts = tuple(sum(_contract(blocks[p * k + j], ts[j]) for j in range(k)) if k else jnp.zeros(o.shape, o.dtype)
+                      for p, o in enumerate(call.out))
+        return op(*primals), parts if call.multi else parts[0]
+
+    return op
+
+
+def _jacobian_op(call: _Call, n: int) -> Callable:
+    @jax.custom_jvp
+    def jacobian(*arrays):
+        return tuple(_callback(functools.partial(_jacobian_host, call, n), _block_shapes(call, 1), *arrays))
+
+    @jacobian.defjvp
+    def jacobian_jvp(primals, tangents):
+        blocks, ts, k = _hessian_op(call, n)(*primals), call.variables(tangents), len(_variable_shapes(call))
+        parts = tuple(sum(_contract(blocks[(p * k + j) * k + l], ts[l]) for l in range(k))
+                      for p in range(len(call.out)) for j in range(k))
+        return jacobian(*primals), parts
+
+    return jacobian
+
+
+def _hessian_op(call: _Call, n: int) -> Callable:
+    @jax.custom_jvp
+    def hessian(*arrays):
+        return tuple(_callback(functools.partial(_hessian_host, call, n), _block_shapes(call, 2), *arrays))
+
+    @hessian.defjvp
+    def hessian_jvp(_primals, _tangents):
+        raise NotImplementedError(_refusal(call.name, "third-order derivatives"))
+
+    return hessian
+
+
+# --------------------------------------------------------------------------------------------
 # The public function
 # --------------------------------------------------------------------------------------------
 
@@ -326,8 +447,11 @@ def wrap(f: Callable, mode: str = "vjp", out_shape: Any = None) -> Callable:
     and keyword arguments are held fixed (keyword arguments must not be arrays).
 
     ``mode="vjp"`` (default) gives reverse mode and reverse over reverse (``jax.grad``,
-    ``jax.jacrev``, ``jax.jacrev(jax.grad(op))`` for a Hessian); ``mode="jvp"`` gives forward mode
-    (``jax.jvp``, ``jax.jacfwd``) but not ``jax.grad``. See the module docstring.
+    ``jax.jacrev``, ``jax.jacrev(jax.grad(op))`` for a Hessian) at the cost of one ``yb.vjp``
+    per pullback; ``mode="jvp"`` gives forward mode (``jax.jvp``, ``jax.jacfwd``) at one
+    ``yb.jvp`` per tangent, but not ``jax.grad``; ``mode="jacobian"`` gives every transform and
+    ``jax.hessian``, through dense Jacobians and second derivatives (cheap for scalar outputs
+    and small inputs). See the module docstring.
 
     ``out_shape``: a ``jax.ShapeDtypeStruct`` (a tuple of them for a tuple output). Without it
     ``f`` is called once more on the first call with given argument shapes and fixed arguments,
@@ -335,9 +459,11 @@ def wrap(f: Callable, mode: str = "vjp", out_shape: Any = None) -> Callable:
     """
     if not callable(f):
         raise TypeError(f"{_WHERE}: expected a function, got {type(f).__name__}")
-    if mode not in ("vjp", "jvp"):
-        raise ValueError(f"{_WHERE}: mode must be 'vjp' (reverse mode, the default) or 'jvp' (forward mode), got {mode!r}")
-    make = _vjp_function if mode == "vjp" else _jvp_function
+    makers = {"vjp": _vjp_function, "jvp": _jvp_function, "jacobian": _jacobian_function}
+    if mode not in makers:
+        raise ValueError(f"{_WHERE}: mode must be 'vjp' (reverse mode, the default), 'jvp' (forward mode) or "
+                         f"'jacobian' (every transform, by dense Jacobians), got {mode!r}")
+    make = makers[mode]
     shapes: dict = {}  # output shapes by argument shapes and fixed arguments: f is probed once
 
     @functools.wraps(f)
