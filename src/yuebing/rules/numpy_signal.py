@@ -8,9 +8,11 @@ values and the spacings) and ``cross``.
   cotangent with the other factor. Second order: multilinear.
 * ``polyval``, ``gradient``, ``cross``: *derived*: each has a definition in plain NumPy here (NumPy's
   own ``polyval``; the formulas of ``np.gradient`` and ``np.cross``) that yuebing differentiates
-  like user code in every mode (``_derived``); the primal value is NumPy's. ``gradient`` with
-  coordinate arrays always uses the non-uniform formula, whose value NumPy's uniform one equals up
-  to rounding, so the derivative in the coordinates is that of the smooth formula.
+  like user code in every mode (``_derived``), after NumPy's function has checked the arguments;
+  the value is the definition's, written with NumPy's expressions. ``gradient`` with coordinate
+  arrays always uses the non-uniform formula (NumPy switches to the uniform one when the spacings
+  are exactly equal: the values agree up to rounding), so the derivative in the coordinates is
+  that of the smooth formula, as finite differences see it.
 * ``polyfit``: ``c`` solves the normal equations ``A^T W^2 A c = A^T W^2 y`` (``A = vander(x)``,
   ``W = diag(w)``), differentiated in ``x``, ``y`` and ``w`` (cotangent map ``_polyfit_vjp``).
   Refused: ``full=True``, ``cov=True``, complex data, rank-deficient fits.
@@ -148,8 +150,8 @@ def _uniform(y, h, edge_order):
         first = (y[1] - y[0]) / h
         last = (y[-1] - y[-2]) / h
     else:
-        first = (-1.5 * y[0] + 2.0 * y[1] - 0.5 * y[2]) / h
-        last = (0.5 * y[-3] - 2.0 * y[-2] + 1.5 * y[-1]) / h
+        first = -1.5 / h * y[0] + 2.0 / h * y[1] + -0.5 / h * y[2]  # NumPy's expressions, for its rounding
+        last = 0.5 / h * y[-3] + -2.0 / h * y[-2] + 1.5 / h * y[-1]
     return np.concatenate([np.expand_dims(first, 0), interior, np.expand_dims(last, 0)], axis=0)
 
 
