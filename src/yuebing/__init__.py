@@ -22,6 +22,7 @@ from .api import (
     jacobian,
     jvp,
     linearize,
+    map_grad,
     prepare_gradient,
     prepare_hessian,
     prepare_hvp,
@@ -41,7 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "RuleDebugError", "checkpoint", "config", "custom_jvp", "custom_vjp", "linearize", "stop_gradient", "NoTangent", "Tangent", "frule", "grad",
-    "flatten", "flatten_tangent", "hessian", "hvp", "jacobian", "jvp", "nondifferentiable", "show_forward",
+    "flatten", "flatten_tangent", "hessian", "hvp", "jacobian", "jvp", "map_grad", "nondifferentiable", "show_forward",
     "prepare_gradient", "prepare_hessian", "prepare_hvp", "prepare_pullback", "SecondOrderError", "register_nondifferentiable_type", "rrule", "show",
     "tangents", "testing", "value_and_grad", "value_and_pullback", "vjp",
 ]

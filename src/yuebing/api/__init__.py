@@ -24,13 +24,14 @@ from .reverse import (
     value_and_pullback,
     vjp,
 )
+from .scale import map_grad
 from .second_order import hessian, hvp, prepare_hessian, prepare_hvp
 from .show import show, show_forward
 from . import nested as _nested  # noqa: F401, E402 - differentiation through yb.grad-made functions
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "NoTangent", "RuleDebugError", "SecondOrderError", "Tangent",
-    "checkpoint", "config", "custom_jvp", "custom_vjp", "flatten", "flatten_tangent", "grad", "hessian", "hvp", "jacobian", "jvp", "linearize", "prepare_gradient",
+    "checkpoint", "config", "custom_jvp", "custom_vjp", "flatten", "flatten_tangent", "grad", "hessian", "hvp", "jacobian", "jvp", "linearize", "map_grad", "prepare_gradient",
     "prepare_hessian", "prepare_hvp", "prepare_pullback", "register_nondifferentiable_type", "show",
     "show_forward", "stop_gradient", "value_and_grad", "value_and_pullback", "vjp",
 ]

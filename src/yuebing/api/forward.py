@@ -9,6 +9,7 @@ in their post-call state. The caller's arguments and tangents are never modified
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from .common import fname, normalise_argnums, split_aux
+from .scale import check_scale_options, run_chunks
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules.core import Dual
 from ..tangents import NoTangent
@@ -209,7 +211,8 @@ def _check_argument(x: Any, i: int, name: str) -> None:
     _leaves(x, t, f"argument {i}")
 
 
-def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", has_aux: bool = False) -> Callable:
+def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", has_aux: bool = False, *,
+             executor: Any = None, chunk_size: int | None = None, progress: bool | None = None) -> "Jacobian":
     """``jac(*args, **kwargs)``: the Jacobian of ``f`` with respect to positional argument(s)
     ``argnums``, shaped ``output.shape + input.shape`` for a float or float-array argument and
     output (nested tangent structures otherwise; a tuple of Jacobians for a tuple ``argnums``).
@@ -218,50 +221,103 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", h
     forward pass per input element (``yb.jvp``). Keyword arguments are passed to ``f`` and not
     differentiated. With ``has_aux``, ``f`` returns ``(value, aux)`` and ``jac`` returns
     ``(jacobian, aux)``.
+
+    Scale-out (docs/scale-out.md): with ``executor`` (any ``concurrent.futures.Executor``) the
+    rows (``"rev"``) or columns (``"fwd"``) are computed there, ``chunk_size`` of them per task
+    (default about ``n / (4 * workers)``), each task on its own copy of the arguments; the
+    Jacobian is the same as without one. ``progress``: a tqdm bar on a terminal once the work has
+    run 2 s (``None``), always (``True``) or never (``False``).
     """
     if mode not in ("rev", "fwd"):
         raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
+    check_scale_options(executor, chunk_size, progress, "jacobian")
+    return Jacobian(f, argnums, mode, has_aux, executor, chunk_size, progress)
 
-    @functools.wraps(f)
-    def jacobian_f(*args: Any, **kwargs: Any) -> Any:
-        nums, single = normalise_argnums(argnums, len(args), "jacobian")
+
+class Jacobian:
+    """What ``yb.jacobian`` returns. Pickles as ``f`` (by reference) and its options, without the
+    executor (a pool belongs to the process that made it: loaded elsewhere, it runs in process)."""
+
+    def __init__(self, f: Callable, argnums: Any = 0, mode: str = "rev", has_aux: bool = False, executor: Any = None,
+                 chunk_size: int | None = None, progress: bool | None = None) -> None:
+        self.f, self.argnums, self.mode, self.has_aux = f, argnums, mode, has_aux
+        self.executor, self.chunk_size, self.progress = executor, chunk_size, progress
+        functools.update_wrapper(self, f, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        nums, single = normalise_argnums(self.argnums, len(args), "jacobian")
         for a in nums:
             _check_argument(args[a], a, "jacobian")
-        run = _jacobian_fwd if mode == "fwd" else _jacobian_rev
-        jacs, aux = run(f, args, kwargs, nums, has_aux)
+        run = _jacobian_fwd if self.mode == "fwd" else _jacobian_rev
+        jacs, aux = run(self.f, args, kwargs, nums, self.has_aux, self._scale())
         result = jacs[0] if single else tuple(jacs)
-        return (result, aux) if has_aux else result
+        return (result, aux) if self.has_aux else result
 
-    return jacobian_f
+    def _scale(self) -> dict:
+        return {"executor": self.executor, "chunk_size": self.chunk_size, "progress": self.progress,
+                "name": f"jacobian({fname(self.f)})"}
+
+    def __reduce__(self) -> tuple:
+        return Jacobian, (self.f, self.argnums, self.mode, self.has_aux, None, self.chunk_size, self.progress)
+
+    def __repr__(self) -> str:
+        aux = ", has_aux=True" if self.has_aux else ""
+        return f"yb.jacobian({fname(self.f)}, argnums={self.argnums!r}, mode={self.mode!r}{aux})"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
 
 
-def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool) -> tuple[list, Any]:
+def _locate(item: int, sizes: Sequence[int]) -> tuple[int, int]:
+    """``(k, index)``: flat item number ``item`` of leaves of ``sizes`` is element ``index`` of leaf ``k``."""
+    for k, size in enumerate(sizes):
+        if item < size:
+            return k, item
+        item -= size
+    raise IndexError(item)
+
+
+def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, scale: dict) -> tuple[list, Any]:
     zeros = tuple(T.zero_tangent(a) for a in args)
     full_value, _ = _run_forward(f, args, zeros, kwargs, "jacobian")
     value, aux = (split_aux(full_value, "jacobian", f) if has_aux else (full_value, None))
     out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
+    in_leaves = {a: [v for v, _ in _leaves(args[a], T.zero_tangent(args[a]), f"argument {a}")] for a in nums}
+    sizes = [int(np.size(xl)) for a in nums for xl in in_leaves[a]]
+    columns = iter(run_chunks(forward_columns, (f, args, kwargs, nums, has_aux), sum(sizes), **scale))
     jacs = []
     for a in nums:
-        x = args[a]
-        in_leaves = [v for v, _ in _leaves(x, T.zero_tangent(x), f"argument {a}")]
-        blocks = [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves] for yl in out_leaves]
-        for j, xl in enumerate(in_leaves):
+        blocks = [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves[a]] for yl in out_leaves]
+        for j, xl in enumerate(in_leaves[a]):
             for index in range(int(np.size(xl))):
-                tangents = list(zeros)
-                tangents[a] = _basis(x, j, index)
-                y, dy = _run_forward(f, args, tuple(tangents), kwargs, "jacobian")
-                y, _ = (split_aux(y, "jacobian", f) if has_aux else (y, None))
-                if has_aux:
-                    dy = dy[0] if isinstance(dy, (tuple, list)) else NoTangent
-                for i, column in enumerate(_flat_leaves(y, dy, "the output")):
+                for i, column in enumerate(next(columns)):
                     target = blocks[i][j]
-                    out_ndim = column.ndim
-                    target.reshape(target.shape[:out_ndim] + (-1,))[(Ellipsis, index)] = column
-        jacs.append(_assemble(x, value, blocks))
+                    target.reshape(target.shape[:column.ndim] + (-1,))[(Ellipsis, index)] = column
+        jacs.append(_assemble(args[a], value, blocks))
     return jacs, aux
 
 
-def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool) -> tuple[list, Any]:
+def forward_columns(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, items: range) -> list:
+    """The task of a forward-mode Jacobian: for each flat input coordinate in ``items`` (over the
+    leaves of the arguments ``nums``, in order), the Jacobian's columns, one per output leaf."""
+    zeros = tuple(T.zero_tangent(a) for a in args)
+    leaves = [(a, j, int(np.size(xl))) for a in nums
+              for j, (xl, _) in enumerate(_leaves(args[a], zeros[a], f"argument {a}"))]
+    out = []
+    for item in items:
+        k, index = _locate(item, [size for _, _, size in leaves])
+        a, j, _ = leaves[k]
+        tangents = list(zeros)
+        tangents[a] = _basis(args[a], j, index)
+        y, dy = _run_forward(f, args, tuple(tangents), kwargs, "jacobian")
+        y, _ = (split_aux(y, "jacobian", f) if has_aux else (y, None))
+        if has_aux:
+            dy = dy[0] if isinstance(dy, (tuple, list)) else NoTangent
+        out.append(_flat_leaves(y, dy, "the output"))
+    return out
+
+
+def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, scale: dict) -> tuple[list, Any]:
     from .reverse import vjp
 
     g = functools.partial(f, **kwargs) if kwargs else f
@@ -271,22 +327,41 @@ def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
     out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
     in_leaves = {a: [v for v, _ in _leaves(args[a], T.zero_tangent(args[a]), f"argument {a}")] for a in nums}
     blocks = {a: [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves[a]] for yl in out_leaves] for a in nums}
+    n_rows = sum(int(np.size(yl)) for yl in out_leaves)
+    # under an executor each task works on its own copy: threads must not mutate shared arguments
+    copy = scale["executor"] is not None
+    rows = iter(run_chunks(reverse_rows, (f, args, kwargs, nums, has_aux, copy), n_rows, **scale))
     for i, yl in enumerate(out_leaves):
         for index in range(int(np.size(yl))):
-            y, pullback = vjp(g, *args)
-            y, aux_now = (split_aux(y, "jacobian", f) if has_aux else (y, None))
-            ct = _basis(y, i, index)
-            if has_aux:
-                ct = (ct, T.zero_tangent(aux_now))
-            grads = pullback(ct)
-            for a in nums:
-                for j, row in enumerate(_flat_leaves(args[a], grads[a], f"argument {a}")):
+            per_argument = next(rows)
+            for a, leaf_rows in zip(nums, per_argument):
+                for j, row in enumerate(leaf_rows):
                     target = blocks[a][i][j]
-                    in_ndim = row.ndim
-                    target.reshape((-1,) + target.shape[target.ndim - in_ndim:])[index] = row
+                    target.reshape((-1,) + target.shape[target.ndim - row.ndim:])[index] = row
     return [_assemble(args[a], value, blocks[a]) for a in nums], aux
 
 
+def reverse_rows(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, copy: bool,
+                 items: range) -> list:
+    """The task of a reverse-mode Jacobian: for each flat output coordinate in ``items`` (over
+    the output's leaves, in order), the Jacobian's rows: per argument of ``nums``, one per leaf."""
+    from .reverse import vjp
+
+    if copy:
+        args, kwargs = T.structural_copy((args, kwargs))
+    g = functools.partial(f, **kwargs) if kwargs else f
+    out = []
+    for item in items:
+        y, pullback = vjp(g, *args)
+        y, aux_now = (split_aux(y, "jacobian", f) if has_aux else (y, None))
+        sizes = [int(np.size(yl)) for yl, _ in _leaves(y, T.zero_tangent(y), "the output")]
+        i, index = _locate(item, sizes)
+        ct = _basis(y, i, index)
+        if has_aux:
+            ct = (ct, T.zero_tangent(aux_now))
+        grads = pullback(ct)
+        out.append([_flat_leaves(args[a], grads[a], f"argument {a}") for a in nums])
+    return out
 
 
-__all__ = ["jacobian", "jvp"]
+__all__ = ["Jacobian", "jacobian", "jvp"]

@@ -273,36 +273,85 @@ def _direct_gradient(rule: Any, f: Callable, args: tuple, buffers: tuple, defaul
     return value, gradient
 
 
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> "ValueAndGrad":
     """``g(*args, **kwargs) -> (value, gradient)``; ``((value, aux), gradient)`` with ``has_aux``.
 
     The gradient has the structure of the argument (a tuple of them for a tuple ``argnums``).
-    Keyword arguments are passed to ``f`` and never differentiated.
+    Keyword arguments are passed to ``f`` and never differentiated. The function returned pickles
+    by reference to ``f`` (docs/scale-out.md).
     """
-    calls = _PlainCalls(f, argnums, has_aux, "value_and_grad")
-
-    @functools.wraps(f)
-    @user_facing
-    def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple:
-        return calls(args, kwargs)
-
-    # forward mode over this function is forward-over-reverse (transform/second_order.py)
-    value_and_grad_f.__yuebing_gradient__ = GradientSpec(f, argnums, has_aux, True)
-    return value_and_grad_f
+    return ValueAndGrad(f, argnums, has_aux)
 
 
-def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    """``g(*args, **kwargs) -> gradient`` (``(gradient, aux)`` with ``has_aux``), as JAX's grad."""
-    calls = _PlainCalls(f, argnums, has_aux, "grad")
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> "Grad":
+    """``g(*args, **kwargs) -> gradient`` (``(gradient, aux)`` with ``has_aux``), as JAX's grad.
+    The function returned pickles by reference to ``f`` (docs/scale-out.md)."""
+    return Grad(f, argnums, has_aux)
 
-    @functools.wraps(f)
-    @user_facing
-    def grad_f(*args: Any, **kwargs: Any) -> Any:
-        value, gradient = calls(args, kwargs)
-        return (gradient, value[1]) if has_aux else gradient
 
-    grad_f.__yuebing_gradient__ = GradientSpec(f, argnums, has_aux, False)
-    return grad_f
+class _GradientFunction:
+    """What ``grad``/``value_and_grad`` return: a callable holding ``f``, ``argnums`` and
+    ``has_aux`` and the plain calls' caches (``_PlainCalls``). It pickles as those three (the
+    caches, and the rule generated from ``f``, are rebuilt on the first call after loading), has
+    ``f``'s name and docstring (``functools.update_wrapper``), and binds as a method when it is a
+    class attribute, as a function would."""
+
+    _name = "grad"
+    _with_value = False
+
+    def __init__(self, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> None:
+        self._calls = _PlainCalls(f, argnums, has_aux, self._name)
+        self._has_aux = has_aux
+        functools.update_wrapper(self, f, updated=())  # f's __dict__ is not ours: nothing copied
+        # forward mode over this function is forward-over-reverse (transform/second_order.py)
+        self.__yuebing_gradient__ = GradientSpec(f, argnums, has_aux, self._with_value)
+
+    def __reduce__(self) -> tuple:
+        spec = self.__yuebing_gradient__
+        return type(self), (spec.f, spec.argnums, spec.has_aux)
+
+    def __repr__(self) -> str:
+        spec = self.__yuebing_gradient__
+        aux = ", has_aux=True" if spec.has_aux else ""
+        return f"yb.{self._name}({fname(spec.f)}, argnums={spec.argnums!r}{aux})"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
+
+
+class Grad(_GradientFunction):
+    """``yb.grad(f, argnums, has_aux)``: ``(*args, **kwargs) -> gradient``."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            value, gradient = self._calls(args, kwargs)
+        except Exception as error:
+            _reraise(error)
+        return (gradient, value[1]) if self._has_aux else gradient
+
+
+class ValueAndGrad(_GradientFunction):
+    """``yb.value_and_grad(f, argnums, has_aux)``: ``(*args, **kwargs) -> (value, gradient)``."""
+
+    _name = "value_and_grad"
+    _with_value = True
+
+    def __call__(self, *args: Any, **kwargs: Any) -> tuple:
+        try:
+            return self._calls(args, kwargs)
+        except Exception as error:
+            _reraise(error)
+
+
+@user_facing
+def _reraise(error: Exception) -> None:
+    """Raise ``error`` as every entry point does (``user_facing``: yuebing's frames hidden). The
+    gradient functions' calls catch and pass it here rather than being wrapped themselves: a
+    wrapper's frame costs every call, this only the failing ones."""
+    raise error
+
+
+register_nondifferentiable_type(_GradientFunction)  # constants of a differentiation, as functions are
 
 
 class _DirectRule:
@@ -446,15 +495,27 @@ class PreparedGradient:
     Safe to call from several threads at once (each thread has its own buffers)."""
 
     def __init__(self, f: Callable, example_args: tuple, argnums: Any, has_aux: bool) -> None:
-        self.f, self.argnums, self.has_aux = f, argnums, has_aux
+        if isinstance(f, types.FunctionType):
+            derived_rule(f)  # compile now: errors are reported here
+        self._setup(f, len(example_args), argnums, has_aux)
+
+    def _setup(self, f: Callable, n_args: int, argnums: Any, has_aux: bool) -> None:
+        self.f, self.argnums, self.has_aux, self._n_args = f, argnums, has_aux, n_args
         # each thread's _CallState: one plain threading.local attribute read per call (about
         # 70 ns; a threading.local subclass holding the fields costs that per field read)
         self._per_thread = threading.local()
-        self._rule = None
-        if isinstance(f, types.FunctionType):
-            derived_rule(f)  # compile now: errors are reported here
-            self._rule = _DirectRule(f)
-        self._nums, self._single = normalise_argnums(argnums, len(example_args), "prepare_gradient")
+        self._rule = _DirectRule(f) if isinstance(f, types.FunctionType) else None
+        self._nums, self._single = normalise_argnums(argnums, n_args, "prepare_gradient")
+        functools.update_wrapper(self, f, updated=())
+
+    def __reduce__(self) -> tuple:
+        """Pickled as ``f`` (by reference), the number of arguments, ``argnums`` and ``has_aux``:
+        never the buffers or the generated code, which the first call after loading rebuilds."""
+        return _restore_prepared_gradient, (self.f, self._n_args, self.argnums, self.has_aux)
+
+    def __repr__(self) -> str:
+        aux = ", has_aux=True" if self.has_aux else ""
+        return f"yb.prepare_gradient({fname(self.f)}, <{self._n_args} arguments>, argnums={self.argnums!r}{aux})"
 
     def _reusable(self, state: _CallState, args: tuple) -> bool:
         """Can the buffers of this thread's last call serve this one (same objects, same structure)?"""
@@ -529,21 +590,43 @@ def prepare_gradient(f: Callable, *example_args: Any, argnums: int | Sequence[in
     return PreparedGradient(f, example_args, argnums, has_aux)
 
 
-def prepare_pullback(f: Callable, *example_args: Any) -> Callable:
-    """``(*args) -> (value, pullback)``, compiled once (``vjp`` with the derivation cached)."""
-    if isinstance(f, type(lambda: 0)):
-        derived_rule(f)
-
-    def prepared(*args: Any) -> tuple:
-        return vjp(f, *args)
-
+def _restore_prepared_gradient(f: Callable, n_args: int, argnums: Any, has_aux: bool) -> PreparedGradient:
+    """A ``PreparedGradient`` loaded by pickle: compiled on its first call, not here."""
+    prepared = PreparedGradient.__new__(PreparedGradient)
+    prepared._setup(f, n_args, argnums, has_aux)
     return prepared
+
+
+class PreparedPullback:
+    """``yb.prepare_pullback(f, ...)``: ``(*args) -> (value, pullback)``, ``vjp`` with the
+    derivation cached. Pickles as ``f``; the rule is derived again on the first call after loading."""
+
+    def __init__(self, f: Callable) -> None:
+        self.f = f
+        functools.update_wrapper(self, f, updated=())
+
+    def __call__(self, *args: Any) -> tuple:
+        return vjp(self.f, *args)
+
+    def __reduce__(self) -> tuple:
+        return PreparedPullback, (self.f,)
+
+    def __repr__(self) -> str:
+        return f"yb.prepare_pullback({fname(self.f)})"
+
+
+def prepare_pullback(f: Callable, *example_args: Any) -> PreparedPullback:
+    """``(*args) -> (value, pullback)``, compiled once (``vjp`` with the derivation cached)."""
+    if isinstance(f, types.FunctionType):
+        derived_rule(f)
+    return PreparedPullback(f)
 
 
 
 
 __all__ = [
-    "MutableTangent", "NoTangent", "PreparedGradient", "Tangent", "grad", "prepare_gradient",
+    "Grad", "MutableTangent", "NoTangent", "PreparedGradient", "PreparedPullback", "Tangent", "ValueAndGrad", "grad",
+    "prepare_gradient",
     "prepare_pullback", "register_nondifferentiable_type", "value_and_grad",
     "value_and_pullback", "vjp",
 ]

@@ -7,7 +7,9 @@ arguments, which are never modified.
 """
 from __future__ import annotations
 
+import functools
 import threading
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -15,12 +17,13 @@ import numpy as np
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from .common import argument_gradient, fname, normalise_argnums, scalar_seed, user_facing
+from .scale import check_scale_options, run_chunks
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from ..tangents import NoFData, NoRData, NoTangent
 from ..tangents.arrays import array_root
 from ..tangents.validate import validate_tangent
-from ..transform.second_order import call_rrule2
+from ..transform.second_order import call_rrule2, dual_rule
 
 
 def _zero_fdata_of(xs: tuple) -> tuple:
@@ -133,20 +136,52 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
     return _value_grad_hvp(f, tuple(primals), tuple(tangents), "hvp")
 
 
-def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, executor: Any = None, chunk_size: int | None = None,
+            progress: bool | None = None) -> "Hessian":
     """The function computing the Hessian of scalar ``f`` with respect to ``argnums``.
 
     For float and float-array arguments, like JAX: with one argnum the Hessian has shape
     ``x.shape + x.shape``; with a tuple of argnums it is a nested tuple of blocks
     ``H[i][j]`` of shape ``x_i.shape + x_j.shape``. One forward-over-reverse pass per coordinate.
-    """
-    @user_facing
-    def hessian_f(*args: Any) -> Any:
-        nums, single = normalise_argnums(argnums, len(args), "hessian")
-        return _hessian(f, args, nums, single)
 
-    hessian_f.__name__ = f"hessian({fname(f)})"
-    return hessian_f
+    Scale-out (docs/scale-out.md): with ``executor`` (any ``concurrent.futures.Executor``) the
+    columns are computed there, ``chunk_size`` per task (default about ``n / (4 * workers)``);
+    the Hessian is the same as without one. ``progress``: a tqdm bar on a terminal once the work
+    has run 2 s (``None``), always (``True``) or never (``False``).
+    """
+    check_scale_options(executor, chunk_size, progress, "hessian")
+    return Hessian(f, argnums, executor, chunk_size, progress)
+
+
+class Hessian:
+    """What ``yb.hessian`` returns. Pickles as ``f`` (by reference) and its options, without the
+    executor (a pool belongs to the process that made it: loaded elsewhere, it runs in process)."""
+
+    def __init__(self, f: Callable, argnums: Any = 0, executor: Any = None, chunk_size: int | None = None,
+                 progress: bool | None = None) -> None:
+        self.f, self.argnums = f, argnums
+        self.executor, self.chunk_size, self.progress = executor, chunk_size, progress
+        functools.update_wrapper(self, f, updated=())
+        self.__name__ = f"hessian({fname(f)})"
+
+    @user_facing
+    def __call__(self, *args: Any) -> Any:
+        nums, single = normalise_argnums(self.argnums, len(args), "hessian")
+        return _hessian(self.f, args, nums, single, scale=_scale(self))
+
+    def __reduce__(self) -> tuple:
+        return Hessian, (self.f, self.argnums, None, self.chunk_size, self.progress)
+
+    def __repr__(self) -> str:
+        return f"yb.hessian({fname(self.f)}, argnums={self.argnums!r})"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
+
+
+def _scale(owner: Any) -> dict:
+    return {"executor": owner.executor, "chunk_size": owner.chunk_size, "progress": owner.progress,
+            "name": f"hessian({fname(owner.f)})"}
 
 
 class PreparedHvp:
@@ -156,14 +191,24 @@ class PreparedHvp:
     threads can call one prepared object at once)."""
 
     def __init__(self, f: Callable, example_args: tuple) -> None:
-        self.f = f
-        self.shapes = [_signature_of(x) for x in example_args]
-        self._buffer_shapes = [np.shape(x) if _has_buffers(x) else None for x in example_args]
-        self._per_thread = threading.local()  # each thread's buffers: calls from threads never share them
-        from ..transform.second_order import dual_rule
-
+        shapes = [_signature_of(x) for x in example_args]
+        self._setup(f, shapes, [np.shape(x) if _has_buffers(x) else None for x in example_args])
         if hasattr(f, "__code__"):
             dual_rule(f)  # compile now: the first call is not slower than the others
+
+    def _setup(self, f: Callable, shapes: list, buffer_shapes: list) -> None:
+        self.f = f
+        self.shapes = shapes
+        self._buffer_shapes = buffer_shapes
+        self._per_thread = threading.local()  # each thread's buffers: calls from threads never share them
+
+    def __reduce__(self) -> tuple:
+        """Pickled as ``f`` (by reference) and the prepared shapes: never the buffers or the
+        generated code, which the first call after loading rebuilds."""
+        return _restore_prepared_hvp, (self.f, self.shapes, self._buffer_shapes)
+
+    def __repr__(self) -> str:
+        return f"yb.prepare_hvp({fname(self.f)}, <{len(self.shapes)} arguments>)"
 
     def __call__(self, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
         primals, tangents = tuple(primals), tuple(tangents)
@@ -216,19 +261,45 @@ def prepare_hvp(f: Callable, *example_args: Any) -> PreparedHvp:
     return PreparedHvp(f, example_args)
 
 
-def prepare_hessian(f: Callable, *example_args: Any, argnums: int | Sequence[int] = 0) -> Callable:
+def _restore_prepared_hvp(f: Callable, shapes: list, buffer_shapes: list) -> PreparedHvp:
+    """A ``PreparedHvp`` loaded by pickle: compiled on its first call, not here."""
+    prepared = PreparedHvp.__new__(PreparedHvp)
+    prepared._setup(f, shapes, buffer_shapes)
+    return prepared
+
+
+def prepare_hessian(f: Callable, *example_args: Any, argnums: int | Sequence[int] = 0, executor: Any = None,
+                    chunk_size: int | None = None, progress: bool | None = None) -> "PreparedHessian":
     """The Hessian of ``f`` for repeated calls with arguments shaped like the examples: compiled
-    once, basis directions and fdata buffers reused (one forward-over-reverse pass per coordinate)."""
+    once, basis directions and fdata buffers reused (one forward-over-reverse pass per coordinate).
+    ``executor``, ``chunk_size`` and ``progress`` as for ``yb.hessian``."""
+    check_scale_options(executor, chunk_size, progress, "prepare_hessian")
     prepared = PreparedHvp(f, example_args)
     nums, single = normalise_argnums(argnums, len(example_args), "prepare_hessian")
     for i in nums:
         _check_hessian_argument(example_args[i], i)
+    return PreparedHessian(prepared, nums, single, executor, chunk_size, progress)
 
-    def hessian_f(*args: Any) -> Any:
-        return _hessian(f, args, nums, single, run=prepared)
 
-    hessian_f.__name__ = f"hessian({fname(f)})"
-    return hessian_f
+class PreparedHessian:
+    """What ``yb.prepare_hessian`` returns: Hessians by its ``PreparedHvp``. Pickles as that
+    (itself pickled as ``f`` and shapes) and its options, without the executor."""
+
+    def __init__(self, prepared: PreparedHvp, nums: tuple, single: bool, executor: Any = None,
+                 chunk_size: int | None = None, progress: bool | None = None) -> None:
+        self.prepared, self.f, self.nums, self.single = prepared, prepared.f, nums, single
+        self.executor, self.chunk_size, self.progress = executor, chunk_size, progress
+        functools.update_wrapper(self, prepared.f, updated=())
+        self.__name__ = f"hessian({fname(prepared.f)})"
+
+    def __call__(self, *args: Any) -> Any:
+        return _hessian(self.f, args, self.nums, self.single, run=self.prepared, scale=_scale(self))
+
+    def __reduce__(self) -> tuple:
+        return PreparedHessian, (self.prepared, self.nums, self.single, None, self.chunk_size, self.progress)
+
+    def __repr__(self) -> str:
+        return f"yb.prepare_hessian({fname(self.f)}, argnums={self.nums[0] if self.single else self.nums!r})"
 
 
 def _check_hessian_argument(x: Any, i: int) -> None:
@@ -242,28 +313,47 @@ def _check_hessian_argument(x: Any, i: int) -> None:
     )
 
 
-def _hessian(f: Callable, args: tuple, nums: tuple, single: bool, run: Callable | None = None) -> Any:
+def _hessian(f: Callable, args: tuple, nums: tuple, single: bool, run: Callable | None = None,
+             scale: dict | None = None) -> Any:
     for i in nums:
         _check_hessian_argument(args[i], i)
     sizes = [int(np.size(args[i])) for i in nums]
     blocks = [[np.empty((sizes[a], sizes[b])) for b in range(len(nums))] for a in range(len(nums))]
-    for b, j in enumerate(nums):
+    scale = scale or {"name": f"hessian({fname(f)})"}
+    columns = iter(run_chunks(hessian_columns, (f, args, nums, run), sum(sizes), **scale))
+    for b in range(len(nums)):
         for k in range(sizes[b]):
-            directions = [NoTangent] * len(args)
-            basis = np.zeros(sizes[b])
-            basis[k] = 1.0
-            directions[j] = float(basis[0]) if type(args[j]) is float else basis.reshape(np.shape(args[j]))
-            if run is not None:
-                _, _, hv = run(args, tuple(directions))
-            else:
-                _, _, hv = _value_grad_hvp(f, args, tuple(directions), "hessian")
-            for a, i in enumerate(nums):
-                blocks[a][b][:, k] = np.ravel(hv[i])
+            for a, column in enumerate(next(columns)):
+                blocks[a][b][:, k] = column
     shaped = [[_shape_block(blocks[a][b], args[nums[a]], args[nums[b]]) for b in range(len(nums))]
               for a in range(len(nums))]
     if single:
         return shaped[0][0]
     return tuple(tuple(row) for row in shaped)
+
+
+def hessian_columns(f: Callable, args: tuple, nums: tuple, run: Callable | None, items: range) -> list:
+    """The task of a Hessian: for each flat coordinate in ``items`` (over the arguments ``nums``,
+    in order), the Hessian's column as one flat array per argument of ``nums``. Each column is a
+    forward-over-reverse pass on copies of ``args`` (``run``: a prepared HVP, else ``hvp``'s)."""
+    sizes = [int(np.size(args[i])) for i in nums]
+    out = []
+    for item in items:
+        b, k = 0, item
+        while k >= sizes[b]:
+            k -= sizes[b]
+            b += 1
+        j = nums[b]
+        directions = [NoTangent] * len(args)
+        basis = np.zeros(sizes[b])
+        basis[k] = 1.0
+        directions[j] = float(basis[0]) if type(args[j]) is float else basis.reshape(np.shape(args[j]))
+        if run is not None:
+            _, _, hv = run(args, tuple(directions))
+        else:
+            _, _, hv = _value_grad_hvp(f, args, tuple(directions), "hessian")
+        out.append([np.ravel(hv[i]) for i in nums])
+    return out
 
 
 def _shape_block(block: np.ndarray, xa: Any, xb: Any) -> Any:

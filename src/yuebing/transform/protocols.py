@@ -246,6 +246,8 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         raise NameError(f"name {fn.name!r} is not defined")
     if isinstance(fn, np.vectorize):
         return mode.vectorized(f, args, kwargs)
+    if mode.gradient is not None and hasattr(fn, "__yuebing_gradient__"):
+        return mode.gradient(f, args, kwargs)  # an object made by yb.grad/yb.value_and_grad
     call = getattr(type(fn), "__call__", None)
     if isinstance(call, types.FunctionType):
         return mode.callable_object(f, call, args, kwargs)
