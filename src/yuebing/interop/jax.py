@@ -134,7 +134,11 @@ class _Call:
                 "(a tuple of them for a tuple output)"
             ) from error
         multi, parts = check_output(value, self.name, _WHERE)
-        return multi, tuple(jax.ShapeDtypeStruct(np.shape(p), jax.dtypes.canonicalize_dtype(np.asarray(p).dtype))
+        # as JAX would: outputs in the floating inputs' promoted dtype (float32 stays float32
+        # even where NumPy promotes, e.g. float32 times an int64 array)
+        floats = self.variables(self.arrays)
+        dtype = jnp.result_type(*floats) if floats else None
+        return multi, tuple(jax.ShapeDtypeStruct(np.shape(p), jax.dtypes.canonicalize_dtype(dtype or np.asarray(p).dtype))
                             for p in parts)
 
     def variables(self, values: tuple) -> tuple:
