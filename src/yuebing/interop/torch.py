@@ -38,7 +38,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 
 import numpy as np
 
-import yuebing as yb
+from .. import api as yb
 
 from ._numpy import bound, check_output, contracted
 
