@@ -1,5 +1,5 @@
 """``scipy.special`` Bessel functions, differentiated in their argument (reverse, forward and
-second order): ``jv``/``jn``, ``yv``, ``iv``, ``ive``, ``kv``, ``kve``, ``yn``, ``j0``, ``j1``,
+second and third order): ``jv``/``jn``, ``yv``, ``iv``, ``ive``, ``kv``, ``kve``, ``yn``, ``j0``, ``j1``,
 ``y0``, ``y1``, ``i0``, ``i0e``, ``i1``, ``i1e``, ``k0``, ``k0e``, ``k1``, ``k1e`` and the
 spherical ``spherical_jn``, ``spherical_yn``, ``spherical_in``, ``spherical_kn`` (also with
 ``derivative=True``). Nothing is registered, and ``CASES`` is empty, when SciPy is not installed.
@@ -25,11 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from ..tangents import NoTangent
 from .cases import Case, randc, randn, randpos, randu
 from .declare import elementwise
 from .linalg import linalg_rule
 from .scipy_special import elementwise_fixed
-from .second_order import with_vjp
+from .second_order import jvp_defined_by, with_vjp
 
 try:
     import scipy.special as sp
@@ -98,7 +99,30 @@ def _spherical_vjp(f: Any) -> Any:
     return vjp
 
 
-def _register_spherical(f: Any, t: float, s: float) -> None:
+def _spherical_pair(f: Any, n: Any, z: Any, z_t: Any, derivative: Any) -> tuple:
+    """Third order: the value and tangent of ``f(n, z, derivative)`` (its cotangent map calls
+    ``f`` again)."""
+    y = f(n, z, derivative)
+    return y, np.zeros_like(y) if z_t is NoTangent else z_t * _spherical_slope(f, n, z, derivative)
+
+
+def _spherical_jn_jvp(n, n_t, z, z_t, derivative=False, derivative_t=NoTangent):
+    return _spherical_pair(sp.spherical_jn, n, z, z_t, derivative)
+
+
+def _spherical_yn_jvp(n, n_t, z, z_t, derivative=False, derivative_t=NoTangent):
+    return _spherical_pair(sp.spherical_yn, n, z, z_t, derivative)
+
+
+def _spherical_in_jvp(n, n_t, z, z_t, derivative=False, derivative_t=NoTangent):
+    return _spherical_pair(sp.spherical_in, n, z, z_t, derivative)
+
+
+def _spherical_kn_jvp(n, n_t, z, z_t, derivative=False, derivative_t=NoTangent):
+    return _spherical_pair(sp.spherical_kn, n, z, z_t, derivative)
+
+
+def _register_spherical(f: Any, t: float, s: float, jvp: Any) -> None:
     _SPHERICAL[f] = (t, s)
     vjp = _spherical_vjp(f)
 
@@ -108,14 +132,15 @@ def _register_spherical(f: Any, t: float, s: float) -> None:
         return y, lambda dz: dz * _spherical_slope(f, n, z, derivative)
 
     with_vjp(f, vjp)
+    jvp_defined_by(f, jvp)
 
 
 if sp is not None:
     _register_bessel()
-    _register_spherical(sp.spherical_jn, -1.0, 1.0)
-    _register_spherical(sp.spherical_yn, -1.0, 1.0)
-    _register_spherical(sp.spherical_in, 1.0, 1.0)
-    _register_spherical(sp.spherical_kn, 1.0, -1.0)
+    _register_spherical(sp.spherical_jn, -1.0, 1.0, _spherical_jn_jvp)
+    _register_spherical(sp.spherical_yn, -1.0, 1.0, _spherical_yn_jvp)
+    _register_spherical(sp.spherical_in, 1.0, 1.0, _spherical_in_jvp)
+    _register_spherical(sp.spherical_kn, 1.0, -1.0, _spherical_kn_jvp)
 
 
 # --------------------------------------------------------------------------------------------
