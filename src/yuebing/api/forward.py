@@ -17,6 +17,7 @@ import numpy as np
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from .common import fname, normalise_argnums, split_aux
+from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules.core import Dual
@@ -258,7 +259,7 @@ class Jacobian:
                 "name": f"jacobian({fname(self.f)})"}
 
     def __reduce__(self) -> tuple:
-        return Jacobian, (self.f, self.argnums, self.mode, self.has_aux, None, self.chunk_size, self.progress)
+        return Jacobian, (portable(self.f), self.argnums, self.mode, self.has_aux, None, self.chunk_size, self.progress)
 
     def __repr__(self) -> str:
         aux = ", has_aux=True" if self.has_aux else ""
@@ -300,6 +301,7 @@ def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
 def forward_columns(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, items: range) -> list:
     """The task of a forward-mode Jacobian: for each flat input coordinate in ``items`` (over the
     leaves of the arguments ``nums``, in order), the Jacobian's columns, one per output leaf."""
+    f = loaded(f)
     zeros = tuple(T.zero_tangent(a) for a in args)
     leaves = [(a, j, int(np.size(xl))) for a in nums
               for j, (xl, _) in enumerate(_leaves(args[a], zeros[a], f"argument {a}"))]
@@ -347,6 +349,7 @@ def reverse_rows(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: b
     the output's leaves, in order), the Jacobian's rows: per argument of ``nums``, one per leaf."""
     from .reverse import vjp
 
+    f = loaded(f)
     if copy:
         args, kwargs = T.structural_copy((args, kwargs))
     g = functools.partial(f, **kwargs) if kwargs else f

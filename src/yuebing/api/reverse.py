@@ -36,6 +36,7 @@ from ..tangents.arrays import array_root
 from ..tangents.validate import validate_tangent
 from .common import (argument_gradient, fname, normalise_argnums, scalar_seed, split_aux,
                      user_facing)
+from .pickling import portable
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..transform import buffers as _buffers
 from ..transform.runtime import call_rrule, derived_rule, unwind
@@ -308,7 +309,7 @@ class _GradientFunction:
 
     def __reduce__(self) -> tuple:
         spec = self.__yuebing_gradient__
-        return type(self), (spec.f, spec.argnums, spec.has_aux)
+        return type(self), (portable(spec.f), spec.argnums, spec.has_aux)
 
     def __repr__(self) -> str:
         spec = self.__yuebing_gradient__
@@ -511,7 +512,7 @@ class PreparedGradient:
     def __reduce__(self) -> tuple:
         """Pickled as ``f`` (by reference), the number of arguments, ``argnums`` and ``has_aux``:
         never the buffers or the generated code, which the first call after loading rebuilds."""
-        return _restore_prepared_gradient, (self.f, self._n_args, self.argnums, self.has_aux)
+        return _restore_prepared_gradient, (portable(self.f), self._n_args, self.argnums, self.has_aux)
 
     def __repr__(self) -> str:
         aux = ", has_aux=True" if self.has_aux else ""
@@ -609,7 +610,7 @@ class PreparedPullback:
         return vjp(self.f, *args)
 
     def __reduce__(self) -> tuple:
-        return PreparedPullback, (self.f,)
+        return PreparedPullback, (portable(self.f),)
 
     def __repr__(self) -> str:
         return f"yb.prepare_pullback({fname(self.f)})"

@@ -17,11 +17,13 @@ import os
 import pickle
 import sys
 import time
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .common import fname
+from .pickling import portable
 from .reverse import grad
 
 #: an auto progress bar (``progress=None``) appears once a computation has run this long
@@ -91,6 +93,8 @@ def run_chunks(task: Callable, shared: tuple, n_items: int, *, executor: Any = N
                 results[k] = task(*shared, part(start, stop))
                 bar.update(stop - start)
         else:
+            # a lambda or closure goes with its source (api/pickling.py); the task unwraps it
+            shared = tuple(portable(s) if isinstance(s, types.FunctionType) else s for s in shared)
             _check_picklable(executor, task, shared, name)
             futures = {executor.submit(task, *shared, part(start, stop)): k for k, (start, stop) in enumerate(bounds)}
             try:

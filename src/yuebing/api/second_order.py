@@ -17,6 +17,7 @@ import numpy as np
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from .common import argument_gradient, fname, normalise_argnums, scalar_seed, user_facing
+from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
@@ -170,7 +171,7 @@ class Hessian:
         return _hessian(self.f, args, nums, single, scale=_scale(self))
 
     def __reduce__(self) -> tuple:
-        return Hessian, (self.f, self.argnums, None, self.chunk_size, self.progress)
+        return Hessian, (portable(self.f), self.argnums, None, self.chunk_size, self.progress)
 
     def __repr__(self) -> str:
         return f"yb.hessian({fname(self.f)}, argnums={self.argnums!r})"
@@ -205,7 +206,7 @@ class PreparedHvp:
     def __reduce__(self) -> tuple:
         """Pickled as ``f`` (by reference) and the prepared shapes: never the buffers or the
         generated code, which the first call after loading rebuilds."""
-        return _restore_prepared_hvp, (self.f, self.shapes, self._buffer_shapes)
+        return _restore_prepared_hvp, (portable(self.f), self.shapes, self._buffer_shapes)
 
     def __repr__(self) -> str:
         return f"yb.prepare_hvp({fname(self.f)}, <{len(self.shapes)} arguments>)"
@@ -336,6 +337,7 @@ def hessian_columns(f: Callable, args: tuple, nums: tuple, run: Callable | None,
     """The task of a Hessian: for each flat coordinate in ``items`` (over the arguments ``nums``,
     in order), the Hessian's column as one flat array per argument of ``nums``. Each column is a
     forward-over-reverse pass on copies of ``args`` (``run``: a prepared HVP, else ``hvp``'s)."""
+    f = loaded(f)
     sizes = [int(np.size(args[i])) for i in nums]
     out = []
     for item in items:
