@@ -125,6 +125,9 @@ def test_float32_integer_arrays_and_fixed_arguments():
     gx = jit(jax.grad(op))(x, k, 1)
     assert gx.dtype == jnp.float32
     np.testing.assert_allclose(gx, jax.grad(lambda x: jnp.sum((x + 1) * k) ** 2)(x), rtol=1e-6)
+    hessian = jit(jax.hessian(wrap(scaled, mode="jacobian")))(x, k, 1)
+    assert hessian.dtype == jnp.float32
+    np.testing.assert_allclose(hessian, jax.hessian(lambda x: jnp.sum((x + 1) * k) ** 2)(x), rtol=1e-6)
 
 
 def test_bad_inputs_and_outputs_are_refused():

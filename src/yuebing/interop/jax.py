@@ -367,6 +367,8 @@ def _hessian_host(call: _Call, n: int, *arrays: Any) -> tuple:
     """Blocks ``D2[p][j][l]`` (``out_p.shape + x_j.shape + x_l.shape``), flattened: the Hessian
     of ``<e_i, f>`` (``yb.hessian``) for every output element ``i``."""
     g, xs = call.numpy_function(arrays)
+    # in float64: yb.hessian refuses float32 arguments (it builds float64 directions for them)
+    xs = tuple(x.astype(np.float64) for x in xs)
     value, k = g(*xs), len(xs)
     blocks = [[[np.zeros(o.shape + xs[j].shape + xs[l].shape) for l in range(k)] for j in range(k)] for o in call.out]
     for p, o in enumerate(call.out):
