@@ -32,7 +32,8 @@ from .declare import elementwise, make_elementwise_rules, nondifferentiable, non
 #: Module names (the last part of the dotted name, at any depth) that hold machinery, not rules:
 #: ``rule_modules`` does not list them. A domain split into a package (``rules/linalg/``) keeps
 #: the helpers its modules share in ``common.py``.
-_INFRASTRUCTURE = {"core", "cases", "common", "declare", "util", "table", "second_order", "numpy_arguments", "differentiated"}
+_INFRASTRUCTURE = {"core", "cases", "common", "declare", "util", "table", "second_order", "numpy_arguments", "differentiated",
+                   "outside_state"}
 
 
 #: Rule modules that failed to import, with the error (a warning is issued for each; the test

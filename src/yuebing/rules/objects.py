@@ -50,6 +50,7 @@ from .containers import (
 )
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .util import output, zero_fdata
+from . import outside_state
 
 _MISSING = object()
 
@@ -125,13 +126,19 @@ def _no_owner_rdata(dy: Any) -> Any:
 
 
 def _constant(v: Any) -> CoDual:
-    """A value read from a module or class: not differentiated (a fresh zero tangent)."""
+    """A value read from a module or class: not differentiated (a zero tangent; one for the whole
+    call when it can be changed in place, ``outside_state.py``)."""
     if isinstance(v, _ATOMIC_NONDIFF) or type(v) is types.FunctionType and not v.__closure__:
         return CoDual(v, NoFData)
     try:
-        return CoDual(v, zero_fdata(v))
+        return CoDual(v, outside_state.shared("fdata", v, zero_fdata) if outside_state.is_mutable(v) else zero_fdata(v))
     except T.StructureError:  # metadata without a tangent type (mappingproxy, dataclass Field...)
         return CoDual(v, NoFData)
+
+
+def _outside_tangent(v: Any) -> Any:
+    """Forward mode's ``_constant``: the zero tangent of a value read from a module or class."""
+    return outside_state.shared("tangent", v, T.zero_tangent) if outside_state.is_mutable(v) else T.zero_tangent(v)
 
 
 def _method_fdata(v: Any, owner_fdata: Any) -> Any:
@@ -313,7 +320,7 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
             raise
         return Dual(primal(default), default.tangent if isinstance(default, Dual) else T.zero_tangent(default))
     if type(o) is types.ModuleType:
-        return Dual(v, T.zero_tangent(v))
+        return Dual(v, _outside_tangent(v))
     kind = K.primal_kind(o)
     if isinstance(o, np.ndarray):
         if n in _ARRAY_NONDIFF:
@@ -336,7 +343,7 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
         if isinstance(v, types.MethodType):
             return Dual(v, Tangent(types.MethodType, {"__self__": t, "__func__": T.zero_tangent(v.__func__)}))
         return Dual(v, Tangent(type(v), {"__self__": t}))
-    return Dual(v, T.zero_tangent(v))
+    return Dual(v, _outside_tangent(v))
 
 
 @frule_for(getattr)

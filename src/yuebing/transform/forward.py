@@ -245,7 +245,7 @@ class ForwardGenerator(ConstantNames):
             self.emit(out, 1, f"if False: {v} = None  # makes {v} a local of this function")
             self.emit(out, 1, f"_cellobj_{v} = (lambda: {v}).__closure__[0]; {self.td('_cellobj_' + v)} = _new_cell_box()")
         for k, v in enumerate(fn.free_vars):
-            self.emit(out, 1, f"_cell_{v} = _fn.__closure__[{k}]; {self.td('_cell_' + v)} = _cell_tangent(_fn_t, {v!r})")
+            self.emit(out, 1, f"_cell_{v} = _fn.__closure__[{k}]; {self.td('_cell_' + v)} = _cell_tangent(_fn_t, {v!r}, _cell_{v})")
         self.body(fn.body, out, 1)
         text_lines = [text for text, _ in out]
         line_map = {i + 1: line for i, (_, line) in enumerate(out) if line}

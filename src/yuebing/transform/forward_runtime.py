@@ -18,12 +18,13 @@ import numpy as np
 
 from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
-from ..rules import array_like
+from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
-from .runtime import SharedBox, UndefinedGlobal, _is_generated_init, global_value, new_cell_box, with_user_globals
+from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
+                      read_only, with_user_globals)
 
 # --------------------------------------------------------------------------------------------
 # Tangents of constants, globals and closures
@@ -50,18 +51,28 @@ _CONSTANT_TYPES = frozenset({int, bool, str, type(None), np.int64, np.bool_})
 
 
 def global_tangent(value: Any) -> Any:
-    """Globals are constants of the differentiation: a zero tangent each call."""
-    if isinstance(value, _NO_TANGENT_TYPES) and not (type(value) is types.FunctionType and value.__closure__):
-        return NoTangent
-    return zero_tangent_of(value)
+    """Globals are constants of the differentiation: a zero tangent; a mutable global (a list,
+    a dict, an object) has one for the whole call (``rules/outside_state.py``)."""
+    if isinstance(value, _NO_TANGENT_TYPES):
+        if type(value) is types.FunctionType and value.__closure__ and not outside_state.active():
+            return zero_tangent_of(value)  # boxes for its cells, for this read
+        return NoTangent  # in a scope, a closure's cells are outside state of their own (cell_tangent)
+    if isinstance(value, (float, int, complex, bool, str, np.ndarray)):
+        return zero_tangent_of(value)
+    return outside_state.shared("tangent", value, zero_tangent_of)
 
 
-def cell_tangent(fn_t: Any, name: str) -> Any:
-    """The tangent box of closure variable ``name`` from a function's tangent (or NoTangent)."""
+def cell_tangent(fn_t: Any, name: str, cell: Any = None) -> Any:
+    """The tangent box of closure variable ``name`` from a function's tangent. A closure made
+    outside the differentiated code has none: its cell is outside state (``runtime.cell_fdata``)."""
     if isinstance(fn_t, Tangent):
         box = fn_t.fields.get(name, NoTangent)
-        return box if isinstance(box, MutableTangent) else NoTangent
-    return NoTangent
+        if isinstance(box, MutableTangent):
+            return box
+    if cell is None or not outside_state.active() or not holds_mutable(cell):
+        return NoTangent
+    return outside_state.shared("tangent", cell, lambda c: MutableTangent(types.CellType, {
+        "cell_contents": outside_state.shared("tangent", c.cell_contents, zero_tangent_of)}))
 
 
 def closure_tangent(fn: Any, captured: dict) -> Any:
@@ -376,6 +387,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_gt": global_tangent,
         "_zt": zero_tangent_of,
         "_global": global_value,
+        "_read_only": read_only,
         "_cell_tangent": cell_tangent,
         "_closure_tangent": closure_tangent,
         "_with_user_globals": with_user_globals,

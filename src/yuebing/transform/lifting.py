@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..rules import outside_state
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
 from ..rules.declare import ELEMENTWISE_PARTIALS, strong_product
@@ -370,7 +371,8 @@ def _with_fdata_tangents(fn: CoDual, args: tuple, kwargs: dict | None = None) ->
     second run first."""
     kwargs = kwargs or {}
     out1, pullback1 = rrule(fn, *(CoDual(a[0], a[1]) for a in args), **{k: CoDual(v[0], v[1]) for k, v in kwargs.items()})
-    out2, pullback2 = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **{k: CoDual(v[0], v[3]) for k, v in kwargs.items()})
+    with outside_state.fdata_tangent_pass():
+        out2, pullback2 = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **{k: CoDual(v[0], v[3]) for k, v in kwargs.items()})
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         tangent_rdata = pullback2(dy_d)

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_set_primitive
 from ..ir.primitives import super_getattr as _super_getattr_primitive
+from ..rules import outside_state
 from ..rules.core import CoDual, Dual, describe_callable, rrule
 from ..rules.second_order import _error, _register
 from ..tangents import NoFData, NoRData, NoTangent
@@ -52,8 +53,8 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         y_d = obj[2].fields.get(args[1][0], _MISSING)
         if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default
             y_d = args[2][2]
-        elif y_d is _MISSING:  # a class attribute: a constant
-            y_d = _zero_tangent_of(y)
+        elif y_d is _MISSING:  # a class attribute: a constant (one tangent a call, if mutable)
+            y_d = outside_state.shared("tangent", y, _zero_tangent_of) if outside_state.is_mutable(y) else _zero_tangent_of(y)
     return (y, out1.fdata, y_d, out2.fdata), pullback
 
 

@@ -24,6 +24,8 @@ import dataclasses
 import types
 from typing import Any
 
+import numpy as np
+
 from . import templates
 from ..ir import nodes as ir
 from .array_blocks import ArrayBlock, find_array_blocks
@@ -177,8 +179,24 @@ class ConstantNames:
         if isinstance(a, ir.Var):
             return a.name
         if isinstance(a, ir.Global):
+            if "." in a.path and _is_float_array(_resolve_path(getattr(self, "globals", None), a.path)):
+                return f"_read_only({a.path})"  # a module's array (mod.W): a constant, as a global's
             return a.path
         return self.const(a.value)
+
+
+def _resolve_path(namespace: dict | None, path: str) -> Any:
+    """The value of a global path (``mod.W``) in ``namespace`` now, or None."""
+    value: Any = namespace
+    for part in path.split("."):
+        if value is None:
+            return None
+        value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
+    return value
+
+
+def _is_float_array(value: Any) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
 
 
 def share_cells(fn: Any, cells: dict) -> Any:
@@ -679,7 +697,7 @@ class ReverseGenerator(ConstantNames):
             self.emit(out, 1, f"if False: {name} = None  # makes {name} a local of this function")
             self.emit(out, 1, f"_cellobj_{name} = (lambda: {name}).__closure__[0]; {self.fd('_cellobj_' + name)} = _new_cell_box()")
         for k, name in enumerate(fn.free_vars):
-            self.emit(out, 1, f"_cell_{name} = _fn.__closure__[{k}]; {self.fd('_cell_' + name)} = _cell_fdata(_fn_f, {name!r})")
+            self.emit(out, 1, f"_cell_{name} = _fn.__closure__[{k}]; {self.fd('_cell_' + name)} = _cell_fdata(_fn_f, {name!r}, _cell_{name})")
         self.forward(fn.body, out, 1)
         self.emit(out, 0, "")
         self.emit(out, 0, f"def {rev_name}(_tape, _out_r):", fn.first_line)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..rules import array_like
+from ..rules import array_like, outside_state
 from ..rules import core as _core
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
 from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
@@ -56,31 +56,68 @@ def global_value(namespace: dict, name: str) -> Any:
         value = namespace[name]
     except KeyError:
         return getattr(builtins, name, UndefinedGlobal(name))
+    return read_only(value)
+
+
+def read_only(value: Any) -> Any:
+    """A float array read from a global or a module attribute (``mod.W``), as a read-only view:
+    such arrays are constants of the differentiation, so a write into one inside the function
+    must fail (NumPy: "assignment destination is read-only") rather than be lost."""
     if type(value) is np.ndarray and value.dtype.kind in "fc" and value.flags.writeable:
         value = value.view()
         value.flags.writeable = False
     return value
 
 
-def global_fdata(value: Any) -> Any:
-    """Globals are constants of the differentiation: a zero fdata each call (``NoFData`` for
-    arrays: a constant array gathers no cotangent, and what is computed from constants only is
-    constant too -- the templates skip its derivative work)."""
-    if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc,
-                          float, int, str, bool, type(None), UndefinedGlobal, np.ndarray)):
+_CONSTANT_GLOBALS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc, float, int, str,
+                     bool, type(None), UndefinedGlobal, np.ndarray)
+
+
+def global_fdata(value: Any, role: str = "fdata") -> Any:
+    """Globals are constants of the differentiation: a zero fdata (``NoFData`` for arrays: a
+    constant array gathers no cotangent, and what is computed from constants only is constant
+    too -- the templates skip its derivative work). A mutable global (a list, a dict, an object)
+    has one fdata for the whole call (``rules/outside_state.py``): what is appended to it is
+    there at the next read."""
+    if isinstance(value, _CONSTANT_GLOBALS):
         return NoFData
+    return outside_state.shared(role, value, _zero_fdata_or_none)
+
+
+def _zero_fdata_or_none(value: Any) -> Any:
     try:
         return fdata(zero_tangent(value))
     except TypeError:
         return NoFData
 
 
-def cell_fdata(fn_f: Any, name: str) -> Any:
-    """The tangent box of closure variable ``name`` from a function's fdata (or NoFData)."""
+def cell_fdata(fn_f: Any, name: str, cell: Any = None, role: str = "fdata") -> Any:
+    """The tangent box of closure variable ``name`` from a function's fdata. A closure made
+    outside the differentiated code has none: its cell is outside state, with one box for the
+    whole call (``rules/outside_state.py``)."""
     if isinstance(fn_f, Tangent):
         box = fn_f.fields.get(name, NoFData)
-        return box if isinstance(box, MutableTangent) else NoFData
-    return NoFData
+        if isinstance(box, MutableTangent):
+            return box
+    if cell is None or not outside_state.active() or not holds_mutable(cell):
+        return NoFData
+    return outside_state.shared(role, cell, lambda c: MutableTangent(types.CellType, {
+        "cell_contents": outside_state.shared(role, c.cell_contents, lambda v: zero_tangent(v))}))
+
+
+_NO_CELL_TANGENT = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc, int, str, bool,
+                    type(None), bytes, UndefinedGlobal)
+
+
+def holds_mutable(cell: Any) -> bool:
+    """Whether a closure cell made outside holds data with a tangent (numbers, arrays, lists,
+    objects...): a ``nonlocal`` write or an in-place change may reach it. (A function in a cell
+    has none of its own: its cells are outside state themselves.)"""
+    try:
+        value = cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return not isinstance(value, _NO_CELL_TANGENT)
 
 
 class SharedBox:
@@ -629,6 +666,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_rrule": call_rrule,
         "_acc": acc,
         "_global": global_value,
+        "_read_only": read_only,
         "_global_fdata": global_fdata,
         "_cell_fdata": cell_fdata,
         "_closure_fdata": closure_fdata,

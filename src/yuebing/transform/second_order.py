@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules.core import SecondOrderError, describe_callable
+from ..rules import outside_state
 from ..tangents import NoFData, NoRData, NoTangent
 from ..ir import nodes as ir
 from .lifting import _has_float_data, lookup_second_order, run_second_order
@@ -263,7 +264,7 @@ class DualReverseGenerator(ReverseGenerator):
         self.emit(out, 1, "_push = _tape.append")
         for name in fn.global_names:
             self.emit(out, 1, f"{name} = _global(_G, {name!r}); {self.fd(name)} = _global_fdata({name}); "
-                              f"{self.dd(name)} = _zt({name}); {self.fdd(name)} = _global_fdata({name})")
+                              f"{self.dd(name)} = _zt({name}); {self.fdd(name)} = _global_fdata({name}, 'fdata_tangent')")
         for name in fn.cell_backed:
             # a local that nested functions write (nonlocal): read and written through its cell,
             # with cell boxes for its fdata and fdata tangent and a shared holder for its tangent
@@ -275,8 +276,9 @@ class DualReverseGenerator(ReverseGenerator):
             # a closure made by differentiated code carries its captured values' tangents;
             # values captured from outside are constants (no tangent)
             cell = f"_cell_{name}"
-            self.emit(out, 1, f"{cell} = _fn.__closure__[{k}]; {self.fd(cell)} = _cell_fdata(_fn_f, {name!r}); "
-                              f"{self.dd(cell)} = _cell_tangent(_fn_d, {name!r}); {self.fdd(cell)} = _cell_fdata(_fn_fd, {name!r})")
+            self.emit(out, 1, f"{cell} = _fn.__closure__[{k}]; {self.fd(cell)} = _cell_fdata(_fn_f, {name!r}, {cell}); "
+                              f"{self.dd(cell)} = _cell_tangent(_fn_d, {name!r}, {cell}); "
+                              f"{self.fdd(cell)} = _cell_fdata(_fn_fd, {name!r}, {cell}, 'fdata_tangent')")
         self.forward(fn.body, out, 1)
         self.emit(out, 0, "")
         self.emit(out, 0, f"def {rev_name}(_tape, _out_r, _out_rd):", fn.first_line)
@@ -603,10 +605,10 @@ def zero_tangent_of(value: Any) -> Any:
 def runtime_namespace() -> dict[str, Any]:
     from .forward_runtime import global_tangent
     from .runtime import (SharedBox, acc, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
-                          new_cell_box, with_user_globals)
+                          new_cell_box, read_only, with_user_globals)
 
     return {"_NF": NoFData, "_NR": NoRData, "_NT": NoTangent, "_rrule2": call_rrule2, "_acc": acc,
-            "_global": global_value, "_global_fdata": global_fdata, "_cell_fdata": cell_fdata,
+            "_global": global_value, "_read_only": read_only, "_global_fdata": global_fdata, "_cell_fdata": cell_fdata,
             "_zt": _constant_tangent(global_tangent), "_closure_fdata": closure_fdata,
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
@@ -640,12 +642,20 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
     return Tangent(types.FunctionType, fields)
 
 
-def cell_tangent(fn_d: Any, name: str) -> Any:
+def cell_tangent(fn_d: Any, name: str, cell: Any = None) -> Any:
+    """The tangent holder of closure variable ``name``; for a closure made outside, its cell's
+    one holder for the whole call (outside state, ``rules/outside_state.py``)."""
     from ..tangents import Tangent
+    from .runtime import holds_mutable
 
     if isinstance(fn_d, Tangent):
-        return fn_d.fields.get(name, NoTangent)
-    return NoTangent
+        found = fn_d.fields.get(name, NoTangent)
+        if found is not NoTangent:
+            return found
+    if cell is None or not outside_state.active() or not holds_mutable(cell):
+        return NoTangent
+    return outside_state.shared("tangent", cell, lambda c: CellTangent(
+        outside_state.shared("tangent", c.cell_contents, zero_tangent_of)))
 
 
 def _constant_tangent(global_tangent: Callable) -> Callable:
