@@ -226,7 +226,11 @@ class _Op(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor) -> tuple:
         call, tensors = ctx.call, ctx.saved_tensors
-        pulled = _Pullback.apply(call, len(tensors), *tensors, *grads)
+        if torch.is_grad_enabled() or _transforms_active():
+            # the backward pass may be differentiated (create_graph=True, torch.func): a Function
+            pulled = _Pullback.apply(call, len(tensors), *tensors, *grads)
+        else:  # a plain backward(): the pullback itself, without a second Function's overhead
+            pulled = _pulled(call, tensors, grads)
         return (None, *_per_tensor(call, pulled))
 
     @staticmethod
@@ -239,17 +243,27 @@ class _Op(torch.autograd.Function):
         return _batched(_Op, info, in_dims, *args)
 
 
+# torch's own Function.apply asks this; if a later torch drops it, always take the Function path
+_transforms_active = getattr(torch._C, "_are_functorch_transforms_active", lambda: True)
+
+
+def _pulled(call: _Call, tensors: tuple, cts: tuple, views: list | None = None) -> tuple:
+    """``J^T ybar`` by ``yb.vjp``: one gradient per variable, in its dtype, on its device."""
+    g, xs = call.numpy_function(_copies(views if views is not None else [_view(t) for t in tensors]))
+    _, pullback = yb.vjp(g, *xs)
+    grads = pullback(_cotangent(call, cts))
+    return tuple(_to_torch(gr, t.dtype, t.device) for gr, t in zip(grads, _variables_only(call, tensors)))
+
+
 class _Pullback(torch.autograd.Function):
     """``(tensors, ybar) -> J^T ybar`` (one gradient per variable), differentiable once more."""
 
     @staticmethod
     def forward(call: _Call, n: int, *args: torch.Tensor) -> tuple:
         tensors, cts = args[:n], args[n:]
-        g, xs = call.numpy_function(_copies(_arrays(call, tensors)))
-        call.last_views = call.last_views + [_view(c) for c in cts]
-        _, pullback = yb.vjp(g, *xs)
-        grads = pullback(_cotangent(call, cts))
-        return tuple(_to_torch(gr, t.dtype, t.device) for gr, t in zip(grads, _variables_only(call, tensors)))
+        views = _arrays(call, tensors)
+        call.last_views = views + [_view(c) for c in cts]
+        return _pulled(call, tensors, cts, views)
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
