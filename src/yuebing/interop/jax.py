@@ -128,11 +128,14 @@ class _Call:
             with np.errstate(all="ignore"):
                 value = g(*xs)
         except Exception as error:
-            raise type(error)(
-                f"{_WHERE}({self.name}): f failed when called on {'its arguments' if concrete else 'arrays of ones'} "
-                f"to find its output's shape ({error}); pass out_shape=jax.ShapeDtypeStruct(shape, dtype) "
-                "(a tuple of them for a tuple output)"
-            ) from error
+            message = (f"{_WHERE}({self.name}): f failed when called on "
+                       f"{'its arguments' if concrete else 'arrays of ones'} to find its output's shape ({error}); "
+                       "pass out_shape=jax.ShapeDtypeStruct(shape, dtype) (a tuple of them for a tuple output)")
+            try:
+                replacement = type(error)(message)
+            except Exception:  # an exception type that takes other arguments
+                replacement = ValueError(message)
+            raise replacement from error
         multi, parts = check_output(value, self.name, _WHERE)
         # as JAX would: outputs in the floating inputs' promoted dtype (float32 stays float32
         # even where NumPy promotes, e.g. float32 times an int64 array)
