@@ -83,6 +83,14 @@ class _WithSource:
     def __reduce__(self) -> tuple:
         return restore_sources, (self.f, self.sources)
 
+    # a copy in this process stays itself (copy.copy would otherwise go through __reduce__ and
+    # hand back the bare function, to be pickled later without its source)
+    def __copy__(self) -> "_WithSource":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "_WithSource":
+        return self
+
 
 def portable(f: Callable) -> Any:
     """What a yuebing object's ``__reduce__`` puts in place of ``f``: ``f`` when pickle sends it by
@@ -100,10 +108,22 @@ def portable(f: Callable) -> Any:
     return _WithSource(f, {"files": sources, "functions": {fn_key(fn): fn.__code__.co_filename for fn in functions}})
 
 
+class Shipped:
+    """A function handed to an executor's tasks: it pickles with its source (``portable``) every
+    time it is pickled, also after a first loading -- Dask's scheduler loads a task's arguments
+    and pickles them again for the worker, where a bare function would arrive without its
+    source. The task takes the function out with ``loaded``."""
+
+    def __init__(self, f: Callable) -> None:
+        self.f = f
+
+    def __reduce__(self) -> tuple:
+        return Shipped, (portable(self.f),)
+
+
 def loaded(obj: Any) -> Any:
-    """``obj`` as a task receives it: a ``portable`` function that was not pickled (a thread
-    pool shares objects) is unwrapped."""
-    return obj.f if isinstance(obj, _WithSource) else obj
+    """``obj`` as a task uses it: the function of a ``Shipped``, else ``obj`` itself."""
+    return obj.f if isinstance(obj, Shipped) else obj
 
 
 def fn_key(fn: types.FunctionType) -> tuple:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .common import fname
-from .pickling import portable
+from .pickling import Shipped
 from .reverse import grad
 
 #: an auto progress bar (``progress=None``) appears once a computation has run this long
@@ -94,7 +94,7 @@ def run_chunks(task: Callable, shared: tuple, n_items: int, *, executor: Any = N
                 bar.update(stop - start)
         else:
             # a lambda or closure goes with its source (api/pickling.py); the task unwraps it
-            shared = tuple(portable(s) if isinstance(s, types.FunctionType) else s for s in shared)
+            shared = tuple(Shipped(s) if isinstance(s, types.FunctionType) else s for s in shared)
             _check_picklable(executor, task, shared, name)
             futures = {executor.submit(task, *shared, part(start, stop)): k for k, (start, stop) in enumerate(bounds)}
             try:
