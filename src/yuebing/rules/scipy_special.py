@@ -50,7 +50,7 @@ from .declare import elementwise, make_elementwise_rules, nondifferentiable
 from .linalg import add, linalg_rule, real_only, refuse
 from .linalg.common import cotangent_entry
 from .numpy_arguments import axes_of
-from .second_order import with_vjp
+from .second_order import jvp_defined_by, with_vjp
 
 try:
     import scipy.special as sp
@@ -349,17 +349,17 @@ def _register_others() -> None:
 def _logsumexp_weights(res, a, axes, b, keepdims, sign=None):
     """``d res / d a`` and ``d res / d b``: ``exp(a - res)`` (times ``sign`` with
     ``return_sign=True``), times ``b`` for ``a`` (NaN where ``res`` is -inf)."""
-    kept = (lambda v: v) if keepdims else (lambda v: np.expand_dims(v, axes))
-    weight_b = np.exp(np.asarray(a) - kept(res))
+    res_kept = res if keepdims else np.expand_dims(res, axes)
+    weight_b = np.exp(np.asarray(a) - res_kept)
     if sign is not None:
-        weight_b = weight_b * kept(sign)
+        weight_b = weight_b * (sign if keepdims else np.expand_dims(sign, axes))
     return (weight_b if b is None else weight_b * b), weight_b
 
 
 def _logsumexp_vjp(g, y, a, axis=None, b=None, keepdims=False, return_sign=False):
     sign = None
     if return_sign:  # y is (res, sign); the sign has zero derivative
-        g, (y, sign) = cotangent_entry(g, 0), y
+        g, sign, y = cotangent_entry(g, 0), y[1], y[0]
         if g is None:
             return None, None, None
     axes = axes_of(axis, np.ndim(a))
@@ -373,6 +373,26 @@ def _logsumexp_quiet_vjp(g, y, *args):
     slice whose result is -inf), for the reverse rule."""
     with np.errstate(invalid="ignore"):
         return _logsumexp_vjp(g, y, *args)
+
+
+def _logsumexp_jvp(a, a_t, axis=None, axis_t=NoTangent, b=None, b_t=NoTangent, keepdims=False,
+                   keepdims_t=NoTangent, return_sign=False, return_sign_t=NoTangent):
+    """Third order: the value and tangent of ``logsumexp`` (through its cotangent map, the tuple
+    result of ``return_sign=True`` came out wrong there)."""
+    y = sp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+    res = y[0] if return_sign else y
+    sign = y[1] if return_sign else None
+    axes = axes_of(axis, np.ndim(a))
+    weight_a, weight_b = _logsumexp_weights(res, a, axes, b, keepdims, sign)
+    dy = 0.0 * weight_b
+    if a_t is not NoTangent:
+        dy = dy + weight_a * a_t
+    if b is not None and b_t is not NoTangent:
+        dy = dy + weight_b * b_t
+    dres = np.sum(dy, axis=axes, keepdims=keepdims)
+    if return_sign:
+        return y, (dres, 0.0 * sign)
+    return y, dres
 
 
 def _softmax_vjp(g, y, x, axis=None):
@@ -436,6 +456,7 @@ if sp is not None:
     with_vjp(sp.zeta, _zeta_vjp)
     with_vjp(sp.lambertw, _lambertw_vjp)
     with_vjp(sp.logsumexp, _logsumexp_vjp)
+    jvp_defined_by(sp.logsumexp, _logsumexp_jvp)
     with_vjp(sp.softmax, _softmax_vjp)
     with_vjp(sp.log_softmax, _log_softmax_vjp)
 
