@@ -40,8 +40,8 @@ def _assert_same(a, b):
 WORK = {
     "jacobian-rev": lambda ex, cs: yb.jacobian(H.vector, executor=ex, chunk_size=cs)(X),
     "jacobian-fwd": lambda ex, cs: yb.jacobian(H.vector, mode="fwd", executor=ex, chunk_size=cs)(X),
-    "jacobian-argnums-kwargs": lambda ex, cs: yb.jacobian(H.loss_of_two, argnums=(0, 1), executor=ex,
-                                                           chunk_size=cs)(X, W),
+    "jacobian-argnums": lambda ex, cs: yb.jacobian(H.loss_of_two, argnums=(0, 1), executor=ex, chunk_size=cs)(X, W),
+    "jacobian-kwargs": lambda ex, cs: yb.jacobian(H.scaled, mode="fwd", executor=ex, chunk_size=cs)(X, scale=3.0),
     "jacobian-of-grad": lambda ex, cs: yb.jacobian(yb.grad(H.loss), mode="fwd", executor=ex, chunk_size=cs)(X),
     "hessian": lambda ex, cs: yb.hessian(H.loss, executor=ex, chunk_size=cs)(X),
     "hessian-blocks": lambda ex, cs: yb.hessian(H.loss_of_two, argnums=(0, 1), executor=ex, chunk_size=cs)(X, W),
@@ -56,8 +56,10 @@ REFERENCE = {name: work(None, None) for name, work in WORK.items()}
 def test_in_process_results_match_finite_differences():
     np.testing.assert_allclose(REFERENCE["jacobian-rev"], H.central_jacobian(H.vector, X), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(REFERENCE["jacobian-fwd"], REFERENCE["jacobian-rev"], rtol=1e-12, atol=1e-12)
-    assert np.shape(REFERENCE["jacobian-argnums-kwargs"][1]) == (7,)
-    np.testing.assert_allclose(REFERENCE["jacobian-argnums-kwargs"][1],
+    assert np.shape(REFERENCE["jacobian-argnums"][1]) == (7,)
+    np.testing.assert_allclose(REFERENCE["jacobian-kwargs"], H.central_gradient(lambda x: H.scaled(x, scale=3.0), X),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(REFERENCE["jacobian-argnums"][1],
                                H.central_gradient(lambda w: H.loss_of_two(X, w), W), rtol=1e-6, atol=1e-8)
     hess = H.central_jacobian(yb.grad(H.loss), X)
     for name in ("hessian", "prepare_hessian", "jacobian-of-grad"):
