@@ -24,6 +24,7 @@ values and the spacings) and ``cross``.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -42,6 +43,7 @@ from .util import fit_tangent, out_cotangent, output, tangent
 # --------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
 def _window(fn: Callable, m: int, n: int, mode: Any) -> int:
     """Where ``fn(a, v, mode)`` (lengths ``m``, ``n``) starts in the full convolution of ``a``
     with its kernel, read from NumPy: a unit impulse against the marks ``1..n``."""
@@ -253,6 +255,7 @@ def _design(x, deg):
 
 def _polyfit_vjp(g, c, x, y, deg, rcond=None, full=False, w=None, cov=False):
     """Cotangents of ``x``, ``y`` and ``w`` for cotangent ``g`` of the coefficients ``c``."""
+    x = x * 1.0  # integer points: float powers (no overflow)
     A, powers = _design(x, deg)
     m, n = A.shape
     ww = np.ones(m) if w is None else w
