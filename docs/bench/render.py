@@ -1,8 +1,8 @@
 """The benchmark page's numbers, from ``docs/bench/results.json`` (never typed by hand).
 
 * ``python docs/bench/render.py --run`` runs the benchmark (``COMMAND``: a few small cases, a short
-  budget, a few minutes on a shared machine), writing ``results.json``, ``run.json`` (when,
-  where and with which command) and the plot ``ratios.png``.
+  budget, a few minutes on a shared machine) on the last commit, writing ``results.json``,
+  ``run.json`` (when, where, on which commit, with which command) and the plot ``ratios.png``.
 * ``python docs/bench/render.py`` redraws ``ratios.png`` from the committed ``results.json``.
 * As an mkdocs hook (``mkdocs.yml``), it replaces the markers ``<!-- bench:run -->`` and
   ``<!-- bench:tables -->`` of ``benchmarks.md`` with the run's description and the tables.
@@ -17,8 +17,10 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -84,7 +86,8 @@ def run_markdown(document: dict, run: dict | None) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
     lines = []
     if run is not None:
-        lines.append(f"Measured on {run['date']} by `{' '.join(run['command'])}` "
+        commit = f" at commit `{run['commit'][:10]}`" if run.get("commit") else ""
+        lines.append(f"Measured on {run['date']} by `{' '.join(run['command'])}`{commit} "
                      f"({run['seconds']:.0f} s), on {run['cpu']} ({meta['cpus']} cores, shared with other "
                      f"work: load average {run['load_before']} before the run, {run['load_after']} after).")
     lines.append(f"Python {meta['python']} on {meta['machine']}; {versions}. Every column single-threaded "
@@ -107,15 +110,24 @@ def write_plot(document: dict, path: Path = PLOT) -> str:
 
 
 def run_benchmark(root: Path) -> None:
-    """Run ``COMMAND`` from the repository root and record when, where and how long."""
+    """Run ``COMMAND`` on the committed tree (``git archive HEAD`` into a temporary directory, so
+    edits in progress in the working tree neither change nor break the run) and record when,
+    where, on which commit and how long."""
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True,
+                            text=True).stdout.strip()
     with open("/proc/cpuinfo") as handle:
         cpu = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")),
                    platform.processor())
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     started = datetime.datetime.now(datetime.timezone.utc)
-    subprocess.run([sys.executable, *COMMAND[1:]], cwd=root, check=True)
+    with tempfile.TemporaryDirectory() as tree:
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=root, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": str(Path(tree) / "src")}
+        subprocess.run([sys.executable, *COMMAND[1:]], cwd=tree, env=env, check=True)
+        shutil.copyfile(Path(tree) / "docs" / "bench" / "results.json", RESULTS)
     seconds = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
-    run = {"date": started.strftime("%Y-%m-%d %H:%M UTC"), "command": COMMAND, "cpu": cpu,
+    run = {"date": started.strftime("%Y-%m-%d %H:%M UTC"), "command": COMMAND, "commit": commit, "cpu": cpu,
            "load_before": load_before, "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
            "seconds": seconds}
     RUN.write_text(json.dumps(run, indent=2) + "\n")
