@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import yuebing as yb
+from tests.modes import check_every_mode
 from yuebing.frontend.fence import UnsupportedSyntaxError
 
 from .all_modes import check_all_modes
@@ -308,15 +309,10 @@ def writes_a_cell_of_an_outside_closure(x):
     return y * x
 
 
-def test_nonlocal_float_write_in_a_closure_made_outside_is_refused():
-    """Its cell has no tangent box (it was not made by differentiated code): the value written
-    would lose its derivative before the next read. Forward mode carries it and is right."""
-    for run in (lambda: yb.grad(writes_a_cell_of_an_outside_closure)(1.3),
-                lambda: yb.hvp(writes_a_cell_of_an_outside_closure, (1.3,), (1.0,))):
-        with pytest.raises(TypeError, match="nonlocal total"):
-            run()
-    value, tangent = yb.jvp(writes_a_cell_of_an_outside_closure, (1.3,), (1.0,))
-    assert value == pytest.approx(1.69) and tangent == pytest.approx(2.6)
+def test_nonlocal_float_write_in_a_closure_made_outside():
+    """Its cell is outside state (rules/outside_state.py): one tangent box for the whole call, so
+    the value written keeps its derivative to the next read, in every mode."""
+    check_every_mode(writes_a_cell_of_an_outside_closure, 1.3)
     assert OUTSIDE_ADD.__closure__[0].cell_contents == 0.0
 
 

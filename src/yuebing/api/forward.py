@@ -25,6 +25,7 @@ from ..tangents import NoTangent
 from ..tangents import kinds as K
 from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
 from ..tangents.validate import validate_tangent
+from ..rules import outside_state
 from ..transform.forward_runtime import call_frule, global_tangent
 
 
@@ -51,12 +52,15 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
         dx = (NoTangent,) * len(x)
     duals = [Dual(p, t) for p, t in zip(x, dx)]
     kw_duals = {k: Dual(v, T.zero_tangent(v)) for k, v in T.structural_copy(kwargs).items()}
+    scope = outside_state.enter()  # one tangent per outside object for the pass
     try:
         out = call_frule(Dual(f, global_tangent(f)), *duals, **kw_duals)
     except ValueError as error:
         if separate is not None:
             note_shared_write(error, name)
         raise
+    finally:
+        outside_state.leave(scope)
     return out.primal, out.tangent
 
 

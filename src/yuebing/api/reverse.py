@@ -16,6 +16,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from .. import rules as _rules  # noqa: F401 - registers every rule
+from ..rules import outside_state
 from ..rules.core import RRULES, CoDual
 from ..tangents import (
     MutableTangent,
@@ -110,12 +111,15 @@ def _run(f: Callable, args: tuple, kwargs: dict, with_function: bool = False, bu
     f_fdata = fdata(f_tangent)
     kw_coduals = {k: CoDual(v, fdata(zero_tangent(v))) for k, v in kwargs.items()}
     coduals = [CoDual(a, fd) for a, fd in zip(args, arg_fdata)]
+    scope = outside_state.enter()  # one tangent per outside object for the pass
     try:
         out, pullback = call_rrule(CoDual(f, f_fdata), *coduals, **kw_coduals)
     except ValueError as error:
         if separate_tangents is not None:
             note_shared_write(error, name)
         raise
+    finally:
+        outside_state.leave(scope)
     return out, pullback, arg_fdata, f_fdata, tangents, args
 
 
@@ -244,12 +248,15 @@ def _direct_gradient(rule: Any, f: Callable, args: tuple, buffers: tuple, defaul
     for d in defaults:  # each call its own fdata, as binding a default gives it
         flat += (d, fdata(zero_tangent(d)))
     tape: list = []
+    scope = outside_state.enter()  # one tangent per outside object for the pass
     try:
         full, full_f = rule.forward(tape, f, NoFData, *flat)
     except Exception as error:
         rule._point_at_user_line(error, "forward")
         unwind(tape)
         raise
+    finally:
+        outside_state.leave(scope)
     try:
         if not has_aux and (type(full) is float or type(full) is np.float64):
             value, seed = full, 1.0  # the common case, without a call

@@ -21,6 +21,7 @@ from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
+from ..rules import outside_state
 from ..tangents import NoFData, NoRData, NoTangent
 from ..tangents.arrays import array_root
 from ..tangents.validate import validate_tangent
@@ -98,12 +99,15 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     if vs is NoTangent:  # no argument carries a derivative (ints): each gets NoTangent back
         vs = (NoTangent,) * len(xs)
     duals = list(zip(xs, fdata_of(xs), vs, fdata_of(xs)))
+    scope = outside_state.enter()  # one tangent per outside object for the pass
     try:
         out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
     except ValueError as error:
         if separate:
             note_shared_write(error, name)
         raise
+    finally:
+        outside_state.leave(scope)
     value = out[0]
     rs, rsd = _pull_unit(out, pullback, f, name)
     grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
@@ -230,7 +234,11 @@ class PreparedHvp:
             fdt.fill(0)
             direction = np.zeros_like(x) if v is NoTangent else np.array(v, dtype=float)
             duals.append((x.copy(), fd, direction, fdt))
-        out, pullback = call_rrule2((self.f, NoFData, NoTangent, NoFData), *duals)
+        scope = outside_state.enter()
+        try:
+            out, pullback = call_rrule2((self.f, NoFData, NoTangent, NoFData), *duals)
+        finally:
+            outside_state.leave(scope)
         rs, rsd = _pull_unit(out, pullback, self.f, "hvp")
         grads = tuple(d[1] + (0.0 if r is NoRData else r) for d, r in zip(duals, rs[1:]))
         hvps = tuple(d[3] + (0.0 if r is NoRData else r) for d, r in zip(duals, rsd[1:]))

@@ -24,7 +24,7 @@ from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
 from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
-                      read_only, with_user_globals)
+                      read_only, with_user_globals, without_init)
 
 # --------------------------------------------------------------------------------------------
 # Tangents of constants, globals and closures
@@ -219,6 +219,8 @@ def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
     if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
     init = cls.__init__
+    if without_init(cls, args, kwargs):
+        return Dual(object.__new__(cls), MutableTangent(cls, {}))
     if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
         raise MissingRuleError(cls, "forward", reason="it is a class whose construction yuebing cannot "
                                "derive (a custom __new__ or an __init__ without Python source)")

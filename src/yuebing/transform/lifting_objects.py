@@ -43,6 +43,8 @@ class _BoundTangent:
 
 def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     obj = args[0]
+    if isinstance(obj[0], (type, types.ModuleType)) and not kwargs and len(args) == 2:
+        return _class_or_module_attribute(args)
     if not _is_field_tangent(obj[2]) or kwargs:
         return _linear(f, args, kwargs)
     out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
@@ -55,6 +57,15 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
             y_d = args[2][2]
         elif y_d is _MISSING:  # a class attribute: a constant (one tangent a call, if mutable)
             y_d = outside_state.shared("tangent", y, _zero_tangent_of) if outside_state.is_mutable(y) else _zero_tangent_of(y)
+    return (y, out1.fdata, y_d, out2.fdata), pullback
+
+
+def _class_or_module_attribute(args: tuple) -> tuple:
+    """``Cls.attr`` or ``mod.attr``: a constant, whose fdata, tangent and fdata tangent are each one
+    object for the whole call when it can be changed in place (``rules/outside_state.py``)."""
+    out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
+    y = out1.primal
+    y_d = outside_state.shared("tangent", y, _zero_tangent_of) if outside_state.is_mutable(y) else _zero_tangent_of(y)
     return (y, out1.fdata, y_d, out2.fdata), pullback
 
 
@@ -85,12 +96,16 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
     import dataclasses
 
     from ..tangents import MutableTangent
-    from .runtime import _is_generated_init
+    from .runtime import _is_generated_init, without_init
 
     cls = f[0]
     if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
         return _construct_dataclass(f, args, kwargs)
     init = cls.__init__
+    if without_init(cls, args, kwargs):
+        empty = (object.__new__(cls), MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {}))
+        nothing = (NoRData,) * (1 + len(args) + len(kwargs))
+        return empty, lambda dy, dy_d: (nothing, nothing)
     if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
         raise _error(f"yb.hvp/yb.hessian: cannot construct {describe_callable(cls)} in second order (a custom "
                      "__new__ or an __init__ without Python source)")

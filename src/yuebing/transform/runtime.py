@@ -374,6 +374,8 @@ def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
     init = cls.__init__
+    if without_init(cls, args, kwargs):
+        return CoDual(object.__new__(cls), MutableTangent(cls, {})), lambda dy: (NoRData,) * (1 + len(args) + len(kwargs))
     if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
         raise MissingRuleError(cls, "reverse", reason="it is a class whose construction yuebing cannot "
                                "derive (a custom __new__ or an __init__ without Python source)")
@@ -386,6 +388,16 @@ def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
         return (NoRData, *rs[2:])
 
     return CoDual(obj, obj_f), construct_pullback
+
+
+def without_init(cls: type, args: tuple, kwargs: dict) -> bool:
+    """Whether ``cls(*args)`` makes an empty object (a class with neither ``__init__`` nor
+    ``__new__`` of its own); arguments to it are refused as Python refuses them."""
+    if cls.__new__ is not object.__new__ or cls.__init__ is not object.__init__:
+        return False
+    if args or kwargs:
+        raise TypeError(f"{cls.__qualname__}() takes no arguments")
+    return True
 
 
 def _is_generated_init(cls: type) -> bool:
