@@ -52,6 +52,28 @@ def user_facing(function: Callable) -> Callable:
     return wrapper
 
 
+def check_function(f: Any, name: str) -> None:
+    """A clear ``TypeError`` when ``f`` is not callable: most often its value was passed
+    (``yb.grad(loss(x))``) where the function is meant."""
+    if callable(f):
+        return
+    raise TypeError(f"{name} takes a function to differentiate, got a {type(f).__qualname__} value, which is not "
+                    f"callable: pass the function itself (yb.{name}(loss, ...), not yb.{name}(loss(x), ...))")
+
+
+def check_argnums(argnums: Any, name: str) -> None:
+    """A clear ``TypeError`` unless ``argnums`` is an int or a non-empty sequence of ints."""
+    def is_int(a: Any) -> bool:
+        return isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+
+    if is_int(argnums):
+        return
+    if isinstance(argnums, (tuple, list)) and argnums and all(is_int(a) for a in argnums):
+        return
+    raise TypeError(f"{name}: argnums must be an int or a tuple of ints (positions of positional arguments), got "
+                    f"{argnums!r}; keyword arguments are not differentiated: pass the value positionally")
+
+
 def normalise_argnums(argnums: int | Sequence[int], n_args: int, name: str) -> tuple[tuple[int, ...], bool]:
     single = isinstance(argnums, (int, np.integer))
     nums = (int(argnums),) if single else tuple(int(a) for a in argnums)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
-from .common import fname, normalise_argnums, split_aux
+from .common import check_argnums, check_function, fname, normalise_argnums, split_aux
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
@@ -72,6 +72,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     positional argument, each with its primal's structure (``NoTangent`` for ints). The caller's
     arguments are not modified, even when ``f`` mutates them.
     """
+    check_function(f, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             "jvp: primals and tangents must be tuples (or lists) of positional arguments, got "
@@ -245,6 +246,8 @@ class Jacobian:
 
     def __init__(self, f: Callable, argnums: Any = 0, mode: str = "rev", has_aux: bool = False, executor: Any = None,
                  chunk_size: int | None = None, progress: bool | None = None) -> None:
+        check_function(f, "jacobian")
+        check_argnums(argnums, "jacobian")
         self.f, self.argnums, self.mode, self.has_aux = f, argnums, mode, has_aux
         self.executor, self.chunk_size, self.progress = executor, chunk_size, progress
         functools.update_wrapper(self, f, updated=())

@@ -35,7 +35,7 @@ from ..tangents import (
 )
 from ..tangents.arrays import array_root
 from ..tangents.validate import validate_tangent
-from .common import (argument_gradient, fname, normalise_argnums, scalar_seed, split_aux,
+from .common import (argument_gradient, check_argnums, check_function, fname, normalise_argnums, scalar_seed, split_aux,
                      user_facing)
 from .pickling import portable
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
@@ -156,6 +156,7 @@ class _OncePullback:
 def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(value, pullback)`` (``(value, pullback, aux)`` with ``has_aux``); ``pullback(ct)``
     returns one cotangent per primal. The pullback can be called once."""
+    check_function(f, "vjp")
     out, pullback, arg_fdata, _, _, primals = _run(f, primals, {})
     value = out.primal
     aux = None
@@ -308,6 +309,8 @@ class _GradientFunction:
     _with_value = False
 
     def __init__(self, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> None:
+        check_function(f, self._name)
+        check_argnums(argnums, self._name)
         self._calls = _PlainCalls(f, argnums, has_aux, self._name)
         self._has_aux = has_aux
         functools.update_wrapper(self, f, updated=())  # f's __dict__ is not ours: nothing copied

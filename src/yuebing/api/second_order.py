@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
-from .common import argument_gradient, fname, normalise_argnums, scalar_seed, user_facing
+from .common import argument_gradient, check_argnums, check_function, fname, normalise_argnums, scalar_seed, user_facing
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
@@ -133,6 +133,7 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
     argument: the gradient, and the Hessian applied to ``tangents``, each with its argument's
     structure. ``NoTangent`` in ``tangents`` holds an argument fixed.
     """
+    check_function(f, "hvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("hvp: primals and tangents must be tuples of positional arguments; for one "
                         "argument write hvp(f, (x,), (v,))")
@@ -164,6 +165,8 @@ class Hessian:
 
     def __init__(self, f: Callable, argnums: Any = 0, executor: Any = None, chunk_size: int | None = None,
                  progress: bool | None = None) -> None:
+        check_function(f, "hessian")
+        check_argnums(argnums, "hessian")
         self.f, self.argnums = f, argnums
         self.executor, self.chunk_size, self.progress = executor, chunk_size, progress
         functools.update_wrapper(self, f, updated=())

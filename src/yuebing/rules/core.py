@@ -100,11 +100,11 @@ class MissingRuleError(TypeError):
     def __init__(self, f: Any, mode: str = "reverse", reason: str | None = None) -> None:
         name = describe_callable(f)
         why = reason or "it is implemented in C (it has no Python source to transform)"
-        register = "yuebing.rules.register_rrule" if mode == "reverse" else "yuebing.rules.register_frule"
+        register = "yuebing.register_rrule" if mode == "reverse" else "yuebing.register_frule"
         super().__init__(
             f"yuebing has no {mode}-mode rule for {name}: {why}. Register one with "
-            f"{register}({name}, rule), or, if its result carries no derivative, declare it with "
-            f"yuebing.rules.nondifferentiable({name})"
+            f"{register}({name}, rule) (docs/writing-rules.md), or, if its result carries no derivative, declare "
+            f"it with yuebing.nondifferentiable({name})"
         )
         self.function = f
 

@@ -1,0 +1,58 @@
+"""Errors that help (issue 13, item 10): a value passed where a function is meant, a bad
+``argnums``, and a missing rule whose printed advice works as printed."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+
+
+def loss(x):
+    return np.sum(x ** 2)
+
+
+X = np.array([1.0, 2.0])
+
+
+@pytest.mark.parametrize("make", [
+    lambda v: yb.grad(v), lambda v: yb.value_and_grad(v), lambda v: yb.jacobian(v), lambda v: yb.hessian(v),
+    lambda v: yb.jvp(v, (X,), (X,)), lambda v: yb.vjp(v, X), lambda v: yb.hvp(v, (X,), (X,)),
+])
+def test_a_value_where_a_function_is_meant(make):
+    with pytest.raises(TypeError, match="not callable: pass the function itself"):
+        make(loss(X))
+
+
+@pytest.mark.parametrize("argnums", ["y", 1.5, (), (0, "x"), True])
+def test_argnums_must_be_ints(argnums):
+    with pytest.raises(TypeError, match="argnums must be an int or a tuple of ints"):
+        yb.grad(loss, argnums=argnums)
+
+
+def test_public_names_of_the_advice_are_functions():
+    assert callable(yb.nondifferentiable) and callable(yb.register_rrule) and callable(yb.register_frule)
+
+
+def test_missing_rule_advice_works_as_printed(tmp_path):
+    """Run in a fresh interpreter: the advice registers a rule for the whole process."""
+    script = tmp_path / "advice.py"
+    script.write_text(textwrap.dedent('''
+        import re, numpy, yuebing
+        def f(x):
+            return numpy.sum(numpy.fromiter([1.0, 2.0], float)) * x
+        try:
+            yuebing.grad(f)(1.5)
+        except yuebing.rules.MissingRuleError as error:
+            advice = re.search(r"declare it with (yuebing\\.nondifferentiable\\([\\w.]+\\))", str(error)).group(1)
+        exec(advice)
+        print(yuebing.grad(f)(1.5))
+    '''))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.strip()) == 3.0
