@@ -134,7 +134,7 @@ def test_norm_discrete_ord_has_zero_derivative(order, rows):
 
 
 # --------------------------------------------------------------------------------------------
-# Random draws: shape parameters are refused when they move (forward mode, Hessians)
+# Random draws: shape parameters are refused when they move (forward mode, Hessians), NaN in reverse
 # --------------------------------------------------------------------------------------------
 
 DRAWS = {
@@ -163,6 +163,8 @@ def test_moving_shape_parameter_is_refused(name):
     assert any(__file__ in note for note in getattr(forward.value, "__notes__", ()))  # the user's line
     with pytest.raises(yb.SecondOrderError, match=f"{parameter}= has a nonzero tangent"):
         yb.hessian(f)(2.0)
+    # reverse mode cannot tell the parameter from a constant: a NaN gradient, never a silent 0
+    assert np.isnan(yb.grad(f)(2.0))
 
 
 def test_constant_shape_parameter_and_pathwise_scale_still_work():

@@ -25,10 +25,10 @@ Derivatives with respect to distribution parameters:
 * not differentiated (documented limitation, docs/limitations.md): the shape parameters --
   ``gamma``/``standard_gamma`` in ``shape``, ``beta``, ``chisquare``, ``dirichlet``, ``f``,
   ``noncentral_*``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
-  ``multivariate_normal`` in ``cov``. Reverse mode gives them no cotangent (it cannot
-  tell a differentiated float from a constant; debug mode exempts them in ``ZERO_ARGUMENTS``);
-  forward mode and second order, which see tangents, raise naming the parameter when its tangent
-  is nonzero. ``choice`` in ``p`` has zero derivative (the indices drawn are piecewise constant
+  ``multivariate_normal`` in ``cov``. Reverse mode gives them a NaN cotangent wherever the
+  draw's cotangent is nonzero (it cannot tell a differentiated float from a constant: a constant
+  discards it, a differentiated parameter gets a NaN gradient, never a silent zero); forward mode
+  and second order, which see tangents, raise naming the parameter when its tangent is nonzero. ``choice`` in ``p`` has zero derivative (the indices drawn are piecewise constant
   in ``p``). Discrete draws (``integers``, ``poisson``, ``binomial``, ...) have integer results:
   no derivative.
 
@@ -160,6 +160,23 @@ def _refuse_moving_forward(fn: Callable, names: list, args: tuple, kwargs: dict,
         raise RuleArgumentError(shape_parameter_message(fn, moving))
 
 
+def _undifferentiated_parameters(rdatas: list, names: list, args: tuple, kwargs: dict, g: Any,
+                                 only: tuple | None = None) -> None:
+    """The cotangent of the float parameters a draw is not differentiated in (shape parameters):
+    NaN in every element when the draw's cotangent is nonzero anywhere. Reverse mode cannot tell a differentiated float
+    from a constant: a constant's NaN is discarded, while a differentiated parameter makes the
+    gradient NaN -- never a silent zero (forward mode and second order raise instead)."""
+    if not np.any(np.asarray(g) != 0):
+        return
+    slots = [(i + 1, names[i] if i < len(names) else None, a) for i, a in enumerate(args)]
+    slots += [(len(args) + 1 + k, name, v) for k, (name, v) in enumerate(kwargs.items())]
+    for slot, name, a in slots:
+        if slot == 1 or name in ("size", "out", "dtype", "method", "axis") or (only is not None and name not in only):
+            continue
+        if isinstance(a, CoDual) and _is_float_result(a.primal):  # every element: draws mix them (dirichlet)
+            rdatas[slot] = deliver_broadcast(a, np.full(np.shape(a.primal), np.nan))
+
+
 def _tangent_of(a: Any) -> Any:
     return a.tangent if isinstance(a, Dual) else NoTangent
 
@@ -202,12 +219,15 @@ def _zero_rules(fn: Callable, owner_type: type) -> None:
         result = CoDual(out.primal, out.fdata) if into else output(y)
 
         def pullback(dy: Any) -> tuple:
+            rdatas = [NoRData] * (len(args) + len(kwargs) + 1)
+            if not into and _is_float_result(y):
+                _undifferentiated_parameters(rdatas, _names(sig), args, kwargs, out_cotangent(result, dy))
             if into:  # the old contents of out= were overwritten: cotangent 0
                 if isinstance(out.fdata, np.ndarray):
                     out.fdata[...] = 0
                 out.primal[...] = saved
             _restore(gen, state)
-            return (NoRData,) * (len(args) + len(kwargs) + 1)
+            return tuple(rdatas)
 
         return result, pullback
 
@@ -368,6 +388,8 @@ def _pathwise_rules(fn: Callable, partials_of: Callable, owner_type: type) -> No
             for i, name in enumerate(names[:len(args)]):
                 if name in partials:
                     rdatas[i + 1] = deliver_broadcast(args[i], g * partials[name])
+            if fn.__name__ in _UNDIFFERENTIATED:
+                _undifferentiated_parameters(rdatas, names, args, {}, g, _UNDIFFERENTIATED[fn.__name__])
             _restore(gen, state)
             return tuple(rdatas)
 
