@@ -197,3 +197,17 @@ def test_array_blocks_check_unless_finite_outputs_prove_finite_partials():
     g = yb.grad(gaussian_block)(np.array([np.inf, 1.0]))  # exp(-inf) = 0 hides inf * 0
     np.testing.assert_allclose(g, [0.0, -2 * math.exp(-1.0)])
     check_every_mode(bounded_block, np.array([-0.5, 0.3, 1.2]))
+
+
+def test_forward_mode_checks_the_strong_zero_once_per_output():
+    """The first pass multiplies plainly: sqrt'(0) * 0 makes a NaN that reaches the output, so the
+    strong pass runs (giving the strong-zero result), drawing the same random numbers."""
+    def noisy_root(x):
+        return np.sum(np.sqrt(x) * np.random.normal(size=x.shape))
+
+    np.random.seed(5)
+    value, tangent = yb.jvp(noisy_root, (np.array([0.0, 4.0]),), (np.array([0.0, 1.0]),))
+    np.random.seed(5)
+    noise = np.random.normal(size=2)
+    np.testing.assert_allclose(value, 2.0 * noise[1])
+    np.testing.assert_allclose(tangent, noise[1] * 0.5 / 2.0)

@@ -26,6 +26,7 @@ from ..tangents import kinds as K
 from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
 from ..tangents.validate import validate_tangent
 from ..rules import outside_state
+from ..rules.declare import FORWARD, has_nan
 from ..transform.forward_runtime import call_frule, global_tangent
 
 
@@ -41,6 +42,32 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
                 "float, an array of the same shape and dtype for a float array, NoTangent for ints and other "
                 "non-differentiable values (yb.tangents.zero_tangent(x) shows the expected structure)"
             ) from None
+    random_state = np.random.get_state()
+    value, tangent = _forward_pass(f, primals, tangents, kwargs, name, strong=False)
+    if _holds_nan(tangent):  # the strong zero, checked once (rules/declare.py: FORWARD): run again by the rule
+        np.random.set_state(random_state)
+        value, tangent = _forward_pass(f, primals, tangents, kwargs, name, strong=True)
+    return value, tangent
+
+
+def _holds_nan(t: Any) -> bool:
+    """Whether a tangent holds a NaN anywhere (arrays, numbers, and containers of them)."""
+    if isinstance(t, np.ndarray):
+        return t.dtype.kind in "fc" and has_nan(t)
+    if isinstance(t, (float, complex, np.floating, np.complexfloating)):
+        return t != t
+    if isinstance(t, dict):
+        return any(_holds_nan(c) for c in t.values())
+    if isinstance(t, (list, tuple)):
+        return any(_holds_nan(c) for c in t)
+    if isinstance(t, (T.Tangent, T.MutableTangent)):
+        return any(_holds_nan(c) for c in t.fields.values())
+    return False
+
+
+def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str, strong: bool) -> tuple:
+    """One forward pass on fresh copies of the primals and tangents; ``strong``: every product by
+    the strong-zero rule, or plainly."""
     x = T.structural_copy(tuple(primals))
     # arguments sharing float data (one array passed twice) are differentiated slot by slot, each
     # a read-only view with its own tangent (docs/conventions.md, "Arguments")
@@ -53,6 +80,7 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
     duals = [Dual(p, t) for p, t in zip(x, dx)]
     kw_duals = {k: Dual(v, T.zero_tangent(v)) for k, v in T.structural_copy(kwargs).items()}
     scope = outside_state.enter()  # one tangent per outside object for the pass
+    strength, FORWARD.strong = FORWARD.strong, strong
     try:
         out = call_frule(Dual(f, global_tangent(f)), *duals, **kw_duals)
     except ValueError as error:
@@ -60,6 +88,7 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
             note_shared_write(error, name)
         raise
     finally:
+        FORWARD.strong = strength
         outside_state.leave(scope)
     return out.primal, out.tangent
 

@@ -18,6 +18,7 @@ templates goes through it or through an equivalent test; primal values are never
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -84,6 +85,24 @@ def strong_product(d: Any, partial: Any) -> Any:
     if p != p and d == 0:  # a number (Python floats give 0.0 * inf = nan too)
         return type(p)(0)
     return p
+
+
+class _ForwardStrength(threading.local):
+    strong = True  # the default everywhere: products by the strong-zero rule
+
+
+#: Forward mode checks the strong zero once per program output (``api/forward.py``): the first pass
+#: multiplies tangents plainly (``FORWARD.strong`` False, in the elementwise forward rules and the
+#: forward templates), and only an output holding a NaN is computed again with every product by
+#: the rule. A NaN-free output is the same either way: the rule changes only products that come
+#: out NaN, and a NaN, once made, reaches the output unless a selection by primal values (the same
+#: in both passes) drops it.
+FORWARD = _ForwardStrength()
+
+
+def forward_product(d: Any, partial: Any) -> Any:
+    """A tangent times a partial in forward mode: ``strong_product`` unless the pass is plain."""
+    return strong_product(d, partial) if FORWARD.strong else d * partial
 
 
 def strong_quotient(d: Any, b: Any) -> Any:
@@ -197,7 +216,7 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
             dx = tangent(arg)
             if partial is None or dx is NoTangent or _is_exact_zero(dx) or not is_differentiable(x):
                 continue  # no derivative (a constant exponent), or a zero tangent: strong zero
-            term = strong_product(dx, partial(*xs, y))
+            term = forward_product(dx, partial(*xs, y))
             dy = term if dy is NoTangent else dy + term
         if out is None:
             return Dual(y, fit_tangent(dy, y))

@@ -20,6 +20,7 @@ from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
 from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
+from ..rules.declare import FORWARD
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
@@ -396,6 +397,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_SHARED": SharedBox,
         "_new_cell_box": new_cell_box,
         "_STAR": FStar,
+        "_FWD": FORWARD,
     }
 
 

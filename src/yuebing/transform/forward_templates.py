@@ -13,6 +13,8 @@ Strong zero (docs/conventions.md): an exactly-zero tangent contributes exactly 0
 partial it multiplies is inf or NaN. A product's tangent is computed as usual and, only when it
 comes out NaN, again with each term taken by the rule (``_szp`` for arrays, ``t * p if t else
 0.0`` for floats); a function's tangent is ``_szp(x_t, f'(x))``, or 0.0 for a zero float tangent.
+Array checks run only in a strong pass (``_FWD.strong``, ``rules/declare.py: FORWARD``): the first
+pass of a JVP is plain, and is run again strong only if its output holds a NaN (``api/forward.py``).
 """
 from __future__ import annotations
 
@@ -108,8 +110,8 @@ def _binary(s: ir.Call, op: str, n: Names, t: str, tt: str, array: bool) -> tupl
             strong = " + ".join(f"({tangent} * {partial} if {tangent} else 0.0)" for tangent, partial in factors)
     if array:
         lines = [f"_p = {pa} {op} {pb}; {tt} = {expr}"]
-        if strong:
-            lines.append(f"if _has_nan({tt}): {tt} = {strong}")
+        if strong:  # only in a strong pass (rules/declare.py: FORWARD)
+            lines.append(f"if _FWD.strong and _has_nan({tt}): {tt} = {strong}")
     else:
         lines = [f"_p = {pa} {op} {pb}; {tt} = float({expr})"]
         if strong:
@@ -142,8 +144,8 @@ def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], n: Nam
             tangent = f"float({tangent})"
     elif array and value in _BOUNDED_DERIVATIVE:
         tangent = f"{xt} * ({deriv})"  # f' finite wherever f is: no strong-zero check needed
-    elif array:
-        tangent = f"_szp({xt}, {deriv})"  # strong zero: a zero tangent gives 0, whatever f'(x)
+    elif array:  # strong zero, in a strong pass: a zero tangent gives 0, whatever f'(x)
+        tangent = f"(_szp({xt}, {deriv}) if _FWD.strong else {xt} * ({deriv}))"
     else:
         tangent = f"(float({xt} * ({deriv})) if {xt} else 0.0)"
     return " and ".join(guard), [f"_p = {call}; {tt} = {tangent}; {t} = _p"]
