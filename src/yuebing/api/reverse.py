@@ -287,14 +287,14 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
 
     The gradient has the structure of the argument (a tuple of them for a tuple ``argnums``).
     Keyword arguments are passed to ``f`` and never differentiated. The function returned pickles
-    by reference to ``f`` (docs/scale-out.md).
+    as ``f``, ``argnums`` and ``has_aux`` (docs/scale-out.md).
     """
     return ValueAndGrad(f, argnums, has_aux)
 
 
 def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> "Grad":
     """``g(*args, **kwargs) -> gradient`` (``(gradient, aux)`` with ``has_aux``), as JAX's grad.
-    The function returned pickles by reference to ``f`` (docs/scale-out.md)."""
+    The function returned pickles as ``f``, ``argnums`` and ``has_aux`` (docs/scale-out.md)."""
     return Grad(f, argnums, has_aux)
 
 

@@ -209,6 +209,7 @@ class PreparedHvp:
         self.shapes = shapes
         self._buffer_shapes = buffer_shapes
         self._per_thread = threading.local()  # each thread's buffers: calls from threads never share them
+        functools.update_wrapper(self, f, updated=())
 
     def __reduce__(self) -> tuple:
         """Pickled as ``f`` (by reference) and the prepared shapes: never the buffers or the
