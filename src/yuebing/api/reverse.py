@@ -526,7 +526,8 @@ class PreparedGradient:
 
     def __repr__(self) -> str:
         aux = ", has_aux=True" if self.has_aux else ""
-        return f"yb.prepare_gradient({fname(self.f)}, <{self._n_args} arguments>, argnums={self.argnums!r}{aux})"
+        n = self._n_args
+        return f"yb.prepare_gradient({fname(self.f)}, <{n} argument{'s' if n != 1 else ''}>, argnums={self.argnums!r}{aux})"
 
     def _reusable(self, state: _CallState, args: tuple) -> bool:
         """Can the buffers of this thread's last call serve this one (same objects, same structure)?"""

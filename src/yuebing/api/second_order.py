@@ -217,7 +217,8 @@ class PreparedHvp:
         return _restore_prepared_hvp, (portable(self.f), self.shapes, self._buffer_shapes)
 
     def __repr__(self) -> str:
-        return f"yb.prepare_hvp({fname(self.f)}, <{len(self.shapes)} arguments>)"
+        n = len(self.shapes)
+        return f"yb.prepare_hvp({fname(self.f)}, <{n} argument{'s' if n != 1 else ''}>)"
 
     def __call__(self, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
         primals, tangents = tuple(primals), tuple(tangents)
