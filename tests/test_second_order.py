@@ -462,3 +462,21 @@ def test_boolean_data_has_zero_tangent():
     x = 0.3
     _, _, product = yb.hvp(where_with_a_boolean_branch, (x,), (1.0,))
     assert product[0] == pytest.approx(_fd_hessian(where_with_a_boolean_branch, x))
+
+
+def _writes_into_int_arrays(d):
+    r = np.zeros(3, int)
+    r[0] = 3
+    flags = np.zeros(2, bool)
+    flags[1] = True
+    t = 0
+    t += d  # an int target that becomes a float: this one carries the tangent
+    return np.sum((r * d) ** 2) + np.sum(np.where(flags, t * d, d)) * t
+
+
+def test_writes_into_int_arrays_leave_their_values():
+    """The tangent call of a write into an int array used to run on the array itself, writing
+    the zeroed value into it: a silently wrong value and Hessian (found by the fft work)."""
+    from tests.modes import check_every_mode
+
+    check_every_mode(_writes_into_int_arrays, 0.7)

@@ -225,6 +225,14 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
                             **{k: _primal_codual(v) for k, v in kwargs.items()})
     first_mutated = isinstance(f[0], (types.MethodDescriptorType, types.WrapperDescriptorType)) \
         or not isinstance(f[0], types.MethodType) and f[0] in _MUTATORS
+    if first_mutated and args and args[0][2] is NoTangent and isinstance(args[0][0], np.ndarray) \
+            and args[0][0].dtype.kind not in "fc":
+        # a write into data without a tangent (an int array: r[0] = 3): no tangent to update, and
+        # the tangent call would run on the primal itself (writing its zeroed values into it)
+        y = out1.primal
+        out = (y, out1.fdata, _zero_tangent_of(y) if _carries_tangent(y) else NoTangent, zero_fdata(y))
+        nothing = (NoRData,) * (1 + len(args) + len(kwargs))
+        return out, lambda dy, dy_d: (pullback1(dy), nothing)
     tangent_args = [_tangent_codual(a, mutated=first_mutated and k == 0) for k, a in enumerate(args)]
     tangent_kwargs = {k: _tangent_codual(v) for k, v in kwargs.items()}
     for keys, deep in ((data, True), (stored, False)):
