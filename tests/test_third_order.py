@@ -363,3 +363,19 @@ def chooses(x):
 def test_builtin_max_and_min():
     for x in (np.array([0.3, 0.5, 0.7]), np.array([-0.3, 0.95, 0.97])):
         check_hessian(lambda y: np.sum(yb.grad(chooses)(y) ** 2), x)
+
+
+def _cube_through_an_int_array(d):
+    r = np.zeros(3, int)
+    r[0] = 3
+    return np.sum((r * d) ** 3)
+
+
+def test_write_into_an_int_array_in_third_order():
+    """The third-order twin of second order's int-array write (its tangent call wrote into the
+    primal): the Hessian of the gradient is f''' = 162 * d."""
+    gradient = yb.grad(_cube_through_an_int_array)
+    hessian = yb.hessian(lambda d: gradient(d))(0.7)
+    h = 1e-4
+    expected = (yb.grad(lambda d: gradient(d))(0.7 + h) - yb.grad(lambda d: gradient(d))(0.7 - h)) / (2 * h)
+    np.testing.assert_allclose(hessian, expected, rtol=1e-6)

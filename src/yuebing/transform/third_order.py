@@ -284,6 +284,10 @@ def _linear(call: _Call, data: tuple, stored: tuple) -> tuple[int, int]:
     # the first argument's tangent itself, as in second order (``_MUTATORS``: getattr too, for a
     # method that will mutate it: lst.append)
     mutates = call.f in _MUTATORS or isinstance(call.f, (types.MethodDescriptorType, types.WrapperDescriptorType))
+    if mutates and call.arg_slots:
+        target, target_t = (call.value(s) for s in call.arg_slots[0])
+        if target_t is NoTangent and isinstance(target, np.ndarray) and target.dtype.kind not in "fc":
+            return _zero(call)  # a write into an int array: no tangent (the tangent call would write into it)
     y = _primal_call(call)
 
     def tangent_slot(key: Any, slots: tuple, first: bool) -> int:
