@@ -253,3 +253,34 @@ def well_conditioned(n: int, *batch: int, dtype: Any = np.float64, complex_: boo
     """A well-conditioned square matrix (or stack): randn + n I."""
     x = randc(*batch, n, n) if complex_ else randn(*batch, n, n).astype(dtype)
     return x + np.asarray(n * np.eye(n), dtype=x.dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# Rules derived from a definition in plain NumPy
+# --------------------------------------------------------------------------------------------
+
+
+def derived(target: Any, definition: Callable, validate: bool = True) -> None:
+    """Rules for ``target`` that differentiate ``definition`` (same arguments, same values) like
+    user code, in every mode (second order by ``defined_by``). ``validate``: run NumPy's function
+    on the primals first, for its own errors on bad arguments (shapes, dimensions)."""
+    from .. import core
+    from ..second_order import defined_by
+
+    def check(args: tuple, kwargs: dict) -> None:
+        if validate:
+            target(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+
+    def rrule_(*args: Any, **kwargs: Any) -> tuple:
+        check(args, kwargs)
+        return core.rrule(definition, *args, **kwargs)
+
+    def frule_(*args: Any, **kwargs: Any) -> Dual:
+        check(args, kwargs)
+        return core.frule(definition, *args, **kwargs)
+
+    label = _label(target)
+    rrule_.__qualname__, frule_.__qualname__ = f"rrule[{label}] (derived)", f"frule[{label}] (derived)"
+    register_rrule(target, rrule_)
+    register_frule(target, frule_)
+    defined_by(target, definition)
