@@ -49,7 +49,7 @@ from .containers import (
     _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
 )
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
-from .util import output, zero_fdata
+from .util import add_rdata_to, output, zero_fdata
 from . import outside_state
 
 _MISSING = object()
@@ -248,6 +248,8 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         if not plain and hasattr(type(o), "__getattr__") and _class_attribute(type(o), name) is _MISSING:
             raise RuleArgumentError(f"{who}: {type(o).__qualname__}.__getattr__ would compute {name!r}; "
                                     "yuebing's rule covers plain attributes only")
+    if not plain and _mapped_item(o, name):
+        return _read_mapped_item(obj, name)
     try:
         v = object.__getattribute__(o, name) if plain else getattr(o, name)
     except AttributeError:
@@ -262,6 +264,31 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         owner_fdata = obj.fdata if kind is not K.NONDIFF else NoFData
         return CoDual(v, _method_fdata(v, owner_fdata)), _method_owner_rdata
     return _constant(v), _no_owner_rdata
+
+
+def _mapped_item(o: Any, name: str) -> bool:
+    """Whether ``o.name`` is the item ``o[name]`` of a dict subclass whose ``__getattr__`` maps
+    attributes to keys (SciPy's ``OptimizeResult``: ``res.x`` is ``res["x"]``)."""
+    if not isinstance(o, dict) or type(o) is dict or not hasattr(type(o), "__getattr__"):
+        return False
+    if name not in o or _class_attribute(type(o), name) is not _MISSING or name in getattr(o, "__dict__", {}):
+        return False
+    return getattr(o, name) is dict.__getitem__(o, name)
+
+
+def _read_mapped_item(obj: CoDual, name: str) -> Read:
+    """``o.name`` read as ``o[name]`` (its derivative is the item's, as ``dict.get``'s rule)."""
+    o, fd = obj.primal, obj.fdata
+    v = dict.__getitem__(o, name)
+    if not isinstance(fd, dict):  # a constant result
+        return _constant(v), _no_owner_rdata
+
+    def owner_rdata(dy: Any) -> Any:
+        if dy is not NoRData:
+            fd[name] = add_rdata_to(fd[name], dy)
+        return NoRData
+
+    return CoDual(v, _element_fdata(fd[name])), owner_rdata
 
 
 def _getattr_rrule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str):
@@ -313,6 +340,9 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
                 fields = t.fields if isinstance(t, (Tangent, MutableTangent)) else {}
                 field_t = fields.get(n, _MISSING)
                 return Dual(v, T.zero_tangent(v) if field_t is _MISSING else field_t)
+    if not plain and _mapped_item(o, n):  # res.x of an OptimizeResult: the item res["x"]
+        v = dict.__getitem__(o, n)
+        return Dual(v, t[n] if isinstance(t, dict) else T.zero_tangent(v))
     try:
         v = object.__getattribute__(o, n) if plain else getattr(o, n)
     except AttributeError:
