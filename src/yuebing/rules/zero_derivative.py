@@ -3,9 +3,14 @@
 Their results are integers, booleans, indices, shapes, predicates or piecewise-constant values.
 Random draws live in ``numpy_random.py`` (some have pathwise derivatives in their parameters).
 """
+import _random
 import builtins
+import logging
 import math
 import operator
+import random
+import time
+import warnings
 
 import numpy as np
 
@@ -43,6 +48,19 @@ nondifferentiable(
     np.empty_like, np.random.default_rng,
 )
 
+# side effects with no derivative (issue 13: run once per gradient call, as in a plain call):
+# clocks, the random module's C draws (its Python methods -- uniform, gauss... -- are derived
+# from source: pathwise in their parameters), logging, warnings
+nondifferentiable(
+    time.time, time.perf_counter, time.monotonic, time.process_time, time.time_ns, time.perf_counter_ns,
+    time.monotonic_ns, time.sleep,
+    logging.debug, logging.info, logging.warning, logging.error, logging.critical, logging.exception,
+    logging.log, logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
+    logging.Logger.critical, logging.Logger.exception, logging.Logger.log, logging.Logger.isEnabledFor,
+    logging.getLogger, warnings.warn, random.Random.seed, random.Random.getstate, random.Random.setstate,
+)
+nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base of random.Random
+
 nondifferentiable_methods(list, "index", "count")
 nondifferentiable_methods(tuple, "index", "count")
 nondifferentiable_methods(str, "format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace")
@@ -58,4 +76,6 @@ CASES = [
     Case(np.isclose, randn(3), randn(3)),
     Case(math.floor, 2.5),
     Case(np.searchsorted, np.sort(randn(5)), randn(3)),
+    Case(time.perf_counter),
+    Case(logging.debug, "x=%s", 1.5),
 ]

@@ -212,6 +212,7 @@ class CallMode(NamedTuple):
     vectorized: Callable
     callable_object: Callable  # (f, call, args, kwargs): call is type(fn).__call__
     missing: Callable  # fn -> the error to raise
+    constant: Callable  # fn -> fn in the mode's values, without a tangent
 
 
 def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
@@ -246,6 +247,9 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         raise NameError(f"name {fn.name!r} is not defined")
     if isinstance(fn, np.vectorize):
         return mode.vectorized(f, args, kwargs)
+    if isinstance(fn, functools._lru_cache_wrapper):  # functools.cache/lru_cache: the cache is bypassed
+        inner = fn.__wrapped__
+        return dispatch(mode, mode.constant(inner), inner, args, kwargs)
     if mode.gradient is not None and hasattr(fn, "__yuebing_gradient__"):
         return mode.gradient(f, args, kwargs)  # an object made by yb.grad/yb.value_and_grad
     call = getattr(type(fn), "__call__", None)

@@ -526,7 +526,7 @@ _REVERSE = CallMode(
     property_get=_property_get, property_set=_property_set, operator=_operator_on_user_type, gradient=_gradient,
     function=lambda f, args, kwargs: derived_rule(f.primal)(f, *args, **kwargs), method=_call_method,
     construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,
-    missing=_missing,
+    missing=_missing, constant=lambda fn: CoDual(fn, NoFData),
 )
 
 def unwind(tape: list) -> None:

@@ -382,7 +382,12 @@ def _call_method(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         raise _no_rule(fn)
     owner = (fn.__self__, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
              getattr(f[3], "__self__", NoFData))
-    (out, pullback) = dual_rule(fn.__func__)((fn.__func__, NoFData, NoTangent, NoFData), owner, *args, **kwargs)
+    func4 = (fn.__func__, NoFData, NoTangent, NoFData)
+    found = lookup_second_order(fn.__func__)  # a Python function with a declared rule (scipy.stats' methods)
+    if found is not None:
+        out, pullback = run_second_order(found, func4, (owner, *args), kwargs)
+    else:
+        out, pullback = dual_rule(fn.__func__)(func4, owner, *args, **kwargs)
 
     def method_pullback(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = pullback(dy, dy_d)
@@ -802,7 +807,7 @@ _SECOND_ORDER = CallMode(
     lookup=_lookup, run_rule=_run_rule, property_get=_property_get, property_set=_property_set,
     operator=_operator_on_user_type, gradient=_gradient, function=_call_function, method=_call_method,
     construct=_construct, partial=_no_partial, vectorized=_call_vectorized, callable_object=_call_object,
-    missing=lambda fn: _no_rule(fn),
+    missing=lambda fn: _no_rule(fn), constant=lambda fn: (fn, NoFData, NoTangent, NoFData),
 )
 
 __all__ = ["DualReverseGenerator", "DualRule", "SecondOrderError", "call_rrule2", "dual_rule"]

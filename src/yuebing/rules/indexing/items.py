@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...tangents import NoFData, NoRData, NoTangent, zero_tangent
+from ...tangents import NoFData, NoRData, NoTangent, zero_rdata, zero_tangent
 from ..cases import Case, randc, randn
 from ..core import CoDual, Dual, primal
 from ..second_order import linear, zero
@@ -137,10 +137,12 @@ def _dict_getitem(a: CoDual, key: Any) -> tuple[CoDual, Callable]:
 
         return CoDual(y, _slot_fdata(f[key])), missing_pullback
 
+    key_rdata = zero_rdata(key)  # a key selects: its derivative is zero (0.0 for a float key)
+
     def pullback(dy: Any) -> tuple:
         if dy is not NoRData:
             f[key] = _add_rdata(f.get(key, NoTangent), dy)
-        return NoRData, NoRData, NoRData
+        return NoRData, NoRData, key_rdata
 
     return CoDual(y, _slot_fdata(f.get(key, NoTangent))), pullback
 

@@ -225,6 +225,8 @@ def _choose(name: str, kind: str, x: Any, z: Any, probe: Callable | None = None)
         return "numeric"
     if tangent_free(x) and tangent_free(z):
         return "zero"
+    if isinstance(x, (str, bytes)) and name in ("operator.mod", "operator.imod"):
+        return "zero"  # printf-style formatting ("%.2f" % x): a string, no derivative
     if probe is not None:
         probe(x, z)
     raise _unsupported(name, x, z)

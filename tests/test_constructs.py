@@ -1,0 +1,62 @@
+"""The construct suite (issue 13): every function of ``tests/corpus/constructs.py`` in reverse
+(``yb.grad``), forward (``yb.jvp``) and second order (``yb.hvp``) against central differences at
+0.7, except the constructs still refused, which must raise their error (never a wrong number).
+The refused list is the issue's "still refused, with its error text"."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from tests.corpus import constructs
+
+CONSTRUCTS = {name: f for name, f in vars(constructs).items() if name.startswith("c_") and inspect.isfunction(f)}
+
+#: construct -> (modes refused, text the error must contain)
+REFUSED = {
+    "c_try": ("all", "try/except"), "c_try_raise": ("all", "try/except"), "c_finally": ("all", "try/except"),
+    "c_namedtuple": ("all", "try/except"),  # collections.namedtuple's own source
+    "c_gen": ("all", "generator functions"), "c_yield_from": ("all", "generator functions"),
+    "c_generator_send": ("all", "generator functions"),
+    "c_walrus": ("all", "assignment expressions"), "c_match": ("all", "match statements"),
+    "c_global": ("all", "global statements"),
+    "c_iter_next": ("all", "iter"), "c_reduce": ("all", "reduce"),
+    "c_accumulate": ("all", "itertools.accumulate"), "c_product": ("all", "itertools.product"),
+    "c_chain": ("all", "itertools.chain"), "c_zip_longest": ("all", "itertools.zip_longest"),
+    "c_pairwise": ("all", "itertools.pairwise"), "c_starmap": ("all", "itertools.starmap"),
+    "c_islice": ("all", "itertools.islice"), "c_combinations": ("all", "itertools.combinations"),
+    "c_sum_set": ("all", "set"), "c_dict_values": ("all", "dict_values"), "c_set_add": ("all", "set"),
+    "c_class_inside": ("all", "no tangent type"), "c_property": ("all", "no tangent type"),
+    "c_partial": ("hvp", "functools.partial"), "c_complex": ("hvp", "complex"),
+}
+
+X, H = 0.7, 1e-6
+
+
+def _run(mode: str, f):
+    if mode == "grad":
+        return yb.grad(f)(X)
+    if mode == "jvp":
+        return yb.jvp(f, (X,), (1.0,))[1]
+    return yb.hvp(f, (X,), (1.0,))[1][0]  # the gradient from the forward-over-reverse pass
+
+
+def test_the_suite_is_large_and_mostly_works():
+    assert len(CONSTRUCTS) >= 60
+    assert set(REFUSED) <= set(CONSTRUCTS)
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+@pytest.mark.parametrize("name", sorted(CONSTRUCTS))
+def test_construct(name, mode):
+    f = CONSTRUCTS[name]
+    refused = REFUSED.get(name)
+    if refused is not None and refused[0] in ("all", mode):
+        with pytest.raises(Exception, match=refused[1]) as error:  # the error must name the construct
+            _run(mode, f)
+        assert not isinstance(error.value, (AssertionError, RecursionError))
+        return
+    expected = (f(X + H) - f(X - H)) / (2 * H)
+    np.testing.assert_allclose(_run(mode, f), expected, rtol=1e-5, atol=1e-7)
