@@ -1,0 +1,524 @@
+"""SciPy decompositions: ``scipy.linalg.eigh``, ``eig``, ``svd``, ``qr``, ``lu``, ``lu_factor`` and
+``pinv``. Nothing is registered, and ``CASES`` is empty, when SciPy is not installed.
+
+Built on ``linalg/``'s framework (``linalg_rule(f, vjp=...)``, ``with_vjp``); NumPy's cotangent
+maps for ``svd`` and ``pinv`` are reused as they are (they take the factorisation as ``y``). The
+others are written here because SciPy's keywords change the math: ``eigh`` of a pencil
+(``b=``, ``type=1``) and with ``subset_by_index``/``subset_by_value``, ``eig`` (complex
+eigenvectors), ``qr`` with ``pivoting=True``, ``lu`` and ``lu_factor`` (not in NumPy).
+
+Gauge conventions (what a derivative of a vector that is only defined up to a factor means):
+
+* ``eigh``, ``svd``: as ``numpy.linalg`` (``rules/linalg/decompositions.py``): real inputs for
+  the vectors (eigenvalues/singular values alone also complex), distinct eigen/singular values,
+  the tangent of each vector orthogonal to it (``v^T dv = 0``: the sign LAPACK chose is kept).
+  Generalised ``eigh(a, b)`` keeps ``V^T B V = I``. ``subset_by_*`` selects rows of the full
+  derivative (the set selected is locally constant).
+* ``eig`` (vectors): LAPACK normalises each eigenvector to unit 2-norm with its largest
+  component real. The tangent keeps both: ``Re(v^H dv) = 0`` and ``Im(dv[k]) = 0`` at the
+  component ``k`` of largest modulus (so finite differences of LAPACK's vectors agree; JAX's
+  ``eig`` only keeps the norm). Distinct eigenvalues; ``left=True``, ``b=`` and
+  ``homogeneous_eigvals=True`` are refused.
+* ``qr``: modes 'economic' and 'r' for square or tall, 'full' for square matrices (the extra
+  columns of a tall full Q are not unique); real inputs. ``pivoting=True``: the permutation is
+  piecewise constant, the derivative is that of ``qr(a[:, P])``.
+* ``lu``/``lu_factor``: square matrices, the permutation held fixed (piecewise constant).
+  ``lu_factor``'s packed matrix carries ``L``'s strict lower triangle and ``U``'s upper one.
+* ``pinv``: full-rank matrices (the rank must not change under a perturbation).
+
+``overwrite_*=True`` is refused (SciPy may destroy the argument); ``check_finite``,
+``lapack_driver``, ``driver`` and ``lwork`` do not change the math and are passed through.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .cases import Case, randc, randn
+from .linalg import hermitian_from, hermitian_from_adjoint, linalg_rule, mH, mT, refuse
+from .linalg.common import as_diag, cotangent_entry, diag_vector
+from .linalg.decompositions import _svd_vjp as _numpy_svd_vjp
+from .linalg.decompositions import eigen_gaps, singular_values_jvp
+from .linalg.solves import _pinv_vjp as _numpy_pinv_vjp
+from .second_order import with_vjp
+
+try:
+    import scipy.linalg as sla
+except ImportError:  # pragma: no cover - SciPy is optional
+    sla = None
+
+
+def _no_overwrite(label: str, **flags: Any) -> None:
+    for name, value in flags.items():
+        if value:
+            refuse(label, f"yuebing does not support {name}=True (SciPy may destroy the argument); use the default")
+
+
+def _matrix(label: str, a: Any, square: bool = True) -> np.ndarray:
+    a = np.asarray(a)
+    if a.ndim != 2 or (square and a.shape[0] != a.shape[1]):
+        refuse(label, f"yuebing differentiates this function for a single 2-D {'square ' if square else ''}"
+                      f"matrix only (got shape {a.shape})")
+    return a
+
+
+def _real_like(a: Any, g: Any) -> Any:
+    """A cotangent for ``a``: its real part when ``a`` is real (the real inner product)."""
+    return np.real(g) if not np.iscomplexobj(a) else g
+
+
+# --------------------------------------------------------------------------------------------
+# eigh (a, b=None, lower, eigvals_only, ..., type, subset_by_index, subset_by_value)
+# --------------------------------------------------------------------------------------------
+
+
+def _selected(w_full: np.ndarray, subset_by_index: Any, subset_by_value: Any) -> np.ndarray:
+    """The indices into the full (ascending) spectrum that a subset keeps."""
+    n = w_full.shape[-1]
+    if subset_by_index is not None:
+        lo, hi = int(subset_by_index[0]), int(subset_by_index[1])
+        return np.arange(lo, hi + 1)
+    if subset_by_value is not None:
+        lo, hi = subset_by_value
+        return np.nonzero((w_full > lo) & (w_full <= hi))[0]
+    return np.arange(n)
+
+
+def _eigh_vjp(g, y, a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, kind=1,
+              check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    """With ``C = V^T dA V - V^T dB V diag(w)``: ``dw = diag(C)``, ``dV = V X``, ``X = F * C`` off
+    the diagonal and ``-(V^T dB V)_ii / 2`` on it (``F[i, j] = 1/(w_j - w_i)``); its adjoint.
+    (``kind`` is SciPy's ``type``: the forward transform generated code calls the builtin.)"""
+    w, v, idx = _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, driver)
+    gw = g if eigvals_only else cotangent_entry(g, 0)
+    gv = None if eigvals_only else cotangent_entry(g, 1)
+    n = w.shape[-1]
+    m = np.zeros((n, n), dtype=v.dtype)
+    if gw is not None:
+        m = m + _scatter_diag(np.asarray(gw), idx, n)
+    xbar_diag = None
+    if gv is not None:
+        full_gv = _scatter_columns(np.asarray(gv), idx, n)
+        xbar = mH(v) @ full_gv
+        m = m + eigen_gaps(w) * xbar
+        xbar_diag = np.eye(n) * xbar
+    ga = hermitian_from_adjoint(v @ m @ mH(v), lower)
+    if b is None:
+        return (_real_like(a, ga),)
+    gb_full = -(v @ (m * w[None, :]) @ mH(v))
+    if xbar_diag is not None:
+        gb_full = gb_full - 0.5 * (v @ xbar_diag @ mH(v))
+    return _real_like(a, ga), _real_like(b, hermitian_from_adjoint(gb_full, lower))
+
+
+def _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, driver) -> tuple:
+    """The full spectrum and vectors (the eigenvector derivative needs them all), the indices of
+    the ones returned, and the returned vectors in their place (a driver may pick other signs)."""
+    full_driver = driver if driver in ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx") else None
+    w, v = sla.eigh(a, b, lower=lower, driver=full_driver)
+    idx = _selected(w, subset_by_index, subset_by_value)
+    if eigvals_only:
+        return w, v, idx
+    n = w.shape[-1]
+    return w, v - _scatter_columns(v[:, idx], idx, n) + _scatter_columns(y[1], idx, n), idx
+
+
+def _scatter_diag(d: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
+    """A diagonal matrix with ``d`` at the positions ``idx`` of a length-``n`` diagonal."""
+    full = np.zeros((len(idx), n))
+    full = full + (idx[:, None] == np.arange(n)[None, :])
+    return as_diag(d @ full)
+
+
+def _scatter_columns(gv: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
+    """The columns of ``gv`` at positions ``idx`` of an ``n``-column matrix (zeros elsewhere)."""
+    place = np.zeros((len(idx), n)) + (idx[:, None] == np.arange(n)[None, :])
+    return gv @ place
+
+
+def _register_eigh() -> None:
+    @linalg_rule(sla.eigh, diff=(0, 1), vjp=_eigh_vjp)
+    def _eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
+              check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+        label = "scipy.linalg.eigh"
+        _no_overwrite(label, overwrite_a=overwrite_a, overwrite_b=overwrite_b)
+        a = _matrix(label, a)
+        if type != 1:
+            refuse(label, f"yuebing differentiates type=1 (a v = w b v) only, not type={type!r}")
+        if not eigvals_only and (np.iscomplexobj(a) or np.iscomplexobj(b)):
+            refuse(label, "yuebing differentiates complex Hermitian matrices for eigvals_only=True only "
+                          "(a complex eigenvector's phase is not unique)")
+        if b is not None and np.iscomplexobj(b):
+            refuse(label, "yuebing differentiates a real b= only")
+        pair = (lambda v: None if v is None else [float(x) for x in np.asarray(v).ravel()])
+        y = sla.eigh(a, b, lower=lower, eigvals_only=eigvals_only, type=1, check_finite=check_finite,
+                     subset_by_index=subset_by_index, subset_by_value=pair(subset_by_value), driver=driver)
+
+        def jvp(da: Any, db: Any) -> Any:
+            w, v, idx = _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, driver)
+            c = np.zeros((len(w), len(w)), dtype=v.dtype)
+            if da is not None:
+                c = c + mH(v) @ hermitian_from(da, lower) @ v
+            vbv = None
+            if db is not None:
+                vbv = mH(v) @ hermitian_from(db, lower) @ v
+                c = c - vbv * w[None, :]
+            dw = np.real(diag_vector(c))[idx]
+            if eigvals_only:
+                return dw
+            x = eigen_gaps(w) * c
+            if vbv is not None:
+                x = x - 0.5 * np.eye(len(w)) * vbv
+            return [dw, (v @ x)[:, idx]]
+
+        return y, jvp
+
+
+# --------------------------------------------------------------------------------------------
+# eig (a, b=None, left=False, right=True, ...): right eigenvectors in LAPACK's gauge
+# --------------------------------------------------------------------------------------------
+
+
+def _largest(v: np.ndarray) -> np.ndarray:
+    """Per column, the index of the component of largest modulus (LAPACK makes it real)."""
+    return np.argmax(np.abs(v), axis=0)
+
+
+def _eig_vjp(g, y, a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False, check_finite=True,
+             homogeneous_eigvals=False):
+    """``dA = V (diag(dw) + F^-1 * dP) V^-1`` read backwards: ``P = V^-1 dA V``, ``dw = diag(P)``,
+    ``dv = V (F * P) + v c`` with ``c`` fixing the norm and the phase; the adjoint of each step."""
+    if right:
+        w, v = y[0], y[1]
+        gw, gv = cotangent_entry(g, 0), cotangent_entry(g, 1)
+    else:
+        w, v = sla.eig(a)
+        gw, gv = g, None
+    n = w.shape[-1]
+    m = np.zeros((n, n), dtype=complex)
+    if gw is not None:
+        m = m + as_diag(np.asarray(gw))
+    if gv is not None:
+        gv = np.asarray(gv)
+        s = np.sum(np.conj(v) * gv, axis=0)  # v_i^H gv_i
+        k = _largest(v)
+        vk = np.real(v[k, np.arange(n)])
+        picks = (np.arange(n)[:, None] == k[None, :])  # e_k per column
+        gp = gv - np.real(s)[None, :] * v - 1j * (np.imag(s) / vk)[None, :] * picks
+        m = m + np.conj(eigen_gaps(w)) * (mH(v) @ gp)
+    ga = np.linalg.solve(mH(v), m @ mH(v))  # V^-H M V^H
+    return (_real_like(a, ga),)
+
+
+def _register_eig() -> None:
+    @linalg_rule(sla.eig, vjp=_eig_vjp)
+    def _eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False, check_finite=True,
+             homogeneous_eigvals=False):
+        label = "scipy.linalg.eig"
+        _no_overwrite(label, overwrite_a=overwrite_a, overwrite_b=overwrite_b)
+        a = _matrix(label, a)
+        if b is not None or left or homogeneous_eigvals:
+            refuse(label, "yuebing differentiates the standard problem's eigenvalues and right eigenvectors "
+                          "only (b=None, left=False, homogeneous_eigvals=False)")
+        y = sla.eig(a, left=False, right=right, check_finite=check_finite)
+
+        def jvp(da: Any) -> Any:
+            w, v = sla.eig(a)
+            p = np.linalg.solve(v, da @ v)
+            dw = diag_vector(p)
+            if not right:
+                return dw
+            dv = v @ (eigen_gaps(w) * p)
+            k = _largest(v)
+            cols = np.arange(len(w))
+            re = -np.real(np.sum(np.conj(v) * dv, axis=0))
+            im = -np.imag(dv[k, cols]) / np.real(v[k, cols])
+            dv = dv + v * (re + 1j * im)[None, :]
+            return [dw, dv if np.iscomplexobj(v) else np.real(dv)]
+
+        return y, jvp
+
+
+# --------------------------------------------------------------------------------------------
+# svd, pinv: NumPy's cotangent maps
+# --------------------------------------------------------------------------------------------
+
+
+def _svd_vjp(g, y, a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+             lapack_driver="gesdd"):
+    return (_numpy_svd_vjp(g, y, a, full_matrices, compute_uv)[0],)
+
+
+def _pinv_vjp(g, y, a, atol=None, rtol=None, return_rank=False, check_finite=True):
+    p = y[0] if return_rank else y
+    gp = cotangent_entry(g, 0) if return_rank else g
+    if gp is None:
+        return (None,)
+    return (_numpy_pinv_vjp(gp, p, a)[0],)
+
+
+def _register_svd_pinv() -> None:
+    @linalg_rule(sla.svd, vjp=_svd_vjp)
+    def _svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
+        label = "scipy.linalg.svd"
+        _no_overwrite(label, overwrite_a=overwrite_a)
+        a = _matrix(label, a, square=False)
+        y = sla.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, check_finite=check_finite,
+                    lapack_driver=lapack_driver)
+        if not compute_uv:
+            return y, lambda da: singular_values_jvp(*_thin_uv(a), da)
+        if np.iscomplexobj(a):
+            refuse(label, "yuebing differentiates complex matrices for compute_uv=False only (singular "
+                          "vectors' phases are not unique)")
+        m, n = a.shape
+        if full_matrices and m != n:
+            refuse(label, "yuebing differentiates full_matrices=False (or square matrices) only: the extra "
+                          "singular vectors of a full U or Vh are not unique")
+        return y, lambda da: _svd_jvp(y, da)
+
+    @linalg_rule(sla.pinv, vjp=_pinv_vjp)
+    def _pinv(a, atol=None, rtol=None, return_rank=False, check_finite=True):
+        label = "scipy.linalg.pinv"
+        a = _matrix(label, a, square=False)
+        y = sla.pinv(a, atol=atol, rtol=rtol, return_rank=True, check_finite=check_finite)
+        if y[1] < min(a.shape):
+            refuse(label, f"yuebing differentiates the pseudo-inverse of full-rank matrices only (rank "
+                          f"{y[1]} < {min(a.shape)}): the rank would jump under a perturbation")
+        p = y[0]
+        m, n = a.shape
+
+        def jvp(da: Any) -> Any:
+            left = np.eye(m) - a @ p  # the projector onto the complement of the range of a
+            right = np.eye(n) - p @ a
+            dp = -(p @ da @ p) + p @ mH(p) @ mH(da) @ left + right @ mH(da) @ mH(p) @ p
+            return [dp, None] if return_rank else dp
+
+        return (y if return_rank else p), jvp
+
+
+def _thin_uv(a: np.ndarray) -> tuple:
+    u, _, vh = sla.svd(a, full_matrices=False)
+    return u, vh
+
+
+def _svd_jvp(y: tuple, da: Any) -> list:
+    """The tangent of (U, s, Vh), each vector's tangent orthogonal to it (NumPy's convention)."""
+    u, s, vh = y
+    v = mT(vh)
+    gaps = eigen_gaps(s, squared=True)
+    dp = mT(u) @ da @ v
+    dp_s, s_dp = dp * s[None, :], s[:, None] * dp
+    du = u @ (gaps * (dp_s + mT(dp_s))) + (da @ v - u @ dp) / s[None, :]
+    dv = v @ (gaps * (s_dp + mT(s_dp))) + (mT(da) @ u - v @ mT(dp)) / s[None, :]
+    return [du, diag_vector(dp), mT(dv)]
+
+
+# --------------------------------------------------------------------------------------------
+# qr (a, overwrite_a, lwork, mode, pivoting, check_finite)
+# --------------------------------------------------------------------------------------------
+
+
+def _qr_parts(q: np.ndarray, r: np.ndarray, da: Any) -> tuple:
+    """The tangents of Q and R (square or tall ``a``, Q with as many columns as R has rows)."""
+    d = da @ np.linalg.inv(r)
+    x = mT(q) @ d
+    omega = np.tril(x, -1) - mT(np.tril(x, -1))
+    return q @ (omega - x) + d, (x - omega) @ r
+
+
+def _qr_vjp(g, y, a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    q, r = sla.qr(a, mode="economic")[:2] if not pivoting else _pivoted_qr(a)[:2]
+    if mode == "r":  # SciPy's R is m x n here: its last rows are zero
+        gq, gr = None, cotangent_entry(g, 0)
+        gr = None if gr is None else gr[:r.shape[0]]
+    else:
+        gq, gr = cotangent_entry(g, 0), cotangent_entry(g, 1)
+    n = r.shape[-1]
+    mm = np.zeros((n, n), dtype=r.dtype)
+    if gr is not None:
+        mm = mm + gr @ mT(r)
+    if gq is not None:
+        mm = mm - mT(q) @ gq
+    nn = np.triu(mm) + mT(np.triu(mm, 1))
+    top = q @ nn if gq is None else gq + q @ nn
+    ga = top @ mT(np.linalg.inv(r))
+    if pivoting:  # the factorisation is of a[:, perm]: send each column back
+        perm = sla.qr(a, mode="r", pivoting=True)[1]
+        ga = ga @ (perm[:, None] == np.arange(len(perm))[None, :]).astype(float)
+    return (ga,)
+
+
+def _pivoted_qr(a: np.ndarray) -> tuple:
+    q, r, perm = sla.qr(a, mode="economic", pivoting=True)
+    return q, r, perm
+
+
+def _register_qr() -> None:
+    @linalg_rule(sla.qr, vjp=_qr_vjp)
+    def _qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+        label = "scipy.linalg.qr"
+        _no_overwrite(label, overwrite_a=overwrite_a)
+        a = _matrix(label, a, square=False)
+        if np.iscomplexobj(a):
+            refuse(label, "yuebing differentiates real matrices only")
+        m, n = a.shape
+        if mode not in ("full", "economic", "r") or m < n or (mode == "full" and m != n):
+            refuse(label, "yuebing differentiates modes 'economic' and 'r' for square or tall matrices and "
+                          "'full' for square ones (a tall full Q's extra columns are not unique; 'raw' is "
+                          "LAPACK's internal form)")
+        y = sla.qr(a, lwork=lwork, mode=mode, pivoting=pivoting, check_finite=check_finite)
+
+        def jvp(da: Any) -> Any:
+            q, r, *rest = sla.qr(a, mode="economic", pivoting=pivoting)
+            dq, dr = _qr_parts(q, r, da[:, rest[0]] if pivoting else da)
+            if mode == "r":
+                dr = np.concatenate([dr, np.zeros((m - n, n))])
+            outs = [dr] if mode == "r" else [dq, dr]
+            return outs + [None] if pivoting else outs
+
+        return y, jvp
+
+
+# --------------------------------------------------------------------------------------------
+# lu (a, permute_l, overwrite_a, check_finite, p_indices), lu_factor (a, overwrite_a, check_finite)
+# --------------------------------------------------------------------------------------------
+
+
+def _lu_tangent(p: np.ndarray, low: np.ndarray, up: np.ndarray, da: Any) -> tuple:
+    """``a = P L U``: ``X = L^-1 P^T dA U^-1``, ``dL = L tril(X, -1)``, ``dU = triu(X) U``."""
+    x = np.linalg.solve(low, mT(p) @ da) @ np.linalg.inv(up)
+    return low @ np.tril(x, -1), np.triu(x) @ up
+
+
+def _lu_cotangent(p, low, up, gl, gu):
+    """The adjoint of ``_lu_tangent``: ``P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H``."""
+    n = low.shape[0]
+    xbar = np.zeros((n, n), dtype=np.result_type(low, up))
+    if gl is not None:
+        xbar = xbar + np.tril(mH(low) @ gl, -1)
+    if gu is not None:
+        xbar = xbar + np.triu(gu @ mH(up))
+    return p @ np.linalg.solve(mH(low), xbar @ np.linalg.inv(mH(up)))
+
+
+def _lu_vjp(g, y, a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    p, low, up = sla.lu(a)
+    if permute_l:  # (P L, U)
+        gpl = cotangent_entry(g, 0)
+        gl = None if gpl is None else mT(p) @ gpl
+        gu = cotangent_entry(g, 1)
+    else:
+        gl, gu = cotangent_entry(g, 1), cotangent_entry(g, 2)
+    return (_real_like(a, _lu_cotangent(p, low, up, gl, gu)),)
+
+
+def _lu_factor_vjp(g, y, a, overwrite_a=False, check_finite=True):
+    gpacked = cotangent_entry(g, 0)
+    if gpacked is None:
+        return (None,)
+    p, low, up = sla.lu(a)
+    return (_real_like(a, _lu_cotangent(p, low, up, np.tril(gpacked, -1), np.triu(gpacked))),)
+
+
+def _register_lu() -> None:
+    @linalg_rule(sla.lu, vjp=_lu_vjp)
+    def _lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+        label = "scipy.linalg.lu"
+        _no_overwrite(label, overwrite_a=overwrite_a)
+        a = _matrix(label, a)
+        y = sla.lu(a, permute_l=permute_l, check_finite=check_finite, p_indices=p_indices)
+
+        def jvp(da: Any) -> Any:
+            p, low, up = sla.lu(a)
+            dl, du = _lu_tangent(p, low, up, da)
+            return [p @ dl, du] if permute_l else [None, dl, du]
+
+        return y, jvp
+
+    @linalg_rule(sla.lu_factor, vjp=_lu_factor_vjp)
+    def _lu_factor(a, overwrite_a=False, check_finite=True):
+        label = "scipy.linalg.lu_factor"
+        _no_overwrite(label, overwrite_a=overwrite_a)
+        a = _matrix(label, a)
+        y = sla.lu_factor(a, check_finite=check_finite)
+
+        def jvp(da: Any) -> Any:
+            p, low, up = sla.lu(a)
+            dl, du = _lu_tangent(p, low, up, da)
+            return [np.tril(dl, -1) + du, None]
+
+        return y, jvp
+
+
+if sla is not None:
+    _register_eigh()
+    _register_eig()
+    _register_svd_pinv()
+    _register_qr()
+    _register_lu()
+    with_vjp(sla.eigh, _eigh_vjp)
+    with_vjp(sla.eig, _eig_vjp)
+    with_vjp(sla.svd, _svd_vjp)
+    with_vjp(sla.pinv, _pinv_vjp)
+    with_vjp(sla.qr, _qr_vjp)
+    with_vjp(sla.lu, _lu_vjp)
+    with_vjp(sla.lu_factor, _lu_factor_vjp)
+
+
+# --------------------------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------------------------
+
+
+def _sym(n: int, scale: float = 2.0) -> np.ndarray:
+    """Symmetric with well-separated eigenvalues."""
+    q = np.linalg.qr(randn(n, n))[0]
+    return (q * np.arange(1.0, n + 1) * scale) @ q.T
+
+
+def _spd(n: int, complex_: bool = False) -> np.ndarray:
+    b = randc(n, n) if complex_ else randn(n, n)
+    return b @ mH(b) + n * np.eye(n)
+
+
+def _cases() -> list:
+    sym4 = _sym(4)
+    return [
+        Case(sla.eigh, _sym(4)),
+        Case(sla.eigh, _sym(3) + np.triu(randn(3, 3), 1), kwargs={"lower": False}),
+        Case(sla.eigh, _sym(3, 3.0), kwargs={"eigvals_only": True}),
+        Case(sla.eigh, _spd(3, True), kwargs={"eigvals_only": True}),
+        Case(sla.eigh, _sym(3), _spd(3)),
+        Case(sla.eigh, _sym(3), _spd(3), kwargs={"eigvals_only": True, "lower": False}),
+        Case(sla.eigh, sym4, kwargs={"subset_by_index": [1, 2]}),
+        Case(sla.eigh, sym4, kwargs={"subset_by_value": [0.0, 5.0], "eigvals_only": True}),
+        Case(sla.eigh, _sym(3), kwargs={"driver": "evd"}),
+        Case(sla.eig, randn(3, 3)),
+        Case(sla.eig, randn(4, 4), kwargs={"right": False}),
+        Case(sla.eig, _sym(3)),
+        Case(sla.eig, randc(3, 3)),
+        Case(sla.svd, randn(4, 3), kwargs={"full_matrices": False}),
+        Case(sla.svd, randn(3, 5), kwargs={"full_matrices": False}),
+        Case(sla.svd, randn(3, 3), kwargs={"lapack_driver": "gesvd"}),
+        Case(sla.svd, randn(4, 3), kwargs={"compute_uv": False}),
+        Case(sla.svd, randc(3, 4), kwargs={"compute_uv": False}),
+        Case(sla.pinv, randn(4, 3)),
+        Case(sla.pinv, randn(3, 4), kwargs={"return_rank": True}),
+        Case(sla.pinv, randc(4, 2)),
+        Case(sla.qr, randn(3, 3)),
+        Case(sla.qr, randn(5, 3), kwargs={"mode": "economic"}),
+        Case(sla.qr, randn(4, 3), kwargs={"mode": "r"}),
+        Case(sla.qr, randn(5, 3), kwargs={"mode": "economic", "pivoting": True}),
+        Case(sla.qr, randn(3, 3), kwargs={"pivoting": True}),
+        Case(sla.lu, randn(3, 3)),
+        Case(sla.lu, randn(4, 4), kwargs={"permute_l": True}),
+        Case(sla.lu, randn(3, 3), kwargs={"p_indices": True}),
+        Case(sla.lu, randc(3, 3)),
+        Case(sla.lu_factor, randn(3, 3)),
+        Case(sla.lu_factor, randn(4, 4)),
+        Case(sla.lu_factor, randc(3, 3)),
+    ]
+
+
+CASES = _cases() if sla is not None else []
