@@ -1,0 +1,278 @@
+"""``scipy.stats`` distributions, by a definition per distribution method that yuebing
+differentiates like user code, in reverse, forward and second order.
+
+SciPy's own Python cannot be derived (``_parse_args`` is generated with ``exec``, and its
+methods go through ``argsreduce``, ``place``, ``lazywhere``...), so each distribution here is a
+``Family``: its shape parameters' names and its methods in standardised form written with NumPy
+and ``scipy.special`` (``scipy_stats_continuous.py``, ``scipy_stats_discrete.py``). This module
+registers, on SciPy's shared method functions (``rv_continuous.logpdf``, ``rv_discrete.cdf``,
+``rv_generic.entropy``...), rules that differentiate a generic Python definition (``_logpdf``,
+``_cdf``...): it binds the call's arguments as SciPy does (shapes, then ``loc``, ``scale``,
+positionally or by keyword), standardises ``x`` and calls the family's function. A call
+``norm.logpdf(x, 0, 2)`` reaches the rule as ``rv_continuous.logpdf(norm, x, 0, 2)`` (a bound
+method dispatches on its function with the owner first).
+
+Frozen distributions: ``norm(loc, scale)`` (``rv_generic.__call__``/``freeze``) is defined as the
+real frozen object built from the primal values, whose ``args`` and ``kwds`` are then set to the
+differentiated arguments; its methods are SciPy's Python (``self.dist.logpdf(x, *self.args,
+**self.kwds)``), derived from source as usual, and reach the rules above.
+
+Derivatives with respect to a shape parameter that enters only through an incomplete gamma or
+beta function (``gamma.cdf`` in ``a``, ``t.cdf`` in ``df``, every ``ppf``/``isf`` in a shape)
+follow ``scipy_special``'s convention: forward mode and second order raise ``RuleArgumentError``
+when that argument's tangent is nonzero, reverse mode gives a NaN cotangent. Discrete
+distributions: ``k`` (and ``q`` of ``ppf``/``isf``) have zero derivative (piecewise constant).
+A distribution or method without a definition here raises ``UnsupportedDistributionError``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+
+from . import core
+from .core import MissingRuleError, primal, register_frule, register_rrule
+from .declare import nondifferentiable
+from .second_order import defined_by
+
+try:
+    from scipy.stats._distn_infrastructure import rv_continuous, rv_discrete, rv_generic
+except ImportError:  # pragma: no cover - SciPy is optional
+    rv_continuous = rv_discrete = rv_generic = None
+
+
+class UnsupportedDistributionError(MissingRuleError):
+    """A ``scipy.stats`` distribution or method yuebing has no definition for."""
+
+    def __init__(self, name: str, method: str, supported: list[str]) -> None:
+        TypeError.__init__(
+            self, f"yuebing has no derivative for scipy.stats.{name}.{method}: it differentiates "
+            f"{method} of {', '.join(sorted(supported)) or 'no distribution'}. Write the function with "
+            "NumPy and scipy.special instead (yuebing differentiates that like any code)")
+        self.function = name
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """A univariate distribution in standardised form: ``z = (x - loc) / scale`` (continuous) or
+    ``k - loc`` (discrete), the shape parameters after it. Each method is ``f(z, *shapes)`` (or
+    ``f(*shapes)`` for the moments and the entropy); None where a default relation serves
+    (``sf = 1 - cdf``, ``logcdf = log(cdf)``, ``isf(q) = ppf(1 - q)``)."""
+
+    name: str
+    shapes: tuple[str, ...]
+    discrete: bool
+    logpdf: Callable  # logpmf for a discrete family
+    cdf: Callable
+    ppf: Callable
+    mean: Callable
+    var: Callable
+    entropy: Callable
+    sf: Callable | None = None
+    logcdf: Callable | None = None
+    logsf: Callable | None = None
+    isf: Callable | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.shapes + (("loc",) if self.discrete else ("loc", "scale"))
+
+
+#: distribution type -> its family (filled by the scipy_stats_* modules)
+FAMILIES: dict[type, Family] = {}
+
+
+def register_family(dist: Any, family: Family) -> None:
+    FAMILIES[type(dist)] = family
+
+
+def _family(dist: Any, method: str, n_args: int, keywords: tuple) -> Family:
+    """The family of ``dist`` after checking a call's arguments as SciPy's ``_parse_args`` would
+    (too many, unknown or missing ones are TypeErrors)."""
+    family = FAMILIES.get(type(dist))
+    name = getattr(dist, "name", type(dist).__name__)
+    if family is None:
+        raise UnsupportedDistributionError(name, method, [f.name for f in FAMILIES.values()])
+    names = family.names
+    if n_args > len(names):
+        raise TypeError(f"scipy.stats.{name}.{method}() takes at most {len(names)} parameters after x "
+                        f"({', '.join(names)}), got {n_args}")
+    for key in keywords:
+        if key not in names:
+            raise TypeError(f"scipy.stats.{name}.{method}() got an unexpected keyword argument {key!r}")
+        if names.index(key) < n_args:
+            raise TypeError(f"scipy.stats.{name}.{method}() got multiple values for argument {key!r}")
+    missing = [s for i, s in enumerate(family.shapes) if i >= n_args and s not in keywords]
+    if missing:
+        raise TypeError(f"scipy.stats.{name}.{method}() missing required argument(s) {', '.join(map(repr, missing))}")
+    return family
+
+
+nondifferentiable(_family)
+
+
+def _bind(family: Family, args: tuple, kwds: dict) -> list:
+    """The parameters in the order ``shapes..., loc[, scale]``, as arrays (differentiated)."""
+    values = []
+    names = family.names
+    for i in range(len(names)):
+        if i < len(args):
+            values.append(np.asarray(args[i]))
+        elif names[i] in kwds:
+            values.append(np.asarray(kwds[names[i]]))
+        elif names[i] == "loc":
+            values.append(0.0)
+        else:
+            values.append(1.0)
+    return values
+
+
+def _standard(dist: Any, method: str, x: Any, args: tuple, kwds: dict) -> tuple:
+    """``(family, z, shapes, loc, scale)`` for a call ``method(x, *args, **kwds)``."""
+    family = _family(dist, method, len(args), tuple(kwds))
+    values = _bind(family, args, kwds)
+    x = np.asarray(x)
+    if family.discrete:
+        return family, x - values[-1], values[:-1], values[-1], 1.0
+    loc, scale = values[-2], values[-1]
+    return family, (x - loc) / scale, values[:-2], loc, scale
+
+
+# --------------------------------------------------------------------------------------------
+# The generic definitions (differentiated like user code)
+# --------------------------------------------------------------------------------------------
+
+
+def _logpdf(dist, x, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "logpdf", x, args, kwds)
+    return family.logpdf(z, *shapes) - np.log(scale)
+
+
+def _pdf(dist, x, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "pdf", x, args, kwds)
+    return np.exp(family.logpdf(z, *shapes)) / scale
+
+
+def _logpmf(dist, k, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "logpmf", k, args, kwds)
+    return family.logpdf(z, *shapes)
+
+
+def _pmf(dist, k, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "pmf", k, args, kwds)
+    return np.exp(family.logpdf(z, *shapes))
+
+
+def _cdf(dist, x, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "cdf", x, args, kwds)
+    return family.cdf(z, *shapes)
+
+
+def _sf(dist, x, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "sf", x, args, kwds)
+    if family.sf is None:
+        return 1.0 - family.cdf(z, *shapes)
+    return family.sf(z, *shapes)
+
+
+def _logcdf(dist, x, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "logcdf", x, args, kwds)
+    if family.logcdf is None:
+        return np.log(family.cdf(z, *shapes))
+    return family.logcdf(z, *shapes)
+
+
+def _logsf(dist, x, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "logsf", x, args, kwds)
+    if family.logsf is not None:
+        return family.logsf(z, *shapes)
+    if family.sf is not None:
+        return np.log(family.sf(z, *shapes))
+    return np.log1p(-family.cdf(z, *shapes))
+
+
+def _ppf(dist, q, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "ppf", 0.0, args, kwds)
+    return loc + scale * family.ppf(np.asarray(q), *shapes)
+
+
+def _isf(dist, q, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "isf", 0.0, args, kwds)
+    q = np.asarray(q)
+    if family.isf is None:
+        return loc + scale * family.ppf(1.0 - q, *shapes)
+    return loc + scale * family.isf(q, *shapes)
+
+
+def _entropy(dist, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "entropy", 0.0, args, kwds)
+    return family.entropy(*shapes) + np.log(scale) + 0.0 * loc
+
+
+def _mean(dist, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "mean", 0.0, args, kwds)
+    return loc + scale * family.mean(*shapes)
+
+
+def _var(dist, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "var", 0.0, args, kwds)
+    return scale * scale * family.var(*shapes) + 0.0 * loc
+
+
+def _std(dist, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "std", 0.0, args, kwds)
+    return np.abs(scale) * np.sqrt(family.var(*shapes)) + 0.0 * loc
+
+
+def _median(dist, *args, **kwds):
+    family, z, shapes, loc, scale = _standard(dist, "median", 0.0, args, kwds)
+    return loc + scale * family.ppf(np.asarray(0.5), *shapes)
+
+
+def _frozen_shell(dist: Any, args: tuple, kwds: dict) -> Any:
+    """SciPy's frozen distribution for these (primal) arguments."""
+    return dist.freeze(*args, **kwds)
+
+
+nondifferentiable(_frozen_shell)
+
+
+def _freeze(dist, *args, **kwds):
+    """``dist(*args, **kwds)``: SciPy's frozen object, holding the differentiated arguments."""
+    frozen = _frozen_shell(dist, args, kwds)
+    frozen.args = args
+    frozen.kwds = kwds
+    return frozen
+
+
+def derived(target: Any, definition: Callable) -> None:
+    """Rules for ``target`` (a Python function of SciPy's) that differentiate ``definition``
+    (same arguments, same values) like user code, in every mode."""
+
+    def rrule_(*args, **kwargs):
+        return core.rrule(definition, *args, **kwargs)
+
+    def frule_(*args, **kwargs):
+        return core.frule(definition, *args, **kwargs)
+
+    rrule_.__qualname__ = frule_.__qualname__ = f"{getattr(target, '__qualname__', target)} rule"
+    register_rrule(target, rrule_)
+    register_frule(target, frule_)
+    defined_by(target, definition)
+
+
+if rv_generic is not None:
+    for _target, _definition in [
+        (rv_continuous.logpdf, _logpdf), (rv_continuous.pdf, _pdf), (rv_discrete.logpmf, _logpmf),
+        (rv_discrete.pmf, _pmf), (rv_generic.entropy, _entropy), (rv_generic.mean, _mean),
+        (rv_generic.var, _var), (rv_generic.std, _std), (rv_generic.median, _median),
+        (rv_generic.__call__, _freeze), (rv_generic.freeze, _freeze),
+    ]:
+        derived(_target, _definition)
+    for _owner in (rv_continuous, rv_discrete):
+        for _target, _definition in [(_owner.cdf, _cdf), (_owner.sf, _sf), (_owner.logcdf, _logcdf),
+                                     (_owner.logsf, _logsf), (_owner.ppf, _ppf), (_owner.isf, _isf)]:
+            derived(_target, _definition)
+
+CASES: list = []  # tests/test_scipy_stats.py checks every distribution against finite differences
