@@ -18,9 +18,8 @@ CONSTRUCTS = {name: f for name, f in vars(constructs).items() if name.startswith
 REFUSED = {
     "c_try": ("all", "try/except"), "c_try_raise": ("all", "try/except"), "c_finally": ("all", "try/except"),
     "c_namedtuple": ("all", "try/except"),  # collections.namedtuple's own source
-    "c_gen": ("all", "generator functions"), "c_yield_from": ("all", "generator functions"),
-    "c_generator_send": ("all", "generator functions"),
-    "c_walrus": ("all", "assignment expressions"), "c_match": ("all", "match statements"),
+    "c_generator_send": ("all", "generator functions that use yield's value"),
+    "c_match": ("all", "match statements"),
     "c_global": ("all", "global statements"),
     "c_iter_next": ("all", "iter"), "c_reduce": ("all", "reduce"),
     "c_accumulate": ("all", "itertools.accumulate"), "c_product": ("all", "itertools.product"),

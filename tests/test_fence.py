@@ -17,18 +17,13 @@ def uses_try(x):
 
 
 def uses_generator(x):
-    yield x
+    sent = yield x  # the generator protocol (yield's value): refused; plain yields become lists
+    yield sent
 
 
 def uses_global(x):
     global COUNTER
     COUNTER = x
-    return x
-
-
-def uses_walrus(x):
-    if (y := x * 2.0) > 0:
-        return y
     return x
 
 
@@ -49,7 +44,8 @@ def writes_enclosing_variable(x):
 
 
 def uses_yield_from(x):
-    yield from [x]
+    result = yield from [x]
+    yield result
 
 
 def uses_try_star(x):
@@ -73,11 +69,10 @@ def uses_await_inside(x):
 
 CASES = [
     (uses_try, "try/except statements", "try:"),
-    (uses_generator, "generator functions", "yield x"),
+    (uses_generator, "generator functions that use yield's value", "sent = yield x"),
     (uses_global, "global statements", "global COUNTER"),
-    (uses_walrus, "assignment expressions", "if (y := x * 2.0) > 0:"),
     (uses_match, "match statements", "match x:"),
-    (uses_yield_from, "generator functions (yield from)", "yield from [x]"),
+    (uses_yield_from, "generator functions that use yield's value", "result = yield from [x]"),
     (uses_try_star, "try/except statements", "try:"),
     (uses_async, "async functions", None),
     (uses_await_inside, "await expressions", "await inner()"),

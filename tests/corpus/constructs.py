@@ -223,3 +223,51 @@ def c_generator_send(x):
     return a + b
 def c_exception_escapes(x):
     return x
+
+
+def _evens_until(x, limit):
+    k = 0
+    while True:
+        if k > limit:
+            return
+        if k % 2 == 0:
+            yield x * k
+        k += 1
+
+
+def c_gen_early_return(x):
+    return sum(_evens_until(x, 5))
+
+
+def c_gen_for_loop(x):
+    total = 0.0
+    for v in _gen(x):
+        total = total + v * v
+    return total
+
+
+def c_gen_list_zip(x):
+    return sum(a * b for a, b in zip(_gen(x), list(_gen(2.0 * x))))
+
+
+def c_gen_enumerate(x):
+    return sum(i * v for i, v in enumerate(_gen(x)))
+
+
+def c_gen_nested_def(x):
+    def squares(n):
+        for i in range(n):
+            yield (x + i) ** 2
+    return sum(squares(3))
+
+
+def c_walrus_while(x):
+    n = 0
+    while (y := x * n) < 2.0:
+        n += 1
+    return y * x
+
+
+def c_walrus_comprehension(x):
+    values = [w for v in [1.0, 2.0] if (w := v * x) > 0.5]
+    return sum(values)

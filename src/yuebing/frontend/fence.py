@@ -13,11 +13,12 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     ast.AsyncWith: ("async with statements", "differentiate a synchronous function"),
     ast.AsyncFor: ("async for loops", "differentiate a synchronous function"),
     ast.Await: ("await expressions", "differentiate a synchronous function"),
-    ast.Yield: ("generator functions (yield)", "return a list instead of yielding"),
-    ast.YieldFrom: ("generator functions (yield from)", "return a list instead of yielding"),
+    # generators whose yields are statements are rewritten to build lists (desugar.py): these are
+    # the others (a yield used as a value, send(), a generator returning a value)
+    ast.Yield: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
+    ast.YieldFrom: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
     ast.Global: ("global statements that rebind globals", "pass the value in and return the new value"),
     ast.Match: ("match statements", "use if/elif"),
-    ast.NamedExpr: ("assignment expressions (:=)", "assign on a separate line"),
 }
 if hasattr(ast, "TryStar"):
     UNSUPPORTED[ast.TryStar] = UNSUPPORTED[ast.Try]

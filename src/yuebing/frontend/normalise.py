@@ -22,6 +22,7 @@ from typing import Any
 from ..ir import nodes as ir
 from ..ir import primitives as P
 from .closures import ClosureLowering
+from .desugar import desugar
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .loops import LoopLowering, _jumps, _Loop
 from .source import function_node
@@ -401,6 +402,11 @@ class Normaliser(LoopLowering, ClosureLowering):
     def expr_DictComp(self, node: ast.DictComp, out: list, target: str) -> ir.Atom:
         return self._comprehension(node, out, target, "dict")
 
+    def expr_NamedExpr(self, node: ast.NamedExpr, out: list, target: str) -> ir.Atom:
+        """``(name := value)``: the assignment, then the name's value (which a cell may hold)."""
+        self.assign(node.target, self.expr(node.value, out), out)
+        return self.expr(ast.Name(node.target.id, ast.Load()), out)
+
     def expr_Starred(self, node: ast.Starred, out: list, target: str) -> ir.Atom:
         raise self.error("a starred expression here", "build the sequence explicitly", node)
 
@@ -750,5 +756,6 @@ def _copy(node: ast.AST) -> ast.AST:
 def normalise(fn: types.FunctionType) -> ir.Function:
     """Stages 1-3 for ``fn``: source, fence, normal form."""
     node, filename = function_node(fn)
+    node = desugar(node)
     fence(node, filename, fn.__qualname__)
     return Normaliser(fn, node, filename).function()

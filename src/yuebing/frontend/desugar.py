@@ -1,0 +1,87 @@
+"""Stage 1b: rewrite constructs that have a plain equivalent, before the fence sees them.
+
+Generator functions become list builders: each ``yield v`` statement appends ``v`` to a list,
+``yield from it`` extends it, and the function returns the list. Under differentiation a generator
+is therefore evaluated eagerly, as comprehensions are; the values its consumer sees (``sum``,
+``for``, ``list``, ``zip``) are the same, in the same order. A generator whose ``yield`` is used as
+a value (``x = yield v``, ``send``) or that returns a value keeps its refusal in the fence. An
+infinite generator cannot be evaluated eagerly: do not differentiate through one.
+
+The rewrite works on a copy: the parsed tree is shared with other functions of the file.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+
+_YIELDED = "_yb_yielded"  # the list a rewritten generator builds (not a name users write)
+
+
+def desugar(node: ast.FunctionDef | ast.Lambda) -> ast.FunctionDef | ast.Lambda:
+    """``node`` with every generator function in it (itself or nested) rewritten to build and
+    return a list, where that is exact; ``node`` itself when there is nothing to rewrite."""
+    if not any(_is_eager_generator(f) for f in _functions(node)):
+        return node
+    node = copy.deepcopy(node)
+    for function in _functions(node):
+        if _is_eager_generator(function):
+            _to_list_builder(function)
+    return ast.fix_missing_locations(node)
+
+
+def _functions(node: ast.AST) -> list[ast.FunctionDef]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.FunctionDef)]
+
+
+def _own_scope(function: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of a function's body, not those of nested functions, lambdas or classes."""
+    found, stack = [], list(function.body)
+    while stack:
+        child = stack.pop()
+        found.append(child)
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(child))
+    return found
+
+
+def _is_eager_generator(function: ast.FunctionDef) -> bool:
+    """A generator function whose yields are all statements and whose returns return nothing."""
+    nodes = _own_scope(function)
+    yields = [n for n in nodes if isinstance(n, (ast.Yield, ast.YieldFrom))]
+    if not yields:
+        return False
+    statements = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
+    if any(id(y) not in statements for y in yields):
+        return False  # a yield used as a value (x = yield v): the generator protocol, not a list
+    return all(r.value is None or isinstance(r.value, ast.Constant) and r.value.value is None
+               for r in nodes if isinstance(r, ast.Return))
+
+
+class _ToAppends(ast.NodeTransformer):
+    """``yield v`` -> ``_yb_yielded.append(v)``, ``yield from it`` -> ``.extend(it)``, ``return``
+    -> ``return _yb_yielded``, in one function's own scope."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return node  # a nested function: rewritten on its own (if it is a generator)
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
+        value = node.value
+        if isinstance(value, (ast.Yield, ast.YieldFrom)):
+            method = "extend" if isinstance(value, ast.YieldFrom) else "append"
+            item = value.value if value.value is not None else ast.Constant(None)
+            call = ast.Call(ast.Attribute(ast.Name(_YIELDED, ast.Load()), method, ast.Load()), [item], [])
+            return ast.copy_location(ast.Expr(ast.copy_location(call, value)), node)
+        return self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> ast.AST:
+        return ast.copy_location(ast.Return(ast.Name(_YIELDED, ast.Load())), node)
+
+
+def _to_list_builder(function: ast.FunctionDef) -> None:
+    first = function.body[0]
+    start = ast.copy_location(ast.Assign([ast.Name(_YIELDED, ast.Store())], ast.List([], ast.Load())), first)
+    body = [_ToAppends().visit(s) for s in function.body]
+    end = ast.copy_location(ast.Return(ast.Name(_YIELDED, ast.Load())), function.body[-1])
+    function.body = [start, *body, end]
