@@ -61,7 +61,9 @@ def _matrix_only(label: str, a: Any) -> None:
 # Structured matrices: the matrix a solver actually sees, and its adjoint
 # --------------------------------------------------------------------------------------------
 
-_GENERAL = {None, "gen", "general"}
+# 'banded' reads the band SciPy detects from a's zeros: a perturbation outside it widens the band,
+# so the derivative is the general matrix's
+_GENERAL = {None, "gen", "general", "banded"}
 _SYMMETRIC = {"sym", "symmetric"}
 _HERMITIAN = {"her", "hermitian", "pos", "positive definite"}
 _TRIANGULAR = {"upper triangular": False, "lower triangular": True}
@@ -69,7 +71,7 @@ _TRIANGULAR = {"upper triangular": False, "lower triangular": True}
 
 def _check_structure(label: str, assume_a: Any) -> None:
     if not (assume_a in _GENERAL or assume_a in _SYMMETRIC or assume_a in _HERMITIAN or assume_a in _TRIANGULAR
-            or assume_a == "diagonal"):
+            or assume_a in ("diagonal", "tridiagonal")):
         refuse(label, f"yuebing does not differentiate assume_a={assume_a!r}")
 
 
@@ -85,6 +87,8 @@ def _project(a: Any, assume_a: Any, lower: bool) -> Any:
         return np.tril(a) if _TRIANGULAR[assume_a] else np.triu(a)
     if assume_a == "diagonal":
         return np.eye(a.shape[-1]) * a
+    if assume_a == "tridiagonal":
+        return np.triu(np.tril(a, 1), -1)
     return a
 
 
@@ -99,6 +103,8 @@ def _project_adjoint(s: Any, assume_a: Any, lower: bool) -> Any:
         return np.tril(s) if _TRIANGULAR[assume_a] else np.triu(s)
     if assume_a == "diagonal":
         return np.eye(s.shape[-1]) * s
+    if assume_a == "tridiagonal":
+        return np.triu(np.tril(s, 1), -1)
     return s
 
 
@@ -540,6 +546,13 @@ def _cases() -> list:
         Case(sla.solve, spd(3, True), randc(3), kwargs={"assume_a": "her"}),
         Case(sla.solve, well(3, True), randc(3, 2)),
         Case(sla.solve, np.triu(well(3)), randn(3), kwargs={"assume_a": "upper triangular"}),
+        Case(sla.solve, well(3), randn(3, 2), kwargs={"assume_a": "lower triangular"}),
+        Case(sla.solve, well(3), randn(3), kwargs={"assume_a": "diagonal"}),
+        Case(sla.solve, well(4), randn(4), kwargs={"assume_a": "tridiagonal"}),
+        Case(sla.solve, np.triu(np.tril(well(4), 1), -1), randn(4, 2), kwargs={"assume_a": "banded"}),
+        Case(sla.solve, well(3), randn(3), kwargs={"assume_a": "sym", "lower": True}),
+        Case(sla.inv, well(3), kwargs={"assume_a": "lower triangular"}),
+        Case(sla.inv, well(3) + well(3).T, kwargs={"assume_a": "sym"}),
         Case(sla.inv, well(3)),
         Case(sla.inv, well(3, True)),
         Case(sla.inv, spd(3), kwargs={"assume_a": "pos"}),
