@@ -14,8 +14,6 @@ arguments. So each inherits the conventions and refusals of the rules it is writ
 from __future__ import annotations
 
 import math
-from typing import Any
-
 import numpy as np
 
 from ..cases import Case, randc, randn
@@ -110,7 +108,7 @@ def _tensorsolve(a, b, axes=None):
     if axes is not None:
         order = [k for k in range(nd) if k not in [ax % nd for ax in axes]] + [ax % nd for ax in axes]
         a = np.transpose(a, order)
-    shape = np.shape(a)[nd - np.ndim(b):]
+    shape = np.shape(a)[np.ndim(b):]
     n = math.prod(shape)
     return np.reshape(np.linalg.solve(np.reshape(a, (n, n)), np.ravel(b)), shape)
 

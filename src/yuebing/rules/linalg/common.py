@@ -193,7 +193,8 @@ def real_diag(x: np.ndarray) -> np.ndarray:
 
 
 def diag_vector(x: np.ndarray) -> np.ndarray:
-    return np.diagonal(x, axis1=-2, axis2=-1)
+    """The diagonal of a square matrix (or stack); einsum, which second order differentiates."""
+    return np.einsum("...ii->...i", x)
 
 
 def as_diag(d: np.ndarray) -> np.ndarray:
@@ -277,10 +278,45 @@ def derived(target: Any, definition: Callable, validate: bool = True) -> None:
 
     def frule_(*args: Any, **kwargs: Any) -> Dual:
         check(args, kwargs)
-        return core.frule(definition, *args, **kwargs)
+        out = core.frule(definition, *args, **kwargs)
+        if isinstance(out.primal, (np.floating, np.complexfloating)):  # a NumPy scalar's tangent: a number
+            return Dual(out.primal, fit_tangent(out.tangent, out.primal))
+        return out  # arrays as they are: a view's tangent is the same view of the input's
 
     label = _label(target)
     rrule_.__qualname__, frule_.__qualname__ = f"rrule[{label}] (derived)", f"frule[{label}] (derived)"
     register_rrule(target, rrule_)
     register_frule(target, frule_)
     defined_by(target, definition)
+
+
+# --------------------------------------------------------------------------------------------
+# Phase gauges of complex eigen- and singular vectors
+# --------------------------------------------------------------------------------------------
+
+
+def real_pivot(v: np.ndarray) -> tuple:
+    """Per column of ``v`` (..., m, k): the first row where it is exactly real and nonzero (where
+    LAPACK fixed its phase: the first component for ``eigh(UPLO='L')``'s eigenvectors and tall or
+    square ``svd``'s right singular vectors, the last for ``UPLO='U'``). Returns ``(mask, p)``:
+    ``mask`` (..., m, k) marks that row, ``p`` (..., 1, k) is its value (1 where there is none:
+    then the mask column is all False and no phase is fixed)."""
+    ok = (np.imag(v) == 0) & (np.real(v) != 0)
+    rows = np.argmax(ok, axis=-2)[..., None, :]
+    has = np.take_along_axis(ok, rows, axis=-2)
+    mask = (np.arange(v.shape[-2])[:, None] == rows) & has
+    p = np.where(has, np.real(np.take_along_axis(v, rows, axis=-2)), 1.0)
+    return mask, p
+
+
+def phase_turn(dv: Any, pivot: tuple) -> Any:
+    """``beta`` (..., 1, k) such that ``dv + 1j * v * beta`` is real at the pivot rows."""
+    mask, p = pivot
+    return -np.sum(np.where(mask, np.imag(dv), 0.0), axis=-2, keepdims=True) / p
+
+
+def phase_turn_adjoint(c: Any, pivot: tuple) -> Any:
+    """The cotangent of ``dv`` given ``c``, that of ``beta`` (adjoint of ``phase_turn``); the
+    cotangent of ``1j * v * beta`` is ``c = -Im(sum(conj(g) * v))`` per column."""
+    mask, p = pivot
+    return np.where(mask, -1j * c / p, 0.0)

@@ -22,7 +22,7 @@ import numpy as np
 from ..cases import Case, randc, randn
 from ..second_order import with_vjp
 from .common import (as_diag, cotangent_entry, diag_vector, hermitian_from, hermitian_from_adjoint,
-                     linalg_rule, mH, mT, real_diag, real_only, refuse)
+                     linalg_rule, mH, phase_turn, phase_turn_adjoint, real_diag, real_pivot, refuse)
 
 # --------------------------------------------------------------------------------------------
 # cholesky
@@ -141,22 +141,57 @@ def _cholesky(a, upper=False):
 # --------------------------------------------------------------------------------------------
 
 
+def _qr_square_tall_jvp(q, r, da):
+    """Tangents of the reduced ``q, r`` of a square or tall matrix (complex: LAPACK's real
+    diagonal of ``r`` kept real, so ``q^H dq`` has an imaginary diagonal)."""
+    d = da @ np.linalg.inv(r)
+    x = mH(q) @ d
+    low = np.tril(x, -1)
+    omega = low - mH(low)
+    if np.iscomplexobj(x):
+        omega = omega + 1j * as_diag(np.imag(diag_vector(x)))
+    return q @ (omega - x) + d, (x - omega) @ r
+
+
+def _qr_square_tall_vjp(q, r, gq, gr):
+    """The cotangent of ``a`` from those of its reduced ``q, r`` (None: zero)."""
+    n = r.shape[-1]
+    mm = np.zeros(r.shape[:-2] + (n, n), dtype=np.result_type(q, r))
+    if gr is not None:
+        mm = mm + gr @ mH(r)
+    if gq is not None:
+        mm = mm - mH(q) @ gq
+    nn = np.triu(mm) + mH(np.triu(mm, 1))
+    if np.iscomplexobj(nn):  # the diagonal of r is real: only Re of mm's diagonal acts
+        nn = nn - 1j * as_diag(np.imag(diag_vector(mm)))
+    top = q @ nn if gq is None else gq + q @ nn
+    return mH(np.linalg.solve(r, mH(top)))  # top @ r^-H
+
+
 def _qr_vjp(g, y, a, mode="reduced"):
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
     if mode == "r":
         q, r = np.linalg.qr(a)
         gq, gr = None, g
     else:
         q, r = y[0], y[1]
         gq, gr = cotangent_entry(g, 0), cotangent_entry(g, 1)
-    n = r.shape[-1]
-    mm = np.zeros(r.shape[:-2] + (n, n), dtype=r.dtype)
+    if m >= n:
+        if mode == "complete" and m > n:  # the completion's columns: dq2 = -q1 dq1^H q2
+            q1, q2 = q[..., :, :n], q[..., :, n:]
+            if gq is not None:
+                gq = gq[..., :, :n] - q2 @ mH(gq[..., :, n:]) @ q1
+            q, r, gr = q1, r[..., :n, :], None if gr is None else gr[..., :n, :]
+        return _qr_square_tall_vjp(q, r, gq, gr), None
+    # wide: a = [x, y] with x = q r1 square and r2 = q^H y
+    y2 = a[..., :, m:]
+    gr1 = None if gr is None else gr[..., :, :m]
     if gr is not None:
-        mm = mm + gr @ mT(r)
-    if gq is not None:
-        mm = mm - mT(q) @ gq
-    nn = np.triu(mm) + mT(np.triu(mm, 1))
-    top = q @ nn if gq is None else gq + q @ nn
-    return top @ mT(np.linalg.inv(r)), None
+        gq = (0 if gq is None else gq) + y2 @ mH(gr[..., :, m:])
+    gx = _qr_square_tall_vjp(q, r[..., :, :m], gq, gr1)
+    gy = np.zeros(y2.shape, dtype=gx.dtype) if gr is None else q @ gr[..., :, m:]
+    return np.concatenate([gx, np.broadcast_to(gy, gx.shape[:-1] + (n - m,))], axis=-1), None
 
 
 @linalg_rule(np.linalg.qr, vjp=_qr_vjp)
@@ -164,18 +199,23 @@ def _qr(a, mode="reduced"):
     label = "numpy.linalg.qr"
     y = np.linalg.qr(a, mode=mode)
     a = np.asarray(a)
-    real_only(label, a)
     m, n = a.shape[-2:]
-    if mode not in ("reduced", "complete", "r") or m < n or (mode == "complete" and m != n):
-        refuse(label, "yuebing differentiates modes 'reduced' and 'r' for square or tall matrices "
-                      "(and 'complete' for square ones)")
+    if mode not in ("reduced", "complete", "r"):
+        refuse(label, "yuebing does not differentiate mode='raw' (LAPACK's Householder reflectors); "
+                      "use mode='reduced', 'complete' or 'r'")
 
     def jvp(da: Any) -> Any:
         q, r = np.linalg.qr(a) if mode == "r" else y
-        d = da @ np.linalg.inv(r)
-        x = mT(q) @ d
-        omega = np.tril(x, -1) - mT(np.tril(x, -1))
-        dq, dr = q @ (omega - x) + d, (x - omega) @ r
+        if m >= n:
+            q1, r1 = q[..., :, :n], r[..., :n, :]
+            dq, dr = _qr_square_tall_jvp(q1, r1, da)
+            if q.shape[-1] > n:  # complete: the completion turns with q1
+                q2 = q[..., :, n:]
+                dq = np.concatenate([dq, -q1 @ (mH(dq) @ q2)], axis=-1)
+                dr = np.concatenate([dr, np.zeros(dr.shape[:-2] + (m - n, n), dtype=dr.dtype)], axis=-2)
+        else:
+            dq, dr1 = _qr_square_tall_jvp(q, r[..., :, :m], da[..., :, :m])
+            dr = np.concatenate([dr1, mH(dq) @ a[..., :, m:] + mH(q) @ da[..., :, m:]], axis=-1)
         return dr if mode == "r" else [dq, dr]
 
     return y, jvp
@@ -194,26 +234,36 @@ def eigen_gaps(w: Any, squared: bool = False) -> Any:
     return np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0)
 
 
+def _phase_cotangent(gs: list, vs: list) -> Any:
+    """``c`` of ``phase_turn_adjoint``: the cotangent of a common phase turn of the columns of
+    the ``vs`` (their cotangents ``gs``, None for none)."""
+    return sum(-np.imag(np.sum(np.conj(g) * v, axis=-2, keepdims=True)) for g, v in zip(gs, vs) if g is not None)
+
+
 def _eigh_vjp(g, y, a, UPLO="L"):
     w, v = y[0], y[1]
     gw, gv = cotangent_entry(g, 0), cotangent_entry(g, 1)
     xbar = np.zeros(v.shape, dtype=v.dtype)
     if gw is not None:
-        xbar = xbar + as_diag(np.asarray(gw))
+        xbar = xbar + as_diag(np.real(np.asarray(gw)))
     if gv is not None:
-        xbar = xbar + eigen_gaps(w) * (mT(v) @ gv)
-    return hermitian_from_adjoint(v @ xbar @ mT(v), UPLO.upper() == "L"), None
+        if np.iscomplexobj(v):  # the phase LAPACK fixed (a real component)
+            gv = gv + phase_turn_adjoint(_phase_cotangent([gv], [v]), real_pivot(v))
+        xbar = xbar + eigen_gaps(w) * (mH(v) @ gv)
+    return hermitian_from_adjoint(v @ xbar @ mH(v), UPLO.upper() == "L"), None
 
 
 @linalg_rule(np.linalg.eigh, vjp=_eigh_vjp)
 def _eigh(a, UPLO="L"):
     y = np.linalg.eigh(a, UPLO=UPLO)
-    real_only("numpy.linalg.eigh", a)
 
     def jvp(da: Any) -> Any:
         w, v = y
-        x = mT(v) @ hermitian_from(da, UPLO.upper() == "L") @ v
-        return [diag_vector(x), v @ (eigen_gaps(w) * x)]
+        x = mH(v) @ hermitian_from(da, UPLO.upper() == "L") @ v
+        dv = v @ (eigen_gaps(w) * x)
+        if np.iscomplexobj(v):
+            dv = dv + 1j * v * phase_turn(dv, real_pivot(v))
+        return [np.real(diag_vector(x)), dv]
 
     return y, jvp
 
@@ -249,29 +299,66 @@ def singular_values_cotangent(u, vh, gs):
     return (u * np.asarray(gs)[..., None, :]) @ vh
 
 
+def _svd_reduced_vjp(u, s, vh, gu, gs, gv):
+    """The cotangent of ``a`` from those of its reduced ``u, s, v`` (``gv`` of ``v = vh^H``)."""
+    v = mH(vh)
+    gaps = eigen_gaps(s, squared=True)
+    s_inv = 1.0 / s
+    complex_ = np.iscomplexobj(u)
+    if complex_ and (gu is not None or gv is not None):  # the phase LAPACK fixed, on v
+        c = _phase_cotangent([gu, gv], [u, v])
+        gv = phase_turn_adjoint(c, real_pivot(v)) + (0 if gv is None else gv)
+    inner = np.zeros(s.shape[:-1] + (s.shape[-1], s.shape[-1]), dtype=u.dtype)
+    ga = np.zeros(u.shape[:-1] + vh.shape[-1:], dtype=u.dtype)
+    if gs is not None:
+        inner = inner + as_diag(np.asarray(gs))
+    if gu is not None:
+        j = mH(u) @ gu
+        inner = inner + (gaps * (j - mH(j))) * s[..., None, :]
+        if complex_:
+            inner = inner + 1j * as_diag(np.imag(diag_vector(j)) * s_inv)
+        ga = ga + ((gu - u @ j) * s_inv[..., None, :]) @ vh
+    if gv is not None:
+        k = mH(v) @ gv
+        inner = inner + s[..., :, None] * (gaps * (k - mH(k)))
+        ga = ga + u @ (s_inv[..., :, None] * (mH(gv) - mH(k) @ vh))
+    return ga + u @ inner @ vh
+
+
 def _svd_vjp(g, y, a, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         u, _, vh = np.linalg.svd(a, full_matrices=False)
         return singular_values_cotangent(u, vh, g), None, None, None
     u, s, vh = y[0], y[1], y[2]
     gu, gs, gvh = cotangent_entry(g, 0), cotangent_entry(g, 1), cotangent_entry(g, 2)
-    v = mT(vh)
+    gv = None if gvh is None else mH(gvh)
+    k = s.shape[-1]
+    if u.shape[-1] > k:  # full_matrices, tall: the completion u2 turns with u1 (du2 = -u1 du1^H u2)
+        u1, u2 = u[..., :, :k], u[..., :, k:]
+        gu = None if gu is None else gu[..., :, :k] - u2 @ mH(gu[..., :, k:]) @ u1
+        u = u1
+    if vh.shape[-2] > k:  # full_matrices, wide: the same for v
+        v = mH(vh)
+        v1, v2 = v[..., :, :k], v[..., :, k:]
+        gv = None if gv is None else gv[..., :, :k] - v2 @ mH(gv[..., :, k:]) @ v1
+        vh = mH(v1)
+    return _svd_reduced_vjp(u, s, vh, gu, gs, gv), None, None, None
+
+
+def _svd_reduced_jvp(u, s, vh, da):
+    v = mH(vh)
     gaps = eigen_gaps(s, squared=True)
     s_inv = 1.0 / s
-    inner = np.zeros(s.shape[:-1] + (s.shape[-1], s.shape[-1]), dtype=s.dtype)
-    ga = np.zeros(a.shape, dtype=u.dtype)
-    if gs is not None:
-        inner = inner + as_diag(np.asarray(gs))
-    if gu is not None:
-        ut_gu = mT(u) @ gu
-        inner = inner + (gaps * (ut_gu - mT(ut_gu))) * s[..., None, :]
-        ga = ga + ((gu - u @ ut_gu) * s_inv[..., None, :]) @ vh
-    if gvh is not None:
-        gv = mT(gvh)
-        vt_gv = mT(v) @ gv
-        inner = inner + s[..., :, None] * (gaps * (vt_gv - mT(vt_gv)))
-        ga = ga + u @ (s_inv[..., :, None] * (mT(gv) - mT(vt_gv) @ vh))
-    return ga + u @ inner @ vh, None, None, None
+    dp = mH(u) @ da @ v
+    ds = np.real(diag_vector(dp))
+    dp_s, s_dp = dp * s[..., None, :], s[..., :, None] * dp
+    du = u @ (gaps * (dp_s + mH(dp_s))) + (da @ v - u @ dp) * s_inv[..., None, :]
+    dv = v @ (gaps * (s_dp + mH(s_dp))) + (mH(da) @ u - v @ mH(dp)) * s_inv[..., None, :]
+    if np.iscomplexobj(dp):  # u^H du gets Im(dp_kk) / s_k; then the phase LAPACK fixed, on v
+        du = du + u * (1j * np.imag(diag_vector(dp)) * s_inv)[..., None, :]
+        beta = phase_turn(dv, real_pivot(v))
+        du, dv = du + 1j * u * beta, dv + 1j * v * beta
+    return du, ds, dv
 
 
 @linalg_rule(np.linalg.svd, vjp=_svd_vjp)
@@ -287,22 +374,17 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             return singular_values_jvp(u, vh, da)
 
         return y, values_jvp
-    real_only(label, a)
-    m, n = a.shape[-2:]
-    if full_matrices and m != n:
-        refuse(label, "yuebing differentiates full_matrices=False (or square matrices) only")
 
     def jvp(da: Any) -> Any:
         u, s, vh = y
-        v = mT(vh)
-        gaps = eigen_gaps(s, squared=True)
-        s_inv = 1.0 / s
-        dp = mT(u) @ da @ v
-        ds = diag_vector(dp)
-        dp_s, s_dp = dp * s[..., None, :], s[..., :, None] * dp
-        du = u @ (gaps * (dp_s + mT(dp_s))) + (da @ v - u @ dp) * s_inv[..., None, :]
-        dv = v @ (gaps * (s_dp + mT(s_dp))) + (mT(da) @ u - v @ mT(dp)) * s_inv[..., None, :]
-        return [du, ds, mT(dv)]
+        k = s.shape[-1]
+        du, ds, dv = _svd_reduced_jvp(u[..., :, :k], s, vh[..., :k, :], da)
+        if u.shape[-1] > k:  # full_matrices, tall: du2 = -u1 du1^H u2
+            du = np.concatenate([du, -u[..., :, :k] @ (mH(du) @ u[..., :, k:])], axis=-1)
+        if vh.shape[-2] > k:
+            v = mH(vh)
+            dv = np.concatenate([dv, -v[..., :, :k] @ (mH(dv) @ v[..., :, k:])], axis=-1)
+        return [du, ds, mH(dv)]
 
     return y, jvp
 
@@ -351,9 +433,18 @@ CASES = [
     Case(np.linalg.qr, randn(2, 4, 3)),
     Case(np.linalg.qr, randn(4, 3), kwargs={"mode": "r"}),
     Case(np.linalg.qr, randn(3, 3), kwargs={"mode": "complete"}),
+    Case(np.linalg.qr, randn(3, 5)),
+    Case(np.linalg.qr, randn(2, 2, 4), kwargs={"mode": "r"}),
+    Case(np.linalg.qr, randn(4, 3), kwargs={"mode": "complete"}),  # one completing column: its sign is locally fixed
+    Case(np.linalg.qr, randc(4, 3)),
+    Case(np.linalg.qr, randc(2, 3, 3), kwargs={"mode": "complete"}),
+    Case(np.linalg.qr, randc(2, 4)),
+    Case(np.linalg.qr, randc(4, 2), kwargs={"mode": "r"}),
     Case(np.linalg.eigh, _sym(4)),
     Case(np.linalg.eigh, _sym(3) + np.triu(randn(3, 3), 1), kwargs={"UPLO": "U"}),
     Case(np.linalg.eigh, np.stack([_sym(3), _sym(3)])),
+    Case(np.linalg.eigh, _spd(3, complex_=True)),
+    Case(np.linalg.eigh, _spd(3, 2, complex_=True), kwargs={"UPLO": "U"}),
     Case(np.linalg.eigvalsh, _sym(4)),
     Case(np.linalg.eigvalsh, _spd(3, complex_=True)),
     Case(np.linalg.eigvalsh, _sym(3), kwargs={"UPLO": "U"}),
@@ -363,4 +454,8 @@ CASES = [
     Case(np.linalg.svd, randn(2, 4, 3), kwargs={"full_matrices": False}),
     Case(np.linalg.svd, randn(4, 3), kwargs={"compute_uv": False}),
     Case(np.linalg.svd, randc(3, 4), kwargs={"compute_uv": False}),
+    Case(np.linalg.svd, randn(4, 3)),  # full_matrices: one completing column (sign locally fixed)
+    Case(np.linalg.svd, randn(2, 3)),
+    Case(np.linalg.svd, randc(4, 3), kwargs={"full_matrices": False}),
+    Case(np.linalg.svd, randc(2, 3, 3)),
 ]
