@@ -13,6 +13,7 @@ from .api import (
     checkpoint,
     config,
     custom_jvp,
+    custom_root,
     custom_vjp,
     flatten,
     flatten_tangent,
@@ -41,7 +42,7 @@ from . import testing
 __version__ = "0.1.0"
 
 __all__ = [
-    "MutableTangent", "NestedDifferentiationError", "RuleDebugError", "checkpoint", "config", "custom_jvp", "custom_vjp", "linearize", "stop_gradient", "NoTangent", "Tangent", "frule", "grad",
+    "MutableTangent", "NestedDifferentiationError", "RuleDebugError", "checkpoint", "config", "custom_jvp", "custom_root", "custom_vjp", "linearize", "stop_gradient", "NoTangent", "Tangent", "frule", "grad",
     "flatten", "flatten_tangent", "hessian", "hvp", "jacobian", "jvp", "map_grad", "nondifferentiable", "register_frule", "register_rrule", "show_forward",
     "prepare_gradient", "prepare_hessian", "prepare_hvp", "prepare_pullback", "SecondOrderError", "register_nondifferentiable_type", "rrule", "show",
     "tangents", "testing", "value_and_grad", "value_and_pullback", "vjp",

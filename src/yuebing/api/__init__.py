@@ -12,6 +12,8 @@ from ..transform.second_order import SecondOrderError
 from .custom import checkpoint, custom_jvp, custom_vjp, linearize, stop_gradient
 from .flatten import flatten, flatten_tangent
 from .forward import jacobian, jvp
+from .implicit import custom_root
+from . import implicit_scipy as _implicit_scipy  # noqa: F401 - scipy.optimize's implicit rules
 from .reverse import (
     MutableTangent,
     NoTangent,
@@ -31,7 +33,7 @@ from . import nested as _nested  # noqa: F401, E402 - differentiation through yb
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "NoTangent", "RuleDebugError", "SecondOrderError", "Tangent",
-    "checkpoint", "config", "custom_jvp", "custom_vjp", "flatten", "flatten_tangent", "grad", "hessian", "hvp", "jacobian", "jvp", "linearize", "map_grad", "prepare_gradient",
+    "checkpoint", "config", "custom_jvp", "custom_root", "custom_vjp", "flatten", "flatten_tangent", "grad", "hessian", "hvp", "jacobian", "jvp", "linearize", "map_grad", "prepare_gradient",
     "prepare_hessian", "prepare_hvp", "prepare_pullback", "register_nondifferentiable_type", "show",
     "show_forward", "stop_gradient", "value_and_grad", "value_and_pullback", "vjp",
 ]

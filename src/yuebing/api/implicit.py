@@ -1,0 +1,372 @@
+"""Implicit differentiation: ``yb.custom_root`` and the rules of ``scipy.optimize``'s root finders
+and minimisers (``docs/implicit.md``).
+
+A solver returns ``x*`` with ``F(x*, θ) = 0``; its derivative is the implicit function theorem's
+``dx*/dθ = -(∂F/∂x)^{-1} ∂F/∂θ``, never the derivative of the iterations. ``θ`` is everything the
+user's callable depends on that carries a derivative: its extra arguments (``args=``) and the state
+it captures (a closure's cells, a bound method's object): the callable is an argument of the
+problem like any other, with its tangent (docs/tangents.md, "Closures"). ``F`` is the callable
+itself for root finders, the gradient of the objective for ``minimize`` (its Hessian is ``∂F/∂x``),
+and of ``0.5 * sum(r**2)`` for ``least_squares``. Every partial derivative comes from yuebing's own
+transforms of the functions in ``rules/_implicit_residuals.py``; ``∂F/∂x`` is formed densely
+(``yb.jacobian``, ``yb.hessian``) and solved with NumPy, or by the user's ``tangent_solve``.
+
+Reverse mode solves ``(∂F/∂x)^T λ = x̄`` and pulls ``-λ`` back through ``F`` to ``θ``; forward mode
+pushes ``θ̇`` through ``F`` and solves ``(∂F/∂x) ẋ = -Ḟ``. Result objects carry the derivative of
+``x``, of the optimum value (``res.fun``, ``res.cost``: the envelope theorem, ``∂f/∂θ`` at ``x*``)
+and of ``least_squares``'s residual vector; fields whose derivative is zero at a solution (the
+residual of a root, the gradient at a minimum) have zero tangents; the others (``hess_inv``,
+``fjac``...) get NaN tangents in forward mode and are refused in reverse mode. Second order is
+refused (``SecondOrderError``).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from ..rules import _implicit_residuals as R
+from ..rules import array_like
+from ..rules.core import CoDual, Dual, register_frule, register_rrule
+from ..rules.second_order import _register
+from ..rules.util import out_cotangent, output, sum_rdata
+from ..tangents import NoRData, NoTangent, dot, zero_rdata, zero_tangent
+from ..transform.second_order import SecondOrderError
+from .custom import _deliver
+from .forward import jacobian, jvp
+from .reverse import vjp
+from .second_order import hessian, hvp
+
+# --------------------------------------------------------------------------------------------
+# The problem F(x*, θ) = 0
+# --------------------------------------------------------------------------------------------
+
+
+def _flat(v: Any) -> np.ndarray:
+    return np.reshape(np.asarray(v, dtype=float), -1)
+
+
+def _like(v: np.ndarray, like: Any) -> Any:
+    """Flat ``v`` shaped as ``like`` (a float for a float)."""
+    if isinstance(like, np.ndarray):
+        return np.reshape(v, like.shape).astype(like.dtype, copy=False)
+    return float(v[0])
+
+
+class _Problem:
+    """The solution ``x`` of ``F(x, *params) = 0``: kind ``"root"`` has ``F = function``, kind
+    ``"min"`` has ``F = ∇_x function`` (a scalar objective)."""
+
+    def __init__(self, name: str, kind: str, function: Callable, x: Any, params: tuple,
+                 tangent_solve: Callable | None = None) -> None:
+        self.name, self.kind, self.function, self.params = name, kind, function, params
+        self.x = x
+        self.tangent_solve = tangent_solve
+        self._matrix: np.ndarray | None = None
+        self._hvps: list | None = None
+
+    def _zeros(self) -> tuple:
+        return tuple(zero_tangent(p) for p in self.params)
+
+    def _unit(self, i: int) -> Any:
+        e = np.zeros(int(np.size(self.x)))
+        e[i] = 1.0
+        return _like(e, self.x)
+
+    def _columns(self) -> list:
+        """Per coordinate ``i`` of ``x``: the Hessian-vector products along ``e_i``, with respect
+        to ``x`` (column ``i`` of ``∂F/∂x``) and to each parameter (``∂F_i/∂θ``, by symmetry)."""
+        if self._hvps is None:
+            self._hvps = [hvp(self.function, (self.x, *self.params), (self._unit(i), *self._zeros()))[2]
+                          for i in range(int(np.size(self.x)))]
+        return self._hvps
+
+    def matrix(self) -> np.ndarray:
+        """``∂F/∂x`` at the solution, as a square matrix over the flattened ``x``."""
+        if self._matrix is None:
+            if self.kind == "root":
+                a = jacobian(self.function, argnums=0)(self.x, *self.params)
+            elif self._hvps is not None:
+                a = np.stack([_flat(h[0]) for h in self._hvps], axis=1)
+            else:
+                a = hessian(self.function, argnums=0)(self.x, *self.params)
+            n = int(np.size(self.x))
+            a = np.asarray(a, dtype=float)
+            if a.size != n * n:
+                raise ValueError(f"{self.name}: the residual has {a.size // max(n, 1)} components for {n} unknowns; "
+                                 "implicit differentiation needs a square system (as many equations as unknowns)")
+            self._matrix = a.reshape(n, n)
+        return self._matrix
+
+    def _apply(self, v: np.ndarray, transpose: bool) -> np.ndarray:
+        """``∂F/∂x v`` (or its transpose), for a user's ``tangent_solve``."""
+        if transpose:
+            value, pullback = vjp(self.function, self.x, *self.params)
+            return _flat(pullback(_like(v, value))[0])
+        return _flat(jvp(self.function, (self.x, *self.params), (_like(v, self.x), *self._zeros()))[1])
+
+    def solve(self, b: np.ndarray, transpose: bool) -> np.ndarray:
+        """``(∂F/∂x)^{-1} b`` (or ``^{-T}``), flat."""
+        if self.tangent_solve is not None:
+            like = self.x
+
+            def linear(v: Any) -> Any:
+                return _like(self._apply(_flat(v), transpose), like)
+
+            return _flat(self.tangent_solve(linear, _like(b, like)))
+        a = self.matrix()
+        try:
+            solution = np.linalg.solve(a.T if transpose else a, b)
+        except np.linalg.LinAlgError:
+            solution = None
+        if solution is None or not np.all(np.isfinite(solution)):
+            raise ValueError(f"{self.name}: the Jacobian of the residual with respect to x is singular at the solution "
+                             "(the solution is not locally unique), so it has no derivative with respect to the "
+                             "parameters; check the problem, or fix the directions in which it is degenerate")
+        return solution
+
+    def pull(self, x_bar: np.ndarray) -> tuple:
+        """The cotangent of each parameter (full tangents) for cotangent ``x_bar`` of ``x``."""
+        lam = -self.solve(x_bar, transpose=True)
+        if self.kind == "root":
+            value, pullback = vjp(self.function, self.x, *self.params)
+            return tuple(pullback(_like(lam, value))[1:])
+        return tuple(hvp(self.function, (self.x, *self.params), (_like(lam, self.x), *self._zeros()))[2][1:])
+
+    def push(self, tangents: tuple) -> Any:
+        """The tangent of ``x`` for the parameters' tangents."""
+        zero = _like(np.zeros(int(np.size(self.x))), self.x)
+        if self.kind == "root":
+            f_dot = jvp(self.function, (self.x, *self.params), (zero, *tangents))[1]
+        else:  # Ḟ_i = <∂F_i/∂θ, θ̇>: yb.hvp does not take directions in a closure's captured state
+            f_dot = np.array([sum(float(dot(h, t)) for h, t in zip(hs[1:], tangents) if t is not NoTangent)
+                              for hs in self._columns()])
+        return _like(-self.solve(_flat(f_dot), transpose=False), self.x)
+
+
+# --------------------------------------------------------------------------------------------
+# What a solver call is: the problem, and where x and the other results are in its output
+# --------------------------------------------------------------------------------------------
+
+
+class _Plan:
+    """One call's implicit problem and output layout. Paths index the output (tuple positions,
+    dict keys): ``x`` paths hold the solution, ``zero`` paths have derivative 0 at a solution,
+    ``value`` holds the optimum (envelope theorem), ``residual`` least_squares' residual vector."""
+
+    def __init__(self, kind: str, function: Callable, names: tuple, x_paths: tuple, *, zero: tuple = (),
+                 value: tuple | None = None, objective: Callable | None = None, objective_names: tuple = (),
+                 residual: tuple | None = None, residual_function: Callable | None = None,
+                 tangent_solve: Callable | None = None) -> None:
+        self.kind, self.function, self.names, self.x_paths, self.zero = kind, function, names, x_paths, zero
+        self.value, self.objective, self.objective_names = value, objective, objective_names or names
+        self.residual, self.residual_function = residual, residual_function
+        self.tangent_solve = tangent_solve
+
+    def known(self) -> set:
+        paths = set(self.x_paths) | set(self.zero)
+        return paths | {p for p in (self.value, self.residual) if p is not None}
+
+
+def _get(t: Any, path: tuple) -> Any:
+    for key in path:
+        t = t[key]
+    return t
+
+
+def _set(t: Any, path: tuple, value: Any) -> Any:
+    """``t`` with ``value`` at ``path`` (dicts in place, tuples rebuilt)."""
+    if not path:
+        return value
+    key, rest = path[0], path[1:]
+    if isinstance(t, tuple):
+        items = list(t)
+        items[key] = _set(items[key], rest, value)
+        return type(t)(*items) if hasattr(t, "_fields") else tuple(items)
+    t[key] = _set(t[key], rest, value)
+    return t
+
+
+def _float_leaves(t: Any, path: tuple = ()) -> list:
+    """``(path, value)`` of every float and float-array leaf of a tangent."""
+    if isinstance(t, dict):
+        return [leaf for k, v in t.items() for leaf in _float_leaves(v, path + (k,))]
+    if isinstance(t, (tuple, list)):
+        return [leaf for k, v in enumerate(t) for leaf in _float_leaves(v, path + (k,))]
+    if isinstance(t, (float, np.floating)) or (isinstance(t, np.ndarray) and t.dtype.kind in "fc"):
+        return [(path, t)]
+    return []
+
+
+def _field(name: str, path: tuple) -> str:
+    return "the result" + "".join(f".{k}" if isinstance(k, str) else f"[{k}]" for k in path) if path else name
+
+
+# --------------------------------------------------------------------------------------------
+# The rules
+# --------------------------------------------------------------------------------------------
+
+
+def _bind(signature: inspect.Signature, name: str, args: tuple, kwargs: dict) -> dict:
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise TypeError(f"{name}: {error}") from None
+    return dict(bound.arguments)
+
+
+def _value(v: Any) -> Any:
+    return v.primal if isinstance(v, (CoDual, Dual)) else v
+
+
+def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callable | None = None) -> None:
+    """Register the reverse, forward and (refusing) second-order rules of solver ``function``:
+    ``plan(values, result) -> _Plan`` describes a call, ``call(values)`` runs it (default: the
+    function on the bound values)."""
+    signature = inspect.signature(function)
+    # the extra arguments (args=(a, b)) are the user's, not an array: no array_like conversion
+    array_like._APPLIES[function] = False
+    run = call or (lambda values: function(**values))
+    positional = list(signature.parameters)
+
+    def solve(args: tuple, kwargs: dict) -> tuple[dict, dict, Any, _Plan, Any]:
+        given = _bind(signature, name, args, kwargs)
+        values = {k: _value(v) for k, v in given.items()}
+        result = run(values)
+        p = plan(values, result)
+        x = _get(result, p.x_paths[0])
+        x = float(x) if np.ndim(x) == 0 and not isinstance(x, np.ndarray) else np.array(x, dtype=float)
+        if np.iscomplexobj(_get(result, p.x_paths[0])):
+            raise TypeError(f"{name}: implicit differentiation takes real unknowns, not complex ones")
+        params = tuple(values.get(k, ()) for k in p.names)
+        problem = _Problem(name, p.kind, p.function, x, params, p.tangent_solve)
+        return given, values, result, p, problem
+
+    def rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Callable]:
+        given, values, result, p, problem = solve(args, kwargs)
+        out = output(result)
+
+        def pullback(dy: Any) -> tuple:
+            cot = out_cotangent(out, dy)
+            for path, c in _float_leaves(cot):
+                if path not in p.known() and np.any(c):
+                    raise ValueError(f"{name}: yuebing differentiates the solution (and the optimum value and "
+                                     f"residuals) only, not {_field(name, path)}, which the differentiated code uses")
+            x_bar = sum(_flat(_get(cot, path)) for path in p.x_paths)
+            rdatas: dict = {}
+            if p.residual is not None and np.any(_get(cot, p.residual)):
+                rdatas = _gather(rdatas, given, p.names, _pull_direct(p.residual_function, problem, _get(cot, p.residual),
+                                                                      p.names, x_bar))
+            if np.any(x_bar):
+                rdatas = _gather(rdatas, given, p.names, problem.pull(x_bar))
+            if p.value is not None and np.any(_get(cot, p.value)):
+                objective_params = tuple(values.get(k, ()) for k in p.objective_names)
+                _, pb = vjp(p.objective, problem.x, *objective_params)
+                rdatas = _gather(rdatas, given, p.objective_names, pb(float(_get(cot, p.value)))[1:])
+            return (NoRData, *(_rdata(k, given, rdatas) for k in positional[:len(args)]),
+                    *(_rdata(k, given, rdatas) for k in kwargs))
+
+        return out, pullback
+
+    def frule(*args: Any, **kwargs: Any) -> Dual:
+        given, values, result, p, problem = solve(args, kwargs)
+        tangents = tuple(given[k].tangent if isinstance(given.get(k), Dual) else zero_tangent(values.get(k, ()))
+                         for k in p.names)
+        try:
+            t = zero_tangent(result)
+        except TypeError:
+            t = NoTangent
+        moving = any(d is not NoTangent for d in tangents)
+        x_dot = problem.push(tangents) if moving else _like(np.zeros(int(np.size(problem.x))), problem.x)
+        for path, leaf in _float_leaves(t):
+            if path not in p.known():  # no derivative computed: NaN, never a silent zero
+                t = _set(t, path, leaf + np.nan)
+        for path in p.x_paths:
+            t = _set(t, path, _fit(x_dot, _get(result, path)))
+        if p.value is not None and moving:
+            objective = tuple(values.get(k, ()) for k in p.objective_names)
+            o_tangents = tuple(given[k].tangent if isinstance(given.get(k), Dual) else zero_tangent(values.get(k, ()))
+                               for k in p.objective_names)
+            zero = _like(np.zeros(int(np.size(problem.x))), problem.x)
+            t = _set(t, p.value, _fit(jvp(p.objective, (problem.x, *objective), (zero, *o_tangents))[1],
+                                      _get(result, p.value)))
+        if p.residual is not None:
+            r_dot = jvp(p.residual_function, (problem.x, *problem.params), (x_dot, *tangents))[1]
+            t = _set(t, p.residual, _fit(r_dot, _get(result, p.residual)))
+        return Dual(result, t)
+
+    def second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
+        raise SecondOrderError(f"yb.hvp/yb.hessian: {name} is differentiated implicitly in first order only "
+                               "(reverse and forward mode); differentiate twice by finite differences of yb.grad, "
+                               "or write the second-order conditions out")
+
+    register_rrule(function, rrule)
+    register_frule(function, frule)
+    _register((function,), second_order)
+
+
+def _fit(dx: Any, like: Any) -> Any:
+    if isinstance(like, np.ndarray):
+        return np.reshape(np.asarray(dx, dtype=like.dtype), like.shape)
+    return float(np.reshape(np.asarray(dx), -1)[0]) if np.size(dx) == 1 else np.asarray(dx)
+
+
+def _pull_direct(function: Callable, problem: _Problem, r_bar: Any, names: tuple, x_bar: Any) -> tuple:
+    """Pull a cotangent of ``function(x*, θ)`` back: to ``θ`` directly (returned), and to ``x*``
+    (added into ``x_bar``, then through the implicit function)."""
+    _, pullback = vjp(function, problem.x, *problem.params)
+    cotangents = pullback(r_bar)
+    x_bar += _flat(cotangents[0])
+    return tuple(cotangents[1:])
+
+
+def _gather(rdatas: dict, given: dict, names: tuple, cotangents: tuple) -> dict:
+    """Deliver full cotangents to the named arguments (in place in their fdata); sum their rdata."""
+    for k, c in zip(names, cotangents):
+        a = given.get(k)
+        if isinstance(a, CoDual):
+            rdatas[k] = sum_rdata(rdatas.get(k, NoRData), _deliver(a, c))
+    return rdatas
+
+
+def _rdata(k: str, given: dict, rdatas: dict) -> Any:
+    """An argument's rdata: what the parameters received, explicit zeros for the others (the
+    starting point, tolerances, brackets: the solution does not depend on them)."""
+    if k in rdatas:
+        return rdatas[k]
+    return zero_rdata(_value(given.get(k)))
+
+
+# --------------------------------------------------------------------------------------------
+# yb.custom_root
+# --------------------------------------------------------------------------------------------
+
+
+def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve: Callable | None = None) -> Any:
+    """The root ``x*`` of ``f`` found by ``solve(f, initial_guess)``, differentiated implicitly
+    (JAX's ``jax.lax.custom_root``): ``dx*/dθ = -(∂f/∂x)^{-1} ∂f/∂θ`` for everything ``f`` captures
+    (a closure's variables, a bound method's object), never through ``solve``'s iterations.
+
+    ``f`` maps ``x`` (a float or a float array) to a residual of the same size; ``solve`` is any
+    solver, run as plain code (its own derivative is ignored). ``tangent_solve(g, y)`` solves the
+    linear system ``g(z) = y`` for a linear ``g`` (``∂f/∂x`` or, in reverse mode, its transpose);
+    without it the Jacobian ``∂f/∂x`` is formed densely (``yb.jacobian``) and solved with NumPy.
+    Reverse and forward mode; second order raises ``SecondOrderError``::
+
+        def sqrt_newton(a):
+            f = lambda x: x * x - a
+            return yb.custom_root(f, 1.0, newton_solver)   # yb.grad(sqrt_newton)(2.0) = 1 / (2 sqrt 2)
+    """
+    if not callable(f) or not callable(solve):
+        raise TypeError("custom_root(f, initial_guess, solve, tangent_solve=None) needs callables f and solve")
+    if tangent_solve is not None and not callable(tangent_solve):
+        raise TypeError(f"custom_root: tangent_solve must be callable or None, got {type(tangent_solve).__name__}")
+    return solve(f, initial_guess)
+
+
+def _custom_root_plan(values: dict, result: Any) -> _Plan:
+    return _Plan("root", R.call_residual, ("f",), ((),), tangent_solve=values.get("tangent_solve"))
+
+
+_implicit_rules("yuebing.custom_root", custom_root, _custom_root_plan)

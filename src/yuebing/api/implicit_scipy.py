@@ -1,0 +1,156 @@
+"""The implicit rules of ``scipy.optimize`` (``api/implicit.py`` builds them): for each solver, the
+problem its call solves (``F``, the parameters ``θ``) and where the solution sits in its output.
+
+Root finders (``root``, ``fsolve``, ``root_scalar``, ``brentq``, ``brenth``, ``ridder``,
+``bisect``, ``toms748``, ``newton``): ``F = fun(x, *args)``. ``minimize`` and
+``minimize_scalar``: ``F = ∇_x fun`` (the user's gradient when ``jac=True`` or ``jac=callable``,
+else yuebing's, with the Hessian as ``∂F/∂x``). ``least_squares``: ``F = ∇_x 0.5 sum(r**2)``.
+Calls whose solution is not a smooth function of the parameters are refused with a
+``ValueError``: a solver that reports no convergence, constraints, bounds active at the solution,
+robust losses.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..rules import _implicit_residuals as R
+from .implicit import _implicit_rules, _Plan
+
+try:
+    import scipy.optimize as _opt
+except ImportError:  # the scipy extra is not installed: no rules to register
+    _opt = None
+
+
+def _refuse(name: str, why: str, advice: str) -> None:
+    raise ValueError(f"{name}: {why}, so the solution has no derivative yuebing can give by implicit differentiation; "
+                     f"{advice}")
+
+
+def _check_converged(name: str, ok: bool, message: Any) -> None:
+    if not ok:
+        _refuse(name, f"the solver did not converge ({message})",
+                "tighten the problem or raise the iteration limit until it converges")
+
+
+def _root_plan(values: dict, result: Any) -> _Plan:
+    _check_converged("scipy.optimize.root", bool(result.success), result.message)
+    residual = R.residual_first if values.get("jac") is True else R.residual
+    return _Plan("root", residual, ("fun", "args"), (("x",),), zero=(("fun",),))
+
+
+def _root_scalar_plan(values: dict, result: Any) -> _Plan:
+    _check_converged("scipy.optimize.root_scalar", bool(result.converged), result.flag)
+    residual = R.residual_first if values.get("fprime") is True else R.residual
+    return _Plan("root", residual, ("f", "args"), (("root",),))
+
+
+def _bracket_plan(name: str) -> Callable:
+    def plan(values: dict, result: Any) -> _Plan:
+        if values.get("full_output"):
+            _check_converged(name, bool(result[1].converged), result[1].flag)
+            return _Plan("root", R.residual, ("f", "args"), ((0,), (1, "root")))
+        return _Plan("root", R.residual, ("f", "args"), ((),))
+
+    return plan
+
+
+def _newton_plan(values: dict, result: Any) -> _Plan:
+    residual = R.residual
+    if not values.get("full_output"):
+        return _Plan("root", residual, ("func", "args"), ((),))
+    if np.ndim(values.get("x0")) == 0:
+        _check_converged("scipy.optimize.newton", bool(result[1].converged), result[1].flag)
+        return _Plan("root", residual, ("func", "args"), ((0,), (1, "root")))
+    _check_converged("scipy.optimize.newton", bool(np.all(result[1])), "some elements did not converge")
+    return _Plan("root", residual, ("func", "args"), ((0,),))
+
+
+def _fsolve_call(values: dict) -> Any:
+    """fsolve, run with its full output (to see whether it converged), returned as the caller asked."""
+    full = dict(values, full_output=True)
+    x, info, ier, message = _opt.fsolve(**full)
+    _check_converged("scipy.optimize.fsolve", ier == 1, message)
+    return (x, info, ier, message) if values.get("full_output") else x
+
+
+def _fsolve_plan(values: dict, result: Any) -> _Plan:
+    if values.get("full_output"):
+        return _Plan("root", R.residual, ("func", "args"), ((0,),), zero=((1, "fvec"),))
+    return _Plan("root", R.residual, ("func", "args"), ((),))
+
+
+def _at_bounds(name: str, x: Any, bounds: Any) -> None:
+    """Refuse a solution on a bound: there the stationarity condition is not ``∇f = 0``."""
+    if bounds is None:
+        return
+    if hasattr(bounds, "lb"):  # scipy.optimize.Bounds
+        lower, upper = bounds.lb, bounds.ub
+    else:
+        pairs = [(-np.inf if lo is None else lo, np.inf if hi is None else hi) for lo, hi in bounds]
+        lower, upper = np.array([p[0] for p in pairs], float), np.array([p[1] for p in pairs], float)
+    x = np.asarray(x, dtype=float)
+    lower, upper = np.broadcast_to(np.asarray(lower, float), x.shape), np.broadcast_to(np.asarray(upper, float), x.shape)
+    scale = 1e-8 * np.maximum(1.0, np.abs(x))
+    if np.any(x - lower <= scale) or np.any(upper - x <= scale):
+        _refuse(name, "a bound is active at the solution (the minimum is on the boundary)",
+                "remove the bound if it is not needed, or differentiate an unconstrained reformulation")
+
+
+def _minimize_plan(values: dict, result: Any) -> _Plan:
+    name = "scipy.optimize.minimize"
+    if values.get("constraints"):
+        _refuse(name, "it was given constraints", "differentiate an unconstrained (e.g. penalised) problem")
+    if not result.success and "precision" not in str(result.message):
+        _check_converged(name, False, result.message)
+    _at_bounds(name, result.x, values.get("bounds"))
+    return _optimum_plan(values, "fun")
+
+
+def _optimum_plan(values: dict, fun_name: str) -> _Plan:
+    """A minimum of ``fun``: through the user's gradient when ``jac`` gives one."""
+    jac = values.get("jac")
+    if jac is True:
+        return _Plan("root", R.residual_second, (fun_name, "args"), (("x",),), zero=(("jac",),), value=("fun",),
+                     objective=R.objective_first)
+    if callable(jac):
+        return _Plan("root", R.residual, ("jac", "args"), (("x",),), zero=(("jac",),), value=("fun",),
+                     objective=R.objective, objective_names=(fun_name, "args"))
+    return _Plan("min", R.objective, (fun_name, "args"), (("x",),), zero=(("jac",),), value=("fun",),
+                 objective=R.objective)
+
+
+def _minimize_scalar_plan(values: dict, result: Any) -> _Plan:
+    name = "scipy.optimize.minimize_scalar"
+    _check_converged(name, bool(result.success), result.message)
+    bounds = values.get("bounds")
+    if bounds is not None:
+        _at_bounds(name, [result.x], [tuple(bounds)])
+    return _Plan("min", R.objective, ("fun", "args"), (("x",),), value=("fun",), objective=R.objective)
+
+
+def _least_squares_plan(values: dict, result: Any) -> _Plan:
+    name = "scipy.optimize.least_squares"
+    if values.get("loss", "linear") != "linear":
+        _refuse(name, f"loss={values['loss']!r} is not differentiated (only loss='linear')",
+                "use loss='linear', or minimize the robust cost with scipy.optimize.minimize")
+    _check_converged(name, result.status > 0, result.message)
+    if np.any(result.active_mask):
+        _refuse(name, "a bound is active at the solution", "remove the bound, or differentiate an unconstrained problem")
+    names = ("fun", "args", "kwargs")
+    return _Plan("min", R.least_squares_cost, names, (("x",),), zero=(("grad",), ("optimality",)), value=("cost",),
+                 objective=R.least_squares_cost, residual=("fun",), residual_function=R.least_squares_residual)
+
+
+if _opt is not None:
+    _implicit_rules("scipy.optimize.root", _opt.root, _root_plan)
+    _implicit_rules("scipy.optimize.root_scalar", _opt.root_scalar, _root_scalar_plan)
+    for _name in ("brentq", "brenth", "ridder", "bisect", "toms748"):
+        _implicit_rules(f"scipy.optimize.{_name}", getattr(_opt, _name), _bracket_plan(f"scipy.optimize.{_name}"))
+    _implicit_rules("scipy.optimize.newton", _opt.newton, _newton_plan)
+    _implicit_rules("scipy.optimize.fsolve", _opt.fsolve, _fsolve_plan, call=_fsolve_call)
+    _implicit_rules("scipy.optimize.minimize", _opt.minimize, _minimize_plan)
+    _implicit_rules("scipy.optimize.minimize_scalar", _opt.minimize_scalar, _minimize_scalar_plan)
+    _implicit_rules("scipy.optimize.least_squares", _opt.least_squares, _least_squares_plan)
