@@ -1,5 +1,5 @@
 """Implicit differentiation: ``yb.custom_root`` and the rules of ``scipy.optimize``'s root finders
-and minimisers (``docs/implicit.md``).
+and minimisers (``docs/scipy.md``, "Implicit differentiation").
 
 A solver returns ``x*`` with ``F(x*, θ) = 0``; its derivative is the implicit function theorem's
 ``dx*/dθ = -(∂F/∂x)^{-1} ∂F/∂θ``, never the derivative of the iterations. ``θ`` is everything the
