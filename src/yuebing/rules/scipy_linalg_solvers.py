@@ -19,8 +19,9 @@ Matrix functions: ``sqrtm`` by its Sylvester equation (``X dX + dX X = dA``); ``
 coefficients). ``expm_frechet``'s result is itself such a block, so its derivatives come from
 ``expm`` of the doubled block.
 
-``lu_solve``, whose ``(lu, piv)`` argument is a tuple, has a reverse and a forward rule of its own
-and no second order (as ``cho_solve``); the others have second order (``with_vjp``).
+``lu_solve``, whose ``(lu, piv)`` argument is a tuple, has a reverse and a forward rule of its own;
+its second order is that of the same solve written with covered functions (``defined_by``). The
+others have second order by their cotangent maps (``with_vjp``).
 ``overwrite_*=True`` is refused; ``logm(disp=...)`` and ``sqrtm(disp=..., blocksize=...)`` (deprecated
 by SciPy) are refused.
 """
@@ -37,7 +38,7 @@ from .core import Dual, primal, register_frule, register_rrule
 from .linalg import add, carries_gradient, conj, fit, linalg_rule, mH, refuse
 from .linalg.common import cotangent_entry
 from .scipy_rules import _expm_vjp
-from .second_order import with_vjp
+from .second_order import defined_by, with_vjp
 from .util import accumulate, is_differentiable, out_cotangent, output, tangent
 
 try:
@@ -413,8 +414,26 @@ def _register_matrix_functions() -> None:
     linalg_rule(sla.expm_frechet, diff=(0, 1), vjp=_expm_frechet_vjp)(_expm_frechet_derive)
 
 
+def _lu_solve_definition(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """Second order of ``lu_solve``: the same solve written with covered functions (the
+    permutation from the pivots is integer work; the solve is ``numpy.linalg.solve``'s)."""
+    lu, piv = lu_and_piv
+    n = lu.shape[0]
+    perm = list(range(n))
+    for i in range(n):
+        p = int(piv[i])
+        perm[i], perm[p] = perm[p], perm[i]
+    a = np.eye(n)[perm].T @ (np.tril(lu, -1) + np.eye(n)) @ np.triu(lu)
+    if trans == 1:
+        a = a.T
+    if trans == 2:
+        a = np.conj(a.T)
+    return np.linalg.solve(a, b)
+
+
 if sla is not None:
     _register_lu_solve()
+    defined_by(sla.lu_solve, _lu_solve_definition)
     _register_banded()
     _register_sylvester()
     _register_matrix_functions()

@@ -18,8 +18,8 @@ forward transform differentiates for second order (``with_vjp``, at the end of t
 routes are kept where they measurably pay: ``solve_triangular`` of a real float64 C-ordered matrix
 (LAPACK's ``dtrtrs`` straight) and ``cholesky``/``cho_factor`` of a real float64 matrix (BLAS
 triangular kernels). ``det`` is ``numpy.linalg.det``'s function and takes its formulas.
-``cho_solve``, whose argument is a ``(c, lower)`` tuple, has a reverse rule of its own and no
-second order.
+``cho_solve``, whose argument is a ``(c, lower)`` tuple, has a reverse rule of its own; its second
+order is that of the same solve written with covered functions.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from .linalg import (add, carries_gradient, cholesky_parts, conj, det_parts, fit
                      linalg_rule, lower_cholesky_cotangent, mH, mT, refuse, upper_cholesky_parts)
 from .linalg.decompositions import _real_cholesky_vjp
 from .linalg.determinants_norms import _det_vjp as _numpy_det_vjp
-from .second_order import with_vjp
+from .second_order import defined_by, with_vjp
 from .util import accumulate, is_differentiable, out_cotangent, output, tangent
 
 try:
@@ -480,9 +480,17 @@ if sla is not None:
 # --------------------------------------------------------------------------------------------
 # Second order
 # --------------------------------------------------------------------------------------------
-# The cotangent maps above, which the reverse rules call. Not declared: cho_solve, whose (c, lower)
-# argument is a tuple holding the factor (with_vjp delivers cotangents to array and number
-# arguments only).
+# The cotangent maps above, which the reverse rules call. cho_solve, whose (c, lower) argument is
+# a tuple holding the factor (with_vjp delivers cotangents to array and number arguments only), is
+# the same solve written with covered functions (defined_by).
+
+
+def _cho_solve_definition(c_and_lower, b, overwrite_b=False, check_finite=True):
+    c, lower = c_and_lower
+    factor = np.tril(c) if lower else np.triu(c)
+    s = factor @ np.conj(factor.T) if lower else np.conj(factor.T) @ factor
+    return np.linalg.solve(s, b)
+
 
 if sla is not None:
     with_vjp(sla.solve_triangular, _solve_triangular_vjp)
@@ -492,6 +500,7 @@ if sla is not None:
     with_vjp(sla.inv, _inv_vjp)
     with_vjp(sla.det, _det_vjp)
     with_vjp(sla.expm, _expm_vjp)
+    defined_by(sla.cho_solve, _cho_solve_definition)
 
 
 # --------------------------------------------------------------------------------------------
