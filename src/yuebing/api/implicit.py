@@ -301,6 +301,7 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
                                "(reverse and forward mode); differentiate twice by finite differences of yb.grad, "
                                "or write the second-order conditions out")
 
+    second_order.second_order_kind = "—"  # type: ignore[attr-defined] - docs/rules.md: refused
     register_rrule(function, rrule)
     register_frule(function, frule)
     _register((function,), second_order)
