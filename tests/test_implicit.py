@@ -151,6 +151,25 @@ def test_minimize():
     check(minimize_no_jac, b, rtol=1e-4, atol=1e-5, h=1e-3)
 
 
+def test_minimize_methods():
+    """Every method's solution has the same implicit derivative: against central differences of
+    SLSQP, which solves this problem to ~1e-14."""
+    def solved_by(method, options):
+        def f(b):
+            res = so.minimize(lambda x, c: yb.value_and_grad(quartic)(x, c), np.zeros(2), args=(b,), jac=True,
+                              method=method, options=options)
+            return np.array([res.x[0], res.x[1], res.fun])
+        return f
+
+    b = np.array([1.5, -0.5])
+    expected = central(solved_by("SLSQP", {"ftol": 1e-14}), b)
+    for method, options in [("L-BFGS-B", {"gtol": 1e-13, "ftol": 1e-15}), ("Newton-CG", {"xtol": 1e-13}),
+                            ("trust-constr", {"gtol": 1e-12, "xtol": 1e-14})]:
+        f = solved_by(method, options)
+        np.testing.assert_allclose(yb.jacobian(f)(b), expected, rtol=1e-7, atol=1e-8, err_msg=method)
+        np.testing.assert_allclose(yb.jacobian(f, mode="fwd")(b), expected, rtol=1e-7, atol=1e-8, err_msg=method)
+
+
 def test_minimize_scalar():
     def f(a):
         res = so.minimize_scalar(lambda x: (x - a) ** 2 + x ** 4)
