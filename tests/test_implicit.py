@@ -112,6 +112,19 @@ def test_root_vector_and_fsolve():
     check(fsolve_list, 2.0)
 
 
+def test_captured_array_mutated_after_the_solve():
+    """The pullback sees the parameters as they were at the solve (the reverse pass restores
+    them first), not as the code left them."""
+    def f(w):
+        v = w.copy()
+        x = so.root(lambda x: x ** 3 - v, np.ones(2), tol=1e-13).x
+        v[0] = 5.0
+        x[1] = x[1] * 2.0
+        return np.sum(x * v)
+
+    check(f, np.array([2.0, 3.0]))
+
+
 def test_forward_reverse_dot_product():
     p = np.array([1.2, 0.8, 2.0])
     u, v = np.array([0.3, -1.0, 0.5]), np.array([1.0, 0.2, -0.7])
