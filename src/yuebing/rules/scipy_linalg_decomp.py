@@ -115,6 +115,8 @@ def _eigh_vjp(g, y, a, b=None, lower=True, eigvals_only=False, overwrite_a=False
 def _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, driver) -> tuple:
     """The full spectrum and vectors (the eigenvector derivative needs them all), the indices of
     the ones returned, and the returned vectors in their place (a driver may pick other signs)."""
+    if not eigvals_only and subset_by_index is None and subset_by_value is None:
+        return y[0], y[1], np.arange(y[0].shape[-1])  # the output is the full decomposition
     full_driver = driver if driver in ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx") else None
     w, v = sla.eigh(a, b, lower=lower, driver=full_driver)
     idx = _selected(w, subset_by_index, subset_by_value)
@@ -328,7 +330,10 @@ def _qr_parts(q: np.ndarray, r: np.ndarray, da: Any) -> tuple:
 
 
 def _qr_vjp(g, y, a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
-    q, r = sla.qr(a, mode="economic")[:2] if not pivoting else _pivoted_qr(a)[:2]
+    if mode != "r":  # y holds the economic factors ('full' is for square matrices only)
+        q, r = y[0], y[1]
+    else:
+        q, r = sla.qr(a, mode="economic")[:2] if not pivoting else _pivoted_qr(a)[:2]
     if mode == "r":  # SciPy's R is m x n here: its last rows are zero
         gq, gr = None, cotangent_entry(g, 0)
         gr = None if gr is None else gr[:r.shape[0]]
@@ -344,7 +349,7 @@ def _qr_vjp(g, y, a, overwrite_a=False, lwork=None, mode="full", pivoting=False,
     top = q @ nn if gq is None else gq + q @ nn
     ga = top @ mT(np.linalg.inv(r))
     if pivoting:  # the factorisation is of a[:, perm]: send each column back
-        perm = sla.qr(a, mode="r", pivoting=True)[1]
+        perm = y[-1]
         ga = ga @ (perm[:, None] == np.arange(len(perm))[None, :]).astype(float)
     return (ga,)
 
@@ -403,7 +408,7 @@ def _lu_cotangent(p, low, up, gl, gu):
 
 
 def _lu_vjp(g, y, a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
-    p, low, up = sla.lu(a)
+    p, low, up = y if not (permute_l or p_indices) else sla.lu(a)
     if permute_l:  # (P L, U)
         gpl = cotangent_entry(g, 0)
         gl = None if gpl is None else mT(p) @ gpl
