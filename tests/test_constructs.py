@@ -17,17 +17,10 @@ CONSTRUCTS = {name: f for name, f in vars(constructs).items() if name.startswith
 #: construct -> (modes refused, text the error must contain)
 REFUSED = {
     "c_try": ("all", "try/except"), "c_try_raise": ("all", "try/except"), "c_finally": ("all", "try/except"),
-    "c_namedtuple": ("all", "try/except"),  # collections.namedtuple's own source
     "c_generator_send": ("all", "generator functions that use yield's value"),
     "c_match": ("all", "match statements"),
     "c_global": ("all", "global statements"),
-    "c_iter_next": ("all", "iter"), "c_reduce": ("all", "reduce"),
-    "c_accumulate": ("all", "itertools.accumulate"), "c_product": ("all", "itertools.product"),
-    "c_chain": ("all", "itertools.chain"), "c_zip_longest": ("all", "itertools.zip_longest"),
-    "c_pairwise": ("all", "itertools.pairwise"), "c_starmap": ("all", "itertools.starmap"),
-    "c_islice": ("all", "itertools.islice"), "c_combinations": ("all", "itertools.combinations"),
     "c_sum_set": ("all", "set"), "c_dict_values": ("all", "dict_values"), "c_set_add": ("all", "set"),
-    "c_class_inside": ("all", "no tangent type"), "c_property": ("all", "no tangent type"),
     "c_partial": ("hvp", "functools.partial"), "c_complex": ("hvp", "complex"),
 }
 

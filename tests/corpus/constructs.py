@@ -271,3 +271,29 @@ def c_walrus_while(x):
 def c_walrus_comprehension(x):
     values = [w for v in [1.0, 2.0] if (w := v * x) > 0.5]
     return sum(values)
+
+
+_Pair = collections.namedtuple("_Pair", "a b", defaults=(1.5,))
+
+
+class _Point(typing.NamedTuple):
+    x: float
+    y: float = 2.0
+
+
+def c_namedtuple_module_level(x):
+    p = _Pair(x)
+    q = _Point(y=x * x, x=3.0)
+    return p.a * p.b + q.x * q.y + p[0] * q[1]
+
+
+def c_itertools_more(x):
+    perms = sum(a * b for a, b in itertools.permutations([x, 2.0, 0.5], 2))
+    sliced = sum(itertools.islice(itertools.chain([x], [2 * x, 3 * x]), 1, None))
+    return perms + sliced + sum(itertools.repeat(x, 3))
+
+
+def c_next_default(x):
+    it = iter([x * 2.0])
+    first = next(it)
+    return first * next(it, x)

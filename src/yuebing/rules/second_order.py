@@ -148,6 +148,26 @@ def defined_by(target: Any, definition: types.FunctionType) -> None:
     declare((target,), SecondOrder("python", definition=definition))
 
 
+def defined_as(target: Any, definition: types.FunctionType) -> None:
+    """Declare ``target`` (a C function, or Python code yuebing cannot derive) to be differentiated,
+    in every mode, as the Python function ``definition``: the same arguments, the same values,
+    written with covered constructs (``itertools`` as list building, ``functools.reduce`` as a
+    loop). Reverse and forward mode call the transforms on ``definition`` (through the
+    ``core.rrule``/``core.frule`` fallback); second order is ``defined_by``."""
+    from . import core
+
+    def rrule(*args: Any, **kwargs: Any) -> Any:
+        return core.rrule(definition, *args, **kwargs)
+
+    def frule(*args: Any, **kwargs: Any) -> Any:
+        return core.frule(definition, *args, **kwargs)
+
+    rrule.__qualname__ = frule.__qualname__ = f"{getattr(target, '__qualname__', target)} as {definition.__qualname__}"
+    core.register_rrule(target, rrule)
+    core.register_frule(target, frule)
+    defined_by(target, definition)
+
+
 #: forward derivatives written as NumPy code, for third order (``transform/third_order.py``),
 #: where the cotangent map cannot serve: ``definition(x1, t1, x2, t2, ...) -> (value, tangent)``
 JVP_DEFINITIONS: dict[Any, types.FunctionType] = {}

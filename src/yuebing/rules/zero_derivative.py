@@ -5,6 +5,7 @@ Random draws live in ``numpy_random.py`` (some have pathwise derivatives in thei
 """
 import _random
 import builtins
+import collections
 import logging
 import math
 import operator
@@ -57,7 +58,7 @@ nondifferentiable(
     logging.debug, logging.info, logging.warning, logging.error, logging.critical, logging.exception,
     logging.log, logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
     logging.Logger.critical, logging.Logger.exception, logging.Logger.log, logging.Logger.isEnabledFor,
-    logging.getLogger, warnings.warn, random.Random.seed, random.Random.getstate, random.Random.setstate,
+    logging.getLogger, warnings.warn, collections.namedtuple, random.Random.seed, random.Random.getstate, random.Random.setstate,
 )
 nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base of random.Random
 

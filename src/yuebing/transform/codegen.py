@@ -51,6 +51,8 @@ def compile_generated(generated: Any, fn: types.FunctionType, function_ir: ir.Fu
     namespace.update(array_blocks.NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
+    # classes defined in the function belong to its module (their tangent type, their repr)
+    namespace["__name__"] = fn.__globals__.get("__name__", "__main__")
     code = compile_checked(source, filename, fn, generated.line_map, "reverse-mode")
     exec(code, namespace)  # noqa: S102 - our own generated code
     forward = namespace[generated.forward_name]

@@ -273,6 +273,8 @@ def compile_forward(generated: GeneratedForward, fn: types.FunctionType, runtime
     namespace.update(templates.NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
+    # classes defined in the function belong to its module (their tangent type, their repr)
+    namespace["__name__"] = fn.__globals__.get("__name__", "__main__")
     namespace.update(extra or {})
     exec(compile_checked(source, filename, fn, generated.line_map, label), namespace)  # noqa: S102 - our own generated code
     compiled = namespace[generated.name]

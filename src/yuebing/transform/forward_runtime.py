@@ -25,7 +25,7 @@ from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
 from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
-                      read_only, with_user_globals, without_init)
+                      is_namedtuple, namedtuple_fields, read_only, with_user_globals, without_init)
 
 # --------------------------------------------------------------------------------------------
 # Tangents of constants, globals and closures
@@ -219,6 +219,11 @@ def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
     cls = f.primal
     if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
+    if is_namedtuple(cls):
+        items = namedtuple_fields(cls, args, kwargs)
+        tangents = [d.tangent if isinstance(d, Dual) else zero_tangent_of(d) for d in items]
+        y = cls(*(d.primal if isinstance(d, Dual) else d for d in items))
+        return Dual(y, NoTangent if all(t is NoTangent for t in tangents) else tuple.__new__(cls, tangents))
     init = cls.__init__
     if without_init(cls, args, kwargs):
         return Dual(object.__new__(cls), MutableTangent(cls, {}))

@@ -96,11 +96,13 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
     import dataclasses
 
     from ..tangents import MutableTangent
-    from .runtime import _is_generated_init, without_init
+    from .runtime import _is_generated_init, is_namedtuple, without_init
 
     cls = f[0]
     if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
         return _construct_dataclass(f, args, kwargs)
+    if is_namedtuple(cls):
+        return _construct_namedtuple(cls, args, kwargs)
     init = cls.__init__
     if without_init(cls, args, kwargs):
         empty = (object.__new__(cls), MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {}))
@@ -118,6 +120,29 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
         return (NoRData, *rs[2:]), (NoRData, *rsd[2:])
 
     return self4, construct_pullback
+
+
+def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:
+    """``P(a, b)`` for a namedtuple class: the 4-tuple of the fields' 4-tuples."""
+    from .runtime import call_positions, namedtuple_fields
+
+    positions = call_positions(cls, len(args), kwargs)
+    given = set(positions)  # the other fields take their constant defaults
+    items = [a if i in given else (a, NoFData, NoTangent, NoFData)
+             for i, a in enumerate(namedtuple_fields(cls, args, kwargs))]
+
+    def part(k: int, empty: Any) -> Any:
+        values = [a[k] for a in items]
+        return empty if all(v is empty for v in values) else tuple.__new__(cls, values)
+
+    out = (cls(*(a[0] for a in items)), part(1, NoFData), part(2, NoTangent), part(3, NoFData))
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        rs = list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)
+        rsd = list(dy_d) if isinstance(dy_d, tuple) else [NoRData] * len(items)
+        return (NoRData, *(rs[i] for i in positions)), (NoRData, *(rsd[i] for i in positions))
+
+    return out, pullback
 
 
 def _construct_dataclass(f: tuple, args: tuple, kwargs: dict) -> tuple:

@@ -373,6 +373,8 @@ def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     cls = f.primal
     if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
+    if is_namedtuple(cls):
+        return _construct_namedtuple(cls, args, kwargs)
     init = cls.__init__
     if without_init(cls, args, kwargs):
         return CoDual(object.__new__(cls), MutableTangent(cls, {})), lambda dy: (NoRData,) * (1 + len(args) + len(kwargs))
@@ -403,6 +405,48 @@ def without_init(cls: type, args: tuple, kwargs: dict) -> bool:
 def _is_generated_init(cls: type) -> bool:
     init = cls.__dict__.get("__init__")
     return isinstance(init, types.FunctionType) and init.__code__.co_filename.startswith("<")
+
+
+def is_namedtuple(cls: type) -> bool:
+    """A ``collections.namedtuple`` or ``typing.NamedTuple`` class (its ``__new__`` is generated)."""
+    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
+
+
+def namedtuple_fields(cls: type, args: tuple, kwargs: dict) -> list:
+    """Each field's argument (or its constant default), as ``cls(*args, **kwargs)`` binds them;
+    Python's own TypeError for a call the class does not accept."""
+    fields = cls._fields
+    if len(args) > len(fields):
+        raise TypeError(f"{cls.__qualname__}() takes {len(fields)} arguments but {len(args)} were given")
+    values = dict(zip(fields, args))
+    for key, value in kwargs.items():
+        if key not in fields or key in values:
+            raise TypeError(f"{cls.__qualname__}() got an unexpected or repeated argument {key!r}")
+        values[key] = value
+    defaults = getattr(cls, "_field_defaults", {})
+    missing = [name for name in fields if name not in values and name not in defaults]
+    if missing:
+        raise TypeError(f"{cls.__qualname__}() missing required arguments: {', '.join(map(repr, missing))}")
+    return [values[name] if name in values else defaults[name] for name in fields]
+
+
+def call_positions(cls: type, n_args: int, kwargs: dict) -> list[int]:
+    """For each argument of the call (positional, then keywords in call order), its field index."""
+    return list(range(n_args)) + [cls._fields.index(k) for k in kwargs]
+
+
+def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    items = namedtuple_fields(cls, args, kwargs)
+    y = cls(*(c.primal if isinstance(c, CoDual) else c for c in items))
+    parts = [c.fdata if isinstance(c, CoDual) else NoFData for c in items]
+    out_f = NoFData if all(p is NoFData for p in parts) else tuple.__new__(cls, parts)
+    positions = call_positions(cls, len(args), kwargs)
+
+    def pullback(dy: Any) -> tuple:
+        field_r = list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)
+        return (NoRData, *(field_r[i] for i in positions))
+
+    return CoDual(y, out_f), pullback
 
 
 def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:

@@ -720,6 +720,8 @@ class DualRule(SourceFunction):
         namespace = runtime_namespace()
         namespace.update(self.generated.constants)
         namespace["_G"] = fn.__globals__
+        # classes defined in the function belong to its module (their tangent type, their repr)
+        namespace["__name__"] = fn.__globals__.get("__name__", "__main__")
         from .codegen import compile_checked
 
         code = compile_checked(source, filename, fn, getattr(self.generated, "line_map", None), "second-order")

@@ -1,0 +1,152 @@
+"""Iteration helpers of the standard library, differentiated as list-building Python code
+(``defined_as``): ``functools.reduce``, ``itertools`` (``accumulate``, ``chain``, ``product``,
+``combinations``, ``permutations``, ``pairwise``, ``starmap``, ``islice``, ``zip_longest``,
+``repeat``), and ``iter``/``next`` over sequences.
+
+Under differentiation these are evaluated eagerly, as generator functions and comprehensions are:
+an iterator becomes the list of what it would yield, and ``next`` takes the list's first element
+(``iter(x)`` is ``list(x)``, so ``next`` never changes ``x`` itself). Values, order and derivatives
+are those of the plain call; an infinite iterator (``itertools.count``, ``cycle``, ``repeat``
+without a count) cannot be evaluated eagerly and is refused by having no rule.
+Index patterns (which elements go together) are computed by ``itertools`` itself on ``range``s:
+integers, with no derivative.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import Any, Callable
+
+from .cases import Case, randn
+from .declare import nondifferentiable
+from .second_order import defined_as
+
+
+def _combination_indices(n: int, r: int) -> list:
+    return list(itertools.combinations(range(n), r))
+
+
+def _permutation_indices(n: int, r: Any) -> list:
+    return list(itertools.permutations(range(n), r))
+
+
+def _product_indices(sizes: list) -> list:
+    return list(itertools.product(*[range(k) for k in sizes]))
+
+
+nondifferentiable(_combination_indices, _permutation_indices, _product_indices)
+
+
+def _reduce(function: Callable, iterable: Any, *initial: Any) -> Any:
+    items = list(iterable)
+    if initial:
+        total, start = initial[0], 0
+    elif items:
+        total, start = items[0], 1
+    else:
+        raise TypeError("reduce() of empty iterable with no initial value")
+    for i in range(start, len(items)):
+        total = function(total, items[i])
+    return total
+
+
+def _accumulate(iterable: Any, func: Callable | None = None, *, initial: Any = None) -> list:
+    items = list(iterable)
+    out = []
+    if initial is not None:
+        total = initial
+        out.append(total)
+    elif items:
+        total = items[0]
+        out.append(total)
+        items = items[1:]
+    else:
+        return out
+    for v in items:
+        total = total + v if func is None else func(total, v)
+        out.append(total)
+    return out
+
+
+def _chain(*iterables: Any) -> list:
+    out = []
+    for iterable in iterables:
+        out.extend(list(iterable))
+    return out
+
+
+def _product(*iterables: Any, repeat: int = 1) -> list:
+    pools = [list(p) for p in iterables] * repeat
+    return [tuple(pools[k][i] for k, i in enumerate(index)) for index in _product_indices([len(p) for p in pools])]
+
+
+def _combinations(iterable: Any, r: int) -> list:
+    pool = list(iterable)
+    return [tuple(pool[i] for i in index) for index in _combination_indices(len(pool), r)]
+
+
+def _permutations(iterable: Any, r: Any = None) -> list:
+    pool = list(iterable)
+    return [tuple(pool[i] for i in index) for index in _permutation_indices(len(pool), r)]
+
+
+def _pairwise(iterable: Any) -> list:
+    items = list(iterable)
+    return [(items[i], items[i + 1]) for i in range(len(items) - 1)]
+
+
+def _starmap(function: Callable, iterable: Any) -> list:
+    return [function(*args) for args in iterable]
+
+
+def _islice(iterable: Any, *bounds: Any) -> list:
+    return list(iterable)[slice(*bounds)]
+
+
+def _zip_longest(*iterables: Any, fillvalue: Any = None) -> list:
+    lists = [list(it) for it in iterables]
+    n = max([len(items) for items in lists], default=0)
+    return [tuple(items[i] if i < len(items) else fillvalue for items in lists) for i in range(n)]
+
+
+def _repeat(value: Any, times: int) -> list:
+    return [value for _ in range(times)]
+
+
+def _iter(iterable: Any) -> list:
+    return list(iterable)
+
+
+def _next(iterator: Any, *default: Any) -> Any:
+    if type(iterator) is not list:
+        raise TypeError(f"next(): yuebing iterates sequences under differentiation, not {type(iterator).__name__} "
+                        "objects; build the iterator from a list, tuple, array or range")
+    if iterator:
+        return iterator.pop(0)
+    if default:
+        return default[0]
+    raise StopIteration
+
+
+for _target, _definition in [
+    (functools.reduce, _reduce), (itertools.accumulate, _accumulate), (itertools.chain, _chain),
+    (itertools.product, _product), (itertools.combinations, _combinations),
+    (itertools.permutations, _permutations), (itertools.pairwise, _pairwise), (itertools.starmap, _starmap),
+    (itertools.islice, _islice), (itertools.zip_longest, _zip_longest), (itertools.repeat, _repeat),
+    (iter, _iter), (next, _next),
+]:
+    defined_as(_target, _definition)
+
+
+def _uses_itertools(x: float) -> float:
+    pairs = sum(a * b for a, b in itertools.product([x, 2.0], [x, 0.5]))
+    runs = sum(itertools.accumulate([x, x * x, 1.0]))
+    it = iter([x, 3.0 * x])
+    first = next(it)
+    return pairs + runs + first * next(it) + functools.reduce(lambda a, b: a * b, [x, x, 2.0])
+
+
+CASES = [
+    Case(_uses_itertools, 0.7, name="itertools, iter/next and reduce, as list code"),
+    Case(_uses_itertools, randn(), name="itertools, iter/next and reduce (random point)"),
+]
