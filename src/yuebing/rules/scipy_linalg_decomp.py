@@ -390,40 +390,64 @@ def _register_qr() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _lu_tangent(p: np.ndarray, low: np.ndarray, up: np.ndarray, da: Any) -> tuple:
-    """``a = P L U``: ``X = L^-1 P^T dA U^-1``, ``dL = L tril(X, -1)``, ``dU = triu(X) U``."""
-    x = np.linalg.solve(low, mT(p) @ da) @ np.linalg.inv(up)
+def lu_permutation(piv: Any) -> list:
+    """The row order ``perm`` with ``a[perm] = L U`` from LAPACK's row interchanges ``piv``."""
+    perm = list(range(len(piv)))
+    for i in range(len(piv)):  # row i was swapped with row piv[i], in order
+        p = int(piv[i])
+        perm[i], perm[p] = perm[p], perm[i]
+    return perm
+
+
+def _lu_parts(a: np.ndarray) -> tuple:
+    """``perm``, ``L``, ``U`` with ``a[perm] = L U``."""
+    p, low, up = sla.lu(a)
+    return np.argmax(p, axis=0), low, up
+
+
+def _lu_tangent(perm: Any, low: np.ndarray, up: np.ndarray, da: Any) -> tuple:
+    """``a[perm] = L U``: ``X = L^-1 dA[perm] U^-1``, ``dL = L tril(X, -1)``, ``dU = triu(X) U``
+    (triangular solves)."""
+    t = sla.solve_triangular(low, np.asarray(da)[perm], lower=True, unit_diagonal=True, check_finite=False)
+    x = mT(sla.solve_triangular(up, mT(t), trans="T", check_finite=False))  # X U = T
     return low @ np.tril(x, -1), np.triu(x) @ up
 
 
-def _lu_cotangent(p, low, up, gl, gu):
-    """The adjoint of ``_lu_tangent``: ``P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H``."""
+def lu_cotangent(perm, low, up, gl, gu):
+    """The adjoint of ``_lu_tangent``: ``dA`` gets ``(L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H)``
+    with its rows sent back (``[argsort(perm)]``)."""
     n = low.shape[0]
     xbar = np.zeros((n, n), dtype=np.result_type(low, up))
     if gl is not None:
         xbar = xbar + np.tril(mH(low) @ gl, -1)
     if gu is not None:
         xbar = xbar + np.triu(gu @ mH(up))
-    return p @ np.linalg.solve(mH(low), xbar @ np.linalg.inv(mH(up)))
+    y = sla.solve_triangular(low, xbar, lower=True, unit_diagonal=True, trans="C", check_finite=False)
+    z = mH(sla.solve_triangular(up, mH(y), check_finite=False))  # Z U^H = Y
+    return z[np.argsort(perm)]
 
 
 def _lu_vjp(g, y, a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
-    p, low, up = y if not (permute_l or p_indices) else sla.lu(a)
     if permute_l:  # (P L, U)
+        perm, low, up = _lu_parts(a)
         gpl = cotangent_entry(g, 0)
-        gl = None if gpl is None else mT(p) @ gpl
+        gl = None if gpl is None else np.asarray(gpl)[perm]
         gu = cotangent_entry(g, 1)
     else:
+        perm = np.argsort(y[0]) if p_indices else np.argmax(y[0], axis=0)
+        low, up = y[1], y[2]
         gl, gu = cotangent_entry(g, 1), cotangent_entry(g, 2)
-    return (_real_like(a, _lu_cotangent(p, low, up, gl, gu)),)
+    return (_real_like(a, lu_cotangent(perm, low, up, gl, gu)),)
 
 
 def _lu_factor_vjp(g, y, a, overwrite_a=False, check_finite=True):
     gpacked = cotangent_entry(g, 0)
     if gpacked is None:
         return (None,)
-    p, low, up = sla.lu(a)
-    return (_real_like(a, _lu_cotangent(p, low, up, np.tril(gpacked, -1), np.triu(gpacked))),)
+    lu = y[0]
+    low = np.tril(lu, -1) + np.eye(lu.shape[0])
+    ga = lu_cotangent(lu_permutation(y[1]), low, np.triu(lu), np.tril(gpacked, -1), np.triu(gpacked))
+    return (_real_like(a, ga),)
 
 
 def _register_lu() -> None:
@@ -435,9 +459,9 @@ def _register_lu() -> None:
         y = sla.lu(a, permute_l=permute_l, check_finite=check_finite, p_indices=p_indices)
 
         def jvp(da: Any) -> Any:
-            p, low, up = sla.lu(a)
-            dl, du = _lu_tangent(p, low, up, da)
-            return [p @ dl, du] if permute_l else [None, dl, du]
+            perm, low, up = _lu_parts(a)
+            dl, du = _lu_tangent(perm, low, up, da)
+            return [dl[np.argsort(perm)], du] if permute_l else [None, dl, du]
 
         return y, jvp
 
@@ -449,8 +473,9 @@ def _register_lu() -> None:
         y = sla.lu_factor(a, check_finite=check_finite)
 
         def jvp(da: Any) -> Any:
-            p, low, up = sla.lu(a)
-            dl, du = _lu_tangent(p, low, up, da)
+            lu = y[0]
+            low = np.tril(lu, -1) + np.eye(lu.shape[0])
+            dl, du = _lu_tangent(lu_permutation(y[1]), low, np.triu(lu), da)
             return [np.tril(dl, -1) + du, None]
 
         return y, jvp

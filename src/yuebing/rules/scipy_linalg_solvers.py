@@ -28,15 +28,16 @@ by SciPy) are refused.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..tangents import NoRData, NoTangent
 from .cases import Case, randc, randn
 from .core import Dual, primal, register_frule, register_rrule
-from .linalg import add, carries_gradient, conj, fit, linalg_rule, mH, refuse
+from .linalg import add, carries_gradient, conj, fit, linalg_rule, mH, mT, refuse
 from .linalg.common import cotangent_entry
+from .scipy_linalg_decomp import lu_permutation
 from .scipy_rules import _expm_vjp
 from .second_order import defined_by, with_vjp
 from .util import accumulate, is_differentiable, out_cotangent, output, tangent
@@ -68,29 +69,29 @@ def _real_like(a: Any, g: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-def _unpack_lu(lu: np.ndarray, piv: np.ndarray) -> tuple:
-    """``P``, ``L``, ``U`` with ``a = P L U`` from LAPACK's packed factor and row interchanges."""
-    n = lu.shape[0]
-    perm = np.arange(n)
-    for i, p in enumerate(np.asarray(piv)):  # row i was swapped with row p, in order
-        perm[[i, p]] = perm[[p, i]]
-    return np.eye(n)[perm].T, np.tril(lu, -1) + np.eye(n), np.triu(lu)
-
-
 def _lu_solve_parts(lu: np.ndarray, piv: np.ndarray, b: Any, x: np.ndarray, trans: int) -> tuple:
-    """jvp and vjp of ``x = op(P L U)^-1 b`` in the packed factor and ``b``."""
-    p, low, up = _unpack_lu(lu, piv)
+    """jvp and vjp of ``x = op(a)^-1 b`` with ``a[perm] = L U`` read from the packed factor, in
+    the factor and ``b``: O(n^2) per right-hand side besides the solves (the matrix cotangent is a
+    low-rank product, never formed)."""
+    perm = lu_permutation(piv)
+    back = np.argsort(perm)
+    low, up = np.tril(lu, -1) + np.eye(lu.shape[0]), np.triu(lu)
     x2, vector = _as_columns(x)
 
     def solve(rhs: Any, code: int) -> Any:
         return sla.lu_solve((lu, piv), rhs, trans=code, check_finite=False)
 
-    def op(m: Any) -> Any:
-        return m if trans == 0 else (m.T if trans == 1 else mH(m))
+    def d_matrix_times_x(dlu: np.ndarray) -> np.ndarray:
+        """``op(dA) x`` with ``dA = P (dL U + L dU)``."""
+        dl, du = np.tril(dlu, -1), np.triu(dlu)
+        if trans == 0:
+            return (dl @ (up @ x2) + low @ (du @ x2))[back]
+        op = mT if trans == 1 else mH
+        xp = x2[perm]
+        return op(up) @ (op(dl) @ xp) + op(du) @ (op(low) @ xp)
 
     def jvp(dlu: Any, db: Any) -> Any:
-        da = None if dlu is None else p @ (np.tril(dlu, -1) @ up + low @ np.triu(dlu))
-        rhs = add(None if db is None else _as_columns(db)[0], None if da is None else -(op(da) @ x2))
+        rhs = add(None if db is None else _as_columns(db)[0], None if dlu is None else -d_matrix_times_x(dlu))
         dx = solve(rhs, trans)
         return dx[:, 0] if vector else dx
 
@@ -100,10 +101,10 @@ def _lu_solve_parts(lu: np.ndarray, piv: np.ndarray, b: Any, x: np.ndarray, tran
         gb = solve(g2, 2) if trans == 0 else (conj(solve(conj(g2), 0)) if trans == 1 else solve(g2, 0))
         glu = None
         if need[0]:
-            gm = -(gb @ mH(x2))
-            ga = gm if trans == 0 else (gm.T if trans == 1 else mH(gm))
-            pga = p.T @ ga
-            glu = np.tril(pga @ mH(up), -1) + np.triu(mH(low) @ pga)
+            # the cotangent of a is -p q^H: op(-gb x^H)'s adjoint
+            p, q = (gb, x2) if trans == 0 else ((conj(x2), conj(gb)) if trans == 1 else (x2, gb))
+            pp = p[perm]  # rows of P^T (-p q^H), negated below
+            glu = -(np.tril(pp @ mH(up @ q), -1) + np.triu((mH(low) @ pp) @ mH(q)))
         return glu, (gb[:, 0] if vector else gb) if need[1] else None
 
     return jvp, vjp
@@ -419,11 +420,7 @@ def _lu_solve_definition(lu_and_piv, b, trans=0, overwrite_b=False, check_finite
     permutation from the pivots is integer work; the solve is ``numpy.linalg.solve``'s)."""
     lu, piv = lu_and_piv
     n = lu.shape[0]
-    perm = list(range(n))
-    for i in range(n):
-        p = int(piv[i])
-        perm[i], perm[p] = perm[p], perm[i]
-    a = np.eye(n)[perm].T @ (np.tril(lu, -1) + np.eye(n)) @ np.triu(lu)
+    a = ((np.tril(lu, -1) + np.eye(n)) @ np.triu(lu))[np.argsort(lu_permutation(piv))]
     if trans == 1:
         a = a.T
     if trans == 2:
