@@ -55,11 +55,13 @@ def _no_overwrite(label: str, **flags: Any) -> None:
             refuse(label, f"yuebing does not support {name}=True (SciPy may destroy the argument); use the default")
 
 
-def _matrix(label: str, a: Any, square: bool = True) -> np.ndarray:
+def _matrix(label: str, a: Any, square: bool = True, batch: bool = False) -> np.ndarray:
+    """``a`` as an array, refused unless a 2-D (square) matrix, or a stack of them if ``batch``."""
     a = np.asarray(a)
-    if a.ndim != 2 or (square and a.shape[0] != a.shape[1]):
-        refuse(label, f"yuebing differentiates this function for a single 2-D {'square ' if square else ''}"
-                      f"matrix only (got shape {a.shape})")
+    if a.ndim < 2 or (a.ndim > 2 and not batch) or (square and a.shape[-2] != a.shape[-1]):
+        what = "a 2-D matrix or a stack of them" if batch else "a single 2-D matrix"
+        refuse(label, f"yuebing differentiates this function for {what} only{' (square)' if square else ''}, "
+                      f"got shape {a.shape}")
     return a
 
 
@@ -94,19 +96,20 @@ def _eigh_vjp(g, y, a, b=None, lower=True, eigvals_only=False, overwrite_a=False
     gw = g if eigvals_only else cotangent_entry(g, 0)
     gv = None if eigvals_only else cotangent_entry(g, 1)
     n = w.shape[-1]
-    m = np.zeros((n, n), dtype=v.dtype)
+    whole = subset_by_index is None and subset_by_value is None  # (a stack has no subset)
+    m = np.zeros(v.shape, dtype=v.dtype)
     if gw is not None:
-        m = m + _scatter_diag(np.asarray(gw), idx, n)
+        m = m + (as_diag(np.asarray(gw)) if whole else _scatter_diag(np.asarray(gw), idx, n))
     xbar_diag = None
     if gv is not None:
-        full_gv = _scatter_columns(np.asarray(gv), idx, n)
+        full_gv = np.asarray(gv) if whole else _scatter_columns(np.asarray(gv), idx, n)
         xbar = mH(v) @ full_gv
         m = m + eigen_gaps(w) * xbar
         xbar_diag = np.eye(n) * xbar
     ga = hermitian_from_adjoint(v @ m @ mH(v), lower)
     if b is None:
         return (_real_like(a, ga),)
-    gb_full = -(v @ (m * w[None, :]) @ mH(v))
+    gb_full = -(v @ (m * w[..., None, :]) @ mH(v))
     if xbar_diag is not None:
         gb_full = gb_full - 0.5 * (v @ xbar_diag @ mH(v))
     return _real_like(a, ga), _real_like(b, hermitian_from_adjoint(gb_full, lower))
@@ -117,8 +120,11 @@ def _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, d
     the ones returned, and the returned vectors in their place (a driver may pick other signs)."""
     if not eigvals_only and subset_by_index is None and subset_by_value is None:
         return y[0], y[1], np.arange(y[0].shape[-1])  # the output is the full decomposition
-    full_driver = driver if driver in ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx") else None
-    w, v = sla.eigh(a, b, lower=lower, driver=full_driver)
+    if eigvals_only and b is None:  # the vectors' signs do not matter; NumPy's eigh takes stacks
+        w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
+    else:
+        full_driver = driver if driver in ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx") else None
+        w, v = sla.eigh(a, b, lower=lower, driver=full_driver)
     idx = _selected(w, subset_by_index, subset_by_value)
     if eigvals_only:
         return w, v, idx
@@ -145,7 +151,11 @@ def _register_eigh() -> None:
               check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
         label = "scipy.linalg.eigh"
         _no_overwrite(label, overwrite_a=overwrite_a, overwrite_b=overwrite_b)
-        a = _matrix(label, a)
+        a = _matrix(label, a, batch=True)
+        if a.ndim > 2 and (not eigvals_only or b is not None or subset_by_index is not None
+                           or subset_by_value is not None):
+            refuse(label, "yuebing differentiates a stack of matrices for eigvals_only=True without b= or "
+                          "subsets only (SciPy returns a list for a stack); use numpy.linalg.eigh, or loop")
         if type != 1:
             refuse(label, f"yuebing differentiates type=1 (a v = w b v) only, not type={type!r}")
         if not eigvals_only and (np.iscomplexobj(a) or np.iscomplexobj(b)):
@@ -159,20 +169,20 @@ def _register_eigh() -> None:
 
         def jvp(da: Any, db: Any) -> Any:
             w, v, idx = _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, driver)
-            c = np.zeros((len(w), len(w)), dtype=v.dtype)
+            c = np.zeros(v.shape, dtype=v.dtype)
             if da is not None:
                 c = c + mH(v) @ hermitian_from(da, lower) @ v
             vbv = None
             if db is not None:
                 vbv = mH(v) @ hermitian_from(db, lower) @ v
                 c = c - vbv * w[None, :]
-            dw = np.real(diag_vector(c))[idx]
+            dw = np.real(diag_vector(c))[..., idx]
             if eigvals_only:
                 return dw
             x = eigen_gaps(w) * c
             if vbv is not None:
                 x = x - 0.5 * np.eye(len(w)) * vbv
-            return [dw, (v @ x)[:, idx]]
+            return [dw, (v @ x)[..., idx]]
 
         return y, jvp
 
@@ -265,7 +275,10 @@ def _register_svd_pinv() -> None:
     def _svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
         label = "scipy.linalg.svd"
         _no_overwrite(label, overwrite_a=overwrite_a)
-        a = _matrix(label, a, square=False)
+        a = _matrix(label, a, square=False, batch=True)
+        if a.ndim > 2 and compute_uv:
+            refuse(label, "yuebing differentiates a stack of matrices for compute_uv=False only (SciPy returns "
+                          "a list for a stack); use numpy.linalg.svd, or loop")
         y = sla.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, check_finite=check_finite,
                     lapack_driver=lapack_driver)
         if not compute_uv:
@@ -273,7 +286,7 @@ def _register_svd_pinv() -> None:
         if np.iscomplexobj(a):
             refuse(label, "yuebing differentiates complex matrices for compute_uv=False only (singular "
                           "vectors' phases are not unique)")
-        m, n = a.shape
+        m, n = a.shape[-2:]
         if full_matrices and m != n:
             refuse(label, "yuebing differentiates full_matrices=False (or square matrices) only: the extra "
                           "singular vectors of a full U or Vh are not unique")
@@ -310,9 +323,9 @@ def _svd_jvp(y: tuple, da: Any) -> list:
     v = mT(vh)
     gaps = eigen_gaps(s, squared=True)
     dp = mT(u) @ da @ v
-    dp_s, s_dp = dp * s[None, :], s[:, None] * dp
-    du = u @ (gaps * (dp_s + mT(dp_s))) + (da @ v - u @ dp) / s[None, :]
-    dv = v @ (gaps * (s_dp + mT(s_dp))) + (mT(da) @ u - v @ mT(dp)) / s[None, :]
+    dp_s, s_dp = dp * s[..., None, :], s[..., :, None] * dp
+    du = u @ (gaps * (dp_s + mT(dp_s))) + (da @ v - u @ dp) / s[..., None, :]
+    dv = v @ (gaps * (s_dp + mT(s_dp))) + (mT(da) @ u - v @ mT(dp)) / s[..., None, :]
     return [du, diag_vector(dp), mT(dv)]
 
 
@@ -524,6 +537,7 @@ def _cases() -> list:
         Case(sla.eigh, sym4, kwargs={"subset_by_index": [1, 2]}),
         Case(sla.eigh, sym4, kwargs={"subset_by_value": [0.0, 5.0], "eigvals_only": True}),
         Case(sla.eigh, _sym(3), kwargs={"driver": "evd"}),
+        Case(sla.eigh, np.stack([_sym(3), _sym(3)]), kwargs={"eigvals_only": True, "lower": False}),
         Case(sla.eig, randn(3, 3)),
         Case(sla.eig, randn(4, 4), kwargs={"right": False}),
         Case(sla.eig, _sym(3)),
@@ -532,6 +546,7 @@ def _cases() -> list:
         Case(sla.svd, randn(3, 5), kwargs={"full_matrices": False}),
         Case(sla.svd, randn(3, 3), kwargs={"lapack_driver": "gesvd"}),
         Case(sla.svd, randn(4, 3), kwargs={"compute_uv": False}),
+        Case(sla.svd, randn(2, 3, 4), kwargs={"compute_uv": False}),
         Case(sla.svd, randc(3, 4), kwargs={"compute_uv": False}),
         Case(sla.pinv, randn(4, 3)),
         Case(sla.pinv, randn(3, 4), kwargs={"return_rank": True}),
