@@ -539,6 +539,8 @@ def _cases() -> list:
         Case(sla.eigh, _sym(3), kwargs={"driver": "evd"}),
         Case(sla.eigh, np.stack([_sym(3), _sym(3)]), kwargs={"eigvals_only": True, "lower": False}),
         Case(sla.eig, randn(3, 3)),
+        Case(sla.eig, np.array([[0.1, -2.0, 0.3], [1.5, 0.2, 0.0], [0.2, 0.4, 1.0]]) + randn(3, 3) / 10,
+             name="eig(real, a complex pair)"),
         Case(sla.eig, randn(4, 4), kwargs={"right": False}),
         Case(sla.eig, _sym(3)),
         Case(sla.eig, randc(3, 3)),

@@ -1,6 +1,9 @@
 """SciPy: ``scipy.linalg`` (``solve_triangular``, ``cho_factor``, ``cho_solve``, ``cholesky``,
-``solve``, ``inv``, ``det``, ``expm``). ``scipy.special`` is in ``scipy_special`` and
-``scipy_bessel``.
+``solve``, ``inv``, ``det``, ``expm``). The other ``scipy.linalg`` rules are in ``scipy_linalg_decomp``
+(``eigh``, ``eig``, ``svd``, ``qr``, ``lu``, ``lu_factor``, ``pinv``), ``scipy_linalg_solvers``
+(``lu_solve``, the banded, Sylvester and Lyapunov solvers, ``sqrtm``, ``logm``, ``expm_frechet``) and
+``scipy_linalg_special`` (``block_diag``, ``toeplitz``, ``circulant``). ``scipy.special`` is in
+``scipy_special`` and ``scipy_bessel``.
 
 Nothing is registered, and ``CASES`` is empty, when SciPy is not installed.
 
