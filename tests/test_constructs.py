@@ -20,7 +20,8 @@ REFUSED = {
     "c_generator_send": ("all", "generator functions that use yield's value"),
     "c_match": ("all", "match statements"),
     "c_global": ("all", "global statements"),
-    "c_sum_set": ("all", "set"), "c_dict_values": ("all", "dict_values"), "c_set_add": ("all", "set"),
+    "c_sum_set": ("all", "set"), "c_set_add": ("all", "set"),
+    "c_max_of_dict_values": ("hvp", "dict_values"),
     "c_partial": ("hvp", "functools.partial"), "c_complex": ("hvp", "complex"),
 }
 

@@ -297,3 +297,13 @@ def c_next_default(x):
     it = iter([x * 2.0])
     first = next(it)
     return first * next(it, x)
+
+
+def c_dict_views_consumed(x):
+    d = {"a": x, "b": 2.0 * x, "c": np.array([x, 1.0])}
+    values = list(d.values())
+    return values[0] * values[1] + float(np.sum(values[2])) + sum(v * 2.0 for k, v in list(d.items())[:2])
+
+
+def c_max_of_dict_values(x):
+    return max({"a": x, "b": x * x}.values())

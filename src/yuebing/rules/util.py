@@ -167,3 +167,20 @@ def sum_rdata(r1: Any, r2: Any) -> Any:
         keys = list(r1.fields) + [k for k in r2.fields if k not in r1.fields]
         return Tangent(r1.primal_type, {k: sum_rdata(r1.fields.get(k, NoRData), r2.fields.get(k, NoRData)) for k in keys})
     return r1 + r2
+
+
+class DictViewFdata:
+    """The fdata of ``d.values()`` or ``d.items()`` in reverse mode: it iterates like the same view
+    of ``d``'s fdata dict (whose slots hold each value's tangent), and keeps that dict, so a rule
+    consuming the view (``sum``, ``list``, ``max``...) can add a float value's cotangent to its slot."""
+
+    __slots__ = ("dict", "name")
+
+    def __init__(self, fdata_dict: dict, name: str) -> None:
+        self.dict, self.name = fdata_dict, name
+
+    def __iter__(self) -> Any:
+        return iter(getattr(self.dict, self.name)())
+
+    def __len__(self) -> int:
+        return len(self.dict)

@@ -11,7 +11,7 @@ from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import Case, randn
 from ..core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ..second_order import defined_by, linear
-from ..util import add_rdata_to, output, sum_rdata, tangent
+from ..util import DictViewFdata, add_rdata_to, output, sum_rdata, tangent
 from .common import (
     _NOT_PASSED, _Elements, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _shallow_copy_rrule,
     _slot, _with_rdata,
@@ -273,6 +273,8 @@ def _dict_clear_frule(self):
 def _view_rules(name: str) -> None:
     def rrule(self):
         view = getattr(self.primal, name)()
+        if name != "keys" and isinstance(self.fdata, dict):  # consumers deliver into the dict's slots
+            return CoDual(view, DictViewFdata(self.fdata, name)), lambda dy: (NoRData, NoRData)
         return CoDual(view, getattr(self.fdata, name)()), lambda dy: (NoRData, NoRData)
 
     def frule(self):

@@ -20,7 +20,9 @@ from ... import tangents as T
 from ...tangents import MutableTangent, NoFData, NoRData, NoTangent
 from ...tangents import kinds as K
 from ..core import CoDual, Dual, RuleArgumentError, primal
-from ..util import add_rdata_to, sum_rdata, tangent
+from ..util import DictViewFdata, add_rdata_to, sum_rdata, tangent
+
+_DICT_VALUES, _DICT_ITEMS = type({}.values()), type({}.items())
 
 # ============================================================================================
 # Classifying operands
@@ -121,7 +123,7 @@ class Elements:
     and other iterables (ranges, strings, sets, generators of ints) must carry no tangent.
     """
 
-    __slots__ = ("items", "fdatas", "_x", "_fd", "_kind", "_r")
+    __slots__ = ("items", "fdatas", "_x", "_fd", "_kind", "_r", "_keys")
 
     def __init__(self, c: Any, name: str) -> None:
         x = primal(c)
@@ -136,6 +138,15 @@ class Elements:
             self.items = list(x)
             self.fdatas = list(fd) if isinstance(fd, tuple) else [NoFData] * len(x)
             self._r = [NoRData] * len(x)
+        elif isinstance(fd, DictViewFdata) and isinstance(x, (_DICT_VALUES, _DICT_ITEMS)):
+            self._kind = fd.name  # "values" or "items": cotangents go to the dict's slots
+            self.items = list(x)
+            self._keys = list(fd.dict)
+            slots = [fd.dict[k] for k in self._keys]
+            if fd.name == "values":
+                self.fdatas = [fdata_part(t) for t in slots]
+            else:
+                self.fdatas = [(NoFData, fdata_part(t)) if fdata_part(t) is not NoFData else NoFData for t in slots]
         elif isinstance(x, np.ndarray) and isinstance(fd, np.ndarray):
             self.items = list(x)
             if x.ndim == 1:
@@ -170,6 +181,10 @@ class Elements:
             self._r[i] = sum_rdata(self._r[i], r)
         elif kind == "vector":
             self._fd[i] += r if self._fd.dtype.kind == "c" else np.real(r)
+        elif kind in ("values", "items"):
+            value_r = r if kind == "values" else (r[1] if isinstance(r, tuple) else NoRData)
+            key = self._keys[i]
+            self._fd.dict[key] = add_rdata_to(self._fd.dict[key], value_r)
 
     def rdata(self) -> Any:
         if self._kind != "tuple" or all(r is NoRData for r in self._r):
@@ -186,6 +201,10 @@ def forward_elements(d: Any, name: str) -> list[tuple[Any, Any]]:
         return list(zip(x, t if isinstance(t, list) else [NoTangent] * len(x)))
     if isinstance(x, tuple):
         return list(zip(x, t if isinstance(t, tuple) else [NoTangent] * len(x)))
+    if isinstance(x, (_DICT_VALUES, _DICT_ITEMS)) and isinstance(t, (_DICT_VALUES, _DICT_ITEMS)):
+        if isinstance(x, _DICT_VALUES):
+            return list(zip(x, t))
+        return [((k, v), (NoTangent, tv)) for (k, v), (_, tv) in zip(x, t)]
     if isinstance(x, np.ndarray) and isinstance(t, np.ndarray):
         if x.ndim == 1:
             cast = complex if x.dtype.kind == "c" else float
