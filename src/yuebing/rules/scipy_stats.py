@@ -32,7 +32,8 @@ from typing import Any, Callable
 import numpy as np
 
 from . import core
-from .core import MissingRuleError, primal, register_frule, register_rrule
+from ..tangents import register_nondifferentiable_type
+from .core import MissingRuleError, RuleArgumentError, primal, register_frule, register_rrule
 from .declare import nondifferentiable
 from .second_order import defined_by
 
@@ -254,7 +255,12 @@ def derived(target: Any, definition: Callable) -> None:
         return core.rrule(definition, *args, **kwargs)
 
     def frule_(*args, **kwargs):
-        return core.frule(definition, *args, **kwargs)
+        try:
+            return core.frule(definition, *args, **kwargs)
+        except RuleArgumentError as error:  # a shape parameter without a derivative formula
+            owner = primal(args[0]) if args else None
+            name = getattr(owner, "name", type(owner).__name__)
+            raise RuleArgumentError(f"scipy.stats.{name}.{getattr(target, '__name__', target)}: {error}") from None
 
     rrule_.__qualname__ = frule_.__qualname__ = f"{getattr(target, '__qualname__', target)} rule"
     register_rrule(target, rrule_)
@@ -263,6 +269,12 @@ def derived(target: Any, definition: Callable) -> None:
 
 
 if rv_generic is not None:
+    from scipy.stats._multivariate import multi_rv_generic
+
+    # a distribution object (norm, multivariate_normal) carries no parameter of a derivative:
+    # its parameters are the call's arguments, or a frozen object's args/kwds
+    register_nondifferentiable_type(rv_generic)
+    register_nondifferentiable_type(multi_rv_generic)
     for _target, _definition in [
         (rv_continuous.logpdf, _logpdf), (rv_continuous.pdf, _pdf), (rv_discrete.logpmf, _logpmf),
         (rv_discrete.pmf, _pmf), (rv_generic.entropy, _entropy), (rv_generic.mean, _mean),
