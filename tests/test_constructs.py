@@ -18,7 +18,6 @@ CONSTRUCTS = {name: f for name, f in vars(constructs).items() if name.startswith
 REFUSED = {
     "c_try": ("all", "try/except"), "c_try_raise": ("all", "try/except"), "c_finally": ("all", "try/except"),
     "c_generator_send": ("all", "generator functions that use yield's value"),
-    "c_match": ("all", "match statements"),
     "c_global": ("all", "global statements"),
     "c_sum_set": ("all", "set"), "c_set_add": ("all", "set"),
     "c_max_of_dict_values": ("hvp", "dict_values"),

@@ -307,3 +307,31 @@ def c_dict_views_consumed(x):
 
 def c_max_of_dict_values(x):
     return max({"a": x, "b": x * x}.values())
+
+
+class _Shape:
+    __match_args__ = ("w", "h")
+
+    def __init__(self, w, h):
+        self.w, self.h = w, h
+
+
+def c_match_patterns(x):
+    total = 0.0
+    for item in [1, (x, 2.0), {"k": x}, _Shape(x, 3.0), None, [x, x, x], "other"]:
+        match item:
+            case 1 | 2:
+                total = total + x
+            case (a, b) if a < b:
+                total = total + a * b
+            case {"k": v}:
+                total = total + v * v
+            case _Shape(w, h=height):
+                total = total + w * height
+            case None:
+                total = total + 0.5 * x
+            case [p, q, r]:
+                total = total + p * q * r
+            case _:
+                total = total - x
+    return total

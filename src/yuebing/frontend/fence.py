@@ -18,7 +18,8 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     ast.Yield: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
     ast.YieldFrom: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
     ast.Global: ("global statements that rebind globals", "pass the value in and return the new value"),
-    ast.Match: ("match statements", "use if/elif"),
+    # match statements are rewritten to if/elif (desugar.py) unless a pattern is not covered
+    ast.Match: ("match statements with star or **rest patterns", "use if/elif"),
 }
 if hasattr(ast, "TryStar"):
     UNSUPPORTED[ast.TryStar] = UNSUPPORTED[ast.Try]
