@@ -208,7 +208,7 @@ def test_univariate_hessian(name, method):
 
 
 @pytest.mark.parametrize("name", [n for n, v in UNIVARIATE.items() if v[2] is not None])
-@pytest.mark.parametrize("method", ["logpdf", "cdf", "logsf"])
+@pytest.mark.parametrize("method", ["logpdf", "cdf"])
 def test_gradient_in_x(name, method):
     shapes, loc, scale, points, _ = UNIVARIATE[name]
     fn = getattr(getattr(st, name), method)
@@ -313,7 +313,7 @@ def _central_in(f, args, i, h=1e-6):
 @pytest.mark.parametrize("name, f, args", MULTIVARIATE, ids=[m[0] for m in MULTIVARIATE])
 def test_multivariate(name, f, args):
     """Gradients in every argument (a covariance's is lower triangular: SciPy reads that
-    triangle), a forward tangent, and the Hessian in the last argument."""
+    triangle), a forward tangent, and a Hessian-vector product in the last argument."""
     argnums = tuple(range(len(args)))
     grads = yb.grad(f, argnums=argnums)(*[np.array(a, dtype=float) for a in args])
     grads = grads if isinstance(grads, tuple) else (grads,)
@@ -329,9 +329,10 @@ def test_multivariate(name, f, args):
         return f(*args[:last], v)
 
     v = np.array(args[last], dtype=float)
-    hess = np.asarray(yb.hessian(in_last)(v.copy())).reshape(v.size, v.size)
-    fd = central_jacobian(lambda u: np.ravel(yb.grad(in_last)(u.reshape(v.shape))), v.ravel())
-    np.testing.assert_allclose(hess, fd, rtol=1e-4, atol=1e-6, err_msg=name)
+    u = np.asarray(_rng.standard_normal(v.shape))
+    _, _, (hv,) = yb.hvp(in_last, (v.copy(),), (u,))
+    grad = yb.grad(in_last)
+    np.testing.assert_allclose(hv, (grad(v + 1e-5 * u) - grad(v - 1e-5 * u)) / 2e-5, rtol=1e-4, atol=1e-6, err_msg=name)
 
 
 # --------------------------------------------------------------------------------------------
