@@ -5,7 +5,7 @@ site builds with ``mkdocs build --strict``.
 A block whose first line is ``# docs: no-run`` is shown but not executed (for code that needs
 a cluster or another machine); use it sparingly. Each page runs in a fresh subprocess, so one
 page's state cannot leak into the next and a crash names the page. ``NOT_RUN`` lists the pages
-whose blocks are excerpts, not programs.
+whose blocks are excerpts, not programs; ``SLOW_PAGES`` those run by the slow step of .ci/run.
 """
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ NO_RUN = "# docs: no-run"
 # pages whose python blocks are excerpts, not programs: of rule files (relative imports, elided
 # bodies), of a user's function (fft.md: `x` and the imports left out); the generated rules table
 NOT_RUN = {"writing-rules.md", "rules.md", "fft.md"}
+# pages whose examples start processes or import torch and jax (10-20 s each on a shared machine):
+# run by .ci/run's slow step, so that the default suite stays fast
+SLOW_PAGES = {"docs/tutorials/dask.md", "docs/interop.md"}
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```\s*$", re.DOTALL | re.MULTILINE)
 
 
@@ -60,7 +63,8 @@ def script(page: str, blocks: list[str]) -> str:
     return "\n".join(f"# ---- {page}, block {n} ----\n{block}" for n, block in enumerate(blocks, 1))
 
 
-@pytest.mark.parametrize("page", sorted(pages()))
+@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES else p
+                                  for p in sorted(pages())])
 def test_page_examples_run(page, tmp_path):
     blocks = python_blocks(pages()[page])
     assert blocks, f"{page} has no python blocks to run"
