@@ -274,6 +274,8 @@ def test_refusals_are_clear():
         yb.grad(lambda a: np.sum(np.linalg.qr(a, mode="raw")[0]))(real(4, 3))
     with pytest.raises(TypeError, match="repeated"):
         yb.grad(lambda a: np.sum(np.abs(np.linalg.eig(a)[1]) ** 2))(np.eye(3))
+    with pytest.raises(TypeError, match="repeated"):
+        yb.grad(lambda a: np.sum(np.real(np.linalg.eigvals(a))))(np.diag([1.0, 2.0, 1.0]))
     with pytest.raises(TypeError, match="hermitian=True"):
         yb.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True)[1]))(spd(3, (), False))
     with pytest.raises(TypeError, match="singular"):

@@ -1,8 +1,11 @@
 """Linear algebra rules, by sub-domain: ``products`` (``dot``, ``matmul``/``@``, ``einsum``,
 ``tensordot``, ``kron``, ``trace``, ``multi_dot``...), ``solves`` (``inv``, ``solve``,
 ``matrix_power``, ``lstsq``, ``pinv``), ``decompositions`` (``cholesky``, ``qr``, ``eigh``,
-``eigvalsh``, ``svd``) and ``determinants_norms`` (``det``, ``slogdet``, ``norm``); ``common``
-holds the derivation framework (``linalg_rule``) and the matrix helpers they share.
+``eigvalsh``, ``svd``), ``eigen`` (``eig``, ``eigvals``), ``determinants_norms`` (``det``,
+``slogdet``, ``norm``) and ``array_api`` (``numpy.linalg``'s array-API members, ``cond``,
+``tensorsolve``, ``tensorinv``, ``matrix_rank``: derived from plain NumPy definitions); ``common``
+holds the derivation frameworks (``linalg_rule``, ``derived``) and the matrix helpers they share.
+docs/linalg.md says what is supported, the gauge conventions and the refusals.
 
 This module only imports: ``rules.rule_modules`` finds the rule modules themselves. It names what
 other rule files (``scipy_rules``) build on.

@@ -1,10 +1,26 @@
-"""Matrix decompositions: ``np.linalg.cholesky``, ``qr``, ``eigh``, ``eigvalsh`` and ``svd``.
+"""Matrix decompositions: ``np.linalg.cholesky``, ``qr``, ``eigh``, ``eigvalsh`` and ``svd``, real
+and complex, batched (``eig``/``eigvals``: ``eigen.py``).
 
-Conventions and limits (everything else raises ``RuleArgumentError``): ``cholesky`` and ``eigh``
-read one triangle of their argument and are differentiated as functions of the Hermitian matrix
-built from it (``common.hermitian_from``). ``eigh``/``svd`` (with vectors) and ``qr``: real
-inputs, distinct eigen/singular values, ``qr`` for square or tall matrices; eigen/singular values
-alone (``eigvalsh``, ``svd(compute_uv=False)``) also for complex inputs.
+Conventions and limits (everything else raises ``RuleArgumentError``; docs/linalg.md):
+
+* ``cholesky`` and ``eigh`` read one triangle of their argument and are differentiated as
+  functions of the Hermitian matrix built from it (``common.hermitian_from``).
+* Eigen- and singular vectors: distinct eigen/singular values (repeated ones give inf/NaN, not
+  detected). Their derivative keeps the gauge LAPACK fixed, so it is the derivative of what
+  NumPy returns: unit norm, and for complex vectors the phase LAPACK makes real (``eigh``: the
+  first component of each eigenvector for ``UPLO='L'``, the last for ``'U'``; ``svd``: the first
+  component of each right singular vector, for square and tall matrices), found at run time as
+  the first exactly real nonzero component (``common.real_pivot``). A wide complex ``svd`` has no
+  such component: there ``v^H dv`` has a zero diagonal (a derivative of *a* gauge: use
+  phase-invariant functions of the vectors).
+* The completions of ``svd(full_matrices=True)`` of a non-square matrix (the last ``m - n``
+  columns of ``u``, or rows of ``vh``) and of ``qr(mode='complete')`` of a tall one are not
+  unique: their derivative turns them with the first columns and no more (``du2 = -u1 du1^H
+  u2``, so ``u2^H du2 = 0``); LAPACK's completion moves otherwise, so only functions of them
+  that are invariant under a unitary change of the completion (``u2 @ u2^H``) are meaningful.
+  One real completing column is unique up to its sign, and there this is its exact derivative.
+* ``qr``: every shape, modes ``'reduced'``, ``'complete'`` and ``'r'``; complex ``r`` has
+  LAPACK's real diagonal. ``mode='raw'`` (Householder reflectors) is refused.
 
 Each primitive's cotangent map is one plain-NumPy function ``_f_vjp(g, y, *args)`` (no
 try/except, no ``out=``/``where=``: the forward transform differentiates it for second order,

@@ -1,9 +1,9 @@
 """General (non-Hermitian) eigenproblems: ``np.linalg.eig`` and ``eigvals``, real and complex,
 batched, in every mode.
 
-Eigenvalues must be distinct (a repeated eigenvalue has no derivative of its eigenvectors; where
-the eigenvectors are asked for, a repeated eigenvalue gives inf/NaN, not detected, as for
-``eigh``). With ``a = V diag(w) V^-1`` and ``X = V^-1 da V``: ``dw = diag(X)`` and
+Eigenvalues must be distinct: at a repeated eigenvalue neither it nor its eigenvectors have a
+derivative (a perturbation splits it by the eigenvalues of its projection onto the eigenspace),
+and both functions refuse it (relative gap below 1e-12). With ``a = V diag(w) V^-1`` and ``X = V^-1 da V``: ``dw = diag(X)`` and
 ``dV = V (F o X)`` (``F[i, j] = 1 / (w_j - w_i)``, 0 on the diagonal), then the gauge NumPy (LAPACK's
 ``geev``) fixes is kept:
 
@@ -38,11 +38,12 @@ def _gaps(w):
     return np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0)
 
 
-def _check_distinct(w):
+def _check_distinct(w, label="numpy.linalg.eig"):
     diff = np.abs(w[..., None, :] - w[..., :, None]) + np.eye(w.shape[-1])
     scale = np.max(np.abs(w), axis=-1, initial=0.0)
     if np.any(np.min(diff, axis=(-2, -1)) <= 1e-12 * np.maximum(scale, 1.0)):
-        refuse("numpy.linalg.eig", "the eigenvalues are repeated: the eigenvectors have no derivative there")
+        refuse(label, "the eigenvalues are repeated: they (and the eigenvectors) have no derivative there "
+                      "(a perturbation splits them along the eigenvalues of its projection)")
 
 
 def _pivot(v):
@@ -107,6 +108,7 @@ def _eigvals_vjp(g, y, a):
 @linalg_rule(np.linalg.eigvals, vjp=_eigvals_vjp)
 def _eigvals(a):
     y = np.linalg.eigvals(a)
+    _check_distinct(y, "numpy.linalg.eigvals")
 
     def jvp(da: Any) -> Any:
         v = np.linalg.eig(a)[1]
