@@ -6,8 +6,8 @@
 a derivative (``multi_dot`` takes its list of arrays as NumPy does).
 
 Second order (``yb.hvp``, ``yb.hessian``; the end of the file): the products are ``multilinear``,
-``trace`` is ``linear``, ``@=`` is written as a product assigned back. ``multi_dot`` has no
-second-order rule yet.
+``trace`` is ``linear``, ``@=`` is written as a product assigned back. ``multi_dot``'s second
+order is a chain of ``@`` (``array_api._multi_dot``).
 """
 from __future__ import annotations
 
@@ -450,8 +450,9 @@ defined_by(operator.imatmul, _imatmul)
 
 
 # operator.imatmul is not multilinear (in place: that rule would run the product on the primal
-# twice), hence defined_by. Without a second-order rule: np.linalg.multi_dot (its factors are the
-# elements of one list argument, which neither multilinear nor with_vjp delivers cotangents to).
+# twice), hence defined_by. np.linalg.multi_dot (its factors are the elements of one list
+# argument, which neither multilinear nor with_vjp delivers cotangents to) is defined_by a chain
+# of @ in array_api.py.
 
 
 # --------------------------------------------------------------------------------------------
