@@ -335,3 +335,273 @@ def c_match_patterns(x):
             case _:
                 total = total - x
     return total
+
+
+# ---------------------------------------------------------------- more everyday idioms
+
+
+def c_augassign_ops(x):
+    y = x
+    y += 1.0
+    y *= x
+    y -= 0.5
+    y /= 2.0
+    y **= 2
+    return y
+
+
+def c_list_methods(x):
+    values = [x, 2.0]
+    values.append(x * x)
+    values.insert(0, 3.0 * x)
+    values.extend([x, x])
+    last = values.pop()
+    values.reverse()
+    return sum(values) * last + values.index(2.0)
+
+
+def c_list_sort_key(x):
+    values = [x * 3.0, x, 2.0]
+    values.sort(key=lambda v: -v)
+    return values[0] - values[-1]
+
+
+def c_slicing(x):
+    values = [x, 2 * x, 3 * x, 4 * x]
+    return sum(values[1:3]) + sum(values[::-1][:2]) + values[-1]
+
+
+def c_dict_methods(x):
+    d = {"a": x}
+    d["b"] = x * x
+    d.update({"c": 2.0 * x})
+    d.setdefault("d", 1.0)
+    return d.get("b", 0.0) + d.pop("c") + sum(d[k] for k in sorted(d))
+
+
+def c_string_keys(x):
+    params = {f"w{i}": x * i for i in range(3)}
+    return sum(params[key] for key in params if key.startswith("w"))
+
+
+def c_tuple_return(x):
+    def split(v):
+        return v * 2.0, v * v
+    a, b = split(x)
+    return a + b
+
+
+def c_keyword_args(x):
+    def scaled(v, *, factor=2.0, offset=0.0):
+        return v * factor + offset
+    return scaled(x, factor=x) + scaled(x, offset=1.0)
+
+
+def c_default_args(x):
+    def power(v, n=3):
+        return v ** n
+    return power(x) + power(x, 2)
+
+
+def c_star_kwargs(x):
+    def combine(*values, **weights):
+        return sum(values) * weights.get("w", 1.0)
+    return combine(x, x * 2.0, w=3.0)
+
+
+def c_recursion_fib(x):
+    def f(n, v):
+        return v if n <= 1 else f(n - 1, v) + f(n - 2, v) * 0.5
+    return f(5, x)
+
+
+def c_closure_counter(x):
+    count = 0.0
+
+    def add(v):
+        nonlocal count
+        count += v
+    add(x)
+    add(x * x)
+    return count
+
+
+def c_class_with_methods(x):
+    class Model:
+        def __init__(self, w):
+            self.w = w
+            self.history = []
+
+        def step(self, v):
+            self.history.append(v)
+            self.w = self.w * v
+            return self.w
+    m = Model(x)
+    m.step(2.0)
+    m.step(x)
+    return m.w + sum(m.history)
+
+
+def c_inheritance_super(x):
+    class Base:
+        def value(self, v):
+            return v * 2.0
+
+    class Child(Base):
+        def value(self, v):
+            return super().value(v) + v * v
+    return Child().value(x)
+
+
+def c_dataclass(x):
+    @dataclasses.dataclass
+    class Params:
+        a: float
+        b: float = 1.0
+    p = Params(x)
+    p.b = x * 3.0
+    return p.a * p.b
+
+
+def c_dunder_operators(x):
+    class Vec:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+        def __add__(self, other):
+            return Vec(self.a + other.a, self.b + other.b)
+
+        def __mul__(self, k):
+            return Vec(self.a * k, self.b * k)
+
+        def norm2(self):
+            return self.a * self.a + self.b * self.b
+    v = Vec(x, 1.0) + Vec(2.0, x) * x
+    return v.norm2()
+
+
+def c_callable_object(x):
+    class Scale:
+        def __init__(self, k):
+            self.k = k
+
+        def __call__(self, v):
+            return v * self.k
+    return sum(map(Scale(x), [1.0, 2.0]))
+
+
+def c_numpy_inplace(x):
+    a = np.zeros(3)
+    a[0] = x
+    a[1:] += x * 2.0
+    a *= x
+    return float(a.sum())
+
+
+def c_numpy_list_in_out(x):
+    return float(np.sum(np.sin([x, 2 * x])) + np.dot([x, 1.0], [2.0, x]))
+
+
+def c_numpy_where_mask(x):
+    v = np.array([x - 1.0, x, x + 1.0])
+    return float(np.sum(np.where(v > 0, np.sqrt(np.abs(v)), 0.0)))
+
+
+def c_numpy_scalar_types(x):
+    y = np.float64(x) * 2.0
+    z = float(np.float32(0.5)) * x
+    return float(y + z + np.array(x).item())
+
+
+def c_loop_break_continue(x):
+    total = 0.0
+    for i in range(10):
+        if i % 2 == 0:
+            continue
+        if i > 6:
+            break
+        total = total + x * i
+    return total
+
+
+def c_while_convergence(x):
+    v, steps = x, 0
+    while abs(v) > 1e-3 and steps < 50:
+        v = v * 0.5
+        steps += 1
+    return v * x
+
+
+def c_nested_loops_matrix(x):
+    m = [[x * i + j for j in range(3)] for i in range(3)]
+    return sum(m[i][j] * m[j][i] for i in range(3) for j in range(3))
+
+
+def c_enumerate_zip_reversed(x):
+    a = [x, 2.0, 3.0]
+    b = [1.0, x, x * x]
+    return sum(i * u * v for i, (u, v) in enumerate(zip(a, reversed(b))))
+
+
+def c_any_all_min_max(x):
+    values = [x, x * x, 0.5]
+    bonus = 1.0 if any(v > 0.6 for v in values) and all(v > 0 for v in values) else 0.0
+    return max(values) + min(values) + bonus * x
+
+
+def c_math_functions(x):
+    return math.sin(x) * math.exp(x) + math.log1p(x) + math.hypot(x, 2.0) + math.atan2(x, 1.0)
+
+
+def c_abs_round(x):
+    return abs(x - 1.0) * x + round(x, 1)
+
+
+def c_conditional_assignment_chain(x):
+    y = x
+    if y > 1.0:
+        y = y * 2.0
+    elif y > 0.5:
+        y = y * 3.0
+    else:
+        y = -y
+    return y * x
+
+
+def c_early_return_in_loop(x):
+    for i in range(5):
+        if x * i > 1.5:
+            return x * i
+    return x
+
+
+def c_list_of_arrays(x):
+    arrays = [np.ones(2) * x, np.arange(2.0) + x]
+    stacked = np.stack(arrays)
+    return float(np.sum(stacked ** 2))
+
+
+def c_object_array_attr(x):
+    class Layer:
+        def __init__(self, w):
+            self.w = np.array([w, 2.0 * w])
+
+        def __call__(self, v):
+            return np.tanh(self.w * v)
+    layer = Layer(x)
+    return float(np.sum(layer(np.array([1.0, 0.5]))))
+
+
+def c_lambda_in_dict(x):
+    ops = {"sq": lambda v: v * v, "dbl": lambda v: 2.0 * v}
+    return ops["sq"](x) + ops["dbl"](x)
+
+
+def c_sorted_with_key_tuple(x):
+    pairs = [(x, 1.0), (0.1, 2.0), (x * x, 3.0)]
+    return sum(a * b for a, b in sorted(pairs))
+
+
+def c_string_formatting(x):
+    label = "value: {:.3f}".format(x) + f" ({x:.1f})" + str(round(x, 2))
+    return x * len(label)

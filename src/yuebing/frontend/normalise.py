@@ -630,6 +630,14 @@ class Normaliser(LoopLowering, ClosureLowering):
         out.append(ir.MakeClosure(node.name, ast.unparse(node), captured, line=node.lineno, shared=shared))
 
     def stmt_ClassDef(self, node: ast.ClassDef, out: list) -> None:
+        # the class statement runs in the generated module, not the user's: the user's globals it
+        # reads (decorators, bases, class attributes, its methods' bodies) are bound as locals
+        # first, which the class body and its methods then see as enclosing variables
+        loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for name in sorted(loaded - self.locals - set(self.free)):
+            if name in self.fn.__globals__:
+                self.opaque(out, f"{name} = _global(_G, {name!r})", (name,))
+                self.locals.add(name)
         self.locals.add(node.name)
         self.opaque(out, ast.unparse(node), (node.name,))
 

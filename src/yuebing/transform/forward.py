@@ -217,6 +217,7 @@ class ForwardGenerator(ConstantNames):
         boxes = ", ".join(
             f"{name!r}: _SHARED({self.td('_cellobj_' + name)})" if name in self.fn.cell_backed
             else f"{name!r}: _SHARED({self.td('_cell_' + name)})" if name in s.shared
+            else f"{name!r}: _SELF" if name == s.target  # the function captures itself (recursion)
             else f"{name!r}: ({name}, {self.td(name)})" for name in s.free_vars)
         self.emit(out, indent, f"{self.td(s.target)} = _closure_tangent({s.target}, {{{boxes}}})  # line {s.line}: the closure {s.target}", s.line)
 

@@ -25,7 +25,7 @@ from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
 from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
-                      is_namedtuple, namedtuple_fields, read_only, with_user_globals, without_init)
+                      SELF_REFERENCE, is_namedtuple, namedtuple_fields, read_only, with_user_globals, without_init)
 
 # --------------------------------------------------------------------------------------------
 # Tangents of constants, globals and closures
@@ -86,11 +86,15 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
         entry = captured.get(name)
         if isinstance(entry, SharedBox):
             boxes[name] = entry.box
-        elif entry is not None:
+        elif entry is not None and entry is not SELF_REFERENCE:
             boxes[name] = MutableTangent(types.CellType, {"cell_contents": entry[1]})
         else:
             boxes[name] = MutableTangent(types.CellType, {"cell_contents": NoTangent})
-    return Tangent(types.FunctionType, boxes)
+    result = Tangent(types.FunctionType, boxes)
+    for name, entry in captured.items():
+        if entry is SELF_REFERENCE:  # a recursive nested function: its own tangent
+            boxes[name].fields["cell_contents"] = result
+    return result
 
 
 # --------------------------------------------------------------------------------------------
@@ -403,6 +407,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_new_cell_box": new_cell_box,
         "_STAR": FStar,
         "_FWD": FORWARD,
+        "_SELF": SELF_REFERENCE,
     }
 
 

@@ -524,6 +524,7 @@ class ReverseGenerator(ConstantNames):
         boxes = ", ".join(
             f"{name!r}: _SHARED({self.fd('_cellobj_' + name)})" if name in self.fn.cell_backed
             else f"{name!r}: _SHARED({self.fd('_cell_' + name)})" if name in s.shared
+            else f"{name!r}: _SELF" if name == s.target  # the function captures itself (recursion)
             else f"{name!r}: ({name}, {'_NF' if name in self.integers else self.fd(name)})" for name in s.free_vars)
         self.emit(out, indent, f"{self.fd(s.target)} = _closure_fdata({s.target}, {{{boxes}}})", s.line)
         self.emit(out, indent, f"_push({self.fd(s.target)})  # the reverse pass reads the captured cotangents", s.line)

@@ -133,21 +133,32 @@ def new_cell_box() -> MutableTangent:
     return MutableTangent(types.CellType, {"cell_contents": NoTangent})
 
 
+#: a nested function capturing itself (a recursive ``def`` inside the differentiated function):
+#: its box holds the function's own tangent (a cycle, as the cell holds the function)
+SELF_REFERENCE = object()
+
+
 def closure_fdata(fn: Any, captured: dict) -> Any:
     """fdata for a function created inside a differentiated function: one box per captured
     variable, holding the variable's tangent (its fdata object for mutable data)."""
     if not isinstance(fn, types.FunctionType) or not fn.__closure__:
         return NoFData
     boxes = {}
+    selves = [name for name, entry in captured.items() if entry is SELF_REFERENCE]
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-        if name in captured and isinstance(captured[name], SharedBox):
+        if name in selves:
+            boxes[name] = MutableTangent(types.CellType, {"cell_contents": NoTangent})
+        elif name in captured and isinstance(captured[name], SharedBox):
             boxes[name] = captured[name].box
         elif name in captured:
             value, f = captured[name]
             boxes[name] = MutableTangent(types.CellType, {"cell_contents": slot_tangent(CoDual(value, f))})
         else:
             boxes[name] = MutableTangent(types.CellType, {"cell_contents": NoTangent})
-    return Tangent(types.FunctionType, boxes)
+    result = Tangent(types.FunctionType, boxes)
+    for name in selves:
+        boxes[name].fields["cell_contents"] = result
+    return result
 
 
 def with_user_globals(fn: Any, namespace: dict) -> Any:
@@ -722,6 +733,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_rrule": call_rrule,
         "_acc": acc,
         "_global": global_value,
+        "_SELF": SELF_REFERENCE,
         "_read_only": read_only,
         "_global_fdata": global_fdata,
         "_cell_fdata": cell_fdata,

@@ -176,9 +176,13 @@ class DualReverseGenerator(ReverseGenerator):
                 return f"{name!r}: _SHARED({part('_cellobj_' + name)})"
             if name in s.shared:  # a cell of ours the closure shares: its boxes too
                 return f"{name!r}: _SHARED({part('_cell_' + name)})"
+            if name == s.target:  # the function captures itself (recursion)
+                return f"{name!r}: _SELF"
             return f"{name!r}: ({name}, {'_NF' if name in self.integers else part(name)})"
 
         def tangent(name: str) -> str:
+            if name == s.target and name not in shared and name not in s.shared:
+                return "_SELF"
             if name in shared:
                 return self.dd("_cellobj_" + name)
             if name in s.shared:
@@ -613,7 +617,7 @@ def runtime_namespace() -> dict[str, Any]:
                           new_cell_box, read_only, with_user_globals)
 
     return {"_NF": NoFData, "_NR": NoRData, "_NT": NoTangent, "_rrule2": call_rrule2, "_acc": acc,
-            "_global": global_value, "_read_only": read_only, "_global_fdata": global_fdata, "_cell_fdata": cell_fdata,
+            "_global": global_value, "_read_only": read_only, "_SELF": _self_reference(), "_global_fdata": global_fdata, "_cell_fdata": cell_fdata,
             "_zt": _constant_tangent(global_tangent), "_closure_fdata": closure_fdata,
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
@@ -640,11 +644,17 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
 
     if not isinstance(fn, types.FunctionType) or not fn.__closure__:
         return NoTangent
+    from .runtime import SELF_REFERENCE
+
     fields = {}
     for name in fn.__code__.co_freevars:
         value = captured.get(name, NoTangent)
         fields[name] = value if isinstance(value, CellTangent) else CellTangent(value)  # shared holders stay shared
-    return Tangent(types.FunctionType, fields)
+    result = Tangent(types.FunctionType, fields)
+    for name, value in captured.items():
+        if value is SELF_REFERENCE:  # a recursive nested function: its own tangent
+            fields[name].value = result
+    return result
 
 
 def cell_tangent(fn_d: Any, name: str, cell: Any = None) -> Any:
@@ -661,6 +671,12 @@ def cell_tangent(fn_d: Any, name: str, cell: Any = None) -> Any:
         return NoTangent
     return outside_state.shared("tangent", cell, lambda c: CellTangent(
         outside_state.shared("tangent", c.cell_contents, zero_tangent_of)))
+
+
+def _self_reference() -> Any:
+    from .runtime import SELF_REFERENCE
+
+    return SELF_REFERENCE
 
 
 def _constant_tangent(global_tangent: Callable) -> Callable:
