@@ -116,13 +116,15 @@ class _Custom:
 
 
 class custom_vjp(_Custom):
-    """A function with a reverse-mode rule of the user's (JAX's ``jax.custom_vjp``)::
+    """A function with a reverse-mode rule of the user's (JAX's ``jax.custom_vjp``):
 
-        @yb.custom_vjp
-        def f(x, y): ...
-        def f_fwd(x, y): return f(x, y), residuals
-        def f_bwd(residuals, g): return (x_bar, y_bar)
-        f.defvjp(f_fwd, f_bwd)
+    ```python
+    @yb.custom_vjp
+    def f(x, y): ...
+    def f_fwd(x, y): return f(x, y), residuals
+    def f_bwd(residuals, g): return (x_bar, y_bar)
+    f.defvjp(f_fwd, f_bwd)
+    ```
 
     ``bwd`` returns one cotangent per argument not in ``nondiff_argnums`` (``None`` for zero); the
     arguments in ``nondiff_argnums`` are passed to ``bwd`` first. Reverse mode and second order
@@ -171,14 +173,16 @@ class custom_vjp(_Custom):
 
 
 class custom_jvp(_Custom):
-    """A function with a forward-mode rule of the user's (JAX's ``jax.custom_jvp``)::
+    """A function with a forward-mode rule of the user's (JAX's ``jax.custom_jvp``):
 
-        @yb.custom_jvp
-        def f(x, y): ...
-        @f.defjvp
-        def f_jvp(primals, tangents):
-            x, y = primals; x_dot, y_dot = tangents
-            return f(x, y), out_tangent
+    ```python
+    @yb.custom_jvp
+    def f(x, y): ...
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, y = primals; x_dot, y_dot = tangents
+        return f(x, y), out_tangent
+    ```
 
     Tangents of arguments without a derivative arrive as zeros (``None`` for non-float
     arguments). Forward mode uses the rule; reverse mode transposes it (the reverse transform of
