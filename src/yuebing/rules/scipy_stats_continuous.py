@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cases import Case, randn, randpos, randu
 from .scipy_stats import Family, register_family
 
 try:
@@ -527,4 +528,18 @@ def _register() -> None:
 if st is not None:
     _register()
 
-CASES: list = []  # tests/test_scipy_stats.py checks every family against finite differences and SciPy
+# check_rule on the methods (the distribution object first: its class's function, as a bound
+# method calls it) (tests/test_scipy_stats.py checks every method of every family);
+# a shape without a derivative formula is passed as an int (a constant)
+CASES = [] if st is None else [
+    Case(type(st.norm).logpdf, st.norm, randn(3), randn(), randpos(), name="norm.logpdf"),
+    Case(type(st.norm).cdf, st.norm, randn(3), kwargs={"loc": 0.3}, name="norm.cdf loc="),
+    Case(type(st.t).logpdf, st.t, randn(3), randpos(), randn(), randpos(), name="t.logpdf"),
+    Case(type(st.t).cdf, st.t, randn(3), 4, randn(), randpos(), name="t.cdf"),
+    Case(type(st.gamma).logpdf, st.gamma, randpos(3), randpos(), kwargs={"scale": 2.0}, name="gamma.logpdf scale="),
+    Case(type(st.beta).logpdf, st.beta, randu(3, low=0.1, high=0.9), randpos(), randpos(), name="beta.logpdf"),
+    Case(type(st.logistic).ppf, st.logistic, randu(3, low=0.1, high=0.9), randn(), randpos(), name="logistic.ppf"),
+    Case(type(st.weibull_min).sf, st.weibull_min, randpos(3), randpos(), name="weibull_min.sf"),
+    Case(type(st.truncnorm).logpdf, st.truncnorm, randu(3, low=-0.5, high=0.5), -1.0, randpos(), name="truncnorm.logpdf"),
+    Case(type(st.lognorm).entropy, st.lognorm, randpos(), randn(), randpos(), name="lognorm.entropy"),
+]

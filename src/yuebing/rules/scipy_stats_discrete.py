@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cases import Case, randpos, randu
 from .declare import nondifferentiable
 from .scipy_stats import Family, register_family
 
@@ -251,4 +252,12 @@ def _register() -> None:
 if st is not None:
     _register()
 
-CASES: list = []  # tests/test_scipy_stats.py checks every family against finite differences and SciPy
+# check_rule on the methods (the distribution object first: its class's function, as a bound
+# method calls it) (tests/test_scipy_stats.py checks every method of every family)
+CASES = [] if st is None else [
+    Case(type(st.poisson).logpmf, st.poisson, np.array([0, 1, 3]), randpos(), name="poisson.logpmf"),
+    Case(type(st.binom).pmf, st.binom, np.array([0, 2, 5]), 6, randu(low=0.2, high=0.8), name="binom.pmf"),
+    Case(type(st.nbinom).logpmf, st.nbinom, np.array([0, 2, 5]), randpos(), randu(low=0.2, high=0.8), name="nbinom.logpmf"),
+    Case(type(st.geom).cdf, st.geom, np.array([1, 2, 5]), randu(low=0.2, high=0.8), name="geom.cdf"),
+    Case(type(st.bernoulli).entropy, st.bernoulli, randu(low=0.2, high=0.8), name="bernoulli.entropy"),
+]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cases import Case, randn, randpos, randu
 from .declare import nondifferentiable
 from .scipy_stats import derived
 
@@ -269,4 +270,10 @@ if mv is not None:
     ]:
         derived(_target, _definition)
 
-CASES: list = []  # tests/test_scipy_stats.py checks these against finite differences, SciPy and JAX
+# check_rule on the methods (the distribution object first: its class's function, as a bound
+# method calls it) (tests/test_scipy_stats.py checks both call forms of each)
+CASES = [] if mv is None else [
+    Case(type(mv.multivariate_normal).logpdf, mv.multivariate_normal, randn(4, 3), randn(3), np.diag([2.0, 1.5, 3.0]), name="multivariate_normal.logpdf"),
+    Case(type(mv.multivariate_t).logpdf, mv.multivariate_t, randn(2, 2), randn(2), randpos(2), randpos(), name="multivariate_t.logpdf"),
+    Case(type(mv.dirichlet).logpdf, mv.dirichlet, randu(2, low=0.2, high=0.4), randpos(3), name="dirichlet.logpdf (short x)"),
+]
