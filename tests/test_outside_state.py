@@ -136,3 +136,27 @@ def test_reading_a_module_array_is_a_constant():
         check_every_mode(reads_a_module_array, 0.7)
     finally:
         MODULE.W[:] = 0.0
+
+
+NESTED_LOG: list = []
+
+
+def _inner_with_state(y):
+    NESTED_LOG.append(y * y)
+    value = sum(NESTED_LOG)
+    NESTED_LOG.pop()
+    return value
+
+
+def gradient_inside_with_state(x):
+    NESTED_LOG.append(x)
+    g = yb.grad(_inner_with_state)(x * 2.0)
+    value = g * sum(NESTED_LOG)
+    NESTED_LOG.pop()
+    return value
+
+
+def test_a_gradient_inside_has_outside_state_of_its_own():
+    """The inner yb.grad's pass reads the same global list as the outer pass: each level keeps
+    its own tangents of it (a scope per pass)."""
+    check_every_mode(gradient_inside_with_state, 0.7, second_order=False)

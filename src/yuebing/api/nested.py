@@ -21,6 +21,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, joi
 from ..transform import protocols
 from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent_of
 from ..transform.lifting import _fresh_output, _output_cotangents
+from ..rules import outside_state
 from ..transform.second_order import CellTangent, _dual_closure_tangent, call_rrule2
 from ..transform.third_order import _Call, _constant, _function, _python_function, _zero_tangent_of
 from .common import normalise_argnums
@@ -53,7 +54,11 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     duals = [(x, fd, a.tangent if a.tangent is not NoTangent else zero_tangent_of(x), ft)
              for x, a, fd, ft in zip(xs, args, fdata, fdata_t)]
     g = spec.f
-    out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals)
+    scope = outside_state.enter()  # the inner pass's outside state is its own, not the outer pass's
+    try:
+        out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals)
+    finally:
+        outside_state.leave(scope)
     rs, rsd = _pull_unit(out, pullback, g, "grad")
     grads = tuple(_join(fdata[i], rs[1 + i], xs[i]) for i in nums)
     tangents = tuple(_join(fdata_t[i], rsd[1 + i], xs[i]) for i in nums)
