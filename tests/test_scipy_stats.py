@@ -345,6 +345,23 @@ def test_unsupported_distribution_is_named():
         yb.grad(lambda c: st.lomax.logpdf(1.0, c))(2.0)
 
 
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hessian"])
+def test_methods_without_derivative_are_refused(mode):
+    calls = {
+        "norm.rvs": lambda s: np.sum(st.norm.rvs(0.0, s, size=3, random_state=0)),
+        "norm.moment": lambda s: st.norm(0.0, s).moment(2),
+        "multivariate_normal.cdf": lambda s: st.multivariate_normal.cdf(np.ones(2), None, s),
+    }
+    for name, f in calls.items():
+        with pytest.raises(UnsupportedDistributionError, match=f"scipy.stats.{name}"):
+            if mode == "grad":
+                yb.grad(f)(2.0)
+            elif mode == "jvp":
+                yb.jvp(f, (2.0,), (1.0,))
+            else:
+                yb.hessian(f)(2.0)
+
+
 def test_bad_arguments_are_type_errors():
     with pytest.raises(TypeError, match="missing required argument"):
         yb.grad(lambda s: st.gamma.logpdf(1.0, scale=s))(2.0)

@@ -22,7 +22,8 @@ beta function (``gamma.cdf`` in ``a``, ``t.cdf`` in ``df``, every ``ppf``/``isf`
 follow ``scipy_special``'s convention: forward mode and second order raise ``RuleArgumentError``
 when that argument's tangent is nonzero, reverse mode gives a NaN cotangent. Discrete
 distributions: ``k`` (and ``q`` of ``ppf``/``isf``) have zero derivative (piecewise constant).
-A distribution or method without a definition here raises ``UnsupportedDistributionError``.
+A distribution or method without a definition here (``rvs``, ``interval``, ``moment``...) raises
+``UnsupportedDistributionError``.
 """
 from __future__ import annotations
 
@@ -33,9 +34,9 @@ import numpy as np
 
 from . import core
 from ..tangents import register_nondifferentiable_type
-from .core import MissingRuleError, RuleArgumentError, primal, register_frule, register_rrule
+from .core import CoDual, MissingRuleError, RuleArgumentError, primal, register_frule, register_rrule
 from .declare import nondifferentiable
-from .second_order import defined_by
+from .second_order import _register as second_order_special, defined_by
 
 try:
     from scipy.stats._distn_infrastructure import rv_continuous, rv_discrete, rv_generic
@@ -43,14 +44,17 @@ except ImportError:  # pragma: no cover - SciPy is optional
     rv_continuous = rv_discrete = rv_generic = None
 
 
+DEFAULT_METHODS = "logpdf/logpmf, pdf/pmf, cdf, logcdf, sf, logsf, ppf, isf, entropy, mean, var, std, median"
+
+
 class UnsupportedDistributionError(MissingRuleError):
     """A ``scipy.stats`` distribution or method yuebing has no definition for."""
 
     def __init__(self, name: str, method: str, supported: list[str]) -> None:
+        which = f"{method} of {', '.join(sorted(supported))}" if supported else DEFAULT_METHODS
         TypeError.__init__(
-            self, f"yuebing has no derivative for scipy.stats.{name}.{method}: it differentiates "
-            f"{method} of {', '.join(sorted(supported)) or 'no distribution'}. Write the function with "
-            "NumPy and scipy.special instead (yuebing differentiates that like any code)")
+            self, f"yuebing has no derivative for scipy.stats.{name}.{method}: it differentiates {which}. "
+            "Write the function with NumPy and scipy.special instead (yuebing differentiates that like any code)")
         self.function = name
 
 
@@ -268,6 +272,26 @@ def derived(target: Any, definition: Callable) -> None:
     defined_by(target, definition)
 
 
+def refused(target: Any, method: str, supported: str | None = None) -> None:
+    """A method yuebing does not differentiate: a clear error in every mode (SciPy's own code
+    would fail on its ``exec``-generated ``_parse_args``)."""
+
+    def rule(dist, *args, **kwargs):
+        owner = primal(dist)
+        name = getattr(owner, "name", None) or type(owner).__name__.removesuffix("_gen").removesuffix("_frozen")
+        error = UnsupportedDistributionError(name, method, [])
+        if supported is not None:
+            error.args = (error.args[0].replace(DEFAULT_METHODS, supported),)
+        raise error
+
+    def second_order_rule(f4, args4, kwargs4):
+        return rule(CoDual(args4[0][0]))
+
+    register_rrule(target, rule)
+    register_frule(target, rule)
+    second_order_special((target,), second_order_rule)
+
+
 if rv_generic is not None:
     from scipy.stats._multivariate import multi_rv_generic
 
@@ -286,5 +310,9 @@ if rv_generic is not None:
         for _target, _definition in [(_owner.cdf, _cdf), (_owner.sf, _sf), (_owner.logcdf, _logcdf),
                                      (_owner.logsf, _logsf), (_owner.ppf, _ppf), (_owner.isf, _isf)]:
             derived(_target, _definition)
+    for _owner in (rv_continuous, rv_discrete):
+        for _name in ("rvs", "stats", "moment", "support", "expect", "nnlf"):
+            if hasattr(_owner, _name):
+                refused(getattr(_owner, _name), _name)
 
 CASES: list = []  # tests/test_scipy_stats.py checks every distribution against finite differences

@@ -18,7 +18,7 @@ import numpy as np
 
 from .cases import Case, randn, randpos, randu
 from .declare import nondifferentiable
-from .scipy_stats import derived
+from .scipy_stats import derived, refused
 
 try:
     import scipy.special as sp
@@ -269,6 +269,16 @@ if mv is not None:
         (mv.dirichlet_gen.entropy, _dirichlet_entropy), (mv.dirichlet_gen.__call__, _dirichlet_freeze),
     ]:
         derived(_target, _definition)
+    for _owner, _names, _supported in [
+        (mv.multivariate_normal_gen, ("cdf", "logcdf", "rvs"), "logpdf, pdf, entropy"),
+        (mv.multivariate_normal_frozen, ("cdf", "logcdf", "rvs"), "logpdf, pdf, entropy"),
+        (mv.multivariate_t_gen, ("cdf", "rvs", "entropy"), "logpdf, pdf"),
+        (mv.multivariate_t_frozen, ("cdf", "rvs", "entropy"), "logpdf, pdf"),
+        (mv.dirichlet_gen, ("rvs",), "logpdf, pdf, mean, var, cov, entropy"),
+    ]:
+        for _name in _names:
+            if hasattr(_owner, _name):
+                refused(getattr(_owner, _name), _name, _supported)
 
 # check_rule on the methods (the distribution object first: its class's function, as a bound
 # method calls it) (tests/test_scipy_stats.py checks both call forms of each)
