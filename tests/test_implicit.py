@@ -107,6 +107,28 @@ def test_root_scalar_problems(f):
     check(f, 2.0)
 
 
+VARIANTS = {
+    "root(method='lm')": lambda a: so.root(lambda x: x ** 3 - a, np.array([1.0]), method="lm", tol=1e-14).x[0],
+    "fsolve(fprime=)": lambda a: so.fsolve(lambda x, b: x ** 3 - b, np.array([1.0]), args=(a,),
+                                           fprime=lambda x, b: np.diag(3 * x ** 2), xtol=1e-13)[0],
+    "root_scalar(secant)": lambda a: so.root_scalar(lambda x: x ** 3 - a, x0=1.0, x1=1.5, method="secant",
+                                                     xtol=1e-14).root,
+    "least_squares(inactive bounds)": lambda a: so.least_squares(lambda x: np.array([x[0] - a, x[0] * 2 - 1.0]),
+                                                                 np.ones(1), bounds=(-10, 10), xtol=1e-15, ftol=1e-15,
+                                                                 gtol=1e-15).x[0],
+    # args= a single value (SciPy makes it a tuple); a nested lambda as jac (forward mode gives it
+    # a tangent of empty cells)
+    "minimize(args=a, jac=lambda)": lambda a: so.minimize(lambda x, b: np.sum((x - b) ** 2) + np.sum(x ** 4), np.zeros(1),
+                                                          args=a, jac=lambda x, b: 2 * (x - b) + 4 * x ** 3,
+                                                          method="BFGS", options={"gtol": 1e-13}).x[0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_solver_variants(name):
+    check(VARIANTS[name], 2.0, rtol=1e-6, atol=1e-8, h=1e-4)
+
+
 def test_root_vector_and_fsolve():
     check(root_vector, np.array([1.2, 0.8, 2.0]))
     check(fsolve_list, 2.0)

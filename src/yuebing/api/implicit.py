@@ -271,8 +271,7 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
 
     def frule(*args: Any, **kwargs: Any) -> Dual:
         given, values, result, p, problem = solve(args, kwargs)
-        tangents = tuple(given[k].tangent if isinstance(given.get(k), Dual) else zero_tangent(values.get(k, ()))
-                         for k in p.names)
+        tangents = _tangents(given, values, p.names)
         try:
             t = zero_tangent(result)
         except TypeError:
@@ -286,8 +285,7 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
             t = _set(t, path, _fit(x_dot, _get(result, path)))
         if p.value is not None and moving:
             objective = tuple(values.get(k, ()) for k in p.objective_names)
-            o_tangents = tuple(given[k].tangent if isinstance(given.get(k), Dual) else zero_tangent(values.get(k, ()))
-                               for k in p.objective_names)
+            o_tangents = _tangents(given, values, p.objective_names)
             zero = _like(np.zeros(int(np.size(problem.x))), problem.x)
             t = _set(t, p.value, _fit(jvp(p.objective, (problem.x, *objective), (zero, *o_tangents))[1],
                                       _get(result, p.value)))
@@ -305,6 +303,18 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
     register_rrule(function, rrule)
     register_frule(function, frule)
     _register((function,), second_order)
+
+
+def _tangents(given: dict, values: dict, names: tuple) -> tuple:
+    """The named arguments' tangents; ``NoTangent`` for a value without a derivative (forward
+    mode may hand a function capturing only modules a tangent of empty cells)."""
+    found = []
+    for k in names:
+        value = values.get(k, ())
+        zero = zero_tangent(value)
+        d = given.get(k)
+        found.append(d.tangent if isinstance(d, Dual) and zero is not NoTangent else zero)
+    return tuple(found)
 
 
 def _fit(dx: Any, like: Any) -> Any:
