@@ -363,11 +363,19 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     solver, run as plain code (its own derivative is ignored). ``tangent_solve(g, y)`` solves the
     linear system ``g(z) = y`` for a linear ``g`` (``∂f/∂x`` or, in reverse mode, its transpose);
     without it the Jacobian ``∂f/∂x`` is formed densely (``yb.jacobian``) and solved with NumPy.
-    Reverse and forward mode; second order raises ``SecondOrderError``::
+    Reverse and forward mode; second order raises ``SecondOrderError``:
 
-        def sqrt_newton(a):
-            f = lambda x: x * x - a
-            return yb.custom_root(f, 1.0, newton_solver)   # yb.grad(sqrt_newton)(2.0) = 1 / (2 sqrt 2)
+    ```python
+    def newton_solver(f, x):
+        for _ in range(50):
+            x = x - f(x) / (2.0 * x)
+        return x
+
+    def sqrt_of(a):
+        return yb.custom_root(lambda x: x * x - a, 1.0, newton_solver)
+
+    yb.grad(sqrt_of)(2.0)   # 1 / (2 sqrt 2), not the derivative of 50 Newton steps
+    ```
     """
     if not callable(f) or not callable(solve):
         raise TypeError("custom_root(f, initial_guess, solve, tangent_solve=None) needs callables f and solve")
