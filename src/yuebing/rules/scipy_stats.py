@@ -34,7 +34,7 @@ import numpy as np
 
 from . import core
 from ..tangents import register_nondifferentiable_type
-from .core import CoDual, MissingRuleError, RuleArgumentError, primal, register_frule, register_rrule
+from .core import CoDual, Dual, MissingRuleError, RuleArgumentError, primal, register_frule, register_rrule
 from .declare import nondifferentiable
 from .second_order import _register as second_order_special, defined_by
 
@@ -117,8 +117,18 @@ def _family(dist: Any, method: str, n_args: int, keywords: tuple) -> Family:
 nondifferentiable(_family)
 
 
+def _plain(values: tuple) -> bool:
+    """Whether every value is a number or an array (no list to convert)."""
+    return all(isinstance(v, (int, float, np.number, np.ndarray)) for v in values)
+
+
+nondifferentiable(_plain)
+
+
 def _bind(family: Family, args: tuple, kwds: dict) -> list:
     """The parameters in the order ``shapes..., loc[, scale]``, as arrays (differentiated)."""
+    if not kwds and len(args) == len(family.names) and _plain(args):
+        return list(args)  # the first-order rules bind calls to this form (``_bound_call``)
     values = []
     names = family.names
     for i in range(len(names)):
@@ -251,14 +261,55 @@ def _freeze(dist, *args, **kwds):
     return frozen
 
 
-def derived(target: Any, definition: Callable) -> None:
+def _bound_call(lead: int, args: tuple, kwargs: dict, default: Callable) -> tuple | None:
+    """A univariate method's call ``(dist, [x,] *params, **kwds)`` with every parameter
+    positional, defaults filled in (``default(value)`` in the mode's values): ``(arguments,
+    where each keyword went)``; None when the call is not that simple (lists, a missing shape,
+    bad keywords: the definition's own binding then runs, and raises SciPy's errors). Binding
+    here, outside the differentiated code, saves first order most of its work per call."""
+    if len(args) < lead:
+        return None
+    family = FAMILIES.get(type(primal(args[0])))
+    names = family.names if family is not None else ()
+    rest = args[lead:]
+    if family is None or len(rest) > len(names) or any(k not in names[len(rest):] for k in kwargs):
+        return None
+    params = list(rest)
+    for name in names[len(rest):]:
+        if name in kwargs:
+            params.append(kwargs[name])
+        elif name in ("loc", "scale"):
+            params.append(default(0.0 if name == "loc" else 1.0))
+        else:
+            return None
+    if not _plain(tuple(primal(p) for p in params)):
+        return None
+    return (*args[:lead], *params), [lead + names.index(k) for k in kwargs]
+
+
+def derived(target: Any, definition: Callable, lead: int | None = None) -> None:
     """Rules for ``target`` (a Python function of SciPy's) that differentiate ``definition``
-    (same arguments, same values) like user code, in every mode."""
+    (same arguments, same values) like user code, in every mode. ``lead``: for a univariate
+    method, the number of arguments before the parameters (the distribution, ``x``); first
+    order then binds the call itself (``_bound_call``)."""
 
     def rrule_(*args, **kwargs):
-        return core.rrule(definition, *args, **kwargs)
+        bound = None if lead is None else _bound_call(lead, args, kwargs, CoDual)
+        if bound is None:
+            return core.rrule(definition, *args, **kwargs)
+        values, keyword_slots = bound
+        out, pullback = core.rrule(definition, *values)
+
+        def bound_pullback(dy):
+            rdatas = pullback(dy)  # f's, then one per value
+            return (*rdatas[: 1 + len(args)], *(rdatas[1 + slot] for slot in keyword_slots))
+
+        return out, bound_pullback
 
     def frule_(*args, **kwargs):
+        bound = None if lead is None else _bound_call(lead, args, kwargs, lambda v: Dual(v, 0.0))
+        if bound is not None:
+            args, kwargs = bound[0], {}
         try:
             return core.frule(definition, *args, **kwargs)
         except RuleArgumentError as error:  # a shape parameter without a derivative formula
@@ -299,17 +350,17 @@ if rv_generic is not None:
     # its parameters are the call's arguments, or a frozen object's args/kwds
     register_nondifferentiable_type(rv_generic)
     register_nondifferentiable_type(multi_rv_generic)
-    for _target, _definition in [
-        (rv_continuous.logpdf, _logpdf), (rv_continuous.pdf, _pdf), (rv_discrete.logpmf, _logpmf),
-        (rv_discrete.pmf, _pmf), (rv_generic.entropy, _entropy), (rv_generic.mean, _mean),
-        (rv_generic.var, _var), (rv_generic.std, _std), (rv_generic.median, _median),
-        (rv_generic.__call__, _freeze), (rv_generic.freeze, _freeze),
+    for _target, _definition, _lead in [
+        (rv_continuous.logpdf, _logpdf, 2), (rv_continuous.pdf, _pdf, 2), (rv_discrete.logpmf, _logpmf, 2),
+        (rv_discrete.pmf, _pmf, 2), (rv_generic.entropy, _entropy, 1), (rv_generic.mean, _mean, 1),
+        (rv_generic.var, _var, 1), (rv_generic.std, _std, 1), (rv_generic.median, _median, 1),
+        (rv_generic.__call__, _freeze, None), (rv_generic.freeze, _freeze, None),
     ]:
-        derived(_target, _definition)
+        derived(_target, _definition, _lead)
     for _owner in (rv_continuous, rv_discrete):
         for _target, _definition in [(_owner.cdf, _cdf), (_owner.sf, _sf), (_owner.logcdf, _logcdf),
                                      (_owner.logsf, _logsf), (_owner.ppf, _ppf), (_owner.isf, _isf)]:
-            derived(_target, _definition)
+            derived(_target, _definition, 2)
     for _owner in (rv_continuous, rv_discrete):
         for _name in ("rvs", "stats", "moment", "support", "expect", "nnlf"):
             if hasattr(_owner, _name):
