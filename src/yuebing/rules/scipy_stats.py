@@ -10,7 +10,11 @@ registers, on SciPy's shared method functions (``rv_continuous.logpdf``, ``rv_di
 ``_cdf``...): it binds the call's arguments as SciPy does (shapes, then ``loc``, ``scale``,
 positionally or by keyword), standardises ``x`` and calls the family's function. A call
 ``norm.logpdf(x, 0, 2)`` reaches the rule as ``rv_continuous.logpdf(norm, x, 0, 2)`` (a bound
-method dispatches on its function with the owner first).
+method dispatches on its function with the owner first; second order's dispatch of a bound
+method consults the declaration of its function: ``transform/second_order._call_method``).
+First order binds a plain call (numbers and arrays) itself, outside the differentiated code
+(``_bound_call``): the definition then receives every parameter positionally, which halves the
+cost of a gradient. Distribution objects (``rv_generic``, ``multi_rv_generic``) have no tangent.
 
 Frozen distributions: ``norm(loc, scale)`` (``rv_generic.__call__``/``freeze``) is defined as the
 real frozen object built from the primal values, whose ``args`` and ``kwds`` are then set to the
@@ -22,8 +26,8 @@ beta function (``gamma.cdf`` in ``a``, ``t.cdf`` in ``df``, every ``ppf``/``isf`
 follow ``scipy_special``'s convention: forward mode and second order raise ``RuleArgumentError``
 when that argument's tangent is nonzero, reverse mode gives a NaN cotangent. Discrete
 distributions: ``k`` (and ``q`` of ``ppf``/``isf``) have zero derivative (piecewise constant).
-A distribution or method without a definition here (``rvs``, ``interval``, ``moment``...) raises
-``UnsupportedDistributionError``.
+A distribution or method without a definition here (``rvs``, ``stats``, ``moment``...) raises
+``UnsupportedDistributionError`` in every mode (``interval`` is SciPy's Python calling ``ppf``).
 """
 from __future__ import annotations
 
