@@ -335,3 +335,32 @@ def counts_calls_in_an_outside_closure(x):
 
 def test_int_counter_in_a_closure_made_outside_in_every_mode():
     check_all_modes(counts_calls_in_an_outside_closure, 1.3)
+
+
+def _make_cubic(a):
+    return lambda x: (x - a) ** 2 * x
+
+
+def test_hvp_direction_in_a_closures_captured_value():
+    """A direction given in a closure argument's cell (its tangent in the tangent model's format)
+    reaches second order; it used to be read as zero, silently (found by the implicit work)."""
+    from yuebing.tangents import zero_tangent
+
+    f = _make_cubic(2.0)
+    direction = zero_tangent(f)
+    direction.fields["a"].fields["cell_contents"] = 1.0
+    _, (g_x, g_f), (hv_x, hv_f) = yb.hvp(lambda x, f: f(x), (0.8, f), (0.0, direction))
+    h = 1e-6
+    grad_x = lambda a: yb.grad(lambda x: _make_cubic(a)(x))(0.8)  # noqa: E731
+    assert hv_x == pytest.approx((grad_x(2.0 + h) - grad_x(2.0 - h)) / (2 * h), rel=1e-6)
+    assert hv_f.fields["a"].fields["cell_contents"] == pytest.approx(2 * 0.8)  # d2f/da2 = 2x
+
+
+def test_a_partials_stored_keyword_gets_its_gradient():
+    import functools
+
+    def f(x, k=1.0):
+        return x * k * k
+
+    g = yb.grad(lambda p, x: p(x))(functools.partial(f, k=1.5), 0.7)
+    assert g.fields["keywords"]["k"] == pytest.approx(2 * 0.7 * 1.5)

@@ -20,7 +20,7 @@ import numpy as np
 from ..rules import array_like, outside_state
 from ..rules import core as _core
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
-from ..rules.util import output, slot_rdata, slot_tangent, sum_rdata
+from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
@@ -375,6 +375,10 @@ def _call_partial(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callabl
             f_r = Tangent(functools.partial, {"args": tuple(stored_r)})
         rest = rs[1 + n_stored:]
         n_args = len(args)
+        if isinstance(kw_f, dict):  # a stored keyword's cotangent goes to its slot in the keywords' tangent
+            for key, r in zip(stored_kw, rest[n_args:n_args + len(stored_kw)]):
+                if key in kw_f:
+                    kw_f[key] = add_rdata_to(kw_f[key], r)
         return (f_r, *rest[:n_args], *rest[n_args + len(stored_kw):][: len(kwargs)]) if stored_kw else (f_r, *rest)
 
     return out, partial_pullback

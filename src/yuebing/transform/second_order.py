@@ -660,11 +660,13 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
 def cell_tangent(fn_d: Any, name: str, cell: Any = None) -> Any:
     """The tangent holder of closure variable ``name``; for a closure made outside, its cell's
     one holder for the whole call (outside state, ``rules/outside_state.py``)."""
-    from ..tangents import Tangent
+    from ..tangents import MutableTangent, Tangent
     from .runtime import holds_mutable
 
     if isinstance(fn_d, Tangent):
         found = fn_d.fields.get(name, NoTangent)
+        if isinstance(found, MutableTangent):  # a closure's tangent in the tangent model's format
+            return CellTangent(found.fields.get("cell_contents", NoTangent))  # (a direction given to yb.hvp)
         if found is not NoTangent:
             return found
     if cell is None or not outside_state.active() or not holds_mutable(cell):
