@@ -126,3 +126,18 @@ def infinite_literal_array(x):
 @pytest.mark.parametrize("f, x", [(infinite_literal_block, 0.5), (infinite_literal_array, X)])
 def test_infinite_literals_are_named_constants(f, x):
     check_every_mode(f, x)
+
+
+def test_a_function_whose_name_is_not_an_identifier():
+    """Generated code is named after the function: a __name__ such as "L-BFGS-B" or "class" (set
+    by a library) used to make it fail to compile."""
+    import yuebing as yb
+
+    def f(x):
+        return x * x * x
+
+    for name in ("L-BFGS-B", "class", "3d"):
+        f.__name__ = name
+        assert yb.grad(f)(1.5) == 3 * 1.5 ** 2
+        assert yb.jvp(f, (1.5,), (1.0,))[1] == 3 * 1.5 ** 2
+        assert yb.hvp(f, (1.5,), (1.0,))[2][0] == 6 * 1.5

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import keyword
 import operator
 import types
 from typing import Any
@@ -679,7 +680,7 @@ class Normaliser(LoopLowering, ClosureLowering):
         code = self.fn.__code__
         n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
         return ir.Function(
-            name=self.fn.__name__ if self.fn.__name__ != "<lambda>" else "_lambda",
+            name=_identifier(self.fn.__name__),
             params=list(code.co_varnames[:n_params]),
             body=_flatten(body),
             filename=self.filename,
@@ -753,6 +754,17 @@ class _Renamer(ast.NodeTransformer):
         declared = {name for n in _walk_own_scope(node) if isinstance(n, (ast.Nonlocal, ast.Global)) for name in n.names}
         stored = {n.id for n in _walk_own_scope(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         return self._nested(node, stored - declared)
+
+
+def _identifier(name: str) -> str:
+    """A name for the generated functions: the function's own when it is an identifier, else a
+    cleaned one (``<lambda>`` -> ``_lambda``; a ``__name__`` set to ``"L-BFGS-B"``)."""
+    if name == "<lambda>":
+        return "_lambda"
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned.isidentifier() and not keyword.iskeyword(cleaned) else f"_{cleaned}"
 
 
 def _copy(node: ast.AST) -> ast.AST:
