@@ -39,7 +39,7 @@ from .cases import Case, randc, randn
 from .linalg import hermitian_from, hermitian_from_adjoint, linalg_rule, mH, mT, refuse
 from .linalg.common import as_diag, cotangent_entry, diag_vector
 from .linalg.decompositions import _svd_vjp as _numpy_svd_vjp
-from .linalg.decompositions import eigen_gaps, singular_values_jvp
+from .linalg.decompositions import eigen_gaps, singular_values_cotangent, singular_values_jvp
 from .linalg.solves import _pinv_vjp as _numpy_pinv_vjp
 from .second_order import with_vjp
 
@@ -91,8 +91,13 @@ def _eigh_vjp(g, y, a, b=None, lower=True, eigvals_only=False, overwrite_a=False
               check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
     """With ``C = V^T dA V - V^T dB V diag(w)``: ``dw = diag(C)``, ``dV = V X``, ``X = F * C`` off
     the diagonal and ``-(V^T dB V)_ii / 2`` on it (``F[i, j] = 1/(w_j - w_i)``); its adjoint.
-    (``kind`` is SciPy's ``type``: the forward transform generated code calls the builtin.)"""
-    w, v, idx = _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, driver)
+    (``kind`` is SciPy's ``type``: the forward transform generated code calls the builtin.)
+
+    Third order (``transform/third_order.py``) refuses a primitive whose cotangent map calls it
+    again, as this one may (``_full_eigh``): ``sla.eigh`` is passed from here so that it sees
+    that (``numpy.linalg.eigh``'s map, whose third derivatives disagree with finite differences,
+    is refused too)."""
+    w, v, idx = _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, driver, sla.eigh)
     gw = g if eigvals_only else cotangent_entry(g, 0)
     gv = None if eigvals_only else cotangent_entry(g, 1)
     n = w.shape[-1]
@@ -115,7 +120,7 @@ def _eigh_vjp(g, y, a, b=None, lower=True, eigvals_only=False, overwrite_a=False
     return _real_like(a, ga), _real_like(b, hermitian_from_adjoint(gb_full, lower))
 
 
-def _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, driver) -> tuple:
+def _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, driver, eigh=None) -> tuple:
     """The full spectrum and vectors (the eigenvector derivative needs them all), the indices of
     the ones returned, and the returned vectors in their place (a driver may pick other signs)."""
     if not eigvals_only and subset_by_index is None and subset_by_value is None:
@@ -124,7 +129,7 @@ def _full_eigh(y, a, b, lower, eigvals_only, subset_by_index, subset_by_value, d
         w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
     else:
         full_driver = driver if driver in ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx") else None
-        w, v = sla.eigh(a, b, lower=lower, driver=full_driver)
+        w, v = (eigh or sla.eigh)(a, b, lower=lower, driver=full_driver)
     idx = _selected(w, subset_by_index, subset_by_value)
     if eigvals_only:
         return w, v, idx
@@ -259,6 +264,12 @@ def _register_eig() -> None:
 
 def _svd_vjp(g, y, a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
              lapack_driver="gesdd"):
+    """NumPy's map. It calls ``svd`` again for ``compute_uv=False``; third order refuses such a
+    primitive, as it refuses ``numpy.linalg.svd`` (whose vectors' third derivatives through this
+    map disagree with finite differences too)."""
+    if not compute_uv:
+        u, _, vh = np.linalg.svd(a, full_matrices=False)  # (NumPy's takes stacks)
+        return (singular_values_cotangent(u, vh, g),)
     return (_numpy_svd_vjp(g, y, a, full_matrices, compute_uv)[0],)
 
 
