@@ -3,7 +3,9 @@ batched, in every mode.
 
 Eigenvalues must be distinct: at a repeated eigenvalue neither it nor its eigenvectors have a
 derivative (a perturbation splits it by the eigenvalues of its projection onto the eigenspace),
-and both functions refuse it (relative gap below 1e-12). With ``a = V diag(w) V^-1`` and ``X = V^-1 da V``: ``dw = diag(X)`` and
+so there (relative gap below 1e-12) forward mode refuses a nonzero tangent and reverse mode gives
+the matrix a NaN cotangent: reverse mode cannot tell a constant matrix built inside the function
+(whose eigen-decomposition is fine, and which discards the NaN) from a differentiated one. With ``a = V diag(w) V^-1`` and ``X = V^-1 da V``: ``dw = diag(X)`` and
 ``dV = V (F o X)`` (``F[i, j] = 1 / (w_j - w_i)``, 0 on the diagonal), then the gauge NumPy (LAPACK's
 ``geev``) fixes is kept:
 
@@ -32,18 +34,31 @@ from .common import cotangent_entry, diag_vector, linalg_rule, mH, refuse
 
 
 def _gaps(w):
-    """F[i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it."""
+    """F[i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it (and at exactly repeated eigenvalues)."""
     diff = w[..., None, :] - w[..., :, None]
-    off = ~np.eye(w.shape[-1], dtype=bool)
+    off = ~np.eye(w.shape[-1], dtype=bool) & (diff != 0)  # a repeated pair: refused or NaN (below)
     return np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0)
 
 
-def _check_distinct(w, label="numpy.linalg.eig"):
+def _repeated(w):
+    """Per matrix of a stack: whether two eigenvalues coincide (relative gap below 1e-12)."""
     diff = np.abs(w[..., None, :] - w[..., :, None]) + np.eye(w.shape[-1])
-    scale = np.max(np.abs(w), axis=-1, initial=0.0)
-    if np.any(np.min(diff, axis=(-2, -1)) <= 1e-12 * np.maximum(scale, 1.0)):
+    scale = np.maximum(np.max(np.abs(w), axis=-1, initial=0.0), 1.0)
+    return np.min(diff, axis=(-2, -1), initial=np.inf) <= 1e-12 * scale
+
+
+def _check_distinct(w, da, label):
+    """Forward mode: refuse a nonzero tangent at repeated eigenvalues."""
+    if np.any(_repeated(w)) and np.any(da != 0):
         refuse(label, "the eigenvalues are repeated: they (and the eigenvectors) have no derivative there "
                       "(a perturbation splits them along the eigenvalues of its projection)")
+
+
+def _nan_where_repeated(ga, w):
+    """Reverse mode: a NaN cotangent for the matrices with repeated eigenvalues (a constant
+    matrix discards it; a differentiated one gets a NaN gradient, never a wrong number)."""
+    repeated = _repeated(w)
+    return np.where(np.reshape(repeated, np.shape(repeated) + (1, 1)), np.nan, ga)
 
 
 def _pivot(v):
@@ -82,17 +97,17 @@ def _eig_vjp(g, y, a):
         inner = inner + np.asarray(gw)[..., :, None] * np.eye(w.shape[-1])
     if gv is not None:
         inner = inner + np.conj(_gaps(w)) * (mH(v) @ _gauge_adjoint(v, np.asarray(gv)))
-    ga = np.linalg.solve(mH(v), inner @ mH(v))
+    ga = _nan_where_repeated(np.linalg.solve(mH(v), inner @ mH(v)), w)
     return (ga if np.iscomplexobj(a) else np.real(ga)),
 
 
 @linalg_rule(np.linalg.eig, vjp=_eig_vjp)
 def _eig(a):
     y = np.linalg.eig(a)
-    _check_distinct(y[0])
 
     def jvp(da: Any) -> Any:
         w, v = y
+        _check_distinct(w, da, "numpy.linalg.eig")
         x = np.linalg.solve(v, da @ v)
         return [diag_vector(x), _gauge(v, v @ (_gaps(w) * x))]
 
@@ -101,16 +116,16 @@ def _eig(a):
 
 def _eigvals_vjp(g, y, a):
     v = np.linalg.eig(a)[1]
-    ga = np.linalg.solve(mH(v), np.asarray(g)[..., :, None] * mH(v))
+    ga = _nan_where_repeated(np.linalg.solve(mH(v), np.asarray(g)[..., :, None] * mH(v)), y)
     return (ga if np.iscomplexobj(a) else np.real(ga)),
 
 
 @linalg_rule(np.linalg.eigvals, vjp=_eigvals_vjp)
 def _eigvals(a):
     y = np.linalg.eigvals(a)
-    _check_distinct(y, "numpy.linalg.eigvals")
 
     def jvp(da: Any) -> Any:
+        _check_distinct(y, da, "numpy.linalg.eigvals")
         v = np.linalg.eig(a)[1]
         return diag_vector(np.linalg.solve(v, da @ v))
 
