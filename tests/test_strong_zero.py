@@ -211,3 +211,22 @@ def test_forward_mode_checks_the_strong_zero_once_per_output():
     noise = np.random.normal(size=2)
     np.testing.assert_allclose(value, 2.0 * noise[1])
     np.testing.assert_allclose(tangent, noise[1] * 0.5 / 2.0)
+
+
+_SEEN: list = []
+
+
+def _root_with_a_log(x):
+    _SEEN.append(1.0)
+    return np.sum(np.sqrt(x)) * len(_SEEN)
+
+
+def test_forward_mode_does_not_repeat_outside_side_effects():
+    """A NaN first pass would need a second run; a function that reached outside state would
+    repeat its side effects (and get another value): refused, clearly."""
+    _SEEN.clear()
+    with pytest.raises(ValueError, match="reached state outside its arguments"):
+        yb.jvp(_root_with_a_log, (np.array([0.0, 4.0]),), (np.array([0.0, 1.0]),))
+    _SEEN.clear()
+    value, tangent = yb.jvp(_root_with_a_log, (np.array([1.0, 4.0]),), (np.array([0.0, 1.0]),))
+    assert value == 3.0 and tangent == 0.25 and len(_SEEN) == 1

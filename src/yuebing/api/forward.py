@@ -43,10 +43,16 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
                 "non-differentiable values (yb.tangents.zero_tangent(x) shows the expected structure)"
             ) from None
     random_state = np.random.get_state()
-    value, tangent = _forward_pass(f, primals, tangents, kwargs, name, strong=False)
+    value, tangent, outside = _forward_pass(f, primals, tangents, kwargs, name, strong=False)
     if _holds_nan(tangent):  # the strong zero, checked once (rules/declare.py: FORWARD): run again by the rule
+        if outside:
+            raise ValueError(
+                f"{name}: the tangent came out NaN, and {fname(f)} reached state outside its arguments (a global "
+                "list or dict, a module or class attribute, a closure made outside), so yuebing cannot run it "
+                "again by the strong-zero rule (docs/conventions.md) without repeating its side effects. Pass "
+                "that state in as an argument, or use reverse mode (yb.grad, jacobian(mode='rev'))")
         np.random.set_state(random_state)
-        value, tangent = _forward_pass(f, primals, tangents, kwargs, name, strong=True)
+        value, tangent, _ = _forward_pass(f, primals, tangents, kwargs, name, strong=True)
     return value, tangent
 
 
@@ -67,7 +73,8 @@ def _holds_nan(t: Any) -> bool:
 
 def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str, strong: bool) -> tuple:
     """One forward pass on fresh copies of the primals and tangents; ``strong``: every product by
-    the strong-zero rule, or plainly."""
+    the strong-zero rule, or plainly. Returns the value, its tangent, and whether the pass reached
+    outside state (``rules/outside_state.py``)."""
     x = T.structural_copy(tuple(primals))
     # arguments sharing float data (one array passed twice) are differentiated slot by slot, each
     # a read-only view with its own tangent (docs/conventions.md, "Arguments")
@@ -83,6 +90,7 @@ def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, na
     strength, FORWARD.strong = FORWARD.strong, strong
     try:
         out = call_frule(Dual(f, global_tangent(f)), *duals, **kw_duals)
+        outside = outside_state.touched()
     except ValueError as error:
         if separate is not None:
             note_shared_write(error, name)
@@ -90,7 +98,7 @@ def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, na
     finally:
         FORWARD.strong = strength
         outside_state.leave(scope)
-    return out.primal, out.tangent
+    return out.primal, out.tangent, outside
 
 
 def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> tuple:

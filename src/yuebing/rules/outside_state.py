@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..tangents import NoFData, NoTangent
+
 _LOCAL = threading.local()
 
 
@@ -30,6 +32,11 @@ def enter() -> Any:
 def leave(saved: Any) -> None:
     """Close the scope ``enter`` opened."""
     _LOCAL.memo = saved
+
+
+def touched() -> bool:
+    """Whether the open scope has handed out a tangent (the pass reached outside state)."""
+    return bool(getattr(_LOCAL, "memo", None))
 
 
 def active() -> bool:
@@ -49,7 +56,10 @@ def shared(role: str, value: Any, make: Callable[[Any], Any]) -> Any:
     key = (role, id(value))
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = (value, make(value))  # the value is kept: its id stays its own for the scope
+        made = make(value)
+        if made is NoTangent or made is NoFData:  # nothing to share (and nothing reached: see touched)
+            return made
+        hit = memo[key] = (value, made)  # the value is kept: its id stays its own for the scope
     return hit[1]
 
 

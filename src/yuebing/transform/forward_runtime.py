@@ -58,9 +58,15 @@ def global_tangent(value: Any) -> Any:
         if type(value) is types.FunctionType and value.__closure__ and not outside_state.active():
             return zero_tangent_of(value)  # boxes for its cells, for this read
         return NoTangent  # in a scope, a closure's cells are outside state of their own (cell_tangent)
-    if isinstance(value, (float, int, complex, bool, str, np.ndarray)):
+    if isinstance(value, (float, int, complex, bool, str, np.ndarray)) or _draws_numbers(value):
         return zero_tangent_of(value)
     return outside_state.shared("tangent", value, zero_tangent_of)
+
+
+def _draws_numbers(value: Any) -> bool:
+    """A method of NumPy's random generators (``np.random.normal``): its state is the random rules'
+    business (``rules/numpy_random.py``), not outside state carrying a tangent."""
+    return isinstance(getattr(value, "__self__", None), (np.random.RandomState, np.random.Generator))
 
 
 def cell_tangent(fn_t: Any, name: str, cell: Any = None) -> Any:
