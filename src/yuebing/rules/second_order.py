@@ -41,6 +41,7 @@ import numpy as np
 
 from .core import SecondOrderError
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE
+from .util import fit_tangent
 
 Rule = Callable[[tuple, tuple, dict], tuple]
 
@@ -148,21 +149,33 @@ def defined_by(target: Any, definition: types.FunctionType) -> None:
     declare((target,), SecondOrder("python", definition=definition))
 
 
-def defined_as(target: Any, definition: types.FunctionType) -> None:
+def defined_as(target: Any, definition: types.FunctionType, validate: bool = False) -> None:
     """Declare ``target`` (a C function, or Python code yuebing cannot derive) to be differentiated,
     in every mode, as the Python function ``definition``: the same arguments, the same values,
     written with covered constructs (``itertools`` as list building, ``functools.reduce`` as a
-    loop). Reverse and forward mode call the transforms on ``definition`` (through the
-    ``core.rrule``/``core.frule`` fallback); second order is ``defined_by``."""
+    loop, a distribution's ``logpdf`` in NumPy). Reverse and forward mode call the transforms on
+    ``definition`` (through the ``core.rrule``/``core.frule`` fallback); second order is
+    ``defined_by``. ``validate``: call ``target`` itself on the primals first, for its own errors on
+    bad arguments (shapes, dimensions)."""
     from . import core
 
+    def check(args: tuple, kwargs: dict) -> None:
+        if validate:
+            target(*(core.primal(a) for a in args), **{k: core.primal(v) for k, v in kwargs.items()})
+
     def rrule(*args: Any, **kwargs: Any) -> Any:
+        check(args, kwargs)
         return core.rrule(definition, *args, **kwargs)
 
     def frule(*args: Any, **kwargs: Any) -> Any:
-        return core.frule(definition, *args, **kwargs)
+        check(args, kwargs)
+        out = core.frule(definition, *args, **kwargs)
+        if isinstance(out.primal, (np.floating, np.complexfloating)):  # a NumPy scalar's tangent: a number
+            return core.Dual(out.primal, fit_tangent(out.tangent, out.primal))
+        return out  # arrays as they are: a view's tangent is the same view of the input's
 
-    rrule.__qualname__ = frule.__qualname__ = f"{getattr(target, '__qualname__', target)} as {definition.__qualname__}"
+    label = f"{target[0].__qualname__}.{target[1]}" if isinstance(target, tuple) else getattr(target, "__qualname__", target)
+    rrule.__qualname__ = frule.__qualname__ = f"{label} as {definition.__qualname__}"
     core.register_rrule(target, rrule)
     core.register_frule(target, frule)
     defined_by(target, definition)

@@ -262,32 +262,11 @@ def well_conditioned(n: int, *batch: int, dtype: Any = np.float64, complex_: boo
 
 
 def derived(target: Any, definition: Callable, validate: bool = True) -> None:
-    """Rules for ``target`` that differentiate ``definition`` (same arguments, same values) like
-    user code, in every mode (second order by ``defined_by``). ``validate``: run NumPy's function
-    on the primals first, for its own errors on bad arguments (shapes, dimensions)."""
-    from .. import core
-    from ..second_order import defined_by
+    """``second_order.defined_as`` with NumPy's own argument checks on by default (``validate``:
+    run ``target`` on the primals first, for its errors on bad shapes and dimensions)."""
+    from ..second_order import defined_as
 
-    def check(args: tuple, kwargs: dict) -> None:
-        if validate:
-            target(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
-
-    def rrule_(*args: Any, **kwargs: Any) -> tuple:
-        check(args, kwargs)
-        return core.rrule(definition, *args, **kwargs)
-
-    def frule_(*args: Any, **kwargs: Any) -> Dual:
-        check(args, kwargs)
-        out = core.frule(definition, *args, **kwargs)
-        if isinstance(out.primal, (np.floating, np.complexfloating)):  # a NumPy scalar's tangent: a number
-            return Dual(out.primal, fit_tangent(out.tangent, out.primal))
-        return out  # arrays as they are: a view's tangent is the same view of the input's
-
-    label = _label(target)
-    rrule_.__qualname__, frule_.__qualname__ = f"rrule[{label}] (derived)", f"frule[{label}] (derived)"
-    register_rrule(target, rrule_)
-    register_frule(target, frule_)
-    defined_by(target, definition)
+    defined_as(target, definition, validate=validate)
 
 
 # --------------------------------------------------------------------------------------------
