@@ -45,15 +45,25 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
     random_state = np.random.get_state()
     value, tangent, outside = _forward_pass(f, primals, tangents, kwargs, name, strong=False)
     if _holds_nan(tangent):  # the strong zero, checked once (rules/declare.py: FORWARD): run again by the rule
-        if outside:
-            raise ValueError(
-                f"{name}: the tangent came out NaN, and {fname(f)} reached state outside its arguments (a global "
-                "list or dict, a module or class attribute, a closure made outside), so yuebing cannot run it "
-                "again by the strong-zero rule (docs/conventions.md) without repeating its side effects. Pass "
-                "that state in as an argument, or use reverse mode (yb.grad, jacobian(mode='rev'))")
         np.random.set_state(random_state)
-        value, tangent, _ = _forward_pass(f, primals, tangents, kwargs, name, strong=True)
+        again, tangent, _ = _forward_pass(f, primals, tangents, kwargs, name, strong=True)
+        if outside and not _same_value(value, again):
+            raise ValueError(
+                f"{name}: the tangent came out NaN, so yuebing ran {fname(f)} again by the strong-zero rule "
+                "(docs/conventions.md), and the second run gave another value: the function changed state "
+                "outside its arguments (a global list or dict, a module or class attribute, a closure made "
+                "outside). Pass that state in as an argument, or use reverse mode (yb.grad, jacobian(mode='rev'))")
     return value, tangent
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether two runs' outputs are equal (arrays elementwise, NaN equal to NaN)."""
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=object if isinstance(a, (list, tuple, dict)) else None),
+                                   np.asarray(b, dtype=object if isinstance(b, (list, tuple, dict)) else None),
+                                   equal_nan=not isinstance(a, (list, tuple, dict))))
+    except (TypeError, ValueError):
+        return a is b or a == b
 
 
 def _holds_nan(t: Any) -> bool:
