@@ -48,7 +48,8 @@ except ImportError:  # pragma: no cover - SciPy is optional
     sla = None
 
 
-def _no_overwrite(label: str, **flags: Any) -> None:
+def no_overwrite(label: str, **flags: Any) -> None:
+    """Refuse ``overwrite_*=True`` (SciPy may destroy the argument the pullback still needs)."""
     for name, value in flags.items():
         if value:
             refuse(label, f"yuebing does not support {name}=True (SciPy may destroy the argument); "
@@ -193,7 +194,7 @@ def _register_solve_triangular() -> None:
     @linalg_rule(sla.solve_triangular, diff=(0, 1))
     def _solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, check_finite=True):
         label = "scipy.linalg.solve_triangular"
-        _no_overwrite(label, overwrite_b=overwrite_b)
+        no_overwrite(label, overwrite_b=overwrite_b)
         _matrix_only(label, a)
         code = _trans_code(label, trans)
         options = dict(lower=lower, unit_diagonal=unit_diagonal, check_finite=check_finite)
@@ -274,7 +275,7 @@ def _cho_factor_blas_vjp(g, y, *args):
 def _register_cholesky() -> None:
     @linalg_rule(sla.cholesky, vjp=_cholesky_vjp, fast_vjp=_cholesky_blas_vjp)
     def _cholesky(a, lower=False, overwrite_a=False, check_finite=True):
-        _no_overwrite("scipy.linalg.cholesky", overwrite_a=overwrite_a)
+        no_overwrite("scipy.linalg.cholesky", overwrite_a=overwrite_a)
         y = sla.cholesky(a, lower=lower, check_finite=check_finite)
         a = np.asarray(a)
 
@@ -285,7 +286,7 @@ def _register_cholesky() -> None:
 
     @linalg_rule(sla.cho_factor, vjp=_cho_factor_vjp, fast_vjp=_cho_factor_blas_vjp)
     def _cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
-        _no_overwrite("scipy.linalg.cho_factor", overwrite_a=overwrite_a)
+        no_overwrite("scipy.linalg.cho_factor", overwrite_a=overwrite_a)
         y = sla.cho_factor(a, lower=lower, check_finite=check_finite)
         a = np.asarray(a)
 
@@ -340,7 +341,7 @@ def _register_solve_inv_det_expm() -> None:
     def _solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
                transposed=False):
         label = "scipy.linalg.solve"
-        _no_overwrite(label, overwrite_a=overwrite_a, overwrite_b=overwrite_b)
+        no_overwrite(label, overwrite_a=overwrite_a, overwrite_b=overwrite_b)
         _matrix_only(label, a)
         _check_structure(label, assume_a)
         y = sla.solve(a, b, lower=lower, check_finite=check_finite, assume_a=assume_a, transposed=transposed)
@@ -362,7 +363,7 @@ def _register_solve_inv_det_expm() -> None:
     @linalg_rule(sla.inv, vjp=_inv_vjp)
     def _inv(a, overwrite_a=False, check_finite=True, assume_a=None, lower=False):
         label = "scipy.linalg.inv"
-        _no_overwrite(label, overwrite_a=overwrite_a)
+        no_overwrite(label, overwrite_a=overwrite_a)
         _check_structure(label, assume_a)
         y = sla.inv(a, check_finite=check_finite, assume_a=assume_a, lower=lower)
 
@@ -370,7 +371,7 @@ def _register_solve_inv_det_expm() -> None:
 
     @linalg_rule(sla.det, vjp=_det_vjp)
     def _det(a, overwrite_a=False, check_finite=True):
-        _no_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
+        no_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
         y = sla.det(a, check_finite=check_finite)
         return y, det_parts(np.asarray(a), y)[0]
 
@@ -431,7 +432,7 @@ def _register_cho_solve() -> None:
     def bind(args: tuple) -> tuple:
         """The primal arguments (defaults filled in) and the (c, lower) and b arguments."""
         values = [primal(a) for a in args] + list(defaults[len(args) - 2:])
-        _no_overwrite(label, overwrite_b=values[2])
+        no_overwrite(label, overwrite_b=values[2])
         c, lower = unpack(values[0])
         y = sla.cho_solve(values[0], values[1], check_finite=values[3])
         return c, lower, values[1], y
