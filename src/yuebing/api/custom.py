@@ -35,6 +35,7 @@ from ..transform.runtime import call_rrule
 from ..transform.second_order import SecondOrderError, call_rrule2
 from .common import user_facing
 from .forward import jvp
+from .reverse import seed_output
 
 
 def _nondiff(argnums: Sequence[int] | int) -> tuple[int, ...]:
@@ -238,7 +239,7 @@ class custom_jvp(_Custom):
         def pullback(dy: Any) -> tuple:
             g = out_cotangent(out, dy)
             seed = (zero_tangent(y), g)
-            pair_rdata = _seed(pair, seed)
+            pair_rdata = seed_output(pair, seed)
             transposed = _run_inside(self, pair_pullback, pair_rdata)[4:]
             given = [join(t.fdata, r) if isinstance(t, CoDual) else None for t, r in zip(zero, transposed)]
             rdatas = _spread(given, coduals, self.nondiff_argnums, self)
@@ -270,8 +271,8 @@ class custom_jvp(_Custom):
         def pullback(dy: Any, dy_d: Any) -> tuple:
             g = out_cotangent(CoDual(y, out[1]), dy)
             g_d = out_cotangent(CoDual(y, out[3]), dy_d)
-            seed = _seed(CoDual(pair4[0], pair4[1]), (zero_tangent(y), g))
-            seed_d = _seed(CoDual(pair4[0], pair4[3]), (zero_tangent(y), g_d))
+            seed = seed_output(CoDual(pair4[0], pair4[1]), (zero_tangent(y), g))
+            seed_d = seed_output(CoDual(pair4[0], pair4[3]), (zero_tangent(y), g_d))
             rs, rsd = _run_inside(self, pair_pullback, seed, seed_d)
             rdatas, rdatas_d, k = [], [], 0
             for i, a in enumerate(args4):
@@ -447,12 +448,6 @@ def _tangent_codual(x: Any) -> Any:
     return CoDual(t, fdata(zero_tangent(t)))
 
 
-def _seed(out: CoDual, cotangent: Any) -> Any:
-    """Add a full cotangent of ``out`` into its fdata; return its rdata."""
-    increment(join(out.fdata, rdata(zero_tangent(out.primal))), cotangent)
-    return rdata(cotangent)
-
-
 # --------------------------------------------------------------------------------------------
 # stop_gradient, checkpoint, linearize
 # --------------------------------------------------------------------------------------------
@@ -516,7 +511,7 @@ class checkpoint:
                 again, taped_pullback = call_rrule(CoDual(self.fun, NoFData), *args, **kwargs)
             finally:
                 np.random.set_state(current)
-            return (NoRData, *taped_pullback(_seed(again, cotangent))[1:])
+            return (NoRData, *taped_pullback(seed_output(again, cotangent))[1:])
 
         return out, pullback
 

@@ -123,7 +123,7 @@ def _run(f: Callable, args: tuple, kwargs: dict, with_function: bool = False, bu
     return out, pullback, arg_fdata, f_fdata, tangents, args
 
 
-def _seed(out: CoDual, cotangent: Any) -> Any:
+def seed_output(out: CoDual, cotangent: Any) -> Any:
     """Add the output cotangent's fdata into the output's fdata; return its rdata."""
     if cotangent is NoTangent:
         return NoRData
@@ -172,7 +172,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         except TypeError as error:
             raise TypeError(f"vjp: the cotangent does not match the output of {fname(f)}: {error}") from None
         ct = (cotangent, zero_tangent(aux)) if has_aux else cotangent
-        rs = pullback(_seed(out, ct))
+        rs = pullback(seed_output(out, ct))
         return tuple(argument_gradient(fd, r, x) for fd, r, x in zip(arg_fdata, rs[1:], primals))
 
     result = (returned_value, _OncePullback(run))
@@ -187,7 +187,7 @@ def value_and_pullback(f: Callable, *primals: Any) -> tuple:
 
     def run(cotangent: Any) -> tuple:
         validate_tangent(out.primal, cotangent)
-        rs = pullback(_seed(out, cotangent))
+        rs = pullback(seed_output(out, cotangent))
         return (join(f_fdata, rs[0]),) + tuple(join(fd, r) for fd, r in zip(arg_fdata, rs[1:]))
 
     return structural_copy(out.primal), _OncePullback(run)
