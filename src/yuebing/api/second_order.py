@@ -332,7 +332,9 @@ def _hessian(f: Callable, args: tuple, nums: tuple, single: bool, run: Callable 
     for i in nums:
         _check_hessian_argument(args[i], i)
     sizes = [int(np.size(args[i])) for i in nums]
-    blocks = [[np.empty((sizes[a], sizes[b])) for b in range(len(nums))] for a in range(len(nums))]
+    dtypes = [_float_dtype(args[i]) for i in nums]  # a float32 argument keeps float32 (as its tangents do)
+    blocks = [[np.empty((sizes[a], sizes[b]), dtype=np.result_type(dtypes[a], dtypes[b])) for b in range(len(nums))]
+              for a in range(len(nums))]
     scale = scale or {"name": f"hessian({fname(f)})"}
     columns = iter(run_chunks(hessian_columns, (f, args, nums, run), sum(sizes), **scale))
     for b in range(len(nums)):
@@ -360,7 +362,7 @@ def hessian_columns(f: Callable, args: tuple, nums: tuple, run: Callable | None,
             b += 1
         j = nums[b]
         directions = [NoTangent] * len(args)
-        basis = np.zeros(sizes[b])
+        basis = np.zeros(sizes[b], dtype=_float_dtype(args[j]))  # a direction has its argument's dtype
         basis[k] = 1.0
         directions[j] = float(basis[0]) if type(args[j]) is float else basis.reshape(np.shape(args[j]))
         if run is not None:
@@ -369,6 +371,11 @@ def hessian_columns(f: Callable, args: tuple, nums: tuple, run: Callable | None,
             _, _, hv = _value_grad_hvp(f, args, tuple(directions), "hessian")
         out.append([np.ravel(hv[i]) for i in nums])
     return out
+
+
+def _float_dtype(x: Any) -> np.dtype:
+    """The dtype of a Hessian argument's tangents: a float array's own, float64 for a float."""
+    return x.dtype if isinstance(x, np.ndarray) else np.dtype(np.float64)
 
 
 def _shape_block(block: np.ndarray, xa: Any, xb: Any) -> Any:
