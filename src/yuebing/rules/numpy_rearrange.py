@@ -1,10 +1,9 @@
 """NumPy rearrangements of one array's elements: flip, fliplr, flipud, rot90, roll, sort
-(permutations); tile, repeat, pad (gathers, each input element to zero or more places); and the
-methods repeat and sort (in place).
+(permutations); tile, repeat (gathers, each input element to zero or more places); and the
+methods repeat and sort (in place). ``pad`` is in ``numpy_editing``.
 
 The permutations, ``tile`` and ``repeat`` are built with ``numpy_shape.linear_op`` (views and
-copies as described there); ``pad`` takes modes constant, edge, reflect, symmetric and wrap, and
-differentiates ``constant_values``. ``np.sort`` is declared ``with_vjp`` for second order; its
+copies as described there). ``np.sort`` is declared ``with_vjp`` for second order; its
 first-order pullback is a fast path that reuses the forward pass's permutation (see ``_sort_vjp``).
 
 Conventions: ``np.sort``'s cotangent follows the stable sort permutation (tied elements keep
@@ -18,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from ..tangents import NoRData, NoTangent
+from ..tangents import NoTangent
 from .cases import Case, Expect, randc, randn
-from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule
-from .numpy_arguments import as_array, deliver, dense_tangent, forward, refuse, rule, zeros_or
+from .core import Dual, primal
+from .numpy_arguments import as_array, forward, refuse, rule
 from .numpy_shape import linear_op
 from .second_order import defined_by, linear, with_vjp
-from .util import fit_tangent, out_cotangent, output, tangent, unbroadcast
+from .util import output, tangent
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,73 +168,6 @@ def _sort_inplace_frule(a, axis=-1, kind=None, order=None, stable=None):
 
 
 # --------------------------------------------------------------------------------------------
-# pad: a gather from the input (plus constants)
-# --------------------------------------------------------------------------------------------
-
-_GATHER_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
-
-
-def _pad_setup(x: Any, pad_width: Any, mode: Any, kw: dict) -> tuple[np.ndarray, Any]:
-    """``(source, constants)``: the flat input index of each output element (-1: a constant),
-    and the value ``constant_values`` (0 when not given)."""
-    if mode not in _GATHER_MODES or kw.get("reflect_type", "even") != "even" or set(kw) - {"constant_values", "reflect_type"}:
-        raise RuleArgumentError(
-            f"numpy.pad: yuebing differentiates modes {', '.join(_GATHER_MODES)} (reflect_type='even'); "
-            f"got mode={mode!r} with {sorted(kw)}; build the padding with np.concatenate instead")
-    shape = np.shape(x)
-    index = np.arange(int(np.prod(shape))).reshape(shape)
-    extra = {"constant_values": -1} if mode == "constant" else {}
-    return np.pad(index, pad_width, mode=mode, **extra), kw.get("constant_values", 0)
-
-
-def _constant_cotangent(g: np.ndarray, source: np.ndarray, shape: tuple, pad_width: Any, cv: Any) -> np.ndarray:
-    """Cotangent of ``constant_values`` (its NumPy shape): g summed over each slot's region."""
-    slots = np.zeros((len(shape), 2))
-    result = np.zeros(slots.shape, dtype=g.dtype)
-    for k in range(slots.size):
-        slots.flat[k] = 1.0
-        region = np.pad(np.zeros(shape), pad_width, constant_values=slots)
-        result.flat[k] = np.sum(g * region)
-        slots.flat[k] = 0.0
-    return unbroadcast(result, np.shape(cv))
-
-
-@rule(np.pad)
-def _pad_rrule(array, pad_width, mode="constant", **kw):
-    x, pw, md = primal(array), primal(pad_width), primal(mode)
-    kw_p = {k: primal(v) for k, v in kw.items()}
-    source, cv = _pad_setup(x, pw, md, kw_p)  # refuses unsupported modes before running
-    out = output(np.pad(x, pw, mode=md, **kw_p))
-
-    def pullback(dy: Any) -> tuple:
-        g = np.asarray(out_cotangent(out, dy))
-        taken = source >= 0
-        gx = np.zeros(np.size(x), dtype=g.dtype)
-        np.add.at(gx, source[taken], g[taken])
-        named = {}
-        if "constant_values" in kw and md == "constant":
-            named["constant_values"] = deliver(kw["constant_values"], _constant_cotangent(g, source, np.shape(x), pw, cv))
-        return deliver(array, gx.reshape(np.shape(x))), NoRData, NoRData, named
-
-    return out, pullback
-
-
-@forward(np.pad)
-def _pad_frule(array, pad_width, mode="constant", **kw):
-    x, pw, md = primal(array), primal(pad_width), primal(mode)
-    kw_p = {k: primal(v) for k, v in kw.items()}
-    y = np.pad(x, pw, mode=md, **kw_p)
-    source, _ = _pad_setup(x, pw, md, kw_p)
-    t = zeros_or(dense_tangent(x, tangent(array)), x).ravel()
-    ty = np.where(source >= 0, t[np.maximum(source, 0)] if t.size else 0, 0)
-    if "constant_values" in kw and md == "constant":
-        tc = dense_tangent(kw_p["constant_values"], tangent(kw["constant_values"]))
-        if tc is not None:
-            ty = ty + np.pad(np.zeros(np.shape(x)), pw, constant_values=tc)
-    return Dual(y, fit_tangent(ty, y))
-
-
-# --------------------------------------------------------------------------------------------
 # Second order
 # --------------------------------------------------------------------------------------------
 
@@ -247,32 +179,12 @@ def _sort_in_place(a, axis=-1, kind=None, order=None):
 
 # gathers and permutations with their indices from the primal (the tangent call redoes them)
 linear(np.fliplr, np.flipud, np.rot90, (np.ndarray, "repeat"))
-linear(np.pad, data=("constant_values",))  # a gather of the input plus constant_values
 defined_by((np.ndarray, "sort"), _sort_in_place)
 
 
 # --------------------------------------------------------------------------------------------
 # Cases
 # --------------------------------------------------------------------------------------------
-
-
-_PAD = ((1, 0), (0, 2))
-
-
-def _pad_by(x, c):
-    """``np.pad`` with a differentiated ``constant_values`` (check_rule does not differentiate
-    keyword arguments, so the cases pass it positionally to this wrapper)."""
-    return np.pad(x, _PAD, constant_values=c)
-
-
-def _pad_by_rrule(a, c):
-    out, pb = rrule(np.pad, a, CoDual(_PAD), constant_values=c)
-    return out, lambda dy: (lambda r: (NoRData, r[1], r[3]))(pb(dy))
-
-
-register_rrule(_pad_by, _pad_by_rrule)
-register_frule(_pad_by, lambda a, c: frule(np.pad, a, Dual(_PAD, NoTangent), constant_values=c))
-linear(_pad_by, data=(1,))
 
 
 CASES = [
@@ -298,19 +210,6 @@ CASES = [
     Case(np.repeat, randn(2, 3), 2),
     Case(np.repeat, randn(), 3, name="numpy.repeat(float)"),
     Case(np.ndarray.repeat, randn(2, 3), 2, kwargs={"axis": 0}),
-    # pad
-    Case(np.pad, randn(3), 2),
-    Case(np.pad, randn(2, 3), ((1, 0), (0, 2))),
-    Case(np.pad, randn(2, 3), 1, kwargs={"constant_values": 1.5}),
-    Case(np.pad, randn(3, 2), ((1, 2), (2, 1)), kwargs={"mode": "edge"}),
-    Case(np.pad, randn(4), (2, 3), kwargs={"mode": "reflect"}),
-    Case(np.pad, randn(4, 3), 2, kwargs={"mode": "symmetric"}),
-    Case(np.pad, randn(4), 5, kwargs={"mode": "wrap"}),
-    Case(np.pad, randn(3, dtype=np.float32), 1),
-    Case(np.pad, randc(2, 2), 1, kwargs={"mode": "edge"}),
-    Case(_pad_by, randn(2, 3), randn(), name="numpy.pad(constant_values=float, differentiated)"),
-    Case(_pad_by, randn(2, 3), (randn(), randn()), name="numpy.pad(constant_values=(before, after))"),
-    Case(_pad_by, randn(2, 3), ((randn(), randn()), (randn(), randn())), name="numpy.pad(constant_values per axis)"),
     # sort
     Case(np.sort, randn(6)),
     Case(np.sort, randn(3, 4), kwargs={"axis": 0}),
