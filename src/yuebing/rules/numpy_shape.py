@@ -3,7 +3,7 @@
 Functions: reshape, ravel, transpose, swapaxes, moveaxis, squeeze, expand_dims, broadcast_to,
 atleast_1d/2d/3d. Methods: reshape, ravel, flatten, transpose, swapaxes, squeeze, copy, view,
 astype, item, tolist, fill (in place). ``.T`` is an attribute (the objects rules handle it).
-Joins and splits are in ``numpy_join_split``; flips, rolls, tile, repeat, pad and sort in
+Joins and splits are in ``numpy_join_split``; flips, rolls, tile, repeat and sort in
 ``numpy_rearrange`` (both use ``linear_op`` from here), pad in ``numpy_editing``.
 
 Views (docs/writing-rules.md). Whether NumPy returns a view is decided at run time: when the
