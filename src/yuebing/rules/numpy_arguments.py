@@ -18,11 +18,14 @@
 from __future__ import annotations
 
 import functools
+import inspect
+import operator
 from typing import Any, Callable
 
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
+from . import core
 from .core import CoDual, RuleArgumentError, primal, register_frule, register_rrule
 from .util import accumulate, out_cotangent, tangent, unbroadcast
 
@@ -40,13 +43,16 @@ def rule(*targets: Any) -> Callable:
     The wrapper adds ``f``'s rdata and pads to one entry per argument the call passed (defaults
     the call left out are not counted), so a rule can be written with NumPy's full signature.
     A rule taking ``**kwargs`` (keywords passed through) may end its tuple with a dict of
-    keyword rdata by name.
+    keyword rdata by name. A rule with an ``out`` parameter never sees an ``out=`` array: the
+    call is run as ``out[...] = f(..., out=None)`` (``out_assigned``).
     """
 
     def decorate(fn: Callable) -> Callable:
+        run = out_assigned(fn)
+
         @functools.wraps(fn)
         def wrapped(*args: Any, **kwargs: Any) -> tuple:
-            out, inner = fn(*args, **kwargs)
+            out, inner = run(*args, **kwargs)
             n = len(args)
 
             def pullback(dy: Any) -> tuple:
@@ -81,12 +87,100 @@ def vjp_pullback(vjp: Callable, result: CoDual, args: tuple) -> Callable:
 
 
 def forward(*targets: Any) -> Callable:
+    """Register a forward rule (``out=`` handled as for ``rule``: ``out_assigned_forward``)."""
+
     def decorate(fn: Callable) -> Callable:
+        run = out_assigned_forward(fn)
         for target in targets:
-            register_frule(target, fn)
+            register_frule(target, run)
         return fn
 
     return decorate
+
+
+# --------------------------------------------------------------------------------------------
+# out=: the result assigned into the given array
+# --------------------------------------------------------------------------------------------
+# NumPy's f(..., out=o) computes f and writes it into o (converting to o's dtype), returning o.
+# Written as o[...] = f(..., out=None), the derivative is that of the assignment, whose rule
+# already saves and restores o's contents and sends o's cotangent to the result: out= may alias an
+# input (np.cumsum(x, out=x)) and o's old contents get cotangent 0, in every mode.
+
+
+def _out_position(fn: Callable) -> int | None:
+    """The position of parameter ``out`` in rule ``fn``'s signature (None when it has none)."""
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+    return names.index("out") if "out" in names else None
+
+
+def _given_out(value: Any) -> bool:
+    """Whether an ``out`` argument is an array, not None or a marker (NumPy's functions other
+    than ufuncs refuse ``out=(array,)`` themselves)."""
+    return isinstance(primal(value), np.ndarray)
+
+
+def _take_out(args: tuple, kwargs: dict, k: int) -> tuple[tuple, dict, Any]:
+    """The call's arguments with ``out`` set to None, and the ``out`` argument (None if not given)."""
+    if k < len(args) and _given_out(args[k]):
+        return args[:k] + (None,) + args[k + 1:], kwargs, args[k]
+    if "out" in kwargs and _given_out(kwargs["out"]):
+        return args, {**kwargs, "out": None}, kwargs["out"]
+    return args, kwargs, None
+
+
+def check_out_shape(result: Any, out: np.ndarray) -> None:
+    """NumPy wants ``out=`` of the result's shape exactly (an assignment would broadcast)."""
+    if np.shape(result) != out.shape:
+        raise ValueError(f"out= has shape {out.shape}, but the result has shape {np.shape(result)} "
+                         "(NumPy refuses this call too)")
+
+
+def out_assigned(fn: Callable) -> Callable:
+    """Reverse rule ``fn`` (returning ``(result, pullback)``) with ``out=`` run as an assignment."""
+    k = _out_position(fn)
+    if k is None:
+        return fn
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> tuple:
+        args, kwargs, out = _take_out(args, kwargs, k)
+        if out is None:
+            return fn(*args, **kwargs)
+        result, inner = fn(*args, **kwargs)
+        check_out_shape(result.primal, primal(out))
+        target = CoDual(out.primal, out.fdata) if isinstance(out, CoDual) else CoDual(out, NoFData)
+        _, assign_pullback = core.rrule(operator.setitem, target, CoDual(Ellipsis, NoFData), result)
+
+        def pullback(dy: Any) -> tuple:
+            rs = assign_pullback(NoRData)  # o's cotangent to the result; o restored, its fdata zeroed
+            return inner(rs[3])
+
+        return target, pullback
+
+    return run
+
+
+def out_assigned_forward(fn: Callable) -> Callable:
+    """Forward rule ``fn`` with ``out=`` run as an assignment."""
+    k = _out_position(fn)
+    if k is None:
+        return fn
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        args, kwargs, out = _take_out(args, kwargs, k)
+        if out is None:
+            return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
+        check_out_shape(result.primal, primal(out))
+        target = core.Dual(primal(out), tangent(out))
+        core.frule(operator.setitem, target, core.Dual(Ellipsis, NoTangent), result)
+        return target
+
+    return run
 
 
 def refuse(name: str, what: str, value: Any, default: Any = None, fix: str = "") -> None:

@@ -20,6 +20,7 @@ from ..rules import outside_state
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
 from ..rules.declare import ELEMENTWISE_PARTIALS, strong_product
+from ..rules.numpy_arguments import check_out_shape
 from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent
@@ -595,10 +596,9 @@ def _vjp_rule(function: Any, vjp: Callable, value: Callable | None = None) -> Ru
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
         _refuse_structured(function, args)
         names = _parameter_names(function)
-        for k, a in enumerate(args):
-            if k < len(names) and names[k] == "out" and a[0] is not None:
-                raise _error(f"yb.hvp/yb.hessian: {describe_callable(function)} with out= is not supported "
-                             "in second order; assign the result instead")
+        k = names.index("out") if "out" in names else len(args)
+        if k < len(args) and _is_out_array(args[k][0]):
+            return assign_out(rule, f4, args, kwargs, k)
         duals = [Dual(a[0], a[2]) for a in args]
         y_dual = registered_frule(function, *duals) if value is None else _frule_of(value, *duals)
         for a in args:
@@ -628,6 +628,35 @@ def _vjp_rule(function: Any, vjp: Callable, value: Callable | None = None) -> Ru
     wrapped = _with_positional_keywords(rule)
     wrapped.vjp = vjp  # type: ignore[attr-defined] - read by third order
     return wrapped
+
+
+def _is_out_array(o: Any) -> bool:
+    return isinstance(o, np.ndarray) or type(o) is tuple and len(o) == 1 and isinstance(o[0], np.ndarray)
+
+
+def assign_out(rule: Rule, f4: tuple, args: tuple, kwargs: dict, k: int) -> tuple:
+    """``f(..., out=o)`` (``o`` at position ``k``) as ``o[...] = f(..., out=None)``, as the first-order
+    rules run it (``numpy_arguments.out_assigned``): the rule without ``out``, then the second-order
+    rule of the assignment, which saves and restores ``o`` and its tangent."""
+    o4 = args[k]
+    if type(o4[0]) is tuple:  # out=(array,)
+        o4 = (o4[0][0], _first(o4[1], NoFData), _first(o4[2], NoTangent), _first(o4[3], NoFData))
+    none4 = (None, NoFData, NoTangent, NoFData)
+    y4, inner = rule(f4, args[:k] + (none4,) + args[k + 1:], kwargs)
+    try:
+        check_out_shape(y4[0], o4[0])
+    except ValueError:
+        inner(NoRData, NoRData)  # undo the call before reporting
+        raise
+    setitem = lookup_second_order(operator.setitem)
+    _, assign_pullback = run_second_order(setitem, (operator.setitem, NoFData, NoTangent, NoFData),
+                                          (o4, (Ellipsis, NoFData, NoTangent, NoFData), y4), {})
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = assign_pullback(NoRData, NoRData)  # o's cotangent (and its tangent) to the result
+        return inner(rs[3], rsd[3])
+
+    return o4, pullback
 
 
 def _python_rule(definition: types.FunctionType) -> Rule:

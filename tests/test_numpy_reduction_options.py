@@ -1,0 +1,131 @@
+"""NumPy reductions with every option: ``out=``, ``where=``, ``initial=``, ``keepdims=``,
+``dtype=``, as functions and as ndarray methods, and ufuncs with ``out=``/``where=``/``dtype=``.
+
+Each case runs through ``check_rule`` (finite differences on the output and on the post-call state
+of ``out=``, reverse against forward, restoration, aliasing) and, for real float64 inputs,
+through ``check_second_order`` (Hessian-vector products against central differences of the
+gradient). An ``out=`` array is passed positionally so that it is differentiated: its old
+contents get cotangent 0, the reduction's result the cotangent of what it holds afterwards.
+"""
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.rules.cases import Case
+from yuebing.testing.cases import run_case
+from yuebing.testing.second_order import check_second_order
+
+RNG = np.random.default_rng(1414)
+
+
+def randn(*shape, dtype=np.float64):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def randpos(*shape):
+    return RNG.uniform(0.5, 2.0, shape)
+
+
+MASK = np.array([[True, False, True, True], [False, True, True, False], [True, True, False, True]])
+X = randn(3, 4)
+
+OUT_CASES = [
+    # out= after the axis (and dtype) parameters: (a, axis, dtype, out, keepdims, ...)
+    Case(np.sum, randn(3, 4), 0, None, randn(4), name="sum(out=)"),
+    Case(np.sum, randn(3, 4), None, None, np.zeros(()), name="sum(out=0-d)"),
+    Case(np.sum, randn(3, 4), 1, None, randn(3, 1), True, name="sum(out=, keepdims)"),
+    Case(np.sum, randn(3, 4), 1, None, randn(3), False, 0.5, MASK, name="sum(out=, initial, where)"),
+    Case(np.ndarray.sum, randn(3, 4), 1, None, randn(3), name="ndarray.sum(out=)"),
+    Case(np.sum, randn(3, 4), 0, None, randn(4, dtype=np.float32), name="sum(out=float32)",
+         rtol=1e-3, atol=1e-4),
+    Case(np.mean, randn(3, 4), 0, None, randn(4), name="mean(out=)"),
+    Case(np.ndarray.mean, randn(3, 4), 1, None, randn(3, 1), True, name="ndarray.mean(out=, keepdims=True)"),
+    Case(np.prod, randpos(3, 4), 1, None, randn(3), name="prod(out=)"),
+    Case(np.ndarray.prod, randn(3, 4), 0, None, randn(4), name="ndarray.prod(out=)"),
+    Case(np.nansum, randn(3, 4), 0, None, randn(4), name="nansum(out=)"),
+    Case(np.nanmean, randn(3, 4), 1, None, randn(3), name="nanmean(out=)"),
+    # max/min: (a, axis, out, keepdims, initial, where)
+    Case(np.max, randn(3, 4), 0, randn(4), name="max(out=)"),
+    Case(np.min, randn(3, 4), 1, randn(3), name="min(out=)"),
+    Case(np.amax, randn(3, 4), 1, randn(3, 1), True, name="amax(out=, keepdims)"),
+    Case(np.amin, randn(3, 4), None, np.zeros(()), name="amin(out=0-d)"),
+    Case(np.ndarray.max, randn(3, 4), 1, randn(3), False, -5.0, MASK, name="ndarray.max(out=, initial, where)"),
+    Case(np.ndarray.min, randn(3, 4), 0, randn(4), name="ndarray.min(out=)"),
+    Case(np.nanmax, randn(3, 4), 0, randn(4), name="nanmax(out=)"),
+    Case(np.nanmin, randn(3, 4), 1, randn(3), name="nanmin(out=)"),
+    Case(np.ptp, randn(3, 4), 1, randn(3), name="ptp(out=)"),
+    # statistics: (a, axis, dtype, out, ddof, keepdims, where)
+    Case(np.std, randn(3, 4), 0, None, randn(4), name="std(out=)"),
+    Case(np.var, randn(3, 4), 1, None, randn(3), 1, name="var(out=, ddof=1)"),
+    Case(np.ndarray.std, randn(3, 4), 1, None, randn(3), 0, False, kwargs={"where": MASK}, name="ndarray.std(out=, where)"),
+    Case(np.ndarray.var, randn(3, 4), 0, None, randn(4), name="ndarray.var(out=)"),
+    Case(np.median, randn(3, 5), 1, randn(3), name="median(out=)"),
+    # scans: (a, axis, dtype, out)
+    Case(np.cumsum, randn(3, 4), 0, None, randn(3, 4), name="cumsum(out=)"),
+    Case(np.cumprod, randn(3, 4), 1, None, randn(3, 4), name="cumprod(out=)"),
+    Case(np.ndarray.cumsum, randn(3, 4), None, None, randn(12), name="ndarray.cumsum(out=, flat)"),
+    Case(np.ndarray.cumprod, randpos(3, 4), 0, None, randn(3, 4), name="ndarray.cumprod(out=)"),
+]
+
+
+def _aliased(f, *tail):
+    """``f(x, *tail, out=x)``: the result overwrites the input."""
+    x = randn(3, 4)
+    return Case(f, x, *tail[:-1], x, name=f"{f.__name__}(out=its input)")
+
+
+ALIAS_CASES = [_aliased(np.cumsum, 0, None, "out"), _aliased(np.cumprod, 1, None, "out")]
+
+
+def _ids(cases):
+    return [c.name for c in cases]
+
+
+def test_out_of_the_wrong_shape_is_refused_as_numpy_does():
+    """Assigning would broadcast a (4,) result into a (1, 4) array; NumPy's out= refuses it."""
+    for f in (lambda x: np.sum(np.sum(x, axis=0, out=np.zeros((1, 4)))),
+              lambda x: np.sum(np.cumsum(x, axis=0, out=np.zeros((1, 3, 4)))),
+              lambda x: np.sum(np.std(x, axis=0, out=np.zeros((1, 4))))):
+        with pytest.raises(ValueError):
+            f(X)
+        with pytest.raises(ValueError, match="out="):
+            yb.grad(f)(X)
+        with pytest.raises(ValueError, match="out="):
+            yb.jvp(f, (X,), (X,))
+        with pytest.raises(ValueError, match="out="):
+            yb.hvp(f, (X,), (X,))
+
+
+@pytest.mark.parametrize("case", OUT_CASES + ALIAS_CASES, ids=_ids(OUT_CASES + ALIAS_CASES))
+def test_out(case):
+    run_case(case)
+
+
+def _real64(case):
+    return not any(isinstance(a, np.ndarray) and a.dtype != np.float64 for a in case.args)
+
+
+SECOND_ORDER_OUT = [c for c in OUT_CASES + ALIAS_CASES if _real64(c)]
+
+
+@pytest.mark.parametrize("case", SECOND_ORDER_OUT, ids=_ids(SECOND_ORDER_OUT))
+def test_out_second_order(case):
+    check_second_order(case.f, *case.args, kwargs=case.kwargs)
+
+
+def test_out_returns_the_out_array():
+    """``np.sum(x, out=o) is o`` inside differentiated code, in every mode; the gradient of a
+    program that reads ``o`` afterwards matches finite differences."""
+    def f(x):
+        o = np.zeros(4)
+        r = np.sum(x * x, axis=0, out=o)
+        r *= 2.0  # through the returned name: the same array as o
+        return np.sum(o * np.arange(1.0, 5.0)) + float(r is o)
+
+    x = randn(3, 4)
+    expected = 2 * 2 * x * np.arange(1.0, 5.0)
+    np.testing.assert_allclose(yb.grad(f)(x), expected, rtol=1e-12)
+    _, t = yb.jvp(f, (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(t, np.sum(expected), rtol=1e-12)
+    _, _, (h,) = yb.hvp(f, (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(h, 4 * np.ones_like(x) * np.arange(1.0, 5.0), rtol=1e-12)
