@@ -14,6 +14,7 @@ from .flatten import flatten, flatten_tangent
 from .forward import jacobian, jvp
 from .implicit import custom_root
 from . import implicit_scipy as _implicit_scipy  # noqa: F401 - scipy.optimize's implicit rules
+from . import ode as _ode  # noqa: F401 - scipy.integrate's ODE solvers
 from .reverse import (
     MutableTangent,
     NoTangent,
