@@ -26,6 +26,14 @@ def randpos(*shape):
     return RNG.uniform(0.5, 2.0, shape)
 
 
+def _ids(cases):
+    return [c.name for c in cases]
+
+
+def _real64(case):
+    return not any(isinstance(a, np.ndarray) and a.dtype != np.float64 for a in case.args)
+
+
 MASK = np.array([[True, False, True, True], [False, True, True, False], [True, True, False, True]])
 X = randn(3, 4)
 
@@ -68,6 +76,56 @@ OUT_CASES = [
 ]
 
 
+OPTION_CASES = [
+    # where=, initial=, keepdims=, dtype=, passed as keywords (constants) or, for initial=, positionally
+    Case(np.sum, randn(3, 4), kwargs={"where": MASK, "axis": 1, "keepdims": True}, name="sum(where, keepdims)"),
+    Case(np.sum, randn(3, 4), kwargs={"where": MASK[0], "initial": 1.5}, name="sum(where broadcast, initial)"),
+    Case(np.sum, randn(3, 4), kwargs={"dtype": np.float32, "axis": 0}, name="sum(dtype=float32)", rtol=1e-3, atol=1e-4),
+    Case(np.sum, randn(3, 4, dtype=np.float32), kwargs={"dtype": np.float64}, name="sum(float32, dtype=float64)"),
+    Case(np.sum, randn(3, 4), 1, None, None, True, randn(), MASK, name="sum(keepdims, initial, where: positional)"),
+    Case(np.ndarray.sum, randn(3, 4), kwargs={"where": MASK, "initial": -0.5, "keepdims": True},
+         name="ndarray.sum(where, initial, keepdims)"),
+    Case(np.prod, randn(3, 4), kwargs={"where": MASK, "axis": 1}, name="prod(where)"),
+    Case(np.prod, randn(3, 4), 0, None, None, True, randn(), MASK, name="prod(keepdims, initial, where: positional)"),
+    Case(np.ndarray.prod, randn(3, 4), kwargs={"where": MASK, "keepdims": True, "dtype": np.float64},
+         name="ndarray.prod(where, keepdims, dtype)"),
+    Case(np.mean, randn(3, 4), kwargs={"where": MASK, "axis": 1, "keepdims": True}, name="mean(where, keepdims)"),
+    Case(np.mean, randn(3, 4), kwargs={"dtype": np.float32}, name="mean(dtype=float32)", rtol=1e-3, atol=1e-4),
+    Case(np.ndarray.mean, randn(3, 4), kwargs={"where": MASK}, name="ndarray.mean(where)"),
+    Case(np.max, randn(3, 4), kwargs={"where": MASK, "initial": -4.0, "axis": 0}, name="max(where, initial)"),
+    Case(np.min, randn(3, 4), 1, None, True, 4.0, MASK, name="min(keepdims, initial, where: positional)"),
+    Case(np.amax, randn(3, 4), kwargs={"axis": 1, "keepdims": True}, name="amax(keepdims)"),
+    Case(np.amin, randn(3, 4), kwargs={"where": MASK, "initial": 5.0}, name="amin(where, initial)"),
+    Case(np.ndarray.max, randn(3, 4), kwargs={"where": MASK, "initial": -4.0, "keepdims": True},
+         name="ndarray.max(where, initial, keepdims)"),
+    Case(np.nansum, randn(3, 4), kwargs={"where": MASK, "axis": 0, "keepdims": True}, name="nansum(where, keepdims)"),
+    Case(np.nansum, randn(3, 4), kwargs={"initial": 2.0, "dtype": np.float64}, name="nansum(initial, dtype)"),
+    Case(np.nanmean, randn(3, 4), kwargs={"where": MASK, "axis": 1}, name="nanmean(where)"),
+    Case(np.nanmax, randn(3, 4), kwargs={"axis": 1, "keepdims": True}, name="nanmax(keepdims)"),
+    Case(np.nanmin, randn(3, 4), kwargs={"where": MASK, "initial": 5.0, "axis": 0}, name="nanmin(where, initial)"),
+    Case(np.std, randn(3, 4), kwargs={"where": MASK, "axis": 1, "keepdims": True}, name="std(where, keepdims)"),
+    Case(np.var, randn(3, 4), kwargs={"where": MASK, "ddof": 1}, name="var(where, ddof)"),
+    Case(np.var, randn(3, 4), kwargs={"dtype": np.float32, "axis": 0}, name="var(dtype=float32)", rtol=1e-3, atol=1e-4),
+    Case(np.ndarray.std, randn(3, 4), kwargs={"where": MASK, "keepdims": True}, name="ndarray.std(where, keepdims)"),
+    Case(np.cumsum, randn(3, 4), kwargs={"dtype": np.float32, "axis": 1}, name="cumsum(dtype)", rtol=1e-3, atol=1e-4),
+    Case(np.cumprod, randn(3, 4), kwargs={"dtype": np.float64, "axis": 0}, name="cumprod(dtype)"),
+    Case(np.ptp, randn(3, 4), kwargs={"axis": 0, "keepdims": True}, name="ptp(keepdims)"),
+]
+
+
+@pytest.mark.parametrize("case", OPTION_CASES, ids=_ids(OPTION_CASES))
+def test_options(case):
+    run_case(case)
+
+
+SECOND_ORDER_OPTIONS = [c for c in OPTION_CASES if _real64(c) and not c.name.startswith(("sum(dtype", "mean(dtype", "var(dtype", "cumsum(dtype"))]
+
+
+@pytest.mark.parametrize("case", SECOND_ORDER_OPTIONS, ids=_ids(SECOND_ORDER_OPTIONS))
+def test_options_second_order(case):
+    check_second_order(case.f, *case.args, kwargs=case.kwargs)
+
+
 def _aliased(f, *tail):
     """``f(x, *tail, out=x)``: the result overwrites the input."""
     x = randn(3, 4)
@@ -75,10 +133,6 @@ def _aliased(f, *tail):
 
 
 ALIAS_CASES = [_aliased(np.cumsum, 0, None, "out"), _aliased(np.cumprod, 1, None, "out")]
-
-
-def _ids(cases):
-    return [c.name for c in cases]
 
 
 def test_out_of_the_wrong_shape_is_refused_as_numpy_does():
@@ -99,10 +153,6 @@ def test_out_of_the_wrong_shape_is_refused_as_numpy_does():
 @pytest.mark.parametrize("case", OUT_CASES + ALIAS_CASES, ids=_ids(OUT_CASES + ALIAS_CASES))
 def test_out(case):
     run_case(case)
-
-
-def _real64(case):
-    return not any(isinstance(a, np.ndarray) and a.dtype != np.float64 for a in case.args)
 
 
 SECOND_ORDER_OUT = [c for c in OUT_CASES + ALIAS_CASES if _real64(c)]

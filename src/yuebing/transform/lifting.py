@@ -295,8 +295,7 @@ def _with_positional_keywords(rule: Callable) -> Callable:
         if found is None or found[2] is not None:
             raise _error(f"yb.hvp/yb.hessian: pass the arguments of {describe_callable(f[0])} positionally")
         values, positions = found[1].bind([_Given(a) for a in args], {k: _Given(v) for k, v in kwargs.items()})
-        flat = tuple(v.value if isinstance(v, _Given) else (v, zero_fdata(v), _zero_tangent_of(v), zero_fdata(v))
-                     for v in values)
+        flat = tuple(v.value if isinstance(v, _Given) else _default4(v) for v in values)
         out, pullback = rule(f, flat, {})
         n = len(args)
 
@@ -308,6 +307,14 @@ def _with_positional_keywords(rule: Callable) -> Callable:
 
     bound_rule.second_order_kind = getattr(rule, "second_order_kind", "special")  # type: ignore[attr-defined]
     return bound_rule
+
+
+def _default4(v: Any) -> tuple:
+    """A default the binder filled in, as a constant 4-tuple (NumPy's "not given" marker,
+    ``np._NoValue``, is an object whose zero tangent would be an empty object tangent)."""
+    if v is np._NoValue:
+        return (v, NoFData, NoTangent, NoFData)
+    return (v, zero_fdata(v), _zero_tangent_of(v), zero_fdata(v))
 
 
 def _parameter_names(f: Any) -> list:
