@@ -26,10 +26,10 @@ def test_every_rule_module_loads():
 def test_docs_rule_table_is_current():
     from pathlib import Path
 
-    from yuebing.rules.table import rule_table
+    from yuebing.rules.table import document
 
     path = Path(__file__).parent.parent / "docs" / "rules.md"
-    assert path.read_text() == rule_table(), "regenerate with: python -m yuebing.rules.table > docs/rules.md"
+    assert path.read_text() == document(), "regenerate with: python -m yuebing rules > docs/rules.md"
 
 
 def test_call_site_keywords_bind_to_rule_parameters():

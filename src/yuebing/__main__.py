@@ -1,8 +1,10 @@
-"""``python -m yuebing [bench | demo] [options]``: the project's main job.
+"""``python -m yuebing [bench | demo | rules] [options]``: the project's main job.
 
 ``bench`` (the default) runs the benchmark suite (``yuebing.bench``; ``python -m yuebing bench
 --help``); ``demo`` shows the tangent model on data NumPy users keep their models in: dicts of
-arrays, objects, a cyclic ring.
+arrays, objects, a cyclic ring; ``rules`` prints docs/rules.md, the rule table and the NumPy
+coverage table (``rules --missing``: only the NumPy names without a derivative; its exit status
+is 1 when a public name has no entry at all).
 """
 from __future__ import annotations
 
@@ -47,13 +49,35 @@ def bench_arguments(argv: list[str]) -> list[str] | None:
     return argv[1:] if argv[0] == "bench" else None
 
 
+def rules(argv: list[str]) -> int:
+    """``rules [--missing]``: docs/rules.md, or the NumPy names without a derivative."""
+    from .rules.coverage import coverage, coverage_table, stale_reasons
+    from .rules.table import document
+
+    if argv not in ([], ["--missing"]):
+        print("usage: python -m yuebing rules [--missing]", file=sys.stderr)
+        return 2
+    if not argv:
+        sys.stdout.write(document())
+        return 0
+    sys.stdout.write(coverage_table(only_missing=True))
+    for name in stale_reasons():
+        print(f"note: {name} has a rule now; delete its reason from rules/numpy_coverage.py", file=sys.stderr)
+    missing = [e.name for entries in coverage().values() for e in entries if e.status == "missing"]
+    for name in missing:
+        print(f"error: {name} has no entry (a rule, a zero derivative or a reason)", file=sys.stderr)
+    return 1 if missing else 0
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "demo":
         demo()
         return 0
+    if argv and argv[0] == "rules":
+        return rules(argv[1:])
     bench_argv = bench_arguments(argv)
     if bench_argv is None:
-        print(f"unknown command {argv[0]!r}; available: bench (the default), demo", file=sys.stderr)
+        print(f"unknown command {argv[0]!r}; available: bench (the default), demo, rules", file=sys.stderr)
         return 2
     from .bench import main as bench
 

@@ -1,7 +1,10 @@
-"""Generate docs/rules.md: every function and method with a rule, by domain, with its modes.
+"""Generate docs/rules.md: every function and method with a rule, by domain, with its modes, and
+the NumPy coverage table (``coverage.py``): every public name of ``numpy``, ``numpy.linalg``,
+``numpy.fft`` and ``ndarray``, with its modes or why it has none.
 
-Run ``python -m yuebing.rules.table > docs/rules.md``; ``tests/test_rules.py`` checks the file is
-current.
+Run ``python -m yuebing rules > docs/rules.md`` (or ``python -m yuebing.rules.table``, the same);
+``tests/test_rules.py`` checks the file is current. ``python -m yuebing rules --missing`` lists
+only the NumPy names without a derivative, and those without any entry.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from collections import defaultdict
 
 from . import rule_modules
 from .core import FRULES, RRULES, describe_callable
+from .coverage import coverage_table, second_order_kind
 
 
 _RULES_PACKAGE = f"{__package__}."  # "yuebing.rules." (also when run with python -m)
@@ -27,19 +31,6 @@ def _domain(target: object) -> str:
 def _is_ours(target: object) -> bool:
     """Registered by yuebing's own modules (not by a test or a user at run time)."""
     return RRULES.origin.get(target, "").startswith("yuebing.")
-
-
-def second_order_kind(target: object) -> str:
-    """The class of ``target``'s second-order rule, for the table."""
-    from .second_order import declaration_of
-
-    try:
-        found = declaration_of(target)
-    except Exception:  # noqa: BLE001 - unusual targets have none
-        found = None
-    if found is None:
-        return "—"
-    return found[0].label
 
 
 def rule_table() -> str:
@@ -81,5 +72,10 @@ def rule_table() -> str:
     return "\n".join(lines)
 
 
+def document() -> str:
+    """docs/rules.md: the rules by domain, then the NumPy coverage table."""
+    return rule_table() + "\n" + coverage_table()
+
+
 if __name__ == "__main__":
-    sys.stdout.write(rule_table())
+    sys.stdout.write(document())
