@@ -42,7 +42,7 @@ nondifferentiable(
     np.not_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.floor_divide, np.isreal, np.iscomplex, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift,
     np.right_shift, np.gcd, np.lcm, np.unravel_index, np.ravel_multi_index, np.indices,
-    np.tril_indices, np.triu_indices, np.diag_indices, np.histogram_bin_edges,
+    np.tril_indices, np.triu_indices, np.diag_indices,
     np.ix_,  # an index builder: a float array passed to it is an index, not data
     # numpy: constant arrays (values do not depend on the arguments)
     np.zeros, np.ones, np.empty, np.eye, np.identity, np.tri, np.zeros_like, np.ones_like,
