@@ -179,3 +179,72 @@ def test_out_returns_the_out_array():
     np.testing.assert_allclose(t, np.sum(expected), rtol=1e-12)
     _, _, (h,) = yb.hvp(f, (x,), (np.ones_like(x),))
     np.testing.assert_allclose(h, 4 * np.ones_like(x) * np.arange(1.0, 5.0), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- ufuncs: out=, where=, dtype=
+
+def _in_place(f):
+    x = randn(3, 4)
+    return Case(f, x, x, kwargs={"where": MASK}, name=f"{f.__name__}(x, out=x, where=)")
+
+
+UFUNC_CASES = [
+    Case(np.sin, randn(3, 4), randn(3, 4), kwargs={"where": MASK}, name="sin(out=, where=)"),
+    Case(np.exp, randn(3, 4), randn(3, 4), kwargs={"where": MASK[0]}, name="exp(out=, where= broadcast)"),
+    Case(np.multiply, randn(3, 4), randn(4), randn(3, 4), kwargs={"where": MASK}, name="multiply(broadcast, out=, where=)"),
+    Case(np.power, randpos(3, 4), randn(3, 4), randn(3, 4), kwargs={"where": MASK}, name="power(out=, where=)"),
+    Case(np.log, np.where(MASK, randpos(3, 4), -1.0), randn(3, 4), kwargs={"where": MASK},
+         name="log(out=, where= masks the negatives)"),
+    Case(np.add, randn(3, 4), randn(3, 4), randn(3, 4), kwargs={"dtype": np.float32}, name="add(out=, dtype=float32)",
+         rtol=1e-3, atol=1e-4),
+    Case(np.sin, randn(3, 4), kwargs={"dtype": np.float32}, name="sin(dtype=float32)", rtol=1e-3, atol=1e-4),
+    Case(np.tanh, randn(3, 4, dtype=np.float32), kwargs={"dtype": np.float64}, name="tanh(float32, dtype=float64)"),
+    Case(np.hypot, randn(3, 4), randn(3, 4), kwargs={"dtype": np.float64}, name="hypot(dtype=float64)"),
+    Case(np.sqrt, randpos(3, 4), randn(3, 4), kwargs={"where": MASK, "dtype": np.float64}, name="sqrt(out=, where=, dtype=)"),
+    _in_place(np.sin),
+    _in_place(np.square),
+]
+
+
+@pytest.mark.parametrize("case", UFUNC_CASES, ids=_ids(UFUNC_CASES))
+def test_ufunc_options(case):
+    run_case(case)
+
+
+SECOND_ORDER_UFUNCS = [c for c in UFUNC_CASES if _real64(c) and "float32" not in c.name]
+
+
+@pytest.mark.parametrize("case", SECOND_ORDER_UFUNCS, ids=_ids(SECOND_ORDER_UFUNCS))
+def test_ufunc_options_second_order(case):
+    check_second_order(case.f, *case.args, kwargs=case.kwargs)
+
+
+def test_ufunc_where_without_out_is_refused():
+    """NumPy leaves the unselected elements uninitialized: there is nothing to differentiate."""
+    def f(x):
+        return np.sum(np.sin(x, where=MASK))
+
+    for run in (lambda: yb.grad(f)(X), lambda: yb.jvp(f, (X,), (X,)), lambda: yb.hvp(f, (X,), (X,))):
+        with pytest.raises(Exception, match="where= without out="):
+            run()
+
+
+def test_ufunc_where_in_a_program():
+    """A masked update of a buffer: the unselected elements keep their old values' derivatives."""
+    def f(x):
+        buf = x * 2.0
+        np.exp(x, out=buf, where=x > 0)
+        np.multiply(buf, x, out=buf, where=MASK)
+        return np.sum(buf * buf)
+
+    x = randn(3, 4)
+    g = yb.grad(f)(x)
+    eps = 1e-6
+    fd = np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(12).reshape(12, 3, 4)]).reshape(3, 4)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    direction = randn(3, 4)
+    _, t = yb.jvp(f, (x,), (direction,))
+    np.testing.assert_allclose(t, np.sum(g * direction), rtol=1e-10)
+    _, _, (hv,) = yb.hvp(f, (x,), (direction,))
+    fd_hv = (yb.grad(f)(x + eps * direction) - yb.grad(f)(x - eps * direction)) / (2 * eps)
+    np.testing.assert_allclose(hv, fd_hv, rtol=1e-5, atol=1e-6)

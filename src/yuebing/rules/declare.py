@@ -3,7 +3,8 @@
 * ``elementwise(f, *partials)`` -- an elementwise function (ufunc, ``math`` function, scalar
   operator) given the partial derivative with respect to each argument as
   ``partial(*inputs, output)``. Reverse and forward rules are built from it, with broadcasting,
-  complex numbers (holomorphic: the adjoint multiplies by the conjugate), and ufunc ``out=``.
+  complex numbers (holomorphic: the adjoint multiplies by the conjugate), and ufunc ``out=``,
+  ``where=`` (with ``out=``: the unselected elements keep their values) and ``dtype=``.
   ``None`` in place of a partial means "not differentiable in this argument" (zero).
 * ``nondifferentiable(*fs)`` -- functions whose derivative is zero (``len``, comparisons, RNG
   draws, ``np.argmax``): both rules return the primal result with a zero tangent.
@@ -17,6 +18,7 @@ templates goes through it or through an equivalent test; primal values are never
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 from typing import Any, Callable
@@ -35,6 +37,7 @@ ELEMENTWISE_PARTIALS: dict[Any, tuple] = {}
 ZERO_DERIVATIVE: set = set()
 
 _ARG_NAMES = ("x", "y", "z", "w")
+_NO_CONTEXT = contextlib.nullcontext()
 
 
 def _signature(arity: int, ufunc_keywords: bool) -> inspect.Signature:
@@ -68,9 +71,23 @@ def _unpack_out(out: Any) -> CoDual | None:
 def _check_where(name: str, where: Any) -> None:
     if primal(where) is not True:
         raise RuleArgumentError(
-            f"{name}: yuebing does not differentiate ufuncs called with where=; "
+            f"{name}: yuebing does not differentiate this function called with where=; "
             "use np.where(mask, f(x), fallback) instead"
         )
+
+
+def ufunc_mask(name: str, where: Any, has_out: bool) -> Any:
+    """A ufunc's ``where=`` as a bool array (None for ``True``): the elements of ``out=`` it writes,
+    the others keeping their old contents (and their cotangents). Without ``out=`` NumPy leaves
+    the unselected elements uninitialized, which have no derivative: refused."""
+    mask = primal(where)
+    if mask is True:
+        return None
+    if not has_out:
+        raise RuleArgumentError(
+            f"{name}: where= without out= leaves the unselected elements uninitialized; pass out= "
+            "(the array keeping the other values), or use np.where(mask, f(x), fallback)")
+    return np.asarray(mask, dtype=bool)
 
 
 def strong_product(d: Any, partial: Any) -> Any:
@@ -167,11 +184,12 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
     def rrule(*args: Any) -> tuple[CoDual, Callable]:
         inputs = args[:arity]
         out = _unpack_out(args[arity]) if ufunc_keywords and len(args) > arity else None
-        if ufunc_keywords and len(args) > arity + 1:
-            _check_where(name, args[arity + 1])
+        mask = ufunc_mask(name, args[arity + 1], out is not None) if ufunc_keywords and len(args) > arity + 1 else None
         dtype = primal(args[arity + 2]) if ufunc_keywords and len(args) > arity + 2 else None
         xs = [primal(a) for a in inputs]
         kwargs = {"dtype": dtype} if dtype is not None else {}
+        if mask is not None:
+            kwargs["where"] = mask
         if out is None:
             y = f(*xs, **kwargs)
             result = output(y)
@@ -186,15 +204,20 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
             g = out_cotangent(result, dy)
             if saved is not None:  # the old contents of out= were overwritten: cotangent 0
                 g = g.copy()
-                out.fdata[...] = 0
+                if mask is None:
+                    out.fdata[...] = 0
+                else:  # where= wrote the selected elements only: the others keep their cotangent
+                    np.copyto(out.fdata, 0, where=mask)
+                    g = np.where(mask, g, 0)
                 out.primal[...] = saved
             rdatas = [NoRData]
             zero = _is_exact_zero(g)  # strong zero: contributes nothing, whatever the partials
-            for arg, x, partial in zip(inputs, xs, partials):
-                if partial is None or zero or not is_differentiable(x) or _is_constant_array(arg):
-                    rdatas.append(NoRData)
-                else:
-                    rdatas.append(accumulate(arg, strong_product(g, _conj(partial(*xs, y)))))
+            with np.errstate(all="ignore") if mask is not None else _NO_CONTEXT:  # unselected: cotangent 0
+                for arg, x, partial in zip(inputs, xs, partials):
+                    if partial is None or zero or not is_differentiable(x) or _is_constant_array(arg):
+                        rdatas.append(NoRData)
+                    else:
+                        rdatas.append(accumulate(arg, strong_product(g, _conj(partial(*xs, y)))))
             return tuple(rdatas) + (NoRData,) * (len(args) - arity)
 
         return result, pullback
@@ -202,25 +225,31 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
     def frule(*args: Any) -> Dual:
         inputs = args[:arity]
         out = args[arity] if ufunc_keywords and len(args) > arity else None
-        if ufunc_keywords and len(args) > arity + 1:
-            _check_where(name, args[arity + 1])
+        mask = ufunc_mask(name, args[arity + 1], out is not None) if ufunc_keywords and len(args) > arity + 1 else None
         dtype = primal(args[arity + 2]) if ufunc_keywords and len(args) > arity + 2 else None
         xs = [primal(a) for a in inputs]
         kwargs = {"dtype": dtype} if dtype is not None else {}
         if out is not None and isinstance(primal(out), tuple):
             t = tangent(out)
             out = Dual(primal(out)[0], t[0] if isinstance(t, tuple) else NoTangent)
-        y = f(*xs, **kwargs)
-        dy: Any = NoTangent
-        for arg, x, partial in zip(inputs, xs, partials):
-            dx = tangent(arg)
-            if partial is None or dx is NoTangent or _is_exact_zero(dx) or not is_differentiable(x):
-                continue  # no derivative (a constant exponent), or a zero tangent: strong zero
-            term = forward_product(dx, partial(*xs, y))
-            dy = term if dy is NoTangent else dy + term
+        with np.errstate(all="ignore") if mask is not None else _NO_CONTEXT:  # unselected: computed, then dropped
+            y = f(*xs, **kwargs)
+            dy: Any = NoTangent
+            for arg, x, partial in zip(inputs, xs, partials):
+                dx = tangent(arg)
+                if partial is None or dx is NoTangent or _is_exact_zero(dx) or not is_differentiable(x):
+                    continue  # no derivative (a constant exponent), or a zero tangent: strong zero
+                term = forward_product(dx, partial(*xs, y))
+                dy = term if dy is NoTangent else dy + term
         if out is None:
             return Dual(y, fit_tangent(dy, y))
         target = out.primal if isinstance(out, Dual) else out
+        if mask is not None:  # where=: the unselected elements keep their values and tangents
+            np.copyto(target, y, where=mask, casting="unsafe")
+            if isinstance(out, Dual) and isinstance(out.tangent, np.ndarray):
+                np.copyto(out.tangent, fit_tangent(dy, target), where=mask, casting="unsafe")
+                return Dual(target, out.tangent)
+            return Dual(target, np.where(mask, fit_tangent(dy, target), 0))
         target[...] = y
         dy = fit_tangent(dy, target)
         if isinstance(out, Dual) and isinstance(out.tangent, np.ndarray):
@@ -279,6 +308,7 @@ def _zero_rrule_kw(f: Callable) -> Callable:
         def pullback(dy: Any) -> tuple:
             return (NoRData,) * n
 
+        pullback.changes_nothing = True  # type: ignore[attr-defined] - no state to restore (exceptions.py)
         return result, pullback
 
     rrule.__qualname__ = f"rrule[{describe_callable(f)}] (zero derivative)"

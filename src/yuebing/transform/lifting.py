@@ -10,6 +10,7 @@ have rules of their own, in ``lifting_objects.py``.
 """
 from __future__ import annotations
 
+import contextlib
 import operator
 import types
 from typing import Any, Callable
@@ -19,11 +20,14 @@ import numpy as np
 from ..rules import outside_state
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
-from ..rules.declare import ELEMENTWISE_PARTIALS, strong_product
+from ..rules.declare import ELEMENTWISE_PARTIALS, strong_product, ufunc_mask
 from ..rules.numpy_arguments import check_out_shape
 from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent
+
+_NO_CONTEXT = contextlib.nullcontext()
+
 
 def lookup_second_order(f: Any) -> tuple[Rule, Any] | None:
     """``(rule, owner)`` for callable ``f``, or None. ``owner`` is the object a builtin method
@@ -443,6 +447,8 @@ def _zero(f: tuple, args: tuple, kwargs: dict) -> tuple:
             written[0][...] = written[1]
         return rs, (NoRData,) * len(rs)
 
+    if written is None:  # zero-derivative rules mutate nothing (they refuse out=): exceptions.py
+        pullback2.changes_nothing = True  # type: ignore[attr-defined]
     return result, pullback2
 
 
@@ -497,23 +503,25 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
         xs = [a[0] for a in args]
         if any(isinstance(x, (list, tuple, str)) for x in xs) and not any(isinstance(x, np.ndarray) for x in xs):
             return _linear(f4, args, kwargs)  # list + list, 2 * [x]: structure, not arithmetic
-        if isinstance(f, np.ufunc) and len(args) == len(partials) + 1 and not kwargs:
-            kwargs, args = {"out": args[-1]}, args[:-1]  # out given by position
-        if isinstance(f, np.ufunc) and set(kwargs) == {"out"} and len(args) == len(partials):
-            return _into_out(f, partials, args, kwargs["out"])
-        if kwargs or len(args) > len(partials) and isinstance(f, np.ufunc):
-            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with where= or dtype= is not "
-                         "supported in second order; assign the result instead")
-        if len(args) != len(partials):
-            raise _error(f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(f)} with "
-                         f"{len(args)} arguments")
-        _check_real(f, xs)
         x_ds = [a[2] for a in args]
+        options = (NoRData,) * (len(args) - len(partials) + len(kwargs))  # rdata of out=, where=, dtype=
+        if isinstance(f, np.ufunc) and options:
+            out4, mask, dtype = _ufunc_options(f, args[len(partials):], kwargs)
+            args = args[:len(partials)]
+            xs, x_ds = _cast(xs[:len(args)], dtype), _cast(x_ds[:len(args)], dtype)
+            if out4 is not None:
+                return _into_out(f, partials, args, out4, xs, x_ds, mask, options)
+        if len(args) != len(partials) or options and not isinstance(f, np.ufunc):
+            raise _error(f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(f)} with "
+                         f"{len(args)} arguments and keywords {sorted(kwargs)}")
+        _check_real(f, xs)
         out = _fresh_output(registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds))))
 
         def pullback(dy: Any, dy_d: Any) -> tuple:
             g, g_d = _output_cotangents(out, dy, dy_d)
-            return _elementwise_cotangents(partials, xs, x_ds, out[0], out[2], g, g_d, [(a[0], a[1], a[3]) for a in args])
+            rs, rsd = _elementwise_cotangents(partials, xs, x_ds, out[0], out[2], g, g_d,
+                                              [(a[0], a[1], a[3]) for a in args])
+            return rs + options, rsd + options
 
         return out, pullback
 
@@ -522,9 +530,39 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
     return rule
 
 
-def _into_out(f: Any, partials: tuple, args: tuple, out: tuple) -> tuple:
+_UFUNC_OPTIONS = ("out", "where", "dtype")
+
+
+def _ufunc_options(f: Any, extra: tuple, kwargs: dict) -> tuple:
+    """A ufunc call's ``(out 4-tuple or None, where= mask or None, dtype or None)``, from the
+    arguments after the inputs (NumPy's order: out, where, dtype... only out is positional in
+    NumPy, but the first-order rules bind all three) and the keywords; others are refused."""
+    options = dict(zip(_UFUNC_OPTIONS, extra))
+    for key, value in kwargs.items():
+        if key not in _UFUNC_OPTIONS:
+            raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with {key}= is not supported in "
+                         "second order; call it without")
+        options[key] = value
+    out4 = options.get("out")
+    out4 = None if out4 is None or out4[0] is None else out4
+    mask = ufunc_mask(describe_callable(f), options["where"][0], out4 is not None) if "where" in options else None
+    dtype = options["dtype"][0] if "dtype" in options else None
+    return out4, mask, None if dtype is None else np.dtype(dtype)
+
+
+def _cast(values: list, dtype: Any) -> list:
+    """Inputs (or their tangents) converted to a ufunc's ``dtype=``, as NumPy does before computing."""
+    if dtype is None:
+        return values
+    return [v if v is NoTangent else np.asarray(v).astype(dtype) if isinstance(v, np.ndarray) else dtype.type(v)
+            for v in values]
+
+
+def _into_out(f: Any, partials: tuple, args: tuple, out: tuple, xs: list, x_ds: list, mask: Any,
+              options: tuple) -> tuple:
     """``f(*xs, out=o)``: like an in-place operator, the result and its tangent overwrite ``o``
-    and its tangent (restored by the pullback, which then delivers the cotangent ``o`` gathered)."""
+    and its tangent (restored by the pullback, which then delivers the cotangent ``o`` gathered);
+    with a ``where=`` mask, only the selected elements, the others keeping values and cotangents."""
     o, o_f, o_d, o_fd = out
     if type(o) is tuple and len(o) == 1:  # out=(array,)
         o, o_f, o_d, o_fd = o[0], _first(o_f, NoFData), _first(o_d, NoTangent), _first(o_fd, NoFData)
@@ -532,24 +570,28 @@ def _into_out(f: Any, partials: tuple, args: tuple, out: tuple) -> tuple:
             and isinstance(o_fd, np.ndarray)):
         raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} with out= a non-float array is not "
                      "supported in second order; assign the result instead")
-    xs = [a[0].copy() if isinstance(a[0], np.ndarray) else a[0] for a in args]  # out may alias them
-    x_ds = [a[2].copy() if isinstance(a[2], np.ndarray) else a[2] for a in args]
+    xs = [x.copy() if isinstance(x, np.ndarray) else x for x in xs]  # out may alias them
+    x_ds = [t.copy() if isinstance(t, np.ndarray) else t for t in x_ds]
     _check_real(f, xs)
-    y_dual = registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds)))
-    y, y_d = y_dual.primal, y_dual.tangent
+    with np.errstate(all="ignore") if mask is not None else _NO_CONTEXT:  # unselected: computed, then dropped
+        y_dual = registered_frule(f, *(Dual(x, t) for x, t in zip(xs, x_ds)))
+    y, y_d = y_dual.primal, 0.0 if y_dual.tangent is NoTangent else y_dual.tangent
     saved, saved_d = o.copy(), o_d.copy()
-    o[...] = y
-    o_d[...] = 0.0 if y_d is NoTangent else y_d
+    written = True if mask is None else mask
+    np.copyto(o, y, where=written, casting="unsafe")
+    np.copyto(o_d, y_d, where=written, casting="unsafe")
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         g, g_d = o_f.copy(), o_fd.copy()  # the cotangents of the written array
         o[...] = saved
         o_d[...] = saved_d
-        o_f[...] = 0  # its old contents were overwritten
-        o_fd[...] = 0
-        rs, rsd = _elementwise_cotangents(partials, xs, x_ds, y, y_d if y_d is not NoTangent else 0.0, g, g_d,
-                                          [(a[0], a[1], a[3]) for a in args])
-        return rs + (NoRData,), rsd + (NoRData,)
+        np.copyto(o_f, 0, where=written)  # its old contents were overwritten (where written)
+        np.copyto(o_fd, 0, where=written)
+        if mask is not None:
+            g, g_d = np.where(mask, g, 0), np.where(mask, g_d, 0)
+        with np.errstate(all="ignore") if mask is not None else _NO_CONTEXT:
+            rs, rsd = _elementwise_cotangents(partials, xs, x_ds, y, y_d, g, g_d, [(a[0], a[1], a[3]) for a in args])
+        return rs + options, rsd + options
 
     return (out[0], out[1], out[2], out[3]), pullback
 
