@@ -36,10 +36,10 @@ from ..rules import array_like
 from ..rules.core import CoDual, Dual, register_frule, register_rrule
 from ..rules.second_order import _register, defined_as
 from ..rules.util import out_cotangent, output
-from ..tangents import NoRData, NoTangent, zero_tangent
+from ..tangents import NoRData, NoTangent, add_to_primal, zero_tangent
 from ..transform.second_order import SecondOrderError
 from .custom import _deliver
-from .flatten import flatten
+from .flatten import _vector, _zeroed, flatten
 from .forward import jvp
 from .reverse import vjp
 
@@ -62,6 +62,7 @@ class Flow:
         self.rhs, self.params = rhs, (fun, args)
         vector, self._layout = flatten(self.params)
         self.size = int(vector.size)
+        self._zeroed = _zeroed(self.params)  # flatten_tangent's starting point, built once per solve
 
     def value(self, t: float, y: np.ndarray) -> np.ndarray:
         return np.asarray(self.rhs(float(t), y, *self.params), dtype=float)
@@ -70,7 +71,7 @@ class Flow:
         """``(a^T ∂F/∂y, a^T ∂F/∂θ)``, the second flat."""
         _, pullback = vjp(self.rhs, float(t), y, *self.params)
         _, y_bar, fun_bar, args_bar = pullback(a)
-        theta_bar = self._layout.vector((fun_bar, args_bar)) if self.size else np.zeros(0)
+        theta_bar = _vector(add_to_primal(self._zeroed, (fun_bar, args_bar))) if self.size else np.zeros(0)
         return np.asarray(y_bar, dtype=float), theta_bar
 
     def push(self, t: float, y: np.ndarray, s: np.ndarray, theta_dot: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -88,8 +89,8 @@ class Flow:
 def adjoint(flow: Flow, times: np.ndarray, ys: np.ndarray, y_bars: np.ndarray, t0: float, y0: np.ndarray,
             state: Callable, segment: Callable) -> tuple:
     """The continuous adjoint (module docstring) for outputs ``ys[i] = y(times[i])`` with
-    cotangents ``y_bars[i]``; ``state(t)`` is ``y(t)``, ``segment(rhs, ta, tb, z)`` solves ``z' =
-    rhs(t, z)`` from ``ta`` to ``tb``. Returns ``(ȳ0, t̄ per output time, t̄0, θ̄ flat)``."""
+    cotangents ``y_bars[i]``; ``state(t)`` is ``y(t)``, ``segment(rhs, jacobian, ta, tb, z)`` solves
+    ``z' = rhs(t, z)`` from ``ta`` to ``tb`` (``jacobian(t, z)`` for an implicit method). Returns ``(ȳ0, t̄ per output time, t̄0, θ̄ flat)``."""
     n = y0.size
     a, p = np.zeros(n), np.zeros(flow.size)
     time_bars = np.array([float(np.dot(y_bars[i], flow.value(times[i], ys[i]))) if np.any(y_bars[i]) else 0.0
@@ -102,14 +103,24 @@ def adjoint(flow: Flow, times: np.ndarray, ys: np.ndarray, y_bars: np.ndarray, t
         y_part, theta_part = flow.pull(t, state(t), z[:n])
         return -np.concatenate([y_part, theta_part])
 
+    def jacobian(t: float, z: np.ndarray) -> np.ndarray:
+        """``∂rhs/∂z = -[[J^T, 0], [F_θ^T, 0]]`` from ``n`` vjps (row ``i`` of ``J`` and ``F_θ``
+        per unit cotangent), for the implicit methods' Newton iterations."""
+        y = state(t)
+        rows = [flow.pull(t, y, unit) for unit in np.eye(n)]
+        m = np.zeros((n + flow.size, n + flow.size))
+        m[:n, :n] = -np.array([r[0] for r in rows]).T
+        m[n:, :n] = -np.array([r[1] for r in rows]).reshape(n, flow.size).T
+        return m
+
     now = times[nonzero[-1]]
     for i in range(nonzero[-1], -1, -1):
         if times[i] != now:
-            z = segment(rhs, now, times[i], np.concatenate([a, p]))
+            z = segment(rhs, jacobian, now, times[i], np.concatenate([a, p]))
             a, p, now = z[:n], z[n:], times[i]
         a = a + y_bars[i]
     if now != t0:
-        z = segment(rhs, now, t0, np.concatenate([a, p]))
+        z = segment(rhs, jacobian, now, t0, np.concatenate([a, p]))
         a, p = z[:n], z[n:]
     return a, time_bars, -float(np.dot(a, flow.value(t0, y0))), p
 
@@ -190,6 +201,7 @@ def _refuse_second_order(name: str) -> Callable:
 # --------------------------------------------------------------------------------------------
 
 _IVP = "scipy.integrate.solve_ivp"
+_IMPLICIT = ("BDF", "Radau", "LSODA")  # methods that use a Jacobian
 
 
 class _IvpSolver:
@@ -201,9 +213,10 @@ class _IvpSolver:
         self.atol = settings.get("atol", 1e-6)
         self.extra = {k: settings[k] for k in ("max_step", "min_step") if k in settings}
 
-    def segment(self, rhs: Callable, ta: float, tb: float, z: np.ndarray) -> np.ndarray:
+    def segment(self, rhs: Callable, jacobian: Callable, ta: float, tb: float, z: np.ndarray) -> np.ndarray:
+        implicit = self.method in _IMPLICIT or getattr(self.method, "__name__", None) in _IMPLICIT
         sol = _integrate.solve_ivp(rhs, (ta, tb), z, method=self.method, rtol=self.rtol,
-                                   atol=_scalar_atol(self.atol, 1e-6), **self.extra)
+                                   atol=_scalar_atol(self.atol, 1e-6), **self.extra, **({"jac": jacobian} if implicit else {}))
         _check_solved(sol, "the adjoint solve")
         return sol.y[:, -1]
 
@@ -316,16 +329,16 @@ class _OdeintSolver:
         self.atol = _ODEINT_TOLERANCE if settings.get("atol") is None else settings["atol"]
         self.extra = {k: settings[k] for k in ("hmax", "hmin", "mxstep", "mxordn", "mxords") if k in settings}
 
-    def _run(self, rhs: Callable, z0: np.ndarray, times: Any, atol: Any) -> np.ndarray:
-        values, info = _integrate.odeint(rhs, z0, times, rtol=self.rtol, atol=atol, tfirst=True, full_output=True,
-                                         **self.extra)
+    def _run(self, rhs: Callable, z0: np.ndarray, times: Any, atol: Any, Dfun: Any = None) -> np.ndarray:
+        values, info = _integrate.odeint(rhs, z0, times, Dfun=Dfun, rtol=self.rtol, atol=atol, tfirst=True,
+                                         full_output=True, **self.extra)
         if info["message"] != "Integration successful.":
             raise ValueError(f"{_ODEINT}: a derivative solve failed ({info['message']}); loosen the tolerances or "
                              "raise mxstep")
         return values
 
-    def segment(self, rhs: Callable, ta: float, tb: float, z: np.ndarray) -> np.ndarray:
-        return self._run(rhs, z, [ta, tb], _scalar_atol(self.atol, _ODEINT_TOLERANCE))[-1]
+    def segment(self, rhs: Callable, jacobian: Callable, ta: float, tb: float, z: np.ndarray) -> np.ndarray:
+        return self._run(rhs, z, [ta, tb], _scalar_atol(self.atol, _ODEINT_TOLERANCE), Dfun=jacobian)[-1]
 
     def augmented(self, times: np.ndarray) -> Callable:
         def solve(rhs: Callable, z0: np.ndarray) -> np.ndarray:
