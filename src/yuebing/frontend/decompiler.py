@@ -1,0 +1,702 @@
+"""CPython 3.11 bytecode -> standard-library ``ast``: the decompiler behind ``frontend/bytecode.py``.
+
+It rebuilds a function's ``def``/``lambda`` from its code object alone, for functions that have
+no source text (the interactive prompt, ``python -c``, ``exec`` of a string, cloudpickle by
+value). It simulates the value stack with ``ast`` expressions and recognises the control-flow
+shapes CPython 3.11's compiler emits: ``if``/``elif``/``else`` and conditional expressions
+(short-circuit conditions rebuilt from their jump graph), ``while`` (both loop shapes), ``for``
+with ``break``/``continue``, ``and``/``or`` values, chained comparisons, walrus, multiple and
+tuple assignment, augmented assignment on names, attributes and subscripts, calls with
+keywords/``*``/``**``, f-strings, nested ``def``/``lambda`` with defaults and closures,
+decorators, comprehensions and generator expressions, ``with``, ``assert``, ``import``,
+``del``, ``yield``, ``global``/``nonlocal``.
+
+It is allowed to fail or to guess: ``bytecode.py`` compiles every reconstruction and compares it
+with the live code (bytecode, names, constants, flags, nested code); whatever does not match is
+refused. Anything it does not know (``try``/``except``, ``match``, class bodies, ``yield from``,
+``for``/``else``, other CPython versions' instructions) raises ``DecompileError``.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import dis
+import types
+from typing import Any
+
+from .decompiler_ops import ExpressionOps, Mark, DecompileError, negate, merge_and, NULL, COND_JUMPS
+
+
+@dataclasses.dataclass(frozen=True)
+class Ctx:
+    """Where a region ends, where control goes after it, and the enclosing loop's labels."""
+    end: int
+    follow: int | None = None
+    heads: frozenset = frozenset()  # jump targets meaning ``continue``
+    exit: int | None = None         # jump target meaning ``break``
+
+    def sub(self, end: int, follow: int | None) -> "Ctx":
+        return dataclasses.replace(self, end=end, follow=follow)
+
+
+_COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp, "<dictcomp>": ast.DictComp,
+                   "<genexpr>": ast.GeneratorExp}
+
+
+class Decompiler(ExpressionOps):
+    """Decompiles one code object (nested code objects get their own ``Decompiler``)."""
+
+    def __init__(self, code: types.CodeType) -> None:
+        self.code = code
+        raw = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE",)]
+        index_of: dict[int, int] = {}
+        self.ins: list = []
+        pending: list[int] = []
+        for instruction in raw:
+            pending.append(instruction.offset)
+            if instruction.opname == "EXTENDED_ARG":
+                continue
+            for offset in pending:
+                index_of[offset] = len(self.ins)
+            pending = []
+            self.ins.append(instruction)
+        self.index_of = index_of
+        self.targets = [index_of.get(i.argval) if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs else None
+                        for i in self.ins]
+        self.jump_targets = {t for t in self.targets if t is not None}
+        self.back_jumps: dict[int, list[int]] = {}
+        for n, t in enumerate(self.targets):
+            if t is not None and t <= n:
+                self.back_jumps.setdefault(t, []).append(n)
+        self.lines = []
+        line = code.co_firstlineno
+        for instruction in self.ins:
+            line = instruction.positions.lineno or line if instruction.positions else line
+            self.lines.append(line)
+        self.kwnames: tuple = ()
+        self.pending_stores: list = []
+        self.captured: ast.expr | None = None
+        self.stored_cells: set[str] = set()
+        self.stored_globals: set[str] = set()
+
+    # ------------------------------------------------------------------ statements
+
+    def emit(self, out: list, stmt: ast.stmt, i: int) -> None:
+        stmt.lineno = stmt.end_lineno = self.lines[min(i, len(self.lines) - 1)]
+        stmt.col_offset = stmt.end_col_offset = 0
+        out.append(stmt)
+
+    def run(self, start: int, end: int, stack: list, ctx: Ctx, out: list) -> list:
+        """Decompile instructions ``[start, end)`` into ``out``; ``stack`` is changed in place."""
+        i = start
+        while i < end:
+            if i in self.back_jumps and self.ins[i].opname != "FOR_ITER" and i not in ctx.heads:
+                i = self.while_loop(i, stack, ctx, out)
+                continue
+            i = self.step(i, stack, ctx, out)
+        return out
+
+    def step(self, i: int, stack: list, ctx: Ctx, out: list) -> int:
+        name = self.ins[i].opname
+        handler = getattr(self, f"op_{name}", None)
+        if handler is None:
+            raise DecompileError(f"the instruction {name}")
+        result = handler(i, stack, ctx, out)
+        return i + 1 if result is None else result
+
+    def region(self, start: int, end: int, stack: list, ctx: Ctx) -> list:
+        return self.run(start, end, list(stack), ctx, []) or [ast.Pass()]
+
+    def after_exit(self, i: int, ctx: Ctx) -> int:
+        """Where decompiling goes on after an unconditional transfer at ``i``: code right after
+        it is reached only if something jumps there."""
+        return i + 1 if i + 1 < ctx.end and i + 1 in self.jump_targets else ctx.end
+
+    def op_RETURN_VALUE(self, i, stack, ctx, out):
+        self.emit(out, ast.Return(self.expr(stack.pop())), i)
+        return self.after_exit(i, ctx)
+
+    def op_RAISE_VARARGS(self, i, stack, ctx, out):
+        n = self.ins[i].arg
+        cause = self.expr(stack.pop()) if n == 2 else None
+        exc = self.expr(stack.pop()) if n >= 1 else None
+        self.emit(out, ast.Raise(exc, cause), i)
+        return self.after_exit(i, ctx)
+
+    def op_JUMP_FORWARD(self, i, stack, ctx, out):
+        target = self.targets[i]
+        if target in ctx.heads:
+            self.emit(out, ast.Continue(), i)
+        elif target == ctx.exit:
+            self.emit(out, ast.Break(), i)
+        elif target != ctx.follow:
+            raise DecompileError("a jump out of its block")
+        return self.after_exit(i, ctx)
+
+    op_JUMP_BACKWARD = op_JUMP_FORWARD
+    op_JUMP_BACKWARD_NO_INTERRUPT = op_JUMP_FORWARD
+
+    def op_POP_TOP(self, i, stack, ctx, out):
+        value = stack.pop()
+        if isinstance(value, ast.expr):
+            self.emit(out, ast.Expr(self.expr(value)), i)
+        elif isinstance(value, Mark) and value.kind == "function":
+            raise DecompileError("a function made and dropped")
+
+    def op_DELETE_FAST(self, i, stack, ctx, out):
+        self.emit(out, ast.Delete([ast.Name(self.ins[i].argval, ast.Del())]), i)
+
+    op_DELETE_DEREF = op_DELETE_NAME = op_DELETE_FAST
+
+    def op_DELETE_GLOBAL(self, i, stack, ctx, out):
+        self.stored_globals.add(self.ins[i].argval)
+        self.op_DELETE_FAST(i, stack, ctx, out)
+
+    def op_DELETE_SUBSCR(self, i, stack, ctx, out):
+        index = self.expr(stack.pop())
+        self.emit(out, ast.Delete([ast.Subscript(self.expr(stack.pop()), index, ast.Del())]), i)
+
+    def op_DELETE_ATTR(self, i, stack, ctx, out):
+        self.emit(out, ast.Delete([ast.Attribute(self.expr(stack.pop()), self.ins[i].argval, ast.Del())]), i)
+
+    # ------------------------------------------------------------------ stores
+
+    def op_STORE_FAST(self, i, stack, ctx, out):
+        self.store(ast.Name(self.ins[i].argval, ast.Store()), stack.pop(), i, stack, out)
+
+    op_STORE_NAME = op_STORE_FAST
+
+    def op_STORE_DEREF(self, i, stack, ctx, out):
+        self.stored_cells.add(self.ins[i].argval)
+        self.op_STORE_FAST(i, stack, ctx, out)
+
+    def op_STORE_GLOBAL(self, i, stack, ctx, out):
+        self.stored_globals.add(self.ins[i].argval)
+        self.op_STORE_FAST(i, stack, ctx, out)
+
+    def op_STORE_ATTR(self, i, stack, ctx, out):
+        obj = self.expr(stack.pop())
+        self.store(ast.Attribute(obj, self.ins[i].argval, ast.Store()), stack.pop(), i, stack, out)
+
+    def op_STORE_SUBSCR(self, i, stack, ctx, out):
+        index = self.expr(stack.pop())
+        obj = self.expr(stack.pop())
+        self.store(ast.Subscript(obj, index, ast.Store()), stack.pop(), i, stack, out)
+
+    def op_UNPACK_SEQUENCE(self, i, stack, ctx, out):
+        value = stack.pop()
+        target, nxt = self.read_targets(i, stack)
+        self.store(target, value, nxt - 1, stack, out)
+        return nxt
+
+    op_UNPACK_EX = op_UNPACK_SEQUENCE
+
+    def read_targets(self, i: int, stack: list) -> tuple[ast.expr, int]:
+        """The tuple target that the stores after ``UNPACK_SEQUENCE``/``UNPACK_EX`` at ``i`` fill."""
+        ins = self.ins[i]
+        if ins.opname == "UNPACK_SEQUENCE":
+            before, starred, after = ins.arg, False, 0
+        else:
+            before, starred, after = ins.arg & 0xFF, True, ins.arg >> 8
+        elts, j = [], i + 1
+        for k in range(before + starred + after):
+            target, j = self.read_target(j)
+            elts.append(ast.Starred(target, ast.Store()) if starred and k == before else target)
+        return ast.Tuple(elts, ast.Store()), j
+
+    def read_target(self, j: int) -> tuple[ast.expr, int]:
+        """The assignment target that the instructions from ``j`` store a value into."""
+        if self.ins[j].opname in ("UNPACK_SEQUENCE", "UNPACK_EX"):
+            return self.read_targets(j, [])
+        saved, self.captured = self.captured, None
+        stack: list = [Mark("value")]
+        try:
+            while self.captured is None:
+                if j >= len(self.ins) or self.ins[j].opname in COND_JUMPS:
+                    raise DecompileError("an assignment target")
+                j = self.step(j, stack, Ctx(len(self.ins)), [])
+            return self.captured, j
+        finally:
+            self.captured = saved
+
+    def store(self, target: ast.expr, value: Any, i: int, stack: list, out: list) -> None:
+        """Emit ``target = value`` in the form the compiler started from."""
+        if isinstance(value, Mark) and value.kind == "value":
+            self.captured = target
+            return
+        if isinstance(value, Mark):
+            self.emit(out, self.store_mark(target, value), i)
+            return
+        if getattr(value, "inplace", False):
+            if ast.dump(value.left) != ast.dump(target).replace("Store()", "Load()"):
+                raise DecompileError("an in-place operation stored elsewhere")
+            self.emit(out, ast.AugAssign(target, value.op, value.right), i)
+            return
+        if isinstance(value, ast.NamedExpr) and getattr(value, "copied", False):
+            targets = [target]
+            while isinstance(value, ast.NamedExpr) and getattr(value, "copied", False):
+                targets.insert(0, value.target)
+                value = value.value
+            self.emit(out, ast.Assign(targets, self.expr(value)), i)
+            return
+        if stack and stack[-1] is value:  # COPY 1 then a store: walrus, or the first of ``a = b = v``
+            stack[-1] = ast.NamedExpr(target, value)
+            stack[-1].copied = True
+            return
+        if stack and isinstance(stack[-1], ast.expr):  # ``a, b = b, a`` without a tuple
+            self.pending_stores.append((target, value))
+            return
+        if self.pending_stores:
+            pairs = [(target, value)] + self.pending_stores[::-1]
+            self.pending_stores = []
+            self.emit(out, ast.Assign([ast.Tuple([t for t, _ in pairs], ast.Store())],
+                                      ast.Tuple([self.expr(v) for _, v in pairs], ast.Load())), i)
+            return
+        self.emit(out, ast.Assign([target], self.expr(value)), i)
+
+    def store_mark(self, target: ast.expr, mark: Mark) -> ast.stmt:
+        name = target.id if isinstance(target, ast.Name) else None
+        if mark.kind == "function" and isinstance(mark.value, ast.FunctionDef) and mark.value.name == name:
+            return mark.value
+        if mark.kind == "import" and name is not None:
+            module = mark.value[0]
+            alias = ast.alias(module, None if module.split(".")[0] == name else name)
+            if alias.asname and "." in module:
+                raise DecompileError("import a.b as c")
+            return ast.Import([alias])
+        if mark.kind == "import_from" and name is not None:
+            module, level = mark.value[0][0], mark.value[0][1]
+            return ast.ImportFrom(module or None, [ast.alias(mark.value[1], None if mark.value[1] == name else name)], level)
+        return ast.Assign([target], self.expr(mark))
+
+    def op_IMPORT_NAME(self, i, stack, ctx, out):
+        fromlist = stack.pop()
+        level = stack.pop()
+        stack.append(Mark("import", (self.ins[i].argval, level.value, fromlist)))
+
+    def op_IMPORT_FROM(self, i, stack, ctx, out):
+        stack.append(Mark("import_from", (stack[-1].value, self.ins[i].argval)))
+
+    # ------------------------------------------------------------------ conditions
+
+    def node_expression(self, j: int, stack: list, ctx: Ctx) -> int:
+        """Simulate pure expression code from ``j`` up to the next conditional jump (its index)."""
+        out: list = []
+        while True:
+            if j >= ctx.end or j >= len(self.ins):
+                raise DecompileError("a condition")
+            name = self.ins[j].opname
+            if name in COND_JUMPS:
+                return j
+            if name.startswith(("JUMP", "RETURN", "RAISE", "FOR_ITER", "STORE_ATTR", "STORE_SUBSCR")):
+                raise DecompileError("a condition")
+            j = self.step(j, stack, ctx, out)
+            if out:
+                raise DecompileError("a condition")
+
+    def resolve(self, target: int) -> int:
+        """A jump to a chained comparison's clean-up (``POP_TOP``; jump) goes where that jumps."""
+        ins = self.ins
+        if ins[target].opname == "POP_TOP" and target + 1 < len(ins) and ins[target + 1].opname in (
+                "JUMP_FORWARD", "JUMP_BACKWARD"):
+            return self.targets[target + 1]
+        return target
+
+    def fallthrough(self, j: int) -> int:
+        """Where a condition's true path goes after its last jump at ``j - 1``."""
+        ins = self.ins
+        if j < len(ins) and ins[j].opname == "JUMP_FORWARD":
+            target, k = self.targets[j], j + 1
+            while k < target and ins[k].opname == "POP_TOP" and ins[k + 1].opname.startswith("JUMP"):
+                k += 2
+            if k == target and k > j + 1:
+                return target
+        return j
+
+    def chain(self, i: int, value: Any, stack: list, ctx: Ctx) -> tuple:
+        """The whole short-circuit condition whose first jump is at ``i``: (expression, true
+        label, false label, stack after it, index after it)."""
+        nodes = [self.cond_node(value, i)]
+        starts: list = [None]
+        base = len(stack)
+        work, j, best = list(stack), i + 1, None
+        while True:
+            true_label = self.fallthrough(j)
+            false_label = self.false_exit(nodes, starts, true_label)
+            if false_label is not None and len(work) == base:
+                best = (len(nodes), true_label, false_label, list(work))
+            try:
+                trial = list(work)
+                k = self.node_expression(j, trial, ctx)
+            except DecompileError:
+                break
+            nodes.append(self.cond_node(trial.pop(), k))
+            starts.append(j)
+            work, j = trial, k + 1
+        if best is None:
+            raise DecompileError("a condition's jumps")
+        n, true_label, false_label, work = best
+        nodes, starts = nodes[:n], starts[:n]
+        expression = self.build(nodes, starts, 0, n, true_label, false_label, true_label)
+        return expression, true_label, false_label, work
+
+    def cond_node(self, value: Any, i: int) -> tuple:
+        """(test, jumps when the test is true, resolved target)."""
+        name = self.ins[i].opname
+        value = self.expr(value)
+        target = self.resolve(self.targets[i])
+        if name.endswith("NOT_NONE"):
+            return ast.Compare(value, [ast.Is()], [ast.Constant(None)]), False, target
+        if name.endswith("_NONE"):
+            return ast.Compare(value, [ast.IsNot()], [ast.Constant(None)]), False, target
+        return value, COND_JUMPS[name], target
+
+    @staticmethod
+    def dests(nodes, starts, k, last_next) -> tuple:
+        test, when_true, target = nodes[k]
+        nxt = starts[k + 1] if k + 1 < len(nodes) else last_next
+        return (target, nxt) if when_true else (nxt, target)
+
+    def false_exit(self, nodes, starts, true_label) -> int | None:
+        inside = set(starts[1:])
+        exits = set()
+        for k, (_, _, target) in enumerate(nodes):
+            if target in inside and target not in starts[k + 1:]:
+                return None
+            if target not in inside:
+                exits.add(target)
+        exits.discard(true_label)
+        return exits.pop() if len(exits) == 1 else None
+
+    def build(self, nodes, starts, s, e, t_label, f_label, last_next) -> ast.expr:
+        if e - s == 1:
+            test = nodes[s][0]
+            true, false = self.dests(nodes, starts, s, last_next)
+            if (true, false) == (t_label, f_label):
+                return test
+            if (true, false) == (f_label, t_label):
+                return negate(test)
+            raise DecompileError("a condition's jumps")
+        for m in range(s + 1, e):
+            label = starts[m]
+            inner = set(starts[s + 1:m])
+            dests = {d for k in range(s, m) for d in self.dests(nodes, starts, k, last_next)} - inner
+            for op, left_t, left_f in ((ast.And, label, f_label), (ast.Or, t_label, label)):
+                if dests <= {left_t, left_f}:
+                    try:
+                        left = self.build(nodes, starts, s, m, left_t, left_f, last_next)
+                        right = self.build(nodes, starts, m, e, t_label, f_label, last_next)
+                    except DecompileError:
+                        continue
+                    return merge_and([left, right]) if op is ast.And else ast.BoolOp(ast.Or(), flat(ast.Or, [left, right]))
+        raise DecompileError("a condition's jumps")
+
+    def conditional(self, i, stack, ctx, out):
+        """A conditional jump: ``if``/``elif``/``else``, a conditional expression, a ``while``
+        loop of the inverted shape, or ``if not c: continue/break``."""
+        cond, true_label, false_label, work = self.chain(i, stack.pop(), stack, ctx)
+        stack[:] = work
+        if false_label in ctx.heads or (false_label == ctx.exit and false_label is not None):
+            jump = ast.Continue() if false_label in ctx.heads else ast.Break()
+            self.emit(out, ast.If(negate(cond), [jump], []), i)
+            return true_label
+        if false_label < true_label:
+            raise DecompileError("a backward condition")
+        last = self.ins[false_label - 1] if false_label - 1 > true_label else None
+        if last is not None and last.opname in COND_JUMPS and self.targets[false_label - 1] == true_label:
+            return self.inverted_while(i, true_label, false_label, cond, stack, ctx, out)
+        region_end = false_label
+        if false_label > ctx.end:
+            if false_label != ctx.follow:
+                raise DecompileError("a jump out of its block")
+            region_end = ctx.end
+        last_i = region_end - 1
+        if region_end == false_label and last_i > true_label and self.ins[last_i].opname == "JUMP_FORWARD" \
+                and self.targets[last_i] > false_label and self.targets[last_i] != ctx.exit:
+            join = self.targets[last_i]
+            else_end = join if join <= ctx.end else ctx.end
+            if join > ctx.end and join != ctx.follow:
+                raise DecompileError("a jump out of its block")
+            ternary = self.ternary(cond, (true_label, last_i), (false_label, else_end), stack, ctx)
+            if ternary is not None:
+                stack.append(ternary)
+                return else_end
+            body = self.region(true_label, last_i, stack, ctx.sub(last_i, join))
+            orelse = self.run(false_label, else_end, list(stack), ctx.sub(else_end, join), [])
+            self.emit(out, ast.If(cond, body, orelse), i)
+            return else_end
+        body = self.region(true_label, region_end, stack, ctx.sub(region_end, false_label))
+        self.emit(out, assert_or_if(cond, body), i)
+        return region_end
+
+    for _name in COND_JUMPS:
+        locals()[f"op_{_name}"] = conditional
+    del _name
+
+    def ternary(self, cond, body, orelse, stack, ctx) -> ast.expr | None:
+        try:
+            a = self.expression_region(*body, stack, ctx)
+            b = self.expression_region(*orelse, stack, ctx)
+        except DecompileError:
+            return None
+        return ast.IfExp(cond, a, b)
+
+    def expression_region(self, start: int, end: int, stack: list, ctx: Ctx) -> ast.expr:
+        work = list(stack)
+        if self.run(start, end, work, ctx.sub(end, end), []) or len(work) != len(stack) + 1:
+            raise DecompileError("an expression")
+        return self.expr(work[-1])
+
+    def op_JUMP_IF_FALSE_OR_POP(self, i, stack, ctx, out):
+        """``a and b`` / ``a or b`` as a value (and a chained comparison's value)."""
+        left = self.expr(stack.pop())
+        target = self.targets[i]
+        ins = self.ins
+        if ins[target].opname == "SWAP" and ins[target + 1].opname == "POP_TOP" and \
+                ins[target - 1].opname == "JUMP_FORWARD" and self.targets[target - 1] == target + 2:
+            work = list(stack)
+            self.run(i + 1, target - 1, work, ctx.sub(target - 1, target - 1), [])
+            right = self.expr(work.pop())
+            stack[:] = work[:-1]
+            stack.append(merge_and([left, right]))
+            if not isinstance(stack[-1], ast.Compare):
+                raise DecompileError("a chained comparison")
+            return target + 2
+        right = self.expression_region(i + 1, target, stack, ctx)
+        op = ast.And if ins[i].opname == "JUMP_IF_FALSE_OR_POP" else ast.Or
+        stack.append(merge_and([left, right]) if op is ast.And else ast.BoolOp(ast.Or(), flat(ast.Or, [left, right])))
+        return target
+
+    op_JUMP_IF_TRUE_OR_POP = op_JUMP_IF_FALSE_OR_POP
+
+    # ------------------------------------------------------------------ loops
+
+    def op_FOR_ITER(self, i, stack, ctx, out):
+        iterator = stack[-1]
+        iterable = iterator.value if isinstance(iterator, Mark) and iterator.kind == "iter" else self.expr(iterator)
+        exit_ = self.targets[i]
+        if self.ins[exit_ - 1].opname != "JUMP_BACKWARD" or self.targets[exit_ - 1] != i:
+            raise DecompileError("a for loop")
+        target, j = self.read_target(i + 1)
+        loop = Ctx(exit_ - 1, i, frozenset({i}), exit_)
+        body = self.region(j, exit_ - 1, stack, loop)
+        stack.pop()
+        self.emit(out, ast.For(target, iterable, body, []), i)
+        return exit_
+
+    def while_loop(self, i, stack, ctx, out) -> int:
+        """A loop whose head ``i`` is jumped back to: ``while cond:`` tested at the top, or ``while True``."""
+        back = max(j for j in self.back_jumps[i] if j < max(ctx.end, i + 1) or j == ctx.end)
+        if self.ins[back].opname not in ("JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
+            raise DecompileError("a loop ending in a conditional jump")
+        try:
+            work = list(stack)
+            k = self.node_expression(i, work, ctx.sub(back, None))
+            cond, body_start, exit_, work = self.chain(k, work.pop(), work, ctx.sub(back, None))
+            if exit_ <= back or body_start > back:
+                raise DecompileError("not a while condition")
+        except DecompileError:
+            cond, body_start, exit_ = ast.Constant(True), i, back + 1
+        loop = Ctx(back, i, frozenset({i}), exit_)
+        body = self.region(body_start, back, stack, loop)
+        self.emit(out, ast.While(cond, body, []), i)
+        return exit_ if exit_ <= ctx.end or exit_ == ctx.follow else back + 1
+
+    def inverted_while(self, i, body_start, exit_, cond, stack, ctx, out) -> int:
+        """``while cond:`` whose test is repeated at the bottom (jumping back to the body)."""
+        test_length = body_start - self.condition_start(i, body_start)
+        bottom = exit_ - test_length
+        for k in range(test_length - 1):
+            if self.ins[bottom + k].opname.replace("BACKWARD", "FORWARD") != \
+                    self.ins[body_start - test_length + k].opname.replace("BACKWARD", "FORWARD"):
+                raise DecompileError("a while loop's test")
+        loop = Ctx(bottom, bottom, frozenset({bottom, body_start - test_length}), exit_)
+        body = self.region(body_start, bottom, stack, loop)
+        self.emit(out, ast.While(cond, body, []), i)
+        return exit_
+
+    def condition_start(self, i: int, body_start: int) -> int:
+        """The first instruction of the statement whose condition ends before ``body_start``."""
+        start = self.statement_start.get(i)
+        if start is None:
+            raise DecompileError("a while loop's test")
+        return start
+
+    # ------------------------------------------------------------------ with
+
+    def op_BEFORE_WITH(self, i, stack, ctx, out):
+        manager = self.expr(stack.pop())
+        stack.append(Mark("exit"))
+        handler = self.handler_of(i + 1)
+        exit_call = handler - 7
+        names = [x.opname for x in self.ins[exit_call:handler]]
+        if names != ["LOAD_CONST"] * 3 + ["PRECALL", "CALL", "POP_TOP", "JUMP_FORWARD"]:
+            raise DecompileError("a with statement")
+        if self.ins[i + 1].opname == "POP_TOP":
+            target, j = None, i + 2
+        else:
+            target, j = self.read_target(i + 1)
+        body = self.region(j, exit_call, stack, ctx.sub(exit_call, exit_call))
+        stack.pop()
+        self.emit(out, ast.With([ast.withitem(manager, target)], body), i)
+        return self.targets[handler - 1]
+
+    def handler_of(self, i: int) -> int:
+        offset = self.ins[i].offset
+        for entry in dis._parse_exception_table(self.code):
+            if entry.start <= offset < entry.end:
+                return self.index_of[entry.target]
+        raise DecompileError("a with statement")
+
+    # ------------------------------------------------------------------ functions
+
+    def function(self, defaults: list | None = None, kw_defaults: dict | None = None) -> ast.stmt | ast.expr:
+        """The ``def`` (or ``lambda``) of this code object."""
+        code = self.code
+        self.statement_start = self.statement_starts()
+        body = self.run(0, len(self.ins), [], Ctx(len(self.ins)), [])
+        if code.co_name == "<lambda>":
+            if len(body) != 1 or not isinstance(body[0], ast.Return):
+                raise DecompileError("a lambda")
+            return ast.Lambda(self.arguments(defaults, kw_defaults), body[0].value)
+        if body and isinstance(body[-1], ast.Return) and isinstance(body[-1].value, ast.Constant) \
+                and body[-1].value.value is None:
+            body.pop()
+        declared = []
+        nonlocal_names = sorted(self.stored_cells & set(code.co_freevars))
+        if nonlocal_names:
+            declared.append(ast.Nonlocal(nonlocal_names))
+        if self.stored_globals:
+            declared.append(ast.Global(sorted(self.stored_globals)))
+        doc = [ast.Expr(ast.Constant(code.co_consts[0]))] if self.has_docstring() else []
+        node = ast.FunctionDef(code.co_name, self.arguments(defaults, kw_defaults), doc + declared + (body or [ast.Pass()]),
+                               [], None, None)
+        node.lineno = code.co_firstlineno
+        return node
+
+    def statement_starts(self) -> dict:
+        """For each conditional jump, the first instruction after the previous statement boundary
+        (only used to measure a ``while`` test)."""
+        starts, start = {}, 0
+        boundaries = ("STORE", "POP_TOP", "RETURN", "JUMP_BACKWARD", "JUMP_FORWARD", "RESUME", "NOP", "DELETE")
+        for n, ins in enumerate(self.ins):
+            if ins.opname in COND_JUMPS and start is not None:
+                starts[n] = start
+            if ins.opname.startswith(boundaries) or ins.opname in COND_JUMPS and n + 1 in self.jump_targets:
+                start = n + 1
+        return starts
+
+    def has_docstring(self) -> bool:
+        consts = self.code.co_consts
+        if not consts or not isinstance(consts[0], str) or self.code.co_name.startswith("<"):
+            return False
+        return not any(i.opname == "LOAD_CONST" and i.arg == 0 for i in self.ins)
+
+    def arguments(self, defaults: list | None, kw_defaults: dict | None) -> ast.arguments:
+        code = self.code
+        names = code.co_varnames
+        positional, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+        n = positional + kwonly
+        vararg = ast.arg(names[n]) if code.co_flags & 0x04 else None
+        n += bool(vararg)
+        kwarg = ast.arg(names[n]) if code.co_flags & 0x08 else None
+        kw_defaults = kw_defaults or {}
+        return ast.arguments(
+            posonlyargs=[ast.arg(a) for a in names[:posonly]], args=[ast.arg(a) for a in names[posonly:positional]],
+            vararg=vararg, kwonlyargs=[ast.arg(a) for a in names[positional:positional + kwonly]],
+            kw_defaults=[kw_defaults.get(a) for a in names[positional:positional + kwonly]],
+            kwarg=kwarg, defaults=list(defaults or []))
+
+    def op_MAKE_FUNCTION(self, i, stack, ctx, out):
+        flags = self.ins[i].arg
+        code = stack.pop().value
+        if flags & 0x08:
+            stack.pop()  # the closure's cells: the nested code's free variables name them
+        annotations = stack.pop() if flags & 0x04 else None
+        kw_defaults = self.keyword_defaults(stack.pop()) if flags & 0x02 else None
+        defaults = self.elements(stack.pop()) if flags & 0x01 else None
+        if code.co_name in _COMPREHENSIONS:
+            stack.append(Mark("comprehension", code))
+            return
+        node = Decompiler(code).function(defaults, kw_defaults)
+        if annotations is not None:
+            annotate(node, annotations)
+        stack.append(Mark("function", node))
+
+    def comprehension(self, code: types.CodeType, iterable: ast.expr) -> ast.expr:
+        """The comprehension of a ``<listcomp>``-like code object, its first iterable given."""
+        inner = Decompiler(code)
+        inner.statement_start = inner.statement_starts()
+        body = inner.run(0, len(inner.ins), [], Ctx(len(inner.ins)), [])
+        loops = [s for s in body if not isinstance(s, ast.Return)]
+        if len(loops) != 1 or not isinstance(loops[0], ast.For):
+            raise DecompileError("a comprehension")
+        generators: list = []
+        result = comprehension_parts(loops[0], generators)
+        generators[0].iter = iterable
+        kind = _COMPREHENSIONS[code.co_name]
+        if kind is ast.DictComp:
+            return ast.DictComp(result[0], result[1], generators)
+        return kind(result[0], generators)
+
+
+def comprehension_parts(stmt: ast.stmt, generators: list) -> tuple:
+    """Walk the loops and ifs of a decompiled comprehension body; its element(s)."""
+    if isinstance(stmt, ast.For):
+        generators.append(ast.comprehension(stmt.target, stmt.iter, [], 0))
+        body = list(stmt.body)
+        while len(body) > 1 and isinstance(body[0], ast.If) and isinstance(body[0].body[-1], ast.Continue) \
+                and len(body[0].body) == 1 and not body[0].orelse:
+            generators[-1].ifs.append(negate(body.pop(0).test))
+        if len(body) == 2 and isinstance(body[1], ast.Continue):
+            body.pop()
+        if len(body) != 1:
+            raise DecompileError("a comprehension")
+        return comprehension_parts(body[0], generators)
+    if isinstance(stmt, ast.If) and len(stmt.body) == 1 and not stmt.orelse and generators:
+        generators[-1].ifs.append(stmt.test)
+        return comprehension_parts(stmt.body[0], generators)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield):
+        return (stmt.value.value,)
+    element = getattr(stmt, "element", None)
+    if element is None:
+        raise DecompileError("a comprehension")
+    return element
+
+
+def annotate(node: ast.AST, annotations: Any) -> None:
+    if not isinstance(node, ast.FunctionDef):
+        raise DecompileError("annotations")
+    values = list(annotations.value) if isinstance(annotations, ast.Constant) else annotations.elts
+    values = [v if isinstance(v, ast.AST) else ast.Constant(v) for v in values]
+    by_name = {node.args.vararg.arg: node.args.vararg} if node.args.vararg else {}
+    if node.args.kwarg:
+        by_name[node.args.kwarg.arg] = node.args.kwarg
+    for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+        by_name[a.arg] = a
+    for name, value in zip(values[::2], values[1::2]):
+        if name.value == "return":
+            node.returns = value
+        else:
+            by_name[name.value].annotation = value
+
+
+def assert_or_if(cond: ast.expr, body: list) -> ast.stmt:
+    """``if not c: raise AssertionError(m)`` compiled from ``assert c, m`` is an ``assert`` again."""
+    if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].cause is None and body[0].exc is not None:
+        exc = body[0].exc
+        call = isinstance(exc, ast.Call) and len(exc.args) == 1 and not exc.keywords
+        func = exc.func if call else exc
+        if getattr(func, "assertion", False):
+            return ast.Assert(negate(cond), exc.args[0] if call else None)
+    return ast.If(cond, body, [])
+
+
+def flat(op: type, values: list) -> list:
+    out = []
+    for v in values:
+        out.extend(v.values if isinstance(v, ast.BoolOp) and isinstance(v.op, op) else [v])
+    return out
+
+
+__all__ = ["Decompiler", "DecompileError", "NULL"]
