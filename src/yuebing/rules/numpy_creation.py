@@ -31,6 +31,8 @@ import numpy as np
 from ..tangents import NoFData, NoRData, NoTangent
 from .cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from .numpy_arguments import deliver
+from .numpy_arguments import dense_tangent as dense_array_tangent
 from .numpy_elementwise import Params, dense_tangent
 from .second_order import linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
@@ -570,38 +572,51 @@ def _meshgrid_frule(*xi: Any, **kwargs: Any) -> Dual:
 
 
 # --------------------------------------------------------------------------------------------
-# NumPy scalar constructors: np.float64(x) is float(x) with NumPy's type (a cast, derivative 1)
+# NumPy scalar constructors: np.float64(x) is float(x) with NumPy's type (a cast, derivative 1);
+# of an array or a list, NumPy makes an array of that dtype (np.asarray(x, dtype=np.float32))
 # --------------------------------------------------------------------------------------------
 
-_SCALAR_TYPES = (np.float64, np.float32, np.float16, np.complex128, np.complex64)
+_SCALAR_TYPES = (np.float64, np.float32, np.float16, np.longdouble, np.complex128, np.complex64, np.clongdouble)
 
 
-def _scalar_value(cls: type, x: Any) -> Any:
-    v = primal(x)
-    if isinstance(v, (list, tuple)) or isinstance(v, np.ndarray) and v.ndim:
-        raise RuleArgumentError(f"numpy.{cls.__name__} of a {type(v).__name__} makes an array: write "
-                                f"np.asarray(x, dtype=np.{cls.__name__}) instead")
-    return cls(v)
+def _makes_array(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) or isinstance(v, np.ndarray) and v.ndim > 0
 
 
 def _scalar_rules(cls: type) -> None:
     complex_out = issubclass(cls, np.complexfloating)
 
     def rrule(x: Any = 0.0) -> tuple:
-        y = _scalar_value(cls, x)
+        v = primal(x)
+        y = cls(v)
+        if y is v:  # an array of that dtype already: NumPy returns it itself
+            return CoDual(v, x.fdata if isinstance(x, CoDual) else NoFData), lambda dy: (NoRData, NoRData)
+        result = output(y)
+        array = _makes_array(v)
 
         def pullback(dy: Any) -> tuple:
-            if dy is NoRData or not isinstance(x, CoDual):
+            g = out_cotangent(result, dy)
+            if g is NoRData or not isinstance(x, CoDual):
                 return NoRData, NoRData
-            return NoRData, accumulate(x, dy if complex_out else np.real(dy))
+            if not complex_out and np.iscomplexobj(g):
+                g = np.real(g)
+            if array:  # the elements of a list, or an array (its own dtype): deliver them their cotangent
+                return NoRData, deliver(x, g)
+            return NoRData, accumulate(x, g)
 
-        return output(y), pullback
+        return result, pullback
 
     def frule(x: Any = 0.0) -> Dual:
-        y = _scalar_value(cls, x)
+        v = primal(x)
+        y = cls(v)
         t = tangent(x)
-        if t is NoTangent or not isinstance(primal(x), (float, complex, np.inexact, np.ndarray)):
+        if y is v:
+            return Dual(v, t)
+        if t is NoTangent or not isinstance(v, (float, complex, np.inexact, np.ndarray, list, tuple)):
             return Dual(y, fit_tangent(NoTangent, y))
+        if _makes_array(v):
+            t = dense_array_tangent(v, t)
+            return Dual(y, fit_tangent(NoTangent if t is None else np.asarray(t).astype(y.dtype, copy=False), y))
         return Dual(y, fit_tangent(np.reshape(t, ()) if isinstance(t, np.ndarray) else t, y))
 
     rrule.__qualname__, frule.__qualname__ = f"rrule[numpy.{cls.__name__}]", f"frule[numpy.{cls.__name__}]"
@@ -706,4 +721,11 @@ CASES = [
 # the same array twice: diag of a matrix and the matrix itself (output fdata aliases the input's)
 CASES += [Case(np.diag, _m, name="diag(m) view of m")]
 CASES += [Case(np.float64, 1.5), Case(np.float64, np.float64(-0.5)), Case(np.float64, np.array(0.25)),
-          Case(np.float64, 3), Case(np.float32, 1.5, **_F32_OUT), Case(np.complex128, 0.5 - 1.5j)]
+          Case(np.float64, 3), Case(np.float32, 1.5, **_F32_OUT), Case(np.complex128, 0.5 - 1.5j),
+          Case(np.float16, 0.75, steps=(3e-2, 1e-2), rtol=1e-2, atol=1e-2), Case(np.complex64, 0.5, **_F32_OUT),
+          Case(np.longdouble, 0.5), Case(np.clongdouble, 0.5 + 0.25j), Case(np.float64, np.float32(0.5)),
+          Case(np.float32, randn(2, 3, dtype=np.float32), name="numpy.float32(float32 array) is the array"),
+          Case(np.float16, randn(2, 3, dtype=np.float32), steps=(3e-2, 1e-2), rtol=1e-2, atol=1e-2,
+               name="numpy.float16(array) makes an array"),
+          Case(np.float64, [randn(), 2.0, randn()], name="numpy.float64(list) makes an array"),
+          Case(np.complex128, randn(3), name="numpy.complex128(array)")]
