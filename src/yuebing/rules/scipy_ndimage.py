@@ -27,7 +27,9 @@ Nothing is registered, and ``CASES`` is empty, when SciPy is not installed.
 """
 from __future__ import annotations
 
+import functools
 import inspect
+import itertools
 from typing import Any, Callable
 
 import numpy as np
@@ -36,7 +38,9 @@ from . import core
 from ..tangents import NoFData, NoRData, NoTangent
 from .cases import Case, randc, randn, randu
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
-from .second_order import defined_by
+from .numpy_arguments import deliver, dense_tangent, forward, rule
+from .second_order import defined_by, linear
+from .util import fit_tangent, out_cotangent, output, tangent
 
 try:
     import scipy.ndimage as ndi
@@ -250,12 +254,175 @@ def _gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.
     return y.copy() if y is x else y
 
 
+
+# --------------------------------------------------------------------------------------------
+# map_coordinates: spline coefficients (a linear primitive), B-spline weights in NumPy
+# --------------------------------------------------------------------------------------------
+
+#: how ndimage's geometric_transform reads each mode: whether an outside coordinate is mapped
+#: back inside (and how), and how indices beyond the edge are read ('mirror' whole-sample,
+#: 'reflect' half-sample, 'wrap', 'nearest' clamped, 'cval'); checked against SciPy in the tests
+_INTERPOLATION = {"constant": ("cval", "mirror"), "grid-constant": (None, "cval"), "nearest": (None, "nearest"),
+                  "reflect": ("reflect", "reflect"), "grid-mirror": ("reflect", "reflect"),
+                  "mirror": ("mirror", "mirror"), "wrap": ("wrap", "mirror"), "grid-wrap": ("grid-wrap", "wrap")}
+
+
+@functools.lru_cache(maxsize=64)
+def _spline_matrix(size: int, order: int, mode: str) -> np.ndarray:
+    """The matrix of ``spline_filter1d`` on lines of ``size`` samples (column j: the filter of e_j)."""
+    matrix = ndi.spline_filter1d(np.eye(size), order, axis=0, output=np.float64, mode=mode)
+    matrix.flags.writeable = False
+    return matrix
+
+
+def _spline_filter1d(x, order, axis, mode):
+    """``ndimage.spline_filter1d`` in float64 (complex: the real and imaginary parts)."""
+    if np.iscomplexobj(x):
+        return (ndi.spline_filter1d(np.real(x), order, axis, np.float64, mode)
+                + 1j * ndi.spline_filter1d(np.imag(x), order, axis, np.float64, mode))
+    return ndi.spline_filter1d(x, order, axis, np.float64, mode)
+
+
+def _spline_filter_rules() -> None:
+    @rule(_spline_filter1d)
+    def _rrule(x, order, axis, mode):
+        xs, o, ax, md = primal(x), primal(order), primal(axis), primal(mode)
+        out = output(_spline_filter1d(xs, o, ax, md))
+
+        def pullback(dy: Any) -> tuple:
+            g = np.moveaxis(out_cotangent(out, dy), ax, 0)
+            matrix = _spline_matrix(g.shape[0], o, md)
+            return (deliver(x, np.moveaxis(np.tensordot(matrix.T, g, axes=1), 0, ax)),)
+
+        return out, pullback
+
+    @forward(_spline_filter1d)
+    def _frule(x, order, axis, mode):
+        y = _spline_filter1d(primal(x), primal(order), primal(axis), primal(mode))
+        t = dense_tangent(primal(x), tangent(x))
+        ty = NoTangent if t is None else _spline_filter1d(t, primal(order), primal(axis), primal(mode))
+        return Dual(y, fit_tangent(ty, y))
+
+    linear(_spline_filter1d)
+
+
+def _map_inside(c, size, how):
+    """ndimage's ``map_coordinate``: an outside coordinate mapped back into ``[0, size - 1]``
+    (slope +-1), or -1 for 'cval' (the constant is returned there)."""
+    below, above = c < 0, c > size - 1
+    if how is None:
+        return c
+    if how == "cval":
+        return np.where(below | above, -1.0, c)
+    if size <= 1:
+        return np.where(below | above, 0.0, c)
+    if how == "mirror":
+        period = 2 * size - 2
+        low = period * np.trunc(-c / period) + c
+        low = np.where(low <= 1 - size, low + period, -low)
+        high = c - period * np.trunc(c / period)
+        high = np.where(high >= size, period - high, high)
+    elif how == "reflect":
+        period = 2 * size
+        low = np.where(c < -period, period * np.trunc(-c / period) + c, c)
+        low = np.where(low < -size, low + period, -low - 1)
+        high = c - period * np.trunc(c / period)
+        high = np.where(high >= size, period - high - 1, high)
+    elif how == "wrap":
+        period = size - 1
+        low = c + period * (np.trunc(-c / period) + 1)
+        high = c - period * np.trunc(c / period)
+    else:  # grid-wrap
+        low = c + size * (np.trunc((-1 - c) / size) + 1)
+        high = c - size * np.trunc(c / size)
+    return np.where(below, low, np.where(above, high, c))
+
+
+def _edge_index(index, size, how):
+    """Indices beyond the edge read as ndimage reads them ('cval': clamped, masked by the caller)."""
+    if size <= 1:
+        return np.zeros_like(index)
+    if how == "mirror":
+        period = 2 * size - 2
+        folded = np.abs(index) % period
+        return np.where(folded >= size, period - folded, folded)
+    if how == "reflect":
+        period = 2 * size
+        folded = np.where(index < 0, -index - 1, index) % period
+        return np.where(folded >= size, period - folded - 1, folded)
+    if how == "wrap":
+        return index % size
+    return np.clip(index, 0, size - 1)
+
+
+def _bspline(t, order):
+    """The centred B-spline of ``order`` at ``t``."""
+    a = np.abs(t)
+    if order == 1:
+        return np.maximum(1.0 - a, 0.0)
+    if order == 2:
+        return np.where(a < 0.5, 0.75 - a * a, np.where(a < 1.5, 0.5 * (1.5 - a) ** 2, 0.0))
+    return np.where(a < 1.0, 2.0 / 3.0 - a * a + 0.5 * a ** 3, np.where(a < 2.0, (2.0 - a) ** 3 / 6.0, 0.0))
+
+
+def _interpolate(c, coordinates, order, mode, cval):
+    """``sum_k c[k] prod_d B(x_d - k_d)`` over the ``(order + 1) ** ndim`` nearest nodes."""
+    how_map, how_edge = _INTERPOLATION[mode]
+    outside = np.zeros(np.shape(coordinates)[1:], dtype=bool)
+    nodes, weights = [], []
+    for d in range(c.ndim):
+        x = _map_inside(coordinates[d], c.shape[d], how_map)
+        if how_map == "cval":
+            outside = outside | (x <= -1.0)
+        start = (np.floor(x) if order % 2 else np.floor(x + 0.5)).astype(np.intp) - order // 2
+        nodes.append([start + j for j in range(order + 1)])
+        weights.append([np.ones(np.shape(x)) if order == 0 else _bspline(x - (start + j), order)
+                        for j in range(order + 1)])
+    total = 0.0
+    for combo in itertools.product(range(order + 1), repeat=c.ndim):
+        raw = [nodes[d][combo[d]] for d in range(c.ndim)]
+        value = c[tuple(_edge_index(raw[d], c.shape[d], how_edge) for d in range(c.ndim))]
+        if how_edge == "cval":
+            inside = np.ones(np.shape(value), dtype=bool)
+            for d in range(c.ndim):
+                inside = inside & (raw[d] >= 0) & (raw[d] < c.shape[d])
+            value = np.where(inside, value, cval)
+        for d in range(c.ndim):
+            value = value * weights[d][combo[d]]
+        total = total + value
+    return np.where(outside, cval, total) if how_map == "cval" else total
+
+
+def _map_coordinates(input, coordinates, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
+    """``scipy.ndimage.map_coordinates`` for ``order <= 3``."""
+    if int(order) > 3:
+        raise RuleArgumentError(f"scipy.ndimage.map_coordinates: yuebing differentiates order <= 3, not order={order}; "
+                                "use order=3 (cubic splines)")
+    if mode not in _INTERPOLATION:
+        raise RuleArgumentError(f"scipy.ndimage.map_coordinates: unknown mode={mode!r}; use one of {sorted(_INTERPOLATION)}")
+    x = np.asarray(input)
+    coords = np.asarray(coordinates)
+    c = x
+    if prefilter and order > 1:
+        pad = 12 if mode in ("nearest", "grid-constant") else 0  # SciPy's pre-padding for these modes
+        if pad and mode == "nearest":
+            c = np.pad(c, pad, mode="edge")
+        elif pad:
+            c = np.pad(c, pad, mode="constant", constant_values=cval)
+        for axis in range(c.ndim):
+            c = _spline_filter1d(c, order, axis, mode)
+        coords = coords + pad
+    y = _interpolate(c, coords, int(order), mode, cval)
+    return _cast(np.asarray(y), x, output)
+
+
 if ndi is not None:
     for _target, _definition in ((ndi.correlate, _correlate), (ndi.convolve, _convolve), (ndi.correlate1d, _correlate1d),
                                  (ndi.convolve1d, _convolve1d), (ndi.uniform_filter1d, _uniform_filter1d),
                                  (ndi.uniform_filter, _uniform_filter), (ndi.gaussian_filter1d, _gaussian_filter1d),
-                                 (ndi.gaussian_filter, _gaussian_filter)):
+                                 (ndi.gaussian_filter, _gaussian_filter), (ndi.map_coordinates, _map_coordinates)):
         _derived(_target, _definition)
+    _spline_filter_rules()
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,4 +461,28 @@ def _filter_cases() -> list:
     ]
 
 
-CASES = _filter_cases() if ndi is not None else []
+def _inside(*shape: int, points: int = 5) -> np.ndarray:
+    """Coordinates inside an image of ``shape``, away from the nodes (where the spline's pieces meet)."""
+    return np.stack([np.round(randu(points, low=0.0, high=n - 1.0)) + randu(points, low=0.15, high=0.85) - 0.5
+                     for n in shape]).clip(0.1, None)
+
+
+def _map_cases() -> list:
+    cases = []
+    for mode in _INTERPOLATION:
+        coords = np.concatenate([_inside(4, 5), np.array([[-0.6, 4.3], [5.2, 1.7]])], axis=1)
+        cases.append(Case(ndi.map_coordinates, randn(4, 5), coords, kwargs={"mode": mode, "cval": 0.5},
+                          name=f"map_coordinates(mode={mode!r})"))
+    return cases + [
+        Case(ndi.map_coordinates, randn(5, 4), _inside(5, 4), kwargs={"order": 1}),
+        Case(ndi.map_coordinates, randn(6), _inside(6), kwargs={"order": 2, "mode": "reflect"}),
+        Case(ndi.map_coordinates, randn(3, 4, 3), _inside(3, 4, 3, points=3), kwargs={"mode": "nearest"}),
+        Case(ndi.map_coordinates, randn(4, 4), _inside(4, 4), kwargs={"prefilter": False, "mode": "mirror"}),
+        Case(ndi.map_coordinates, randn(4, 4), _inside(4, 4), kwargs={"order": 0}, name="map_coordinates(order=0)"),
+        Case(ndi.map_coordinates, randc(4, 5), _inside(4, 5), kwargs={"mode": "wrap"}),
+        Case(ndi.map_coordinates, [[0.5, 1.0, 2.0], [1.5, -1.0, 0.0]], _inside(2, 3), kwargs={"order": 1},
+             name="map_coordinates(list image)"),
+    ]
+
+
+CASES = _filter_cases() + _map_cases() if ndi is not None else []
