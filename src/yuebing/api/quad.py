@@ -1,0 +1,161 @@
+"""Derivatives of ``scipy.integrate.quad`` called inside differentiated code (``docs/scipy.md``,
+"quad"): ``I = ∫_a^b f(t, θ) dt`` with ``θ`` the integrand's ``args=`` and the state it captures (a
+closure's cells, a bound method's object), as ``api/ode.py`` and ``api/implicit.py`` treat callables.
+
+* In ``θ``, by differentiating under the integral sign: ``∂I/∂θ = ∫_a^b ∂f/∂θ dt``, a second
+  adaptive quadrature of yuebing's own derivative of ``f`` at the call's ``epsabs``/``epsrel`` and
+  break ``points`` (reverse mode: the vector ``∫ ∂f/∂θ dt`` by ``scipy.integrate.quad_vec``; forward
+  mode: ``∫ ∂f/∂θ θ̇ dt`` by ``quad``).
+* In the limits, by the fundamental theorem: ``∂I/∂b = f(b)``, ``∂I/∂a = -f(a)``. An infinite limit
+  does not move (its derivative is 0, as finite differences give).
+
+Only the value is differentiated: a nonzero cotangent on the error estimate (or ``full_output``'s
+fields) is refused in reverse mode and gets a NaN tangent in forward mode, never a silent zero.
+Refused (``ValueError``): ``weight=`` (write the weight into the integrand), ``complex_func=True``.
+Second order raises ``SecondOrderError``. The derivative is as accurate as the second quadrature's
+tolerance (tests/test_scipy_integrate.py measures it).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from ..rules import _integrate_definitions as D
+from ..rules import array_like
+from ..rules.core import CoDual, Dual
+from ..rules.second_order import defined_as
+from ..rules.util import out_cotangent, output
+from ..tangents import NoRData, NoTangent, add_to_primal, zero_tangent
+from .custom import _deliver
+from .flatten import _vector, _zeroed, flatten
+from .forward import jvp
+from .ode import _register_primitive, _theta_dot
+from .reverse import vjp
+
+try:
+    import scipy.integrate as _integrate
+except ImportError:  # the scipy extra is not installed: no rules to register
+    _integrate = None
+
+_QUAD = "scipy.integrate.quad"
+
+
+class _Integrand:
+    """``f(t, θ) = func(t, *args)`` with ``θ = (func, args)`` laid out as a flat vector."""
+
+    def __init__(self, func: Any, args: tuple) -> None:
+        self.params = (func, args)
+        vector, _ = flatten(self.params)
+        self.size = int(vector.size)
+        self._zeroed = _zeroed(self.params)
+
+    def value(self, t: float) -> float:
+        return float(D.quad_integrand(t, *self.params))
+
+    def pull(self, t: float) -> np.ndarray:
+        """``∂f/∂θ`` at ``t``, flat."""
+        value, pullback = vjp(D.quad_integrand, float(t), *self.params)
+        seed = np.ones_like(value) if isinstance(value, np.ndarray) else 1.0
+        _, func_bar, args_bar = pullback(seed)
+        return _vector(add_to_primal(self._zeroed, (func_bar, args_bar)))
+
+    def push(self, t: float, theta_dot: tuple) -> float:
+        """``∂f/∂θ θ̇`` at ``t``."""
+        return float(np.real(jvp(D.quad_integrand, (float(t), *self.params), (0.0, *theta_dot))[1]))
+
+    def cotangents(self, theta_bar: np.ndarray) -> tuple:
+        if not self.size:
+            return zero_tangent(self.params[0]), zero_tangent(self.params[1])
+        return tuple(flatten(self.params)[1].tangent(theta_bar))
+
+
+def _settings(settings: dict) -> dict:
+    if settings.get("weight") is not None:
+        raise ValueError(f"{_QUAD}: yuebing does not differentiate weight={settings['weight']!r}; write the weight "
+                         "into the integrand (quad(lambda t: w(t) * f(t), a, b))")
+    if settings.get("complex_func"):
+        raise ValueError(f"{_QUAD}: yuebing does not differentiate complex_func=True; integrate the real and "
+                         "imaginary parts as two real integrals")
+    return settings
+
+
+def _tolerances(settings: dict) -> dict:
+    return {"epsabs": settings.get("epsabs", 1.49e-8), "epsrel": settings.get("epsrel", 1.49e-8)}
+
+
+def _endpoint(integrand: _Integrand, limit: float) -> float:
+    """``f(limit)``: what moving a finite limit adds per unit; an infinite limit does not move."""
+    return integrand.value(limit) if math.isfinite(limit) else 0.0
+
+
+def _refuse_other_fields(cot: Any) -> None:
+    for i, field in enumerate(cot[1:], start=1):
+        leaves = field.values() if isinstance(field, dict) else [field]
+        if any(isinstance(v, (float, np.ndarray)) and np.any(v) for v in leaves):
+            what = "the error estimate" if i == 1 else f"result[{i}]"
+            raise ValueError(f"{_QUAD}: yuebing differentiates the integral's value only, not {what}, which the "
+                             "differentiated code uses")
+
+
+def _quad_rrule(func: CoDual, a: CoDual, b: CoDual, args: CoDual, settings: CoDual) -> tuple:
+    given = _settings(dict(settings.primal))
+    lower, upper = float(a.primal), float(b.primal)
+    out = output(D.quad_call(func.primal, a.primal, b.primal, args.primal, given))
+
+    def pullback(dy: Any) -> tuple:
+        cot = out_cotangent(out, dy)
+        _refuse_other_fields(cot)
+        value_bar = 0.0 if cot[0] is NoTangent else float(cot[0])
+        if value_bar == 0.0:  # strong zero: no second quadrature, no endpoint evaluation
+            return NoRData, NoRData, 0.0, 0.0, NoRData, NoRData
+        integrand = _Integrand(func.primal, args.primal)
+        theta_bar = np.zeros(0)
+        if integrand.size:
+            theta_bar, _ = _integrate.quad_vec(integrand.pull, lower, upper, points=given.get("points"),
+                                               **_tolerances(given))
+            theta_bar = value_bar * np.asarray(theta_bar, dtype=float)
+        func_bar, args_bar = integrand.cotangents(theta_bar)
+        return (NoRData, _deliver(func, func_bar), -value_bar * _endpoint(integrand, lower),
+                value_bar * _endpoint(integrand, upper), _deliver(args, args_bar), NoRData)
+
+    return out, pullback
+
+
+def _number_tangent(v: Any) -> float:
+    t = v.tangent if isinstance(v, Dual) else NoTangent
+    return 0.0 if t is NoTangent or t is None else float(t)
+
+
+def _nan_tangent(x: Any) -> Any:
+    """A tangent of ``x`` whose float leaves are NaN: no derivative was computed for them."""
+    if isinstance(x, dict):
+        return {k: _nan_tangent(v) for k, v in x.items()}
+    if isinstance(x, float):
+        return math.nan
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        return np.full(x.shape, np.nan)
+    return zero_tangent(x)
+
+
+def _quad_frule(func: Dual, a: Dual, b: Dual, args: Dual, settings: Dual) -> Dual:
+    given = _settings(dict(settings.primal))
+    lower, upper = float(a.primal), float(b.primal)
+    result = D.quad_call(func.primal, a.primal, b.primal, args.primal, given)
+    integrand = _Integrand(func.primal, args.primal)
+    value_dot = 0.0
+    theta_dot = _theta_dot(func, args)
+    if integrand.size and any(t is not NoTangent for t in theta_dot):
+        options = {k: given[k] for k in ("limit", "points") if given.get(k) is not None}
+        value_dot, _ = _integrate.quad(integrand.push, lower, upper, args=(theta_dot,), **_tolerances(given), **options)
+    for limit, sign, dot in ((upper, 1.0, _number_tangent(b)), (lower, -1.0, _number_tangent(a))):
+        if dot != 0.0:  # strong zero: a limit that does not move adds nothing, even where f is infinite
+            value_dot += sign * dot * _endpoint(integrand, limit)
+    return Dual(result, (float(value_dot), *(_nan_tangent(field) for field in result[1:])))
+
+
+if _integrate is not None:
+    _register_primitive(_QUAD, D.quad_call, _quad_rrule, _quad_frule)
+    array_like._APPLIES[_integrate.quad] = False  # args=(a, b) is the user's tuple
+    defined_as(_integrate.quad, D.quad)
