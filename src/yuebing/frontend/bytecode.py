@@ -30,6 +30,7 @@ from __future__ import annotations
 import __future__
 import ast
 import copy
+import dis
 import functools
 import sys
 import types
@@ -108,8 +109,20 @@ def _module_around(node: ast.AST, code: types.CodeType) -> ast.Module:
     if free or code.co_flags & _CO_NESTED:
         cells = [ast.Assign([ast.Name(n, ast.Store()) for n in free], ast.Constant(None))] if free else []
         body = [ast.FunctionDef("__yuebing_outer__", _no_arguments(), cells + body, [], None, None)]
-    module = ast.Module(body, [])
+    imports = [ast.Import([ast.alias(name)]) for name in sorted(imported_names(code))]
+    module = ast.Module(imports + body, [])
     return ast.fix_missing_locations(module)
+
+
+def imported_names(code: types.CodeType) -> set[str]:
+    """Globals the live code treats as imported modules: CPython 3.11 calls ``m.f()`` with
+    ``LOAD_ATTR`` rather than ``LOAD_METHOD`` when ``m`` was imported in the module."""
+    names = set()
+    for c in _codes_named(code, None):
+        ins = [i for i in dis.get_instructions(c) if i.opname != "EXTENDED_ARG"]
+        names |= {a.argval for a, b in zip(ins, ins[1:])
+                  if a.opname == "LOAD_GLOBAL" and a.arg & 1 and b.opname == "LOAD_ATTR"}
+    return names
 
 
 def _no_arguments() -> ast.arguments:
@@ -120,7 +133,7 @@ def _codes_named(code: types.CodeType, name: str) -> list[types.CodeType]:
     found, stack = [], [code]
     while stack:
         c = stack.pop()
-        if c.co_name == name:
+        if name is None or c.co_name == name:
             found.append(c)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return found
@@ -135,7 +148,9 @@ def _plain(code: types.CodeType) -> types.CodeType:
 def same_structure(a: types.CodeType, b: types.CodeType) -> bool:
     from .source import same_code
 
-    return same_code(_plain(a), _plain(b), positions=False)
+    tables = [(c.co_name, c.co_exceptiontable) for c in _codes_named(a, None)]
+    return same_code(_plain(a), _plain(b), positions=False) and \
+        tables == [(c.co_name, c.co_exceptiontable) for c in _codes_named(b, None)]
 
 
 def describe(fn: Any) -> str:

@@ -90,7 +90,8 @@ class Decompiler(ExpressionOps):
         """Decompile instructions ``[start, end)`` into ``out``; ``stack`` is changed in place."""
         i = start
         while i < end:
-            if i in self.back_jumps and self.ins[i].opname != "FOR_ITER" and i not in ctx.heads:
+            if self.ins[i].opname != "FOR_ITER" and i not in ctx.heads and \
+                    any(i <= j < ctx.end for j in self.back_jumps.get(i, ())):
                 i = self.while_loop(i, stack, ctx, out)
                 continue
             i = self.step(i, stack, ctx, out)
@@ -105,7 +106,13 @@ class Decompiler(ExpressionOps):
         return i + 1 if result is None else result
 
     def region(self, start: int, end: int, stack: list, ctx: Ctx) -> list:
-        return self.run(start, end, list(stack), ctx, []) or [ast.Pass()]
+        """The statements of a block; the value stack must be as it was after them."""
+        work = list(stack)
+        body = self.run(start, end, work, ctx, [])
+        leaves = body and isinstance(body[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))
+        if not leaves and (len(work) != len(stack) or any(a is not b for a, b in zip(work, stack))):
+            raise DecompileError("a value left on the stack by a block")
+        return body or [ast.Pass()]
 
     def after_exit(self, i: int, ctx: Ctx) -> int:
         """Where decompiling goes on after an unconditional transfer at ``i``: code right after
@@ -318,12 +325,12 @@ class Decompiler(ExpressionOps):
         label, false label, stack after it, index after it)."""
         nodes = [self.cond_node(value, i)]
         starts: list = [None]
-        base = len(stack)
         work, j, best = list(stack), i + 1, None
         while True:
             true_label = self.fallthrough(j)
             false_label = self.false_exit(nodes, starts, true_label)
-            if false_label is not None and len(work) == base:
+            residual = isinstance(nodes[-1][0], ast.Compare) and work and work[-1] is nodes[-1][0].comparators[-1]
+            if false_label is not None and not residual:
                 best = (len(nodes), true_label, false_label, list(work))
             try:
                 trial = list(work)
@@ -486,7 +493,7 @@ class Decompiler(ExpressionOps):
 
     def while_loop(self, i, stack, ctx, out) -> int:
         """A loop whose head ``i`` is jumped back to: ``while cond:`` tested at the top, or ``while True``."""
-        back = max(j for j in self.back_jumps[i] if j < max(ctx.end, i + 1) or j == ctx.end)
+        back = max(j for j in self.back_jumps[i] if j < ctx.end)
         if self.ins[back].opname not in ("JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
             raise DecompileError("a loop ending in a conditional jump")
         try:
@@ -499,7 +506,8 @@ class Decompiler(ExpressionOps):
             cond, body_start, exit_ = ast.Constant(True), i, back + 1
         loop = Ctx(back, i, frozenset({i}), exit_)
         body = self.region(body_start, back, stack, loop)
-        self.emit(out, ast.While(cond, body, []), i)
+        # ``while True:`` keeps its line in a NOP before the loop
+        self.emit(out, ast.While(cond, body, []), i - 1 if i and self.ins[i - 1].opname == "NOP" else i)
         return exit_ if exit_ <= ctx.end or exit_ == ctx.follow else back + 1
 
     def inverted_while(self, i, body_start, exit_, cond, stack, ctx, out) -> int:

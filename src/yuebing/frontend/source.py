@@ -6,9 +6,14 @@ so functions defined in notebooks or ``exec``'d code whose source was registered
 
 The text found is checked against the code that actually runs: the file is compiled and the
 function's code object must be among the results (bytecode, constants, names, variables and
-positions alike, nested code included). A file edited after import is therefore refused
-instead of differentiated in its new form, and two lambdas on one line (or in one
+positions alike, nested code included). A file edited after import is therefore not
+differentiated in its new form, and two lambdas on one line (or in one
 comprehension, or a default argument) are told apart by which one compiles to the live code.
+
+When there is no source text (the interactive prompt, ``python -c``, ``exec`` of a string,
+cloudpickle by value) or the text found is not that of the live code (a file edited since it was
+imported), the function is recovered from its bytecode instead (``bytecode.py``), and refused
+with ``SourceUnavailableError`` when that fails.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ import inspect
 import linecache
 import types
 from typing import Any
+
+from . import bytecode
 
 
 class SourceUnavailableError(TypeError):
@@ -166,11 +173,8 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
     filename = code.co_filename
     text = _file_text(filename, fn.__globals__)
     if not text:
-        raise SourceUnavailableError(
-            f"yuebing cannot find the source of {fn.__qualname__} (file {filename!r}): it needs "
-            "Python source to differentiate a function. Define it in a file, or register the "
-            "source with linecache when building it with exec"
-        )
+        return _from_bytecode(fn, f"yuebing cannot find the source of {fn.__qualname__}, "
+                                  f"{bytecode.describe(fn)}")
     try:
         tree = _parse_file(filename, text)
     except SyntaxError as error:
@@ -193,19 +197,27 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
         # of its own. Its candidates are told apart by the live code's positions.
         compiled = code
     if compiled is None:
-        raise SourceUnavailableError(
-            f"the source of {fn.__qualname__} in {filename} (line {code.co_firstlineno}) does not "
-            "compile to the code being run: the file changed since it was imported. yuebing "
-            "differentiates the source text, so it must be the text that was imported: reload the "
-            "module (importlib.reload) or restart Python"
-        )
+        # the file changed since it was imported: what runs is the code object, so recover it
+        return _from_bytecode(fn, f"the source of {fn.__qualname__} in {filename} (line {code.co_firstlineno}) "
+                                  "does not compile to the code being run: the file changed since it was "
+                                  "imported", "or reload the module (importlib.reload) or restart Python")
     node = _node_of_code(_candidates(tree or _parse_file(filename, text), code), compiled)
     if node is None:
-        raise SourceUnavailableError(
-            f"yuebing could not locate the definition of {fn.__qualname__} at {filename}:"
-            f"{code.co_firstlineno} in its source"
-        )
+        return _from_bytecode(fn, f"yuebing could not locate the definition of {fn.__qualname__} at "
+                                  f"{filename}:{code.co_firstlineno} in its source")
     return node, filename
+
+
+def _from_bytecode(fn: types.FunctionType, why: str, other_fix: str = "") -> tuple[ast.AST, str]:
+    """The function's ``def``/``lambda`` recovered from its code object (``frontend/bytecode.py``),
+    when its source text is missing or is not the text of the code that runs."""
+    try:
+        return bytecode.recover(fn), fn.__code__.co_filename
+    except bytecode.RecoveryError as error:
+        raise SourceUnavailableError(
+            f"{why}, and recovering it from its bytecode failed: {error}. yuebing differentiates "
+            f"Python source: define {fn.__name__} in a file (a module you import, or a script you "
+            f"run){', ' + other_fix if other_fix else ''}") from None
 
 
 def unwrap_callable(f: Any) -> Any:
