@@ -8,23 +8,9 @@ import yuebing as yb
 from yuebing.frontend.fence import UnsupportedSyntaxError
 
 
-def uses_try(x):
-    try:
-        y = x * 2.0
-    except ValueError:
-        y = x
-    return y
-
-
 def uses_generator(x):
     sent = yield x  # the generator protocol (yield's value): refused; plain yields become lists
     yield sent
-
-
-def uses_global(x):
-    global COUNTER
-    COUNTER = x
-    return x
 
 
 def uses_match(x):
@@ -68,12 +54,10 @@ def uses_await_inside(x):
 
 
 CASES = [
-    (uses_try, "try/except statements", "try:"),
     (uses_generator, "generator functions that use yield's value", "sent = yield x"),
-    (uses_global, "global statements", "global COUNTER"),
     (uses_match, "match statements with star", "match [x, x]:"),
     (uses_yield_from, "generator functions that use yield's value", "result = yield from [x]"),
-    (uses_try_star, "try/except statements", "try:"),
+    (uses_try_star, "try/except* statements", "try:"),
     (uses_async, "async functions", None),
     (uses_await_inside, "await expressions", "await inner()"),
 ]

@@ -605,3 +605,162 @@ def c_sorted_with_key_tuple(x):
 def c_string_formatting(x):
     label = "value: {:.3f}".format(x) + f" ({x:.1f})" + str(round(x, 2))
     return x * len(label)
+
+
+# ---------------------------------------------------------------- exceptions (issue 13 item 2)
+
+def c_try_key_error_default(x):
+    table = {"a": x}
+    try:
+        v = table["b"]
+    except KeyError:
+        v = x * x
+    return v * 3.0
+
+
+def c_try_else_finally(x):
+    y = x * 2.0
+    try:
+        z = y * y
+        w = 1.0 / (z - z) if z > 0.0 else z
+    except ZeroDivisionError as error:
+        w = np.sin(y) + len(str(error)) * 0.0
+    else:
+        w = w + 1.0
+    finally:
+        y = y + x
+    return w * y
+
+
+def c_try_in_loop_continue(x):
+    total = 0.0
+    for i in range(4):
+        try:
+            if i == 2:
+                raise ValueError("skip")
+            total += x ** i
+        except ValueError:
+            continue
+    return total
+
+
+def c_try_return_inside(x):
+    try:
+        if x > 0.5:
+            return x * 3.0
+        y = x * 2.0
+    finally:
+        x = x + 1.0
+    return y
+
+
+def c_try_linalg_fallback(x):
+    a = np.array([[x, 1.0], [1.0, -x]])
+    try:
+        low = np.linalg.cholesky(a)
+        value = low[0, 0]
+    except np.linalg.LinAlgError:
+        value = np.linalg.det(a) * x
+    return value
+
+
+def c_try_nested(x):
+    try:
+        try:
+            raise KeyError("inner")
+        except KeyError:
+            raise ValueError("outer")
+    except ValueError:
+        y = x ** 3
+    return y
+
+
+def c_try_handler_raises_after_work(x):
+    try:
+        try:
+            raise KeyError("inner")
+        except KeyError:
+            y = x * 5.0
+            raise ValueError("outer")
+    except ValueError:
+        y = x ** 3
+    return y
+
+
+def c_try_mutation_before_raise(x):
+    values = [x]
+    try:
+        values.append(x * x)
+        values.append(values[5])
+    except IndexError:
+        values.append(np.exp(x))
+    return sum(values)
+
+
+def c_try_exception_tuple(x):
+    out = x
+    for k in (0.0, 1.0):
+        try:
+            out = out / k
+        except (ZeroDivisionError, FloatingPointError):
+            out = out * 2.0
+    return out
+
+
+def _checked_sqrt(v):
+    if v < 0.0:
+        raise ValueError("negative")
+    return v ** 0.5
+
+
+def c_try_raised_in_callee(x):
+    try:
+        r = _checked_sqrt(-x)
+    except ValueError:
+        r = _checked_sqrt(x)
+    return r * x
+
+
+def c_try_bare_except(x):
+    try:
+        y = [x][3]
+    except:  # noqa: E722 - the construct under test
+        y = x * 4.0
+    return y
+
+
+def c_try_reraise_caught_outside(x):
+    def inner(v):
+        try:
+            raise RuntimeError("again")
+        except RuntimeError:
+            raise
+    try:
+        inner(x)
+        y = 0.0
+    except RuntimeError:
+        y = np.cos(x)
+    return y * x
+
+
+def c_try_attribute_error_fallback(x):
+    point = {"x": x}
+    try:
+        value = point.x
+    except AttributeError:
+        value = point["x"] * 2.0
+    return value * x
+
+
+# ---------------------------------------------------------------- global writes (issue 13 item 4)
+
+CALL_COUNT = 0
+LAST_MODE = "none"
+
+
+def c_global_counter(x):
+    global CALL_COUNT, LAST_MODE
+    CALL_COUNT += 1
+    LAST_MODE = "fast" if x > 0.5 else "slow"
+    scale = 2.0 if LAST_MODE == "fast" else 3.0
+    return x * x * scale

@@ -253,8 +253,8 @@ def _user_control(function_ir: Any, line_map: dict[int, int]) -> "_UserControl":
                 except SyntaxError:
                     continue
                 opaque.update(ast.dump(node) for node in ast.walk(tree) if isinstance(node, ast.stmt))
-            for field in ("body", "orelse", "test_body"):
-                walk(getattr(s, field, None) or [])
+            for block in ir.child_blocks(s):
+                walk(block)
 
     walk(function_ir.body)
     return _UserControl(tests, opaque, line_map)

@@ -137,13 +137,18 @@ def _assignment_sites(body: list, in_loop: bool, sites: dict) -> None:
             _assignment_sites(s.body, True, sites)
         elif isinstance(s, ir.With):
             _assignment_sites(s.body, in_loop, sites)
+        elif isinstance(s, ir.Try):
+            for h in s.handlers:
+                if h.name is not None:
+                    sites.setdefault(h.name, []).append((h.line, in_loop))
+            for block in ir.child_blocks(s):
+                _assignment_sites(block, in_loop, sites)
 
 
 def _closures(body: list, found: list) -> list:
     for s in body:
         if isinstance(s, ir.MakeClosure):
             found.append(s)
-        for inner in ("body", "orelse", "test_body"):
-            if hasattr(s, inner):
-                _closures(getattr(s, inner), found)
+        for block in ir.child_blocks(s):
+            _closures(block, found)
     return found

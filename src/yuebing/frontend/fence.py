@@ -9,7 +9,6 @@ import ast
 import linecache
 
 UNSUPPORTED: dict[type, tuple[str, str]] = {
-    ast.Try: ("try/except statements", "move the try/except outside the differentiated function"),
     ast.AsyncWith: ("async with statements", "differentiate a synchronous function"),
     ast.AsyncFor: ("async for loops", "differentiate a synchronous function"),
     ast.Await: ("await expressions", "differentiate a synchronous function"),
@@ -17,12 +16,11 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     # the others (a yield used as a value, send(), a generator returning a value)
     ast.Yield: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
     ast.YieldFrom: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
-    ast.Global: ("global statements that rebind globals", "pass the value in and return the new value"),
     # match statements are rewritten to if/elif (desugar.py) unless a pattern is not covered
     ast.Match: ("match statements with star or **rest patterns", "use if/elif"),
 }
 if hasattr(ast, "TryStar"):
-    UNSUPPORTED[ast.TryStar] = UNSUPPORTED[ast.Try]
+    UNSUPPORTED[ast.TryStar] = ("try/except* statements (exception groups)", "catch the exception group with a plain except")
 
 
 class UnsupportedSyntaxError(TypeError):

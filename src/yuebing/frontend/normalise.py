@@ -65,6 +65,8 @@ class Normaliser(LoopLowering, ClosureLowering):
         self.uses_return_flag = False
         # ``nonlocal x`` here: x is a cell of an enclosing function, read and written through it
         self.nonlocal_here = {n for s in _walk_own_scope(node) if isinstance(s, ast.Nonlocal) for n in s.names}
+        # ``global x`` here: x is read as a global and written with global_set
+        self.declared_globals = {n for s in _walk_own_scope(node) if isinstance(s, ast.Global) for n in s.names}
         # our variables that nested functions write with ``nonlocal``: kept in their cell
         written_inside = {n for s in ast.walk(node) if isinstance(s, ast.Nonlocal) for n in s.names}
         self.cell_backed = sorted((written_inside - self.nonlocal_here) & set(code.co_cellvars))
@@ -414,7 +416,11 @@ class Normaliser(LoopLowering, ClosureLowering):
     # ---------------------------------------------------------------- assignment
 
     def assign(self, target: ast.expr, value: ir.Atom, out: list) -> None:
-        if isinstance(target, ast.Name):
+        if isinstance(target, ast.Name) and target.id in self.declared_globals:
+            # the generated code's local of the global takes the value, and the module's is written
+            out.append(ir.Copy(target.id, value, line=self.line))
+            self.call(out, ir.Const(P.global_set), [ir.Const(self.fn), ir.Const(target.id), ir.Global(target.id)], None)
+        elif isinstance(target, ast.Name):
             cell = self._cell_of(target.id)
             if cell is not None:
                 self.call(out, ir.Const(P.cell_set), [cell, value], None)
@@ -511,7 +517,10 @@ class Normaliser(LoopLowering, ClosureLowering):
     def stmt_AugAssign(self, node: ast.AugAssign, out: list) -> None:
         op = ir.Const(INPLACE[type(node.op)])
         t = node.target
-        if isinstance(t, ast.Name):
+        if isinstance(t, ast.Name) and t.id in self.declared_globals:
+            new = self.call(out, op, [self.expr(t, out), self.expr(node.value, out)])
+            self.assign(t, new, out)
+        elif isinstance(t, ast.Name):
             cell = self._cell_of(t.id)
             if cell is not None:
                 current = self.expr(t, out)
@@ -550,6 +559,9 @@ class Normaliser(LoopLowering, ClosureLowering):
 
     def stmt_Pass(self, node: ast.Pass, out: list) -> None:
         pass
+
+    def stmt_Global(self, node: ast.Global, out: list) -> None:
+        pass  # a declaration: writes of these names go through global_set (assign)
 
     def stmt_Nonlocal(self, node: ast.Nonlocal, out: list) -> None:
         pass  # a declaration: reads and writes of these names go through their cells
@@ -606,6 +618,21 @@ class Normaliser(LoopLowering, ClosureLowering):
         items = ", ".join(ast.unparse(item) for item in node.items)
         line = node.lineno
         out.append(ir.With(items, self.block(node.body), names, line=line))
+
+    def stmt_Try(self, node: ast.Try, out: list) -> None:
+        # The exception types are evaluated by the generated code as written, like ``with`` headers.
+        line = node.lineno
+        self._hoist_globals([h.type for h in node.handlers if h.type is not None])
+        body = self.block(node.body)
+        handlers = []
+        for h in node.handlers:
+            self.line = h.lineno
+            if h.name is not None:
+                self.locals.add(h.name)
+            handlers.append(ir.Handler(ast.unparse(h.type) if h.type is not None else "", h.name,
+                                       self.block(h.body), line=h.lineno))
+        orelse, finalbody = self.block(node.orelse), self.block(node.finalbody)
+        out.append(ir.Try(body, handlers, orelse, finalbody, line=line))
 
     def _definition_time_globals(self, node: ast.FunctionDef | ast.Lambda) -> None:
         """Decorators and default values run when the nested function is created, in the
@@ -717,6 +744,10 @@ def _flatten(body: list) -> list:
             s.test_body, s.body = _flatten(s.test_body), _flatten(s.body)
         elif isinstance(s, (ir.ForRange, ir.With)):
             s.body = _flatten(s.body)
+        elif isinstance(s, ir.Try):
+            s.body, s.orelse, s.finalbody = _flatten(s.body), _flatten(s.orelse), _flatten(s.finalbody)
+            for h in s.handlers:
+                h.body = _flatten(h.body)
         flat.append(s)
     return flat
 

@@ -14,6 +14,8 @@ Statements
     ``ForRange(var, start, stop, step, body)``
     ``Return(value)``                       only as a function's last statement
     ``Opaque(source)``                      forward-only Python (raise, assert, nested def...)
+    ``With(items, body)``                   context managers entered in the forward pass only
+    ``Try(body, handlers, orelse, finalbody)``  try/except/else/finally (``Handler(types, name, body)``)
     ``Pass()``
 Every statement carries ``line``: the line in the user's file it came from.
 """
@@ -156,11 +158,43 @@ class With:
 
 
 @dataclasses.dataclass
+class Handler:
+    """``except <types> as <name>: body``; ``types`` is the source of the exception types
+    (empty for a bare ``except:``), evaluated by the forward pass as Python evaluates it."""
+
+    types: str
+    name: str | None
+    body: list
+    line: int = 0
+
+
+@dataclasses.dataclass
+class Try:
+    """``try: body`` with its handlers, ``else`` and ``finally`` blocks. The reverse pass replays
+    the path the forward pass took: which handler ran (if any) and how many statements of
+    ``body`` completed before the exception (transform/reverse.py)."""
+
+    body: list
+    handlers: list
+    orelse: list
+    finalbody: list
+    line: int = 0
+
+
+@dataclasses.dataclass
 class Pass:
     line: int = 0
 
 
-Statement = Union[Call, Copy, If, While, ForRange, Return, Opaque, MakeClosure, With, Pass]
+Statement = Union[Call, Copy, If, While, ForRange, Return, Opaque, MakeClosure, With, Try, Pass]
+
+
+def child_blocks(s: Any) -> list[list]:
+    """The statement lists nested in statement ``s`` (none for a simple statement), for walks
+    that treat every block alike."""
+    if isinstance(s, Try):
+        return [s.body, *(h.body for h in s.handlers), s.orelse, s.finalbody]
+    return [getattr(s, name) for name in ("test_body", "body", "orelse") if hasattr(s, name)]
 
 
 @dataclasses.dataclass
@@ -222,6 +256,8 @@ def format_body(body: list, indent: int = 0) -> list[str]:
         elif isinstance(s, With):
             lines.append(f"{pad}with {s.items}:{tag}")
             lines += format_body(s.body, indent + 1) or [pad + "    pass"]
+        elif isinstance(s, Try):
+            lines += _format_try(s, pad, tag, indent)
         elif isinstance(s, MakeClosure):
             for i, text in enumerate(s.source.splitlines()):
                 lines.append(pad + text + (tag if i == 0 else ""))
@@ -232,6 +268,17 @@ def format_body(body: list, indent: int = 0) -> list[str]:
             lines.append(pad + "pass")
         else:
             raise TypeError(f"unknown IR statement {s!r}")
+    return lines
+
+
+def _format_try(s: Try, pad: str, tag: str, indent: int) -> list[str]:
+    lines = [f"{pad}try:{tag}"] + (format_body(s.body, indent + 1) or [pad + "    pass"])
+    for h in s.handlers:
+        clause = "except" + (f" {h.types}" if h.types else "") + (f" as {h.name}" if h.name else "")
+        lines += [f"{pad}{clause}:"] + (format_body(h.body, indent + 1) or [pad + "    pass"])
+    for keyword, block in (("else", s.orelse), ("finally", s.finalbody)):
+        if block:
+            lines += [f"{pad}{keyword}:"] + format_body(block, indent + 1)
     return lines
 
 

@@ -43,6 +43,21 @@ def cell_set(cell: types.CellType, value: Any) -> None:
     cell.cell_contents = value
 
 
+def global_set(fn: types.FunctionType, name: str, value: Any) -> None:
+    """``global name; name = value`` in ``fn``: the module's global is written, as a plain call
+    writes it. Values that carry derivatives are refused: later reads of the global (by other
+    functions, by later calls) would not see them."""
+    from ..tangents import NoTangent, zero_tangent
+
+    if zero_tangent(value) is not NoTangent:
+        raise TypeError(
+            f"yuebing cannot differentiate writing the global {name!r} a value that carries derivatives "
+            f"({type(value).__name__}): they cannot be followed through module state. What to do: return the "
+            "value, or keep it in a container passed in as an argument; writing ints, strings, None or "
+            "functions (counters, flags, choices) is fine.")
+    fn.__globals__[name] = value
+
+
 class NotASequenceError(TypeError):
     pass
 

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys, min_len, mkdict, mklist,
+from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys, global_set, min_len, mkdict, mklist,
                              mkset, mktuple, super_getattr)
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
 from ..tangents.types import Tangent
@@ -211,7 +211,7 @@ register_rrule(cell_set, _cell_set_rrule)
 register_frule(cell_get, _cell_get_frule)
 register_rrule(as_sequence, _as_sequence_rrule)
 register_frule(as_sequence, _as_sequence_frule)
-for _f in (mkset, check_unpack, min_len, dict_keys):
+for _f in (mkset, check_unpack, min_len, dict_keys, global_set):
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
 
@@ -266,4 +266,4 @@ register_frule(np.vectorize, _vectorize_frule)
 from .second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
 _so_linear(mklist, mktuple, mkdict, as_sequence)
-_so_zero(mkset, check_unpack, min_len, dict_keys, np.vectorize)  # sets and np.vectorize objects carry no tangent
+_so_zero(mkset, check_unpack, min_len, dict_keys, global_set, np.vectorize)  # sets and np.vectorize objects carry no tangent

@@ -44,6 +44,7 @@ class DualTemplate(NamedTuple):
     pops: str  # the reverse's residual pops ('' for none)
     contributions: list  # (atom, rdata expression, rdata-tangent expression), with _g and _gd
     strong: tuple = ()  # per contribution: its two expressions by the strong-zero rule, or None
+    marker: str = "_DFAST"  # what the forward lines push last; writes push their own (_DWRITE)
 
 
 def safe_divide(a: float, b: float) -> float:
@@ -95,9 +96,9 @@ def dual_write(gen: Any, s: ir.Call) -> DualTemplate | None:
     pv, tv, guard = operand
     guard = [f"type({pa}) is _ND and {pa}.dtype is _F64 and type({ta}) is _ND and _at_element({pa}, {point})"] + guard
     forward = [f"_old = {pa}[{point}]; _oldd = {ta}[{point}]; {pa}[{point}] = {pv}; {ta}[{point}] = {tv}",
-               f"_push(({pa}, {ta}, {fa}, {fda}, {point}, _old, _oldd)); _push(_DFAST)"]
+               f"_push(({pa}, {ta}, {fa}, {fda}, {point}, _old, _oldd)); _push(_DWRITE)"]
     return DualTemplate(" and ".join(guard), forward, "_y, _yd, _yf, _yfd, _i, _old, _oldd = _pop()",
-                        [(value, "_write", "_write")])
+                        [(value, "_write", "_write")], marker="_DWRITE")
 
 
 def _index(gen: Any, i: ir.Atom) -> str | None:

@@ -114,6 +114,11 @@ def names_read(body: list, skip: set, found: set | None = None) -> set:
         elif isinstance(s, ir.With):
             found.update(_TEMP.findall(s.items))
             names_read(s.body, skip, found)
+        elif isinstance(s, ir.Try):
+            for h in s.handlers:
+                found.update(_TEMP.findall(h.types))
+            for block in ir.child_blocks(s):
+                names_read(block, skip, found)
         elif isinstance(s, (ir.Opaque, ir.MakeClosure)):
             found.update(_TEMP.findall(s.source))
             found.update(getattr(s, "free_vars", ()))

@@ -227,6 +227,24 @@ class ForwardGenerator(ConstantNames):
             self.emit(out, indent + 1, f"{self.td(name)} = _NT", s.line)
         self.body(s.body, out, indent + 1)
 
+    def fwd_Try(self, s: ir.Try, out: list, indent: int) -> None:
+        # Forward mode keeps no tape: the try runs as written, every value with its tangent.
+        where = (self.fn.filename, s.line, self.fn.name)
+        self.emit(out, indent, f"try:  # line {s.line}", s.line)
+        self.body(s.body, out, indent + 1)
+        for h in s.handlers:
+            name = h.name or f"_error{h.line}"
+            self.emit(out, indent, f"except {h.types or 'BaseException'} as {name}:", h.line)
+            self.emit(out, indent + 1, f"_caught(None, 0, {name}, True, {where!r})", h.line)  # ours raised again
+            self.emit(out, indent + 1, f"{self.td(name)} = _NT", h.line)
+            self.body(h.body, out, indent + 1)
+        if s.orelse:
+            self.emit(out, indent, "else:", s.line)
+            self.body(s.orelse, out, indent + 1)
+        if s.finalbody:
+            self.emit(out, indent, "finally:", s.line)
+            self.body(s.finalbody, out, indent + 1)
+
     def fwd_Pass(self, s: ir.Pass, out: list, indent: int) -> None:
         self.emit(out, indent, "pass", s.line)
 

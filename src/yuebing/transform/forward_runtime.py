@@ -22,6 +22,7 @@ from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
 from ..rules.declare import FORWARD
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
+from .exceptions import caught
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
 from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
@@ -414,6 +415,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_STAR": FStar,
         "_FWD": FORWARD,
         "_SELF": SELF_REFERENCE,
+        "_caught": caught,
     }
 
 

@@ -23,6 +23,7 @@ from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, ru
 from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
+from .exceptions import caught, mark_partial
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
@@ -698,6 +699,7 @@ class DerivedRule(SourceFunction):
             value, value_f = self.forward(tape, fn, f.fdata, *flat)
         except Exception as error:
             self._point_at_user_line(error, "forward")
+            mark_partial(error, self.name, tape)  # undone here: an except clause must not go on
             unwind(tape)
             raise
         out = CoDual(value, value_f)
@@ -747,6 +749,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_SHARED": SharedBox,
         "_new_cell_box": new_cell_box,
         "_STAR": Star,
+        "_caught": caught,
     }
 
 

@@ -36,6 +36,7 @@ from ..ir import nodes as ir
 from .lifting import _has_float_data, lookup_second_order, run_second_order
 from .lifting_objects import construct
 from . import lifting as _lifting
+from .exceptions import EFFECT_MARKERS, caught, mark_partial
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
@@ -206,10 +207,13 @@ class DualReverseGenerator(ReverseGenerator):
             self.emit(out, indent, f"{r} = _acc({r}, _closure_rdata(_closure, {name!r})); "
                                    f"{rd} = _acc({rd}, _closure_rdata(_closure_fd, {name!r}))", s.line)
 
+    def init_defined(self, name: str) -> str:
+        return f"{self.fd(name)} = {self.fdd(name)} = _NF; {self.dd(name)} = _zt({name})"
+
     def fwd_With(self, s: ir.With, out: list, indent: int) -> None:
         self.emit(out, indent, f"with {s.items}:", s.line)
         for name in s.defines:
-            self.emit(out, indent + 1, f"{self.fd(name)} = {self.fdd(name)} = _NF; {self.dd(name)} = _zt({name})", s.line)
+            self.emit(out, indent + 1, self.init_defined(name), s.line)
         self.forward(s.body, out, indent + 1)
         if not s.body and not s.defines:
             self.emit(out, indent + 1, "pass", s.line)
@@ -240,7 +244,7 @@ class DualReverseGenerator(ReverseGenerator):
             super().rev_Call(s, out, indent)
             return
         self.emit(out, indent, f"_e = _pop()  # undo line {s.line}: {ir._call_text(s)}", s.line)
-        self.emit(out, indent, "if _e is _DFAST:", s.line)
+        self.emit(out, indent, f"if _e is {template.marker}:", s.line)
         for text in reverse_lines(self, s, template):
             self.emit(out, indent + 1, text, s.line)
         self.emit(out, indent, "else:", s.line)
@@ -622,10 +626,13 @@ def runtime_namespace() -> dict[str, Any]:
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
-            "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_F64": np.dtype(np.float64), "_DFAST": _DFAST}
+            "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
+            "_DWRITE": _DWRITE, "_caught": caught}
 
 
 _DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)
+_DWRITE = Fast()  # pushed by an inline write a[i] = v of the dual program
+EFFECT_MARKERS.add(_DWRITE)
 
 
 class CellTangent:
@@ -792,7 +799,11 @@ class DualRule(SourceFunction):
         params, routes = self._bind(f[0], args, kwargs)
         flat = [part for p in params for part in p]
         tape: list = []
-        out = self.forward(tape, *f, *flat)
+        try:
+            out = self.forward(tape, *f, *flat)
+        except Exception as error:
+            mark_partial(error, self.name, tape)  # see transform/exceptions.py
+            raise
         reverse = self.reverse
 
         def pullback(dy: Any, dy_d: Any) -> tuple:

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..rules.declare import has_nan, strong_product, strong_quotient, zero_where_zero
 from . import buffers
+from .exceptions import EFFECT_MARKERS
 from ..ir import nodes as ir
 
 FLOAT_TYPES = frozenset({float, np.float64})
@@ -512,3 +513,6 @@ NAMESPACE = {
     "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
 }
+# markers of inline code that changes existing data (writes; a float loop's writes), for
+# transform/exceptions.py: the others leave nothing behind but new values
+EFFECT_MARKERS.update((WRITE_MARKER, NAMESPACE["_FASTLOOP"]))

@@ -1,0 +1,82 @@
+"""Exceptions caught inside differentiated code: what every generated ``except`` clause checks.
+
+A ``try`` statement is differentiated as a branch (``Try`` in ir/nodes.py): the forward pass
+records which handler ran and how many statements of the ``try`` body completed, and the reverse
+pass undoes exactly those. That is only sound when the statement that raised left nothing
+behind to undo. ``caught`` is called first thing in every generated handler and makes sure of it:
+
+* yuebing's own errors (a missing rule, an unsupported construct) are raised again: a user's
+  ``except Exception`` must not turn "cannot differentiate this" into a silently different path;
+* the tape entries of a plain statement that raised (residuals it pushed before failing) are
+  dropped; a loop, branch or ``with`` block of the ``try`` body that raised after recording work
+  cannot be undone in part, so it is refused with the user's line;
+* an exception that left a differentiated Python function after it had done work is marked
+  (``mark_partial``) by the function's rule, which undoes that work as it leaves: the handler
+  refuses it, since plain Python would have kept the work's effects.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..frontend.fence import UnsupportedSyntaxError
+
+_PARTIAL = "_yuebing_partial_work"  # attribute set on an exception by mark_partial
+
+_ADVICE = ("test for the failing case before the work (an if instead of the try), or catch the exception "
+           "before anything is computed; forward mode (yb.jvp) differentiates it as it is")
+
+
+def _is_ours(error: BaseException) -> bool:
+    return type(error).__module__.startswith("yuebing.")
+
+
+#: Tape markers of inline code that changed existing data (registered by the template modules);
+#: other non-callable tape entries are residuals and markers of code that only made new values.
+EFFECT_MARKERS: set = set()
+
+
+def _changed_data(tape: list) -> bool:
+    """Whether a forward pass that recorded ``tape`` may have changed data that existed before
+    it: an inline write, or any rule's pullback (a rule may mutate its arguments)."""
+    markers = {id(m) for m in EFFECT_MARKERS}
+    return any(id(item) in markers or callable(item) and not isinstance(item, type)
+               and not getattr(item, "changes_nothing", False)  # zero-derivative rules' pullbacks
+               for item in tape if not isinstance(item, (float, int, tuple, np.ndarray)))
+
+
+def mark_partial(error: BaseException, function: str, tape: list) -> None:
+    """Record on ``error`` that it left ``function``, whose forward pass recorded ``tape``,
+    after work that may have changed existing data (which the rule then undoes)."""
+    if not _changed_data(tape):
+        return  # comparisons, arithmetic on new values: nothing outlives the call
+    try:
+        if getattr(error, _PARTIAL, None) is None:
+            setattr(error, _PARTIAL, function)
+    except (AttributeError, TypeError):  # an exception type without attributes: cannot be caught safely
+        pass
+
+
+def caught(tape: list | None, length: int, error: BaseException, simple: bool, where: tuple) -> None:
+    """Check an exception a generated handler just caught; ``tape`` is None in forward mode.
+    ``length`` is the tape's length when the statement that raised began, ``simple`` whether that
+    statement is a plain one, ``where`` the ``(filename, line, function)`` of the ``try``."""
+    if _is_ours(error):
+        raise error
+    inside = getattr(error, _PARTIAL, None)
+    if inside is not None and tape is not None:
+        raise UnsupportedSyntaxError(
+            f"an exception ({type(error).__name__}) raised in {inside} after it had done differentiable "
+            f"work and caught here", _ADVICE, *where) from error
+    if tape is not None and len(tape) > length:
+        if not simple:
+            raise UnsupportedSyntaxError(
+                f"an exception ({type(error).__name__}) raised inside a loop, branch or with block of "
+                "a try body after it had recorded differentiable work", _ADVICE, *where) from error
+        del tape[length:]  # residuals of the plain statement that failed: nothing happened
+
+
+def namespace() -> dict[str, Any]:
+    """Names generated code uses for exceptions."""
+    return {"_caught": caught}
