@@ -65,6 +65,15 @@ _NONDIFF_TYPES: tuple = (
     BaseException, property, staticmethod, classmethod, _Marker, types.MappingProxyType,
 )
 
+#: numpy.ma's masked arrays are ndarrays whose mask NumPy's own functions ignore: an array tangent
+#: would give the masked elements derivatives (np.sum's rule would count them), so they have none
+_MASKED = "masked array"
+MASKED_ARRAYS = (
+    "numpy.ma masked arrays are not differentiated (an array rule would ignore the mask and give the "
+    "masked elements derivatives); pass the data and the mask as plain arrays and select with them, "
+    "e.g. np.sum(np.where(mask, 0.0, data)) for np.ma.masked_array(data, mask=mask).sum()"
+)
+
 _registered_nondiff: set[type] = set()
 _kind_of_type: dict[type, str] = {}
 
@@ -94,7 +103,7 @@ def _kind_for_type(tp: type) -> str | None:
     if issubclass(tp, (complex, np.complexfloating)):
         return COMPLEX
     if issubclass(tp, np.ndarray):
-        return ARRAY
+        return _MASKED if tp.__module__.startswith("numpy.ma") else ARRAY
     if issubclass(tp, tuple):
         return TUPLE
     if issubclass(tp, list):
@@ -142,6 +151,8 @@ def primal_kind(x: Any) -> str:
                 "yuebing.tangents.register_nondifferentiable_type"
             )
         _kind_of_type[tp] = kind
+    if kind is _MASKED:
+        raise StructureError(MASKED_ARRAYS)
     if kind is ARRAY:
         code = x.dtype.kind
         if code in "fc":
