@@ -19,6 +19,9 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from ..rules.core import RuleArgumentError, describe_callable
+from ..tangents.kinds import MASKED_ARRAYS
+
 BINARY_DUNDERS = {
     operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
     operator.mul: ("__mul__", "__rmul__"), operator.truediv: ("__truediv__", "__rtruediv__"),
@@ -215,6 +218,21 @@ class CallMode(NamedTuple):
     constant: Callable  # fn -> fn in the mode's values, without a tangent
 
 
+_NDITER = ("numpy.nditer: yuebing does not differentiate iteration by np.nditer (its elements are views "
+           "of the operands, written through op_flags); iterate over x.ravel() (or, to write, over "
+           "np.ndindex(x.shape) with x[index] = ...)")
+
+
+def _refuse_numpy_forms(fn: Any) -> None:
+    """NumPy forms without rules whose derivation would fail obscurely or, for numpy.ma, be
+    wrong (NumPy's array functions ignore the mask): refused by name, with what to write instead."""
+    if fn is np.nditer:
+        raise RuleArgumentError(_NDITER)
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    if isinstance(module, str) and module.startswith("numpy.ma"):
+        raise RuleArgumentError(f"{describe_callable(fn)}: {MASKED_ARRAYS}")
+
+
 def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     """Run the call ``fn(*args, **kwargs)`` in ``mode`` (``f`` is ``fn`` in the mode's values)."""
     if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
@@ -232,6 +250,7 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     rule = mode.lookup(fn)
     if rule is not None:
         return mode.run_rule(rule, f, args, kwargs)
+    _refuse_numpy_forms(fn)
     kind = type(fn)
     if kind is types.FunctionType:
         if mode.gradient is not None and hasattr(fn, "__yuebing_gradient__"):
