@@ -207,6 +207,11 @@ def _read_array_attribute(obj: CoDual, name: str, v: Any) -> Read:
         return CoDual(v, getattr(fd, name)), _no_owner_rdata  # a view: the gradient flows through memory
     if _is_bound_to(v, x):
         return CoDual(v, _method_fdata(v, fd)), _method_owner_rdata
+    if name == "flat":
+        raise RuleArgumentError(
+            "getattr: yuebing does not differentiate x.flat (a flatiter has no tangent type); read with "
+            "np.ravel(x)[i] or x.item(i), write with x[np.unravel_index(i, x.shape)] = v, iterate over "
+            "x.ravel()")
     raise RuleArgumentError(
         f"getattr: yuebing does not differentiate the ndarray attribute {name!r}; supported are "
         f"{', '.join(_ARRAY_VIEWS)}, methods, and the non-differentiable {', '.join(sorted(_ARRAY_NONDIFF))}"
