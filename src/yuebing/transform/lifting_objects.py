@@ -13,7 +13,7 @@ from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_s
 from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..rules import outside_state
 from ..rules.core import CoDual, Dual, describe_callable, rrule
-from ..rules.second_order import _error, _register
+from ..rules.second_order import _error, _register, declaration_of
 from ..tangents import NoFData, NoRData, NoTangent
 from . import lifting
 from .lifting import _linear, _primal_codual, _with_fdata_tangents, _zero_tangent_of
@@ -113,6 +113,9 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
                      "__new__ or an __init__ without Python source)")
     obj = object.__new__(cls)
     self4 = (obj, MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {}))
+    declared = declaration_of(init)  # an __init__ declared defined_by a definition (numpy.polynomial's)
+    if declared is not None and declared[0].kind == "python":
+        init = declared[0].definition
     _, pullback = lifting.DUAL_RULE(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
 
     def construct_pullback(dy: Any, dy_d: Any) -> tuple:
