@@ -33,12 +33,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoTangent
+from ..tangents import NoRData, NoTangent
 from .cases import Case, randc, randn, randu
 from . import core
 from .core import Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .numpy_arguments import dense_tangent, deliver, forward, rule, sum_to_shape, vjp_pullback
-from .second_order import defined_as, defined_by, multilinear, with_vjp
+from .second_order import defined_by, multilinear, with_vjp
 from .util import fit_tangent, out_cotangent, output, tangent
 
 try:
@@ -169,7 +169,9 @@ _BOUNDARY_PAD = {"fill": "constant", "pad": "constant", "wrap": "wrap", "circula
                  "symm": "symmetric", "symmetric": "symmetric"}
 
 
-def _check_2d(name: str, in1: Any, in2: Any, mode: Any, boundary: Any) -> None:
+def _check_2d(name: str, mode: Any, boundary: Any, fillvalue: Any) -> None:
+    """Refuse unknown modes and boundaries (``fillvalue`` is passed so that a mode that does not read
+    it gives it a zero cotangent, not none)."""
     if boundary not in _BOUNDARY_PAD:
         raise RuleArgumentError(f"scipy.signal.{name}: unknown boundary={boundary!r}; use 'fill', 'wrap' or 'symm'")
     if mode not in ("full", "same", "valid"):
@@ -218,11 +220,11 @@ def _correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
 
 def _derived_2d(target: Callable, definition: Callable) -> None:
     def checked(in1, in2, mode="full", boundary="fill", fillvalue=0):
-        _check_2d(target.__name__, in1, in2, mode, boundary)
+        _check_2d(target.__name__, mode, boundary, fillvalue)
         return definition(in1, in2, mode, boundary, fillvalue)
 
     checked.__name__ = checked.__qualname__ = definition.__name__
-    defined_as(target, checked, validate=True)
+    derived(target, checked)
 
 
 # --------------------------------------------------------------------------------------------
@@ -381,19 +383,42 @@ def _sosfilt_check(sos, x, axis=-1, zi=None):
     ss.sosfilt(np.array(sos), x, axis, None if zi is None else np.array(zi))
 
 
-def _derived(target: Callable, definition: Callable, check: Callable) -> None:
-    """``defined_as(target, definition)`` with ``check(*primals, **keywords)`` run first."""
+def zero_for_numbers(args: tuple, kwargs: dict, pullback: Callable) -> Callable:
+    """``pullback`` with a zero cotangent (0.0) instead of none for the float arguments the
+    definition did not read on this call (``fillvalue`` in 'valid' mode, ``cval`` in 'reflect'
+    mode): their derivative there is zero by definition, not dropped."""
+    values = [primal(a) for a in args] + [primal(v) for v in kwargs.values()]
 
-    def checked(rule_of: Callable) -> Callable:
-        def rule_(*args: Any, **kwargs: Any) -> Any:
-            check(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
-            return rule_of(definition, *args, **kwargs)
+    def wrapped(dy: Any) -> tuple:
+        rs = list(pullback(dy))
+        for i, v in enumerate(values, start=1):
+            if i < len(rs) and rs[i] is NoRData and isinstance(v, (float, np.floating)):
+                rs[i] = 0.0
+        return tuple(rs)
 
-        rule_.__qualname__ = f"{target.__qualname__} as {definition.__qualname__}"
-        return rule_
+    return wrapped
 
-    register_rrule(target, checked(core.rrule))
-    register_frule(target, checked(core.frule))
+
+def derived(target: Callable, definition: Callable, check: Callable | None = None) -> None:
+    """``target`` differentiated as ``definition`` in every mode (``defined_as``), with
+    ``check(*primals, **keywords)`` run first (default: ``target`` itself, for SciPy's errors),
+    and zero cotangents for the numbers the definition did not read (``zero_for_numbers``)."""
+
+    def checked(args: tuple, kwargs: dict) -> None:
+        (check or target)(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+
+    def rrule_(*args: Any, **kwargs: Any) -> Any:
+        checked(args, kwargs)
+        out, pullback = core.rrule(definition, *args, **kwargs)
+        return out, zero_for_numbers(args, kwargs, pullback)
+
+    def frule_(*args: Any, **kwargs: Any) -> Any:
+        checked(args, kwargs)
+        return core.frule(definition, *args, **kwargs)
+
+    rrule_.__qualname__ = frule_.__qualname__ = f"{target.__qualname__} as {definition.__qualname__}"
+    register_rrule(target, rrule_)
+    register_frule(target, frule_)
     defined_by(target, definition)
 
 
@@ -405,9 +430,9 @@ if ss is not None:
     _derived_2d(ss.convolve2d, _convolve2d)
     _derived_2d(ss.correlate2d, _correlate2d)
     _all_pole_rules()
-    defined_as(ss.lfilter, _lfilter, validate=True)
-    _derived(ss.sosfilt, _sosfilt, _sosfilt_check)
-    defined_as(ss.filtfilt, _filtfilt, validate=True)
+    derived(ss.lfilter, _lfilter)
+    derived(ss.sosfilt, _sosfilt, _sosfilt_check)
+    derived(ss.filtfilt, _filtfilt)
 
 
 # --------------------------------------------------------------------------------------------
