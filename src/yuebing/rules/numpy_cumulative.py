@@ -1,8 +1,8 @@
 """NumPy scans, differences and integrals: cumsum, cumprod, diff, trapezoid (and trapz where
 NumPy has it); and the ``ndarray`` methods cumsum and cumprod.
 
-``cumsum``/``cumprod`` take ``axis`` (None: the flattened input) and ``dtype=``; ``out=`` is
-refused. ``diff`` takes ``n``, ``axis``, and differentiates ``prepend=``/``append=``;
+``cumsum``/``cumprod`` take ``axis`` (None: the flattened input) and ``dtype=``; ``out=`` runs as
+``out[...] = f(...)`` (``numpy_arguments.out_assigned``). ``diff`` takes ``n``, ``axis``, and differentiates ``prepend=``/``append=``;
 ``trapezoid`` differentiates ``y``, the sample points ``x`` (1-D or shaped like ``y``) and the
 spacing ``dx``. Inputs may be arrays, numbers or (nested) lists and tuples of them.
 

@@ -4,7 +4,8 @@ scans and differences in ``numpy_cumulative``.)
 
 Every reduction takes ``axis`` (None, int, negative, tuple) and ``keepdims``; ``where=`` is
 supported by sum/mean/prod/max/min and the nan-variants, ``initial=`` by sum/prod/max/min,
-``dtype=`` where NumPy has it. ``out=`` is refused (assign the result instead). Inputs may be
+``dtype=`` where NumPy has it; ``out=`` runs as ``out[...] = f(..., out=None)`` in every mode
+(``numpy_arguments.out_assigned``; its old contents get cotangent 0; it may alias the input). Inputs may be
 arrays, Python or NumPy numbers, or (nested) lists and tuples of numbers and arrays.
 
 Conventions at non-smooth points (docs/conventions.md):

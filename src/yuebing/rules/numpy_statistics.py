@@ -1,7 +1,8 @@
 """NumPy statistics: var, std, median, average; and the ``ndarray`` methods var and std.
 
 ``var``/``std`` take ``axis``, ``keepdims``, ``ddof``, ``correction``, ``where=`` and ``dtype=``;
-``mean=`` (a precomputed mean) and ``out=`` are refused. ``average`` takes ``weights`` shaped like
+``mean=`` (a precomputed mean) is refused; ``out=`` (of ``median`` too) runs as ``out[...] = f(...)``
+(``numpy_arguments.out_assigned``). ``average`` takes ``weights`` shaped like
 ``a`` or 1-D along an int ``axis``; ``returned=True`` is refused. Inputs may be arrays, numbers or
 (nested) lists and tuples of them.
 
