@@ -512,42 +512,62 @@ class Decompiler(ExpressionOps):
 
     def inverted_while(self, i, body_start, exit_, cond, stack, ctx, out) -> int:
         """``while cond:`` whose test is repeated at the bottom (jumping back to the body)."""
-        test_length = body_start - self.condition_start(i, body_start)
+        test_length = self.repeated_test_length(body_start, exit_)
         bottom = exit_ - test_length
-        for k in range(test_length - 1):
-            if self.ins[bottom + k].opname.replace("BACKWARD", "FORWARD") != \
-                    self.ins[body_start - test_length + k].opname.replace("BACKWARD", "FORWARD"):
-                raise DecompileError("a while loop's test")
         loop = Ctx(bottom, bottom, frozenset({bottom, body_start - test_length}), exit_)
         body = self.region(body_start, bottom, stack, loop)
         self.emit(out, ast.While(cond, body, []), i)
         return exit_
 
-    def condition_start(self, i: int, body_start: int) -> int:
-        """The first instruction of the statement whose condition ends before ``body_start``."""
-        start = self.statement_start.get(i)
-        if start is None:
-            raise DecompileError("a while loop's test")
-        return start
+    def repeated_test_length(self, body_start: int, exit_: int) -> int:
+        """How many instructions before ``body_start`` (the loop's test) are repeated before
+        ``exit_``: the longest matching run, not crossing a statement boundary."""
+        ins, n = self.ins, 1
+        boundaries = ("POP_TOP", "RETURN", "JUMP", "RESUME", "NOP", "DELETE", "FOR_ITER")
+        while body_start - n - 1 >= 0 and exit_ - n - 1 >= body_start:
+            a, b = ins[body_start - n - 1], ins[exit_ - n - 1]
+            walrus = a.opname.startswith("STORE") and ins[body_start - n - 2].opname == "COPY"
+            if a.opname.startswith(boundaries) or a.opname.startswith("STORE") and not walrus:
+                break
+            jumps = self.targets[body_start - n - 1] is not None
+            if a.opname.replace("BACKWARD", "FORWARD") != b.opname.replace("BACKWARD", "FORWARD") or \
+                    (not jumps and a.argval != b.argval):
+                break
+            n += 1
+        return n
 
     # ------------------------------------------------------------------ with
 
+    _WITH_EXIT = ["LOAD_CONST"] * 3 + ["PRECALL", "CALL", "POP_TOP"]
+    _WITH_HANDLER = ["PUSH_EXC_INFO", "WITH_EXCEPT_START", "POP_JUMP_FORWARD_IF_TRUE", "RERAISE", "COPY",
+                     "POP_EXCEPT", "RERAISE", "POP_TOP", "POP_EXCEPT", "POP_TOP", "POP_TOP"]
+
     def op_BEFORE_WITH(self, i, stack, ctx, out):
+        """``with m as t:`` whose block falls through (the exit call, then a jump over the
+        handler) or returns (the value kept under the exit call, then returned)."""
         manager = self.expr(stack.pop())
-        stack.append(Mark("exit"))
         handler = self.handler_of(i + 1)
-        exit_call = handler - 7
-        names = [x.opname for x in self.ins[exit_call:handler]]
-        if names != ["LOAD_CONST"] * 3 + ["PRECALL", "CALL", "POP_TOP", "JUMP_FORWARD"]:
+        names = [x.opname for x in self.ins[handler - 8:handler]]
+        if [x.opname for x in self.ins[handler:handler + 11]] != self._WITH_HANDLER:
             raise DecompileError("a with statement")
         if self.ins[i + 1].opname == "POP_TOP":
             target, j = None, i + 2
         else:
             target, j = self.read_target(i + 1)
-        body = self.region(j, exit_call, stack, ctx.sub(exit_call, exit_call))
+        stack.append(Mark("exit"))
+        if names[1:] == self._WITH_EXIT + ["JUMP_FORWARD"] and self.targets[handler - 1] == handler + 11:
+            body = self.region(j, handler - 7, stack, ctx.sub(handler - 7, handler - 7))
+        elif names == ["SWAP"] + self._WITH_EXIT + ["RETURN_VALUE"]:
+            work = list(stack)
+            body = self.run(j, handler - 8, work, ctx.sub(handler - 8, handler - 8), [])
+            if len(work) != len(stack) + 1:
+                raise DecompileError("a with statement")
+            self.emit(body, ast.Return(self.expr(work[-1])), handler - 1)
+        else:
+            raise DecompileError("a with statement")
         stack.pop()
         self.emit(out, ast.With([ast.withitem(manager, target)], body), i)
-        return self.targets[handler - 1]
+        return handler + 11
 
     def handler_of(self, i: int) -> int:
         offset = self.ins[i].offset
@@ -561,7 +581,6 @@ class Decompiler(ExpressionOps):
     def function(self, defaults: list | None = None, kw_defaults: dict | None = None) -> ast.stmt | ast.expr:
         """The ``def`` (or ``lambda``) of this code object."""
         code = self.code
-        self.statement_start = self.statement_starts()
         body = self.run(0, len(self.ins), [], Ctx(len(self.ins)), [])
         if code.co_name == "<lambda>":
             if len(body) != 1 or not isinstance(body[0], ast.Return):
@@ -581,18 +600,6 @@ class Decompiler(ExpressionOps):
                                [], None, None)
         node.lineno = code.co_firstlineno
         return node
-
-    def statement_starts(self) -> dict:
-        """For each conditional jump, the first instruction after the previous statement boundary
-        (only used to measure a ``while`` test)."""
-        starts, start = {}, 0
-        boundaries = ("STORE", "POP_TOP", "RETURN", "JUMP_BACKWARD", "JUMP_FORWARD", "RESUME", "NOP", "DELETE")
-        for n, ins in enumerate(self.ins):
-            if ins.opname in COND_JUMPS and start is not None:
-                starts[n] = start
-            if ins.opname.startswith(boundaries) or ins.opname in COND_JUMPS and n + 1 in self.jump_targets:
-                start = n + 1
-        return starts
 
     def has_docstring(self) -> bool:
         consts = self.code.co_consts
@@ -634,7 +641,6 @@ class Decompiler(ExpressionOps):
     def comprehension(self, code: types.CodeType, iterable: ast.expr) -> ast.expr:
         """The comprehension of a ``<listcomp>``-like code object, its first iterable given."""
         inner = Decompiler(code)
-        inner.statement_start = inner.statement_starts()
         body = inner.run(0, len(inner.ins), [], Ctx(len(inner.ins)), [])
         loops = [s for s in body if not isinstance(s, ast.Return)]
         if len(loops) != 1 or not isinstance(loops[0], ast.For):

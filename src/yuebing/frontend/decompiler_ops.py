@@ -198,7 +198,9 @@ class ExpressionOps:
         stack.append(ast.Dict(list(keys.elts), values))
 
     def op_LIST_TO_TUPLE(self, i, stack, ctx, out):
-        stack.append(ast.Tuple(stack.pop().elts, ast.Load()))
+        arguments = ast.Tuple(stack.pop().elts, ast.Load())
+        arguments.call_arguments = True  # ``f(a, *b)``: the positional arguments of a call
+        stack.append(arguments)
 
     def op_LIST_EXTEND(self, i, stack, ctx, out):
         value = self.expr(stack.pop())
@@ -290,7 +292,7 @@ class ExpressionOps:
         func = self.expr(stack.pop())
         if stack.pop() is not NULL:
             raise DecompileError("a call with *args")
-        positional = list(args.elts) if isinstance(args, (ast.Tuple, ast.List)) else [ast.Starred(args, ast.Load())]
+        positional = list(args.elts) if getattr(args, "call_arguments", False) else [ast.Starred(args, ast.Load())]
         keywords = []
         if isinstance(kwargs, ast.Dict):
             for key, value in zip(kwargs.keys, kwargs.values):
