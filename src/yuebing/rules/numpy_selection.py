@@ -16,7 +16,8 @@
   ``density=True`` histogram) move with the data's minimum and maximum when they come from it
   (``bins`` a number or an estimator name, no ``range``), with ``range`` or with ``bins`` given as
   edges. Each element is put in the bin NumPy puts it in (``edges[i] <= a < edges[i + 1]``, the
-  last bin closed).
+  last bin closed); the values are NumPy's, except weighted sums over given edges, which NumPy
+  takes as differences of cumulative sums (equal up to rounding).
 * ``copyto``, ``place``, ``putmask`` write into their first argument (the mutation convention):
   each is an assignment ``dst[...] = np.where(where, src, dst)`` / ``arr[positions] = values``,
   differentiated like user code, after NumPy has run the same call on a scratch copy for its own
