@@ -8,12 +8,12 @@ shapes CPython 3.11's compiler emits: ``if``/``elif``/``else`` and conditional e
 with ``break``/``continue``, ``and``/``or`` values, chained comparisons, walrus, multiple and
 tuple assignment, augmented assignment on names, attributes and subscripts, calls with
 keywords/``*``/``**``, f-strings, nested ``def``/``lambda`` with defaults and closures,
-decorators, comprehensions and generator expressions, ``with``, ``assert``, ``import``,
-``del``, ``yield``, ``global``/``nonlocal``.
+decorators, comprehensions and generator expressions, classes (annotations, methods,
+``super()``), ``with``, ``assert``, ``import``, ``del``, ``yield``, ``global``/``nonlocal``.
 
 It is allowed to fail or to guess: ``bytecode.py`` compiles every reconstruction and compares it
 with the live code (bytecode, names, constants, flags, nested code); whatever does not match is
-refused. Anything it does not know (``try``/``except``, ``match``, class bodies, ``yield from``,
+refused. Anything it does not know (``try``/``except``, ``match``, ``yield from``,
 ``for``/``else``, other CPython versions' instructions) raises ``DecompileError``.
 """
 from __future__ import annotations
@@ -263,7 +263,7 @@ class Decompiler(ExpressionOps):
 
     def store_mark(self, target: ast.expr, mark: Mark) -> ast.stmt:
         name = target.id if isinstance(target, ast.Name) else None
-        if mark.kind == "function" and isinstance(mark.value, ast.FunctionDef) and mark.value.name == name:
+        if mark.kind == "function" and isinstance(mark.value, (ast.FunctionDef, ast.ClassDef)) and mark.value.name == name:
             return mark.value
         if mark.kind == "import" and name is not None:
             module = mark.value[0]
@@ -633,10 +633,20 @@ class Decompiler(ExpressionOps):
         if code.co_name in _COMPREHENSIONS:
             stack.append(Mark("comprehension", code))
             return
+        if stack and isinstance(stack[-1], Mark) and stack[-1].kind == "build_class":
+            stack.append(Mark("class_body", code))
+            return
         node = Decompiler(code).function(defaults, kw_defaults)
         if annotations is not None:
             annotate(node, annotations)
         stack.append(Mark("function", node))
+
+    def class_definition(self, code: types.CodeType, name: str, bases: list, keywords: list) -> ast.ClassDef:
+        inner = Decompiler(code)
+        body = class_statements(inner.run(0, len(inner.ins), [], Ctx(len(inner.ins)), []))
+        node = ast.ClassDef(name, bases, keywords, body, [])
+        node.lineno = code.co_firstlineno
+        return node
 
     def comprehension(self, code: types.CodeType, iterable: ast.expr) -> ast.expr:
         """The comprehension of a ``<listcomp>``-like code object, its first iterable given."""
@@ -652,6 +662,32 @@ class Decompiler(ExpressionOps):
         if kind is ast.DictComp:
             return ast.DictComp(result[0], result[1], generators)
         return kind(result[0], generators)
+
+
+def class_statements(body: list) -> list:
+    """A class body's statements without what the compiler adds (``__module__``, ``__qualname__``,
+    the ``__class__`` cell's return) and with annotations as written (``a: float = 1.0``)."""
+    out: list = []
+    for stmt in body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if isinstance(target, ast.Name) and target.id in ("__module__", "__qualname__"):
+            continue
+        if isinstance(stmt, ast.Return):
+            continue
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                and target.value.id == "__annotations__" and isinstance(target.slice, ast.Constant):
+            name = target.slice.value
+            previous = out[-1] if out else None
+            value = None
+            if isinstance(previous, ast.Assign) and len(previous.targets) == 1 \
+                    and isinstance(previous.targets[0], ast.Name) and previous.targets[0].id == name:
+                value = out.pop().value
+            annotated = ast.AnnAssign(ast.Name(name, ast.Store()), stmt.value, value, 1)
+            annotated.lineno = stmt.lineno
+            out.append(annotated)
+            continue
+        out.append(stmt)
+    return out or [ast.Pass()]
 
 
 def comprehension_parts(stmt: ast.stmt, generators: list) -> tuple:

@@ -125,6 +125,11 @@ class ExpressionOps:
         self.op_LOAD_ATTR(i, stack, ctx, out)
         stack.append(METHOD_SELF)
 
+    def op_LOAD_BUILD_CLASS(self, i, stack, ctx, out):
+        stack.append(Mark("build_class"))
+
+    op_SETUP_ANNOTATIONS = op_NOP
+
     def op_COPY(self, i, stack, ctx, out):
         stack.append(stack[-self.ins[i].arg])
 
@@ -271,13 +276,19 @@ class ExpressionOps:
             func = lower
             if upper is not METHOD_SELF:
                 raw.insert(0, upper)
+        if isinstance(func, Mark) and func.kind == "build_class":
+            args = [a if isinstance(a, Mark) else self.expr(a) for a in raw]
+            bases = args[2:len(args) - len(names)]
+            keywords = [ast.keyword(k, v) for k, v in zip(names, args[len(args) - len(names):])]
+            stack.append(Mark("function", self.class_definition(args[0].value, args[1].value, bases, keywords)))
+            return
         if isinstance(func, Mark) and func.kind == "comprehension":
             if len(raw) != 1 or not (isinstance(raw[0], Mark) and raw[0].kind == "iter"):
                 raise DecompileError("a comprehension call")
             stack.append(self.comprehension(func.value, raw[0].value))
             return
         if len(raw) == 1 and not names and isinstance(raw[0], Mark) and raw[0].kind == "function" \
-                and isinstance(raw[0].value, ast.FunctionDef) and lower is not NULL and upper is not METHOD_SELF:
+                and isinstance(raw[0].value, (ast.FunctionDef, ast.ClassDef)) and lower is not NULL and upper is not METHOD_SELF:
             raw[0].value.decorator_list.insert(0, self.expr(func))  # ``@decorator`` over a def
             stack.append(raw[0])
             return
