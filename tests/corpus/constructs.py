@@ -764,3 +764,14 @@ def c_global_counter(x):
     LAST_MODE = "fast" if x > 0.5 else "slow"
     scale = 2.0 if LAST_MODE == "fast" else 3.0
     return x * x * scale
+
+
+# ---------------------------------------------------------------- sets of labels (issue 13 item 3)
+
+def c_set_of_ints(x):
+    seen = set()
+    for k in (3, 1, 3, 2):
+        seen.add(k)
+    seen |= {7}
+    seen.discard(1)
+    return x * sum(seen) + x ** 2 * len(frozenset([1, 1, 2])) + (x if 7 in seen else 0.0)
