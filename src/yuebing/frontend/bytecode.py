@@ -18,7 +18,7 @@ one known compiler version is a bounded problem, and the check below makes a gue
 Never a wrong reconstruction: the recovered ``def`` is compiled (inside a function declaring the
 live code's free variables, when it has any) and the result must equal the live code object --
 bytecode, names, variables, flags, constants and nested code, everything but positions and
-qualified names (``source.same_code``). Otherwise ``SourceUnavailableError`` says what failed and
+qualified names (``code_compare.same_code``). Otherwise ``SourceUnavailableError`` says what failed and
 to put the function in a file. Line numbers of the recovered statements are the live code's own
 (the user's ``<stdin>``/``<string>`` lines), so errors still point at them.
 
@@ -36,6 +36,7 @@ import sys
 import types
 from typing import Any
 
+from .code_compare import same_code
 from .decompiler import Decompiler, DecompileError
 
 #: CPython versions whose bytecode the decompiler knows
@@ -146,8 +147,6 @@ def _plain(code: types.CodeType) -> types.CodeType:
 
 
 def same_structure(a: types.CodeType, b: types.CodeType) -> bool:
-    from .source import same_code
-
     tables = [(c.co_name, c.co_exceptiontable) for c in _codes_named(a, None)]
     return same_code(_plain(a), _plain(b), positions=False) and \
         tables == [(c.co_name, c.co_exceptiontable) for c in _codes_named(b, None)]

@@ -25,6 +25,7 @@ import types
 from typing import Any
 
 from . import bytecode
+from .code_compare import same_code
 
 
 class SourceUnavailableError(TypeError):
@@ -86,38 +87,6 @@ def _compiled_codes(filename: str, text: str, flags: int) -> dict | None:
         found.setdefault((code.co_name, code.co_firstlineno), []).append(code)
         stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
     return found
-
-
-def _same_constant(a: Any, b: Any, positions: bool) -> bool:
-    if isinstance(a, types.CodeType) and isinstance(b, types.CodeType):
-        return same_code(a, b, positions)
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (tuple, frozenset)):
-        if len(a) != len(b):
-            return False
-        if isinstance(a, frozenset):
-            return a == b
-        return all(_same_constant(x, y, positions) for x, y in zip(a, b))
-    if isinstance(a, (float, complex)):
-        return repr(a) == repr(b)  # tells -0.0 from 0.0, and nan equals nan
-    return a == b
-
-
-_CODE_FIELDS = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
-                "co_posonlyargcount", "co_kwonlyargcount", "co_flags", "co_name", "co_qualname")
-_POSITION_FIELDS = ("co_firstlineno", "co_linetable")
-
-
-def same_code(a: types.CodeType, b: types.CodeType, positions: bool = True) -> bool:
-    """Whether two code objects were compiled from the same source text: bytecode, names,
-    variables, flags and, recursively, constants; with ``positions``, at the same place too
-    (first line and ``co_linetable``, which has the columns)."""
-    fields = _CODE_FIELDS + _POSITION_FIELDS if positions else _CODE_FIELDS
-    if any(getattr(a, f, None) != getattr(b, f, None) for f in fields):
-        return False
-    return len(a.co_consts) == len(b.co_consts) and all(
-        _same_constant(x, y, positions) for x, y in zip(a.co_consts, b.co_consts))
 
 
 def _compiles_to(filename: str, text: str, code: types.CodeType) -> types.CodeType | None:
@@ -234,4 +203,4 @@ def source_text(fn: types.FunctionType) -> str:
     return ast.unparse(node)
 
 
-__all__ = ["SourceUnavailableError", "function_node", "inspect", "source_text", "unwrap_callable"]
+__all__ = ["SourceUnavailableError", "function_node", "inspect", "same_code", "source_text", "unwrap_callable"]
