@@ -375,7 +375,8 @@ def _imag_rrule(val: CoDual) -> tuple:
     _refuse_sequence("imag", x)
     y = np.imag(x)
     if not np.iscomplexobj(x):  # a fresh (read-only) zero array or 0.0: zero derivative
-        return output(y), lambda dy: (NoRData, NoRData)
+        zero = NoRData if isinstance(x, np.ndarray) else type(y)(0)  # a number's: an explicit zero
+        return output(y), lambda dy: (NoRData, zero)
     if isinstance(x, np.ndarray):  # y is a view of x
         return CoDual(y, val.fdata.imag), lambda dy: (NoRData, NoRData)
     # d Im(z) = Re(-i dz): the cotangent of z is i * ybar
