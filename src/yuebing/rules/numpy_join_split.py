@@ -170,7 +170,9 @@ def _splitter(fn: Callable, has_axis: bool) -> None:
         def pullback(dy: Any) -> tuple:
             if not isinstance(out.fdata, list):
                 return ()
-            g = np.concatenate([np.asarray(f) for f in out.fdata], axis=_split_axis(fn, x, ax))
+            # a piece without fdata (an integer input's pieces) contributes a zero of its shape
+            pieces = [f if isinstance(f, np.ndarray) else np.zeros(np.shape(y)) for f, y in zip(out.fdata, ys)]
+            g = np.concatenate(pieces, axis=_split_axis(fn, x, ax))
             return (deliver(ary, g),)
 
         return out, pullback

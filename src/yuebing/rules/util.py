@@ -35,7 +35,11 @@ def out_cotangent(out: CoDual, rdata: Any) -> Any:
     if type(f) is np.ndarray:
         return f
     if f is NoFData:
-        return 0.0 if rdata is NoRData else rdata
+        if rdata is not NoRData:
+            return rdata
+        # An integer/bool array output has no cotangent; a zero of its shape keeps the rules'
+        # shape arithmetic (np.diagonal(g, k), g.reshape, g[i]) valid where a bare 0.0 is not.
+        return np.zeros(out.primal.shape) if isinstance(out.primal, np.ndarray) else 0.0
     return join(f, rdata)
 
 
