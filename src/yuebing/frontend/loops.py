@@ -232,7 +232,9 @@ class LoopLowering:
         lengths; ``iterated`` pairs each iterated object with the sequence walked, to raise
         Python's error when a dict or set walked over a snapshot changes size."""
         k = self.tmp("k")
-        checks = [f"if {seq} is not {it} and len({it}) != len({seq}): raise RuntimeError(('Set' if isinstance("
+        # (a user class's iterator, walked as a list too, is not a snapshot: it may have no len)
+        checks = [f"if {seq} is not {it} and type({it}).__module__ == 'builtins' and len({it}) != len({seq}): "
+                  f"raise RuntimeError(('Set' if isinstance("
                   f"{it}, (set, frozenset)) else 'dictionary') + ' changed size during iteration')"
                   for it, seq in iterated]
         self._while_index(k, start, ir.Const(step), within.format(k=k), checks, element, make_body, out, loop, line)

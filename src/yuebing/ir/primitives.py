@@ -58,11 +58,18 @@ def global_set(fn: types.FunctionType, name: str, value: Any) -> None:
     fn.__globals__[name] = value
 
 
+_SEQUENCES = (list, tuple, np.ndarray, range, str, bytes)
+
+
 class NotASequenceError(TypeError):
     pass
 
 
-_SEQUENCES = (list, tuple, np.ndarray, range, str, bytes)
+def python_iterable(x: Any) -> bool:
+    """Whether ``x`` is an instance of a user class whose ``__iter__`` is Python code: iterating
+    over it is differentiated through that code (``rules.iteration.iterate_to_list``)."""
+    method = getattr(type(x), "__iter__", None)
+    return isinstance(method, types.FunctionType) and not isinstance(x, (*_SEQUENCES, set, frozenset, dict))
 
 
 def as_sequence(x: Any) -> Any:

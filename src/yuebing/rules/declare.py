@@ -220,6 +220,8 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
                         rdatas.append(accumulate(arg, strong_product(g, _conj(partial(*xs, y)))))
             return tuple(rdatas) + (NoRData,) * (len(args) - arity)
 
+        if saved is None:  # no out=: nothing that existed was changed (transform/exceptions.py)
+            pullback.changes_nothing = True  # type: ignore[attr-defined]
         return result, pullback
 
     def frule(*args: Any) -> Dual:

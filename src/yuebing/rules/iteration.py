@@ -1,7 +1,8 @@
 """Iteration helpers of the standard library, differentiated as list-building Python code
 (``defined_as``): ``functools.reduce``, ``itertools`` (``accumulate``, ``chain``, ``product``,
 ``combinations``, ``permutations``, ``pairwise``, ``starmap``, ``islice``, ``zip_longest``,
-``repeat``), and ``iter``/``next`` over sequences.
+``repeat``), ``iter``/``next`` over sequences, and loops over instances of user classes with
+``__iter__``/``__next__`` (``iterate_to_list``, called by the loops' ``as_sequence`` rules).
 
 Under differentiation these are evaluated eagerly, as generator functions and comprehensions are:
 an iterator becomes the list of what it would yield, and ``next`` takes the list's first element
@@ -35,6 +36,24 @@ def _product_indices(sizes: list) -> list:
 
 
 nondifferentiable(_combination_indices, _permutation_indices, _product_indices)
+
+
+def iterate_to_list(iterable: Any) -> list:
+    """``list(iterable)`` for a user class's iterator protocol, written out so that its
+    ``__iter__`` and ``__next__`` are differentiated as user code (an ``iter(...)`` of a sequence
+    inside them is a list under differentiation: rules/iteration.py)."""
+    iterator = type(iterable).__iter__(iterable)
+    if type(iterator) is list:
+        return iterator
+    items = []
+    advance = type(iterator).__next__
+    while True:
+        try:
+            item = advance(iterator)
+        except StopIteration:
+            break
+        items.append(item)
+    return items
 
 
 def _reduce(function: Callable, iterable: Any, *initial: Any) -> Any:

@@ -312,6 +312,7 @@ def _getattr_rrule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
     def pullback(dy):
         return _counted(NoRData, owner_rdata(dy), NoRData, default if default is _NOT_PASSED else NoRData)
 
+    pullback.changes_nothing = True  # a read (transform/exceptions.py)
     return out, pullback
 
 

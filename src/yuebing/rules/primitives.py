@@ -7,11 +7,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys, global_set, min_len, mkdict, mklist,
+from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys, global_set, min_len,
+                             mkdict, mklist, python_iterable,
                              mkset, mktuple, super_getattr)
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
 from ..tangents.types import Tangent
 from .core import CoDual, Dual, register_frule, register_rrule
+from .core import frule as core_frule, rrule as core_rrule
+from .iteration import iterate_to_list
 from .util import output, slot_rdata, slot_tangent
 
 # --------------------------------------------------------------------------------------------
@@ -147,6 +150,8 @@ def _identity_rrule(x: CoDual, *rest: CoDual) -> tuple[CoDual, Callable]:
 
 
 def _as_sequence_rrule(x: CoDual) -> tuple[CoDual, Callable]:
+    if python_iterable(x.primal):  # a user class's __iter__/__next__: differentiated as user code
+        return core_rrule(iterate_to_list, x)
     seq = as_sequence(x.primal)
     if seq is x.primal:
         return x, lambda dy: (NoRData, dy)
@@ -154,6 +159,8 @@ def _as_sequence_rrule(x: CoDual) -> tuple[CoDual, Callable]:
 
 
 def _as_sequence_frule(x: Dual) -> Dual:
+    if python_iterable(x.primal):
+        return core_frule(iterate_to_list, x)
     seq = as_sequence(x.primal)
     return x if seq is x.primal else Dual(seq, zero_tangent(seq))
 
@@ -265,5 +272,5 @@ register_frule(np.vectorize, _vectorize_frule)
 # (cell_get, cell_set and super_getattr reach into dual programs: transform/lifting.py has their rules)
 from .second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
-_so_linear(mklist, mktuple, mkdict, as_sequence)
+_so_linear(mklist, mktuple, mkdict)  # (as_sequence: transform/lifting_objects.py, user iterators)
 _so_zero(mkset, check_unpack, min_len, dict_keys, global_set, np.vectorize)  # sets and np.vectorize objects carry no tangent

@@ -398,6 +398,8 @@ def _with_fdata_tangents(fn: CoDual, args: tuple, kwargs: dict | None = None) ->
         tangent_rdata = pullback2(dy_d)
         return pullback1(dy), tangent_rdata
 
+    if getattr(pullback1, "changes_nothing", False):  # (transform/exceptions.py)
+        pullback.changes_nothing = True  # type: ignore[attr-defined]
     return out1, out2, pullback
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_set_primitive
 from ..ir.primitives import super_getattr as _super_getattr_primitive
+from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
+from ..rules.iteration import iterate_to_list
 from ..rules import outside_state
 from ..rules.core import CoDual, Dual, describe_callable, rrule
 from ..rules.second_order import _error, _register, declaration_of
@@ -204,6 +206,15 @@ def cell_set(f: tuple, args: tuple, kwargs: dict) -> tuple:
     return (None, NoFData, NoTangent, NoFData), pullback
 
 
+def as_sequence(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """What a loop walks: a sequence is its own (linear); an instance of a user class with
+    ``__iter__`` is the list its iterator protocol yields, differentiated as user code."""
+    if python_iterable(args[0][0]):
+        walk = (iterate_to_list, NoFData, NoTangent, NoFData)
+        return lifting.DUAL_RULE(iterate_to_list)(walk, *args)
+    return _linear(f, args, kwargs)
+
+
 # --------------------------------------------------------------------------------------------
 # Declarations
 # --------------------------------------------------------------------------------------------
@@ -213,3 +224,4 @@ _register((setattr,), _setattr)
 _register((_cell_get_primitive,), cell_get)
 _register((_super_getattr_primitive,), super_getattr)
 _register((_cell_set_primitive,), cell_set)
+_register((_as_sequence_primitive,), as_sequence)
