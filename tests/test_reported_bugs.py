@@ -63,3 +63,52 @@ def test_integer_array_outputs_in_forward_mode():
         return sum(np.sum(make() * s * s) for make in INTEGER_OUTPUTS.values())
 
     assert np.isclose(yb.jvp(f, (1.5,), (1.0,))[1], central_difference(f, 1.5))
+
+
+# --------------------------------------------------------------------------------------------
+# 2. A primitive differentiated through a definition (``defined_as`` and the domain files'
+#    ``derived`` helpers): a float argument the definition never read got no cotangent, which
+#    debug mode reported as a dropped derivative. Its derivative is zero by definition.
+# --------------------------------------------------------------------------------------------
+
+X2 = np.array([[0.3, -1.2, 0.5, 2.0], [1.1, 0.4, -0.7, 0.9], [0.2, 0.8, -1.5, 0.6]])
+K2 = np.array([[0.5, -0.25], [1.0, 0.75]])
+
+UNREAD_NUMBERS = {
+    "real_if_close tol": lambda t: np.sum(np.real_if_close(X2 * t, tol=t)),
+    "apply_along_axis extra argument": lambda t: np.sum(np.apply_along_axis(lambda r, c: r * r, 0, X2 * t, t)),
+}
+try:
+    import scipy.ndimage as ndi
+    import scipy.signal as ss
+
+    UNREAD_NUMBERS.update({
+        "convolve2d fillvalue in 'valid' mode": lambda t: np.sum(ss.convolve2d(X2 * t, K2, mode="valid", fillvalue=t)),
+        "convolve2d fillvalue with boundary='symm'": lambda t: np.sum(ss.convolve2d(X2 * t, K2, boundary="symm",
+                                                                                    fillvalue=t)),
+        "ndimage cval in 'reflect' mode": lambda t: np.sum(ndi.correlate(X2 * t, K2, mode="reflect", cval=t)),
+        "ndimage cval read ('constant')": lambda t: np.sum(ndi.correlate(X2 * t, K2, mode="constant", cval=t) ** 2),
+    })
+except ImportError:  # SciPy is an optional dependency; the NumPy cases still run
+    pass
+
+
+@pytest.mark.parametrize("f", UNREAD_NUMBERS.values(), ids=UNREAD_NUMBERS.keys())
+def test_numbers_a_definition_does_not_read_get_a_zero_cotangent(f):
+    assert np.isclose(yb.grad(f)(1.3), central_difference(f, 1.3))
+    _, (gradient,), (curvature,) = yb.hvp(f, (1.3,), (1.0,))
+    assert np.isclose(gradient, central_difference(f, 1.3))
+    assert np.isclose(curvature, central_difference(yb.grad(f), 1.3), rtol=1e-5, atol=1e-6)
+
+
+def test_defined_as_gives_unread_numbers_a_zero_cotangent():
+    """The mechanism itself: the pullback of a rule declared with ``defined_as`` returns 0.0
+    (not NoRData) for a float argument its definition never read."""
+    from yuebing.rules.core import CoDual, rrule
+    from yuebing.tangents import NoRData
+
+    x = X2.copy()
+    out, pullback = rrule(np.real_if_close, CoDual(x, np.zeros_like(x)), CoDual(5.0))
+    out.fdata[...] = 1.0
+    rdatas = pullback(NoRData)
+    assert rdatas[2] == 0.0 and rdatas[2] is not NoRData

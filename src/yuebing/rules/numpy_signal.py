@@ -35,7 +35,7 @@ from .cases import Case, randc, randn
 from .core import Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .numpy_arguments import dense_tangent, deliver, forward, rule, vjp_pullback
 from .second_order import defined_by, multilinear, with_vjp
-from .util import fit_tangent, out_cotangent, output, tangent
+from .util import defined_rrule, fit_tangent, out_cotangent, output, tangent
 
 
 # --------------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def _derived(target: Any, definition: Callable, validate: bool = True) -> None:
 
     def rrule_(*args, **kwargs):
         check(args, kwargs)
-        return core.rrule(definition, *args, **kwargs)
+        return defined_rrule(definition, *args, **kwargs)
 
     def frule_(*args, **kwargs):
         check(args, kwargs)

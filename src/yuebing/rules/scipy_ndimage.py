@@ -39,9 +39,8 @@ from ..tangents import NoFData, NoRData, NoTangent
 from .cases import Case, randc, randn, randu
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .numpy_arguments import deliver, dense_tangent, forward, rule
-from .scipy_signal import zero_for_numbers
 from .second_order import defined_by, linear
-from .util import fit_tangent, out_cotangent, output, tangent
+from .util import defined_rrule, fit_tangent, out_cotangent, output, tangent
 
 try:
     import scipy.ndimage as ndi
@@ -81,8 +80,7 @@ def _derived(target: Callable, definition: Callable) -> None:
         integer = plain(args, kwargs)
         if integer is not None:
             return CoDual(integer, NoFData), lambda dy: (NoRData,) * (1 + len(args) + len(kwargs))
-        out, pullback = core.rrule(definition, *args, **kwargs)
-        return out, zero_for_numbers(args, kwargs, pullback)
+        return defined_rrule(definition, *args, **kwargs)
 
     def frule_(*args: Any, **kwargs: Any) -> Any:
         integer = plain(args, kwargs)

@@ -39,7 +39,7 @@ from . import core
 from .core import Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .numpy_arguments import dense_tangent, deliver, forward, rule, sum_to_shape, vjp_pullback
 from .second_order import defined_by, multilinear, with_vjp
-from .util import fit_tangent, out_cotangent, output, tangent
+from .util import defined_rrule, fit_tangent, out_cotangent, output, tangent
 
 try:
     import scipy.signal as ss
@@ -383,34 +383,17 @@ def _sosfilt_check(sos, x, axis=-1, zi=None):
     ss.sosfilt(np.array(sos), x, axis, None if zi is None else np.array(zi))
 
 
-def zero_for_numbers(args: tuple, kwargs: dict, pullback: Callable) -> Callable:
-    """``pullback`` with a zero cotangent (0.0) instead of none for the float arguments the
-    definition did not read on this call (``fillvalue`` in 'valid' mode, ``cval`` in 'reflect'
-    mode): their derivative there is zero by definition, not dropped."""
-    values = [primal(a) for a in args] + [primal(v) for v in kwargs.values()]
-
-    def wrapped(dy: Any) -> tuple:
-        rs = list(pullback(dy))
-        for i, v in enumerate(values, start=1):
-            if i < len(rs) and rs[i] is NoRData and isinstance(v, (float, np.floating)):
-                rs[i] = 0.0
-        return tuple(rs)
-
-    return wrapped
-
-
 def derived(target: Callable, definition: Callable, check: Callable | None = None) -> None:
     """``target`` differentiated as ``definition`` in every mode (``defined_as``), with
-    ``check(*primals, **keywords)`` run first (default: ``target`` itself, for SciPy's errors),
-    and zero cotangents for the numbers the definition did not read (``zero_for_numbers``)."""
+    ``check(*primals, **keywords)`` run first (default: ``target`` itself, for SciPy's errors);
+    numbers the definition did not read get zero cotangents (``util.defined_rrule``)."""
 
     def checked(args: tuple, kwargs: dict) -> None:
         (check or target)(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
 
     def rrule_(*args: Any, **kwargs: Any) -> Any:
         checked(args, kwargs)
-        out, pullback = core.rrule(definition, *args, **kwargs)
-        return out, zero_for_numbers(args, kwargs, pullback)
+        return defined_rrule(definition, *args, **kwargs)
 
     def frule_(*args: Any, **kwargs: Any) -> Any:
         checked(args, kwargs)

@@ -41,6 +41,7 @@ from ..tangents import register_nondifferentiable_type
 from .core import CoDual, Dual, MissingRuleError, RuleArgumentError, primal, register_frule, register_rrule
 from .declare import nondifferentiable
 from .second_order import _register as second_order_special, defined_by
+from .util import defined_rrule
 
 try:
     from scipy.stats._distn_infrastructure import rv_continuous, rv_discrete, rv_generic
@@ -300,9 +301,9 @@ def derived(target: Any, definition: Callable, lead: int | None = None) -> None:
     def rrule_(*args, **kwargs):
         bound = None if lead is None else _bound_call(lead, args, kwargs, CoDual)
         if bound is None:
-            return core.rrule(definition, *args, **kwargs)
+            return defined_rrule(definition, *args, **kwargs)
         values, keyword_slots = bound
-        out, pullback = core.rrule(definition, *values)
+        out, pullback = defined_rrule(definition, *values)
 
         def bound_pullback(dy):
             rdatas = pullback(dy)  # f's, then one per value

@@ -41,7 +41,7 @@ import numpy as np
 
 from .core import SecondOrderError
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE
-from .util import fit_tangent
+from .util import defined_rrule, fit_tangent
 
 Rule = Callable[[tuple, tuple, dict], tuple]
 
@@ -165,7 +165,7 @@ def defined_as(target: Any, definition: types.FunctionType, validate: bool = Fal
 
     def rrule(*args: Any, **kwargs: Any) -> Any:
         check(args, kwargs)
-        return core.rrule(definition, *args, **kwargs)
+        return defined_rrule(definition, *args, **kwargs)
 
     def frule(*args: Any, **kwargs: Any) -> Any:
         check(args, kwargs)

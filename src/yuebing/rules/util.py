@@ -188,3 +188,28 @@ class DictViewFdata:
 
     def __len__(self) -> int:
         return len(self.dict)
+
+
+def defined_rrule(definition: Any, *args: Any, **kwargs: Any) -> tuple:
+    """The reverse rule of a primitive computed as the Python function ``definition``
+    (``second_order.defined_as`` and the domain files' ``derived`` helpers): ``core.rrule`` of the
+    definition, whose pullback gives a zero cotangent instead of none to each number the
+    definition did not read on this call (``fillvalue`` in 'valid' mode, ``tol`` where no value
+    was complex): the primitive's derivative there is zero by definition, not dropped."""
+    from .core import rrule
+
+    out, pullback = rrule(definition, *args, **kwargs)
+    numbers = [i for i, a in enumerate((*args, *kwargs.values()), start=1)
+               if isinstance(a, CoDual) and isinstance(a.primal, (float, complex, np.inexact))
+               and not isinstance(a.primal, np.ndarray)]
+    if not numbers:
+        return out, pullback
+
+    def zero_for_unread_numbers(dy: Any) -> tuple:
+        rdatas = list(pullback(dy))
+        for i in numbers:
+            if i < len(rdatas) and rdatas[i] is NoRData:
+                rdatas[i] = 0.0
+        return tuple(rdatas)
+
+    return out, zero_for_unread_numbers
