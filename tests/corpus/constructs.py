@@ -775,3 +775,237 @@ def c_set_of_ints(x):
     seen |= {7}
     seen.discard(1)
     return x * sum(seen) + x ** 2 * len(frozenset([1, 1, 2])) + (x if 7 in seen else 0.0)
+
+
+# ---------------------------------------------------------------- iteration protocols and calls
+
+class _Countdown:
+    def __init__(self, start, step):
+        self.value, self.step = start, step
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.value <= 0.0:
+            raise StopIteration
+        current = self.value
+        self.value = self.value - self.step
+        return current
+
+
+def c_iterator_class(x):
+    return sum(v * v for v in _Countdown(x + 1.0, 0.75))
+
+
+class _Bag:
+    def __init__(self, items):
+        self.items = items
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+def c_iterable_class(x):
+    total = 0.0
+    for v in _Bag([x, 2.0 * x, x ** 2]):
+        total += v
+    return total
+
+
+class _Pairs:
+    def __init__(self, values):
+        self.values = values
+
+    def __iter__(self):
+        for i in range(len(self.values) - 1):
+            yield self.values[i], self.values[i + 1]
+
+
+def c_generator_iter_method(x):
+    return sum(a * b for a, b in _Pairs([x, 2.0, x * x]))
+
+
+def _three(a, b, c):
+    return a * b + c
+
+
+def c_star_generator(x):
+    return _three(*(x * k for k in range(1, 4)))
+
+
+def c_star_mapping_call(x):
+    return _three(**{"a": x, "b": 3.0, "c": x * x})
+
+
+def _keyword_only(a, *, scale=2.0, shift):
+    return a * scale + shift
+
+
+def _positional_only(a, b, /):
+    return a * b
+
+
+def c_keyword_and_positional_only(x):
+    return _keyword_only(x, shift=x * x) + _positional_only(x, 3.0)
+
+
+def _weighted(v, weights=np.array([1.0, 2.0])):
+    return float(np.dot(weights, [v, v * v]))
+
+
+def c_array_default(x):
+    return _weighted(x)
+
+
+def c_enumerate_start_zip_strict(x):
+    values = [x, 2.0 * x, 3.0]
+    total = 0.0
+    for i, (a, b) in enumerate(zip(values, reversed(values)), start=1):
+        total += i * a * b
+    return total
+
+
+def c_dict_comprehension_items(x):
+    weights = {name: x ** k for k, name in enumerate("abc")}
+    return sum(v for k, v in sorted(weights.items()) if k != "b")
+
+
+def c_nested_list_comprehension(x):
+    grid = [[x * i + j for j in range(3)] for i in range(2)]
+    return sum(sum(row) for row in grid) * x
+
+
+def c_any_all_filters(x):
+    values = [x, x * x, 0.5]
+    big = [v for v in values if v > 0.4]
+    return sum(big) if any(v > 0.6 for v in values) and all(v > 0 for v in values) else -x
+
+
+def c_while_with_break_else(x):
+    y, n = x, 0
+    while n < 10:
+        y = y * 1.1
+        n += 1
+        if y > 2.0:
+            break
+    else:
+        y = -y
+    return y
+
+
+def c_tuple_swap_and_star_unpack(x):
+    a, b = x, 2.0 * x
+    a, b = b, a
+    first, *rest = [a, b, x * x]
+    return first * 3.0 + sum(rest)
+
+
+def c_string_keys_and_get(x):
+    params = {"w": x, "b": 0.5}
+    return params.get("w", 0.0) * params.get("missing", 2.0) + params["b"]
+
+
+def c_dict_update_and_pop(x):
+    state = {"a": x}
+    state.update(b=2.0 * x)
+    value = state.pop("a")
+    return value * state["b"]
+
+
+def c_list_insert_extend_reverse(x):
+    values = [x, 3.0]
+    values.insert(0, x * x)
+    values.extend([1.0, x])
+    values.reverse()
+    last = values.pop()
+    return sum(values) * last
+
+
+def c_numpy_in_place_slices(x):
+    a = np.zeros(4)
+    a[1:3] = x
+    a[::2] += x * x
+    a *= 2.0
+    return float(a @ np.arange(4.0))
+
+
+def c_numpy_boolean_mask(x):
+    a = np.array([x, -x, 2.0 * x, 0.5])
+    mask = a > 0.0
+    a[mask] = a[mask] ** 2
+    return float(a.sum())
+
+
+def c_lambda_sorted_key(x):
+    points = [(x, 3.0), (0.2, x * x), (1.5, 1.0)]
+    best = min(points, key=lambda p: p[0] * p[1])
+    return best[0] + best[1]
+
+
+def c_nested_function_default_int(x):
+    def scale(v, k=3):
+        return v * k
+    return scale(x) + scale(x, k=2)
+
+
+def c_conditional_import_math(x):
+    import math as m
+    return m.sqrt(x) * m.pi
+
+
+def c_class_attribute_counter(x):
+    class Acc:
+        total = 0.0
+
+        def add(self, v):
+            self.total = self.total + v
+            return self
+
+    acc = Acc()
+    acc.add(x).add(x * x)
+    return acc.total
+
+
+def c_property_setter(x):
+    class Temp:
+        def __init__(self):
+            self._c = 0.0
+
+        @property
+        def f(self):
+            return self._c * 9.0 / 5.0 + 32.0
+
+        @f.setter
+        def f(self, value):
+            self._c = (value - 32.0) * 5.0 / 9.0
+
+    t = Temp()
+    t.f = x * 100.0
+    return t._c
+
+
+def c_frozen_dataclass_fields(x):
+    @dataclasses.dataclass(frozen=True)
+    class Point:
+        a: float
+        b: float = 1.0
+
+    p = Point(x, b=x * x)
+    q = dataclasses.replace(p, a=2.0 * x)
+    return p.a * q.b + q.a
+
+
+def c_reduce_with_lambda_and_initial(x):
+    return functools.reduce(lambda acc, v: acc * v + 1.0, [x, 2.0, x * x], 0.5)
+
+
+def c_itertools_product_chain(x):
+    pairs = itertools.product([x, 1.0], [2.0, x])
+    return sum(a * b for a, b in pairs) + sum(itertools.chain([x], (x * x,)))
+
+
+def c_chained_comparison_clip(x):
+    low, high = 0.2, 1.5
+    y = x * 3.0
+    return y if low < y < high else (low if y <= low else high) * x

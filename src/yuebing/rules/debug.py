@@ -219,6 +219,8 @@ def checked_reverse(fn: Any, names: list, args: tuple, kwargs: dict, out: CoDual
                           "declare the function with yuebing.nondifferentiable; otherwise the rule must raise")
         return rdatas
 
+    if getattr(pullback, "changes_nothing", False):  # keep what transform/exceptions.py reads
+        checked_pullback.changes_nothing = True  # type: ignore[attr-defined]
     return out, checked_pullback
 
 

@@ -300,8 +300,10 @@ linear((dict, "setdefault"), stored=(2,))  # the default is written into the dic
 
 # a list of (key, value) pairs has no tangent for its keys: dict.update is written with covered
 # functions, whose second order follows the primal's keys
-def _dict_update(d, other=()):
+def _dict_update(d, other=(), **entries):
     for key, value in dict(other).items():
+        d[key] = value
+    for key, value in entries.items():
         d[key] = value
 
 
