@@ -172,7 +172,7 @@ def _is_machinery(filename: str) -> bool:
 def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode") -> None:
     """Refuse to transform yuebing's own code (tapes, pullbacks, buffers) rather than follow it
     and risk a wrong answer. Users reach this by nesting differentiation in a way yuebing does not
-    support: differentiating a function that calls yb.vjp or yb.jvp."""
+    support: differentiating a function that calls yb.hvp or yb.jacobian, say."""
     filename = fn.__code__.co_filename
     name = getattr(fn.__code__, "co_qualname", fn.__qualname__)
     # generated code holds the user's nested functions (``..._jvp.<locals>.inner``) too: only its
@@ -182,9 +182,8 @@ def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode"
         raise NestedDifferentiationError(
             f"yuebing cannot apply {mode} to {name} ({filename}): it is part of yuebing's own "
             "differentiation machinery, so this is nested differentiation of a kind yuebing does "
-            "not support: differentiating a function that calls yb.vjp or yb.jvp. Supported: yb.grad "
-            "and yb.value_and_grad inside the function, under yb.grad, yb.jvp, yb.jacobian, yb.hvp and "
-            "yb.hessian"
+            "not support (docs/limitations.md, \"Nested differentiation\"). Supported inside a differentiated "
+            "function: yb.grad, yb.value_and_grad, yb.vjp and its pullback, yb.jvp, yb.linearize"
         )
 
 
