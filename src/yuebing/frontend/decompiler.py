@@ -25,6 +25,7 @@ import types
 from typing import Any
 
 from .decompiler_ops import ExpressionOps, Mark, DecompileError, negate, merge_and, NULL, COND_JUMPS
+from .decompiler_try import TryStatements
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,16 +35,23 @@ class Ctx:
     follow: int | None = None
     heads: frozenset = frozenset()  # jump targets meaning ``continue``
     exit: int | None = None         # jump target meaning ``break``
+    tries: frozenset = frozenset()  # handlers of the ``try`` statements being decompiled
+    finallies: tuple = ()           # ``finally`` blocks run before a return/break/continue, innermost first
+    except_name: str | None = None  # ``except E as name``: the name the clause clears
 
     def sub(self, end: int, follow: int | None) -> "Ctx":
         return dataclasses.replace(self, end=end, follow=follow)
+
+    def loop(self, end: int, follow: int | None, heads: frozenset, exit: int | None) -> "Ctx":
+        """A loop's body: new labels, the same ``try`` statements around it."""
+        return dataclasses.replace(self, end=end, follow=follow, heads=heads, exit=exit)
 
 
 _COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp, "<dictcomp>": ast.DictComp,
                    "<genexpr>": ast.GeneratorExp}
 
 
-class Decompiler(ExpressionOps):
+class Decompiler(TryStatements, ExpressionOps):
     """Decompiles one code object (nested code objects get their own ``Decompiler``)."""
 
     def __init__(self, code: types.CodeType) -> None:
@@ -90,11 +98,17 @@ class Decompiler(ExpressionOps):
         """Decompile instructions ``[start, end)`` into ``out``; ``stack`` is changed in place."""
         i = start
         while i < end:
-            if self.ins[i].opname != "FOR_ITER" and i not in ctx.heads and \
-                    any(i <= j < ctx.end for j in self.back_jumps.get(i, ())):
+            if ctx.finallies:
+                i = self.skip_finally_copies(i, ctx)
+            loop = self.ins[i].opname != "FOR_ITER" and i not in ctx.heads and \
+                any(i <= j < ctx.end for j in self.back_jumps.get(i, ()))
+            handler = self.try_at(i, ctx)
+            if handler is not None and (not loop or any(handler in self.handler_chain(j) for j in self.back_jumps[i])):
+                i = self.try_statement(i, handler, stack, ctx, out)
+            elif loop:
                 i = self.while_loop(i, stack, ctx, out)
-                continue
-            i = self.step(i, stack, ctx, out)
+            else:
+                i = self.step(i, stack, ctx, out)
         return out
 
     def step(self, i: int, stack: list, ctx: Ctx, out: list) -> int:
@@ -288,6 +302,13 @@ class Decompiler(ExpressionOps):
 
     def node_expression(self, j: int, stack: list, ctx: Ctx) -> int:
         """Simulate pure expression code from ``j`` up to the next conditional jump (its index)."""
+        pending = list(self.pending_stores)
+        try:
+            return self.pure_expression(j, stack, ctx)
+        finally:  # a store tried as part of a condition must leave nothing behind
+            self.pending_stores = pending
+
+    def pure_expression(self, j: int, stack: list, ctx: Ctx) -> int:
         out: list = []
         while True:
             if j >= ctx.end or j >= len(self.ins):
@@ -298,7 +319,7 @@ class Decompiler(ExpressionOps):
             if name.startswith(("JUMP", "RETURN", "RAISE", "FOR_ITER", "STORE_ATTR", "STORE_SUBSCR")):
                 raise DecompileError("a condition")
             j = self.step(j, stack, ctx, out)
-            if out:
+            if out or self.pending_stores:
                 raise DecompileError("a condition")
 
     def resolve(self, target: int) -> int:
@@ -485,7 +506,7 @@ class Decompiler(ExpressionOps):
         if self.ins[exit_ - 1].opname != "JUMP_BACKWARD" or self.targets[exit_ - 1] != i:
             raise DecompileError("a for loop")
         target, j = self.read_target(i + 1)
-        loop = Ctx(exit_ - 1, i, frozenset({i}), exit_)
+        loop = ctx.loop(exit_ - 1, i, frozenset({i}), exit_)
         body = self.region(j, exit_ - 1, stack, loop)
         stack.pop()
         self.emit(out, ast.For(target, iterable, body, []), i)
@@ -504,7 +525,7 @@ class Decompiler(ExpressionOps):
                 raise DecompileError("not a while condition")
         except DecompileError:
             cond, body_start, exit_ = ast.Constant(True), i, back + 1
-        loop = Ctx(back, i, frozenset({i}), exit_)
+        loop = ctx.loop(back, i, frozenset({i}), exit_)
         body = self.region(body_start, back, stack, loop)
         # ``while True:`` keeps its line in a NOP before the loop
         self.emit(out, ast.While(cond, body, []), i - 1 if i and self.ins[i - 1].opname == "NOP" else i)
@@ -514,7 +535,7 @@ class Decompiler(ExpressionOps):
         """``while cond:`` whose test is repeated at the bottom (jumping back to the body)."""
         test_length = self.repeated_test_length(body_start, exit_)
         bottom = exit_ - test_length
-        loop = Ctx(bottom, bottom, frozenset({bottom, body_start - test_length}), exit_)
+        loop = ctx.loop(bottom, bottom, frozenset({bottom, body_start - test_length}), exit_)
         body = self.region(body_start, bottom, stack, loop)
         self.emit(out, ast.While(cond, body, []), i)
         return exit_

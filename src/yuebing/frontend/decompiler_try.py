@@ -1,0 +1,275 @@
+"""``try`` statements for ``frontend/decompiler.py``, rebuilt from CPython 3.11's exception table.
+
+CPython 3.11 has no ``SETUP_FINALLY`` instruction: a ``try`` body is the run of instructions the
+exception table sends to one handler, a block starting ``PUSH_EXC_INFO``. What the compiler lays
+out, and what is read back here:
+
+- ``try``/``except``: the body (protected), the ``else`` block (not protected), a jump over the
+  handler; the handler tests each clause (``<type> CHECK_EXC_MATCH POP_JUMP_FORWARD_IF_FALSE``,
+  or nothing for a bare ``except``), binds or drops the exception, runs the clause body, then
+  ``POP_EXCEPT`` and a jump to the end. ``except E as name`` wraps its body in a hidden
+  ``try``/``finally`` that clears ``name`` (``LOAD_CONST None; STORE name; DELETE name``). After
+  the clauses come ``RERAISE 0`` and the clean-up block ``COPY 3; POP_EXCEPT; RERAISE 1``.
+- ``try``/``finally``: the body, a copy of the ``finally`` block for the normal path, a jump over
+  the handler, then the handler: ``PUSH_EXC_INFO``, a second copy, ``RERAISE 0`` and the clean-up.
+  ``return``/``break``/``continue`` inside the body run yet another copy, unprotected, just
+  before they leave; those copies are recognised (same instructions as the handler's) and skipped.
+- ``try``/``except``/``finally`` is a ``try``/``except`` inside the body of a ``try``/``finally``
+  that starts at the same instruction; it becomes one statement again.
+
+Nesting is read from the table too: a handler's own instructions are protected by its clean-up
+block, and that block by the enclosing handler, so following "which handler protects this
+instruction" from any instruction walks out through the ``try`` statements around it.
+
+Whatever shape is not recognised raises ``DecompileError``; whatever is recognised wrongly is
+caught by the compile-back check in ``bytecode.py``.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import dis
+import functools
+
+from .decompiler_ops import DecompileError, Mark
+
+_CLEANUP = ["COPY", "POP_EXCEPT", "RERAISE"]
+_NAME_CLEANUP = ["LOAD_CONST", "STORE", "DELETE", "RERAISE"]
+_STORES = ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL")
+
+
+@dataclasses.dataclass(frozen=True)
+class FinallyCopy:
+    """The handler's copy of a ``finally`` block: ``length`` instructions from ``start``,
+    protecting the body of the ``try`` whose handler is at ``handler``."""
+    handler: int
+    start: int
+    length: int
+
+
+class TryStatements:
+    """``try`` statements (mixed into ``Decompiler``, which provides ``ins``, ``run``, ``step``...)."""
+
+    # ------------------------------------------------------------------ the exception table
+
+    @functools.cached_property
+    def handler_at(self) -> list:
+        """For each instruction, the index of the innermost handler protecting it (or None)."""
+        handlers: list = [None] * len(self.ins)
+        offsets = [i.offset for i in self.ins]
+        for entry in dis._parse_exception_table(self.code):
+            target = self.index_of[entry.target]
+            for n, offset in enumerate(offsets):
+                if entry.start <= offset < entry.end:
+                    handlers[n] = target
+        return handlers
+
+    def handler_chain(self, i: int) -> list:
+        """The handlers around instruction ``i``, innermost first."""
+        chain, h = [], self.handler_at[i]
+        while h is not None and h not in chain:
+            chain.append(h)
+            h = self.handler_at[h]
+        return chain
+
+    @functools.cached_property
+    def try_extents(self) -> dict:
+        """For each ``try`` handler, (first, one past the last) instruction of what it protects,
+        nested statements included."""
+        extents: dict = {}
+        for n in range(len(self.ins)):
+            for h in self.handler_chain(n):
+                if self.is_try_handler(h):
+                    first, last = extents.get(h, (n, n + 1))
+                    extents[h] = (min(first, n), max(last, n + 1))
+        return extents
+
+    def is_try_handler(self, h: int) -> bool:
+        ins = self.ins
+        return ins[h].opname == "PUSH_EXC_INFO" and h + 1 < len(ins) and ins[h + 1].opname != "WITH_EXCEPT_START"
+
+    def try_at(self, i: int, ctx) -> int | None:
+        """The handler of the outermost ``try`` statement starting at ``i`` not yet opened."""
+        found = [h for h, (first, _) in self.try_extents.items() if first == i and h not in ctx.tries]
+        return max(found) if found else None
+
+    # ------------------------------------------------------------------ statements
+
+    def try_statement(self, i: int, handler: int, stack: list, ctx, out: list) -> int:
+        ins = self.ins
+        cleanup = self.handler_at[handler]
+        if cleanup is None or [x.opname for x in ins[cleanup:cleanup + 3]] != _CLEANUP:
+            raise DecompileError("a try statement's clean-up")
+        after = cleanup + 3
+        if after > ctx.end:
+            raise DecompileError("a try statement ending outside its block")
+        follow = after if after < ctx.end else ctx.follow
+        inner = dataclasses.replace(ctx, tries=ctx.tries | {handler})
+        if self.is_except_handler(handler):
+            node = self.try_except(i, handler, cleanup, stack, inner, follow)
+        else:
+            node = self.try_finally(i, handler, cleanup, stack, inner, follow)
+        node.start_index = i
+        self.emit(out, node, self.try_line(i, handler, ctx))
+        return after
+
+    def try_line(self, i: int, handler: int, ctx) -> int:
+        """The instruction holding the ``try`` line: the ``NOP`` before its body, counted back
+        past those of the ``try`` statements nested in it that start at the same instruction."""
+        nested = sum(1 for h, (first, _) in self.try_extents.items()
+                     if first == i and h < handler and h not in ctx.tries)
+        for k in (i - 1 - nested, i - 1):
+            if k >= 0 and self.ins[k].opname == "NOP":
+                return k
+        return i
+
+    def is_except_handler(self, handler: int) -> bool:
+        """Whether the handler tests clauses (else it runs a ``finally`` block)."""
+        ins, n = self.ins, handler + 1
+        if ins[n].opname == "POP_TOP":
+            return True
+        while n < len(ins) and self.handler_at[n] == self.handler_at[handler + 1]:
+            if ins[n].opname == "CHECK_EXC_MATCH":
+                return True
+            if ins[n].opname.startswith(("STORE", "POP", "JUMP", "RETURN", "RAISE", "RERAISE", "DELETE")):
+                return False
+            n += 1
+        return False
+
+    def try_except(self, i: int, handler: int, cleanup: int, stack: list, ctx, follow) -> ast.Try:
+        ins = self.ins
+        body_end = self.try_extents[handler][1]
+        if body_end < handler and ins[body_end].opname == "RETURN_VALUE":
+            body_end += 1  # ``return v`` leaves the protected range just before returning
+        rest = list(range(body_end, handler))
+        has_else = rest and not (len(rest) == 1 and ins[rest[0]].opname.startswith("JUMP"))
+        body = self.region(i, body_end, stack, ctx.sub(body_end, body_end if has_else else follow))
+        orelse = self.run(body_end, handler, list(stack), ctx.sub(handler, follow), []) if has_else else []
+        handlers = self.except_clauses(handler, cleanup, stack, ctx, follow)
+        return ast.Try(body, handlers, orelse, [])
+
+    def except_clauses(self, handler: int, cleanup: int, stack: list, ctx, follow) -> list:
+        ins, j, clauses = self.ins, handler + 1, []
+        while j < cleanup:
+            if ins[j].opname == "RERAISE" and ins[j].arg == 0 and j + 1 == cleanup:
+                break
+            clause, j = self.except_clause(j, cleanup, stack, ctx, follow)
+            clauses.append(clause)
+        if not clauses or any(c.type is None for c in clauses[:-1]):
+            raise DecompileError("a try statement's handlers")
+        return clauses
+
+    def except_clause(self, j: int, cleanup: int, stack: list, ctx, follow) -> tuple:
+        """One ``except`` clause starting at ``j``: (the clause, where the next one starts)."""
+        ins, line = self.ins, self.lines[j]
+        if ins[j].opname == "POP_TOP":
+            kind, name, start, next_ = None, None, j + 1, cleanup
+            if ins[cleanup - 1].opname == "RERAISE" and ins[cleanup - 1].arg == 0:
+                next_ = cleanup - 1
+        else:
+            kind, k = self.exception_type(j, stack, ctx)
+            if not ins[k + 1].opname == "POP_JUMP_FORWARD_IF_FALSE":
+                raise DecompileError("an except clause")
+            next_, k = self.targets[k + 1], k + 2
+            name = ins[k].argval if ins[k].opname in _STORES else None
+            if name is None and ins[k].opname != "POP_TOP":
+                raise DecompileError("an except clause")
+            if ins[k].opname == "STORE_GLOBAL":
+                self.stored_globals.add(name)
+            elif ins[k].opname == "STORE_DEREF":
+                self.stored_cells.add(name)
+            start = k + 1
+        stop = next_
+        if name is not None:
+            tail = ins[next_ - 4:next_]
+            if [x.opname[:len(p)] for x, p in zip(tail, _NAME_CLEANUP)] != _NAME_CLEANUP or tail[1].argval != name:
+                raise DecompileError("an except clause's name")
+            stop = next_ - 4
+        work = list(stack) + [Mark("exc_info")]
+        body = self.run(start, stop, work, dataclasses.replace(ctx, end=stop, follow=follow, except_name=name), [])
+        leaves = body and isinstance(body[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))
+        if not leaves and (len(work) != len(stack) or any(a is not b for a, b in zip(work, stack))):
+            raise DecompileError("an except clause's stack")
+        clause = ast.ExceptHandler(kind, name, body or [ast.Pass()])
+        clause.lineno = line
+        return clause, next_
+
+    def exception_type(self, j: int, stack: list, ctx) -> tuple:
+        """The expression an ``except`` clause matches, and the index of its ``CHECK_EXC_MATCH``."""
+        work, out = list(stack) + [Mark("exc_info"), Mark("exception")], []
+        while self.ins[j].opname != "CHECK_EXC_MATCH":
+            if self.ins[j].opname.startswith(("JUMP", "POP_JUMP", "RETURN", "RAISE", "STORE", "FOR_ITER")):
+                raise DecompileError("an except clause's type")
+            j = self.step(j, work, ctx, out)
+            if out:
+                raise DecompileError("an except clause's type")
+        if len(work) != len(stack) + 3:
+            raise DecompileError("an except clause's type")
+        return self.expr(work[-1]), j
+
+    def op_POP_EXCEPT(self, i, stack, ctx, out):
+        """Leaving a handler (``return``/``break``/``continue``/the end of a clause); after
+        ``except E as name`` the compiler clears ``name`` too."""
+        mark = stack.pop()
+        if not (isinstance(mark, Mark) and mark.kind == "exc_info"):
+            raise DecompileError("POP_EXCEPT outside a handler")
+        name = getattr(ctx, "except_name", None)
+        tail = self.ins[i + 1:i + 4]
+        if name is not None and [x.opname[:len(p)] for x, p in zip(tail, _NAME_CLEANUP)] == _NAME_CLEANUP[:3] \
+                and tail[0].argval is None and tail[1].argval == name and tail[2].argval == name:
+            return i + 4
+        return None
+
+    def try_finally(self, i: int, handler: int, cleanup: int, stack: list, ctx, follow) -> ast.Try:
+        ins = self.ins
+        if ins[cleanup - 1].opname != "RERAISE" or ins[cleanup - 1].arg != 0:
+            raise DecompileError("a finally block that does not re-raise")
+        copy = FinallyCopy(handler, handler + 1, cleanup - 1 - (handler + 1))
+        work = list(stack) + [Mark("exc_info"), Mark("exception")]
+        final = self.region(copy.start, cleanup - 1, work,
+                            dataclasses.replace(ctx, end=cleanup - 1, follow=None, heads=frozenset(), exit=None))
+        body_end = handler
+        last = handler - 1
+        if ins[last].opname.startswith("JUMP") and self.same_as_copy(last - copy.length, copy):
+            body_end = last - copy.length
+            if self.targets[last] != follow and self.targets[last] not in ctx.heads:
+                raise DecompileError("a try statement's exit")
+        inner = dataclasses.replace(ctx, end=body_end, follow=body_end if body_end < handler else follow,
+                                    finallies=(copy,) + ctx.finallies)
+        body = self.region(i, body_end, stack, inner)
+        if len(body) == 1 and isinstance(body[0], ast.Try) and not body[0].finalbody \
+                and getattr(body[0], "start_index", None) == i:
+            body[0].finalbody = final
+            return body[0]
+        return ast.Try(body, [], [], final)
+
+    def same_as_copy(self, at: int, copy: FinallyCopy) -> bool:
+        """Whether the instructions at ``at`` repeat the ``finally`` block ``copy``."""
+        ins = self.ins
+        if at < 0 or at + copy.length > len(ins):
+            return False
+        for k in range(copy.length):
+            a, b = ins[at + k], ins[copy.start + k]
+            jumps = self.targets[at + k] is not None or self.targets[copy.start + k] is not None
+            if a.opname != b.opname or (not jumps and a.argval != b.argval):
+                return False
+        return True
+
+    def skip_finally_copies(self, i: int, ctx) -> int:
+        """Past the copies of ``finally`` blocks that a ``return``/``break``/``continue`` at the
+        end of them runs first (unprotected instructions inside a protected body)."""
+        j = i
+        for copy in ctx.finallies:
+            if copy.handler in self.handler_chain(j) or not self.same_as_copy(j, copy):
+                break
+            j += copy.length
+        if j == i:
+            return i
+        name = self.ins[j].opname
+        if name == "RETURN_VALUE" or name.startswith("JUMP") or \
+                name == "LOAD_CONST" and self.ins[j + 1].opname == "RETURN_VALUE":
+            return j
+        raise DecompileError("a finally block run before leaving")
+
+
+__all__ = ["FinallyCopy", "TryStatements"]
