@@ -1009,3 +1009,18 @@ def c_chained_comparison_clip(x):
     low, high = 0.2, 1.5
     y = x * 3.0
     return y if low < y < high else (low if y <= low else high) * x
+
+
+class _Money:
+    def __init__(self, amount):
+        self.amount = amount
+
+    def __add__(self, other):
+        return _Money(self.amount + (other.amount if isinstance(other, _Money) else other))
+
+    def __radd__(self, other):
+        return self.__add__(other)
+
+
+def c_sum_of_user_objects(x):
+    return sum([_Money(x), _Money(x * x), _Money(2.0)]).amount

@@ -35,6 +35,7 @@ import numpy as np
 from .. import tangents as T
 from ..tangents import NoFData, NoRData, NoTangent
 from .cases import Case, ConventionCase, randc, randn, randpos
+from . import core
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule_for, frule_for
 from .operators import (
     ABS_RULES, POW_RULES, Elements, _pow_dbase, _pow_dexp, fit_element, forward_elements, forward_sequence,
@@ -300,6 +301,8 @@ def _sum_rrule(iterable, start=_NOARG):
 def _chained_sum_rrule(src: Elements, start: Any, passed: bool) -> tuple[CoDual, Callable]:
     """``sum`` of sequences (``sum(lists, [])``): Python adds left to right with ``+``."""
     add_rrule = _lookup_add_rrule()
+    if any(_user_object(v) for v in [primal(start), *src.items]):  # __add__/__radd__ as user code
+        add_rrule = _operator_protocol(operator.add, core.derive_rrule, CoDual)
     acc = start if isinstance(start, CoDual) else output(start)
     pullbacks = []
     for i in range(len(src)):
@@ -316,6 +319,18 @@ def _chained_sum_rrule(src: Elements, start: Any, passed: bool) -> tuple[CoDual,
     return acc, pullback
 
 
+def _user_object(value: Any) -> bool:
+    """An instance of a class defined in Python outside the standard types (its operators are
+    user code, run through the call protocol of the transforms)."""
+    return type(value).__module__ not in ("builtins", "numpy") and hasattr(type(value), "__dict__") \
+        and not isinstance(value, (np.ndarray, np.generic))
+
+
+def _operator_protocol(op: Callable, derive: Callable, wrap: type) -> Callable:
+    """``op``'s rule through the transforms' dispatch (which follows ``__add__``/``__radd__``)."""
+    return lambda *args: derive(wrap(op, NoFData if wrap is CoDual else NoTangent), *args)
+
+
 def _lookup_add_rrule() -> Callable:
     from .core import RRULES
 
@@ -329,8 +344,10 @@ def _sum_frule(iterable, start=_NOARG):
     s = primal(start)
     if not (_numeric(s) and all(_numeric(p) for p, _ in items)):
         acc = start if isinstance(start, Dual) else Dual(s, T.zero_tangent(s))
+        add = _operator_protocol(operator.add, core.derive_frule, Dual) \
+            if any(_user_object(v) for v in [s, *(p for p, _ in items)]) else lambda a, b: frule(operator.add, a, b)
         for p, t in items:
-            acc = frule(operator.add, acc, Dual(p, t))
+            acc = add(acc, Dual(p, t))
         return acc
     y = builtins.sum((p for p, _ in items), s)
     if not items and y is s and isinstance(start, Dual):
