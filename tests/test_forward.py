@@ -471,12 +471,23 @@ def test_forward_over_grad_is_a_hessian():
     np.testing.assert_allclose(jacobian(yb.grad(lambda x: np.sum(x ** 3)), mode="fwd")(x), np.diag(6 * x))
 
 
-def test_forward_over_jvp_is_refused_not_wrong():
-    # forward over forward is not implemented: forward mode refuses to follow yuebing's machinery
+def test_forward_over_jvp_keeps_perturbations_apart():
+    # d/dx [x * d/dy (x + y)] = 1 with the inner derivative by forward mode too
+    assert jvp(calls_jvp_inside, (1.0,), (1.0,))[1] == pytest.approx(1.0)
+
+
+def calls_hvp_inside(x):
+    import yuebing as yb
+
+    return x * yb.hvp(lambda y: x * y * y, (1.0,), (1.0,))[2][0]
+
+
+def test_forward_over_hvp_is_refused_not_wrong():
+    # forward mode over yb.hvp is not implemented: forward mode refuses to follow yuebing's machinery
     from yuebing.transform.forward_runtime import NestedDifferentiationError
 
     with pytest.raises(NestedDifferentiationError, match="nested differentiation") as info:
-        jvp(calls_jvp_inside, (1.0,), (1.0,))
+        jvp(calls_hvp_inside, (1.0,), (1.0,))
     assert "test_forward.py" in "".join(getattr(info.value, "__notes__", []))
 
 

@@ -107,36 +107,6 @@ def _value_and_grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tup
     return _gradient_function(_value_and_grad, f, argnums, has_aux)
 
 
-def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
-    """Reverse rule of a call of a function made by ``yb.grad``/``yb.value_and_grad``."""
-    spec = f.primal.__yuebing_gradient__
-    xs = tuple(a.primal for a in args)
-    check_gradient_call(spec, kwargs, xs, _captures_derivatives(f.fdata), "reverse mode over yb.grad")
-    nums, single = normalise_argnums(spec.argnums, len(xs), "grad")
-    value, gradient = _value_and_grad(spec.f, argnums=spec.argnums)(*xs)
-    out = output((value, gradient) if spec.with_value else gradient)
-
-    def pullback(dy: Any) -> tuple:
-        cotangent = T.join(out.fdata, dy)
-        value_bar, grad_bar = cotangent if spec.with_value else (0.0, cotangent)
-        grad_bars = (grad_bar,) if single else tuple(grad_bar)
-        directions = [NoTangent] * len(xs)
-        for i, bar in zip(nums, grad_bars):
-            directions[i] = T.zero_tangent(xs[i]) if bar is NoTangent else bar
-        if all(d is NoTangent for d in directions):
-            directions = [T.zero_tangent(x) for x in xs]
-        _, grads, products = _value_grad_hvp(spec.f, xs, tuple(directions), "grad")
-        value_bar = 0.0 if value_bar is NoTangent or value_bar is NoRData else float(value_bar)
-        rdatas = [NoRData]  # the gradient function's own: it captures nothing differentiable
-        for a, g, product in zip(args, grads, products):
-            if value_bar != 0.0:
-                product = T.add(product, T.scale(g, value_bar))
-            rdatas.append(accumulate(a, product) if isinstance(a, CoDual) else NoRData)
-        return tuple(rdatas)
-
-    return out, pullback
-
-
 def check_gradient_call(spec: Any, kwargs: dict, xs: tuple, captures: bool, mode: str) -> None:
     """What differentiating a call of a ``yb.grad``/``yb.value_and_grad`` function supports
     (``mode``: reverse over it, a Hessian through it): positional float and float-array
@@ -272,6 +242,8 @@ def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list,
         grads_t.append(join(x4[3], rsd[3 + 2 * k]))
     return grads, grads_t
 
+
+from .composition import gradient_rrule  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
 
 _register_second_order((_grad, _value_and_grad), gradient_maker_rule)
 protocols.GRADIENT_CALLS.update(reverse=gradient_rrule, forward=gradient_frule, second=gradient_rule,

@@ -1,0 +1,325 @@
+"""Transforms that compose: ``yb.grad``, ``yb.vjp`` (and its pullback), ``yb.jvp`` and
+``yb.linearize`` called inside the function being differentiated, in reverse and forward mode.
+
+Every second derivative here is one forward-over-reverse pass (``call_rrule2``) of the inner
+function, run when the outer pass needs it, with the inner and outer perturbations kept apart by
+construction: the inner derivative is taken with respect to the inner function's own arguments
+(its direction enters as their tangents), the outer one reaches it through the tangents or
+cotangents of the arguments *and of the values the inner function captured* (its closure's
+boxes), which the inner transform holds constant.
+
+* Reverse over ``grad(g)`` (``gradient_rrule``): the gradient's cotangent ``ybar`` goes back to
+  every argument ``x_j`` and captured value as ``sum_i d2 g / dx_j dx_i ybar_i`` (plus ``vbar``
+  times the gradient for ``value_and_grad``): one pass with direction ``ybar`` on the
+  differentiated arguments, seeded ``(1, vbar)``; the answer is the rdata tangent.
+* Reverse over ``jvp(f, p, t)``: cotangents ``(vbar, tbar)`` go to ``t`` as ``J^T tbar`` and to
+  ``p`` (and the captured values) as ``J^T vbar + D(J^T tbar)[t]``: one pass with direction
+  ``t`` seeded ``(tbar, vbar)``.
+* Forward over ``jvp(f, p, t)`` along ``(dp, dt, dc)``: the value's tangent ``J dp + J_c dc`` and
+  ``J dt`` by forward mode; ``D(J t)[dp, dc]`` element by element, each ``<D(J^T e_k)[dp, dc], t>``
+  by one pass seeded ``e_k`` (so it costs one pass per output element).
+* ``yb.vjp`` and ``yb.linearize`` are written as Python (``rules/_nested_definitions.py``): a
+  pullback is ``grad`` of a pairing, a linearized function is ``jvp`` at the saved point.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import tangents as T
+from ..rules import _nested_definitions as definitions
+from ..rules import outside_state
+from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
+from ..rules.second_order import _register as _register_second_order
+from ..rules.util import output
+from ..tangents import NoFData, NoRData, NoTangent, Tangent
+from ..transform.forward_runtime import NestedDifferentiationError, call_frule, global_tangent, zero_tangent_of
+from ..transform.runtime import call_rrule
+from ..transform.second_order import _dual_closure_tangent, call_rrule2
+from .common import normalise_argnums
+from .custom import linearize
+from .forward import _leaves, jvp
+from .reverse import grad, seed_output, value_and_grad, vjp
+from .second_order import separated_arguments
+
+
+# --------------------------------------------------------------------------------------------
+# One forward-over-reverse pass inside an outer reverse pass
+# --------------------------------------------------------------------------------------------
+
+
+def _fresh_fdata(x: Any, outer: Any, default: Any) -> Any:
+    """Zero fdata for the inner pass: a closure made in the differentiated code has boxes for
+    its captured values (``outer`` holds the outer pass's); anything else its own."""
+    if callable(x) and isinstance(outer, Tangent):
+        return T.scale(outer, 0.0)
+    return default
+
+
+def deliver(codual: Any, tangent: Any) -> Any:
+    """Add a cotangent (a full tangent) into an outer argument: its mutable parts into the
+    codual's fdata in place; returns the rdata (numbers) the pullback returns for it."""
+    if tangent is NoTangent or not isinstance(codual, CoDual):
+        return NoRData
+    fd = codual.fdata
+    zero_r = T.rdata(T.scale(tangent, 0.0))
+    if fd is not NoFData:
+        part = T.fdata(tangent)
+        if part is not NoFData:
+            T.increment(T.join(fd, zero_r), T.join(part, zero_r))
+    return T.rdata(tangent)
+
+
+class DualPass:
+    """``call_rrule2`` of ``g`` on the outer arguments' primals with fresh fdata, along
+    ``directions`` (None: zero), seeded by ``seed(out4) -> (dy, dy_d)``. ``first[i]`` and
+    ``second[i]`` are argument ``i``'s cotangent and its tangent (full tangents); ``g_first``,
+    ``g_second`` the same for the values ``g`` captured."""
+
+    def __init__(self, g: Any, g_fdata: Any, args: tuple, directions: list, seed: Callable, name: str) -> None:
+        xs, fdata_of = separated_arguments(tuple(primal(a) for a in args), name)
+        outer = [a.fdata if isinstance(a, CoDual) else NoFData for a in args]
+        fds = [_fresh_fdata(x, o, d) for x, o, d in zip(xs, outer, fdata_of(xs))]
+        fdts = [_fresh_fdata(x, o, d) for x, o, d in zip(xs, outer, fdata_of(xs))]
+        duals = [(x, fd, zero_tangent_of(x) if d is None or d is NoTangent else d, fdt)
+                 for x, fd, d, fdt in zip(xs, fds, directions, fdts)]
+        g_fd = T.scale(g_fdata, 0.0) if isinstance(g_fdata, Tangent) else NoFData
+        g_fdt = T.scale(g_fdata, 0.0) if isinstance(g_fdata, Tangent) else NoFData
+        scope = outside_state.enter()  # the inner pass's outside state is its own
+        try:
+            self.out, pullback = call_rrule2((g, g_fd, NoTangent, g_fdt), *duals)
+        finally:
+            outside_state.leave(scope)
+        rs, rsd = pullback(*seed(self.out))
+        self.first = [T.join(fd, r) for fd, r in zip(fds, rs[1:])]
+        self.second = [T.join(fdt, r) for fdt, r in zip(fdts, rsd[1:])]
+        self.g_first = T.join(g_fd, rs[0]) if g_fd is not NoFData else NoTangent
+        self.g_second = T.join(g_fdt, rsd[0]) if g_fdt is not NoFData else NoTangent
+
+
+def _seeds(cotangent: Any, cotangent_t: Any) -> Callable:
+    """Seed an output 4-tuple with a cotangent and its tangent (full tangents, or NoTangent)."""
+
+    def seed(out: tuple) -> tuple:
+        return (seed_output(CoDual(out[0], out[1]), _shaped(out[0], cotangent)),
+                seed_output(CoDual(out[0], out[3]), _shaped(out[0], cotangent_t)))
+
+    return seed
+
+
+def _shaped(y: Any, c: Any) -> Any:
+    """A number cotangent of a 0-d array output as a 0-d array (the tangent model's)."""
+    if isinstance(y, np.ndarray) and y.shape == () and isinstance(c, (float, np.floating)):
+        return np.asarray(c, dtype=y.dtype)
+    return c
+
+
+def _scalar(value: Any) -> float:
+    return 0.0 if value is NoTangent or value is NoRData else float(value)
+
+
+# --------------------------------------------------------------------------------------------
+# Reverse mode over yb.grad / yb.value_and_grad
+# --------------------------------------------------------------------------------------------
+
+
+def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
+    """Reverse rule of a call of a function made by ``yb.grad``/``yb.value_and_grad`` (any
+    arguments; the gradient's function may capture variables of the differentiated code)."""
+    spec = f.primal.__yuebing_gradient__
+    if kwargs or spec.has_aux:
+        raise NestedDifferentiationError(
+            "reverse mode over yb.grad supports gradient functions without has_aux called with positional "
+            "arguments; pass keyword arguments positionally")
+    xs = tuple(primal(a) for a in args)
+    nums, single = normalise_argnums(spec.argnums, len(xs), "grad")
+    value, gradient = value_and_grad(spec.f, argnums=spec.argnums)(*xs)
+    out = output((value, gradient) if spec.with_value else gradient)
+    g_fdata = f.fdata
+
+    def pullback(dy: Any) -> tuple:
+        cotangent = T.join(out.fdata, dy)
+        value_bar, grad_bar = cotangent if spec.with_value else (0.0, cotangent)
+        grad_bars = (grad_bar,) if single else tuple(grad_bar)
+        directions: list = [None] * len(xs)
+        for i, bar in zip(nums, grad_bars):
+            directions[i] = bar
+        run = DualPass(spec.f, g_fdata, args, directions, _seeds(1.0, _scalar(value_bar)), "grad")
+        if isinstance(g_fdata, Tangent):
+            deliver(CoDual(spec.f, g_fdata), run.g_second)
+        return (NoRData,) + tuple(deliver(a, s) for a, s in zip(args, run.second))
+
+    return out, pullback
+
+
+# --------------------------------------------------------------------------------------------
+# yb.jvp inside reverse and forward mode
+# --------------------------------------------------------------------------------------------
+
+
+def _check_jvp_call(primals: Any, tangents: Any, has_aux: Any, mode: str) -> None:
+    if primal(has_aux):
+        raise NestedDifferentiationError(f"{mode} over yb.jvp does not support has_aux yet; return the value only")
+    if type(primals) is not tuple or type(tangents) is not tuple:
+        raise NestedDifferentiationError(
+            f"{mode} over yb.jvp takes primals and tangents as tuples; write jvp(f, (x,), (dx,))")
+
+
+def _elements(packed: Any, n: int) -> list:
+    """The coduals of the elements of a tuple codual."""
+    fd = packed.fdata if isinstance(packed, CoDual) else NoFData
+    return [CoDual(v, fd[i] if isinstance(fd, tuple) else NoFData) for i, v in enumerate(primal(packed))][:n]
+
+
+def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) -> tuple:
+    """``yb.jvp(f, primals, tangents)`` inside reverse-mode code."""
+    has_aux = rest[0] if rest else kwargs.get("has_aux", False)
+    _check_jvp_call(primal(primals), primal(tangents), has_aux, "reverse mode")
+    ps, ts = primal(primals), primal(tangents)
+    out = output(jvp(primal(f), ps, ts))
+    f_fdata = f.fdata if isinstance(f, CoDual) else NoFData
+
+    def pullback(dy: Any) -> tuple:
+        value_bar, tangent_bar = T.join(out.fdata, dy)
+        run = DualPass(primal(f), f_fdata, tuple(_elements(primals, len(ps))), list(ts),
+                       _seeds(tangent_bar, value_bar), "jvp")
+        if isinstance(f_fdata, Tangent):
+            deliver(f, run.g_second)
+        p_r = tuple(deliver(a, s) for a, s in zip(_elements(primals, len(ps)), run.second))
+        t_r = tuple(deliver(a, s) for a, s in zip(_elements(tangents, len(ts)), run.first))
+        return (NoRData, NoRData, p_r, t_r) + (NoRData,) * (len(rest) + len(kwargs))
+
+    return out, pullback
+
+
+def jvp_frule(f: Any, primals: Any, tangents: Any, has_aux: Any = False) -> Dual:
+    """``yb.jvp(f, primals, tangents)`` inside forward-mode code: forward over forward."""
+    _check_jvp_call(primals.primal, tangents.primal, has_aux, "forward mode")
+    fn, ps, ts = f.primal, primals.primal, tangents.primal
+    dps = _parts(primals.tangent, ps)
+    dts = _parts(tangents.tangent, ts)
+    f_tangent = getattr(f, "tangent", NoTangent)
+    value, value_t = jvp(fn, ps, ts)
+    y_dot = _forward(fn, f_tangent, ps, dps)  # J dp + J_c dc
+    t_dot = T.add(_forward(fn, global_tangent(fn), ps, dts), _second_term(fn, f_tangent, ps, dps, ts, value_t))
+    return Dual((value, value_t), (y_dot, t_dot))
+
+
+def _parts(tangent: Any, values: tuple) -> list:
+    if tangent is NoTangent:
+        return [zero_tangent_of(v) for v in values]
+    return [zero_tangent_of(v) if t is NoTangent else t for v, t in zip(values, tangent)]
+
+
+def _forward(fn: Any, fn_tangent: Any, ps: tuple, dps: list) -> Any:
+    """The tangent of ``fn(*ps)`` along ``dps`` (and the tangent of what ``fn`` captured)."""
+    xs, dxs = T.structural_copy((ps, tuple(dps)))  # forward mode replays mutations
+    scope = outside_state.enter()
+    try:
+        return call_frule(Dual(fn, fn_tangent), *(Dual(x, d) for x, d in zip(xs, dxs))).tangent
+    finally:
+        outside_state.leave(scope)
+
+
+def _second_term(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tuple, like: Any) -> Any:
+    """``D(J t)[dp, dc]``, shaped like the output's tangent ``like``: element ``k`` is
+    ``<D(J^T e_k)[dp, dc], t>``, one forward-over-reverse pass each."""
+    from .forward import _basis, _build
+
+    y_leaves = _leaves(like, T.zero_tangent(like), "the output of the function under yb.jvp")
+    sizes = [int(np.size(v)) for v, _ in y_leaves]
+    values: list = []
+    for position, size in enumerate(sizes):
+        flat = np.zeros(size)
+        for index in range(size):
+            flat[index] = _pairing_derivative(fn, fn_tangent, ps, dps, ts, _basis(like, position, index))
+        values.append(flat)
+    counter = iter(range(len(values)))
+    return _build(like, lambda leaf: _reshape(values[next(counter)], leaf))
+
+
+def _reshape(flat: np.ndarray, leaf: Any) -> Any:
+    return flat.reshape(np.shape(leaf)).astype(leaf.dtype) if isinstance(leaf, np.ndarray) else float(flat[0])
+
+
+def _pairing_derivative(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tuple, basis: Any) -> float:
+    """``<D(J^T e)[dp, dc], t>`` by one forward-over-reverse pass of ``fn`` seeded ``e``."""
+    xs, fdata_of = separated_arguments(tuple(T.structural_copy(ps)), "jvp")
+    fds, fdts = fdata_of(xs), fdata_of(xs)
+    duals = [(x, fd, d, fdt) for x, fd, d, fdt in zip(xs, fds, dps, fdts)]
+    scope = outside_state.enter()
+    try:
+        out, pullback = call_rrule2((fn, NoFData, _dual_closure_tangent(fn_tangent), NoFData), *duals)
+    finally:
+        outside_state.leave(scope)
+    _, rsd = pullback(*_seeds(basis, NoTangent)(out))
+    total = 0.0
+    for fdt, r, t in zip(fdts, rsd[1:], ts):
+        derivative = T.join(fdt, r)
+        if derivative is not NoTangent:
+            total += float(T.dot(derivative, t))
+    return total
+
+
+def _refuse_second_order(name: str) -> Callable:
+    def refuse(f4: tuple, args: tuple, kwargs: dict) -> Any:
+        raise NestedDifferentiationError(
+            f"yb.hvp/yb.hessian of a function that calls {name} (third derivatives through forward mode) is "
+            "not supported; take the Hessian with yb.jacobian(yb.grad(f), mode='fwd') around it, or call "
+            "yb.grad inside instead of yb.jvp")
+    return refuse
+
+
+# --------------------------------------------------------------------------------------------
+# yb.vjp and yb.linearize: their Python definitions, in every mode
+# --------------------------------------------------------------------------------------------
+
+
+def _defined(definition: types.FunctionType, name: str) -> tuple[Callable, Callable, Callable]:
+    """Reverse, forward and second-order rules running ``definition`` as user code."""
+
+    def reverse(*args: Any, **kwargs: Any) -> tuple:
+        _no_options(kwargs, name)
+        out, pullback = call_rrule(CoDual(definition, NoFData), *args)
+        return out, lambda dy: (NoRData,) + tuple(pullback(dy)[1:])
+
+    def forward(*args: Any, **kwargs: Any) -> Dual:
+        _no_options(kwargs, name)
+        return call_frule(Dual(definition, NoTangent), *args)
+
+    def second(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        _no_options(kwargs, name)
+        out, pullback = call_rrule2((definition, NoFData, NoTangent, NoFData), *args)
+
+        def dual_pullback(dy: Any, dy_d: Any) -> tuple:
+            rs, rsd = pullback(dy, dy_d)
+            return (NoRData,) + tuple(rs[1:]), (NoRData,) + tuple(rsd[1:])
+
+        return out, dual_pullback
+
+    return reverse, forward, second
+
+
+def _no_options(kwargs: dict, name: str) -> None:
+    if any(primal(v) for v in kwargs.values()):
+        raise NestedDifferentiationError(
+            f"differentiating a function that calls {name} with {', '.join(kwargs)}= is not supported yet")
+
+
+def _register() -> None:
+    definitions.PULLBACK = grad(definitions.pairing, argnums=1)
+    definitions.JVP = jvp
+    for public, definition, name in ((vjp, definitions.vjp_definition, "yb.vjp"),
+                                     (linearize, definitions.linearize_definition, "yb.linearize")):
+        reverse, forward, second = _defined(definition, name)
+        register_rrule(public, reverse)
+        register_frule(public, forward)
+        _register_second_order((public,), second)
+    register_rrule(jvp, jvp_rrule)
+    register_frule(jvp, jvp_frule)
+    _register_second_order((jvp,), _refuse_second_order("yb.jvp"))
+
+
+_register()
