@@ -232,6 +232,41 @@ def _refuse_numpy_forms(fn: Any) -> None:
         raise RuleArgumentError(f"{describe_callable(fn)}: {MASKED_ARRAYS}")
 
 
+_ARRAY_FUNCTION_DISPATCHER = type(np.stack)  # numpy._ArrayFunctionDispatcher (C)
+_NDARRAY_ARRAY_FUNCTION = np.ndarray.__array_function__
+
+
+def _primal_of_value(value: Any) -> Any:
+    """The primal of a mode's value: a CoDual's or Dual's ``primal``, a second-order 4-tuple's first."""
+    return value[0] if type(value) is tuple else getattr(value, "primal", value)
+
+
+def _overrides_numpy(value: Any) -> bool:
+    """Whether ``value`` (or an element of a list or tuple of them) has an ``__array_function__``
+    other than ndarray's: NumPy would hand the call to it instead of to its own implementation."""
+    if isinstance(value, (list, tuple)):
+        return any(_overrides_numpy(v) for v in value)
+    override = getattr(type(value), "__array_function__", None)
+    return override is not None and override is not _NDARRAY_ARRAY_FUNCTION
+
+
+def python_implementation(fn: Any, args: tuple, kwargs: dict) -> types.FunctionType | None:
+    """The Python function NumPy runs for ``fn`` when ``fn`` is one of its array-function
+    dispatchers (``np.ediff1d``, ``np.cov``: a C object whose ``_implementation`` is Python
+    source), so that a function without a rule is derived from NumPy's own code. None when there
+    is none, or when an argument overrides the call through ``__array_function__`` (NumPy would
+    run that instead)."""
+    if type(fn) is not _ARRAY_FUNCTION_DISPATCHER:
+        return None
+    implementation = getattr(fn, "_implementation", None)
+    if not isinstance(implementation, types.FunctionType):
+        return None  # a C implementation (np.concatenate's): only a rule differentiates it
+    values = [_primal_of_value(a) for a in args] + [_primal_of_value(v) for v in kwargs.values()]
+    if any(_overrides_numpy(v) for v in values):
+        return None
+    return implementation
+
+
 def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     """Run the call ``fn(*args, **kwargs)`` in ``mode`` (``f`` is ``fn`` in the mode's values)."""
     if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
@@ -250,6 +285,9 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     if rule is not None:
         return mode.run_rule(rule, f, args, kwargs)
     _refuse_numpy_forms(fn)
+    implementation = python_implementation(fn, args, kwargs)
+    if implementation is not None:  # NumPy's Python behind its C dispatcher: derived like user code
+        return dispatch(mode, mode.constant(implementation), implementation, args, kwargs)
     kind = type(fn)
     if kind is types.FunctionType:
         if mode.gradient is not None and hasattr(fn, "__yuebing_gradient__"):
