@@ -112,3 +112,29 @@ def test_defined_as_gives_unread_numbers_a_zero_cotangent():
     out.fdata[...] = 1.0
     rdatas = pullback(NoRData)
     assert rdatas[2] == 0.0 and rdatas[2] is not NoRData
+
+
+# --------------------------------------------------------------------------------------------
+# 3. np.trapezoid(y, x=x, dx=...): dx is unread when x is given; its cotangent is an explicit
+#    zero (debug mode reported NoRData as a dropped derivative). The rule's CASES cover it too.
+# --------------------------------------------------------------------------------------------
+
+Y3 = np.array([0.3, 1.2, -0.5, 2.0, 0.7])
+X3 = np.cumsum([0.5, 1.0, 0.7, 1.3, 0.9])
+trapezoid = getattr(np, "trapezoid", None) or np.trapz  # NumPy 2's name, NumPy 1's
+
+TRAPEZOIDS = {
+    "1-D": lambda t: trapezoid(Y3 * t * t, x=X3 * t, dx=t),
+    "2-D along axis 0": lambda t: np.sum(trapezoid(np.outer(Y3, Y3) * t, x=X3, dx=t, axis=0) ** 2),
+    "dx used (x None)": lambda t: trapezoid(Y3 * t, dx=t * t),
+}
+
+
+@pytest.mark.parametrize("f", TRAPEZOIDS.values(), ids=TRAPEZOIDS.keys())
+def test_trapezoid_dx_unused_when_x_given(f):
+    expected = central_difference(f, 1.3)
+    assert np.isclose(yb.grad(f)(1.3), expected)
+    assert np.isclose(yb.jvp(f, (1.3,), (1.0,))[1], expected)
+    _, (gradient,), (curvature,) = yb.hvp(f, (1.3,), (1.0,))
+    assert np.isclose(gradient, expected)
+    assert np.isclose(curvature, central_difference(yb.grad(f), 1.3), rtol=1e-5, atol=1e-6)

@@ -239,7 +239,8 @@ def _trapezoid_vjp(g_, out_, y, x=None, dx=1.0, axis=-1):
         return (gy, None, gd)
     edge = np.zeros(gd.shape[:-1] + (1,))
     gx = np.concatenate([edge, gd], axis=-1) - np.concatenate([gd, edge], axis=-1)  # adjoint of diff
-    return (gy, gx if np.ndim(x) == 1 else _last_axis_to(gx, ax), None)
+    # dx is not read when x is given: its cotangent is zero by definition (not a dropped one)
+    return (gy, gx if np.ndim(x) == 1 else _last_axis_to(gx, ax), np.zeros(np.shape(dx)))
 
 
 def _trapezoid_rrule(y, x=None, dx=1.0, axis=-1):
@@ -331,6 +332,7 @@ CASES = [
     Case(_trapezoid, randn(3, 6), np.cumsum(randpos(6))),
     Case(_trapezoid, randn(4, 3), np.cumsum(randpos(4, 3), axis=0), kwargs={"axis": 0}),
     Case(_trapezoid, randn(3, 6), None, randpos()),
+    Case(_trapezoid, randn(3, 6), np.cumsum(randpos(6)), randpos(), name="trapezoid: dx unread when x is given"),
     Case(_trapezoid, randc(5), None, 0.5),
     Case(_trapezoid, randn(5, dtype=np.float32), kwargs={"dx": 0.3}),
 ]
