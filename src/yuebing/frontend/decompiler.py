@@ -25,6 +25,7 @@ import types
 from typing import Any
 
 from .decompiler_ops import ExpressionOps, Mark, DecompileError, negate, merge_and, NULL, COND_JUMPS
+from .decompiler_loops import LoopStatements
 from .decompiler_try import TryStatements
 
 
@@ -51,7 +52,7 @@ _COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp, "<dictc
                    "<genexpr>": ast.GeneratorExp}
 
 
-class Decompiler(TryStatements, ExpressionOps):
+class Decompiler(LoopStatements, TryStatements, ExpressionOps):
     """Decompiles one code object (nested code objects get their own ``Decompiler``)."""
 
     def __init__(self, code: types.CodeType) -> None:
@@ -424,7 +425,8 @@ class Decompiler(TryStatements, ExpressionOps):
         loop of the inverted shape, or ``if not c: continue/break``."""
         cond, true_label, false_label, work = self.chain(i, stack.pop(), stack, ctx)
         stack[:] = work
-        if false_label in ctx.heads or (false_label == ctx.exit and false_label is not None):
+        # (a jump to the loop's repeated test that is also the end of the block is a plain ``if``)
+        if false_label in ctx.heads and false_label != ctx.end or (false_label == ctx.exit and false_label is not None):
             jump = ast.Continue() if false_label in ctx.heads else ast.Break()
             self.emit(out, ast.If(negate(cond), [jump], []), i)
             return true_label
@@ -496,66 +498,6 @@ class Decompiler(TryStatements, ExpressionOps):
         return target
 
     op_JUMP_IF_TRUE_OR_POP = op_JUMP_IF_FALSE_OR_POP
-
-    # ------------------------------------------------------------------ loops
-
-    def op_FOR_ITER(self, i, stack, ctx, out):
-        iterator = stack[-1]
-        iterable = iterator.value if isinstance(iterator, Mark) and iterator.kind == "iter" else self.expr(iterator)
-        exit_ = self.targets[i]
-        if self.ins[exit_ - 1].opname != "JUMP_BACKWARD" or self.targets[exit_ - 1] != i:
-            raise DecompileError("a for loop")
-        target, j = self.read_target(i + 1)
-        loop = ctx.loop(exit_ - 1, i, frozenset({i}), exit_)
-        body = self.region(j, exit_ - 1, stack, loop)
-        stack.pop()
-        self.emit(out, ast.For(target, iterable, body, []), i)
-        return exit_
-
-    def while_loop(self, i, stack, ctx, out) -> int:
-        """A loop whose head ``i`` is jumped back to: ``while cond:`` tested at the top, or ``while True``."""
-        back = max(j for j in self.back_jumps[i] if j < ctx.end)
-        if self.ins[back].opname not in ("JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
-            raise DecompileError("a loop ending in a conditional jump")
-        try:
-            work = list(stack)
-            k = self.node_expression(i, work, ctx.sub(back, None))
-            cond, body_start, exit_, work = self.chain(k, work.pop(), work, ctx.sub(back, None))
-            if exit_ <= back or body_start > back:
-                raise DecompileError("not a while condition")
-        except DecompileError:
-            cond, body_start, exit_ = ast.Constant(True), i, back + 1
-        loop = ctx.loop(back, i, frozenset({i}), exit_)
-        body = self.region(body_start, back, stack, loop)
-        # ``while True:`` keeps its line in a NOP before the loop
-        self.emit(out, ast.While(cond, body, []), i - 1 if i and self.ins[i - 1].opname == "NOP" else i)
-        return exit_ if exit_ <= ctx.end or exit_ == ctx.follow else back + 1
-
-    def inverted_while(self, i, body_start, exit_, cond, stack, ctx, out) -> int:
-        """``while cond:`` whose test is repeated at the bottom (jumping back to the body)."""
-        test_length = self.repeated_test_length(body_start, exit_)
-        bottom = exit_ - test_length
-        loop = ctx.loop(bottom, bottom, frozenset({bottom, body_start - test_length}), exit_)
-        body = self.region(body_start, bottom, stack, loop)
-        self.emit(out, ast.While(cond, body, []), i)
-        return exit_
-
-    def repeated_test_length(self, body_start: int, exit_: int) -> int:
-        """How many instructions before ``body_start`` (the loop's test) are repeated before
-        ``exit_``: the longest matching run, not crossing a statement boundary."""
-        ins, n = self.ins, 1
-        boundaries = ("POP_TOP", "RETURN", "JUMP", "RESUME", "NOP", "DELETE", "FOR_ITER")
-        while body_start - n - 1 >= 0 and exit_ - n - 1 >= body_start:
-            a, b = ins[body_start - n - 1], ins[exit_ - n - 1]
-            walrus = a.opname.startswith("STORE") and ins[body_start - n - 2].opname == "COPY"
-            if a.opname.startswith(boundaries) or a.opname.startswith("STORE") and not walrus:
-                break
-            jumps = self.targets[body_start - n - 1] is not None
-            if a.opname.replace("BACKWARD", "FORWARD") != b.opname.replace("BACKWARD", "FORWARD") or \
-                    (not jumps and a.argval != b.argval):
-                break
-            n += 1
-        return n
 
     # ------------------------------------------------------------------ with
 
