@@ -79,7 +79,10 @@ class DualPass:
     ``g_second`` the same for the values ``g`` captured."""
 
     def __init__(self, g: Any, g_fdata: Any, args: tuple, directions: list, seed: Callable, name: str) -> None:
-        xs, fdata_of = separated_arguments(tuple(primal(a) for a in args), name)
+        # copies: an argument may share memory with a value the function captured (a pullback
+        # called on a captured array); each gets its own cotangent, delivered to the outer pass
+        primals = tuple(v if callable(v) else T.structural_copy(v) for v in (primal(a) for a in args))
+        xs, fdata_of = separated_arguments(primals, name)
         outer = [a.fdata if isinstance(a, CoDual) else NoFData for a in args]
         fds = [_fresh_fdata(x, o, d) for x, o, d in zip(xs, outer, fdata_of(xs))]
         fdts = [_fresh_fdata(x, o, d) for x, o, d in zip(xs, outer, fdata_of(xs))]
@@ -135,7 +138,10 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
             "arguments; pass keyword arguments positionally")
     xs = tuple(primal(a) for a in args)
     nums, single = normalise_argnums(spec.argnums, len(xs), "grad")
-    value, gradient = value_and_grad(spec.f, argnums=spec.argnums)(*xs)
+    # the arguments not differentiated are copied: they may share memory with what the function
+    # captured (a pullback called on a captured array), which the inner gradient need not separate
+    copies = tuple(x if i in nums else T.structural_copy(x) for i, x in enumerate(xs))
+    value, gradient = value_and_grad(spec.f, argnums=spec.argnums)(*copies)
     out = output((value, gradient) if spec.with_value else gradient)
     g_fdata = f.fdata
 
@@ -266,9 +272,9 @@ def _pairing_derivative(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tupl
 def _refuse_second_order(name: str) -> Callable:
     def refuse(f4: tuple, args: tuple, kwargs: dict) -> Any:
         raise NestedDifferentiationError(
-            f"yb.hvp/yb.hessian of a function that calls {name} (third derivatives through forward mode) is "
-            "not supported; take the Hessian with yb.jacobian(yb.grad(f), mode='fwd') around it, or call "
-            "yb.grad inside instead of yb.jvp")
+            f"third derivatives through {name} (yb.hvp/yb.hessian of a function that calls it, or reverse "
+            f"mode over a yb.jvp of such a function) are not supported yet; call yb.grad inside instead of "
+            f"{name}, or take the outer derivative with yb.jacobian(yb.grad(f))")
     return refuse
 
 
@@ -277,8 +283,8 @@ def _refuse_second_order(name: str) -> Callable:
 # --------------------------------------------------------------------------------------------
 
 
-def _defined(definition: types.FunctionType, name: str) -> tuple[Callable, Callable, Callable]:
-    """Reverse, forward and second-order rules running ``definition`` as user code."""
+def _defined(definition: types.FunctionType, name: str) -> tuple[Callable, Callable]:
+    """Reverse and forward rules running ``definition`` as user code."""
 
     def reverse(*args: Any, **kwargs: Any) -> tuple:
         _no_options(kwargs, name)
@@ -289,17 +295,7 @@ def _defined(definition: types.FunctionType, name: str) -> tuple[Callable, Calla
         _no_options(kwargs, name)
         return call_frule(Dual(definition, NoTangent), *args)
 
-    def second(f4: tuple, args: tuple, kwargs: dict) -> tuple:
-        _no_options(kwargs, name)
-        out, pullback = call_rrule2((definition, NoFData, NoTangent, NoFData), *args)
-
-        def dual_pullback(dy: Any, dy_d: Any) -> tuple:
-            rs, rsd = pullback(dy, dy_d)
-            return (NoRData,) + tuple(rs[1:]), (NoRData,) + tuple(rsd[1:])
-
-        return out, dual_pullback
-
-    return reverse, forward, second
+    return reverse, forward
 
 
 def _no_options(kwargs: dict, name: str) -> None:
@@ -313,10 +309,10 @@ def _register() -> None:
     definitions.JVP = jvp
     for public, definition, name in ((vjp, definitions.vjp_definition, "yb.vjp"),
                                      (linearize, definitions.linearize_definition, "yb.linearize")):
-        reverse, forward, second = _defined(definition, name)
+        reverse, forward = _defined(definition, name)
         register_rrule(public, reverse)
         register_frule(public, forward)
-        _register_second_order((public,), second)
+        _register_second_order((public,), _refuse_second_order(name))
     register_rrule(jvp, jvp_rrule)
     register_frule(jvp, jvp_frule)
     _register_second_order((jvp,), _refuse_second_order("yb.jvp"))

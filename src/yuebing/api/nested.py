@@ -16,7 +16,7 @@ import numpy as np
 from .. import tangents as T
 from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
 from ..rules.second_order import _register as _register_second_order
-from ..rules.util import accumulate, is_differentiable, output, zero_fdata
+from ..rules.util import accumulate, is_differentiable, zero_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, join
 from ..transform import protocols
 from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent_of
@@ -49,7 +49,10 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
         )
     nums, single = normalise_argnums(spec.argnums, len(args), "grad")
     # arguments sharing an array are differentiated slot by slot, as by yb.grad itself
-    xs, fdata_of = separated_arguments(tuple(a.primal for a in args), "grad")
+    # (copies: an argument may share memory with a value the function captured, a pullback
+    # called on a captured array, and each has its own tangent)
+    primals = tuple(a.primal if callable(a.primal) else T.structural_copy(a.primal) for a in args)
+    xs, fdata_of = separated_arguments(primals, "grad")
     fdata, fdata_t = fdata_of(xs), fdata_of(xs)
     duals = [(x, fd, a.tangent if a.tangent is not NoTangent else zero_tangent_of(x), ft)
              for x, a, fd, ft in zip(xs, args, fdata, fdata_t)]
