@@ -25,6 +25,7 @@ import types
 from typing import Any
 
 from .decompiler_ops import ExpressionOps, Mark, DecompileError, negate, merge_and, NULL, COND_JUMPS
+from .decompiler_bool import BoolValues
 from .decompiler_loops import LoopStatements
 from .decompiler_try import TryStatements
 
@@ -52,7 +53,7 @@ _COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp, "<dictc
                    "<genexpr>": ast.GeneratorExp}
 
 
-class Decompiler(LoopStatements, TryStatements, ExpressionOps):
+class Decompiler(LoopStatements, TryStatements, BoolValues, ExpressionOps):
     """Decompiles one code object (nested code objects get their own ``Decompiler``)."""
 
     def __init__(self, code: types.CodeType) -> None:
@@ -422,7 +423,10 @@ class Decompiler(LoopStatements, TryStatements, ExpressionOps):
 
     def conditional(self, i, stack, ctx, out):
         """A conditional jump: ``if``/``elif``/``else``, a conditional expression, a ``while``
-        loop of the inverted shape, or ``if not c: continue/break``."""
+        loop of the inverted shape, or ``if not c: continue/break``; or ``(a and b) or c``."""
+        end = self.bool_value(i, stack, ctx)
+        if end is not None:
+            return end
         cond, true_label, false_label, work = self.chain(i, stack.pop(), stack, ctx)
         stack[:] = work
         # (a jump to the loop's repeated test that is also the end of the block is a plain ``if``)
