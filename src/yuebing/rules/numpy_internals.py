@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.lib import _nanfunctions_impl as _nanfunctions, _stride_tricks_impl as _stride_tricks
 
 from .cases import Case, randn
 from .core import RuleArgumentError
-from .declare import nondifferentiable
+from .declare import nondifferentiable, nondifferentiable_methods
 from .second_order import defined_as
 
 try:  # NumPy 2; NumPy 1 has no converter, and its Python does not call one
@@ -101,6 +102,94 @@ def _convert(*values):
 
 if _array_converter is not None:
     defined_as(_array_converter, _convert)
+
+
+def ufunc_as_array(ufunc, *args, out=None, **kwargs):
+    """``ufunc(*args, out=...)`` (NumPy 2): the result as an array, a 0-d one for scalars
+    (``transform/protocols.dispatch`` sends such calls here, ``out`` being ``...``)."""
+    return np.asarray(ufunc(*args, **kwargs))
+
+
+def _check_casting(ufunc: np.ufunc, args: tuple, kwargs: dict, casting: str) -> None:
+    """NumPy's own check of ``casting=`` (its errors), and a refusal where the cast changes a
+    float result's dtype (the rules compute in the operands' dtype)."""
+    out = kwargs.get("out")
+    out = out[0] if isinstance(out, tuple) else out
+    if not isinstance(out, np.ndarray):
+        return  # without out= a cast is only of the inputs, to the dtype the rules compute in
+    others = {k: v for k, v in kwargs.items() if k not in ("out", "where")}
+    ufunc(*args, out=out.copy(), casting=casting, where=kwargs.get("where", True), **others)  # its errors
+    natural = np.result_type(ufunc(*args, **others))
+    if natural != out.dtype and out.dtype.kind in "fc":
+        raise RuleArgumentError(f"numpy.{ufunc.__name__} with casting={casting!r}: yuebing does not "
+                                f"differentiate a cast of its {natural} result into a {out.dtype} out=; "
+                                "assign out[...] = result.astype(out.dtype)")
+
+
+def ufunc_with_casting(ufunc, *args, casting="same_kind", **kwargs):
+    """``ufunc(*args, casting=...)``: the same call without ``casting=`` once NumPy accepts it
+    (it only governs casts, none of which a float result into a float ``out=`` of its dtype makes)."""
+    _check_casting(ufunc, args, kwargs, casting)
+    if "out" in kwargs and kwargs["out"] is Ellipsis:
+        return ufunc_as_array(ufunc, *args, **kwargs)
+    return ufunc(*args, **kwargs)
+
+
+_UFUNC_CALLS: dict = {}
+
+
+def ufunc_call_definition(ufunc: np.ufunc, kind: str) -> Any:
+    """``ufunc`` called with ``casting=`` (``kind="casting"``) or ``out=...`` (``"as_array"``),
+    as a Python function the modes derive (a closure per ufunc: second order takes no partials)."""
+    key = (ufunc, kind)
+    found = _UFUNC_CALLS.get(key)
+    if found is None:
+        found = _UFUNC_CALLS[key] = _with_casting(ufunc) if kind == "casting" else _as_array(ufunc)
+    return found
+
+
+def _with_casting(ufunc):
+    def call(*args, **kwargs):
+        return ufunc_with_casting(ufunc, *args, **kwargs)
+
+    return call
+
+
+def _as_array(ufunc):
+    def call(*args, **kwargs):
+        return ufunc_as_array(ufunc, *args, **kwargs)
+
+    return call
+
+
+def _broadcast_to(array, shape, subok=False, readonly=True):
+    """``numpy.lib._stride_tricks_impl._broadcast_to`` (np.broadcast_arrays's) as ``np.broadcast_to``
+    (its views are read-only here: a write raises NumPy's error rather than reach every element)."""
+    return np.broadcast_to(array, shape, subok=subok)
+
+
+defined_as(_stride_tricks._broadcast_to, _broadcast_to)
+nondifferentiable(_check_casting)
+
+
+def _divide_by_count(a, b, out=None):
+    """``numpy.lib._nanfunctions_impl._divide_by_count`` without ``casting="unsafe"`` (its
+    operands are inexact: the cast changes nothing): ``a / b`` in place in ``a`` or ``out``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if isinstance(a, np.ndarray):
+            if out is None:
+                return np.divide(a, b, out=a)
+            return np.divide(a, b, out=out)
+        if out is None:
+            return a.dtype.type(a / b)
+        out[...] = a / b
+        return out
+
+
+defined_as(_nanfunctions._divide_by_count, _divide_by_count)
+nondifferentiable(_stride_tricks._broadcast_shape)  # a shape
+nondifferentiable_methods(np.bool_, "any", "all")  # np.True_.any(): NumPy's Python tests its masks so
+nondifferentiable_methods(np.generic, "any", "all")
 
 
 def _ediff1d_of_list(x):

@@ -20,6 +20,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ..rules.core import RuleArgumentError, describe_callable
+from ..rules.numpy_internals import ufunc_call_definition
 from ..tangents.kinds import MASKED_ARRAYS
 
 BINARY_DUNDERS = {
@@ -250,6 +251,39 @@ def _overrides_numpy(value: Any) -> bool:
     return override is not None and override is not _NDARRAY_ARRAY_FUNCTION
 
 
+_DISPATCHERS: dict = {}
+
+
+def _dispatcher_of(fn: Any) -> Any:
+    """The NumPy dispatcher whose C implementation ``fn`` is (``np.concatenate`` for
+    ``numpy._core._multiarray_umath.concatenate``, which NumPy's Python calls directly), if any."""
+    if not isinstance(fn, types.BuiltinFunctionType):
+        return None
+    if not _DISPATCHERS:
+        for module in (np, np.linalg, np.fft):
+            for value in vars(module).values():
+                if type(value) is _ARRAY_FUNCTION_DISPATCHER:
+                    implementation = getattr(value, "_implementation", None)
+                    if isinstance(implementation, types.BuiltinFunctionType):
+                        _DISPATCHERS.setdefault(implementation, value)
+        _DISPATCHERS.setdefault(None, None)  # walked once
+    try:
+        return _DISPATCHERS.get(fn)
+    except TypeError:  # unhashable
+        return None
+
+
+def ufunc_keywords(fn: np.ufunc, kwargs: dict) -> Any:
+    """A ufunc call with ``out=...`` (NumPy 2: an array, never a scalar) or ``casting=`` (which
+    the ufunc rules do not take) as a Python definition the modes derive
+    (``rules/numpy_internals``), with the ufunc bound first; None for other calls."""
+    if "casting" in kwargs:
+        return ufunc_call_definition(fn, "casting")
+    if "out" in kwargs and _primal_of_value(kwargs["out"]) is Ellipsis:
+        return ufunc_call_definition(fn, "as_array")
+    return None
+
+
 def python_implementation(fn: Any, args: tuple, kwargs: dict) -> types.FunctionType | None:
     """The Python function NumPy runs for ``fn`` when ``fn`` is one of its array-function
     dispatchers (``np.ediff1d``, ``np.cov``: a C object whose ``_implementation`` is Python
@@ -281,9 +315,16 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         found = mode.operator(fn, args, kwargs)
         if found is not None:
             return found
+    if kwargs and isinstance(fn, np.ufunc):
+        keywords = ufunc_keywords(fn, kwargs)
+        if keywords is not None:  # out=... or casting=, as NumPy's Python passes them: a definition
+            return dispatch(mode, mode.constant(keywords), keywords, args, kwargs)
     rule = mode.lookup(fn)
     if rule is not None:
         return mode.run_rule(rule, f, args, kwargs)
+    dispatcher = _dispatcher_of(fn)
+    if dispatcher is not None and mode.lookup(dispatcher) is not None:  # NumPy's Python calls the C function itself
+        return dispatch(mode, mode.constant(dispatcher), dispatcher, args, kwargs)
     _refuse_numpy_forms(fn)
     implementation = python_implementation(fn, args, kwargs)
     if implementation is not None:  # NumPy's Python behind its C dispatcher: derived like user code
