@@ -9,6 +9,7 @@ element read. Array subclasses are refused: their ``__array_wrap__`` is not foll
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -192,6 +193,56 @@ nondifferentiable_methods(np.bool_, "any", "all")  # np.True_.any(): NumPy's Pyt
 nondifferentiable_methods(np.generic, "any", "all")
 
 
+def _ndarray_operator(op):
+    def method(self, *other):
+        return op(self, *other)
+
+    return method
+
+
+def _reflected(op):
+    def method(self, other):
+        return op(other, self)
+
+    return method
+
+
+# x.__truediv__(y), as np.polyint writes it: the operator itself
+for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("pow", operator.pow), ("matmul", operator.matmul)):
+    defined_as((np.ndarray, f"__{_name}__"), _ndarray_operator(_op))
+    defined_as((np.ndarray, f"__r{_name}__"), _reflected(_op))
+defined_as((np.ndarray, "__neg__"), _ndarray_operator(operator.neg))
+
+
+def _leading_nonzero(c: np.ndarray) -> int:
+    nonzero = np.flatnonzero(c)
+    return int(nonzero[0]) if nonzero.size else c.size
+
+
+nondifferentiable(_leading_nonzero)
+
+
+def _poly_coefficients(p):
+    """``np.poly1d(p).coeffs`` of an array: 1-d, leading zeros dropped (``[0.]`` if all are)."""
+    if isinstance(p, np.poly1d):
+        raise RuleArgumentError("yuebing differentiates polynomial coefficient arrays, not poly1d objects "
+                                "(its __array__ is not followed); pass p.coeffs")
+    c = np.atleast_1d(p)
+    c = c[_leading_nonzero(c):]
+    if c.size == 0:
+        return np.zeros(1, dtype=np.result_type(c.dtype, np.float64))
+    return c
+
+
+def _polymul(a1, a2):
+    """``np.polymul`` of coefficient arrays: NumPy's own makes ``poly1d`` objects and convolves them."""
+    return np.convolve(_poly_coefficients(a1), _poly_coefficients(a2))
+
+
+defined_as(np.polymul, _polymul)
+
+
 def _ediff1d_of_list(x):
     return np.ediff1d([x[0], x[1] * x[2], 2.0], to_begin=x[1])
 
@@ -209,4 +260,7 @@ CASES = [
     Case(_ediff1d_of_list, randn(3), name="ediff1d of a list, to_begin"),
     Case(_vander, randn(4), name="vander (derived)"),
     Case(_polysub, randn(3), randn(2), name="polysub (derived)"),
+    Case(np.polymul, randn(3), randn(2), name="polymul (coefficient arrays)"),
+    Case(np.polyint, randn(3), name="polyint (derived; ndarray.__truediv__)"),
+    Case(np.ndarray.__rsub__, randn(3), randn(3), name="ndarray.__rsub__"),
 ]
