@@ -27,6 +27,7 @@ from typing import Any
 from .decompiler_ops import ExpressionOps, Mark, DecompileError, negate, merge_and, NULL, COND_JUMPS
 from .decompiler_bool import BoolValues
 from .decompiler_loops import LoopStatements
+from .decompiler_match import MatchStatements
 from .decompiler_try import TryStatements
 
 
@@ -53,7 +54,7 @@ _COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp, "<dictc
                    "<genexpr>": ast.GeneratorExp}
 
 
-class Decompiler(LoopStatements, TryStatements, BoolValues, ExpressionOps):
+class Decompiler(LoopStatements, TryStatements, MatchStatements, BoolValues, ExpressionOps):
     """Decompiles one code object (nested code objects get their own ``Decompiler``)."""
 
     def __init__(self, code: types.CodeType) -> None:
@@ -110,7 +111,8 @@ class Decompiler(LoopStatements, TryStatements, BoolValues, ExpressionOps):
             elif loop:
                 i = self.while_loop(i, stack, ctx, out)
             else:
-                i = self.step(i, stack, ctx, out)
+                matched = self.try_match(i, stack, ctx, out)
+                i = self.step(i, stack, ctx, out) if matched is None else matched
         return out
 
     def step(self, i: int, stack: list, ctx: Ctx, out: list) -> int:

@@ -178,6 +178,17 @@ class ExpressionOps:
     def op_YIELD_VALUE(self, i, stack, ctx, out):
         stack.append(ast.Yield(self.expr(stack.pop())))
 
+    _YIELD_FROM = ["GET_YIELD_FROM_ITER", "LOAD_CONST", "SEND", "YIELD_VALUE", "RESUME", "JUMP_BACKWARD_NO_INTERRUPT"]
+
+    def op_GET_YIELD_FROM_ITER(self, i, stack, ctx, out):
+        """``yield from it``: the iterator, then a ``SEND``/``YIELD_VALUE`` loop; its value is
+        what the sub-generator returns."""
+        ins = self.ins[i:i + 6]
+        if [x.opname for x in ins] != self._YIELD_FROM or ins[1].argval is not None or self.targets[i + 5] != i + 2:
+            raise DecompileError("a yield from")
+        stack.append(ast.YieldFrom(self.expr(stack.pop())))
+        return self.targets[i + 2]
+
     # ------------------------------------------------------------------ displays
 
     def pop_n(self, stack: list, n: int) -> list:
