@@ -189,6 +189,7 @@ def _divide_by_count(a, b, out=None):
 
 defined_as(_nanfunctions._divide_by_count, _divide_by_count)
 nondifferentiable(_stride_tricks._broadcast_shape)  # a shape
+nondifferentiable(np.lib.array_utils.normalize_axis_index)  # an axis number (C)
 nondifferentiable_methods(np.bool_, "any", "all")  # np.True_.any(): NumPy's Python tests its masks so
 nondifferentiable_methods(np.generic, "any", "all")
 
