@@ -10,7 +10,10 @@ time from the registries, so a rule registered anywhere shows up without editing
 * ``zero`` -- a declared zero derivative (``nondifferentiable``), in every mode;
 * ``refused`` -- no derivative, with the reason from ``numpy_coverage.REFUSED``;
 * ``works`` -- no rule needed (``numpy_coverage.WORKS``: a context manager, slice builders);
-* ``derived`` -- a Python function, differentiated from its source in every mode;
+* ``derived`` -- a Python function or a NumPy dispatcher with a Python implementation,
+  differentiated from its source in every mode;
+
+``numpy_coverage.GAPS`` marks the modes a rule or a derivation does not cover yet.
 * ``view``/``attribute`` -- an ndarray attribute read by the ``getattr`` rule (a view of the
   array, or a shape-like value with zero derivative);
 * ``constant``/``submodule`` -- not a function (``np.pi``, ``np.random``: see its own rules);
@@ -26,7 +29,7 @@ import numpy as np
 
 from .core import FRULES, RRULES
 from .declare import ZERO_DERIVATIVE
-from .numpy_coverage import REFUSED, THIRD_ORDER_REFUSED, WORKS
+from .numpy_coverage import GAPS, REFUSED, THIRD_ORDER_REFUSED, WORKS
 
 NAMESPACES = (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft))
 NO = "—"
@@ -79,10 +82,23 @@ def _lookup(table: Any, target: Any) -> bool:
 
 
 def _is_zero(target: Any, method_key: tuple | None) -> bool:
+    """Declared with a zero derivative, and that declaration is still the rule (a real rule
+    registered after it replaces it: ``histogram_bin_edges``)."""
     try:
-        return target in ZERO_DERIVATIVE or method_key in ZERO_DERIVATIVE
+        declared = target in ZERO_DERIVATIVE or method_key in ZERO_DERIVATIVE
     except TypeError:
         return False
+    found = RRULES.lookup(target) if declared else None
+    return found is not None and "(zero derivative)" in getattr(found[0], "__qualname__", "")
+
+
+def is_derived(target: Any) -> bool:
+    """A Python function, or a NumPy dispatcher whose implementation is Python (the transforms
+    derive it from NumPy's own source: ``transform/protocols.python_implementation``)."""
+    if isinstance(target, types.FunctionType):
+        return True
+    return type(target).__name__ == "_ArrayFunctionDispatcher" and isinstance(
+        getattr(target, "_implementation", None), types.FunctionType)
 
 
 def third_order(target: Any) -> str:
@@ -135,23 +151,35 @@ def _zero_entry(name: str) -> Entry:
 def entry(name: str, target: Any, method_key: tuple | None = None) -> Entry:
     """The entry of public name ``name`` (qualified), whose object is ``target``; ``method_key``
     is ``(np.ndarray, method)`` for an ndarray method."""
-    if _is_zero(target, method_key) and _lookup(RRULES, target):
+    if _is_zero(target, method_key):
         return _zero_entry(name)
     if callable(target) and _lookup(RRULES, target):
-        return _rule_entry(name, target)
+        return _with_gaps(_rule_entry(name, target))
     if name in REFUSED:
         return Entry(name, "refused", note=REFUSED[name])
     if name in WORKS:
         return Entry(name, "works", "yes", "yes", "yes", NO, WORKS[name])
-    if isinstance(target, types.FunctionType):
-        return Entry(name, "derived", "derived", "derived", "derived", "derived",
-                     "differentiated from its Python source")
+    if is_derived(target):
+        return _with_gaps(Entry(name, "derived", "derived", "derived", "derived", "derived",
+                                "differentiated from NumPy's Python source"))
     if isinstance(target, types.ModuleType):
         note = _SUBMODULE_NOTES.get(name.rsplit(".", 1)[-1], "a submodule, not walked here")
         return Entry(name, "submodule", note=note)
     if not callable(target) and _is_constant(target):
         return Entry(name, "constant", note="a constant, not a function")
     return Entry(name, "missing", note="no rule, no declared zero derivative and no reason in rules/numpy_coverage.py")
+
+
+def _with_gaps(e: Entry) -> Entry:
+    """``e`` with the modes ``numpy_coverage.GAPS`` lists as not covered yet, and why."""
+    gaps = GAPS.get(e.name)
+    if not gaps:
+        return e
+    modes = {mode: NO for mode in gaps}
+    if "second" in gaps:
+        modes["third"] = NO  # third order lifts second order's rules
+    note = "; ".join(f"{mode}: {why}" for mode, why in gaps.items())
+    return dataclasses.replace(e, **modes, note=f"{e.note}; {note}" if e.note else note)
 
 
 def _is_constant(value: Any) -> bool:
