@@ -138,3 +138,61 @@ def test_trapezoid_dx_unused_when_x_given(f):
     _, (gradient,), (curvature,) = yb.hvp(f, (1.3,), (1.0,))
     assert np.isclose(gradient, expected)
     assert np.isclose(curvature, central_difference(yb.grad(f), 1.3), rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------------------------
+# 4. A module-level float array reaches rules as a read-only view (``runtime.read_only``); a
+#    SciPy function whose Cython kernel needs a writable buffer (``sosfilt``'s ``sos``) refused
+#    it. Rules call primitives through ``util.call_on_primals``, which retries on writable copies.
+# --------------------------------------------------------------------------------------------
+
+try:
+    SOS = ss.butter(2, 0.3, output="sos")  # module level: read-only inside differentiated code
+except NameError:  # no SciPy
+    SOS = None
+SIGNAL = np.sin(np.linspace(0.0, 6.0, 24)) + 0.3 * np.cos(np.linspace(0.0, 17.0, 24))
+needs_scipy = pytest.mark.skipif(SOS is None, reason="SciPy is an optional dependency")
+
+
+def rising(sos, x):
+    """Where the filtered signal rises: zero derivative (registered below), SciPy on its inputs."""
+    return np.diff(ss.sosfilt(sos, x)) > 0
+
+
+@needs_scipy
+@pytest.mark.parametrize("f", [
+    lambda t: np.sum(ss.sosfilt(SOS, SIGNAL * t) ** 2),
+    lambda t: np.sum(ss.sosfilt(SOS, SIGNAL) * t ** 2),
+    lambda t: np.sum(ss.sosfilt(SOS, SIGNAL * t, zi=np.zeros((1, 2)))[0] ** 2),
+], ids=["sosfilt(global sos, x)", "sosfilt(global sos, global x)", "sosfilt(global sos, zi=)"])
+def test_a_cython_kernel_gets_a_writable_copy_of_a_module_global(f):
+    expected = central_difference(f, 1.3)
+    assert np.isclose(yb.grad(f)(1.3), expected)
+    assert np.isclose(yb.jvp(f, (1.3,), (1.0,))[1], expected)
+    _, (gradient,), (curvature,) = yb.hvp(f, (1.3,), (1.0,))
+    assert np.isclose(gradient, expected)
+    assert np.isclose(curvature, central_difference(yb.grad(f), 1.3), rtol=1e-5, atol=1e-6)
+
+
+@needs_scipy
+def test_a_zero_derivative_function_gets_a_writable_copy_of_a_module_global():
+    yb.nondifferentiable(rising)
+
+    def f(t):
+        return np.sum(np.where(rising(SOS, SIGNAL), SIGNAL[1:] * t * t, 0.0))
+
+    expected = central_difference(f, 1.3)
+    assert np.isclose(yb.grad(f)(1.3), expected)
+    assert np.isclose(yb.jvp(f, (1.3,), (1.0,))[1], expected)
+    assert np.isclose(yb.hvp(f, (1.3,), (1.0,))[2][0], central_difference(yb.grad(f), 1.3), rtol=1e-5)
+
+
+def test_writes_into_a_module_global_still_fail():
+    """The copies are made only for a kernel's refusal of a read-only buffer, never for a write:
+    a write into a global inside differentiated code must still fail, not be lost on a copy."""
+    def f(t):
+        np.copyto(SIGNAL, SIGNAL * t)
+        return np.sum(SIGNAL)
+
+    with pytest.raises(ValueError, match="read-only"):
+        yb.grad(f)(1.3)

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
-from .util import accumulate, fit_tangent, is_differentiable, out_cotangent, output, tangent
+from .util import accumulate, call_on_primals, fit_tangent, is_differentiable, out_cotangent, output, tangent
 
 Partial = Callable[..., Any] | None
 
@@ -303,8 +303,7 @@ def _reject_out(f: Callable, args: tuple, kwargs: dict) -> None:
 def _zero_rrule_kw(f: Callable) -> Callable:
     def rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Callable]:
         _reject_out(f, args, kwargs)
-        y = f(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
-        result = output(y)
+        result = output(call_on_primals(f, args, kwargs))
         n = len(args) + len(kwargs) + 1
 
         def pullback(dy: Any) -> tuple:
@@ -320,7 +319,7 @@ def _zero_rrule_kw(f: Callable) -> Callable:
 def _zero_frule_kw(f: Callable) -> Callable:
     def frule(*args: Any, **kwargs: Any) -> Dual:
         _reject_out(f, args, kwargs)
-        y = f(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+        y = call_on_primals(f, args, kwargs)
         return Dual(y, zero_tangent(y))
 
     frule.__qualname__ = f"frule[{describe_callable(f)}] (zero derivative)"

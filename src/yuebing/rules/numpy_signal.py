@@ -35,7 +35,7 @@ from .cases import Case, randc, randn
 from .core import Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .numpy_arguments import dense_tangent, deliver, forward, rule, vjp_pullback
 from .second_order import defined_by, multilinear, with_vjp
-from .util import defined_rrule, fit_tangent, out_cotangent, output, tangent
+from .util import call_on_primals, defined_rrule, fit_tangent, out_cotangent, output, tangent
 
 
 # --------------------------------------------------------------------------------------------
@@ -110,7 +110,7 @@ def _derived(target: Any, definition: Callable, validate: bool = True) -> None:
 
     def check(args: tuple, kwargs: dict) -> None:
         if validate:
-            target(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+            call_on_primals(target, args, kwargs)
 
     def rrule_(*args, **kwargs):
         check(args, kwargs)

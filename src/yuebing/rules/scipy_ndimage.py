@@ -40,7 +40,7 @@ from .cases import Case, randc, randn, randu
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .numpy_arguments import deliver, dense_tangent, forward, rule
 from .second_order import defined_by, linear
-from .util import defined_rrule, fit_tangent, out_cotangent, output, tangent
+from .util import call_on_primals, defined_rrule, fit_tangent, out_cotangent, output, tangent
 
 try:
     import scipy.ndimage as ndi
@@ -73,7 +73,7 @@ def _derived(target: Callable, definition: Callable) -> None:
         values = [primal(a) for a in args]
         keywords = {k: primal(v) for k, v in kwargs.items()}
         _check_output(name, target, values, keywords)
-        result = target(*values, **keywords)
+        result = call_on_primals(target, args, kwargs)
         return result if result.dtype.kind not in "fc" else None
 
     def rrule_(*args: Any, **kwargs: Any) -> Any:

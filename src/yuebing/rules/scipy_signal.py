@@ -33,13 +33,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoRData, NoTangent
+from ..tangents import NoTangent
 from .cases import Case, randc, randn, randu
 from . import core
 from .core import Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .numpy_arguments import dense_tangent, deliver, forward, rule, sum_to_shape, vjp_pullback
 from .second_order import defined_by, multilinear, with_vjp
-from .util import defined_rrule, fit_tangent, out_cotangent, output, tangent
+from .util import call_on_primals, defined_rrule, fit_tangent, out_cotangent, output, tangent
 
 try:
     import scipy.signal as ss
@@ -377,19 +377,13 @@ def _filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=
     return np.moveaxis(y, -1, axis)
 
 
-def _sosfilt_check(sos, x, axis=-1, zi=None):
-    """SciPy's own checks, on writable copies (its Cython kernel refuses a read-only ``sos``, and a
-    global array reaches a rule as a read-only view)."""
-    ss.sosfilt(np.array(sos), x, axis, None if zi is None else np.array(zi))
-
-
 def derived(target: Callable, definition: Callable, check: Callable | None = None) -> None:
     """``target`` differentiated as ``definition`` in every mode (``defined_as``), with
     ``check(*primals, **keywords)`` run first (default: ``target`` itself, for SciPy's errors);
     numbers the definition did not read get zero cotangents (``util.defined_rrule``)."""
 
     def checked(args: tuple, kwargs: dict) -> None:
-        (check or target)(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+        call_on_primals(check or target, args, kwargs)  # writable copies where SciPy needs them (sosfilt)
 
     def rrule_(*args: Any, **kwargs: Any) -> Any:
         checked(args, kwargs)
@@ -414,7 +408,7 @@ if ss is not None:
     _derived_2d(ss.correlate2d, _correlate2d)
     _all_pole_rules()
     derived(ss.lfilter, _lfilter)
-    derived(ss.sosfilt, _sosfilt, _sosfilt_check)
+    derived(ss.sosfilt, _sosfilt)
     derived(ss.filtfilt, _filtfilt)
 
 

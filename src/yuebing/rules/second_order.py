@@ -41,7 +41,7 @@ import numpy as np
 
 from .core import SecondOrderError
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE
-from .util import defined_rrule, fit_tangent
+from .util import call_on_primals, defined_rrule, fit_tangent
 
 Rule = Callable[[tuple, tuple, dict], tuple]
 
@@ -161,7 +161,7 @@ def defined_as(target: Any, definition: types.FunctionType, validate: bool = Fal
 
     def check(args: tuple, kwargs: dict) -> None:
         if validate:
-            target(*(core.primal(a) for a in args), **{k: core.primal(v) for k, v in kwargs.items()})
+            call_on_primals(target, args, kwargs)
 
     def rrule(*args: Any, **kwargs: Any) -> Any:
         check(args, kwargs)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata, increment, join, rdata, zero_tangent
-from .core import CoDual, Dual
+from .core import CoDual, Dual, primal
 
 
 def zero_fdata(y: Any) -> Any:
@@ -213,3 +213,31 @@ def defined_rrule(definition: Any, *args: Any, **kwargs: Any) -> tuple:
         return tuple(rdatas)
 
     return out, zero_for_unread_numbers
+
+
+#: Cython's refusal of a read-only array where a typed memoryview is not ``const``
+_READ_ONLY_BUFFER = "buffer source array is read-only"
+
+
+def _writable(value: Any) -> Any:
+    """``value`` with each read-only array in it (at the top or in a list or tuple) copied."""
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        return value.copy()
+    if type(value) is list or type(value) is tuple:
+        return type(value)(_writable(v) for v in value)
+    return value
+
+
+def call_on_primals(fn: Any, args: tuple, kwargs: dict) -> Any:
+    """``fn`` called on the primals of ``args`` and ``kwargs``. A float array read from a global
+    reaches rules as a read-only view (``runtime.read_only``); a SciPy function whose Cython
+    kernel refuses read-only buffers (``sosfilt``'s ``sos``) is called again on writable copies of
+    those (only when it refused them: such a refusal comes before the kernel does anything)."""
+    values = [primal(a) for a in args]
+    keywords = {k: primal(v) for k, v in kwargs.items()}
+    try:
+        return fn(*values, **keywords)
+    except ValueError as error:
+        if _READ_ONLY_BUFFER not in str(error):
+            raise
+    return fn(*_writable(values), **{k: _writable(v) for k, v in keywords.items()})
