@@ -103,7 +103,10 @@ class TryStatements:
         after = cleanup + 3
         if after > ctx.end:
             raise DecompileError("a try statement ending outside its block")
-        follow = after if after < ctx.end else ctx.follow
+        # at the end of its block, a try's exits jump to the block's follow -- or to the end
+        # itself, when what is there is a jump the optimiser did not thread through
+        to_end = any(self.targets[k] == after for k in range(i, after))
+        follow = after if after < ctx.end or to_end else ctx.follow
         inner = dataclasses.replace(ctx, tries=ctx.tries | {handler})
         if self.is_except_handler(handler):
             node = self.try_except(i, handler, cleanup, stack, inner, follow)
@@ -256,20 +259,32 @@ class TryStatements:
         return True
 
     def skip_finally_copies(self, i: int, ctx) -> int:
-        """Past the copies of ``finally`` blocks that a ``return``/``break``/``continue`` at the
-        end of them runs first (unprotected instructions inside a protected body)."""
-        j = i
+        """Past a copy of a ``finally`` block that a ``return``/``break``/``continue`` runs
+        before it leaves (unprotected instructions inside a protected body), if one is at ``i``."""
         for copy in ctx.finallies:
-            if copy.handler in self.handler_chain(j) or not self.same_as_copy(j, copy):
-                break
-            j += copy.length
-        if j == i:
-            return i
-        name = self.ins[j].opname
-        if name == "RETURN_VALUE" or name.startswith("JUMP") or \
-                name == "LOAD_CONST" and self.ins[j + 1].opname == "RETURN_VALUE":
-            return j
-        raise DecompileError("a finally block run before leaving")
+            if copy.length and copy.handler not in self.handler_chain(i) and self.same_as_copy(i, copy):
+                if not self.leaves_after(i + copy.length, ctx):
+                    raise DecompileError("a finally block run before leaving")
+                return i + copy.length
+        return i
+
+    def leaves_after(self, j: int, ctx) -> bool:
+        """Whether only unwinding (other ``finally`` copies, popping a loop's iterator or a
+        handler's exception, clearing an ``except`` name) lies between ``j`` and a return or jump."""
+        unwinding = ("SWAP", "POP_TOP", "POP_EXCEPT", "LOAD_CONST", "STORE_FAST", "STORE_NAME", "DELETE_FAST",
+                     "DELETE_NAME", "STORE_DEREF", "DELETE_DEREF", "STORE_GLOBAL", "DELETE_GLOBAL")
+        while j < len(self.ins):
+            name = self.ins[j].opname
+            if name == "RETURN_VALUE" or name.startswith("JUMP"):
+                return True
+            copy = next((c for c in ctx.finallies if c.length and self.same_as_copy(j, c)), None)
+            if copy is not None:
+                j += copy.length
+            elif name in unwinding:
+                j += 1
+            else:
+                return False
+        return False
 
 
 __all__ = ["FinallyCopy", "TryStatements"]
