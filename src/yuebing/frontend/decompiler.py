@@ -11,10 +11,15 @@ keywords/``*``/``**``, f-strings, nested ``def``/``lambda`` with defaults and cl
 decorators, comprehensions and generator expressions, classes (annotations, methods,
 ``super()``), ``with``, ``assert``, ``import``, ``del``, ``yield``, ``global``/``nonlocal``.
 
+Construct families live in mixins: ``decompiler_loops.py`` (``for``/``while`` with ``else``),
+``decompiler_try.py`` (``try``/``except``/``else``/``finally`` from the exception table),
+``decompiler_match.py`` (``match``), ``decompiler_bool.py`` (mixed ``and``/``or`` values) and
+``decompiler_ops.py`` (expressions, ``yield from``).
+
 It is allowed to fail or to guess: ``bytecode.py`` compiles every reconstruction and compares it
-with the live code (bytecode, names, constants, flags, nested code); whatever does not match is
-refused. Anything it does not know (``try``/``except``, ``match``, ``yield from``,
-``for``/``else``, other CPython versions' instructions) raises ``DecompileError``.
+with the live code (bytecode, names, constants, flags, nested code, exception tables); whatever
+does not match is refused. Anything it does not know (``except*``, ``async``, patterns whose
+captures the compiler shuffles, other CPython versions' instructions) raises ``DecompileError``.
 """
 from __future__ import annotations
 
