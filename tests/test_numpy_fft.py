@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import yuebing as yb
-from yuebing.rules.core import RuleArgumentError
+
+from .all_modes import check_all_modes
 
 fft = np.fft
 NORMS = (None, "backward", "ortho", "forward")
@@ -340,13 +341,17 @@ def test_shifts_are_inverse_permutations():
             np.testing.assert_array_equal(xbar, inverse(x, axes=axes))
 
 
-def test_out_is_refused_with_a_clear_error():
+def test_out_runs_as_an_assignment():
+    """out= is the result assigned into the array (numpy_arguments.rule), in every mode; the
+    rule cases check it with check_rule, here a gradient and a Hessian against differences."""
     x = real(6)
-    out = np.empty(6, complex)
-    with pytest.raises(RuleArgumentError, match=r"numpy.fft.fft: yuebing does not differentiate calls with out="):
-        yb.grad(lambda a: np.sum(np.abs(np.fft.fft(a, out=out))))(x)
-    with pytest.raises(RuleArgumentError, match=r"numpy.fft.rfftn: .*out="):
-        yb.jvp(lambda a: np.fft.rfftn(a, out=np.empty(4, complex)), (x,), (x,))
+
+    def loss(a):
+        out = np.empty(6, complex)
+        np.fft.fft(a * a, norm="ortho", out=out)
+        return np.sum(out.real * out.imag + out.real)
+
+    check_all_modes(loss, x)
 
 
 def test_bad_arguments_raise_numpys_own_errors():

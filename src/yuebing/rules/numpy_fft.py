@@ -4,7 +4,7 @@ sample frequencies.
 Transforms: ``fft``, ``ifft``, ``rfft``, ``irfft``, ``hfft``, ``ihfft``, ``fft2``, ``ifft2``,
 ``rfft2``, ``irfft2``, ``fftn``, ``ifftn``, ``rfftn``, ``irfftn``, with ``n``/``s`` (zero padding
 and cropping), ``axis``/``axes`` (repeated axes too) and ``norm`` in all three conventions; ``out=``
-is refused. Each is declared ``linear`` for second order. ``fftshift``/``ifftshift`` are
+runs as ``out[...] = f(x)`` (``numpy_arguments.rule``: the spec never sees it). Each is declared ``linear`` for second order. ``fftshift``/``ifftshift`` are
 permutations (each the other's adjoint). ``fftfreq``/``rfftfreq`` are ``k / (n d)``: zero in the
 integer ``n``, differentiable in the spacing ``d`` (``dy/dd = -y/d``).
 
@@ -34,7 +34,7 @@ import numpy as np
 from ..tangents import NoRData, NoTangent
 from .cases import Case, randc, randn
 from .core import Dual, primal
-from .numpy_arguments import deliver, forward, refuse, rule
+from .numpy_arguments import deliver, forward, rule
 from .numpy_shape import linear_op
 from .second_order import linear, with_vjp
 from .util import fit_tangent, out_cotangent, output, tangent
@@ -180,16 +180,13 @@ def _transform(name: str, default_axes: Any) -> Callable:
     """The ``linear_op`` spec of ``numpy.fft.<name>`` (1-D functions take ``n``/``axis``, the
     others ``s``/``axes``; the spec's signature is NumPy's, for binding call-site keywords)."""
     function = getattr(_fft, name)
-    qualified = f"numpy.fft.{name}"
 
-    def spec(a, n=None, axis=default_axes, norm=None, out=None):
-        refuse(qualified, "out", out, None, "assign the result instead (y[...] = f(x))")
+    def spec(a, n=None, axis=default_axes, norm=None, out=None):  # out= is handled by numpy_arguments.rule
         op = lambda v: function(v, n, axis, norm)  # noqa: E731
         return op, lambda g: _adjoint(name, np.shape(a), n, axis, norm, g)
 
     if name not in _ADJOINTS:  # n-dimensional: NumPy names them s and axes
         def spec(a, s=None, axes=default_axes, norm=None, out=None):  # noqa: F811
-            refuse(qualified, "out", out, None, "assign the result instead (y[...] = f(x))")
             op = lambda v: function(v, s, axes, norm)  # noqa: E731
             return op, lambda g: _adjoint(name, np.shape(a), s, axes, norm, g)
 
@@ -276,6 +273,10 @@ CASES = [
     Case(_fft.fft, randn(3, 4), 6, kwargs={"axis": 0, "norm": "forward"}),
     Case(_fft.fft, randn(7), 4, name="numpy.fft.fft(cropped)"),
     Case(_fft.fft, randn(5, dtype=np.float32)),
+    # out=: runs as out[...] = f(x); the array's old contents get a zero cotangent, restored after
+    Case(_fft.fft, randn(6), None, -1, None, randc(6), name="numpy.fft.fft(out=)"),
+    Case(_fft.rfft2, randn(3, 4), None, (-2, -1), "ortho", randc(3, 3), name="numpy.fft.rfft2(out=)"),
+    Case(lambda a: _fft.ifft(a, out=a), randc(6), name="numpy.fft.ifft(a, out=a)"),
     Case(_fft.ifft, randc(2, 5), kwargs={"n": 7}),
     Case(_fft.ifft, randn(6), kwargs={"norm": "ortho"}),
     Case(_fft.rfft, randn(6)),
