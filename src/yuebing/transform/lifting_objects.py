@@ -215,6 +215,10 @@ def as_sequence(f: tuple, args: tuple, kwargs: dict) -> tuple:
     return _linear(f, args, kwargs)
 
 
+as_sequence.second_order_kind = "linear"  # type: ignore[attr-defined] - on sequences (third order, docs)
+as_sequence.data = as_sequence.stored = ()  # type: ignore[attr-defined]
+
+
 # --------------------------------------------------------------------------------------------
 # Declarations
 # --------------------------------------------------------------------------------------------
