@@ -211,3 +211,15 @@ def test_show_prints_the_try():
 
     text = yb.show(f, 0.5)
     assert "except KeyError" in text and "undo the try" in text
+
+
+def test_an_object_numpy_reads_through_array_is_refused_not_dropped():
+    # np.asarray(np.poly1d(c)) used to give a zero derivative in every mode (reported by the
+    # NumPy derivation sweep): the rules' fallback for unknown objects dropped it
+    def f(c):
+        return np.sum(np.asarray(np.poly1d(c)) ** 2)
+
+    c = np.array([1.0, 2.0])
+    for run in (lambda: yb.grad(f)(c), lambda: yb.jvp(f, (c,), (np.ones(2),))):
+        with pytest.raises(Exception, match="through __array__"):
+            run()

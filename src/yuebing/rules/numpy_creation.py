@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
+from .. import tangents as T
 from .cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .numpy_arguments import deliver
@@ -94,7 +95,17 @@ def _deliver_to(x: Any, fd: Any, g: Any) -> Any:
         fds = fd if isinstance(fd, tuple) else (NoFData,) * len(x)
         rdatas = tuple(_deliver_to(xi, fi, g[i]) for i, (xi, fi) in enumerate(zip(x, fds)))
         return NoRData if all(r is NoRData for r in rdatas) else rdatas
+    _refuse_opaque_array_source(x)
     return NoRData
+
+
+def _refuse_opaque_array_source(x: Any) -> None:
+    """An object NumPy reads through ``__array__`` (a ``np.poly1d``, a user class): its derivative
+    cannot be followed back into it, so one that carries float data is refused, not dropped."""
+    if T.zero_tangent(x) is not NoTangent:
+        raise RuleArgumentError(
+            f"yuebing cannot follow derivatives from an array back into a {type(x).__qualname__} that NumPy "
+            "converted (through __array__): pass its array data instead (for a np.poly1d, p.coeffs)")
 
 
 def deliver(arg: Any, g: Any) -> Any:
@@ -124,6 +135,8 @@ def _dense(x: Any, t: Any) -> Any:
         return [_dense(xi, ti) for xi, ti in zip(x, ts)]
     if isinstance(x, (float, complex, np.inexact)) and t is not NoTangent:
         return t
+    if not isinstance(x, (int, bool, np.integer, np.bool_)):
+        _refuse_opaque_array_source(x)
     return np.zeros(np.shape(x))
 
 
