@@ -149,19 +149,19 @@ def defined_by(target: Any, definition: types.FunctionType) -> None:
     declare((target,), SecondOrder("python", definition=definition))
 
 
-def defined_as(target: Any, definition: types.FunctionType, validate: bool = False) -> None:
+def defined_as(target: Any, definition: types.FunctionType, validate: bool | Callable = False) -> None:
     """Declare ``target`` (a C function, or Python code yuebing cannot derive) to be differentiated,
     in every mode, as the Python function ``definition``: the same arguments, the same values,
     written with covered constructs (``itertools`` as list building, ``functools.reduce`` as a
     loop, a distribution's ``logpdf`` in NumPy). Reverse and forward mode call the transforms on
     ``definition`` (through the ``core.rrule``/``core.frule`` fallback); second order is
     ``defined_by``. ``validate``: call ``target`` itself on the primals first, for its own errors on
-    bad arguments (shapes, dimensions)."""
+    bad arguments (shapes, dimensions); a function: call it instead (a check free of side effects)."""
     from . import core
 
     def check(args: tuple, kwargs: dict) -> None:
         if validate:
-            call_on_primals(target, args, kwargs)
+            call_on_primals(target if validate is True else validate, args, kwargs)
 
     def rrule(*args: Any, **kwargs: Any) -> Any:
         check(args, kwargs)
