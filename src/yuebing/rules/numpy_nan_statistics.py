@@ -238,7 +238,7 @@ def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     """``np.percentile``: ``quantile`` at ``q / 100``."""
     result = _quantile_of("percentile", a, np.true_divide(q, 100), axis, None, method, keepdims, weights,
                           interpolation, False)
-    return _finish(result.astype(_quantile_dtype(a, q, method)), out)
+    return _finish(np.asarray(result).astype(_quantile_dtype(a, q, method)), out)  # a scalar too
 
 
 def _nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
@@ -252,7 +252,7 @@ def _nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="lin
     """``np.nanpercentile``: ``nanquantile`` at ``q / 100``."""
     result = _quantile_of("nanpercentile", a, np.true_divide(q, 100), axis, None, method, keepdims, weights,
                           interpolation, True)
-    return _finish(result.astype(_quantile_dtype(a, q, method)), out)
+    return _finish(np.asarray(result).astype(_quantile_dtype(a, q, method)), out)  # a scalar too
 
 
 def _nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -349,6 +349,8 @@ CASES = [
                 "higher", "nearest", "midpoint")),
     Case(np.percentile, randn(3, 6), 62.5, kwargs={"axis": 0}),
     Case(np.percentile, randn(10), np.array([5.0, 50.0, 99.0])),
+    Case(np.percentile, randn(5), 30.0, name="percentile(1-D, one q: a scalar)"),
+    Case(np.nanpercentile, randn(5), 30.0, name="nanpercentile(1-D, one q: a scalar)"),
     Case(_nans_at(1, 7, 8)(np.nanquantile, axis=1), randn(4, 6), np.array([0.23, 0.85])),
     Case(_nans_at(4)(np.nanquantile, method="hazen"), randn(9), 0.55),
     Case(_nans_at(0, 4)(np.nanpercentile, axis=0, keepdims=True), randn(5, 3), 33.0),
