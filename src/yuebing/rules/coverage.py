@@ -29,7 +29,7 @@ import numpy as np
 
 from .core import FRULES, RRULES
 from .declare import ZERO_DERIVATIVE
-from .numpy_coverage import GAPS, REFUSED, THIRD_ORDER_REFUSED, WORKS
+from .numpy_coverage import GAPS, LIMITS, REFUSED, THIRD_ORDER_REFUSED, WORKS
 
 NAMESPACES = (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft))
 NO = "—"
@@ -154,7 +154,7 @@ def entry(name: str, target: Any, method_key: tuple | None = None) -> Entry:
     if _is_zero(target, method_key):
         return _zero_entry(name)
     if callable(target) and _lookup(RRULES, target):
-        return _with_gaps(_rule_entry(name, target))
+        return _rule_entry(name, target)
     if name in REFUSED:
         return Entry(name, "refused", note=REFUSED[name])
     if name in WORKS:
@@ -171,7 +171,10 @@ def entry(name: str, target: Any, method_key: tuple | None = None) -> Entry:
 
 
 def _with_gaps(e: Entry) -> Entry:
-    """``e`` with the modes ``numpy_coverage.GAPS`` lists as not covered yet, and why."""
+    """Derived entry ``e`` with the inputs ``numpy_coverage.LIMITS`` refuses and the modes
+    ``GAPS`` lists as not covered yet, and why (a rule's own declarations give its modes)."""
+    if e.name in LIMITS:
+        e = dataclasses.replace(e, note=f"{e.note}; {LIMITS[e.name]}")
     gaps = GAPS.get(e.name)
     if not gaps:
         return e
@@ -232,14 +235,15 @@ def coverage() -> dict[str, list[Entry]]:
 
 
 def stale_reasons() -> list[str]:
-    """Names in ``numpy_coverage.REFUSED`` that have a rule now (the table shows the rule; the
-    reason is left over and should be deleted)."""
+    """Names in ``numpy_coverage.REFUSED``, ``GAPS`` or ``LIMITS`` that have a rule now (the
+    table shows the rule; the entry is left over and should be deleted)."""
     stale = []
     for prefix, module in NAMESPACES + (("numpy.ndarray", np.ndarray),):
         for name in dir(module):
             qualified = f"{prefix}.{name}"
             target = getattr(module, name, None)
-            if qualified in REFUSED and callable(target) and _lookup(RRULES, target):
+            noted = qualified in REFUSED or qualified in GAPS or qualified in LIMITS
+            if noted and callable(target) and _lookup(RRULES, target):
                 stale.append(qualified)
     return sorted(stale)
 

@@ -35,13 +35,8 @@ REFUSED: dict[str, str] = {
                         "write (x - x.mean(axis=1, keepdims=True)) @ (...).T / (n - 1)"),
     "numpy.corrcoef": _stops("np.cov, which stops at np.average(..., returned=True)",
                              "compute it from the covariance written with np.mean and @"),
-    **{f"numpy.{name}": _stops("bool.any (a NumPy bool's method), which has no rule",
-                               "np.median has a rule; a quantile is an interpolation of np.sort(x)")
-       for name in ("percentile", "quantile", "nanpercentile", "nanquantile")},
     "numpy.polyint": _stops("ndarray.__truediv__ called as a method, which has no rule",
                             "divide the coefficients by their powers plus one"),
-    "numpy.polymul": ("WRONG TODAY, do not use: its source makes poly1d objects, and np.convolve of an object "
-                      "with __array__ drops the derivative (a zero gradient); use np.convolve on the arrays"),
     "numpy.setdiff1d": _stops("& of two boolean arrays, which is refused", "index with np.isin(a, b) negated"),
     "numpy.bincount": "no rule yet (implemented in C): zero in x, linear in weights=; use np.add.at on a zero array",
     "numpy.histogram2d": "no rule yet: zero in the sample, linear in weights=; its source calls np.bincount, which has none",
@@ -99,14 +94,12 @@ WORKS: dict[str, str] = {
     "numpy.ogrid": "constant grids (no derivative); differentiated from NumPy's source",
 }
 
+#: inputs a rule or a derivation refuses in every mode (the entry's note says which)
+LIMITS: dict[str, str] = {}
+
 #: modes a rule or a derivation from NumPy's source does not cover yet: name -> {mode: why}
 #: (modes: "forward", "second"; second order's gap is third order's too)
-GAPS: dict[str, dict[str, str]] = {
-    "numpy.nanprod": {"forward": "TypeError inside NumPy's source (a MutableTangent times a float)",
-                      "second": "the same TypeError"},
-    "numpy.nanstd": {"second": "its source calls a functools.partial, which second order does not cover"},
-    "numpy.nanvar": {"second": "its source calls a functools.partial, which second order does not cover"},
-}
+GAPS: dict[str, dict[str, str]] = {}
 
 #: primitives whose third derivatives are refused although their second-order class allows them
 #: (kept equal to ``transform/third_order._NOT_YET`` by ``tests/test_numpy_coverage.py``)
