@@ -29,6 +29,7 @@ from . import templates
 from .codegen import compile_checked
 from ..ir import nodes as ir
 from .forward_templates import Names, forward_templates
+from .direct_calls import forward_direct
 from .reverse import ConstantNames, _all_var_names, _is_literal, share_cells_line
 
 def _is_immutable_tangent(t: Any) -> bool:
@@ -124,7 +125,8 @@ class ForwardGenerator(ConstantNames):
             s, value, Names(self.primal, self.tangent, self.td))
         variants = [v for v in variants if v[0] != "False"]
         if not variants:
-            self._generic_call(s, out, indent)
+            if not forward_direct(self, s, out, indent):  # a Python function: called directly (direct_calls.py)
+                self._generic_call(s, out, indent)
             return
         for k, (guard, lines) in enumerate(variants):
             note = f"  # line {s.line}: {ir._call_text(s)} (inline)" if k == 0 else ""

@@ -22,6 +22,7 @@ from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
 from ..rules.declare import FORWARD
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
+from .direct_calls import FORWARD as _DIRECT, describe_line, user_line_notes
 from .exceptions import caught
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
@@ -312,10 +313,16 @@ def _run_rule(found: Any, f: Dual, args: tuple, kwargs: dict) -> Dual:
     return registered_frule(f, *args, **kwargs)
 
 
+def _call_derived(f: Dual, args: tuple, kwargs: dict) -> Dual:
+    rule = derived_frule(f.primal)
+    _DIRECT.note(f.primal, rule)  # later calls may run it directly (direct_calls.py)
+    return rule(f, *args, **kwargs)
+
+
 _FORWARD = CallMode(
     lookup=FRULES.lookup, run_rule=_run_rule,
     property_get=_property_get, property_set=_property_set, operator=_operator_on_user_type, gradient=_gradient,
-    function=lambda f, args, kwargs: derived_frule(f.primal)(f, *args, **kwargs), method=_call_method,
+    function=lambda f, args, kwargs: _call_derived(f, args, kwargs), method=_call_method,
     construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,
     missing=_missing, constant=lambda fn: Dual(fn, NoTangent),
 )
@@ -345,23 +352,11 @@ class DerivedFRule(SourceFunction):
         return self.generated.source
 
     def _point_at_user_line(self, error: BaseException) -> None:
-        """Add a note naming the user's file and line that the failing generated line came from."""
-        filename = self.forward.__code__.co_filename
-        tb = error.__traceback__
-        line = None
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == filename:
-                line = self.generated.line_map.get(tb.tb_lineno)
-            tb = tb.tb_next
-        add_note = getattr(error, "add_note", None)
-        if line is None or add_note is None:
-            return
-        import linecache
-
-        code = linecache.getline(self.ir.filename, line).strip()
-        note = f'  in {self.name} (forward mode)\n    File "{self.ir.filename}", line {line}\n      {code}'
-        if note not in getattr(error, "__notes__", ()):
-            add_note(note)
+        """Add notes naming the user's file and line that each failing generated line came
+        from: this rule's, and those of rules its code called directly (direct_calls.py)."""
+        own = self.forward.__code__.co_filename
+        user_line_notes(error, "forward", lambda name: self if name == own else _DIRECT.rules_by_file.get(name),
+                        lambda rule, line, stage: describe_line(rule, line, " (forward mode)"))
 
     def _bind(self, fn: Any, args: tuple, kwargs: dict) -> list:
         """A dual for each parameter of the generated function, in its order."""

@@ -29,6 +29,7 @@ import numpy as np
 from . import templates
 from ..ir import nodes as ir
 from .try_statements import TryStatements, has_reverse_work as _has_reverse_work
+from .direct_calls import DirectCalls
 from .array_blocks import ArrayBlock, find_array_blocks
 from .float_blocks import LONG_BLOCK, FloatBlock, FloatLoop, find_blocks
 
@@ -232,7 +233,7 @@ def _cell_set() -> Any:
     return cell_set
 
 
-class ReverseGenerator(TryStatements, ConstantNames):
+class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
     def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
         self.fn = fn
         self.globals = globals_
@@ -397,7 +398,8 @@ class ReverseGenerator(TryStatements, ConstantNames):
         variants = self._templates(s)
         s.templates = variants  # type: ignore[attr-defined]
         if not variants:
-            self._generic_call(s, out, indent)
+            if not self.direct_forward(s, out, indent):  # a Python function: called directly (direct_calls.py)
+                self._generic_call(s, out, indent)
             return
         for k, variant in enumerate(variants):
             keyword = "if" if k == 0 else "elif"
@@ -571,7 +573,8 @@ class ReverseGenerator(TryStatements, ConstantNames):
         comment = f"  # undo line {line}: {ir._call_text(s)}"
         variants = getattr(s, "templates", [])
         if not variants:
-            self._generic_reverse(s, "_pop()", comment, out, indent)
+            if not self.direct_reverse(s, out, indent):
+                self._generic_reverse(s, "_pop()", comment, out, indent)
             return
         self.emit(out, indent, f"_e = _pop(){comment}", line)
         r = self.rd(s.target) if s.target else None

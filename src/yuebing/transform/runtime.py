@@ -23,6 +23,7 @@ from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, ru
 from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
+from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
 from .exceptions import caught, mark_partial
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
 
@@ -581,10 +582,16 @@ def _run_rule(found: tuple, f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDua
 
 _ASARRAY = RRULES.lookup(np.asarray)
 
+def _call_derived(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    rule = derived_rule(f.primal)
+    _DIRECT.note(f.primal, rule)  # later calls may run its passes directly (direct_calls.py)
+    return rule(f, *args, **kwargs)
+
+
 _REVERSE = CallMode(
     lookup=RRULES.lookup, run_rule=_run_rule,
     property_get=_property_get, property_set=_property_set, operator=_operator_on_user_type, gradient=_gradient,
-    function=lambda f, args, kwargs: derived_rule(f.primal)(f, *args, **kwargs), method=_call_method,
+    function=lambda f, args, kwargs: _call_derived(f, args, kwargs), method=_call_method,
     construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,
     missing=_missing, constant=lambda fn: CoDual(fn, NoFData),
 )
@@ -616,8 +623,10 @@ def unwind(tape: list) -> None:
 # --------------------------------------------------------------------------------------------
 
 _DERIVED = CodeCache()  # DerivedRule per function code and module
-_MAX_LOCATION_NOTES = 8
-_MORE_LEVELS = "  ... (outer calls omitted)"
+
+
+def _describe_stage(rule: "DerivedRule", line: int, stage: str) -> str:
+    return describe_line(rule, line, "" if stage == "forward" else " (while running the pullback)")
 
 
 def derived_rule(fn: types.FunctionType) -> "DerivedRule":
@@ -640,27 +649,11 @@ class DerivedRule(SourceFunction):
         self.forward, self.reverse = compile_generated(self.generated, fn, self.ir, runtime_namespace())
 
     def _point_at_user_line(self, error: BaseException, stage: str) -> None:
-        """Add a note naming the user's file and line that the failing generated line came from."""
-        filename = self.forward.__code__.co_filename
-        tb = error.__traceback__
-        line = None
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == filename:
-                line = self.generated.line_map.get(tb.tb_lineno)
-            tb = tb.tb_next
-        add_note = getattr(error, "add_note", None)
-        if line is None or add_note is None:
-            return
-        notes = getattr(error, "__notes__", [])
-        if len(notes) >= _MAX_LOCATION_NOTES:  # deep recursion: the innermost levels suffice
-            if notes[-1] != _MORE_LEVELS:
-                add_note(_MORE_LEVELS)
-            return
-        import linecache
-
-        code = linecache.getline(self.ir.filename, line).strip()
-        stage_text = "" if stage == "forward" else " (while running the pullback)"
-        add_note(f'  in {self.name}{stage_text}\n    File "{self.ir.filename}", line {line}\n      {code}')
+        """Add notes naming the user's file and line that each failing generated line came
+        from: this rule's, and those of rules its code called directly (direct_calls.py)."""
+        own = self.forward.__code__.co_filename
+        user_line_notes(error, stage, lambda name: self if name == own else _DIRECT.rules_by_file.get(name),
+                        _describe_stage)
 
     def _bind(self, fn: Any, args: tuple, kwargs: dict) -> tuple[list, list]:
         """Coduals for each parameter, and how to route each call argument's rdata back."""

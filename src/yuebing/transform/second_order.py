@@ -37,6 +37,7 @@ from .lifting import _has_float_data, lookup_second_order, run_second_order
 from .lifting_objects import construct
 from . import lifting as _lifting
 from .exceptions import EFFECT_MARKERS, caught, mark_partial
+from .direct_calls import SECOND as _DIRECT, DualDirectCalls
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
@@ -52,7 +53,7 @@ def _has_float(value: tuple) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-class DualReverseGenerator(ReverseGenerator):
+class DualReverseGenerator(DualDirectCalls, ReverseGenerator):
     """The reverse-mode program of a function with forward-mode tangents on every value."""
 
     float_blocks = False  # every value needs its tangent: the generic form only
@@ -380,7 +381,9 @@ def _gradient(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
 
 
 def _call_function(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    return dual_rule(f[0])(f, *args, **kwargs)
+    rule = dual_rule(f[0])
+    _DIRECT.note(f[0], rule)  # later calls may run its passes directly (direct_calls.py)
+    return rule(f, *args, **kwargs)
 
 
 def _call_method(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:

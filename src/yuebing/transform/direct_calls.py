@@ -1,0 +1,260 @@
+"""Direct calls of Python functions from generated code: one Python frame per level of recursion.
+
+A call site reaches a Python function through the runtime's dispatch (``call_rrule`` ->
+``dispatch`` -> the derived rule's ``__call__`` -> its generated pass): five frames between two
+levels of a recursive function, and a pullback closure between two levels of its reverse pass.
+Python's recursion limit counts them all, so a recursion 2,000 levels deep would need a limit
+of 12,000. Here a call site whose callee is a global name bound to a plain Python function when
+the code is generated (``rec`` inside ``rec``, a helper of a module) calls the callee's generated
+pass itself when, at run time, the name still holds a Python function whose rule was derived
+before (``DirectTable``: per code object and module, registered by the runtime's dispatch the
+first time it derives the rule), the call passes exactly its parameters, positionally, and no
+rule is registered for that function (checked at every call: one may be registered at any
+time). Anything else takes the general path, so what runs is what dispatch would run:
+
+* reverse mode: the callee's forward pass records on the caller's tape, followed by its reverse
+  pass and ``DIRECT`` (as ``np.vectorize``'s element calls do in ``runtime.py``); the caller's
+  reverse pass, meeting ``DIRECT``, runs that reverse pass on the same tape, which pops exactly
+  what the callee pushed. No pullback closure is made. A call inside a ``try`` body keeps the
+  general path: a handler must find the tape as the failing call's rule leaves it (undone);
+* forward mode: the callee's generated function returns ``(value, tangent)``;
+* second order: as reverse mode, with 4-tuples.
+
+An error raised in a callee reached directly is annotated by the rule that catches it (the
+outermost reached by dispatch), which names every generated frame of the traceback
+(``user_line_notes``).
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import types
+from typing import Any, Callable
+
+from ..ir import nodes as ir
+from ..rules.core import FRULES, RRULES
+from ..rules.second_order import _BY_FUNCTION as _SECOND_ORDER_DECLARATIONS
+
+FUNCTION = types.FunctionType
+
+#: Pushed after a direct call's reverse pass: the reverse code pops it, then that pass.
+DIRECT = type("DirectCall", (), {"__repr__": lambda self: "<direct call>"})()
+
+#: False (``YUEBING_DIRECT_CALLS=0``): every call site takes the general path (to measure what
+#: direct calls save, or to rule them out)
+ENABLED = os.environ.get("YUEBING_DIRECT_CALLS", "1") != "0"
+
+_MAX_LOCATION_NOTES = 8
+_MORE_LEVELS = "  ... (outer calls omitted)"
+_NOTED = "_yuebing_noted_frames"  # attribute of an exception: the generated frames already named
+
+
+class DirectTable:
+    """One mode's generated passes that call sites may call directly: ``code -> (globals,
+    number of parameters, *passes)``, for rules of functions without ``*args``, ``**kwargs`` or
+    keyword-only parameters; and each generated pass's filename -> its rule (for error notes)."""
+
+    def __init__(self, passes: Callable[[Any], tuple]) -> None:
+        self.entries: dict = {}
+        self.rules_by_file: dict[str, Any] = {}
+        self._passes = passes
+
+    def note(self, fn: types.FunctionType, rule: Any) -> None:
+        """Called by the runtime's dispatch when it runs ``rule``, derived for ``fn``."""
+        code = fn.__code__
+        if code in self.entries or not rule.simple:
+            return
+        passes = self._passes(rule)
+        self.rules_by_file[passes[0].__code__.co_filename] = rule
+        self.entries[code] = (fn.__globals__, rule.n_params, *passes)
+
+
+def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
+    """The callee's name when call site ``s`` may call a generated pass directly: a global name
+    bound to a plain Python function now, called with positional arguments only, outside any
+    ``try`` body when the generated code keeps a tape (``taped``)."""
+    func = s.func
+    if not ENABLED or not isinstance(func, ir.Global) or "." in func.path or generator.globals is None:
+        return None
+    if type(generator.globals.get(func.path)) is not FUNCTION or s.kwargs or s.star_args is not None \
+            or s.star_kwargs is not None:
+        return None
+    if taped and id(s) in _calls_in_try(generator):
+        return None
+    return func.path
+
+
+def _calls_in_try(generator: Any) -> set[int]:
+    """The ids of the call statements inside ``try`` statements of the generator's function."""
+    found = getattr(generator, "_direct_calls_in_try", None)
+    if found is None:
+        found = set()
+        _collect_try_calls(generator.fn.body, False, found)
+        generator._direct_calls_in_try = found
+    return found
+
+
+def _collect_try_calls(body: list, inside: bool, found: set) -> None:
+    for s in body:
+        if inside and isinstance(s, ir.Call):
+            found.add(id(s))
+        for block in ir.child_blocks(s):
+            _collect_try_calls(block, inside or isinstance(s, ir.Try), found)
+
+
+def guard(generator: Any, name: str, table: DirectTable, rule_tables: tuple, n_args: int) -> str:
+    """The run-time test of a direct call of global ``name`` with ``n_args`` arguments; it
+    binds ``_dr`` to the callee's entry."""
+    entries = named(generator, "_DIRECT_PASSES", table.entries)
+    not_registered = " and ".join(f"{name} not in {named(generator, f'_RULES{k}', t)}" for k, t in enumerate(rule_tables))
+    return (f"type({name}) is {named(generator, '_FUNCTION', FUNCTION)} and (_dr := {entries}.get({name}.__code__)) is not None "
+            f"and _dr[0] is {name}.__globals__ and _dr[1] == {n_args} and {not_registered}")
+
+
+def named(generator: Any, name: str, value: Any) -> str:
+    """``value`` in the generated code's namespace as ``name`` (its constants)."""
+    generator.constants[name] = value
+    return name
+
+
+def user_line_notes(error: BaseException, stage: str, rule_of: Callable[[str], Any], describe: Callable) -> None:
+    """Name, on ``error``, the user's line of every generated frame in its traceback not named
+    yet (``rule_of(filename)``: the rule whose generated code that is, or None), innermost
+    first (``describe(rule, line, stage)`` words one), at most eight."""
+    add_note = getattr(error, "add_note", None)
+    if add_note is None:
+        return
+    noted = getattr(error, _NOTED, None)
+    if noted is None:
+        noted = set()
+        try:
+            setattr(error, _NOTED, noted)
+        except (AttributeError, TypeError):
+            pass
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        rule = rule_of(tb.tb_frame.f_code.co_filename)
+        if rule is not None and id(tb.tb_frame) not in noted:
+            frames.append((tb.tb_frame, rule, rule.generated.line_map.get(tb.tb_lineno)))
+        tb = tb.tb_next
+    for frame, rule, line in reversed(frames):
+        noted.add(id(frame))
+        if line is None:
+            continue
+        notes = getattr(error, "__notes__", [])
+        if len(notes) >= _MAX_LOCATION_NOTES:  # deep recursion: the innermost levels suffice
+            if notes[-1] != _MORE_LEVELS:
+                add_note(_MORE_LEVELS)
+            return
+        add_note(describe(rule, line, stage))
+
+
+class DirectCalls:
+    """Direct call sites for the reverse generator and second order's (``reverse.py``,
+    ``second_order.py``): the forward pass tries the callee's passes first, the reverse pass
+    recognises ``DIRECT``. A generator says which table, which rule tables, and how its values
+    are passed (``direct_*``)."""
+
+    direct_table: DirectTable  # set below
+    direct_rule_tables: tuple = (RRULES.by_function,)
+
+    def direct_forward(self, s: ir.Call, out: list, indent: int) -> bool:
+        """Emit call site ``s`` with its direct path, if it has one (then True)."""
+        name = direct_callee(self, s)
+        s.direct = name is not None  # type: ignore[attr-defined]
+        if name is None:
+            return False
+        test = guard(self, name, self.direct_table, self.direct_rule_tables, len(s.args))
+        self.emit(out, indent, f"if {test}:  # direct: {ir._call_text(s)}", s.line)
+        for text in self.direct_call_lines(s, name):
+            self.emit(out, indent + 1, text, s.line)
+        self.emit(out, indent + 1, f"_push(_dr[3]); _push({named(self, '_DIRECT', DIRECT)})", s.line)
+        self.emit(out, indent, "else:", s.line)
+        self._generic_call(s, out, indent + 1)
+        return True
+
+    def direct_reverse(self, s: ir.Call, out: list, indent: int) -> bool:
+        """Undo call site ``s`` with its direct path, if the forward pass had one (then True)."""
+        if not getattr(s, "direct", False):
+            return False
+        self.emit(out, indent, f"_e = _pop()  # undo line {s.line}: {ir._call_text(s)}", s.line)
+        self.emit(out, indent, f"if _e is {named(self, '_DIRECT', DIRECT)}:", s.line)
+        self.emit(out, indent + 1, self.direct_reverse_line(s), s.line)
+        for k, a in enumerate(s.args):
+            self._accumulate(a, self.direct_rdata(k), out, indent + 1, s.line)
+        self.emit(out, indent, "else:", s.line)
+        self._generic_reverse(s, "_e", "", out, indent + 1)
+        return True
+
+    # reverse mode's values; second order overrides these four
+    def direct_call_lines(self, s: ir.Call, name: str) -> list[str]:
+        args = "".join(f", {self.primal(a)}, {self.fdata(a)}" for a in s.args)
+        call = f"_dr[2](_tape, {name}, {self.fdata(s.func)}{args})"
+        return [f"{s.target}, {self.fd(s.target)} = {call}" if s.target else call]
+
+    def direct_reverse_line(self, s: ir.Call) -> str:
+        if s.target:
+            r = self.rd(s.target)
+            return f"_rs = _pop()(_tape, {r}); {r} = _NR"
+        return "_rs = _pop()(_tape, _NR)"
+
+    def direct_rdata(self, k: int) -> str:
+        return f"_rs[{k}]"
+
+
+class DualDirectCalls(DirectCalls):
+    """Direct call sites of second order's generator: values are 4-tuples ``(primal, fdata,
+    tangent, fdata tangent)``, the reverse pass takes and returns rdata and its tangent."""
+
+    def direct_call_lines(self, s: ir.Call, name: str) -> list[str]:
+        parts = (self.primal, self.fdata, self.tangent, self.fdata_tangent)
+        values = "".join(f", {part(a)}" for a in [s.func, *s.args] for part in parts)
+        call = f"_dr[2](_tape{values})"
+        return [f"{self._four(s.target)} = {call}" if s.target else call]
+
+    def direct_reverse_line(self, s: ir.Call) -> str:
+        if s.target:
+            r, rd = self.rd(s.target), self.rdd(s.target)
+            return f"_rs, _rsd = _pop()(_tape, {r}, {rd}); {r} = {rd} = _NR"
+        return "_rs, _rsd = _pop()(_tape, _NR, _NR)"
+
+    def direct_rdata(self, k: int) -> str:
+        return str(k)
+
+
+def _passes(rule: Any) -> tuple:
+    return rule.forward, rule.reverse
+
+
+REVERSE = DirectTable(_passes)
+FORWARD = DirectTable(lambda rule: (rule.forward,))
+SECOND = DirectTable(_passes)
+DirectCalls.direct_table = REVERSE
+DualDirectCalls.direct_table = SECOND
+DualDirectCalls.direct_rule_tables = (RRULES.by_function, _SECOND_ORDER_DECLARATIONS)
+
+
+def forward_direct(generator: Any, s: ir.Call, out: list, indent: int) -> bool:
+    """Forward mode's call site ``s`` with its direct path, if it has one (then True): the
+    callee's generated function returns ``(value, tangent)``."""
+    name = direct_callee(generator, s, taped=False)
+    if name is None:
+        return False
+    test = guard(generator, name, FORWARD, (FRULES.by_function,), len(s.args))
+    args = "".join(f", {generator.primal(a)}, {generator.tangent(a)}" for a in s.args)
+    call = f"_dr[2]({name}, {generator.tangent(s.func)}{args})"
+    generator.emit(out, indent, f"if {test}:  # direct: {ir._call_text(s)}", s.line)
+    generator.emit(out, indent + 1, f"{s.target}, {generator.td(s.target)} = {call}" if s.target else call, s.line)
+    generator.emit(out, indent, "else:", s.line)
+    generator._generic_call(s, out, indent + 1)
+    return True
+
+
+def describe_line(rule: Any, line: int, what: str) -> str:
+    """A note naming the user's line ``line`` of ``rule``'s function (``what``: how it ran)."""
+    code = linecache.getline(rule.ir.filename, line).strip()
+    return f'  in {rule.name}{what}\n    File "{rule.ir.filename}", line {line}\n      {code}'
+
+
+__all__ = ["DIRECT", "DirectCalls", "DualDirectCalls", "DirectTable", "FORWARD", "REVERSE", "SECOND", "direct_callee", "guard", "user_line_notes", "describe_line", "forward_direct"]
