@@ -1,6 +1,7 @@
 """``yb.grad`` against ``jax.grad`` on the ``jax.numpy`` twin of every NumPy function with a rule
-(issue 14's oracle): elementwise functions, reductions, shape functions, linear algebra, FFTs and
-ndarray methods, on random inputs of several shapes, with JAX in float64.
+or derived from NumPy's source (issue 14's oracle): elementwise functions, reductions, shape
+functions, linear algebra, FFTs and ndarray methods, on random real and complex inputs of several
+shapes, with JAX in float64; ``yb.jvp`` is checked against JAX's gradient as well.
 
 Each case is a call ``call(xp, f, *xs)`` written once for both libraries (``xp`` is ``np`` or
 ``jnp``, ``f`` the function of that library); its output (every float or complex array of it) is
@@ -37,6 +38,8 @@ _DOMAINS = {
     "unit": lambda rng, s: rng.uniform(-0.9, 0.9, s),
     "gt1": lambda rng, s: rng.uniform(1.2, 3.0, s),
     "wc": lambda rng, s: rng.standard_normal(s) + 3.0 * np.eye(s[-1]),  # well conditioned
+    "complex": lambda rng, s: rng.standard_normal(s) + 1j * rng.standard_normal(s),
+    "cwc": lambda rng, s: rng.standard_normal(s) + 1j * rng.standard_normal(s) + 3.0 * np.eye(s[-1]),
     "nan": lambda rng, s: np.where(np.arange(np.prod(s)).reshape(s) % 4 == 1, np.nan, rng.standard_normal(s)),
 }
 
@@ -63,6 +66,14 @@ def wc(*shape):
 
 def nan(*shape):
     return shape, "nan"
+
+
+def c(*shape):
+    return shape, "complex"
+
+
+def cwc(*shape):
+    return shape, "cwc"
 
 
 #: the usual configurations of a one-argument elementwise function, of a two-argument one
@@ -116,6 +127,14 @@ def _sym(xp, b):
 
 def _spd(xp, b):
     return b @ b.T + 3.0 * xp.eye(b.shape[0])
+
+
+def _herm(xp, b):
+    return b + xp.conj(b.T)
+
+
+def _hpd(xp, b):
+    return b @ xp.conj(b.T) + 3.0 * xp.eye(b.shape[0])
 
 
 def _eigvals_invariant(xp, ev):
@@ -389,7 +408,47 @@ DERIVED = [  # differentiated from NumPy's Python source when this was written (
     Oracle("numpy.vander[N=3, increasing]", lambda xp, f, x: f(x, 3, increasing=True), [(r(4),)]),
 ]
 
-ORACLES = DERIVED + ELEMENTWISE + REDUCTIONS + SHAPE + PRODUCTS + LINALG + FFT + METHODS
+_C1 = [(c(),), (c(5),), (c(3, 4),)]
+_C2 = [(c(3, 4), c(4)), (r(3, 4), c(4)), (c(), c(5))]
+COMPLEX = [  # complex inputs: JAX's gradient is the conjugate of yuebing's (see _compare)
+    *(Oracle(f"numpy.{n}[complex]", lambda xp, f, z: f(z), _C1) for n in (
+        "sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "expm1", "log", "log1p", "sqrt", "square", "reciprocal",
+        "arcsin", "arctan", "arcsinh", "negative", "conj", "real", "imag", "abs", "angle")),
+    *(Oracle(f"numpy.{n}[complex]", lambda xp, f, a, b: f(a, b), _C2) for n in ("add", "subtract", "multiply", "divide")),
+    Oracle("numpy.power[complex]", lambda xp, f, a, b: f(a, b), [(c(4), r(4)), (c(4), c(4))]),
+    *(Oracle(f"numpy.{n}[complex]", lambda xp, f, z: f(z), [(c(5),), (c(3, 4),)]) for n in (
+        "sum", "prod", "mean", "var", "std", "cumsum", "cumprod", "ravel")),
+    Oracle("numpy.var[complex, axis=0]", lambda xp, f, z: f(z, axis=0), [(c(3, 4),)]),
+    *(Oracle(f"numpy.{n}[complex]", lambda xp, f, a, b: f(a, b), [(c(3, 4), c(4)), (c(4), r(4))]) for n in ("dot", "inner", "matmul")),
+    Oracle("numpy.vdot[complex]", lambda xp, f, a, b: f(a, b), [(c(4), c(4)), (c(2, 3), r(2, 3))]),
+    Oracle("numpy.outer[complex]", lambda xp, f, a, b: f(a, b), [(c(3), c(4))]),
+    Oracle("numpy.einsum[complex]", lambda xp, f, a, b: f("ij,jk->ik", a, b), [(c(2, 3), c(3, 4))]),
+    Oracle("numpy.concatenate[complex]", lambda xp, f, a, b: f([a, b]), [(c(3), r(2))]),
+    Oracle("numpy.transpose[complex]", lambda xp, f, z: f(z), [(c(3, 4),)]),
+    Oracle("numpy.where[complex]", lambda xp, f, a, b: f(_MASK34, a, b), [(c(3, 4), c(4))]),
+    Oracle("numpy.convolve[complex]", lambda xp, f, a, b: f(a, b), [(c(5), c(3))]),
+    Oracle("numpy.correlate[complex]", lambda xp, f, a, b: f(a, b, mode="full"), [(c(5), c(3))]),
+    *(Oracle(f"numpy.linalg.{n}[complex]", lambda xp, f, a: f(a), [(cwc(3, 3),)]) for n in ("inv", "det", "slogdet", "pinv", "svdvals")),
+    Oracle("numpy.linalg.solve[complex]", lambda xp, f, a, b: f(a, b), [(cwc(3, 3), c(3)), (cwc(3, 3), r(3, 2))]),
+    Oracle("numpy.linalg.cholesky[complex]", lambda xp, f, b: f(_hpd(xp, b)), [(c(3, 3),)]),
+    Oracle("numpy.linalg.eigvalsh[complex]", lambda xp, f, b: f(_herm(xp, b)), [(c(3, 3),)]),
+    Oracle("numpy.linalg.eigh[complex]", lambda xp, f, b: (lambda w, v: (w, xp.abs(v) ** 2))(*f(_herm(xp, b))), [(c(3, 3),)]),
+    Oracle("numpy.linalg.svd[complex]", lambda xp, f, a: (lambda s: (xp.abs(s[0]) ** 2, s[1], xp.abs(s[2]) ** 2))(f(a, full_matrices=False)), [(c(3, 3),)]),
+    Oracle("numpy.linalg.qr[complex]", lambda xp, f, a: f(a), [(c(4, 3),)]),
+    Oracle("numpy.linalg.eigvals[complex]", lambda xp, f, a: _eigvals_invariant(xp, f(a)), [(c(3, 3),)]),
+    Oracle("numpy.linalg.lstsq[complex]", lambda xp, f, a, b: f(a, b)[0], [(c(5, 3), c(5))]),
+    *(Oracle(f"numpy.linalg.norm[complex, ord={o}]", lambda xp, f, z, o=o: f(z, ord=o), [(c(5),)]) for o in (None, 1, np.inf, 3)),
+    *(Oracle(f"numpy.linalg.norm[complex, ord={o}]", lambda xp, f, z, o=o: f(z, ord=o), [(c(3, 4),)]) for o in ("fro", "nuc", 2, 1)),
+    Oracle("numpy.linalg.matrix_power[complex]", lambda xp, f, a: f(a, 3), [(c(3, 3),)]),
+    *(Oracle(f"numpy.fft.{n}[complex]", lambda xp, f, z: f(z), [(c(8),), (c(3, 6),)]) for n in (
+        "fft", "ifft", "hfft", "fftn", "ifftn", "irfft", "irfftn", "fftshift")),
+    *(Oracle(f"numpy.fft.{n}[complex]", lambda xp, f, z: f(z), [(c(3, 6),)]) for n in ("fft2", "ifft2", "irfft2")),
+    Oracle("numpy.fft.irfft[complex, n=9, ortho]", lambda xp, f, z: f(z, 9, norm="ortho"), [(c(5),)]),
+    method("sum[complex]", lambda xp, f, z: z.sum(axis=0), [(c(3, 4),)]),
+    method("conj[complex]", lambda xp, f, z: z.conj(), [(c(3, 4),)]),
+]
+
+ORACLES = DERIVED + ELEMENTWISE + REDUCTIONS + SHAPE + PRODUCTS + LINALG + FFT + METHODS + COMPLEX
 
 #: NumPy functions with a rule and a jax.numpy twin that are not compared, and why
 NOT_COMPARED = {
@@ -445,7 +504,7 @@ def make_loss(xp: Any, call: Callable, f: Any, keep: list, weights: list) -> Cal
 
 
 def _inputs(rng: np.random.Generator, config: tuple) -> list:
-    return [np.asarray(_DOMAINS[domain](rng, shape), dtype=np.float64) for shape, domain in config]
+    return [np.asarray(_DOMAINS[domain](rng, shape)) for shape, domain in config]
 
 
 def _jax_gradient(loss: Callable, argnums: tuple, xs: list) -> tuple:
@@ -472,6 +531,9 @@ def _compare(oracle: Oracle, config: tuple, seed: int) -> str | None:
     argnums = tuple(range(len(xs)))
     ours = yb.grad(make_loss(np, oracle.call, f_np, keep, weights), argnums=argnums)(*xs)
     theirs = _jax_gradient(make_loss(jnp, oracle.call, f_jax, keep, weights), argnums, xs)
+    # for a complex input JAX's gradient is the conjugate of the steepest-ascent direction that
+    # yuebing gives (the PyTorch/Mooncake convention, docs/conventions.md)
+    theirs = [np.conj(b) if np.iscomplexobj(x) else np.asarray(b) for b, x in zip(theirs, xs)]
     for k, (a, b) in enumerate(zip(ours, theirs)):
         b = np.asarray(b)
         if np.shape(a) != b.shape or not _close(a, b, oracle.rtol):
@@ -482,9 +544,9 @@ def _compare(oracle: Oracle, config: tuple, seed: int) -> str | None:
     # (where the coverage table claims it: a gap is tested to raise in test_numpy_coverage)
     if _ENTRIES[oracle.name.split("[")[0]].forward == "—":
         return None
-    directions = [rng.standard_normal(x.shape) for x in xs]
+    directions = [np.asarray(_DOMAINS["complex" if np.iscomplexobj(x) else "real"](rng, x.shape), dtype=x.dtype) for x in xs]
     tangent = yb.jvp(make_loss(np, oracle.call, f_np, keep, weights), tuple(xs), tuple(directions))[1]
-    expected = sum(float(np.sum(np.asarray(b) * v)) for b, v in zip(theirs, directions))
+    expected = sum(float(np.sum(np.real(np.conj(b) * v))) for b, v in zip(theirs, directions))  # <g, v>
     if not _close(np.asarray(tangent), np.asarray(expected), oracle.rtol):
         return (f"{oracle.name}: yb.jvp disagrees with jax.grad's directional derivative\n"
                 f"  inputs (shape, domain): {config}\n  inputs: {[x.tolist() for x in xs]}\n"
@@ -514,6 +576,8 @@ FAST = {
     "numpy.linalg.inv", "numpy.linalg.slogdet", "numpy.linalg.solve", "numpy.linalg.cholesky", "numpy.linalg.eigh",
     "numpy.linalg.svd", "numpy.linalg.qr", "numpy.linalg.norm[ord=nuc]", "numpy.linalg.lstsq", "numpy.fft.rfft",
     "numpy.fft.irfftn[s, axes, ortho]", "numpy.fft.hfft[n=5, ortho]", "numpy.ndarray.sum[axis=1]", "numpy.ndarray.std",
+    "numpy.exp[complex]", "numpy.abs[complex]", "numpy.linalg.solve[complex]", "numpy.linalg.eigh[complex]",
+    "numpy.fft.fft[complex]", "numpy.nanstd", "numpy.quantile[axis=1, q array]",
 }
 
 
