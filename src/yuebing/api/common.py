@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..tangents import NoRData, NoTangent, join, zero_tangent
+from .recursion_advice import recursion_note
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # yuebing/
 
@@ -41,10 +42,8 @@ def user_facing(function: Callable) -> Callable:
         try:
             return function(*args, **kwargs)
         except RecursionError as error:
-            error.add_note(
-                "yuebing uses about four Python frames per level of a recursive function it "
-                "differentiates: for deep recursion raise the limit with sys.setrecursionlimit"
-            ) if hasattr(error, "add_note") else None
+            if hasattr(error, "add_note"):  # frames per level and the limit to set (recursion_advice.py)
+                error.add_note(recursion_note(error))
             raise hide_internal_frames(error) from error.__cause__
         except Exception as error:
             raise hide_internal_frames(error) from error.__cause__

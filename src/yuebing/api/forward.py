@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
+from .recursion_advice import recursion_note
 from .common import check_argnums, check_function, fname, normalise_argnums, split_aux
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
@@ -43,7 +44,11 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
                 "non-differentiable values (yb.tangents.zero_tangent(x) shows the expected structure)"
             ) from None
     random_state = np.random.get_state()
-    value, tangent, outside = _forward_pass(f, primals, tangents, kwargs, name, strong=False)
+    try:
+        value, tangent, outside = _forward_pass(f, primals, tangents, kwargs, name, strong=False)
+    except RecursionError as error:  # frames per level and the limit to set
+        error.add_note(recursion_note(error))
+        raise
     if _holds_nan(tangent):  # the strong zero, checked once (rules/declare.py: FORWARD): run again by the rule
         np.random.set_state(random_state)
         again, tangent, _ = _forward_pass(f, primals, tangents, kwargs, name, strong=True)
