@@ -1024,3 +1024,16 @@ class _Money:
 
 def c_sum_of_user_objects(x):
     return sum([_Money(x), _Money(x * x), _Money(2.0)]).amount
+
+
+def _labelled(*tags):
+    def wrap(f, **options):
+        def inner(a):
+            return f(a, **options) * len(tags)
+        inner.__qualname__ = f"{f.__name__}({list(tags)}, {len(options):d})"
+        return inner
+    return wrap
+
+
+def c_decorator_sets_qualname_fstring_of_captured(x):
+    return _labelled("a", "b")(np.sin)(x)

@@ -341,8 +341,25 @@ class Normaliser(LoopLowering, ClosureLowering):
 
     def expr_JoinedStr(self, node: ast.JoinedStr, out: list, target: str) -> ir.Atom:
         result = target or self.tmp()
-        self.opaque(out, f"{result} = {ast.unparse(node)}", (result,))
+        self.opaque(out, f"{result} = {ast.unparse(self._formatted_values_lowered(node, out))}", (result,))
         return ir.Var(result)
+
+    def _formatted_values_lowered(self, node: ast.JoinedStr, out: list) -> ast.JoinedStr:
+        """``node`` with each ``{value}`` read into a variable first, as any expression is (a
+        captured variable lives in a cell, a global is hoisted): the string is then built as is."""
+        values = []
+        for part in node.values:
+            if not isinstance(part, ast.FormattedValue):
+                values.append(part)
+                continue
+            atom = self.expr(part.value, out)
+            if not isinstance(atom, ir.Var):
+                name = self.tmp()
+                out.append(ir.Copy(name, atom, line=self.line))
+                atom = ir.Var(name)
+            spec = self._formatted_values_lowered(part.format_spec, out) if part.format_spec else None
+            values.append(ast.FormattedValue(ast.Name(atom.name, ast.Load()), part.conversion, spec))
+        return ast.JoinedStr(values)
 
     def expr_Lambda(self, node: ast.Lambda, out: list, target: str) -> ir.Atom:
         result = target or self.tmp("f")

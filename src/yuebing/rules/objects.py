@@ -426,8 +426,30 @@ def _dict_position(o: Any, name: str) -> int | None:
     return list(d).index(name)
 
 
+def _function_metadata(o: Any, value: Any) -> bool:
+    """A derivative-free attribute written on a function (``f.__qualname__ = ...``, as decorators
+    do): written and restored like any attribute, with no tangent to follow."""
+    return isinstance(o, types.FunctionType) and T.zero_tangent(value) is NoTangent
+
+
+def _function_metadata_write(o: Any, n: str, v: Any) -> tuple:
+    old = getattr(o, n, _MISSING)
+    setattr(o, n, v)
+
+    def pullback(dy):
+        if old is _MISSING:
+            delattr(o, n)
+        else:
+            setattr(o, n, old)
+        return NoRData, NoRData, NoRData, NoRData
+
+    return output(None), pullback
+
+
 def _setattr_rrule_impl(obj: CoDual, name: Any, value: Any, plain: bool, who: str):
     o, n = obj.primal, primal(name)
+    if _function_metadata(o, primal(value)):
+        return _function_metadata_write(o, n, primal(value))
     _check_user_write(o, n, who, plain)
     v = primal(value)
     v_fd = value.fdata if isinstance(value, CoDual) else NoFData
@@ -453,7 +475,8 @@ def _setattr_rrule_impl(obj: CoDual, name: Any, value: Any, plain: bool, who: st
 
 def _setattr_frule_impl(obj: Dual, name: Any, value: Any, plain: bool, who: str) -> Dual:
     o, n = obj.primal, primal(name)
-    _check_user_write(o, n, who, plain)
+    if not _function_metadata(o, primal(value)):
+        _check_user_write(o, n, who, plain)
     (object.__setattr__ if plain else setattr)(o, n, primal(value))
     if isinstance(obj.tangent, MutableTangent):
         obj.tangent.fields[n] = value.tangent if isinstance(value, Dual) else T.zero_tangent(value)
