@@ -196,3 +196,18 @@ def test_writes_into_a_module_global_still_fail():
 
     with pytest.raises(ValueError, match="read-only"):
         yb.grad(f)(1.3)
+
+
+def test_dict_get_on_a_module_dict_without_fdata():
+    # sys.modules.get(...) (SciPy's array-API helpers call it) failed: the dict has no fdata
+    import sys
+
+    def f(x):
+        module = sys.modules.get("numpy")
+        return x * x * 3.0 if module is not None else x
+
+    x, h = 0.7, 1e-6
+    expected = (f(x + h) - f(x - h)) / (2 * h)
+    np.testing.assert_allclose(yb.grad(f)(x), expected, rtol=1e-7)
+    np.testing.assert_allclose(yb.jvp(f, (x,), (1.0,))[1], expected, rtol=1e-7)
+    np.testing.assert_allclose(yb.hvp(f, (x,), (1.0,))[1][0], expected, rtol=1e-7)

@@ -37,6 +37,8 @@ def _dict_get(self, key, default=_NOT_PASSED):
     v = dict.get(d, k, missing)
     if v is missing:
         return _passthrough_default(default, 3)
+    if not isinstance(fd, dict):  # a dict without fdata (sys.modules, a constant): a constant value
+        return output(v), lambda dy: (NoRData,) * (3 if default is _NOT_PASSED else 4)
 
     def pullback(dy):
         if dy is not NoRData:
@@ -59,7 +61,8 @@ def _passthrough_default(default: Any, n_before: int) -> tuple[CoDual, Any]:
 def _dict_get_frule(self, key, default=_NOT_PASSED):
     d, k = self.primal, primal(key)
     if k in d:
-        return Dual(d[k], self.tangent[k])
+        t = self.tangent
+        return Dual(d[k], t[k] if isinstance(t, dict) else T.zero_tangent(d[k]))
     if default is _NOT_PASSED:
         return Dual(None, NoTangent)
     return Dual(primal(default), tangent(default) if isinstance(default, Dual) else T.zero_tangent(default))
