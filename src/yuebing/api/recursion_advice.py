@@ -34,6 +34,7 @@ def recursion_note(error: RecursionError) -> str:
         return ("yuebing differentiates recursion with extra Python frames per level: for deep recursion "
                 "raise the limit with sys.setrecursionlimit")
     name = _GENERATED.match(next(f for f, p in positions.items() if p is recurring)).group("name")
+    name = name.rsplit(".<locals>.", 1)[-1]  # a nested function is made inside generated code
     levels = len(recurring)
     per_level = (recurring[-1] - recurring[0]) / (levels - 1)
     outside = max(limit - per_level * levels, 0)  # frames not spent on the recursion's levels

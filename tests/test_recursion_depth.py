@@ -1,0 +1,198 @@
+"""Deep recursion (issue 13 item 9): a recursive function differentiates 2,000 levels deep with
+the recursion limit at 4,000, in reverse mode, forward mode and second order, because a call of a
+global Python function runs its generated passes directly (transform/direct_calls.py); and the
+RecursionError at the limit says which limit to set (api/recursion_advice.py)."""
+import math
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+
+DEPTH = 2000
+
+
+def rec(x, n):
+    if n == 0:
+        return x
+    return math.sin(rec(x, n - 1)) * 0.5 + x * 0.01
+
+
+def rec_array(x, n):
+    if n == 0:
+        return x
+    return np.sin(rec_array(x, n - 1)) * 0.5 + x * 0.01
+
+
+def closed_form(x, n):
+    """rec(x, n) and its first and second derivatives in x, by the recurrence forwards."""
+    v, d1, d2 = x, 1.0, 0.0
+    for _ in range(n):
+        v, d1, d2 = (math.sin(v) * 0.5 + x * 0.01, math.cos(v) * 0.5 * d1 + 0.01,
+                     0.5 * (math.cos(v) * d2 - math.sin(v) * d1 * d1))
+    return v, d1, d2
+
+
+@pytest.fixture
+def limit_4000():
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(4000)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def test_grad_2000_levels(limit_4000):
+    _, d1, _ = closed_form(0.3, DEPTH)
+    assert yb.grad(rec)(0.3, DEPTH) == pytest.approx(d1, rel=1e-12)
+
+
+def test_grad_2000_levels_of_arrays(limit_4000):
+    x = np.array([0.3, -1.2, 2.0])
+    expected = np.array([closed_form(v, DEPTH)[1] for v in x])
+    np.testing.assert_allclose(yb.grad(lambda x: np.sum(rec_array(x, DEPTH)))(x), expected, rtol=1e-12)
+
+
+def test_jvp_2000_levels(limit_4000):
+    v, d1, _ = closed_form(0.3, DEPTH)
+    value, tangent = yb.jvp(rec, (0.3, DEPTH), (1.0, yb.NoTangent))
+    assert value == pytest.approx(v, rel=1e-12)
+    assert tangent == pytest.approx(d1, rel=1e-12)
+
+
+def test_hvp_2000_levels(limit_4000):
+    v, d1, d2 = closed_form(0.3, DEPTH)
+    value, gradients, hvps = yb.hvp(rec, (0.3, DEPTH), (1.0, yb.NoTangent))
+    assert value == pytest.approx(v, rel=1e-12)
+    assert gradients[0] == pytest.approx(d1, rel=1e-12)
+    assert hvps[0] == pytest.approx(d2, rel=1e-9, abs=1e-15)
+    h = 1e-4  # and the closed form against central differences of the gradient
+    fd = (closed_form(0.3 + h, DEPTH)[1] - closed_form(0.3 - h, DEPTH)[1]) / (2 * h)
+    assert hvps[0] == pytest.approx(fd, rel=1e-5, abs=1e-12)
+
+
+def _deepest_stack(run):
+    """The most Python frames on the stack at once while ``run()`` runs."""
+    deepest = [0]
+
+    def profile(frame, event, arg):
+        if event == "call":
+            depth, f = 0, frame
+            while f is not None:
+                depth, f = depth + 1, f.f_back
+            deepest[0] = max(deepest[0], depth)
+
+    run()  # derive first: the derivation's own frames are not the recursion's
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return deepest[0]
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_frames_per_level_at_most_two(mode):
+    runs = {"grad": lambda n: lambda: yb.grad(rec)(0.3, n),
+            "jvp": lambda n: lambda: yb.jvp(rec, (0.3, n), (1.0, yb.NoTangent)),
+            "hvp": lambda n: lambda: yb.hvp(rec, (0.3, n), (1.0, yb.NoTangent))}[mode]
+    per_level = (_deepest_stack(runs(200)) - _deepest_stack(runs(100))) / 100
+    assert per_level <= 2, per_level
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_recursion_error_says_which_limit_works(mode):
+    runs = {"grad": lambda n: yb.grad(rec)(0.3, n),
+            "jvp": lambda n: yb.jvp(rec, (0.3, n), (1.0, yb.NoTangent))[1],
+            "hvp": lambda n: yb.hvp(rec, (0.3, n), (1.0, yb.NoTangent))[1][0]}[mode]
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(600)
+    try:
+        with pytest.raises(RecursionError) as info:
+            runs(5000)
+        note = info.value.__notes__[-1]
+        found = re.search(r"rec was (\d+) levels deep .* sys\.setrecursionlimit\((\d+)\) allows twice the depth", note)
+        assert found, note
+        levels, suggested = int(found.group(1)), int(found.group(2))
+        assert 500 < levels < 600 and suggested < 4 * 600
+        sys.setrecursionlimit(suggested)  # the advice works as printed: twice the depth reached
+        runs(2 * levels)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def counter(xs, n):
+    xs.append(float(n))
+    if n == 0:
+        raise ValueError("bottom reached")
+    return counter(xs, n - 1) * 2.0
+
+
+def test_error_deep_inside_restores_arguments_and_names_lines():
+    xs = [1.0]
+    with pytest.raises(ValueError, match="bottom reached") as info:
+        yb.grad(lambda x: counter([x], 30))(1.0)
+    notes = "\n".join(info.value.__notes__)
+    assert "in counter" in notes and 'raise ValueError("bottom reached")' in notes
+    data = [1.0]
+    with pytest.raises(ValueError):
+        yb.grad(counter)(data, 20)
+    assert data == [1.0]  # every level's append undone
+    assert xs == [1.0]
+
+
+def scaled(x, n):
+    if n == 0:
+        return helper(x)
+    return scaled(x, n - 1) * 1.5
+
+
+def helper(x):
+    return x * x
+
+
+def test_rule_registered_after_derivation_is_used():
+    assert yb.grad(scaled)(2.0, 3) == pytest.approx(4.0 * 1.5 ** 3)
+    original = helper
+    try:
+        yb.nondifferentiable(helper)
+        assert yb.grad(scaled)(2.0, 3) == 0.0  # the rule, not helper's derived passes
+    finally:
+        from yuebing.rules.core import FRULES, RRULES
+        from yuebing.rules.declare import ZERO_DERIVATIVE
+
+        RRULES.by_function.pop(original, None)
+        FRULES.by_function.pop(original, None)
+        ZERO_DERIVATIVE.discard(original)
+    assert yb.grad(scaled)(2.0, 3) == pytest.approx(4.0 * 1.5 ** 3)
+
+
+def guarded(x, n):
+    if n == 0:
+        raise KeyError("none")
+    try:
+        return guarded(x, n - 1) * 2.0
+    except KeyError:
+        return x * x
+
+
+def test_recursive_call_in_try_body():
+    # the call raises before doing work at the bottom, so the handler's path is differentiated
+    assert yb.grad(guarded)(3.0, 4) == pytest.approx(2.0 ** 3 * 6.0)
+    assert yb.jvp(guarded, (3.0, 4), (1.0, yb.NoTangent))[1] == pytest.approx(2.0 ** 3 * 6.0)
+
+
+def test_rebound_global_takes_the_new_function():
+    global helper
+    original = helper
+    assert yb.grad(scaled)(2.0, 2) == pytest.approx(4.0 * 1.5 ** 2)
+    try:
+        helper = lambda x: x * x * x  # noqa: E731
+        assert yb.grad(scaled)(2.0, 2) == pytest.approx(12.0 * 1.5 ** 2)
+        assert yb.jvp(scaled, (2.0, 2), (1.0, yb.NoTangent))[1] == pytest.approx(12.0 * 1.5 ** 2)
+        assert yb.hvp(scaled, (2.0, 2), (1.0, yb.NoTangent))[2][0] == pytest.approx(12.0 * 1.5 ** 2)
+    finally:
+        helper = original
