@@ -135,7 +135,7 @@ def _dense(x: Any, t: Any) -> Any:
         return [_dense(xi, ti) for xi, ti in zip(x, ts)]
     if isinstance(x, (float, complex, np.inexact)) and t is not NoTangent:
         return t
-    if not isinstance(x, (int, bool, np.integer, np.bool_)):
+    if not isinstance(x, (int, float, complex, bool, np.number, np.bool_)):
         _refuse_opaque_array_source(x)
     return np.zeros(np.shape(x))
 

@@ -185,6 +185,8 @@ class _Call:
 def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """Second-order rule of ``jvp_call(f, f_t, a, a_t, ..., k=v, _t_k=v_t)``."""
     call = _Call(args, kwargs)
+    if _not_yet(call.f):
+        raise _refusal(f"{describe_callable(call.f)} ({_NOT_YET[call.f]})")
     found = lookup_second_order(call.f)
     if found is None and isinstance(call.f, types.FunctionType):
         return call.composition.pair_output(_python_function(call, call.f))
@@ -445,6 +447,30 @@ def _real_values(value: Any) -> bool:
 #: primitives whose third derivatives through their cotangent map ``check_third_order`` finds
 #: wrong, refused until the cause is found
 _NOT_YET = {np.linalg.eigh: "its eigenvectors' third derivatives disagree with finite differences"}
+
+
+def _refuse_for_now(f: Any, why: str) -> None:
+    """Refuse ``f`` in third order (its result there is known wrong, cause not found yet)."""
+    _NOT_YET[f] = why
+
+
+def _not_yet(f: Any) -> bool:
+    try:
+        return f in _NOT_YET
+    except TypeError:  # unhashable callables
+        return False
+
+
+def _late_refusals() -> None:
+    import scipy.ndimage
+
+    _refuse_for_now(scipy.ndimage.map_coordinates, "its third derivatives disagree between forward-over-reverse "
+                    "and reverse-over-reverse: not understood yet")
+    _refuse_for_now(np.maximum.reduce, "axis=None fails inside its tangent map: not fixed yet")
+    _refuse_for_now(np.minimum.reduce, "axis=None fails inside its tangent map: not fixed yet")
+
+
+_late_refusals()
 
 
 class _Expanding(threading.local):
