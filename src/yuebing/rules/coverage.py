@@ -29,7 +29,7 @@ import numpy as np
 
 from .core import FRULES, RRULES
 from .declare import ZERO_DERIVATIVE
-from .numpy_coverage import GAPS, LIMITS, REFUSED, THIRD_ORDER_REFUSED, WORKS
+from .numpy_coverage import GAPS, LIMITS, REFUSED, THIRD_ORDER_PARTLY, THIRD_ORDER_REFUSED, WORKS
 
 NAMESPACES = (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft))
 NO = "—"
@@ -103,14 +103,19 @@ def is_derived(target: Any) -> bool:
 
 def third_order(target: Any) -> str:
     """Whether ``target``'s second-order class has third derivatives (``transform/third_order``
-    lifts the classes; some calls of a covered class may still be refused, e.g. keywords)."""
+    lifts the classes; some calls of a covered class may still be refused, e.g. keywords). Third
+    order refuses a cotangent map that calls its own primitive again; those whose map reaches a
+    refused primitive through helpers, on the paths calls take, are data:
+    ``numpy_coverage.THIRD_ORDER_REFUSED``, checked by ``tests/test_numpy_higher_order_table.py``."""
     from .second_order import JVP_DEFINITIONS, declaration_of
 
     try:
-        if target in JVP_DEFINITIONS:
-            return "yes"
         if target in THIRD_ORDER_REFUSED:
             return NO
+        if target in THIRD_ORDER_PARTLY:
+            return "partly"
+        if target in JVP_DEFINITIONS:
+            return "yes"
     except TypeError:
         pass
     found = declaration_of(target)
@@ -140,8 +145,20 @@ def second_order_kind(target: object) -> str:
 
 def _rule_entry(name: str, target: Any) -> Entry:
     second = second_order_kind(target)
+    third = third_order(target) if second != NO else NO
     return Entry(name, "rule", reverse="yes", forward="yes" if _lookup(FRULES, target) else NO,
-                 second=second, third=third_order(target) if second != NO else NO)
+                 second=second, third=third, note=_third_order_note(target, third))
+
+
+def _third_order_note(target: Any, third: str) -> str:
+    try:
+        if third == NO and target in THIRD_ORDER_REFUSED:
+            return f"third order: {THIRD_ORDER_REFUSED[target]}"
+        if third == "partly":
+            return THIRD_ORDER_PARTLY[target]
+    except TypeError:
+        pass
+    return ""
 
 
 def _zero_entry(name: str) -> Entry:
@@ -160,14 +177,26 @@ def entry(name: str, target: Any, method_key: tuple | None = None) -> Entry:
     if name in WORKS:
         return Entry(name, "works", "yes", "yes", "yes", NO, WORKS[name])
     if is_derived(target):
-        return _with_gaps(Entry(name, "derived", "derived", "derived", "derived", "derived",
-                                "differentiated from NumPy's Python source"))
+        return _with_gaps(_derived_entry(name, target))
     if isinstance(target, types.ModuleType):
         note = _SUBMODULE_NOTES.get(name.rsplit(".", 1)[-1], "a submodule, not walked here")
         return Entry(name, "submodule", note=note)
     if not callable(target) and _is_constant(target):
         return Entry(name, "constant", note="a constant, not a function")
     return Entry(name, "missing", note="no rule, no declared zero derivative and no reason in rules/numpy_coverage.py")
+
+
+def _derived_entry(name: str, target: Any) -> Entry:
+    """Differentiated from its Python source: every mode follows a Python function; third order
+    does not follow NumPy's dispatchers to their Python implementation."""
+    if target in THIRD_ORDER_REFUSED:
+        third, note = NO, f"; third order: {THIRD_ORDER_REFUSED[target]}"
+    elif isinstance(target, types.FunctionType):
+        third, note = "derived", ""
+    else:
+        third, note = NO, "; third order does not follow NumPy's dispatchers to their Python implementation yet"
+    return Entry(name, "derived", "derived", "derived", "derived", third,
+                 "differentiated from NumPy's Python source" + note)
 
 
 def _with_gaps(e: Entry) -> Entry:
@@ -257,10 +286,14 @@ _HEADER = """# NumPy coverage
 Every public name of `numpy`, `numpy.linalg`, `numpy.fft` and `numpy.ndarray`, computed from the
 rule registries by `python -m yuebing rules` (`rules/coverage.py`; the reasons are data in
 `rules/numpy_coverage.py`). Columns: reverse mode, forward mode, second order (`yb.hvp`,
-`yb.hessian`: the rule's class, as above), third order (whether that class has third
-derivatives). `zero`: a declared zero derivative; `derived`: differentiated from NumPy's Python
-source; `—`: not differentiated, with the reason. `python -m yuebing rules --missing` lists only
-the names without a derivative.
+`yb.hessian`: the rule's class, as above), third order (`yb.hvp` of a function calling
+`yb.grad`: `yes`, `partly` for some arguments only, or `—` with the reason). `zero`: a declared
+zero derivative; `derived`: differentiated from NumPy's Python source; `—`: not differentiated,
+with the reason. Second order refuses complex elementwise arithmetic (`SecondOrderError`), so
+with complex inputs it covers the linear, multilinear and linear-algebra rules only; third order
+is claimed for real inputs. `python -m yuebing rules --missing` lists only the names without a
+derivative. `tests/test_jax_numpy_oracle.py` and `tests/test_numpy_higher_order_table.py` check
+these columns against JAX and finite differences.
 """
 
 

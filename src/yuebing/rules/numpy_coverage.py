@@ -103,8 +103,30 @@ GAPS: dict[str, dict[str, str]] = {}
 
 #: primitives whose third derivatives are refused although their second-order class allows them
 #: (kept equal to ``transform/third_order._NOT_YET`` by ``tests/test_numpy_coverage.py``)
+_VIA_CUMPROD = "its cotangent map calls np.cumprod, whose own map calls np.cumprod again"
+_VIA_SVD = "its cotangent map calls np.linalg.svd, whose own map calls it again"
 THIRD_ORDER_REFUSED: dict[object, str] = {
     np.linalg.eigh: "its eigenvectors' third derivatives disagree with finite differences",
+    # found by tests/test_numpy_higher_order_table.py (each refusal raises NestedDifferentiationError)
+    np.prod: _VIA_CUMPROD, np.ndarray.prod: _VIA_CUMPROD, np.cumulative_prod: _VIA_CUMPROD,
+    np.nancumprod: _VIA_CUMPROD, np.nanprod: _VIA_CUMPROD,
+    np.linalg.svdvals: _VIA_SVD, np.linalg.cond: _VIA_SVD,
+    np.linalg.eig: "it returns an EigResult (third order lifts array-valued cotangent maps only)",
+    np.linalg.eigvals: "its complex eigenvalues' cotangent map adds complex numbers, which second order refuses",
+    np.linalg.lstsq: "it returns a tuple (third order lifts array-valued cotangent maps only)",
+    np.roots: "its complex roots (third order lifts real-valued cotangent maps only)",
+    np.unique: "a selection of the input's values, which third order does not lift",
+    np.unique_values: "a selection of the input's values, which third order does not lift",
+    np.piecewise: "its rule defines nested functions, which third order does not transform",
+    np.apply_along_axis: "its source calls the function with *args and **kwargs, which third order does not take",
+    np.vectorize: "the vectorized function is not followed by third order",
+    np.kaiser: "its source builds np.array of a list mixing numbers and ints, which third order refuses",
+}
+
+#: primitives whose third derivatives are refused for some of their arguments only
+THIRD_ORDER_PARTLY: dict[object, str] = {
+    np.linalg.norm: "third order refuses ord=2, -2 and 'nuc' of a matrix (" + _VIA_SVD + ")",
+    np.linalg.matrix_norm: "third order refuses ord=2, -2 and 'nuc' (" + _VIA_SVD + ")",
 }
 
 CASES: list = []  # data only: no rules here
