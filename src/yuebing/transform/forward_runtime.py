@@ -26,6 +26,7 @@ from .direct_calls import FORWARD as _DIRECT, describe_line, user_line_notes
 from .exceptions import caught
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
+from .star_arrays import is_star_array, star_duals
 from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
                       SELF_REFERENCE, is_namedtuple, namedtuple_fields, read_only, with_user_globals, without_init)
 
@@ -126,8 +127,8 @@ def _expand_star(seq: Dual) -> list[Dual]:
         return [Dual(x, p if p is not NoTangent else zero_tangent_of(x)) for x, p in zip(primal, parts)]
     if isinstance(primal, list) and isinstance(t, list):
         return [Dual(x, p) for x, p in zip(primal, t)]
-    if isinstance(primal, np.ndarray) and primal.ndim >= 1:
-        raise TypeError("yuebing does not support *array at a call site; pass the array itself or list(array)")
+    if is_star_array(primal):
+        return star_duals(seq)
     return [Dual(x, zero_tangent_of(x)) for x in list(primal)]
 
 

@@ -25,6 +25,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fda
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
 from .exceptions import caught, mark_partial
+from .star_arrays import is_star_array, route_star_rdata, star_coduals
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
@@ -206,8 +207,8 @@ def _expand_star(seq: CoDual) -> list[CoDual]:
         return [CoDual(x, p) for x, p in zip(primal, parts)]
     if isinstance(primal, list) and isinstance(f, list):
         return [CoDual(x, fdata(t)) for x, t in zip(primal, f)]
-    if isinstance(primal, np.ndarray) and primal.ndim >= 1:
-        raise TypeError("yuebing does not support *array at a call site; pass the array itself or list(array)")
+    if is_star_array(primal):
+        return star_coduals(seq)
     items = list(primal)
     return [CoDual(x, fdata(zero_tangent(x))) for x in items]
 
@@ -217,6 +218,8 @@ def _route_star_rdata(seq: CoDual, rdatas: list) -> Any:
     primal, f = seq.primal, seq.fdata
     if isinstance(primal, tuple):
         return NoRData if all(r is NoRData for r in rdatas) else tuple(rdatas)
+    if is_star_array(primal):
+        return route_star_rdata(seq, rdatas)
     if isinstance(primal, list) and isinstance(f, list):
         for i, r in enumerate(rdatas):
             if r is not NoRData:

@@ -519,12 +519,14 @@ def _call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callabl
     the sequence's fdata, tangent and fdata tangent), and their rdata go back to ``seq``."""
     from ..rules.core import CoDual
     from .runtime import _expand_star, _route_star_rdata
+    from .star_arrays import is_star_array, star_tangents
 
     star = kwargs.pop("_STAR")
     seq, seq_f, seq_d, seq_fd = star
     primal_parts = _expand_star(CoDual(seq, seq_f))
     tangent_parts = _expand_star(CoDual(seq, seq_fd))
-    tangents = list(seq_d) if isinstance(seq_d, (list, tuple)) else [zero_tangent_of(x) for x in primal_parts]
+    tangents = list(seq_d) if isinstance(seq_d, (list, tuple)) else star_tangents(seq, seq_d) if is_star_array(seq) \
+        else [zero_tangent_of(x.primal) for x in primal_parts]
     elements = tuple((p.primal, p.fdata, t, q.fdata) for p, q, t in zip(primal_parts, tangent_parts, tangents))
     out, pullback = call_rrule2(f, *args, *elements, **kwargs)
     n_plain, n_kw = len(args), len(kwargs)
