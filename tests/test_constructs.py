@@ -21,8 +21,6 @@ REFUSED = {
     "c_generator_send": ("all", "generator functions that use yield's value"),
     "c_global": ("all", "writing the global 'G' a value that carries derivatives"),
     "c_sum_set": ("all", "through the elements of a set"),  # a set of floats: their derivatives have no place
-    "c_max_of_dict_values": ("hvp", "dict_values"),
-    "c_dict_comprehension_items": ("hvp", "dict_items"),
     "c_sum_of_user_objects": ("hvp", "second order cannot apply sum"),  # sum is linear there: objects' __add__ is not  # selection (max, sorted) over a dict view in second order
     "c_partial": ("hvp", "functools.partial"), "c_complex": ("hvp", "complex"),
 }

