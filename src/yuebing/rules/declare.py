@@ -90,6 +90,22 @@ def ufunc_mask(name: str, where: Any, has_out: bool) -> Any:
     return np.asarray(mask, dtype=bool)
 
 
+def ufunc_dtype(name: str, dtype: Any, xs: list) -> np.dtype | None:
+    """The dtype a ufunc's ``dtype=`` names (None when not given). A DType class
+    (``type(np.dtype(float))``, which ``np.linspace`` passes) names its scalar type's dtype, though
+    ``np.dtype`` of it is ``object``. An object dtype on float inputs is refused: the result's
+    elements would be Python objects, which carry no derivative."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, type) and issubclass(dtype, np.dtype):
+        dtype = dtype.type
+    dtype = np.dtype(dtype)
+    if dtype.kind == "O" and any(is_differentiable(x) for x in xs):
+        raise RuleArgumentError(f"{name}(..., dtype=object) of float data: object arrays carry no derivative; "
+                                "drop dtype= (or pass dtype=np.float64)")
+    return dtype
+
+
 def strong_product(d: Any, partial: Any) -> Any:
     """``d * partial`` where an exactly-zero ``d`` (cotangent or tangent) gives exactly 0, even
     where ``partial`` is inf or NaN. Cheap: the product is taken as usual and fixed only when it
@@ -185,8 +201,8 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
         inputs = args[:arity]
         out = _unpack_out(args[arity]) if ufunc_keywords and len(args) > arity else None
         mask = ufunc_mask(name, args[arity + 1], out is not None) if ufunc_keywords and len(args) > arity + 1 else None
-        dtype = primal(args[arity + 2]) if ufunc_keywords and len(args) > arity + 2 else None
         xs = [primal(a) for a in inputs]
+        dtype = ufunc_dtype(name, primal(args[arity + 2]), xs) if ufunc_keywords and len(args) > arity + 2 else None
         kwargs = {"dtype": dtype} if dtype is not None else {}
         if mask is not None:
             kwargs["where"] = mask
@@ -228,8 +244,8 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
         inputs = args[:arity]
         out = args[arity] if ufunc_keywords and len(args) > arity else None
         mask = ufunc_mask(name, args[arity + 1], out is not None) if ufunc_keywords and len(args) > arity + 1 else None
-        dtype = primal(args[arity + 2]) if ufunc_keywords and len(args) > arity + 2 else None
         xs = [primal(a) for a in inputs]
+        dtype = ufunc_dtype(name, primal(args[arity + 2]), xs) if ufunc_keywords and len(args) > arity + 2 else None
         kwargs = {"dtype": dtype} if dtype is not None else {}
         if out is not None and isinstance(primal(out), tuple):
             t = tangent(out)

@@ -20,7 +20,7 @@ import numpy as np
 from ..rules import outside_state
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
-from ..rules.declare import ELEMENTWISE_PARTIALS, strong_product, ufunc_mask
+from ..rules.declare import ELEMENTWISE_PARTIALS, strong_product, ufunc_dtype, ufunc_mask
 from ..rules.numpy_arguments import check_out_shape
 from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
@@ -514,7 +514,7 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
         x_ds = [a[2] for a in args]
         options = (NoRData,) * (len(args) - len(partials) + len(kwargs))  # rdata of out=, where=, dtype=
         if isinstance(f, np.ufunc) and options:
-            out4, mask, dtype = _ufunc_options(f, args[len(partials):], kwargs)
+            out4, mask, dtype = _ufunc_options(f, args[len(partials):], kwargs, args[:len(partials)])
             args = args[:len(partials)]
             xs, x_ds = _cast(xs[:len(args)], dtype), _cast(x_ds[:len(args)], dtype)
             if out4 is not None:
@@ -541,7 +541,7 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
 _UFUNC_OPTIONS = ("out", "where", "dtype")
 
 
-def _ufunc_options(f: Any, extra: tuple, kwargs: dict) -> tuple:
+def _ufunc_options(f: Any, extra: tuple, kwargs: dict, args: tuple) -> tuple:
     """A ufunc call's ``(out 4-tuple or None, where= mask or None, dtype or None)``, from the
     arguments after the inputs (NumPy's order: out, where, dtype... only out is positional in
     NumPy, but the first-order rules bind all three) and the keywords; others are refused."""
@@ -555,7 +555,7 @@ def _ufunc_options(f: Any, extra: tuple, kwargs: dict) -> tuple:
     out4 = None if out4 is None or out4[0] is None else out4
     mask = ufunc_mask(describe_callable(f), options["where"][0], out4 is not None) if "where" in options else None
     dtype = options["dtype"][0] if "dtype" in options else None
-    return out4, mask, None if dtype is None else np.dtype(dtype)
+    return out4, mask, ufunc_dtype(describe_callable(f), dtype, [a[0] for a in args])
 
 
 def _cast(values: list, dtype: Any) -> list:

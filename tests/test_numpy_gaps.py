@@ -1,0 +1,45 @@
+"""Gaps of the NumPy sweep (issue 14): each form in reverse, forward and second order against
+finite differences (``numpy_derived_forms.fd_check_all``), or refused by name.
+
+* ``dtype=`` given as a DType class (``type(np.dtype(float))``, as ``np.linspace``'s source
+  passes it to ``np.subtract``): ``np.dtype`` of a DType class is ``object``, and second order
+  cast the inputs to object arrays, which carry no derivative: the gradient and the
+  Hessian-vector product were silently zero. An explicit ``dtype=object`` is refused."""
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.rules.core import RuleArgumentError
+
+from .numpy_derived_forms import X1, fd_check_all
+
+ALL_OK = {"rev": "ok", "fwd": "ok", "hvp": "ok"}
+F64_CLASS = type(np.dtype(np.float64))  # numpy.dtypes.Float64DType
+
+DTYPE_CLASS_FORMS = {
+    "linspace's source": lambda x: np.sum(np.sin(np.linspace._implementation(x[0], x[1], 4))),
+    "subtract of 0-d arrays": lambda x: np.sin(np.subtract(np.asarray(x[1]), np.asarray(x[0]), dtype=F64_CLASS)),
+    "subtract of arrays": lambda x: np.sum(np.sin(np.subtract(x[1:], x[0], dtype=F64_CLASS))),
+    "sin": lambda x: np.sum(np.sin(np.sin(x, dtype=F64_CLASS))),
+    "multiply into out=": lambda x: np.sum(np.sin(np.multiply(x, x, out=np.empty(5), dtype=F64_CLASS))),
+    "sum": lambda x: np.sin(np.sum(x * x, dtype=F64_CLASS)),
+    "add.reduce": lambda x: np.sin(np.add.reduce(x * x, dtype=F64_CLASS)),
+    "astype": lambda x: np.sum(np.sin((x * x).astype(F64_CLASS))),
+    "linspace": lambda x: np.sum(np.sin(np.linspace(x[0], x[1], 4, dtype=F64_CLASS))),
+}
+
+
+@pytest.mark.parametrize("name", DTYPE_CLASS_FORMS)
+def test_dtype_given_as_a_dtype_class(name):
+    assert fd_check_all(DTYPE_CLASS_FORMS[name], X1) == ALL_OK
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd", "hvp"])
+def test_a_ufunc_into_object_dtype_is_refused(mode):
+    def f(x):
+        return float(np.sum(np.multiply(x, x, dtype=object)))
+
+    run = {"rev": lambda: yb.grad(f)(X1), "fwd": lambda: yb.jvp(f, (X1,), (X1,)),
+           "hvp": lambda: yb.hvp(f, (X1,), (X1,))}[mode]
+    with pytest.raises(RuleArgumentError, match="dtype=object"):
+        run()
