@@ -13,6 +13,7 @@ from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_s
 from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
 from ..rules.iteration import iterate_to_list
+from ..rules.objects import _mapped_item
 from ..rules import outside_state
 from ..rules.core import CoDual, Dual, describe_callable, rrule
 from ..rules.second_order import _error, _register, declaration_of
@@ -47,9 +48,13 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     obj = args[0]
     if isinstance(obj[0], (type, types.ModuleType)) and not kwargs and len(args) == 2:
         return _class_or_module_attribute(args)
+    if type(obj[2]) is dict and len(args) == 2 and not kwargs and _mapped_item(obj[0], args[1][0]):
+        # res.x of an OptimizeResult: the item res["x"], whose tangent is the tangent dict's item
+        out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
+        return (out1.primal, out1.fdata, obj[2][args[1][0]], out2.fdata), pullback
     if not _is_field_tangent(obj[2]) or kwargs:
         return _linear(f, args, kwargs)
-    out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
+    out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)  # getattr or object.__getattribute__
     y = out1.primal
     if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
         y_d: Any = _BoundTangent(obj[2])
@@ -75,8 +80,9 @@ def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     obj, name, value = args
     if not _is_field_tangent(obj[2]) or kwargs:
         return _linear(f, args, kwargs)
-    out1, pullback1 = rrule(setattr, _primal_codual(obj), _primal_codual(name), _primal_codual(value))
-    out2, pullback2 = rrule(setattr, CoDual(obj[0], obj[3]), _primal_codual(name), CoDual(value[0], value[3]))
+    setter = f[0]  # setattr or object.__setattr__
+    out1, pullback1 = rrule(setter, _primal_codual(obj), _primal_codual(name), _primal_codual(value))
+    out2, pullback2 = rrule(setter, CoDual(obj[0], obj[3]), _primal_codual(name), CoDual(value[0], value[3]))
     fields = obj[2].fields
     old = fields.get(name[0], _MISSING)
     fields[name[0]] = value[2] if value[2] is not NoTangent else _zero_tangent_of(value[0])
@@ -223,8 +229,8 @@ as_sequence.data = as_sequence.stored = ()  # type: ignore[attr-defined]
 # Declarations
 # --------------------------------------------------------------------------------------------
 
-_register((getattr,), _getattr)
-_register((setattr,), _setattr)
+_register((getattr, object.__getattribute__), _getattr)
+_register((setattr, object.__setattr__), _setattr)
 _register((_cell_get_primitive,), cell_get)
 _register((_super_getattr_primitive,), super_getattr)
 _register((_cell_set_primitive,), cell_set)
