@@ -64,8 +64,8 @@ def _compare(oracle: Oracle, config: tuple, seed: int) -> str | None:
     f_np = function_of(oracle.name, np)
     f_jax = oracle.twin(jnp) if oracle.twin is not None else function_of(oracle.name, jnp)
     argnums = tuple(range(len(xs)))
-    ours = yb.grad(make_loss(np, oracle.call, f_np, keep, weights), argnums=argnums)(*xs)
-    theirs = _jax_gradient(make_loss(jnp, oracle.call, f_jax, keep, weights), argnums, xs)
+    ours = yb.grad(make_loss(np, oracle.call, f_np, keep, weights, len(xs)), argnums=argnums)(*xs)
+    theirs = _jax_gradient(make_loss(jnp, oracle.call, f_jax, keep, weights, len(xs)), argnums, xs)
     # for a complex input JAX's gradient is the conjugate of the steepest-ascent direction that
     # yuebing gives (the PyTorch/Mooncake convention, docs/conventions.md)
     theirs = [np.conj(b) if np.iscomplexobj(x) else np.asarray(b) for b, x in zip(theirs, xs)]
@@ -80,7 +80,7 @@ def _compare(oracle: Oracle, config: tuple, seed: int) -> str | None:
     if _ENTRIES[oracle.name.split("[")[0]].forward == "—":
         return None
     directions = [np.asarray(DOMAINS["complex" if np.iscomplexobj(x) else "real"](rng, x.shape), dtype=x.dtype) for x in xs]
-    tangent = yb.jvp(make_loss(np, oracle.call, f_np, keep, weights), tuple(xs), tuple(directions))[1]
+    tangent = yb.jvp(make_loss(np, oracle.call, f_np, keep, weights, len(xs)), tuple(xs), tuple(directions))[1]
     expected = sum(float(np.sum(np.real(np.conj(b) * v))) for b, v in zip(theirs, directions))  # <g, v>
     if not _close(np.asarray(tangent), np.asarray(expected), oracle.rtol):
         return (f"{oracle.name}: yb.jvp disagrees with jax.grad's directional derivative\n"
@@ -101,14 +101,14 @@ def _close(a: Any, b: np.ndarray, rtol: float) -> bool:
 FAST = {
     "numpy.sin", "numpy.log", "numpy.arcsin", "numpy.power", "numpy.divide", "numpy.maximum", "numpy.arctan2",
     "numpy.where", "numpy.clip", "numpy.sum[axis=-1, keepdims]", "numpy.prod", "numpy.var[ddof=1]", "numpy.max",
-    "numpy.median", "numpy.average", "numpy.cumprod", "numpy.nanmean[NaN]", "numpy.reshape", "numpy.transpose",
+    "numpy.average", "numpy.cumprod", "numpy.nanmean[NaN]", "numpy.reshape", "numpy.transpose",
     "numpy.concatenate[axis=1]", "numpy.split", "numpy.take", "numpy.sort", "numpy.pad[reflect]", "numpy.diag",
     "numpy.matmul", "numpy.einsum", "numpy.tensordot", "numpy.cross", "numpy.convolve", "numpy.interp",
-    "numpy.linalg.inv", "numpy.linalg.slogdet", "numpy.linalg.solve", "numpy.linalg.cholesky", "numpy.linalg.eigh",
+    "numpy.linalg.inv", "numpy.linalg.solve", "numpy.linalg.cholesky", "numpy.linalg.eigh",
     "numpy.linalg.svd", "numpy.linalg.qr", "numpy.linalg.norm[ord=nuc]", "numpy.linalg.lstsq", "numpy.fft.rfft",
     "numpy.fft.irfftn[s, axes, ortho]", "numpy.fft.hfft[n=5, ortho]", "numpy.ndarray.sum[axis=1]", "numpy.ndarray.std",
     "numpy.exp[complex]", "numpy.abs[complex]", "numpy.linalg.solve[complex]", "numpy.linalg.eigh[complex]",
-    "numpy.fft.fft[complex]", "numpy.nanstd", "numpy.quantile[axis=1, q array]",
+    "numpy.fft.fft[complex]", 
 }
 
 
