@@ -83,7 +83,8 @@ def run_second_order(found: tuple[Rule, Any], f: tuple, args: tuple, kwargs: dic
     if owner is not None:
         self4 = (owner, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
                  getattr(f[3], "__self__", NoFData))
-        unbound = getattr(type(owner), f[0].__name__)
+        # a C slot bound by super() (super().__setattr__) runs its defining class's, not the owner's override
+        unbound = getattr(getattr(f[0], "__objclass__", type(owner)), f[0].__name__)
         out, pullback = rule((unbound, NoFData, NoTangent, NoFData), (self4,) + args, kwargs)
 
         def method_pullback(dy: Any, dy_d: Any) -> tuple:
