@@ -277,7 +277,7 @@ def ufunc_keywords(fn: np.ufunc, kwargs: dict) -> Any:
     """A ufunc call with ``out=...`` (NumPy 2: an array, never a scalar) or ``casting=`` (which
     the ufunc rules do not take) as a Python definition the modes derive
     (``rules/numpy_internals``), with the ufunc bound first; None for other calls."""
-    if "casting" in kwargs:
+    if "casting" in kwargs or "subok" in kwargs:  # subok= only concerns array subclasses
         return ufunc_call_definition(fn, "casting")
     if "out" in kwargs and _primal_of_value(kwargs["out"]) is Ellipsis:
         return ufunc_call_definition(fn, "as_array")
