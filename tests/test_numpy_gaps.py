@@ -43,3 +43,25 @@ def test_a_ufunc_into_object_dtype_is_refused(mode):
            "hvp": lambda: yb.hvp(f, (X1,), (X1,))}[mode]
     with pytest.raises(RuleArgumentError, match="dtype=object"):
         run()
+
+
+# ------------------------------------------------------------------ out=None and subok= passed on
+
+def _source(name):
+    return getattr(np, name)._implementation
+
+
+PASSED_ON_FORMS = {  # NumPy's own Python passes out=None (positionally too) and subok= on
+    "clip's source": lambda x: np.sum(np.sin(_source("clip")(x, 0.8, 1.5))),
+    "ndarray.clip(out=None)": lambda x: np.sum(np.sin(x.clip(0.8, 1.5, out=None))),
+    "outer's source": lambda x: np.sum(np.sin(_source("outer")(x, x[:3]))),
+    "ptp's source": lambda x: np.sin(_source("ptp")(x)),
+    "multiply(out=None)": lambda x: np.sum(np.sin(np.multiply(x, x[0], None))),
+    "divide(subok=True)": lambda x: np.sum(np.sin(np.divide(x, x[0], subok=True))),
+    "divide(subok=False, casting=)": lambda x: np.sum(np.sin(np.divide(x, x[0], casting="unsafe", subok=False))),
+}
+
+
+@pytest.mark.parametrize("name", PASSED_ON_FORMS)
+def test_arguments_numpy_passes_on(name):
+    assert fd_check_all(PASSED_ON_FORMS[name], X1) == ALL_OK

@@ -55,8 +55,9 @@ def _conj(d: Any) -> Any:
 
 
 def _unpack_out(out: Any) -> CoDual | None:
-    """The ``out=`` codual of a ufunc call (``out=arr`` or ``out=(arr,)``), or None."""
-    if out is None:
+    """The ``out=`` codual of a ufunc call (``out=arr`` or ``out=(arr,)``), or None (also for
+    ``out=None`` passed explicitly, as NumPy's own Python passes it on)."""
+    if out is None or primal(out) is None:
         return None
     if isinstance(out, CoDual) and isinstance(out.primal, tuple):
         if len(out.primal) != 1:
@@ -242,7 +243,7 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
 
     def frule(*args: Any) -> Dual:
         inputs = args[:arity]
-        out = args[arity] if ufunc_keywords and len(args) > arity else None
+        out = args[arity] if ufunc_keywords and len(args) > arity and primal(args[arity]) is not None else None
         mask = ufunc_mask(name, args[arity + 1], out is not None) if ufunc_keywords and len(args) > arity + 1 else None
         xs = [primal(a) for a in inputs]
         dtype = ufunc_dtype(name, primal(args[arity + 2]), xs) if ufunc_keywords and len(args) > arity + 2 else None

@@ -139,7 +139,7 @@ def run_into_out(call: Callable[[Any], Any], out: Any) -> tuple[CoDual, Callable
 
 def write_forward_out(y: Any, dy: Any, out: Any) -> Dual:
     """A forward rule's result: fresh ``Dual(y, dy)``, or ``y`` written into ``out=`` in place."""
-    if out is None:
+    if out is None or primal(out) is None:
         return Dual(y, fit_tangent(dy, y))
     if isinstance(primal(out), tuple):
         if len(primal(out)) != 1:

@@ -127,9 +127,19 @@ def _check_casting(ufunc: np.ufunc, args: tuple, kwargs: dict, casting: str) -> 
                                 "assign out[...] = result.astype(out.dtype)")
 
 
-def ufunc_with_casting(ufunc, *args, casting="same_kind", **kwargs):
-    """``ufunc(*args, casting=...)``: the same call without ``casting=`` once NumPy accepts it
-    (it only governs casts, none of which a float result into a float ``out=`` of its dtype makes)."""
+def _check_subok(ufunc: np.ufunc, args: tuple) -> None:
+    """``subok=`` changes nothing for plain arrays and numbers; array subclasses are refused."""
+    _scalar_inputs(args)
+
+
+nondifferentiable(_check_subok)
+
+
+def ufunc_with_casting(ufunc, *args, casting="same_kind", subok=True, **kwargs):
+    """``ufunc(*args, casting=..., subok=...)``: the same call without ``casting=`` once NumPy
+    accepts it (it only governs casts, none of which a float result into a float ``out=`` of its
+    dtype makes) and without ``subok=`` (it only concerns array subclasses, which are refused)."""
+    _check_subok(ufunc, args)
     _check_casting(ufunc, args, kwargs, casting)
     if "out" in kwargs and kwargs["out"] is Ellipsis:
         return ufunc_as_array(ufunc, *args, **kwargs)
