@@ -83,3 +83,111 @@ def test_star_int_array_is_constant():
     def f(x):
         return _three(x[0], *np.array([2, 3]))
     check_all_modes(f, X3)
+
+
+# --------------------------------------------------------------------------------------------
+# __getattr__ / __setattr__ / __getattribute__ / __delattr__
+# --------------------------------------------------------------------------------------------
+
+
+class Namespace:
+    """Attributes kept in a dict: reads through ``__getattr__``, writes through ``__setattr__``."""
+
+    def __init__(self, **values):
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        self._values[name] = value
+
+    def __delattr__(self, name):
+        del self._values[name]
+
+
+class Logged:
+    """``__setattr__`` that scales what it stores and defers to ``super().__setattr__``."""
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value * 2.0)
+
+
+class Computed:
+    """``__getattribute__`` computing one attribute, with a ``__getattr__`` fallback."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __getattribute__(self, name):
+        if name == "square":
+            return object.__getattribute__(self, "v") ** 2
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name):
+        if name == "twice":
+            return self.v * 2.0
+        raise AttributeError(name)
+
+
+class OnlyGetattribute:
+    def __init__(self, v):
+        self.v = v
+
+    def __getattribute__(self, name):
+        value = object.__getattribute__(self, name)
+        return value * 3.0 if name == "v" else value
+
+
+def namespace_reads_and_writes(x):
+    ns = Namespace(a=x[0], w=x)
+    ns.b = ns.a * x[1]
+    ns.b = ns.b + np.sum(ns.w ** 2)
+    return ns.b * ns.a + np.cos(ns.w[2])
+
+
+def namespace_default_and_delattr(x):
+    ns = Namespace(a=x[0])
+    ns.c = x[1] * x[2]
+    extra = getattr(ns, "missing", x[2]) + getattr(ns, "c", 10.0)
+    del ns.c
+    return extra * ns.a + (1.0 if hasattr(ns, "c") else x[1])
+
+
+def setattr_through_super(x):
+    obj = Logged()
+    obj.a = x[0] * x[1]
+    obj.a = obj.a + x[2]
+    return obj.a * x[0]
+
+
+def getattribute_with_fallback(x):
+    obj = Computed(x[0] * x[1])
+    return obj.square + obj.twice * x[2] + getattr(obj, "nothing", x[1])
+
+
+def getattribute_only(x):
+    obj = OnlyGetattribute(x[2])
+    return obj.v * x[0] + getattr(obj, "missing", x[1])
+
+
+@pytest.mark.parametrize("f", [namespace_reads_and_writes, namespace_default_and_delattr, setattr_through_super,
+                               getattribute_with_fallback, getattribute_only])
+def test_attribute_protocols(f):
+    check_all_modes(f, X3)
+
+
+def test_namespace_passed_in_gets_its_gradient():
+    def f(ns):
+        ns.b = ns.a * ns.a
+        return ns.b * 3.0
+
+    ns = Namespace(a=1.5)
+    g = yb.grad(f)(ns)
+    eps = 1e-6
+    expected = (f(Namespace(a=1.5 + eps)) - f(Namespace(a=1.5 - eps))) / (2 * eps)
+    assert g._values["a"] == pytest.approx(expected, rel=1e-6)
+    assert ns._values == {"a": 1.5}  # the write was undone

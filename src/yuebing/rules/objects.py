@@ -321,7 +321,7 @@ def _getattr_rrule(obj, name, default=_NOT_PASSED):
     return _getattr_rrule_impl(obj, name, default, plain=False, who="getattr")
 
 
-@rrule_for(object.__getattribute__)
+@rrule_for(object.__getattribute__, (object, "__getattribute__"))  # (object, name): super().__getattribute__ bound to self
 def _getattribute_rrule(self, name):
     return _getattr_rrule_impl(self, name, _NOT_PASSED, plain=True, who="object.__getattribute__")
 
@@ -387,7 +387,7 @@ def _getattr_frule(obj, name, default=_NOT_PASSED):
     return _getattr_frule_impl(obj, name, default, plain=False, who="getattr")
 
 
-@frule_for(object.__getattribute__)
+@frule_for(object.__getattribute__, (object, "__getattribute__"))  # (object, name): super().__getattribute__ bound to self
 def _getattribute_frule(self, name):
     return _getattr_frule_impl(self, name, _NOT_PASSED, plain=True, who="object.__getattribute__")
 
@@ -488,7 +488,7 @@ def _setattr_rrule(obj, name, value):
     return _setattr_rrule_impl(obj, name, value, plain=False, who="setattr")
 
 
-@rrule_for(object.__setattr__)
+@rrule_for(object.__setattr__, (object, "__setattr__"))  # (object, name): super().__setattr__ bound to self
 def _object_setattr_rrule(self, name, value):
     return _setattr_rrule_impl(self, name, value, plain=True, who="object.__setattr__")
 
@@ -498,7 +498,7 @@ def _setattr_frule(obj, name, value):
     return _setattr_frule_impl(obj, name, value, plain=False, who="setattr")
 
 
-@frule_for(object.__setattr__)
+@frule_for(object.__setattr__, (object, "__setattr__"))  # (object, name): super().__setattr__ bound to self
 def _object_setattr_frule(self, name, value):
     return _setattr_frule_impl(self, name, value, plain=True, who="object.__setattr__")
 
@@ -528,7 +528,7 @@ def _delattr_rrule(obj, name):
     return _delattr_rrule_impl(obj, name, plain=False, who="delattr")
 
 
-@rrule_for(object.__delattr__)
+@rrule_for(object.__delattr__, (object, "__delattr__"))  # (object, name): super().__delattr__ bound to self
 def _object_delattr_rrule(self, name):
     return _delattr_rrule_impl(self, name, plain=True, who="object.__delattr__")
 
@@ -547,7 +547,7 @@ def _delattr_frule(obj, name):
     return _delattr_frule_impl(obj, name, plain=False, who="delattr")
 
 
-@frule_for(object.__delattr__)
+@frule_for(object.__delattr__, (object, "__delattr__"))  # (object, name): super().__delattr__ bound to self
 def _object_delattr_frule(self, name):
     return _delattr_frule_impl(self, name, plain=True, who="object.__delattr__")
 

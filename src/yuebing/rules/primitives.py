@@ -180,10 +180,17 @@ def _zero_frule(f: Callable) -> Callable:
     return frule
 
 
+def bound_to(value: Any, obj: Any) -> bool:
+    """Whether ``super().name`` gave a method bound to ``obj``: a Python method, or a C slot's
+    (``super().__setattr__`` is ``object.__setattr__`` bound, whose writes must reach obj's fdata)."""
+    return isinstance(value, (types.MethodType, types.MethodWrapperType, types.BuiltinMethodType)) \
+        and value.__self__ is obj
+
+
 def _super_getattr_rrule(cell: CoDual, obj: CoDual, name: CoDual) -> tuple[CoDual, Callable]:
     value = super_getattr(cell.primal, obj.primal, name.primal)
-    if isinstance(value, types.MethodType) and value.__self__ is obj.primal:
-        out = CoDual(value, Tangent(types.MethodType, {"__self__": obj.fdata}) if obj.fdata is not NoFData else NoFData)
+    if bound_to(value, obj.primal):
+        out = CoDual(value, Tangent(type(value), {"__self__": obj.fdata}) if obj.fdata is not NoFData else NoFData)
 
         def pullback(dy: Any) -> tuple:
             self_r = dy.fields.get("__self__", NoRData) if isinstance(dy, Tangent) else NoRData
@@ -198,9 +205,9 @@ def _super_getattr_frule(cell: Dual, obj: Dual, name: Dual) -> Dual:
 
     o = primal(obj)
     value = super_getattr(primal(cell), o, primal(name))
-    if isinstance(value, types.MethodType) and value.__self__ is o:
+    if bound_to(value, o):
         t = obj.tangent if isinstance(obj, Dual) else zero_tangent(o)
-        return Dual(value, NoTangent if t is NoTangent else Tangent(types.MethodType, {"__self__": t}))
+        return Dual(value, NoTangent if t is NoTangent else Tangent(type(value), {"__self__": t}))
     return Dual(value, zero_tangent(value))
 
 

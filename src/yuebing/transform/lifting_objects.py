@@ -16,6 +16,7 @@ from ..rules.iteration import iterate_to_list
 from ..rules.objects import _mapped_item
 from ..rules import outside_state
 from ..rules.core import CoDual, Dual, describe_callable, rrule
+from ..rules.primitives import bound_to
 from ..rules.second_order import _error, _register, declaration_of
 from ..tangents import NoFData, NoRData, NoTangent
 from . import lifting
@@ -174,7 +175,7 @@ def super_getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     cell, obj, name = args
     out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     y = out1.primal
-    if not (isinstance(y, types.MethodType) and y.__self__ is obj[0]):
+    if not bound_to(y, obj[0]):
         raise _error(f"yb.hvp/yb.hessian: super().{name[0]} is not a method; second order reads only "
                      "methods through super()")
     return (y, out1.fdata, _BoundTangent(obj[2]), out2.fdata), pullback

@@ -19,6 +19,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from ..rules import attribute_protocol
 from ..rules.core import RuleArgumentError, describe_callable
 from ..rules.numpy_internals import ufunc_call_definition
 from ..tangents.kinds import MASKED_ARRAYS
@@ -91,6 +92,57 @@ def property_function(fn: Any, primals: list) -> types.FunctionType | None:
         prop = find_property(type(primals[0]), primals[1])
         function = None if prop is None else prop.fget if fn is getattr else prop.fset
         return function if isinstance(function, types.FunctionType) else None
+    return None
+
+
+def _found_without_getattr(obj: Any, name: str) -> bool:
+    """Whether ``object.__getattribute__`` finds ``name`` on ``obj`` (an instance field, a set
+    slot or a class attribute), so that Python never calls the class's ``__getattr__`` for it."""
+    for klass in type(obj).__mro__:
+        if name in klass.__dict__:
+            attr = klass.__dict__[name]
+            if isinstance(attr, types.MemberDescriptorType):  # a slot: found only once assigned
+                try:
+                    attr.__get__(obj, type(obj))
+                except AttributeError:
+                    return False
+            return True
+    namespace = getattr(obj, "__dict__", None)
+    return isinstance(namespace, dict) and name in namespace
+
+
+_READS = {(False, 2): None, (False, 3): attribute_protocol.getattr_or_default,
+          (True, 2): attribute_protocol.getattribute_then_getattr,
+          (True, 3): attribute_protocol.getattribute_getattr_or_default}
+
+
+def attribute_method(fn: Any, primals: list) -> types.FunctionType | None:
+    """The Python function ``getattr``/``setattr``/``delattr`` reaches on an instance of a user
+    class overriding ``__getattribute__``, ``__getattr__`` (for a name not found otherwise),
+    ``__setattr__`` or ``__delattr__``, taking the call's arguments as they are (a definition of
+    ``rules/attribute_protocol`` where a default or a fallback is involved); None otherwise."""
+    if not primals or not isinstance(primals[1] if len(primals) > 1 else None, str):
+        return None
+    obj = primals[0]
+    if not type(obj).__flags__ & _HEAP_TYPE or isinstance(obj, type):
+        return None
+    if fn is getattr and len(primals) in (2, 3):
+        getattribute = python_method(obj, "__getattribute__")
+        if getattribute is None:
+            if python_method(obj, "__getattr__") is None or _found_without_getattr(obj, primals[1]) \
+                    or isinstance(obj, dict):  # dict subclasses mapping attributes to keys: the getattr rule
+                return None
+            return _READS[False, len(primals)] or python_method(obj, "__getattr__")
+        if python_method(obj, "__getattr__") is None:
+            return getattribute if len(primals) == 2 else attribute_protocol.getattribute_or_default
+        return _READS[True, len(primals)]
+    params = getattr(type(obj), "__dataclass_params__", None)
+    if params is not None and params.frozen:
+        return None  # the dataclass's own __setattr__ raises FrozenInstanceError: setattr's rule runs it
+    if fn is setattr and len(primals) == 3:
+        return python_method(obj, "__setattr__")
+    if fn is delattr and len(primals) == 2:
+        return python_method(obj, "__delattr__")
     return None
 
 
@@ -303,6 +355,10 @@ def python_implementation(fn: Any, args: tuple, kwargs: dict) -> types.FunctionT
 
 def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     """Run the call ``fn(*args, **kwargs)`` in ``mode`` (``f`` is ``fn`` in the mode's values)."""
+    if (fn is getattr or fn is setattr or fn is delattr) and args and not kwargs:
+        method = attribute_method(fn, [_primal_of_value(a) for a in args])
+        if method is not None:  # __getattr__/__setattr__... of a user class: differentiated as user code
+            return dispatch(mode, mode.constant(method), method, args, kwargs)
     if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
         found = mode.property_get(args)
         if found is not None:
