@@ -454,19 +454,29 @@ def _outputs(out: Any) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def make_loss(xp: Any, call: Callable, f: Any, keep: list, weights: list) -> Callable:
-    """``x -> sum_k <w_k, real(out_k)> + <w'_k, imag(out_k)>`` over the kept outputs."""
+def weighted(xp: Any, out: Any, keep: list, weights: list) -> Any:
+    """``sum_k <w_k, real(out_k)> + <w'_k, imag(out_k)>`` over the kept outputs."""
+    if not isinstance(out, (tuple, list)):
+        out = [out]
+    total = 0.0
+    for i, w in zip(keep, weights):
+        o = out[i]
+        total = total + xp.sum(w[0] * xp.real(o)) + xp.sum(w[1] * xp.imag(o))
+    return total
 
-    def loss(*xs):
-        out = call(xp, f, *xs)
-        if not isinstance(out, (tuple, list)):
-            out = [out]
-        total = 0.0
-        for i, w in zip(keep, weights):
-            o = out[i]
-            total = total + xp.sum(w[0] * xp.real(o)) + xp.sum(w[1] * xp.imag(o))
-        return total
 
+def make_loss(xp: Any, call: Callable, f: Any, keep: list, weights: list, arity: int) -> Callable:
+    """The weighted output of ``call`` as a function of its ``arity`` arguments, taken one by one
+    (third order takes no ``*args`` at a call site)."""
+    if arity == 1:
+        def loss(a):
+            return weighted(xp, call(xp, f, a), keep, weights)
+    elif arity == 2:
+        def loss(a, b):
+            return weighted(xp, call(xp, f, a, b), keep, weights)
+    else:
+        def loss(a, b, c):
+            return weighted(xp, call(xp, f, a, b, c), keep, weights)
     return loss
 
 
