@@ -367,7 +367,8 @@ def _call_partial(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callabl
     stored_f = pf.fields.get("args", NoFData) if pf else NoFData
     stored = [CoDual(a, stored_f[i] if isinstance(stored_f, tuple) else NoFData) for i, a in enumerate(p.args)]
     kw_f = pf.fields.get("keywords", NoFData) if pf else NoFData
-    stored_kw = {k: CoDual(v, fdata(kw_f[k]) if isinstance(kw_f, dict) else NoFData) for k, v in p.keywords.items()}
+    stored_kw = {k: CoDual(v, fdata(kw_f[k]) if isinstance(kw_f, dict) else NoFData) for k, v in p.keywords.items()
+                 if k not in kwargs}  # a keyword given again at the call overrides the stored one
     func_f = pf.fields.get("func", NoFData) if pf else NoFData
     out, pullback = _dispatch(CoDual(p.func, func_f), tuple(stored) + args, {**stored_kw, **kwargs})
     n_stored = len(stored)
