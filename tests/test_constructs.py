@@ -22,7 +22,7 @@ REFUSED = {
     "c_global": ("all", "writing the global 'G' a value that carries derivatives"),
     "c_sum_set": ("all", "through the elements of a set"),  # a set of floats: their derivatives have no place
     "c_sum_of_user_objects": ("hvp", "second order cannot apply sum"),  # sum is linear there: objects' __add__ is not  # selection (max, sorted) over a dict view in second order
-    "c_partial": ("hvp", "functools.partial"), "c_complex": ("hvp", "complex"),
+    "c_complex": ("hvp", "complex"),
 }
 
 X, H = 0.7, 1e-6

@@ -85,3 +85,62 @@ def _dict_of_arrays(x):
 
 def test_selection_over_dict_views_of_arrays():
     check_hvp(_dict_of_arrays, np.array([0.3, 1.2, -0.4]), np.array([1.0, -0.5, 2.0]))
+
+
+# ---------------------------------------------------------------- functools.partial
+
+
+def _weighted(v, w=1.0, p=2.0):
+    return w * v ** p
+
+
+def _partial_positional(x):
+    return functools.partial(pow, x)(3.0) + functools.partial(max, 0.5)(x * x)
+
+
+def _partial_keywords(x):
+    f = functools.partial(_weighted, w=x * x)  # a stored keyword carrying a derivative
+    g = functools.partial(_weighted, p=3.0)
+    return f(math.sin(x)) + g(x, w=x) + f(x, p=1.5)  # a call's keyword beside a stored one
+
+
+def _partial_of_closure(x):
+    scale = math.exp(x)
+
+    def term(a, b):
+        return scale * a * b
+
+    f = functools.partial(term, x)
+    return f(x * x) + functools.partial(functools.partial(term, 2.0), x)()  # a partial of a partial
+
+
+def _partial_of_array_function(x):
+    norm = functools.partial(np.linalg.norm, ord=3)
+    return float(norm(x) ** 2 + np.sum(functools.partial(np.multiply, x)(x) ** 2))
+
+
+@pytest.mark.parametrize("f", [_partial_positional, _partial_keywords, _partial_of_closure])
+@pytest.mark.parametrize("x", [0.7, 1.3])
+def test_partial_in_second_order(f, x):
+    check_hvp(f, x, 1.0)
+
+
+def test_partial_of_array_functions():
+    check_hvp(_partial_of_array_function, np.array([0.5, -1.2, 2.0]), np.array([0.3, 1.0, -0.7]))
+
+
+_MODEL = functools.partial(_weighted, w=1.5, p=3.0)  # a partial made outside: a constant
+
+
+def _nested_partials(x):
+    inner = functools.partial(_weighted, x, w=x * x, p=3.0)
+    outer = functools.partial(inner, p=x)  # Python flattens it: partial(_weighted, x, w=x * x, p=x)
+    again = functools.partial(functools.partial(np.multiply, x), math.cos(x))
+    return outer() + inner() + float(again()) + _MODEL(x) + _MODEL(math.sin(x), w=x)
+
+
+@pytest.mark.parametrize("x", [0.7, 1.3])
+def test_partial_of_partial_and_partial_from_outside(x):
+    check_hvp(_nested_partials, x, 1.0)
+    value, gradient = yb.value_and_grad(_nested_partials)(x)
+    np.testing.assert_allclose(gradient, (_nested_partials(x + H) - _nested_partials(x - H)) / (2 * H), rtol=1e-6)

@@ -12,10 +12,15 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ..tangents import NoFData, NoRData, NoTangent, Tangent
+from ..tangents import NoFData, NoRData, NoTangent, Tangent, zero_tangent
 from .cases import Case, randn
 from .core import CoDual, Dual, primal, register_frule, register_rrule
-from .util import slot_rdata, slot_tangent
+from .util import add_rdata_to, slot_rdata, slot_tangent
+
+
+def _flattened(func: Any, p: functools.partial) -> bool:
+    """``partial(partial(f, a), b)`` is ``partial(f, a, b)``: Python flattens a partial of a partial."""
+    return isinstance(primal(func), functools.partial) and p.func is not primal(func)
 
 
 def _partial_rrule(func: CoDual, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
@@ -23,16 +28,48 @@ def _partial_rrule(func: CoDual, *args: CoDual, **kwargs: CoDual) -> tuple[CoDua
     args_f = tuple(a.fdata if isinstance(a, CoDual) else NoFData for a in args)
     func_f = func.fdata if isinstance(func, CoDual) else NoFData
     keywords = {k: slot_tangent(v) for k, v in kwargs.items()}  # a mutable dict: cotangents gather in it
+    inner = _Inner(primal(func), func_f, set(kwargs)) if _flattened(func, p) else None
+    if inner is not None:  # the inner partial's stored values come first, its keywords under ours
+        func_f, args_f = inner.func_f, inner.args_f + args_f
+        keywords = {**{k: t for k, t in inner.keywords.items() if k not in keywords}, **keywords}
     fd = Tangent(functools.partial, {"func": func_f, "args": args_f, "keywords": keywords})
     n = len(args)
 
     def pullback(dy: Any) -> tuple:
         stored = dy.fields.get("args", NoRData) if isinstance(dy, Tangent) else NoRData
-        rs = tuple(stored[i] if isinstance(stored, tuple) and i < len(stored) else NoRData for i in range(n))
         func_r = dy.fields.get("func", NoRData) if isinstance(dy, Tangent) else NoRData
-        return (NoRData, func_r, *rs, *(slot_rdata(keywords[k]) for k in kwargs))
+        rs = tuple(stored[i] if isinstance(stored, tuple) and i < len(stored) else NoRData for i in range(len(p.args)))
+        if inner is not None:
+            func_r = inner.rdata(rs[:len(rs) - n], func_r, keywords)
+        return (NoRData, func_r, *rs[len(rs) - n:], *(slot_rdata(keywords[k]) for k in kwargs))
 
     return CoDual(p, fd), pullback
+
+
+class _Inner:
+    """The fdata of a partial flattened into a new one, and the way its cotangents go back."""
+
+    def __init__(self, q: functools.partial, q_f: Any, overridden: set) -> None:
+        fields = q_f.fields if isinstance(q_f, Tangent) else {}
+        self.func_f = fields.get("func", NoFData)
+        stored = fields.get("args", NoFData)
+        self.args_f = tuple(stored[i] if isinstance(stored, tuple) and i < len(stored) else NoFData
+                            for i in range(len(q.args)))
+        self.keywords = fields.get("keywords", {}) if isinstance(fields.get("keywords"), dict) else {}
+        self.overridden = overridden  # keywords the new partial gives again: the inner values go unused
+
+    def rdata(self, stored_r: tuple, func_r: Any, keywords: dict) -> Any:
+        """The inner partial's rdata; its keywords' cotangents (gathered in the new partial's
+        slots) are moved into its own slots."""
+        for k in self.keywords:
+            if k in self.overridden:
+                continue
+            self.keywords[k] = add_rdata_to(self.keywords[k], slot_rdata(keywords[k]))
+            keywords[k] = zero_tangent(keywords[k])
+        fields = {"args": stored_r} if any(r is not NoRData for r in stored_r) else {}
+        if func_r is not NoRData:
+            fields["func"] = func_r
+        return Tangent(functools.partial, fields) if fields else NoRData
 
 
 def _partial_frule(func: Dual, *args: Dual, **kwargs: Dual) -> Dual:
@@ -40,6 +77,15 @@ def _partial_frule(func: Dual, *args: Dual, **kwargs: Dual) -> Dual:
     args_t = tuple(a.tangent if isinstance(a, Dual) else NoTangent for a in args)
     func_t = func.tangent if isinstance(func, Dual) else NoTangent
     keywords = {k: v.tangent if isinstance(v, Dual) else NoTangent for k, v in kwargs.items()}
+    if _flattened(func, p):  # the inner partial's stored tangents first, its keywords under ours
+        fields = func_t.fields if isinstance(func_t, Tangent) else {}
+        stored = fields.get("args", NoTangent)
+        n_inner = len(primal(func).args)
+        args_t = tuple(stored[i] if isinstance(stored, tuple) and i < len(stored) else NoTangent
+                       for i in range(n_inner)) + args_t
+        inner_kw = fields.get("keywords") if isinstance(fields.get("keywords"), dict) else {}
+        keywords = {**{k: t for k, t in inner_kw.items() if k not in keywords}, **keywords}
+        func_t = fields.get("func", NoTangent)
     return Dual(p, Tangent(functools.partial, {"func": func_t, "args": args_t, "keywords": keywords}))
 
 

@@ -1,0 +1,93 @@
+"""Second-order rules of calls through Python's protocols: building and calling a
+``functools.partial``, and ``sum`` of user objects (``__add__``/``__radd__``).
+
+A rule takes 4-tuples ``(primal, fdata, tangent, fdata_tangent)`` and returns the output 4-tuple
+and a dual pullback ``(dy, dy_tangent) -> (rdatas, rdata_tangents)`` (``transform/lifting.py``).
+These rules route values and their derivatives to a callee that ``call_rrule2`` runs, so they sit
+next to the dual runtime rather than among the declared classes. ``transform/second_order.py``
+imports this module, which registers the rules of ``functools.partial`` and ``sum``.
+
+A partial's fdata, tangent and fdata tangent are each a ``Tangent[partial]`` with the fields
+``func``, ``args`` and ``keywords`` (the tangent model's, as ``rules/functools_rules.py`` builds
+in first order): the stored arguments carry their derivatives into every call, and the call's
+cotangents come back to them (positional ones as the partial's rdata, keywords into their slots).
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import operator
+from typing import Any, Callable
+
+from ..rules.core import CoDual, Dual, rrule
+from ..rules.core import frule as registered_frule
+from ..rules.second_order import _register
+from ..rules.util import add_rdata_to
+from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata
+from .lifting import _linear, _with_fdata_tangents, _zero_tangent_of
+
+# --------------------------------------------------------------------------------------------
+# functools.partial
+# --------------------------------------------------------------------------------------------
+
+
+def _build_partial(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``functools.partial(func, *args, **kwargs)``: the first-order rule run with the fdata and
+    with the fdata tangents; the tangent holds the stored values' tangents."""
+    out1, out2, pullback = _with_fdata_tangents(CoDual(functools.partial, NoFData), args, kwargs)
+    tangent = registered_frule(functools.partial, *(Dual(a[0], a[2]) for a in args),
+                               **{k: Dual(v[0], v[2]) for k, v in kwargs.items()}).tangent  # (a partial of a partial: flattened)
+    return (out1.primal, out1.fdata, tangent, out2.fdata), pullback
+
+
+_build_partial.second_order_kind = "special"  # type: ignore[attr-defined]
+_register((functools.partial,), _build_partial)
+
+
+def _field(t: Any, name: str, empty: Any) -> Any:
+    return t.fields.get(name, empty) if isinstance(t, Tangent) else empty
+
+
+def _slot(parts: Any, i: int, empty: Any) -> Any:
+    return parts[i] if isinstance(parts, tuple) and i < len(parts) else empty
+
+
+def call_partial(call: Callable, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """A call of a partial: its function called (by ``call``, the dual runtime's ``call_rrule2``)
+    with the stored arguments, each with its fdata, tangent and fdata tangent, then the call's."""
+    p, p_f, p_d, p_fd = f
+    parts = [(_field(t, "args", empty), empty) for t, empty in ((p_f, NoFData), (p_d, NoTangent), (p_fd, NoFData))]
+    stored = [(a, _slot(parts[0][0], i, NoFData),
+               _slot(parts[1][0], i, NoTangent) if isinstance(parts[1][0], tuple) else _zero_tangent_of(a),
+               _slot(parts[2][0], i, NoFData)) for i, a in enumerate(p.args)]
+    kw_f, kw_d, kw_fd = (_field(t, "keywords", None) for t in (p_f, p_d, p_fd))
+    stored_kw = {k: (v, fdata(kw_f[k]) if isinstance(kw_f, dict) and k in kw_f else NoFData,
+                     kw_d[k] if isinstance(kw_d, dict) and k in kw_d else _zero_tangent_of(v),
+                     fdata(kw_fd[k]) if isinstance(kw_fd, dict) and k in kw_fd else NoFData)
+                 for k, v in p.keywords.items() if k not in kwargs}  # a call's keyword overrides the stored one
+    func = (p.func, _field(p_f, "func", NoFData), _field(p_d, "func", NoTangent), _field(p_fd, "func", NoFData))
+    out, pullback = call(func, *stored, *args, **stored_kw, **kwargs)
+    n_stored, n_args = len(stored), len(args)
+
+    def routed(rs: tuple, keywords: Any) -> tuple:
+        """The call site's rdata: the partial's (its stored positionals', its function's), then
+        the call's arguments; stored keywords' cotangents go into their slots of ``keywords``."""
+        stored_r = tuple(rs[1:1 + n_stored])
+        fields = {}
+        if any(r is not NoRData for r in stored_r):
+            fields["args"] = stored_r
+        if rs[0] is not NoRData:
+            fields["func"] = rs[0]
+        rest = rs[1 + n_stored:]
+        if isinstance(keywords, dict):
+            for key, r in zip(stored_kw, rest[n_args:n_args + len(stored_kw)]):
+                if key in keywords:
+                    keywords[key] = add_rdata_to(keywords[key], r)
+        f_r = Tangent(functools.partial, fields) if fields else NoRData
+        return (f_r, *rest[:n_args], *rest[n_args + len(stored_kw):])
+
+    def partial_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)
+        return routed(rs, kw_f), routed(rsd, kw_fd)
+
+    return out, partial_pullback
