@@ -65,3 +65,30 @@ PASSED_ON_FORMS = {  # NumPy's own Python passes out=None (positionally too) and
 @pytest.mark.parametrize("name", PASSED_ON_FORMS)
 def test_arguments_numpy_passes_on(name):
     assert fd_check_all(PASSED_ON_FORMS[name], X1) == ALL_OK
+
+
+# ------------------------------------------------------------------ NumPy's own nan-statistics sources
+# np._NoValue (a default NumPy passes on) and x.flags are constants: they had object tangents
+
+
+NAN_SOURCES = ["nanstd", "nanvar", "nanmean", "nansum", "nanprod"]
+
+
+@pytest.mark.parametrize("name", NAN_SOURCES)
+def test_nan_statistics_source_in_every_mode(name):
+    assert fd_check_all(lambda x: np.sin(_source(name)(x)), X1) == ALL_OK
+
+
+@pytest.mark.parametrize("name", ["nanstd", "nanvar"])
+def test_nan_statistics_source_with_options(name):
+    def f(x):
+        y = np.where(x > 1.7, np.nan, x).reshape(1, 5) * x[:, None]  # two NaN columns
+        return np.sum(np.sin(_source(name)(y, axis=1, ddof=1, keepdims=True)))
+
+    assert fd_check_all(f, X1) == ALL_OK
+
+
+@pytest.mark.parametrize("name", ["insert", "delete"])
+def test_sources_reading_flags(name):
+    call = {"insert": lambda f, x: f(x, 1, x[0] * 2), "delete": lambda f, x: f(x, [1, 3])}[name]
+    assert fd_check_all(lambda x: np.sum(np.sin(call(_source(name), x))), X1) == ALL_OK

@@ -46,11 +46,11 @@ from .second_order import defined_as
 def _valid(a: Any, where: Any) -> np.ndarray:
     """The elements a NaN-ignoring reduction reads: not NaN, and selected by ``where``."""
     valid = ~np.isnan(a)
-    return valid if where is None else valid & np.broadcast_to(where, np.shape(a))
+    return valid if where is None or where is np._NoValue else valid & np.broadcast_to(where, np.shape(a))
 
 
 def _ddof(ddof: Any, correction: Any) -> Any:
-    if correction is None:
+    if correction is None or correction is np._NoValue:  # NumPy's own nanstd passes np._NoValue on
         return ddof
     if ddof != 0:
         raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -145,7 +145,7 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
     filled = np.where(valid, a, 0)
     if dtype is not None:
         filled = filled.astype(dtype)
-    if mean is None:
+    if mean is None or mean is np._NoValue:
         mean = np.sum(filled, axis=axis, keepdims=True) / _reals_like(np.sum(valid, axis=axis, keepdims=True), filled)
     deviation = np.where(valid, filled - mean, 0)
     squares = (deviation * np.conj(deviation)).real if np.iscomplexobj(deviation) else deviation * deviation
@@ -164,7 +164,7 @@ def _nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, w
     """``np.nanprod``: ``prod`` with NaNs (and unselected elements) as 1."""
     a = np.asarray(a)
     result = np.prod(np.where(_valid(a, where), a, 1), axis=axis, dtype=dtype, keepdims=keepdims)
-    if initial is not None:
+    if initial is not None and initial is not np._NoValue:
         result = result * initial
     return _finish(result, out)
 

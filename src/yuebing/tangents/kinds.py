@@ -63,6 +63,7 @@ _NONDIFF_TYPES: tuple = (
     np.integer, np.bool_, np.dtype, np.ufunc, random.Random, np.random.Generator,
     np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence, enum.Enum,
     BaseException, property, staticmethod, classmethod, _Marker, types.MappingProxyType,
+    type(np._NoValue), type(np.empty(0).flags),  # NumPy's "not given" marker and x.flags, read by its own Python
 )
 
 #: numpy.ma's masked arrays are ndarrays whose mask NumPy's own functions ignore: an array tangent
