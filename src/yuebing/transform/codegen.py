@@ -12,7 +12,7 @@ import linecache
 import types
 from typing import Any
 
-from . import array_blocks, templates
+from . import array_blocks, float_blocks, templates
 from ..ir import nodes as ir
 
 _counter = itertools.count()
@@ -49,6 +49,7 @@ def compile_generated(generated: Any, fn: types.FunctionType, function_ir: ir.Fu
     namespace = dict(namespace)
     namespace.update(templates.NAMESPACE)
     namespace.update(array_blocks.NAMESPACE)
+    namespace.update(float_blocks.NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
     # classes defined in the function belong to its module (their tangent type, their repr)

@@ -20,11 +20,14 @@ statement-by-statement code runs as before. Generated code reads like this:
 """
 from __future__ import annotations
 
+import array
 import math
 import operator
 import re
 
 from typing import Any
+
+import numpy as np
 
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
@@ -296,6 +299,13 @@ class FloatLoop:
         self.steps: list[tuple] = []  # (kind, local, payload)
         self.unary_guards: dict[str, Any] = {}
         self.copies: list[tuple[str, str]] = []
+        self.indices = indices  # the loop variable and the indices made from it (recomputed in reverse)
+        self.outer_integers: list[str] = []  # integers from before the loop that build indices
+        made_here = {loop.var}
+
+        def index_source(name: str) -> None:
+            if name not in made_here and name not in self.outer_integers:
+                self.outer_integers.append(name)
 
         def operand(a: ir.Atom) -> str | None:
             if isinstance(a, ir.Const):  # a literal (finite: repr(inf) is not a Python literal)
@@ -330,6 +340,8 @@ class FloatLoop:
                     and s.target in integers:
                 indices.add(s.target)
                 arity[s.target] = arity[s.source.name]
+                index_source(s.source.name)
+                made_here.add(s.target)
                 self.copies.append((s.target, s.source.name))
                 continue
             if isinstance(s, ir.Copy) and isinstance(s.source, ir.Var) and s.target not in integers \
@@ -351,6 +363,10 @@ class FloatLoop:
             if func is _mktuple() and s.args and all(index_atom(a) for a in s.args):
                 indices.add(s.target)  # (i, j): an index, built again each iteration
                 arity[s.target] = len(s.args)
+                for a in s.args:
+                    if isinstance(a, ir.Var):
+                        index_source(a.name)
+                made_here.add(s.target)
                 self.copies.append((s.target, "(" + ", ".join(a.name if isinstance(a, ir.Var) else repr(a.value)
                                                             for a in s.args) + ",)"))
                 continue
@@ -404,19 +420,19 @@ class FloatLoop:
         return " and ".join(parts) or "True"
 
     def residual_names(self) -> list[str]:
+        """The floats each iteration records for the reverse pass (indices are not recorded: the
+        reverse pass walks the range backwards and builds them again)."""
         needed: list[str] = []
         for kind, local, payload in self.steps:
-            if kind == "read":
-                needed.append(payload[1])
-            elif kind == "write":
-                needed += [payload[1], local]  # the index and the overwritten value
+            if kind == "write":
+                needed.append(local)  # the overwritten value
             elif kind == "op":
                 f, ops = payload
                 if f in (operator.mul, operator.truediv):
                     needed += [o for o in ops if not _literal(o)]
                 elif f is operator.pow:
                     needed.append(ops[0])
-            else:
+            elif kind == "unary":
                 needed += [payload[2], local]
         seen: list[str] = []
         for n in needed:  # names only: a literal operand (math.cos(-1.48)) is no residual
@@ -424,15 +440,30 @@ class FloatLoop:
                 seen.append(n)
         return seen
 
+    def _numpy_values(self) -> str:
+        """An expression true when some value of the loop may be a NumPy float: the reverse pass
+        then reads the recorded floats back as NumPy floats, so that its arithmetic is NumPy's
+        (inf where Python's would raise), as it was in the forward pass."""
+        if self.arrays or self.written or any(not _keeps_python_floats(func) for _, func in self.unary_guards.values()):
+            return "True"
+        return " or ".join(f"type({v}) is not float" for v in self.carried + self.invariant) or "False"
+
     def forward(self, loop_range: str, primal: "callable", fd: "callable") -> list[str]:
         res = self.fresh("res")
-        self.res = res
+        self.res, self.range = res, loop_range
+        residuals = self.residual_names()
         logs = {w: self.fresh("log") for w in self.written}  # (index, old value) per write, for unwind
-        # what every iteration shares: the arrays' fdata, the written arrays themselves, the
+        # what every iteration shares: the recorded floats (one float64 each, in one array, not a
+        # tuple per iteration), the range, the arrays' fdata, the written arrays themselves, the
         # invariants; pushed before the loop so a failing iteration can be undone (runtime.unwind)
-        saved = [res] + [fd(a) for a in self.arrays] + [p for w in self.written for p in (w, fd(w))] + self.invariant
+        saved = [res, loop_range, f"({self._numpy_values()})"] + self.outer_integers \
+            + [fd(a) for a in self.arrays] + [p for w in self.written for p in (w, fd(w))] + self.invariant
         spec = "".join(f"({w}, {logs[w]}), " for w in self.written)
-        lines = [f"{res} = []; {res}_add = {res}.append"]
+        lines = [f"{res} = _darray('d')"]
+        if len(residuals) == 1:
+            lines[0] += f"; {res}_add = {res}.append"
+        elif residuals:
+            lines[0] += f"; {res}_add = {res}.extend"
         lines += [f"{log} = []" for log in logs.values()]
         lines += [f"_push(({', '.join(saved)}, ({spec}))); _push(_FASTLOOP)",
                   f"for {self.loop.var} in {loop_range}:"]
@@ -451,8 +482,10 @@ class FloatLoop:
                 name, func, x = payload
                 atom = self.unary_guards[name][0]
                 body.append(f"{local} = {primal(atom)}({x})")
-        residuals = self.residual_names()
-        body.append(f"{res}_add(({', '.join(residuals)}{',' if len(residuals) == 1 else ''}))")
+        if len(residuals) == 1:
+            body.append(f"{res}_add({residuals[0]})")
+        elif residuals:
+            body.append(f"{res}_add(({', '.join(residuals)}))")
         body += [f"{v} = {loc}" for v, loc in self.final.items()]
         lines += ["    " + b for b in body]
         lines += [f"{fd(v)} = _NF" for v in self.final]
@@ -464,7 +497,10 @@ class FloatLoop:
         res = self.res
         xfs = [f"_xf_{k}" for k in range(len(self.arrays))]
         wrs = {w: (f"_w_{k}", f"_wf_{k}") for k, w in enumerate(self.written)}
-        lines = [f"{', '.join([res] + xfs + [p for pair in wrs.values() for p in pair] + self.invariant)}, _ = _pop()"]
+        loop_range, numpy_values = self.fresh("range"), self.fresh("np")
+        unpacked = [res, loop_range, numpy_values] + self.outer_integers + xfs \
+            + [p for pair in wrs.values() for p in pair] + self.invariant
+        lines = [f"{', '.join(unpacked)}, _ = _pop()"]
         carry = {v: self.fresh("g") for v in self.carried}
         invariant = {v: self.fresh("g") for v in self.invariant}
         for v, g in carry.items():
@@ -474,10 +510,7 @@ class FloatLoop:
             lines.append(f"{g} = 0.0 if {rd(v)} is _NR else {rd(v)}; {rd(v)} = _NR")
         for g in invariant.values():
             lines.append(f"{g} = 0.0")
-        residuals = self.residual_names()
-        # no residuals (a body of + and - only): the iterations are still walked, one () each
-        targets = f"{', '.join(residuals)}{',' if len(residuals) == 1 else ''}" if residuals else "_"
-        lines.append(f"for {targets} in reversed({res}):")
+        lines += self._reverse_header(res, loop_range, numpy_values)
         body: list[str] = []
         adjoint: dict[str, str] = {}
         for v, loc in self.final.items():
@@ -526,20 +559,62 @@ class FloatLoop:
                 body.append(f"{g} = {entry}")
         for g in first_iteration_outputs:  # only the last iteration's value was read after the loop
             body.append(f"{g} = 0.0")
+        if self.needs_index():
+            body[:0] = [f"{target} = {source}" for target, source in self.copies]
         lines += ["    " + b for b in (body or ["pass"])]
         for v, g in carry.items():
             lines.append(f"{rd(v)} = {g}")
         for v, g in outputs.items():  # no iteration ran: the value read after is the one before
-            lines.append(f"if not {res}: {rd(v)} = {g}")
+            lines.append(f"if not {loop_range}: {rd(v)} = {g}")
         for v, g in invariant.items():
             lines.append(f"{rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
         return lines
+
+    def needs_index(self) -> bool:
+        """Whether the reverse pass reads or writes the arrays: it then needs each iteration's index."""
+        return any(kind in ("read", "write") for kind, _, _ in self.steps)
+
+    def _reverse_header(self, res: str, loop_range: str, numpy_values: str) -> list[str]:
+        """The reverse loop's header: the range backwards (when the indices are needed) beside the
+        recorded floats backwards, one group of ``len(residual_names())`` per iteration."""
+        residuals = self.residual_names()
+        walks = [f"reversed({loop_range})"] if self.needs_index() else []
+        targets = [self.loop.var] if walks else []
+        lines = []
+        if residuals:
+            floats = self.fresh("floats")
+            lines.append(f"{floats} = _f64_view({res})[::-1] if {numpy_values} else reversed({res})")
+            if len(residuals) == 1:
+                walks.append(floats)
+            else:
+                walks += [floats] * len(residuals)
+                lines[-1] = f"{floats} = iter({lines[-1].split(' = ', 1)[1]})"
+            targets += residuals[::-1]  # recorded in order, read backwards
+        if not walks:
+            return lines + [f"for _ in {loop_range}:"]
+        if len(walks) == 1:
+            return lines + [f"for {targets[0]} in {walks[0]}:"]
+        return lines + [f"for {', '.join(targets)} in zip({', '.join(walks)}):"]
 
 
 def _strong(expr: str, g: str) -> str:
     """A contribution ``expr`` of adjoint ``g``, exactly 0 when ``g`` is (strong zero: a product
     with an inf or NaN partial would give NaN)."""
     return expr if expr in (g, f"-{g}") else f"({expr} if {g} else 0.0)"
+
+
+def _keeps_python_floats(func: Any) -> bool:
+    """A function of one float (``math.sin``) whose value is a Python float for a Python float."""
+    return getattr(func, "__module__", None) == "math"
+
+
+def _f64_view(floats: array.array) -> Any:
+    """The recorded floats as a float64 array (no copy), for reading them back as NumPy floats."""
+    return np.frombuffer(floats, dtype=np.float64)
+
+
+# the names the generated loops use (transform/codegen.py adds them to the generated code's namespace)
+NAMESPACE = {"_darray": array.array, "_f64_view": _f64_view}
 
 
 def _mktuple() -> Any:
