@@ -16,8 +16,9 @@ pushes ``θ̇`` through ``F`` and solves ``(∂F/∂x) ẋ = -Ḟ``. Result obje
 ``x``, of the optimum value (``res.fun``, ``res.cost``: the envelope theorem, ``∂f/∂θ`` at ``x*``)
 and of ``least_squares``'s residual vector; fields whose derivative is zero at a solution (the
 residual of a root, the gradient at a minimum) have zero tangents; the others (``hess_inv``,
-``fjac``...) get NaN tangents in forward mode and are refused in reverse mode. Second order is
-refused (``SecondOrderError``).
+``fjac``...) get NaN tangents in forward mode and are refused in reverse mode. Second order
+(``yb.hvp``, ``yb.hessian``) is the forward rule of the reverse rule (``api/implicit_second_order.py``);
+a minimum found without the user's gradient has second order in its optimum value only.
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ from .custom import _deliver
 from .forward import jacobian, jvp
 from .reverse import vjp
 from .second_order import hessian, hvp
+from . import implicit_second_order as S
+from ..transform.lifting import _output_cotangents
 
 # --------------------------------------------------------------------------------------------
 # The problem F(x*, θ) = 0
@@ -269,8 +272,8 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
 
         return out, pullback
 
-    def frule(*args: Any, **kwargs: Any) -> Dual:
-        given, values, result, p, problem = solve(args, kwargs)
+    def tangent_of(given: dict, values: dict, result: Any, p: _Plan, problem: _Problem) -> tuple[Any, Any]:
+        """The result's tangent and the solution's, for the arguments' tangents (forward mode)."""
         tangents = _tangents(given, values, p.names)
         try:
             t = zero_tangent(result)
@@ -292,14 +295,40 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
         if p.residual is not None:
             r_dot = jvp(p.residual_function, (problem.x, *problem.params), (x_dot, *tangents))[1]
             t = _set(t, p.residual, _fit(r_dot, _get(result, p.residual)))
-        return Dual(result, t)
+        return t, x_dot
+
+    def frule(*args: Any, **kwargs: Any) -> Dual:
+        given, values, result, p, problem = solve(args, kwargs)
+        return Dual(result, tangent_of(given, values, result, p, problem)[0])
 
     def second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
-        raise SecondOrderError(f"yb.hvp/yb.hessian: {name} is differentiated implicitly in first order only "
-                               "(reverse and forward mode); differentiate twice by finite differences of yb.grad, "
-                               "or write the second-order conditions out")
+        """Forward over the implicit reverse rule (``api/implicit_second_order.py``)."""
+        given, values, result, p, problem = solve(tuple(map(S.tangent4, args4)),
+                                                  {k: S.tangent4(v) for k, v in kwargs4.items()})
+        given4 = dict(zip(given, _bind(signature, name, args4, kwargs4).values()))
+        t, x_dot = tangent_of(given, values, result, p, problem)
+        out4 = S.output4(result, t)
 
-    second_order.second_order_kind = "—"  # type: ignore[attr-defined] - docs/rules.md: refused
+        def four(names: tuple) -> tuple:
+            return tuple(given4.get(k, S.constant4(values.get(k, ()))) for k in names)
+
+        dual = S.DualPull(name, p, problem, x_dot, four(p.names), four(p.objective_names))
+
+        def pullback(dy: Any, dy_dot: Any) -> tuple:
+            cot, cot_dot = _output_cotangents(out4, dy, dy_dot)
+            for path, c in _float_leaves(cot) + _float_leaves(cot_dot):
+                if path not in p.known() and np.any(c):
+                    raise SecondOrderError(f"yb.hvp/yb.hessian: {name}: yuebing differentiates the solution (and the "
+                                           f"optimum value and residuals) only, not {_field(name, path)}, which the "
+                                           "differentiated code uses")
+            rs, rsd = dual.run(cot, cot_dot, _get)
+            order = positional[:len(args4)] + list(kwargs4)
+            return ((NoRData, *(_rdata(k, given, rs) for k in order)),
+                    (NoRData, *(_rdata(k, given, rsd) for k in order)))
+
+        return out4, pullback
+
+    second_order.second_order_kind = "special"  # type: ignore[attr-defined] - docs/rules.md
     register_rrule(function, rrule)
     register_frule(function, frule)
     _register((function,), second_order)
@@ -363,7 +392,7 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     solver, run as plain code (its own derivative is ignored). ``tangent_solve(g, y)`` solves the
     linear system ``g(z) = y`` for a linear ``g`` (``∂f/∂x`` or, in reverse mode, its transpose);
     without it the Jacobian ``∂f/∂x`` is formed densely (``yb.jacobian``) and solved with NumPy.
-    Reverse and forward mode; second order raises ``SecondOrderError``:
+    Reverse mode, forward mode and second order (``yb.hessian``):
 
     ```python
     def newton_solver(f, x):

@@ -1,0 +1,198 @@
+"""Second order (``yb.hvp``, ``yb.hessian``) of implicit differentiation (``api/implicit.py``): the
+forward rule of the implicit reverse rule, so a solver called inside a function under
+forward-over-reverse has its Hessian-vector products, never the derivative of its iterations.
+
+With ``F(x*(θ), θ) = 0`` and ``A = ∂F/∂x`` at the solution, first order gives the tangent
+``ẋ = -A^{-1} ∂F/∂θ θ̇`` and the cotangents ``λ = -A^{-T} x̄``, ``θ̄ = (∂F/∂θ)^T λ``. Their tangents
+along ``(θ̇, x̄̇)`` (the cotangent's own tangent) are, with ``L(x, θ) = <λ, F(x, θ)>``,
+
+* ``λ̇ = -A^{-T} (x̄̇ + h_x)`` and ``θ̄̇ = h_θ + (∂F/∂θ)^T λ̇``, where ``(h_x, h_θ)`` is the Hessian of ``L``
+  along ``(ẋ, θ̇)``: how ``A^T λ`` and ``(∂F/∂θ)^T λ`` move along the solution path.
+
+Two passes compute them, both through yuebing's own transforms of the residual
+(``rules/_implicit_residuals.py``), so the callable's captured state (a closure's cells) has its
+tangent and its fdata like any argument: the second-order rule of ``F`` with cotangent ``(λ, 0)``
+(giving ``θ̄`` into the parameters' fdata, ``h_θ`` into their fdata tangents, and ``h_x``), then the
+first-order rule of ``F`` with cotangent ``λ̇`` into the fdata tangents. The optimum value
+(``res.fun``: the envelope theorem) and ``least_squares``' residual vector are pulled back by their
+own second-order rules, the latter adding to ``x̄`` and ``x̄̇`` first.
+
+A minimum found without the user's gradient (``minimize`` without ``jac``, ``minimize_scalar``,
+``least_squares``) has ``F = ∇_x f``, whose second order is the objective's third derivative with
+respect to what the callable captures, which yuebing does not take: the solution's second
+derivative raises ``SecondOrderError`` with advice (pass ``jac=``, or solve ``∇f = 0`` with
+``root``); the optimum value alone (``res.fun``, ``res.cost``) is differentiated twice.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ..rules import outside_state
+from ..rules.core import CoDual, Dual, rrule
+from ..rules.util import out_cotangent, sum_rdata, zero_fdata
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
+from ..transform.forward_runtime import zero_tangent_of
+from ..transform.second_order import CellTangent, call_rrule2
+from ..transform.second_order import SecondOrderError
+
+def flat(v: Any) -> np.ndarray:
+    return np.reshape(np.asarray(v, dtype=float), -1)
+
+
+def like(v: np.ndarray, x: Any) -> Any:
+    """Flat ``v`` shaped as ``x`` (a float for a float)."""
+    if isinstance(x, np.ndarray):
+        return np.reshape(v, x.shape).astype(x.dtype, copy=False)
+    return float(v[0])
+
+
+_ADVICE = ("pass the objective's gradient as jac= (minimize(fun, x0, jac=gradient), or jac=True with fun returning "
+           "(value, gradient)), or solve gradient(x) = 0 with scipy.optimize.root: both have second order")
+_MIN_ADVICE = {
+    "scipy.optimize.minimize_scalar": "find the zero of the derivative with scipy.optimize.brentq or root_scalar "
+                                      "instead: they have second order",
+    "scipy.optimize.least_squares": "minimize the cost with scipy.optimize.minimize(cost, x0, jac=gradient) where "
+                                    "gradient(x) = J(x).T @ r(x), or solve J(x).T @ r(x) = 0 with scipy.optimize.root: "
+                                    "both have second order",
+}
+
+
+def constant4(value: Any) -> tuple:
+    """An argument the call did not pass (a default ``args=()``), held fixed."""
+    return value, NoFData, NoTangent, NoFData
+
+
+def fresh4(x: Any, x_dot: Any) -> tuple:
+    """The solution as an argument: its tangent ``x_dot``, fresh fdata where its cotangents gather."""
+    return x, zero_fdata(x), x_dot, zero_fdata(x)
+
+
+def _seed(out4: tuple, c: Any, c_dot: Any) -> tuple:
+    """``(dy, dy_tangent)`` for an output 4-tuple given its full cotangent and that cotangent's
+    tangent: into its fdata for an array, as rdata for a number."""
+    if isinstance(out4[1], np.ndarray):
+        out4[1][...] += np.reshape(c, out4[1].shape)
+        if isinstance(out4[3], np.ndarray):
+            out4[3][...] += np.reshape(c_dot, out4[3].shape)
+        return NoRData, NoRData
+    return float(np.reshape(c, -1)[0]), float(np.reshape(c_dot, -1)[0])
+
+
+def _full(a4: tuple, rdata: Any, tangent: bool) -> Any:
+    """An argument's full cotangent (or its tangent): its fdata (or fdata tangent) and rdata."""
+    return out_cotangent(CoDual(a4[0], a4[3] if tangent else a4[1]), rdata)
+
+
+def pull_second(function: Callable, x4: tuple, params4: tuple, c: Any, c_dot: Any) -> tuple:
+    """Pull cotangent ``c`` (with tangent ``c_dot``) of ``function(x, *params)`` back by its
+    second-order rule. The parameters' fdata and fdata tangents are incremented in place; returns
+    ``(x̄, x̄̇, params' rdata, params' rdata tangents)`` (``x̄``, ``x̄̇`` as full cotangents)."""
+    out4, pullback = call_rrule2(constant4(function), x4, *params4)
+    rs, rsd = pullback(*_seed(out4, c, c_dot))
+    return _full(x4, rs[1], False), _full(x4, rsd[1], True), tuple(rs[2:]), tuple(rsd[2:])
+
+
+def pull_fdata_tangent(function: Callable, x: Any, params4: tuple, c: Any) -> tuple:
+    """Pull cotangent ``c`` of ``function(x, *params)`` back by its first-order rule into the
+    parameters' fdata tangents; returns their rdata (tangents of the parameters' rdata)."""
+    with outside_state.fdata_tangent_pass():
+        out, pullback = rrule(CoDual(function, NoFData), CoDual(x, zero_fdata(x)),
+                              *(CoDual(a4[0], a4[3]) for a4 in params4))
+    dy, _ = _seed((out.primal, out.fdata, NoTangent, NoFData), c, 0.0)
+    return tuple(pullback(dy)[2:])
+
+
+def _add(total: dict, names: tuple, rdatas: tuple) -> None:
+    for k, r in zip(names, rdatas):
+        total[k] = sum_rdata(total.get(k, NoRData), r)
+
+
+class DualPull:
+    """The dual pullback of one solver call (module docstring): ``run(cot, cot_dot)`` with the
+    output's full cotangent and its tangent returns the parameters' rdata and rdata tangents by
+    name. ``residual4``/``params4``: the 4-tuples of the residual's parameters (by ``plan.names``),
+    ``objective4`` those of the objective (``plan.objective_names``)."""
+
+    def __init__(self, name: str, plan: Any, problem: Any, x_dot: Any, params4: tuple, objective4: tuple) -> None:
+        self.name, self.plan, self.problem = name, plan, problem
+        self.x4 = fresh4(problem.x, x_dot)
+        self.params4, self.objective4 = params4, objective4
+
+    def _residual_function(self) -> Callable:
+        if self.plan.kind == "root":
+            return self.plan.function
+        raise SecondOrderError(
+            f"yb.hvp/yb.hessian: the second derivative of {self.name}'s solution needs third derivatives of the "
+            f"objective with respect to what it captures, which yuebing does not take; {_MIN_ADVICE.get(self.name, _ADVICE)}")
+
+    def run(self, cot: Any, cot_dot: Any, get: Callable) -> tuple[dict, dict]:
+        p, problem = self.plan, self.problem
+        rs: dict = {}
+        rsd: dict = {}
+        x_bar = sum(flat(get(cot, path)) for path in p.x_paths)
+        x_bar_dot = sum(flat(get(cot_dot, path)) for path in p.x_paths)
+        if p.residual is not None:
+            r_bar, r_bar_dot = get(cot, p.residual), get(cot_dot, p.residual)
+            if np.any(r_bar) or np.any(r_bar_dot):
+                xb, xbd, r, rd = pull_second(p.residual_function, self.x4, self.params4, r_bar, r_bar_dot)
+                x_bar, x_bar_dot = x_bar + flat(xb), x_bar_dot + flat(xbd)
+                _add(rs, p.names, r)
+                _add(rsd, p.names, rd)
+        if np.any(x_bar) or np.any(x_bar_dot):
+            self._implicit(x_bar, x_bar_dot, rs, rsd)
+        if p.value is not None:
+            v_bar, v_bar_dot = get(cot, p.value), get(cot_dot, p.value)
+            if np.any(v_bar) or np.any(v_bar_dot):  # at a minimum ∇_x f = 0: nothing reaches x
+                _, _, r, rd = pull_second(p.objective, self.x4, self.objective4, v_bar, v_bar_dot)
+                _add(rs, p.objective_names, r)
+                _add(rsd, p.objective_names, rd)
+        return rs, rsd
+
+    def _implicit(self, x_bar: np.ndarray, x_bar_dot: np.ndarray, rs: dict, rsd: dict) -> None:
+        problem, names, function = self.problem, self.plan.names, self._residual_function()
+        lam = -problem.solve(x_bar, transpose=True)
+        _, h_x, r, rd = pull_second(function, self.x4, self.params4, like(lam, problem.x), 0.0 * lam)
+        _add(rs, names, r)
+        _add(rsd, names, rd)
+        lam_dot = -problem.solve(x_bar_dot + flat(h_x), transpose=True)
+        if np.any(lam_dot):
+            _add(rsd, names, pull_fdata_tangent(function, problem.x, self.params4, like(lam_dot, problem.x)))
+
+
+def tangent4(a4: tuple) -> Dual:
+    """The forward-mode view of an argument 4-tuple."""
+    return Dual(a4[0], forward_tangent(a4[2], {}))
+
+
+def forward_tangent(t: Any, memo: dict) -> Any:
+    """A second-order tangent in forward mode's format: a closure's captured values are
+    ``CellTangent`` holders in second order, ``MutableTangent`` cell boxes in forward mode."""
+    if id(t) in memo:
+        return memo[id(t)]
+    if isinstance(t, Tangent) and t.primal_type is types.FunctionType:
+        fields: dict = {}
+        memo[id(t)] = converted = Tangent(types.FunctionType, fields)
+        for k, v in t.fields.items():
+            if isinstance(v, CellTangent):
+                fields[k] = MutableTangent(types.CellType, {"cell_contents": forward_tangent(v.value, memo)})
+            else:
+                fields[k] = forward_tangent(v, memo)
+        return converted
+    if type(t) in (tuple, list):
+        return type(t)(forward_tangent(v, memo) for v in t)
+    if type(t) is dict:
+        return {k: forward_tangent(v, memo) for k, v in t.items()}
+    if isinstance(t, Tangent) and t.fields:  # a partial, a bound method: what they capture
+        return Tangent(t.primal_type, {k: forward_tangent(v, memo) for k, v in t.fields.items()})
+    return t
+
+
+def output4(result: Any, tangent: Any) -> tuple:
+    """The solver's result as an output 4-tuple: fresh fdata and fdata tangent."""
+    fdata = zero_fdata(result)
+    if tangent is NoTangent:
+        tangent = zero_tangent_of(result)
+    return result, fdata, tangent, zero_fdata(result)
