@@ -92,3 +92,46 @@ def test_nan_statistics_source_with_options(name):
 def test_sources_reading_flags(name):
     call = {"insert": lambda f, x: f(x, 1, x[0] * 2), "delete": lambda f, x: f(x, [1, 3])}[name]
     assert fd_check_all(lambda x: np.sum(np.sin(call(_source(name), x))), X1) == ALL_OK
+
+
+# ------------------------------------------------------------------ &=, |=, ^= on bool and int arrays
+
+
+def test_setdiff1d_in_every_mode():
+    assert fd_check_all(lambda x: np.sum(np.sin(np.setdiff1d(x, x[1:3]))), X1) == ALL_OK
+
+
+def _masked_by_in_place_operators(x, mask):
+    mask &= x < 1.7
+    mask |= x < 1.1
+    mask ^= x > 1.5
+    flags = np.ones(5, dtype=np.int64)
+    flags &= mask
+    return np.sum(np.where(mask, x * x, np.sin(x)) * flags + x)
+
+
+def test_in_place_bitwise_operators_on_masks_in_every_mode():
+    mask = np.array([True, False, True, True, False])
+    assert fd_check_all(lambda x: _masked_by_in_place_operators(x, mask.copy()), X1) == ALL_OK
+
+
+@pytest.mark.parametrize("mode", ["rev", "hvp"])
+def test_in_place_bitwise_operators_restore_the_mask(mode):
+    """The argument mask is mutated by the call, and restored after the gradient call."""
+    mask = np.array([True, False, True, True, False])
+    before = mask.copy()
+    if mode == "rev":
+        yb.grad(_masked_by_in_place_operators)(X1, mask)
+    else:
+        yb.hvp(lambda x: _masked_by_in_place_operators(x, mask), (X1,), (X1,))
+    assert np.array_equal(mask, before)  # the gradient call undoes the mutation (DESIGN §2)
+
+
+def test_in_place_bitwise_operator_on_floats_is_refused():
+    def f(x):
+        m = x * 2
+        m &= x
+        return np.sum(m)
+
+    with pytest.raises((RuleArgumentError, TypeError)):
+        yb.grad(f)(X1)

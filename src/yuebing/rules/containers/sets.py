@@ -8,9 +8,11 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from ...tangents import NoRData, NoTangent
+import numpy as np
+
+from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import Case
-from ..core import Dual, RuleArgumentError, frule_for, primal, register_frule, register_rrule, rrule_for
+from ..core import CoDual, Dual, RuleArgumentError, frule_for, primal, register_frule, register_rrule, rrule_for
 from ..second_order import zero
 from ..util import output
 
@@ -128,22 +130,40 @@ for _method in _MUTATING:
     register_frule((set, _method.__name__), _plain_frule(_method))
 
 
+_INTEGRAL = (int, bool, np.integer, np.bool_)
+
+
+def _integral_array(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype.kind in "biu"
+
+
 def _in_place_operator(op: Any, method: Any) -> tuple[Any, Any]:
     """``s |= t`` (and ``&=``, ``^=``): on a set, ``method``'s rule (the set itself is the
-    result); on ints and bools a plain value without derivative; anything else is refused."""
+    result); on ints and bools a plain value without derivative; on a bool or integer array (a
+    mask, as in NumPy's ``setdiff1d`` and ``histogram``) the array updated in place, without
+    derivative, and restored by the pullback; anything else is refused."""
     restoring = _restoring_rrule(method)
 
     def plain(a: Any, b: Any) -> Any:
         x, y = primal(a), primal(b)
-        if not (type(x) in (int, bool) and type(y) in (int, bool)):
-            raise RuleArgumentError(f"{op.__name__}: yuebing differentiates it on sets, ints and bools only "
-                                    f"(got {type(x).__name__} and {type(y).__name__})")
+        if not (isinstance(x, _INTEGRAL) or _integral_array(x)) or not (isinstance(y, _INTEGRAL) or _integral_array(y)):
+            raise RuleArgumentError(f"{op.__name__}: yuebing differentiates it on sets, and on ints, bools and "
+                                    f"their arrays only (got {type(x).__name__} and {type(y).__name__})")
         return op(x, y)
 
     def rrule(a, b):
         if isinstance(primal(a), set):
             _, pullback = restoring(a, b)
             return output(primal(a)), pullback  # (the operator, the set, the other): as the method's
+        if _integral_array(primal(a)):
+            saved = primal(a).copy()
+            plain(a, b)
+
+            def restore(dy):
+                primal(a)[...] = saved
+                return NoRData, NoRData, NoRData
+
+            return CoDual(primal(a), NoFData), restore
         return output(plain(a, b)), lambda dy: (NoRData, NoRData, NoRData)
 
     def frule(a, b):
