@@ -144,3 +144,59 @@ def test_partial_of_partial_and_partial_from_outside(x):
     check_hvp(_nested_partials, x, 1.0)
     value, gradient = yb.value_and_grad(_nested_partials)(x)
     np.testing.assert_allclose(gradient, (_nested_partials(x + H) - _nested_partials(x - H)) / (2 * H), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- sum of user objects
+
+
+class _Money:
+    def __init__(self, amount):
+        self.amount = amount
+
+    def __add__(self, other):
+        return _Money(self.amount + (other.amount if isinstance(other, _Money) else other))
+
+    def __radd__(self, other):  # sum starts from 0
+        return _Money(other + self.amount)
+
+
+class _Vector:
+    """An immutable pair with a nonlinear __add__ (a soft sum)."""
+
+    __slots__ = ("u", "w")
+
+    def __init__(self, u, w):
+        self.u, self.w = u, w
+
+    def __add__(self, other):
+        return _Vector(self.u + other.u, math.log(math.exp(self.w) + math.exp(other.w)))
+
+
+def _sum_of_money(x):
+    total = sum([_Money(x), _Money(x * x), _Money(2.0)])
+    return total.amount ** 2
+
+
+def _sum_of_money_tuple_with_start(x):
+    return sum((_Money(math.sin(x)), _Money(x ** 3)), start=_Money(x)).amount * x
+
+
+def _sum_of_vectors(x):
+    parts = [_Vector(x * k, x * x / k) for k in (1.0, 2.0, 3.0)]
+    total = sum(parts[1:], parts[0])
+    return total.u * total.w
+
+
+def _sum_of_array_money(x):
+    total = sum([_Money(np.sin(x)), _Money(x * x)])
+    return float(np.sum(total.amount ** 2))
+
+
+@pytest.mark.parametrize("f", [_sum_of_money, _sum_of_money_tuple_with_start, _sum_of_vectors])
+@pytest.mark.parametrize("x", [0.7, 1.4])
+def test_sum_of_user_objects(f, x):
+    check_hvp(f, x, 1.0)
+
+
+def test_sum_of_user_objects_holding_arrays():
+    check_hvp(_sum_of_array_money, np.array([0.2, -0.9, 1.5]), np.array([1.0, 0.5, -2.0]))

@@ -24,7 +24,7 @@ from ..rules.core import frule as registered_frule
 from ..rules.second_order import _register
 from ..rules.util import add_rdata_to
 from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata
-from .lifting import _linear, _with_fdata_tangents, _zero_tangent_of
+from .lifting import _linear_rule, _with_fdata_tangents, _zero_tangent_of
 
 # --------------------------------------------------------------------------------------------
 # functools.partial
@@ -91,3 +91,62 @@ def call_partial(call: Callable, f: tuple, args: tuple, kwargs: dict) -> tuple[t
         return routed(rs, kw_f), routed(rsd, kw_fd)
 
     return out, partial_pullback
+
+
+# --------------------------------------------------------------------------------------------
+# sum of user objects
+# --------------------------------------------------------------------------------------------
+
+_SUM_DATA = (1, "start")
+_linear_sum = _linear_rule(_SUM_DATA, ())
+
+
+def _sum(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``sum(iterable, start=0)``: linear in numbers and arrays; for user objects Python adds left
+    to right with ``+``, so each addition is the second-order call of ``operator.add`` (which
+    follows ``__add__``/``__radd__``: ``transform/protocols.py``)."""
+    from ..rules.builtins import _user_object
+
+    if not args or len(args) + len(kwargs) > 2:
+        return _linear_sum(f, args, kwargs)
+    start = args[1] if len(args) > 1 else kwargs.get("start")
+    items = args[0][0]
+    if not isinstance(items, (list, tuple)) or not any(map(_user_object, [*items, *([start[0]] if start else [])])):
+        return _linear_sum(f, args, kwargs)
+    return _chained_sum(args[0], start)
+
+
+_sum.second_order_kind = "linear"  # type: ignore[attr-defined] - third order: as declared
+_sum.data, _sum.stored = _SUM_DATA, ()  # type: ignore[attr-defined]
+_register((builtins.sum,), _sum)
+
+
+def _chained_sum(seq: tuple, start: tuple | None) -> tuple:
+    """``start + x0 + x1 + ...`` by the second-order ``+``; the elements' cotangents go back to the
+    sequence's fdata and fdata tangent (a list's slots) or its rdata (a tuple's)."""
+    from ..rules.operators.common import Elements
+    from .second_order import call_rrule2
+
+    primal_side = Elements(CoDual(seq[0], seq[1]), "sum")
+    tangent_side = Elements(CoDual(seq[0], seq[3]), "sum")
+    tangents = seq[2] if isinstance(seq[2], (list, tuple)) else [_zero_tangent_of(x) for x in seq[0]]
+    add = (operator.add, NoFData, NoTangent, NoFData)
+    acc = start if start is not None else (0, NoFData, NoTangent, NoFData)
+    pullbacks = []
+    for i in range(len(primal_side)):
+        item = primal_side.codual(i)
+        acc, pullback = call_rrule2(add, acc, (item.primal, item.fdata, tangents[i], tangent_side.codual(i).fdata))
+        pullbacks.append(pullback)
+
+    def sum_pullback(dy: Any, dy_d: Any) -> tuple:
+        r, rd = dy, dy_d
+        for i in range(len(pullbacks) - 1, -1, -1):
+            rs, rsd = pullbacks[i](r, rd)
+            r, rd = rs[1], rsd[1]
+            primal_side.deliver(i, rs[2])
+            tangent_side.deliver(i, rsd[2])
+        if start is None:
+            return (NoRData, primal_side.rdata()), (NoRData, tangent_side.rdata())
+        return (NoRData, primal_side.rdata(), r), (NoRData, tangent_side.rdata(), rd)
+
+    return acc, sum_pullback
