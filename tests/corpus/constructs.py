@@ -1037,3 +1037,103 @@ def _labelled(*tags):
 
 def c_decorator_sets_qualname_fstring_of_captured(x):
     return _labelled("a", "b")(np.sin)(x)
+
+
+@dataclasses.dataclass
+class _Scaled:
+    a: float
+    b: float = 1.0
+
+    def __post_init__(self):
+        self.b = self.a * self.a + self.b
+
+
+def c_dataclass_post_init(x):
+    p = _Scaled(x, 2.0)
+    return p.a * p.b
+
+
+@dataclasses.dataclass(frozen=True)
+class _FrozenScaled:
+    a: float
+    b: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "b", self.a * 3.0 + self.b)
+
+
+def c_frozen_dataclass_post_init(x):
+    p = _FrozenScaled(x, np.sin(x))
+    return p.a * p.b
+
+
+class _Namespace:
+    def __init__(self, **values):
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        self._values[name] = value
+
+
+def c_getattr_setattr_override(x):
+    ns = _Namespace(a=x)
+    ns.b = ns.a * x
+    return ns.b * ns.a + getattr(ns, "missing", 1.0)
+
+
+def c_getattribute_override(x):
+    class Doubling:
+        def __init__(self, v):
+            self.v = v
+
+        def __getattribute__(self, name):
+            value = object.__getattribute__(self, name)
+            return value * 2.0 if name == "v" else value
+
+    return Doubling(x * x).v * x
+
+
+def _triple(a, b, c):
+    return a * b + np.sin(c)
+
+
+def c_star_array(x):
+    return _triple(*np.array([x, 2.0 * x, x * x]))
+
+
+class _SlotBase:
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+    def value(self, v):
+        return self.a * v
+
+
+class _SlotMid(_SlotBase):
+    __slots__ = ("b",)
+
+    def __init__(self, a):
+        super().__init__(a * 2.0)
+        self.b = a
+
+    def value(self, v):
+        return super().value(v) + self.b * v
+
+
+class _SlotLeaf(_SlotMid):
+    __slots__ = ()
+
+    def value(self, v):
+        return super().value(v) * v
+
+
+def c_slots_super_chain(x):
+    return _SlotLeaf(x).value(x)

@@ -245,7 +245,7 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         _check_user_read(o, name, who, plain)
         present, v = _instance_value(o, name)
         if present:
-            if kind is K.OBJECT:
+            if kind is K.OBJECT or isinstance(obj.fdata, MutableTangent):  # (a frozen one under construction)
                 if obj.fdata is NoFData:  # a constant object (a method's undifferentiated self)
                     return _constant(v), _no_owner_rdata
                 return _read_object_field(obj, name, v)
@@ -397,11 +397,13 @@ def _getattribute_frule(self, name):
 # ------------------------------------------------------------------------------------------------
 
 
-def _check_user_write(o: Any, name: str, who: str, plain: bool) -> None:
+def _check_user_write(o: Any, name: str, who: str, plain: bool, building: bool = False) -> None:
+    """Refuse writes the rules cannot follow. ``building``: the object has a mutable tangent, as a
+    frozen dataclass has while its ``__post_init__`` runs (``object.__setattr__`` is then allowed)."""
     tp = type(o)
     kind = K.primal_kind(o)
     if kind is K.FROZEN:
-        if plain:
+        if plain and not building:
             raise RuleArgumentError(f"{who}: {tp.__qualname__} is frozen; yuebing differentiates frozen "
                                     "objects built by their constructor, not mutated in place")
         return  # setattr raises FrozenInstanceError itself
@@ -450,7 +452,7 @@ def _setattr_rrule_impl(obj: CoDual, name: Any, value: Any, plain: bool, who: st
     o, n = obj.primal, primal(name)
     if _function_metadata(o, primal(value)):
         return _function_metadata_write(o, n, primal(value))
-    _check_user_write(o, n, who, plain)
+    _check_user_write(o, n, who, plain, building=isinstance(obj.fdata, MutableTangent))
     v = primal(value)
     v_fd = value.fdata if isinstance(value, CoDual) else NoFData
     # a constant object (no fdata) is restored like any other; its tangent is not tracked
@@ -476,7 +478,7 @@ def _setattr_rrule_impl(obj: CoDual, name: Any, value: Any, plain: bool, who: st
 def _setattr_frule_impl(obj: Dual, name: Any, value: Any, plain: bool, who: str) -> Dual:
     o, n = obj.primal, primal(name)
     if not _function_metadata(o, primal(value)):
-        _check_user_write(o, n, who, plain)
+        _check_user_write(o, n, who, plain, building=isinstance(obj.tangent, MutableTangent))
     (object.__setattr__ if plain else setattr)(o, n, primal(value))
     if isinstance(obj.tangent, MutableTangent):
         obj.tangent.fields[n] = value.tangent if isinstance(value, Dual) else T.zero_tangent(value)

@@ -10,7 +10,6 @@ recursion and never-executed branches cost nothing). It mirrors ``runtime._dispa
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import types
 from typing import Any
 
@@ -26,6 +25,7 @@ from .direct_calls import FORWARD as _DIRECT, describe_line, user_line_notes
 from .exceptions import caught
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
+from .dataclass_construction import construct_forward
 from .star_arrays import is_star_array, star_duals
 from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
                       SELF_REFERENCE, is_namedtuple, namedtuple_fields, read_only, with_user_globals, without_init)
@@ -250,18 +250,8 @@ def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
 
 
 def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> Dual:
-    if hasattr(cls, "__post_init__"):
-        raise MissingRuleError(cls, "forward", reason="dataclasses with __post_init__ are not supported yet")
-    bound = inspect.signature(cls).bind(*args, **kwargs)
-    bound.apply_defaults()
-    values = {name: _as_dual(v) for name, v in bound.arguments.items()}
-    obj = object.__new__(cls)
-    for name, d in values.items():
-        object.__setattr__(obj, name, d.primal)
-    parts = {name: d.tangent for name, d in values.items()}
-    if cls.__dataclass_params__.frozen:
-        return Dual(obj, NoTangent if all(p is NoTangent for p in parts.values()) else Tangent(cls, parts))
-    return Dual(obj, MutableTangent(cls, parts))
+    """A dataclass through its generated ``__init__``, then ``__post_init__`` (``dataclass_construction.py``)."""
+    return construct_forward(cls, args, kwargs, lambda f, a: _dispatch(f, a, {}))
 
 
 def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:

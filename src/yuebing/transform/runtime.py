@@ -11,7 +11,6 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import functools
-import inspect
 import types
 from typing import Any, Callable
 
@@ -25,6 +24,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fda
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
 from .exceptions import caught, mark_partial
+from .dataclass_construction import construct_reverse
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
 
@@ -471,35 +471,9 @@ def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual,
 
 
 def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
-    signature = inspect.signature(cls)
-    bound = signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    values = {name: (v if isinstance(v, CoDual) else CoDual(v, fdata(zero_tangent(v)))) for name, v in bound.arguments.items()}
-    obj = object.__new__(cls)
-    for name, c in values.items():
-        object.__setattr__(obj, name, c.primal)
-    frozen = cls.__dataclass_params__.frozen
-    if hasattr(cls, "__post_init__"):
-        raise MissingRuleError(cls, "reverse", reason="dataclasses with __post_init__ are not supported yet")
-    if frozen:
-        parts = {name: c.fdata for name, c in values.items()}
-        out_f = NoFData if all(p is NoFData for p in parts.values()) else Tangent(cls, parts)
-    else:
-        out_f = MutableTangent(cls, {name: slot_tangent(c) for name, c in values.items()})
-
-    def pullback(dy: Any) -> tuple:
-        field_r = {}
-        for name in values:
-            if frozen:
-                field_r[name] = dy.fields.get(name, NoRData) if isinstance(dy, Tangent) else NoRData
-            else:
-                field_r[name] = slot_rdata(out_f.fields[name])
-        names = list(signature.parameters)
-        positional = [field_r[names[i]] for i in range(len(args))]
-        keyword = [field_r[k] for k in kwargs]
-        return (NoRData, *positional, *keyword)
-
-    return CoDual(obj, out_f), pullback
+    """A dataclass through its generated ``__init__``, then ``__post_init__`` as a derived method
+    call (``transform/dataclass_construction.py``)."""
+    return construct_reverse(cls, args, kwargs, lambda f, a: _dispatch(f, a, {}))
 
 
 def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
