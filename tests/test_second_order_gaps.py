@@ -200,3 +200,47 @@ def test_sum_of_user_objects(f, x):
 
 def test_sum_of_user_objects_holding_arrays():
     check_hvp(_sum_of_array_money, np.array([0.2, -0.9, 1.5]), np.array([1.0, 0.5, -2.0]))
+
+
+# ---------------------------------------------------------------- **kwargs
+
+
+def _options(a, w=1.0, b=1.0):
+    return a * w ** 2 + b * a * a
+
+
+def _receives(a, **options):
+    return a * options["w"] ** 2 + options.get("b", 1.0) * math.sin(a * options["w"])
+
+
+def _passes_on(**kw):
+    return _options(**kw) * kw["a"]
+
+
+class _Shape:
+    def __init__(self, s, t=1.0):
+        self.s, self.t = s, t
+
+
+def _kwargs_everywhere(x):
+    opts = {"w": x * x, "b": math.cos(x)}
+    total = _receives(x, **opts) + _receives(x, w=x)  # a **kwargs parameter
+    total += _passes_on(a=x, w=math.exp(-x))  # received, then passed on with **
+    more = dict(a=x, w=2.0 * x)
+    more["b"] = x ** 3
+    total += _passes_on(**more) + _Shape(**{"s": x, "t": x * x}).t * x  # ** at a call site, a class
+    return total + functools.partial(_options, **{"w": x})(x, **{"b": x * x})
+
+
+def _kwargs_to_numpy(x):
+    return float(np.linalg.norm(**{"x": x * x}) + np.dot(**{"a": x, "b": np.sin(x)})
+                 + np.sum(np.clip(x * x, a_min=0.1, **{"a_max": 2.0})))
+
+
+@pytest.mark.parametrize("x", [0.7, 1.2])
+def test_kwargs_in_second_order(x):
+    check_hvp(_kwargs_everywhere, x, 1.0)
+
+
+def test_kwargs_to_numpy_in_second_order():
+    check_hvp(_kwargs_to_numpy, np.array([0.7, 1.3, -0.4]), np.array([1.0, -0.5, 0.3]))
