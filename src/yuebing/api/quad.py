@@ -12,8 +12,17 @@ closure's cells, a bound method's object), as ``api/ode.py`` and ``api/implicit.
 Only the value is differentiated: a nonzero cotangent on the error estimate (or ``full_output``'s
 fields) is refused in reverse mode and gets a NaN tangent in forward mode, never a silent zero.
 Refused (``ValueError``): ``weight=`` (write the weight into the integrand), ``complex_func=True``.
-Second order raises ``SecondOrderError``. The derivative is as accurate as the second quadrature's
-tolerance (tests/test_scipy_integrate.py measures it).
+The derivative is as accurate as the second quadrature's tolerance (tests/test_scipy_integrate.py
+measures it).
+
+* Second order (``yb.hvp``, ``yb.hessian``): the forward rule of the reverse rule. The cotangent
+  ``θ̄ = Ī ∫ ∂f/∂θ dt`` is an integral of the integrand's own pullback, so its tangent is the
+  integral of the integrand's *dual* pullback (yuebing's second-order rule of ``f`` at each node,
+  cotangent ``(Ī, Ī̇)``, delivered in place like any argument's) plus the limits' terms
+  ``Ī (ḃ ∂f/∂θ(b) - ȧ ∂f/∂θ(a))``; ``ā̇ = -(Ī̇ f(a) + Ī ḟ(a))`` and likewise for ``b``. The nodes:
+  21-point Gauss-Legendre on each subinterval ``quad_vec`` chose for ``(f, ∂f/∂θ)`` at the call's
+  tolerances (tests/test_integrate_second_order.py measures the accuracy). Infinite limits are
+  refused in second order (``SecondOrderError``: substitute a finite range).
 """
 from __future__ import annotations
 
@@ -25,7 +34,12 @@ import numpy as np
 from ..rules import _integrate_definitions as D
 from ..rules import array_like
 from ..rules.core import CoDual, Dual
-from ..rules.second_order import defined_as
+from ..rules.core import frule
+from ..rules.second_order import _register, defined_as
+from ..rules.util import sum_rdata
+from ..transform.lifting import _output_cotangents
+from ..transform.second_order import SecondOrderError
+from . import implicit_second_order as S
 from ..rules.util import out_cotangent, output
 from ..tangents import NoRData, NoTangent, add_to_primal, zero_tangent
 from .custom import _deliver
@@ -155,7 +169,78 @@ def _quad_frule(func: Dual, a: Dual, b: Dual, args: Dual, settings: Dual) -> Dua
     return Dual(result, (float(value_dot), *(_nan_tangent(field) for field in result[1:])))
 
 
+_GAUSS = np.polynomial.legendre.leggauss(21)
+
+
+def _nodes(integrand: _Integrand, lower: float, upper: float, given: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Quadrature nodes and weights for the dual pullback's integral: Gauss-Legendre on each
+    subinterval that ``quad_vec`` needs for the value and first derivative of the integrand."""
+    def first_order(t: float) -> np.ndarray:
+        value = np.array([integrand.value(t)])
+        return np.concatenate([value, integrand.pull(t)]) if integrand.size else value
+
+    info = _integrate.quad_vec(first_order, lower, upper, points=given.get("points"), full_output=True,
+                               **_tolerances(given))[2]
+    nodes, weights = [], []
+    for left, right in info.intervals:
+        half = 0.5 * (right - left)
+        nodes.append(left + half * (_GAUSS[0] + 1.0))
+        weights.append(half * _GAUSS[1])
+    return np.concatenate(nodes), np.concatenate(weights)
+
+
+def _quad_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
+    """Forward over the reverse rule (module docstring)."""
+    if kwargs4 or len(args4) != 5:
+        raise SecondOrderError(f"yb.hvp/yb.hessian: {_QUAD}'s primitive takes five positional arguments")
+    func4, a4, b4, params4, settings4 = args4
+    lower, upper = float(a4[0]), float(b4[0])
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        raise SecondOrderError(f"yb.hvp/yb.hessian: {_QUAD} over an infinite range has first order only; substitute "
+                               "a finite range (t = u / (1 - u**2) for u in (-1, 1), dt = (1 + u**2) / (1 - u**2)**2 du)")
+    given = _settings(dict(settings4[0]))
+    duals = [S.tangent4(a) for a in args4]
+    out = _quad_frule(*duals)
+    out4 = S.output4(out.primal, out.tangent)
+    theta4 = (func4, params4)
+
+    def pullback(dy: Any, dy_dot: Any) -> tuple:
+        cot, cot_dot = _output_cotangents(out4, dy, dy_dot)  # 0.0 for an unused result
+        for c in (cot, cot_dot):
+            if isinstance(c, tuple):
+                _refuse_other_fields(c)
+        bar, bar_dot = (float(c[0]) if isinstance(c, tuple) and c[0] is not NoTangent else 0.0 for c in (cot, cot_dot))
+        rs, rsd = [NoRData, NoRData], [NoRData, NoRData]
+        if bar == 0.0 and bar_dot == 0.0:  # strong zero: no quadrature, no endpoint evaluation
+            return (NoRData, NoRData, 0.0, 0.0, NoRData, NoRData), (NoRData, NoRData, 0.0, 0.0, NoRData, NoRData)
+        integrand = _Integrand(func4[0], params4[0])
+
+        def add(t: float, c: float, c_dot: float) -> None:
+            _, _, r, rd = S.pull_second(D.quad_integrand, S.constant4(float(t)), theta4, c, c_dot)
+            for k in range(2):
+                rs[k], rsd[k] = sum_rdata(rs[k], r[k]), sum_rdata(rsd[k], rd[k])
+
+        if integrand.size:
+            for t, w in zip(*_nodes(integrand, lower, upper, given)):
+                add(t, w * bar, w * bar_dot)
+        limits = []
+        for limit4, sign in ((b4, 1.0), (a4, -1.0)):
+            limit_dot = _number_tangent(S.tangent4(limit4))
+            if integrand.size and bar != 0.0 and limit_dot != 0.0:  # Ī ṫ ∂f/∂θ(t) at a moving limit
+                add(float(limit4[0]), 0.0, sign * bar * limit_dot)
+            moving = S.tangent4(limit4)
+            f = frule(D.quad_integrand, moving, duals[0], duals[3])
+            f_dot = 0.0 if f.tangent is NoTangent else float(f.tangent)
+            limits.append((sign * bar * float(f.primal), sign * (bar_dot * float(f.primal) + bar * f_dot)))
+        (b_bar, b_bar_dot), (a_bar, a_bar_dot) = limits
+        return ((NoRData, rs[0], a_bar, b_bar, rs[1], NoRData),
+                (NoRData, rsd[0], a_bar_dot, b_bar_dot, rsd[1], NoRData))
+
+    return out4, pullback
+
+
 if _integrate is not None:
     _register_primitive(_QUAD, D.quad_call, _quad_rrule, _quad_frule)
+    _register((D.quad_call,), _quad_second_order)
     array_like._APPLIES[_integrate.quad] = False  # args=(a, b) is the user's tuple
     defined_as(_integrate.quad, D.quad)
