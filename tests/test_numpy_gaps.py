@@ -135,3 +135,38 @@ def test_in_place_bitwise_operator_on_floats_is_refused():
 
     with pytest.raises((RuleArgumentError, TypeError)):
         yb.grad(f)(X1)
+
+
+# ------------------------------------------------------------------ jax.numpy as an oracle
+
+
+def _jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+_R = np.random.default_rng(41)
+A35, W5 = _R.standard_normal((3, 5)), _R.uniform(0.5, 2.0, 5)
+ORACLE_FORMS = {  # name -> (loss of (numpy module, x, w), x, w)
+    "cov": lambda np_, x, w: np_.sum(np_.sin(np_.cov(x))),
+    "cov aweights": lambda np_, x, w: np_.sum(np_.sin(np_.cov(x, aweights=w))),
+    "cov fweights and aweights, ddof": lambda np_, x, w: np_.sum(np_.sin(np_.cov(x, ddof=0, fweights=np.array([1, 2, 1, 3, 1]), aweights=w))),
+    "cov rowvar=False with y": lambda np_, x, w: np_.sum(np_.sin(np_.cov(x.T, (x[:1] * w).T, rowvar=False))),
+    "corrcoef": lambda np_, x, w: np_.sum(np_.sin(np_.corrcoef(x * w))),
+}
+
+
+@pytest.mark.parametrize("name", ORACLE_FORMS)
+def test_against_jax(name):
+    jax = _jax()
+    loss = ORACLE_FORMS[name]
+    ours = yb.grad(lambda x, w: loss(np, x, w), argnums=(0, 1))(A35, W5)
+    theirs = jax.grad(lambda x, w: loss(jax.numpy, x, w), argnums=(0, 1))(A35, W5)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["cov", "corrcoef"])
+def test_covariance_in_every_mode(name):
+    assert fd_check_all(lambda x: np.sum(np.sin(getattr(np, name)(x.reshape(3, 4)))), np.linspace(0.3, 2.0, 12) ** 1.5) == ALL_OK
