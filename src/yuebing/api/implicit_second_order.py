@@ -129,7 +129,7 @@ class DualPull:
             f"objective with respect to what it captures, which yuebing does not take; {_MIN_ADVICE.get(self.name, _ADVICE)}")
 
     def run(self, cot: Any, cot_dot: Any, get: Callable) -> tuple[dict, dict]:
-        p, problem = self.plan, self.problem
+        p = self.plan
         rs: dict = {}
         rsd: dict = {}
         x_bar = sum(flat(get(cot, path)) for path in p.x_paths)
