@@ -364,3 +364,11 @@ def test_a_partials_stored_keyword_gets_its_gradient():
 
     g = yb.grad(lambda p, x: p(x))(functools.partial(f, k=1.5), 0.7)
     assert g.fields["keywords"]["k"] == pytest.approx(2 * 0.7 * 1.5)
+
+
+def test_refusal_names_the_users_comprehension_variable_not_its_new_name():
+    def f(b):
+        return sum((lambda x: x * v)(2.0) for v in [b, 2.0 * b])
+
+    with pytest.raises(TypeError, match="capturing 'v'"):
+        yb.grad(f)(1.0)

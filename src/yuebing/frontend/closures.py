@@ -89,6 +89,7 @@ class ClosureLowering:
                     continue  # shared through its cell: every value is seen
                 bound = sites.get(name, [])
                 if len(bound) > 1 or any(in_loop for _, in_loop in bound):
+                    name = getattr(self, "user_names", {}).get(name, name)
                     raise UnsupportedSyntaxError(
                         f"a nested function capturing {name!r}, which is reassigned or bound in a loop",
                         f"pass {name!r} to the nested function as an argument where it is called, "

@@ -63,6 +63,7 @@ class Normaliser(LoopLowering, ClosureLowering):
         self.line = getattr(node, "lineno", code.co_firstlineno)
         self.taken = self._all_names(node)
         self.uses_return_flag = False
+        self.user_names: dict[str, str] = {}  # a comprehension variable's new name -> the user's
         # ``nonlocal x`` here: x is a cell of an enclosing function, read and written through it
         self.nonlocal_here = {n for s in _walk_own_scope(node) if isinstance(s, ast.Nonlocal) for n in s.names}
         # ``global x`` here: x is read as a global and written with global_set
@@ -378,6 +379,7 @@ class Normaliser(LoopLowering, ClosureLowering):
         for gen in node.generators:
             for name in {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}:
                 renames[name] = self.tmp(name.lstrip("_") or "v")
+                self.user_names[renames[name]] = name  # for error messages
         node = _Renamer(renames).visit(_copy(node))
 
         def innermost(body: list) -> None:
