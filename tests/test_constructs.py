@@ -21,7 +21,6 @@ REFUSED = {
     "c_generator_send": ("all", "generator functions that use yield's value"),
     "c_global": ("all", "writing the global 'G' a value that carries derivatives"),
     "c_sum_set": ("all", "through the elements of a set"),  # a set of floats: their derivatives have no place
-    "c_complex": ("hvp", "complex"),
 }
 
 X, H = 0.7, 1e-6

@@ -244,3 +244,55 @@ def test_kwargs_in_second_order(x):
 
 def test_kwargs_to_numpy_in_second_order():
     check_hvp(_kwargs_to_numpy, np.array([0.7, 1.3, -0.4]), np.array([1.0, -0.5, 0.3]))
+
+
+# ---------------------------------------------------------------- complex intermediates
+
+
+def _complex_scalars(x):
+    z = complex(x, 1.0)
+    w = cmath.exp(1j * x) * z + z * z / (2.0 - 1j)
+    return abs(z) + w.real * w.imag + abs(w) ** 2 + (complex(z.real, -z.imag) * w).real
+
+
+def _complex_math(x):
+    z = cmath.sqrt(x + 2j) * cmath.log(1.0 + x * 1j)
+    return abs(cmath.sin(z)) + cmath.phase(z) + abs(z - x) ** 3
+
+
+def _complex_arrays(x):
+    z = np.exp(1j * x) * (x + 0.5j)
+    w = z * z / (1.0 + np.abs(z)) + np.conj(z) * x
+    return float(np.sum(np.real(w) ** 2 + np.imag(w) * np.abs(z)) + np.sum(np.abs(np.sin(w))))
+
+
+def _complex_in_place(x):
+    z = x * (1.0 + 0.5j)
+    z *= np.exp(-1j * x)  # a nonlinear in-place operator on a complex array
+    z /= 2.0 + x * 1j
+    z **= 2
+    return float(np.sum(np.abs(z) ** 2 + z.real))
+
+
+@pytest.mark.parametrize("f", [_complex_scalars, _complex_math])
+@pytest.mark.parametrize("x", [0.7, -1.3])
+def test_complex_scalars_in_second_order(f, x):
+    check_hvp(f, x, 1.0)
+
+
+@pytest.mark.parametrize("f", [_complex_arrays, _complex_in_place])
+def test_complex_arrays_in_second_order(f):
+    check_hvp(f, np.array([0.3, -1.1, 2.0]), np.array([1.0, 0.4, -0.8]))
+
+
+def test_complex_hessian_against_nested_differences():
+    x = np.array([0.3, -1.1])
+    hessian = yb.hessian(_complex_arrays)(x)
+    step = 1e-4
+    expected = np.empty((2, 2))
+    for i in range(2):
+        for j in range(2):
+            ei, ej = np.eye(2)[i] * step, np.eye(2)[j] * step
+            expected[i, j] = (_complex_arrays(x + ei + ej) - _complex_arrays(x + ei - ej)
+                              - _complex_arrays(x - ei + ej) + _complex_arrays(x - ei - ej)) / (4 * step ** 2)
+    np.testing.assert_allclose(hessian, expected, rtol=1e-4, atol=1e-5)

@@ -20,7 +20,7 @@ import numpy as np
 from ..rules import outside_state
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
-from ..rules.declare import ELEMENTWISE_PARTIALS, strong_product, ufunc_dtype, ufunc_mask
+from ..rules.declare import ELEMENTWISE_PARTIALS, _conj, strong_product, ufunc_dtype, ufunc_mask
 from ..rules.numpy_arguments import check_out_shape
 from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
@@ -480,11 +480,14 @@ def _elementwise_cotangents(partials: tuple, xs: list, x_ds: list, y: Any, y_d: 
                 rsd.append(NoRData)
                 continue
             p = _frule_of(partial, *(Dual(v, t) for v, t in zip(xs, x_ds)), Dual(y, y_d))
-            p_d = 0.0 if p.tangent is NoTangent else p.tangent
+            # complex numbers (docs/conventions.md): the cotangent is g times the conjugate partial,
+            # so its tangent is g_d conj(p) + g conj(p_d) (conj is linear: p_d's conjugate)
+            p_value = _conj(p.primal)
+            p_d = 0.0 if p.tangent is NoTangent else _conj(p.tangent)
             # strong zero (docs/conventions.md): an exactly-zero cotangent or tangent contributes 0
-            rs.append(accumulate(CoDual(target, fdata), strong_product(g, p.primal)))
+            rs.append(accumulate(CoDual(target, fdata), strong_product(g, p_value)))
             rsd.append(accumulate(CoDual(target, fdata_t),
-                                  strong_product(g_d, p.primal) + strong_product(g, p_d)))
+                                  strong_product(g_d, p_value) + strong_product(g, p_d)))
     return tuple(rs), tuple(rsd)
 
 
@@ -502,9 +505,7 @@ def _output_cotangents(out: tuple, dy: Any, dy_d: Any) -> tuple:
 
 
 def _check_real(f: Any, xs: list) -> None:
-    if any(np.iscomplexobj(x) for x in xs):
-        raise _error(f"yb.hvp/yb.hessian: {describe_callable(f)} of complex numbers is not supported "
-                     "in second order yet")
+    """Complex numbers are differentiated as pairs of reals (``_elementwise_cotangents``)."""
 
 
 def _elementwise_rule(f: Any, partials: tuple) -> Rule:

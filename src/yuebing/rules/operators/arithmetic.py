@@ -111,7 +111,7 @@ def _abs_partial(x: Any, y: Any) -> Any:
             return np.divide(np.conj(x), y, out=np.zeros_like(x), where=y != 0)
         return np.sign(x)
     if isinstance(x, (complex, np.complexfloating)):
-        return x.conjugate() / y if y else 0j
+        return complex(x.real, -x.imag) / y if y else 0j  # attributes: second order differentiates this
     return 1.0 if x > 0 else -1.0 if x < 0 else 0.0
 
 
