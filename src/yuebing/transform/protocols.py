@@ -111,20 +111,42 @@ def _found_without_getattr(obj: Any, name: str) -> bool:
     return isinstance(namespace, dict) and name in namespace
 
 
+#: per class, whether it defines an attribute dunder (a bounded cache: classes made inside a
+#: function are new each call). A dunder added to a class after it was cached is still not a
+#: silent error: the getattr and setattr rules refuse what they cannot follow.
+_ATTRIBUTE_ACCESS: dict = {}
+
+
+def _overrides_attribute_access(tp: type) -> bool:
+    """Whether a class (below ``object``) defines ``__getattr__``, ``__getattribute__``,
+    ``__setattr__`` or ``__delattr__``: every ``obj.name`` of differentiated code asks this."""
+    found = _ATTRIBUTE_ACCESS.get(tp)
+    if found is None:
+        if len(_ATTRIBUTE_ACCESS) > 1024:
+            _ATTRIBUTE_ACCESS.clear()
+        found = _ATTRIBUTE_ACCESS[tp] = bool(tp.__flags__ & _HEAP_TYPE) and any(  # C types: no Python dunders
+            name in klass.__dict__ for klass in tp.__mro__[:-1]
+            for name in ("__getattr__", "__getattribute__", "__setattr__", "__delattr__"))
+    return found
+
+
 _READS = {(False, 2): None, (False, 3): attribute_protocol.getattr_or_default,
           (True, 2): attribute_protocol.getattribute_then_getattr,
           (True, 3): attribute_protocol.getattribute_getattr_or_default}
 
 
-def attribute_method(fn: Any, primals: list) -> types.FunctionType | None:
+def attribute_method(fn: Any, args: tuple) -> types.FunctionType | None:
     """The Python function ``getattr``/``setattr``/``delattr`` reaches on an instance of a user
     class overriding ``__getattribute__``, ``__getattr__`` (for a name not found otherwise),
     ``__setattr__`` or ``__delattr__``, taking the call's arguments as they are (a definition of
     ``rules/attribute_protocol`` where a default or a fallback is involved); None otherwise."""
-    if not primals or not isinstance(primals[1] if len(primals) > 1 else None, str):
-        return None
-    obj = primals[0]
-    if not type(obj).__flags__ & _HEAP_TYPE or isinstance(obj, type):
+    obj = _primal_of_value(args[0])  # args: the call's arguments in the mode's values
+    tp = type(obj)
+    found = _ATTRIBUTE_ACCESS.get(tp)
+    if found is False or found is None and not _overrides_attribute_access(tp):
+        return None  # the common case
+    primals = [_primal_of_value(a) for a in args]
+    if len(primals) < 2 or not isinstance(primals[1], str) or isinstance(obj, type):
         return None
     if fn is getattr and len(primals) in (2, 3):
         getattribute = python_method(obj, "__getattribute__")
@@ -356,7 +378,7 @@ def python_implementation(fn: Any, args: tuple, kwargs: dict) -> types.FunctionT
 def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     """Run the call ``fn(*args, **kwargs)`` in ``mode`` (``f`` is ``fn`` in the mode's values)."""
     if (fn is getattr or fn is setattr or fn is delattr) and args and not kwargs:
-        method = attribute_method(fn, [_primal_of_value(a) for a in args])
+        method = attribute_method(fn, args)
         if method is not None:  # __getattr__/__setattr__... of a user class: differentiated as user code
             return dispatch(mode, mode.constant(method), method, args, kwargs)
     if fn is getattr and 2 <= len(args) <= 3 and not kwargs:
