@@ -170,3 +170,30 @@ def test_against_jax(name):
 @pytest.mark.parametrize("name", ["cov", "corrcoef"])
 def test_covariance_in_every_mode(name):
     assert fd_check_all(lambda x: np.sum(np.sin(getattr(np, name)(x.reshape(3, 4)))), np.linspace(0.3, 2.0, 12) ** 1.5) == ALL_OK
+
+
+# ------------------------------------------------------------------ np.bincount and what calls it
+
+_BINS = np.array([0, 1, 1, 3, 0])
+COUNTING_FORMS = {
+    "bincount weights": lambda x: np.sum(np.sin(np.bincount(_BINS, weights=x))),
+    "bincount minlength": lambda x: np.sum(np.sin(np.bincount(_BINS, x * x, minlength=7))),
+    "histogram's source": lambda x: np.sum(np.sin(_source("histogram")(x, bins=3, weights=x * x)[0])),
+    "histogram2d": lambda x: np.sum(np.sin(np.histogram2d(x, x[::-1], bins=2, weights=x * x)[0])),
+    "histogramdd": lambda x: np.sum(np.sin(np.histogramdd(np.stack([x, x[::-1]], axis=1), bins=2, weights=x * x)[0])),
+    "histogramdd density": lambda x: np.sum(np.sin(np.histogramdd(x[:, None], bins=2, weights=x, density=True)[0])),
+    "kron's source": lambda x: np.sum(np.sin(_source("kron")(x[:2], x[2:]))),
+    "reshape by an array": lambda x: np.sum(np.sin(x[:4].reshape(np.array([2, 2])) @ x[1:3])),
+}
+
+
+@pytest.mark.parametrize("name", COUNTING_FORMS)
+def test_counting_in_every_mode(name):
+    assert fd_check_all(COUNTING_FORMS[name], X1) == ALL_OK
+
+
+def test_bincount_against_jax():
+    jax = _jax()
+    ours = yb.grad(lambda w: np.sum(np.sin(np.bincount(_BINS, w, minlength=6)) * np.arange(6.0)))(X1)
+    theirs = jax.grad(lambda w: jax.numpy.sum(jax.numpy.sin(jax.numpy.bincount(_BINS, w, length=6)) * np.arange(6.0)))(X1)
+    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-12)

@@ -156,7 +156,7 @@ def _reshape_spec(a, shape=None, order="C", copy=None):
 @linear_op((np.ndarray, "reshape"))
 def _reshape_method_spec(a, *shape, **kw):
     refuse("ndarray.reshape", "keywords other than order and copy", set(kw) - {"order", "copy"} or None)
-    if len(shape) == 1 and (isinstance(shape[0], (tuple, list)) or shape[0] is None):
+    if len(shape) == 1 and (isinstance(shape[0], (tuple, list, np.ndarray)) or shape[0] is None):  # x.reshape(nbin)
         shape = shape[0]
     return _reshape_spec(a, shape, kw.get("order", "C"), kw.get("copy"))
 
