@@ -4,8 +4,9 @@ The partial's tangent is the tangent model's (``Tangent[partial]`` with fields `
 ``keywords``): its stored arguments carry their derivatives into the call
 (``transform/runtime.py: _call_partial`` gives positional arguments' rdata back as the partial's,
 and adds a stored keyword's cotangent to its slot in the keywords' tangent), in reverse and forward
-mode. Second order refuses calls of partials, so it refuses building them too (no second-order
-declaration).
+mode; second order's rules are in ``transform/second_order_calls.py``. A partial of a partial is
+flattened by Python (``partial(partial(f, a), b)`` is ``partial(f, a, b)``): the inner partial's
+stored values' fdata and tangents come first, and their cotangents go back to it.
 """
 from __future__ import annotations
 
