@@ -197,3 +197,32 @@ def test_bincount_against_jax():
     ours = yb.grad(lambda w: np.sum(np.sin(np.bincount(_BINS, w, minlength=6)) * np.arange(6.0)))(X1)
     theirs = jax.grad(lambda w: jax.numpy.sum(jax.numpy.sin(jax.numpy.bincount(_BINS, w, length=6)) * np.arange(6.0)))(X1)
     np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ C functions written as NumPy
+
+from numpy._core import _multiarray_umath as _umath  # noqa: E402
+
+C_CORE_FORMS = {
+    "modf": lambda x: np.sum(np.sin(np.modf(x * 3)[0]) + np.modf(x * 3)[1]),
+    "frexp": lambda x: np.sum(np.sin(np.frexp(x * 3)[0])),
+    "divmod": lambda x: np.sum(np.sin(np.divmod(x[1:] * 3, x[0])[1] + np.divmod(x[1:] * 3, x[0])[0])),
+    "nextafter": lambda x: np.sum(np.sin(np.nextafter(x, x[0]))),
+    "c_einsum (einsum's source)": lambda x: np.sum(np.sin(_source("einsum")("i,j->ij", x, x[:3]))),
+    "interp's C core (interp's source)": lambda x: np.sum(np.sin(_source("interp")(x * 0.9, np.sort(x), x * x))),
+    "correlate2 (correlate's source)": lambda x: np.sum(np.sin(_source("correlate")(x, x[:3], "same"))),
+    "old correlate (convolve's source)": lambda x: np.sum(np.sin(_source("convolve")(x, x[:3]))),
+}
+if hasattr(np, "matvec"):
+    C_CORE_FORMS["matvec"] = lambda x: np.sum(np.sin(np.matvec(x[:4].reshape(2, 2), x[1:3])))
+    C_CORE_FORMS["vecmat"] = lambda x: np.sum(np.sin(np.vecmat(x[1:3], x[:4].reshape(2, 2))))
+
+
+@pytest.mark.parametrize("name", C_CORE_FORMS)
+def test_c_functions_in_every_mode(name):
+    assert fd_check_all(C_CORE_FORMS[name], X1) == ALL_OK
+
+
+def test_c_function_keywords_are_refused():
+    with pytest.raises(RuleArgumentError, match="modf"):
+        yb.grad(lambda x: np.sum(np.modf(x, out=(np.empty(5), np.empty(5)))[0]))(X1)

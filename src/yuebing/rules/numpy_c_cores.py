@@ -1,0 +1,107 @@
+"""NumPy C functions without a derivative of their own, written as plain NumPy over functions that
+have rules (``second_order.defined_as``: differentiated like user code in every mode, after the C
+function has run on the primals for NumPy's own errors).
+
+* two-output ufuncs: ``modf`` (``x - trunc(x)``, ``trunc(x)``), ``frexp`` (mantissa ``x 2**-e``,
+  integer exponent), ``divmod`` (``floor_divide``, ``mod``);
+* ``matvec``/``vecmat`` (NumPy 2.2) as ``matmul``;
+* the C cores NumPy's own Python calls: ``c_einsum`` (``np.einsum``'s rule), ``interp`` and
+  ``interp_complex`` (``np.interp``'s), ``correlate2`` (``np.correlate``'s) and the old
+  ``correlate`` of ``np.convolve`` (no conjugation).
+
+``nextafter`` is elementwise: derivative 1 in ``x``, 0 in the direction. Their ``out=``,
+``where=`` and other ufunc keywords are refused (assign the results instead).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy._core import _multiarray_umath as _umath
+
+from .cases import Case, randn, randpos
+from .core import RuleArgumentError
+from .debug import ZERO_ARGUMENTS
+from .declare import elementwise, nondifferentiable
+from .second_order import defined_as
+
+
+def _no_keywords(name, kwargs):
+    if kwargs:
+        raise RuleArgumentError(f"numpy.{name}: yuebing does not differentiate it with {sorted(kwargs)}; "
+                                "call it without and assign the results")
+
+
+def _exponent(x):
+    """``frexp``'s integer exponent and the power of two ``2**-e`` in ``x``'s dtype."""
+    e = np.frexp(x)[1]
+    return e, np.ldexp(np.ones_like(x), -e)
+
+
+nondifferentiable(_no_keywords, _exponent)
+
+
+def _modf(x, **kwargs):
+    _no_keywords("modf", kwargs)
+    whole = np.trunc(x)
+    return np.where(np.isinf(x), np.copysign(0.0, x), x - whole) if np.ndim(x) else (
+        np.copysign(0.0, x) if np.isinf(x) else x - whole), whole
+
+
+def _frexp(x, **kwargs):
+    _no_keywords("frexp", kwargs)
+    e, scale = _exponent(x)
+    return x * scale, e
+
+
+def _divmod(x1, x2, **kwargs):
+    _no_keywords("divmod", kwargs)
+    return np.floor_divide(x1, x2), np.mod(x1, x2)
+
+
+def _matvec(x1, x2, **kwargs):
+    _no_keywords("matvec", kwargs)
+    return np.matmul(x1, np.asarray(x2)[..., None])[..., 0]
+
+
+def _vecmat(x1, x2, **kwargs):
+    _no_keywords("vecmat", kwargs)
+    return np.matmul(np.conj(x1)[..., None, :], x2)[..., 0, :]
+
+
+def _c_einsum(*operands, **kwargs):
+    return np.einsum(*operands, **kwargs)
+
+
+def _interp(x, xp, fp, left=None, right=None):
+    return np.interp(x, xp, fp, left, right)
+
+
+def _correlate2(a, v, mode):
+    return np.correlate(a, v, mode)
+
+
+def _correlate(a, v, mode):
+    return np.correlate(a, np.conj(v), mode)  # the old correlate does not conjugate v
+
+
+for _target, _definition in ((np.modf, _modf), (np.frexp, _frexp), (np.divmod, _divmod),
+                             (_umath.c_einsum, _c_einsum), (_umath.interp, _interp),
+                             (_umath.interp_complex, _interp), (_umath.correlate2, _correlate2),
+                             (_umath.correlate, _correlate)):
+    defined_as(_target, _definition, validate=True)
+for _target, _definition in ((getattr(np, "matvec", None), _matvec), (getattr(np, "vecmat", None), _vecmat)):
+    if _target is not None:  # NumPy 2.2 and later
+        defined_as(_target, _definition, validate=True)
+
+elementwise(np.nextafter, lambda x, y, out: np.ones_like(out), None)
+ZERO_ARGUMENTS[np.nextafter] = ("y", 1)  # the direction: zero by definition (debug mode's list)
+
+CASES = [
+    Case(np.modf, randn(4) * 3), Case(np.frexp, randn(4) * 3), Case(np.frexp, randn(3, dtype=np.float32) * 3),
+    Case(np.divmod, randn(4) * 3, randpos(4)),
+    Case(np.nextafter, randn(4), randn(4)),
+    Case(_umath.c_einsum, "ij,kj->ik", randn(2, 3), randn(4, 3)),
+    Case(_umath.interp, np.array([0.2, 0.7, 1.5]), np.array([0.0, 1.0, 2.0]), randn(3)),
+    Case(_umath.correlate2, randn(5), randn(3), 1), Case(_umath.correlate, randn(5), randn(3), 2),
+    *([Case(np.matvec, randn(2, 3, 4), randn(4)), Case(np.vecmat, randn(3), randn(2, 3, 4))]
+      if hasattr(np, "matvec") else []),
+]
