@@ -35,7 +35,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..ir import nodes as ir
 from .lifting import _has_float_data, lookup_second_order, run_second_order
 from .lifting_objects import construct
-from .second_order_calls import call_partial
+from . import second_order_calls as _calls
 from . import lifting as _lifting
 from .exceptions import EFFECT_MARKERS, caught, mark_partial
 from .direct_calls import SECOND as _DIRECT, DualDirectCalls
@@ -411,10 +411,6 @@ def _call_method(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
 def _construct(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
 
     return construct(f, args, kwargs)
-
-
-def _call_partial(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    return call_partial(call_rrule2, f, args, kwargs)  # (transform/second_order_calls.py)
 
 
 def _call_object(f: tuple, call: types.FunctionType, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
@@ -843,10 +839,11 @@ def _dual_closure_tangent(forward_tangent: Any) -> Any:
 _SECOND_ORDER = CallMode(
     lookup=_lookup, run_rule=_run_rule, property_get=_property_get, property_set=_property_set,
     operator=_operator_on_user_type, gradient=_gradient, function=_call_function, method=_call_method,
-    construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,
+    construct=_construct, partial=_calls.call_partial, vectorized=_call_vectorized, callable_object=_call_object,
     missing=lambda fn: _no_rule(fn), constant=lambda fn: (fn, NoFData, NoTangent, NoFData),
 )
 
 __all__ = ["DualReverseGenerator", "DualRule", "SecondOrderError", "call_rrule2", "dual_rule"]
 
 _lifting.DUAL_RULE = dual_rule
+_calls.CALL_RRULE2 = call_rrule2

@@ -26,6 +26,10 @@ from ..rules.util import add_rdata_to
 from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata
 from .lifting import _linear_rule, _with_fdata_tangents, _zero_tangent_of
 
+#: ``CALL_RRULE2(f, *args, **kwargs)``: the dual runtime's call of anything on 4-tuples (set by
+#: ``transform/second_order.py``, which imports this module)
+CALL_RRULE2: Callable = None  # type: ignore[assignment]
+
 # --------------------------------------------------------------------------------------------
 # functools.partial
 # --------------------------------------------------------------------------------------------
@@ -52,9 +56,9 @@ def _slot(parts: Any, i: int, empty: Any) -> Any:
     return parts[i] if isinstance(parts, tuple) and i < len(parts) else empty
 
 
-def call_partial(call: Callable, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """A call of a partial: its function called (by ``call``, the dual runtime's ``call_rrule2``)
-    with the stored arguments, each with its fdata, tangent and fdata tangent, then the call's."""
+def call_partial(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """A call of a partial: its function called with the stored arguments, each with its fdata,
+    tangent and fdata tangent, then the call's."""
     p, p_f, p_d, p_fd = f
     parts = [(_field(t, "args", empty), empty) for t, empty in ((p_f, NoFData), (p_d, NoTangent), (p_fd, NoFData))]
     stored = [(a, _slot(parts[0][0], i, NoFData),
@@ -66,7 +70,7 @@ def call_partial(call: Callable, f: tuple, args: tuple, kwargs: dict) -> tuple[t
                      fdata(kw_fd[k]) if isinstance(kw_fd, dict) and k in kw_fd else NoFData)
                  for k, v in p.keywords.items() if k not in kwargs}  # a call's keyword overrides the stored one
     func = (p.func, _field(p_f, "func", NoFData), _field(p_d, "func", NoTangent), _field(p_fd, "func", NoFData))
-    out, pullback = call(func, *stored, *args, **stored_kw, **kwargs)
+    out, pullback = CALL_RRULE2(func, *stored, *args, **stored_kw, **kwargs)
     n_stored, n_args = len(stored), len(args)
 
     def routed(rs: tuple, keywords: Any) -> tuple:
@@ -125,8 +129,6 @@ def _chained_sum(seq: tuple, start: tuple | None) -> tuple:
     """``start + x0 + x1 + ...`` by the second-order ``+``; the elements' cotangents go back to the
     sequence's fdata and fdata tangent (a list's slots) or its rdata (a tuple's)."""
     from ..rules.operators.common import Elements
-    from .second_order import call_rrule2
-
     primal_side = Elements(CoDual(seq[0], seq[1]), "sum")
     tangent_side = Elements(CoDual(seq[0], seq[3]), "sum")
     tangents = seq[2] if isinstance(seq[2], (list, tuple)) else [_zero_tangent_of(x) for x in seq[0]]
@@ -135,7 +137,7 @@ def _chained_sum(seq: tuple, start: tuple | None) -> tuple:
     pullbacks = []
     for i in range(len(primal_side)):
         item = primal_side.codual(i)
-        acc, pullback = call_rrule2(add, acc, (item.primal, item.fdata, tangents[i], tangent_side.codual(i).fdata))
+        acc, pullback = CALL_RRULE2(add, acc, (item.primal, item.fdata, tangents[i], tangent_side.codual(i).fdata))
         pullbacks.append(pullback)
 
     def sum_pullback(dy: Any, dy_d: Any) -> tuple:
