@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import cmath
 import dataclasses
+import operator
 import types
 from typing import Any, Callable
 
@@ -28,6 +29,7 @@ import numpy as np
 
 from . import templates
 from ..ir import nodes as ir
+from ..rules.core import is_hashable
 from .try_statements import TryStatements, has_reverse_work as _has_reverse_work
 from .direct_calls import DirectCalls
 from .array_blocks import ArrayBlock, find_array_blocks
@@ -123,7 +125,7 @@ def _integer_names(body: list) -> set[str]:
                 kind = src.name if isinstance(src, ir.Var) else ("int" if isinstance(src, ir.Const) and type(src.value) is int else None)
                 sources.setdefault(s.target, []).append(kind)
             elif isinstance(s, ir.Call) and s.target:
-                sources.setdefault(s.target, []).append(None)
+                sources.setdefault(s.target, []).append(_integer_operands(s))
             elif isinstance(s, (ir.MakeClosure,)):
                 sources.setdefault(s.target, []).append(None)
             elif isinstance(s, ir.Opaque):
@@ -142,10 +144,32 @@ def _integer_names(body: list) -> set[str]:
     while changed:
         changed = False
         for name in list(ints):
-            if any(k != "int" and k not in ints for k in sources[name]):
+            if any(any(d != "int" and d not in ints for d in (k if type(k) is tuple else (k,))) for k in sources[name]):
                 ints.discard(name)
                 changed = True
     return ints
+
+
+# integer arithmetic on integer variables (``i += 1`` in a while loop): plain code, nothing on the tape
+_INT_OPS = {operator.add: "+", operator.iadd: "+", operator.sub: "-", operator.isub: "-",
+            operator.mul: "*", operator.imul: "*"}
+
+
+def _integer_operands(s: ir.Call) -> tuple | None:
+    """The operands of ``t = a + b`` (``- *``, in place too) as ``_integer_names`` dependencies
+    (``"int"`` for an int literal), or None when the call is anything else."""
+    if not isinstance(s.func, ir.Const) or not is_hashable(s.func.value) or s.func.value not in _INT_OPS \
+            or len(s.args) != 2 or s.kwargs or s.star_args is not None or s.star_kwargs is not None:
+        return None
+    deps = []
+    for a in s.args:
+        if isinstance(a, ir.Var):
+            deps.append(a.name)
+        elif isinstance(a, ir.Const) and type(a.value) is int:
+            deps.append("int")
+        else:
+            return None
+    return tuple(deps)
 
 
 class ConstantNames:
@@ -394,6 +418,10 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
                                f"{self.const(refuse_untracked_cell_write)}({self.primal(s.args[1])}, {message!r})", s.line)
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        if self._integer_call(s):  # i += 1 on an integer: the arithmetic alone
+            a, b = (self.primal(x) for x in s.args)
+            self.emit(out, indent, f"{s.target} = {a} {_INT_OPS[s.func.value]} {b}", s.line)
+            return
         self._untracked_cell_guard(s, out, indent)
         variants = self._templates(s)
         s.templates = variants  # type: ignore[attr-defined]
@@ -568,7 +596,16 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
             r = self.rd(atom.name)
             self.emit(out, indent, f"{r} = _acc({r}, {source})", line)
 
+    def _integer_call(self, s: ir.Call) -> bool:
+        """Integer arithmetic on integer variables (``_integer_names``), none of them in a cell
+        (a nested function could rebind it)."""
+        return s.target in self.integers and s.target not in self.fn.cell_backed \
+            and _integer_operands(s) is not None \
+            and not any(isinstance(a, ir.Var) and a.name in self.fn.cell_backed for a in s.args)
+
     def rev_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        if self._integer_call(s):
+            return  # no derivative, nothing recorded
         line = s.line
         comment = f"  # undo line {line}: {ir._call_text(s)}"
         variants = getattr(s, "templates", [])
