@@ -211,3 +211,41 @@ def test_dict_get_on_a_module_dict_without_fdata():
     np.testing.assert_allclose(yb.grad(f)(x), expected, rtol=1e-7)
     np.testing.assert_allclose(yb.jvp(f, (x,), (1.0,))[1], expected, rtol=1e-7)
     np.testing.assert_allclose(yb.hvp(f, (x,), (1.0,))[1][0], expected, rtol=1e-7)
+
+
+class _Keywords:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+        for k, v in kw.items():
+            vars(self)[k + "2"] = v * 2.0
+
+    def value(self, t):
+        return self.s * t * self.s2 + np.sin(self.__dict__["s"])
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_instance_dict_writes_keep_their_derivatives(mode):
+    # self.__dict__.update(kw) dropped the derivative in every mode (the instance dict got a
+    # tangent of its own instead of the object's fields)
+    def f(x):
+        return _Keywords(s=x).value(t=x)
+
+    x, h = 0.7, 1e-6
+    expected = (f(x + h) - f(x - h)) / (2 * h)
+    got = {"grad": lambda: yb.grad(f)(x), "jvp": lambda: yb.jvp(f, (x,), (1.0,))[1],
+           "hvp": lambda: yb.hvp(f, (x,), (1.0,))[1][0]}[mode]()
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda x: x.astype(object), lambda x: np.asarray(x, dtype=object),
+                                  lambda x: np.cumsum(x, dtype=object)])
+def test_object_arrays_of_numbers_are_refused_not_dropped(make):
+    # their elements' derivatives used to come out as zero in every mode
+    def f(x):
+        return float(make(x)[-1])
+
+    x = np.array([1.0, 2.0])
+    with pytest.raises(Exception, match="object-dtype array of numbers"):
+        yb.grad(f)(x)
+    with pytest.raises(Exception, match="object-dtype array of numbers"):
+        yb.jvp(f, (x,), (np.ones(2),))

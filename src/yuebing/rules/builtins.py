@@ -41,7 +41,7 @@ from .operators import (
     ABS_RULES, POW_RULES, Elements, _pow_dbase, _pow_dexp, fit_element, forward_elements, forward_sequence,
     fresh_tangent, list_output, rdata_part, ref, send, tangent_free, tuple_of, tuple_output,
 )
-from .second_order import defined_by, jvp_defined_by, linear, selection, with_vjp
+from .second_order import defined_as, defined_by, jvp_defined_by, linear, selection, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, sum_rdata, tangent
 
 _NOARG = object()  # "not passed", distinct from any value a caller could pass
@@ -793,6 +793,14 @@ def _extreme_cases() -> list:
         ConventionCase(min, [2.0, -1.0, -1.0], expected=([0.0, 1.0, 0.0],), name="min tie in a list: first"),
     ]
 
+
+
+def _vars(obj: Any) -> dict:
+    """``vars(obj)``: the instance dict, whose derivatives are the object's attributes' (rules/objects.py)."""
+    return obj.__dict__
+
+
+defined_as(vars, _vars)
 
 CASES = [
     Case(abs, -1.5),

@@ -253,6 +253,10 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         if not plain and hasattr(type(o), "__getattr__") and _class_attribute(type(o), name) is _MISSING:
             raise RuleArgumentError(f"{who}: {type(o).__qualname__}.__getattr__ would compute {name!r}; "
                                     "yuebing's rule covers plain attributes only")
+    if name == "__dict__" and kind is K.OBJECT and isinstance(obj.fdata, MutableTangent):
+        # the instance dict's fdata is the object's own fields: self.__dict__.update(kw),
+        # vars(self)[k] = v write the attributes' derivatives where reads of them look
+        return CoDual(o.__dict__, obj.fdata.fields), _no_owner_rdata
     if not plain and _mapped_item(o, name):
         return _read_mapped_item(obj, name)
     try:
@@ -346,6 +350,9 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
                 fields = t.fields if isinstance(t, (Tangent, MutableTangent)) else {}
                 field_t = fields.get(n, _MISSING)
                 return Dual(v, T.zero_tangent(v) if field_t is _MISSING else field_t)
+    if n == "__dict__" and type(o) is not types.ModuleType and K.primal_kind(o) is K.OBJECT \
+            and isinstance(t, MutableTangent):  # the instance dict's tangent: the fields (see _read)
+        return Dual(o.__dict__, t.fields)
     if not plain and _mapped_item(o, n):  # res.x of an OptimizeResult: the item res["x"]
         v = dict.__getitem__(o, n)
         return Dual(v, t[n] if isinstance(t, dict) else T.zero_tangent(v))

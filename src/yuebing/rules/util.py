@@ -15,10 +15,25 @@ from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata, increment, j
 from .core import CoDual, Dual, primal
 
 
+def refuse_object_array_of_numbers(y: np.ndarray) -> None:
+    """An object-dtype array holding floats (``dtype=object``, ``astype(object)``) has no
+    tangent: its elements' derivatives would be dropped, so it is refused."""
+    if any(isinstance(v, (float, complex, np.inexact, np.ndarray)) for v in y.flat):
+        from .core import RuleArgumentError
+
+        raise RuleArgumentError(
+            "yuebing cannot follow derivatives through an object-dtype array of numbers (dtype=object, "
+            "astype(object)): keep a float array (drop dtype=object) or use a list")
+
+
 def zero_fdata(y: Any) -> Any:
     """The zero fdata of a freshly created value ``y``."""
     if type(y) is np.ndarray:
-        return np.zeros_like(y) if y.dtype.kind in "fc" else NoFData
+        if y.dtype.kind in "fc":
+            return np.zeros_like(y)
+        if y.dtype.kind == "O":
+            refuse_object_array_of_numbers(y)
+        return NoFData
     if isinstance(y, (float, complex, int, np.number, np.bool_, str)) or y is None:
         return NoFData
     return fdata(zero_tangent(y))
@@ -111,6 +126,8 @@ def tangent(arg: Any) -> Any:
 def fit_tangent(dy: Any, y: Any) -> Any:
     """Shape a computed tangent like primal ``y``: same type, shape and dtype."""
     if isinstance(y, np.ndarray):
+        if y.dtype.kind == "O":
+            refuse_object_array_of_numbers(y)
         if y.dtype.kind not in "fc":
             return NoTangent
         if dy is NoTangent:
