@@ -74,6 +74,35 @@ def test_hvp_2000_levels(limit_4000):
     assert hvps[0] == pytest.approx(fd, rel=1e-5, abs=1e-12)
 
 
+def nested(x, n):
+    """A nested ``def`` calling itself through its closure cell."""
+    def go(x, n):
+        if n == 0:
+            return x
+        return math.sin(go(x, n - 1)) * 0.5 + x * 0.01
+    return go(x, n)
+
+
+#: the recursive forms that run 2,000 levels deep at limit 4,000, each computing ``rec``
+FORMS = {"global": rec, "closure": nested}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_each_form_2000_levels(limit_4000, form, mode):
+    f = FORMS[form]
+    v, d1, d2 = closed_form(0.3, DEPTH)
+    if mode == "grad":
+        assert yb.grad(f)(0.3, DEPTH) == pytest.approx(d1, rel=1e-12)
+    elif mode == "jvp":
+        value, tangent = yb.jvp(f, (0.3, DEPTH), (1.0, yb.NoTangent))
+        assert (value, tangent) == (pytest.approx(v, rel=1e-12), pytest.approx(d1, rel=1e-12))
+    else:
+        value, gradients, hvps = yb.hvp(f, (0.3, DEPTH), (1.0, yb.NoTangent))
+        assert (value, gradients[0]) == (pytest.approx(v, rel=1e-12), pytest.approx(d1, rel=1e-12))
+        assert hvps[0] == pytest.approx(d2, rel=1e-9, abs=1e-15)
+
+
 def _deepest_stack(run):
     """The most Python frames on the stack at once while ``run()`` runs."""
     deepest = [0]
@@ -94,11 +123,13 @@ def _deepest_stack(run):
     return deepest[0]
 
 
+@pytest.mark.parametrize("form", list(FORMS))
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
-def test_frames_per_level_at_most_two(mode):
-    runs = {"grad": lambda n: lambda: yb.grad(rec)(0.3, n),
-            "jvp": lambda n: lambda: yb.jvp(rec, (0.3, n), (1.0, yb.NoTangent)),
-            "hvp": lambda n: lambda: yb.hvp(rec, (0.3, n), (1.0, yb.NoTangent))}[mode]
+def test_frames_per_level_at_most_two(mode, form):
+    f = FORMS[form]
+    runs = {"grad": lambda n: lambda: yb.grad(f)(0.3, n),
+            "jvp": lambda n: lambda: yb.jvp(f, (0.3, n), (1.0, yb.NoTangent)),
+            "hvp": lambda n: lambda: yb.hvp(f, (0.3, n), (1.0, yb.NoTangent))}[mode]
     per_level = (_deepest_stack(runs(200)) - _deepest_stack(runs(100))) / 100
     assert per_level <= 2, per_level
 
@@ -196,3 +227,27 @@ def test_rebound_global_takes_the_new_function():
         assert yb.hvp(scaled, (2.0, 2), (1.0, yb.NoTangent))[2][0] == pytest.approx(12.0 * 1.5 ** 2)
     finally:
         helper = original
+
+
+def make_swappable():
+    """A recursive closure made outside, and a way to rebind its cell."""
+    def go(x, n):
+        if n == 0:
+            return x
+        return go(x, n - 1) * 2.0
+
+    def swap(g):
+        nonlocal go
+        go = g
+    return go, swap
+
+
+def test_rebound_closure_cell_takes_the_new_function():
+    first, swap = make_swappable()
+    assert yb.grad(first)(1.5, 3) == pytest.approx(8.0)
+    swap(lambda x, n: x * x)  # first's recursive call now reaches the lambda: 2 x^2
+    assert yb.grad(first)(1.5, 3) == pytest.approx(4 * 1.5)
+    assert yb.jvp(first, (1.5, 3), (1.0, yb.NoTangent))[1] == pytest.approx(4 * 1.5)
+    assert yb.hvp(first, (1.5, 3), (1.0, yb.NoTangent))[2][0] == pytest.approx(4.0)
+    swap(first)
+    assert yb.hvp(first, (1.5, 3), (1.0, yb.NoTangent))[1][0] == pytest.approx(8.0)

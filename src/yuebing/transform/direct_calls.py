@@ -32,6 +32,7 @@ import types
 from typing import Any, Callable
 
 from ..ir import nodes as ir
+from ..ir.primitives import cell_get
 from ..rules.core import FRULES, RRULES
 from ..rules.second_order import _BY_FUNCTION as _SECOND_ORDER_DECLARATIONS
 
@@ -71,17 +72,39 @@ class DirectTable:
 
 def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
     """The callee's name when call site ``s`` may call a generated pass directly: a global name
-    bound to a plain Python function now, called with positional arguments only, outside any
+    bound to a plain Python function now, or a variable read from a closure cell (a nested
+    ``def`` calling itself), called with positional arguments only, outside any
     ``try`` body when the generated code keeps a tape (``taped``)."""
     func = s.func
-    if not ENABLED or not isinstance(func, ir.Global) or "." in func.path or generator.globals is None:
+    if not ENABLED or s.kwargs or s.star_args is not None or s.star_kwargs is not None:
         return None
-    if type(generator.globals.get(func.path)) is not FUNCTION or s.kwargs or s.star_args is not None \
-            or s.star_kwargs is not None:
+    if isinstance(func, ir.Var):  # a closure's cell read (a nested def calling itself): checked when run
+        name = func.name if func.name in _cell_reads(generator) else None
+    elif isinstance(func, ir.Global) and "." not in func.path and generator.globals is not None:
+        name = func.path if type(generator.globals.get(func.path)) is FUNCTION else None
+    else:
+        name = None
+    if name is None or (taped and id(s) in _calls_in_try(generator)):
         return None
-    if taped and id(s) in _calls_in_try(generator):
-        return None
-    return func.path
+    return name
+
+
+def _cell_reads(generator: Any) -> set[str]:
+    """The variables of the generator's function assigned a closure cell's contents."""
+    found = getattr(generator, "_direct_cell_reads", None)
+    if found is None:
+        found = set()
+        _collect_cell_reads(generator.fn.body, found)
+        generator._direct_cell_reads = found
+    return found
+
+
+def _collect_cell_reads(body: list, found: set) -> None:
+    for s in body:
+        if isinstance(s, ir.Call) and s.target and isinstance(s.func, ir.Const) and s.func.value is cell_get:
+            found.add(s.target)
+        for block in ir.child_blocks(s):
+            _collect_cell_reads(block, found)
 
 
 def _calls_in_try(generator: Any) -> set[int]:
