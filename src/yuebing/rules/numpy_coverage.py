@@ -21,29 +21,11 @@ _ABSTRACT = "an abstract scalar type, for isinstance and np.issubdtype; it is ne
 _RECORDS = "structured (record) data: not differentiated; keep one float array per field"
 
 
-def _stops(at: str, instead: str) -> str:
-    """A function derived from NumPy's source whose derivation stops at ``at``."""
-    return f"differentiated from NumPy's source, which stops at {at}; {instead}"
-
-
 REFUSED: dict[str, str] = {
     # given rules by issue 14 item 4 (another engineer, now): no zero may be declared for them
     **{f"numpy.{name}": PENDING for name in ("poly1d", "astype", "nditer", "flatiter")},
     **{f"numpy.ndarray.{name}": PENDING for name in ("choose", "flat")},
-    # derived from NumPy's Python (issue 14 item 1), stopping at something not covered yet
-    "numpy.cov": _stops("np.average(..., returned=True), which is refused",
-                        "write (x - x.mean(axis=1, keepdims=True)) @ (...).T / (n - 1)"),
-    "numpy.corrcoef": _stops("np.cov, which stops at np.average(..., returned=True)",
-                             "compute it from the covariance written with np.mean and @"),
-    "numpy.polyint": _stops("ndarray.__truediv__ called as a method, which has no rule",
-                            "divide the coefficients by their powers plus one"),
-    "numpy.setdiff1d": _stops("& of two boolean arrays, which is refused", "index with np.isin(a, b) negated"),
-    "numpy.bincount": "no rule yet (implemented in C): zero in x, linear in weights=; use np.add.at on a zero array",
-    "numpy.histogram2d": "no rule yet: zero in the sample, linear in weights=; its source calls np.bincount, which has none",
-    "numpy.histogramdd": "no rule yet: zero in the sample, linear in weights=; its source calls np.bincount, which has none",
-    # Python functions whose derivation stops at something yuebing does not cover
-    "numpy.fromfunction": ("calls its function with *args of index arrays, which yuebing does not derive; "
-                           "call the function on np.indices(shape) yourself"),
+    # np.matrix (its class has no derivable construction)
     "numpy.asmatrix": "np.matrix objects are not differentiated; use 2-D arrays and @",
     "numpy.bmat": "np.matrix objects are not differentiated; use np.block of 2-D arrays",
     "numpy.matrix": "np.matrix objects are not differentiated; use 2-D arrays and @",
