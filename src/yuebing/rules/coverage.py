@@ -289,9 +289,7 @@ rule registries by `python -m yuebing rules` (`rules/coverage.py`; the reasons a
 `yb.hessian`: the rule's class, as above), third order (`yb.hvp` of a function calling
 `yb.grad`: `yes`, `partly` for some arguments only, or `—` with the reason). `zero`: a declared
 zero derivative; `derived`: differentiated from NumPy's Python source; `—`: not differentiated,
-with the reason. Second order refuses complex elementwise arithmetic (`SecondOrderError`), so
-with complex inputs it covers the linear, multilinear and linear-algebra rules only; third order
-is claimed for real inputs. `python -m yuebing rules --missing` lists only the names without a
+with the reason. Third order is claimed for real inputs. `python -m yuebing rules --missing` lists only the names without a
 derivative. `tests/test_jax_numpy_oracle.py` and `tests/test_numpy_higher_order_table.py` check
 these columns against JAX and finite differences.
 """
