@@ -394,6 +394,19 @@ DERIVED = [  # differentiated from NumPy's Python source when this was written (
     Oracle("numpy.unwrap", lambda xp, f, x: f(3.0 * x), [(r(6),), (r(2, 5),)]),
     Oracle("numpy.vander", lambda xp, f, x: f(x), [(r(4),)]),
     Oracle("numpy.vander[N=3, increasing]", lambda xp, f, x: f(x, 3, increasing=True), [(r(4),)]),
+    Oracle("numpy.cov", lambda xp, f, x: f(x), [(r(3, 5),)]),
+    Oracle("numpy.cov[weights, ddof=0]", lambda xp, f, x, w: f(x, aweights=w, ddof=0), [(r(2, 5), p(5))]),
+    Oracle("numpy.corrcoef", lambda xp, f, x: f(x), [(r(3, 5),)]),
+    Oracle("numpy.polyint", lambda xp, f, c: f(c, 2), [(r(4),)]),
+    Oracle("numpy.bincount", lambda xp, f, w: f(_INTS + 2, weights=w, minlength=6), [(r(5),)]),
+    Oracle("numpy.histogram2d", lambda xp, f, x, y, w: f(x, y, bins=2, range=[[-3, 3], [-3, 3]], weights=w)[0],
+           [(r(6), r(6), p(6))]),
+    Oracle("numpy.histogramdd", lambda xp, f, x, w: f(x, bins=2, range=[[-3, 3], [-3, 3]], weights=w)[0],
+           [(r(6, 2), p(6))]),
+    Oracle("numpy.divmod", lambda xp, f, x, y: f(x, y), [(r(5), p(5))]),
+    *(Oracle(f"numpy.{n}", lambda xp, f, x: f(x), [(r(5),), (r(2, 3),)]) for n in ("frexp", "modf")),
+    Oracle("numpy.matvec", lambda xp, f, a, v: f(a, v), [(r(3, 4), r(4)), (r(2, 3, 4), r(2, 4))]),
+    Oracle("numpy.vecmat", lambda xp, f, v, a: f(v, a), [(r(3), r(3, 4)), (r(2, 3), r(2, 3, 4))]),
 ]
 
 _C1 = [(c(),), (c(5),), (c(3, 4),)]

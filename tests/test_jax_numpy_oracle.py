@@ -34,6 +34,11 @@ NOT_COMPARED = {
     "numpy.unique_counts": "its counts are integers; its values are compared as numpy.unique",
     "numpy.unique_inverse": "its inverse indices are integers; its values are compared as numpy.unique",
     "numpy.spacing": "jax cannot differentiate spacing (no derivative rule for nextafter)",
+    "numpy.nextafter": "jax has no derivative rule for nextafter",
+    "numpy.fromfunction": "jax.numpy.fromfunction calls the function on traced index arrays; DERIVED_PROBES in "
+                          "tests/test_numpy_coverage.py checks it against finite differences",
+    "numpy.setdiff1d": ("jax.numpy's set operations give a zero gradient (as its unique does); tests/test_numpy_coverage.py "
+                        "checks yuebing's against finite differences"),
     "numpy.printoptions": "a context manager (no values); tests/test_numpy_coverage.py probes it",
     **{f"numpy.{n}": ("jax.numpy's set operations give a zero gradient (as its unique does); tests/test_numpy_coverage.py "
                       "checks yuebing's against finite differences") for n in ("intersect1d", "setxor1d", "union1d")},
