@@ -147,9 +147,17 @@ def conversions(fn: Any, primals: list, keywords: dict) -> list:
             return [0]
         return []
     ints_too = isinstance(fn, np.ufunc)
-    found: list = [i for i, v in enumerate(primals) if _convertible(v, ints_too)]
+    found: list = [i for i, v in enumerate(primals) if _convertible(v, ints_too) or ints_too and _array_object(v)]
     found += [k for k, v in keywords.items() if k not in ("out", "axis", "axes", "shape") and _convertible(v, ints_too)]
     return found
+
+
+def _array_object(value: Any) -> bool:
+    """An object NumPy turns into an array through its ``__array__`` (a ``np.poly1d``, a user
+    class): a ufunc's elementwise rule would see an object without a derivative, so it goes
+    through ``np.asarray``'s rule, which follows it or refuses it by name (never a silent zero)."""
+    return not isinstance(value, (np.ndarray, np.generic, *_NUMBER, str, bytes, list, tuple, type(None))) \
+        and hasattr(type(value), "__array__")
 
 
 def rdata_slot(key: Any, n_args: int, keywords: list) -> int:
