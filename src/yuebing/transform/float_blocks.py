@@ -27,8 +27,6 @@ import re
 
 from typing import Any
 
-import numpy as np
-
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
 
@@ -442,8 +440,8 @@ class FloatLoop:
 
     def _numpy_values(self) -> str:
         """An expression true when some value of the loop may be a NumPy float: the reverse pass
-        then reads the recorded floats back as NumPy floats, so that its arithmetic is NumPy's
-        (inf where Python's would raise), as it was in the forward pass."""
+        then takes quotients' and powers' partials in NumPy's arithmetic (inf where Python's would
+        raise), as the forward pass did."""
         if self.arrays or self.written or any(not _keeps_python_floats(func) for _, func in self.unary_guards.values()):
             return "True"
         return " or ".join(f"type({v}) is not float" for v in self.carried + self.invariant) or "False"
@@ -510,7 +508,9 @@ class FloatLoop:
             lines.append(f"{g} = 0.0 if {rd(v)} is _NR else {rd(v)}; {rd(v)} = _NR")
         for g in invariant.values():
             lines.append(f"{g} = 0.0")
-        lines += self._reverse_header(res, loop_range, numpy_values)
+        convert = self.fresh("float")
+        lines.append(f"{convert} = _f64 if {numpy_values} else float")
+        lines += self._reverse_header(res, loop_range)
         body: list[str] = []
         adjoint: dict[str, str] = {}
         for v, loc in self.final.items():
@@ -546,7 +546,10 @@ class FloatLoop:
                 body.append(f"if {xfs[k]} is not _NF: {xfs[k]}[{index}] += {g}")
             elif kind == "op":
                 f, ops = payload
-                for target, expr in _adjoints(f, ops, g):
+                # a quotient's or power's partial is taken in NumPy's arithmetic when the loop had
+                # NumPy values (inf where Python's would raise); the floats are read back as Python's
+                exact = [o if _literal(o) or f not in (operator.truediv, operator.pow) else f"{convert}({o})" for o in ops]
+                for (target, _), (_, expr) in zip(_adjoints(f, ops, g), _adjoints(f, exact, g)):
                     add(target, _strong(expr, g))
             else:
                 name, func, x = payload
@@ -574,7 +577,7 @@ class FloatLoop:
         """Whether the reverse pass reads or writes the arrays: it then needs each iteration's index."""
         return any(kind in ("read", "write") for kind, _, _ in self.steps)
 
-    def _reverse_header(self, res: str, loop_range: str, numpy_values: str) -> list[str]:
+    def _reverse_header(self, res: str, loop_range: str) -> list[str]:
         """The reverse loop's header: the range backwards (when the indices are needed) beside the
         recorded floats backwards, one group of ``len(residual_names())`` per iteration."""
         residuals = self.residual_names()
@@ -583,12 +586,11 @@ class FloatLoop:
         lines = []
         if residuals:
             floats = self.fresh("floats")
-            lines.append(f"{floats} = _f64_view({res})[::-1] if {numpy_values} else reversed({res})")
+            lines.append(f"{floats} = reversed({res})")
             if len(residuals) == 1:
                 walks.append(floats)
             else:
                 walks += [floats] * len(residuals)
-                lines[-1] = f"{floats} = iter({lines[-1].split(' = ', 1)[1]})"
             targets += residuals[::-1]  # recorded in order, read backwards
         if not walks:
             return lines + [f"for _ in {loop_range}:"]
@@ -608,13 +610,8 @@ def _keeps_python_floats(func: Any) -> bool:
     return getattr(func, "__module__", None) == "math"
 
 
-def _f64_view(floats: array.array) -> Any:
-    """The recorded floats as a float64 array (no copy), for reading them back as NumPy floats."""
-    return np.frombuffer(floats, dtype=np.float64)
-
-
 # the names the generated loops use (transform/codegen.py adds them to the generated code's namespace)
-NAMESPACE = {"_darray": array.array, "_f64_view": _f64_view}
+NAMESPACE = {"_darray": array.array}
 
 
 def _mktuple() -> Any:
