@@ -83,8 +83,22 @@ def nested(x, n):
     return go(x, n)
 
 
+def by_keywords(x, n):
+    """Calls itself with keywords, out of order."""
+    if n == 0:
+        return x
+    return math.sin(by_keywords(n=n - 1, x=x)) * 0.5 + x * 0.01
+
+
+def with_defaults(x, n, scale=0.5, shift=0.01):
+    """Calls itself with its defaults filled."""
+    if n == 0:
+        return x
+    return math.sin(with_defaults(x, n - 1)) * scale + x * shift
+
+
 #: the recursive forms that run 2,000 levels deep at limit 4,000, each computing ``rec``
-FORMS = {"global": rec, "closure": nested}
+FORMS = {"global": rec, "closure": nested, "keywords": by_keywords, "defaults": with_defaults}
 
 
 @pytest.mark.parametrize("form", list(FORMS))
@@ -251,3 +265,28 @@ def test_rebound_closure_cell_takes_the_new_function():
     assert yb.hvp(first, (1.5, 3), (1.0, yb.NoTangent))[2][0] == pytest.approx(4.0)
     swap(first)
     assert yb.hvp(first, (1.5, 3), (1.0, yb.NoTangent))[1][0] == pytest.approx(8.0)
+
+
+def scaled_by(x, n, scale=2.0, w=np.ones(2)):
+    if n == 0:
+        return np.sum(w * x)
+    return scaled_by(x, n - 1) * scale
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_changed_defaults_are_read_at_each_call(mode):
+    """The direct path reads defaults from the function when called, as Python does: replaced
+    defaults, and an array default (its zero fdata fresh each call), give the new derivative."""
+    run = {"grad": lambda: yb.grad(scaled_by)(1.5, 3),
+           "jvp": lambda: yb.jvp(scaled_by, (1.5, 3), (1.0, yb.NoTangent))[1],
+           "hvp": lambda: yb.hvp(lambda x: scaled_by(x, 3) ** 2, (1.5,), (1.0,))[2][0]}[mode]
+    closed = {"grad": lambda s, w: s ** 3 * w.sum(), "jvp": lambda s, w: s ** 3 * w.sum(),
+              "hvp": lambda s, w: 2 * (s ** 3 * w.sum()) ** 2}[mode]
+    original = scaled_by.__defaults__
+    try:
+        assert run() == pytest.approx(closed(2.0, np.ones(2)))
+        scaled_by.__defaults__ = (3.0, np.array([1.0, 4.0]))
+        assert run() == pytest.approx(closed(3.0, np.array([1.0, 4.0])))
+        assert run() == pytest.approx(closed(3.0, np.array([1.0, 4.0])))
+    finally:
+        scaled_by.__defaults__ = original

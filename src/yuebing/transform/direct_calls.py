@@ -26,6 +26,7 @@ outermost reached by dispatch), which names every generated frame of the traceba
 """
 from __future__ import annotations
 
+import inspect
 import linecache
 import os
 import types
@@ -35,6 +36,7 @@ from ..ir import nodes as ir
 from ..ir.primitives import cell_get
 from ..rules.core import FRULES, RRULES
 from ..rules.second_order import _BY_FUNCTION as _SECOND_ORDER_DECLARATIONS
+from ..tangents import fdata, zero_tangent
 
 FUNCTION = types.FunctionType
 
@@ -76,17 +78,78 @@ def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
     ``def`` calling itself), called with positional arguments only, outside any
     ``try`` body when the generated code keeps a tape (``taped``)."""
     func = s.func
-    if not ENABLED or s.kwargs or s.star_args is not None or s.star_kwargs is not None:
+    s.direct_binding = None  # type: ignore[attr-defined]
+    if not ENABLED or s.star_args is not None or s.star_kwargs is not None:
         return None
-    if isinstance(func, ir.Var):  # a closure's cell read (a nested def calling itself): checked when run
+    name, binding = None, None
+    if isinstance(func, ir.Var) and not s.kwargs:  # a closure's cell read (a nested def calling itself)
         name = func.name if func.name in _cell_reads(generator) else None
     elif isinstance(func, ir.Global) and "." not in func.path and generator.globals is not None:
-        name = func.path if type(generator.globals.get(func.path)) is FUNCTION else None
-    else:
-        name = None
+        fn = generator.globals.get(func.path)
+        if type(fn) is FUNCTION:
+            binding = Binding.of(fn, s)
+            name = func.path if binding is not None else None
     if name is None or (taped and id(s) in _calls_in_try(generator)):
         return None
+    s.direct_binding = binding if binding is not None and not binding.plain else None  # type: ignore[attr-defined]
     return name
+
+
+class Binding:
+    """How a call with keywords or defaults filled binds to the parameters of the function its
+    global name holds when the code is generated, as Python would bind it: for each parameter the
+    call's atom, or the index of its default. Valid while the name holds a function with that
+    code object and that defaults tuple (``guard`` checks both at every call)."""
+
+    def __init__(self, code: types.CodeType, defaults: tuple | None, sources: list) -> None:
+        self.code, self.defaults, self.sources = code, defaults, sources
+        self.plain = code is None  # exactly the parameters, positionally: no check of the code
+
+    @classmethod
+    def of(cls, fn: types.FunctionType, s: ir.Call) -> "Binding | None":
+        """The binding of call ``s`` to ``fn``'s parameters, or None (an error, or a signature
+        with ``*args``, ``**kwargs`` or keyword-only parameters: the general path)."""
+        code = fn.__code__
+        if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
+            return None
+        names = code.co_varnames[:code.co_argcount]
+        if len(s.args) > len(names):
+            return None
+        sources: list = [(a,) for a in s.args] + [None] * (len(names) - len(s.args))
+        for key, atom in s.kwargs:
+            if key not in names[code.co_posonlyargcount:] or sources[names.index(key)] is not None:
+                return None
+            sources[names.index(key)] = (atom,)
+        defaults = fn.__defaults__ or ()
+        first_default = len(names) - len(defaults)
+        for j, source in enumerate(sources):
+            if source is None:
+                if j < first_default:
+                    return None
+                sources[j] = j - first_default  # the index of its default
+        if not s.kwargs and len(s.args) == len(names):
+            return positional(s)
+        return cls(code, fn.__defaults__, sources)
+
+    def arguments(self, name: str, value: Callable[[ir.Atom], str], default: Callable[[str], str]) -> list[str]:
+        """Each parameter's value, in order: ``value(atom)`` of the call's, ``default(expr)`` of a
+        default."""
+        return [value(source[0]) if isinstance(source, tuple) else default(f"{name}.__defaults__[{source}]")
+                for source in self.sources]
+
+    def argument_slots(self) -> list[tuple[int, ir.Atom]]:
+        """``(parameter index, call atom)`` of each argument the call passes."""
+        return [(j, source[0]) for j, source in enumerate(self.sources) if isinstance(source, tuple)]
+
+
+def positional(s: ir.Call) -> Binding:
+    """The binding of a call passing exactly its callee's parameters, positionally."""
+    return Binding(None, None, [(a,) for a in s.args])  # type: ignore[arg-type]
+
+
+def binding_of(s: ir.Call) -> Binding:
+    """Call site ``s``'s binding (``direct_callee`` made it)."""
+    return getattr(s, "direct_binding", None) or positional(s)
 
 
 def _cell_reads(generator: Any) -> set[str]:
@@ -125,13 +188,39 @@ def _collect_try_calls(body: list, inside: bool, found: set) -> None:
             _collect_try_calls(block, inside or isinstance(s, ir.Try), found)
 
 
-def guard(generator: Any, name: str, table: DirectTable, rule_tables: tuple, n_args: int) -> str:
-    """The run-time test of a direct call of global ``name`` with ``n_args`` arguments; it
-    binds ``_dr`` to the callee's entry."""
+def guard(generator: Any, name: str, table: DirectTable, rule_tables: tuple, binding: Binding) -> str:
+    """The run-time test of a direct call of ``name`` bound by ``binding``; it binds ``_dr`` to
+    the callee's entry. A binding with keywords or defaults also needs the same code object
+    and defaults tuple as when it was made."""
     entries = named(generator, "_DIRECT_PASSES", table.entries)
     not_registered = " and ".join(f"{name} not in {named(generator, f'_RULES{k}', t)}" for k, t in enumerate(rule_tables))
-    return (f"type({name}) is {named(generator, '_FUNCTION', FUNCTION)} and (_dr := {entries}.get({name}.__code__)) is not None "
-            f"and _dr[0] is {name}.__globals__ and _dr[1] == {n_args} and {not_registered}")
+    test = f"type({name}) is {named(generator, '_FUNCTION', FUNCTION)} and "
+    if binding.code is not None:
+        n = len(generator.constants)
+        test += f"{name}.__code__ is {named(generator, f'_DCODE{n}', binding.code)} and "
+        if any(not isinstance(source, tuple) for source in binding.sources):
+            test += f"{name}.__defaults__ is {named(generator, f'_DDEF{n}', binding.defaults)} and "
+    return (test + f"(_dr := {entries}.get({name}.__code__)) is not None "
+            f"and _dr[0] is {name}.__globals__ and _dr[1] == {len(binding.sources)} and {not_registered}")
+
+
+def default_fdata(value: Any) -> Any:
+    """A default value's fdata in reverse mode, as the general path gives it."""
+    return fdata(zero_tangent(value))
+
+
+def default_tangent(value: Any) -> Any:
+    """A default value's tangent in forward mode, as the general path gives it."""
+    from .forward_runtime import zero_tangent_of
+
+    return zero_tangent_of(value)
+
+
+def default_dual(value: Any) -> tuple:
+    """A default value's 4-tuple in second order, as the general path gives it."""
+    from ..rules.util import zero_fdata
+
+    return value, zero_fdata(value), default_tangent(value), zero_fdata(value)
 
 
 def named(generator: Any, name: str, value: Any) -> str:
@@ -188,7 +277,7 @@ class DirectCalls:
         s.direct = name is not None  # type: ignore[attr-defined]
         if name is None:
             return False
-        test = guard(self, name, self.direct_table, self.direct_rule_tables, len(s.args))
+        test = guard(self, name, self.direct_table, self.direct_rule_tables, binding_of(s))
         self.emit(out, indent, f"if {test}:  # direct: {ir._call_text(s)}", s.line)
         for text in self.direct_call_lines(s, name):
             self.emit(out, indent + 1, text, s.line)
@@ -204,7 +293,7 @@ class DirectCalls:
         self.emit(out, indent, f"_e = _pop()  # undo line {s.line}: {ir._call_text(s)}", s.line)
         self.emit(out, indent, f"if _e is {named(self, '_DIRECT', DIRECT)}:", s.line)
         self.emit(out, indent + 1, self.direct_reverse_line(s), s.line)
-        for k, a in enumerate(s.args):
+        for k, a in binding_of(s).argument_slots():
             self._accumulate(a, self.direct_rdata(k), out, indent + 1, s.line)
         self.emit(out, indent, "else:", s.line)
         self._generic_reverse(s, "_e", "", out, indent + 1)
@@ -212,7 +301,9 @@ class DirectCalls:
 
     # reverse mode's values; second order overrides these four
     def direct_call_lines(self, s: ir.Call, name: str) -> list[str]:
-        args = "".join(f", {self.primal(a)}, {self.fdata(a)}" for a in s.args)
+        default = named(self, "_default_fdata", default_fdata)
+        args = "".join(", " + v for v in binding_of(s).arguments(
+            name, lambda a: f"{self.primal(a)}, {self.fdata(a)}", lambda d: f"(_dv := {d}), {default}(_dv)"))
         call = f"_dr[2](_tape, {name}, {self.fdata(s.func)}{args})"
         return [f"{s.target}, {self.fd(s.target)} = {call}" if s.target else call]
 
@@ -232,7 +323,9 @@ class DualDirectCalls(DirectCalls):
 
     def direct_call_lines(self, s: ir.Call, name: str) -> list[str]:
         parts = (self.primal, self.fdata, self.tangent, self.fdata_tangent)
-        values = "".join(f", {part(a)}" for a in [s.func, *s.args] for part in parts)
+        default = named(self, "_default_dual", default_dual)
+        values = "".join(", " + v for v in [", ".join(part(s.func) for part in parts)] + binding_of(s).arguments(
+            name, lambda a: ", ".join(part(a) for part in parts), lambda d: f"*{default}({d})"))
         call = f"_dr[2](_tape{values})"
         return [f"{self._four(s.target)} = {call}" if s.target else call]
 
@@ -264,8 +357,11 @@ def forward_direct(generator: Any, s: ir.Call, out: list, indent: int) -> bool:
     name = direct_callee(generator, s, taped=False)
     if name is None:
         return False
-    test = guard(generator, name, FORWARD, (FRULES.by_function,), len(s.args))
-    args = "".join(f", {generator.primal(a)}, {generator.tangent(a)}" for a in s.args)
+    binding = binding_of(s)
+    test = guard(generator, name, FORWARD, (FRULES.by_function,), binding)
+    default = named(generator, "_default_tangent", default_tangent)
+    args = "".join(", " + v for v in binding.arguments(
+        name, lambda a: f"{generator.primal(a)}, {generator.tangent(a)}", lambda d: f"(_dv := {d}), {default}(_dv)"))
     call = f"_dr[2]({name}, {generator.tangent(s.func)}{args})"
     generator.emit(out, indent, f"if {test}:  # direct: {ir._call_text(s)}", s.line)
     generator.emit(out, indent + 1, f"{s.target}, {generator.td(s.target)} = {call}" if s.target else call, s.line)
