@@ -94,7 +94,6 @@ THIRD_ORDER_REFUSED: dict[object, str] = {
     np.nancumprod: _VIA_CUMPROD, np.nanprod: _VIA_CUMPROD,
     np.linalg.svdvals: _VIA_SVD, np.linalg.cond: _VIA_SVD,
     np.linalg.eig: "it returns an EigResult (third order lifts array-valued cotangent maps only)",
-    np.linalg.eigvals: "its complex eigenvalues' cotangent map adds complex numbers, which second order refuses",
     np.linalg.lstsq: "it returns a tuple (third order lifts array-valued cotangent maps only)",
     np.roots: "its complex roots (third order lifts real-valued cotangent maps only)",
     np.unique: "a selection of the input's values, which third order does not lift",
