@@ -36,7 +36,8 @@ from ..ir import nodes as ir
 from ..ir.primitives import cell_get
 from ..rules.core import FRULES, RRULES
 from ..rules.second_order import _BY_FUNCTION as _SECOND_ORDER_DECLARATIONS
-from ..tangents import fdata, zero_tangent
+from ..rules.util import zero_fdata
+from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata, zero_tangent
 
 FUNCTION = types.FunctionType
 
@@ -82,8 +83,11 @@ def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
     if not ENABLED or s.star_args is not None or s.star_kwargs is not None:
         return None
     name, binding = None, None
-    if isinstance(func, ir.Var) and not s.kwargs:  # a closure's cell read (a nested def calling itself)
-        name = func.name if func.name in _cell_reads(generator) else None
+    if isinstance(func, ir.Var) and not s.kwargs:
+        kind = _callee_reads(generator).get(func.name)
+        name = func.name if kind is not None else None
+        if kind is getattr:  # a method read off an object (self.walk, child.evaluate): bound when run
+            binding = Binding(None, None, [OWNER, *((a,) for a in s.args)], method=True)
     elif isinstance(func, ir.Global) and "." not in func.path and generator.globals is not None:
         fn = generator.globals.get(func.path)
         if type(fn) is FUNCTION:
@@ -101,9 +105,9 @@ class Binding:
     call's atom, or the index of its default. Valid while the name holds a function with that
     code object and that defaults tuple (``guard`` checks both at every call)."""
 
-    def __init__(self, code: types.CodeType, defaults: tuple | None, sources: list) -> None:
-        self.code, self.defaults, self.sources = code, defaults, sources
-        self.plain = code is None  # exactly the parameters, positionally: no check of the code
+    def __init__(self, code: types.CodeType, defaults: tuple | None, sources: list, method: bool = False) -> None:
+        self.code, self.defaults, self.sources, self.method = code, defaults, sources, method
+        self.plain = code is None and not method  # exactly the parameters, positionally: no check of the code
 
     @classmethod
     def of(cls, fn: types.FunctionType, s: ir.Call) -> "Binding | None":
@@ -131,15 +135,19 @@ class Binding:
             return positional(s)
         return cls(code, fn.__defaults__, sources)
 
-    def arguments(self, name: str, value: Callable[[ir.Atom], str], default: Callable[[str], str]) -> list[str]:
+    def arguments(self, name: str, value: Callable[[ir.Atom], str], default: Callable[[str], str],
+                  owner: Callable[[], str] = lambda: "") -> list[str]:
         """Each parameter's value, in order: ``value(atom)`` of the call's, ``default(expr)`` of a
-        default."""
-        return [value(source[0]) if isinstance(source, tuple) else default(f"{name}.__defaults__[{source}]")
-                for source in self.sources]
+        default, ``owner()`` of a bound method's object."""
+        return [value(source[0]) if isinstance(source, tuple) else owner() if source is OWNER
+                else default(f"{name}.__defaults__[{source}]") for source in self.sources]
 
     def argument_slots(self) -> list[tuple[int, ir.Atom]]:
         """``(parameter index, call atom)`` of each argument the call passes."""
         return [(j, source[0]) for j, source in enumerate(self.sources) if isinstance(source, tuple)]
+
+
+OWNER = "owner"  # a binding's source: the bound method's object
 
 
 def positional(s: ir.Call) -> Binding:
@@ -152,22 +160,23 @@ def binding_of(s: ir.Call) -> Binding:
     return getattr(s, "direct_binding", None) or positional(s)
 
 
-def _cell_reads(generator: Any) -> set[str]:
-    """The variables of the generator's function assigned a closure cell's contents."""
-    found = getattr(generator, "_direct_cell_reads", None)
+def _callee_reads(generator: Any) -> dict[str, Any]:
+    """The variables of the generator's function assigned a closure cell's contents (->
+    ``cell_get``) or an attribute (-> ``getattr``): callees a direct call may reach."""
+    found = getattr(generator, "_direct_callee_reads", None)
     if found is None:
-        found = set()
-        _collect_cell_reads(generator.fn.body, found)
-        generator._direct_cell_reads = found
+        found = {}
+        _collect_callee_reads(generator.fn.body, found)
+        generator._direct_callee_reads = found
     return found
 
 
-def _collect_cell_reads(body: list, found: set) -> None:
+def _collect_callee_reads(body: list, found: dict) -> None:
     for s in body:
-        if isinstance(s, ir.Call) and s.target and isinstance(s.func, ir.Const) and s.func.value is cell_get:
-            found.add(s.target)
+        if isinstance(s, ir.Call) and s.target and isinstance(s.func, ir.Const) and s.func.value in (cell_get, getattr):
+            found[s.target] = s.func.value
         for block in ir.child_blocks(s):
-            _collect_cell_reads(block, found)
+            _collect_callee_reads(block, found)
 
 
 def _calls_in_try(generator: Any) -> set[int]:
@@ -190,18 +199,49 @@ def _collect_try_calls(body: list, inside: bool, found: set) -> None:
 
 def guard(generator: Any, name: str, table: DirectTable, rule_tables: tuple, binding: Binding) -> str:
     """The run-time test of a direct call of ``name`` bound by ``binding``; it binds ``_dr`` to
-    the callee's entry. A binding with keywords or defaults also needs the same code object
-    and defaults tuple as when it was made."""
+    the callee's entry (and ``_mf`` to a bound method's function). A binding with keywords or
+    defaults also needs the same code object and defaults tuple as when it was made."""
     entries = named(generator, "_DIRECT_PASSES", table.entries)
-    not_registered = " and ".join(f"{name} not in {named(generator, f'_RULES{k}', t)}" for k, t in enumerate(rule_tables))
-    test = f"type({name}) is {named(generator, '_FUNCTION', FUNCTION)} and "
+    tables = [named(generator, f"_RULES{k}", t) for k, t in enumerate(rule_tables)]
+    function = named(generator, "_FUNCTION", FUNCTION)
+    if binding.method:  # a bound method: its function, not registered either way
+        test = f"type({name}) is {named(generator, '_METHOD', types.MethodType)} and type(_mf := {name}.__func__) is {function} and "
+        test += "".join(f"{name} not in {t} and " for t in tables)
+        name = "_mf"
+    else:
+        test = f"type({name}) is {function} and "
     if binding.code is not None:
         n = len(generator.constants)
         test += f"{name}.__code__ is {named(generator, f'_DCODE{n}', binding.code)} and "
         if any(not isinstance(source, tuple) for source in binding.sources):
             test += f"{name}.__defaults__ is {named(generator, f'_DDEF{n}', binding.defaults)} and "
+    not_registered = " and ".join(f"{name} not in {t}" for t in tables)
     return (test + f"(_dr := {entries}.get({name}.__code__)) is not None "
             f"and _dr[0] is {name}.__globals__ and _dr[1] == {len(binding.sources)} and {not_registered}")
+
+
+def method_self_fdata(method_fdata: Any) -> Any:
+    """A bound method's object's fdata, from the method's (reverse mode's ``_call_method``)."""
+    return method_fdata.fields.get("__self__", NoFData) if isinstance(method_fdata, Tangent) else NoFData
+
+
+def method_rdatas(rdatas: tuple) -> tuple:
+    """A method's parameters' rdata with the object's first made the bound method's."""
+    owner = rdatas[0]
+    return (NoRData if owner is NoRData else Tangent(types.MethodType, {"__self__": owner}), *rdatas[1:])
+
+
+def method_self_tangent(method: types.MethodType, tangent: Any) -> Any:
+    """A bound method's object's tangent in forward mode, from the method's."""
+    if isinstance(tangent, Tangent) and "__self__" in tangent.fields:
+        return tangent.fields["__self__"]
+    return default_tangent(method.__self__)
+
+
+def method_owner(method: types.MethodType, f: Any, t: Any, fd: Any) -> tuple:
+    """A bound method's object's 4-tuple in second order, from the method's."""
+    return (method.__self__, getattr(f, "__self__", NoFData), getattr(t, "__self__", NoTangent),
+            getattr(fd, "__self__", NoFData))
 
 
 def default_fdata(value: Any) -> Any:
@@ -209,17 +249,18 @@ def default_fdata(value: Any) -> Any:
     return fdata(zero_tangent(value))
 
 
+#: forward mode's fresh zero tangent of a value (``forward_runtime.zero_tangent_of``), set by
+#: ``forward_runtime.py``: a hook, as that module imports this one
+FORWARD_ZERO: list = []
+
+
 def default_tangent(value: Any) -> Any:
     """A default value's tangent in forward mode, as the general path gives it."""
-    from .forward_runtime import zero_tangent_of
-
-    return zero_tangent_of(value)
+    return FORWARD_ZERO[0](value)
 
 
 def default_dual(value: Any) -> tuple:
     """A default value's 4-tuple in second order, as the general path gives it."""
-    from ..rules.util import zero_fdata
-
     return value, zero_fdata(value), default_tangent(value), zero_fdata(value)
 
 
@@ -293,18 +334,25 @@ class DirectCalls:
         self.emit(out, indent, f"_e = _pop()  # undo line {s.line}: {ir._call_text(s)}", s.line)
         self.emit(out, indent, f"if _e is {named(self, '_DIRECT', DIRECT)}:", s.line)
         self.emit(out, indent + 1, self.direct_reverse_line(s), s.line)
+        if binding_of(s).method:  # the object's rdata, as the bound method's (what getattr's pullback reads)
+            self.emit(out, indent + 1, self.direct_method_rdata(named(self, "_method_rdatas", method_rdatas)), s.line)
+            self._accumulate(s.func, self.direct_rdata(0), out, indent + 1, s.line)
         for k, a in binding_of(s).argument_slots():
             self._accumulate(a, self.direct_rdata(k), out, indent + 1, s.line)
         self.emit(out, indent, "else:", s.line)
         self._generic_reverse(s, "_e", "", out, indent + 1)
         return True
 
-    # reverse mode's values; second order overrides these four
+    # reverse mode's values; second order overrides these five
     def direct_call_lines(self, s: ir.Call, name: str) -> list[str]:
         default = named(self, "_default_fdata", default_fdata)
-        args = "".join(", " + v for v in binding_of(s).arguments(
-            name, lambda a: f"{self.primal(a)}, {self.fdata(a)}", lambda d: f"(_dv := {d}), {default}(_dv)"))
-        call = f"_dr[2](_tape, {name}, {self.fdata(s.func)}{args})"
+        owner = named(self, "_method_self_fdata", method_self_fdata)
+        binding = binding_of(s)
+        args = "".join(", " + v for v in binding.arguments(
+            name, lambda a: f"{self.primal(a)}, {self.fdata(a)}", lambda d: f"(_dv := {d}), {default}(_dv)",
+            lambda: f"{name}.__self__, {owner}({self.fdata(s.func)})"))
+        function = f"_mf, {named(self, '_DNF', NoFData)}" if binding.method else f"{name}, {self.fdata(s.func)}"
+        call = f"_dr[2](_tape, {function}{args})"
         return [f"{s.target}, {self.fd(s.target)} = {call}" if s.target else call]
 
     def direct_reverse_line(self, s: ir.Call) -> str:
@@ -316,6 +364,9 @@ class DirectCalls:
     def direct_rdata(self, k: int) -> str:
         return f"_rs[{k}]"
 
+    def direct_method_rdata(self, wrap: str) -> str:
+        return f"_rs = {wrap}(_rs)"
+
 
 class DualDirectCalls(DirectCalls):
     """Direct call sites of second order's generator: values are 4-tuples ``(primal, fdata,
@@ -324,8 +375,13 @@ class DualDirectCalls(DirectCalls):
     def direct_call_lines(self, s: ir.Call, name: str) -> list[str]:
         parts = (self.primal, self.fdata, self.tangent, self.fdata_tangent)
         default = named(self, "_default_dual", default_dual)
-        values = "".join(", " + v for v in [", ".join(part(s.func) for part in parts)] + binding_of(s).arguments(
-            name, lambda a: ", ".join(part(a) for part in parts), lambda d: f"*{default}({d})"))
+        owner = named(self, "_method_owner", method_owner)
+        binding = binding_of(s)
+        no_f, no_t = named(self, "_DNF", NoFData), named(self, "_DNT", NoTangent)
+        function = f"_mf, {no_f}, {no_t}, {no_f}" if binding.method else ", ".join(part(s.func) for part in parts)
+        values = "".join(", " + v for v in [function] + binding.arguments(
+            name, lambda a: ", ".join(part(a) for part in parts), lambda d: f"*{default}({d})",
+            lambda: f"*{owner}({', '.join(part(s.func) for part in parts)})"))
         call = f"_dr[2](_tape{values})"
         return [f"{self._four(s.target)} = {call}" if s.target else call]
 
@@ -337,6 +393,9 @@ class DualDirectCalls(DirectCalls):
 
     def direct_rdata(self, k: int) -> str:
         return str(k)
+
+    def direct_method_rdata(self, wrap: str) -> str:
+        return f"_rs, _rsd = {wrap}(_rs), {wrap}(_rsd)"
 
 
 def _passes(rule: Any) -> tuple:
@@ -360,9 +419,12 @@ def forward_direct(generator: Any, s: ir.Call, out: list, indent: int) -> bool:
     binding = binding_of(s)
     test = guard(generator, name, FORWARD, (FRULES.by_function,), binding)
     default = named(generator, "_default_tangent", default_tangent)
+    owner = named(generator, "_method_self_tangent", method_self_tangent)
     args = "".join(", " + v for v in binding.arguments(
-        name, lambda a: f"{generator.primal(a)}, {generator.tangent(a)}", lambda d: f"(_dv := {d}), {default}(_dv)"))
-    call = f"_dr[2]({name}, {generator.tangent(s.func)}{args})"
+        name, lambda a: f"{generator.primal(a)}, {generator.tangent(a)}", lambda d: f"(_dv := {d}), {default}(_dv)",
+        lambda: f"{name}.__self__, {owner}({name}, {generator.tangent(s.func)})"))
+    function = f"_mf, {named(generator, '_DNT', NoTangent)}" if binding.method else f"{name}, {generator.tangent(s.func)}"
+    call = f"_dr[2]({function}{args})"
     generator.emit(out, indent, f"if {test}:  # direct: {ir._call_text(s)}", s.line)
     generator.emit(out, indent + 1, f"{s.target}, {generator.td(s.target)} = {call}" if s.target else call, s.line)
     generator.emit(out, indent, "else:", s.line)
@@ -376,4 +438,4 @@ def describe_line(rule: Any, line: int, what: str) -> str:
     return f'  in {rule.name}{what}\n    File "{rule.ir.filename}", line {line}\n      {code}'
 
 
-__all__ = ["DIRECT", "DirectCalls", "DualDirectCalls", "DirectTable", "FORWARD", "REVERSE", "SECOND", "direct_callee", "guard", "user_line_notes", "describe_line", "forward_direct"]
+__all__ = ["DIRECT", "FORWARD_ZERO", "DirectCalls", "DualDirectCalls", "DirectTable", "FORWARD", "REVERSE", "SECOND", "direct_callee", "guard", "user_line_notes", "describe_line", "forward_direct"]

@@ -21,7 +21,7 @@ from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
 from ..rules.declare import FORWARD
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
-from .direct_calls import FORWARD as _DIRECT, describe_line, user_line_notes
+from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
 from .exceptions import caught
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
@@ -49,6 +49,9 @@ def zero_tangent_of(value: Any) -> Any:
         return zero_tangent(value)
     except TypeError:
         return NoTangent
+
+
+FORWARD_ZERO.append(zero_tangent_of)  # direct calls' default values (direct_calls.py)
 
 
 _CONSTANT_TYPES = frozenset({int, bool, str, type(None), np.int64, np.bool_})

@@ -399,7 +399,7 @@ def _call_method(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     if found is not None:
         out, pullback = run_second_order(found, func4, (owner, *args), kwargs)
     else:
-        out, pullback = dual_rule(fn.__func__)(func4, owner, *args, **kwargs)
+        out, pullback = _call_function(func4, (owner, *args), kwargs)  # noted for direct calls
 
     def method_pullback(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = pullback(dy, dy_d)
