@@ -365,3 +365,36 @@ def test_method_replaced_on_the_class_takes_the_new_one():
         assert yb.hvp(through_fields, (1.3, 0.7), (1.0, 0.0))[2][0] == pytest.approx(2 * 0.7)
     finally:
         Scaled.power = original
+
+
+class ByKeywords:
+    def walk(self, x, n):
+        if n == 0:
+            return x
+        return math.sin(self.walk(x=x, n=n - 1)) * 0.5 + x * 0.01
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_slow_form_recursion_error_says_which_limit_works(mode):
+    """A method called with keywords still takes the general dispatch (several frames a level):
+    the RecursionError's note measures that and its suggested limit works as printed."""
+    f = lambda x, n: ByKeywords().walk(x, n)  # noqa: E731
+    runs = {"grad": lambda n: yb.grad(f)(0.3, n),
+            "jvp": lambda n: yb.jvp(f, (0.3, n), (1.0, yb.NoTangent))[1],
+            "hvp": lambda n: yb.hvp(f, (0.3, n), (1.0, yb.NoTangent))[1][0]}[mode]
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(600)
+    try:
+        with pytest.raises(RecursionError) as info:
+            runs(5000)
+        note = info.value.__notes__[-1]
+        found = re.search(r"walk was (\d+) levels deep .* each level takes ([\d.]+) Python frame.*"
+                          r"sys\.setrecursionlimit\((\d+)\) allows twice the depth", note)
+        assert found, note
+        levels, per_level, suggested = int(found.group(1)), float(found.group(2)), int(found.group(3))
+        assert per_level > 2 and levels * per_level < 600
+        sys.setrecursionlimit(suggested)
+        expected = closed_form(0.3, 2 * levels)[1]
+        assert runs(2 * levels) == pytest.approx(expected, rel=1e-12)
+    finally:
+        sys.setrecursionlimit(old)
