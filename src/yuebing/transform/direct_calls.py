@@ -4,13 +4,22 @@ A call site reaches a Python function through the runtime's dispatch (``call_rru
 ``dispatch`` -> the derived rule's ``__call__`` -> its generated pass): five frames between two
 levels of a recursive function, and a pullback closure between two levels of its reverse pass.
 Python's recursion limit counts them all, so a recursion 2,000 levels deep would need a limit
-of 12,000. Here a call site whose callee is a global name bound to a plain Python function when
-the code is generated (``rec`` inside ``rec``, a helper of a module) calls the callee's generated
-pass itself when, at run time, the name still holds a Python function whose rule was derived
-before (``DirectTable``: per code object and module, registered by the runtime's dispatch the
-first time it derives the rule), the call passes exactly its parameters, positionally, and no
-rule is registered for that function (checked at every call: one may be registered at any
-time). Anything else takes the general path, so what runs is what dispatch would run:
+of 12,000. Here a call site calls the callee's generated pass itself when its callee is
+
+* a global name bound to a plain Python function when the code is generated (``rec`` inside
+  ``rec``, a helper of a module); a call with keywords or with defaults filled is bound to its
+  parameters then, as Python binds it (``Binding``), and valid while the name holds a function
+  with that code object and defaults tuple (the defaults are read at each call);
+* a variable read from a closure cell (a nested ``def`` calling itself);
+* a variable read as an attribute (``self.walk``, ``child.evaluate``) holding a bound method:
+  its function is called with the object first, the object's fdata and tangents taken from the
+  method's and its rdata given back as the method's, as the runtimes' ``_call_method`` do;
+
+and, at run time, the function's rule was derived before (``DirectTable``: per code object and
+module, registered by the runtime's dispatch the first time it derives the rule), the call
+passes exactly its parameters, and no rule is registered for that function (checked at every
+call: one may be registered at any time). Anything else takes the general path, so what runs is
+what dispatch would run:
 
 * reverse mode: the callee's forward pass records on the caller's tape, followed by its reverse
   pass and ``DIRECT`` (as ``np.vectorize``'s element calls do in ``runtime.py``); the caller's
