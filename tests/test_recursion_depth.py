@@ -135,9 +135,22 @@ def by_tree(x, n):
     return _TREES[n].evaluate(x)
 
 
+class Static:
+    @staticmethod
+    def walk(x, n):
+        if n == 0:
+            return x
+        return math.sin(Static.walk(x, n - 1)) * 0.5 + x * 0.01
+
+
+def by_static_method(x, n):
+    """A static method calling itself through its class (an attribute holding a function)."""
+    return Static.walk(x, n)
+
+
 #: the recursive forms that run 2,000 levels deep at limit 4,000, each computing ``rec``
 FORMS = {"global": rec, "closure": nested, "keywords": by_keywords, "defaults": with_defaults,
-         "method": by_method, "tree": by_tree}
+         "method": by_method, "tree": by_tree, "static method": by_static_method}
 
 
 @pytest.mark.parametrize("form", list(FORMS))
@@ -398,3 +411,32 @@ def test_slow_form_recursion_error_says_which_limit_works(mode):
         assert runs(2 * levels) == pytest.approx(expected, rel=1e-12)
     finally:
         sys.setrecursionlimit(old)
+
+
+class Holder:
+    """An object whose attribute holds a plain function or a bound method, chosen per call."""
+    def __init__(self, step, w):
+        self.step, self.w = step, w
+
+    def bound(self, x, n):
+        return x * self.w if n == 0 else self.step(x, n - 1) * self.w
+
+
+def plain_step(x, n):
+    return x * x if n == 0 else plain_step(x, n - 1) * 2.0
+
+
+def test_attribute_holding_function_or_method():
+    """One attribute read reaches a plain function (its own direct path) or a bound method
+    (the object's derivative given back through the method) at different calls."""
+    h = Holder(plain_step, 3.0)
+    assert yb.grad(lambda x: h.bound(x, 3))(1.5) == pytest.approx(3.0 * 4.0 * 2 * 1.5)
+    assert yb.hvp(lambda x: h.bound(x, 3), (1.5,), (1.0,))[2][0] == pytest.approx(3.0 * 4.0 * 2)
+
+    def chained(w, x):
+        inner = Holder(None, w)
+        outer = Holder(inner.bound, w)  # outer.step is inner's bound method: w * (x w)
+        return outer.bound(x, 1)
+    assert yb.grad(chained)(1.3, 0.7) == pytest.approx(2 * 1.3 * 0.7)
+    assert yb.jvp(chained, (1.3, 0.7), (1.0, 0.0))[1] == pytest.approx(2 * 1.3 * 0.7)
+    assert yb.hvp(chained, (1.3, 0.7), (1.0, 0.0))[2][0] == pytest.approx(2 * 0.7)

@@ -52,6 +52,8 @@ FUNCTION = types.FunctionType
 
 #: Pushed after a direct call's reverse pass: the reverse code pops it, then that pass.
 DIRECT = type("DirectCall", (), {"__repr__": lambda self: "<direct call>"})()
+#: The same after a direct call of a bound method's function (its object's rdata goes to the method).
+DIRECT_METHOD = type("DirectMethodCall", (), {"__repr__": lambda self: "<direct method call>"})()
 
 #: False (``YUEBING_DIRECT_CALLS=0``): every call site takes the general path (to measure what
 #: direct calls save, or to rule them out)
@@ -327,11 +329,14 @@ class DirectCalls:
         s.direct = name is not None  # type: ignore[attr-defined]
         if name is None:
             return False
-        test = guard(self, name, self.direct_table, self.direct_rule_tables, binding_of(s))
-        self.emit(out, indent, f"if {test}:  # direct: {ir._call_text(s)}", s.line)
-        for text in self.direct_call_lines(s, name):
-            self.emit(out, indent + 1, text, s.line)
-        self.emit(out, indent + 1, f"_push(_dr[3]); _push({named(self, '_DIRECT', DIRECT)})", s.line)
+        keyword = "if"
+        for binding, marker in _branches(self, s):
+            test = guard(self, name, self.direct_table, self.direct_rule_tables, binding)
+            self.emit(out, indent, f"{keyword} {test}:  # direct: {ir._call_text(s)}", s.line)
+            for text in self.direct_call_lines(s, name, binding):
+                self.emit(out, indent + 1, text, s.line)
+            self.emit(out, indent + 1, f"_push(_dr[3]); _push({marker})", s.line)
+            keyword = "elif"
         self.emit(out, indent, "else:", s.line)
         self._generic_call(s, out, indent + 1)
         return True
@@ -341,22 +346,24 @@ class DirectCalls:
         if not getattr(s, "direct", False):
             return False
         self.emit(out, indent, f"_e = _pop()  # undo line {s.line}: {ir._call_text(s)}", s.line)
-        self.emit(out, indent, f"if _e is {named(self, '_DIRECT', DIRECT)}:", s.line)
-        self.emit(out, indent + 1, self.direct_reverse_line(s), s.line)
-        if binding_of(s).method:  # the object's rdata, as the bound method's (what getattr's pullback reads)
-            self.emit(out, indent + 1, self.direct_method_rdata(named(self, "_method_rdatas", method_rdatas)), s.line)
-            self._accumulate(s.func, self.direct_rdata(0), out, indent + 1, s.line)
-        for k, a in binding_of(s).argument_slots():
-            self._accumulate(a, self.direct_rdata(k), out, indent + 1, s.line)
+        keyword = "if"
+        for binding, marker in _branches(self, s):
+            self.emit(out, indent, f"{keyword} _e is {marker}:", s.line)
+            self.emit(out, indent + 1, self.direct_reverse_line(s), s.line)
+            if binding.method:  # the object's rdata, as the bound method's (what getattr's pullback reads)
+                self.emit(out, indent + 1, self.direct_method_rdata(named(self, "_method_rdatas", method_rdatas)), s.line)
+                self._accumulate(s.func, self.direct_rdata(0), out, indent + 1, s.line)
+            for k, a in binding.argument_slots():
+                self._accumulate(a, self.direct_rdata(k), out, indent + 1, s.line)
+            keyword = "elif"
         self.emit(out, indent, "else:", s.line)
         self._generic_reverse(s, "_e", "", out, indent + 1)
         return True
 
     # reverse mode's values; second order overrides these five
-    def direct_call_lines(self, s: ir.Call, name: str) -> list[str]:
+    def direct_call_lines(self, s: ir.Call, name: str, binding: Binding) -> list[str]:
         default = named(self, "_default_fdata", default_fdata)
         owner = named(self, "_method_self_fdata", method_self_fdata)
-        binding = binding_of(s)
         args = "".join(", " + v for v in binding.arguments(
             name, lambda a: f"{self.primal(a)}, {self.fdata(a)}", lambda d: f"(_dv := {d}), {default}(_dv)",
             lambda: f"{name}.__self__, {owner}({self.fdata(s.func)})"))
@@ -381,11 +388,10 @@ class DualDirectCalls(DirectCalls):
     """Direct call sites of second order's generator: values are 4-tuples ``(primal, fdata,
     tangent, fdata tangent)``, the reverse pass takes and returns rdata and its tangent."""
 
-    def direct_call_lines(self, s: ir.Call, name: str) -> list[str]:
+    def direct_call_lines(self, s: ir.Call, name: str, binding: Binding) -> list[str]:
         parts = (self.primal, self.fdata, self.tangent, self.fdata_tangent)
         default = named(self, "_default_dual", default_dual)
         owner = named(self, "_method_owner", method_owner)
-        binding = binding_of(s)
         no_f, no_t = named(self, "_DNF", NoFData), named(self, "_DNT", NoTangent)
         function = f"_mf, {no_f}, {no_t}, {no_f}" if binding.method else ", ".join(part(s.func) for part in parts)
         values = "".join(", " + v for v in [function] + binding.arguments(
@@ -425,20 +431,32 @@ def forward_direct(generator: Any, s: ir.Call, out: list, indent: int) -> bool:
     name = direct_callee(generator, s, taped=False)
     if name is None:
         return False
-    binding = binding_of(s)
-    test = guard(generator, name, FORWARD, (FRULES.by_function,), binding)
     default = named(generator, "_default_tangent", default_tangent)
     owner = named(generator, "_method_self_tangent", method_self_tangent)
-    args = "".join(", " + v for v in binding.arguments(
-        name, lambda a: f"{generator.primal(a)}, {generator.tangent(a)}", lambda d: f"(_dv := {d}), {default}(_dv)",
-        lambda: f"{name}.__self__, {owner}({name}, {generator.tangent(s.func)})"))
-    function = f"_mf, {named(generator, '_DNT', NoTangent)}" if binding.method else f"{name}, {generator.tangent(s.func)}"
-    call = f"_dr[2]({function}{args})"
-    generator.emit(out, indent, f"if {test}:  # direct: {ir._call_text(s)}", s.line)
-    generator.emit(out, indent + 1, f"{s.target}, {generator.td(s.target)} = {call}" if s.target else call, s.line)
+    keyword = "if"
+    for binding, _ in _branches(generator, s):
+        test = guard(generator, name, FORWARD, (FRULES.by_function,), binding)
+        args = "".join(", " + v for v in binding.arguments(
+            name, lambda a: f"{generator.primal(a)}, {generator.tangent(a)}", lambda d: f"(_dv := {d}), {default}(_dv)",
+            lambda: f"{name}.__self__, {owner}({name}, {generator.tangent(s.func)})"))
+        function = f"_mf, {named(generator, '_DNT', NoTangent)}" if binding.method else f"{name}, {generator.tangent(s.func)}"
+        call = f"_dr[2]({function}{args})"
+        generator.emit(out, indent, f"{keyword} {test}:  # direct: {ir._call_text(s)}", s.line)
+        generator.emit(out, indent + 1, f"{s.target}, {generator.td(s.target)} = {call}" if s.target else call, s.line)
+        keyword = "elif"
     generator.emit(out, indent, "else:", s.line)
     generator._generic_call(s, out, indent + 1)
     return True
+
+
+def _branches(generator: Any, s: ir.Call) -> list[tuple[Binding, str]]:
+    """The direct paths of call site ``s``, each with the marker its reverse pass recognises: an
+    attribute read may hold a bound method or a plain function (a static method, a function
+    stored on the object or its class), so it has one path for each."""
+    binding = binding_of(s)
+    if not binding.method:
+        return [(binding, named(generator, "_DIRECT", DIRECT))]
+    return [(binding, named(generator, "_DIRECT_METHOD", DIRECT_METHOD)), (positional(s), named(generator, "_DIRECT", DIRECT))]
 
 
 def describe_line(rule: Any, line: int, what: str) -> str:
