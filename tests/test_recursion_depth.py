@@ -148,9 +148,31 @@ def by_static_method(x, n):
     return Static.walk(x, n)
 
 
+class ByKeywords:
+    def walk(self, x, n, scale=0.5):
+        if n == 0:
+            return x
+        return math.sin(self.walk(n=n - 1, x=x)) * scale + x * 0.01
+
+
+def by_method_keywords(x, n):
+    """A method calling itself with keywords, its default filled."""
+    return ByKeywords().walk(x, n)
+
+
+def nested_keywords(x, n):
+    """A nested ``def`` calling itself with keywords, its default filled."""
+    def go(x, n, shift=0.01):
+        if n == 0:
+            return x
+        return math.sin(go(n=n - 1, x=x)) * 0.5 + x * shift
+    return go(x, n)
+
+
 #: the recursive forms that run 2,000 levels deep at limit 4,000, each computing ``rec``
 FORMS = {"global": rec, "closure": nested, "keywords": by_keywords, "defaults": with_defaults,
-         "method": by_method, "tree": by_tree, "static method": by_static_method}
+         "method": by_method, "tree": by_tree, "static method": by_static_method,
+         "method keywords": by_method_keywords, "closure keywords": nested_keywords}
 
 
 @pytest.mark.parametrize("form", list(FORMS))
@@ -380,18 +402,20 @@ def test_method_replaced_on_the_class_takes_the_new_one():
         Scaled.power = original
 
 
-class ByKeywords:
-    def walk(self, x, n):
-        if n == 0:
-            return x
-        return math.sin(self.walk(x=x, n=n - 1)) * 0.5 + x * 0.01
+def walk(x, n):
+    if n == 0:
+        return x
+    return math.sin(TABLE["walk"](x, n - 1)) * 0.5 + x * 0.01
+
+
+TABLE = {"walk": walk}
 
 
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
 def test_slow_form_recursion_error_says_which_limit_works(mode):
-    """A method called with keywords still takes the general dispatch (several frames a level):
-    the RecursionError's note measures that and its suggested limit works as printed."""
-    f = lambda x, n: ByKeywords().walk(x, n)  # noqa: E731
+    """A function called from a container still takes the general dispatch (several frames a
+    level): the RecursionError's note measures that and its suggested limit works as printed."""
+    f = walk
     runs = {"grad": lambda n: yb.grad(f)(0.3, n),
             "jvp": lambda n: yb.jvp(f, (0.3, n), (1.0, yb.NoTangent))[1],
             "hvp": lambda n: yb.hvp(f, (0.3, n), (1.0, yb.NoTangent))[1][0]}[mode]
@@ -440,3 +464,30 @@ def test_attribute_holding_function_or_method():
     assert yb.grad(chained)(1.3, 0.7) == pytest.approx(2 * 1.3 * 0.7)
     assert yb.jvp(chained, (1.3, 0.7), (1.0, 0.0))[1] == pytest.approx(2 * 1.3 * 0.7)
     assert yb.hvp(chained, (1.3, 0.7), (1.0, 0.0))[2][0] == pytest.approx(2 * 0.7)
+
+
+class Renamed:
+    """Two classes' ``step`` methods, one calling the other's with keywords: bound by names."""
+    def __init__(self, other, w):
+        self.other, self.w = other, w
+
+    def step(self, x, n, k=1.0):
+        if n == 0:
+            return x * k
+        return self.other.step(n=n - 1, x=x * self.w)
+
+
+class Different:
+    def step(self, n, x, k=2.0):  # the same names in another order, another default
+        return x * x * k
+
+
+def test_self_call_by_names_reaches_another_signature():
+    """A call bound by its caller's parameter names reaches another function only when that one
+    has the same names in the same order (else the general path binds it)."""
+    def f(w, x):
+        return Renamed(Renamed(Different(), w), w).step(x, 2)
+    w, x = 1.3, 0.7  # Different gets x w^2: 2 (x w^2)^2 = 2 x^2 w^4
+    assert yb.grad(f)(w, x) == pytest.approx(8 * x * x * w ** 3)
+    assert yb.jvp(f, (w, x), (1.0, 0.0))[1] == pytest.approx(8 * x * x * w ** 3)
+    assert yb.hvp(f, (w, x), (1.0, 0.0))[2][0] == pytest.approx(24 * x * x * w ** 2)

@@ -90,15 +90,27 @@ def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
     ``def`` calling itself), called with positional arguments only, outside any
     ``try`` body when the generated code keeps a tape (``taped``)."""
     func = s.func
-    s.direct_binding = None  # type: ignore[attr-defined]
+    s.direct_binding = s.direct_alternative = None  # type: ignore[attr-defined]
     if not ENABLED or s.star_args is not None or s.star_kwargs is not None:
         return None
     name, binding = None, None
-    if isinstance(func, ir.Var) and not s.kwargs:
-        kind = _callee_reads(generator).get(func.name)
-        name = func.name if kind is not None else None
-        if kind is getattr:  # a method read off an object (self.walk, child.evaluate): bound when run
-            binding = Binding(None, None, [OWNER, *((a,) for a in s.args)], method=True)
+    if isinstance(func, ir.Var) and func.name in _callee_reads(generator):
+        kind, callee = _callee_reads(generator)[func.name]
+        params = generator.fn.params
+        by_names = callee == generator.fn.name.rsplit(".", 1)[-1] and (
+            s.kwargs or len(s.args) + (kind is getattr) < len(params))
+        if by_names:  # calling itself with keywords or defaults filled: bound as to its own parameters
+            paths = [Binding.by_names(params, s, method=True)] if kind is getattr else []
+            paths = [b for b in [*paths, Binding.by_names(params, s, method=False)] if b is not None]
+        elif s.kwargs:
+            paths = []
+        elif kind is getattr:  # a bound method (self.walk, child.evaluate), or a function stored there
+            paths = [Binding(None, None, [OWNER, *((a,) for a in s.args)], method=True), positional(s)]
+        else:
+            paths = [positional(s)]
+        if paths:
+            name, binding = func.name, paths[0]
+            s.direct_alternative = paths[1] if len(paths) > 1 else None  # type: ignore[attr-defined]
     elif isinstance(func, ir.Global) and "." not in func.path and generator.globals is not None:
         fn = generator.globals.get(func.path)
         if type(fn) is FUNCTION:
@@ -116,9 +128,32 @@ class Binding:
     call's atom, or the index of its default. Valid while the name holds a function with that
     code object and that defaults tuple (``guard`` checks both at every call)."""
 
-    def __init__(self, code: types.CodeType, defaults: tuple | None, sources: list, method: bool = False) -> None:
+    def __init__(self, code: types.CodeType, defaults: tuple | None, sources: list, method: bool = False,
+                 names: tuple | None = None) -> None:
         self.code, self.defaults, self.sources, self.method = code, defaults, sources, method
-        self.plain = code is None and not method  # exactly the parameters, positionally: no check of the code
+        self.names = names  # bound by these parameter names (the callee's must be the same)
+        self.plain = code is None and not method and names is None  # the parameters, by position: no check
+
+    @classmethod
+    def by_names(cls, names: list, s: ir.Call, method: bool) -> "Binding | None":
+        """The binding of call ``s`` to a function whose parameters are ``names`` (the caller's
+        own: a function calling itself), the object first when ``method``, or None. Valid for
+        any callee with those parameter names, enough defaults and none positional-only (``guard``
+        checks them): Python binds by name. A default is indexed from the end of ``__defaults__``."""
+        offset = 1 if method else 0
+        if len(s.args) + offset > len(names):
+            return None
+        sources: list = [OWNER] * offset + [(a,) for a in s.args] + [None] * (len(names) - offset - len(s.args))
+        for key, atom in s.kwargs:
+            if key not in names[offset:] or sources[names.index(key)] is not None:
+                return None
+            sources[names.index(key)] = (atom,)
+        sources = [j - len(names) if source is None else source for j, source in enumerate(sources)]
+        return cls(None, None, sources, method, tuple(names))  # type: ignore[arg-type]
+
+    def defaults_needed(self) -> int:
+        """How many defaults the callee must have (the first default used, from the end)."""
+        return max((-source for source in self.sources if type(source) is int and source < 0), default=0)
 
     @classmethod
     def of(cls, fn: types.FunctionType, s: ir.Call) -> "Binding | None":
@@ -150,8 +185,9 @@ class Binding:
                   owner: Callable[[], str] = lambda: "") -> list[str]:
         """Each parameter's value, in order: ``value(atom)`` of the call's, ``default(expr)`` of a
         default, ``owner()`` of a bound method's object."""
+        function = "_mf" if self.method else name
         return [value(source[0]) if isinstance(source, tuple) else owner() if source is OWNER
-                else default(f"{name}.__defaults__[{source}]") for source in self.sources]
+                else default(f"{function}.__defaults__[{source}]") for source in self.sources]
 
     def argument_slots(self) -> list[tuple[int, ir.Atom]]:
         """``(parameter index, call atom)`` of each argument the call passes."""
@@ -185,7 +221,9 @@ def _callee_reads(generator: Any) -> dict[str, Any]:
 def _collect_callee_reads(body: list, found: dict) -> None:
     for s in body:
         if isinstance(s, ir.Call) and s.target and isinstance(s.func, ir.Const) and s.func.value in (cell_get, getattr):
-            found[s.target] = s.func.value
+            what = s.args[-1]  # the attribute's name, or the cell's variable (_cell_go)
+            callee = what.value if isinstance(what, ir.Const) else str(what).removeprefix("_cellobj_").removeprefix("_cell_")
+            found[s.target] = (s.func.value, callee)
         for block in ir.child_blocks(s):
             _collect_callee_reads(block, found)
 
@@ -221,6 +259,11 @@ def guard(generator: Any, name: str, table: DirectTable, rule_tables: tuple, bin
         name = "_mf"
     else:
         test = f"type({name}) is {function} and "
+    if binding.names is not None:
+        names = named(generator, f"_DNAMES{len(generator.constants)}", binding.names)
+        test += f"{name}.__code__.co_varnames[:{len(binding.names)}] == {names} and not {name}.__code__.co_posonlyargcount and "
+        if binding.defaults_needed():
+            test += f"len({name}.__defaults__ or ()) >= {binding.defaults_needed()} and "
     if binding.code is not None:
         n = len(generator.constants)
         test += f"{name}.__code__ is {named(generator, f'_DCODE{n}', binding.code)} and "
@@ -453,10 +496,11 @@ def _branches(generator: Any, s: ir.Call) -> list[tuple[Binding, str]]:
     """The direct paths of call site ``s``, each with the marker its reverse pass recognises: an
     attribute read may hold a bound method or a plain function (a static method, a function
     stored on the object or its class), so it has one path for each."""
-    binding = binding_of(s)
-    if not binding.method:
-        return [(binding, named(generator, "_DIRECT", DIRECT))]
-    return [(binding, named(generator, "_DIRECT_METHOD", DIRECT_METHOD)), (positional(s), named(generator, "_DIRECT", DIRECT))]
+    binding, alternative = binding_of(s), getattr(s, "direct_alternative", None)
+    marker = named(generator, "_DIRECT_METHOD", DIRECT_METHOD) if binding.method else named(generator, "_DIRECT", DIRECT)
+    if alternative is None:
+        return [(binding, marker)]
+    return [(binding, marker), (alternative, named(generator, "_DIRECT", DIRECT))]
 
 
 def describe_line(rule: Any, line: int, what: str) -> str:
