@@ -11,6 +11,9 @@ of 12,000. Here a call site calls the callee's generated pass itself when its ca
   parameters then, as Python binds it (``Binding``), and valid while the name holds a function
   with that code object and defaults tuple (the defaults are read at each call);
 * a variable read from a closure cell (a nested ``def`` calling itself);
+* a closure cell's or attribute's function called by the caller's own name with keywords or
+  defaults filled: bound to the caller's parameter names (``Binding.by_names``), valid for a
+  callee with the same names, none positional-only, and enough defaults;
 * a variable read as an attribute (``self.walk``, ``child.evaluate``) holding a bound method:
   its function is called with the object first, the object's fdata and tangents taken from the
   method's and its rdata given back as the method's, as the runtimes' ``_call_method`` do;
@@ -85,10 +88,11 @@ class DirectTable:
 
 
 def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
-    """The callee's name when call site ``s`` may call a generated pass directly: a global name
-    bound to a plain Python function now, or a variable read from a closure cell (a nested
-    ``def`` calling itself), called with positional arguments only, outside any
-    ``try`` body when the generated code keeps a tape (``taped``)."""
+    """The callee's name when call site ``s`` may call a generated pass directly (its bindings
+    then on ``s``: ``direct_binding``, ``direct_alternative``): a global name bound to a plain
+    Python function now, or a variable read from a closure cell or an attribute (positionally,
+    or by the caller's own parameter names when it calls itself), outside any ``try`` body when
+    the generated code keeps a tape (``taped``)."""
     func = s.func
     s.direct_binding = s.direct_alternative = None  # type: ignore[attr-defined]
     if not ENABLED or s.star_args is not None or s.star_kwargs is not None:
