@@ -30,7 +30,7 @@ import numpy as np
 
 from .core import FRULES, RRULES
 from .declare import ZERO_DERIVATIVE
-from .numpy_coverage import GAPS, LIMITS, REFUSED, THIRD_ORDER_PARTLY, THIRD_ORDER_REFUSED, WORKS
+from .numpy_coverage import GAPS, LIMITS, REFUSED, THIRD_ORDER_INHERITED, THIRD_ORDER_PARTLY, THIRD_ORDER_REFUSED, WORKS
 
 NAMESPACES = (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft))
 NO = "—"
@@ -130,7 +130,7 @@ def third_order(target: Any) -> str:
     if declaration.label == "vjp":  # refused when the cotangent map calls the primitive again,
         # or a primitive whose third order is refused (eigvalsh's map calls eigh)
         refused = {getattr(declaration.function, "__name__", None)}
-        refused |= {getattr(f, "__name__", None) for f in THIRD_ORDER_REFUSED}
+        refused |= {getattr(f, "__name__", None) for f in THIRD_ORDER_INHERITED}
         return NO if refused & set(declaration.vjp.__code__.co_names) else "yes"
     return NO
 

@@ -185,7 +185,7 @@ class ConstantNames:
             return repr(value)
         key = id(value)
         if key not in self.constant_ids:
-            base = "_" + "".join(c if c.isalnum() else "_" for c in ir.constant_name(value)).strip("_")
+            base = "_" + "".join(c if c.isalnum() else "_" for c in ir.constant_name(value)[:60]).strip("_")
             name = base
             i = 1
             while name in self.constants:
