@@ -225,7 +225,7 @@ def _callee_reads(generator: Any) -> dict[str, Any]:
 def _collect_callee_reads(body: list, found: dict) -> None:
     for s in body:
         if isinstance(s, ir.Call) and s.target and isinstance(s.func, ir.Const) and s.func.value in (cell_get, getattr):
-            what = s.args[-1]  # the attribute's name, or the cell's variable (_cell_go)
+            what = s.args[1] if len(s.args) > 1 else s.args[0]  # the attribute's name, or the cell (_cell_go)
             callee = what.value if isinstance(what, ir.Const) else str(what).removeprefix("_cellobj_").removeprefix("_cell_")
             found[s.target] = (s.func.value, callee)
         for block in ir.child_blocks(s):
