@@ -218,7 +218,7 @@ def test_frames_per_level_at_most_two(mode, form):
     runs = {"grad": lambda n: lambda: yb.grad(f)(0.3, n),
             "jvp": lambda n: lambda: yb.jvp(f, (0.3, n), (1.0, yb.NoTangent)),
             "hvp": lambda n: lambda: yb.hvp(f, (0.3, n), (1.0, yb.NoTangent))}[mode]
-    per_level = (_deepest_stack(runs(200)) - _deepest_stack(runs(100))) / 100
+    per_level = (_deepest_stack(runs(80)) - _deepest_stack(runs(40))) / 40
     assert per_level <= 2, per_level
 
 
