@@ -52,6 +52,7 @@ def test_a_mode_prints_its_columns_and_yuebing_is_not_refused(mode, columns, cap
             assert cell["status"] == "ok", (name, case, column, cell["note"])
 
 
+@pytest.mark.slow  # every table: the default run checks each mode's columns
 def test_mode_all_prints_every_table_in_one_run(tmp_path):
     out = tmp_path / "bench.json"
     command = [sys.executable, "-m", "yuebing", "bench", *TINY, "--mode", "all", "--json", str(out)]

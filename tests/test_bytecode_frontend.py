@@ -125,6 +125,7 @@ def test_errors_point_at_the_line_of_the_string():
         yb.grad(f)(X)
 
 
+@pytest.mark.slow  # a subprocess importing yuebing; the prompt and python -c tests stay in the default run
 def test_function_unpickled_by_value_in_another_process(tmp_path):
     cloudpickle = pytest.importorskip("cloudpickle")
     f = _exec_function(FUNCTION, filename="<typed elsewhere>", __name__="not_an_importable_module")

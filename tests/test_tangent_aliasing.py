@@ -145,6 +145,7 @@ def test_ten_thousand_deep_list():
     assert T.dot(t, t) == 0.0
 
 
+@pytest.mark.slow  # 25 s: the default run keeps test_ten_thousand_deep_list
 def test_ten_thousand_deep_tuples_and_objects():
     x = (1.0,)
     for _ in range(DEPTH):

@@ -70,7 +70,8 @@ def bytes_per_step(gradient, args: tuple, steps: int) -> float:
     return (peak - before) / steps
 
 
-@pytest.mark.parametrize("loop", list(BOUNDS), ids=lambda f: f.__name__)
+@pytest.mark.parametrize("loop", [pytest.param(f, marks=[] if f is for_loop else [pytest.mark.slow]) for f in BOUNDS],
+                         ids=lambda f: f.__name__)  # (the generic paths take seconds under tracemalloc: slow step)
 def test_bytes_per_step(loop):
     gradient = yb.value_and_grad(loop, argnums=(0, 1, 2))
     per_step = bytes_per_step(gradient, (0.5, 0.9, 0.1, STEPS), STEPS)
