@@ -16,8 +16,6 @@ behind to undo. ``caught`` is called first thing in every generated handler and 
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..frontend.fence import UnsupportedSyntaxError
@@ -51,11 +49,8 @@ def mark_partial(error: BaseException, function: str, tape: list) -> None:
     after work that may have changed existing data (which the rule then undoes)."""
     if not _changed_data(tape):
         return  # comparisons, arithmetic on new values: nothing outlives the call
-    try:
-        if getattr(error, _PARTIAL, None) is None:
-            setattr(error, _PARTIAL, function)
-    except (AttributeError, TypeError):  # an exception type without attributes: cannot be caught safely
-        pass
+    if getattr(error, _PARTIAL, None) is None:  # (every exception instance has a __dict__)
+        setattr(error, _PARTIAL, function)
 
 
 def caught(tape: list | None, length: int, error: BaseException, simple: bool, where: tuple) -> None:
@@ -75,8 +70,3 @@ def caught(tape: list | None, length: int, error: BaseException, simple: bool, w
                 f"an exception ({type(error).__name__}) raised inside a loop, branch or with block of "
                 "a try body after it had recorded differentiable work", _ADVICE, *where) from error
         del tape[length:]  # residuals of the plain statement that failed: nothing happened
-
-
-def namespace() -> dict[str, Any]:
-    """Names generated code uses for exceptions."""
-    return {"_caught": caught}
