@@ -16,6 +16,8 @@ from ..ir import nodes as ir
 
 
 def has_reverse_work(body: list) -> bool:
+    """Whether the statements ``body`` leave anything for the reverse pass to undo (a call, a
+    copy, a closure, at any depth): blocks without any record nothing (no branch flag, no count)."""
     for s in body:
         if isinstance(s, (ir.Call, ir.Copy, ir.MakeClosure)):
             return True
