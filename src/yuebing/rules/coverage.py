@@ -153,11 +153,11 @@ def _rule_entry(name: str, target: Any) -> Entry:
                  second=second, third=third, note=_third_order_note(target, third))
 
 
-_VARIADICS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+_VARIADICS = inspect.CO_VARKEYWORDS  # third order takes *args now, not **kwargs
 
 
 def _takes_variadics(definition: Any) -> bool:
-    """A Python definition taking ``*args`` or ``**kwargs``, which third order does not take."""
+    """A Python definition taking ``**kwargs``, which third order does not take."""
     code = getattr(definition, "__code__", None)
     return code is not None and bool(code.co_flags & _VARIADICS)
 
