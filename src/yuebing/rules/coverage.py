@@ -171,7 +171,7 @@ def _third_order_note(target: Any, third: str) -> str:
         found = declaration_of(target)
         if third == NO and found is not None and found[0].label == "python" \
                 and _takes_variadics(found[0].definition):
-            return "third order: its Python definition takes *args or **kwargs, which third order does not take"
+            return "third order: its Python definition takes **kwargs, which third order does not take"
         if third == "partly":
             return THIRD_ORDER_PARTLY[target]
     except TypeError:
