@@ -106,8 +106,8 @@ THIRD_ORDER_REFUSED: dict[object, str] = {
 }
 
 #: refused primitives whose refusal reaches the cotangent maps that call them (wrong values, not
-#: a shape third order cannot lift: eigvals' map calls eig, whose tuple result is fine there)
-THIRD_ORDER_INHERITED = (np.linalg.eigh, np.linalg.slogdet)
+#: a shape third order cannot lift)
+THIRD_ORDER_INHERITED = (np.linalg.eigh, np.linalg.slogdet, np.linalg.eig)
 
 #: primitives whose third derivatives are refused for some of their arguments only
 THIRD_ORDER_PARTLY: dict[object, str] = {
