@@ -46,17 +46,6 @@ from ..transform.lifting import _output_cotangents
 # --------------------------------------------------------------------------------------------
 
 
-def _flat(v: Any) -> np.ndarray:
-    return np.reshape(np.asarray(v, dtype=float), -1)
-
-
-def _like(v: np.ndarray, like: Any) -> Any:
-    """Flat ``v`` shaped as ``like`` (a float for a float)."""
-    if isinstance(like, np.ndarray):
-        return np.reshape(v, like.shape).astype(like.dtype, copy=False)
-    return float(v[0])
-
-
 class _Problem:
     """The solution ``x`` of ``F(x, *params) = 0``: kind ``"root"`` has ``F = function``, kind
     ``"min"`` has ``F = ∇_x function`` (a scalar objective)."""
@@ -75,7 +64,7 @@ class _Problem:
     def _unit(self, i: int) -> Any:
         e = np.zeros(int(np.size(self.x)))
         e[i] = 1.0
-        return _like(e, self.x)
+        return S.like(e, self.x)
 
     def _columns(self) -> list:
         """Per coordinate ``i`` of ``x``: the Hessian-vector products along ``e_i``, with respect
@@ -91,7 +80,7 @@ class _Problem:
             if self.kind == "root":
                 a = jacobian(self.function, argnums=0)(self.x, *self.params)
             elif self._hvps is not None:
-                a = np.stack([_flat(h[0]) for h in self._hvps], axis=1)
+                a = np.stack([S.flat(h[0]) for h in self._hvps], axis=1)
             else:
                 a = hessian(self.function, argnums=0)(self.x, *self.params)
             n = int(np.size(self.x))
@@ -106,8 +95,8 @@ class _Problem:
         """``∂F/∂x v`` (or its transpose), for a user's ``tangent_solve``."""
         if transpose:
             value, pullback = vjp(self.function, self.x, *self.params)
-            return _flat(pullback(_like(v, value))[0])
-        return _flat(jvp(self.function, (self.x, *self.params), (_like(v, self.x), *self._zeros()))[1])
+            return S.flat(pullback(S.like(v, value))[0])
+        return S.flat(jvp(self.function, (self.x, *self.params), (S.like(v, self.x), *self._zeros()))[1])
 
     def solve(self, b: np.ndarray, transpose: bool) -> np.ndarray:
         """``(∂F/∂x)^{-1} b`` (or ``^{-T}``), flat."""
@@ -115,9 +104,9 @@ class _Problem:
             like = self.x
 
             def linear(v: Any) -> Any:
-                return _like(self._apply(_flat(v), transpose), like)
+                return S.like(self._apply(S.flat(v), transpose), like)
 
-            return _flat(self.tangent_solve(linear, _like(b, like)))
+            return S.flat(self.tangent_solve(linear, S.like(b, like)))
         a = self.matrix()
         try:
             solution = np.linalg.solve(a.T if transpose else a, b)
@@ -134,18 +123,18 @@ class _Problem:
         lam = -self.solve(x_bar, transpose=True)
         if self.kind == "root":
             value, pullback = vjp(self.function, self.x, *self.params)
-            return tuple(pullback(_like(lam, value))[1:])
-        return tuple(hvp(self.function, (self.x, *self.params), (_like(lam, self.x), *self._zeros()))[2][1:])
+            return tuple(pullback(S.like(lam, value))[1:])
+        return tuple(hvp(self.function, (self.x, *self.params), (S.like(lam, self.x), *self._zeros()))[2][1:])
 
     def push(self, tangents: tuple) -> Any:
         """The tangent of ``x`` for the parameters' tangents."""
-        zero = _like(np.zeros(int(np.size(self.x))), self.x)
+        zero = S.like(np.zeros(int(np.size(self.x))), self.x)
         if self.kind == "root":
             f_dot = jvp(self.function, (self.x, *self.params), (zero, *tangents))[1]
         else:  # Ḟ_i = <∂F_i/∂θ, θ̇>: yb.hvp does not take directions in a closure's captured state
             f_dot = np.array([sum(float(dot(h, t)) for h, t in zip(hs[1:], tangents) if t is not NoTangent)
                               for hs in self._columns()])
-        return _like(-self.solve(_flat(f_dot), transpose=False), self.x)
+        return S.like(-self.solve(S.flat(f_dot), transpose=False), self.x)
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,7 +245,7 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
                 if path not in p.known() and np.any(c):
                     raise ValueError(f"{name}: yuebing differentiates the solution (and the optimum value and "
                                      f"residuals) only, not {_field(name, path)}, which the differentiated code uses")
-            x_bar = sum(_flat(_get(cot, path)) for path in p.x_paths)
+            x_bar = sum(S.flat(_get(cot, path)) for path in p.x_paths)
             rdatas: dict = {}
             if p.residual is not None and np.any(_get(cot, p.residual)):
                 rdatas = _gather(rdatas, given, p.names, _pull_direct(p.residual_function, problem, _get(cot, p.residual),
@@ -280,7 +269,7 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
         except TypeError:
             t = NoTangent
         moving = any(d is not NoTangent for d in tangents)
-        x_dot = problem.push(tangents) if moving else _like(np.zeros(int(np.size(problem.x))), problem.x)
+        x_dot = problem.push(tangents) if moving else S.like(np.zeros(int(np.size(problem.x))), problem.x)
         for path, leaf in _float_leaves(t):
             if path not in p.known():  # no derivative computed: NaN, never a silent zero
                 t = _set(t, path, leaf + np.nan)
@@ -289,7 +278,7 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
         if p.value is not None and moving:
             objective = tuple(values.get(k, ()) for k in p.objective_names)
             o_tangents = _tangents(given, values, p.objective_names)
-            zero = _like(np.zeros(int(np.size(problem.x))), problem.x)
+            zero = S.like(np.zeros(int(np.size(problem.x))), problem.x)
             t = _set(t, p.value, _fit(jvp(p.objective, (problem.x, *objective), (zero, *o_tangents))[1],
                                       _get(result, p.value)))
         if p.residual is not None:
@@ -357,7 +346,7 @@ def _pull_direct(function: Callable, problem: _Problem, r_bar: Any, names: tuple
     (added into ``x_bar``, then through the implicit function)."""
     _, pullback = vjp(function, problem.x, *problem.params)
     cotangents = pullback(r_bar)
-    x_bar += _flat(cotangents[0])
+    x_bar += S.flat(cotangents[0])
     return tuple(cotangents[1:])
 
 
