@@ -23,19 +23,13 @@ _RECORDS = "structured (record) data: not differentiated; keep one float array p
 
 REFUSED: dict[str, str] = {
     # given rules by issue 14 item 4 (another engineer, now): no zero may be declared for them
-    **{f"numpy.{name}": PENDING for name in ("poly1d", "astype", "nditer", "flatiter")},
-    **{f"numpy.ndarray.{name}": PENDING for name in ("choose", "flat")},
+    **{f"numpy.{name}": PENDING for name in ("poly1d", "nditer", "flatiter")},
+    **{f"numpy.ndarray.{name}": PENDING for name in ("flat",)},
     # np.matrix (its class has no derivable construction)
     "numpy.asmatrix": "np.matrix objects are not differentiated; use 2-D arrays and @",
     "numpy.bmat": "np.matrix objects are not differentiated; use np.block of 2-D arrays",
     "numpy.matrix": "np.matrix objects are not differentiated; use 2-D arrays and @",
     # C functions without a rule
-    "numpy.divmod": "no rule yet (two outputs); np.floor_divide (zero derivative) and np.mod (a rule) give them",
-    "numpy.frexp": "no rule yet (mantissa and integer exponent, x = m * 2**e)",
-    "numpy.modf": "no rule yet (two outputs); x - np.trunc(x) is the fractional part, and is differentiated",
-    "numpy.nextafter": "no rule yet (its derivative is 1 in x and 0 in the direction)",
-    "numpy.matvec": "no rule yet (a NumPy 2.2 ufunc); np.matmul(A, v[..., None])[..., 0] is differentiated",
-    "numpy.vecmat": "no rule yet (a NumPy 2.2 ufunc); np.matmul(np.conj(v)[..., None, :], A)[..., 0, :] is differentiated",
     "numpy.from_dlpack": "memory shared with another library: not differentiated (see yuebing.interop)",
     "numpy.fromiter": "builds an array from an iterator, which is not differentiated; use np.array(list(iterable))",
     "numpy.frompyfunc": "makes a ufunc over object arrays; use np.vectorize, which has a rule",
@@ -53,12 +47,10 @@ REFUSED: dict[str, str] = {
         "character", "complexfloating", "flexible", "floating", "generic", "inexact", "integer",
         "number", "signedinteger", "unsignedinteger")},
     # ndarray methods and attributes
-    "numpy.ndarray.compress": "no rule for the method yet; np.compress(condition, x, axis) has one",
     "numpy.ndarray.byteswap": "reinterprets the bytes of each element: not differentiable",
     "numpy.ndarray.getfield": "reads raw memory as another dtype: not differentiated",
     "numpy.ndarray.setfield": "writes raw memory as another dtype: not differentiated",
     "numpy.ndarray.resize": "resizes the array in place: not differentiated; use np.concatenate or np.tile, then slice",
-    "numpy.ndarray.to_device": "no rule yet; on the CPU x.to_device('cpu') is x: drop the call",
     "numpy.ndarray.base": "the array a view was made from: not differentiated; keep a reference to it instead",
     "numpy.ndarray.ctypes": "raw memory: not differentiated",
     "numpy.ndarray.data": "raw memory (a memoryview): not differentiated",
