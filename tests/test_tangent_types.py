@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import yuebing.tangents as T
+from yuebing.tangents.types import SetTangent
 from yuebing.testing import check_tangent_interface, validate_tangent
 
 
@@ -65,8 +66,9 @@ CASES = [
     (None, type(T.NoTangent)),
     (int, type(T.NoTangent)),
     (np, type(T.NoTangent)),
-    ({1.0, 2.0}, type(T.NoTangent)),
-    (frozenset({1.0}), type(T.NoTangent)),
+    ({1.0, 2.0}, SetTangent),  # element -> tangent (docs/tangents.md)
+    (frozenset({1.0}), SetTangent),
+    ({1, "a"}, type(T.NoTangent)),  # a set of labels carries none
     (random.Random(0), type(T.NoTangent)),
     (np.random.default_rng(0), type(T.NoTangent)),
     (len, type(T.NoTangent)),

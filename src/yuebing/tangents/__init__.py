@@ -2,7 +2,7 @@
 
 See DESIGN.md §3. Public names:
 
-* types: ``NoTangent``, ``NoFData``, ``NoRData``, ``Tangent``, ``MutableTangent``
+* types: ``NoTangent``, ``NoFData``, ``NoRData``, ``Tangent``, ``MutableTangent``, ``SetTangent``
 * classification: ``tangent_type``, ``primal_kind``, ``register_nondifferentiable_type``
 * vector space: ``zero_tangent``, ``randn_tangent``, ``add``, ``increment``, ``scale``, ``dot``,
   ``set_to_zero``
@@ -24,12 +24,12 @@ from .ops import (
     zero_tangent,
 )
 from .split import fdata, join, rdata, zero_rdata
-from .types import MutableTangent, NoFData, NoRData, NoTangent, Tangent
+from .types import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, Tangent
 from .walk import StructureError
 
 __all__ = [
     "MutableTangent", "NoFData", "NoRData", "NoTangent", "StructureError", "Tangent", "add",
     "add_to_primal", "difference", "dot", "fdata", "increment", "join", "primal_kind",
-    "randn_tangent", "rdata", "register_nondifferentiable_type", "scale", "set_to_zero",
+    "randn_tangent", "rdata", "register_nondifferentiable_type", "scale", "SetTangent", "set_to_zero",
     "structural_copy", "tangent_type", "zero_rdata", "zero_tangent",
 ]

@@ -12,7 +12,8 @@ FLOAT      float, NumPy real floating scalar              float
 COMPLEX    complex, NumPy complex scalar                  complex
 ARRAY      ndarray of float/complex dtype                 ndarray, same shape and dtype
 NONDIFF    int, bool, str, None, type, module, int arrays, NoTangent
-           sets, RNGs, plain functions, registered types
+           sets of labels, RNGs, plain functions, registered types
+SET        set, frozenset holding a float or complex number   SetTangent: element -> its tangent (fdata)
 TUPLE      tuple, namedtuple                              tuple / same namedtuple (or NoTangent)
 LIST       list                                           list (fdata)
 DICT       dict                                           dict with the same keys (fdata)
@@ -52,12 +53,14 @@ CELL = "cell"
 FUNCTION = "function"
 PARTIAL = "partial"
 METHOD = "method"
+SET = "set"
 
-#: Kinds whose tangent is created once per primal object and mutated in place (fdata).
-MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL})
+#: Kinds whose tangent is created once per primal object and mutated in place (fdata). A
+#: frozenset is immutable, but its tangent is identity data like a set's (docs/tangents.md).
+MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL, SET})
 
 _NONDIFF_TYPES: tuple = (
-    bool, int, str, bytes, type(None), type, types.ModuleType, range, slice, set, frozenset,
+    bool, int, str, bytes, type(None), type, types.ModuleType, range, slice,
     bytearray, type(Ellipsis), type(NotImplemented), types.CodeType,
     types.WrapperDescriptorType, types.MethodDescriptorType, types.GetSetDescriptorType,
     np.integer, np.bool_, np.dtype, np.ufunc, random.Random, np.random.Generator,
@@ -97,6 +100,8 @@ def _has_instance_fields(tp: type) -> bool:
 
 
 def _kind_for_type(tp: type) -> str | None:
+    if issubclass(tp, (set, frozenset)):
+        return SET  # refined by value in primal_kind
     if issubclass(tp, _NONDIFF_TYPES) or any(issubclass(tp, r) for r in _registered_nondiff):
         return NONDIFF
     if issubclass(tp, (float, np.floating)):
@@ -154,6 +159,8 @@ def primal_kind(x: Any) -> str:
         _kind_of_type[tp] = kind
     if kind is _MASKED:
         raise StructureError(MASKED_ARRAYS)
+    if kind is SET:
+        return _set_kind(x)
     if kind is ARRAY:
         code = x.dtype.kind
         if code in "fc":
@@ -173,6 +180,51 @@ def primal_kind(x: Any) -> str:
     return kind
 
 
+_NUMBER_ELEMENTS = (float, complex, np.floating, np.complexfloating)
+
+
+def _set_kind(x: Any) -> str:
+    """A set (or frozenset) holding a float or complex number has a ``SetTangent``; a set of labels
+    (ints, strings, tuples of them) has none. Elements that are containers carrying derivatives
+    (a tuple of floats) have no place in a set's tangent: refused, not dropped."""
+    found = NONDIFF
+    for v in x:
+        if isinstance(v, _NUMBER_ELEMENTS):
+            found = SET
+        elif not isinstance(v, (int, str, bytes, type(None), bool)) and not _label(v):
+            raise StructureError(
+                f"yuebing has no tangent type for a {type(x).__name__} holding {type(v).__qualname__} "
+                f"elements that carry derivatives ({v!r:.40}); keep them in a list or tuple")
+    return found
+
+
+def _label(v: Any) -> bool:
+    """Whether hashable ``v`` carries no derivative (an int, a string, a tuple of them...)."""
+    stack = [v]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _NUMBER_ELEMENTS):
+            return False
+        if isinstance(item, (tuple, frozenset)):
+            stack.extend(item)
+        elif _kind_for_type(type(item)) is not NONDIFF:
+            return False
+    return True
+
+
+def canonical_order(elements: Any) -> list:
+    """A set's elements in an order that does not depend on its history (numbers by value,
+    then everything else by type and repr): how two sets' elements are paired."""
+    def rank(v: Any) -> tuple:
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+            return (0, float(v), "")
+        if isinstance(v, (complex, np.complexfloating)):
+            return (1, abs(v), repr(v))
+        return (2, 0.0, f"{type(v).__qualname__}:{v!r}")
+
+    return sorted(elements, key=rank)
+
+
 def _closure_may_carry_tangent(fn: types.FunctionType) -> bool:
     for cell in fn.__closure__ or ():
         try:
@@ -186,6 +238,11 @@ def _closure_may_carry_tangent(fn: types.FunctionType) -> bool:
 
 def _is_plain_nondiff(x: Any) -> bool:
     kind = _kind_for_type(type(x))
+    if kind is SET:
+        try:
+            kind = _set_kind(x)
+        except StructureError:
+            return False
     if kind is NONDIFF:
         return True
     return type(x) is types.FunctionType and not x.__closure__
@@ -240,6 +297,9 @@ def parts(x: Any, kind: str) -> tuple[list, list, str]:
     if kind is OBJECT or kind is FROZEN:
         fields = object_fields(x)
         return list(fields), list(fields.values()), ATTR
+    if kind is SET:
+        elements = canonical_order(x)
+        return elements, elements, ITEM
     if kind is CELL:
         try:
             return ["cell_contents"], [x.cell_contents], ATTR
@@ -337,7 +397,7 @@ _RNG_TYPES = (random.Random, np.random.Generator, np.random.RandomState, np.rand
 
 def is_mutable_nondiff(x: Any) -> bool:
     """Non-differentiable values that a structural copy must still copy (they can be mutated)."""
-    return isinstance(x, (np.ndarray, set, bytearray) + _RNG_TYPES)
+    return isinstance(x, (np.ndarray, set, bytearray) + _RNG_TYPES)  # (sets of labels)
 
 
 def copy_nondiff(x: Any) -> Any:

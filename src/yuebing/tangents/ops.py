@@ -25,7 +25,7 @@ import numpy as np
 
 from . import kinds as K
 from .arrays import ArrayLinks, RootMemo
-from .types import MutableTangent, NoTangent, Tangent
+from .types import MutableTangent, NoTangent, SetTangent, Tangent
 from .walk import ATTR, ITEM, Node, StructureError, evaluate
 
 _SCALAR_TANGENT_TYPES = (float, complex, np.floating, np.complexfloating)
@@ -49,7 +49,7 @@ def tangent_parts(t: Any) -> tuple[str, list, list, str]:
     tp = type(t)
     if tp is list:
         return T_LIST, list(range(len(t))), list(t), ITEM
-    if tp is dict:
+    if tp is dict or tp is SetTangent:
         return T_DICT, list(t), list(t.values()), ITEM
     if isinstance(t, tuple):
         return T_TUPLE, list(range(len(t))), list(t), ITEM
@@ -78,7 +78,7 @@ def _aligned_children(kind: str, keys: list, t: Any, what: str = "tangent", extr
                 f"expected a {what} {expected.__name__} of length {len(keys)}, got {_describe(t)}"
             )
         return list(t)
-    if kind is K.DICT or kind is T_DICT:
+    if kind is K.DICT or kind is T_DICT or kind is K.SET:
         if not isinstance(t, dict):
             raise StructureError(f"expected a {what} dict, got {_describe(t)}")
         if not extra_keys_ok and t.keys() - set(keys):
@@ -145,6 +145,8 @@ def tangent_links(t: Any) -> ArrayLinks:
 def _tangent_shell(x: Any, kind: str) -> Any:
     if kind is K.LIST:
         return []
+    if kind is K.SET:
+        return SetTangent()
     if kind is K.DICT:
         return {}
     return MutableTangent(type(x))
@@ -153,7 +155,7 @@ def _tangent_shell(x: Any, kind: str) -> Any:
 def _fill_tangent(shell: Any, kind: str, keys: list, values: list) -> Any:
     if kind is K.LIST or kind is T_LIST:
         shell[:] = values
-    elif kind is K.DICT or kind is T_DICT:
+    elif kind is K.DICT or kind is T_DICT or kind is K.SET:
         shell.clear()
         shell.update(zip(keys, values))
     else:
@@ -191,6 +193,9 @@ def _from_primal(x: Any, make_leaf: Callable[[Any], Any]) -> Any:
             memo[key] = t = make_leaf(x) if t is None else t
             return t
         keys, children, style = K.parts(x, kind)
+        if kind is K.SET:
+            memo[key] = t = _set_tangent_of(x, [make_leaf(v) if isinstance(v, _SET_NUMBERS) else NoTangent for v in keys])
+            return t
         if kind in K.MUTABLE_KINDS:
             shell = memo[key] = _tangent_shell(x, kind)
             return Node(children, lambda ts: _fill_tangent(shell, kind, keys, ts), keys, style)
@@ -202,6 +207,54 @@ def _from_primal(x: Any, make_leaf: Callable[[Any], Any]) -> Any:
         return Node(children, finish, keys, style)
 
     return evaluate(x, expand)
+
+
+_SET_NUMBERS = (float, complex, np.floating, np.complexfloating)
+
+
+def _set_tangent_of(x: Any, element_tangents: list) -> SetTangent:
+    """The ``SetTangent`` of set ``x`` from its elements' tangents (in ``K.parts`` order), listed
+    in the set's own iteration order (docs/tangents.md)."""
+    by_element = dict(zip(K.canonical_order(x), element_tangents))
+    return SetTangent((v, by_element[v]) for v in x)
+
+
+def _rebuild_set(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
+    """A new set (frozenset) whose elements are ``x``'s moved by ``scale * t``."""
+    if copy_only:
+        return type(x)(x)
+    elements = K.canonical_order(x)
+    moved = []
+    for v, tv in zip(elements, _aligned_children(K.SET, elements, t)):
+        if isinstance(v, _SET_NUMBERS):
+            _check_number(tv, v)
+            v = type(v)(v + scale * tv)
+        elif tv is not NoTangent:
+            raise StructureError(f"{_describe(v)} carries no tangent, but got {_describe(tv)}")
+        moved.append(v)
+    result = type(x)(moved)
+    if len(result) != len(x):
+        raise StructureError(f"moving the elements of {_describe(x)} merged two of them: take a smaller step")
+    return result
+
+
+def _set_difference(x: Any, y: Any) -> SetTangent:
+    """``x - y`` for two sets of the same size, elements paired in ``K.canonical_order``
+    (small moves keep that order); keyed by ``x``'s elements."""
+    if not isinstance(y, (set, frozenset)) or len(y) != len(x):
+        raise StructureError(f"expected a set of {len(x)} elements like {_describe(x)}, got {_describe(y)}")
+    elements = K.canonical_order(x)
+    tangents = []
+    for a, b in zip(elements, K.canonical_order(y)):
+        if isinstance(a, _SET_NUMBERS):
+            _check_number(b, a)
+            cast = complex if isinstance(a, (complex, np.complexfloating)) else float
+            tangents.append(cast(0 if a == b else a - b))
+        elif a != b:
+            raise StructureError(f"the sets differ in a label: {a!r:.40} vs {b!r:.40}")
+        else:
+            tangents.append(NoTangent)
+    return _set_tangent_of(x, tangents)
 
 
 def _zero_leaf(x: Any) -> Any:
@@ -290,6 +343,9 @@ def _rebuild(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
         key = id(x) if mutable else (id(x), id(t))
         if key in memo:
             return memo[key]
+        if kind is K.SET:
+            memo[key] = result = _rebuild_set(x, t, scale, copy_only)
+            return result
         if kind is K.ARRAY or kind is K.NONDIFF:
             memo[key] = result = new_array(x, t)
             return result
@@ -347,6 +403,9 @@ def difference(x: Any, y: Any) -> Any:
         key = id(x) if kind in K.MUTABLE_KINDS or kind is K.ARRAY else (id(x), id(y))
         if key in memo:
             return memo[key]
+        if kind is K.SET:
+            memo[key] = result = _set_difference(x, y)
+            return result
         if kind is K.ARRAY:
             if not isinstance(y, np.ndarray) or y.shape != x.shape:
                 raise StructureError(f"expected an array of shape {x.shape}, got {_describe(y)}")
@@ -423,7 +482,7 @@ def _map_tangents(operands: tuple, leaf: Callable[..., Any]) -> Any:
         columns = [children] + [_aligned_children(kind, keys, other) for other in ts[1:]]
         jobs = list(zip(*columns))
         if mutable:
-            shell = memo[key] = [] if kind is T_LIST else {} if kind is T_DICT else MutableTangent(first.primal_type)
+            shell = memo[key] = [] if kind is T_LIST else type(first)() if kind is T_DICT else MutableTangent(first.primal_type)
             return Node(jobs, lambda vs: _fill_tangent(shell, kind, keys, vs), keys, style)
 
         def finish(values: list) -> Any:

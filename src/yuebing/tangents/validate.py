@@ -14,7 +14,7 @@ import numpy as np
 from . import kinds as K
 from .arrays import array_root
 from .ops import _aligned_children, _describe, _is_number, primal_links
-from .types import MutableTangent, NoTangent, Tangent
+from .types import MutableTangent, NoTangent, SetTangent, Tangent
 from .walk import StructureError, format_key
 
 
@@ -35,6 +35,9 @@ def _check_leaf(x: Any, kind: str, t: Any) -> None:
                 f"the tangent of an array of shape {x.shape} and dtype {x.dtype} must be an array "
                 f"of that shape and dtype, got {_describe(t)}"
             )
+    elif type(t) is SetTangent and isinstance(x, (set, frozenset)) and set(t) == x \
+            and all(v is NoTangent for v in t.values()):
+        return  # a set of labels built by a rule carries an (empty) SetTangent: it may gain floats
     elif t is not NoTangent:
         raise StructureError(f"{_describe(x)} has tangent NoTangent, got {_describe(t)}")
 
@@ -49,6 +52,8 @@ def _check_container_type(x: Any, kind: str, t: Any) -> None:
         expected = list
     elif kind is K.DICT:
         expected = dict
+    elif kind is K.SET:
+        expected = SetTangent
     elif kind in K.MUTABLE_KINDS:
         expected = MutableTangent
     else:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..tangents import kinds as K
 from ..tangents.ops import primal_links
+from ..tangents.types import SetTangent
 from ..tangents.walk import StructureError, format_key
 
 
@@ -105,14 +106,40 @@ def compare(x: Any, y: Any, rtol: float = 0.0, atol: float = 0.0, check_values: 
                 continue
             visited_values.add((id(a), id(b)))
             objects.keep.append((a, b))
+        if kind is K.SET:
+            problem = _compare_sets(a, b, rtol, atol, check_values)
+            if problem:
+                return f"{where}: {problem}"
+            continue
         a_keys, a_children, style = K.parts(a, kind)
         b_keys, b_children, _ = K.parts(b, kind)
+        if type(a) is SetTangent:  # keyed by a set's elements: paired by rank (tangents at nearby sets)
+            a_keys, b_keys = K.canonical_order(a), K.canonical_order(b)
+            if len(a_keys) != len(b_keys):
+                return f"{where}: a set's tangent of {len(a_keys)} elements vs {len(b_keys)}"
+            a_children, b_children = [a[k] for k in a_keys], [b[k] for k in b_keys]
+            b_keys = a_keys
         if a_keys != b_keys:
             return f"{where}: keys {_short(a_keys)} vs {_short(b_keys)}"
         if kind is K.FUNCTION and a.__code__ is not b.__code__:
             return f"{where}: different functions {a.__qualname__} and {b.__qualname__}"
         for key, ca, cb in zip(a_keys, a_children, b_children):
             stack.append((ca, cb, path + format_key(key, style)))
+    return None
+
+
+def _compare_sets(a: Any, b: Any, rtol: float, atol: float, check_values: bool) -> str | None:
+    """Sets of floats: the same size and labels, numbers paired by rank (within tolerance)."""
+    left, right = K.canonical_order(a), K.canonical_order(b)
+    if len(left) != len(right):
+        return f"a set of {len(left)} elements vs {len(right)}"
+    for u, v in zip(left, right):
+        number = isinstance(u, (float, complex, np.floating, np.complexfloating))
+        if number and isinstance(v, type(u)) and (not check_values or _close_numbers(u, v, rtol, atol)):
+            continue
+        if not number and u == v and type(u) is type(v):
+            continue
+        return f"set elements {u!r:.40} vs {v!r:.40}"
     return None
 
 
