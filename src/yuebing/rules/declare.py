@@ -7,7 +7,9 @@
   ``where=`` (with ``out=``: the unselected elements keep their values) and ``dtype=``.
   ``None`` in place of a partial means "not differentiable in this argument" (zero).
 * ``nondifferentiable(*fs)`` -- functions whose derivative is zero (``len``, comparisons, RNG
-  draws, ``np.argmax``): both rules return the primal result with a zero tangent.
+  draws, ``np.argmax``): both rules return the primal result with a zero tangent. With ``out=``
+  (``np.round(x, 2, out=y)``, ``np.rint(x, y)``) the array written holds a constant: its old
+  derivative is dropped (zeroed; where ``where=`` selects), and the pullback restores its contents.
 * ``nondifferentiable_methods(type, *names)`` -- the same for methods of builtin types.
 
 The strong-zero rule (docs/conventions.md) lives here too: ``strong_product(d, partial)`` is
@@ -308,25 +310,65 @@ def nondifferentiable_methods(tp: type, *names: str) -> None:
         register_frule((tp, name), _zero_frule_kw(method))
 
 
-def _reject_out(f: Callable, args: tuple, kwargs: dict) -> None:
-    """Zero-derivative rules do not restore mutated state, so they refuse ``out=``."""
-    if "out" in kwargs or isinstance(f, np.ufunc) and len(args) > f.nin:
-        raise RuleArgumentError(
-            f"{describe_callable(f)}: yuebing does not support out= for this zero-derivative "
-            "function; assign its result instead (y[...] = f(x))"
-        )
+def given_out(f: Callable, args: tuple, kwargs: dict) -> list:
+    """The arrays a call of ``f`` writes its result into (``out=``, by keyword or position; a
+    ufunc's ``out=(array,)`` too), as the arguments given (coduals, duals or values)."""
+    out = kwargs.get("out")
+    if out is None:
+        position = _out_position(f)
+        out = args[position] if position is not None and position < len(args) else None
+    if out is None or primal(out) is None:
+        return []
+    if isinstance(primal(out), tuple):  # a ufunc's out=(array,): its elements and their tangents
+        fdata = out.fdata if isinstance(out, CoDual) else getattr(out, "tangent", NoFData)
+        parts = fdata if isinstance(fdata, tuple) else (NoFData,) * len(primal(out))
+        return [CoDual(p, d) for p, d in zip(primal(out), parts) if p is not None]
+    return [out]
+
+
+def _out_position(f: Callable) -> int | None:
+    try:
+        names = list(inspect.signature(f).parameters)
+    except (TypeError, ValueError):  # no signature: out= only by keyword
+        return None
+    return names.index("out") if "out" in names else None
+
+
+def _written(out: Any, kwargs: dict) -> tuple[Any, Any]:
+    """The derivative data (fdata or tangent) of an ``out=`` array, and the elements written
+    (``where=``'s mask broadcast to it, or None for all)."""
+    data = out.fdata if isinstance(out, CoDual) else getattr(out, "tangent", NoTangent)
+    return data, written_mask(primal(kwargs["where"]), np.shape(primal(out))) if "where" in kwargs else None
+
+
+def written_mask(where: Any, shape: tuple) -> Any:
+    """The elements a ufunc's ``where=`` writes, broadcast to ``shape`` (None: all of them)."""
+    return None if where is True or where is None else np.broadcast_to(where, shape)
+
+
+def zero_written(data: Any, mask: Any) -> None:
+    """A constant was written there: its derivative is 0 (the unselected elements of a where=
+    call keep theirs)."""
+    if isinstance(data, np.ndarray):
+        np.copyto(data, 0, where=True if mask is None else mask)
 
 
 def _zero_rrule_kw(f: Callable) -> Callable:
     def rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Callable]:
-        _reject_out(f, args, kwargs)
-        result = output(call_on_primals(f, args, kwargs))
+        outs = given_out(f, args, kwargs)
+        saved = [primal(o).copy() for o in outs]  # out= is overwritten: restored by the pullback
+        y = call_on_primals(f, args, kwargs)
+        result = next((CoDual(y, o.fdata) for o in outs if primal(o) is y), None) or output(y)
         n = len(args) + len(kwargs) + 1
 
         def pullback(dy: Any) -> tuple:
+            for o, old in zip(outs, saved):  # the old contents were overwritten: cotangent 0
+                zero_written(*_written(o, kwargs))
+                primal(o)[...] = old
             return (NoRData,) * n
 
-        pullback.changes_nothing = True  # type: ignore[attr-defined] - no state to restore (exceptions.py)
+        if not outs:
+            pullback.changes_nothing = True  # type: ignore[attr-defined] - no state to restore (exceptions.py)
         return result, pullback
 
     rrule.__qualname__ = f"rrule[{describe_callable(f)}] (zero derivative)"
@@ -335,8 +377,13 @@ def _zero_rrule_kw(f: Callable) -> Callable:
 
 def _zero_frule_kw(f: Callable) -> Callable:
     def frule(*args: Any, **kwargs: Any) -> Dual:
-        _reject_out(f, args, kwargs)
+        outs = given_out(f, args, kwargs)
         y = call_on_primals(f, args, kwargs)
+        for o in outs:
+            zero_written(*_written(o, kwargs))
+        written = [_written(o, kwargs)[0] for o in outs if primal(o) is y]
+        if written and isinstance(written[0], np.ndarray):
+            return Dual(y, written[0])  # the out= array itself: its tangent, now zero
         return Dual(y, zero_tangent(y))
 
     frule.__qualname__ = f"frule[{describe_callable(f)}] (zero derivative)"

@@ -96,4 +96,14 @@ CASES = [
     Case(np.ndarray.choose, np.array([3, -1, 1]), randn(2, 3), kwargs={"mode": "wrap"}, name="ndarray.choose wrap"),
     Case(np.ndarray.choose, np.array([0, 1]), [randc(2), 1.5], name="ndarray.choose complex"),
     Case(np.ndarray.to_device, randn(3, 2), "cpu", name="ndarray.to_device"),
+    # zero-derivative functions writing into out= (rules/declare.py): its old cotangent is dropped
+    Case(np.round, randn(4) * 3, 2, randn(4), name="round out= positional"),
+    Case(np.around, randn(3, 2) * 3, 1, kwargs={"out": randn(3, 2)}, name="around out="),
+    Case(np.rint, randn(4) * 3, randn(4), name="rint out="),
+    Case(np.floor, randn(2, 3) * 3, kwargs={"out": randn(2, 3)}, name="floor out="),
+    Case(np.ceil, randn(4, dtype=np.float32) * 3, kwargs={"out": randn(4, dtype=np.float32)}, name="ceil out= float32"),
+    Case(np.trunc, randn(4) * 3, kwargs={"out": randn(4), "where": np.array([True, False, True, False])},
+         name="trunc out= where="),
+    Case(np.fix, randn(4) * 3, randn(4), name="fix out="),
+    Case(np.ndarray.round, randn(4) * 3, 1, randn(4), name="ndarray.round out="),
 ]

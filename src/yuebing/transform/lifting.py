@@ -20,7 +20,7 @@ import numpy as np
 from ..rules import outside_state
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
-from ..rules.declare import ELEMENTWISE_PARTIALS, _conj, strong_product, ufunc_dtype, ufunc_mask
+from ..rules.declare import ELEMENTWISE_PARTIALS, _conj, strong_product, written_mask, zero_written, ufunc_dtype, ufunc_mask
 from ..rules.numpy_arguments import check_out_shape
 from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
@@ -444,21 +444,33 @@ def _zero(f: tuple, args: tuple, kwargs: dict) -> tuple:
     y = out.primal
     result = (y, out.fdata, _zero_tangent_of(y), zero_fdata(y))
     written = None
+    mask = written_mask(kwargs["where"][0], np.shape(y)) if "where" in kwargs else None
     for a in [*args, *kwargs.values()]:
-        if y is a[0] and isinstance(a[2], np.ndarray):  # out=: the array now holds a constant
-            written = (a[2], a[2].copy())
-            a[2][...] = 0
-            result = (y, out.fdata, a[2], a[3])
+        for p, t, fdata_t in _out_candidates(a):
+            if y is p and isinstance(t, np.ndarray):  # out=: the array now holds a constant
+                written = (t, t.copy(), fdata_t)
+                zero_written(t, mask)
+                result = (y, out.fdata, t, fdata_t)
 
     def pullback2(dy: Any, dy_d: Any) -> tuple:
-        rs = pullback(dy)
+        rs = pullback(dy)  # zeroes the overwritten cotangent and restores the primal
         if written is not None:
+            zero_written(written[2], mask)  # the tangent of that zero cotangent
             written[0][...] = written[1]
         return rs, (NoRData,) * len(rs)
 
     if written is None:  # zero-derivative rules mutate nothing (they refuse out=): exceptions.py
         pullback2.changes_nothing = True  # type: ignore[attr-defined]
     return result, pullback2
+
+
+def _out_candidates(a: tuple) -> list:
+    """``(primal, tangent, fdata tangent)`` of a 4-tuple argument, or of each element of a tuple
+    (a ufunc's ``out=(array,)``)."""
+    if type(a[0]) is tuple and type(a[2]) is tuple:
+        fdata_ts = a[3] if type(a[3]) is tuple else (NoFData,) * len(a[0])
+        return list(zip(a[0], a[2], fdata_ts))
+    return [(a[0], a[2], a[3])]
 
 
 def _frule_of(fn: Callable, *duals: Dual, **kw_duals: Dual) -> Dual:

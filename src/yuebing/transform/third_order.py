@@ -41,7 +41,7 @@ import numpy as np
 from ..tangents import NoFData, NoRData, NoTangent
 from ..rules import array_like
 from ..rules.core import describe_callable
-from ..rules.declare import ELEMENTWISE_PARTIALS
+from ..rules.declare import ELEMENTWISE_PARTIALS, given_out
 from ..rules.differentiated import paired, tangent_array
 from ..rules.second_order import JVP_DEFINITIONS, _register
 from ..rules.util import sum_rdata, zero_fdata
@@ -217,6 +217,7 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     elif kind == "multilinear":
         pair = _multilinear(call)
     elif kind == "zero":
+        _refuse_out(call)
         pair = _zero(call)
     elif kind == "vjp":
         pair = _with_vjp(call, rule.vjp)
@@ -355,6 +356,15 @@ def _in_place(call: _Call, operation: Any) -> tuple[int, int]:
         raise _refusal(f"{describe_callable(call.f)} in place on an array without a tangent array")
     c.call(_SETITEM, [a_t, everything, y_t])
     return a, a_t
+
+
+def _refuse_out(call: _Call) -> None:
+    """A zero-derivative call writing into ``out=``: the array's tangent slot would keep its old
+    tangent (the plain program rebinds only the result), so it is refused."""
+    args = [call.value(a) for a, _ in call.arg_slots]
+    kwargs = {k: call.value(a) for k, (a, _) in call.keyword_slots.items()}
+    if given_out(call.f, args, kwargs):
+        raise _refusal(f"{describe_callable(call.f)} with out= (assign the result instead: y[...] = f(x))")
 
 
 def _zero(call: _Call) -> tuple[int, int]:
