@@ -3,7 +3,8 @@
 ``var``/``std`` take ``axis``, ``keepdims``, ``ddof``, ``correction``, ``where=`` and ``dtype=``;
 ``mean=`` (a precomputed mean) is refused; ``out=`` (of ``median`` too) runs as ``out[...] = f(...)``
 (``numpy_arguments.out_assigned``). ``average`` takes ``weights`` shaped like
-``a`` or 1-D along an int ``axis``; ``returned=True`` is refused. Inputs may be arrays, numbers or
+``a`` or 1-D along an int ``axis``; with ``returned=True`` it is differentiated as
+``_average_definition`` (the mean and the sum of the weights), which second order follows always. Inputs may be arrays, numbers or
 (nested) lists and tuples of them.
 
 Conventions at non-smooth points (docs/conventions.md):
@@ -22,13 +23,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoTangent
+from ..tangents import NoFData, NoTangent
 from .cases import Case, Expect, randc, randn, randpos
-from .core import Dual, RuleArgumentError, primal
+from .core import CoDual, Dual, RuleArgumentError, frule, primal
 from .numpy_arguments import (NV, as_array, axes_of, conj_if_complex, dense_tangent, expand, forward, given_keywords,
                               keeps_dims, no_out, reduced_count, refuse, rule, vjp_pullback, where_mask)
-from .second_order import with_vjp
-from .util import fit_tangent, output, tangent
+from .second_order import defined_by, with_vjp
+from .util import defined_rrule, fit_tangent, output, tangent
 
 
 # --------------------------------------------------------------------------------------------
@@ -153,17 +154,57 @@ def _average_vjp(g, y, a, axis=None, weights=None, returned=False, keepdims=NV):
     return (ge * conj_if_complex(wb / sw), None, gw)
 
 
-@rule(np.average)
+def _average_core(a, axis=None, weights=None, returned=False, keepdims=NV):
+    """The weighted mean alone: ``np.average``'s value without ``returned=True`` (the primitive
+    whose rule ``_average_definition`` calls, second order differentiating its cotangent map)."""
+    return np.average(a, **given_keywords(axis=axis, weights=weights, keepdims=keepdims))
+
+
+def _average_definition(a, axis=None, weights=None, returned=False, keepdims=NV):
+    """``np.average`` written out: the weighted mean, and with ``returned=True`` the sum of the
+    weights too, broadcast to the mean's shape (NumPy's own steps and dtypes)."""
+    avg = _average_core(a, axis, weights, False, keepdims)
+    if not returned:
+        return avg
+    shape = np.shape(avg)
+    if weights is None:  # the count of averaged elements: a constant
+        scl = np.asarray(avg).dtype.type(np.size(a) / np.size(avg))
+    else:
+        w = np.asarray(weights)
+        if np.shape(w) != np.shape(a):  # 1-D weights along the int axis
+            w = np.swapaxes(np.broadcast_to(w, (np.ndim(a) - 1) * (1,) + w.shape), -1, axis)
+        if keepdims is NV:
+            scl = np.sum(w, axis=axis, dtype=np.asarray(avg).dtype)
+        else:
+            scl = np.sum(w, axis=axis, dtype=np.asarray(avg).dtype, keepdims=keepdims)
+    if np.shape(scl) != shape:
+        scl = np.broadcast_to(scl, shape).copy()
+    return avg, scl
+
+
+def _as_coduals(args: tuple) -> tuple:
+    return tuple(a if isinstance(a, CoDual) else CoDual(a, NoFData) for a in args)
+
+
+def _as_duals(args: tuple) -> tuple:
+    return tuple(a if isinstance(a, Dual) else Dual(a, NoTangent) for a in args)
+
+
+@rule(np.average, _average_core)
 def _average_rrule(a, axis=None, weights=None, returned=False, keepdims=NV):
-    refuse("numpy.average", "returned", returned, False, "compute the sum of weights separately")
     _check_weights(a, axis, weights)
+    if primal(returned):  # two outputs: differentiated as the definition (one rule per output)
+        out, pullback = defined_rrule(_average_definition, *_as_coduals((a, axis, weights, returned, keepdims)))
+        return out, lambda dy: pullback(dy)[1:]
     result = output(np.average(primal(a), **given_keywords(axis=axis, weights=weights, keepdims=keepdims)))
     return result, vjp_pullback(_average_vjp, result, (a, axis, weights, returned, keepdims))
 
 
-@forward(np.average)
+@forward(np.average, _average_core)
 def _average_frule(a, axis=None, weights=None, returned=False, keepdims=NV):
-    refuse("numpy.average", "returned", returned, False, "compute the sum of weights separately")
+    if primal(returned):
+        _check_weights(a, axis, weights)
+        return frule(_average_definition, *_as_duals((a, axis, weights, returned, keepdims)))
     y = np.average(primal(a), **given_keywords(axis=axis, weights=weights, keepdims=keepdims))
     da = dense_tangent(primal(a), tangent(a))
     if primal(weights) is None:
@@ -185,7 +226,8 @@ def _average_frule(a, axis=None, weights=None, returned=False, keepdims=NV):
     return Dual(y, fit_tangent(dy, y))
 
 
-with_vjp(np.average, _average_vjp)
+with_vjp(_average_core, _average_vjp)
+defined_by(np.average, _average_definition)
 
 
 # --------------------------------------------------------------------------------------------
@@ -266,6 +308,10 @@ CASES = [
     Case(np.average, randn(3, 4), 1, randpos(4)),
     Case(np.average, randn(3, 4), None, randpos(3, 4)),
     Case(np.average, randn(3, 4), (0, 1), randpos(3, 4), kwargs={"keepdims": True}),
+    Case(np.average, randn(3, 4), 1, randpos(4), True, name="average returned=True, 1-D weights"),
+    Case(np.average, randn(3, 4), None, randpos(3, 4), True, name="average returned=True, weights like a"),
+    Case(np.average, randn(3, 4), 0, None, True, kwargs={"keepdims": True}, name="average returned=True, no weights"),
+    Case(np.average, randn(2, 3), 0, randpos(2, 3), True, kwargs={"keepdims": True}, name="average returned keepdims"),
     Case(np.median, randn(5)),
     Case(np.median, randn(4, 6), kwargs={"axis": 1}),
     Case(np.median, randn(3, 4, 5), kwargs={"axis": (0, 2), "keepdims": True}),
