@@ -18,7 +18,8 @@ and of ``least_squares``'s residual vector; fields whose derivative is zero at a
 residual of a root, the gradient at a minimum) have zero tangents; the others (``hess_inv``,
 ``fjac``...) get NaN tangents in forward mode and are refused in reverse mode. Second order
 (``yb.hvp``, ``yb.hessian``) is the forward rule of the reverse rule (``api/implicit_second_order.py``);
-a minimum found without the user's gradient has second order in its optimum value only.
+for a minimum found without the user's gradient it takes third derivatives of the objective
+(``api/implicit_stationary.py``).
 """
 from __future__ import annotations
 

@@ -18,10 +18,9 @@ first-order rule of ``F`` with cotangent ``λ̇`` into the fdata tangents. The o
 own second-order rules, the latter adding to ``x̄`` and ``x̄̇`` first.
 
 A minimum found without the user's gradient (``minimize`` without ``jac``, ``minimize_scalar``,
-``least_squares``) has ``F = ∇_x f``, whose second order is the objective's third derivative with
-respect to what the callable captures, which yuebing does not take: the solution's second
-derivative raises ``SecondOrderError`` with advice (pass ``jac=``, or solve ``∇f = 0`` with
-``root``); the optimum value alone (``res.fun``, ``res.cost``) is differentiated twice.
+``least_squares``) has ``F = ∇_x f``: the first pass is then forward-over-reverse of
+``psi = <∇_x f, λ>`` (third derivatives of the objective, ``api/implicit_stationary.py``), the
+second the same at ``λ = 0`` with tangent ``λ̇`` (its gradient's tangent is ``(∂F/∂θ)^T λ̇``).
 """
 from __future__ import annotations
 
@@ -30,13 +29,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..rules import _implicit_residuals as R
 from ..rules import outside_state
 from ..rules.core import CoDual, Dual, rrule
 from ..rules.util import out_cotangent, sum_rdata, zero_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..transform.forward_runtime import zero_tangent_of
 from ..transform.second_order import CellTangent, call_rrule2
-from ..transform.second_order import SecondOrderError
+from .implicit_stationary import pull_stationary
 
 def flat(v: Any) -> np.ndarray:
     return np.reshape(np.asarray(v, dtype=float), -1)
@@ -47,17 +47,6 @@ def like(v: np.ndarray, x: Any) -> Any:
     if isinstance(x, np.ndarray):
         return np.reshape(v, x.shape).astype(x.dtype, copy=False)
     return float(v[0])
-
-
-_ADVICE = ("pass the objective's gradient as jac= (minimize(fun, x0, jac=gradient), or jac=True with fun returning "
-           "(value, gradient)), or solve gradient(x) = 0 with scipy.optimize.root: both have second order")
-_MIN_ADVICE = {
-    "scipy.optimize.minimize_scalar": "find the zero of the derivative with scipy.optimize.brentq or root_scalar "
-                                      "instead: they have second order",
-    "scipy.optimize.least_squares": "minimize the cost with scipy.optimize.minimize(cost, x0, jac=gradient) where "
-                                    "gradient(x) = J(x).T @ r(x), or solve J(x).T @ r(x) = 0 with scipy.optimize.root: "
-                                    "both have second order",
-}
 
 
 def constant4(value: Any) -> tuple:
@@ -121,13 +110,6 @@ class DualPull:
         self.x4 = fresh4(problem.x, x_dot)
         self.params4, self.objective4 = params4, objective4
 
-    def _residual_function(self) -> Callable:
-        if self.plan.kind == "root":
-            return self.plan.function
-        raise SecondOrderError(
-            f"yb.hvp/yb.hessian: the second derivative of {self.name}'s solution needs third derivatives of the "
-            f"objective with respect to what it captures, which yuebing does not take; {_MIN_ADVICE.get(self.name, _ADVICE)}")
-
     def run(self, cot: Any, cot_dot: Any, get: Callable) -> tuple[dict, dict]:
         p = self.plan
         rs: dict = {}
@@ -152,14 +134,30 @@ class DualPull:
         return rs, rsd
 
     def _implicit(self, x_bar: np.ndarray, x_bar_dot: np.ndarray, rs: dict, rsd: dict) -> None:
-        problem, names, function = self.problem, self.plan.names, self._residual_function()
-        lam = -problem.solve(x_bar, transpose=True)
-        _, h_x, r, rd = pull_second(function, self.x4, self.params4, like(lam, problem.x), 0.0 * lam)
+        problem, names = self.problem, self.plan.names
+        lam = like(-problem.solve(x_bar, transpose=True), problem.x)
+        _, h_x, r, rd = self._pull(lam, 0.0 * lam)
         _add(rs, names, r)
         _add(rsd, names, rd)
-        lam_dot = -problem.solve(x_bar_dot + flat(h_x), transpose=True)
-        if np.any(lam_dot):
-            _add(rsd, names, pull_fdata_tangent(function, problem.x, self.params4, like(lam_dot, problem.x)))
+        lam_dot = like(-problem.solve(x_bar_dot + flat(h_x), transpose=True), problem.x)
+        if not np.any(lam_dot):
+            return
+        if self.plan.kind == "root":
+            _add(rsd, names, pull_fdata_tangent(self.plan.function, problem.x, self.params4, lam_dot))
+        else:  # (∂F/∂θ)^T λ̇: the tangent of psi's gradient at u = 0 with u̇ = λ̇ (its value is 0)
+            _add(rsd, names, self._pull(0.0 * lam, lam_dot)[3])
+
+    def _pull(self, lam: Any, lam_dot: Any) -> tuple:
+        """``(∂F/∂x)^T λ``'s tangent ``h_x`` and ``(∂F/∂θ)^T λ`` (into the parameters' fdata, and
+        its tangent into their fdata tangents), for ``F``'s cotangent ``λ`` with tangent ``λ̇``:
+        ``F``'s second-order rule, or for ``F = ∇_x f`` third derivatives of ``f``. Each call
+        has its own fresh fdata for ``x``."""
+        x4 = fresh4(self.problem.x, self.x4[2])
+        if self.plan.kind == "root":
+            return pull_second(self.plan.function, x4, self.params4, lam, lam_dot)
+        cost = self.plan.function is R.least_squares_cost
+        h_x, r, rd = pull_stationary(cost, x4, self.params4, lam, lam_dot)
+        return None, h_x, r, rd
 
 
 def tangent4(a4: tuple) -> Dual:

@@ -21,8 +21,9 @@ measures it).
   cotangent ``(Ī, Ī̇)``, delivered in place like any argument's) plus the limits' terms
   ``Ī (ḃ ∂f/∂θ(b) - ȧ ∂f/∂θ(a))``; ``ā̇ = -(Ī̇ f(a) + Ī ḟ(a))`` and likewise for ``b``. The nodes:
   21-point Gauss-Legendre on each subinterval ``quad_vec`` chose for ``(f, ∂f/∂θ)`` at the call's
-  tolerances (tests/test_integrate_second_order.py measures the accuracy). Infinite limits are
-  refused in second order (``SecondOrderError``: substitute a finite range).
+  tolerances (tests/test_integrate_second_order.py measures the accuracy). An infinite range is
+  mapped to a finite one as ``quad_vec`` maps it (``_Range``: ``t = a + (1 - u)/u``, ``dt = du/u²``)
+  and its subintervals taken in that variable; an infinite limit does not move (as in first order).
 """
 from __future__ import annotations
 
@@ -170,22 +171,70 @@ def _quad_frule(func: Dual, a: Dual, b: Dual, args: Dual, settings: Dual) -> Dua
 
 
 _GAUSS = np.polynomial.legendre.leggauss(21)
+_TINY = np.finfo(float).tiny ** 0.5  # below it 1/t**2 overflows: the integrand is taken as 0 there
+
+
+class _Range:
+    """``[lower, upper]`` as a finite variable ``u``: ``t(u)`` and ``dt/du``. A finite range is
+    itself; an infinite one is mapped as ``quad_vec`` maps it (``t = a ± (1 - u)/u`` on ``(0, 1]``,
+    ``t = (1 - |u|)/u`` on ``[-1, 1]`` split at 0), so its subintervals are finite."""
+
+    def __init__(self, lower: float, upper: float) -> None:
+        self.sign = -1.0 if upper < lower else 1.0  # ∫_a^b = -∫_b^a: integrate upwards
+        self.a, self.b = min(lower, upper), max(lower, upper)
+        self.kind = ("finite" if math.isfinite(self.a) and math.isfinite(self.b) else "double"
+                     if not (math.isfinite(self.a) or math.isfinite(self.b)) else "upper" if math.isfinite(self.a)
+                     else "lower")
+
+    def bounds(self) -> tuple[float, float]:
+        return {"finite": (self.a, self.b), "double": (-1.0, 1.0)}.get(self.kind, (0.0, 1.0))
+
+    def t(self, u: float) -> float:
+        if self.kind == "finite":
+            return u
+        if self.kind == "double":
+            return (1.0 - abs(u)) / u
+        return self.a + (1.0 - u) / u if self.kind == "upper" else self.b - (1.0 - u) / u
+
+    def jacobian(self, u: float) -> float:
+        return 1.0 if self.kind == "finite" else 1.0 / (u * u)
+
+    def points(self, points: Any) -> Any:
+        """Break points in ``u`` (the sign change at ``u = 0`` of a doubly infinite range too)."""
+        if self.kind == "finite":
+            return points
+        mapped = [self.u(float(p)) for p in (points or ()) if self.a < float(p) < self.b]
+        return tuple(mapped) + ((0.0,) if self.kind == "double" else ()) or None
+
+    def u(self, t: float) -> float:
+        if self.kind == "double":
+            return math.copysign(1.0, t) / (abs(t) + 1.0)
+        return 1.0 / (1.0 + (t - self.a if self.kind == "upper" else self.b - t))
 
 
 def _nodes(integrand: _Integrand, lower: float, upper: float, given: dict) -> tuple[np.ndarray, np.ndarray]:
     """Quadrature nodes and weights for the dual pullback's integral: Gauss-Legendre on each
-    subinterval that ``quad_vec`` needs for the value and first derivative of the integrand."""
-    def first_order(t: float) -> np.ndarray:
-        value = np.array([integrand.value(t)])
-        return np.concatenate([value, integrand.pull(t)]) if integrand.size else value
+    subinterval that ``quad_vec`` needs for the value and first derivative of the integrand (in
+    the finite variable of ``_Range`` for an infinite range; its weights carry ``dt/du``)."""
+    span = _Range(lower, upper)
+    if lower == upper:  # an empty range (two equal infinite limits too)
+        return np.zeros(0), np.zeros(0)
 
-    info = _integrate.quad_vec(first_order, lower, upper, points=given.get("points"), full_output=True,
-                               **_tolerances(given))[2]
+    def first_order(u: float) -> np.ndarray:
+        if span.kind != "finite" and abs(u) < _TINY:  # t = ±inf: the integrand has decayed
+            return np.zeros(1 + integrand.size)
+        t, scale = span.t(u), span.jacobian(u)
+        value = np.array([integrand.value(t)])
+        return scale * (np.concatenate([value, integrand.pull(t)]) if integrand.size else value)
+
+    info = _integrate.quad_vec(first_order, *span.bounds(), points=span.points(given.get("points")),
+                               full_output=True, **_tolerances(given))[2]
     nodes, weights = [], []
     for left, right in info.intervals:
         half = 0.5 * (right - left)
-        nodes.append(left + half * (_GAUSS[0] + 1.0))
-        weights.append(half * _GAUSS[1])
+        u = left + half * (_GAUSS[0] + 1.0)
+        nodes.append(np.array([span.t(v) for v in u]))
+        weights.append(span.sign * half * _GAUSS[1] * np.array([span.jacobian(v) for v in u]))
     return np.concatenate(nodes), np.concatenate(weights)
 
 
@@ -195,9 +244,6 @@ def _quad_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
         raise SecondOrderError(f"yb.hvp/yb.hessian: {_QUAD}'s primitive takes five positional arguments")
     func4, a4, b4, params4, settings4 = args4
     lower, upper = float(a4[0]), float(b4[0])
-    if not (math.isfinite(lower) and math.isfinite(upper)):
-        raise SecondOrderError(f"yb.hvp/yb.hessian: {_QUAD} over an infinite range has first order only; substitute "
-                               "a finite range (t = u / (1 - u**2) for u in (-1, 1), dt = (1 + u**2) / (1 - u**2)**2 du)")
     given = _settings(dict(settings4[0]))
     duals = [S.tangent4(a) for a in args4]
     out = _quad_frule(*duals)
@@ -226,6 +272,9 @@ def _quad_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
         limits = []
         for limit4, sign in ((b4, 1.0), (a4, -1.0)):
             limit_dot = _number_tangent(S.tangent4(limit4))
+            if not math.isfinite(float(limit4[0])):  # an infinite limit does not move (as in first order)
+                limits.append((0.0, 0.0))
+                continue
             if integrand.size and bar != 0.0 and limit_dot != 0.0:  # Ī ṫ ∂f/∂θ(t) at a moving limit
                 add(float(limit4[0]), 0.0, sign * bar * limit_dot)
             moving = S.tangent4(limit4)

@@ -54,3 +54,12 @@ def least_squares_cost(x: Any, fun: Callable, args: Any, kwargs: Any) -> Any:
     """``least_squares``'s cost ``0.5 * sum(r**2)``, the objective whose stationary point it finds."""
     r = np.asarray(fun(x, *_as_tuple(args), **(kwargs or {})))
     return 0.5 * np.sum(r * r)
+
+
+def residual_pairing(pair: Any) -> Any:
+    """``(0.5 * sum(r**2), <r, ṙ>)`` for the pair ``(r, ṙ)`` of a residual vector and its tangent:
+    ``least_squares``' cost and its tangent (the second order of its minimum differentiates this
+    in ``api/implicit_stationary.py``)."""
+    r, r_dot = pair
+    r = np.asarray(r)
+    return 0.5 * np.sum(r * r), np.sum(r * np.asarray(r_dot))

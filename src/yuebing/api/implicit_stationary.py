@@ -1,0 +1,229 @@
+"""Second order of a minimum found without the user's gradient (``minimize`` without ``jac=``,
+``minimize_scalar``, ``least_squares``): the third derivatives of the objective that the implicit
+function theorem on ``F = ∇_x f = 0`` needs (``api/implicit_second_order.py``).
+
+The dual pullback of the solution needs, for a cotangent ``λ`` of ``F``, the gradient of
+``psi(x, θ) = <∇_x f(x, θ), λ> = D f(x, θ)[λ, 0]`` in ``(x, θ)`` and that gradient's tangent along
+``(ẋ, θ̇)``: forward-over-reverse of ``psi``. ``psi`` is the tangent half of ``f``'s *plain forward
+program* (``transform/plain_forward.py``), which second order differentiates like user code
+(``transform/third_order.py``), here composed by hand (``_Composition``) from the user's callable:
+``fun(x, *args, **kwargs)`` for ``minimize``, ``0.5 * sum(r**2)`` of its residual ``r`` for
+``least_squares`` (``psi = <r, D r[λ]>``: the full Hessian of the cost, not Gauss-Newton).
+
+``θ`` is ``args=``, ``kwargs=`` and what the callable captures. Plain forward programs read a
+closure's captured variables as constants, so the user's closure is *opened* here: its plain
+program is generated with each captured variable as an extra parameter, fed by the cell's
+second-order read (``cell_get``, whose boxes are the closure's fdata and tangent), so the
+captured variables' derivatives reach them like the arguments'. A function carrying derivatives
+deeper than that (a closure capturing another closure that captures ``θ``, a closure passed in
+``args=``) would lose them, so it is refused (``SecondOrderError``) with advice.
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+import re
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ir import nodes as ir
+from ..ir.primitives import cell_get, cell_set
+from ..rules import _implicit_residuals as R
+from ..rules.util import zero_fdata
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, join
+from ..transform.plain_forward import TANGENT_KEYWORD, PlainForwardGenerator, _compile, jvp_call
+from ..transform.protocols import CodeCache, SourceFunction
+from ..transform.runtime import cell_fdata
+from ..transform.second_order import CellTangent, SecondOrderError, cell_tangent, dual_rule
+from ..transform.third_order import _Composition, _constant, _function, _zero_tangent_of
+
+_GETITEM = _function(operator.getitem)
+_CELL_GET = _function(cell_get)
+_JVP_CALL = _function(jvp_call)
+
+# --------------------------------------------------------------------------------------------
+# A closure's plain forward program with its captured variables as parameters
+# --------------------------------------------------------------------------------------------
+
+_OPENED = CodeCache()
+
+
+def _opened_name(var: str) -> str:
+    return f"_open_{var}"
+
+
+def _open_body(body: list, cells: dict) -> list:
+    """``body`` with every read of a captured variable (``cell_get(_cell_v)``) a copy of the
+    parameter standing for it; a write (``nonlocal``) is refused."""
+    out = []
+    for s in body:
+        if isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and s.func.value is cell_set:
+            raise SecondOrderError("yb.hvp/yb.hessian: an objective that writes a variable it captures (nonlocal) "
+                                   "has no second order through a minimiser; pass the variable as an argument")
+        if (isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and s.func.value is cell_get
+                and len(s.args) == 1 and isinstance(s.args[0], ir.Var) and s.args[0].name in cells):
+            out.append(ir.Copy(s.target, ir.Var(cells[s.args[0].name]), s.line))
+            continue
+        changes = {f.name: _open_body(getattr(s, f.name), cells) for f in dataclasses.fields(s)
+                   if isinstance(getattr(s, f.name), list) and f.name not in ("args", "kwargs")}
+        if isinstance(s, ir.Try):
+            changes["handlers"] = [dataclasses.replace(h, body=_open_body(h.body, cells)) for h in s.handlers]
+        out.append(dataclasses.replace(s, **changes) if changes else s)
+    return out
+
+
+def opened_program(fun: types.FunctionType) -> tuple[types.FunctionType, SourceFunction]:
+    """``fun``'s plain forward program taking its captured variables as extra parameters, after
+    its own: ``program(fun, fun_t, x, x_t, ..., v, v_t, ...)`` for ``fun.__code__.co_freevars``."""
+    found = _OPENED.get(fun)
+    if found is None:
+        source = SourceFunction(fun)
+        function = source.ir
+        cells = {f"_cell_{v}": _opened_name(v) for v in function.free_vars}
+        # the cells stay (a captured module is checked through its cell); only their reads change
+        opened = dataclasses.replace(function, params=function.params + list(cells.values()),
+                                     body=_open_body(function.body, cells))
+        generated = PlainForwardGenerator(opened, fun.__globals__).generate()
+        found = _OPENED.put(fun, (_compile(generated, fun), source))
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# psi's gradient and its tangent, composed from second-order rules
+# --------------------------------------------------------------------------------------------
+
+
+def _elements(c: _Composition, slot: int, value: Any, keywords: bool) -> Any:
+    """The slot pairs ``(value, zero direction)`` of ``args``'s elements (a non-tuple is one
+    argument) or, with ``keywords``, of ``kwargs``'s items by name, read out of ``slot``."""
+    def element(key: Any) -> tuple[int, int]:
+        e = c.call(_GETITEM, [slot, c.add(_constant(key))])
+        return e, c.add(_constant(_zero_tangent_of(c.values[e][0])))
+
+    if keywords:
+        return {k: element(k) for k in (value or {})}
+    if isinstance(value, tuple):
+        return [element(k) for k in range(len(value))]
+    return [(slot, c.add(_constant(_zero_tangent_of(value))))]
+
+
+def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict) -> int:
+    """The ``(value, tangent)`` pair of the user's callable on the slot pairs, by second order
+    of its plain forward program (opened, for a closure): the pair's slot."""
+    fun4 = c.values[fun_slot]
+    fun = fun4[0]
+    if not (isinstance(fun, types.FunctionType) and fun.__closure__):
+        slots = [fun_slot, c.add(_constant(NoTangent))] + [s for pair in positional for s in pair]
+        named = {}
+        for k, (value, direction) in keywords.items():  # jvp_call's keywords: k=value, _t_k=its tangent
+            named[k], named[TANGENT_KEYWORD + k] = value, direction
+        return c.call(_JVP_CALL, slots, named)
+    program, source = opened_program(fun)
+    given = {**dict(enumerate(positional)), **keywords}
+    slots = [fun_slot, c.add(_constant(NoTangent))]
+    for kind, payload in source.plan(fun, tuple(range(len(positional))), dict(keywords)):
+        if kind == "arg":
+            slots += list(given[payload])
+        elif kind == "star":
+            slots += [c.pack([given[k][0] for k in payload]), c.pack([given[k][1] for k in payload])]
+        elif kind == "default":
+            slots += [c.add(_constant(payload)), c.add(_constant(_zero_tangent_of(payload)))]
+        else:
+            raise SecondOrderError(f"yb.hvp/yb.hessian: {fun.__qualname__} takes **kwargs, which third derivatives "
+                                   "do not follow; name its keyword parameters")
+    for name, cell in zip(fun.__code__.co_freevars, fun.__closure__):
+        cell4 = (cell, cell_fdata(fun4[1], name, cell), cell_tangent(fun4[2], name, cell),
+                 cell_fdata(fun4[3], name, cell, "fdata_tangent"))
+        value = c.call(_CELL_GET, [c.add(cell4)])
+        v4 = c.values[value]
+        if _captures(v4[1], set()) or _captures(v4[2], set()):
+            raise SecondOrderError(_advice(fun, f"{name}, a function that captures variables carrying derivatives"))
+        slots += [value, c.add(_constant(_zero_tangent_of(v4[0])))]
+    out, pullback = dual_rule(program)(_function(program), *(c.values[s] for s in slots))
+    c.steps.append((pullback, slots, len(c.values)))
+    return c.add(out)
+
+
+def _seed(value4: tuple, seed: float) -> Any:
+    """Cotangent ``seed`` of a scalar value: in its fdata for an array, else as rdata."""
+    if isinstance(value4[0], np.ndarray):
+        value4[1][...] += seed
+        return NoRData
+    return seed
+
+
+def pull_stationary(cost: bool, x4: tuple, params4: tuple, u: Any, u_dot: Any) -> tuple:
+    """The gradient of ``psi(x, θ) = <∇_x f(x, θ), u>`` (``H_xx u``, and ``H_θx u`` into the
+    parameters' fdata) and its tangent along the arguments' tangents and ``u̇`` (``D³f[u, (ẋ, θ̇)]
+    + H u̇``, into their fdata tangents); ``f`` is the objective ``fun(x, *args)`` (``cost``
+    False; ``params4``: ``fun``, ``args``) or ``least_squares``' cost (``fun``, ``args``,
+    ``kwargs``). Returns ``(x̄̇, params' rdata, params' rdata tangents)``."""
+    for a4 in params4[1:]:
+        if _captures(a4[1], set()) or _captures(a4[2], set()):
+            raise SecondOrderError(_advice(params4[0][0], "a function in args= or kwargs= that captures variables "
+                                                          "carrying derivatives"))
+    u4 = (u, zero_fdata(u), u_dot, zero_fdata(u))
+    c = _Composition([params4[0], x4, u4, *params4[1:]])
+    positional = _elements(c, 3, params4[1][0], keywords=False)
+    keywords = _elements(c, 4, params4[2][0], keywords=True) if cost else {}
+    pair = _user_call(c, 0, [(1, 2), *positional], keywords)
+    if cost:  # psi = <r, D r[u]>
+        pair = c.call(_function(R.residual_pairing), [pair])
+    psi = c.call(_GETITEM, [pair, c.add(_constant(1))])
+    rs, rsd = c.pull({psi: [_seed(c.values[psi], 1.0), NoRData]})
+    return join(x4[3], rsd[2]), (rs[1], *rs[4:]), (rsd[1], *rsd[4:])
+
+
+# --------------------------------------------------------------------------------------------
+# What cannot be followed: derivatives captured deeper than one closure
+# --------------------------------------------------------------------------------------------
+
+
+def _captures(t: Any, seen: set) -> bool:
+    """Whether fdata or a tangent holds a function's captured variables that carry derivatives."""
+    if id(t) in seen or t is NoTangent or t is NoFData:
+        return False
+    seen.add(id(t))
+    if isinstance(t, (tuple, list)):
+        return any(_captures(v, seen) for v in t)
+    if isinstance(t, dict):
+        return any(_captures(v, seen) for v in t.values())
+    if isinstance(t, Tangent):
+        if t.primal_type is types.FunctionType:
+            return any(_carries(v) for v in t.fields.values())
+        return any(_captures(v, seen) for v in t.fields.values())
+    return False
+
+
+def _carries(box: Any) -> bool:
+    """Whether a closure's box (fdata: a cell box; tangent: a ``CellTangent``) holds a derivative."""
+    content = box.fields.get("cell_contents", NoTangent) if isinstance(box, MutableTangent) else box
+    content = content.value if isinstance(content, CellTangent) else content
+    return content is not NoTangent and content is not NoFData
+
+
+def _where(fun: Any) -> str:
+    """Where the user wrote ``fun``: its file and line, or for a function made inside the
+    differentiated code (its code is the generated program's) the function that makes it."""
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return ""
+    if not code.co_filename.startswith("<yuebing"):
+        return f" ({code.co_filename}:{code.co_firstlineno})"
+    maker = re.match(r"(\w+)_dual_forward\b", getattr(code, "co_qualname", ""))
+    outer = getattr(fun, "__globals__", {}).get(maker.group(1)) if maker else None
+    if not isinstance(outer, types.FunctionType):
+        return ""
+    return f" (made in {outer.__name__}, {outer.__code__.co_filename}:{outer.__code__.co_firstlineno})"
+
+
+def _advice(fun: Any, what: str) -> str:
+    return (f"yb.hvp/yb.hessian: the second derivative of a minimiser's solution needs third derivatives of the "
+            f"objective {getattr(fun, '__name__', '')}{_where(fun)}, which yuebing takes with respect to its "
+            f"arguments and the variables it captures, not through {what}; pass those variables to the objective "
+            "as arguments (args=), or pass the objective's gradient as jac=")
+
+
+__all__ = ["opened_program", "pull_stationary"]
