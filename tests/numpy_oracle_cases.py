@@ -370,6 +370,20 @@ METHODS = [
     method("dot", lambda xp, f, x: x.dot(x.T), [(r(3, 4),)]),
     method("diagonal", lambda xp, f, x: x.diagonal()),
     method("astype", lambda xp, f, x: x.astype(np.float32), rtol=1e-6),
+    method("compress", lambda xp, f, x: x.compress(_MASK[:3], axis=-2)),
+    method("choose", lambda xp, f, x, y: xp.asarray(_CHOICE).choose([x, y * y]), [(r(4), r(4))]),
+    # a NumPy array lives on the CPU (x.to_device("cpu") is x); a JAX array's wants a Device
+    method("to_device", lambda xp, f, x: x.to_device("cpu") if xp is np else x, [(r(3, 4),)]),
+]
+
+LEFTOVERS = [  # issue 14's leftovers (rules/numpy_leftovers.py, numpy_statistics.py)
+    Oracle("numpy.astype", lambda xp, f, x: f(x, np.float32), [(r(3, 4),)], rtol=1e-6),
+    Oracle("numpy.astype[complex]", lambda xp, f, x: xp.abs(f(x, np.complex128) * (1 + 2j)), [(r(5),)]),
+    *(Oracle(f"numpy.{n}[decimals=2]", lambda xp, f, x: f(x, 2) + x, same_domain(ONE, "real")) for n in ("round", "around")),
+    Oracle("numpy.average[returned]", lambda xp, f, x, w: f(x, axis=1, weights=w, returned=True), [(r(3, 4), p(4))]),
+    Oracle("numpy.average[returned, weights like a]", lambda xp, f, x, w: f(x, weights=w, returned=True),
+           [(r(5), p(5)), (r(3, 4), p(3, 4))]),
+    Oracle("numpy.average[returned, no weights]", lambda xp, f, x: f(x, axis=0, returned=True), [(r(3, 4),)]),
 ]
 
 DERIVED = [  # differentiated from NumPy's Python source when this was written (some have rules now)
@@ -449,7 +463,7 @@ COMPLEX = [  # complex inputs: JAX's gradient is the conjugate of yuebing's (see
     method("conj[complex]", lambda xp, f, z: z.conj(), [(c(3, 4),)]),
 ]
 
-ORACLES = DERIVED + ELEMENTWISE + REDUCTIONS + SHAPE + PRODUCTS + LINALG + FFT + METHODS + COMPLEX
+ORACLES = DERIVED + ELEMENTWISE + REDUCTIONS + SHAPE + PRODUCTS + LINALG + FFT + METHODS + LEFTOVERS + COMPLEX
 
 
 def function_of(name: str, xp: Any) -> Any:
