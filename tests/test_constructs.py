@@ -16,8 +16,6 @@ CONSTRUCTS = {name: f for name, f in vars(constructs).items() if name.startswith
 
 #: construct -> (modes refused, text the error must contain)
 REFUSED = {
-    # reverse mode cannot replay part of a handler: refused, with advice (forward mode runs it)
-    "c_try_handler_raises_after_work": ("grad,hvp", "raised inside a loop, branch or with block of a try body"),
     "c_generator_send": ("all", "generator functions that use yield's value"),
     "c_global": ("all", "writing the global 'G' a value that carries derivatives"),
     "c_sum_set": ("all", "through the elements of a set"),  # a set of floats: their derivatives have no place

@@ -8,8 +8,8 @@ behind to undo. ``caught`` is called first thing in every generated handler and 
 * yuebing's own errors (a missing rule, an unsupported construct) are raised again: a user's
   ``except Exception`` must not turn "cannot differentiate this" into a silently different path;
 * the tape entries of a plain statement that raised (residuals it pushed before failing) are
-  dropped; a loop, branch or ``with`` block of the ``try`` body that raised after recording work
-  cannot be undone in part, so it is refused with the user's line;
+  dropped (a loop, branch, ``with`` block or inner try of the body that raised part way is undone
+  in part by the reverse pass: transform/try_statements.py);
 * an exception that left a differentiated Python function after it had done work is marked
   (``mark_partial``) by the function's rule, which undoes that work as it leaves: the handler
   refuses it, since plain Python would have kept the work's effects.
@@ -55,8 +55,9 @@ def mark_partial(error: BaseException, function: str, tape: list) -> None:
 
 def caught(tape: list | None, length: int, error: BaseException, simple: bool, where: tuple) -> None:
     """Check an exception a generated handler just caught; ``tape`` is None in forward mode.
-    ``length`` is the tape's length when the statement that raised began, ``simple`` whether that
-    statement is a plain one, ``where`` the ``(filename, line, function)`` of the ``try``."""
+    ``length`` is the tape's length when the statement that raised began, ``where`` the
+    ``(filename, line, function)`` of the ``try``. (``simple`` is no longer used: loops and
+    blocks of a try body are undone in part, transform/try_statements.py.)"""
     if _is_ours(error):
         raise error
     inside = getattr(error, _PARTIAL, None)
@@ -65,8 +66,14 @@ def caught(tape: list | None, length: int, error: BaseException, simple: bool, w
             f"an exception ({type(error).__name__}) raised in {inside} after it had done differentiable "
             f"work and caught here", _ADVICE, *where) from error
     if tape is not None and len(tape) > length:
-        if not simple:
-            raise UnsupportedSyntaxError(
-                f"an exception ({type(error).__name__}) raised inside a loop, branch or with block of "
-                "a try body after it had recorded differentiable work", _ADVICE, *where) from error
         del tape[length:]  # residuals of the plain statement that failed: nothing happened
+
+
+def refuse_finally(error: BaseException, where: tuple, line: int) -> None:
+    """Refuse an exception caught after it left a ``try`` (at ``line``) whose ``finally`` block
+    did differentiable work on its way out: that work follows the body's partial work on the
+    tape, an order the reverse pass does not replay."""
+    raise UnsupportedSyntaxError(
+        f"an exception ({type(error).__name__}) that left the try at line {line} through a finally block "
+        "with differentiable work and caught here", _ADVICE.replace("; forward", " (or move the finally "
+        "block's work after the try); forward"), *where) from error

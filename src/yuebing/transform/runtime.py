@@ -23,7 +23,7 @@ from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rda
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
-from .exceptions import caught, mark_partial
+from .exceptions import caught, mark_partial, refuse_finally
 from .dataclass_construction import construct_reverse
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
@@ -721,6 +721,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_new_cell_box": new_cell_box,
         "_STAR": Star,
         "_caught": caught,
+        "_refuse_finally": refuse_finally,
     }
 
 

@@ -37,7 +37,7 @@ from .lifting import _has_float_data, lookup_second_order, run_second_order
 from .lifting_objects import construct
 from . import second_order_calls as _calls
 from . import lifting as _lifting
-from .exceptions import EFFECT_MARKERS, caught, mark_partial
+from .exceptions import EFFECT_MARKERS, caught, mark_partial, refuse_finally
 from .direct_calls import SECOND as _DIRECT, DualDirectCalls
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
@@ -629,7 +629,7 @@ def runtime_namespace() -> dict[str, Any]:
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
             "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
-            "_DWRITE": _DWRITE, "_caught": caught}
+            "_DWRITE": _DWRITE, "_caught": caught, "_refuse_finally": refuse_finally}
 
 
 _DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)

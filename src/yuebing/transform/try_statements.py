@@ -1,18 +1,25 @@
 """The reverse transform of ``try`` statements (a mixin of ``reverse.ReverseGenerator``).
 
-A caught exception is recorded like a branch: the forward pass pushes which handler ran (-1 for
-none) and how far the body got; the reverse pass undoes the handler (or the ``else`` block) and
-then exactly the statements of the body that completed, newest first. Progress is counted over
-the body's statements and, inside them, over the branches of its ifs (a conditional expression
-in a ``try`` body is an if): an if that the exception left is undone in part. A loop or ``with``
-block that raised after recording work cannot be undone in part: ``exceptions.caught`` refuses it
-when the handler starts. A ``try`` with only ``finally`` records nothing (an exception leaves).
+A caught exception is recorded like a branch: the handler pushes how far the body got, then the
+handler (or ``else`` block) runs, then which one ran (-1 for ``else``). The reverse pass undoes
+that block, then exactly the work of the body that completed, newest first, as plain Python kept
+it. Everything inside a try body is a *region* whose progress the forward pass keeps in plain
+locals (``_Level``): per block of statements, the number of the last step passed; per loop, the
+iterations completed. A loop, ``with`` block or inner ``try`` that raised part way is undone in
+part: the statements of its last iteration that completed, then its completed iterations. The
+branches of ifs are followed inside a block's numbering; loops, blocks and inner tries get a mark
+when they start and one when they end. Inside a region, float blocks and float loops are off (the
+unit of work must be one statement) and the code keeps its generic form.
+A ``try`` with only ``finally`` records nothing (an exception leaves).
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from ..ir import nodes as ir
+
+_COMPOUND = (ir.ForRange, ir.While, ir.With, ir.Try)
+_FINALLY_RAN = -3  # an inner try's part marker: its finally block ran during an exception
 
 
 def has_reverse_work(body: list) -> bool:
@@ -32,31 +39,50 @@ def has_reverse_work(body: list) -> bool:
     return False
 
 
-class _TryProgress:
-    """How far a try body got, as the generated code tracks it: every statement of the body,
-    and of the branches of its ifs (which are followed inside), is numbered in order; ``done``
-    holds the number of the last one completed, ``taped`` the tape's length then, ``simple``
-    whether the statement running is a plain one (not a loop or block)."""
+def _tracked_if(s: object) -> bool:
+    return isinstance(s, ir.If) and (has_reverse_work(s.body) or has_reverse_work(s.orelse))
 
-    def __init__(self, s: ir.Try, fresh: Callable) -> None:
-        self.done, self.taped, self.simple = fresh("done"), fresh("taped"), fresh("plain")
+
+def _compound(s: object) -> bool:
+    """A loop, ``with`` block or try with work: it can stop part way and is undone in part."""
+    return isinstance(s, _COMPOUND) and has_reverse_work([s])
+
+
+class _Level:
+    """The progress of one block of statements: each statement (and, inside, the statements of
+    the branches of its ifs) is numbered in order; a compound statement gets a number when it
+    starts and one when it ends. ``done`` names the local holding the last number passed."""
+
+    def __init__(self, body: list, new_var: Callable) -> None:
+        self.done = new_var("done", -1)
         self.first_of: dict[int, int] = {}
         self.last_of: dict[int, int] = {}
         self.count = 0
-        self._number(s.body)
+        self._number(body)
         self.last = self.count - 1
-
-    def tracked_if(self, s: ir.If) -> bool:
-        return has_reverse_work(s.body) or has_reverse_work(s.orelse)
 
     def _number(self, body: list) -> None:
         for stmt in body:
             first = self.count
-            if isinstance(stmt, ir.If) and self.tracked_if(stmt):
+            if _tracked_if(stmt):
                 self._number(stmt.body)
                 self._number(stmt.orelse)
-            self.count += 1  # the statement itself completes after its branches
+            elif _compound(stmt):
+                self.count += 1  # its start mark
+            self.count += 1  # the statement completes after its branches
             self.first_of[id(stmt)], self.last_of[id(stmt)] = first, self.count - 1
+
+
+class _Region:
+    """The locals that keep the progress of one try body, all of its depth: its levels' ``done``
+    numbers, its loops' iteration counts, its inner tries' parts (with their initial values)."""
+
+    def __init__(self) -> None:
+        self.initial: dict[str, int] = {}
+        self.checks: list[str] = []  # lines a handler runs to refuse what cannot be undone
+
+    def names(self) -> str:
+        return ", ".join(self.initial) + ("," if len(self.initial) == 1 else "")
 
 
 class TryStatements:
@@ -67,103 +93,348 @@ class TryStatements:
         """The line giving ``name``, bound by forward-only Python, its (empty) fdata."""
         return f"{self.fd(name)} = _NF"
 
+    # ------------------------------------------------------------ bookkeeping
+
+    def _open(self) -> list:
+        regions = self.__dict__.setdefault("_try_regions", [])
+        self.__dict__.setdefault("_try_levels", {})
+        self.__dict__.setdefault("_try_vars", {})
+        return regions
+
+    def _names(self) -> tuple[str, str]:
+        """The function-wide locals: the tape length when the running statement began, and (in
+        the reverse pass) the partial call record of the try being undone."""
+        if "_try_taped" not in self.__dict__:
+            self._try_taped, self._try_slot = self.fresh("taped"), self.fresh("slot")
+        return self._try_taped, self._try_slot
+
+    def _new_var(self, hint: str, initial: int) -> str:
+        name = self.fresh(hint)
+        for region in self._open():
+            region.initial[name] = initial
+        return name
+
+    def _level(self, key: tuple, body: list) -> _Level:
+        """The level of ``body`` (made by the forward pass, found again by the reverse pass)."""
+        levels = self._try_levels
+        if key not in levels:
+            levels[key] = _Level(body, self._new_var)
+        return levels[key]
+
+    def _var(self, key: tuple, hint: str, initial: int) -> str:
+        found = self._try_vars
+        if key not in found:
+            found[key] = self._new_var(hint, initial)
+        return found[key]
+
+    def _in_region(self) -> bool:
+        return bool(self._open())
+
+    def _enter(self, region: _Region) -> bool:
+        """Open ``region``: inside it each unit of work is one statement (no float blocks)."""
+        self._open().append(region)
+        saved, self.float_blocks = self.float_blocks, False
+        return saved
+
+    def _leave(self, saved: bool) -> None:
+        self._open().pop()
+        self.float_blocks = saved if not self._open() else False
+
+    # ------------------------------------------------------------ forward
+
     def fwd_Try(self, s: ir.Try, out: list, indent: int) -> None:
-        # Recorded for the reverse pass, as a branch is: which handler ran (-1: none) and how far
-        # the body got (``_TryProgress``); ``caught`` (transform/exceptions.py) checks that the
-        # statement that raised left nothing to undo.
         if not s.handlers:  # try/finally: an exception always leaves, nothing to record
+            part = self._finally_check(s)
+            if part:
+                self.emit(out, indent, f"{part} = -2", s.line)
             self.emit(out, indent, f"try:  # line {s.line}", s.line)
-            self.forward(s.body, out, indent + 1)
+            self._forward_block_of(s.body, out, indent + 1, ("finally-body", id(s)))
             self.emit(out, indent + 1, "pass", s.line)
             self.emit(out, indent, "finally:", s.line)
-            self.forward(s.finalbody, out, indent + 1)
+            if part:
+                self.emit(out, indent + 1, f"{part} = {_FINALLY_RAN}", s.line)
+            self._forward_block_of(s.finalbody, out, indent + 1, ("finalbody", id(s)))
             self.emit(out, indent + 1, "pass", s.line)
             return
-        record = any(has_reverse_work(block) for block in ir.child_blocks(s))
-        progress = _TryProgress(s, self.fresh) if record else None
+        if not any(has_reverse_work(block) for block in ir.child_blocks(s)):
+            self._forward_untracked_try(s, out, indent)
+            return
+        taped, slot = self._names()
+        outer = self._in_region()
+        part = self._var(("part", id(s)), "part", -2) if outer else None
+        self._finally_check(s)
         where = (self.fn.filename, s.line, self.fn.name)
         inner = indent + 1 if s.finalbody else indent
         if s.finalbody:
             self.emit(out, indent, "try:", s.line)
-        if progress:
-            self.emit(out, inner, f"{progress.done} = -1; {progress.taped} = len(_tape); {progress.simple} = True", s.line)
+        init_at = len(out)
+        self.emit(out, inner, "", s.line)  # the region's locals, filled in below
+        region = _Region()
+        saved = self._enter(region)
+        level = self._level(("body", id(s)), s.body)
         self.emit(out, inner, f"try:  # line {s.line}", s.line)
-        if progress:
-            self._forward_tracked(s.body, progress, out, inner + 1)
-        else:
-            self.forward(s.body, out, inner + 1)
-        if not s.body:
-            self.emit(out, inner + 1, "pass", s.line)
+        self._forward_level(s.body, level, out, inner + 1)
+        self.emit(out, inner + 1, "pass", s.line)
+        self._leave(saved)
+        self.__dict__.setdefault("_try_region_names", {})[id(s)] = region.names()
+        record = f"({region.names()})"
         for number, h in enumerate(s.handlers):
             name = h.name or self.fresh("error")
             self.emit(out, inner, f"except {h.types or 'BaseException'} as {name}:", h.line)
-            check = f"_tape, {progress.taped}, {name}, {progress.simple}" if progress else f"None, 0, {name}, True"
-            self.emit(out, inner + 1, f"_caught({check}, {where!r})", h.line)
+            self.emit(out, inner + 1, f"{slot} = _caught(_tape, {taped}, {name}, True, {where!r})", h.line)
+            for check in region.checks:
+                self.emit(out, inner + 1, check.format(error=name, where=where), h.line)
+            self.emit(out, inner + 1, f"_push(({slot}, {record}))", h.line)
+            if part:
+                self.emit(out, inner + 1, f"{part} = {number}", h.line)
             self.emit(out, inner + 1, self.init_defined(name), h.line)
-            self.forward(h.body, out, inner + 1)
-            if progress:
-                self.emit(out, inner + 1, f"_push(({progress.done}, {number}))", h.line)
-        if s.orelse or progress:
-            self.emit(out, inner, "else:", s.line)
-            self.forward(s.orelse, out, inner + 1)
-            if progress:
-                self.emit(out, inner + 1, f"_push(({progress.last}, -1))", s.line)
+            self._forward_block_of(h.body, out, inner + 1, ("handler", id(h)))
+            self.emit(out, inner + 1, f"_push({number})", h.line)
+        self.emit(out, inner, "else:", s.line)
+        self.emit(out, inner + 1, f"_push((None, {record}))", s.line)
+        if part:
+            self.emit(out, inner + 1, f"{part} = -1", s.line)
+        self._forward_block_of(s.orelse, out, inner + 1, ("else", id(s)))
+        self.emit(out, inner + 1, "_push(-1)", s.line)
+        if s.finalbody:
+            self.emit(out, indent, "finally:", s.line)
+            if part and has_reverse_work(s.finalbody):
+                self.emit(out, indent + 1, f"{part} = {_FINALLY_RAN}", s.line)
+            self._forward_block_of(s.finalbody, out, indent + 1, ("finalbody", id(s)))
+        values = "; ".join(f"{name} = {value}" for name, value in region.initial.items())
+        start = f"{values}; " if values else ""
+        out[init_at] = ("    " * inner + f"{start}{taped} = len(_tape)" + (f"; {part} = -2" if part else ""), s.line)
+
+    def _finally_check(self, s: ir.Try) -> str | None:
+        """Inside a region, a try whose ``finally`` block has work: its part local, and the check
+        by which every enclosing handler refuses the exception that left it (the ``finally``
+        block then ran after the body's partial work; undoing both in order is not done)."""
+        if not (self._in_region() and has_reverse_work(s.finalbody)):
+            return None
+        part = self._var(("part", id(s)), "part", -2)
+        done = self._try_level_of[id(s)]
+        for region in self._open():
+            region.checks.append(
+                f"if {done.done} == {done.first_of[id(s)]} and {part} == {_FINALLY_RAN}: "
+                f"_refuse_finally({{error}}, {{where!r}}, {s.line})")
+        return part
+
+    def _forward_untracked_try(self, s: ir.Try, out: list, indent: int) -> None:
+        """A try without reverse work anywhere: plain Python, each handler checking first."""
+        where = (self.fn.filename, s.line, self.fn.name)
+        self.emit(out, indent, f"try:  # line {s.line}", s.line)
+        self.forward(s.body, out, indent + 1)
+        self.emit(out, indent + 1, "pass", s.line)
+        for h in s.handlers:
+            name = h.name or self.fresh("error")
+            self.emit(out, indent, f"except {h.types or 'BaseException'} as {name}:", h.line)
+            self.emit(out, indent + 1, f"_caught(None, 0, {name}, True, {where!r})", h.line)
+            self.emit(out, indent + 1, self.init_defined(name), h.line)
+            self.forward(h.body, out, indent + 1)
+        if s.orelse:
+            self.emit(out, indent, "else:", s.line)
+            self.forward(s.orelse, out, indent + 1)
         if s.finalbody:
             self.emit(out, indent, "finally:", s.line)
             self.forward(s.finalbody, out, indent + 1)
+            self.emit(out, indent + 1, "pass", s.line)
 
-    def _forward_tracked(self, body: list, progress: "_TryProgress", out: list, indent: int) -> None:
-        """The forward pass of a try body that keeps ``progress`` up to date after every
-        statement; the branches of its ifs are followed inside, other blocks are one step."""
+    def _forward_block_of(self, body: list, out: list, indent: int, key: tuple) -> None:
+        """A block outside the try body being tracked: tracked too inside an outer region."""
+        if self._in_region():
+            self.emit(out, indent, f"{self._level(key, body).done} = -1", 0)
+            self._forward_level(body, self._level(key, body), out, indent)
+        else:
+            self.forward(body, out, indent)
+
+    def _forward_level(self, body: list, level: _Level, out: list, indent: int) -> None:
+        """The forward pass of a tracked block: ``level.done`` is kept up to date after every
+        statement (and before every compound one); the branches of its ifs are followed."""
+        taped, _ = self._names()
         for stmt in body:
-            if isinstance(stmt, ir.If) and progress.tracked_if(stmt):
+            if _tracked_if(stmt):
                 self.emit(out, indent, f"if {self.primal(stmt.test)}:", stmt.line)
-                self._forward_tracked(stmt.body, progress, out, indent + 1)
+                self._forward_level(stmt.body, level, out, indent + 1)
                 self.emit(out, indent + 1, "_push(True)", stmt.line)
                 self.emit(out, indent, "else:", stmt.line)
-                self._forward_tracked(stmt.orelse, progress, out, indent + 1)
+                self._forward_level(stmt.orelse, level, out, indent + 1)
                 self.emit(out, indent + 1, "_push(False)", stmt.line)
+            elif _compound(stmt):
+                self.__dict__.setdefault("_try_level_of", {})[id(stmt)] = level
+                self.emit(out, indent, f"{level.done} = {level.first_of[id(stmt)]}", stmt.line)
+                getattr(self, f"_fwd_tracked_{type(stmt).__name__}")(stmt, out, indent)
             else:
-                simple = not ir.child_blocks(stmt)
-                if not simple:
-                    self.emit(out, indent, f"{progress.simple} = False", stmt.line)
                 self.forward([stmt], out, indent)
-                if not simple:
-                    self.emit(out, indent, f"{progress.simple} = True", stmt.line)
-            self.emit(out, indent, f"{progress.done} = {progress.last_of[id(stmt)]}; {progress.taped} = len(_tape)", stmt.line)
+            self.emit(out, indent, f"{level.done} = {level.last_of[id(stmt)]}; {taped} = len(_tape)", stmt.line)
+
+    def _iteration_start(self, level: _Level) -> str:
+        return f"{level.done} = -1; {self._names()[0]} = len(_tape)"
+
+    def _fwd_tracked_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
+        level, trips = self._level(("body", id(s)), s.body), self._var(("trips", id(s)), "trips", 0)
+        bounds = ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
+        loop_range = self.fresh("range")
+        self.emit(out, indent, f"{loop_range} = range({bounds}); {trips} = 0", s.line)
+        self.emit(out, indent, f"for {s.var} in {loop_range}:", s.line)
+        if s.var not in self.integers:
+            self.emit(out, indent + 1, self.init_defined(s.var), s.line)
+        self.emit(out, indent + 1, self._iteration_start(level), s.line)
+        self._forward_level(s.body, level, out, indent + 1)
+        self.emit(out, indent + 1, f"{trips} += 1", s.line)
+        self.emit(out, indent, f"_push({trips})", s.line)
+
+    def _fwd_tracked_While(self, s: ir.While, out: list, indent: int) -> None:
+        level = self._level(("body", id(s)), s.test_body + s.body)
+        trips = self._var(("trips", id(s)), "trips", 0)
+        self.emit(out, indent, f"{trips} = 0", s.line)
+        self.emit(out, indent, "while True:", s.line)
+        self.emit(out, indent + 1, self._iteration_start(level), s.line)
+        self._forward_level(s.test_body, level, out, indent + 1)
+        self.emit(out, indent + 1, f"if not {self.primal(s.test)}:", s.line)
+        self.emit(out, indent + 2, "break", s.line)
+        self._forward_level(s.body, level, out, indent + 1)
+        self.emit(out, indent + 1, f"{trips} += 1", s.line)
+        self.emit(out, indent, f"_push({trips})", s.line)
+
+    def _fwd_tracked_With(self, s: ir.With, out: list, indent: int) -> None:
+        level = self._level(("body", id(s)), s.body)
+        self.emit(out, indent, f"with {s.items}:", s.line)
+        for name in s.defines:
+            self.emit(out, indent + 1, self.init_defined(name), s.line)
+        self.emit(out, indent + 1, self._iteration_start(level), s.line)
+        self._forward_level(s.body, level, out, indent + 1)
+
+    def _fwd_tracked_Try(self, s: ir.Try, out: list, indent: int) -> None:
+        self.fwd_Try(s, out, indent)
+
+    # ------------------------------------------------------------ reverse
 
     def rev_Try(self, s: ir.Try, out: list, indent: int) -> None:
         if not any(has_reverse_work(block) for block in ir.child_blocks(s)):
             return
-        self.reverse(s.finalbody, out, indent)
+        self._reverse_block_of(s.finalbody, out, indent)
         if not s.handlers:
-            self.reverse(s.body, out, indent)
+            self._reverse_block_of(s.body, out, indent)
             return
-        progress = _TryProgress(s, self.fresh)
-        done, path = self.fresh("done"), self.fresh("path")
-        self.emit(out, indent, f"{done}, {path} = _pop()  # undo the try at line {s.line}", s.line)
+        path = self.fresh("path")
+        self.emit(out, indent, f"{path} = _pop()  # undo the try at line {s.line}", s.line)
         keyword = "if"
         for number, block in [*enumerate(h.body for h in s.handlers), (-1, s.orelse)]:
             if has_reverse_work(block):
                 self.emit(out, indent, f"{keyword} {path} == {number}:", s.line)
-                self.reverse(block, out, indent + 1)
+                self._reverse_block_of(block, out, indent + 1)
                 keyword = "elif"
-        self._reverse_tracked(s.body, progress, done, out, indent)
+        self._reverse_body(s, out, indent)
 
-    def _reverse_tracked(self, body: list, progress: "_TryProgress", done: str, out: list, indent: int) -> None:
-        """Undo the statements of a try body that completed (``done`` is the number of the last
-        one), newest first; an if that was left by the exception is undone in part."""
+    def _reverse_body(self, s: ir.Try, out: list, indent: int) -> None:
+        """Undo what the body of ``s`` completed, given the record its handler pushed."""
+        _, slot = self._names()
+        region = _Region()
+        saved = self._enter(region)
+        level = self._level(("body", id(s)), s.body)
+        names = self._region_names(s, level)
+        self.emit(out, indent, f"{slot}, ({names}) = _pop()  # how far the body at line {s.line} got", s.line)
+        self._reverse_level(s.body, level, out, indent)
+        self._leave(saved)
+
+    def _region_names(self, s: ir.Try, level: _Level) -> str:
+        """The locals of the region of ``s``'s body in the order its handlers pushed them."""
+        return self._try_region_names[id(s)]
+
+    def _reverse_block_of(self, body: list, out: list, indent: int) -> None:
+        if self._in_region():
+            self._reverse_full(body, out, indent)
+        else:
+            self.reverse(body, out, indent)
+
+    def _reverse_full(self, body: list, out: list, indent: int) -> None:
+        """Undo a tracked block that completed, newest first."""
+        start = len(out)
         for stmt in reversed(body):
             if not has_reverse_work([stmt]):
                 continue
-            first, last = progress.first_of[id(stmt)], progress.last_of[id(stmt)]
+            if _tracked_if(stmt):
+                self.emit(out, indent, f"if _pop():  # undo the branch at line {stmt.line}", stmt.line)
+                self._reverse_full(stmt.body, out, indent + 1)
+                self.emit(out, indent, "else:", stmt.line)
+                self._reverse_full(stmt.orelse, out, indent + 1)
+            elif _compound(stmt):
+                getattr(self, f"_rev_full_{type(stmt).__name__}")(stmt, out, indent)
+            else:
+                self.reverse([stmt], out, indent)
+        if len(out) == start:
+            self.emit(out, indent, "pass")
+
+    def _rev_full_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
+        self.emit(out, indent, f"for _ in range(_pop()):  # undo the loop at line {s.line}", s.line)
+        self._reverse_full(s.body, out, indent + 1)
+
+    def _rev_full_While(self, s: ir.While, out: list, indent: int) -> None:
+        trips = self.fresh("trips")
+        self.emit(out, indent, f"{trips} = _pop()  # undo the loop at line {s.line}", s.line)
+        self._reverse_full(s.test_body, out, indent)
+        self.emit(out, indent, f"for _ in range({trips}):", s.line)
+        self._reverse_full(s.body, out, indent + 1)
+        self._reverse_full(s.test_body, out, indent + 1)
+
+    def _rev_full_With(self, s: ir.With, out: list, indent: int) -> None:
+        self._reverse_full(s.body, out, indent)
+
+    def _rev_full_Try(self, s: ir.Try, out: list, indent: int) -> None:
+        self.rev_Try(s, out, indent)
+
+    def _reverse_level(self, body: list, level: _Level, out: list, indent: int) -> None:
+        """Undo the statements of a tracked block that completed (``level.done`` is the number of
+        the last step passed), newest first; an if, loop, block or try left part way by the
+        exception is undone in part."""
+        done = level.done
+        for stmt in reversed(body):
+            if not has_reverse_work([stmt]):
+                continue
+            first, last = level.first_of[id(stmt)], level.last_of[id(stmt)]
             self.emit(out, indent, f"if {done} >= {last}:", stmt.line)
-            self.reverse([stmt], out, indent + 1)
-            if isinstance(stmt, ir.If) and progress.tracked_if(stmt) and first < last:
+            self._reverse_full([stmt], out, indent + 1)
+            if _tracked_if(stmt) and first < last:
                 self.emit(out, indent, f"elif {done} >= {first}:  # left inside the branch at line {stmt.line}", stmt.line)
-                middle = progress.first_of[id(stmt.orelse[0])] if stmt.orelse else last + 1
+                middle = level.first_of[id(stmt.orelse[0])] if stmt.orelse else last + 1
                 self.emit(out, indent + 1, f"if {done} < {middle}:", stmt.line)
-                self._reverse_tracked(stmt.body, progress, done, out, indent + 2)
+                self._reverse_level(stmt.body, level, out, indent + 2)
                 if stmt.orelse:
                     self.emit(out, indent + 1, "else:", stmt.line)
-                    self._reverse_tracked(stmt.orelse, progress, done, out, indent + 2)
+                    self._reverse_level(stmt.orelse, level, out, indent + 2)
+            elif _compound(stmt):
+                self.emit(out, indent, f"elif {done} == {first}:  # left inside line {stmt.line}", stmt.line)
+                getattr(self, f"_rev_part_{type(stmt).__name__}")(stmt, out, indent + 1)
+
+    def _rev_part_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
+        self._reverse_level(s.body, self._level(("body", id(s)), s.body), out, indent)
+        self.emit(out, indent, f"for _ in range({self._var(('trips', id(s)), 'trips', 0)}):", s.line)
+        self._reverse_full(s.body, out, indent + 1)
+
+    def _rev_part_While(self, s: ir.While, out: list, indent: int) -> None:
+        self._reverse_level(s.test_body + s.body, self._level(("body", id(s)), s.test_body + s.body), out, indent)
+        self.emit(out, indent, f"for _ in range({self._var(('trips', id(s)), 'trips', 0)}):", s.line)
+        self._reverse_full(s.body, out, indent + 1)
+        self._reverse_full(s.test_body, out, indent + 1)
+
+    def _rev_part_With(self, s: ir.With, out: list, indent: int) -> None:
+        self.emit(out, indent, "pass", s.line)
+        self._reverse_level(s.body, self._level(("body", id(s)), s.body), out, indent)
+
+    def _rev_part_Try(self, s: ir.Try, out: list, indent: int) -> None:
+        """Undo an inner try that an exception left: from its body (no handler matched), from a
+        handler or from its ``else`` block (its body completed)."""
+        part = self._var(("part", id(s)), "part", -2)
+        self.emit(out, indent, "pass", s.line)
+        if not s.handlers:
+            self._reverse_level(s.body, self._level(("finally-body", id(s)), s.body), out, indent)
+            return
+        self.emit(out, indent, f"if {part} == -2:  # no handler of line {s.line} matched", s.line)
+        self.emit(out, indent + 1, "pass", s.line)
+        self._reverse_level(s.body, self._level(("body", id(s)), s.body), out, indent + 1)
+        for number, h in [*enumerate(s.handlers), (-1, None)]:
+            block, key = (h.body, ("handler", id(h))) if h is not None else (s.orelse, ("else", id(s)))
+            self.emit(out, indent, f"elif {part} == {number}:", s.line)
+            self.emit(out, indent + 1, "pass", s.line)
+            self._reverse_level(block, self._level(key, block), out, indent + 1)
+            self._reverse_body(s, out, indent + 1)

@@ -1,0 +1,216 @@
+"""Exceptions raised after partial work, caught in differentiated code (issue 13, part a).
+
+Plain Python keeps the effects of the work done before an exception; the reverse pass replays
+exactly that work (transform/try_statements.py): the completed iterations of a loop and the
+completed statements of the iteration that raised, the completed part of a ``with`` block or of
+an inner handler. Every derivative is checked against central differences, in reverse mode,
+forward mode and forward-over-reverse (the Hessian against differences of gradients).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.frontend.fence import UnsupportedSyntaxError
+
+H = 1e-6
+
+
+def _central(f, x):
+    return (f(x + H) - f(x - H)) / (2 * H)
+
+
+def _all_modes_agree(f, x):
+    expected = _central(f, x)
+    np.testing.assert_allclose(yb.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(yb.jvp(f, (x,), (1.0,))[1], expected, rtol=1e-6, atol=1e-8)
+    _, gradient, _ = yb.hvp(f, (x,), (1.0,))
+    np.testing.assert_allclose(gradient[0], expected, rtol=1e-6, atol=1e-8)
+    second = (yb.grad(f)(x + H) - yb.grad(f)(x - H)) / (2 * H)
+    np.testing.assert_allclose(yb.hessian(f)(x), second, rtol=1e-5, atol=1e-6)
+
+
+def for_loop_raising_at_iteration_k(x, k=2):
+    total = x
+    try:
+        for i in range(6):
+            total = total * x
+            if i == k:
+                raise ValueError("stop")
+            total = total + np.sin(x)
+    except ValueError:
+        total = total + 1.0
+    return total
+
+
+def while_loop_raising_in_its_body(x):
+    total, k = x, 0
+    try:
+        while k < 10:
+            total = total * np.cos(x)
+            k += 1
+            if k == 3:
+                raise KeyError(k)
+            total = total + x
+    except KeyError:
+        total = total * x
+    return total
+
+
+def while_loop_raising_in_its_test(x):
+    values = [x, 2.0 * x, 3.0 * x]
+    total, k = 0.0, 0
+    try:
+        while values[k] * x < 100.0:  # IndexError at k == 3, inside the loop's test
+            total = total + values[k] * np.exp(x)
+            k += 1
+    except IndexError:
+        total = total * x
+    return total
+
+
+def nested_loops(x):
+    t = x
+    try:
+        for i in range(3):
+            for j in range(3):
+                t = t * x + 0.1
+                if i == 1 and j == 2:
+                    [][1]
+            t = np.sin(t)
+    except IndexError:
+        t = t + x
+    return t
+
+
+class _Context:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def with_block(x):
+    y = x
+    try:
+        with _Context():
+            y = y * 3.0
+            y = np.exp(y)
+            raise RuntimeError("inside")
+    except RuntimeError:
+        y = y * x
+    return y
+
+
+def inner_handler_raising(x):
+    try:
+        try:
+            raise KeyError("inner")
+        except KeyError:
+            y = x * 5.0
+            raise ValueError("outer")
+    except ValueError:
+        y = y + x ** 3
+    return y
+
+
+def array_writes_in_a_loop(x):
+    a = np.array([x, 2 * x, 3 * x])
+    try:
+        for i in range(5):
+            a[i] = a[i] * x
+    except IndexError:
+        a = a * 2.0
+    return a.sum()
+
+
+def list_appends_in_a_loop_with_a_branch(x):
+    out = []
+    try:
+        for i in range(5):
+            if i % 2:
+                out.append(np.sin(x * i))
+            else:
+                out.append(x ** 2)
+                if i == 2:
+                    out.append(out[7])
+    except IndexError:
+        out.append(x)
+    return sum(out)
+
+
+def try_inside_a_loop_inside_a_try(x):
+    t = x
+    try:
+        for i in range(4):
+            try:
+                t = t * x
+                if i == 1:
+                    raise KeyError("handled inside")
+            except KeyError:
+                t = t + np.cos(x)
+            if i == 2:
+                raise ValueError("leaves the loop")
+            t = t * 1.5
+    except ValueError:
+        t = t - x
+    return t
+
+
+CASES = [for_loop_raising_at_iteration_k, while_loop_raising_in_its_body, while_loop_raising_in_its_test,
+         nested_loops, with_block, inner_handler_raising, array_writes_in_a_loop,
+         list_appends_in_a_loop_with_a_branch, try_inside_a_loop_inside_a_try]
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_partial_work_is_replayed(f):
+    _all_modes_agree(f, 0.7)
+
+
+@pytest.mark.parametrize("k", [0, 3, 5])
+def test_the_iteration_that_raises_can_be_any(k):
+    _all_modes_agree(lambda x: for_loop_raising_at_iteration_k(x, k), 0.6)
+
+
+def test_the_loop_runs_to_the_end_when_nothing_raises():
+    _all_modes_agree(lambda x: for_loop_raising_at_iteration_k(x, 99), 0.6)
+
+
+def test_a_finally_block_with_work_on_the_way_out_is_refused():
+    def f(x):
+        y = x
+        try:
+            for i in range(3):
+                try:
+                    y = y * x
+                    if i == 1:
+                        raise KeyError("leaves through finally")
+                finally:
+                    y = y + 1.0
+        except KeyError:
+            y = y * 2.0
+        return y
+
+    with pytest.raises(UnsupportedSyntaxError, match="through a finally block") as error:
+        yb.grad(f)(0.7)
+    assert "test_partial_exceptions.py" in str(error.value)
+    np.testing.assert_allclose(yb.jvp(f, (0.7,), (1.0,))[1], _central(f, 0.7), rtol=1e-6)
+
+
+def test_the_arguments_are_restored_after_grad():
+    def f(a):
+        try:
+            for i in range(4):
+                a[i] = a[i] * a[0]
+        except IndexError:
+            a[0] = a[0] + 1.0
+        return np.sum(a ** 2)
+
+    a = np.array([0.5, 1.5, 2.0])
+    kept = a.copy()
+    gradient = yb.grad(f)(a)
+    np.testing.assert_array_equal(a, kept)
+    expected = [(f(kept + H * e) - f(kept - H * e)) / (2 * H) for e in np.eye(3)]
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6)
