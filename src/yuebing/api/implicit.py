@@ -151,8 +151,9 @@ class _Plan:
     def __init__(self, kind: str, function: Callable, names: tuple, x_paths: tuple, *, zero: tuple = (),
                  value: tuple | None = None, objective: Callable | None = None, objective_names: tuple = (),
                  residual: tuple | None = None, residual_function: Callable | None = None,
-                 tangent_solve: Callable | None = None) -> None:
+                 tangent_solve: Callable | None = None, check: Callable | None = None) -> None:
         self.kind, self.function, self.names, self.x_paths, self.zero = kind, function, names, x_paths, zero
+        self.check = check  # check(problem): refuses a solution the implicit function theorem does not cover
         self.value, self.objective, self.objective_names = value, objective, objective_names or names
         self.residual, self.residual_function = residual, residual_function
         self.tangent_solve = tangent_solve
@@ -234,6 +235,8 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
             raise TypeError(f"{name}: implicit differentiation takes real unknowns, not complex ones")
         params = tuple(values.get(k, ()) for k in p.names)
         problem = _Problem(name, p.kind, p.function, x, params, p.tangent_solve)
+        if p.check is not None:
+            p.check(problem)
         return given, values, result, p, problem
 
     def rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Callable]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..rules import _implicit_residuals as R
 from .implicit import _implicit_rules, _Plan
+from .reverse import vjp
 
 try:
     import scipy.optimize as _opt
@@ -82,21 +83,59 @@ def _fsolve_plan(values: dict, result: Any) -> _Plan:
     return _Plan("root", R.residual, ("func", "args"), ((),))
 
 
-def _at_bounds(name: str, x: Any, bounds: Any) -> None:
+def _box(bounds: Any, x: Any, per_variable: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` shaped as ``x`` from ``bounds``: a ``scipy.optimize.Bounds``, a pair
+    ``(lower, upper)`` (``per_variable`` False: least_squares), or one ``(lo, hi)`` per variable
+    (``None`` for no bound: minimize)."""
+    if hasattr(bounds, "lb"):
+        lower, upper = bounds.lb, bounds.ub
+    elif per_variable:
+        pairs = [(-np.inf if lo is None else lo, np.inf if hi is None else hi) for lo, hi in bounds]
+        lower, upper = np.array([p[0] for p in pairs], float), np.array([p[1] for p in pairs], float)
+    else:
+        lower, upper = bounds
+    x = np.asarray(x, dtype=float)
+    return (np.broadcast_to(np.asarray(lower, float), x.shape), np.broadcast_to(np.asarray(upper, float), x.shape))
+
+
+_ACTIVE = ("a bound is active at the solution (the minimum is on the boundary)",
+           "remove the bound if it is not needed, or differentiate an unconstrained reformulation")
+
+
+def _at_bounds(name: str, x: Any, bounds: Any, per_variable: bool = True) -> None:
     """Refuse a solution on a bound: there the stationarity condition is not ``∇f = 0``."""
     if bounds is None:
         return
-    if hasattr(bounds, "lb"):  # scipy.optimize.Bounds
-        lower, upper = bounds.lb, bounds.ub
-    else:
-        pairs = [(-np.inf if lo is None else lo, np.inf if hi is None else hi) for lo, hi in bounds]
-        lower, upper = np.array([p[0] for p in pairs], float), np.array([p[1] for p in pairs], float)
+    lower, upper = _box(bounds, x, per_variable)
     x = np.asarray(x, dtype=float)
-    lower, upper = np.broadcast_to(np.asarray(lower, float), x.shape), np.broadcast_to(np.asarray(upper, float), x.shape)
     scale = 1e-8 * np.maximum(1.0, np.abs(x))
     if np.any(x - lower <= scale) or np.any(upper - x <= scale):
-        _refuse(name, "a bound is active at the solution (the minimum is on the boundary)",
-                "remove the bound if it is not needed, or differentiate an unconstrained reformulation")
+        _refuse(name, *_ACTIVE)
+
+
+def _inside(name: str, bounds: Any, per_variable: bool = True) -> Callable | None:
+    """A plan's check that the minimum is interior: one Newton step ``x - (∂F/∂x)^{-1} F(x)`` from
+    the solution stays within the bounds. A solver stopped near an active bound (``bounded``'s
+    ``xatol`` short of it, ``trust-constr``'s barrier) is not within 1e-8 of it, but its ``F``
+    (the gradient) is not 0 and the step leaves the box: the bound is active, refused."""
+    if bounds is None:
+        return None
+
+    def check(problem: Any) -> None:
+        x = np.reshape(np.asarray(problem.x, dtype=float), -1)
+        lower, upper = _box(bounds, x, per_variable)
+        if not (np.any(np.isfinite(lower)) or np.any(np.isfinite(upper))):
+            return
+        if problem.kind == "min":  # F = ∇_x f
+            residual = vjp(problem.function, problem.x, *problem.params)[1](1.0)[0]
+        else:
+            residual = problem.function(problem.x, *problem.params)
+        target = x - problem.solve(np.reshape(np.asarray(residual, dtype=float), -1), transpose=False)
+        slack = 1e-8 * np.maximum(1.0, np.abs(x))
+        if np.any(target < lower - slack) or np.any(target > upper + slack):
+            _refuse(name, *_ACTIVE)
+
+    return check
 
 
 def _minimize_plan(values: dict, result: Any) -> _Plan:
@@ -106,7 +145,9 @@ def _minimize_plan(values: dict, result: Any) -> _Plan:
     if not result.success and "precision" not in str(result.message):
         _check_converged(name, False, result.message)
     _at_bounds(name, result.x, values.get("bounds"))
-    return _optimum_plan(values, "fun")
+    plan = _optimum_plan(values, "fun")
+    plan.check = _inside(name, values.get("bounds"))
+    return plan
 
 
 def _optimum_plan(values: dict, fun_name: str) -> _Plan:
@@ -127,8 +168,10 @@ def _minimize_scalar_plan(values: dict, result: Any) -> _Plan:
     _check_converged(name, bool(result.success), result.message)
     bounds = values.get("bounds")
     if bounds is not None:
-        _at_bounds(name, [result.x], [tuple(bounds)])
-    return _Plan("min", R.objective, ("fun", "args"), (("x",),), value=("fun",), objective=R.objective)
+        bounds = [tuple(bounds)]
+        _at_bounds(name, [result.x], bounds)
+    return _Plan("min", R.objective, ("fun", "args"), (("x",),), value=("fun",), objective=R.objective,
+                 check=_inside(name, bounds))
 
 
 def _least_squares_plan(values: dict, result: Any) -> _Plan:
@@ -141,7 +184,8 @@ def _least_squares_plan(values: dict, result: Any) -> _Plan:
         _refuse(name, "a bound is active at the solution", "remove the bound, or differentiate an unconstrained problem")
     names = ("fun", "args", "kwargs")
     return _Plan("min", R.least_squares_cost, names, (("x",),), zero=(("grad",), ("optimality",)), value=("cost",),
-                 objective=R.least_squares_cost, residual=("fun",), residual_function=R.least_squares_residual)
+                 objective=R.least_squares_cost, residual=("fun",), residual_function=R.least_squares_residual,
+                 check=_inside(name, values.get("bounds"), per_variable=False))
 
 
 if _opt is not None:
