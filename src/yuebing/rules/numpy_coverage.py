@@ -23,19 +23,15 @@ _RECORDS = "structured (record) data: not differentiated; keep one float array p
 
 REFUSED: dict[str, str] = {
     # given rules by issue 14 item 4 (another engineer, now): no zero may be declared for them
-    **{f"numpy.{name}": PENDING for name in ("poly1d", "nditer", "flatiter")},
-    **{f"numpy.ndarray.{name}": PENDING for name in ("flat",)},
+    **{f"numpy.{name}": PENDING for name in ("poly1d",)},
     # np.matrix (its class has no derivable construction)
     "numpy.asmatrix": "np.matrix objects are not differentiated; use 2-D arrays and @",
     "numpy.bmat": "np.matrix objects are not differentiated; use np.block of 2-D arrays",
     "numpy.matrix": "np.matrix objects are not differentiated; use 2-D arrays and @",
     # C functions without a rule
     "numpy.from_dlpack": "memory shared with another library: not differentiated (see yuebing.interop)",
-    "numpy.fromiter": "builds an array from an iterator, which is not differentiated; use np.array(list(iterable))",
     "numpy.frompyfunc": "makes a ufunc over object arrays; use np.vectorize, which has a rule",
     "numpy.nested_iters": "an iterator over array elements: not differentiated; index the array in loops",
-    "numpy.broadcast": "an iterator over broadcast elements: not differentiated; use np.broadcast_to",
-    "numpy.ndenumerate": "an iterator of (index, value): not differentiated; loop over np.ndindex(x.shape) and read x[i]",
     "numpy.ndarray": "the low-level array constructor (shape and buffer); use np.array, np.zeros or np.empty",
     "numpy.memmap": "a file-backed array: read it with np.array(np.memmap(...)), then differentiate",
     "numpy.object_": "object arrays are not differentiated; use float arrays",
@@ -64,6 +60,8 @@ WORKS: dict[str, str] = {
     "numpy.index_exp": "builds slices and index tuples (no derivative); indexing with them is differentiated",
     "numpy.r_": "np.r_[a, b] is differentiated from NumPy's source (a concatenation)",
     "numpy.c_": "np.c_[a, b] is differentiated from NumPy's source (a column concatenation)",
+    "numpy.flatiter": "the type of x.flat, which is differentiated as np.ravel(x) (rules/numpy_iterators.py)",
+    "numpy.ndarray.flat": "x.flat is differentiated as np.ravel(x): a view when x is C-contiguous, else a read-only copy (rules/numpy_iterators.py)",
     "numpy.mgrid": "constant grids (no derivative); differentiated from NumPy's source",
     "numpy.ogrid": "constant grids (no derivative); differentiated from NumPy's source",
 }

@@ -50,6 +50,7 @@ from .containers import (
 )
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .util import add_rdata_to, output, zero_fdata
+from .numpy_iterators import flat_frule, flat_rrule
 from . import outside_state
 
 _MISSING = object()
@@ -207,11 +208,8 @@ def _read_array_attribute(obj: CoDual, name: str, v: Any) -> Read:
         return CoDual(v, getattr(fd, name)), _no_owner_rdata  # a view: the gradient flows through memory
     if _is_bound_to(v, x):
         return CoDual(v, _method_fdata(v, fd)), _method_owner_rdata
-    if name == "flat":
-        raise RuleArgumentError(
-            "getattr: yuebing does not differentiate x.flat (a flatiter has no tangent type); read with "
-            "np.ravel(x)[i] or x.item(i), write with x[np.unravel_index(i, x.shape)] = v, iterate over "
-            "x.ravel()")
+    if name == "flat":  # the C-order ravel (numpy_iterators.py)
+        return flat_rrule(obj)
     raise RuleArgumentError(
         f"getattr: yuebing does not differentiate the ndarray attribute {name!r}; supported are "
         f"{', '.join(_ARRAY_VIEWS)}, methods, and the non-differentiable {', '.join(sorted(_ARRAY_NONDIFF))}"
@@ -374,6 +372,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
             return Dual(v, getattr(t, n))
         if _is_bound_to(v, o):
             return Dual(v, Tangent(type(v), {"__self__": t}))
+        if n == "flat":
+            return flat_frule(Dual(o, t))
         _read_array_attribute(CoDual(o, NoFData), n, v)  # raises the unsupported-attribute error
     if kind is K.FLOAT or kind is K.COMPLEX:
         if n == "real":

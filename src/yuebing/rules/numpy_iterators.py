@@ -1,0 +1,276 @@
+"""NumPy's iteration helpers, lowered to the eager, index-based code they stand for, so their
+derivatives come from the indexing and shape rules in every mode (issue 14):
+
+* ``x.flat`` (the ``getattr`` rule of ``objects.py`` calls ``flat_rrule``/``flat_frule``) is
+  ``np.ravel(x)``: the elements in C order, a 1-D *view* of ``x`` when ``x`` is C-contiguous, so
+  ``x.flat[i]``, ``x.flat[2:5] = v``, ``for v in x.flat``, ``list(x.flat)``, ``np.array(x.flat)`` and
+  ``sum(x.flat)`` are the same operations on that array. When ``x`` is not C-contiguous the C-order
+  elements are a copy, made read-only: a write through it would not reach ``x``, so NumPy refuses
+  it (never a silently lost write). Differences from NumPy's ``flatiter``: ``type(x.flat)`` is
+  ``np.ndarray``, its ``.base``/``.index``/``.coords`` are not a flatiter's, and a write of fewer
+  values than targets does not repeat them (``x.flat[:4] = [1, 2]`` raises NumPy's broadcast error).
+* ``np.nditer(op, ...)`` is the list of what it yields: 0-d views of the operands (tuples of them
+  for several operands) in the order NumPy's own iterator visits them (``order='K'`` follows the
+  memory layout: it is read off ``np.nditer`` with ``multi_index`` on the primal arrays). Views of
+  ``readonly`` operands are read-only, of ``readwrite``/``writeonly`` ones writable, so
+  ``for v in np.nditer(x, op_flags=['readwrite']): v[...] = 2 * v`` writes ``x``. The ``with
+  np.nditer(...) as it:`` form is not covered: ``with`` headers run undifferentiated (the
+  loop over ``it`` then raises, naming the nditer). Flags that change what is yielded
+  (``external_loop``, ``multi_index`` and the other index trackers, buffering) are refused.
+* ``np.ndenumerate(x)`` is ``[(index, x[index]) for index in np.ndindex(x.shape)]``.
+* ``np.broadcast(*arrays)`` is the list of tuples of broadcast elements, in C order.
+* ``np.fromiter(iterable, dtype, count)`` is ``np.array(list(iterable)[:count], dtype=dtype)``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..tangents import NoFData, NoRData, NoTangent
+from .cases import Case, randn
+from .core import CoDual, Dual, RuleArgumentError, frule as core_frule, frule_for, primal, rrule as core_rrule, rrule_for
+from .declare import nondifferentiable
+from .second_order import defined_as, linear
+
+# --------------------------------------------------------------------------------------------
+# x.flat: the C-order ravel (called by the getattr rules of objects.py)
+# --------------------------------------------------------------------------------------------
+
+
+def _read_only(y: np.ndarray) -> np.ndarray:
+    """A read-only view of ``y`` (``y`` itself stays writable: rules may reuse it)."""
+    view = y.view()
+    view.flags.writeable = False
+    return view
+
+
+def _is_view_of(y: Any, x: Any) -> bool:
+    return isinstance(y, np.ndarray) and y.size > 0 and np.shares_memory(y, x)
+
+
+def flat_rrule(x: CoDual) -> tuple[CoDual, Callable]:
+    """``x.flat`` in reverse mode: ``(output, owner_rdata(dy))`` as ``objects._read`` returns."""
+    out, pullback = core_rrule(np.ravel, x)
+    if out.primal.size and not _is_view_of(out.primal, x.primal):
+        out = CoDual(_read_only(out.primal), out.fdata)  # C order of a non-contiguous array: a copy
+    return out, lambda dy: pullback(dy)[1]
+
+
+def flat_frule(x: Dual) -> Dual:
+    """``x.flat`` in forward mode (the getattr frule of ``objects.py``)."""
+    out = core_frule(np.ravel, x)
+    if out.primal.size and not _is_view_of(out.primal, x.primal):
+        return Dual(_read_only(out.primal), out.tangent)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# 0-d views for np.nditer: read-only for readonly operands
+# --------------------------------------------------------------------------------------------
+
+
+def read_only_view(v: np.ndarray) -> np.ndarray:
+    """A read-only view of ``v``, as ``np.nditer`` yields for a ``readonly`` operand."""
+    return _read_only(v)
+
+
+@rrule_for(read_only_view)
+def _read_only_view_rrule(v: CoDual) -> tuple[CoDual, Callable]:
+    fd = v.fdata
+    # the same memory: the cotangent reaches v's fdata through the shared view, nothing to return
+    return CoDual(_read_only(v.primal), fd[...] if isinstance(fd, np.ndarray) else fd), lambda dy: (NoRData, NoRData)
+
+
+@frule_for(read_only_view)
+def _read_only_view_frule(v: Any) -> Dual:
+    t = v.tangent if isinstance(v, Dual) else NoTangent
+    return Dual(_read_only(primal(v)), t[...] if isinstance(t, np.ndarray) else t)
+
+
+linear(read_only_view)
+
+# --------------------------------------------------------------------------------------------
+# np.nditer
+# --------------------------------------------------------------------------------------------
+
+#: flags that change nothing in what a plain loop over the iterator yields
+_HARMLESS_FLAGS = frozenset({"refs_ok", "zerosize_ok", "reduce_ok", "copy_if_overlap"})
+_WRITING = frozenset({"readwrite", "writeonly"})
+_WHY_NOT = ("yuebing differentiates np.nditer as the list of 0-d views it yields, in a plain "
+            "`for v in np.nditer(x)` loop")
+
+
+def _refuse(what: str, instead: str) -> RuleArgumentError:
+    return RuleArgumentError(f"numpy.nditer: {what} is not differentiated ({_WHY_NOT}); {instead}")
+
+
+def _operand_flags(op_flags: Any, count: int) -> list[list[str]]:
+    """``op_flags`` as one list of strings per operand."""
+    if op_flags is None:
+        return [["readonly"]] * count
+    if len(op_flags) and all(isinstance(f, str) for f in op_flags):
+        return [list(op_flags)] * count
+    return [list(f) for f in op_flags]
+
+
+def check_nditer_form(operands: list, flags: Any, op_flags: Any, op_dtypes: Any, op_axes: Any,
+                  itershape: Any) -> None:
+    """Refuse the forms the list of views does not reproduce, naming them."""
+    if any(a is None for a in operands):
+        raise _refuse("an operand None (an output nditer allocates)",
+                      "allocate it first (out = np.empty(shape)) and pass it with op_flags=['writeonly']")
+    extra = sorted(set(flags or ()) - _HARMLESS_FLAGS)
+    if extra:
+        raise _refuse(f"flags={extra}", "loop over np.ndindex(x.shape) to have the index, or drop the flags")
+    if op_dtypes is not None or op_axes is not None or itershape is not None:
+        raise _refuse("op_dtypes, op_axes or itershape", "cast or reshape the operands before the loop")
+    for operand_flags in _operand_flags(op_flags, len(operands)):
+        extra = sorted(set(operand_flags) - {"readonly", "readwrite", "writeonly", "no_broadcast",
+                                              "contig", "aligned", "nbo", "no_subtype"})
+        if extra:
+            raise _refuse(f"op_flags {extra}", "use 'readonly' or 'readwrite'")
+
+
+def _operand_index(multi_index: tuple, shape: tuple) -> tuple:
+    """The 0-d view's index into an operand of ``shape`` broadcast to the iteration's shape."""
+    own = multi_index[len(multi_index) - len(shape):] if shape else ()
+    return tuple(0 if n == 1 else i for i, n in zip(own, shape)) + (Ellipsis,)
+
+
+def nditer_plan(operands: list, flags: Any, op_flags: Any, order: str, casting: str) -> list:
+    """Per step of NumPy's iterator, the index of each operand's 0-d view and whether it is
+    writable: NumPy's own iterator runs on the primals (its errors are NumPy's), then again with
+    ``multi_index``, which visits the elements in the same order."""
+    np.nditer(operands, flags=flags, op_flags=op_flags, order=order, casting=casting)
+    iterator = np.nditer(operands, flags=["multi_index", "refs_ok", "zerosize_ok"], order=order)
+    steps = []
+    while not iterator.finished:
+        steps.append([_operand_index(iterator.multi_index, np.shape(a)) for a in operands])
+        iterator.iternext()
+    return steps
+
+
+def nditer_writable(op_flags: Any, count: int) -> list[bool]:
+    return [bool(_WRITING & set(f)) for f in _operand_flags(op_flags, count)]
+
+
+nondifferentiable(nditer_plan, nditer_writable, check_nditer_form)
+
+
+def _element(array: Any, index: tuple, writable: bool) -> Any:
+    view = array[index]
+    return view if writable else read_only_view(view)
+
+
+def _nditer(op: Any, flags: Any = None, op_flags: Any = None, op_dtypes: Any = None, order: str = "K",
+            casting: str = "safe", op_axes: Any = None, itershape: Any = None, buffersize: int = 0) -> list:
+    several = isinstance(op, (list, tuple))
+    operands = [np.asarray(a) for a in op] if several else [np.asarray(op)]
+    check_nditer_form(operands, flags, op_flags, op_dtypes, op_axes, itershape)
+    writable = nditer_writable(op_flags, len(operands))
+    steps = nditer_plan(operands, flags, op_flags, order, casting)
+    if len(operands) == 1:
+        return [_element(operands[0], step[0], writable[0]) for step in steps]
+    return [tuple([_element(operands[k], step[k], writable[k]) for k in range(len(operands))]) for step in steps]
+
+
+defined_as(np.nditer, _nditer)
+
+# --------------------------------------------------------------------------------------------
+# np.ndenumerate, np.broadcast, np.fromiter
+# --------------------------------------------------------------------------------------------
+
+
+def c_order_indices(shape: tuple) -> list:
+    return list(np.ndindex(*shape))
+
+
+def broadcast_shape_of(arrays: list) -> tuple:
+    return np.broadcast_shapes(*[np.shape(a) for a in arrays])
+
+
+nondifferentiable(c_order_indices, broadcast_shape_of)
+
+
+def _ndenumerate(arr: Any) -> list:
+    x = np.asarray(arr)
+    return [(index, x[index]) for index in c_order_indices(x.shape)]
+
+
+def _broadcast(*args: Any) -> list:
+    shape = broadcast_shape_of(list(args))
+    arrays = [np.broadcast_to(np.asarray(a), shape) for a in args]
+    return [tuple([a[index] for a in arrays]) for index in c_order_indices(shape)]
+
+
+def _fromiter(iter: Any, dtype: Any, count: int = -1, like: Any = None) -> np.ndarray:  # noqa: A002 - NumPy's name
+    items = list(iter)
+    if count >= 0:
+        if len(items) < count:
+            raise ValueError(f"iterator too short: Expected {count} but iterator had only {len(items)} items.")
+        items = items[:count]
+    return np.array(items, dtype=dtype)
+
+
+defined_as(np.ndenumerate, _ndenumerate)
+defined_as(np.broadcast, _broadcast, validate=True)  # NumPy's own error for shapes that do not broadcast
+defined_as(np.fromiter, _fromiter, validate=True)  # and for items that are not numbers of dtype
+
+# --------------------------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------------------------
+
+
+def _flat_reads(x: np.ndarray) -> Any:
+    f = x.flat
+    return f[2] * f[0] + np.sum(f[1:4] ** 2) + np.sum(x.flat[[0, 2]]) + sum(x.flat) + np.array(x.flat) * list(x.flat)[1]
+
+
+def _flat_writes(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    x.flat[1] = v[0] * v[1]
+    x.flat[2:5] = v * v
+    return x * x
+
+
+def _ndenumerate_sum(x: np.ndarray) -> Any:
+    total = 0.0
+    for index, v in np.ndenumerate(x):
+        total = total + (index[0] + 1) * v * v
+    return total
+
+
+def _nditer_sum(x: np.ndarray) -> Any:
+    total = 0.0
+    for v in np.nditer(x):
+        total = total + v * v
+    return total
+
+
+def _nditer_pairs(a: np.ndarray, b: np.ndarray) -> Any:
+    total = 0.0
+    for u, v in np.nditer([a, b]):
+        total = total + u * np.sin(v)
+    return total
+
+
+def _broadcast_pairs(a: np.ndarray, b: np.ndarray) -> Any:
+    total = 0.0
+    for u, v in np.broadcast(a, b):
+        total = total + u * v * v
+    return total
+
+
+def _fromiter_squares(x: np.ndarray) -> np.ndarray:
+    return np.fromiter((v * v for v in x), dtype=float)
+
+
+CASES = [
+    Case(_flat_reads, randn(2, 3), name="x.flat reads: item, slice, list, sum, np.array, list()"),
+    Case(_flat_writes, randn(2, 3), randn(3), name="x.flat writes: item and slice"),
+    Case(_ndenumerate_sum, randn(2, 3), name="for index, v in np.ndenumerate(x)"),
+    Case(_nditer_sum, randn(2, 3), name="for v in np.nditer(x)"),
+    Case(_nditer_pairs, randn(3), randn(2, 1), name="for u, v in np.nditer([a, b]) (broadcast)"),
+    Case(_broadcast_pairs, randn(3), randn(2, 1), name="for u, v in np.broadcast(a, b)"),
+    Case(_fromiter_squares, randn(4), name="np.fromiter(generator, dtype=float)"),
+]

@@ -1,0 +1,263 @@
+"""NumPy's iteration helpers (``rules/numpy_iterators.py``): ``x.flat``, ``np.nditer``,
+``np.ndenumerate``, ``np.broadcast`` and ``np.fromiter`` in reverse, forward, second and third
+order, against central differences (``check_rule``, ``check_second_order``,
+``check_third_order``), with the arguments restored after ``yb.grad``, NumPy's iteration order
+for every memory layout, and the refusals."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.rules import numpy_iterators
+from yuebing.rules.core import RuleArgumentError
+from yuebing.testing import check_rule
+from yuebing.testing.second_order import check_second_order
+from yuebing.testing.third_order import check_third_order
+
+CASES = numpy_iterators.CASES
+_IDS = [c.name for c in CASES]
+
+
+def _central_gradient(f, x, eps=1e-6):
+    """Central differences, perturbing ``x`` in place: its memory layout (which ``np.nditer``'s
+    order follows) stays as it is."""
+    g = np.zeros(x.shape)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = f(x)
+        x[i] = old - eps
+        down = f(x)
+        x[i] = old
+        g[i] = (up - down) / (2 * eps)
+    return g
+
+
+def _layouts():
+    base = np.random.default_rng(3).standard_normal((3, 4))
+    return {"C": base, "F": np.asfortranarray(base), "T": base.T, "reversed": base[::-1, ::-1],
+            "strided": base[:, ::2], "columns reversed": base[:, ::-1]}
+
+
+@pytest.mark.parametrize("case", CASES, ids=_IDS)
+def test_reverse_and_forward(case):
+    check_rule(case.f, *case.args, kwargs=case.kwargs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_IDS)
+def test_second_order(case):
+    check_second_order(case.f, *case.args, kwargs=case.kwargs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_IDS)
+def test_third_order(case):
+    check_third_order(case.f, *case.args, kwargs=case.kwargs, rtol=1e-4, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------------
+# x.flat
+# --------------------------------------------------------------------------------------------
+
+
+def _weighted_flat(x):
+    """Reads of every kind, weighted by the C-order position (so the order matters)."""
+    total = 0.0
+    for k, v in enumerate(x.flat):
+        total = total + (k + 1) * v * v
+    return total + x.flat[1] * x.flat[-1] + np.sum(np.sin(x.flat[1:4]))
+
+
+@pytest.mark.parametrize("layout", list(_layouts()))
+def test_flat_reads_follow_c_order_for_every_layout(layout):
+    x = _layouts()[layout]
+    before = x.copy()
+    value, g = yb.value_and_grad(_weighted_flat)(x)
+    assert value == pytest.approx(_weighted_flat(x))
+    np.testing.assert_allclose(g, _central_gradient(_weighted_flat, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(x, before)  # restored after yb.grad
+    _, jv = yb.jvp(_weighted_flat, (x,), (np.ones_like(x),))
+    assert jv == pytest.approx(np.sum(g))
+
+
+def _flat_writes(x):
+    y = x * 1.0
+    y.flat[0] = y.flat[4] ** 2
+    y.flat[2:5] = np.sin(x.flat[:3])
+    y.flat[[1, 5]] = x.flat[[5, 1]] * 3.0
+    return np.sum(y * y * np.arange(1.0, 7.0).reshape(2, 3))
+
+
+def test_flat_writes_of_a_fresh_array():
+    x = np.random.default_rng(0).standard_normal((2, 3))
+    g = yb.grad(_flat_writes)(x)
+    np.testing.assert_allclose(g, _central_gradient(_flat_writes, x.copy()), rtol=1e-6, atol=1e-8)
+    _, hv = yb.hvp(_flat_writes, (x,), (np.ones_like(x),))[1:]
+    eps = 1e-5
+    expected = (yb.grad(_flat_writes)(x + eps) - yb.grad(_flat_writes)(x - eps)) / (2 * eps)
+    np.testing.assert_allclose(hv[0], expected, rtol=1e-5, atol=1e-7)
+
+
+def _writes_argument(x, v):
+    x.flat[:] = 0.5  # a scalar to every element
+    x.flat[1] = v[0]
+    x.flat[3:5] = v * v
+    return np.sum(x * x) + v[0] * v[1]
+
+
+def test_flat_writes_to_an_argument_are_restored():
+    x, v = np.random.default_rng(1).standard_normal((2, 3)), np.array([0.3, -1.2])
+    before = x.copy()
+    gx, gv = yb.grad(_writes_argument, argnums=(0, 1))(x, v)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_array_equal(gx, 0.0)  # every element overwritten
+    np.testing.assert_allclose(gv, _central_gradient(lambda w: _writes_argument(x.copy(), w), v), rtol=1e-6)
+    check_rule(_writes_argument, x, v)  # the post-call state of x too, both modes
+
+
+def test_flat_write_through_a_non_contiguous_array_is_refused():
+    def write_transposed(x):
+        y = x.T
+        y.flat[0] = 1.0
+        return np.sum(y)
+
+    with pytest.raises(ValueError, match="read-only"):
+        yb.grad(write_transposed)(np.ones((2, 3)))
+
+
+# --------------------------------------------------------------------------------------------
+# np.nditer
+# --------------------------------------------------------------------------------------------
+
+
+def _weighted_nditer(x):
+    total = 0.0
+    k = 0.0
+    for v in np.nditer(x):
+        k = k + 1.0
+        total = total + k * v * v
+    return total
+
+
+@pytest.mark.parametrize("layout", list(_layouts()))
+def test_nditer_follows_numpys_order_for_every_layout(layout):
+    x = _layouts()[layout]
+    value, g = yb.value_and_grad(_weighted_nditer)(x)
+    assert value == pytest.approx(_weighted_nditer(x))  # order K: memory order, as NumPy
+    np.testing.assert_allclose(g, _central_gradient(_weighted_nditer, x), rtol=1e-6, atol=1e-8)
+
+
+def test_nditer_yields_read_only_zero_dimensional_views():
+    def write_read_only(x):
+        for v in np.nditer(x):
+            v[...] = 2.0 * v
+        return np.sum(x)
+
+    with pytest.raises(ValueError, match="read-only"):
+        write_read_only(np.ones(3))
+    with pytest.raises(ValueError, match="read-only"):
+        yb.grad(write_read_only)(np.ones(3))
+
+
+def _doubles_in_place(x, w):
+    y = x * w
+    for v in np.nditer(y, op_flags=["readwrite"]):
+        v[...] = v * v + w[0]
+    return np.sum(y * np.arange(1.0, 7.0).reshape(2, 3))
+
+
+def _doubles_argument(x):
+    for v in np.nditer(x, op_flags=["readwrite"]):
+        v[...] = np.sin(v) * v
+    return x
+
+
+def test_nditer_readwrite_writes_the_operand():
+    x, w = np.random.default_rng(2).standard_normal((2, 3)), np.array([1.5, -0.5, 2.0])
+    check_rule(_doubles_in_place, x, w)
+    check_rule(_doubles_argument, x)  # the argument's post-call state, and restored
+    check_second_order(_doubles_in_place, x, w)
+
+
+def test_nditer_several_operands_broadcast():
+    a, b = np.array([0.5, -1.0, 2.0]), np.array([[0.3], [1.1]])
+
+    def products(a, b):
+        total = 0.0
+        for u, v in np.nditer((a, b)):
+            total = total + u * v * v
+        return total
+
+    ga, gb = yb.grad(products, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, _central_gradient(lambda t: products(t, b), a), rtol=1e-6)
+    np.testing.assert_allclose(gb, _central_gradient(lambda t: products(a, t), b), rtol=1e-6)
+
+
+def test_nditer_with_statement_is_refused_naming_the_iterator():
+    def in_with(x):
+        total = 0.0
+        with np.nditer(x, op_flags=["readwrite"]) as it:
+            for v in it:
+                v[...] = 2 * v
+                total = total + v
+        return total
+
+    with pytest.raises(Exception, match="nditer"):
+        yb.grad(in_with)(np.ones(3))
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"flags": ["external_loop"]}, "external_loop"), ({"flags": ["multi_index"]}, "multi_index"),
+    ({"op_dtypes": ["float32"]}, "op_dtypes"), ({"op_flags": ["readonly", "copy"]}, "copy"),
+])
+def test_nditer_forms_that_change_what_is_yielded_are_refused(kwargs, named):
+    def loop(x):
+        total = 0.0
+        for v in np.nditer(x, **kwargs):
+            total = total + np.sum(v)
+        return total
+
+    with pytest.raises(RuleArgumentError, match=named):
+        yb.grad(loop)(np.ones(3))
+
+
+# --------------------------------------------------------------------------------------------
+# np.ndenumerate, np.broadcast, np.fromiter
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", ["C", "T", "reversed"])
+def test_ndenumerate_indices_and_values(layout):
+    x = _layouts()[layout]
+
+    def f(x):
+        total = 0.0
+        for (i, j), v in np.ndenumerate(x):
+            total = total + (i + 2 * j + 1) * v * v
+        return total
+
+    before = x.copy()
+    np.testing.assert_allclose(yb.grad(f)(x), _central_gradient(f, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_broadcast_refuses_shapes_that_do_not_broadcast():
+    def f(a, b):
+        return sum(u * v for u, v in np.broadcast(a, b))
+
+    with pytest.raises(ValueError):
+        yb.grad(f)(np.ones(3), np.ones(2))
+
+
+def test_fromiter_count_and_errors():
+    def f(x):
+        return np.sum(np.fromiter((v * v for v in x), dtype=float, count=2) ** 2)
+
+    x = np.array([0.5, -1.5, 2.0])
+    np.testing.assert_allclose(yb.grad(f)(x), _central_gradient(f, x), rtol=1e-6)
+
+    def rows(x):
+        return np.sum(np.fromiter((r for r in x), dtype=float))
+
+    with pytest.raises(ValueError):  # NumPy's own error: a row is not a float
+        yb.grad(rows)(np.ones((2, 2)))
