@@ -18,7 +18,6 @@ CONSTRUCTS = {name: f for name, f in vars(constructs).items() if name.startswith
 REFUSED = {
     "c_generator_send": ("all", "generator functions that use yield's value"),
     "c_global": ("all", "writing the global 'G' a value that carries derivatives"),
-    "c_sum_set": ("all", "through the elements of a set"),  # a set of floats: their derivatives have no place
 }
 
 X, H = 0.7, 1e-6

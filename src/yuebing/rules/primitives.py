@@ -10,7 +10,7 @@ import numpy as np
 from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys, global_set, min_len,
                              mkdict, mklist, python_iterable,
                              mkset, mktuple, super_getattr)
-from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, fdata, zero_tangent
 from ..tangents.types import Tangent
 from .core import CoDual, Dual, register_frule, register_rrule
 from .core import frule as core_frule, rrule as core_rrule
@@ -149,9 +149,17 @@ def _identity_rrule(x: CoDual, *rest: CoDual) -> tuple[CoDual, Callable]:
     return x, lambda dy: (NoRData, dy) + (NoRData,) * len(rest)
 
 
+def _walks_set(x: Any) -> bool:
+    """A set (of floats: its elements carry tangents) or a set's tangent (second order's tangent
+    call): walked as ``list(x)`` is, each element with its tangent (rules/containers/sets.py)."""
+    return isinstance(x, (set, frozenset)) or type(x) is SetTangent
+
+
 def _as_sequence_rrule(x: CoDual) -> tuple[CoDual, Callable]:
     if python_iterable(x.primal):  # a user class's __iter__/__next__: differentiated as user code
         return core_rrule(iterate_to_list, x)
+    if _walks_set(x.primal):
+        return core_rrule(list, x)
     seq = as_sequence(x.primal)
     if seq is x.primal:
         return x, lambda dy: (NoRData, dy)
@@ -161,6 +169,8 @@ def _as_sequence_rrule(x: CoDual) -> tuple[CoDual, Callable]:
 def _as_sequence_frule(x: Dual) -> Dual:
     if python_iterable(x.primal):
         return core_frule(iterate_to_list, x)
+    if _walks_set(x.primal):
+        return core_frule(list, x)
     seq = as_sequence(x.primal)
     return x if seq is x.primal else Dual(seq, zero_tangent(seq))
 
@@ -225,7 +235,7 @@ register_rrule(cell_set, _cell_set_rrule)
 register_frule(cell_get, _cell_get_frule)
 register_rrule(as_sequence, _as_sequence_rrule)
 register_frule(as_sequence, _as_sequence_frule)
-for _f in (mkset, check_unpack, min_len, dict_keys, global_set):
+for _f in (check_unpack, min_len, dict_keys, global_set):  # (mkset: containers/sets.py)
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
 
@@ -280,4 +290,4 @@ register_frule(np.vectorize, _vectorize_frule)
 from .second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
 _so_linear(mklist, mktuple, mkdict)  # (as_sequence: transform/lifting_objects.py, user iterators)
-_so_zero(mkset, check_unpack, min_len, dict_keys, global_set, np.vectorize)  # sets and np.vectorize objects carry no tangent
+_so_zero(check_unpack, min_len, dict_keys, global_set, np.vectorize)  # np.vectorize objects carry no tangent

@@ -147,6 +147,8 @@ def _tangent_shell(x: Any, kind: str) -> Any:
         return []
     if kind is K.SET:
         return SetTangent()
+    if kind is K.DICT and type(x) is SetTangent:  # (the fdata of a set, differentiated in second order)
+        return SetTangent()
     if kind is K.DICT:
         return {}
     return MutableTangent(type(x))
@@ -550,6 +552,12 @@ def increment(a: Any, b: Any) -> Any:
     return evaluate((a, b), expand)
 
 
+def _ranked_values(a: dict, b: dict) -> tuple[list, list]:
+    """The values of two tangents of nearby sets (a finite difference's and a derivative's), paired
+    by the rank of their elements (``K.canonical_order``): small moves keep it."""
+    return [a[k] for k in K.canonical_order(a)], [b[k] for k in K.canonical_order(b)]
+
+
 def _write_back(a: Any, kind: str, keys: list, values: list) -> Any:
     """Store updated children into mutable tangent ``a`` (identity-preserving, no reallocation)."""
     target = a.fields if kind is T_MUTABLE else a
@@ -620,6 +628,8 @@ def dot(a: Any, b: Any) -> float:
                 return 0.0
             seen.add(id(a))
         # keys only b has meet a zero in a: they add nothing to the inner product
+        if type(a) is SetTangent and isinstance(b, dict) and len(a) == len(b) and a.keys() != b.keys():
+            return Node(list(zip(*_ranked_values(a, b))), sum, keys, style)
         jobs = list(zip(children, _aligned_children(kind, keys, b, extra_keys_ok=True)))
         return Node(jobs, sum, keys, style)
 

@@ -18,7 +18,7 @@ from ..rules import outside_state
 from ..rules.core import CoDual, Dual, describe_callable, rrule
 from ..rules.primitives import bound_to
 from ..rules.second_order import _error, _register, declaration_of
-from ..tangents import NoFData, NoRData, NoTangent
+from ..tangents import NoFData, NoRData, NoTangent, SetTangent
 from . import lifting
 from .lifting import _linear, _primal_codual, _with_fdata_tangents, _zero_tangent_of
 #
@@ -53,7 +53,14 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         # res.x of an OptimizeResult: the item res["x"], whose tangent is the tangent dict's item
         out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
         return (out1.primal, out1.fdata, obj[2][args[1][0]], out2.fdata), pullback
+    if type(obj[2]) is SetTangent and len(args) == 2 and not kwargs:  # s.add: a method of a set of floats
+        out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)
+        return (out1.primal, out1.fdata, _BoundTangent(obj[2]), out2.fdata), pullback
     if not _is_field_tangent(obj[2]) or kwargs:
+        if isinstance(obj[0], np.generic) and isinstance(obj[2], (float, complex)):
+            # a NumPy scalar's tangent is a Python number: read the method off the tangent as a
+            # scalar of the primal's type (``s.sum`` bound to ``np.float64(ds)``)
+            args = ((obj[0], obj[1], type(obj[0])(obj[2]), obj[3]),) + tuple(args[1:])
         return _linear(f, args, kwargs)
     out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)  # getattr or object.__getattribute__
     y = out1.primal
@@ -80,6 +87,10 @@ def _class_or_module_attribute(args: tuple) -> tuple:
 def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     obj, name, value = args
     if not _is_field_tangent(obj[2]) or kwargs:
+        if isinstance(obj[0], np.generic) and isinstance(obj[2], (float, complex)):
+            # a NumPy scalar's tangent is a Python number: read the method off the tangent as a
+            # scalar of the primal's type (``s.sum`` bound to ``np.float64(ds)``)
+            args = ((obj[0], obj[1], type(obj[0])(obj[2]), obj[3]),) + tuple(args[1:])
         return _linear(f, args, kwargs)
     setter = f[0]  # setattr or object.__setattr__
     out1, pullback1 = rrule(setter, _primal_codual(obj), _primal_codual(name), _primal_codual(value))

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import tangents as T
-from ...tangents import MutableTangent, NoFData, NoRData, NoTangent
+from ...tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent
 from ...tangents import kinds as K
 from ..core import CoDual, Dual, RuleArgumentError, primal
 from ..util import DictViewFdata, add_rdata_to, sum_rdata, tangent
@@ -119,8 +119,11 @@ class Elements:
 
     Lists: elements' full tangents are the list's fdata slots. Tuples: fdata per element, rdata
     collected here. 1-D arrays: NumPy scalars whose cotangents go into the array's fdata;
-    k-D arrays: row views whose fdata is the same row of the array's fdata. Dicts iterate keys
-    and other iterables (ranges, strings, sets, generators of ints) must carry no tangent.
+    k-D arrays: row views whose fdata is the same row of the array's fdata. Sets of floats: their
+    elements, whose cotangents go into the set's ``SetTangent`` (keyed by element); a
+    ``SetTangent`` itself (the tangent call of a linear rule in second order) iterates its values,
+    as the set iterates its elements. Dicts iterate keys and other iterables (ranges, strings,
+    sets of labels, generators of ints) must carry no tangent.
     """
 
     __slots__ = ("items", "fdatas", "_x", "_fd", "_kind", "_r", "_keys")
@@ -147,6 +150,14 @@ class Elements:
                 self.fdatas = [fdata_part(t) for t in slots]
             else:
                 self.fdatas = [(NoFData, fdata_part(t)) if fdata_part(t) is not NoFData else NoFData for t in slots]
+        elif isinstance(x, (set, frozenset)) and isinstance(fd, dict) or type(x) is SetTangent:
+            self._kind = "set"
+            self._keys = list(x)
+            # (a SetTangent walked in a linear rule's tangent call: an int label's tangent is 0, as a
+            # tangent call sees ints read as numbers)
+            self.items = [0 if t is NoTangent and isinstance(k, (int, np.integer)) else t for k, t in x.items()] \
+                if type(x) is SetTangent else self._keys
+            self.fdatas = [NoFData] * len(self.items)
         elif isinstance(x, np.ndarray) and isinstance(fd, np.ndarray):
             self.items = list(x)
             if x.ndim == 1:
@@ -158,7 +169,8 @@ class Elements:
         else:
             self._kind = "constant"
             self.items = list(x)
-            if not isinstance(x, (dict, np.ndarray)) and not all(map(tangent_free, self.items)):
+            if not isinstance(x, (dict, np.ndarray)) and not all(map(tangent_free, self.items)) \
+                    and not isinstance(x, (set, frozenset)):  # (a constant set of floats)
                 raise RuleArgumentError(
                     f"{name}: yuebing cannot follow derivatives through the elements of a "
                     f"{type(x).__qualname__}; pass a list or tuple instead (e.g. a list comprehension)"
@@ -181,6 +193,10 @@ class Elements:
             self._r[i] = sum_rdata(self._r[i], r)
         elif kind == "vector":
             self._fd[i] += r if self._fd.dtype.kind == "c" else np.real(r)
+        elif kind == "set":
+            if isinstance(self._fd, dict):
+                key = self._keys[i]
+                self._fd[key] = add_rdata_to(self._fd[key], r)
         elif kind in ("values", "items"):
             value_r = r if kind == "values" else (r[1] if isinstance(r, tuple) else NoRData)
             key = self._keys[i]
@@ -205,6 +221,8 @@ def forward_elements(d: Any, name: str) -> list[tuple[Any, Any]]:
         if isinstance(x, _DICT_VALUES):
             return list(zip(x, t))
         return [((k, v), (NoTangent, tv)) for (k, v), (_, tv) in zip(x, t)]
+    if isinstance(x, (set, frozenset)):  # a set of floats: each element's tangent from the SetTangent
+        return [(v, t.get(v, NoTangent) if isinstance(t, dict) else NoTangent) for v in x]
     if isinstance(x, np.ndarray) and isinstance(t, np.ndarray):
         if x.ndim == 1:
             cast = complex if x.dtype.kind == "c" else float

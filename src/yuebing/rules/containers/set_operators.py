@@ -1,0 +1,199 @@
+"""The in-place operators on sets (``|=``, ``&=``, ``^=``, ``-=``) and the second-order rules of
+set mutations and set operators.
+
+``|=`` and friends mutate the set and return it (``set.update`` and friends, ``sets.py``); on ints,
+bools and their arrays (masks, as in NumPy's ``setdiff1d``) they are plain values without
+derivative, an integer array being updated in place and restored by the pullback; ``-=`` on
+anything but sets is the operator rules' (``operators/in_place.py``).
+
+Second order (forward-over-reverse): a mutation changes the primal once, and the set's fdata,
+fdata tangent and tangent follow it, each by the elements' origins (``_set_elements.py``); the
+dual pullback sends both cotangents back and puts everything back. ``|``, ``&``, ``-``, ``^`` on
+two sets select values like ``union`` (the rule once with the fdata, once with the fdata
+tangents, the forward rule for the tangent); ``transform/lifting.py`` asks ``SET_OPERATORS_2``
+when an operator's operands are sets.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from ...tangents import NoFData, NoRData, NoTangent, zero_tangent
+from ..cases import Case
+from ..core import FRULES, RRULES, CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
+from ..second_order import _register as special
+from ..util import output, zero_fdata
+from ._set_elements import forward_source, refill, zero_of
+from .sets import _MUTATING, MUTATING_RULES, SET_OPERATOR_RULES, _move_tangent, _Mutation, _mutating_rules, \
+    _refuse_untracked, _reverse_sources, _ReverseChannel
+
+# ------------------------------------------------------------------------------------------------
+# In-place operators
+# ------------------------------------------------------------------------------------------------
+
+_INTEGRAL = (int, bool, np.integer, np.bool_)
+
+
+def _integral_array(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype.kind in "biu"
+
+
+def _plain_rules(op: Callable) -> tuple[Callable, Callable]:
+    """``op`` on ints, bools and their arrays: no derivative; an array is restored."""
+    def plain(a: Any, b: Any) -> Any:
+        x, y = primal(a), primal(b)
+        if not (isinstance(x, _INTEGRAL) or _integral_array(x)) or not (isinstance(y, _INTEGRAL) or _integral_array(y)):
+            raise RuleArgumentError(f"{op.__name__}: yuebing differentiates it on sets, and on ints, bools and "
+                                    f"their arrays only (got {type(x).__name__} and {type(y).__name__})")
+        return op(x, y)
+
+    def rrule(a, b):
+        if _integral_array(primal(a)):
+            saved = primal(a).copy()
+            plain(a, b)
+
+            def restore(dy):
+                primal(a)[...] = saved
+                return NoRData, NoRData, NoRData
+
+            return CoDual(primal(a), NoFData), restore
+        return output(plain(a, b)), lambda dy: (NoRData, NoRData, NoRData)
+
+    return rrule, lambda a, b: Dual(plain(a, b), NoTangent)
+
+
+_IN_PLACE = {operator.ior: set.update, operator.iand: set.intersection_update,
+             operator.ixor: set.symmetric_difference_update, operator.isub: set.difference_update}
+IN_PLACE_RULES: dict = {}
+
+for _op, _method in _IN_PLACE.items():
+    _others = (RRULES.by_function[_op][0], FRULES.by_function[_op][0]) if _op is operator.isub else _plain_rules(_op)
+    _ours = _mutating_rules(f"operator.{_op.__name__}", _method, False, "self")
+    IN_PLACE_RULES[_op] = (_ours, _others)
+
+    def _rrule(a, b, _ours=_ours, _others=_others):
+        return (_ours if isinstance(primal(a), set) else _others)[0](a, b)
+
+    def _frule(a, b, _ours=_ours, _others=_others):
+        return (_ours if isinstance(primal(a), set) else _others)[1](a, b)
+
+    register_rrule(_op, _rrule)
+    register_frule(_op, _frule)
+
+# ------------------------------------------------------------------------------------------------
+# Second order of the mutations
+# ------------------------------------------------------------------------------------------------
+
+
+def _mutation_rule(name: str, method: Callable, single: bool, returns: str) -> Callable:
+    """The 4-tuple rule of a mutating set method: the primal changes once; fdata, fdata tangent
+    and tangent follow; the dual pullback undoes all of it."""
+
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        s4, rest = args[0], args[1:]
+        target = s4[0]
+        before = list(target)
+        codual_args = tuple(CoDual(a[0], a[1]) for a in rest)
+        first = _reverse_sources(codual_args, name, single, before, [a[1] for a in rest])
+        second = _reverse_sources(codual_args, name, single, before, [a[3] for a in rest])
+        t = s4[2] if isinstance(s4[2], dict) else NoTangent
+        saved_t = dict(t) if t is not NoTangent else None
+        pairs = [[(v, t.get(v, zero_of(v)) if t is not NoTangent else NoTangent) for v in before],
+                 *(forward_source(Dual(a[0], a[2]), name, single) for a in rest)]
+        change = _Mutation(name, method, target, codual_args, [src.items for src in first[1:]], single)
+        channels = (_ReverseChannel(_dict_or_none(s4[1]), change, first, name),
+                    _ReverseChannel(_dict_or_none(s4[3]), change, second, name, strict=False))
+        _move_tangent(t, change, pairs, name)
+        out = _output4(returns, change, s4, dict(pairs[0]))
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            popped = returns == "item"
+            r1 = channels[0].back(dy if popped else NoRData)
+            r2 = channels[1].back(dy_d if popped else NoRData)
+            if saved_t is not None:
+                refill(t, before, saved_t)
+            change.restore()
+            return (NoRData, NoRData, *r1), (NoRData, NoRData, *r2)
+
+        return out, pullback
+
+    rule.second_order_kind = "mutation"  # type: ignore[attr-defined]
+    return rule
+
+
+def _dict_or_none(fd: Any) -> Any:
+    return fd if isinstance(fd, dict) else NoFData
+
+
+def _output4(returns: str, change: _Mutation, s4: tuple, before_tangents: dict) -> tuple:
+    if returns == "self":
+        return s4
+    if returns == "item":
+        y = change.result
+        return y, NoFData, before_tangents.get(y, zero_of(y)), NoFData
+    return None, NoFData, NoTangent, NoFData
+
+
+for _name, (_single, _returns) in _MUTATING.items():
+    special(((set, _name),), _mutation_rule(f"set.{_name}", getattr(set, _name), _single, _returns))
+
+
+def _in_place_rule(op: Callable, method: Callable) -> Callable:
+    ours = _mutation_rule(f"operator.{op.__name__}", method, False, "self")
+    others_r = IN_PLACE_RULES[op][1][0]
+
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        if isinstance(args[0][0], set):
+            return ours(f, args, kwargs)
+        out, pullback = others_r(*(CoDual(a[0], a[1]) for a in args))  # ints and masks: zero derivative
+        y = out.primal
+        result = (y, out.fdata, zero_tangent(y), zero_fdata(y))
+        return result, lambda dy, dy_d: (pullback(dy), (NoRData,) * 3)
+
+    rule.second_order_kind = "mutation"  # type: ignore[attr-defined]
+    return rule
+
+
+IN_PLACE_2 = {op: _in_place_rule(op, method) for op, method in _IN_PLACE.items()}
+for _op in (operator.ior, operator.iand, operator.ixor):  # (-= on numbers keeps its own class)
+    special((_op,), IN_PLACE_2[_op])
+
+# ------------------------------------------------------------------------------------------------
+# Second order of |, &, -, ^ on sets (and -= on sets: lifting asks here first)
+# ------------------------------------------------------------------------------------------------
+
+
+def _selection_rule(rules: tuple) -> Callable:
+    rrule, frule = rules
+
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        out1, pullback1 = rrule(*(CoDual(a[0], a[1]) for a in args))
+        out2, pullback2 = rrule(*(CoDual(a[0], a[3]) for a in args))
+        t = frule(*(Dual(a[0], a[2]) for a in args)).tangent
+        return (out1.primal, out1.fdata, t, out2.fdata), lambda dy, dy_d: (pullback1(dy), pullback2(dy_d))
+
+    rule.second_order_kind = "selection"  # type: ignore[attr-defined]
+    return rule
+
+
+#: operator -> the second-order rule used when its operands are sets
+SET_OPERATORS_2: dict = {op: _selection_rule(rules) for op, rules in SET_OPERATOR_RULES.items()}
+SET_OPERATORS_2[operator.isub] = IN_PLACE_2[operator.isub]
+
+
+def set_operands(args: tuple) -> bool:
+    """Whether a binary operator's 4-tuple operands are both sets (``-=``: the first)."""
+    return len(args) == 2 and all(isinstance(a[0], (set, frozenset)) for a in args)
+
+
+# Random perturbations move each element on its own: equal values in two operands would part,
+# so these cases keep the operands' floats apart (tests/test_float_sets.py covers equal values
+# that move together).
+CASES = [
+    Case(operator.ior, {1.5, -2.0}, {0.5, 3.0}, name="set |= set"),
+    Case(operator.ixor, {1.5, -2.0}, {0.25, 3.0}, name="set ^= set"),
+    Case(operator.isub, {1.5, -2.0, 5}, {0.5, 5}, name="set -= set"),
+    Case(operator.ior, 6, 1, name="int |= int"),
+]
