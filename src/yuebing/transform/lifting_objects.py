@@ -9,6 +9,8 @@ from __future__ import annotations
 import types
 from typing import Any
 
+import numpy as np
+
 from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_set_primitive
 from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
