@@ -27,6 +27,7 @@ from ..tangents import kinds as K
 from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
 from ..tangents.validate import validate_tangent
 from ..rules import outside_state
+from ..rules.batched import batched
 from ..rules.declare import FORWARD, has_nan
 from ..transform.forward_runtime import call_frule, global_tangent
 
@@ -43,6 +44,11 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
                 "float, an array of the same shape and dtype for a float array, NoTangent for ints and other "
                 "non-differentiable values (yb.tangents.zero_tangent(x) shows the expected structure)"
             ) from None
+    return _forward_with_strong_zero(f, primals, tangents, kwargs, name)
+
+
+def _forward_with_strong_zero(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str) -> tuple:
+    """One plain forward pass, and a second by the strong-zero rule if the output tangent holds a NaN."""
     random_state = np.random.get_state()
     try:
         value, tangent, outside = _forward_pass(f, primals, tangents, kwargs, name, strong=False)
@@ -344,7 +350,10 @@ def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
     out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
     in_leaves = {a: [v for v, _ in _leaves(args[a], T.zero_tangent(args[a]), f"argument {a}")] for a in nums}
     sizes = [int(np.size(xl)) for a in nums for xl in in_leaves[a]]
-    columns = iter(run_chunks(forward_columns, (f, args, kwargs, nums, has_aux), sum(sizes), **scale))
+    cap = scale["chunk_size"] or MAX_BATCH  # directions per forward pass
+    if scale["executor"] is None:  # here: one task per batch (a progress bar step each)
+        scale = {**scale, "chunk_size": min(cap, max(1, sum(sizes)))}
+    columns = iter(run_chunks(forward_columns, (f, args, kwargs, nums, has_aux, cap), sum(sizes), **scale))
     jacs = []
     for a in nums:
         blocks = [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves[a]] for yl in out_leaves]
@@ -357,25 +366,89 @@ def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
     return jacs, aux
 
 
-def forward_columns(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, items: range) -> list:
+#: directions per batched forward pass of ``jacobian(mode="fwd")`` when ``chunk_size`` is not
+#: given: past this the pass's arrays (k times the primal's) stop paying for themselves
+#: (``python -m yuebing bench``'s Jacobian timings, docs/api.md)
+MAX_BATCH = 64
+
+
+def forward_columns(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, cap: int,
+                    items: range) -> list:
     """The task of a forward-mode Jacobian: for each flat input coordinate in ``items`` (over the
-    leaves of the arguments ``nums``, in order), the Jacobian's columns, one per output leaf."""
+    leaves of the arguments ``nums``, in order), the Jacobian's columns, one per output leaf.
+    Up to ``cap`` coordinates go through one batched forward pass (``rules/batched.py``)."""
     f = loaded(f)
     zeros = tuple(T.zero_tangent(a) for a in args)
     leaves = [(a, j, int(np.size(xl))) for a in nums
               for j, (xl, _) in enumerate(_leaves(args[a], zeros[a], f"argument {a}"))]
-    out = []
-    for item in items:
+    items = list(items)
+    out: list = []
+    for start in range(0, len(items), cap):
+        group = items[start:start + cap]
+        if len(group) == 1:
+            out.append(_one_column(f, args, kwargs, has_aux, zeros, leaves, group[0]))
+        else:
+            out.extend(_batched_columns(f, args, kwargs, has_aux, leaves, group))
+    return out
+
+
+def _one_column(f: Callable, args: tuple, kwargs: dict, has_aux: bool, zeros: tuple, leaves: list,
+                item: int) -> list:
+    """The Jacobian's columns for flat input coordinate ``item``: one unbatched JVP."""
+    k, index = _locate(item, [size for _, _, size in leaves])
+    a, j, _ = leaves[k]
+    tangents = list(zeros)
+    tangents[a] = _basis(args[a], j, index)
+    y, dy = _run_forward(f, args, tuple(tangents), kwargs, "jacobian")
+    y, _ = (split_aux(y, "jacobian", f) if has_aux else (y, None))
+    if has_aux:
+        dy = dy[0] if isinstance(dy, (tuple, list)) else NoTangent
+    return _flat_leaves(y, dy, "the output")
+
+
+def _batched_columns(f: Callable, args: tuple, kwargs: dict, has_aux: bool, leaves: list, group: list) -> list:
+    """The Jacobian's columns for the flat input coordinates ``group``: one forward pass whose
+    tangents carry ``len(group)`` directions, each argument's leaves seeded with a leading batch
+    axis (zeros for the arguments not differentiated, so writes into them have room)."""
+    m = len(group)
+    seeds: dict = {}
+    tangents = tuple(_batched_seed(x, a, m, seeds) for a, x in enumerate(args))
+    for r, item in enumerate(group):
         k, index = _locate(item, [size for _, _, size in leaves])
         a, j, _ = leaves[k]
-        tangents = list(zeros)
-        tangents[a] = _basis(args[a], j, index)
-        y, dy = _run_forward(f, args, tuple(tangents), kwargs, "jacobian")
-        y, _ = (split_aux(y, "jacobian", f) if has_aux else (y, None))
-        if has_aux:
-            dy = dy[0] if isinstance(dy, (tuple, list)) else NoTangent
-        out.append(_flat_leaves(y, dy, "the output"))
-    return out
+        seeds[(a, j)].reshape(m, -1)[r, index] = 1.0
+    with batched(m):
+        y, dy = _forward_with_strong_zero(f, args, tangents, kwargs, "jacobian")
+    y, _ = (split_aux(y, "jacobian", f) if has_aux else (y, None))
+    if has_aux:
+        dy = dy[0] if isinstance(dy, (tuple, list)) else NoTangent
+    stacks = [_batched_leaf(v, tv, m) for v, tv in _leaves(y, dy, "the output")]
+    return [[stack[r] for stack in stacks] for r in range(m)]
+
+
+def _batched_seed(x: Any, a: int, m: int, seeds: dict) -> Any:
+    """A zero tangent of ``x`` with a leading batch axis of ``m`` on every float leaf; leaf ``j``'s
+    array is ``seeds[(a, j)]``."""
+    counter = iter(range(1 << 62))
+
+    def leaf(v: Any) -> np.ndarray:
+        t = np.zeros((m,) + np.shape(v), dtype=v.dtype if isinstance(v, np.ndarray) else np.float64)
+        seeds[(a, next(counter))] = t
+        return t
+
+    return _build(x, leaf)
+
+
+def _batched_leaf(v: Any, tv: Any, m: int) -> np.ndarray:
+    """An output leaf's batched tangent as a float array of shape ``(m,) + v.shape`` (a tangent
+    without the batch axis is the same in every direction)."""
+    shape = np.shape(v)
+    if tv is NoTangent:
+        return np.zeros((m,) + shape)
+    tv = np.asarray(tv, dtype=float)
+    if tv.ndim == len(shape):
+        return np.broadcast_to(tv, (m,) + shape)
+    return tv.reshape((m,) + shape)
 
 
 def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, scale: dict) -> tuple[list, Any]:

@@ -19,6 +19,7 @@ from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
 from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
+from ..rules.batched import BATCH, is_batched
 from ..rules.declare import FORWARD
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
@@ -26,6 +27,7 @@ from .exceptions import caught
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
 from .dataclass_construction import construct_forward
+from .batched_forward import looped, run_batched
 from .star_arrays import is_star_array, star_duals
 from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
                       SELF_REFERENCE, is_namedtuple, namedtuple_fields, read_only, with_user_globals, without_init)
@@ -131,6 +133,9 @@ def _expand_star(seq: Dual) -> list[Dual]:
     if isinstance(primal, list) and isinstance(t, list):
         return [Dual(x, p) for x, p in zip(primal, t)]
     if is_star_array(primal):
+        if BATCH.size and is_batched(t, primal):  # f(*x) in a batched pass: the batch axis stays first
+            return [Dual(primal[i], t[:, i] if isinstance(primal[i], np.ndarray) else t[:, i].copy())
+                    for i in range(len(primal))]
         return star_duals(seq)
     return [Dual(x, zero_tangent_of(x)) for x in list(primal)]
 
@@ -202,6 +207,8 @@ def _call_object(f: Dual, call: types.FunctionType, args: tuple, kwargs: dict) -
 
 
 def _gradient(f: Dual, args: tuple, kwargs: dict) -> Dual:
+    if BATCH.size:  # a batched pass: one forward-over-reverse pass per direction
+        return looped(lambda g, a, kw: GRADIENT_CALLS["forward"](g, *a, **kw), f, args, kwargs)
     return GRADIENT_CALLS["forward"](f, *args, **kwargs)  # forward over yb.grad: forward-over-reverse
 
 
@@ -259,6 +266,8 @@ def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> Dual:
 
 def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
     """``np.vectorize(pyfunc)(*arrays)``: ``pyfunc``'s forward rule applied element by element."""
+    if BATCH.size:  # a batched pass: the element-by-element rule once per direction
+        return looped(lambda g, a, kw: _call_vectorized(g, a, kw), f, args, kwargs)
     vec = f.primal
     if kwargs or vec.signature is not None or len(args) != 1:
         raise MissingRuleError(vec, "forward", reason="yuebing supports np.vectorize objects called "
@@ -294,6 +303,13 @@ _DERIVED = CodeCache()  # DerivedFRule per function code and module
 
 
 def _run_rule(found: Any, f: Dual, args: tuple, kwargs: dict) -> Dual:
+    """A registered forward rule; in a batched pass, by ``batched_forward.run_batched``."""
+    if BATCH.size:
+        return run_batched(found, f, args, kwargs, _run_one_rule)
+    return _run_one_rule(found, f, args, kwargs)
+
+
+def _run_one_rule(found: Any, f: Dual, args: tuple, kwargs: dict) -> Dual:
     """A registered forward rule, after the array_like boundary (``rules/array_like.py``): lists
     of numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
     fn = f.primal if isinstance(f, Dual) else f
@@ -403,6 +419,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_new_cell_box": new_cell_box,
         "_STAR": FStar,
         "_FWD": FORWARD,
+        "_BATCH": BATCH,
         "_SELF": SELF_REFERENCE,
         "_caught": caught,
     }

@@ -64,13 +64,14 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
     if value is np.sum and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
         x = s.args[0]
         px, xt = n.primal(x), n.tangent(x)
-        guard = " and ".join(func_guard + [f"type({px}) is _ND and {px}.dtype is _F64 and type({xt}) is _ND"])
+        guard = " and ".join(func_guard + [f"type({px}) is _ND and {px}.dtype is _F64 and type({xt}) is _ND",
+                                           "not _BATCH.size"])  # a batched tangent keeps its batch axis
         variants.append((guard, [f"{tt} = float({xt}.sum()); {t} = {px}.sum()"]))
     if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], (ir.Var, ir.Global)) \
             and (isinstance(s.args[1], ir.Var) or isinstance(s.args[1], ir.Const) and type(s.args[1].value) is int):
         seq, index = s.args
         ps, pi, st = n.primal(seq), n.primal(index), n.tangent(seq)
-        guard = ([] if isinstance(index, ir.Const) else [f"type({pi}) in _IDX"]) + [
+        guard = ["not _BATCH.size"] + ([] if isinstance(index, ir.Const) else [f"type({pi}) in _IDX"]) + [
             f"type({ps}) in _SEQ", f"type({st}) is type({ps})", f"type(_v := {ps}[{pi}]) in _FT"]
         variants.append((" and ".join(guard), [f"{tt} = float({st}[{pi}]); {t} = _v"]))
     return variants

@@ -1,0 +1,375 @@
+"""Batched forward mode (Mooncake's chunked forward mode, NDual-style): the batch state and the
+forward rules that take tangents with a leading batch axis.
+
+In a batched pass (``BATCH.size`` is k >= 2) every tangent carries k directions at once: a float's
+tangent is a 1-D array of length k, an array's has shape ``(k,) + x.shape``; containers hold
+batched leaves. A tangent without that leading axis (a float, an array shaped like its primal: the
+tangent of a constant or a global) is **zero** in every direction: the pass seeds batched tangents
+for every argument, and every rule below (and the looped fallback of
+``transform/batched_forward.py``) makes a batched output from any batched input.
+
+Which rules run batched is data here, keyed by the registered forward rule object:
+
+* ``BATCHED_RULES``: rules rewritten for the batch axis: elementwise functions and operators
+  (each tangent reshaped so that it broadcasts from the right against the partials), ``matmul``/
+  ``dot`` of 1-D and 2-D arrays, ``sum``/``mean`` with ``axis=``/``keepdims=``, basic and
+  single-array indexing of arrays and writes through it. A batched rule returns ``None`` when it
+  does not handle the arguments it got (the looped fallback then does);
+* ``structural_rule``: rules that only move tangent objects (list, dict, attribute and closure
+  operations on containers), which work on batched leaves unchanged.
+
+Every other rule runs once per direction (``transform/batched_forward.py``): never wrong, only
+slower.
+"""
+from __future__ import annotations
+
+import contextlib
+import operator
+import threading
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..ir import primitives as P
+from ..tangents import NoTangent
+from .core import FRULES, Dual
+from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, forward_product
+from .util import is_differentiable
+
+
+class _Batch(threading.local):
+    size = 0  # 0: one direction per pass; k >= 2: every tangent has a leading axis of k directions
+
+
+BATCH = _Batch()
+
+
+@contextlib.contextmanager
+def batched(size: int) -> Iterator[None]:
+    """Run forward passes with ``size`` directions per tangent inside the block."""
+    previous, BATCH.size = BATCH.size, size
+    try:
+        yield
+    finally:
+        BATCH.size = previous
+
+
+def is_batched(t: Any, x: Any) -> bool:
+    """Whether ``t``, the tangent of float or array ``x``, has the batch axis."""
+    return type(t) is np.ndarray and t.ndim == np.ndim(x) + 1
+
+
+def aligned(t: Any, x: Any, ndim: int) -> Any:
+    """Batched tangent ``t`` of ``x`` reshaped to broadcast against an ``ndim``-dimensional result
+    (the batch axis first, then ones, then ``x``'s shape); an unbatched one as it is."""
+    if not is_batched(t, x):
+        return t
+    return t.reshape((t.shape[0],) + (1,) * (ndim - np.ndim(x)) + np.shape(x))
+
+
+def _numeric(x: Any) -> bool:
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "biufc"
+    return isinstance(x, (int, float, complex, np.number, np.bool_))
+
+
+def _output_tangent(dy: Any, y: Any) -> Any:
+    """A batched tangent for result ``y`` from ``dy`` (a sum of aligned terms, or None): a fresh
+    array of shape ``(k,) + y.shape`` in ``y``'s float dtype, NoTangent for a non-float ``y``."""
+    if not is_differentiable(y):
+        return NoTangent
+    shape = (BATCH.size,) + np.shape(y)
+    dtype = y.dtype if isinstance(y, (np.ndarray, np.generic)) else np.result_type(y)
+    if dy is None:
+        return np.zeros(shape, dtype=dtype)
+    if dtype.kind == "f" and np.iscomplexobj(dy):
+        dy = np.real(dy)
+    return np.array(np.broadcast_to(dy, shape), dtype=dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# Elementwise functions and operators
+# --------------------------------------------------------------------------------------------
+
+_IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+             operator.itruediv: operator.truediv, operator.ifloordiv: operator.floordiv,
+             operator.imod: operator.mod, operator.ipow: operator.pow}
+
+
+def _elementwise_tangent(partials: tuple, xs: list, ts: list, y: Any) -> Any:
+    """The sum of ``partial_i(*xs, y) * t_i``, each tangent aligned to broadcast against ``y``."""
+    ndim = max(np.ndim(x) for x in xs)
+    dy = None
+    for x, t, partial in zip(xs, ts, partials):
+        if partial is None or t is NoTangent or not is_differentiable(x):
+            continue
+        term = forward_product(aligned(t, x, ndim), partial(*xs, y))
+        dy = term if dy is None else dy + term
+    return dy
+
+
+def _elementwise_rule(f: Any, partials: tuple) -> Callable:
+    out_of_place = _IN_PLACE.get(f)
+
+    def rule(args: tuple, kwargs: dict) -> Dual | None:
+        if kwargs or len(args) != len(partials):
+            return None  # out=, where=, dtype=: the looped fallback
+        xs = [a.primal for a in args]
+        if not all(_numeric(x) for x in xs):
+            return None
+        ts = [a.tangent for a in args]
+        if out_of_place is not None and isinstance(xs[0], np.ndarray):
+            return _in_place(out_of_place, partials, args[0], xs, ts)
+        with np.errstate(all="ignore"):
+            y = f(*xs)
+        if out_of_place is None and isinstance(y, np.ndarray) and any(y is x for x in xs):
+            return None  # a function that hands back its argument: the fallback keeps the identity
+        return Dual(y, _output_tangent(_elementwise_tangent(partials, xs, ts, y), y))
+
+    return rule
+
+
+def _in_place(op: Callable, partials: tuple, target: Dual, xs: list, ts: list) -> Dual | None:
+    """``a op= b`` on an array: the value and its batched tangent written into ``a`` and ``a``'s tangent."""
+    a, ta = xs[0], ts[0]
+    if a.dtype.kind not in "fc" or not is_batched(ta, a):
+        return None
+    y = op(*xs)
+    if y.shape != a.shape or not np.can_cast(y.dtype, a.dtype, "same_kind"):
+        return None  # NumPy's own error, from the fallback
+    dy = _elementwise_tangent(partials, xs, ts, y)
+    a[...] = y
+    ta[...] = _output_tangent(dy, a)
+    return Dual(a, ta)
+
+
+# --------------------------------------------------------------------------------------------
+# Products, reductions, indexing
+# --------------------------------------------------------------------------------------------
+
+
+def _product_rule(f: Any) -> Callable:
+    """``a @ b`` (and ``np.dot``) of 1-D and 2-D float arrays: ``ta @ b + a @ tb`` with the batch
+    axis kept first (a 1-D right operand's batched tangent is a stack of columns)."""
+
+    def rule(args: tuple, kwargs: dict) -> Dual | None:
+        if kwargs or len(args) != 2:
+            return None
+        (a, b), (ta, tb) = (args[0].primal, args[1].primal), (args[0].tangent, args[1].tangent)
+        if not all(isinstance(x, np.ndarray) and x.ndim in (1, 2) and x.dtype.kind in "fc" for x in (a, b)):
+            return None
+        y = f(a, b)
+        dy = None
+        if is_batched(ta, a):  # an unbatched tangent is zero: no term
+            dy = np.matmul(ta, b)
+        if is_batched(tb, b):
+            term = np.matmul(a, tb[..., None])[..., 0] if b.ndim == 1 else np.matmul(a, tb)
+            dy = term if dy is None else dy + term
+        return Dual(y, _output_tangent(dy, y))
+
+    return rule
+
+
+def _reduction_rule(reduce: Callable) -> Callable:
+    """``np.sum``/``np.mean`` (function or method) with ``axis`` and ``keepdims``: the same
+    reduction of the tangent over the same axes shifted past the batch axis."""
+
+    def rule(args: tuple, kwargs: dict) -> Dual | None:
+        if len(args) not in (1, 2) or set(kwargs) - {"axis", "keepdims"}:
+            return None
+        x = args[0].primal
+        if not isinstance(x, np.ndarray) or x.dtype.kind not in "fc" or not is_batched(args[0].tangent, x):
+            return None
+        axis = args[1].primal if len(args) == 2 else kwargs["axis"].primal if "axis" in kwargs else None
+        keepdims = kwargs["keepdims"].primal if "keepdims" in kwargs else False
+        if not (axis is None or isinstance(axis, (int, np.integer)) or isinstance(axis, tuple)) \
+                or not isinstance(keepdims, (bool, np.bool_)):
+            return None
+        y = reduce(x, axis=axis, keepdims=keepdims)
+        axes = tuple(range(1, x.ndim + 1)) if axis is None else tuple(
+            a + 1 if a >= 0 else a for a in (axis if isinstance(axis, tuple) else (axis,)))
+        return Dual(y, reduce(args[0].tangent, axis=axes, keepdims=keepdims))
+
+    return rule
+
+
+def _basic(index: Any) -> bool:
+    """An index NumPy applies as a view: ints, slices, None and Ellipsis (or a tuple of them)."""
+    parts = index if type(index) is tuple else (index,)
+    return all(p is None or p is Ellipsis or type(p) in (int, slice) or isinstance(p, np.integer) for p in parts)
+
+
+def _batch_index(index: Any) -> tuple | None:
+    """The tangent's index for primal index ``index`` (a leading full slice), or None for an index
+    whose result axes would move with a leading axis (several arrays, arrays mixed with slices)."""
+    if _basic(index):
+        return (slice(None),) + (index if type(index) is tuple else (index,))
+    if isinstance(index, np.ndarray) and index.dtype.kind in "biu":
+        return (slice(None), index)
+    return None
+
+
+def _getitem(args: tuple, kwargs: dict) -> Dual | None:
+    if kwargs or len(args) != 2:
+        return None
+    x, t = args[0].primal, args[0].tangent
+    if type(x) is not np.ndarray or x.dtype.kind not in "fc" or not is_batched(t, x):
+        return None
+    where = _batch_index(args[1].primal)
+    if where is None:
+        return None
+    y = x[args[1].primal]
+    ty = t[where]
+    if not isinstance(y, np.ndarray):  # a number's tangent must not see later writes to the array's
+        ty = ty.copy()
+    return Dual(y, ty)
+
+
+def _setitem(args: tuple, kwargs: dict) -> Dual | None:
+    if kwargs or len(args) != 3:
+        return None
+    x, t, index = args[0].primal, args[0].tangent, args[1].primal
+    v, tv = args[2].primal, args[2].tangent
+    if type(x) is not np.ndarray or x.dtype.kind not in "fc" or not _numeric(v):
+        return None
+    where = _batch_index(index)
+    if where is None:
+        return None
+    if not is_batched(t, x):
+        raise TypeError(
+            "batched forward mode: writing into an array whose tangent has no batch axis (a constant or a "
+            "global array); pass chunk_size=1 to yb.jacobian/yb.hessian to compute one direction per pass")
+    x[index] = v
+    region = t[where]
+    if tv is NoTangent:
+        region[...] = 0
+    else:
+        region[...] = aligned(tv, v, region.ndim - 1)
+    return Dual(None, NoTangent)
+
+
+def _same_memory_kept(y: Any, x: np.ndarray, ty: np.ndarray, t: np.ndarray) -> bool:
+    """A view's tangent must be a view of the tangent (writes through either must reach both)."""
+    return not np.may_share_memory(y, x) or np.may_share_memory(ty, t)
+
+
+def _reshape(args: tuple, kwargs: dict) -> Dual | None:
+    """``x.reshape(shape)`` / ``np.reshape(x, shape)``: the tangent reshaped behind its batch axis."""
+    if kwargs or len(args) < 2:
+        return None
+    x, t = args[0].primal, args[0].tangent
+    shape = args[1].primal if len(args) == 2 else tuple(a.primal for a in args[1:])
+    if not isinstance(x, np.ndarray) or not is_batched(t, x):
+        return None
+    y = x.reshape(shape)
+    ty = t.reshape((t.shape[0],) + y.shape)
+    return Dual(y, ty) if _same_memory_kept(y, x, ty, t) else None
+
+
+def _transpose(args: tuple, kwargs: dict) -> Dual | None:
+    """``x.T`` and ``x.transpose()`` / ``np.transpose(x)`` without axes: every axis but the batch one reversed."""
+    if kwargs or len(args) != 1 and not (len(args) == 2 and isinstance(args[1].primal, str) and args[1].primal == "T"):
+        return None
+    x, t = args[0].primal, args[0].tangent
+    if not isinstance(x, np.ndarray) or not is_batched(t, x):
+        return None
+    return Dual(x.T, np.transpose(t, (0,) + tuple(range(t.ndim - 1, 0, -1))))
+
+
+# --------------------------------------------------------------------------------------------
+# Rules that only move tangent objects
+# --------------------------------------------------------------------------------------------
+
+_ALWAYS = {P.mklist, P.mktuple, P.mkdict, P.cell_get, P.cell_set, P.check_unpack, P.min_len, P.dict_keys,
+           P.global_set, P.super_getattr}
+_CONTAINER_FIRST = {operator.getitem, operator.setitem, operator.delitem, operator.iadd, operator.add,
+                    operator.iconcat, operator.concat}
+_OBJECT_FIRST = {getattr, setattr, delattr}
+_NO_ARRAYS = {P.as_sequence, list, tuple, reversed, enumerate, zip, dict}
+
+
+def _is_array_like(x: Any) -> bool:
+    return isinstance(x, (np.ndarray, np.generic, float, complex, int))
+
+
+def structural_rule(fn: Any, args: tuple) -> bool:
+    """Whether ``fn``'s forward rule, called on ``args``, only moves tangents (so batched leaves
+    pass through it unchanged): list and dict methods, container items, attributes of objects."""
+    try:
+        return _moves_tangents(fn, [a.primal for a in args])
+    except TypeError:  # an unhashable callable
+        return False
+
+
+def _moves_tangents(fn: Any, primals: list) -> bool:
+    if fn in _ALWAYS:
+        return True
+    owner = getattr(fn, "__self__", getattr(fn, "__objclass__", None))
+    if isinstance(owner, (list, dict)) or owner is list or owner is dict:  # list.append, d.get, ...
+        return fn.__name__ != "extend" or not any(isinstance(p, np.ndarray) for p in primals)
+    if fn in _CONTAINER_FIRST:
+        return bool(primals) and type(primals[0]) in (list, tuple, dict) and (
+            fn in (operator.getitem, operator.setitem, operator.delitem)
+            or not any(isinstance(p, np.ndarray) for p in primals))
+    if fn is getattr and len(primals) == 2 and isinstance(primals[0], (np.ndarray, list, dict, tuple)):
+        return _array_method_or_metadata(primals[0], primals[1])
+    if fn in _OBJECT_FIRST:
+        return bool(primals) and not _is_array_like(primals[0]) and not isinstance(primals[0], (list, tuple, dict))
+    if fn in _NO_ARRAYS:
+        return not any(isinstance(p, np.ndarray) for p in primals)
+    return False
+
+
+def _array_method_or_metadata(x: np.ndarray, name: Any) -> bool:
+    """``x.sum``, ``xs.append`` (a method bound to ``x``: its tangent holds ``x``'s) or ``x.shape``
+    (no tangent)."""
+    value = getattr(x, name, None) if isinstance(name, str) else None
+    if getattr(value, "__self__", None) is x:
+        return True
+    return not is_differentiable(value)
+
+
+def zero_rule(fn: Any) -> bool:
+    """Whether ``fn`` is declared to have a zero derivative (its output tangent carries nothing)."""
+    try:
+        return fn in ZERO_DERIVATIVE
+    except TypeError:
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------------------------
+
+_TABLE: dict[Any, Callable] = {}
+
+
+def _build_table() -> None:
+    for f, partials in list(ELEMENTWISE_PARTIALS.items()):
+        found = FRULES.lookup(f)
+        if found is not None:
+            _TABLE.setdefault(found[0], _elementwise_rule(f, partials))
+    products = [(operator.matmul, np.matmul), (np.matmul, np.matmul), (np.dot, np.dot)]
+    reductions = [(np.sum, np.sum), (np.ndarray.sum, np.sum), (np.mean, np.mean), (np.ndarray.mean, np.mean)]
+    for targets, make in ((products, _product_rule), (reductions, _reduction_rule)):
+        for target, implementation in targets:
+            found = FRULES.lookup(target)
+            if found is not None:
+                _TABLE[found[0]] = make(implementation)
+    for target, rule in ((np.reshape, _reshape), (np.ndarray.reshape, _reshape), (np.transpose, _transpose),
+                         (np.ndarray.transpose, _transpose), (getattr, _transpose),
+                         (operator.getitem, _getitem), (np.ndarray.__getitem__, _getitem),
+                         (operator.setitem, _setitem), (np.ndarray.__setitem__, _setitem)):
+        found = FRULES.lookup(target)
+        if found is not None:
+            _TABLE[found[0]] = rule
+
+
+def batched_rule(registered: Callable) -> Callable | None:
+    """The batch-aware version of registered forward rule ``registered``, or None."""
+    if not _TABLE:
+        _build_table()
+    return _TABLE.get(registered)
+
+
+__all__ = ["BATCH", "aligned", "batched", "batched_rule", "is_batched", "structural_rule", "zero_rule"]

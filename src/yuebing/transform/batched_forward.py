@@ -1,0 +1,340 @@
+"""Batched forward mode's dispatch (``rules/batched.py`` says what a batched tangent is): how a
+registered forward rule runs when every tangent carries k directions.
+
+``run_batched`` picks, in order:
+
+1. no argument tangent has the batch axis (all zero): the rule as usual, fresh array tangents of
+   its output then given the batch axis (a later write of a batched value into ``np.zeros(n)``
+   needs room for it);
+2. the rule's batch-aware version (``rules.batched.batched_rule``), unless it declines;
+3. a rule that only moves tangents (list, dict and attribute operations): run as it is;
+4. a rule with a zero derivative: run as usual, its output's array tangents batched zeros;
+5. otherwise **the looped fallback**: the rule runs once per direction, on direction ``j``'s slice
+   of every tangent (a view of each batched array, so in-place writes land in the batch) and, for
+   ``j >= 1``, on copies of the primals (the real ones are changed once, by the last run, with the
+   random state restored before each run); the outputs are stacked. An output that is a view of an
+   input's tangent comes back as the same view of the batched tangent, so aliasing survives. A rule
+   that changed a list, dict or object tangent in place, which slicing cannot carry back, is refused
+   with an error naming it.
+
+Nothing here is an approximation: the fallback gives exactly what the unbatched pass gives.
+"""
+from __future__ import annotations
+
+import random
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ..rules import array_like
+from ..rules.batched import BATCH, batched, batched_rule, is_batched, structural_rule, zero_rule
+from ..rules.core import FRULES, Dual, describe_callable
+from ..tangents import MutableTangent, NoTangent, Tangent
+from ..tangents import structural_copy
+
+_NUMBER_TYPES = (float, int, complex, bool)
+
+
+def run_batched(found: tuple, f: Dual, args: tuple, kwargs: dict, run_plain: Callable) -> Dual:
+    """Registered forward rule ``found`` (``FRULES.lookup``'s triple) of ``f`` on batched duals."""
+    fn = f.primal
+    if array_like.applies(fn):
+        args, kwargs = _as_arrays(fn, args, kwargs, run_plain)
+    owner = found[2]
+    full = args if owner is None else (Dual(owner, _owner_tangent(f, owner)),) + args
+    seen: set = set()
+    if not any(_has_batch(d.tangent, d.primal, seen) for d in (*full, *kwargs.values())):
+        return _promoted(run_plain(found, f, args, kwargs), seen)
+    rule = batched_rule(found[0])
+    if rule is not None:
+        out = rule(full, kwargs)
+        if out is not None:
+            return out
+    if structural_rule(fn, full):
+        return _unchecked(found, full, kwargs)
+    if zero_rule(fn):
+        return _promoted(run_plain(found, f, args, kwargs), seen, zero=True)
+    return looped(lambda g, a, kw: run_plain(found, g, a, kw), f, args, kwargs)
+
+
+def _as_arrays(fn: Any, args: tuple, kwargs: dict, run_plain: Callable) -> tuple[tuple, dict]:
+    """The array_like boundary (``rules/array_like.py``) with batched tangents: ``np.asarray``'s
+    rule through this dispatch (a list of batched floats becomes a batched array)."""
+    keys = array_like.conversions(fn, [a.primal for a in args], {k: v.primal for k, v in kwargs.items()})
+    if not keys:
+        return args, kwargs
+    args, kwargs = list(args), dict(kwargs)
+    convert = FRULES.lookup(np.asarray)
+    for key in keys:
+        values = args if isinstance(key, int) else kwargs
+        values[key] = run_batched(convert, Dual(np.asarray, NoTangent), (values[key],), {}, run_plain)
+    return tuple(args), kwargs
+
+
+def _owner_tangent(f: Dual, owner: Any) -> Any:
+    from ..tangents import zero_tangent
+
+    tangent = getattr(f.tangent, "__self__", None)
+    return zero_tangent(owner) if tangent is None else tangent
+
+
+def _unchecked(found: tuple, args: tuple, kwargs: dict) -> Dual:
+    """The registered rule on batched duals, without debug mode's per-call type checks (which
+    expect one direction); the owner of a bound method is already first in ``args``."""
+    rule, binder, _ = found
+    if kwargs and binder.passthrough:
+        return rule(*args, **kwargs)
+    if kwargs:
+        values, _ = binder.bind(args, kwargs)
+        return rule(*values)
+    return rule(*args)
+
+
+def _has_batch(t: Any, p: Any, seen: set) -> bool:
+    """Whether tangent ``t`` of ``p`` holds a batched leaf (ids of its objects go into ``seen``)."""
+    if t is NoTangent or type(t) in _NUMBER_TYPES:
+        return False
+    if id(t) in seen:
+        return False
+    seen.add(id(t))
+    if type(t) is np.ndarray:
+        return p is None or not isinstance(p, (np.ndarray, np.generic, float, complex)) or is_batched(t, p)
+    return any(_has_batch(c, cp, seen) for c, cp in _children(t, p))
+
+
+def _children(t: Any, p: Any) -> list[tuple[Any, Any]]:
+    """``(child tangent, child primal or None)`` of a container tangent."""
+    if isinstance(t, (list, tuple)):
+        same = isinstance(p, (list, tuple)) and len(p) == len(t)
+        return [(c, p[i] if same else None) for i, c in enumerate(t)]
+    if isinstance(t, dict):
+        return [(c, p.get(k) if isinstance(p, dict) else None) for k, c in t.items()]
+    if isinstance(t, (Tangent, MutableTangent)):
+        return [(c, _field(p, name)) for name, c in t.fields.items()]
+    return []
+
+
+def _field(p: Any, name: str) -> Any:
+    """Primal field ``name`` of ``p`` (a closure's captured cell by its variable name), or None."""
+    code = getattr(p, "__code__", None)
+    if code is not None and p.__closure__ and name in code.co_freevars:
+        return p.__closure__[code.co_freevars.index(name)]
+    try:
+        return getattr(p, name, None)
+    except Exception:  # noqa: BLE001 - a property that raises: no primal to guide the slicing
+        return None
+
+
+def _promoted(out: Dual, inputs: set, zero: bool = False) -> Dual:
+    """``out`` with its fresh array tangents (not an input's) given the batch axis, as zeros
+    (an unbatched tangent is zero in every direction)."""
+    t = out.tangent
+    if type(t) is np.ndarray and id(t) not in inputs and t.flags.writeable and t.ndim == np.ndim(out.primal):
+        return Dual(out.primal, np.zeros((BATCH.size,) + t.shape, dtype=t.dtype))
+    if type(t) is list and id(t) not in inputs and isinstance(out.primal, list) and len(t) == len(out.primal):
+        t[:] = [_promoted(Dual(p, c), inputs).tangent for p, c in zip(out.primal, t)]
+    elif type(t) is tuple and isinstance(out.primal, tuple) and len(t) == len(out.primal):
+        t = tuple(_promoted(Dual(p, c), inputs).tangent for p, c in zip(out.primal, t))
+    elif type(t) is dict and id(t) not in inputs and isinstance(out.primal, dict):
+        for key in list(t):
+            t[key] = _promoted(Dual(out.primal.get(key), t[key]), inputs).tangent
+    return Dual(out.primal, t)
+
+
+# --------------------------------------------------------------------------------------------
+# The looped fallback
+# --------------------------------------------------------------------------------------------
+
+
+def looped(run: Callable, f: Dual, args: tuple, kwargs: dict) -> Dual:
+    """``run(f, args, kwargs)`` once per direction on slices of the tangents, outputs stacked."""
+    k = BATCH.size
+    slicer = _Slicer(k)
+    f_slices = slicer.slices(f.tangent, f.primal)
+    arg_slices = [slicer.slices(a.tangent, a.primal) for a in args]
+    kw_slices = {name: slicer.slices(d.tangent, d.primal) for name, d in kwargs.items()}
+    primals = (f.primal, tuple(a.primal for a in args), {name: d.primal for name, d in kwargs.items()})
+    copies = [_copy_primals(primals) for _ in range(k - 1)]
+    states = (np.random.get_state(), random.getstate())
+    outputs: list = [None] * k
+    with batched(0):  # one direction per run: nested passes inside the rule are unbatched
+        for j in list(range(1, k)) + [0]:  # the real primals last: they are changed once
+            fp, ap, kp = primals if j == 0 else copies[j - 1]
+            np.random.set_state(states[0])
+            random.setstate(states[1])
+            out = run(Dual(fp, f_slices[j]), tuple(Dual(p, s[j]) for p, s in zip(ap, arg_slices)),
+                      {name: Dual(kp[name], kw_slices[name][j]) for name in kp})
+            outputs[j] = out
+    slicer.check_unchanged(f.primal)
+    return Dual(outputs[0].primal, slicer.stack([o.tangent for o in outputs]))
+
+
+def _copy_primals(primals: tuple) -> tuple:
+    """A copy of the call's primals (one copy, so aliasing among them is kept); a bound builtin
+    method (``xs.append``) is bound again to the copy of its object."""
+    fn, args, kwargs = primals
+    owner = getattr(fn, "__self__", None)
+    if isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) and owner is not None \
+            and not isinstance(owner, (types.ModuleType, type)):
+        owner, args, kwargs = structural_copy((owner, args, kwargs))
+        return getattr(owner, fn.__name__), args, kwargs
+    args, kwargs = structural_copy((args, kwargs))
+    return fn, args, kwargs
+
+
+class _Slicer:
+    """Direction ``j``'s slice of every tangent of one call (identity-memoised: a tangent reached
+    twice gives one slice), and the stacking of the outputs back into batched tangents."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.memo: dict[int, list] = {}
+        self.origin: dict[int, tuple[Any, int]] = {}  # id(slice) -> (batched tangent, j)
+        self.arrays: list[np.ndarray] = []  # batched input arrays (for outputs that are views of them)
+        self.containers: list[tuple[Any, list]] = []  # (container slice, its children's ids when made)
+        self.keep: list = []  # keeps sliced objects alive while their ids are keys
+
+    def slices(self, t: Any, p: Any) -> list:
+        if t is NoTangent or type(t) in _NUMBER_TYPES or t is None:
+            return [t] * self.k
+        key = id(t)
+        if key not in self.memo:
+            self.keep.append(t)
+            self.memo[key] = self._make(t, p)
+        return self.memo[key]
+
+    def _make(self, t: Any, p: Any) -> list:
+        if type(t) is np.ndarray:
+            return self._array(t, p)
+        if type(t) is list:
+            shells: list = [[] for _ in range(self.k)]
+            self._note(t, shells)
+            parts = [self.slices(c, cp) for c, cp in _children(t, p)]
+            for j, shell in enumerate(shells):
+                shell.extend(part[j] for part in parts)
+            return self._watch(shells)
+        if isinstance(t, tuple):
+            parts = [self.slices(c, cp) for c, cp in _children(t, p)]
+            cls = type(t)
+            out = [cls(part[j] for part in parts) if cls is tuple else tuple.__new__(cls, [part[j] for part in parts])
+                   for j in range(self.k)]
+            self._note(t, out)
+            return out
+        if isinstance(t, dict):
+            shells = [type(t)() for _ in range(self.k)]
+            self._note(t, shells)
+            for key, (c, cp) in zip(list(t), _children(t, p)):
+                part = self.slices(c, cp)
+                for j, shell in enumerate(shells):
+                    shell[key] = part[j]
+            return self._watch(shells)
+        if isinstance(t, (Tangent, MutableTangent)):
+            shells = [type(t)(t.primal_type, {}) for _ in range(self.k)]
+            self._note(t, shells)
+            for name, (c, cp) in zip(list(t.fields), _children(t, p)):
+                part = self.slices(c, cp)
+                for j, shell in enumerate(shells):
+                    shell.fields[name] = part[j]
+            return self._watch(shells) if isinstance(t, MutableTangent) else shells
+        return [t] * self.k  # no float data inside (a marker, a cell box of a constant)
+
+    def _array(self, t: np.ndarray, p: Any) -> list:
+        known = isinstance(p, (np.ndarray, np.generic, float, complex))
+        if known and not is_batched(t, p) or not known and (t.ndim == 0 or t.shape[0] != self.k):
+            view = t.view()  # zero in every direction; a write into it would be lost: refused
+            view.flags.writeable = False
+            return [view] * self.k
+        if isinstance(p, (float, complex, np.floating, np.complexfloating)):
+            convert = complex if t.dtype.kind == "c" else float
+            return [convert(t[j]) for j in range(self.k)]
+        self.arrays.append(t)
+        out = [t[j, ...] for j in range(self.k)]
+        self._note(t, out)
+        return out
+
+    def _note(self, batched_tangent: Any, slices: list) -> None:
+        for j, s in enumerate(slices):
+            self.origin[id(s)] = (batched_tangent, j)
+        self.keep.extend(slices)
+
+    def _watch(self, shells: list) -> list:
+        for s in shells:
+            self.containers.append((s, _child_ids(s)))
+        return shells
+
+    def check_unchanged(self, fn: Any) -> None:
+        """Refuse a rule that changed a sliced list, dict or object tangent in place."""
+        for shell, ids in self.containers:
+            if _child_ids(shell) != ids:
+                raise NotImplementedError(
+                    f"batched forward mode: the forward rule of {describe_callable(fn)} changed a list, dict or "
+                    "object tangent in place, which running it once per direction cannot carry back. Pass "
+                    "chunk_size=1 to yb.jacobian (one direction per pass), or use yb.jvp")
+
+    # ---------------------------------------------------------------- stacking outputs
+
+    def stack(self, outs: list, memo: dict | None = None) -> Any:
+        memo = {} if memo is None else memo
+        first = outs[0]
+        if id(first) in memo:
+            return memo[id(first)]
+        origin = self.origin.get(id(first))
+        if origin is not None and all(self.origin.get(id(o)) == (origin[0], j) for j, o in enumerate(outs)):
+            return origin[0]  # an input's own tangent, handed back
+        result = self._stack_new(outs, memo)
+        memo[id(first)] = result
+        return result
+
+    def _stack_new(self, outs: list, memo: dict) -> Any:
+        first = next((o for o in outs if o is not NoTangent), NoTangent)
+        if first is NoTangent:
+            return NoTangent
+        if isinstance(first, (np.ndarray, np.generic) + _NUMBER_TYPES):
+            zero = np.zeros_like(np.asarray(first))
+            return self._leaf([zero if o is NoTangent else o for o in outs])
+        if type(first) is list:
+            return [self.stack([o[i] for o in outs], memo) for i in range(len(first))]
+        if isinstance(first, tuple):
+            items = [self.stack([o[i] for o in outs], memo) for i in range(len(first))]
+            return tuple(items) if type(first) is tuple else tuple.__new__(type(first), items)
+        if isinstance(first, dict):
+            out = type(first)()
+            for key in first:
+                out[key] = self.stack([o[key] for o in outs], memo)
+            return out
+        if isinstance(first, (Tangent, MutableTangent)):
+            return type(first)(first.primal_type,
+                               {name: self.stack([o.fields[name] for o in outs], memo) for name in first.fields})
+        return first
+
+    def _leaf(self, outs: list) -> np.ndarray:
+        first = outs[0]
+        if isinstance(first, np.ndarray):
+            for base in self.arrays:
+                if np.may_share_memory(first, base):
+                    return self._view_of(outs, base)
+        return np.stack([np.asarray(o) for o in outs])
+
+    def _view_of(self, outs: list, base: np.ndarray) -> np.ndarray:
+        """The batched view whose slice ``j`` is ``outs[j]``, each a view of ``base[j]``."""
+        first = outs[0]
+        start = first.__array_interface__["data"][0]
+        step = base.strides[0]
+        if all(isinstance(o, np.ndarray) and o.shape == first.shape and o.strides == first.strides
+               and o.__array_interface__["data"][0] == start + j * step for j, o in enumerate(outs)):
+            return np.lib.stride_tricks.as_strided(first, (self.k,) + first.shape, (step,) + first.strides)
+        raise NotImplementedError(
+            "batched forward mode: a forward rule returned views of its argument's tangent that do not form "
+            "one view of the batched tangent. Pass chunk_size=1 to yb.jacobian (one direction per pass)")
+
+
+def _child_ids(container: Any) -> list:
+    if isinstance(container, list):
+        return [id(c) for c in container]
+    if isinstance(container, dict):
+        return [(k, id(c)) for k, c in container.items()]
+    return [(k, id(c)) for k, c in container.fields.items()]
+
+
+__all__ = ["looped", "run_batched"]
