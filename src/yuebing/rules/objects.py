@@ -42,7 +42,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tangents as T
-from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, Tangent
 from ..tangents import kinds as K
 from .cases import Case, randc, randn
 from .containers import (
@@ -268,7 +268,8 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
     if kind is K.TUPLE and name in getattr(type(o), "_fields", ()):
         return _read_namedtuple_field(obj, type(o)._fields.index(name), v)
     if _is_bound_to(v, o):
-        owner_fdata = obj.fdata if kind is not K.NONDIFF else NoFData
+        # (a set of labels built inside the function has a SetTangent: floats may join it)
+        owner_fdata = obj.fdata if kind is not K.NONDIFF or isinstance(obj.fdata, SetTangent) else NoFData
         return CoDual(v, _method_fdata(v, owner_fdata)), _method_owner_rdata
     return _constant(v), _no_owner_rdata
 
