@@ -18,6 +18,7 @@ from typing import Any, Callable
 from ...tangents import NoFData, NoRData, NoTangent, SetTangent, zero_tangent
 from .. import zero_derivative  # noqa: F401 - its rules for |, &, ^ on ints are wrapped below
 from ..cases import Case
+from ..declare import nondifferentiable_methods
 from ..core import FRULES, RRULES, CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from ..operators import in_place  # noqa: F401 - its rule for -= on numbers is wrapped below
 from ..second_order import selection
@@ -98,6 +99,10 @@ for _kind in _SETS:
         _BUILDING.append((_kind, _name))
 _register_pair(mkset, _building_rules("{...}", lambda *items: set(items), single=True))
 _BUILDING.append(mkset)
+
+# the comparisons between sets (<=, ==, in: the operators' zero rules) as methods: no derivative
+for _kind in _SETS:
+    nondifferentiable_methods(_kind, "issubset", "issuperset", "isdisjoint")
 
 # ------------------------------------------------------------------------------------------------
 # Operators: on sets ours, on anything else the rule that was there
