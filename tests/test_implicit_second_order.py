@@ -2,8 +2,8 @@
 (``api/implicit_second_order.py``): ``scipy.optimize``'s root finders, ``minimize`` with the
 user's gradient, the optimum value of any minimiser, and ``yb.custom_root``, with parameters
 captured by closures and passed by ``args=``, against nested central differences of yuebing's own
-gradient (each solve to near machine precision, so the differences see no solver noise);
-refusals of what needs third derivatives."""
+gradient (each solve to near machine precision, so the differences see no solver noise). Minima
+found without the user's gradient: tests/test_optimize_second_order.py."""
 import numpy as np
 import pytest
 import scipy.optimize as so

@@ -214,3 +214,117 @@ def test_the_arguments_are_restored_after_grad():
     np.testing.assert_array_equal(a, kept)
     expected = [(f(kept + H * e) - f(kept - H * e)) / (2 * H) for e in np.eye(3)]
     np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+
+
+def fill_then_raise(buffer, v):
+    buffer[0] = v * 2.0
+    buffer[1] = np.sin(v) * buffer[0]
+    raise RuntimeError("half done")
+
+
+def callee_writing_an_argument_array(x):
+    buffer = np.zeros(2)
+    try:
+        fill_then_raise(buffer, x)
+    except RuntimeError:
+        buffer[0] = buffer[0] + x
+    return buffer[0] * buffer[1]
+
+
+def append_then_raise(out, v):
+    out.append(np.sin(v))
+    out.append(v * v)
+    out[5]
+
+
+def callee_appending_to_a_list(x):
+    out = [x]
+    try:
+        append_then_raise(out, x)
+    except IndexError:
+        out.append(x ** 3)
+    return sum(out)
+
+
+def middle(buffer, v):
+    buffer[1] = np.exp(v)
+    for k in range(2):
+        buffer[1] = buffer[1] * v
+    fill_then_raise(buffer, v * 3.0)
+
+
+def two_levels_of_calls(x):
+    buffer = np.zeros(2)
+    try:
+        middle(buffer, x)
+    except RuntimeError:
+        buffer[0] = buffer[0] + x
+    return buffer[0] * buffer[1]
+
+
+def loop_in_a_callee(values, v):
+    for k in range(len(values) + 1):
+        values[k] = values[k] * v  # IndexError at the end
+
+
+def callee_raising_inside_its_loop(x):
+    values = [x, 2.0 * x]
+    try:
+        loop_in_a_callee(values, x)
+    except IndexError:
+        values.append(x)
+    return values[0] * values[1] + values[2]
+
+
+def callee_inside_a_loop_of_the_try_body(x):
+    buffer = np.zeros(2)
+    total = x
+    try:
+        for k in range(3):
+            total = total * np.cos(x)
+            if k == 1:
+                fill_then_raise(buffer, total)
+    except RuntimeError:
+        total = total + buffer[1]
+    return total
+
+
+CALLEES = [callee_writing_an_argument_array, callee_appending_to_a_list, two_levels_of_calls,
+           callee_raising_inside_its_loop, callee_inside_a_loop_of_the_try_body]
+
+
+@pytest.mark.parametrize("f", CALLEES, ids=lambda f: f.__name__)
+def test_a_callees_partial_work_is_replayed(f):
+    _all_modes_agree(f, 0.7)
+
+
+def test_the_callers_arrays_are_restored_after_grad():
+    def f(buffer):
+        try:
+            middle(buffer, buffer[0])
+        except RuntimeError:
+            pass
+        return np.sum(buffer ** 2)
+
+    buffer = np.array([0.4, 0.9])
+    kept = buffer.copy()
+    gradient = yb.grad(f)(buffer)
+    np.testing.assert_array_equal(buffer, kept)
+    expected = [(f(kept + H * e) - f(kept - H * e)) / (2 * H) for e in np.eye(2)]
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+
+
+def test_a_callee_reached_through_a_registered_rule_is_refused():
+    # map's rule cannot replay part of its own work: refused, the data restored
+    def f(x, buffer):
+        try:
+            list(map(lambda v: fill_then_raise(buffer, v), [x]))
+        except RuntimeError:
+            pass
+        return buffer[0] * x
+
+    buffer = np.zeros(2)
+    with pytest.raises(UnsupportedSyntaxError, match="raised in .* after it had done differentiable work and caught here .through a registered rule"):
+        yb.grad(f)(0.7, buffer)
+    np.testing.assert_array_equal(buffer, [0.0, 0.0])
+    np.testing.assert_allclose(yb.jvp(lambda x: f(x, np.zeros(2)), (0.7,), (1.0,))[1], 2.8, rtol=1e-9)

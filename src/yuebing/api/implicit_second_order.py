@@ -162,30 +162,47 @@ class DualPull:
 
 def tangent4(a4: tuple) -> Dual:
     """The forward-mode view of an argument 4-tuple."""
-    return Dual(a4[0], forward_tangent(a4[2], {}))
+    return Dual(a4[0], forward_tangent(a4[2], {}, a4[0]))
 
 
-def forward_tangent(t: Any, memo: dict) -> Any:
+def forward_tangent(t: Any, memo: dict, primal: Any = None) -> Any:
     """A second-order tangent in forward mode's format: a closure's captured values are
-    ``CellTangent`` holders in second order, ``MutableTangent`` cell boxes in forward mode."""
+    ``CellTangent`` holders in second order, ``MutableTangent`` cell boxes in forward mode; a
+    captured constant (a global array the generated code captures) has a zero tangent there."""
     if id(t) in memo:
         return memo[id(t)]
     if isinstance(t, Tangent) and t.primal_type is types.FunctionType:
         fields: dict = {}
         memo[id(t)] = converted = Tangent(types.FunctionType, fields)
+        cells = dict(zip(primal.__code__.co_freevars, primal.__closure__ or ())) \
+            if isinstance(primal, types.FunctionType) else {}
         for k, v in t.fields.items():
+            cell = cells.get(k)
+            contents = cell.cell_contents if cell is not None and _filled(cell) else None
             if isinstance(v, CellTangent):
-                fields[k] = MutableTangent(types.CellType, {"cell_contents": forward_tangent(v.value, memo)})
+                inner = forward_tangent(v.value, memo, contents)
+                if inner is NoTangent and cell is not None and _filled(cell):
+                    inner = zero_tangent_of(contents)
+                fields[k] = MutableTangent(types.CellType, {"cell_contents": inner})
             else:
-                fields[k] = forward_tangent(v, memo)
+                fields[k] = forward_tangent(v, memo, contents)
         return converted
     if type(t) in (tuple, list):
-        return type(t)(forward_tangent(v, memo) for v in t)
+        parts = primal if type(primal) is type(t) and len(primal) == len(t) else [None] * len(t)
+        return type(t)(forward_tangent(v, memo, p) for v, p in zip(t, parts))
     if type(t) is dict:
-        return {k: forward_tangent(v, memo) for k, v in t.items()}
+        return {k: forward_tangent(v, memo, primal.get(k) if isinstance(primal, dict) else None) for k, v in t.items()}
     if isinstance(t, Tangent) and t.fields:  # a partial, a bound method: what they capture
         return Tangent(t.primal_type, {k: forward_tangent(v, memo) for k, v in t.fields.items()})
     return t
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell (a variable not assigned yet)
+        return False
+    return True
 
 
 def output4(result: Any, tangent: Any) -> tuple:

@@ -10,11 +10,20 @@ behind to undo. ``caught`` is called first thing in every generated handler and 
 * the tape entries of a plain statement that raised (residuals it pushed before failing) are
   dropped (a loop, branch, ``with`` block or inner try of the body that raised part way is undone
   in part by the reverse pass: transform/try_statements.py);
-* an exception that left a differentiated Python function after it had done work is marked
-  (``mark_partial``) by the function's rule, which undoes that work as it leaves: the handler
-  refuses it, since plain Python would have kept the work's effects.
+* a function called from a try body (at any depth: ``TRACKING`` counts the try bodies running)
+  runs a variant of its code that keeps its progress (transform/partial_calls.py); when it raises
+  after doing work, its rule attaches a *partial pullback* to the exception (``attach``), which
+  the handler of the caller's frame takes (``claim``) and records with how far its own body got
+  (``Progress``): the reverse pass replays the callee's completed work as plain Python kept it;
+* a partial pullback that cannot be placed (the exception came through a registered rule, such
+  as ``map``, or the function ran without tracking) is undone and the exception marked
+  (``mark_partial``): the handler refuses it.
 """
 from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
 
 import numpy as np
 
@@ -53,20 +62,122 @@ def mark_partial(error: BaseException, function: str, tape: list) -> None:
         setattr(error, _PARTIAL, function)
 
 
-def caught(tape: list | None, length: int, error: BaseException, simple: bool, where: tuple) -> None:
-    """Check an exception a generated handler just caught; ``tape`` is None in forward mode.
-    ``length`` is the tape's length when the statement that raised began, ``where`` the
-    ``(filename, line, function)`` of the ``try``. (``simple`` is no longer used: loops and
-    blocks of a try body are undone in part, transform/try_statements.py.)"""
-    if _is_ours(error):
-        raise error
+class _Tracking(threading.local):
+    depth = 0  # try bodies running in this thread: called functions keep their progress
+
+
+TRACKING = _Tracking()
+
+
+def track_in() -> None:
+    TRACKING.depth += 1
+
+
+def track_out() -> None:
+    TRACKING.depth -= 1
+
+
+_PARTIAL_CALL = "_yuebing_partial_call"  # attribute set on an exception by attach
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: frames an exception may pass between a call site and the rule of the function it called
+_DISPATCH = {os.path.join(_HERE, name) for name in (
+    "runtime.py", "protocols.py", "second_order.py", "second_order_calls.py", "partial_calls.py")}
+
+
+class PartialCall:
+    """The completed work of a function that raised: ``pullback(dy)`` gives the rdata of the
+    call's arguments as a rule's pullback does; ``undo()`` restores what the work changed;
+    ``entry`` is the traceback entry of the rule's frame (where the exception was attached)."""
+
+    __slots__ = ("pullback", "undo", "entry", "function")
+
+    def __init__(self, pullback: Callable, undo: Callable | None, entry: Any, function: str) -> None:
+        self.pullback, self.undo, self.entry, self.function = pullback, undo, entry, function
+
+
+class Progress:
+    """Pushed by a handler: the progress locals of the try body (``record``) and the partial
+    call that was running (``slot``: ``(call number, pullback)``, or None). Called with a
+    cotangent by ``runtime.unwind`` (a failed forward pass), it undoes that call's work."""
+
+    __slots__ = ("slot", "record", "undo", "changes_nothing")
+
+    def __init__(self, running: int, partial: PartialCall | None, record: tuple) -> None:
+        self.slot = None if partial is None else (running, partial.pullback)
+        self.undo = None if partial is None else partial.undo
+        self.record = record
+        self.changes_nothing = partial is None
+
+    def __call__(self, _dy: Any) -> None:
+        if self.undo is not None:
+            self.undo()
+            self.undo = None
+
+
+def attach(error: BaseException, pullback: Callable, undo: Callable | None, function: str) -> None:
+    """Attach the completed work of ``function``, whose rule's frame ``error`` is leaving."""
+    setattr(error, _PARTIAL_CALL, PartialCall(pullback, undo, error.__traceback__, function))
+
+
+def claim(error: BaseException) -> PartialCall | None:
+    """The partial call attached to ``error``, if it came straight from a call of the frame now
+    handling it (only the dispatch's frames in between); one that came through anything else (a
+    registered rule calling the function) is undone and the exception marked instead."""
+    partial = getattr(error, _PARTIAL_CALL, None)
+    if partial is None:
+        return None
+    delattr(error, _PARTIAL_CALL)
+    tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
+    while tb is not None and tb is not partial.entry and tb.tb_frame.f_code.co_filename in _DISPATCH:
+        tb = tb.tb_next
+    if tb is partial.entry:
+        return partial
+    if partial.undo is not None:
+        partial.undo()
+    if getattr(error, _PARTIAL, None) is None:
+        setattr(error, _PARTIAL, partial.function)
+    return None
+
+
+def _refuse_partial(error: BaseException, where: tuple) -> None:
     inside = getattr(error, _PARTIAL, None)
-    if inside is not None and tape is not None:
+    if inside is not None:
         raise UnsupportedSyntaxError(
             f"an exception ({type(error).__name__}) raised in {inside} after it had done differentiable "
-            f"work and caught here", _ADVICE, *where) from error
-    if tape is not None and len(tape) > length:
+            "work and caught here (through a registered rule, such as map, or untracked: its work "
+            "cannot be replayed in part)", _ADVICE, *where) from error
+
+
+def caught(tape: list | None, length: int, error: BaseException, simple: bool, where: tuple,
+           running: int = -1) -> PartialCall | None:
+    """Check an exception a generated handler just caught; ``tape`` is None in forward mode.
+    ``length`` is the tape's length when the statement that raised began, ``where`` the
+    ``(filename, line, function)`` of the ``try``, ``running`` the number of the call statement
+    that ran last. Returns the partial call that raised (``claim``), or None. (``simple`` is no
+    longer used: loops and blocks of a try body are undone in part.)"""
+    if _is_ours(error):
+        raise error
+    if tape is None:
+        return None
+    partial = claim(error)
+    if getattr(error, _PARTIAL, None) is not None:
+        if partial is not None and partial.undo is not None:
+            partial.undo()
+        _refuse_partial(error, where)
+    if len(tape) > length:
         del tape[length:]  # residuals of the plain statement that failed: nothing happened
+    return partial
+
+
+def leave_partially(tape: list, length: int, error: BaseException, running: int, record: tuple) -> None:
+    """The handler of a function's tracked body (partial_calls.py): record how far it got on
+    its ``tape`` before the exception leaves (yuebing's own errors just leave)."""
+    if _is_ours(error):
+        return
+    partial = claim(error)
+    if len(tape) > length:
+        del tape[length:]
+    tape.append(Progress(running, partial, record))
 
 
 def refuse_finally(error: BaseException, where: tuple, line: int) -> None:

@@ -23,7 +23,8 @@ from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rda
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
-from .exceptions import caught, mark_partial, refuse_finally
+from .exceptions import TRACKING, Progress, caught, mark_partial, refuse_finally, track_in, track_out
+from . import partial_calls as _partial
 from .dataclass_construction import construct_reverse
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
@@ -659,6 +660,8 @@ class DerivedRule(SourceFunction):
         return coduals, order
 
     def __call__(self, f: CoDual, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
+        if TRACKING.depth:  # inside a try body: work done before an exception is kept
+            return _partial.call_tracked(self, f, args, kwargs)
         fn = f.primal
         coduals, routes = self._bind(fn, args, kwargs)
         flat = []
@@ -722,9 +725,13 @@ def runtime_namespace() -> dict[str, Any]:
         "_STAR": Star,
         "_caught": caught,
         "_refuse_finally": refuse_finally,
+        "_track_in": track_in,
+        "_track_out": track_out,
+        "_Progress": Progress,
     }
 
 
 _core.derive_rrule = _derive_for_core
+_partial.REVERSE = (runtime_namespace, unwind, slot_rdata)
 
 __all__ = ["acc", "call_rrule", "derived_rule", "DerivedRule", "describe_callable", "output", "add_tangents"]

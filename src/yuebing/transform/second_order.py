@@ -37,7 +37,8 @@ from .lifting import _has_float_data, lookup_second_order, run_second_order
 from .lifting_objects import construct
 from . import second_order_calls as _calls
 from . import lifting as _lifting
-from .exceptions import EFFECT_MARKERS, caught, mark_partial, refuse_finally
+from .exceptions import EFFECT_MARKERS, TRACKING, Progress, caught, mark_partial, refuse_finally, track_in, track_out
+from . import partial_calls as _partial
 from .direct_calls import SECOND as _DIRECT, DualDirectCalls
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
@@ -629,7 +630,8 @@ def runtime_namespace() -> dict[str, Any]:
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
             "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
-            "_DWRITE": _DWRITE, "_caught": caught, "_refuse_finally": refuse_finally}
+            "_DWRITE": _DWRITE, "_caught": caught, "_refuse_finally": refuse_finally,
+            "_track_in": track_in, "_track_out": track_out, "_Progress": Progress}
 
 
 _DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)
@@ -798,6 +800,8 @@ class DualRule(SourceFunction):
         return result, [routes[k] for k in keys]
 
     def __call__(self, f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callable]:
+        if TRACKING.depth:  # inside a try body: work done before an exception is kept
+            return _partial.call_dual_tracked(self, f, args, kwargs)
         params, routes = self._bind(f[0], args, kwargs)
         flat = [part for p in params for part in p]
         tape: list = []
@@ -846,4 +850,5 @@ _SECOND_ORDER = CallMode(
 __all__ = ["DualReverseGenerator", "DualRule", "SecondOrderError", "call_rrule2", "dual_rule"]
 
 _lifting.DUAL_RULE = dual_rule
+_partial.SECOND = (DualReverseGenerator, runtime_namespace, _route)
 _calls.CALL_RRULE2 = call_rrule2

@@ -14,6 +14,7 @@ A ``try`` with only ``finally`` records nothing (an exception leaves).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from ..ir import nodes as ir
@@ -67,8 +68,8 @@ class _Level:
             if _tracked_if(stmt):
                 self._number(stmt.body)
                 self._number(stmt.orelse)
-            elif _compound(stmt):
-                self.count += 1  # its start mark
+            elif _compound(stmt) or isinstance(stmt, ir.Call):
+                self.count += 1  # its start mark (a call's callee may raise after partial work)
             self.count += 1  # the statement completes after its branches
             self.first_of[id(stmt)], self.last_of[id(stmt)] = first, self.count - 1
 
@@ -79,7 +80,7 @@ class _Region:
 
     def __init__(self) -> None:
         self.initial: dict[str, int] = {}
-        self.checks: list[str] = []  # lines a handler runs to refuse what cannot be undone
+        self.checks: list[tuple] = []  # (condition, line): an exception left a finally with work
 
     def names(self) -> str:
         return ", ".join(self.initial) + ("," if len(self.initial) == 1 else "")
@@ -101,12 +102,17 @@ class TryStatements:
         self.__dict__.setdefault("_try_vars", {})
         return regions
 
-    def _names(self) -> tuple[str, str]:
-        """The function-wide locals: the tape length when the running statement began, and (in
-        the reverse pass) the partial call record of the try being undone."""
+    def _names(self) -> tuple[str, str, str]:
+        """The function-wide locals: the tape length when the running statement began, the
+        partial call a handler took (``(number, pullback)`` in the reverse pass), and the number
+        of the call statement that ran last."""
         if "_try_taped" not in self.__dict__:
-            self._try_taped, self._try_slot = self.fresh("taped"), self.fresh("slot")
-        return self._try_taped, self._try_slot
+            self._try_taped, self._try_slot, self._try_call = self.fresh("taped"), self.fresh("slot"), self.fresh("call")
+        return self._try_taped, self._try_slot, self._try_call
+
+    def _call_number(self, s: ir.Call) -> int:
+        numbers = self.__dict__.setdefault("_try_calls", {})
+        return numbers.setdefault(id(s), len(numbers))
 
     def _new_var(self, hint: str, initial: int) -> str:
         name = self.fresh(hint)
@@ -159,7 +165,7 @@ class TryStatements:
         if not any(has_reverse_work(block) for block in ir.child_blocks(s)):
             self._forward_untracked_try(s, out, indent)
             return
-        taped, slot = self._names()
+        taped, slot, call = self._names()
         outer = self._in_region()
         part = self._var(("part", id(s)), "part", -2) if outer else None
         self._finally_check(s)
@@ -181,17 +187,20 @@ class TryStatements:
         for number, h in enumerate(s.handlers):
             name = h.name or self.fresh("error")
             self.emit(out, inner, f"except {h.types or 'BaseException'} as {name}:", h.line)
-            self.emit(out, inner + 1, f"{slot} = _caught(_tape, {taped}, {name}, True, {where!r})", h.line)
-            for check in region.checks:
-                self.emit(out, inner + 1, check.format(error=name, where=where), h.line)
-            self.emit(out, inner + 1, f"_push(({slot}, {record}))", h.line)
+            self.emit(out, inner + 1, f"_track_out(); {slot} = _caught(_tape, {taped}, {name}, True, {where!r}, {call})", h.line)
+            for condition, line in region.checks:
+                self.emit(out, inner + 1, f"if {condition}: _refuse_finally({name}, {where!r}, {line})", h.line)
+            self.emit(out, inner + 1, f"_push(_Progress({call}, {slot}, {record}))", h.line)
             if part:
                 self.emit(out, inner + 1, f"{part} = {number}", h.line)
             self.emit(out, inner + 1, self.init_defined(name), h.line)
             self._forward_block_of(h.body, out, inner + 1, ("handler", id(h)))
             self.emit(out, inner + 1, f"_push({number})", h.line)
+        self.emit(out, inner, "except BaseException:  # no handler matched: it leaves", s.line)
+        self.emit(out, inner + 1, "_track_out()", s.line)
+        self.emit(out, inner + 1, "raise", s.line)
         self.emit(out, inner, "else:", s.line)
-        self.emit(out, inner + 1, f"_push((None, {record}))", s.line)
+        self.emit(out, inner + 1, f"_track_out(); _push(_Progress(-1, None, {record}))", s.line)
         if part:
             self.emit(out, inner + 1, f"{part} = -1", s.line)
         self._forward_block_of(s.orelse, out, inner + 1, ("else", id(s)))
@@ -203,7 +212,8 @@ class TryStatements:
             self._forward_block_of(s.finalbody, out, indent + 1, ("finalbody", id(s)))
         values = "; ".join(f"{name} = {value}" for name, value in region.initial.items())
         start = f"{values}; " if values else ""
-        out[init_at] = ("    " * inner + f"{start}{taped} = len(_tape)" + (f"; {part} = -2" if part else ""), s.line)
+        out[init_at] = ("    " * inner + f"{start}{taped} = len(_tape); {call} = -1; _track_in()"
+                        + (f"; {part} = -2" if part else ""), s.line)
 
     def _finally_check(self, s: ir.Try) -> str | None:
         """Inside a region, a try whose ``finally`` block has work: its part local, and the check
@@ -214,9 +224,7 @@ class TryStatements:
         part = self._var(("part", id(s)), "part", -2)
         done = self._try_level_of[id(s)]
         for region in self._open():
-            region.checks.append(
-                f"if {done.done} == {done.first_of[id(s)]} and {part} == {_FINALLY_RAN}: "
-                f"_refuse_finally({{error}}, {{where!r}}, {s.line})")
+            region.checks.append((f"{done.done} == {done.first_of[id(s)]} and {part} == {_FINALLY_RAN}", s.line))
         return part
 
     def _forward_untracked_try(self, s: ir.Try, out: list, indent: int) -> None:
@@ -250,7 +258,7 @@ class TryStatements:
     def _forward_level(self, body: list, level: _Level, out: list, indent: int) -> None:
         """The forward pass of a tracked block: ``level.done`` is kept up to date after every
         statement (and before every compound one); the branches of its ifs are followed."""
-        taped, _ = self._names()
+        taped, _, call = self._names()
         for stmt in body:
             if _tracked_if(stmt):
                 self.emit(out, indent, f"if {self.primal(stmt.test)}:", stmt.line)
@@ -264,6 +272,8 @@ class TryStatements:
                 self.emit(out, indent, f"{level.done} = {level.first_of[id(stmt)]}", stmt.line)
                 getattr(self, f"_fwd_tracked_{type(stmt).__name__}")(stmt, out, indent)
             else:
+                if isinstance(stmt, ir.Call):  # a function it calls may raise after partial work
+                    self.emit(out, indent, f"{level.done} = {level.first_of[id(stmt)]}; {call} = {self._call_number(stmt)}", stmt.line)
                 self.forward([stmt], out, indent)
             self.emit(out, indent, f"{level.done} = {level.last_of[id(stmt)]}; {taped} = len(_tape)", stmt.line)
 
@@ -328,12 +338,12 @@ class TryStatements:
 
     def _reverse_body(self, s: ir.Try, out: list, indent: int) -> None:
         """Undo what the body of ``s`` completed, given the record its handler pushed."""
-        _, slot = self._names()
+        slot = self._names()[1]
         region = _Region()
         saved = self._enter(region)
         level = self._level(("body", id(s)), s.body)
         names = self._region_names(s, level)
-        self.emit(out, indent, f"{slot}, ({names}) = _pop()  # how far the body at line {s.line} got", s.line)
+        self.emit(out, indent, f"_e = _pop(); {slot} = _e.slot; {names} = _e.record  # how far the body at line {s.line} got", s.line)
         self._reverse_level(s.body, level, out, indent)
         self._leave(saved)
 
@@ -405,6 +415,16 @@ class TryStatements:
             elif _compound(stmt):
                 self.emit(out, indent, f"elif {done} == {first}:  # left inside line {stmt.line}", stmt.line)
                 getattr(self, f"_rev_part_{type(stmt).__name__}")(stmt, out, indent + 1)
+            elif isinstance(stmt, ir.Call):
+                self._rev_part_Call(stmt, f"{done} == {first}", out, indent)
+
+    def _rev_part_Call(self, s: ir.Call, started: str, out: list, indent: int) -> None:
+        """Undo the completed work of a call that raised (its partial pullback, which the
+        handler took): the arguments get their rdata; the target was never assigned."""
+        slot = self._names()[1]
+        self.emit(out, indent, f"elif {started} and {slot} is not None and {slot}[0] == {self._call_number(s)}:", s.line)
+        self.emit(out, indent + 1, f"_e = {slot}[1]; {slot} = None", s.line)
+        self._generic_reverse(dataclasses.replace(s, target=None), "_e", f"  # undo the part of line {s.line} that ran", out, indent + 1)
 
     def _rev_part_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
         self._reverse_level(s.body, self._level(("body", id(s)), s.body), out, indent)
