@@ -188,3 +188,7 @@ def refuse_finally(error: BaseException, where: tuple, line: int) -> None:
         f"an exception ({type(error).__name__}) that left the try at line {line} through a finally block "
         "with differentiable work and caught here", _ADVICE.replace("; forward", " (or move the finally "
         "block's work after the try); forward"), *where) from error
+
+
+#: the names generated handlers use, in every reverse-mode runtime's namespace
+TRY_NAMES = {"_refuse_finally": refuse_finally, "_track_in": track_in, "_track_out": track_out, "_Progress": Progress}

@@ -27,7 +27,7 @@ from .try_statements import _Region
 _counter = itertools.count()
 
 #: filled by runtime.py: (runtime namespace, unwind, slot_rdata); by second_order.py: (dual
-#: generator class, its runtime namespace, its rdata routing)
+#: generator class, its runtime namespace)
 REVERSE: tuple = ()
 SECOND: tuple = ()
 
@@ -170,6 +170,24 @@ def _route_reverse(param_r: tuple, routes: list, coduals: list) -> tuple:
     return tuple(result)
 
 
+def route_dual(param_rdata: tuple, routes: list, params: list, part: int) -> tuple:
+    """The rdata of each call argument from the rdata of each parameter (``DualRule``'s): a
+    ``*args`` element's from its tuple's, a ``**kwargs`` entry's from its slot in the dict's
+    fdata (``part`` 1) or fdata tangent (``part`` 3)."""
+    from ..rules.util import slot_rdata
+
+    result = [NoRData]
+    for j, i in routes:
+        r = param_rdata[j]
+        if i is None:
+            result.append(r)
+        elif isinstance(i, str):
+            result.append(slot_rdata(params[j][part][i]))
+        else:
+            result.append(r[i] if isinstance(r, tuple) else NoRData)
+    return tuple(result)
+
+
 def call_tracked(rule: Any, f: CoDual, args: tuple, kwargs: dict) -> tuple:
     """``DerivedRule.__call__`` inside a try body: the tracked variant, whose work done before
     an exception goes with the exception as a partial pullback."""
@@ -197,7 +215,7 @@ def call_tracked(rule: Any, f: CoDual, args: tuple, kwargs: dict) -> tuple:
 
 def call_dual_tracked(rule: Any, f: tuple, args: tuple, kwargs: dict) -> tuple:
     """``DualRule.__call__`` inside a try body (second order), as ``call_tracked``."""
-    generator, namespace, route = SECOND
+    generator, namespace = SECOND
     forward, reverse, partial = _variant(rule, f[0], "second-order", generator, namespace)
     params, routes = rule._bind(f[0], args, kwargs)
     flat = [part for p in params for part in p]
@@ -206,7 +224,7 @@ def call_dual_tracked(rule: Any, f: tuple, args: tuple, kwargs: dict) -> tuple:
     def routed(rs: tuple, rsd: tuple) -> tuple:
         if routes is None:
             return (NoRData,) + tuple(rs), (NoRData,) + tuple(rsd)
-        return route(rs, routes, params, 1), route(rsd, routes, params, 3)
+        return route_dual(rs, routes, params, 1), route_dual(rsd, routes, params, 3)
 
     try:
         out = forward(tape, *f, *flat)

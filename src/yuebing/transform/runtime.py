@@ -23,7 +23,7 @@ from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rda
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
-from .exceptions import TRACKING, Progress, caught, mark_partial, refuse_finally, track_in, track_out
+from .exceptions import TRACKING, TRY_NAMES, caught, mark_partial
 from . import partial_calls as _partial
 from .dataclass_construction import construct_reverse
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
@@ -724,10 +724,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_new_cell_box": new_cell_box,
         "_STAR": Star,
         "_caught": caught,
-        "_refuse_finally": refuse_finally,
-        "_track_in": track_in,
-        "_track_out": track_out,
-        "_Progress": Progress,
+        **TRY_NAMES,
     }
 
 

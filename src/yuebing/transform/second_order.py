@@ -37,7 +37,7 @@ from .lifting import _has_float_data, lookup_second_order, run_second_order
 from .lifting_objects import construct
 from . import second_order_calls as _calls
 from . import lifting as _lifting
-from .exceptions import EFFECT_MARKERS, TRACKING, Progress, caught, mark_partial, refuse_finally, track_in, track_out
+from .exceptions import EFFECT_MARKERS, TRACKING, TRY_NAMES, caught, mark_partial
 from . import partial_calls as _partial
 from .direct_calls import SECOND as _DIRECT, DualDirectCalls
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
@@ -630,8 +630,7 @@ def runtime_namespace() -> dict[str, Any]:
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
             "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
-            "_DWRITE": _DWRITE, "_caught": caught, "_refuse_finally": refuse_finally,
-            "_track_in": track_in, "_track_out": track_out, "_Progress": Progress}
+            "_DWRITE": _DWRITE, "_caught": caught, **TRY_NAMES}
 
 
 _DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)
@@ -719,24 +718,6 @@ def dual_rule(fn: types.FunctionType) -> "DualRule":
     return rule
 
 
-def _route(param_rdata: tuple, routes: list, params: list, part: int) -> tuple:
-    """The rdata of each call argument from the rdata of each parameter: a ``*args`` element's
-    from its tuple's, a ``**kwargs`` entry's from its slot in the dict's fdata (``part`` 1) or
-    fdata tangent (``part`` 3)."""
-    from ..rules.util import slot_rdata
-
-    result = [NoRData]
-    for j, i in routes:
-        r = param_rdata[j]
-        if i is None:
-            result.append(r)
-        elif isinstance(i, str):
-            result.append(slot_rdata(params[j][part][i]))
-        else:
-            result.append(r[i] if isinstance(r, tuple) else NoRData)
-    return tuple(result)
-
-
 class DualRule(SourceFunction):
     """Forward-over-reverse rule of a Python function, generated from its source."""
 
@@ -816,7 +797,7 @@ class DualRule(SourceFunction):
             rs, rsd = reverse(tape, dy, dy_d)
             if routes is None:
                 return (NoRData,) + tuple(rs), (NoRData,) + tuple(rsd)
-            return _route(rs, routes, params, 1), _route(rsd, routes, params, 3)
+            return _partial.route_dual(rs, routes, params, 1), _partial.route_dual(rsd, routes, params, 3)
 
         return out, pullback
 
@@ -850,5 +831,5 @@ _SECOND_ORDER = CallMode(
 __all__ = ["DualReverseGenerator", "DualRule", "SecondOrderError", "call_rrule2", "dual_rule"]
 
 _lifting.DUAL_RULE = dual_rule
-_partial.SECOND = (DualReverseGenerator, runtime_namespace, _route)
+_partial.SECOND = (DualReverseGenerator, runtime_namespace)
 _calls.CALL_RRULE2 = call_rrule2
