@@ -239,3 +239,16 @@ def test_hessian_chunk_size(chunk):
     h = yb.hessian(f, chunk_size=chunk)(x)
     np.testing.assert_allclose(h, yb.hessian(f, chunk_size=1)(x), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(h, _central(yb.grad(f), x), rtol=1e-5, atol=1e-6)
+
+
+def test_keyword_buffer_written_with_batched_values():
+    """A keyword argument (not differentiated) written with values that carry the batch."""
+    def f(x, buf=None):
+        for i in range(len(x)):
+            buf[i] = x[i] * x[-1 - i]
+        return buf * 2.0
+    x = RNG.standard_normal(4)
+    jac = [yb.jacobian(f, mode="fwd", chunk_size=c)(x, buf=np.zeros(4)) for c in (1, 3, None)]
+    np.testing.assert_allclose(jac[1], jac[0], rtol=1e-12)
+    np.testing.assert_allclose(jac[2], jac[0], rtol=1e-12)
+    np.testing.assert_allclose(jac[0], _central(lambda v: f(v, buf=np.zeros(4)), x), rtol=1e-5, atol=1e-6)

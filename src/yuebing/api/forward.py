@@ -27,7 +27,7 @@ from ..tangents import kinds as K
 from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
 from ..tangents.validate import validate_tangent
 from ..rules import outside_state
-from ..rules.batched import batched
+from ..rules.batched import BATCH, batched
 from ..rules.declare import FORWARD, has_nan
 from ..transform.forward_runtime import call_frule, global_tangent
 
@@ -106,7 +106,8 @@ def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, na
     if dx is NoTangent:
         dx = (NoTangent,) * len(x)
     duals = [Dual(p, t) for p, t in zip(x, dx)]
-    kw_duals = {k: Dual(v, T.zero_tangent(v)) for k, v in T.structural_copy(kwargs).items()}
+    zero = _batched_zero if BATCH.size else T.zero_tangent  # a batched pass: room for writes of batched values
+    kw_duals = {k: Dual(v, zero(v)) for k, v in T.structural_copy(kwargs).items()}
     scope = outside_state.enter()  # one tangent per outside object for the pass
     strength, FORWARD.strong = FORWARD.strong, strong
     try:
@@ -437,6 +438,11 @@ def _batched_seed(x: Any, a: int, m: int, seeds: dict) -> Any:
         return t
 
     return _build(x, leaf)
+
+
+def _batched_zero(x: Any) -> Any:
+    """A zero tangent of ``x`` with the current pass's batch axis on every float leaf."""
+    return _batched_seed(x, 0, BATCH.size, {})
 
 
 def _batched_leaf(v: Any, tv: Any, m: int) -> np.ndarray:

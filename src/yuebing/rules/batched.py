@@ -156,7 +156,7 @@ def _product_rule(f: Any) -> Callable:
         if kwargs or len(args) != 2:
             return None
         (a, b), (ta, tb) = (args[0].primal, args[1].primal), (args[0].tangent, args[1].tangent)
-        if not all(isinstance(x, np.ndarray) and x.ndim in (1, 2) and x.dtype.kind in "fc" for x in (a, b)):
+        if not all(type(x) is np.ndarray and x.ndim in (1, 2) and x.dtype.kind in "fc" for x in (a, b)):
             return None
         y = f(a, b)
         dy = None
@@ -253,17 +253,28 @@ def _same_memory_kept(y: Any, x: np.ndarray, ty: np.ndarray, t: np.ndarray) -> b
     return not np.may_share_memory(y, x) or np.may_share_memory(ty, t)
 
 
-def _reshape(args: tuple, kwargs: dict) -> Dual | None:
-    """``x.reshape(shape)`` / ``np.reshape(x, shape)``: the tangent reshaped behind its batch axis."""
-    if kwargs or len(args) < 2:
-        return None
-    x, t = args[0].primal, args[0].tangent
-    shape = args[1].primal if len(args) == 2 else tuple(a.primal for a in args[1:])
-    if not isinstance(x, np.ndarray) or not is_batched(t, x):
+def _reshaped(x: Any, t: Any, shape: Any) -> Dual | None:
+    """``x.reshape(shape)`` with the tangent reshaped behind its batch axis."""
+    if type(x) is not np.ndarray or not is_batched(t, x):
         return None
     y = x.reshape(shape)
     ty = t.reshape((t.shape[0],) + y.shape)
     return Dual(y, ty) if _same_memory_kept(y, x, ty, t) else None
+
+
+def _reshape_function(args: tuple, kwargs: dict) -> Dual | None:
+    """``np.reshape(x, shape)``."""
+    if kwargs or len(args) != 2:
+        return None
+    return _reshaped(args[0].primal, args[0].tangent, args[1].primal)
+
+
+def _reshape_method(args: tuple, kwargs: dict) -> Dual | None:
+    """``x.reshape(shape)`` or ``x.reshape(d0, d1, ...)``."""
+    if kwargs or len(args) < 2 or not all(isinstance(a.primal, (int, np.integer, tuple)) for a in args[1:]):
+        return None
+    shape = args[1].primal if len(args) == 2 else tuple(a.primal for a in args[1:])
+    return _reshaped(args[0].primal, args[0].tangent, shape)
 
 
 def _transpose(args: tuple, kwargs: dict) -> Dual | None:
@@ -271,7 +282,7 @@ def _transpose(args: tuple, kwargs: dict) -> Dual | None:
     if kwargs or len(args) != 1 and not (len(args) == 2 and isinstance(args[1].primal, str) and args[1].primal == "T"):
         return None
     x, t = args[0].primal, args[0].tangent
-    if not isinstance(x, np.ndarray) or not is_batched(t, x):
+    if type(x) is not np.ndarray or not is_batched(t, x):
         return None
     return Dual(x.T, np.transpose(t, (0,) + tuple(range(t.ndim - 1, 0, -1))))
 
@@ -341,35 +352,40 @@ def zero_rule(fn: Any) -> bool:
 # The table
 # --------------------------------------------------------------------------------------------
 
-_TABLE: dict[Any, Callable] = {}
+_TABLE: dict[Any, Callable] = {}  # function object or (type, method name) -> batched rule
 
 
 def _build_table() -> None:
     for f, partials in list(ELEMENTWISE_PARTIALS.items()):
-        found = FRULES.lookup(f)
-        if found is not None:
-            _TABLE.setdefault(found[0], _elementwise_rule(f, partials))
-    products = [(operator.matmul, np.matmul), (np.matmul, np.matmul), (np.dot, np.dot)]
-    reductions = [(np.sum, np.sum), (np.ndarray.sum, np.sum), (np.mean, np.mean), (np.ndarray.mean, np.mean)]
-    for targets, make in ((products, _product_rule), (reductions, _reduction_rule)):
-        for target, implementation in targets:
-            found = FRULES.lookup(target)
-            if found is not None:
-                _TABLE[found[0]] = make(implementation)
-    for target, rule in ((np.reshape, _reshape), (np.ndarray.reshape, _reshape), (np.transpose, _transpose),
-                         (np.ndarray.transpose, _transpose), (getattr, _transpose),
-                         (operator.getitem, _getitem), (np.ndarray.__getitem__, _getitem),
-                         (operator.setitem, _setitem), (np.ndarray.__setitem__, _setitem)):
-        found = FRULES.lookup(target)
-        if found is not None:
-            _TABLE[found[0]] = rule
+        _TABLE.setdefault(f, _elementwise_rule(f, partials))
+    for target, implementation in ((operator.matmul, np.matmul), (np.matmul, np.matmul), (np.dot, np.dot),
+                                   ((np.ndarray, "dot"), np.dot)):
+        _TABLE[target] = _product_rule(implementation)
+    for target, implementation in ((np.sum, np.sum), ((np.ndarray, "sum"), np.sum), (np.mean, np.mean),
+                                   ((np.ndarray, "mean"), np.mean)):
+        _TABLE[target] = _reduction_rule(implementation)
+    _TABLE.update({np.reshape: _reshape_function, (np.ndarray, "reshape"): _reshape_method,
+                   np.transpose: _transpose, (np.ndarray, "transpose"): _transpose, getattr: _transpose,
+                   operator.getitem: _getitem, (np.ndarray, "__getitem__"): _getitem,
+                   operator.setitem: _setitem, (np.ndarray, "__setitem__"): _setitem})
 
 
-def batched_rule(registered: Callable) -> Callable | None:
-    """The batch-aware version of registered forward rule ``registered``, or None."""
+def batched_rule(fn: Any) -> Callable | None:
+    """The batch-aware forward rule of callable ``fn`` (a function, a bound method of an array, an
+    unbound method), or None. Keyed by the function itself, never by its registered rule object,
+    which several functions may share."""
     if not _TABLE:
         _build_table()
-    return _TABLE.get(registered)
+    owner = getattr(fn, "__self__", None)
+    if type(owner) is np.ndarray:
+        return _TABLE.get((np.ndarray, fn.__name__))
+    objclass = getattr(fn, "__objclass__", None)
+    if objclass is np.ndarray:
+        return _TABLE.get((np.ndarray, fn.__name__))
+    try:
+        return _TABLE.get(fn)
+    except TypeError:  # an unhashable callable
+        return None
 
 
 __all__ = ["BATCH", "aligned", "batched", "batched_rule", "is_batched", "structural_rule", "zero_rule"]

@@ -5,11 +5,10 @@ registered forward rule runs when every tangent carries k directions.
 
 1. no argument tangent has the batch axis (all zero): the rule as usual, fresh array tangents of
    its output then given the batch axis (a later write of a batched value into ``np.zeros(n)``
-   needs room for it);
+   needs room for it); the same for a rule with a zero derivative;
 2. the rule's batch-aware version (``rules.batched.batched_rule``), unless it declines;
 3. a rule that only moves tangents (list, dict and attribute operations): run as it is;
-4. a rule with a zero derivative: run as usual, its output's array tangents batched zeros;
-5. otherwise **the looped fallback**: the rule runs once per direction, on direction ``j``'s slice
+4. otherwise **the looped fallback**: the rule runs once per direction, on direction ``j``'s slice
    of every tangent (a view of each batched array, so in-place writes land in the batch) and, for
    ``j >= 1``, on copies of the primals (the real ones are changed once, by the last run, with the
    random state restored before each run); the outputs are stacked. An output that is a view of an
@@ -44,9 +43,10 @@ def run_batched(found: tuple, f: Dual, args: tuple, kwargs: dict, run_plain: Cal
     owner = found[2]
     full = args if owner is None else (Dual(owner, _owner_tangent(f, owner)),) + args
     seen: set = set()
-    if not any(_has_batch(d.tangent, d.primal, seen) for d in (*full, *kwargs.values())):
-        return _promoted(run_plain(found, f, args, kwargs), seen)
-    rule = batched_rule(found[0])
+    arrays: list = []
+    if not any(_has_batch(d.tangent, d.primal, seen, arrays) for d in (*full, *kwargs.values())):
+        return _promoted(run_plain(found, f, args, kwargs), seen, arrays)
+    rule = batched_rule(fn)
     if rule is not None:
         out = rule(full, kwargs)
         if out is not None:
@@ -54,7 +54,7 @@ def run_batched(found: tuple, f: Dual, args: tuple, kwargs: dict, run_plain: Cal
     if structural_rule(fn, full):
         return _unchecked(found, full, kwargs)
     if zero_rule(fn):
-        return _promoted(run_plain(found, f, args, kwargs), seen, zero=True)
+        return _promoted(run_plain(found, f, args, kwargs), seen, arrays)
     return looped(lambda g, a, kw: run_plain(found, g, a, kw), f, args, kwargs)
 
 
@@ -91,16 +91,18 @@ def _unchecked(found: tuple, args: tuple, kwargs: dict) -> Dual:
     return rule(*args)
 
 
-def _has_batch(t: Any, p: Any, seen: set) -> bool:
-    """Whether tangent ``t`` of ``p`` holds a batched leaf (ids of its objects go into ``seen``)."""
+def _has_batch(t: Any, p: Any, seen: set, arrays: list) -> bool:
+    """Whether tangent ``t`` of ``p`` holds a batched leaf (ids of its objects go into ``seen``,
+    its arrays into ``arrays``)."""
     if t is NoTangent or type(t) in _NUMBER_TYPES:
         return False
     if id(t) in seen:
         return False
     seen.add(id(t))
     if type(t) is np.ndarray:
+        arrays.append(t)
         return p is None or not isinstance(p, (np.ndarray, np.generic, float, complex)) or is_batched(t, p)
-    return any(_has_batch(c, cp, seen) for c, cp in _children(t, p))
+    return any(_has_batch(c, cp, seen, arrays) for c, cp in _children(t, p))
 
 
 def _children(t: Any, p: Any) -> list[tuple[Any, Any]]:
@@ -126,19 +128,23 @@ def _field(p: Any, name: str) -> Any:
         return None
 
 
-def _promoted(out: Dual, inputs: set, zero: bool = False) -> Dual:
-    """``out`` with its fresh array tangents (not an input's) given the batch axis, as zeros
-    (an unbatched tangent is zero in every direction)."""
+def _promoted(out: Dual, inputs: set, arrays: list) -> Dual:
+    """``out`` with its fresh array tangents given the batch axis, as zeros (an unbatched tangent
+    is zero in every direction). An input's tangent, or a view of one, stays as it is: a batched
+    write into it is then refused (``rules.batched._setitem``, or a read-only slice here)."""
     t = out.tangent
-    if type(t) is np.ndarray and id(t) not in inputs and t.flags.writeable and t.ndim == np.ndim(out.primal):
+    if type(t) is np.ndarray:
+        if id(t) in inputs or not t.flags.writeable or t.ndim != np.ndim(out.primal) \
+                or any(np.may_share_memory(t, a) for a in arrays):
+            return out
         return Dual(out.primal, np.zeros((BATCH.size,) + t.shape, dtype=t.dtype))
     if type(t) is list and id(t) not in inputs and isinstance(out.primal, list) and len(t) == len(out.primal):
-        t[:] = [_promoted(Dual(p, c), inputs).tangent for p, c in zip(out.primal, t)]
+        t[:] = [_promoted(Dual(p, c), inputs, arrays).tangent for p, c in zip(out.primal, t)]
     elif type(t) is tuple and isinstance(out.primal, tuple) and len(t) == len(out.primal):
-        t = tuple(_promoted(Dual(p, c), inputs).tangent for p, c in zip(out.primal, t))
+        t = tuple(_promoted(Dual(p, c), inputs, arrays).tangent for p, c in zip(out.primal, t))
     elif type(t) is dict and id(t) not in inputs and isinstance(out.primal, dict):
         for key in list(t):
-            t[key] = _promoted(Dual(out.primal.get(key), t[key]), inputs).tangent
+            t[key] = _promoted(Dual(out.primal.get(key), t[key]), inputs, arrays).tangent
     return Dual(out.primal, t)
 
 
