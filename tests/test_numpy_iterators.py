@@ -261,3 +261,30 @@ def test_fromiter_count_and_errors():
 
     with pytest.raises(ValueError):  # NumPy's own error: a row is not a float
         yb.grad(rows)(np.ones((2, 2)))
+
+
+def test_nditer_with_an_integer_operand():
+    def f(x, k):
+        total = 0.0
+        for v, n in np.nditer([x, k]):
+            total = total + n * v * v
+        return total
+
+    x, k = np.array([0.5, -1.0, 2.0]), np.array([1, 2, 3])
+    np.testing.assert_allclose(yb.grad(f)(x, k), _central_gradient(lambda t: f(t, k), x), rtol=1e-6)
+    assert yb.jvp(lambda t: f(t, k), (x,), (np.ones(3),))[1] == pytest.approx(np.sum(2 * k * x))
+    check_second_order(f, x, k)
+
+
+def test_nditer_list_of_same_shape_operands_is_several_operands():
+    """``[a, b]`` is a list of operands, not one array_like (the boundary leaves it as it is)."""
+    def f(a, b):
+        total = 0.0
+        for u, v in np.nditer([a, b]):
+            total = total + u * np.cos(v)
+        return total
+
+    a, b = np.array([0.5, -1.0, 2.0]), np.array([0.3, 1.1, -0.7])
+    ga, gb = yb.grad(f, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, np.cos(b), rtol=1e-12)
+    np.testing.assert_allclose(gb, _central_gradient(lambda t: f(a, t), b.copy()), rtol=1e-6)

@@ -42,7 +42,7 @@ _TAKES_SEQUENCES = frozenset(f for f in (
     np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.copy,
     np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.column_stack, getattr(np, "row_stack", None),
     np.block, np.select, np.piecewise, np.choose, np.lexsort, np.meshgrid, np.broadcast_arrays, np.ix_,
-    np.linalg.multi_dot, np.ravel_multi_index, np.histogramdd, np.fromiter,
+    np.linalg.multi_dot, np.ravel_multi_index, np.histogramdd, np.fromiter, np.nditer,
 ) if f is not None)
 
 _NUMBER = (float, int, complex, np.number, np.bool_)

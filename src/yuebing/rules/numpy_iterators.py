@@ -66,31 +66,6 @@ def flat_frule(x: Dual) -> Dual:
 
 
 # --------------------------------------------------------------------------------------------
-# 0-d views for np.nditer: read-only for readonly operands
-# --------------------------------------------------------------------------------------------
-
-
-def read_only_view(v: np.ndarray) -> np.ndarray:
-    """A read-only view of ``v``, as ``np.nditer`` yields for a ``readonly`` operand."""
-    return _read_only(v)
-
-
-@rrule_for(read_only_view)
-def _read_only_view_rrule(v: CoDual) -> tuple[CoDual, Callable]:
-    fd = v.fdata
-    # the same memory: the cotangent reaches v's fdata through the shared view, nothing to return
-    return CoDual(_read_only(v.primal), fd[...] if isinstance(fd, np.ndarray) else fd), lambda dy: (NoRData, NoRData)
-
-
-@frule_for(read_only_view)
-def _read_only_view_frule(v: Any) -> Dual:
-    t = v.tangent if isinstance(v, Dual) else NoTangent
-    return Dual(_read_only(primal(v)), t[...] if isinstance(t, np.ndarray) else t)
-
-
-linear(read_only_view)
-
-# --------------------------------------------------------------------------------------------
 # np.nditer
 # --------------------------------------------------------------------------------------------
 
@@ -158,9 +133,51 @@ def nditer_writable(op_flags: Any, count: int) -> list[bool]:
 nondifferentiable(nditer_plan, nditer_writable, check_nditer_form)
 
 
-def _element(array: Any, index: tuple, writable: bool) -> Any:
+def _view(array: Any, index: tuple, writable: bool) -> Any:
     view = array[index]
-    return view if writable else read_only_view(view)
+    return view if writable else _read_only(view)
+
+
+def _views(arrays: list, steps: list, writable: list) -> list:
+    if len(arrays) == 1:
+        return [_view(arrays[0], step[0], writable[0]) for step in steps]
+    return [tuple([_view(a, index, w) for a, index, w in zip(arrays, step, writable)]) for step in steps]
+
+
+def nditer_views(operands: list, steps: list, writable: list) -> list:
+    """The 0-d views ``np.nditer`` yields, one per step of ``steps`` (``nditer_plan``'s indices,
+    computed from the primals: a tangent with another memory layout is viewed in the same order)."""
+    return _views(operands, steps, writable)
+
+
+def _derivative_views(arrays: list, derivatives: Any, steps: list, none: Any) -> list:
+    """The views' fdata (or tangents): the same views of the operands' fdata, writable, as
+    cotangents accumulate there; ``none`` (NoTangent, as in containers) for an operand without one."""
+    parts = derivatives if isinstance(derivatives, list) else [none] * len(arrays)
+
+    def view(d: Any, index: tuple) -> Any:
+        return d[index] if isinstance(d, np.ndarray) else none
+
+    if len(arrays) == 1:
+        return [view(parts[0], step[0]) for step in steps]
+    return [tuple([view(d, index) for d, index in zip(parts, step)]) for step in steps]
+
+
+@rrule_for(nditer_views)
+def _nditer_views_rrule(operands: CoDual, steps: CoDual, writable: CoDual) -> tuple[CoDual, Callable]:
+    arrays, plan = primal(operands), primal(steps)
+    out = CoDual(_views(arrays, plan, primal(writable)), _derivative_views(arrays, operands.fdata, plan, NoTangent))
+    return out, lambda dy: (NoRData, NoRData, NoRData, NoRData)  # views: cotangents reach the operands' fdata
+
+
+@frule_for(nditer_views)
+def _nditer_views_frule(operands: Any, steps: Any, writable: Any) -> Dual:
+    arrays, plan = primal(operands), primal(steps)
+    tangents = operands.tangent if isinstance(operands, Dual) else NoTangent
+    return Dual(_views(arrays, plan, primal(writable)), _derivative_views(arrays, tangents, plan, NoTangent))
+
+
+linear(nditer_views)
 
 
 def _nditer(op: Any, flags: Any = None, op_flags: Any = None, op_dtypes: Any = None, order: str = "K",
@@ -168,11 +185,8 @@ def _nditer(op: Any, flags: Any = None, op_flags: Any = None, op_dtypes: Any = N
     several = isinstance(op, (list, tuple))
     operands = [np.asarray(a) for a in op] if several else [np.asarray(op)]
     check_nditer_form(operands, flags, op_flags, op_dtypes, op_axes, itershape)
-    writable = nditer_writable(op_flags, len(operands))
     steps = nditer_plan(operands, flags, op_flags, order, casting)
-    if len(operands) == 1:
-        return [_element(operands[0], step[0], writable[0]) for step in steps]
-    return [tuple([_element(operands[k], step[k], writable[k]) for k in range(len(operands))]) for step in steps]
+    return nditer_views(operands, steps, nditer_writable(op_flags, len(operands)))
 
 
 defined_as(np.nditer, _nditer)
