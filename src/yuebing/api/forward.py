@@ -282,14 +282,21 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", h
     ``argnums``, shaped ``output.shape + input.shape`` for a float or float-array argument and
     output (nested tangent structures otherwise; a tuple of Jacobians for a tuple ``argnums``).
 
-    ``mode="rev"`` runs one reverse pass per output element (``yb.vjp``), ``mode="fwd"`` one
-    forward pass per input element (``yb.jvp``). Keyword arguments are passed to ``f`` and not
+    ``mode="rev"`` runs one reverse pass per output element (``yb.vjp``). ``mode="fwd"`` is
+    *batched* forward mode (Mooncake's chunked forward mode): one forward pass carries
+    ``chunk_size`` input directions at once, every tangent with a leading batch axis, so a
+    Jacobian with ``n`` input elements takes ``ceil(n / chunk_size)`` passes. The default is all
+    ``n`` directions in one pass, up to 64 per pass (past that the pass's arrays, 64 times the
+    primal's, stop paying for themselves); ``chunk_size=1`` is one ``yb.jvp`` per input
+    element. Rules that do not know the batch axis run once per direction inside the pass, so the
+    Jacobian is the same for every ``chunk_size``. Keyword arguments are passed to ``f`` and not
     differentiated. With ``has_aux``, ``f`` returns ``(value, aux)`` and ``jac`` returns
     ``(jacobian, aux)``.
 
     Scale-out (docs/scale-out.md): with ``executor`` (any ``concurrent.futures.Executor``) the
     rows (``"rev"``) or columns (``"fwd"``) are computed there, ``chunk_size`` of them per task
-    (default about ``n / (4 * workers)``), each task on its own copy of the arguments; the
+    (default about ``n / (4 * workers)``; in forward mode a task's columns are batched, up to 64
+    per pass unless ``chunk_size`` is given), each task on its own copy of the arguments; the
     Jacobian is the same as without one. ``progress``: a tqdm bar on a terminal once the work has
     run 2 s (``None``), always (``True``) or never (``False``).
     """

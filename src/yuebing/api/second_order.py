@@ -150,9 +150,13 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, executor: Any = No
     ``x.shape + x.shape``; with a tuple of argnums it is a nested tuple of blocks
     ``H[i][j]`` of shape ``x_i.shape + x_j.shape``. One forward-over-reverse pass per coordinate.
 
+    ``chunk_size``: the columns computed per task (default: about ``n / 100``, or
+    ``n / (4 * workers)`` with an executor); each column is still its own forward-over-reverse
+    pass (second order has no batched forward mode yet, unlike ``jacobian(mode="fwd")``), so it
+    changes how the work is split, never the Hessian; it must be a positive int or None.
+
     Scale-out (docs/scale-out.md): with ``executor`` (any ``concurrent.futures.Executor``) the
-    columns are computed there, ``chunk_size`` per task (default about ``n / (4 * workers)``);
-    the Hessian is the same as without one. ``progress``: a tqdm bar on a terminal once the work
+    columns are computed there, ``chunk_size`` per task; the Hessian is the same as without one. ``progress``: a tqdm bar on a terminal once the work
     has run 2 s (``None``), always (``True``) or never (``False``).
     """
     check_scale_options(executor, chunk_size, progress, "hessian")
