@@ -15,6 +15,7 @@ from .forward import jacobian, jvp
 from .implicit import custom_root
 from . import implicit_scipy as _implicit_scipy  # noqa: F401 - scipy.optimize's implicit rules
 from . import ode as _ode  # noqa: F401 - scipy.integrate's ODE solvers
+from . import ode_second_order as _ode_second_order  # noqa: F401 - their second order
 from . import quad as _quad  # noqa: F401 - scipy.integrate.quad
 from .reverse import (
     MutableTangent,

@@ -23,7 +23,8 @@ Both are as accurate as the solver's tolerances (tests/test_ode.py measures it).
 and differentiated as such; the interior ones are the solver's choice and held fixed (their
 tangent is zero; the solution is differentiated at them). Refused (``ValueError`` naming the
 option): ``dense_output=True`` (``sol.sol``), ``events``, ``odeint(full_output=True)``, complex
-states, a solve that failed. Second order raises ``SecondOrderError``.
+states, a solve that failed. Second order (``yb.hvp``, ``yb.hessian``) is forward over this adjoint:
+``api/ode_second_order.py``.
 """
 from __future__ import annotations
 
@@ -34,10 +35,9 @@ import numpy as np
 from ..rules import _integrate_definitions as D
 from ..rules import array_like
 from ..rules.core import CoDual, Dual, register_frule, register_rrule
-from ..rules.second_order import _register, defined_as
+from ..rules.second_order import defined_as
 from ..rules.util import out_cotangent, output
 from ..tangents import NoRData, NoTangent, add_to_primal, zero_tangent
-from ..transform.second_order import SecondOrderError
 from .custom import _deliver
 from .flatten import _vector, _zeroed, flatten
 from .forward import jvp
@@ -183,17 +183,6 @@ def _refuse_fields(name: str, cot: Any, known: tuple) -> None:
 
 def _scalar_atol(atol: Any, default: float) -> float:
     return default if atol is None else float(np.min(atol))
-
-
-def _refuse_second_order(name: str) -> Callable:
-    def second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
-        raise SecondOrderError(f"yb.hvp/yb.hessian: {name} is differentiated in first order only (reverse mode by "
-                               "the continuous adjoint, forward mode by the sensitivity equations); for a Hessian, "
-                               "take finite differences of yb.grad, or differentiate a fixed-step solver written "
-                               "in Python")
-
-    second_order.second_order_kind = "—"  # type: ignore[attr-defined] - docs/rules.md: refused
-    return second_order
 
 
 # --------------------------------------------------------------------------------------------
@@ -409,8 +398,7 @@ def _odeint_frule(func: Dual, y0: Dual, t: Dual, args: Dual, settings: Dual) -> 
 
 def _register_primitive(name: str, primitive: Callable, rrule: Callable, frule: Callable) -> None:
     register_rrule(primitive, rrule)
-    register_frule(primitive, frule)
-    _register((primitive,), _refuse_second_order(name))
+    register_frule(primitive, frule)  # second order: api/ode_second_order.py (quad's: api/quad.py)
 
 
 if _integrate is not None:
