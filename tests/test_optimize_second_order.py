@@ -278,3 +278,35 @@ def test_derivatives_captured_deeper_than_the_objective_refused_with_working_adv
                            jac="3-point", options={"gtol": 1e-12}).x[0]
 
     check(as_advised, B, rtol=1e-5)
+
+
+def test_nelder_mead_whose_solution_is_a_view_of_its_simplex():
+    """Nelder-Mead's ``x`` is a row of its final simplex (not differentiated): x alone is."""
+    def f(b):
+        return so.minimize(quartic, np.zeros(2), args=(b,), method="Nelder-Mead",
+                           options={"xatol": 1e-12, "fatol": 1e-15, "maxiter": 4000}).x[0]
+
+    check(f, B, rtol=2e-5)  # measured 1.5e-6
+
+
+class Quartic:
+    def __init__(self, b):
+        self.b = b
+
+    def value(self, x):
+        return quartic(x, self.b)
+
+    def gradient(self, x):
+        return quartic_gradient(x, self.b)
+
+
+def test_bound_method_objective():
+    """Third derivatives do not read an object's attributes: refused with advice that works."""
+    with pytest.raises(yb.SecondOrderError, match="jac="):
+        yb.hessian(lambda b: so.minimize(Quartic(b).value, np.zeros(2), method="BFGS").x[0])(B)
+
+    def with_jac(b):
+        model = Quartic(b)
+        return so.minimize(model.value, np.zeros(2), jac=model.gradient, method="BFGS", options={"gtol": 1e-13}).x[0]
+
+    check(with_jac, B, rtol=2e-5)  # measured 4e-6: the differences' truncation at h = 1e-3

@@ -229,6 +229,9 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
         values = {k: _value(v) for k, v in given.items()}
         result = run(values)
         p = plan(values, result)
+        for path in p.x_paths:  # x alone: Nelder-Mead's x is a view of its final simplex, which is not differentiated
+            if isinstance(_get(result, path), np.ndarray):
+                result = _set(result, path, _get(result, path).copy())
         x = _get(result, p.x_paths[0])
         x = float(x) if np.ndim(x) == 0 and not isinstance(x, np.ndarray) else np.array(x, dtype=float)
         if np.iscomplexobj(_get(result, p.x_paths[0])):

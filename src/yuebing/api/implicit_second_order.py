@@ -34,7 +34,8 @@ from ..rules import outside_state
 from ..rules.core import CoDual, Dual, rrule
 from ..rules.util import out_cotangent, sum_rdata, zero_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
-from ..transform.forward_runtime import zero_tangent_of
+from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent_of
+from ..transform.second_order import SecondOrderError
 from ..transform.second_order import CellTangent, call_rrule2
 from .implicit_stationary import pull_stationary
 
@@ -156,7 +157,14 @@ class DualPull:
         if self.plan.kind == "root":
             return pull_second(self.plan.function, x4, self.params4, lam, lam_dot)
         cost = self.plan.function is R.least_squares_cost
-        h_x, r, rd = pull_stationary(cost, x4, self.params4, lam, lam_dot)
+        try:
+            h_x, r, rd = pull_stationary(cost, x4, self.params4, lam, lam_dot)
+        except NestedDifferentiationError as error:  # worded for yb.grad inside yb.hessian: say what it is here
+            jac = "jac=" if "least_squares" not in self.name else "jac= to scipy.optimize.minimize of the cost"
+            raise SecondOrderError(
+                f"yb.hvp/yb.hessian: the second derivative of {self.name}'s solution takes third derivatives of the "
+                f"objective (the derivative of its gradient's root), which stop here: {error}. Alternatively pass the "
+                f"objective's gradient as {jac}: then second derivatives suffice") from None
         return None, h_x, r, rd
 
 
@@ -194,6 +202,9 @@ def forward_tangent(t: Any, memo: dict, primal: Any = None) -> Any:
         return {k: forward_tangent(v, memo, primal.get(k) if isinstance(primal, dict) else None) for k, v in t.items()}
     if isinstance(t, Tangent) and t.fields:  # a partial, a bound method: what they capture
         return Tangent(t.primal_type, {k: forward_tangent(v, memo) for k, v in t.fields.items()})
+    if isinstance(primal, types.MethodType) and hasattr(t, "__self__"):  # second order's bound-method tangent
+        owner = forward_tangent(t.__self__, memo, primal.__self__)
+        return Tangent(types.MethodType, {"__self__": owner}) if owner is not NoTangent else NoTangent
     return t
 
 

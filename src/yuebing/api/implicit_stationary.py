@@ -114,6 +114,14 @@ def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict)
     of its plain forward program (opened, for a closure): the pair's slot."""
     fun4 = c.values[fun_slot]
     fun = fun4[0]
+    if isinstance(fun, types.MethodType) and isinstance(fun.__func__, types.FunctionType):
+        # a bound method: its function, with the object (and its derivatives) as the first argument
+        self4 = tuple(fun.__self__ if k == 0 else getattr(part, "__self__", NoTangent if k == 2 else NoFData)
+                      for k, part in enumerate(fun4))
+        self_slot = c.add(self4)
+        positional = [(self_slot, c.add(_constant(_zero_tangent_of(fun.__self__)))), *positional]
+        fun_slot = c.add(_function(fun.__func__))
+        fun = fun.__func__
     if not (isinstance(fun, types.FunctionType) and fun.__closure__):
         slots = [fun_slot, c.add(_constant(NoTangent))] + [s for pair in positional for s in pair]
         named = {}
