@@ -162,13 +162,15 @@ def looped(run: Callable, f: Dual, args: tuple, kwargs: dict) -> Dual:
     kw_slices = {name: slicer.slices(d.tangent, d.primal) for name, d in kwargs.items()}
     primals = (f.primal, tuple(a.primal for a in args), {name: d.primal for name, d in kwargs.items()})
     copies = [_copy_primals(primals) for _ in range(k - 1)]
-    states = (np.random.get_state(), random.getstate())
+    draws = _may_draw(f.primal)
+    states = (np.random.get_state(), random.getstate()) if draws else None
     outputs: list = [None] * k
     with batched(0):  # one direction per run: nested passes inside the rule are unbatched
         for j in list(range(1, k)) + [0]:  # the real primals last: they are changed once
             fp, ap, kp = primals if j == 0 else copies[j - 1]
-            np.random.set_state(states[0])
-            random.setstate(states[1])
+            if draws:  # every run draws the same numbers (the real run last, leaving the state it leaves)
+                np.random.set_state(states[0])
+                random.setstate(states[1])
             out = run(Dual(fp, f_slices[j]), tuple(Dual(p, s[j]) for p, s in zip(ap, arg_slices)),
                       {name: Dual(kp[name], kw_slices[name][j]) for name in kp})
             outputs[j] = out
@@ -176,17 +178,48 @@ def looped(run: Callable, f: Dual, args: tuple, kwargs: dict) -> Dual:
     return Dual(outputs[0].primal, slicer.stack([o.tangent for o in outputs]))
 
 
+def _may_draw(fn: Any) -> bool:
+    """Whether ``fn`` may draw from NumPy's or Python's global random state: a method of a random
+    state or generator, or a rule of the random and statistics domains (``rvs``). Restoring the
+    states costs a few hundred microseconds per run, so only these pay it."""
+    if isinstance(getattr(fn, "__self__", None), (np.random.RandomState, np.random.Generator, random.Random)):
+        return True
+    try:
+        origin = FRULES.origin.get(fn, "")
+    except TypeError:  # an unhashable callable
+        return True
+    return not isinstance(fn, np.ufunc) and ("random" in origin or "stats" in origin or not origin)
+
+
 def _copy_primals(primals: tuple) -> tuple:
     """A copy of the call's primals (one copy, so aliasing among them is kept); a bound builtin
     method (``xs.append``) is bound again to the copy of its object."""
     fn, args, kwargs = primals
     owner = getattr(fn, "__self__", None)
-    if isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) and owner is not None \
-            and not isinstance(owner, (types.ModuleType, type)):
-        owner, args, kwargs = structural_copy((owner, args, kwargs))
-        return getattr(owner, fn.__name__), args, kwargs
-    args, kwargs = structural_copy((args, kwargs))
-    return fn, args, kwargs
+    rebind = isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) and owner is not None \
+        and not isinstance(owner, (types.ModuleType, type))
+    values = ((owner,) if rebind else ()) + tuple(args) + tuple(kwargs.values())
+    copied = _copied_arrays(values)
+    if copied is None:
+        copied = structural_copy(values)
+    if rebind:
+        fn, copied = getattr(copied[0], fn.__name__), copied[1:]
+    return fn, tuple(copied[:len(args)]), dict(zip(kwargs, copied[len(args):]))
+
+
+_IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic, type, types.FunctionType,
+              types.BuiltinFunctionType, np.ufunc)
+
+
+def _copied_arrays(values: tuple) -> tuple | None:
+    """The fast copy: when every value is a number, a string or an array, no two arrays sharing
+    memory, the arrays copied and the rest as they are; otherwise None (``structural_copy``)."""
+    arrays = [v for v in values if type(v) is np.ndarray]
+    if len(arrays) + sum(isinstance(v, _IMMUTABLE) for v in values) != len(values):
+        return None
+    if any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:]):
+        return None
+    return tuple(v.copy() if type(v) is np.ndarray else v for v in values)
 
 
 class _Slicer:
