@@ -165,6 +165,10 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
         # have changed on disk, but may have been compiled with flags or AST transformations
         # of its own. Its candidates are told apart by the live code's positions.
         compiled = code
+    if compiled is None and _rewritten_by_pytest(fn):
+        # pytest rewrote the module's assert statements (they call its helpers, named
+        # ``@pytest_ar``): the text computes what runs, the assertions' messages aside
+        compiled = code
     if compiled is None:
         # the file changed since it was imported: what runs is the code object, so recover it
         return _from_bytecode(fn, f"the source of {fn.__qualname__} in {filename} (line {code.co_firstlineno}) "
@@ -175,6 +179,19 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
         return _from_bytecode(fn, f"yuebing could not locate the definition of {fn.__qualname__} at "
                                   f"{filename}:{code.co_firstlineno} in its source")
     return node, filename
+
+
+def _rewritten_by_pytest(fn: types.FunctionType) -> bool:
+    """Whether ``fn``'s module was compiled by pytest's assertion rewriter (a test module)."""
+    return "@py_builtins" in fn.__globals__ and "@py_builtins" in _names_used(fn.__code__)
+
+
+def _names_used(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_used(const)
+    return names
 
 
 def _from_bytecode(fn: types.FunctionType, why: str, other_fix: str = "") -> tuple[ast.AST, str]:

@@ -545,12 +545,35 @@ def _log_jvp(x, x_t, base=None, base_t=NoTangent):
     return y, tangent
 
 
+# ``z.conjugate()`` of a Python number: ``x - iy`` for a complex, the number itself for a float or
+# an int. Not holomorphic: its tangent is ``conj(dz)`` and so is its cotangent.
+_NUMBER_CONJUGATES = ((complex, "conjugate"), (float, "conjugate"), (int, "conjugate"))
+
+
+@rrule_for(*_NUMBER_CONJUGATES)
+def _number_conjugate_rrule(z):
+    def pullback(g):
+        return NoRData, _complex_cotangent(z, complex(0.0 if g is NoRData else g).conjugate())
+
+    return CoDual(primal(z).conjugate(), NoFData), pullback
+
+
+@frule_for(*_NUMBER_CONJUGATES)
+def _number_conjugate_frule(z):
+    dz = tangent(z)
+    return Dual(primal(z).conjugate(), dz if dz is NoTangent else dz.conjugate())
+
+
 with_vjp(math.log, _log_vjp)
 jvp_defined_by(math.log, _log_jvp)
 with_vjp(math.hypot, _hypot_vjp)
 with_vjp(cmath.phase, _phase_vjp)
 with_vjp(cmath.rect, _rect_vjp)
 linear(math.fsum, data=(0,))  # ints in the sequence are values
+# Second order: not ``linear`` (its tangent call would be the method bound to the primal).
+defined_by((complex, "conjugate"), lambda z: complex(z.real, -z.imag))
+defined_by((float, "conjugate"), lambda x: x + 0.0)
+defined_by((int, "conjugate"), lambda x: x)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -615,6 +638,8 @@ CASES = [
     Case(cmath.sqrt, -2.0, name="cmath.sqrt(negative real)"),
     Case(cmath.log, randc(), 2.0 + randc(), name="cmath.log(z, base)"),
     Case(cmath.phase, randc()),
+    Case(complex.conjugate, randc()),
+    Case(float.conjugate, randn()),
     Case(cmath.phase, -1.0 + 0.5j, name="cmath.phase(second quadrant)"),
     Case(cmath.phase, _pos(), name="cmath.phase(real)"),
     Case(cmath.polar, randc()),

@@ -25,7 +25,7 @@ from ..rules.numpy_arguments import check_out_shape
 from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of
 from ..rules.containers.set_operators import SET_OPERATORS_2, set_operands
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
-from ..tangents import NoFData, NoRData, NoTangent
+from ..tangents import NoFData, NoRData, NoTangent, Tangent
 
 _NO_CONTEXT = contextlib.nullcontext()
 
@@ -92,11 +92,17 @@ def run_second_order(found: tuple[Rule, Any], f: tuple, args: tuple, kwargs: dic
         out, pullback = rule((unbound, NoFData, NoTangent, NoFData), (self4,) + args, kwargs)
 
         def method_pullback(dy: Any, dy_d: Any) -> tuple:
-            rs, rsd = pullback(dy, dy_d)  # the method's rdata is its owner's: drop the owner's slot
-            return (NoRData,) + tuple(rs[2:]), (NoRData,) + tuple(rsd[2:])
+            # the owner's rdata is the bound method's, as in first order (``rules.core``): for an
+            # immutable owner (a float, a complex) it is the only channel of its derivative
+            rs, rsd = pullback(dy, dy_d)
+            return (_method_rdata(rs[1]),) + tuple(rs[2:]), (_method_rdata(rsd[1]),) + tuple(rsd[2:])
 
         return out, method_pullback
     return rule(f, args, kwargs)
+
+
+def _method_rdata(owner_rdata: Any) -> Any:
+    return NoRData if owner_rdata is NoRData else Tangent(types.BuiltinMethodType, {"__self__": owner_rdata})
 
 
 # --------------------------------------------------------------------------------------------
