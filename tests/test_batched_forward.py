@@ -72,7 +72,9 @@ def reductions(x):
 
 def indexing(x):
     m = x.reshape(3, 2)
-    return np.concatenate([m[1], m[:, 0] * m[:, 1], x[np.array([4, 0, 4])], x[x > 0.0], m[..., -1], [m[2, 1]]])
+    stacked = np.stack([m[0], m[1] ** 2], axis=-1).ravel()
+    return np.concatenate([m[1], m[:, 0] * m[:, 1], x[np.array([4, 0, 4])], x[x > 0.0], m[..., -1], [m[2, 1]],
+                           stacked, np.array([[x[0], 2.0], [x[1] * x[2], x[3]]]).ravel()], axis=0)
 
 
 def in_place(x):

@@ -287,6 +287,58 @@ def _transpose(args: tuple, kwargs: dict) -> Dual | None:
     return Dual(x.T, np.transpose(t, (0,) + tuple(range(t.ndim - 1, 0, -1))))
 
 
+def _stacked_tangent(x: Any, t: Any, k: int) -> np.ndarray | None:
+    """The batched tangent of ``np.array(x)`` for a number, an array or a (nested) list or tuple
+    of them, shaped ``(k,) + np.shape(x)``; None for anything else."""
+    if isinstance(x, (list, tuple)):
+        if not isinstance(t, (list, tuple)) or len(t) != len(x) or not x:
+            return None
+        parts = [_stacked_tangent(xi, ti, k) for xi, ti in zip(x, t)]
+        if any(p is None for p in parts) or len({p.shape for p in parts}) != 1:
+            return None
+        return np.stack(parts, axis=1)
+    if not (_numeric(x) and np.ndim(x) >= 0):
+        return None
+    shape = (k,) + np.shape(x)
+    if t is NoTangent:
+        return np.zeros(shape)
+    return np.broadcast_to(t, shape) if not is_batched(t, x) else t
+
+
+def _array(args: tuple, kwargs: dict) -> Dual | None:
+    """``np.array(items)`` / ``np.asarray(items)`` of numbers and arrays: their tangents stacked behind
+    the batch axis (a new array: an array argument goes to the fallback, which keeps its identity)."""
+    if kwargs or len(args) != 1 or not isinstance(args[0].primal, (list, tuple)):
+        return None
+    x = args[0].primal
+    y = np.array(x)
+    if y.dtype.kind not in "fc":
+        return None
+    ty = _stacked_tangent(x, args[0].tangent, BATCH.size)
+    return None if ty is None or ty.shape[1:] != y.shape else Dual(y, np.array(ty, dtype=y.dtype))
+
+
+def _joined(join: Callable) -> Callable:
+    """``np.concatenate(arrays, axis)`` / ``np.stack(arrays, axis)`` of float arrays: the tangents
+    joined along the same axis counted past the batch axis."""
+
+    def rule(args: tuple, kwargs: dict) -> Dual | None:
+        if set(kwargs) - {"axis"} or len(args) not in (1, 2) or not isinstance(args[0].primal, (list, tuple)):
+            return None
+        xs, ts = args[0].primal, args[0].tangent
+        axis = args[1].primal if len(args) == 2 else kwargs["axis"].primal if kwargs else 0
+        if type(axis) is not int or not isinstance(ts, (list, tuple)) or not all(
+                type(x) is np.ndarray and x.dtype.kind in "fc" for x in xs):
+            return None
+        y = join(xs, axis=axis)
+        k = BATCH.size
+        parts = [np.zeros((k,) + x.shape) if t is NoTangent else np.broadcast_to(t, (k,) + x.shape)
+                 for x, t in zip(xs, ts)]
+        return Dual(y, np.asarray(join(parts, axis=axis + 1 if axis >= 0 else axis), dtype=y.dtype))
+
+    return rule
+
+
 # --------------------------------------------------------------------------------------------
 # Rules that only move tangent objects
 # --------------------------------------------------------------------------------------------
@@ -364,7 +416,8 @@ def _build_table() -> None:
     for target, implementation in ((np.sum, np.sum), ((np.ndarray, "sum"), np.sum), (np.mean, np.mean),
                                    ((np.ndarray, "mean"), np.mean)):
         _TABLE[target] = _reduction_rule(implementation)
-    _TABLE.update({np.reshape: _reshape_function, (np.ndarray, "reshape"): _reshape_method,
+    _TABLE.update({np.array: _array, np.asarray: _array, np.concatenate: _joined(np.concatenate),
+                   np.stack: _joined(np.stack), np.reshape: _reshape_function, (np.ndarray, "reshape"): _reshape_method,
                    np.transpose: _transpose, (np.ndarray, "transpose"): _transpose, getattr: _transpose,
                    operator.getitem: _getitem, (np.ndarray, "__getitem__"): _getitem,
                    operator.setitem: _setitem, (np.ndarray, "__setitem__"): _setitem})
