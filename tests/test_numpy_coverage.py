@@ -178,6 +178,7 @@ DERIVED_PROBES = {
     "numpy.errstate": (_in_errstate, _X5),
     "numpy.r_": (lambda x: np.r_[x, x * x], _X5),
     "numpy.c_": (lambda x: np.c_[x, x * x], _X5),
+    "numpy.poly1d": (lambda x: (np.poly1d(x[:3]) * np.poly1d(x[3:]) + np.poly1d(x[:2]) ** 2).deriv()(x), _X5),
     "numpy.flatiter": (lambda x: np.array((x[:, None] * x).T.flat)[3:9] * x.flat[0], _X5),  # a read-only copy
     "numpy.ndarray.flat": (lambda x: x.reshape(1, 5).flat[1:4] * list(x.flat)[2], _X5),  # a view
 }

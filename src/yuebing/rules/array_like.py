@@ -16,6 +16,9 @@ What is converted (see ``docs/conventions.md``, "array_like arguments"):
   and are left alone (they may be shapes or axes), except as ufunc operands. Functions whose
   parameter is a *sequence of arrays* (``np.concatenate``, ``np.stack``...) and the array
   constructors themselves (``np.array``, ``np.asarray``) take lists as they are;
+* an object NumPy reads through ``__array__`` (a ``np.poly1d``, a user class) given to a NumPy
+  rule other than the zero-derivative ones and ``TAKES_ARRAY_OBJECTS``: ``np.asarray``'s rule
+  refuses it by name when it carries float data (never a silent zero);
 * operators (``x * [a, b]``, ``x - [3, 5]``, ``x += [a, b]``) when the other operand is a NumPy
   array or scalar, which is when NumPy (not Python's list protocol) gives the result.
 """
@@ -147,15 +150,30 @@ def conversions(fn: Any, primals: list, keywords: dict) -> list:
             return [0]
         return []
     ints_too = isinstance(fn, np.ufunc)
-    found: list = [i for i, v in enumerate(primals) if _convertible(v, ints_too) or ints_too and _array_object(v)]
+    objects_too = ints_too or not _takes_array_objects(fn)
+    found: list = [i for i, v in enumerate(primals) if _convertible(v, ints_too) or objects_too and _array_object(v)]
     found += [k for k, v in keywords.items() if k not in ("out", "axis", "axes", "shape") and _convertible(v, ints_too)]
     return found
 
 
+#: functions whose rules take an object with ``__array__`` as it is: zero-derivative ones
+#: (``declare.nondifferentiable`` adds them: ``np.isscalar(p)`` in poly1d's own code) and rules
+#: that follow a ``np.poly1d`` themselves (``np.polyval``)
+TAKES_ARRAY_OBJECTS: set = set()
+
+
+def _takes_array_objects(fn: Any) -> bool:
+    try:
+        return fn in TAKES_ARRAY_OBJECTS
+    except TypeError:  # an unhashable callable
+        return False
+
+
 def _array_object(value: Any) -> bool:
     """An object NumPy turns into an array through its ``__array__`` (a ``np.poly1d``, a user
-    class): a ufunc's elementwise rule would see an object without a derivative, so it goes
-    through ``np.asarray``'s rule, which follows it or refuses it by name (never a silent zero)."""
+    class): a rule would see an object without a derivative (``np.atleast_1d(p)`` gave a zero
+    gradient), so it goes through ``np.asarray``'s rule, which follows it or refuses it by name
+    (never a silent zero)."""
     return not isinstance(value, (np.ndarray, np.generic, *_NUMBER, str, bytes, list, tuple, type(None))) \
         and hasattr(type(value), "__array__")
 
@@ -168,5 +186,3 @@ def rdata_slot(key: Any, n_args: int, keywords: list) -> int:
 
 _INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
                       operator.imod, operator.ipow, operator.imatmul})
-
-

@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
+from . import array_like
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .util import accumulate, call_on_primals, fit_tangent, is_differentiable, out_cotangent, output, tangent
 
@@ -297,6 +298,7 @@ def nondifferentiable(*fs: Any) -> None:
     """
     for f in fs:
         ZERO_DERIVATIVE.add(f)
+        array_like.TAKES_ARRAY_OBJECTS.add(f)  # any argument, a np.poly1d too: the result is constant
         for table_register, make in ((register_rrule, _zero_rrule_kw), (register_frule, _zero_frule_kw)):
             table_register(f, make(f))
 

@@ -15,15 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-#: being given rules by issue 14, item 4 (another change in progress)
-PENDING = "no rule yet: a rule is being written (issue 14, item 4)"
 _ABSTRACT = "an abstract scalar type, for isinstance and np.issubdtype; it is never called on data"
 _RECORDS = "structured (record) data: not differentiated; keep one float array per field"
 
 
 REFUSED: dict[str, str] = {
-    # given rules by issue 14 item 4 (another engineer, now): no zero may be declared for them
-    **{f"numpy.{name}": PENDING for name in ("poly1d",)},
     # np.matrix (its class has no derivable construction)
     "numpy.asmatrix": "np.matrix objects are not differentiated; use 2-D arrays and @",
     "numpy.bmat": "np.matrix objects are not differentiated; use np.block of 2-D arrays",
@@ -60,6 +56,9 @@ WORKS: dict[str, str] = {
     "numpy.index_exp": "builds slices and index tuples (no derivative); indexing with them is differentiated",
     "numpy.r_": "np.r_[a, b] is differentiated from NumPy's source (a concatenation)",
     "numpy.c_": "np.c_[a, b] is differentiated from NumPy's source (a column concatenation)",
+    "numpy.poly1d": ("differentiated from NumPy's source (construction, p(x), p.c, +, -, *, **, deriv, integ, "
+                     "roots, np.polyval(p, x)); p / q written out on the coefficients; np.asarray(p) and other "
+                     "NumPy functions given a poly1d are refused by name: pass p.coeffs; third order refuses it"),
     "numpy.flatiter": "the type of x.flat, which is differentiated as np.ravel(x) (rules/numpy_iterators.py)",
     "numpy.ndarray.flat": "x.flat is differentiated as np.ravel(x): a view when x is C-contiguous, else a read-only copy (rules/numpy_iterators.py)",
     "numpy.mgrid": "constant grids (no derivative); differentiated from NumPy's source",

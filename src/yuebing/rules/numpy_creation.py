@@ -30,6 +30,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
 from .. import tangents as T
+from . import array_like
 from .cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .numpy_arguments import deliver
@@ -97,6 +98,13 @@ def _deliver_to(x: Any, fd: Any, g: Any) -> Any:
         return NoRData if all(r is NoRData for r in rdatas) else rdatas
     _refuse_opaque_array_source(x)
     return NoRData
+
+
+def _refuse_array_object(x: Any) -> None:
+    """Refuse an object read through ``__array__`` before the call (second order runs the rule
+    on its tangent too, which is no array: an unclear TypeError later)."""
+    if array_like._array_object(x):
+        _refuse_opaque_array_source(x)
 
 
 def _refuse_opaque_array_source(x: Any) -> None:
@@ -196,6 +204,7 @@ def _array_rules(f: Any) -> None:
         check(args)
         src = args[0]
         x = primal(src)
+        _refuse_array_object(x)
         y = params.call(f, args)
         n = len(args)
         if y is x:
@@ -217,6 +226,7 @@ def _array_rules(f: Any) -> None:
         check(args)
         src = args[0]
         x = primal(src)
+        _refuse_array_object(x)
         y = params.call(f, args)
         if y is x:
             return Dual(y, src.tangent)

@@ -5,7 +5,10 @@
 * ``x.compress(condition, axis)`` is ``np.compress(condition, x, axis)``;
 * ``x.choose(choices)`` is ``np.choose(x, choices)`` (``x`` holds the integer selectors);
 * ``x.to_device("cpu")`` returns ``x`` itself (NumPy arrays live on the CPU): the same array and
-  the same tangent.
+  the same tangent;
+* ``np.poly1d`` is derived from NumPy's source (construction, ``p(x)``, ``p.c``, ``+``, ``*``,
+  ``**``, ``deriv``, ``integ``, ``roots``); its division, whose source converts the poly1d objects
+  through ``__array__`` (refused by name, ``array_like.py``), is written out on the coefficients.
 
 Second order: linear (the tangent call redoes them on tangents); ``x.choose`` as ``np.choose``.
 """
@@ -16,12 +19,13 @@ from typing import Any
 import numpy as np
 
 from ..tangents import NoRData
+from . import array_like
 from .cases import Case, randc, randn
 from .core import CoDual, Dual, primal
 from .indexing.common import _register
 from .indexing.gather_scatter import _choose_frule, _choose_rrule, _compress_frule, _compress_rrule
 from .numpy_shape import _astype_frule, _astype_rrule
-from .second_order import defined_by, linear
+from .second_order import defined_as, defined_by, linear
 
 
 def _np_astype_rrule(x, dtype, copy=True, device=None):
@@ -67,6 +71,21 @@ def _choose_as_function(a, choices, out=None, mode="raise"):
     return np.choose(a, choices, out=out, mode=mode)
 
 
+def _poly1d_divide(u, v):
+    """``poly1d.__truediv__`` (``u / v``) on coefficients: a scalar divides them, a polynomial
+    gives ``(quotient, remainder)`` as poly1d objects, as NumPy's ``polydiv`` of poly1d."""
+    if np.isscalar(v):
+        return np.poly1d(u.coeffs / v)
+    quotient, remainder = np.polydiv(u.coeffs, np.poly1d(v).coeffs)
+    return np.poly1d(quotient), np.poly1d(remainder)
+
+
+def _poly1d_divide_into(v, u):
+    """``poly1d.__rtruediv__`` (``u / v`` with ``v`` the poly1d)."""
+    quotient, remainder = np.polydiv(np.poly1d(u).coeffs, v.coeffs)
+    return np.poly1d(quotient), np.poly1d(remainder)
+
+
 def _to_device_rrule(a, device, stream=None):
     y = primal(a).to_device(primal(device), stream=primal(stream))  # NumPy's errors (a device other than cpu)
     return CoDual(y, a.fdata), lambda dy: (NoRData,) * 4  # y is a: its cotangent is a's fdata
@@ -80,6 +99,9 @@ _register((np.astype,), _np_astype_rrule, _np_astype_frule)
 _register(((np.ndarray, "compress"),), _compress_method_rrule, _compress_method_frule)
 _register(((np.ndarray, "choose"),), _choose_method_rrule, _choose_method_frule)
 _register(((np.ndarray, "to_device"),), _to_device_rrule, _to_device_frule)
+defined_as(np.poly1d.__truediv__, _poly1d_divide)
+defined_as(np.poly1d.__rtruediv__, _poly1d_divide_into)
+array_like.TAKES_ARRAY_OBJECTS.update((np.poly1d.__truediv__, np.poly1d.__rtruediv__))  # poly1d objects, as they are
 linear(np.astype, (np.ndarray, "compress"), (np.ndarray, "to_device"))
 # x.choose's self holds integers: the linear class would read the method as a write into them
 defined_by((np.ndarray, "choose"), _choose_as_function)

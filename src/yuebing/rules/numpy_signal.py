@@ -32,6 +32,7 @@ import numpy as np
 from . import core
 from ..tangents import NoRData, NoTangent
 from .cases import Case, randc, randn
+from . import array_like
 from .core import Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .numpy_arguments import dense_tangent, deliver, forward, rule, vjp_pullback
 from .second_order import defined_by, multilinear, with_vjp
@@ -126,12 +127,17 @@ def _derived(target: Any, definition: Callable, validate: bool = True) -> None:
 
 
 def _polyval(p, x):
-    """``np.polyval`` (NumPy's own code: Horner's scheme)."""
-    if isinstance(x, np.poly1d) or isinstance(p, np.poly1d):
-        raise RuleArgumentError("numpy.polyval: yuebing differentiates coefficient arrays, not poly1d; pass p.coeffs")
+    """``np.polyval`` (NumPy's own code: Horner's scheme). A ``np.poly1d`` ``p`` is read as its
+    coefficients (NumPy's ``__array__`` returns that array); a ``np.poly1d`` ``x`` gives the
+    composition, a ``np.poly1d`` (poly1d arithmetic, derived from its source)."""
+    if isinstance(p, np.poly1d):
+        p = p.coeffs
     p = np.asarray(p)
-    x = np.asanyarray(x)
-    y = np.zeros_like(x)
+    if isinstance(x, np.poly1d):
+        y = 0
+    else:
+        x = np.asanyarray(x)
+        y = np.zeros_like(x)
     for pv in p:
         y = y * x + pv
     return y
@@ -224,6 +230,7 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 _derived(np.polyval, _polyval, validate=False)
+array_like.TAKES_ARRAY_OBJECTS.add(np.polyval)  # a np.poly1d reaches _polyval as it is
 _derived(np.gradient, _gradient)
 _derived(np.cross, _cross)
 

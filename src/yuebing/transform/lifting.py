@@ -140,8 +140,8 @@ def _has_float_data(p: Any, depth: int = 0) -> bool:
         return False
     if isinstance(p, types.FunctionType):
         return bool(p.__closure__)  # a closure carries its captured values' tangents
-    if type(p).__module__ == "numpy" and callable(p):  # np.sum and the other NumPy functions
-        return False
+    if type(p).__module__ == "numpy" and callable(p) and not isinstance(p, np.poly1d):
+        return False  # np.sum and the other NumPy functions (a poly1d is callable, and data)
     if type(p) in (list, tuple) and depth < 4:
         return any(_has_float_data(e, depth + 1) for e in p)
     if type(p) is dict and depth < 4:
@@ -454,18 +454,18 @@ def _zero(f: tuple, args: tuple, kwargs: dict) -> tuple:
     y = out.primal
     result = (y, out.fdata, _zero_tangent_of(y), zero_fdata(y))
     written = None
-    mask = written_mask(kwargs["where"][0], np.shape(y)) if "where" in kwargs else None
     for a in [*args, *kwargs.values()]:
         for p, t, fdata_t in _out_candidates(a):
             if y is p and isinstance(t, np.ndarray):  # out=: the array now holds a constant
-                written = (t, t.copy(), fdata_t)
+                mask = written_mask(kwargs["where"][0], np.shape(y)) if "where" in kwargs else None
+                written = (t, t.copy(), fdata_t, mask)
                 zero_written(t, mask)
                 result = (y, out.fdata, t, fdata_t)
 
     def pullback2(dy: Any, dy_d: Any) -> tuple:
         rs = pullback(dy)  # zeroes the overwritten cotangent and restores the primal
         if written is not None:
-            zero_written(written[2], mask)  # the tangent of that zero cotangent
+            zero_written(written[2], written[3])  # the tangent of that zero cotangent
             written[0][...] = written[1]
         return rs, (NoRData,) * len(rs)
 

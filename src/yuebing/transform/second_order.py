@@ -459,8 +459,13 @@ def _method_rdata(owner_rdata: Any) -> Any:
 
 
 def _call_python(method: types.FunctionType, args: tuple) -> tuple[tuple, Callable]:
-    """Call a user class's Python method (a dunder, a property function) through its dual rule."""
-    out, pullback = dual_rule(method)((method, NoFData, NoTangent, NoFData), *args)
+    """Call a user class's Python method (a dunder, a property function) through its dual rule,
+    or its declared second-order rule (``np.poly1d.__truediv__``'s definition)."""
+    f4 = (method, NoFData, NoTangent, NoFData)
+    found = lookup_second_order(method)
+    if found is not None:
+        return run_second_order(found, f4, args, {})
+    out, pullback = dual_rule(method)(f4, *args)
     return out, pullback
 
 
