@@ -328,7 +328,22 @@ def given_out(f: Callable, args: tuple, kwargs: dict) -> list:
     return [out]
 
 
+_OUT_POSITIONS: dict = {}
+
+
 def _out_position(f: Callable) -> int | None:
+    """Where ``out`` stands among ``f``'s parameters (cached: zero-derivative calls are hot)."""
+    try:
+        return _OUT_POSITIONS[f]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable callable
+        return _signature_out_position(f)
+    position = _OUT_POSITIONS[f] = _signature_out_position(f)
+    return position
+
+
+def _signature_out_position(f: Callable) -> int | None:
     try:
         names = list(inspect.signature(f).parameters)
     except (TypeError, ValueError):  # no signature: out= only by keyword
