@@ -27,10 +27,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoFData, NoRData, NoTangent
+from ..tangents import NoRData, NoTangent
 from .cases import Case, randn
 from .core import CoDual, Dual, RuleArgumentError, frule as core_frule, frule_for, primal, rrule as core_rrule, rrule_for
 from .declare import nondifferentiable
+from .util import fit_tangent, output, unbroadcast
 from .second_order import defined_as, linear
 
 # --------------------------------------------------------------------------------------------
@@ -207,15 +208,69 @@ def broadcast_shape_of(arrays: list) -> tuple:
 nondifferentiable(c_order_indices, broadcast_shape_of)
 
 
+def _element_values(arrays: list, shape: tuple) -> list:
+    """Each array's elements broadcast to ``shape``, in C order (NumPy scalars)."""
+    return [list(np.broadcast_to(a, shape).ravel()) for a in arrays]
+
+
+def c_order_elements(arrays: list, shape: tuple, indexed: bool) -> list:
+    """What ``np.ndenumerate(x)`` (``indexed``: ``[(index, x[index]), ...]``) or
+    ``np.broadcast(*arrays)`` (``[(a[index], b[index]), ...]``, broadcast) yields, in C order."""
+    columns = _element_values(arrays, shape)
+    if indexed:
+        return list(zip(c_order_indices(shape), columns[0]))
+    return list(zip(*columns))
+
+
+def _position(indexed: bool, k: int) -> int:
+    return 1 if indexed else k
+
+
+def _element_cotangents(out_fdata: list, k: int, shape: tuple, dtype: Any) -> np.ndarray:
+    """Array ``k``'s elements' cotangents, read from the output list's fdata, in ``shape``."""
+    values = [entry[k] if entry[k] is not NoTangent else 0.0 for entry in out_fdata]
+    return np.array(values, dtype=np.result_type(dtype, float)).reshape(shape)
+
+
+@rrule_for(c_order_elements)
+def _c_order_elements_rrule(arrays: CoDual, shape: CoDual, indexed: CoDual) -> tuple[CoDual, Callable]:
+    xs, n, with_index = primal(arrays), primal(shape), primal(indexed)
+    out = output(c_order_elements(xs, n, with_index))
+    fdatas = arrays.fdata if isinstance(arrays.fdata, list) else [NoTangent] * len(xs)
+
+    def pullback(dy: Any) -> tuple:
+        for k, (x, fd) in enumerate(zip(xs, fdatas)):
+            if isinstance(fd, np.ndarray) and len(out.fdata):
+                fd += unbroadcast(_element_cotangents(out.fdata, _position(with_index, k), n, x.dtype), np.shape(x))
+        return NoRData, NoRData, NoRData, NoRData
+
+    return out, pullback
+
+
+@frule_for(c_order_elements)
+def _c_order_elements_frule(arrays: Any, shape: Any, indexed: Any) -> Dual:
+    xs, n, with_index = primal(arrays), primal(shape), primal(indexed)
+    y = c_order_elements(xs, n, with_index)
+    tangents = arrays.tangent if isinstance(arrays, Dual) and isinstance(arrays.tangent, list) else [NoTangent] * len(xs)
+    columns = [[fit_tangent(t, v) for t, v in zip(np.broadcast_to(t, n).ravel(), values)]
+               if isinstance(t, np.ndarray) else [NoTangent] * len(values)
+               for t, values in zip(tangents, _element_values(xs, n))]
+    if with_index:
+        return Dual(y, [(NoTangent, t) for t in columns[0]])
+    return Dual(y, [tuple(ts) for ts in zip(*columns)])
+
+
+linear(c_order_elements)
+
+
 def _ndenumerate(arr: Any) -> list:
     x = np.asarray(arr)
-    return [(index, x[index]) for index in c_order_indices(x.shape)]
+    return c_order_elements([x], x.shape, True)
 
 
 def _broadcast(*args: Any) -> list:
-    shape = broadcast_shape_of(list(args))
-    arrays = [np.broadcast_to(np.asarray(a), shape) for a in args]
-    return [tuple([a[index] for a in arrays]) for index in c_order_indices(shape)]
+    arrays = [np.asarray(a) for a in args]
+    return c_order_elements(arrays, broadcast_shape_of(arrays), False)
 
 
 def _fromiter(iter: Any, dtype: Any, count: int = -1, like: Any = None) -> np.ndarray:  # noqa: A002 - NumPy's name
