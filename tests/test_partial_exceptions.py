@@ -324,7 +324,39 @@ def test_a_callee_reached_through_a_registered_rule_is_refused():
         return buffer[0] * x
 
     buffer = np.zeros(2)
-    with pytest.raises(UnsupportedSyntaxError, match="raised in .* after it had done differentiable work and caught here .through a registered rule"):
+    with pytest.raises(UnsupportedSyntaxError, match="raised in .* after it had done differentiable work and caught here .it was reached through a rule"):
         yb.grad(f)(0.7, buffer)
     np.testing.assert_array_equal(buffer, [0.0, 0.0])
     np.testing.assert_allclose(yb.jvp(lambda x: f(x, np.zeros(2)), (0.7,), (1.0,))[1], 2.8, rtol=1e-9)
+
+
+def test_a_constructor_that_raised_after_setting_attributes_is_refused():
+    class Half:
+        def __init__(self, v):
+            self.a = v * 3.0
+            raise KeyError("half built")
+
+    def f(x):
+        try:
+            made = Half(x)
+        except KeyError:
+            made = None
+        return x * 2.0 if made is None else made.a
+
+    with pytest.raises(UnsupportedSyntaxError, match=r"raised in .*Half.__init__ .* class's construction"):
+        yb.grad(f)(0.7)
+    np.testing.assert_allclose(yb.jvp(f, (0.7,), (1.0,))[1], 2.0)
+
+
+def test_a_callee_given_star_arguments_is_refused_not_misrouted():
+    def f(x):
+        buffer = np.zeros(2)
+        arguments = (buffer, x)
+        try:
+            fill_then_raise(*arguments)
+        except RuntimeError:
+            pass
+        return buffer[0] * x
+
+    with pytest.raises(UnsupportedSyntaxError, match="raised in .*fill_then_raise after it had done"):
+        yb.grad(f)(0.7)

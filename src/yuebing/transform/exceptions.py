@@ -62,26 +62,41 @@ def mark_partial(error: BaseException, function: str, tape: list) -> None:
         setattr(error, _PARTIAL, function)
 
 
-class _Tracking(threading.local):
-    depth = 0  # try bodies running in this thread: called functions keep their progress
+class _Tracking:
+    """How many try bodies are running: while any is, called functions keep their progress.
+    One count for all threads (read without a lock on every rule call: a thread-local costs
+    five times more): another thread's try body only makes this thread's calls run their
+    tracked variants, which compute the same values."""
+
+    __slots__ = ("depth",)
+
+    def __init__(self) -> None:
+        self.depth = 0
 
 
 TRACKING = _Tracking()
+_COUNTING = threading.Lock()
 
 
 def track_in() -> None:
-    TRACKING.depth += 1
+    with _COUNTING:
+        TRACKING.depth += 1
 
 
 def track_out() -> None:
-    TRACKING.depth -= 1
+    with _COUNTING:
+        TRACKING.depth -= 1
 
 
 _PARTIAL_CALL = "_yuebing_partial_call"  # attribute set on an exception by attach
 _HERE = os.path.dirname(os.path.abspath(__file__))
-#: frames an exception may pass between a call site and the rule of the function it called
-_DISPATCH = {os.path.join(_HERE, name) for name in (
-    "runtime.py", "protocols.py", "second_order.py", "second_order_calls.py", "partial_calls.py")}
+#: the frames an exception may pass between a call site and the rule of the function it called,
+#: for the partial pullback to fit the call's arguments as written: the dispatch of a plain
+#: function call, nothing that adds or regroups arguments (methods, constructors, ``*args``)
+_DISPATCH = {(os.path.join(_HERE, file), name) for file, names in (
+    ("runtime.py", ("call_rrule", "_dispatch", "<lambda>", "_call_derived", "__call__")),
+    ("protocols.py", ("dispatch",)),
+    ("second_order.py", ("call_rrule2", "_call_function", "__call__"))) for name in names}
 
 
 class PartialCall:
@@ -119,18 +134,20 @@ def attach(error: BaseException, pullback: Callable, undo: Callable | None, func
     setattr(error, _PARTIAL_CALL, PartialCall(pullback, undo, error.__traceback__, function))
 
 
-def claim(error: BaseException) -> PartialCall | None:
-    """The partial call attached to ``error``, if it came straight from a call of the frame now
-    handling it (only the dispatch's frames in between); one that came through anything else (a
-    registered rule calling the function) is undone and the exception marked instead."""
+def claim(error: BaseException, running: int) -> PartialCall | None:
+    """The partial call attached to ``error``, if it came straight from call statement number
+    ``running`` (negative: one whose arguments a ``*``/``**`` regroups) of the frame now handling
+    it, with only the dispatch's frames in between; one that came through anything else (a rule
+    calling the function: ``map``, a class's construction) is undone and the exception marked."""
     partial = getattr(error, _PARTIAL_CALL, None)
     if partial is None:
         return None
     delattr(error, _PARTIAL_CALL)
     tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
-    while tb is not None and tb is not partial.entry and tb.tb_frame.f_code.co_filename in _DISPATCH:
+    while tb is not None and tb is not partial.entry and \
+            (tb.tb_frame.f_code.co_filename, tb.tb_frame.f_code.co_name) in _DISPATCH:
         tb = tb.tb_next
-    if tb is partial.entry:
+    if tb is partial.entry and running >= 0:
         return partial
     if partial.undo is not None:
         partial.undo()
@@ -144,8 +161,9 @@ def _refuse_partial(error: BaseException, where: tuple) -> None:
     if inside is not None:
         raise UnsupportedSyntaxError(
             f"an exception ({type(error).__name__}) raised in {inside} after it had done differentiable "
-            "work and caught here (through a registered rule, such as map, or untracked: its work "
-            "cannot be replayed in part)", _ADVICE, *where) from error
+            "work and caught here (it was reached through a rule that calls it, such as map's or a class's "
+            "construction, or given *args or **kwargs: its work cannot be routed back in part)",
+            _ADVICE, *where) from error
 
 
 def caught(tape: list | None, length: int, error: BaseException, simple: bool, where: tuple,
@@ -159,7 +177,7 @@ def caught(tape: list | None, length: int, error: BaseException, simple: bool, w
         raise error
     if tape is None:
         return None
-    partial = claim(error)
+    partial = claim(error, running)
     if getattr(error, _PARTIAL, None) is not None:
         if partial is not None and partial.undo is not None:
             partial.undo()
@@ -174,7 +192,7 @@ def leave_partially(tape: list, length: int, error: BaseException, running: int,
     its ``tape`` before the exception leaves (yuebing's own errors just leave)."""
     if _is_ours(error):
         return
-    partial = claim(error)
+    partial = claim(error, running)
     if len(tape) > length:
         del tape[length:]
     tape.append(Progress(running, partial, record))
