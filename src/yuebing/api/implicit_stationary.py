@@ -14,9 +14,10 @@ program* (``transform/plain_forward.py``), which second order differentiates lik
 closure's captured variables as constants, so the user's closure is *opened* here: its plain
 program is generated with each captured variable as an extra parameter, fed by the cell's
 second-order read (``cell_get``, whose boxes are the closure's fdata and tangent), so the
-captured variables' derivatives reach them like the arguments'. A function carrying derivatives
-deeper than that (a closure capturing another closure that captures ``θ``, a closure passed in
-``args=``) would lose them, so it is refused (``SecondOrderError``) with advice.
+captured variables' derivatives reach them like the arguments'. A bound method is its function
+with the object first (third order reads no object attributes yet: refused there). A function
+carrying derivatives deeper than that (a closure capturing another closure that captures ``θ``, a
+closure passed in ``args=``) would lose them, so it is refused (``SecondOrderError``) with advice.
 """
 from __future__ import annotations
 
