@@ -81,7 +81,10 @@ def _poly1d_divide(u, v):
 
 
 def _poly1d_divide_into(v, u):
-    """``poly1d.__rtruediv__`` (``u / v`` with ``v`` the poly1d)."""
+    """``poly1d.__rtruediv__`` (``u / v`` with ``v`` the poly1d): a scalar is divided by each
+    coefficient (NumPy's own), a polynomial by ``v``."""
+    if np.isscalar(u):
+        return np.poly1d(u / v.coeffs)
     quotient, remainder = np.polydiv(np.poly1d(u).coeffs, v.coeffs)
     return np.poly1d(quotient), np.poly1d(remainder)
 
