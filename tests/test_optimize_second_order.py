@@ -88,6 +88,22 @@ def test_minimize_args_interior_bounds():
     check(minimize_args_bounded, B, rtol=2e-6)  # measured 1.4e-7
 
 
+def test_minimize_zero_d_objective_captured_and_args():
+    """A 0-d array objective whose parameters are both captured and passed by args=, its value
+    used too (the first order's cotangent of res.fun is a 0-d array then)."""
+    def f(b):
+        c = b * b
+
+        def objective(x, d):
+            return np.asarray(np.sum((x - c) ** 4) + d * np.sum(x ** 2))
+
+        res = so.minimize(objective, np.zeros(2), args=(1.5 * b[1],), method="BFGS", jac="3-point",
+                          options={"gtol": 1e-12})
+        return res.x[0] * res.x[1] + res.fun
+
+    check(f, B, rtol=1e-5)  # measured 9e-7
+
+
 # --------------------------------------------------------------------------------------------
 # minimize_scalar
 # --------------------------------------------------------------------------------------------

@@ -261,8 +261,9 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
                 rdatas = _gather(rdatas, given, p.names, problem.pull(x_bar))
             if p.value is not None and np.any(_get(cot, p.value)):
                 objective_params = tuple(values.get(k, ()) for k in p.objective_names)
-                _, pb = vjp(p.objective, problem.x, *objective_params)
-                rdatas = _gather(rdatas, given, p.objective_names, pb(float(_get(cot, p.value)))[1:])
+                value, pb = vjp(p.objective, problem.x, *objective_params)
+                seed = _fit(float(np.sum(_get(cot, p.value))), value)  # a 0-d array for an objective returning one
+                rdatas = _gather(rdatas, given, p.objective_names, pb(seed)[1:])
             return (NoRData, *(_rdata(k, given, rdatas) for k in positional[:len(args)]),
                     *(_rdata(k, given, rdatas) for k in kwargs))
 
