@@ -293,3 +293,16 @@ def test_nditer_list_of_same_shape_operands_is_several_operands():
     ga, gb = yb.grad(f, argnums=(0, 1))(a, b)
     np.testing.assert_allclose(ga, np.cos(b), rtol=1e-12)
     np.testing.assert_allclose(gb, _central_gradient(lambda t: f(a, t), b.copy()), rtol=1e-6)
+
+
+def test_broadcast_object_attributes():
+    def f(a, b):
+        it = np.broadcast(a, b)
+        return sum(u * v for u, v in it) * (it.shape[1] * it.size * it.nd * it.ndim * it.numiter)
+
+    a, b = np.array([0.5, -1.0, 2.0]), np.array([[0.3], [1.1]])
+    value, ga = yb.value_and_grad(f)(a, b)
+    assert value == pytest.approx(f(a, b)) == pytest.approx(np.sum(a * b) * 3 * 6 * 2 * 2 * 2)
+    np.testing.assert_allclose(ga, _central_gradient(lambda t: f(t, b), a.copy()), rtol=1e-6)
+    assert yb.jvp(f, (a, b), (np.ones(3), np.zeros((2, 1))))[1] == pytest.approx(np.sum(ga))
+    check_second_order(f, a, b)

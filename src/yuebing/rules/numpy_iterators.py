@@ -213,13 +213,24 @@ def _element_values(arrays: list, shape: tuple) -> list:
     return [list(np.broadcast_to(a, shape).ravel()) for a in arrays]
 
 
+class BroadcastElements(list):
+    """``np.broadcast(*arrays)`` under differentiation: the list of what it yields, with the
+    broadcast object's ``shape``, ``size``, ``nd``/``ndim`` and ``numiter``."""
+
+    def __init__(self, items: Any, shape: tuple, numiter: int) -> None:
+        super().__init__(items)
+        self.shape, self.numiter = tuple(shape), numiter
+        self.nd = self.ndim = len(self.shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+
+
 def c_order_elements(arrays: list, shape: tuple, indexed: bool) -> list:
     """What ``np.ndenumerate(x)`` (``indexed``: ``[(index, x[index]), ...]``) or
     ``np.broadcast(*arrays)`` (``[(a[index], b[index]), ...]``, broadcast) yields, in C order."""
     columns = _element_values(arrays, shape)
     if indexed:
         return list(zip(c_order_indices(shape), columns[0]))
-    return list(zip(*columns))
+    return BroadcastElements(zip(*columns), shape, len(arrays))
 
 
 def _position(indexed: bool, k: int) -> int:
