@@ -295,7 +295,14 @@ def _fromiter(iter: Any, dtype: Any, count: int = -1, like: Any = None) -> np.nd
 
 defined_as(np.ndenumerate, _ndenumerate)
 defined_as(np.broadcast, _broadcast, validate=True)  # NumPy's own error for shapes that do not broadcast
-defined_as(np.fromiter, _fromiter, validate=True)  # and for items that are not numbers of dtype
+def _check_fromiter(iter: Any, dtype: Any, count: int = -1, like: Any = None) -> None:  # noqa: A002
+    """NumPy's own errors (items that are not numbers of ``dtype``), from a call on a sequence
+    only: a one-shot iterator must reach the definition whole (it then refuses it by name)."""
+    if isinstance(iter, (list, tuple, np.ndarray, range)):
+        np.fromiter(iter, dtype, count)
+
+
+defined_as(np.fromiter, _fromiter, validate=_check_fromiter)
 
 # --------------------------------------------------------------------------------------------
 # Cases
