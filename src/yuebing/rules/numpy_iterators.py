@@ -11,14 +11,18 @@ derivatives come from the indexing and shape rules in every mode (issue 14):
   values than targets does not repeat them (``x.flat[:4] = [1, 2]`` raises NumPy's broadcast error).
 * ``np.nditer(op, ...)`` is the list of what it yields: 0-d views of the operands (tuples of them
   for several operands) in the order NumPy's own iterator visits them (``order='K'`` follows the
-  memory layout: it is read off ``np.nditer`` with ``multi_index`` on the primal arrays). Views of
+  memory layout: it is read off ``np.nditer`` with ``multi_index`` on the primal arrays, and the
+  primitive ``nditer_views`` takes that plan as data, so a tangent with another memory layout is
+  viewed in the primal's order; views share memory, so it is linear and has no pullback work). Views of
   ``readonly`` operands are read-only, of ``readwrite``/``writeonly`` ones writable, so
   ``for v in np.nditer(x, op_flags=['readwrite']): v[...] = 2 * v`` writes ``x``. The ``with
   np.nditer(...) as it:`` form is not covered: ``with`` headers run undifferentiated (the
   loop over ``it`` then raises, naming the nditer). Flags that change what is yielded
   (``external_loop``, ``multi_index`` and the other index trackers, buffering) are refused.
-* ``np.ndenumerate(x)`` is ``[(index, x[index]) for index in np.ndindex(x.shape)]``.
-* ``np.broadcast(*arrays)`` is the list of tuples of broadcast elements, in C order.
+* ``np.ndenumerate(x)`` is ``[(index, x[index]) for index in np.ndindex(x.shape)]`` and
+  ``np.broadcast(*arrays)`` the list of tuples of broadcast elements in C order (keeping the
+  broadcast object's ``shape``, ``size``, ``nd``, ``ndim``, ``numiter``): one primitive,
+  ``c_order_elements``, whose pullback reads the elements' cotangents off the list's fdata.
 * ``np.fromiter(iterable, dtype, count)`` is ``np.array(list(iterable)[:count], dtype=dtype)``.
 """
 from __future__ import annotations
