@@ -217,6 +217,26 @@ def start_time_cotangent(dual: DualFlow, t0: float, t0_dot: float, y0: np.ndarra
     return -float(np.dot(y0_bar, rate)), -float(np.dot(y0_bar_dot, rate) + np.dot(y0_bar, rate_dot))
 
 
+class Start:
+    """The initial time and state with their tangents (flat state)."""
+
+    def __init__(self, t0: float, t0_dot: float, y0: np.ndarray, y0_dot: np.ndarray) -> None:
+        self.t0, self.t0_dot, self.y0, self.y0_dot = t0, t0_dot, y0, y0_dot
+
+    def s0(self, dual: DualFlow) -> np.ndarray:
+        """The trajectory's tangent at ``t0``: ``ẏ0 - F(t0, y0) ṫ0``."""
+        return self.y0_dot - dual.flow.value(self.t0, self.y0) * self.t0_dot
+
+
+def backward(dual: DualFlow, out: Outputs, start: Start, state: Callable, segment: Callable) -> dict:
+    """The dual pullback of one solve, flat: ``y0``'s, ``θ``'s, the output times' and ``t0``'s
+    cotangents and their tangents, by name (``"y0"``, ``"theta"``, ``"times"``, ``"t0"``: pairs)."""
+    y0_bar, y0_bar_dot, theta_bar, theta_bar_dot = dual_adjoint(dual, out, start.t0, start.t0_dot, start.y0, state,
+                                                                segment)
+    return {"y0": (y0_bar, y0_bar_dot), "theta": (theta_bar, theta_bar_dot), "times": time_cotangents(dual, out),
+            "t0": start_time_cotangent(dual, start.t0, start.t0_dot, start.y0, start.y0_dot, y0_bar, y0_bar_dot)}
+
+
 def deliver2(a4: tuple, c: Any, c_dot: Any) -> tuple:
     """A full cotangent and its tangent into an argument's fdata and fdata tangent; their rdata."""
     return _deliver(CoDual(a4[0], a4[1]), c), _deliver(CoDual(a4[0], a4[3]), c_dot)
@@ -266,29 +286,45 @@ def _ivp_forward(dual: DualFlow, solver: O._IvpSolver, span: np.ndarray, y0: np.
     return state, found["s"]
 
 
+def _ivp_tangent(result: Any, dual: DualFlow, s: np.ndarray, time_dots: np.ndarray) -> Any:
+    """The result's tangent: ``y``'s is ``s(t_i) + F_i ṫ_i`` (as in forward mode), ``t``'s ``ṫ_i``."""
+    rates = np.array([dual.flow.value(t, y) for t, y in zip(result.t, result.y.T)]).reshape(s.shape)
+    tangent = zero_tangent(result)
+    tangent["y"] = (s + rates * time_dots[:, None]).T.copy()
+    tangent["t"] = time_dots
+    return tangent
+
+
+def _ivp_times(found: dict, count: int, given_times: bool) -> tuple[list, np.ndarray | None]:
+    """The output times' cotangent pair to ``t_span``'s ends (without ``t_eval``: the first and
+    last output times are its ends) or to ``t_eval``; ``t0``'s to ``t_span[0]``."""
+    span_bars = [np.array([found["t0"][k], 0.0]) for k in range(2)]
+    if given_times or not count:
+        return span_bars, found["times"]
+    for k, bars in enumerate(found["times"]):
+        span_bars[k][0] += bars[0]
+        if count > 1:
+            span_bars[k][1] += bars[-1]
+    return span_bars, None
+
+
 def _ivp_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
     """Forward over the adjoint of ``solve_ivp`` (module docstring)."""
     fun4, span4, y04, t_eval4, params4, settings4 = args4
     given = O._ivp_settings(dict(settings4[0]))
     duals = [S.tangent4(a4) for a4 in args4]
     span, times_given = np.asarray(span4[0], dtype=float), t_eval4[0]
-    y0 = np.asarray(y04[0])
-    O._check_state(O._IVP, y0)
-    result = D.solve_ivp_call(fun4[0], span, y0, times_given, params4[0], given)
+    O._check_state(O._IVP, np.asarray(y04[0]))
+    result = D.solve_ivp_call(fun4[0], span, np.asarray(y04[0]), times_given, params4[0], given)
     O._check_solved(result)
-    y0 = y0.astype(float).reshape(-1)
     dual = DualFlow(O.Flow(D.ivp_rhs, fun4[0], params4[0]), (fun4, params4))
-    solver = O._IvpSolver(given)
-    span_dot = O._dense(duals[1], span)
-    t0, t0_dot = float(span[0]), float(span_dot[0])
-    y0_dot = O._dense(duals[2], y04[0]).reshape(-1)
-    state, s = _ivp_forward(dual, solver, span, y0, y0_dot - dual.flow.value(t0, y0) * t0_dot, result.t)
+    solver, span_dot = O._IvpSolver(given), O._dense(duals[1], span)
+    start = Start(float(span[0]), float(span_dot[0]), np.asarray(y04[0], dtype=float).reshape(-1),
+                  O._dense(duals[2], y04[0]).reshape(-1))
+    state, s = _ivp_forward(dual, solver, span, start.y0, start.s0(dual), result.t)
     time_dots = O._output_time_tangents(times_given, span_dot,
                                         None if times_given is None else O._dense(duals[3], times_given), result.t.size)
-    rates = np.array([dual.flow.value(t, y) for t, y in zip(result.t, result.y.T)]).reshape(s.shape)
-    tangent = zero_tangent(result)
-    tangent["y"] = (s + rates * time_dots[:, None]).T.copy()
-    tangent["t"] = time_dots
+    tangent = _ivp_tangent(result, dual, s, time_dots)
     out4 = S.output4(result, tangent)
 
     def pullback(dy: Any, dy_dot: Any) -> tuple:
@@ -296,29 +332,18 @@ def _ivp_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
         for c in (cot, cot_dot):
             if isinstance(c, dict):
                 O._refuse_fields(O._IVP, c, ("t", "y"))
-        count, n = result.t.size, y0.size
+        count, n = result.t.size, start.y0.size
         outputs = Outputs(result.t, result.y.T, tangent["y"].T, time_dots,
                           _rows(_transposed(_field(cot, "y")), count, n),
                           _rows(_transposed(_field(cot_dot, "y")), count, n))
-        y0_bar, y0_bar_dot, theta_bar, theta_bar_dot = dual_adjoint(dual, outputs, t0, t0_dot, y0, state,
-                                                                    solver.segment)
-        time_bars, time_bar_dots = time_cotangents(dual, outputs)
-        time_bars = time_bars + _vector_or_zeros(_field(cot, "t"), count)
-        time_bar_dots = time_bar_dots + _vector_or_zeros(_field(cot_dot, "t"), count)
-        start = start_time_cotangent(dual, t0, t0_dot, y0, y0_dot, y0_bar, y0_bar_dot)
-        span_bars = [np.array([start[k], 0.0]) for k in range(2)]
-        r_eval = (NoRData, NoRData)
-        if times_given is not None:
-            r_eval = deliver2(t_eval4, time_bars, time_bar_dots)
-        elif count:
-            for k, bars in enumerate((time_bars, time_bar_dots)):
-                span_bars[k][0] += bars[0]
-                if count > 1:
-                    span_bars[k][1] += bars[-1]
-        (r_fun, rd_fun), (r_args, rd_args) = deliver_parameters(dual, theta_bar, theta_bar_dot)
+        found = backward(dual, outputs, start, state, solver.segment)
+        found["times"] = tuple(bars + _vector_or_zeros(_field(c, "t"), count)
+                               for bars, c in zip(found["times"], (cot, cot_dot)))
+        span_bars, eval_bars = _ivp_times(found, count, times_given is not None)
+        r_eval = (NoRData, NoRData) if eval_bars is None else deliver2(t_eval4, *eval_bars)
+        (r_fun, rd_fun), (r_args, rd_args) = deliver_parameters(dual, *found["theta"])
         r_span, rd_span = deliver2(span4, *span_bars)
-        shape = np.shape(y04[0])
-        r_y0, rd_y0 = deliver2(y04, y0_bar.reshape(shape), y0_bar_dot.reshape(shape))
+        r_y0, rd_y0 = deliver2(y04, *(c.reshape(np.shape(y04[0])) for c in found["y0"]))
         return ((NoRData, r_fun, r_span, r_y0, r_eval[0], r_args, NoRData),
                 (NoRData, rd_fun, rd_span, rd_y0, r_eval[1], rd_args, NoRData))
 
@@ -349,31 +374,26 @@ def _odeint_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
     out = O._odeint_frule(*duals)
     out4 = S.output4(out.primal, out.tangent)
     times = np.asarray(t4[0], dtype=float)
-    y0 = np.asarray(y04[0], dtype=float).reshape(-1)
     dual = DualFlow(O.Flow(O._odeint_rhs(given), func4[0], params4[0]), (func4, params4))
-    solver = O._OdeintSolver(given)
-    time_dots = O._dense(duals[2], times)
-    y0_dot = O._dense(duals[1], y04[0]).reshape(-1)
-    t0, t0_dot = float(times[0]), float(time_dots[0])
+    solver, time_dots = O._OdeintSolver(given), O._dense(duals[2], times)
+    start = Start(float(times[0]), float(time_dots[0]), np.asarray(y04[0], dtype=float).reshape(-1),
+                  O._dense(duals[1], y04[0]).reshape(-1))
 
     def pullback(dy: Any, dy_dot: Any) -> tuple:
         cot, cot_dot = _output_cotangents(out4, dy, dy_dot)
-        count, n = times.size, y0.size
+        count, n = times.size, start.y0.size
         outputs = Outputs(times, np.asarray(out.primal, dtype=float).reshape(count, n),
                           np.asarray(out.tangent, dtype=float).reshape(count, n), time_dots,
                           _rows(cot, count, n), _rows(cot_dot, count, n))
         # the first output is at t0 itself: its moving jump and the moving t0 cancel, as they should
-        state = trajectory(dual, y0, y0_dot - dual.flow.value(t0, y0) * t0_dot, _odeint_dense(solver, times))
-        y0_bar, y0_bar_dot, theta_bar, theta_bar_dot = dual_adjoint(dual, outputs, t0, t0_dot, y0, state,
-                                                                    solver.segment)
-        time_bars, time_bar_dots = time_cotangents(dual, outputs)
-        start = start_time_cotangent(dual, t0, t0_dot, y0, y0_dot, y0_bar, y0_bar_dot)
-        time_bars[0] += start[0]
-        time_bar_dots[0] += start[1]
-        (r_func, rd_func), (r_args, rd_args) = deliver_parameters(dual, theta_bar, theta_bar_dot)
-        shape = np.shape(y04[0])
-        r_y0, rd_y0 = deliver2(y04, y0_bar.reshape(shape), y0_bar_dot.reshape(shape))
-        r_t, rd_t = deliver2(t4, time_bars, time_bar_dots)
+        state = trajectory(dual, start.y0, start.s0(dual), _odeint_dense(solver, times))
+        found = backward(dual, outputs, start, state, solver.segment)
+        time_bars = [bars.copy() for bars in found["times"]]
+        for k in range(2):
+            time_bars[k][0] += found["t0"][k]
+        (r_func, rd_func), (r_args, rd_args) = deliver_parameters(dual, *found["theta"])
+        r_y0, rd_y0 = deliver2(y04, *(c.reshape(np.shape(y04[0])) for c in found["y0"]))
+        r_t, rd_t = deliver2(t4, *time_bars)
         return ((NoRData, r_func, r_y0, r_t, r_args, NoRData), (NoRData, rd_func, rd_y0, rd_t, rd_args, NoRData))
 
     return out4, pullback
