@@ -5,6 +5,7 @@ RecursionError at the limit says which limit to set (api/recursion_advice.py).""
 import math
 import re
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -169,10 +170,40 @@ def nested_keywords(x, n):
     return go(x, n)
 
 
+WALKERS = types.ModuleType("walkers")  # a module whose attribute holds the recursive function
+
+
+def by_module_attribute(x, n):
+    """Calling itself as a module's attribute (``mod.f(...)``)."""
+    if n == 0:
+        return x
+    return math.sin(WALKERS.walk(x, n - 1)) * 0.5 + x * 0.01
+
+
+WALKERS.walk = by_module_attribute
+
+
+def by_dict_entry(x, n):
+    """Calling itself as a dict's entry."""
+    if n == 0:
+        return x
+    return math.sin(BY_NAME["walk"](x, n - 1)) * 0.5 + x * 0.01
+
+
+def by_list_entry(x, n):
+    """Calling itself as a list's entry."""
+    if n == 0:
+        return x
+    return math.sin(IN_LIST[0](x, n - 1)) * 0.5 + x * 0.01
+
+
+BY_NAME, IN_LIST = {"walk": by_dict_entry}, [by_list_entry]
+
 #: the recursive forms that run 2,000 levels deep at limit 4,000, each computing ``rec``
 FORMS = {"global": rec, "closure": nested, "keywords": by_keywords, "defaults": with_defaults,
          "method": by_method, "tree": by_tree, "static method": by_static_method,
-         "method keywords": by_method_keywords, "closure keywords": nested_keywords}
+         "method keywords": by_method_keywords, "closure keywords": nested_keywords,
+         "module attribute": by_module_attribute, "dict entry": by_dict_entry, "list entry": by_list_entry}
 
 
 @pytest.mark.parametrize("form", list(FORMS))
@@ -402,18 +433,23 @@ def test_method_replaced_on_the_class_takes_the_new_one():
         Scaled.power = original
 
 
+class Stepper:
+    def step(self, x, n, scale=0.5):
+        if n == 0:
+            return x
+        return math.sin(self.go(x=x, n=n - 1)) * scale + x * 0.01
+
+    def go(self, x, n):
+        return self.step(x, n)
+
+
 def walk(x, n):
-    if n == 0:
-        return x
-    return math.sin(TABLE["walk"](x, n - 1)) * 0.5 + x * 0.01
-
-
-TABLE = {"walk": walk}
+    return Stepper().step(x, n)
 
 
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
 def test_slow_form_recursion_error_says_which_limit_works(mode):
-    """A function called from a container still takes the general dispatch (several frames a
+    """A method calling another by keywords still takes the general dispatch (several frames a
     level): the RecursionError's note measures that and its suggested limit works as printed."""
     f = walk
     runs = {"grad": lambda n: yb.grad(f)(0.3, n),
@@ -425,7 +461,7 @@ def test_slow_form_recursion_error_says_which_limit_works(mode):
         with pytest.raises(RecursionError) as info:
             runs(5000)
         note = info.value.__notes__[-1]
-        found = re.search(r"walk was (\d+) levels deep .* each level takes ([\d.]+) Python frame.*"
+        found = re.search(r"step was (\d+) levels deep .* each level takes ([\d.]+) Python frame.*"
                           r"sys\.setrecursionlimit\((\d+)\) allows twice the depth", note)
         assert found, note
         levels, per_level, suggested = int(found.group(1)), float(found.group(2)), int(found.group(3))

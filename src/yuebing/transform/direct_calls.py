@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import inspect
 import linecache
+import operator
 import os
 import types
 from typing import Any, Callable
@@ -115,9 +116,9 @@ def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
         if paths:
             name, binding = func.name, paths[0]
             s.direct_alternative = paths[1] if len(paths) > 1 else None  # type: ignore[attr-defined]
-    elif isinstance(func, ir.Global) and "." not in func.path and generator.globals is not None:
-        fn = generator.globals.get(func.path)
-        if type(fn) is FUNCTION:
+    elif isinstance(func, ir.Global) and generator.globals is not None:
+        fn = _global_path(generator.globals, func.path)  # a global name, or a module's attribute (mod.f)
+        if type(fn) is FUNCTION and ("." not in func.path or fn not in RRULES.by_function):
             binding = Binding.of(fn, s)
             name = func.path if binding is not None else None
     if name is None or (taped and id(s) in _calls_in_try(generator)):
@@ -211,9 +212,21 @@ def binding_of(s: ir.Call) -> Binding:
     return getattr(s, "direct_binding", None) or positional(s)
 
 
+def _global_path(namespace: dict, path: str) -> Any:
+    """The value of global ``path`` (``f``, ``mod.f``) in a function's globals now, or None."""
+    name, *attributes = path.split(".")
+    value = namespace.get(name)
+    for attribute in attributes:
+        if not isinstance(value, types.ModuleType):  # a class's attribute may be a descriptor
+            return None
+        value = getattr(value, attribute, None)
+    return value
+
+
 def _callee_reads(generator: Any) -> dict[str, Any]:
     """The variables of the generator's function assigned a closure cell's contents (->
-    ``cell_get``) or an attribute (-> ``getattr``): callees a direct call may reach."""
+    ``cell_get``), an attribute (-> ``getattr``) or an item (``table['f']``, ``fs[0]`` ->
+    ``operator.getitem``): callees a direct call may reach."""
     found = getattr(generator, "_direct_callee_reads", None)
     if found is None:
         found = {}
@@ -224,7 +237,7 @@ def _callee_reads(generator: Any) -> dict[str, Any]:
 
 def _collect_callee_reads(body: list, found: dict) -> None:
     for s in body:
-        if isinstance(s, ir.Call) and s.target and isinstance(s.func, ir.Const) and s.func.value in (cell_get, getattr):
+        if isinstance(s, ir.Call) and s.target and isinstance(s.func, ir.Const) and s.func.value in (cell_get, getattr, operator.getitem):
             what = s.args[1] if len(s.args) > 1 else s.args[0]  # the attribute's name, or the cell (_cell_go)
             callee = what.value if isinstance(what, ir.Const) else str(what).removeprefix("_cellobj_").removeprefix("_cell_")
             found[s.target] = (s.func.value, callee)
