@@ -130,7 +130,10 @@ def _inside(name: str, bounds: Any, per_variable: bool = True) -> Callable | Non
             residual = vjp(problem.function, problem.x, *problem.params)[1](1.0)[0]
         else:
             residual = problem.function(problem.x, *problem.params)
-        target = x - problem.solve(np.reshape(np.asarray(residual, dtype=float), -1), transpose=False)
+        try:
+            target = x - problem.solve(np.reshape(np.asarray(residual, dtype=float), -1), transpose=False)
+        except ValueError:  # singular: refused when the solution's derivative is needed, not for the value's
+            return
         slack = 1e-8 * np.maximum(1.0, np.abs(x))
         if np.any(target < lower - slack) or np.any(target > upper + slack):
             _refuse(name, *_ACTIVE)
