@@ -306,3 +306,27 @@ def test_broadcast_object_attributes():
     np.testing.assert_allclose(ga, _central_gradient(lambda t: f(t, b), a.copy()), rtol=1e-6)
     assert yb.jvp(f, (a, b), (np.ones(3), np.zeros((2, 1))))[1] == pytest.approx(np.sum(ga))
     check_second_order(f, a, b)
+
+
+@pytest.mark.parametrize("op", [3.0, [1.0, 2.0]], ids=["float", "list of floats"])
+def test_nditer_writable_operand_that_is_not_an_array_is_refused_as_numpy_does(op):
+    def f(x):
+        total = 0.0
+        for v in np.nditer(x, op_flags=["readwrite"]):
+            total = total + np.sum(v)
+        return total
+
+    with pytest.raises(TypeError, match="writeable"):
+        f(op)
+    with pytest.raises(TypeError, match="writeable"):
+        yb.grad(f)(op)
+
+
+def test_nditer_output_operand_none_is_refused():
+    def f(x):
+        for v, out in np.nditer([x, None]):
+            out[...] = v * v
+        return x
+
+    with pytest.raises(RuleArgumentError, match="None"):
+        yb.grad(lambda x: np.sum(f(x)))(np.ones(3))

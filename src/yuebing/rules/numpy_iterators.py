@@ -94,9 +94,12 @@ def _operand_flags(op_flags: Any, count: int) -> list[list[str]]:
     return [list(f) for f in op_flags]
 
 
-def check_nditer_form(operands: list, flags: Any, op_flags: Any, op_dtypes: Any, op_axes: Any,
-                  itershape: Any) -> None:
-    """Refuse the forms the list of views does not reproduce, naming them."""
+def check_nditer_form(op: Any, flags: Any, op_flags: Any, order: str, casting: str, op_dtypes: Any,
+                      op_axes: Any, itershape: Any) -> None:
+    """Refuse the forms the list of views does not reproduce, naming them; then NumPy's own errors,
+    from its iterator made on the operands as given (a writable operand that is not an array, an
+    empty one without ``zerosize_ok``, shapes that do not broadcast)."""
+    operands = list(op) if isinstance(op, (list, tuple)) else [op]
     if any(a is None for a in operands):
         raise _refuse("an operand None (an output nditer allocates)",
                       "allocate it first (out = np.empty(shape)) and pass it with op_flags=['writeonly']")
@@ -110,6 +113,7 @@ def check_nditer_form(operands: list, flags: Any, op_flags: Any, op_dtypes: Any,
                                               "contig", "aligned", "nbo", "no_subtype"})
         if extra:
             raise _refuse(f"op_flags {extra}", "use 'readonly' or 'readwrite'")
+    np.nditer(op, flags=flags, op_flags=op_flags, order=order, casting=casting)
 
 
 def _operand_index(multi_index: tuple, shape: tuple) -> tuple:
@@ -118,11 +122,9 @@ def _operand_index(multi_index: tuple, shape: tuple) -> tuple:
     return tuple(0 if n == 1 else i for i, n in zip(own, shape)) + (Ellipsis,)
 
 
-def nditer_plan(operands: list, flags: Any, op_flags: Any, order: str, casting: str) -> list:
-    """Per step of NumPy's iterator, the index of each operand's 0-d view and whether it is
-    writable: NumPy's own iterator runs on the primals (its errors are NumPy's), then again with
-    ``multi_index``, which visits the elements in the same order."""
-    np.nditer(operands, flags=flags, op_flags=op_flags, order=order, casting=casting)
+def nditer_plan(operands: list, order: str) -> list:
+    """Per step of NumPy's iterator, the index of each operand's 0-d view: NumPy's own iterator
+    on the primals, with ``multi_index``, visits the elements in the order it does without."""
     iterator = np.nditer(operands, flags=["multi_index", "refs_ok", "zerosize_ok"], order=order)
     steps = []
     while not iterator.finished:
@@ -187,10 +189,10 @@ linear(nditer_views)
 
 def _nditer(op: Any, flags: Any = None, op_flags: Any = None, op_dtypes: Any = None, order: str = "K",
             casting: str = "safe", op_axes: Any = None, itershape: Any = None, buffersize: int = 0) -> list:
+    check_nditer_form(op, flags, op_flags, order, casting, op_dtypes, op_axes, itershape)
     several = isinstance(op, (list, tuple))
     operands = [np.asarray(a) for a in op] if several else [np.asarray(op)]
-    check_nditer_form(operands, flags, op_flags, op_dtypes, op_axes, itershape)
-    steps = nditer_plan(operands, flags, op_flags, order, casting)
+    steps = nditer_plan(operands, order)
     return nditer_views(operands, steps, nditer_writable(op_flags, len(operands)))
 
 
