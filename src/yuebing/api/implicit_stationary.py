@@ -25,7 +25,7 @@ import dataclasses
 import operator
 import re
 import types
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
