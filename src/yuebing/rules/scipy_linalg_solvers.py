@@ -365,9 +365,17 @@ def _expm_frechet_vjp(g, y, A, E, method=None, compute_expm=True, check_finite=T
     return _real_like(a, gm[:n, :n] + gm[n:, n:]), _real_like(e, gm[:n, n:]), None, None, None
 
 
+def _default_of(function: Any, name: str) -> Any:
+    """The default of ``function``'s deprecated parameter ``name``; a fresh marker where SciPy
+    has removed it (``disp`` of ``sqrtm``/``logm`` is gone in SciPy 1.18), so that passing it is
+    refused."""
+    parameter = inspect.signature(function).parameters.get(name)
+    return object() if parameter is None else parameter.default
+
+
 def _register_matrix_functions() -> None:
-    unset_sqrtm = inspect.signature(sla.sqrtm).parameters["disp"].default
-    unset_logm = inspect.signature(sla.logm).parameters["disp"].default
+    unset_sqrtm = _default_of(sla.sqrtm, "disp")
+    unset_logm = _default_of(sla.logm, "disp")
 
     def square(label: str, a: Any) -> np.ndarray:
         a = np.asarray(a)
