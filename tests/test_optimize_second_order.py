@@ -8,6 +8,8 @@ tolerances; what is left of their noise sets each tolerance below), the same min
 user's gradient (``jac=``, whose second order is the root finder's) or a root of the derivative,
 and closed forms. Bounds: interior optima are differentiated, active bounds refused in first and
 second order."""
+import functools
+
 import numpy as np
 import pytest
 import scipy.integrate as si
@@ -326,3 +328,30 @@ def test_bound_method_objective():
         return so.minimize(model.value, np.zeros(2), jac=model.gradient, method="BFGS", options={"gtol": 1e-13}).x[0]
 
     check(with_jac, B, rtol=2e-5)  # measured 4e-6: the differences' truncation at h = 1e-3
+
+
+def test_functools_partial_objective():
+    """A partial's bound arguments and keywords carry their derivatives, its function's captured
+    variables too; a function bound in it that captures derivatives is refused."""
+    def by_keyword(b):
+        return so.minimize(functools.partial(quartic, b=b), np.zeros(2), method="BFGS", jac="3-point",
+                           options={"gtol": 1e-12}).x[0]
+
+    def of_closure(b):
+        def objective(x, scale):
+            return quartic(x, b) * scale
+
+        return so.minimize(functools.partial(objective, scale=b[1]), np.zeros(2), method="BFGS", jac="3-point",
+                           options={"gtol": 1e-12}).x[0]
+
+    check(by_keyword, B, rtol=1e-5)  # measured 2e-7
+    check(of_closure, B, rtol=1e-5)
+
+    def bound_model(b):
+        def objective(x, model):
+            return np.sum(model(x) ** 4 + x ** 2)
+
+        return so.minimize(functools.partial(objective, model=lambda x: x - b), np.zeros(2), method="BFGS").x[0]
+
+    with pytest.raises(yb.SecondOrderError, match="args="):
+        yb.hessian(bound_model)(B)

@@ -194,6 +194,9 @@ def forward_tangent(t: Any, memo: dict, primal: Any = None) -> Any:
                 fields[k] = MutableTangent(types.CellType, {"cell_contents": inner})
             else:
                 fields[k] = forward_tangent(v, memo, contents)
+        if not any(_box_carries(v) for v in fields.values()):  # forward mode's tangent of such a function
+            memo[id(t)] = NoTangent
+            return NoTangent
         return converted
     if type(t) in (tuple, list):
         parts = primal if type(primal) is type(t) and len(primal) == len(t) else [None] * len(t)
@@ -201,11 +204,18 @@ def forward_tangent(t: Any, memo: dict, primal: Any = None) -> Any:
     if type(t) is dict:
         return {k: forward_tangent(v, memo, primal.get(k) if isinstance(primal, dict) else None) for k, v in t.items()}
     if isinstance(t, Tangent) and t.fields:  # a partial, a bound method: what they capture
-        return Tangent(t.primal_type, {k: forward_tangent(v, memo) for k, v in t.fields.items()})
+        return Tangent(t.primal_type, {k: forward_tangent(v, memo, getattr(primal, k, None)) for k, v in t.fields.items()})
     if isinstance(primal, types.MethodType) and hasattr(t, "__self__"):  # second order's bound-method tangent
         owner = forward_tangent(t.__self__, memo, primal.__self__)
         return Tangent(types.MethodType, {"__self__": owner}) if owner is not NoTangent else NoTangent
     return t
+
+
+def _box_carries(v: Any) -> bool:
+    """Whether a converted closure field holds a tangent (a cell box with contents, or any other)."""
+    if isinstance(v, MutableTangent) and v.primal_type is types.CellType:
+        return v.fields.get("cell_contents", NoTangent) is not NoTangent
+    return v is not NoTangent
 
 
 def _filled(cell: Any) -> bool:

@@ -22,6 +22,7 @@ closure passed in ``args=``) would lose them, so it is refused (``SecondOrderErr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import re
 import types
@@ -115,6 +116,19 @@ def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict)
     of its plain forward program (opened, for a closure): the pair's slot."""
     fun4 = c.values[fun_slot]
     fun = fun4[0]
+    if isinstance(fun, functools.partial):  # its function, its arguments first and its keywords added
+        def part(name: str, value: Any) -> int:
+            fields = [getattr(t, "fields", {}) if isinstance(t, Tangent) else {} for t in fun4]
+            return c.add((value, fields[1].get(name, NoFData), fields[2].get(name, NoTangent),
+                          fields[3].get(name, NoFData)))
+
+        bound = part("args", fun.args), part("keywords", fun.keywords)
+        if any(_captures(c.values[b][1], set()) or _captures(c.values[b][2], set()) for b in bound):
+            raise SecondOrderError(_advice(fun.func, "a function bound by functools.partial that captures variables "
+                                                     "carrying derivatives"))
+        positional = _elements(c, bound[0], fun.args, keywords=False) + list(positional)
+        keywords = {**_elements(c, bound[1], fun.keywords, keywords=True), **keywords}
+        return _user_call(c, part("func", fun.func), positional, keywords)
     if isinstance(fun, types.MethodType) and isinstance(fun.__func__, types.FunctionType):
         # a bound method: its function, with the object (and its derivatives) as the first argument
         self4 = tuple(fun.__self__ if k == 0 else getattr(part, "__self__", NoTangent if k == 2 else NoFData)
