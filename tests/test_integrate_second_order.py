@@ -1,7 +1,7 @@
 """Second order (``yb.hessian``, ``yb.hvp``) of ``scipy.integrate.quad`` (``api/quad.py``): in the
 integrand's parameters (closures, ``args=``) and in the limits, against nested central differences
-of yuebing's own gradient and against the Hessian of the integral's closed form; the refusal of
-infinite ranges."""
+of yuebing's own gradient and against the Hessian of the integral's closed form (infinite ranges:
+tests/test_optimize_second_order.py)."""
 import numpy as np
 import pytest
 import scipy.integrate as si
