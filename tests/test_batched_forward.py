@@ -254,3 +254,45 @@ def test_keyword_buffer_written_with_batched_values():
     np.testing.assert_allclose(jac[1], jac[0], rtol=1e-12)
     np.testing.assert_allclose(jac[2], jac[0], rtol=1e-12)
     np.testing.assert_allclose(jac[0], _central(lambda v: f(v, buf=np.zeros(4)), x), rtol=1e-5, atol=1e-6)
+
+
+def extend_rows(x):
+    xs = [1.0]
+    xs.extend(x[:3] * 2.0)
+    rows = []
+    rows.extend(x.reshape(2, 3) ** 2)
+    return np.array(xs) * xs[1] + np.concatenate(rows)[:4]
+
+
+def write_with_leading_ones(x):
+    m = np.zeros((2, 3))
+    m[0] = (x[:3] * x[3]).reshape(1, 3)
+    m[1, :] = np.sin(x[3:])
+    return m.ravel() + np.array(list(x.flat))
+
+
+def rounding_into_out(x):
+    y = x * 3.0
+    r = np.zeros(6)
+    np.round(y, out=r)  # a zero derivative written through out=
+    return r + y * x
+
+
+@pytest.mark.parametrize("f", [extend_rows, write_with_leading_ones, rounding_into_out],
+                         ids=lambda f: f.__name__)
+def test_extend_leading_ones_flat_and_out(f):
+    x = RNG.standard_normal(6)
+    _check(f, x, fd=_central(f, x) if f is not rounding_into_out else None)
+
+
+def test_fortran_ordered_argument():
+    """A Fortran-ordered array's basis directions (C-order seeds: the flat write is not lost in a copy)."""
+    from scipy.linalg import solve_triangular
+    a = np.asfortranarray(np.tril(RNG.standard_normal((3, 3))) + 3 * np.eye(3))
+    b = RNG.standard_normal(3)
+
+    def g(a, b):
+        return solve_triangular(a, b, lower=True)
+    jac = _check(g, a, b, argnums=(0, 1))
+    rev = yb.jacobian(g, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(_flat(jac), _flat(rev), rtol=1e-10, atol=1e-12)

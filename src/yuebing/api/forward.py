@@ -223,7 +223,7 @@ def _basis(x: Any, position: int, index: int) -> Any:
     def leaf(v: Any) -> Any:
         k = next(counter)
         if isinstance(v, np.ndarray):
-            t = np.zeros_like(v, subok=False)
+            t = np.zeros(v.shape, dtype=v.dtype)  # C order: the flat write below lands (not in a copy)
             if k == position:
                 t.reshape(-1)[index] = 1.0
             return t

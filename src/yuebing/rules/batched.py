@@ -239,12 +239,33 @@ def _setitem(args: tuple, kwargs: dict) -> Dual | None:
         raise TypeError(
             "batched forward mode: writing into an array whose tangent has no batch axis (a constant or a "
             "global array); pass chunk_size=1 to yb.jacobian/yb.hessian to compute one direction per pass")
-    x[index] = v
     region = t[where]
+    if np.ndim(v) > region.ndim - 1:  # a value with leading ones (NumPy drops them): without them
+        extra = np.ndim(v) - (region.ndim - 1)
+        if any(np.shape(v)[:extra]):
+            if any(d != 1 for d in np.shape(v)[:extra]):
+                return None  # NumPy's own error, from the fallback
+        v = np.reshape(v, np.shape(v)[extra:])
+        tv = tv if not is_batched(tv, args[2].primal) else tv.reshape((tv.shape[0],) + np.shape(v))
+    x[index] = v
     if tv is NoTangent:
         region[...] = 0
     else:
         region[...] = aligned(tv, v, region.ndim - 1)
+    return Dual(None, NoTangent)
+
+
+def _extend(args: tuple, kwargs: dict) -> Dual | None:
+    """``xs.extend(array)``: the array's rows appended, each row's tangent the batched tangent's
+    column behind the batch axis (a view for rows that are arrays, a copy for numbers)."""
+    if kwargs or len(args) != 2 or type(args[0].tangent) is not list:
+        return None
+    xs, x, t = args[0].primal, args[1].primal, args[1].tangent
+    if type(x) is not np.ndarray or x.ndim == 0 or x.dtype.kind not in "fc" or not is_batched(t, x):
+        return None
+    rows = list(x)
+    xs.extend(rows)
+    args[0].tangent.extend(t[:, i] if x.ndim > 1 else t[:, i].copy() for i in range(len(rows)))
     return Dual(None, NoTangent)
 
 
@@ -370,10 +391,14 @@ def _moves_tangents(fn: Any, primals: list) -> bool:
     owner = getattr(fn, "__self__", getattr(fn, "__objclass__", None))
     if isinstance(owner, (list, dict)) or owner is list or owner is dict:  # list.append, d.get, ...
         return fn.__name__ != "extend" or not any(isinstance(p, np.ndarray) for p in primals)
-    if fn in _CONTAINER_FIRST:
-        return bool(primals) and type(primals[0]) in (list, tuple, dict) and (
-            fn in (operator.getitem, operator.setitem, operator.delitem)
-            or not any(isinstance(p, np.ndarray) for p in primals))
+    if fn in _CONTAINER_FIRST:  # items of a list, tuple or dict (an array's rows are not its items)
+        if not primals or type(primals[0]) not in (list, tuple, dict):
+            return False
+        if fn in (operator.getitem, operator.delitem):
+            return True
+        if fn is operator.setitem:  # xs[:2] = array unpacks the array's rows
+            return len(primals) == 3 and not (isinstance(primals[1], slice) and isinstance(primals[2], np.ndarray))
+        return not any(isinstance(p, np.ndarray) for p in primals[1:])
     if fn is getattr and len(primals) == 2 and isinstance(primals[0], (np.ndarray, list, dict, tuple)):
         return _array_method_or_metadata(primals[0], primals[1])
     if fn in _OBJECT_FIRST:
@@ -389,7 +414,7 @@ def _array_method_or_metadata(x: np.ndarray, name: Any) -> bool:
     value = getattr(x, name, None) if isinstance(name, str) else None
     if getattr(value, "__self__", None) is x:
         return True
-    return not is_differentiable(value)
+    return isinstance(value, (int, tuple, str, np.dtype, type(None)))  # x.flat, x.real, x.flags: not here
 
 
 def zero_rule(fn: Any) -> bool:
@@ -420,7 +445,7 @@ def _build_table() -> None:
                    np.stack: _joined(np.stack), np.reshape: _reshape_function, (np.ndarray, "reshape"): _reshape_method,
                    np.transpose: _transpose, (np.ndarray, "transpose"): _transpose, getattr: _transpose,
                    operator.getitem: _getitem, (np.ndarray, "__getitem__"): _getitem,
-                   operator.setitem: _setitem, (np.ndarray, "__setitem__"): _setitem})
+                   operator.setitem: _setitem, (np.ndarray, "__setitem__"): _setitem, (list, "extend"): _extend})
 
 
 def batched_rule(fn: Any) -> Callable | None:
@@ -430,11 +455,11 @@ def batched_rule(fn: Any) -> Callable | None:
     if not _TABLE:
         _build_table()
     owner = getattr(fn, "__self__", None)
-    if type(owner) is np.ndarray:
-        return _TABLE.get((np.ndarray, fn.__name__))
+    if type(owner) in (np.ndarray, list):
+        return _TABLE.get((type(owner), fn.__name__))
     objclass = getattr(fn, "__objclass__", None)
-    if objclass is np.ndarray:
-        return _TABLE.get((np.ndarray, fn.__name__))
+    if objclass in (np.ndarray, list):
+        return _TABLE.get((objclass, fn.__name__))
     try:
         return _TABLE.get(fn)
     except TypeError:  # an unhashable callable

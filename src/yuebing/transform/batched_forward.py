@@ -33,6 +33,7 @@ from ..tangents import MutableTangent, NoTangent, Tangent
 from ..tangents import structural_copy
 
 _NUMBER_TYPES = (float, int, complex, bool)
+_CONTAINERS = (list, tuple, dict, Tangent, MutableTangent)
 
 
 def run_batched(found: tuple, f: Dual, args: tuple, kwargs: dict, run_plain: Callable) -> Dual:
@@ -53,8 +54,8 @@ def run_batched(found: tuple, f: Dual, args: tuple, kwargs: dict, run_plain: Cal
             return out
     if structural_rule(fn, full):
         return _unchecked(found, full, kwargs)
-    if zero_rule(fn):
-        return _promoted(run_plain(found, f, args, kwargs), seen, arrays)
+    if zero_rule(fn):  # zeros written into out= go into its batched tangent as they are
+        return _promoted(_unchecked(found, full, kwargs), seen, arrays)
     return looped(lambda g, a, kw: run_plain(found, g, a, kw), f, args, kwargs)
 
 
@@ -102,6 +103,8 @@ def _has_batch(t: Any, p: Any, seen: set, arrays: list) -> bool:
     if type(t) is np.ndarray:
         arrays.append(t)
         return p is None or not isinstance(p, (np.ndarray, np.generic, float, complex)) or is_batched(t, p)
+    if not isinstance(t, _CONTAINERS):
+        return True  # a tangent object of its own kind: whatever it holds, the careful path
     return any(_has_batch(c, cp, seen, arrays) for c, cp in _children(t, p))
 
 
@@ -276,7 +279,10 @@ class _Slicer:
                 for j, shell in enumerate(shells):
                     shell.fields[name] = part[j]
             return self._watch(shells) if isinstance(t, MutableTangent) else shells
-        return [t] * self.k  # no float data inside (a marker, a cell box of a constant)
+        raise NotImplementedError(
+            f"batched forward mode: a tangent of type {type(t).__qualname__} reached a forward rule that runs "
+            "once per direction, and yuebing cannot slice it. Pass chunk_size=1 to yb.jacobian (one direction "
+            "per pass)")
 
     def _array(self, t: np.ndarray, p: Any) -> list:
         known = isinstance(p, (np.ndarray, np.generic, float, complex))
