@@ -366,24 +366,38 @@ def _odeint_dense(solver: O._OdeintSolver, times: np.ndarray) -> Callable:
     return solve
 
 
+def _odeint_tangent(dual: DualFlow, augmented: Callable, start: Start, times: np.ndarray, values: np.ndarray,
+                    time_dots: np.ndarray) -> np.ndarray:
+    """``odeint``'s output tangent ``s(t_i) + F_i ṫ_i`` (forward mode's, with ``F``'s forward rule)."""
+    n = start.y0.size
+
+    def rhs(t: float, z: np.ndarray) -> np.ndarray:
+        return np.concatenate(dual.moving(t, z[:n], 0.0, z[n:]))
+
+    s = augmented(rhs, np.concatenate([start.y0, start.s0(dual)]))[:, n:]
+    rates = np.array([dual.flow.value(t, y) for t, y in zip(times, values.reshape(times.size, -1))]).reshape(s.shape)
+    return (s + rates * time_dots[:, None]).reshape(values.shape)
+
+
 def _odeint_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
     """Forward over the adjoint of ``odeint`` (module docstring)."""
     func4, y04, t4, params4, settings4 = args4
     given = O._odeint_settings(dict(settings4[0]))
     duals = [S.tangent4(a4) for a4 in args4]
-    out = O._odeint_frule(*duals)
-    out4 = S.output4(out.primal, out.tangent)
     times = np.asarray(t4[0], dtype=float)
+    O._check_state(O._ODEINT, np.asarray(y04[0]))
+    values = D.odeint_call(func4[0], np.asarray(y04[0]), times, params4[0], given)
     dual = DualFlow(O.Flow(O._odeint_rhs(given), func4[0], params4[0]), (func4, params4))
     solver, time_dots = O._OdeintSolver(given), O._dense(duals[2], times)
     start = Start(float(times[0]), float(time_dots[0]), np.asarray(y04[0], dtype=float).reshape(-1),
                   O._dense(duals[1], y04[0]).reshape(-1))
+    tangent = _odeint_tangent(dual, solver.augmented(times), start, times, values, time_dots)
+    out4 = S.output4(values, tangent)
 
     def pullback(dy: Any, dy_dot: Any) -> tuple:
         cot, cot_dot = _output_cotangents(out4, dy, dy_dot)
         count, n = times.size, start.y0.size
-        outputs = Outputs(times, np.asarray(out.primal, dtype=float).reshape(count, n),
-                          np.asarray(out.tangent, dtype=float).reshape(count, n), time_dots,
+        outputs = Outputs(times, np.asarray(values, dtype=float).reshape(count, n), tangent.reshape(count, n), time_dots,
                           _rows(cot, count, n), _rows(cot_dot, count, n))
         # the first output is at t0 itself: its moving jump and the moving t0 cancel, as they should
         state = trajectory(dual, start.y0, start.s0(dual), _odeint_dense(solver, times))
