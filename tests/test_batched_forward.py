@@ -296,3 +296,29 @@ def test_fortran_ordered_argument():
     jac = _check(g, a, b, argnums=(0, 1))
     rev = yb.jacobian(g, argnums=(0, 1))(a, b)
     np.testing.assert_allclose(_flat(jac), _flat(rev), rtol=1e-10, atol=1e-12)
+
+
+class Body:
+    def __init__(self, position, mass):
+        self.position, self.mass = position, mass
+
+    def energy(self):
+        return 0.5 * self.mass * np.sum(self.position ** 2)
+
+
+def test_objects_closures_and_one_array_passed_twice():
+    def f(x):
+        bodies = [Body(x[:2], 2.0), Body(x[2:] * x[0], 3.0)]
+        scale = x[1]
+
+        def weighted(b):
+            return b.energy() * scale
+        bodies[0].position = bodies[0].position + 1.0
+        return np.array([weighted(b) for b in bodies] + [bodies[1].position[0]])
+    x = RNG.standard_normal(4)
+    _check(f, x, fd=_central(f, x))
+
+    def g(a, b):
+        return a * b + np.sin(a)
+    _check(g, x, x, argnums=(0, 1))
+    np.testing.assert_allclose(yb.jacobian(g, mode="fwd")(x, x), np.diag(x + np.cos(x)), rtol=1e-12)
