@@ -181,12 +181,19 @@ def primal_kind(x: Any) -> str:
 
 
 _NUMBER_ELEMENTS = (float, complex, np.floating, np.complexfloating)
+_PLAIN_LABELS = {int, bool, str, bytes, type(None)}
+_PLAIN_ELEMENTS = _PLAIN_LABELS | {float, complex, np.float64, np.float32, np.complex128}
 
 
 def _set_kind(x: Any) -> str:
     """A set (or frozenset) holding a float or complex number has a ``SetTangent``; a set of labels
     (ints, strings, tuples of them) has none. Elements that are containers carrying derivatives
     (a tuple of floats) have no place in a set's tangent: refused, not dropped."""
+    kinds = set(map(type, x))  # one pass in C: sets are read often (every method call)
+    if kinds <= _PLAIN_LABELS:
+        return NONDIFF
+    if kinds <= _PLAIN_ELEMENTS:
+        return SET
     found = NONDIFF
     for v in x:
         if isinstance(v, _NUMBER_ELEMENTS):

@@ -23,6 +23,7 @@ from ..core import FRULES, RRULES, CoDual, Dual, RuleArgumentError, primal, regi
 from ..operators import in_place  # noqa: F401 - its rule for -= on numbers is wrapped below
 from ..second_order import selection
 from ..util import output, zero_fdata
+from ._set_single import add_rules, pop_rules, removal_rules
 from ._set_elements import (
     Item, add_into, check_elements, fresh_tangent, forward_source, forward_tangent, origins, refill,
     reverse_source, send_back, set_fdata, set_tangent, zero_of,
@@ -269,6 +270,11 @@ MUTATING_RULES: dict = {}
 for _name, (_single, _returns) in _MUTATING.items():
     MUTATING_RULES[_name] = _mutating_rules(f"set.{_name}", getattr(set, _name), _single, _returns)
     _register_pair((set, _name), MUTATING_RULES[_name])
+# one element at a time: rules that cost what the call costs (_set_single.py)
+_register_pair((set, "add"), add_rules("set.add", _refuse_untracked))
+_register_pair((set, "discard"), removal_rules(missing_ok=True))
+_register_pair((set, "remove"), removal_rules(missing_ok=False))
+_register_pair((set, "pop"), pop_rules())
 
 # ------------------------------------------------------------------------------------------------
 # Second order: building a set selects values (the same choice for tangents); mutations are

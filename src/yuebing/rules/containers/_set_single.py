@@ -1,0 +1,145 @@
+"""First-order rules of the set methods that change one element: ``add``, ``discard``,
+``remove``, ``pop``. They cost what the plain call costs (a loop that adds to a set stays linear),
+where the general rule of ``sets.py`` walks the whole set.
+
+They update the set's ``SetTangent`` by one entry, so its entries may no longer follow the set's
+iteration order. Only second order's tangent calls read that order, and second order runs these
+methods through ``set_operators.py``'s rules, which keep it.
+
+This module registers no rule (``sets.py`` does).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ...tangents import NoFData, NoRData, NoTangent, zero_tangent
+from ..core import CoDual, Dual, primal
+from ..util import output, tangent
+from ._set_elements import add_into, carries, check_elements, set_fdata, set_tangent, zero_of
+
+_ABSENT = object()
+
+
+def _nothing(dy: Any) -> tuple:
+    return NoRData, NoRData, NoRData
+
+
+def _element_tangent(x: Any, dx: Any) -> Any:
+    if not carries(x) or dx is NoTangent:
+        return zero_of(x)
+    return complex(dx) if isinstance(x, (complex, np.complexfloating)) else float(dx)
+
+
+def add_rules(name: str, refuse: Callable) -> tuple[Callable, Callable]:
+    """``s.add(x)``: nothing changes if an equal element is present (Python keeps it); else ``x``
+    joins with its derivative, and the pullback returns the element's cotangent as ``x``'s."""
+
+    def rrule(s, item):
+        target, x, fd = primal(s), primal(item), set_fdata(s)
+        if x in target:
+            return output(None), _nothing
+        check_elements(name, [x])
+        if fd is NoFData and carries(x):
+            raise refuse(name)
+        target.add(x)
+        if fd is not NoFData:
+            fd[x] = zero_of(x)
+
+        def pullback(dy):
+            g = fd.pop(x, NoTangent) if fd is not NoFData else NoTangent
+            target.discard(x)
+            return NoRData, NoRData, g if carries(x) and g is not NoTangent else NoRData
+
+        return output(None), pullback
+
+    def frule(s, item):
+        target, x, t = primal(s), primal(item), set_tangent(s)
+        if x in target:
+            return Dual(None, NoTangent)
+        check_elements(name, [x])
+        dx = _element_tangent(x, tangent(item))
+        if t is NoTangent and carries(x) and dx != 0:
+            raise refuse(name)
+        target.add(x)
+        if t is not NoTangent:
+            t[x] = dx
+        return Dual(None, NoTangent)
+
+    return rrule, frule
+
+
+def _stored(target: set, x: Any, missing_ok: bool) -> Any:
+    """The element of ``target`` equal to ``x`` (the object the set holds: ``1`` and ``1.0`` are
+    equal), ``_ABSENT`` if none; ``remove`` raises Python's ``KeyError``."""
+    if x not in target:
+        if not missing_ok:
+            target.remove(x)
+        return _ABSENT
+    for v in target:
+        if v == x:
+            return v
+    raise AssertionError("an element equal to x is in the set")
+
+
+def removal_rules(missing_ok: bool) -> tuple[Callable, Callable]:
+    """``s.discard(x)`` / ``s.remove(x)``: the element goes with its tangent; the pullback puts
+    it back with cotangent zero (nothing after the call reads it)."""
+
+    def rrule(s, item):
+        target, fd = primal(s), set_fdata(s)
+        stored = _stored(target, primal(item), missing_ok)
+        if stored is _ABSENT:
+            return output(None), _nothing
+        target.discard(stored)
+        if fd is not NoFData:
+            fd.pop(stored, None)
+
+        def pullback(dy):
+            target.add(stored)
+            if fd is not NoFData:
+                fd[stored] = zero_of(stored)
+            return NoRData, NoRData, NoRData
+
+        return output(None), pullback
+
+    def frule(s, item):
+        target, t = primal(s), set_tangent(s)
+        stored = _stored(target, primal(item), missing_ok)
+        if stored is not _ABSENT:
+            target.discard(stored)
+            if t is not NoTangent:
+                t.pop(stored, None)
+        return Dual(None, NoTangent)
+
+    return rrule, frule
+
+
+def pop_rules() -> tuple[Callable, Callable]:
+    """``s.pop()``: the element Python pops, with its tangent; its cotangent goes back into the
+    restored set's tangent."""
+
+    def rrule(s):
+        target, fd = primal(s), set_fdata(s)
+        y = target.pop()
+        if fd is not NoFData:
+            fd.pop(y, None)
+
+        def pullback(dy):
+            target.add(y)
+            if fd is not NoFData:
+                fd[y] = zero_of(y)
+                if carries(y) and dy is not NoRData:
+                    add_into(fd, y, dy)
+            return NoRData, NoRData
+
+        return CoDual(y, NoFData), pullback
+
+    def frule(s):
+        target, t = primal(s), set_tangent(s)
+        y = target.pop()
+        ty = t.pop(y, zero_of(y)) if t is not NoTangent else zero_tangent(y)
+        return Dual(y, ty)
+
+    return rrule, frule
