@@ -360,3 +360,28 @@ def test_a_callee_given_star_arguments_is_refused_not_misrouted():
 
     with pytest.raises(UnsupportedSyntaxError, match="raised in .*fill_then_raise after it had done"):
         yb.grad(f)(0.7)
+
+
+class _Lookup:
+    def __init__(self, values):
+        self.values = values
+
+    def fetch(self, name, scale):
+        try:
+            return self.values[name] * scale
+        except KeyError:
+            self.values["misses"] = self.values["misses"] + scale  # work in the handler, then it raises
+            raise LookupError(name) from None
+
+
+def callee_raising_from_its_own_handler(x):
+    table = _Lookup({"a": x, "misses": 0.0})
+    try:
+        y = table.fetch("b", x * x)
+    except LookupError:
+        y = table.fetch("a", x)
+    return y * table.values["misses"]
+
+
+def test_a_callee_raising_from_its_own_handler_keeps_that_handlers_work():
+    _all_modes_agree(callee_raising_from_its_own_handler, 0.7)

@@ -2,6 +2,7 @@
 the recursion limit at 4,000, in reverse mode, forward mode and second order, because a call of a
 global Python function runs its generated passes directly (transform/direct_calls.py); and the
 RecursionError at the limit says which limit to set (api/recursion_advice.py)."""
+import functools
 import math
 import re
 import sys
@@ -199,11 +200,49 @@ def by_list_entry(x, n):
 
 BY_NAME, IN_LIST = {"walk": by_dict_entry}, [by_list_entry]
 
+
+class AlternatingBase:
+    def walk(self, x, n):
+        if n == 0:
+            return x
+        return math.sin(self.walk(x, n - 1)) * 0.5 + x * 0.01  # the subclass's walk
+
+
+class AlternatingChild(AlternatingBase):
+    def walk(self, x, n):
+        if n == 0:
+            return x
+        return math.sin(super().walk(x, n - 1)) * 0.5 + x * 0.01
+
+
+def by_super(x, n):
+    """Levels alternating between a method and its base class's through ``super()``."""
+    return AlternatingChild().walk(x, n)
+
+
+class TwoSteps:
+    def step(self, x, n, scale=0.5):
+        if n == 0:
+            return x
+        return math.sin(self.hop(n=n - 1, x=x)) * scale + x * 0.01
+
+    def hop(self, x, n, shift=0.01):
+        if n == 0:
+            return x
+        return math.sin(self.step(x, n - 1)) * 0.5 + x * shift
+
+
+def by_other_method(x, n):
+    """Levels alternating between two methods, one calling the other by keywords, the other
+    leaving a default to be filled."""
+    return TwoSteps().step(x, n)
+
 #: the recursive forms that run 2,000 levels deep at limit 4,000, each computing ``rec``
 FORMS = {"global": rec, "closure": nested, "keywords": by_keywords, "defaults": with_defaults,
          "method": by_method, "tree": by_tree, "static method": by_static_method,
          "method keywords": by_method_keywords, "closure keywords": nested_keywords,
-         "module attribute": by_module_attribute, "dict entry": by_dict_entry, "list entry": by_list_entry}
+         "module attribute": by_module_attribute, "dict entry": by_dict_entry, "list entry": by_list_entry,
+         "super": by_super, "other method keywords": by_other_method}
 
 
 @pytest.mark.parametrize("form", list(FORMS))
@@ -433,24 +472,24 @@ def test_method_replaced_on_the_class_takes_the_new_one():
         Scaled.power = original
 
 
-class Stepper:
-    def step(self, x, n, scale=0.5):
-        if n == 0:
-            return x
-        return math.sin(self.go(x=x, n=n - 1)) * scale + x * 0.01
+def partial_step(x, n, scale):
+    if n == 0:
+        return x
+    return math.sin(step(x, n - 1)) * scale + x * 0.01
 
-    def go(self, x, n):
-        return self.step(x, n)
+
+step = functools.partial(partial_step, scale=0.5)  # a global partial: the general dispatch
 
 
 def walk(x, n):
-    return Stepper().step(x, n)
+    return step(x, n)
 
 
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
 def test_slow_form_recursion_error_says_which_limit_works(mode):
-    """A method calling another by keywords still takes the general dispatch (several frames a
-    level): the RecursionError's note measures that and its suggested limit works as printed."""
+    """A function reached through a ``functools.partial`` still takes the general dispatch
+    (several frames a level): the RecursionError's note measures that and its suggested limit
+    works as printed."""
     f = walk
     runs = {"grad": lambda n: yb.grad(f)(0.3, n),
             "jvp": lambda n: yb.jvp(f, (0.3, n), (1.0, yb.NoTangent))[1],
@@ -461,7 +500,7 @@ def test_slow_form_recursion_error_says_which_limit_works(mode):
         with pytest.raises(RecursionError) as info:
             runs(5000)
         note = info.value.__notes__[-1]
-        found = re.search(r"step was (\d+) levels deep .* each level takes ([\d.]+) Python frame.*"
+        found = re.search(r"partial_step was (\d+) levels deep .* each level takes ([\d.]+) Python frame.*"
                           r"sys\.setrecursionlimit\((\d+)\) allows twice the depth", note)
         assert found, note
         levels, per_level, suggested = int(found.group(1)), float(found.group(2)), int(found.group(3))

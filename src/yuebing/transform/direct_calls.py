@@ -6,15 +6,18 @@ levels of a recursive function, and a pullback closure between two levels of its
 Python's recursion limit counts them all, so a recursion 2,000 levels deep would need a limit
 of 12,000. Here a call site calls the callee's generated pass itself when its callee is
 
-* a global name bound to a plain Python function when the code is generated (``rec`` inside
-  ``rec``, a helper of a module); a call with keywords or with defaults filled is bound to its
+* a global name, or a module's attribute (``mod.f``), bound to a plain Python function when the
+  code is generated (``rec`` inside ``rec``, a helper of a module); a call with keywords or with defaults filled is bound to its
   parameters then, as Python binds it (``Binding``), and valid while the name holds a function
   with that code object and defaults tuple (the defaults are read at each call);
-* a variable read from a closure cell (a nested ``def`` calling itself);
+* a variable read from a closure cell (a nested ``def`` calling itself) or as an item of a dict
+  or list (``table['f']``, ``fs[0]``);
 * a closure cell's or attribute's function called by the caller's own name with keywords or
   defaults filled: bound to the caller's parameter names (``Binding.by_names``), valid for a
-  callee with the same names, none positional-only, and enough defaults;
-* a variable read as an attribute (``self.walk``, ``child.evaluate``) holding a bound method:
+  callee with the same names, none positional-only, and enough defaults; a method of the
+  caller's own class called by another name so, bound to that method's names as found when the
+  code is generated (``_sibling_names``), valid while the callee has those names;
+* a variable read as an attribute (``self.walk``, ``child.evaluate``, ``super().walk``) holding a bound method:
   its function is called with the object first, the object's fdata and tangents taken from the
   method's and its rdata given back as the method's, as the runtimes' ``_call_method`` do;
 
@@ -46,7 +49,7 @@ import types
 from typing import Any, Callable
 
 from ..ir import nodes as ir
-from ..ir.primitives import cell_get
+from ..ir.primitives import cell_get, super_getattr
 from ..rules.core import FRULES, RRULES
 from ..rules.second_order import _BY_FUNCTION as _SECOND_ORDER_DECLARATIONS
 from ..rules.util import zero_fdata
@@ -107,6 +110,9 @@ def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
         if by_names:  # calling itself with keywords or defaults filled: bound as to its own parameters
             paths = [Binding.by_names(params, s, method=True)] if kind is getattr else []
             paths = [b for b in [*paths, Binding.by_names(params, s, method=False)] if b is not None]
+        elif kind is getattr and (sibling := _sibling_names(generator, callee)) is not None and (
+                s.kwargs or len(s.args) + 1 < len(sibling)):  # another method of the caller's class, by names
+            paths = [b for b in [Binding.by_names(sibling, s, method=True)] if b is not None]
         elif s.kwargs:
             paths = []
         elif kind is getattr:  # a bound method (self.walk, child.evaluate), or a function stored there
@@ -212,6 +218,38 @@ def binding_of(s: ir.Call) -> Binding:
     return getattr(s, "direct_binding", None) or positional(s)
 
 
+def _sibling_names(generator: Any, name: str) -> list | None:
+    """The parameter names of method ``name`` of the class whose method is being generated (a
+    method calling another of its class by keywords, or with defaults filled), or None. Only a
+    guess at what the attribute will hold: ``guard`` checks the names at every call."""
+    cls = _own_class(generator)
+    function = inspect.getattr_static(cls, name, None) if cls is not None else None
+    if type(function) is not FUNCTION:
+        return None
+    code = function.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount or code.co_posonlyargcount:
+        return None
+    return list(code.co_varnames[:code.co_argcount])
+
+
+def _own_class(generator: Any) -> type | None:
+    """The module-level class that holds the function being generated as a method, or None
+    (found once per generator)."""
+    if "_direct_own_class" not in generator.__dict__:
+        fn, generator._direct_own_class = generator.fn, None
+        for value in list((generator.globals or {}).values()):
+            method = value.__dict__.get(fn.name) if isinstance(value, type) else None
+            code = getattr(method, "__code__", None)
+            if code is not None and code.co_filename == fn.filename and code.co_firstlineno == fn.first_line:
+                generator._direct_own_class = value
+                break
+    return generator._direct_own_class
+
+
+#: the reads whose result a direct call may call: ``super().f`` is a bound method, as ``self.f``
+_CALLEE_READS = (cell_get, getattr, operator.getitem, super_getattr)
+
+
 def _global_path(namespace: dict, path: str) -> Any:
     """The value of global ``path`` (``f``, ``mod.f``) in a function's globals now, or None."""
     name, *attributes = path.split(".")
@@ -237,10 +275,10 @@ def _callee_reads(generator: Any) -> dict[str, Any]:
 
 def _collect_callee_reads(body: list, found: dict) -> None:
     for s in body:
-        if isinstance(s, ir.Call) and s.target and isinstance(s.func, ir.Const) and s.func.value in (cell_get, getattr, operator.getitem):
-            what = s.args[1] if len(s.args) > 1 else s.args[0]  # the attribute's name, or the cell (_cell_go)
+        if isinstance(s, ir.Call) and s.target and isinstance(s.func, ir.Const) and s.func.value in _CALLEE_READS:
+            what = s.args[2] if s.func.value is super_getattr else s.args[1] if len(s.args) > 1 else s.args[0]  # its name, or the cell (_cell_go)
             callee = what.value if isinstance(what, ir.Const) else str(what).removeprefix("_cellobj_").removeprefix("_cell_")
-            found[s.target] = (s.func.value, callee)
+            found[s.target] = (getattr if s.func.value is super_getattr else s.func.value, callee)
         for block in ir.child_blocks(s):
             _collect_callee_reads(block, found)
 

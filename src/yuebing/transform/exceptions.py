@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import os
 import threading
+import types
 from typing import Any, Callable
 
 import numpy as np
 
 from ..frontend.fence import UnsupportedSyntaxError
+from ..tangents import NoRData, Tangent
 
 _PARTIAL = "_yuebing_partial_work"  # attribute set on an exception by mark_partial
 
@@ -94,9 +96,26 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 #: for the partial pullback to fit the call's arguments as written: the dispatch of a plain
 #: function call, nothing that adds or regroups arguments (methods, constructors, ``*args``)
 _DISPATCH = {(os.path.join(_HERE, file), name) for file, names in (
-    ("runtime.py", ("call_rrule", "_dispatch", "<lambda>", "_call_derived", "__call__")),
+    ("runtime.py", ("call_rrule", "_dispatch", "<lambda>", "_call_derived", "__call__", "_call_method")),
     ("protocols.py", ("dispatch",)),
-    ("second_order.py", ("call_rrule2", "_call_function", "__call__"))) for name in names}
+    ("second_order.py", ("call_rrule2", "_call_function", "__call__", "_call_method"))) for name in names}
+
+
+def _method_rdata(owner_rdata: Any) -> Any:
+    """A bound method's rdata from its object's, as the runtimes' ``_call_method`` gives it."""
+    return NoRData if owner_rdata is NoRData else Tangent(types.MethodType, {"__self__": owner_rdata})
+
+
+def _as_method(pullback: Callable) -> Callable:
+    """The partial pullback of a function called as a bound method: its object's rdata made the
+    method's (``_call_method``'s pullback does the same for a call that returned)."""
+    def method_pullback(*cotangents: Any) -> tuple:
+        result = pullback(*cotangents)
+        if len(cotangents) == 2:  # second order: (rdata, rdata tangents)
+            return tuple((_method_rdata(rs[1]), *rs[2:]) for rs in result)
+        return (_method_rdata(result[1]), *result[2:])
+
+    return method_pullback
 
 
 class PartialCall:
@@ -144,10 +163,14 @@ def claim(error: BaseException, running: int) -> PartialCall | None:
         return None
     delattr(error, _PARTIAL_CALL)
     tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
+    methods = 0
     while tb is not None and tb is not partial.entry and \
             (tb.tb_frame.f_code.co_filename, tb.tb_frame.f_code.co_name) in _DISPATCH:
+        methods += tb.tb_frame.f_code.co_name == "_call_method"
         tb = tb.tb_next
-    if tb is partial.entry and running >= 0:
+    if tb is partial.entry and running >= 0 and methods <= 1:
+        if methods:
+            partial.pullback = _as_method(partial.pullback)
         return partial
     if partial.undo is not None:
         partial.undo()

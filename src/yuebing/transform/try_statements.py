@@ -190,7 +190,7 @@ class TryStatements:
             self.emit(out, inner + 1, f"_track_out(); {slot} = _caught(_tape, {taped}, {name}, True, {where!r}, {call})", h.line)
             for condition, line in region.checks:
                 self.emit(out, inner + 1, f"if {condition}: _refuse_finally({name}, {where!r}, {line})", h.line)
-            self.emit(out, inner + 1, f"_push(_Progress({call}, {slot}, {record}))", h.line)
+            self.emit(out, inner + 1, f"_push(_Progress({call}, {slot}, {record})); {taped} = len(_tape)", h.line)
             if part:
                 self.emit(out, inner + 1, f"{part} = {number}", h.line)
             self.emit(out, inner + 1, self.init_defined(name), h.line)
@@ -200,7 +200,7 @@ class TryStatements:
         self.emit(out, inner + 1, "_track_out()", s.line)
         self.emit(out, inner + 1, "raise", s.line)
         self.emit(out, inner, "else:", s.line)
-        self.emit(out, inner + 1, f"_track_out(); _push(_Progress(-1, None, {record}))", s.line)
+        self.emit(out, inner + 1, f"_track_out(); _push(_Progress(-1, None, {record})); {taped} = len(_tape)", s.line)
         if part:
             self.emit(out, inner + 1, f"{part} = -1", s.line)
         self._forward_block_of(s.orelse, out, inner + 1, ("else", id(s)))
