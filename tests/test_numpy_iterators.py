@@ -164,11 +164,14 @@ def test_nditer_yields_read_only_zero_dimensional_views():
         yb.grad(write_read_only)(np.ones(3))
 
 
+_WEIGHTS = np.arange(1.0, 7.0).reshape(2, 3)
+
+
 def _doubles_in_place(x, w):
     y = x * w
     for v in np.nditer(y, op_flags=["readwrite"]):
         v[...] = v * v + w[0]
-    return np.sum(y * np.arange(1.0, 7.0).reshape(2, 3))
+    return np.sum(y * _WEIGHTS)
 
 
 def _doubles_argument(x):
@@ -330,3 +333,22 @@ def test_nditer_output_operand_none_is_refused():
 
     with pytest.raises(RuleArgumentError, match="None"):
         yb.grad(lambda x: np.sum(f(x)))(np.ones(3))
+
+
+@pytest.mark.slow
+def test_nditer_readwrite_third_order():
+    x, w = np.random.default_rng(2).standard_normal((2, 3)), np.array([1.5, -0.5, 2.0])
+    check_third_order(_doubles_in_place, x, w, rtol=1e-4, atol=1e-5)
+
+
+def test_array_likes_are_converted():
+    def f(x):
+        total = 0.0
+        for _, v in np.ndenumerate([x, 2.0 * x]):
+            total = total + v * v
+        for u, v in np.broadcast([x, 1.0], 3.0 * x):
+            total = total + u * v
+        return total
+
+    assert yb.grad(f)(0.7) == pytest.approx((f(0.7 + 1e-6) - f(0.7 - 1e-6)) / 2e-6, rel=1e-6)
+    assert yb.jvp(f, (0.7,), (1.0,))[1] == pytest.approx(yb.grad(f)(0.7))
