@@ -47,7 +47,7 @@ V = np.array([0.3, -0.7, 0.5, 0.4, -0.2])  # every input moves: closure, args=, 
 
 @pytest.mark.parametrize("method, rtol, bound", [
     ("DOP853", 1e-12, 1e-10),
-    ("LSODA", 1e-10, 1e-8),
+    pytest.param("LSODA", 1e-10, 1e-8, marks=pytest.mark.slow),
     pytest.param("RK45", 1e-10, 1e-8, marks=pytest.mark.slow),
     pytest.param("RK23", 1e-8, 1e-6, marks=pytest.mark.slow),
     pytest.param("Radau", 1e-10, 1e-8, marks=pytest.mark.slow),
@@ -129,7 +129,7 @@ def directional_central(f, p, v, h=1e-4):
 
 
 # the differences of a gradient solved to rtol are good to about rtol / h (h = 1e-4)
-@pytest.mark.parametrize("method, rtol, bound", [("DOP853", 1e-11, 1e-6),
+@pytest.mark.parametrize("method, rtol, bound", [("DOP853", 1e-10, 1e-5),
                                                  pytest.param("LSODA", 1e-10, 1e-5, marks=pytest.mark.slow),
                                                  pytest.param("Radau", 1e-9, 1e-4, marks=pytest.mark.slow)])
 def test_lotka_volterra_hvp_against_differences_of_grad(method, rtol, bound):
@@ -162,21 +162,22 @@ class Pendulum:
         return np.array([y[1], -9.81 / self.length * np.sin(y[0]) - self.damping * y[1]])
 
 
+@pytest.mark.slow
 def test_bound_method_and_odeint_against_differences_of_grad():
     def swing(p):
         model = Pendulum(p[0], p[1])
-        sol = solve_ivp(model.rhs, (0.0, 1.5), np.array([p[2], 0.0]), method="DOP853", t_eval=[1.5],
-                        rtol=1e-11, atol=1e-13)
-        y = odeint(model.rhs, np.array([p[2], 0.0]), [0.0, 1.0], tfirst=True, rtol=1e-11, atol=1e-13)
+        sol = solve_ivp(model.rhs, (0.0, 1.0), np.array([p[2], 0.0]), method="DOP853", t_eval=[1.0],
+                        rtol=1e-10, atol=1e-12)
+        y = odeint(model.rhs, np.array([p[2], 0.0]), [0.0, 0.5], tfirst=True, rtol=1e-10, atol=1e-12)
         return sol.y[0, -1] ** 2 + y[-1, 1]
 
     q, v = np.array([0.3, 1.2, 0.4]), np.array([1.0, -0.5, 0.8])
-    assert relative_error(yb.hvp(swing, (q,), (v,))[2][0], directional_central(swing, q, v)) <= 1e-6
+    assert relative_error(yb.hvp(swing, (q,), (v,))[2][0], directional_central(swing, q, v)) <= 1e-5
 
 
 def test_arguments_restored_and_repeatable():
     """The caller's arrays (the initial state, an args= array) are as they were; a second call
-    gives the same Hessian."""
+    gives the same Hessian-vector product."""
     y0 = np.array([1.0, 0.5])
     weights = np.array([0.2, 0.1])
 
@@ -185,20 +186,22 @@ def test_arguments_restored_and_repeatable():
                         rtol=1e-10, atol=1e-12)
         return np.sum(sol.y[:, -1] ** 2)
 
-    q = np.array([0.5, 1.5])
-    first = yb.hessian(f)(q, y0, weights)
+    q, v = np.array([0.5, 1.5]), np.array([1.0, -0.4])
+    primals, tangents = (q, y0, weights), (v, np.zeros(2), np.zeros(2))
+    first = yb.hvp(f, primals, tangents)[2][0]
     np.testing.assert_array_equal(y0, [1.0, 0.5])
     np.testing.assert_array_equal(weights, [0.2, 0.1])
     np.testing.assert_array_equal(q, [0.5, 1.5])
-    np.testing.assert_array_equal(yb.hessian(f)(q, y0, weights), first)
-    assert relative_error(first, nested_central(lambda p: f(p, y0, weights), q)) <= 1e-6
+    np.testing.assert_array_equal(yb.hvp(f, primals, tangents)[2][0], first)
+    assert relative_error(first, directional_central(lambda p: f(p, y0, weights), q, v)) <= 1e-5
 
 
+@pytest.mark.slow
 def test_state_and_args_arrays_as_arguments():
     """Second order with respect to the initial state and an args= array (argnums)."""
     def f(y0, w):
-        sol = solve_ivp(lambda t, y, w: -w * y ** 2, (0.0, 1.0), y0, method="DOP853", args=(w,), rtol=1e-12,
-                        atol=1e-14)
+        sol = solve_ivp(lambda t, y, w: -w * y ** 2, (0.0, 1.0), y0, method="DOP853", args=(w,), rtol=1e-10,
+                        atol=1e-12)
         return np.sum(sol.y[:, -1])
 
     def exact(y0, w):  # y' = -w y^2: y(1) = y0 / (1 + w y0)
@@ -208,7 +211,7 @@ def test_state_and_args_arrays_as_arguments():
     blocks, expected = yb.hessian(f, argnums=(0, 1))(y0, w), yb.hessian(exact, argnums=(0, 1))(y0, w)
     for i in range(2):
         for j in range(2):
-            np.testing.assert_allclose(blocks[i][j], expected[i][j], rtol=1e-9, atol=1e-11)
+            np.testing.assert_allclose(blocks[i][j], expected[i][j], rtol=1e-8, atol=1e-10)
 
 
 def test_unused_result():
