@@ -352,3 +352,18 @@ def test_array_likes_are_converted():
 
     assert yb.grad(f)(0.7) == pytest.approx((f(0.7 + 1e-6) - f(0.7 - 1e-6)) / 2e-6, rel=1e-6)
     assert yb.jvp(f, (0.7,), (1.0,))[1] == pytest.approx(yb.grad(f)(0.7))
+
+
+def test_flat_write_with_a_tangent_laid_out_otherwise_raises_in_forward_mode():
+    """The primal's C-order view exists, the Fortran-ordered tangent's does not: never a lost
+    tangent."""
+    def write(x):
+        x.flat[1] = x.flat[0] ** 2
+        return x * 1.0
+
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    tangent = np.asfortranarray(np.arange(6.0).reshape(2, 3) + 3.0)
+    with pytest.raises(ValueError, match="read-only"):
+        yb.jvp(write, (x.copy(),), (tangent,))
+    _, reads = yb.jvp(lambda x: x.flat[1] * x.flat[4], (x,), (tangent,))
+    assert reads == pytest.approx(tangent[0, 1] * x[1, 1] + x[0, 1] * tangent[1, 1])

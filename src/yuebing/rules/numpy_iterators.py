@@ -63,10 +63,17 @@ def flat_rrule(x: CoDual) -> tuple[CoDual, Callable]:
 
 
 def flat_frule(x: Dual) -> Dual:
-    """``x.flat`` in forward mode (the getattr frule of ``objects.py``)."""
+    """``x.flat`` in forward mode (the getattr frule of ``objects.py``). A tangent laid out
+    otherwise than ``x`` (``yb.jvp`` given a Fortran-ordered tangent) has no C-order view even
+    when ``x`` has one: its copy is read-only, so a write through ``x.flat`` raises instead of
+    losing the tangent's part."""
     out = core_frule(np.ravel, x)
-    if out.primal.size and not _is_view_of(out.primal, x.primal):
+    if not out.primal.size:
+        return out
+    if not _is_view_of(out.primal, x.primal):
         return Dual(_read_only(out.primal), out.tangent)
+    if isinstance(out.tangent, np.ndarray) and not _is_view_of(out.tangent, x.tangent):
+        return Dual(out.primal, _read_only(out.tangent))
     return out
 
 
