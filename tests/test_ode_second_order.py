@@ -128,6 +128,19 @@ def directional_central(f, p, v, h=1e-4):
     return (g(p + h * v) - g(p - h * v)) / (2 * h)
 
 
+def test_logistic_hessian_against_nested_differences():
+    """A nonlinear flow, its rate closed over and its capacity through args=."""
+    def f(p):
+        sol = solve_ivp(lambda t, y, cap: p[0] * y * (1.0 - y / cap), (0.0, 1.5), [0.2], method="DOP853",
+                        t_eval=[0.5, 1.5], args=(p[1],), rtol=1e-10, atol=1e-12)
+        return np.sum(sol.y ** 2)
+
+    q = np.array([1.3, 2.0])
+    hessian = yb.hessian(f)(q)
+    assert relative_error(hessian, nested_central(f, q)) <= 1e-5
+    assert relative_error(hessian, hessian.T) <= 1e-8
+
+
 # the differences of a gradient solved to rtol are good to about rtol / h (h = 1e-4)
 @pytest.mark.parametrize("method, rtol, bound", [("DOP853", 1e-10, 1e-5),
                                                  pytest.param("LSODA", 1e-10, 1e-5, marks=pytest.mark.slow),
