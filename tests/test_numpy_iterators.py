@@ -365,5 +365,7 @@ def test_flat_write_with_a_tangent_laid_out_otherwise_raises_in_forward_mode():
     tangent = np.asfortranarray(np.arange(6.0).reshape(2, 3) + 3.0)
     with pytest.raises(ValueError, match="read-only"):
         yb.jvp(write, (x.copy(),), (tangent,))
+    with pytest.raises(ValueError, match="read-only"):
+        yb.hvp(lambda x: np.sum(write(x) ** 2), (x.copy(),), (tangent,))
     _, reads = yb.jvp(lambda x: x.flat[1] * x.flat[4], (x,), (tangent,))
     assert reads == pytest.approx(tangent[0, 1] * x[1, 1] + x[0, 1] * tangent[1, 1])
