@@ -9,7 +9,7 @@ import pytest
 
 import yuebing as yb
 from yuebing.tangents import SetTangent
-from yuebing.testing import check_tangent_interface
+from yuebing.testing import check_rule, check_tangent_interface
 
 H = 1e-6
 X = 0.7
@@ -129,8 +129,11 @@ def mutations(x):
 
 
 def popping(x):
-    s = {x, 10.0 * x}
-    first = s.pop()  # whichever Python pops: its derivative is that element's
+    # which element pop() takes depends on the values' hashes, which any step reshuffles: pop
+    # from a set of one, so central differences see one branch
+    s = {10.0 * x}
+    first = s.pop()
+    s.update([x, x * x])
     rest = sum(s)
     s.clear()
     s.add(first * rest)
@@ -194,10 +197,11 @@ def uses_and_mutates(s, x):
 
 
 def test_set_argument_gradient_and_restoration():
-    s = {0.5, -1.25, 2.0}
+    s = {0.5, -1.25, np.float64(2.0)}
     snapshot = set(s)
+    objects = {id(v) for v in s}
     gs, gx = yb.grad(uses_and_mutates, argnums=(0, 1))(s, X)
-    assert s == snapshot  # the mutation was undone
+    assert s == snapshot and {id(v) for v in s} == objects  # the mutation was undone: the same objects
     assert isinstance(gs, SetTangent) and set(gs) == snapshot
     expected = _set_gradient_by_differences(lambda t, x: uses_and_mutates(set(t), x), s, X)
     for v in s:
@@ -225,6 +229,26 @@ def test_set_argument_forward_and_second_order():
 
     expected = (gradient_along(1e-5) - gradient_along(-1e-5)) / 2e-5
     assert np.allclose([hvps[0][v] for v in sorted(s)], expected, rtol=1e-5, atol=1e-5)
+
+
+def mutates_its_argument(s, x):
+    s |= {x * x, 4.0}
+    s -= {4.0}
+    s.update([2.0 * x])
+    s.discard(min(s))
+    return sum(v ** 2 for v in s) * x + max(s)
+
+
+def builds_from_its_argument(s, x):
+    t = frozenset(v * x for v in s)
+    return sorted(t | s)
+
+
+def test_check_rule_on_functions_of_sets():
+    # finite differences on the output and on the argument after the call, reverse against
+    # forward, accumulation, restoration of the argument, aliasing, repeatability
+    check_rule(mutates_its_argument, {0.5, -1.25, np.float64(2.0)}, X)
+    check_rule(builds_from_its_argument, frozenset({0.5, -1.25}), X)
 
 
 def test_frozenset_argument():
