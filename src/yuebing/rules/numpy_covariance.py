@@ -1,7 +1,8 @@
 """NumPy's covariance, ``np.cov``, written in plain NumPy and differentiated like user code in
 every mode (``second_order.defined_as``), after NumPy's own ``np.cov`` has run on the primals for
-its errors and warnings. NumPy's source calls ``np.average(..., returned=True)``, whose rule
-refuses ``returned=``; here the weighted mean and the sum of weights are written out. ``np.corrcoef``
+its errors and warnings. NumPy's source calls ``np.average(..., returned=True)``; here the
+weighted mean and the sum of weights are written out (written before that call had a
+derivative). ``np.corrcoef``
 is derived from NumPy's own source, which calls ``np.cov``.
 
 Covered: ``m`` and ``y`` (1-D or 2-D, real or complex), ``rowvar``, ``bias``, ``ddof``,
