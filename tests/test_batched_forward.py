@@ -322,3 +322,20 @@ def test_objects_closures_and_one_array_passed_twice():
         return a * b + np.sin(a)
     _check(g, x, x, argnums=(0, 1))
     np.testing.assert_allclose(yb.jacobian(g, mode="fwd")(x, x), np.diag(x + np.cos(x)), rtol=1e-12)
+
+
+def test_rules_defined_as_python_code_run_batched(looped_calls):
+    """itertools, functools.reduce and NumPy's polynomial classes are defined as Python code
+    (rules.second_order.defined_as): that code runs batched, with no per-direction loop."""
+    import functools
+    import itertools
+    from numpy.polynomial import Chebyshev, Polynomial
+
+    def f(c):
+        x = np.linspace(-1, 1, 5)
+        pairs = sum(a * b for a, b in itertools.product([c[0], 2.0], [c[1], 0.5]))
+        product = functools.reduce(lambda a, b: a * b, [c[0], c[2], 2.0])
+        return Polynomial(c)(x) + Chebyshev(c * 2.0, domain=[-1, 3])(x) * pairs + product
+    c = RNG.standard_normal(3)
+    _check(f, c, fd=_central(f, c))
+    assert not {"product", "reduce", "__init__"} & set(looped_calls)

@@ -176,6 +176,7 @@ def defined_as(target: Any, definition: types.FunctionType, validate: bool | Cal
 
     label = f"{target[0].__qualname__}.{target[1]}" if isinstance(target, tuple) else getattr(target, "__qualname__", target)
     rrule.__qualname__ = frule.__qualname__ = f"{label} as {definition.__qualname__}"
+    frule.definition, frule.check = definition, check  # type: ignore[attr-defined] - batched forward mode runs them
     core.register_rrule(target, rrule)
     core.register_frule(target, frule)
     defined_by(target, definition)

@@ -7,7 +7,9 @@ registered forward rule runs when every tangent carries k directions.
    its output then given the batch axis (a later write of a batched value into ``np.zeros(n)``
    needs room for it); the same for a rule with a zero derivative;
 2. the rule's batch-aware version (``rules.batched.batched_rule``), unless it declines;
-3. a rule that only moves tangents (list, dict and attribute operations): run as it is;
+3. a rule that only moves tangents (list, dict and attribute operations): run as it is; a rule
+   defined as Python code (``defined_as``: ``itertools``, NumPy's polynomial classes): that code's
+   derived rule, batched like user code;
 4. otherwise **the looped fallback**: the rule runs once per direction, on direction ``j``'s slice
    of every tangent (a view of each batched array, so in-place writes land in the batch) and, for
    ``j >= 1``, on copies of the primals (the real ones are changed once, by the last run, with the
@@ -36,6 +38,13 @@ _NUMBER_TYPES = (float, int, complex, bool)
 _CONTAINERS = (list, tuple, dict, Tangent, MutableTangent)
 
 
+def derived_call(definition: Any, args: tuple, kwargs: dict) -> Dual:
+    """``definition``'s derived forward rule on batched duals (``rules.core.frule`` falls back to it)."""
+    from ..rules.core import frule
+
+    return frule(definition, *args, **kwargs)
+
+
 def run_batched(found: tuple, f: Dual, args: tuple, kwargs: dict, run_plain: Callable) -> Dual:
     """Registered forward rule ``found`` (``FRULES.lookup``'s triple) of ``f`` on batched duals."""
     fn = f.primal
@@ -54,6 +63,10 @@ def run_batched(found: tuple, f: Dual, args: tuple, kwargs: dict, run_plain: Cal
             return out
     if structural_rule(fn, full):
         return _unchecked(found, full, kwargs)
+    definition = getattr(found[0], "definition", None)
+    if definition is not None:  # defined as Python code (rules.second_order.defined_as): that code, batched
+        found[0].check(full, kwargs)
+        return derived_call(definition, full, kwargs)
     if zero_rule(fn):  # zeros written into out= go into its batched tangent as they are
         return _promoted(_unchecked(found, full, kwargs), seen, arrays)
     return looped(lambda g, a, kw: run_plain(found, g, a, kw), f, args, kwargs)
