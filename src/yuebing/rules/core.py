@@ -22,6 +22,7 @@ import types
 from typing import Any, Callable, Iterable
 
 from ..tangents import NoFData, NoRData, Tangent
+from .numpy_coverage import REFUSED as _NUMPY_REFUSED  # data only: it imports nothing of ours
 
 # --------------------------------------------------------------------------------------------
 # Coduals and duals
@@ -102,11 +103,18 @@ class MissingRuleError(TypeError):
         why = reason or "it is implemented in C (it has no Python source to transform)"
         register = "yuebing.register_rrule" if mode == "reverse" else "yuebing.register_frule"
         super().__init__(
-            f"yuebing has no {mode}-mode rule for {name}: {why}. Register one with "
+            f"yuebing has no {mode}-mode rule for {name}: {why}. {_numpy_reason(name)}Register one with "
             f"{register}({name}, rule) (docs/writing-rules.md), or, if its result carries no derivative, declare "
             f"it with yuebing.nondifferentiable({name})"
         )
         self.function = f
+
+
+def _numpy_reason(name: str) -> str:
+    """Why a NumPy name has no derivative, and what to use instead (``numpy_coverage.REFUSED``:
+    ``np.matrix``'s ``*`` is a matrix product no array rule would see)."""
+    reason = _NUMPY_REFUSED.get(name) or _NUMPY_REFUSED.get(f"numpy.{name}")
+    return f"NumPy coverage: {reason}. " if reason else ""
 
 
 class RuleArgumentError(TypeError):

@@ -16,14 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 _ABSTRACT = "an abstract scalar type, for isinstance and np.issubdtype; it is never called on data"
+_MATRIX = "np.matrix objects are not differentiated (NumPy deprecates np.matrix)"
 _RECORDS = "structured (record) data: not differentiated; keep one float array per field"
 
 
 REFUSED: dict[str, str] = {
-    # np.matrix (its class has no derivable construction)
-    "numpy.asmatrix": "np.matrix objects are not differentiated; use 2-D arrays and @",
-    "numpy.bmat": "np.matrix objects are not differentiated; use np.block of 2-D arrays",
-    "numpy.matrix": "np.matrix objects are not differentiated; use 2-D arrays and @",
+    # np.matrix: NumPy deprecates it, and its * and ** are matrix products (its construction is
+    # refused, so no array rule ever takes them elementwise)
+    "numpy.asmatrix": _MATRIX + "; use 2-D arrays and @",
+    "numpy.bmat": _MATRIX + "; use np.block of 2-D arrays",
+    "numpy.matrix": _MATRIX + "; use 2-D arrays and @",
     # C functions without a rule
     "numpy.from_dlpack": "memory shared with another library: not differentiated (see yuebing.interop)",
     "numpy.frompyfunc": "makes a ufunc over object arrays; use np.vectorize, which has a rule",
