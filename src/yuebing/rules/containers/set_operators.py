@@ -26,8 +26,8 @@ from ..core import FRULES, RRULES, CoDual, Dual, RuleArgumentError, primal, regi
 from ..second_order import _register as special
 from ..util import output, zero_fdata
 from ._set_elements import forward_source, refill, zero_of
-from .sets import _MUTATING, MUTATING_RULES, SET_OPERATOR_RULES, _move_tangent, _Mutation, _mutating_rules, \
-    _refuse_untracked, _reverse_sources, _ReverseChannel
+from .sets import _MUTATING, SET_OPERATOR_RULES, _move_tangent, _Mutation, _mutating_rules, _reverse_sources, \
+    _ReverseChannel
 
 # ------------------------------------------------------------------------------------------------
 # In-place operators

@@ -15,14 +15,14 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable
 
-from ...tangents import NoFData, NoRData, NoTangent, SetTangent, zero_tangent
+from ...tangents import NoFData, NoRData, NoTangent, zero_tangent
 from .. import zero_derivative  # noqa: F401 - its rules for |, &, ^ on ints are wrapped below
 from ..cases import Case
 from ..declare import nondifferentiable_methods
 from ..core import FRULES, RRULES, CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from ..operators import in_place  # noqa: F401 - its rule for -= on numbers is wrapped below
 from ..second_order import selection
-from ..util import output, zero_fdata
+from ..util import output
 from ._set_single import add_rules, pop_rules, removal_rules
 from ._set_elements import (
     Item, add_into, check_elements, fresh_tangent, forward_source, forward_tangent, origins, refill,
@@ -109,18 +109,9 @@ for _kind in _SETS:
 # Operators: on sets ours, on anything else the rule that was there
 # ------------------------------------------------------------------------------------------------
 
-_OPERATORS = {operator.or_: "__or__", operator.and_: "__and__", operator.sub: "__sub__", operator.xor: "__xor__"}
+_OPERATORS = (operator.or_, operator.and_, operator.sub, operator.xor)
 #: the rules of ``|``, ``&``, ``-``, ``^`` when an operand is a set (second order looks here too)
 SET_OPERATOR_RULES: dict = {}
-
-
-def _operator_on_sets(op: Callable) -> Callable:
-    def compute(a: Any, b: Any) -> Any:
-        if not isinstance(a, _SETS) or not isinstance(b, _SETS):
-            return op(set(a) if not isinstance(a, _SETS) else a, b)  # (only sets reach here)
-        return op(a, b)
-
-    return compute
 
 
 def _dispatching(op: Callable, ours: tuple) -> tuple[Callable, Callable]:
@@ -140,7 +131,7 @@ def _dispatching(op: Callable, ours: tuple) -> tuple[Callable, Callable]:
 
 
 for _op in _OPERATORS:
-    SET_OPERATOR_RULES[_op] = _building_rules(f"operator.{_op.__name__}", _operator_on_sets(_op))
+    SET_OPERATOR_RULES[_op] = _building_rules(f"operator.{_op.__name__}", _op)  # (two sets: _dispatching)
     _register_pair(_op, _dispatching(_op, SET_OPERATOR_RULES[_op]))
 
 
