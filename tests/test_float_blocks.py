@@ -236,3 +236,69 @@ def test_a_derivative_that_overflows_is_infinite_as_in_numpy():
     with np.errstate(over="ignore"):
         gradient = yb.grad(overflowing_derivative)(x)
         assert np.isneginf(gradient[0]) and np.isneginf(-2.0 * 2e-200 * np.float64(1e-120) ** -3)
+
+
+# ---------------------------------------------------------------- float loops: recorded columns
+
+def every_other(x, w):
+    s = 0.0
+    for i in range(1, len(x), 2):  # the columns are filled by iteration number, not by i
+        s = s * w + np.sin(x[i])
+    return s
+
+
+def backwards(x, w):
+    s = 0.0
+    for i in range(len(x) - 1, -1, -1):
+        s = s * w + np.exp(x[i])
+    return s
+
+
+def negative_indices(x, w):
+    s = 0.0
+    for i in range(-len(x), 0):  # x[-3] is x[0]: the same elements as range(len(x))
+        s = s * w + x[i] * x[i]
+    return s
+
+
+@pytest.mark.parametrize("f", [every_other, backwards, negative_indices], ids=lambda f: f.__name__)
+def test_float_loops_over_any_range_match_finite_differences(f):
+    forward = yb.show(f, np.ones(5), 0.5).split("def ")[1]
+    assert "float loop" in forward and "enumerate(" in forward  # not range(n): counted iterations
+    x, w = np.array([0.3, -0.2, 0.5, 1.1, -0.7]), 0.8
+    value, g = yb.value_and_grad(f, argnums=(0, 1))(x, w)
+    assert value == f(x, w)
+    for i in range(2):
+        np.testing.assert_allclose(g[i], finite_gradient(f, (x, w), i), rtol=1e-6, atol=1e-8)
+
+
+def test_float_loops_read_and_write_strided_arrays():
+    """The reverse pass reaches the arrays' elements through memoryviews: strided views too."""
+    rng = np.random.default_rng(5)
+    big_x, big_out = rng.standard_normal(10), rng.standard_normal(10)
+    x, out, w = big_x[::2], big_out[1::2], 0.8
+    before = big_out.copy()
+    g = yb.grad(writes_argument, argnums=(0, 1, 2))(x, out, w)
+    np.testing.assert_array_equal(big_out, before)  # restored through the view
+    for i, arg in enumerate((x, out, w)):
+        expected = finite_gradient(writes_argument, (x.copy(), out.copy(), w), i)
+        np.testing.assert_allclose(g[i], expected, rtol=1e-6, atol=1e-8)
+    y = rng.standard_normal((4, 6))[:, ::2]
+    np.testing.assert_allclose(yb.grad(map_into)(y), finite_gradient(map_into, (y,), 0), rtol=1e-6, atol=1e-8)
+
+
+def test_cells_are_memoryviews_only_of_writable_native_doubles():
+    from yuebing.tangents import NoFData
+    from yuebing.transform.float_blocks import NAMESPACE
+
+    cells = NAMESPACE["_cells"]
+    a = np.zeros((2, 3))
+    view = cells(a)
+    assert type(view) is memoryview
+    view[1, 2] += 2.5
+    assert a[1, 2] == 2.5 and type(view[1, 2]) is float
+    readonly = np.zeros(3)
+    readonly.flags.writeable = False
+    swapped = np.zeros(3, dtype=">f8" if np.little_endian else "<f8")
+    for other in (readonly, swapped, np.zeros(3, dtype=np.float32), NoFData):
+        assert cells(other) is other

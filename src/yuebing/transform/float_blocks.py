@@ -20,7 +20,6 @@ statement-by-statement code runs as before. Generated code reads like this:
 """
 from __future__ import annotations
 
-import array
 import math
 import operator
 import re
@@ -280,9 +279,9 @@ _IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.
 
 
 class FloatLoop:
-    """A loop run as plain Python when its arrays are 1-D float64 and its other inputs floats:
-    each iteration appends one tuple of residuals to a list, and the reverse pass walks the list
-    backwards with straight-line adjoint code. ``None`` from ``plan`` when the body has anything
+    """A loop run as plain Python when its arrays are float64 and its other inputs floats: each
+    iteration writes its residuals into float64 columns made before the loop (8 bytes a float),
+    and the reverse pass walks the columns backwards with straight-line adjoint code. ``None`` from ``plan`` when the body has anything
     else (the loop is then generated as usual)."""
 
     @staticmethod
@@ -430,8 +429,9 @@ class FloatLoop:
                     needed += [o for o in ops if not _literal(o)]
                 elif f is operator.pow:
                     needed.append(ops[0])
-            elif kind == "unary":
-                needed += [payload[2], local]
+            elif kind == "unary":  # its partial's operands: sin's needs x, exp's its value
+                partial = self.unary[payload[1]]("\0x", "\0t")
+                needed += [n for n, mark in ((payload[2], "\0x"), (local, "\0t")) if mark in partial]
         seen: list[str] = []
         for n in needed:  # names only: a literal operand (math.cos(-1.48)) is no residual
             if n not in seen and n not in self.invariant and not _literal(n):
@@ -446,25 +446,31 @@ class FloatLoop:
             return "True"
         return " or ".join(f"type({v}) is not float" for v in self.carried + self.invariant) or "False"
 
+    def columns(self) -> dict[str, str]:
+        """The recorded floats: residual name -> its column (a float64 ``memoryview`` with one
+        entry per iteration)."""
+        return {r: f"{self.res}_{r.lstrip('_')}" for r in self.residual_names()}
+
     def forward(self, loop_range: str, primal: "callable", fd: "callable") -> list[str]:
-        res = self.fresh("res")
-        self.res, self.range = res, loop_range
-        residuals = self.residual_names()
+        self.res, self.range = self.fresh("res"), loop_range
+        columns = self.columns()
         logs = {w: self.fresh("log") for w in self.written}  # (index, old value) per write, for unwind
-        # what every iteration shares: the recorded floats (one float64 each, in one array, not a
-        # tuple per iteration), the range, the arrays' fdata, the written arrays themselves, the
-        # invariants; pushed before the loop so a failing iteration can be undone (runtime.unwind)
-        saved = [res, loop_range, f"({self._numpy_values()})"] + self.outer_integers \
+        # what every iteration shares: the recorded floats (one float64 each, in columns made to
+        # the range's length before the loop), the range, the arrays' fdata, the written arrays
+        # themselves, the invariants; pushed before the loop so a failing iteration can be undone
+        # (runtime.unwind)
+        saved = list(columns.values()) + [loop_range, f"({self._numpy_values()})"] + self.outer_integers \
             + [fd(a) for a in self.arrays] + [p for w in self.written for p in (w, fd(w))] + self.invariant
         spec = "".join(f"({w}, {logs[w]}), " for w in self.written)
-        lines = [f"{res} = _darray('d')"]
-        if len(residuals) == 1:
-            lines[0] += f"; {res}_add = {res}.append"
-        elif residuals:
-            lines[0] += f"; {res}_add = {res}.extend"
+        lines = [f"{column} = _float64s({loop_range})" for column in columns.values()]
         lines += [f"{log} = []" for log in logs.values()]
-        lines += [f"_push(({', '.join(saved)}, ({spec}))); _push(_FASTLOOP)",
-                  f"for {self.loop.var} in {loop_range}:"]
+        lines.append(f"_push(({', '.join(saved)}, ({spec}))); _push(_FASTLOOP)")
+        position = self.loop.var  # the iteration's number: over range(n), the loop variable itself
+        if columns and not (self.loop.start == ir.Const(0) and self.loop.step == ir.Const(1)):
+            position = self.fresh("n")
+            lines.append(f"for {position}, {self.loop.var} in enumerate({loop_range}):")
+        else:
+            lines.append(f"for {self.loop.var} in {loop_range}:")
         body = [f"{target} = {source}" for target, source in self.copies]
         for kind, local, payload in self.steps:
             if kind == "read":
@@ -480,10 +486,8 @@ class FloatLoop:
                 name, func, x = payload
                 atom = self.unary_guards[name][0]
                 body.append(f"{local} = {primal(atom)}({x})")
-        if len(residuals) == 1:
-            body.append(f"{res}_add({residuals[0]})")
-        elif residuals:
-            body.append(f"{res}_add(({', '.join(residuals)}))")
+        if columns:
+            body.append("; ".join(f"{column}[{position}] = {r}" for r, column in columns.items()))
         body += [f"{v} = {loc}" for v, loc in self.final.items()]
         lines += ["    " + b for b in body]
         lines += [f"{fd(v)} = _NF" for v in self.final]
@@ -492,13 +496,15 @@ class FloatLoop:
     # ------------------------------------------------------------------ reverse
 
     def reverse(self, rd: "callable") -> list[str]:
-        res = self.res
+        columns = self.columns()
         xfs = [f"_xf_{k}" for k in range(len(self.arrays))]
         wrs = {w: (f"_w_{k}", f"_wf_{k}") for k, w in enumerate(self.written)}
         loop_range, numpy_values = self.fresh("range"), self.fresh("np")
-        unpacked = [res, loop_range, numpy_values] + self.outer_integers + xfs \
+        unpacked = list(columns.values()) + [loop_range, numpy_values] + self.outer_integers + xfs \
             + [p for pair in wrs.values() for p in pair] + self.invariant
         lines = [f"{', '.join(unpacked)}, _ = _pop()"]
+        if self.needs_index():  # the arrays' elements as Python floats (NumPy's scalars cost more)
+            lines += [f"{a} = _cells({a})" for a in xfs + [p for pair in wrs.values() for p in pair]]
         carry = {v: self.fresh("g") for v in self.carried}
         invariant = {v: self.fresh("g") for v in self.invariant}
         for v, g in carry.items():
@@ -510,7 +516,7 @@ class FloatLoop:
             lines.append(f"{g} = 0.0")
         convert = self.fresh("float")
         lines.append(f"{convert} = _f64 if {numpy_values} else float")
-        lines += self._reverse_header(res, loop_range)
+        lines += self._reverse_header(columns, loop_range)
         body: list[str] = []
         adjoint: dict[str, str] = {}
         for v, loc in self.final.items():
@@ -577,26 +583,18 @@ class FloatLoop:
         """Whether the reverse pass reads or writes the arrays: it then needs each iteration's index."""
         return any(kind in ("read", "write") for kind, _, _ in self.steps)
 
-    def _reverse_header(self, res: str, loop_range: str) -> list[str]:
-        """The reverse loop's header: the range backwards (when the indices are needed) beside the
-        recorded floats backwards, one group of ``len(residual_names())`` per iteration."""
-        residuals = self.residual_names()
+    def _reverse_header(self, columns: dict[str, str], loop_range: str) -> list[str]:
+        """The reverse loop's header: the range backwards (when the indices are needed) beside each
+        recorded float's column backwards."""
         walks = [f"reversed({loop_range})"] if self.needs_index() else []
         targets = [self.loop.var] if walks else []
-        lines = []
-        if residuals:
-            floats = self.fresh("floats")
-            lines.append(f"{floats} = reversed({res})")
-            if len(residuals) == 1:
-                walks.append(floats)
-            else:
-                walks += [floats] * len(residuals)
-            targets += residuals[::-1]  # recorded in order, read backwards
+        walks += [f"{column}[::-1]" for column in columns.values()]
+        targets += list(columns)
         if not walks:
-            return lines + [f"for _ in {loop_range}:"]
+            return [f"for _ in {loop_range}:"]
         if len(walks) == 1:
-            return lines + [f"for {targets[0]} in {walks[0]}:"]
-        return lines + [f"for {', '.join(targets)} in zip({', '.join(walks)}):"]
+            return [f"for {targets[0]} in {walks[0]}:"]
+        return [f"for {', '.join(targets)} in zip({', '.join(walks)}):"]
 
 
 def _strong(expr: str, g: str) -> str:
@@ -611,7 +609,25 @@ def _keeps_python_floats(func: Any) -> bool:
 
 
 # the names the generated loops use (transform/codegen.py adds them to the generated code's namespace)
-NAMESPACE = {"_darray": array.array}
+def _float64s(loop_range: range) -> memoryview:
+    """A column of float64 entries, one per iteration of ``loop_range``, zeroed: 8 bytes a float,
+    each written and read as a Python float (``memoryview`` converts by the item's C type;
+    ``array('d')`` parses a format string per item, twice the instructions)."""
+    return memoryview(bytearray(8 * len(loop_range))).cast("d")
+
+
+def _cells(array: Any) -> Any:
+    """A float64 array's elements as a ``memoryview`` (read and written as Python floats, at a
+    fraction of the cost of NumPy's scalar indexing), or the array itself where NumPy exports no
+    writable native-double buffer, or it is no array (``_NF``)."""
+    try:
+        view = memoryview(array)
+    except (TypeError, ValueError, BufferError):
+        return array
+    return view if view.format == "d" and not view.readonly else array
+
+
+NAMESPACE = {"_float64s": _float64s, "_cells": _cells}
 
 
 def _mktuple() -> Any:
