@@ -369,3 +369,21 @@ def test_flat_write_with_a_tangent_laid_out_otherwise_raises_in_forward_mode():
         yb.hvp(lambda x: np.sum(write(x) ** 2), (x.copy(),), (tangent,))
     _, reads = yb.jvp(lambda x: x.flat[1] * x.flat[4], (x,), (tangent,))
     assert reads == pytest.approx(tangent[0, 1] * x[1, 1] + x[0, 1] * tangent[1, 1])
+
+
+def _iterated_everywhere(x):
+    y = x * 1.0
+    y.flat[1:3] = x.flat[3:5] ** 2
+    for v in np.nditer(y, op_flags=["readwrite"]):
+        v[...] = v * np.cos(v)
+    pairs = [u * v for u, v in np.broadcast(y, x[0])]
+    return np.array([v * (i[1] + 1) for i, v in np.ndenumerate(y)] + pairs)
+
+
+def test_jacobians_of_both_modes_agree():
+    x = np.random.default_rng(5).standard_normal((2, 3))
+    reverse = yb.jacobian(_iterated_everywhere, mode="rev")(x)
+    np.testing.assert_allclose(yb.jacobian(_iterated_everywhere, mode="fwd")(x), reverse, rtol=1e-12, atol=1e-12)
+    eps = 1e-6
+    column = (_iterated_everywhere(x + eps * _WEIGHTS) - _iterated_everywhere(x - eps * _WEIGHTS)) / (2 * eps)
+    np.testing.assert_allclose(np.tensordot(reverse, _WEIGHTS, axes=2), column, rtol=1e-6, atol=1e-8)
