@@ -29,7 +29,7 @@ def mkdict() -> dict:
 
 
 def mkset(*items: Any) -> set:
-    """``{a, b, ...}`` (sets carry no tangent)."""
+    """``{a, b, ...}`` (a set of floats carries a ``SetTangent``: rules/containers/sets.py)."""
     return set(items)
 
 
@@ -79,7 +79,9 @@ def as_sequence(x: Any) -> Any:
     if isinstance(x, (set, frozenset, dict, type({}.keys()))):
         items = list(x)
         if any(isinstance(i, (float, complex, np.ndarray)) for i in items):
-            raise NotASequenceError("yuebing cannot follow derivatives through iteration over a set; use a list")
+            raise NotASequenceError(  # (sets walk through their rule: rules/primitives.py; dicts land here)
+                f"yuebing cannot follow derivatives through iteration over a {type(x).__qualname__} whose "
+                "keys are floats or arrays; iterate over a list of them")
         return items
     raise NotASequenceError(
         f"yuebing cannot follow derivatives through iteration over a {type(x).__qualname__}: "
