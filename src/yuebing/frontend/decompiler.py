@@ -34,6 +34,7 @@ from .decompiler_bool import BoolValues
 from .decompiler_loops import LoopStatements
 from .decompiler_match import MatchStatements
 from .decompiler_try import TryStatements
+from .decompiler_312 import NEW, NewOps, instructions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,22 +60,16 @@ _COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp, "<dictc
                    "<genexpr>": ast.GeneratorExp}
 
 
-class Decompiler(LoopStatements, TryStatements, MatchStatements, BoolValues, ExpressionOps):
+class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolValues, ExpressionOps):
     """Decompiles one code object (nested code objects get their own ``Decompiler``)."""
 
     def __init__(self, code: types.CodeType) -> None:
         self.code = code
-        raw = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE",)]
         index_of: dict[int, int] = {}
         self.ins: list = []
-        pending: list[int] = []
-        for instruction in raw:
-            pending.append(instruction.offset)
-            if instruction.opname == "EXTENDED_ARG":
-                continue
-            for offset in pending:
+        for instruction, offsets in instructions(code):  # 3.12/3.13 code in 3.11's instructions
+            for offset in offsets:
                 index_of[offset] = len(self.ins)
-            pending = []
             self.ins.append(instruction)
         self.index_of = index_of
         self.targets = [index_of.get(i.argval) if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs else None
@@ -325,7 +320,8 @@ class Decompiler(LoopStatements, TryStatements, MatchStatements, BoolValues, Exp
             name = self.ins[j].opname
             if name in COND_JUMPS:
                 return j
-            if name.startswith(("JUMP", "RETURN", "RAISE", "FOR_ITER", "STORE_ATTR", "STORE_SUBSCR")):
+            inline = name == "FOR_ITER" and self.inline_comprehension_at(stack)
+            if name.startswith(("JUMP", "RETURN", "RAISE", "FOR_ITER", "STORE_ATTR", "STORE_SUBSCR")) and not inline:
                 raise DecompileError("a condition")
             j = self.step(j, stack, ctx, out)
             if out or self.pending_stores:
@@ -607,7 +603,8 @@ class Decompiler(LoopStatements, TryStatements, MatchStatements, BoolValues, Exp
         if code.co_name in _COMPREHENSIONS:
             stack.append(Mark("comprehension", code))
             return
-        if stack and isinstance(stack[-1], Mark) and stack[-1].kind == "build_class":
+        below = stack[-2:-1] if stack and stack[-1] is NULL else stack[-1:]  # CPython 3.13: NULL above
+        if below and isinstance(below[0], Mark) and below[0].kind == "build_class":
             stack.append(Mark("class_body", code))
             return
         node = Decompiler(code).function(defaults, kw_defaults)
@@ -626,13 +623,18 @@ class Decompiler(LoopStatements, TryStatements, MatchStatements, BoolValues, Exp
         """The comprehension of a ``<listcomp>``-like code object, its first iterable given."""
         inner = Decompiler(code)
         body = inner.run(0, len(inner.ins), [], Ctx(len(inner.ins)), [])
+        node = self.comprehension_of(body, _COMPREHENSIONS[code.co_name])
+        node.generators[0].iter = iterable
+        return node
+
+    @staticmethod
+    def comprehension_of(body: list, kind: type) -> ast.expr:
+        """The comprehension whose loop decompiled to ``body`` (its ``return`` aside)."""
         loops = [s for s in body if not isinstance(s, ast.Return)]
         if len(loops) != 1 or not isinstance(loops[0], ast.For):
             raise DecompileError("a comprehension")
         generators: list = []
         result = comprehension_parts(loops[0], generators)
-        generators[0].iter = iterable
-        kind = _COMPREHENSIONS[code.co_name]
         if kind is ast.DictComp:
             return ast.DictComp(result[0], result[1], generators)
         return kind(result[0], generators)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import dis
+import sys
 import types
 from typing import Any
 
@@ -23,6 +24,7 @@ class Mark:
 
 
 NULL = Mark("null")
+_NULL_ABOVE = sys.version_info >= (3, 13)  # where ``LOAD_GLOBAL`` puts the NULL of a call
 METHOD_SELF = Mark("method")
 
 COND_JUMPS = {
@@ -109,9 +111,11 @@ class ExpressionOps:
     op_LOAD_DEREF = op_LOAD_CLOSURE = op_LOAD_NAME = op_LOAD_CLASSDEREF = op_LOAD_FAST
 
     def op_LOAD_GLOBAL(self, i, stack, ctx, out):
-        if self.ins[i].arg & 1:
+        if self.ins[i].arg & 1 and not _NULL_ABOVE:
             stack.append(NULL)
         stack.append(ast.Name(self.ins[i].argval, ast.Load()))
+        if self.ins[i].arg & 1 and _NULL_ABOVE:
+            stack.append(NULL)
 
     def op_LOAD_ASSERTION_ERROR(self, i, stack, ctx, out):
         name = ast.Name("AssertionError", ast.Load())
@@ -283,6 +287,8 @@ class ExpressionOps:
         names, self.kwnames = self.kwnames, ()
         if lower is NULL:
             func = upper
+        elif upper is NULL:  # CPython 3.13: the callable, then NULL
+            func = lower
         else:
             func = lower
             if upper is not METHOD_SELF:
@@ -311,9 +317,10 @@ class ExpressionOps:
     def op_CALL_FUNCTION_EX(self, i, stack, ctx, out):
         kwargs = self.expr(stack.pop()) if self.ins[i].arg & 1 else None
         args = self.expr(stack.pop())
-        func = self.expr(stack.pop())
-        if stack.pop() is not NULL:
+        upper, lower = stack.pop(), stack.pop()
+        if NULL not in (upper, lower):
             raise DecompileError("a call with *args")
+        func = self.expr(lower if upper is NULL else upper)
         positional = list(args.elts) if getattr(args, "call_arguments", False) else [ast.Starred(args, ast.Load())]
         keywords = []
         if isinstance(kwargs, ast.Dict):

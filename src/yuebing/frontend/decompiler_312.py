@@ -1,0 +1,227 @@
+"""CPython 3.12 and 3.13 bytecode for ``frontend/decompiler.py``, which was written for 3.11.
+
+Most of what changed is spelling, so the instruction stream is first rewritten into the 3.11
+words the decompiler reads (``instructions``): ``RETURN_CONST`` becomes ``LOAD_CONST;
+RETURN_VALUE``, the paired ``LOAD_FAST_LOAD_FAST``/``STORE_FAST_STORE_FAST``/``STORE_FAST_LOAD_FAST``
+split in two, ``TO_BOOL``/``END_FOR`` (and 3.13's ``POP_TOP`` after it) disappear so that
+``FOR_ITER`` jumps past the loop as in 3.11, the direction-less ``POP_JUMP_IF_*`` get their
+direction back, a conditional jump over a ``JUMP_BACKWARD`` is 3.11's backward conditional
+jump, ``COPY 1; POP_JUMP_IF_*; POP_TOP`` is 3.11's ``JUMP_IF_*_OR_POP``, a method ``LOAD_ATTR`` is
+``LOAD_METHOD``, and 3.13's ``SET_FUNCTION_ATTRIBUTE`` flags go back into ``MAKE_FUNCTION``.
+Jump targets are offsets: an instruction dropped or merged hands its offset to the one that
+stands for it, so a jump to it lands there.
+
+What is new in substance is decompiled by ``NewOps``: 3.12's inlined comprehensions (the loop
+variables saved by ``LOAD_FAST_AND_CLEAR`` and restored after the loop), ``BINARY_SLICE``/
+``STORE_SLICE``, ``CALL_INTRINSIC_1``, ``LOAD_SUPER_ATTR``, and 3.13's ``CALL_KW`` and
+f-string instructions. 3.13 pushes the ``NULL`` of a call above the callable rather than below;
+``decompiler_ops.py`` accepts both orders.
+
+As everywhere in the decompiler, a wrong guess is caught by ``bytecode.py``'s compile-back check.
+"""
+from __future__ import annotations
+
+import ast
+import dis
+import sys
+from typing import Any
+
+from .decompiler_ops import DecompileError, Mark, METHOD_SELF, NULL
+
+NEW = sys.version_info >= (3, 12)
+_OP = dis.opmap
+_JUMPS = set(dis.hasjrel) | set(dis.hasjabs)
+_DROPPED = {"EXTENDED_ARG", "END_FOR", "TO_BOOL"}
+_FLIPPED = {"FALSE": "TRUE", "TRUE": "FALSE", "NONE": "NOT_NONE", "NOT_NONE": "NONE"}
+
+
+def _as(ins: Any, opname: str, **changes: Any) -> Any:
+    """``ins`` under another 3.11 name (its opcode too unless it is a jump, whose target
+    ``Decompiler`` finds from the opcode)."""
+    opcode = ins.opcode if ins.opcode in _JUMPS else _OP.get(opname, ins.opcode)
+    return ins._replace(opname=opname, opcode=opcode, **changes)
+
+
+def _rewritten(ins: Any, previous: str | None) -> list:
+    """The 3.11 instructions standing for one 3.12/3.13 instruction (none when dropped)."""
+    name = ins.opname
+    if name in _DROPPED or (name == "POP_TOP" and previous == "END_FOR" and sys.version_info >= (3, 13)):
+        return []
+    if name == "RETURN_CONST":
+        return [_as(ins, "LOAD_CONST"), _as(ins, "RETURN_VALUE", arg=None, argval=None)]
+    pair = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"), "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
+            "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")}.get(name)
+    if pair:
+        return [_as(ins, op, argval=value) for op, value in zip(pair, ins.argval)]
+    if name == "LOAD_FAST_CHECK":
+        return [_as(ins, "LOAD_FAST")]
+    if name.startswith("POP_JUMP_IF_"):
+        direction = "BACKWARD" if ins.argval <= ins.offset else "FORWARD"
+        return [_as(ins, f"POP_JUMP_{direction}_IF_{name[len('POP_JUMP_IF_'):]}")]
+    if name == "LOAD_ATTR" and ins.arg & 1:
+        return [_as(ins, "LOAD_METHOD")]
+    if name == "COMPARE_OP" and ins.argval.startswith("bool("):  # 3.13: a comparison feeding a jump
+        return [ins._replace(argval=ins.argval[5:-1])]
+    if name == "MAKE_FUNCTION" and ins.arg is None:  # 3.13: its flags follow
+        return [ins._replace(arg=0)]
+    return [ins]
+
+
+def _entries(code: Any) -> list:
+    """[instruction, offsets that lead to it] in order, rewritten into 3.11 instructions."""
+    entries: list = []
+    pending: list = []
+    previous = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "CACHE":
+            continue
+        pending.append(ins.offset)
+        if ins.opname == "SET_FUNCTION_ATTRIBUTE" and entries and entries[-1][0].opname == "MAKE_FUNCTION":
+            made = entries[-1][0]
+            entries[-1][0] = made._replace(arg=made.arg | ins.arg)
+        else:
+            for k, new in enumerate(_rewritten(ins, previous)):
+                entries.append([new, pending if k == 0 else []])
+                pending = []
+        previous = ins.opname
+    return entries
+
+
+def _merge_patterns(entries: list) -> list:
+    """3.11's ``JUMP_IF_*_OR_POP`` and backward conditional jumps from their 3.12 spellings."""
+    targets = {e[0].argval for e in entries if e[0].opcode in _JUMPS}
+    out: list = []
+    k = 0
+    while k < len(entries):
+        ins = entries[k][0]
+        later = entries[k + 1:k + 3]
+        names = [e[0].opname for e in later]
+        untargeted = not any(o in targets for e in later for o in e[1])
+        if ins.opname == "COPY" and ins.arg == 1 and len(names) == 2 and untargeted and names[1] == "POP_TOP" \
+                and names[0] in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE"):
+            jump = later[0][0]
+            out.append([_as(jump, f"JUMP_IF_{jump.opname.rsplit('_', 1)[1]}_OR_POP"),
+                        entries[k][1] + later[0][1] + later[1][1]])
+            k += 3
+            continue
+        if ins.opname.startswith("POP_JUMP_FORWARD_IF_") and names[:1] == ["JUMP_BACKWARD"] and k + 2 < len(entries) \
+                and ins.argval in entries[k + 2][1] and not any(o in targets for o in later[0][1]):
+            back = later[0][0]
+            test = _FLIPPED[ins.opname[len("POP_JUMP_FORWARD_IF_"):]]
+            out.append([_as(ins, f"POP_JUMP_BACKWARD_IF_{test}", argval=back.argval), entries[k][1] + later[0][1]])
+            k += 2
+            continue
+        out.append(entries[k])
+        k += 1
+    return out
+
+
+def instructions(code: Any) -> list:
+    """[instruction, offsets leading to it] for ``code``, in CPython 3.11's words."""
+    if not NEW:
+        entries, pending = [], []
+        for ins in dis.get_instructions(code):
+            if ins.opname == "CACHE":
+                continue
+            pending.append(ins.offset)
+            if ins.opname != "EXTENDED_ARG":
+                entries.append([ins, pending])
+                pending = []
+        return entries
+    return _merge_patterns(_entries(code))
+
+
+_DISPLAYS = {ast.List: ast.ListComp, ast.Set: ast.SetComp, ast.Dict: ast.DictComp}
+_INTRINSICS = {"INTRINSIC_UNARY_POSITIVE", "INTRINSIC_LIST_TO_TUPLE"}
+
+
+def _slice(start: ast.expr, end: ast.expr) -> ast.Slice:
+    return ast.Slice(*[None if isinstance(p, ast.Constant) and p.value is None else p for p in (start, end)])
+
+
+def _is_saved(value: Any) -> bool:
+    return isinstance(value, Mark) and value.kind == "saved"
+
+
+class NewOps:
+    """Instructions new in CPython 3.12/3.13 (mixed into ``Decompiler`` before the 3.11 mixins)."""
+
+    def inline_comprehension_at(self, stack: list) -> bool:
+        """Whether a ``FOR_ITER`` with this stack runs an inlined comprehension: the empty
+        display under the iterator, the saved loop variables under that."""
+        return len(stack) >= 3 and _is_saved(stack[-3]) and type(stack[-2]) in _DISPLAYS \
+            and not getattr(stack[-2], "elts", getattr(stack[-2], "keys", None))
+
+    def op_FOR_ITER(self, i, stack, ctx, out):
+        if not self.inline_comprehension_at(stack):
+            return super().op_FOR_ITER(i, stack, ctx, out)
+        exit_ = self.targets[i]
+        work = stack[-2:]
+        body = self.run(i, exit_, work, type(ctx)(exit_), [])
+        if len(work) != 1 or work[0] is not stack[-2]:
+            raise DecompileError("a comprehension")
+        stack[-2:] = [self.comprehension_of(body, _DISPLAYS[type(work[0])])]
+        return exit_
+
+    def op_LOAD_FAST_AND_CLEAR(self, i, stack, ctx, out):
+        stack.append(Mark("saved", self.ins[i].argval))  # a comprehension's variable, restored after it
+
+    def op_STORE_FAST(self, i, stack, ctx, out):
+        if stack and _is_saved(stack[-1]):
+            if stack.pop().value != self.ins[i].argval:
+                raise DecompileError("a comprehension's variables")
+            return None
+        return super().op_STORE_FAST(i, stack, ctx, out)
+
+    def op_BINARY_SLICE(self, i, stack, ctx, out):
+        end, start = self.expr(stack.pop()), self.expr(stack.pop())
+        stack.append(ast.Subscript(self.expr(stack.pop()), _slice(start, end), ast.Load()))
+
+    def op_STORE_SLICE(self, i, stack, ctx, out):
+        end, start = self.expr(stack.pop()), self.expr(stack.pop())
+        target = ast.Subscript(self.expr(stack.pop()), _slice(start, end), ast.Store())
+        self.store(target, stack.pop(), i, stack, out)
+
+    def op_CALL_INTRINSIC_1(self, i, stack, ctx, out):
+        name = self.ins[i].argrepr
+        if name not in _INTRINSICS:
+            raise DecompileError(f"the intrinsic {name}")
+        if name == "INTRINSIC_LIST_TO_TUPLE":
+            return self.op_LIST_TO_TUPLE(i, stack, ctx, out)
+        stack.append(ast.UnaryOp(ast.UAdd(), self.expr(stack.pop())))
+        return None
+
+    def op_LOAD_SUPER_ATTR(self, i, stack, ctx, out):
+        """``super().name`` (``super(C, self).name`` when written with its arguments)."""
+        arg = self.ins[i].arg
+        instance, cls = self.expr(stack.pop()), self.expr(stack.pop())
+        func = self.expr(stack.pop())
+        call = ast.Call(func, [cls, instance] if arg & 2 else [], [])
+        stack.append(ast.Attribute(call, self.ins[i].argval, ast.Load()))
+        if arg & 1:
+            stack.append(METHOD_SELF)
+
+    def op_CALL_KW(self, i, stack, ctx, out):
+        names = self.expr(stack.pop())
+        self.kwnames = tuple(e.value for e in names.elts)
+        return self.op_CALL(i, stack, ctx, out)
+
+    def op_CONVERT_VALUE(self, i, stack, ctx, out):
+        stack.append(Mark("converted", (self.expr(stack.pop()), self.ins[i].arg)))
+
+    def formatted(self, value: Any, spec: ast.expr | None) -> ast.JoinedStr:
+        converted = isinstance(value, Mark) and value.kind == "converted"
+        expression, conversion = value.value if converted else (self.expr(value), 0)
+        if isinstance(spec, ast.Constant):
+            spec = ast.JoinedStr([spec])
+        return ast.JoinedStr([ast.FormattedValue(expression, {0: -1, 1: 115, 2: 114, 3: 97}[conversion], spec)])
+
+    def op_FORMAT_SIMPLE(self, i, stack, ctx, out):
+        stack.append(self.formatted(stack.pop(), None))
+
+    def op_FORMAT_WITH_SPEC(self, i, stack, ctx, out):
+        spec = self.expr(stack.pop())
+        stack.append(self.formatted(stack.pop(), spec))
+
+
+__all__ = ["NEW", "NewOps", "instructions"]
