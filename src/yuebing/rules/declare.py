@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
+import types
 from typing import Any, Callable
 
 import numpy as np
@@ -332,7 +333,11 @@ _OUT_POSITIONS: dict = {}
 
 
 def _out_position(f: Callable) -> int | None:
-    """Where ``out`` stands among ``f``'s parameters (cached: zero-derivative calls are hot)."""
+    """Where ``out`` stands among ``f``'s parameters (cached: zero-derivative calls are hot; not
+    for a method bound to an object, new at every access, which the cache would keep alive)."""
+    owner = getattr(f, "__self__", None)
+    if owner is not None and not isinstance(owner, (types.ModuleType, type)):
+        return _signature_out_position(f)
     try:
         return _OUT_POSITIONS[f]
     except KeyError:
