@@ -385,3 +385,18 @@ def callee_raising_from_its_own_handler(x):
 
 def test_a_callee_raising_from_its_own_handler_keeps_that_handlers_work():
     _all_modes_agree(callee_raising_from_its_own_handler, 0.7)
+
+
+def test_an_exception_no_handler_matches_leaves_the_arguments_restored():
+    def f(x, buffer):
+        try:
+            middle(buffer, x)
+        except KeyError:  # not the RuntimeError that middle's callee raises
+            pass
+        return buffer[0] * x
+
+    for run in (lambda b: yb.grad(f)(0.7, b), lambda b: yb.vjp(f, 0.7, b)):
+        buffer = np.array([0.25, 0.5])
+        with pytest.raises(RuntimeError, match="half done"):
+            run(buffer)
+        np.testing.assert_array_equal(buffer, [0.25, 0.5])

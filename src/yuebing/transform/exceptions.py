@@ -65,29 +65,53 @@ def mark_partial(error: BaseException, function: str, tape: list) -> None:
 
 
 class _Tracking:
-    """How many try bodies are running: while any is, called functions keep their progress.
-    One count for all threads (read without a lock on every rule call: a thread-local costs
-    five times more): another thread's try body only makes this thread's calls run their
-    tracked variants, which compute the same values."""
+    """How many try bodies are running in all threads, read on every rule call without a lock
+    (a thread-local read costs five times more); ``here`` counts this thread's, read only when
+    the first is not zero: a rule call runs its tracked variant when both are."""
 
     __slots__ = ("depth",)
 
     def __init__(self) -> None:
         self.depth = 0
 
+    @staticmethod
+    def here() -> bool:
+        return _HERE_COUNT.depth > 0
+
+
+class _ThreadCount(threading.local):
+    def __init__(self) -> None:
+        self.depth = 0
+
 
 TRACKING = _Tracking()
+_HERE_COUNT = _ThreadCount()
 _COUNTING = threading.Lock()
 
 
 def track_in() -> None:
+    _HERE_COUNT.depth += 1
     with _COUNTING:
         TRACKING.depth += 1
 
 
-def track_out() -> None:
+def track_out(leaving: BaseException | None = None) -> None:
+    """A try body ended; ``leaving``: the exception its handlers did not match, whose partial
+    work no handler can take any more when no other try body runs in this thread (undone)."""
+    _HERE_COUNT.depth -= 1
     with _COUNTING:
         TRACKING.depth -= 1
+    if leaving is not None and not _HERE_COUNT.depth:
+        release(leaving)
+
+
+def release(error: BaseException) -> None:
+    """Undo the partial work attached to ``error`` that no handler took."""
+    partial = getattr(error, _PARTIAL_CALL, None)
+    if partial is not None:
+        delattr(error, _PARTIAL_CALL)
+        if partial.undo is not None:
+            partial.undo()
 
 
 _PARTIAL_CALL = "_yuebing_partial_call"  # attribute set on an exception by attach

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from ..ir import nodes as ir
 from ..rules.core import CoDual
 from ..tangents import NoRData
-from .exceptions import _PARTIAL, Progress, _is_ours, attach, leave_partially, mark_partial
+from .exceptions import _PARTIAL, Progress, _is_ours, attach, leave_partially, mark_partial, release
 from .reverse import Generated, ReverseGenerator
 from .try_statements import _Region
 
@@ -202,6 +202,7 @@ def call_tracked(rule: Any, f: CoDual, args: tuple, kwargs: dict) -> tuple:
     except Exception as error:
         if not _keeps_partial(error, tape):
             mark_partial(error, rule.name, tape)
+            release(error)
             unwind(tape)
             raise
         attach(error, lambda _dy: _route_reverse(partial(tape), routes, coduals), lambda: unwind(tape), rule.name)

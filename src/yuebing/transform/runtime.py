@@ -660,7 +660,7 @@ class DerivedRule(SourceFunction):
         return coduals, order
 
     def __call__(self, f: CoDual, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
-        if TRACKING.depth:  # inside a try body: work done before an exception is kept
+        if TRACKING.depth and TRACKING.here():  # inside a try body: work done before an exception is kept
             return _partial.call_tracked(self, f, args, kwargs)
         fn = f.primal
         coduals, routes = self._bind(fn, args, kwargs)

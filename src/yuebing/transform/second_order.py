@@ -786,7 +786,7 @@ class DualRule(SourceFunction):
         return result, [routes[k] for k in keys]
 
     def __call__(self, f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callable]:
-        if TRACKING.depth:  # inside a try body: work done before an exception is kept
+        if TRACKING.depth and TRACKING.here():  # inside a try body: work done before an exception is kept
             return _partial.call_dual_tracked(self, f, args, kwargs)
         params, routes = self._bind(f[0], args, kwargs)
         flat = [part for p in params for part in p]
