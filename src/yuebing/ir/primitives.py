@@ -83,6 +83,11 @@ def as_sequence(x: Any) -> Any:
                 f"yuebing cannot follow derivatives through iteration over a {type(x).__qualname__} whose "
                 "keys are floats or arrays; iterate over a list of them")
         return items
+    if isinstance(x, np.nditer):  # made in a `with` header, which runs undifferentiated
+        raise NotASequenceError(
+            "yuebing cannot follow derivatives through an np.nditer made undifferentiated (in a `with` header: "
+            "with headers are not differentiated); make it in the loop itself instead, as in `for v in "
+            "np.nditer(x, op_flags=['readwrite']): v[...] = 2 * v`, which yuebing differentiates")
     raise NotASequenceError(
         f"yuebing cannot follow derivatives through iteration over a {type(x).__qualname__}: "
         "iterate over a list, tuple or array (for example build a list first), or over "
