@@ -236,7 +236,9 @@ def _rebuild_set(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
         moved.append(v)
     result = type(x)(moved)
     if len(result) != len(x):
-        raise StructureError(f"moving the elements of {_describe(x)} merged two of them: take a smaller step")
+        raise StructureError(f"moving the elements of {_describe(x)} by this tangent merges two of them (a "
+                             "set's elements are its values): take a smaller step, or keep the values in a list "
+                             "(yb.flatten, which sets every element to zero, cannot take a set of floats)")
     return result
 
 
