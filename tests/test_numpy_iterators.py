@@ -397,3 +397,26 @@ def test_jacobians_of_both_modes_agree():
     eps = 1e-6
     column = (_iterated_everywhere(x + eps * _WEIGHTS) - _iterated_everywhere(x - eps * _WEIGHTS)) / (2 * eps)
     np.testing.assert_allclose(np.tensordot(reverse, _WEIGHTS, axes=2), column, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("second", ["C", "T", "reversed"])
+def test_nditer_order_of_two_operands_is_numpys(order, second):
+    """The elements come in NumPy's order for every ``order=`` and pair of layouts (``'K'``
+    follows both operands' strides)."""
+    a = np.asfortranarray(np.random.default_rng(6).standard_normal((3, 4)))
+    rng = np.random.default_rng(7)
+    b = {"C": rng.standard_normal((3, 4)), "T": rng.standard_normal((4, 3)).T,
+         "reversed": rng.standard_normal((3, 4))[::-1, ::-1]}[second]
+
+    def weighted(a, b):
+        total, k = 0.0, 0.0
+        for u, v in np.nditer([a, b], order=order):
+            k = k + 1.0
+            total = total + k * u * np.sin(v)
+        return total
+
+    value, (ga, gb) = yb.value_and_grad(weighted, argnums=(0, 1))(a, b)
+    assert value == pytest.approx(weighted(a, b), rel=1e-12)
+    np.testing.assert_allclose(ga, _central_gradient(lambda t: weighted(t, b), a), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gb, _central_gradient(lambda t: weighted(a, t), b), rtol=1e-6, atol=1e-8)
