@@ -159,7 +159,61 @@ def try_inside_a_loop_inside_a_try(x):
     return t
 
 
-CASES = [for_loop_raising_at_iteration_k, while_loop_raising_in_its_body, while_loop_raising_in_its_test,
+def loops_with_break_and_continue(x):
+    t = x
+    try:
+        for i in range(10):
+            t = t * x
+            if i == 1:
+                continue
+            if i == 4:
+                break
+            t = t + 0.5
+        for j in range(5):
+            t = np.sin(t)
+            if j == 3:
+                raise ValueError("stop")
+    except ValueError:
+        t = t * 2.0
+    return t
+
+
+def handled_inside_then_raising_outside(x):
+    t = x
+    try:
+        for i in range(3):
+            try:
+                for k in range(3):
+                    t = t * 1.1 + x
+                    if k == i:
+                        raise KeyError(k)
+            except KeyError:
+                t = t - x * 0.5
+        raise ValueError("after the loop")
+    except ValueError:
+        t = t ** 2
+    return t
+
+
+def inner_else_raising(x):
+    t = x
+    try:
+        try:
+            t = t * 3.0
+        except KeyError:
+            t = 0.0
+        else:
+            t = np.exp(t)
+            raise ValueError("from the else block")
+        finally:
+            pass
+    except ValueError:
+        t = t + x
+    return t
+
+
+CASES = [loops_with_break_and_continue, handled_inside_then_raising_outside, inner_else_raising,
+         for_loop_raising_at_iteration_k, while_loop_raising_in_its_body, while_loop_raising_in_its_test,
          nested_loops, with_block, inner_handler_raising, array_writes_in_a_loop,
          list_appends_in_a_loop_with_a_branch, try_inside_a_loop_inside_a_try]
 
