@@ -86,6 +86,9 @@ def in_place(x):
     v = y[2:]  # a view: writes through it reach y
     v[0] = np.sin(x[3])
     v -= x[-3:]
+    y[y > 0.5] = x[y > 0.5] * 3.0  # writes through a mask and an integer array (not views)
+    y[np.array([0, 2])] = np.cos(x[:2])
+    y[np.array([1])] = 0.25
     return y
 
 
@@ -339,3 +342,48 @@ def test_rules_defined_as_python_code_run_batched(looped_calls):
     c = RNG.standard_normal(3)
     _check(f, c, fd=_central(f, c))
     assert not {"product", "reduce", "__init__"} & set(looped_calls)
+
+
+def _leaves_of(jac):
+    if isinstance(jac, (np.ndarray, float, np.floating)):
+        return [np.ravel(np.asarray(jac))]
+    if isinstance(jac, (tuple, list)):
+        return [leaf for v in jac for leaf in _leaves_of(v)]
+    if isinstance(jac, dict):
+        return [leaf for v in jac.values() for leaf in _leaves_of(v)]
+    if hasattr(jac, "fields"):
+        return [leaf for v in jac.fields.values() for leaf in _leaves_of(v)]
+    return []
+
+
+@pytest.mark.slow  # every rule case of tests/test_rules.py: minutes
+def test_every_rule_case_batched_equals_unbatched():
+    """Each rule case with float arguments: the batched Jacobian (3 directions per pass) is the
+    unbatched one, or the batched pass refuses by name (never a different number)."""
+    from yuebing.rules import rule_modules
+
+    wrong = []
+    for case in [c for module in rule_modules() for c in getattr(module, "CASES", ()) if "fwd" in c.mode]:
+        argnums = tuple(i for i, a in enumerate(case.args) if isinstance(a, (float, np.ndarray))
+                        and np.asarray(a).dtype.kind == "f")
+        if not argnums:
+            continue
+
+        def g(*args, _case=case):
+            return _case.f(*args, **_case.kwargs)
+        try:
+            with case.context():
+                unbatched = yb.jacobian(g, argnums=argnums, mode="fwd", chunk_size=1)(*case.args)
+        except Exception:  # noqa: BLE001 - cases made for other checks (complex outputs, errors)
+            continue
+        try:
+            with case.context():
+                batched = yb.jacobian(g, argnums=argnums, mode="fwd", chunk_size=3)(*case.args)
+        except NotImplementedError as error:
+            assert "chunk_size=1" in str(error)
+            continue
+        a, b = _leaves_of(batched), _leaves_of(unbatched)
+        if len(a) != len(b) or not all(x.shape == y.shape and np.allclose(x, y, rtol=1e-9, atol=1e-9, equal_nan=True)
+                                       for x, y in zip(a, b)):
+            wrong.append(case.name)
+    assert not wrong

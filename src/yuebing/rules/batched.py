@@ -239,19 +239,16 @@ def _setitem(args: tuple, kwargs: dict) -> Dual | None:
         raise TypeError(
             "batched forward mode: writing into an array whose tangent has no batch axis (a constant or a "
             "global array); pass chunk_size=1 to yb.jacobian/yb.hessian to compute one direction per pass")
-    region = t[where]
-    if np.ndim(v) > region.ndim - 1:  # a value with leading ones (NumPy drops them): without them
-        extra = np.ndim(v) - (region.ndim - 1)
-        if any(np.shape(v)[:extra]):
-            if any(d != 1 for d in np.shape(v)[:extra]):
-                return None  # NumPy's own error, from the fallback
+    target_ndim = np.ndim(x[index])  # the written region's (a view, or a small copy for an array index)
+    if np.ndim(v) > target_ndim:  # a value with leading ones (NumPy drops them): without them
+        extra = np.ndim(v) - target_ndim
+        if any(d != 1 for d in np.shape(v)[:extra]):
+            return None  # NumPy's own error, from the fallback
         v = np.reshape(v, np.shape(v)[extra:])
         tv = tv if not is_batched(tv, args[2].primal) else tv.reshape((tv.shape[0],) + np.shape(v))
     x[index] = v
-    if tv is NoTangent:
-        region[...] = 0
-    else:
-        region[...] = aligned(tv, v, region.ndim - 1)
+    # written through the index itself: an array index's region is a copy, not a view
+    t[where] = 0 if tv is NoTangent else aligned(tv, v, target_ndim)
     return Dual(None, NoTangent)
 
 
