@@ -145,13 +145,14 @@ class DualFlow:
         self.theta_dot = O._theta_dot(*(S.tangent4(a4) for a4 in theta4))  # forward mode's format
         # reading the leaves directly costs a third of flatten's walk, at every step of the solve
         self.direct = flow.size > 0 and _direct_reading(flow.params, flow._layout, flow.size)
+        self._zeros = tuple(zero_tangent(a4[0]) for a4 in theta4)  # only read: made once
 
     def _flat(self, theta4: tuple, rdatas: tuple, tangent: bool) -> np.ndarray:
         if not self.flow.size:
             return np.zeros(0)
         full = []
-        for a4, r in zip(theta4, rdatas):
-            c, zero = out_cotangent(CoDual(a4[0], a4[3] if tangent else a4[1]), r), zero_tangent(a4[0])
+        for a4, r, zero in zip(theta4, rdatas, self._zeros):
+            c = out_cotangent(CoDual(a4[0], a4[3] if tangent else a4[1]), r)
             full.append(zero if _missing(c) or zero is NoTangent else c)  # args=() has rdata tangent 0.0
         if self.direct:
             try:
