@@ -226,6 +226,7 @@ def test_nditer_in_a_with_header_is_refused_with_advice_that_works():
 
 @pytest.mark.parametrize("kwargs, named", [
     ({"flags": ["external_loop"]}, "external_loop"), ({"flags": ["multi_index"]}, "multi_index"),
+    ({"flags": ["copy_if_overlap"]}, "copy_if_overlap"), ({"flags": ["buffered"]}, "buffered"),
     ({"op_dtypes": ["float32"]}, "op_dtypes"), ({"op_flags": ["readonly", "copy"]}, "copy"),
 ])
 def test_nditer_forms_that_change_what_is_yielded_are_refused(kwargs, named):
@@ -420,3 +421,18 @@ def test_nditer_order_of_two_operands_is_numpys(order, second):
     assert value == pytest.approx(weighted(a, b), rel=1e-12)
     np.testing.assert_allclose(ga, _central_gradient(lambda t: weighted(t, b), a), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(gb, _central_gradient(lambda t: weighted(a, t), b), rtol=1e-6, atol=1e-8)
+
+
+def test_nditer_reduction_into_a_broadcast_operand():
+    """``reduce_ok`` with a readwrite operand broadcast over the loop: every step writes the same
+    element (a view of it), as NumPy's unbuffered iterator does."""
+    def total_of(x):
+        acc = np.zeros(1)
+        for v, out in np.nditer([x, acc], flags=["reduce_ok"], op_flags=[["readonly"], ["readwrite"]]):
+            out[...] = out + v * v
+        return acc[0]
+
+    x = np.array([0.5, -1.0, 2.0])
+    assert total_of(x) == pytest.approx(np.sum(x * x))
+    np.testing.assert_allclose(yb.grad(total_of)(x), 2 * x, rtol=1e-12)
+    check_second_order(total_of, x)

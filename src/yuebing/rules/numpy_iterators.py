@@ -81,8 +81,9 @@ def flat_frule(x: Dual) -> Dual:
 # np.nditer
 # --------------------------------------------------------------------------------------------
 
-#: flags that change nothing in what a plain loop over the iterator yields
-_HARMLESS_FLAGS = frozenset({"refs_ok", "zerosize_ok", "reduce_ok", "copy_if_overlap"})
+#: flags that change nothing in what a plain loop over the iterator yields (``copy_if_overlap``
+#: does: its writes go to a temporary copy written back when the iterator closes)
+_HARMLESS_FLAGS = frozenset({"refs_ok", "zerosize_ok", "reduce_ok"})
 _WRITING = frozenset({"readwrite", "writeonly"})
 _WHY_NOT = ("yuebing differentiates np.nditer as the list of 0-d views it yields, in a plain "
             "`for v in np.nditer(x)` loop")
