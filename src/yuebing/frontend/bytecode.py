@@ -117,12 +117,16 @@ def _module_around(node: ast.AST, code: types.CodeType) -> ast.Module:
 
 def imported_names(code: types.CodeType) -> set[str]:
     """Globals the live code treats as imported modules: CPython 3.11 calls ``m.f()`` with
-    ``LOAD_ATTR`` rather than ``LOAD_METHOD`` when ``m`` was imported in the module."""
+    ``LOAD_ATTR`` rather than ``LOAD_METHOD`` when ``m`` was imported in the module (3.12 with a
+    ``LOAD_ATTR`` that is not a method load, 3.13 with one followed by ``PUSH_NULL``)."""
     names = set()
     for c in _codes_named(code, None):
         ins = [i for i in dis.get_instructions(c) if i.opname != "EXTENDED_ARG"]
         names |= {a.argval for a, b in zip(ins, ins[1:])
                   if a.opname == "LOAD_GLOBAL" and a.arg & 1 and b.opname == "LOAD_ATTR"}
+        # CPython 3.13 loads the module, the function, then the NULL of the call
+        names |= {a.argval for a, b, c in zip(ins, ins[1:], ins[2:]) if a.opname == "LOAD_GLOBAL"
+                  and not a.arg & 1 and b.opname == "LOAD_ATTR" and not b.arg & 1 and c.opname == "PUSH_NULL"}
     return names
 
 

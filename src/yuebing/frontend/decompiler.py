@@ -34,7 +34,7 @@ from .decompiler_bool import BoolValues
 from .decompiler_loops import LoopStatements
 from .decompiler_match import MatchStatements
 from .decompiler_try import TryStatements
-from .decompiler_312 import NEW, NewOps, instructions
+from .decompiler_312 import NEW, NewOps, hoisted_tails, instructions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +89,7 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
         self.captured: ast.expr | None = None
         self.stored_cells: set[str] = set()
         self.stored_globals: set[str] = set()
+        self.copied_returns: set[int] = set()  # ``return`` blocks CPython 3.12 copied where they are reached
 
     # ------------------------------------------------------------------ statements
 
@@ -139,6 +140,7 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
 
     def op_RETURN_VALUE(self, i, stack, ctx, out):
         self.emit(out, ast.Return(self.expr(stack.pop())), i)
+        out[-1].copied = i in self.copied_returns
         return self.after_exit(i, ctx)
 
     def op_RAISE_VARARGS(self, i, stack, ctx, out):
@@ -162,6 +164,9 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
     op_JUMP_BACKWARD_NO_INTERRUPT = op_JUMP_FORWARD
 
     def op_POP_TOP(self, i, stack, ctx, out):
+        after = self.copied_break(i, stack, ctx, out)
+        if after is not None:
+            return after
         value = stack.pop()
         if isinstance(value, ast.expr):
             self.emit(out, ast.Expr(self.expr(value)), i)
@@ -552,6 +557,7 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
         """The ``def`` (or ``lambda``) of this code object."""
         code = self.code
         body = self.run(0, len(self.ins), [], Ctx(len(self.ins)), [])
+        body = hoisted_tails(body) if NEW else body
         if code.co_name == "<lambda>":
             if len(body) != 1 or not isinstance(body[0], ast.Return):
                 raise DecompileError("a lambda")
@@ -640,13 +646,17 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
         return kind(result[0], generators)
 
 
+#: names a class body's code sets by itself (3.13 adds the last two)
+_CLASS_BOOKKEEPING = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__")
+
+
 def class_statements(body: list) -> list:
     """A class body's statements without what the compiler adds (``__module__``, ``__qualname__``,
     the ``__class__`` cell's return) and with annotations as written (``a: float = 1.0``)."""
     out: list = []
     for stmt in body:
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
-        if isinstance(target, ast.Name) and target.id in ("__module__", "__qualname__"):
+        if isinstance(target, ast.Name) and target.id in _CLASS_BOOKKEEPING:
             continue
         if isinstance(stmt, ast.Return):
             continue

@@ -223,5 +223,76 @@ class NewOps:
         spec = self.expr(stack.pop())
         stack.append(self.formatted(stack.pop(), spec))
 
+    # ------------------------------------------------------------------ copied exit blocks
 
-__all__ = ["NEW", "NewOps", "instructions"]
+    def returning_block_end(self, j: int) -> int | None:
+        """The ``RETURN_VALUE`` ending the straight-line code from ``j``, if it is one."""
+        while j < len(self.ins):
+            name = self.ins[j].opname
+            if name == "RETURN_VALUE":
+                return j
+            if self.targets[j] is not None or name.startswith(("RAISE", "RERAISE", "FOR_ITER", "POP_EXCEPT")):
+                return None
+            j += 1
+        return None
+
+    def copies_code_at(self, start: int, end: int, other: int) -> bool:
+        ins = self.ins
+        return other + end - start <= len(ins) and all(
+            (a.opname, a.argval) == (b.opname, b.argval) for a, b in zip(ins[start:end], ins[other:other + end - start]))
+
+    def copied_break(self, i, stack, ctx, out) -> int | None:
+        """At a ``POP_TOP``: 3.12 copies a small ``return`` block after a loop into the ``break``
+        that leads to it, the iterator popped, then the copy (a ``return`` in the loop would pop
+        it after its value). Emits the ``break``; where to go on (None if it is not one)."""
+        if NEW and stack and isinstance(stack[-1], Mark) and stack[-1].kind == "iter" and ctx.exit is not None:
+            end = self.returning_block_end(i + 1)
+            if end is not None and self.copies_code_at(i + 1, end + 1, ctx.exit):
+                stack.pop()
+                self.emit(out, ast.Break(), i)
+                return self.after_exit(end, ctx)
+        return None
+
+    def op_POP_EXCEPT(self, i, stack, ctx, out):
+        """Marks a ``return`` block copied into the end of an ``except`` clause (``hoisted_tails``
+        puts it back after the ``try``): a ``return`` in the clause would leave it after its value."""
+        after = super().op_POP_EXCEPT(i, stack, ctx, out)
+        end = self.returning_block_end(i + 1 if after is None else after) if NEW else None
+        if end is not None:
+            self.copied_returns.add(end)
+        return after
+
+
+def hoisted_tails(body: list) -> list:
+    """``body`` with the ``return`` that 3.12 copied to the end of every way out of a ``try``
+    statement (its clauses and its ``else``) put back once after it."""
+    out: list = []
+    for stmt in body:
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            if isinstance(getattr(stmt, field, None), list) and field != "handlers":
+                setattr(stmt, field, hoisted_tails(getattr(stmt, field)))
+        for clause in getattr(stmt, "handlers", []) if isinstance(stmt, ast.Try) else []:
+            clause.body = hoisted_tails(clause.body)
+        out.append(stmt)
+        tail = _copied_tail(stmt) if isinstance(stmt, ast.Try) else None
+        if tail is not None:
+            out.append(tail)
+    return out
+
+
+def _copied_tail(node: ast.Try) -> ast.stmt | None:
+    if node.finalbody or not node.handlers:
+        return None
+    ends = [clause.body[-1] for clause in node.handlers]
+    if not all(getattr(end, "copied", False) for end in ends) or len({ast.dump(e) for e in ends}) != 1:
+        return None
+    if node.orelse and ast.dump(node.orelse[-1]) == ast.dump(ends[0]):
+        node.orelse.pop()
+    elif node.orelse or not isinstance(node.body[-1], (ast.Return, ast.Raise)):
+        return None
+    for clause in node.handlers:
+        clause.body = clause.body[:-1] or [ast.Pass()]
+    return ends[0]
+
+
+__all__ = ["NEW", "NewOps", "hoisted_tails", "instructions"]
