@@ -387,3 +387,17 @@ def test_every_rule_case_batched_equals_unbatched():
                                        for x, y in zip(a, b)):
             wrong.append(case.name)
     assert not wrong
+
+
+def reshape_copy_and_view(x):
+    m = x.reshape(3, 4)
+    c = m.T.reshape(12)  # a copy (m.T is not contiguous): a write into it must not reach x
+    c[0] = 100.0 * x[1]
+    v = x.reshape(2, 6)  # a view: a write into it reaches x
+    v[1, 1] = x[0] ** 2
+    return np.concatenate([c, x])
+
+
+def test_reshape_keeps_copies_and_views_apart():
+    x = RNG.standard_normal(12)
+    _check(reshape_copy_and_view, x, fd=_central(reshape_copy_and_view, x))

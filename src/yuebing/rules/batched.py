@@ -267,8 +267,9 @@ def _extend(args: tuple, kwargs: dict) -> Dual | None:
 
 
 def _same_memory_kept(y: Any, x: np.ndarray, ty: np.ndarray, t: np.ndarray) -> bool:
-    """A view's tangent must be a view of the tangent (writes through either must reach both)."""
-    return not np.may_share_memory(y, x) or np.may_share_memory(ty, t)
+    """A view's tangent must be a view of the tangent, a copy's a copy (writes through either
+    must reach both, or neither)."""
+    return np.may_share_memory(y, x) == np.may_share_memory(ty, t)
 
 
 def _reshaped(x: Any, t: Any, shape: Any) -> Dual | None:
@@ -277,6 +278,8 @@ def _reshaped(x: Any, t: Any, shape: Any) -> Dual | None:
         return None
     y = x.reshape(shape)
     ty = t.reshape((t.shape[0],) + y.shape)
+    if not np.may_share_memory(y, x) and np.may_share_memory(ty, t):
+        ty = ty.copy()  # the primal was copied: so is its tangent
     return Dual(y, ty) if _same_memory_kept(y, x, ty, t) else None
 
 
