@@ -22,13 +22,15 @@ system, solved backward together with it:
   ``ṗ += ṫ_i F_θ(t_i)^T ȳ_i``; a moving ``t0`` moves where ``a`` and ``p`` are read:
   ``ȳ̇0 = ȧ(t0) - ṫ0 J0^T a(t0)``, ``θ̄̇ = ṗ(t0) - ṫ0 F_θ(t0)^T a(t0)``;
 * the times' cotangents ``t̄_i = ȳ_i · F_i``, ``t̄0 = -ȳ0 · F0`` are differentiated directly
-  (``yb.jvp`` of ``F`` along the output's tangent).
+  (``F``'s forward rule along the output's tangent).
 
-Why this and not second-order forward sensitivities: those carry ``n (n + nθ)`` first-order and
-``n (n + nθ)^2`` second-order sensitivity states for a full Hessian, while forward over adjoint
-solves ``2n + 2nθ`` backward states per Hessian-vector product, the same cost per direction as
-``yb.hvp`` of any other code, and it reuses the first-order adjoint (its segments, tolerances and
-Jacobians for the implicit methods) unchanged. The parameters' cotangents and their tangents are
+Why this and not second-order forward sensitivities: ``yb.hvp`` gives the gradient and the
+Hessian applied to one direction, and forward sensitivities would need the first-order
+sensitivities in every input (``n (n + nθ)`` states) and the second-order ones along the direction
+in every input (as many again), while forward over adjoint solves ``2n`` states forward and
+``2n + 2nθ`` backward whatever the number of inputs, about 1.3 times the cost of the gradient
+(docs/scipy.md); it reuses the first-order adjoint (its segments, tolerances and the implicit
+methods' Jacobians) unchanged, and it is what ``yb.hvp`` is for any other code. The parameters' cotangents and their tangents are
 integrated as flat vectors (``yb.flatten``'s layout, as in first order) and delivered once at the
 end, into the fdata and fdata tangents, as a first-order pullback delivers.
 
@@ -36,9 +38,9 @@ Each backward segment is solved by the call's method at its ``rtol`` and smalles
 (``odeint``'s by ``odeint``), the implicit methods given the exact Jacobian of the augmented
 system (``n`` dual pullbacks); the trajectory and its tangent by the call's method (``odeint``'s
 by ``solve_ivp(method="LSODA")`` at its tolerances). The result is as accurate as the solver's
-tolerances: tests/test_ode_second_order.py measures it (docs/scipy.md, "ODE solvers"). The
+tolerances: tests/test_ode_second_order.py measures it (docs/scipy.md, "scipy.integrate"). The
 refusals are first order's (``dense_output``, ``events``, ``full_output``, complex states);
-third order is refused.
+third order (``yb.hessian`` over ``yb.grad`` of a solve) raises ``NestedDifferentiationError``.
 """
 from __future__ import annotations
 
@@ -89,7 +91,7 @@ def _leaves(x: Any, c: Any, out: list, seen: list) -> None:
     if isinstance(x, (float, np.floating)):
         out.append(np.zeros(1) if zero else np.array([float(c)]))
     elif isinstance(x, np.ndarray) and x.dtype == np.float64:
-        if any(np.shares_memory(x, other) for other in seen):
+        if any(isinstance(other, np.ndarray) and np.shares_memory(x, other) for other in seen):
             raise _Unsupported
         seen.append(x)
         if not zero and np.shape(c) != x.shape:
@@ -159,7 +161,7 @@ class DualFlow:
                 out: list = []
                 _leaves(self.flow.params, tuple(full), out, [])
                 return np.concatenate(out).astype(float)
-            except _Unsupported:
+            except (_Unsupported, TypeError, ValueError):  # a cotangent of another form: flatten's walk
                 pass
         return _vector(add_to_primal(self.flow._zeroed, tuple(full)))
 
