@@ -192,6 +192,8 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
     # ------------------------------------------------------------------ stores
 
     def op_STORE_FAST(self, i, stack, ctx, out):
+        if self.restores_saved(i, stack):
+            return
         self.store(ast.Name(self.ins[i].argval, ast.Store()), stack.pop(), i, stack, out)
 
     op_STORE_NAME = op_STORE_FAST

@@ -166,12 +166,14 @@ class NewOps:
     def op_LOAD_FAST_AND_CLEAR(self, i, stack, ctx, out):
         stack.append(Mark("saved", self.ins[i].argval))  # a comprehension's variable, restored after it
 
-    def op_STORE_FAST(self, i, stack, ctx, out):
-        if stack and _is_saved(stack[-1]):
-            if stack.pop().value != self.ins[i].argval:
-                raise DecompileError("a comprehension's variables")
-            return None
-        return super().op_STORE_FAST(i, stack, ctx, out)
+    def restores_saved(self, i: int, stack: list) -> bool:
+        """Whether the ``STORE_FAST`` at ``i`` puts back a variable an inlined comprehension saved
+        (popping it)."""
+        if not (stack and _is_saved(stack[-1])):
+            return False
+        if stack.pop().value != self.ins[i].argval:
+            raise DecompileError("a comprehension's variables")
+        return True
 
     def op_BINARY_SLICE(self, i, stack, ctx, out):
         end, start = self.expr(stack.pop()), self.expr(stack.pop())
