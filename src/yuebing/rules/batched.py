@@ -8,15 +8,18 @@ tangent of a constant or a global) is **zero** in every direction: the pass seed
 for every argument, and every rule below (and the looped fallback of
 ``transform/batched_forward.py``) makes a batched output from any batched input.
 
-Which rules run batched is data here, keyed by the registered forward rule object:
+Which rules run batched is data here, keyed by the function (or ``(type, method name)``), never
+by the registered rule object, which several functions may share:
 
-* ``BATCHED_RULES``: rules rewritten for the batch axis: elementwise functions and operators
+* ``batched_rule(fn)``: rules rewritten for the batch axis: elementwise functions and operators
   (each tangent reshaped so that it broadcasts from the right against the partials), ``matmul``/
   ``dot`` of 1-D and 2-D arrays, ``sum``/``mean`` with ``axis=``/``keepdims=``, basic and
-  single-array indexing of arrays and writes through it. A batched rule returns ``None`` when it
-  does not handle the arguments it got (the looped fallback then does);
-* ``structural_rule``: rules that only move tangent objects (list, dict, attribute and closure
-  operations on containers), which work on batched leaves unchanged.
+  single-array indexing of arrays and writes through it, ``reshape``, ``.T``, ``np.array`` of
+  numbers, ``concatenate``/``stack``, ``list.extend(array)``. A batched rule returns ``None``
+  when it does not handle the arguments it got (the looped fallback then does);
+* ``structural_rule(fn, args)``: rules that only move tangent objects (list, dict, attribute and
+  closure operations on containers), which work on batched leaves unchanged;
+* ``zero_rule(fn)``: rules with a zero derivative.
 
 Every other rule runs once per direction (``transform/batched_forward.py``): never wrong, only
 slower.
@@ -32,7 +35,7 @@ import numpy as np
 
 from ..ir import primitives as P
 from ..tangents import NoTangent
-from .core import FRULES, Dual
+from .core import Dual
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, forward_product
 from .util import is_differentiable
 
