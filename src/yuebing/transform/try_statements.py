@@ -7,10 +7,15 @@ it. Everything inside a try body is a *region* whose progress the forward pass k
 locals (``_Level``): per block of statements, the number of the last step passed; per loop, the
 iterations completed. A loop, ``with`` block or inner ``try`` that raised part way is undone in
 part: the statements of its last iteration that completed, then its completed iterations. The
-branches of ifs are followed inside a block's numbering; loops, blocks and inner tries get a mark
-when they start and one when they end. Inside a region, float blocks and float loops are off (the
-unit of work must be one statement) and the code keeps its generic form.
-A ``try`` with only ``finally`` records nothing (an exception leaves).
+branches of ifs are followed inside a block's numbering; loops, blocks, inner tries and calls get
+a mark when they start and one when they end. A call that raised after its callee did work is
+undone by the callee's partial pullback, which the handler took (``exceptions.claim``; the
+number of the call that ran last is kept too); the callees themselves keep their progress the
+same way (``partial_calls.py``). Inside a region, float blocks and float loops are off (the unit
+of work must be one statement: a block raising part way would not even assign its variables).
+A ``try`` with only ``finally`` records nothing (an exception leaves); one with work in its
+``finally`` block that an exception leaves through, inside a region, is refused by the handler
+that catches it (``exceptions.refuse_finally``).
 """
 from __future__ import annotations
 
@@ -344,14 +349,10 @@ class TryStatements:
         region = _Region()
         saved = self._enter(region)
         level = self._level(("body", id(s)), s.body)
-        names = self._region_names(s, level)
+        names = self._try_region_names[id(s)]  # in the order its handlers pushed them
         self.emit(out, indent, f"_e = _pop(); {slot} = _e.slot; {names} = _e.record  # how far the body at line {s.line} got", s.line)
         self._reverse_level(s.body, level, out, indent)
         self._leave(saved)
-
-    def _region_names(self, s: ir.Try, level: _Level) -> str:
-        """The locals of the region of ``s``'s body in the order its handlers pushed them."""
-        return self._try_region_names[id(s)]
 
     def _reverse_block_of(self, body: list, out: list, indent: int) -> None:
         if self._in_region():
