@@ -291,3 +291,22 @@ def test_a_float_into_a_label_set_passed_in_is_refused():
     with pytest.raises(Exception, match="carries no derivatives"):
         yb.grad(f, argnums=1)(labels, X)
     assert labels == {1, 2}
+
+
+def test_second_order_reads_a_set_by_element_whatever_the_tangents_order():
+    # a SetTangent given in another order than the set iterates: list(s), for, enumerate and sum
+    # find each element's tangent by the element (a Hessian-vector product against differences)
+    s = {0.5, -1.25, 2.0}
+
+    def f(t):
+        return sum(v ** 3 for v in t) + sum(i * v * v for i, v in enumerate(sorted(t))) + sum(list(t)) ** 2
+
+    for direction in (SetTangent({0.5: 1.0, -1.25: -2.0, 2.0: 0.5}), SetTangent({2.0: 0.5, -1.25: -2.0, 0.5: 1.0})):
+        hvp = yb.hvp(f, (s,), (direction,))[2][0]
+
+        def gradient_at(h):
+            g = yb.grad(f)({v + h * direction[v] for v in s})
+            return np.array([g[k] for k in sorted(g)])
+
+        expected = (gradient_at(1e-5) - gradient_at(-1e-5)) / 2e-5
+        assert np.allclose([hvp[v] for v in sorted(s)], expected, rtol=1e-5, atol=1e-5)

@@ -23,7 +23,7 @@ from ..rules.core import frule as registered_frule
 from ..rules.declare import ELEMENTWISE_PARTIALS, _conj, strong_product, written_mask, zero_written, ufunc_dtype, ufunc_mask
 from ..rules.numpy_arguments import check_out_shape
 from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of
-from ..rules.containers.set_operators import SET_OPERATORS_2, set_operands
+from ..rules.containers.set_operators import second_order_on_sets
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
 
@@ -78,12 +78,16 @@ def _make_rule(d: SecondOrder) -> Rule:
     raise ValueError(f"unknown second-order class {d.kind!r}")
 
 
+_SET_READERS_TYPES = (types.BuiltinFunctionType, types.FunctionType, type)
+
+
 def run_second_order(found: tuple[Rule, Any], f: tuple, args: tuple, kwargs: dict) -> tuple:
     """Run a looked-up rule; a bound builtin method runs unbound, its owner first."""
     rule, owner = found
-    if owner is None and isinstance(f[0], types.BuiltinFunctionType) and f[0] in SET_OPERATORS_2 \
-            and set_operands(args):  # | & - ^ -= on two sets: the operator's class is for numbers
-        return SET_OPERATORS_2[f[0]](f, args, kwargs)
+    if owner is None and isinstance(f[0], _SET_READERS_TYPES):  # sets: rules/containers/set_operators.py
+        on_sets = second_order_on_sets(f[0], args)
+        if on_sets is not None:
+            return on_sets(f, args, kwargs)
     if owner is not None:
         self4 = (owner, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
                  getattr(f[3], "__self__", NoFData))

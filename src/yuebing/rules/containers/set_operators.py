@@ -11,7 +11,8 @@ fdata tangent and tangent follow it, each by the elements' origins (``_set_eleme
 dual pullback sends both cotangents back and puts everything back. ``|``, ``&``, ``-``, ``^`` on
 two sets select values like ``union`` (the rule once with the fdata, once with the fdata
 tangents, the forward rule for the tangent); ``transform/lifting.py`` asks ``SET_OPERATORS_2``
-when an operator's operands are sets.
+when an operator's operands are sets. Reading a set (``list(s)``, ``for v in s``, ``sum(s)``...)
+in second order is a selection too: each element's tangent is found by the element.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ import numpy as np
 
 from ...tangents import NoFData, NoRData, NoTangent, zero_tangent
 from ..cases import Case
-from ..core import FRULES, RRULES, CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
+from ...ir.primitives import as_sequence
+from ..core import FRULES, RRULES, CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule
 from ..second_order import _register as special
 from ..util import output, zero_fdata
 from ._set_elements import forward_source, refill, zero_of
@@ -178,14 +180,38 @@ def _selection_rule(rules: tuple) -> Callable:
     return rule
 
 
+def _reading_rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``list(s)``, ``for v in s``, ``enumerate(s)``...: their class (linear) would run the rule on
+    the set's tangent, a dict whose order need not be the set's; read as a selection instead (the
+    rule with the fdata and with the fdata tangents, the forward rule for the tangent: every
+    element's tangent found by the element)."""
+    fn = CoDual(f[0], NoFData)
+    out1, pullback1 = rrule(fn, *(CoDual(a[0], a[1]) for a in args), **{k: CoDual(v[0], v[1]) for k, v in kwargs.items()})
+    out2, pullback2 = rrule(fn, *(CoDual(a[0], a[3]) for a in args), **{k: CoDual(v[0], v[3]) for k, v in kwargs.items()})
+    t = frule(Dual(f[0], NoTangent), *(Dual(a[0], a[2]) for a in args),
+              **{k: Dual(v[0], v[2]) for k, v in kwargs.items()}).tangent
+    if t is NoTangent:
+        t = zero_tangent(out1.primal)
+    return (out1.primal, out1.fdata, t, out2.fdata), lambda dy, dy_d: (pullback1(dy), pullback2(dy_d))
+
+
+_reading_rule.second_order_kind = "selection"  # type: ignore[attr-defined]
+
 #: operator -> the second-order rule used when its operands are sets
 SET_OPERATORS_2: dict = {op: _selection_rule(rules) for op, rules in SET_OPERATOR_RULES.items()}
 SET_OPERATORS_2[operator.isub] = IN_PLACE_2[operator.isub]
+_READERS = (list, tuple, enumerate, zip, sum, as_sequence)
 
 
-def set_operands(args: tuple) -> bool:
-    """Whether a binary operator's 4-tuple operands are both sets (``-=``: the first)."""
-    return len(args) == 2 and all(isinstance(a[0], (set, frozenset)) for a in args)
+def second_order_on_sets(fn: Any, args: tuple) -> Callable | None:
+    """The second-order rule of ``fn`` when its arguments (4-tuples) include sets, else None:
+    ``| & - ^ -=`` on two sets, and the readers of ``_READERS`` (``transform/lifting.py`` asks
+    before a rule's own class, which is for numbers and sequences)."""
+    if fn in SET_OPERATORS_2:
+        return SET_OPERATORS_2[fn] if len(args) == 2 and all(isinstance(a[0], (set, frozenset)) for a in args) else None
+    if fn in _READERS and any(isinstance(a[0], (set, frozenset)) for a in args):
+        return _reading_rule
+    return None
 
 
 # Random perturbations move each element on its own: equal values in two operands would part,
