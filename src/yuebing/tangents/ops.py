@@ -216,7 +216,7 @@ _SET_NUMBERS = (float, complex, np.floating, np.complexfloating)
 
 def _set_tangent_of(x: Any, element_tangents: list) -> SetTangent:
     """The ``SetTangent`` of set ``x`` from its elements' tangents (in ``K.parts`` order), listed
-    in the set's own iteration order (docs/tangents.md)."""
+    in the set's own iteration order (tidy, though rules read it by element)."""
     by_element = dict(zip(K.canonical_order(x), element_tangents))
     return SetTangent((v, by_element[v]) for v in x)
 

@@ -8,8 +8,8 @@ DESIGN.md §3 fixes one tangent type per primal type. Most tangents are ordinary
 * ``Tangent`` -- immutable tangent of an immutable object (frozen dataclass, ``functools.partial``,
   closure, bound method). Fields are read by attribute: ``g.x``.
 * ``SetTangent`` -- tangent of a set or frozenset holding floats: a dict from each element (its
-  primal value) to that element's tangent, listing them in the set's iteration order. Identity
-  data (fdata) like a list's tangent, for a frozenset too.
+  primal value) to that element's tangent. Identity data (fdata) like a list's tangent, for a
+  frozenset too.
 * ``MutableTangent`` -- tangent of a mutable object with ``__dict__`` and/or ``__slots__`` (and of a
   closure cell). It is *fdata*: created once per primal object and incremented in place, so two
   references to one primal object share one ``MutableTangent``.
@@ -131,8 +131,8 @@ class SetTangent(dict):
 
     A set's elements are identified by value, so its tangent maps each element to the element's
     tangent (``NoTangent`` for labels such as ints or strings mixed in). It is fdata: one
-    ``SetTangent`` per set object, incremented in place. Rules keep its entries in the set's
-    iteration order, so walking a set and walking its tangent's values pair up.
+    ``SetTangent`` per set object, incremented in place. Rules read it by element: the order of
+    its entries means nothing.
     """
 
     __slots__ = ()

@@ -2,9 +2,8 @@
 ``remove``, ``pop``. They cost what the plain call costs (a loop that adds to a set stays linear),
 where the general rule of ``sets.py`` walks the whole set.
 
-They update the set's ``SetTangent`` by one entry, so its entries may no longer follow the set's
-iteration order. Only second order's tangent calls read that order, and second order runs these
-methods through ``set_operators.py``'s rules, which keep it.
+They update the set's ``SetTangent`` by one entry (rules read a set's tangent by element, so the
+order of its entries does not matter).
 
 This module registers no rule (``sets.py`` does).
 """
