@@ -252,9 +252,10 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
     first_mutated = isinstance(f[0], (types.MethodDescriptorType, types.WrapperDescriptorType)) \
         or not isinstance(f[0], types.MethodType) and f[0] in _MUTATORS
     if first_mutated and args and args[0][2] is NoTangent and isinstance(args[0][0], np.ndarray) \
-            and args[0][0].dtype.kind not in "fc":
+            and args[0][0].dtype.kind not in "fc" and not _has_float_data(out1.primal):
         # a write into data without a tangent (an int array: r[0] = 3): no tangent to update, and
-        # the tangent call would run on the primal itself (writing its zeroed values into it)
+        # the tangent call would run on the primal itself (writing its zeroed values into it). A
+        # method of an int array whose result holds floats (idx.choose(choices)) is no such write.
         y = out1.primal
         out = (y, out1.fdata, _zero_tangent_of(y) if _carries_tangent(y) else NoTangent, zero_fdata(y))
         nothing = (NoRData,) * (1 + len(args) + len(kwargs))
