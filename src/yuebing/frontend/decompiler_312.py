@@ -3,8 +3,9 @@
 Most of what changed is spelling, so the instruction stream is first rewritten into the 3.11
 words the decompiler reads (``instructions``): ``RETURN_CONST`` becomes ``LOAD_CONST;
 RETURN_VALUE``, the paired ``LOAD_FAST_LOAD_FAST``/``STORE_FAST_STORE_FAST``/``STORE_FAST_LOAD_FAST``
-split in two, ``TO_BOOL``/``END_FOR`` (and 3.13's ``POP_TOP`` after it) disappear so that
-``FOR_ITER`` jumps past the loop as in 3.11, the direction-less ``POP_JUMP_IF_*`` get their
+split in two, ``TO_BOOL``/``END_FOR`` (and 3.13's ``POP_TOP`` after it)/``END_SEND`` disappear
+so that ``FOR_ITER`` and ``SEND`` jump past their loops as in 3.11 (and ``yield from``'s
+``CLEANUP_THROW`` with its jump back, reached only from the exception table), the direction-less ``POP_JUMP_IF_*`` get their
 direction back, a conditional jump over a ``JUMP_BACKWARD`` is 3.11's backward conditional
 jump, ``COPY 1; POP_JUMP_IF_*; POP_TOP`` is 3.11's ``JUMP_IF_*_OR_POP``, a method ``LOAD_ATTR`` is
 ``LOAD_METHOD``, and 3.13's ``SET_FUNCTION_ATTRIBUTE`` flags go back into ``MAKE_FUNCTION``.
@@ -31,7 +32,7 @@ from .decompiler_ops import DecompileError, Mark, METHOD_SELF, NULL
 NEW = sys.version_info >= (3, 12)
 _OP = dis.opmap
 _JUMPS = set(dis.hasjrel) | set(dis.hasjabs)
-_DROPPED = {"EXTENDED_ARG", "END_FOR", "TO_BOOL"}
+_DROPPED = {"EXTENDED_ARG", "END_FOR", "END_SEND", "TO_BOOL"}
 _FLIPPED = {"FALSE": "TRUE", "TRUE": "FALSE", "NONE": "NOT_NONE", "NOT_NONE": "NONE"}
 
 
@@ -47,6 +48,8 @@ def _rewritten(ins: Any, previous: str | None) -> list:
     name = ins.opname
     if name in _DROPPED or (name == "POP_TOP" and previous == "END_FOR" and sys.version_info >= (3, 13)):
         return []
+    if name == "CLEANUP_THROW" or (previous == "CLEANUP_THROW" and name.startswith("JUMP_BACKWARD")):
+        return []  # ``yield from``'s handler for ``throw()``, reached only from the exception table
     if name == "RETURN_CONST":
         return [_as(ins, "LOAD_CONST"), _as(ins, "RETURN_VALUE", arg=None, argval=None)]
     pair = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"), "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
@@ -251,6 +254,15 @@ class NewOps:
             end = self.returning_block_end(i + 1)
             if end is not None and self.copies_code_at(i + 1, end + 1, ctx.exit):
                 stack.pop()
+                self.emit(out, ast.Break(), i)
+                return self.after_exit(end, ctx)
+        return None
+
+    def op_NOP(self, i, stack, ctx, out):
+        """The line of a ``break`` out of a ``while`` loop whose ``return`` block 3.12 copied."""
+        if NEW and ctx.exit is not None:
+            end = self.returning_block_end(i + 1)
+            if end is not None and self.copies_code_at(i + 1, end + 1, ctx.exit):
                 self.emit(out, ast.Break(), i)
                 return self.after_exit(end, ctx)
         return None
