@@ -267,6 +267,18 @@ class NewOps:
                 return self.after_exit(end, ctx)
         return None
 
+    def copied_tail_after_finally(self, handler: int, copy: Any) -> int | None:
+        """Where the ``return`` block after a ``try``/``finally`` starts when 3.12 copied it
+        between the body's copy of the ``finally`` block and the handler (else None)."""
+        if not NEW or self.ins[handler - 1].opname != "RETURN_VALUE":
+            return None
+        for start in range(handler - 1, max(handler - 12, 0), -1):
+            if self.returning_block_end(start) != handler - 1:
+                return None
+            if self.same_as_copy(start - copy.length, copy):
+                return start
+        return None
+
     def op_POP_EXCEPT(self, i, stack, ctx, out):
         """Marks a ``return`` block copied into the end of an ``except`` clause (``hoisted_tails``
         puts it back after the ``try``): a ``return`` in the clause would leave it after its value."""

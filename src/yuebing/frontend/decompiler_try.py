@@ -114,6 +114,8 @@ class TryStatements:
             node = self.try_finally(i, handler, cleanup, stack, inner, follow)
         node.start_index = i
         self.emit(out, node, self.try_line(i, handler, ctx))
+        if getattr(node, "copied_tail", None):  # what follows the try, copied before its handler
+            self.run(*node.copied_tail, list(stack), ctx.sub(node.copied_tail[1], None), out)
         return after
 
     def try_line(self, i: int, handler: int, ctx) -> int:
@@ -233,7 +235,10 @@ class TryStatements:
                             dataclasses.replace(ctx, end=cleanup - 1, follow=None, heads=frozenset(), exit=None))
         body_end = handler
         last = handler - 1
-        if ins[last].opname.startswith("JUMP") and self.same_as_copy(last - copy.length, copy):
+        tail = self.copied_tail_after_finally(handler, copy)
+        if tail is not None:  # CPython 3.12: the finally block's copy, then the code after the try
+            body_end = tail - copy.length
+        elif ins[last].opname.startswith("JUMP") and self.same_as_copy(last - copy.length, copy):
             body_end = last - copy.length
             if self.targets[last] != follow and self.targets[last] not in ctx.heads:
                 raise DecompileError("a try statement's exit")
@@ -243,8 +248,11 @@ class TryStatements:
         if len(body) == 1 and isinstance(body[0], ast.Try) and not body[0].finalbody \
                 and getattr(body[0], "start_index", None) == i:
             body[0].finalbody = final
-            return body[0]
-        return ast.Try(body, [], [], final)
+            node = body[0]
+        else:
+            node = ast.Try(body, [], [], final)
+        node.copied_tail = None if tail is None else (tail, handler)
+        return node
 
     def same_as_copy(self, at: int, copy: FinallyCopy) -> bool:
         """Whether the instructions at ``at`` repeat the ``finally`` block ``copy``."""
