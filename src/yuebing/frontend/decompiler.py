@@ -439,6 +439,9 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
             return end
         cond, true_label, false_label, work = self.chain(i, stack.pop(), stack, ctx)
         stack[:] = work
+        copied_tail = self.ternary_with_copied_tail(cond, true_label, false_label, stack, ctx)
+        if copied_tail is not None:
+            return copied_tail
         # (a jump to the loop's repeated test that is also the end of the block is a plain ``if``)
         if false_label in ctx.heads and false_label != ctx.end or (false_label == ctx.exit and false_label is not None):
             jump = ast.Continue() if false_label in ctx.heads else ast.Break()

@@ -279,6 +279,28 @@ class NewOps:
                 return start
         return None
 
+    def ternary_with_copied_tail(self, cond: ast.expr, true_label: int, false_label: int, stack: list, ctx) -> int | None:
+        """``... (a if c else b) ...`` returned: 3.12 copies what follows the conditional
+        expression (up to the ``return``) into both branches. Pushes the expression and returns
+        where the second copy starts (None if the branches are not that)."""
+        end_a = self.returning_block_end(true_label) if NEW else None
+        end_b = self.returning_block_end(false_label) if end_a == false_label - 1 else None
+        if end_b is None or not any(isinstance(v, ast.expr) for v in stack):
+            return None
+        common = 0
+        while common < min(end_a - true_label, end_b - false_label) and self.copies_code_at(
+                end_a - common, end_a + 1, end_b - common):
+            common += 1
+        for n in range(common, 0, -1):
+            try:
+                a = self.expression_region(true_label, end_a + 1 - n, stack, ctx)
+                b = self.expression_region(false_label, end_b + 1 - n, stack, ctx)
+            except DecompileError:
+                continue
+            stack.append(ast.IfExp(cond, a, b))
+            return end_b + 1 - n
+        return None
+
     def op_POP_EXCEPT(self, i, stack, ctx, out):
         """Marks a ``return`` block copied into the end of an ``except`` clause (``hoisted_tails``
         puts it back after the ``try``): a ``return`` in the clause would leave it after its value."""
@@ -314,7 +336,7 @@ def _copied_tail(node: ast.Try) -> ast.stmt | None:
         return None
     if node.orelse and ast.dump(node.orelse[-1]) == ast.dump(ends[0]):
         node.orelse.pop()
-    elif node.orelse or not isinstance(node.body[-1], (ast.Return, ast.Raise)):
+    elif node.orelse:
         return None
     for clause in node.handlers:
         clause.body = clause.body[:-1] or [ast.Pass()]
