@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
+from ..tangents.layout import match_layouts
 from .recursion_advice import recursion_note
 from .common import check_argnums, check_function, fname, normalise_argnums, split_aux
 from .pickling import loaded, portable
@@ -105,6 +106,7 @@ def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, na
     dx = T.scale(tuple(tangents), 1.0) if any(t is not NoTangent for t in tangents) else (NoTangent,) * len(x)
     if dx is NoTangent:
         dx = (NoTangent,) * len(x)
+    dx = match_layouts(x, dx)  # a write through a view of x reaches its tangent too (tangents/layout.py)
     duals = [Dual(p, t) for p, t in zip(x, dx)]
     zero = _batched_zero if BATCH.size else T.zero_tangent  # a batched pass: room for writes of batched values
     kw_duals = {k: Dual(v, zero(v)) for k, v in T.structural_copy(kwargs).items()}

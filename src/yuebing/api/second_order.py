@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
+from ..tangents.layout import match_layouts
 from .common import argument_gradient, check_argnums, check_function, fname, normalise_argnums, scalar_seed, user_facing
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
@@ -98,6 +99,7 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     vs = T.scale(full, 1.0)
     if vs is NoTangent:  # no argument carries a derivative (ints): each gets NoTangent back
         vs = (NoTangent,) * len(xs)
+    vs = match_layouts(xs, vs)  # a write through a view of x reaches its tangent too (tangents/layout.py)
     duals = list(zip(xs, fdata_of(xs), vs, fdata_of(xs)))
     scope = outside_state.enter()  # one tangent per outside object for the pass
     try:
