@@ -401,3 +401,18 @@ def reshape_copy_and_view(x):
 def test_reshape_keeps_copies_and_views_apart():
     x = RNG.standard_normal(12)
     _check(reshape_copy_and_view, x, fd=_central(reshape_copy_and_view, x))
+
+
+def writes_through_fortran_views(x):
+    y = x.T.reshape(-1)  # a view when x is Fortran-ordered: so must each direction's tangent be
+    y[1] = y[0] ** 2
+    z = x * 2.0  # Fortran-ordered too (NumPy keeps the layout)
+    z.T.reshape(-1)[2] = np.sin(x[0, 0])
+    return np.concatenate([x.ravel(), z.ravel()])
+
+
+def test_fortran_ordered_writes_through_views():
+    x = np.asfortranarray(RNG.standard_normal((2, 3)))
+    jac = _check(writes_through_fortran_views, x)
+    rev = yb.jacobian(writes_through_fortran_views)(x)
+    np.testing.assert_allclose(jac, rev, rtol=1e-12, atol=1e-12)

@@ -28,7 +28,7 @@ from ..tangents import kinds as K
 from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
 from ..tangents.validate import validate_tangent
 from ..rules import outside_state
-from ..rules.batched import BATCH, batched
+from ..rules.batched import BATCH, batched, batched_zeros
 from ..rules.declare import FORWARD, has_nan
 from ..transform.forward_runtime import call_frule, global_tangent
 
@@ -426,7 +426,8 @@ def _batched_columns(f: Callable, args: tuple, kwargs: dict, has_aux: bool, leav
     for r, item in enumerate(group):
         k, index = _locate(item, [size for _, _, size in leaves])
         a, j, _ = leaves[k]
-        seeds[(a, j)].reshape(m, -1)[r, index] = 1.0
+        seed = seeds[(a, j)]
+        seed[(r,) + np.unravel_index(index, seed.shape[1:])] = 1.0  # any layout: no reshape copy
     with batched(m):
         y, dy = _forward_with_strong_zero(f, args, tangents, kwargs, "jacobian")
     y, _ = (split_aux(y, "jacobian", f) if has_aux else (y, None))
@@ -442,7 +443,7 @@ def _batched_seed(x: Any, a: int, m: int, seeds: dict) -> Any:
     counter = iter(range(1 << 62))
 
     def leaf(v: Any) -> np.ndarray:
-        t = np.zeros((m,) + np.shape(v), dtype=v.dtype if isinstance(v, np.ndarray) else np.float64)
+        t = batched_zeros(v, m)  # each direction laid out as v (tangents/layout.py)
         seeds[(a, next(counter))] = t
         return t
 

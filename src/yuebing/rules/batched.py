@@ -70,6 +70,15 @@ def aligned(t: Any, x: Any, ndim: int) -> Any:
     return t.reshape((t.shape[0],) + (1,) * (ndim - np.ndim(x)) + np.shape(x))
 
 
+def batched_zeros(x: Any, k: int, dtype: Any = None) -> np.ndarray:
+    """Zeros of shape ``(k,) + x.shape`` whose slices are laid out in memory as ``x`` is (so a
+    reshape that is a view of ``x`` is a view of each slice: a write through it reaches both)."""
+    dtype = dtype if dtype is not None else x.dtype if isinstance(x, np.ndarray) else np.float64
+    if isinstance(x, np.ndarray) and x.ndim > 1 and x.flags.f_contiguous and not x.flags.c_contiguous:
+        return np.moveaxis(np.zeros(x.shape + (k,), dtype=dtype, order="F"), -1, 0)
+    return np.zeros((k,) + np.shape(x), dtype=dtype)
+
+
 def _numeric(x: Any) -> bool:
     if isinstance(x, np.ndarray):
         return x.dtype.kind in "biufc"
@@ -81,13 +90,11 @@ def _output_tangent(dy: Any, y: Any) -> Any:
     array of shape ``(k,) + y.shape`` in ``y``'s float dtype, NoTangent for a non-float ``y``."""
     if not is_differentiable(y):
         return NoTangent
-    shape = (BATCH.size,) + np.shape(y)
     dtype = y.dtype if isinstance(y, (np.ndarray, np.generic)) else np.result_type(y)
-    if dy is None:
-        return np.zeros(shape, dtype=dtype)
-    if dtype.kind == "f" and np.iscomplexobj(dy):
-        dy = np.real(dy)
-    return np.array(np.broadcast_to(dy, shape), dtype=dtype)
+    out = batched_zeros(y, BATCH.size, dtype)
+    if dy is not None:
+        out[...] = np.real(dy) if dtype.kind == "f" and np.iscomplexobj(dy) else dy
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -469,4 +476,4 @@ def batched_rule(fn: Any) -> Callable | None:
         return None
 
 
-__all__ = ["BATCH", "aligned", "batched", "batched_rule", "is_batched", "structural_rule", "zero_rule"]
+__all__ = ["BATCH", "aligned", "batched", "batched_rule", "batched_zeros", "is_batched", "structural_rule", "zero_rule"]

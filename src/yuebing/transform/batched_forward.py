@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules import array_like
-from ..rules.batched import BATCH, batched, batched_rule, is_batched, structural_rule, zero_rule
+from ..rules.batched import BATCH, batched, batched_rule, batched_zeros, is_batched, structural_rule, zero_rule
 from ..rules.core import FRULES, Dual, describe_callable
 from ..tangents import MutableTangent, NoTangent, Tangent
 from ..tangents import structural_copy
@@ -153,7 +153,7 @@ def _promoted(out: Dual, inputs: set, arrays: list) -> Dual:
         if id(t) in inputs or not t.flags.writeable or t.ndim != np.ndim(out.primal) \
                 or any(np.may_share_memory(t, a) for a in arrays):
             return out
-        return Dual(out.primal, np.zeros((BATCH.size,) + t.shape, dtype=t.dtype))
+        return Dual(out.primal, batched_zeros(out.primal, BATCH.size, t.dtype))
     if type(t) is list and id(t) not in inputs and isinstance(out.primal, list) and len(t) == len(out.primal):
         t[:] = [_promoted(Dual(p, c), inputs, arrays).tangent for p, c in zip(out.primal, t)]
     elif type(t) is tuple and isinstance(out.primal, tuple) and len(t) == len(out.primal):
@@ -191,7 +191,24 @@ def looped(run: Callable, f: Dual, args: tuple, kwargs: dict) -> Dual:
                       {name: Dual(kp[name], kw_slices[name][j]) for name in kp})
             outputs[j] = out
     slicer.check_unchanged(f.primal)
-    return Dual(outputs[0].primal, slicer.stack([o.tangent for o in outputs]))
+    y = outputs[0].primal
+    ty = slicer.stack([o.tangent for o in outputs], primal=y)
+    _check_views(f.primal, y, ty, args)
+    return Dual(y, ty)
+
+
+def _check_views(fn: Any, y: Any, ty: Any, args: tuple) -> None:
+    """Refuse an output that is a view of an argument whose tangent came back as a copy: a later
+    write through the view would reach the argument but not its tangent."""
+    if type(y) is not np.ndarray or type(ty) is not np.ndarray:
+        return
+    for a in args:
+        if type(a.primal) is np.ndarray and is_batched(a.tangent, a.primal) and np.may_share_memory(y, a.primal) \
+                and not np.may_share_memory(ty, a.tangent):
+            raise NotImplementedError(
+                f"batched forward mode: {describe_callable(fn)} returned a view of its argument whose tangent, "
+                "computed once per direction, is a copy (the directions' memory layout differs from the "
+                "argument's). Pass chunk_size=1 to yb.jacobian (one direction per pass)")
 
 
 def _may_draw(fn: Any) -> bool:
@@ -332,7 +349,8 @@ class _Slicer:
 
     # ---------------------------------------------------------------- stacking outputs
 
-    def stack(self, outs: list, memo: dict | None = None) -> Any:
+    def stack(self, outs: list, memo: dict | None = None, primal: Any = None) -> Any:
+        """The batched tangent whose slice ``j`` is ``outs[j]`` (``primal``: the output's, for its layout)."""
         memo = {} if memo is None else memo
         first = outs[0]
         if id(first) in memo:
@@ -340,17 +358,17 @@ class _Slicer:
         origin = self.origin.get(id(first))
         if origin is not None and all(self.origin.get(id(o)) == (origin[0], j) for j, o in enumerate(outs)):
             return origin[0]  # an input's own tangent, handed back
-        result = self._stack_new(outs, memo)
+        result = self._stack_new(outs, memo, primal)
         memo[id(first)] = result
         return result
 
-    def _stack_new(self, outs: list, memo: dict) -> Any:
+    def _stack_new(self, outs: list, memo: dict, primal: Any) -> Any:
         first = next((o for o in outs if o is not NoTangent), NoTangent)
         if first is NoTangent:
             return NoTangent
         if isinstance(first, (np.ndarray, np.generic) + _NUMBER_TYPES):
             zero = np.zeros_like(np.asarray(first))
-            return self._leaf([zero if o is NoTangent else o for o in outs])
+            return self._leaf([zero if o is NoTangent else o for o in outs], primal)
         if type(first) is list:
             return [self.stack([o[i] for o in outs], memo) for i in range(len(first))]
         if isinstance(first, tuple):
@@ -366,12 +384,17 @@ class _Slicer:
                                {name: self.stack([o.fields[name] for o in outs], memo) for name in first.fields})
         return first
 
-    def _leaf(self, outs: list) -> np.ndarray:
+    def _leaf(self, outs: list, primal: Any) -> np.ndarray:
         first = outs[0]
         if isinstance(first, np.ndarray):
             for base in self.arrays:
                 if np.may_share_memory(first, base):
                     return self._view_of(outs, base)
+        if isinstance(primal, np.ndarray) and primal.shape == np.shape(first):  # in the output's layout
+            out = batched_zeros(primal, self.k, np.result_type(*outs))
+            for j, o in enumerate(outs):
+                out[j] = o
+            return out
         return np.stack([np.asarray(o) for o in outs])
 
     def _view_of(self, outs: list, base: np.ndarray) -> np.ndarray:
