@@ -525,6 +525,8 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
     def op_BEFORE_WITH(self, i, stack, ctx, out):
         """``with m as t:`` whose block falls through (the exit call, then a jump over the
         handler) or returns (the value kept under the exit call, then returned)."""
+        if NEW:
+            return self.with_statement(i, stack, ctx, out)
         manager = self.expr(stack.pop())
         handler = self.handler_of(i + 1)
         names = [x.opname for x in self.ins[handler - 8:handler]]

@@ -119,6 +119,20 @@ def _merge_patterns(entries: list) -> list:
     return out
 
 
+_WITH_HANDLER = ["PUSH_EXC_INFO", "WITH_EXCEPT_START", "POP_JUMP_FORWARD_IF_TRUE", "RERAISE", "POP_TOP",
+                 "POP_EXCEPT", "POP_TOP", "POP_TOP"]
+
+
+def _with_handlers_unlinked(entries: list) -> list:
+    """A ``with`` handler that swallowed the exception jumps back to the code after the block;
+    that jump is no loop: it becomes a ``NOP`` (``NewOps.with_statement`` reads the handler)."""
+    names = [e[0].opname for e in entries]
+    for k in range(len(_WITH_HANDLER), len(entries)):
+        if names[k].startswith("JUMP_BACKWARD") and names[k - len(_WITH_HANDLER):k] == _WITH_HANDLER:
+            entries[k][0] = entries[k][0]._replace(opname="NOP", opcode=_OP["NOP"], arg=None, argval=None)
+    return entries
+
+
 def instructions(code: Any) -> list:
     """[instruction, offsets leading to it] for ``code``, in CPython 3.11's words."""
     if not NEW:
@@ -131,7 +145,7 @@ def instructions(code: Any) -> list:
                 entries.append([ins, pending])
                 pending = []
         return entries
-    return _merge_patterns(_entries(code))
+    return _with_handlers_unlinked(_merge_patterns(_entries(code)))
 
 
 _DISPLAYS = {ast.List: ast.ListComp, ast.Set: ast.SetComp, ast.Dict: ast.DictComp}
@@ -300,6 +314,34 @@ class NewOps:
             stack.append(ast.IfExp(cond, a, b))
             return end_b + 1 - n
         return None
+
+    _WITH_EXIT_312 = ["LOAD_CONST"] * 3 + ["CALL", "POP_TOP"]
+
+    def with_statement(self, i, stack, ctx, out) -> int:
+        """``with m as t:`` in 3.12/3.13: the handler is out of line, so the block ends where the
+        handler stops protecting; then the exit call, and the code after (or a ``return``)."""
+        manager = self.expr(stack.pop())
+        handler = self.handler_of(i + 1)
+        if [x.opname for x in self.ins[handler:handler + 8]] != _WITH_HANDLER:
+            raise DecompileError("a with statement")
+        end = 1 + max(n for n in range(i + 1, handler) if handler in self.handler_chain(n))
+        target, j = (None, i + 2) if self.ins[i + 1].opname == "POP_TOP" else self.read_target(i + 1)
+        names = [x.opname for x in self.ins[end:end + 7]]
+        stack.append(Mark("exit"))
+        if names[:5] == self._WITH_EXIT_312:
+            body, after = self.region(j, end, stack, ctx.sub(end, end + 5)), end + 5
+        elif names == ["SWAP"] + self._WITH_EXIT_312 + ["RETURN_VALUE"]:
+            work = list(stack)
+            body = self.run(j, end, work, ctx.sub(end, end), [])
+            if len(work) != len(stack) + 1:
+                raise DecompileError("a with statement")
+            self.emit(body, ast.Return(self.expr(work[-1])), end + 6)
+            after = self.after_exit(end + 6, ctx)
+        else:
+            raise DecompileError("a with statement")
+        stack.pop()
+        self.emit(out, ast.With([ast.withitem(manager, target)], body), i)
+        return after
 
     def op_POP_EXCEPT(self, i, stack, ctx, out):
         """Marks a ``return`` block copied into the end of an ``except`` clause (``hoisted_tails``
