@@ -302,3 +302,64 @@ def test_cells_are_memoryviews_only_of_writable_native_doubles():
     swapped = np.zeros(3, dtype=">f8" if np.little_endian else "<f8")
     for other in (readonly, swapped, np.zeros(3, dtype=np.float32), NoFData):
         assert cells(other) is other
+
+
+# ---------------------------------------------------------------- float loops: inlined helpers
+
+def affine(x, a, b):
+    return x * a + b
+
+
+def damped(x, a, b):
+    y = x * a
+    y = y - b / (x * x + 1.0)
+    return -y ** 3 * 0.5 + y
+
+
+def calls_helpers(x, a, b, n):
+    for i in range(n):
+        x = affine(x, a, b)
+        x = damped(x, 0.9, b)
+    return x
+
+
+OFFSET = 0.25
+
+
+def reads_a_global(x, a):
+    return x * a + OFFSET
+
+
+def calls_global_reader(x, a, n):
+    for i in range(n):
+        x = reads_a_global(x, a)
+    return x
+
+
+def test_a_loop_inlines_float_formula_helpers():
+    """``x = helper(x, a, b)`` in a float loop: the helper's arithmetic runs in the loop (no call,
+    one column of floats per residual), guarded on the function and its code."""
+    forward = yb.show(calls_helpers, 0.5, 0.9, 0.1, 3).split("def ")[1]
+    assert "float loop" in forward and "_DIRECT" not in forward and "_rrule" not in forward
+    args = (0.5, 0.9, 0.1, 4)
+    value, g = yb.value_and_grad(calls_helpers, argnums=(0, 1, 2))(*args)
+    assert value == calls_helpers(*args)
+    for i in range(3):
+        assert g[i] == pytest.approx(central(calls_helpers, args, i), rel=1e-6, abs=1e-9)
+    # a global read is not a formula: the call stays a call, with the same gradient
+    assert "float loop" not in yb.show(calls_global_reader, 0.5, 0.9, 3).split("def ")[1]
+    assert yb.grad(calls_global_reader)(0.5, 0.9, 3) == pytest.approx(0.9 ** 3)
+
+
+def test_an_inlined_helper_changed_after_compiling_is_called_again(monkeypatch):
+    gradient = yb.grad(calls_helpers, argnums=(0, 1, 2))
+    before = gradient(0.5, 0.9, 0.1, 3)
+    monkeypatch.setattr(affine, "__code__", (lambda x, a, b: x * a * a + b).__code__)
+    args = (0.5, 0.9, 0.1, 3)
+    after = gradient(*args)
+    assert after != before
+    for i in range(3):
+        assert after[i] == pytest.approx(central(calls_helpers, args, i), rel=1e-6, abs=1e-9)
+    monkeypatch.setitem(globals(), "affine", lambda x, a, b: x - a * b)
+    for i in range(3):
+        assert gradient(*args)[i] == pytest.approx(central(calls_helpers, args, i), rel=1e-6, abs=1e-9)

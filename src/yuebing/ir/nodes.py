@@ -22,6 +22,7 @@ Every statement carries ``line``: the line in the user's file it came from.
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import Any, Union
 
 
@@ -57,6 +58,8 @@ def constant_name(value: Any) -> str:
             return f"{module}.{name}"
     if isinstance(value, type):
         return value.__name__
+    if isinstance(value, types.CodeType):  # a guard that a function's code is unchanged
+        return f"{value.co_name}_code"
     return repr(value)
 
 

@@ -20,12 +20,15 @@ statement-by-statement code runs as before. Generated code reads like this:
 """
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 import re
+import types
 
 from typing import Any
 
+from ..frontend.normalise import normalise
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
 
@@ -295,6 +298,7 @@ class FloatLoop:
         self.arrays: list[str] = []
         self.steps: list[tuple] = []  # (kind, local, payload)
         self.unary_guards: dict[str, Any] = {}
+        self.helpers: list[tuple] = []  # (atom, function) of each helper inlined (x = helper(x, a))
         self.copies: list[tuple[str, str]] = []
         self.indices = indices  # the loop variable and the indices made from it (recomputed in reverse)
         self.outer_integers: list[str] = []  # integers from before the loop that build indices
@@ -367,6 +371,13 @@ class FloatLoop:
                 self.copies.append((s.target, "(" + ", ".join(a.name if isinstance(a, ir.Var) else repr(a.value)
                                                             for a in s.args) + ",)"))
                 continue
+            if isinstance(func, types.FunctionType) and not isinstance(s.func, ir.Const):
+                result = self._inline(func, [operand(a) for a in s.args], step_locals)
+                if result is None:
+                    return None
+                self.helpers.append((s.func, func))
+                current[s.target] = result
+                continue
             local = fresh("b")
             step_locals.add(local)
             if func is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
@@ -414,7 +425,39 @@ class FloatLoop:
         parts += [f"{w} is not {r}" for w in self.written for r in self.arrays]  # no aliasing
         parts += [f"type({v}) in _FT" for v in self.carried + self.invariant]
         parts += [f"{primal(atom)} is {const(func)}" for atom, func in self.unary_guards.values()]
+        parts += [f"{primal(atom)} is {const(func)} and {primal(atom)}.__code__ is {const(func.__code__)}"
+                  for atom, func in self.helpers]  # the function inlined, its code unchanged
         return " and ".join(parts) or "True"
+
+    def _inline(self, func: types.FunctionType, args: list, step_locals: set) -> str | None:
+        """The steps of a call of a helper that is one float formula (``return x * a + b``: only
+        ``+ - * / ** -x`` on its parameters and literals) appended as this loop's own, so a step
+        records its residuals and no call; the local holding its value, or None (not inlined: the
+        loop is generated as usual)."""
+        code = func.__code__
+        if code.co_freevars or func.__defaults__ or func.__kwdefaults__ or code.co_kwonlyargcount \
+                or code.co_flags & _NOT_PLAIN or code.co_argcount != len(args) or None in args:
+            return None
+        try:
+            helper = normalise(func)
+        except Exception:  # noqa: BLE001 - anything it cannot normalise is simply not inlined
+            return None
+        *formula, result = helper.body or [None]
+        if not isinstance(result, ir.Return) or not isinstance(result.value, ir.Var) or helper.params != list(code.co_varnames[:len(args)]):
+            return None
+        names = dict(zip(helper.params, args))  # the helper's names -> this loop's locals and literals
+        computed = set()
+        for st in formula:
+            if not _is_float_op(st, set()) or any(isinstance(a, ir.Var) and a.name not in names for a in st.args):
+                return None  # other statements, or a global read
+            local = self.fresh("b")
+            step_locals.add(local)
+            ops = [names[a.name] if isinstance(a, ir.Var) else repr(a.value) for a in st.args]
+            self.steps.append(("op", local, (st.func.value, ops)))
+            names[st.target] = local
+            computed.add(local)
+        value = names.get(result.value.name)
+        return value if value in computed else None
 
     def residual_names(self) -> list[str]:
         """The floats each iteration records for the reverse pass (indices are not recorded: the
@@ -628,6 +671,11 @@ def _cells(array: Any) -> Any:
 
 
 NAMESPACE = {"_float64s": _float64s, "_cells": _cells}
+
+
+# a generator, coroutine or *args/**kwargs function is never inlined
+_NOT_PLAIN = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE \
+    | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
 
 def _mktuple() -> Any:
