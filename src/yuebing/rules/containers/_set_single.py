@@ -142,3 +142,98 @@ def pop_rules() -> tuple[Callable, Callable]:
         return Dual(y, ty)
 
     return rrule, frule
+
+
+# ------------------------------------------------------------------------------------------------
+# Second order (4-tuples: primal, fdata, tangent, fdata tangent): the same, one entry in each
+# ------------------------------------------------------------------------------------------------
+
+
+def _dicts(s4: tuple) -> tuple:
+    """The set's fdata, tangent and fdata tangent when they are ``SetTangent``s, else None."""
+    return tuple(d if isinstance(d, dict) else None for d in (s4[1], s4[2], s4[3]))
+
+
+def _none4() -> tuple:
+    return None, NoFData, NoTangent, NoFData
+
+
+def _own(x: Any, g: Any) -> Any:
+    return g if carries(x) and g is not None and g is not NoTangent else NoRData
+
+
+def add_rule2(name: str, refuse: Callable) -> Callable:
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        (s4, item4), nothing = args, ((NoRData,) * 3, (NoRData,) * 3)
+        target, x = s4[0], item4[0]
+        if x in target:
+            return _none4(), lambda dy, dy_d: nothing
+        check_elements(name, [x])
+        fd, t, fdt = _dicts(s4)
+        if fd is None and carries(x):
+            raise refuse(name)
+        target.add(x)
+        for d, value in ((fd, zero_of(x)), (fdt, zero_of(x)), (t, _element_tangent(x, item4[2]))):
+            if d is not None:
+                d[x] = value
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            g, g_d = (d.pop(x, None) if d is not None else None for d in (fd, fdt))
+            if t is not None:
+                t.pop(x, None)
+            target.discard(x)
+            return (NoRData, NoRData, _own(x, g)), (NoRData, NoRData, _own(x, g_d))
+
+        return _none4(), pullback
+
+    return rule
+
+
+def removal_rule2(missing_ok: bool) -> Callable:
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        s4, item4 = args
+        target = s4[0]
+        stored = _stored(target, item4[0], missing_ok)
+        if stored is _ABSENT:
+            return _none4(), lambda dy, dy_d: ((NoRData,) * 3, (NoRData,) * 3)
+        fd, t, fdt = _dicts(s4)
+        target.discard(stored)
+        saved_t = t.pop(stored, zero_of(stored)) if t is not None else None
+        for d in (fd, fdt):
+            if d is not None:
+                d.pop(stored, None)
+
+        def pullback(dy: Any, dy_d: Any) -> tuple:
+            target.add(stored)
+            for d, value in ((fd, zero_of(stored)), (fdt, zero_of(stored)), (t, saved_t)):
+                if d is not None:
+                    d[stored] = value
+            return (NoRData,) * 3, (NoRData,) * 3
+
+        return _none4(), pullback
+
+    return rule
+
+
+def pop_rule2(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    s4 = args[0]
+    target = s4[0]
+    fd, t, fdt = _dicts(s4)
+    y = target.pop()
+    saved_t = t.pop(y, zero_of(y)) if t is not None else zero_tangent(y)
+    for d in (fd, fdt):
+        if d is not None:
+            d.pop(y, None)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        target.add(y)
+        for d, g in ((fd, dy), (fdt, dy_d)):
+            if d is not None:
+                d[y] = zero_of(y)
+                if carries(y) and g is not NoRData and g is not NoTangent:
+                    add_into(d, y, g)
+        if t is not None:
+            t[y] = saved_t
+        return (NoRData, NoRData), (NoRData, NoRData)
+
+    return (y, NoFData, saved_t, NoFData), pullback

@@ -28,8 +28,9 @@ from ..core import FRULES, RRULES, CoDual, Dual, RuleArgumentError, frule, prima
 from ..second_order import _register as special
 from ..util import output, zero_fdata
 from ._set_elements import forward_source, refill, zero_of
-from .sets import _MUTATING, SET_OPERATOR_RULES, _move_tangent, _Mutation, _mutating_rules, _reverse_sources, \
-    _ReverseChannel
+from ._set_single import add_rule2, pop_rule2, removal_rule2
+from .sets import _MUTATING, SET_OPERATOR_RULES, _move_tangent, _Mutation, _mutating_rules, _refuse_untracked, \
+    _reverse_sources, _ReverseChannel
 
 # ------------------------------------------------------------------------------------------------
 # In-place operators
@@ -140,6 +141,11 @@ def _output4(returns: str, change: _Mutation, s4: tuple, before_tangents: dict) 
 
 for _name, (_single, _returns) in _MUTATING.items():
     special(((set, _name),), _mutation_rule(f"set.{_name}", getattr(set, _name), _single, _returns))
+# one element at a time (_set_single.py): a loop adding to a set stays linear in second order too
+special(((set, "add"),), add_rule2("set.add", _refuse_untracked))
+special(((set, "discard"),), removal_rule2(missing_ok=True))
+special(((set, "remove"),), removal_rule2(missing_ok=False))
+special(((set, "pop"),), pop_rule2)
 
 
 def _in_place_rule(op: Callable, method: Callable) -> Callable:
