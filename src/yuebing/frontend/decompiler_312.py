@@ -272,6 +272,21 @@ class NewOps:
                 return self.after_exit(end, ctx)
         return None
 
+    def copied_break_target(self, start: int, exit_: int, ctx) -> int | None:
+        """Where the ``break`` of a loop with an ``else`` (body from ``start``, normal exit to
+        ``exit_``) would jump, when 3.12 copied the ``return`` block found there into it: the
+        copy follows the ``break``'s ``NOP`` (or the popped iterator)."""
+        if not NEW:
+            return None
+        for j in range(start, exit_):
+            end = self.returning_block_end(j + 1) if self.ins[j].opname in ("NOP", "POP_TOP") else None
+            if end is None:
+                continue
+            for p in range(exit_ + 1, min(ctx.end, len(self.ins)) - (end - j) + 1):
+                if self.copies_code_at(j + 1, end + 1, p):
+                    return p
+        return None
+
     def op_NOP(self, i, stack, ctx, out):
         """The line of a ``break`` out of a ``while`` loop whose ``return`` block 3.12 copied."""
         if NEW and ctx.exit is not None:

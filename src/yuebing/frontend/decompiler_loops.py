@@ -41,7 +41,8 @@ class LoopStatements:
         beyond = {self.targets[j] for j in range(start, exit_)
                   if self.targets[j] is not None and self.targets[j] > exit_}
         if not beyond:
-            return exit_, exit_
+            copied = self.copied_break_target(start, exit_, ctx)  # CPython 3.12+
+            return (exit_, exit_) if copied is None else (copied, copied)
         if len(beyond) > 1:
             raise DecompileError("a loop's breaks")
         breaks = beyond.pop()
