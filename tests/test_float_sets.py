@@ -100,7 +100,12 @@ def methods(x):
 def frozen_operators(x):
     a = frozenset({x, 1.0})
     b = a | frozenset({x ** 2})
-    return sum(b) * sum(a & {1.0, x}) + len(b)
+    c = b
+    c |= {3.0 * x}  # a frozenset has no in-place operators: c = c | {...}, b unchanged
+    c -= {1.0}
+    c ^= frozenset({np.exp(x)})
+    c &= {x, 3.0 * x, np.exp(x)}
+    return sum(b) * sum(a & {1.0, x}) + len(b) + sum(v ** 2 for v in c)
 
 
 @pytest.mark.parametrize("f", [operators, methods, frozen_operators])

@@ -69,18 +69,31 @@ def _plain_rules(op: Callable) -> tuple[Callable, Callable]:
 
 _IN_PLACE = {operator.ior: set.update, operator.iand: set.intersection_update,
              operator.ixor: set.symmetric_difference_update, operator.isub: set.difference_update}
+#: a frozenset has no in-place operators: ``fs |= t`` is ``fs = fs | t``
+_OUT_OF_PLACE = {operator.ior: operator.or_, operator.iand: operator.and_, operator.ixor: operator.xor,
+                 operator.isub: operator.sub}
 IN_PLACE_RULES: dict = {}
+
+
+def _which(op: Any, a: Any, b: Any, ours: tuple, others: tuple) -> tuple:
+    x, y = primal(a), primal(b)
+    if isinstance(x, set):
+        return ours
+    if isinstance(x, frozenset) and isinstance(y, (set, frozenset)):
+        return SET_OPERATOR_RULES[_OUT_OF_PLACE[op]]
+    return others
+
 
 for _op, _method in _IN_PLACE.items():
     _others = (RRULES.by_function[_op][0], FRULES.by_function[_op][0]) if _op is operator.isub else _plain_rules(_op)
     _ours = _mutating_rules(f"operator.{_op.__name__}", _method, False, "self")
     IN_PLACE_RULES[_op] = (_ours, _others)
 
-    def _rrule(a, b, _ours=_ours, _others=_others):
-        return (_ours if isinstance(primal(a), set) else _others)[0](a, b)
+    def _rrule(a, b, _op=_op, _ours=_ours, _others=_others):
+        return _which(_op, a, b, _ours, _others)[0](a, b)
 
-    def _frule(a, b, _ours=_ours, _others=_others):
-        return (_ours if isinstance(primal(a), set) else _others)[1](a, b)
+    def _frule(a, b, _op=_op, _ours=_ours, _others=_others):
+        return _which(_op, a, b, _ours, _others)[1](a, b)
 
     register_rrule(_op, _rrule)
     register_frule(_op, _frule)
@@ -155,6 +168,8 @@ def _in_place_rule(op: Callable, method: Callable) -> Callable:
     def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
         if isinstance(args[0][0], set):
             return ours(f, args, kwargs)
+        if isinstance(args[0][0], frozenset):  # fs |= t: fs = fs | t
+            return _selection_rule(SET_OPERATOR_RULES[_OUT_OF_PLACE[op]])(f, args, kwargs)
         out, pullback = others_r(*(CoDual(a[0], a[1]) for a in args))  # ints and masks: zero derivative
         y = out.primal
         result = (y, out.fdata, zero_tangent(y), zero_fdata(y))
