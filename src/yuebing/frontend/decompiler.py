@@ -77,7 +77,7 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
         self.jump_targets = {t for t in self.targets if t is not None}
         self.back_jumps: dict[int, list[int]] = {}
         for n, t in enumerate(self.targets):
-            if t is not None and t <= n:
+            if t is not None and t <= n and not self.leaves_handler_backward(n):
                 self.back_jumps.setdefault(t, []).append(n)
         self.lines = []
         line = code.co_firstlineno

@@ -358,6 +358,25 @@ class NewOps:
         self.emit(out, ast.With([ast.withitem(manager, target)], body), i)
         return after
 
+    def leaves_handler_backward(self, n: int) -> bool:
+        """Whether the jump at ``n`` ends an ``except`` clause (after ``POP_EXCEPT``, and the
+        clearing of its name): 3.12 puts handlers after the code they return to, and that jump
+        back does not make a loop."""
+        ins = self.ins
+        if not NEW or n < 1:
+            return False
+        return ins[n - 1].opname == "POP_EXCEPT" or (
+            n >= 4 and ins[n - 4].opname == "POP_EXCEPT" and ins[n - 1].opname.startswith("DELETE_"))
+
+    def handler_join(self, i: int, handler: int, cleanup: int, ctx) -> int | None:
+        """Where the clauses of the ``try`` at ``i`` jump back to when 3.12 placed them out of
+        line after the code that follows the statement, or the head of the loop it ends (else None)."""
+        if not NEW:
+            return None
+        joins = {self.targets[k] for k in range(handler, cleanup) if self.leaves_handler_backward(k)
+                 and self.targets[k] is not None and (i < self.targets[k] < handler or self.targets[k] in ctx.heads)}
+        return joins.pop() if len(joins) == 1 else None
+
     def op_POP_EXCEPT(self, i, stack, ctx, out):
         """Marks a ``return`` block copied into the end of an ``except`` clause (``hoisted_tails``
         puts it back after the ``try``): a ``return`` in the clause would leave it after its value."""
@@ -395,6 +414,8 @@ def _copied_tail(node: ast.Try) -> ast.stmt | None:
         node.orelse.pop()
     elif node.orelse:
         return None
+    elif getattr(node.body[-1], "copied", False) and ast.dump(node.body[-1]) == ast.dump(ends[0]):
+        node.body = node.body[:-1] or [ast.Pass()]  # hoisted out of a try nested at its end
     for clause in node.handlers:
         clause.body = clause.body[:-1] or [ast.Pass()]
     return ends[0]

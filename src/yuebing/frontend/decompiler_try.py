@@ -100,7 +100,8 @@ class TryStatements:
         cleanup = self.handler_at[handler]
         if cleanup is None or [x.opname for x in ins[cleanup:cleanup + 3]] != _CLEANUP:
             raise DecompileError("a try statement's clean-up")
-        after = cleanup + 3
+        join = self.handler_join(i, handler, cleanup, ctx) if self.is_except_handler(handler) else None
+        after = cleanup + 3 if join is None else join if join not in ctx.heads else ctx.end
         if after > ctx.end:
             raise DecompileError("a try statement ending outside its block")
         # at the end of its block, a try's exits jump to the block's follow -- or to the end
@@ -108,7 +109,13 @@ class TryStatements:
         to_end = any(self.targets[k] == after for k in range(i, after))
         follow = after if after < ctx.end or to_end else ctx.follow
         inner = dataclasses.replace(ctx, tries=ctx.tries | {handler})
-        if self.is_except_handler(handler):
+        if join is not None:  # CPython 3.12: the clauses out of line, jumping back
+            node = self.try_except(i, handler, cleanup, stack, inner, join, after)
+            if join in ctx.heads:  # back to the loop's head: the end of the loop's body
+                for clause in node.handlers:
+                    if isinstance(clause.body[-1], ast.Continue):
+                        clause.body = clause.body[:-1] or [ast.Pass()]
+        elif self.is_except_handler(handler):
             node = self.try_except(i, handler, cleanup, stack, inner, follow)
         else:
             node = self.try_finally(i, handler, cleanup, stack, inner, follow)
@@ -141,15 +148,18 @@ class TryStatements:
             n += 1
         return False
 
-    def try_except(self, i: int, handler: int, cleanup: int, stack: list, ctx, follow) -> ast.Try:
+    def try_except(self, i: int, handler: int, cleanup: int, stack: list, ctx, follow, join=None) -> ast.Try:
+        """``try``/``except``; with ``join``, the clauses are out of line (CPython 3.12) and jump
+        back there: the body, then its ``else`` up to ``join``."""
         ins = self.ins
         body_end = self.try_extents[handler][1]
         if body_end < handler and ins[body_end].opname == "RETURN_VALUE":
             body_end += 1  # ``return v`` leaves the protected range just before returning
-        rest = list(range(body_end, handler))
+        else_end = handler if join is None else join
+        rest = list(range(body_end, else_end))
         has_else = rest and not (len(rest) == 1 and ins[rest[0]].opname.startswith("JUMP"))
         body = self.region(i, body_end, stack, ctx.sub(body_end, body_end if has_else else follow))
-        orelse = self.run(body_end, handler, list(stack), ctx.sub(handler, follow), []) if has_else else []
+        orelse = self.run(body_end, else_end, list(stack), ctx.sub(else_end, follow), []) if has_else else []
         handlers = self.except_clauses(handler, cleanup, stack, ctx, follow)
         return ast.Try(body, handlers, orelse, [])
 
