@@ -355,15 +355,23 @@ def _locate(item: int, sizes: Sequence[int]) -> tuple[int, int]:
 
 def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, scale: dict) -> tuple[list, Any]:
     zeros = tuple(T.zero_tangent(a) for a in args)
-    full_value, _ = _run_forward(f, args, zeros, kwargs, "jacobian")
+    in_leaves = {a: [v for v, _ in _leaves(args[a], zeros[a], f"argument {a}")] for a in nums}
+    sizes = [int(np.size(xl)) for a in nums for xl in in_leaves[a]]
+    total, cap = sum(sizes), scale["chunk_size"] or MAX_BATCH  # directions per forward pass
+    first: list = []
+    if scale["executor"] is None and min(cap, total) > 1:  # the first batch's pass gives the value too
+        leaves = [(a, j, int(np.size(xl))) for a in nums for j, xl in enumerate(in_leaves[a])]
+        full_value, first = _batched_columns(f, args, kwargs, has_aux, leaves, list(range(min(cap, total))), True)
+    else:
+        full_value, _ = _run_forward(f, args, zeros, kwargs, "jacobian")
     value, aux = (split_aux(full_value, "jacobian", f) if has_aux else (full_value, None))
     out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
-    in_leaves = {a: [v for v, _ in _leaves(args[a], T.zero_tangent(args[a]), f"argument {a}")] for a in nums}
-    sizes = [int(np.size(xl)) for a in nums for xl in in_leaves[a]]
-    cap = scale["chunk_size"] or MAX_BATCH  # directions per forward pass
     if scale["executor"] is None:  # here: one task per batch (a progress bar step each)
-        scale = {**scale, "chunk_size": min(cap, max(1, sum(sizes)))}
-    columns = iter(run_chunks(forward_columns, (f, args, kwargs, nums, has_aux, cap), sum(sizes), **scale))
+        scale = {**scale, "chunk_size": min(cap, max(1, total))}
+    done = len(first)
+    rest = run_chunks(forward_columns, (f, args, kwargs, nums, has_aux, cap), total - done,
+                      part=lambda start, stop: range(start + done, stop + done), **scale)
+    columns = iter(first + rest)
     jacs = []
     for a in nums:
         blocks = [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves[a]] for yl in out_leaves]
@@ -416,10 +424,12 @@ def _one_column(f: Callable, args: tuple, kwargs: dict, has_aux: bool, zeros: tu
     return _flat_leaves(y, dy, "the output")
 
 
-def _batched_columns(f: Callable, args: tuple, kwargs: dict, has_aux: bool, leaves: list, group: list) -> list:
+def _batched_columns(f: Callable, args: tuple, kwargs: dict, has_aux: bool, leaves: list, group: list,
+                     with_value: bool = False) -> Any:
     """The Jacobian's columns for the flat input coordinates ``group``: one forward pass whose
     tangents carry ``len(group)`` directions, each argument's leaves seeded with a leading batch
-    axis (zeros for the arguments not differentiated, so writes into them have room)."""
+    axis (zeros for the arguments not differentiated, so writes into them have room).
+    ``with_value``: ``(f's value, columns)``."""
     m = len(group)
     seeds: dict = {}
     tangents = tuple(_batched_seed(x, a, m, seeds) for a, x in enumerate(args))
@@ -429,12 +439,13 @@ def _batched_columns(f: Callable, args: tuple, kwargs: dict, has_aux: bool, leav
         seed = seeds[(a, j)]
         seed[(r,) + np.unravel_index(index, seed.shape[1:])] = 1.0  # any layout: no reshape copy
     with batched(m):
-        y, dy = _forward_with_strong_zero(f, args, tangents, kwargs, "jacobian")
-    y, _ = (split_aux(y, "jacobian", f) if has_aux else (y, None))
+        full, dy = _forward_with_strong_zero(f, args, tangents, kwargs, "jacobian")
+    y, _ = (split_aux(full, "jacobian", f) if has_aux else (full, None))
     if has_aux:
         dy = dy[0] if isinstance(dy, (tuple, list)) else NoTangent
     stacks = [_batched_leaf(v, tv, m) for v, tv in _leaves(y, dy, "the output")]
-    return [[stack[r] for stack in stacks] for r in range(m)]
+    columns = [[stack[r] for stack in stacks] for r in range(m)]
+    return (full, columns) if with_value else columns
 
 
 def _batched_seed(x: Any, a: int, m: int, seeds: dict) -> Any:
