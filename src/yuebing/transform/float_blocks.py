@@ -558,7 +558,8 @@ class FloatLoop:
         for g in invariant.values():
             lines.append(f"{g} = 0.0")
         convert = self.fresh("float")
-        lines.append(f"{convert} = _f64 if {numpy_values} else float")
+        if any(kind == "op" and payload[0] in (operator.truediv, operator.pow) for kind, _, payload in self.steps):
+            lines.append(f"{convert} = _f64 if {numpy_values} else float")  # the arithmetic of partials
         lines += self._reverse_header(columns, loop_range)
         body: list[str] = []
         adjoint: dict[str, str] = {}
