@@ -26,7 +26,7 @@ from yuebing.frontend import bytecode
 from yuebing.frontend.source import SourceUnavailableError
 
 pytestmark = pytest.mark.skipif(sys.version_info[:2] not in bytecode.SUPPORTED,
-                                reason="the decompiler knows CPython 3.11 bytecode")
+                                reason="the decompiler knows CPython 3.11-3.13 bytecode")
 
 X, H = 0.7, 1e-5
 
@@ -343,6 +343,54 @@ def f(x):
     other = (x < 0.0 or flag) and x or 1.0
     return scale * x + other * x if (flag and scale) or other else x
 """,
+    # shapes CPython 3.12/3.13 compile differently from 3.11 (inlined comprehensions, slices,
+    # keyword calls, f-strings, handlers out of line, return blocks copied into each path)
+    "comprehensions_slices_fstrings": """\
+def f(x):
+    values = [x * k for k in range(1, 4) if k != 2]
+    squares = {k: v * v for k, v in enumerate(values)}
+    grid = [[v * j for j in range(2)] for v in values]
+    if any([v > 0.5 for v in values]):
+        values[1:2] = [x * 3.0]
+    head = values[:2]
+    label = f"{x!r:>12}{len(head)}"
+    total = +sum(head) + sum(squares.values()) + sum(sum(row) for row in grid)
+    return total + len(label) * 0.0 + np.sin(*head[:1])
+""",
+    "classes_super_decorators_star_calls": """\
+def f(x):
+    class Base:
+        def value(self, v, scale=1.0):
+            return v * scale
+    class Child(Base):
+        def value(self, v, scale=1.0):
+            return super().value(v, scale=scale) + np.cos(v)
+    def twice(g):
+        return lambda v: g(g(v))
+    @twice
+    def step(v):
+        return v * 0.5 + np.sin(v)
+    args = [x]
+    return Child().value(*args, scale=2.0) + step(x)
+""",
+    "try_in_loop_with_break_ternary": """\
+def f(x):
+    s = 0.0
+    for k in range(5):
+        try:
+            if k == 3:
+                raise KeyError(k)
+            s = s + x ** k
+        except KeyError:
+            s = s * x
+    with np.errstate(all="ignore"):
+        s = s + np.log(x)
+    for k in range(4):
+        if s > 100.0:
+            break
+        s = s * 1.5
+    return s * x if s > 1.0 else s
+""",
 }
 
 
@@ -354,10 +402,20 @@ def _file_function(text: str, tmp_path, name: str) -> types.FunctionType:
     return namespace["f"]
 
 
+#: ``finally`` blocks around ``except`` clauses: CPython 3.12 moves the clauses after the code
+#: that follows and has them jump back into the body's copy of the ``finally`` block, a layout
+#: the decompiler does not rebuild yet -- refused there, never guessed
+NOT_REBUILT_AFTER_311 = {"try_except_as_else_finally", "try_return_inside_finally"}
+
+
 @pytest.mark.parametrize("name", sorted(NEW_CONSTRUCTS))
 def test_new_construct_compiles_back_and_differentiates_as_its_source(name, tmp_path):
     text = NEW_CONSTRUCTS[name]
     recovered = _exec_function(text, filename=f"<{name}>")
+    if name in NOT_REBUILT_AFTER_311 and sys.version_info >= (3, 12):
+        with pytest.raises(SourceUnavailableError, match="cannot decompile|does not compile back"):
+            yb.grad(recovered)(X)
+        return
     node = bytecode.recover(recovered)
     assert bytecode.compiles_back(node, recovered.__code__)
     from_file = _file_function(text, tmp_path, name)

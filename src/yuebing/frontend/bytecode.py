@@ -22,8 +22,9 @@ qualified names (``code_compare.same_code``). Otherwise ``SourceUnavailableError
 to put the function in a file. Line numbers of the recovered statements are the live code's own
 (the user's ``<stdin>``/``<string>`` lines), so errors still point at them.
 
-Only CPython 3.11's instruction set is decompiled; on other versions the recovery is refused
-with the same advice.
+CPython 3.11, 3.12 and 3.13 are decompiled (3.12/3.13 code is first rewritten into 3.11's
+instructions, ``decompiler_312.py``); on other versions the recovery is refused with the same
+advice.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ from .code_compare import same_code
 from .decompiler import Decompiler, DecompileError
 
 #: CPython versions whose bytecode the decompiler knows
-SUPPORTED = ((3, 11),)
+SUPPORTED = ((3, 11), (3, 12), (3, 13))
 
 _CO_NESTED = 0x10
 _FUTURE_FLAGS = __future__.annotations.compiler_flag
@@ -61,8 +62,9 @@ def recover(fn: types.FunctionType) -> ast.FunctionDef | ast.Lambda:
 @functools.lru_cache(maxsize=256)
 def _recovered(code: types.CodeType, defaults: int, kw_defaults: tuple) -> ast.AST:
     if sys.version_info[:2] not in SUPPORTED:
-        raise RecoveryError(f"yuebing decompiles CPython {', '.join('.'.join(map(str, v)) for v in SUPPORTED)} "
-                            f"bytecode only, and this is {sys.version.split()[0]}")
+        raise RecoveryError(f"yuebing decompiles the bytecode of CPython "
+                            f"{', '.join('.'.join(map(str, v)) for v in SUPPORTED)} only, and this is "
+                            f"{sys.version.split()[0]}")
     placeholders = [ast.Name(f"__default{k}__", ast.Load()) for k in range(defaults)]
     kw = {name: ast.Name(f"__default_{name}__", ast.Load()) for name in kw_defaults}
     try:

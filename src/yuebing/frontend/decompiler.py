@@ -1,4 +1,5 @@
-"""CPython 3.11 bytecode -> standard-library ``ast``: the decompiler behind ``frontend/bytecode.py``.
+"""CPython 3.11 bytecode (and 3.12/3.13's, rewritten into it by ``decompiler_312.py``) ->
+standard-library ``ast``: the decompiler behind ``frontend/bytecode.py``.
 
 It rebuilds a function's ``def``/``lambda`` from its code object alone, for functions that have
 no source text (the interactive prompt, ``python -c``, ``exec`` of a string, cloudpickle by
@@ -14,7 +15,9 @@ decorators, comprehensions and generator expressions, classes (annotations, meth
 Construct families live in mixins: ``decompiler_loops.py`` (``for``/``while`` with ``else``),
 ``decompiler_try.py`` (``try``/``except``/``else``/``finally`` from the exception table),
 ``decompiler_match.py`` (``match``), ``decompiler_bool.py`` (mixed ``and``/``or`` values) and
-``decompiler_ops.py`` (expressions, ``yield from``).
+``decompiler_ops.py`` (expressions, ``yield from``); ``decompiler_312.py`` rewrites 3.12/3.13
+instructions into 3.11's and rebuilds what changed in substance (inlined comprehensions, handlers
+out of line, ``return`` blocks copied into each path that reaches them).
 
 It is allowed to fail or to guess: ``bytecode.py`` compiles every reconstruction and compares it
 with the live code (bytecode, names, constants, flags, nested code, exception tables); whatever
