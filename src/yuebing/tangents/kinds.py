@@ -385,7 +385,13 @@ def build_immutable(x: Any, kind: str, keys: list, values: list) -> Any:
         fill_mutable(obj, OBJECT, keys, values)
         return obj
     if kind is FUNCTION:
-        return types.FunctionType(x.__code__, x.__globals__, x.__name__, x.__defaults__, tuple(values))
+        rebuilt_fn = types.FunctionType(x.__code__, x.__globals__, x.__name__, x.__defaults__, tuple(values))
+        # what the constructor does not take: keyword-only defaults (a copy without them could
+        # not be called as the original is), the qualified name and attributes
+        rebuilt_fn.__kwdefaults__ = x.__kwdefaults__
+        rebuilt_fn.__qualname__ = x.__qualname__
+        rebuilt_fn.__dict__.update(x.__dict__)
+        return rebuilt_fn
     if kind is PARTIAL:
         func, args, keywords = values
         rebuilt = functools.partial(func)
