@@ -244,6 +244,14 @@ class NewOps:
 
     # ------------------------------------------------------------------ copied exit blocks
 
+    def copied_return_end(self, j: int) -> int | None:
+        """After the ``NOP``/``POP_TOP`` at ``j``: the end of a copied ``return`` block (a value
+        computed, then returned -- not the ``SWAP 2; POP_TOP`` of a ``return`` in a loop)."""
+        if self.ins[j].opname not in ("NOP", "POP_TOP") or (j and self.ins[j - 1].opname == "SWAP"):
+            return None
+        end = self.returning_block_end(j + 1)
+        return end if end is not None and end > j + 1 else None
+
     def returning_block_end(self, j: int) -> int | None:
         """The ``RETURN_VALUE`` ending the straight-line code from ``j``, if it is one."""
         while j < len(self.ins):
@@ -265,7 +273,7 @@ class NewOps:
         that leads to it, the iterator popped, then the copy (a ``return`` in the loop would pop
         it after its value). Emits the ``break``; where to go on (None if it is not one)."""
         if NEW and stack and isinstance(stack[-1], Mark) and stack[-1].kind == "iter" and ctx.exit is not None:
-            end = self.returning_block_end(i + 1)
+            end = self.copied_return_end(i)
             if end is not None and self.copies_code_at(i + 1, end + 1, ctx.exit):
                 stack.pop()
                 self.emit(out, ast.Break(), i)
@@ -279,7 +287,7 @@ class NewOps:
         if not NEW:
             return None
         for j in range(start, exit_):
-            end = self.returning_block_end(j + 1) if self.ins[j].opname in ("NOP", "POP_TOP") else None
+            end = self.copied_return_end(j)
             if end is None:
                 continue
             for p in range(exit_ + 1, min(ctx.end, len(self.ins)) - (end - j) + 1):
@@ -290,7 +298,7 @@ class NewOps:
     def op_NOP(self, i, stack, ctx, out):
         """The line of a ``break`` out of a ``while`` loop whose ``return`` block 3.12 copied."""
         if NEW and ctx.exit is not None:
-            end = self.returning_block_end(i + 1)
+            end = self.copied_return_end(i)
             if end is not None and self.copies_code_at(i + 1, end + 1, ctx.exit):
                 self.emit(out, ast.Break(), i)
                 return self.after_exit(end, ctx)

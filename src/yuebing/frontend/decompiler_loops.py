@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from .decompiler_ops import DecompileError, Mark
+from .decompiler_312 import NEW
 
 
 class LoopStatements:
@@ -23,7 +24,9 @@ class LoopStatements:
         exit_ = self.targets[i]
         back = exit_ - 1
         if self.ins[back].opname != "JUMP_BACKWARD" or self.targets[back] != i:
-            if self.ins[back].opname != "RERAISE":  # a body ending in a ``try`` statement
+            # a body ending in a ``try`` statement; from 3.12, in a ``return`` or ``raise`` (its
+            # last jump back is a conditional one)
+            if self.ins[back].opname not in ("RERAISE",) + (("RETURN_VALUE", "RAISE_VARARGS") if NEW else ()):
                 raise DecompileError("a for loop")
             back = exit_
         target, j = self.read_target(i + 1)
