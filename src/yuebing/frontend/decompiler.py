@@ -97,7 +97,7 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
     # ------------------------------------------------------------------ statements
 
     def emit(self, out: list, stmt: ast.stmt, i: int) -> None:
-        stmt.lineno = stmt.end_lineno = self.lines[min(i, len(self.lines) - 1)]
+        stmt.lineno = stmt.end_lineno = getattr(stmt, "first_line", None) or self.lines[min(i, len(self.lines) - 1)]
         stmt.col_offset = stmt.end_col_offset = 0
         out.append(stmt)
 
@@ -630,9 +630,12 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
 
     def class_definition(self, code: types.CodeType, name: str, bases: list, keywords: list) -> ast.ClassDef:
         inner = Decompiler(code)
-        body = class_statements(inner.run(0, len(inner.ins), [], Ctx(len(inner.ins)), []))
-        node = ast.ClassDef(name, bases, keywords, body, [])
+        statements = inner.run(0, len(inner.ins), [], Ctx(len(inner.ins)), [])
+        node = ast.ClassDef(name, bases, keywords, class_statements(statements), [])
         node.lineno = code.co_firstlineno
+        # CPython 3.13 stores the ``class`` line in the body: the statement must keep it
+        node.first_line = next((s.value.value for s in statements if isinstance(s, ast.Assign)
+                                and getattr(s.targets[0], "id", None) == "__firstlineno__"), None)
         return node
 
     def comprehension(self, code: types.CodeType, iterable: ast.expr) -> ast.expr:
