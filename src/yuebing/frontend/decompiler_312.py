@@ -304,16 +304,18 @@ class NewOps:
                 return self.after_exit(end, ctx)
         return None
 
-    def copied_tail_after_finally(self, handler: int, copy: Any) -> int | None:
-        """Where the ``return`` block after a ``try``/``finally`` starts when 3.12 copied it
-        between the body's copy of the ``finally`` block and the handler (else None)."""
-        if not NEW or self.ins[handler - 1].opname != "RETURN_VALUE":
+    def copied_tail_after_finally(self, i: int, handler: int, copy: Any) -> tuple | None:
+        """3.12 puts the body's copy of a ``finally`` block, then the code after the ``try`` when
+        it is a ``return`` block, before the handlers (the ``finally`` one, or the ``except`` ones
+        jumping back to the copy): (end of the body, start and end of that ``return`` block)."""
+        if not NEW:
             return None
-        for start in range(handler - 1, max(handler - 12, 0), -1):
-            if self.returning_block_end(start) != handler - 1:
-                return None
-            if self.same_as_copy(start - copy.length, copy):
-                return start
+        for p in range(i, handler - copy.length):
+            if copy.handler in self.handler_chain(p) or not self.same_as_copy(p, copy):
+                continue
+            end = self.returning_block_end(p + copy.length)
+            if end is not None and end > p + copy.length and (end + 1 == handler or self.ins[end + 1].opname == "PUSH_EXC_INFO"):
+                return p, p + copy.length, end + 1
         return None
 
     def ternary_with_copied_tail(self, cond: ast.expr, true_label: int, false_label: int, stack: list, ctx) -> int | None:

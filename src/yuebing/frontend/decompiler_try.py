@@ -245,9 +245,10 @@ class TryStatements:
                             dataclasses.replace(ctx, end=cleanup - 1, follow=None, heads=frozenset(), exit=None))
         body_end = handler
         last = handler - 1
-        tail = self.copied_tail_after_finally(handler, copy)
-        if tail is not None:  # CPython 3.12: the finally block's copy, then the code after the try
-            body_end = tail - copy.length
+        found = self.copied_tail_after_finally(i, handler, copy)
+        tail = None if found is None else found[1:]
+        if found is not None:  # CPython 3.12: the finally block's copy, then the code after the try
+            body_end = found[0]
         elif ins[last].opname.startswith("JUMP") and self.same_as_copy(last - copy.length, copy):
             body_end = last - copy.length
             if self.targets[last] != follow and self.targets[last] not in ctx.heads:
@@ -261,7 +262,7 @@ class TryStatements:
             node = body[0]
         else:
             node = ast.Try(body, [], [], final)
-        node.copied_tail = None if tail is None else (tail, handler)
+        node.copied_tail = tail
         return node
 
     def same_as_copy(self, at: int, copy: FinallyCopy) -> bool:
