@@ -1,6 +1,7 @@
 """Nested functions in the normaliser (part of ``normalise.Normaliser``): which variables a
-nested ``def``/``lambda`` captures, which cells it shares with us, and the check that a
-captured variable that is copied (not shared) has one value for the closure's whole life.
+nested ``def``/``lambda`` captures, which cells it shares with us, and which captured variables
+have more than one value in a closure's life (reassigned, bound in a loop, a comprehension's
+variable): those are kept in cells too, so a closure sees their current value (late binding).
 
 Captured variables are found by Python's own scoping (the nested definition compiled inside a
 stand-in for the enclosing function), so a nested function's local that shares a name with one
@@ -78,24 +79,42 @@ class ClosureLowering:
             self.opaque(out, f"if False: {name} = None  # makes {name} a cell the closure below shares")
         return shared
 
-    def _check_captured_are_stable(self, body: list) -> None:
-        """A nested function's tangent is fixed when it is created, so a captured variable must
-        have one value for the function's whole life: bound once, outside any loop."""
-        sites: dict = {}
-        _assignment_sites(body, False, sites)
+    def _reassigned_captures(self, body: list) -> list[str]:
+        """Captured variables that are not yet kept in a cell but have more than one value in
+        the closure's life (bound twice, or in a loop): ``normalise`` lowers the function
+        again with them cell-backed, as if a nested function wrote them with ``nonlocal``, so
+        a closure reads the cell's current value and its derivative (Python's late binding)."""
+        code = self.fn.__code__
+        n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+        sites: dict = {name: [(code.co_firstlineno, False)] for name in code.co_varnames[:n_params]}
+        _assignment_sites(body, False, sites)  # a parameter is bound once already, by the call
+        names = set()
         for closure in _closures(body, []):
             for name in closure.free_vars:
                 if name in self.cell_backed or name in closure.shared:
                     continue  # shared through its cell: every value is seen
                 bound = sites.get(name, [])
                 if len(bound) > 1 or any(in_loop for _, in_loop in bound):
-                    name = getattr(self, "user_names", {}).get(name, name)
-                    raise UnsupportedSyntaxError(
-                        f"a nested function capturing {name!r}, which is reassigned or bound in a loop",
-                        f"pass {name!r} to the nested function as an argument where it is called, "
-                        "or give each value its own name",
-                        self.filename, closure.line, self.fn.__qualname__,
-                    )
+                    names.add(name)
+        return sorted(names)
+
+    def _comprehension_cells(self, node: ast.expr, renamed: list[str]) -> None:
+        """Keep in cells the variables of the comprehension ``node`` (already renamed) that a
+        lambda inside it captures: each lambda reads the variable's current value, the last
+        one once the comprehension is done, as in Python. Python gives each run of a
+        comprehension fresh cells, our function has one: a comprehension that runs more than
+        once per call (in a loop, or in another comprehension) is refused."""
+        captured = {name for lam in ast.walk(node) if isinstance(lam, ast.Lambda) for name in self._captured(lam)}
+        captured &= set(renamed)
+        if not captured:
+            return
+        if self.repeats:
+            name = self.user_names.get(min(captured), min(captured))
+            raise self.error(
+                f"a nested function capturing {name!r}, the variable of a comprehension that runs more "
+                "than once per call (inside a loop or another comprehension)",
+                f"pass {name!r} to the nested function as an argument where it is called", node)
+        self.cell_backed = sorted({*self.cell_backed, *captured})
 
 
 def _free_variables(node: ast.FunctionDef | ast.Lambda, outer_names: list[str]) -> tuple[str, ...]:

@@ -50,7 +50,8 @@ COMPARE = {
 class Normaliser(LoopLowering, ClosureLowering):
     """Lowers one function; loops and closures are in ``loops.py`` and ``closures.py``."""
 
-    def __init__(self, fn: types.FunctionType, node: ast.AST, filename: str) -> None:
+    def __init__(self, fn: types.FunctionType, node: ast.AST, filename: str, cells: tuple = ()) -> None:
+        """``cells``: more of our variables to keep in cells (captured ones with several values)."""
         self.fn = fn
         self.node = node
         self.filename = filename
@@ -70,7 +71,9 @@ class Normaliser(LoopLowering, ClosureLowering):
         self.declared_globals = {n for s in _walk_own_scope(node) if isinstance(s, ast.Global) for n in s.names}
         # our variables that nested functions write with ``nonlocal``: kept in their cell
         written_inside = {n for s in ast.walk(node) if isinstance(s, ast.Nonlocal) for n in s.names}
-        self.cell_backed = sorted((written_inside - self.nonlocal_here) & set(code.co_cellvars))
+        self.cell_backed = sorted((written_inside - self.nonlocal_here) & set(code.co_cellvars) | set(cells))
+        self.repeats = 0  # loops and comprehensions around the code being lowered
+        self.reassigned_captures: list[str] = []  # filled by function(): see normalise()
 
     # ---------------------------------------------------------------- helpers
 
@@ -381,6 +384,7 @@ class Normaliser(LoopLowering, ClosureLowering):
                 renames[name] = self.tmp(name.lstrip("_") or "v")
                 self.user_names[renames[name]] = name  # for error messages
         node = _Renamer(renames).visit(_copy(node))
+        self._comprehension_cells(node, list(renames.values()))
 
         def innermost(body: list) -> None:
             if kind == "dict":
@@ -409,7 +413,11 @@ class Normaliser(LoopLowering, ClosureLowering):
 
             self._for_loop(gen.target, gen.iter, loop_body, body, None)
 
-        nest(node.generators, out)
+        self.repeats += 1
+        try:
+            nest(node.generators, out)
+        finally:
+            self.repeats -= 1
         return ir.Var(result)
 
     def expr_ListComp(self, node: ast.ListComp, out: list, target: str) -> ir.Atom:
@@ -722,7 +730,7 @@ class Normaliser(LoopLowering, ClosureLowering):
             body.append(ir.Return(ir.Var("_retval"), line=self.line))
         elif not returns:
             body.append(ir.Return(ir.Const(None), line=self.line))
-        self._check_captured_are_stable(body)
+        self.reassigned_captures = self._reassigned_captures(body)
         code = self.fn.__code__
         n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
         return ir.Function(
@@ -734,6 +742,7 @@ class Normaliser(LoopLowering, ClosureLowering):
             free_vars=self.free,
             global_names=list(self.globals),
             cell_backed=list(self.cell_backed),
+            user_names=dict(self.user_names),
         )
 
 
@@ -828,4 +837,9 @@ def normalise(fn: types.FunctionType) -> ir.Function:
     node, filename = function_node(fn)
     node = desugar(node)
     fence(node, filename, fn.__qualname__)
-    return Normaliser(fn, node, filename).function()
+    normaliser = Normaliser(fn, node, filename)
+    lowered = normaliser.function()
+    if normaliser.reassigned_captures:
+        # captured variables with several values: lowered again with them in cells (closures.py)
+        lowered = Normaliser(fn, node, filename, cells=normaliser.reassigned_captures).function()
+    return lowered

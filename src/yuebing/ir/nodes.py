@@ -212,7 +212,10 @@ class Function:
     free_vars: list[str]
     global_names: list[str]
     defaults: dict = dataclasses.field(default_factory=dict)
-    cell_backed: list = dataclasses.field(default_factory=list)  # locals nested functions write
+    # locals kept in cells: written by nested functions (nonlocal), or captured by one and
+    # reassigned or bound in a loop (late binding)
+    cell_backed: list = dataclasses.field(default_factory=list)
+    user_names: dict = dataclasses.field(default_factory=dict)  # a renamed variable -> the user's
 
 
 # --------------------------------------------------------------------------------------------

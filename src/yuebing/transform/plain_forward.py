@@ -69,7 +69,8 @@ class PlainForwardGenerator(ForwardGenerator):
 
     def generate(self) -> GeneratedForward:
         if self.fn.cell_backed:
-            raise _refusal(f"variables written by nested functions ({', '.join(self.fn.cell_backed)})")
+            names = ", ".join(self.fn.user_names.get(v, v) for v in self.fn.cell_backed)
+            raise _refusal(f"variables that nested functions write or capture while they are rebound ({names})")
         generated = super().generate()
         # second order's program of this one has runtime names of its own (``_fn``, ``_global``,
         # ``_G``, ...): ours get a prefix so that they stay distinct
