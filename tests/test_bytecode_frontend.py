@@ -402,19 +402,10 @@ def _file_function(text: str, tmp_path, name: str) -> types.FunctionType:
     return namespace["f"]
 
 
-#: a ``return`` inside ``try``/``finally`` in a loop: CPython 3.12 lays out the copies of the
-#: ``finally`` block in a way the decompiler does not rebuild yet -- refused there, never guessed
-NOT_REBUILT_AFTER_311 = {"try_return_inside_finally"}
-
-
 @pytest.mark.parametrize("name", sorted(NEW_CONSTRUCTS))
 def test_new_construct_compiles_back_and_differentiates_as_its_source(name, tmp_path):
     text = NEW_CONSTRUCTS[name]
     recovered = _exec_function(text, filename=f"<{name}>")
-    if name in NOT_REBUILT_AFTER_311 and sys.version_info >= (3, 12):
-        with pytest.raises(SourceUnavailableError, match="cannot decompile|does not compile back"):
-            yb.grad(recovered)(X)
-        return
     node = bytecode.recover(recovered)
     assert bytecode.compiles_back(node, recovered.__code__)
     from_file = _file_function(text, tmp_path, name)

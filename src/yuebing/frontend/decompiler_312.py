@@ -28,6 +28,7 @@ import sys
 from typing import Any
 
 from .decompiler_ops import DecompileError, Mark, METHOD_SELF, NULL
+from .decompiler_try import FinallyCopy
 
 NEW = sys.version_info >= (3, 12)
 _OP = dis.opmap
@@ -317,6 +318,15 @@ class NewOps:
             if end is not None and end > p + copy.length and (end + 1 == handler or self.ins[end + 1].opname == "PUSH_EXC_INFO"):
                 return p, p + copy.length, end + 1
         return None
+
+    def finally_out_of_line(self, handler: int, ctx) -> bool:
+        """Whether a ``try``/``finally`` ending its block (a loop's body) has its handler beyond
+        the block, with the body's copy of the ``finally`` block last in it (3.12)."""
+        if not NEW or self.is_except_handler(handler) or self.ins[handler].opname != "PUSH_EXC_INFO":
+            return False
+        cleanup = self.handler_at[handler]
+        copy = FinallyCopy(handler, handler + 1, cleanup - 1 - (handler + 1))
+        return copy.length > 0 and self.same_as_copy(ctx.end - copy.length, copy)
 
     def ternary_with_copied_tail(self, cond: ast.expr, true_label: int, false_label: int, stack: list, ctx) -> int | None:
         """``... (a if c else b) ...`` returned: 3.12 copies what follows the conditional

@@ -102,6 +102,8 @@ class TryStatements:
             raise DecompileError("a try statement's clean-up")
         join = self.handler_join(i, handler, cleanup, ctx) if self.is_except_handler(handler) else None
         after = cleanup + 3 if join is None else join if join not in ctx.heads else ctx.end
+        if after > ctx.end and self.finally_out_of_line(handler, ctx):
+            after = ctx.end
         if after > ctx.end:
             raise DecompileError("a try statement ending outside its block")
         # at the end of its block, a try's exits jump to the block's follow -- or to the end
@@ -249,6 +251,8 @@ class TryStatements:
         tail = None if found is None else found[1:]
         if found is not None:  # CPython 3.12: the finally block's copy, then the code after the try
             body_end = found[0]
+        elif handler > ctx.end:  # CPython 3.12: the handler out of line, the copy ends the block
+            body_end = ctx.end - copy.length
         elif ins[last].opname.startswith("JUMP") and self.same_as_copy(last - copy.length, copy):
             body_end = last - copy.length
             if self.targets[last] != follow and self.targets[last] not in ctx.heads:
