@@ -373,9 +373,10 @@ def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
     for j, a in enumerate(args):
         if a[2] is NoTangent or not is_differentiable(a[0]):
             continue
-        # factor j replaced by its tangent, the others' fdata tangents collect dy * (others)
+        # factor j replaced by its tangent, the others' fdata tangents collect dy * (others); the
+        # tangent factor has no fdata, so the rule skips its cotangent (it is not wanted)
         call_args = [CoDual(b[0], b[3]) for b in args]
-        call_args[j] = CoDual(a[2], zero_fdata(a[2]))
+        call_args[j] = CoDual(a[2], NoFData)
         out_j, pullback_j = rrule(fn, *call_args, **constants)
         y_d = out_j.primal if y_d is NoTangent else y_d + out_j.primal
         terms.append((j, out_j, pullback_j))
@@ -389,8 +390,8 @@ def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
     def pullback2(dy: Any, dy_d: Any) -> tuple:
         tangent_rdata = [NoRData] * (len(args) + len(kwargs) + 1)
         for j, out_j, pullback_j in reversed(terms):
-            if isinstance(out.fdata, np.ndarray):
-                out_j.fdata[...] = out.fdata  # the output cotangent lives in the primal fdata
+            if isinstance(out.fdata, np.ndarray) and isinstance(out_j.fdata, np.ndarray):  # (not a view
+                out_j.fdata[...] = out.fdata  # of the fdata-less factor) the cotangent lives in the primal fdata
             rs_j = list(pullback_j(dy))
             rs_j[j + 1] = NoRData  # factor j was its tangent: what reaches it is not wanted
             tangent_rdata = _sum_rdatas(tangent_rdata, rs_j)
