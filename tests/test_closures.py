@@ -283,13 +283,82 @@ def default_from_an_enclosing_cell(x):
     return outer()
 
 
+def kw_only_and_lambda_defaults(x):
+    def g(v, *, k=x * x, m=2):
+        return v * k * m
+    h = lambda v, s=np.sin(x): v * s  # noqa: E731
+    return g(x) + g(1.0, k=3.0) + h(x) + h(x, 2.0)
+
+
+def defaults_made_in_a_loop(x):
+    fs = []
+    for i in range(3):
+        def g(v, c=x * (i + 1.0)):
+            return v * c
+        fs.append(g)
+    return fs[0](x) + fs[2](1.0)
+
+
+def recursive_function_with_a_default(x):
+    def g(n, s=x * 2.0):
+        """The default is read when the call gives none."""
+        return s if n == 0 else s * g(n - 1)
+    return g(2) + g(1, x)
+
+
+def default_next_to_nonlocal(x):
+    total = 0.0
+
+    def add(v, w=x):
+        nonlocal total
+        total += v * w
+    add(x)
+    add(1.0, 3.0)
+    return total
+
+
+def _made_with_a_default(x):
+    def g(v, s=np.exp(x)):
+        return v * s
+    return g
+
+
+def default_of_a_returned_function(x):
+    return _made_with_a_default(x)(x)
+
+
 @pytest.mark.parametrize("f", [float_default_from_a_local, float_defaults_in_a_comprehension,
-                               default_from_an_enclosing_cell], ids=lambda f: f.__name__)
-def test_default_values_that_may_carry_a_derivative_are_refused(f):
-    runs = [lambda: yb.grad(f)(1.3), lambda: yb.jvp(f, (1.3,), (1.0,)), lambda: yb.hvp(f, (1.3,), (1.0,))]
+                               default_from_an_enclosing_cell, kw_only_and_lambda_defaults,
+                               defaults_made_in_a_loop, recursive_function_with_a_default,
+                               default_next_to_nonlocal, default_of_a_returned_function],
+                         ids=lambda f: f.__name__)
+def test_default_values_carry_their_derivative_in_every_mode(f):
+    """Defaults computed from the function's variables are made by a factory (closures.py)."""
+    check_all_modes(f, 1.3)
+
+
+def _same(g):
+    return g
+
+
+def decorated_with_a_float_default(x):
+    @_same
+    def inner(v, s=x):
+        return v * s
+    return inner(x)
+
+
+def test_a_decorated_function_with_a_float_default_is_refused():
+    runs = [lambda: yb.grad(decorated_with_a_float_default)(1.3),
+            lambda: yb.jvp(decorated_with_a_float_default, (1.3,), (1.0,))]
     for run in runs:
-        with pytest.raises(TypeError, match="default value of a nested function"):
+        with pytest.raises(TypeError, match=r"default value of a decorated nested function(.|\n)*inner = decorator\(inner\)"):
             run()
+
+
+def test_third_order_refuses_a_default_naming_the_function():
+    with pytest.raises(yb.NestedDifferentiationError, match="defaults_made_in_a_loop|g_defaults"):
+        yb.hvp(lambda x: yb.grad(defaults_made_in_a_loop)(x), (0.7,), (1.0,))
 
 
 def _make_outside_adder():

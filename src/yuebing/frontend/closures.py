@@ -19,6 +19,11 @@ from ..ir import nodes as ir
 from .fence import UnsupportedSyntaxError
 
 
+#: what a parameter holds when the call gave no value for a default made by a factory (a string,
+#: so that the definition's defaults stay constants the factory's own normalisation accepts)
+_MISSING = "<yuebing: no argument given, the default applies>"
+
+
 class ClosureLowering:
     """The closure helpers of ``Normaliser`` (a mixin: it uses the normaliser's ``locals``,
     ``free``, ``cell_backed`` and ``opaque``)."""
@@ -38,21 +43,22 @@ class ClosureLowering:
         return tuple(sorted(_free_variables(node, candidates)))
 
     def _defaults_evaluated(self, node: ast.FunctionDef | ast.Lambda, out: list) -> ast.AST:
-        """``node`` with each default value that reads our variables computed first, in the IR
-        (so it reads cells correctly), and replaced by the variable holding it. Derivatives are
-        not followed into default values: one that could carry one (anything but None, a bool,
-        an int or a string) raises a clear error when the definition runs, never a wrong
-        derivative."""
+        """``node`` (a decorated function: others go through ``_defaults_through_a_factory``)
+        with each default value that reads our variables computed first, in the IR (so it reads
+        cells correctly), and replaced by the variable holding it. Derivatives are not followed
+        into these default values: one that could carry one (anything but None, a bool, an int
+        or a string) raises a clear error when the definition runs, never a wrong derivative."""
         ours = self.locals | set(self.free)
         if not any(isinstance(n, ast.Name) and n.id in ours
                    for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None for n in ast.walk(d)):
             return node
         node = copy.deepcopy(node)
         message = str(UnsupportedSyntaxError(
-            "a default value of a nested function computed from this function's variables, which may "
-            "carry a derivative (yuebing does not follow derivatives into default values)",
-            "capture the variable in the nested function instead (bound once, outside loops), or pass "
-            "the value as an argument where the function is called", self.filename, self.line, self.fn.__qualname__))
+            "a default value of a decorated nested function computed from this function's variables, "
+            "which may carry a derivative (yuebing follows derivatives into the default values of "
+            "undecorated nested functions only)",
+            "pass the value as an argument where the function is called, or apply the decorator "
+            f"after the definition ({getattr(node, 'name', 'g')} = decorator({getattr(node, 'name', 'g')}))", self.filename, self.line, self.fn.__qualname__))
 
         def evaluated(default: ast.expr | None) -> ast.expr | None:
             if default is None or not any(isinstance(n, ast.Name) and n.id in ours for n in ast.walk(default)):
@@ -68,6 +74,56 @@ class ClosureLowering:
         node.args.defaults = [evaluated(d) for d in node.args.defaults]
         node.args.kw_defaults = [evaluated(d) for d in node.args.kw_defaults]
         return node
+
+    def _defaults_through_a_factory(self, node: ast.FunctionDef | ast.Lambda, name: str, out: list) -> bool:
+        """Define ``node`` (named ``name``) through a factory when default values read our
+        variables, so that the defaults carry their derivatives: ``def g(v, k=2 * x)`` becomes
+
+            def _factory1(_default2):
+                def g(v, k=MISSING):
+                    if k.__class__ is str and k == MISSING: k = _default2
+                    ...
+                return g
+            g = _factory1(2 * x)
+
+        The default is computed when the definition runs, as in Python, and each definition
+        (in a loop, a comprehension) gets its own, captured from its own call of the factory:
+        an argument, whose derivative every mode follows. False (nothing emitted) when there is
+        nothing to do, or for a decorated function (``_defaults_evaluated`` then decides)."""
+        ours = self.locals | set(self.free)
+
+        def reads_ours(default: ast.expr | None) -> bool:
+            return default is not None and any(isinstance(n, ast.Name) and n.id in ours for n in ast.walk(default))
+        args = node.args
+        if getattr(node, "decorator_list", None) or not any(map(reads_ours, [*args.defaults, *args.kw_defaults])):
+            return False
+        inner = copy.deepcopy(node)
+        positional = [*inner.args.posonlyargs, *inner.args.args][len(inner.args.posonlyargs) + len(inner.args.args)
+                                                                 - len(inner.args.defaults):]
+        params, values, checks = [], [], []
+        for defaults, owners in ((inner.args.defaults, positional), (inner.args.kw_defaults, inner.args.kwonlyargs)):
+            for i, (default, owner) in enumerate(zip(defaults, owners)):
+                if not reads_ours(default):
+                    continue
+                params.append(self.tmp("default"))
+                values.append(default)
+                defaults[i] = ast.Constant(_MISSING)
+                checks += ast.parse(f"if {owner.arg}.__class__ is str and {owner.arg} == {_MISSING!r}:\n"
+                                    f"    {owner.arg} = {params[-1]}").body
+        if isinstance(inner, ast.Lambda):
+            inner = _function_def("_lambda", inner.args, [*checks, ast.Return(inner.body)])
+        else:
+            docstring = inner.body[:1] if ast.get_docstring(inner, clean=False) is not None else []
+            inner.body = [*docstring, *checks, *inner.body[len(docstring):]]
+        factory = _function_def(self.tmp(f"{name.lstrip('_')}_defaults"), ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
+                                [inner, ast.Return(ast.Name(inner.name, ast.Load()))])
+        made = ast.Assign([ast.Name(name, ast.Store())], ast.Call(ast.Name(factory.name, ast.Load()), values, []))
+        for statement in (factory, made):
+            for n in ast.walk(statement):  # the user's line, for errors and the line maps
+                n.lineno, n.end_lineno = node.lineno, getattr(node, "end_lineno", node.lineno)
+                n.col_offset, n.end_col_offset = node.col_offset, getattr(node, "end_col_offset", node.col_offset)
+            self.statement(statement, out)
+        return True
 
     def _shared_cells(self, captured: tuple, out: list) -> tuple[str, ...]:
         """Variables of *our* enclosing function that a nested function captures: it gets their
@@ -115,6 +171,10 @@ class ClosureLowering:
                 "than once per call (inside a loop or another comprehension)",
                 f"pass {name!r} to the nested function as an argument where it is called", node)
         self.cell_backed = sorted({*self.cell_backed, *captured})
+
+
+def _function_def(name: str, args: ast.arguments, body: list) -> ast.FunctionDef:
+    return ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None, type_comment=None)
 
 
 def _free_variables(node: ast.FunctionDef | ast.Lambda, outer_names: list[str]) -> tuple[str, ...]:

@@ -81,18 +81,19 @@ class LoopLowering:
             test = self._and_not_stop(test, loop, test_body)
             self.loops.append(loop)
         body = [ir.Opaque(f"{loop.exit} = False", line=line, defines=(loop.exit,))] if loop else []
-        body += self._repeated_block(node.body)
+        body += self._repeated(self.block, node.body)
         if loop is not None:
             self.loops.pop()
         out.append(ir.While(test_body, test, body, line=line))
         self._loop_else(node, loop, out)
 
-    def _repeated_block(self, statements: list) -> list:
-        """A loop's body, lowered with ``repeats`` counting the loops around it (closures.py:
-        a comprehension run more than once per call cannot have its variables in our cells)."""
+    def _repeated(self, lower: Any, *args: Any) -> Any:
+        """``lower(*args)`` for code that may run more than once per call (a loop's body, a
+        comprehension), with ``repeats`` counting them (closures.py: a comprehension run more
+        than once per call cannot have its variables in our cells)."""
         self.repeats += 1
         try:
-            return self.block(statements)
+            return lower(*args)
         finally:
             self.repeats -= 1
 
@@ -111,7 +112,7 @@ class LoopLowering:
             if loop is not None:
                 inner.append(ir.Opaque(f"{loop.exit} = False", line=node.lineno, defines=(loop.exit,)))
                 self.loops.append(loop)
-            inner.extend(self._repeated_block(node.body))
+            inner.extend(self._repeated(self.block, node.body))
             if loop is not None:
                 self.loops.pop()
 

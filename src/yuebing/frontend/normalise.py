@@ -367,6 +367,8 @@ class Normaliser(LoopLowering, ClosureLowering):
 
     def expr_Lambda(self, node: ast.Lambda, out: list, target: str) -> ir.Atom:
         result = target or self.tmp("f")
+        if self._defaults_through_a_factory(node, result, out):
+            return ir.Var(result)
         node = self._defaults_evaluated(node, out)
         self._definition_time_globals(node)
         captured = self._captured(node)
@@ -413,11 +415,7 @@ class Normaliser(LoopLowering, ClosureLowering):
 
             self._for_loop(gen.target, gen.iter, loop_body, body, None)
 
-        self.repeats += 1
-        try:
-            nest(node.generators, out)
-        finally:
-            self.repeats -= 1
+        self._repeated(nest, node.generators, out)
         return ir.Var(result)
 
     def expr_ListComp(self, node: ast.ListComp, out: list, target: str) -> ir.Atom:
@@ -677,6 +675,8 @@ class Normaliser(LoopLowering, ClosureLowering):
                     self.globals[n.id] = None
 
     def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
+        if self._defaults_through_a_factory(node, node.name, out):
+            return
         node = self._defaults_evaluated(node, out)
         self._definition_time_globals(node)
         captured = self._captured(node)
