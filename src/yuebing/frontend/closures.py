@@ -16,7 +16,6 @@ import copy
 import types
 
 from ..ir import nodes as ir
-from .fence import UnsupportedSyntaxError
 
 
 #: what a parameter holds when the call gave no value for a default made by a factory (a string,
@@ -42,39 +41,6 @@ class ClosureLowering:
             return ()
         return tuple(sorted(_free_variables(node, candidates)))
 
-    def _defaults_evaluated(self, node: ast.FunctionDef | ast.Lambda, out: list) -> ast.AST:
-        """``node`` (a decorated function: others go through ``_defaults_through_a_factory``)
-        with each default value that reads our variables computed first, in the IR (so it reads
-        cells correctly), and replaced by the variable holding it. Derivatives are not followed
-        into these default values: one that could carry one (anything but None, a bool, an int
-        or a string) raises a clear error when the definition runs, never a wrong derivative."""
-        ours = self.locals | set(self.free)
-        if not any(isinstance(n, ast.Name) and n.id in ours
-                   for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None for n in ast.walk(d)):
-            return node
-        node = copy.deepcopy(node)
-        message = str(UnsupportedSyntaxError(
-            "a default value of a decorated nested function computed from this function's variables, "
-            "which may carry a derivative (yuebing follows derivatives into the default values of "
-            "undecorated nested functions only)",
-            "pass the value as an argument where the function is called, or apply the decorator "
-            f"after the definition ({getattr(node, 'name', 'g')} = decorator({getattr(node, 'name', 'g')}))", self.filename, self.line, self.fn.__qualname__))
-
-        def evaluated(default: ast.expr | None) -> ast.expr | None:
-            if default is None or not any(isinstance(n, ast.Name) and n.id in ours for n in ast.walk(default)):
-                return default
-            value = self.expr(default, out)
-            if not isinstance(value, ir.Var):
-                return default
-            name = value.name
-            self.opaque(out, f"if not ({name} is None or type({name}) in (bool, int, str, bytes)): "
-                             f"raise TypeError({message!r})")
-            return ast.copy_location(ast.Name(name, ast.Load()), default)
-
-        node.args.defaults = [evaluated(d) for d in node.args.defaults]
-        node.args.kw_defaults = [evaluated(d) for d in node.args.kw_defaults]
-        return node
-
     def _defaults_through_a_factory(self, node: ast.FunctionDef | ast.Lambda, name: str, out: list) -> bool:
         """Define ``node`` (named ``name``) through a factory when default values read our
         variables, so that the defaults carry their derivatives: ``def g(v, k=2 * x)`` becomes
@@ -88,16 +54,20 @@ class ClosureLowering:
 
         The default is computed when the definition runs, as in Python, and each definition
         (in a loop, a comprehension) gets its own, captured from its own call of the factory:
-        an argument, whose derivative every mode follows. False (nothing emitted) when there is
-        nothing to do, or for a decorated function (``_defaults_evaluated`` then decides)."""
+        an argument, whose derivative every mode follows. Decorators are applied to what the
+        factory returns (``g = deco(_factory1(2 * x))``: the decorator is evaluated first, the
+        defaults next, as in Python). False (nothing emitted) when no default reads our
+        variables."""
         ours = self.locals | set(self.free)
 
         def reads_ours(default: ast.expr | None) -> bool:
             return default is not None and any(isinstance(n, ast.Name) and n.id in ours for n in ast.walk(default))
         args = node.args
-        if getattr(node, "decorator_list", None) or not any(map(reads_ours, [*args.defaults, *args.kw_defaults])):
+        if not any(map(reads_ours, [*args.defaults, *args.kw_defaults])):
             return False
         inner = copy.deepcopy(node)
+        decorators = getattr(inner, "decorator_list", [])
+        inner.decorator_list = []
         positional = [*inner.args.posonlyargs, *inner.args.args][len(inner.args.posonlyargs) + len(inner.args.args)
                                                                  - len(inner.args.defaults):]
         params, values, checks = [], [], []
@@ -117,7 +87,10 @@ class ClosureLowering:
             inner.body = [*docstring, *checks, *inner.body[len(docstring):]]
         factory = _function_def(self.tmp(f"{name.lstrip('_')}_defaults"), ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
                                 [inner, ast.Return(ast.Name(inner.name, ast.Load()))])
-        made = ast.Assign([ast.Name(name, ast.Store())], ast.Call(ast.Name(factory.name, ast.Load()), values, []))
+        value: ast.expr = ast.Call(ast.Name(factory.name, ast.Load()), values, [])
+        for decorator in reversed(decorators):
+            value = ast.Call(decorator, [value], [])
+        made = ast.Assign([ast.Name(name, ast.Store())], value)
         for statement in (factory, made):
             for n in ast.walk(statement):  # the user's line, for errors and the line maps
                 n.lineno, n.end_lineno = node.lineno, getattr(node, "end_lineno", node.lineno)

@@ -369,7 +369,6 @@ class Normaliser(LoopLowering, ClosureLowering):
         result = target or self.tmp("f")
         if self._defaults_through_a_factory(node, result, out):
             return ir.Var(result)
-        node = self._defaults_evaluated(node, out)
         self._definition_time_globals(node)
         captured = self._captured(node)
         shared = self._shared_cells(captured, out)
@@ -677,7 +676,6 @@ class Normaliser(LoopLowering, ClosureLowering):
     def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
         if self._defaults_through_a_factory(node, node.name, out):
             return
-        node = self._defaults_evaluated(node, out)
         self._definition_time_globals(node)
         captured = self._captured(node)
         shared = self._shared_cells(captured, out)
