@@ -391,6 +391,17 @@ def f(x):
         s = s * 1.5
     return s * x if s > 1.0 else s
 """,
+    "chained_comparisons_in_ternaries_and_ifs": """\
+def f(x):
+    def clip(v):
+        return v * v if 0.1 < v < 2.0 else v
+    def gate(v):
+        if 0.1 < v < 2.0:
+            return v * 3.0
+        return v
+    w = x if 0.0 < x < 1.0 else -x
+    return clip(x) + gate(x) + np.sin(w)
+""",
 }
 
 

@@ -134,6 +134,73 @@ def _with_handlers_unlinked(entries: list) -> list:
     return entries
 
 
+_TERNARY = "a conditional expression's clean-up"
+
+
+def _chain_cleanups_moved(entries: list) -> list:
+    """``return a if x < y < z else b``: 3.12 places the clean-up of the chained comparison
+    (``POP_TOP``) after the first branch, falling into the second; 3.11 put it, between two
+    jumps, right after the test. Moved there (its jumps marked, ``ternary_with_copied_tail``
+    knows the expression by them)."""
+    targets = {e[0].argval for e in entries if e[0].opcode in _JUMPS}
+    for k in range(1, len(entries) - 1):
+        ins, offsets = entries[k]
+        following = entries[k + 1][1]
+        if ins.opname != "POP_TOP" or entries[k - 1][0].opname != "RETURN_VALUE" \
+                or not targets.intersection(offsets) or not targets.intersection(following):
+            continue
+        last = next((m for m in range(k - 1, -1, -1) if entries[m][0].opname.startswith("POP_JUMP_FORWARD_IF")
+                     and entries[m][0].argval in following), None)
+        if last is None or not entries[last + 1][1] or entries[last + 1][0].opname.startswith("JUMP"):
+            continue
+        jump = ins._replace(opname="JUMP_FORWARD", opcode=_OP["JUMP_FORWARD"], arg=None, argrepr=_TERNARY)
+        moved = [[jump._replace(argval=entries[last + 1][1][0]), []], entries[k],
+                 [jump._replace(argval=following[0]), []]]
+        return _chain_cleanups_moved(entries[:last + 1] + moved + entries[last + 1:k] + entries[k + 1:])
+    return entries
+
+
+def _chain_cleanup_copies_moved(entries: list) -> list:
+    """``if x < y < z: return a`` then ``return b``: 3.12 follows the chained comparison's
+    clean-up (``POP_TOP``) with a copy of the ``return b`` block the other test jumps to; 3.11
+    jumped there from the clean-up, placed between two jumps after the test. So it is again
+    (the copy dropped)."""
+    targets = {e[0].argval for e in entries if e[0].opcode in _JUMPS}
+    ops = [(e[0].opname, e[0].argval) for e in entries]
+    for k in range(1, len(entries) - 1):
+        if ops[k][0] != "POP_TOP" or ops[k - 1][0] != "RETURN_VALUE" or not targets.intersection(entries[k][1]):
+            continue
+        end = next((m for m in range(k + 1, len(entries)) if ops[m][0] == "RETURN_VALUE"), None)
+        if end is None or any(ins.opcode in _JUMPS or targets.intersection(o) for ins, o in entries[k + 1:end + 1]):
+            continue
+        block = ops[k + 1:end + 1]
+        start = next((t for t in range(end + 1, len(entries) - len(block) + 1) if targets.intersection(entries[t][1])
+                      and ops[t:t + len(block)] == block), None)
+        if start is None:
+            continue
+        last = next((m for m in range(k - 1, -1, -1) if entries[m][0].opname.startswith("POP_JUMP_FORWARD_IF")
+                     and entries[m][0].argval in entries[start][1]), None)
+        if last is None or not entries[last + 1][1]:
+            continue
+        jump = entries[k][0]._replace(opname="JUMP_FORWARD", opcode=_OP["JUMP_FORWARD"], arg=None)
+        moved = [[jump._replace(argval=entries[last + 1][1][0]), []],
+                 [entries[k][0], [o for e in entries[k:end + 1] for o in e[1]]],
+                 [jump._replace(argval=entries[start][1][0]), []]]
+        return _chain_cleanup_copies_moved(entries[:last + 1] + moved + entries[last + 1:k] + entries[end + 1:])
+    return entries
+
+
+def _chain_cleanups_marked(entries: list) -> list:
+    """3.13 keeps 3.11's place for that clean-up in a conditional expression (and not in an
+    ``if`` statement): its jumps are marked the same way."""
+    names = [e[0].opname for e in entries]
+    for k in range(1, len(entries) - 2):
+        if names[k:k + 3] == ["JUMP_FORWARD", "POP_TOP", "JUMP_FORWARD"] and names[k - 1].startswith("POP_JUMP_FORWARD_IF"):
+            for m in (k, k + 2):
+                entries[m][0] = entries[m][0]._replace(argrepr=_TERNARY)
+    return entries
+
+
 def instructions(code: Any) -> list:
     """[instruction, offsets leading to it] for ``code``, in CPython 3.11's words."""
     if not NEW:
@@ -146,7 +213,8 @@ def instructions(code: Any) -> list:
                 entries.append([ins, pending])
                 pending = []
         return entries
-    return _with_handlers_unlinked(_merge_patterns(_entries(code)))
+    entries = _chain_cleanups_marked(_with_handlers_unlinked(_merge_patterns(_entries(code))))
+    return _chain_cleanups_moved(_chain_cleanup_copies_moved(entries))
 
 
 _DISPLAYS = {ast.List: ast.ListComp, ast.Set: ast.SetComp, ast.Dict: ast.DictComp}
@@ -334,7 +402,8 @@ class NewOps:
         where the second copy starts (None if the branches are not that)."""
         end_a = self.returning_block_end(true_label) if NEW else None
         end_b = self.returning_block_end(false_label) if end_a == false_label - 1 else None
-        if end_b is None or not any(isinstance(v, ast.expr) for v in stack):
+        moved = true_label and self.ins[true_label - 1].argrepr == _TERNARY
+        if end_b is None or not (moved or any(isinstance(v, ast.expr) for v in stack)):
             return None
         common = 0
         while common < min(end_a - true_label, end_b - false_label) and self.copies_code_at(
