@@ -175,3 +175,33 @@ def test_third_order_refuses_naming_the_users_variable():
     """Third derivatives (yb.hvp of a function calling yb.grad) do not follow cells yet: refused."""
     with pytest.raises(yb.NestedDifferentiationError, match=r"rebound \(a\)"):
         yb.hvp(lambda x: yb.grad(lambdas_in_a_list_comprehension)(x), (0.7,), (1.0,))
+
+
+def class_reading_a_float_of_the_function(x):
+    y = x * x
+
+    class Scaled:
+        def apply(self, t):
+            return y * t
+    return Scaled().apply(1.0)
+
+
+def class_reading_an_int_and_a_module(x):
+    n = 3
+
+    class Powered:
+        def apply(self, t):
+            return np.sin(t) ** n
+    return Powered().apply(x)
+
+
+def test_a_class_reading_a_variable_that_may_carry_a_derivative_is_refused_with_the_line():
+    """A class statement runs as is: its methods would see the value without its derivative."""
+    f = class_reading_a_float_of_the_function
+    for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
+        with pytest.raises(TypeError, match=r"class defined in this function(.|\n)*'y'(.|\n)*test_late_binding.py"):
+            run()
+
+
+def test_a_class_reading_ints_and_modules_works_in_every_mode():
+    check_all_modes(class_reading_an_int_and_a_module, 0.7)

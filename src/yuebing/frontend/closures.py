@@ -16,6 +16,7 @@ import copy
 import types
 
 from ..ir import nodes as ir
+from .fence import UnsupportedSyntaxError
 
 
 #: what a parameter holds when the call gave no value for a default made by a factory (a string,
@@ -97,6 +98,23 @@ class ClosureLowering:
                 n.col_offset, n.end_col_offset = node.col_offset, getattr(node, "end_col_offset", node.col_offset)
             self.statement(statement, out)
         return True
+
+    def _check_class_captures(self, node: ast.ClassDef, out: list) -> None:
+        """A class statement runs as is in the generated code: its body and methods read our
+        variables as plain values, without their derivatives. Each one it captures must hold
+        no derivative (None, a bool, an int, a string, a class or a module) when the class is
+        made, or a clear error is raised, never a derivative dropped."""
+        captured = [name for name in self._captured(node) if name != node.name]
+        for name in captured:
+            user = self.user_names.get(name, name)
+            message = str(UnsupportedSyntaxError(
+                f"a class defined in this function whose body or methods read its variable {user!r}, "
+                "which may carry a derivative (the class statement sees plain values)",
+                f"pass {user!r} to the class as an argument (to __init__ or the method), or define the "
+                "class at module level", self.filename, node.lineno, self.fn.__qualname__))
+            value = self.expr(ast.Name(name, ast.Load()), out)
+            self.opaque(out, f"if not ({value} is None or type({value}) in (bool, int, str, bytes) or isinstance("
+                             f"{value}, type) or type({value}).__name__ == 'module'): raise TypeError({message!r})")
 
     def _shared_cells(self, captured: tuple, out: list) -> tuple[str, ...]:
         """Variables of *our* enclosing function that a nested function captures: it gets their

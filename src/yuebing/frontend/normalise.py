@@ -686,6 +686,7 @@ class Normaliser(LoopLowering, ClosureLowering):
         # the class statement runs in the generated module, not the user's: the user's globals it
         # reads (decorators, bases, class attributes, its methods' bodies) are bound as locals
         # first, which the class body and its methods then see as enclosing variables
+        self._check_class_captures(node, out)  # before the globals join our locals
         loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for name in sorted(loaded - self.locals - set(self.free)):
             if name in self.fn.__globals__:
