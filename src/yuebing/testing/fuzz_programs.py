@@ -56,8 +56,8 @@ FEATURES = (
     "power_general",    # powers with a differentiable exponent: (1 + a*a) ** b, 2.0 ** a
     "np_constants",     # module constants in expressions: x * np.pi, math.e
     "linear_float_block",  # float blocks of + and - only (no residuals); off: each block has a power
-    "refusable",        # constructs yuebing refuses (try/except, :=, a closure over a rebound name):
-                        # they must be refused, never differentiated wrongly
+    "refusable",        # constructs once refused (try/except, :=, a closure over a rebound name):
+                        # they must be refused or differentiated right, never wrongly
 )
 
 # A pattern in the source showing that a program exercises a feature (for coverage counts).
