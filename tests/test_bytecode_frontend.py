@@ -402,6 +402,16 @@ def f(x):
     w = x if 0.0 < x < 1.0 else -x
     return clip(x) + gate(x) + np.sin(w)
 """,
+    "constant_returns_in_ternary_and_if": """\
+def f(x):
+    def scaled(v, n):
+        return 1.0 if n == 0 else v ** n
+    def sign(v):
+        if v > 0.0:
+            return 1.0
+        return -1.0
+    return scaled(x, 3) * sign(x) + scaled(x, 0) * np.cos(x)
+""",
 }
 
 

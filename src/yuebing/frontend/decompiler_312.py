@@ -52,7 +52,7 @@ def _rewritten(ins: Any, previous: str | None) -> list:
     if name == "CLEANUP_THROW" or (previous == "CLEANUP_THROW" and name.startswith("JUMP_BACKWARD")):
         return []  # ``yield from``'s handler for ``throw()``, reached only from the exception table
     if name == "RETURN_CONST":
-        return [_as(ins, "LOAD_CONST"), _as(ins, "RETURN_VALUE", arg=None, argval=None)]
+        return [_as(ins, "LOAD_CONST"), _as(ins, "RETURN_VALUE", arg=None, argval=None, argrepr=_FUSED)]
     pair = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"), "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
             "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")}.get(name)
     if pair:
@@ -135,6 +135,7 @@ def _with_handlers_unlinked(entries: list) -> list:
 
 
 _TERNARY = "a conditional expression's clean-up"
+_FUSED = "RETURN_CONST"
 
 
 def _chain_cleanups_moved(entries: list) -> list:
@@ -396,6 +397,11 @@ class NewOps:
         copy = FinallyCopy(handler, handler + 1, cleanup - 1 - (handler + 1))
         return copy.length > 0 and self.same_as_copy(ctx.end - copy.length, copy)
 
+    def copied_constant_return(self, end: int) -> bool:
+        """Whether the ``RETURN_VALUE`` at ``end`` returns a constant without ``RETURN_CONST``:
+        a copied ``return`` (of a conditional expression), which the compiler does not fuse."""
+        return self.ins[end - 1].opname == "LOAD_CONST" and self.ins[end].argrepr != _FUSED
+
     def ternary_with_copied_tail(self, cond: ast.expr, true_label: int, false_label: int, stack: list, ctx) -> int | None:
         """``... (a if c else b) ...`` returned: 3.12 copies what follows the conditional
         expression (up to the ``return``) into both branches. Pushes the expression and returns
@@ -403,7 +409,8 @@ class NewOps:
         end_a = self.returning_block_end(true_label) if NEW else None
         end_b = self.returning_block_end(false_label) if end_a == false_label - 1 else None
         moved = true_label and self.ins[true_label - 1].argrepr == _TERNARY
-        if end_b is None or not (moved or any(isinstance(v, ast.expr) for v in stack)):
+        if end_b is None or not (moved or self.copied_constant_return(end_a) or self.copied_constant_return(end_b)
+                                 or any(isinstance(v, ast.expr) for v in stack)):
             return None
         common = 0
         while common < min(end_a - true_label, end_b - false_label) and self.copies_code_at(
