@@ -155,6 +155,35 @@ def test_late_binding_in_every_mode(f):
     check_all_modes(f, 0.7)
 
 
+def lambdas_over_the_rows_of_an_array(x):
+    fs = [lambda t: np.dot(row, t) for row in x.reshape(2, 2)]  # both see the last row
+    return fs[0](x[:2]) * fs[1](x[2:])
+
+
+def array_rebound_in_a_loop_read_after_each_step(x):
+    w = x
+    g = lambda: np.sum(w ** 2)  # noqa: E731
+    total = g()
+    for k in range(2):
+        w = np.tanh(w) * (k + 1.0)
+        total = total + g()
+    return total
+
+
+def list_rebound_in_a_loop(x):
+    acc = []
+    f = lambda: sum(acc)  # noqa: E731
+    for v in x:
+        acc = acc + [v * v]
+    return f()
+
+
+@pytest.mark.parametrize("f", [lambdas_over_the_rows_of_an_array, array_rebound_in_a_loop_read_after_each_step,
+                               list_rebound_in_a_loop], ids=lambda f: f.__name__)
+def test_late_binding_of_arrays_and_lists_in_every_mode(f):
+    check_all_modes(f, np.array([0.3, -0.5, 0.8, 1.1]))
+
+
 def test_arguments_are_restored():
     xs = np.array([0.3, 0.9])
 
