@@ -142,7 +142,29 @@ def reassigned_inside_the_nested_function_too(x):
     return first + outer()
 
 
-CASES = [lambdas_in_a_list_comprehension, lambdas_in_a_comprehension_of_two_loops,
+def comprehension_run_in_a_loop(x):
+    kept = []
+    for k in range(2):
+        fs = [lambda t: a * t for a in [x, (k + 2.0) * x]]  # each run: its own a, its last value
+        kept.append(fs[0])
+    return kept[0](x) + kept[1](1.0)
+
+
+def comprehension_in_a_comprehension(x):
+    grid = [[lambda: a * b for a in [x, 2.0 * x]] for b in [x * x, 3.0]]
+    return grid[0][0]() + grid[1][1]() * x
+
+
+def dict_comprehension_in_a_loop(x):
+    saved = []
+    for k in range(3):
+        d = {i: (lambda t: v * t) for i, v in enumerate([x, x * k])}
+        saved.append(d[0])
+    return sum(g(x) for g in saved)
+
+
+CASES = [comprehension_run_in_a_loop, comprehension_in_a_comprehension, dict_comprehension_in_a_loop,
+         lambdas_in_a_list_comprehension, lambdas_in_a_comprehension_of_two_loops,
          lambda_called_inside_its_comprehension, lambdas_in_a_for_loop, lambdas_over_a_range_variable,
          variable_rebound_in_a_loop, lambdas_made_in_a_while_loop, reassigned_after_capture,
          parameter_reassigned_after_capture, array_reassigned_after_capture,

@@ -93,11 +93,30 @@ class ClosureLowering:
             value = ast.Call(decorator, [value], [])
         made = ast.Assign([ast.Name(name, ast.Store())], value)
         for statement in (factory, made):
-            for n in ast.walk(statement):  # the user's line, for errors and the line maps
-                n.lineno, n.end_lineno = node.lineno, getattr(node, "end_lineno", node.lineno)
-                n.col_offset, n.end_col_offset = node.col_offset, getattr(node, "end_col_offset", node.col_offset)
-            self.statement(statement, out)
+            self.statement(_located(statement, node), out)
         return True
+
+    def _comprehension_as_function(self, node: ast.expr, target: str, out: list) -> ir.Atom | None:
+        """A comprehension that runs more than once per call (in a loop, in another
+        comprehension) whose lambdas capture its variables, made by a function of its own, as
+        Python makes it: each run gets fresh cells (``_comprehension_cells`` then keeps them in
+        that function's cells). The first iterable is evaluated here, as in Python, and passed
+        in. None when that is not needed, or when a ``:=`` inside binds our variables."""
+        if not self.repeats or any(isinstance(n, ast.NamedExpr) for n in ast.walk(node)):
+            return None
+        variables = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        read = {n.id for lam in ast.walk(node) if isinstance(lam, ast.Lambda) for n in ast.walk(lam.body)
+                if isinstance(n, ast.Name)}
+        if not variables & read:
+            return None
+        result, maker, iterable = target or self.tmp("c"), self.tmp("comprehension"), self.tmp("it")
+        inner = copy.deepcopy(node)
+        first, inner.generators[0].iter = inner.generators[0].iter, ast.Name(iterable, ast.Load())
+        made = _function_def(maker, ast.arguments([], [ast.arg(iterable)], None, [], [], None, []), [ast.Return(inner)])
+        self.statement(_located(made, node), out)
+        call = ast.Assign([ast.Name(result, ast.Store())], ast.Call(ast.Name(maker, ast.Load()), [first], []))
+        self.statement(_located(call, node), out)
+        return ir.Var(result)
 
     def _check_class_captures(self, node: ast.ClassDef, out: list) -> None:
         """A class statement runs as is in the generated code: its body and methods read our
@@ -162,6 +181,14 @@ class ClosureLowering:
                 "than once per call (inside a loop or another comprehension)",
                 f"pass {name!r} to the nested function as an argument where it is called", node)
         self.cell_backed = sorted({*self.cell_backed, *captured})
+
+
+def _located(statement: ast.stmt, node: ast.AST) -> ast.stmt:
+    """``statement`` (made by us) at the user's ``node``, for errors and the line maps."""
+    for n in ast.walk(statement):
+        n.lineno, n.end_lineno = node.lineno, getattr(node, "end_lineno", node.lineno)
+        n.col_offset, n.end_col_offset = node.col_offset, getattr(node, "end_col_offset", node.col_offset)
+    return statement
 
 
 def _function_def(name: str, args: ast.arguments, body: list) -> ast.FunctionDef:

@@ -376,6 +376,8 @@ class Normaliser(LoopLowering, ClosureLowering):
         return ir.Var(result)
 
     def _comprehension(self, node: Any, out: list, target: str, kind: str) -> ir.Atom:
+        if (made := self._comprehension_as_function(node, target, out)) is not None:
+            return made
         result = target or self.tmp("c")
         maker = {"list": P.mklist, "set": P.mkset, "dict": P.mkdict}[kind]
         self.call(out, ir.Const(maker), [], result)
