@@ -412,6 +412,24 @@ def f(x):
         return -1.0
     return scaled(x, 3) * sign(x) + scaled(x, 0) * np.cos(x)
 """,
+    "generator_in_while_true_and_inner_break": """\
+def f(x):
+    def evens(v, limit):
+        k = 0
+        while True:
+            if k > limit:
+                return
+            if k % 2 == 0:
+                yield v * k
+            k += 1
+    s = 0.0
+    for i in range(3):
+        for j in range(5):
+            if j > i:
+                break
+            s += np.sin(x * j)
+    return s + sum(evens(x, 4))
+""",
 }
 
 

@@ -157,7 +157,7 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
         target = self.targets[i]
         if target in ctx.heads:
             self.emit(out, ast.Continue(), i)
-        elif target == ctx.exit:
+        elif target == ctx.exit or (NEW and self.threaded_break(target, ctx)):
             self.emit(out, ast.Break(), i)
         elif target != ctx.follow:
             raise DecompileError("a jump out of its block")

@@ -273,6 +273,8 @@ class NewOps:
 
     def op_CALL_INTRINSIC_1(self, i, stack, ctx, out):
         name = self.ins[i].argrepr
+        if name == "INTRINSIC_STOPITERATION_ERROR":  # a generator's handler, after all its code
+            return max(ctx.end, i + 1)
         if name not in _INTRINSICS:
             raise DecompileError(f"the intrinsic {name}")
         if name == "INTRINSIC_LIST_TO_TUPLE":
@@ -349,6 +351,13 @@ class NewOps:
                 self.emit(out, ast.Break(), i)
                 return self.after_exit(end, ctx)
         return None
+
+    def threaded_break(self, target: int, ctx) -> bool:
+        """Whether a jump to ``target`` is a ``break`` that 3.12 threaded through the jump after
+        the loop (to the enclosing loop's head, say)."""
+        exit_ = ctx.exit
+        return exit_ is not None and exit_ < len(self.ins) and self.ins[exit_].opname in (
+            "JUMP_FORWARD", "JUMP_BACKWARD") and self.targets[exit_] == target
 
     def copied_break_target(self, start: int, exit_: int, ctx) -> int | None:
         """Where the ``break`` of a loop with an ``else`` (body from ``start``, normal exit to
