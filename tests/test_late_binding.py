@@ -237,22 +237,35 @@ def class_reading_a_float_of_the_function(x):
     return Scaled().apply(1.0)
 
 
-def class_reading_an_int_and_a_module(x):
+def class_reading_an_int_a_module_and_a_plain_function(x):
     n = 3
+
+    def square(t):
+        return t * t
 
     class Powered:
         def apply(self, t):
-            return np.sin(t) ** n
+            return square(np.sin(t) ** n)
     return Powered().apply(x)
+
+
+def class_reading_a_function_that_captures_a_float(x):
+    def scaled(t):
+        return t * x
+
+    class Scaled:
+        def apply(self, t):
+            return scaled(t)
+    return Scaled().apply(1.0)
 
 
 def test_a_class_reading_a_variable_that_may_carry_a_derivative_is_refused_with_the_line():
     """A class statement runs as is: its methods would see the value without its derivative."""
-    f = class_reading_a_float_of_the_function
-    for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
-        with pytest.raises(TypeError, match=r"class defined in this function(.|\n)*'y'(.|\n)*test_late_binding.py"):
-            run()
+    for f, name in ((class_reading_a_float_of_the_function, "y"), (class_reading_a_function_that_captures_a_float, "scaled")):
+        for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
+            with pytest.raises(TypeError, match=rf"class defined in this function(.|\n)*'{name}'(.|\n)*test_late_binding.py"):
+                run()
 
 
-def test_a_class_reading_ints_and_modules_works_in_every_mode():
-    check_all_modes(class_reading_an_int_and_a_module, 0.7)
+def test_a_class_reading_ints_modules_and_plain_functions_works_in_every_mode():
+    check_all_modes(class_reading_an_int_a_module_and_a_plain_function, 0.7)

@@ -122,7 +122,8 @@ class ClosureLowering:
         """A class statement runs as is in the generated code: its body and methods read our
         variables as plain values, without their derivatives. Each one it captures must hold
         no derivative (None, a bool, an int, a string, a class or a module) when the class is
-        made, or a clear error is raised, never a derivative dropped."""
+        made (or a function capturing nothing), or a clear error is raised, never a derivative
+        dropped."""
         captured = [name for name in self._captured(node) if name != node.name]
         for name in captured:
             user = self.user_names.get(name, name)
@@ -133,7 +134,8 @@ class ClosureLowering:
                 "class at module level", self.filename, node.lineno, self.fn.__qualname__))
             value = self.expr(ast.Name(name, ast.Load()), out)
             self.opaque(out, f"if not ({value} is None or type({value}) in (bool, int, str, bytes) or isinstance("
-                             f"{value}, type) or type({value}).__name__ == 'module'): raise TypeError({message!r})")
+                             f"{value}, type) or type({value}).__name__ == 'module' or type({value}).__name__ == "
+                             f"'function' and {value}.__closure__ is None): raise TypeError({message!r})")
 
     def _shared_cells(self, captured: tuple, out: list) -> tuple[str, ...]:
         """Variables of *our* enclosing function that a nested function captures: it gets their
