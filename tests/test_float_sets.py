@@ -315,3 +315,25 @@ def test_second_order_reads_a_set_by_element_whatever_the_tangents_order():
 
         expected = (gradient_at(1e-5) - gradient_at(-1e-5)) / 2e-5
         assert np.allclose([hvp[v] for v in sorted(s)], expected, rtol=1e-5, atol=1e-5)
+
+
+def _weighted(values):
+    return sum(v * v * (i + 1) for i, v in enumerate(values))
+
+
+def _extended_in_place(x, through_list):
+    lst = [0.0]
+    s = {x[0] ** 2, x[1] * 3.0, np.sin(x[2])}
+    lst += list(s) if through_list else s
+    return _weighted(lst)
+
+
+def test_a_list_extended_by_a_set_in_place_is_refused_in_second_order_with_advice_that_works():
+    # `lst += s` extended the list's tangent by the set's (a dict, in its own order): the HVP was
+    # wrong; first order and forward mode follow the set's elements
+    x, v = np.array([0.7, 0.2, 1.1]), np.array([1.0, -0.5, 0.3])
+    with pytest.raises(yb.rules.core.RuleArgumentError, match=r"write lst \+= list\(s\)"):
+        yb.hvp(lambda a: _extended_in_place(a, False), (x,), (v,))
+    hvp = yb.hvp(lambda a: _extended_in_place(a, True), (x,), (v,))[2][0]
+    gradient = yb.grad(lambda a: _extended_in_place(a, True))
+    np.testing.assert_allclose(hvp, (gradient(x + 1e-5 * v) - gradient(x - 1e-5 * v)) / 2e-5, rtol=1e-5, atol=1e-5)

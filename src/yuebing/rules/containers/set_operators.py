@@ -232,7 +232,18 @@ def second_order_on_sets(fn: Any, args: tuple) -> Callable | None:
         return SET_OPERATORS_2[fn] if len(args) == 2 and all(isinstance(a[0], (set, frozenset)) for a in args) else None
     if fn in _READERS and any(isinstance(a[0], (set, frozenset)) for a in args):
         return _reading_rule
+    if fn in (operator.iadd, operator.iconcat) and len(args) == 2 and isinstance(args[0][0], list) \
+            and isinstance(args[1][0], (set, frozenset)) and args[1][2] is not NoTangent:
+        return _refused_list_extended_by_set
     return None
+
+
+def _refused_list_extended_by_set(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``lst += s`` in second order: the in-place class would extend the list's tangent by the set's
+    tangent, a dict in an order that need not be the set's (a wrong Hessian); refused, as
+    ``lst.extend(s)`` is in every mode."""
+    raise RuleArgumentError("lst += s: in second order yuebing follows derivatives from a set into a list "
+                            "through list(s); write lst += list(s)")
 
 
 # Random perturbations move each element on its own: equal values in two operands would part,
