@@ -399,8 +399,12 @@ def f(x):
         if 0.1 < v < 2.0:
             return v * 3.0
         return v
+    def both(a, b, c):
+        if a < b < c:
+            return a * b * c
+        return a
     w = x if 0.0 < x < 1.0 else -x
-    return clip(x) + gate(x) + np.sin(w)
+    return clip(x) + gate(x) + np.sin(w) + both(0.1, x, 2.0)
 """,
     "constant_returns_in_ternary_and_if": """\
 def f(x):

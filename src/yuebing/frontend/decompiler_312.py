@@ -169,7 +169,8 @@ def _chain_cleanup_copies_moved(entries: list) -> list:
     targets = {e[0].argval for e in entries if e[0].opcode in _JUMPS}
     ops = [(e[0].opname, e[0].argval) for e in entries]
     for k in range(1, len(entries) - 1):
-        if ops[k][0] != "POP_TOP" or ops[k - 1][0] != "RETURN_VALUE" or not targets.intersection(entries[k][1]):
+        if ops[k][0] != "POP_TOP" or ops[k - 1][0] not in ("RETURN_VALUE", "JUMP_FORWARD") \
+                or not targets.intersection(entries[k][1]):
             continue
         end = next((m for m in range(k + 1, len(entries)) if ops[m][0] == "RETURN_VALUE"), None)
         if end is None or any(ins.opcode in _JUMPS or targets.intersection(o) for ins, o in entries[k + 1:end + 1]):
@@ -184,6 +185,10 @@ def _chain_cleanup_copies_moved(entries: list) -> list:
         if last is None or not entries[last + 1][1]:
             continue
         jump = entries[k][0]._replace(opname="JUMP_FORWARD", opcode=_OP["JUMP_FORWARD"], arg=None)
+        if ops[k - 1][0] == "JUMP_FORWARD":  # already between the test and the branch: the copy goes
+            cleanup = [[entries[k][0], [o for e in entries[k:end + 1] for o in e[1]]],
+                       [jump._replace(argval=entries[start][1][0]), []]]
+            return _chain_cleanup_copies_moved(entries[:k] + cleanup + entries[end + 1:])
         moved = [[jump._replace(argval=entries[last + 1][1][0]), []],
                  [entries[k][0], [o for e in entries[k:end + 1] for o in e[1]]],
                  [jump._replace(argval=entries[start][1][0]), []]]
