@@ -7,7 +7,10 @@ Captured variables are found by Python's own scoping (the nested definition comp
 stand-in for the enclosing function), so a nested function's local that shares a name with one
 of ours is not captured. Variables captured from further out are shared as the very cells
 (``ir.MakeClosure.shared``): ``nonlocal`` writes at any depth, and reads after them, see one
-variable.
+variable. Default values computed from our variables, and comprehensions run more than once
+per call whose lambdas capture their variables, are made by small functions of their own (a
+factory taking the defaults as arguments; a function per comprehension run, for fresh cells).
+A class statement, run as is, may read only our variables that carry no derivative.
 """
 from __future__ import annotations
 
