@@ -635,15 +635,18 @@ class Normaliser(LoopLowering, ClosureLowering):
                 raise self.error("del of this target", "delete items one by one", t)
 
     def stmt_With(self, node: ast.With, out: list) -> None:
-        # The context managers are entered and exited in the forward pass only: they must not
-        # touch differentiated data (np.errstate, warnings.catch_warnings, timers, locks...).
-        names = tuple(n.id for item in node.items if item.optional_vars is not None
-                      for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name))
+        # Managers are entered and exited in the forward pass only (np.errstate, locks, timers...);
+        # what `as` binds is assigned from a temporary, checked to hold no floats (P.with_bound).
         self._hoist_globals([item.context_expr for item in node.items])
-        self.locals.update(names)
-        items = ", ".join(ast.unparse(item) for item in node.items)
-        line = node.lineno
-        out.append(ir.With(items, self.block(node.body), names, line=line))
+        bound = [(self.tmp("with"), item.optional_vars) for item in node.items if item.optional_vars is not None]
+        temps, prelude = iter(t for t, _ in bound), []
+        items = ", ".join(ast.unparse(ast.withitem(i.context_expr, i.optional_vars and ast.Name(next(temps))))
+                          for i in node.items)
+        for temp, target in bound:
+            value = self.call(prelude, ir.Const(P.with_bound), [ir.Var(temp), ir.Const(ast.unparse(target))])
+            self.statement(ast.copy_location(ast.Assign([target], ast.Name(value.name, ast.Load())), node), prelude)
+        self.line = node.lineno
+        out.append(ir.With(items, prelude + self.block(node.body), tuple(t for t, _ in bound), line=node.lineno))
 
     def stmt_Try(self, node: ast.Try, out: list) -> None:
         # The exception types are evaluated by the generated code as written, like ``with`` headers.

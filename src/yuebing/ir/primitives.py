@@ -58,6 +58,39 @@ def global_set(fn: types.FunctionType, name: str, value: Any) -> None:
     fn.__globals__[name] = value
 
 
+def with_bound(value: Any, name: str) -> Any:
+    """``with manager as name``: the value ``__enter__`` returned, which the assignment after it
+    binds. ``with`` headers run without derivatives, so a value holding float data (a number, a
+    float array, a list or object of them: ``contextlib.nullcontext(x * x)``) is refused rather
+    than bound with a zero derivative."""
+    if isinstance(value, np.nditer):  # its views are made undifferentiated: refused as iterating one is
+        as_sequence(value)
+    if _holds_float_data(value, 0):
+        raise TypeError(
+            f"yuebing cannot differentiate the value a with statement binds to {name!r} "
+            f"({type(value).__name__}, holding float data): with headers run without derivatives. What to "
+            f"do: compute the value before the with statement ({name} = ...) and enter the context manager "
+            "without 'as' (or bind something that holds no floats: a file, a lock, a list of warnings).")
+    return value
+
+
+def _holds_float_data(value: Any, depth: int) -> bool:
+    if isinstance(value, (float, complex, np.inexact)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc"
+    if depth > 3:
+        return False
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_holds_float_data(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_float_data(v, depth + 1) for v in value.values())
+    fields = getattr(value, "__dict__", None)
+    if isinstance(fields, dict) and not isinstance(value, (type, types.ModuleType, types.FunctionType)):
+        return any(_holds_float_data(v, depth + 1) for v in fields.values())
+    return False
+
+
 _SEQUENCES = (list, tuple, np.ndarray, range, str, bytes)
 
 

@@ -58,7 +58,7 @@ nondifferentiable(
     logging.debug, logging.info, logging.warning, logging.error, logging.critical, logging.exception,
     logging.log, logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
     logging.Logger.critical, logging.Logger.exception, logging.Logger.log, logging.Logger.isEnabledFor,
-    logging.getLogger, warnings.warn, collections.namedtuple, random.Random.seed, random.Random.getstate, random.Random.setstate,
+    logging.getLogger, warnings.warn, warnings.simplefilter, warnings.filterwarnings, warnings.resetwarnings, collections.namedtuple, random.Random.seed, random.Random.getstate, random.Random.setstate,
 )
 nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base of random.Random
 
