@@ -26,6 +26,8 @@ from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declar
 from ..rules.containers.set_operators import second_order_on_sets
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
+from .forward_runtime import call_frule, zero_tangent_of  # (module level: an import in a hot function costs
+from .runtime import acc  # a failed attribute lookup and its formatted error on every call)
 
 _NO_CONTEXT = contextlib.nullcontext()
 
@@ -191,8 +193,6 @@ def _tangent_function(f: tuple) -> CoDual:
 
 
 def _zero_tangent_of(value: Any) -> Any:
-    from .forward_runtime import zero_tangent_of
-
     return zero_tangent_of(value)
 
 
@@ -402,8 +402,6 @@ def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
 
 
 def _sum_rdatas(rs1: Any, rs2: Any) -> list:
-    from .runtime import acc
-
     return [acc(a, b) for a, b in zip(rs1, rs2)]
 
 
@@ -491,8 +489,6 @@ def _out_candidates(a: tuple) -> list:
 
 def _frule_of(fn: Callable, *duals: Dual, **kw_duals: Dual) -> Dual:
     """Forward mode of ordinary NumPy code (a partial derivative, a vjp) by the forward transform."""
-    from .forward_runtime import call_frule
-
     return call_frule(Dual(fn, NoTangent), *duals, **kw_duals)
 
 

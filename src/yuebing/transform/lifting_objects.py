@@ -20,7 +20,7 @@ from ..rules import outside_state
 from ..rules.core import CoDual, Dual, describe_callable, rrule
 from ..rules.primitives import bound_to
 from ..rules.second_order import _error, _register, declaration_of
-from ..tangents import NoFData, NoRData, NoTangent, SetTangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, Tangent
 from . import lifting
 from .lifting import _linear, _primal_codual, _with_fdata_tangents, _zero_tangent_of
 #
@@ -33,8 +33,6 @@ _MISSING = object()
 
 
 def _is_field_tangent(t: Any) -> bool:
-    from ..tangents import MutableTangent, Tangent
-
     return isinstance(t, (MutableTangent, Tangent))
 
 

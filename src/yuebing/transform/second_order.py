@@ -29,9 +29,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..rules.core import SecondOrderError, describe_callable
-from ..rules import outside_state
-from ..tangents import NoFData, NoRData, NoTangent
+from ..rules.core import RRULES, SecondOrderError, describe_callable  # (imports at module level: in a hot
+from ..rules import array_like, outside_state  # function each costs a failed lookup and a formatted error)
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
+from .runtime import holds_mutable
 from ..ir import nodes as ir
 from .lifting import _has_float_data, lookup_second_order, run_second_order
 from .lifting_objects import construct
@@ -333,8 +334,6 @@ _FIRST_ORDER_ONLY = object()  # lookup's answer for a primitive with no second-o
 def _lookup(fn: Any) -> Any:
     """The second-order rule of ``fn``; or why there is none, for a primitive. (``yb.grad`` and
     ``yb.value_and_grad`` have theirs from ``transform/third_order.py``.)"""
-    from ..rules.core import RRULES
-
     found = lookup_second_order(fn)
     if found is not None:
         return found
@@ -346,8 +345,6 @@ def _lookup(fn: Any) -> Any:
 def _run_rule(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """A primitive's second-order rule, after the array_like boundary (``rules/array_like.py``):
     lists of numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
-    from ..rules import array_like
-
     if found is _FIRST_ORDER_ONLY:
         raise _no_rule(f[0])
     fn = f[0]
@@ -675,9 +672,6 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
 def cell_tangent(fn_d: Any, name: str, cell: Any = None) -> Any:
     """The tangent holder of closure variable ``name``; for a closure made outside, its cell's
     one holder for the whole call (outside state, ``rules/outside_state.py``)."""
-    from ..tangents import MutableTangent, Tangent
-    from .runtime import holds_mutable
-
     if isinstance(fn_d, Tangent):
         found = fn_d.fields.get(name, NoTangent)
         if isinstance(found, MutableTangent):  # a closure's tangent in the tangent model's format
