@@ -26,8 +26,10 @@ def match_layouts(primal: Any, tangent: Any) -> Any:
 def _match(primal: Any, tangent: Any, memo: dict, depth: int) -> Any:
     if isinstance(tangent, np.ndarray):
         return _array_like_primal(primal, tangent, memo)
-    if depth > 64:  # deep structures are left as they are (layout is a property of arrays)
-        return tangent
+    if depth > 64 or id(tangent) in memo:  # deep structures are left as they are; a container met
+        return tangent  # before (cycles, shared parts) is walked once
+    if isinstance(tangent, (list, dict, Tangent, MutableTangent)):
+        memo[id(tangent)] = tangent
     if type(tangent) in (tuple, list) and type(primal) in (tuple, list) and len(primal) == len(tangent):
         parts = [_match(p, t, memo, depth + 1) for p, t in zip(primal, tangent)]
         if all(a is b for a, b in zip(parts, tangent)):
