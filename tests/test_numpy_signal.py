@@ -128,9 +128,8 @@ def test_polyfit_refuses_what_it_does_not_differentiate():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yb.grad(lambda y: np.sum(np.polyfit(x[:3], y[:3], 4)))(y)
-    q = np.poly1d([1.0, 2.0])
-    with pytest.raises(RuleArgumentError, match="not poly1d"):
-        yb.grad(lambda t: np.polyval(q, t))(0.5)
+    q = np.poly1d([1.5, -2.0, 0.5])  # a poly1d is taken now (tests/test_numpy_leftovers.py)
+    assert yb.grad(lambda t: np.polyval(q, t))(0.5) == pytest.approx((q(0.5 + 1e-6) - q(0.5 - 1e-6)) / 2e-6, rel=1e-6)
 
 
 # ------------------------------------------------------------------ gradient, cross, trapezoid, diff
