@@ -8,6 +8,7 @@ holding float data is refused with advice that works (``ir.primitives.with_bound
 from __future__ import annotations
 
 import contextlib
+import time
 import warnings
 
 import numpy as np
@@ -69,3 +70,22 @@ def test_the_advice_works_and_values_without_floats_are_bound(tmp_path):
     path = tmp_path / "data.txt"
     path.write_text("abc")
     check_all_modes(lambda x: _binds_a_file(x, str(path)), 0.7)
+
+
+class _Timer:
+    def __enter__(self):
+        self.start = time.perf_counter()  # a float of the manager's own: not a value to refuse
+        return self
+
+    def __exit__(self, *exc):
+        self.elapsed = time.perf_counter() - self.start
+
+
+def _timed(x):
+    with _Timer() as timer:
+        y = np.sin(x) * x
+    return y + 0.0 * (timer is None)
+
+
+def test_a_manager_bound_to_itself_is_not_refused():
+    check_all_modes(_timed, 0.7)

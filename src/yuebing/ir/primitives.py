@@ -61,7 +61,7 @@ def global_set(fn: types.FunctionType, name: str, value: Any) -> None:
 def with_bound(value: Any, name: str) -> Any:
     """``with manager as name``: the value ``__enter__`` returned, which the assignment after it
     binds. ``with`` headers run without derivatives, so a value holding float data (a number, a
-    float array, a list or object of them: ``contextlib.nullcontext(x * x)``) is refused rather
+    float array, a list, tuple or dict of them: ``contextlib.nullcontext(x * x)``) is refused rather
     than bound with a zero derivative."""
     if isinstance(value, np.nditer):  # its views are made undifferentiated: refused as iterating one is
         as_sequence(value)
@@ -85,9 +85,8 @@ def _holds_float_data(value: Any, depth: int) -> bool:
         return any(_holds_float_data(v, depth + 1) for v in value)
     if isinstance(value, dict):
         return any(_holds_float_data(v, depth + 1) for v in value.values())
-    fields = getattr(value, "__dict__", None)
-    if isinstance(fields, dict) and not isinstance(value, (type, types.ModuleType, types.FunctionType)):
-        return any(_holds_float_data(v, depth + 1) for v in fields.values())
+    # an object is not looked into: what `as` binds is mostly the manager itself, whose floats are
+    # its own bookkeeping (a timer's start time)
     return False
 
 
