@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from ..ir import nodes as ir
 from ..rules.core import CoDual
+from ..rules.util import slot_rdata
 from ..tangents import NoRData
 from .exceptions import _PARTIAL, Progress, _is_ours, attach, leave_partially, mark_partial, release
 from .reverse import Generated, ReverseGenerator
@@ -26,7 +27,7 @@ from .try_statements import _Region
 
 _counter = itertools.count()
 
-#: filled by runtime.py: (runtime namespace, unwind, slot_rdata); by second_order.py: (dual
+#: filled by runtime.py: (runtime namespace, unwind); by second_order.py: (dual
 #: generator class, its runtime namespace)
 REVERSE: tuple = ()
 SECOND: tuple = ()
@@ -155,9 +156,9 @@ def _keeps_partial(error: BaseException, tape: list) -> bool:
         and isinstance(tape[-1], Progress)
 
 
-def _route_reverse(param_r: tuple, routes: list, coduals: list) -> tuple:
-    """A call's argument rdata from its parameters' (as ``DerivedRule``'s pullback routes it)."""
-    slot_rdata = REVERSE[2]
+def route_reverse(param_r: tuple, routes: list, coduals: list) -> tuple:
+    """A call's argument rdata from its parameters' (``DerivedRule``'s pullback and a partial
+    pullback route them alike)."""
     result = [NoRData]
     for route in routes:
         if route[0] == "param":
@@ -205,11 +206,11 @@ def call_tracked(rule: Any, f: CoDual, args: tuple, kwargs: dict) -> tuple:
             release(error)
             unwind(tape)
             raise
-        attach(error, lambda _dy: _route_reverse(partial(tape), routes, coduals), lambda: unwind(tape), rule.name)
+        attach(error, lambda _dy: route_reverse(partial(tape), routes, coduals), lambda: unwind(tape), rule.name)
         raise
 
     def pullback(dy: Any) -> tuple:
-        return _route_reverse(reverse(tape, dy), routes, coduals)
+        return route_reverse(reverse(tape, dy), routes, coduals)
 
     return CoDual(value, value_f), pullback
 

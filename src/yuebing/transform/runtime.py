@@ -685,17 +685,7 @@ class DerivedRule(SourceFunction):
             except Exception as error:
                 self._point_at_user_line(error, "reverse")
                 raise
-            result = [NoRData]
-            for route in routes:
-                if route[0] == "param":
-                    result.append(param_r[route[1]])
-                elif route[0] == "vararg":
-                    r = param_r[route[1]]
-                    result.append(r[route[2]] if isinstance(r, tuple) else NoRData)
-                else:
-                    box = coduals[route[1]].fdata
-                    result.append(slot_rdata(box[route[2]]))
-            return tuple(result)
+            return _partial.route_reverse(param_r, routes, coduals)
 
         return out, pullback
 
@@ -729,6 +719,6 @@ def runtime_namespace() -> dict[str, Any]:
 
 
 _core.derive_rrule = _derive_for_core
-_partial.REVERSE = (runtime_namespace, unwind, slot_rdata)
+_partial.REVERSE = (runtime_namespace, unwind)
 
 __all__ = ["acc", "call_rrule", "derived_rule", "DerivedRule", "describe_callable", "output", "add_tangents"]
