@@ -40,7 +40,7 @@ from . import second_order_calls as _calls
 from . import lifting as _lifting
 from .exceptions import EFFECT_MARKERS, TRACKING, TRY_NAMES, caught, mark_partial
 from . import partial_calls as _partial
-from .direct_calls import SECOND as _DIRECT, DualDirectCalls
+from .direct_calls import SECOND as _DIRECT, DualDirectCalls, note_user_lines
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
@@ -169,7 +169,7 @@ class DualReverseGenerator(DualDirectCalls, ReverseGenerator):
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         # the closure's fdata and fdata tangent hold one box per captured variable (where its
         # cotangents accumulate), its tangent the captured values' tangents
-        self.emit(out, indent, s.source, s.line)
+        self.emit(out, indent, s.source, s.source_lines or s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
         cells = share_cells_line(self, s)
         if cells:
@@ -322,9 +322,9 @@ def call_rrule2(f: tuple, *args: tuple, **kwargs: tuple) -> tuple[tuple, Callabl
     """The forward rule of ``runtime.call_rrule``: run ``f`` on 4-tuples ``(primal, fdata,
     tangent, fdata_tangent)``; return the output 4-tuple and a dual pullback."""
     if "_STARSTAR" in kwargs:
-        return _call_with_starstar(f, args, kwargs)
+        return _calls.call_with_starstar(f, args, kwargs)
     if "_STAR" in kwargs:
-        return _call_with_star(f, args, kwargs)
+        return _calls.call_with_star(f, args, kwargs)
     return dispatch(_SECOND_ORDER, f, f[0], args, kwargs)
 
 
@@ -514,103 +514,12 @@ def _call_dunder(candidate: Any, operands: tuple) -> tuple[tuple, Callable]:
     return out, reflected_pullback
 
 
-def _call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """``f(*args, *seq, **kwargs)``: the elements of ``seq`` become arguments (each with its slot of
-    the sequence's fdata, tangent and fdata tangent), and their rdata go back to ``seq``."""
-    from ..rules.core import CoDual
-    from .runtime import _expand_star, _route_star_rdata
-    from .star_arrays import is_star_array, star_tangents
-
-    star = kwargs.pop("_STAR")
-    seq, seq_f, seq_d, seq_fd = star
-    primal_parts = _expand_star(CoDual(seq, seq_f))
-    tangent_parts = _expand_star(CoDual(seq, seq_fd))
-    tangents = list(seq_d) if isinstance(seq_d, (list, tuple)) else star_tangents(seq, seq_d) if is_star_array(seq) \
-        else [zero_tangent_of(x.primal) for x in primal_parts]
-    elements = tuple((p.primal, p.fdata, t, q.fdata) for p, q, t in zip(primal_parts, tangent_parts, tangents))
-    out, pullback = call_rrule2(f, *args, *elements, **kwargs)
-    n_plain, n_kw = len(args), len(kwargs)
-
-    def routed(dy: Any, dy_d: Any) -> tuple:
-        rs, rsd = pullback(dy, dy_d)
-        result = []
-        for seq_fdata, r in ((seq_f, rs), (seq_fd, rsd)):
-            r = list(r)
-            plain = r[:1 + n_plain]
-            stars = r[1 + n_plain:1 + n_plain + len(elements)]
-            keyword = r[1 + n_plain + len(elements):]
-            result.append(tuple(plain + keyword[:n_kw] + [_route_star_rdata(CoDual(seq, seq_fdata), stars)]))
-        return result[0], result[1]
-
-    return out, routed
-
-
-def _call_with_starstar(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """``f(..., **mapping)``: each entry becomes a keyword argument, with its slot of the dict's
-    fdata and fdata tangent and its tangent; the entries' rdata go back into those slots."""
-    from ..rules.core import CoDual
-    from .runtime import _route_starstar_rdata
-
-    mapping = kwargs.pop("_STARSTAR")
-    if not isinstance(mapping, tuple):  # a plain dict from generated code: constants
-        kwargs.update(_constant_keywords(f[0], mapping))
-        return call_rrule2(f, *args, **kwargs)
-    d, d_f, d_d, d_fd = mapping
-    if not isinstance(d, dict):
-        raise TypeError(f"argument after ** must be a mapping, not {type(d).__qualname__}")
-    duplicate = d.keys() & kwargs.keys()
-    if duplicate:
-        raise TypeError(f"got multiple values for keyword argument {sorted(duplicate)[0]!r}")
-    primal_parts = _expand_mapping(CoDual(d, d_f))
-    tangent_parts = _expand_mapping(CoDual(d, d_fd))
-    extra = {k: (d[k], primal_parts[k], d_d.get(k, NoTangent) if isinstance(d_d, dict) else zero_tangent_of(d[k]),
-                 tangent_parts[k]) for k in d}
-    n_explicit = len(args) + len(kwargs) - ("_STAR" in kwargs)
-    out, pullback = call_rrule2(f, *args, **kwargs, **extra)
-
-    def routed(dy: Any, dy_d: Any) -> tuple:
-        # the callee's rdata: f, args, keywords, the entries, then *seq's if any; the call site's:
-        # f, args, keywords, *seq's, then the mapping's
-        rs, rsd = pullback(dy, dy_d)
-        result = []
-        for fdata_of_dict, r in ((d_f, rs), (d_fd, rsd)):
-            r = list(r)
-            entries = r[1 + n_explicit:1 + n_explicit + len(extra)]
-            routed_r = _route_starstar_rdata(CoDual(d, fdata_of_dict), list(extra), entries)
-            result.append(tuple(r[:1 + n_explicit] + r[1 + n_explicit + len(extra):]) + (routed_r,))
-        return result[0], result[1]
-
-    return out, routed
-
-
-def _expand_mapping(mapping: Any) -> dict:
-    """The fdata of each entry of a dict (from its slot in the dict's fdata)."""
-    from ..tangents import fdata, zero_tangent
-
-    f = mapping.fdata if isinstance(mapping.fdata, dict) else {}
-    return {k: fdata(f[k]) if k in f else fdata(zero_tangent(v)) for k, v in mapping.primal.items()}
-
-
-def _constant_keywords(fn: Any, mapping: Any) -> dict:
-    """``f(**mapping)``: keywords passed this way are constants of second order (flags, axes)."""
-
-    result = {}
-    for key, value in mapping.items():
-        if _has_float_data(value):
-            raise SecondOrderError(
-                f"yb.hvp/yb.hessian: the differentiable value {key}= reaches {describe_callable(fn)} "
-                "through **kwargs, which second order does not follow yet; pass it by name"
-            )
-        result[key] = (value, NoFData, NoTangent, NoFData)
-    return result
-
-
 def _no_rule(fn: Any) -> SecondOrderError:
     return SecondOrderError(
         f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(fn)}. Second order covers "
-        "Python functions, methods and classes, and the primitives marked in docs/rules.md; "
-        "rewrite the call with covered functions, or declare the function's class in "
-        "yuebing/rules/second_order.py (linear, multilinear, with_vjp)"
+        "Python functions, methods and classes, and the primitives marked in docs/rules.md. What to do: "
+        "rewrite the call with covered functions, or declare its second order with "
+        "yuebing.rules.second_order.with_vjp(f, vjp) (docs/writing-rules.md, 'Second order')"
     )
 
 
@@ -788,6 +697,7 @@ class DualRule(SourceFunction):
         try:
             out = self.forward(tape, *f, *flat)
         except Exception as error:
+            note_user_lines(self, error, _DIRECT, " (second order)")
             mark_partial(error, self.name, tape)  # see transform/exceptions.py
             raise
         reverse = self.reverse

@@ -1,5 +1,6 @@
 """Second-order rules of calls through Python's protocols: building and calling a
-``functools.partial``, and ``sum`` of user objects (``__add__``/``__radd__``).
+``functools.partial``, ``sum`` of user objects (``__add__``/``__radd__``), and calls with
+``*seq`` and ``**mapping`` (``call_rrule2`` routes those here).
 
 A rule takes 4-tuples ``(primal, fdata, tangent, fdata_tangent)`` and returns the output 4-tuple
 and a dual pullback ``(dy, dy_tangent) -> (rdatas, rdata_tangents)`` (``transform/lifting.py``).
@@ -19,12 +20,12 @@ import functools
 import operator
 from typing import Any, Callable
 
-from ..rules.core import CoDual, Dual, rrule
+from ..rules.core import CoDual, Dual, SecondOrderError, describe_callable, rrule
 from ..rules.core import frule as registered_frule
 from ..rules.second_order import _register
 from ..rules.util import add_rdata_to
 from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata
-from .lifting import _linear_rule, _with_fdata_tangents, _zero_tangent_of
+from .lifting import _has_float_data, _linear_rule, _with_fdata_tangents, _zero_tangent_of
 
 #: ``CALL_RRULE2(f, *args, **kwargs)``: the dual runtime's call of anything on 4-tuples (set by
 #: ``transform/second_order.py``, which imports this module)
@@ -152,3 +153,99 @@ def _chained_sum(seq: tuple, start: tuple | None) -> tuple:
         return (NoRData, primal_side.rdata(), r), (NoRData, tangent_side.rdata(), rd)
 
     return acc, sum_pullback
+
+
+# --------------------------------------------------------------------------------------------
+# f(*seq) and f(**mapping)
+# --------------------------------------------------------------------------------------------
+
+
+def call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """``f(*args, *seq, **kwargs)``: the elements of ``seq`` become arguments (each with its slot of
+    the sequence's fdata, tangent and fdata tangent), and their rdata go back to ``seq``."""
+    from ..rules.core import CoDual
+    from .runtime import _expand_star, _route_star_rdata
+    from .star_arrays import is_star_array, star_tangents
+
+    star = kwargs.pop("_STAR")
+    seq, seq_f, seq_d, seq_fd = star
+    primal_parts = _expand_star(CoDual(seq, seq_f))
+    tangent_parts = _expand_star(CoDual(seq, seq_fd))
+    tangents = list(seq_d) if isinstance(seq_d, (list, tuple)) else star_tangents(seq, seq_d) if is_star_array(seq) \
+        else [_zero_tangent_of(x.primal) for x in primal_parts]
+    elements = tuple((p.primal, p.fdata, t, q.fdata) for p, q, t in zip(primal_parts, tangent_parts, tangents))
+    out, pullback = CALL_RRULE2(f, *args, *elements, **kwargs)
+    n_plain, n_kw = len(args), len(kwargs)
+
+    def routed(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)
+        result = []
+        for seq_fdata, r in ((seq_f, rs), (seq_fd, rsd)):
+            r = list(r)
+            plain = r[:1 + n_plain]
+            stars = r[1 + n_plain:1 + n_plain + len(elements)]
+            keyword = r[1 + n_plain + len(elements):]
+            result.append(tuple(plain + keyword[:n_kw] + [_route_star_rdata(CoDual(seq, seq_fdata), stars)]))
+        return result[0], result[1]
+
+    return out, routed
+
+
+def call_with_starstar(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """``f(..., **mapping)``: each entry becomes a keyword argument, with its slot of the dict's
+    fdata and fdata tangent and its tangent; the entries' rdata go back into those slots."""
+    from ..rules.core import CoDual
+    from .runtime import _route_starstar_rdata
+
+    mapping = kwargs.pop("_STARSTAR")
+    if not isinstance(mapping, tuple):  # a plain dict from generated code: constants
+        kwargs.update(_constant_keywords(f[0], mapping))
+        return CALL_RRULE2(f, *args, **kwargs)
+    d, d_f, d_d, d_fd = mapping
+    if not isinstance(d, dict):
+        raise TypeError(f"argument after ** must be a mapping, not {type(d).__qualname__}")
+    duplicate = d.keys() & kwargs.keys()
+    if duplicate:
+        raise TypeError(f"got multiple values for keyword argument {sorted(duplicate)[0]!r}")
+    primal_parts = _expand_mapping(CoDual(d, d_f))
+    tangent_parts = _expand_mapping(CoDual(d, d_fd))
+    extra = {k: (d[k], primal_parts[k], d_d.get(k, NoTangent) if isinstance(d_d, dict) else _zero_tangent_of(d[k]),
+                 tangent_parts[k]) for k in d}
+    n_explicit = len(args) + len(kwargs) - ("_STAR" in kwargs)
+    out, pullback = CALL_RRULE2(f, *args, **kwargs, **extra)
+
+    def routed(dy: Any, dy_d: Any) -> tuple:
+        # the callee's rdata: f, args, keywords, the entries, then *seq's if any; the call site's:
+        # f, args, keywords, *seq's, then the mapping's
+        rs, rsd = pullback(dy, dy_d)
+        result = []
+        for fdata_of_dict, r in ((d_f, rs), (d_fd, rsd)):
+            r = list(r)
+            entries = r[1 + n_explicit:1 + n_explicit + len(extra)]
+            routed_r = _route_starstar_rdata(CoDual(d, fdata_of_dict), list(extra), entries)
+            result.append(tuple(r[:1 + n_explicit] + r[1 + n_explicit + len(extra):]) + (routed_r,))
+        return result[0], result[1]
+
+    return out, routed
+
+
+def _expand_mapping(mapping: Any) -> dict:
+    """The fdata of each entry of a dict (from its slot in the dict's fdata)."""
+    from ..tangents import fdata, zero_tangent
+
+    f = mapping.fdata if isinstance(mapping.fdata, dict) else {}
+    return {k: fdata(f[k]) if k in f else fdata(zero_tangent(v)) for k, v in mapping.primal.items()}
+
+
+def _constant_keywords(fn: Any, mapping: Any) -> dict:
+    """``f(**mapping)``: keywords passed this way are constants of second order (flags, axes)."""
+
+    result = {}
+    for key, value in mapping.items():
+        if _has_float_data(value):
+            raise SecondOrderError(
+                f"yb.hvp/yb.hessian: the differentiable value {key}= reaches {describe_callable(fn)} "
+                "through **kwargs, which second order does not follow yet; pass it by name"
+            )
+        result[key] = (value, NoFData, NoTangent, NoFData)
+    return result
