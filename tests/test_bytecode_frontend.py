@@ -474,7 +474,6 @@ def test_a_match_the_decompiler_does_not_rebuild_is_refused():
 #: shapes yuebing refuses to differentiate from source too: recovered, they compile back and are
 #: refused the same way
 REFUSED_BY_THE_TRANSFORM = {
-    "match_star": "def f(x):\n    match [x, x, x]:\n        case [p, *rest]:\n            return p * len(rest)\n    return x\n",
     "yield_from_value": "def f(x):\n    def g(v):\n        yield v\n        return v * v\n"
                         "    def h(v):\n        got = yield from g(v)\n        yield got\n    return sum(h(x))\n",
 }

@@ -14,13 +14,6 @@ def uses_generator(x):
     yield sent
 
 
-def uses_match(x):
-    match [x, x]:
-        case [first, *rest]:  # star patterns are not rewritten (literals, captures... are)
-            return first
-    return x * 2.0
-
-
 def writes_enclosing_variable(x):
     y = x
 
@@ -56,7 +49,6 @@ def uses_await_inside(x):
 
 CASES = [
     (uses_generator, "generator functions that use yield's value", "sent = yield x"),
-    (uses_match, "match statements with star", "match [x, x]:"),
     (uses_yield_from, "generator functions that use yield's value", "result = yield from [x]"),
     (uses_try_star, "try/except* statements", "try:"),
     (uses_async, "async functions", None),

@@ -16,8 +16,6 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     # the others (a yield used as a value, send(), a generator returning a value)
     ast.Yield: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
     ast.YieldFrom: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
-    # match statements are rewritten to if/elif (desugar.py) unless a pattern is not covered
-    ast.Match: ("match statements with star or **rest patterns", "use if/elif"),
 }
 if hasattr(ast, "TryStar"):
     UNSUPPORTED[ast.TryStar] = ("try/except* statements (exception groups)", "catch the exception group with a plain except")

@@ -149,6 +149,22 @@ def dict_keys(mapping: Any, view: str) -> list:
     return list(mapping)
 
 
+_TPFLAGS_SEQUENCE, _TPFLAGS_MAPPING = 1 << 5, 1 << 6  # CPython's Py_TPFLAGS_SEQUENCE, Py_TPFLAGS_MAPPING
+
+
+def match_sequence(x: Any) -> bool:
+    """Whether a sequence pattern (``case [a, *rest]``) may match ``x``: CPython's own test, the
+    type's ``Py_TPFLAGS_SEQUENCE`` flag (list, tuple, range, deque, ``collections.abc.Sequence``
+    subclasses; not str, bytes, bytearray or NumPy arrays)."""
+    return bool(type(x).__flags__ & _TPFLAGS_SEQUENCE)
+
+
+def match_mapping(x: Any) -> bool:
+    """Whether a mapping pattern (``case {"k": v, **rest}``) may match ``x``: the type's
+    ``Py_TPFLAGS_MAPPING`` flag (dict and its subclasses, ``collections.abc.Mapping``)."""
+    return bool(type(x).__flags__ & _TPFLAGS_MAPPING)
+
+
 def super_getattr(cell: types.CellType, obj: Any, name: str) -> Any:
     """``super().name`` inside a method (``cell`` is the method's ``__class__`` cell)."""
     return getattr(super(cell.cell_contents, obj), name)

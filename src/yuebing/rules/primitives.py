@@ -270,6 +270,17 @@ def _vectorize_rrule(pyfunc: CoDual, *rest: Any, **kwargs: Any) -> tuple[CoDual,
 
 register_rrule(np.vectorize, _vectorize_rrule)
 
+# The helpers of rewritten match, except* and async code (frontend/syntax_rewrites.py): type tests
+# and exception bookkeeping, without derivatives.
+from ..ir import primitives as _rewrites  # noqa: E402
+from .second_order import zero as _second_order_zero  # noqa: E402
+
+_REWRITE_CHECKS = (_rewrites.match_sequence, _rewrites.match_mapping)
+for _f in _REWRITE_CHECKS:
+    register_rrule(_f, _zero_rrule(_f))
+    register_frule(_f, _zero_frule(_f))
+_second_order_zero(*_REWRITE_CHECKS)
+
 
 def _vectorize_frule(pyfunc: Dual, *rest: Any, **kwargs: Any) -> Dual:
     """``np.vectorize(pyfunc, ...)``: as the reverse rule, the object carries no tangent."""

@@ -1,0 +1,150 @@
+"""``match`` statements with star and ``**rest`` patterns (``frontend/match_statements.py``):
+the rewritten if/elif chains behave as CPython's match (which subjects count as sequences and
+mappings, what star and rest bind), and are differentiated in every mode."""
+import array
+import collections
+import types
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+
+from .all_modes import check_all_modes
+from .syntax_rewriting import rewritten
+
+
+def describe(subject):
+    match subject:
+        case []:
+            return "empty"
+        case [a]:
+            return ("one", a)
+        case [a, *rest, b] if len(rest) > 2:
+            return ("long", a, rest, b)
+        case [a, *_, 0]:
+            return ("ends in 0", a)
+        case [*rest, b]:
+            return ("star first", rest, b)
+        case {"k": v, **rest}:
+            return ("k", v, rest)
+        case {**rest}:
+            return ("mapping", rest)
+        case _:
+            return "other"
+
+
+class Triple(Sequence):
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, i):
+        if not -3 <= i < 3:
+            raise IndexError(i)
+        return [10, 20, 30][i]
+
+
+class Constants(Mapping):
+    def __init__(self, **entries):
+        self.entries = entries
+
+    def __getitem__(self, key):
+        return self.entries[key]
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __len__(self):
+        return len(self.entries)
+
+
+SUBJECTS = [
+    [], [1], (1, 2), [1, 2, 3], [5, 0], (1, 2, 3, 4, 5), range(4), range(0), collections.deque([1, 2, 0]),
+    array.array("d", [1.0, 2.0]), memoryview(b"ab"), Triple(),
+    "ab", b"ab", bytearray(b"ab"), np.array([1.0, 2.0]), np.float64(1.0), 3, None,
+    {"k": 1, "a": 2, "b": 3}, {"a": 2}, {}, collections.OrderedDict(k=0, z=1),
+    collections.defaultdict(int, a=1), types.MappingProxyType({"k": 5}), Constants(k=1, j=2),
+]
+
+
+@pytest.mark.parametrize("subject", SUBJECTS, ids=[f"{type(s).__name__}{i}" for i, s in enumerate(SUBJECTS)])
+def test_rewritten_match_binds_what_python_binds(subject):
+    expected = describe(subject)
+    got = rewritten(describe)(subject)
+    assert got == expected and type(got) is type(expected)
+    if isinstance(expected, tuple):  # star binds a list, **rest a dict, whatever the subject's type
+        assert [type(part) for part in got] == [type(part) for part in expected]
+
+
+def test_star_and_rest_are_new_objects():
+    items, mapping = [1.0, 2.0, 3.0], {"k": 1.0, "j": 2.0}
+    _, _, rest, _ = rewritten(describe)(items + [4.0, 5.0])
+    rest.append(9.0)
+    _, _, others = rewritten(describe)(mapping)
+    others["z"] = 0.0
+    assert items == [1.0, 2.0, 3.0] and mapping == {"k": 1.0, "j": 2.0}
+
+
+def star_middle(x):
+    match [x, 2.0 * x, x * x, 3.0]:
+        case [first, *middle, last]:
+            return first * sum(middle) * last + len(middle)
+    return 0.0
+
+
+def star_wildcard_and_tuple(x):
+    match (x, np.sin(x), 3.0):
+        case (a, *_):
+            total = a * a
+    match [x, x * x]:
+        case [*init, b]:
+            total += b * init[0]
+    return total
+
+
+def array_is_not_a_sequence(x):
+    match np.array([x, x]):
+        case [a, b]:
+            return a * b  # not taken: CPython's match does not treat arrays as sequences
+        case _:
+            return np.cos(x)
+
+
+def mapping_rest(x):
+    d = {"a": x, "b": x * x, "c": 2.0 * x}
+    match d:
+        case {"a": a, **rest}:
+            return a * rest["b"] + rest["c"] * len(rest)
+    return 0.0
+
+
+def range_and_nested(x):
+    total = 0.0
+    match range(3):
+        case [0, *others]:
+            total += x * len(others)
+    match {"p": [x, x * x, x ** 3], "q": 1}:
+        case {"p": [head, *tail], **more}:
+            total += head * sum(tail) + len(more)
+    return total
+
+
+@pytest.mark.parametrize("f", [star_middle, star_wildcard_and_tuple, array_is_not_a_sequence, mapping_rest,
+                               range_and_nested])
+def test_match_star_and_rest_in_every_mode(f):
+    assert rewritten(f)(0.7) == f(0.7)
+    check_all_modes(f, 0.7)
+
+
+def test_match_inside_a_nested_function_is_rewritten_when_called():
+    def outer(x):
+        def pick(values):
+            match values:
+                case [a, *rest]:
+                    return a * sum(rest)
+            return 0.0
+
+        return pick([x, x * x, 3.0])
+
+    check_all_modes(outer, 0.7)
