@@ -1,5 +1,7 @@
-"""``global`` writes in differentiated code (issue 13 item 4): the module's global is written as a
-plain call writes it, once per gradient call; a value carrying derivatives is refused."""
+"""``global`` writes in differentiated code (issue 13 item 4): a global written in the call carries
+its derivative to every later read in the call (in the writer, a callee, a sibling function), and
+the module's global is written as a plain call writes it, once per gradient call. Where the
+derivative would be lost (a nested differentiation, third order) the write is refused naming it."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +12,8 @@ import yuebing as yb
 COUNTER = 0
 SCALE = 1.0
 CHOICE = None
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+LOG: list = []
 
 
 def counted(x):
@@ -19,10 +23,142 @@ def counted(x):
     return CHOICE(x) * x * COUNTER
 
 
-def leaks_a_derivative(x):
+def scaled(v):  # reads SCALE: a sibling of the writers
+    return SCALE * v
+
+
+def written_then_read(x):
     global SCALE
     SCALE = x * 2.0
     return SCALE * x
+
+
+def read_by_a_callee(x):
+    global SCALE
+    SCALE = np.sin(x)
+    return scaled(x) + SCALE
+
+
+def written_twice(x):
+    global SCALE
+    SCALE = np.sin(x)
+    first = scaled(x)
+    SCALE = SCALE * x + 1.0
+    return first + scaled(x * x)
+
+
+def written_in_a_loop(x):
+    global SCALE
+    SCALE = 1.0
+    for k in range(3):
+        SCALE = SCALE * x + k
+        SCALE += scaled(0.5)
+    return SCALE
+
+
+def array_rebound(x):
+    global WEIGHTS
+    WEIGHTS = WEIGHTS * x
+    WEIGHTS = np.tanh(WEIGHTS)
+    return np.sum(weighted(x))
+
+
+def weighted(v):
+    return WEIGHTS * v
+
+
+def vector_writer(xs):
+    global WEIGHTS
+    WEIGHTS = xs * xs
+    return weighted(xs[0]) + np.sin(xs)
+
+
+def built_list(x):
+    global LOG
+    LOG = []
+    LOG.append(x * 2.0)
+    LOG.append(x * x)
+    return sum(LOG) * x
+
+
+def deleted(x):
+    global SCALE
+    SCALE = x * 3.0
+    y = scaled(x)
+    del SCALE
+    return y
+
+
+def _fresh() -> None:
+    global SCALE, WEIGHTS, LOG
+    SCALE, WEIGHTS, LOG = 1.0, np.array([1.0, 2.0, 3.0]), []
+
+
+def _plain(f, x):
+    _fresh()
+    return f(x)
+
+
+def _first(f, x, h=1e-6):
+    return (_plain(f, x + h) - _plain(f, x - h)) / (2 * h)
+
+
+def _second(f, x, h=1e-4):
+    return (_plain(f, x + h) - 2 * _plain(f, x) + _plain(f, x - h)) / h ** 2
+
+
+WRITERS = [written_then_read, read_by_a_callee, written_twice, written_in_a_loop, array_rebound, built_list]
+
+
+@pytest.mark.parametrize("f", WRITERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp", "hessian"])
+def test_a_written_global_carries_its_derivative_to_later_reads(f, mode):
+    x = 0.7
+    expected = _second(f, x) if mode == "hessian" else _first(f, x)
+    _fresh()
+    got = {"grad": lambda: yb.grad(f)(x), "jvp": lambda: yb.jvp(f, (x,), (1.0,))[1],
+           "hvp": lambda: yb.hvp(f, (x,), (1.0,))[1][0], "hessian": lambda: yb.hessian(f)(x)}[mode]()
+    np.testing.assert_allclose(got, expected, rtol=1e-4 if mode == "hessian" else 1e-6)
+
+
+def test_the_hvp_of_a_global_writer_matches_differences_of_its_gradient():
+    x, h = 0.7, 1e-5
+    _fresh()
+    got = yb.hvp(written_twice, (x,), (1.0,))[2][0]
+
+    def gradient(v):
+        _fresh()
+        return yb.grad(written_twice)(v)
+
+    np.testing.assert_allclose(got, (gradient(x + h) - gradient(x - h)) / (2 * h), rtol=1e-6)
+
+
+@pytest.mark.parametrize("f", [written_twice, array_rebound, built_list], ids=lambda f: f.__name__)
+def test_the_module_global_holds_what_a_plain_call_leaves(f):
+    expected = _plain(f, 0.7)
+    left = (SCALE, WEIGHTS.copy(), list(LOG))
+    _fresh()
+    yb.grad(f)(0.7)
+    assert SCALE == left[0] and LOG == left[2]
+    np.testing.assert_array_equal(WEIGHTS, left[1])
+    assert expected is not None
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_the_jacobian_of_a_function_writing_a_global_array(mode):
+    xs, h = np.array([0.3, 0.6, 0.9]), 1e-6
+    expected = np.zeros((3, 3))
+    for j in range(3):
+        e = np.eye(3)[j] * h
+        expected[:, j] = (_plain(vector_writer, xs + e) - _plain(vector_writer, xs - e)) / (2 * h)
+    _fresh()
+    np.testing.assert_allclose(yb.jacobian(vector_writer, mode=mode)(xs), expected, rtol=1e-6)
+
+
+def test_a_deleted_global_is_deleted_and_its_reads_before_keep_their_derivative():
+    np.testing.assert_allclose(yb.grad(deleted)(0.7), 6.0 * 0.7, rtol=1e-12)
+    assert "SCALE" not in globals()
+    _fresh()
 
 
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hessian"])
@@ -35,7 +171,7 @@ def test_a_counter_goes_up_once_per_call_and_the_derivative_is_the_plain_one(mod
     got = run()
     assert COUNTER == 1 and CHOICE is np.sin
 
-    def plain(v, order=1):  # the function with the counter as it was during the call
+    def plain(v):  # the function with the counter as it was during the call
         return np.sin(v) * v
 
     first = (plain(x + h) - plain(x - h)) / (2 * h)
@@ -43,7 +179,78 @@ def test_a_counter_goes_up_once_per_call_and_the_derivative_is_the_plain_one(mod
     np.testing.assert_allclose(got, expected, rtol=1e-4)
 
 
-def test_a_global_given_a_derivative_carrying_value_is_refused_naming_it():
-    with pytest.raises(TypeError, match="writing the global 'SCALE'") as error:
-        yb.grad(leaks_a_derivative)(0.5)
+# ---------------------------------------------------------------- where the derivative would be lost
+
+
+def inner_reads(y):
+    return SCALE * y * y
+
+
+def outer_writes_inner_reads(x):
+    global SCALE
+    SCALE = x * 2.0
+    return yb.grad(inner_reads)(x)
+
+
+def inner_writes(y):
+    global SCALE
+    SCALE = y * 3.0
+    return y * y
+
+
+def outer_reads_what_inner_wrote(x):
+    return SCALE * yb.grad(inner_writes)(x)
+
+
+def gradient_times_x(x):
+    return yb.grad(written_then_read)(x) * x
+
+
+@pytest.mark.parametrize("f", [outer_writes_inner_reads, outer_reads_what_inner_wrote], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_a_global_crossing_a_nested_differentiation_is_refused_naming_it(f, mode):
+    with pytest.raises(TypeError, match="the global 'SCALE'") as error:
+        yb.grad(f)(0.7) if mode == "grad" else yb.jvp(f, (0.7,), (1.0,))
     assert "test_global_writes.py" in "".join(getattr(error.value, "__notes__", [])) + str(error.value)
+    _fresh()
+
+
+def test_third_order_over_a_global_writer_is_refused_naming_it():
+    with pytest.raises(TypeError, match="the global 'SCALE'"):
+        yb.hvp(gradient_times_x, (0.7,), (1.0,))
+    _fresh()
+
+
+def test_third_order_reads_a_global_no_pass_wrote_as_a_constant():
+    def outer(x):
+        return yb.grad(scaled)(x) * x * x
+
+    _fresh()
+    np.testing.assert_allclose(yb.hvp(outer, (0.7,), (1.0,))[2][0], 2.0 * SCALE, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- functions without source
+
+
+_WRITER = """
+def writer(x):
+    global G
+    G = x * x
+    return reader(x)
+"""
+
+
+def test_functions_without_source_file_that_write_a_global_are_followed():
+    namespace: dict = {"__name__": "no_source"}
+    exec("G = 0.0\ndef reader(v):\n    return G * v\n" + _WRITER, namespace)
+    np.testing.assert_allclose(yb.grad(namespace["writer"])(0.7), 3 * 0.7 ** 2, rtol=1e-12)
+    assert namespace["G"] == 0.7 ** 2
+
+
+def test_a_reader_compiled_before_the_writer_existed_is_refused_naming_both():
+    namespace: dict = {"__name__": "no_source_late"}
+    exec("G = 0.5\ndef reader(v):\n    return G * v\n", namespace)
+    assert yb.grad(namespace["reader"])(0.7) == 0.5  # compiled reading G as a constant
+    exec(_WRITER, namespace)
+    with pytest.raises(TypeError, match="global 'G'.*reader was compiled reading it as a constant"):
+        yb.grad(namespace["writer"])(0.7)

@@ -25,7 +25,9 @@ from ..ir import primitives as P
 from .closures import ClosureLowering
 from .desugar import desugar
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
+from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
+from .renaming import _Renamer, _copy
 from .source import function_node
 
 BINARY = {
@@ -47,8 +49,9 @@ COMPARE = {
 }
 
 
-class Normaliser(LoopLowering, ClosureLowering):
-    """Lowers one function; loops and closures are in ``loops.py`` and ``closures.py``."""
+class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
+    """Lowers one function; loops, closures and written globals are in ``loops.py``, ``closures.py``
+    and ``global_writes.py``."""
 
     def __init__(self, fn: types.FunctionType, node: ast.AST, filename: str, cells: tuple = ()) -> None:
         """``cells``: more of our variables to keep in cells (captured ones with several values)."""
@@ -67,8 +70,10 @@ class Normaliser(LoopLowering, ClosureLowering):
         self.user_names: dict[str, str] = {}  # a comprehension variable's new name -> the user's
         # ``nonlocal x`` here: x is a cell of an enclosing function, read and written through it
         self.nonlocal_here = {n for s in _walk_own_scope(node) if isinstance(s, ast.Nonlocal) for n in s.names}
-        # ``global x`` here: x is read as a global and written with global_set
+        # ``global x`` here: x is written with global_set; globals that functions of the module
+        # write are read with global_get (global_writes.py), the others are plain loads
         self.declared_globals = {n for s in _walk_own_scope(node) if isinstance(s, ast.Global) for n in s.names}
+        self.written_globals = written_names(fn) | self.declared_globals
         # our variables that nested functions write with ``nonlocal``: kept in their cell
         written_inside = {n for s in ast.walk(node) if isinstance(s, ast.Nonlocal) for n in s.names}
         self.cell_backed = sorted((written_inside - self.nonlocal_here) & set(code.co_cellvars) | set(cells))
@@ -138,6 +143,8 @@ class Normaliser(LoopLowering, ClosureLowering):
             return ir.Var(name)
         if name in self.free and not self._module_cell_is_global(name):
             return self.call(out, ir.Const(P.cell_get), [ir.Var(f"_cell_{name}")], target)
+        if name in self.written_globals:
+            return self.global_read(name, out, target)
         self.globals[name] = None
         return ir.Global(name)
 
@@ -443,9 +450,7 @@ class Normaliser(LoopLowering, ClosureLowering):
 
     def assign(self, target: ast.expr, value: ir.Atom, out: list) -> None:
         if isinstance(target, ast.Name) and target.id in self.declared_globals:
-            # the generated code's local of the global takes the value, and the module's is written
-            out.append(ir.Copy(target.id, value, line=self.line))
-            self.call(out, ir.Const(P.global_set), [ir.Const(self.fn), ir.Const(target.id), ir.Global(target.id)], None)
+            self.global_write(target.id, value, out)
         elif isinstance(target, ast.Name):
             cell = self._cell_of(target.id)
             if cell is not None:
@@ -526,7 +531,8 @@ class Normaliser(LoopLowering, ClosureLowering):
 
     def stmt_Assign(self, node: ast.Assign, out: list) -> None:
         direct = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-            and node.targets[0].id not in self.free and self._cell_of(node.targets[0].id) is None
+            and node.targets[0].id not in self.free and self._cell_of(node.targets[0].id) is None \
+            and node.targets[0].id not in self.declared_globals
         if direct and _writes_target_last(node.value, node.targets[0].id):
             self.locals.add(node.targets[0].id)
             value = self.expr(node.value, out, target=node.targets[0].id)
@@ -623,7 +629,9 @@ class Normaliser(LoopLowering, ClosureLowering):
 
     def stmt_Delete(self, node: ast.Delete, out: list) -> None:
         for t in node.targets:
-            if isinstance(t, ast.Name):
+            if isinstance(t, ast.Name) and t.id in self.declared_globals:
+                self.global_delete(t.id, out)
+            elif isinstance(t, ast.Name):
                 self.opaque(out, f"del {t.id}")
             elif isinstance(t, ast.Subscript):
                 obj = self.expr(t.value, out)
@@ -735,6 +743,7 @@ class Normaliser(LoopLowering, ClosureLowering):
         elif not returns:
             body.append(ir.Return(ir.Const(None), line=self.line))
         self.reassigned_captures = self._reassigned_captures(body)
+        record_plain_reads(self.fn, self.globals)
         code = self.fn.__code__
         n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
         return ir.Function(
@@ -784,41 +793,6 @@ def _flatten(body: list) -> list:
     return flat
 
 
-class _Renamer(ast.NodeTransformer):
-    """Renames a comprehension's variables; inside a nested lambda or def, not the names it
-    binds itself (its parameters and locals: ``[lambda v, w=w: v * w for w in ws]`` renames
-    the default ``w``, not the body's)."""
-
-    def __init__(self, renames: dict[str, str]) -> None:
-        self.renames = renames
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        if node.id in self.renames:
-            return ast.copy_location(ast.Name(self.renames[node.id], node.ctx), node)
-        return node
-
-    def _nested(self, node: ast.Lambda | ast.FunctionDef, own: set) -> ast.AST:
-        args = node.args
-        args.defaults = [self.visit(d) for d in args.defaults]
-        args.kw_defaults = [d if d is None else self.visit(d) for d in args.kw_defaults]
-        own |= {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
-        inner = _Renamer({k: v for k, v in self.renames.items() if k not in own})
-        if isinstance(node, ast.Lambda):
-            node.body = inner.visit(node.body)
-        else:
-            node.decorator_list = [self.visit(d) for d in node.decorator_list]
-            node.body = [inner.visit(s) for s in node.body]
-        return node
-
-    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
-        return self._nested(node, set())
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        declared = {name for n in _walk_own_scope(node) if isinstance(n, (ast.Nonlocal, ast.Global)) for name in n.names}
-        stored = {n.id for n in _walk_own_scope(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        return self._nested(node, stored - declared)
-
-
 def _identifier(name: str) -> str:
     """A name for the generated functions: the function's own when it is an identifier, else a
     cleaned one (``<lambda>`` -> ``_lambda``; a ``__name__`` set to ``"L-BFGS-B"``)."""
@@ -828,12 +802,6 @@ def _identifier(name: str) -> str:
         return name
     cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
     return cleaned if cleaned.isidentifier() and not keyword.iskeyword(cleaned) else f"_{cleaned}"
-
-
-def _copy(node: ast.AST) -> ast.AST:
-    import copy
-
-    return copy.deepcopy(node)
 
 
 def normalise(fn: types.FunctionType) -> ir.Function:

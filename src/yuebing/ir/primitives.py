@@ -6,6 +6,7 @@ sequences through these functions so that each is one operation with one rule (t
 """
 from __future__ import annotations
 
+import builtins
 import types
 from typing import Any
 
@@ -43,19 +44,32 @@ def cell_set(cell: types.CellType, value: Any) -> None:
     cell.cell_contents = value
 
 
+def global_get(fn: types.FunctionType, name: str) -> Any:
+    """A read of global ``name`` in ``fn`` where functions of its module write that global with a
+    ``global`` statement (other globals are plain loads): its rules give it the derivative the
+    write in this call gave it (``transform/global_writes.py``)."""
+    try:
+        return fn.__globals__[name]
+    except KeyError:
+        pass
+    try:
+        return getattr(builtins, name)
+    except AttributeError:
+        raise NameError(f"name {name!r} is not defined") from None
+
+
 def global_set(fn: types.FunctionType, name: str, value: Any) -> None:
     """``global name; name = value`` in ``fn``: the module's global is written, as a plain call
-    writes it. Values that carry derivatives are refused: later reads of the global (by other
-    functions, by later calls) would not see them."""
-    from ..tangents import NoTangent, zero_tangent
-
-    if zero_tangent(value) is not NoTangent:
-        raise TypeError(
-            f"yuebing cannot differentiate writing the global {name!r} a value that carries derivatives "
-            f"({type(value).__name__}): they cannot be followed through module state. What to do: return the "
-            "value, or keep it in a container passed in as an argument; writing ints, strings, None or "
-            "functions (counters, flags, choices) is fine.")
+    writes it (its rules keep the value's derivative for later reads)."""
     fn.__globals__[name] = value
+
+
+def global_del(fn: types.FunctionType, name: str) -> None:
+    """``global name; del name`` in ``fn``."""
+    try:
+        del fn.__globals__[name]
+    except KeyError:
+        raise NameError(f"name {name!r} is not defined") from None
 
 
 def with_bound(value: Any, name: str) -> Any:
@@ -170,4 +184,4 @@ def super_getattr(cell: types.CellType, obj: Any, name: str) -> Any:
     return getattr(super(cell.cell_contents, obj), name)
 
 
-__all__ = ["as_sequence", "cell_get", "cell_set", "check_unpack", "dict_keys", "min_len", "mkdict", "mklist", "mkset", "mktuple", "super_getattr"]
+__all__ = ["as_sequence", "cell_get", "cell_set", "check_unpack", "dict_keys", "global_del", "global_get", "global_set", "min_len", "mkdict", "mklist", "mkset", "mktuple", "super_getattr"]

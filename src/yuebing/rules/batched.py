@@ -375,7 +375,7 @@ def _joined(join: Callable) -> Callable:
 # --------------------------------------------------------------------------------------------
 
 _ALWAYS = {P.mklist, P.mktuple, P.mkdict, P.cell_get, P.cell_set, P.check_unpack, P.min_len, P.dict_keys,
-           P.global_set, P.super_getattr}
+           P.global_get, P.global_set, P.global_del, P.super_getattr}
 _CONTAINER_FIRST = {operator.getitem, operator.setitem, operator.delitem, operator.iadd, operator.add,
                     operator.iconcat, operator.concat}
 _OBJECT_FIRST = {getattr, setattr, delattr}

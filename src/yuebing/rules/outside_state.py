@@ -26,12 +26,88 @@ def enter() -> Any:
     """Open a scope (at the start of a top-level pass); returns what ``leave`` restores."""
     saved = getattr(_LOCAL, "memo", None)
     _LOCAL.memo = {}
+    _outer_memos().append(saved)
     return saved
 
 
 def leave(saved: Any) -> None:
-    """Close the scope ``enter`` opened."""
+    """Close the scope ``enter`` opened (at the end of the pass's forward part)."""
+    memo = getattr(_LOCAL, "memo", None)
+    if memo:
+        _keep_written_globals(memo)
     _LOCAL.memo = saved
+    outer = _outer_memos()
+    if outer:
+        outer.pop()
+
+
+def _outer_memos() -> list:
+    """The memos of the scopes around the open one (None for no scope), innermost last."""
+    outer = getattr(_LOCAL, "outer", None)
+    if outer is None:
+        outer = _LOCAL.outer = []
+    return outer
+
+
+def nested() -> bool:
+    """Whether the open scope is a pass inside another pass (``yb.grad`` inside a differentiated
+    function): what it writes to a global reaches the outer pass, which does not see its derivative."""
+    return any(memo is not None for memo in _outer_memos())
+
+
+def written_by_outer_pass(namespace: dict, name: str, or_this_one: bool = False) -> bool:
+    """Whether a pass around the open one (``or_this_one``: or the open one) wrote global ``name``
+    of ``namespace`` the value it holds (its derivative is that pass's, which an inner one does not
+    see)."""
+    value = namespace.get(name, UNWRITTEN)
+    memos = _outer_memos() + [getattr(_LOCAL, "memo", None)] if or_this_one else _outer_memos()
+    return any(key[0] == "global" and key[2] == id(namespace) and key[3] == name and hit[1].value is value
+               for memo in memos if memo for key, hit in memo.items())
+
+
+class GlobalSlot:
+    """A module global written in a differentiated call: the value written (``value``) and its
+    tangent in one role (``tangent``), which every later read in the call shares."""
+
+    __slots__ = ("value", "tangent")
+
+    def __init__(self) -> None:
+        self.value: Any = UNWRITTEN
+        self.tangent: Any = NoTangent
+
+
+UNWRITTEN = object()
+
+
+def global_slot(role: str, namespace: dict, name: str, create: bool = False) -> GlobalSlot | None:
+    """The slot of global ``name`` of module ``namespace`` in ``role`` for the open scope: made by
+    the first write (``create``); None outside a scope, or before the call wrote the global."""
+    memo = getattr(_LOCAL, "memo", None)
+    if memo is None:
+        return None
+    if role == "fdata":
+        role = getattr(_LOCAL, "fdata_role", "fdata")
+    key = ("global", role, id(namespace), name)
+    hit = memo.get(key)
+    if hit is None:
+        if not create:
+            return None
+        hit = memo[key] = (namespace, GlobalSlot())  # the namespace is kept: its id stays its own
+    return hit[1]
+
+
+def _keep_written_globals(memo: dict) -> None:
+    """A container or array the pass wrote to a global (with its fdata: a reverse pass) will be
+    unbuilt by the reverse pass, which undoes the pass's mutations of what it made: the module
+    keeps a copy of it as the forward pass left it, what a plain call leaves there."""
+    from ..tangents import structural_copy
+
+    for key, (namespace, slot) in list(memo.items()):
+        if key[0] != "global" or key[1] != "fdata" or slot.value is UNWRITTEN:
+            continue
+        value = namespace.get(key[3], UNWRITTEN)
+        if value is slot.value and (is_mutable(value) or isinstance(value, tuple)):
+            namespace[key[3]] = structural_copy(value)
 
 
 def touched() -> bool:

@@ -251,3 +251,5 @@ _register((_cell_get_primitive,), cell_get)
 _register((_super_getattr_primitive,), super_getattr)
 _register((_cell_set_primitive,), cell_set)
 _register((_as_sequence_primitive,), as_sequence)
+
+from . import global_writes as _global_writes  # noqa: E402,F401 - registers the rules of the global primitives

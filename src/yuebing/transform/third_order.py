@@ -47,6 +47,7 @@ from ..rules.second_order import JVP_DEFINITIONS, _register
 from ..rules.util import sum_rdata, zero_fdata
 from . import protocols
 from .lifting import _MUTATORS, _has_float_data, _zero_ints, _zero_tangent_of, lookup_second_order
+from .global_writes import check_third_order, global_get, global_set
 from .lifting_objects import _is_field_tangent
 from .plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
 
@@ -186,6 +187,8 @@ class _Call:
 def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """Second-order rule of ``jvp_call(f, f_t, a, a_t, ..., k=v, _t_k=v_t)``."""
     call = _Call(args, kwargs)
+    if call.f is global_get or call.f is global_set:
+        check_third_order(call.f, [call.value(a) for a, _ in call.arg_slots])
     if _not_yet(call.f):
         raise _refusal(f"{describe_callable(call.f)} ({_NOT_YET[call.f]})")
     found = lookup_second_order(call.f)

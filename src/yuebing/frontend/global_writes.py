@@ -1,0 +1,184 @@
+"""Globals that functions write with a ``global`` statement, per module.
+
+A differentiated call may write a global (``global G; G = x * 2``) and read it later, in the
+writer, a callee or a sibling function: the read must see the derivative as a local variable's
+would. Such reads are lowered to ``global_get(fn, name)`` (whose rules look up the value's tangent
+for the call, ``transform/global_writes.py``) and such writes to ``global_set``; every other global
+load stays a plain load (a constant of the differentiation, and fast).
+
+Which names a module writes is found once per module namespace and kept: the ``global``
+statements in its source file, and the ``STORE_GLOBAL``/``DELETE_GLOBAL`` instructions of the
+functions (and methods of classes) it holds, nested code included -- so functions without source
+(``exec``, a notebook's cells sharing ``__main__``) count too. The namespace is scanned again when
+it gained names (a new ``def``). A name found written only after some function was lowered
+reading it as a plain load is *stale*: that function's compiled code treats it as a constant, so
+a write carrying derivatives is refused then (``stale_reader``).
+"""
+from __future__ import annotations
+
+import ast
+import dis
+import types
+from typing import Any
+
+_STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL"})
+
+
+class _Module:
+    """What is known of one module namespace."""
+
+    __slots__ = ("namespace", "size", "written", "plain_reads", "stale")
+
+    def __init__(self, namespace: dict) -> None:
+        self.namespace = namespace  # kept: its id stays its own
+        self.size = -1
+        self.written: set[str] = _names_in_source_file(namespace)
+        self.plain_reads: dict[str, str] = {}  # name -> a function lowered reading it plainly
+        self.stale: dict[str, str] = {}
+
+
+_MODULES: dict[int, _Module] = {}
+_CODE_STORES: dict[types.CodeType, frozenset] = {}
+
+
+def written_names(fn: types.FunctionType) -> frozenset:
+    """The globals of ``fn``'s module that some function of it writes with ``global`` (``fn``'s own
+    nested code included)."""
+    module = _module(fn.__globals__)
+    if module.size != len(fn.__globals__):
+        _rescan(module)
+    own = _stored_in_code(fn.__code__)
+    if not own <= module.written:
+        _learn(module, own)
+    return frozenset(module.written)
+
+
+def record_plain_reads(fn: types.FunctionType, names: Any) -> None:
+    """``fn`` was lowered reading ``names`` as plain global loads (constants)."""
+    reads = _module(fn.__globals__).plain_reads
+    for name in names:
+        reads.setdefault(name, fn.__qualname__)
+
+
+def stale_reader(namespace: dict, name: str) -> str | None:
+    """A function lowered reading global ``name`` as a constant before the name was found written
+    (its code does not see the derivative a write gives), or None."""
+    module = _MODULES.get(id(namespace))
+    if module is None or module.namespace is not namespace:
+        return None
+    return module.stale.get(name)
+
+
+def _module(namespace: dict) -> _Module:
+    module = _MODULES.get(id(namespace))
+    if module is None or module.namespace is not namespace:
+        module = _MODULES[id(namespace)] = _Module(namespace)
+    return module
+
+
+def _rescan(module: _Module) -> None:
+    module.size = len(module.namespace)
+    found: set[str] = set()
+    name = module.namespace.get("__name__")
+    for value in list(module.namespace.values()):
+        found |= _stored_by(value, name, 0)
+    _learn(module, found)
+
+
+def _learn(module: _Module, names: set) -> None:
+    for name in set(names) - module.written:
+        if name in module.plain_reads:
+            module.stale[name] = module.plain_reads[name]
+        module.written.add(name)
+
+
+def _stored_by(value: Any, module_name: Any, depth: int) -> set:
+    """Names that the code of ``value`` (a function, or a class of this module) stores globally."""
+    if depth > 4 or isinstance(value, types.ModuleType):
+        return set()
+    if isinstance(value, (staticmethod, classmethod)):
+        return _stored_by(value.__func__, module_name, depth + 1)
+    if isinstance(value, property):
+        return set().union(*(_stored_by(f, module_name, depth + 1) for f in (value.fget, value.fset, value.fdel)))
+    if isinstance(value, type):
+        if getattr(value, "__module__", None) != module_name:
+            return set()
+        return set().union(*(_stored_by(v, module_name, depth + 1) for v in list(vars(value).values())))
+    found = set(_stored_in_code(value.__code__)) if isinstance(value, types.FunctionType) else set()
+    wrapped = _wrapped(value)
+    return found | _stored_by(wrapped, module_name, depth + 1) if wrapped is not None else found
+
+
+def _wrapped(value: Any) -> Any:
+    """What a decorator wrapped (``functools.wraps``, ``lru_cache``), or None."""
+    if not callable(value):
+        return None
+    try:
+        return vars(value).get("__wrapped__")
+    except TypeError:  # no __dict__
+        return None
+
+
+def _stored_in_code(code: types.CodeType) -> frozenset:
+    found = _CODE_STORES.get(code)
+    if found is None:
+        names = {i.argval for i in dis.get_instructions(code) if i.opname in _STORES} \
+            if _may_store(code) else set()
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                names |= _stored_in_code(const)
+        found = _CODE_STORES[code] = frozenset(names)
+    return found
+
+
+def _may_store(code: types.CodeType) -> bool:
+    """A quick test before disassembling: a global store names one of ``co_names``."""
+    return bool(code.co_names) and any(op in code.co_code[::2] for op in _STORE_OPCODES)
+
+
+_STORE_OPCODES = bytes(dis.opmap[name] for name in _STORES)
+
+
+def _names_in_source_file(namespace: dict) -> set:
+    """Names in the ``global`` statements of the module's source file (functions that the
+    namespace does not hold, such as ones kept only in a registry, count too)."""
+    filename = namespace.get("__file__")
+    if not isinstance(filename, str) or not filename.endswith(".py"):
+        return set()
+    try:
+        with open(filename, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), filename)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return set()
+    return {name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names}
+
+
+class GlobalLowering:
+    """The normaliser's reads, writes and deletions of globals written with ``global``."""
+
+    fn: types.FunctionType
+
+    def global_read(self, name: str, out: list, target: str) -> Any:
+        """A read of a global that functions of the module write: ``global_get`` (its derivative is
+        the one the write gave it in this call, if any)."""
+        from ..ir import nodes as ir
+        from ..ir import primitives as P
+
+        return self.call(out, ir.Const(P.global_get), [ir.Const(self.fn), ir.Const(name)], target)  # type: ignore[attr-defined]
+
+    def global_write(self, name: str, value: Any, out: list) -> None:
+        """``global name; name = value``: the module's global is written (``global_set``, which
+        gives the value's derivative to later reads); the generated code's local of that name takes
+        the value too, for the forward-only code (``raise``, ``with`` headers) that reads it."""
+        from ..ir import nodes as ir
+        from ..ir import primitives as P
+
+        out.append(ir.Copy(name, value, line=self.line))  # type: ignore[attr-defined]
+        self.call(out, ir.Const(P.global_set), [ir.Const(self.fn), ir.Const(name), value], None)  # type: ignore[attr-defined]
+
+    def global_delete(self, name: str, out: list) -> None:
+        """``global name; del name``."""
+        from ..ir import nodes as ir
+        from ..ir import primitives as P
+
+        self.call(out, ir.Const(P.global_del), [ir.Const(self.fn), ir.Const(name)], None)  # type: ignore[attr-defined]

@@ -1,0 +1,220 @@
+"""Rules of the globals that functions write with a ``global`` statement (``ir/primitives.py``:
+``global_get``, ``global_set``, ``global_del``; the normaliser emits them, ``frontend/global_writes.py``).
+
+A write keeps the value's tangent for the call in a slot of the outside state
+(``rules/outside_state.global_slot``, one per module global and role), and a later read in the
+call -- in the writer, a callee, a sibling function -- shares it, as a read of a local variable
+would:
+
+* reverse: a read hands out the slot's fdata and gathers its cotangent in the slot; the write's
+  pullback gives what the slot gathered to the value written and puts the slot back as it was
+  before the write (reads before it gather into the earlier value's slot);
+* forward: a write puts the value's tangent in the slot, a read takes it;
+* second order: the reverse rule runs on the fdata and on the fdata tangents (a slot each), the
+  tangent goes through a slot of its own.
+
+A global the call has not written is a constant, read as plain global loads are (``runtime``).
+The module's global holds what a plain call leaves there: writes are not undone (a container or
+array written is kept as the forward pass left it: ``outside_state.leave``).
+
+Refused, naming the global: a write carrying derivatives in a pass nested in another (``yb.grad``
+inside a differentiated function), a read there of what the outer pass wrote, and such writes or
+reads in third order (``third_order.py``); a write carrying derivatives when a function was
+compiled reading that global as a constant (``frontend.global_writes.stale_reader``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..frontend.global_writes import stale_reader
+from ..ir.primitives import global_del, global_get, global_set
+from ..rules import outside_state
+from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
+from ..rules.primitives import _as_tangent, _zeroed
+from ..rules.second_order import _register, zero as _so_zero
+from ..rules.util import output, slot_rdata, slot_tangent
+from ..tangents import NoFData, NoRData, NoTangent, fdata, increment, zero_tangent
+from .forward_runtime import global_tangent, zero_tangent_of
+from .lifting import _primal_codual, _with_fdata_tangents
+from .runtime import global_fdata, read_only
+
+_NOTHING = (NoRData, NoRData, NoRData)
+
+
+def carries_derivative(value: Any) -> bool:
+    """Whether ``value`` has a tangent (a float, a float array, a list or object holding them)."""
+    try:
+        return zero_tangent(value) is not NoTangent
+    except TypeError:
+        return False
+
+
+def _lost(name: str, why: str, advice: str) -> TypeError:
+    return TypeError(f"yuebing cannot follow the derivative of the global {name!r}: {why}. What to do: {advice}.")
+
+
+def _check_write(namespace: dict, name: str, value: Any) -> None:
+    if not carries_derivative(value):
+        return
+    reader = stale_reader(namespace, name)
+    if reader is not None:
+        raise _lost(name, f"{reader} was compiled reading it as a constant before a function writing it with "
+                          "a global statement was defined", "define the functions that write module globals "
+                          "before differentiating code that reads them (or restart the interpreter)")
+    if outside_state.nested():
+        raise _lost(name, "it is written a value carrying derivatives inside a differentiation nested in another "
+                          "(yb.grad inside a differentiated function), whose outer pass would not see them",
+                    "return the value from the inner function instead of writing it to a global")
+    if not outside_state.active():
+        raise _lost(name, "it is written a value carrying derivatives outside a differentiation pass",
+                    "call the function through yb.grad, yb.jvp or yb.hvp")
+
+
+def _constant(namespace: dict, name: str, value: Any) -> Any:
+    """A global the call did not write: a constant, as plain global loads read it."""
+    if carries_derivative(value) and outside_state.nested() and outside_state.written_by_outer_pass(namespace, name):
+        raise _lost(name, "the differentiation around this nested one (yb.grad inside a differentiated function) "
+                          "wrote it a value carrying derivatives, which the nested one does not see",
+                    "pass the value to the inner function as an argument")
+    return read_only(value)
+
+
+def _written(role: str, namespace: dict, name: str, value: Any) -> outside_state.GlobalSlot | None:
+    """The slot of the global when this call wrote the value it holds."""
+    slot = outside_state.global_slot(role, namespace, name)
+    return slot if slot is not None and slot.value is value else None
+
+
+# --------------------------------------------------------------------------------------------
+# Reverse
+# --------------------------------------------------------------------------------------------
+
+
+def _get_rrule(fn: CoDual, name: CoDual) -> tuple[CoDual, Callable]:
+    namespace, key = fn.primal.__globals__, name.primal
+    value = global_get(fn.primal, key)
+    slot = _written("fdata", namespace, key, value)
+    if slot is None:
+        value = _constant(namespace, key, value)
+        return CoDual(value, global_fdata(value)), lambda dy: _NOTHING
+    if slot.tangent is NoTangent:
+        slot.tangent = zero_tangent(value)
+
+    def pullback(dy: Any) -> tuple:
+        if dy is not NoRData:
+            slot.tangent = increment(slot.tangent, _as_tangent(value, dy))
+        return _NOTHING
+
+    return CoDual(value, fdata(slot.tangent)), pullback
+
+
+def _set_rrule(fn: CoDual, name: CoDual, value: CoDual) -> tuple[CoDual, Callable]:
+    namespace, key = fn.primal.__globals__, name.primal
+    _check_write(namespace, key, value.primal)
+    global_set(fn.primal, key, value.primal)
+    slot = outside_state.global_slot("fdata", namespace, key, create=True)
+    if slot is None:  # outside a pass, a value without derivatives: nothing to follow
+        return output(None), lambda dy: (NoRData,) * 4
+    old = slot.value, slot.tangent
+    slot.value, slot.tangent = value.primal, slot_tangent(value)
+
+    def pullback(dy: Any) -> tuple:
+        value_r = slot_rdata(slot.tangent)  # the cotangent the reads after the write gathered
+        slot.value, slot.tangent = old[0], _zeroed(old[1])
+        return NoRData, NoRData, NoRData, value_r
+
+    return output(None), pullback
+
+
+def _del_rrule(fn: CoDual, name: CoDual) -> tuple[CoDual, Callable]:
+    global_del(fn.primal, name.primal)  # (a later read raises NameError; a write starts a new slot)
+    return output(None), lambda dy: _NOTHING
+
+
+# --------------------------------------------------------------------------------------------
+# Forward
+# --------------------------------------------------------------------------------------------
+
+
+def _get_frule(fn: Any, name: Any) -> Dual:
+    f, key = primal(fn), primal(name)
+    value = global_get(f, key)
+    slot = _written("tangent", f.__globals__, key, value)
+    if slot is None:
+        value = _constant(f.__globals__, key, value)
+        return Dual(value, global_tangent(value))
+    return Dual(value, slot.tangent)
+
+
+def _set_frule(fn: Any, name: Any, value: Any) -> Dual:
+    f, key, v = primal(fn), primal(name), primal(value)
+    _check_write(f.__globals__, key, v)
+    global_set(f, key, v)
+    slot = outside_state.global_slot("tangent", f.__globals__, key, create=True)
+    if slot is not None:
+        slot.value = v
+        slot.tangent = value.tangent if isinstance(value, Dual) and value.tangent is not NoTangent else zero_tangent_of(v)
+    return Dual(None, NoTangent)
+
+
+def _del_frule(fn: Any, name: Any) -> Dual:
+    global_del(primal(fn), primal(name))
+    return Dual(None, NoTangent)
+
+
+# --------------------------------------------------------------------------------------------
+# Second order (forward over reverse)
+# --------------------------------------------------------------------------------------------
+
+
+def _get_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """A read: fdata and fdata tangent from the reverse rule's slots, the tangent from its own."""
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
+    fn, key = args[0][0], args[1][0]
+    y = out1.primal
+    slot = _written("tangent", fn.__globals__, key, y)
+    y_d = slot.tangent if slot is not None else global_tangent(y)
+    if y_d is NoTangent and type(y) is float:
+        y_d = 0.0
+    return (y, out1.fdata, y_d, out2.fdata), pullback
+
+
+def _set_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """A write: the reverse rule on the fdata and on the fdata tangents, the tangent into its slot
+    (put back by the pullback)."""
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
+    fn, key, value = args[0][0], args[1][0], args[2]
+    slot = outside_state.global_slot("tangent", fn.__globals__, key, create=True)
+    if slot is None:
+        return (None, NoFData, NoTangent, NoFData), pullback
+    old = slot.value, slot.tangent
+    slot.value, slot.tangent = value[0], value[2] if value[2] is not NoTangent else zero_tangent_of(value[0])
+
+    def pullback2(dy: Any, dy_d: Any) -> tuple:
+        result = pullback(dy, dy_d)
+        slot.value, slot.tangent = old
+        return result
+
+    return (None, NoFData, NoTangent, NoFData), pullback2
+
+
+register_rrule(global_get, _get_rrule)
+register_rrule(global_set, _set_rrule)
+register_rrule(global_del, _del_rrule)
+register_frule(global_get, _get_frule)
+register_frule(global_set, _set_frule)
+register_frule(global_del, _del_frule)
+_register((global_get,), _get_dual)
+_register((global_set,), _set_dual)
+_so_zero(global_del)
+
+
+def check_third_order(f: Any, values: list) -> None:
+    """Third order (``yb.hvp`` over a function calling ``yb.grad``) reads globals as constants: a
+    write carrying derivatives, or a read of what a pass wrote, is refused naming the global."""
+    if f is global_set and carries_derivative(values[2]) or f is global_get and carries_derivative(
+            global_get(*values[:2])) and outside_state.written_by_outer_pass(values[0].__globals__, values[1], True):
+        raise _lost(values[1], "third derivatives (yb.hvp/yb.hessian of a function that calls yb.grad) do not follow "
+                               "globals written with a global statement",
+                    "return the value instead of writing it to a global, or take the Hessian of the gradient's "
+                    "function itself")
