@@ -92,6 +92,7 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
         self.captured: ast.expr | None = None
         self.stored_cells: set[str] = set()
         self.stored_globals: set[str] = set()
+        self.dead_names: set[str] = set()  # names read only by code the compiler dropped
         self.copied_returns: set[int] = set()  # ``return`` blocks CPython 3.12 copied where they are reached
 
     # ------------------------------------------------------------------ statements
@@ -171,10 +172,41 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
         if after is not None:
             return after
         value = stack.pop()
-        if isinstance(value, ast.expr):
+        if isinstance(value, ast.Constant):  # the compiler drops a constant statement: one it folded
+            self.emit(out, ast.Expr(self.folded_conditional(i, value)), i)
+        elif isinstance(value, ast.expr):
             self.emit(out, ast.Expr(self.expr(value)), i)
         elif isinstance(value, Mark) and value.kind == "function":
             raise DecompileError("a function made and dropped")
+
+    def folded_conditional(self, i: int, value: ast.Constant) -> ast.IfExp:
+        """``dead if False else value``, the statement a constant popped at ``i`` was compiled
+        from: the dead branch's code is gone, the names it read stay in ``co_names`` (those
+        after the names read before ``i``, and before the first new one read from ``i`` on)."""
+        raw = [x for x in dis.get_instructions(self.code) if x.opcode in dis.hasname]
+        offset = self.ins[i].offset
+        before = {x.argval for x in raw if x.offset < offset}
+        names = self.code.co_names
+        later = [names.index(x.argval) for x in raw if x.offset >= offset and x.argval not in before]
+        used = before | {x.argval for x in raw}
+        dead = [n for k, n in enumerate(names) if n not in used and k < min(later, default=len(names))
+                and n not in self.dead_names]
+        self.dead_names.update(dead)
+        branch: ast.expr = ast.Constant(None)
+        for k, name in enumerate(dead):
+            branch = ast.Name(name, ast.Load()) if k == 0 else ast.Attribute(branch, name, ast.Load())
+        return ast.IfExp(ast.Constant(False), branch, value)
+
+    def op_NOP(self, i, stack, ctx, out):
+        """A ``NOP`` alone on its line is a ``pass`` (the compiler keeps it for the line)."""
+        after = NewOps.op_NOP(self, i, stack, ctx, out)
+        if after is None and self.lines.count(self.lines[i]) == 1 and self.ins[i].positions.lineno:
+            j = i + 1
+            while j < len(self.ins) and self.ins[j].opname == "NOP":
+                j += 1
+            if all(first != j for first, _ in self.try_extents.values()):  # not a ``try:`` line
+                self.emit(out, ast.Pass(), i)
+        return after
 
     def op_DELETE_FAST(self, i, stack, ctx, out):
         self.emit(out, ast.Delete([ast.Name(self.ins[i].argval, ast.Del())]), i)
@@ -225,6 +257,27 @@ class Decompiler(NewOps, LoopStatements, TryStatements, MatchStatements, BoolVal
         return nxt
 
     op_UNPACK_EX = op_UNPACK_SEQUENCE
+
+    _TARGET_STARTS = ("STORE_", "UNPACK_", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF")
+
+    def op_SWAP(self, i, stack, ctx, out):
+        """``a.x, b[k] = u, v`` (two or three values): the values reversed by one ``SWAP``,
+        then stored in the targets' order (only stores to plain variables lose the ``SWAP``)."""
+        n = self.ins[i].arg
+        if n in (2, 3) and len(stack) >= n and all(isinstance(v, ast.expr) for v in stack[-n:]) \
+                and self.ins[i + 1].opname.startswith(self._TARGET_STARTS):
+            try:
+                targets, j = [], i + 1
+                for _ in range(n):
+                    target, j = self.read_target(j)
+                    targets.append(target)
+            except DecompileError:
+                return ExpressionOps.op_SWAP(self, i, stack, ctx, out)
+            values = [self.expr(v) for v in stack[-n:]]
+            del stack[-n:]
+            self.emit(out, ast.Assign([ast.Tuple(targets, ast.Store())], ast.Tuple(values, ast.Load())), i)
+            return j
+        return ExpressionOps.op_SWAP(self, i, stack, ctx, out)
 
     def read_targets(self, i: int, stack: list) -> tuple[ast.expr, int]:
         """The tuple target that the stores after ``UNPACK_SEQUENCE``/``UNPACK_EX`` at ``i`` fill."""

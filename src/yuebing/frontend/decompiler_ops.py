@@ -322,6 +322,8 @@ class ExpressionOps:
             raise DecompileError("a call with *args")
         func = self.expr(lower if upper is NULL else upper)
         positional = list(args.elts) if getattr(args, "call_arguments", False) else [ast.Starred(args, ast.Load())]
+        if isinstance(args, ast.Tuple) and not args.elts and kwargs is not None:
+            positional = []  # ``f(**m)``: no positional arguments make an empty tuple
         keywords = []
         if isinstance(kwargs, ast.Dict):
             for key, value in zip(kwargs.keys, kwargs.values):
