@@ -28,14 +28,6 @@ def uses_yield_from(x):
     yield result
 
 
-def uses_try_star(x):
-    try:
-        y = x * 2.0
-    except* ValueError:
-        y = x
-    return y
-
-
 async def uses_async(x):
     return x
 
@@ -50,7 +42,6 @@ def uses_await_inside(x):
 CASES = [
     (uses_generator, "generator functions that use yield's value", "sent = yield x"),
     (uses_yield_from, "generator functions that use yield's value", "result = yield from [x]"),
-    (uses_try_star, "try/except* statements", "try:"),
     (uses_async, "async functions", None),
     (uses_await_inside, "await expressions", "await inner()"),
 ]

@@ -17,8 +17,6 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     ast.Yield: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
     ast.YieldFrom: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
 }
-if hasattr(ast, "TryStar"):
-    UNSUPPORTED[ast.TryStar] = ("try/except* statements (exception groups)", "catch the exception group with a plain except")
 
 
 class UnsupportedSyntaxError(TypeError):

@@ -21,6 +21,7 @@ HELPERS: dict[str, object] = {
     PREFIX + f.__name__: f for f in (
         len, list, isinstance, getattr, type,
         P.match_sequence, P.match_mapping,
+        P.star_start, P.star_match, P.star_reraise, P.star_raised, P.star_result,
     )
 }
 

@@ -179,6 +179,86 @@ def match_mapping(x: Any) -> bool:
     return bool(type(x).__flags__ & _TPFLAGS_MAPPING)
 
 
+class ExceptStar:
+    """The state of one ``try``/``except*`` while its clauses run (``frontend/try_star.py``): the
+    exception caught, what is left of it, and what each handler that ran raised."""
+
+    def __init__(self, caught: BaseException) -> None:
+        self.caught, self.rest = caught, caught
+        self.outcomes: list = []  # per handler run: what it raised (None: nothing)
+        self.reraised: list = []  # subgroups a bare ``raise`` re-raised
+        self.match: BaseException | None = None  # what the handler running handles
+        self.match_context: BaseException | None = None
+
+
+def star_start(caught: BaseException) -> ExceptStar:
+    return ExceptStar(caught)
+
+
+def star_match(state: ExceptStar, types: Any) -> BaseException | None:
+    """What the next ``except* types`` clause handles, taken out of what is left (CPython's
+    ``CHECK_EG_MATCH``): None, the naked exception wrapped in a group, or a subgroup."""
+    for t in types if isinstance(types, tuple) else (types,):
+        if not (isinstance(t, type) and issubclass(t, BaseException)):
+            raise TypeError("catching classes that do not inherit from BaseException is not allowed")
+        if issubclass(t, BaseExceptionGroup):
+            raise TypeError("catching ExceptionGroup with except* is not allowed. Use except instead.")
+    rest, match = state.rest, None
+    if rest is None:
+        return None
+    if isinstance(rest, types):
+        match, state.rest = rest, None
+        if not isinstance(rest, BaseExceptionGroup):  # a naked exception: wrapped, as CPython does
+            match = BaseExceptionGroup("", [rest]).with_traceback(rest.__traceback__)
+    elif isinstance(rest, BaseExceptionGroup):
+        match, state.rest = rest.split(types)
+    if match is not None:
+        state.outcomes.append(None)
+        state.match, state.match_context = match, match.__context__
+    return match
+
+
+def star_reraise(state: ExceptStar, match: BaseException) -> BaseException:
+    """A bare ``raise`` in an ``except*`` handler: re-raises the handler's subgroup, marked as such."""
+    state.reraised.append(match)
+    return match
+
+
+def star_raised(state: ExceptStar, raised: BaseException) -> None:
+    """The handler that ran last raised ``raised``: kept for the end. Its context is what CPython
+    gives it: the subgroup the handler handled (the rewritten handler handles the whole exception
+    caught), and none new when it is that subgroup itself."""
+    if raised is state.match:
+        raised.__context__ = state.match_context
+    elif raised.__context__ is state.caught:
+        raised.__context__ = state.match
+    state.outcomes[-1] = raised
+
+
+def star_result(state: ExceptStar) -> BaseException | None:
+    """What the ``try``/``except*`` raises once its clauses ran (CPython's ``_PyExc_PrepReraiseStar``):
+    None, or the exceptions left and raised."""
+    outcomes = [e for e in (*state.outcomes, state.rest) if e is not None]
+    if not isinstance(state.caught, BaseExceptionGroup):  # at most one clause ran
+        return outcomes[0] if outcomes else None
+    # re-raised (CPython: the same traceback, context, cause and notes as the exception caught):
+    # the rest, subgroups re-raised bare, and the exception caught itself (a clause matching it all)
+    kept = [e for e in outcomes if e is state.rest or e is state.caught or any(e is r for r in state.reraised)]
+    raised = [e for e in outcomes if not any(e is k for k in kept)]
+    leaves = {id(leaf) for e in kept for leaf in _leaves(e)}
+    projected = state.caught.split(lambda e: id(e) in leaves)[0] if leaves else None
+    if not raised:
+        return projected
+    combined = raised + ([projected] if projected is not None else [])
+    return combined[0] if len(combined) == 1 else BaseExceptionGroup("", combined)
+
+
+def _leaves(e: BaseException) -> list:
+    if isinstance(e, BaseExceptionGroup):
+        return [leaf for child in e.exceptions for leaf in _leaves(child)]
+    return [e]
+
+
 def super_getattr(cell: types.CellType, obj: Any, name: str) -> Any:
     """``super().name`` inside a method (``cell`` is the method's ``__class__`` cell)."""
     return getattr(super(cell.cell_contents, obj), name)

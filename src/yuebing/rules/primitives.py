@@ -273,13 +273,16 @@ register_rrule(np.vectorize, _vectorize_rrule)
 # The helpers of rewritten match, except* and async code (frontend/syntax_rewrites.py): type tests
 # and exception bookkeeping, without derivatives.
 from ..ir import primitives as _rewrites  # noqa: E402
+from ..tangents import register_nondifferentiable_type  # noqa: E402
 from .second_order import zero as _second_order_zero  # noqa: E402
 
-_REWRITE_CHECKS = (_rewrites.match_sequence, _rewrites.match_mapping)
+_REWRITE_CHECKS = (_rewrites.match_sequence, _rewrites.match_mapping, _rewrites.star_start, _rewrites.star_match,
+                   _rewrites.star_reraise, _rewrites.star_raised, _rewrites.star_result)
 for _f in _REWRITE_CHECKS:
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
 _second_order_zero(*_REWRITE_CHECKS)
+register_nondifferentiable_type(_rewrites.ExceptStar)
 
 
 def _vectorize_frule(pyfunc: Dual, *rest: Any, **kwargs: Any) -> Dual:
