@@ -56,3 +56,31 @@ def test_missing_rule_advice_works_as_printed(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip()) == 3.0
+
+
+_OPAQUE = np.frompyfunc(lambda a: a, 1, 1)  # a ufunc of a Python function: refused in every mode
+
+
+def _nested_calls_an_unruled_function(x):
+    def inner(v):
+        w = v * 2.0
+        for _ in range(2):
+            w = w + 1.0
+        return _OPAQUE(w)
+    return inner(x) + 1.0
+
+
+_ERROR_LINE = _nested_calls_an_unruled_function.__code__.co_firstlineno + 5
+
+
+@pytest.mark.parametrize("run", [lambda f: yb.grad(f)(0.7), lambda f: yb.jvp(f, (0.7,), (1.0,)),
+                                 lambda f: yb.hvp(f, (0.7,), (1.0,))], ids=["grad", "jvp", "hvp"])
+def test_an_error_inside_a_nested_function_names_the_users_line(run):
+    """The nested function is defined by the generated code of its enclosing one; its error note
+    must still name the user's file and the failing line of the nested body, not generated code
+    and not the ``def`` line."""
+    with pytest.raises(Exception) as error:
+        run(_nested_calls_an_unruled_function)
+    notes = "\n".join(getattr(error.value, "__notes__", []))
+    assert f'{__file__}", line {_ERROR_LINE}' in notes, notes
+    assert "_nested_calls_an_unruled_function.<locals>.inner" in notes and "<yuebing" not in notes

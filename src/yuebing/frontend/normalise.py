@@ -28,7 +28,7 @@ from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
-from .source import function_node
+from .source import function_node, unparse_with_lines
 
 BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -693,7 +693,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
         captured = self._captured(node)
         shared = self._shared_cells(captured, out)
         self.locals.add(node.name)
-        out.append(ir.MakeClosure(node.name, ast.unparse(node), captured, line=node.lineno, shared=shared))
+        text, lines = unparse_with_lines(node)
+        out.append(ir.MakeClosure(node.name, text, captured, line=node.lineno, shared=shared, source_lines=lines))
 
     def stmt_ClassDef(self, node: ast.ClassDef, out: list) -> None:
         # the class statement runs in the generated module, not the user's: the user's globals it

@@ -215,9 +215,34 @@ def unwrap_callable(f: Any) -> Any:
     return f
 
 
+def unparse_with_lines(node: ast.stmt) -> tuple[str, tuple[int, ...]]:
+    """``ast.unparse(node)`` and, for each line of it, the line of the user's source it came from
+    (so generated code that defines a nested function maps its body line by line: an error inside
+    the nested function then names the user's line, not its ``def``). The text is parsed again and
+    walked beside ``node``; if the two trees differ anywhere, every line maps to ``node``'s first."""
+    text = ast.unparse(node)
+    count = text.count("\n") + 1
+    fallback = (node.lineno,) * count
+    try:
+        again = ast.parse(text).body
+    except SyntaxError:
+        return text, fallback
+    if len(again) != 1:
+        return text, fallback
+    origin: dict[int, int] = {}
+    for new, old in zip(ast.walk(again[0]), ast.walk(node)):
+        if type(new) is not type(old):
+            return text, fallback
+        if isinstance(new, ast.stmt):  # breadth first: inner statements overwrite their parents' lines
+            for line in range(new.lineno, (new.end_lineno or new.lineno) + 1):
+                origin[line] = old.lineno
+    return text, tuple(origin.get(i, node.lineno) for i in range(1, count + 1))
+
+
 def source_text(fn: types.FunctionType) -> str:
     node, _ = function_node(fn)
     return ast.unparse(node)
 
 
-__all__ = ["SourceUnavailableError", "function_node", "inspect", "same_code", "source_text", "unwrap_callable"]
+__all__ = ["SourceUnavailableError", "function_node", "inspect", "same_code", "source_text", "unparse_with_lines",
+           "unwrap_callable"]

@@ -148,6 +148,8 @@ class MakeClosure:
     free_vars: tuple[str, ...]
     line: int = 0
     shared: tuple[str, ...] = ()
+    #: the user's line of each line of ``source`` (empty: all are ``line``)
+    source_lines: tuple[int, ...] = ()
 
 
 @dataclasses.dataclass

@@ -22,9 +22,39 @@ class InternalError(RuntimeError):
     """Generated code that does not compile: a bug in yuebing, not in the user's code."""
 
 
+#: generated file name -> (the file of the function it was generated from, generated line -> that
+#: file's line, the function's qualified name). A function defined inside user code is defined by
+#: the generated code of its enclosing function, so its own code object names the generated file:
+#: ``user_location`` follows this table back to the user's file and line.
+GENERATED_FROM: dict[str, tuple[str, dict, str]] = {}
+
+
+def user_location(filename: str, line: int | None) -> tuple[str, int | None]:
+    """The user's file and line that line ``line`` of ``filename`` came from (``filename`` itself
+    when it is not generated code); through every level of nested functions."""
+    for _ in range(32):  # nesting depth; a cycle cannot arise, the bound is only a guard
+        origin = GENERATED_FROM.get(filename)
+        if origin is None or line is None or line not in origin[1]:
+            break
+        filename, line = origin[0], origin[1][line]
+    return filename, line
+
+
+def user_qualname(filename: str, qualname: str) -> str:
+    """``outer.<locals>.inner`` for a nested function whose qualified name is that of the
+    generated pass that defined it (``outer_forward.<locals>.inner``)."""
+    origin = GENERATED_FROM.get(filename)
+    if origin is None or ".<locals>." not in qualname:
+        return qualname
+    return f"{user_qualname(origin[0], origin[2])}.<locals>.{qualname.rsplit('.<locals>.', 1)[1]}"
+
+
 def compile_checked(source: str, filename: str, fn: Any, line_map: dict | None, mode: str) -> types.CodeType:
     """``compile(source)``, or an ``InternalError`` naming ``fn``, the user's line the failing
     generated line came from, and what failed."""
+    code = getattr(fn, "__code__", None)
+    if line_map and code is not None:
+        GENERATED_FROM[filename] = (code.co_filename, line_map, getattr(fn, "__qualname__", code.co_name))
     try:
         return compile(source, filename, "exec")
     except SyntaxError as error:

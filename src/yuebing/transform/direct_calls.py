@@ -54,6 +54,7 @@ from ..rules.core import FRULES, RRULES
 from ..rules.second_order import _BY_FUNCTION as _SECOND_ORDER_DECLARATIONS
 from ..rules.util import zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata, zero_tangent
+from .codegen import user_location, user_qualname
 
 FUNCTION = types.FunctionType
 
@@ -558,10 +559,19 @@ def _branches(generator: Any, s: ir.Call) -> list[tuple[Binding, str]]:
     return [(binding, marker), (alternative, named(generator, "_DIRECT", DIRECT))]
 
 
+def note_user_lines(rule: Any, error: BaseException, table: "DirectTable", how: str) -> None:
+    """Notes on ``error`` naming the user's line of each generated frame of ``rule`` (and of the
+    rules of ``table`` its code called directly) in the traceback; ``how``: how it ran
+    (`` (second order)``)."""
+    own = rule.forward.__code__.co_filename
+    user_line_notes(error, how, lambda name: rule if name == own else table.rules_by_file.get(name), describe_line)
+
+
 def describe_line(rule: Any, line: int, what: str) -> str:
     """A note naming the user's line ``line`` of ``rule``'s function (``what``: how it ran)."""
-    code = linecache.getline(rule.ir.filename, line).strip()
-    return f'  in {rule.name}{what}\n    File "{rule.ir.filename}", line {line}\n      {code}'
+    filename, line = user_location(rule.ir.filename, line)
+    code = linecache.getline(filename, line).strip()
+    return f'  in {user_qualname(rule.ir.filename, rule.name)}{what}\n    File "{filename}", line {line}\n      {code}'
 
 
-__all__ = ["DIRECT", "FORWARD_ZERO", "DirectCalls", "DualDirectCalls", "DirectTable", "FORWARD", "REVERSE", "SECOND", "direct_callee", "guard", "user_line_notes", "describe_line", "forward_direct"]
+__all__ = ["DIRECT", "FORWARD_ZERO", "DirectCalls", "DualDirectCalls", "DirectTable", "FORWARD", "REVERSE", "SECOND", "direct_callee", "guard", "user_line_notes", "note_user_lines", "describe_line", "forward_direct"]

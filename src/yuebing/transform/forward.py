@@ -94,9 +94,12 @@ class ForwardGenerator(ConstantNames):
 
     # ------------------------------------------------------------ emission
 
-    def emit(self, out: list, indent: int, text: str, line: int = 0) -> None:
-        for piece in text.split("\n"):
-            out.append(("    " * indent + piece, line))
+    def emit(self, out: list, indent: int, text: str, line: int | tuple[int, ...] = 0) -> None:
+        """Lines of ``text`` at ``indent``, each from the user's ``line`` (or ``line[i]``, one per
+        line of ``text``: a nested function's definition)."""
+        lines = line if isinstance(line, tuple) else None
+        for i, piece in enumerate(text.split("\n")):
+            out.append(("    " * indent + piece, lines[i] if lines else line))
 
     def body(self, body: list, out: list, indent: int) -> None:
         start = len(out)
@@ -211,7 +214,7 @@ class ForwardGenerator(ConstantNames):
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         for g in self._definition_time_globals(s.source):
             self.emit(out, indent, f"{g} = _global(_G, {g!r})  # used by the definition below", s.line)
-        self.emit(out, indent, s.source, s.line)
+        self.emit(out, indent, s.source, s.source_lines or s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
         shared = share_cells_line(self, s)
         if shared:

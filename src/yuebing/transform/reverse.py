@@ -295,9 +295,12 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
 
     # ------------------------------------------------------------ emission
 
-    def emit(self, out: list, indent: int, text: str, line: int = 0) -> None:
-        for piece in text.split("\n"):
-            out.append(("    " * indent + piece, line))
+    def emit(self, out: list, indent: int, text: str, line: int | tuple[int, ...] = 0) -> None:
+        """Lines of ``text`` at ``indent``, each from the user's ``line`` (or ``line[i]``, one per
+        line of ``text``: a nested function's definition)."""
+        lines = line if isinstance(line, tuple) else None
+        for i, piece in enumerate(text.split("\n")):
+            out.append(("    " * indent + piece, lines[i] if lines else line))
 
     # ------------------------------------------------------------ forward
 
@@ -541,7 +544,7 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
             self.emit(out, indent, f"{self.fd(name)} = _NF", s.line)
 
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
-        self.emit(out, indent, s.source, s.line)
+        self.emit(out, indent, s.source, s.source_lines or s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
         shared = share_cells_line(self, s)
         if shared:

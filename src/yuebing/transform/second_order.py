@@ -519,7 +519,7 @@ def _no_rule(fn: Any) -> SecondOrderError:
         f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(fn)}. Second order covers "
         "Python functions, methods and classes, and the primitives marked in docs/rules.md. What to do: "
         "rewrite the call with covered functions, or declare its second order with "
-        "yuebing.rules.second_order.with_vjp(f, vjp) (docs/writing-rules.md, 'Second order')"
+        "yuebing.rules.second_order.with_vjp(f, vjp) (docs/custom-derivatives.md, 'Rules for a function without one')"
     )
 
 
