@@ -179,6 +179,80 @@ def test_a_counter_goes_up_once_per_call_and_the_derivative_is_the_plain_one(mod
     np.testing.assert_allclose(got, expected, rtol=1e-4)
 
 
+def read_by_nested_functions(x):
+    global SCALE
+    SCALE = x * 2.0
+
+    def with_default(v, s=SCALE):
+        return s * v
+
+    reads_it = lambda v: SCALE * v  # noqa: E731 - a lambda reads the module's global, as in Python
+    return with_default(x) + reads_it(x) + a_callee_with_a_default(x)
+
+
+def a_callee_with_a_default(x):
+    def inner(v, s=SCALE * SCALE):
+        return s + v
+
+    return inner(x)
+
+
+def checked_in_forward_only_code(x):
+    global SCALE
+    SCALE = x * 2.0
+    assert SCALE == 2.0 * x, SCALE  # the value written, not the one at entry
+    try:
+        if SCALE < 0.0:
+            raise ValueError(SCALE)
+    except (ValueError, type(SCALE)):
+        pass
+    return SCALE * x
+
+
+@pytest.mark.parametrize("f", [read_by_nested_functions, checked_in_forward_only_code], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_nested_functions_and_forward_only_code_read_the_written_value(f, mode):
+    x = 0.7
+    expected = _first(f, x)
+    _fresh()
+    got = {"grad": lambda: yb.grad(f)(x), "jvp": lambda: yb.jvp(f, (x,), (1.0,))[1],
+           "hvp": lambda: yb.hvp(f, (x,), (1.0,))[1][0]}[mode]()
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def a_class_reading_a_written_global(x):
+    global SCALE
+    SCALE = x * 2.0
+
+    class Scaled:
+        factor = SCALE
+
+    return Scaled.factor * x
+
+
+def through_globals(x):
+    globals()["SCALE"] = x * 2.0
+    return scaled(x)
+
+
+def through_the_module(x):
+    import sys
+
+    sys.modules[__name__].SCALE = x * 2.0
+    return scaled(x)
+
+
+@pytest.mark.parametrize("f, message", [
+    (a_class_reading_a_written_global, "a class defined in a differentiated function reading the global 'SCALE'"),
+    (through_globals, r"cannot follow globals\(\)"),
+    (through_the_module, "setattr"),
+], ids=["class", "globals()", "module attribute"])
+def test_writes_and_reads_it_cannot_follow_are_refused(f, message):
+    with pytest.raises(Exception, match=message):
+        yb.grad(f)(0.7)
+    _fresh()
+
+
 # ---------------------------------------------------------------- where the derivative would be lost
 
 

@@ -62,7 +62,7 @@ class ClosureLowering:
         factory returns (``g = deco(_factory1(2 * x))``: the decorator is evaluated first, the
         defaults next, as in Python). False (nothing emitted) when no default reads our
         variables."""
-        ours = self.locals | set(self.free)
+        ours = self.locals | set(self.free) | self.written_globals  # (written globals: global_get)
 
         def reads_ours(default: ast.expr | None) -> bool:
             return default is not None and any(isinstance(n, ast.Name) and n.id in ours for n in ast.walk(default))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import re
 import types
 from typing import Any
 
@@ -141,16 +142,21 @@ _STORE_OPCODES = bytes(dis.opmap[name] for name in _STORES)
 
 def _names_in_source_file(namespace: dict) -> set:
     """Names in the ``global`` statements of the module's source file (functions that the
-    namespace does not hold, such as ones kept only in a registry, count too)."""
+    namespace does not hold, such as ones kept only in a registry, count too). Read by a pattern,
+    not parsed (a large module costs a scan, not a parse): a ``global`` line in a string adds a
+    name read through ``global_get`` for nothing, which is only slower."""
     filename = namespace.get("__file__")
     if not isinstance(filename, str) or not filename.endswith(".py"):
         return set()
     try:
         with open(filename, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read(), filename)
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            text = handle.read()
+    except (OSError, ValueError, UnicodeDecodeError):
         return set()
-    return {name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names}
+    return {name for names in _GLOBAL_STATEMENT.findall(text) for name in re.findall(r"\w+", names)}
+
+
+_GLOBAL_STATEMENT = re.compile(r"^[ \t]*global[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)", re.MULTILINE)
 
 
 class GlobalLowering:
@@ -168,13 +174,39 @@ class GlobalLowering:
 
     def global_write(self, name: str, value: Any, out: list) -> None:
         """``global name; name = value``: the module's global is written (``global_set``, which
-        gives the value's derivative to later reads); the generated code's local of that name takes
-        the value too, for the forward-only code (``raise``, ``with`` headers) that reads it."""
+        gives the value's derivative to later reads). The generated code has no variable of that
+        name: a nested function reading it reads the module's global, as in Python."""
         from ..ir import nodes as ir
         from ..ir import primitives as P
 
-        out.append(ir.Copy(name, value, line=self.line))  # type: ignore[attr-defined]
         self.call(out, ir.Const(P.global_set), [ir.Const(self.fn), ir.Const(name), value], None)  # type: ignore[attr-defined]
+
+    def current_globals(self, expr: ast.expr | None, out: list) -> ast.expr | None:
+        """``expr`` (source the generated code runs as it is: a ``raise``, an ``assert``, a ``with``
+        header, an exception type) reading the written globals' current values: a copy reading
+        temporaries that ``global_get`` binds just before (a plain global is hoisted at entry)."""
+        from .renaming import _Renamer, _copy
+
+        names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and self._written_global(n.id)}) \
+            if expr is not None else []
+        if not names:
+            return expr
+        renames = {name: self.global_read(name, out, "").name for name in names}
+        return _Renamer(renames).visit(_copy(expr))
+
+    def refuse_written_globals(self, what: str, exprs: list) -> None:
+        """A class statement or a decorator runs as it is in the generated code, reading globals as
+        they were at entry, without derivatives: one reading a global written with ``global`` is
+        refused (its value may have changed, or carry a derivative)."""
+        for expr in exprs:
+            for n in ast.walk(expr):
+                if isinstance(n, ast.Name) and self._written_global(n.id):
+                    raise self.error(  # type: ignore[attr-defined]
+                        f"{what} reading the global {n.id!r}, which functions of its module write with a global "
+                        "statement", f"pass {n.id!r} in as an argument, or define it at module level", n)
+
+    def _written_global(self, name: str) -> bool:
+        return name in self.written_globals and name not in self.locals and name not in self.free  # type: ignore[attr-defined]
 
     def global_delete(self, name: str, out: list) -> None:
         """``global name; del name``."""

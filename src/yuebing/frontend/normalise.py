@@ -613,10 +613,12 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
         out.append(ir.If(test, body, orelse, line=line))
 
     def stmt_Raise(self, node: ast.Raise, out: list) -> None:
+        node = ast.Raise(self.current_globals(node.exc, out), self.current_globals(node.cause, out))
         self._hoist_globals([e for e in (node.exc, node.cause) if e is not None])
         self.opaque(out, ast.unparse(node))
 
     def stmt_Assert(self, node: ast.Assert, out: list) -> None:
+        node = ast.Assert(self.current_globals(node.test, out), self.current_globals(node.msg, out))
         self._hoist_globals([e for e in (node.test, node.msg) if e is not None])
         self.opaque(out, ast.unparse(node))
 
@@ -645,11 +647,12 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
     def stmt_With(self, node: ast.With, out: list) -> None:
         # Managers are entered and exited in the forward pass only (np.errstate, locks, timers...);
         # what `as` binds is assigned from a temporary, checked to hold no floats (P.with_bound).
-        self._hoist_globals([item.context_expr for item in node.items])
+        headers = [self.current_globals(item.context_expr, out) for item in node.items]
+        self._hoist_globals(headers)
         bound = [(self.tmp("with"), item.optional_vars) for item in node.items if item.optional_vars is not None]
         temps, prelude = iter(t for t, _ in bound), []
-        items = ", ".join(ast.unparse(ast.withitem(i.context_expr, i.optional_vars and ast.Name(next(temps))))
-                          for i in node.items)
+        items = ", ".join(ast.unparse(ast.withitem(h, i.optional_vars and ast.Name(next(temps))))
+                          for h, i in zip(headers, node.items))
         for temp, target in bound:
             value = self.call(prelude, ir.Const(P.with_bound), [ir.Var(temp), ir.Const(ast.unparse(target))])
             self.statement(ast.copy_location(ast.Assign([target], ast.Name(value.name, ast.Load())), node), prelude)
@@ -659,15 +662,15 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
     def stmt_Try(self, node: ast.Try, out: list) -> None:
         # The exception types are evaluated by the generated code as written, like ``with`` headers.
         line = node.lineno
-        self._hoist_globals([h.type for h in node.handlers if h.type is not None])
+        types_ = [self.current_globals(h.type, out) for h in node.handlers]
+        self._hoist_globals([t for t in types_ if t is not None])
         body = self.block(node.body)
         handlers = []
-        for h in node.handlers:
+        for h, t in zip(node.handlers, types_):
             self.line = h.lineno
             if h.name is not None:
                 self.locals.add(h.name)
-            handlers.append(ir.Handler(ast.unparse(h.type) if h.type is not None else "", h.name,
-                                       self.block(h.body), line=h.lineno))
+            handlers.append(ir.Handler(ast.unparse(t) if t is not None else "", h.name, self.block(h.body), line=h.lineno))
         orelse, finalbody = self.block(node.orelse), self.block(node.finalbody)
         out.append(ir.Try(body, handlers, orelse, finalbody, line=line))
 
@@ -675,6 +678,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
         """Decorators and default values run when the nested function is created, in the
         generated code: the globals they use must be hoisted there like any other."""
         exprs = list(getattr(node, "decorator_list", []))
+        self.refuse_written_globals("a decorator", exprs)  # (defaults reading them go through a factory)
         exprs += list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]
         self._hoist_globals(exprs)
 
@@ -701,6 +705,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
         # reads (decorators, bases, class attributes, its methods' bodies) are bound as locals
         # first, which the class body and its methods then see as enclosing variables
         self._check_class_captures(node, out)  # before the globals join our locals
+        self.refuse_written_globals("a class defined in a differentiated function", [node])
         loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for name in sorted(loaded - self.locals - set(self.free)):
             if name in self.fn.__globals__:

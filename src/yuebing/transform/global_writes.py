@@ -198,6 +198,21 @@ def _set_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     return (None, NoFData, NoTangent, NoFData), pullback2
 
 
+def _globals_refused(*args: Any, **kwargs: Any) -> Any:
+    """``globals()`` in differentiated code: a write through it (``globals()['G'] = x``) would not
+    give later reads its derivative, so it is refused, pointing at the statement that is followed."""
+    raise TypeError("yuebing cannot follow globals() in a differentiated function: a global written through it "
+                    "(globals()['G'] = x) would not carry its derivative to later reads. What to do: write it with "
+                    "a global statement (global G; G = x), which yuebing follows, or read it by its name.")
+
+
+def _globals_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    return _globals_refused()
+
+
+register_rrule(globals, _globals_refused)
+register_frule(globals, _globals_refused)
+_register((globals,), _globals_dual)
 register_rrule(global_get, _get_rrule)
 register_rrule(global_set, _set_rrule)
 register_rrule(global_del, _del_rrule)
