@@ -28,22 +28,9 @@ def uses_yield_from(x):
     yield result
 
 
-async def uses_async(x):
-    return x
-
-
-def uses_await_inside(x):
-    async def inner():
-        await inner()
-
-    return x
-
-
 CASES = [
     (uses_generator, "generator functions that use yield's value", "sent = yield x"),
     (uses_yield_from, "generator functions that use yield's value", "result = yield from [x]"),
-    (uses_async, "async functions", None),
-    (uses_await_inside, "await expressions", "await inner()"),
 ]
 
 

@@ -4,6 +4,7 @@ gradient of an argument from its fdata and rdata."""
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import types
 from typing import Any, Callable, Sequence
@@ -55,9 +56,21 @@ def check_function(f: Any, name: str) -> None:
     """A clear ``TypeError`` when ``f`` is not callable: most often its value was passed
     (``yb.grad(loss(x))``) where the function is meant."""
     if callable(f):
+        _check_not_async(f, name)
         return
     raise TypeError(f"{name} takes a function to differentiate, got a {type(f).__qualname__} value, which is not "
                     f"callable: pass the function itself (yb.{name}(loss, ...), not yb.{name}(loss(x), ...))")
+
+
+def _check_not_async(f: Any, name: str) -> None:
+    """An ``async def`` itself is refused with advice: calling it makes a coroutine, not a number."""
+    if inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f):
+        short = getattr(f, "__name__", "f")
+        raise TypeError(
+            f"yb.{name} cannot differentiate the async function {getattr(f, '__qualname__', short)} itself: calling "
+            f"it makes a coroutine, not a number. What to do: differentiate a function that runs it, such as "
+            f"yb.{name}(lambda x: asyncio.run({short}(x)), ...); under differentiation asyncio.run, await and "
+            "asyncio.gather run async functions sequentially (docs/limitations.md).")
 
 
 def check_argnums(argnums: Any, name: str) -> None:

@@ -8,15 +8,22 @@ from __future__ import annotations
 import ast
 import linecache
 
+from .async_functions import jumps_out
+
 UNSUPPORTED: dict[type, tuple[str, str]] = {
-    ast.AsyncWith: ("async with statements", "differentiate a synchronous function"),
-    ast.AsyncFor: ("async for loops", "differentiate a synchronous function"),
-    ast.Await: ("await expressions", "differentiate a synchronous function"),
     # generators whose yields are statements are rewritten to build lists (desugar.py): these are
     # the others (a yield used as a value, send(), a generator returning a value)
     ast.Yield: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
     ast.YieldFrom: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
 }
+
+
+#: async constructs that ``async_functions.py`` does not rewrite
+_ASYNC_GENERATOR = ("async generator functions (an async def that yields)",
+                    "return a list of the values from a plain async def, and loop over it with for")
+_ASYNC_COMPREHENSION = ("async comprehensions (async for inside [...])", "write an async for loop that appends to a list")
+_ASYNC_WITH_JUMPING = ("async with statements whose body returns, breaks or continues",
+                       "set a flag in the body and return or break after the async with statement")
 
 
 class UnsupportedSyntaxError(TypeError):
@@ -54,15 +61,35 @@ def _walk_own_scope(node: ast.AST):
         stack.extend(ast.iter_child_nodes(child))
 
 
+def _left_by_async_rewrite(node: ast.AST) -> tuple[str, str] | None:
+    if isinstance(node, ast.AsyncWith) and jumps_out(node.body):
+        return _ASYNC_WITH_JUMPING
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
+            and any(g.is_async for g in node.generators):
+        return _ASYNC_COMPREHENSION
+    return None
+
+
+def _yields(function: ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_own_scope(function))
+
+
 def fence(node: ast.FunctionDef | ast.Lambda, filename: str, function: str) -> None:
     """Raise ``UnsupportedSyntaxError`` for the first unsupported construct in ``node``."""
-    if isinstance(node, ast.AsyncFunctionDef):
-        raise UnsupportedSyntaxError("async functions", "differentiate a synchronous function", filename, node.lineno, function)
+    if isinstance(node, ast.AsyncFunctionDef):  # the rewrite leaves async generators
+        raise UnsupportedSyntaxError(*_ASYNC_GENERATOR, filename, node.lineno, function)
     found = []
     for child in _walk_all(node):
         entry = UNSUPPORTED.get(type(child))
+        if isinstance(child, ast.AsyncFunctionDef) and _yields(child):  # named before its yields
+            entry = _ASYNC_GENERATOR
         if entry is not None:
             found.append((child.lineno, entry))
+    # async code the rewrite leaves: in the function (rewritten already) and in nested async defs
+    # (rewritten when called, but best reported now, against the user's file)
+    for scope in [node, *(n for n in _walk_all(node) if isinstance(n, ast.AsyncFunctionDef))]:
+        found += [(child.lineno, entry) for child in _walk_own_scope(scope)
+                  if (entry := _left_by_async_rewrite(child)) is not None]
     if found:
         line, (what, advice) = min(found, key=lambda item: item[0])
         raise UnsupportedSyntaxError(what, advice, filename, line, function)

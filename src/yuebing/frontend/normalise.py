@@ -700,6 +700,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
         text, lines = unparse_with_lines(node)
         out.append(ir.MakeClosure(node.name, text, captured, line=node.lineno, shared=shared, source_lines=lines))
 
+    stmt_AsyncFunctionDef = stmt_FunctionDef  # made as written: rewritten when it is called (async_functions.py)
+
     def stmt_ClassDef(self, node: ast.ClassDef, out: list) -> None:
         # the class statement runs in the generated module, not the user's: the user's globals it
         # reads (decorators, bases, class attributes, its methods' bodies) are bound as locals

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from .async_functions import desugar_async
 from .match_statements import desugar_match
 from .runtime_names import bind_helpers
 from .try_star import desugar_try_star
@@ -18,5 +19,5 @@ from .try_star import desugar_try_star
 def rewrite_syntax(node: ast.FunctionDef | ast.Lambda, bind: bool = True) -> ast.AST:
     """``node`` with its own match, except* and async constructs rewritten (a copy when any is);
     ``bind=False`` keeps the helpers' names, to run the result as plain Python."""
-    node = desugar_try_star(desugar_match(node))
+    node = desugar_async(desugar_try_star(desugar_match(node)))
     return bind_helpers(node) if bind else node

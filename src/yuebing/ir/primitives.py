@@ -7,7 +7,9 @@ sequences through these functions so that each is one operation with one rule (t
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import types
+import weakref
 from typing import Any
 
 import numpy as np
@@ -257,6 +259,40 @@ def _leaves(e: BaseException) -> list:
     if isinstance(e, BaseExceptionGroup):
         return [leaf for child in e.exceptions for leaf in _leaves(child)]
     return [e]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Finished:
+    """What an ``async def`` called under differentiation gives: its result, computed at the call
+    (``frontend/async_functions.py``), to be taken by ``await`` or ``asyncio.run``. ``once``: a
+    coroutine's (awaited once, as Python allows); a task's or gather's can be awaited again."""
+    value: Any
+    once: bool = True
+
+
+_AWAITED: weakref.WeakSet = weakref.WeakSet()  # results of coroutines already awaited
+
+
+def awaitable(x: Any) -> None:
+    """Refuse to await ``x`` unless it is a ``Finished``: what an ``async def`` or
+    ``asyncio.sleep``/``gather``/``create_task``/``wait_for`` gave under differentiation."""
+    if not isinstance(x, Finished):
+        raise TypeError(
+            f"yuebing cannot differentiate awaiting a {type(x).__qualname__}: under differentiation async code runs "
+            "sequentially, and await takes the result of an async def (computed when it was called) or of "
+            "asyncio.sleep, gather, create_task, ensure_future or wait_for. What to do: await those only inside the "
+            "differentiated code; do I/O (sockets, files, real futures and tasks) outside it and pass the data in.")
+
+
+def awaited(x: Any) -> Finished:
+    """``await x`` under differentiation (``.value`` then takes the result); a coroutine's result
+    is awaited once, as Python allows (second order, which runs each rule twice, checks only the type)."""
+    awaitable(x)
+    if x.once:
+        if x in _AWAITED:
+            raise RuntimeError("cannot reuse already awaited coroutine")
+        _AWAITED.add(x)
+    return x
 
 
 def super_getattr(cell: types.CellType, obj: Any, name: str) -> Any:

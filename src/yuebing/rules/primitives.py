@@ -277,12 +277,28 @@ from ..tangents import register_nondifferentiable_type  # noqa: E402
 from .second_order import zero as _second_order_zero  # noqa: E402
 
 _REWRITE_CHECKS = (_rewrites.match_sequence, _rewrites.match_mapping, _rewrites.star_start, _rewrites.star_match,
-                   _rewrites.star_reraise, _rewrites.star_raised, _rewrites.star_result)
+                   _rewrites.star_reraise, _rewrites.star_raised, _rewrites.star_result, _rewrites.awaitable)
 for _f in _REWRITE_CHECKS:
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
 _second_order_zero(*_REWRITE_CHECKS)
 register_nondifferentiable_type(_rewrites.ExceptStar)
+register_nondifferentiable_type(types.TracebackType)  # (passed to __aexit__ by a rewritten async with)
+
+
+def _awaited_rrule(x: CoDual) -> tuple[CoDual, Callable]:
+    """``await x``: ``awaited``'s checks, then ``x`` itself (``.value`` reads the result)."""
+    _rewrites.awaited(x.primal)
+    return x, lambda dy: (NoRData, dy)
+
+
+def _awaited_frule(x: Dual) -> Dual:
+    _rewrites.awaited(x.primal)
+    return x
+
+
+register_rrule(_rewrites.awaited, _awaited_rrule)
+register_frule(_rewrites.awaited, _awaited_frule)  # (second order: rules/asyncio_rules.py)
 
 
 def _vectorize_frule(pyfunc: Dual, *rest: Any, **kwargs: Any) -> Dual:

@@ -1,0 +1,149 @@
+"""``async def`` bodies rewritten into synchronous ones: under differentiation async code runs
+*sequentially*, in the order it is written.
+
+* Calling an ``async def`` runs its body at the call, once, and gives a ``Finished`` holding the
+  result (``ir/primitives.py``): ``return v`` becomes ``return _yb_Finished(v)``. Computing at the
+  call, rather than at the first ``await``, keeps the arguments as they were passed and runs each
+  coroutine's side effects exactly once even when it is never awaited or is handed to
+  ``asyncio.gather``/``create_task``, which start it at once in Python too.
+* ``await e`` becomes ``_yb_awaited(e).value``: ``awaited`` checks that ``e`` is a ``Finished``
+  (anything else -- a real future, a socket read -- is refused by name) and that a coroutine's
+  result is awaited once; the value then carries its derivative like any attribute.
+* ``async with m as v: BODY`` becomes ``v = await type(m).__aenter__(m)``, then ``BODY`` in a
+  ``try`` whose handler calls ``__aexit__`` with the exception (re-raising it unless that returns
+  true) and whose ``else`` calls it with ``None``s: the statement Python runs, for a body that
+  does not ``return``, ``break`` or ``continue`` (those bodies are left to the fence's refusal).
+* ``async for v in it: BODY else: ELSE`` becomes a ``while`` loop over
+  ``await type(i).__anext__(i)`` (``i = type(it).__aiter__(it)``) that ends at
+  ``StopAsyncIteration``.
+
+Async generators (an ``async def`` that yields) and async comprehensions are not rewritten: the
+fence refuses them. ``asyncio.run``, ``gather``, ``sleep``... have rules (``rules/asyncio_rules.py``).
+"""
+from __future__ import annotations
+
+import ast
+import copy
+
+from .runtime_names import helper_call, walk_own_scope
+
+
+def _name(name: str, store: bool = False) -> ast.Name:
+    return ast.Name(name, ast.Store() if store else ast.Load())
+
+
+def _assign(target: ast.expr | str, value: ast.expr) -> ast.Assign:
+    return ast.Assign([_name(target, True) if isinstance(target, str) else target], value)
+
+
+def _awaited(value: ast.expr) -> ast.expr:
+    return ast.Attribute(helper_call("awaited", value), "value", ast.Load())
+
+
+def _method(obj: str, method: str, *args: ast.expr) -> ast.expr:
+    """``type(obj).method(obj, *args)``, as Python calls the protocol's methods."""
+    return ast.Call(ast.Attribute(helper_call("type", _name(obj)), method, ast.Load()), [_name(obj), *args], [])
+
+
+def jumps_out(body: list) -> bool:
+    """Whether ``body`` returns, or breaks or continues a loop around it."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            stack.extend(node.orelse)  # a loop's own body may break and continue
+            stack.extend(n for s in node.body for n in ast.walk(s) if isinstance(n, ast.Return))
+            continue
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+class _AsyncToSync(ast.NodeTransformer):
+    def __init__(self) -> None:
+        self.count = 0
+
+    def fresh(self, hint: str) -> str:
+        self.count += 1
+        return f"_yb_{hint}{self.count}"
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node  # nested: rewritten when it is differentiated itself
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
+        return node if node.is_async else self.generic_visit(node)  # left, with its awaits, to the fence
+
+    def visit_Await(self, node: ast.Await) -> ast.AST:
+        return ast.copy_location(_awaited(self.visit(node.value)), node)
+
+    def visit_Return(self, node: ast.Return) -> ast.AST:
+        value = self.visit(node.value) if node.value is not None else ast.Constant(None)
+        return ast.copy_location(ast.Return(helper_call("Finished", value)), node)
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.AST:
+        if jumps_out(node.body):
+            return node
+        node = self.generic_visit(node)
+        body = node.body
+        for item in reversed(node.items):
+            body = self._with_item(item, body)
+        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in _located(body, node)]
+
+    def _with_item(self, item: ast.withitem, body: list) -> list:
+        manager, error = self.fresh("manager"), self.fresh("error")
+        exit_ = self.fresh("exit")
+        entered = _awaited(_method(manager, "__aenter__"))
+        enter = _assign(item.optional_vars, entered) if item.optional_vars is not None else ast.Expr(entered)
+        exit_call = lambda *args: _awaited(ast.Call(_name(exit_), [_name(manager), *args], []))  # noqa: E731
+        failed = exit_call(helper_call("type", _name(error)), _name(error),
+                           ast.Attribute(_name(error), "__traceback__", ast.Load()))
+        handler = ast.ExceptHandler(_name("BaseException"), error,
+                                    [ast.If(ast.UnaryOp(ast.Not(), failed), [ast.Raise(None, None)], [])])
+        done = ast.Expr(exit_call(ast.Constant(None), ast.Constant(None), ast.Constant(None)))
+        return [_assign(manager, item.context_expr),
+                _assign(exit_, ast.Attribute(helper_call("type", _name(manager)), "__aexit__", ast.Load())),
+                enter, ast.Try(body, [handler], [done], [])]
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
+        node = self.generic_visit(node)
+        source, iterator = self.fresh("source"), self.fresh("iterator")
+        more, step = self.fresh("more"), self.fresh("step")
+        stop = ast.ExceptHandler(_name("StopAsyncIteration"), None, [_assign(more, ast.Constant(False))])
+        advance = ast.Try([_assign(step, _method(iterator, "__anext__"))], [stop], [], [])
+        run = ast.If(_name(more), [_assign(node.target, _awaited(_name(step))), *node.body], [])
+        loop = ast.While(_name(more), [advance, run], node.orelse)
+        out = [_assign(source, node.iter), _assign(iterator, _method(source, "__aiter__")),
+               _assign(more, ast.Constant(True)), loop]
+        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in _located(out, node)]
+
+
+def _located(statements: list, at: ast.AST) -> list:
+    for s in statements:
+        for n in ast.walk(s):
+            if "lineno" in n._attributes and not hasattr(n, "lineno"):
+                ast.copy_location(n, at)
+    return statements
+
+
+def is_async_generator(node: ast.AST) -> bool:
+    return isinstance(node, ast.AsyncFunctionDef) and any(
+        isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_own_scope(node))
+
+
+def desugar_async(node: ast.AST) -> ast.AST:
+    """An ``async def`` (not an async generator) as a ``def`` whose calls return a ``Finished``;
+    any other node as it is."""
+    if not isinstance(node, ast.AsyncFunctionDef) or is_async_generator(node):
+        return node
+    rewriter = _AsyncToSync()
+    body = [rewriter.visit(copy.deepcopy(s)) for s in node.body]
+    body = [s for part in body for s in (part if isinstance(part, list) else [part])]
+    last = node.body[-1]
+    end = ast.copy_location(ast.Return(helper_call("Finished", ast.Constant(None))), last)
+    fields = {f: getattr(node, f) for f in node._fields if f != "body"}
+    function = ast.FunctionDef(body=[*body, end], **fields)
+    return ast.fix_missing_locations(ast.copy_location(function, node))

@@ -1,0 +1,243 @@
+"""``async``/``await`` under differentiation (``frontend/async_functions.py``,
+``rules/asyncio_rules.py``): async code runs sequentially, each ``async def`` at its call, and is
+differentiated in every mode; values agree with ``asyncio.run``; what cannot run that way is
+refused by name."""
+import asyncio
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.frontend.fence import UnsupportedSyntaxError
+
+from .all_modes import check_all_modes
+
+
+async def square(v):
+    await asyncio.sleep(0.001)
+    return v * v
+
+
+async def scaled(v, k=2.0):
+    s = await square(v)
+    if s > 0.25:
+        return k * s + np.sin(v)
+    return s
+
+
+def awaits_and_gathers(x):
+    async def main(v):
+        a = await scaled(v)
+        b, c = await asyncio.gather(square(np.sin(v)), scaled(2.0 * v, k=3.0))
+        task = asyncio.create_task(square(v))
+        d = await task
+        e = await asyncio.wait_for(square(v + 1.0), timeout=1.0)
+        return a * b + c + d * e + await task  # a task may be awaited again
+
+    return asyncio.run(main(x))
+
+
+class Accumulator:
+    """An async context manager and iterator written by a user."""
+
+    def __init__(self, values):
+        self.values, self.total, self.index = values, 0.0, 0
+
+    async def __aenter__(self):
+        await asyncio.sleep(0)
+        return self
+
+    async def __aexit__(self, kind, error, traceback):
+        self.total = self.total * 2.0
+        return kind is ZeroDivisionError  # swallows that one
+
+    def __aiter__(self):
+        self.index = 0
+        return self
+
+    async def __anext__(self):
+        if self.index >= len(self.values):
+            raise StopAsyncIteration
+        self.index += 1
+        return self.values[self.index - 1]
+
+
+def async_with_and_for(x):
+    async def main(v):
+        async with Accumulator([v, v * v, 3.0]) as acc:
+            async for item in acc:
+                if item == 3.0:
+                    continue
+                acc.total += np.exp(item)
+        async with Accumulator([v]) as other:
+            other.total = v
+            other.total / 0.0  # swallowed by __aexit__, after it doubled the total
+        total = acc.total + other.total
+        async for item in Accumulator([v, 2.0 * v]):
+            total += item * v
+            if item > 1.0:
+                break
+        else:
+            total += 1.0  # runs only when the loop was not broken
+        return total
+
+    return asyncio.run(main(x))
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    async def predict(self, v):
+        return self.w * await square(v)
+
+
+def methods_and_exceptions(x):
+    async def risky(v):
+        if v > 0.5:
+            raise ValueError("too big")
+        return v
+
+    async def main(v):
+        model = Model(np.cos(v))
+        y = await model.predict(v)
+        try:
+            y = y + await risky(v)
+        except ValueError:
+            y = y * v
+        return y
+
+    return asyncio.run(main(x))
+
+
+FUNCTIONS = [awaits_and_gathers, async_with_and_for, methods_and_exceptions]
+
+
+@pytest.mark.parametrize("x", [0.3, 0.7])
+@pytest.mark.parametrize("f", FUNCTIONS, ids=[f.__name__ for f in FUNCTIONS])
+def test_async_code_in_every_mode(f, x):
+    check_all_modes(f, x)  # (its values are compared with the plain call, which asyncio.run runs)
+
+
+def test_an_async_function_runs_once_at_its_call_in_written_order():
+    async def record(order, name, v):
+        order.append(name + "1")
+        await asyncio.sleep(0)
+        order.append(name + "2")
+        return v
+
+    def f(x):
+        async def main(v):
+            order = []
+            never_awaited = record(order, "n", v)  # noqa: F841 - under differentiation it ran at its call
+            a, b = await asyncio.gather(record(order, "a", v), record(order, "b", 2.0 * v))
+            weights = {"a1": 1.0, "a2": 2.0, "b1": 3.0, "b2": 4.0, "n1": 5.0, "n2": 6.0}
+            return sum(weights[name] * (k + 1) for k, name in enumerate(order)) * a * b
+
+        return asyncio.run(main(x))
+
+    value, _ = yb.value_and_grad(f)(0.7)
+    sequential = ["n1", "n2", "a1", "a2", "b1", "b2"]  # each coroutine to its end, in call order
+    weights = {"a1": 1.0, "a2": 2.0, "b1": 3.0, "b2": 4.0, "n1": 5.0, "n2": 6.0}
+    expected = sum(weights[name] * (k + 1) for k, name in enumerate(sequential)) * 0.7 * 1.4
+    assert value == pytest.approx(expected, rel=1e-14)
+
+
+class Ticket:
+    """An awaitable that is not a coroutine of the differentiated code (a real future, say)."""
+
+    def __await__(self):
+        yield
+        return 1.0
+
+
+def awaits_a_foreign_awaitable(x):
+    async def main(v):
+        return v * await Ticket()
+
+    return asyncio.run(main(x))
+
+
+def awaits_twice(x):
+    async def main(v):
+        c = square(v)
+        return await c + await c
+
+    return asyncio.run(main(x))
+
+
+def gathers_exceptions(x):
+    async def main(v):
+        return await asyncio.gather(square(v), return_exceptions=True)
+
+    return asyncio.run(main(x))[0]
+
+
+@pytest.mark.parametrize("f, error, words", [
+    (awaits_a_foreign_awaitable, TypeError, "awaiting a Ticket"),
+    (awaits_twice, RuntimeError, "cannot reuse already awaited coroutine"),
+    (gathers_exceptions, TypeError, "return_exceptions=True"),
+])
+def test_what_cannot_run_sequentially_is_refused_by_name(f, error, words):
+    with pytest.raises(error, match=words) as info:
+        yb.grad(f)(0.7)
+    if f is not awaits_twice:
+        assert __file__ in str(info.value) + "".join(getattr(info.value, "__notes__", []))
+
+
+def test_awaiting_twice_fails_in_python_too():
+    with pytest.raises(RuntimeError, match="cannot reuse already awaited coroutine"):
+        awaits_twice(0.7)
+
+
+async def async_itself(x):
+    return x * x
+
+
+def test_an_async_function_itself_gets_advice_that_works():
+    for transform in (yb.grad, lambda f: (lambda x: yb.jvp(f, (x,), (1.0,)))):
+        with pytest.raises(TypeError, match=r"asyncio.run\(async_itself\(x\)\)"):
+            transform(async_itself)(0.7)
+    with pytest.raises(TypeError, match="async function"):
+        yb.hvp(async_itself, (0.7,), (1.0,))
+    check_all_modes(lambda x: asyncio.run(async_itself(x)), 0.7)  # the advice, as printed
+
+
+def yields_asynchronously(x):
+    async def values(v):
+        yield v
+
+    async def main(v):
+        total = 0.0
+        async for item in values(v):
+            total += item
+        return total
+
+    return asyncio.run(main(x))
+
+
+def comprehends_asynchronously(x):
+    async def main(v):
+        return sum([item async for item in Accumulator([v, v])])
+
+    return asyncio.run(main(x))
+
+
+def returns_inside_async_with(x):
+    async def main(v):
+        async with Accumulator([v]):
+            return v * v
+
+    return asyncio.run(main(x))
+
+
+@pytest.mark.parametrize("f, what", [
+    (yields_asynchronously, "async generator functions"),
+    (comprehends_asynchronously, "async comprehensions"),
+    (returns_inside_async_with, "async with statements whose body returns"),
+])
+def test_async_constructs_left_unrewritten_are_refused_with_the_line(f, what):
+    with pytest.raises(UnsupportedSyntaxError, match=what) as info:
+        yb.grad(f)(0.7)
+    assert __file__ in str(info.value) and "What to do:" in str(info.value)
+    assert f"(in {f.__name__})" in str(info.value)
