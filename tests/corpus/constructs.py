@@ -1137,3 +1137,41 @@ class _SlotLeaf(_SlotMid):
 
 def c_slots_super_chain(x):
     return _SlotLeaf(x).value(x)
+
+
+def c_match_star_rest(x):
+    total = 0.0
+    match [x, 2.0 * x, x * x, 3.0]:
+        case [first, *middle, last]:
+            total += first * sum(middle) * last
+    match {"a": x, "b": np.sin(x), "c": 2.0}:
+        case {"a": a, **others}:
+            total += a * others["b"] + len(others)
+    return total
+
+
+def c_except_star(x):
+    y = x * x
+    try:
+        raise ExceptionGroup("two", [ValueError(1), KeyError("k")])
+    except* ValueError as group:
+        y = y * np.sin(x) + len(group.exceptions)
+    except* KeyError:
+        y = y + 2.0 * x
+    return y
+
+
+import asyncio  # (here, to keep the async construct in one place)
+
+
+async def _async_scaled(v):
+    await asyncio.sleep(0)
+    return np.exp(v) * v
+
+
+def c_async_gather(x):
+    async def main(v):
+        a, b = await asyncio.gather(_async_scaled(v), _async_scaled(2.0 * v))
+        return a * b + await _async_scaled(v * v)
+
+    return asyncio.run(main(x))
