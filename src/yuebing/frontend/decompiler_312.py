@@ -135,6 +135,7 @@ def _with_handlers_unlinked(entries: list) -> list:
 
 
 _TERNARY = "a conditional expression's clean-up"
+_MAX_COPY_SIZE = 4  # CPython 3.12's flowgraph.c: an exit block this short is copied into a jump to it
 _FUSED = "RETURN_CONST"
 
 
@@ -422,9 +423,11 @@ class NewOps:
         where the second copy starts (None if the branches are not that)."""
         end_a = self.returning_block_end(true_label) if NEW else None
         end_b = self.returning_block_end(false_label) if end_a == false_label - 1 else None
+        uncopied = self.uncopied_tail_end(false_label) if end_a == false_label - 1 and end_b is None else None
+        end_b = end_b if uncopied is None else uncopied
         moved = true_label and self.ins[true_label - 1].argrepr == _TERNARY
         if end_b is None or not (moved or self.copied_constant_return(end_a) or self.copied_constant_return(end_b)
-                                 or any(isinstance(v, ast.expr) for v in stack)):
+                                 or uncopied is not None or any(isinstance(v, ast.expr) for v in stack)):
             return None
         common = 0
         while common < min(end_a - true_label, end_b - false_label) and self.copies_code_at(
@@ -439,6 +442,19 @@ class NewOps:
             stack.append(ast.IfExp(cond, a, b))
             return end_b + 1 - n
         return None
+
+    def uncopied_tail_end(self, j: int) -> int | None:
+        """The ``RETURN_VALUE`` ending a branch from ``j`` whose jump to a join (of an inner
+        conditional expression) was not replaced by a copy of the short code from the join to the
+        ``return``: 3.12 copies that code unless the ``return`` is a block of its own, reached
+        from another branch too -- the branches of one returned conditional expression."""
+        while j < len(self.ins) and self.ins[j].opname != "JUMP_FORWARD":
+            if self.ins[j].opname.startswith(("RETURN", "RAISE", "RERAISE", "FOR_ITER", "JUMP_BACKWARD")):
+                return None
+            j += 1
+        join = self.targets[j] if j < len(self.ins) else None
+        end = self.returning_block_end(join) if join is not None else None
+        return end if end is not None and end - join + 1 <= _MAX_COPY_SIZE else None
 
     _WITH_EXIT_312 = ["LOAD_CONST"] * 3 + ["CALL", "POP_TOP"]
 
