@@ -4,6 +4,8 @@ the module's global is written as a plain call writes it, once per gradient call
 derivative would be lost (a nested differentiation, third order) the write is refused naming it."""
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -179,6 +181,14 @@ def test_a_counter_goes_up_once_per_call_and_the_derivative_is_the_plain_one(mod
     np.testing.assert_allclose(got, expected, rtol=1e-4)
 
 
+THIS_MODULE = sys.modules[__name__]
+
+
+def read_as_a_module_attribute(x):
+    written_then_read(x)
+    return THIS_MODULE.SCALE * np.sin(x)  # as another module reads it (mod.G)
+
+
 def read_by_nested_functions(x):
     global SCALE
     SCALE = x * 2.0
@@ -209,7 +219,8 @@ def checked_in_forward_only_code(x):
     return SCALE * x
 
 
-@pytest.mark.parametrize("f", [read_by_nested_functions, checked_in_forward_only_code], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [read_by_nested_functions, checked_in_forward_only_code, read_as_a_module_attribute],
+                         ids=lambda f: f.__name__)
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
 def test_nested_functions_and_forward_only_code_read_the_written_value(f, mode):
     x = 0.7

@@ -45,13 +45,24 @@ _CODE_STORES: dict[types.CodeType, frozenset] = {}
 def written_names(fn: types.FunctionType) -> frozenset:
     """The globals of ``fn``'s module that some function of it writes with ``global`` (``fn``'s own
     nested code included)."""
-    module = _module(fn.__globals__)
-    if module.size != len(fn.__globals__):
-        _rescan(module)
+    module = _known(fn.__globals__)
     own = _stored_in_code(fn.__code__)
     if not own <= module.written:
         _learn(module, own)
     return frozenset(module.written)
+
+
+def written_in_module(module: types.ModuleType) -> frozenset:
+    """The globals of ``module`` that some function of it writes with ``global``."""
+    return frozenset(_known(vars(module)).written)
+
+
+def _known(namespace: dict) -> _Module:
+    """What is known of a module namespace, scanned again if it gained names since."""
+    module = _module(namespace)
+    if module.size != len(namespace):
+        _rescan(module)
+    return module
 
 
 def record_plain_reads(fn: types.FunctionType, names: Any) -> None:
@@ -180,6 +191,20 @@ class GlobalLowering:
         from ..ir import primitives as P
 
         self.call(out, ir.Const(P.global_set), [ir.Const(self.fn), ir.Const(name), value], None)  # type: ignore[attr-defined]
+
+    def module_global_read(self, path: str, out: list, target: str) -> Any:
+        """``mod.G`` where functions of module ``mod`` write ``G`` with ``global``: ``global_get`` on
+        the module (its derivative is the one a write in this call gave it); else None."""
+        from ..ir import nodes as ir
+        from ..ir import primitives as P
+
+        *owner_path, name = path.split(".")
+        owner: Any = self.fn.__globals__.get(owner_path[0])
+        for part in owner_path[1:]:
+            owner = getattr(owner, part, None)
+        if not isinstance(owner, types.ModuleType) or name not in written_in_module(owner):
+            return None
+        return self.call(out, ir.Const(P.global_get), [ir.Const(owner), ir.Const(name)], target)  # type: ignore[attr-defined]
 
     def current_globals(self, expr: ast.expr | None, out: list) -> ast.expr | None:
         """``expr`` (source the generated code runs as it is: a ``raise``, an ``assert``, a ``with``

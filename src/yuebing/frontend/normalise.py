@@ -168,6 +168,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
             cls, first = self._super_parts(value)
             return self.call(out, ir.Const(P.super_getattr), [cls, first, ir.Const(node.attr)], target)
         path = self._module_path(node)
+        if path is not None and (written := self.module_global_read(path, out, target)) is not None:
+            return written
         if path is not None:
             self.globals[path.split(".")[0]] = None
             return ir.Global(path)

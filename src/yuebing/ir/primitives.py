@@ -46,18 +46,25 @@ def cell_set(cell: types.CellType, value: Any) -> None:
     cell.cell_contents = value
 
 
-def global_get(fn: types.FunctionType, name: str) -> Any:
-    """A read of global ``name`` in ``fn`` where functions of its module write that global with a
-    ``global`` statement (other globals are plain loads): its rules give it the derivative the
-    write in this call gave it (``transform/global_writes.py``)."""
+def global_get(fn: types.FunctionType | types.ModuleType, name: str) -> Any:
+    """A read of global ``name`` in ``fn`` (or of attribute ``name`` of module ``fn``: ``mod.G``)
+    where functions of its module write that global with a ``global`` statement (other globals
+    are plain loads): its rules give it the derivative the write in this call gave it
+    (``transform/global_writes.py``)."""
     try:
-        return fn.__globals__[name]
+        return namespace_of(fn)[name]
     except KeyError:
-        pass
+        if isinstance(fn, types.ModuleType):
+            raise AttributeError(f"module {fn.__name__!r} has no attribute {name!r}") from None
     try:
         return getattr(builtins, name)
     except AttributeError:
         raise NameError(f"name {name!r} is not defined") from None
+
+
+def namespace_of(owner: types.FunctionType | types.ModuleType) -> dict:
+    """The globals of a function, or a module's namespace."""
+    return owner.__globals__ if isinstance(owner, types.FunctionType) else vars(owner)
 
 
 def global_set(fn: types.FunctionType, name: str, value: Any) -> None:

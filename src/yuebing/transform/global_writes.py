@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..frontend.global_writes import stale_reader
-from ..ir.primitives import global_del, global_get, global_set
+from ..ir.primitives import global_del, global_get, global_set, namespace_of
 from ..rules import outside_state
 from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
 from ..rules.primitives import _as_tangent, _zeroed
@@ -91,7 +91,7 @@ def _written(role: str, namespace: dict, name: str, value: Any) -> outside_state
 
 
 def _get_rrule(fn: CoDual, name: CoDual) -> tuple[CoDual, Callable]:
-    namespace, key = fn.primal.__globals__, name.primal
+    namespace, key = namespace_of(fn.primal), name.primal
     value = global_get(fn.primal, key)
     slot = _written("fdata", namespace, key, value)
     if slot is None:
@@ -109,7 +109,7 @@ def _get_rrule(fn: CoDual, name: CoDual) -> tuple[CoDual, Callable]:
 
 
 def _set_rrule(fn: CoDual, name: CoDual, value: CoDual) -> tuple[CoDual, Callable]:
-    namespace, key = fn.primal.__globals__, name.primal
+    namespace, key = namespace_of(fn.primal), name.primal
     _check_write(namespace, key, value.primal)
     global_set(fn.primal, key, value.primal)
     slot = outside_state.global_slot("fdata", namespace, key, create=True)
@@ -139,18 +139,18 @@ def _del_rrule(fn: CoDual, name: CoDual) -> tuple[CoDual, Callable]:
 def _get_frule(fn: Any, name: Any) -> Dual:
     f, key = primal(fn), primal(name)
     value = global_get(f, key)
-    slot = _written("tangent", f.__globals__, key, value)
+    slot = _written("tangent", namespace_of(f), key, value)
     if slot is None:
-        value = _constant(f.__globals__, key, value)
+        value = _constant(namespace_of(f), key, value)
         return Dual(value, global_tangent(value))
     return Dual(value, slot.tangent)
 
 
 def _set_frule(fn: Any, name: Any, value: Any) -> Dual:
     f, key, v = primal(fn), primal(name), primal(value)
-    _check_write(f.__globals__, key, v)
+    _check_write(namespace_of(f), key, v)
     global_set(f, key, v)
-    slot = outside_state.global_slot("tangent", f.__globals__, key, create=True)
+    slot = outside_state.global_slot("tangent", namespace_of(f), key, create=True)
     if slot is not None:
         slot.value = v
         slot.tangent = value.tangent if isinstance(value, Dual) and value.tangent is not NoTangent else zero_tangent_of(v)
@@ -172,7 +172,7 @@ def _get_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     fn, key = args[0][0], args[1][0]
     y = out1.primal
-    slot = _written("tangent", fn.__globals__, key, y)
+    slot = _written("tangent", namespace_of(fn), key, y)
     y_d = slot.tangent if slot is not None else global_tangent(y)
     if y_d is NoTangent and type(y) is float:
         y_d = 0.0
@@ -184,7 +184,7 @@ def _set_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     (put back by the pullback)."""
     out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     fn, key, value = args[0][0], args[1][0], args[2]
-    slot = outside_state.global_slot("tangent", fn.__globals__, key, create=True)
+    slot = outside_state.global_slot("tangent", namespace_of(fn), key, create=True)
     if slot is None:
         return (None, NoFData, NoTangent, NoFData), pullback
     old = slot.value, slot.tangent
@@ -228,7 +228,7 @@ def check_third_order(f: Any, values: list) -> None:
     """Third order (``yb.hvp`` over a function calling ``yb.grad``) reads globals as constants: a
     write carrying derivatives, or a read of what a pass wrote, is refused naming the global."""
     if f is global_set and carries_derivative(values[2]) or f is global_get and carries_derivative(
-            global_get(*values[:2])) and outside_state.written_by_outer_pass(values[0].__globals__, values[1], True):
+            global_get(*values[:2])) and outside_state.written_by_outer_pass(namespace_of(values[0]), values[1], True):
         raise _lost(values[1], "third derivatives (yb.hvp/yb.hessian of a function that calls yb.grad) do not follow "
                                "globals written with a global statement",
                     "return the value instead of writing it to a global, or take the Hessian of the gradient's "
