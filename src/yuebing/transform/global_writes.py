@@ -3,8 +3,8 @@
 
 A write keeps the value's tangent for the call in a slot of the outside state
 (``rules/outside_state.global_slot``, one per module global and role), and a later read in the
-call -- in the writer, a callee, a sibling function -- shares it, as a read of a local variable
-would:
+call -- in the writer, a callee, a sibling function, another module reading ``mod.G`` -- shares
+it, as a read of a local variable would:
 
 * reverse: a read hands out the slot's fdata and gathers its cotangent in the slot; the write's
   pullback gives what the slot gathered to the value written and puts the slot back as it was
