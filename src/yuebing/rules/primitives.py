@@ -1,5 +1,5 @@
 """Rules of the primitives the normaliser introduces (``ir/primitives.py``): display builders,
-closure cells, ``super()``, sequence checks, and ``np.vectorize`` objects."""
+closure cells, ``super()`` and sequence checks."""
 from __future__ import annotations
 
 import types
@@ -241,34 +241,6 @@ for _f in (check_unpack, min_len, dict_keys, with_bound):  # (mkset: containers/
 
 
 
-def _captures_differentiable(fn: Any) -> bool:
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            contents = cell.cell_contents
-        except ValueError:  # empty cell
-            continue
-        if zero_tangent(contents) is not NoTangent:
-            return True
-    return False
-
-
-def _vectorize_rrule(pyfunc: CoDual, *rest: Any, **kwargs: Any) -> tuple[CoDual, Callable]:
-    """``np.vectorize(pyfunc, ...)``: the object itself carries no tangent, so ``pyfunc`` must
-    not capture differentiable values (their derivative would be lost)."""
-    fn = pyfunc.primal
-    if _captures_differentiable(fn):
-        raise TypeError(
-            "yuebing cannot follow derivatives into variables captured by a function passed to "
-            "np.vectorize; pass them as arguments, or use a loop"
-        )
-    from .core import primal
-
-    vec = np.vectorize(fn, *(primal(r) for r in rest), **{k: primal(v) for k, v in kwargs.items()})
-    n = 1 + len(rest) + len(kwargs)
-    return CoDual(vec, NoFData), lambda dy: (NoRData,) * (n + 1)
-
-
-register_rrule(np.vectorize, _vectorize_rrule)
 
 # The helpers of rewritten match, except* and async code (frontend/syntax_rewrites.py): type tests
 # and exception bookkeeping, without derivatives.
@@ -301,16 +273,6 @@ register_rrule(_rewrites.awaited, _awaited_rrule)
 register_frule(_rewrites.awaited, _awaited_frule)  # (second order: rules/asyncio_rules.py)
 
 
-def _vectorize_frule(pyfunc: Dual, *rest: Any, **kwargs: Any) -> Dual:
-    """``np.vectorize(pyfunc, ...)``: as the reverse rule, the object carries no tangent."""
-    from .core import CoDual, primal
-
-    out, _ = _vectorize_rrule(CoDual(primal(pyfunc), NoFData), *(primal(r) for r in rest),
-                              **{k: primal(v) for k, v in kwargs.items()})
-    return Dual(out.primal, NoTangent)
-
-
-register_frule(np.vectorize, _vectorize_frule)
 
 
 
@@ -320,4 +282,4 @@ register_frule(np.vectorize, _vectorize_frule)
 from .second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
 _so_linear(mklist, mktuple, mkdict)  # (as_sequence: transform/lifting_objects.py, user iterators)
-_so_zero(check_unpack, min_len, dict_keys, with_bound, np.vectorize)  # np.vectorize objects carry no tangent
+_so_zero(check_unpack, min_len, dict_keys, with_bound)  # (np.vectorize: numpy_vectorize.py)

@@ -21,6 +21,7 @@ from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
 from ..rules.batched import BATCH, is_batched
 from ..rules.declare import FORWARD
+from ..rules.numpy_vectorize import pyfunc_tangent
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
 from .exceptions import caught
@@ -277,7 +278,7 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
     flat = xs.ravel()
     t = x.tangent
     t_flat = np.broadcast_to(np.asarray(t), xs.shape).ravel() if isinstance(t, (np.ndarray, float)) else None
-    func = Dual(vec.pyfunc, NoTangent)
+    func = Dual(vec.pyfunc, pyfunc_tangent(f.tangent))  # a closure's tangent: its captured values'
     values, tangents = [], []
     for i, v in enumerate(flat):
         is_float = xs.dtype.kind == "f"

@@ -20,6 +20,7 @@ from ..rules import array_like, outside_state
 from ..rules import core as _core
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
 from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rdata
+from ..rules.numpy_vectorize import pyfunc_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
@@ -489,7 +490,7 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
     pullbacks = []
     values = []
     elements = [float(v) if xs.dtype.kind == "f" else v for v in flat]
-    fn = vec.pyfunc
+    fn, fn_f = vec.pyfunc, pyfunc_fdata(f.fdata)  # a closure's boxes: its captured variables' cotangents
     rule = derived_rule(fn) if type(fn) is types.FunctionType else None
     if rule is not None and rule.simple and rule.n_params == 1:
         # a plain one-argument function: run its generated passes directly on one tape (each
@@ -498,7 +499,7 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
         forward, reverse = rule.forward, rule.reverse
         try:
             for v in elements:
-                values.append(forward(tape, fn, NoFData, v, NoFData)[0])
+                values.append(forward(tape, fn, fn_f, v, NoFData)[0])
         except Exception as error:
             rule._point_at_user_line(error, "forward")
             unwind(tape)
@@ -508,7 +509,7 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
         def element_pullbacks(gs: list) -> list:
             return [reverse(tape, gs[i])[0] for i in range(n - 1, -1, -1)][::-1]
     else:
-        func = CoDual(fn, NoFData)
+        func = CoDual(fn, fn_f)
         for v in elements:
             out, pb = call_rrule(func, CoDual(v, NoFData))
             values.append(out.primal)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..rules.core import RRULES, SecondOrderError, describe_callable  # (imports at module level: in a hot
 from ..rules import array_like, outside_state  # function each costs a failed lookup and a formatted error)
+from ..rules.numpy_vectorize import pyfunc_fdata, pyfunc_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from .runtime import holds_mutable
 from ..ir import nodes as ir
@@ -437,7 +438,7 @@ def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callab
     if kwargs or vec.signature is not None or len(args) != 1:
         raise SecondOrderError(f"yb.hvp/yb.hessian: {describe_callable(vec)} is supported only when called with "
                                "one array argument and no signature; call the function in a loop instead")
-    pyfunc = (vec.pyfunc, NoFData, NoTangent, NoFData)
+    pyfunc = (vec.pyfunc, pyfunc_fdata(f[1]), pyfunc_tangent(f[2]), pyfunc_fdata(f[3]))  # (numpy_vectorize.py)
     out, pullback = dual_rule(vectorized_call)((vectorized_call, NoFData, NoTangent, NoFData), pyfunc, *args)
 
     def vectorized_pullback(dy: Any, dy_d: Any) -> tuple:
