@@ -817,7 +817,7 @@ def _identifier(name: str) -> str:
 def normalise(fn: types.FunctionType) -> ir.Function:
     """Stages 1-3 for ``fn``: source, fence, normal form."""
     node, filename = function_node(fn)
-    node = desugar(node)
+    node = desugar(node, filename)
     fence(node, filename, fn.__qualname__)
     normaliser = Normaliser(fn, node, filename)
     lowered = normaliser.function()

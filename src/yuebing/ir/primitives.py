@@ -115,6 +115,10 @@ def _holds_float_data(value: Any, depth: int) -> bool:
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str, bytes)
 
+#: how many items a generator or iterator evaluated eagerly under differentiation may yield before
+#: yuebing stops it with an error (an infinite one would otherwise run until memory runs out)
+EAGER_ITEMS_LIMIT = 10**5  # (about 15 s of differentiated work at ~150 us an item)
+
 
 class NotASequenceError(TypeError):
     pass
@@ -271,10 +275,12 @@ def _leaves(e: BaseException) -> list:
 @dataclasses.dataclass(frozen=True, eq=False)
 class Finished:
     """What an ``async def`` called under differentiation gives: its result, computed at the call
-    (``frontend/async_functions.py``), to be taken by ``await`` or ``asyncio.run``. ``once``: a
-    coroutine's (awaited once, as Python allows); a task's or gather's can be awaited again."""
+    (``frontend/async_functions.py``), to be taken by ``await`` or ``asyncio.run``; or the exception
+    its body raised, raised again by ``await``, where Python raises it. ``once``: a coroutine's
+    (awaited once, as Python allows); a task's or gather's can be awaited again."""
     value: Any
     once: bool = True
+    error: BaseException | None = None
 
 
 _AWAITED: weakref.WeakSet = weakref.WeakSet()  # results of coroutines already awaited
@@ -292,13 +298,16 @@ def awaitable(x: Any) -> None:
 
 
 def awaited(x: Any) -> Finished:
-    """``await x`` under differentiation (``.value`` then takes the result); a coroutine's result
-    is awaited once, as Python allows (second order, which runs each rule twice, checks only the type)."""
+    """``await x`` under differentiation (``.value`` then takes the result, or the exception the
+    coroutine raised is raised); a coroutine's result is awaited once, as Python allows (second
+    order, which runs each rule twice, does not check that: ``rules/asyncio_rules.py``)."""
     awaitable(x)
     if x.once:
         if x in _AWAITED:
             raise RuntimeError("cannot reuse already awaited coroutine")
         _AWAITED.add(x)
+    if x.error is not None:
+        raise x.error
     return x
 
 

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import functools
 import itertools
+import linecache
+import math
 from typing import Any, Callable
 
+from ..ir.primitives import EAGER_ITEMS_LIMIT, python_iterable
 from .cases import Case, randn
 from .declare import nondifferentiable
 from .second_order import defined_as
@@ -53,7 +56,57 @@ def iterate_to_list(iterable: Any) -> list:
         except StopIteration:
             break
         items.append(item)
+        if len(items) > EAGER_ITEMS_LIMIT:
+            raise RuntimeError(_endless(iterable, type(iterator).__next__))
     return items
+
+
+#: builtins that walk an iterable argument; given an instance of a user class whose iterator is
+#: Python code, they walk it through ``iterate_to_list`` (``listing_user_iterators``)
+_CONSUMERS = {id(f): f for f in (sum, list, tuple, min, max, sorted, enumerate, zip, any, all, set, frozenset,
+                                 dict, map, filter, math.fsum, math.prod)}
+_LISTINGS: dict = {}
+
+
+def is_consumer(fn: Any) -> bool:
+    return _CONSUMERS.get(id(fn)) is fn
+
+
+def listing_user_iterators(fn: Any, args: list) -> Callable | None:
+    """For ``sum(it)`` (or another consumer of iterables) given an instance of a user class with
+    ``__iter__``/``__next__`` (a lazy generator's too): a Python function the modes derive, which
+    lists those arguments by their own ``__next__`` (differentiated, bounded) and calls ``fn`` on
+    the lists. Without it the rule would list the object natively: without derivatives, and
+    forever for an endless one. None for every other call."""
+    positions = tuple(i for i, a in enumerate(args) if python_iterable(a))
+    if not positions:
+        return None
+    key = (id(fn), positions)
+    found = _LISTINGS.get(key)
+    if found is None:
+        found = _LISTINGS[key] = _listed_call(fn, positions)
+    return found
+
+
+def _listed_call(fn: Callable, positions: tuple) -> Callable:
+    def call(*args, **kwargs):
+        args = list(args)
+        for i in positions:
+            args[i] = iterate_to_list(args[i])
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def _endless(iterable: Any, advance: Callable) -> str:
+    """The error of an iterator evaluated eagerly that did not end: its class, the user's line."""
+    code = getattr(advance, "__code__", None)
+    where = "" if code is None else (f'  File "{code.co_filename}", line {code.co_firstlineno}\n'
+                                     f"    {linecache.getline(code.co_filename, code.co_firstlineno).strip()}\n")
+    return (f"yuebing stopped iterating over a {type(iterable).__qualname__} after {EAGER_ITEMS_LIMIT} items: "
+            "under differentiation a loop over it, list() or sum() of it is evaluated eagerly into a list, and "
+            f"its iterator did not end.\n{where}"
+            "What to do: make its __next__ raise StopIteration after the items you need.")
 
 
 def _reduce(function: Callable, iterable: Any, *initial: Any) -> Any:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..rules import attribute_protocol
 from ..rules.core import RuleArgumentError, describe_callable
+from ..rules.iteration import is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
 from ..tangents.kinds import MASKED_ARRAYS
 
@@ -397,6 +398,10 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         keywords = ufunc_keywords(fn, kwargs)
         if keywords is not None:  # out=... or casting=, as NumPy's Python passes them: a definition
             return dispatch(mode, mode.constant(keywords), keywords, args, kwargs)
+    if args:
+        listing = listing_user_iterators(fn, [_primal_of_value(a) for a in args]) if is_consumer(fn) else None
+        if listing is not None:  # sum(it) of a user iterator: listed by its own __next__, differentiated
+            return dispatch(mode, mode.constant(listing), listing, args, kwargs)
     rule = mode.lookup(fn)
     if rule is not None:
         return mode.run_rule(rule, f, args, kwargs)
