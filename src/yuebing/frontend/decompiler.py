@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import inspect
 import types
 from typing import Any
 
@@ -41,6 +42,7 @@ from .decompiler_try import TryStatements
 from .decompiler_312 import NEW, NewOps, hoisted_tails, instructions
 
 
+_ASYNC = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp, "<dictcomp>": ast.DictComp,
                    "<genexpr>": ast.GeneratorExp}
 
@@ -419,7 +421,8 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, MatchSt
         if self.stored_globals:
             declared.append(ast.Global(sorted(self.stored_globals)))
         doc = [ast.Expr(ast.Constant(code.co_consts[0]))] if self.has_docstring() else []
-        node = ast.FunctionDef(code.co_name, self.arguments(defaults, kw_defaults), doc + declared + (body or [ast.Pass()]),
+        kind = ast.AsyncFunctionDef if code.co_flags & _ASYNC else ast.FunctionDef
+        node = kind(code.co_name, self.arguments(defaults, kw_defaults), doc + declared + (body or [ast.Pass()]),
                                [], None, None)
         node.lineno = code.co_firstlineno
         return node
@@ -551,7 +554,7 @@ def comprehension_parts(stmt: ast.stmt, generators: list) -> tuple:
 
 
 def annotate(node: ast.AST, annotations: Any) -> None:
-    if not isinstance(node, ast.FunctionDef):
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise DecompileError("annotations")
     values = list(annotations.value) if isinstance(annotations, ast.Constant) else annotations.elts
     values = [v if isinstance(v, ast.AST) else ast.Constant(v) for v in values]

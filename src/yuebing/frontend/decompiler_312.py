@@ -149,7 +149,8 @@ def _chain_cleanups_moved(entries: list) -> list:
         ins, offsets = entries[k]
         following = entries[k + 1][1]
         if ins.opname != "POP_TOP" or entries[k - 1][0].opname != "RETURN_VALUE" \
-                or not targets.intersection(offsets) or not targets.intersection(following):
+                or not targets.intersection(offsets) or not targets.intersection(following) \
+                or not _comparison_cleanup(entries, k):
             continue
         last = next((m for m in range(k - 1, -1, -1) if entries[m][0].opname.startswith("POP_JUMP_FORWARD_IF")
                      and entries[m][0].argval in following), None)
@@ -171,7 +172,7 @@ def _chain_cleanup_copies_moved(entries: list) -> list:
     ops = [(e[0].opname, e[0].argval) for e in entries]
     for k in range(1, len(entries) - 1):
         if ops[k][0] != "POP_TOP" or ops[k - 1][0] not in ("RETURN_VALUE", "JUMP_FORWARD") \
-                or not targets.intersection(entries[k][1]):
+                or not targets.intersection(entries[k][1]) or not _comparison_cleanup(entries, k):
             continue
         end = next((m for m in range(k + 1, len(entries)) if ops[m][0] == "RETURN_VALUE"), None)
         if end is None or any(ins.opcode in _JUMPS or targets.intersection(o) for ins, o in entries[k + 1:end + 1]):
@@ -195,6 +196,14 @@ def _chain_cleanup_copies_moved(entries: list) -> list:
                  [jump._replace(argval=entries[start][1][0]), []]]
         return _chain_cleanup_copies_moved(entries[:last + 1] + moved + entries[last + 1:k] + entries[end + 1:])
     return entries
+
+
+def _comparison_cleanup(entries: list, k: int) -> bool:
+    """Whether the ``POP_TOP`` at ``k`` is reached from a chained comparison's test (``SWAP 2;
+    COPY 2; COMPARE_OP``, then the jump) -- not, say, a failed pattern's clean-up."""
+    names = [e[0].opname for e in entries]
+    return any(e[0].opcode in _JUMPS and e[0].argval in entries[k][1] and m >= 3
+               and names[m - 3:m] == ["SWAP", "COPY", "COMPARE_OP"] for m, e in enumerate(entries))
 
 
 def _chain_cleanups_marked(entries: list) -> list:

@@ -12,8 +12,10 @@ Patterns read back: literals and dotted names (``<value> COMPARE_OP == POP_JUMP_
 (``1 | 2``), sequences (``MATCH_SEQUENCE``, length test, ``UNPACK_SEQUENCE``/``UNPACK_EX``),
 mappings with constant keys (``MATCH_MAPPING``, ``MATCH_KEYS``) and classes with positional and
 keyword sub-patterns (``MATCH_CLASS``), nested, when every capture is stored where it is
-matched. Patterns whose captures the compiler shuffles on the stack (``SWAP``) are refused,
-as is a guard on the last case; the compile-back check in ``bytecode.py`` confirms the rest.
+matched; and a whole case's ``{k: p, **rest}``, whose captures are rotated under the subject
+(``SWAP``) and stored at the end (the stack simulated). Other patterns whose captures the
+compiler shuffles on the stack are refused, as is a guard on the last case; the compile-back
+check in ``bytecode.py`` confirms the rest.
 """
 from __future__ import annotations
 
@@ -212,15 +214,81 @@ class MatchStatements:
         ins = self.ins
         self.expect(j, ["MATCH_MAPPING", "POP_JUMP_FORWARD_IF_FALSE"])
         fails.add(self.targets[j + 1])
-        size, op, j = self.length_test(j + 2, fails)
+        size, op, j = self.length_test(j + 2, fails) if ins[j + 2].opname == "GET_LEN" else (0, ">=", j + 2)
         self.expect(j, ["LOAD_CONST", "MATCH_KEYS", "COPY", "POP_JUMP_FORWARD_IF_NONE", "UNPACK_SEQUENCE"])
         keys = ins[j].argval
         if op != ">=" or not isinstance(keys, tuple) or len(keys) != size or ins[j + 4].arg != size:
             raise DecompileError("a mapping pattern")
         fails.add(self.targets[j + 3])
-        patterns, j = self.sub_patterns(j + 5, size, fails)
-        self.expect(j, ["POP_TOP", "POP_TOP"])
-        return ast.MatchMapping([ast.Constant(k) for k in keys], patterns, None), j + 2
+        keys = [ast.Constant(k) for k in keys]
+        try:
+            inner_fails: set = set()
+            patterns, k = self.sub_patterns(j + 5, size, inner_fails)
+            self.expect(k, ["POP_TOP", "POP_TOP"])
+        except DecompileError:
+            return self.mapping_with_rest(keys, j + 5, fails)
+        fails |= inner_fails
+        return ast.MatchMapping(keys, patterns, None), k + 2
+
+    _REST = ["BUILD_MAP", "SWAP", "DICT_UPDATE", "UNPACK_SEQUENCE"]
+
+    def mapping_with_rest(self, keys: list, j: int, fails: set) -> tuple:
+        """``{k: p, ..., **rest}`` as a whole case's pattern: each capture's value is rotated
+        under the subject (``SWAP``s), ``rest`` is built (a copy of the subject without the keys)
+        and all are stored at the end, in an order the optimiser may change: the stack is
+        simulated to tell which store takes which value."""
+        ins = self.ins
+        stack: list = ["subject", "keys"] + [("value", k) for k in reversed(range(len(keys)))]
+        patterns: list = []
+        captures: list = []  # which sub-patterns are captures, named by the stores at the end
+        for k in range(len(keys)):
+            if stack[-1] != ("value", k):
+                raise DecompileError("a mapping pattern")
+            if ins[j].opname == "SWAP":
+                captures.append(k)
+                patterns.append(ast.MatchAs(None, None))
+                j = self.rotate(j, stack)
+            else:
+                pattern, j = self.pattern(j, fails)
+                if ins[j - 1].opname in _STORES:
+                    raise DecompileError("a mapping pattern")
+                patterns.append(pattern)
+                stack.pop()
+        self.expect(j, self._REST)
+        if stack[-2:] != ["subject", "keys"] or ins[j + 3].arg != len(keys):
+            raise DecompileError("a mapping pattern")
+        j += 4
+        for _ in keys:
+            self.expect(j, ["COPY", "SWAP", "DELETE_SUBSCR"])
+            j += 3
+        stack[-2:] = ["rest"]
+        rest = None
+        while stack:
+            if ins[j].opname == "SWAP":
+                j = self.rotate(j, stack)
+                continue
+            if ins[j].opname not in _STORES:
+                raise DecompileError("a mapping pattern")
+            self.note_store(j)
+            value, name = stack.pop(), ins[j].argval
+            if value == "rest":
+                rest = name
+            else:
+                patterns[value[1]].name = name
+            j += 1
+        if rest is None or any(patterns[k].name is None for k in captures):
+            raise DecompileError("a mapping pattern")
+        return ast.MatchMapping(keys, patterns, rest), j
+
+    def rotate(self, j: int, stack: list) -> int:
+        """Apply the ``SWAP``s from ``j`` to the simulated ``stack``; where they end."""
+        while self.ins[j].opname == "SWAP":
+            n = self.ins[j].arg
+            if n > len(stack):
+                raise DecompileError("a pattern's captures")
+            stack[-1], stack[-n] = stack[-n], stack[-1]
+            j += 1
+        return j
 
     def value_or_class_pattern(self, j: int, fails: set) -> tuple:
         ins = self.ins

@@ -24,6 +24,7 @@ class Mark:
 
 
 NULL = Mark("null")
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # statements a made function becomes
 _NULL_ABOVE = sys.version_info >= (3, 13)  # where ``LOAD_GLOBAL`` puts the NULL of a call
 METHOD_SELF = Mark("method")
 
@@ -193,6 +194,15 @@ class ExpressionOps:
         stack.append(ast.YieldFrom(self.expr(stack.pop())))
         return self.targets[i + 2]
 
+    def op_GET_AWAITABLE(self, i, stack, ctx, out):
+        """``await x``: the same ``SEND``/``YIELD_VALUE`` loop as ``yield from``."""
+        ins = self.ins[i:i + 6]
+        if [x.opname for x in ins[1:]] != self._YIELD_FROM[1:] or ins[0].arg != 0 or ins[1].argval is not None \
+                or self.targets[i + 5] != i + 2:
+            raise DecompileError("an await")
+        stack.append(ast.Await(self.expr(stack.pop())))
+        return self.targets[i + 2]
+
     # ------------------------------------------------------------------ displays
 
     def pop_n(self, stack: list, n: int) -> list:
@@ -305,7 +315,7 @@ class ExpressionOps:
             stack.append(self.comprehension(func.value, raw[0].value))
             return
         if len(raw) == 1 and not names and isinstance(raw[0], Mark) and raw[0].kind == "function" \
-                and isinstance(raw[0].value, (ast.FunctionDef, ast.ClassDef)) and lower is not NULL and upper is not METHOD_SELF:
+                and isinstance(raw[0].value, FUNCTION_NODES) and lower is not NULL and upper is not METHOD_SELF:
             raw[0].value.decorator_list.insert(0, self.expr(func))  # ``@decorator`` over a def
             stack.append(raw[0])
             return

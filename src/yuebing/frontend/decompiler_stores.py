@@ -9,7 +9,7 @@ import dataclasses
 import dis
 from typing import Any
 
-from .decompiler_ops import COND_JUMPS, DecompileError, Mark
+from .decompiler_ops import COND_JUMPS, FUNCTION_NODES, DecompileError, Mark
 
 
 @dataclasses.dataclass(frozen=True)
@@ -212,7 +212,7 @@ class StoreStatements:
 
     def store_mark(self, target: ast.expr, mark: Mark) -> ast.stmt:
         name = target.id if isinstance(target, ast.Name) else None
-        if mark.kind == "function" and isinstance(mark.value, (ast.FunctionDef, ast.ClassDef)) and mark.value.name == name:
+        if mark.kind == "function" and isinstance(mark.value, FUNCTION_NODES) and mark.value.name == name:
             return mark.value
         if mark.kind == "import" and name is not None:
             module = mark.value[0]
