@@ -2,13 +2,16 @@
 *sequentially*, in the order it is written.
 
 * Calling an ``async def`` runs its body at the call, once, and gives a ``Finished`` holding the
-  result (``ir/primitives.py``): ``return v`` becomes ``return _yb_Finished(v)``. Computing at the
-  call, rather than at the first ``await``, keeps the arguments as they were passed and runs each
-  coroutine's side effects exactly once even when it is never awaited or is handed to
-  ``asyncio.gather``/``create_task``, which start it at once in Python too.
+  result (``ir/primitives.py``): ``return v`` becomes ``return _yb_Finished(v)``; an exception the
+  body raises is kept in it (the body runs in ``try``/``except Exception``) and raised by the
+  ``await``, where Python raises it. Computing at the call, rather than at the first ``await``,
+  keeps the arguments as they were passed and runs each coroutine's side effects exactly once
+  even when it is never awaited or is handed to ``asyncio.gather``/``create_task``, which start
+  it at once in Python too.
 * ``await e`` becomes ``_yb_awaited(e).value``: ``awaited`` checks that ``e`` is a ``Finished``
-  (anything else -- a real future, a socket read -- is refused by name) and that a coroutine's
-  result is awaited once; the value then carries its derivative like any attribute.
+  (anything else -- a real future, a socket read -- is refused by name) and raises the exception
+  it holds; the value then carries its derivative like any attribute. (A coroutine awaited twice,
+  a ``RuntimeError`` in Python, is not refused.)
 * ``async with m as v: BODY`` becomes ``v = await type(m).__aenter__(m)``, then ``BODY`` in a
   ``try`` whose handler calls ``__aexit__`` with the exception (re-raising it unless that returns
   true) and whose ``else`` calls it with ``None``s: the statement Python runs, for a body that
@@ -113,8 +116,8 @@ class _AsyncToSync(ast.NodeTransformer):
         source, iterator = self.fresh("source"), self.fresh("iterator")
         more, step = self.fresh("more"), self.fresh("step")
         stop = ast.ExceptHandler(_name("StopAsyncIteration"), None, [_assign(more, ast.Constant(False))])
-        advance = ast.Try([_assign(step, _method(iterator, "__anext__"))], [stop], [], [])
-        run = ast.If(_name(more), [_assign(node.target, _awaited(_name(step))), *node.body], [])
+        advance = ast.Try([_assign(step, _awaited(_method(iterator, "__anext__")))], [stop], [], [])
+        run = ast.If(_name(more), [_assign(node.target, _name(step)), *node.body], [])
         loop = ast.While(_name(more), [advance, run], node.orelse)
         out = [_assign(source, node.iter), _assign(iterator, _method(source, "__aiter__")),
                _assign(more, ast.Constant(True)), loop]
@@ -142,8 +145,11 @@ def desugar_async(node: ast.AST) -> ast.AST:
     rewriter = _AsyncToSync()
     body = [rewriter.visit(copy.deepcopy(s)) for s in node.body]
     body = [s for part in body for s in (part if isinstance(part, list) else [part])]
-    last = node.body[-1]
-    end = ast.copy_location(ast.Return(helper_call("Finished", ast.Constant(None))), last)
+    body.append(ast.Return(helper_call("Finished", ast.Constant(None))))
+    # an exception of the body is kept in the result, for the await to raise (where Python does)
+    failure = rewriter.fresh("failure")
+    kept = ast.Return(helper_call("Finished", ast.Constant(None), _name(failure)))
+    guarded = ast.Try(body, [ast.ExceptHandler(_name("Exception"), failure, [kept])], [], [])
     fields = {f: getattr(node, f) for f in node._fields if f != "body"}
-    function = ast.FunctionDef(body=[*body, end], **fields)
+    function = ast.FunctionDef(body=_located([guarded], node.body[-1]), **fields)
     return ast.fix_missing_locations(ast.copy_location(function, node))

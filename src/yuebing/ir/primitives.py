@@ -9,7 +9,6 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import types
-import weakref
 from typing import Any
 
 import numpy as np
@@ -276,14 +275,9 @@ def _leaves(e: BaseException) -> list:
 class Finished:
     """What an ``async def`` called under differentiation gives: its result, computed at the call
     (``frontend/async_functions.py``), to be taken by ``await`` or ``asyncio.run``; or the exception
-    its body raised, raised again by ``await``, where Python raises it. ``once``: a coroutine's
-    (awaited once, as Python allows); a task's or gather's can be awaited again."""
+    its body raised, raised again by ``await``, where Python raises it."""
     value: Any
-    once: bool = True
     error: BaseException | None = None
-
-
-_AWAITED: weakref.WeakSet = weakref.WeakSet()  # results of coroutines already awaited
 
 
 def awaitable(x: Any) -> None:
@@ -298,14 +292,9 @@ def awaitable(x: Any) -> None:
 
 
 def awaited(x: Any) -> Finished:
-    """``await x`` under differentiation (``.value`` then takes the result, or the exception the
-    coroutine raised is raised); a coroutine's result is awaited once, as Python allows (second
-    order, which runs each rule twice, does not check that: ``rules/asyncio_rules.py``)."""
+    """``await x`` under differentiation: ``x`` itself (``.value`` then takes the result), or the
+    exception the coroutine raised, raised here as Python raises it at the await."""
     awaitable(x)
-    if x.once:
-        if x in _AWAITED:
-            raise RuntimeError("cannot reuse already awaited coroutine")
-        _AWAITED.add(x)
     if x.error is not None:
         raise x.error
     return x

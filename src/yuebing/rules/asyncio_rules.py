@@ -3,8 +3,8 @@ so an ``async def`` called gives its result at once, as a ``Finished`` (``ir/pri
 the functions that schedule or wait for coroutines take those results, differentiated like user
 code (``defined_as``): ``asyncio.run(coro)`` returns the value, ``gather`` the list of values,
 ``create_task``/``ensure_future`` a task already done, ``wait_for`` the value (the timeout never
-expires: nothing waits), ``sleep`` nothing (no derivative). An exception raised by a coroutine is
-raised at its call, before any later coroutine of the same ``gather`` starts;
+expires: nothing waits), ``sleep`` nothing (no derivative). An exception a coroutine raised is
+raised where it is awaited (the first of a ``gather``'s, when the gather is awaited);
 ``gather(..., return_exceptions=True)`` is refused."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 from ..ir.primitives import Finished, awaitable, awaited
-from .second_order import defined_as, defined_by
+from .second_order import defined_as, selection
 
 
 def _run(main: Any, *, debug: Any = None) -> Any:
@@ -23,35 +23,39 @@ def _gather(*aws: Any, return_exceptions: bool = False) -> Finished:
     if return_exceptions:
         raise TypeError(
             "yuebing cannot differentiate asyncio.gather(..., return_exceptions=True): under differentiation "
-            "coroutines run when they are called, so an exception is raised at the call. What to do: catch it "
-            "with try/except around the call of the async function.")
-    return Finished([awaited(a).value for a in aws], False)
+            "coroutines run when they are called, one after the other. What to do: catch the exception with "
+            "try/except inside the async function, and return a value that says it failed.")
+    for a in aws:
+        awaitable(a)
+    errors = [a.error for a in aws if a.error is not None]
+    if errors:  # raised by awaiting the gather, as Python raises the first
+        return Finished(None, errors[0])
+    return Finished([a.value for a in aws])
+
+
+def _done_task(coro: Any) -> Finished:
+    """A task that already ran ``coro``: its result (or exception) for every await."""
+    awaitable(coro)
+    return Finished(coro.value, coro.error)
 
 
 def _create_task(coro: Any, *, name: Any = None, context: Any = None) -> Finished:
-    return Finished(awaited(coro).value, False)
+    return _done_task(coro)
 
 
 def _ensure_future(coro_or_future: Any, *, loop: Any = None) -> Finished:
-    return Finished(awaited(coro_or_future).value, False)
+    return _done_task(coro_or_future)
 
 
 def _wait_for(fut: Any, timeout: Any) -> Finished:
-    return Finished(awaited(fut).value)
+    return _done_task(fut)
 
 
 def _sleep(delay: Any, result: Any = None) -> Finished:
     return Finished(result)
 
 
-def _awaited_once_checked(x: Any) -> Finished:
-    """Second order of ``await x`` (``awaited``): second order runs a rule twice per call, so only
-    the type is checked; first-order passes also refuse a coroutine awaited twice."""
-    awaitable(x)
-    return x
-
-
-defined_by(awaited, _awaited_once_checked)
+selection(awaited)  # x itself: a selection of its argument (its rules: rules/primitives.py)
 
 for _target, _definition in ((asyncio.run, _run), (asyncio.gather, _gather), (asyncio.create_task, _create_task),
                              (asyncio.ensure_future, _ensure_future), (asyncio.wait_for, _wait_for),

@@ -259,7 +259,8 @@ register_nondifferentiable_type(types.TracebackType)  # (passed to __aexit__ by 
 
 
 def _awaited_rrule(x: CoDual) -> tuple[CoDual, Callable]:
-    """``await x``: ``awaited``'s checks, then ``x`` itself (``.value`` reads the result)."""
+    """``await x``: ``awaited``'s checks (and the coroutine's exception), then ``x`` itself
+    (``.value`` reads the result)."""
     _rewrites.awaited(x.primal)
     return x, lambda dy: (NoRData, dy)
 
