@@ -27,6 +27,7 @@ from ..rules.containers.set_operators import second_order_on_sets
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
 from .forward_runtime import call_frule, zero_tangent_of  # (module level: an import in a hot function costs
+from .dual_elementwise import fast_rule
 from .runtime import acc  # a failed attribute lookup and its formatted error on every call)
 
 _NO_CONTEXT = contextlib.nullcontext()
@@ -534,6 +535,9 @@ def _check_real(f: Any, xs: list) -> None:
 
 def _elementwise_rule(f: Any, partials: tuple) -> Rule:
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        fast = fast_rule(f, args, kwargs)  # + - * / exp log ... on float64 arrays (dual_elementwise.py)
+        if fast is not None:
+            return fast
         xs = [a[0] for a in args]
         if any(isinstance(x, (list, tuple, str)) for x in xs) and not any(isinstance(x, np.ndarray) for x in xs):
             return _linear(f4, args, kwargs)  # list + list, 2 * [x]: structure, not arithmetic

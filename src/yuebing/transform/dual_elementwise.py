@@ -1,0 +1,195 @@
+"""Second-order rules of common elementwise operations on float64 arrays, written out in NumPy.
+
+The elementwise class (``lifting._elementwise_rule``) runs a primitive's forward rule for the
+output's tangent and, in the dual pullback, differentiates each partial derivative by the
+forward transform: several rule dispatches per operation, which dominate on small arrays and
+cost extra passes over memory on large ones. For ``+ - * /``, ``a ** c`` with a constant number
+``c``, and ``exp``, ``log``, ``sin``, ``cos``, ``tanh``, ``expm1`` (NumPy's or the operators),
+called on float64 arrays and floats, this module computes the same quantities directly:
+
+* forward: ``y = f(*xs)``, its tangent ``y_d = sum_k p_k * x_d_k`` with the partials ``p_k``
+  (kept for the pullback), and each partial's own tangent ``p_d_k``;
+* dual pullback: cotangent ``g * p_k`` and its tangent ``g_d * p_k + g * p_d_k``, delivered
+  into the inputs' fdata (arrays) or rdata (floats) as the generic rule does.
+
+Every product with a tangent or cotangent takes the strong-zero rule (``declare.strong_product``),
+like the generic rule. Other argument types (integers arrays, complex, subclasses, keywords,
+``out=``) return None and take the generic rule.
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from ..rules.core import CoDual
+from ..rules.declare import strong_product
+from ..rules.util import accumulate, out_cotangent
+from ..tangents import NoFData, NoRData, NoTangent
+
+_ND, _F64 = np.ndarray, np.dtype(np.float64)
+_FLOATS = (float, np.float64)
+
+# A formula: (xs, tangents (None: no tangent), y) -> (y_d or None, [(p_k, p_d_k or None) per input]).
+Formula = Callable[[list, list, Any], tuple]
+
+
+def _times(t: Any, p: Any) -> Any:
+    return None if t is None else strong_product(t, p)
+
+
+def _total(*terms: Any) -> Any:
+    present = [t for t in terms if t is not None]
+    if not present:
+        return None
+    total = present[0]
+    for t in present[1:]:
+        total = total + t
+    return total
+
+
+def _exp(xs: list, ts: list, y: Any) -> tuple:
+    y_d = _times(ts[0], y)
+    return y_d, [(y, y_d)]
+
+
+def _expm1(xs: list, ts: list, y: Any) -> tuple:
+    p = y + 1.0
+    y_d = _times(ts[0], p)
+    return y_d, [(p, y_d)]
+
+
+def _log(xs: list, ts: list, y: Any) -> tuple:
+    p = 1.0 / xs[0]
+    return _times(ts[0], p), [(p, _times(ts[0], -p / xs[0]))]
+
+
+def _sin(xs: list, ts: list, y: Any) -> tuple:
+    p = np.cos(xs[0])
+    return _times(ts[0], p), [(p, _times(ts[0], -y))]
+
+
+def _cos(xs: list, ts: list, y: Any) -> tuple:
+    p = -np.sin(xs[0])
+    return _times(ts[0], p), [(p, _times(ts[0], -y))]
+
+
+def _tanh(xs: list, ts: list, y: Any) -> tuple:
+    p = 1.0 - y * y
+    y_d = _times(ts[0], p)
+    return y_d, [(p, None if y_d is None else -2.0 * y * y_d)]
+
+
+def _add(xs: list, ts: list, y: Any) -> tuple:
+    return _total(ts[0], ts[1]), [(1.0, None), (1.0, None)]
+
+
+def _sub(xs: list, ts: list, y: Any) -> tuple:
+    return _total(ts[0], None if ts[1] is None else -ts[1]), [(1.0, None), (-1.0, None)]
+
+
+def _mul(xs: list, ts: list, y: Any) -> tuple:
+    a, b = xs
+    return _total(_times(ts[0], b), _times(ts[1], a)), [(b, ts[1]), (a, ts[0])]
+
+
+def _div(xs: list, ts: list, y: Any) -> tuple:
+    a, b = xs
+    pa, pb = 1.0 / b, -y / b
+    y_d = _total(_times(ts[0], pa), _times(ts[1], pb))
+    # d(1/b) = -(1/b)/b db; d(-y/b) = -(y_d/b) - (-y/b)/b db
+    pa_d = _times(ts[1], -pa / b)
+    pb_d = _total(None if y_d is None else -(y_d / b), _times(ts[1], -pb / b))
+    return y_d, [(pa, pa_d), (pb, pb_d)]
+
+
+def _pow(xs: list, ts: list, y: Any) -> tuple | None:
+    a, c = xs
+    if type(c) is not int or c == 0:
+        return None  # a float exponent may be a variable (its cotangent is needed), 0 a special case
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        p = c * np.power(a, c - 1)
+        p_d = None if ts[0] is None else _times(ts[0], c * (c - 1) * np.power(a, c - 2)) if c != 1 else None
+    return _times(ts[0], p), [(p, p_d), (None, None)]
+
+
+FORMULAS: dict[Any, tuple[int, Formula]] = {
+    np.exp: (1, _exp), np.expm1: (1, _expm1), np.log: (1, _log), np.sin: (1, _sin), np.cos: (1, _cos),
+    np.tanh: (1, _tanh),
+    np.add: (2, _add), operator.add: (2, _add), np.subtract: (2, _sub), operator.sub: (2, _sub),
+    np.multiply: (2, _mul), operator.mul: (2, _mul), np.divide: (2, _div), operator.truediv: (2, _div),
+    np.power: (2, _pow), operator.pow: (2, _pow),
+}
+
+
+def _input(a: tuple) -> tuple | None:
+    """``(primal, tangent or None)`` of a 4-tuple argument this module handles, else None."""
+    x, t = a[0], a[2]
+    tx = type(x)
+    if tx is _ND:
+        if x.dtype is not _F64 and x.dtype != _F64:
+            return None
+        if type(t) is _ND and t.shape == x.shape and t.dtype == _F64:
+            return x, t
+        return (x, None) if t is NoTangent else None
+    if tx is float or tx is np.float64:
+        if type(t) is float or type(t) is np.float64:
+            return x, None if t == 0.0 else t  # an exact zero contributes nothing (strong zero)
+        return (x, None) if t is NoTangent else None
+    if tx is int and t is NoTangent:
+        return x, None  # a constant (the generator gives ints no tangent)
+    return None
+
+
+def _scaled(g: Any, p: Any) -> Any:
+    """``g * p`` by the strong-zero rule; a partial of 1 or -1 (sums, differences) costs no product."""
+    if type(p) is float:
+        if p == 1.0:
+            return g
+        if p == -1.0:
+            return -g
+    return strong_product(g, p)
+
+
+def fast_rule(f: Any, args: tuple, kwargs: dict) -> tuple | None:
+    """The dual rule's ``(output 4-tuple, dual pullback)`` of ``f(*args)`` by its formula, or
+    None when ``f`` has none or an argument is not a float64 array, a float or a constant int."""
+    found = FORMULAS.get(f)
+    if found is None or kwargs or len(args) != found[0]:
+        return None
+    inputs = [_input(a) for a in args]
+    if None in inputs or not any(type(x) is _ND for x, _ in inputs):
+        return None
+    xs, ts = [x for x, _ in inputs], [t for _, t in inputs]
+    y = f(*xs)
+    if type(y) is not _ND or y.dtype != _F64:
+        return None
+    formula = found[1](xs, ts, y)
+    if formula is None:
+        return None
+    y_d, partials = formula
+    if y_d is None:
+        y_d = np.zeros(y.shape)
+    elif type(y_d) is not _ND or y_d.shape != y.shape or any(y_d is t for t in ts):
+        y_d = np.broadcast_to(y_d, y.shape).copy()  # fresh: an input's tangent is never shared
+    out = (y, np.zeros(y.shape), y_d, np.zeros(y.shape))
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        g, g_d = out_cotangent(CoDual(y, out[1]), dy), out_cotangent(CoDual(y, out[3]), dy_d)
+        rs, rsd = [NoRData], [NoRData]
+        with np.errstate(all="ignore"):
+            for a, x, (p, p_d) in zip(args, xs, partials):
+                if p is None or type(x) is int or type(x) is _ND and a[1] is NoFData:
+                    rs.append(NoRData)  # a constant: no cotangent
+                    rsd.append(NoRData)
+                    continue
+                rs.append(accumulate(CoDual(x, a[1]), _scaled(g, p)))
+                tangent = _scaled(g_d, p)
+                if p_d is not None:
+                    tangent = tangent + strong_product(g, p_d)
+                rsd.append(accumulate(CoDual(x, a[3]), tangent))
+        return tuple(rs), tuple(rsd)
+
+    return out, pullback
