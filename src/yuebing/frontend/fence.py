@@ -1,6 +1,7 @@
 """Stage 2: reject syntax yuebing cannot differentiate, early, with the user's file and line.
 
-Every rejected construct has an entry in ``UNSUPPORTED`` saying what to do instead. Nested
+Every rejected construct has an entry in ``UNSUPPORTED`` (or, for the async code that
+``async_functions.py`` does not rewrite, an ``_ASYNC_`` one) saying what to do instead. Nested
 function and class bodies are not fenced here: they are fenced when (and if) they are called.
 """
 from __future__ import annotations
