@@ -186,6 +186,15 @@ def awaits_a_foreign_awaitable(x):
     return asyncio.run(main(x))
 
 
+def uses_a_task_group(x):
+    async def main(v):
+        async with asyncio.TaskGroup() as group:
+            task = group.create_task(square(v))
+        return task.result()
+
+    return asyncio.run(main(x))
+
+
 def gathers_exceptions(x):
     async def main(v):
         return await asyncio.gather(square(v), return_exceptions=True)
@@ -196,6 +205,7 @@ def gathers_exceptions(x):
 @pytest.mark.parametrize("f, error, words", [
     (awaits_a_foreign_awaitable, TypeError, "awaiting a Ticket"),
     (gathers_exceptions, TypeError, "return_exceptions=True"),
+    (uses_a_task_group, TypeError, "needs a running event loop"),
 ])
 def test_what_cannot_run_sequentially_is_refused_by_name(f, error, words):
     with pytest.raises(error, match=words) as info:

@@ -12,7 +12,8 @@ import asyncio
 from typing import Any
 
 from ..ir.primitives import Finished, awaitable, awaited
-from .second_order import defined_as, selection
+from .core import register_frule, register_rrule
+from .second_order import defined_as, selection, zero
 
 
 def _run(main: Any, *, debug: Any = None) -> Any:
@@ -61,5 +62,23 @@ for _target, _definition in ((asyncio.run, _run), (asyncio.gather, _gather), (as
                              (asyncio.ensure_future, _ensure_future), (asyncio.wait_for, _wait_for),
                              (asyncio.sleep, _sleep)):
     defined_as(_target, _definition)
+
+
+
+def _no_event_loop(*args: Any, **kwargs: Any) -> Any:
+    """What needs an event loop (``asyncio.TaskGroup``, ``Queue``, ``Event``, ``run_in_executor``,
+    real futures): refused by name, since sequential async code runs without one."""
+    raise TypeError(
+        "yuebing cannot differentiate async code that needs a running event loop (asyncio.get_running_loop or "
+        "get_event_loop was called: by asyncio.TaskGroup, Queue, Event, Lock, a loop's run_in_executor or "
+        "run_until_complete, a real future...): under differentiation async code runs sequentially, without an "
+        "event loop. What to do: run coroutines with await, asyncio.run, gather, create_task or wait_for, and do "
+        "the rest outside the differentiated function.")
+
+
+for _needs_loop in (asyncio.get_running_loop, asyncio.get_event_loop, asyncio.new_event_loop):
+    register_rrule(_needs_loop, _no_event_loop)
+    register_frule(_needs_loop, _no_event_loop)
+    zero(_needs_loop)
 
 CASES: list = []  # (exercised by tests/test_async.py: calling async functions needs user code)
