@@ -75,3 +75,12 @@ def test_outputs_share_no_tangent_with_inputs():
         return np.sum(y * x)
 
     check_second_order(f, A)
+
+
+def sums(x, y):
+    """``np.sum`` and ``ndarray.sum`` of every element, of a variable and of a constant array."""
+    return np.sum(x * y) * x.sum() + np.sum(np.sin(x)) * np.sum(B)
+
+
+def test_sums_against_central_differences():
+    check_second_order(sums, A, B)

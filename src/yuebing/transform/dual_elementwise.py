@@ -193,3 +193,26 @@ def fast_rule(f: Any, args: tuple, kwargs: dict) -> tuple | None:
         return tuple(rs), tuple(rsd)
 
     return out, pullback
+
+
+#: ``x.sum()`` runs unbound (``lifting.run_second_order``)
+SUM_METHOD = np.ndarray.sum
+
+
+def fast_sum(args: tuple, kwargs: dict) -> tuple | None:
+    """The dual rule of ``np.sum(x)`` or ``x.sum()`` for a float64 array ``x`` (linear: the sum of
+    the tangent; the pullback adds the cotangent and its tangent to every element), or None."""
+    if kwargs or len(args) != 1:
+        return None
+    x, x_f, t, t_f = args[0]
+    if type(x) is not _ND or x.dtype != _F64 or type(t) is not _ND or t.shape != x.shape or t.dtype != _F64:
+        return None
+    out = (np.sum(x), NoFData, np.sum(t), NoFData)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        for fdata, g in ((x_f, dy), (t_f, dy_d)):
+            if type(fdata) is _ND and g is not NoRData:
+                fdata += g
+        return (NoRData, NoRData), (NoRData, NoRData)
+
+    return out, pullback

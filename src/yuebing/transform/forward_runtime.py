@@ -38,6 +38,7 @@ from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_val
 # --------------------------------------------------------------------------------------------
 
 _NO_TANGENT_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc,
+                     type(np.sum),  # NumPy's functions (np.sum, np.linalg.solve): no tangent, found without a walk
                      int, str, bool, type(None), UndefinedGlobal)
 
 

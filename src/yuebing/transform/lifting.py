@@ -27,7 +27,7 @@ from ..rules.containers.set_operators import second_order_on_sets
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
 from .forward_runtime import call_frule, zero_tangent_of  # (module level: an import in a hot function costs
-from .dual_elementwise import fast_rule
+from .dual_elementwise import SUM_METHOD, fast_rule, fast_sum
 from .runtime import acc  # a failed attribute lookup and its formatted error on every call)
 
 _NO_CONTEXT = contextlib.nullcontext()
@@ -248,6 +248,10 @@ def _constant_slot(v: Any) -> Any:
 
 
 def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple = ()) -> tuple:
+    if f[0] is np.sum or f[0] is SUM_METHOD:
+        fast = fast_sum(args, kwargs)  # np.sum(x) of a float64 array (dual_elementwise.py)
+        if fast is not None:
+            return fast
     out1, pullback1 = rrule(_primal_codual(f), *map(_primal_codual, args),
                             **{k: _primal_codual(v) for k, v in kwargs.items()})
     first_mutated = isinstance(f[0], (types.MethodDescriptorType, types.WrapperDescriptorType)) \
