@@ -14,8 +14,8 @@
   a ``RuntimeError`` in Python, is not refused.)
 * ``async with m as v: BODY`` becomes ``v = await type(m).__aenter__(m)``, then ``BODY`` in a
   ``try`` whose handler calls ``__aexit__`` with the exception (re-raising it unless that returns
-  true) and whose ``else`` calls it with ``None``s: the statement Python runs, for a body that
-  does not ``return``, ``break`` or ``continue`` (those bodies are left to the fence's refusal).
+  true) and whose ``else`` calls it with ``None``s (PEP 343's expansion); a body that may
+  ``return``, ``break`` or ``continue`` gets a ``finally`` block for that call instead.
 * ``async for v in it: BODY else: ELSE`` becomes a ``while`` loop over
   ``await type(i).__anext__(i)`` (``i = type(it).__aiter__(it)``) that ends at
   ``StopAsyncIteration``.
@@ -88,28 +88,32 @@ class _AsyncToSync(ast.NodeTransformer):
         return ast.copy_location(ast.Return(helper_call("Finished", value)), node)
 
     def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.AST:
-        if jumps_out(node.body):
-            return node
+        jumping = jumps_out(node.body)
         node = self.generic_visit(node)
         body = node.body
         for item in reversed(node.items):
-            body = self._with_item(item, body)
+            body = self._with_item(item, body, jumping)
         return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in _located(body, node)]
 
-    def _with_item(self, item: ast.withitem, body: list) -> list:
-        manager, error = self.fresh("manager"), self.fresh("error")
-        exit_ = self.fresh("exit")
+    def _with_item(self, item: ast.withitem, body: list, jumping: bool) -> list:
+        """PEP 343's expansion; with a ``finally`` (and a flag) only when ``body`` may leave by a
+        ``return``, ``break`` or ``continue``, which must call ``__aexit__`` too."""
+        manager, error, exit_ = self.fresh("manager"), self.fresh("error"), self.fresh("exit")
         entered = _awaited(_method(manager, "__aenter__"))
         enter = _assign(item.optional_vars, entered) if item.optional_vars is not None else ast.Expr(entered)
         exit_call = lambda *args: _awaited(ast.Call(_name(exit_), [_name(manager), *args], []))  # noqa: E731
         failed = exit_call(helper_call("type", _name(error)), _name(error),
                            ast.Attribute(_name(error), "__traceback__", ast.Load()))
-        handler = ast.ExceptHandler(_name("BaseException"), error,
-                                    [ast.If(ast.UnaryOp(ast.Not(), failed), [ast.Raise(None, None)], [])])
+        reraise = ast.If(ast.UnaryOp(ast.Not(), failed), [ast.Raise(None, None)], [])
         done = ast.Expr(exit_call(ast.Constant(None), ast.Constant(None), ast.Constant(None)))
-        return [_assign(manager, item.context_expr),
-                _assign(exit_, ast.Attribute(helper_call("type", _name(manager)), "__aexit__", ast.Load())),
-                enter, ast.Try(body, [handler], [done], [])]
+        start = [_assign(manager, item.context_expr),
+                 _assign(exit_, ast.Attribute(helper_call("type", _name(manager)), "__aexit__", ast.Load())), enter]
+        if not jumping:
+            return [*start, ast.Try(body, [ast.ExceptHandler(_name("BaseException"), error, [reraise])], [done], [])]
+        clean = self.fresh("clean")  # no exception reached __aexit__: the finally block calls it
+        handler = ast.ExceptHandler(_name("BaseException"), error, [_assign(clean, ast.Constant(False)), reraise])
+        finish = ast.If(_name(clean), [done], [])
+        return [*start, _assign(clean, ast.Constant(True)), ast.Try(body, [handler], [], [finish])]
 
     def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
         node = self.generic_visit(node)

@@ -9,8 +9,6 @@ from __future__ import annotations
 import ast
 import linecache
 
-from .async_functions import jumps_out
-
 UNSUPPORTED: dict[type, tuple[str, str]] = {
     # generators whose yields are statements are rewritten to build lists (desugar.py): these are
     # the others (a yield used as a value, send(), a generator returning a value)
@@ -23,8 +21,6 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
 _ASYNC_GENERATOR = ("async generator functions (an async def that yields)",
                     "return a list of the values from a plain async def, and loop over it with for")
 _ASYNC_COMPREHENSION = ("async comprehensions (async for inside [...])", "write an async for loop that appends to a list")
-_ASYNC_WITH_JUMPING = ("async with statements whose body returns, breaks or continues",
-                       "set a flag in the body and return or break after the async with statement")
 
 
 class UnsupportedSyntaxError(TypeError):
@@ -63,8 +59,6 @@ def _walk_own_scope(node: ast.AST):
 
 
 def _left_by_async_rewrite(node: ast.AST) -> tuple[str, str] | None:
-    if isinstance(node, ast.AsyncWith) and jumps_out(node.body):
-        return _ASYNC_WITH_JUMPING
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
             and any(g.is_async for g in node.generators):
         return _ASYNC_COMPREHENSION
