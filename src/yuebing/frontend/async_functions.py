@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from .runtime_names import helper_call, walk_own_scope
+from .runtime_names import helper_call, located, walk_own_scope
 
 
 def _name(name: str, store: bool = False) -> ast.Name:
@@ -93,7 +93,7 @@ class _AsyncToSync(ast.NodeTransformer):
         body = node.body
         for item in reversed(node.items):
             body = self._with_item(item, body, jumping)
-        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in _located(body, node)]
+        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in located(body, node)]
 
     def _with_item(self, item: ast.withitem, body: list, jumping: bool) -> list:
         """PEP 343's expansion; with a ``finally`` (and a flag) only when ``body`` may leave by a
@@ -125,15 +125,7 @@ class _AsyncToSync(ast.NodeTransformer):
         loop = ast.While(_name(more), [advance, run], node.orelse)
         out = [_assign(source, node.iter), _assign(iterator, _method(source, "__aiter__")),
                _assign(more, ast.Constant(True)), loop]
-        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in _located(out, node)]
-
-
-def _located(statements: list, at: ast.AST) -> list:
-    for s in statements:
-        for n in ast.walk(s):
-            if "lineno" in n._attributes and not hasattr(n, "lineno"):
-                ast.copy_location(n, at)
-    return statements
+        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in located(out, node)]
 
 
 def is_async_generator(node: ast.AST) -> bool:
@@ -155,5 +147,5 @@ def desugar_async(node: ast.AST) -> ast.AST:
     kept = ast.Return(helper_call("Finished", ast.Constant(None), _name(failure)))
     guarded = ast.Try(body, [ast.ExceptHandler(_name("Exception"), failure, [kept])], [], [])
     fields = {f: getattr(node, f) for f in node._fields if f != "body"}
-    function = ast.FunctionDef(body=_located([guarded], node.body[-1]), **fields)
+    function = ast.FunctionDef(body=located([guarded], node.body[-1]), **fields)
     return ast.fix_missing_locations(ast.copy_location(function, node))

@@ -48,6 +48,15 @@ def walk_own_scope(node: ast.AST):
             stack.extend(ast.iter_child_nodes(child))
 
 
+def located(statements: list, at: ast.AST) -> list:
+    """``statements`` with every new node placed at ``at``'s line (the user's nodes keep theirs)."""
+    for s in statements:
+        for n in ast.walk(s):
+            if "lineno" in n._attributes and not hasattr(n, "lineno"):
+                ast.copy_location(n, at)
+    return statements
+
+
 class _Bind(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if isinstance(node.ctx, ast.Load) and node.id in HELPERS:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from .runtime_names import helper_call, walk_own_scope
+from .runtime_names import helper_call, located, walk_own_scope
 
 
 def _name(name: str, store: bool = False) -> ast.Name:
@@ -93,7 +93,7 @@ class _TryStarToTry(ast.NodeTransformer):
         if node.finalbody:
             statements = [ast.Try(statements, [], [], node.finalbody)]
         out = [_assign(names["pending"], ast.Constant(None)), *statements]
-        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in _located(out, node)]
+        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in located(out, node)]
 
     def _clause(self, handler: ast.ExceptHandler, names: dict) -> list:
         group, match = names["group"], names["match"]
@@ -107,16 +107,7 @@ class _TryStarToTry(ast.NodeTransformer):
             run += [_assign(handler.name, ast.Constant(None)), ast.Delete([ast.Name(handler.name, ast.Del())])]
         found = _assign(match, helper_call("star_match", _name(group), handler.type))
         taken = ast.If(ast.Compare(_name(match), [ast.IsNot()], [ast.Constant(None)]), run, [])
-        return _located([found, taken], handler)
-
-
-def _located(statements: list, at: ast.AST) -> list:
-    """Every new node placed at ``at``'s line (the user's statements keep their own)."""
-    for s in statements:
-        for n in ast.walk(s):
-            if "lineno" in n._attributes and not hasattr(n, "lineno"):
-                ast.copy_location(n, at)
-    return statements
+        return located([found, taken], handler)
 
 
 def desugar_try_star(node: ast.AST) -> ast.AST:
