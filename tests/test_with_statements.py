@@ -1,9 +1,13 @@
-"""What ``with ... as name`` binds, in every mode.
+"""``with`` statements in every mode (``frontend/with_statements.py``).
 
-``with`` headers run without derivatives. The bound value once kept a zero derivative
-(``with nullcontext(x * x) as y: return y`` had gradient 0), and a rebound variable kept its old
-derivative, also through a closure reading it. It is now assigned like any value, and a value
-holding float data is refused with advice that works (``ir.primitives.with_bound``).
+Managers are entered and exited without derivatives. The bound value once kept a zero derivative
+(``with nullcontext(x * x) as y: return y`` had gradient 0), a rebound variable kept its old
+derivative, also through a closure reading it, and a manager handed an object
+(``with nullcontext(box) as b: b.v * x``) silently dropped its fields' derivatives. Every value a
+header hands its manager is now computed by the differentiated program and must hold no float
+data (``ir.primitives.with_inputs``); the bound value is assigned like any value. A manager that
+suppresses an exception is refused, except ``contextlib.suppress``, which is rewritten to the
+``try`` it means.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ def _rebinds_a_captured_variable(x):
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("f", [_binds_a_float, _rebinds_a_captured_variable], ids=lambda f: f.__name__)
 def test_a_bound_value_holding_floats_is_refused(f, mode):
-    with pytest.raises(TypeError, match="compute the value before the with statement"):
+    with pytest.raises(TypeError, match="is handed a value holding float data"):
         MODES[mode](f)
 
 
@@ -89,3 +93,119 @@ def _timed(x):
 
 def test_a_manager_bound_to_itself_is_not_refused():
     check_all_modes(_timed, 0.7)
+
+
+class _Box:
+    def __init__(self, v):
+        self.v = v
+
+
+class _Holding:
+    """A manager made from a value that carries a derivative, returning itself."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __enter__(self):
+        self.doubled = 2.0 * self.scale
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _binds_a_box(x):
+    b = _Box(x * 2.0)
+    with contextlib.nullcontext(b) as o:
+        y = o.v * x
+    return y
+
+
+def _manager_made_from_x(x):
+    with _Holding(x) as h:
+        y = h.doubled * x
+    return y
+
+
+def _manager_made_before(x):
+    manager = _Holding(x * 3.0)
+    with manager:
+        y = x * x
+    return y
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("f", [_binds_a_box, _manager_made_from_x, _manager_made_before], ids=lambda f: f.__name__)
+def test_a_manager_handed_float_data_is_refused_not_silently_wrong(f, mode):
+    with pytest.raises(TypeError, match="is handed a value holding float data") as error:
+        MODES[mode](f)
+    assert "test_with_statements.py" in "".join(getattr(error.value, "__notes__", []))
+
+
+class _Owner:
+    def __init__(self, weight):
+        self.weight = weight
+        self.lock = contextlib.nullcontext()  # a manager held by an object holding floats
+        self.path_label = "run"
+
+    def energy(self, x):
+        with self.lock, contextlib.nullcontext(self.path_label) as label, _Timer() as timer:
+            y = self.weight * np.sin(x) * len(label)
+        return y + 0.0 * (timer is None)
+
+
+def _progress_over_floats(x):
+    values = [x, 2.0 * x, x * x]
+    total = 0.0
+    with contextlib.nullcontext(len(values)) as count:  # handed an int computed from floats
+        for v in values:
+            total = total + v * count
+    return total
+
+
+def test_managers_handed_no_floats_work_in_every_mode():
+    check_all_modes(lambda x: _Owner(1.5).energy(x), 0.7)
+    check_all_modes(_progress_over_floats, 0.7)
+
+
+def _suppressed_after_work(x):
+    y = x * 1.0
+    with contextlib.suppress(ZeroDivisionError, KeyError):
+        y = y * x
+        y = y / (x - x)  # raises: y keeps x * x
+        y = y * 100.0
+    return y * np.sin(x)
+
+
+def _suppressed_nothing(x):
+    y = x * 1.0
+    with contextlib.suppress(ZeroDivisionError):
+        y = y * np.exp(x)
+    return y
+
+
+def test_contextlib_suppress_keeps_the_work_before_the_exception():
+    check_all_modes(_suppressed_after_work, 0.7)
+    check_all_modes(_suppressed_nothing, 0.7)
+
+
+class _Swallowing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        return True
+
+
+def _swallowed(x):
+    y = x * x
+    with _Swallowing():
+        y = y * x
+        raise ValueError("stop")
+    return y
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_another_manager_that_suppresses_is_refused(mode):
+    with pytest.raises(TypeError, match="suppressed the ValueError raised in it"):
+        MODES[mode](_swallowed)

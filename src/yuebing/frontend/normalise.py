@@ -29,6 +29,7 @@ from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
 from .source import function_node, unparse_with_lines
+from .with_statements import WithLowering
 
 BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -49,9 +50,9 @@ COMPARE = {
 }
 
 
-class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
-    """Lowers one function; loops, closures and written globals are in ``loops.py``, ``closures.py``
-    and ``global_writes.py``."""
+class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
+    """Lowers one function; loops, closures, written globals and ``with`` statements are in
+    ``loops.py``, ``closures.py``, ``global_writes.py`` and ``with_statements.py``."""
 
     def __init__(self, fn: types.FunctionType, node: ast.AST, filename: str, cells: tuple = ()) -> None:
         """``cells``: more of our variables to keep in cells (captured ones with several values)."""
@@ -645,21 +646,6 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering):
                 self.call(out, ir.Const(delattr), [obj, ir.Const(t.attr)], None)
             else:
                 raise self.error("del of this target", "delete items one by one", t)
-
-    def stmt_With(self, node: ast.With, out: list) -> None:
-        # Managers are entered and exited in the forward pass only (np.errstate, locks, timers...);
-        # what `as` binds is assigned from a temporary, checked to hold no floats (P.with_bound).
-        headers = [self.current_globals(item.context_expr, out) for item in node.items]
-        self._hoist_globals(headers)
-        bound = [(self.tmp("with"), item.optional_vars) for item in node.items if item.optional_vars is not None]
-        temps, prelude = iter(t for t, _ in bound), []
-        items = ", ".join(ast.unparse(ast.withitem(h, i.optional_vars and ast.Name(next(temps))))
-                          for h, i in zip(headers, node.items))
-        for temp, target in bound:
-            value = self.call(prelude, ir.Const(P.with_bound), [ir.Var(temp), ir.Const(ast.unparse(target))])
-            self.statement(ast.copy_location(ast.Assign([target], ast.Name(value.name, ast.Load())), node), prelude)
-        self.line = node.lineno
-        out.append(ir.With(items, prelude + self.block(node.body), tuple(t for t, _ in bound), line=node.lineno))
 
     def stmt_Try(self, node: ast.Try, out: list) -> None:
         # The exception types are evaluated by the generated code as written, like ``with`` headers.

@@ -96,7 +96,9 @@ def with_bound(value: Any, name: str) -> Any:
     return value
 
 
-def _holds_float_data(value: Any, depth: int) -> bool:
+def _holds_float_data(value: Any, depth: int, objects: bool = False) -> bool:
+    """Whether ``value`` is or holds (to a few levels) a float, a complex or a float array; with
+    ``objects``, instance attributes count too."""
     if isinstance(value, (float, complex, np.inexact)):
         return True
     if isinstance(value, np.ndarray):
@@ -104,12 +106,70 @@ def _holds_float_data(value: Any, depth: int) -> bool:
     if depth > 3:
         return False
     if isinstance(value, (list, tuple, set, frozenset)):
-        return any(_holds_float_data(v, depth + 1) for v in value)
+        return any(_holds_float_data(v, depth + 1, objects) for v in value)
     if isinstance(value, dict):
-        return any(_holds_float_data(v, depth + 1) for v in value.values())
-    # an object is not looked into: what `as` binds is mostly the manager itself, whose floats are
-    # its own bookkeeping (a timer's start time)
+        return any(_holds_float_data(v, depth + 1, objects) for v in value.values())
+    if objects and not isinstance(value, _NOT_LOOKED_INTO):
+        return any(_holds_float_data(v, depth + 1, objects) for v in _attributes(value))
+    # without ``objects``: what `as` binds is mostly the manager itself, whose floats are its own
+    # bookkeeping (a timer's start time); what it was handed was checked (with_inputs)
     return False
+
+
+_NOT_LOOKED_INTO = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, str, bytes)
+
+
+def _attributes(value: Any) -> list:
+    """An object's instance attributes (``__dict__`` and ``__slots__``)."""
+    found = list(getattr(value, "__dict__", {}).values()) if isinstance(getattr(value, "__dict__", None), dict) else []
+    for cls in type(value).__mro__:
+        for slot in getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), (tuple, list)) else ():
+            if isinstance(slot, str) and slot not in ("__dict__", "__weakref__") and hasattr(value, slot):
+                found.append(getattr(value, slot))
+    return found
+
+
+def with_inputs(maker: str, *values: Any) -> None:
+    """The values a ``with`` header hands its manager (``frontend/with_statements.py``; ``maker``:
+    the header's callee, as written): the manager runs without derivatives, so none may hold float
+    data."""
+    for value in values:
+        if _holds_float_data(value, 0, objects=True):
+            advice = ("make the iterator in the loop itself instead, as in `for v in np.nditer(x, "
+                      "op_flags=['readwrite']): v[...] = 2 * v`, which yuebing differentiates"
+                      if maker.endswith("nditer") else
+                      "compute with the value inside the with block, and hand the manager only what holds no floats "
+                      "(a file name, a flag, a count)")
+            raise TypeError(
+                f"yuebing cannot differentiate a with statement whose context manager ({maker}) is handed a value "
+                f"holding float data ({type(value).__name__}): a with header's manager is entered and exited without "
+                f"derivatives (a `with` header), so what it keeps, returns or changes would lose them. What to do: "
+                f"{advice}.")
+
+
+class Managed:
+    """A ``with`` header's manager as entered by differentiated code: the manager's own
+    ``__enter__``/``__exit__``, except that suppressing an exception raised in the body is refused
+    (the body's work up to it would be half recorded)."""
+
+    __slots__ = ("manager", "exit")
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+        self.exit = type(manager).__exit__  # looked up before entering, as the with statement does
+
+    def __enter__(self) -> Any:
+        return type(self.manager).__enter__(self.manager)
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> bool:
+        suppress = self.exit(self.manager, kind, error, traceback)
+        if suppress and kind is not None:
+            raise TypeError(
+                f"yuebing cannot differentiate a with block whose context manager ({type(self.manager).__qualname__}) "
+                f"suppressed the {kind.__name__} raised in it: the work done before the exception would be half "
+                "recorded. What to do: catch the exception with try/except around the statement that raises it "
+                "(contextlib.suppress is rewritten so; other suppressing managers are not).") from error
+        return False
 
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str, bytes)

@@ -1,0 +1,120 @@
+"""``with`` statements: the managers run in the forward pass only, so they must see no derivatives.
+
+A context manager is entered and exited as written (``np.errstate``, locks, timers, files,
+progress bars): its ``__enter__``/``__exit__`` are not differentiated. That is sound only if
+nothing it is handed carries a derivative -- otherwise what it does with the value (store it,
+return it, write it somewhere the body reads) would silently drop the derivative, as
+``with contextlib.nullcontext(box) as b: y = b.v * x`` did. So the normaliser lifts every value a
+header hands its manager out of the header -- the arguments of the call that makes it, the object
+whose method makes it, or the manager itself when the header is not a call -- into variables
+computed by the differentiated program, and checks them (``ir.primitives.with_inputs``) to hold
+no float data (numbers, float arrays, containers or objects holding them). A header that reads
+only constants, globals and modules (``np.errstate(all="ignore")``, ``Timer()``,
+``open("log.txt")``) is left as it is.
+
+The header is entered through ``ir.primitives.Managed``, which refuses a manager that suppresses
+an exception raised in its body (``contextlib.suppress``): the body's work up to the exception
+would be half recorded. ``with suppress(E):`` itself is rewritten by the caller's ``try`` lowering
+when its name resolves to ``contextlib.suppress`` (``suppress_as_try``).
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+from typing import Any
+
+from ..ir import nodes as ir
+from ..ir import primitives as P
+
+
+class WithLowering:
+    """``stmt_With`` of ``Normaliser`` (a mixin: it uses the normaliser's ``expr``, ``call``,
+    ``statement``, ``block``, ``tmp``, ``locals``, ``free`` and globals helpers)."""
+
+    def stmt_With(self, node: ast.With, out: list) -> None:
+        suppressing = self._suppress_as_try(node)
+        if suppressing is not None:
+            self.statement(suppressing, out)
+            return
+        headers = [self.current_globals(item.context_expr, out) for item in node.items]
+        self._hoist_globals(headers)
+        guard = self.tmp("managed")
+        out.append(ir.Copy(guard, ir.Const(P.Managed), line=node.lineno))
+        headers = [self._checked_header(h, guard, out) for h in headers]
+        bound = [(self.tmp("with"), item.optional_vars) for item in node.items if item.optional_vars is not None]
+        temps, prelude = iter(t for t, _ in bound), []
+        items = ", ".join(ast.unparse(ast.withitem(h, i.optional_vars and ast.Name(next(temps))))
+                          for h, i in zip(headers, node.items))
+        for temp, target in bound:
+            value = self.call(prelude, ir.Const(P.with_bound), [ir.Var(temp), ir.Const(ast.unparse(target))])
+            self.statement(ast.copy_location(ast.Assign([target], ast.Name(value.name, ast.Load())), node), prelude)
+        self.line = node.lineno
+        out.append(ir.With(items, prelude + self.block(node.body), tuple(t for t, _ in bound), line=node.lineno))
+
+    # ------------------------------------------------------------------ the header
+
+    def _reads_variables(self, node: ast.AST) -> bool:
+        """Whether ``node`` reads a variable of this function (or one it captures)."""
+        return any(isinstance(n, ast.Name) and (n.id in self.locals or n.id in self.free) for n in ast.walk(node))
+
+    def _checked_header(self, header: ast.expr, guard: str, out: list) -> ast.expr:
+        """``guard(header')``: ``header`` with the values it hands its manager lifted into
+        variables that ``with_inputs`` checks hold no float data."""
+        lifted: list[ir.Atom] = []
+
+        def lift(e: ast.expr) -> ast.expr:
+            if not self._reads_variables(e):
+                return e
+            atom = self.expr(e, out)
+            if not isinstance(atom, ir.Var):
+                return e
+            lifted.append(atom)
+            return ast.Name(atom.name, ast.Load())
+
+        maker = ast.unparse(header.func) if isinstance(header, ast.Call) else ast.unparse(header)
+        if isinstance(header, ast.Call):
+            func = header.func
+            if isinstance(func, ast.Attribute):
+                func = ast.Attribute(lift(func.value), func.attr, ast.Load())
+            else:
+                func = lift(func)
+            args = [ast.Starred(lift(a.value), ast.Load()) if isinstance(a, ast.Starred) else lift(a) for a in header.args]
+            keywords = [ast.keyword(k.arg, lift(k.value)) for k in header.keywords]
+            header = ast.Call(func, args, keywords)
+        else:
+            header = lift(header)
+        if lifted:
+            self.call(out, ir.Const(P.with_inputs), [ir.Const(maker), *lifted], None)
+        return ast.Call(ast.Name(guard, ast.Load()), [header], [])
+
+    def _suppress_as_try(self, node: ast.With) -> ast.Try | None:
+        """``with suppress(E1, E2): body`` (one item, ``suppress`` being ``contextlib.suppress``)
+        as ``try: body except (E1, E2): pass``, its meaning, which the ``try`` lowering
+        differentiates (the work done before the exception is kept)."""
+        if len(node.items) != 1 or node.items[0].optional_vars is not None:
+            return None
+        header = node.items[0].context_expr
+        if not (isinstance(header, ast.Call) and not header.keywords and header.args
+                and not any(isinstance(a, ast.Starred) for a in header.args)
+                and self._resolves_to(header.func, contextlib.suppress)):
+            return None
+        kinds = header.args[0] if len(header.args) == 1 else ast.Tuple(list(header.args), ast.Load())
+        handler = ast.ExceptHandler(kinds, None, [ast.Pass()])
+        return ast.fix_missing_locations(ast.copy_location(ast.Try(node.body, [handler], [], []), node))
+
+    def _resolves_to(self, node: ast.expr, target: Any) -> bool:
+        """Whether ``node`` (``suppress`` or ``contextlib.suppress``) names ``target`` through this
+        function's globals (a local or captured name of that spelling does not)."""
+        path = []
+        while isinstance(node, ast.Attribute):
+            path.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in self.locals or node.id in self.free:
+            return False
+        value = self.fn.__globals__.get(node.id)
+        for attr in reversed(path):
+            value = getattr(value, attr, None)
+        return value is target
+
+
+__all__ = ["WithLowering"]
