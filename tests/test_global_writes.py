@@ -157,6 +157,21 @@ def test_the_jacobian_of_a_function_writing_a_global_array(mode):
     np.testing.assert_allclose(yb.jacobian(vector_writer, mode=mode)(xs), expected, rtol=1e-6)
 
 
+def test_the_hessian_of_a_vector_function_writing_a_global_array():
+    def scalar(xs):
+        return np.sum(vector_writer(xs) * xs)
+
+    xs, h = np.array([0.3, 0.6, 0.9]), 1e-5
+
+    def gradient(v):
+        _fresh()
+        return yb.grad(scalar)(v)
+
+    expected = np.stack([(gradient(xs + e) - gradient(xs - e)) / (2 * h) for e in np.eye(3) * h], axis=1)
+    _fresh()
+    np.testing.assert_allclose(yb.hessian(scalar)(xs), expected, rtol=1e-6, atol=1e-8)
+
+
 def test_a_deleted_global_is_deleted_and_its_reads_before_keep_their_derivative():
     np.testing.assert_allclose(yb.grad(deleted)(0.7), 6.0 * 0.7, rtol=1e-12)
     assert "SCALE" not in globals()

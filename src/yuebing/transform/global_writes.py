@@ -29,6 +29,7 @@ from typing import Any, Callable
 from ..frontend.global_writes import stale_reader
 from ..ir.primitives import global_del, global_get, global_set, namespace_of
 from ..rules import outside_state
+from ..rules.batched import BATCH, is_batched
 from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
 from ..rules.primitives import _as_tangent, _zeroed
 from ..rules.second_order import _register, zero as _so_zero
@@ -167,12 +168,22 @@ def _del_frule(fn: Any, name: Any) -> Dual:
 # --------------------------------------------------------------------------------------------
 
 
+def _unbatched(name: str) -> Exception:
+    """A batched second-order pass (``yb.hessian``'s columns B at a time) does not carry a written
+    global's tangents: the pass is dropped and each column computed one pass at a time."""
+    from .batched_second_order import Unbatched
+
+    return Unbatched(f"the global {name!r}, written with a global statement")
+
+
 def _get_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     """A read: fdata and fdata tangent from the reverse rule's slots, the tangent from its own."""
-    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     fn, key = args[0][0], args[1][0]
+    slot = _written("tangent", namespace_of(fn), key, global_get(fn, key))
+    if slot is not None and slot.tangent is not NoTangent and (BATCH.size or is_batched(slot.tangent, slot.value)):
+        raise _unbatched(key)  # (a read of constants runs unbatched inside a batched pass)
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     y = out1.primal
-    slot = _written("tangent", namespace_of(fn), key, y)
     y_d = slot.tangent if slot is not None else global_tangent(y)
     if y_d is NoTangent and type(y) is float:
         y_d = 0.0
@@ -182,8 +193,10 @@ def _get_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
 def _set_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     """A write: the reverse rule on the fdata and on the fdata tangents, the tangent into its slot
     (put back by the pullback)."""
-    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     fn, key, value = args[0][0], args[1][0], args[2]
+    if BATCH.size and carries_derivative(value[0]):
+        raise _unbatched(key)  # before anything is written: the columns are then computed one at a time
+    out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     slot = outside_state.global_slot("tangent", namespace_of(fn), key, create=True)
     if slot is None:
         return (None, NoFData, NoTangent, NoFData), pullback
