@@ -165,8 +165,8 @@ def test_a_reconstruction_that_does_not_compile_back_is_refused(monkeypatch):
 
 
 def test_unsupported_construct_is_refused_with_advice():
-    f = _exec_function("def f(x):\n    try:\n        y = x * 2.0\n    except* ValueError:\n        y = x\n    return y\n")
-    with pytest.raises(SourceUnavailableError, match="CHECK_EG_MATCH, which yuebing cannot decompile") as info:
+    f = _exec_function("def f(x):\n    async def g(m):\n        async with m:\n            pass\n    return x * 2.0\n")
+    with pytest.raises(SourceUnavailableError, match="BEFORE_ASYNC_WITH, which yuebing cannot decompile") as info:
         yb.grad(f)(X)
     assert "define f in a file" in str(info.value) and "<string>" not in str(info.value).split(":")[0]
 
@@ -202,8 +202,9 @@ def _recovered_constructs() -> dict:
 RECOVERED = _recovered_constructs()
 
 
-def test_most_of_the_construct_corpus_is_recovered():
-    assert len(RECOVERED) >= 140, sorted(set(CONSTRUCTS) - set(RECOVERED))
+def test_the_whole_construct_corpus_is_recovered():
+    """On CPython 3.11, 3.12 and 3.13 alike: a construct that stops being recovered fails here."""
+    assert sorted(set(CONSTRUCTS) - set(RECOVERED)) == []
 
 
 @pytest.mark.parametrize("name", sorted(RECOVERED))
@@ -433,6 +434,42 @@ def f(x):
                 break
             s += np.sin(x * j)
     return s + sum(evens(x, 4))
+""",
+    # except* (3.11 puts the else block past the handler, 3.12 keeps it after the body and
+    # copies the return into the handler's exit) and a case's **rest (captures rotated on the stack)
+    "except_star_as_else_in_loop": """\
+def f(x):
+    s = 0.0
+    for k in range(3):
+        try:
+            if k == 1:
+                raise ExceptionGroup("g", [ValueError(k), KeyError(k)])
+            y = x * k
+        except* ValueError as group:
+            y = np.sin(x) * len(group.exceptions)
+        except* (KeyError, TypeError):
+            y = y + x
+        else:
+            y = y * x
+        s = s + y
+    try:
+        s = s * x
+    except* ArithmeticError:
+        s = -s
+    return s
+""",
+    "match_mapping_rest": """\
+def f(x):
+    total = 0.0
+    for item in [{"a": x, "b": 2.0}, {"a": 1, "c": x}, {"d": x}]:
+        match item:
+            case {"a": 1, **rest}:
+                total = total + rest["c"] * x
+            case {"a": a, "b": _, **others}:
+                total = total + a * a + len(others)
+            case {**everything}:
+                total = total + everything["d"]
+    return total
 """,
 }
 

@@ -39,6 +39,7 @@ from .decompiler_bool import BoolValues
 from .decompiler_loops import LoopStatements
 from .decompiler_match import MatchStatements
 from .decompiler_try import TryStatements
+from .decompiler_trystar import TryStarStatements
 from .decompiler_312 import NEW, NewOps, hoisted_tails, instructions
 
 
@@ -47,7 +48,8 @@ _COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp, "<dictc
                    "<genexpr>": ast.GeneratorExp}
 
 
-class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, MatchStatements, BoolValues, ExpressionOps):
+class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStarStatements, MatchStatements,
+                 BoolValues, ExpressionOps):
     """Decompiles one code object (nested code objects get their own ``Decompiler``)."""
 
     def __init__(self, code: types.CodeType) -> None:

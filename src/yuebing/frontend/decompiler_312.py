@@ -66,6 +66,10 @@ def _rewritten(ins: Any, previous: str | None) -> list:
         return [_as(ins, "LOAD_METHOD")]
     if name == "COMPARE_OP" and ins.argval.startswith("bool("):  # 3.13: a comparison feeding a jump
         return [ins._replace(argval=ins.argval[5:-1])]
+    if name == "CALL_INTRINSIC_2" and ins.argrepr == "INTRINSIC_PREP_RERAISE_STAR":  # ``except*``
+        return [_as(ins, "PREP_RERAISE_STAR")]
+    if name == "CALL_INTRINSIC_1" and ins.argrepr == "INTRINSIC_ASYNC_GEN_WRAP":  # ``yield`` in ``async def``
+        return [_as(ins, "ASYNC_GEN_WRAP")]
     if name == "MAKE_FUNCTION" and ins.arg is None:  # 3.13: its flags follow
         return [ins._replace(arg=0)]
     return [ins]

@@ -96,6 +96,7 @@ class ExpressionOps:
         return None
 
     op_RESUME = op_PRECALL = op_MAKE_CELL = op_COPY_FREE_VARS = op_NOP
+    op_ASYNC_GEN_WRAP = op_NOP  # the value an asynchronous generator yields, wrapped
 
     def op_RETURN_GENERATOR(self, i, stack, ctx, out):
         return i + 2  # and its POP_TOP: the generator prologue

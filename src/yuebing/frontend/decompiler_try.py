@@ -100,6 +100,8 @@ class TryStatements:
         cleanup = self.handler_at[handler]
         if cleanup is None or [x.opname for x in ins[cleanup:cleanup + 3]] != _CLEANUP:
             raise DecompileError("a try statement's clean-up")
+        if self.except_star_header(handler) is not None:
+            return self.try_star_statement(i, handler, cleanup, stack, ctx, out)
         join = self.handler_join(i, handler, cleanup, ctx) if self.is_except_handler(handler) else None
         after = cleanup + 3 if join is None else join if join not in ctx.heads else ctx.end
         if after > ctx.end and self.finally_out_of_line(handler, ctx):
@@ -211,10 +213,11 @@ class TryStatements:
         clause.lineno = line
         return clause, next_
 
-    def exception_type(self, j: int, stack: list, ctx) -> tuple:
-        """The expression an ``except`` clause matches, and the index of its ``CHECK_EXC_MATCH``."""
+    def exception_type(self, j: int, stack: list, ctx, check: str = "CHECK_EXC_MATCH") -> tuple:
+        """The expression an ``except`` clause matches, and the index of its ``CHECK_EXC_MATCH``
+        (``CHECK_EG_MATCH`` for ``except*``)."""
         work, out = list(stack) + [Mark("exc_info"), Mark("exception")], []
-        while self.ins[j].opname != "CHECK_EXC_MATCH":
+        while self.ins[j].opname != check:
             if self.ins[j].opname.startswith(("JUMP", "POP_JUMP", "RETURN", "RAISE", "STORE", "FOR_ITER")):
                 raise DecompileError("an except clause's type")
             j = self.step(j, work, ctx, out)
@@ -260,7 +263,7 @@ class TryStatements:
         inner = dataclasses.replace(ctx, end=body_end, follow=body_end if body_end < handler else follow,
                                     finallies=(copy,) + ctx.finallies)
         body = self.region(i, body_end, stack, inner)
-        if len(body) == 1 and isinstance(body[0], ast.Try) and not body[0].finalbody \
+        if len(body) == 1 and isinstance(body[0], (ast.Try, ast.TryStar)) and not body[0].finalbody \
                 and getattr(body[0], "start_index", None) == i:
             body[0].finalbody = final
             node = body[0]
