@@ -1,0 +1,37 @@
+"""The 4-tuples of a forward-over-reverse pass over plain arguments, made without tangent walks.
+
+``yb.hvp`` copies its arguments structurally, checks each direction against its argument, finds
+arguments that share float data, and builds zero fdata and the directions by walking the
+tangent model (``api/second_order._value_grad_hvp``): tens of microseconds, which dominate the
+HVP of a function that takes a few. When every argument is a float64 ndarray (no two sharing
+memory) or a Python float, with a direction of the same type and shape, the same 4-tuples
+``(copy, zero fdata, direction, zero fdata tangent)`` are made directly here.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tangents import NoFData
+from ..tangents.arrays import array_root
+
+_ND, _F64 = np.ndarray, np.dtype(np.float64)
+
+
+def plain_duals(args: tuple, directions: tuple) -> list | None:
+    """The pass's argument 4-tuples, or None when an argument is not plain (the general path)."""
+    duals = []
+    roots = set()
+    for x, v in zip(args, directions):
+        if type(x) is float and type(v) is float:
+            duals.append((x, NoFData, v * 1.0, NoFData))
+            continue
+        if type(x) is not _ND or type(v) is not _ND or x.dtype != _F64 or v.dtype != _F64 or v.shape != x.shape:
+            return None
+        root = id(array_root(x))
+        if root in roots:
+            return None  # arguments sharing float data: differentiated slot by slot
+        roots.add(root)
+        duals.append((x.copy(), np.zeros(x.shape), np.array(v, order="C"), np.zeros(x.shape)))
+    return duals
