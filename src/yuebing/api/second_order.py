@@ -20,6 +20,7 @@ from ..tangents.layout import match_layouts
 from .common import argument_gradient, check_argnums, check_function, fname, normalise_argnums, scalar_seed, user_facing
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
+from .plain_arguments import plain_duals
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from ..rules import outside_state
@@ -79,6 +80,28 @@ def _pull_unit(out: tuple, pullback: Callable, f: Callable, name: str) -> tuple:
 def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> tuple[Any, tuple, tuple]:
     """``(value, gradients, hvps)`` of ``f`` at copies of ``args`` along ``directions`` (one
     tangent per argument, ``NoTangent`` for arguments held fixed)."""
+    duals, separate = plain_duals(args, directions), False  # float64 arrays, floats: api/plain_arguments.py
+    if duals is None:
+        duals, separate = _duals(args, directions, name)
+    scope = outside_state.enter()  # one tangent per outside object for the pass
+    try:
+        out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
+    except ValueError as error:
+        if separate:
+            note_shared_write(error, name)
+        raise
+    finally:
+        outside_state.leave(scope)
+    value = out[0]
+    rs, rsd = _pull_unit(out, pullback, f, name)
+    grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
+    hvps = tuple(_join(d[3], r, d[0]) for d, r in zip(duals, rsd[1:]))
+    return value, grads, hvps
+
+
+def _duals(args: tuple, directions: tuple, name: str) -> tuple[list, bool]:
+    """The pass's argument 4-tuples ``(copy, fdata, direction, fdata tangent)`` for any
+    arguments, and whether they are separated (arguments sharing float data)."""
     for i, (x, v) in enumerate(zip(args, directions)):
         if isinstance(x, str):
             raise TypeError(f"{name}: argument {i} is a str; only numbers, arrays and structures of them "
@@ -100,21 +123,7 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     if vs is NoTangent:  # no argument carries a derivative (ints): each gets NoTangent back
         vs = (NoTangent,) * len(xs)
     vs = match_layouts(xs, vs)  # a write through a view of x reaches its tangent too (tangents/layout.py)
-    duals = list(zip(xs, fdata_of(xs), vs, fdata_of(xs)))
-    scope = outside_state.enter()  # one tangent per outside object for the pass
-    try:
-        out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
-    except ValueError as error:
-        if separate:
-            note_shared_write(error, name)
-        raise
-    finally:
-        outside_state.leave(scope)
-    value = out[0]
-    rs, rsd = _pull_unit(out, pullback, f, name)
-    grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
-    hvps = tuple(_join(d[3], r, d[0]) for d, r in zip(duals, rsd[1:]))
-    return value, grads, hvps
+    return list(zip(xs, fdata_of(xs), vs, fdata_of(xs))), separate
 
 
 def _zero_direction(x: Any) -> Any:
