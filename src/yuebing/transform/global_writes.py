@@ -113,8 +113,8 @@ def _set_rrule(fn: CoDual, name: CoDual, value: CoDual) -> tuple[CoDual, Callabl
     namespace, key = namespace_of(fn.primal), name.primal
     _check_write(namespace, key, value.primal)
     global_set(fn.primal, key, value.primal)
-    slot = outside_state.global_slot("fdata", namespace, key, create=True)
-    if slot is None:  # outside a pass, a value without derivatives: nothing to follow
+    slot = outside_state.global_slot("fdata", namespace, key, create=carries_derivative(value.primal))
+    if slot is None:  # a value without derivatives, no earlier one to put back (or outside a pass)
         return output(None), lambda dy: (NoRData,) * 4
     old = slot.value, slot.tangent
     slot.value, slot.tangent = value.primal, slot_tangent(value)
@@ -151,7 +151,7 @@ def _set_frule(fn: Any, name: Any, value: Any) -> Dual:
     f, key, v = primal(fn), primal(name), primal(value)
     _check_write(namespace_of(f), key, v)
     global_set(f, key, v)
-    slot = outside_state.global_slot("tangent", namespace_of(f), key, create=True)
+    slot = outside_state.global_slot("tangent", namespace_of(f), key, create=carries_derivative(v))
     if slot is not None:
         slot.value = v
         slot.tangent = value.tangent if isinstance(value, Dual) and value.tangent is not NoTangent else zero_tangent_of(v)
@@ -197,7 +197,7 @@ def _set_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     if BATCH.size and carries_derivative(value[0]):
         raise _unbatched(key)  # before anything is written: the columns are then computed one at a time
     out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
-    slot = outside_state.global_slot("tangent", namespace_of(fn), key, create=True)
+    slot = outside_state.global_slot("tangent", namespace_of(fn), key, create=carries_derivative(value[0]))
     if slot is None:
         return (None, NoFData, NoTangent, NoFData), pullback
     old = slot.value, slot.tangent
