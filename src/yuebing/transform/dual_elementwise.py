@@ -29,7 +29,7 @@ from ..rules.declare import strong_product
 from ..rules.util import accumulate, out_cotangent
 from ..tangents import NoFData, NoRData, NoTangent
 
-_ND, _F64 = np.ndarray, np.dtype(np.float64)
+_ND, _F64, _add_reduce = np.ndarray, np.dtype(np.float64), np.add.reduce
 _FLOATS = (float, np.float64)
 
 # A formula: (xs, tangents (None: no tangent), y) -> (y_d or None, [(p_k, p_d_k or None) per input]).
@@ -207,7 +207,7 @@ def fast_sum(args: tuple, kwargs: dict) -> tuple | None:
     x, x_f, t, t_f = args[0]
     if type(x) is not _ND or x.dtype != _F64 or type(t) is not _ND or t.shape != x.shape or t.dtype != _F64:
         return None
-    out = (np.sum(x), NoFData, np.sum(t), NoFData)
+    out = (_add_reduce(x, None), NoFData, _add_reduce(t, None), NoFData)  # what np.sum runs, without its wrapper
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         for fdata, g in ((x_f, dy), (t_f, dy_d)):
