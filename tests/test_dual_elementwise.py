@@ -84,3 +84,11 @@ def sums(x, y):
 
 def test_sums_against_central_differences():
     check_second_order(sums, A, B)
+
+
+def masked(h):
+    return np.sum((h * (0 <= h)) ** 2 + h * np.arange(4))
+
+
+def test_masks_and_int_arrays_are_data():
+    check_second_order(masked, A)

@@ -130,7 +130,8 @@ def _input(a: tuple) -> tuple | None:
     tx = type(x)
     if tx is _ND:
         if x.dtype is not _F64 and x.dtype != _F64:
-            return None
+            # a mask or an index array (h * (h > 0)): data without a derivative
+            return (x, None) if t is NoTangent and x.dtype.kind in "bi" else None
         if type(t) is _ND and t.shape == x.shape and t.dtype == _F64:
             return x, t
         return (x, None) if t is NoTangent else None
@@ -181,7 +182,7 @@ def fast_rule(f: Any, args: tuple, kwargs: dict) -> tuple | None:
         rs, rsd = [NoRData], [NoRData]
         with np.errstate(all="ignore"):
             for a, x, (p, p_d) in zip(args, xs, partials):
-                if p is None or type(x) is int or type(x) is _ND and a[1] is NoFData:
+                if p is None or type(x) is int or type(x) is _ND and (a[1] is NoFData or x.dtype != _F64):
                     rs.append(NoRData)  # a constant: no cotangent
                     rsd.append(NoRData)
                     continue
