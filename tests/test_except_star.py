@@ -207,3 +207,45 @@ def _fail(v):
 def test_except_star_in_every_mode(f, x):
     assert rewritten(f)(x) == f(x)
     check_all_modes(f, x)
+
+
+LEAF_TYPES = ["ValueError", "TypeError", "KeyError", "ZeroDivisionError", "OSError"]
+BEHAVIOURS = ["log.append({k})", "raise", "raise e", "raise RuntimeError({k})", "raise ExceptionGroup('h', [KeyError({k})])"]
+
+
+def _random_group(rng, depth=0):
+    """A random exception: a leaf, or a group (possibly nested) of random leaves."""
+    if depth > 1 or rng.random() < 0.3:
+        kind = LEAF_TYPES[rng.integers(len(LEAF_TYPES))]
+        return f"{kind}({int(rng.integers(100))})"
+    children = [_random_group(rng, depth + 1) for _ in range(int(rng.integers(1, 4)))]
+    return f"ExceptionGroup('g{depth}', [{', '.join(children)}])"
+
+
+def _random_function(rng, k):
+    """Source of a function with random except* clauses and handler behaviours."""
+    lines = [f"def f{k}(raise_it, log):", "    try:", "        raise_it()"]
+    for clause in range(int(rng.integers(1, 4))):
+        kinds = sorted({LEAF_TYPES[i] for i in rng.integers(len(LEAF_TYPES), size=int(rng.integers(1, 3)))})
+        caught = kinds[0] if len(kinds) == 1 else f"({', '.join(kinds)})"
+        lines.append(f"    except* {caught} as e:")
+        lines.append(f"        log.append(({clause}, repr(e)))")
+        lines.append("        " + BEHAVIOURS[rng.integers(len(BEHAVIOURS))].format(k=clause))
+    lines += ["    else:", "        log.append('else')", "    finally:", "        log.append('finally')"]
+    return "\n".join(lines) + "\n"
+
+
+def test_random_except_star_statements_behave_as_python(tmp_path, monkeypatch):
+    """Random clauses, handler behaviours and exception groups: the rewrite against CPython."""
+    rng = np.random.default_rng(654)
+    source = "\n\n".join(_random_function(rng, k) for k in range(60))
+    (tmp_path / "random_except_star.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import random_except_star as module
+
+    for k in range(60):
+        fn = getattr(module, f"f{k}")
+        again = rewritten(fn)
+        for _ in range(4):
+            text = _random_group(rng)
+            assert outcome(again, eval(text)) == outcome(fn, eval(text)), (source.split("\n\n")[k], text)

@@ -281,7 +281,7 @@ def star_match(state: ExceptStar, types: Any) -> BaseException | None:
     if isinstance(rest, types):
         match, state.rest = rest, None
         if not isinstance(rest, BaseExceptionGroup):  # a naked exception: wrapped, as CPython does
-            match = BaseExceptionGroup("", [rest]).with_traceback(rest.__traceback__)
+            match = BaseExceptionGroup("", (rest,)).with_traceback(rest.__traceback__)  # (a tuple, as CPython's)
     elif isinstance(rest, BaseExceptionGroup):
         match, state.rest = rest.split(types)
     if match is not None:
