@@ -28,6 +28,7 @@ from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdat
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
 from .forward_runtime import call_frule, zero_tangent_of  # (module level: an import in a hot function costs
 from .dual_elementwise import SUM_METHOD, fast_rule, fast_sum
+from .dual_multilinear import fast_product
 from .runtime import acc  # a failed attribute lookup and its formatted error on every call)
 
 _NO_CONTEXT = contextlib.nullcontext()
@@ -368,6 +369,9 @@ def _refuse_structured(f: Any, args: tuple) -> None:
 
 def _multilinear(f: tuple, args: tuple, kwargs: dict) -> tuple:
     _refuse_structured(f[0], args)
+    fast = fast_product(f[0], args, kwargs)  # matmul, dot, kron of float64 matrices (dual_multilinear.py)
+    if fast is not None:
+        return fast
     fn = _primal_codual(f)
     constants = {k: _primal_codual(v) for k, v in kwargs.items()}  # flags such as optimize=True
     out, pullback = rrule(fn, *map(_primal_codual, args), **constants)
