@@ -33,6 +33,7 @@ from .scale import map_grad
 from .second_order import hessian, hvp, prepare_hessian, prepare_hvp
 from .show import show, show_forward
 from . import nested as _nested  # noqa: F401, E402 - differentiation through yb.grad-made functions
+from . import composed_transforms as _composed  # noqa: F401, E402 - yb.jacobian/hessian/hvp inside
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "NoTangent", "RuleDebugError", "SecondOrderError", "Tangent",

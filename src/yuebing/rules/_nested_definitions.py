@@ -50,3 +50,40 @@ def linearized(f: Callable, primals: tuple, *tangents: Any) -> Any:
 def linearize_definition(f: Callable, *primals: Any) -> tuple:
     """``yb.linearize(f, *primals)``: the value and the linearized function."""
     return f(*primals), functools.partial(linearized, f, primals)
+
+
+# ``yb.jacobian``, ``yb.hessian`` and ``yb.hvp`` inside differentiated code (api/composed_transforms.py):
+# written with the pullback and ``yb.grad``, which every mode differentiates.
+
+#: filled in by ``api/composed_transforms.py``: ``yb.grad``
+GRAD: Any = None
+
+
+def jacobian_definition(f: Callable, argnums: Any, *args: Any) -> Any:
+    """``yb.jacobian(f, argnums)(*args)`` for a float or float-array output: row ``k`` is the
+    pullback of the ``k``-th unit cotangent (shaped ``output.shape + input.shape``)."""
+    y = f(*args)
+    nums = argnums if type(argnums) is tuple else (argnums,)
+    size = np.size(y)
+    rows: list = [[] for _ in nums]
+    for k in range(size):
+        unit = np.zeros(size)
+        unit[k] = 1.0
+        cotangent = unit.reshape(np.shape(y)) if np.ndim(y) else 1.0
+        pulled = PULLBACK(f, args, cotangent)
+        for i in range(len(nums)):
+            rows[i].append(pulled[nums[i]])
+    jacobians = [np.reshape(np.array(rows[i]), np.shape(y) + np.shape(args[nums[i]])) for i in range(len(nums))]
+    return tuple(jacobians) if type(argnums) is tuple else jacobians[0]
+
+
+def hessian_definition(f: Callable, argnums: Any, *args: Any) -> Any:
+    """``yb.hessian(f, argnums)(*args)`` for one argnum: the Jacobian of the gradient."""
+    return jacobian_definition(GRAD(f, argnums=argnums), argnums, *args)
+
+
+def hvp_definition(f: Callable, primals: tuple, tangents: tuple) -> tuple:
+    """``yb.hvp(f, primals, tangents)``: the value, the gradient, and the gradient of the pairing
+    of the gradient with the tangents."""
+    gradient = GRAD(f, argnums=tuple(range(len(primals))))
+    return f(*primals), gradient(*primals), PULLBACK(gradient, tuple(primals), tuple(tangents))
