@@ -392,7 +392,7 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStar
         else:
             raise DecompileError("a with statement")
         stack.pop()
-        self.emit(out, ast.With([ast.withitem(manager, target)], body), i)
+        self.emit(out, self.with_kind(i)([ast.withitem(manager, target)], body), i)
         return handler + 11
 
     def handler_of(self, i: int) -> int:

@@ -221,6 +221,30 @@ def _chain_cleanups_marked(entries: list) -> list:
     return entries
 
 
+_AWAIT = ["GET_AWAITABLE", "LOAD_CONST", "SEND", "YIELD_VALUE", "RESUME", "JUMP_BACKWARD_NO_INTERRUPT"]
+ASYNC_WITH = "async with"
+
+
+def _async_with_awaits_dropped(entries: list) -> list:
+    """``async with``: ``BEFORE_ASYNC_WITH`` becomes ``BEFORE_WITH`` (marked), and the awaits of
+    its ``__aenter__``/``__aexit__`` calls (``GET_AWAITABLE 1``/``2`` and their ``SEND`` loops)
+    go: what is left is a ``with`` statement's code."""
+    out: list = []
+    k = 0
+    while k < len(entries):
+        ins = entries[k][0]
+        names = [e[0].opname for e in entries[k:k + len(_AWAIT)]]
+        if names == _AWAIT and ins.arg in (1, 2) and k + len(_AWAIT) < len(entries):
+            entries[k + len(_AWAIT)][1] = [o for e in entries[k:k + len(_AWAIT) + 1] for o in e[1]]
+            k += len(_AWAIT)
+            continue
+        if ins.opname == "BEFORE_ASYNC_WITH":
+            entries[k][0] = _as(ins, "BEFORE_WITH", argrepr=ASYNC_WITH)
+        out.append(entries[k])
+        k += 1
+    return out
+
+
 def instructions(code: Any) -> list:
     """[instruction, offsets leading to it] for ``code``, in CPython 3.11's words."""
     if not NEW:
@@ -232,8 +256,9 @@ def instructions(code: Any) -> list:
             if ins.opname != "EXTENDED_ARG":
                 entries.append([ins, pending])
                 pending = []
-        return entries
-    entries = _chain_cleanups_marked(_with_handlers_unlinked(_merge_patterns(_entries(code))))
+        return _async_with_awaits_dropped(entries)
+    entries = _async_with_awaits_dropped(_entries(code))
+    entries = _chain_cleanups_marked(_with_handlers_unlinked(_merge_patterns(entries)))
     return _chain_cleanups_moved(_chain_cleanup_copies_moved(entries))
 
 
@@ -494,8 +519,12 @@ class NewOps:
         else:
             raise DecompileError("a with statement")
         stack.pop()
-        self.emit(out, ast.With([ast.withitem(manager, target)], body), i)
+        self.emit(out, self.with_kind(i)([ast.withitem(manager, target)], body), i)
         return after
+
+    def with_kind(self, i: int) -> type:
+        """``ast.With``, or ``ast.AsyncWith`` for the marked ``BEFORE_WITH`` at ``i``."""
+        return ast.AsyncWith if self.ins[i].argrepr == ASYNC_WITH else ast.With
 
     def leaves_handler_backward(self, n: int) -> bool:
         """Whether the jump at ``n`` ends an ``except`` clause (after ``POP_EXCEPT``, and the
