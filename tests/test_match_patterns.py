@@ -148,3 +148,100 @@ def test_match_inside_a_nested_function_is_rewritten_when_called():
         return pick([x, x * x, 3.0])
 
     check_all_modes(outer, 0.7)
+
+
+def _random_pattern(rng, names, depth=0):
+    """Source of a random pattern; the capture names it binds are added to ``names``."""
+    kind = rng.integers(7 if depth < 2 else 3)
+    if kind == 0:
+        name = f"n{len(names)}"
+        names.append(name)
+        return name
+    if kind == 1:
+        return "_"
+    if kind == 2:
+        return str(int(rng.integers(3)))
+    if kind == 3:  # a sequence, with a star or not
+        parts = [_random_pattern(rng, names, depth + 1) for _ in range(int(rng.integers(0, 3)))]
+        if rng.random() < 0.6:
+            star = "*_"
+            if rng.random() < 0.7:
+                star = f"*s{len(names)}"
+                names.append(star[1:])
+            parts.insert(int(rng.integers(len(parts) + 1)), star)
+        opening, closing = ("[", "]") if rng.random() < 0.5 else ("(", ",)" if len(parts) == 1 else ")")
+        return opening + ", ".join(parts) + closing
+    if kind == 4:  # a mapping, with **rest or not
+        keys = sorted({str(k) for k in rng.integers(3, size=int(rng.integers(0, 3)))})
+        parts = [f"{k}: {_random_pattern(rng, names, depth + 1)}" for k in keys]
+        if rng.random() < 0.5:
+            parts.append(f"**r{len(names)}")
+            names.append(parts[-1][2:])
+        return "{" + ", ".join(parts) + "}"
+    if kind == 5:
+        inner = _random_pattern(rng, names, depth + 1)
+        names.append(f"a{len(names)}")
+        return f"({inner} as {names[-1]})"
+    return f"{_random_pattern(rng, [], depth + 1).replace('n', 'o')} | []"  # an or-pattern binding nothing
+
+
+def _random_subject(rng, depth=0):
+    kind = rng.integers(6 if depth < 2 else 2)
+    if kind == 0:
+        return int(rng.integers(3))
+    if kind == 1:
+        return float(rng.integers(3)) + 0.5
+    if kind == 2:
+        return [_random_subject(rng, depth + 1) for _ in range(int(rng.integers(0, 4)))]
+    if kind == 3:
+        return tuple(_random_subject(rng, depth + 1) for _ in range(int(rng.integers(0, 4))))
+    if kind == 4:
+        return {int(k): _random_subject(rng, depth + 1) for k in rng.integers(3, size=int(rng.integers(0, 4)))}
+    return [range(int(rng.integers(4))), "ab", np.array([1.0, 2.0])][int(rng.integers(3))]
+
+
+def _random_match(rng, k):
+    lines = [f"def m{k}(subject):", "    match subject:"]
+    for case in range(int(rng.integers(1, 4))):
+        names = []
+        pattern = _random_pattern(rng, names)
+        lines += [f"        case {pattern}:", f"            return ({case}, {', '.join(names + [''])})"]
+    lines += ["    return None"]
+    return "\n".join(lines) + "\n"
+
+
+def _result(fn, subject):
+    try:
+        return "returned", repr(fn(subject))
+    except ValueError as error:  # (an array compared with a literal: CPython raises too)
+        return "raised", str(error)
+
+
+def test_random_match_statements_behave_as_python(tmp_path, monkeypatch):
+    """Random patterns (captures, stars, **rest, or, as) against random subjects: the rewrite
+    binds and chooses as CPython does."""
+    rng = np.random.default_rng(2013)
+    sources = []
+    for k in range(80):
+        text = _random_match(rng, k)
+        try:
+            compile(text, "<pattern>", "exec")
+        except SyntaxError:  # (a name bound twice, an or-pattern binding names unequally)
+            text = f"def m{k}(subject):\n    return None\n"
+        sources.append(text)
+    (tmp_path / "random_matches.py").write_text("\n\n".join(sources))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import random_matches as module
+
+    checked = 0
+    for k, text in enumerate(sources):
+        fn = getattr(module, f"m{k}")
+        if "match" not in text:
+            continue
+        again = rewritten(fn)
+        for _ in range(10):
+            subject = _random_subject(rng)
+            expected = _result(fn, subject)
+            assert _result(again, subject) == expected, (text, subject)
+            checked += expected[1] != "None"
+    assert checked > 100  # patterns that matched something, not only misses

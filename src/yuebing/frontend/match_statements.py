@@ -110,9 +110,9 @@ class _Patterns:
         tests = [helper_call("match_mapping", subject)]
         if pattern.keys:
             tests.append(_length(subject, ast.GtE(), len(pattern.keys)))
-        for key, p in zip(pattern.keys, pattern.patterns):
-            tests.append(ast.Compare(key, [ast.In()], [subject]))
-            tests.append(self.test(p, ast.Subscript(subject, key, ast.Load())))
+        # every key is looked up before any value is tested, as CPython's MATCH_KEYS does
+        tests += [ast.Compare(key, [ast.In()], [subject]) for key in pattern.keys]
+        tests += [self.test(p, ast.Subscript(subject, key, ast.Load())) for key, p in zip(pattern.keys, pattern.patterns)]
         if pattern.rest is not None:
             tests.append(_binding(pattern.rest, self._others(pattern.keys, subject)))
         return _all(tests)
