@@ -43,6 +43,7 @@ from .exceptions import EFFECT_MARKERS, TRACKING, TRY_NAMES, caught, mark_partia
 from . import partial_calls as _partial
 from .direct_calls import SECOND as _DIRECT, DualDirectCalls, note_user_lines
 from .dual_templates import at_element, dual_template, dual_write, reverse_lines
+from .dual_vectorize import over_elements
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
 from .templates import FLOAT_TYPES, Fast
@@ -439,6 +440,9 @@ def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callab
         raise SecondOrderError(f"yb.hvp/yb.hessian: {describe_callable(vec)} is supported only when called with "
                                "one array argument and no signature; call the function in a loop instead")
     pyfunc = (vec.pyfunc, pyfunc_fdata(f[1]), pyfunc_tangent(f[2]), pyfunc_fdata(f[3]))  # (numpy_vectorize.py)
+    fast = over_elements(vec, pyfunc, args[0], call_rrule2)  # a float64 array, element by element (dual_vectorize.py)
+    if fast is not None:
+        return fast
     out, pullback = dual_rule(vectorized_call)((vectorized_call, NoFData, NoTangent, NoFData), pyfunc, *args)
 
     def vectorized_pullback(dy: Any, dy_d: Any) -> tuple:
