@@ -76,7 +76,7 @@ def fast_product(f: Any, args: tuple, kwargs: dict) -> tuple | None:
     y = product(a, b)
     terms = [product(a_d, b) if a_d is not None else None, product(a, b_d) if b_d is not None else None]
     present = [t for t in terms if t is not None]
-    y_d = np.zeros(y.shape) if not present else present[0] + present[1] if len(present) == 2 else present[0]
+    y_d = np.zeros(y.shape) if not present else np.add(*present, out=present[0]) if len(present) == 2 else present[0]
     out = (y, np.zeros(y.shape), y_d, np.zeros(y.shape))
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
