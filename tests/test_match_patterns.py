@@ -2,6 +2,7 @@
 the rewritten if/elif chains behave as CPython's match (which subjects count as sequences and
 mappings, what star and rest bind), and are differentiated in every mode."""
 import array
+import re
 import collections
 import types
 from collections.abc import Mapping, Sequence
@@ -245,3 +246,85 @@ def test_random_match_statements_behave_as_python(tmp_path, monkeypatch):
             assert _result(again, subject) == expected, (text, subject)
             checked += expected[1] != "None"
     assert checked > 100  # patterns that matched something, not only misses
+
+
+class Point:
+    __match_args__ = ("x", "y")
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+class Bare:
+    pass
+
+
+def classify(subject):
+    match subject:
+        case bool(b):
+            return ("bool", b)
+        case int(i) | float(i):
+            return ("number", i)
+        case str() if len(subject) > 3:
+            return ("long string",)
+        case Point(0, y=y):
+            return ("on the y axis", y)
+        case Point(x, z=z):
+            return ("has z", x, z)  # only when the attribute exists (else the match fails)
+        case Point(x, y):
+            return ("point", x, y)
+        case Bare(missing=m):
+            return ("bare", m)
+        case _:
+            return "other"
+
+
+def too_many_positional(subject):
+    match subject:
+        case Point(a, b, c):
+            return a
+    return None
+
+
+def builtin_with_two(subject):
+    match subject:
+        case int(a, b):
+            return a
+    return None
+
+
+def _with_z():
+    p = Point(1, 2)
+    p.z = 3
+    return p
+
+
+@pytest.mark.parametrize("subject", [True, 3, 2.5, "ab", "abcd", Point(0, 4), Point(1, 2), _with_z(), Bare(), None],
+                         ids=lambda s: type(s).__name__)
+def test_class_patterns_bind_what_python_binds(subject):
+    assert rewritten(classify)(subject) == classify(subject)
+
+
+@pytest.mark.parametrize("fn, subject", [(too_many_positional, Point(1, 2)), (builtin_with_two, 3)])
+def test_class_patterns_raise_what_python_raises(fn, subject):
+    with pytest.raises(TypeError) as expected:
+        fn(subject)
+    with pytest.raises(TypeError, match=re.escape(str(expected.value))):
+        rewritten(fn)(subject)
+
+
+def class_patterns(x):
+    total = 0.0
+    match x:
+        case float(v):
+            total += v * v
+    match Point(x, np.sin(x)):
+        case Point(a, z=c):
+            total += c  # not taken: no attribute z
+        case Point(a, y=b):
+            total += a * b
+    return total
+
+
+def test_class_patterns_in_every_mode():
+    check_all_modes(class_patterns, 0.7)

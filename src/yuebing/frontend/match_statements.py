@@ -76,14 +76,29 @@ class _Patterns:
         if isinstance(pattern, ast.MatchMapping):
             return self.mapping(pattern, subject)
         if isinstance(pattern, ast.MatchClass):
-            tests = [helper_call("isinstance", subject, pattern.cls)]
-            match_args = _attribute(pattern.cls, "__match_args__")
-            for i, p in enumerate(pattern.patterns):
-                tests.append(self.test(p, helper_call("getattr", subject, _item(match_args, i))))
-            for attr, p in zip(pattern.kwd_attrs, pattern.kwd_patterns):
-                tests.append(self.test(p, _attribute(subject, attr)))
-            return _all(tests)
+            return self.cls(pattern, subject)
         raise _Unsupported
+
+    def cls(self, pattern: ast.MatchClass, subject: ast.expr) -> ast.expr:
+        """CPython's MATCH_CLASS: an instance of the class, whose attributes (positional ones named
+        by ``__match_args__``; the subject itself for ``int(v)`` and the other built-ins) all exist,
+        then each sub-pattern tested in order."""
+        tests = [helper_call("isinstance", subject, pattern.cls)]
+        values, present = [], []
+        if pattern.patterns:
+            names = self.names.fresh("args")
+            tests.append(_binding(names, helper_call("match_args", pattern.cls, ast.Constant(len(pattern.patterns)))))
+            itself = ast.Compare(ast.Name(names, ast.Load()), [ast.Is()], [ast.Constant(None)])
+            for i in range(len(pattern.patterns)):
+                attr = _item(ast.Name(names, ast.Load()), i)
+                values.append(ast.IfExp(itself, subject, helper_call("getattr", subject, attr)))
+                present.append(ast.BoolOp(ast.Or(), [itself, helper_call("hasattr", subject, attr)]))
+        for attr in pattern.kwd_attrs:
+            values.append(_attribute(subject, attr))
+            present.append(helper_call("hasattr", subject, ast.Constant(attr)))
+        tests += present  # a missing attribute fails the match (no AttributeError)
+        tests += [self.test(p, v) for p, v in zip([*pattern.patterns, *pattern.kwd_patterns], values)]
+        return _all(tests)
 
     def sequence(self, pattern: ast.MatchSequence, subject: ast.expr) -> ast.expr:
         patterns = pattern.patterns

@@ -19,8 +19,8 @@ PREFIX = "_yb_"
 
 HELPERS: dict[str, object] = {
     PREFIX + f.__name__: f for f in (
-        len, list, isinstance, getattr, type,
-        P.match_sequence, P.match_mapping,
+        len, list, isinstance, getattr, hasattr, type,
+        P.match_sequence, P.match_mapping, P.match_args,
         P.star_start, P.star_match, P.star_reraise, P.star_raised, P.star_result,
         P.Finished, P.awaited,
     )

@@ -251,6 +251,27 @@ def match_mapping(x: Any) -> bool:
     return bool(type(x).__flags__ & _TPFLAGS_MAPPING)
 
 
+_TPFLAGS_MATCH_SELF = 1 << 22  # CPython's _Py_TPFLAGS_MATCH_SELF: int(v), str(v)... bind the subject
+
+
+def match_args(cls: Any, n: int) -> tuple | None:
+    """The attribute names of a class pattern's ``n`` positional sub-patterns (``cls.__match_args__``),
+    None when a built-in type (``int(v)``, ``float(v)``) matches the subject itself; CPython's
+    ``TypeError``s otherwise."""
+    if not isinstance(cls, type):
+        raise TypeError("called match pattern must be a class")
+    names = getattr(cls, "__match_args__", None)
+    if names is None and cls.__flags__ & _TPFLAGS_MATCH_SELF and n <= 1:
+        return None
+    names = () if names is None else names
+    if not isinstance(names, tuple):
+        raise TypeError(f"{cls.__name__}.__match_args__ must be a tuple (got {type(names).__name__})")
+    if n > len(names):
+        allowed = 1 if cls.__flags__ & _TPFLAGS_MATCH_SELF and not names else len(names)
+        raise TypeError(f"{cls.__name__}() accepts {allowed} positional sub-pattern{'' if allowed == 1 else 's'} ({n} given)")
+    return names
+
+
 class ExceptStar:
     """The state of one ``try``/``except*`` while its clauses run (``frontend/try_star.py``): the
     exception caught, what is left of it, and what each handler that ran raised."""
