@@ -249,3 +249,50 @@ def test_object_arrays_of_numbers_are_refused_not_dropped(make):
         yb.grad(f)(x)
     with pytest.raises(Exception, match="object-dtype array of numbers"):
         yb.jvp(f, (x,), (np.ones(2),))
+
+
+# --------------------------------------------------------------------------------------------
+# Library wrappers that declare another signature (array_api_compat's ``get_xp``: ``*args,
+# **kwargs`` with ``__signature__`` set to the target's) were bound by the declared parameters
+# and failed with a bare ``KeyError: 'args'`` (scipy.interpolate.CubicSpline reached one); and
+# SciPy's ``overwrite_a=True`` (a permission to destroy the argument, which library code passes)
+# was refused.
+# --------------------------------------------------------------------------------------------
+
+def _declares_another_signature(f):
+    import functools
+    import inspect
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        return f(*args, scale=2.0, **kwargs)
+
+    signature = inspect.signature(f)
+    wrapped.__signature__ = signature.replace(parameters=[p for n, p in signature.parameters.items() if n != "scale"])
+    return wrapped
+
+
+@_declares_another_signature
+def _scaled_sine(x, /, *, scale, shift=0.0):
+    return np.sin(x * scale) + shift
+
+
+def test_a_wrapper_declaring_its_targets_signature_is_bound_by_its_own():
+    f = lambda x: _scaled_sine(x, shift=0.5) * x  # noqa: E731
+    for mode in ("grad", "jvp", "hvp"):
+        got = {"grad": lambda: yb.grad(f)(0.3), "jvp": lambda: yb.jvp(f, (0.3,), (1.0,))[1],
+               "hvp": lambda: yb.hvp(f, (0.3,), (1.0,))[1][0]}[mode]()
+        assert got == pytest.approx(central_difference(f, 0.3), rel=1e-6)
+
+
+def test_scipy_overwrite_flags_are_accepted():
+    import scipy.linalg as sla
+
+    a0 = np.array([[4.0, 1.0], [1.0, 3.0]])
+
+    def f(t):  # each call gets its own array: SciPy may destroy it
+        return np.sum(sla.solve(a0 * t, np.ones(2) * t, overwrite_a=True, overwrite_b=True)) \
+            + sla.det(a0 * t, overwrite_a=True) + np.sum(sla.cholesky(a0 * t * t, overwrite_a=True))
+
+    for got in (yb.grad(f)(1.3), yb.jvp(f, (1.3,), (1.0,))[1], yb.hvp(f, (1.3,), (1.0,))[1][0]):
+        assert got == pytest.approx(central_difference(f, 1.3), rel=1e-6)

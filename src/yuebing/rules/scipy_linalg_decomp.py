@@ -41,7 +41,6 @@ from .linalg.common import as_diag, cotangent_entry, diag_vector
 from .linalg.decompositions import _svd_vjp as _numpy_svd_vjp
 from .linalg.decompositions import eigen_gaps, singular_values_cotangent, singular_values_jvp
 from .linalg.solves import _pinv_vjp as _numpy_pinv_vjp
-from .scipy_rules import no_overwrite
 from .second_order import with_vjp
 
 try:
@@ -150,7 +149,6 @@ def _register_eigh() -> None:
     def _eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
               check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
         label = "scipy.linalg.eigh"
-        no_overwrite(label, overwrite_a=overwrite_a, overwrite_b=overwrite_b)
         a = _matrix(label, a, batch=True)
         if a.ndim > 2 and (not eigvals_only or b is not None or subset_by_index is not None
                            or subset_by_value is not None):
@@ -228,7 +226,6 @@ def _register_eig() -> None:
     def _eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False, check_finite=True,
              homogeneous_eigvals=False):
         label = "scipy.linalg.eig"
-        no_overwrite(label, overwrite_a=overwrite_a, overwrite_b=overwrite_b)
         a = _matrix(label, a)
         if b is not None or left or homogeneous_eigvals:
             refuse(label, "yuebing differentiates the standard problem's eigenvalues and right eigenvectors "
@@ -280,7 +277,6 @@ def _register_svd_pinv() -> None:
     @linalg_rule(sla.svd, vjp=_svd_vjp)
     def _svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
         label = "scipy.linalg.svd"
-        no_overwrite(label, overwrite_a=overwrite_a)
         a = _matrix(label, a, square=False, batch=True)
         if a.ndim > 2 and compute_uv:
             refuse(label, "yuebing differentiates a stack of matrices for compute_uv=False only (SciPy returns "
@@ -382,7 +378,6 @@ def _register_qr() -> None:
     @linalg_rule(sla.qr, vjp=_qr_vjp)
     def _qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
         label = "scipy.linalg.qr"
-        no_overwrite(label, overwrite_a=overwrite_a)
         a = _matrix(label, a, square=False)
         if np.iscomplexobj(a):
             refuse(label, "yuebing differentiates real matrices only")
@@ -473,7 +468,6 @@ def _register_lu() -> None:
     @linalg_rule(sla.lu, vjp=_lu_vjp)
     def _lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
         label = "scipy.linalg.lu"
-        no_overwrite(label, overwrite_a=overwrite_a)
         a = _matrix(label, a)
         y = sla.lu(a, permute_l=permute_l, check_finite=check_finite, p_indices=p_indices)
 
@@ -487,7 +481,6 @@ def _register_lu() -> None:
     @linalg_rule(sla.lu_factor, vjp=_lu_factor_vjp)
     def _lu_factor(a, overwrite_a=False, check_finite=True):
         label = "scipy.linalg.lu_factor"
-        no_overwrite(label, overwrite_a=overwrite_a)
         a = _matrix(label, a)
         y = sla.lu_factor(a, check_finite=check_finite)
 

@@ -38,7 +38,7 @@ from .core import Dual, primal, register_frule, register_rrule
 from .linalg import add, carries_gradient, conj, fit, linalg_rule, mH, mT, refuse
 from .linalg.common import cotangent_entry
 from .scipy_linalg_decomp import lu_permutation
-from .scipy_rules import _expm_vjp, no_overwrite
+from .scipy_rules import _expm_vjp
 from .second_order import defined_by, with_vjp
 from .util import accumulate, is_differentiable, out_cotangent, output, tangent
 
@@ -114,7 +114,6 @@ def _register_lu_solve() -> None:
 
     def bind(args: tuple) -> tuple:
         values = [primal(a) for a in args] + list(defaults[len(args) - 2:])
-        no_overwrite(label, overwrite_b=values[3])
         if values[2] not in _TRANS:
             refuse(label, f"unknown trans={values[2]!r}")
         lu, piv = values[0]
@@ -254,7 +253,6 @@ def _register_banded() -> None:
     @linalg_rule(sla.solve_banded, diff=(1, 2), vjp=_solve_banded_vjp)
     def _solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
         label = "scipy.linalg.solve_banded"
-        no_overwrite(label, overwrite_ab=overwrite_ab, overwrite_b=overwrite_b)
         if np.ndim(ab) != 2 or np.ndim(b) > 2:
             refuse(label, "yuebing differentiates this function for one 2-D ab and a vector or matrix b only")
         y = sla.solve_banded(l_and_u, ab, b, check_finite=check_finite)
@@ -272,7 +270,6 @@ def _register_banded() -> None:
     @linalg_rule(sla.solveh_banded, diff=(0, 1), vjp=_solveh_banded_vjp)
     def _solveh_banded(ab, b, overwrite_ab=False, overwrite_b=False, lower=False, check_finite=True):
         label = "scipy.linalg.solveh_banded"
-        no_overwrite(label, overwrite_ab=overwrite_ab, overwrite_b=overwrite_b)
         if np.ndim(ab) != 2 or np.ndim(b) > 2:
             refuse(label, "yuebing differentiates this function for one 2-D ab and a vector or matrix b only")
         y = sla.solveh_banded(ab, b, lower=lower, check_finite=check_finite)

@@ -11,9 +11,10 @@ The linear-algebra rules reuse ``linalg/``'s derivation framework and formulas. 
 read one triangle (``cho_factor``, ``cholesky``, ``solve``/``inv`` with ``assume_a`` 'sym', 'her',
 'pos' or triangular) are differentiated as the function of the entries they read. ``cho_factor``'s
 result holds the factor in one triangle and a copy of ``a`` in the other (SciPy does not clean it),
-so its derivative there is the identity. ``overwrite_a``/``overwrite_b=True`` are refused (SciPy may
-then destroy the argument), as are batched arrays for ``solve_triangular``/``cho_solve``/``solve``
-(2-D ``a`` only).
+so its derivative there is the identity. ``overwrite_a``/``overwrite_b=True`` (SciPy *may* then
+destroy the argument: a permission, not a promise) are accepted and the primal computed without
+them, so the argument the pullback reads stays intact (library code such as ``CubicSpline`` passes
+them). Batched arrays are refused for ``solve_triangular``/``cho_solve``/``solve`` (2-D ``a`` only).
 
 One formula per primitive: each nonlinear primitive's cotangent map is a plain-NumPy function
 ``_f_vjp(g, y, *args)``, which the reverse rule calls (``linalg_rule(f, vjp=_f_vjp)``) and the
@@ -46,14 +47,6 @@ try:
     import scipy.linalg as sla
 except ImportError:  # pragma: no cover - SciPy is optional
     sla = None
-
-
-def no_overwrite(label: str, **flags: Any) -> None:
-    """Refuse ``overwrite_*=True`` (SciPy may destroy the argument the pullback still needs)."""
-    for name, value in flags.items():
-        if value:
-            refuse(label, f"yuebing does not support {name}=True (SciPy may destroy the argument); "
-                          "use the default")
 
 
 def _matrix_only(label: str, a: Any) -> None:
@@ -194,7 +187,6 @@ def _register_solve_triangular() -> None:
     @linalg_rule(sla.solve_triangular, diff=(0, 1))
     def _solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, check_finite=True):
         label = "scipy.linalg.solve_triangular"
-        no_overwrite(label, overwrite_b=overwrite_b)
         _matrix_only(label, a)
         code = _trans_code(label, trans)
         options = dict(lower=lower, unit_diagonal=unit_diagonal, check_finite=check_finite)
@@ -275,7 +267,6 @@ def _cho_factor_blas_vjp(g, y, *args):
 def _register_cholesky() -> None:
     @linalg_rule(sla.cholesky, vjp=_cholesky_vjp, fast_vjp=_cholesky_blas_vjp)
     def _cholesky(a, lower=False, overwrite_a=False, check_finite=True):
-        no_overwrite("scipy.linalg.cholesky", overwrite_a=overwrite_a)
         y = sla.cholesky(a, lower=lower, check_finite=check_finite)
         a = np.asarray(a)
 
@@ -286,7 +277,6 @@ def _register_cholesky() -> None:
 
     @linalg_rule(sla.cho_factor, vjp=_cho_factor_vjp, fast_vjp=_cho_factor_blas_vjp)
     def _cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
-        no_overwrite("scipy.linalg.cho_factor", overwrite_a=overwrite_a)
         y = sla.cho_factor(a, lower=lower, check_finite=check_finite)
         a = np.asarray(a)
 
@@ -341,7 +331,6 @@ def _register_solve_inv_det_expm() -> None:
     def _solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
                transposed=False):
         label = "scipy.linalg.solve"
-        no_overwrite(label, overwrite_a=overwrite_a, overwrite_b=overwrite_b)
         _matrix_only(label, a)
         _check_structure(label, assume_a)
         y = sla.solve(a, b, lower=lower, check_finite=check_finite, assume_a=assume_a, transposed=transposed)
@@ -363,7 +352,6 @@ def _register_solve_inv_det_expm() -> None:
     @linalg_rule(sla.inv, vjp=_inv_vjp)
     def _inv(a, overwrite_a=False, check_finite=True, assume_a=None, lower=False):
         label = "scipy.linalg.inv"
-        no_overwrite(label, overwrite_a=overwrite_a)
         _check_structure(label, assume_a)
         y = sla.inv(a, check_finite=check_finite, assume_a=assume_a, lower=lower)
 
@@ -371,7 +359,6 @@ def _register_solve_inv_det_expm() -> None:
 
     @linalg_rule(sla.det, vjp=_det_vjp)
     def _det(a, overwrite_a=False, check_finite=True):
-        no_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
         y = sla.det(a, check_finite=check_finite)
         return y, det_parts(np.asarray(a), y)[0]
 
@@ -432,7 +419,6 @@ def _register_cho_solve() -> None:
     def bind(args: tuple) -> tuple:
         """The primal arguments (defaults filled in) and the (c, lower) and b arguments."""
         values = [primal(a) for a in args] + list(defaults[len(args) - 2:])
-        no_overwrite(label, overwrite_b=values[2])
         c, lower = unpack(values[0])
         y = sla.cho_solve(values[0], values[1], check_finite=values[3])
         return c, lower, values[1], y

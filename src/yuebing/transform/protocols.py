@@ -506,7 +506,7 @@ class SourceFunction:
 
         self.name = fn.__qualname__
         self.ir = normalise(fn)
-        self.signature = inspect.signature(fn, follow_wrapped=False)  # the code's own (not a functools.wraps target's)
+        self.signature = code_signature(fn)
         self._defaults = (fn.__defaults__, fn.__kwdefaults__)
         self.n_params = len(self.ir.params)
         code = fn.__code__
@@ -519,7 +519,18 @@ class SourceFunction:
         signature = self.signature
         # by identity: a default may be an array, and a function's defaults are one object
         if fn is not None and (fn.__defaults__ is not self._defaults[0] or fn.__kwdefaults__ is not self._defaults[1]):
-            import inspect
-
-            signature = inspect.signature(fn, follow_wrapped=False)
+            signature = code_signature(fn)
         return bind_call(signature, self.ir.params, self.name, len(args), list(kwargs))
+
+
+def code_signature(fn: types.FunctionType) -> Any:
+    """The signature of ``fn``'s own code and defaults: not a ``functools.wraps`` target's, nor a
+    ``__signature__`` set on it (array_api_compat's wrappers declare their target's parameters
+    while taking ``*args, **kwargs``: binding by the declared ones failed with a bare KeyError)."""
+    import inspect
+
+    if "__signature__" in getattr(fn, "__dict__", {}):
+        plain = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+        plain.__kwdefaults__ = fn.__kwdefaults__
+        fn = plain
+    return inspect.signature(fn, follow_wrapped=False)
