@@ -52,7 +52,8 @@ def _outer_memos() -> list:
 def nested() -> bool:
     """Whether the open scope is a pass inside another pass (``yb.grad`` inside a differentiated
     function): what it writes to a global reaches the outer pass, which does not see its derivative."""
-    return any(memo is not None for memo in _outer_memos())
+    outer = _outer_memos()
+    return bool(outer) and outer[-1] is not None  # (the scope around the open one, if any)
 
 
 def written_by_outer_pass(namespace: dict, name: str, or_this_one: bool = False) -> bool:

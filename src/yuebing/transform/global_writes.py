@@ -73,7 +73,7 @@ def _check_write(namespace: dict, name: str, value: Any) -> None:
 
 def _constant(namespace: dict, name: str, value: Any) -> Any:
     """A global the call did not write: a constant, as plain global loads read it."""
-    if carries_derivative(value) and outside_state.nested() and outside_state.written_by_outer_pass(namespace, name):
+    if outside_state.nested() and carries_derivative(value) and outside_state.written_by_outer_pass(namespace, name):
         raise _lost(name, "the differentiation around this nested one (yb.grad inside a differentiated function) "
                           "wrote it a value carrying derivatives, which the nested one does not see",
                     "pass the value to the inner function as an argument")
