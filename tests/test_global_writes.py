@@ -256,6 +256,17 @@ def a_class_reading_a_written_global(x):
     return Scaled.factor * x
 
 
+def a_decorator_reading_a_written_global(x):
+    global CHOICE
+    CHOICE = staticmethod
+
+    @CHOICE
+    def doubled(v):
+        return 2.0 * v
+
+    return doubled(x)
+
+
 def through_globals(x):
     globals()["SCALE"] = x * 2.0
     return scaled(x)
@@ -270,9 +281,10 @@ def through_the_module(x):
 
 @pytest.mark.parametrize("f, message", [
     (a_class_reading_a_written_global, "a class defined in a differentiated function reading the global 'SCALE'"),
+    (a_decorator_reading_a_written_global, "a decorator reading the global 'CHOICE'"),
     (through_globals, r"cannot follow globals\(\)"),
     (through_the_module, "setattr"),
-], ids=["class", "globals()", "module attribute"])
+], ids=["class", "decorator", "globals()", "module attribute"])
 def test_writes_and_reads_it_cannot_follow_are_refused(f, message):
     with pytest.raises(Exception, match=message):
         yb.grad(f)(0.7)
