@@ -25,11 +25,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules.core import CoDual
-from ..rules.declare import strong_product
+from ..rules.declare import SMALL, strong_product
 from ..rules.util import accumulate, out_cotangent
 from ..tangents import NoFData, NoRData, NoTangent
 
-_ND, _F64, _add_reduce = np.ndarray, np.dtype(np.float64), np.add.reduce
+_ND, _F64, _add_reduce, _vdot, _einsum = np.ndarray, np.dtype(np.float64), np.add.reduce, np.vdot, np.einsum
 _FLOATS = (float, np.float64)
 
 # A formula: (xs, tangents (None: no tangent), y) -> (y_d or None, [(p_k, p_d_k or None) per input]).
@@ -144,6 +144,32 @@ def _input(a: tuple) -> tuple | None:
     return None
 
 
+def _summed(g: np.ndarray, p: Any) -> float | None:
+    """``sum(g * p)`` without the product array (a dot product), or None when ``p`` is not a
+    float or an array of ``g``'s shape."""
+    if type(p) is _ND:
+        if p.shape != g.shape:
+            return None
+        # a large BLAS dot product may start threads, which cost milliseconds on a busy machine
+        return float(_vdot(g, p)) if g.size <= SMALL else float(_einsum("i,i->", g.ravel(), p.ravel()))
+    if type(p) is float or type(p) is np.float64:
+        return float(p) * float(_add_reduce(g, None))
+    return None
+
+
+def _float_rdata(g: np.ndarray, g_d: np.ndarray, p: Any, p_d: Any) -> tuple | None:
+    """The rdata of a float input and its tangent, ``sum(g p)`` and ``sum(g_d p + g p_d)``, as
+    dot products; None (the products, by the strong-zero rule) where they hold a NaN, which
+    ``0 * inf`` gives and the rule turns into 0."""
+    r, r_d = _summed(g, p), _summed(g_d, p)
+    if p_d is not None and r_d is not None:
+        extra = _summed(g, p_d)
+        r_d = None if extra is None else r_d + extra
+    if r is None or r_d is None or r != r or r_d != r_d:
+        return None
+    return r, r_d
+
+
 def _scaled(g: Any, p: Any) -> Any:
     """``g * p`` by the strong-zero rule; a partial of 1 or -1 (sums, differences) costs no product."""
     if type(p) is float:
@@ -185,6 +211,11 @@ def fast_rule(f: Any, args: tuple, kwargs: dict) -> tuple | None:
                 if p is None or type(x) is int or type(x) is _ND and (a[1] is NoFData or x.dtype != _F64):
                     rs.append(NoRData)  # a constant: no cotangent
                     rsd.append(NoRData)
+                    continue
+                summed = None if type(x) is _ND else _float_rdata(g, g_d, p, p_d)
+                if summed is not None:
+                    rs.append(summed[0])
+                    rsd.append(summed[1])
                     continue
                 rs.append(accumulate(CoDual(x, a[1]), _scaled(g, p)))
                 tangent = _scaled(g_d, p)
