@@ -30,12 +30,14 @@ from ..tangents.validate import validate_tangent
 from ..rules import outside_state
 from ..rules.batched import BATCH, batched, batched_zeros
 from ..rules.declare import FORWARD, has_nan
-from ..transform.forward_runtime import call_frule, global_tangent
+from ..transform.forward_runtime import call_frule, global_tangent, run_derived_directly
+from ..transform.forward_random import PassRecord
 
 
 def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str) -> tuple[Any, Any]:
     """``(value, tangent_out)`` of ``f`` at copies of ``primals`` along ``tangents``."""
-    for i, (p, t) in enumerate(zip(primals, tangents)):
+    checked = _plain(primals, tangents)  # plain tangents are valid by construction
+    for i, (p, t) in enumerate(zip(primals, tangents) if not checked else ()):
         try:
             validate_tangent(p, t)
         except TypeError as error:
@@ -50,21 +52,24 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
 
 def _forward_with_strong_zero(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str) -> tuple:
     """One plain forward pass, and a second by the strong-zero rule if the output tangent holds a NaN."""
-    random_state = np.random.get_state()
+    randomness = PassRecord()  # the random states, saved lazily (transform/forward_random.py)
     try:
         value, tangent, outside = _forward_pass(f, primals, tangents, kwargs, name, strong=False)
     except RecursionError as error:  # frames per level and the limit to set
         error.add_note(recursion_note(error))
         raise
+    finally:
+        randomness.end()
     if _holds_nan(tangent):  # the strong zero, checked once (rules/declare.py: FORWARD): run again by the rule
-        np.random.set_state(random_state)
+        drew_past_rules = randomness.restore()
         again, tangent, _ = _forward_pass(f, primals, tangents, kwargs, name, strong=True)
-        if outside and not _same_value(value, again):
+        if (outside or drew_past_rules) and not _same_value(value, again):
             raise ValueError(
                 f"{name}: the tangent came out NaN, so yuebing ran {fname(f)} again by the strong-zero rule "
                 "(docs/conventions.md), and the second run gave another value: the function changed state "
                 "outside its arguments (a global list or dict, a module or class attribute, a closure made "
-                "outside). Pass that state in as an argument, or use reverse mode (yb.grad, jacobian(mode='rev'))")
+                "outside, a global random state drawn from outside yuebing's rules). Pass that state in as an "
+                "argument, or use reverse mode (yb.grad, jacobian(mode='rev'))")
     return value, tangent
 
 
@@ -93,10 +98,43 @@ def _holds_nan(t: Any) -> bool:
     return False
 
 
+def _plain(primals: tuple, tangents: tuple) -> bool:
+    """Whether every argument is a Python float with a float tangent or a float ndarray owning its
+    memory with a tangent array of its shape and dtype, no argument or tangent passed twice, in an
+    unbatched pass: arguments whose copies need no structural walk."""
+    if BATCH.size or len({id(p) for p in primals} | {id(t) for t in tangents}) != 2 * len(primals):
+        return False
+    for p, t in zip(primals, tangents):
+        if type(p) is float:
+            if type(t) is not float:
+                return False
+        elif not (type(p) is np.ndarray and type(t) is np.ndarray and p.base is None and p.dtype.kind == "f"
+                  and t.dtype == p.dtype and t.shape == p.shape):
+            return False
+    return True
+
+
+def _plain_copies(primals: tuple, tangents: tuple) -> list:
+    """Copies of plain arguments (``_plain``) and their tangents, interleaved (primal, tangent,
+    ...): what the general path's walks make of them (``structural_copy``, ``scale``,
+    ``match_layouts``: new arrays, each tangent in its primal's memory order)."""
+    flat: list = []
+    for p, t in zip(primals, tangents):
+        if type(p) is float:
+            flat += (p, t)
+        else:
+            t_copy = np.empty_like(p)  # the primal's memory order
+            t_copy[...] = t
+            flat += (np.array(p, copy=True), t_copy)
+    return flat
+
+
 def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str, strong: bool) -> tuple:
     """One forward pass on fresh copies of the primals and tangents; ``strong``: every product by
     the strong-zero rule, or plainly. Returns the value, its tangent, and whether the pass reached
     outside state (``rules/outside_state.py``)."""
+    if not kwargs and _plain(primals, tangents):
+        return _plain_forward_pass(f, _plain_copies(primals, tangents), strong)
     x = T.structural_copy(tuple(primals))
     # arguments sharing float data (one array passed twice) are differentiated slot by slot, each
     # a read-only view with its own tangent (docs/conventions.md, "Arguments")
@@ -123,6 +161,24 @@ def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, na
         FORWARD.strong = strength
         outside_state.leave(scope)
     return out.primal, out.tangent, outside
+
+
+def _plain_forward_pass(f: Callable, flat: list, strong: bool) -> tuple:
+    """``_forward_pass`` on plain arguments' copies (``_plain_copies``): a plain Python function
+    whose forward rule was derived before runs its generated code directly
+    (``forward_runtime.run_derived_directly``), anything else through dispatch."""
+    scope = outside_state.enter()  # one tangent per outside object for the pass
+    strength, FORWARD.strong = FORWARD.strong, strong
+    try:
+        result = run_derived_directly(f, flat)
+        if result is None:
+            out = call_frule(Dual(f, global_tangent(f)), *(Dual(p, t) for p, t in zip(flat[::2], flat[1::2])))
+            result = out.primal, out.tangent
+        outside = outside_state.touched()
+    finally:
+        FORWARD.strong = strength
+        outside_state.leave(scope)
+    return result[0], result[1], outside
 
 
 def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> tuple:

@@ -25,6 +25,7 @@ from ..rules.numpy_vectorize import pyfunc_tangent
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
 from .exceptions import caught
+from .forward_random import WATCH, before_rule, save_states
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
 from .dataclass_construction import construct_forward
@@ -209,6 +210,8 @@ def _call_object(f: Dual, call: types.FunctionType, args: tuple, kwargs: dict) -
 
 
 def _gradient(f: Dual, args: tuple, kwargs: dict) -> Dual:
+    if WATCH.active:
+        save_states()  # the random states before any draw of the nested pass (forward_random.py)
     if BATCH.size:  # a batched pass: one forward-over-reverse pass per direction
         return looped(lambda g, a, kw: GRADIENT_CALLS["forward"](g, *a, **kw), f, args, kwargs)
     return GRADIENT_CALLS["forward"](f, *args, **kwargs)  # forward over yb.grad: forward-over-reverse
@@ -306,6 +309,8 @@ _DERIVED = CodeCache()  # DerivedFRule per function code and module
 
 def _run_rule(found: Any, f: Dual, args: tuple, kwargs: dict) -> Dual:
     """A registered forward rule; in a batched pass, by ``batched_forward.run_batched``."""
+    if WATCH.active and WATCH.saved is None:  # the random states before the pass's first draw
+        before_rule(f.primal if isinstance(f, Dual) else f)
     if BATCH.size:
         return run_batched(found, f, args, kwargs, _run_one_rule)
     return _run_one_rule(found, f, args, kwargs)
@@ -338,6 +343,25 @@ _FORWARD = CallMode(
     construct=_construct, partial=_call_partial, vectorized=_call_vectorized, callable_object=_call_object,
     missing=_missing, constant=lambda fn: Dual(fn, NoTangent),
 )
+
+
+def run_derived_directly(fn: Any, arguments: list) -> tuple | None:
+    """``(value, tangent)`` of plain Python function ``fn`` at ``arguments`` (primal, tangent,
+    primal, tangent, ...), by its derived rule's generated code, skipping dispatch, when that is
+    what dispatch would run (as a direct call site checks, ``direct_calls.py``): its rule was
+    derived before for this code and module and takes exactly these positional arguments, and no
+    rule is registered for ``fn``, nor is it made by ``yb.grad``. None otherwise."""
+    if type(fn) is not types.FunctionType:
+        return None
+    entry = _DIRECT.entries.get(fn.__code__)
+    if entry is None or entry[0] is not fn.__globals__ or 2 * entry[1] != len(arguments) \
+            or fn in FRULES.by_function or hasattr(fn, "__yuebing_gradient__"):
+        return None
+    try:
+        return entry[2](fn, NoTangent, *arguments)
+    except Exception as error:
+        _DERIVED.get(fn)._point_at_user_line(error)
+        raise
 
 
 def derived_frule(fn: types.FunctionType) -> "DerivedFRule":
