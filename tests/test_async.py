@@ -262,15 +262,54 @@ def test_an_async_function_itself_gets_advice_that_works():
     check_all_modes(lambda x: asyncio.run(async_itself(x)), 0.7)  # the advice, as printed
 
 
-def yields_asynchronously(x):
-    async def values(v):
-        yield v
+async def ticks(v, n, log):
+    for i in range(n):
+        await asyncio.sleep(0)
+        log.append(i)
+        if i == 3:
+            return
+        yield v * (i + 1)
+
+
+async def failing(v):
+    yield v
+    yield np.sin(v)
+    raise ValueError("done")
+
+
+def async_generators(x):
+    async def main(v):
+        log = []
+        total = 0.0
+        async for t in ticks(v, 6, log):
+            total += t * t
+        else:
+            total += 1.0  # the generator ended: the else block runs
+        async for t in ticks(np.cos(v), 3, log):
+            if t > 10.0:
+                break
+            total += t
+        try:
+            async for t in failing(v):
+                total += t * v  # both values first, then the exception, as in Python
+        except ValueError:
+            total += len(log)
+        return total
+
+    return asyncio.run(main(x))
+
+
+def test_async_generators_are_evaluated_at_their_call_in_every_mode():
+    check_all_modes(async_generators, 0.7)
+
+
+def sends_to_an_async_generator(x):
+    async def echo(v):
+        got = yield v
+        yield got
 
     async def main(v):
-        total = 0.0
-        async for item in values(v):
-            total += item
-        return total
+        return v
 
     return asyncio.run(main(x))
 
@@ -283,7 +322,7 @@ def comprehends_asynchronously(x):
 
 
 @pytest.mark.parametrize("f, what", [
-    (yields_asynchronously, "async generator functions"),
+    (sends_to_an_async_generator, "async generators that use yield's value"),
     (comprehends_asynchronously, "async comprehensions"),
 ])
 def test_async_constructs_left_unrewritten_are_refused_with_the_line(f, what):

@@ -20,15 +20,20 @@
   ``await type(i).__anext__(i)`` (``i = type(it).__aiter__(it)``) that ends at
   ``StopAsyncIteration``.
 
-Async generators (an ``async def`` that yields) and async comprehensions are not rewritten: the
-fence refuses them. ``asyncio.run``, ``gather``, ``sleep``... have rules (``rules/asyncio_rules.py``).
+* An async generator whose yields are statements runs at its call too, to its end, eagerly as
+  sync generators are (``desugar.py``): ``yield v`` appends to a list, and the call gives an
+  ``AsyncItems`` of the values (and of the exception that ended it, if one did); ``async for``
+  over one is a ``for`` over the values, raising that exception at their end.
+
+Async generators that use ``yield``'s value (``asend``) and async comprehensions are not
+rewritten: the fence refuses them. ``asyncio.run``, ``gather``, ``sleep``... have rules (``rules/asyncio_rules.py``).
 """
 from __future__ import annotations
 
 import ast
 import copy
 
-from .runtime_names import helper_call, located, walk_own_scope
+from .runtime_names import helper, helper_call, located, walk_own_scope
 
 
 def _name(name: str, store: bool = False) -> ast.Name:
@@ -65,8 +70,9 @@ def jumps_out(body: list) -> bool:
 
 
 class _AsyncToSync(ast.NodeTransformer):
-    def __init__(self) -> None:
+    def __init__(self, items: str | None = None) -> None:
         self.count = 0
+        self.items = items  # an async generator's list of yielded values (None: a coroutine)
 
     def fresh(self, hint: str) -> str:
         self.count += 1
@@ -84,8 +90,17 @@ class _AsyncToSync(ast.NodeTransformer):
         return ast.copy_location(_awaited(self.visit(node.value)), node)
 
     def visit_Return(self, node: ast.Return) -> ast.AST:
+        if self.items is not None:  # (an async generator returns no value)
+            return ast.copy_location(ast.Return(helper_call("AsyncItems", _name(self.items))), node)
         value = self.visit(node.value) if node.value is not None else ast.Constant(None)
         return ast.copy_location(ast.Return(helper_call("Finished", value)), node)
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
+        if self.items is not None and isinstance(node.value, ast.Yield):
+            value = self.visit(node.value.value) if node.value.value is not None else ast.Constant(None)
+            append = ast.Call(ast.Attribute(_name(self.items), "append", ast.Load()), [value], [])
+            return ast.copy_location(ast.Expr(append), node)
+        return self.generic_visit(node)
 
     def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.AST:
         jumping = jumps_out(node.body)
@@ -117,15 +132,25 @@ class _AsyncToSync(ast.NodeTransformer):
 
     def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
         node = self.generic_visit(node)
-        source, iterator = self.fresh("source"), self.fresh("iterator")
+        source = self.fresh("source")
+        # an async generator's values (computed at its call): a for loop over them, then the
+        # exception that ended it; anything else: the __aiter__/__anext__ protocol
+        end = ast.Expr(helper_call("items_end", _name(source)))
+        listed = ast.For(node.target, ast.Attribute(_name(source), "items", ast.Load()), node.body,
+                         [end, *node.orelse])
+        protocol = self._protocol(copy.deepcopy(node), source)
+        choice = ast.If(helper_call("isinstance", _name(source), helper("AsyncItems")), [listed], protocol)
+        out = [_assign(source, node.iter), choice]
+        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in located(out, node)]
+
+    def _protocol(self, node: ast.AsyncFor, source: str) -> list:
+        iterator = self.fresh("iterator")
         more, step = self.fresh("more"), self.fresh("step")
         stop = ast.ExceptHandler(_name("StopAsyncIteration"), None, [_assign(more, ast.Constant(False))])
         advance = ast.Try([_assign(step, _awaited(_method(iterator, "__anext__")))], [stop], [], [])
         run = ast.If(_name(more), [_assign(node.target, _name(step)), *node.body], [])
         loop = ast.While(_name(more), [advance, run], node.orelse)
-        out = [_assign(source, node.iter), _assign(iterator, _method(source, "__aiter__")),
-               _assign(more, ast.Constant(True)), loop]
-        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in located(out, node)]
+        return [_assign(iterator, _method(source, "__aiter__")), _assign(more, ast.Constant(True)), loop]
 
 
 def is_async_generator(node: ast.AST) -> bool:
@@ -133,19 +158,36 @@ def is_async_generator(node: ast.AST) -> bool:
         isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_own_scope(node))
 
 
+def eager_async_generator(node: ast.AsyncFunctionDef) -> bool:
+    """An async generator whose yields are all statements (not ``x = yield v``: ``asend``)."""
+    nodes = list(walk_own_scope(node))
+    statements = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
+    return all(id(n) in statements for n in nodes if isinstance(n, ast.Yield))
+
+
 def desugar_async(node: ast.AST) -> ast.AST:
-    """An ``async def`` (not an async generator) as a ``def`` whose calls return a ``Finished``;
-    any other node as it is."""
-    if not isinstance(node, ast.AsyncFunctionDef) or is_async_generator(node):
+    """An ``async def`` as a ``def`` whose calls return a ``Finished`` (an async generator whose
+    yields are statements: an ``AsyncItems`` of every value it yields); any other node as it is."""
+    if not isinstance(node, ast.AsyncFunctionDef):
         return node
-    rewriter = _AsyncToSync()
+    generator = is_async_generator(node)
+    if generator and not eager_async_generator(node):
+        return node  # refused by the fence
+    rewriter = _AsyncToSync("_yb_yielded_items" if generator else None)
     body = [rewriter.visit(copy.deepcopy(s)) for s in node.body]
     body = [s for part in body for s in (part if isinstance(part, list) else [part])]
-    body.append(ast.Return(helper_call("Finished", ast.Constant(None))))
-    # an exception of the body is kept in the result, for the await to raise (where Python does)
     failure = rewriter.fresh("failure")
-    kept = ast.Return(helper_call("Finished", ast.Constant(None), _name(failure)))
-    guarded = ast.Try(body, [ast.ExceptHandler(_name("Exception"), failure, [kept])], [], [])
+    # an exception of the body is kept in the result, raised by the await (an async generator's:
+    # by the async for that reaches it), where Python raises it
+    if generator:
+        done = helper_call("AsyncItems", _name(rewriter.items))
+        kept = helper_call("AsyncItems", _name(rewriter.items), _name(failure))
+    else:
+        done = helper_call("Finished", ast.Constant(None))
+        kept = helper_call("Finished", ast.Constant(None), _name(failure))
+    body.append(ast.Return(done))
+    guarded = ast.Try(body, [ast.ExceptHandler(_name("Exception"), failure, [ast.Return(kept)])], [], [])
+    start = [_assign(rewriter.items, ast.List([], ast.Load()))] if generator else []
     fields = {f: getattr(node, f) for f in node._fields if f != "body"}
-    function = ast.FunctionDef(body=located([guarded], node.body[-1]), **fields)
+    function = ast.FunctionDef(body=located([*start, guarded], node.body[-1]), **fields)
     return ast.fix_missing_locations(ast.copy_location(function, node))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import linecache
 
+from .async_functions import eager_async_generator, is_async_generator
+
 UNSUPPORTED: dict[type, tuple[str, str]] = {
     # generators whose yields are statements are rewritten to build lists (desugar.py): these are
     # the others (a yield used as a value, send(), a generator returning a value)
@@ -18,7 +20,7 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
 
 
 #: async constructs that ``async_functions.py`` does not rewrite
-_ASYNC_GENERATOR = ("async generator functions (an async def that yields)",
+_ASYNC_GENERATOR = ("async generators that use yield's value (x = yield v, asend)",
                     "return a list of the values from a plain async def, and loop over it with for")
 _ASYNC_COMPREHENSION = ("async comprehensions (async for inside [...])", "write an async for loop that appends to a list")
 
@@ -65,18 +67,14 @@ def _left_by_async_rewrite(node: ast.AST) -> tuple[str, str] | None:
     return None
 
 
-def _yields(function: ast.AsyncFunctionDef) -> bool:
-    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_own_scope(function))
-
-
 def fence(node: ast.FunctionDef | ast.Lambda, filename: str, function: str) -> None:
     """Raise ``UnsupportedSyntaxError`` for the first unsupported construct in ``node``."""
-    if isinstance(node, ast.AsyncFunctionDef):  # the rewrite leaves async generators
+    if isinstance(node, ast.AsyncFunctionDef):  # the rewrite leaves these async generators
         raise UnsupportedSyntaxError(*_ASYNC_GENERATOR, filename, node.lineno, function)
     found = []
     for child in _walk_all(node):
         entry = UNSUPPORTED.get(type(child))
-        if isinstance(child, ast.AsyncFunctionDef) and _yields(child):  # named before its yields
+        if is_async_generator(child) and not eager_async_generator(child):  # named before its yields
             entry = _ASYNC_GENERATOR
         if entry is not None:
             found.append((child.lineno, entry))

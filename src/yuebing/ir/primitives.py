@@ -372,6 +372,21 @@ def awaitable(x: Any) -> None:
             "differentiated code; do I/O (sockets, files, real futures and tasks) outside it and pass the data in.")
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class AsyncItems:
+    """What an async generator called under differentiation gives: every value it yields, computed
+    at the call, and the exception that ended it, if one did (``frontend/async_functions.py``)."""
+    items: list
+    error: BaseException | None = None
+
+
+def items_end(x: AsyncItems) -> None:
+    """An ``async for`` over an async generator's items reached their end: the exception that
+    ended the generator is raised there, as Python raises it at that ``__anext__``."""
+    if x.error is not None:
+        raise x.error
+
+
 def awaited(x: Any) -> Finished:
     """``await x`` under differentiation: ``x`` itself (``.value`` then takes the result), or the
     exception the coroutine raised, raised here as Python raises it at the await."""
