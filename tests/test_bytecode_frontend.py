@@ -165,8 +165,8 @@ def test_a_reconstruction_that_does_not_compile_back_is_refused(monkeypatch):
 
 
 def test_unsupported_construct_is_refused_with_advice():
-    f = _exec_function("def f(x):\n    async def g(m):\n        async for v in m:\n            pass\n    return x * 2.0\n")
-    with pytest.raises(SourceUnavailableError, match="GET_AITER, which yuebing cannot decompile") as info:
+    f = _exec_function("def f(x):\n    match [x, 1]:\n        case [a, 1]:\n            return a * x\n    return x * 2.0\n")
+    with pytest.raises(SourceUnavailableError, match="MATCH_SEQUENCE, which yuebing cannot decompile") as info:
         yb.grad(f)(X)
     assert "define f in a file" in str(info.value) and "<string>" not in str(info.value).split(":")[0]
 
@@ -500,13 +500,19 @@ def test_new_construct_compiles_back_and_differentiates_as_its_source(name, tmp_
     np.testing.assert_allclose(np.squeeze(hvp), _central(yb.grad(recovered), X), rtol=1e-4, atol=1e-6)
 
 
-#: asynchronous code: ``await`` and ``async with`` are their synchronous shapes with the awaits'
-#: ``SEND`` loops in between; a ``yield`` in ``async def`` wraps its value
+#: asynchronous code: ``await``, ``async with`` and ``async for`` are their synchronous shapes with
+#: the awaits' ``SEND`` loops in between; a ``yield`` in ``async def`` wraps its value
 ASYNC_SHAPES = {
     "await": "def f(x):\n    async def g(v):\n        a = await h(v)\n        return a * await h(a + 1.0)\n    return g\n",
     "async_with": "def f(m, x):\n    async def g():\n        async with m as c:\n            y = c * x\n"
                   "        async with m:\n            y = y + 1.0\n        return y\n    return g\n",
     "async_generator": "def f(x):\n    async def g(v):\n        yield v * 2.0\n        got = yield v\n    return g\n",
+    "async_for_else_break": "def f(it, x):\n    async def g():\n        y = x\n        async for t in it:\n"
+                            "            if t > y:\n                break\n            y = y + t\n        else:\n"
+                            "            y = -y\n        return y * 2.0\n    return g\n",
+    "async_comprehensions": "def f(it, rows):\n    async def g():\n        a = [t async for t in it if t]\n"
+                            "        b = [[u async for u in r] for r in rows]\n        c = [await r for r in rows]\n"
+                            "        return a, b, c, (t * 2.0 async for t in it)\n    return g\n",
 }
 
 

@@ -10,11 +10,14 @@ with ``break``/``continue``, ``and``/``or`` values, chained comparisons, walrus,
 tuple assignment, augmented assignment on names, attributes and subscripts, calls with
 keywords/``*``/``**``, f-strings, nested ``def``/``lambda`` with defaults and closures,
 decorators, comprehensions and generator expressions, classes (annotations, methods,
-``super()``), ``with``, ``assert``, ``import``, ``del``, ``yield``, ``global``/``nonlocal``.
+``super()``), ``with``, ``assert``, ``import``, ``del``, ``yield``, ``global``/``nonlocal``, and
+``async def`` with ``await``, ``async with``, ``async for`` and asynchronous comprehensions
+(``decompiler_312.py`` drops the awaits' ``SEND`` loops around them, leaving the synchronous shape).
 
 Construct families live in mixins: ``decompiler_stores.py`` (assignments, ``del``, ``import``,
 ``pass``), ``decompiler_loops.py`` (``for``/``while`` with ``else``),
 ``decompiler_try.py`` (``try``/``except``/``else``/``finally`` from the exception table),
+``decompiler_trystar.py`` (``except*``),
 ``decompiler_match.py`` (``match``), ``decompiler_bool.py`` (mixed ``and``/``or`` values) and
 ``decompiler_ops.py`` (expressions, ``yield from``); ``decompiler_312.py`` rewrites 3.12/3.13
 instructions into 3.11's and rebuilds what changed in substance (inlined comprehensions, handlers
@@ -22,8 +25,8 @@ out of line, ``return`` blocks copied into each path that reaches them).
 
 It is allowed to fail or to guess: ``bytecode.py`` compiles every reconstruction and compares it
 with the live code (bytecode, names, constants, flags, nested code, exception tables); whatever
-does not match is refused. Anything it does not know (``except*``, ``async``, patterns whose
-captures the compiler shuffles, other CPython versions' instructions) raises ``DecompileError``.
+does not match is refused. Anything it does not know (patterns whose captures the compiler
+shuffles, other CPython versions' instructions) raises ``DecompileError``.
 """
 from __future__ import annotations
 
@@ -486,13 +489,14 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStar
         body = inner.run(0, len(inner.ins), [], Ctx(len(inner.ins)), [])
         node = self.comprehension_of(body, _COMPREHENSIONS[code.co_name])
         node.generators[0].iter = iterable
+        node.awaited = bool(code.co_flags & inspect.CO_COROUTINE)  # an async comprehension's call is awaited
         return node
 
     @staticmethod
     def comprehension_of(body: list, kind: type) -> ast.expr:
         """The comprehension whose loop decompiled to ``body`` (its ``return`` aside)."""
         loops = [s for s in body if not isinstance(s, ast.Return)]
-        if len(loops) != 1 or not isinstance(loops[0], ast.For):
+        if len(loops) != 1 or not isinstance(loops[0], (ast.For, ast.AsyncFor)):
             raise DecompileError("a comprehension")
         generators: list = []
         result = comprehension_parts(loops[0], generators)
@@ -533,8 +537,8 @@ def class_statements(body: list) -> list:
 
 def comprehension_parts(stmt: ast.stmt, generators: list) -> tuple:
     """Walk the loops and ifs of a decompiled comprehension body; its element(s)."""
-    if isinstance(stmt, ast.For):
-        generators.append(ast.comprehension(stmt.target, stmt.iter, [], 0))
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        generators.append(ast.comprehension(stmt.target, stmt.iter, [], int(isinstance(stmt, ast.AsyncFor))))
         body = list(stmt.body)
         while len(body) > 1 and isinstance(body[0], ast.If) and isinstance(body[0].body[-1], ast.Continue) \
                 and len(body[0].body) == 1 and not body[0].orelse:

@@ -18,6 +18,14 @@ variables saved by ``LOAD_FAST_AND_CLEAR`` and restored after the loop), ``BINAR
 f-string instructions. 3.13 pushes the ``NULL`` of a call above the callable rather than below;
 ``decompiler_ops.py`` accepts both orders.
 
+Asynchronous code is rewritten into its synchronous shape on every version, 3.11 included:
+``async with`` loses the awaits of ``__aenter__``/``__aexit__`` and is read as ``with``;
+``async for``'s ``GET_AITER`` and ``GET_ANEXT`` with its await are read as ``GET_ITER`` and a
+``FOR_ITER`` leaving where ``END_ASYNC_FOR`` is (3.12 puts that block, reached only by the
+exception ending the loop, at the end of the function: it is moved back after its loop, and an
+inlined comprehension's variable-restoring handler that it jumps over goes to the end); the
+instructions are marked, so the statements come back ``async``.
+
 As everywhere in the decompiler, a wrong guess is caught by ``bytecode.py``'s compile-back check.
 """
 from __future__ import annotations
@@ -245,8 +253,81 @@ def _async_with_awaits_dropped(entries: list) -> list:
     return out
 
 
+ASYNC_FOR = "async for"
+_ENDS = ("RETURN_VALUE", "JUMP_FORWARD", "JUMP_BACKWARD", "RAISE_VARARGS", "RERAISE")
+
+
+def _async_for_as_for(entries: list, handled: dict) -> list:
+    """``async for``: ``GET_AITER`` becomes ``GET_ITER`` and ``GET_ANEXT`` with its await a
+    ``FOR_ITER`` (both marked) leaving the loop where the exhausted iterator's handler
+    (``END_ASYNC_FOR``) is, which goes: what is left is a ``for`` loop's code."""
+    out: list = []
+    k = 0
+    while k < len(entries):
+        ins = entries[k][0]
+        names = [e[0].opname for e in entries[k:k + len(_AWAIT)]]
+        if ins.opname == "GET_AITER":
+            entries[k][0] = _as(ins, "GET_ITER", argrepr=ASYNC_FOR)
+        elif ins.opname == "GET_ANEXT" and names[1:] == _AWAIT[1:]:
+            end = next((e[0] for e in entries if e[0].opname == "END_ASYNC_FOR"
+                        and ins.offset in handled.get(e[0].offset, ())), None)
+            if end is not None:
+                out.append([_as(ins, "FOR_ITER", argval=end.offset, argrepr=ASYNC_FOR), entries[k][1]])
+                entries[k + len(_AWAIT)][1] = [o for e in entries[k + 1:k + len(_AWAIT) + 1] for o in e[1]]
+                k += len(_AWAIT)
+                continue
+        elif ins.opname == "END_ASYNC_FOR" and k + 1 < len(entries):
+            entries[k + 1][1] = entries[k][1] + entries[k + 1][1]
+            k += 1
+            continue
+        out.append(entries[k])
+        k += 1
+    return out
+
+
+def _async_loop_exits_moved(entries: list, handled: dict) -> list:
+    """3.12 puts an ``async for``'s ``END_ASYNC_FOR`` (reached only by the exception ending the
+    loop) with the straight code after it at the end of the function; 3.11 had them right after
+    the loop's jump back. Moved there."""
+    names = [e[0].opname for e in entries]
+    for k, name in enumerate(names):
+        if name != "END_ASYNC_FOR" or names[k - 1] not in _ENDS:
+            continue
+        end = next((m for m in range(k + 1, len(entries)) if names[m] in _ENDS), None)
+        head = next((m for m in range(k) if names[m] == "GET_ANEXT"
+                     and entries[m][0].offset in handled.get(entries[k][0].offset, ())), None)
+        back = None if head is None else next((m for m in range(k - 1, head, -1) if names[m] == "JUMP_BACKWARD"
+                                               and entries[m][0].argval == entries[head][0].offset), None)
+        if end is None or back is None or back + 1 == k:
+            continue
+        block = entries[k:end + 1]
+        return entries[:back + 1] + block + entries[back + 1:k] + entries[end + 1:]
+    return entries
+
+
+def _async_comprehension_handlers_moved(entries: list) -> list:
+    """An inlined comprehension that is or holds an ``async`` one jumps at its end over the
+    handler restoring its variables (``SWAP 2; POP_TOP; ...; STORE_FAST; RERAISE 0``); other
+    inlined comprehensions have that handler at the end. Moved there."""
+    restoring = {"SWAP", "POP_TOP", "STORE_FAST", "RERAISE"}
+    for k in range(len(entries) - 2):
+        if entries[k][0].opname != "JUMP_FORWARD":
+            continue
+        target = entries[k][0].argval
+        t = next((m for m in range(k + 1, len(entries)) if target in entries[m][1]), None)
+        block = [e[0].opname for e in entries[k + 1:t]] if t is not None else []
+        if block[:2] != ["SWAP", "POP_TOP"] or block[-1] != "RERAISE" or not set(block) <= restoring:
+            continue
+        joined = [entries[t][0], entries[k][1] + entries[t][1]]
+        return _async_comprehension_handlers_moved(entries[:k] + [joined] + entries[t + 1:] + entries[k + 1:t])
+    return entries
+
+
 def instructions(code: Any) -> list:
     """[instruction, offsets leading to it] for ``code``, in CPython 3.11's words."""
+    handled: dict = {}  # handler offset -> offsets of the instructions it protects
+    for entry in dis._parse_exception_table(code):
+        handled.setdefault(entry.target, set()).update(range(entry.start, entry.end, 2))
     if not NEW:
         entries, pending = [], []
         for ins in dis.get_instructions(code):
@@ -256,8 +337,9 @@ def instructions(code: Any) -> list:
             if ins.opname != "EXTENDED_ARG":
                 entries.append([ins, pending])
                 pending = []
-        return _async_with_awaits_dropped(entries)
-    entries = _async_with_awaits_dropped(_entries(code))
+        return _async_for_as_for(_async_with_awaits_dropped(entries), handled)
+    entries = _async_comprehension_handlers_moved(_async_loop_exits_moved(_entries(code), handled))
+    entries = _async_for_as_for(_async_with_awaits_dropped(entries), handled)
     entries = _chain_cleanups_marked(_with_handlers_unlinked(_merge_patterns(entries)))
     return _chain_cleanups_moved(_chain_cleanup_copies_moved(entries))
 

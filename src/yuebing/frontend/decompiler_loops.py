@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from .decompiler_ops import DecompileError, Mark
-from .decompiler_312 import NEW
+from .decompiler_312 import ASYNC_FOR, NEW
 
 
 class LoopStatements:
@@ -35,7 +35,8 @@ class LoopStatements:
         body = self.region(j, back, stack, loop)
         stack.pop()
         orelse = self.loop_else_block(exit_, else_end, breaks, stack, ctx)
-        self.emit(out, ast.For(target, iterable, body, orelse), i)
+        kind = ast.AsyncFor if self.ins[i].argrepr == ASYNC_FOR else ast.For
+        self.emit(out, kind(target, iterable, body, orelse), i)
         return else_end
 
     def loop_else(self, start: int, exit_: int, ctx) -> tuple:

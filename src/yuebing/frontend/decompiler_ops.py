@@ -201,7 +201,8 @@ class ExpressionOps:
         if [x.opname for x in ins[1:]] != self._YIELD_FROM[1:] or ins[0].arg != 0 or ins[1].argval is not None \
                 or self.targets[i + 5] != i + 2:
             raise DecompileError("an await")
-        stack.append(ast.Await(self.expr(stack.pop())))
+        value = self.expr(stack.pop())
+        stack.append(value if getattr(value, "awaited", False) else ast.Await(value))
         return self.targets[i + 2]
 
     # ------------------------------------------------------------------ displays
