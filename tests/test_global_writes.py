@@ -172,6 +172,23 @@ def test_the_hessian_of_a_vector_function_writing_a_global_array():
     np.testing.assert_allclose(yb.hessian(scalar)(xs), expected, rtol=1e-6, atol=1e-8)
 
 
+IMPORTED = None
+
+
+def imports_into_a_global(x):
+    global IMPORTED
+    from numpy import sin as IMPORTED
+
+    return IMPORTED(x) * x
+
+
+def test_an_import_binding_a_global_writes_the_module_global():
+    global IMPORTED
+    IMPORTED = None
+    np.testing.assert_allclose(yb.grad(imports_into_a_global)(0.7), _first(imports_into_a_global, 0.7), rtol=1e-6)
+    assert IMPORTED is np.sin
+
+
 def test_a_deleted_global_is_deleted_and_its_reads_before_keep_their_derivative():
     np.testing.assert_allclose(yb.grad(deleted)(0.7), 6.0 * 0.7, rtol=1e-12)
     assert "SCALE" not in globals()

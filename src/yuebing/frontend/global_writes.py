@@ -206,6 +206,28 @@ class GlobalLowering:
             return None
         return self.call(out, ir.Const(P.global_get), [ir.Const(owner), ir.Const(name)], target)  # type: ignore[attr-defined]
 
+    def import_into_globals(self, node: ast.Import | ast.ImportFrom, out: list) -> bool:
+        """``global M; import math as M`` (or ``from m import x as M``): the import binds a temporary
+        and the module's global is written from it; False (nothing emitted) when the statement binds
+        no declared global."""
+        from ..ir import nodes as ir
+
+        bound = [(a, (a.asname or a.name).split(".")[0]) for a in node.names]
+        if not any(name in self.declared_globals for _, name in bound):  # type: ignore[attr-defined]
+            return False
+        for alias, name in bound:
+            if name not in self.declared_globals:  # type: ignore[attr-defined]
+                self.locals.add(name)  # type: ignore[attr-defined]
+                self.opaque(out, ast.unparse(_one_import(node, alias)), (name,))  # type: ignore[attr-defined]
+                continue
+            temp = self.tmp("import")  # type: ignore[attr-defined]
+            if isinstance(node, ast.Import) and alias.asname is None and "." in alias.name:
+                self.opaque(out, f"{temp} = __import__({alias.name!r})", (temp,))  # binds the top package  # type: ignore[attr-defined]
+            else:
+                self.opaque(out, ast.unparse(_one_import(node, ast.alias(alias.name, temp))), (temp,))  # type: ignore[attr-defined]
+            self.global_write(name, ir.Var(temp), out)
+        return True
+
     def current_globals(self, expr: ast.expr | None, out: list) -> ast.expr | None:
         """``expr`` (source the generated code runs as it is: a ``raise``, an ``assert``, a ``with``
         header, an exception type) reading the written globals' current values: a copy reading
@@ -239,3 +261,10 @@ class GlobalLowering:
         from ..ir import primitives as P
 
         self.call(out, ir.Const(P.global_del), [ir.Const(self.fn), ir.Const(name)], None)  # type: ignore[attr-defined]
+
+
+def _one_import(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> ast.stmt:
+    """``node`` importing ``alias`` alone."""
+    if isinstance(node, ast.Import):
+        return ast.Import([alias])
+    return ast.ImportFrom(node.module, [alias], node.level)

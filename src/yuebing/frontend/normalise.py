@@ -626,6 +626,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         self.opaque(out, ast.unparse(node))
 
     def stmt_Import(self, node: ast.Import, out: list) -> None:
+        if self.import_into_globals(node, out):
+            return
         names = tuple((a.asname or a.name).split(".")[0] for a in node.names)
         self.locals.update(names)
         self.opaque(out, ast.unparse(node), names)
