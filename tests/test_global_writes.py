@@ -284,6 +284,15 @@ def a_decorator_reading_a_written_global(x):
     return doubled(x)
 
 
+def a_def_binding_a_global(x):
+    global CHOICE
+
+    def CHOICE(v):  # noqa: F811 - the global statement makes this the module's CHOICE
+        return 2.0 * v
+
+    return CHOICE(x)
+
+
 def through_globals(x):
     globals()["SCALE"] = x * 2.0
     return scaled(x)
@@ -299,9 +308,10 @@ def through_the_module(x):
 @pytest.mark.parametrize("f, message", [
     (a_class_reading_a_written_global, "a class defined in a differentiated function reading the global 'SCALE'"),
     (a_decorator_reading_a_written_global, "a decorator reading the global 'CHOICE'"),
+    (a_def_binding_a_global, "a def binding the global 'CHOICE'"),
     (through_globals, r"cannot follow globals\(\)"),
     (through_the_module, "setattr"),
-], ids=["class", "decorator", "globals()", "module attribute"])
+], ids=["class", "decorator", "def", "globals()", "module attribute"])
 def test_writes_and_reads_it_cannot_follow_are_refused(f, message):
     with pytest.raises(Exception, match=message):
         yb.grad(f)(0.7)

@@ -228,6 +228,13 @@ class GlobalLowering:
             self.global_write(name, ir.Var(temp), out)
         return True
 
+    def refuse_global_binding(self, name: str | None, what: str, node: ast.AST) -> None:
+        """A ``def``, ``class`` or ``except ... as`` binding a name declared ``global`` would bind a
+        variable of the generated code, not the module's global: refused, with the rewrite."""
+        if name is not None and name in self.declared_globals:  # type: ignore[attr-defined]
+            raise self.error(f"{what} binding the global {name!r} (declared with a global statement)",  # type: ignore[attr-defined]
+                             f"bind it under another name, then assign it: {name} = that name", node)
+
     def current_globals(self, expr: ast.expr | None, out: list) -> ast.expr | None:
         """``expr`` (source the generated code runs as it is: a ``raise``, an ``assert``, a ``with``
         header, an exception type) reading the written globals' current values: a copy reading

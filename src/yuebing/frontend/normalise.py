@@ -658,6 +658,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         handlers = []
         for h, t in zip(node.handlers, types_):
             self.line = h.lineno
+            self.refuse_global_binding(h.name, "an except clause", h)
             if h.name is not None:
                 self.locals.add(h.name)
             handlers.append(ir.Handler(ast.unparse(t) if t is not None else "", h.name, self.block(h.body), line=h.lineno))
@@ -681,6 +682,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
                     self.globals[n.id] = None
 
     def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
+        self.refuse_global_binding(node.name, "a def", node)
         if self._defaults_through_a_factory(node, node.name, out):
             return
         self._definition_time_globals(node)
@@ -696,6 +698,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         # the class statement runs in the generated module, not the user's: the user's globals it
         # reads (decorators, bases, class attributes, its methods' bodies) are bound as locals
         # first, which the class body and its methods then see as enclosing variables
+        self.refuse_global_binding(node.name, "a class statement", node)
         self._check_class_captures(node, out)  # before the globals join our locals
         self.refuse_written_globals("a class defined in a differentiated function", [node])
         loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
