@@ -25,8 +25,11 @@
   ``AsyncItems`` of the values (and of the exception that ended it, if one did); ``async for``
   over one is a ``for`` over the values, raising that exception at their end.
 
-Async generators that use ``yield``'s value (``asend``) and async comprehensions are not
-rewritten: the fence refuses them. ``asyncio.run``, ``gather``, ``sleep``... have rules (``rules/asyncio_rules.py``).
+* An async comprehension (``[f(v) async for v in it]``) takes every value of ``it`` first
+  (``async_list``: an async generator's values, or ``__anext__``'s until ``StopAsyncIteration``),
+  then runs as a plain comprehension over them.
+
+Async generators that use ``yield``'s value (``asend``) are not rewritten: the fence refuses them. ``asyncio.run``, ``gather``, ``sleep``... have rules (``rules/asyncio_rules.py``).
 """
 from __future__ import annotations
 
@@ -84,7 +87,10 @@ class _AsyncToSync(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
-        return node if node.is_async else self.generic_visit(node)  # left, with its awaits, to the fence
+        node = self.generic_visit(node)
+        if node.is_async:  # every value first (async_list), then a plain comprehension over them
+            node.iter, node.is_async = helper_call("async_list", node.iter), 0
+        return node
 
     def visit_Await(self, node: ast.Await) -> ast.AST:
         return ast.copy_location(_awaited(self.visit(node.value)), node)

@@ -22,7 +22,6 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
 #: async constructs that ``async_functions.py`` does not rewrite
 _ASYNC_GENERATOR = ("async generators that use yield's value (x = yield v, asend)",
                     "return a list of the values from a plain async def, and loop over it with for")
-_ASYNC_COMPREHENSION = ("async comprehensions (async for inside [...])", "write an async for loop that appends to a list")
 
 
 class UnsupportedSyntaxError(TypeError):
@@ -60,29 +59,20 @@ def _walk_own_scope(node: ast.AST):
         stack.extend(ast.iter_child_nodes(child))
 
 
-def _left_by_async_rewrite(node: ast.AST) -> tuple[str, str] | None:
-    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
-            and any(g.is_async for g in node.generators):
-        return _ASYNC_COMPREHENSION
-    return None
-
-
 def fence(node: ast.FunctionDef | ast.Lambda, filename: str, function: str) -> None:
     """Raise ``UnsupportedSyntaxError`` for the first unsupported construct in ``node``."""
     if isinstance(node, ast.AsyncFunctionDef):  # the rewrite leaves these async generators
         raise UnsupportedSyntaxError(*_ASYNC_GENERATOR, filename, node.lineno, function)
     found = []
+    # the yields of nested async generators that are rewritten (async_functions.py) when called
+    rewritten = {id(n) for f in _walk_all(node) if is_async_generator(f) and eager_async_generator(f)
+                 for n in _walk_own_scope(f)}
     for child in _walk_all(node):
-        entry = UNSUPPORTED.get(type(child))
+        entry = UNSUPPORTED.get(type(child)) if id(child) not in rewritten else None
         if is_async_generator(child) and not eager_async_generator(child):  # named before its yields
             entry = _ASYNC_GENERATOR
         if entry is not None:
             found.append((child.lineno, entry))
-    # async code the rewrite leaves: in the function (rewritten already) and in nested async defs
-    # (rewritten when called, but best reported now, against the user's file)
-    for scope in [node, *(n for n in _walk_all(node) if isinstance(n, ast.AsyncFunctionDef))]:
-        found += [(child.lineno, entry) for child in _walk_own_scope(scope)
-                  if (entry := _left_by_async_rewrite(child)) is not None]
     if found:
         line, (what, advice) = min(found, key=lambda item: item[0])
         raise UnsupportedSyntaxError(what, advice, filename, line, function)

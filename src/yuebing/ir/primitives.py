@@ -387,6 +387,20 @@ def items_end(x: AsyncItems) -> None:
         raise x.error
 
 
+def async_list(source: Any) -> list:
+    """The values an async comprehension's ``async for`` walks, all of them first (differentiated as
+    ``rules/asyncio_rules.py`` defines it): an async generator's, or those ``__anext__`` gives."""
+    if isinstance(source, AsyncItems):
+        items_end(source)
+        return list(source.items)
+    iterator, values = type(source).__aiter__(source), []
+    while True:
+        try:
+            values.append(awaited(type(iterator).__anext__(iterator)).value)
+        except StopAsyncIteration:
+            return values
+
+
 def awaited(x: Any) -> Finished:
     """``await x`` under differentiation: ``x`` itself (``.value`` then takes the result), or the
     exception the coroutine raised, raised here as Python raises it at the await."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..ir.primitives import Finished, awaitable, awaited
+from ..ir.primitives import AsyncItems, Finished, async_list, awaitable, awaited, items_end
 from .core import register_frule, register_rrule
 from .second_order import defined_as, selection, zero
 
@@ -56,6 +56,22 @@ def _sleep(delay: Any, result: Any = None) -> Finished:
     return Finished(result)
 
 
+def _async_list(source: Any) -> list:
+    if isinstance(source, AsyncItems):
+        items_end(source)
+        return list(source.items)
+    iterator = type(source).__aiter__(source)
+    values = []
+    more = True
+    while more:
+        try:
+            values.append(awaited(type(iterator).__anext__(iterator)).value)
+        except StopAsyncIteration:
+            more = False
+    return values
+
+
+defined_as(async_list, _async_list)  # an async comprehension's values (frontend/async_functions.py)
 selection(awaited)  # x itself: a selection of its argument (its rules: rules/primitives.py)
 
 for _target, _definition in ((asyncio.run, _run), (asyncio.gather, _gather), (asyncio.create_task, _create_task),
