@@ -170,6 +170,15 @@ def _float_rdata(g: np.ndarray, g_d: np.ndarray, p: Any, p_d: Any) -> tuple | No
     return r, r_d
 
 
+def _deliver(x: Any, fdata: Any, c: Any) -> Any:
+    """Add contribution ``c`` to an array's fdata in place (``NoRData``), or give a float its
+    rdata; what needs summing over broadcast axes goes through ``accumulate``."""
+    if type(fdata) is _ND and type(c) is _ND and c.shape == fdata.shape:
+        fdata += c
+        return NoRData
+    return accumulate(CoDual(x, fdata), c)
+
+
 def _scaled(g: Any, p: Any) -> Any:
     """``g * p`` by the strong-zero rule; a partial of 1 or -1 (sums, differences) costs no product."""
     if type(p) is float:
@@ -217,11 +226,11 @@ def fast_rule(f: Any, args: tuple, kwargs: dict) -> tuple | None:
                     rs.append(summed[0])
                     rsd.append(summed[1])
                     continue
-                rs.append(accumulate(CoDual(x, a[1]), _scaled(g, p)))
+                rs.append(_deliver(x, a[1], _scaled(g, p)))
                 tangent = _scaled(g_d, p)
                 if p_d is not None:
                     tangent = tangent + strong_product(g, p_d)
-                rsd.append(accumulate(CoDual(x, a[3]), tangent))
+                rsd.append(_deliver(x, a[3], tangent))
         return tuple(rs), tuple(rsd)
 
     return out, pullback
