@@ -513,6 +513,10 @@ ASYNC_SHAPES = {
     "async_comprehensions": "def f(it, rows):\n    async def g():\n        a = [t async for t in it if t]\n"
                             "        b = [[u async for u in r] for r in rows]\n        c = [await r for r in rows]\n"
                             "        return a, b, c, (t * 2.0 async for t in it)\n    return g\n",
+    # (and the synchronous shapes 3.12/3.13 lay out differently: nested handlers out of line, the
+    # returned value on its own line)
+    "nested_with_and_with_return": "def f(m, n):\n    with n:\n        with m as c:\n            y = c\n"
+                                   "    with m as c:\n        return c * y\n",
 }
 
 

@@ -585,7 +585,9 @@ class NewOps:
         handler = self.handler_of(i + 1)
         if [x.opname for x in self.ins[handler:handler + 8]] != _WITH_HANDLER:
             raise DecompileError("a with statement")
-        end = 1 + max(n for n in range(i + 1, handler) if handler in self.handler_chain(n))
+        # (the handlers of statements nested in the block are out of line too, before this one)
+        first_handler = next((n for n in range(i + 1, handler) if self.ins[n].opname == "PUSH_EXC_INFO"), handler)
+        end = 1 + max(n for n in range(i + 1, first_handler) if handler in self.handler_chain(n))
         target, j = (None, i + 2) if self.ins[i + 1].opname == "POP_TOP" else self.read_target(i + 1)
         names = [x.opname for x in self.ins[end:end + 7]]
         stack.append(Mark("exit"))
@@ -596,7 +598,8 @@ class NewOps:
             body = self.run(j, end, work, ctx.sub(end, end), [])
             if len(work) != len(stack) + 1:
                 raise DecompileError("a with statement")
-            self.emit(body, ast.Return(self.expr(work[-1])), end + 6)
+            # (on the line of the value: 3.13 fuses two loads or a store and a load on one line)
+            self.emit(body, ast.Return(self.expr(work[-1])), end - 1)
             after = self.after_exit(end + 6, ctx)
         else:
             raise DecompileError("a with statement")
