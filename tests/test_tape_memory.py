@@ -1,8 +1,9 @@
 """What a long scalar loop keeps on the tape (issue 16, item 6): the peak memory a gradient call
 allocates, per loop step, measured with tracemalloc at n = 10^5, for a ``for`` loop over a range
-(a float loop: its residuals are float64 in columns sized to the range), a ``while`` loop (its integer
-counter is plain arithmetic, nothing recorded) and a loop calling a small helper (a float
-formula: inlined into the float loop); and their gradients against central differences."""
+(a float loop: its residuals are float64 in columns sized to the range), a ``while`` loop (a float
+while loop: its integer counter and test are plain code, its residuals float64 appended to a
+growing column) and a loop calling a small helper (a float formula: inlined into the float loop);
+and their gradients against central differences, on the float loops' path and the generic one."""
 from __future__ import annotations
 
 import gc
@@ -30,6 +31,26 @@ def while_loop(x, a, b, n):
     return x
 
 
+def while_float_test(x, a, b, n):
+    """A while loop whose test compares a float the body computes (trip count from the values)."""
+    k = 0
+    while x < b and k < n:
+        x = x * a + b
+        k += 1
+    return x * a
+
+
+def while_read_after(x, a, b, n):
+    """The counter read after the loop, and a value assigned only in the loop."""
+    i = 0
+    y = 0.0
+    while i < n:
+        y = x * b
+        x = x * a - y * 0.5
+        i = i + 1
+    return x + y * 2.0 + i
+
+
 def helper(x, a, b):
     return x * a + b
 
@@ -50,7 +71,7 @@ def array_read_loop(x, a):
 # bytes per step each form may keep; a Python float on a list costs 32 (the pointer and the object)
 BOUNDS = {
     for_loop: 10,  # one float64 per step (x before the update), in a column made before the loop
-    while_loop: 96,  # the generic path: x, a and five markers per step, one float object
+    while_loop: 24,  # a float while loop: one float64 per step, in a column that grows (8 bytes a float)
     call_loop: 10,  # the helper's arithmetic inlined: one float64 per step, as for_loop
 }
 
@@ -70,8 +91,7 @@ def bytes_per_step(gradient, args: tuple, steps: int) -> float:
     return (peak - before) / steps
 
 
-@pytest.mark.parametrize("loop", [pytest.param(f, marks=[pytest.mark.slow] if f is while_loop else []) for f in BOUNDS],
-                         ids=lambda f: f.__name__)  # (the generic path takes seconds under tracemalloc: slow step)
+@pytest.mark.parametrize("loop", list(BOUNDS), ids=lambda f: f.__name__)
 def test_bytes_per_step(loop):
     gradient = yb.value_and_grad(loop, argnums=(0, 1, 2))
     per_step = bytes_per_step(gradient, (0.5, 0.9, 0.1, STEPS), STEPS)
@@ -104,14 +124,39 @@ def central_difference(f, args: tuple, k: int, h: float = 1e-6) -> float:
     return (f(*up) - f(*down)) / (2 * h)
 
 
-@pytest.mark.parametrize("loop", list(BOUNDS), ids=lambda f: f.__name__)
-@pytest.mark.parametrize("n", [0, 1, 7])
+LOOPS = list(BOUNDS) + [while_float_test, while_read_after]
+
+
+@pytest.mark.parametrize("loop", LOOPS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("n", [0, 1, 7, np.int64(3), 2.5])
 def test_loop_gradients_match_finite_differences(loop, n):
+    """Ints take the float loops; an np.int64 or float bound takes the generic path (the range
+    refuses a float bound: not the while loops); both must match central differences."""
     args = (0.5, 0.9, 0.1, n)
+    try:
+        expected = loop(*args)
+    except TypeError:
+        return  # range(2.5): the function itself fails
+    value, gradient = yb.value_and_grad(loop, argnums=(0, 1, 2))(*args)
+    assert value == expected
+    for k in range(3):
+        assert gradient[k] == pytest.approx(central_difference(loop, args, k), rel=1e-6, abs=1e-8)
+
+
+@pytest.mark.parametrize("loop", [while_loop, while_float_test, while_read_after], ids=lambda f: f.__name__)
+def test_while_float_loop_on_numpy_floats_matches_finite_differences(loop):
+    """NumPy float64 inputs take the float while loop too (their arithmetic stays NumPy's)."""
+    args = (np.float64(0.5), np.float64(0.9), np.float64(0.1), 5)
     value, gradient = yb.value_and_grad(loop, argnums=(0, 1, 2))(*args)
     assert value == loop(*args)
     for k in range(3):
         assert gradient[k] == pytest.approx(central_difference(loop, args, k), rel=1e-6, abs=1e-8)
+
+
+def test_while_loops_take_the_float_loop():
+    """The generated forward pass of each while loop has the float loop (not only the generic path)."""
+    for loop in (while_loop, while_float_test, while_read_after):
+        assert "# float loop" in yb.show(loop), loop.__name__
 
 
 def test_array_read_loop_gradient_matches_finite_differences():

@@ -25,6 +25,7 @@ import math
 import operator
 import re
 import types
+from array import array
 
 from typing import Any
 
@@ -289,10 +290,12 @@ class FloatLoop:
 
     @staticmethod
     def plan(loop: ir.ForRange, integers: set, unary: dict, resolve: "callable", fresh: "callable",
-             function_body: list) -> "FloatLoop | None":
-        self = FloatLoop()
+             function_body: list, plain: "callable | None" = None, self: "FloatLoop | None" = None) -> "FloatLoop | None":
+        """``plain(s)``: the source of a statement run as is, recording nothing (a ``while`` loop's
+        integer counter: ``float_while.py``), or None."""
+        self = FloatLoop() if self is None else self
         self.loop, self.fresh = loop, fresh
-        indices = {loop.var}
+        indices = {loop.var} if isinstance(loop, ir.ForRange) else set()
         current: dict[str, str] = {}  # variable -> the local holding its value in this iteration
         self.entry_reads: list[str] = []  # variables read before the body assigns them
         self.arrays: list[str] = []
@@ -302,7 +305,7 @@ class FloatLoop:
         self.copies: list[tuple[str, str]] = []
         self.indices = indices  # the loop variable and the indices made from it (recomputed in reverse)
         self.outer_integers: list[str] = []  # integers from before the loop that build indices
-        made_here = {loop.var}
+        made_here = set(indices)
 
         def index_source(name: str) -> None:
             if name not in made_here and name not in self.outer_integers:
@@ -322,7 +325,7 @@ class FloatLoop:
         step_locals: set[str] = set()  # the locals holding values computed in the body
         self.ndim: dict[str, int] = {}  # array -> the number of indices it is read or written with
         self.written: list[str] = []
-        arity = {loop.var: 1}
+        arity = {v: 1 for v in indices}
 
         def index_atom(a: ir.Atom) -> bool:
             return isinstance(a, ir.Var) and (a.name in indices or a.name in integers) \
@@ -337,6 +340,10 @@ class FloatLoop:
             return True
 
         for s in loop.body:
+            text = plain(s) if plain is not None else None
+            if text is not None:
+                self.steps.append(("plain", None, text))
+                continue
             if isinstance(s, ir.Copy) and isinstance(s.source, ir.Var) and s.source.name in indices \
                     and s.target in integers:
                 indices.add(s.target)
@@ -402,13 +409,13 @@ class FloatLoop:
             else:
                 return None
             current[s.target] = local
-        assigned = {v for v, loc in current.items() if loc != v}
+        assigned = self.assigned = {v for v, loc in current.items() if loc != v}
         arrays = set(self.arrays) | set(self.written)
         if not self.steps or arrays & assigned or arrays & set(current) or set(self.arrays) & set(self.written):
             return None  # arrays must stay the same objects, and not be read where they are written
         self.carried = [v for v in self.entry_reads if v in assigned]
         self.invariant = [v for v in self.entry_reads if v not in assigned]
-        read_after = names_read(function_body, {id(s) for s in loop.body})
+        read_after = names_read(function_body, {id(s) for s in loop.body + getattr(loop, "test_body", [])})
         self.final = {v: current[v] for v in assigned if not _TEMP.fullmatch(v) or v in read_after}
         self.final.update({v: current[v] for v in self.carried})
         if len(set(self.final.values())) != len(self.final):
@@ -514,7 +521,17 @@ class FloatLoop:
             lines.append(f"for {position}, {self.loop.var} in enumerate({loop_range}):")
         else:
             lines.append(f"for {self.loop.var} in {loop_range}:")
-        body = [f"{target} = {source}" for target, source in self.copies]
+        body = [f"{target} = {source}" for target, source in self.copies] + self._step_lines(primal, logs)
+        if columns:
+            body.append("; ".join(f"{column}[{position}] = {r}" for r, column in columns.items()))
+        body += [f"{v} = {loc}" for v, loc in self.final.items()]
+        lines += ["    " + b for b in body]
+        lines += [f"{fd(v)} = _NF" for v in self.final]
+        return lines
+
+    def _step_lines(self, primal: "callable", logs: dict) -> list[str]:
+        """One iteration's computation, as plain Python lines."""
+        body: list[str] = []
         for kind, local, payload in self.steps:
             if kind == "read":
                 body.append(f"{local} = {payload[0]}[{payload[1]}]")
@@ -525,16 +542,13 @@ class FloatLoop:
             elif kind == "op":
                 f, ops = payload
                 body.append(f"{local} = {_expression(f, ops)}")
+            elif kind == "plain":
+                body.append(payload)
             else:
                 name, func, x = payload
                 atom = self.unary_guards[name][0]
                 body.append(f"{local} = {primal(atom)}({x})")
-        if columns:
-            body.append("; ".join(f"{column}[{position}] = {r}" for r, column in columns.items()))
-        body += [f"{v} = {loc}" for v, loc in self.final.items()]
-        lines += ["    " + b for b in body]
-        lines += [f"{fd(v)} = _NF" for v in self.final]
-        return lines
+        return body
 
     # ------------------------------------------------------------------ reverse
 
@@ -671,7 +685,12 @@ def _cells(array: Any) -> Any:
     return view if view.format == "d" and not view.readonly else array
 
 
-NAMESPACE = {"_float64s": _float64s, "_cells": _cells}
+def _array_d() -> array:
+    """An empty growable column of float64 (8 bytes a float): a ``while`` loop's (``float_while.py``)."""
+    return array("d")
+
+
+NAMESPACE = {"_float64s": _float64s, "_cells": _cells, "_array_d": _array_d}
 
 
 # a generator, coroutine or *args/**kwargs function is never inlined

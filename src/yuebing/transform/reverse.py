@@ -34,6 +34,7 @@ from .try_statements import TryStatements, has_reverse_work as _has_reverse_work
 from .direct_calls import DirectCalls
 from .array_blocks import ArrayBlock, find_array_blocks
 from .float_blocks import LONG_BLOCK, FloatBlock, FloatLoop, find_blocks
+from .float_while import FloatWhileLoop
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
@@ -479,6 +480,15 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
 
     def fwd_While(self, s: ir.While, out: list, indent: int) -> None:
         record = _has_reverse_work(s.body) or _has_reverse_work(s.test_body)
+        plan = FloatWhileLoop.plan_while(s, self.integers, templates._UNARY, self._resolve, self.fresh, self.fn.body,
+                                         self._plain_integer) if self.float_blocks and record else None
+        if plan is not None:  # float_while.py
+            s.float_loop = plan  # type: ignore[attr-defined]
+            self.emit(out, indent, f"if {plan.guard(self.const, self.primal, self.fd)}:  # float loop: line {s.line}", s.line)
+            for text in plan.forward(self.fresh("range"), self.primal, self.fd):
+                self.emit(out, indent + 1, text, s.line)
+            self.emit(out, indent, "else:", s.line)
+            indent += 1
         trips = self.fresh("trips")
         s.trips = trips  # type: ignore[attr-defined]
         if record:
@@ -491,6 +501,16 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
         if record:
             self.emit(out, indent + 1, f"{trips} += 1", s.line)
             self.emit(out, indent, f"_push({trips})", s.line)
+
+    def _plain_integer(self, s: Any) -> str | None:
+        """The source of integer arithmetic or an integer copy (``i += 1``), as ``fwd_Call`` and
+        ``fwd_Copy`` emit it, or None."""
+        if isinstance(s, ir.Call) and self._integer_call(s):
+            a, b = (self.primal(x) for x in s.args)
+            return f"{s.target} = {a} {_INT_OPS[s.func.value]} {b}"
+        if isinstance(s, ir.Copy) and s.target in self.integers and s.target not in self.fn.cell_backed:
+            return f"{s.target} = {self.primal(s.source)}"
+        return None
 
     def _resolve(self, atom: ir.Atom) -> Any:
         """The value of a function atom known at generation (a constant, or a global path)."""
@@ -680,7 +700,16 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
         if not (_has_reverse_work(s.body) or _has_reverse_work(s.test_body)):
             return
         trips = self.fresh("trips")
-        self.emit(out, indent, f"{trips} = _pop()  # undo the loop at line {s.line}", s.line)
+        plan = getattr(s, "float_loop", None)
+        if plan is not None:
+            self.emit(out, indent, f"{trips} = _pop()  # undo the loop at line {s.line}", s.line)
+            self.emit(out, indent, f"if {trips} is _FASTLOOP:", s.line)
+            for text in plan.reverse(self.rd):
+                self.emit(out, indent + 1, text, s.line)
+            self.emit(out, indent, "else:", s.line)
+            indent += 1
+        else:
+            self.emit(out, indent, f"{trips} = _pop()  # undo the loop at line {s.line}", s.line)
         if _has_reverse_work(s.test_body):
             self.reverse(s.test_body, out, indent)
         self.emit(out, indent, f"for _ in range({trips}):", s.line)
