@@ -458,6 +458,13 @@ def f(x):
         s = -s
     return s
 """,
+    "conditional_expression_in_a_first_branch": """\
+def f(x):
+    y = np.sin(x)
+    b = (y * y if y < -1.0 else y * 3.0) if x < 1.0 else x
+    c = x if x > 2.0 else (y if y > 0.0 else -y)
+    return b * c
+""",
     "match_mapping_rest": """\
 def f(x):
     total = 0.0
@@ -502,7 +509,7 @@ def test_new_construct_compiles_back_and_differentiates_as_its_source(name, tmp_
 
 #: asynchronous code: ``await``, ``async with`` and ``async for`` are their synchronous shapes with
 #: the awaits' ``SEND`` loops in between; a ``yield`` in ``async def`` wraps its value
-ASYNC_SHAPES = {
+SHAPES_COMPILING_BACK = {
     "await": "def f(x):\n    async def g(v):\n        a = await h(v)\n        return a * await h(a + 1.0)\n    return g\n",
     "async_with": "def f(m, x):\n    async def g():\n        async with m as c:\n            y = c * x\n"
                   "        async with m:\n            y = y + 1.0\n        return y\n    return g\n",
@@ -520,9 +527,9 @@ ASYNC_SHAPES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(ASYNC_SHAPES))
-def test_asynchronous_shapes_compile_back(name):
-    f = _exec_function(ASYNC_SHAPES[name], filename=f"<{name}>")
+@pytest.mark.parametrize("name", sorted(SHAPES_COMPILING_BACK))
+def test_asynchronous_and_other_shapes_compile_back(name):
+    f = _exec_function(SHAPES_COMPILING_BACK[name], filename=f"<{name}>")
     assert bytecode.compiles_back(bytecode.recover(f), f.__code__)
 
 

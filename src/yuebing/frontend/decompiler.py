@@ -311,7 +311,7 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStar
             else_end = join if join <= ctx.end else ctx.end
             if join > ctx.end and join != ctx.follow:
                 raise DecompileError("a jump out of its block")
-            ternary = self.ternary(cond, (true_label, last_i), (false_label, else_end), stack, ctx)
+            ternary = self.ternary(cond, (true_label, last_i), (false_label, else_end), stack, ctx, join)
             if ternary is not None:
                 stack.append(ternary)
                 return else_end
@@ -327,17 +327,18 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStar
         locals()[f"op_{_name}"] = conditional
     del _name
 
-    def ternary(self, cond, body, orelse, stack, ctx) -> ast.expr | None:
-        try:
-            a = self.expression_region(*body, stack, ctx)
+    def ternary(self, cond, body, orelse, stack, ctx, join: int) -> ast.expr | None:
+        try:  # (a conditional expression nested in the first branch may jump to the join itself)
+            a = self.expression_region(*body, stack, ctx, follow=join)
             b = self.expression_region(*orelse, stack, ctx)
         except DecompileError:
             return None
         return ast.IfExp(cond, a, b)
 
-    def expression_region(self, start: int, end: int, stack: list, ctx: Ctx) -> ast.expr:
+    def expression_region(self, start: int, end: int, stack: list, ctx: Ctx, follow: int | None = None) -> ast.expr:
         work = list(stack)
-        if self.run(start, end, work, ctx.sub(end, end), []) or len(work) != len(stack) + 1:
+        inner = ctx.sub(end, end if follow is None else follow)
+        if self.run(start, end, work, inner, []) or len(work) != len(stack) + 1:
             raise DecompileError("an expression")
         return self.expr(work[-1])
 
