@@ -454,3 +454,37 @@ def test_an_exception_no_handler_matches_leaves_the_arguments_restored():
         with pytest.raises(RuntimeError, match="half done"):
             run(buffer)
         np.testing.assert_array_equal(buffer, [0.25, 0.5])
+
+
+def _branch_without_work_then_raises(x, flag):
+    y = x * 2.0
+    label = "none"
+    try:
+        for k in range(2):
+            if flag > k:
+                pass  # a branch with nothing in it (scipy's array_namespace has one)
+            else:
+                y = y * x
+                label = "scaled"
+                raise ValueError(label)
+    except ValueError:
+        pass
+    return y * x + 0.0 * len(label)
+
+
+@pytest.mark.parametrize("flag", [1, -1])
+def test_an_if_left_by_an_exception_with_an_empty_branch_to_undo(flag):
+    """The tracked variant's reverse code gave such a branch an empty block (it did not compile:
+    scipy's array_namespace, reached inside a try, had one)."""
+    f = lambda x: _branch_without_work_then_raises(x, flag)  # noqa: E731
+
+    def wrapped(x):
+        try:
+            return f(x)
+        finally:
+            pass
+
+    h = 1e-6
+    expected = (f(0.7 + h) - f(0.7 - h)) / (2 * h)
+    assert yb.grad(wrapped)(0.7) == pytest.approx(expected, rel=1e-6)
+    assert yb.hvp(wrapped, (0.7,), (1.0,))[1][0] == pytest.approx(expected, rel=1e-6)

@@ -411,9 +411,11 @@ class TryStatements:
                 self.emit(out, indent, f"elif {done} >= {first}:  # left inside the branch at line {stmt.line}", stmt.line)
                 middle = level.first_of[id(stmt.orelse[0])] if stmt.orelse else last + 1
                 self.emit(out, indent + 1, f"if {done} < {middle}:", stmt.line)
+                self.emit(out, indent + 2, "pass", stmt.line)  # (a branch may hold nothing to undo)
                 self._reverse_level(stmt.body, level, out, indent + 2)
                 if stmt.orelse:
                     self.emit(out, indent + 1, "else:", stmt.line)
+                    self.emit(out, indent + 2, "pass", stmt.line)
                     self._reverse_level(stmt.orelse, level, out, indent + 2)
             elif _compound(stmt):
                 self.emit(out, indent, f"elif {done} == {first}:  # left inside line {stmt.line}", stmt.line)
