@@ -63,3 +63,11 @@ def test_a_spline_of_the_knots_themselves():
         return np.sum(CubicSpline(knots, np.sin(knots))(POINTS[:4]))
 
     check_all_modes(f, 0.1)
+
+
+def test_interp1d_linear_in_every_mode():
+    """interp1d asks numpy.ma whether its data are masked: the question has no derivative."""
+    from scipy.interpolate import interp1d
+
+    check_all_modes(lambda y: np.sum(interp1d(KNOTS, y)(POINTS[:4]) ** 2), np.array([0.3, -0.2, 0.9, 0.4, 0.1]))
+    check_all_modes(lambda t: np.sum(interp1d(KNOTS, np.cos(KNOTS))(t) * t), POINTS[:4].copy())

@@ -68,6 +68,10 @@ nondifferentiable_methods(tuple, "index", "count")
 nondifferentiable_methods(str, *(name for name in dir(str) if not name.startswith("_")))
 nondifferentiable_methods(bytes, *(name for name in dir(bytes) if not name.startswith("_")))
 nondifferentiable_methods(np.ndarray, "argmax", "argmin", "argsort", "nonzero", "any", "all", "round")
+# numpy.ma's questions about an array (library code asks them of plain arrays: interp1d): their
+# answers carry no derivative, and a masked array itself is refused wherever it arrives
+nondifferentiable(np.ma.isMaskedArray, np.ma.isMA, np.ma.isarray, np.ma.is_masked, np.ma.is_mask, np.ma.getmask,
+                  np.ma.getmaskarray)
 
 CASES = [
     Case(len, [1.0, 2.0]),
