@@ -207,6 +207,7 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStar
         starts: list = [None]
         work, j, best = list(stack), i + 1, None
         while True:
+            nodes = self.unified_exits(nodes)
             true_label = self.fallthrough(j)
             false_label = self.false_exit(nodes, starts, true_label)
             residual = isinstance(nodes[-1][0], ast.Compare) and work and work[-1] is nodes[-1][0].comparators[-1]
@@ -226,6 +227,14 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStar
         nodes, starts = nodes[:n], starts[:n]
         expression = self.build(nodes, starts, 0, n, true_label, false_label, true_label)
         return expression, true_label, false_label, work
+
+    def unified_exits(self, nodes: list) -> list:
+        """Targets meaning the same place as one: a chained comparison's clean-up resolved to a
+        loop's head, and the jump back to that head that the other tests go to."""
+        targets = {target for _, _, target in nodes}
+        same = {self.targets[u]: u for u in targets if self.ins[u].opname in ("JUMP_FORWARD", "JUMP_BACKWARD")
+                and self.targets[u] in targets}
+        return [(test, when_true, same.get(target, target)) for test, when_true, target in nodes]
 
     def cond_node(self, value: Any, i: int) -> tuple:
         """(test, jumps when the test is true, resolved target)."""
