@@ -16,7 +16,6 @@ CONSTRUCTS = {name: f for name, f in vars(constructs).items() if name.startswith
 
 #: construct -> (modes refused, text the error must contain)
 REFUSED = {
-    "c_generator_send": ("all", "generator functions that use yield's value"),
 }
 
 X, H = 0.7, 1e-6

@@ -9,9 +9,12 @@ import yuebing as yb
 from yuebing.frontend.fence import UnsupportedSyntaxError
 
 
-def uses_generator(x):
-    sent = yield x  # the generator protocol (yield's value): refused; plain yields become lists
-    yield sent
+def yields_in_try(x):
+    try:  # a generator made a state machine (frontend/generators.py) may not yield in a try
+        sent = yield x
+        yield sent
+    finally:
+        pass
 
 
 def writes_enclosing_variable(x):
@@ -23,14 +26,14 @@ def writes_enclosing_variable(x):
     return inner(x)
 
 
-def uses_yield_from(x):
-    result = yield from [x]
+def yields_in_an_expression(x):
+    result = 2.0 * (yield x)
     yield result
 
 
 CASES = [
-    (uses_generator, "generator functions that use yield's value", "sent = yield x"),
-    (uses_yield_from, "generator functions that use yield's value", "result = yield from [x]"),
+    (yields_in_try, "a yield inside a try or with statement", "try:"),
+    (yields_in_an_expression, "a yield inside a larger expression", "result = 2.0 * (yield x)"),
 ]
 
 

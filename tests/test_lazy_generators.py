@@ -8,6 +8,7 @@ import pytest
 
 import yuebing as yb
 from yuebing.frontend import desugar
+from yuebing.ir import generators
 from yuebing.rules import iteration
 
 X, H = 0.7, 1e-6
@@ -29,6 +30,7 @@ def _all_modes(f, x=X):
 def small_limit(monkeypatch):
     monkeypatch.setattr(desugar, "EAGER_ITEMS_LIMIT", 50)
     monkeypatch.setattr(iteration, "EAGER_ITEMS_LIMIT", 50)
+    monkeypatch.setattr(generators, "EAGER_ITEMS_LIMIT", 50)
 
 
 class _Counting:
@@ -75,5 +77,207 @@ def test_an_endless_generator_drained_stops_with_an_error_naming_it(small_limit)
                 k += 1
         return sum(endless())
     with pytest.raises(RuntimeError, match=r"(?s)endless\(\) after 50 items.*test_lazy_generators.py.*"
-                                           r"yield x \* k.*What to do"):
+                                           r"def endless.*What to do"):
+        yb.grad(f)(X)
+
+
+# --------------------------------------------------------------------------------------------
+# lazy generators (frontend/generators.py): state machines the engine differentiates
+# --------------------------------------------------------------------------------------------
+
+
+def _send(x):
+    def g():
+        v = yield x
+        w = yield v * 2.0
+        yield w * v
+    it = g()
+    a = next(it)
+    b = it.send(x * x)
+    return a * b + it.send(3.0 * x)
+
+
+def _suspended(x):
+    produced = []
+
+    def g():
+        for k in range(5):
+            produced.append(k)
+            yield x ** (k + 1)
+    it = g()
+    first = next(it)
+    return first * len(produced) + next(it)  # Python made two items only: len(produced) == 1, then 2
+
+
+def _endless_next(x):
+    def g():
+        k = 0
+        while True:
+            yield x * k
+            k += 1
+    it = g()
+    next(it)
+    return next(it) * next(it)
+
+
+def _endless_break(x):
+    def g():
+        k = 1.0
+        while True:
+            yield x * k
+            k = k * 1.5
+    total = 0.0
+    for v in g():
+        total += v * v
+        if total > 20.0:
+            break
+    return total
+
+
+def _endless_comprehension_zip(x):
+    def g():
+        k = 0
+        while True:
+            yield x + k
+            k += 1
+    return sum(a * b for a, b in zip([1.0, 2.0, 3.0], g()))
+
+
+def _yield_from_value(x):
+    def sub(a):
+        yield a
+        yield 2.0 * a
+        return a * a
+
+    def g():
+        r = yield from sub(x)
+        yield r * 3.0
+        s = yield from [x, x * x]
+        yield s
+    return sum(v * v for v in g() if v is not None)
+
+
+class _Walker:
+    def __init__(self, rate):
+        self.rate = rate
+
+    def steps(self, x):
+        while True:
+            x = x * self.rate
+            yield x
+
+
+def _class_method(x):
+    it = _Walker(1.1).steps(x)
+    return next(it) + next(it) ** 2
+
+
+def _captures(x):
+    scale = x * 2.0
+    offsets = [0.5, 1.5]
+
+    def g():
+        i = 0
+        while i < 10:
+            yield scale * offsets[i % 2] + x * i
+            i += 1
+    it = g()
+    return next(it) * next(it) + next(it)
+
+
+def _islice_endless(x):
+    import itertools
+
+    def g():
+        k = 0
+        while True:
+            yield x ** k
+            k += 1
+    return sum(itertools.islice(g(), 1, 6, 2))
+
+
+def _returns_early(x):
+    def g(limit):
+        k = 0
+        while True:
+            if k > limit:
+                return
+            yield x * k
+            k += 1
+    return sum(g(4)) + max(g(2))
+
+
+def _if_and_for_with_yields(x):
+    def g(n):
+        for i in range(n):
+            if i % 2:
+                yield x * i
+            else:
+                continue
+        else:
+            yield -x
+        while n > 0:
+            n -= 1
+            if n == 1:
+                break
+            yield x * n
+    return sum(v * v for v in g(5))
+
+
+LAZY = [_send, _suspended, _endless_next, _endless_break, _endless_comprehension_zip, _yield_from_value,
+        _class_method, _captures, _islice_endless, _returns_early, _if_and_for_with_yields]
+
+
+@pytest.mark.parametrize("f", LAZY, ids=lambda f: f.__name__.lstrip("_"))
+def test_lazy_generator_in_every_mode(f):
+    _all_modes(f)
+
+
+def _writes_its_argument(x, a):
+    def g():
+        while True:
+            a[0] = a[0] * x
+            yield a[0] + a[1]
+    it = g()
+    return next(it) * next(it)
+
+
+def test_a_lazy_generator_writing_an_argument_leaves_it_restored():
+    a = np.array([1.5, -0.5])
+    expected = (_writes_its_argument(X + H, a.copy()) - _writes_its_argument(X - H, a.copy())) / (2 * H)
+    np.testing.assert_allclose(yb.grad(_writes_its_argument)(X, a), expected, rtol=1e-5)
+    np.testing.assert_array_equal(a, [1.5, -0.5])
+    np.testing.assert_allclose(yb.jvp(_writes_its_argument, (X, a), (1.0, np.zeros(2)))[1], expected, rtol=1e-5)
+    np.testing.assert_array_equal(a, [1.5, -0.5])
+    np.testing.assert_allclose(yb.hvp(lambda x: _writes_its_argument(x, a), (X,), (1.0,))[1][0], expected, rtol=1e-5)
+    np.testing.assert_array_equal(a, [1.5, -0.5])
+
+
+def test_a_float_returned_through_stop_iteration_is_refused():
+    def f(x):
+        def g():
+            v = yield x
+            return v * x
+        it = g()
+        next(it)
+        try:
+            it.send(x)
+        except StopIteration as stop:
+            return stop.value
+        return 0.0
+    with pytest.raises(TypeError, match=r"returns when it reaches the caller through StopIteration.value"):
+        yb.grad(f)(X)
+
+
+def test_yield_in_try_of_a_lazy_generator_is_refused_by_name():
+    def f(x):
+        def g():
+            try:
+                v = yield x
+            finally:
+                pass
+            yield v
+        it = g()
+        return next(it)
+    with pytest.raises(Exception, match=r"(?s)a yield inside a try or with statement.*test_lazy_generators.py"):
         yb.grad(f)(X)

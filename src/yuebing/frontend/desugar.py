@@ -6,10 +6,11 @@ constructs (``syntax_rewrites.py``).
 Generator functions become list builders: each ``yield v`` statement appends ``v`` to a list,
 ``yield from it`` extends it, and the function returns the list. Under differentiation a generator
 is therefore evaluated eagerly, as comprehensions are; the values its consumer sees (``sum``,
-``for``, ``list``, ``zip``) are the same, in the same order. A generator whose ``yield`` is used as
-a value (``x = yield v``, ``send``) or that returns a value keeps its refusal in the fence. An
-infinite generator cannot be evaluated eagerly: a yield inside a ``while`` loop checks the list's
-length and stops the generator with an error past ``EAGER_ITEMS_LIMIT`` items, rather than hang.
+``for``, ``list``, ``zip``) are the same, in the same order. A generator a list cannot stand for
+(it uses ``yield``'s value, returns a value, yields inside a ``while`` loop, or may be left
+suspended by ``next``) is made a state machine first (``generators.py``), and runs lazily. A yield
+inside a ``while`` loop of a list builder (none is left by now) checks the list's length and stops
+the generator with an error past ``EAGER_ITEMS_LIMIT`` items, rather than hang.
 
 The rewrite works on a copy: the parsed tree is shared with other functions of the file.
 """
@@ -20,6 +21,7 @@ import copy
 import linecache
 
 from ..ir.primitives import EAGER_ITEMS_LIMIT
+from .generators import state_machines
 from .syntax_rewrites import rewrite_syntax
 
 _YIELDED = "_yb_yielded"  # the list a rewritten generator builds (not a name users write)
@@ -31,6 +33,7 @@ def desugar(node: ast.FunctionDef | ast.Lambda, filename: str = "<unknown>") -> 
     is exact; ``node`` itself when there is nothing to rewrite. ``filename``: the user's file,
     named by the error of a generator that does not end."""
     node = rewrite_syntax(node)  # match, except*, async (syntax_rewrites.py)
+    node = state_machines(node, filename)  # generators a list cannot stand for (generators.py)
     if not any(_is_eager_generator(f) for f in _functions(node)):
         return node
     node = copy.deepcopy(node)

@@ -12,10 +12,10 @@ import linecache
 from .async_functions import eager_async_generator, is_async_generator
 
 UNSUPPORTED: dict[type, tuple[str, str]] = {
-    # generators whose yields are statements are rewritten to build lists (desugar.py): these are
-    # the others (a yield used as a value, send(), a generator returning a value)
-    ast.Yield: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
-    ast.YieldFrom: ("generator functions that use yield's value or return a value", "return a list instead of yielding"),
+    # generator functions become lists (desugar.py) or state machines (generators.py): a yield
+    # left is one no function of ours holds
+    ast.Yield: ("a yield outside a generator function yuebing rewrites (in a lambda)", "write a generator function with def"),
+    ast.YieldFrom: ("a yield outside a generator function yuebing rewrites (in a lambda)", "write a generator function with def"),
 }
 
 

@@ -13,6 +13,7 @@ import ast
 import operator
 from typing import Any
 
+from ..ir import generators as G
 from ..ir import nodes as ir
 from ..ir import primitives as P
 
@@ -167,7 +168,7 @@ class LoopLowering:
             self._live_loop(ir.Const(0), within, pairs, element, make_body, out, loop, line)
             return
         if kind == "reversed" and len(call.args) == 1:
-            it, seq = self._sequence(call.args[0], out)
+            it, seq = self._sequence(call.args[0], out, lazy=False)
             n = self.call(out, ir.Global("len"), [seq])
             self.globals["len"] = None
             last = self.call(out, ir.Const(operator.sub), [n, ir.Const(1)])
@@ -205,11 +206,20 @@ class LoopLowering:
             self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
         self._live_loop(ir.Const(0), "{k} < len(%s)" % seq, [(it, seq)], element, make_body, out, loop, line)
 
-    def _sequence(self, iterable: ast.expr, out: list) -> tuple[ir.Atom, ir.Var]:
+    def _sequence(self, iterable: ast.expr, out: list, lazy: bool = True) -> tuple[ir.Atom, ir.Var]:
         """The iterated object and the indexable sequence the loop walks (the object itself
-        for lists, tuples and arrays; a list of its keys for a dict or set)."""
+        for lists, tuples and arrays; a list of its keys for a dict or set). A lazy generator
+        (``ir/generators.py``) is walked as a ``LazySequence`` whose items ``_live_loop``
+        fetches one at a time, as the loop reaches them (``lazy``; not for ``reversed``)."""
         it = self._held(self.expr(iterable, out), out)
-        return it, self.call(out, ir.Const(P.as_sequence), [it])
+        if not lazy:
+            return it, self.call(out, ir.Const(P.as_sequence), [it])
+        flag = self.call(out, ir.Const(G.is_lazy), [it])
+        seq = self.tmp("seq")
+        out.append(ir.If(flag, [ir.Call(seq, ir.Const(G.LazySequence), [it], line=self.line)],
+                         [ir.Call(seq, ir.Const(P.as_sequence), [it], line=self.line)], line=self.line))
+        self.__dict__.setdefault("lazy_flags", {})[seq] = flag
+        return it, ir.Var(seq)
 
     def _held(self, value: ir.Atom, out: list) -> ir.Var:
         """``value`` in a temporary of its own: a loop keeps the object it iterates even when
@@ -242,15 +252,30 @@ class LoopLowering:
         lengths; ``iterated`` pairs each iterated object with the sequence walked, to raise
         Python's error when a dict or set walked over a snapshot changes size."""
         k = self.tmp("k")
+        fetch = self._fetch(k, [seq for _, seq in iterated], out, line)
         # (a user class's iterator, walked as a list too, is not a snapshot: it may have no len)
         checks = [f"if {seq} is not {it} and type({it}).__module__ == 'builtins' and len({it}) != len({seq}): "
                   f"raise RuntimeError(('Set' if isinstance("
                   f"{it}, (set, frozenset)) else 'dictionary') + ' changed size during iteration')"
                   for it, seq in iterated]
-        self._while_index(k, start, ir.Const(step), within.format(k=k), checks, element, make_body, out, loop, line)
+        self._while_index(k, start, ir.Const(step), within.format(k=k), checks, element, make_body, out, loop, line,
+                          fetch)
+
+    def _fetch(self, k: str, seqs: list, out: list, line: int) -> list:
+        """``[flag, call]``: before each test of a loop over lazy sequences, fetch item ``k``
+        (``fetch_items``, differentiated) when ``flag``: one of them is lazy at run time."""
+        flags = [self.__dict__.get("lazy_flags", {}).get(seq.name) for seq in seqs if isinstance(seq, ir.Var)]
+        flags = [f for f in flags if f is not None]
+        if not flags:
+            return []
+        flag = flags[0]
+        if len(flags) > 1:
+            flag = ir.Var(self.tmp("lazy"))
+            out.append(ir.Opaque(f"{flag.name} = " + " or ".join(str(f) for f in flags), line=line, defines=(flag.name,)))
+        return [flag, ir.Call(None, ir.Const(G.fetch_items), [ir.Var(k), *seqs], line=line)]
 
     def _while_index(self, k: str, start, step, within: str, checks: list, element, make_body, out: list,
-                     loop: Any, line: int) -> None:
+                     loop: Any, line: int, fetch: list = ()) -> None:
         """``k = start; while within (and the loop was not left): body; k += step``, with
         ``checks`` (plain statements) run before each test, as Python's iterator runs them in
         each ``next``."""
@@ -260,6 +285,12 @@ class LoopLowering:
         stopped = ""
         if loop is not None:
             stopped = f"{loop.stop} or _returned" if self.uses_return_flag else loop.stop
+        if fetch:  # (not once the loop was left: Python's loop does not advance its iterator then)
+            flag, call = fetch
+            if stopped:
+                flag = ir.Var(self.tmp("fetch"))
+                test_body.append(ir.Opaque(f"{flag.name} = {fetch[0]} and not ({stopped})", line=line, defines=(flag.name,)))
+            test_body.append(ir.If(flag, [call], [], line=line))
         for check in checks:
             test_body.append(ir.Opaque(f"if not ({stopped}):\n    {check}" if stopped else check, line=line))
         test = f"({within}) and not ({stopped})" if stopped else within

@@ -18,8 +18,10 @@ import functools
 import itertools
 import linecache
 import math
+import types
 from typing import Any, Callable
 
+from ..ir.generators import Generator, drain, endless, is_lazy
 from ..ir.primitives import EAGER_ITEMS_LIMIT, python_iterable
 from .cases import Case, randn
 from .declare import nondifferentiable
@@ -45,6 +47,8 @@ def iterate_to_list(iterable: Any) -> list:
     """``list(iterable)`` for a user class's iterator protocol, written out so that its
     ``__iter__`` and ``__next__`` are differentiated as user code (an ``iter(...)`` of a sequence
     inside them is a list under differentiation: rules/iteration.py)."""
+    if type(iterable) is Generator:  # a generator made lazy (frontend/generators.py)
+        return drain(iterable)
     iterator = type(iterable).__iter__(iterable)
     if type(iterator) is list:
         return iterator
@@ -172,7 +176,27 @@ def _starmap(function: Callable, iterable: Any) -> list:
 
 
 def _islice(iterable: Any, *bounds: Any) -> list:
-    return list(iterable)[slice(*bounds)]
+    if type(iterable) is not Generator:
+        return list(iterable)[slice(*bounds)]
+    return _islice_lazy(iterable, slice(*bounds))
+
+
+def _islice_lazy(generator: Generator, bounds: slice) -> list:
+    """``islice`` of a lazy generator: it is stepped only as far as the slice's stop (an endless
+    one can be sliced), as ``itertools.islice`` does."""
+    start, stop, step = bounds.start or 0, bounds.stop, bounds.step or 1
+    items = []
+    i = 0
+    while stop is None or i < stop:
+        more, value = generator.step(None)
+        if not more:
+            break
+        if i >= start and (i - start) % step == 0:
+            items.append(value)
+        i += 1
+        if i > EAGER_ITEMS_LIMIT and stop is None:
+            raise RuntimeError(endless(generator))
+    return items
 
 
 def _zip_longest(*iterables: Any, fillvalue: Any = None) -> list:
@@ -189,8 +213,22 @@ def _iter(iterable: Any) -> list:
     return list(iterable)
 
 
+def _has_python_next(iterator: Any) -> bool:
+    return isinstance(getattr(type(iterator), "__next__", None), types.FunctionType)
+
+
+nondifferentiable(_has_python_next, python_iterable, is_lazy)
+
+
 def _next(iterator: Any, *default: Any) -> Any:
     if type(iterator) is not list:
+        if _has_python_next(iterator):  # a user iterator, or a generator made lazy (ir/generators.py)
+            if not default:
+                return type(iterator).__next__(iterator)
+            try:
+                return type(iterator).__next__(iterator)
+            except StopIteration:
+                return default[0]
         raise TypeError(f"next(): yuebing iterates sequences under differentiation, not {type(iterator).__name__} "
                         "objects; build the iterator from a list, tuple, array or range")
     if iterator:

@@ -242,7 +242,11 @@ def _is_machinery(filename: str) -> bool:
     if not path.startswith(_PACKAGE_DIR + os.sep):
         return False
     relative = path[len(_PACKAGE_DIR) + 1:]
-    return relative.startswith(_MACHINERY) and relative != os.path.join("testing", "targets.py")
+    return relative.startswith(_MACHINERY) and relative not in _DIFFERENTIATED
+
+
+# ordinary code in machinery folders: lazy generators' runtime (differentiated like user code)
+_DIFFERENTIATED = (os.path.join("testing", "targets.py"), os.path.join("ir", "generators.py"))
 
 
 def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode") -> None:

@@ -1,0 +1,145 @@
+"""What a lazy generator is under differentiation: ordinary Python objects, whose methods the
+transforms differentiate like user code (``frontend/generators.py`` makes the state machines).
+
+A generator function that cannot be evaluated eagerly into a list (it uses ``yield``'s value,
+returns a value, yields inside a ``while`` loop, or is consumed by ``next``/``send``) is rewritten
+into a function that returns a ``Generator``: its local variables are attributes of a ``Frame``,
+and ``resume(sent)``, a nested function of the rewritten one, runs it from the frame's ``state``
+to its next ``yield`` and returns ``(True, value)``, or ``(False, value)`` when it returns. The
+engine already differentiates attribute reads and writes (undone on the reverse pass) and calls of
+Python functions, in every mode, so nothing here is new derivative machinery.
+
+``step(sent)`` is the protocol without exceptions (``yield from``, loops, ``next`` with a
+default use it); ``__next__``/``send`` raise ``StopIteration`` as Python's do. A ``for`` loop over
+a ``Generator`` walks a ``LazySequence``: items are fetched one at a time as the loop reaches them
+(``frontend/loops.py``), so ``break`` out of an endless generator works.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .primitives import EAGER_ITEMS_LIMIT, _holds_float_data, as_sequence
+
+
+class Frame:
+    """A lazy generator's local variables (attributes) and its ``state``: where it resumes."""
+
+
+class Generator:
+    """A generator object under differentiation: ``resume`` runs its body to the next yield."""
+
+    def __init__(self, resume: Callable, name: str, where: str = "") -> None:
+        self.resume = resume
+        self.name = name
+        self.where = where  # the generator function's file and line, for errors
+        self.running = True
+
+    def __iter__(self) -> Generator:
+        return self
+
+    def step(self, sent: Any) -> tuple:
+        """``(True, value)`` for the next value yielded, ``(False, value)`` once it returned."""
+        if not self.running:
+            return False, None
+        more, value = self.resume(sent)
+        if not more:
+            self.running = False
+        return more, value
+
+    def __next__(self) -> Any:
+        return self.send(None)
+
+    def send(self, sent: Any) -> Any:
+        more, value = self.step(sent)
+        if more:
+            return value
+        raise StopIteration(returned_value(value, self.name))
+
+
+def returned_value(value: Any, name: str) -> Any:
+    """What ``StopIteration.value`` may carry: a value without float data (the exception carries
+    no derivative); a float's derivative would be lost, so that is refused."""
+    if _holds_float_data(value, 0):
+        raise TypeError(
+            f"yuebing cannot differentiate the value the generator {name}() returns when it reaches the "
+            "caller through StopIteration.value (exceptions carry no derivative). What to do: take it "
+            f"with `result = yield from {name}(...)` inside another generator, or yield it as a last item.")
+    return value
+
+
+def delegate(iterable: Any) -> Generator:
+    """What ``yield from iterable`` (and a ``for`` loop inside a lazy generator) steps through:
+    a ``Generator`` itself, any other iterable by index over its sequence (a list is followed
+    live, as Python's list iterator does)."""
+    if type(iterable) is Generator:
+        return iterable
+    return Generator(_over(as_sequence(iterable)), "iter")
+
+
+def _over(items: Any) -> Callable:
+    frame = Frame()
+    frame.index = 0
+
+    def resume(sent: Any) -> tuple:
+        if frame.index < len(items):
+            frame.index += 1
+            return True, items[frame.index - 1]
+        return False, None
+
+    return resume
+
+
+class LazySequence:
+    """What a ``for`` loop walks over a ``Generator``: the items fetched so far, one more fetched
+    (``fetch``) each time the loop's index reaches the end, so the generator runs no further than
+    the loop (an endless one can be left with ``break``)."""
+
+    def __init__(self, generator: Generator) -> None:
+        self.generator = generator
+        self.items = []
+
+    def fetch(self, k: int) -> None:
+        if k == len(self.items) and self.generator.running:
+            more, value = self.generator.step(None)
+            if more:
+                self.items.append(value)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, k: int) -> Any:
+        return self.items[k]
+
+
+def fetch_items(k: int, *sequences: Any) -> None:
+    """Before a loop's test: make item ``k`` of each lazy sequence available, if there is one
+    (for ``zip``, the next ones only while the earlier ones have theirs, as ``zip`` stops)."""
+    for seq in sequences:
+        if type(seq) is LazySequence:
+            seq.fetch(k)
+            if k >= len(seq.items):
+                return
+
+
+def drain(generator: Generator) -> list:
+    """Every item of ``generator`` (``list(g)``, ``sum(g)``, a loop over it in ``iterate_to_list``),
+    stopped with an error past ``EAGER_ITEMS_LIMIT`` items rather than run forever."""
+    items = []
+    while True:
+        more, value = generator.step(None)
+        if not more:
+            return items
+        items.append(value)
+        if len(items) > EAGER_ITEMS_LIMIT:
+            raise RuntimeError(endless(generator))
+
+
+def is_lazy(x: Any) -> bool:
+    """Whether a loop over ``x`` fetches its items one at a time (``frontend/loops.py``)."""
+    return type(x) is Generator
+
+
+def endless(generator: Generator) -> str:
+    return (f"yuebing stopped the generator {generator.name}() after {EAGER_ITEMS_LIMIT} items: it was "
+            f"consumed whole (list(), sum(), unpacking, ...) and did not end.\n{generator.where}"
+            "What to do: take only the items you need, with next() or a for loop with break.")
