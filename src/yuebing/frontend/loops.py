@@ -214,7 +214,9 @@ class LoopLowering:
         it = self._held(self.expr(iterable, out), out)
         if not lazy:
             return it, self.call(out, ir.Const(P.as_sequence), [it])
-        flag = self.call(out, ir.Const(G.is_lazy), [it])
+        flag = ir.Var(self.tmp("lazy"))  # (plain code: a rule call would walk a long list argument)
+        out.append(ir.Opaque(f"{flag.name} = getattr(type({it}), {G.LAZY_MARK!r}, False)", line=self.line,
+                             defines=(flag.name,)))
         seq = self.tmp("seq")
         out.append(ir.If(flag, [ir.Call(seq, ir.Const(G.LazySequence), [it], line=self.line)],
                          [ir.Call(seq, ir.Const(P.as_sequence), [it], line=self.line)], line=self.line))

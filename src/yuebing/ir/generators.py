@@ -25,8 +25,14 @@ class Frame:
     """A lazy generator's local variables (attributes) and its ``state``: where it resumes."""
 
 
+#: the class attribute by which a loop's plain code tells a lazy generator (``frontend/loops.py``)
+LAZY_MARK = "__yuebing_lazy_generator__"
+
+
 class Generator:
     """A generator object under differentiation: ``resume`` runs its body to the next yield."""
+
+    __yuebing_lazy_generator__ = True
 
     def __init__(self, resume: Callable, name: str, where: str = "") -> None:
         self.resume = resume
