@@ -9,13 +9,14 @@ needs it, so the states are saved lazily instead:
 * each pass notes the raw bytes of the global ``MT19937``'s state (a 2.5 kB copy through its
   ``ctypes`` interface, no Python loop);
 * the forward runtime calls ``before_rule(fn)`` before every registered rule: the first rule of
-  the pass that may draw (``may_draw``: a method of a random state or generator, a rule of the
-  random or statistics domains, or one registered outside ``yuebing.rules``, which may call user
-  code) saves NumPy's full legacy state (its cached Gaussian included) and Python's ``random``
-  state, once;
+  the pass that may draw (``may_draw``: any rule but those of modules known not to draw nor to
+  call user code plainly) saves NumPy's full legacy state (its cached Gaussian included) and
+  Python's ``random`` state, once;
 * the second pass starts from those saved states; if nothing was saved but the raw bytes moved
-  (something drew past the rules), it starts from the raw bytes, and ``api/forward.py`` compares
-  the two passes' values, refusing a second run that drew other numbers.
+  (something drew past the rules: a backstop, none is known to), it starts from the raw bytes,
+  and ``api/forward.py`` compares the two passes' values, refusing a second run that drew other
+  numbers. (A cached Gaussian taken past the rules would leave the raw bytes as they were: the
+  reason ``may_draw`` lists the modules that cannot draw rather than those that can.)
 
 A pass inside a pass (a JVP of a function calling ``yb.jvp``) keeps its own record; the outer
 pass adopts the inner one's save when it had none (the inner pass's first draw was the outer's
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.primitives import as_sequence, cell_get, cell_set, check_unpack, min_len, mkdict, mklist, mkset, mktuple
 from ..rules.core import FRULES
 
 _MT_STATE_BYTES = 624 * 4 + 4  # numpy's mt19937_state: uint32_t key[624]; int pos
@@ -60,15 +62,37 @@ def _set_raw_state(raw: bytes) -> None:
     ctypes.memmove(generator.ctypes.state_address, raw, _MT_STATE_BYTES)
 
 
-def may_draw(fn: Any) -> bool:
-    """Whether registered rule ``fn`` may draw from a global random state (conservative)."""
-    if isinstance(getattr(fn, "__self__", None), (np.random.RandomState, np.random.Generator, random.Random)):
-        return True
+#: modules of rules that neither draw random numbers nor call user code outside the differentiation
+#: (a rule that calls user code plainly, ``sorted``'s key or a ``scipy.integrate`` integrand, may draw)
+_DRAWLESS = tuple(f"yuebing.rules.{name}" for name in (
+    "operators.", "indexing.", "linalg.", "containers.", "math_cmath", "scipy_special", "scipy_bessel",
+    "scipy_linalg_decomp", "scipy_linalg_solvers", "scipy_linalg_special", "numpy_elementwise",
+    "numpy_reductions", "numpy_shape", "numpy_creation", "numpy_zero", "numpy_join_split", "numpy_rearrange",
+    "numpy_selection", "numpy_cumulative", "numpy_fft", "numpy_statistics", "numpy_nan_statistics",
+    "numpy_covariance", "numpy_counting", "numpy_interp"))
+
+
+#: the IR's primitives that only build or take apart containers and cells
+_DRAWLESS_PRIMITIVES = frozenset({mktuple, mklist, mkdict, mkset, check_unpack, cell_get, cell_set, min_len})
+_RANDOM_CLASSES = (np.random.RandomState, np.random.Generator, random.Random)
+
+
+def may_draw(fn: Any, args: tuple = ()) -> bool:
+    """Whether registered rule ``fn`` may draw from a global random state: any rule but those of
+    the ``_DRAWLESS`` modules, yuebing's zero-derivative rules of functions that are not a random
+    generator's, and container primitives (a draw there would go past the lazy save)."""
     try:
         origin = FRULES.origin.get(fn, "")
+        if fn in _DRAWLESS_PRIMITIVES or args and (fn is as_sequence and type(args[0].primal) in (tuple, list)
+                                                   or fn is getattr and type(args[0].primal) is np.ndarray):
+            return False
     except TypeError:  # an unhashable callable
         return True
-    return not origin.startswith("yuebing.rules.") or "random" in origin or "stats" in origin
+    if origin == "yuebing.rules.zero_derivative":  # len, comparisons, np.empty_like... but random.random
+        owner = getattr(fn, "__self__", None) or getattr(fn, "__objclass__", None)
+        return isinstance(owner, _RANDOM_CLASSES) or isinstance(owner, type) and issubclass(owner, _RANDOM_CLASSES) \
+            or "random" in str(getattr(fn, "__module__", None))
+    return not origin.startswith(_DRAWLESS)
 
 
 def save_states() -> None:
@@ -77,9 +101,10 @@ def save_states() -> None:
         WATCH.saved = (np.random.get_state(), random.getstate(), raw_state())
 
 
-def before_rule(fn: Any) -> None:
-    """Called before a registered rule runs in a forward pass: save the states before its first draw."""
-    if WATCH.active and WATCH.saved is None and may_draw(fn):
+def before_rule(fn: Any, args: tuple) -> None:
+    """Called before a registered rule runs in a forward pass (on duals ``args``): save the states
+    before its first draw."""
+    if WATCH.active and WATCH.saved is None and may_draw(fn, args):
         save_states()
 
 

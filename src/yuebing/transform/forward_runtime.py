@@ -310,7 +310,7 @@ _DERIVED = CodeCache()  # DerivedFRule per function code and module
 def _run_rule(found: Any, f: Dual, args: tuple, kwargs: dict) -> Dual:
     """A registered forward rule; in a batched pass, by ``batched_forward.run_batched``."""
     if WATCH.active and WATCH.saved is None:  # the random states before the pass's first draw
-        before_rule(f.primal if isinstance(f, Dual) else f)
+        before_rule(f.primal if isinstance(f, Dual) else f, args)
     if BATCH.size:
         return run_batched(found, f, args, kwargs, _run_one_rule)
     return _run_one_rule(found, f, args, kwargs)

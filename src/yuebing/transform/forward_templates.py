@@ -57,10 +57,14 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
         variants.append(_binary(s, binary, n, t, tt, array=False))
         if value not in _IN_PLACE:  # in place on an array, however it is written: the rule
             variants.append(_binary(s, binary, n, t, tt, array=True))
+            variants += [_binary(s, binary, n, t, tt, array=True, array_side=side) for side in (0, 1)]
     if unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
         variants.append(_unary(s, value, unary, n, t, tt, func_guard, array=False))
     if array_unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
         variants.append(_unary(s, value, array_unary, n, t, tt, func_guard, array=True))
+    if value is operator.pow and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
+            and isinstance(s.args[1], ir.Const) and type(s.args[1].value) in (int, float):
+        variants += _power(s, n, t, tt)
     if value is np.sum and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
         x = s.args[0]
         px, xt = n.primal(x), n.tangent(x)
@@ -77,12 +81,32 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
     return variants
 
 
-def _binary(s: ir.Call, op: str, n: Names, t: str, tt: str, array: bool) -> tuple[str, list[str]]:
+def _mixed_guard(s: ir.Call, n: Names, array_side: int) -> str:
+    """The guard of ``a op b`` with one side (``array_side``) a float64 array of at least one
+    dimension with an array tangent, the other a float with a float tangent (or a constant)."""
+    arr, other = s.args if array_side == 0 else s.args[::-1]
+    if not isinstance(arr, ir.Var):
+        return "False"
+    px, xt = n.primal(arr), n.tangent(arr)
+    parts = [f"type({px}) is _ND and {px}.dtype is _F64 and {px}.ndim and type({xt}) is _ND"]
+    if isinstance(other, ir.Var):
+        parts += [f"type({n.primal(other)}) in _FT", f"type({n.tangent(other)}) is float"]
+    return " and ".join(parts)
+
+
+def _binary(s: ir.Call, op: str, n: Names, t: str, tt: str, array: bool,
+            array_side: int | None = None) -> tuple[str, list[str]]:
+    """``a op b`` on floats, on same-shape float64 arrays (``array``), or on an array and a float
+    (``array_side``: which operand is the array; its tangent is an array, the float's a float)."""
     a, b = s.args
     pa, pb = n.primal(a), n.primal(b)
     at = n.tangent(a) if isinstance(a, ir.Var) else None
     bt = n.tangent(b) if isinstance(b, ir.Var) else None
-    if array:  # same-shape float64 arrays with array tangents
+    if array_side is not None:
+        guard = _mixed_guard(s, n, array_side)
+        if guard == "False":
+            return ("False", [])
+    elif array:  # same-shape float64 arrays with array tangents
         if not (isinstance(a, ir.Var) and isinstance(b, ir.Var)):
             return ("False", [])
         guard = (f"type({pa}) is _ND and type({pb}) is _ND and {pa}.dtype is _F64 and {pb}.dtype is _F64 "
@@ -100,6 +124,8 @@ def _binary(s: ir.Call, op: str, n: Names, t: str, tt: str, array: bool) -> tupl
         "/": [f"{at} / {pb}" if at else None, f"-_p * {bt} / {pb}" if bt else None],
     }[op]
     expr = " + ".join(x for x in terms if x) or "0.0"
+    if array_side is not None and expr in (at, bt):
+        expr = f"{expr}.copy()"  # a new tangent, as the result is a new array
     # the same terms by the strong-zero rule (a zero tangent times an inf/nan partial gives 0)
     partials = {"*": [pb, pa], "/": [f"(1.0 / {pb})", f"(-_p / {pb})"]}.get(op)
     strong = None
@@ -150,3 +176,20 @@ def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], n: Nam
     else:
         tangent = f"(float({xt} * ({deriv})) if {xt} else 0.0)"
     return " and ".join(guard), [f"_p = {call}; {tt} = {tangent}; {t} = _p"]
+
+
+def _power(s: ir.Call, n: Names, t: str, tt: str) -> list[tuple[str, list[str]]]:
+    """``x ** c`` with a numeric constant ``c``: a float ``x`` (``c`` an int: no complex results or
+    ``ZeroDivisionError`` from the derivative that the primal did not raise) or a float64 array."""
+    x, c = s.args[0], s.args[1].value
+    px, xt = n.primal(x), n.tangent(x)
+    deriv = f"{px} + {px}" if c == 2 else f"{c!r} * {px} ** {c - 1!r}"
+    variants = []
+    if type(c) is int and c >= 1:
+        variants.append((f"type({px}) in _FT and type({xt}) is float",
+                         [f"_p = {px} ** {c!r}; {tt} = float({xt} * ({deriv})); {t} = _p"]))
+    strong = f"_szp({xt}, {deriv})" if c < 1 else None  # x ** (c - 1) is inf at 0 only for c < 1
+    tangent = f"({strong} if _FWD.strong else {xt} * ({deriv}))" if strong else f"{xt} * ({deriv})"
+    variants.append((f"type({px}) is _ND and {px}.dtype is _F64 and {px}.ndim and type({xt}) is _ND",
+                     [f"_p = {px} ** {c!r}; {tt} = {tangent}; {t} = _p"]))
+    return variants
