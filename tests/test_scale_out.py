@@ -78,7 +78,9 @@ def test_in_process_results_match_finite_differences():
 @pytest.mark.parametrize("chunk_size", [None, 1, 3, 1000])
 @pytest.mark.parametrize("name", WORK)
 def test_thread_pool_gives_the_in_process_result(name, chunk_size, thread_pool):
-    _assert_same(WORK[name](thread_pool, chunk_size), REFERENCE[name])
+    # (the same chunk_size in process: a Hessian's batched passes carry chunk_size directions, and
+    # may round differently from one pass per column)
+    _assert_same(WORK[name](thread_pool, chunk_size), REFERENCE[name] if chunk_size is None else WORK[name](None, chunk_size))
 
 
 @pytest.fixture(scope="module")

@@ -437,7 +437,7 @@ def writes_elements(x, w):
 
 
 def test_inline_element_writes_in_second_order():
-    assert "_at_element(y, _t" in yb.show(writes_elements, mode="hvp")
+    assert "_at_element(y, y_d, _t" in yb.show(writes_elements, mode="hvp")
     check_second_order(writes_elements, np.array([[0.3, -0.8], [1.2, 0.5], [-0.4, 0.9]]), 0.7)
 
 

@@ -20,6 +20,7 @@ from ..tangents.layout import match_layouts
 from .common import argument_gradient, check_argnums, check_function, fname, normalise_argnums, scalar_seed, user_facing
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
+from .batched_hessian import MAX_BATCH, batched_columns
 from .plain_arguments import plain_duals
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
@@ -350,8 +351,11 @@ def _hessian(f: Callable, args: tuple, nums: tuple, single: bool, run: Callable 
     dtypes = [_float_dtype(args[i]) for i in nums]  # a float32 argument keeps float32 (as its tangents do)
     blocks = [[np.empty((sizes[a], sizes[b]), dtype=np.result_type(dtypes[a], dtypes[b])) for b in range(len(nums))]
               for a in range(len(nums))]
-    scale = scale or {"name": f"hessian({fname(f)})"}
-    columns = iter(run_chunks(hessian_columns, (f, args, nums, run), sum(sizes), **scale))
+    scale = scale or {"name": f"hessian({fname(f)})", "executor": None, "chunk_size": None}
+    total, cap = sum(sizes), scale["chunk_size"] or MAX_BATCH  # directions per forward-over-reverse pass
+    if scale["executor"] is None:  # here: one task per pass (a progress bar step each)
+        scale = {**scale, "chunk_size": min(cap, max(1, total))}
+    columns = iter(run_chunks(hessian_columns, (f, args, nums, run, cap), total, **scale))
     for b in range(len(nums)):
         for k in range(sizes[b]):
             for a, column in enumerate(next(columns)):
@@ -363,11 +367,27 @@ def _hessian(f: Callable, args: tuple, nums: tuple, single: bool, run: Callable 
     return tuple(tuple(row) for row in shaped)
 
 
-def hessian_columns(f: Callable, args: tuple, nums: tuple, run: Callable | None, items: range) -> list:
+def hessian_columns(f: Callable, args: tuple, nums: tuple, run: Callable | None, cap: int, items: range) -> list:
     """The task of a Hessian: for each flat coordinate in ``items`` (over the arguments ``nums``,
-    in order), the Hessian's column as one flat array per argument of ``nums``. Each column is a
-    forward-over-reverse pass on copies of ``args`` (``run``: a prepared HVP, else ``hvp``'s)."""
+    in order), the Hessian's column as one flat array per argument of ``nums``. Up to ``cap``
+    columns come from one batched forward-over-reverse pass on copies of ``args``
+    (``api/batched_hessian.py``); a single column, or a group the batched pass cannot carry, from
+    one pass per column (``run``: a prepared HVP, else ``hvp``'s)."""
     f = loaded(f)
+    items = list(items)
+    out: list = []
+    for start in range(0, len(items), cap):
+        group = items[start:start + cap]
+        columns = None
+        if cap > 1:  # a lone column goes twice through a pass of two: a column's arithmetic is the
+            # same in every batched pass (not always to the last bit the same as one pass per column)
+            columns = batched_columns(f, args, nums, group if len(group) > 1 else group * 2, _pull_unit)
+        out.extend(columns[:len(group)] if columns is not None else _columns_one_by_one(f, args, nums, run, group))
+    return out
+
+
+def _columns_one_by_one(f: Callable, args: tuple, nums: tuple, run: Callable | None, items: list) -> list:
+    """The Hessian's columns for ``items``, one forward-over-reverse pass each."""
     sizes = [int(np.size(args[i])) for i in nums]
     out = []
     for item in items:

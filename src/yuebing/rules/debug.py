@@ -28,6 +28,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
 from . import core as _core
+from .batched import BATCH
 from .core import CoDual, Dual, describe_callable
 
 ENABLED = os.environ.get("YUEBING_DEBUG", "") not in ("", "0")
@@ -164,7 +165,7 @@ def _check_fdata(fn: Any, y: Any, f: Any, inputs_active: bool) -> None:
             if inputs_active and not _declared_zero(fn):
                 _fail(fn, f"returned a float array of shape {y.shape} without fdata although its arguments carry "
                           "derivatives (the derivative would be dropped)")
-        elif type(f) is not np.ndarray or f.shape != y.shape:
+        elif type(f) is not np.ndarray or f.shape != y.shape and f.shape != (BATCH.size,) + y.shape:
             _fail(fn, f"returned fdata {type(f).__name__} {getattr(f, 'shape', '')} for an array of shape {y.shape}")
     elif _float_scalar(y) and f is not NoFData and not (isinstance(y, np.generic) and type(f) is np.ndarray and f.ndim == 0):
         # (a NumPy scalar with a 0-d array's fdata is tolerated: NumPy turns 0-d arrays into
@@ -179,8 +180,8 @@ def _check_fdata(fn: Any, y: Any, f: Any, inputs_active: bool) -> None:
 def _cotangent_nonzero(out: CoDual, dy: Any) -> bool:
     if _float_array(out.primal):
         return type(out.fdata) is np.ndarray and bool(np.any(out.fdata))
-    if _float_scalar(out.primal):
-        return dy is not NoRData and dy != 0
+    if _float_scalar(out.primal):  # (a batched pass's cotangent tangent: one per direction)
+        return dy is not NoRData and bool(np.any(dy != 0))
     return False
 
 
@@ -191,6 +192,14 @@ def _check_rdata(fn: Any, label: str, x: Any, r: Any) -> None:
         _fail(fn, f"returned rdata {type(r).__name__} {getattr(r, 'shape', '')} for its float {label} (expected a float)")
     if _float_array(x):
         _fail(fn, f"returned rdata {type(r).__name__} for its array {label} (arrays take their cotangent in fdata)")
+
+
+def _batched_float_tangent(a: CoDual) -> bool:
+    """A float's tangent in a batched second-order pass (an array of one value per direction,
+    without fdata), which a rule that only moves values (a tuple's, a list's) returns as rdata,
+    as it would the float (``transform/batched_second_order.py``)."""
+    x = a.primal
+    return BATCH.size > 0 and a.fdata is NoFData and type(x) is np.ndarray and x.shape == (BATCH.size,)
 
 
 def checked_reverse(fn: Any, names: list, args: tuple, kwargs: dict, out: CoDual,
@@ -210,7 +219,7 @@ def checked_reverse(fn: Any, names: list, args: tuple, kwargs: dict, out: CoDual
             _fail(fn, f"pullback returned {len(rdatas)} rdata for {len(labelled)} arguments (expected one more, "
                       "the function's own, first)")
         for (label, a, exempt), r in zip(labelled, rdatas[1:]):
-            if not isinstance(a, CoDual):
+            if not isinstance(a, CoDual) or _batched_float_tangent(a):
                 continue
             _check_rdata(fn, label, a.primal, r)
             if nonzero and r is NoRData and _float_scalar(a.primal) and not exempt:

@@ -94,7 +94,7 @@ def dual_write(gen: Any, s: ir.Call) -> DualTemplate | None:
         return None
     pa, ta, fa, fda = gen.primal(array), gen.tangent(array), gen.fdata(array), gen.fdata_tangent(array)
     pv, tv, guard = operand
-    guard = [f"type({pa}) is _ND and {pa}.dtype is _F64 and type({ta}) is _ND and _at_element({pa}, {point})"] + guard
+    guard = [f"type({pa}) is _ND and {pa}.dtype is _F64 and type({ta}) is _ND and _at_element({pa}, {ta}, {point})"] + guard
     forward = [f"_old = {pa}[{point}]; _oldd = {ta}[{point}]; {pa}[{point}] = {pv}; {ta}[{point}] = {tv}",
                f"_push(({pa}, {ta}, {fa}, {fda}, {point}, _old, _oldd)); _push(_DWRITE)"]
     return DualTemplate(" and ".join(guard), forward, "_y, _yd, _yf, _yfd, _i, _old, _oldd = _pop()",
@@ -111,9 +111,12 @@ def _index(gen: Any, i: ir.Atom) -> str | None:
     return None
 
 
-def at_element(array: Any, index: Any) -> bool:
+def at_element(array: Any, tangent: Any, index: Any) -> bool:
     """Whether ``array[index]`` is one element: an int for a 1-D array, a tuple of ints as long
-    as the array has dimensions."""
+    as the array has dimensions; and ``tangent`` is laid out as ``array`` (a batched pass's has a
+    leading batch axis: the generic call then handles it, ``batched_second_order.py``)."""
+    if tangent.ndim != array.ndim:
+        return False
     if type(index) is int:
         return array.ndim == 1
     return type(index) is tuple and len(index) == array.ndim and all(type(k) is int for k in index)
@@ -248,12 +251,23 @@ def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:
     if not isinstance(x, ir.Var) or x.name in gen.integers or index is None:
         return None
     px, tx, fx, fdx = gen.primal(x), gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x)
-    guard = f"type({px}) is _ND and {px}.dtype is _F64 and type({tx}) is _ND and _at_element({px}, {index})"
+    guard = f"type({px}) is _ND and {px}.dtype is _F64 and type({tx}) is _ND and _at_element({px}, {tx}, {index})"
     t = s.target
     # the array's fdata is pushed before the target is bound: the target may be the array (x = x[0])
     forward = [f"_v = {px}[{index}]; _vd = {tx}[{index}]; _push(({fx}, {fdx}, {index})); _push(_DFAST)",
                f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
     return DualTemplate(guard, forward, "_xf, _xfd, _i = _pop()", [(x, "_read", "_read")])
+
+
+def nan_batch(c: Any) -> bool:
+    """A batched pass's tangent of a cotangent (an array, ``batched_second_order.py``) holding a
+    NaN: the strong-zero fix below works on numbers, so the pass is dropped (its Hessian columns are
+    then computed one pass each); otherwise False."""
+    if np.isnan(c).any():
+        from .batched_second_order import Unbatched
+
+        raise Unbatched("a NaN in a batched cotangent tangent (the strong-zero rule works one direction at a time)")
+    return False
 
 
 def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
@@ -277,7 +291,9 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
     for (atom, value, tangent), by_rule in zip(template.contributions, strong):
         if value == "_read":  # a float read: its cotangents go into the array's fdata and fdata tangent
             lines.append("    if _xf is not _NF: _xf[_i] += _g")
-            lines.append("    if _xfd is not _NF: _xfd[_i] += _gd")
+            # a batched cotangent tangent (an array) reaching an array read inline: the array's
+            # tangent had no batch axis, a constant of the pass whose fdata tangent takes nothing
+            lines.append("    if _xfd is not _NF and type(_gd) is not _ND: _xfd[_i] += _gd")
             continue
         if not isinstance(atom, ir.Var):
             continue  # a literal
@@ -285,6 +301,6 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
         for expr, strong_expr, r in ((value, by_rule and by_rule[0], ar), (tangent, by_rule and by_rule[1], ard)):
             lines.append(f"    _c = {expr}")
             if strong_expr:  # a NaN (0 * inf?): again, by the strong-zero rule
-                lines.append(f"    if _c != _c: _c = {strong_expr}")
+                lines.append(f"    if (_c != _c if type(_c) is not _ND else _nan_batch(_c)): _c = {strong_expr}")
             lines.append(f"    {r} = _c if {r} is _NR else {r} + _c")
     return lines

@@ -38,11 +38,13 @@ from ..ir import nodes as ir
 from .lifting import _has_float_data, lookup_second_order, run_second_order
 from .lifting_objects import construct
 from . import second_order_calls as _calls
+from . import batched_second_order as _batched
+from ..rules.batched import BATCH
 from . import lifting as _lifting
 from .exceptions import EFFECT_MARKERS, TRACKING, TRY_NAMES, caught, mark_partial
 from . import partial_calls as _partial
 from .direct_calls import SECOND as _DIRECT, DualDirectCalls, note_user_lines
-from .dual_templates import at_element, dual_template, dual_write, reverse_lines
+from .dual_templates import at_element, dual_template, dual_write, nan_batch, reverse_lines
 from .dual_vectorize import over_elements
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
@@ -345,10 +347,17 @@ def _lookup(fn: Any) -> Any:
 
 
 def _run_rule(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """A primitive's second-order rule, after the array_like boundary (``rules/array_like.py``):
-    lists of numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
+    """A primitive's second-order rule; in a batched pass, by ``batched_second_order.run_rule``."""
     if found is _FIRST_ORDER_ONLY:
         raise _no_rule(f[0])
+    if BATCH.size:
+        return _batched.run_rule(found, f, args, kwargs, _run_unbatched)
+    return _run_unbatched(found, f, args, kwargs)
+
+
+def _run_unbatched(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """A primitive's second-order rule, after the array_like boundary (``rules/array_like.py``):
+    lists of numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
     fn = f[0]
     keys = array_like.applies(fn) and array_like.conversions(fn, [a[0] for a in args], {k: v[0] for k, v in kwargs.items()})
     if not keys:
@@ -378,6 +387,8 @@ _ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)
 
 def _gradient(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """A call of a function made by ``yb.grad``: third derivatives (``transform/third_order.py``)."""
+    if BATCH.size:  # one third-order call per direction (batched_second_order.looped)
+        return _batched.looped(None, f, args, kwargs, lambda _, g, a, kw: GRADIENT_CALLS["second"](g, a, kw))
     return GRADIENT_CALLS["second"](f, args, kwargs)
 
 
@@ -545,7 +556,7 @@ def runtime_namespace() -> dict[str, Any]:
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
-            "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
+            "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_nan_batch": nan_batch, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
             "_DWRITE": _DWRITE, "_caught": caught, **TRY_NAMES}
 
 

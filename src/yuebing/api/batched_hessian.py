@@ -1,0 +1,99 @@
+"""Dense Hessians by batched forward-over-reverse: one pass carries B basis directions, every
+tangent part with a leading batch axis (``transform/batched_second_order.py``), and gives B
+Hessian columns. ``hessian_columns`` in ``api/second_order.py`` calls ``batched_columns`` for
+each group of up to ``chunk_size`` columns (default 64, as ``jacobian(mode="fwd")``).
+
+A pass that meets a call it cannot carry (``Unbatched``: a tangent the looped fallback cannot
+slice, a NaN where the strong-zero rule applies), or raises anything else, is dropped and its
+columns computed one pass each, which gives the same Hessian or the error that pass raises; if
+the dropped pass had reached outside state (globals, closures made outside), whose changes it
+may not have undone, an error says so instead.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import tangents as T
+from ..rules import outside_state
+from ..rules.batched import batched, batched_zeros
+from ..tangents import NoFData, NoRData, NoTangent
+from ..transform.second_order import call_rrule2
+from .argument_checks import separate_arguments
+
+#: directions per batched forward-over-reverse pass of ``hessian`` when ``chunk_size`` is not
+#: given (past this the pass's arrays, 64 times the primal's, stop paying for themselves)
+MAX_BATCH = 64
+
+
+def batched_columns(f: Callable, args: tuple, nums: tuple, items: list, pull_unit: Callable) -> list | None:
+    """The Hessian's columns for the flat coordinates ``items`` (over the arguments ``nums``, in
+    order), each as one flat array per argument of ``nums``, from one batched pass on copies of
+    ``args``; None when the pass cannot be batched (the caller then runs one pass per column).
+    ``pull_unit(out, pullback, f, name)`` runs the dual pullback with the unit cotangent."""
+    xs = T.structural_copy(tuple(args))
+    if separate_arguments(xs, "hessian") is not None:
+        return None  # arguments sharing memory: differentiated slot by slot, one pass per column
+    k = len(items)
+    duals = [_batched_dual(x, k) for x in xs]
+    _seed(duals, nums, items)
+    scope = outside_state.enter()
+    try:
+        with batched(k):
+            out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
+            _, rsd = pull_unit(out, pullback, f, "hessian")
+    except Exception as error:  # noqa: BLE001 - Unbatched, or anything the batched pass met: one pass per column
+        if outside_state.touched():
+            raise _refused(f, error) from error
+        return None
+    finally:
+        outside_state.leave(scope)
+    stacks = [_hvps(duals[i], rsd[1 + i], k) for i in nums]
+    return [[stack[r] for stack in stacks] for r in range(k)]
+
+
+def _batched_dual(x: Any, k: int) -> tuple:
+    """The 4-tuple of argument ``x`` in a pass of ``k`` directions: a float or a float array gets
+    zero batched tangents (seeded by ``_seed``) and, an array, a zero batched fdata tangent; any
+    other argument its zero tangent without the batch axis (zero in every direction)."""
+    fdata = T.fdata(T.zero_tangent(x))
+    if type(x) is float:
+        return (x, fdata, np.zeros(k), NoFData)
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        return (x, fdata, batched_zeros(x, k), batched_zeros(x, k))
+    return (x, fdata, T.zero_tangent(x), T.fdata(T.zero_tangent(x)))
+
+
+def _seed(duals: list, nums: tuple, items: list) -> None:
+    """Direction r is the basis vector of flat coordinate ``items[r]`` over the arguments ``nums``."""
+    sizes = [int(np.size(duals[i][0])) for i in nums]
+    for r, item in enumerate(items):
+        b = 0
+        while item >= sizes[b]:
+            item -= sizes[b]
+            b += 1
+        tangent = duals[nums[b]][2]
+        tangent[(r,) + np.unravel_index(item, tangent.shape[1:])] = 1.0  # any layout: no reshape copy
+
+
+def _hvps(dual: tuple, rdata_tangent: Any, k: int) -> np.ndarray:
+    """The k Hessian-vector products of one argument, as a ``(k, size)`` array: its fdata
+    tangent plus its rdata tangent."""
+    x, fdata_tangent = dual[0], dual[3]
+    total = np.zeros((k,) + np.shape(x)) if fdata_tangent is NoFData else np.array(fdata_tangent)
+    if rdata_tangent is not NoRData:
+        total = total + np.reshape(rdata_tangent, (k,) + (1,) * np.ndim(x))
+    return total.reshape(k, -1)
+
+
+def _refused(f: Callable, error: Exception) -> Exception:
+    from .common import fname
+
+    return NotImplementedError(
+        f"hessian({fname(f)}): a batched pass could not carry every direction ({error}) after the function "
+        "reached outside state (globals or closures made outside it), which a dropped pass may have left "
+        "changed. Pass chunk_size=1 to yb.hessian (one forward-over-reverse pass per column)")
+
+
+__all__ = ["MAX_BATCH", "batched_columns"]
