@@ -153,7 +153,7 @@ def test_match_inside_a_nested_function_is_rewritten_when_called():
 
 def _random_pattern(rng, names, depth=0):
     """Source of a random pattern; the capture names it binds are added to ``names``."""
-    kind = rng.integers(7 if depth < 2 else 3)
+    kind = rng.integers(8 if depth < 2 else 3)
     if kind == 0:
         name = f"n{len(names)}"
         names.append(name)
@@ -183,7 +183,15 @@ def _random_pattern(rng, names, depth=0):
         inner = _random_pattern(rng, names, depth + 1)
         names.append(f"a{len(names)}")
         return f"({inner} as {names[-1]})"
-    return f"{_random_pattern(rng, [], depth + 1).replace('n', 'o')} | []"  # an or-pattern binding nothing
+    if kind == 6:  # a class pattern: positional (by __match_args__, or the subject itself) and keyword
+        cls = ["Point", "int", "float", "str"][int(rng.integers(4))]
+        positional = [_random_pattern(rng, names, depth + 1) for _ in range(int(rng.integers(0, 3 if cls == "Point" else 2)))]
+        keywords = [f"{a}={_random_pattern(rng, names, depth + 1)}" for a in ("x", "z") if cls == "Point" and rng.random() < 0.3]
+        return f"{cls}({', '.join(positional + keywords)})"
+    bound = []  # an or-pattern: alternatives must bind the same names
+    inner = _random_pattern(rng, bound, depth + 1)
+    names += bound
+    return f"{inner} | {inner}" if bound else f"{inner} | []"
 
 
 def _random_subject(rng, depth=0):
@@ -198,6 +206,8 @@ def _random_subject(rng, depth=0):
         return tuple(_random_subject(rng, depth + 1) for _ in range(int(rng.integers(0, 4))))
     if kind == 4:
         return {int(k): _random_subject(rng, depth + 1) for k in rng.integers(3, size=int(rng.integers(0, 4)))}
+    if kind == 5 and rng.random() < 0.5:
+        return Point(_random_subject(rng, depth + 1), _random_subject(rng, depth + 1))
     return [range(int(rng.integers(4))), "ab", np.array([1.0, 2.0])][int(rng.integers(3))]
 
 
@@ -214,8 +224,8 @@ def _random_match(rng, k):
 def _result(fn, subject):
     try:
         return "returned", repr(fn(subject))
-    except ValueError as error:  # (an array compared with a literal: CPython raises too)
-        return "raised", str(error)
+    except (ValueError, TypeError) as error:  # (an array compared with a literal, too many
+        return "raised", str(error)  # positional sub-patterns: CPython raises too)
 
 
 def test_random_match_statements_behave_as_python(tmp_path, monkeypatch):
@@ -230,7 +240,7 @@ def test_random_match_statements_behave_as_python(tmp_path, monkeypatch):
         except SyntaxError:  # (a name bound twice, an or-pattern binding names unequally)
             text = f"def m{k}(subject):\n    return None\n"
         sources.append(text)
-    (tmp_path / "random_matches.py").write_text("\n\n".join(sources))
+    (tmp_path / "random_matches.py").write_text("from tests.test_match_patterns import Point\n\n" + "\n\n".join(sources))
     monkeypatch.syspath_prepend(str(tmp_path))
     import random_matches as module
 

@@ -84,19 +84,21 @@ class _Patterns:
         by ``__match_args__``; the subject itself for ``int(v)`` and the other built-ins) all exist,
         then each sub-pattern tested in order."""
         tests = [helper_call("isinstance", subject, pattern.cls)]
-        values, present = [], []
-        if pattern.patterns:
+        values, n = [], len(pattern.patterns)
+        if n:
             names = self.names.fresh("args")
-            tests.append(_binding(names, helper_call("match_args", pattern.cls, ast.Constant(len(pattern.patterns)))))
+            tests.append(_binding(names, helper_call("match_args", pattern.cls, ast.Constant(n))))
             itself = ast.Compare(ast.Name(names, ast.Load()), [ast.Is()], [ast.Constant(None)])
-            for i in range(len(pattern.patterns)):
+            for i in range(n):
                 attr = _item(ast.Name(names, ast.Load()), i)
                 values.append(ast.IfExp(itself, subject, helper_call("getattr", subject, attr)))
-                present.append(ast.BoolOp(ast.Or(), [itself, helper_call("hasattr", subject, attr)]))
-        for attr in pattern.kwd_attrs:
+                tests.append(ast.BoolOp(ast.Or(), [itself, helper_call("hasattr", subject, attr)]))
+        for attr in pattern.kwd_attrs:  # a missing attribute fails the match (no AttributeError)
             values.append(_attribute(subject, attr))
-            present.append(helper_call("hasattr", subject, ast.Constant(attr)))
-        tests += present  # a missing attribute fails the match (no AttributeError)
+            if n:
+                tests.append(helper_call("match_unique", pattern.cls, ast.Name(names, ast.Load()), ast.Constant(n),
+                                         ast.Constant(attr)))
+            tests.append(helper_call("hasattr", subject, ast.Constant(attr)))
         tests += [self.test(p, v) for p, v in zip([*pattern.patterns, *pattern.kwd_patterns], values)]
         return _all(tests)
 

@@ -20,7 +20,7 @@ PREFIX = "_yb_"
 HELPERS: dict[str, object] = {
     PREFIX + f.__name__: f for f in (
         len, list, isinstance, getattr, hasattr, type,
-        P.match_sequence, P.match_mapping, P.match_args,
+        P.match_sequence, P.match_mapping, P.match_args, P.match_unique,
         P.star_start, P.star_match, P.star_reraise, P.star_raised, P.star_result,
         P.Finished, P.awaited, P.AsyncItems, P.items_end, P.async_list,
     )

@@ -272,6 +272,14 @@ def match_args(cls: Any, n: int) -> tuple | None:
     return names
 
 
+def match_unique(cls: type, names: tuple | None, n: int, attr: str) -> bool:
+    """True, unless keyword sub-pattern ``attr`` names an attribute a positional one took (CPython's
+    ``TypeError``)."""
+    if names is not None and attr in names[:n]:
+        raise TypeError(f"{cls.__name__}() got multiple sub-patterns for attribute {attr!r}")
+    return True
+
+
 class ExceptStar:
     """The state of one ``try``/``except*`` while its clauses run (``frontend/try_star.py``): the
     exception caught, what is left of it, and what each handler that ran raised."""

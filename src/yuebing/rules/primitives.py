@@ -248,7 +248,8 @@ from ..ir import primitives as _rewrites  # noqa: E402
 from ..tangents import register_nondifferentiable_type  # noqa: E402
 from .second_order import zero as _second_order_zero  # noqa: E402
 
-_REWRITE_CHECKS = (_rewrites.match_sequence, _rewrites.match_mapping, _rewrites.match_args, _rewrites.items_end,
+_REWRITE_CHECKS = (_rewrites.match_sequence, _rewrites.match_mapping, _rewrites.match_args, _rewrites.match_unique,
+                   _rewrites.items_end,
                    _rewrites.star_start, _rewrites.star_match,
                    _rewrites.star_reraise, _rewrites.star_raised, _rewrites.star_result, _rewrites.awaitable)
 for _f in _REWRITE_CHECKS:
