@@ -465,6 +465,16 @@ def f(x):
     c = x if x > 2.0 else (y if y > 0.0 else -y)
     return b * c
 """,
+    "while_ending_a_for_body": """\
+def f(x):
+    s = 0.0
+    for k in range(3):
+        t = x + k
+        while t < 4.0:
+            s = s + np.sin(t)
+            t = t * 2.0
+    return s
+""",
     "match_mapping_rest": """\
 def f(x):
     total = 0.0

@@ -298,6 +298,11 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStar
         copied_tail = self.ternary_with_copied_tail(cond, true_label, false_label, stack, ctx)
         if copied_tail is not None:
             return copied_tail
+        bottom = max((j for j in self.back_jumps.get(true_label, ())
+                      if j < ctx.end and self.ins[j].opname in COND_JUMPS), default=None)
+        if false_label in ctx.heads and bottom is not None and bottom + 1 == ctx.end:
+            # 3.12: ``while c:`` ending a loop's body, its test's exit threaded to that loop's head
+            return self.inverted_while(i, true_label, ctx.end, cond, stack, ctx, out)
         # (a jump to the loop's repeated test that is also the end of the block is a plain ``if``)
         if false_label in ctx.heads and false_label != ctx.end or (false_label == ctx.exit and false_label is not None):
             jump = ast.Continue() if false_label in ctx.heads else ast.Break()
