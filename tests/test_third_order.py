@@ -304,9 +304,9 @@ THIRD_ORDER_CONVENTIONS = NEGATIVE_BASE_POWERS | {"pow: 0**1", "pow arrays: conv
 KNOWN_ERRORS: set = set()  # none at the moment (np.interp works since its arguments pass the array_like boundary)
 
 
-#: the default run checks every fourth rule case (a fixed sample, every primitive's module in it);
+#: the default run checks every eighth rule case and every third corpus program (fixed samples);
 #: the slow step (.ci/run) checks them all
-THIRD_ORDER_SAMPLE = 4
+THIRD_ORDER_SAMPLE = 8
 RULE_CASES_SAMPLED = [
     param if k % THIRD_ORDER_SAMPLE == 0 else pytest.param(*param.values, id=param.id, marks=pytest.mark.slow)
     for k, param in enumerate(RULE_CASES)
@@ -333,7 +333,12 @@ def test_rule_third_order(case):
         assert case.name not in KNOWN_ERRORS, "fixed: take it off KNOWN_ERRORS"
 
 
-@pytest.mark.parametrize("fn, args, w", CORPUS)
+CORPUS_SAMPLED = [
+    entry if k % 3 == 0 else pytest.param(*entry, marks=pytest.mark.slow) for k, entry in enumerate(CORPUS)
+]
+
+
+@pytest.mark.parametrize("fn, args, w", CORPUS_SAMPLED)
 def test_corpus_third_order_is_right_or_refused(fn, args, w):
     """Every corpus function under yb.grad inside yb.hvp: right, or refused naming what."""
     try:
