@@ -224,3 +224,21 @@ def test_show_marks_the_block_and_its_undo():
     source = yb.show(float_spread_over_array)
     assert "# array block: lines" in source and "# undo the array block at lines" in source
     compile(source, "<test>", "exec")
+
+
+def element_loop_with_shape(x, w):
+    """A 2-D element loop bounded by ``x.shape`` (inline: an ndarray's shape, ndim and size and
+    an int read from a tuple record nothing), scaled by them."""
+    y = np.empty_like(x)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            y[i, j] = np.sin(w * x[i, j])
+    return np.sum(y) * x.ndim / x.size + x.shape[-1] * w
+
+
+def test_shape_reads_are_inline_and_differentiate():
+    x = np.random.default_rng(5).standard_normal((3, 4))
+    _check(element_loop_with_shape, (x, 0.7))
+    source = yb.show(element_loop_with_shape, x, 0.7)
+    assert "_t1 = x.shape; _t1_f = _NF" in source and "_rrule(_CD(_getattr" not in source
+    assert "_rrule(_CD(_operator_getitem, _NF), _CD(_t1" not in source

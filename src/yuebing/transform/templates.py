@@ -173,7 +173,30 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
     if value is _mktuple() and s.args and all(isinstance(a, ir.Var) or isinstance(a, ir.Const) and type(a.value) is int
                                               for a in s.args):
         variants.append(_int_tuple(s, e, t, tf))
+    if value is getattr and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and isinstance(s.args[1], ir.Const) \
+            and s.args[1].value in _ARRAY_METADATA:
+        variants.append(_array_metadata(s, e, t, tf))
+    if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and _is_index_atom(s.args[1]):
+        variants.append(_int_item(s, e, t, tf))
     return variants
+
+
+_ARRAY_METADATA = frozenset({"shape", "ndim", "size"})  # ints, tuples of ints: no derivative
+
+
+def _array_metadata(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
+    """``a.shape`` (``.ndim``, ``.size``) of an ndarray: ints, nothing to differentiate."""
+    a = e.primal(s.args[0])
+    forward = [f"{t} = {a}.{s.args[1].value}; {tf} = _NF", "_push(_FASTT)"]
+    return Template(f"type({a}) is _ND", forward, [], marker="_FASTT", uses_rdata=False)
+
+
+def _int_item(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
+    """``shape[1]``: an int read from a tuple (of a shape), nothing to differentiate."""
+    ps, pi = e.primal(s.args[0]), e.primal(s.args[1])
+    forward = [f"{t} = _v; {tf} = _NF", "_push(_FASTT)"]
+    return Template(f"type({ps}) is tuple and type(_v := {ps}[{pi}]) is int", forward, [], marker="_FASTT",
+                    uses_rdata=False)
 
 
 def _mktuple() -> Any:
