@@ -5,26 +5,33 @@ uses ``yield``'s value (``v = yield x``, ``send``), returns a value (so ``r = yi
 yields inside a ``while`` loop (it may never end), or when the function being differentiated calls
 ``next``/``.send`` (it may be left suspended). The rewrite is what C# and regenerator do:
 
-    def g(n):                          def g(n):
-        k = 0                              from yuebing.ir.generators import Frame, Generator, delegate
-        while True:                        frame = Frame()
-            v = yield n * k                frame.n = n
-            k += v                         frame.state = 0
-                                           def resume(sent):
-                                               while True:
-                                                   state = frame.state
-                                                   if state == 0:
-                                                       frame.k = 0
-                                                       frame.state = 1
-                                                   elif state == 1:          # the loop's test
-                                                       ...
-                                                   elif state == 2:
-                                                       frame.state = 3
-                                                       return True, frame.n * frame.k
-                                                   elif state == 3:
-                                                       frame.v = sent
-                                                       ...
-                                           return Generator(resume, 'g')
+    def g(n):                  def g(n):
+        k = 0                      from yuebing.ir.generators import Frame, Generator, delegate
+        while True:                frame = Frame()
+            v = yield n * k        frame.n = n
+            k += v                 frame.state = 0
+
+                                   def resume(sent):
+                                       while True:
+                                           state = frame.state
+                                           if state == 0:
+                                               frame.k = 0
+                                               frame.state = 1
+                                           elif state == 1:        # the loop's head
+                                               frame.state = 2
+                                           elif state == 2:
+                                               frame.state = 4
+                                               return (True, frame.n * frame.k)
+                                           elif state == 3:        # after the loop
+                                               frame.state = -1
+                                               return (False, None)
+                                           elif state == 4:        # resumed: yield's value
+                                               frame.v = sent
+                                               frame.k += frame.v
+                                               frame.state = 1
+                                           else:
+                                               return (False, None)
+                                   return Generator(resume, 'g', '  File ..., line 1')
 
 The function's variables become attributes of a ``Frame``; each yield ends a numbered block and
 the next one starts where it resumes; ifs and loops that contain a yield are flattened into
@@ -33,6 +40,12 @@ through ``delegate(iterable)``, as ``yield from`` does. The result is ordinary c
 reads and writes and function calls, which every mode differentiates already
 (``ir/generators.py`` has the runtime). A yield inside ``try``/``with``, or inside a larger
 expression than ``x = yield v``, is refused by name.
+
+Why this way: the state machine needs no derivative machinery of its own (no tape of suspended
+frames, no rule per generator protocol); a ``Frame`` object rather than ``nonlocal`` cells (which
+work as well for nested generators) because a generator function of module level is lowered
+against its live code object, whose cell variables would not match the rewritten body's. Loops
+and ifs without a yield stay as written, so the fast paths of loops still apply inside blocks.
 """
 from __future__ import annotations
 
