@@ -269,3 +269,28 @@ def test_a_class_reading_a_variable_that_may_carry_a_derivative_is_refused_with_
 
 def test_a_class_reading_ints_modules_and_plain_functions_works_in_every_mode():
     check_all_modes(class_reading_an_int_a_module_and_a_plain_function, 0.7)
+
+
+def _calls_a_sibling_defined_later(x):
+    def main(v):
+        return helper(v) * v
+
+    def helper(v):  # bound after main is made: main reads it when called, as Python does
+        return v * np.sin(v)
+
+    return main(x)
+
+
+def _mutually_recursive_nested_functions(x):
+    def even(n, v):
+        return v if n == 0 else odd(n - 1, v * x)
+
+    def odd(n, v):
+        return v * 2.0 if n == 0 else even(n - 1, v + x)
+
+    return even(5, x)
+
+
+def test_a_nested_function_calling_one_defined_after_it():
+    check_all_modes(_calls_a_sibling_defined_later, 0.7)
+    check_all_modes(_mutually_recursive_nested_functions, 0.7)

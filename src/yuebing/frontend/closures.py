@@ -152,7 +152,7 @@ class ClosureLowering:
 
     def _reassigned_captures(self, body: list) -> list[str]:
         """Captured variables that are not yet kept in a cell but have more than one value in
-        the closure's life (bound twice, or in a loop): ``normalise`` lowers the function
+        the closure's life (bound twice, in a loop, or after the closure is made): ``normalise`` lowers the function
         again with them cell-backed, as if a nested function wrote them with ``nonlocal``, so
         a closure reads the cell's current value and its derivative (Python's late binding)."""
         code = self.fn.__code__
@@ -165,7 +165,9 @@ class ClosureLowering:
                 if name in self.cell_backed or name in closure.shared:
                     continue  # shared through its cell: every value is seen
                 bound = sites.get(name, [])
-                if len(bound) > 1 or any(in_loop for _, in_loop in bound):
+                # bound twice, in a loop, or only after the closure is made (a sibling ``def``
+                # defined later, which Python's closure reads when it is called)
+                if len(bound) > 1 or any(in_loop or line > closure.line for line, in_loop in bound):
                     names.add(name)
         return sorted(names)
 

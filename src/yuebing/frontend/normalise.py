@@ -691,6 +691,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         self.locals.add(node.name)
         text, lines = unparse_with_lines(node)
         out.append(ir.MakeClosure(node.name, text, captured, line=node.lineno, shared=shared, source_lines=lines))
+        if node.name in self.cell_backed:  # the def wrote the cell; its derivative data goes in the cell's box too
+            self.call(out, ir.Const(P.cell_set), [ir.Var(f"_cellobj_{node.name}"), ir.Var(node.name)], None)
 
     stmt_AsyncFunctionDef = stmt_FunctionDef  # made as written: rewritten when it is called (async_functions.py)
 
