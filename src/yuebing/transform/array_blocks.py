@@ -232,14 +232,15 @@ class ArrayBlock:
         for local, kind, func, operands, _ in self.ops:
             if not self.depends[local]:
                 continue  # a constant: no adjoint
-            if kind == "binary" and func is operator.mul:
-                needed += operands
+            if kind == "binary" and func is operator.mul:  # each factor for the other's adjoint
+                needed += [operands[1 - k] for k in range(2) if operands[k] in self.values]
             elif kind == "binary" and func is operator.truediv:
                 needed += [operands[1], local]
             elif kind == "pow":
                 needed.append(operands[0])
-            elif kind == "unary":
-                needed += [operands[0], local]
+            elif kind == "unary":  # what its partial reads: sin's its argument, exp's its value
+                partial = (_ARRAY_UNARY if func in _ARRAY_UNARY else _UNARY)[func]("\0x", "\0t")
+                needed += [name for name, mark in ((operands[0], "\0x"), (local, "\0t")) if mark in partial]
         order = {name: k for k, name in enumerate(self.inputs + [op[0] for op in self.ops])}
         attributes = [local for local, _ in self.attributes]
         return sorted({n for n in needed if n in self.values}, key=order.__getitem__) \
