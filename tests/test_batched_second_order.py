@@ -183,6 +183,19 @@ def test_third_derivatives_run_once_per_direction():
     _check(f, RNG.standard_normal(3), chunks=(None,))
 
 
+G = 0.0
+
+
+def writes_a_global(x):
+    global G
+    G = x[0] * x[1]
+    return G * np.sum(x ** 2)
+
+
+def test_a_global_written_with_derivatives_gives_one_pass_per_column():
+    _check(writes_a_global, RNG.standard_normal(3), chunks=(None,))
+
+
 def test_prepared_hessian_is_batched():
     x = RNG.standard_normal(6)
     prepared = yb.prepare_hessian(elementwise_and_matmul, x)

@@ -2,7 +2,7 @@
 ``prepare_hessian``, all by forward-over-reverse (``transform/second_order.py``).
 
 One run of the dual reverse program gives the value, the gradient and one Hessian-vector product;
-a Hessian takes one run per input coordinate. Everything runs on copies of the caller's
+a Hessian's columns come from batched runs carrying many directions each (``api/batched_hessian.py``). Everything runs on copies of the caller's
 arguments, which are never modified.
 """
 from __future__ import annotations
@@ -160,15 +160,20 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, executor: Any = No
 
     For float and float-array arguments, like JAX: with one argnum the Hessian has shape
     ``x.shape + x.shape``; with a tuple of argnums it is a nested tuple of blocks
-    ``H[i][j]`` of shape ``x_i.shape + x_j.shape``. One forward-over-reverse pass per coordinate.
+    ``H[i][j]`` of shape ``x_i.shape + x_j.shape``.
 
-    ``chunk_size``: the columns computed per task (default: about ``n / 100``, or
-    ``n / (4 * workers)`` with an executor); each column is still its own forward-over-reverse
-    pass (second order has no batched forward mode yet, unlike ``jacobian(mode="fwd")``), so it
-    changes how the work is split, never the Hessian; it must be a positive int or None.
+    The columns come from *batched* forward-over-reverse (``transform/batched_second_order.py``):
+    one pass runs the function and its gradient once and carries ``chunk_size`` basis directions
+    in every tangent (a leading batch axis), giving that many columns. The default is all ``n``
+    columns in one pass, up to 64 per pass, as for ``jacobian(mode="fwd")``; ``chunk_size=1`` is
+    one ``yb.hvp`` per column. Rules that do not know the batch axis run once per direction
+    inside the pass, and a pass that cannot carry a call is redone one column per pass, so the
+    Hessian is the same for every ``chunk_size`` (a batched and a per-column pass may differ in
+    the last bit of rounding). ``chunk_size`` must be a positive int or None.
 
     Scale-out (docs/scale-out.md): with ``executor`` (any ``concurrent.futures.Executor``) the
-    columns are computed there, ``chunk_size`` per task; the Hessian is the same as without one. ``progress``: a tqdm bar on a terminal once the work
+    columns are computed there, ``chunk_size`` per task (default about ``n / (4 * workers)``, each
+    task's columns batched, up to 64 per pass); the Hessian is the same as without one. ``progress``: a tqdm bar on a terminal once the work
     has run 2 s (``None``), always (``True``) or never (``False``).
     """
     check_scale_options(executor, chunk_size, progress, "hessian")
@@ -301,7 +306,8 @@ def _restore_prepared_hvp(f: Callable, shapes: list, buffer_shapes: list) -> Pre
 def prepare_hessian(f: Callable, *example_args: Any, argnums: int | Sequence[int] = 0, executor: Any = None,
                     chunk_size: int | None = None, progress: bool | None = None) -> "PreparedHessian":
     """The Hessian of ``f`` for repeated calls with arguments shaped like the examples: compiled
-    once, basis directions and fdata buffers reused (one forward-over-reverse pass per coordinate).
+    once (batched passes as ``yb.hessian``; with ``chunk_size=1`` one prepared HVP per column,
+    its fdata buffers reused).
     ``executor``, ``chunk_size`` and ``progress`` as for ``yb.hessian``."""
     check_scale_options(executor, chunk_size, progress, "prepare_hessian")
     prepared = PreparedHvp(f, example_args)

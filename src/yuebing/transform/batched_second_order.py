@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..ir import primitives as P
 from ..rules.batched import BATCH, batched, batched_zeros, is_batched, structural_rule
 from ..rules.core import describe_callable
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
@@ -67,6 +68,8 @@ def run_rule(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -
     rule, owner = found
     if owner is not None:  # a bound builtin method: the unbound one, its owner first
         return _unbound_call(rule, owner, f, args, kwargs, run)
+    if f[0] in _GLOBALS:  # their rules check the batch themselves (global_writes.py: Unbatched)
+        return run(found, f, args, kwargs)
     if getattr(rule, "second_order_kind", None) == "zero" or not _any_batched(f, args, kwargs):
         return _constant_call(found, f, args, kwargs, run)
     aware = batch_aware_rule(rule, f[0])
@@ -78,6 +81,9 @@ def run_rule(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -
             not any(_batched_number(a[0], a[2]) for a in args) or _method_read(f[0], args)):
         return run(found, f, args, kwargs)
     return looped(found, f, args, kwargs, run)
+
+
+_GLOBALS = (P.global_get, P.global_set, P.global_del)
 
 
 class _Primal:
