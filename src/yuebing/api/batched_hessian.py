@@ -7,7 +7,8 @@ A pass that meets a call it cannot carry (``Unbatched``: a tangent the looped fa
 slice, a NaN where the strong-zero rule applies), or raises anything else, is dropped and its
 columns computed one pass each, which gives the same Hessian or the error that pass raises; if
 the dropped pass had reached outside state (globals, closures made outside), whose changes it
-may not have undone, an error says so instead.
+may not have undone, its error is raised instead (for ``Unbatched``, one advising
+``chunk_size=1``).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .. import tangents as T
 from ..rules import outside_state
 from ..rules.batched import batched, batched_zeros
 from ..tangents import NoFData, NoRData, NoTangent
+from ..transform.batched_second_order import Unbatched
 from ..transform.second_order import call_rrule2
 from .argument_checks import separate_arguments
 
@@ -44,9 +46,11 @@ def batched_columns(f: Callable, args: tuple, nums: tuple, items: list, pull_uni
             out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
             _, rsd = pull_unit(out, pullback, f, "hessian")
     except Exception as error:  # noqa: BLE001 - Unbatched, or anything the batched pass met: one pass per column
-        if outside_state.touched():
-            raise _refused(f, error) from error
-        return None
+        if not outside_state.touched():
+            return None
+        if isinstance(error, Unbatched):
+            raise _refused(f, error) from None
+        raise  # (the dropped pass may have changed outside state: its own error, not a second try)
     finally:
         outside_state.leave(scope)
     stacks = [_hvps(duals[i], rsd[1 + i], k) for i in nums]
