@@ -11,7 +11,9 @@ boxes), which the inner transform holds constant.
 * Reverse over ``grad(g)`` (``gradient_rrule``): the gradient's cotangent ``ybar`` goes back to
   every argument ``x_j`` and captured value as ``sum_i d2 g / dx_j dx_i ybar_i`` (plus ``vbar``
   times the gradient for ``value_and_grad``): one pass with direction ``ybar`` on the
-  differentiated arguments, seeded ``(1, vbar)``; the answer is the rdata tangent.
+  differentiated arguments, seeded ``(1, vbar)``; the answer is the rdata tangent. With
+  ``has_aux`` the aux's cotangent ``abar`` joins ``vbar`` in the seed's tangent (``J_aux^T abar``:
+  the aux is first order through the function); keywords are bound to positions.
 * Reverse over ``jvp(f, p, t)``: cotangents ``(vbar, tbar)`` go to ``t`` as ``J^T tbar`` and to
   ``p`` (and the captured values) as ``J^T vbar + D(J^T tbar)[t]``: one pass with direction
   ``t`` seeded ``(tbar, vbar)``.
@@ -23,6 +25,7 @@ boxes), which the inner transform holds constant.
 """
 from __future__ import annotations
 
+import inspect
 import types
 from typing import Any, Callable
 
@@ -41,6 +44,7 @@ from ..transform.second_order import _dual_closure_tangent, call_rrule2
 from .common import normalise_argnums
 from .custom import linearize
 from .forward import _leaves, jvp
+from .common import split_aux
 from .reverse import grad, seed_output, value_and_grad, vjp
 from .second_order import separated_arguments
 
@@ -128,36 +132,94 @@ def _scalar(value: Any) -> float:
 # --------------------------------------------------------------------------------------------
 
 
+def bound_positionally(g: Any, args: tuple, kwargs: dict, constant: Callable, mode: str) -> tuple[tuple, Callable]:
+    """A gradient function's arguments with its keywords bound to positions by ``g``'s signature
+    (defaults as ``constant(value)``), as ``yb.grad`` binds them: keywords are never
+    differentiated by the inner transform (argnums count positional arguments), but carry the
+    outer derivative. Also ``order(rdatas)``: the rdata of the bound arguments in the call's
+    order (the positional ones, then each keyword as passed)."""
+    if not kwargs:
+        return tuple(args), lambda rdatas: tuple(rdatas)
+    try:
+        parameters = list(inspect.signature(g).parameters.values())
+    except (TypeError, ValueError):
+        parameters = None
+    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if parameters is None or any(p.kind not in plain for p in parameters):
+        raise NestedDifferentiationError(
+            f"{mode}: a gradient function called with keyword arguments ({', '.join(kwargs)}) needs a "
+            "function whose parameters are all positional-or-keyword (no *args, **kwargs or keyword-only "
+            "parameters); pass the arguments positionally")
+    bound = inspect.Signature(parameters).bind(*args, **kwargs)  # a TypeError, as the plain call's
+    names = [p.name for p in parameters]
+    full = tuple(bound.arguments[p.name] if p.name in bound.arguments else constant(p.default)
+                 for p in parameters)
+    positions = [names.index(k) for k in kwargs]
+    return full, lambda rdatas: tuple(rdatas[:len(args)]) + tuple(rdatas[i] for i in positions)
+
+
 def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
     """Reverse rule of a call of a function made by ``yb.grad``/``yb.value_and_grad`` (any
-    arguments; the gradient's function may capture variables of the differentiated code)."""
+    arguments, keywords bound to positions; the gradient's function may capture variables of
+    the differentiated code). With ``has_aux`` the aux is an ordinary output of the function:
+    its cotangent seeds the same pass, as the tangent of the aux's cotangent."""
     spec = f.primal.__yuebing_gradient__
-    if kwargs or spec.has_aux:
-        raise NestedDifferentiationError(
-            "reverse mode over yb.grad supports gradient functions without has_aux called with positional "
-            "arguments; pass keyword arguments positionally")
+    nums, single = normalise_argnums(spec.argnums, len(args), "grad")
+    args, order = bound_positionally(spec.f, args, kwargs, lambda v: v, "reverse mode over yb.grad")
     xs = tuple(primal(a) for a in args)
-    nums, single = normalise_argnums(spec.argnums, len(xs), "grad")
     # the arguments not differentiated are copied: they may share memory with what the function
     # captured (a pullback called on a captured array), which the inner gradient need not separate
     copies = tuple(x if i in nums else T.structural_copy(x) for i, x in enumerate(xs))
-    value, gradient = value_and_grad(spec.f, argnums=spec.argnums)(*copies)
-    out = output((value, gradient) if spec.with_value else gradient)
+    value, gradient = value_and_grad(spec.f, argnums=spec.argnums, has_aux=spec.has_aux)(*copies)
+    if spec.with_value:
+        out = output((value, gradient))
+    else:
+        out = output((gradient, value[1]) if spec.has_aux else gradient)
     g_fdata = f.fdata
 
     def pullback(dy: Any) -> tuple:
-        cotangent = T.join(out.fdata, dy)
-        value_bar, grad_bar = cotangent if spec.with_value else (0.0, cotangent)
+        value_bar, grad_bar, aux_bar = _split_cotangent(T.join(out.fdata, dy), spec)
         grad_bars = (grad_bar,) if single else tuple(grad_bar)
         directions: list = [None] * len(xs)
         for i, bar in zip(nums, grad_bars):
             directions[i] = bar
-        run = DualPass(spec.f, g_fdata, args, directions, _seeds(1.0, _scalar(value_bar)), "grad")
+        seed = _aux_seeds(_scalar(value_bar), aux_bar) if spec.has_aux else _seeds(1.0, _scalar(value_bar))
+        run = DualPass(spec.f, g_fdata, args, directions, seed, "grad")
         if isinstance(g_fdata, Tangent):
             deliver(CoDual(spec.f, g_fdata), run.g_second)
-        return (NoRData,) + tuple(deliver(a, s) for a, s in zip(args, run.second))
+        return (NoRData,) + order([deliver(a, s) for a, s in zip(args, run.second)])
 
     return out, pullback
+
+
+def _split_cotangent(cotangent: Any, spec: Any) -> tuple[Any, Any, Any]:
+    """``(value's, gradient's, aux's)`` cotangents of a gradient function's output."""
+    if spec.with_value:
+        value_bar, grad_bar = _pair(cotangent)
+        value_bar, aux_bar = _pair(value_bar) if spec.has_aux else (value_bar, NoTangent)
+        return value_bar, grad_bar, aux_bar
+    if spec.has_aux:
+        grad_bar, aux_bar = _pair(cotangent)
+        return 0.0, grad_bar, aux_bar
+    return 0.0, cotangent, NoTangent
+
+
+def _pair(cotangent: Any) -> tuple[Any, Any]:
+    return (NoTangent, NoTangent) if cotangent is NoTangent else (cotangent[0], cotangent[1])
+
+
+def _aux_seeds(value_bar: float, aux_bar: Any) -> Callable:
+    """Seeds of a ``has_aux`` function's output ``(value, aux)``: cotangent ``(1, 0)``, and as its
+    tangent ``(value_bar, aux_bar)`` (so the pass's second answer also holds ``J_aux^T aux_bar``)."""
+
+    def seed(out: tuple) -> tuple:
+        value, aux = split_aux(out[0], "grad")
+        zero = T.zero_tangent(aux)
+        aux_t = zero if aux_bar is NoTangent else aux_bar
+        return (seed_output(CoDual(out[0], out[1]), (_shaped(value, 1.0), zero)),
+                seed_output(CoDual(out[0], out[3]), (_shaped(value, value_bar), aux_t)))
+
+    return seed
 
 
 # --------------------------------------------------------------------------------------------

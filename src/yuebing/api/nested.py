@@ -24,8 +24,8 @@ from ..transform.lifting import _fresh_output, _output_cotangents
 from ..rules import outside_state
 from ..transform.second_order import CellTangent, _dual_closure_tangent, call_rrule2
 from ..transform.third_order import _Call, _constant, _function, _python_function, _zero_tangent_of
-from .common import normalise_argnums
-from .reverse import grad, value_and_grad
+from .common import normalise_argnums, scalar_seed, split_aux
+from .reverse import grad, seed_output, value_and_grad
 from .second_order import _check_scalar, _join, _pull_unit, _value_grad_hvp, separated_arguments
 
 _grad, _value_and_grad = grad, value_and_grad
@@ -40,14 +40,12 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     """Forward rule of a function made by ``yb.grad``/``yb.value_and_grad``: the gradient and its
     tangent by one forward-over-reverse pass. The perturbations cannot be confused: the inner
     reverse pass differentiates with respect to its own arguments, and the outer tangent arrives
-    as the tangents of those arguments and of the values the function captured."""
+    as the tangents of those arguments and of the values the function captured. Keywords are
+    bound to positions (``composition.bound_positionally``); a ``has_aux`` function's aux and its
+    tangent are the pass's output's."""
     spec = f.primal.__yuebing_gradient__
-    if kwargs or spec.has_aux:
-        raise NestedDifferentiationError(
-            "forward mode over yb.grad supports gradient functions without has_aux called with "
-            "positional arguments; pass keyword arguments positionally"
-        )
     nums, single = normalise_argnums(spec.argnums, len(args), "grad")
+    args, _ = bound_positionally(spec.f, args, kwargs, lambda v: Dual(v, NoTangent), "forward mode over yb.grad")
     # arguments sharing an array are differentiated slot by slot, as by yb.grad itself
     # (copies: an argument may share memory with a value the function captured, a pullback
     # called on a captured array, and each has its own tangent)
@@ -62,14 +60,35 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
         out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals)
     finally:
         outside_state.leave(scope)
-    rs, rsd = _pull_unit(out, pullback, g, "grad")
+    if spec.has_aux:
+        value, value_tangent, aux, aux_tangent, (rs, rsd) = _pull_aux(out, pullback, g)
+    else:
+        value, value_tangent = out[0], out[2]
+        rs, rsd = _pull_unit(out, pullback, g, "grad")
     grads = tuple(_join(fdata[i], rs[1 + i], xs[i]) for i in nums)
     tangents = tuple(_join(fdata_t[i], rsd[1 + i], xs[i]) for i in nums)
     gradient, tangent = (grads[0], tangents[0]) if single else (grads, tangents)
+    value_tangent = 0.0 if value_tangent is NoTangent else value_tangent
+    if spec.with_value and spec.has_aux:
+        return Dual(((value, aux), gradient), ((value_tangent, aux_tangent), tangent))
     if spec.with_value:
-        value_tangent = out[2] if out[2] is not NoTangent else 0.0
-        return Dual((out[0], gradient), (value_tangent, tangent))
+        return Dual((value, gradient), (value_tangent, tangent))
+    if spec.has_aux:
+        return Dual((gradient, aux), (tangent, aux_tangent))
     return Dual(gradient, tangent)
+
+
+def _pull_aux(out: tuple, pullback: Callable, g: Any) -> tuple:
+    """A ``has_aux`` function's output ``(value, aux)``: the value, the aux (copies: the reverse
+    pass undoes how they were built) with their tangents, and the dual pullback's answer to
+    cotangent ``(1, 0)`` with tangent 0."""
+    value, aux = split_aux(out[0], "grad", g)
+    tangent = out[2] if out[2] is not NoTangent else (NoTangent, NoTangent)
+    value, value_tangent, aux, aux_tangent = T.structural_copy((value, tangent[0], aux, tangent[1]))
+    aux_tangent = zero_tangent_of(aux) if aux_tangent is NoTangent else aux_tangent
+    _check_scalar(value, g, "grad")
+    cotangent = (scalar_seed(value, g, "grad"), T.zero_tangent(aux))
+    return value, value_tangent, aux, aux_tangent, pullback(seed_output(CoDual(out[0], out[1]), cotangent), NoRData)
 
 
 def _grad_frule(f: Any, argnums: Any = 0, has_aux: Any = False) -> Any:
@@ -110,14 +129,14 @@ def _value_and_grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tup
     return _gradient_function(_value_and_grad, f, argnums, has_aux)
 
 
-def check_gradient_call(spec: Any, kwargs: dict, xs: tuple, captures: bool, mode: str) -> None:
-    """What differentiating a call of a ``yb.grad``/``yb.value_and_grad`` function supports
-    (``mode``: reverse over it, a Hessian through it): positional float and float-array
-    arguments, no ``has_aux``, no captured variables of the differentiated code."""
-    if kwargs or spec.has_aux:
+def check_gradient_call(spec: Any, xs: tuple, captures: bool, mode: str) -> None:
+    """What a Hessian through a call of a ``yb.grad``/``yb.value_and_grad`` function supports
+    (``mode``): float and float-array arguments (keywords bound to positions), no ``has_aux``,
+    no captured variables of the differentiated code."""
+    if spec.has_aux:
         raise NestedDifferentiationError(
-            f"{mode} supports gradient functions without has_aux called with positional arguments; "
-            "pass keyword arguments positionally")
+            f"{mode} does not support has_aux yet (third derivatives through the aux); return the aux "
+            "from the outer function instead, or take the outer derivative with yb.jacobian(yb.grad(f))")
     if captures:
         raise NestedDifferentiationError(
             f"{mode}: yuebing cannot differentiate yb.grad of a function with respect to the variables it "
@@ -167,10 +186,20 @@ def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Ca
 def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """Second-order rule of a call of a gradient function ``grad(g)(*xs)``."""
     spec = f4[0].__yuebing_gradient__
-    captures = _captures_derivatives(f4[1]) or _captured_tangents(f4[2])
-    check_gradient_call(spec, kwargs, tuple(a[0] for a in args), captures, "yb.hvp/yb.hessian over yb.grad")
+    mode = "yb.hvp/yb.hessian over yb.grad"
     nums, single = normalise_argnums(spec.argnums, len(args), "grad")
-    return _gradient_call(spec.f, args, nums, single, spec.with_value)
+    args, order = bound_positionally(spec.f, args, kwargs, _constant, mode)
+    captures = _captures_derivatives(f4[1]) or _captured_tangents(f4[2])
+    check_gradient_call(spec, tuple(a[0] for a in args), captures, mode)
+    out, pullback = _gradient_call(spec.f, args, nums, single, spec.with_value)
+    if not kwargs:
+        return out, pullback
+
+    def ordered(dy: Any, dy_d: Any) -> tuple:
+        rdatas, rdata_ts = pullback(dy, dy_d)
+        return rdatas[:1] + order(rdatas[1:]), rdata_ts[:1] + order(rdata_ts[1:])
+
+    return out, ordered
 
 
 def _captured_tangents(tangent: Any) -> bool:
@@ -246,7 +275,7 @@ def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list,
     return grads, grads_t
 
 
-from .composition import gradient_rrule  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
+from .composition import bound_positionally, gradient_rrule  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
 
 _register_second_order((_grad, _value_and_grad), gradient_maker_rule)
 protocols.GRADIENT_CALLS.update(reverse=gradient_rrule, forward=gradient_frule, second=gradient_rule,
