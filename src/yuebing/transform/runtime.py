@@ -61,7 +61,7 @@ def global_value(namespace: dict, name: str) -> Any:
         value = namespace[name]
     except KeyError:
         return getattr(builtins, name, UndefinedGlobal(name))
-    return read_only(value)
+    return read_only(value) if type(value) is np.ndarray else value  # (a module: no second call)
 
 
 def read_only(value: Any) -> Any:
@@ -489,7 +489,10 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
     flat = xs.ravel()
     pullbacks = []
     values = []
-    elements = [float(v) if xs.dtype.kind == "f" else v for v in flat]
+    if xs.dtype.kind == "f":  # Python floats (tolist: float64, float32, float16; float(v): the others)
+        elements = flat.tolist() if xs.dtype.itemsize <= 8 else [float(v) for v in flat]
+    else:
+        elements = list(flat)
     fn, fn_f = vec.pyfunc, pyfunc_fdata(f.fdata)  # a closure's boxes: its captured variables' cotangents
     rule = derived_rule(fn) if type(fn) is types.FunctionType else None
     if rule is not None and rule.simple and rule.n_params == 1:
