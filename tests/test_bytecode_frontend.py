@@ -475,6 +475,20 @@ def f(x):
             t = t * 2.0
     return s
 """,
+    "if_with_break_ending_a_for_body": """\
+def f(x):
+    grid = [0.0, 0.5, 1.0, 2.0]
+    k = 0
+    for i in range(3):
+        if grid[i] <= x < grid[i + 1]:
+            k = i
+            break
+    for i in range(3):
+        if grid[i] > x:
+            k = k + i
+            break
+    return (x - grid[k]) * np.sin(x) + k
+""",
     "match_mapping_rest": """\
 def f(x):
     total = 0.0

@@ -303,6 +303,11 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStar
         if false_label in ctx.heads and bottom is not None and bottom + 1 == ctx.end:
             # 3.12: ``while c:`` ending a loop's body, its test's exit threaded to that loop's head
             return self.inverted_while(i, true_label, ctx.end, cond, stack, ctx, out)
+        moved = self.moved_if_block(true_label, false_label, ctx) if NEW else None
+        if moved is not None:  # 3.12: ``if c:`` ending a loop's body, its block (ending in a jump) after the loop's jump back
+            body = self.region(moved, ctx.end, stack, ctx)
+            self.emit(out, ast.If(cond, body, []), i)
+            return ctx.end
         # (a jump to the loop's repeated test that is also the end of the block is a plain ``if``)
         if false_label in ctx.heads and false_label != ctx.end or (false_label == ctx.exit and false_label is not None):
             jump = ast.Continue() if false_label in ctx.heads else ast.Break()
@@ -340,6 +345,20 @@ class Decompiler(StoreStatements, NewOps, LoopStatements, TryStatements, TryStar
     for _name in COND_JUMPS:
         locals()[f"op_{_name}"] = conditional
     del _name
+
+    def moved_if_block(self, true_label: int, false_label: int, ctx: Ctx) -> int | None:
+        """Where the block of an ``if`` ending a loop's body starts when 3.12 moved it past the
+        jumps back to the loop's head (the test's true path jumps over them; None otherwise)."""
+        if false_label not in ctx.heads:
+            return None
+        start = self.targets[true_label] if self.ins[true_label].opname == "JUMP_FORWARD" else true_label
+        k = start - 1  # back over the jumps to the head (and a chained comparison's clean-up)
+        while k > 0 and (self.ins[k].opname == "POP_TOP" or self.ins[k].opname == "JUMP_BACKWARD"
+                         and self.targets[k] in ctx.heads):
+            k -= 1
+        if not start < ctx.end or k == start - 1 or self.ins[k].opname != "JUMP_FORWARD" or self.targets[k] != start:
+            return None
+        return start
 
     def ternary(self, cond, body, orelse, stack, ctx, join: int) -> ast.expr | None:
         try:  # (a conditional expression nested in the first branch may jump to the join itself)

@@ -26,7 +26,10 @@ class LoopStatements:
         if self.ins[back].opname != "JUMP_BACKWARD" or self.targets[back] != i:
             # a body ending in a ``try`` statement; from 3.12, in a ``return`` or ``raise`` (its
             # last jump back is a conditional one)
-            if self.ins[back].opname not in ("RERAISE",) + (("RETURN_VALUE", "RAISE_VARARGS") if NEW else ()):
+            leaving = ("RETURN_VALUE", "RAISE_VARARGS") if NEW else ()
+            if NEW and self.ins[back].opname == "JUMP_FORWARD" and self.targets[back] >= exit_:
+                leaving = ("JUMP_FORWARD",)  # 3.12: a body ending in an ``if`` whose block ends in ``break``
+            if self.ins[back].opname not in ("RERAISE",) + leaving:
                 raise DecompileError("a for loop")
             back = exit_
         target, j = self.read_target(i + 1)
