@@ -58,7 +58,13 @@ def grad_aux_is_the_argument(x):
     return gradient * aux ** 2
 
 
-AUX_CASES = [value_and_grad_aux_value, grad_aux_captures, value_and_grad_dict_aux]
+def only_the_aux(x):
+    """Two argnums, the gradient unused: only the aux carries a cotangent."""
+    _, aux = yb.grad(lambda a, b: (np.sum(a ** 2 * b), a * b), argnums=(0, 1), has_aux=True)(x, x[::-1].copy())
+    return np.sum(aux ** 2)
+
+
+AUX_CASES = [value_and_grad_aux_value, grad_aux_captures, value_and_grad_dict_aux, only_the_aux]
 
 
 @pytest.mark.parametrize("F", AUX_CASES)

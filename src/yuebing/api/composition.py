@@ -179,7 +179,7 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
 
     def pullback(dy: Any) -> tuple:
         value_bar, grad_bar, aux_bar = _split_cotangent(T.join(out.fdata, dy), spec)
-        grad_bars = (grad_bar,) if single else tuple(grad_bar)
+        grad_bars = (grad_bar,) if single or grad_bar is NoTangent else tuple(grad_bar)
         directions: list = [None] * len(xs)
         for i, bar in zip(nums, grad_bars):
             directions[i] = bar
