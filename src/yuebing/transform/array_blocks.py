@@ -254,8 +254,12 @@ class ArrayBlock:
         guard = " and ".join([f"({some_array})", f"({self.shape} := _array_shapes({groups})) is not None"]
                              + self.function_guards)
         lines = []
-        for local, kind, func, operands, fname in self.ops:
+        dead = self._last_reads()
+        for k, (local, kind, func, operands, fname) in enumerate(self.ops):
             lines.append(f"{local} = {_expression(kind, func, operands, fname)}")
+            if dead[k]:  # intermediates nothing reads any more: freed as the function frees them
+                # (where shapes differ, the operands' shapes are recorded at the end: kept till then)
+                lines.append(f"if {self.shape}[1]: del {', '.join(dead[k])}")
         outputs = []
         for var, local in self.final.items():
             out_f = self.fresh("of")
@@ -278,6 +282,21 @@ class ArrayBlock:
             lines.append(f"{var} = {local}; {fd(var)} = {out_f}")
         self.outputs = outputs
         return guard, lines
+
+    def _last_reads(self) -> list[list[str]]:
+        """Per operation, the block's own intermediates it reads last that neither the reverse
+        pass (residuals) nor the results need."""
+        kept = set(self.residuals) | set(self.final.values())
+        made = {local for local, *_ in self.ops}
+        last: dict[str, int] = {}
+        for k, (_, _, _, ops, _) in enumerate(self.ops):
+            for o in ops:
+                if o in made and o not in kept:
+                    last[o] = k
+        dead: list[list[str]] = [[] for _ in self.ops]
+        for name, k in last.items():
+            dead[k].append(name)
+        return dead
 
     # ------------------------------------------------------------------ reverse
 
