@@ -122,3 +122,21 @@ def test_one_array_passed_twice_takes_the_general_path():
     x = np.arange(1.0, 4.0)
     value, tangent = yb.jvp(lambda a, b: np.sum(a * b), (x, x), (np.ones(3), np.zeros(3)))
     assert value == 14.0 and tangent == 6.0
+
+
+def _grid(x, s):
+    y = np.zeros((3, 4))
+    for i in range(3):
+        for j in range(4):
+            y[i, j] = np.sin(x[i, j]) * s  # a tuple index built in the loop, a float written
+    y[0, :] = s * 2.0  # a float written across a row: the tangent's row too
+    return np.sum(y * y)
+
+
+def test_tuple_indices_and_float_writes_against_central_differences():
+    x = np.random.default_rng(2).standard_normal((3, 4))
+    dx, s, ds = np.random.default_rng(3).standard_normal((3, 4)), 0.7, 0.3
+    value, tangent = yb.jvp(_grid, (x, s), (dx, ds))
+    assert value == _grid(x, s)
+    assert tangent == pytest.approx(_central(_grid, (x, s), (dx, ds)), rel=1e-6)
+    assert "y[_t" in yb.show(_grid, mode="forward")  # the write inline

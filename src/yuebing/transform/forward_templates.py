@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir import nodes as ir
+from ..ir.primitives import mktuple
 from .templates import _ARRAY_UNARY, _BINARY, _IN_PLACE, _UNARY
 
 
@@ -44,8 +45,16 @@ def _numeric(a: ir.Atom) -> bool:
 
 def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[str]]]:
     """``(guard, lines)`` variants for call ``s`` of known function ``value``."""
-    if s.kwargs or s.star_args is not None or s.star_kwargs is not None or not s.target:
+    if s.kwargs or s.star_args is not None or s.star_kwargs is not None:
         return []
+    if value is operator.setitem and len(s.args) == 3 and all(isinstance(a, ir.Var) for a in s.args):
+        return [_float_write(s, n)]
+    if not s.target:
+        return []
+    if value is mktuple and s.args and all(isinstance(a, ir.Var) for a in s.args):
+        items = ", ".join(n.primal(a) for a in s.args)
+        guard = " and ".join(f"{n.tangent(a)} is _NT" for a in s.args)  # ints, indices: no tangent
+        return [(guard, [f"{s.target} = ({items},); {n.td(s.target)} = _NT"])]
     try:
         binary, unary, array_unary = _BINARY.get(value), _UNARY.get(value), _ARRAY_UNARY.get(value)
     except TypeError:
@@ -193,3 +202,14 @@ def _power(s: ir.Call, n: Names, t: str, tt: str) -> list[tuple[str, list[str]]]
     variants.append((f"type({px}) is _ND and {px}.dtype is _F64 and {px}.ndim and type({xt}) is _ND",
                      [f"_p = {px} ** {c!r}; {tt} = {tangent}; {t} = _p"]))
     return variants
+
+
+def _float_write(s: ir.Call, n: Names) -> tuple[str, list[str]]:
+    """``y[idx] = v`` of a float with a float tangent into a float64 array: the same write into
+    the array's tangent (any index the primal write accepts writes the same places of the
+    tangent, which has the array's shape)."""
+    y, idx, v = s.args
+    py, yt, pv, vt = n.primal(y), n.tangent(y), n.primal(v), n.tangent(v)
+    guard = (f"not _BATCH.size and type({py}) is _ND and {py}.dtype is _F64 and type({yt}) is _ND "
+             f"and type({pv}) in _FT and type({vt}) is float")
+    return guard, [f"{py}[{n.primal(idx)}] = {pv}; {yt}[{n.primal(idx)}] = {vt}"]
