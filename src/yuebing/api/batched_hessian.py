@@ -12,6 +12,7 @@ may not have undone, its error is raised instead (for ``Unbatched``, one advisin
 """
 from __future__ import annotations
 
+import types
 from typing import Any, Callable
 
 import numpy as np
@@ -46,7 +47,7 @@ def batched_columns(f: Callable, args: tuple, nums: tuple, items: list, pull_uni
             out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
             _, rsd = pull_unit(out, pullback, f, "hessian")
     except Exception as error:  # noqa: BLE001 - Unbatched, or anything the batched pass met: one pass per column
-        if not outside_state.touched():
+        if not outside_state.touched() or isinstance(error, Unbatched) and not _outside_containers():
             return None
         if isinstance(error, Unbatched):
             raise _refused(f, error) from None
@@ -89,6 +90,27 @@ def _hvps(dual: tuple, rdata_tangent: Any, k: int) -> np.ndarray:
     if rdata_tangent is not NoRData:
         total = total + np.reshape(rdata_tangent, (k,) + (1,) * np.ndim(x))
     return total.reshape(k, -1)
+
+
+_IMMUTABLE = (float, int, complex, str, bytes, bool, type(None), np.ndarray, np.generic, types.FunctionType,
+              types.BuiltinFunctionType, types.ModuleType, type)
+
+
+def _outside_containers() -> bool:
+    """Whether the pass reached an outside object it could have changed in place before it was
+    dropped (a list, dict or object: an ``Unbatched`` call is refused before it runs, a write into
+    an outside array's unbatched tangent raises ``Unbatched`` before the array is written, and a
+    global written with derivatives before it is written, ``transform/global_writes.py``)."""
+    memo = getattr(outside_state._LOCAL, "memo", None) or {}
+    for value, _ in memo.values():
+        if isinstance(value, types.CellType):
+            try:
+                value = value.cell_contents
+            except ValueError:
+                continue
+        if not isinstance(value, _IMMUTABLE) and not hasattr(value, "__yuebing_gradient__"):
+            return True
+    return False
 
 
 def _refused(f: Callable, error: Exception) -> Exception:

@@ -122,8 +122,15 @@ def has_batch(t: Any, p: Any, seen: set | None = None) -> bool:
     if id(t) in seen:
         return False
     seen.add(id(t))
+    if isinstance(p, types.CellType):  # a closure's captured cell: what it holds
+        try:
+            p = p.cell_contents
+        except ValueError:
+            p = None
     if type(t) is np.ndarray:
         return not isinstance(p, (np.ndarray, np.generic, float, complex)) or is_batched(t, p)
+    if type(t).__name__ == "CellTangent":  # (second_order.py) the tangent of a cell's contents
+        return has_batch(t.value, p, seen)
     if not isinstance(t, _CONTAINERS):
         return True
     return any(has_batch(c, cp, seen) for c, cp in _children(t, p))
@@ -218,7 +225,7 @@ def looped(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -> 
     slicer = _Slicer(k)
     names = list(kwargs)
     given = [f, *args, *(kwargs[n] for n in names)]
-    d_slices = [_slices(slicer, a[2], a[0]) for a in given]
+    d_slices = [_slices(slicer, a[2], a[0]) if has_batch(a[2], a[0]) else [a[2]] * k for a in given]
     fd_slicer = _Slicer(k)  # the fdata tangents' own: their containers are written back after the pullbacks
     fd_slices = [_fdata_tangent_slices(fd_slicer, a) for a in given]
     real = [(a[0], a[1]) for a in given]

@@ -387,8 +387,8 @@ _ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)
 
 def _gradient(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """A call of a function made by ``yb.grad``: third derivatives (``transform/third_order.py``)."""
-    if BATCH.size:  # one third-order call per direction (batched_second_order.looped)
-        return _batched.looped(None, f, args, kwargs, lambda _, g, a, kw: GRADIENT_CALLS["second"](g, a, kw))
+    if BATCH.size:  # before it runs: the Hessian's columns are then computed one pass each
+        raise _batched.Unbatched("third derivatives run one direction per pass")
     return GRADIENT_CALLS["second"](f, args, kwargs)
 
 
