@@ -81,6 +81,16 @@ def scalar_loop(x):
     return s
 
 
+def kernel_matrix(x):
+    k = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2)
+    return np.sum(k * k) + np.sum(x[..., 1:] ** 3)
+
+
+def test_new_axes_and_ellipsis(looped_calls):
+    _check(kernel_matrix, RNG.standard_normal(4))
+    assert looped_calls == []
+
+
 def test_scalar_loop(looped_calls):
     _check(scalar_loop, RNG.standard_normal(5))
     assert looped_calls == []

@@ -257,8 +257,9 @@ def _sum(f: tuple, args: tuple, kwargs: dict) -> tuple | None:
 
 
 def _basic(index: Any) -> bool:
+    """Ints, slices, None and ``...`` (a view; the batch axis stays first behind a leading ``:``)."""
     parts = index if type(index) is tuple else (index,)
-    return all(type(p) in (int, slice) for p in parts)
+    return all(type(p) in (int, slice) or p is None or p is Ellipsis for p in parts)
 
 
 def _getitem(f: tuple, args: tuple, kwargs: dict) -> tuple | None:
