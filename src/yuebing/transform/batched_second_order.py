@@ -199,10 +199,12 @@ def _constant_call(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Calla
 
 
 #: array constructors whose results are buffers that code writes into (``z = np.zeros(n)``, then
-#: ``z[i] = ...``): their tangent parts are batched zeros from the start. Other results of constant
+#: ``z[i] = ...``; ``u = u0.copy()``, then ``u += ...``): their tangent parts are batched zeros
+#: from the start. Other results of constant
 #: calls keep unbatched tangents, so that calls on constants stay unbatched; a batched write into
 #: one is refused (``Unbatched``: the Hessian's columns are then computed one pass each).
-_BUFFERS = {np.zeros, np.empty, np.ones, np.full, np.zeros_like, np.empty_like, np.ones_like, np.full_like}
+_BUFFERS = {np.zeros, np.empty, np.ones, np.full, np.zeros_like, np.empty_like, np.ones_like, np.full_like,
+            np.copy, np.ndarray.copy, np.array}
 
 
 def _widened(t: Any, y: Any, inputs: list) -> Any:
@@ -225,7 +227,7 @@ def looped(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -> 
     slicer = _Slicer(k)
     names = list(kwargs)
     given = [f, *args, *(kwargs[n] for n in names)]
-    d_slices = [_slices(slicer, a[2], a[0]) if has_batch(a[2], a[0]) else [a[2]] * k for a in given]
+    d_slices = [_slices(slicer, a[2], a[0]) for a in given]  # (an unbatched list too: each run its own)
     fd_slicer = _Slicer(k)  # the fdata tangents' own: their containers are written back after the pullbacks
     fd_slices = [_fdata_tangent_slices(fd_slicer, a) for a in given]
     real = [(a[0], a[1]) for a in given]
@@ -385,7 +387,7 @@ def _refused_writes() -> Iterator[None]:
     direction read-only): ``Unbatched``."""
     try:
         yield
-    except ValueError as error:
+    except (ValueError, TypeError) as error:  # (a linear rule reports the write as a SecondOrderError)
         if "read-only" in str(error):
             raise Unbatched(f"a write into the tangent of a constant of the pass ({error})") from None
         raise

@@ -20,6 +20,9 @@ import functools
 import operator
 from typing import Any, Callable
 
+import numpy as np
+
+from ..rules.batched import BATCH
 from ..rules.core import CoDual, Dual, SecondOrderError, describe_callable, rrule
 from ..rules.core import frule as registered_frule
 from ..rules.second_order import _register
@@ -173,6 +176,11 @@ def call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     tangent_parts = _expand_star(CoDual(seq, seq_fd))
     tangents = list(seq_d) if isinstance(seq_d, (list, tuple)) else star_tangents(seq, seq_d) if is_star_array(seq) \
         else [_zero_tangent_of(x.primal) for x in primal_parts]
+    if BATCH.size and any(isinstance(p.primal, (float, complex, np.floating)) and type(t) is np.ndarray
+                          for p, t in zip(primal_parts, tangents)):
+        from .batched_second_order import Unbatched  # (a number's slot in a list's fdata tangent is an array)
+
+        raise Unbatched("a number with batched tangents passed by *args")
     elements = tuple((p.primal, p.fdata, t, q.fdata) for p, q, t in zip(primal_parts, tangent_parts, tangents))
     out, pullback = CALL_RRULE2(f, *args, *elements, **kwargs)
     n_plain, n_kw = len(args), len(kwargs)
