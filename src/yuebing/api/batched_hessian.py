@@ -35,6 +35,8 @@ def batched_columns(f: Callable, args: tuple, nums: tuple, items: list, pull_uni
     order), each as one flat array per argument of ``nums``, from one batched pass on copies of
     ``args``; None when the pass cannot be batched (the caller then runs one pass per column).
     ``pull_unit(out, pullback, f, name)`` runs the dual pullback with the unit cotangent."""
+    if any(type(args[i]) is float for i in nums):
+        return None  # a float's batched tangent cannot go through f(*args) (second_order_calls.py): few columns anyway
     xs = T.structural_copy(tuple(args))
     if separate_arguments(xs, "hessian") is not None:
         return None  # arguments sharing memory: differentiated slot by slot, one pass per column
