@@ -385,7 +385,12 @@ class _Slicer:
         if isinstance(first, (Tangent, MutableTangent)):
             return type(first)(first.primal_type,
                                {name: self.stack([o.fields[name] for o in outs], memo) for name in first.fields})
-        return first
+        if all(o is first for o in outs):  # one object for every direction: nothing to stack
+            return first
+        raise NotImplementedError(  # returning one direction's tangent for all would be silently wrong
+            f"batched forward mode: a rule that ran once per direction returned tangents of type "
+            f"{type(first).__name__}, which yuebing cannot stack. Pass chunk_size=1 to yb.jacobian (one direction "
+            "per pass)")
 
     def _leaf(self, outs: list, primal: Any) -> np.ndarray:
         first = outs[0]
