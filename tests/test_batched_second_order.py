@@ -249,3 +249,19 @@ def test_every_rule_case_batched_equals_unbatched():
         if a.shape != b.shape or not np.allclose(a, b, rtol=1e-9, atol=1e-9, equal_nan=True):
             wrong.append(case.name)
     assert not wrong
+
+
+def test_a_reshape_method_in_a_batched_pass():
+    """``c.reshape(shape)`` (numpy.polynomial's polyval) in a batched pass: its pullback gave one
+    rdata tangent too few (an IndexError)."""
+    rng = np.random.default_rng(3)
+    c, x = rng.standard_normal(4), rng.standard_normal(5)
+
+    def g(c, x):
+        return np.sum(np.polynomial.Polynomial(c)(x) * np.sin(x))
+
+    batched = yb.hessian(g, argnums=(0, 1), chunk_size=3)(c, x)
+    per_column = yb.hessian(g, argnums=(0, 1), chunk_size=1)(c, x)
+    for row_b, row_p in zip(batched, per_column):
+        for hb, hp in zip(row_b, row_p):
+            np.testing.assert_allclose(hb, hp, rtol=1e-10, atol=1e-12)

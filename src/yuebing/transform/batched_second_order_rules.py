@@ -347,7 +347,7 @@ def _reshape(f: tuple, args: tuple, kwargs: dict) -> tuple | None:
     def pullback(dy: Any, dy_d: Any) -> tuple:
         if not view:  # a copy: its cotangent tangent goes back to x's
             into[...] += y_fd.reshape((k,) + x.shape)
-        return pullback1(dy), (NoRData,) * len(args)
+        return pullback1(dy), (NoRData,) * (1 + len(args))  # the callee, then each argument
 
     return (y, out1.fdata, y_d, y_fd), pullback
 
