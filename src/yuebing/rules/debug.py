@@ -188,7 +188,8 @@ def _cotangent_nonzero(out: CoDual, dy: Any) -> bool:
 def _check_rdata(fn: Any, label: str, x: Any, r: Any) -> None:
     if r is NoRData:
         return
-    if isinstance(x, (float, np.floating)) and not isinstance(r, (float, int, np.floating, np.integer)):
+    batched = BATCH.size > 0 and type(r) is np.ndarray and r.shape == (BATCH.size,)  # one per direction
+    if isinstance(x, (float, np.floating)) and not isinstance(r, (float, int, np.floating, np.integer)) and not batched:
         _fail(fn, f"returned rdata {type(r).__name__} {getattr(r, 'shape', '')} for its float {label} (expected a float)")
     if _float_array(x):
         _fail(fn, f"returned rdata {type(r).__name__} for its array {label} (arrays take their cotangent in fdata)")
