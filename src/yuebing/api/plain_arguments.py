@@ -33,5 +33,10 @@ def plain_duals(args: tuple, directions: tuple) -> list | None:
         if root in roots:
             return None  # arguments sharing float data: differentiated slot by slot
         roots.add(root)
-        duals.append((x.copy(), np.zeros(x.shape), np.array(v, order="C"), np.zeros(x.shape)))
+        # every part in the argument's own memory layout (a Fortran-ordered argument stays one:
+        # a write through x.T.reshape(-1) must reach it, and its tangents, as in the plain call)
+        copy = x.copy(order="K")
+        direction = np.empty_like(copy)
+        direction[...] = v
+        duals.append((copy, np.zeros_like(copy), direction, np.zeros_like(copy)))
     return duals
