@@ -296,3 +296,28 @@ def test_scipy_overwrite_flags_are_accepted():
 
     for got in (yb.grad(f)(1.3), yb.jvp(f, (1.3,), (1.0,))[1], yb.hvp(f, (1.3,), (1.0,))[1][0]):
         assert got == pytest.approx(central_difference(f, 1.3), rel=1e-6)
+
+
+# --------------------------------------------------------------------------------------------
+# sys.modules read inside differentiated code (array_api_compat's _check_device, reached by
+# CubicSpline): forward mode walked the whole registry for a tangent and failed on whatever a
+# library had put there (a struct.Struct), depending on what the process had imported.
+# --------------------------------------------------------------------------------------------
+
+def _asks_the_registry(x):  # what array_api_compat does
+    import sys as registry_owner  # (a module global in the library; here a local import of the module)
+
+    return x * x * (1.0 if registry_owner.modules.get("numpy") is np else 2.0)
+
+
+def test_reading_the_module_registry_in_every_mode():
+    import struct
+    import sys
+
+    sys.modules["_yuebing_test_registry_entry"] = struct.Struct("d")
+    try:
+        f = _asks_the_registry
+        for got in (yb.grad(f)(0.7), yb.jvp(f, (0.7,), (1.0,))[1], yb.hvp(f, (0.7,), (1.0,))[1][0]):
+            assert got == pytest.approx(central_difference(f, 0.7), rel=1e-6)
+    finally:
+        del sys.modules["_yuebing_test_registry_entry"]

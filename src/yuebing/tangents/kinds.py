@@ -32,6 +32,7 @@ import dataclasses
 import enum
 import functools
 import random
+import sys
 import types
 from typing import Any
 
@@ -159,6 +160,8 @@ def primal_kind(x: Any) -> str:
         _kind_of_type[tp] = kind
     if kind is _MASKED:
         raise StructureError(MASKED_ARRAYS)
+    if x is sys.modules:  # the module registry: modules, and whatever libraries put there (a
+        return NONDIFF  # struct.Struct): library code reads it (array_api_compat), no derivatives
     if kind is SET:
         return _set_kind(x)
     if kind is ARRAY:
