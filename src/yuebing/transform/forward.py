@@ -94,13 +94,6 @@ class ForwardGenerator(ConstantNames):
 
     # ------------------------------------------------------------ emission
 
-    def emit(self, out: list, indent: int, text: str, line: int | tuple[int, ...] = 0) -> None:
-        """Lines of ``text`` at ``indent``, each from the user's ``line`` (or ``line[i]``, one per
-        line of ``text``: a nested function's definition)."""
-        lines = line if isinstance(line, tuple) else None
-        for i, piece in enumerate(text.split("\n")):
-            out.append(("    " * indent + piece, lines[i] if lines else line))
-
     def body(self, body: list, out: list, indent: int) -> None:
         start = len(out)
         for s in body:

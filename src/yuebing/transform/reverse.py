@@ -176,7 +176,14 @@ def _integer_operands(s: ir.Call) -> tuple | None:
 
 class ConstantNames:
     """Names for the constants generated code refers to (``operator.mul`` -> ``_operator_mul``),
-    and the primal expression of an atom. Shared by the reverse and forward generators."""
+    the primal expression of an atom, and emitting lines. Shared by the reverse and forward generators."""
+
+    def emit(self, out: list, indent: int, text: str, line: int | tuple[int, ...] = 0) -> None:
+        """Lines of ``text`` at ``indent``, each from the user's ``line`` (or ``line[i]``, one per
+        line of ``text``: a nested function's definition)."""
+        lines = line if isinstance(line, tuple) else None
+        for i, piece in enumerate(text.split("\n")):
+            out.append(("    " * indent + piece, lines[i] if lines else line))
 
     def __init__(self) -> None:
         self.constants: dict[str, Any] = {}
@@ -296,13 +303,6 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
         return f"_CD({self.primal(a)}, {self.fdata(a)})"
 
     # ------------------------------------------------------------ emission
-
-    def emit(self, out: list, indent: int, text: str, line: int | tuple[int, ...] = 0) -> None:
-        """Lines of ``text`` at ``indent``, each from the user's ``line`` (or ``line[i]``, one per
-        line of ``text``: a nested function's definition)."""
-        lines = line if isinstance(line, tuple) else None
-        for i, piece in enumerate(text.split("\n")):
-            out.append(("    " * indent + piece, lines[i] if lines else line))
 
     # ------------------------------------------------------------ forward
 
