@@ -160,7 +160,7 @@ def primal_kind(x: Any) -> str:
         _kind_of_type[tp] = kind
     if kind is _MASKED:
         raise StructureError(MASKED_ARRAYS)
-    if x is sys.modules:  # the module registry: modules, and whatever libraries put there (a
+    if kind is DICT and x is sys.modules:  # the module registry: modules, and whatever libraries put there (a
         return NONDIFF  # struct.Struct): library code reads it (array_api_compat), no derivatives
     if kind is SET:
         return _set_kind(x)
