@@ -232,27 +232,6 @@ def test_the_loop_runs_to_the_end_when_nothing_raises():
     _all_modes_agree(lambda x: for_loop_raising_at_iteration_k(x, 99), 0.6)
 
 
-def test_a_finally_block_with_work_on_the_way_out_is_refused():
-    def f(x):
-        y = x
-        try:
-            for i in range(3):
-                try:
-                    y = y * x
-                    if i == 1:
-                        raise KeyError("leaves through finally")
-                finally:
-                    y = y + 1.0
-        except KeyError:
-            y = y * 2.0
-        return y
-
-    with pytest.raises(UnsupportedSyntaxError, match="through a finally block") as error:
-        yb.grad(f)(0.7)
-    assert "test_partial_exceptions.py" in str(error.value)
-    np.testing.assert_allclose(yb.jvp(f, (0.7,), (1.0,))[1], _central(f, 0.7), rtol=1e-6)
-
-
 def test_the_arguments_are_restored_after_grad():
     def f(a):
         try:

@@ -245,15 +245,17 @@ def leave_partially(tape: list, length: int, error: BaseException, running: int,
     tape.append(Progress(running, partial, record))
 
 
-def refuse_finally(error: BaseException, where: tuple, line: int) -> None:
-    """Refuse an exception caught after it left a ``try`` (at ``line``) whose ``finally`` block
-    did differentiable work on its way out: that work follows the body's partial work on the
-    tape, an order the reverse pass does not replay."""
-    raise UnsupportedSyntaxError(
-        f"an exception ({type(error).__name__}) that left the try at line {line} through a finally block "
-        "with differentiable work and caught here", _ADVICE.replace("; forward", " (or move the finally "
-        "block's work after the try); forward"), *where) from error
+def through_finally(tape: list, length: int, error: BaseException, running: int) -> None:
+    """An exception is leaving a try (inside a try body) through a ``finally`` block with work:
+    record how far the try got before that block's work follows on the tape (the residuals of
+    the statement that raised dropped, the partial call of call statement ``running`` taken)."""
+    if _is_ours(error):
+        return
+    partial = claim(error, running)
+    if len(tape) > length:
+        del tape[length:]
+    tape.append(Progress(running, partial, ()))
 
 
 #: the names generated handlers use, in every reverse-mode runtime's namespace
-TRY_NAMES = {"_refuse_finally": refuse_finally, "_track_in": track_in, "_track_out": track_out, "_Progress": Progress}
+TRY_NAMES = {"_through_finally": through_finally, "_track_in": track_in, "_track_out": track_out, "_Progress": Progress}

@@ -66,8 +66,6 @@ class WholeFunction:
         self._leave(saved)
         self._whole_names = region.names()
         self.emit(out, indent, "except BaseException as _error:  # record how far it got, for the caller", self.fn.first_line)
-        for condition, line in region.checks:
-            self.emit(out, indent + 1, f"if {condition}: _mark_lost(_error, {self.fn.name!r})", line)
         self.emit(out, indent + 1, f"_leave_partially(_tape, {taped}, _error, {call}, ({self._whole_names}))", self.fn.first_line)
         self.emit(out, indent + 1, "raise", self.fn.first_line)
         values = "; ".join(f"{name} = {value}" for name, value in region.initial.items())
@@ -128,16 +126,8 @@ def _compile(generated: Any, fn: types.FunctionType, mode: str, namespace: dict)
     namespace["_G"] = fn.__globals__
     namespace["__name__"] = fn.__globals__.get("__name__", "__main__")
     namespace["_leave_partially"] = leave_partially
-    namespace["_mark_lost"] = _mark_lost
     exec(compile_checked(source, filename, fn, generated.line_map, mode), namespace)  # noqa: S102 - our own code
     return namespace[generated.forward_name], namespace[generated.reverse_name], namespace[generated.partial_name]
-
-
-def _mark_lost(error: BaseException, function: str) -> None:
-    """An exception leaving through a ``finally`` block with work: not replayed (refused if
-    caught, try_statements.py)."""
-    if getattr(error, _PARTIAL, None) is None:
-        setattr(error, _PARTIAL, function)
 
 
 def _variant(rule: Any, fn: types.FunctionType, mode: str, generator: type, namespace: Callable) -> tuple:

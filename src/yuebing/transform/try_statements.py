@@ -13,9 +13,11 @@ undone by the callee's partial pullback, which the handler took (``exceptions.cl
 number of the call that ran last is kept too); the callees themselves keep their progress the
 same way (``partial_calls.py``). Inside a region, float blocks and float loops are off (the unit
 of work must be one statement: a block raising part way would not even assign its variables).
-A ``try`` with only ``finally`` records nothing (an exception leaves); one with work in its
-``finally`` block that an exception leaves through, inside a region, is refused by the handler
-that catches it (``exceptions.refuse_finally``).
+A ``try`` with only ``finally`` records nothing of its own (an exception leaves). Inside a
+region, an exception leaving a try through a ``finally`` block with work first records how far
+the try got (``exceptions.through_finally``: the residuals of the statement that raised dropped,
+the partial call taken); the finally block's work follows on the tape, and the reverse pass
+undoes it first, then the try's part (``_rev_part_Try``).
 """
 from __future__ import annotations
 
@@ -25,7 +27,6 @@ from typing import Callable
 from ..ir import nodes as ir
 
 _COMPOUND = (ir.ForRange, ir.While, ir.With, ir.Try)
-_FINALLY_RAN = -3  # an inner try's part marker: its finally block ran during an exception
 
 
 def has_reverse_work(body: list) -> bool:
@@ -85,7 +86,6 @@ class _Region:
 
     def __init__(self) -> None:
         self.initial: dict[str, int] = {}
-        self.checks: list[tuple] = []  # (condition, line): an exception left a finally with work
 
     def names(self) -> str:
         return ", ".join(self.initial) + ("," if len(self.initial) == 1 else "")
@@ -154,18 +154,9 @@ class TryStatements:
     # ------------------------------------------------------------ forward
 
     def fwd_Try(self, s: ir.Try, out: list, indent: int) -> None:
-        if not s.handlers:  # try/finally: an exception always leaves, nothing to record
-            part = self._finally_check(s)
-            if part:
-                self.emit(out, indent, f"{part} = -2", s.line)
-            self.emit(out, indent, f"try:  # line {s.line}", s.line)
-            self._forward_block_of(s.body, out, indent + 1, ("finally-body", id(s)))
-            self.emit(out, indent + 1, "pass", s.line)
-            self.emit(out, indent, "finally:", s.line)
-            if part:
-                self.emit(out, indent + 1, f"{part} = {_FINALLY_RAN}", s.line)
-            self._forward_block_of(s.finalbody, out, indent + 1, ("finalbody", id(s)))
-            self.emit(out, indent + 1, "pass", s.line)
+        fin = self._finally_var(s)
+        if not s.handlers:  # try/finally: an exception always leaves, recorded on its way out
+            self._fwd_try_finally(s, fin, out, indent)
             return
         if not any(has_reverse_work(block) for block in ir.child_blocks(s)):
             self._forward_untracked_try(s, out, indent)
@@ -173,10 +164,11 @@ class TryStatements:
         taped, slot, call = self._names()
         outer = self._in_region()
         part = self._var(("part", id(s)), "part", -2) if outer else None
-        self._finally_check(s)
         where = (self.fn.filename, s.line, self.fn.name)
         inner = indent + 1 if s.finalbody else indent
         if s.finalbody:
+            if fin:
+                self.emit(out, indent, f"{fin} = -1", s.line)
             self.emit(out, indent, "try:", s.line)
         init_at = len(out)
         self.emit(out, inner, "", s.line)  # the region's locals, filled in below
@@ -193,8 +185,6 @@ class TryStatements:
             name = h.name or self.fresh("error")
             self.emit(out, inner, f"except {h.types or 'BaseException'} as {name}:", h.line)
             self.emit(out, inner + 1, f"_track_out(); {slot} = _caught(_tape, {taped}, {name}, True, {where!r}, {call})", h.line)
-            for condition, line in region.checks:
-                self.emit(out, inner + 1, f"if {condition}: _refuse_finally({name}, {where!r}, {line})", h.line)
             self.emit(out, inner + 1, f"_push(_Progress({call}, {slot}, {record})); {taped} = len(_tape)", h.line)
             if part:
                 self.emit(out, inner + 1, f"{part} = {number}", h.line)
@@ -212,26 +202,47 @@ class TryStatements:
         self._forward_block_of(s.orelse, out, inner + 1, ("else", id(s)))
         self.emit(out, inner + 1, "_push(-1)", s.line)
         if s.finalbody:
+            self._fwd_way_out(s, fin, out, indent)
             self.emit(out, indent, "finally:", s.line)
-            if part and has_reverse_work(s.finalbody):
-                self.emit(out, indent + 1, f"{part} = {_FINALLY_RAN}", s.line)
             self._forward_block_of(s.finalbody, out, indent + 1, ("finalbody", id(s)))
         values = "; ".join(f"{name} = {value}" for name, value in region.initial.items())
         start = f"{values}; " if values else ""
         out[init_at] = ("    " * inner + f"{start}{taped} = len(_tape); {call} = -1; _track_in()"
                         + (f"; {part} = -2" if part else ""), s.line)
 
-    def _finally_check(self, s: ir.Try) -> str | None:
-        """Inside a region, a try whose ``finally`` block has work: its part local, and the check
-        by which every enclosing handler refuses the exception that left it (the ``finally``
-        block then ran after the body's partial work; undoing both in order is not done)."""
+    def _fwd_try_finally(self, s: ir.Try, fin: str | None, out: list, indent: int) -> None:
+        """``try``/``finally`` without handlers: an exception always leaves; inside a region, the
+        body's progress is recorded on its way out through a ``finally`` block with work."""
+        if fin:
+            self.emit(out, indent, f"{fin} = -1", s.line)
+        self.emit(out, indent, f"try:  # line {s.line}", s.line)
+        self._forward_block_of(s.body, out, indent + 1, ("finally-body", id(s)))
+        self.emit(out, indent + 1, "pass", s.line)
+        self._fwd_way_out(s, fin, out, indent)
+        self.emit(out, indent, "finally:", s.line)
+        self._forward_block_of(s.finalbody, out, indent + 1, ("finalbody", id(s)))
+        self.emit(out, indent + 1, "pass", s.line)
+
+    def _finally_var(self, s: ir.Try) -> str | None:
+        """Inside a region, a try whose ``finally`` block has work: the local saying how its
+        finally block began (-1 not yet, 0 after the try completed, 1 with an exception leaving)."""
         if not (self._in_region() and has_reverse_work(s.finalbody)):
             return None
-        part = self._var(("part", id(s)), "part", -2)
-        done = self._try_level_of[id(s)]
-        for region in self._open():
-            region.checks.append((f"{done.done} == {done.first_of[id(s)]} and {part} == {_FINALLY_RAN}", s.line))
-        return part
+        return self._var(("fin", id(s)), "fin", -1)
+
+    def _fwd_way_out(self, s: ir.Try, fin: str | None, out: list, indent: int) -> None:
+        """The clauses that run before a ``finally`` block with work: an exception leaving
+        records how far the try got (the residuals of the statement that raised dropped, the
+        partial call taken) before the finally block's own work follows it on the tape."""
+        if not fin:
+            return
+        taped, _, call = self._names()
+        leaving = self.fresh("leaving")
+        self.emit(out, indent, f"except BaseException as {leaving}:  # it leaves through the finally block", s.line)
+        self.emit(out, indent + 1, f"_through_finally(_tape, {taped}, {leaving}, {call}); {taped} = len(_tape); {fin} = 1", s.line)
+        self.emit(out, indent + 1, "raise", s.line)
+        self.emit(out, indent, "else:", s.line)
+        self.emit(out, indent + 1, f"{fin} = 0", s.line)
 
     def _forward_untracked_try(self, s: ir.Try, out: list, indent: int) -> None:
         """A try without reverse work anywhere: plain Python, each handler checking first."""
@@ -274,7 +285,6 @@ class TryStatements:
                 self._forward_level(stmt.orelse, level, out, indent + 1)
                 self.emit(out, indent + 1, "_push(False)", stmt.line)
             elif _compound(stmt):
-                self.__dict__.setdefault("_try_level_of", {})[id(stmt)] = level
                 self.emit(out, indent, f"{level.done} = {level.first_of[id(stmt)]}", stmt.line)
                 getattr(self, f"_fwd_tracked_{type(stmt).__name__}")(stmt, out, indent)
             else:
@@ -333,6 +343,11 @@ class TryStatements:
         if not s.handlers:
             self._reverse_block_of(s.body, out, indent)
             return
+        self._rev_completed_try(s, out, indent)
+
+    def _rev_completed_try(self, s: ir.Try, out: list, indent: int) -> None:
+        """Undo a try whose body and handler (or ``else`` block) completed (its ``finally`` block
+        is undone before)."""
         path = self.fresh("path")
         self.emit(out, indent, f"{path} = _pop()  # undo the try at line {s.line}", s.line)
         keyword = "if"
@@ -448,12 +463,30 @@ class TryStatements:
 
     def _rev_part_Try(self, s: ir.Try, out: list, indent: int) -> None:
         """Undo an inner try that an exception left: from its body (no handler matched), from a
-        handler or from its ``else`` block (its body completed)."""
-        part = self._var(("part", id(s)), "part", -2)
+        handler, from its ``else`` block (its body completed) or from its ``finally`` block; one
+        that left through a ``finally`` block with work recorded how far it got on its way out
+        (``_fwd_way_out``), then the finally block's work followed."""
+        self.emit(out, indent, "pass", s.line)
+        fin = self._try_vars.get(("fin", id(s)))
+        if fin:
+            self._reverse_level(s.finalbody, self._level(("finalbody", id(s)), s.finalbody), out, indent)
+            self.emit(out, indent, f"if {fin} == 1:  # an exception left the try at line {s.line} through its finally block", s.line)
+            self.emit(out, indent + 1, f"_e = _pop(); {self._names()[1]} = _e.slot", s.line)
+            if s.handlers:
+                self.emit(out, indent, f"else:  # the finally block of line {s.line} raised after its try completed", s.line)
+                self._rev_completed_try(s, out, indent + 1)
+                self.emit(out, indent, f"if {fin} == 1:", s.line)
+                self._rev_left_try(s, out, indent + 1)
+                return
+        self._rev_left_try(s, out, indent)
+
+    def _rev_left_try(self, s: ir.Try, out: list, indent: int) -> None:
+        """Undo the body, handler or ``else`` block of ``s`` that an exception left part way."""
         self.emit(out, indent, "pass", s.line)
         if not s.handlers:
             self._reverse_level(s.body, self._level(("finally-body", id(s)), s.body), out, indent)
             return
+        part = self._var(("part", id(s)), "part", -2)
         self.emit(out, indent, f"if {part} == -2:  # no handler of line {s.line} matched", s.line)
         self.emit(out, indent + 1, "pass", s.line)
         self._reverse_level(s.body, self._level(("body", id(s)), s.body), out, indent + 1)

@@ -1,0 +1,244 @@
+"""Exceptions that leave partial work through a ``finally`` block (issue 13, the last refusals).
+
+An exception that leaves a ``try`` through a ``finally`` block with differentiable work is
+recorded on its way out (transform/try_statements.py, ``_fwd_way_out``): how far the try got,
+the partial work of a call that raised, then the finally block's work follows on the tape; the
+reverse pass undoes the finally block, then the try's completed work. Every case is checked in
+reverse mode, forward mode and second order against central differences (tests/modes.py), and
+the caller's arrays are checked unchanged after ``yb.grad``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from tests.modes import central, check_every_mode
+from tests.test_partial_exceptions import fill_then_raise, middle
+
+
+def loop_through_finally(x):
+    y = x
+    try:
+        for i in range(3):
+            try:
+                y = y * x
+                if i == 1:
+                    raise KeyError("leaves through finally")
+            finally:
+                y = y + np.sin(x)
+    except KeyError:
+        y = y * 2.0
+    return y
+
+
+def the_issues_example(x):
+    y = x
+    try:
+        try:
+            y = y * x
+            raise KeyError("k")
+        finally:
+            y = y + x * x
+    except KeyError:
+        pass
+    return y * x
+
+
+def unmatched_handler_then_finally(x):
+    y = x
+    try:
+        try:
+            y = np.exp(y * x)
+            {}["missing"]
+        except ValueError:
+            y = 0.0
+        finally:
+            y = y * x + x
+    except KeyError:
+        y = y - x
+    return y
+
+
+def handler_raises_through_finally(x):
+    y = x
+    try:
+        try:
+            y = y * 3.0
+            raise KeyError("inner")
+        except KeyError:
+            y = np.sin(y) * x
+            raise ValueError("from the handler")
+        finally:
+            y = y + x ** 2
+    except ValueError:
+        y = y * x
+    return y
+
+
+def else_raises_through_finally(x):
+    y = x
+    try:
+        try:
+            y = y * 3.0
+        except KeyError:
+            y = 0.0
+        else:
+            y = np.cos(y) * x
+            raise ValueError("from else")
+        finally:
+            y = y * y
+    except ValueError:
+        y = y + x
+    return y
+
+
+def finally_raises_after_its_try_completed(x):
+    y = x
+    try:
+        try:
+            y = y * 3.0
+            raise KeyError("inner")
+        except KeyError:
+            y = np.sin(y) * x
+        finally:
+            y = y + x ** 2
+            raise ValueError("from the finally block")
+    except ValueError:
+        y = y * x
+    return y
+
+
+def finally_raises_while_an_exception_leaves(x):
+    y = x
+    try:
+        try:
+            y = y * 3.0
+            raise KeyError("inner")
+        finally:
+            y = y + x ** 2
+            [][0]
+            y = 100.0
+    except IndexError:
+        y = y * x
+    return y
+
+
+def callee_raising_through_finally(x):
+    buffer = np.zeros(2)
+    try:
+        try:
+            buffer[1] = x * x
+            fill_then_raise(buffer, x)
+        finally:
+            buffer[0] = buffer[0] * np.cos(x)
+    except RuntimeError:
+        buffer[1] = buffer[1] + x
+    return buffer[0] * buffer[1]
+
+
+def nested_finally_blocks(x):
+    y = x
+    try:
+        try:
+            try:
+                y = y * x
+                raise KeyError("deep")
+            finally:
+                y = y + np.sin(x)
+        finally:
+            y = y * np.exp(x)
+    except KeyError:
+        y = y - x
+    return y
+
+
+def _callee_with_finally(buffer, v):
+    try:
+        buffer[0] = buffer[0] + v * v
+        middle(buffer, v)
+    finally:
+        buffer[1] = buffer[1] * v
+
+
+def finally_in_a_callee(x):
+    buffer = np.array([0.5, 0.25])
+    try:
+        _callee_with_finally(buffer, x)
+    except RuntimeError:
+        buffer[0] = buffer[0] * x
+    return buffer[0] * buffer[1]
+
+
+def while_loop_with_finally(x):
+    y, k = x, 0
+    try:
+        while k < 5:
+            try:
+                y = y * np.cos(x) + 0.1
+                k += 1
+                if k == 3:
+                    raise KeyError(k)
+            finally:
+                y = y * x
+                if k == 2:
+                    y = y + x
+    except KeyError:
+        y = y + 1.0
+    return y
+
+
+FINALLY_CASES = [loop_through_finally, the_issues_example, unmatched_handler_then_finally,
+                 handler_raises_through_finally, else_raises_through_finally,
+                 finally_raises_after_its_try_completed, finally_raises_while_an_exception_leaves,
+                 callee_raising_through_finally, nested_finally_blocks, finally_in_a_callee,
+                 while_loop_with_finally]
+
+
+@pytest.mark.parametrize("f", FINALLY_CASES, ids=lambda f: f.__name__)
+def test_work_of_a_finally_block_an_exception_left_through_is_replayed(f):
+    check_every_mode(f, 0.7)
+
+
+def _restored_and_right(f, values):
+    """``yb.grad`` of ``f`` at the array ``values`` matches central differences and leaves the
+    caller's array as it was."""
+    kept = values.copy()
+    gradient = yb.grad(f)(values)
+    np.testing.assert_array_equal(values, kept)
+    np.testing.assert_allclose(gradient, central(lambda v: f(v.copy()), kept, 1e-6), rtol=1e-6, atol=1e-8)
+
+
+def test_the_callers_array_is_restored_after_a_finally_on_the_way_out():
+    def f(a):
+        try:
+            try:
+                a[0] = a[0] * a[1]
+                _callee_with_finally(a, a[1])
+            finally:
+                a[1] = a[1] + np.sin(a[0])
+        except RuntimeError:
+            a[0] = a[0] * 2.0
+        return np.sum(a ** 2)
+
+    _restored_and_right(f, np.array([0.4, 0.9]))
+    check_every_mode(f, np.array([0.4, 0.9]))
+
+
+def test_an_exception_escaping_through_a_finally_leaves_the_arguments_restored():
+    def f(x, buffer):
+        try:
+            try:
+                buffer[0] = buffer[0] * x
+                middle(buffer, x)
+            finally:
+                buffer[1] = buffer[1] + x
+        except KeyError:  # not the RuntimeError: it escapes
+            pass
+        return buffer[0]
+
+    for run in (lambda b: yb.grad(f)(0.7, b), lambda b: yb.vjp(f, 0.7, b), lambda b: yb.hvp(f, (0.7, b), (1.0, np.zeros(2)))):
+        buffer = np.array([0.25, 0.5])
+        with pytest.raises(RuntimeError, match="half done"):
+            run(buffer)
+        np.testing.assert_array_equal(buffer, [0.25, 0.5])
