@@ -10,7 +10,7 @@ of ours is not captured. Variables captured from further out are shared as the v
 variable. Default values computed from our variables, and comprehensions run more than once
 per call whose lambdas capture their variables, are made by small functions of their own (a
 factory taking the defaults as arguments; a function per comprehension run, for fresh cells).
-A class statement, run as is, may read only our variables that carry no derivative.
+The variables a class statement's methods read are kept in cells too (``local_classes.py``).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import copy
 import types
 
 from ..ir import nodes as ir
-from .fence import UnsupportedSyntaxError
+from .local_classes import LocalClassLowering
 
 
 #: what a parameter holds when the call gave no value for a default made by a factory (a string,
@@ -27,9 +27,9 @@ from .fence import UnsupportedSyntaxError
 _MISSING = "<yuebing: no argument given, the default applies>"
 
 
-class ClosureLowering:
+class ClosureLowering(LocalClassLowering):
     """The closure helpers of ``Normaliser`` (a mixin: it uses the normaliser's ``locals``,
-    ``free``, ``cell_backed`` and ``opaque``)."""
+    ``free``, ``cell_backed`` and ``opaque``); class statements are ``local_classes.py``'s."""
 
     def _captured(self, node: ast.FunctionDef | ast.Lambda) -> tuple[str, ...]:
         """Names of this function's locals (and cells) a nested function reads or writes.
@@ -121,25 +121,6 @@ class ClosureLowering:
         self.statement(_located(call, node), out)
         return ir.Var(result)
 
-    def _check_class_captures(self, node: ast.ClassDef, out: list) -> None:
-        """A class statement runs as is in the generated code: its body and methods read our
-        variables as plain values, without their derivatives. Each one it captures must hold
-        no derivative (None, a bool, an int, a string, a class or a module) when the class is
-        made (or a function capturing nothing), or a clear error is raised, never a derivative
-        dropped."""
-        captured = [name for name in self._captured(node) if name != node.name]
-        for name in captured:
-            user = self.user_names.get(name, name)
-            message = str(UnsupportedSyntaxError(
-                f"a class defined in this function whose body or methods read its variable {user!r}, "
-                "which may carry a derivative (the class statement sees plain values)",
-                f"pass {user!r} to the class as an argument (to __init__ or the method), or define the "
-                "class at module level", self.filename, node.lineno, self.fn.__qualname__))
-            value = self.expr(ast.Name(name, ast.Load()), out)
-            self.opaque(out, f"if not ({value} is None or type({value}) in (bool, int, str, bytes) or isinstance("
-                             f"{value}, type) or type({value}).__name__ == 'module' or type({value}).__name__ == "
-                             f"'function' and {value}.__closure__ is None): raise TypeError({message!r})")
-
     def _shared_cells(self, captured: tuple, out: list) -> tuple[str, ...]:
         """Variables of *our* enclosing function that a nested function captures: it gets their
         cells themselves (``MakeClosure.shared``), so that a write through ``nonlocal`` at any
@@ -169,6 +150,8 @@ class ClosureLowering:
                 # defined later, which Python's closure reads when it is called)
                 if len(bound) > 1 or any(in_loop or line > closure.line for line, in_loop in bound):
                     names.add(name)
+        # what a local class's methods read: its rules find the variable's box by its cell
+        names |= {n for n in getattr(self, "class_captures", ()) if n in self.locals and n not in self.cell_backed}
         return sorted(names)
 
     def _comprehension_cells(self, node: ast.expr, renamed: list[str]) -> None:

@@ -701,7 +701,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         # reads (decorators, bases, class attributes, its methods' bodies) are bound as locals
         # first, which the class body and its methods then see as enclosing variables
         self.refuse_global_binding(node.name, "a class statement", node)
-        self._check_class_captures(node, out)  # before the globals join our locals
+        node = self._lower_local_class(node, out)  # local_classes.py; before the globals join our locals
         self.refuse_written_globals("a class defined in a differentiated function", [node])
         loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for name in sorted(loaded - self.locals - set(self.free)):

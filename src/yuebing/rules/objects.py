@@ -45,6 +45,7 @@ from .. import tangents as T
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, Tangent
 from ..tangents import kinds as K
 from .cases import Case, randc, randn
+from .local_classes import class_level_read, class_level_tangent
 from .containers import (
     _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
 )
@@ -271,7 +272,7 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         # (a set of labels built inside the function has a SetTangent: floats may join it)
         owner_fdata = obj.fdata if kind is not K.NONDIFF or isinstance(obj.fdata, SetTangent) else NoFData
         return CoDual(v, _method_fdata(v, owner_fdata)), _method_owner_rdata
-    return _constant(v), _no_owner_rdata
+    return class_level_read(v) or (_constant(v), _no_owner_rdata)  # (a class made in the function: its value's derivative)
 
 
 def _mapped_item(o: Any, name: str) -> bool:
@@ -387,7 +388,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
         if isinstance(v, types.MethodType):
             return Dual(v, Tangent(types.MethodType, {"__self__": t, "__func__": T.zero_tangent(v.__func__)}))
         return Dual(v, Tangent(type(v), {"__self__": t}))
-    return Dual(v, _outside_tangent(v))
+    t = class_level_tangent(v)  # a class made in the function: its value's tangent
+    return Dual(v, _outside_tangent(v) if t is None else t)
 
 
 @frule_for(getattr)

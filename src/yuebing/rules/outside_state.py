@@ -140,6 +140,31 @@ def shared(role: str, value: Any, make: Callable[[Any], Any]) -> Any:
     return hit[1]
 
 
+def register(role: str, value: Any, made: Any, kind: str = "") -> None:
+    """Give ``value`` the tangent ``made`` in ``role`` for the open scope: what a class made inside
+    the differentiated function captures (``rules/local_classes.py``). ``kind`` keeps such entries
+    apart from ``shared``'s (``"class_level"``: a class attribute's value); without it, ``shared``
+    hands out ``made`` for ``value`` too (a cell's box)."""
+    memo = getattr(_LOCAL, "memo", None)
+    if memo is None:
+        raise TypeError("yuebing: a class defined inside a differentiated function was made outside a "
+                        "differentiation pass (call the function through yb.grad, yb.jvp or yb.hessian)")
+    if role == "fdata":
+        role = getattr(_LOCAL, "fdata_role", "fdata")
+    memo[(kind, role, id(value)) if kind else (role, id(value))] = (value, made)
+
+
+def registered(role: str, value: Any, kind: str = "") -> Any:
+    """What ``register`` gave ``value`` in ``role`` (None if nothing, or outside a scope)."""
+    memo = getattr(_LOCAL, "memo", None)
+    if not memo:
+        return None
+    if role == "fdata":
+        role = getattr(_LOCAL, "fdata_role", "fdata")
+    hit = memo.get((kind, role, id(value)) if kind else (role, id(value)))
+    return hit[1] if hit is not None and hit[0] is value else None
+
+
 class fdata_tangent_pass:
     """While second order runs a first-order rule on the fdata tangents (``transform/lifting.py``),
     the rule's outside reads are of the ``"fdata_tangent"`` role."""

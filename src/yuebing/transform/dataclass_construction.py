@@ -16,6 +16,7 @@ import types
 from typing import Any, Callable
 
 from ..rules import outside_state
+from ..rules.local_classes import class_level_read, class_level_tangent
 from ..rules.core import CoDual, Dual
 from ..rules.util import add_rdata_to, slot_rdata, slot_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, zero_tangent
@@ -78,7 +79,16 @@ def construct_reverse(cls: type, args: tuple, kwargs: dict, call: Callable | Non
     """``cls(*args, **kwargs)`` on coduals; ``call(f, args)`` runs ``__post_init__`` in reverse
     mode (None: skip it). ``keep_mutable``: the result keeps its mutable tangent (second order
     runs ``__post_init__`` itself); its pullback then takes the InitVars' rdata as ``initvar_rdata``."""
-    fields, initvars, names = bind_dataclass(cls, args, kwargs, lambda v: CoDual(v, fdata(zero_tangent(v))))
+    stored: dict = {}  # defaults a class body inside the function stored: their reads' pullbacks
+
+    def default(v: Any) -> CoDual:
+        found = class_level_read(v)
+        if found is None:
+            return CoDual(v, fdata(zero_tangent(v)))
+        stored[id(found[0])] = found[1]
+        return found[0]
+    fields, initvars, names = bind_dataclass(cls, args, kwargs, default)
+    gathers = {name: stored[id(c)] for name, c in [*fields.items(), *initvars] if id(c) in stored}
     obj = _new(cls, fields)
     frozen = cls.__dataclass_params__.frozen
     post_init = getattr(cls, "__post_init__", None) if call is not None else None
@@ -96,6 +106,8 @@ def construct_reverse(cls: type, args: tuple, kwargs: dict, call: Callable | Non
     def pullback(dy: Any, initvar_rdata: dict | None = None) -> tuple:
         if slots is None:
             field_r = dict(dy.fields) if isinstance(dy, Tangent) else {}
+            for name, gather in gathers.items():
+                gather(field_r.get(name, NoRData))
             return _route(names, len(args), kwargs, field_r)
         if out_f is not slots and isinstance(dy, Tangent):  # a frozen result: its rdata back into the slots
             for name, r in dy.fields.items():
@@ -105,6 +117,8 @@ def construct_reverse(cls: type, args: tuple, kwargs: dict, call: Callable | Non
         if post_pullback is not None:
             rdata.update(zip((name for name, _ in initvars), post_pullback(NoRData)[2:]))
         rdata.update({name: slot_rdata(slots.fields[name]) for name in fields if name not in rdata})
+        for name, gather in gathers.items():
+            gather(rdata.get(name, NoRData))
         return _route(names, len(args), kwargs, rdata)
 
     return CoDual(obj, out_f), pullback
@@ -112,7 +126,10 @@ def construct_reverse(cls: type, args: tuple, kwargs: dict, call: Callable | Non
 
 def construct_forward(cls: type, args: tuple, kwargs: dict, call: Callable | None, keep_mutable: bool = False) -> Dual:
     """``cls(*args, **kwargs)`` on duals; ``call(f, args)`` runs ``__post_init__`` in forward mode."""
-    fields, initvars, _ = bind_dataclass(cls, args, kwargs, lambda v: Dual(v, _zero_tangent(v)))
+    def default(v: Any) -> Dual:  # (a default a class body inside the function stored has its tangent)
+        t = class_level_tangent(v)
+        return Dual(v, _zero_tangent(v) if t is None else t)
+    fields, initvars, _ = bind_dataclass(cls, args, kwargs, default)
     fields = {k: v if isinstance(v, Dual) else Dual(v, _zero_tangent(v)) for k, v in fields.items()}
     obj = _new(cls, fields)
     frozen = cls.__dataclass_params__.frozen

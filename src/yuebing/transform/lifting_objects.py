@@ -16,6 +16,7 @@ from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
 from ..rules.iteration import iterate_to_list
 from ..rules.objects import _mapped_item
+from ..rules.local_classes import class_level_tangent
 from ..rules import outside_state
 from ..rules.core import CoDual, Dual, describe_callable, rrule
 from ..rules.primitives import bound_to
@@ -71,7 +72,7 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default
             y_d = args[2][2]
         elif y_d is _MISSING:  # a class attribute: a constant (one tangent a call, if mutable)
-            y_d = outside_state.shared("tangent", y, _zero_tangent_of) if outside_state.is_mutable(y) else _zero_tangent_of(y)
+            y_d = _class_attribute_tangent(y)
     return (y, out1.fdata, y_d, out2.fdata), pullback
 
 
@@ -80,8 +81,16 @@ def _class_or_module_attribute(args: tuple) -> tuple:
     object for the whole call when it can be changed in place (``rules/outside_state.py``)."""
     out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
     y = out1.primal
-    y_d = outside_state.shared("tangent", y, _zero_tangent_of) if outside_state.is_mutable(y) else _zero_tangent_of(y)
-    return (y, out1.fdata, y_d, out2.fdata), pullback
+    return (y, out1.fdata, _class_attribute_tangent(y), out2.fdata), pullback
+
+
+def _class_attribute_tangent(y: Any) -> Any:
+    """The tangent of a value read from a class or module: a constant's (one for the whole call if
+    mutable), or what a class made in the function gave it (``rules/local_classes.py``)."""
+    t = class_level_tangent(y)
+    if t is not None:
+        return t
+    return outside_state.shared("tangent", y, _zero_tangent_of) if outside_state.is_mutable(y) else _zero_tangent_of(y)
 
 
 def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:

@@ -100,6 +100,8 @@ def cell_fdata(fn_f: Any, name: str, cell: Any = None, role: str = "fdata") -> A
     """The tangent box of closure variable ``name`` from a function's fdata. A closure made
     outside the differentiated code has none: its cell is outside state, with one box for the
     whole call (``rules/outside_state.py``)."""
+    if cell is not None and (box := outside_state.registered(role, cell)) is not None:
+        return box  # a cell a class made inside the differentiated code captures (rules/local_classes.py)
     if isinstance(fn_f, Tangent):
         box = fn_f.fields.get(name, NoFData)
         if isinstance(box, MutableTangent):

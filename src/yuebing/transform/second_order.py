@@ -597,6 +597,8 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
 def cell_tangent(fn_d: Any, name: str, cell: Any = None) -> Any:
     """The tangent holder of closure variable ``name``; for a closure made outside, its cell's
     one holder for the whole call (outside state, ``rules/outside_state.py``)."""
+    if cell is not None and (holder := outside_state.registered("tangent", cell)) is not None:
+        return holder  # a cell a class made inside the differentiated code captures (rules/local_classes.py)
     if isinstance(fn_d, Tangent):
         found = fn_d.fields.get(name, NoTangent)
         if isinstance(found, MutableTangent):  # a closure's tangent in the tangent model's format

@@ -1,0 +1,217 @@
+"""Class statements inside the differentiated function (part of ``normalise.Normaliser``).
+
+The class statement itself runs as Python runs it (its metaclass, decorators, ``super()`` and
+``__init_subclass__`` are Python's), with two changes that carry the function's derivatives
+into it:
+
+* Values the class body computes from the function's variables (``scale = a * 3``, a
+  dataclass field's ``w: float = a`` or ``field(default=a)``) are computed by the function's
+  own code, just before the class statement, each wrapped in ``class_level`` (its derivative
+  then follows reads of the class attribute: ``rules/local_classes.py``); the class body
+  assigns the result (``scale = _Model_scale3``). Names the class body assigned earlier are
+  read from those results, as the class body would read them.
+* The variables its methods read (``def __call__(self, t): return self.w * t * a``) are kept
+  in cells, as those of a nested ``def``: a method sees the variable's current value (late
+  binding), writes it with ``nonlocal``, and ``class_cells`` tells the method's rules each cell's
+  tangent box, since a method is called through the class, not through the closure made here.
+
+What else the class body reads of the function's variables when it runs (a base class, a
+decorator, a method's default value) must hold no derivative: that is checked when the class
+is made, with an error naming the variable and the line.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+
+from ..ir import nodes as ir
+from ..ir.local_classes import class_cells, class_level
+from .fence import UnsupportedSyntaxError
+
+
+class LocalClassLowering:
+    """The class-statement helpers of ``Normaliser`` (a mixin: it uses the normaliser's
+    ``locals``, ``free``, ``cell_backed``, ``expr``, ``call``, ``tmp`` and ``_captured``)."""
+
+    def _lower_local_class(self, node: ast.ClassDef, out: list) -> ast.ClassDef:
+        """``node`` rewritten to read the values it computes from ours (emitted into ``out``),
+        with the cells its methods read declared; the names its methods read are noted in
+        ``class_captures`` (``closures._reassigned_captures`` keeps them in cells)."""
+        ours = self.locals | set(self.free)
+        node = copy.deepcopy(node)
+        self._hoist_class_values(node, ours, out)
+        methods = sorted({name for fn in _methods(node) for name in self._captured(fn)})
+        self.class_captures = sorted({*getattr(self, "class_captures", ()), *methods})
+        cells = [cell for cell in map(self._cell_of, methods) if cell is not None]
+        if cells:
+            self.call(out, ir.Const(class_cells), cells, None)
+        self._check_class_level_reads(node, sorted(_class_level_names(node) & ours - {node.name}), out)
+        return node
+
+    def _hoist_class_values(self, node: ast.ClassDef, ours: set, out: list) -> None:
+        """Compute in the function the values the class body assigns from our variables (see the
+        module docstring), in the class body's order. A constant it assigned earlier (``n = 2``)
+        and such a value reads is computed there too."""
+        hoisted: dict[str, str] = {}  # the class body's name -> the variable holding its value
+        bound_here: set[str] = set()  # names the class body binds otherwise (defs, imports...)
+        plain: dict[str, ast.stmt] = {}  # names assigned values that read no name of the class
+        for statement in node.body:
+            value, names = _assigned_value(statement)
+            reads = _names_read(value) if value is not None else set()
+            if value is not None and reads & (ours | set(hoisted)):
+                for name in sorted(reads & set(plain)):
+                    self._hoist(plain.pop(name), node.name, hoisted, bound_here, ours, out)
+                if reads & bound_here:
+                    raise self.error(f"a class body value computed from the function's variables and the class's "
+                                     f"own {sorted(reads & bound_here)[0]!r}",
+                                     "compute it in a method, or outside the class", statement)
+                self._hoist(statement, node.name, hoisted, bound_here, ours, out)
+                continue
+            written = _bound_names(statement)
+            for name in written:
+                hoisted.pop(name, None)
+                plain.pop(name, None)
+            if value is not None and not reads & bound_here:
+                plain.update(dict.fromkeys(names, statement))
+            else:
+                bound_here |= written
+
+    def _hoist(self, statement: ast.stmt, cls: str, hoisted: dict, bound_here: set, ours: set, out: list) -> None:
+        """One class-body assignment computed by the function (``_hoist_class_values``)."""
+        value, names = _assigned_value(statement)
+        if isinstance(value, ast.Call) and _is_field_call(value):
+            self._refuse_default_factory(value, ours | set(hoisted), statement)
+            keyword = next(k for k in value.keywords if k.arg == "default")
+            keyword.value = self._class_value(keyword.value, hoisted, cls, names[0], out)
+        else:
+            statement.value = self._class_value(value, hoisted, cls, names[0], out)
+        for name in names:
+            hoisted[name] = statement_value_name(statement)
+            bound_here.discard(name)
+
+    def _class_value(self, value: ast.expr, hoisted: dict, cls: str, name: str, out: list) -> ast.Name:
+        """``class_level(value)`` computed by the function into a fresh variable, read by name."""
+        self.line = getattr(value, "lineno", self.line)
+        target = self.tmp(f"{cls}_{name}".lstrip("_"))
+        atom = self.expr(_ClassNames(hoisted).visit(copy.deepcopy(value)), out)
+        self.call(out, ir.Const(class_level), [atom], target)
+        return ast.Name(target, ast.Load())
+
+    def _refuse_default_factory(self, call: ast.Call, ours: set, statement: ast.stmt) -> None:
+        for keyword in call.keywords:
+            if keyword.arg == "default_factory" and _names_read(keyword.value) & ours:
+                raise self.error("a dataclass field's default_factory reading the function's variables (the "
+                                 "dataclass calls it as plain Python)",
+                                 "give the field its value as an argument when the instance is made, or "
+                                 "use field(default=...)", statement)
+        if not any(k.arg == "default" for k in call.keywords):
+            raise self.error("a field(...) of a class body reading the function's variables other than "
+                             "through default=", "use field(default=...)", statement)
+
+    def _check_class_level_reads(self, node: ast.ClassDef, names: list, out: list) -> None:
+        """What the class statement still reads of our variables when it runs (bases, decorators,
+        a method's default values) sees plain values: each must hold no derivative (None, a
+        bool, an int, a string, a class, a module, or a function capturing nothing) when the
+        class is made, or a clear error is raised, never a derivative dropped."""
+        for name in names:
+            user = self.user_names.get(name, name)
+            message = str(UnsupportedSyntaxError(
+                f"a class defined in this function whose bases, decorators or default values read its "
+                f"variable {user!r}, which may carry a derivative (they see plain values)",
+                f"pass {user!r} to the class as an argument (to __init__ or the method)",
+                self.filename, node.lineno, self.fn.__qualname__))
+            value = self.expr(ast.Name(name, ast.Load()), out)
+            self.opaque(out, f"if not ({value} is None or type({value}) in (bool, int, str, bytes) or isinstance("
+                             f"{value}, type) or type({value}).__name__ == 'module' or type({value}).__name__ == "
+                             f"'function' and {value}.__closure__ is None): raise TypeError({message!r})")
+
+
+def statement_value_name(statement: ast.stmt) -> str:
+    """The variable a hoisted class-body statement now assigns from."""
+    value = statement.value
+    if isinstance(value, ast.Call):  # field(default=_Model_w3)
+        value = next(k.value for k in value.keywords if k.arg == "default")
+    return value.id
+
+
+def _assigned_value(statement: ast.stmt) -> tuple[ast.expr | None, list[str]]:
+    """``(value, names)`` of ``a = b = value`` or ``a: T = value`` at the class body's top level."""
+    if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets):
+        return statement.value, [t.id for t in statement.targets]
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value is not None:
+        return statement.value, [statement.target.id]
+    return None, []
+
+
+def _is_field_call(call: ast.Call) -> bool:
+    """``field(...)`` or ``dataclasses.field(...)``."""
+    func = call.func
+    return isinstance(func, ast.Name) and func.id == "field" or isinstance(func, ast.Attribute) and func.attr == "field"
+
+
+def _names_read(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _bound_names(statement: ast.stmt) -> set[str]:
+    """Names a class-body statement binds in the class (not inside its methods)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    found = {n.id for n in _class_scope_nodes(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    found |= {(a.asname or a.name).split(".")[0] for n in _class_scope_nodes(statement)
+              if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    return found
+
+
+def _class_scope_nodes(node: ast.AST):
+    """The nodes of ``node`` the class body runs itself (not the bodies of nested scopes: of a
+    method, its decorators and default values; of a comprehension, its first iterable)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        parts = [*getattr(node, "decorator_list", []), *node.args.defaults, *(d for d in node.args.kw_defaults if d)]
+    elif isinstance(node, ast.ClassDef):
+        parts = [*node.decorator_list, *node.bases, *node.keywords, *node.body]
+    elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        parts = [node.generators[0].iter]
+    else:
+        yield node
+        parts = list(ast.iter_child_nodes(node))
+    for part in parts:
+        yield from _class_scope_nodes(part)
+
+
+def _class_level_names(node: ast.ClassDef) -> set[str]:
+    """Names the class statement reads when it runs: bases, keywords, decorators, its body's
+    statements outside methods, the methods' decorators and default values."""
+    return {n.id for n in _class_scope_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _methods(node: ast.ClassDef) -> list:
+    """The functions (and lambdas) the class statement makes, at any depth of the class body
+    (a nested class's too), not those inside them (their captures are the outer one's)."""
+    found = []
+    pending = list(node.body) + list(node.decorator_list) + list(node.bases)
+    while pending:
+        n = pending.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            found.append(n)
+            continue
+        pending.extend(ast.iter_child_nodes(n))
+    return found
+
+
+class _ClassNames(ast.NodeTransformer):
+    """A class-body value with the class's earlier names read from where the function put them
+    (not inside nested scopes, which do not see the class's names)."""
+
+    def __init__(self, hoisted: dict[str, str]) -> None:
+        self.hoisted = hoisted
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id in self.hoisted and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Name(self.hoisted[node.id], ast.Load()), node)
+        return node
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return node
+        return super().generic_visit(node)

@@ -1,0 +1,132 @@
+"""Rules of the primitives that follow a class defined inside a differentiated function
+(``ir/local_classes.py``), and the reads that find what they recorded.
+
+Such a class is used through itself or its instances long after its statement ran, by calls
+that do not know where it was made (``m(x)`` reaches ``Model.__call__``, ``m.scale`` the class
+attribute). So the statement records, for the pass (``rules/outside_state.py``):
+
+* ``class_cells``: each captured variable's cell with its tangent box, by the cell. A method's
+  rules take a cell's box from the registry before anything else (``transform/runtime.cell_fdata``
+  and its forward and second-order twins): the method reads the variable's current value and
+  derivative, and a ``nonlocal`` write from it reaches the function, as a nested ``def``'s does.
+* ``class_level``: a value the class body stores, by the value's identity, in a box of its own
+  (a fresh cell holding it): a read of the class attribute (or a dataclass field's default) is a
+  read of that cell, whose cotangents the box gathers and ``class_level``'s pullback hands back
+  to the code that computed the value.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable
+
+from ..ir.local_classes import class_cells, class_level
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
+from . import outside_state
+from .core import CoDual, Dual, register_frule, register_rrule
+from .primitives import _cell_get_rrule
+from .second_order import _register
+from .util import output, slot_rdata, slot_tangent, sum_rdata
+
+CLASS_LEVEL = "class_level"
+
+
+# --------------------------------------------------------------------------------------------
+# class_cells
+# --------------------------------------------------------------------------------------------
+
+
+def _class_cells_rrule(*cells: CoDual) -> tuple[CoDual, Callable]:
+    for cell in cells:
+        outside_state.register("fdata", cell.primal, cell.fdata)
+    return output(None), lambda dy: (NoRData,) * (len(cells) + 1)
+
+
+def _class_cells_frule(*cells: Dual) -> Dual:
+    for cell in cells:
+        outside_state.register("tangent", cell.primal, cell.tangent)
+    return Dual(None, NoTangent)
+
+
+def _class_cells_second_order(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """The boxes of each role: fdata, tangent (second order's holder) and fdata tangent."""
+    for cell, box, holder, box_d in args:
+        outside_state.register("fdata", cell, box)
+        outside_state.register("tangent", cell, holder)
+        outside_state.register("fdata_tangent", cell, box_d)
+    nothing = (NoRData,) * (len(args) + 1)
+    return (None, NoFData, NoTangent, NoFData), lambda dy, dy_d: (nothing, nothing)
+
+
+# --------------------------------------------------------------------------------------------
+# class_level
+# --------------------------------------------------------------------------------------------
+
+
+def _box(value: CoDual) -> MutableTangent:
+    return MutableTangent(types.CellType, {"cell_contents": slot_tangent(value)})
+
+
+def _class_level_rrule(value: CoDual) -> tuple[CoDual, Callable]:
+    box = _box(value)
+    outside_state.register("fdata", value.primal, (types.CellType(value.primal), box), CLASS_LEVEL)
+
+    def pullback(dy: Any) -> tuple:  # the value's own cotangent plus what reads of the class's gathered
+        return NoRData, sum_rdata(dy, slot_rdata(box.fields["cell_contents"]))
+
+    return CoDual(value.primal, value.fdata), pullback
+
+
+def _class_level_frule(value: Dual) -> Dual:
+    outside_state.register("tangent", value.primal, value.tangent, CLASS_LEVEL)
+    return value
+
+
+def _class_level_second_order(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    ((v, fd, t, fdd),) = args
+    box, box_d = _box(CoDual(v, fd)), _box(CoDual(v, fdd))
+    outside_state.register("fdata", v, (types.CellType(v), box), CLASS_LEVEL)
+    outside_state.register("fdata_tangent", v, (types.CellType(v), box_d), CLASS_LEVEL)
+    outside_state.register("tangent", v, t, CLASS_LEVEL)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        return ((NoRData, sum_rdata(dy, slot_rdata(box.fields["cell_contents"]))),
+                (NoRData, sum_rdata(dy_d, slot_rdata(box_d.fields["cell_contents"]))))
+
+    return (v, fd, t, fdd), pullback
+
+
+# --------------------------------------------------------------------------------------------
+# Reads
+# --------------------------------------------------------------------------------------------
+
+
+def class_level_read(value: Any) -> tuple[CoDual, Callable] | None:
+    """A read of ``value`` from a class (reverse mode, in the current fdata role): the value with
+    its derivative and a pullback ``dy -> NoRData`` (the owner's rdata) that gathers the
+    cotangent; None when ``value`` is not a value a class body stored in this pass."""
+    found = outside_state.registered("fdata", value, CLASS_LEVEL)
+    if found is None:
+        return None
+    out, pullback = _cell_get_rrule(CoDual(*found))
+
+    def gather(dy: Any) -> Any:  # into the value's box; the class (or instance) read gets none
+        pullback(dy)
+        return NoRData
+
+    return out, gather
+
+
+def class_level_tangent(value: Any) -> Any:
+    """The tangent of ``value`` read from a class in forward mode (and second order's tangent
+    part); None when ``value`` is not a value a class body stored in this pass."""
+    return outside_state.registered("tangent", value, CLASS_LEVEL)
+
+
+register_rrule(class_cells, _class_cells_rrule)
+register_frule(class_cells, _class_cells_frule)
+register_rrule(class_level, _class_level_rrule)
+register_frule(class_level, _class_level_frule)
+_register((class_cells,), _class_cells_second_order)
+_register((class_level,), _class_level_second_order)
+
+CASES: list = []  # (their effect is on later reads: tests/test_local_classes.py checks them in every mode)
