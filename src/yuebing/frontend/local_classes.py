@@ -39,22 +39,38 @@ class LocalClassLowering:
         ``class_captures`` (``closures._reassigned_captures`` keeps them in cells)."""
         ours = self.locals | set(self.free)
         node = copy.deepcopy(node)
-        self._hoist_class_values(node, ours, out)
+        computed = self._hoist_class_values(node, ours, out)
+        if read := sorted(_class_level_names(node) & computed):
+            raise self.error(f"a class body reading its value {read[0]!r}, computed from the function's variables, "
+                             "outside an assignment (a decorator, a default value, a condition: they see plain values)",
+                             f"read it through the class or the instance (self.{read[0]}) in the method", node)
         methods = sorted({name for fn in _methods(node) for name in self._captured(fn)})
         self.class_captures = sorted({*getattr(self, "class_captures", ()), *methods})
-        cells = [cell for cell in map(self._cell_of, methods) if cell is not None]
+        cells = {name: cell for name in methods if (cell := self._class_cell(name)) is not None}
         if cells:
-            self.call(out, ir.Const(class_cells), cells, None)
+            self._shared_cells(tuple(cells), out)  # (one of a function further out: a cell here too)
+            share = self.tmp("cells")
+            self.call(out, ir.Const(class_cells), [ir.Const(tuple(cells)), *cells.values()], share)
+            node.decorator_list.append(ast.Name(share, ast.Load()))  # applied first: the methods get the cells
         self._check_class_level_reads(node, sorted(_class_level_names(node) & ours - {node.name}), out)
         return node
 
-    def _hoist_class_values(self, node: ast.ClassDef, ours: set, out: list) -> None:
+    def _class_cell(self, name: str) -> ir.Var | None:
+        """The cell holding our variable ``name`` in the generated code (None in the first
+        lowering, before ``name`` is kept in a cell)."""
+        cell = self._cell_of(name)
+        if cell is None and name in self.free and not self._module_cell_is_global(name):
+            return ir.Var(f"_cell_{name}")
+        return cell
+
+    def _hoist_class_values(self, node: ast.ClassDef, ours: set, out: list) -> set[str]:
         """Compute in the function the values the class body assigns from our variables (see the
         module docstring), in the class body's order. A constant it assigned earlier (``n = 2``)
-        and such a value reads is computed there too."""
+        and such a value reads is computed there too. Returns the names so assigned."""
         hoisted: dict[str, str] = {}  # the class body's name -> the variable holding its value
         bound_here: set[str] = set()  # names the class body binds otherwise (defs, imports...)
         plain: dict[str, ast.stmt] = {}  # names assigned values that read no name of the class
+        computed: set[str] = set()
         for statement in node.body:
             value, names = _assigned_value(statement)
             reads = _names_read(value) if value is not None else set()
@@ -66,6 +82,7 @@ class LocalClassLowering:
                                      f"own {sorted(reads & bound_here)[0]!r}",
                                      "compute it in a method, or outside the class", statement)
                 self._hoist(statement, node.name, hoisted, bound_here, ours, out)
+                computed |= set(hoisted)
                 continue
             written = _bound_names(statement)
             for name in written:
@@ -75,6 +92,7 @@ class LocalClassLowering:
                 plain.update(dict.fromkeys(names, statement))
             else:
                 bound_here |= written
+        return computed
 
     def _hoist(self, statement: ast.stmt, cls: str, hoisted: dict, bound_here: set, ours: set, out: list) -> None:
         """One class-body assignment computed by the function (``_hoist_class_values``)."""

@@ -3,11 +3,13 @@
 A class statement runs as Python runs it; what carries derivatives into the class is told to the
 differentiation by two calls the normaliser puts next to it:
 
-* ``class_cells(*cells)``, before the class statement: the cells of the function's variables the
-  class's methods read. A method is called later through the class (``m(x)``, ``m.twice``), where
-  the closure it was made with is not at hand: its rules then find each cell's tangent box by
-  the cell (``rules/local_classes.py``), so the method sees the variable's current value with
-  its derivative, as a nested ``def`` does.
+* ``class_cells(names, *cells)``, before the class statement: the cells of the function's
+  variables the class's methods read. A method is called later through the class (``m(x)``,
+  ``m.twice``), where the closure it was made with is not at hand: its rules then find each
+  cell's tangent box by the cell (``rules/local_classes.py``), so the method sees the variable's
+  current value with its derivative, as a nested ``def`` does. It returns the class decorator
+  (applied first) that gives the class's functions those very cells: a variable of a function
+  further out is a cell the generated code only holds as an object.
 * ``class_level(value)``: a value the class body assigns (``scale = a * 3``), computed by the
   function's own code; the class attribute (or a dataclass field's default) read later through
   the class or an instance carries that value's derivative.
@@ -15,11 +17,44 @@ differentiation by two calls the normaliser puts next to it:
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, Callable
 
 
-def class_cells(*cells: types.CellType) -> None:
-    """Declares the cells a class made here captures (see the module docstring)."""
+def class_cells(names: tuple, *cells: types.CellType) -> Callable[[type], type]:
+    """Declares the cells a class made here captures; returns the decorator giving the class's
+    functions (methods, properties' functions, class and static methods) those cells."""
+    shared = dict(zip(names, cells))
+
+    def share(cls: type) -> type:
+        for attr, value in list(vars(cls).items()):
+            rebuilt = _with_cells(value, shared)
+            if rebuilt is not value:
+                setattr(cls, attr, rebuilt)
+        return cls
+
+    return share
+
+
+def _with_cells(value: Any, cells: dict) -> Any:
+    """``value`` (a function, or a property, class or static method of one) with its closure
+    variables named in ``cells`` taking those cells."""
+    if isinstance(value, property):
+        parts = [_with_cells(f, cells) for f in (value.fget, value.fset, value.fdel)]
+        return value if all(p is f for p, f in zip(parts, (value.fget, value.fset, value.fdel))) \
+            else type(value)(*parts, value.__doc__)
+    if isinstance(value, (classmethod, staticmethod)):
+        inner = _with_cells(value.__func__, cells)
+        return value if inner is value.__func__ else type(value)(inner)
+    if not isinstance(value, types.FunctionType) or not value.__closure__:
+        return value
+    closure = tuple(cells.get(name, cell) for name, cell in zip(value.__code__.co_freevars, value.__closure__))
+    if all(new is old for new, old in zip(closure, value.__closure__)):
+        return value
+    rebuilt = types.FunctionType(value.__code__, value.__globals__, value.__name__, value.__defaults__, closure)
+    rebuilt.__kwdefaults__ = value.__kwdefaults__
+    rebuilt.__qualname__ = value.__qualname__
+    rebuilt.__dict__.update(value.__dict__)
+    return rebuilt
 
 
 def class_level(value: Any) -> Any:

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..ir import primitives as P
+from ..ir import local_classes, primitives as P
 from ..tangents import NoTangent
 from .core import Dual
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, forward_product
@@ -375,7 +375,8 @@ def _joined(join: Callable) -> Callable:
 # --------------------------------------------------------------------------------------------
 
 _ALWAYS = {P.mklist, P.mktuple, P.mkdict, P.cell_get, P.cell_set, P.check_unpack, P.min_len, P.dict_keys,
-           P.global_get, P.global_set, P.global_del, P.super_getattr}
+           P.global_get, P.global_set, P.global_del, P.super_getattr, local_classes.class_cells,
+           local_classes.class_level}
 _CONTAINER_FIRST = {operator.getitem, operator.setitem, operator.delitem, operator.iadd, operator.add,
                     operator.iconcat, operator.concat}
 _OBJECT_FIRST = {getattr, setattr, delattr}

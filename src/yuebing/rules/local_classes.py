@@ -35,26 +35,29 @@ CLASS_LEVEL = "class_level"
 # --------------------------------------------------------------------------------------------
 
 
-def _class_cells_rrule(*cells: CoDual) -> tuple[CoDual, Callable]:
+def _class_cells_rrule(names: CoDual, *cells: CoDual) -> tuple[CoDual, Callable]:
     for cell in cells:
         outside_state.register("fdata", cell.primal, cell.fdata)
-    return output(None), lambda dy: (NoRData,) * (len(cells) + 1)
+    share = class_cells(names.primal, *(c.primal for c in cells))
+    return CoDual(share, NoFData), lambda dy: (NoRData,) * (len(cells) + 2)
 
 
-def _class_cells_frule(*cells: Dual) -> Dual:
+def _class_cells_frule(names: Dual, *cells: Dual) -> Dual:
     for cell in cells:
         outside_state.register("tangent", cell.primal, cell.tangent)
-    return Dual(None, NoTangent)
+    return Dual(class_cells(names.primal, *(c.primal for c in cells)), NoTangent)
 
 
 def _class_cells_second_order(f: tuple, args: tuple, kwargs: dict) -> tuple:
     """The boxes of each role: fdata, tangent (second order's holder) and fdata tangent."""
-    for cell, box, holder, box_d in args:
+    names, *cells = args
+    for cell, box, holder, box_d in cells:
         outside_state.register("fdata", cell, box)
         outside_state.register("tangent", cell, holder)
         outside_state.register("fdata_tangent", cell, box_d)
+    share = class_cells(names[0], *(c[0] for c in cells))
     nothing = (NoRData,) * (len(args) + 1)
-    return (None, NoFData, NoTangent, NoFData), lambda dy, dy_d: (nothing, nothing)
+    return (share, NoFData, NoTangent, NoFData), lambda dy, dy_d: (nothing, nothing)
 
 
 # --------------------------------------------------------------------------------------------
