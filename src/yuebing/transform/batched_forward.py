@@ -356,13 +356,16 @@ class _Slicer:
         """The batched tangent whose slice ``j`` is ``outs[j]`` (``primal``: the output's, for its layout)."""
         memo = {} if memo is None else memo
         first = outs[0]
-        if id(first) in memo:
-            return memo[id(first)]
+        # keyed by every direction's object, not the first's alone: two outputs whose first
+        # directions share an object (the float 0.0, NoTangent) differ in the other directions
+        key = tuple(map(id, outs))
+        if key in memo:
+            return memo[key]
         origin = self.origin.get(id(first))
         if origin is not None and all(self.origin.get(id(o)) == (origin[0], j) for j, o in enumerate(outs)):
             return origin[0]  # an input's own tangent, handed back
         result = self._stack_new(outs, memo, primal)
-        memo[id(first)] = result
+        memo[key] = result
         return result
 
     def _stack_new(self, outs: list, memo: dict, primal: Any) -> Any:

@@ -72,6 +72,10 @@ def run_rule(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -
         return run(found, f, args, kwargs)
     if getattr(rule, "second_order_kind", None) == "zero" or not _any_batched(f, args, kwargs):
         return _constant_call(found, f, args, kwargs, run)
+    if getattr(rule, "second_order_kind", None) == "python":  # a Python definition (map, itertools,
+        # scipy.stats' methods): differentiated like user code, so batched like it; the looped
+        # fallback lost every direction but the first of the cotangent tangents its calls routed
+        return run(found, f, args, kwargs)
     aware = batch_aware_rule(rule, f[0])
     if aware is not None:
         out = aware(f, args, kwargs)
