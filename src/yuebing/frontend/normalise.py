@@ -22,6 +22,7 @@ from typing import Any
 
 from ..ir import nodes as ir
 from ..ir import primitives as P
+from .census import Census
 from .closures import ClosureLowering
 from .desugar import desugar
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
@@ -54,8 +55,12 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
     """Lowers one function; loops, closures, written globals and ``with`` statements are in
     ``loops.py``, ``closures.py``, ``global_writes.py`` and ``with_statements.py``."""
 
-    def __init__(self, fn: types.FunctionType, node: ast.AST, filename: str, cells: tuple = ()) -> None:
-        """``cells``: more of our variables to keep in cells (captured ones with several values)."""
+    def __init__(self, fn: types.FunctionType, node: ast.AST, filename: str, cells: tuple = (),
+                 census: Census | None = None) -> None:
+        """``cells``: more of our variables to keep in cells (captured ones with several values);
+        ``census``: ``node``'s (made here if not given)."""
+        found = census if census is not None else Census(node)
+        self.census = found
         self.fn = fn
         self.node = node
         self.filename = filename
@@ -66,27 +71,22 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         self.counter = 0
         self.loops: list[_Loop] = []
         self.line = getattr(node, "lineno", code.co_firstlineno)
-        self.taken = self._all_names(node)
+        self.taken = set(found.all_names)  # every name and parameter in the tree
         self.uses_return_flag = False
         self.user_names: dict[str, str] = {}  # a comprehension variable's new name -> the user's
         # ``nonlocal x`` here: x is a cell of an enclosing function, read and written through it
-        self.nonlocal_here = {n for s in _walk_own_scope(node) if isinstance(s, ast.Nonlocal) for n in s.names}
+        self.nonlocal_here = set(found.own_nonlocals)
         # ``global x`` here: x is written with global_set; globals that functions of the module
         # write are read with global_get (global_writes.py), the others are plain loads
-        self.declared_globals = {n for s in _walk_own_scope(node) if isinstance(s, ast.Global) for n in s.names}
+        self.declared_globals = set(found.own_globals)
         self.written_globals = written_names(fn) | self.declared_globals
         # our variables that nested functions write with ``nonlocal``: kept in their cell
-        written_inside = {n for s in ast.walk(node) if isinstance(s, ast.Nonlocal) for n in s.names}
+        written_inside = found.all_nonlocals
         self.cell_backed = sorted((written_inside - self.nonlocal_here) & set(code.co_cellvars) | set(cells))
         self.repeats = 0  # loops and comprehensions around the code being lowered
         self.reassigned_captures: list[str] = []  # filled by function(): see normalise()
 
     # ---------------------------------------------------------------- helpers
-
-    @staticmethod
-    def _all_names(node: ast.AST) -> set[str]:
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
-            a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
 
     def tmp(self, hint: str = "t") -> str:
         while True:
@@ -498,7 +498,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         out: list = []
         for i, s in enumerate(statements):
             self.statement(s, out)
-            jumps = _jumps(s)
+            jumps = _NO_JUMPS if isinstance(s, _LEAF_STATEMENTS) else _jumps(s)
             if jumps and i + 1 < len(statements) and not isinstance(s, (ast.Return, ast.Break, ast.Continue)):
                 rest = self.block(statements[i + 1:])
                 out.append(self._guarded(rest, jumps))
@@ -713,15 +713,25 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
 
     # ---------------------------------------------------------------- the function
 
+    def _return_count(self, body_nodes: list, last: ast.stmt | None) -> int:
+        """The ``return`` statements of the body, nested functions' counted too (the census
+        answers without a walk when the tree holds none, or one that ends the body)."""
+        if not isinstance(self.node, ast.Lambda):  # (a lambda's body is a made-up Return)
+            if self.census.returns == 0:
+                return 0
+            if self.census.returns == 1 and isinstance(last, ast.Return):
+                return 1
+        return sum(isinstance(n, ast.Return) for s in body_nodes for n in [s, *_walk_own_scope(s)])
+
     def function(self) -> ir.Function:
         node = self.node
         if isinstance(node, ast.Lambda):
             body_nodes = [ast.Return(node.body, lineno=node.lineno, col_offset=0)]
         else:
             body_nodes = node.body
-        returns = [n for s in body_nodes for n in [s, *_walk_own_scope(s)] if isinstance(n, ast.Return)]
         last = body_nodes[-1] if body_nodes else None
-        simple = len(returns) == 0 or (len(returns) == 1 and isinstance(last, ast.Return))
+        returns = self._return_count(body_nodes, last)
+        simple = returns == 0 or (returns == 1 and isinstance(last, ast.Return))
         self.uses_return_flag = not simple
         body: list = []
         for name in self.free:
@@ -772,6 +782,14 @@ def _writes_target_last(value: ast.expr, name: str) -> bool:
     return not early or name not in {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
 
 
+#: statements no break, continue or return can leave (they hold no statements of this scope):
+#: ``block`` need not walk them for jumps
+_LEAF_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.Delete, ast.Raise,
+                    ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.FunctionDef,
+                    ast.AsyncFunctionDef, ast.ClassDef)
+_NO_JUMPS: frozenset = frozenset()
+
+
 class _Seq(list):
     """A run of statements produced where one was expected (flattened away)."""
 
@@ -810,11 +828,16 @@ def _identifier(name: str) -> str:
 def normalise(fn: types.FunctionType) -> ir.Function:
     """Stages 1-3 for ``fn``: source, fence, normal form."""
     node, filename = function_node(fn)
-    node = desugar(node, filename)
-    fence(node, filename, fn.__qualname__)
-    normaliser = Normaliser(fn, node, filename)
+    found = Census(node)  # one walk: the passes below that have nothing to do are skipped
+    if found.may_be_rewritten(node):
+        rewritten = desugar(node, filename)
+        if rewritten is not node:
+            node, found = rewritten, Census(rewritten)
+    if found.may_be_refused(node):
+        fence(node, filename, fn.__qualname__)
+    normaliser = Normaliser(fn, node, filename, census=found)
     lowered = normaliser.function()
     if normaliser.reassigned_captures:
         # captured variables with several values: lowered again with them in cells (closures.py)
-        lowered = Normaliser(fn, node, filename, cells=normaliser.reassigned_captures).function()
+        lowered = Normaliser(fn, node, filename, cells=normaliser.reassigned_captures, census=found).function()
     return lowered
