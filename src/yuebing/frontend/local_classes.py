@@ -25,7 +25,7 @@ import ast
 import copy
 
 from ..ir import nodes as ir
-from ..ir.local_classes import class_cells, class_level
+from ..ir.local_classes import class_cells, class_level, class_stored
 from .fence import UnsupportedSyntaxError
 
 
@@ -39,7 +39,9 @@ class LocalClassLowering:
         ``class_captures`` (``closures._reassigned_captures`` keeps them in cells)."""
         ours = self.locals | set(self.free)
         node = copy.deepcopy(node)
-        computed = self._hoist_class_values(node, ours, out)
+        computed, kept = self._hoist_class_values(node, ours, out)
+        if kept:
+            self._check_stored(node, kept, out)
         if read := sorted(_class_level_names(node) & computed):
             raise self.error(f"a class body reading its value {read[0]!r}, computed from the function's variables, "
                              "outside an assignment (a decorator, a default value, a condition: they see plain values)",
@@ -55,6 +57,20 @@ class LocalClassLowering:
         self._check_class_level_reads(node, sorted(_class_level_names(node) & ours - {node.name}), out)
         return node
 
+    def _check_stored(self, node: ast.ClassDef, kept: dict, out: list) -> None:
+        """The class decorator (applied last) refusing a class that did not keep a computed value
+        as its attribute (``ir.local_classes.class_stored``)."""
+        message = str(UnsupportedSyntaxError(
+            f"a class whose metaclass or decorators turn its attribute <yb-attribute>, computed from the function's "
+            "variables, into something else (an Enum member, a NamedTuple field): its derivative would be lost",
+            "pass the value to the class as an argument, or compute it in a method",
+            self.filename, node.lineno, self.fn.__qualname__))
+        names = sorted(kept)
+        check = self.tmp("stored")
+        self.call(out, ir.Const(class_stored), [ir.Const(tuple(names)), ir.Const(message),
+                                                *(ir.Var(kept[name]) for name in names)], check)
+        node.decorator_list.insert(0, ast.Name(check, ast.Load()))
+
     def _class_cell(self, name: str) -> ir.Var | None:
         """The cell holding our variable ``name`` in the generated code (None in the first
         lowering, before ``name`` is kept in a cell)."""
@@ -63,10 +79,11 @@ class LocalClassLowering:
             return ir.Var(f"_cell_{name}")
         return cell
 
-    def _hoist_class_values(self, node: ast.ClassDef, ours: set, out: list) -> set[str]:
+    def _hoist_class_values(self, node: ast.ClassDef, ours: set, out: list) -> tuple[set[str], dict[str, str]]:
         """Compute in the function the values the class body assigns from our variables (see the
         module docstring), in the class body's order. A constant it assigned earlier (``n = 2``)
-        and such a value reads is computed there too. Returns the names so assigned."""
+        and such a value reads is computed there too. Returns the names so assigned, and those the
+        class body does not bind again otherwise, each with the variable holding its value."""
         hoisted: dict[str, str] = {}  # the class body's name -> the variable holding its value
         bound_here: set[str] = set()  # names the class body binds otherwise (defs, imports...)
         plain: dict[str, ast.stmt] = {}  # names assigned values that read no name of the class
@@ -92,7 +109,7 @@ class LocalClassLowering:
                 plain.update(dict.fromkeys(names, statement))
             else:
                 bound_here |= written
-        return computed
+        return computed, hoisted
 
     def _hoist(self, statement: ast.stmt, cls: str, hoisted: dict, bound_here: set, ours: set, out: list) -> None:
         """One class-body assignment computed by the function (``_hoist_class_values``)."""

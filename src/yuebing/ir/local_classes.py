@@ -60,3 +60,21 @@ def _with_cells(value: Any, cells: dict) -> Any:
 def class_level(value: Any) -> Any:
     """``value``, which a class body stores (see the module docstring)."""
     return value
+
+
+def class_stored(names: tuple, message: str, *values: Any) -> Callable[[Any], Any]:
+    """The decorator checking that the class stores ``values`` as its attributes ``names`` (or
+    a dataclass field's defaults); raises a ``TypeError`` with ``message`` naming the attribute
+    (at ``<yb-attribute>``) where it does not."""
+    def check(cls: Any) -> Any:
+        fields = getattr(cls, "__dataclass_fields__", {}) if isinstance(cls, type) else {}
+        for name, value in zip(names, values):
+            stored = vars(cls).get(name, _ABSENT) if isinstance(cls, type) else _ABSENT
+            if stored is not value and getattr(fields.get(name), "default", _ABSENT) is not value:
+                raise TypeError(message.replace("<yb-attribute>", repr(name)))
+        return cls
+
+    return check
+
+
+_ABSENT = object()

@@ -19,10 +19,11 @@ from __future__ import annotations
 import types
 from typing import Any, Callable
 
-from ..ir.local_classes import class_cells, class_level
+from ..ir.local_classes import class_cells, class_level, class_stored
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from . import outside_state
 from .core import CoDual, Dual, register_frule, register_rrule
+from .declare import nondifferentiable
 from .primitives import _cell_get_rrule
 from .second_order import _register
 from .util import output, slot_rdata, slot_tangent, sum_rdata
@@ -131,5 +132,6 @@ register_rrule(class_level, _class_level_rrule)
 register_frule(class_level, _class_level_frule)
 _register((class_cells,), _class_cells_second_order)
 _register((class_level,), _class_level_second_order)
+nondifferentiable(class_stored)  # (a check: the values' derivatives go through class_level)
 
 CASES: list = []  # (their effect is on later reads: tests/test_local_classes.py checks them in every mode)

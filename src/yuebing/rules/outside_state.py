@@ -152,17 +152,29 @@ def register(role: str, value: Any, made: Any, kind: str = "") -> None:
     if role == "fdata":
         role = getattr(_LOCAL, "fdata_role", "fdata")
     memo[(kind, role, id(value)) if kind else (role, id(value))] = (value, made)
+    memo[("registered", kind, id(value))] = (value, None)  # (what a nested pass must not reach)
 
 
 def registered(role: str, value: Any, kind: str = "") -> Any:
-    """What ``register`` gave ``value`` in ``role`` (None if nothing, or outside a scope)."""
+    """What ``register`` gave ``value`` in ``role`` (None if nothing, or outside a scope). A value
+    an outer pass registered, reached by a nested pass (``yb.grad`` inside the function), is
+    refused: the inner pass would take it for a constant."""
     memo = getattr(_LOCAL, "memo", None)
-    if not memo:
+    if memo is None:
         return None
     if role == "fdata":
         role = getattr(_LOCAL, "fdata_role", "fdata")
     hit = memo.get((kind, role, id(value)) if kind else (role, id(value)))
-    return hit[1] if hit is not None and hit[0] is value else None
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    key = ("registered", kind, id(value))
+    if any(outer and outer.get(key, (None,))[0] is value for outer in _outer_memos()):
+        raise TypeError(
+            "yuebing cannot differentiate a nested differentiation (yb.grad inside the differentiated function) "
+            "reaching " + ("a class attribute computed by" if kind else "a variable read by the methods of") +
+            " a class the outer function defined: the inner pass cannot follow its outer derivative. Define the "
+            "class inside the function given to the inner yb.grad, or pass the value to it as an argument")
+    return None
 
 
 class fdata_tangent_pass:

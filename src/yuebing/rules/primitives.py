@@ -207,6 +207,11 @@ def _super_getattr_rrule(cell: CoDual, obj: CoDual, name: CoDual) -> tuple[CoDua
             return NoRData, NoRData, self_r, NoRData
 
         return out, pullback
+    from .local_classes import class_level_read  # (it imports this module)
+
+    found = class_level_read(value)  # a class attribute a class made in the function computed
+    if found is not None:
+        return found[0], lambda dy: (NoRData, NoRData, found[1](dy), NoRData)
     return output(value), lambda dy: (NoRData,) * 4
 
 
@@ -218,7 +223,10 @@ def _super_getattr_frule(cell: Dual, obj: Dual, name: Dual) -> Dual:
     if bound_to(value, o):
         t = obj.tangent if isinstance(obj, Dual) else zero_tangent(o)
         return Dual(value, NoTangent if t is NoTangent else Tangent(type(value), {"__self__": t}))
-    return Dual(value, zero_tangent(value))
+    from .local_classes import class_level_tangent  # (it imports this module)
+
+    t = class_level_tangent(value)  # a class attribute a class made in the function computed
+    return Dual(value, zero_tangent(value) if t is None else t)
 
 
 register_rrule(super_getattr, _super_getattr_rrule)
