@@ -309,3 +309,62 @@ def test_batched_hessian_equals_one_pass_per_column():
         return classmethod_and_staticmethod(v[0]) * dataclass_with_defaults_from_the_function(v[1]) \
             + model_from_the_issue(v[2])
     np.testing.assert_allclose(yb.hessian(f, chunk_size=3)(x), yb.hessian(f)(x), rtol=1e-12, atol=1e-12)
+
+
+class _Root:
+    pass
+
+
+def super_reads_a_computed_class_value(x):
+    a = 2.0 * x
+
+    class Parent(_Root):
+        scale = a * 3
+
+    class Child(Parent):
+        scale = 1.0
+
+        def get(self):
+            return super().scale * x + Parent.scale * self.scale
+    return Child().get()
+
+
+def test_super_reads_a_computed_class_value_in_first_order():
+    """(Second order reads only methods through super(), and says so.)"""
+    check_all_modes(super_reads_a_computed_class_value, 1.3, second_order=False)
+
+
+def enum_member_from_the_function(x):
+    import enum
+
+    a = 2.0 * x
+
+    class Level(enum.Enum):
+        HIGH = a
+        LOW = 0.5
+    return Level.HIGH.value * x
+
+
+def test_a_metaclass_that_does_not_keep_the_value_is_refused_naming_the_attribute():
+    for run in (lambda: yb.grad(enum_member_from_the_function)(0.7),
+                lambda: yb.jvp(enum_member_from_the_function, (0.7,), (1.0,)),
+                lambda: yb.hvp(enum_member_from_the_function, (0.7,), (1.0,))):
+        with pytest.raises(TypeError, match=r"'HIGH'(.|\n)*Enum member(.|\n)*test_local_classes.py"):
+            run()
+
+
+def inner_gradient_through_an_outer_class(x):
+    a = 2.0 * x
+
+    class Curve:
+        def at(self, y):
+            return a * y * y
+    return yb.grad(lambda y: Curve().at(y))(x) * x
+
+
+def test_a_nested_gradient_reaching_an_outer_class_is_refused():
+    """The inner pass would take the outer derivative of ``a`` for a constant."""
+    for run in (lambda: yb.grad(inner_gradient_through_an_outer_class)(0.7),
+                lambda: yb.jvp(inner_gradient_through_an_outer_class, (0.7,), (1.0,))):
+        with pytest.raises(TypeError, match="nested differentiation"):
+            run()
