@@ -1175,3 +1175,65 @@ def c_async_gather(x):
         return a * b + await _async_scaled(v * v)
 
     return asyncio.run(main(x))
+
+
+def c_local_class_reading_the_function(x):
+    a = 2.0 * x
+
+    class Model:
+        scale = a * 3
+
+        def __init__(self, w):
+            self.w = w
+
+        def __call__(self, t):
+            return self.w * t * a + self.scale
+
+        @property
+        def twice(self):
+            return 2 * a * self.w
+    m = Model(x)
+    return m(x) + m.twice
+
+
+def c_local_class_per_loop_iteration(x):
+    made = []
+    a = x
+    for k in range(3):
+        a = a * x + k
+
+        class Level:
+            level = a
+
+            def read(self):
+                return a * self.level
+        made.append(Level())
+    return sum(m.read() for m in made)
+
+
+def c_local_dataclass_defaults(x):
+    a = np.sin(x)
+
+    @dataclasses.dataclass
+    class Params:
+        w: float = a
+        v: float = dataclasses.field(default=a * x)
+
+        def total(self):
+            return self.w * self.v
+    return Params().total() + Params(w=x).total()
+
+
+def c_local_class_nonlocal_method(x):
+    total = x
+
+    class Accumulator:
+        def add(self, v):
+            nonlocal total
+            total = total * v + a
+
+    a = x * x  # late binding: the method reads a when called
+    acc = Accumulator()
+    acc.add(x)
+    acc.add(2.0)
+    return total
