@@ -1,4 +1,4 @@
-"""Differential fuzzer: random programs checked four ways (issue 12, "the guard").
+"""Differential fuzzer: random programs checked five ways (issue 12, "the guard").
 
 ``random_program(rng)`` (from ``fuzz_programs``) writes a random Python/NumPy function; this
 module runs it and checks yuebing against itself and against finite differences:
@@ -7,7 +7,10 @@ module runs it and checks yuebing against itself and against finite differences:
 2. both vs central finite differences of ``f`` along ``xdot`` (Richardson-extrapolated);
 3. ``hvp`` against central differences of ``yb.grad`` along ``xdot`` (and its gradient against
    the reverse-mode one);
-4. every mode's value equals the plain Python call, and the arguments are unchanged afterwards.
+4. every mode's value equals the plain Python call, and the arguments are unchanged afterwards;
+5. where every argument is a float or a float array: the batched passes (several directions per
+   pass) against the one-direction ones: ``jacobian(mode="fwd")`` against the reverse gradient,
+   and ``hessian(chunk_size=n)`` times ``xdot`` against ``hvp``.
 
 Each run ends in one outcome: ``right``; ``refused`` (a yuebing error class naming the construct,
 listed in ``REFUSALS``); ``wrong`` (a number differs, an argument was changed, or an internal crash
@@ -293,15 +296,16 @@ def _forward(run: _Run, value: float) -> float | None:
         return None
 
 
-def _second(run: _Run, value: float, gradient: np.ndarray | None, smooth: bool) -> None:
+def _second(run: _Run, value: float, gradient: np.ndarray | None, smooth: bool) -> np.ndarray | None:
+    """Check 3; the HVP (flat) for check 5."""
     result = run.call("hvp", lambda args: second_order_api.hvp(run.f, args, copy.deepcopy(run.tangents)))
     if result is None:
-        return
+        return None
     out, grads, hvps = result
     run.check_value("hvp", out, value)
     g2, hv = run.flat_or_fail("hvp", grads), run.flat_or_fail("hvp", hvps)
     if g2 is None or hv is None:
-        return
+        return None
     if gradient is not None and not np.all(np.abs(g2 - gradient) <= EXACT_TOL * (1 + np.abs(gradient))):
         run.fail("hvp", "hvp-gradient", f"hvp's gradient {g2} differs from reverse mode's {gradient}")
     grad = api.grad(run.f, argnums=tuple(range(len(run.args))))
@@ -309,11 +313,38 @@ def _second(run: _Run, value: float, gradient: np.ndarray | None, smooth: bool) 
         expected, grad_smooth = _gradient_fd(lambda *a: grad(*copy.deepcopy(a)), run.args, run.tangents)
     except Exception as error:  # noqa: BLE001
         run.findings.append(_crash("grad", error))
-        return
-    if not (smooth and grad_smooth):
-        return
-    if not np.all(np.abs(hv - expected) <= HVP_TOL * (1 + np.abs(expected))):
+        return hv
+    if smooth and grad_smooth and not np.all(np.abs(hv - expected) <= HVP_TOL * (1 + np.abs(expected))):
         run.fail("hvp", "hvp", f"hvp {hv} vs differences of the gradient {expected}")
+    return hv
+
+
+def _float_arguments(args: tuple) -> bool:
+    return bool(args) and all(type(a) is float or isinstance(a, np.ndarray) and a.dtype == np.float64 and a.size
+                              for a in args)
+
+
+def _batched(run: _Run, gradient: np.ndarray | None, hv: np.ndarray | None) -> None:
+    """Check 5: batched forward mode and batched Hessians against the one-direction passes."""
+    if not _float_arguments(run.args):
+        return
+    nums = tuple(range(len(run.args)))
+    if gradient is not None:
+        jac = run.call("batched-forward", lambda args: forward_api.jacobian(run.f, argnums=nums, mode="fwd")(*args))
+        flat_jac = None if jac is None else run.flat_or_fail("batched-forward", tuple(jac))
+        if flat_jac is not None and not np.all(np.abs(flat_jac - gradient) <= EXACT_TOL * (1 + np.abs(gradient))):
+            run.fail("batched-forward", "jacobian", f"jacobian(mode='fwd') {flat_jac} vs reverse mode's {gradient}")
+    if hv is None:
+        return
+    n = sum(int(np.size(a)) for a in run.args)
+    blocks = run.call("batched-hessian",
+                      lambda args: second_order_api.hessian(run.f, argnums=nums, chunk_size=min(n, 64))(*args))
+    if blocks is None:
+        return
+    rows = [np.hstack([np.reshape(b, (int(np.size(run.args[i])), -1)) for b in row]) for i, row in enumerate(blocks)]
+    expected = np.vstack(rows) @ flat(run.args, run.tangents)
+    if not np.all(np.abs(expected - hv) <= 1e-7 * (1 + np.abs(hv))):
+        run.fail("batched-hessian", "hessian", f"hessian(chunk_size={min(n, 64)}) @ xdot {expected} vs hvp {hv}")
 
 
 def check_function(f: Callable, args: tuple, seed: int = 0) -> Outcome:
@@ -343,7 +374,8 @@ def check_function(f: Callable, args: tuple, seed: int = 0) -> Outcome:
             run.fail("forward", "fd", f"jvp {tangent_out!r} vs finite differences {derivative!r}")
         if smooth and gradient is not None and not _close(float(gradient @ t), derivative, FD_TOL):
             run.fail("reverse", "fd", f"<grad, xdot> {float(gradient @ t)!r} vs finite differences {derivative!r}")
-        _second(run, value, gradient, smooth)
+        hv = _second(run, value, gradient, smooth)
+        _batched(run, gradient, hv)
     findings = run.findings
     if any(f.check != "refused" for f in findings):
         return Outcome("wrong", findings)
