@@ -28,9 +28,12 @@ from ..tangents.ops import zero_tangent
 from . import templates
 from .codegen import compile_checked
 from ..ir import nodes as ir
+from .forward_blocks import NAMESPACE as BLOCKS_NAMESPACE, ForwardArrayBlock, ForwardFloatBlock, \
+    find_forward_blocks, whole_array_block
 from .forward_templates import Names, forward_templates
 from .direct_calls import forward_direct
-from .reverse import ConstantNames, _all_var_names, _is_literal, share_cells_line
+from .float_blocks import LONG_BLOCK
+from .reverse import ConstantNames, _all_var_names, _integer_names, _is_literal, _resolve_path, share_cells_line
 
 def _is_immutable_tangent(t: Any) -> bool:
     """Whether a zero tangent can be shared by every run (nothing will update it in place)."""
@@ -65,6 +68,19 @@ class ForwardGenerator(ConstantNames):
         self.suffix = suffix
         ConstantNames.__init__(self)
         self.counter = 0
+        self.integers = _integer_names(fn.body) - set(fn.params)
+
+    def fresh(self, hint: str) -> str:
+        self.counter += 1
+        return f"_{hint}{self.counter}"
+
+    def _resolve(self, atom: ir.Atom) -> Any:
+        """The value of a function atom known at generation (a constant, or a global path)."""
+        if isinstance(atom, ir.Const):
+            return atom.value
+        if isinstance(atom, ir.Global):
+            return _resolve_path(self.globals, atom.path)
+        return None
 
     # ------------------------------------------------------------ naming
 
@@ -96,10 +112,49 @@ class ForwardGenerator(ConstantNames):
 
     def body(self, body: list, out: list, indent: int) -> None:
         start = len(out)
-        for s in body:
-            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
+        self.statements(body, out, indent)
         if len(out) == start:
             self.emit(out, indent, "pass")
+
+    def statements(self, body: list, out: list, indent: int) -> None:
+        """The statements of ``body``, runs of float or array arithmetic as blocks (forward_blocks.py)."""
+        floats, arrays = find_forward_blocks(body, self.integers, self._resolve)
+        k = 0
+        while k < len(body):
+            if k in floats:
+                self._float_block(body[k:floats[k]], out, indent)
+                k = floats[k]
+            elif k in arrays:
+                self._array_block(body[k:arrays[k]], out, indent)
+                k = arrays[k]
+            else:
+                getattr(self, f"fwd_{type(body[k]).__name__}")(body[k], out, indent)
+                k += 1
+
+    generic_only = False  # a long block's fallback: rule calls only (inline variants cost more to compile)
+
+    def _block(self, block: Any, out: list, indent: int) -> None:
+        for text in block.code(self.td):
+            self.emit(out, indent, text, block.first_line)
+        self.emit(out, indent, "if not _fb:  # statement by statement", block.first_line)
+
+    def _float_block(self, stmts: list, out: list, indent: int) -> None:
+        self._block(ForwardFloatBlock(stmts, self.integers, self._resolve, self.fresh, self.primal, self.const,
+                                      self.fn.body), out, indent)
+        long = len(stmts) > LONG_BLOCK
+        if not long and whole_array_block(stmts, self.integers, self._resolve):
+            self._array_block(stmts, out, indent + 1)  # the same arithmetic on arrays
+            return
+        self.generic_only = long
+        for s in stmts:
+            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+        self.generic_only = False
+
+    def _array_block(self, stmts: list, out: list, indent: int) -> None:
+        self._block(ForwardArrayBlock(stmts, self.integers, self._resolve, self.fresh, self.primal, self.const,
+                                      self.fn.body), out, indent)
+        for s in stmts:
+            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
 
     # ------------------------------------------------------------ statements
 
@@ -116,7 +171,7 @@ class ForwardGenerator(ConstantNames):
         return None
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
-        value = self._known_function(s)
+        value = None if self.generic_only else self._known_function(s)
         variants = [] if value is None else forward_templates(
             s, value, Names(self.primal, self.tangent, self.td))
         variants = [v for v in variants if v[0] != "False"]
@@ -164,8 +219,7 @@ class ForwardGenerator(ConstantNames):
             getattr(self, f"fwd_{type(stmt).__name__}")(stmt, out, indent + 1)
         self.emit(out, indent + 1, f"if not {self.primal(s.test)}:", s.line)
         self.emit(out, indent + 2, "break", s.line)
-        for stmt in s.body:
-            getattr(self, f"fwd_{type(stmt).__name__}")(stmt, out, indent + 1)
+        self.statements(s.body, out, indent + 1)
 
     def fwd_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
         bounds = ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
@@ -175,8 +229,7 @@ class ForwardGenerator(ConstantNames):
                 bounds = self.primal(s.stop)
         self.emit(out, indent, f"for {s.var} in range({bounds}):  # line {s.line}", s.line)
         self.emit(out, indent + 1, f"{self.td(s.var)} = _NT", s.line)
-        for stmt in s.body:
-            getattr(self, f"fwd_{type(stmt).__name__}")(stmt, out, indent + 1)
+        self.statements(s.body, out, indent + 1)
 
     def fwd_Return(self, s: ir.Return, out: list, indent: int) -> None:
         self.emit(out, indent, f"return {self.primal(s.value)}, {self.tangent(s.value)}  # line {s.line}", s.line)
@@ -288,6 +341,7 @@ def compile_forward(generated: GeneratedForward, fn: types.FunctionType, runtime
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = dict(runtime_names)
     namespace.update(templates.NAMESPACE)
+    namespace.update(BLOCKS_NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
     # classes defined in the function belong to its module (their tangent type, their repr)

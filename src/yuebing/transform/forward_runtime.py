@@ -25,6 +25,7 @@ from ..rules.numpy_vectorize import pyfunc_tangent
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
 from .exceptions import caught
+from .forward_blocks import zero_view
 from .forward_random import WATCH, before_rule, save_states
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
@@ -69,6 +70,8 @@ def global_tangent(value: Any) -> Any:
         if type(value) is types.FunctionType and value.__closure__ and not outside_state.active():
             return zero_tangent_of(value)  # boxes for its cells, for this read
         return NoTangent  # in a scope, a closure's cells are outside state of their own (cell_tangent)
+    if type(value) is np.ndarray and value.dtype.kind in "fc" and not value.flags.writeable:
+        return zero_view(value)  # a constant array (read-only): zeros costing nothing (forward_blocks.py)
     if isinstance(value, (float, int, complex, bool, str, np.ndarray)) or _draws_numbers(value):
         return zero_tangent_of(value)
     return outside_state.shared("tangent", value, zero_tangent_of)
