@@ -54,6 +54,8 @@ import copy
 import linecache
 
 from .fence import UnsupportedSyntaxError
+from .generator_exceptions import ExceptionBlocks, Finally, flattened
+from .yield_hoisting import Hoister, _Slot, _slots, contains_yield
 
 __all__ = ["consumed_lazily", "needs_state_machine", "to_state_machine", "state_machines"]
 
@@ -76,15 +78,7 @@ def _yields(nodes) -> list:
     return [n for n in nodes if isinstance(n, (ast.Yield, ast.YieldFrom))]
 
 
-def _contains_yield(node: ast.AST) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (ast.Yield, ast.YieldFrom)):
-            return True
-        if not isinstance(n, _NESTED) or n is node:
-            stack.extend(ast.iter_child_nodes(n))
-    return False
+_contains_yield = contains_yield
 
 
 def consumed_lazily(node: ast.AST) -> bool:
@@ -118,7 +112,7 @@ def needs_state_machine(function: ast.FunctionDef, suspended: bool) -> bool:
 def _stored_names(function: ast.FunctionDef) -> list[str]:
     """The generator's local variables, in order of appearance: parameters, then every name it
     binds (not inside comprehensions, nested functions or classes; not ``global``/``nonlocal``
-    ones; not ``except ... as`` names and imports, which live in ``resume`` itself)."""
+    ones; not imports, which live in ``resume`` itself)."""
     args = function.args
     names = [a.arg for a in [*args.posonlyargs, *args.args, *([args.vararg] if args.vararg else []),
                              *args.kwonlyargs, *([args.kwarg] if args.kwarg else [])]]
@@ -136,6 +130,8 @@ def _stored_names(function: ast.FunctionDef) -> list[str]:
             name = n.id
         elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
             name = n.name
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            name = n.name  # a handler may yield: its exception lives on the frame too
         if name is not None and name not in declared and name not in names:
             names.append(name)
     return names
@@ -151,6 +147,14 @@ class _ToFrame(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.variables:
             return ast.copy_location(ast.Attribute(ast.Name(self.frame, ast.Load()), node.id, node.ctx), node)
+        return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
+        """``except E as e:`` binds the local ``e`` (of ``resume``): copied to the frame first."""
+        self.generic_visit(node)
+        if node.name in self.variables:
+            copy_ = ast.parse(f"{self.frame}.{node.name} = {node.name}").body[0]
+            node.body.insert(0, ast.copy_location(copy_, node.body[0]))
         return node
 
     def _shadowed(self, node: ast.AST, own: set) -> ast.AST:
@@ -183,22 +187,49 @@ class _ToFrame(ast.NodeTransformer):
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
 
-class _StateMachine:
+class _StateMachine(ExceptionBlocks):
     """Compiles a generator's body (already on the frame) into numbered blocks."""
 
-    def __init__(self, function: ast.FunctionDef, filename: str, names: dict, variables: set) -> None:
+    def __init__(self, function: ast.FunctionDef, filename: str, names: dict, variables: set, taken: set) -> None:
         self.function, self.filename, self.n, self.variables = function, filename, names, variables
+        self.taken = taken  # every name of the function: new names avoid them
         self.blocks: list[list] = []
-        self.loops: list[tuple[int, int]] = []  # (continue target, break target) of flattened loops
-        self.delegates = 0
+        self.block_regions: list[int | None] = []  # per block: its region's entry (generator_exceptions.py)
+        self.regions: list[int] = []  # the entries of the regions being compiled, innermost last
+        self.finallys: list[Finally] = []  # the finally blocks around what is being compiled
+        self.loops: list[tuple[int, int, int]] = []  # (continue target, break target, len(finallys))
+        self.resumes: dict[int, int] = {}  # block a yield resumes at -> where an exception thrown there goes
+        self.returning: int | None = None
+        self.state, self.error = f"{names['frame']}.{names['state']}", f"{names['frame']}.{names['error']}"
+        self.returned = f"{names['frame']}.{names['returned']}"
+        self.hoister = Hoister(self.temporary, self.stable)
+
+    def attribute(self, base: str) -> str:
+        """A fresh frame attribute (``frame.iterator1``), as text."""
+        return f"{self.n['frame']}.{_fresh(base, self.taken)}"
+
+    def local(self, base: str) -> str:
+        """A fresh local name of ``resume``."""
+        return _fresh(base, self.taken)
+
+    def temporary(self) -> ast.Attribute:
+        target = ast.parse(self.attribute("hoisted"), mode="eval").body
+        target.ctx = ast.Store()
+        return target
+
+    def stable(self, node: ast.expr) -> bool:
+        """Whether ``node`` may be read after a yield instead of before it: a constant, a name,
+        or a frame variable (only the generator writes those, and it is suspended)."""
+        return isinstance(node, (ast.Constant, ast.Name)) or (
+            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.n["frame"])
 
     def iterator(self) -> str:
         """A frame attribute for the iterator a ``yield from`` or ``for`` steps through."""
-        self.delegates += 1
-        return f"{self.n['frame']}.{_fresh(f'iterator{self.delegates}', self.variables)}"
+        return self.attribute("iterator")
 
-    def new(self) -> int:
+    def new(self, region: int | None | str = "current") -> int:
         self.blocks.append([])
+        self.block_regions.append(self.region() if region == "current" else region)
         return len(self.blocks) - 1
 
     def parse(self, text: str, at: ast.AST) -> list:
@@ -210,7 +241,12 @@ class _StateMachine:
         return statements
 
     def jump(self, target: int, at: ast.AST) -> list:
-        return self.parse(f"{self.n['frame']}.{self.n['state']} = {target}", at)
+        return self.parse(f"{self.state} = {target}", at)
+
+    def reraise(self, attribute: str) -> str:
+        """``raise frame.x`` as code: through a local (a raise statement is kept as written by
+        the normaliser, where the frame, a cell of ``resume``, has no name)."""
+        return f"{self.n['exception']} = {attribute}; raise {self.n['exception']}"
 
     def refuse(self, what: str, advice: str, at: ast.AST) -> UnsupportedSyntaxError:
         return UnsupportedSyntaxError(what, advice, self.filename, at.lineno, self.function.name)
@@ -227,41 +263,86 @@ class _StateMachine:
     def statement(self, s: ast.stmt, block: int) -> int | None:
         out = self.blocks[block]
         if isinstance(s, ast.Return):
+            if s.value is not None and contains_yield(s.value):
+                return self.hoisted(s, block)
             value = ast.unparse(s.value) if s.value is not None else "None"
-            out += self.jump(-1, s) + self.parse(f"return False, {value}", s)
+            if not self.finallys:
+                out += self.jump(-1, s) + self.parse(f"return False, {value}", s)
+            else:
+                out += self.parse(f"{self.returned} = {value}", s) + self.leave(self.return_block(), self.finallys[::-1], s)
             return None
         if isinstance(s, (ast.Break, ast.Continue)) and self.loops:
-            target = self.loops[-1][1 if isinstance(s, ast.Break) else 0]
-            out += self.jump(target, s)
+            head, exit_, depth = self.loops[-1]
+            out += self.leave(exit_ if isinstance(s, ast.Break) else head, self.finallys[depth:][::-1], s)
             return None
-        if not _contains_yield(s):
+        if not flattened(s, bool(self.finallys)):
             out.append(_Jumps(self).visit(s))
             if isinstance(s, (ast.FunctionDef, ast.ClassDef)) and s.name in self.variables:
                 out += self.parse(f"{self.n['frame']}.{s.name} = {s.name}", s)  # a variable of the generator
             return block
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Yield):
-            return self.yield_(s.value, None, block, s)
-        if isinstance(s, ast.Assign) and isinstance(s.value, ast.Yield) and not _contains_yield_in(s.targets):
-            return self.yield_(s.value, s.targets, block, s)
-        if isinstance(s, (ast.Expr, ast.Assign)) and isinstance(s.value, ast.YieldFrom) \
-                and not (isinstance(s, ast.Assign) and _contains_yield_in(s.targets)):
-            return self.yield_from(s.value, getattr(s, "targets", None), block, s)
+        if isinstance(s, (ast.Expr, ast.Assign)) and isinstance(s.value, (ast.Yield, ast.YieldFrom)) \
+                and not (isinstance(s, ast.Assign) and _contains_yield_in(s.targets)) \
+                and not (s.value.value is not None and contains_yield(s.value.value)):
+            targets = getattr(s, "targets", None)
+            if isinstance(s.value, ast.Yield):
+                return self.yield_(s.value, targets, block, s)
+            return self.yield_from(s.value, targets, block, s)
         if isinstance(s, ast.If):
-            return self.if_(s, block)
+            return self.if_(s, self.hoisted_field(s, "test", block))
         if isinstance(s, ast.While):
             return self.while_(s, block)
         if isinstance(s, ast.For):
-            return self.for_(s, block)
-        if isinstance(s, (ast.Try, ast.With)) or type(s).__name__ == "TryStar":
-            raise self.refuse("a yield inside a try or with statement of a generator",
-                              "move the yield out of the try/with block (compute the value inside, yield it after)", s)
-        raise self.refuse("a yield inside a larger expression in a generator",
+            return self.for_(s, self.hoisted_field(s, "iter", block))
+        if isinstance(s, ast.Try):
+            return self.try_(s, block)
+        if isinstance(s, ast.With):
+            return self.with_(s, block)
+        if isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Raise, ast.Assert, ast.Delete)):
+            return self.hoisted(s, block)
+        raise self.refuse(f"a yield inside a {type(s).__name__} statement of a generator",
                           "assign the yield on its own first (`v = yield x`), then use v", s)
+
+    def hoisted_field(self, s: ast.stmt, field: str, block: int) -> int:
+        """Compute the yields in ``s.field`` first (``yield_hoisting.py``): the block after them."""
+        value = getattr(s, field)
+        if not contains_yield(value):
+            return block
+        before: list = []
+        setattr(s, field, self.hoister.expression(value, before))
+        return self.compile(before, block)
+
+    def hoisted(self, s: ast.stmt, block: int) -> int | None:
+        """A simple statement with a yield inside a larger expression: its yields (and what CPython
+        evaluates before them) computed first, into frame attributes; then the statement."""
+        before: list = []
+        if isinstance(s, ast.Assert) and s.msg is not None and contains_yield(s.msg):
+            message = ast.Call(ast.Name("AssertionError", ast.Load()), [s.msg], [])
+            s = ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), s.test), [ast.Raise(message, None)], []), s)
+            return self.compile([ast.fix_missing_locations(s)], block)
+        if isinstance(s, ast.Assign):  # the value first, then the targets' parts
+            s.value = self.hoister.expression(s.value, before)
+            if _contains_yield_in(s.targets):
+                if not self.stable(s.value):
+                    s.value = self.hoister._store(s.value, before, s)
+                for target in s.targets:
+                    if contains_yield(target):
+                        self.hoister.children(target, before)
+        elif isinstance(s, ast.AugAssign):  # the target's parts, then the value
+            self.hoister.children(s, before, [*_slots(s.target), _Slot(s, "value")])
+        elif isinstance(s, (ast.Expr, ast.AnnAssign, ast.Return)) and s.value is not None:
+            s.value = self.hoister.expression(s.value, before)
+            if isinstance(s, ast.Expr) and self.stable(s.value):
+                s = None  # only the yield's value, unused
+        else:
+            self.hoister.children(s, before)
+        return self.compile(before + ([s] if s is not None else []), block)
 
     def yield_(self, node: ast.Yield, targets: list | None, block: int, at: ast.stmt) -> int:
         value = ast.unparse(node.value) if node.value is not None else "None"
         after = self.new()
         self.blocks[block] += self.jump(after, at) + self.parse(f"return True, {value}", at)
+        if self.region() is not None:
+            self.resumes[after] = self.region()  # an exception thrown in at the yield goes there
         if targets is not None:
             self.blocks[after] += [ast.copy_location(ast.Assign(targets, ast.Name(self.n["sent"], ast.Load())), at)]
         return after
@@ -271,11 +352,14 @@ class _StateMachine:
         returns; its value is the value of the expression."""
         sub = self.iterator()
         loop, after = self.new(), self.new()
+        sent, thrown = self.n["sent"], self.n["thrown"]
         self.blocks[block] += self.parse(f"{sub} = {self.n['delegate']}({ast.unparse(node.value)})\n"
-                                         f"{self.n['sent']} = None", at) + self.jump(loop, at)
+                                         f"{sent} = None\n{thrown} = None", at) + self.jump(loop, at)
         more, value = self.n["more"], self.n["value"]
-        self.blocks[loop] += self.parse(f"{more}, {value} = {sub}.step({self.n['sent']})\n"
-                                        f"if {more}:\n    return True, {value}", at) + self.jump(after, at)
+        self.resumes[loop] = loop  # an exception thrown in is passed on to the iterator
+        self.blocks[loop] += self.parse(f"{more}, {value} = {sub}.step({sent}, {thrown})\n{thrown} = None\n"
+                                        f"if {more}:\n    return True, {value}\n"
+                                        f"if {more} is None:\n    raise GeneratorExit", at) + self.jump(after, at)
         if targets is not None:
             self.blocks[loop].insert(-1, ast.copy_location(ast.Assign(targets, ast.Name(value, ast.Load())), at))
         return after
@@ -297,7 +381,7 @@ class _StateMachine:
     def _loop(self, s: ast.While | ast.For, head: int, body_start: int, after: int) -> int:
         """The body (continue -> ``head``, break -> ``after``) and the else block."""
         otherwise = self.new() if s.orelse else after
-        self.loops.append((head, after))
+        self.loops.append((head, after, len(self.finallys)))
         end = self.compile(s.body, body_start)
         self.loops.pop()
         if end is not None:
@@ -312,10 +396,11 @@ class _StateMachine:
         head, body, after = self.new(), self.new(), self.new()
         self.blocks[block] += self.jump(head, s)
         otherwise = self._loop(s, head, body, after)
+        test = self.hoisted_field(s, "test", head)  # evaluated at each iteration
         if isinstance(s.test, ast.Constant) and s.test.value is True:
-            self.blocks[head] += self.jump(body, s)
+            self.blocks[test] += self.jump(body, s)
         else:
-            self.blocks[head].append(ast.copy_location(ast.If(s.test, self.jump(body, s), self.jump(otherwise, s)), s))
+            self.blocks[test].append(ast.copy_location(ast.If(s.test, self.jump(body, s), self.jump(otherwise, s)), s))
         return after
 
     def for_(self, s: ast.For, block: int) -> int:
@@ -383,10 +468,10 @@ def to_state_machine(function: ast.FunctionDef, filename: str) -> None:
         a.arg for a in ast.walk(function) if isinstance(a, ast.arg)}
     variables = _stored_names(function)
     taken |= set(variables)
-    names = {k: _fresh(k, taken) for k in ("frame", "resume", "sent", "state", "more", "value",
-                                           "Frame", "Generator", "delegate")}
+    names = {k: _fresh(k, taken) for k in ("frame", "resume", "sent", "thrown", "state", "more", "value", "error",
+                                           "returned", "exception", "Frame", "Generator", "delegate")}
     body = [_ToFrame(names["frame"], set(variables)).visit(s) for s in copy.deepcopy(function.body)]
-    machine = _StateMachine(function, filename, names, set(variables))
+    machine = _StateMachine(function, filename, names, set(variables), taken)
     end = machine.compile(body, machine.new())
     if end is not None:
         machine.blocks[end] += machine.jump(-1, function) + machine.parse("return False, None", function)
@@ -405,18 +490,75 @@ def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine,
     imported = ", ".join(k if n[k] == k else f"{k} as {n[k]}" for k in ("Frame", "Generator", "delegate"))
     head = (f"from yuebing.ir.generators import {imported}\n{frame} = {n['Frame']}()\n"
             + "".join(f"{frame}.{p} = {p}\n" for p in parameters) + f"{frame}.{state} = 0\n")
-    dispatch = machine.parse(f"def {n['resume']}({n['sent']}):\n    while True:\n        {state} = {frame}.{state}", function)[0]
-    chain: list = machine.parse("return False, None", function)
-    for number in range(len(machine.blocks) - 1, -1, -1):
-        test = machine.parse(f"{state} == {number}", function)[0].value
-        chain = [ast.copy_location(ast.If(test, machine.blocks[number] or [ast.Pass()], chain), function)]
-    dispatch.body[0].body += chain
-    made = machine.parse(f"return {n['Generator']}({n['resume']}, {function.name!r}, {where!r})", function)
+    dispatch = _resume(machine)
+    made = machine.parse(f"return {n['Generator']}({n['resume']}, {function.name!r}, {where!r}, {frame})", function)
     docstring = function.body[:1] if ast.get_docstring(function, clean=False) is not None else []
     result = [*docstring, *machine.parse(head, function), dispatch, *made]
     for s in result:
         _locate_missing(s, function)
     return result
+
+
+def _resume(machine: _StateMachine) -> ast.FunctionDef:
+    """``resume(sent, thrown=None)``: an exception thrown in goes where the suspended block's
+    region sends it; then the blocks run, chosen by the frame's state, to the next yield.
+
+    ``GeneratorExit`` leaving the generator (``close``) is not raised out of ``resume`` but
+    returned as ``(None, None)``: in reverse mode the work of a call that raised a
+    ``BaseException`` that is not an ``Exception`` (a finally block's) would not be kept."""
+    n = machine.n
+    state, exception = n["state"], n["exception"]
+    resume = machine.parse(
+        f"def {n['resume']}({n['sent']}, {n['thrown']}=None):\n"
+        f"    if {n['thrown']} is not None:\n        try:\n            raise {n['thrown']}\n"
+        f"        except BaseException as {exception}:\n            {machine.error} = {exception}\n"
+        f"        {machine.state} = {_thrown_to(machine)}\n"
+        f"    while True:\n        {state} = {machine.state}", machine.function)[0]
+    # state -2: an exception thrown in where nothing catches it ends the generator
+    chain: list = machine.parse(
+        f"if {state} == -2:\n    {machine.state} = -1\n"
+        f"    if isinstance({machine.error}, GeneratorExit):\n        return None, None\n"
+        f"    {machine.reraise(machine.error)}\nreturn False, None", machine.function)
+    for number in range(len(machine.blocks) - 1, -1, -1):
+        test = machine.parse(f"{state} == {number}", machine.function)[0].value
+        block = _in_region(machine, number) or [ast.Pass()]
+        chain = [ast.copy_location(ast.If(test, block, chain), machine.function)]
+    loop = resume.body[-1]
+    loop.body += chain
+    if any(region is not None for region in machine.block_regions):  # a GeneratorExit re-raised
+        exited = machine.parse(f"{machine.state} = -1\nreturn None, None", machine.function)
+        handler = ast.ExceptHandler(ast.Name("GeneratorExit", ast.Load()), None, exited)
+        ended = ast.ExceptHandler(ast.Name("BaseException", ast.Load()), None,  # a generator that raised is done
+                                  machine.parse(f"{machine.state} = -1\nraise", machine.function))
+        handlers = [ast.copy_location(h, loop) for h in (handler, ended)]
+        resume.body[-1] = ast.copy_location(ast.Try([loop], handlers, [], []), loop)
+    return resume
+
+
+def _thrown_to(machine: _StateMachine) -> str:
+    """Where ``resume`` goes with an exception thrown in (``throw``, ``close``): from the block
+    the generator resumes at, the entry of its region, or -2 (raise it, ended)."""
+    if not machine.resumes:
+        return "-2"
+    return f"{machine.resumes!r}.get({machine.state}, -2)"
+
+
+def _in_region(machine: _StateMachine, number: int) -> list:
+    """Block ``number``, inside ``try``/``except`` when it belongs to a region: an exception it
+    raises is kept on the frame and control goes to the region's entry."""
+    statements, entry = machine.blocks[number], machine.block_regions[number]
+    if entry is None or all(_cannot_raise(s) for s in statements):
+        return statements
+    exception = machine.n["exception"]
+    handler = ast.ExceptHandler(ast.Name("BaseException", ast.Load()), exception, machine.parse(
+        f"{machine.error} = {exception}\n{machine.state} = {entry}", machine.function))
+    return [ast.copy_location(ast.Try(statements, [ast.copy_location(handler, machine.function)], [], []), statements[0])]
+
+
+def _cannot_raise(statement: ast.stmt) -> bool:
+    """A jump: a constant stored in an attribute of the frame (``frame.state = 3``)."""
+    return isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) \
+        and all(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) for t in statement.targets)
 
 
 def _locate_missing(statement: ast.AST, at: ast.AST) -> None:
@@ -435,7 +577,36 @@ def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.Fun
         return node
     node = copy.deepcopy(node)
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
+    with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended) and _has_cleanup(f)}
+    if with_cleanup:
+        node = _ClosedAfterLoops(with_cleanup, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}).visit(node)
+        functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     for function in reversed(functions):  # inner ones first: an outer rewrite copies their text
         if needs_state_machine(function, suspended):
             to_state_machine(function, filename)
     return ast.fix_missing_locations(node)
+
+
+def _has_cleanup(function: ast.FunctionDef) -> bool:
+    """Whether a yield of ``function`` is inside a ``try`` or ``with``: closing it runs code."""
+    return any(isinstance(n, (ast.Try, ast.With)) and _contains_yield(n) for n in _own_scope(function))
+
+
+class _ClosedAfterLoops(ast.NodeTransformer):
+    """``for v in g(...): ...`` of a generator with cleanup (a yield in try/with): CPython drops
+    the generator when the loop ends, by break, return or exception, and so closes it, running
+    its finally blocks; here it is closed explicitly (``try: for ... finally: it.close()``)."""
+
+    def __init__(self, generators: set, taken: set) -> None:
+        self.generators, self.taken = generators, taken
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        self.generic_visit(node)
+        made = node.iter
+        if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and made.func.id in self.generators):
+            return node
+        name = _fresh("generator", self.taken)
+        node.iter = ast.copy_location(ast.Name(name, ast.Load()), made)
+        made_first = ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], made), node)
+        close = ast.copy_location(ast.Expr(ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "close", ast.Load()), [], [])), node)
+        return [made_first, ast.copy_location(ast.Try([node], [], [], [close]), node)]

@@ -34,8 +34,9 @@ class Generator:
 
     __yuebing_lazy_generator__ = True
 
-    def __init__(self, resume: Callable, name: str, where: str = "") -> None:
+    def __init__(self, resume: Callable, name: str, where: str = "", frame: Frame | None = None) -> None:
         self.resume = resume
+        self.frame = frame  # (its state 0: not started)
         self.name = name
         self.where = where  # the generator function's file and line, for errors
         self.running = True
@@ -43,12 +44,15 @@ class Generator:
     def __iter__(self) -> Generator:
         return self
 
-    def step(self, sent: Any) -> tuple:
-        """``(True, value)`` for the next value yielded, ``(False, value)`` once it returned."""
+    def step(self, sent: Any, thrown: Any = None) -> tuple:
+        """``(True, value)`` for the next value yielded, ``(False, value)`` once it returned;
+        ``thrown``: an exception raised where it is suspended (``throw``)."""
         if not self.running:
+            if thrown is not None:
+                raise thrown
             return False, None
-        more, value = self.resume(sent)
-        if not more:
+        more, value = self.resume(sent, thrown)
+        if not more:  # (None: it left with GeneratorExit)
             self.running = False
         return more, value
 
@@ -56,10 +60,45 @@ class Generator:
         return self.send(None)
 
     def send(self, sent: Any) -> Any:
+        if sent is not None and self.frame is not None and self.frame.state == 0:
+            raise TypeError("can't send non-None value to a just-started generator")
         more, value = self.step(sent)
         if more:
             return value
-        raise StopIteration(returned_value(value, self.name))
+        if more is None:
+            raise GeneratorExit
+        raise stopped(value, self.name)
+
+    def throw(self, error: Any) -> Any:
+        """Raise ``error`` (an exception or its class) where the generator is suspended: its
+        ``except``/``finally`` blocks run; the next value it yields is returned."""
+        more, value = self.step(None, error)
+        if more:
+            return value
+        if more is None:
+            raise GeneratorExit
+        raise stopped(value, self.name)
+
+    def close(self) -> None:
+        """Raise ``GeneratorExit`` where the generator is suspended, as Python's ``close`` does
+        (its ``finally`` blocks and ``with`` exits run)."""
+        if not self.running:
+            return None
+        try:
+            more, value = self.step(None, GeneratorExit)  # (the class: raising makes the exception)
+        except (GeneratorExit, StopIteration):
+            self.running = False
+            return None
+        if more:
+            raise RuntimeError("generator ignored GeneratorExit")
+        return None
+
+
+def stopped(value: Any, name: str) -> StopIteration:
+    """The ``StopIteration`` a generator that returned ``value`` raises (no argument for None)."""
+    if value is None:
+        return StopIteration()
+    return StopIteration(returned_value(value, name))
 
 
 def returned_value(value: Any, name: str) -> Any:
@@ -86,7 +125,9 @@ def _over(items: Any) -> Callable:
     frame = Frame()
     frame.index = 0
 
-    def resume(sent: Any) -> tuple:
+    def resume(sent: Any, thrown: Any = None) -> tuple:
+        if thrown is not None:
+            raise thrown
         if frame.index < len(items):
             frame.index += 1
             return True, items[frame.index - 1]
