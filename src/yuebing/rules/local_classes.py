@@ -9,10 +9,10 @@ attribute). So the statement records, for the pass (``rules/outside_state.py``):
   rules take a cell's box from the registry before anything else (``transform/runtime.cell_fdata``
   and its forward and second-order twins): the method reads the variable's current value and
   derivative, and a ``nonlocal`` write from it reaches the function, as a nested ``def``'s does.
-* ``class_level``: a value the class body stores, by the value's identity, in a box of its own
-  (a fresh cell holding it): a read of the class attribute (or a dataclass field's default) is a
-  read of that cell, whose cotangents the box gathers and ``class_level``'s pullback hands back
-  to the code that computed the value.
+* ``class_level``: a value the class body stores, by the value's identity, with a box of its own
+  (a cell's, as if the value were a captured variable): a read of the class attribute (or a
+  dataclass field's default) gets the box's tangent, its pullback adds the cotangent there, and
+  ``class_level``'s pullback hands the sum back to the code that computed the value.
 """
 from __future__ import annotations
 
@@ -20,13 +20,12 @@ import types
 from typing import Any, Callable
 
 from ..ir.local_classes import class_cells, class_level, class_stored
-from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata
 from . import outside_state
 from .core import CoDual, Dual, register_frule, register_rrule
 from .declare import nondifferentiable
-from .primitives import _cell_get_rrule
 from .second_order import _register
-from .util import output, slot_rdata, slot_tangent, sum_rdata
+from .util import add_rdata_to, slot_rdata, slot_tangent, sum_rdata
 
 CLASS_LEVEL = "class_level"
 
@@ -72,7 +71,7 @@ def _box(value: CoDual) -> MutableTangent:
 
 def _class_level_rrule(value: CoDual) -> tuple[CoDual, Callable]:
     box = _box(value)
-    outside_state.register("fdata", value.primal, (types.CellType(value.primal), box), CLASS_LEVEL)
+    outside_state.register("fdata", value.primal, box, CLASS_LEVEL)
 
     def pullback(dy: Any) -> tuple:  # the value's own cotangent plus what reads of the class's gathered
         return NoRData, sum_rdata(dy, slot_rdata(box.fields["cell_contents"]))
@@ -88,8 +87,8 @@ def _class_level_frule(value: Dual) -> Dual:
 def _class_level_second_order(f: tuple, args: tuple, kwargs: dict) -> tuple:
     ((v, fd, t, fdd),) = args
     box, box_d = _box(CoDual(v, fd)), _box(CoDual(v, fdd))
-    outside_state.register("fdata", v, (types.CellType(v), box), CLASS_LEVEL)
-    outside_state.register("fdata_tangent", v, (types.CellType(v), box_d), CLASS_LEVEL)
+    outside_state.register("fdata", v, box, CLASS_LEVEL)
+    outside_state.register("fdata_tangent", v, box_d, CLASS_LEVEL)
     outside_state.register("tangent", v, t, CLASS_LEVEL)
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
@@ -107,17 +106,17 @@ def _class_level_second_order(f: tuple, args: tuple, kwargs: dict) -> tuple:
 def class_level_read(value: Any) -> tuple[CoDual, Callable] | None:
     """A read of ``value`` from a class (reverse mode, in the current fdata role): the value with
     its derivative and a pullback ``dy -> NoRData`` (the owner's rdata) that gathers the
-    cotangent; None when ``value`` is not a value a class body stored in this pass."""
-    found = outside_state.registered("fdata", value, CLASS_LEVEL)
-    if found is None:
+    cotangent in the value's box; None when ``value`` is not a value a class body stored in this
+    pass."""
+    box = outside_state.registered("fdata", value, CLASS_LEVEL)
+    if box is None:
         return None
-    out, pullback = _cell_get_rrule(CoDual(*found))
 
-    def gather(dy: Any) -> Any:  # into the value's box; the class (or instance) read gets none
-        pullback(dy)
+    def gather(dy: Any) -> Any:
+        box.fields["cell_contents"] = add_rdata_to(box.fields["cell_contents"], dy)
         return NoRData
 
-    return out, gather
+    return CoDual(value, fdata(box.fields["cell_contents"])), gather
 
 
 def class_level_tangent(value: Any) -> Any:
