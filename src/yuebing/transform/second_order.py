@@ -46,6 +46,8 @@ from . import partial_calls as _partial
 from .direct_calls import SECOND as _DIRECT, DualDirectCalls, note_user_lines
 from .dual_templates import at_element, dual_template, dual_write, nan_batch, reverse_lines
 from .dual_vectorize import over_elements
+from .dual_blocks import NAMESPACE as DUAL_BLOCKS, find_dual_blocks
+from .dual_blocks_code import DualArrayBlock
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
 from .templates import FLOAT_TYPES, Fast
@@ -63,10 +65,44 @@ def _has_float(value: tuple) -> bool:
 class DualReverseGenerator(DualDirectCalls, ReverseGenerator):
     """The reverse-mode program of a function with forward-mode tangents on every value."""
 
-    float_blocks = False  # every value needs its tangent: the generic form only
+    float_blocks = False  # float arithmetic runs inline (dual_templates.py); arrays in dual blocks
+
+    def _blocks(self, body: list) -> tuple[dict, dict]:
+        """No float blocks; dual array blocks (``dual_blocks.py``) as ``{start: stop}``."""
+        if self.generic_only:
+            return {}, {}
+        return {}, dict(find_dual_blocks(body, self.integers, self._resolve))
+
+    def _forward_array_block(self, stmts: list, out: list, indent: int) -> int:
+        block = stmts[0].array_block = DualArrayBlock(stmts, self)  # type: ignore[attr-defined]
+        self._dual_blocks[id(stmts[0])] = block
+        guard, body, finish = block.forward()
+        line = block.first_line
+        self.emit(out, indent, f"{block.ran} = None", line)
+        self.emit(out, indent, f"if {guard}:  # dual array block: lines {line}-{block.last_line}", line)
+        self.emit(out, indent + 1, "try:", line)
+        for text in body:
+            self.emit(out, indent + 2, text, line)
+        self.emit(out, indent + 1, "except Exception:  # Python floats raise where NumPy gives inf: one by one", line)
+        self.emit(out, indent + 2, "pass", line)
+        self.emit(out, indent + 1, "else:", line)
+        for text in finish:
+            self.emit(out, indent + 2, text, line)
+        self.emit(out, indent, f"if {block.ran} is None:", line)
+        for s in stmts:
+            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+        self.emit(out, indent + 1, "_push(_DSLOWAB)", block.last_line)
+        return len(stmts)
+
+    def _reverse_array_block(self, stmts: list, out: list, indent: int) -> None:
+        block = self._dual_blocks[id(stmts[0])]
+        self._undo_guarded("dual array block", "_DFASTAB", block, block.reverse(), out, indent)
+        for s in reversed(stmts):
+            getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
 
     def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
         super().__init__(fn, globals_)  # globals resolve functions for dual_templates.py
+        self._dual_blocks: dict = {}  # id of a block's first statement -> its DualArrayBlock
         used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
             | {f"_cellobj_{v}" for v in fn.cell_backed}
         suffix = self.names.f  # "_f" unless that collides
@@ -557,7 +593,7 @@ def runtime_namespace() -> dict[str, Any]:
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
             "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_nan_batch": nan_batch, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
-            "_DWRITE": _DWRITE, "_caught": caught, **TRY_NAMES}
+            "_DWRITE": _DWRITE, "_caught": caught, **TRY_NAMES, **DUAL_BLOCKS}
 
 
 _DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)

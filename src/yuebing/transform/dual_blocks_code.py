@@ -1,0 +1,258 @@
+"""The code of one dual array block (``dual_blocks.py``): its SSA form, the forward pass
+(values, tangents, partials and their tangents) and the reverse pass (cotangents and their
+tangents, delivered into the inputs' fdata or rdata).
+
+Per operation ``t = f(a, b)`` the forward pass keeps ``t``, its tangent ``t_d`` and, for
+functions of one argument and powers, the partial ``t_p`` and its tangent ``t_pd``; the
+reverse pass takes the cotangent ``g`` of ``t`` and its tangent ``gd`` to each operand as
+
+    a_bar += g p;    a_bar_d += gd p + g p_d
+
+with the products of ``_m`` (plain, or by the strong-zero rule on the second run) and ``None``
+for zero. A contribution from an array to a float input is summed (``_dfit``).
+"""
+from __future__ import annotations
+
+import operator
+import re
+from typing import Any, Callable
+
+from ..ir import nodes as ir
+from .dual_blocks import DUAL_UNARY, dual_classify
+from .float_blocks import names_read
+
+_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
+_WORD = re.compile(r"\b_?[A-Za-z_]\w*\b")
+
+
+class DualArrayBlock:
+    """The SSA form of one block and the code generated for it."""
+
+    def __init__(self, stmts: list, gen: Any) -> None:
+        self.gen, self.fresh = gen, gen.fresh
+        self.first_line, self.last_line = stmts[0].line, stmts[-1].line
+        self.inputs: list[str] = []  # variables (and global names) read before the block assigns them
+        self.atoms: dict[str, ir.Atom] = {}
+        self.constants: set[str] = set()  # module globals and attributes: no derivative
+        self.attributes: list[tuple[str, str]] = []  # (local, module attribute path)
+        self.function_guards: list[str] = []
+        self.ops: list[tuple[str, str, Any, list[str], str]] = []  # (local, kind, function, operands, its name)
+        current: dict[str, str] = {}
+        for s in stmts:
+            kind, func = dual_classify(s, gen.integers, gen._resolve)
+            operands = [self._operand(a, current) for a in s.args]
+            if not isinstance(s.func, ir.Const):
+                guard = f"{gen.primal(s.func)} is {gen.const(func)}"
+                if guard not in self.function_guards:
+                    self.function_guards.append(guard)
+            local = self.fresh("b")
+            self.ops.append((local, kind, func, operands, gen.primal(s.func)))
+            current[s.target] = local
+        read = names_read(gen.fn.body, {id(s) for s in stmts})
+        # values read after the block (or by the block before it assigns them: a loop's next
+        # iteration) are handed on
+        self.final = {v: loc for v, loc in current.items() if loc != v and (v in read or v in self.inputs)}
+        self.tangent = {v: self.fresh("a") for v in self.inputs}  # None where zero
+        self.tangent.update({local: f"{local}_d" for local, *_ in self.ops})
+        self.tangent.update({local: "None" for local, _ in self.attributes})
+        self.active = {v: self.fresh("act") for v in self.inputs}
+        self.array = {v: self.fresh("arr") for v in self.inputs}
+        self.size, self.given, self.ran = self.fresh("n"), self.fresh("dk"), self.fresh("db")
+        self.depends = {v: ({v} if v not in self.constants else set()) for v in self.inputs}
+        self.arrayness = {v: {v} for v in self.inputs}
+        for local, kind, _, operands, _ in self.ops:
+            self.depends[local] = set().union(*(self.depends.get(o, set()) for o in operands))
+            self.arrayness[local] = set() if kind == "sum" else set().union(*(self.arrayness.get(o, set()) for o in operands))
+
+    def _operand(self, a: ir.Atom, current: dict) -> str:
+        gen = self.gen
+        if isinstance(a, ir.Var) or isinstance(a, ir.Global) and "." not in a.path:
+            name = gen.primal(a)
+            if name not in current:
+                current[name] = name
+                self.inputs.append(name)
+                self.atoms[name] = a
+                if isinstance(a, ir.Global):
+                    self.constants.add(name)
+            return current[name]
+        if isinstance(a, ir.Global):  # a module attribute (np.pi): a constant read once
+            local = self.fresh("k")
+            self.attributes.append((local, a.path))
+            return local
+        return gen.primal(a)  # a number
+
+    def _t(self, operand: str) -> str:
+        return self.tangent.get(operand, "None")  # a number's is zero
+
+    # ------------------------------------------------------------------ forward
+
+    def forward(self) -> tuple[str, list[str], list[str]]:
+        """``(guard, lines run when it holds (in a try), lines run when they ran)``."""
+        gen = self.gen
+        constant = tuple(v in self.constants for v in self.inputs)
+        quads = ", ".join(f"{gen.primal(self.atoms[v])}, {gen.fdata(self.atoms[v])}, {gen.tangent(self.atoms[v])}, "
+                          f"{gen.fdata_tangent(self.atoms[v])}" for v in self.inputs)
+        some_array = " or ".join(f"type({v}) is _ND" for v in self.inputs)
+        guard = " and ".join([f"({some_array})",
+                              f"({self.given} := _dual_inputs({gen.const(constant)}, {quads})) is not None"]
+                             + self.function_guards)
+        unpacked = [self.tangent[v] for v in self.inputs] + [self.active[v] for v in self.inputs] \
+            + [self.array[v] for v in self.inputs] + [self.size]
+        body = [f"{', '.join(unpacked)}, = {self.given}"]
+        body += [f"{local} = {path}" for local, path in self.attributes]
+        for local, kind, func, operands, fname in self.ops:
+            body += self._forward_op(local, kind, func, operands, fname)
+        return guard, body, self._finish()
+
+    def _forward_op(self, t: str, kind: str, func: Any, ops: list, fname: str) -> list[str]:
+        a = ops[0]
+        ad = self._t(a)
+        if kind == "binary":
+            b = ops[1]
+            bd = self._t(b)
+            value = f"{t} = {a} {_BINARY[func]} {b}"
+            tangent = {operator.add: f"_dadd({ad}, {bd})", operator.sub: f"_dsub({ad}, {bd})",
+                       operator.mul: f"_dadd(_dtimes({ad}, {b}), _dtimes({bd}, {a}))",
+                       operator.truediv: f"_ddiv_t({ad}, {bd}, {t}, {b})"}[func]
+            return [value, f"{t}_d = {tangent}"]
+        if kind == "neg":
+            return [f"{t} = -{a}", f"{t}_d = _dneg({ad})"]
+        if kind == "sum":
+            return [f"{t} = {fname}({a})", f"{t}_d = _dsum_t({ad}, {a}, {self.size})"]
+        if kind == "pow":
+            c = float(ops[1])
+            value = f"{t} = {a} ** {ops[1]}"
+            if c == 0:
+                return [value, f"{t}_d = {t}_p = {t}_pd = None"]
+            first = "1.0" if c == 1 else f"2.0 * {a}" if c == 2 else f"{c!r} * {a} ** {c - 1!r}"
+            second = None if c == 1 else "2.0" if c == 2 else f"{c * (c - 1)!r} * {a} ** {c - 2!r}"
+        else:
+            first, second = (d.replace("X", a).replace("T", t) for d in DUAL_UNARY[func])
+            value = f"{t} = {fname}({a})"
+        lines = [value, f"{t}_p = {first}", f"{t}_d = _dtimes({ad}, {t}_p)"]
+        if second is None:
+            lines.append(f"{t}_pd = None")
+        elif second == t:  # exp: the partial's tangent is the value's
+            lines.append(f"{t}_pd = {t}_d")
+        else:
+            lines.append(f"{t}_pd = None if {ad} is None else {ad} * ({second})")
+        return lines
+
+    def _finish(self) -> list[str]:
+        """After the block ran: the NaN check of the tangents handed on (then one by one), the
+        residuals pushed, the results written back."""
+        gen = self.gen
+        handed = [self._t(local) for local in self.final.values()]
+        self.outputs = [(self.fresh("of"), self.fresh("ofd")) for _ in self.final]
+        self.reverse_lines = self._reverse_body()
+        defined = set(self.tangent.values()) | {f"{local}_p" for local, *_ in self.ops} \
+            | {f"{local}_pd" for local, *_ in self.ops} | {local for local, *_ in self.ops} \
+            | set(self.inputs) | {local for local, _ in self.attributes}
+        used = set(_WORD.findall("\n".join(self.reverse_lines)))
+        self.residuals = sorted((defined & used) - {"None"})
+        self.entry = [(self.fresh("ef"), self.fresh("efd")) for _ in self.inputs]
+        lines = [f"if not _dual_nan({', '.join(handed)}):" if handed else "if True:"]
+        taken = f"({', '.join(self.tangent[v] for v in self.inputs)},)"
+        outputs = []
+        for (var, local), (of, ofd) in zip(self.final.items(), self.outputs):
+            outputs.append(f"{of} = _dout_f({local}); {ofd} = _dout_f({local})")
+        pushed = [gen.fdata(self.atoms[v]) + ", " + gen.fdata_tangent(self.atoms[v]) for v in self.inputs] \
+            + [self.active[v] for v in self.inputs] + [self.array[v] for v in self.inputs] + [self.size] \
+            + self.residuals + [f"{of}, {ofd}" for of, ofd in self.outputs]
+        body = outputs + [f"_push(({', '.join(pushed)},)); _push(_DFASTAB); {self.ran} = True"]
+        for (var, local), (of, ofd) in zip(self.final.items(), self.outputs):
+            body.append(f"{var} = {local}; {gen.fd(var)} = {of}; {gen.dd(var)} = _dout_t({self._t(local)}, {local}, {taken}); "
+                        f"{gen.fdd(var)} = {ofd}")
+        return lines + ["    " + line for line in body]
+
+    # ------------------------------------------------------------------ reverse
+
+    def _reverse_body(self) -> list[str]:
+        """The adjoint steps, inside a loop over the product rules (plain, then strong zero)."""
+        g = {name: self.fresh("g") for name in list(self.inputs) + [local for local, *_ in self.ops]}
+        gd = {name: f"{g[name]}d" for name in g}
+        self.adjoints = (g, gd)
+        incoming = [(local, of, ofd, var) for (var, local), (of, ofd) in zip(self.final.items(), self.outputs)]
+        self.incoming = [(self.fresh("gi"), self.fresh("gid"), local, of, ofd, var) for local, of, ofd, var in incoming]
+        reset = " = ".join(list(g.values()) + list(gd.values())) + " = None"
+        lines = [reset] + [f"{g[local]} = {gi}; {gd[local]} = {gid}" for gi, gid, local, *_ in self.incoming]
+        for local, kind, func, operands, _ in reversed(self.ops):
+            if not self.depends[local]:
+                continue  # computed from constants only
+            step = self._adjoint_step(local, kind, func, operands, g, gd)
+            if step:
+                lines.append(f"if {g[local]} is not None or {gd[local]} is not None:")
+                lines += ["    " + line for line in step]
+        checked = [x for v in self.inputs if v not in self.constants for x in (g[v], gd[v])]
+        lines.append(f"if not _dual_nan({', '.join(checked)}): break" if checked else "break")
+        return lines
+
+    def _active(self, name: str) -> str:
+        return " or ".join(self.active[v] for v in sorted(self.depends[name])) or "False"
+
+    def _arrayish(self, name: str) -> str:
+        return " or ".join(self.array[v] for v in sorted(self.arrayness[name])) or "False"
+
+    def _adjoint_step(self, t: str, kind: str, func: Any, ops: list, g: dict, gd: dict) -> list[str]:
+        G, GD = g[t], gd[t]
+        shared: list[str] = []
+        if kind == "binary":
+            a, b = ops
+            ad, bd = self._t(a), self._t(b)
+            if func is operator.add:
+                parts = [(a, G, GD), (b, G, GD)]
+            elif func is operator.sub:
+                parts = [(a, G, GD), (b, f"_dneg({G})", f"_dneg({GD})")]
+            elif func is operator.mul:
+                parts = [(a, f"_m({G}, {b})", f"_dadd(_m({GD}, {b}), _m({G}, {bd}))"),
+                         (b, f"_m({G}, {a})", f"_dadd(_m({GD}, {a}), _m({G}, {ad}))")]
+            else:  # t = a / b: q = g / b goes to a, -q t to b
+                q, qd = self.fresh("q"), self.fresh("qd")
+                shared = [f"{q} = _q({G}, {b}); {qd} = _q(_dsub({GD}, _m({q}, {bd})), {b})"]
+                parts = [(a, q, qd), (b, f"_dneg(_m({q}, {t}))", f"_dneg(_dadd(_m({qd}, {t}), _m({q}, {t}_d)))")]
+        elif kind in ("neg",):
+            parts = [(ops[0], f"_dneg({G})", f"_dneg({GD})")]
+        elif kind == "sum":
+            parts = [(ops[0], G, GD)]
+        else:  # unary, pow: the partial and its tangent
+            parts = [(ops[0], f"_m({G}, {t}_p)", f"_dadd(_m({GD}, {t}_p), _m({G}, {t}_pd))")]
+        body = []
+        for target, value, tangent in parts:
+            if target not in self.depends or not self.depends[target]:
+                continue  # a number or a constant
+            reduce = "False"
+            if kind != "sum" and not self.arrayness[t] <= self.arrayness[target]:
+                target_array = self._arrayish(target)
+                reduce = f"({self._arrayish(t)})" + (f" and not ({target_array})" if target_array != "False" else "")
+            if reduce != "False":
+                value, tangent = (f"_dfit({e}, {reduce}, {self.size})" for e in (value, tangent))
+            elif kind == "sum" and not self.arrayness[target] == set():
+                pass  # a sum's cotangent: a float standing for the array
+            ta, tad = g[target], gd[target]
+            body.append(f"if {self._active(target)}: {ta} = _dadd({ta}, {value}); {tad} = _dadd({tad}, {tangent})")
+        return shared + body if body else []
+
+    def reverse(self) -> list[str]:
+        gen = self.gen
+        g, gd = self.adjoints
+        popped = [f"{ef}, {efd}" for ef, efd in self.entry] + [self.active[v] for v in self.inputs] \
+            + [self.array[v] for v in self.inputs] + [self.size] + self.residuals \
+            + [f"{of}, {ofd}" for of, ofd in self.outputs]
+        lines = [f"{', '.join(popped)}, = _pop()"]
+        for gi, gid, local, of, ofd, var in self.incoming:
+            r, rd = gen.rd(var), gen.rdd(var)
+            lines.append(f"{gi} = _din({of}, {r}); {gid} = _din({ofd}, {rd}); {r} = {rd} = _NR")
+        lines.append("with _errstate(all='ignore'):")
+        lines.append("    for _m, _q in _DPRODUCTS:  # plainly, then (a NaN: 0 * inf?) by the strong-zero rule")
+        lines += ["        " + line for line in self.reverse_lines]
+        for v, (ef, efd) in zip(self.inputs, self.entry):
+            if v in self.constants:
+                continue
+            a, ad, r, rd = g[v], gd[v], gen.rd(v), gen.rdd(v)
+            lines.append(f"if {self.array[v]}:")
+            lines.append(f"    if {ef} is not _NF and {a} is not None: {ef} += {a}")
+            lines.append(f"    if {efd} is not _NF and {ad} is not None: {efd} += {ad}")
+            lines.append("else:")
+            lines.append(f"    if {a} is not None: {r} = {a} if {r} is _NR else {r} + {a}")
+            lines.append(f"    if {ad} is not None: {rd} = {ad} if {rd} is _NR else {rd} + {ad}")
+        return lines

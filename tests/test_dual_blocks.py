@@ -1,0 +1,194 @@
+"""Dual array blocks (transform/dual_blocks.py): runs of elementwise array arithmetic in the
+second-order program computed as one unit. Checked against central differences of the gradient
+and against the statement-by-statement program (the blocks switched off) on random programs,
+with the cases the block must hand back to the statements (strong zeros, shapes that differ,
+floats dividing by zero, batched passes)."""
+import math
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.testing.fuzz import load_function
+from yuebing.testing.second_order import check_second_order
+from yuebing.transform import dual_blocks
+
+_UNARY = ["np.exp", "np.sin", "np.cos", "np.tanh", "np.log", "np.sqrt", "np.expm1"]
+
+
+def random_program(seed: int) -> str:
+    """A straight-line function of an array ``x`` and a float ``s``: elementwise operations of
+    the block's kinds on the values made so far, then the sum of the last (some values handed on
+    to a statement after the block)."""
+    rng = np.random.default_rng(seed)
+    values, lines = ["x", "s"], []
+    for k in range(int(rng.integers(3, 9))):
+        a, b = (values[int(i)] for i in rng.integers(0, len(values), 2))
+        kind = rng.choice(["add", "sub", "mul", "div", "neg", "pow", "unary", "const"])
+        if kind == "add":
+            expr = f"{a} + {b}"
+        elif kind == "sub":
+            expr = f"{a} - {b}"
+        elif kind == "mul":
+            expr = f"{a} * {b}"
+        elif kind == "div":
+            expr = f"{a} / (1.5 + {b} * {b})"
+        elif kind == "neg":
+            expr = f"-{a}"
+        elif kind == "pow":
+            expr = f"{a} ** {int(rng.integers(0, 4))}"
+        elif kind == "const":
+            expr = f"{a} * {float(rng.uniform(0.5, 2.0))!r} - 0.25"
+        else:
+            f = str(rng.choice(_UNARY))
+            safe = f"(1.0 + {a} * {a})" if f in ("np.log", "np.sqrt") else f"({a} * 0.5)"
+            expr = f"{f}({safe})"
+        values.append(f"v{k}")
+        lines.append(f"    v{k} = {expr}")
+    last = values[-1]
+    body = "\n".join(lines)
+    return f"import numpy as np\n\n\ndef f(x, s):\n{body}\n    t = np.sum({last} + x * 0.0)\n    return t + np.sum(x * {last})\n"
+
+
+def _hvp_without_blocks(source, args, direction, monkeypatch):
+    f = load_function(source + "# statement by statement\n")
+    with monkeypatch.context() as m:
+        m.setattr(dual_blocks, "MIN_DUAL_BLOCK", 10 ** 9)
+        return yb.hvp(f, args, direction)
+
+
+def _close(a, b):
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_random_programs_as_statement_by_statement(seed, monkeypatch):
+    source = random_program(seed)
+    rng = np.random.default_rng(seed + 100)
+    x, s = rng.normal(size=(3, 4)), float(rng.normal())
+    direction = (rng.normal(size=(3, 4)), float(rng.normal()))
+    f = load_function(source)
+    value, grads, hvps = yb.hvp(f, (x, s), direction)
+    value0, grads0, hvps0 = _hvp_without_blocks(source, (x, s), direction, monkeypatch)
+    assert value == pytest.approx(value0, rel=1e-12)
+    _close(grads, grads0)
+    _close(hvps, hvps0)
+
+
+@pytest.mark.parametrize("seed", range(0, 25, 4))
+def test_random_programs_against_central_differences(seed):
+    f = load_function(random_program(seed))
+    rng = np.random.default_rng(seed + 100)
+    check_second_order(f, rng.normal(size=(3, 4)), float(rng.normal()))
+
+
+def _uses_block(f, *args):
+    return "dual array block" in yb.show(f, *args, mode="hvp")
+
+
+DATA = np.random.default_rng(3).lognormal(size=50)
+
+
+def lognormal(mu, sigma):
+    """Constant data (a global array) with float parameters: their cotangents are sums."""
+    z = (np.log(DATA) - mu) / sigma
+    return np.sum(-0.5 * z ** 2 - np.log(DATA) - np.log(sigma) - 0.5 * math.log(2.0 * math.pi))
+
+
+def test_constant_data_and_float_parameters():
+    assert _uses_block(lognormal, 0.3, 1.2)
+    check_second_order(lognormal, 0.3, 1.2)
+
+
+def data_as_argument(x, mu, sigma):
+    z = (np.log(x) - mu) / sigma
+    y = z * z - mu
+    return np.sum(y * x)
+
+
+def test_an_array_and_floats_all_differentiated():
+    check_second_order(data_as_argument, DATA, 0.3, 1.2)
+
+
+def handed_on(x, w):
+    y = np.sin(x) * w
+    z = np.exp(y) + x
+    z[0] = 2.0 * z[1]  # a write into the block's result: its tangent is its own
+    return np.sum(z * y) + np.sum(y)
+
+
+def test_values_handed_on_and_written():
+    rng = np.random.default_rng(4)
+    check_second_order(handed_on, rng.normal(size=6), rng.normal(size=6))
+
+
+def looped(x, n):
+    acc = x * 0.0
+    for _ in range(n):
+        acc = acc + np.sin(x) * acc
+        acc = acc + 1.0
+    return np.sum(acc * acc)
+
+
+def test_a_block_in_a_loop():
+    check_second_order(looped, np.random.default_rng(5).normal(size=5), 3)
+
+
+def broadcast(x, y):
+    return np.sum(np.exp(x) * np.sin(y))
+
+
+def test_arrays_of_different_shapes_run_statement_by_statement():
+    rng = np.random.default_rng(6)
+    check_second_order(broadcast, rng.normal(size=(3, 4)), rng.normal(size=4))
+
+
+def float_division(x, s):
+    y = np.exp(x) * (1.0 / s)
+    return np.sum(y * y)
+
+
+def test_a_float_dividing_by_zero_raises_as_before():
+    with pytest.raises(ZeroDivisionError):
+        yb.hvp(float_division, (np.ones(3), 0.0), (np.ones(3), 1.0))
+    check_second_order(float_division, np.ones(3), 2.0)
+
+
+ZERO_WEIGHTED = """import numpy as np
+
+
+def f(x, w):
+    return np.sum(np.log(x) * w * w) + np.sum(x * x)
+"""
+
+
+def test_strong_zero_as_statement_by_statement(monkeypatch):
+    """log at 0 has an infinite partial; where the weight is 0 the cotangent is exactly 0 and
+    must contribute 0 to x's gradient and Hessian-vector product, as the statements give (the
+    block runs its reverse again by the strong-zero rule)."""
+    x = np.array([0.0, 1.0, 2.0])
+    w = np.array([0.0, 1.0, 3.0])
+    direction = (np.array([0.0, 1.0, 1.0]), np.array([0.0, 0.5, -1.0]))
+    f = load_function(ZERO_WEIGHTED)
+    assert _uses_block(f, x, w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _, grads, hvps = yb.hvp(f, (x, w), direction)
+        _, grads0, hvps0 = _hvp_without_blocks(ZERO_WEIGHTED, (x, w), direction, monkeypatch)
+    assert grads[0][0] == 0.0 and hvps[0][0] == 0.0  # not nan: 0 * inf contributes 0
+    for a, b in zip(grads + hvps, grads0 + hvps0):
+        np.testing.assert_array_equal(a, b)
+    eps = 1e-6
+    g = yb.grad(f, argnums=(0, 1))
+    plus = g(x + eps * direction[0], w + eps * direction[1])
+    minus = g(x - eps * direction[0], w - eps * direction[1])
+    for i in range(2):  # where the function is smooth
+        np.testing.assert_allclose(hvps[i][1:], (plus[i][1:] - minus[i][1:]) / (2 * eps), rtol=1e-5)
+
+
+def test_batched_hessian_same_as_one_column_at_a_time():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=5)
+    one = yb.hessian(lambda v: data_as_argument(np.abs(v) + 1.0, 0.3, 1.2))(x)
+    batched = yb.hessian(lambda v: data_as_argument(np.abs(v) + 1.0, 0.3, 1.2), chunk_size=5)(x)
+    np.testing.assert_allclose(one, batched, rtol=1e-10, atol=1e-12)
