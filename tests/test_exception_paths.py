@@ -242,3 +242,186 @@ def test_an_exception_escaping_through_a_finally_leaves_the_arguments_restored()
         with pytest.raises(RuntimeError, match="half done"):
             run(buffer)
         np.testing.assert_array_equal(buffer, [0.25, 0.5])
+
+
+# ------------------------------------------------------------------------------------------
+# Work done before an exception by a function reached through a rule (map, functools.reduce),
+# a class's construction, or given *args/**kwargs: each layer routes the partial work
+# (rules/_partial_work.py) as it routes its pullback.
+# ------------------------------------------------------------------------------------------
+
+
+def _accumulate_then_raise(buffer, v):
+    buffer[0] = buffer[0] + v * v
+    if v > 1.0:
+        raise ValueError("too big")
+    buffer[1] = buffer[1] * v
+    return np.sin(v)
+
+
+def through_map(x):
+    buffer = np.array([0.5, 2.0])
+    total = x
+    try:
+        total = sum(map(lambda v: _accumulate_then_raise(buffer, v), [x, 2 * x, 3 * x]))
+    except ValueError:
+        total = total * buffer[0]
+    return total + buffer[0] * x + buffer[1]
+
+
+def through_map_raising_before_any_work(x):
+    values = [x, np.cos(x)]
+    out = [1.0]
+
+    def step(v):
+        if v < 0.8:
+            raise KeyError(v)
+        out.append(v * x)
+        return v
+
+    try:
+        list(map(step, values))
+    except KeyError:
+        out.append(x * x)
+    return sum(out) * out[-1]
+
+
+def through_reduce(x):
+    import functools
+
+    buffer = np.array([0.5, 0.0])
+    total = x
+
+    def step(a, b):
+        buffer[0] = buffer[0] * b + a
+        if b > 1.0:
+            raise ValueError("stop")
+        return a * b
+
+    try:
+        total = functools.reduce(step, [x, 2 * x, 3 * x, 4 * x])
+    except ValueError:
+        total = total * buffer[0]
+    return total + buffer[0] * x
+
+
+class _HalfBuilt:
+    def __init__(self, v, out):
+        self.a = v * 3.0
+        out[0] = out[0] * np.exp(v)
+        out[1] = self.a * out[0]
+        raise KeyError("half built")
+
+
+def through_a_constructor(x):
+    out = np.array([0.5, 1.0])
+    try:
+        made = _HalfBuilt(x, out)
+    except KeyError:
+        made = None
+    return x * out[0] + out[1] if made is None else made.a
+
+
+def given_star_args(x):
+    buffer = np.zeros(2)
+    arguments = (buffer, x)
+    try:
+        fill_then_raise(*arguments)
+    except RuntimeError:
+        pass
+    return buffer[0] * x + buffer[1]
+
+
+def given_star_kwargs(x):
+    buffer = np.zeros(2)
+    arguments = {"buffer": buffer, "v": x}
+    try:
+        fill_then_raise(**arguments)
+    except RuntimeError:
+        pass
+    return buffer[0] * x + buffer[1]
+
+
+def given_some_arguments_by_star(x):
+    buffer = np.zeros(2)
+    try:
+        fill_then_raise(buffer, *[x * x])
+    except RuntimeError:
+        buffer[0] = buffer[0] + x
+    return buffer[0] * x + buffer[1]
+
+
+class _Holder:
+    def __init__(self):
+        self.buffer = np.zeros(2)
+
+    def fill(self, v):
+        self.buffer[0] = v * v
+        self.buffer[1] = np.sin(self.buffer[0])
+        raise RuntimeError("method")
+
+
+def a_method_given_star_args(x):
+    holder = _Holder()
+    try:
+        holder.fill(*(x,))
+    except RuntimeError:
+        pass
+    return holder.buffer[0] * x + holder.buffer[1]
+
+
+def a_star_call_inside_map(x):
+    buffer = np.zeros(2)
+    try:
+        list(map(lambda pair: fill_then_raise(*pair), [(buffer, x)]))
+    except RuntimeError:
+        pass
+    return buffer[0] * x + buffer[1]
+
+
+ROUTED_CASES = [through_map, through_map_raising_before_any_work, through_reduce, through_a_constructor,
+                given_star_args, given_star_kwargs, given_some_arguments_by_star, a_method_given_star_args,
+                a_star_call_inside_map]
+
+
+@pytest.mark.parametrize("f", ROUTED_CASES, ids=lambda f: f.__name__)
+def test_work_routed_through_a_rule_a_constructor_or_star_arguments_is_replayed(f):
+    check_every_mode(f, 0.7)
+
+
+def test_the_callers_array_is_restored_after_routed_partial_work():
+    def f(a):
+        try:
+            list(map(lambda v: _accumulate_then_raise(a, v), [a[1], 4.0 * a[1]]))
+        except ValueError:
+            a[1] = a[1] + a[0]
+        try:
+            _HalfBuilt(0.1 * a[0], a)
+        except KeyError:
+            pass
+        try:
+            fill_then_raise(*(a, a[0]))
+        except RuntimeError:
+            pass
+        return np.sum(a ** 2)
+
+    _restored_and_right(f, np.array([0.1, 0.3]))
+    check_every_mode(f, np.array([0.1, 0.3]))
+
+
+def test_an_exception_escaping_map_leaves_the_arguments_restored():
+    def f(x, buffer):  # no try: the exception leaves yb.grad, map's completed calls are undone
+        return sum(map(lambda v: _accumulate_then_raise(buffer, v), [x, 2 * x]))
+
+    def caught_elsewhere(x, buffer):  # a try whose handler does not match
+        try:
+            return f(x, buffer)
+        except KeyError:
+            return x
+
+    for g in (f, caught_elsewhere):
+        for run in (lambda b: yb.grad(g)(0.7, b), lambda b: yb.vjp(g, 0.7, b)):
+            buffer = np.array([0.25, 0.5])
+            with pytest.raises(ValueError, match="too big"):
+                run(buffer)
+            np.testing.assert_array_equal(buffer, [0.25, 0.5])

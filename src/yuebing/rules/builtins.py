@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import tangents as T
 from ..tangents import NoFData, NoRData, NoTangent
+from ._partial_work import carry
 from .cases import Case, ConventionCase, randc, randn, randpos
 from . import core
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule_for, frule_for
@@ -509,22 +510,31 @@ def _map_rrule(function, *iterables):
     srcs = [Elements(c, "map") for c in iterables]
     n = min(len(s) for s in srcs)
     nodes, f_rdata = [], [NoRData]
-    for i in range(n):
-        out_i, pb_i = _call_rrule(function, *(s.codual(i) for s in srcs))
 
-        def back(r, pb_i=pb_i, i=i):
+    def back_of(pb_i, i):
+        def back(r):
             rdatas = pb_i(r)
             f_rdata[0] = sum_rdata(f_rdata[0], rdatas[0])
             for s, r_arg in zip(srcs, rdatas[1:]):
                 s.deliver(i, r_arg)
+        return back
 
-        nodes.append((out_i.primal, out_i.fdata, back))
+    def result():
+        return (NoRData, f_rdata[0], *(s.rdata() for s in srcs))
+
+    for i in range(n):
+        try:
+            out_i, pb_i = _call_rrule(function, *(s.codual(i) for s in srcs))
+        except Exception as error:  # its work and the completed calls' go with it (issue 13)
+            carry(error, [node[2] for node in nodes], lambda raised: back_of(raised, i), result, "map")
+            raise
+        nodes.append((out_i.primal, out_i.fdata, back_of(pb_i, i)))
     out = CoDual([p for p, _, _ in nodes], [fresh_tangent(p, fd) for p, fd, _ in nodes])
 
     def pullback(dy):
         for j in range(n - 1, -1, -1):
             nodes[j][2](rdata_part(out.fdata[j]))
-        return (NoRData, f_rdata[0], *(s.rdata() for s in srcs))
+        return result()
 
     return out, pullback
 

@@ -22,6 +22,7 @@ import types
 from typing import Any, Callable, Iterable
 
 from ..tangents import NoFData, NoRData, Tangent
+from ._partial_work import reroute
 from .numpy_coverage import REFUSED as _NUMPY_REFUSED  # data only: it imports nothing of ours
 
 # --------------------------------------------------------------------------------------------
@@ -305,16 +306,16 @@ def run_rrule(found: tuple, f_fdata: Any, args: tuple, kwargs: dict) -> tuple[Co
         self_fdata = getattr(f_fdata, "__self__", NoFData) if f_fdata is not NoFData else NoFData
         args = (CoDual(owner, self_fdata),) + args
     if kwargs and binder.passthrough:
-        out, pullback = rule(*args, **kwargs)
-        n_positional = len(args) + len(kwargs)
-        positions = None
+        values, keywords, positions, n_positional = args, kwargs, None, len(args) + len(kwargs)
     else:
-        if kwargs:
-            values, positions = binder.bind(args, kwargs)
-        else:
-            values, positions = args, None
-        out, pullback = rule(*values)
-        n_positional = len(args)
+        values, positions = binder.bind(args, kwargs) if kwargs else (args, None)
+        keywords, n_positional = {}, len(args)
+    try:
+        out, pullback = rule(*values, **keywords) if keywords else rule(*values)
+    except Exception as error:  # a function the rule called raised after partial work (issue 13)
+        if owner is not None or positions is not None:
+            reroute(error, lambda inner: _reordering_pullback(inner, owner is not None, n_positional, positions))
+        raise
     if owner is not None or positions is not None:
         pullback = _reordering_pullback(pullback, owner is not None, n_positional, positions)
     if DEBUG_CHECKS is not None:

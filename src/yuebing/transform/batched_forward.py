@@ -184,15 +184,24 @@ def looped(run: Callable, f: Dual, args: tuple, kwargs: dict) -> Dual:
     draws = _may_draw(f.primal)
     states = (np.random.get_state(), random.getstate()) if draws else None
     outputs: list = [None] * k
+    raised = None
     with batched(0):  # one direction per run: nested passes inside the rule are unbatched
         for j in list(range(1, k)) + [0]:  # the real primals last: they are changed once
             fp, ap, kp = primals if j == 0 else copies[j - 1]
             if draws:  # every run draws the same numbers (the real run last, leaving the state it leaves)
                 np.random.set_state(states[0])
                 random.setstate(states[1])
-            out = run(Dual(fp, f_slices[j]), tuple(Dual(p, s[j]) for p, s in zip(ap, arg_slices)),
-                      {name: Dual(kp[name], kw_slices[name][j]) for name in kp})
+            try:
+                out = run(Dual(fp, f_slices[j]), tuple(Dual(p, s[j]) for p, s in zip(ap, arg_slices)),
+                          {name: Dual(kp[name], kw_slices[name][j]) for name in kp})
+            except Exception as error:
+                if type(error).__module__.startswith("yuebing."):
+                    raise
+                raised = error  # a user's exception after partial work: every run does that work
+                continue  # on its slices, the real one last, which then raises (issue 13)
             outputs[j] = out
+    if raised is not None:
+        raise raised
     slicer.check_unchanged(f.primal)
     y = outputs[0].primal
     ty = slicer.stack([o.tangent for o in outputs], primal=y)

@@ -14,24 +14,25 @@ behind to undo. ``caught`` is called first thing in every generated handler and 
   runs a variant of its code that keeps its progress (transform/partial_calls.py); when it raises
   after doing work, its rule attaches a *partial pullback* to the exception (``attach``), which
   the handler of the caller's frame takes (``claim``) and records with how far its own body got
-  (``Progress``): the reverse pass replays the callee's completed work as plain Python kept it;
-* a partial pullback that cannot be placed (the exception came through a registered rule, such
-  as ``map``, or the function ran without tracking) is undone and the exception marked
-  (``mark_partial``): the handler refuses it.
+  (``Progress``): the reverse pass replays the callee's completed work as plain Python kept it.
+  Layers in between that regroup the arguments (``*args``, a class's construction, ``map``'s
+  per-element calls) route it as they route their pullbacks (rules/_partial_work.py);
+* a partial pullback that cannot be placed (it came through a rule that does not route it, such
+  as ``np.vectorize``'s, or the function ran without tracking) is undone and the exception
+  marked (``mark_partial``, ``_partial_work.lose``): the handler refuses it.
 """
 from __future__ import annotations
 
 import os
 import threading
-import types
 from typing import Any, Callable
 
 import numpy as np
 
 from ..frontend.fence import UnsupportedSyntaxError
-from ..tangents import NoRData, Tangent
+from ..rules import _partial_work as _work
+from ..rules._partial_work import ATTRIBUTE as _PARTIAL_CALL, LOST as _PARTIAL, PartialCall, attach
 
-_PARTIAL = "_yuebing_partial_work"  # attribute set on an exception by mark_partial
 
 _ADVICE = ("test for the failing case before the work (an if instead of the try), or catch the exception "
            "before anything is computed; forward mode (yb.jvp) differentiates it as it is")
@@ -87,6 +88,7 @@ class _ThreadCount(threading.local):
 TRACKING = _Tracking()
 _HERE_COUNT = _ThreadCount()
 _COUNTING = threading.Lock()
+_work.tracking = lambda: bool(TRACKING.depth) and TRACKING.here()
 
 
 def track_in() -> None:
@@ -114,43 +116,23 @@ def release(error: BaseException) -> None:
             partial.undo()
 
 
-_PARTIAL_CALL = "_yuebing_partial_call"  # attribute set on an exception by attach
 _HERE = os.path.dirname(os.path.abspath(__file__))
-#: the frames an exception may pass between a call site and the rule of the function it called,
-#: for the partial pullback to fit the call's arguments as written: the dispatch of a plain
-#: function call, nothing that adds or regroups arguments (methods, constructors, ``*args``)
-_DISPATCH = {(os.path.join(_HERE, file), name) for file, names in (
-    ("runtime.py", ("call_rrule", "_dispatch", "<lambda>", "_call_derived", "__call__", "_call_method")),
-    ("protocols.py", ("dispatch",)),
-    ("second_order.py", ("call_rrule2", "_call_function", "__call__", "_call_method"))) for name in names}
-
-
-def _method_rdata(owner_rdata: Any) -> Any:
-    """A bound method's rdata from its object's, as the runtimes' ``_call_method`` gives it."""
-    return NoRData if owner_rdata is NoRData else Tangent(types.MethodType, {"__self__": owner_rdata})
-
-
-def _as_method(pullback: Callable) -> Callable:
-    """The partial pullback of a function called as a bound method: its object's rdata made the
-    method's (``_call_method``'s pullback does the same for a call that returned)."""
-    def method_pullback(*cotangents: Any) -> tuple:
-        result = pullback(*cotangents)
-        if len(cotangents) == 2:  # second order: (rdata, rdata tangents)
-            return tuple((_method_rdata(rs[1]), *rs[2:]) for rs in result)
-        return (_method_rdata(result[1]), *result[2:])
-
-    return method_pullback
-
-
-class PartialCall:
-    """The completed work of a function that raised: ``pullback(dy)`` gives the rdata of the
-    call's arguments as a rule's pullback does; ``undo()`` restores what the work changed;
-    ``entry`` is the traceback entry of the rule's frame (where the exception was attached)."""
-
-    __slots__ = ("pullback", "undo", "entry", "function")
-
-    def __init__(self, pullback: Callable, undo: Callable | None, entry: Any, function: str) -> None:
-        self.pullback, self.undo, self.entry, self.function = pullback, undo, entry, function
+_RULES = os.path.join(os.path.dirname(_HERE), "rules")
+# The frames an exception may pass between a call site and the rule of the function it called
+# for the partial pullback to fit the call's arguments as written: the runtimes' dispatch, and
+# the layers that route it when they regroup arguments (``rules/_partial_work.py``, ``reroute``).
+_work.PASS_THROUGH.update((os.path.join(folder, file), name) for folder, file, names in (
+    (_HERE, "runtime.py", ("call_rrule", "_dispatch", "<lambda>", "_call_derived", "__call__", "_call_method",
+                           "_run_rule", "_derive_for_core")),
+    (_HERE, "protocols.py", ("dispatch",)),
+    (_HERE, "second_order.py", ("call_rrule2", "_call_function", "__call__", "_call_method", "_run_rule",
+                                "_run_unbatched", "_construct")),
+    (_HERE, "lifting.py", ("run_second_order", "rule")),  # (a defined_by function's dual rule)
+    (_RULES, "core.py", ("rrule", "run_rrule")),
+    (_RULES, "second_order.py", ("rrule",)),  # a defined_as function's rule
+    (_RULES, "util.py", ("defined_rrule",)),
+    (_RULES, "builtins.py", ("_call_rrule",))) for name in names)
+_work.METHOD_FRAMES.update((os.path.join(_HERE, file), "_call_method") for file in ("runtime.py", "second_order.py"))
 
 
 class Progress:
@@ -172,34 +154,18 @@ class Progress:
             self.undo = None
 
 
-def attach(error: BaseException, pullback: Callable, undo: Callable | None, function: str) -> None:
-    """Attach the completed work of ``function``, whose rule's frame ``error`` is leaving."""
-    setattr(error, _PARTIAL_CALL, PartialCall(pullback, undo, error.__traceback__, function))
-
-
 def claim(error: BaseException, running: int) -> PartialCall | None:
-    """The partial call attached to ``error``, if it came straight from call statement number
-    ``running`` (negative: one whose arguments a ``*``/``**`` regroups) of the frame now handling
-    it, with only the dispatch's frames in between; one that came through anything else (a rule
-    calling the function: ``map``, a class's construction) is undone and the exception marked."""
+    """The partial call attached to ``error``, if it came from call statement number ``running``
+    of the frame now handling it through frames that pass or route the call's arguments
+    (``rules/_partial_work.py``); one that came through anything else (a rule calling the
+    function that does not route its work) is undone and the exception marked."""
     partial = getattr(error, _PARTIAL_CALL, None)
     if partial is None:
         return None
     delattr(error, _PARTIAL_CALL)
-    tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
-    methods = 0
-    while tb is not None and tb is not partial.entry and \
-            (tb.tb_frame.f_code.co_filename, tb.tb_frame.f_code.co_name) in _DISPATCH:
-        methods += tb.tb_frame.f_code.co_name == "_call_method"
-        tb = tb.tb_next
-    if tb is partial.entry and running >= 0 and methods <= 1:
-        if methods:
-            partial.pullback = _as_method(partial.pullback)
+    if running >= 0 and _work.follow(partial, error.__traceback__.tb_next):
         return partial
-    if partial.undo is not None:
-        partial.undo()
-    if getattr(error, _PARTIAL, None) is None:
-        setattr(error, _PARTIAL, partial.function)
+    _work.lose(error, partial)
     return None
 
 
@@ -208,9 +174,8 @@ def _refuse_partial(error: BaseException, where: tuple) -> None:
     if inside is not None:
         raise UnsupportedSyntaxError(
             f"an exception ({type(error).__name__}) raised in {inside} after it had done differentiable "
-            "work and caught here (it was reached through a rule that calls it, such as map's or a class's "
-            "construction, or given *args or **kwargs: its work cannot be routed back in part)",
-            _ADVICE, *where) from error
+            "work and caught here (it was reached through a rule that calls it, such as np.vectorize's, "
+            "which cannot route back the part of its work that ran)", _ADVICE, *where) from error
 
 
 def caught(tape: list | None, length: int, error: BaseException, simple: bool, where: tuple,

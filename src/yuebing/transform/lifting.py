@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules import outside_state
+from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
 from ..rules.declare import ELEMENTWISE_PARTIALS, _conj, strong_product, written_mask, zero_written, ufunc_dtype, ufunc_mask
@@ -97,16 +98,23 @@ def run_second_order(found: tuple[Rule, Any], f: tuple, args: tuple, kwargs: dic
                  getattr(f[3], "__self__", NoFData))
         # a C slot bound by super() (super().__setattr__) runs its defining class's, not the owner's override
         unbound = getattr(getattr(f[0], "__objclass__", type(owner)), f[0].__name__)
-        out, pullback = rule((unbound, NoFData, NoTangent, NoFData), (self4,) + args, kwargs)
-
-        def method_pullback(dy: Any, dy_d: Any) -> tuple:
-            # the owner's rdata is the bound method's, as in first order (``rules.core``): for an
-            # immutable owner (a float, a complex) it is the only channel of its derivative
-            rs, rsd = pullback(dy, dy_d)
-            return (_method_rdata(rs[1]),) + tuple(rs[2:]), (_method_rdata(rsd[1]),) + tuple(rsd[2:])
-
-        return out, method_pullback
+        try:
+            out, pullback = rule((unbound, NoFData, NoTangent, NoFData), (self4,) + args, kwargs)
+        except Exception as error:  # a function it called raised after partial work (issue 13)
+            reroute(error, _owner_routed)
+            raise
+        return out, _owner_routed(pullback)
     return rule(f, args, kwargs)
+
+
+def _owner_routed(pullback: Callable) -> Callable:
+    def method_pullback(dy: Any, dy_d: Any) -> tuple:
+        # the owner's rdata is the bound method's, as in first order (``rules.core``): for an
+        # immutable owner (a float, a complex) it is the only channel of its derivative
+        rs, rsd = pullback(dy, dy_d)
+        return (_method_rdata(rs[1]),) + tuple(rs[2:]), (_method_rdata(rsd[1]),) + tuple(rsd[2:])
+
+    return method_pullback
 
 
 def _method_rdata(owner_rdata: Any) -> Any:

@@ -7,7 +7,7 @@ which registers them.
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from ..rules.iteration import iterate_to_list
 from ..rules.objects import _mapped_item
 from ..rules.local_classes import class_level_tangent
 from ..rules import outside_state
+from ..rules._partial_work import reroute
 from ..rules.core import CoDual, Dual, describe_callable, rrule
 from ..rules.primitives import bound_to
 from ..rules.second_order import _error, _register, declaration_of
@@ -145,13 +146,21 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
     declared = declaration_of(init)  # an __init__ declared defined_by a definition (numpy.polynomial's)
     if declared is not None and declared[0].kind == "python":
         init = declared[0].definition
-    _, pullback = lifting.DUAL_RULE(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
+    try:
+        _, pullback = lifting.DUAL_RULE(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
+    except Exception as error:  # an __init__ that raised after partial work: routed alike (issue 13)
+        reroute(error, _constructed)
+        raise
+    return self4, _constructed(pullback)
 
+
+def _constructed(pullback: Callable) -> Callable:
+    """A class's pullback from its ``__init__``'s: the new object's rdata is dropped."""
     def construct_pullback(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = pullback(NoRData, NoRData)
         return (NoRData, *rs[2:]), (NoRData, *rsd[2:])
 
-    return self4, construct_pullback
+    return construct_pullback
 
 
 def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..rules import array_like, outside_state
 from ..rules import core as _core
+from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
 from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rdata
 from ..rules.numpy_vectorize import pyfunc_fdata
@@ -263,30 +264,38 @@ def call_rrule(f: CoDual, *args: Any, _STARSTAR: CoDual | None = None, **kwargs:
             raise TypeError(f"got multiple values for keyword argument {sorted(duplicate)[0]!r}")
         n_explicit_kw = len(kwargs)
         kwargs = {**kwargs, **extra}
-    out, pullback = _dispatch(f, args, kwargs)
     if star is None and _STARSTAR is None:
-        return out, pullback
+        return _dispatch(f, args, kwargs)
+    n_plain = len(explicit) if star is not None else len(args)
+    keys = (n_explicit_kw, list(extra)) if _STARSTAR is not None else None
+    try:
+        out, pullback = _dispatch(f, args, kwargs)
+    except Exception as error:  # a function that raised after partial work: routed alike (issue 13)
+        reroute(error, lambda inner: _star_routed(inner, len(args), n_plain, star, _STARSTAR, keys))
+        raise
+    return out, _star_routed(pullback, len(args), n_plain, star, _STARSTAR, keys)
 
+
+def _star_routed(pullback: Callable, n_args: int, n_plain: int, star: CoDual | None, starstar: CoDual | None,
+                 keys: tuple | None) -> Callable:
+    """The pullback of a call given ``*star``/``**starstar``: the rdata of the elements go back
+    to the sequence and the mapping (``keys``: the number of explicit keywords, the mapping's)."""
     def routed(dy: Any) -> tuple:
         rs = list(pullback(dy))
         result = [rs[0]]
         body = rs[1:]
-        n_args = len(args)
         positional, keyword = body[:n_args], body[n_args:]
+        result += positional[:n_plain]
         if star is not None:
-            n_plain = len(explicit)
-            result += positional[:n_plain]
             result.append(_route_star_rdata(star, positional[n_plain:]))
-        else:
-            result += positional
-        if _STARSTAR is not None:
-            result += keyword[:n_explicit_kw]
-            result.append(_route_starstar_rdata(_STARSTAR, list(extra), keyword[n_explicit_kw:]))
+        if starstar is not None:
+            result += keyword[:keys[0]]
+            result.append(_route_starstar_rdata(starstar, keys[1], keyword[keys[0]:]))
         else:
             result += keyword
         return tuple(result)
 
-    return out, routed
+    return routed
 
 
 def _property_get(args: tuple) -> tuple[CoDual, Callable] | None:
@@ -408,13 +417,21 @@ def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
                                "derive (a custom __new__ or an __init__ without Python source)")
     obj = object.__new__(cls)
     obj_f = MutableTangent(cls, {})
-    _, pullback = _dispatch(CoDual(init, NoFData), (CoDual(obj, obj_f),) + args, kwargs)
+    try:
+        _, pullback = _dispatch(CoDual(init, NoFData), (CoDual(obj, obj_f),) + args, kwargs)
+    except Exception as error:  # an __init__ that raised after partial work: routed alike (issue 13)
+        reroute(error, _constructed)
+        raise
+    return CoDual(obj, obj_f), _constructed(pullback)
 
+
+def _constructed(pullback: Callable) -> Callable:
+    """A class's pullback from its ``__init__``'s: the new object's rdata is dropped."""
     def construct_pullback(dy: Any) -> tuple:
         rs = pullback(NoRData)
         return (NoRData, *rs[2:])
 
-    return CoDual(obj, obj_f), construct_pullback
+    return construct_pullback
 
 
 def without_init(cls: type, args: tuple, kwargs: dict) -> bool:
@@ -507,6 +524,7 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
                 values.append(forward(tape, fn, fn_f, v, NoFData)[0])
         except Exception as error:
             rule._point_at_user_line(error, "forward")
+            mark_partial(error, rule.name, tape)  # its work is undone: an except clause must not go on
             unwind(tape)
             raise
         n = len(values)
@@ -554,15 +572,23 @@ def _run_rule(found: tuple, f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDua
         values[key], convert_pullback = run_rrule(_ASARRAY, NoFData, (values[key],), {})
         slot = array_like.rdata_slot(key, len(args), list(kwargs))
         converted.append((slot, convert_pullback))
-    out, pullback = run_rrule(found, f.fdata, tuple(args), kwargs)
+    try:
+        out, pullback = run_rrule(found, f.fdata, tuple(args), kwargs)
+    except Exception as error:  # a function it called raised after partial work (issue 13)
+        reroute(error, lambda inner: _converted_back(inner, converted))
+        raise
+    return out, _converted_back(pullback, converted)
 
+
+def _converted_back(pullback: Callable, converted: list) -> Callable:
+    """The pullback of a rule whose array_like arguments were converted: through ``np.asarray``'s."""
     def array_like_pullback(dy: Any) -> tuple:
         rdatas = list(pullback(dy))
         for slot, convert_pullback in reversed(converted):
             rdatas[slot] = convert_pullback(rdatas[slot])[1]
         return tuple(rdatas)
 
-    return out, array_like_pullback
+    return array_like_pullback
 
 
 _ASARRAY = RRULES.lookup(np.asarray)

@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules.core import RRULES, SecondOrderError, describe_callable  # (imports at module level: in a hot
+from ..rules._partial_work import reroute
 from ..rules import array_like, outside_state  # function each costs a failed lookup and a formatted error)
 from ..rules.numpy_vectorize import pyfunc_fdata, pyfunc_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
@@ -406,8 +407,16 @@ def _run_unbatched(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tup
         values[key], convert_pullback = run_second_order(asarray, _ASARRAY, (values[key],), {})
         slot = array_like.rdata_slot(key, len(args), list(kwargs))
         converted.append((slot, convert_pullback))
-    out, pullback = run_second_order(found, f, tuple(args), kwargs)
+    try:
+        out, pullback = run_second_order(found, f, tuple(args), kwargs)
+    except Exception as error:  # a function it called raised after partial work (issue 13)
+        reroute(error, lambda inner: _converted_back(inner, converted))
+        raise
+    return out, _converted_back(pullback, converted)
 
+
+def _converted_back(pullback: Callable, converted: list) -> Callable:
+    """The pullback of a rule whose array_like arguments were converted: through ``np.asarray``'s."""
     def array_like_pullback(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = (list(r) for r in pullback(dy, dy_d))
         for slot, convert_pullback in reversed(converted):
@@ -415,7 +424,7 @@ def _run_unbatched(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tup
             rs[slot], rsd[slot] = crs[1], crsd[1]
         return tuple(rs), tuple(rsd)
 
-    return out, array_like_pullback
+    return array_like_pullback
 
 
 _ASARRAY = (np.asarray, NoFData, NoTangent, NoFData)

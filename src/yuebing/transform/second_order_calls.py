@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..rules._partial_work import reroute
 from ..rules.batched import BATCH
 from ..rules.core import CoDual, Dual, SecondOrderError, describe_callable, rrule
 from ..rules.core import frule as registered_frule
@@ -167,7 +168,7 @@ def call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     """``f(*args, *seq, **kwargs)``: the elements of ``seq`` become arguments (each with its slot of
     the sequence's fdata, tangent and fdata tangent), and their rdata go back to ``seq``."""
     from ..rules.core import CoDual
-    from .runtime import _expand_star, _route_star_rdata
+    from .runtime import _expand_star
     from .star_arrays import is_star_array, star_tangents
 
     star = kwargs.pop("_STAR")
@@ -182,8 +183,18 @@ def call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
 
         raise Unbatched("a number with batched tangents passed by *args")
     elements = tuple((p.primal, p.fdata, t, q.fdata) for p, q, t in zip(primal_parts, tangent_parts, tangents))
-    out, pullback = CALL_RRULE2(f, *args, *elements, **kwargs)
-    n_plain, n_kw = len(args), len(kwargs)
+    shape = (seq, seq_f, seq_fd, len(args), len(kwargs), len(elements))
+    try:
+        out, pullback = CALL_RRULE2(f, *args, *elements, **kwargs)
+    except Exception as error:  # a function that raised after partial work: routed alike (issue 13)
+        reroute(error, lambda inner: _star_routed(inner, *shape))
+        raise
+    return out, _star_routed(pullback, *shape)
+
+
+def _star_routed(pullback: Callable, seq: Any, seq_f: Any, seq_fd: Any, n_plain: int, n_kw: int, n_star: int) -> Callable:
+    """The pullback of a call given ``*seq``: its elements' rdata go back to ``seq``."""
+    from .runtime import _route_star_rdata
 
     def routed(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = pullback(dy, dy_d)
@@ -191,19 +202,18 @@ def call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
         for seq_fdata, r in ((seq_f, rs), (seq_fd, rsd)):
             r = list(r)
             plain = r[:1 + n_plain]
-            stars = r[1 + n_plain:1 + n_plain + len(elements)]
-            keyword = r[1 + n_plain + len(elements):]
+            stars = r[1 + n_plain:1 + n_plain + n_star]
+            keyword = r[1 + n_plain + n_star:]
             result.append(tuple(plain + keyword[:n_kw] + [_route_star_rdata(CoDual(seq, seq_fdata), stars)]))
         return result[0], result[1]
 
-    return out, routed
+    return routed
 
 
 def call_with_starstar(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """``f(..., **mapping)``: each entry becomes a keyword argument, with its slot of the dict's
     fdata and fdata tangent and its tangent; the entries' rdata go back into those slots."""
     from ..rules.core import CoDual
-    from .runtime import _route_starstar_rdata
 
     mapping = kwargs.pop("_STARSTAR")
     if not isinstance(mapping, tuple):  # a plain dict from generated code: constants
@@ -220,7 +230,18 @@ def call_with_starstar(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Call
     extra = {k: (d[k], primal_parts[k], d_d.get(k, NoTangent) if isinstance(d_d, dict) else _zero_tangent_of(d[k]),
                  tangent_parts[k]) for k in d}
     n_explicit = len(args) + len(kwargs) - ("_STAR" in kwargs)
-    out, pullback = CALL_RRULE2(f, *args, **kwargs, **extra)
+    shape = (d, d_f, d_fd, n_explicit, list(extra))
+    try:
+        out, pullback = CALL_RRULE2(f, *args, **kwargs, **extra)
+    except Exception as error:  # a function that raised after partial work: routed alike (issue 13)
+        reroute(error, lambda inner: _starstar_routed(inner, *shape))
+        raise
+    return out, _starstar_routed(pullback, *shape)
+
+
+def _starstar_routed(pullback: Callable, d: dict, d_f: Any, d_fd: Any, n_explicit: int, keys: list) -> Callable:
+    """The pullback of a call given ``**d``: its entries' rdata go back into ``d``'s slots."""
+    from .runtime import _route_starstar_rdata
 
     def routed(dy: Any, dy_d: Any) -> tuple:
         # the callee's rdata: f, args, keywords, the entries, then *seq's if any; the call site's:
@@ -229,12 +250,12 @@ def call_with_starstar(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Call
         result = []
         for fdata_of_dict, r in ((d_f, rs), (d_fd, rsd)):
             r = list(r)
-            entries = r[1 + n_explicit:1 + n_explicit + len(extra)]
-            routed_r = _route_starstar_rdata(CoDual(d, fdata_of_dict), list(extra), entries)
-            result.append(tuple(r[:1 + n_explicit] + r[1 + n_explicit + len(extra):]) + (routed_r,))
+            entries = r[1 + n_explicit:1 + n_explicit + len(keys)]
+            routed_r = _route_starstar_rdata(CoDual(d, fdata_of_dict), keys, entries)
+            result.append(tuple(r[:1 + n_explicit] + r[1 + n_explicit + len(keys):]) + (routed_r,))
         return result[0], result[1]
 
-    return out, routed
+    return routed
 
 
 def _expand_mapping(mapping: Any) -> dict:

@@ -289,8 +289,7 @@ class TryStatements:
                 getattr(self, f"_fwd_tracked_{type(stmt).__name__}")(stmt, out, indent)
             else:
                 if isinstance(stmt, ir.Call):  # a function it calls may raise after partial work
-                    number = self._call_number(stmt) if stmt.star_args is None and stmt.star_kwargs is None else -2
-                    self.emit(out, indent, f"{level.done} = {level.first_of[id(stmt)]}; {call} = {number}", stmt.line)
+                    self.emit(out, indent, f"{level.done} = {level.first_of[id(stmt)]}; {call} = {self._call_number(stmt)}", stmt.line)
                 self.forward([stmt], out, indent)
             self.emit(out, indent, f"{level.done} = {level.last_of[id(stmt)]}; {taped} = len(_tape)", stmt.line)
 
