@@ -19,7 +19,14 @@ import numpy as np
 
 from ..tangents import NoFData, NoTangent
 
-_LOCAL = threading.local()
+class _Local(threading.local):
+    """Per thread; the class defaults spare the hot reads ``getattr``'s caught AttributeError."""
+
+    class_scopes = 0  # open scopes that registered something (``register``)
+    fdata_role = "fdata"  # (``fdata_tangent_pass``)
+
+
+_LOCAL = _Local()
 
 
 def enter() -> Any:
@@ -35,6 +42,8 @@ def leave(saved: Any) -> None:
     memo = getattr(_LOCAL, "memo", None)
     if memo:
         _keep_written_globals(memo)
+        if _HAS_CLASSES in memo:
+            _LOCAL.class_scopes -= 1
     _LOCAL.memo = saved
     outer = _outer_memos()
     if outer:
@@ -153,12 +162,20 @@ def register(role: str, value: Any, made: Any, kind: str = "") -> None:
         role = getattr(_LOCAL, "fdata_role", "fdata")
     memo[(kind, role, id(value)) if kind else (role, id(value))] = (value, made)
     memo[("registered", kind, id(value))] = (value, None)  # (what a nested pass must not reach)
+    if _HAS_CLASSES not in memo:  # (registered's quick answer while no open scope registered)
+        memo[_HAS_CLASSES] = (None, None)
+        _LOCAL.class_scopes += 1
+
+
+_HAS_CLASSES = ("has_classes",)  # a memo's key: the scope registered something
 
 
 def registered(role: str, value: Any, kind: str = "") -> Any:
     """What ``register`` gave ``value`` in ``role`` (None if nothing, or outside a scope). A value
     an outer pass registered, reached by a nested pass (``yb.grad`` inside the function), is
     refused: the inner pass would take it for a constant."""
+    if not _LOCAL.class_scopes:  # the common case: nothing registered (a hot path)
+        return None
     memo = getattr(_LOCAL, "memo", None)
     if memo is None:
         return None
@@ -167,14 +184,20 @@ def registered(role: str, value: Any, kind: str = "") -> Any:
     hit = memo.get((kind, role, id(value)) if kind else (role, id(value)))
     if hit is not None and hit[0] is value:
         return hit[1]
+    outer = getattr(_LOCAL, "outer", None)
+    if outer and (len(outer) > 1 or outer[0] is not None):  # (a nested pass: rare)
+        _refuse_what_an_outer_pass_registered(value, kind, outer)
+    return None
+
+
+def _refuse_what_an_outer_pass_registered(value: Any, kind: str, outer: list) -> None:
     key = ("registered", kind, id(value))
-    if any(outer and outer.get(key, (None,))[0] is value for outer in _outer_memos()):
+    if any(memo and memo.get(key, (None,))[0] is value for memo in outer):
         raise TypeError(
             "yuebing cannot differentiate a nested differentiation (yb.grad inside the differentiated function) "
             "reaching " + ("a class attribute computed by" if kind else "a variable read by the methods of") +
             " a class the outer function defined: the inner pass cannot follow its outer derivative. Define the "
             "class inside the function given to the inner yb.grad, or pass the value to it as an argument")
-    return None
 
 
 class fdata_tangent_pass:
