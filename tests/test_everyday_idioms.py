@@ -74,6 +74,10 @@ IDIOMS = {
     "math_functions": lambda x: math.hypot(x[0], x[1]) * math.atan2(x[1], x[2]) + math.log1p(x[0]),
     "r_concatenate": lambda x: np.sum(np.r_[x, x[:2] ** 2] ** 2),
     "statistics": lambda x: np.std(x) * np.mean(x) + np.var(x, ddof=1),
+    # opfunu's Branin01: constants computed from module attributes inside an array expression
+    # (forward mode's array block of constants only did not compile)
+    "branin": lambda x: ((x[1] - (5.1 / (4 * np.pi ** 2)) * x[0] ** 2 + 5 * x[0] / np.pi - 6) ** 2
+                         + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x[0]) + 10),
 }
 
 POINT = np.array([0.3, 1.2, 2.0])

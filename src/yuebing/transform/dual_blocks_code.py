@@ -152,7 +152,7 @@ class DualArrayBlock:
         self.residuals = sorted((defined & used) - {"None"})
         self.entry = [(self.fresh("ef"), self.fresh("efd")) for _ in self.inputs]
         lines = [f"if not _dual_nan({', '.join(handed)}):" if handed else "if True:"]
-        taken = f"({', '.join(self.tangent[v] for v in self.inputs)},)"
+        taken = f"({', '.join(self.tangent[v] for v in self.inputs)},)" if self.inputs else "()"  # (constants only)
         outputs = []
         for (var, local), (of, ofd) in zip(self.final.items(), self.outputs):
             outputs.append(f"{of} = _dout_f({local}); {ofd} = _dout_f({local})")

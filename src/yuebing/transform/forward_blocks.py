@@ -276,7 +276,8 @@ class ForwardArrayBlock(_Block):
         pairs = ", ".join(f"{v}, {td(v)}" for v in self.inputs)
         guard = ["not _FWD.strong", "not _BATCH.size",
                  f"({active} := _array_tangents({pairs})) is not None"] + self.function_guards
-        body = [f"{', '.join(tangents.values())}, = {active}"]
+        # (a block of constants only, such as 1 / (8 * np.pi), has no inputs to unpack)
+        body = [f"{', '.join(tangents.values())}, = {active}"] if tangents else []
         body += [f"{local} = {path}" for local, path in self.attributes]
         dead = self._last_reads()
         for k, (local, kind, func, operands, fname) in enumerate(self.ops):
