@@ -35,3 +35,50 @@ def test_captured_variables():
 
 def test_integer_outputs_take_the_general_rule():
     check_second_order(integer_valued, X)
+
+
+# ------------------------------------------------------------------ on the whole array
+
+import pytest  # noqa: E402
+
+import yuebing as yb  # noqa: E402
+from yuebing.transform import dual_vectorize  # noqa: E402
+
+
+def chained(x):
+    """Elementwise in its parameter alone: its dual rule runs once on the array."""
+    return np.sum(np.vectorize(lambda v: np.tanh(-v * 0.5 + 1.0) * np.log(v * v + 2.0) / 3.0)(x) * x)
+
+
+def divides_by_the_element(x):
+    return np.sum(np.vectorize(lambda v: 1.0 / v + np.sin(v))(x))
+
+
+def test_elementwise_functions_run_on_the_array():
+    assert dual_vectorize.whole_array(lambda v: np.sin(np.cos(np.exp(v))))
+    assert not dual_vectorize.whole_array(lambda v: 1.0 / v)  # a Python float raises at 0
+    assert not dual_vectorize.whole_array(lambda v: v ** 2)  # a Python float power may overflow
+    assert not dual_vectorize.whole_array(lambda v: math.sin(v) + v)  # math functions take floats
+    assert not dual_vectorize.whole_array(lambda v: v * X[0, 0] + np.sum(v))  # np.sum is no elementwise op
+    check_second_order(chained, X)
+    check_second_order(plain, X)
+
+
+def test_on_the_array_as_element_by_element(monkeypatch):
+    direction = (rng.normal(size=X.shape),)
+    whole = yb.hvp(chained, (X,), direction)
+    with monkeypatch.context() as m:
+        m.setattr(dual_vectorize, "whole_array", lambda fn: False)
+        one_by_one = yb.hvp(chained, (X,), direction)
+    assert whole[0] == pytest.approx(one_by_one[0], rel=1e-12)
+    for a, b in zip(whole[1] + whole[2], one_by_one[1] + one_by_one[2]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_division_by_the_element_raises_as_the_plain_call():
+    x = np.array([1.0, 0.0, 2.0])
+    with pytest.raises(ZeroDivisionError):
+        divides_by_the_element(x)
+    with pytest.raises(ZeroDivisionError):
+        yb.hvp(divides_by_the_element, (x,), (np.ones(3),))
+    check_second_order(divides_by_the_element, X + 3.0)
