@@ -84,9 +84,42 @@ def compile_generated(generated: Any, fn: types.FunctionType, function_ir: ir.Fu
     namespace["_G"] = fn.__globals__
     # classes defined in the function belong to its module (their tangent type, their repr)
     namespace["__name__"] = fn.__globals__.get("__name__", "__main__")
+    deferred_from = getattr(generated, "deferred_from", 0)
+    if deferred_from:  # functions called only now and then, compiled on their first call
+        lines = source.splitlines(True)
+        source = "".join(lines[:deferred_from - 1])
+        rest = "\n" * (deferred_from - 1) + "".join(lines[deferred_from - 1:])  # at their own line numbers
+        later = _CompiledLater(rest, filename, fn, generated.line_map, namespace)
+        namespace.update({name: _Deferred(name, later) for name in generated.deferred_names})
     code = compile_checked(source, filename, fn, generated.line_map, "reverse-mode")
     exec(code, namespace)  # noqa: S102 - our own generated code
     forward = namespace[generated.forward_name]
     reverse = namespace[generated.reverse_name]
     forward.__yuebing_line_map__ = generated.line_map
     return forward, reverse
+
+
+class _CompiledLater:
+    """The end of a generated source, compiled (once) when a function defined there is first
+    called (``deferred_fallbacks.py``): into the namespace of the rest, at its own line numbers."""
+
+    def __init__(self, source: str, filename: str, fn: Any, line_map: dict, namespace: dict) -> None:
+        self.source, self.filename, self.fn, self.line_map, self.namespace = source, filename, fn, line_map, namespace
+        self.done = False
+
+    def __call__(self) -> dict:
+        if not self.done:
+            code = compile_checked(self.source, self.filename, self.fn, self.line_map, "reverse-mode")
+            exec(code, self.namespace)  # noqa: S102 - our own generated code; replaces the _Deferred
+            self.done = True
+        return self.namespace
+
+
+class _Deferred:
+    """Stands for the generated function ``name`` until its first call compiles it."""
+
+    def __init__(self, name: str, later: _CompiledLater) -> None:
+        self.name, self.later = name, later
+
+    def __call__(self, *args: Any) -> Any:
+        return self.later()[self.name](*args)

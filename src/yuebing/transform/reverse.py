@@ -20,6 +20,7 @@ reverse line carries a comment naming the primal line it undoes.
 from __future__ import annotations
 
 import cmath
+import collections
 import dataclasses
 import operator
 import re
@@ -34,6 +35,7 @@ from ..rules.core import is_hashable
 from .try_statements import TryStatements, has_reverse_work as _has_reverse_work
 from .direct_calls import DirectCalls
 from .array_blocks import ArrayBlock, find_array_blocks
+from .deferred_fallbacks import DeferredFallbacks
 from .float_blocks import LONG_BLOCK, FloatBlock, FloatLoop, find_blocks
 from .float_while import FloatWhileLoop
 
@@ -60,6 +62,8 @@ class Generated:
     constants: dict[str, Any]
     params: list[str]
     line_map: dict[int, int]  # generated line -> user line
+    deferred_from: int = 0  # the line where functions compiled on first call start (deferred_fallbacks.py)
+    deferred_names: tuple = ()  # those functions
 
 
 class _Names:
@@ -181,6 +185,9 @@ class ConstantNames:
     def emit(self, out: list, indent: int, text: str, line: int | tuple[int, ...] = 0) -> None:
         """Lines of ``text`` at ``indent``, each from the user's ``line`` (or ``line[i]``, one per
         line of ``text``: a nested function's definition)."""
+        if "\n" not in text and not isinstance(line, tuple):  # (nearly every line)
+            out.append(("    " * indent + text, line))
+            return
         lines = line if isinstance(line, tuple) else None
         for i, piece in enumerate(text.split("\n")):
             out.append(("    " * indent + piece, lines[i] if lines else line))
@@ -266,7 +273,7 @@ def _cell_set() -> Any:
     return cell_set
 
 
-class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
+class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNames):
     def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
         self.fn = fn
         self.globals = globals_
@@ -337,21 +344,22 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
         for text in lines:
             self.emit(out, indent + 1, text, block.first_line)
         self.emit(out, indent, "else:", block.first_line)
-        # a long block's fallback (inputs that are not floats) takes the generic rules only: the
-        # inline variants of hundreds of statements would cost more to compile than they save
-        self.generic_only = len(stmts) > LONG_BLOCK
-        if not self.generic_only and find_array_blocks(stmts, self.integers, self._resolve, set()) == [(0, len(stmts))]:
+        if len(stmts) > LONG_BLOCK:  # its fallback is called out of line, compiled when first needed
+            self.defer_forward(block, stmts, out, indent + 1)
+        elif find_array_blocks(stmts, self.integers, self._resolve, set()) == [(0, len(stmts))]:
             self._forward_array_block(stmts, out, indent + 1)  # the same arithmetic on arrays
         else:
             for s in stmts:
                 getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
-        self.generic_only = False
         self.emit(out, indent + 1, "_push(_SLOWB)", block.last_line)
         return len(stmts)
 
     def _reverse_block(self, stmts: list, out: list, indent: int) -> None:
         block = stmts[0].float_block
         self._undo_guarded("float block", "_FASTB", block, block.reverse(self.rd, self.fresh), out, indent)
+        if hasattr(block, "fallback"):
+            self.defer_reverse(block, stmts, out, indent + 1)
+            return
         if hasattr(stmts[0], "array_block"):
             self._reverse_array_block(stmts, out, indent + 1)
             return
@@ -785,18 +793,25 @@ class ReverseGenerator(TryStatements, DirectCalls, ConstantNames):
         self.reverse(fn.body, out, 1)
         results = ", ".join(self.rd(p) for p in fn.params)
         self.emit(out, 1, f"return ({results}{',' if len(fn.params) == 1 else ''})")
+        deferred_from = self.append_deferred(out)
         text_lines = [text for text, _ in out]
         line_map = {i + 1: line for i, (_, line) in enumerate(out) if line}
-        return Generated(fwd_name, rev_name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map)
+        return Generated(fwd_name, rev_name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map,
+                         deferred_from, tuple(self.deferred_names or ()))
 
 
 def _drop_unread_global_fdata(out: list, global_lines: dict, fd: Any) -> None:
     """A global's fdata that no line of the forward pass reads (``np_f`` where ``np`` only
     serves ``np.sin``) is not computed: one call fewer per call of the function."""
-    start = min(global_lines.values(), default=0)
+    if not global_lines:
+        return
+    start = min(global_lines.values())
     text = "\n".join(line for line, _ in out[start:])
-    for name, k in global_lines.items():
-        if len(re.findall(rf"(?<![\w.]){re.escape(fd(name))}\b", text)) == 1:  # its definition only
+    fdata = {fd(name): k for name, k in global_lines.items()}
+    names = "|".join(sorted(map(re.escape, fdata), key=len, reverse=True))
+    uses = collections.Counter(re.findall(rf"(?<![\w.])(?:{names})\b", text))  # one pass for all
+    for name, k in fdata.items():
+        if uses[name] == 1:  # its definition only
             line, number = out[k]
             out[k] = (line.split(";")[0], number)
 
