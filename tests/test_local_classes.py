@@ -205,7 +205,17 @@ def method_returns_an_instance_of_its_class(x):
     return Vec(x).grown().grown().v
 
 
-CASES = [model_from_the_issue, method_writes_with_nonlocal, class_built_in_a_loop, class_inside_a_nested_function,
+def lambdas_and_a_comprehension_in_the_class_body(x):
+    a = 2.0 * x
+
+    class Table:
+        scaled = lambda self, t: a * t  # noqa: E731 - a method made by a lambda
+        squared = staticmethod(lambda t: a * t * t)
+        rows = [a * i for i in range(3)]  # computed by the function, as class values are
+    return Table().scaled(x) + Table.squared(x) + sum(Table.rows)
+
+
+CASES = [lambdas_and_a_comprehension_in_the_class_body, model_from_the_issue, method_writes_with_nonlocal, class_built_in_a_loop, class_inside_a_nested_function,
          dataclass_with_defaults_from_the_function, frozen_dataclass_with_post_init,
          subclass_of_a_module_class_with_super, method_reads_a_variable_reassigned_after_the_class,
          classmethod_and_staticmethod, method_appends_to_a_captured_list, method_calls_a_local_closure,

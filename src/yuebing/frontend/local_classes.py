@@ -39,6 +39,9 @@ class LocalClassLowering:
         ``class_captures`` (``closures._reassigned_captures`` keeps them in cells)."""
         ours = self.locals | set(self.free)
         node = copy.deepcopy(node)
+        for statement in node.body:
+            for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call) and _is_field_call(n)):
+                self._refuse_default_factory(call, ours, statement)
         computed, kept = self._hoist_class_values(node, ours, out)
         if kept:
             self._check_stored(node, kept, out)
@@ -115,7 +118,9 @@ class LocalClassLowering:
         """One class-body assignment computed by the function (``_hoist_class_values``)."""
         value, names = _assigned_value(statement)
         if isinstance(value, ast.Call) and _is_field_call(value):
-            self._refuse_default_factory(value, ours | set(hoisted), statement)
+            if not any(k.arg == "default" for k in value.keywords):
+                raise self.error("a field(...) of a class body reading the function's variables other than "
+                                 "through default=", "use field(default=...)", statement)
             keyword = next(k for k in value.keywords if k.arg == "default")
             keyword.value = self._class_value(keyword.value, hoisted, cls, names[0], out)
         else:
@@ -133,15 +138,14 @@ class LocalClassLowering:
         return ast.Name(target, ast.Load())
 
     def _refuse_default_factory(self, call: ast.Call, ours: set, statement: ast.stmt) -> None:
+        """The dataclass calls a ``default_factory`` as plain Python: one reading our variables is
+        refused."""
         for keyword in call.keywords:
-            if keyword.arg == "default_factory" and _names_read(keyword.value) & ours:
+            if keyword.arg == "default_factory" and _all_names_read(keyword.value) & ours:
                 raise self.error("a dataclass field's default_factory reading the function's variables (the "
                                  "dataclass calls it as plain Python)",
                                  "give the field its value as an argument when the instance is made, or "
                                  "use field(default=...)", statement)
-        if not any(k.arg == "default" for k in call.keywords):
-            raise self.error("a field(...) of a class body reading the function's variables other than "
-                             "through default=", "use field(default=...)", statement)
 
     def _check_class_level_reads(self, node: ast.ClassDef, names: list, out: list) -> None:
         """What the class statement still reads of our variables when it runs (bases, decorators,
@@ -184,8 +188,22 @@ def _is_field_call(call: ast.Call) -> bool:
     return isinstance(func, ast.Name) and func.id == "field" or isinstance(func, ast.Attribute) and func.attr == "field"
 
 
-def _names_read(node: ast.AST) -> set[str]:
+def _all_names_read(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _names_read(node: ast.AST) -> set[str]:
+    """Names a class-body value reads, not counting the bodies of lambdas in it: a lambda stays in
+    the class body, a method whose captures are ``class_cells``' (a comprehension is computed by
+    the function)."""
+    found, pending = set(), [node]
+    while pending:
+        n = pending.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            found.add(n.id)
+        pending.extend(ast.iter_child_nodes(n) if not isinstance(n, ast.Lambda)
+                       else [*n.args.defaults, *(d for d in n.args.kw_defaults if d)])
+    return found
 
 
 def _bound_names(statement: ast.stmt) -> set[str]:
