@@ -1,6 +1,6 @@
 """Nested differentiation through an inner ``yb.grad``/``yb.value_and_grad`` with ``has_aux`` or
 called with keyword arguments (``api/composition.py``, ``api/nested.py``): reverse over it,
-forward over it, and (keywords) a Hessian through it.
+forward over it, and a Hessian through it.
 
 The aux is an ordinary output of the inner function (first order through it); a keyword argument
 is not differentiated by the inner transform but carries the outer derivative. Every derivative is
@@ -178,7 +178,29 @@ def test_keyword_only_parameters_are_refused():
         yb.grad(lambda x: np.sum(yb.grad(inner)(x, scale=2.0)))(X)
 
 
-def test_hessian_through_has_aux_is_refused():
-    F = lambda x: np.sum(yb.grad(lambda y: (np.sum(y ** 3), y), has_aux=True)(x)[0])  # noqa: E731
-    with pytest.raises(yb.NestedDifferentiationError, match="has_aux"):
-        yb.hessian(F)(X)
+def test_hessian_through_has_aux_of_a_closure_is_refused():
+    # third order reads what the inner function captures as constants: refused, never wrong
+    with pytest.raises(yb.NestedDifferentiationError, match="captures.*pass them to it as arguments"):
+        yb.hessian(grad_aux_captures)(X)
+
+
+# ---------------------------------------------------------------- has_aux under second order
+
+
+def aux_beside_the_gradient(x):
+    """The issue 16 case: the gradient and the aux both used (the aux an array)."""
+    gradient, aux = yb.grad(lambda y: (np.sum(y ** 3), np.sin(y)), has_aux=True)(x)
+    return np.sum(gradient * aux) + np.sum(aux ** 2)
+
+
+HESSIAN_AUX_CASES = [value_and_grad_aux_value, value_and_grad_dict_aux, only_the_aux, aux_beside_the_gradient]
+
+
+@pytest.mark.parametrize("F", HESSIAN_AUX_CASES)
+def test_hessian_through_has_aux(F):
+    # third derivatives (of the inner value) and second (of the aux), against differences of yb.grad
+    expected = central_jacobian(yb.grad(F), X)
+    np.testing.assert_allclose(yb.hessian(F)(X), expected, rtol=1e-6, atol=1e-7)
+    _, _, (hv,) = yb.hvp(F, (X,), (DIRECTION,))
+    np.testing.assert_allclose(hv, expected @ DIRECTION, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(yb.jvp(yb.grad(F), (X,), (DIRECTION,))[1], expected @ DIRECTION, rtol=1e-6, atol=1e-7)

@@ -25,7 +25,10 @@ from ..rules.second_order import _register as _register_second_order
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..transform.forward_runtime import NestedDifferentiationError, call_frule
 from ..transform.runtime import call_rrule
-from .composition import _defined, _refuse_second_order
+from ..transform.lifting import _python_rule
+from ..transform.third_order import _constant
+from .composed_second_order import refuse_captures, refuse_fourth_order, register as register_second_order
+from .composition import _defined
 from .forward import Jacobian, jacobian
 from .reverse import grad
 from .second_order import Hessian, hessian, hvp
@@ -88,7 +91,24 @@ def _call_rules(cls: type, definition: Callable, name: str) -> None:
 
     register_rrule(cls.__call__, reverse)
     register_frule(cls.__call__, forward)
-    _register_second_order((cls.__call__,), _refuse_second_order(name))
+    register_second_order(cls.__call__, _second_order_call(definition, name) if cls is Jacobian
+                          else refuse_fourth_order(name))
+
+
+def _second_order_call(definition: Callable, name: str) -> Callable:
+    """Second order of a call of a ``yb.jacobian`` object: its definition's (third derivatives of
+    its function, through ``yb.grad`` of the pairing)."""
+    run = _python_rule(definition)
+
+    def second(f4: tuple, args: tuple, kwargs: dict) -> tuple:
+        obj4, args = args[0], args[1:]
+        _check(obj4[0], kwargs, name)
+        f = (obj4[0].f,) + tuple(_function_part(part) for part in obj4[1:])
+        refuse_captures(f, name)
+        out, pullback = run(f4, (f, _constant(obj4[0].argnums)) + tuple(args), {})
+        return out, lambda dy, dy_d: tuple((NoRData, NoRData) + tuple(r[3:]) for r in pullback(dy, dy_d))
+
+    return second
 
 
 def _register() -> None:
@@ -100,7 +120,7 @@ def _register() -> None:
     reverse, forward = _defined(definitions.hvp_definition, "yb.hvp")
     register_rrule(hvp, reverse)
     register_frule(hvp, forward)
-    _register_second_order((hvp,), _refuse_second_order("yb.hvp"))
+    register_second_order(hvp, refuse_fourth_order("yb.hvp"))
 
 
 _register()

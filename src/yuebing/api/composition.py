@@ -35,13 +35,13 @@ from .. import tangents as T
 from ..rules import _nested_definitions as definitions
 from ..rules import outside_state
 from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
-from ..rules.second_order import _register as _register_second_order
 from ..rules.util import output
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
 from ..transform.forward_runtime import NestedDifferentiationError, call_frule, global_tangent, zero_tangent_of
 from ..transform.runtime import call_rrule
 from ..transform.second_order import _dual_closure_tangent, call_rrule2
 from .common import normalise_argnums
+from .composed_second_order import check_jvp_call, defined_second_order, jvp_second_order, register as register_second_order
 from .custom import linearize
 from .forward import _leaves, jvp
 from .common import split_aux
@@ -227,14 +227,6 @@ def _aux_seeds(value_bar: float, aux_bar: Any) -> Callable:
 # --------------------------------------------------------------------------------------------
 
 
-def _check_jvp_call(primals: Any, tangents: Any, has_aux: Any, mode: str) -> None:
-    if primal(has_aux):
-        raise NestedDifferentiationError(f"{mode} over yb.jvp does not support has_aux yet; return the value only")
-    if type(primals) is not tuple or type(tangents) is not tuple:
-        raise NestedDifferentiationError(
-            f"{mode} over yb.jvp takes primals and tangents as tuples; write jvp(f, (x,), (dx,))")
-
-
 def _elements(packed: Any, n: int) -> list:
     """The coduals of the elements of a tuple codual."""
     fd = packed.fdata if isinstance(packed, CoDual) else NoFData
@@ -244,7 +236,7 @@ def _elements(packed: Any, n: int) -> list:
 def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) -> tuple:
     """``yb.jvp(f, primals, tangents)`` inside reverse-mode code."""
     has_aux = rest[0] if rest else kwargs.get("has_aux", False)
-    _check_jvp_call(primal(primals), primal(tangents), has_aux, "reverse mode")
+    check_jvp_call(primal(primals), primal(tangents), has_aux, "reverse mode")
     ps, ts = primal(primals), primal(tangents)
     out = output(jvp(primal(f), ps, ts))
     f_fdata = f.fdata if isinstance(f, CoDual) else NoFData
@@ -264,7 +256,7 @@ def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) ->
 
 def jvp_frule(f: Any, primals: Any, tangents: Any, has_aux: Any = False) -> Dual:
     """``yb.jvp(f, primals, tangents)`` inside forward-mode code: forward over forward."""
-    _check_jvp_call(primals.primal, tangents.primal, has_aux, "forward mode")
+    check_jvp_call(primals.primal, tangents.primal, has_aux, "forward mode")
     fn, ps, ts = f.primal, primals.primal, tangents.primal
     dps = _parts(primals.tangent, ps)
     dts = _parts(tangents.tangent, ts)
@@ -331,15 +323,6 @@ def _pairing_derivative(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tupl
     return total
 
 
-def _refuse_second_order(name: str) -> Callable:
-    def refuse(f4: tuple, args: tuple, kwargs: dict) -> Any:
-        raise NestedDifferentiationError(
-            f"third derivatives through {name} (yb.hvp/yb.hessian of a function that calls it, or reverse "
-            f"mode over a yb.jvp of such a function) are not supported yet; call yb.grad inside instead of "
-            f"{name}, or take the outer derivative with yb.jacobian(yb.grad(f))")
-    return refuse
-
-
 # --------------------------------------------------------------------------------------------
 # yb.vjp and yb.linearize: their Python definitions, in every mode
 # --------------------------------------------------------------------------------------------
@@ -374,10 +357,10 @@ def _register() -> None:
         reverse, forward = _defined(definition, name)
         register_rrule(public, reverse)
         register_frule(public, forward)
-        _register_second_order((public,), _refuse_second_order(name))
+        register_second_order(public, defined_second_order(definition, name))
     register_rrule(jvp, jvp_rrule)
     register_frule(jvp, jvp_frule)
-    _register_second_order((jvp,), _refuse_second_order("yb.jvp"))
+    register_second_order(jvp, jvp_second_order)
 
 
 _register()

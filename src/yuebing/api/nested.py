@@ -17,14 +17,15 @@ from .. import tangents as T
 from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
 from ..rules.second_order import _register as _register_second_order
 from ..rules.util import accumulate, is_differentiable, zero_fdata
-from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, join
+from ..tangents import NoFData, NoRData, NoTangent, join
 from ..transform import protocols
 from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent_of
 from ..transform.lifting import _fresh_output, _output_cotangents
 from ..rules import outside_state
-from ..transform.second_order import CellTangent, _dual_closure_tangent, call_rrule2
+from ..transform.second_order import _dual_closure_tangent, call_rrule2
 from ..transform.third_order import _Call, _constant, _function, _python_function, _zero_tangent_of
 from .common import normalise_argnums, scalar_seed, split_aux
+from .composed_second_order import captured_tangents, captures_derivatives
 from .reverse import grad, seed_output, value_and_grad
 from .second_order import _check_scalar, _join, _pull_unit, _value_grad_hvp, separated_arguments
 
@@ -129,37 +130,22 @@ def _value_and_grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tup
     return _gradient_function(_value_and_grad, f, argnums, has_aux)
 
 
-def check_gradient_call(spec: Any, xs: tuple, captures: bool, mode: str) -> None:
+def check_gradient_call(spec: Any, xs: tuple, captures: bool, mode: str, nums: tuple = ()) -> None:
     """What a Hessian through a call of a ``yb.grad``/``yb.value_and_grad`` function supports
-    (``mode``): float and float-array arguments (keywords bound to positions), no ``has_aux``,
-    no captured variables of the differentiated code."""
-    if spec.has_aux:
-        raise NestedDifferentiationError(
-            f"{mode} does not support has_aux yet (third derivatives through the aux); return the aux "
-            "from the outer function instead, or take the outer derivative with yb.jacobian(yb.grad(f))")
+    (``mode``): float and float-array arguments (keywords bound to positions; functions among
+    those not differentiated, ``nums``), no ``has_aux``, no captured variables of the
+    differentiated code."""
     if captures:
         raise NestedDifferentiationError(
             f"{mode}: yuebing cannot differentiate yb.grad of a function with respect to the variables it "
             "captures from the differentiated code; pass them to it as arguments")
     for i, x in enumerate(xs):
+        if i not in nums and isinstance(x, types.FunctionType):
+            continue
         if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
             raise NestedDifferentiationError(
                 f"{mode} differentiates float and float-array arguments; argument {i} is a "
                 f"{type(x).__qualname__}")
-
-
-def _captures_derivatives(fdata: Any) -> bool:
-    """Whether a gradient function's fdata (its function's closure boxes, when that function was
-    made in differentiated code) holds anything that can carry a derivative."""
-    if fdata is NoFData:
-        return False
-    if not isinstance(fdata, Tangent):
-        return True
-    for box in fdata.fields.values():
-        content = box.fields.get("cell_contents", NoTangent) if isinstance(box, MutableTangent) else box
-        if content is not NoTangent and content is not NoFData:
-            return True
-    return False
 
 
 register_rrule(_grad, _grad_rrule)
@@ -189,9 +175,12 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     mode = "yb.hvp/yb.hessian over yb.grad"
     nums, single = normalise_argnums(spec.argnums, len(args), "grad")
     args, order = bound_positionally(spec.f, args, kwargs, _constant, mode)
-    captures = _captures_derivatives(f4[1]) or _captured_tangents(f4[2])
-    check_gradient_call(spec, tuple(a[0] for a in args), captures, mode)
-    out, pullback = _gradient_call(spec.f, args, nums, single, spec.with_value)
+    # a function passed in (the pullback's pairing takes the function it pulls back) is a
+    # constant of the pass: its captured values must be, too
+    captures = any(captures_derivatives(a[1]) or captured_tangents(a[2])
+                   for a in (f4,) + tuple(a for a in args if callable(a[0])))
+    check_gradient_call(spec, tuple(a[0] for a in args), captures, mode, nums)
+    out, pullback = _gradient_call(spec.f, args, nums, single, spec.with_value, spec.has_aux)
     if not kwargs:
         return out, pullback
 
@@ -202,27 +191,28 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     return out, ordered
 
 
-def _captured_tangents(tangent: Any) -> bool:
-    """Whether a function's second-order tangent carries tangents of captured variables (a
-    closure made in the differentiated code; a global closure's are constant zeros)."""
-    return isinstance(tangent, Tangent) and any(
-        isinstance(v, CellTangent) and v.value is not NoTangent for v in tangent.fields.values())
-
-
 def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool,
-                   with_value: bool) -> tuple[tuple, Callable]:
-    """``grad(g, argnums=nums)(*args)`` on 4-tuples: the value and its tangent by one
-    forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass of
-    ``g``'s plain forward program (third derivatives of ``g``)."""
+                   with_value: bool, has_aux: bool = False) -> tuple[tuple, Callable]:
+    """``grad(g, argnums=nums, has_aux=has_aux)(*args)`` on 4-tuples: the value and its tangent
+    by one forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass
+    of ``g``'s plain forward program (third derivatives of ``g``; an aux's cotangent seeds that
+    program's output beside the value's)."""
     xs = tuple(a[0] for a in args)
-    directions = tuple(_zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
-    value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
+    directions = tuple(NoTangent if isinstance(x, types.FunctionType)  # a constant (check_gradient_call)
+                       else _zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
+    if has_aux:
+        value, value_t, aux, aux_t, grads, products = _value_aux_grad_hvp(g, xs, directions)
+    else:
+        value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
+        value_t = _value_tangent(grads, directions) if with_value else NoTangent
     gradient = grads[nums[0]] if single else tuple(grads[i] for i in nums)
     gradient_t = products[nums[0]] if single else tuple(products[i] for i in nums)
-    if with_value:
-        value_t = float(sum(np.sum(u * d) for u, d in zip(grads, directions)
-                            if u is not NoTangent and d is not NoTangent))
+    if with_value and has_aux:
+        out = _fresh_output(Dual(((value, aux), gradient), ((value_t, aux_t), gradient_t)))
+    elif with_value:
         out = _fresh_output(Dual((value, gradient), (value_t, gradient_t)))
+    elif has_aux:
+        out = _fresh_output(Dual((gradient, aux), (gradient_t, aux_t)))
     else:
         out = _fresh_output(Dual(gradient, gradient_t))
 
@@ -230,13 +220,20 @@ def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool
         bar, bar_d = _output_cotangents(out, dy, dy_d)
         value_bar, value_bar_d = (bar[0], bar_d[0]) if with_value else (0.0, 0.0)
         grad_bar, grad_bar_d = (bar[1], bar_d[1]) if with_value else (bar, bar_d)
+        aux_bars = None
+        if has_aux and with_value:
+            aux_bars = (_part(value_bar, 1), _part(value_bar_d, 1))
+            value_bar, value_bar_d = _part(value_bar, 0), _part(value_bar_d, 0)
+        elif has_aux:
+            aux_bars = (_part(bar, 1), _part(bar_d, 1))
+            grad_bar, grad_bar_d = _part(bar, 0), _part(bar_d, 0)
         if single:
             grad_bar, grad_bar_d = (grad_bar,), (grad_bar_d,)
         us = [_constant(_zero_tangent_of(x)) for x in xs]
         for i, u, u_d in zip(nums, grad_bar, grad_bar_d):
             u = _zero_tangent_of(xs[i]) if u is NoTangent else u
             us[i] = (u, zero_fdata(u), _zero_tangent_of(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
-        rs, rsd = _psi_pullback(g, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d))
+        rs, rsd = _psi_pullback(g, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars)
         rdatas, rdata_ts = [NoRData], [NoRData]
         for a, r, r_d in zip(args, rs, rsd):
             differentiable = r is not NoTangent and is_differentiable(a[0])
@@ -251,14 +248,50 @@ def _scalar(value: Any) -> float:
     return 0.0 if value is NoTangent or value is NoRData else float(value)
 
 
+def _value_tangent(grads: tuple, directions: tuple) -> float:
+    """The value's tangent: the gradient's pairing with the directions."""
+    return float(sum(np.sum(u * d) for u, d in zip(grads, directions) if u is not NoTangent and d is not NoTangent))
+
+
+def _part(cotangent: Any, k: int) -> Any:
+    """Part ``k`` of a pair's cotangent (nothing when the pair has none)."""
+    return NoTangent if cotangent is NoTangent or cotangent is NoRData else cotangent[k]
+
+
+def _value_aux_grad_hvp(g: types.FunctionType, xs: tuple, directions: tuple) -> tuple:
+    """``(value, its tangent, aux, its tangent, gradients, hvps)`` of a ``has_aux`` function
+    ``g`` (returning ``(value, aux)``) at copies of ``xs`` along ``directions``: one
+    forward-over-reverse pass, as forward mode over ``yb.grad`` runs it (``gradient_frule``)."""
+    primals = tuple(x if callable(x) else T.structural_copy(x) for x in xs)
+    copies, fdata_of = separated_arguments(primals, "grad")
+    fdata, fdata_t = fdata_of(copies), fdata_of(copies)
+    duals = [(x, fd, zero_tangent_of(x) if d is NoTangent and not callable(x) else d, ft)
+             for x, d, fd, ft in zip(copies, directions, fdata, fdata_t)]
+    scope = outside_state.enter()
+    try:
+        out, pullback = call_rrule2((g, NoFData, NoTangent, NoFData), *duals)
+    finally:
+        outside_state.leave(scope)
+    value, value_t, aux, aux_t, (rs, rsd) = _pull_aux(out, pullback, g)
+    grads = tuple(_join(fd, r, x) for fd, r, x in zip(fdata, rs[1:], copies))
+    products = tuple(_join(fd, r, x) for fd, r, x in zip(fdata_t, rsd[1:], copies))
+    value_t = 0.0 if value_t is NoTangent else value_t
+    return value, value_t, aux, aux_t, grads, products
+
+
 def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list, value_bar: float,
-                  value_bar_d: float) -> tuple[list, list]:
+                  value_bar_d: float, aux_bars: tuple | None = None) -> tuple[list, list]:
     """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` and its tangent along
-    ``(directions, u's tangents)``, by second order of ``g``'s plain forward program."""
+    ``(directions, u's tangents)``, by second order of ``g``'s plain forward program. With
+    ``aux_bars`` (the aux's cotangent and its tangent) ``g`` returns ``(value, aux)`` and ``psi``
+    has the term ``<aux_bar, aux(x)>`` too."""
     pair = _Call(tuple([_function(g), _constant(NoTangent)] + [part for x, d, u in zip(xs, directions, us)
                         for part in ((x, zero_fdata(x), d, zero_fdata(x)), u)]), {})
     slot = _python_function(pair, g)
     out, pullback = pair.composition.pair_output(slot)
+    if aux_bars is not None:
+        rs, rsd = pullback(*_aux_pair_seeds(out, g, value_bar, value_bar_d, aux_bars))
+        return _argument_cotangents(pair, xs, rs, rsd)
     _check_scalar(out[0][0], g, "grad")
     seeds, seeds_d = [value_bar, 1.0], [value_bar_d, 0.0]
     for k in range(2):
@@ -267,6 +300,10 @@ def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list,
             out[3][k][...] += seeds_d[k]
             seeds[k] = seeds_d[k] = NoRData
     rs, rsd = pullback(tuple(seeds), tuple(seeds_d))
+    return _argument_cotangents(pair, xs, rs, rsd)
+
+
+def _argument_cotangents(pair: _Call, xs: tuple, rs: tuple, rsd: tuple) -> tuple[list, list]:
     grads, grads_t = [], []
     for k, x in enumerate(xs):
         x4 = pair.inputs[2 + 2 * k]
@@ -275,7 +312,24 @@ def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list,
     return grads, grads_t
 
 
-from .composition import bound_positionally, gradient_rrule  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
+def _aux_pair_seeds(out: tuple, g: Any, value_bar: float, value_bar_d: float, aux_bars: tuple) -> tuple:
+    """Seeds of the plain program's output ``((value, aux), (value_t, aux_t))``: cotangent
+    ``((value_bar, aux_bar), (1, 0))`` with tangent ``((value_bar_d, aux_bar_d), (0, 0))`` (array
+    parts into the output's fdata)."""
+    (y, y_t), fdata, fdata_t = out[0], out[1], out[3]
+    value, aux = split_aux(y, "grad", g)
+    _check_scalar(value, g, "grad")
+    zero = T.zero_tangent(aux)
+    aux_bar, aux_bar_d = (zero if a is NoTangent or a is NoRData else a for a in aux_bars)
+
+    def seed(fd: Any, k: int, cotangent: Any) -> Any:
+        return seed_output(CoDual((y, y_t)[k], fd[k] if isinstance(fd, tuple) else NoFData), cotangent)
+
+    return ((seed(fdata, 0, (_shaped(value, value_bar), aux_bar)), seed(fdata, 1, (_shaped(value, 1.0), zero))),
+            (seed(fdata_t, 0, (_shaped(value, value_bar_d), aux_bar_d)), seed(fdata_t, 1, (_shaped(value, 0.0), zero))))
+
+
+from .composition import _shaped, bound_positionally, gradient_rrule  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
 
 _register_second_order((_grad, _value_and_grad), gradient_maker_rule)
 protocols.GRADIENT_CALLS.update(reverse=gradient_rrule, forward=gradient_frule, second=gradient_rule,

@@ -19,12 +19,14 @@ import numpy as np
 #: filled in by ``api/composition.py``: ``grad(pairing, argnums=1)`` and ``yb.jvp``
 PULLBACK: Any = None
 JVP: Any = None
+#: filled in by ``api/composed_transforms.py``: ``yb.grad``
+GRAD: Any = None
 
 
 def inner(y: Any, c: Any) -> Any:
     """``<y, c>``: the real inner product of an output and its cotangent (floats, float arrays,
     and tuples or lists of them)."""
-    if type(y) is tuple or type(y) is list:
+    if isinstance(y, (tuple, list)):
         total = 0.0
         for a, b in zip(y, c):
             total = total + inner(a, b)
@@ -37,9 +39,40 @@ def pairing(f: Callable, primals: tuple, cotangent: Any) -> Any:
     return inner(f(*primals), cotangent)
 
 
+# the pairing for one, two and three arguments written out: third order (second order of a
+# function calling a pullback) differentiates the forward program of the pairing, which takes no
+# ``f(*primals)``; more arguments take the general pairing (third order refuses its call)
+
+
+def pairing1(f: Callable, a: Any, cotangent: Any) -> Any:
+    return inner(f(a), cotangent)
+
+
+def pairing2(f: Callable, a: Any, b: Any, cotangent: Any) -> Any:
+    return inner(f(a, b), cotangent)
+
+
+def pairing3(f: Callable, a: Any, b: Any, c: Any, cotangent: Any) -> Any:
+    return inner(f(a, b, c), cotangent)
+
+
+def pullback(f: Callable, primals: tuple, cotangent: Any) -> tuple:
+    """The pullback of ``cotangent`` at ``primals``: the gradient of the pairing in the primals.
+    (The pairings are chosen by branches, not read from a global list: a batched Hessian pass
+    that reached an outside container could not be dropped.)"""
+    n = len(primals)
+    if n == 1:
+        return tuple(GRAD(pairing1, argnums=(1,))(f, primals[0], cotangent))
+    if n == 2:
+        return tuple(GRAD(pairing2, argnums=(1, 2))(f, primals[0], primals[1], cotangent))
+    if n == 3:
+        return tuple(GRAD(pairing3, argnums=(1, 2, 3))(f, primals[0], primals[1], primals[2], cotangent))
+    return PULLBACK(f, primals, cotangent)
+
+
 def vjp_definition(f: Callable, *primals: Any) -> tuple:
     """``yb.vjp(f, *primals)``: the value, and the pullback as a gradient of the pairing."""
-    return f(*primals), functools.partial(PULLBACK, f, primals)
+    return f(*primals), functools.partial(pullback, f, primals)
 
 
 def linearized(f: Callable, primals: tuple, *tangents: Any) -> Any:
@@ -55,9 +88,6 @@ def linearize_definition(f: Callable, *primals: Any) -> tuple:
 # ``yb.jacobian``, ``yb.hessian`` and ``yb.hvp`` inside differentiated code (api/composed_transforms.py):
 # written with the pullback and ``yb.grad``, which every mode differentiates.
 
-#: filled in by ``api/composed_transforms.py``: ``yb.grad``
-GRAD: Any = None
-
 
 def jacobian_definition(f: Callable, argnums: Any, *args: Any) -> Any:
     """``yb.jacobian(f, argnums)(*args)`` for a float or float-array output: row ``k`` is the
@@ -65,15 +95,13 @@ def jacobian_definition(f: Callable, argnums: Any, *args: Any) -> Any:
     y = f(*args)
     nums = argnums if type(argnums) is tuple else (argnums,)
     size = np.size(y)
-    rows: list = [[] for _ in nums]
+    pulled = []  # (not a list of lists per argnum: second order loses appends to [[]]'s inner lists)
     for k in range(size):
         unit = np.zeros(size)
         unit[k] = 1.0
         cotangent = unit.reshape(np.shape(y)) if np.ndim(y) else 1.0
-        pulled = PULLBACK(f, args, cotangent)
-        for i in range(len(nums)):
-            rows[i].append(pulled[nums[i]])
-    jacobians = [np.reshape(np.array(rows[i]), np.shape(y) + np.shape(args[nums[i]])) for i in range(len(nums))]
+        pulled.append(pullback(f, args, cotangent))
+    jacobians = [np.reshape(np.array([row[n] for row in pulled]), np.shape(y) + np.shape(args[n])) for n in nums]
     return tuple(jacobians) if type(argnums) is tuple else jacobians[0]
 
 
@@ -86,4 +114,4 @@ def hvp_definition(f: Callable, primals: tuple, tangents: tuple) -> tuple:
     """``yb.hvp(f, primals, tangents)``: the value, the gradient, and the gradient of the pairing
     of the gradient with the tangents."""
     gradient = GRAD(f, argnums=tuple(range(len(primals))))
-    return f(*primals), gradient(*primals), PULLBACK(gradient, tuple(primals), tuple(tangents))
+    return f(*primals), gradient(*primals), pullback(gradient, tuple(primals), tuple(tangents))

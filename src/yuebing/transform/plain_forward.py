@@ -64,6 +64,12 @@ class PlainForwardGenerator(ForwardGenerator):
         target = f"{s.target}, {self.td(s.target)} = " if s.target else ""
         self.emit(out, indent, f"{target}{call}{comment}", s.line)
 
+    def statements(self, body: list, out: list, indent: int) -> None:
+        """Statement by statement: every call stays a ``_jvp`` call (no fused float or array
+        blocks, whose arithmetic second order would not see)."""
+        for s in body:
+            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
+
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         raise _refusal(f"nested functions ({s.target}, line {s.line})")
 
