@@ -192,3 +192,22 @@ def test_batched_hessian_same_as_one_column_at_a_time():
     one = yb.hessian(lambda v: data_as_argument(np.abs(v) + 1.0, 0.3, 1.2))(x)
     batched = yb.hessian(lambda v: data_as_argument(np.abs(v) + 1.0, 0.3, 1.2), chunk_size=5)(x)
     np.testing.assert_allclose(one, batched, rtol=1e-10, atol=1e-12)
+
+
+def sums(x, w):
+    """np.sum of arrays inline (dual_templates.py), inside and outside blocks."""
+    total = np.sum(x)
+    parts = [total, w]  # (a list between: no block)
+    return parts[0] * np.sum(parts[1] * x) + np.sum(x) ** 2
+
+
+def test_sums_inline_against_central_differences_and_batched():
+    rng = np.random.default_rng(9)
+    x, w = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    assert "inline: total = np.sum(x)" in yb.show(sums, x, w, mode="hvp")
+    check_second_order(sums, x, w)
+    one = yb.hessian(sums, argnums=(0, 1))(x, w)
+    batched = yb.hessian(sums, argnums=(0, 1), chunk_size=4)(x, w)
+    for row, row_b in zip(one, batched):
+        for a, b in zip(row, row_b):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

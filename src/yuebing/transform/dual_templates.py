@@ -63,7 +63,7 @@ def _nz(d: str, expr: str) -> str:
 def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
     """The inline variant of call ``s`` in the dual reverse program of ``gen``, if it has one."""
     if isinstance(s.func, ir.Global):
-        return _unary_template(gen, s)
+        return _unary_template(gen, s) or _sum_template(gen, s)
     if not s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None \
             or not isinstance(s.func, ir.Const) or s.target in gen.integers:
         return None
@@ -133,6 +133,24 @@ def _int_tuple(gen: Any, s: ir.Call) -> DualTemplate | None:
     t = s.target
     forward = [f"{t} = ({', '.join(items)},); {gen.dd(t)} = _NT; {gen.fd(t)} = {gen.fdd(t)} = _NF", "_push(_DFAST)"]
     return DualTemplate("True", forward, "", [])
+
+
+def _sum_template(gen: Any, s: ir.Call) -> DualTemplate | None:
+    """``t = np.sum(x)`` of a float64 array with a tangent of its shape: linear, so the value and
+    its tangent are sums and the cotangent and its tangent go to every element."""
+    if not s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None or len(s.args) != 1 \
+            or s.target in gen.integers or not isinstance(s.args[0], ir.Var) or s.args[0].name in gen.integers:
+        return None
+    if gen._resolve(s.func) is not np.sum:
+        return None
+    x = s.args[0]
+    px, tx, fx, fdx = gen.primal(x), gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x)
+    guard = (f"{gen.primal(s.func)} is {gen.const(np.sum)} and type({px}) is _ND and {px}.dtype is _F64 "
+             f"and type({tx}) is _ND and {tx}.shape == {px}.shape")
+    t = s.target
+    forward = [f"_v = _dreduce({px}, None); _vd = _dreduce({tx}, None); _push(({fx}, {fdx})); _push(_DFAST)",
+               f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
+    return DualTemplate(guard, forward, "_xf, _xfd = _pop()", [(x, "_sum", "_sum")])
 
 
 def _mktuple() -> Any:
@@ -289,6 +307,10 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
     lines.append("    _g = 0.0 if _g is _NR else _g; _gd = 0.0 if _gd is _NR else _gd")
     strong = template.strong or (None,) * len(template.contributions)
     for (atom, value, tangent), by_rule in zip(template.contributions, strong):
+        if value == "_sum":  # a sum: its cotangents go to every element of the array's fdata
+            lines.append("    if _xf is not _NF: _xf += _g")
+            lines.append("    if _xfd is not _NF and type(_gd) is not _ND: _xfd += _gd")
+            continue
         if value == "_read":  # a float read: its cotangents go into the array's fdata and fdata tangent
             lines.append("    if _xf is not _NF: _xf[_i] += _g")
             # a batched cotangent tangent (an array) reaching an array read inline: the array's
