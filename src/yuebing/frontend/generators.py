@@ -357,7 +357,7 @@ class _StateMachine(ExceptionBlocks):
                                          f"{sent} = None\n{thrown} = None", at) + self.jump(loop, at)
         more, value = self.n["more"], self.n["value"]
         self.resumes[loop] = loop  # an exception thrown in is passed on to the iterator
-        self.blocks[loop] += self.parse(f"{more}, {value} = {sub}.step({sent}, {thrown})\n{thrown} = None\n"
+        self.blocks[loop] += self.parse(f"{more}, {value} = {sub}.resume({sent}, {thrown})\n{thrown} = None\n"
                                         f"if {more}:\n    return True, {value}\n"
                                         f"if {more} is None:\n    raise GeneratorExit", at) + self.jump(after, at)
         if targets is not None:
@@ -409,7 +409,7 @@ class _StateMachine(ExceptionBlocks):
         self.blocks[block] += self.parse(f"{sub} = {self.n['delegate']}({ast.unparse(s.iter)})", s) + self.jump(head, s)
         otherwise = self._loop(s, head, body, after)
         more, value = self.n["more"], self.n["value"]
-        step = self.parse(f"{more}, {value} = {sub}.step(None)", s)
+        step = self.parse(f"{more}, {value} = {sub}.resume(None, None)", s)
         assign = ast.copy_location(ast.Assign([s.target], ast.Name(value, ast.Load())), s)
         self.blocks[head] += step + [ast.copy_location(ast.If(
             ast.Name(more, ast.Load()), [assign, *self.jump(body, s)], self.jump(otherwise, s)), s)]
@@ -515,16 +515,15 @@ def _resume(machine: _StateMachine) -> ast.FunctionDef:
         f"        {machine.state} = {_thrown_to(machine)}\n"
         f"    while True:\n        {state} = {machine.state}", machine.function)[0]
     # state -2: an exception thrown in where nothing catches it ends the generator
-    chain: list = machine.parse(
+    ended = machine.parse(
         f"if {state} == -2:\n    {machine.state} = -1\n"
         f"    if isinstance({machine.error}, GeneratorExit):\n        return None, None\n"
         f"    {machine.reraise(machine.error)}\nreturn False, None", machine.function)
-    for number in range(len(machine.blocks) - 1, -1, -1):
-        test = machine.parse(f"{state} == {number}", machine.function)[0].value
-        block = _in_region(machine, number) or [ast.Pass()]
-        chain = [ast.copy_location(ast.If(test, block, chain), machine.function)]
+    blocks = [_in_region(machine, number) or [ast.Pass()] for number in range(len(machine.blocks))]
     loop = resume.body[-1]
-    loop.body += chain
+    loop.body += machine.parse(f"if {state} < 0:\n    pass", machine.function)
+    loop.body[-1].body = ended
+    loop.body[-1].orelse = _dispatch(machine, blocks, 0, len(blocks))
     if any(region is not None for region in machine.block_regions):  # a GeneratorExit re-raised
         exited = machine.parse(f"{machine.state} = -1\nreturn None, None", machine.function)
         handler = ast.ExceptHandler(ast.Name("GeneratorExit", ast.Load()), None, exited)
@@ -533,6 +532,21 @@ def _resume(machine: _StateMachine) -> ast.FunctionDef:
         handlers = [ast.copy_location(h, loop) for h in (handler, ended)]
         resume.body[-1] = ast.copy_location(ast.Try([loop], handlers, [], []), loop)
     return resume
+
+
+def _dispatch(machine: _StateMachine, blocks: list, low: int, high: int) -> list:
+    """Blocks ``low`` to ``high - 1`` chosen by the state, halving the range at each test (a
+    resume costs a few comparisons, not one per block: each is differentiated code)."""
+    state = machine.n["state"]
+    if high - low == 1:
+        return blocks[low]
+    if high - low == 2:
+        test = machine.parse(f"{state} == {low}", machine.function)[0].value
+        return [ast.copy_location(ast.If(test, blocks[low], blocks[low + 1]), machine.function)]
+    middle = (low + high) // 2
+    test = machine.parse(f"{state} < {middle}", machine.function)[0].value
+    return [ast.copy_location(ast.If(test, _dispatch(machine, blocks, low, middle),
+                                     _dispatch(machine, blocks, middle, high)), machine.function)]
 
 
 def _thrown_to(machine: _StateMachine) -> str:

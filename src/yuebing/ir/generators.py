@@ -35,70 +35,63 @@ class Generator:
     __yuebing_lazy_generator__ = True
 
     def __init__(self, resume: Callable, name: str, where: str = "", frame: Frame | None = None) -> None:
-        self.resume = resume
+        self.resume = resume  # a finished generator's returns (False, None), or raises what is thrown in
         self.frame = frame  # (its state 0: not started)
         self.name = name
         self.where = where  # the generator function's file and line, for errors
-        self.running = True
 
     def __iter__(self) -> Generator:
         return self
 
     def step(self, sent: Any, thrown: Any = None) -> tuple:
-        """``(True, value)`` for the next value yielded, ``(False, value)`` once it returned;
-        ``thrown``: an exception raised where it is suspended (``throw``)."""
-        if not self.running:
-            if thrown is not None:
-                raise thrown
-            return False, None
-        more, value = self.resume(sent, thrown)
-        if not more:  # (None: it left with GeneratorExit)
-            self.running = False
-        return more, value
+        """``(True, value)`` for the next value yielded, ``(False, value)`` once it returned,
+        ``(None, None)`` when it left with ``GeneratorExit``; ``thrown``: an exception raised
+        where it is suspended (``throw``). (Generated code calls ``resume`` itself: one call
+        less per item under differentiation.)"""
+        return self.resume(sent, thrown)
 
     def __next__(self) -> Any:
-        return self.send(None)
+        more, value = self.resume(None, None)
+        if more:
+            return value
+        _ended(more, value, self.name)
 
     def send(self, sent: Any) -> Any:
         if sent is not None and self.frame is not None and self.frame.state == 0:
             raise TypeError("can't send non-None value to a just-started generator")
-        more, value = self.step(sent)
+        more, value = self.resume(sent, None)
         if more:
             return value
-        if more is None:
-            raise GeneratorExit
-        raise stopped(value, self.name)
+        _ended(more, value, self.name)
 
     def throw(self, error: Any) -> Any:
         """Raise ``error`` (an exception or its class) where the generator is suspended: its
         ``except``/``finally`` blocks run; the next value it yields is returned."""
-        more, value = self.step(None, error)
+        more, value = self.resume(None, error)
         if more:
             return value
-        if more is None:
-            raise GeneratorExit
-        raise stopped(value, self.name)
+        _ended(more, value, self.name)
 
     def close(self) -> None:
         """Raise ``GeneratorExit`` where the generator is suspended, as Python's ``close`` does
-        (its ``finally`` blocks and ``with`` exits run)."""
-        if not self.running:
-            return None
+        (its ``finally`` blocks and ``with`` exits run; nothing for a finished one)."""
         try:
-            more, value = self.step(None, GeneratorExit)  # (the class: raising makes the exception)
+            more, value = self.resume(None, GeneratorExit)  # (the class: raising makes the exception)
         except (GeneratorExit, StopIteration):
-            self.running = False
             return None
         if more:
             raise RuntimeError("generator ignored GeneratorExit")
         return None
 
 
-def stopped(value: Any, name: str) -> StopIteration:
-    """The ``StopIteration`` a generator that returned ``value`` raises (no argument for None)."""
+def _ended(more: Any, value: Any, name: str) -> None:
+    """Raise what leaving a generator raises: ``GeneratorExit`` (``more`` None) or
+    ``StopIteration`` (exceptions are made by raise statements, which need no rule)."""
+    if more is None:
+        raise GeneratorExit
     if value is None:
-        return StopIteration()
-    return StopIteration(returned_value(value, name))
+        raise StopIteration
+    raise StopIteration(returned_value(value, name))
 
 
 def returned_value(value: Any, name: str) -> Any:
@@ -146,8 +139,8 @@ class LazySequence:
         self.items = []
 
     def fetch(self, k: int) -> None:
-        if k == len(self.items) and self.generator.running:
-            more, value = self.generator.step(None)
+        if k == len(self.items):
+            more, value = self.generator.resume(None, None)
             if more:
                 self.items.append(value)
 
@@ -173,7 +166,7 @@ def drain(generator: Generator) -> list:
     stopped with an error past ``EAGER_ITEMS_LIMIT`` items rather than run forever."""
     items = []
     while True:
-        more, value = generator.step(None)
+        more, value = generator.resume(None, None)
         if not more:
             return items
         items.append(value)
