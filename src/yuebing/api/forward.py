@@ -9,6 +9,7 @@ in their post-call state. The caller's arguments and tangents are never modified
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from typing import Any, Callable, Sequence
 
@@ -47,14 +48,16 @@ def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, nam
                 "float, an array of the same shape and dtype for a float array, NoTangent for ints and other "
                 "non-differentiable values (yb.tangents.zero_tangent(x) shows the expected structure)"
             ) from None
-    return _forward_with_strong_zero(f, primals, tangents, kwargs, name)
+    return _forward_with_strong_zero(f, primals, tangents, kwargs, name, plain=checked and not kwargs)
 
 
-def _forward_with_strong_zero(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str) -> tuple:
-    """One plain forward pass, and a second by the strong-zero rule if the output tangent holds a NaN."""
+def _forward_with_strong_zero(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str,
+                              plain: bool | None = None) -> tuple:
+    """One plain forward pass, and a second by the strong-zero rule if the output tangent holds a
+    NaN. ``plain``: whether the arguments are plain (``_plain``), if the caller checked."""
     randomness = PassRecord()  # the random states, saved lazily (transform/forward_random.py)
     try:
-        value, tangent, outside = _forward_pass(f, primals, tangents, kwargs, name, strong=False)
+        value, tangent, outside = _forward_pass(f, primals, tangents, kwargs, name, strong=False, plain=plain)
     except RecursionError as error:  # frames per level and the limit to set
         error.add_note(recursion_note(error))
         raise
@@ -62,7 +65,7 @@ def _forward_with_strong_zero(f: Callable, primals: tuple, tangents: tuple, kwar
         randomness.end()
     if _holds_nan(tangent):  # the strong zero, checked once (rules/declare.py: FORWARD): run again by the rule
         drew_past_rules = randomness.restore()
-        again, tangent, _ = _forward_pass(f, primals, tangents, kwargs, name, strong=True)
+        again, tangent, _ = _forward_pass(f, primals, tangents, kwargs, name, strong=True, plain=plain)
         if (outside or drew_past_rules) and not _same_value(value, again):
             raise ValueError(
                 f"{name}: the tangent came out NaN, so yuebing ran {fname(f)} again by the strong-zero rule "
@@ -129,11 +132,12 @@ def _plain_copies(primals: tuple, tangents: tuple) -> list:
     return flat
 
 
-def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str, strong: bool) -> tuple:
+def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str, strong: bool,
+                  plain: bool | None = None) -> tuple:
     """One forward pass on fresh copies of the primals and tangents; ``strong``: every product by
     the strong-zero rule, or plainly. Returns the value, its tangent, and whether the pass reached
     outside state (``rules/outside_state.py``)."""
-    if not kwargs and _plain(primals, tangents):
+    if plain if plain is not None else not kwargs and _plain(primals, tangents):
         return _plain_forward_pass(f, _plain_copies(primals, tangents), strong)
     x = T.structural_copy(tuple(primals))
     # arguments sharing float data (one array passed twice) are differentiated slot by slot, each
@@ -181,6 +185,9 @@ def _plain_forward_pass(f: Callable, flat: list, strong: bool) -> tuple:
     return result[0], result[1], outside
 
 
+_ASYNC_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+
 def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> tuple:
     """Jacobian-vector product by forward mode, as JAX's ``jvp``: ``(value, tangent_out)``, or
     ``(value, tangent_out, aux)`` with ``has_aux`` (``f`` then returns ``(value, aux)``).
@@ -189,7 +196,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     positional argument, each with its primal's structure (``NoTangent`` for ints). The caller's
     arguments are not modified, even when ``f`` mutates them.
     """
-    check_function(f, "jvp")
+    if type(f) is not types.FunctionType or f.__code__.co_flags & _ASYNC_FLAGS:  # (a plain function: no walk)
+        check_function(f, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             "jvp: primals and tangents must be tuples (or lists) of positional arguments, got "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import linecache
+import re
 import types
 from typing import Any
 
@@ -308,18 +309,39 @@ class ForwardGenerator(ConstantNames):
         params = ", ".join(f"{p}, {self.td(p)}" for p in fn.params)
         self.emit(out, 0, f"def {name}(_fn, _fn_t{', ' + params if params else ''}):", fn.first_line)
         self.emit(out, 1, f'"""Forward mode of {fn.name} ({fn.filename}:{fn.first_line}): primal and tangent together."""')
-        for g in fn.global_names:
-            self.emit(out, 1, f"{g} = _global(_G, {g!r}); {self.td(g)} = _gt({g})")
+        body: list = []
+        self.body(fn.body, body, 1)
+        used = set(re.findall(r"\w+", "\n".join(text for text, _ in body)))
+        for g in fn.global_names:  # a global's tangent only where the code reads it (np_t: rarely)
+            tangent = f"; {self.td(g)} = _gt({g})" if self.td(g) in used else ""
+            self.emit(out, 1, f"{g} = _global(_G, {g!r}){tangent}")
         for v in fn.cell_backed:
             # a local that nested functions write (nonlocal): always read and written via its cell
             self.emit(out, 1, f"if False: {v} = None  # makes {v} a local of this function")
             self.emit(out, 1, f"_cellobj_{v} = (lambda: {v}).__closure__[0]; {self.td('_cellobj_' + v)} = _new_cell_box()")
         for k, v in enumerate(fn.free_vars):
+            if v in fn.global_names and not _cell_used(fn.body, f"_cell_{v}"):
+                # a captured module read as the global of its name (normalise.py checks the cell holds it)
+                self.emit(out, 1, f"_cell_{v} = _fn.__closure__[{k}]; {self.td('_cell_' + v)} = _NT")
+                continue
             self.emit(out, 1, f"_cell_{v} = _fn.__closure__[{k}]; {self.td('_cell_' + v)} = _cell_tangent(_fn_t, {v!r}, _cell_{v})")
-        self.body(fn.body, out, 1)
+        out += body
         text_lines = [text for text, _ in out]
         line_map = {i + 1: line for i, (_, line) in enumerate(out) if line}
         return GeneratedForward(name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map)
+
+
+def _cell_used(body: list, cell: str) -> bool:
+    """Whether a statement of ``body`` (nested ones too) passes the cell variable ``cell`` to a call
+    or reads it otherwise than in source run as is."""
+    for s in body:
+        atoms = [s.func, *s.args, *(v for _, v in s.kwargs)] if isinstance(s, ir.Call) else \
+            [getattr(s, name, None) for name in ("source", "value", "test")]
+        if any(isinstance(a, ir.Var) and a.name == cell for a in atoms) \
+                or isinstance(s, ir.MakeClosure) and cell in s.source \
+                or any(_cell_used(block, cell) for block in ir.child_blocks(s)):
+            return True
+    return False
 
 
 def generate_forward(fn: ir.Function, globals_: dict | None = None) -> GeneratedForward:

@@ -289,11 +289,24 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
     t_flat = np.broadcast_to(np.asarray(t), xs.shape).ravel() if isinstance(t, (np.ndarray, float)) else None
     func = Dual(vec.pyfunc, pyfunc_tangent(f.tangent))  # a closure's tangent: its captured values'
     values, tangents = [], []
-    for i, v in enumerate(flat):
-        is_float = xs.dtype.kind == "f"
-        out = call_frule(func, Dual(float(v) if is_float else v, float(t_flat[i]) if is_float and t_flat is not None else zero_tangent_of(v)))
-        values.append(out.primal)
-        tangents.append(out.tangent)
+    is_float = xs.dtype.kind == "f"
+    elements = flat.tolist() if is_float else flat  # Python floats: what the rules are fastest on
+    element_tangents = t_flat.tolist() if is_float and t_flat is not None else None
+    direct = None  # after the first element: pyfunc's generated code, called without dispatch
+    for i, v in enumerate(elements):
+        v_t = element_tangents[i] if element_tangents is not None else zero_tangent_of(v)
+        if direct is not None:
+            try:
+                value, value_t = direct(vec.pyfunc, func.tangent, v, v_t)
+            except Exception as error:
+                _DERIVED.get(vec.pyfunc)._point_at_user_line(error)
+                raise
+        else:
+            out = call_frule(func, Dual(v, v_t))
+            value, value_t = out.primal, out.tangent
+            direct = _direct_pass(vec.pyfunc, 1)
+        values.append(value)
+        tangents.append(value_t)
     y = np.asarray(values, dtype=vec.otypes[0] if vec.otypes else None).reshape(xs.shape)
     if y.dtype.kind not in "fc":
         return Dual(y, NoTangent)
@@ -356,14 +369,25 @@ def run_derived_directly(fn: Any, arguments: list) -> tuple | None:
     what dispatch would run (as a direct call site checks, ``direct_calls.py``): its rule was
     derived before for this code and module and takes exactly these positional arguments, and no
     rule is registered for ``fn``, nor is it made by ``yb.grad``. None otherwise."""
+    direct = _direct_pass(fn, len(arguments) // 2)
+    return None if direct is None or len(arguments) % 2 else _run_direct(direct, fn, NoTangent, arguments)
+
+
+def _direct_pass(fn: Any, n_args: int) -> Any:
+    """The generated forward code of plain Python function ``fn`` when dispatch would run it on
+    ``n_args`` positional arguments (see ``run_derived_directly``), or None."""
     if type(fn) is not types.FunctionType:
         return None
     entry = _DIRECT.entries.get(fn.__code__)
-    if entry is None or entry[0] is not fn.__globals__ or 2 * entry[1] != len(arguments) \
+    if entry is None or entry[0] is not fn.__globals__ or entry[1] != n_args \
             or fn in FRULES.by_function or hasattr(fn, "__yuebing_gradient__"):
         return None
+    return entry[2]
+
+
+def _run_direct(direct: Any, fn: Any, fn_t: Any, arguments: Any) -> tuple:
     try:
-        return entry[2](fn, NoTangent, *arguments)
+        return direct(fn, fn_t, *arguments)
     except Exception as error:
         _DERIVED.get(fn)._point_at_user_line(error)
         raise

@@ -80,6 +80,16 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
         guard = " and ".join(func_guard + [f"type({px}) is _ND and {px}.dtype is _F64 and type({xt}) is _ND",
                                            "not _BATCH.size"])  # a batched tangent keeps its batch axis
         variants.append((guard, [f"{tt} = float({xt}.sum()); {t} = {px}.sum()"]))
+    if value is getattr and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and isinstance(s.args[1], ir.Const) \
+            and s.args[1].value in _ARRAY_METADATA:  # x.shape, x.ndim... of an array: no tangent
+        px = n.primal(s.args[0])
+        variants.append((" and ".join(func_guard + [f"type({px}) is _ND"]), [f"{t} = {px}.{s.args[1].value}; {tt} = _NT"]))
+    if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
+            and isinstance(s.args[1], ir.Const) and type(s.args[1].value) is int:  # x.shape[0]: an int of a tuple
+        ps, pi = n.primal(s.args[0]), n.primal(s.args[1])
+        variants.append((" and ".join(func_guard + [f"type({ps}) is tuple and {n.tangent(s.args[0])} is _NT",
+                                                    f"type(_v := {ps}[{pi}]) is int"]),
+                         [f"{t} = _v; {tt} = _NT"]))
     if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], (ir.Var, ir.Global)) \
             and (isinstance(s.args[1], ir.Var) or isinstance(s.args[1], ir.Const) and type(s.args[1].value) is int):
         seq, index = s.args
@@ -88,6 +98,10 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
             f"type({ps}) in _SEQ", f"type({st}) is type({ps})", f"type(_v := {ps}[{pi}]) in _FT"]
         variants.append((" and ".join(guard), [f"{tt} = float({st}[{pi}]); {t} = _v"]))
     return variants
+
+
+#: attributes of an ndarray that are ints, tuples of ints or dtypes: no tangent
+_ARRAY_METADATA = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes"})
 
 
 def _mixed_guard(s: ir.Call, n: Names, array_side: int) -> str:
