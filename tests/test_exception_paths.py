@@ -379,7 +379,47 @@ def a_star_call_inside_map(x):
     return buffer[0] * x + buffer[1]
 
 
-ROUTED_CASES = [through_map, through_map_raising_before_any_work, through_reduce, through_a_constructor,
+def a_functools_partial(x):
+    import functools
+
+    buffer = np.zeros(2)
+    fill = functools.partial(fill_then_raise, buffer)
+    try:
+        fill(x)
+    except RuntimeError:
+        pass
+    return buffer[0] * x + buffer[1]
+
+
+class _Filler:
+    def __init__(self, buffer):
+        self.buffer = buffer
+
+    def __call__(self, v):
+        self.buffer[0] = v * v
+        self.buffer[1] = np.sin(self.buffer[0])
+        raise RuntimeError("object")
+
+
+def a_callable_object(x):
+    buffer = np.zeros(2)
+    try:
+        _Filler(buffer)(x)
+    except RuntimeError:
+        pass
+    return buffer[0] * x + buffer[1]
+
+
+def given_keywords(x):
+    buffer = np.zeros(2)
+    try:
+        fill_then_raise(v=x, buffer=buffer)
+    except RuntimeError:
+        pass
+    return buffer[0] * x + buffer[1]
+
+
+ROUTED_CASES = [a_functools_partial, a_callable_object, given_keywords, through_map, through_map_raising_before_any_work, through_reduce, through_a_constructor,
                 given_star_args, given_star_kwargs, given_some_arguments_by_star, a_method_given_star_args,
                 a_star_call_inside_map]
 

@@ -123,7 +123,7 @@ _RULES = os.path.join(os.path.dirname(_HERE), "rules")
 # the layers that route it when they regroup arguments (``rules/_partial_work.py``, ``reroute``).
 _work.PASS_THROUGH.update((os.path.join(folder, file), name) for folder, file, names in (
     (_HERE, "runtime.py", ("call_rrule", "_dispatch", "<lambda>", "_call_derived", "__call__", "_call_method",
-                           "_run_rule", "_derive_for_core")),
+                           "_call_object", "_run_rule", "_derive_for_core")),
     (_HERE, "protocols.py", ("dispatch",)),
     (_HERE, "second_order.py", ("call_rrule2", "_call_function", "__call__", "_call_method", "_run_rule",
                                 "_run_unbatched", "_construct")),

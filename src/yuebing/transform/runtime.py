@@ -383,9 +383,17 @@ def _call_partial(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callabl
     stored_kw = {k: CoDual(v, fdata(kw_f[k]) if isinstance(kw_f, dict) else NoFData) for k, v in p.keywords.items()
                  if k not in kwargs}  # a keyword given again at the call overrides the stored one
     func_f = pf.fields.get("func", NoFData) if pf else NoFData
-    out, pullback = _dispatch(CoDual(p.func, func_f), tuple(stored) + args, {**stored_kw, **kwargs})
-    n_stored = len(stored)
+    shape = (len(stored), len(args), len(kwargs), stored_kw, kw_f)
+    try:
+        out, pullback = _dispatch(CoDual(p.func, func_f), tuple(stored) + args, {**stored_kw, **kwargs})
+    except Exception as error:  # a function that raised after partial work: routed alike (issue 13)
+        reroute(error, lambda inner: _stored_routed(inner, *shape))
+        raise
+    return out, _stored_routed(pullback, *shape)
 
+
+def _stored_routed(pullback: Callable, n_stored: int, n_args: int, n_kwargs: int, stored_kw: dict, kw_f: Any) -> Callable:
+    """The pullback of a call of a ``functools.partial``: the stored arguments' rdata go to it."""
     def partial_pullback(dy: Any) -> tuple:
         rs = pullback(dy)
         stored_r = rs[1:1 + n_stored]
@@ -393,14 +401,13 @@ def _call_partial(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callabl
         if any(r is not NoRData for r in stored_r):
             f_r = Tangent(functools.partial, {"args": tuple(stored_r)})
         rest = rs[1 + n_stored:]
-        n_args = len(args)
         if isinstance(kw_f, dict):  # a stored keyword's cotangent goes to its slot in the keywords' tangent
             for key, r in zip(stored_kw, rest[n_args:n_args + len(stored_kw)]):
                 if key in kw_f:
                     kw_f[key] = add_rdata_to(kw_f[key], r)
-        return (f_r, *rest[:n_args], *rest[n_args + len(stored_kw):][: len(kwargs)]) if stored_kw else (f_r, *rest)
+        return (f_r, *rest[:n_args], *rest[n_args + len(stored_kw):][:n_kwargs]) if stored_kw else (f_r, *rest)
 
-    return out, partial_pullback
+    return partial_pullback
 
 
 def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:

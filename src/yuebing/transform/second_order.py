@@ -474,16 +474,23 @@ def _call_object(f: tuple, call: types.FunctionType, args: tuple, kwargs: dict) 
     unflatten does), the object first."""
 
     found = lookup_second_order(call)
-    if found is not None:
-        out, pullback = run_second_order(found, (call, NoFData, NoTangent, NoFData), (f, *args), kwargs)
-    else:
-        out, pullback = dual_rule(call)((call, NoFData, NoTangent, NoFData), f, *args, **kwargs)
+    try:
+        if found is not None:
+            out, pullback = run_second_order(found, (call, NoFData, NoTangent, NoFData), (f, *args), kwargs)
+        else:
+            out, pullback = dual_rule(call)((call, NoFData, NoTangent, NoFData), f, *args, **kwargs)
+    except Exception as error:  # a __call__ that raised after partial work: routed alike (issue 13)
+        reroute(error, _object_routed)
+        raise
+    return out, _object_routed(pullback)
 
+
+def _object_routed(pullback: Callable) -> Callable:
     def call_pullback(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = pullback(dy, dy_d)
         return tuple(rs[1:]), tuple(rsd[1:])  # the object's rdata is the callee's first
 
-    return out, call_pullback
+    return call_pullback
 
 
 def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:

@@ -75,9 +75,17 @@ def call_partial(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
                      fdata(kw_fd[k]) if isinstance(kw_fd, dict) and k in kw_fd else NoFData)
                  for k, v in p.keywords.items() if k not in kwargs}  # a call's keyword overrides the stored one
     func = (p.func, _field(p_f, "func", NoFData), _field(p_d, "func", NoTangent), _field(p_fd, "func", NoFData))
-    out, pullback = CALL_RRULE2(func, *stored, *args, **stored_kw, **kwargs)
-    n_stored, n_args = len(stored), len(args)
+    shape = (len(stored), len(args), stored_kw, kw_f, kw_fd)
+    try:
+        out, pullback = CALL_RRULE2(func, *stored, *args, **stored_kw, **kwargs)
+    except Exception as error:  # a function that raised after partial work: routed alike (issue 13)
+        reroute(error, lambda inner: _stored_routed(inner, *shape))
+        raise
+    return out, _stored_routed(pullback, *shape)
 
+
+def _stored_routed(pullback: Callable, n_stored: int, n_args: int, stored_kw: dict, kw_f: Any, kw_fd: Any) -> Callable:
+    """The pullback of a call of a ``functools.partial``: the stored arguments' rdata go to it."""
     def routed(rs: tuple, keywords: Any) -> tuple:
         """The call site's rdata: the partial's (its stored positionals', its function's), then
         the call's arguments; stored keywords' cotangents go into their slots of ``keywords``."""
@@ -99,7 +107,7 @@ def call_partial(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         rs, rsd = pullback(dy, dy_d)
         return routed(rs, kw_f), routed(rsd, kw_fd)
 
-    return out, partial_pullback
+    return partial_pullback
 
 
 # --------------------------------------------------------------------------------------------
