@@ -211,3 +211,27 @@ def test_sums_inline_against_central_differences_and_batched():
     for row, row_b in zip(one, batched):
         for a, b in zip(row, row_b):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+POWER = """import numpy as np
+
+
+def f(x, w):
+    y = x ** 1.5 * w
+    return np.sum(np.exp(y) * w)
+"""
+
+
+def test_an_infinite_second_derivative_times_a_zero_tangent(monkeypatch):
+    """x ** 1.5 at 0: the first derivative is 0, the second infinite; where the direction is 0
+    the partial's tangent is 0 (strong zero), as statement by statement."""
+    x, w = np.array([0.0, 1.0, 2.0]), np.array([1.0, 0.5, 2.0])
+    direction = (np.array([0.0, 1.0, -1.0]), np.array([1.0, 1.0, 1.0]))
+    f = load_function(POWER)
+    assert _uses_block(f, x, w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        results = yb.hvp(f, (x, w), direction)
+        expected = _hvp_without_blocks(POWER, (x, w), direction, monkeypatch)
+    assert np.isfinite(results[2][0]).all()
+    for a, b in zip(results[1] + results[2], expected[1] + expected[2]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

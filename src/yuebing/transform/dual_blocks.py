@@ -38,7 +38,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
-from ..rules.declare import has_nan, zero_where_zero
+from ..rules.declare import has_nan, strong_product, zero_where_zero
 from .array_blocks import classify
 from .float_blocks import runs
 
@@ -257,7 +257,7 @@ _NF, _NR = _no_fdata()
 #: the reverse's products: plainly first, by the strong-zero rule when a NaN came out
 PRODUCTS = ((times, quotient), (strong_times, strong_quotient))
 
-NAMESPACE = {"_dual_inputs": dual_inputs, "_dadd": add, "_dsub": sub, "_dneg": neg, "_dtimes": times,
+NAMESPACE = {"_dual_inputs": dual_inputs, "_dadd": add, "_dsub": sub, "_dneg": neg, "_dtimes": times, "_dstrong": strong_product,
              "_ddiv_t": divided_tangent, "_dsum_t": tangent_sum, "_dfit": fit, "_dual_nan": dual_nan,
              "_din": incoming, "_dout_f": out_fdata, "_dout_t": out_tangent, "_DPRODUCTS": PRODUCTS,
              "_np": np, "_dreduce": np.add.reduce, "_errstate": np.errstate, "_DFASTAB": _Marker("_DFASTAB"), "_DSLOWAB": _Marker("_DSLOWAB")}

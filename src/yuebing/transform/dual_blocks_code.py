@@ -135,7 +135,9 @@ class DualArrayBlock:
         elif second == t:  # exp: the partial's tangent is the value's
             lines.append(f"{t}_pd = {t}_d")
         else:
-            lines.append(f"{t}_pd = None if {ad} is None else {ad} * ({second})")
+            # by the strong-zero rule: where the tangent is 0 so is this, even if f'' is infinite
+            # (x ** 1.5 at 0: f' is finite, so no NaN reaches the tangents the block hands on)
+            lines.append(f"{t}_pd = None if {ad} is None else _dstrong({ad}, {second})")
         return lines
 
     def _finish(self) -> list[str]:
