@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import yuebing as yb
+from yuebing.frontend import fence as yb_errors
 from tests.modes import central, check_every_mode
 from tests.test_partial_exceptions import fill_then_raise, middle
 
@@ -465,3 +466,42 @@ def test_an_exception_escaping_map_leaves_the_arguments_restored():
             with pytest.raises(ValueError, match="too big"):
                 run(buffer)
             np.testing.assert_array_equal(buffer, [0.25, 0.5])
+
+
+def test_a_key_that_may_have_changed_data_before_raising_is_refused_in_every_mode():
+    # sorted/min/max/filter run a key as plain Python (no derivative): what it changed is not
+    # recorded, so its exception is refused where it is caught, naming the key
+    def f(x):
+        buffer = np.array([0.5, 0.0])
+
+        def key(v):
+            buffer[0] = buffer[0] + v
+            if v > 1.0:
+                raise ValueError("stop")
+            return v
+
+        total = x
+        try:
+            total = sorted([x, 2 * x, 3 * x], key=key)[0]
+        except ValueError:
+            total = total * buffer[0]
+        return total + buffer[0] * x
+
+    for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
+        with pytest.raises(yb_errors.UnsupportedSyntaxError, match=r"raised in key \(the key of sorted") as error:
+            run()
+        assert "test_exception_paths.py" in str(error.value)
+
+
+def a_key_that_only_reads(x):
+    weights = {0.7: 2.0}
+    total = x
+    try:
+        total = max([x, 2 * x], key=lambda v: weights[v]) * x
+    except KeyError:
+        total = total * np.sin(x)
+    return total
+
+
+def test_a_key_that_only_reads_may_raise():
+    check_every_mode(a_key_that_only_reads, 0.7)

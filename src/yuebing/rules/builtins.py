@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import tangents as T
 from ..tangents import NoFData, NoRData, NoTangent
-from ._partial_work import carry
+from ._partial_work import carry, watched
 from .cases import Case, ConventionCase, randc, randn, randpos
 from . import core
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule_for, frule_for
@@ -202,7 +202,7 @@ def _differentiable_number(v: Any) -> bool:
 
 def _extreme_rules(which: Callable, name: str) -> tuple[Callable, Callable]:
     def rrule(*args, **kwargs):
-        key = _kw(kwargs, "key")
+        key = watched(_kw(kwargs, "key"), name)
         options = {"key": key} if key is not None else {}
         if "default" in kwargs:
             options["default"] = primal(kwargs["default"])
@@ -404,7 +404,7 @@ def _reversed(items, rest, kwargs):
 
 
 def _sorted(items, rest, kwargs):
-    key = _kw(kwargs, "key")
+    key = watched(_kw(kwargs, "key"), "sorted")
     reverse = bool(_kw(kwargs, "reverse", False))
     index_key = items.__getitem__ if key is None else (lambda i: key(items[i]))
     # sorting positions by their items' keys is stable like sorting the items, even reversed
@@ -412,7 +412,7 @@ def _sorted(items, rest, kwargs):
 
 
 def _filter(items, rest, kwargs):
-    predicate = primal(rest[0])
+    predicate = watched(primal(rest[0]), "filter")
     return [i for i, v in enumerate(items) if (predicate(v) if predicate is not None else v)]
 
 

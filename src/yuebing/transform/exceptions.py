@@ -178,6 +178,16 @@ def _refuse_partial(error: BaseException, where: tuple) -> None:
             "which cannot route back the part of its work that ran)", _ADVICE, *where) from error
 
 
+def _refuse_plain_key(error: BaseException, where: tuple) -> None:
+    key = getattr(error, _work.PLAIN, None)
+    if key is not None:
+        raise UnsupportedSyntaxError(
+            f"an exception ({type(error).__name__}) raised in {key}, which may have changed data before it "
+            "raised, caught here (what a key changes is not differentiated)",
+            "make the key only compute the value to compare (change the data before or after the call), or "
+            "test for the failing case before the call instead of catching the exception", *where) from error
+
+
 def caught(tape: list | None, length: int, error: BaseException, simple: bool, where: tuple,
            running: int = -1) -> PartialCall | None:
     """Check an exception a generated handler just caught; ``tape`` is None in forward mode.
@@ -187,6 +197,7 @@ def caught(tape: list | None, length: int, error: BaseException, simple: bool, w
     longer used: loops and blocks of a try body are undone in part.)"""
     if _is_ours(error):
         raise error
+    _refuse_plain_key(error, where)
     if tape is None:
         return None
     partial = claim(error, running)
