@@ -292,3 +292,33 @@ def test_a_loop_leaving_a_generator_closes_it_as_cpython_drops_it():
     lazy = rewritten(closes_in_a_loop)
     for stop in range(4):
         assert lazy(stop) == closes_in_a_loop(stop)
+
+
+def closes_what_it_drops(stop):
+    log = []
+
+    def g(n):
+        try:
+            k = n
+            while True:
+                yield k
+                k += 1
+        finally:
+            log.append(("finally", n))
+    log.append(next(g(10)))
+    log.append(next(g(20), None))
+    for a, b in zip(g(0), range(stop)):
+        log.append((a, b))
+    for i, v in enumerate(g(30)):
+        if i == stop:
+            break
+    total = sum(a for a, b in zip(g(40), range(stop)))  # (closed after the statement: in CPython, after sum)
+    log.append(total)
+    log.append("after the loops")
+    return log
+
+
+def test_a_generator_dropped_after_next_or_zip_is_closed_as_cpython_drops_it():
+    lazy = rewritten(closes_what_it_drops)
+    for stop in range(3):
+        assert lazy(stop) == closes_what_it_drops(stop)

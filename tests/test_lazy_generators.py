@@ -427,7 +427,25 @@ def _yield_as_an_argument(x):
     return sum(log)
 
 
-EXCEPTIONS_AND_EXPRESSIONS = [_finally_on_close, _finally_on_break, _finally_on_return, _except_around_a_yield,
+def _finally_of_dropped_generators(x):
+    log = []
+
+    def g(scale):
+        try:
+            k = 1.0
+            while True:
+                yield x * scale * k
+                k += 1.0
+        finally:
+            log.append(x * scale)
+    first = next(g(2.0))
+    paired = sum(a * b for a, b in zip([1.0, 2.0], g(3.0)))
+    for v in zip(g(0.5), [1.0]):
+        pass
+    return first * paired + sum(log) ** 2
+
+
+EXCEPTIONS_AND_EXPRESSIONS = [_finally_of_dropped_generators, _finally_on_close, _finally_on_break, _finally_on_return, _except_around_a_yield,
                               _thrown_in, _generator_exit_caught, _with_around_a_yield, _yields_in_expressions,
                               _yield_as_an_argument]
 

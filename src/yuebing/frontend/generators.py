@@ -593,7 +593,11 @@ def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.Fun
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended) and _has_cleanup(f)}
     if with_cleanup:
-        node = _ClosedAfterLoops(with_cleanup, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}).visit(node)
+        closing = _ClosedAfterLoops(with_cleanup, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)},
+                                    isinstance(node, ast.FunctionDef))
+        node = closing.visit(node)
+        if closing.used:
+            node.body.insert(0, ast.parse(f"from yuebing.ir.generators import next_closed as {closing.helper}").body[0])
         functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     for function in reversed(functions):  # inner ones first: an outer rewrite copies their text
         if needs_state_machine(function, suspended):
@@ -607,20 +611,76 @@ def _has_cleanup(function: ast.FunctionDef) -> bool:
 
 
 class _ClosedAfterLoops(ast.NodeTransformer):
-    """``for v in g(...): ...`` of a generator with cleanup (a yield in try/with): CPython drops
-    the generator when the loop ends, by break, return or exception, and so closes it, running
-    its finally blocks; here it is closed explicitly (``try: for ... finally: it.close()``)."""
+    """A generator with cleanup (a yield in try/with) made by a call that nothing keeps: CPython
+    drops it when the loop over it ends (by break, return or exception), or right after
+    ``next(g(...))``, and so closes it, running its finally blocks; here it is closed
+    explicitly: ``for v in g(...)`` (or ``zip(a, g(...))``, ``enumerate(g(...))``, ...) becomes
+    ``try: for ... finally: it.close()``, and ``next(g(...))`` ``next_closed(g(...))``."""
 
-    def __init__(self, generators: set, taken: set) -> None:
+    def __init__(self, generators: set, taken: set, in_def: bool) -> None:
         self.generators, self.taken = generators, taken
+        self.helper = _fresh("next_closed", taken) if in_def else None  # (imported where the code is a def)
+        self.used = False
+
+    def _made(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.generators
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if self.helper and isinstance(node.func, ast.Name) and node.func.id == "next" and node.args \
+                and self._made(node.args[0]):
+            self.used = True
+            return ast.copy_location(ast.Call(ast.Name(self.helper, ast.Load()), node.args, node.keywords), node)
+        return node
+
+    def _iterated(self, owner: ast.AST) -> list:
+        """Where ``owner.iter`` is, or directly holds, a call making such a generator."""
+        if self._made(owner.iter):
+            return [(owner, "iter")]
+        if isinstance(owner.iter, ast.Call):  # zip(a, g(...)), enumerate(g(...)), islice(g(...), 3)
+            return [(owner.iter.args, k) for k, a in enumerate(owner.iter.args) if self._made(a)]
+        return []
 
     def visit_For(self, node: ast.For) -> ast.AST:
         self.generic_visit(node)
-        made = node.iter
-        if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and made.func.id in self.generators):
+        return self._closed(node, self._iterated(node))
+
+    def _simple(self, node: ast.stmt) -> ast.AST:
+        """A statement whose comprehensions iterate over such generators: they are made first and
+        closed when the statement is done (comprehensions are evaluated at once, eagerly)."""
+        self.generic_visit(node)
+        slots = []
+        for comprehension in _outermost_comprehensions(node):  # (the first iterable is made outside it)
+            slots += self._iterated(comprehension.generators[0])
+        return self._closed(node, slots)
+
+    visit_Expr = visit_Assign = visit_AugAssign = visit_AnnAssign = visit_Return = _simple
+
+    def _closed(self, node: ast.stmt, slots: list) -> ast.AST:
+        if not slots:
             return node
-        name = _fresh("generator", self.taken)
-        node.iter = ast.copy_location(ast.Name(name, ast.Load()), made)
-        made_first = ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], made), node)
-        close = ast.copy_location(ast.Expr(ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "close", ast.Load()), [], [])), node)
-        return [made_first, ast.copy_location(ast.Try([node], [], [], [close]), node)]
+        made, closes = [], []
+        for owner, key in slots:
+            name = _fresh("generator", self.taken)
+            call = owner[key] if isinstance(owner, list) else getattr(owner, key)
+            made.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], call), node))
+            closes.append(ast.copy_location(ast.Expr(ast.Call(
+                ast.Attribute(ast.Name(name, ast.Load()), "close", ast.Load()), [], [])), node))
+            if isinstance(owner, list):
+                owner[key] = ast.Name(name, ast.Load())
+            else:
+                setattr(owner, key, ast.Name(name, ast.Load()))
+        return [*made, ast.copy_location(ast.Try([node], [], [], closes), node)]
+
+
+def _outermost_comprehensions(statement: ast.stmt) -> list:
+    """The comprehensions of ``statement`` not inside another one, a lambda or a nested function
+    (what those iterate over may depend on their variables)."""
+    found, stack = [], [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _COMPREHENSIONS):
+            found.append(node)
+            continue
+        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _NESTED))
+    return found

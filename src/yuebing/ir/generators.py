@@ -84,6 +84,16 @@ class Generator:
         return None
 
 
+def next_closed(generator: Any, *default: Any) -> Any:
+    """``next(g(...))`` of a generator with cleanup that nothing keeps: CPython drops it at
+    once, closing it (its finally blocks run); so does this."""
+    try:
+        value = next(generator, *default)
+    finally:
+        generator.close()
+    return value
+
+
 def _ended(more: Any, value: Any, name: str) -> None:
     """Raise what leaving a generator raises: ``GeneratorExit`` (``more`` None) or
     ``StopIteration`` (exceptions are made by raise statements, which need no rule)."""
