@@ -258,3 +258,20 @@ class DualArrayBlock:
             lines.append(f"    if {a} is not None: {r} = {a} if {r} is _NR else {r} + {a}")
             lines.append(f"    if {ad} is not None: {rd} = {ad} if {rd} is _NR else {rd} + {ad}")
         return lines
+
+
+def emit_forward(gen: Any, block: DualArrayBlock, out: list, indent: int) -> None:
+    """The block's forward code, up to the ``if`` its statement-by-statement fallback goes in."""
+    guard, body, finish = block.forward()
+    line = block.first_line
+    gen.emit(out, indent, f"{block.ran} = None", line)
+    gen.emit(out, indent, f"if {guard}:  # dual array block: lines {line}-{block.last_line}", line)
+    gen.emit(out, indent + 1, "try:", line)
+    for text in body:
+        gen.emit(out, indent + 2, text, line)
+    gen.emit(out, indent + 1, "except Exception:  # Python floats raise where NumPy gives inf: one by one", line)
+    gen.emit(out, indent + 2, "pass", line)
+    gen.emit(out, indent + 1, "else:", line)
+    for text in finish:
+        gen.emit(out, indent + 2, text, line)
+    gen.emit(out, indent, f"if {block.ran} is None:", line)

@@ -48,7 +48,7 @@ from .direct_calls import SECOND as _DIRECT, DualDirectCalls, note_user_lines
 from .dual_templates import at_element, dual_template, dual_write, nan_batch, reverse_lines
 from .dual_vectorize import over_elements
 from .dual_blocks import NAMESPACE as DUAL_BLOCKS, find_dual_blocks
-from .dual_blocks_code import DualArrayBlock
+from .dual_blocks_code import DualArrayBlock, emit_forward
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
 from .templates import FLOAT_TYPES, Fast
@@ -77,20 +77,8 @@ class DualReverseGenerator(DualDirectCalls, ReverseGenerator):
     def _forward_array_block(self, stmts: list, out: list, indent: int) -> int:
         block = stmts[0].array_block = DualArrayBlock(stmts, self)  # type: ignore[attr-defined]
         self._dual_blocks[id(stmts[0])] = block
-        guard, body, finish = block.forward()
-        line = block.first_line
-        self.emit(out, indent, f"{block.ran} = None", line)
-        self.emit(out, indent, f"if {guard}:  # dual array block: lines {line}-{block.last_line}", line)
-        self.emit(out, indent + 1, "try:", line)
-        for text in body:
-            self.emit(out, indent + 2, text, line)
-        self.emit(out, indent + 1, "except Exception:  # Python floats raise where NumPy gives inf: one by one", line)
-        self.emit(out, indent + 2, "pass", line)
-        self.emit(out, indent + 1, "else:", line)
-        for text in finish:
-            self.emit(out, indent + 2, text, line)
-        self.emit(out, indent, f"if {block.ran} is None:", line)
-        for s in stmts:
+        emit_forward(self, block, out, indent)
+        for s in stmts:  # the fallback: statement by statement
             getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
         self.emit(out, indent + 1, "_push(_DSLOWAB)", block.last_line)
         return len(stmts)
