@@ -29,6 +29,29 @@ def long_block(x):
     return np.sin(y) + w * 0.5
 
 
+def long_overflowing_block(x):
+    """c is inf with an exactly-zero derivative, and 1 / c**2 is 0: the block's adjoint meets
+    0 * inf, so its strong-zero re-run (deferred, like the fallback) runs."""
+    a = x - x
+    b = a + 1e300
+    c = b * 1e300
+    d = c * c
+    e = 1.0 / d
+    y = e * 2.0 + x
+    y = y * 0.5 + x * 0.25 - 0.125
+    y = y * y * 0.25 + x / (y * y + 1.0)
+    y = (y - x * 0.5) * (y + 0.75) - 0.0625 * x
+    y = y * 0.5 + x * 0.25 - 0.125
+    y = y * y * 0.25 + x / (y * y + 1.0)
+    y = (y - x * 0.5) * (y + 0.75) - 0.0625 * x
+    y = y * 0.5 + x * 0.25 - 0.125
+    y = y * y * 0.25 + x / (y * y + 1.0)
+    y = (y - x * 0.5) * (y + 0.75) - 0.0625 * x
+    y = y * 0.5 + x * 0.25 - 0.125
+    y = y * y * 0.25 + x / (y * y + 1.0)
+    return np.sin(y)
+
+
 def long_block_in_a_loop(x):
     s = x * 0.0
     for _ in range(3):
@@ -60,6 +83,15 @@ def test_the_deferred_fallback_matches_finite_differences_in_every_mode(x):
 @pytest.mark.parametrize("x", [0.45, np.array([0.45, -0.3])], ids=["float", "array"])
 def test_a_long_block_in_a_loop_matches_finite_differences(x):
     check_every_mode(lambda v: np.sum(long_block_in_a_loop(v)), x)
+
+
+@pytest.mark.parametrize("x", [-1.5, 2.0, np.array([0.5, -1.0])], ids=["negative", "positive", "array"])
+def test_the_deferred_strong_zero_rerun_gives_finite_derivatives(x):
+    assert "def _strong" in yb.show(long_overflowing_block)
+    if np.ndim(x):
+        check_every_mode(lambda v: np.sum(long_overflowing_block(v)), x)
+    else:
+        check_every_mode(long_overflowing_block, x)
 
 
 def test_float_inputs_do_not_compile_the_fallback():

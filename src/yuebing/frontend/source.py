@@ -45,16 +45,24 @@ def _file_text(filename: str, module_globals: dict | None) -> str:
     return "".join(lines)
 
 
-def _candidates(tree: ast.AST, code: types.CodeType) -> list[ast.AST]:
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+@functools.lru_cache(maxsize=256)
+def _definitions(filename: str, text: str) -> dict[tuple[str, int], list[ast.AST]]:
+    """Every ``def`` and ``lambda`` of the file by the ``(co_name, co_firstlineno)`` its code
+    may have (a decorated def's: its first decorator's line or its own), in ``ast.walk`` order:
+    one walk of the file, not one per function."""
+    found: dict[tuple[str, int], list[ast.AST]] = {}
+    for node in ast.walk(_parse_file(filename, text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-            if code.co_firstlineno in (node.lineno, first):
-                found.append(node)
-        elif isinstance(node, ast.Lambda) and code.co_name == "<lambda>" and node.lineno == code.co_firstlineno:
-            found.append(node)
+            for line in dict.fromkeys((node.lineno, first)):
+                found.setdefault((node.name, line), []).append(node)
+        elif isinstance(node, ast.Lambda):
+            found.setdefault(("<lambda>", node.lineno), []).append(node)
     return found
+
+
+def _candidates(filename: str, text: str, code: types.CodeType) -> list[ast.AST]:
+    return list(_definitions(filename, text).get((code.co_name, code.co_firstlineno), ()))
 
 
 def _registered_text(filename: str) -> bool:
@@ -145,7 +153,7 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
         return _from_bytecode(fn, f"yuebing cannot find the source of {fn.__qualname__}, "
                                   f"{bytecode.describe(fn)}")
     try:
-        tree = _parse_file(filename, text)
+        _parse_file(filename, text)  # (cached: _definitions reads it)
     except SyntaxError as error:
         raise SourceUnavailableError(
             f"cannot parse the source file of {fn.__qualname__} ({filename}): {error}. If the file "
@@ -158,7 +166,7 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
         linecache.checkcache(filename)
         fresh = _file_text(filename, fn.__globals__)
         if fresh and fresh != text:
-            text, tree = fresh, None
+            text = fresh
             compiled = _compiles_to(filename, text, code)
     if compiled is None and _registered_text(filename):
         # source registered by whoever compiled it (a notebook cell, exec'd code): it cannot
@@ -174,7 +182,7 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
         return _from_bytecode(fn, f"the source of {fn.__qualname__} in {filename} (line {code.co_firstlineno}) "
                                   "does not compile to the code being run: the file changed since it was "
                                   "imported", "or reload the module (importlib.reload) or restart Python")
-    node = _node_of_code(_candidates(tree or _parse_file(filename, text), code), compiled)
+    node = _node_of_code(_candidates(filename, text, code), compiled)
     if node is None:
         return _from_bytecode(fn, f"yuebing could not locate the definition of {fn.__qualname__} at "
                                   f"{filename}:{code.co_firstlineno} in its source")

@@ -4,9 +4,10 @@ functions of their own at the end of the generated source and compiled on their 
 A float block (``float_blocks.py``) runs its arithmetic alone when its inputs are floats; its
 fallback, for inputs that are not (arrays, objects), calls each statement's rule. For a block of
 hundreds of statements that fallback is most of the generated source -- the 400 statements of
-``large_single_block`` gave 2400 of its 4500 lines -- and compiling it was most of the time to a
+``large_single_block`` gave 2400 of its 4500 lines, and the strong-zero re-run of its adjoint
+(run when an adjoint comes out NaN) 800 more -- and compiling them was most of the time to a
 first gradient, for code that float inputs never run. So a block longer than ``LONG_BLOCK``
-calls its fallback out of line::
+calls its fallback and its strong-zero re-run (``_strong<n>_reverse``) out of line::
 
     if type(y) in _FT and type(a) in _FT:  # float block: lines 8-407
         ...
@@ -102,6 +103,26 @@ class DeferredFallbacks:
         for s in reversed(stmts):
             getattr(self, f"rev_{type(s).__name__}")(s, lines, 1)
         self.emit(lines, 1, f"return {rdata}{comma}", first)  # type: ignore[attr-defined]
+
+    def deferred_strong_zero(self, block: Any) -> Any:
+        """For ``FloatBlock.reverse(defer=...)``: its strong-zero re-run (a NaN adjoint), as a
+        function of the residuals and incoming cotangents returning the inputs' adjoints."""
+
+        def defer(params: list[str], body: list[str], results: list[str]) -> str:
+            lines, names = self._deferred()
+            name = f"{self.fresh('strong')}_reverse"  # type: ignore[attr-defined]
+            names.append(name)
+            line = block.last_line
+            self.emit(lines, 0, "", line)  # type: ignore[attr-defined]
+            self.emit(lines, 0, f"def {name}({', '.join(params)}):", line)  # type: ignore[attr-defined]
+            self.emit(lines, 1, f'"""The adjoint of lines {block.first_line}-{line} again, by the strong-zero rule '  # type: ignore[attr-defined]
+                                f'(compiled when first called)."""', line)
+            for text in body:
+                self.emit(lines, 1, text, line)  # type: ignore[attr-defined]
+            self.emit(lines, 1, f"return {', '.join(results)},", line)  # type: ignore[attr-defined]
+            return f"{name}({', '.join(params)})"
+
+        return defer
 
     def append_deferred(self, out: list) -> int:
         """Add the deferred functions' lines to ``out``; the line number (from 1) where they

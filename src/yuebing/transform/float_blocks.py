@@ -213,13 +213,15 @@ class FloatBlock:
 
     # ------------------------------------------------------------------ reverse
 
-    def reverse(self, rd: "callable", fresh: "callable") -> list[str]:
+    def reverse(self, rd: "callable", fresh: "callable", defer: "callable | None" = None) -> list[str]:
         """The adjoint code. Its residuals may be Python floats standing for NumPy floats (see
         ``forward``): where Python floats raise (a derivative that overflows), it runs again on
         NumPy floats, which give inf as NumPy would. Strong zero (docs/conventions.md): when an
         input's adjoint comes out NaN (``0 * inf``), the adjoint code runs once more with every
-        product skipped where its cotangent is exactly 0; the common case pays one check."""
-        lines, body, strong = [], [], []
+        product skipped where its cotangent is exactly 0; the common case pays one check.
+        ``defer(params, body, results)``: the call of a function made of ``body`` (compiled when
+        first called, ``deferred_fallbacks.py``), for that second run."""
+        lines, body, strong, incoming_names = [], [], [], []
         residuals = f"{', '.join(self.residuals)}{',' if len(self.residuals) == 1 else ''}"
         if self.residuals:
             lines.append(f"{residuals} = _pop()")
@@ -227,6 +229,7 @@ class FloatBlock:
         for var, local in self.final.items():  # the incoming cotangents of the block's results
             g = adjoint[local] = fresh("g")
             incoming = fresh("gi")
+            incoming_names.append(incoming)
             lines.append(f"{incoming} = 0.0 if {rd(var)} is _NR else {rd(var)}; {rd(var)} = _NR")
             body.append(f"{g} = {incoming}")
             strong.append(f"{g} = {incoming}")
@@ -263,7 +266,11 @@ class FloatBlock:
             total = fresh("s")
             lines.append(f"{total} = {' + '.join(checked)}")
             lines.append(f"if {total} != {total}:  # a NaN (0 * inf?): again, by the strong-zero rule")
-            lines += ["    " + b for b in strong]
+            if defer is None:
+                lines += ["    " + b for b in strong]
+            else:
+                call = defer([*self.residuals, *incoming_names], strong, checked)
+                lines.append(f"    {', '.join(checked)}, = {call}")
         for var in self.inputs:  # the cotangents of the block's inputs
             g = adjoint.get(var)
             if g is None:

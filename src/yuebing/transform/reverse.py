@@ -356,7 +356,8 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
 
     def _reverse_block(self, stmts: list, out: list, indent: int) -> None:
         block = stmts[0].float_block
-        self._undo_guarded("float block", "_FASTB", block, block.reverse(self.rd, self.fresh), out, indent)
+        defer = self.deferred_strong_zero(block) if hasattr(block, "fallback") else None  # a long block
+        self._undo_guarded("float block", "_FASTB", block, block.reverse(self.rd, self.fresh, defer), out, indent)
         if hasattr(block, "fallback"):
             self.defer_reverse(block, stmts, out, indent + 1)
             return
