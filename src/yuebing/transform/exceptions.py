@@ -116,6 +116,15 @@ def release(error: BaseException) -> None:
             partial.undo()
 
 
+def abandon(error: BaseException) -> None:
+    """Undo the partial work attached to ``error`` in a frame that cannot hand it on (a pass run
+    without tracking), marking ``error`` for a handler to refuse."""
+    partial = getattr(error, _PARTIAL_CALL, None)
+    if partial is not None:
+        delattr(error, _PARTIAL_CALL)
+        _work.lose(error, partial)
+
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _RULES = os.path.join(os.path.dirname(_HERE), "rules")
 # The frames an exception may pass between a call site and the rule of the function it called

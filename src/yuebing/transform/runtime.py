@@ -25,7 +25,7 @@ from ..rules.numpy_vectorize import pyfunc_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
-from .exceptions import TRACKING, TRY_NAMES, caught, mark_partial
+from .exceptions import TRACKING, TRY_NAMES, abandon, caught, mark_partial
 from . import partial_calls as _partial
 from .dataclass_construction import construct_reverse
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
@@ -531,6 +531,7 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
                 values.append(forward(tape, fn, fn_f, v, NoFData)[0])
         except Exception as error:
             rule._point_at_user_line(error, "forward")
+            abandon(error)  # the work of a callee that raised, newest: undone, and refused if caught
             mark_partial(error, rule.name, tape)  # its work is undone: an except clause must not go on
             unwind(tape)
             raise
