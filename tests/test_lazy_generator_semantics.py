@@ -227,6 +227,26 @@ def hoisted_yields(operations):
     return drive(g(), operations, log)
 
 
+def evaluation_order(operations):
+    log = []
+
+    def note(value):
+        log.append(value)
+        return value
+
+    def g():
+        table = {}
+        while True:
+            note(note("a") + str((yield "first")) + note("b"))
+            table[note("key")] = yield "into the table"
+            table[(yield "the key")] = note("value")
+            log.append(sorted(map(str, table)))
+            log.append({note("k1"): (yield "dict value"), (yield "dict key"): note("v2")})
+            x = [note(1), *((yield "starred") or ()), note(2)]
+            log.append(x)
+    return drive(g(), operations, log)
+
+
 def finally_returns_over_an_exception(operations):
     log = []
 
@@ -245,7 +265,7 @@ def finally_returns_over_an_exception(operations):
 
 CASES = [try_finally_loop, except_and_else, nested_finally_and_return, catches_generator_exit,
          ignores_generator_exit, bare_raise_and_reraise, with_managers, yield_from_a_generator, hoisted_yields,
-         finally_returns_over_an_exception]
+         finally_returns_over_an_exception, evaluation_order]
 
 
 def random_operations(rng: random.Random, length: int) -> list:
