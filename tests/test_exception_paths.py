@@ -505,3 +505,23 @@ def a_key_that_only_reads(x):
 
 def test_a_key_that_only_reads_may_raise():
     check_every_mode(a_key_that_only_reads, 0.7)
+
+
+def test_a_reverse_jacobian_leaves_a_changed_argument_as_it_was():
+    """yb.jacobian (reverse mode) ran a value pass whose changes to the arguments were never
+    undone: every row was then taken at the changed point, and the caller's array kept them
+    (found by the checks above; with or without an exception)."""
+    def f(a):
+        a[0] = a[0] * a[1]
+        try:
+            a[1] = np.sin(a[0]) + a[1]
+            raise KeyError("after the write")
+        except KeyError:
+            pass
+        return np.array([np.sum(a ** 2), a[0] * a[1]])
+
+    values = np.array([0.1, 0.3])
+    jacobian = yb.jacobian(f)(values)
+    np.testing.assert_array_equal(values, [0.1, 0.3])
+    np.testing.assert_allclose(jacobian, central(lambda v: f(v.copy()), values, 1e-6), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(yb.jacobian(f, mode="fwd")(values.copy()), jacobian, rtol=1e-12)

@@ -547,7 +547,7 @@ def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
 
     g = functools.partial(f, **kwargs) if kwargs else f
     full_value, pullback = vjp(g, *args)
-    del pullback
+    pullback(T.zero_tangent(full_value))  # restores what the pass changed in the arguments
     value, aux = (split_aux(full_value, "jacobian", f) if has_aux else (full_value, None))
     out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
     in_leaves = {a: [v for v, _ in _leaves(args[a], T.zero_tangent(args[a]), f"argument {a}")] for a in nums}
