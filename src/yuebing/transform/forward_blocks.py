@@ -73,10 +73,40 @@ def _float_unary(s: object, integers: set, resolve: Callable) -> Any:
     return func
 
 
+_IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+              operator.itruediv: operator.truediv}  # on floats, ``y += v`` rebinds: ``y = y + v``
+
+
+def _float_read(s: object, integers: set) -> bool:
+    """``t = x[i]``: an element of an array at an index variable or an int (a float when ``x`` is a
+    float64 array and the index picks one element, which the block checks)."""
+    return isinstance(s, ir.Call) and bool(s.target) and isinstance(s.func, ir.Const) \
+        and s.func.value is operator.getitem and len(s.args) == 2 and not s.kwargs and s.star_args is None \
+        and s.star_kwargs is None and s.target not in integers and isinstance(s.args[0], ir.Var) \
+        and s.args[0].name not in integers \
+        and (isinstance(s.args[1], ir.Var) or isinstance(s.args[1], ir.Const) and type(s.args[1].value) is int)
+
+
+def _float_statement(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | None:
+    """``(kind, function)`` if ``s`` can join a float block, else None."""
+    if _is_float_op(s, integers):
+        return "op", s.func.value
+    if _float_read(s, integers):
+        return "read", operator.getitem
+    func = _float_unary(s, integers, resolve)
+    if func is not None:
+        return "unary", func
+    if isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and is_hashable(s.func.value) \
+            and s.func.value in _IN_PLACE and s.target not in integers:
+        plain = ir.Call(s.target, ir.Const(_IN_PLACE[s.func.value]), s.args, line=s.line)
+        if _is_float_op(plain, integers):
+            return "op", _IN_PLACE[s.func.value]
+    return None
+
+
 def find_forward_blocks(body: list, integers: set, resolve: Callable) -> tuple[dict, dict]:
     """Float blocks and array blocks of ``body``: ``{start: stop}`` each."""
-    floats = dict(runs(body, lambda s: _is_float_op(s, integers) or _float_unary(s, integers, resolve) is not None,
-                       MIN_FLOAT_BLOCK))
+    floats = dict(runs(body, lambda s: _float_statement(s, integers, resolve) is not None, MIN_FLOAT_BLOCK))
     taken = {id(body[k]) for start, stop in floats.items() for k in range(start, stop)}
     arrays = dict(runs(body, lambda s: id(s) not in taken and classify(s, integers, resolve) is not None,
                        MIN_ARRAY_BLOCK))
@@ -201,25 +231,35 @@ class ForwardFloatBlock(_Block):
         super().__init__(stmts, fresh, primal, const, function_body)
 
     def kind_of(self, s: ir.Call) -> tuple[str, Any]:
-        func = _float_unary(s, self.integers, self.resolve)
-        if func is not None:
-            return "unary", func
-        return "op", s.func.value
+        return _float_statement(s, self.integers, self.resolve)
 
     def code(self, td: Callable) -> list[str]:
-        floats = {v: self.fresh("i") for v in self.inputs}  # each input as a Python float
-        tangents = {v: td(v) for v in self.inputs}
+        arrays = {ops[0] for _, kind, _, ops, _ in self.ops if kind == "read"} & set(self.inputs)
+        indices = {ops[1] for _, kind, _, ops, _ in self.ops if kind == "read"} & set(self.inputs) - arrays
+        numbers = [v for v in self.inputs if v not in arrays and v not in indices]
+        floats = {v: self.fresh("i") for v in numbers}  # each float input as a Python float
+        tangents = {v: td(v) for v in numbers}
         guard = ["not _FWD.strong", "not _BATCH.size"] + [
-            f"type({v}) in _FT and type({td(v)}) is float" for v in self.inputs] + self.function_guards
-        body = [f"{floats[v]} = float({v})" for v in self.inputs]
+            f"type({v}) in _FT and type({td(v)}) is float" for v in numbers] + [
+            f"type({v}) is _ND and {v}.dtype is _F64 and type({td(v)}) is _ND" for v in arrays] + self.function_guards
+        body = [f"{floats[v]} = float({v})" for v in numbers]
         body += [f"{local} = {path}" for local, path in self.attributes]
         numpy_made = set()  # values NumPy functions made: NumPy floats when handed on
-        depends: dict[str, set] = {v: {v} for v in self.inputs}
+        depends: dict[str, set] = {v: {v} for v in numbers}
         for local, kind, func, operands, fname in self.ops:
             ops = [floats.get(o, o) for o in operands]
             ts = [tangents.get(o) for o in operands]
             depends[local] = set().union(*(depends.get(o, set()) for o in operands))
             t = f"{local}_t"
+            if kind == "read":  # an element, checked to be one (a NumPy float), and its tangent
+                x, index = operands
+                body.append(f"{local} = {x}[{index}]")
+                body.append(f"if type({local}) is not _f64: raise TypeError('not an element')  # statement by statement")
+                body.append(f"{local} = float({local}); {t} = float({td(x)}[{index}])")
+                numpy_made.add(local)
+                tangents[local] = t
+                floats[local] = local
+                continue
             if kind == "unary":
                 keeps_python = getattr(func, "__module__", None) == "math"
                 value = f"{fname}({ops[0]})" if keeps_python else f"float({fname}({ops[0]}))"

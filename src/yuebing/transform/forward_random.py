@@ -49,12 +49,17 @@ def _global_bit_generator() -> Any:
     return np.random.mtrand._rand._bit_generator
 
 
+_ADDRESS: list = [None, 0]  # the global bit generator last seen, and the address of its state
+
+
 def raw_state() -> bytes | None:
     """The raw bytes of NumPy's global MT19937 state, or None for another bit generator."""
     generator = _global_bit_generator()
-    if type(generator) is not np.random.MT19937:
-        return None
-    return ctypes.string_at(generator.ctypes.state_address, _MT_STATE_BYTES)
+    if generator is not _ADDRESS[0]:  # (its ``ctypes`` interface is built anew at each read: costly)
+        if type(generator) is not np.random.MT19937:
+            return None
+        _ADDRESS[:] = [generator, generator.ctypes.state_address]  # fixed for the generator's life
+    return ctypes.string_at(_ADDRESS[1], _MT_STATE_BYTES)
 
 
 def _set_raw_state(raw: bytes) -> None:
