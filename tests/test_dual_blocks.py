@@ -235,3 +235,16 @@ def test_an_infinite_second_derivative_times_a_zero_tangent(monkeypatch):
     assert np.isfinite(results[2][0]).all()
     for a, b in zip(results[1] + results[2], expected[1] + expected[2]):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def float_powers(x, y):
+    """Float ** int inline in the dual program (dual_templates.py)."""
+    return x ** 2 * y + (x - y) ** 3 - 0.5 * (y / 2.0) ** 4
+
+
+def test_float_powers_inline():
+    assert "inline: _t1 = operator.pow(x, 2)" in yb.show(float_powers, 0.7, -1.3, mode="hvp")
+    for point in ((0.7, -1.3), (0.0, 2.0), (1.5, 0.0)):
+        check_second_order(float_powers, *point)
+    with pytest.raises(OverflowError):  # as the plain call: Python floats raise
+        yb.hvp(float_powers, (1e200, 1.0), (1.0, 1.0))

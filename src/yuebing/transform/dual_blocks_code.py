@@ -129,7 +129,12 @@ class DualArrayBlock:
         else:
             first, second = (d.replace("X", a).replace("T", t) for d in DUAL_UNARY[func])
             value = f"{t} = {fname}({a})"
-        lines = [value, f"{t}_p = {first}", f"{t}_d = _dtimes({ad}, {t}_p)"]
+        needed = " or ".join([f"{ad} is not None"] * (ad != "None") + [self._active(a)] * bool(self.depends.get(a)))
+        if first in (t, "1.0") or not needed:  # free, or read by nothing (no tangent, no cotangent)
+            partial = first if needed else "None"
+        else:
+            partial = f"{first} if {needed} else None"
+        lines = [value, f"{t}_p = {partial}", f"{t}_d = _dtimes({ad}, {t}_p)"]
         if second is None:
             lines.append(f"{t}_pd = None")
         elif second == t:  # exp: the partial's tangent is the value's

@@ -75,6 +75,8 @@ def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
             return _arithmetic(gen, s, _ARITHMETIC[func])
     except TypeError:  # an unhashable constant
         return None
+    if func is operator.pow and len(s.args) == 2:
+        return _power(gen, s)
     if func is operator.getitem and len(s.args) == 2:
         return _float_read(gen, s)
     if func is _mktuple() and s.args:
@@ -249,6 +251,28 @@ def _arithmetic(gen: Any, s: ir.Call, op: str) -> DualTemplate | None:
                    f"{_nz('_g and _bd', '2.0 * _g * _a * _bd / (_b * _b * _b)')} - {_nz('_gd', '_gd * _a / (_b * _b)')}"
                    f" - {_nz('_g and _ad', '_g * _ad / (_b * _b)')}"))
     return DualTemplate(" and ".join(ga + gb), forward, pops, parts, strong)
+
+
+def _power(gen: Any, s: ir.Call) -> DualTemplate | None:
+    """``t = a ** c``: a float to a literal int power from 2 to 4 (Python raises where it
+    overflows, as the statement does)."""
+    a, c = s.args
+    operand = _operand(gen, a)
+    if operand is None or not operand[2] or not isinstance(c, ir.Const) or type(c.value) is not int \
+            or not 2 <= c.value <= 4:
+        return None
+    px, tx, guard = operand
+    n = c.value
+    first = f"{n}.0 * _x" if n == 2 else f"{n}.0 * _x ** {n - 1}"
+    second = "2.0" if n == 2 else f"{n * (n - 1)}.0 * _x" if n == 3 else f"{n * (n - 1)}.0 * _x ** {n - 2}"
+    t = s.target
+    forward = [f"_x = {px}; _v = _x ** {n}; _vd = ({first}) * {tx} if {tx} else 0.0",
+               f"_push(({px}, {tx})); _push(_DFAST)",
+               f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
+    return DualTemplate(" and ".join(guard), forward, "_x, _xd = _pop()",
+                        [(a, f"_g * ({first})", f"_gd * ({first}) + _g * ({second}) * _xd")],
+                        ((_nz("_g", f"_g * ({first})"),
+                          _nz("_gd", f"_gd * ({first})") + " + " + _nz("_g and _xd", f"_g * ({second}) * _xd")),))
 
 
 def _negation(gen: Any, s: ir.Call) -> DualTemplate | None:
