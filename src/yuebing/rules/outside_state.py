@@ -19,14 +19,13 @@ import numpy as np
 
 from ..tangents import NoFData, NoTangent
 
-class _Local(threading.local):
-    """Per thread; the class defaults spare the hot reads ``getattr``'s caught AttributeError."""
+_LOCAL = threading.local()  # (plain: differentiated code may read it, third order, and reads a subclass's
+#                              attributes only if its class does not override __getattribute__)
 
-    class_scopes = 0  # open scopes that registered something (``register``)
-    fdata_role = "fdata"  # (``fdata_tangent_pass``)
-
-
-_LOCAL = _Local()
+#: open scopes, of any thread, that registered a class's cells or values (``register``): while
+#: there are none, ``registered`` answers at once (it runs for every closure cell a call reads)
+_CLASS_SCOPES = [0]
+_CLASS_SCOPES_LOCK = threading.Lock()
 
 
 def enter() -> Any:
@@ -43,7 +42,8 @@ def leave(saved: Any) -> None:
     if memo:
         _keep_written_globals(memo)
         if _HAS_CLASSES in memo:
-            _LOCAL.class_scopes -= 1
+            with _CLASS_SCOPES_LOCK:
+                _CLASS_SCOPES[0] -= 1
     _LOCAL.memo = saved
     outer = _outer_memos()
     if outer:
@@ -164,7 +164,8 @@ def register(role: str, value: Any, made: Any, kind: str = "") -> None:
     memo[("registered", kind, id(value))] = (value, None)  # (what a nested pass must not reach)
     if _HAS_CLASSES not in memo:  # (registered's quick answer while no open scope registered)
         memo[_HAS_CLASSES] = (None, None)
-        _LOCAL.class_scopes += 1
+        with _CLASS_SCOPES_LOCK:
+            _CLASS_SCOPES[0] += 1
 
 
 _HAS_CLASSES = ("has_classes",)  # a memo's key: the scope registered something
@@ -174,7 +175,7 @@ def registered(role: str, value: Any, kind: str = "") -> Any:
     """What ``register`` gave ``value`` in ``role`` (None if nothing, or outside a scope). A value
     an outer pass registered, reached by a nested pass (``yb.grad`` inside the function), is
     refused: the inner pass would take it for a constant."""
-    if not _LOCAL.class_scopes:  # the common case: nothing registered (a hot path)
+    if not _CLASS_SCOPES[0]:  # the common case: nothing registered (a hot path)
         return None
     memo = getattr(_LOCAL, "memo", None)
     if memo is None:
