@@ -57,8 +57,20 @@ def _uses_grad_with_aux(x):
     return np.sum(gradient * aux) + np.sum(aux ** 2)
 
 
+def _grad_of_a_closure(x):
+    # the inner function captures x, the variable the outer transforms differentiate
+    return np.sum(yb.grad(lambda y: np.sum(np.sin(x * y) * y))(x ** 2))
+
+
+def _jvp_of_a_closure(x):
+    y, t = yb.jvp(lambda y: np.cos(x * y) * y, (x ** 2,), (x,))
+    return np.sum(y * t)
+
+
 #: functions of x calling one transform inside
 INNER = {
+    "grad_of_a_closure": _grad_of_a_closure,
+    "jvp_of_a_closure": _jvp_of_a_closure,
     "grad": lambda x: np.sum(yb.grad(scalar_inner)(x) ** 2),
     "value_and_grad": _uses_value_and_grad,
     "grad_has_aux": _uses_grad_with_aux,
@@ -105,11 +117,17 @@ MIDDLE = {
 OUTER = {k: FIRST[k] for k in ("grad", "jvp", "jacobian_fwd", "vjp")}
 
 _FOURTH = "fourth derivatives"
+_CAPTURES = "captures .*pass them to it as arguments"
+#: inner functions capturing the variable being differentiated: third order reads captured
+#: values as constants, so it refuses them
+_CLOSURES = ("grad_of_a_closure", "jvp_of_a_closure")
 
 #: (outer, inner) pairs and (outer, middle, inner) triples that raise, with their error text.
 #: Second order over a transform that is itself second order is a fourth derivative.
 REFUSED = {
     **{(outer, inner): _FOURTH for outer in SECOND for inner in ("hessian", "hvp")},
+    **{(outer, inner): _CAPTURES for outer in SECOND for inner in _CLOSURES},
+    **{(outer, middle, inner): _CAPTURES for outer in OUTER for middle in MIDDLE for inner in _CLOSURES},
 }
 
 #: inners whose triples would be fourth order (second order inside): left out of the triples

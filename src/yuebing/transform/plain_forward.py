@@ -18,7 +18,8 @@ is forward mode of one call. Under second order, ``jvp_call`` has its own rule
 rules by class, a Python function's from its own plain forward program, differentiated like user
 code. A closure's captured values are read as constants (third order refuses a gradient of a
 function that captures differentiated variables before it gets here); functions defined inside
-the program, and variables written through ``nonlocal``, raise ``NestedDifferentiationError``.
+the program that capture its variables, and variables written through ``nonlocal``, raise
+``NestedDifferentiationError`` (a nested helper capturing nothing is followed like a global one).
 """
 from __future__ import annotations
 
@@ -71,7 +72,17 @@ class PlainForwardGenerator(ForwardGenerator):
             getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
 
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
-        raise _refusal(f"nested functions ({s.target}, line {s.line})")
+        # a nested function capturing nothing is a helper like a module-level one (its calls are
+        # ``_jvp`` calls, followed by their own plain programs); a captured variable's tangent
+        # would be read as a constant
+        if s.free_vars:
+            raise _refusal(f"nested functions capturing variables ({s.target}, line {s.line}: "
+                           f"{', '.join(s.free_vars)})", "pass them to it as arguments")
+        start = len(out)
+        super().fwd_MakeClosure(s, out, indent)
+        for k in range(start, len(out)):  # a function capturing nothing has no tangent
+            if "_closure_tangent(" in out[k][0]:
+                out[k] = ("    " * indent + f"{self.td(s.target)} = _NT  # line {s.line}: the function {s.target}", s.line)
 
     def generate(self) -> GeneratedForward:
         if self.fn.cell_backed:

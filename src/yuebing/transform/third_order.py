@@ -597,8 +597,9 @@ def _register_rules() -> None:
 
     jvp_rule.second_order_kind = "special"  # type: ignore[attr-defined]
     _register((jvp_call,), jvp_rule)
+    # (with_user_globals: a nested function capturing nothing, given the user's globals)
     _register((runtime.global_value, forward_runtime.global_tangent, forward_runtime.zero_tangent_of,
-               forward_runtime.cell_tangent), _constant_result)
+               forward_runtime.cell_tangent, runtime.with_user_globals), _constant_result)
 
 
 _register_rules()
