@@ -130,6 +130,10 @@ def _node_of_code(candidates: list, code: types.CodeType) -> ast.AST | None:
     ``code`` (the compiled code of the node, so the positions are the node's own)."""
     # the function's first instruction sits at column 0 of its first line, outside a lambda
     spans = [p for p in code.co_positions() if None not in p and p[2:] != (0, 0)]
+    if spans:  # a node holds them all when it holds the first start and the last end
+        first = min((p[0], p[2]) for p in spans)
+        last = max((p[1], p[3]) for p in spans)
+        spans = [(first[0], last[0], first[1], last[1])]
     holding = [n for n in candidates if all(_contains(n, *p) for p in spans)]
     if not holding:
         return None
