@@ -95,3 +95,12 @@ def test_forward_block_keeps_numpy_float_results():
     g = fuzz.load_function(HEADER + "def f(a, b):\n    c = a * b\n    d = c + b\n    e = d * d\n    return e\n")
     value, tangent = yb.jvp(g, (0.3, 1.5), (1.0, 0.5))
     assert type(value) is float and type(tangent) is float and value == g(0.3, 1.5)
+
+
+def test_forward_block_keeps_python_floats_of_math_functions():
+    """``math.sin`` of a NumPy float is a Python float: so is the block's result."""
+    f = fuzz.load_function(HEADER + "def f(x, b):\n    a = x[0]\n    c = math.sin(a)\n    d = c * b\n    e = math.exp(d)\n    return e\n")
+    x = np.array([0.3])
+    value, tangent = yb.jvp(f, (x, 1.5), (np.ones(1), 0.5))
+    assert type(value) is type(f(x, 1.5)) and value == f(x, 1.5)
+    assert type(tangent) is float

@@ -263,7 +263,9 @@ class ForwardFloatBlock(_Block):
             if kind == "unary":
                 keeps_python = getattr(func, "__module__", None) == "math"
                 value = f"{fname}({ops[0]})" if keeps_python else f"float({fname}({ops[0]}))"
-                if not keeps_python:
+                if keeps_python:  # math.sin of a NumPy float is a Python float
+                    depends[local] = set()
+                else:
                     numpy_made.add(local)
                 tangent = _unary_tangent(_UNARY[func](ops[0], local), ts[0])
             elif func is operator.neg:
@@ -274,7 +276,7 @@ class ForwardFloatBlock(_Block):
                 op = _BINARY[func]
                 value = f"{ops[0]} {op} {ops[1]}"
                 tangent = _binary_tangent(op, ops[0], ops[1], local, ts[0], ts[1])
-            if any(o in numpy_made for o in operands):
+            if kind != "unary" and any(o in numpy_made for o in operands):
                 numpy_made.add(local)
             body.append(f"{local} = {value}; {t} = {tangent or '0.0'}")
             tangents[local] = t
