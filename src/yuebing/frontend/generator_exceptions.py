@@ -108,6 +108,7 @@ class ExceptionBlocks:
         fin = None
         if s.finalbody:
             fin = Finally(self.new(region=outer), self.attribute("pending"), self.attribute("next"))
+            self.targets.add(fin.next)  # it holds a block number (``_simplified`` follows jumps)
             raised = self.new(region=outer)  # the region's entry: keep the exception, run finally
             self.blocks[raised] += self.parse(f"{fin.pending} = {self.error}", s) + self.jump(fin.block, s)
             self.regions.append(raised)

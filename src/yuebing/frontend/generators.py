@@ -199,9 +199,10 @@ class _StateMachine(ExceptionBlocks):
         self.finallys: list[Finally] = []  # the finally blocks around what is being compiled
         self.loops: list[tuple[int, int, int]] = []  # (continue target, break target, len(finallys))
         self.resumes: dict[int, int] = {}  # block a yield resumes at -> where an exception thrown there goes
-        self.returning: int | None = None
+        self.returning: int | None = None  # the frame attributes that hold block numbers
         self.state, self.error = f"{names['frame']}.{names['state']}", f"{names['frame']}.{names['error']}"
         self.returned = f"{names['frame']}.{names['returned']}"
+        self.targets: set[str] = {self.state}  # the frame attributes that hold block numbers
         self.hoister = Hoister(self.temporary, self.stable)
 
     def attribute(self, base: str) -> str:
@@ -490,6 +491,7 @@ def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine,
     imported = ", ".join(k if n[k] == k else f"{k} as {n[k]}" for k in ("Frame", "Generator", "delegate"))
     head = (f"from yuebing.ir.generators import {imported}\n{frame} = {n['Frame']}()\n"
             + "".join(f"{frame}.{p} = {p}\n" for p in parameters) + f"{frame}.{state} = 0\n")
+    _simplified(machine)
     dispatch = _resume(machine)
     made = machine.parse(f"return {n['Generator']}({n['resume']}, {function.name!r}, {where!r}, {frame})", function)
     docstring = function.body[:1] if ast.get_docstring(function, clean=False) is not None else []
@@ -497,6 +499,44 @@ def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine,
     for s in result:
         _locate_missing(s, function)
     return result
+
+
+def _jump_target(statement: ast.stmt, machine: _StateMachine) -> int | None:
+    """The block ``statement`` jumps to, if it is a jump (``frame.state = 3``, ``frame.next = 3``)."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.value, ast.Constant) and type(statement.value.value) is int:
+        target = statement.targets[0]
+        if isinstance(target, ast.Attribute) and ast.unparse(target) in machine.targets and statement.value.value >= 0:
+            return statement.value.value
+    return None
+
+
+def _simplified(machine: _StateMachine) -> None:
+    """Fewer trips through the dispatch loop (each one is differentiated code): a jump to a block
+    that only jumps goes to where that one goes, and a block ending with a jump to a short block
+    of the same region gets that block's statements instead (a loop's head after its body)."""
+    blocks, kept = machine.blocks, set(machine.resumes) | set(machine.resumes.values())
+
+    def final(number: int) -> int:
+        seen = set()
+        while number not in seen and number not in kept and len(blocks[number]) == 1:
+            seen.add(number)
+            following = _jump_target(blocks[number][0], machine)
+            if following is None:
+                break
+            number = following
+        return number
+
+    for block in blocks:
+        for statement in block:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.stmt) and _jump_target(node, machine) is not None:
+                    node.value = ast.Constant(final(node.value.value))
+    for number, block in enumerate(blocks):
+        target = _jump_target(block[-1], machine) if block else None
+        if target is not None and ast.unparse(block[-1].targets[0]) == machine.state and target != number \
+                and len(blocks[target]) <= 3 and machine.block_regions[target] == machine.block_regions[number]:
+            block[-1:] = copy.deepcopy(blocks[target])
 
 
 def _resume(machine: _StateMachine) -> ast.FunctionDef:
