@@ -248,3 +248,17 @@ def test_float_powers_inline():
         check_second_order(float_powers, *point)
     with pytest.raises(OverflowError):  # as the plain call: Python floats raise
         yb.hvp(float_powers, (1e200, 1.0), (1.0, 1.0))
+
+
+SCALE = 2.5
+
+
+def with_global_floats(t):
+    """Module global floats in float arithmetic, inline (constants: no cotangent)."""
+    p = 1.0 / (1.0 + np.exp(-t))
+    return SCALE * p + math.log(SCALE - 1.0) * p * p
+
+
+def test_global_floats_inline():
+    assert "inline: _t4 = operator.mul(SCALE, p)" in yb.show(with_global_floats, 0.3, mode="hvp")
+    check_second_order(with_global_floats, 0.3)

@@ -202,7 +202,8 @@ for _module in ("math", "np"):
 
 def _operand(gen: Any, a: ir.Atom) -> tuple[str, str, list] | None:
     """``(value, tangent, guard parts)`` of a float operand, or None."""
-    if isinstance(a, ir.Var) and a.name not in gen.integers:
+    if isinstance(a, ir.Var) and a.name not in gen.integers or isinstance(a, ir.Global) and "." not in a.path:
+        # (a module global is read into a local with its tangent: a constant, it takes no rdata)
         value, tangent = gen.primal(a), gen.tangent(a)
         return value, tangent, [f"type({value}) in _FT", f"type({tangent}) in _FT"]
     if isinstance(a, ir.Const) and type(a.value) in (int, float) and math.isfinite(a.value):
