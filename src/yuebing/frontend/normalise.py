@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import keyword
 import operator
 import types
 from typing import Any
@@ -26,6 +25,7 @@ from .census import Census
 from .closures import ClosureLowering
 from .desugar import desugar
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
+from .flat_body import _flatten, _identifier, _Seq
 from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
@@ -788,41 +788,6 @@ _LEAF_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass
                     ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.FunctionDef,
                     ast.AsyncFunctionDef, ast.ClassDef)
 _NO_JUMPS: frozenset = frozenset()
-
-
-class _Seq(list):
-    """A run of statements produced where one was expected (flattened away)."""
-
-
-def _flatten(body: list) -> list:
-    flat: list = []
-    for s in body:
-        if isinstance(s, _Seq):
-            flat.extend(_flatten(list(s)))
-            continue
-        if isinstance(s, ir.If):
-            s.body, s.orelse = _flatten(s.body), _flatten(s.orelse)
-        elif isinstance(s, ir.While):
-            s.test_body, s.body = _flatten(s.test_body), _flatten(s.body)
-        elif isinstance(s, (ir.ForRange, ir.With)):
-            s.body = _flatten(s.body)
-        elif isinstance(s, ir.Try):
-            s.body, s.orelse, s.finalbody = _flatten(s.body), _flatten(s.orelse), _flatten(s.finalbody)
-            for h in s.handlers:
-                h.body = _flatten(h.body)
-        flat.append(s)
-    return flat
-
-
-def _identifier(name: str) -> str:
-    """A name for the generated functions: the function's own when it is an identifier, else a
-    cleaned one (``<lambda>`` -> ``_lambda``; a ``__name__`` set to ``"L-BFGS-B"``)."""
-    if name == "<lambda>":
-        return "_lambda"
-    if name.isidentifier() and not keyword.iskeyword(name):
-        return name
-    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-    return cleaned if cleaned.isidentifier() and not keyword.iskeyword(cleaned) else f"_{cleaned}"
 
 
 def normalise(fn: types.FunctionType) -> ir.Function:
