@@ -162,16 +162,22 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, executor: Any = No
     ``x.shape + x.shape``; with a tuple of argnums it is a nested tuple of blocks
     ``H[i][j]`` of shape ``x_i.shape + x_j.shape``.
 
-    By default each column is one forward-over-reverse pass (``yb.hvp`` with a basis direction).
-    ``chunk_size=k`` (up to 64) asks for *batched* passes (``transform/batched_second_order.py``):
-    one pass runs the function and its gradient once and carries ``k`` basis directions in every
-    tangent (a leading batch axis), giving that many columns: 10-35x faster on elementwise and
-    matmul code. Rules that do not know the batch axis run once per direction inside the pass,
-    and a pass that cannot carry a call is redone one column per pass, so the Hessian is the same
-    (a batched and a per-column pass may differ in the last bit of rounding). Batched passes are
-    not the default yet: some calls (``yb.flatten``'s unflatten, solvers' second order, class
-    construction protocols) still raise in them instead of falling back. ``chunk_size`` must be a
-    positive int or None.
+    The columns come from *batched* forward-over-reverse (``transform/batched_second_order.py``):
+    one pass runs the function and its gradient once and carries ``chunk_size`` basis directions
+    in every tangent (a leading batch axis), giving that many columns: 10-35x faster than one
+    pass per column on elementwise and matmul code. The default is all ``n`` columns in one pass,
+    up to 64 per pass, as for ``jacobian(mode="fwd")``; ``chunk_size=1`` is one ``yb.hvp`` per
+    column. Calls without a batched rule run once per direction inside the pass; a pass that
+    meets a call it cannot carry (a solver's, a quadrature's, an ODE's or interop second order,
+    a tangent it cannot slice) is dropped and its columns computed one pass each, so the Hessian
+    is the same for every ``chunk_size`` (a batched and a per-column pass may differ in the last
+    bit of rounding). Scalar code (a loop over elements, a chain of math calls on floats) is
+    faster one pass per column, whose inline float code the batched tangents would bypass: a pass
+    is dropped after 32 calls on numbers. Once a function's pass was dropped, its next Hessians
+    on arguments of the same shapes run one pass per column from the start. A dropped pass that
+    changed outside state (a global, a module's list, a
+    closure's variable) raises, advising ``chunk_size=1``. ``chunk_size`` must be a positive int
+    or None.
 
     Scale-out (docs/scale-out.md): with ``executor`` (any ``concurrent.futures.Executor``) the
     columns are computed there, ``chunk_size`` per task (default about ``n / (4 * workers)``, each
@@ -360,9 +366,7 @@ def _hessian(f: Callable, args: tuple, nums: tuple, single: bool, run: Callable 
     blocks = [[np.empty((sizes[a], sizes[b]), dtype=np.result_type(dtypes[a], dtypes[b])) for b in range(len(nums))]
               for a in range(len(nums))]
     scale = scale or {"name": f"hessian({fname(f)})", "executor": None, "chunk_size": None}
-    # directions per forward-over-reverse pass: one unless chunk_size asks for more (batched passes
-    # are opt-in until every rule and call path carries a batch: see the hessian docstring)
-    total, cap = sum(sizes), min(scale["chunk_size"] or 1, MAX_BATCH)
+    total, cap = sum(sizes), min(scale["chunk_size"] or MAX_BATCH, MAX_BATCH)  # directions per pass
     if scale["executor"] is None:  # here: one task per pass (a progress bar step each)
         scale = {**scale, "chunk_size": min(cap, max(1, total))}
     columns = iter(run_chunks(hessian_columns, (f, args, nums, run, cap), total, **scale))
@@ -386,12 +390,14 @@ def hessian_columns(f: Callable, args: tuple, nums: tuple, run: Callable | None,
     f = loaded(f)
     items = list(items)
     out: list = []
+    batch = cap > 1
     for start in range(0, len(items), cap):
         group = items[start:start + cap]
         columns = None
-        if cap > 1:  # a lone column goes twice through a pass of two: a column's arithmetic is the
+        if batch:  # a lone column goes twice through a pass of two: a column's arithmetic is the
             # same in every batched pass (not always to the last bit the same as one pass per column)
             columns = batched_columns(f, args, nums, group if len(group) > 1 else group * 2, _pull_unit)
+            batch = columns is not None  # a dropped pass: the next groups would drop theirs too
         out.extend(columns[:len(group)] if columns is not None else _columns_one_by_one(f, args, nums, run, group))
     return out
 

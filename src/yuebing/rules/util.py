@@ -159,9 +159,11 @@ def slot_tangent(arg: Any) -> Any:
     return join(f, rdata(zero_tangent(x)))
 
 
-def slot_rdata(t: Any) -> Any:
-    """The rdata part of a tangent stored in a container slot (see ``slot_tangent``)."""
-    if isinstance(t, float):
+def slot_rdata(t: Any, primal: Any = None) -> Any:
+    """The rdata part of a tangent stored in a container slot (see ``slot_tangent``); with the
+    slot's ``primal``, a number's slot in a batched second-order pass (one value per direction,
+    an array) is read as the rdata it is, not as an array's fdata."""
+    if isinstance(t, float) or type(t) is np.ndarray and isinstance(primal, (float, complex)):
         return t
     return rdata(t)
 

@@ -26,14 +26,18 @@ arrays) and step aside otherwise, and ``_acc`` adds arrays.
    of the cotangent tangent, the copies' fdata first brought to the real fdata's values. The
    first-order results (fdata, rdata) are the real run's.
 
-What the fallback cannot slice (a tangent of a kind of its own, a container tangent changed in
-place) raises ``Unbatched``; the Hessian then computes its columns one pass each
+A ``special`` rule (a solver's, a quadrature's, an ODE's second order: pullbacks that route
+cotangent tangents through state the slices do not reach) and the call on numbers past
+``NUMBER_CALLS_PER_PASS`` (scalar code, faster one column per pass) raise ``Unbatched``, and so
+does what the fallback cannot slice (a tangent of a kind of its own, a container tangent changed in
+place); the Hessian then computes its columns one pass each
 (``api/batched_hessian.py``), so nothing is ever approximated.
 """
 from __future__ import annotations
 
 import contextlib
 import random
+import threading
 import types
 from typing import Any, Callable, Iterator
 
@@ -76,18 +80,47 @@ def run_rule(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -
         # scipy.stats' methods): differentiated like user code, so batched like it; the looped
         # fallback lost every direction but the first of the cotangent tangents its calls routed
         return run(found, f, args, kwargs)
+    _count_number_call(args)
+    if getattr(rule, "second_order_kind", None) == "special":  # solvers, quadrature, ODEs, interop: their
+        # pullbacks route cotangent tangents through state the looped fallback does not slice
+        raise Unbatched(f"{describe_callable(f[0])} has no batched second-order rule")
     aware = batch_aware_rule(rule, f[0])
     if aware is not None:
         out = aware(f, args, kwargs)
         if out is not None:
             return out
     if structural_rule(f[0], tuple(_Primal(a[0]) for a in args)) and (
-            not any(_batched_number(a[0], a[2]) for a in args) or _method_read(f[0], args)):
+            not any(_batched_number(a[0], a[2]) for a in (*args, *kwargs.values())) or _method_read(f[0], args)):
         return run(found, f, args, kwargs)
     return looped(found, f, args, kwargs, run)
 
 
 _GLOBALS = (P.global_get, P.global_set, P.global_del)
+
+#: calls on numbers a batched pass runs before it gives up: one pass per column runs them as
+#: inline float code, about a hundred times faster than a rule call on batched tangents, so
+#: scalar code (a loop over elements, a chain of math calls) is faster one column per pass
+NUMBER_CALLS_PER_PASS = 32
+
+
+class _NumberCalls(threading.local):
+    count = 0
+
+
+NUMBER_CALLS = _NumberCalls()
+
+
+def start_pass() -> None:
+    """Called before each batched pass: its count of calls on numbers starts at zero."""
+    NUMBER_CALLS.count = 0
+
+
+def _count_number_call(args: tuple) -> None:
+    if any(type(a[0]) is np.ndarray and a[0].size > 1 for a in args):
+        return
+    NUMBER_CALLS.count += 1
+    if NUMBER_CALLS.count > NUMBER_CALLS_PER_PASS:
+        raise Unbatched(f"scalar code (over {NUMBER_CALLS_PER_PASS} calls on numbers): one pass per column is faster")
 
 
 class _Primal:
@@ -369,6 +402,9 @@ def _slices(slicer: _Slicer, t: Any, p: Any) -> list:
         return [float(v) if type(p) is float else complex(v) for v in t]
     if isinstance(t, (types.BuiltinMethodType, types.MethodType)):
         raise Unbatched(f"a bound method's tangent reached {describe_callable(p)}")
+    if type(t) is tuple and any(_empty(item) for item in t):  # a tuple's rdata tangent (x, y = pair)
+        parts = p if type(p) is tuple and len(p) == len(t) else (None,) * len(t)
+        return list(zip(*(_slices(slicer, item, part) for item, part in zip(t, parts))))
     try:
         return slicer.slices(t, p)
     except NotImplementedError as error:
@@ -530,4 +566,4 @@ def _check_views(fn: Any, y: Any, y_d: Any, args: tuple) -> None:
             raise Unbatched(f"{describe_callable(fn)} returned a view whose batched tangent is a copy")
 
 
-__all__ = ["Unbatched", "has_batch", "looped", "run_rule"]
+__all__ = ["NUMBER_CALLS_PER_PASS", "Unbatched", "has_batch", "looped", "run_rule", "start_pass"]

@@ -116,7 +116,7 @@ def construct_reverse(cls: type, args: tuple, kwargs: dict, call: Callable | Non
         rdata = dict(initvar_rdata or {})
         if post_pullback is not None:
             rdata.update(zip((name for name, _ in initvars), post_pullback(NoRData)[2:]))
-        rdata.update({name: slot_rdata(slots.fields[name]) for name in fields if name not in rdata})
+        rdata.update({name: slot_rdata(slots.fields[name], fields[name].primal) for name in fields if name not in rdata})
         for name, gather in gathers.items():
             gather(rdata.get(name, NoRData))
         return _route(names, len(args), kwargs, rdata)
