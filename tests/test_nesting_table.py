@@ -162,9 +162,18 @@ def test_second_order_over_each_transform(outer, inner):
     check((outer, inner), lambda: SECOND[outer](F), yb.grad(F))
 
 
-@pytest.mark.parametrize("inner", [k for k in INNER if k not in _SECOND_ORDER_INNER])
-@pytest.mark.parametrize("middle", MIDDLE)
-@pytest.mark.parametrize("outer", OUTER)
+#: the default run checks every seventh triple (a fixed sample, every outer, middle and inner among
+#: them); the slow step (.ci/run) checks them all
+TRIPLE_SAMPLE = 7  # (prime to the number of inner functions: every one is sampled)
+TRIPLES = [
+    pytest.param(outer, middle, inner, id=f"{outer}-{middle}-{inner}",
+                 marks=() if k % TRIPLE_SAMPLE == 0 else pytest.mark.slow)
+    for k, (outer, middle, inner) in enumerate(
+        (o, m, i) for o in OUTER for m in MIDDLE for i in INNER if i not in _SECOND_ORDER_INNER)
+]
+
+
+@pytest.mark.parametrize("outer, middle, inner", TRIPLES)
 def test_three_deep(outer, middle, inner):
     G = MIDDLE[middle](INNER[inner])
     check((outer, middle, inner), lambda: OUTER[outer](G), G)
