@@ -262,3 +262,35 @@ def with_global_floats(t):
 def test_global_floats_inline():
     assert "inline: _t4 = operator.mul(SCALE, p)" in yb.show(with_global_floats, 0.3, mode="hvp")
     check_second_order(with_global_floats, 0.3)
+
+
+MODULE_ATTRIBUTES = """import numpy as np
+import types
+
+DATA_MODULE = types.ModuleType("data_module")
+DATA_MODULE.W = np.linspace(0.5, 1.5, 12).reshape(3, 4)
+
+
+def f(x):
+    y = np.sin(x) * np.pi
+    z = y * DATA_MODULE.W
+    return np.sum(z * z)
+"""
+
+
+def test_module_attributes(monkeypatch):
+    """np.pi (a number) joins the block; a module's array read in it sends the block back to the
+    statements (it would broadcast with the block's arrays unchecked)."""
+    x = np.random.default_rng(11).normal(size=4)
+    direction = (np.random.default_rng(12).normal(size=4),)
+    f = load_function(MODULE_ATTRIBUTES)
+    assert "type(DATA_MODULE.W) in _FT" in yb.show(f, x, mode="hvp", guards=True)
+    value, grads, hvps = yb.hvp(f, (x,), direction)
+    value0, grads0, hvps0 = _hvp_without_blocks(MODULE_ATTRIBUTES, (x,), direction, monkeypatch)
+    _close(grads + hvps, grads0 + hvps0)
+    eps = 1e-6  # the Hessian is constant times sin/cos terms: central differences of the value
+    w = (np.pi * np.linspace(0.5, 1.5, 12).reshape(3, 4)) ** 2
+    gradient = lambda v: 2.0 * np.sin(v) * np.cos(v) * w.sum(axis=0)
+    np.testing.assert_allclose(grads[0], gradient(x), rtol=1e-10)
+    np.testing.assert_allclose(hvps[0], (gradient(x + eps * direction[0]) - gradient(x - eps * direction[0])) / (2 * eps),
+                               rtol=1e-5)

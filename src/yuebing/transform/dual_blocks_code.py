@@ -93,9 +93,12 @@ class DualArrayBlock:
         quads = ", ".join(f"{gen.primal(self.atoms[v])}, {gen.fdata(self.atoms[v])}, {gen.tangent(self.atoms[v])}, "
                           f"{gen.fdata_tangent(self.atoms[v])}" for v in self.inputs)
         some_array = " or ".join(f"type({v}) is _ND" for v in self.inputs)
+        # a module attribute read in the block (np.pi) must be a number: an array would broadcast
+        # with the block's arrays unchecked
+        numbers = [f"type({path}) in _FT" for _, path in self.attributes]
         guard = " and ".join([f"({some_array})",
                               f"({self.given} := _dual_inputs({gen.const(constant)}, {quads})) is not None"]
-                             + self.function_guards)
+                             + self.function_guards + numbers)
         unpacked = [self.tangent[v] for v in self.inputs] + [self.active[v] for v in self.inputs] \
             + [self.array[v] for v in self.inputs] + [self.size]
         body = [f"{', '.join(unpacked)}, = {self.given}"]
