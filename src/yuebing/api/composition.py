@@ -242,7 +242,10 @@ def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) ->
     f_fdata = f.fdata if isinstance(f, CoDual) else NoFData
 
     def pullback(dy: Any) -> tuple:
-        value_bar, tangent_bar = T.join(out.fdata, dy)
+        cotangent = T.join(out.fdata, dy)
+        if cotangent is NoTangent:  # no cotangent (yb.jacobian's value pass restores with none): nothing to do
+            return (NoRData,) * (4 + len(rest) + len(kwargs))
+        value_bar, tangent_bar = cotangent
         run = DualPass(primal(f), f_fdata, tuple(_elements(primals, len(ps))), list(ts),
                        _seeds(tangent_bar, value_bar), "jvp")
         if isinstance(f_fdata, Tangent):
