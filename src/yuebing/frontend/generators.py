@@ -38,8 +38,13 @@ the next one starts where it resumes; ifs and loops that contain a yield are fla
 blocks with explicit jumps (the others stay as written); a ``for`` containing a yield steps
 through ``delegate(iterable)``, as ``yield from`` does. The result is ordinary code: attribute
 reads and writes and function calls, which every mode differentiates already
-(``ir/generators.py`` has the runtime). A yield inside ``try``/``with``, or inside a larger
-expression than ``x = yield v``, is refused by name.
+(``ir/generators.py`` has the runtime). A ``try`` or ``with`` around a yield becomes a region
+whose blocks route exceptions, ``throw`` and ``close`` (``generator_exceptions.py``); a yield
+inside a larger expression is hoisted into frame temporaries first (``yield_hoisting.py``).
+``resume`` (sketched above; it also takes ``thrown``) picks its block by halving the state
+range, and jumps to blocks that only jump are followed at compile time (``_simplified``). A
+generator with cleanup made by a call nothing keeps (``next(g())``, ``for v in g()``) is closed
+where CPython would drop it (``_ClosedAfterLoops``).
 
 Why this way: the state machine needs no derivative machinery of its own (no tape of suspended
 frames, no rule per generator protocol); a ``Frame`` object rather than ``nonlocal`` cells (which
