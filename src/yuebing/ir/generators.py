@@ -4,13 +4,17 @@ transforms differentiate like user code (``frontend/generators.py`` makes the st
 A generator function that cannot be evaluated eagerly into a list (it uses ``yield``'s value,
 returns a value, yields inside a ``while`` loop, or is consumed by ``next``/``send``) is rewritten
 into a function that returns a ``Generator``: its local variables are attributes of a ``Frame``,
-and ``resume(sent)``, a nested function of the rewritten one, runs it from the frame's ``state``
-to its next ``yield`` and returns ``(True, value)``, or ``(False, value)`` when it returns. The
+and ``resume(sent, thrown=None)``, a nested function of the rewritten one, runs it from the
+frame's ``state`` (raising ``thrown`` there first, for ``throw``/``close``) to its next ``yield``
+and returns ``(True, value)``, ``(False, value)`` when it returns, or ``(None, None)`` when it
+left with ``GeneratorExit`` (not raised out of ``resume``: reverse mode would drop the work of a
+call that raised a ``BaseException`` that is not an ``Exception``, such as a finally block's). The
 engine already differentiates attribute reads and writes (undone on the reverse pass) and calls of
 Python functions, in every mode, so nothing here is new derivative machinery.
 
-``step(sent)`` is the protocol without exceptions (``yield from``, loops, ``next`` with a
-default use it); ``__next__``/``send`` raise ``StopIteration`` as Python's do. A ``for`` loop over
+``resume`` is the protocol without exceptions (``yield from``, loops and ``drain`` call it, as
+``step`` does for other callers); ``__next__``/``send``/``throw`` raise ``StopIteration`` as
+Python's do, ``close`` runs the finally blocks. A ``for`` loop over
 a ``Generator`` walks a ``LazySequence``: items are fetched one at a time as the loop reaches them
 (``frontend/loops.py``), so ``break`` out of an endless generator works.
 """
