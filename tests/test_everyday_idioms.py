@@ -48,7 +48,27 @@ def _closure_total(x):
     return total
 
 
+def _rows_of_lists(x):
+    rows = [[], []]
+    for v in x:
+        rows[0].append(v * v)
+    rows[1].append(x[0] * x[1])
+    return sum(rows[0]) * x[0] + rows[1][0] * x[2]
+
+
+def _dict_of_lists(x):
+    d = {"a": [], "n": [1, 2]}
+    d["a"].append(x[0] ** 2)
+    d["a"].extend([x[1], x[2]])
+    d["n"].append(x[0] * 3.0)
+    return sum(d["a"]) * x[1] + d["n"][2] * x[2]
+
+
 IDIOMS = {
+    # second order lost what was appended to a list read out of another container (a list or
+    # dict holding only empty lists or ints passed as structure, its element's tangent a fresh one)
+    "rows_of_lists": _rows_of_lists,
+    "dict_of_lists": _dict_of_lists,
     "map_lambda": lambda x: sum(map(lambda a: a ** 3, x)),
     "map_def": lambda x: sum(map(_cube, x)),
     "map_np_sin": lambda x: sum(map(np.sin, x)) * x[0],

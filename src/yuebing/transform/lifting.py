@@ -274,8 +274,19 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
         out = (y, out1.fdata, _zero_tangent_of(y) if _carries_tangent(y) else NoTangent, zero_fdata(y))
         nothing = (NoRData,) * (1 + len(args) + len(kwargs))
         return out, lambda dy, dy_d: (pullback1(dy), nothing)
-    tangent_args = [_tangent_codual(a, mutated=first_mutated and k == 0) for k, a in enumerate(args)]
+    # a list or dict read out of a container (rows[0], d["a"]) must come with the tangent stored
+    # there, even when nothing in it holds floats yet: an append to it must reach that tangent
+    handed_out = f[0] is operator.getitem and type(out1.primal) in (list, dict)
+    tangent_args = [_tangent_codual(a, mutated=(first_mutated or handed_out) and k == 0) for k, a in enumerate(args)]
     tangent_kwargs = {k: _tangent_codual(v) for k, v in kwargs.items()}
+    for key in stored:  # a list or dict written into a container: its tangent goes in with it (a
+        # later append to it must reach the tangent stored there), even when it holds no floats yet
+        a = kwargs.get(key) if isinstance(key, str) else args[key] if key < len(args) else None
+        if a is not None and type(a[0]) in (list, dict) and type(a[2]) is type(a[0]):
+            if isinstance(key, str):
+                tangent_kwargs[key] = CoDual(a[2], a[3])
+            else:
+                tangent_args[key] = CoDual(a[2], a[3])
     for keys, deep in ((data, True), (stored, False)):
         for key in keys:
             if isinstance(key, int) and key < len(tangent_args):
