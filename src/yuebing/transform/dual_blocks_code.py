@@ -197,11 +197,11 @@ class DualArrayBlock:
         lines.append(f"if not _dual_nan({', '.join(checked)}): break" if checked else "break")
         return lines
 
-    def _active(self, name: str) -> str:
-        return " or ".join(self.active[v] for v in sorted(self.depends[name])) or "False"
+    def _active(self, name: str) -> str:  # (a module attribute such as np.pi depends on nothing)
+        return " or ".join(self.active[v] for v in sorted(self.depends.get(name, ()))) or "False"
 
     def _arrayish(self, name: str) -> str:
-        return " or ".join(self.array[v] for v in sorted(self.arrayness[name])) or "False"
+        return " or ".join(self.array[v] for v in sorted(self.arrayness.get(name, ()))) or "False"
 
     def _adjoint_step(self, t: str, kind: str, func: Any, ops: list, g: dict, gd: dict) -> list[str]:
         G, GD = g[t], gd[t]
