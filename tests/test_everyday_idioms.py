@@ -96,6 +96,8 @@ IDIOMS = {
     "statistics": lambda x: np.std(x) * np.mean(x) + np.var(x, ddof=1),
     # opfunu's Branin01: constants computed from module attributes inside an array expression
     # (forward mode's array block of constants only did not compile)
+    # forward mode's float block took x for a float when it read x[0] and used x whole
+    "element_and_whole": lambda x: np.sum((2 * x + np.array([x[1], x[0], x[2]])) * np.array([0.3, -0.8, 0.5])),
     "branin": lambda x: ((x[1] - (5.1 / (4 * np.pi ** 2)) * x[0] ** 2 + 5 * x[0] / np.pi - 6) ** 2
                          + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x[0]) + 10),
 }

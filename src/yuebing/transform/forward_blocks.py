@@ -235,6 +235,9 @@ class ForwardFloatBlock(_Block):
 
     def code(self, td: Callable) -> list[str]:
         arrays = {ops[0] for _, kind, _, ops, _ in self.ops if kind == "read"} & set(self.inputs)
+        whole = {o for _, kind, _, ops, _ in self.ops for o in (ops if kind != "read" else ops[1:])}
+        if arrays & whole:  # an array read by element and used whole (2 * x + x[0]): the guard
+            return ["_fb = False"]  # would take it for a float; statement by statement, always
         indices = {ops[1] for _, kind, _, ops, _ in self.ops if kind == "read"} & set(self.inputs) - arrays
         numbers = [v for v in self.inputs if v not in arrays and v not in indices]
         floats = {v: self.fresh("i") for v in numbers}  # each float input as a Python float
