@@ -129,6 +129,12 @@ def imported_names(code: types.CodeType) -> set[str]:
         # CPython 3.13 loads the module, the function, then the NULL of the call
         names |= {a.argval for a, b, c in zip(ins, ins[1:], ins[2:]) if a.opname == "LOAD_GLOBAL"
                   and not a.arg & 1 and b.opname == "LOAD_ATTR" and not b.arg & 1 and c.opname == "PUSH_NULL"}
+        # a class body loads names with LOAD_NAME: the NULL before it (3.11, 3.12), after the attribute (3.13)
+        names |= {b.argval for a, b, c in zip(ins, ins[1:], ins[2:])
+                  if a.opname == "PUSH_NULL" and b.opname == "LOAD_NAME" and c.opname == "LOAD_ATTR"}
+        names |= {a.argval for a, b, c in zip(ins, ins[1:], ins[2:]) if a.opname == "LOAD_NAME"
+                  and b.opname == "LOAD_ATTR" and not b.arg & 1 and c.opname == "PUSH_NULL"
+                  and sys.version_info >= (3, 13)}
     return names
 
 
