@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import types
 
 import numpy as np
 import pytest
@@ -64,7 +65,14 @@ def _dict_of_lists(x):
     return sum(d["a"]) * x[1] + d["n"][2] * x[2]
 
 
+# a module holding a weight matrix, read as mod.W inside array code (reverse mode's array block
+# took it for a scalar: "non-broadcastable output operand" in the pullback)
+_weights = types.ModuleType("_weights")
+_weights.W = np.arange(9.0).reshape(3, 3) / 10
+
+
 IDIOMS = {
+    "module_attribute_matrix": lambda x: np.sum((np.sin(x) * np.pi * _weights.W) ** 2),
     # second order lost what was appended to a list read out of another container (a list or
     # dict holding only empty lists or ints passed as structure, its element's tangent a fresh one)
     "rows_of_lists": _rows_of_lists,

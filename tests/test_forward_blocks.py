@@ -67,6 +67,7 @@ def test_forward_block_runs(name, source, args, block):
     assert ("_array_tangents(" in shown) == (block == "array"), shown  # the array block's guard
 
 
+@pytest.mark.slow  # 40 more fuzzer programs (test_fuzz runs its own seeds by default): ~18 s
 def test_random_programs_forward_against_reverse():
     """The fuzzer's random programs (straight-line arithmetic among their features): reverse and
     forward agree by the dot-product identity and with central differences."""

@@ -249,7 +249,10 @@ class ArrayBlock:
     # ------------------------------------------------------------------ forward
 
     def forward(self, fd: Callable) -> tuple[str, list[str]]:
-        groups = ", ".join("(" + ", ".join(g) + ",)" for g in self.groups)
+        # a module attribute holding an array (mod.W) takes part in broadcasting: checked with
+        # every group (a float or int is a scalar there), so a different shape is not missed
+        read = [f"_as_operand({path})" for _, path in self.attributes]
+        groups = ", ".join("(" + ", ".join(list(g) + read) + ",)" for g in self.groups)
         some_array = " or ".join(f"type({v}) is _ND" for v in self.inputs) or "False"
         guard = " and ".join([f"({some_array})", f"({self.shape} := _array_shapes({groups})) is not None"]
                              + self.function_guards)
@@ -507,5 +510,11 @@ class _Marker:
         return self.name
 
 
-NAMESPACE = {"_array_shapes": array_shapes, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_INF": math.inf, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
+def as_operand(value: Any) -> Any:
+    """What ``array_shapes`` sees of a module attribute a block reads: an array as itself (its
+    shape broadcasts with the block's), anything else (np.pi, an int) as a scalar."""
+    return value if type(value) is np.ndarray else 0.0
+
+
+NAMESPACE = {"_array_shapes": array_shapes, "_as_operand": as_operand, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_INF": math.inf, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}
