@@ -17,8 +17,6 @@ import linecache
 import types
 from typing import Any, Callable
 
-import numpy as np
-
 from ..ir import nodes as ir
 from ..rules.core import CoDual
 from ..rules.util import slot_rdata
@@ -175,11 +173,7 @@ def route_dual(param_rdata: tuple, routes: list, params: list, part: int) -> tup
         if i is None:
             result.append(r)
         elif isinstance(i, str):
-            slot = params[j][part][i]
-            if type(slot) is np.ndarray and isinstance(params[j][0][i], (float, complex)):
-                result.append(slot)  # a number's cotangent tangent in a batched pass: B directions
-            else:
-                result.append(slot_rdata(slot))
+            result.append(slot_rdata(params[j][part][i], params[j][0][i]))  # (a number's: B directions when batched)
         else:
             result.append(r[i] if isinstance(r, tuple) else NoRData)
     return tuple(result)
