@@ -186,7 +186,7 @@ def watched(key: Any, rule: str) -> Any:
     def call(*args: Any) -> Any:
         try:
             return key(*args)
-        except Exception as error:
+        except BaseException as error:
             if getattr(error, PLAIN, None) is None and not type(error).__module__.startswith("yuebing."):
                 setattr(error, PLAIN, f"{key.__name__} (the key of {rule}, which runs it as plain Python)")
             raise

@@ -190,7 +190,7 @@ def call_tracked(rule: Any, f: CoDual, args: tuple, kwargs: dict) -> tuple:
     tape: list = []
     try:
         value, value_f = forward(tape, fn, f.fdata, *flat)
-    except Exception as error:
+    except BaseException as error:  # (GeneratorExit, KeyboardInterrupt caught by the user: the same)
         if not _keeps_partial(error, tape):
             mark_partial(error, rule.name, tape)
             release(error)
@@ -220,7 +220,7 @@ def call_dual_tracked(rule: Any, f: tuple, args: tuple, kwargs: dict) -> tuple:
 
     try:
         out = forward(tape, *f, *flat)
-    except Exception as error:
+    except BaseException as error:
         if not _keeps_partial(error, tape):
             mark_partial(error, rule.name, tape)
             raise
