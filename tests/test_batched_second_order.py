@@ -174,7 +174,7 @@ def test_two_arguments_and_a_float():
         return np.sum(np.tanh(x * w) ** 2) * s + s ** 3 * np.sum(x)
 
     x, w = RNG.standard_normal(3), RNG.standard_normal(3)
-    blocks = yb.hessian(f, argnums=(0, 1, 2))(x, w, 0.7)
+    blocks = yb.hessian(f, argnums=(0, 1, 2), chunk_size=7)(x, w, 0.7)
     per_column = yb.hessian(f, argnums=(0, 1, 2), chunk_size=1)(x, w, 0.7)
     for row, expected_row in zip(blocks, per_column):
         for block, expected in zip(row, expected_row):
@@ -334,7 +334,7 @@ def test_a_special_rule_drops_the_pass_even_after_reading_outside_state():
 
     b = np.array([1.3, 0.8])
     before = dict(_OPTIONS)
-    h = yb.hessian(f)(b)
+    h = yb.hessian(f, chunk_size=2)(b)
     np.testing.assert_allclose(h, yb.hessian(f, chunk_size=1)(b), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(h, _central_hessian(f, b), rtol=1e-4, atol=1e-5)
     assert _OPTIONS == before
@@ -354,7 +354,7 @@ def test_a_dropped_pass_that_changed_outside_state_raises():
     that works as printed, never a second append."""
     _LOG.clear()
     with pytest.raises(NotImplementedError, match="chunk_size=1"):
-        yb.hessian(appends_then_meets_a_solver)(np.array([1.3, 0.8]))
+        yb.hessian(appends_then_meets_a_solver, chunk_size=2)(np.array([1.3, 0.8]))
     assert _LOG == [1]
     _LOG.clear()
     yb.hessian(appends_then_meets_a_solver, chunk_size=1)(np.array([1.3, 0.8]))

@@ -384,7 +384,10 @@ def _run_unbatched(found: Any, f: tuple, args: tuple, kwargs: dict) -> tuple[tup
     """A primitive's second-order rule, after the array_like boundary (``rules/array_like.py``):
     lists of numbers that NumPy would make arrays go through ``np.asarray``'s rule first."""
     fn = f[0]
-    keys = array_like.applies(fn) and array_like.conversions(fn, [a[0] for a in args], {k: v[0] for k, v in kwargs.items()})
+    # (in a batched pass a Python definition converts its own lists, batched like user code: the
+    # conversion here is unbatched and would lay a list of batched floats out the wrong way round)
+    keys = array_like.applies(fn) and not (BATCH.size and getattr(found[0], "second_order_kind", None) == "python") \
+        and array_like.conversions(fn, [a[0] for a in args], {k: v[0] for k, v in kwargs.items()})
     if not keys:
         return run_second_order(found, f, args, kwargs)
     args, kwargs = list(args), dict(kwargs)
