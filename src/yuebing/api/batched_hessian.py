@@ -200,8 +200,17 @@ def _same(before: Any, value: Any, depth: int) -> bool:
         return before is value or before == value
     if isinstance(value, (set, frozenset)):
         return before == value
+    if isinstance(value, (types.MethodType, np.ufunc, np.vectorize)):  # code and its caches (a
+        # scipy.stats distribution's vecentropy fills its cache on first use): no data of the pass
+        return type(before) is type(value)
+    if isinstance(value, np.random.RandomState):  # (a scipy.stats distribution holds one)
+        return _same(before.get_state(legacy=False), value.get_state(legacy=False), depth + 1)
+    if isinstance(value, np.random.Generator):
+        return _same(before.bit_generator.state, value.bit_generator.state, depth + 1)
     if hasattr(value, "__dict__") and not hasattr(type(value), "__slots__"):
-        return _same(vars(before), vars(value), depth + 1)
+        # (attributes by name: a copy made through __setstate__ may hold them in another order)
+        mine, theirs = vars(before), vars(value)
+        return mine.keys() == theirs.keys() and all(_same(mine[key], theirs[key], depth + 1) for key in theirs)
     return False  # (an object compared by nothing we can trust: taken as changed)
 
 
