@@ -18,10 +18,10 @@ import re
 from typing import Any, Callable
 
 from ..ir import nodes as ir
+from .array_blocks import _BINARY
 from .dual_blocks import DUAL_UNARY, dual_classify
 from .float_blocks import names_read
 
-_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
 _WORD = re.compile(r"\b_?[A-Za-z_]\w*\b")
 
 

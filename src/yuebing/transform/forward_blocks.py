@@ -47,13 +47,12 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
-from .array_blocks import classify
+from .array_blocks import _BINARY, _expression, classify
 from .float_blocks import _is_float_op, names_read, runs
 from .templates import _ARRAY_UNARY, _UNARY
 
 MIN_FLOAT_BLOCK = 3
 MIN_ARRAY_BLOCK = 2
-_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -384,16 +383,6 @@ class ForwardArrayBlock(_Block):
         for name, k in last.items():
             dead[k] += [name, f"{name}_t"]
         return dead
-
-
-def _expression(kind: str, func: Any, ops: list, fname: str) -> str:
-    if kind == "binary":
-        return f"{ops[0]} {_BINARY[func]} {ops[1]}"
-    if kind == "neg":
-        return f"-{ops[0]}"
-    if kind == "pow":
-        return f"{ops[0]} ** {ops[1]}"
-    return f"{fname}({ops[0]})"  # unary, sum
 
 
 # --------------------------------------------------------------------------------------------
