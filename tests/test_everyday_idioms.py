@@ -106,6 +106,10 @@ IDIOMS = {
     # (forward mode's array block of constants only did not compile)
     # forward mode's float block took x for a float when it read x[0] and used x whole
     "element_and_whole": lambda x: np.sum((2 * x + np.array([x[1], x[0], x[2]])) * np.array([0.3, -0.8, 0.5])),
+    # cma.ff's cigar/rosen/tablet (``x = [x] if isscalar(x[0]) else x`` then ``... for x in x``): the
+    # first iterable, which Python evaluates in the enclosing scope, was renamed to the loop variable
+    "comprehension_shadows_its_iterable": lambda x: sum([x[0] ** 2 + 3 * sum(x[1:] ** 2) for x in [x, x * 2]]),
+    "generator_shadows_its_iterable": lambda x: sum(x ** 3 for x in x) + sum(sum(r) for r in [[v * x[0] for v in x] for x in [x]]),
     "branin": lambda x: ((x[1] - (5.1 / (4 * np.pi ** 2)) * x[0] ** 2 + 5 * x[0] / np.pi - 6) ** 2
                          + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x[0]) + 10),
 }

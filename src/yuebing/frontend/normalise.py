@@ -396,7 +396,11 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
             for name in {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}:
                 renames[name] = self.tmp(name.lstrip("_") or "v")
                 self.user_names[renames[name]] = name  # for error messages
+        first_iterable = node.generators[0].iter
         node = _Renamer(renames).visit(_copy(node))
+        # Python evaluates the first iterable in the enclosing scope, before the comprehension's
+        # variables exist: ``[v * 2 for x in x]`` iterates over the function's ``x``
+        node.generators[0].iter = _copy(first_iterable)
         self._comprehension_cells(node, list(renames.values()))
 
         def innermost(body: list) -> None:
