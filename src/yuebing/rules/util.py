@@ -7,7 +7,7 @@ did not pass, a plain default value. ``NoRData`` is a valid zero rdata for any p
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -26,11 +26,17 @@ def refuse_object_array_of_numbers(y: np.ndarray) -> None:
             "astype(object)): keep a float array (drop dtype=object) or use a list")
 
 
+# How a rule makes the zero fdata of a new float array: ``transform/buffers.py`` fills this hook in
+# with its pool (a large fresh array costs more in page faults on first touch than the arithmetic
+# done on it); rules cannot import the transform layer.
+ZEROS_LIKE: Callable[[np.ndarray], np.ndarray] = np.zeros_like
+
+
 def zero_fdata(y: Any) -> Any:
     """The zero fdata of a freshly created value ``y``."""
     if type(y) is np.ndarray:
         if y.dtype.kind in "fc":
-            return np.zeros_like(y)
+            return ZEROS_LIKE(y)
         if y.dtype.kind == "O":
             refuse_object_array_of_numbers(y)
         return NoFData

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from ..rules import util as _util
+
 MIN_SIZE = 16384  # elements; smaller arrays are cheap to allocate
 MAX_POOLED_BYTES = 512 * 2 ** 20
 MAX_LENT = 4096  # buffers followed between sweeps; beyond that the oldest are left to their users
@@ -73,6 +75,9 @@ def zeros_like(y: np.ndarray) -> np.ndarray:
             return buffer
         return _fresh(y, zero=True)
     return np.zeros_like(y)
+
+
+_util.ZEROS_LIKE = zeros_like  # the rules' zero fdata of new arrays come from the pool too
 
 
 def scratch(like: np.ndarray) -> np.ndarray:
