@@ -28,6 +28,7 @@ from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
 from .exceptions import TRACKING, TRY_NAMES, abandon, caught, mark_partial
 from . import partial_calls as _partial
 from .dataclass_construction import construct_reverse
+from .dual_vectorize import whole_array
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
 
@@ -520,6 +521,8 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
     else:
         elements = list(flat)
     fn, fn_f = vec.pyfunc, pyfunc_fdata(f.fdata)  # a closure's boxes: its captured variables' cotangents
+    if _on_whole_array(vec, x.primal):
+        return _vectorized_on_array(CoDual(fn, fn_f), x)
     rule = derived_rule(fn) if type(fn) is types.FunctionType else None
     if rule is not None and rule.simple and rule.n_params == 1:
         # a plain one-argument function: run its generated passes directly on one tape (each
@@ -562,6 +565,28 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
 
     return result, pullback
 
+
+def _on_whole_array(vec: np.vectorize, x: Any) -> bool:
+    """Whether ``vec(x)`` may run ``vec.pyfunc`` once on the whole of ``x``: a non-empty float64
+    array of one dimension or more (a 0-d one would give a NumPy float) and a function whose body
+    is elementwise arithmetic of its parameter
+    (``dual_vectorize.whole_array``: each statement gives on the array what it gives on each
+    element, bit for bit), with no ``excluded`` arguments and float output."""
+    return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim > 0 and x.size > 0 and not vec.excluded \
+        and vec.otypes in (None, "d") and whole_array(vec.pyfunc)
+
+
+def _vectorized_on_array(fn: CoDual, x: CoDual) -> tuple[CoDual, Callable]:
+    """``np.vectorize(fn)(x)`` as one call ``fn(x)`` (``_on_whole_array``): one array block
+    instead of a derived call per element. ``x``'s cotangent goes into its fdata, as ``fn``'s
+    rule puts an array's."""
+    out, pullback = call_rrule(fn, x)
+
+    def array_pullback(dy: Any) -> tuple:
+        pullback(dy)
+        return NoRData, NoRData
+
+    return out, array_pullback
 
 
 def _run_rule(found: tuple, f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
