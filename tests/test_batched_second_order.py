@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import yuebing as yb
+from yuebing.api import batched_hessian
 from yuebing.transform import batched_second_order
 
 RNG = np.random.default_rng(1616)
@@ -349,12 +350,92 @@ def appends_then_meets_a_solver(b):
     return _minimum(b, {"xatol": 1e-12})
 
 
-def test_a_dropped_pass_that_changed_outside_state_raises():
-    """The dropped pass appended to a module's list, which it cannot undo: refused with advice
-    that works as printed, never a second append."""
-    _LOG.clear()
-    with pytest.raises(NotImplementedError, match="chunk_size=1"):
-        yb.hessian(appends_then_meets_a_solver, chunk_size=2)(np.array([1.3, 0.8]))
-    assert _LOG == [1]
-    _LOG.clear()
-    yb.hessian(appends_then_meets_a_solver, chunk_size=1)(np.array([1.3, 0.8]))
+class _Problem:
+    """An outside object counting its evaluations (opfunu's problems keep ``self.n_fe``)."""
+
+    def __init__(self):
+        self.n_fe, self.seen = 0, []
+
+    def evaluate(self, b):
+        self.n_fe += 1
+        self.seen.append(float(b[0]))
+        return _minimum(b, _OPTIONS)
+
+
+_PROBLEM = _Problem()
+_CALLS = 0
+
+
+def counts_in_a_global_then_meets_a_solver(b):
+    global _CALLS
+    _CALLS += 1
+    return _minimum(b, _OPTIONS) * (1.0 + 0.0 * _CALLS)
+
+
+def _counting_closure():
+    calls = 0
+
+    def counts(b):
+        nonlocal calls
+        calls += 1
+        return _minimum(b, _OPTIONS)
+    return counts, lambda: calls
+
+
+_COUNTS, _COUNTED = _counting_closure()
+
+
+_CHANGERS = {
+    "module list": (appends_then_meets_a_solver, lambda: list(_LOG)),
+    "object attributes": (lambda b: _PROBLEM.evaluate(b), lambda: (_PROBLEM.n_fe, list(_PROBLEM.seen))),
+    "global": (counts_in_a_global_then_meets_a_solver, lambda: _CALLS),
+    "nonlocal": (_COUNTS, _COUNTED),
+}
+
+
+@pytest.mark.parametrize("name", list(_CHANGERS))
+def test_a_dropped_pass_puts_outside_state_back(name):
+    """A pass dropped after it changed outside state (a module's list, an object's evaluation
+    counter, a global, a nonlocal) puts it back before the columns are
+    computed one pass each: the Hessian and the state after it are what one pass per column
+    gives (it was refused, advising chunk_size=1)."""
+    f, state = _CHANGERS[name]
+    b = np.array([1.3, 0.8])
+    start = state()
+    per_column = yb.hessian(f, chunk_size=1)(b)
+    change = (start, state())
+    batched_columns_cache = dict(batched_hessian._PER_COLUMN)
+    batched_hessian._PER_COLUMN.clear()  # (so that the batched pass runs, and is dropped)
+    try:
+        start = state()
+        batched = yb.hessian(f, chunk_size=2)(b)
+        assert (start, state()) == change or _same_increment(change, (start, state()))
+    finally:
+        batched_hessian._PER_COLUMN.update(batched_columns_cache)
+    np.testing.assert_allclose(batched, per_column, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(per_column, _central_hessian(f, b), rtol=1e-4, atol=1e-5)
+
+
+def _same_increment(a, b):
+    """Counters moved by as much in both runs."""
+    return type(a[0]) is int and b[1] - b[0] == a[1] - a[0] or (
+        type(a[0]) is tuple and a[1][0] - a[0][0] == b[1][0] - b[0][0] and len(a[1][1]) - len(a[0][1])
+        == len(b[1][1]) - len(b[0][1]))
+
+
+_LOCKED = {"lock": __import__("threading").Lock(), "scale": 2.0}
+
+
+def reads_an_object_it_cannot_copy(b):
+    return _LOCKED["scale"] * _minimum(b, _OPTIONS)
+
+
+def test_an_outside_object_it_cannot_copy_drops_the_pass_at_its_first_read(looped_calls):
+    """A dict holding a lock cannot be copied, so a dropped pass could not put it back: the
+    pass is dropped when it first reads it, before it can change anything."""
+    b = np.array([1.3, 0.8])
+    batched_hessian._PER_COLUMN.clear()
+    h = yb.hessian(reads_an_object_it_cannot_copy, chunk_size=2)(b)
+    np.testing.assert_allclose(h, yb.hessian(reads_an_object_it_cannot_copy, chunk_size=1)(b), rtol=1e-12,
+                               atol=1e-12)
+    assert not looped_calls  # (dropped before any call)

@@ -441,6 +441,15 @@ def zero_rule(fn: Any) -> bool:
 # --------------------------------------------------------------------------------------------
 
 _TABLE: dict[Any, Callable] = {}  # function object or (type, method name) -> batched rule
+_REGISTERED: dict[Any, Callable] = {}  # batched rules other rule files declare (``register``)
+
+
+def register(target: Any, rule: Callable) -> None:
+    """Declare ``rule(args, kwargs) -> Dual | None`` the batched rule of ``target`` (``None``:
+    it declines, and the looped fallback runs)."""
+    _REGISTERED[target] = rule
+    if _TABLE:
+        _TABLE[target] = rule
 
 
 def _build_table() -> None:
@@ -457,6 +466,7 @@ def _build_table() -> None:
                    np.transpose: _transpose, (np.ndarray, "transpose"): _transpose, getattr: _transpose,
                    operator.getitem: _getitem, (np.ndarray, "__getitem__"): _getitem,
                    operator.setitem: _setitem, (np.ndarray, "__setitem__"): _setitem, (list, "extend"): _extend})
+    _TABLE.update(_REGISTERED)
 
 
 def batched_rule(fn: Any) -> Callable | None:
@@ -477,4 +487,5 @@ def batched_rule(fn: Any) -> Callable | None:
         return None
 
 
-__all__ = ["BATCH", "aligned", "batched", "batched_rule", "batched_zeros", "is_batched", "structural_rule", "zero_rule"]
+__all__ = ["BATCH", "aligned", "batched", "batched_rule", "batched_zeros", "is_batched", "register", "structural_rule",
+           "zero_rule"]

@@ -120,6 +120,16 @@ def _keep_written_globals(memo: dict) -> None:
             namespace[key[3]] = structural_copy(value)
 
 
+def note_write(owner: Any, name: Any = None) -> None:
+    """Called before a batched Hessian pass rebinds a name: global ``name`` of namespace
+    ``owner``, attribute ``name`` of object ``owner``, or cell ``owner``'s variable (``name``
+    None). Its memo (``api/outside_snapshot.py``) keeps what the name held, to put back if the
+    pass is dropped."""
+    note = getattr(getattr(_LOCAL, "memo", None), "note_write", None)
+    if note is not None:
+        note(owner, name)
+
+
 def touched() -> bool:
     """Whether the open scope has handed out a tangent (the pass reached outside state)."""
     return bool(getattr(_LOCAL, "memo", None))

@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..ir import primitives as P
+from ..rules import outside_state
 from ..rules.batched import BATCH, batched, batched_zeros, is_batched, structural_rule
 from ..rules.core import describe_callable
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
@@ -72,6 +73,8 @@ def run_rule(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -
     rule, owner = found
     if owner is not None:  # a bound builtin method: the unbound one, its owner first
         return _unbound_call(rule, owner, f, args, kwargs, run)
+    if isinstance(f[0], _FUNCTIONS) and f[0] in _REBINDINGS:  # (a dropped pass puts what they rebind back: api/outside_snapshot.py)
+        _REBINDINGS[f[0]](*(a[0] for a in args[:2]))
     if f[0] in _GLOBALS:  # their rules check the batch themselves (global_writes.py: Unbatched)
         return run(found, f, args, kwargs)
     if getattr(rule, "second_order_kind", None) == "zero" or not _any_batched(f, args, kwargs):
@@ -96,6 +99,14 @@ def run_rule(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -
 
 
 _GLOBALS = (P.global_get, P.global_set, P.global_del)
+
+#: calls that rebind a name outside the values a pass reads: the global, the cell or the attribute
+#: each rebinds, noted before the call
+_REBINDINGS = {P.global_set: lambda fn, name: outside_state.note_write(fn.__globals__, name),
+               P.global_del: lambda fn, name: outside_state.note_write(fn.__globals__, name),
+               P.cell_set: lambda cell, value: outside_state.note_write(cell),
+               setattr: outside_state.note_write, delattr: outside_state.note_write}
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType)
 
 #: calls on numbers a batched pass runs before it gives up: one pass per column runs them as
 #: inline float code, about a hundred times faster than a rule call on batched tangents, so
