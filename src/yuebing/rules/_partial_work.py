@@ -16,7 +16,6 @@ work of the functions they call.
 """
 from __future__ import annotations
 
-import dis
 import types
 from typing import Any, Callable
 
@@ -26,8 +25,6 @@ from ..tangents import NoRData, Tangent
 ATTRIBUTE = "_yuebing_partial_call"
 #: the attribute naming the function whose work could not be routed (the handler refuses it)
 LOST = "_yuebing_partial_work"
-#: the attribute naming a key function run as plain Python that raised (refused in every mode)
-PLAIN = "_yuebing_plain_key"
 
 #: ``(file, function name)`` of the frames that pass a call's arguments on as written (the
 #: runtimes' dispatch), and of those that bind a method's object as its first argument: filled by
@@ -161,34 +158,3 @@ def carry(error: BaseException, backs: list, back_of: Callable[[Callable], Calla
         undo()
 
     partial.undo = undo_both
-
-
-#: what a function's own code does that may change data existing before the call (anything it
-#: calls may too)
-_MAY_WRITE = ("STORE_SUBSCR", "STORE_SLICE", "STORE_ATTR", "STORE_GLOBAL", "STORE_DEREF", "DELETE_SUBSCR",
-              "DELETE_ATTR", "DELETE_GLOBAL", "DELETE_DEREF", "CALL", "IMPORT_NAME")
-
-
-def _may_write(code: types.CodeType) -> bool:
-    return any(i.opname.startswith(_MAY_WRITE) for i in dis.get_instructions(code)) \
-        or any(isinstance(c, types.CodeType) and _may_write(c) for c in code.co_consts)
-
-
-def watched(key: Any, rule: str) -> Any:
-    """``key`` (``sorted``'s, ``min``'s or ``max``'s, or ``filter``'s predicate), which those
-    rules call as plain Python (only the order or the choice depends on it: no derivative): when
-    it is a Python function that may change data on its way (it writes or calls anything), its
-    exception is marked so that a handler catching it refuses it, since what it changed before
-    raising is not recorded."""
-    if type(key) is not types.FunctionType or not _may_write(key.__code__):
-        return key
-
-    def call(*args: Any) -> Any:
-        try:
-            return key(*args)
-        except BaseException as error:
-            if getattr(error, PLAIN, None) is None and not type(error).__module__.startswith("yuebing."):
-                setattr(error, PLAIN, f"{key.__name__} (the key of {rule}, which runs it as plain Python)")
-            raise
-
-    return call

@@ -1,23 +1,19 @@
-"""Rules for builtins called as functions (DESIGN.md §4): ``abs min max sum round divmod pow
-float int bool complex list tuple dict range enumerate zip reversed sorted map filter``.
+"""Rules for builtins called as functions (DESIGN.md §4): ``abs sum round divmod pow float int
+bool complex dict range enumerate zip map vars``. The builtins that order or choose elements
+(``list tuple reversed sorted filter min max``) are in ``ordering.py``.
 
 Conventions:
 
-* ``min``/``max`` (both ``max(a, b, ...)`` and ``max(iterable)``, with ``key=`` and ``default=``)
-  send the whole cotangent to the element they returned: the first extreme one on ties, as
-  Python returns it. If that element is an array (or any mutable object) the output *is* it.
-* ``enumerate``, ``zip``, ``reversed``, ``map`` and ``filter`` return a **list** (of tuples for
-  ``enumerate``/``zip``) instead of an iterator: iterating the result, indexing it and ``len``
-  work, ``next()`` on it does not. ``zip`` and ``map`` read their arguments to the end (Python
-  stops at the shortest); ``zip(strict=True)`` raises as Python does.
-* ``sorted``/``min``/``max`` call ``key`` as plain Python (only the order depends on it, which is
-  piecewise constant: zero derivative); ``filter`` calls its predicate the same way. A key or
-  predicate that mutates differentiable state is not supported. ``map`` calls the function's rule
-  per element (registered, or derived from source) and runs the pullbacks in reverse order.
-* Iterating an array (``list(a)``, ``zip(a, b)``...): a 1-D array gives NumPy scalars whose
-  cotangents go into the array's fdata; a k-D array gives row *views* whose fdata are the same
-  rows of the array's fdata. Other iterables (ranges, strings, sets, generators) must carry no
-  derivative, else ``RuleArgumentError`` asks for a list.
+* ``enumerate``, ``zip`` and ``map`` return a **list** (of tuples for ``enumerate``/``zip``)
+  instead of an iterator: iterating the result, indexing it and ``len`` work, ``next()`` on it
+  does not. ``zip`` and ``map`` read their arguments to the end (Python stops at the shortest);
+  ``zip(strict=True)`` raises as Python does.
+* ``map`` calls the function's rule per element (registered, or derived from source) and runs the
+  pullbacks in reverse order.
+* Iterating an array (``zip(a, b)``...): a 1-D array gives NumPy scalars whose cotangents go into
+  the array's fdata; a k-D array gives row *views* whose fdata are the same rows of the array's
+  fdata. Other iterables (ranges, strings, sets, generators) must carry no derivative, else
+  ``RuleArgumentError`` asks for a list.
 * ``round``, ``int``, ``bool``, ``range``, 3-argument ``pow`` (integers only) and the quotient of
   ``divmod`` have zero derivative; ``divmod``'s remainder follows ``operator.mod``.
 * ``float(x)`` passes the cotangent through (a size-1 array receives it in its fdata);
@@ -26,23 +22,22 @@ Conventions:
 from __future__ import annotations
 
 import builtins
-import contextlib
 import operator
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import tangents as T
 from ..tangents import NoFData, NoRData, NoTangent
-from ._partial_work import carry, watched
-from .cases import Case, ConventionCase, randc, randn, randpos
+from ._partial_work import carry
+from .cases import Case, ConventionCase, ListedCase, randc, randn, randpos
 from . import core
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule_for, frule_for
 from .operators import (
     ABS_RULES, POW_RULES, Elements, _pow_dbase, _pow_dexp, fit_element, forward_elements, forward_sequence,
-    fresh_tangent, list_output, rdata_part, ref, send, tangent_free, tuple_of, tuple_output,
+    fresh_tangent, list_output, rdata_part, ref, send, tangent_free, tuple_of,
 )
-from .second_order import defined_as, defined_by, jvp_defined_by, linear, selection, with_vjp
+from .second_order import defined_as, defined_by, linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, sum_rdata, tangent
 
 _NOARG = object()  # "not passed", distinct from any value a caller could pass
@@ -196,83 +191,6 @@ def _differentiable_number(v: Any) -> bool:
 
 
 # ============================================================================================
-# min / max
-# ============================================================================================
-
-
-def _extreme_rules(which: Callable, name: str) -> tuple[Callable, Callable]:
-    def rrule(*args, **kwargs):
-        key = watched(_kw(kwargs, "key"), name)
-        options = {"key": key} if key is not None else {}
-        if "default" in kwargs:
-            options["default"] = primal(kwargs["default"])
-        n_kw = len(kwargs)
-        if len(args) == 1:
-            src = Elements(args[0], name)
-            y = which(src.items, **options)
-            if not src.items:  # the default was returned
-                d = kwargs["default"]
-                out = CoDual(y, d.fdata) if isinstance(d, CoDual) else output(y)
-                keys = list(kwargs)
-
-                def default_pullback(dy):
-                    return (NoRData, NoRData, *(dy if k == "default" else NoRData for k in keys))
-
-                return out, default_pullback
-            i = _index_of(src.items, y)
-            p, fd, back = ref(src, i)
-
-            def pullback(dy):
-                send(back, dy)
-                return (NoRData, src.rdata()) + (NoRData,) * n_kw
-
-            return CoDual(p, fd), pullback
-        prims = [primal(a) for a in args]
-        y = which(*prims, **options)
-        i = _index_of(prims, y)
-        chosen = args[i]
-        n = len(args)
-
-        def pullback(dy):
-            return (NoRData, *(dy if j == i else NoRData for j in range(n))) + (NoRData,) * n_kw
-
-        return CoDual(y, chosen.fdata if isinstance(chosen, CoDual) else NoFData), pullback
-
-    def frule(*args, **kwargs):
-        key = _kw(kwargs, "key")
-        options = {"key": key} if key is not None else {}
-        if "default" in kwargs:
-            options["default"] = primal(kwargs["default"])
-        if len(args) == 1:
-            items = forward_elements(args[0], name)
-            prims = [p for p, _ in items]
-            y = which(prims, **options)
-            if not prims:
-                return Dual(y, tangent(kwargs["default"]) if isinstance(kwargs["default"], Dual) else T.zero_tangent(y))
-            return Dual(y, fit_element(y, items[_index_of(prims, y)][1]))
-        prims = [primal(a) for a in args]
-        y = which(*prims, **options)
-        return Dual(y, fit_element(y, tangent(args[_index_of(prims, y)])))
-
-    rrule.__qualname__, frule.__qualname__ = f"rrule[{name}]", f"frule[{name}]"
-    return rrule, frule
-
-
-def _index_of(items: list, y: Any) -> int:
-    """Where ``min``/``max`` found ``y``: the first position holding that very object (Python
-    returns the object itself, and an object equal to itself cannot beat its own first copy)."""
-    for i, v in enumerate(items):
-        if v is y:
-            return i
-    raise AssertionError("min/max returned an object that is not one of its arguments")
-
-
-for _f, _name in ((builtins.max, "max"), (builtins.min, "min")):
-    _r, _fr = _extreme_rules(_f, _name)
-    register_rrule(_f, _r)
-    register_frule(_f, _fr)
-
-# ============================================================================================
 # sum
 # ============================================================================================
 
@@ -361,96 +279,8 @@ def _sum_frule(iterable, start=_NOARG):
 
 
 # ============================================================================================
-# list, tuple, reversed, sorted, enumerate, zip, filter, map
+# enumerate, zip, map
 # ============================================================================================
-
-
-def _sequence_rules(name: str, build: Callable, kind: type) -> tuple[Callable, Callable]:
-    """Rules for a builtin whose result is a list/tuple of the elements of its first argument,
-    reordered or selected: ``build(primals, kwargs) -> index order``."""
-
-    def rrule(iterable=_NOARG, *rest, **kwargs):
-        if iterable is _NOARG:
-            return output(kind()), lambda dy: (NoRData,)
-        src = Elements(iterable, name)
-        order = build(src.items, rest, kwargs)
-        nodes = [ref(src, i) for i in order]
-        out, send_back = (list_output if kind is list else tuple_output)(nodes)
-        n_after = len(rest) + len(kwargs)
-
-        def pullback(dy):
-            send_back() if kind is list else send_back(dy)
-            return (NoRData, src.rdata()) + (NoRData,) * n_after
-
-        return out, pullback
-
-    def frule_(iterable=_NOARG, *rest, **kwargs):
-        if iterable is _NOARG:
-            return Dual(kind(), NoTangent if kind is tuple else [])
-        items = forward_elements(iterable, name)
-        order = build([p for p, _ in items], rest, kwargs)
-        return forward_sequence(kind, [items[i] for i in order])
-
-    rrule.__qualname__, frule_.__qualname__ = f"rrule[{name}]", f"frule[{name}]"
-    return rrule, frule_
-
-
-def _all(items, rest, kwargs):
-    return range(len(items))
-
-
-def _reversed(items, rest, kwargs):
-    return range(len(items) - 1, -1, -1)
-
-
-def _sorted(items, rest, kwargs):
-    key = watched(_kw(kwargs, "key"), "sorted")
-    reverse = bool(_kw(kwargs, "reverse", False))
-    index_key = items.__getitem__ if key is None else (lambda i: key(items[i]))
-    # sorting positions by their items' keys is stable like sorting the items, even reversed
-    return sorted(range(len(items)), key=index_key, reverse=reverse)
-
-
-def _filter(items, rest, kwargs):
-    predicate = watched(primal(rest[0]), "filter")
-    return [i for i, v in enumerate(items) if (predicate(v) if predicate is not None else v)]
-
-
-for _f, _name, _build, _kind in (
-    (builtins.list, "list", _all, list),
-    (builtins.tuple, "tuple", _all, tuple),
-    (builtins.sorted, "sorted", _sorted, list),
-):
-    _r, _fr = _sequence_rules(_name, _build, _kind)
-    register_rrule(_f, _r)
-    register_frule(_f, _fr)
-
-
-@rrule_for(builtins.reversed)
-def _reversed_rrule(seq):
-    reversed(primal(seq))  # Python's check that seq is a sequence
-    return _SEQ_RULES["reversed"][0](seq)
-
-
-@frule_for(builtins.reversed)
-def _reversed_frule(seq):
-    reversed(primal(seq))
-    return _SEQ_RULES["reversed"][1](seq)
-
-
-@rrule_for(builtins.filter)
-def _filter_rrule(function, iterable):
-    out, pullback = _SEQ_RULES["filter"][0](iterable, function)
-    return out, lambda dy: (NoRData, NoRData, pullback(dy)[1])
-
-
-@frule_for(builtins.filter)
-def _filter_frule(function, iterable):
-    return _SEQ_RULES["filter"][1](iterable, function)
-
-
-_SEQ_RULES = {"reversed": _sequence_rules("reversed", _reversed, list),
-              "filter": _sequence_rules("filter", _filter, list)}
 
 
 @rrule_for(builtins.enumerate)
@@ -639,7 +469,6 @@ def _dict_frule(*args, **kwargs):
 # ============================================================================================
 # Second order
 # ============================================================================================
-# max, min and sorted choose among their arguments by the primal values: see ``selection``.
 # pow's reverse rule is operator.pow's, whose partials _pow_vjp uses; divmod's calls _divmod_vjp.
 
 
@@ -664,32 +493,6 @@ def _divmod_vjp(g, y, a, b):
 with_vjp(builtins.pow, _pow_vjp)
 with_vjp(builtins.divmod, _divmod_vjp)
 linear(builtins.complex, data=(0, 1, "real", "imag"))  # re + 1j * im
-selection(builtins.max, builtins.min, builtins.sorted)
-
-
-def _chosen(pairs: tuple, position: Any) -> tuple:
-    """``(value, tangent)`` of the item ``position`` chooses: among the arguments, or among the
-    items of the one iterable argument (``max(xs)``)."""
-    values, tangents = pairs[0::2], pairs[1::2]
-    if len(values) == 1:
-        items, item_tangents = list(values[0]), list(tangents[0])
-        k = int(position(items))
-        return items[k], item_tangents[k]
-    k = int(position(list(values)))
-    return values[k], tangents[k]
-
-
-def _max_jvp(*pairs):
-    """Third order: ``max`` picks its first largest item, and that item's tangent."""
-    return _chosen(pairs, np.argmax)
-
-
-def _min_jvp(*pairs):
-    return _chosen(pairs, np.argmin)
-
-
-jvp_defined_by(builtins.max, _max_jvp)
-jvp_defined_by(builtins.min, _min_jvp)
 
 
 def _map_as_list(function, *iterables):
@@ -698,15 +501,7 @@ def _map_as_list(function, *iterables):
     return [function(*items) for items in zip(*iterables)]
 
 
-def _filter_as_list(function, iterable):
-    """``filter`` as its first-order rule computes it (a list; the predicate has no derivative)."""
-    if function is None:
-        return [item for item in iterable if item]
-    return [item for item in iterable if function(item)]
-
-
 defined_by(builtins.map, _map_as_list)
-defined_by(builtins.filter, _filter_as_list)
 
 
 # ============================================================================================
@@ -718,91 +513,23 @@ def _square(x):
     return x * x
 
 
-class _ListedCase(Case):
-    """A case for an iterator-returning builtin ``f``, checked as ``list(f(...))`` with ``f``'s own
-    rules: check_rule compares the rules' list with that reference and its finite differences (the
-    builtin itself returns an iterator, which has no tangent). The rules are registered on the
-    wrapper only while the check runs, so the rule table stays clean."""
-
-    def __init__(self, f: Callable, *args: Any, **options: Any) -> None:
-        def listed(*a, **k):
-            return list(f(*a, **k))
-
-        listed.__qualname__ = listed.__name__ = f"list∘{f.__name__}"
-        self.builtin = f
-        super().__init__(listed, *args, **options)
-
-    @contextlib.contextmanager
-    def context(self) -> Iterator[None]:
-        from .core import FRULES, RRULES
-
-        register_rrule(self.f, RRULES.by_function[self.builtin][0])
-        register_frule(self.f, FRULES.by_function[self.builtin][0])
-        try:
-            yield
-        finally:
-            RRULES.by_function.pop(self.f, None)
-            FRULES.by_function.pop(self.f, None)
-
-
 def _iterable_cases() -> list:
     shared = randn(3)
-    m = randn(3, 2)
     return [
-        Case(list, [1.5, shared, (2.0, randn(2))], name="list(list with array and tuple)"),
-        Case(list, (1.5, randn(2), 3), name="list(tuple)"),
-        Case(list, randn(4), name="list(1-d array): scalars"),
-        Case(list, m, name="list(2-d array): row views"),
-        Case(list, randc(3), name="list(complex array)"),
-        Case(list, randn(3, dtype=np.float32), name="list(float32 array)"),
-        Case(list, range(3), name="list(range)"),
-        Case(tuple, [1.5, shared, shared], name="tuple(list with aliased array)"),
-        Case(tuple, randn(2, 2), name="tuple(2-d array)"),
-        Case(tuple, (1.5, 2.5)),
-        _ListedCase(builtins.reversed, [1.5, shared, -2.0], name="reversed(list)"),
-        _ListedCase(builtins.reversed, randn(3), name="reversed(array)"),
-        Case(sorted, [2.5, -1.0, 0.5, 3.0], name="sorted(floats)"),
-        Case(sorted, [2.5, -1.0, 0.5], kwargs={"reverse": True}, name="sorted(reverse=True)"),
-        Case(sorted, [2.5, -1.0, 0.5], kwargs={"key": abs}, name="sorted(key=abs)"),
-        Case(sorted, [(2.0, randn(2)), (1.0, randn(2))], kwargs={"key": lambda pair: pair[0]},
-             name="sorted(tuples with arrays, key=lambda)"),
-        Case(sorted, randn(4), name="sorted(array)"),
-        _ListedCase(builtins.enumerate, [1.5, shared], name="enumerate(list)"),
-        _ListedCase(builtins.enumerate, (1.5, 2.5), 3, name="enumerate(tuple, start=3)"),
-        _ListedCase(builtins.zip, [1.5, shared], (2.5, -1.0, 7.0), name="zip(list, longer tuple)"),
-        _ListedCase(builtins.zip, randn(3), randn(3, 2), name="zip(arrays)"),
-        _ListedCase(builtins.zip, [1.5, 2.5], [3.5, 4.5], kwargs={"strict": True}, name="zip(strict=True)"),
-        _ListedCase(builtins.filter, None, [1.5, 0, -2.5, (0.5, shared)], name="filter(None, ...)"),
-        _ListedCase(builtins.filter, np.isfinite, randn(3), name="filter(predicate, array)"),
-        _ListedCase(builtins.map, abs, [1.5, -2.5, shared], name="map(abs, list)"),
-        _ListedCase(builtins.map, operator.mul, [1.5, shared], (2.0, -0.5), name="map(mul, list, tuple)"),
-        _ListedCase(builtins.map, _square, [1.5, -2.5], name="map(python function)", mode=("rev",)),  # no forward transform yet
+        ListedCase(builtins.enumerate, [1.5, shared], name="enumerate(list)"),
+        ListedCase(builtins.enumerate, (1.5, 2.5), 3, name="enumerate(tuple, start=3)"),
+        ListedCase(builtins.zip, [1.5, shared], (2.5, -1.0, 7.0), name="zip(list, longer tuple)"),
+        ListedCase(builtins.zip, randn(3), randn(3, 2), name="zip(arrays)"),
+        ListedCase(builtins.zip, [1.5, 2.5], [3.5, 4.5], kwargs={"strict": True}, name="zip(strict=True)"),
+        ListedCase(builtins.map, abs, [1.5, -2.5, shared], name="map(abs, list)"),
+        ListedCase(builtins.map, operator.mul, [1.5, shared], (2.0, -0.5), name="map(mul, list, tuple)"),
+        ListedCase(builtins.map, _square, [1.5, -2.5], name="map(python function)", mode=("rev",)),  # no forward transform yet
         Case(dict, [("a", 1.5), ("b", shared)], name="dict(pairs)"),
         Case(dict, [["a", 1.5], ["a", 2.5]], name="dict(list pairs, repeated key)"),
         Case(dict, {"a": 1.5, "b": randn(2)}, name="dict(dict)"),
         Case(dict, {"a": 1.5}, kwargs={"b": 2.0}, name="dict(dict, keyword)"),
         Case(dict, (("x", (1.5, randn(2))),), name="dict(tuple of pairs)"),
     ]
-
-
-def _extreme_cases() -> list:
-    a, b = randn(3), randn(3)
-    return [
-        Case(max, 1.5, -0.5, 3.0, name="max(floats)"),
-        Case(min, 1.5, -0.5, 3.0, name="min(floats)"),
-        Case(max, 2, 1.5, name="max(int, float)"),
-        Case(max, [1.5, -0.5, 3.0], name="max(list)"),
-        Case(min, (1.5, -0.5, 3.0), name="min(tuple)"),
-        Case(max, randn(5), name="max(array)"),
-        Case(min, [a, b], kwargs={"key": lambda v: v[0]}, name="min(arrays, key): returns the array itself"),
-        Case(max, a, b, kwargs={"key": np.sum}, name="max(a, b, key=np.sum)"),
-        Case(max, [1.5, -2.5], kwargs={"key": abs}, name="max(key=abs)"),
-        Case(max, [], kwargs={"default": 2.5}, name="max(empty, default)"),
-        Case(max, randn(3, dtype=np.float32), name="max(float32 array)"),
-        ConventionCase(max, 1.5, 1.5, expected=(1.0, 0.0), name="max tie: gradient to the first"),
-        ConventionCase(min, [2.0, -1.0, -1.0], expected=([0.0, 1.0, 0.0],), name="min tie in a list: first"),
-    ]
-
 
 
 def _vars(obj: Any) -> dict:
@@ -846,5 +573,4 @@ CASES = [
     Case(sum, [randn(2, dtype=np.float32), randn(2, dtype=np.float32)], name="sum(float32 arrays)"),
     Case(sum, [[1.5], [randn(2)]], [], name="sum(lists, []): concatenation"),
     *_iterable_cases(),
-    *_extreme_cases(),
 ]

@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 import sys
 import zlib
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -116,3 +116,30 @@ class Expect(Case):
                  name: str | None = None) -> None:
         super().__init__(f, *args, kwargs=kwargs, mode=("rev",), name=name)
         self.expected, self.ybar = expected, ybar
+
+
+class ListedCase(Case):
+    """A case for an iterator-returning builtin ``f``, checked as ``list(f(...))`` with ``f``'s own
+    rules: check_rule compares the rules' list with that reference and its finite differences (the
+    builtin itself returns an iterator, which has no tangent). The rules are registered on the
+    wrapper only while the check runs, so the rule table stays clean."""
+
+    def __init__(self, f: Callable, *args: Any, **options: Any) -> None:
+        def listed(*a, **k):
+            return list(f(*a, **k))
+
+        listed.__qualname__ = listed.__name__ = f"list∘{f.__name__}"
+        self.builtin = f
+        super().__init__(listed, *args, **options)
+
+    @contextlib.contextmanager
+    def context(self) -> Iterator[None]:
+        from .core import FRULES, RRULES, register_frule, register_rrule
+
+        register_rrule(self.f, RRULES.by_function[self.builtin][0])
+        register_frule(self.f, FRULES.by_function[self.builtin][0])
+        try:
+            yield
+        finally:
+            RRULES.by_function.pop(self.f, None)
+            FRULES.by_function.pop(self.f, None)

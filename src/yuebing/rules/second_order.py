@@ -122,13 +122,15 @@ def multilinear(*targets: Any) -> None:
     declare(targets, SecondOrder("multilinear"))
 
 
-def selection(*targets: Any) -> None:
+def selection(*targets: Any, calling_key: types.FunctionType | None = None) -> None:
     """Declare functions that return (or gather) some of their arguments' values, chosen by the
     primal values (``max``, ``min``, ``sorted``): linear given that choice, which small changes
     do not alter. The ordinary rule runs once with the fdata and once with the fdata tangents (on
     the same primals: the same choice), and the forward rule gives the output's tangent. They
-    must not mutate their arguments."""
-    declare(targets, SecondOrder("selection"))
+    must not mutate their arguments. ``calling_key``: the Python definition that runs instead,
+    differentiated like user code, when the call's ``key=`` may change data
+    (``rules/_key_functions.py``)."""
+    declare(targets, SecondOrder("selection", definition=calling_key))
 
 
 def with_vjp(f: Any, vjp: Callable) -> None:

@@ -140,7 +140,9 @@ _work.PASS_THROUGH.update((os.path.join(folder, file), name) for folder, file, n
     (_RULES, "core.py", ("rrule", "run_rrule")),
     (_RULES, "second_order.py", ("rrule",)),  # a defined_as function's rule
     (_RULES, "util.py", ("defined_rrule",)),
-    (_RULES, "builtins.py", ("_call_rrule",))) for name in names)
+    (_RULES, "builtins.py", ("_call_rrule",)),
+    (_RULES, "ordering.py", ("rrule", "_sorted_rrule", "_filter_rrule")),  # a key that may change data
+    (os.path.join(_RULES, "containers"), "lists.py", ("_list_sort",))) for name in names)
 _work.METHOD_FRAMES.update((os.path.join(_HERE, file), "_call_method") for file in ("runtime.py", "second_order.py"))
 
 
@@ -187,16 +189,6 @@ def _refuse_partial(error: BaseException, where: tuple) -> None:
             "which cannot route back the part of its work that ran)", _ADVICE, *where) from error
 
 
-def _refuse_plain_key(error: BaseException, where: tuple) -> None:
-    key = getattr(error, _work.PLAIN, None)
-    if key is not None:
-        raise UnsupportedSyntaxError(
-            f"an exception ({type(error).__name__}) raised in {key}, which may have changed data before it "
-            "raised, caught here (what a key changes is not differentiated)",
-            "make the key only compute the value to compare (change the data before or after the call), or "
-            "test for the failing case before the call instead of catching the exception", *where) from error
-
-
 def caught(tape: list | None, length: int, error: BaseException, simple: bool, where: tuple,
            running: int = -1) -> PartialCall | None:
     """Check an exception a generated handler just caught; ``tape`` is None in forward mode.
@@ -206,7 +198,6 @@ def caught(tape: list | None, length: int, error: BaseException, simple: bool, w
     longer used: loops and blocks of a try body are undone in part.)"""
     if _is_ours(error):
         raise error
-    _refuse_plain_key(error, where)
     if tape is None:
         return None
     partial = claim(error, running)

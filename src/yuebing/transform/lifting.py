@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules import outside_state
+from ..rules._key_functions import calls_through
 from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
@@ -71,7 +72,7 @@ def _make_rule(d: SecondOrder) -> Rule:
     if d.kind == "multilinear":
         return _multilinear
     if d.kind == "selection":
-        return _selection
+        return _selection if d.definition is None else _keyed_selection(d.definition)
     if d.kind == "elementwise":
         return _elementwise_rule(d.function, d.partials or ELEMENTWISE_PARTIALS[d.function])
     if d.kind == "in_place":
@@ -780,6 +781,22 @@ def _python_rule(definition: types.FunctionType) -> Rule:
 
     rule.second_order_kind = "python"  # type: ignore[attr-defined]
     rule.definition = definition  # type: ignore[attr-defined] - read by third order
+    return rule
+
+
+def _keyed_selection(definition: types.FunctionType) -> Rule:
+    """The selection class of a function taking ``key=`` (``sorted``, ``max``): a key that may
+    change data (``rules/_key_functions.py``) makes the call its ``definition``, which calls the
+    key like user code; any other key only orders, and the call is a selection."""
+    calling_key = _python_rule(definition)
+
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        key = kwargs.get("key")
+        if key is not None and calls_through(key[0]):
+            return calling_key(f, args, kwargs)
+        return _selection(f, args, kwargs)
+
+    rule.second_order_kind = "selection"  # type: ignore[attr-defined]
     return rule
 
 

@@ -10,9 +10,10 @@ import numpy as np
 from ... import tangents as T
 from ...tangents import NoRData, NoTangent
 from ..cases import Case, randc, randn
-from ..core import CoDual, Dual, frule_for, primal, rrule_for
+from .._key_functions import calls_through, sort_calling_key
+from ..core import CoDual, Dual, frule, frule_for, primal, rrule_for
 from ..second_order import defined_by, linear
-from ..util import output
+from ..util import defined_rrule, output
 from .common import (
     _NOT_PASSED, _Elements, _counted, _element_fdata, _restored, _self_containing, _shallow_copy_rrule,
     _shared_array_list, _slot, _with_rdata,
@@ -195,8 +196,19 @@ def _sort_order(lst: list, key: Any, reverse: Any) -> list:
     return sorted(range(len(lst)), key=lambda i: key_fn(lst[i]), reverse=descending)
 
 
+def _key_that_may_write(key: Any) -> bool:
+    """A key that may change data: the sort then runs as ``sort_calling_key`` (``ordering.py``)."""
+    return key is not _NOT_PASSED and calls_through(primal(key))
+
+
+def _passed(key: Any, reverse: Any) -> tuple:
+    return (key,) if reverse is _NOT_PASSED else (key, reverse)
+
+
 @rrule_for((list, "sort"))
 def _list_sort(self, key=_NOT_PASSED, reverse=_NOT_PASSED):
+    if _key_that_may_write(key):
+        return defined_rrule(sort_calling_key, self, *_passed(key, reverse))
     # key only orders the elements: it is not differentiated
     lst, fd = self.primal, self.fdata
     order = _sort_order(lst, key, reverse)
@@ -216,6 +228,8 @@ def _list_sort(self, key=_NOT_PASSED, reverse=_NOT_PASSED):
 
 @frule_for((list, "sort"))
 def _list_sort_frule(self, key=_NOT_PASSED, reverse=_NOT_PASSED):
+    if _key_that_may_write(key):
+        return frule(sort_calling_key, self, *_passed(key, reverse))
     lst, t = self.primal, self.tangent
     order = _sort_order(lst, key, reverse)
     lst[:] = [lst[i] for i in order]
@@ -247,15 +261,11 @@ linear((list, "clear"))
 # the position or permutation must come from the primal (a tangent call would compare or order
 # the tangents): these are written with covered functions, whose second order follows the
 # primal's choices
-def _list_sort(lst, key=None, reverse=False):
-    lst[:] = sorted(lst, key=key, reverse=reverse)
-
-
 def _list_remove(lst, value):
     lst.pop(lst.index(value))
 
 
-defined_by((list, "sort"), _list_sort)
+defined_by((list, "sort"), sort_calling_key)
 defined_by((list, "remove"), _list_remove)
 
 

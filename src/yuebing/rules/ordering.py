@@ -1,0 +1,404 @@
+"""Rules for builtins that take the elements of an iterable in an order or choose among them:
+``list tuple reversed sorted filter min max``, and ``heapq.nsmallest``/``nlargest`` (DESIGN.md §4).
+
+Conventions:
+
+* ``min``/``max`` (both ``max(a, b, ...)`` and ``max(iterable)``, with ``key=`` and ``default=``)
+  send the whole cotangent to the element they returned: the first extreme one on ties, as
+  Python returns it. If that element is an array (or any mutable object) the output *is* it.
+* ``reversed`` and ``filter`` return a **list** instead of an iterator: iterating the result,
+  indexing it and ``len`` work, ``next()`` on it does not.
+* Only the order (``sorted``) or the choice (``min``, ``max``, ``filter``) depends on a key's or
+  predicate's value, which is piecewise constant: zero derivative. A builtin key (``abs``,
+  ``operator.itemgetter``) and Python code that writes and calls nothing (``lambda p: p[0]``)
+  run as plain Python on the primals. A key or predicate that is Python code writing or calling
+  anything may change data on its way: the call then runs as the Python definition in
+  ``_key_functions.py``, differentiated like user code, so what the key does gets its
+  derivatives in every mode (``list.sort``'s rule does the same).
+* Iterating an array (``list(a)``): a 1-D array gives NumPy scalars whose cotangents go into the
+  array's fdata; a k-D array gives row *views* whose fdata are the same rows of the array's
+  fdata. Other iterables (ranges, strings, sets, generators) must carry no derivative, else
+  ``RuleArgumentError`` asks for a list.
+"""
+from __future__ import annotations
+
+import builtins
+import heapq
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import tangents as T
+from ..tangents import NoFData, NoRData, NoTangent
+from ._key_functions import calls_through, extreme_position, filter_calling_predicate, key_order, max_calling_key, \
+    min_calling_key, sorted_calling_key
+from . import batched
+from .cases import Case, ConventionCase, ListedCase, randc, randn
+from .declare import nondifferentiable
+from .core import CoDual, Dual, frule, frule_for, primal, register_frule, register_rrule, rrule_for
+from .operators import Elements, fit_element, forward_elements, forward_sequence, list_output, ref, send, tuple_output
+from .second_order import defined_as, defined_by, jvp_defined_by, selection
+from .util import defined_rrule, fit_tangent, output, tangent
+
+_NOARG = object()  # "not passed", distinct from any value a caller could pass
+
+
+def _kw(kwargs: dict, name: str, default: Any = None) -> Any:
+    return primal(kwargs[name]) if name in kwargs else default
+
+
+def _through_key_frule(definition: Callable, args: tuple, kwargs: dict) -> Dual:
+    """The forward rule of a call whose key may change data: ``definition``'s derived one."""
+    out = frule(definition, *args, **kwargs)
+    if isinstance(out.primal, (np.floating, np.complexfloating)):  # a NumPy scalar's tangent: a number
+        return Dual(out.primal, fit_tangent(out.tangent, out.primal))
+    return out
+
+
+# ============================================================================================
+# list, tuple, reversed, sorted, filter
+# ============================================================================================
+
+
+def sequence_rules(name: str, build: Callable, kind: type) -> tuple[Callable, Callable]:
+    """Rules for a builtin whose result is a list/tuple of the elements of its first argument,
+    reordered or selected: ``build(primals, rest, kwargs) -> index order``."""
+
+    def rrule(iterable=_NOARG, *rest, **kwargs):
+        if iterable is _NOARG:
+            return output(kind()), lambda dy: (NoRData,)
+        src = Elements(iterable, name)
+        order = build(src.items, rest, kwargs)
+        nodes = [ref(src, i) for i in order]
+        out, send_back = (list_output if kind is list else tuple_output)(nodes)
+        n_after = len(rest) + len(kwargs)
+
+        def pullback(dy):
+            send_back() if kind is list else send_back(dy)
+            return (NoRData, src.rdata()) + (NoRData,) * n_after
+
+        return out, pullback
+
+    def frule_(iterable=_NOARG, *rest, **kwargs):
+        if iterable is _NOARG:
+            return Dual(kind(), NoTangent if kind is tuple else [])
+        items = forward_elements(iterable, name)
+        order = build([p for p, _ in items], rest, kwargs)
+        return forward_sequence(kind, [items[i] for i in order])
+
+    rrule.__qualname__, frule_.__qualname__ = f"rrule[{name}]", f"frule[{name}]"
+    return rrule, frule_
+
+
+def _all(items, rest, kwargs):
+    return range(len(items))
+
+
+def _reversed(items, rest, kwargs):
+    return range(len(items) - 1, -1, -1)
+
+
+def _sorted(items, rest, kwargs):
+    key = _kw(kwargs, "key")
+    reverse = bool(_kw(kwargs, "reverse", False))
+    index_key = items.__getitem__ if key is None else (lambda i: key(items[i]))
+    # sorting positions by their items' keys is stable like sorting the items, even reversed
+    return sorted(range(len(items)), key=index_key, reverse=reverse)
+
+
+def _filter(items, rest, kwargs):
+    predicate = primal(rest[0])
+    return [i for i, v in enumerate(items) if (predicate(v) if predicate is not None else v)]
+
+
+nondifferentiable(key_order, extreme_position)  # the orders a key's values give (_key_functions.py)
+
+for _f, _name, _build, _kind in ((builtins.list, "list", _all, list), (builtins.tuple, "tuple", _all, tuple)):
+    _r, _fr = sequence_rules(_name, _build, _kind)
+    register_rrule(_f, _r)
+    register_frule(_f, _fr)
+
+_RULES = {"reversed": sequence_rules("reversed", _reversed, list), "sorted": sequence_rules("sorted", _sorted, list),
+          "filter": sequence_rules("filter", _filter, list)}
+
+
+@rrule_for(builtins.reversed)
+def _reversed_rrule(seq):
+    reversed(primal(seq))  # Python's check that seq is a sequence
+    return _RULES["reversed"][0](seq)
+
+
+@frule_for(builtins.reversed)
+def _reversed_frule(seq):
+    reversed(primal(seq))
+    return _RULES["reversed"][1](seq)
+
+
+@rrule_for(builtins.sorted)
+def _sorted_rrule(*args, **kwargs):
+    if calls_through(_kw(kwargs, "key")):
+        return defined_rrule(sorted_calling_key, *args, **kwargs)
+    return _RULES["sorted"][0](*args, **kwargs)
+
+
+@frule_for(builtins.sorted)
+def _sorted_frule(*args, **kwargs):
+    if calls_through(_kw(kwargs, "key")):
+        return _through_key_frule(sorted_calling_key, args, kwargs)
+    return _RULES["sorted"][1](*args, **kwargs)
+
+
+@rrule_for(builtins.filter)
+def _filter_rrule(function, iterable):
+    if calls_through(primal(function)):
+        return defined_rrule(filter_calling_predicate, function, iterable)
+    out, pullback = _RULES["filter"][0](iterable, function)
+    return out, lambda dy: (NoRData, NoRData, pullback(dy)[1])
+
+
+@frule_for(builtins.filter)
+def _filter_frule(function, iterable):
+    if calls_through(primal(function)):
+        return _through_key_frule(filter_calling_predicate, (function, iterable), {})
+    return _RULES["filter"][1](iterable, function)
+
+
+# ============================================================================================
+# min / max
+# ============================================================================================
+
+
+def _extreme_rules(which: Callable, name: str, calling_key: Callable) -> tuple[Callable, Callable]:
+    def rrule(*args, **kwargs):
+        key = _kw(kwargs, "key")
+        if calls_through(key):
+            return defined_rrule(calling_key, *args, **kwargs)
+        options = {"key": key} if key is not None else {}
+        if "default" in kwargs:
+            options["default"] = primal(kwargs["default"])
+        n_kw = len(kwargs)
+        if len(args) == 1:
+            src = Elements(args[0], name)
+            y = which(src.items, **options)
+            if not src.items:  # the default was returned
+                d = kwargs["default"]
+                out = CoDual(y, d.fdata) if isinstance(d, CoDual) else output(y)
+                keys = list(kwargs)
+
+                def default_pullback(dy):
+                    return (NoRData, NoRData, *(dy if k == "default" else NoRData for k in keys))
+
+                return out, default_pullback
+            i = _index_of(src.items, y)
+            p, fd, back = ref(src, i)
+
+            def pullback(dy):
+                send(back, dy)
+                return (NoRData, src.rdata()) + (NoRData,) * n_kw
+
+            return CoDual(p, fd), pullback
+        prims = [primal(a) for a in args]
+        y = which(*prims, **options)
+        i = _index_of(prims, y)
+        chosen = args[i]
+        n = len(args)
+
+        def pullback(dy):
+            return (NoRData, *(dy if j == i else NoRData for j in range(n))) + (NoRData,) * n_kw
+
+        return CoDual(y, chosen.fdata if isinstance(chosen, CoDual) else NoFData), pullback
+
+    def frule_(*args, **kwargs):
+        key = _kw(kwargs, "key")
+        if calls_through(key):
+            return _through_key_frule(calling_key, args, kwargs)
+        options = {"key": key} if key is not None else {}
+        if "default" in kwargs:
+            options["default"] = primal(kwargs["default"])
+        if len(args) == 1:
+            items = forward_elements(args[0], name)
+            prims = [p for p, _ in items]
+            y = which(prims, **options)
+            if not prims:
+                default = kwargs["default"]
+                return Dual(y, tangent(default) if isinstance(default, Dual) else T.zero_tangent(y))
+            return Dual(y, fit_element(y, items[_index_of(prims, y)][1]))
+        prims = [primal(a) for a in args]
+        y = which(*prims, **options)
+        return Dual(y, fit_element(y, tangent(args[_index_of(prims, y)])))
+
+    rrule.__qualname__, frule_.__qualname__ = f"rrule[{name}]", f"frule[{name}]"
+    return rrule, frule_
+
+
+def _index_of(items: list, y: Any) -> int:
+    """Where ``min``/``max`` found ``y``: the first position holding that very object (Python
+    returns the object itself, and an object equal to itself cannot beat its own first copy)."""
+    for i, v in enumerate(items):
+        if v is y:
+            return i
+    raise AssertionError("min/max returned an object that is not one of its arguments")
+
+
+for _f, _name, _definition in ((builtins.max, "max", max_calling_key), (builtins.min, "min", min_calling_key)):
+    _r, _fr = _extreme_rules(_f, _name, _definition)
+    register_rrule(_f, _r)
+    register_frule(_f, _fr)
+
+
+# ============================================================================================
+# heapq.nsmallest / nlargest (Python code over C heaps: defined by what their docs say they equal)
+# ============================================================================================
+
+
+def _nsmallest(n, iterable, key=None):
+    """``heapq.nsmallest``: ``sorted(iterable, key=key)[:n]`` (the same items, ties in the same
+    order, the key called once per item), ``[]`` for ``n <= 0``."""
+    if n <= 0:
+        return []
+    return sorted(iterable, key=key)[:n]
+
+
+def _nlargest(n, iterable, key=None):
+    """``heapq.nlargest``: ``sorted(iterable, key=key, reverse=True)[:n]``."""
+    if n <= 0:
+        return []
+    return sorted(iterable, key=key, reverse=True)[:n]
+
+
+defined_as(heapq.nsmallest, _nsmallest)
+defined_as(heapq.nlargest, _nlargest)
+
+
+# ============================================================================================
+# Batched forward mode (rules/batched.py): a key that may change data runs once, batched
+# ============================================================================================
+
+
+def _batched_through_key(definition: Callable, key_of: Callable) -> Callable:
+    """The batched rule of a call whose key may change data: ``definition`` run once on the
+    batched tangents (the looped fallback would run the key once per direction). Any other key
+    declines (the fallback then runs the plain rule per direction)."""
+    def rule(args: tuple, kwargs: dict) -> Dual | None:
+        if not calls_through(key_of(args, kwargs)):
+            return None
+        return frule(definition, *args, **kwargs)  # (a NumPy scalar's batched tangent is an array)
+
+    return rule
+
+
+def _key_keyword(args: tuple, kwargs: dict) -> Any:
+    return _kw(kwargs, "key")
+
+
+def _predicate(args: tuple, kwargs: dict) -> Any:
+    return primal(args[0]) if args else None
+
+
+for _f, _definition, _key_of in ((builtins.sorted, sorted_calling_key, _key_keyword),
+                                 (builtins.max, max_calling_key, _key_keyword),
+                                 (builtins.min, min_calling_key, _key_keyword),
+                                 (builtins.filter, filter_calling_predicate, _predicate)):
+    batched.register(_f, _batched_through_key(_definition, _key_of))
+
+
+# ============================================================================================
+# Second order
+# ============================================================================================
+# max, min and sorted choose among their arguments by the primal values (``selection``); with a
+# key that may change data, their definitions calling the key run instead. filter is always its
+# definition (the predicate called like user code).
+
+selection(builtins.max, calling_key=max_calling_key)
+selection(builtins.min, calling_key=min_calling_key)
+selection(builtins.sorted, calling_key=sorted_calling_key)
+defined_by(builtins.filter, filter_calling_predicate)
+
+
+def _chosen(pairs: tuple, position: Any) -> tuple:
+    """``(value, tangent)`` of the item ``position`` chooses: among the arguments, or among the
+    items of the one iterable argument (``max(xs)``)."""
+    values, tangents = pairs[0::2], pairs[1::2]
+    if len(values) == 1:
+        items, item_tangents = list(values[0]), list(tangents[0])
+        k = int(position(items))
+        return items[k], item_tangents[k]
+    k = int(position(list(values)))
+    return values[k], tangents[k]
+
+
+def _max_jvp(*pairs):
+    """Third order: ``max`` picks its first largest item, and that item's tangent."""
+    return _chosen(pairs, np.argmax)
+
+
+def _min_jvp(*pairs):
+    return _chosen(pairs, np.argmin)
+
+
+jvp_defined_by(builtins.max, _max_jvp)
+jvp_defined_by(builtins.min, _min_jvp)
+
+
+# ============================================================================================
+# Cases
+# ============================================================================================
+
+
+def _sequence_cases() -> list:
+    shared = randn(3)
+    m = randn(3, 2)
+    return [
+        Case(list, [1.5, shared, (2.0, randn(2))], name="list(list with array and tuple)"),
+        Case(list, (1.5, randn(2), 3), name="list(tuple)"),
+        Case(list, randn(4), name="list(1-d array): scalars"),
+        Case(list, m, name="list(2-d array): row views"),
+        Case(list, randc(3), name="list(complex array)"),
+        Case(list, randn(3, dtype=np.float32), name="list(float32 array)"),
+        Case(list, range(3), name="list(range)"),
+        Case(tuple, [1.5, shared, shared], name="tuple(list with aliased array)"),
+        Case(tuple, randn(2, 2), name="tuple(2-d array)"),
+        Case(tuple, (1.5, 2.5)),
+        ListedCase(builtins.reversed, [1.5, shared, -2.0], name="reversed(list)"),
+        ListedCase(builtins.reversed, randn(3), name="reversed(array)"),
+        Case(sorted, [2.5, -1.0, 0.5, 3.0], name="sorted(floats)"),
+        Case(sorted, [2.5, -1.0, 0.5], kwargs={"reverse": True}, name="sorted(reverse=True)"),
+        Case(sorted, [2.5, -1.0, 0.5], kwargs={"key": abs}, name="sorted(key=abs)"),
+        Case(sorted, [(2.0, randn(2)), (1.0, randn(2))], kwargs={"key": lambda pair: pair[0]},
+             name="sorted(tuples with arrays, key=lambda)"),
+        Case(sorted, randn(4), name="sorted(array)"),
+        ListedCase(builtins.filter, None, [1.5, 0, -2.5, (0.5, shared)], name="filter(None, ...)"),
+        ListedCase(builtins.filter, np.isfinite, randn(3), name="filter(predicate, array)"),
+    ]
+
+
+def _extreme_cases() -> list:
+    a, b = randn(3), randn(3)
+    return [
+        Case(max, 1.5, -0.5, 3.0, name="max(floats)"),
+        Case(min, 1.5, -0.5, 3.0, name="min(floats)"),
+        Case(max, 2, 1.5, name="max(int, float)"),
+        Case(max, [1.5, -0.5, 3.0], name="max(list)"),
+        Case(min, (1.5, -0.5, 3.0), name="min(tuple)"),
+        Case(max, randn(5), name="max(array)"),
+        Case(min, [a, b], kwargs={"key": lambda v: v[0]}, name="min(arrays, key): returns the array itself"),
+        Case(max, a, b, kwargs={"key": np.sum}, name="max(a, b, key=np.sum)"),
+        Case(max, [1.5, -2.5], kwargs={"key": abs}, name="max(key=abs)"),
+        Case(max, [], kwargs={"default": 2.5}, name="max(empty, default)"),
+        Case(max, randn(3, dtype=np.float32), name="max(float32 array)"),
+        ConventionCase(max, 1.5, 1.5, expected=(1.0, 0.0), name="max tie: gradient to the first"),
+        ConventionCase(min, [2.0, -1.0, -1.0], expected=([0.0, 1.0, 0.0],), name="min tie in a list: first"),
+    ]
+
+
+def _heapq_cases() -> list:
+    return [
+        Case(heapq.nsmallest, 2, [2.5, -1.0, 0.5, 3.0], name="heapq.nsmallest(2, floats)"),
+        Case(heapq.nlargest, 2, [2.5, -1.0, 0.5, 3.0], kwargs={"key": abs}, name="heapq.nlargest(2, key=abs)"),
+        Case(heapq.nsmallest, 1, [randn(2), randn(2)], kwargs={"key": lambda v: v[1]},
+             name="heapq.nsmallest(1, arrays, key=lambda)"),
+        Case(heapq.nlargest, 5, (1.5, -0.5), name="heapq.nlargest(n > len)"),
+    ]
+
+
+CASES = [*_sequence_cases(), *_extreme_cases(), *_heapq_cases()]

@@ -1,0 +1,256 @@
+"""Keys and predicates that change data (issue 13): ``sorted``/``min``/``max``/``list.sort`` with
+``key=`` and ``filter``'s predicate, when the key is Python code that appends, accumulates or
+writes on its way. Only the order depends on the key's value, but what the key does has
+derivatives: it used to run as plain Python and its work was silently dropped (``grad`` 1.0
+where finite differences give 8.6). Each idiom runs in every mode (``tests/modes.py``: grad,
+jvp, ``jacobian(mode="fwd")``, hvp, hessian) and its batched Hessian (``chunk_size=k``) equals
+the per-column one; a pure key stays on the plain path of the rules."""
+from __future__ import annotations
+
+import bisect
+import functools
+import heapq
+import itertools
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.rules import _key_functions, ordering
+from yuebing.rules.core import MissingRuleError
+from tests.modes import check_every_mode
+
+POINT = np.array([0.3, 1.2, 2.0])
+
+
+def _sorted_appends(x):
+    log = []
+
+    def key(v):
+        log.append(v * x[0])
+        return v
+
+    ys = sorted([x[2], 1.0, x[1]], key=key)
+    return sum(log) * x[1] + ys[0] * ys[2]
+
+
+def _sorted_accumulates_reversed(x):
+    acc = [0.0]
+
+    def key(v):
+        acc[0] += v ** 2 * x[1]
+        return -v
+
+    ys = sorted(x, key=key, reverse=True)
+    return acc[0] * ys[0] + ys[1]
+
+
+def _sorted_writes_array(x):
+    buffer = np.zeros(3)
+
+    def key(i):
+        buffer[i] = x[i] * x[0]
+        return -x[i]
+
+    order = sorted(range(3), key=key)
+    return np.sum(buffer ** 2) + x[order[0]]
+
+
+def _min_nonlocal(x):
+    total = 0.0
+
+    def key(v):
+        nonlocal total
+        total += np.sin(v) * x[2]
+        return v
+
+    return min(list(x), key=key) * total
+
+
+def _max_arguments_attribute(x):
+    class Tally:
+        def __init__(self):
+            self.total = 0.0
+
+        def key(self, v):
+            self.total = self.total + v * v
+            return v
+
+    tally = Tally()
+    best = max(x[0], x[1] * 0.5, x[2] * 0.25, key=tally.key)
+    return best * tally.total
+
+
+def _max_default_unused(x):
+    seen = []
+    return max([x[0], x[1]], key=lambda v: seen.append(v * v) or v, default=x[2]) + sum(seen)
+
+
+def _filter_accumulates(x):
+    acc = [0.0]
+
+    def keep(v):
+        acc[0] += v * x[0]
+        return v > 1.0
+
+    return sum(filter(keep, list(x))) * acc[0]
+
+
+def _list_sort_appends(x):
+    log = []
+    values = [x[1], x[0] * 3.0, x[2]]
+
+    def key(v):
+        log.append(v * x[2])
+        return v
+
+    values.sort(key=key)
+    return values[0] * sum(log) + values[2]
+
+
+def _dict_sorted_items(x):
+    weights = {"a": x[0], "b": x[1], "c": x[2] * 0.5}
+    acc = [0.0]
+
+    def key(item):
+        acc[0] += item[1] ** 2
+        return item[1]
+
+    ordered = dict(sorted(weights.items(), key=key))
+    return list(ordered.values())[0] * acc[0]
+
+
+def _partial_key(x):
+    acc = [0.0]
+
+    def key(scale, v):
+        acc[0] += scale * v * v
+        return v
+
+    return sorted(list(x), key=functools.partial(key, x[0]))[1] + acc[0]
+
+
+def _heapq_nsmallest_appends(x):
+    log = []
+
+    def key(v):
+        log.append(v * x[1])
+        return v
+
+    return sum(heapq.nsmallest(2, [x[2], x[0], x[1], 5.0], key=key)) * sum(log)
+
+
+def _heapq_nlargest(x):
+    return sum(heapq.nlargest(2, list(x), key=lambda v: -abs(v - 1.0))) * x[0]
+
+
+IDIOMS = {
+    "sorted_appends": _sorted_appends,
+    "sorted_accumulates_reversed": _sorted_accumulates_reversed,
+    "sorted_writes_array": _sorted_writes_array,
+    "min_nonlocal": _min_nonlocal,
+    "max_arguments_attribute": _max_arguments_attribute,
+    "max_default_unused": _max_default_unused,
+    "filter_accumulates": _filter_accumulates,
+    "list_sort_appends": _list_sort_appends,
+    "dict_sorted_items": _dict_sorted_items,
+    "partial_key": _partial_key,
+    "heapq_nsmallest_appends": _heapq_nsmallest_appends,
+    "heapq_nlargest": _heapq_nlargest,
+}
+
+
+@pytest.mark.parametrize("name", sorted(IDIOMS))
+def test_every_mode(name):
+    check_every_mode(IDIOMS[name], POINT)
+
+
+@pytest.mark.parametrize("name", sorted(IDIOMS))
+def test_batched_hessian_is_per_column_hessian(name):
+    f = IDIOMS[name]
+    per_column = yb.hessian(f, chunk_size=1)(POINT.copy())
+    batched = yb.hessian(f, chunk_size=2)(POINT.copy())
+    np.testing.assert_allclose(batched, per_column, rtol=1e-10, atol=1e-12)
+
+
+_CALLS = []
+
+
+def _count_call():
+    _CALLS.append(1)  # (a list the reverse pass would restore, were the count differentiated)
+
+
+yb.nondifferentiable(_count_call)
+
+
+def test_the_key_runs_once_per_item_in_every_mode():
+    """Side effects happen once per call, as in a plain call (DESIGN.md §2)."""
+    def f(x):
+        def key(v):
+            _count_call()
+            return v
+        return sorted(list(x), key=key)[0] * x[1]
+
+    for run in (lambda: yb.grad(f)(POINT.copy()), lambda: yb.jvp(f, (POINT.copy(),), (POINT.copy(),)),
+                lambda: yb.hvp(f, (POINT.copy(),), (POINT.copy(),)),
+                lambda: yb.jacobian(f, mode="fwd")(POINT.copy())):
+        _CALLS.clear()
+        run()
+        assert len(_CALLS) == 3
+
+
+def test_a_key_that_changes_data_then_raises_keeps_its_work():
+    """A key raising after it wrote: what it wrote before the handler keeps its derivatives."""
+    def f(x):
+        buffer = np.array([0.5, 0.0])
+
+        def key(v):
+            buffer[0] = buffer[0] + v * v
+            if v > 1.0:
+                raise ValueError("stop")
+            return v
+
+        total = x
+        try:
+            total = sorted([x, 2 * x, 3 * x], key=key)[0]
+        except ValueError:
+            total = total * buffer[0]
+        return total + buffer[0] * x
+
+    check_every_mode(f, 0.7)
+
+
+@pytest.mark.parametrize("key", [abs, len, str.lower, np.sum, lambda p: p[0], lambda p: -p[1]],
+                         ids=["abs", "len", "str.lower", "np.sum", "lambda p: p[0]", "lambda p: -p[1]"])
+def test_builtin_and_pure_keys_stay_plain(key):
+    assert not _key_functions.calls_through(key)
+
+
+@pytest.mark.parametrize("key", [_sorted_appends, lambda v: abs(v), functools.partial(_partial_key, 1.0),
+                                 lambda v: v.append(1)],
+                         ids=["def", "lambda calling", "partial", "lambda appending"])
+def test_keys_that_may_change_data_are_called_through(key):
+    assert _key_functions.calls_through(key)
+
+
+def test_a_pure_key_takes_the_plain_rule(monkeypatch):
+    """``key=lambda p: p[0]`` never reaches the differentiated definitions (the fast path)."""
+    def f(x):
+        pairs = [(x[2], x[0]), (x[1], x[1]), (x[0], x[2])]
+        return sorted(pairs, key=lambda p: p[0])[0][1] * max(list(x), key=lambda v: -v)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a pure key went through the differentiated definitions")
+
+    monkeypatch.setattr(ordering, "defined_rrule", refuse)
+    monkeypatch.setattr(ordering, "_through_key_frule", refuse)
+    check_every_mode(f, POINT)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x * bisect.bisect_left([0.5, 1.0, 2.0], x, key=lambda v: v * 2.0),
+    lambda x: sum(x * len(list(g)) for _, g in itertools.groupby([1.0, 1.0, 2.0], key=lambda v: v > 1.5)),
+], ids=["bisect key", "groupby key"])
+def test_c_functions_with_a_key_are_refused_by_name(f):
+    with pytest.raises(MissingRuleError, match="bisect|groupby"):
+        yb.grad(f)(0.7)
