@@ -65,6 +65,13 @@ def _dict_of_lists(x):
     return sum(d["a"]) * x[1] + d["n"][2] * x[2]
 
 
+def _set_add_and_union(x):
+    s = set()
+    for v in x:
+        s.add(v * v)
+    return sum(s | {x[0] * x[1]}) * x[2]
+
+
 # a module holding a weight matrix, read as mod.W inside array code (reverse mode's array block
 # took it for a scalar: "non-broadcastable output operand" in the pullback)
 _weights = types.ModuleType("_weights")
@@ -110,6 +117,11 @@ IDIOMS = {
     # first iterable, which Python evaluates in the enclosing scope, was renamed to the loop variable
     "comprehension_shadows_its_iterable": lambda x: sum([x[0] ** 2 + 3 * sum(x[1:] ** 2) for x in [x, x * 2]]),
     "generator_shadows_its_iterable": lambda x: sum(x ** 3 for x in x) + sum(sum(r) for r in [[v * x[0] for v in x] for x in [x]]),
+    # batched forward mode (yb.jacobian(mode="fwd")) refused dict views and set methods
+    "sum_dict_values": lambda x: sum({i: v ** 2 * x[0] for i, v in enumerate(x)}.values()),
+    "max_dict_values": lambda x: max(dict(a=x[0] * x[1], b=x[2]).values()) * x[0],
+    "set_comprehension": lambda x: sum({v * x[0] for v in x}),
+    "set_add_and_union": _set_add_and_union,
     "branin": lambda x: ((x[1] - (5.1 / (4 * np.pi ** 2)) * x[0] ** 2 + 5 * x[0] / np.pi - 6) ** 2
                          + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x[0]) + 10),
 }

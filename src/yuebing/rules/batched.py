@@ -402,6 +402,8 @@ def _moves_tangents(fn: Any, primals: list) -> bool:
     owner = getattr(fn, "__self__", getattr(fn, "__objclass__", None))
     if isinstance(owner, (list, dict)) or owner is list or owner is dict:  # list.append, d.get, ...
         return fn.__name__ != "extend" or not any(isinstance(p, np.ndarray) for p in primals)
+    if isinstance(owner, (set, frozenset)) or owner is set or owner is frozenset:  # s.add(v): tangents moved
+        return not any(isinstance(p, np.ndarray) for p in primals)  # set(array) takes the array's elements
     if fn in _CONTAINER_FIRST:  # items of a list, tuple or dict (an array's rows are not its items)
         if not primals or type(primals[0]) not in (list, tuple, dict):
             return False

@@ -37,6 +37,7 @@ from ..tangents import structural_copy
 
 _NUMBER_TYPES = (float, int, complex, bool)
 _CONTAINERS = (list, tuple, dict, Tangent, MutableTangent)
+_DICT_VIEWS = {type({}.values()): dict.values, type({}.keys()): dict.keys, type({}.items()): dict.items}
 
 
 def derived_call(definition: Any, args: tuple, kwargs: dict) -> Dual:
@@ -244,9 +245,14 @@ def _copy_primals(primals: tuple) -> tuple:
     rebind = isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) and owner is not None \
         and not isinstance(owner, (types.ModuleType, type))
     values = ((owner,) if rebind else ()) + tuple(args) + tuple(kwargs.values())
+    views = {i: _DICT_VIEWS[type(v)] for i, v in enumerate(values) if type(v) in _DICT_VIEWS}
+    if views:  # ``sum(d.values())``: a dict view is copied as the same view of a copy of its dict
+        values = tuple(dict(v.mapping) if i in views else v for i, v in enumerate(values))
     copied = _copied_arrays(values)
     if copied is None:
         copied = structural_copy(values)
+    if views:
+        copied = tuple(views[i](c) if i in views else c for i, c in enumerate(copied))
     if rebind:
         fn, copied = getattr(copied[0], fn.__name__), copied[1:]
     return fn, tuple(copied[:len(args)]), dict(zip(kwargs, copied[len(args):]))
@@ -313,6 +319,9 @@ class _Slicer:
                 for j, shell in enumerate(shells):
                     shell[key] = part[j]
             return self._watch(shells)
+        if type(t) in _DICT_VIEWS:  # d.values(), d.keys(), d.items() of a dict tangent: views of its slices
+            primal = dict(p.mapping) if type(p) in _DICT_VIEWS else None
+            return [_DICT_VIEWS[type(t)](part) for part in self.slices(dict(t.mapping), primal)]
         if isinstance(t, (Tangent, MutableTangent)):
             shells = [type(t)(t.primal_type, {}) for _ in range(self.k)]
             self._note(t, shells)

@@ -50,6 +50,16 @@ def check_elements(name: str, values: list) -> None:
                 f"a {type(v).__qualname__} carrying floats ({v!r:.40}); keep such values in a list or a dict")
 
 
+def element_tangent(v: Any, dv: Any) -> Any:
+    """The tangent a set keeps for element ``v`` whose tangent is ``dv``: a Python number (a
+    batched forward pass's array of one value per direction as it is)."""
+    if not carries(v) or dv is NoTangent:
+        return zero_of(v)
+    if isinstance(dv, np.ndarray) and dv.ndim:
+        return dv
+    return complex(dv) if isinstance(v, (complex, np.complexfloating)) else float(dv)
+
+
 def fresh_tangent(y: Any) -> SetTangent:
     """The zero ``SetTangent`` of a new set (labels included, as ``NoTangent``: it may gain floats)."""
     return SetTangent((v, zero_of(v)) for v in y)
@@ -120,8 +130,7 @@ def forward_tangent(y: Any, found: dict, pairs: list) -> SetTangent:
             t[v] = zero_of(v)
             continue
         k, i = where
-        dv = pairs[k][i][1]
-        t[v] = zero_of(v) if dv is NoTangent else (complex(dv) if isinstance(v, (complex, np.complexfloating)) else float(dv))
+        t[v] = element_tangent(v, pairs[k][i][1])
     return t
 
 

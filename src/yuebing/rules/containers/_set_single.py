@@ -16,19 +16,13 @@ import numpy as np
 from ...tangents import NoFData, NoRData, NoTangent, zero_tangent
 from ..core import CoDual, Dual, primal
 from ..util import output, tangent
-from ._set_elements import add_into, carries, check_elements, set_fdata, set_tangent, zero_of
+from ._set_elements import add_into, carries, check_elements, element_tangent, set_fdata, set_tangent, zero_of
 
 _ABSENT = object()
 
 
 def _nothing(dy: Any) -> tuple:
     return NoRData, NoRData, NoRData
-
-
-def _element_tangent(x: Any, dx: Any) -> Any:
-    if not carries(x) or dx is NoTangent:
-        return zero_of(x)
-    return complex(dx) if isinstance(x, (complex, np.complexfloating)) else float(dx)
 
 
 def add_rules(name: str, refuse: Callable) -> tuple[Callable, Callable]:
@@ -58,8 +52,8 @@ def add_rules(name: str, refuse: Callable) -> tuple[Callable, Callable]:
         if x in target:
             return Dual(None, NoTangent)
         check_elements(name, [x])
-        dx = _element_tangent(x, tangent(item))
-        if t is NoTangent and carries(x) and dx != 0:
+        dx = element_tangent(x, tangent(item))
+        if t is NoTangent and carries(x) and np.any(dx != 0):  # (batched: one value per direction)
             raise refuse(name)
         target.add(x)
         if t is not NoTangent:
@@ -173,7 +167,7 @@ def add_rule2(name: str, refuse: Callable) -> Callable:
         if fd is None and carries(x):
             raise refuse(name)
         target.add(x)
-        for d, value in ((fd, zero_of(x)), (fdt, zero_of(x)), (t, _element_tangent(x, item4[2]))):
+        for d, value in ((fd, zero_of(x)), (fdt, zero_of(x)), (t, element_tangent(x, item4[2]))):
             if d is not None:
                 d[x] = value
 
