@@ -253,20 +253,120 @@ def test_a_lazy_generator_writing_an_argument_leaves_it_restored():
     np.testing.assert_array_equal(a, [1.5, -0.5])
 
 
-def test_a_float_returned_through_stop_iteration_is_refused():
-    def f(x):
-        def g():
-            v = yield x
-            return v * x
-        it = g()
-        next(it)
+# --------------------------------------------------------------------------------------------
+# a value returned through StopIteration.value (frontend/stop_values.py); exceptions made and
+# thrown in (rules/zero_derivative.made_exception); floats read out of exceptions are refused
+# --------------------------------------------------------------------------------------------
+
+
+def _returned_through_send(x):
+    def g():
+        v = yield x
+        return v * x
+    it = g()
+    next(it)
+    try:
+        it.send(x)
+    except StopIteration as stop:
+        return stop.value
+    return 0.0
+
+
+def _returned_in_a_loop(x):
+    def g(n):
+        total = 0.0
+        for k in range(n):
+            total += (yield x * k) or 0.0
+        return total * x
+    it = g(4)
+    seen = 0.0
+    while True:
         try:
-            it.send(x)
+            seen += next(it)
         except StopIteration as stop:
-            return stop.value
-        return 0.0
-    with pytest.raises(TypeError, match=r"returns when it reaches the caller through StopIteration.value"):
-        yb.grad(f)(X)
+            return seen + stop.value
+    
+
+def _drive(generator, sent):
+    try:
+        next(generator)
+        while True:
+            generator.send(sent)
+    except StopIteration as stop:
+        return stop.value
+
+
+def _returned_to_a_helper(x):
+    def g():
+        total = 1.0
+        while total < 5.0:
+            total = total * (yield total)
+        return total + x
+    return _drive(g(), x + 1.0) * x
+
+
+class _Refused(Exception):
+    pass
+
+
+def _thrown_instances(x):
+    def g():
+        scale = 1.0
+        while True:
+            try:
+                yield x * scale
+            except KeyError:
+                scale = scale * x
+            except ValueError as error:
+                scale = scale + len(error.args[0])
+            except _Refused:
+                scale = -scale
+    it = g()
+    a = next(it)
+    b = it.throw(KeyError("x"))
+    c = it.throw(ValueError("bad"))
+    return a + b * c + it.throw(_Refused(2))
+
+
+RETURNED_AND_THROWN = [_returned_through_send, _returned_in_a_loop, _returned_to_a_helper, _thrown_instances]
+
+
+@pytest.mark.parametrize("f", RETURNED_AND_THROWN, ids=lambda f: f.__name__.lstrip("_"))
+def test_returned_values_and_thrown_exceptions_in_every_mode(f):
+    _all_modes(f)
+
+
+def _value_of_a_generator_nothing_holds(x):
+    def g():
+        yield x
+        return x * x
+    try:
+        for _ in range(3):
+            next(g_made) if False else None
+        g_made = g()
+        next(g_made)
+        next(g_made)
+    except StopIteration as stop:
+        return stop.args[0]
+    return 0.0
+
+
+def _float_carried_by_a_raise(x):
+    try:
+        raise ValueError(x * 2.0)
+    except ValueError as error:
+        return error.args[0] * x
+
+
+@pytest.mark.parametrize("f, carrier", [(_value_of_a_generator_nothing_holds, "StopIteration"),
+                                        (_float_carried_by_a_raise, "ValueError")], ids=["stop_args", "raise"])
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_a_float_read_out_of_an_exception_is_refused_by_name(f, carrier, mode):
+    run = {"grad": lambda: yb.grad(f)(X), "jvp": lambda: yb.jvp(f, (X,), (1.0,)),
+           "hvp": lambda: yb.hvp(f, (X,), (1.0,))}[mode]
+    with pytest.raises(TypeError, match=f"float data the {carrier} exception carries in 'args'.*What to do") as info:
+        run()
+    assert "test_lazy_generators.py" in "".join(getattr(info.value, "__notes__", []))
 
 
 # --------------------------------------------------------------------------------------------

@@ -72,13 +72,15 @@ class Census:
         """Whether ``desugar.desugar`` can change ``node``: it rewrites ``match`` and
         ``except*`` of the own scope (``match_statements.py``, ``try_star.py``), an ``async
         def`` (``async_functions.py``), names of ``runtime_names.HELPERS`` of the own scope
-        (``bind_helpers``) and generator functions anywhere (``generators.py``, ``desugar.py``);
-        when this is False, ``desugar(node)`` returns ``node`` itself."""
+        (``bind_helpers``), generator functions anywhere (``generators.py``, ``desugar.py``) and
+        ``except ... as e`` clauses reading ``e.value`` (``stop_values.py``); when this is False,
+        ``desugar(node)`` returns ``node`` itself."""
         return (isinstance(node, ast.AsyncFunctionDef)
                 or ast.Match in self.own_types
                 or getattr(ast, "TryStar", None) in self.own_types
                 or not self.own_names.isdisjoint(HELPERS)
-                or not self.all_types.isdisjoint(_YIELDS))
+                or not self.all_types.isdisjoint(_YIELDS)
+                or ast.ExceptHandler in self.all_types)
 
     def may_be_refused(self, node: ast.AST) -> bool:
         """Whether ``fence.fence`` can raise on ``node``: it refuses yields no rewrite took and

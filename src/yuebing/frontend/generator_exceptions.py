@@ -171,7 +171,7 @@ class ExceptionBlocks:
         manager, exit_, entered = self.attribute("manager"), self.attribute("exit"), self.attribute("entered")
         error = self.local("error")
         header = self.parse(f"{manager} = None", item.context_expr)
-        header[0].value = item.context_expr
+        header[0].value = self._managed(item)
         header += self.parse(f"{exit_} = type({manager}).__exit__", s)
         enter = self.parse(f"type({manager}).__enter__({manager})", s)[0].value
         if item.optional_vars is not None:
@@ -185,6 +185,19 @@ class ExceptionBlocks:
         final = self.parse(f"if {entered}:\n    {exit_}({manager}, None, None, None)", s)
         protected = ast.copy_location(ast.Try(s.body, [ast.copy_location(handler, s)], [], final), s)
         return self.compile(header + [protected], block)
+
+
+    def _managed(self, item: ast.withitem) -> ast.Call:
+        """``managed(target, make, *args)`` for the header ``make(*args)`` (or ``managed(target,
+        None, value)``): made, entered and exited without derivatives when nothing handed to it
+        holds floats (``ir/generators.py``), in Python's order of evaluation."""
+        expr = item.context_expr
+        written = ast.unparse(item.optional_vars) if item.optional_vars is not None else ""
+        target = ast.Constant(written.replace(f"{self.n['frame']}.", ""))  # (as the user wrote it)
+        helper = ast.Name(self.n["managed"], ast.Load())
+        if isinstance(expr, ast.Call):
+            return ast.copy_location(ast.Call(helper, [target, expr.func, *expr.args], expr.keywords), expr)
+        return ast.copy_location(ast.Call(helper, [target, ast.Constant(None), expr], []), expr)
 
 
 def flattened(statement: ast.stmt, in_finally: bool) -> bool:

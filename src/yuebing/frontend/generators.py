@@ -43,8 +43,7 @@ whose blocks route exceptions, ``throw`` and ``close`` (``generator_exceptions.p
 inside a larger expression is hoisted into frame temporaries first (``yield_hoisting.py``).
 ``resume`` (sketched above; it also takes ``thrown``) picks its block by halving the state
 range, and jumps to blocks that only jump are followed at compile time (``_simplified``). A
-generator with cleanup made by a call nothing keeps (``next(g())``, ``for v in g()``) is closed
-where CPython would drop it (``_ClosedAfterLoops``).
+generator with cleanup is closed where CPython would drop it (``generator_closing.py``).
 
 Why this way: the state machine needs no derivative machinery of its own (no tape of suspended
 frames, no rule per generator protocol); a ``Frame`` object rather than ``nonlocal`` cells (which
@@ -59,13 +58,14 @@ import copy
 import linecache
 
 from .fence import UnsupportedSyntaxError
+from .generator_closing import ClosedWhereDropped, fresh as _fresh
 from .generator_exceptions import ExceptionBlocks, Finally, flattened
+from .stop_values import read_stop_values
 from .yield_hoisting import Hoister, _Slot, _slots, contains_yield
 
 __all__ = ["consumed_lazily", "needs_state_machine", "to_state_machine", "state_machines"]
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
 def _own_scope(function: ast.FunctionDef) -> list[ast.AST]:
@@ -99,6 +99,8 @@ def consumed_lazily(node: ast.AST) -> bool:
 
 def needs_state_machine(function: ast.FunctionDef, suspended: bool) -> bool:
     """A generator function that a list cannot stand for: see the module's docstring."""
+    if getattr(function, "asynchronous", None):  # a rewritten async def (async_functions.py)
+        return True
     nodes = _own_scope(function)
     yields = _yields(nodes)
     if not yields:
@@ -133,7 +135,7 @@ def _stored_names(function: ast.FunctionDef) -> list[str]:
         name = None
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in comprehension_targets:
             name = n.id
-        elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             name = n.name
         elif isinstance(n, ast.ExceptHandler) and n.name:
             name = n.name  # a handler may yield: its exception lives on the frame too
@@ -190,6 +192,8 @@ class _ToFrame(ast.NodeTransformer):
         return self._shadowed(node, own)
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
 
 class _StateMachine(ExceptionBlocks):
@@ -460,28 +464,23 @@ class _Jumps(ast.NodeTransformer):
     visit_Break = visit_Continue = _jump
 
 
-def _fresh(base: str, taken: set) -> str:
-    name = base
-    while name in taken:
-        name = "_" + name
-    taken.add(name)
-    return name
-
-
 def to_state_machine(function: ast.FunctionDef, filename: str) -> None:
     """Rewrite the generator function ``function`` in place (see the module's docstring)."""
     taken = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} | {
         a.arg for a in ast.walk(function) if isinstance(a, ast.arg)}
+    imports = []  # leading imports stay in the function: resume reads them as closure variables
+    while function.body and isinstance(function.body[0], (ast.Import, ast.ImportFrom)):
+        imports.append(function.body.pop(0))
     variables = _stored_names(function)
     taken |= set(variables)
     names = {k: _fresh(k, taken) for k in ("frame", "resume", "sent", "thrown", "state", "more", "value", "error",
-                                           "returned", "exception", "Frame", "Generator", "delegate")}
+                                           "returned", "exception", "Frame", "Generator", "delegate", "managed")}
     body = [_ToFrame(names["frame"], set(variables)).visit(s) for s in copy.deepcopy(function.body)]
     machine = _StateMachine(function, filename, names, set(variables), taken)
     end = machine.compile(body, machine.new())
     if end is not None:
         machine.blocks[end] += machine.jump(-1, function) + machine.parse("return False, None", function)
-    function.body = _rewritten(function, filename, machine, [a for a in variables if _is_parameter(function, a)])
+    function.body = imports + _rewritten(function, filename, machine, [a for a in variables if _is_parameter(function, a)])
 
 
 def _is_parameter(function: ast.FunctionDef, name: str) -> bool:
@@ -493,12 +492,16 @@ def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine,
     n = machine.n
     frame, state = n["frame"], n["state"]
     where = f'  File "{filename}", line {function.lineno}\n    {linecache.getline(filename, function.lineno).strip()}\n'
-    imported = ", ".join(k if n[k] == k else f"{k} as {n[k]}" for k in ("Frame", "Generator", "delegate"))
+    imported = ", ".join(k if n[k] == k else f"{k} as {n[k]}" for k in ("Frame", "Generator", "delegate", "managed"))
     head = (f"from yuebing.ir.generators import {imported}\n{frame} = {n['Frame']}()\n"
             + "".join(f"{frame}.{p} = {p}\n" for p in parameters) + f"{frame}.{state} = 0\n")
     _simplified(machine)
     dispatch = _resume(machine)
-    made = machine.parse(f"return {n['Generator']}({n['resume']}, {function.name!r}, {where!r}, {frame})", function)
+    made = f"{n['Generator']}({n['resume']}, {function.name!r}, {where!r}, {frame})"
+    if getattr(function, "asynchronous", None) == "generator":  # an async generator's (async_functions.py)
+        head = f"from yuebing.ir.async_generators import AsyncGenerator as {n['Generator']}_async\n" + head
+        made = f"{n['Generator']}_async({made})"
+    made = machine.parse(f"return {made}", function)
     docstring = function.body[:1] if ast.get_docstring(function, clean=False) is not None else []
     result = [*docstring, *machine.parse(head, function), dispatch, *made]
     for s in result:
@@ -631,18 +634,21 @@ def _locate_missing(statement: ast.AST, at: ast.AST) -> None:
 def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.FunctionDef | ast.Lambda:
     """``node`` with every generator function in it (itself or nested) that needs one rewritten
     as a state machine (a copy when anything changed)."""
+    taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    node = read_stop_values(node, lambda base: _fresh(base, taken))  # StopIteration.value (stop_values.py)
     suspended = consumed_lazily(node)
     if not any(needs_state_machine(f, suspended) for f in ast.walk(node) if isinstance(f, ast.FunctionDef)):
         return node
     node = copy.deepcopy(node)
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended) and _has_cleanup(f)}
-    if with_cleanup:
-        closing = _ClosedAfterLoops(with_cleanup, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)},
-                                    isinstance(node, ast.FunctionDef))
+    if with_cleanup:  # closed where CPython drops them (generator_closing.py)
+        closing = ClosedWhereDropped(with_cleanup, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)},
+                                     isinstance(node, ast.FunctionDef))
         node = closing.visit(node)
-        if closing.used:
-            node.body.insert(0, ast.parse(f"from yuebing.ir.generators import next_closed as {closing.helper}").body[0])
+        if isinstance(node, ast.FunctionDef):
+            at = 1 if ast.get_docstring(node, clean=False) is not None else 0
+            node.body[at:at] = closing.imports()
         functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     for function in reversed(functions):  # inner ones first: an outer rewrite copies their text
         if needs_state_machine(function, suspended):
@@ -653,79 +659,3 @@ def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.Fun
 def _has_cleanup(function: ast.FunctionDef) -> bool:
     """Whether a yield of ``function`` is inside a ``try`` or ``with``: closing it runs code."""
     return any(isinstance(n, (ast.Try, ast.With)) and _contains_yield(n) for n in _own_scope(function))
-
-
-class _ClosedAfterLoops(ast.NodeTransformer):
-    """A generator with cleanup (a yield in try/with) made by a call that nothing keeps: CPython
-    drops it when the loop over it ends (by break, return or exception), or right after
-    ``next(g(...))``, and so closes it, running its finally blocks; here it is closed
-    explicitly: ``for v in g(...)`` (or ``zip(a, g(...))``, ``enumerate(g(...))``, ...) becomes
-    ``try: for ... finally: it.close()``, and ``next(g(...))`` ``next_closed(g(...))``."""
-
-    def __init__(self, generators: set, taken: set, in_def: bool) -> None:
-        self.generators, self.taken = generators, taken
-        self.helper = _fresh("next_closed", taken) if in_def else None  # (imported where the code is a def)
-        self.used = False
-
-    def _made(self, node: ast.AST) -> bool:
-        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.generators
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        if self.helper and isinstance(node.func, ast.Name) and node.func.id == "next" and node.args \
-                and self._made(node.args[0]):
-            self.used = True
-            return ast.copy_location(ast.Call(ast.Name(self.helper, ast.Load()), node.args, node.keywords), node)
-        return node
-
-    def _iterated(self, owner: ast.AST) -> list:
-        """Where ``owner.iter`` is, or directly holds, a call making such a generator."""
-        if self._made(owner.iter):
-            return [(owner, "iter")]
-        if isinstance(owner.iter, ast.Call):  # zip(a, g(...)), enumerate(g(...)), islice(g(...), 3)
-            return [(owner.iter.args, k) for k, a in enumerate(owner.iter.args) if self._made(a)]
-        return []
-
-    def visit_For(self, node: ast.For) -> ast.AST:
-        self.generic_visit(node)
-        return self._closed(node, self._iterated(node))
-
-    def _simple(self, node: ast.stmt) -> ast.AST:
-        """A statement whose comprehensions iterate over such generators: they are made first and
-        closed when the statement is done (comprehensions are evaluated at once, eagerly)."""
-        self.generic_visit(node)
-        slots = []
-        for comprehension in _outermost_comprehensions(node):  # (the first iterable is made outside it)
-            slots += self._iterated(comprehension.generators[0])
-        return self._closed(node, slots)
-
-    visit_Expr = visit_Assign = visit_AugAssign = visit_AnnAssign = visit_Return = _simple
-
-    def _closed(self, node: ast.stmt, slots: list) -> ast.AST:
-        if not slots:
-            return node
-        made, closes = [], []
-        for owner, key in slots:
-            name = _fresh("generator", self.taken)
-            call = owner[key] if isinstance(owner, list) else getattr(owner, key)
-            made.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], call), node))
-            closes.append(ast.copy_location(ast.Expr(ast.Call(
-                ast.Attribute(ast.Name(name, ast.Load()), "close", ast.Load()), [], [])), node))
-            if isinstance(owner, list):
-                owner[key] = ast.Name(name, ast.Load())
-            else:
-                setattr(owner, key, ast.Name(name, ast.Load()))
-        return [*made, ast.copy_location(ast.Try([node], [], [], closes), node)]
-
-
-def _outermost_comprehensions(statement: ast.stmt) -> list:
-    """The comprehensions of ``statement`` not inside another one, a lambda or a nested function
-    (what those iterate over may depend on their variables)."""
-    found, stack = [], [statement]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _COMPREHENSIONS):
-            found.append(node)
-            continue
-        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _NESTED))
-    return found

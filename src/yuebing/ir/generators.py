@@ -20,9 +20,10 @@ a ``Generator`` walks a ``LazySequence``: items are fetched one at a time as the
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable
 
-from .primitives import EAGER_ITEMS_LIMIT, _holds_float_data, as_sequence
+from .primitives import EAGER_ITEMS_LIMIT, _holds_float_data, as_sequence, with_bound
 
 
 class Frame:
@@ -43,6 +44,8 @@ class Generator:
         self.frame = frame  # (its state 0: not started)
         self.name = name
         self.where = where  # the generator function's file and line, for errors
+        self.stopped = None  # the StopIteration it raised on returning, and the value it returned:
+        self.returned = None  # read with its derivative by ``stop_value``
 
     def __iter__(self) -> Generator:
         return self
@@ -58,7 +61,7 @@ class Generator:
         more, value = self.resume(None, None)
         if more:
             return value
-        _ended(more, value, self.name)
+        self._ended(more, value)
 
     def send(self, sent: Any) -> Any:
         if sent is not None and self.frame is not None and self.frame.state == 0:
@@ -66,7 +69,7 @@ class Generator:
         more, value = self.resume(sent, None)
         if more:
             return value
-        _ended(more, value, self.name)
+        self._ended(more, value)
 
     def throw(self, error: Any) -> Any:
         """Raise ``error`` (an exception or its class) where the generator is suspended: its
@@ -74,7 +77,17 @@ class Generator:
         more, value = self.resume(None, error)
         if more:
             return value
-        _ended(more, value, self.name)
+        self._ended(more, value)
+
+    def _ended(self, more: Any, value: Any) -> None:
+        """Raise what leaving a generator raises: ``GeneratorExit`` (``more`` None) or
+        ``StopIteration``, kept with the value returned (``stop_value`` reads it from here)."""
+        if more is None:
+            raise GeneratorExit
+        error = StopIteration() if value is None else StopIteration(value)
+        self.stopped = error
+        self.returned = value
+        raise error
 
     def close(self) -> None:
         """Raise ``GeneratorExit`` where the generator is suspended, as Python's ``close`` does
@@ -98,25 +111,46 @@ def next_closed(generator: Any, *default: Any) -> Any:
     return value
 
 
-def _ended(more: Any, value: Any, name: str) -> None:
-    """Raise what leaving a generator raises: ``GeneratorExit`` (``more`` None) or
-    ``StopIteration`` (exceptions are made by raise statements, which need no rule)."""
-    if more is None:
-        raise GeneratorExit
-    if value is None:
-        raise StopIteration
-    raise StopIteration(returned_value(value, name))
+def stop_value(stop: BaseException, *generators: Any) -> Any:
+    """``stop.value`` in an ``except`` clause whose ``try`` calls ``next``/``send``/``throw`` on
+    ``generators`` (``frontend/stop_values.py`` rewrites the read): the value returned by the one
+    that raised ``stop``, read from it with its derivative (an exception carries none); any other
+    exception's ``value`` as it is (a float there is refused by the attribute rule)."""
+    for generator in generators:
+        if type(generator) is Generator and generator.stopped is stop:
+            return generator.returned
+    return stop.value
 
 
-def returned_value(value: Any, name: str) -> Any:
-    """What ``StopIteration.value`` may carry: a value without float data (the exception carries
-    no derivative); a float's derivative would be lost, so that is refused."""
-    if _holds_float_data(value, 0):
-        raise TypeError(
-            f"yuebing cannot differentiate the value the generator {name}() returns when it reaches the "
-            "caller through StopIteration.value (exceptions carry no derivative). What to do: take it "
-            f"with `result = yield from {name}(...)` inside another generator, or yield it as a last item.")
+def kept_in(made: list, generator: Any) -> Any:
+    """A generator made in a comprehension nested in another, kept to be closed when the
+    statement is done (``frontend/generator_closing.py``)."""
+    made.append(generator)
+    return generator
+
+
+def close_made(made: list) -> None:
+    for generator in made:
+        if type(generator) is Generator:
+            generator.close()
+
+
+def held(owned: dict, name: str, value: Any) -> Any:
+    """``name = value`` (``value`` None: ``del name``) where ``name`` holds a generator with
+    cleanup that it never lets escape: the one it held before is dropped, so closed, as CPython's
+    reference counting closes it (``frontend/generator_closing.py``)."""
+    previous = owned.pop(name, None)
+    if type(value) is Generator:
+        owned[name] = value
+    if previous is not None and previous is not value:
+        previous.close()
     return value
+
+
+def close_held(owned: dict) -> None:
+    """The function ends: the generators its names still hold are dropped with its frame."""
+    for name in list(owned):
+        owned.pop(name).close()
 
 
 def delegate(iterable: Any) -> Generator:
@@ -141,6 +175,59 @@ def _over(items: Any) -> Callable:
         return False, None
 
     return resume
+
+
+def managed(target: str, make: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """A ``with`` header around a yield, ``make(*args, **kwargs)`` (``make`` None: the manager is
+    ``args[0]``), ``target`` its ``as`` target's text. When nothing it is handed holds float data
+    the manager is made, entered and exited without derivatives, as ``with`` headers elsewhere are
+    (``frontend/with_statements.py``): a ``PlainManager`` (``contextlib.contextmanager``'s,
+    ``np.errstate``, locks). Otherwise it is differentiated like the generator (a user class's
+    ``__enter__``/``__exit__`` handed floats), which a ``contextmanager``'s cannot be."""
+    if runs_plainly(make, args, kwargs):
+        return made_plainly(target, make, args, kwargs)
+    return args[0] if make is None else make(*args, **kwargs)
+
+
+def runs_plainly(make: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether a ``with`` header's manager may run without derivatives (declared so in
+    ``rules/zero_derivative.py``): nothing handed to it holds float data."""
+    handed = [*args, *kwargs.values(), getattr(make, "__self__", None)]
+    if not any(_holds_float_data(v, 0, objects=True) for v in handed):
+        return True
+    if getattr(make, "__code__", None) is _CONTEXTMANAGER_CODE:
+        raise TypeError(
+            f"yuebing cannot differentiate the contextlib.contextmanager {make.__qualname__}() around a yield of a "
+            "lazy generator when it is handed float data: its own generator would have to run lazily under "
+            "differentiation. What to do: hand it only values without floats (a name, a flag, a list it "
+            "appends to before floats are added), or write the manager as a class with __enter__ and __exit__.")
+    return False
+
+
+_CONTEXTMANAGER_CODE = contextlib.contextmanager(lambda: (yield)).__code__  # every such helper's
+
+
+def made_plainly(target: str, make: Any, args: tuple, kwargs: dict) -> PlainManager:
+    """The manager made without derivatives (declared so in ``rules/zero_derivative.py``)."""
+    return PlainManager(args[0] if make is None else make(*args, **kwargs), target)
+
+
+class PlainManager:
+    """A ``with`` statement's manager around a yield that runs without derivatives (its methods
+    are declared non-differentiable): entered and exited as written; a value holding float data
+    bound by ``as`` is refused (``with_bound``), as in any ``with`` statement."""
+
+    __slots__ = ("manager", "exit", "target")
+
+    def __init__(self, manager: Any, target: str) -> None:
+        self.manager, self.target = manager, target
+        self.exit = type(manager).__exit__  # looked up before entering, as the with statement does
+
+    def __enter__(self) -> Any:
+        return with_bound(type(self.manager).__enter__(self.manager), self.target)
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> Any:
+        return self.exit(self.manager, kind, error, traceback)
 
 
 class LazySequence:

@@ -42,6 +42,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tangents as T
+from ..ir.primitives import _holds_float_data
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, Tangent
 from ..tangents import kinds as K
 from .cases import Case, randc, randn
@@ -231,6 +232,23 @@ def _read_number_attribute(obj: CoDual, name: str, v: Any) -> Read:
     return CoDual(v, zero_fdata(v)), _no_owner_rdata
 
 
+def _refuse_carried_floats(o: Any, name: str, v: Any) -> None:
+    """An exception's attribute holding float data (``e.args[0]``, ``stop.value``) is refused:
+    exceptions have no tangent (they are made and raised without derivatives), so the value
+    would reach the handler with a zero derivative."""
+    if isinstance(o, BaseException) and _holds_float_data(v, 0):
+        kind = type(o).__qualname__
+        advice = ("catch StopIteration in the function that holds the generator in a variable and calls "
+                  "next()/send()/throw() on it (`except StopIteration as e: r = e.value` is then read from the "
+                  "generator), or take the value with `r = yield from g()` inside another generator"
+                  if isinstance(o, StopIteration) else
+                  "keep the value in a variable assigned before the raise and read that variable in the except "
+                  "clause (`bad = x * 2.0; raise ValueError(bad)`, then `except ValueError: use(bad)`)")
+        raise RuleArgumentError(
+            f"getattr: yuebing cannot differentiate the float data the {kind} exception carries in {name!r}: "
+            f"exceptions carry no derivative, so it would be lost. What to do: {advice}.")
+
+
 def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
     """The read of attribute ``name``; None when ``obj`` has no such attribute."""
     o = obj.primal
@@ -262,6 +280,7 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         v = object.__getattribute__(o, name) if plain else getattr(o, name)
     except AttributeError:
         return None
+    _refuse_carried_floats(o, name, v)
     if kind is K.ARRAY or isinstance(o, np.ndarray):
         return _read_array_attribute(obj, name, v)
     if kind is K.FLOAT or kind is K.COMPLEX:
@@ -362,6 +381,7 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
         if default is _NOT_PASSED:
             raise
         return Dual(primal(default), default.tangent if isinstance(default, Dual) else T.zero_tangent(default))
+    _refuse_carried_floats(o, n, v)
     if type(o) is types.ModuleType:
         return Dual(v, _outside_tangent(v))
     kind = K.primal_kind(o)

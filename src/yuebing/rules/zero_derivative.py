@@ -15,6 +15,8 @@ import warnings
 
 import numpy as np
 
+from ..ir import generators
+from ..tangents import register_nondifferentiable_type
 from .cases import Case, randn
 from .declare import nondifferentiable, nondifferentiable_methods
 
@@ -73,6 +75,22 @@ nondifferentiable_methods(np.ndarray, "argmax", "argmin", "argsort", "nonzero", 
 nondifferentiable(np.ma.isMaskedArray, np.ma.isMA, np.ma.isarray, np.ma.is_masked, np.ma.is_mask, np.ma.getmask,
                   np.ma.getmaskarray)
 
+
+
+def made_exception(cls: type, *args, **kwargs) -> BaseException:
+    """``cls(*args)`` for an exception class (``KeyError("x")``, ``it.throw(ValueError(...))``,
+    a user's ``Exception`` subclass): exceptions carry no derivative, so what they hold is made
+    without one; reading float data back out of one (``e.args[0]``) is refused (``objects.py``)."""
+    return cls(*args, **kwargs)
+
+
+nondifferentiable(made_exception)
+# a with statement's manager around a yield of a lazy generator, when nothing handed to it holds
+# floats: made, entered and exited without derivatives, as with headers are elsewhere
+nondifferentiable(generators.runs_plainly, generators.made_plainly, generators.PlainManager.__enter__,
+                  generators.PlainManager.__exit__)
+register_nondifferentiable_type(generators.PlainManager)
+
 CASES = [
     Case(len, [1.0, 2.0]),
     Case(operator.lt, 1.0, 2.0),
@@ -84,4 +102,5 @@ CASES = [
     Case(math.floor, 2.5),
     Case(np.searchsorted, np.sort(randn(5)), randn(3)),
     Case(logging.debug, "x=%s", 1.5),
+    Case(made_exception, KeyError, "x"),
 ]

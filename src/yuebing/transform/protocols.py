@@ -23,6 +23,7 @@ from ..rules import attribute_protocol
 from ..rules.core import RuleArgumentError, describe_callable
 from ..rules.iteration import is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
+from ..rules.zero_derivative import made_exception
 from ..tangents.kinds import MASKED_ARRAYS
 
 BINARY_DUNDERS = {
@@ -425,6 +426,8 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     if kind is types.MethodType:
         return mode.method(f, args, kwargs)
     if isinstance(fn, type):
+        if issubclass(fn, BaseException):  # made without derivatives (rules/zero_derivative.py)
+            return dispatch(mode, mode.constant(made_exception), made_exception, (f, *args), kwargs)
         return mode.construct(f, args, kwargs)
     if kind is functools.partial:
         return mode.partial(f, args, kwargs)

@@ -1,0 +1,260 @@
+"""Stage 1b, part of ``generators.py``: a lazy generator with cleanup closed where CPython drops it.
+
+CPython closes a generator (runs its ``finally`` blocks and ``with`` exits) when the last
+reference to it goes. A state machine (``generators.py``) is an ordinary object kept alive by
+the differentiation's own records, so it is closed explicitly, at the places in the source where
+CPython drops it. Only generators of functions with a yield inside ``try``/``with`` ("with
+cleanup") are concerned; a call making one is recognised by the function's name:
+
+* ``next(g(...))``: ``next_closed(g(...))``, closed right after;
+* ``for v in g(...)`` (or over ``zip``/``enumerate``/``islice`` of it): ``try: for ... finally:
+  generator.close()``;
+* a statement whose comprehension iterates over ``g(...)``: the generator is made first and
+  closed when the statement is done; one made in a comprehension nested in another (or in a
+  later ``for`` clause) is kept in a list as it is made, ``kept_in(made, g(s))``, and each is
+  closed when the statement is done (in CPython, when the inner comprehension is dropped);
+* a name assigned ``it = g(...)`` that never lets the generator escape (only stepped with
+  ``next``/``send``/``throw``/``close`` or iterated over; not passed on, stored, returned or
+  captured): each assignment goes through ``held(owned, "it", value)``, which closes the
+  generator the name held before, ``del it`` through ``held(owned, "it", None)``, and the
+  function's body is wrapped in ``try ... finally: close_held(owned)`` (CPython closes what its
+  locals hold when the frame goes). A name that lets it escape is left alone: CPython closes the
+  generator when the last holder drops it, which the source does not show.
+"""
+from __future__ import annotations
+
+import ast
+
+__all__ = ["ClosedWhereDropped", "fresh"]
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_STEPS = ("send", "throw", "close", "__next__")
+_WRAPPERS = ("zip", "enumerate", "islice")
+
+
+def fresh(base: str, taken: set) -> str:
+    """``base``, or ``base`` with underscores in front, not in ``taken`` (then taken)."""
+    name = base
+    while name in taken:
+        name = "_" + name
+    taken.add(name)
+    return name
+
+
+def _own(nodes: list) -> list:
+    """The nodes of ``nodes``, not those of nested functions, lambdas or classes."""
+    found, stack = [], list(nodes)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, _NESTED):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+class ClosedWhereDropped(ast.NodeTransformer):
+    """The rewrite of the module's docstring, for the generator functions named ``generators``
+    (``helpers``: the runtime functions used, by their local names, imported by the caller)."""
+
+    def __init__(self, generators: set, taken: set, in_def: bool) -> None:
+        self.generators, self.taken, self.in_def = generators, taken, in_def
+        self.helpers: dict = {}
+
+    def helper(self, name: str) -> str:
+        if name not in self.helpers:
+            self.helpers[name] = fresh(name, self.taken)
+        return self.helpers[name]
+
+    def imports(self) -> list:
+        """The import of the helpers used (into the body of the outermost function)."""
+        if not self.helpers:
+            return []
+        names = ", ".join(f"{k} as {v}" for k, v in self.helpers.items())
+        return ast.parse(f"from yuebing.ir.generators import {names}").body
+
+    def _made(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.generators
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        if self.in_def:
+            _HeldNames(self, node).rewrite()
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if self.in_def and isinstance(node.func, ast.Name) and node.func.id == "next" and node.args \
+                and self._made(node.args[0]):
+            return ast.copy_location(ast.Call(ast.Name(self.helper("next_closed"), ast.Load()), node.args,
+                                              node.keywords), node)
+        return node
+
+    def _iterated(self, owner: ast.AST) -> list:
+        """Where ``owner.iter`` is, or directly holds, a call making such a generator."""
+        if self._made(owner.iter):
+            return [(owner, "iter")]
+        if isinstance(owner.iter, ast.Call):  # zip(a, g(...)), enumerate(g(...)), islice(g(...), 3)
+            return [(owner.iter.args, k) for k, a in enumerate(owner.iter.args) if self._made(a)]
+        return []
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        self.generic_visit(node)
+        return self._closed(node, self._iterated(node), [])
+
+    def _simple(self, node: ast.stmt) -> ast.AST:
+        """A statement whose comprehensions iterate over such generators: those of the outermost
+        ones' first iterables are made first, the others kept as they are made; all are closed
+        when the statement is done (comprehensions are evaluated at once, eagerly)."""
+        self.generic_visit(node)
+        slots, inner = [], []
+        for comprehension in _outermost_comprehensions(node):  # (the first iterable is made outside it)
+            slots += self._iterated(comprehension.generators[0])
+            inner += [c for generator in comprehension.generators[1:] for c in self._iterated(generator)]
+            for nested in _nested_comprehensions(comprehension):
+                inner += [c for generator in nested.generators for c in self._iterated(generator)]
+        return self._closed(node, slots, inner if self.in_def else [])
+
+    visit_Expr = visit_Assign = visit_AugAssign = visit_AnnAssign = visit_Return = _simple
+
+    def _closed(self, node: ast.stmt, slots: list, inner: list) -> ast.AST:
+        if not slots and not inner:
+            return node
+        made, closes = [], []
+        for owner, key in slots:
+            name = fresh("generator", self.taken)
+            made.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], _get(owner, key)), node))
+            closes.append(ast.copy_location(ast.Expr(ast.Call(
+                ast.Attribute(ast.Name(name, ast.Load()), "close", ast.Load()), [], [])), node))
+            _set(owner, key, ast.Name(name, ast.Load()))
+        if inner:
+            kept = fresh("made", self.taken)
+            made.append(ast.copy_location(ast.Assign([ast.Name(kept, ast.Store())], ast.List([], ast.Load())), node))
+            closes.append(ast.copy_location(ast.Expr(ast.Call(
+                ast.Name(self.helper("close_made"), ast.Load()), [ast.Name(kept, ast.Load())], [])), node))
+            for owner, key in inner:
+                _set(owner, key, ast.Call(ast.Name(self.helper("kept_in"), ast.Load()),
+                                          [ast.Name(kept, ast.Load()), _get(owner, key)], []))
+        return [*made, ast.copy_location(ast.Try([node], [], [], closes), node)]
+
+
+def _get(owner: object, key: object) -> ast.expr:
+    return owner[key] if isinstance(owner, list) else getattr(owner, key)
+
+
+def _set(owner: object, key: object, value: ast.expr) -> None:
+    if isinstance(owner, list):
+        owner[key] = value
+    else:
+        setattr(owner, key, value)
+
+
+def _outermost_comprehensions(statement: ast.stmt) -> list:
+    """The comprehensions of ``statement`` not inside another one, a lambda or a nested function
+    (what those iterate over may depend on their variables)."""
+    found, stack = [], [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _COMPREHENSIONS):
+            found.append(node)
+            continue
+        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _NESTED))
+    return found
+
+
+def _nested_comprehensions(comprehension: ast.AST) -> list:
+    """The comprehensions inside ``comprehension`` (not inside lambdas or functions)."""
+    return [n for n in _own(list(ast.iter_child_nodes(comprehension))) if isinstance(n, _COMPREHENSIONS)]
+
+
+class _HeldNames:
+    """The names of one function that hold a generator with cleanup and never let it escape
+    (the last part of the module's docstring)."""
+
+    def __init__(self, closing: ClosedWhereDropped, function: ast.FunctionDef) -> None:
+        self.closing, self.function = closing, function
+        self.nodes = _own(function.body)
+        self.parents = {id(c): n for n in self.nodes for c in ast.iter_child_nodes(n)}
+
+    def names(self) -> set:
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in self.nodes):
+            return set()  # a generator function: what its frame holds goes when it is closed
+        assigned = {t.id for n in self.nodes if isinstance(n, ast.Assign) and self.closing._made(n.value)
+                    for t in n.targets if isinstance(t, ast.Name)}
+        return {name for name in assigned if self._kept_in(name)}
+
+    def _kept_in(self, name: str) -> bool:
+        """Whether every use of ``name`` in the function keeps the generator in it."""
+        declared = {d for n in self.nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for d in n.names}
+        if name in declared or _read_in_nested(self.function, name):
+            return False
+        for n in self.nodes:
+            if isinstance(n, ast.Name) and n.id == name:
+                ok = self._stepped(n) if isinstance(n.ctx, ast.Load) else self._bound_plainly(n)
+                if not ok:
+                    return False
+        return True
+
+    def _bound_plainly(self, name: ast.Name) -> bool:
+        parent = self.parents.get(id(name))
+        return isinstance(parent, ast.Delete) or isinstance(parent, ast.Assign) and name in parent.targets
+
+    def _stepped(self, name: ast.Name) -> bool:
+        """``next(it)``, ``it.send(v)``..., ``for v in it`` (or in ``zip(a, it)``), ``it is None``."""
+        parent = self.parents.get(id(name))
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next":
+            return parent.args[:1] == [name]
+        if isinstance(parent, ast.Attribute) and parent.attr in _STEPS:
+            return isinstance(self.parents.get(id(parent)), ast.Call)
+        if isinstance(parent, (ast.For, ast.comprehension)):
+            return parent.iter is name
+        if isinstance(parent, ast.Call) and name in parent.args and _called(parent) in _WRAPPERS:
+            return isinstance(self.parents.get(id(parent)), (ast.For, ast.comprehension))
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id.endswith("stop_value"):
+            return True  # the read of StopIteration.value (stop_values.py)
+        return isinstance(parent, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in parent.ops)
+
+    def rewrite(self) -> None:
+        names = self.names()
+        if not names:
+            return
+        owned = fresh("owned", self.closing.taken)
+        held = self.closing.helper("held")
+        for n in self.nodes:
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in n.targets):
+                for target in (t for t in n.targets if isinstance(t, ast.Name) and t.id in names):
+                    n.value = ast.Call(ast.Name(held, ast.Load()), [ast.Name(owned, ast.Load()),
+                                                                    ast.Constant(target.id), n.value], [])
+        _release_deleted(self.function, names, owned, held)
+        docstring = self.function.body[:1] if ast.get_docstring(self.function, clean=False) is not None else []
+        body = self.function.body[len(docstring):]
+        start = ast.parse(f"{owned} = {{}}").body
+        close = ast.parse(f"{self.closing.helper('close_held')}({owned})").body
+        wrapped = ast.Try(body, [], [], close)
+        self.function.body = [*docstring, *start, wrapped]
+        for s in self.function.body:
+            ast.copy_location(s, body[0] if body else self.function)
+
+
+def _release_deleted(function: ast.FunctionDef, names: set, owned: str, held: str) -> None:
+    """``del it`` -> ``held(owned, "it", None); del it`` (the generator dropped is closed)."""
+    blocks = [function.body] + [getattr(n, field) for n in _own(function.body) if isinstance(n, ast.stmt)
+                                for field in ("body", "orelse", "finalbody") if isinstance(getattr(n, field, None), list)]
+    blocks += [h.body for n in _own(function.body) if isinstance(n, ast.ExceptHandler) for h in [n]]
+    for block in blocks:
+        for k in range(len(block) - 1, -1, -1):
+            s = block[k]
+            if isinstance(s, ast.Delete):
+                gone = [t.id for t in s.targets if isinstance(t, ast.Name) and t.id in names]
+                block[k:k] = [ast.copy_location(ast.parse(f"{held}({owned}, {g!r}, None)").body[0], s) for g in gone]
+
+
+def _called(call: ast.Call) -> str | None:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def _read_in_nested(function: ast.FunctionDef, name: str) -> bool:
+    """Whether a function, lambda or class inside ``function`` mentions ``name``."""
+    return any(isinstance(n, ast.Name) and n.id == name for inner in _own(function.body) if isinstance(inner, _NESTED)
+               for n in ast.walk(inner))
