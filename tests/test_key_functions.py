@@ -11,6 +11,7 @@ import bisect
 import functools
 import heapq
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -199,20 +200,34 @@ def test_the_key_runs_once_per_item_in_every_mode():
         assert len(_CALLS) == 3
 
 
-def test_a_key_that_changes_data_then_raises_keeps_its_work():
+def _raising_key(buffer):
+    def key(v):
+        buffer[0] = buffer[0] + v * v
+        if v > 1.0:
+            raise ValueError("stop")
+        return v
+    return key
+
+
+RAISING = {
+    "sorted": lambda items, key: sorted(items, key=key)[0],
+    "min": lambda items, key: min(items, key=key),
+    "max of arguments": lambda items, key: max(*items, key=key),
+    "filter": lambda items, key: sum(filter(key, items)),
+    "list.sort": lambda items, key: items.sort(key=key) or items[0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(RAISING))
+def test_a_key_that_changes_data_then_raises_keeps_its_work(name):
     """A key raising after it wrote: what it wrote before the handler keeps its derivatives."""
+    call = RAISING[name]
+
     def f(x):
         buffer = np.array([0.5, 0.0])
-
-        def key(v):
-            buffer[0] = buffer[0] + v * v
-            if v > 1.0:
-                raise ValueError("stop")
-            return v
-
         total = x
         try:
-            total = sorted([x, 2 * x, 3 * x], key=key)[0]
+            total = call([x, 2 * x, 3 * x], _raising_key(buffer))
         except ValueError:
             total = total * buffer[0]
         return total + buffer[0] * x
@@ -220,24 +235,43 @@ def test_a_key_that_changes_data_then_raises_keeps_its_work():
     check_every_mode(f, 0.7)
 
 
-@pytest.mark.parametrize("key", [abs, len, str.lower, np.sum, lambda p: p[0], lambda p: -p[1]],
-                         ids=["abs", "len", "str.lower", "np.sum", "lambda p: p[0]", "lambda p: -p[1]"])
-def test_builtin_and_pure_keys_stay_plain(key):
-    assert not _key_functions.calls_through(key)
+_CENTRE = np.array([0.5, -0.5])
+
+PURE_KEYS = {
+    "abs": abs, "len": len, "str.lower": str.lower, "np.sum": np.sum, "lambda p: p[0]": lambda p: p[0],
+    "lambda p: -p[1]": lambda p: -p[1], "lambda v: abs(v)": lambda v: abs(v),
+    "lambda p: np.linalg.norm(p - c)": lambda p: np.linalg.norm(p - _CENTRE),
+    "lambda p: math.hypot(p[0], p[1])": lambda p: math.hypot(p[0], p[1]),
+}
 
 
-@pytest.mark.parametrize("key", [_sorted_appends, lambda v: abs(v), functools.partial(_partial_key, 1.0),
-                                 lambda v: v.append(1)],
-                         ids=["def", "lambda calling", "partial", "lambda appending"])
-def test_keys_that_may_change_data_are_called_through(key):
-    assert _key_functions.calls_through(key)
+def _through_helper(v):
+    return v
+
+
+MAY_CHANGE_DATA = {
+    "def appending": _sorted_appends, "partial of a def": functools.partial(_partial_key, 1.0),
+    "lambda appending": lambda v: v.append(1), "a method of the item": lambda s: s.lower(),
+    "np.random.shuffle": lambda v: np.random.shuffle(v), "a keyword (out=)": lambda v: np.abs(v, out=v),
+    "a Python helper": lambda v: _through_helper(v), "a generator inside": lambda v: sum(x for x in v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PURE_KEYS))
+def test_builtin_and_pure_keys_stay_plain(name):
+    assert not _key_functions.calls_through(PURE_KEYS[name])
+
+
+@pytest.mark.parametrize("name", sorted(MAY_CHANGE_DATA))
+def test_keys_that_may_change_data_are_called_through(name):
+    assert _key_functions.calls_through(MAY_CHANGE_DATA[name])
 
 
 def test_a_pure_key_takes_the_plain_rule(monkeypatch):
     """``key=lambda p: p[0]`` never reaches the differentiated definitions (the fast path)."""
     def f(x):
         pairs = [(x[2], x[0]), (x[1], x[1]), (x[0], x[2])]
-        return sorted(pairs, key=lambda p: p[0])[0][1] * max(list(x), key=lambda v: -v)
+        return sorted(pairs, key=lambda p: p[0])[0][1] * max(list(x), key=lambda v: abs(v - 1.0))
 
     def refuse(*args, **kwargs):
         raise AssertionError("a pure key went through the differentiated definitions")
