@@ -78,6 +78,26 @@ _weights = types.ModuleType("_weights")
 _weights.W = np.arange(9.0).reshape(3, 3) / 10
 
 
+def _sorted_logging_key(x):
+    log = []
+
+    def key(v):
+        log.append(v * x[0])  # a key that records what it compared: its work has derivatives
+        return v
+
+    return sorted(x, key=key)[0] * sum(log)
+
+
+def _filter_counting(x):
+    total = [0.0]
+
+    def keep(v):
+        total[0] += v ** 2
+        return v > 1.0
+
+    return sum(filter(keep, x)) * total[0]
+
+
 IDIOMS = {
     "module_attribute_matrix": lambda x: np.sum((np.sin(x) * np.pi * _weights.W) ** 2),
     # second order lost what was appended to a list read out of another container (a list or
@@ -93,6 +113,9 @@ IDIOMS = {
     "starmap": lambda x: sum(itertools.starmap(lambda a, b: a * b, zip(x, x[::-1]))),
     "sorted_key": lambda x: sum(v * i for i, v in enumerate(sorted(x, key=lambda t: -t))),
     "max_key": lambda x: max(list(x), key=abs) ** 2 * x[1],
+    # a key or predicate that changes data was run as plain Python: its work silently dropped
+    "sorted_logging_key": _sorted_logging_key,
+    "filter_counting": _filter_counting,
     "norm_logpdf_loc_scale": lambda x: np.sum(st.norm.logpdf(x, loc=x[0], scale=x[1])),
     "norm_logpdf_loc": lambda x: np.sum(st.norm.logpdf(x, loc=x[0])),
     "gamma_logpdf": lambda x: np.sum(st.gamma.logpdf(x, 2.0, scale=x[2])),
