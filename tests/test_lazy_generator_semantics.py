@@ -6,8 +6,10 @@ must be the same. The derivatives of the same constructs are in ``test_lazy_gene
 from __future__ import annotations
 
 import ast
+import contextlib
 import random
 
+import numpy as np
 import pytest
 
 from yuebing.frontend import generators
@@ -263,7 +265,61 @@ def finally_returns_over_an_exception(operations):
     return drive(g(), operations, log)
 
 
-CASES = [try_finally_loop, except_and_else, nested_finally_and_return, catches_generator_exit,
+@contextlib.contextmanager
+def noted(log, name):
+    log.append(("enter", name))
+    try:
+        yield name
+    except KeyError:
+        log.append(("swallowed", name))
+    finally:
+        log.append(("exit", name))
+
+
+def contextmanager_and_errstate(operations):
+    log = []
+
+    def g():
+        k = 0
+        while k < 5:
+            with noted(log, "cm") as name, np.errstate(divide="ignore"):
+                v = yield (name, k, np.geterr()["divide"])
+                log.append(np.geterr()["divide"])
+                if v == 2:
+                    raise KeyError("swallowed by the manager")
+            k += 1
+        return k
+    return drive(g(), operations, log)
+
+
+def returned_through_stop_iteration(operations):
+    log = []
+
+    def g():
+        total = 0
+        while total < 6:
+            v = yield total
+            total += 1 if v is None else v
+        return total * 10
+    it = g()
+    for name, argument in operations:
+        try:
+            if name == "next":
+                log.append(next(it))
+            elif name == "send":
+                log.append(it.send(argument))
+            elif name == "throw":
+                log.append(it.throw(argument))
+            else:
+                it.close()
+        except StopIteration as stop:
+            log.append(("returned", stop.value))
+        except Exception as error:  # noqa: BLE001 - what CPython raises, compared
+            log.append(type(error).__name__)
+    return log
+
+
+CASES = [contextmanager_and_errstate, returned_through_stop_iteration, try_finally_loop, except_and_else, nested_finally_and_return, catches_generator_exit,
          ignores_generator_exit, bare_raise_and_reraise, with_managers, yield_from_a_generator, hoisted_yields,
          finally_returns_over_an_exception, evaluation_order]
 
@@ -308,12 +364,6 @@ def closes_in_a_loop(stop):
     return log
 
 
-def test_a_loop_leaving_a_generator_closes_it_as_cpython_drops_it():
-    lazy = rewritten(closes_in_a_loop)
-    for stop in range(4):
-        assert lazy(stop) == closes_in_a_loop(stop)
-
-
 def closes_what_it_drops(stop):
     log = []
 
@@ -338,7 +388,40 @@ def closes_what_it_drops(stop):
     return log
 
 
-def test_a_generator_dropped_after_next_or_zip_is_closed_as_cpython_drops_it():
-    lazy = rewritten(closes_what_it_drops)
-    for stop in range(3):
-        assert lazy(stop) == closes_what_it_drops(stop)
+def closes_nested_and_held(stop):
+    log = []
+
+    def g(n):
+        try:
+            k = n
+            while True:
+                yield k
+                k += 1
+        finally:
+            log.append(("finally", n))
+
+    def first_of(n):
+        it = g(n)
+        log.append(("first", next(it)))
+        return n
+    values = [sum(a for a, _ in zip(g(10 * s), range(stop))) for s in range(1, 3)]
+    log.append(values)
+    it = g(100)
+    log.append(next(it))
+    it = g(200) if stop else None
+    log.append("rebound")
+    if stop > 1:
+        log.append(next(it))
+        del it
+        log.append("deleted")
+    first_of(300)
+    log.append("end")
+    return log
+
+
+@pytest.mark.parametrize("case", [closes_in_a_loop, closes_what_it_drops, closes_nested_and_held],
+                         ids=lambda f: f.__name__)
+def test_a_dropped_generator_is_closed_as_cpython_drops_it(case):
+    lazy = rewritten(case)
+    for stop in range(4):
+        assert lazy(stop) == case(stop), stop

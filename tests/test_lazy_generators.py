@@ -3,6 +3,8 @@ evaluated eagerly that does not end stops with an error naming it and the user's
 iterator given to ``sum``/``list``/``max`` is walked by its own ``__next__``, differentiated."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -340,14 +342,12 @@ def _value_of_a_generator_nothing_holds(x):
     def g():
         yield x
         return x * x
+    made = [g()]
     try:
-        for _ in range(3):
-            next(g_made) if False else None
-        g_made = g()
-        next(g_made)
-        next(g_made)
+        next(made[0])
+        next(made[0])
     except StopIteration as stop:
-        return stop.args[0]
+        return stop.args[0]  # (read from the exception: refused)
     return 0.0
 
 
@@ -553,3 +553,94 @@ EXCEPTIONS_AND_EXPRESSIONS = [_finally_of_dropped_generators, _finally_on_close,
 @pytest.mark.parametrize("f", EXCEPTIONS_AND_EXPRESSIONS, ids=lambda f: f.__name__.lstrip("_"))
 def test_yields_in_try_with_and_expressions_in_every_mode(f):
     _all_modes(f)
+
+
+# --------------------------------------------------------------------------------------------
+# managers around a yield that run without derivatives (ir/generators.managed); generators
+# closed where CPython drops them (frontend/generator_closing.py)
+# --------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _noted(log, name):
+    log.append(len(name))
+    try:
+        yield name
+    finally:
+        log.append(-len(name))
+
+
+def _contextmanager_around_a_yield(x):
+    log = []
+
+    def g():
+        with _noted(log, "inner") as name:
+            k = 1.0
+            while True:
+                yield x * k * len(name)
+                k += 1.0
+    it = g()
+    a = next(it) * next(it) * len(log)
+    it.close()
+    return a * len(log)
+
+
+def _errstate_around_a_yield(x):
+    def g():
+        with np.errstate(divide="ignore"):
+            k = 1.0
+            while True:
+                yield np.log(x * k) + float(np.isinf(np.log(0.0 * k)))  # (no warning: errstate is in effect)
+                k += 1.0
+    it = g()
+    return next(it) * next(it)
+
+
+def _dropped_generators(x):
+    log = []
+
+    def g(scale):
+        try:
+            k = 1.0
+            while True:
+                yield x * scale * k
+                k += 1.0
+        finally:
+            log.append(x * scale)
+
+    def first_of(scale):
+        it = g(scale)
+        return next(it)  # (closed when first_of returns)
+    nested = sum([sum(a * b for a, b in zip([1.0, 2.0], g(s))) for s in (1.0, 2.0)])
+    it = g(2.0)
+    a = next(it)
+    it = g(3.0)  # the first one dropped: closed
+    b = next(it) + next(it) * sum(log)
+    del it
+    return (nested + a + b + first_of(0.5)) * sum(log)
+
+
+MANAGED_AND_DROPPED = [_contextmanager_around_a_yield, _errstate_around_a_yield, _dropped_generators]
+
+
+@pytest.mark.parametrize("f", MANAGED_AND_DROPPED, ids=lambda f: f.__name__.lstrip("_"))
+def test_managers_around_yields_and_dropped_generators_in_every_mode(f):
+    _all_modes(f)
+
+
+@contextlib.contextmanager
+def _scaled(value):
+    yield
+    value.append(1.0)
+
+
+def test_a_contextmanager_around_a_yield_handed_floats_is_refused_by_name():
+    def f(x):
+        def g():
+            with _scaled([x]):
+                while True:
+                    yield x
+        it = g()
+        return next(it)
+    with pytest.raises(TypeError, match=r"contextlib.contextmanager _scaled\(\) around a yield.*What to do"):
+        yb.grad(f)(X)

@@ -255,6 +255,12 @@ def _called(call: ast.Call) -> str | None:
 
 
 def _read_in_nested(function: ast.FunctionDef, name: str) -> bool:
-    """Whether a function, lambda or class inside ``function`` mentions ``name``."""
-    return any(isinstance(n, ast.Name) and n.id == name for inner in _own(function.body) if isinstance(inner, _NESTED)
-               for n in ast.walk(inner))
+    """Whether a function, lambda or class inside ``function`` may capture ``name`` (mentions it
+    without binding it as a local of its own)."""
+    for inner in (n for n in _own(function.body) if isinstance(n, _NESTED)):
+        names = [n for n in ast.walk(inner) if isinstance(n, ast.Name) and n.id == name]
+        own = {n.id for n in _own(getattr(inner, "body", [])) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        shared = any(isinstance(n, ast.Nonlocal) and name in n.names for n in ast.walk(inner))
+        if names and (name not in own or shared or isinstance(inner, (ast.Lambda, ast.ClassDef))):
+            return True
+    return False
