@@ -11,6 +11,8 @@ import pytest
 import yuebing as yb
 from yuebing.rules.core import FRULES
 
+from .all_modes import check_all_modes
+
 
 def _central(f, args, directions, h=1e-6):
     plus = f(*[a + h * d for a, d in zip(args, directions)])
@@ -140,3 +142,51 @@ def test_tuple_indices_and_float_writes_against_central_differences():
     assert value == _grid(x, s)
     assert tangent == pytest.approx(_central(_grid, (x, s), (dx, ds)), rel=1e-6)
     assert "y[_t" in yb.show(_grid, mode="forward")  # the write inline
+
+
+def _sqrt_sum(x):
+    return np.sum(np.sqrt(x))
+
+
+def test_the_direct_path_runs_the_strong_zero_pass():
+    """A NaN tangent out of the direct path (``jvp`` of a function whose forward code exists):
+    sqrt'(0) * 0 is 0 by the strong-zero rule, on both calls."""
+    x, dx = np.array([0.0, 4.0]), np.array([0.0, 1.0])
+    first = yb.jvp(_sqrt_sum, (x,), (dx,))
+    second = yb.jvp(_sqrt_sum, (x,), (dx,))  # the direct path
+    assert first == second == (2.0, 0.25)
+
+
+def _returns_its_arguments(x, s):
+    return x, s
+
+
+def test_the_direct_path_returns_copies_of_its_arguments():
+    x, dx = np.arange(3.0), np.ones(3)
+    for _ in range(2):  # the general path, then the direct one
+        (y, s), (dy, ds) = yb.jvp(_returns_its_arguments, (x, 1.5), (dx, 0.5))
+        assert y is not x and dy is not dx and not np.shares_memory(y, x) and not np.shares_memory(dy, dx)
+        np.testing.assert_array_equal(y, x)
+        np.testing.assert_array_equal(dy, dx)
+        assert (s, ds) == (1.5, 0.5)
+
+
+@pytest.mark.parametrize("shapes", [((20, 20), (40, 40)), ((3,), (4,)), ((2, 3), (4, 5)), ((1, 2, 3), (2, 2, 2)),
+                                    ((0, 3), (2, 2)), ((2, 1), (3, 3))])
+def test_kron_tangent_of_both_factors_against_central_differences(shapes):
+    """``kron``'s tangent along both factors is written block by block into one array
+    (``rules/linalg/products.py``): the same as the two products summed, in every shape."""
+    rng = np.random.default_rng(4)
+    a, b, da, db = (rng.standard_normal(s) for s in shapes + shapes)
+    value, tangent = yb.jvp(np.kron, (a, b), (da, db))
+    np.testing.assert_array_equal(value, np.kron(a, b))
+    assert tangent.shape == value.shape
+    np.testing.assert_allclose(tangent, _central(np.kron, (a, b), (da, db)), rtol=1e-6, atol=1e-8)
+    weights = rng.standard_normal(value.shape)
+    grads = yb.grad(lambda p, q: np.sum(weights * np.kron(p, q)), argnums=(0, 1))(a, b)
+    assert np.sum(weights * tangent) == pytest.approx(np.sum(grads[0] * da) + np.sum(grads[1] * db), abs=1e-9)
+
+
+def test_kron_in_every_mode():
+    check_all_modes(lambda z: np.sum(np.kron(z[:6].reshape(2, 3), z[6:].reshape(3, 2)) ** 2),
+                    np.linspace(-1.0, 1.3, 12))

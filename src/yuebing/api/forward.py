@@ -31,7 +31,8 @@ from ..tangents.validate import validate_tangent
 from ..rules import outside_state
 from ..rules.batched import BATCH, batched, batched_zeros
 from ..rules.declare import FORWARD, has_nan
-from ..transform.forward_runtime import call_frule, global_tangent, run_derived_directly
+from ..transform.forward_runtime import call_frule, direct_pass as _direct_pass, global_tangent, run_direct, \
+    run_derived_directly
 from ..transform.forward_random import PassRecord
 
 
@@ -63,16 +64,25 @@ def _forward_with_strong_zero(f: Callable, primals: tuple, tangents: tuple, kwar
         raise
     finally:
         randomness.end()
-    if _holds_nan(tangent):  # the strong zero, checked once (rules/declare.py: FORWARD): run again by the rule
-        drew_past_rules = randomness.restore()
-        again, tangent, _ = _forward_pass(f, primals, tangents, kwargs, name, strong=True, plain=plain)
-        if (outside or drew_past_rules) and not _same_value(value, again):
-            raise ValueError(
-                f"{name}: the tangent came out NaN, so yuebing ran {fname(f)} again by the strong-zero rule "
-                "(docs/conventions.md), and the second run gave another value: the function changed state "
-                "outside its arguments (a global list or dict, a module or class attribute, a closure made "
-                "outside, a global random state drawn from outside yuebing's rules). Pass that state in as an "
-                "argument, or use reverse mode (yb.grad, jacobian(mode='rev'))")
+    if _holds_nan(tangent):
+        return _strong_zero_pass(f, primals, tangents, kwargs, name, plain, value, outside, randomness)
+    return value, tangent
+
+
+def _strong_zero_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str, plain: bool | None,
+                      value: Any, outside: bool, randomness: PassRecord) -> tuple:
+    """The strong zero, checked once (rules/declare.py: FORWARD): the plain pass's tangent held a
+    NaN, so ``f`` runs again, on fresh copies, with every product by the rule; its value must be
+    the plain pass's."""
+    drew_past_rules = randomness.restore()
+    again, tangent, _ = _forward_pass(f, primals, tangents, kwargs, name, strong=True, plain=plain)
+    if (outside or drew_past_rules) and not _same_value(value, again):
+        raise ValueError(
+            f"{name}: the tangent came out NaN, so yuebing ran {fname(f)} again by the strong-zero rule "
+            "(docs/conventions.md), and the second run gave another value: the function changed state "
+            "outside its arguments (a global list or dict, a module or class attribute, a closure made "
+            "outside, a global random state drawn from outside yuebing's rules). Pass that state in as an "
+            "argument, or use reverse mode (yb.grad, jacobian(mode='rev'))")
     return value, tangent
 
 
@@ -185,6 +195,58 @@ def _plain_forward_pass(f: Callable, flat: list, strong: bool) -> tuple:
     return result[0], result[1], outside
 
 
+def _copies_if_plain(primals: tuple, tangents: tuple) -> list | None:
+    """``_plain_copies(primals, tangents)`` if the arguments are plain (``_plain``), else None:
+    both in one walk, for the direct path of ``jvp``."""
+    flat: list = []
+    ids = set()
+    for p, t in zip(primals, tangents):
+        kind = type(p)
+        if kind is float:
+            if type(t) is not float:
+                return None
+            flat += (p, t)
+        elif kind is np.ndarray and type(t) is np.ndarray and p.base is None and p.dtype.kind == "f" \
+                and t.dtype == p.dtype and t.shape == p.shape:
+            # a tangent laid out as its primal (tangents/layout.py): a plain copy when the strides agree
+            t_copy = t.copy(order="K") if t.strides == p.strides else _copy_in_layout(t, p)
+            flat += (p.copy(order="K"), t_copy)
+        else:
+            return None
+        ids.add(id(p))
+        ids.add(id(t))
+    return flat if len(ids) == len(flat) else None  # an argument or tangent passed twice: the general path
+
+
+def _copy_in_layout(t: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """A copy of tangent ``t`` in primal ``p``'s memory order."""
+    t_copy = np.empty_like(p)
+    t_copy[...] = t
+    return t_copy
+
+
+def _direct_jvp(direct: Callable, f: Callable, flat: list, primals: tuple, tangents: tuple) -> tuple:
+    """``jvp`` of a plain function whose forward code was generated before, on plain arguments'
+    copies ``flat`` (``_copies_if_plain``): ``_forward_with_strong_zero`` and
+    ``_plain_forward_pass`` in one frame, the code run directly (``run_derived_directly``)."""
+    randomness = PassRecord()  # the random states, saved lazily (transform/forward_random.py)
+    scope = outside_state.enter()  # one tangent per outside object for the pass
+    strength, FORWARD.strong = FORWARD.strong, False
+    try:
+        value, tangent = run_direct(direct, f, flat)
+        outside = outside_state.touched()
+    except RecursionError as error:  # frames per level and the limit to set
+        error.add_note(recursion_note(error))
+        raise
+    finally:
+        FORWARD.strong = strength
+        outside_state.leave(scope)
+        randomness.end()
+    if type(tangent) is float and tangent == tangent or not _holds_nan(tangent):
+        return value, tangent
+    return _strong_zero_pass(f, primals, tangents, {}, "jvp", True, value, outside, randomness)
+
+
 _ASYNC_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
 
@@ -198,6 +260,12 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     """
     if type(f) is not types.FunctionType or f.__code__.co_flags & _ASYNC_FLAGS:  # (a plain function: no walk)
         check_function(f, "jvp")
+    elif not has_aux and type(primals) is tuple and type(tangents) is tuple and len(primals) == len(tangents):
+        direct = _direct_pass(f, len(primals))  # its generated forward code, derived at an earlier call
+        if direct is not None and not BATCH.size:
+            flat = _copies_if_plain(primals, tangents)
+            if flat is not None:
+                return _direct_jvp(direct, f, flat, primals, tangents)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             "jvp: primals and tangents must be tuples (or lists) of positional arguments, got "

@@ -304,7 +304,7 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
         else:
             out = call_frule(func, Dual(v, v_t))
             value, value_t = out.primal, out.tangent
-            direct = _direct_pass(vec.pyfunc, 1)
+            direct = direct_pass(vec.pyfunc, 1)
         values.append(value)
         tangents.append(value_t)
     y = np.asarray(values, dtype=vec.otypes[0] if vec.otypes else None).reshape(xs.shape)
@@ -369,11 +369,11 @@ def run_derived_directly(fn: Any, arguments: list) -> tuple | None:
     what dispatch would run (as a direct call site checks, ``direct_calls.py``): its rule was
     derived before for this code and module and takes exactly these positional arguments, and no
     rule is registered for ``fn``, nor is it made by ``yb.grad``. None otherwise."""
-    direct = _direct_pass(fn, len(arguments) // 2)
-    return None if direct is None or len(arguments) % 2 else _run_direct(direct, fn, NoTangent, arguments)
+    direct = direct_pass(fn, len(arguments) // 2)
+    return None if direct is None or len(arguments) % 2 else run_direct(direct, fn, arguments)
 
 
-def _direct_pass(fn: Any, n_args: int) -> Any:
+def direct_pass(fn: Any, n_args: int) -> Any:
     """The generated forward code of plain Python function ``fn`` when dispatch would run it on
     ``n_args`` positional arguments (see ``run_derived_directly``), or None."""
     if type(fn) is not types.FunctionType:
@@ -385,9 +385,11 @@ def _direct_pass(fn: Any, n_args: int) -> Any:
     return entry[2]
 
 
-def _run_direct(direct: Any, fn: Any, fn_t: Any, arguments: Any) -> tuple:
+def run_direct(direct: Any, fn: Any, arguments: list) -> tuple:
+    """``(value, tangent)`` of plain function ``fn`` by its generated forward code ``direct``
+    (``direct_pass``) at ``arguments`` (primal, tangent, ...); an error names the user's line."""
     try:
-        return direct(fn, fn_t, *arguments)
+        return direct(fn, NoTangent, *arguments)
     except Exception as error:
         _DERIVED.get(fn)._point_at_user_line(error)
         raise

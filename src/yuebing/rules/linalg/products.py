@@ -204,6 +204,9 @@ def _kron(a, b):
     sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
 
     def jvp(da: Any, db: Any) -> Any:
+        if da is not None and db is not None and np.shape(da) == np.shape(a) and np.shape(db) == np.shape(b) \
+                and np.ndim(a) == np.ndim(b) >= 1:
+            return _kron_sum_of_two(da, b, a, db)
         return add(None if da is None else np.kron(da, b), None if db is None else np.kron(a, db))
 
     def vjp(g: Any, need: tuple) -> tuple:
@@ -215,6 +218,25 @@ def _kron(a, b):
         return ga, gb
 
     return y, jvp, vjp
+
+
+def _kron_sum_of_two(a: Any, b: Any, c: Any, d: Any) -> np.ndarray:
+    """``kron(a, b) + kron(c, d)`` (``a``, ``c`` of one shape, ``b``, ``d`` of another, all of one
+    number of axes), written into one array block by block of its leading axis: the second
+    product's temporary is one block, which stays in cache, where two full krons and their sum
+    cost three arrays of the output's size (5 MB for a 20x20 by 40x40 kron) and two extra passes."""
+    sa, sb = np.shape(a), np.shape(b)
+    as_a = [m for n in sa for m in (n, 1)]  # (a0, 1, a1, 1, ...): kron is the outer product per axis
+    as_b = [m for n in sb for m in (1, n)]
+    a, c = np.reshape(a, as_a), np.reshape(c, as_a)
+    b, d = np.reshape(b, as_b), np.reshape(d, as_b)
+    out = np.empty([m for pair in zip(sa, sb) for m in pair], np.result_type(a, b, c, d))
+    rows = max(1, 32768 // max(1, out.size // max(1, sa[0])))  # about 256 kB of float64 per block
+    for r in range(0, sa[0], rows):
+        block = out[r:r + rows]
+        np.multiply(a[r:r + rows], b, out=block)
+        block += c[r:r + rows] * d
+    return out.reshape([p * q for p, q in zip(sa, sb)])
 
 
 def _trace_parts(x: np.ndarray, offset: int, axis1: int, axis2: int, dtype: Any) -> tuple[Callable, Callable]:
