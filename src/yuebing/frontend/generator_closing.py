@@ -70,7 +70,7 @@ class ClosedWhereDropped(ast.NodeTransformer):
         """The import of the helpers used (into the body of the outermost function)."""
         if not self.helpers:
             return []
-        names = ", ".join(f"{k} as {v}" for k, v in self.helpers.items())
+        names = ", ".join(k if k == v else f"{k} as {v}" for k, v in self.helpers.items())
         return ast.parse(f"from yuebing.ir.generators import {names}").body
 
     def _made(self, node: ast.AST) -> bool:
@@ -197,7 +197,7 @@ class _HeldNames:
 
     def _bound_plainly(self, name: ast.Name) -> bool:
         parent = self.parents.get(id(name))
-        return isinstance(parent, ast.Delete) or isinstance(parent, ast.Assign) and name in parent.targets
+        return isinstance(parent, ast.Delete) or isinstance(parent, ast.Assign) and parent.targets == [name]
 
     def _stepped(self, name: ast.Name) -> bool:
         """``next(it)``, ``it.send(v)``..., ``for v in it`` (or in ``zip(a, it)``), ``it is None``."""
@@ -220,11 +220,10 @@ class _HeldNames:
             return
         owned = fresh("owned", self.closing.taken)
         held = self.closing.helper("held")
-        for n in self.nodes:
-            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in n.targets):
-                for target in (t for t in n.targets if isinstance(t, ast.Name) and t.id in names):
-                    n.value = ast.Call(ast.Name(held, ast.Load()), [ast.Name(owned, ast.Load()),
-                                                                    ast.Constant(target.id), n.value], [])
+        for n in self.nodes:  # (each a single-target assignment: _bound_plainly)
+            if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id in names:
+                n.value = ast.Call(ast.Name(held, ast.Load()), [ast.Name(owned, ast.Load()),
+                                                                ast.Constant(n.targets[0].id), n.value], [])
         _release_deleted(self.function, names, owned, held)
         docstring = self.function.body[:1] if ast.get_docstring(self.function, clean=False) is not None else []
         body = self.function.body[len(docstring):]
@@ -238,9 +237,9 @@ class _HeldNames:
 
 def _release_deleted(function: ast.FunctionDef, names: set, owned: str, held: str) -> None:
     """``del it`` -> ``held(owned, "it", None); del it`` (the generator dropped is closed)."""
-    blocks = [function.body] + [getattr(n, field) for n in _own(function.body) if isinstance(n, ast.stmt)
-                                for field in ("body", "orelse", "finalbody") if isinstance(getattr(n, field, None), list)]
-    blocks += [h.body for n in _own(function.body) if isinstance(n, ast.ExceptHandler) for h in [n]]
+    inside = [n for n in _own(function.body) if isinstance(n, (ast.stmt, ast.ExceptHandler)) and not isinstance(n, _NESTED)]
+    blocks = [function.body] + [getattr(n, field) for n in inside for field in ("body", "orelse", "finalbody")
+                                if isinstance(getattr(n, field, None), list)]
     for block in blocks:
         for k in range(len(block) - 1, -1, -1):
             s = block[k]

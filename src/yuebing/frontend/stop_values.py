@@ -125,7 +125,8 @@ def read_stop_values(node: ast.AST, fresh) -> ast.AST:
     if not any([_rewrite_function(f, helper) for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]):
         return node
     at = 1 if ast.get_docstring(node, clean=False) is not None else 0
-    node.body.insert(at, ast.parse(f"from yuebing.ir.generators import stop_value as {helper}").body[0])
+    alias = "" if helper == "stop_value" else f" as {helper}"
+    node.body.insert(at, ast.parse(f"from yuebing.ir.generators import stop_value{alias}").body[0])
     return ast.fix_missing_locations(node)
 
 
