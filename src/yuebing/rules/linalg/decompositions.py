@@ -100,6 +100,29 @@ def _real_cholesky_vjp(low: np.ndarray, g: Any) -> np.ndarray | None:
     return out
 
 
+def _real_cholesky_jvp(low: np.ndarray, h: Any) -> np.ndarray | None:
+    """The tangent ``L Phi(L^-1 H L^-T)`` of the lower Cholesky factor ``L`` of one real float64
+    matrix along symmetric ``H``, by BLAS triangular kernels: two triangular solves and a
+    triangular product (3 n^3 flops, where an explicit inverse and three dense products cost
+    6 n^3). None if it does not apply.
+
+    As in ``_real_cholesky_vjp`` the work is on Fortran views of C-ordered arrays (``U = L^T``,
+    and ``H^T = H``): ``Y^T = H U^-1``, ``X = U^-T Y^T`` (symmetric: only its lower triangle is
+    read), ``Phi`` in C order, and ``dL^T = Phi^T U``, whose transpose is C-ordered ``dL``."""
+    if not (low.ndim == 2 and low.dtype == np.float64 and isinstance(h, np.ndarray) and h.dtype == np.float64
+            and h.shape == low.shape):
+        return None
+    try:
+        from scipy.linalg.blas import dtrmm, dtrsm
+    except ImportError:
+        return None
+    up = low.T  # the upper factor U = L^T
+    y_t = dtrsm(1.0, up, h.T, side=1, lower=0)  # Y^T U = H: Y = L^-1 H
+    x = dtrsm(1.0, up, y_t, lower=0, trans_a=1, overwrite_b=1)  # U^T X = Y^T: X = L^-1 H L^-T
+    phi = np.multiply(x, _halved_upper(low.shape[0]).T, order="C")  # Phi(X): lower triangle, half diagonal
+    return dtrmm(1.0, up, phi.T, side=1, lower=0).T  # (L Phi)^T = Phi^T U
+
+
 @functools.lru_cache(maxsize=16)
 def _halved_upper(n: int) -> np.ndarray:
     """Ones on and above the diagonal, 0.5 on it (Fortran order, read-only: shared)."""
@@ -113,9 +136,12 @@ def cholesky_parts(a: np.ndarray, low: np.ndarray) -> tuple[Callable, Callable]:
     """jvp and vjp of the lower Cholesky factor ``low`` of the Hermitian matrix read from tril(a)."""
 
     def jvp(da: Any) -> Any:
+        h = hermitian_from(da, lower=True)
+        fast = _real_cholesky_jvp(low, h)
+        if fast is not None:
+            return fast
         low_inv = _lower_inverse(low)
-        x = low_inv @ hermitian_from(da, lower=True) @ mH(low_inv)
-        return low @ _phi(x)
+        return low @ _phi(low_inv @ h @ mH(low_inv))
 
     def vjp(g: Any, need: tuple) -> tuple:
         fast = _real_cholesky_vjp(low, g)
