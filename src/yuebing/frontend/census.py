@@ -37,6 +37,8 @@ class Census:
         self.all_names: set[str] = set()
         self.all_nonlocals: set[str] = set()
         self.returns = 0
+        self.caught_names: set[str] = set()  # ``except ... as name`` anywhere
+        self.value_owners: set[str] = set()  # ``name.value`` read anywhere
         self._walk(node)
 
     def _walk(self, node: ast.AST) -> None:
@@ -57,6 +59,10 @@ class Census:
                 self.all_names.add(child.arg)
             elif kind is ast.Return:
                 self.returns += 1
+            elif kind is ast.ExceptHandler and child.name:
+                self.caught_names.add(child.name)
+            elif kind is ast.Attribute and child.attr == "value" and type(child.value) is ast.Name:
+                self.value_owners.add(child.value.id)
             elif kind is ast.Nonlocal:
                 self.all_nonlocals.update(child.names)
                 if own:
@@ -80,7 +86,7 @@ class Census:
                 or getattr(ast, "TryStar", None) in self.own_types
                 or not self.own_names.isdisjoint(HELPERS)
                 or not self.all_types.isdisjoint(_YIELDS)
-                or ast.ExceptHandler in self.all_types)
+                or not self.caught_names.isdisjoint(self.value_owners))
 
     def may_be_refused(self, node: ast.AST) -> bool:
         """Whether ``fence.fence`` can raise on ``node``: it refuses yields no rewrite took and
