@@ -190,3 +190,20 @@ def test_kron_tangent_of_both_factors_against_central_differences(shapes):
 def test_kron_in_every_mode():
     check_all_modes(lambda z: np.sum(np.kron(z[:6].reshape(2, 3), z[6:].reshape(3, 2)) ** 2),
                     np.linspace(-1.0, 1.3, 12))
+
+
+def _vectorized_draws(x):
+    return np.sum(np.vectorize(lambda v: np.sqrt(v) * np.random.normal())(x))
+
+
+def test_a_vectorized_functions_draws_replay_in_the_strong_pass():
+    """``np.vectorize(pyfunc)`` draws nothing itself (its rule only builds the object); the draws
+    of ``pyfunc`` go through rules, so the strong-zero pass (sqrt'(0) * 0) draws the same numbers."""
+    np.random.seed(3)
+    first, second = np.random.normal(), np.random.normal()
+    after = np.random.normal()
+    np.random.seed(3)
+    value, tangent = yb.jvp(_vectorized_draws, (np.array([0.0, 4.0]),), (np.array([0.0, 1.0]),))
+    assert value == pytest.approx(0.0 * first + 2.0 * second, rel=1e-15)
+    assert tangent == pytest.approx(0.25 * second, rel=1e-15)
+    assert np.random.normal() == after  # the state advanced as the plain call's
