@@ -72,6 +72,23 @@ def _set_add_and_union(x):
     return sum(s | {x[0] * x[1]}) * x[2]
 
 
+class _Problem:
+    def __init__(self):
+        self.scale = 2.0
+
+
+_PROBLEM = _Problem()
+
+
+def _keyed_by_objects(x):
+    """cma's CountWarnings: a dict keyed by (object with float attributes, name). Second order
+    looked a dict's tangent up by the key's tangent (KeyError)."""
+    key = (_PROBLEM, "a")
+    d = {key: x[0] * 2, (_PROBLEM, "b"): x[1]}
+    e = dict.get(d, key) + d.setdefault((_PROBLEM, "c"), x[2] ** 2) + d.pop((_PROBLEM, "b"))
+    return d[key] * e + (key in d) * x[1]
+
+
 # a module holding a weight matrix, read as mod.W inside array code (reverse mode's array block
 # took it for a scalar: "non-broadcastable output operand" in the pullback)
 _weights = types.ModuleType("_weights")
@@ -145,6 +162,7 @@ IDIOMS = {
     "max_dict_values": lambda x: max(dict(a=x[0] * x[1], b=x[2]).values()) * x[0],
     "set_comprehension": lambda x: sum({v * x[0] for v in x}),
     "set_add_and_union": _set_add_and_union,
+    "dict_keyed_by_objects": _keyed_by_objects,
     "branin": lambda x: ((x[1] - (5.1 / (4 * np.pi ** 2)) * x[0] ** 2 + 5 * x[0] / np.pi - 6) ** 2
                          + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x[0]) + 10),
 }

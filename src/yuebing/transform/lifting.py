@@ -257,6 +257,20 @@ def _constant_slot(v: Any) -> Any:
     return v if isinstance(v, _CONSTANT_TYPES) else NoTangent
 
 
+_KEYED = (operator.getitem, operator.setitem, operator.delitem, operator.contains)
+
+
+def _dict_key_position(fn: Any, args: tuple) -> int | None:
+    """Which argument of a call on a dict is a key (a key holding an object with float attributes
+    has a tangent, but the dict's tangent is looked up by the key itself), or None."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, dict) and args and not isinstance(fn, types.MethodType):  # d.get(key)
+        return 0
+    if len(args) >= 2 and isinstance(args[0][0], dict) and (fn in _KEYED or getattr(fn, "__objclass__", None) is dict):
+        return 1  # d[key], dict.get(d, key)
+    return None
+
+
 def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple = ()) -> tuple:
     if f[0] is np.sum or f[0] is SUM_METHOD:
         fast = fast_sum(args, kwargs)  # np.sum(x) of a float64 array (dual_elementwise.py)
@@ -279,6 +293,9 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
     # there, even when nothing in it holds floats yet: an append to it must reach that tangent
     handed_out = f[0] is operator.getitem and type(out1.primal) in (list, dict)
     tangent_args = [_tangent_codual(a, mutated=(first_mutated or handed_out) and k == 0) for k, a in enumerate(args)]
+    key = _dict_key_position(f[0], args)
+    if key is not None:  # a dict's tangent is keyed by the primal keys: ``d[(obj, "a")]``, ``d.get(k)``
+        tangent_args[key] = CoDual(args[key][0], args[key][1])
     tangent_kwargs = {k: _tangent_codual(v) for k, v in kwargs.items()}
     for key in stored:  # a list or dict written into a container: its tangent goes in with it (a
         # later append to it must reach the tangent stored there), even when it holds no floats yet
