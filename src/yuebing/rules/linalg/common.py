@@ -18,6 +18,7 @@ zero effect, and the imaginary part of a Hermitian diagonal is ignored, as LAPAC
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -93,6 +94,18 @@ def fit(dy: Any, y: Any) -> Any:
     return fit_tangent(NoTangent if dy is None else dy, y)
 
 
+def _fresh_tangent(dy: np.ndarray, y: Any) -> bool:
+    """Whether ``dy``, a rule's jvp result, can be ``y``'s tangent as it is: an array of ``y``'s
+    type, shape and dtype that nothing but the caller refers to (it, or the one array it is a view
+    of, made by the formula: not an argument's tangent, a view of one, or a cached array), so
+    ``fit``'s copy is not needed. References: the caller's local, the parameter, getrefcount's."""
+    if type(y) is not np.ndarray or dy.shape != y.shape or dy.dtype != y.dtype or not dy.flags.writeable \
+            or sys.getrefcount(dy) > 3:
+        return False
+    base = dy.base
+    return base is None or type(base) is np.ndarray and base.base is None and sys.getrefcount(base) <= 3
+
+
 def linalg_rule(*targets: Any, diff: tuple = (0,), vjp: Callable | None = None,
                 fast_vjp: Callable | None = None) -> Callable:
     """Register the rules derived from ``derive(*primals) -> (y, jvp, vjp)`` for ``targets``.
@@ -148,6 +161,8 @@ def linalg_rule(*targets: Any, diff: tuple = (0,), vjp: Callable | None = None,
                 return Dual(y, tangent(args[0]))
             dxs = [tangent_or_none(args[i]) if i < len(args) else None for i in diff]
             dy = jvp(*dxs) if any(d is not None for d in dxs) else None
+            if type(dy) is np.ndarray and _fresh_tangent(dy, y):
+                return Dual(y, dy)  # the formula's own new array: fit's copy would only cost
             return Dual(y, fit(dy, y))
 
         signature = inspect.signature(derive)
