@@ -353,9 +353,18 @@ def test_default_values_carry_their_derivative_in_every_mode(f):
     check_all_modes(f, 1.3)
 
 
-def test_third_order_refuses_a_default_naming_the_function():
-    with pytest.raises(yb.NestedDifferentiationError, match="defaults_made_in_a_loop|g_defaults"):
-        yb.hvp(lambda x: yb.grad(defaults_made_in_a_loop)(x), (0.7,), (1.0,))
+@pytest.mark.parametrize("f", [float_default_from_a_local, kw_only_and_lambda_defaults, defaults_made_in_a_loop,
+                               recursive_function_with_a_default, default_next_to_nonlocal,
+                               default_of_a_returned_function, decorated_with_a_float_default],
+                         ids=lambda f: f.__name__)
+def test_third_order_of_defaults_made_by_a_factory(f):
+    """Third derivatives (yb.hessian over yb.grad) follow the factory's default into the nested
+    function (its plain program captures the default and its tangent): against central
+    differences of reverse over reverse."""
+    F = lambda x: yb.grad(f)(x) ** 2  # noqa: E731
+    h = 1e-5
+    expected = (yb.grad(F)(0.7 + h) - yb.grad(F)(0.7 - h)) / (2 * h)
+    assert yb.hessian(F)(0.7) == pytest.approx(expected, rel=1e-6, abs=1e-6)
 
 
 def _make_outside_adder():

@@ -205,6 +205,9 @@ def _free_variables(node: ast.FunctionDef | ast.Lambda, outer_names: list[str]) 
 def _assignment_sites(body: list, in_loop: bool, sites: dict) -> None:
     """``name -> [(line, inside_a_loop)]`` for every statement that binds a name."""
     for s in body:
+        if isinstance(s, list):  # a run not flattened yet (flat_body._Seq: a loop with break)
+            _assignment_sites(s, in_loop, sites)
+            continue
         names: tuple = ()
         if isinstance(s, ir.Call) and s.target:
             names = (s.target,)
@@ -235,7 +238,9 @@ def _assignment_sites(body: list, in_loop: bool, sites: dict) -> None:
 
 def _closures(body: list, found: list) -> list:
     for s in body:
-        if isinstance(s, ir.MakeClosure):
+        if isinstance(s, list):  # a run not flattened yet (flat_body._Seq)
+            _closures(s, found)
+        elif isinstance(s, ir.MakeClosure):
             found.append(s)
         for block in ir.child_blocks(s):
             _closures(block, found)

@@ -16,18 +16,25 @@ and nothing else is opaque: no ``Dual`` objects, no inline templates. Run as it 
 is forward mode of one call. Under second order, ``jvp_call`` has its own rule
 (``transform/third_order.py``): a primitive's forward derivative assembled from its second-order
 rules by class, a Python function's from its own plain forward program, differentiated like user
-code. A closure's captured values are read as constants (third order refuses a gradient of a
-function that captures differentiated variables before it gets here); functions defined inside
-the program that capture its variables, and variables written through ``nonlocal``, raise
-``NestedDifferentiationError`` (a nested helper capturing nothing is followed like a global one).
+code. The captured values of a closure made outside are read as constants (third order refuses a
+gradient of a function that captures differentiated variables before it gets here). A function
+defined inside the program that captures its variables gets its own plain program nested in this
+one, a closure over the variables and their tangents, as its tangent (``plain_closures.py``);
+variables the user's code keeps in cells (``nonlocal``, late binding) are plain locals here. A
+nested helper capturing nothing is followed like a global one.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import types
 from typing import Any
 
 from ..ir import nodes as ir
+from ..ir import primitives as P
+from . import plain_closures
+from .plain_closures import bind, is_plain_closure, nested_ir, plain_name
+from .reverse import share_cells
 from .forward import ForwardGenerator, GeneratedForward, compile_forward
 from .protocols import CodeCache
 
@@ -36,6 +43,7 @@ TANGENT_KEYWORD = "_t_"  # a keyword argument's tangent travels as ``_t_<name>=`
 
 #: what to do about a construct third order does not follow
 RESTRUCTURE = "define it at module level and pass what it needs as arguments"
+CLOSURE_ADVICE = "call it directly, or define it at module level and pass what it needs as arguments"
 PRIMITIVE = ("take that part out of the function under yb.grad, or take the Hessian of the gradient's "
              "function itself (docs/limitations.md lists what third order covers)")
 
@@ -49,9 +57,31 @@ def _refusal(what: str, advice: str = RESTRUCTURE) -> Exception:
 
 
 class PlainForwardGenerator(ForwardGenerator):
-    """``ForwardGenerator`` with every call site written as ``_jvp(f, f_t, a, a_t, ...)``."""
+    """``ForwardGenerator`` with every call site written as ``_jvp(f, f_t, a, a_t, ...)``.
+
+    ``captured`` (a nested function's program, ``plain_closures.py``): for each variable it
+    captures from the enclosing plain program, ``(primal name, tangent name, through a cell)``."""
+
+    def __init__(self, fn: ir.Function, globals_: dict | None = None, captured: dict | None = None,
+                 depth: int = 0) -> None:
+        self.captured = captured or {}
+        self.depth = depth  # how deeply nested in the plain program of the function under yb.grad
+        # variables the user's code keeps in cells are plain locals here (Python's own cells
+        # share them with the nested programs); captured ones are read by name
+        self.cells = set(fn.cell_backed)
+        fn = dataclasses.replace(fn, cell_backed=[], free_vars=[v for v in fn.free_vars if v not in self.captured])
+        super().__init__(fn, globals_)
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
+        variable = self._cell_access(s)
+        if variable is not None:
+            name, tangent = variable
+            comment = f"  # line {s.line}: {ir._call_text(s)}"
+            if s.func.value is P.cell_set:
+                self.emit(out, indent, f"{name}, {tangent} = {self.primal(s.args[1])}, {self.tangent(s.args[1])}{comment}", s.line)
+            elif s.target:
+                self.emit(out, indent, f"{s.target}, {self.td(s.target)} = {name}, {tangent}{comment}", s.line)
+            return
         if s.star_args is not None or s.star_kwargs is not None:
             raise _refusal(f"calls with *args or **kwargs ({ir._call_text(s)}, line {s.line})",
                            "pass the arguments one by one")
@@ -72,22 +102,108 @@ class PlainForwardGenerator(ForwardGenerator):
             getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
 
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
-        # a nested function capturing nothing is a helper like a module-level one (its calls are
-        # ``_jvp`` calls, followed by their own plain programs); a captured variable's tangent
-        # would be read as a constant
         if s.free_vars:
-            raise _refusal(f"nested functions capturing variables ({s.target}, line {s.line}: "
-                           f"{', '.join(s.free_vars)})", "pass them to it as arguments")
+            self._closure(s, out, indent)
+            return
+        # a nested function capturing nothing is a helper like a module-level one (its calls are
+        # ``_jvp`` calls, followed by their own plain programs)
         start = len(out)
         super().fwd_MakeClosure(s, out, indent)
         for k in range(start, len(out)):  # a function capturing nothing has no tangent
             if "_closure_tangent(" in out[k][0]:
                 out[k] = ("    " * indent + f"{self.td(s.target)} = _NT  # line {s.line}: the function {s.target}", s.line)
 
+    def fwd_Opaque(self, s: ir.Opaque, out: list, indent: int) -> None:
+        # (``if False: s = None``, making a captured variable a cell of ours for a closure that
+        # shares it: here it is the enclosing program's variable, which Python shares already)
+        made_a_cell = re.fullmatch(r"if False: (\w+) = None  # makes \1 a cell the closure below shares", s.source)
+        if made_a_cell and made_a_cell.group(1) in self.captured:
+            return
+        super().fwd_Opaque(s, out, indent)
+
+    def _closure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
+        """A nested function capturing our variables: the user's definition, and its own plain
+        program nested here, a closure over the captured variables and their tangents, as its
+        tangent (``plain_closures.py``)."""
+        if s.source.lstrip().startswith("@"):
+            raise _refusal(f"decorated nested functions capturing variables ({s.target}, line {s.line})")
+        self.emit(out, indent, s.source, s.source_lines or s.line)
+        self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
+        through_cells = {v: f"_cell_{v}" for v in s.free_vars if self._capture(v)[2]}
+        if through_cells:  # captured from outside us: the user's function gets those very cells
+            cells = ", ".join(f"{v!r}: {cell}" for v, cell in through_cells.items())
+            self.emit(out, indent, f"{s.target} = {self.const(share_cells)}({s.target}, {{{cells}}})", s.line)
+        nested = PlainForwardGenerator(nested_ir(s, self.globals or {}, self.fn.filename), self.globals,
+                                       {v: self._capture(v) for v in s.free_vars}, self.depth + 1)
+        nested.constants, nested.constant_ids = self.constants, self.constant_ids  # one namespace
+        for text, line in nested.nested_program(plain_name(s.target), s.line):
+            self.emit(out, indent, text, line)
+        self.emit(out, indent, f"{self.td(s.target)} = {plain_name(s.target)}  # line {s.line}: the closure "
+                               f"{s.target}, its tangent its plain program", s.line)
+
+    def _capture(self, name: str) -> tuple[str, str, bool]:
+        """How a nested function reaches our variable ``name``: its primal's and its tangent's
+        names here, and whether they are a cell and its tangent (a variable captured from outside
+        the differentiated function)."""
+        if name in self.captured:
+            return self.captured[name]
+        if name in self.fn.free_vars:
+            return f"_cell_{name}", self.td(f"_cell_{name}"), True
+        return name, self.td(name), False
+
+    def _cell_access(self, s: ir.Call) -> tuple[str, str] | None:
+        """``(primal, tangent)`` names of the variable a ``cell_get``/``cell_set`` reaches when it
+        is a plain local (ours, kept in a cell by the user's code) or one of an enclosing plain
+        program (captured); None for a cell captured from outside."""
+        if not (isinstance(s.func, ir.Const) and s.func.value in (P.cell_get, P.cell_set)):
+            return None
+        cell = s.args[0]
+        if not isinstance(cell, ir.Var):
+            return None
+        if cell.name.startswith("_cellobj_") and cell.name[len("_cellobj_"):] in self.cells:
+            name = cell.name[len("_cellobj_"):]
+            return name, self.td(name)
+        name = cell.name[len("_cell_"):] if cell.name.startswith("_cell_") else None
+        if name in self.captured and not self.captured[name][2]:
+            return self.captured[name][:2]
+        return None
+
+    def nested_program(self, name: str, line: int) -> list[tuple[str, int]]:
+        """The lines of this function's plain program as a nested ``def name``: the captured
+        variables read by name (and written: ``nonlocal``)."""
+        clashes = {v[1] for v in self.captured.values()} & (set(self.vars) | set(self.fn.params))
+        if clashes:
+            raise _refusal(f"a nested function with variables named like its captured ones' tangents "
+                           f"({', '.join(sorted(clashes))}, line {line})", "rename them")
+        generated = super().generate()
+        lines = [(text, generated.line_map.get(k + 1, line)) for k, text in enumerate(generated.source.splitlines())]
+        params = "".join(f", {p}, {self.td(p)}" for p in self.fn.params)
+        lines[0] = (f"def {name}(_fn, _fn_t{params}):", line)
+        written = sorted({n for v in _written_cells(self.fn.body) if v in self.captured
+                          for n in self.captured[v][:2]})
+        if written:
+            lines.insert(2, (f"    nonlocal {', '.join(written)}", line))
+        return self._aliased(lines)
+
+    def _aliased(self, lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        """``lines`` with the runtime's names and constants they read as globals under names of
+        their own (``_n1_jvp``, one prefix per depth of nesting): second order's program of the
+        enclosing plain program binds the names *it* reads as locals, which a nested function
+        reading them would capture (the user's module globals among them, walked as data)."""
+        prefix = f"_n{self.depth}"
+        names = plain_closures.globals_read([text for text, _ in lines], self.captured)
+        runtime = {**R_names(), "_G": self.globals, "_jvp": jvp_call}
+        aliases = {}
+        for name in names:
+            if (name in self.constants or name in runtime) and not re.match(r"_n\d+_", name):  # (a deeper one's)
+                aliases[name] = prefix + name
+                self.constants[prefix + name] = self.constants[name] if name in self.constants else runtime[name]
+        if not aliases:
+            return lines
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(aliases, key=len, reverse=True))) + r")\b")
+        return [(pattern.sub(lambda m: aliases[m.group(0)], text), line) for text, line in lines]
+
     def generate(self) -> GeneratedForward:
-        if self.fn.cell_backed:
-            names = ", ".join(self.fn.user_names.get(v, v) for v in self.fn.cell_backed)
-            raise _refusal(f"variables that nested functions write or capture while they are rebound ({names})")
         generated = super().generate()
         # second order's program of this one has runtime names of its own (``_fn``, ``_global``,
         # ``_G``, ...): ours get a prefix so that they stay distinct
@@ -95,6 +211,24 @@ class PlainForwardGenerator(ForwardGenerator):
         source = generated.source.replace(f"def {generated.name}(", f"def {name}(", 1)
         source = _RUNTIME_NAME.sub(lambda m: "_pf" + m.group(0), source)
         return GeneratedForward(name, source, generated.constants, generated.params, generated.line_map)
+
+
+def R_names() -> dict[str, Any]:
+    from .forward_runtime import runtime_namespace
+
+    return runtime_namespace()
+
+
+def _written_cells(body: list) -> set[str]:
+    """The captured variables ``body`` writes (``cell_set(_cell_v, ...)``), nested blocks too."""
+    written = set()
+    for s in body:
+        if isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and s.func.value is P.cell_set \
+                and isinstance(s.args[0], ir.Var) and s.args[0].name.startswith("_cell_"):
+            written.add(s.args[0].name[len("_cell_"):])
+        for block in ir.child_blocks(s):
+            written |= _written_cells(block)
+    return written
 
 
 #: the forward runtime's names that plain programs use, renamed ``_pf...`` in them, as are the
@@ -149,9 +283,41 @@ def jvp_call(f: Any, f_t: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     from .forward_runtime import call_frule
 
     primals, tangents, kw, kw_t = split_call(args, kwargs)
+    if is_plain_closure(f_t):  # a closure made in the program: its tangent is its own plain program
+        return _call_plain_closure(f, f_t, primals, tangents, kw, kw_t)
+    if any(map(is_plain_closure, [*tangents, *kw_t.values()])) and not _structural(f):
+        raise _refusal(f"nested functions capturing variables passed to {getattr(f, '__qualname__', f)!r}",
+                       CLOSURE_ADVICE)
     result = call_frule(Dual(f, f_t), *(Dual(p, t) for p, t in zip(primals, tangents)),
                         **{k: Dual(v, kw_t[k]) for k, v in kw.items()})
     return result.primal, result.tangent
+
+
+def _structural(f: Any) -> bool:
+    """Whether ``f`` only moves values around (``list.append``: a linear rule), so that a
+    closure's plain program may go where the closure goes."""
+    from .lifting import lookup_second_order
+
+    found = lookup_second_order(f)
+    return found is not None and getattr(found[0], "second_order_kind", None) == "linear"
+
+
+def _call_plain_closure(f: Any, program: Any, primals: list, tangents: list, kw: dict, kw_t: dict) -> tuple[Any, Any]:
+    """``program(f, program, x, x_t, ...)``, the call's arguments bound to its parameters."""
+    given = {**{k: (p, t) for k, (p, t) in enumerate(zip(primals, tangents))}, **{k: (v, kw_t[k]) for k, v in kw.items()}}
+    flat: list = []
+    for kind, payload in bind(program, f, len(primals), list(kw)):
+        if kind == "arg":
+            flat += given[payload]
+        elif kind == "star":
+            flat += [tuple(given[key][0] for key in payload), tuple(given[key][1] for key in payload)]
+        elif kind == "starstar":
+            raise _refusal(f"functions taking **kwargs ({f.__qualname__})", "pass the keywords one by one")
+        else:
+            from .forward_runtime import zero_tangent_of
+
+            flat += [payload, zero_tangent_of(payload)]
+    return program(f, program, *flat)
 
 
 __all__ = ["PlainForwardGenerator", "jvp_call", "plain_forward", "split_call"]

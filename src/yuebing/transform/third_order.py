@@ -30,8 +30,9 @@ naming them.
 """
 from __future__ import annotations
 
-import operator
+import builtins
 import cmath
+import operator
 import threading
 import types
 from typing import Any, Callable
@@ -45,11 +46,12 @@ from ..rules.declare import ELEMENTWISE_PARTIALS, given_out
 from ..rules.differentiated import paired, tangent_array
 from ..rules.second_order import JVP_DEFINITIONS, _register
 from ..rules.util import sum_rdata, zero_fdata
-from . import protocols
+from . import plain_closures, protocols
 from .lifting import _MUTATORS, _has_float_data, _zero_ints, _zero_tangent_of, lookup_second_order
 from .global_writes import check_third_order, global_get, global_set
 from .lifting_objects import _is_field_tangent
-from .plain_forward import TANGENT_KEYWORD, jvp_call, plain_forward
+from .plain_forward import CLOSURE_ADVICE, TANGENT_KEYWORD, jvp_call, plain_forward
+from .plain_forward import _refusal as restructure
 
 _ADD = (operator.add, NoFData, NoTangent, NoFData)
 _MUL = (operator.mul, NoFData, NoTangent, NoFData)
@@ -189,6 +191,8 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     call = _Call(args, kwargs)
     if call.f is global_get or call.f is global_set:
         check_third_order(call.f, [call.value(a) for a, _ in call.arg_slots])
+    if plain_closures.is_plain_closure(call.value(1)):
+        return call.composition.pair_output(_plain_closure(call))
     if _not_yet(call.f):
         raise _refusal(f"{describe_callable(call.f)} ({_NOT_YET[call.f]})")
     found = lookup_second_order(call.f)
@@ -201,6 +205,8 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     _array_like_boundary(call)
     rule = found[0] if found is not None else None
     kind = getattr(rule, "second_order_kind", None)
+    if kind not in ("linear", "python") and call.f is not getattr:
+        _refuse_closure_arguments(call)
     if found is not None and kind != "linear" and call.f is not getattr and not _has_tangents(call):
         # only constants in (sorted axes, a closure cell of a constant): a constant out. (Not for
         # linear functions or getattr, which keep the identity of a list's tangent: [], lst.append.)
@@ -238,6 +244,16 @@ def _draws(call: _Call) -> bool:
         return True
     pairs = list(call.arg_slots) + list(call.keyword_slots.values())
     return any(isinstance(call.value(a), _GENERATORS) for a, _ in pairs)
+
+
+def _refuse_closure_arguments(call: _Call) -> None:
+    """A closure made inside the plain program passed to a primitive that would call it (``map``,
+    ``sorted(key=)``): its tangent is its plain program, which only a direct call follows."""
+    pairs = list(call.arg_slots) + list(call.keyword_slots.values())
+    for a, t in pairs:
+        if plain_closures.is_plain_closure(call.value(t)):
+            raise restructure(f"nested functions capturing variables ({call.value(a).__name__}) passed to "
+                              f"{describe_callable(call.f)}", CLOSURE_ADVICE)
 
 
 def _has_tangents(call: _Call) -> bool:
@@ -564,26 +580,70 @@ def _python_function(call: _Call, fn: types.FunctionType) -> int:
     parameter's ``(primal, tangent)`` 4-tuples (defaults as constants). Returns the pair's slot."""
     from .second_order import dual_rule
 
+    if _captures_variables(fn):
+        # a function made inside the differentiated code, reached without its plain program:
+        # its captured variables' derivatives would be lost
+        raise restructure(f"nested functions capturing variables ({fn.__qualname__}) passed through a call that "
+                          "does not keep their derivatives", CLOSURE_ADVICE)
     program = plain_forward(fn)
     source = program.__yuebing_source__
+    plan = source.plan(fn, tuple(call.value(a) for a, _ in call.arg_slots),
+                       {k: call.value(a) for k, (a, _) in call.keyword_slots.items()})
+    slots = [call.function_slot, call.composition.add(_constant(NoTangent))] + _bound_slots(call, plan, fn)
+    out, pullback = dual_rule(program)(_function(program), *(call.composition.values[s] for s in slots))
+    call.composition.steps.append((pullback, slots, len(call.composition.values)))
+    return call.composition.add(out)
+
+
+#: the files of code yuebing generates (plain forward programs, and second order's of them)
+_GENERATED_FILES = ("<plain forward", "<yuebing hvp", "<yuebing plain closure")
+
+
+def _captures_variables(fn: types.FunctionType) -> bool:
+    """Whether ``fn`` is a function made inside a plain program that captures its variables. (A
+    helper capturing nothing of the user's reads globals there as cells: ``np`` is a local of the
+    plain program; those names are the user's globals or builtins.)"""
+    if not fn.__closure__ or not fn.__code__.co_filename.startswith(_GENERATED_FILES):
+        return False
+    return any(name not in fn.__globals__ and not hasattr(builtins, name) for name in fn.__code__.co_freevars)
+
+
+def _plain_closure(call: _Call) -> int:
+    """A call of a closure made inside the plain program, whose tangent is its nested plain
+    program (``plain_closures.py``): the second order of that program, the closure's own 4-tuple
+    (its captured variables' derivatives) as the function differentiated."""
+    from .second_order import dual_rule
+
+    c = call.composition
+    program = call.value(1)
+    plan = plain_closures.bind(program, call.f, len(call.arg_slots), list(call.keyword_slots))
+    slots = [call.function_slot, c.add(_constant(NoTangent))] + _bound_slots(call, plan, call.f)
+    out, pullback = dual_rule(program)(c.values[1], *(c.values[s] for s in slots))
+
+    def to_the_closure(dy: Any, dy_d: Any) -> tuple:  # the program's own rdata: slot 1's
+        rs, rsd = pullback(dy, dy_d)
+        return (NoRData, *rs), (NoRData, *rsd)
+
+    c.steps.append((to_the_closure, [1] + slots, len(c.values)))
+    return c.add(out)
+
+
+def _bound_slots(call: _Call, plan: list, fn: Any) -> list[int]:
+    """The slots of a plain program's parameters after ``_fn, _fn_t``, by a binding ``plan``
+    (``protocols.bind_call``'s): each parameter's primal and tangent."""
     c = call.composition
     given = {**dict(enumerate(call.arg_slots)), **call.keyword_slots}
-    slots = [call.function_slot, c.add(_constant(NoTangent))]
-    for kind, payload in source.plan(fn, tuple(call.value(a) for a, _ in call.arg_slots),
-                                     {k: call.value(a) for k, (a, _) in call.keyword_slots.items()}):
+    slots: list[int] = []
+    for kind, payload in plan:
         if kind == "arg":
             slots += list(given[payload])
         elif kind == "star":
             slots += [c.pack([given[key][0] for key in payload]), c.pack([given[key][1] for key in payload])]
         elif kind == "starstar":
-            from .plain_forward import _refusal as restructure
-
             raise restructure(f"functions taking **kwargs ({fn.__qualname__})", "pass the keywords one by one")
         else:  # a default value: a constant
             slots += [c.add(_constant(payload)), c.add(_constant(_zero_tangent_of(payload)))]
-    out, pullback = dual_rule(program)(_function(program), *(c.values[s] for s in slots))
-    c.steps.append((pullback, slots, len(c.values)))
-    return c.add(out)
+    return slots
 
 
 def _constant_result(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
