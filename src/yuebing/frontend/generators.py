@@ -2,8 +2,9 @@
 
 A generator function is rewritten here (instead of into a list builder, ``desugar.py``) when it
 uses ``yield``'s value (``v = yield x``, ``send``), returns a value (so ``r = yield from g()``),
-yields inside a ``while`` loop (it may never end), or when the function being differentiated calls
-``next``/``.send`` (it may be left suspended). The rewrite is what C# and regenerator do:
+yields inside a ``while`` loop (it may never end), is decorated ``@contextmanager`` (contextlib
+steps it), or when the function being differentiated calls ``next``/``.send`` (it may be left
+suspended). The rewrite is what C# and regenerator do:
 
     def g(n):                  def g(n):
         k = 0                      from yuebing.ir.generators import Frame, Generator, delegate
@@ -105,7 +106,7 @@ def needs_state_machine(function: ast.FunctionDef, suspended: bool) -> bool:
     yields = _yields(nodes)
     if not yields:
         return False
-    if suspended:
+    if suspended or _context_manager(function):  # (contextlib steps it with next and throw)
         return True
     statements = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
     if any(id(y) not in statements for y in yields):
@@ -114,6 +115,12 @@ def needs_state_machine(function: ast.FunctionDef, suspended: bool) -> bool:
            and not (isinstance(r.value, ast.Constant) and r.value.value is None) for r in nodes):
         return True
     return any(isinstance(w, ast.While) and _contains_yield(w) for w in nodes)
+
+
+def _context_manager(function: ast.FunctionDef) -> bool:
+    """Whether ``function`` is decorated ``@contextmanager`` (``@contextlib.contextmanager``)."""
+    return any((d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else None)
+               == "contextmanager" for d in function.decorator_list)
 
 
 def _stored_names(function: ast.FunctionDef) -> list[str]:

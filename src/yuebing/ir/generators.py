@@ -20,7 +20,6 @@ a ``Generator`` walks a ``LazySequence``: items are fetched one at a time as the
 """
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Callable
 
 from .primitives import EAGER_ITEMS_LIMIT, _holds_float_data, as_sequence, with_bound
@@ -71,9 +70,12 @@ class Generator:
             return value
         self._ended(more, value)
 
-    def throw(self, error: Any) -> Any:
+    def throw(self, error: Any, instance: Any = None, traceback: Any = None) -> Any:
         """Raise ``error`` (an exception or its class) where the generator is suspended: its
-        ``except``/``finally`` blocks run; the next value it yields is returned."""
+        ``except``/``finally`` blocks run; the next value it yields is returned. (``instance``:
+        the older ``throw(type, value, traceback)`` form, which contextlib uses before 3.12.)"""
+        if instance is not None:
+            error = instance if isinstance(instance, BaseException) else error(instance)
         more, value = self.resume(None, error)
         if more:
             return value
@@ -181,9 +183,10 @@ def managed(target: str, make: Any, /, *args: Any, **kwargs: Any) -> Any:
     """A ``with`` header around a yield, ``make(*args, **kwargs)`` (``make`` None: the manager is
     ``args[0]``), ``target`` its ``as`` target's text. When nothing it is handed holds float data
     the manager is made, entered and exited without derivatives, as ``with`` headers elsewhere are
-    (``frontend/with_statements.py``): a ``PlainManager`` (``contextlib.contextmanager``'s,
-    ``np.errstate``, locks). Otherwise it is differentiated like the generator (a user class's
-    ``__enter__``/``__exit__`` handed floats), which a ``contextmanager``'s cannot be."""
+    (``frontend/with_statements.py``): a ``PlainManager`` (``np.errstate``, locks, a
+    ``contextlib.contextmanager`` handed a name). Otherwise it is differentiated like the
+    generator: a class's ``__enter__``/``__exit__``, or contextlib's, stepping the decorated
+    generator function, which is then a state machine too (``frontend/generators.py``)."""
     if runs_plainly(make, args, kwargs):
         return made_plainly(target, make, args, kwargs)
     return args[0] if make is None else make(*args, **kwargs)
@@ -193,18 +196,7 @@ def runs_plainly(make: Any, args: tuple, kwargs: dict) -> bool:
     """Whether a ``with`` header's manager may run without derivatives (declared so in
     ``rules/zero_derivative.py``): nothing handed to it holds float data."""
     handed = [*args, *kwargs.values(), getattr(make, "__self__", None)]
-    if not any(_holds_float_data(v, 0, objects=True) for v in handed):
-        return True
-    if getattr(make, "__code__", None) is _CONTEXTMANAGER_CODE:
-        raise TypeError(
-            f"yuebing cannot differentiate the contextlib.contextmanager {make.__qualname__}() around a yield of a "
-            "lazy generator when it is handed float data: its own generator would have to run lazily under "
-            "differentiation. What to do: hand it only values without floats (a name, a flag, a list it "
-            "appends to before floats are added), or write the manager as a class with __enter__ and __exit__.")
-    return False
-
-
-_CONTEXTMANAGER_CODE = contextlib.contextmanager(lambda: (yield)).__code__  # every such helper's
+    return not any(_holds_float_data(v, 0, objects=True) for v in handed)
 
 
 def made_plainly(target: str, make: Any, args: tuple, kwargs: dict) -> PlainManager:

@@ -120,6 +120,25 @@ def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     return (None, NoFData, NoTangent, NoFData), pullback
 
 
+def _delattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """``del obj.name`` (contextlib's ``__enter__`` does it): the reverse rule deletes it from the
+    object and its fdata; the tangent's and the fdata tangent's fields drop it too, and the
+    pullback puts them back."""
+    obj, name = args
+    if not _is_field_tangent(obj[2]) or kwargs:
+        return _linear(f, args, kwargs)
+    out1, pullback1 = rrule(f[0], _primal_codual(obj), _primal_codual(name))
+    dropped = [(t.fields, t.fields.pop(name[0], _MISSING)) for t in (obj[2], obj[3]) if _is_field_tangent(t)]
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        for fields, old in dropped:
+            if old is not _MISSING:
+                fields[name[0]] = old
+        return pullback1(NoRData), (NoRData, NoRData, NoRData)
+
+    return (None, NoFData, NoTangent, NoFData), pullback
+
+
 def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
     """``cls(*args)`` for a user class: its ``__init__`` through a dual rule, on an object whose
     fdata, tangent and fdata tangent start empty (``__init__``'s attribute writes fill them)."""
@@ -265,6 +284,7 @@ as_sequence.data = as_sequence.stored = ()  # type: ignore[attr-defined]
 
 _register((getattr, object.__getattribute__), _getattr)
 _register((setattr, object.__setattr__), _setattr)
+_register((delattr, object.__delattr__), _delattr)
 _register((_cell_get_primitive,), cell_get)
 _register((_super_getattr_primitive,), super_getattr)
 _register((_cell_set_primitive,), cell_set)
