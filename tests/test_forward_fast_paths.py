@@ -207,3 +207,23 @@ def test_a_vectorized_functions_draws_replay_in_the_strong_pass():
     assert value == pytest.approx(0.0 * first + 2.0 * second, rel=1e-15)
     assert tangent == pytest.approx(0.25 * second, rel=1e-15)
     assert np.random.normal() == after  # the state advanced as the plain call's
+
+
+def test_large_copies_are_recycled_only_when_nothing_holds_them():
+    """The direct path copies large arguments into recycled buffers (``transform/buffers.py``):
+    outputs that are those copies stay the caller's (never handed out again), a function that
+    writes its argument sees a fresh copy each call, and the caller's arrays are untouched."""
+    x, dx = np.linspace(0.0, 1.0, 20000), np.full(20000, 0.5)
+    kept = [yb.jvp(_returns_its_arguments, (x, 1.0), (dx, 0.0)) for _ in range(4)]
+    arrays = [a for (y, _), (dy, _) in kept for a in (y, dy)]
+    for a in arrays:
+        assert not np.shares_memory(a, x) and not np.shares_memory(a, dx)
+    assert len({id(a) for a in arrays}) == len(arrays)
+    for (y, _), (dy, _) in kept:
+        np.testing.assert_array_equal(y, x)
+        np.testing.assert_array_equal(dy, dx)
+    results = [yb.jvp(_writes_its_argument, (x,), (dx,)) for _ in range(3)]
+    assert results[0] == results[1] == results[2]
+    assert results[0][1] == pytest.approx(8.0 * np.sum(x * dx), rel=1e-12)
+    np.testing.assert_array_equal(x, np.linspace(0.0, 1.0, 20000))
+    np.testing.assert_array_equal(dx, np.full(20000, 0.5))

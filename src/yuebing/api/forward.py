@@ -33,6 +33,7 @@ from ..rules.batched import BATCH, batched, batched_zeros
 from ..rules.declare import FORWARD, has_nan
 from ..transform.forward_runtime import call_frule, direct_pass as _direct_pass, global_tangent, run_direct, \
     run_derived_directly
+from ..transform import buffers as _buffers
 from ..transform.forward_random import PassRecord
 
 
@@ -209,13 +210,24 @@ def _copies_if_plain(primals: tuple, tangents: tuple) -> list | None:
         elif kind is np.ndarray and type(t) is np.ndarray and p.base is None and p.dtype.kind == "f" \
                 and t.dtype == p.dtype and t.shape == p.shape:
             # a tangent laid out as its primal (tangents/layout.py): a plain copy when the strides agree
-            t_copy = t.copy(order="K") if t.strides == p.strides else _copy_in_layout(t, p)
-            flat += (p.copy(order="K"), t_copy)
+            t_copy = _copy(t) if t.strides == p.strides else _copy_in_layout(t, p)
+            flat += (_copy(p), t_copy)
         else:
             return None
         ids.add(id(p))
         ids.add(id(t))
     return flat if len(ids) == len(flat) else None  # an argument or tangent passed twice: the general path
+
+
+def _copy(a: np.ndarray) -> np.ndarray:
+    """A copy of array ``a`` in its memory order; a large C-ordered one in a recycled buffer
+    (``transform/buffers.py``: a fresh one costs more in page faults than the copy itself), which
+    the sweep at the end of the call takes back once nothing refers to it."""
+    if a.size >= _buffers.MIN_SIZE and a.flags.c_contiguous:
+        buffer = _buffers.scratch(a)
+        np.copyto(buffer, a)
+        return buffer
+    return a.copy(order="K")
 
 
 def _copy_in_layout(t: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -225,10 +237,13 @@ def _copy_in_layout(t: np.ndarray, p: np.ndarray) -> np.ndarray:
     return t_copy
 
 
-def _direct_jvp(direct: Callable, f: Callable, flat: list, primals: tuple, tangents: tuple) -> tuple:
-    """``jvp`` of a plain function whose forward code was generated before, on plain arguments'
-    copies ``flat`` (``_copies_if_plain``): ``_forward_with_strong_zero`` and
+def _direct_jvp(direct: Callable, f: Callable, primals: tuple, tangents: tuple) -> tuple | None:
+    """``jvp`` of a plain function whose forward code was generated before, on copies of plain
+    arguments (``_copies_if_plain``; None for others): ``_forward_with_strong_zero`` and
     ``_plain_forward_pass`` in one frame, the code run directly (``run_derived_directly``)."""
+    flat = _copies_if_plain(primals, tangents)
+    if flat is None:
+        return None
     randomness = PassRecord()  # the random states, saved lazily (transform/forward_random.py)
     scope = outside_state.enter()  # one tangent per outside object for the pass
     strength, FORWARD.strong = FORWARD.strong, False
@@ -242,6 +257,9 @@ def _direct_jvp(direct: Callable, f: Callable, flat: list, primals: tuple, tange
         FORWARD.strong = strength
         outside_state.leave(scope)
         randomness.end()
+        flat = None  # the copies: recycled below unless the output holds them
+        if _buffers.lent():
+            _buffers.sweep()
     if type(tangent) is float and tangent == tangent or not _holds_nan(tangent):
         return value, tangent
     return _strong_zero_pass(f, primals, tangents, {}, "jvp", True, value, outside, randomness)
@@ -263,9 +281,9 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     elif not has_aux and type(primals) is tuple and type(tangents) is tuple and len(primals) == len(tangents):
         direct = _direct_pass(f, len(primals))  # its generated forward code, derived at an earlier call
         if direct is not None and not BATCH.size:
-            flat = _copies_if_plain(primals, tangents)
-            if flat is not None:
-                return _direct_jvp(direct, f, flat, primals, tangents)
+            result = _direct_jvp(direct, f, primals, tangents)
+            if result is not None:
+                return result
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             "jvp: primals and tangents must be tuples (or lists) of positional arguments, got "
