@@ -245,7 +245,8 @@ def _direct_gradient(rule: Any, f: Callable, args: tuple, buffers: tuple, defaul
     its buffer."""
     flat: list = []
     for a, b in zip(args, buffers):
-        flat += (a, b) if type(b) is np.ndarray else (a, NoFData)
+        flat.append(a)
+        flat.append(b if type(b) is np.ndarray else NoFData)
     for d in defaults:  # each call its own fdata, as binding a default gives it
         flat += (d, fdata(zero_tangent(d)))
     tape: list = []
@@ -273,7 +274,9 @@ def _direct_gradient(rule: Any, f: Callable, args: tuple, buffers: tuple, defaul
         raise
     if single:
         a = nums[0]
-        gradient = argument_gradient(_fdata_of(buffers[a]), param_r[a], args[a])
+        b, r = buffers[a], param_r[a]
+        # an array argument's gradient is its buffer (argument_gradient's common case, inline)
+        gradient = b if r is NoRData and type(b) is np.ndarray else argument_gradient(_fdata_of(b), r, args[a])
     else:
         gradient = tuple(argument_gradient(_fdata_of(buffers[a]), param_r[a], args[a]) for a in nums)
     del tape, full_f
@@ -566,10 +569,18 @@ class PreparedGradient:
         """The hot path: the same plain arrays/floats as last time, a plain function, no
         keywords. Runs the generated passes directly (no dispatch, binding or tangent walks)."""
         direct = self._rule.get(len(args)) if self._rule is not None else None
-        if direct is None or not self._same_plain_arguments(state, args):
+        if direct is None:
+            return None
+        buffers = state.buffers
+        if state.last_simple:  # _same_plain_arguments inline (a microsecond of a small case's few)
+            if len(args) != len(buffers):
+                return None
+            for a, last, b in zip(args, state.last_args, buffers):
+                if a is not last or type(b) is np.ndarray and b.shape != a.shape:
+                    return None
+        elif not self._same_plain_arguments(state, args):
             return None
         rule, defaults = direct
-        buffers = state.buffers
         for b in buffers:
             if type(b) is np.ndarray:
                 b.fill(0)
