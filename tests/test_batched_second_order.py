@@ -439,3 +439,39 @@ def test_an_outside_object_it_cannot_copy_drops_the_pass_at_its_first_read(loope
     np.testing.assert_allclose(h, yb.hessian(reads_an_object_it_cannot_copy, chunk_size=1)(b), rtol=1e-12,
                                atol=1e-12)
     assert not looped_calls  # (dropped before any call)
+
+
+# ---------------------------------------------------------------- the derived-rule corpus
+
+
+def _hessian_entries():
+    """The corpus entries with scalar (projected) outputs whose arguments are all floats or float
+    arrays: what ``yb.hessian`` takes."""
+    from .test_second_order import CORPUS
+
+    def plain(a):
+        return type(a) is float or isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size > 0
+    return [entry for entry in CORPUS if entry.values[1] and all(plain(a) for a in entry.values[1])]
+
+
+@pytest.mark.parametrize("fn, args, w", _hessian_entries())
+def test_corpus_batched_hessian_is_the_per_column_one(fn, args, w):
+    """Every corpus program: the batched Hessian (all columns in one pass, or the pass dropped and
+    the columns redone one each) equals the per-column one, or both raise the same error class."""
+    from .test_second_order import _projected
+
+    s, nums = _projected(fn, w), tuple(range(len(args)))
+    outcomes = []
+    for chunk in (1, 64):
+        try:
+            outcomes.append(yb.hessian(s, argnums=nums, chunk_size=chunk)(*[np.copy(a) if isinstance(a, np.ndarray)
+                                                                             else a for a in args]))
+        except Exception as error:  # noqa: BLE001 - compared below
+            outcomes.append(type(error))
+    per_column, batched = outcomes
+    if isinstance(per_column, type):
+        assert batched is per_column
+        return
+    assert not isinstance(batched, type), f"batched raised {batched.__name__} where per column works"
+    flat = [np.concatenate([np.ravel(h) for row in o for h in row]) for o in outcomes]
+    np.testing.assert_allclose(flat[1], flat[0], rtol=1e-9, atol=1e-9)
