@@ -19,7 +19,7 @@ import pytest
 import yuebing as yb
 from yuebing.rules import _key_functions, ordering
 from yuebing.rules.core import MissingRuleError
-from tests.modes import check_every_mode
+from tests.modes import central, check_every_mode
 
 POINT = np.array([0.3, 1.2, 2.0])
 
@@ -288,3 +288,42 @@ def test_a_pure_key_takes_the_plain_rule(monkeypatch):
 def test_c_functions_with_a_key_are_refused_by_name(f):
     with pytest.raises(MissingRuleError, match="bisect|groupby"):
         yb.grad(f)(0.7)
+
+
+# ---------------------------------------------------------------------- third order
+
+
+def _appends_its_square(row):
+    row.append(row[0] ** 2)
+    return row[0] > 0
+
+
+def _rows_through(call):
+    def g(x):
+        rows = [[x[0]], [x[1]], [x[2]]]
+        kept = call(rows)
+        return kept[0][0] ** 3 + sum(r[1] for r in rows) ** 2
+    return g
+
+
+THIRD_ORDER_REFUSED = {
+    "sorted": (lambda rows: sorted(rows, key=_appends_its_square), "sorted"),
+    "max": (lambda rows: [max(rows, key=_appends_its_square)], "max with keyword arguments"),
+    "list.sort": (lambda rows: rows.sort(key=_appends_its_square) or rows, "sorted"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(THIRD_ORDER_REFUSED))
+def test_third_order_refuses_a_key_by_name(name):
+    call, message = THIRD_ORDER_REFUSED[name]
+    g = _rows_through(call)
+    with pytest.raises(yb.NestedDifferentiationError, match=message):
+        yb.hessian(lambda x: np.sum(yb.grad(g)(x) ** 2))(np.array([0.3, -0.7, 1.1]))
+
+
+def test_third_order_of_a_filter_predicate_that_writes():
+    g = _rows_through(lambda rows: list(filter(_appends_its_square, rows)))
+    F = lambda x: np.sum(yb.grad(g)(x) ** 2)  # noqa: E731
+    x = np.array([0.3, -0.7, 1.1])
+    np.testing.assert_allclose(yb.hessian(F)(x.copy()), central(lambda u: yb.grad(F)(u), x, 1e-5),
+                               rtol=1e-5, atol=1e-5)
