@@ -1,5 +1,6 @@
 """Rules for builtins that take the elements of an iterable in an order or choose among them:
-``list tuple reversed sorted filter min max``, and ``heapq.nsmallest``/``nlargest`` (DESIGN.md §4).
+``list tuple reversed sorted filter min max``, ``heapq.nsmallest``/``nlargest`` and ``bisect``'s
+searches and insertions (DESIGN.md §4).
 
 Conventions:
 
@@ -22,6 +23,7 @@ Conventions:
 """
 from __future__ import annotations
 
+import bisect
 import builtins
 import heapq
 from typing import Any, Callable
@@ -271,6 +273,56 @@ defined_as(heapq.nlargest, _nlargest)
 
 
 # ============================================================================================
+# bisect (C functions: defined as the Python code of the bisect module they replace)
+# ============================================================================================
+
+
+def _bisect_right(a, x, lo=0, hi=None, *, key=None):
+    """``bisect.bisect_right``: the same comparisons, the key called on the same items."""
+    if lo < 0:
+        raise ValueError("lo must be non-negative")
+    if hi is None:
+        hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < (a[mid] if key is None else key(a[mid])):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _bisect_left(a, x, lo=0, hi=None, *, key=None):
+    """``bisect.bisect_left``."""
+    if lo < 0:
+        raise ValueError("lo must be non-negative")
+    if hi is None:
+        hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (a[mid] if key is None else key(a[mid])) < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _insort_right(a, x, lo=0, hi=None, *, key=None):
+    """``bisect.insort_right``: ``x`` inserted after the items equal to it."""
+    a.insert(_bisect_right(a, x if key is None else key(x), lo, hi, key=key), x)
+
+
+def _insort_left(a, x, lo=0, hi=None, *, key=None):
+    """``bisect.insort_left``."""
+    a.insert(_bisect_left(a, x if key is None else key(x), lo, hi, key=key), x)
+
+
+for _f, _definition in ((bisect.bisect_right, _bisect_right), (bisect.bisect_left, _bisect_left),
+                        (bisect.insort_right, _insort_right), (bisect.insort_left, _insort_left)):
+    defined_as(_f, _definition)
+
+
+# ============================================================================================
 # Batched forward mode (rules/batched.py): a key that may change data runs once, batched
 # ============================================================================================
 
@@ -401,4 +453,14 @@ def _heapq_cases() -> list:
     ]
 
 
-CASES = [*_sequence_cases(), *_extreme_cases(), *_heapq_cases()]
+def _bisect_cases() -> list:
+    return [
+        Case(bisect.insort_right, [-1.0, 0.5, 2.5], 0.7, name="bisect.insort_right(floats)"),
+        Case(bisect.insort_left, [(-1.0, randn(2)), (2.5, randn(2))], (0.5, randn(2)), kwargs={"key": lambda p: p[0]},
+             name="bisect.insort_left(pairs, key=lambda)"),
+        Case(bisect.bisect_left, [-1.0, 0.5, 2.5], 0.7, name="bisect.bisect_left(floats)"),
+        Case(bisect.bisect_right, [-1.0, 0.5, 2.5], 0.5, 1, name="bisect.bisect_right(tie, lo=1)"),
+    ]
+
+
+CASES = [*_sequence_cases(), *_extreme_cases(), *_heapq_cases(), *_bisect_cases()]
