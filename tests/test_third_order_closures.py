@@ -146,3 +146,18 @@ def test_closure_passed_to_a_primitive_is_refused_by_name():
     with pytest.raises(yb.NestedDifferentiationError, match=r"nested functions capturing variables \(<lambda>\) "
                                                             r"passed to sorted.*call it directly"):
         yb.hessian(F)(X)
+
+
+def type_then_loop(y):
+    kind = type(y)
+    total = 0.0
+    for v in y:
+        total = total + v ** 3 * np.sum(y)
+    return total * (1.0 if kind is np.ndarray else 2.0) + sum([y[0], y[1]]) ** 2
+
+
+def test_builtin_names_read_before_a_loop():
+    """``type(y)`` then a ``for`` loop: the plain program's local ``type`` (a global read) was
+    what second order's program of it used for its own type checks, before it was bound (an
+    UnboundLocalError); builtins read as globals now have locals of their own names."""
+    check_hessian(lambda y: np.sum(yb.grad(type_then_loop)(y) ** 2), X, rtol=1e-5, atol=1e-5)

@@ -25,6 +25,7 @@ nested helper capturing nothing is followed like a global one.
 """
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import re
 import types
@@ -113,6 +114,40 @@ class PlainForwardGenerator(ForwardGenerator):
             if "_closure_tangent(" in out[k][0]:
                 out[k] = ("    " * indent + f"{self.td(s.target)} = _NT  # line {s.line}: the function {s.target}", s.line)
 
+    # A global read that is also a builtin's name (``type``, ``sum``) is a local of its own name
+    # here, ``_pfb_type``: second order's program of this one checks types with the builtin
+    # ``type`` before a local ``type`` would be bound (an UnboundLocalError)
+
+    def _global_local(self, path: str) -> str:
+        head, dot, rest = path.partition(".")
+        if head in self.fn.global_names and hasattr(builtins, head):
+            return f"_pfb_{head}{dot}{rest}"
+        return path
+
+    def primal(self, a: ir.Atom) -> str:
+        text = super().primal(a)
+        return self._global_local(text) if isinstance(a, ir.Global) and text == a.path else text
+
+    def tangent(self, a: ir.Atom) -> str:
+        if isinstance(a, ir.Global) and "." not in a.path:
+            return self.td(self._global_local(a.path))
+        return super().tangent(a)
+
+    def _generated_lines(self) -> tuple[GeneratedForward, list[str]]:
+        """``ForwardGenerator.generate``'s program and its lines, the globals named as builtins
+        read into their own locals."""
+        generated = super().generate()
+        lines = generated.source.split("\n")
+        for g in self.fn.global_names:
+            local = self._global_local(g)
+            if local == g:
+                continue
+            plain = f"    {g} = _global(_G, {g!r})"
+            for k, text in enumerate(lines):
+                if text == plain or text.startswith(plain + ";"):
+                    lines[k] = f"    {local} = _global(_G, {g!r}); {self.td(local)} = _gt({local})"
+        return generated, lines
+
     def fwd_Opaque(self, s: ir.Opaque, out: list, indent: int) -> None:
         # (``if False: s = None``, making a captured variable a cell of ours for a closure that
         # shares it: here it is the enclosing program's variable, which Python shares already)
@@ -175,8 +210,8 @@ class PlainForwardGenerator(ForwardGenerator):
         if clashes:
             raise _refusal(f"a nested function with variables named like its captured ones' tangents "
                            f"({', '.join(sorted(clashes))}, line {line})", "rename them")
-        generated = super().generate()
-        lines = [(text, generated.line_map.get(k + 1, line)) for k, text in enumerate(generated.source.splitlines())]
+        generated, texts = self._generated_lines()
+        lines = [(text, generated.line_map.get(k + 1, line)) for k, text in enumerate(texts) if text or k < len(texts) - 1]
         params = "".join(f", {p}, {self.td(p)}" for p in self.fn.params)
         lines[0] = (f"def {name}(_fn, _fn_t{params}):", line)
         written = sorted({n for v in _written_cells(self.fn.body) if v in self.captured
@@ -204,11 +239,11 @@ class PlainForwardGenerator(ForwardGenerator):
         return [(pattern.sub(lambda m: aliases[m.group(0)], text), line) for text, line in lines]
 
     def generate(self) -> GeneratedForward:
-        generated = super().generate()
+        generated, lines = self._generated_lines()
         # second order's program of this one has runtime names of its own (``_fn``, ``_global``,
         # ``_G``, ...): ours get a prefix so that they stay distinct
         name = generated.name.replace("_jvp", "_plain_jvp")
-        source = generated.source.replace(f"def {generated.name}(", f"def {name}(", 1)
+        source = "\n".join(lines).replace(f"def {generated.name}(", f"def {name}(", 1)
         source = _RUNTIME_NAME.sub(lambda m: "_pf" + m.group(0), source)
         return GeneratedForward(name, source, generated.constants, generated.params, generated.line_map)
 
