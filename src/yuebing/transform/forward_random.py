@@ -49,17 +49,23 @@ def _global_bit_generator() -> Any:
     return np.random.mtrand._rand._bit_generator
 
 
-_ADDRESS: list = [None, 0]  # the global bit generator last seen, and the address of its state
+_STATE_VIEW: list = [(None, None)]  # (the global bit generator last seen, a byte view of its state); one
+# slot, so a thread never reads one generator's view with another's
 
 
 def raw_state() -> bytes | None:
     """The raw bytes of NumPy's global MT19937 state, or None for another bit generator."""
     generator = _global_bit_generator()
-    if generator is not _ADDRESS[0]:  # (its ``ctypes`` interface is built anew at each read: costly)
+    seen, view = _STATE_VIEW[0]
+    if generator is not seen:  # (its ``ctypes`` interface is built anew at each read: costly)
         if type(generator) is not np.random.MT19937:
             return None
-        _ADDRESS[:] = [generator, generator.ctypes.state_address]  # fixed for the generator's life
-    return ctypes.string_at(_ADDRESS[1], _MT_STATE_BYTES)
+        # a NumPy view of the state's memory, fixed for the generator's life (the cache keeps it
+        # alive): ``tobytes`` copies it for a tenth of ``ctypes.string_at``'s call
+        memory = (ctypes.c_uint8 * _MT_STATE_BYTES).from_address(generator.ctypes.state_address)
+        view = np.ctypeslib.as_array(memory)
+        _STATE_VIEW[0] = (generator, view)
+    return view.tobytes()
 
 
 def _set_raw_state(raw: bytes) -> None:
