@@ -7,7 +7,10 @@ for the cotangent's tangent: every run computes its product and zero-fills an ou
 ``a @ b``, ``np.matmul``, ``np.dot`` and ``np.kron`` of two float64 matrices this module computes
 what is needed once:
 
-* forward: ``y = a . b`` and ``y_d = a_d . b + a . b_d``;
+* forward: ``y = a . b`` and ``y_d = a_d . b + a . b_d`` (for ``kron`` one einsum summing the two
+  products per element, into a buffer of the pool: ``transform/buffers.py``), the output's fdata
+  and fdata tangent from the pool too (a fresh 640k-element array costs more in page faults than
+  the product);
 * dual pullback, with ``g`` the output's cotangent and ``g_d`` its tangent: ``a`` gets
   ``vjp_a(g, b)`` and its tangent ``vjp_a(g_d, b) + vjp_a(g, b_d)`` (``b`` likewise), delivered
   into the fdata and fdata tangents.
@@ -24,6 +27,7 @@ import numpy as np
 from ..rules.core import CoDual
 from ..rules.util import out_cotangent
 from ..tangents import NoFData, NoRData, NoTangent
+from . import buffers
 
 _ND, _F64 = np.ndarray, np.dtype(np.float64)
 
@@ -46,6 +50,20 @@ PRODUCTS: dict[Any, tuple[Callable, Callable]] = {
     operator.matmul: (np.matmul, _matmul_cotangents), np.matmul: (np.matmul, _matmul_cotangents),
     np.dot: (np.matmul, _matmul_cotangents), np.kron: (np.kron, _kron_cotangents),
 }
+
+
+def _kron_tangent(a: np.ndarray, a_d: Any, b: np.ndarray, b_d: Any, y: np.ndarray) -> np.ndarray:
+    """``kron(a_d, b) + kron(a, b_d)`` (None: zero) in one pass, into a pooled buffer shaped
+    like ``y``: the sum of the two products per element, as one einsum, with no temporaries."""
+    y_d = buffers.scratch(y)
+    out4 = y_d.reshape(a.shape[0], b.shape[0], a.shape[1], b.shape[1])
+    if a_d is not None and b_d is not None:
+        np.einsum("sik,sjl->ijkl", np.stack([a_d, a]), np.stack([b, b_d]), out=out4)
+    elif a_d is not None or b_d is not None:
+        np.einsum("ik,jl->ijkl", a if a_d is None else a_d, b if b_d is None else b_d, out=out4)
+    else:
+        y_d.fill(0.0)
+    return y_d
 
 
 def _factor(a: tuple) -> tuple | None:
@@ -74,10 +92,14 @@ def fast_product(f: Any, args: tuple, kwargs: dict) -> tuple | None:
     product, cotangents = found
     (a, a_d), (b, b_d) = fa, fb
     y = product(a, b)
-    terms = [product(a_d, b) if a_d is not None else None, product(a, b_d) if b_d is not None else None]
-    present = [t for t in terms if t is not None]
-    y_d = np.zeros(y.shape) if not present else np.add(*present, out=present[0]) if len(present) == 2 else present[0]
-    out = (y, np.zeros(y.shape), y_d, np.zeros(y.shape))
+    if product is np.kron:
+        y_d = _kron_tangent(a, a_d, b, b_d, y)
+    else:
+        terms = [product(a_d, b) if a_d is not None else None, product(a, b_d) if b_d is not None else None]
+        present = [t for t in terms if t is not None]
+        y_d = np.zeros(y.shape) if not present else np.add(*present, out=present[0]) if len(present) == 2 else present[0]
+    # large outputs' fdata from the buffer pool (their page faults cost more than the product)
+    out = (y, buffers.zeros_like(y), y_d, buffers.zeros_like(y))
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         g, g_d = out_cotangent(CoDual(y, out[1]), dy), out_cotangent(CoDual(y, out[3]), dy_d)
