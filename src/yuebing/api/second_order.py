@@ -22,6 +22,7 @@ from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .batched_hessian import MAX_BATCH, batched_columns
 from .plain_arguments import plain_duals
+from .direct_hvp import direct_hvp, direct_passes, sweep
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from ..rules import outside_state
@@ -82,7 +83,11 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     """``(value, gradients, hvps)`` of ``f`` at copies of ``args`` along ``directions`` (one
     tangent per argument, ``NoTangent`` for arguments held fixed)."""
     duals, separate = plain_duals(args, directions), False  # float64 arrays, floats: api/plain_arguments.py
-    if duals is None:
+    if duals is not None:
+        passes = direct_passes(f, len(duals))  # a plain function already run: no dispatch (api/direct_hvp.py)
+        if passes is not None:
+            return direct_hvp(passes, f, duals, _pull_unit, name)
+    else:
         duals, separate = _duals(args, directions, name)
     scope = outside_state.enter()  # one tangent per outside object for the pass
     try:
@@ -97,6 +102,8 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     rs, rsd = _pull_unit(out, pullback, f, name)
     grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
     hvps = tuple(_join(d[3], r, d[0]) for d, r in zip(duals, rsd[1:]))
+    del out, pullback
+    sweep()  # the pass's large temporaries back to the buffer pool
     return value, grads, hvps
 
 
@@ -270,6 +277,9 @@ class PreparedHvp:
             fdt.fill(0)
             direction = np.zeros_like(x) if v is NoTangent else np.array(v, dtype=float)
             duals.append((x.copy(), fd, direction, fdt))
+        passes = direct_passes(self.f, len(duals))  # no dispatch once it ran (api/direct_hvp.py)
+        if passes is not None:
+            return direct_hvp(passes, self.f, duals, _pull_unit, "hvp", fresh=True)
         scope = outside_state.enter()
         try:
             out, pullback = call_rrule2((self.f, NoFData, NoTangent, NoFData), *duals)
