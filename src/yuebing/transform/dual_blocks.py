@@ -260,4 +260,5 @@ PRODUCTS = ((times, quotient), (strong_times, strong_quotient))
 NAMESPACE = {"_dual_inputs": dual_inputs, "_dadd": add, "_dsub": sub, "_dneg": neg, "_dtimes": times, "_dstrong": strong_product,
              "_ddiv_t": divided_tangent, "_dsum_t": tangent_sum, "_dfit": fit, "_dual_nan": dual_nan,
              "_din": incoming, "_dout_f": out_fdata, "_dout_t": out_tangent, "_DPRODUCTS": PRODUCTS,
-             "_np": np, "_dreduce": np.add.reduce, "_errstate": np.errstate, "_DFASTAB": _Marker("_DFASTAB"), "_DSLOWAB": _Marker("_DSLOWAB")}
+             "_np": np, "_dreduce": np.add.reduce, "_errstate": np.errstate, "_DFASTAB": _Marker("_DFASTAB"), "_DSLOWAB": _Marker("_DSLOWAB"),
+             "_DFASTFB": _Marker("_DFASTFB"), "_f64": np.float64}  # a dual float block ran (dual_float_blocks.py)

@@ -47,8 +47,8 @@ from . import partial_calls as _partial
 from .direct_calls import SECOND as _DIRECT, DualDirectCalls, note_user_lines
 from .dual_templates import at_element, dual_template, dual_write, nan_batch, reverse_lines
 from .dual_vectorize import over_elements
-from .dual_blocks import NAMESPACE as DUAL_BLOCKS, find_dual_blocks
-from .dual_blocks_code import DualArrayBlock, emit_forward
+from .dual_blocks import NAMESPACE as DUAL_BLOCKS
+from .dual_block_forms import DualBlockForms, drop_unread_global_parts
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
 from .templates import FLOAT_TYPES, Fast
@@ -63,31 +63,10 @@ def _has_float(value: tuple) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-class DualReverseGenerator(DualDirectCalls, ReverseGenerator):
+class DualReverseGenerator(DualDirectCalls, DualBlockForms, ReverseGenerator):
     """The reverse-mode program of a function with forward-mode tangents on every value."""
 
     float_blocks = False  # float arithmetic runs inline (dual_templates.py); arrays in dual blocks
-
-    def _blocks(self, body: list) -> tuple[dict, dict]:
-        """No float blocks; dual array blocks (``dual_blocks.py``) as ``{start: stop}``."""
-        if self.generic_only:
-            return {}, {}
-        return {}, dict(find_dual_blocks(body, self.integers, self._resolve))
-
-    def _forward_array_block(self, stmts: list, out: list, indent: int) -> int:
-        block = stmts[0].array_block = DualArrayBlock(stmts, self)  # type: ignore[attr-defined]
-        self._dual_blocks[id(stmts[0])] = block
-        emit_forward(self, block, out, indent)
-        for s in stmts:  # the fallback: statement by statement
-            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
-        self.emit(out, indent + 1, "_push(_DSLOWAB)", block.last_line)
-        return len(stmts)
-
-    def _reverse_array_block(self, stmts: list, out: list, indent: int) -> None:
-        block = self._dual_blocks[id(stmts[0])]
-        self._undo_guarded("dual array block", "_DFASTAB", block, block.reverse(), out, indent)
-        for s in reversed(stmts):
-            getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
 
     def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
         super().__init__(fn, globals_)  # globals resolve functions for dual_templates.py
@@ -303,7 +282,9 @@ class DualReverseGenerator(DualDirectCalls, ReverseGenerator):
         self.emit(out, 0, f"def {fwd_name}(_tape, _fn, _fn_f, _fn_d, _fn_fd{params}):", fn.first_line)
         self.emit(out, 1, f'"""Forward pass of {fn.name} ({fn.filename}:{fn.first_line}) with tangents."""')
         self.emit(out, 1, "_push = _tape.append")
+        global_lines = {}
         for name in fn.global_names:
+            global_lines[name] = len(out)
             self.emit(out, 1, f"{name} = _global(_G, {name!r}); {self.fd(name)} = _global_fdata({name}); "
                               f"{self.dd(name)} = _zt({name}); {self.fdd(name)} = _global_fdata({name}, 'fdata_tangent')")
         for name in fn.cell_backed:
@@ -321,6 +302,7 @@ class DualReverseGenerator(DualDirectCalls, ReverseGenerator):
                               f"{self.dd(cell)} = _cell_tangent(_fn_d, {name!r}, {cell}); "
                               f"{self.fdd(cell)} = _cell_fdata(_fn_fd, {name!r}, {cell}, 'fdata_tangent')")
         self.forward(fn.body, out, 1)
+        drop_unread_global_parts(out, global_lines)
         self.emit(out, 0, "")
         self.emit(out, 0, f"def {rev_name}(_tape, _out_r, _out_rd):", fn.first_line)
         self.emit(out, 1, f'"""Reverse pass of {fn.name} with tangents: (rdata, rdata tangent) of each parameter."""')
@@ -337,9 +319,11 @@ class DualReverseGenerator(DualDirectCalls, ReverseGenerator):
         results = ", ".join(self.rd(p) for p in fn.params)
         tangents = ", ".join(self.rdd(p) for p in fn.params)
         self.emit(out, 1, f"return ({results}{comma}), ({tangents}{comma})")
+        deferred_from = self.append_dual_deferred(out)  # long float blocks' other forms (dual_deferred.py)
         text_lines = [text for text, _ in out]
         line_map = {i + 1: line for i, (_, line) in enumerate(out) if line}
-        return Generated(fwd_name, rev_name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map)
+        return Generated(fwd_name, rev_name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map,
+                         deferred_from, tuple(self.dual_deferred_names or ()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -701,9 +685,16 @@ class DualRule(SourceFunction):
         namespace["_G"] = fn.__globals__
         # classes defined in the function belong to its module (their tangent type, their repr)
         namespace["__name__"] = fn.__globals__.get("__name__", "__main__")
-        from .codegen import compile_checked
+        from .codegen import _CompiledLater, _Deferred, compile_checked
 
-        code = compile_checked(source, filename, fn, getattr(self.generated, "line_map", None), "second-order")
+        line_map = getattr(self.generated, "line_map", None)
+        if self.generated.deferred_from:  # functions called only now and then, compiled on their first call
+            lines = source.splitlines(True)
+            start = self.generated.deferred_from - 1
+            source, rest = "".join(lines[:start]), "\n" * start + "".join(lines[start:])  # at their own line numbers
+            later = _CompiledLater(rest, filename, fn, line_map, namespace)
+            namespace.update({name: _Deferred(name, later) for name in self.generated.deferred_names})
+        code = compile_checked(source, filename, fn, line_map, "second-order")
         exec(code, namespace)  # noqa: S102 - our own generated code
         self.forward = namespace[self.generated.forward_name]
         self.reverse = namespace[self.generated.reverse_name]
