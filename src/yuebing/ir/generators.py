@@ -17,6 +17,12 @@ Python functions, in every mode, so nothing here is new derivative machinery.
 Python's do, ``close`` runs the finally blocks. A ``for`` loop over
 a ``Generator`` walks a ``LazySequence``: items are fetched one at a time as the loop reaches them
 (``frontend/loops.py``), so ``break`` out of an endless generator works.
+
+The rest serves rewrites of the code around a generator: ``stop_value`` reads a returned value
+from the generator kept with it rather than from ``StopIteration`` (``frontend/stop_values.py``);
+``managed`` makes a ``with`` header around a yield, run without derivatives when handed no floats
+(``PlainManager``); ``held``, ``close_held``, ``kept_in`` and ``close_made`` close generators where
+CPython drops them (``frontend/generator_closing.py``).
 """
 from __future__ import annotations
 
