@@ -383,6 +383,10 @@ class ArrayBlock:
             if body:
                 lines.append(f"if {adjoint[local]} is not None:")
                 lines += ["    " + b for b in shared + body]
+                # spent (its consumers came before it): freed now, so a large block's reverse holds
+                # a few arrays at a time, not one per value -- a peak of many large temporaries,
+                # freed at once, makes glibc give the memory back and fault it in again next call
+                lines.append(f"    {adjoint[local]} = None")
         return lines, negative
 
 
