@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import yuebing as yb
+from yuebing.tangents import NoTangent
+from yuebing.transform.plain_forward import plain_forward
 
 from tests.all_modes import check_all_modes
 from tests.test_second_order import _fd_hessian
@@ -161,3 +163,50 @@ def test_builtin_names_read_before_a_loop():
     what second order's program of it used for its own type checks, before it was bound (an
     UnboundLocalError); builtins read as globals now have locals of their own names."""
     check_hessian(lambda y: np.sum(yb.grad(type_then_loop)(y) ** 2), X, rtol=1e-5, atol=1e-5)
+
+
+# -------------------------------------------------------------------- *args and **kwargs calls
+
+def keywords_helper(a, b, c=1.0):
+    return a * b * c
+
+
+def varargs_helper(*vs):
+    return sum(v ** 3 for v in vs)
+
+
+def star_to_a_primitive(y):
+    parts = (y[0], y[1])
+    return np.hypot(*parts) ** 3 + y[2] * np.arctan2(*y[1:])
+
+
+def star_and_keywords_to_python(y):
+    args = [y[0] * y[1], y[2]]
+    keywords = {"c": y[2]}
+    return keywords_helper(*args, c=y[0]) ** 2 + keywords_helper(y[0], y[1], **keywords) ** 2
+
+
+def star_to_varargs(y):
+    return varargs_helper(*[y[0], y[1]], y[2]) * y[0]
+
+
+STARRED = [star_to_a_primitive, star_and_keywords_to_python, star_to_varargs]
+
+
+@pytest.mark.parametrize("g", STARRED, ids=lambda g: g.__name__)
+def test_hessian_through_grad_of_star_calls(g):
+    check_hessian(lambda y: np.sum(yb.grad(g)(y) ** 2), X, rtol=1e-5, atol=1e-5)
+    F = lambda y: np.sum(np.sin(yb.grad(g)(y)))  # noqa: E731
+    v = np.array([0.2, -1.0, 0.4])
+    np.testing.assert_allclose(yb.hvp(F, (X,), (v,))[2][0], _fd_hessian(F, X) @ v, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("g", STARRED + [captures_a_variable, nonlocal_accumulator, late_binding],
+                         ids=lambda g: g.__name__)
+def test_plain_forward_program_runs_as_forward_mode(g):
+    """The plain program run as it is (``jvp_call`` as forward mode of each call) is ``yb.jvp``."""
+    v = np.array([1.0, -2.0, 0.5])
+    value, tangent = plain_forward(g)(g, NoTangent, X, v)
+    expected = yb.jvp(g, (X,), (v,))
+    np.testing.assert_allclose(value, expected[0], rtol=1e-12)
+    np.testing.assert_allclose(tangent, expected[1], rtol=1e-12)

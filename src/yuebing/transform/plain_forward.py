@@ -40,6 +40,7 @@ from .forward import ForwardGenerator, GeneratedForward, compile_forward
 from .protocols import CodeCache
 
 TANGENT_KEYWORD = "_t_"  # a keyword argument's tangent travels as ``_t_<name>=``
+STAR, STARSTAR = "_yb_star", "_yb_starstar"  # ``*args`` and ``**kwargs`` of a call, as keywords
 
 
 #: what to do about a construct third order does not follow
@@ -83,13 +84,14 @@ class PlainForwardGenerator(ForwardGenerator):
             elif s.target:
                 self.emit(out, indent, f"{s.target}, {self.td(s.target)} = {name}, {tangent}{comment}", s.line)
             return
-        if s.star_args is not None or s.star_kwargs is not None:
-            raise _refusal(f"calls with *args or **kwargs ({ir._call_text(s)}, line {s.line})",
-                           "pass the arguments one by one")
         parts = [self.primal(s.func), self.tangent(s.func)]
         for a in s.args:
             parts += [self.primal(a), self.tangent(a)]
-        for k, v in s.kwargs:
+        # ``*args`` and ``**kwargs`` travel as keywords of their own, unpacked by the rule of
+        # ``_jvp`` (``third_order.py``) into argument slots, or by ``jvp_call`` below
+        starred = [(STAR, s.star_args)] if s.star_args is not None else []
+        starred += [(STARSTAR, s.star_kwargs)] if s.star_kwargs is not None else []
+        for k, v in [*s.kwargs, *starred]:
             parts += [f"{k}={self.primal(v)}", f"{TANGENT_KEYWORD}{k}={self.tangent(v)}"]
         call = f"_jvp({', '.join(parts)})"
         comment = f"  # line {s.line}: {ir._call_text(s)}" if s.line else ""
@@ -318,6 +320,7 @@ def jvp_call(f: Any, f_t: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     from .forward_runtime import call_frule
 
     primals, tangents, kw, kw_t = split_call(args, kwargs)
+    _unpack_stars(primals, tangents, kw, kw_t)
     if is_plain_closure(f_t):  # a closure made in the program: its tangent is its own plain program
         return _call_plain_closure(f, f_t, primals, tangents, kw, kw_t)
     if any(map(is_plain_closure, [*tangents, *kw_t.values()])) and not _structural(f):
@@ -326,6 +329,21 @@ def jvp_call(f: Any, f_t: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     result = call_frule(Dual(f, f_t), *(Dual(p, t) for p, t in zip(primals, tangents)),
                         **{k: Dual(v, kw_t[k]) for k, v in kw.items()})
     return result.primal, result.tangent
+
+
+def _unpack_stars(primals: list, tangents: list, kw: dict, kw_t: dict) -> None:
+    """A call's ``*args`` and ``**kwargs`` (``STAR``, ``STARSTAR``) as arguments of their own."""
+    from ..tangents import NoTangent
+
+    if STAR in kw:
+        values, values_t = kw.pop(STAR), kw_t.pop(STAR)
+        for k, value in enumerate(values):
+            primals.append(value)
+            tangents.append(NoTangent if values_t is NoTangent else values_t[k])
+    if STARSTAR in kw:
+        mapping, mapping_t = kw.pop(STARSTAR), kw_t.pop(STARSTAR)
+        for name, value in mapping.items():
+            kw[name], kw_t[name] = value, NoTangent if mapping_t is NoTangent else mapping_t[name]
 
 
 def _structural(f: Any) -> bool:
@@ -355,4 +373,4 @@ def _call_plain_closure(f: Any, program: Any, primals: list, tangents: list, kw:
     return program(f, program, *flat)
 
 
-__all__ = ["PlainForwardGenerator", "jvp_call", "plain_forward", "split_call"]
+__all__ = ["STAR", "STARSTAR", "PlainForwardGenerator", "jvp_call", "plain_forward", "split_call"]

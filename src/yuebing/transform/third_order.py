@@ -50,7 +50,7 @@ from . import plain_closures, protocols
 from .lifting import _MUTATORS, _has_float_data, _zero_ints, _zero_tangent_of, lookup_second_order
 from .global_writes import check_third_order, global_get, global_set
 from .lifting_objects import _is_field_tangent
-from .plain_forward import CLOSURE_ADVICE, TANGENT_KEYWORD, jvp_call, plain_forward
+from .plain_forward import CLOSURE_ADVICE, STAR, STARSTAR, TANGENT_KEYWORD, jvp_call, plain_forward
 from .plain_forward import _refusal as restructure
 
 _ADD = (operator.add, NoFData, NoTangent, NoFData)
@@ -189,6 +189,7 @@ class _Call:
 def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """Second-order rule of ``jvp_call(f, f_t, a, a_t, ..., k=v, _t_k=v_t)``."""
     call = _Call(args, kwargs)
+    _unpack_stars(call)
     if call.f is global_get or call.f is global_set:
         check_third_order(call.f, [call.value(a) for a, _ in call.arg_slots])
     if plain_closures.is_plain_closure(call.value(1)):
@@ -244,6 +245,35 @@ def _draws(call: _Call) -> bool:
         return True
     pairs = list(call.arg_slots) + list(call.keyword_slots.values())
     return any(isinstance(call.value(a), _GENERATORS) for a, _ in pairs)
+
+
+def _unpack_stars(call: _Call) -> None:
+    """The call's ``*args`` and ``**kwargs`` (keywords ``STAR``, ``STARSTAR``): their items as
+    argument slots, each taken out by the second-order rule of ``operator.getitem`` (so their
+    derivatives go back to the sequence or the dict)."""
+    c = call.composition
+
+    def item(slot: int, key: Any) -> int:
+        if call.value(slot) is NoTangent:
+            return c.add(_constant(NoTangent))
+        return c.call(_GETITEM, [slot, c.add(_constant(key))])
+
+    if STAR in call.keyword_slots:
+        values, tangents = call.keyword_slots.pop(STAR)
+        if not isinstance(call.value(values), (tuple, list, np.ndarray)):
+            raise restructure(f"*args of a {type(call.value(values)).__name__} (calling {describe_callable(call.f)})",
+                              "make it a tuple or a list first")
+        call.arg_slots += [(item(values, k), item(tangents, k)) for k in range(len(call.value(values)))]
+    if STARSTAR in call.keyword_slots:
+        mapping, tangents = call.keyword_slots.pop(STARSTAR)
+        if type(call.value(mapping)) is not dict:
+            raise restructure(f"**kwargs of a {type(call.value(mapping)).__name__} (calling {describe_callable(call.f)})",
+                              "make it a dict first")
+        for name in call.value(mapping):
+            call.keyword_slots[name] = (item(mapping, name), item(tangents, name))
+
+
+_GETITEM = (operator.getitem, NoFData, NoTangent, NoFData)
 
 
 def _refuse_closure_arguments(call: _Call) -> None:
