@@ -16,6 +16,7 @@ general path, which also reports every error with its context.
 """
 from __future__ import annotations
 
+import inspect
 import types
 from typing import Any, Callable
 
@@ -30,6 +31,15 @@ from ..transform.direct_calls import SECOND, note_user_lines
 from ..transform.exceptions import TRACKING, mark_partial
 
 _FUNCTION, _ND = types.FunctionType, np.ndarray
+
+
+_ASYNC = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def plain_function(f: Any) -> bool:
+    """Whether ``f`` is a plain ``def`` or lambda that is not async (what ``check_function``
+    asks of it, read from its code's flags as ``inspect`` does, without ``inspect``'s unwrapping)."""
+    return type(f) is _FUNCTION and not f.__code__.co_flags & _ASYNC and not hasattr(f, "_is_coroutine_marker")
 
 
 def direct_passes(f: Any, n_args: int) -> tuple | None:

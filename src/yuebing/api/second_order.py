@@ -22,7 +22,7 @@ from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .batched_hessian import MAX_BATCH, batched_columns
 from .plain_arguments import plain_duals
-from .direct_hvp import direct_hvp, direct_passes, sweep
+from .direct_hvp import direct_hvp, direct_passes, plain_function, sweep
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from ..rules import outside_state
@@ -152,7 +152,8 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
     argument: the gradient, and the Hessian applied to ``tangents``, each with its argument's
     structure. ``NoTangent`` in ``tangents`` holds an argument fixed.
     """
-    check_function(f, "hvp")
+    if not plain_function(f):  # (a plain def is callable and, by its code's flags, not async)
+        check_function(f, "hvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("hvp: primals and tangents must be tuples of positional arguments; for one "
                         "argument write hvp(f, (x,), (v,))")

@@ -121,7 +121,8 @@ class DualArrayBlock:
         if kind == "neg":
             return [f"{t} = -{a}", f"{t}_d = _dneg({ad})"]
         if kind == "sum":
-            return [f"{t} = {fname}({a})", f"{t}_d = _dsum_t({ad}, {a}, {self.size})"]
+            # np.sum is guarded (function_guards): its reduction itself, without np.sum's wrapper
+            return [f"{t} = _dreduce({a}, None)", f"{t}_d = _dsum_t({ad}, {a}, {self.size})"]
         if kind == "pow":
             c = float(ops[1])
             value = f"{t} = {a} ** {ops[1]}"
