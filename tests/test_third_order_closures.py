@@ -210,3 +210,15 @@ def test_plain_forward_program_runs_as_forward_mode(g):
     expected = yb.jvp(g, (X,), (v,))
     np.testing.assert_allclose(value, expected[0], rtol=1e-12)
     np.testing.assert_allclose(tangent, expected[1], rtol=1e-12)
+
+
+# -------------------------------------------------------------------- builtin sorted of numbers
+
+def sorts_numbers(y):
+    s = sorted((y[0] * y[1], y[2], 0.5), reverse=True)
+    return s[0] ** 3 + s[1] * s[2] + sorted(np.sin(y))[1] ** 2 + sorted([y[2], y[0]])[0] ** 4
+
+
+@pytest.mark.parametrize("x", [X, np.array([0.9, 0.2, -0.4])], ids=["one order", "another order"])
+def test_hessian_through_grad_of_sorted_numbers(x):
+    check_hessian(lambda y: np.sum(yb.grad(sorts_numbers)(y) ** 2), x, rtol=1e-5, atol=1e-5)

@@ -388,8 +388,17 @@ def _min_jvp(*pairs):
     return _chosen(pairs, np.argmin)
 
 
+def _sorted_jvp(items, items_t, reverse, reverse_t):
+    """Third order: ``sorted`` of numbers (no key), their tangents in the same stable order."""
+    values = list(items)
+    tangents = [NoTangent] * len(values) if items_t is NoTangent else list(items_t)
+    order = sorted(range(len(values)), key=values.__getitem__, reverse=reverse)
+    return [values[k] for k in order], [tangents[k] for k in order]
+
+
 jvp_defined_by(builtins.max, _max_jvp)
 jvp_defined_by(builtins.min, _min_jvp)
+jvp_defined_by(builtins.sorted, _sorted_jvp)  # called with (items, items_t, reverse, _) by third order
 
 
 # ============================================================================================

@@ -213,6 +213,8 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         # linear functions or getattr, which keep the identity of a list's tangent: [], lst.append.)
         return call.composition.output(*_zero(call))
     definition = JVP_DEFINITIONS.get(call.f)
+    if call.f is sorted:
+        return call.composition.pair_output(_sorted_pair(call, definition))
     if definition is not None:
         return call.composition.pair_output(_defined_pair(call, definition))
     if kind == "python":
@@ -593,13 +595,29 @@ def _pairing(n: int, constants: tuple) -> types.FunctionType:
     return _PAIRINGS[key]
 
 
+def _sorted_pair(call: _Call, definition: types.FunctionType) -> int:
+    """``sorted(items, reverse=r)`` of numbers: ``definition(items, items_t, r, _)``; a key is
+    refused (its calls would need their own derivatives)."""
+    keywords = {k: call.value(a) for k, (a, _) in call.keyword_slots.items()}
+    if len(call.arg_slots) != 1 or set(keywords) - {"key", "reverse"} or keywords.get("key") is not None:
+        raise _refusal("sorted with key= (sort the numbers themselves, or sort positions: "
+                       "sorted(range(n), key=...) has no derivative to follow)")
+    reverse = bool(keywords.get("reverse", False))
+    c = call.composition
+    slots = list(call.arg_slots[0]) + [c.add(_constant(reverse)), c.add(_constant(NoTangent))]
+    return _run_definition(call, definition, slots)
+
+
 def _defined_pair(call: _Call, definition: types.FunctionType) -> int:
     """A primitive whose ``(value, tangent)`` is computed by ``definition`` (ordinary NumPy code,
     each argument followed by its tangent): its second order, like user code's."""
+    return _run_definition(call, definition, [s for pair in _positional(call) for s in pair])
+
+
+def _run_definition(call: _Call, definition: types.FunctionType, slots: list[int]) -> int:
     from .second_order import dual_rule
 
     c = call.composition
-    slots = [s for pair in _positional(call) for s in pair]
     out, pullback = dual_rule(definition)(_function(definition), *(c.values[s] for s in slots))
     c.steps.append((pullback, slots, len(c.values)))
     return c.add(out)
