@@ -148,7 +148,13 @@ def _rebind(owner: Any, name: Any, value: Any) -> None:
 
 
 def _has_slots(value: Any) -> bool:
-    return any("__slots__" in vars(klass) for klass in type(value).__mro__[:-1])
+    """Whether ``value`` keeps attributes in slots (outside its ``__dict__``): ``__slots__ = ()``
+    of a base class (``typing.Generic``'s) keeps none."""
+    for klass in type(value).__mro__[:-1]:
+        slots = vars(klass).get("__slots__", ())
+        if set((slots,) if isinstance(slots, str) else slots) - {"__dict__", "__weakref__"}:
+            return True
+    return False
 
 
 def _check_restorable(value: Any, seen: set, depth: int) -> None:
