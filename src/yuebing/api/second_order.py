@@ -173,21 +173,20 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, executor: Any = No
     The columns come from *batched* forward-over-reverse (``transform/batched_second_order.py``):
     one pass runs the function and its gradient once and carries ``chunk_size`` basis directions
     in every tangent (a leading batch axis), giving that many columns: 10-35x faster than one
-    pass per column on elementwise and matmul code. The default is one pass per column
-    (``chunk_size=1``, one ``yb.hvp`` per column); ``chunk_size=k`` (up to 64) asks for batched
-    passes. (Batched as the default refused, in the slow step, functions of outside code whose
-    dropped pass had read outside state it could not compare -- opfunu's CEC functions -- so it
-    stays opt-in until a dropped pass is proven harmless.) Calls without a batched rule run once per direction inside the pass; a pass that
+    pass per column on elementwise and matmul code. The default is all ``n`` columns in one pass,
+    up to 64 per pass, as for ``jacobian(mode="fwd")``; ``chunk_size=1`` is one ``yb.hvp`` per
+    column. Calls without a batched rule run once per direction inside the pass; a pass that
     meets a call it cannot carry (a solver's, a quadrature's, an ODE's or interop second order,
     a tangent it cannot slice) is dropped and its columns computed one pass each, so the Hessian
     is the same for every ``chunk_size`` (a batched and a per-column pass may differ in the last
     bit of rounding). Scalar code (a loop over elements, a chain of math calls on floats) is
     faster one pass per column, whose inline float code the batched tangents would bypass: a pass
     is dropped after 32 calls on numbers. Once a function's pass was dropped, its next Hessians
-    on arguments of the same shapes run one pass per column from the start. A dropped pass that
-    changed outside state (a global, a module's list, a
-    closure's variable) raises, advising ``chunk_size=1``. ``chunk_size`` must be a positive int
-    or None.
+    on arguments of the same shapes run one pass per column from the start. A dropped pass puts
+    back the outside state it changed (a global, a module's list, a closure's variable, an outside
+    object's attributes) before the columns are computed (``api/outside_snapshot.py``); an outside
+    object it could not put back drops the pass at its first read. ``chunk_size`` must be a
+    positive int or None.
 
     Scale-out (docs/scale-out.md): with ``executor`` (any ``concurrent.futures.Executor``) the
     columns are computed there, ``chunk_size`` per task (default about ``n / (4 * workers)``, each
@@ -379,7 +378,7 @@ def _hessian(f: Callable, args: tuple, nums: tuple, single: bool, run: Callable 
     blocks = [[np.empty((sizes[a], sizes[b]), dtype=np.result_type(dtypes[a], dtypes[b])) for b in range(len(nums))]
               for a in range(len(nums))]
     scale = scale or {"name": f"hessian({fname(f)})", "executor": None, "chunk_size": None}
-    total, cap = sum(sizes), min(scale["chunk_size"] or 1, MAX_BATCH)  # directions per pass (opt-in: see hessian)
+    total, cap = sum(sizes), min(scale["chunk_size"] or MAX_BATCH, MAX_BATCH)  # directions per pass
     if scale["executor"] is None:  # here: one task per pass (a progress bar step each)
         scale = {**scale, "chunk_size": min(cap, max(1, total))}
     columns = iter(run_chunks(hessian_columns, (f, args, nums, run, cap), total, **scale))
