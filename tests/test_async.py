@@ -1,14 +1,13 @@
 """``async``/``await`` under differentiation (``frontend/async_functions.py``,
-``rules/asyncio_rules.py``): async code runs sequentially, each ``async def`` at its call, and is
-differentiated in every mode; values agree with ``asyncio.run``; what cannot run that way is
-refused by name."""
+``rules/asyncio_rules.py``): coroutines, async with/for, async generators and comprehensions run on
+yuebing's event loop and are differentiated in every mode; values agree with ``asyncio.run``
+(``test_async_loop.py``: queues, locks, task groups and the rest of what needs the loop)."""
 import asyncio
 
 import numpy as np
 import pytest
 
 import yuebing as yb
-from yuebing.frontend.fence import UnsupportedSyntaxError
 
 from .all_modes import check_all_modes
 
@@ -117,7 +116,7 @@ def exceptions_surface_at_the_await(x):
 
     async def main(v):
         log = []
-        pending = fails(v, log)  # ran here, under differentiation; its exception waits for the await
+        pending = fails(v, log)  # runs when awaited; its exception is raised at the await
         y = v * v
         try:
             y = y + await pending
@@ -183,7 +182,7 @@ def test_async_code_in_every_mode(f, x):
     check_all_modes(f, x)  # (its values are compared with the plain call, which asyncio.run runs)
 
 
-def test_an_async_function_runs_once_at_its_call_in_written_order():
+def test_coroutines_interleave_at_their_awaits_as_under_asyncio_run():
     async def record(order, name, v):
         order.append(name + "1")
         await asyncio.sleep(0)
@@ -193,60 +192,20 @@ def test_an_async_function_runs_once_at_its_call_in_written_order():
     def f(x):
         async def main(v):
             order = []
-            never_awaited = record(order, "n", v)  # noqa: F841 - under differentiation it ran at its call
+            never_awaited = record(order, "n", v)  # noqa: F841 - never runs, as in Python
             a, b = await asyncio.gather(record(order, "a", v), record(order, "b", 2.0 * v))
             weights = {"a1": 1.0, "a2": 2.0, "b1": 3.0, "b2": 4.0, "n1": 5.0, "n2": 6.0}
-            return sum(weights[name] * (k + 1) for k, name in enumerate(order)) * a * b
+            return sum(weights[name] * (k + 1) for k, name in enumerate(order)) * a * b + len(order) * v
 
         return asyncio.run(main(x))
 
     value, _ = yb.value_and_grad(f)(0.7)
-    sequential = ["n1", "n2", "a1", "a2", "b1", "b2"]  # each coroutine to its end, in call order
-    weights = {"a1": 1.0, "a2": 2.0, "b1": 3.0, "b2": 4.0, "n1": 5.0, "n2": 6.0}
-    expected = sum(weights[name] * (k + 1) for k, name in enumerate(sequential)) * 0.7 * 1.4
+    interleaved = ["a1", "b1", "a2", "b2"]  # what asyncio.run does: each runs to its await in turn
+    weights = {"a1": 1.0, "a2": 2.0, "b1": 3.0, "b2": 4.0}
+    expected = sum(weights[name] * (k + 1) for k, name in enumerate(interleaved)) * 0.7 * 1.4 + 4 * 0.7
     assert value == pytest.approx(expected, rel=1e-14)
-
-
-class Ticket:
-    """An awaitable that is not a coroutine of the differentiated code (a real future, say)."""
-
-    def __await__(self):
-        yield
-        return 1.0
-
-
-def awaits_a_foreign_awaitable(x):
-    async def main(v):
-        return v * await Ticket()
-
-    return asyncio.run(main(x))
-
-
-def uses_a_task_group(x):
-    async def main(v):
-        async with asyncio.TaskGroup() as group:
-            task = group.create_task(square(v))
-        return task.result()
-
-    return asyncio.run(main(x))
-
-
-def gathers_exceptions(x):
-    async def main(v):
-        return await asyncio.gather(square(v), return_exceptions=True)
-
-    return asyncio.run(main(x))[0]
-
-
-@pytest.mark.parametrize("f, error, words", [
-    (awaits_a_foreign_awaitable, TypeError, "awaiting a Ticket"),
-    (gathers_exceptions, TypeError, "return_exceptions=True"),
-    (uses_a_task_group, TypeError, "needs a running event loop"),
-])
-def test_what_cannot_run_sequentially_is_refused_by_name(f, error, words):
-    with pytest.raises(error, match=words) as info:
-        yb.grad(f)(0.7)
-    assert __file__ in str(info.value) + "".join(getattr(info.value, "__notes__", []))
+    assert f(0.7) == pytest.approx(expected, rel=1e-14)
+    check_all_modes(f, 0.7)
 
 
 async def async_itself(x):
@@ -299,7 +258,7 @@ def async_generators(x):
     return asyncio.run(main(x))
 
 
-def test_async_generators_are_evaluated_at_their_call_in_every_mode():
+def test_async_generators_in_every_mode():
     check_all_modes(async_generators, 0.7)
 
 
@@ -321,24 +280,3 @@ def async_comprehensions(x):
 
 def test_async_comprehensions_in_every_mode():
     check_all_modes(async_comprehensions, 0.7)
-
-
-def sends_to_an_async_generator(x):
-    async def echo(v):
-        got = yield v
-        yield got
-
-    async def main(v):
-        return v
-
-    return asyncio.run(main(x))
-
-
-@pytest.mark.parametrize("f, what", [
-    (sends_to_an_async_generator, "async generators that use yield's value"),
-])
-def test_async_constructs_left_unrewritten_are_refused_with_the_line(f, what):
-    with pytest.raises(UnsupportedSyntaxError, match=what) as info:
-        yb.grad(f)(0.7)
-    assert __file__ in str(info.value) and "What to do:" in str(info.value)
-    assert f"(in {f.__name__})" in str(info.value)

@@ -36,7 +36,8 @@ from __future__ import annotations
 import ast
 import copy
 
-from .runtime_names import helper, helper_call, located, walk_own_scope
+from .async_comprehensions import hoist_async_comprehensions
+from .runtime_names import HELPERS, located, walk_own_scope
 
 
 def _name(name: str, store: bool = False) -> ast.Name:
@@ -47,13 +48,41 @@ def _assign(target: ast.expr | str, value: ast.expr) -> ast.Assign:
     return ast.Assign([_name(target, True) if isinstance(target, str) else target], value)
 
 
+#: the event loop's functions the rewritten code calls, imported by it (a name bound to a function
+#: object would not survive the lazy-generator rewrite, which works on the code's text)
+_IMPORTED = {"await_target": ("yuebing.ir.event_loop", "_yb_await"), "type": ("builtins", "_yb_typeof"),
+             "AsyncYield": ("yuebing.ir.async_generators", "_yb_AsyncYield")}
+
+
+def _imported_call(name: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(_name(_IMPORTED[name][1]), list(args), [])
+
+
+def _imports(names: list) -> list:
+    return [ast.ImportFrom(_IMPORTED[n][0], [ast.alias(n, _IMPORTED[n][1])], 0) for n in names]
+
+
+def _imported_helpers(body: list) -> list:
+    """Imports of the helpers the match and except* rewrites wrote into ``body`` (renamed): bound
+    as objects (``runtime_names.bind_helpers``) they would end up in the nested ``resume`` of the
+    lazy-generator rewrite, which is compiled as plain Python."""
+    used = set()
+    for statement in body:
+        for n in walk_own_scope(ast.Module([statement], [])):
+            if isinstance(n, ast.Name) and n.id in HELPERS:
+                used.add(n.id)
+                n.id = "_yb_imported" + n.id
+    return [ast.ImportFrom(HELPERS[name].__module__, [ast.alias(HELPERS[name].__name__, "_yb_imported" + name)], 0)
+            for name in sorted(used)]
+
+
 def _awaited(value: ast.expr) -> ast.expr:
-    return ast.Attribute(helper_call("awaited", value), "value", ast.Load())
+    return ast.YieldFrom(_imported_call("await_target", value))
 
 
 def _method(obj: str, method: str, *args: ast.expr) -> ast.expr:
     """``type(obj).method(obj, *args)``, as Python calls the protocol's methods."""
-    return ast.Call(ast.Attribute(helper_call("type", _name(obj)), method, ast.Load()), [_name(obj), *args], [])
+    return ast.Call(ast.Attribute(_imported_call("type", _name(obj)), method, ast.Load()), [_name(obj), *args], [])
 
 
 def jumps_out(body: list) -> bool:
@@ -73,9 +102,9 @@ def jumps_out(body: list) -> bool:
 
 
 class _AsyncToSync(ast.NodeTransformer):
-    def __init__(self, items: str | None = None) -> None:
+    def __init__(self, generator: bool = False) -> None:
         self.count = 0
-        self.items = items  # an async generator's list of yielded values (None: a coroutine)
+        self.generator = generator  # an async generator: its yields give values to its consumer
 
     def fresh(self, hint: str) -> str:
         self.count += 1
@@ -86,27 +115,12 @@ class _AsyncToSync(ast.NodeTransformer):
 
     visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
 
-    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
-        node = self.generic_visit(node)
-        if node.is_async:  # every value first (async_list), then a plain comprehension over them
-            node.iter, node.is_async = helper_call("async_list", node.iter), 0
-        return node
-
     def visit_Await(self, node: ast.Await) -> ast.AST:
         return ast.copy_location(_awaited(self.visit(node.value)), node)
 
-    def visit_Return(self, node: ast.Return) -> ast.AST:
-        if self.items is not None:  # (an async generator returns no value)
-            return ast.copy_location(ast.Return(helper_call("AsyncItems", _name(self.items))), node)
+    def visit_Yield(self, node: ast.Yield) -> ast.AST:
         value = self.visit(node.value) if node.value is not None else ast.Constant(None)
-        return ast.copy_location(ast.Return(helper_call("Finished", value)), node)
-
-    def visit_Expr(self, node: ast.Expr) -> ast.AST:
-        if self.items is not None and isinstance(node.value, ast.Yield):
-            value = self.visit(node.value.value) if node.value.value is not None else ast.Constant(None)
-            append = ast.Call(ast.Attribute(_name(self.items), "append", ast.Load()), [value], [])
-            return ast.copy_location(ast.Expr(append), node)
-        return self.generic_visit(node)
+        return ast.copy_location(ast.Yield(_imported_call("AsyncYield", value)), node)
 
     def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.AST:
         jumping = jumps_out(node.body)
@@ -123,12 +137,12 @@ class _AsyncToSync(ast.NodeTransformer):
         entered = _awaited(_method(manager, "__aenter__"))
         enter = _assign(item.optional_vars, entered) if item.optional_vars is not None else ast.Expr(entered)
         exit_call = lambda *args: _awaited(ast.Call(_name(exit_), [_name(manager), *args], []))  # noqa: E731
-        failed = exit_call(helper_call("type", _name(error)), _name(error),
+        failed = exit_call(_imported_call("type", _name(error)), _name(error),
                            ast.Attribute(_name(error), "__traceback__", ast.Load()))
         reraise = ast.If(ast.UnaryOp(ast.Not(), failed), [ast.Raise(None, None)], [])
         done = ast.Expr(exit_call(ast.Constant(None), ast.Constant(None), ast.Constant(None)))
         start = [_assign(manager, item.context_expr),
-                 _assign(exit_, ast.Attribute(helper_call("type", _name(manager)), "__aexit__", ast.Load())), enter]
+                 _assign(exit_, ast.Attribute(_imported_call("type", _name(manager)), "__aexit__", ast.Load())), enter]
         if not jumping:
             return [*start, ast.Try(body, [ast.ExceptHandler(_name("BaseException"), error, [reraise])], [done], [])]
         clean = self.fresh("clean")  # no exception reached __aexit__: the finally block calls it
@@ -139,14 +153,7 @@ class _AsyncToSync(ast.NodeTransformer):
     def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
         node = self.generic_visit(node)
         source = self.fresh("source")
-        # an async generator's values (computed at its call): a for loop over them, then the
-        # exception that ended it; anything else: the __aiter__/__anext__ protocol
-        end = ast.Expr(helper_call("items_end", _name(source)))
-        listed = ast.For(node.target, ast.Attribute(_name(source), "items", ast.Load()), node.body,
-                         [end, *node.orelse])
-        protocol = self._protocol(copy.deepcopy(node), source)
-        choice = ast.If(helper_call("isinstance", _name(source), helper("AsyncItems")), [listed], protocol)
-        out = [_assign(source, node.iter), choice]
+        out = [_assign(source, node.iter), *self._protocol(node, source)]
         return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in located(out, node)]
 
     def _protocol(self, node: ast.AsyncFor, source: str) -> list:
@@ -164,36 +171,20 @@ def is_async_generator(node: ast.AST) -> bool:
         isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_own_scope(node))
 
 
-def eager_async_generator(node: ast.AsyncFunctionDef) -> bool:
-    """An async generator whose yields are all statements (not ``x = yield v``: ``asend``)."""
-    nodes = list(walk_own_scope(node))
-    statements = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
-    return all(id(n) in statements for n in nodes if isinstance(n, ast.Yield))
-
-
 def desugar_async(node: ast.AST) -> ast.AST:
-    """An ``async def`` as a ``def`` whose calls return a ``Finished`` (an async generator whose
-    yields are statements: an ``AsyncItems`` of every value it yields); any other node as it is."""
+    """An ``async def`` as a generator ``def`` marked ``asynchronous``, which the lazy-generator
+    rewrite makes a resumable state machine (its calls give a coroutine, or an async generator);
+    any other node as it is."""
     if not isinstance(node, ast.AsyncFunctionDef):
         return node
     generator = is_async_generator(node)
-    if generator and not eager_async_generator(node):
-        return node  # refused by the fence
-    rewriter = _AsyncToSync("_yb_yielded_items" if generator else None)
-    body = [rewriter.visit(copy.deepcopy(s)) for s in node.body]
+    rewriter = _AsyncToSync(generator)
+    body = hoist_async_comprehensions(copy.deepcopy(node.body), rewriter.fresh)
+    body = [rewriter.visit(s) for s in body]
     body = [s for part in body for s in (part if isinstance(part, list) else [part])]
-    failure = rewriter.fresh("failure")
-    # an exception of the body is kept in the result, raised by the await (an async generator's:
-    # by the async for that reaches it), where Python raises it
-    if generator:
-        done = helper_call("AsyncItems", _name(rewriter.items))
-        kept = helper_call("AsyncItems", _name(rewriter.items), _name(failure))
-    else:
-        done = helper_call("Finished", ast.Constant(None))
-        kept = helper_call("Finished", ast.Constant(None), _name(failure))
-    body.append(ast.Return(done))
-    guarded = ast.Try(body, [ast.ExceptHandler(_name("Exception"), failure, [ast.Return(kept)])], [], [])
-    start = [_assign(rewriter.items, ast.List([], ast.Load()))] if generator else []
+    body = located(_imports(["await_target", "type", "AsyncYield"] if generator else ["await_target", "type"]), node) + body
+    body = located(_imported_helpers(body), node) + body
     fields = {f: getattr(node, f) for f in node._fields if f != "body"}
-    function = ast.FunctionDef(body=located([*start, guarded], node.body[-1]), **fields)
+    function = ast.FunctionDef(body=body, **fields)
+    function.asynchronous = "generator" if generator else "coroutine"  # (generators.py reads it)
     return ast.fix_missing_locations(ast.copy_location(function, node))

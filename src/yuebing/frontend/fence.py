@@ -1,7 +1,6 @@
 """Stage 2: reject syntax yuebing cannot differentiate, early, with the user's file and line.
 
-Every rejected construct has an entry in ``UNSUPPORTED`` (or, for the async code that
-``async_functions.py`` does not rewrite, an ``_ASYNC_`` one) saying what to do instead. Nested
+Every rejected construct has an entry in ``UNSUPPORTED`` saying what to do instead. Nested
 function and class bodies are not fenced here: they are fenced when (and if) they are called.
 """
 from __future__ import annotations
@@ -9,19 +8,12 @@ from __future__ import annotations
 import ast
 import linecache
 
-from .async_functions import eager_async_generator, is_async_generator
-
 UNSUPPORTED: dict[type, tuple[str, str]] = {
     # generator functions become lists (desugar.py) or state machines (generators.py): a yield
     # left is one no function of ours holds
     ast.Yield: ("a yield outside a generator function yuebing rewrites (in a lambda)", "write a generator function with def"),
     ast.YieldFrom: ("a yield outside a generator function yuebing rewrites (in a lambda)", "write a generator function with def"),
 }
-
-
-#: async constructs that ``async_functions.py`` does not rewrite
-_ASYNC_GENERATOR = ("async generators that use yield's value (x = yield v, asend)",
-                    "return a list of the values from a plain async def, and loop over it with for")
 
 
 class UnsupportedSyntaxError(TypeError):
@@ -61,16 +53,11 @@ def _walk_own_scope(node: ast.AST):
 
 def fence(node: ast.FunctionDef | ast.Lambda, filename: str, function: str) -> None:
     """Raise ``UnsupportedSyntaxError`` for the first unsupported construct in ``node``."""
-    if isinstance(node, ast.AsyncFunctionDef):  # the rewrite leaves these async generators
-        raise UnsupportedSyntaxError(*_ASYNC_GENERATOR, filename, node.lineno, function)
     found = []
-    # the yields of nested async generators that are rewritten (async_functions.py) when called
-    rewritten = {id(n) for f in _walk_all(node) if is_async_generator(f) and eager_async_generator(f)
-                 for n in _walk_own_scope(f)}
+    # the yields of nested async generators, rewritten (async_functions.py) when they are called
+    rewritten = {id(n) for f in _walk_all(node) if isinstance(f, ast.AsyncFunctionDef) for n in _walk_own_scope(f)}
     for child in _walk_all(node):
         entry = UNSUPPORTED.get(type(child)) if id(child) not in rewritten else None
-        if is_async_generator(child) and not eager_async_generator(child):  # named before its yields
-            entry = _ASYNC_GENERATOR
         if entry is not None:
             found.append((child.lineno, entry))
     if found:

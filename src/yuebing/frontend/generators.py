@@ -294,7 +294,7 @@ class _StateMachine(ExceptionBlocks):
             return None
         if not flattened(s, bool(self.finallys)):
             out.append(_Jumps(self).visit(s))
-            if isinstance(s, (ast.FunctionDef, ast.ClassDef)) and s.name in self.variables:
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name in self.variables:
                 out += self.parse(f"{self.n['frame']}.{s.name} = {s.name}", s)  # a variable of the generator
             return block
         if isinstance(s, (ast.Expr, ast.Assign)) and isinstance(s.value, (ast.Yield, ast.YieldFrom)) \

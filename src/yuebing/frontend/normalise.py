@@ -620,9 +620,18 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         out.append(ir.If(test, body, orelse, line=line))
 
     def stmt_Raise(self, node: ast.Raise, out: list) -> None:
+        node = ast.Raise(self._cells_read(node.exc, out), self._cells_read(node.cause, out))
         node = ast.Raise(self.current_globals(node.exc, out), self.current_globals(node.cause, out))
         self._hoist_globals([e for e in (node.exc, node.cause) if e is not None])
         self.opaque(out, ast.unparse(node))
+
+    def _cells_read(self, node: ast.expr | None, out: list) -> ast.expr | None:
+        """An expression of an opaque statement that reads a closure cell, evaluated first (the
+        statement's text would read the cell's name, not its contents)."""
+        if node is None or not any(isinstance(n, ast.Name) and (n.id in self.cell_backed or n.id in self.free)
+                                   for n in ast.walk(node)):
+            return node
+        return ast.Name(str(self.expr(node, out)), ast.Load())
 
     def stmt_Assert(self, node: ast.Assert, out: list) -> None:
         node = ast.Assert(self.current_globals(node.test, out), self.current_globals(node.msg, out))

@@ -1,7 +1,7 @@
 """Names that desugared code (``match_statements.py``, ``try_star.py``, ``async_functions.py``)
 uses for the functions it calls, and the pass that binds them.
 
-A rewrite writes ``_yb_len(x)``, ``_yb_awaited(c)``: valid Python, so the rewritten code can be
+A rewrite writes ``_yb_len(x)``, ``_yb_star_match(...)``: valid Python, so the rewritten code can be
 compiled and run as is (the tests run it against plain Python with ``HELPERS`` as globals).
 Before lowering, ``bind_helpers`` replaces each such name by the function itself (an
 ``ast.Constant``), so a user's own ``len`` or ``list`` variable cannot shadow it and the user's
@@ -22,7 +22,6 @@ HELPERS: dict[str, object] = {
         len, list, isinstance, getattr, hasattr, type,
         P.match_sequence, P.match_mapping, P.match_args, P.match_unique,
         P.star_start, P.star_match, P.star_reraise, P.star_raised, P.star_result,
-        P.Finished, P.awaited, P.AsyncItems, P.items_end, P.async_list,
     )
 }
 

@@ -1,100 +1,92 @@
-"""``asyncio`` under differentiation: async code runs sequentially (``frontend/async_functions.py``),
-so an ``async def`` called gives its result at once, as a ``Finished`` (``ir/primitives.py``), and
-the functions that schedule or wait for coroutines take those results, differentiated like user
-code (``defined_as``): ``asyncio.run(coro)`` returns the value, ``gather`` the list of values,
-``create_task``/``ensure_future`` a task already done, ``wait_for`` the value (the timeout never
-expires: nothing waits), ``sleep`` nothing (no derivative). An exception a coroutine raised is
-raised where it is awaited (the first of a ``gather``'s, when the gather is awaited);
-``gather(..., return_exceptions=True)`` is refused."""
+"""``asyncio`` under differentiation: its functions and classes are declared to be the definitions
+of yuebing's own event loop (``ir/event_loop.py``, ``ir/event_loop_api.py``), which the transforms
+differentiate like user code (``defined_as``). ``asyncio.run`` runs a coroutine (an ``async def``
+rewritten by ``frontend/async_functions.py`` into a resumable generator) on a new loop; tasks
+interleave at their awaits in ``asyncio.run``'s order; ``sleep`` waits on a virtual clock."""
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from ..ir.primitives import AsyncItems, Finished, async_list, awaitable, awaited, items_end
-from .core import register_frule, register_rrule
-from .second_order import defined_as, selection, zero
+from ..ir import event_loop as L
+from ..ir import event_loop_api as A
+from .second_order import defined_as
 
 
 def _run(main: Any, *, debug: Any = None) -> Any:
-    return awaited(main).value
+    return L.run(main)
 
 
-def _gather(*aws: Any, return_exceptions: bool = False) -> Finished:
-    if return_exceptions:
-        raise TypeError(
-            "yuebing cannot differentiate asyncio.gather(..., return_exceptions=True): under differentiation "
-            "coroutines run when they are called, one after the other. What to do: catch the exception with "
-            "try/except inside the async function, and return a value that says it failed.")
-    for a in aws:
-        awaitable(a)
-    errors = [a.error for a in aws if a.error is not None]
-    if errors:  # raised by awaiting the gather, as Python raises the first
-        return Finished(None, errors[0])
-    return Finished([a.value for a in aws])
+def _sleep(delay: Any, result: Any = None) -> Any:
+    return A.sleep(delay, result)
 
 
-def _done_task(coro: Any) -> Finished:
-    """A task that already ran ``coro``: its result (or exception) for every await."""
-    awaitable(coro)
-    return Finished(coro.value, coro.error)
+def _gather(*aws: Any, return_exceptions: bool = False) -> Any:
+    return A.gather(*aws, return_exceptions=return_exceptions)
 
 
-def _create_task(coro: Any, *, name: Any = None, context: Any = None) -> Finished:
-    return _done_task(coro)
+def _create_task(coro: Any, *, name: Any = None, context: Any = None) -> Any:
+    return A.create_task(coro, name=name)
 
 
-def _ensure_future(coro_or_future: Any, *, loop: Any = None) -> Finished:
-    return _done_task(coro_or_future)
+def _ensure_future(coro_or_future: Any, *, loop: Any = None) -> Any:
+    return A.ensure_future(coro_or_future, loop=loop)
 
 
-def _wait_for(fut: Any, timeout: Any) -> Finished:
-    return _done_task(fut)
+def _wait_for(fut: Any, timeout: Any) -> Any:
+    return A.wait_for(fut, timeout)
 
 
-def _sleep(delay: Any, result: Any = None) -> Finished:
-    return Finished(result)
+def _get_running_loop() -> Any:
+    return L.running_loop()
 
 
-def _async_list(source: Any) -> list:
-    if isinstance(source, AsyncItems):
-        items_end(source)
-        return list(source.items)
-    iterator = type(source).__aiter__(source)
-    values = []
-    more = True
-    while more:
-        try:
-            values.append(awaited(type(iterator).__anext__(iterator)).value)
-        except StopAsyncIteration:
-            more = False
-    return values
+def _current_task(loop: Any = None) -> Any:
+    return A.current_task(loop)
 
 
-defined_as(async_list, _async_list)  # an async comprehension's values (frontend/async_functions.py)
-selection(awaited)  # x itself: a selection of its argument (its rules: rules/primitives.py)
+def _anext(iterator: Any, *default: Any) -> Any:
+    if default:
+        return A.next_or_default(iterator, default[0])
+    return type(iterator).__anext__(iterator)
 
-for _target, _definition in ((asyncio.run, _run), (asyncio.gather, _gather), (asyncio.create_task, _create_task),
-                             (asyncio.ensure_future, _ensure_future), (asyncio.wait_for, _wait_for),
-                             (asyncio.sleep, _sleep)):
+
+def _aiter(iterable: Any) -> Any:
+    return type(iterable).__aiter__(iterable)
+
+
+def _event() -> Any:
+    return A.Event()
+
+
+def _lock() -> Any:
+    return A.Lock()
+
+
+def _semaphore(value: int = 1) -> Any:
+    return A.Semaphore(value)
+
+
+def _bounded_semaphore(value: int = 1) -> Any:
+    return A.BoundedSemaphore(value)
+
+
+def _queue(maxsize: int = 0) -> Any:
+    return A.Queue(maxsize)
+
+
+def _task_group() -> Any:
+    return A.TaskGroup()
+
+
+for _target, _definition in (
+        (asyncio.run, _run), (asyncio.sleep, _sleep), (asyncio.gather, _gather),
+        (asyncio.create_task, _create_task), (asyncio.ensure_future, _ensure_future),
+        (asyncio.wait_for, _wait_for), (asyncio.get_running_loop, _get_running_loop),
+        (asyncio.get_event_loop, _get_running_loop), (asyncio.current_task, _current_task),
+        (asyncio.Event, _event), (asyncio.Lock, _lock), (asyncio.Semaphore, _semaphore),
+        (asyncio.BoundedSemaphore, _bounded_semaphore), (asyncio.Queue, _queue), (asyncio.TaskGroup, _task_group),
+        (anext, _anext), (aiter, _aiter)):
     defined_as(_target, _definition)
 
-
-
-def _no_event_loop(*args: Any, **kwargs: Any) -> Any:
-    """What needs an event loop (``asyncio.TaskGroup``, ``Queue``, ``Event``, ``run_in_executor``,
-    real futures): refused by name, since sequential async code runs without one."""
-    raise TypeError(
-        "yuebing cannot differentiate async code that needs a running event loop (asyncio.get_running_loop or "
-        "get_event_loop was called: by asyncio.TaskGroup, Queue, Event, Lock, a loop's run_in_executor or "
-        "run_until_complete, a real future...): under differentiation async code runs sequentially, without an "
-        "event loop. What to do: run coroutines with await, asyncio.run, gather, create_task or wait_for, and do "
-        "the rest outside the differentiated function.")
-
-
-for _needs_loop in (asyncio.get_running_loop, asyncio.get_event_loop, asyncio.new_event_loop):
-    register_rrule(_needs_loop, _no_event_loop)
-    register_frule(_needs_loop, _no_event_loop)
-    zero(_needs_loop)
-
-CASES: list = []  # (exercised by tests/test_async.py: calling async functions needs user code)
+CASES: list = []  # (exercised by tests/test_async.py and test_async_loop.py: async code needs user code)

@@ -246,8 +246,11 @@ def _is_machinery(filename: str) -> bool:
     return relative.startswith(_MACHINERY) and relative not in _DIFFERENTIATED
 
 
-# ordinary code in machinery folders: lazy generators' runtime (differentiated like user code)
-_DIFFERENTIATED = (os.path.join("testing", "targets.py"), os.path.join("ir", "generators.py"))
+# ordinary code in machinery folders: lazy generators' and the event loop's runtime (differentiated
+# like user code)
+_DIFFERENTIATED = (os.path.join("testing", "targets.py"), os.path.join("ir", "generators.py"),
+                   os.path.join("ir", "event_loop.py"), os.path.join("ir", "event_loop_api.py"),
+                   os.path.join("ir", "async_generators.py"))
 
 
 def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode") -> None:
