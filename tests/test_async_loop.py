@@ -239,9 +239,27 @@ def awaits_a_number(x):
     return asyncio.run(main(x))
 
 
+def awaits_twice(x):
+    async def main(v):
+        pending = worker(v, 1, [])
+        return await pending + await pending
+
+    return asyncio.run(main(x))
+
+
+def uses_asyncio_wait(x):
+    async def main(v):
+        done, _ = await asyncio.wait([asyncio.create_task(worker(v, 1, []))])
+        return done.pop().result()
+
+    return asyncio.run(main(x))
+
+
 @pytest.mark.parametrize("f, words", [
     (waits_forever, "asyncio.run would wait forever"),
     (awaits_a_number, "awaiting a float"),
+    (awaits_twice, "cannot reuse already awaited coroutine"),
+    (uses_asyncio_wait, "cannot differentiate this asyncio function"),
 ])
 def test_what_the_loop_cannot_run_is_refused_by_name(f, words):
     for transform in (yb.grad, lambda g: (lambda x: yb.jvp(g, (x,), (1.0,)))):

@@ -1,17 +1,18 @@
-"""``async def`` bodies rewritten into synchronous ones: under differentiation async code runs
-*sequentially*, in the order it is written.
+"""``async def`` bodies rewritten into generator functions that yuebing's event loop
+(``ir/event_loop.py``) steps: under differentiation coroutines interleave at their awaits as under
+``asyncio.run``.
 
-* Calling an ``async def`` runs its body at the call, once, and gives a ``Finished`` holding the
-  result (``ir/primitives.py``): ``return v`` becomes ``return _yb_Finished(v)``; an exception the
-  body raises is kept in it (the body runs in ``try``/``except Exception``) and raised by the
-  ``await``, where Python raises it. Computing at the call, rather than at the first ``await``,
-  keeps the arguments as they were passed and runs each coroutine's side effects exactly once
-  even when it is never awaited or is handed to ``asyncio.gather``/``create_task``, which start
-  it at once in Python too.
-* ``await e`` becomes ``_yb_awaited(e).value``: ``awaited`` checks that ``e`` is a ``Finished``
-  (anything else -- a real future, a socket read -- is refused by name) and raises the exception
-  it holds; the value then carries its derivative like any attribute. (A coroutine awaited twice,
-  a ``RuntimeError`` in Python, is not refused.)
+* An ``async def`` becomes a ``def`` marked ``asynchronous``, which the lazy-generator rewrite
+  (``generators.py``) turns into a resumable state machine: calling it runs nothing and gives a
+  ``Generator`` (a coroutine), as calling an ``async def`` gives a coroutine object. Its
+  ``return v`` stays: the value ends the coroutine, for ``yield from``, a task or ``asyncio.run``.
+* ``await e`` becomes ``(yield from _yb_await(e))``: ``await_target`` gives a coroutine itself, a
+  future's ``waiting`` (which yields the future to the task until it is done), or a user's
+  ``__await__``; anything else is refused by name. What the coroutine yields reaches its task,
+  which parks it (on a future) or runs it again after the others (a bare ``yield``).
+* An async generator's ``yield v`` becomes ``yield _yb_AsyncYield(v)``, telling its values apart
+  from the loop's requests; the state machine is wrapped in an ``AsyncGenerator``
+  (``ir/async_generators.py``: ``__anext__``, ``asend``, ``athrow``, ``aclose``).
 * ``async with m as v: BODY`` becomes ``v = await type(m).__aenter__(m)``, then ``BODY`` in a
   ``try`` whose handler calls ``__aexit__`` with the exception (re-raising it unless that returns
   true) and whose ``else`` calls it with ``None``s (PEP 343's expansion); a body that may
@@ -19,17 +20,11 @@
 * ``async for v in it: BODY else: ELSE`` becomes a ``while`` loop over
   ``await type(i).__anext__(i)`` (``i = type(it).__aiter__(it)``) that ends at
   ``StopAsyncIteration``.
+* A comprehension that awaits becomes a call of a nested ``async def`` (``async_comprehensions.py``).
 
-* An async generator whose yields are statements runs at its call too, to its end, eagerly as
-  sync generators are (``desugar.py``): ``yield v`` appends to a list, and the call gives an
-  ``AsyncItems`` of the values (and of the exception that ended it, if one did); ``async for``
-  over one is a ``for`` over the values, raising that exception at their end.
-
-* An async comprehension (``[f(v) async for v in it]``) takes every value of ``it`` first
-  (``async_list``: an async generator's values, or ``__anext__``'s until ``StopAsyncIteration``),
-  then runs as a plain comprehension over them.
-
-Async generators that use ``yield``'s value (``asend``) are not rewritten: the fence refuses them. ``asyncio.run``, ``gather``, ``sleep``... have rules (``rules/asyncio_rules.py``).
+The functions the rewritten code calls are imported at the top of its body (not bound as objects,
+``runtime_names.py``): the lazy-generator rewrite keeps leading imports in the function, where its
+nested ``resume`` reads them.
 """
 from __future__ import annotations
 

@@ -155,6 +155,8 @@ def await_target(x: Any) -> Any:
     or what a user's ``__await__`` gives; anything else (a future of a real event loop, a socket)
     is refused by name."""
     if type(x) is Generator:
+        if x.frame is not None and x.frame.state != 0:
+            raise RuntimeError("cannot reuse already awaited coroutine")
         return x
     if isinstance(x, Future):
         return waiting(x)

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..ir import event_loop as L
 from ..ir import event_loop_api as A
-from .second_order import defined_as
+from .core import register_frule, register_rrule
+from .second_order import defined_as, zero
 
 
 def _run(main: Any, *, debug: Any = None) -> Any:
@@ -88,5 +89,24 @@ for _target, _definition in (
         (asyncio.BoundedSemaphore, _bounded_semaphore), (asyncio.Queue, _queue), (asyncio.TaskGroup, _task_group),
         (anext, _anext), (aiter, _aiter)):
     defined_as(_target, _definition)
+
+def _not_on_the_loop(*args: Any, **kwargs: Any) -> Any:
+    """The rest of ``asyncio`` (``wait``, ``as_completed``, ``shield``, ``timeout``, ``Condition``,
+    threads, other loops): refused by name rather than run against a loop it was not written for."""
+    raise TypeError(
+        "yuebing cannot differentiate this asyncio function or class: under differentiation async code runs on "
+        "yuebing's own event loop, which has asyncio.run, sleep, gather, create_task, ensure_future, wait_for, "
+        "get_running_loop (create_task, create_future, call_soon, call_later, run_in_executor), current_task, "
+        "Event, Lock, Semaphore, BoundedSemaphore, Queue and TaskGroup. What to do: write it with those (a loop "
+        "over gather for wait/as_completed, wait_for for timeout), or do it outside the differentiated function.")
+
+
+for _refused in (asyncio.wait, asyncio.as_completed, asyncio.shield, asyncio.timeout, asyncio.timeout_at,
+                 asyncio.Condition, asyncio.Barrier, asyncio.PriorityQueue, asyncio.LifoQueue, asyncio.to_thread,
+                 asyncio.run_coroutine_threadsafe, asyncio.new_event_loop, asyncio.Runner, asyncio.Future,
+                 asyncio.Task, asyncio.wrap_future):
+    register_rrule(_refused, _not_on_the_loop)
+    register_frule(_refused, _not_on_the_loop)
+    zero(_refused)
 
 CASES: list = []  # (exercised by tests/test_async.py and test_async_loop.py: async code needs user code)
