@@ -150,6 +150,15 @@ def test_closure_passed_to_a_primitive_is_refused_by_name():
         yb.hessian(F)(X)
 
 
+def maps_a_closure(y):  # map's definition calls the closure: its plain program is followed
+    s = np.sum(y)
+    return sum(map(lambda t: t * s, [y[0], y[1]])) * y[2]
+
+
+def test_closure_called_by_map():
+    check_hessian(lambda y: np.sum(yb.grad(maps_a_closure)(y) ** 2), X, rtol=1e-5, atol=1e-5)
+
+
 def type_then_loop(y):
     kind = type(y)
     total = 0.0
@@ -222,3 +231,46 @@ def sorts_numbers(y):
 @pytest.mark.parametrize("x", [X, np.array([0.9, 0.2, -0.4])], ids=["one order", "another order"])
 def test_hessian_through_grad_of_sorted_numbers(x):
     check_hessian(lambda y: np.sum(yb.grad(sorts_numbers)(y) ** 2), x, rtol=1e-5, atol=1e-5)
+
+
+# -------------------------------------------------------------------- still refused, by name
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def predict(self, x):
+        return np.tanh(self.w * x)
+
+
+MODEL = Model(0.5)
+
+
+def makes_an_object(y):
+    return np.sum(Model(y[0]).predict(y) ** 2)
+
+
+def uses_a_global_object(y):
+    return np.sum(MODEL.predict(y) ** 2)
+
+
+def defines_a_class(y):
+    s = y[0]
+
+    class Scale:
+        def apply(self, v):
+            return v * s
+
+    return np.sum(Scale().apply(y) ** 2)
+
+
+@pytest.mark.parametrize("g, message", [
+    (makes_an_object, r"objects of user classes \(Model\)"),
+    (uses_a_global_object, "getattr on objects"),
+    (defines_a_class, "classes defined inside it.*module level"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_objects_and_local_classes_are_refused_by_name(g, message):
+    F = lambda y: np.sum(yb.grad(g)(y) ** 2)  # noqa: E731
+    for second_order in (yb.hessian(F), lambda x: yb.hvp(F, (x,), (x,))):
+        with pytest.raises(yb.NestedDifferentiationError, match=message):
+            second_order(X)

@@ -196,7 +196,13 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         return call.composition.pair_output(_plain_closure(call))
     if _not_yet(call.f):
         raise _refusal(f"{describe_callable(call.f)} ({_NOT_YET[call.f]})")
+    if getattr(call.f, "__module__", None) == "yuebing.ir.local_classes":
+        raise restructure("classes defined inside it (their methods read its variables through cells)",
+                          "define the class at module level and pass what it needs as arguments")
     found = lookup_second_order(call.f)
+    if found is None and isinstance(call.f, type) and type(call.f).__module__ == "builtins" \
+            and call.f.__module__ not in ("builtins", "numpy"):
+        raise _refusal(f"objects of user classes ({call.f.__qualname__})")
     if found is None and isinstance(call.f, types.FunctionType):
         return call.composition.pair_output(_python_function(call, call.f))
     if found is not None and found[1] is not None:  # a builtin method: unbound, its owner first
