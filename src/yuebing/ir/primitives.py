@@ -7,7 +7,6 @@ sequences through these functions so that each is one operation with one rule (t
 from __future__ import annotations
 
 import builtins
-import dataclasses
 import types
 from typing import Any
 
@@ -358,64 +357,6 @@ def _leaves(e: BaseException) -> list:
     if isinstance(e, BaseExceptionGroup):
         return [leaf for child in e.exceptions for leaf in _leaves(child)]
     return [e]
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Finished:
-    """What an ``async def`` called under differentiation gives: its result, computed at the call
-    (``frontend/async_functions.py``), to be taken by ``await`` or ``asyncio.run``; or the exception
-    its body raised, raised again by ``await``, where Python raises it."""
-    value: Any
-    error: BaseException | None = None
-
-
-def awaitable(x: Any) -> None:
-    """Refuse to await ``x`` unless it is a ``Finished``: what an ``async def`` or
-    ``asyncio.sleep``/``gather``/``create_task``/``wait_for`` gave under differentiation."""
-    if not isinstance(x, Finished):
-        raise TypeError(
-            f"yuebing cannot differentiate awaiting a {type(x).__qualname__}: under differentiation async code runs "
-            "sequentially, and await takes the result of an async def (computed when it was called) or of "
-            "asyncio.sleep, gather, create_task, ensure_future or wait_for. What to do: await those only inside the "
-            "differentiated code; do I/O (sockets, files, real futures and tasks) outside it and pass the data in.")
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class AsyncItems:
-    """What an async generator called under differentiation gives: every value it yields, computed
-    at the call, and the exception that ended it, if one did (``frontend/async_functions.py``)."""
-    items: list
-    error: BaseException | None = None
-
-
-def items_end(x: AsyncItems) -> None:
-    """An ``async for`` over an async generator's items reached their end: the exception that
-    ended the generator is raised there, as Python raises it at that ``__anext__``."""
-    if x.error is not None:
-        raise x.error
-
-
-def async_list(source: Any) -> list:
-    """The values an async comprehension's ``async for`` walks, all of them first (differentiated as
-    ``rules/asyncio_rules.py`` defines it): an async generator's, or those ``__anext__`` gives."""
-    if isinstance(source, AsyncItems):
-        items_end(source)
-        return list(source.items)
-    iterator, values = type(source).__aiter__(source), []
-    while True:
-        try:
-            values.append(awaited(type(iterator).__anext__(iterator)).value)
-        except StopAsyncIteration:
-            return values
-
-
-def awaited(x: Any) -> Finished:
-    """``await x`` under differentiation: ``x`` itself (``.value`` then takes the result), or the
-    exception the coroutine raised, raised here as Python raises it at the await."""
-    awaitable(x)
-    if x.error is not None:
-        raise x.error
-    return x
 
 
 def super_getattr(cell: types.CellType, obj: Any, name: str) -> Any:

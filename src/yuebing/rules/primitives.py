@@ -257,9 +257,8 @@ from ..tangents import register_nondifferentiable_type  # noqa: E402
 from .second_order import zero as _second_order_zero  # noqa: E402
 
 _REWRITE_CHECKS = (_rewrites.match_sequence, _rewrites.match_mapping, _rewrites.match_args, _rewrites.match_unique,
-                   _rewrites.items_end,
                    _rewrites.star_start, _rewrites.star_match,
-                   _rewrites.star_reraise, _rewrites.star_raised, _rewrites.star_result, _rewrites.awaitable)
+                   _rewrites.star_reraise, _rewrites.star_raised, _rewrites.star_result)
 for _f in _REWRITE_CHECKS:
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
@@ -268,20 +267,6 @@ register_nondifferentiable_type(_rewrites.ExceptStar)
 register_nondifferentiable_type(types.TracebackType)  # (passed to __aexit__ by a rewritten async with)
 
 
-def _awaited_rrule(x: CoDual) -> tuple[CoDual, Callable]:
-    """``await x``: ``awaited``'s checks (and the coroutine's exception), then ``x`` itself
-    (``.value`` reads the result)."""
-    _rewrites.awaited(x.primal)
-    return x, lambda dy: (NoRData, dy)
-
-
-def _awaited_frule(x: Dual) -> Dual:
-    _rewrites.awaited(x.primal)
-    return x
-
-
-register_rrule(_rewrites.awaited, _awaited_rrule)
-register_frule(_rewrites.awaited, _awaited_frule)  # (second order: rules/asyncio_rules.py)
 
 
 
