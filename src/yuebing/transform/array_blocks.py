@@ -44,6 +44,10 @@ _BOUNDED = frozenset({np.sin, np.cos, math.sin, math.cos})
 #: functions whose derivative is their value or bounded, but which turn -inf into a finite value
 _SATURATING = frozenset({np.exp, math.exp, np.tanh, math.tanh})
 
+# a block of more steps than this frees each adjoint once spent (its reverse holds a few arrays,
+# not one per value); a shorter block holds a few anyway
+_FREE_SPENT_ADJOINTS_ABOVE = 6
+
 _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
 _NUMBER = (int, float)
 
@@ -383,10 +387,12 @@ class ArrayBlock:
             if body:
                 lines.append(f"if {adjoint[local]} is not None:")
                 lines += ["    " + b for b in shared + body]
-                # spent (its consumers came before it): freed now, so a large block's reverse holds
+                # spent (its consumers came before it): freed now, so a long block's reverse holds
                 # a few arrays at a time, not one per value -- a peak of many large temporaries,
-                # freed at once, makes glibc give the memory back and fault it in again next call
-                lines.append(f"    {adjoint[local]} = None")
+                # freed at once, makes glibc give the memory back and fault it in again next call.
+                # A short block's peak is a few arrays anyway: no line spent on it
+                if len(steps) > _FREE_SPENT_ADJOINTS_ABOVE:
+                    lines.append(f"    {adjoint[local]} = None")
         return lines, negative
 
 
