@@ -1,5 +1,5 @@
 """The external corpus (issue 12, "the guard"): functions written by others, from packages on PyPI
-installed by the ``test`` extra (opfunu, benchmark-functions, pymoo, filterpy; pymoo's problems a
+installed by the ``test`` extra (opfunu, benchmark-functions, pymoo, filterpy, cma; pymoo's problems a
 second time with their ``anp`` backend bound to NumPy, as yuebing refuses the lazy backend object
 they ship with), differentiated by yuebing and checked against central differences and, where
 their code also runs under ``jax.numpy``, against ``jax.grad``/``jax.hessian`` (``tests/external/``).
@@ -8,7 +8,8 @@ Every function ends right, refused (a yuebing error class, listed in ``docs/exte
 or wrong. Nothing may be wrong except the entries of ``KNOWN_WRONG``, each with the minimal
 reproduction of its mechanism; an entry that is no longer wrong fails the test, so the list only
 shrinks. The default run checks a fixed, evenly spaced sample of each package; the whole corpus
-runs under ``-m slow``.
+runs under ``-m slow``. pycma's hand-written gradients are a third oracle for the functions they
+belong to.
 """
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ import zlib
 import numpy as np
 import pytest
 
+import yuebing as yb
 from tests.external import oracle
-from tests.external.cases import PYMOO_NUMPY, CaseSpec, all_cases
-from tests.external.classify import Outcome, run_case
+from tests.external.cases import PYMOO_NUMPY, CaseSpec, Problem, all_cases, installed, interior_point
+from tests.external.cases_cma import BOX, DIMENSION, GRADIENT_TWINS
+from tests.external.classify import Outcome, run_case, usable_problem
 from tests.external.repros import FIXED, MECHANISMS, Mechanism
-from tests.modes import check_every_mode
+from tests.modes import central, check_every_mode
 from tests.external.report import summary_text
 
 # case id -> the mechanism that makes it wrong; its minimal reproduction, in plain NumPy, is the
@@ -29,7 +32,8 @@ from tests.external.report import summary_text
 KNOWN_WRONG: dict[str, str] = {}  # none at the moment (the mechanisms found are in repros.FIXED)
 
 # The default run takes this many functions of each package, evenly spaced in name order (< 60 s).
-DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6}
+DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6,
+                  "cma": 6}
 MINIMUM_CORPUS = 300
 
 
@@ -129,3 +133,46 @@ def test_differences_convict_a_slightly_wrong_gradient(scale: float) -> None:
     wrong[2] += 1e-4 * np.max(np.abs(exact))
     check = oracle.gradient_against_differences(_smooth, x, wrong)
     assert not check.agrees and check.stable
+
+
+def _random_pair_sum(x):
+    return float(np.sum(x[np.random.permutation(x.size)[:2]] ** 2))
+
+
+def test_a_function_drawing_random_numbers_is_reseeded_whatever_it_returns() -> None:
+    """The harness reseeds a function that draws from NumPy's global generator even when two
+    plain calls happen to agree (here the same 2 of 5 coordinates, about one time in ten, as
+    cma's subspace_sphere after partsphere): otherwise the gradient call draws again and its
+    value is compared with a value it need not repeat."""
+    x = np.linspace(-1.0, 1.0, 5)
+    problem = Problem(_random_pair_sum, x)
+    spec = CaseSpec("harness", "random_pair_sum", lambda attempt: problem)
+    for global_seed in range(30):   # seeds 0, 10, 15 and 22 draw the same pair twice
+        problem.random_seed = None
+        np.random.seed(global_seed)
+        assert usable_problem(spec)[0].random_seed is not None, global_seed
+    np.random.seed(0)
+    assert run_case(spec).status == "right"
+
+
+@pytest.mark.skipif(not installed("cma"), reason="cma (the test extra) is not installed")
+@pytest.mark.parametrize("name", GRADIENT_TWINS)
+def test_against_pycmas_own_gradients(name: str) -> None:
+    """pycma's hand-written gradients (cma.ff.grad_rosen, ...) as an oracle: yb.grad and yb.jvp
+    against them, yb.hessian and yb.hvp against their central differences."""
+    import cma
+    function, gradient = getattr(cma.ff, name), getattr(cma.ff, "grad_" + name)
+    for seed in range(3):
+        x = interior_point([BOX[0]] * DIMENSION, [BOX[1]] * DIMENSION, seed)
+        direction = np.random.default_rng(seed).standard_normal(DIMENSION)
+        expected = gradient(x.copy())
+        scale = np.max(np.abs(expected))
+        np.testing.assert_allclose(yb.grad(function)(x.copy()), expected, rtol=1e-12, atol=1e-12 * scale)
+        _, slope = yb.jvp(function, (x.copy(),), (direction,))
+        np.testing.assert_allclose(slope, expected @ direction, rtol=1e-12, atol=1e-12 * scale)
+        hessian = central(lambda y: gradient(y.copy()), x, 1e-6)
+        atol = 1e-7 * np.max(np.abs(hessian))
+        np.testing.assert_allclose(yb.hessian(function)(x.copy()), hessian, rtol=1e-7, atol=atol)
+        _, (gradient_again,), (product,) = yb.hvp(function, (x.copy(),), (direction,))
+        np.testing.assert_allclose(gradient_again, expected, rtol=1e-12, atol=1e-12 * scale)
+        np.testing.assert_allclose(product, hessian @ direction, rtol=1e-7, atol=atol)

@@ -8,8 +8,9 @@ before every evaluation, so the function is deterministic and has a derivative).
 
 Packages: ``opfunu`` (named and CEC benchmark functions), ``benchmark_functions``, ``pymoo``
 (single-, multi- and many-objective test problems, objectives and constraints weighted into one
-number) and ``filterpy`` (Kalman filter steps as functions of their parameters, in
-``cases_filterpy``). ``numpy-ml`` does not import on Python 3.10+ (``collections.Hashable``).
+number), ``filterpy`` (Kalman filter steps as functions of their parameters, in
+``cases_filterpy``) and ``cma`` (pycma's test functions, in ``cases_cma``). ``numpy-ml`` does not
+import on Python 3.10+ (``collections.Hashable``).
 """
 from __future__ import annotations
 
@@ -245,9 +246,10 @@ def pymoo_cases() -> list[CaseSpec]:
 
 def all_cases() -> list[CaseSpec]:
     """Every case of every installed package, in a fixed order."""
+    from .cases_cma import cma_cases
     from .cases_filterpy import filterpy_cases
     sources = (("opfunu", opfunu_cases), ("benchmark_functions", benchmark_functions_cases),
-               ("pymoo", pymoo_cases), ("filterpy", filterpy_cases))
+               ("pymoo", pymoo_cases), ("filterpy", filterpy_cases), ("cma", cma_cases))
     specs: list[CaseSpec] = []
     for module, enumerate_cases in sources:
         if installed(module):
