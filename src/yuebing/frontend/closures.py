@@ -185,6 +185,19 @@ def _function_def(name: str, args: ast.arguments, body: list) -> ast.FunctionDef
     return ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None, type_comment=None)
 
 
+def rebound_before_decorators(node: ast.FunctionDef) -> ast.FunctionDef:
+    """``node`` with ``@_user_globals(_G)`` under its decorators, if it has any: the generated
+    code rebinds a nested function to the user's globals after defining it, which would be too
+    late for a decorated one (``@contextlib.contextmanager`` keeps the function in its helper's
+    closure, and the helper belongs to contextlib). The name is the generated module's."""
+    if not node.decorator_list:
+        return node
+    rebind = ast.Call(ast.Name("_user_globals", ast.Load()), [ast.Name("_G", ast.Load())], [])
+    node = copy.copy(node)
+    node.decorator_list = [*node.decorator_list, ast.copy_location(rebind, node.decorator_list[-1])]
+    return ast.fix_missing_locations(node)
+
+
 def _free_variables(node: ast.FunctionDef | ast.Lambda, outer_names: list[str]) -> tuple[str, ...]:
     """The free variables of the nested function ``node`` defined where ``outer_names`` are
     local variables (compiled, not run)."""

@@ -22,7 +22,7 @@ from typing import Any
 from ..ir import nodes as ir
 from ..ir import primitives as P
 from .census import Census
-from .closures import ClosureLowering
+from .closures import ClosureLowering, rebound_before_decorators
 from .desugar import desugar
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .flat_body import _flatten, _identifier, _Seq
@@ -702,7 +702,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         captured = self._captured(node)
         shared = self._shared_cells(captured, out)
         self.locals.add(node.name)
-        text, lines = unparse_with_lines(node)
+        text, lines = unparse_with_lines(rebound_before_decorators(node))
         out.append(ir.MakeClosure(node.name, text, captured, line=node.lineno, shared=shared, source_lines=lines))
         if node.name in self.cell_backed:  # the def wrote the cell; its derivative data goes in the cell's box too
             self.call(out, ir.Const(P.cell_set), [ir.Var(f"_cellobj_{node.name}"), ir.Var(node.name)], None)

@@ -108,6 +108,8 @@ def _holds_float_data(value: Any, depth: int, objects: bool = False) -> bool:
         return any(_holds_float_data(v, depth + 1, objects) for v in value)
     if isinstance(value, dict):
         return any(_holds_float_data(v, depth + 1, objects) for v in value.values())
+    if objects and isinstance(value, types.FunctionType):  # a nested manager's maker: what it captured
+        return any(_holds_float_data(v, depth + 1, objects) for v in _captured(value))
     if objects and not isinstance(value, _NOT_LOOKED_INTO):
         return any(_holds_float_data(v, depth + 1, objects) for v in _attributes(value))
     # without ``objects``: what `as` binds is mostly the manager itself, whose floats are its own
@@ -116,6 +118,18 @@ def _holds_float_data(value: Any, depth: int, objects: bool = False) -> bool:
 
 
 _NOT_LOOKED_INTO = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, str, bytes)
+
+
+def _captured(function: types.FunctionType) -> list:
+    """What a function holds: its closure cells' values (a decorator's helper holds the function
+    it wraps) and its default values."""
+    cells = []
+    for cell in function.__closure__ or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:  # an empty cell (a variable not bound yet)
+            pass
+    return [*cells, *(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
 
 
 def _attributes(value: Any) -> list:
@@ -137,11 +151,15 @@ def with_inputs(maker: str, *values: Any) -> None:
             advice = ("make the iterator in the loop itself instead, as in `for v in np.nditer(x, "
                       "op_flags=['readwrite']): v[...] = 2 * v`, which yuebing differentiates"
                       if maker.endswith("nditer") else
+                      "define the manager outside the function, handed nothing holding floats, and compute with the "
+                      "floats inside the with block" if isinstance(value, types.FunctionType) else
                       "compute with the value inside the with block, and hand the manager only what holds no floats "
                       "(a file name, a flag, a count)")
+            what = (f"the function {value.__name__}, which captures float data" if isinstance(value, types.FunctionType)
+                    else f"a value holding float data ({type(value).__name__})")
             raise TypeError(
-                f"yuebing cannot differentiate a with statement whose context manager ({maker}) is handed a value "
-                f"holding float data ({type(value).__name__}): a with header's manager is entered and exited without "
+                f"yuebing cannot differentiate a with statement whose context manager ({maker}) is handed "
+                f"{what}: a with header's manager is entered and exited without "
                 f"derivatives (a `with` header), so what it keeps, returns or changes would lose them. What to do: "
                 f"{advice}.")
 

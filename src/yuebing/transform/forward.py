@@ -256,7 +256,7 @@ class ForwardGenerator(ConstantNames):
             exprs += list(args.defaults) + [d for d in args.kw_defaults if d is not None]
         local = set(self.vars) | set(self.fn.params) | set(self.fn.global_names)
         names = {n.id for e in exprs for n in ast.walk(e) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        return sorted(names - local)
+        return sorted(names - local - {"_G", "_user_globals"})  # (the generated module's: rebound_before_decorators)
 
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         for g in self._definition_time_globals(s.source):

@@ -33,7 +33,8 @@ from .dataclass_construction import construct_forward
 from .batched_forward import looped, run_batched
 from .star_arrays import is_star_array, star_duals
 from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
-                      SELF_REFERENCE, is_namedtuple, namedtuple_fields, read_only, with_user_globals, without_init)
+                      SELF_REFERENCE, is_namedtuple, namedtuple_fields, read_only, user_globals, with_user_globals,
+                      without_init)
 
 # --------------------------------------------------------------------------------------------
 # Tangents of constants, globals and closures
@@ -472,6 +473,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_cell_tangent": cell_tangent,
         "_closure_tangent": closure_tangent,
         "_with_user_globals": with_user_globals,
+        "_user_globals": user_globals,
         "_SHARED": SharedBox,
         "_new_cell_box": new_cell_box,
         "_STAR": FStar,

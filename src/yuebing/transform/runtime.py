@@ -172,14 +172,23 @@ def closure_fdata(fn: Any, captured: dict) -> Any:
 
 def with_user_globals(fn: Any, namespace: dict) -> Any:
     """A function defined inside generated code, rebound to the user's module globals (the code
-    it was written in), keeping its closure cells."""
-    if not isinstance(fn, types.FunctionType) or fn.__globals__ is namespace:
+    it was written in), keeping its closure cells. What a decorator returned in its place (the
+    helper of ``contextlib.contextmanager``) keeps the globals of the module that made it."""
+    if not isinstance(fn, types.FunctionType) or fn.__globals__ is namespace \
+            or fn.__globals__.get("_G") is not namespace:  # (only generated modules bind _G)
         return fn
     rebound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
     rebound.__kwdefaults__ = fn.__kwdefaults__
     rebound.__qualname__ = fn.__qualname__
     rebound.__dict__.update(fn.__dict__)
     return rebound
+
+
+def user_globals(namespace: dict) -> Callable:
+    """The innermost decorator of a decorated function defined inside generated code: the
+    function rebound to the user's globals before the user's decorators see it (what they return
+    may be another module's function, which ``with_user_globals`` leaves alone)."""
+    return functools.partial(with_user_globals, namespace=namespace)
 
 
 def closure_rdata(fn_f: Any, name: str) -> Any:
@@ -775,6 +784,7 @@ def runtime_namespace() -> dict[str, Any]:
         "_closure_fdata": closure_fdata,
         "_closure_rdata": closure_rdata,
         "_with_user_globals": with_user_globals,
+        "_user_globals": user_globals,
         "_SHARED": SharedBox,
         "_new_cell_box": new_cell_box,
         "_STAR": Star,

@@ -575,14 +575,14 @@ def zero_tangent_of(value: Any) -> Any:
 def runtime_namespace() -> dict[str, Any]:
     from .forward_runtime import global_tangent
     from .runtime import (SharedBox, acc, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
-                          new_cell_box, read_only, with_user_globals)
+                          new_cell_box, read_only, user_globals, with_user_globals)
 
     return {"_NF": NoFData, "_NR": NoRData, "_NT": NoTangent, "_rrule2": call_rrule2, "_acc": acc,
             "_global": global_value, "_read_only": read_only, "_SELF": _self_reference(), "_global_fdata": global_fdata, "_cell_fdata": cell_fdata,
             "_zt": _constant_tangent(global_tangent), "_closure_fdata": closure_fdata,
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
-            "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
+            "_user_globals": user_globals, "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
             "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_nan_batch": nan_batch, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
             "_DWRITE": _DWRITE, "_caught": caught, **TRY_NAMES, **DUAL_BLOCKS}
 
