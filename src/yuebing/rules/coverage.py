@@ -127,7 +127,7 @@ def third_order(target: Any) -> str:
         return NO
     if declaration.label in _THIRD_ORDER_CLASSES:
         return "yes"
-    if declaration.label == "vjp":  # refused when the cotangent map calls the primitive again,
+    if declaration.kind == "vjp":  # refused when the cotangent map calls the primitive again,
         # or a primitive whose third order is refused (eigvalsh's map calls eigh)
         refused = {getattr(declaration.function, "__name__", None)}
         refused |= {getattr(f, "__name__", None) for f in THIRD_ORDER_INHERITED}

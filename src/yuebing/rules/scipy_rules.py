@@ -38,6 +38,7 @@ from .cases import Case, randc, randn
 from .core import Dual, primal, register_frule, register_rrule
 from .linalg import (add, carries_gradient, cholesky_parts, conj, det_parts, fit, hermitian_from, hermitian_from_adjoint,
                      linalg_rule, lower_cholesky_cotangent, mH, mT, refuse, upper_cholesky_parts)
+from .linalg import direct_second_order
 from .linalg.decompositions import _real_cholesky_vjp
 from .linalg.determinants_norms import _det_vjp as _numpy_det_vjp
 from .second_order import defined_by, with_vjp
@@ -483,8 +484,8 @@ def _cho_solve_definition(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 
 if sla is not None:
-    with_vjp(sla.solve_triangular, _solve_triangular_vjp)
-    with_vjp(sla.cholesky, _cholesky_vjp)
+    with_vjp(sla.solve_triangular, _solve_triangular_vjp, direct=direct_second_order.scipy_solve_triangular)
+    with_vjp(sla.cholesky, _cholesky_vjp, direct=direct_second_order.scipy_cholesky)
     with_vjp(sla.cho_factor, _cho_factor_vjp)
     with_vjp(sla.solve, _solve_vjp)
     with_vjp(sla.inv, _inv_vjp)

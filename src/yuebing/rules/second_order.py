@@ -21,7 +21,11 @@ class from the primitive's existing first-order rules:
 * zero-derivative functions (``nondifferentiable``, or ``zero(...)``) stay zero.
 * ``with_vjp(f, vjp)`` -- a nonlinear primitive whose cotangent map is written as ordinary NumPy
   code ``vjp(g, y, *xs)`` (the same function its first-order pullback calls); its forward
-  derivative comes from the forward transform.
+  derivative comes from the forward transform. That runs the first-order work twice (the forward
+  rule for the output tangent, then the forward transform of the map, which factorises or inverts
+  again); ``with_vjp(f, vjp, direct=...)`` adds the second-order formula written out, which
+  computes the primal, the first-order and the tangent parts once (``direct``, the ``direct``
+  class of ``docs/rules.md``; the map's forward transform where it returns None).
 * ``defined_by(f, definition)`` -- the second order of a Python function computing the same.
 * ``special`` -- a rule written out (random draws, objects, closure cells: ``_register``).
 
@@ -39,9 +43,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core import SecondOrderError
+from ..tangents import NoRData
+from .core import CoDual, SecondOrderError
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE
-from .util import call_on_primals, defined_rrule, fit_tangent
+from .util import accumulate, call_on_primals, defined_rrule, fit_tangent, is_differentiable, out_cotangent, zero_fdata
 
 Rule = Callable[[tuple, tuple, dict], tuple]
 
@@ -66,12 +71,15 @@ class SecondOrder:
     definition: Callable | None = None
     rule: Rule | None = None
     check: Callable | None = None
+    direct: Callable | None = None
 
     @property
     def label(self) -> str:
         """The class as ``docs/rules.md`` names it."""
         if self.kind == "special":
             return getattr(self.rule, "second_order_kind", "special")
+        if self.kind == "vjp" and self.direct is not None:
+            return "direct"
         return {"in_place": "elementwise"}.get(self.kind, self.kind)
 
 
@@ -133,13 +141,43 @@ def selection(*targets: Any, calling_key: types.FunctionType | None = None) -> N
     declare(targets, SecondOrder("selection", definition=calling_key))
 
 
-def with_vjp(f: Any, vjp: Callable) -> None:
+def with_vjp(f: Any, vjp: Callable, direct: Callable | None = None) -> None:
     """Declare nonlinear ``f`` with its cotangent map ``vjp(g, y, *xs) -> tuple`` written as
     ordinary, differentiable NumPy code: ``xs`` are the arguments bound to the positional
     parameters of ``f``'s first-order rule (call-site keywords included, defaults filled in), and
-    the tuple has one cotangent per parameter (None, or a missing trailing entry, for none)."""
+    the tuple has one cotangent per parameter (None, or a missing trailing entry, for none).
+
+    ``direct(xs, x_ds)``, optional: the second-order formula written out, tried first. ``xs`` are
+    the call's primals bound to positional parameters (as passed, or, when the call passes
+    keywords, all parameters with defaults filled in), ``x_ds`` their tangents (``NoTangent`` for
+    none). It returns None where it does not apply (the cotangent
+    map's forward transform then runs), or ``(y, y_d, pullback)`` with ``pullback(g, g_d) ->
+    (cotangents, cotangent tangents)``, one entry per argument of ``xs`` (None for none), after
+    computing ``y`` exactly as ``f`` does."""
     function = getattr(f[0], f[1]) if isinstance(f, tuple) else f  # (type, method): unbound
-    declare((f,), SecondOrder("vjp", function=function, vjp=vjp))
+    declare((f,), SecondOrder("vjp", function=function, vjp=vjp, direct=direct))
+
+
+def run_direct(direct: Callable, args: tuple) -> tuple | None:
+    """The output 4-tuple and dual pullback of ``with_vjp``'s ``direct`` formula on 4-tuple
+    ``args``, or None where it does not apply: fresh fdata for the output, the cotangents and their
+    tangents gathered into the arguments' fdata (rdata for numbers)."""
+    made = direct(tuple(a[0] for a in args), tuple(a[2] for a in args))
+    if made is None:
+        return None
+    y, y_d, direct_pullback = made
+    out = (y, zero_fdata(y), y_d, zero_fdata(y))
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        g, g_d = out_cotangent(CoDual(y, out[1]), dy), out_cotangent(CoDual(y, out[3]), dy_d)
+        rs, rsd = [NoRData] * (len(args) + 1), [NoRData] * (len(args) + 1)
+        for k, (a, c, c_d) in enumerate(zip(args, *direct_pullback(g, g_d)), start=1):
+            if c is not None and is_differentiable(a[0]):
+                rs[k] = accumulate(CoDual(a[0], a[1]), c)
+                rsd[k] = accumulate(CoDual(a[0], a[3]), 0.0 if c_d is None else c_d)
+        return tuple(rs), tuple(rsd)
+
+    return out, pullback
 
 
 def defined_by(target: Any, definition: types.FunctionType) -> None:

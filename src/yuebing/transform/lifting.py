@@ -24,7 +24,7 @@ from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
 from ..rules.declare import ELEMENTWISE_PARTIALS, _conj, strong_product, written_mask, zero_written, ufunc_dtype, ufunc_mask
 from ..rules.numpy_arguments import check_out_shape
-from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of
+from ..rules.second_order import OUT_OF_PLACE, Rule, SecondOrder, _error, declaration_of, run_direct
 from ..rules.containers.set_operators import second_order_on_sets
 from ..rules.util import accumulate, is_differentiable, out_cotangent, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
@@ -78,7 +78,7 @@ def _make_rule(d: SecondOrder) -> Rule:
     if d.kind == "in_place":
         return _inplace_rule(d.function)
     if d.kind == "vjp":
-        return _vjp_rule(d.function, d.vjp, d.definition)
+        return _vjp_rule(d.function, d.vjp, d.definition, d.direct)
     if d.kind == "python":
         return _python_rule(d.definition)
     raise ValueError(f"unknown second-order class {d.kind!r}")
@@ -720,13 +720,17 @@ def _inplace_rule(iop: Any) -> Rule:
     return rule
 
 
-def _vjp_rule(function: Any, vjp: Callable, value: Callable | None = None) -> Rule:
+def _vjp_rule(function: Any, vjp: Callable, value: Callable | None = None, direct: Callable | None = None) -> Rule:
     """The with_vjp class: the output tangent from ``function``'s forward rule (or the forward
     transform of ``value``, when declared); the cotangents and their tangents from the forward
-    transform of the cotangent map ``vjp(g, y, *xs)``."""
+    transform of the cotangent map ``vjp(g, y, *xs)``. A ``direct`` formula, where it applies,
+    does all of it at once."""
 
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
         _refuse_structured(function, args)
+        made = None if direct is None else run_direct(direct, args)
+        if made is not None:
+            return made
         names = _parameter_names(function)
         k = names.index("out") if "out" in names else len(args)
         if k < len(args) and _is_out_array(args[k][0]):

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..cases import Case, randc, randn
 from ..second_order import with_vjp
+from . import direct_second_order
 from .common import (as_diag, cotangent_entry, diag_vector, hermitian_from, hermitian_from_adjoint,
                      linalg_rule, mH, phase_turn, phase_turn_adjoint, real_diag, real_pivot, refuse)
 
@@ -437,7 +438,7 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 # ``NoRData`` for outputs nobody used: ``cotangent_entry`` reads them.
 # --------------------------------------------------------------------------------------------
 
-with_vjp(np.linalg.cholesky, _cholesky_vjp)
+with_vjp(np.linalg.cholesky, _cholesky_vjp, direct=direct_second_order.numpy_cholesky)
 with_vjp(np.linalg.qr, _qr_vjp)
 with_vjp(np.linalg.eigh, _eigh_vjp)
 with_vjp(np.linalg.eigvalsh, _eigvalsh_vjp)

@@ -19,6 +19,7 @@ import numpy as np
 from ...tangents import NoTangent
 from ..cases import Case, randc, randn
 from ..second_order import jvp_defined_by, with_vjp
+from . import direct_second_order
 from .common import add, cotangent_entry, linalg_rule, mH, refuse, well_conditioned
 from .decompositions import singular_values_cotangent, singular_values_jvp
 
@@ -224,8 +225,8 @@ def _pinv(a, rcond=None, hermitian=False, rtol=_NO_VALUE):
 # ``NoRData`` for outputs nobody used: ``cotangent_entry`` reads them.
 # --------------------------------------------------------------------------------------------
 
-with_vjp(np.linalg.inv, _inv_vjp)
-with_vjp(np.linalg.solve, _solve_vjp)
+with_vjp(np.linalg.inv, _inv_vjp, direct=direct_second_order.numpy_inv)
+with_vjp(np.linalg.solve, _solve_vjp, direct=direct_second_order.numpy_solve)
 jvp_defined_by(np.linalg.solve, _solve_jvp)
 with_vjp(np.linalg.matrix_power, _matrix_power_vjp)
 with_vjp(np.linalg.lstsq, _lstsq_vjp)

@@ -1,0 +1,316 @@
+"""Second-order formulas written out (``with_vjp(f, vjp, direct=...)``) for the linear-algebra
+primitives programs use most: ``cholesky`` (NumPy's and SciPy's), ``solve_triangular``, ``solve``
+and ``inv``, on real float64 matrices.
+
+The ``with_vjp`` class otherwise runs a primitive's first-order work twice: its forward rule for
+the output tangent, then the forward transform of its cotangent map, which factorises, inverts or
+solves again, and pays the forward transform's dispatch on each of the map's dozen NumPy calls.
+Each formula here computes the primal once, keeps what the tangent needed (the factor, ``L^-1
+dL``, the LU factors), and its pullback computes the cotangent and its tangent from them in
+straight NumPy/BLAS. Each returns None where it does not apply (complex, float32, stacks, lists),
+and the cotangent map's forward transform runs as before. The derivations are in the docstrings;
+``check_rule``'s second-order check (central differences of the gradient) runs through them on
+each real float64 case of the domains' ``CASES``.
+
+Interface (``rules/second_order.with_vjp``): ``direct(xs, x_ds)`` with the call's positional
+primals and tangents (``NoTangent`` for none) returns ``(y, y_d, pullback)``, ``pullback(g, g_d) ->
+(cotangents, cotangent tangents)``, one entry per argument of ``xs``, None for none.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ...tangents import NoTangent
+
+try:
+    import scipy.linalg as sla
+    from scipy.linalg.blas import dtrmm, dtrsm
+    from scipy.linalg.lapack import dgetrf, dgetrs
+except ImportError:  # pragma: no cover - SciPy is optional: the cotangent maps' forward transform
+    sla = None
+
+Direct = tuple  # (y, y_d, pullback)
+
+
+def _real_matrix(x: Any) -> bool:
+    return type(x) is np.ndarray and x.ndim == 2 and x.dtype == np.float64 and x.shape[0] == x.shape[1]
+
+
+def _real_rhs(x: Any, n: int) -> bool:
+    return type(x) is np.ndarray and x.ndim in (1, 2) and x.dtype == np.float64 and x.shape[0] == n
+
+
+def _tangent(t: Any, like: np.ndarray) -> np.ndarray | None | bool:
+    """A tangent as a float64 array of ``like``'s shape, None for zero, False if it is neither."""
+    if t is NoTangent:
+        return None
+    if type(t) is np.ndarray and t.shape == like.shape and t.dtype == np.float64:
+        return t
+    return False
+
+
+def _cotangent(g: Any, like: np.ndarray) -> np.ndarray | None:
+    """An output cotangent (or its tangent) as an array of ``like``'s shape, None for zero."""
+    if type(g) is np.ndarray and g.shape == like.shape:
+        return g
+    if isinstance(g, (float, int, np.floating)) and g == 0:
+        return None
+    return np.broadcast_to(np.asarray(g, dtype=np.float64), like.shape) if np.ndim(g) == 0 else None
+
+
+# --------------------------------------------------------------------------------------------
+# cholesky
+# --------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=16)
+def _halved_lower(n: int) -> np.ndarray:
+    """Ones below the diagonal, 0.5 on it, 0 above (read-only: shared). ``x * w`` is ``Phi(x)``;
+    ``(s + s^T) * w`` is ``tril(s + s^T)`` with ``s``'s own diagonal."""
+    weights = np.tril(np.ones((n, n)))
+    weights[np.diag_indices(n)] = 0.5
+    weights.flags.writeable = False
+    return weights
+
+
+def _cholesky_lower(low: np.ndarray, da: np.ndarray | None) -> tuple:
+    """Second order of ``L = cholesky(A)``, ``A`` the symmetric matrix read from ``tril(a)``.
+
+    Forward: ``X = L^-1 H L^-T`` (``H`` the tangent of ``A``), ``Q = Phi(X)`` (its lower triangle,
+    diagonal halved), ``dL = L Q``. Cotangent: ``M = L^T G``, ``P = Phi(M)``, ``S = L^-T P L^-1``,
+    ``gA = tril(S + S^T)`` with ``S``'s diagonal. Its tangent, as ``d(L^-1) = -Q L^-1``:
+    ``dS = L^-T (Phi(dL^T G + L^T dG) - Q^T P - P Q) L^-1``, delivered the same way.
+    BLAS works on ``U = L^T`` (a Fortran view of C-ordered ``L``)."""
+    n = low.shape[0]
+    up = low.T
+    w = _halved_lower(n)
+    q = None
+    d_low = np.zeros((n, n))
+    if da is not None:
+        t = np.tril(da, -1)
+        h = t + t.T + np.diag(np.diagonal(da))
+        y = dtrsm(1.0, up, h, lower=0, trans_a=1)  # L Y = H
+        x = dtrsm(1.0, up, y, side=1, lower=0, overwrite_b=1)  # X L^T = Y
+        q = np.multiply(x, w)  # Phi(X)
+        d_low = dtrmm(1.0, up, q, lower=0, trans_a=1)  # L Q
+
+    def between(r: np.ndarray) -> np.ndarray:
+        """``tril(S + S^T)`` (``S``'s diagonal) of ``S = L^-T R L^-1``."""
+        z = dtrsm(1.0, up, r, lower=0)  # L^T Z = R
+        s = dtrsm(1.0, up, z, side=1, lower=0, trans_a=1, overwrite_b=1)  # S L = Z
+        return np.multiply(s + s.T, w)
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        g = _cotangent(g, low)
+        g_d = _cotangent(g_d, low)
+        if g is None and g_d is None:
+            return (None,), (None,)
+        p = np.zeros((n, n)) if g is None else np.multiply(dtrmm(1.0, up, g, lower=0), w)  # Phi(L^T G)
+        dm = None
+        if g is not None and q is not None:
+            dm = d_low.T @ g
+        if g_d is not None:
+            term = dtrmm(1.0, up, g_d, lower=0)
+            dm = term if dm is None else dm + term
+        r = np.zeros((n, n)) if dm is None else np.multiply(dm, w)
+        if q is not None and g is not None:
+            r -= q.T @ p + p @ q
+        return (between(p),), (between(r),)
+
+    return d_low, pullback
+
+
+def _cholesky_of_read_triangle(y: np.ndarray, da: Any, upper: bool) -> Direct:
+    """``_cholesky_lower`` for a lower factor, or for an upper one as the lower factor of ``a^T``."""
+    if not upper:
+        d_low, pullback = _cholesky_lower(y, da)
+        return y, d_low, pullback
+    d_low, low_pullback = _cholesky_lower(y.T, None if da is None else da.T)
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        (c,), (c_d,) = low_pullback(_transposed(g), _transposed(g_d))
+        return (_transposed(c),), (_transposed(c_d),)
+
+    return y, d_low.T, pullback
+
+
+def _transposed(x: Any) -> Any:
+    return x.T if type(x) is np.ndarray else x
+
+
+def numpy_cholesky(xs: tuple, x_ds: tuple) -> Direct | None:
+    """``np.linalg.cholesky(a, upper=False)``."""
+    if sla is None or not 1 <= len(xs) <= 2 or not _real_matrix(xs[0]):
+        return None
+    a, upper = xs[0], (xs[1] if len(xs) > 1 else False)
+    da = _tangent(x_ds[0], a)
+    if da is False or not isinstance(upper, (bool, np.bool_)):
+        return None
+    return _cholesky_of_read_triangle(np.linalg.cholesky(a, upper=upper), da, bool(upper))
+
+
+def scipy_cholesky(xs: tuple, x_ds: tuple) -> Direct | None:
+    """``scipy.linalg.cholesky(a, lower=False, overwrite_a=False, check_finite=True)`` (computed
+    without ``overwrite_a``, as the first-order rule does)."""
+    if sla is None or not 1 <= len(xs) <= 4 or not _real_matrix(xs[0]):
+        return None
+    a = xs[0]
+    lower, check_finite = (xs[1] if len(xs) > 1 else False), (xs[3] if len(xs) > 3 else True)
+    da = _tangent(x_ds[0], a)
+    if da is False or not isinstance(lower, (bool, np.bool_, int)):
+        return None
+    y = sla.cholesky(a, lower=lower, check_finite=check_finite)
+    out = _cholesky_of_read_triangle(y, da, not lower)
+    pullback = out[2]
+    return out[0], out[1], lambda g, g_d: _padded(pullback(g, g_d), len(xs))
+
+
+def _padded(cotangents: tuple, n: int) -> tuple:
+    """Cotangents of the first arguments, None for the rest (flags, options)."""
+    cs, c_ds = cotangents
+    return cs + (None,) * (n - len(cs)), c_ds + (None,) * (n - len(c_ds))
+
+
+# --------------------------------------------------------------------------------------------
+# solve_triangular
+# --------------------------------------------------------------------------------------------
+
+_TRANS_CODES = {0: 0, "N": 0, 1: 1, "T": 1, 2: 1, "C": 1}  # real: op(T) = T or T^T
+
+
+def _read_part(da: np.ndarray, lower: bool, unit: bool) -> np.ndarray:
+    """The entries of ``da`` a triangular solver reads."""
+    return np.tril(da, -1 if unit else 0) if lower else np.triu(da, 1 if unit else 0)
+
+
+def _solve_triangular_parts(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                            check_finite=True) -> tuple:
+    return a, b, trans, lower, unit_diagonal, check_finite
+
+
+def scipy_solve_triangular(xs: tuple, x_ds: tuple) -> Direct | None:
+    """``x = op(T)^-1 b`` (``op(T) = T`` or ``T^T``, ``T`` the triangle read from ``a``).
+
+    ``dx = op(T)^-1 (db - op(dT) x)``; cotangents ``gb = op(T)^-T g``, ``ga = -part(op'(gb x^T))``
+    (``op'`` transposes when ``op`` does); their tangents ``dgb = op(T)^-T (dg - op(dT)^T gb)``,
+    ``dga = -part(op'(dgb x^T + gb dx^T))``."""
+    if sla is None or not 2 <= len(xs) <= 7:
+        return None
+    a, b, trans, lower, unit, check_finite = _solve_triangular_parts(*xs)
+    if not (_real_matrix(a) and _real_rhs(b, a.shape[0])) or trans not in _TRANS_CODES:
+        return None
+    code = _TRANS_CODES[trans]
+    da, db = _tangent(x_ds[0], a), _tangent(x_ds[1], b)
+    if da is False or db is False:
+        return None
+    options = dict(lower=lower, unit_diagonal=unit, check_finite=False)
+    x = sla.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit, check_finite=check_finite)
+    vector = b.ndim == 1
+    x2 = x[:, None] if vector else x
+    d_read = None if da is None else _read_part(da, lower, unit)
+    rhs = None if db is None else (db[:, None] if vector else db)
+    if d_read is not None:
+        term = (d_read.T if code else d_read) @ x2
+        rhs = -term if rhs is None else rhs - term
+    dx2 = np.zeros(x2.shape) if rhs is None else sla.solve_triangular(a, rhs, trans=code, **options)
+
+    def outer(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        m = u @ v.T
+        return -_read_part(m.T if code else m, lower, unit)
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        g, g_d = _cotangent(g, x), _cotangent(g_d, x)
+        if g is None and g_d is None:
+            return (None,) * len(xs), (None,) * len(xs)
+        g2 = np.zeros(x2.shape) if g is None else (g[:, None] if vector else g)
+        gb = sla.solve_triangular(a, g2, trans=1 - code, **options)
+        rhs = None if g_d is None else (g_d[:, None] if vector else g_d)
+        if d_read is not None:
+            term = (d_read if code else d_read.T) @ gb
+            rhs = -term if rhs is None else rhs - term
+        dgb = np.zeros(gb.shape) if rhs is None else sla.solve_triangular(a, rhs, trans=1 - code, **options)
+        ga, dga = outer(gb, x2), outer(dgb, x2) + outer(gb, dx2)
+        if vector:
+            gb, dgb = gb[:, 0], dgb[:, 0]
+        return _padded(((ga, gb), (dga, dgb)), len(xs))
+
+    return x, (dx2[:, 0] if vector else dx2), pullback
+
+
+# --------------------------------------------------------------------------------------------
+# solve, inv
+# --------------------------------------------------------------------------------------------
+
+
+def numpy_solve(xs: tuple, x_ds: tuple) -> Direct | None:
+    """``x = a^-1 b`` for one matrix ``a``, by one LU factorisation for every solve after the
+    primal's: ``dx = a^-1 (db - da x)``, ``gb = a^-T g``, ``ga = -gb x^T``,
+    ``dgb = a^-T (dg - da^T gb)``, ``dga = -(dgb x^T + gb dx^T)``."""
+    if sla is None or len(xs) != 2 or not (_real_matrix(xs[0]) and _real_rhs(xs[1], xs[0].shape[0])):
+        return None
+    a, b = xs
+    da, db = _tangent(x_ds[0], a), _tangent(x_ds[1], b)
+    if da is False or db is False:
+        return None
+    x = np.linalg.solve(a, b)
+    lu, piv, info = dgetrf(a)
+    if info != 0:
+        return None
+    vector = b.ndim == 1
+    x2 = x[:, None] if vector else x
+
+    def solve(rhs: np.ndarray | None, trans: int, like: np.ndarray) -> np.ndarray:
+        if rhs is None:
+            return np.zeros(like.shape)
+        out, _ = dgetrs(lu, piv, rhs, trans=trans)
+        return out
+
+    rhs = None if db is None else (db[:, None] if vector else db)
+    if da is not None:
+        rhs = -(da @ x2) if rhs is None else rhs - da @ x2
+    dx2 = solve(rhs, 0, x2)
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        g, g_d = _cotangent(g, x), _cotangent(g_d, x)
+        if g is None and g_d is None:
+            return (None, None), (None, None)
+        gb = solve(None if g is None else (g[:, None] if vector else g), 1, x2)
+        rhs = None if g_d is None else (g_d[:, None] if vector else g_d)
+        if da is not None:
+            rhs = -(da.T @ gb) if rhs is None else rhs - da.T @ gb
+        dgb = solve(rhs, 1, x2)
+        ga, dga = -(gb @ x2.T), -(dgb @ x2.T + gb @ dx2.T)
+        return (ga, gb[:, 0] if vector else gb), (dga, dgb[:, 0] if vector else dgb)
+
+    return x, (dx2[:, 0] if vector else dx2), pullback
+
+
+def numpy_inv(xs: tuple, x_ds: tuple) -> Direct | None:
+    """``y = a^-1``: ``dy = -y da y``; ``ga = -y^T g y^T``, its tangent
+    ``-(dy^T g y^T + y^T dg y^T + y^T g dy^T)``."""
+    if len(xs) != 1 or not _real_matrix(xs[0]):
+        return None
+    a = xs[0]
+    da = _tangent(x_ds[0], a)
+    if da is False:
+        return None
+    y = np.linalg.inv(a)
+    dy = np.zeros(y.shape) if da is None else -(y @ da @ y)
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        g, g_d = _cotangent(g, y), _cotangent(g_d, y)
+        if g is None and g_d is None:
+            return (None,), (None,)
+        yt, dyt = y.T, dy.T
+        left = None if g is None else yt @ g  # y^T g
+        ga = np.zeros(y.shape) if left is None else -(left @ yt)
+        dga = np.zeros(y.shape) if g_d is None else -(yt @ g_d @ yt)
+        if left is not None and da is not None:
+            dga -= dyt @ (g @ yt) + left @ dyt
+        return (ga,), (dga,)
+
+    return y, dy, pullback
+
