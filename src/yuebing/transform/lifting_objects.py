@@ -68,6 +68,8 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     y = out1.primal
     if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
         y_d: Any = _BoundTangent(obj[2])
+    elif args[1][0] == "__dict__" and y is getattr(obj[0], "__dict__", None):
+        y_d = obj[2].fields  # the instance dict's tangent is the fields (vars(self).update(kw))
     else:
         y_d = obj[2].fields.get(args[1][0], _MISSING)
         if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default

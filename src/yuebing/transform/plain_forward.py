@@ -365,7 +365,8 @@ def _call_plain_closure(f: Any, program: Any, primals: list, tangents: list, kw:
         elif kind == "star":
             flat += [tuple(given[key][0] for key in payload), tuple(given[key][1] for key in payload)]
         elif kind == "starstar":
-            raise _refusal(f"functions taking **kwargs ({f.__qualname__})", "pass the keywords one by one")
+            flat += [{name: given[key][0] for name, key in payload.items()},
+                     {name: given[key][1] for name, key in payload.items()}]
         else:
             from .forward_runtime import zero_tangent_of
 

@@ -40,6 +40,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
+from ..ir import primitives as P
 from ..rules import array_like
 from ..rules.core import describe_callable
 from ..rules.declare import ELEMENTWISE_PARTIALS, given_out
@@ -56,6 +57,7 @@ from .plain_forward import _refusal as restructure
 _ADD = (operator.add, NoFData, NoTangent, NoFData)
 _MUL = (operator.mul, NoFData, NoTangent, NoFData)
 _SETITEM = (operator.setitem, NoFData, NoTangent, NoFData)
+_MKDICT = (P.mkdict, NoFData, NoTangent, NoFData)
 
 
 def _refusal(what: str) -> Exception:
@@ -186,6 +188,11 @@ class _Call:
         return self.composition.values[slot][0]
 
 
+#: how calls on objects of user classes are followed: ``plain_objects.object_call``, put here by
+#: that module (which builds on this one's compositions)
+OBJECT_CALL: list[Callable] = []
+
+
 def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """Second-order rule of ``jvp_call(f, f_t, a, a_t, ..., k=v, _t_k=v_t)``."""
     call = _Call(args, kwargs)
@@ -196,6 +203,11 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         return call.composition.pair_output(_plain_closure(call))
     if _not_yet(call.f):
         raise _refusal(f"{describe_callable(call.f)} ({_NOT_YET[call.f]})")
+    on_objects = OBJECT_CALL[0](call) if OBJECT_CALL else None  # attributes, methods, user classes
+    if isinstance(on_objects, tuple):
+        return call.composition.output(*on_objects)
+    if on_objects is not None:
+        return call.composition.pair_output(on_objects)
     if getattr(call.f, "__module__", None) == "yuebing.ir.local_classes":
         raise restructure("classes defined inside it (their methods read its variables through cells)",
                           "define the class at module level and pass what it needs as arguments")
@@ -321,7 +333,10 @@ def _is_structure_call(call: _Call) -> bool:
 
 
 def _on_object(call: _Call) -> bool:
-    return bool(call.arg_slots) and _is_field_tangent(call.value(call.arg_slots[0][1]))
+    """A linear function applied to an object's tangent (``copy.copy(obj)``) would not follow
+    forward mode's tangent of its result; only gathering objects into a list or tuple does."""
+    return bool(call.arg_slots) and _is_field_tangent(call.value(call.arg_slots[0][1])) \
+        and call.f not in (P.mklist, P.mktuple)
 
 
 def _apply(call: _Call, slots: list, keywords: dict | None = None) -> int:
@@ -693,8 +708,13 @@ def _bound_slots(call: _Call, plan: list, fn: Any) -> list[int]:
             slots += list(given[payload])
         elif kind == "star":
             slots += [c.pack([given[key][0] for key in payload]), c.pack([given[key][1] for key in payload])]
-        elif kind == "starstar":
-            raise restructure(f"functions taking **kwargs ({fn.__qualname__})", "pass the keywords one by one")
+        elif kind == "starstar":  # a dict and its tangent, built by second order's dict rules
+            mappings = c.call(_MKDICT, []), c.call(_MKDICT, [])
+            for name, key in payload.items():
+                name_slot = c.add(_constant(name))
+                for mapping, item in zip(mappings, given[key]):
+                    c.call(_SETITEM, [mapping, name_slot, item])
+            slots += mappings
         else:  # a default value: a constant
             slots += [c.add(_constant(payload)), c.add(_constant(_zero_tangent_of(payload)))]
     return slots

@@ -1,0 +1,285 @@
+"""Third derivatives (``yb.hessian``/``yb.hvp`` of a function calling ``yb.grad``) when the function
+under ``yb.grad`` works with objects of user classes (issue 13): models with methods reading their
+attributes, dataclasses (frozen, with ``__post_init__``), properties and their setters, callable
+objects, class and static methods, ``__slots__`` and operator dunders, inheritance through
+``super()``, methods that mutate the object, ``__getattr__`` and ``vars(self)``.
+
+Every Hessian is checked against central differences of the gradient (``yb.grad`` of the outer
+function is reverse over reverse, which needs only second derivatives of the inner one) and for
+symmetry; the Hessian-vector products against the same Hessian times the direction.
+"""
+import dataclasses
+import typing
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.tangents import NoTangent
+from yuebing.transform.plain_forward import plain_forward
+
+from tests.all_modes import check_all_modes
+from tests.test_second_order import _fd_hessian
+from tests.test_third_order import check_hessian
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def predict(self, x):
+        return np.tanh(self.w * x)
+
+
+MODEL = Model(0.5)
+
+
+def makes_an_object(y):
+    return np.sum(Model(y[0]).predict(y) ** 2)
+
+
+def uses_a_global_object(y):
+    return np.sum(MODEL.predict(y) ** 2)
+
+
+@dataclasses.dataclass
+class Params:
+    a: float
+    b: np.ndarray
+    c: float = 2.0
+
+    def energy(self, x):
+        return self.a * np.sum(np.sin(self.b * x)) + self.c * np.sum(x ** 3)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    k: float
+    scale: float = 1.5
+
+    def __post_init__(self):
+        object.__setattr__(self, "scale", self.scale * self.k)
+
+
+def uses_dataclasses(y):
+    p = Params(y[0] ** 2, y * 0.5)
+    f = Frozen(y[1])
+    return p.energy(y) * f.scale + f.k ** 3
+
+
+class Layer:
+    def __init__(self, weights, bias):
+        self.weights = weights
+        self.bias = bias
+
+    @property
+    def norm(self):
+        return np.sum(self.weights ** 2)
+
+    @norm.setter
+    def norm(self, value):
+        self.weights = self.weights * (value / np.sum(self.weights ** 2))
+
+    def __call__(self, x):
+        return np.tanh(self.weights @ x + self.bias)
+
+
+class Network:
+    def __init__(self, layers):
+        self.layers = layers
+        self.calls = 0
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+            self.calls += 1
+        return x
+
+    @classmethod
+    def make(cls, w, b):
+        return cls([Layer(w, b), Layer(w.T, -b)])
+
+    @staticmethod
+    def loss(out):
+        return np.sum(out ** 2)
+
+
+W = np.array([[0.5, -0.2, 0.1], [0.3, 0.8, -0.4], [-0.6, 0.2, 0.7]])
+
+
+def network(y):
+    net = Network.make(W * y[0], y[1:3].sum() * np.ones(3))
+    first = net.layers[0]
+    first.norm = 2.0 + y[2] ** 2
+    out = net.forward(y)
+    return Network.loss(out) + first.norm * y[0] + net.calls
+
+
+class Vec:
+    __slots__ = ("x", "y")
+
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+    def __add__(self, other):
+        return Vec(self.x + other.x, self.y + other.y)
+
+    def __mul__(self, s):
+        return Vec(self.x * s, self.y * s)
+
+    def __rmul__(self, s):
+        return self * s
+
+    def __neg__(self):
+        return Vec(-self.x, -self.y)
+
+    def length2(self):
+        return self.x ** 2 + self.y ** 2
+
+
+def vectors(y):
+    v = Vec(y[0], y[1]) + 2.0 * Vec(y[2], y[0] * y[1])
+    w = -(v * y[2])
+    return w.length2() * v.x
+
+
+class Base:
+    def __init__(self, s):
+        self.s = s
+
+    def value(self, x):
+        return self.s * x
+
+
+class Derived(Base):
+    def __init__(self, s, t):
+        super().__init__(s)
+        self.t = t
+
+    def value(self, x):
+        return super().value(x) ** 2 + self.t * x
+
+
+def inheritance(y):
+    d = Derived(y[0], y[1])
+    return np.sum(d.value(y))
+
+
+class Counter:
+    def __init__(self):
+        self.total = 0.0
+        self.history = []
+
+    def add(self, v):
+        self.total = self.total + v * v
+        self.history.append(self.total)
+
+
+def mutating_methods(y):
+    c = Counter()
+    for v in y:
+        c.add(v * y[0])
+    return c.total * c.history[0] + sum(c.history)
+
+
+def object_argument(y, model):
+    return np.sum(model.predict(y) ** 3)
+
+
+class Lazy:
+    def __init__(self, data):
+        self.data = data
+
+    def __getattr__(self, name):
+        if name.startswith("sq_"):
+            return getattr(self, name[3:]) ** 2
+        raise AttributeError(name)
+
+
+class Record:
+    def __init__(self, q):
+        self.__dict__["q"] = q
+
+
+def dynamic_attributes(y):
+    lazy = Lazy(y[0] * y[1])
+    r = Record(y[2])
+    r.__dict__["q"] = r.q * y[1]
+    return lazy.sq_data * r.q + getattr(r, "q") ** 2 + vars(r)["q"] * y[0]
+
+
+def with_the_model_as_an_argument(y):
+    return object_argument(y, MODEL) + object_argument(y ** 2, Model(y[1]))
+
+
+OBJECTS = [makes_an_object, uses_a_global_object, uses_dataclasses, network, vectors, inheritance, mutating_methods,
+           dynamic_attributes, with_the_model_as_an_argument]
+
+X = np.array([0.3, -0.7, 1.1])
+
+
+@pytest.mark.parametrize("g", OBJECTS, ids=lambda g: g.__name__)
+def test_hessian_through_grad_of_objects(g):
+    check_hessian(lambda y: np.sum(yb.grad(g)(y) ** 2), X, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("g", OBJECTS, ids=lambda g: g.__name__)
+def test_hvp_through_grad_of_objects(g):
+    F = lambda y: np.sum(np.sin(yb.grad(g)(y)))  # noqa: E731
+    v = np.array([0.2, -1.0, 0.4])
+    value, gradient, product = yb.hvp(F, (X,), (v,))
+    np.testing.assert_allclose(value, F(X), rtol=1e-12)
+    np.testing.assert_allclose(gradient[0], yb.grad(F)(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(product[0], _fd_hessian(F, X) @ v, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("g", OBJECTS, ids=lambda g: g.__name__)
+def test_plain_forward_program_runs_as_forward_mode(g):
+    """The plain program run as it is (``jvp_call`` as forward mode of each call) is ``yb.jvp``."""
+    v = np.array([1.0, -2.0, 0.5])
+    value, tangent = plain_forward(g)(g, NoTangent, X, v)
+    expected = yb.jvp(g, (X,), (v,))
+    np.testing.assert_allclose(value, expected[0], rtol=1e-12)
+    np.testing.assert_allclose(tangent, expected[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("g", OBJECTS, ids=lambda g: g.__name__)
+def test_every_mode_of_the_inner_function(g):
+    check_all_modes(g, X)
+
+
+class Bag:
+    def __init__(self, **values):
+        vars(self).update(values)
+
+
+def instance_dict_updated(y):
+    bag = Bag(p=y[2], q=y[0])
+    return bag.q ** 2 * bag.p
+
+
+def test_instance_dict_keeps_its_derivatives_in_second_order():
+    """``vars(self).update(values)``: second order read the instance dict's tangent as a fresh zero
+    (a class attribute's), so the Hessian was zero, silently; it is the tangent's fields."""
+    check_all_modes(instance_dict_updated, X)
+
+
+class Point(typing.NamedTuple):
+    x: float
+    y: float
+    weight: float = 2.0
+
+    def moment(self):
+        return self.weight * (self.x ** 2 + self.y * self.x)
+
+
+def named_tuples(y):
+    p = Point(y[0], y=y[1] * y[2])
+    q = Point(p.x * 3.0, p.y, weight=p.x)
+    return p.moment() + q.moment() * q.weight + Point(y[2], 1).x ** 3
+
+
+def test_named_tuples():
+    check_hessian(lambda y: np.sum(yb.grad(named_tuples)(y) ** 2), X, rtol=1e-5, atol=1e-5)
+    check_all_modes(named_tuples, X)
