@@ -31,6 +31,7 @@ from .codegen import compile_checked
 from ..ir import nodes as ir
 from .forward_blocks import NAMESPACE as BLOCKS_NAMESPACE, ForwardArrayBlock, ForwardFloatBlock, \
     find_forward_blocks, whole_array_block
+from .forward_loops import NAMESPACE as LOOPS_NAMESPACE, ForwardFloatLoop
 from .forward_templates import Names, forward_templates
 from .direct_calls import forward_direct
 from .float_blocks import LONG_BLOCK
@@ -128,6 +129,9 @@ class ForwardGenerator(ConstantNames):
             elif k in arrays:
                 self._array_block(body[k:arrays[k]], out, indent)
                 k = arrays[k]
+            elif isinstance(body[k], ir.ForRange):
+                self._float_loop(body[k], out, indent)
+                k += 1
             else:
                 getattr(self, f"fwd_{type(body[k]).__name__}")(body[k], out, indent)
                 k += 1
@@ -150,6 +154,17 @@ class ForwardGenerator(ConstantNames):
         for s in stmts:
             getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
         self.generic_only = False
+
+    def _float_loop(self, s: ir.ForRange, out: list, indent: int) -> None:
+        """A ``for`` loop, guarded as a float loop where its body qualifies (forward_loops.py)."""
+        plan = ForwardFloatLoop.plan(s, self.integers, self._resolve, self.fresh, self.fn.body)
+        if plan is None:
+            self.fwd_ForRange(s, out, indent)
+            return
+        for text in plan.code(f"range({self._range_bounds(s)})", self.primal, self.const, self.td):
+            self.emit(out, indent, text, s.line)
+        self.emit(out, indent, "if not _fb:  # statement by statement", s.line)
+        self.fwd_ForRange(s, out, indent + 1)
 
     def _array_block(self, stmts: list, out: list, indent: int) -> None:
         self._block(ForwardArrayBlock(stmts, self.integers, self._resolve, self.fresh, self.primal, self.const,
@@ -222,13 +237,13 @@ class ForwardGenerator(ConstantNames):
         self.emit(out, indent + 2, "break", s.line)
         self.statements(s.body, out, indent + 1)
 
+    def _range_bounds(self, s: ir.ForRange) -> str:
+        if s.step != ir.Const(1):
+            return ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
+        return self.primal(s.stop) if s.start == ir.Const(0) else ", ".join(self.primal(a) for a in (s.start, s.stop))
+
     def fwd_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
-        bounds = ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
-        if s.step == ir.Const(1):
-            bounds = ", ".join(self.primal(a) for a in (s.start, s.stop))
-            if s.start == ir.Const(0):
-                bounds = self.primal(s.stop)
-        self.emit(out, indent, f"for {s.var} in range({bounds}):  # line {s.line}", s.line)
+        self.emit(out, indent, f"for {s.var} in range({self._range_bounds(s)}):  # line {s.line}", s.line)
         self.emit(out, indent + 1, f"{self.td(s.var)} = _NT", s.line)
         self.statements(s.body, out, indent + 1)
 
@@ -364,6 +379,7 @@ def compile_forward(generated: GeneratedForward, fn: types.FunctionType, runtime
     namespace = dict(runtime_names)
     namespace.update(templates.NAMESPACE)
     namespace.update(BLOCKS_NAMESPACE)
+    namespace.update(LOOPS_NAMESPACE)
     namespace.update(generated.constants)
     namespace["_G"] = fn.__globals__
     # classes defined in the function belong to its module (their tangent type, their repr)
