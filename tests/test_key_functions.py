@@ -10,7 +10,6 @@ from __future__ import annotations
 import bisect
 import functools
 import heapq
-import itertools
 import math
 
 import numpy as np
@@ -18,7 +17,6 @@ import pytest
 
 import yuebing as yb
 from yuebing.rules import _key_functions, ordering
-from yuebing.rules.core import MissingRuleError
 from tests.modes import central, check_every_mode
 
 POINT = np.array([0.3, 1.2, 2.0])
@@ -302,14 +300,6 @@ def test_a_pure_key_takes_the_plain_rule(monkeypatch):
     monkeypatch.setattr(ordering, "defined_rrule", refuse)
     monkeypatch.setattr(ordering, "_through_key_frule", refuse)
     check_every_mode(f, POINT)
-
-
-def test_groupby_with_a_key_is_refused_by_name():
-    def f(x):
-        return sum(x * len(list(g)) for _, g in itertools.groupby([1.0, 1.0, 2.0], key=lambda v: v > 1.5))
-
-    with pytest.raises(MissingRuleError, match="groupby"):
-        yb.grad(f)(0.7)
 
 
 # ---------------------------------------------------------------------- third order

@@ -25,19 +25,24 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import functools
 import heapq
+import itertools
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import tangents as T
 from ..tangents import NoFData, NoRData, NoTangent
-from ._key_functions import calls_through, extreme_position, filter_calling_predicate, key_order, max_calling_key, \
-    min_calling_key, sorted_calling_key
+from ._comparisons import ComparisonPlan, comparison_plan, compares_through, cmp_to_key, goes_through, \
+    is_builtin_key, next_comparison, planned_order, python_key, refuse_comparing_through
+from ._key_functions import calls_through, filter_calling_predicate, groupby_calling_key, key_order, \
+    max_calling_key, min_calling_key, sorted_calling_key
 from . import batched
 from .cases import Case, ConventionCase, ListedCase, randc, randn
 from .declare import nondifferentiable
-from .core import CoDual, Dual, frule, frule_for, primal, register_frule, register_rrule, rrule_for
+from .core import CoDual, Dual, RuleArgumentError, frule, frule_for, primal, register_frule, register_rrule, \
+    rrule_for
 from .operators import Elements, fit_element, forward_elements, forward_sequence, list_output, ref, send, tuple_output
 from .second_order import defined_as, defined_by, jvp_defined_by, selection
 from .util import defined_rrule, fit_tangent, output, tangent
@@ -113,7 +118,11 @@ def _filter(items, rest, kwargs):
     return [i for i, v in enumerate(items) if (predicate(v) if predicate is not None else v)]
 
 
-nondifferentiable(key_order, extreme_position)  # the orders a key's values give (_key_functions.py)
+nondifferentiable(key_order)  # the order a key's values give (_key_functions.py)
+# which comparisons CPython's sort makes, and whether they may change data (_comparisons.py)
+nondifferentiable(comparison_plan, next_comparison, planned_order, compares_through, is_builtin_key, python_key,
+                  refuse_comparing_through)
+T.register_nondifferentiable_type(ComparisonPlan)
 
 for _f, _name, _build, _kind in ((builtins.list, "list", _all, list), (builtins.tuple, "tuple", _all, tuple)):
     _r, _fr = sequence_rules(_name, _build, _kind)
@@ -136,16 +145,26 @@ def _reversed_frule(seq):
     return _RULES["reversed"][1](seq)
 
 
+def _sorted_goes_through(args: tuple, kwargs: dict) -> bool:
+    """``sorted``'s definition runs: its key, or comparing the items, may change data."""
+    return bool(args) and goes_through(primal(args[0]), _kw(kwargs, "key"))
+
+
+def _extreme_goes_through(args: tuple, kwargs: dict) -> bool:
+    items = primal(args[0]) if len(args) == 1 else [primal(a) for a in args]
+    return goes_through(items, _kw(kwargs, "key"))
+
+
 @rrule_for(builtins.sorted)
 def _sorted_rrule(*args, **kwargs):
-    if calls_through(_kw(kwargs, "key")):
+    if _sorted_goes_through(args, kwargs):
         return defined_rrule(sorted_calling_key, *args, **kwargs)
     return _RULES["sorted"][0](*args, **kwargs)
 
 
 @frule_for(builtins.sorted)
 def _sorted_frule(*args, **kwargs):
-    if calls_through(_kw(kwargs, "key")):
+    if _sorted_goes_through(args, kwargs):
         return _through_key_frule(sorted_calling_key, args, kwargs)
     return _RULES["sorted"][1](*args, **kwargs)
 
@@ -173,7 +192,7 @@ def _filter_frule(function, iterable):
 def _extreme_rules(which: Callable, name: str, calling_key: Callable) -> tuple[Callable, Callable]:
     def rrule(*args, **kwargs):
         key = _kw(kwargs, "key")
-        if calls_through(key):
+        if args and _extreme_goes_through(args, kwargs):
             return defined_rrule(calling_key, *args, **kwargs)
         options = {"key": key} if key is not None else {}
         if "default" in kwargs:
@@ -212,7 +231,7 @@ def _extreme_rules(which: Callable, name: str, calling_key: Callable) -> tuple[C
 
     def frule_(*args, **kwargs):
         key = _kw(kwargs, "key")
-        if calls_through(key):
+        if args and _extreme_goes_through(args, kwargs):
             return _through_key_frule(calling_key, args, kwargs)
         options = {"key": key} if key is not None else {}
         if "default" in kwargs:
@@ -253,21 +272,46 @@ for _f, _name, _definition in ((builtins.max, "max", max_calling_key), (builtins
 # ============================================================================================
 
 
-def _nsmallest(n, iterable, key=None):
-    """``heapq.nsmallest``: ``sorted(iterable, key=key)[:n]`` (the same items, ties in the same
-    order, the key called once per item), ``[]`` for ``n <= 0``."""
+def _heap_selection(name, n, iterable, key, reverse):
+    """``heapq.nsmallest``/``nlargest`` as their Python code: ``min``/``max`` for ``n == 1``,
+    ``sorted(...)[:n]`` for a sized ``iterable`` of at most ``n`` items, else the same items, ties
+    in the same order, as ``sorted`` (the key called once per item), which makes other
+    comparisons than its heap: refused when those may change data."""
+    if n == 1:
+        found = (max if reverse else min)(iterable, default=_HEAP_EMPTY, key=key)
+        return [] if found is _HEAP_EMPTY else [found]
     if n <= 0:
         return []
-    return sorted(iterable, key=key)[:n]
+    if has_length(iterable) and n >= len(iterable):
+        return sorted(iterable, key=key, reverse=reverse)[:n]
+    items = list(iterable)
+    keys = items if key is None else [key(item) for item in items]
+    refuse_comparing_through(keys, name)
+    return [items[i] for i in key_order(keys, reverse)[:n]]
+
+
+_HEAP_EMPTY = object()
+
+
+def has_length(iterable: Any) -> bool:
+    try:
+        len(iterable)
+    except (TypeError, AttributeError):
+        return False
+    return True
+
+
+def _nsmallest(n, iterable, key=None):
+    """``heapq.nsmallest``: ``sorted(iterable, key=key)[:n]``, ``[]`` for ``n <= 0``."""
+    return _heap_selection("heapq.nsmallest", n, iterable, key, False)
 
 
 def _nlargest(n, iterable, key=None):
     """``heapq.nlargest``: ``sorted(iterable, key=key, reverse=True)[:n]``."""
-    if n <= 0:
-        return []
-    return sorted(iterable, key=key, reverse=True)[:n]
+    return _heap_selection("heapq.nlargest", n, iterable, key, True)
 
 
+nondifferentiable(has_length)
 defined_as(heapq.nsmallest, _nsmallest)
 defined_as(heapq.nlargest, _nlargest)
 
@@ -317,6 +361,14 @@ def _insort_left(a, x, lo=0, hi=None, *, key=None):
     a.insert(_bisect_left(a, x if key is None else key(x), lo, hi, key=key), x)
 
 
+# ============================================================================================
+# itertools.groupby and functools.cmp_to_key (C: defined as Python code calling the key or cmp)
+# ============================================================================================
+
+defined_as(itertools.groupby, groupby_calling_key)
+defined_as(functools.cmp_to_key, cmp_to_key)
+
+
 for _f, _definition in ((bisect.bisect_right, _bisect_right), (bisect.bisect_left, _bisect_left),
                         (bisect.insort_right, _insort_right), (bisect.insort_left, _insort_left)):
     defined_as(_f, _definition)
@@ -327,31 +379,27 @@ for _f, _definition in ((bisect.bisect_right, _bisect_right), (bisect.bisect_lef
 # ============================================================================================
 
 
-def _batched_through_key(definition: Callable, key_of: Callable) -> Callable:
-    """The batched rule of a call whose key may change data: ``definition`` run once on the
-    batched tangents (the looped fallback would run the key once per direction). Any other key
-    declines (the fallback then runs the plain rule per direction)."""
+def _batched_through_key(definition: Callable, goes: Callable) -> Callable:
+    """The batched rule of a call whose key (or comparisons) may change data: ``definition`` run
+    once on the batched tangents (the looped fallback would run the key once per direction). Any
+    other call declines (the fallback then runs the plain rule per direction)."""
     def rule(args: tuple, kwargs: dict) -> Dual | None:
-        if not calls_through(key_of(args, kwargs)):
+        if not goes(args, kwargs):
             return None
         return frule(definition, *args, **kwargs)  # (a NumPy scalar's batched tangent is an array)
 
     return rule
 
 
-def _key_keyword(args: tuple, kwargs: dict) -> Any:
-    return _kw(kwargs, "key")
+def _predicate_goes_through(args: tuple, kwargs: dict) -> bool:
+    return bool(args) and calls_through(primal(args[0]))
 
 
-def _predicate(args: tuple, kwargs: dict) -> Any:
-    return primal(args[0]) if args else None
-
-
-for _f, _definition, _key_of in ((builtins.sorted, sorted_calling_key, _key_keyword),
-                                 (builtins.max, max_calling_key, _key_keyword),
-                                 (builtins.min, min_calling_key, _key_keyword),
-                                 (builtins.filter, filter_calling_predicate, _predicate)):
-    batched.register(_f, _batched_through_key(_definition, _key_of))
+for _f, _definition, _goes in ((builtins.sorted, sorted_calling_key, _sorted_goes_through),
+                               (builtins.max, max_calling_key, _extreme_goes_through),
+                               (builtins.min, min_calling_key, _extreme_goes_through),
+                               (builtins.filter, filter_calling_predicate, _predicate_goes_through)):
+    batched.register(_f, _batched_through_key(_definition, _goes))
 
 
 # ============================================================================================
@@ -373,10 +421,22 @@ def _chosen(pairs: tuple, position: Any) -> tuple:
     values, tangents = pairs[0::2], pairs[1::2]
     if len(values) == 1:
         items, item_tangents = list(values[0]), list(tangents[0])
+        _refuse_third_order(items, "max or min")
         k = int(position(items))
         return items[k], item_tangents[k]
+    _refuse_third_order(values, "max or min")
     k = int(position(list(values)))
     return values[k], tangents[k]
+
+
+def _refuse_third_order(values: Any, name: str) -> None:
+    """Third order follows ``max``/``min``/``sorted`` of numbers: comparisons that may change
+    data (``_comparisons.py``) are refused by name."""
+    if compares_through(values):
+        raise RuleArgumentError(
+            f"third derivatives (yb.hvp/yb.hessian of a function calling yb.grad) of {name} comparing objects "
+            f"whose comparison dunders (__lt__, __eq__...) change data are not supported; take the Hessian of "
+            f"the function itself (yb.hessian(f)), or give it a key= returning numbers (key=lambda o: o.value)")
 
 
 def _max_jvp(*pairs):
@@ -391,6 +451,7 @@ def _min_jvp(*pairs):
 def _sorted_jvp(items, items_t, reverse, reverse_t):
     """Third order: ``sorted`` of numbers (no key), their tangents in the same stable order."""
     values = list(items)
+    _refuse_third_order(values, "sorted")
     tangents = [NoTangent] * len(values) if items_t is NoTangent else list(items_t)
     order = sorted(range(len(values)), key=values.__getitem__, reverse=reverse)
     return [values[k] for k in order], [tangents[k] for k in order]

@@ -83,6 +83,8 @@ def run_rule(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -
         # scipy.stats' methods): differentiated like user code, so batched like it; the looped
         # fallback lost every direction but the first of the cotangent tangents its calls routed
         return run(found, f, args, kwargs)
+    if getattr(rule, "runs_definition", None) is not None and rule.runs_definition(args, kwargs):
+        return run(found, f, args, kwargs)  # a key or comparisons that change data: sorted's definition
     _count_number_call(args)
     if getattr(rule, "second_order_kind", None) == "special":  # solvers, quadrature, ODEs, interop: their
         # pullbacks route cotangent tangents through state the looped fallback does not slice

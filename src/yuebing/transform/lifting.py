@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules import outside_state
-from ..rules._key_functions import calls_through
+from ..rules._comparisons import selection_goes_through
 from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
@@ -807,17 +807,22 @@ def _python_rule(definition: types.FunctionType) -> Rule:
 
 def _keyed_selection(definition: types.FunctionType) -> Rule:
     """The selection class of a function taking ``key=`` (``sorted``, ``max``): a key that may
-    change data (``rules/_key_functions.py``) makes the call its ``definition``, which calls the
-    key like user code; any other key only orders, and the call is a selection."""
+    change data (``rules/_key_functions.py``), or items whose comparison dunders may
+    (``rules/_comparisons.py``), make the call its ``definition``, which calls the key and makes
+    the comparisons like user code; any other call only orders, and is a selection."""
     calling_key = _python_rule(definition)
 
-    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    def runs_definition(args: tuple, kwargs: dict) -> bool:
         key = kwargs.get("key")
-        if key is not None and calls_through(key[0]):
+        return bool(args) and selection_goes_through([a[0] for a in args], None if key is None else key[0])
+
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        if runs_definition(args, kwargs):
             return calling_key(f, args, kwargs)
         return _selection(f, args, kwargs)
 
     rule.second_order_kind = "selection"  # type: ignore[attr-defined]
+    rule.runs_definition = runs_definition  # type: ignore[attr-defined] - batched like user code then
     return rule
 
 

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from ... import tangents as T
-from ...tangents import NoRData, NoTangent
+from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import Case, randc, randn
-from .._key_functions import calls_through, sort_calling_key
+from .._comparisons import goes_through
+from .._key_functions import sort_calling_key
 from ..core import CoDual, Dual, frule, frule_for, primal, rrule_for
 from ..second_order import defined_by, linear
 from ..util import defined_rrule, output
@@ -196,19 +197,25 @@ def _sort_order(lst: list, key: Any, reverse: Any) -> list:
     return sorted(range(len(lst)), key=lambda i: key_fn(lst[i]), reverse=descending)
 
 
-def _key_that_may_write(key: Any) -> bool:
-    """A key that may change data: the sort then runs as ``sort_calling_key`` (``ordering.py``)."""
-    return key is not _NOT_PASSED and calls_through(primal(key))
+def _sort_goes_through(lst: Any, key: Any) -> bool:
+    """A key, or comparisons of the items, that may change data: the sort then runs as
+    ``sort_calling_key`` (``ordering.py``, ``_comparisons.py``)."""
+    return goes_through(primal(lst), None if key is _NOT_PASSED else primal(key))
 
 
-def _passed(key: Any, reverse: Any) -> tuple:
+def _passed(key: Any, reverse: Any, no_key: Any) -> tuple:
+    """The arguments after the list, as received (``no_key``: None as a codual or dual, where
+    ``reverse=`` was passed without a key)."""
+    if key is _NOT_PASSED and reverse is _NOT_PASSED:
+        return ()
+    key = no_key if key is _NOT_PASSED else key
     return (key,) if reverse is _NOT_PASSED else (key, reverse)
 
 
 @rrule_for((list, "sort"))
 def _list_sort(self, key=_NOT_PASSED, reverse=_NOT_PASSED):
-    if _key_that_may_write(key):
-        return defined_rrule(sort_calling_key, self, *_passed(key, reverse))
+    if _sort_goes_through(self, key):
+        return defined_rrule(sort_calling_key, self, *_passed(key, reverse, CoDual(None, NoFData)))
     # key only orders the elements: it is not differentiated
     lst, fd = self.primal, self.fdata
     order = _sort_order(lst, key, reverse)
@@ -228,8 +235,8 @@ def _list_sort(self, key=_NOT_PASSED, reverse=_NOT_PASSED):
 
 @frule_for((list, "sort"))
 def _list_sort_frule(self, key=_NOT_PASSED, reverse=_NOT_PASSED):
-    if _key_that_may_write(key):
-        return frule(sort_calling_key, self, *_passed(key, reverse))
+    if _sort_goes_through(self, key):
+        return frule(sort_calling_key, self, *_passed(key, reverse, Dual(None, NoTangent)))
     lst, t = self.primal, self.tangent
     order = _sort_order(lst, key, reverse)
     lst[:] = [lst[i] for i in order]
