@@ -49,7 +49,8 @@ class _Switched:
 
 
 def test_the_direct_class_covers_the_linear_algebra_programs_use_most():
-    assert {np.linalg.cholesky, np.linalg.solve, np.linalg.inv, sla.cholesky, sla.solve_triangular} <= set(DIRECT)
+    assert {np.linalg.cholesky, np.linalg.solve, np.linalg.inv, np.linalg.det, np.linalg.slogdet, sla.cholesky,
+            sla.solve_triangular} <= set(DIRECT)
     assert all(_BY_FUNCTION[f].label == "direct" for f in DIRECT)
 
 
@@ -69,7 +70,8 @@ def test_direct_formula_is_taken_and_equals_the_transformed_cotangent_map(case):
         check_second_order(case.f, *case.args, kwargs=case.kwargs)
     with _Switched(remove=True):
         general = yb.hvp(s, (args,), (v,))
-    assert taken == (case.args[0].ndim == 2)  # (stacks of matrices take the general path)
+    # stacks of matrices, and det's singular ones (the adjugate), take the general path
+    assert taken == (case.args[0].ndim == 2 and np.linalg.cond(case.args[0]) < 1e12)
     for a, b in zip(direct[2][0], general[2][0]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
 
@@ -103,6 +105,12 @@ def _solves(a_flat):
     return np.sum(np.linalg.inv(a) ** 2) + np.sum(x * b) + np.linalg.solve(a, a_flat[6:])[1]
 
 
+def _determinants(a_flat):
+    a = a_flat.reshape(3, 3) + 2 * np.eye(3)
+    sign, logdet = np.linalg.slogdet(a)
+    return logdet * np.linalg.det(a @ a.T) + sign * np.linalg.det(a) ** 2
+
+
 def _constant_matrix(b):
     low = np.linalg.cholesky(_spd(5, 1))
     return np.sum(sla.solve_triangular(low, b, lower=True, trans=1) ** 3)
@@ -112,8 +120,9 @@ def _constant_matrix(b):
     (_gp, np.concatenate([np.linspace(0, 2, 6), np.linspace(-1, 1, 6), [0.3]])),
     (_upper_factors, np.random.default_rng(0).standard_normal(16)),
     (_solves, np.random.default_rng(1).standard_normal(9)),
+    (_determinants, np.random.default_rng(3).standard_normal(9)),
     (_constant_matrix, np.random.default_rng(2).standard_normal(5)),
-], ids=["gp", "upper", "solves", "constant_matrix"])
+], ids=["gp", "upper", "solves", "determinants", "constant_matrix"])
 def test_programs_of_direct_rules_in_every_mode(f, x):
     with _Switched(remove=False) as switched:
         check_all_modes(f, x)

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..cases import Case, randc, randn
 from ..second_order import with_vjp
+from . import direct_second_order
 from .common import add, conj, cotangent_entry, linalg_rule, mH, mT, normalise_axes, refuse, well_conditioned
 
 # --------------------------------------------------------------------------------------------
@@ -232,8 +233,8 @@ def _slogdet(a):
 # --------------------------------------------------------------------------------------------
 
 with_vjp(np.linalg.norm, _norm_vjp)
-with_vjp(np.linalg.det, _det_vjp)
-with_vjp(np.linalg.slogdet, _slogdet_vjp)
+with_vjp(np.linalg.det, _det_vjp, direct=direct_second_order.numpy_det)
+with_vjp(np.linalg.slogdet, _slogdet_vjp, direct=direct_second_order.numpy_slogdet)
 
 
 # --------------------------------------------------------------------------------------------

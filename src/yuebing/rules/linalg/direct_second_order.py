@@ -1,6 +1,6 @@
 """Second-order formulas written out (``with_vjp(f, vjp, direct=...)``) for the linear-algebra
-primitives programs use most: ``cholesky`` (NumPy's and SciPy's), ``solve_triangular``, ``solve``
-and ``inv``, on real float64 matrices.
+primitives programs use most: ``cholesky`` (NumPy's and SciPy's), ``solve_triangular``, ``solve``,
+``inv``, ``det`` and ``slogdet``, on real float64 matrices.
 
 The ``with_vjp`` class otherwise runs a primitive's first-order work twice: its forward rule for
 the output tangent, then the forward transform of its cotangent map, which factorises, inverts or
@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ...tangents import NoTangent
+from ...tangents import NoRData, NoTangent
+from .common import cotangent_entry
 
 try:
     import scipy.linalg as sla
@@ -314,3 +315,81 @@ def numpy_inv(xs: tuple, x_ds: tuple) -> Direct | None:
 
     return y, dy, pullback
 
+
+
+# --------------------------------------------------------------------------------------------
+# det, slogdet
+# --------------------------------------------------------------------------------------------
+
+
+def _scalar(g: Any) -> float | None:
+    """A number output's cotangent (or its tangent) as a float, None for zero."""
+    if g is None or g is NoRData or g is NoTangent:
+        return None
+    g = float(g)
+    return g if g else None
+
+
+def _log_determinant_parts(a: np.ndarray, da: np.ndarray | None) -> tuple:
+    """``a^-T``, ``d log|det a| = tr(a^-1 da)`` and ``d(a^-T) = -(a^-1 da a^-1)^T``, the inverse
+    computed once for the tangent, the cotangent and its tangent."""
+    inv_t = np.linalg.inv(a).T
+    if da is None:
+        return inv_t, 0.0, None
+    return inv_t, float(np.vdot(inv_t, da)), -(inv_t @ da.T @ inv_t)
+
+
+def numpy_slogdet(xs: tuple, x_ds: tuple) -> Direct | None:
+    """``(sign, log|det a|)`` of one real matrix, not singular: the sign is piecewise constant;
+    ``d log|det| = tr(a^-1 da)``; ``ga = g a^-T``, its tangent ``dg a^-T + g d(a^-T)``."""
+    if len(xs) != 1 or not _real_matrix(xs[0]):
+        return None
+    a = xs[0]
+    da = _tangent(x_ds[0], a)
+    if da is False:
+        return None
+    y = np.linalg.slogdet(a)
+    if y[0] == 0:
+        return None  # (the general path refuses it, naming the singular matrix)
+    inv_t, t, d_inv_t = _log_determinant_parts(a, da)
+    y_d = type(y)(0.0, t)
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        g, g_d = _scalar(cotangent_entry(g, 1)), _scalar(cotangent_entry(g_d, 1))
+        if g is None and g_d is None:
+            return (None,), (None,)
+        ga = np.zeros(a.shape) if g is None else g * inv_t
+        dga = np.zeros(a.shape) if g_d is None else g_d * inv_t
+        if g is not None and d_inv_t is not None:
+            dga += g * d_inv_t
+        return (ga,), (dga,)
+
+    return y, y_d, pullback
+
+
+def numpy_det(xs: tuple, x_ds: tuple) -> Direct | None:
+    """``y = det a`` of one real matrix, not singular (the adjugate's general path otherwise):
+    ``dy = y tr(a^-1 da)``; ``ga = g y a^-T``, its tangent ``(dg y + g dy) a^-T + g y d(a^-T)``."""
+    if len(xs) != 1 or not _real_matrix(xs[0]):
+        return None
+    a = xs[0]
+    da = _tangent(x_ds[0], a)
+    if da is False:
+        return None
+    y = np.linalg.det(a)
+    if not (y != 0 and np.isfinite(y)):
+        return None
+    inv_t, t, d_inv_t = _log_determinant_parts(a, da)
+    y_d = float(y * t)
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        g, g_d = _scalar(g), _scalar(g_d)
+        if g is None and g_d is None:
+            return (None,), (None,)
+        ga = np.zeros(a.shape) if g is None else (g * y) * inv_t
+        dga = ((0.0 if g_d is None else g_d * y) + (0.0 if g is None else g * y_d)) * inv_t
+        if g is not None and d_inv_t is not None:
+            dga += (g * y) * d_inv_t
+        return (ga,), (dga,)
+
+    return y, y_d, pullback
