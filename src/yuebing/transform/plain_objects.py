@@ -33,7 +33,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..tangents import kinds as K
 from . import protocols
 from .lifting import _zero_tangent_of, lookup_second_order
-from .third_order import OBJECT_CALL, _Call, _constant, _function, _python_function
+from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _python_function
 from .plain_forward import _refusal as restructure
 
 _GETATTR = _function(getattr)
@@ -345,6 +345,6 @@ def _call_object(call: _Call) -> Any:
     return _run(call, method, [(0, 1)] + pairs, keywords)
 
 
-OBJECT_CALL[:] = [object_call]
+FOLLOWED_CALLS.append(object_call)
 
 __all__ = ["is_user_object", "object_call", "user_class"]

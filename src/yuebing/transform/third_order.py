@@ -188,9 +188,10 @@ class _Call:
         return self.composition.values[slot][0]
 
 
-#: how calls on objects of user classes are followed: ``plain_objects.object_call``, put here by
-#: that module (which builds on this one's compositions)
-OBJECT_CALL: list[Callable] = []
+#: calls followed by modules building on this one's compositions, each putting its function here:
+#: ``plain_objects.object_call`` (objects of user classes), ``plain_keys.keyed_call`` (a key=);
+#: each returns the slot of the call's ``(value, tangent)`` pair or the two slots, or None
+FOLLOWED_CALLS: list[Callable] = []
 
 
 def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
@@ -203,11 +204,12 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         return call.composition.pair_output(_plain_closure(call))
     if _not_yet(call.f):
         raise _refusal(f"{describe_callable(call.f)} ({_NOT_YET[call.f]})")
-    on_objects = OBJECT_CALL[0](call) if OBJECT_CALL else None  # attributes, methods, user classes
-    if isinstance(on_objects, tuple):
-        return call.composition.output(*on_objects)
-    if on_objects is not None:
-        return call.composition.pair_output(on_objects)
+    for follow in FOLLOWED_CALLS:
+        followed = follow(call)
+        if isinstance(followed, tuple):
+            return call.composition.output(*followed)
+        if followed is not None:
+            return call.composition.pair_output(followed)
     if getattr(call.f, "__module__", None) == "yuebing.ir.local_classes":
         raise restructure("classes defined inside it (their methods read its variables through cells)",
                           "define the class at module level and pass what it needs as arguments")
@@ -294,11 +296,15 @@ def _unpack_stars(call: _Call) -> None:
 
 
 _GETITEM = (operator.getitem, NoFData, NoTangent, NoFData)
+#: primitives that look at a function without calling it (filter's definition: ``pred is None``)
+_NEVER_CALLING = (operator.is_, operator.is_not, callable, id, isinstance, type)
 
 
 def _refuse_closure_arguments(call: _Call) -> None:
     """A closure made inside the plain program passed to a primitive that would call it (``map``,
     ``sorted(key=)``): its tangent is its plain program, which only a direct call follows."""
+    if call.f in _NEVER_CALLING:
+        return
     pairs = list(call.arg_slots) + list(call.keyword_slots.values())
     for a, t in pairs:
         if plain_closures.is_plain_closure(call.value(t)):
