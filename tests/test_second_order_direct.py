@@ -50,12 +50,21 @@ class _Switched:
 
 def test_the_direct_class_covers_the_linear_algebra_programs_use_most():
     assert {np.linalg.cholesky, np.linalg.solve, np.linalg.inv, np.linalg.det, np.linalg.slogdet, sla.cholesky,
-            sla.solve_triangular} <= set(DIRECT)
+            sla.solve_triangular, sla.solve, sla.inv} <= set(DIRECT)
     assert all(_BY_FUNCTION[f].label == "direct" for f in DIRECT)
 
 
 def _real(case) -> bool:
     return all(a.dtype == np.float64 for a in case.args if isinstance(a, np.ndarray))
+
+
+def _direct_applies(case) -> bool:
+    """The scope the formulas document: one real matrix, not singular (stacks, and det's singular
+    matrices, take the general path), SciPy's solve and inv of a general matrix, not transposed."""
+    options = case.kwargs or {}
+    general = options.get("assume_a") in (None, "gen", "general") and not options.get("transposed")
+    return case.args[0].ndim == 2 and np.linalg.cond(case.args[0]) < 1e12 and (
+        case.f not in (sla.solve, sla.inv) or general)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if _real(c)], ids=lambda c: c.f.__name__)
@@ -70,8 +79,7 @@ def test_direct_formula_is_taken_and_equals_the_transformed_cotangent_map(case):
         check_second_order(case.f, *case.args, kwargs=case.kwargs)
     with _Switched(remove=True):
         general = yb.hvp(s, (args,), (v,))
-    # stacks of matrices, and det's singular ones (the adjugate), take the general path
-    assert taken == (case.args[0].ndim == 2 and np.linalg.cond(case.args[0]) < 1e12)
+    assert taken == _direct_applies(case)
     for a, b in zip(direct[2][0], general[2][0]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
 
@@ -102,7 +110,8 @@ def _solves(a_flat):
     a = a_flat.reshape(3, 3) + 3 * np.eye(3)
     b = np.stack([a_flat[:3], a_flat[3:6]], axis=1)
     x = np.linalg.solve(a, b)
-    return np.sum(np.linalg.inv(a) ** 2) + np.sum(x * b) + np.linalg.solve(a, a_flat[6:])[1]
+    return np.sum(np.linalg.inv(a) ** 2) + np.sum(x * b) + np.linalg.solve(a, a_flat[6:])[1] \
+        + np.sum(sla.inv(a @ a)[:, :2] * sla.solve(a.T, b, check_finite=False))
 
 
 def _determinants(a_flat):

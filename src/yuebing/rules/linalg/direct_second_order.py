@@ -1,6 +1,6 @@
 """Second-order formulas written out (``with_vjp(f, vjp, direct=...)``) for the linear-algebra
-primitives programs use most: ``cholesky`` (NumPy's and SciPy's), ``solve_triangular``, ``solve``,
-``inv``, ``det`` and ``slogdet``, on real float64 matrices.
+primitives programs use most: ``cholesky``, ``solve`` and ``inv`` (NumPy's and SciPy's),
+``solve_triangular``, ``det`` and ``slogdet``, on real float64 matrices.
 
 The ``with_vjp`` class otherwise runs a primitive's first-order work twice: its forward rule for
 the output tangent, then the forward transform of its cotangent map, which factorises, inverts or
@@ -252,11 +252,27 @@ def numpy_solve(xs: tuple, x_ds: tuple) -> Direct | None:
     ``dgb = a^-T (dg - da^T gb)``, ``dga = -(dgb x^T + gb dx^T)``."""
     if sla is None or len(xs) != 2 or not (_real_matrix(xs[0]) and _real_rhs(xs[1], xs[0].shape[0])):
         return None
-    a, b = xs
+    return _solve(xs, x_ds, lambda a, b: np.linalg.solve(a, b))
+
+
+def scipy_solve(xs: tuple, x_ds: tuple) -> Direct | None:
+    """``scipy.linalg.solve`` of a general matrix (``assume_a`` None or 'gen', not transposed): as
+    ``numpy_solve``, the primal by SciPy."""
+    if sla is None or not 2 <= len(xs) <= 8 or not (_real_matrix(xs[0]) and _real_rhs(xs[1], xs[0].shape[0])):
+        return None
+    lower, _, _, check_finite, assume_a, transposed = (xs[2:] + (False, False, False, True, None, False)[len(xs) - 2:])
+    if assume_a not in (None, "gen", "general") or transposed is not False:
+        return None
+    return _solve(xs, x_ds, lambda a, b: sla.solve(a, b, lower=lower, check_finite=check_finite, assume_a=assume_a),
+                  len(xs))
+
+
+def _solve(xs: tuple, x_ds: tuple, primal: Any, n_args: int = 2) -> Direct | None:
+    a, b = xs[:2]
     da, db = _tangent(x_ds[0], a), _tangent(x_ds[1], b)
     if da is False or db is False:
         return None
-    x = np.linalg.solve(a, b)
+    x = primal(a, b)
     lu, piv, info = dgetrf(a)
     if info != 0:
         return None
@@ -277,14 +293,14 @@ def numpy_solve(xs: tuple, x_ds: tuple) -> Direct | None:
     def pullback(g: Any, g_d: Any) -> tuple:
         g, g_d = _cotangent(g, x), _cotangent(g_d, x)
         if g is None and g_d is None:
-            return (None, None), (None, None)
+            return (None,) * n_args, (None,) * n_args
         gb = solve(None if g is None else (g[:, None] if vector else g), 1, x2)
         rhs = None if g_d is None else (g_d[:, None] if vector else g_d)
         if da is not None:
             rhs = -(da.T @ gb) if rhs is None else rhs - da.T @ gb
         dgb = solve(rhs, 1, x2)
         ga, dga = -(gb @ x2.T), -(dgb @ x2.T + gb @ dx2.T)
-        return (ga, gb[:, 0] if vector else gb), (dga, dgb[:, 0] if vector else dgb)
+        return _padded(((ga, gb[:, 0] if vector else gb), (dga, dgb[:, 0] if vector else dgb)), n_args)
 
     return x, (dx2[:, 0] if vector else dx2), pullback
 
@@ -294,24 +310,39 @@ def numpy_inv(xs: tuple, x_ds: tuple) -> Direct | None:
     ``-(dy^T g y^T + y^T dg y^T + y^T g dy^T)``."""
     if len(xs) != 1 or not _real_matrix(xs[0]):
         return None
+    return _inverse(xs, x_ds, np.linalg.inv)
+
+
+def scipy_inv(xs: tuple, x_ds: tuple) -> Direct | None:
+    """``scipy.linalg.inv`` of a general matrix (``assume_a`` None or 'gen'): as ``numpy_inv``,
+    the primal by SciPy."""
+    if sla is None or not 1 <= len(xs) <= 5 or not _real_matrix(xs[0]):
+        return None
+    _, check_finite, assume_a, lower = (xs[1:] + (False, True, None, False)[len(xs) - 1:])
+    if assume_a not in (None, "gen", "general"):
+        return None
+    return _inverse(xs, x_ds, lambda a: sla.inv(a, check_finite=check_finite, assume_a=assume_a, lower=lower))
+
+
+def _inverse(xs: tuple, x_ds: tuple, primal: Any) -> Direct | None:
     a = xs[0]
     da = _tangent(x_ds[0], a)
     if da is False:
         return None
-    y = np.linalg.inv(a)
+    y = primal(a)
     dy = np.zeros(y.shape) if da is None else -(y @ da @ y)
 
     def pullback(g: Any, g_d: Any) -> tuple:
         g, g_d = _cotangent(g, y), _cotangent(g_d, y)
         if g is None and g_d is None:
-            return (None,), (None,)
+            return (None,) * len(xs), (None,) * len(xs)
         yt, dyt = y.T, dy.T
         left = None if g is None else yt @ g  # y^T g
         ga = np.zeros(y.shape) if left is None else -(left @ yt)
         dga = np.zeros(y.shape) if g_d is None else -(yt @ g_d @ yt)
         if left is not None and da is not None:
             dga -= dyt @ (g @ yt) + left @ dyt
-        return (ga,), (dga,)
+        return _padded(((ga,), (dga,)), len(xs))
 
     return y, dy, pullback
 
