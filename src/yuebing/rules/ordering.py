@@ -28,6 +28,7 @@ import builtins
 import functools
 import heapq
 import itertools
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -367,6 +368,10 @@ def _insort_left(a, x, lo=0, hi=None, *, key=None):
 
 defined_as(itertools.groupby, groupby_calling_key)
 defined_as(functools.cmp_to_key, cmp_to_key)
+# keys holding names, no data: made without derivatives (the definitions call them as Python code)
+nondifferentiable(operator.itemgetter, operator.attrgetter)
+for _type in (operator.itemgetter, operator.attrgetter, type(functools.cmp_to_key(max))):
+    T.register_nondifferentiable_type(_type)
 
 
 for _f, _definition in ((bisect.bisect_right, _bisect_right), (bisect.bisect_left, _bisect_left),

@@ -20,6 +20,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ..rules import attribute_protocol
+from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.core import RuleArgumentError, describe_callable
 from ..rules.iteration import is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
@@ -403,6 +404,10 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         found = mode.operator(fn, args, kwargs)
         if found is not None:
             return found
+    if args and not kwargs and may_compare(fn):
+        comparing = comparing_call(fn, [_primal_of_value(a) for a in args])
+        if comparing is not None:  # == of tuples, x in items... whose dunders change data: as user code
+            return dispatch(mode, mode.constant(comparing), comparing, args, kwargs)
     if kwargs and isinstance(fn, np.ufunc):
         keywords = ufunc_keywords(fn, kwargs)
         if keywords is not None:  # out=... or casting=, as NumPy's Python passes them: a definition

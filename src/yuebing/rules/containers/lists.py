@@ -10,8 +10,9 @@ import numpy as np
 from ... import tangents as T
 from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import Case, randc, randn
-from .._comparisons import goes_through
+from .._comparisons import compares_through, goes_through
 from .._key_functions import sort_calling_key
+from ..comparing_calls import remove_comparing
 from ..core import CoDual, Dual, frule, frule_for, primal, rrule_for
 from ..second_order import defined_by, linear
 from ..util import defined_rrule, output
@@ -125,6 +126,8 @@ def _list_pop_frule(self, index=_NOT_PASSED):
 
 @rrule_for((list, "remove"))
 def _list_remove(self, x):
+    if compares_through([self.primal, x.primal]):  # an __eq__ that changes data: as user code
+        return defined_rrule(remove_comparing, self, x)
     lst, fd = self.primal, self.fdata
     i = lst.index(x.primal)  # raises ValueError as Python does
     v = lst.pop(i)
@@ -140,6 +143,8 @@ def _list_remove(self, x):
 
 @frule_for((list, "remove"))
 def _list_remove_frule(self, x):
+    if compares_through([self.primal, x.primal]):
+        return frule(remove_comparing, self, x)
     i = self.primal.index(x.primal)
     del self.primal[i], self.tangent[i]
     return Dual(None, NoTangent)

@@ -1,0 +1,193 @@
+"""Builtins that run the dunders of user objects as they compare or convert them (issue 13):
+``==``/``<``... of tuples and lists holding such objects, ``x in items``, ``operator.countOf``
+and ``indexOf``, ``list.index``/``count``/``remove``, ``tuple.index``/``count``, dict and set
+lookups, and ``round``/``math.floor``/``hash``/``bool``/``str``... of an object.
+
+These have zero derivative as values (a bool, an index, a count), so they run as plain Python;
+but a dunder that writes (an ``__eq__`` appending to a log, a ``__round__`` accumulating into an
+attribute) does work with derivatives, which plain Python would drop. So when a value compared
+is an object whose dunders may change data (``_comparisons.compares_through``, the static check
+of ``_pure_code.py``), the call runs as a Python definition below instead, differentiated like
+user code in every mode: each ``==`` or ``<`` of an element reaches the user's dunder through
+the machinery, in the order CPython makes them (``is`` first, then ``item == x``, for each item
+in turn). ``comparing_call`` is what the call protocol asks (``transform/protocols.dispatch``).
+
+Refused by name, where the comparisons Python makes cannot be followed: a dict or set looked up
+with a key whose ``__hash__`` or ``__eq__`` may change data (which keys a lookup compares depends
+on the table's hashes).
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import sys
+import types
+from typing import Any, Callable
+
+from ._comparisons import _dunder_may_change_data, compares_through, equal, greater, less, same
+from .core import Dual, RuleArgumentError, frule, frule_for, primal, rrule_for
+from .declare import ZERO_DERIVATIVE
+from .second_order import selection
+from .util import defined_rrule, output
+from ..tangents import NoRData, NoTangent
+
+# --------------------------------------------------------------------------------------------
+# The definitions (differentiated like user code)
+# --------------------------------------------------------------------------------------------
+
+
+def not_equal(a, b):
+    """``a != b``, element by element for tuples and lists."""
+    return not equal(a, b) if type(a) is type(b) and type(a) in (tuple, list) else a != b
+
+
+def less_equal(a, b):
+    """``a <= b``: tuples and lists by their first elements that differ."""
+    if type(a) is type(b) and type(a) in (tuple, list):
+        for x, y in zip(a, b):
+            if not same(x, y):
+                return x <= y
+        return len(a) <= len(b)
+    return a <= b
+
+
+def greater_equal(a, b):
+    """``a >= b``."""
+    if type(a) is type(b) and type(a) in (tuple, list):
+        for x, y in zip(a, b):
+            if not same(x, y):
+                return x >= y
+        return len(a) >= len(b)
+    return a >= b
+
+
+def contains(items, x):
+    """``x in items`` (a list or tuple): each item ``is`` or ``==`` ``x``, in turn."""
+    for item in items:
+        if same(item, x):
+            return True
+    return False
+
+
+def count_of(items, x):
+    """``items.count(x)``, ``operator.countOf(items, x)``."""
+    n = 0
+    for item in items:
+        if same(item, x):
+            n += 1
+    return n
+
+
+def index_of(items, x, start=0, stop=sys.maxsize):
+    """``items.index(x, start, stop)``, ``operator.indexOf(items, x)``."""
+    n = len(items)
+    start = max(start + n, 0) if start < 0 else start
+    stop = max(stop + n, 0) if stop < 0 else stop
+    for i in range(start, min(stop, n)):
+        if same(items[i], x):
+            return i
+    raise ValueError(f"{x!r} is not in {type(items).__name__}" if type(items) is tuple else f"{x!r} is not in list")
+
+
+def remove_comparing(items, x):
+    """``items.remove(x)``: the first item that ``is`` or ``==`` ``x``."""
+    del items[index_of(items, x)]
+
+
+# --------------------------------------------------------------------------------------------
+# Which calls run them
+# --------------------------------------------------------------------------------------------
+
+_SEQUENCE_OPERATORS = {operator.eq: equal, operator.ne: not_equal, operator.lt: less, operator.gt: greater,
+                       operator.le: less_equal, operator.ge: greater_equal}
+_SEARCHES = {operator.contains: contains, operator.countOf: count_of, operator.indexOf: index_of}
+_LOOKUPS = (operator.getitem, operator.setitem, operator.delitem, operator.contains)
+_TABLES = (dict, set, frozenset)
+#: builtins of zero derivative that call one dunder of their argument
+_CONVERSIONS = {builtins.round: "__round__", math.floor: "__floor__", math.ceil: "__ceil__", math.trunc: "__trunc__",
+                builtins.hash: "__hash__", builtins.bool: "__bool__", operator.truth: "__bool__",
+                builtins.str: "__str__", builtins.repr: "__repr__", builtins.format: "__format__",
+                builtins.int: "__int__", operator.index: "__index__", builtins.len: "__len__"}
+
+
+def _python_method(value: Any, name: str) -> types.FunctionType | None:
+    method = getattr(type(value), name, None)
+    return method if type(method) is types.FunctionType else None
+
+
+def _refuse_table(fn: Any, table: Any, key: Any) -> None:
+    for name in ("__hash__", "__eq__"):
+        if _dunder_may_change_data(_python_method(key, name)):
+            raise RuleArgumentError(
+                f"a {type(table).__name__} looked up ({getattr(fn, '__name__', fn)}) with a key of class "
+                f"{type(key).__qualname__}, whose {name} changes data: which keys a lookup compares depends on the "
+                f"table's hashes, which yuebing does not follow; key the {type(table).__name__} by numbers or "
+                f"strings (a field of the object), or make {name} write nothing")
+
+
+_ASKED = frozenset((*_SEQUENCE_OPERATORS, *_SEARCHES, *_LOOKUPS, *_CONVERSIONS))
+
+
+def may_compare(fn: Any) -> bool:
+    """Whether a call of ``fn`` is one ``comparing_call`` looks into (a cheap test first)."""
+    return (type(fn) is types.BuiltinFunctionType or type(fn) is type) and fn in _ASKED
+
+
+def comparing_call(fn: Any, primals: list) -> Callable | None:
+    """The Python definition (or user dunder) a call ``fn(*primals)`` runs instead of its plain
+    rule, because what it compares or converts may change data; None for the plain rule."""
+    definition = _SEQUENCE_OPERATORS.get(fn)
+    if definition is not None:
+        if len(primals) == 2 and (type(primals[0]) in (tuple, list) or type(primals[1]) in (tuple, list)) \
+                and compares_through(primals):
+            return definition
+        return None
+    if fn in _LOOKUPS and primals and type(primals[0]) in _TABLES and len(primals) > 1:
+        _refuse_table(fn, primals[0], primals[1])
+        return None
+    definition = _SEARCHES.get(fn)
+    if definition is not None:
+        return definition if type(primals[0]) in (list, tuple) and compares_through(primals) else None
+    name = _CONVERSIONS.get(fn)
+    if name is not None and len(primals) >= 1:
+        method = _python_method(primals[0], name)
+        return method if _dunder_may_change_data(method) else None
+    return None
+
+
+
+# --------------------------------------------------------------------------------------------
+# list.index/count, tuple.index/count (methods: their rules decide; zero_derivative.py leaves them)
+# --------------------------------------------------------------------------------------------
+
+
+def _method_rules(tp: type, name: str, plain: Callable, definition: Callable) -> None:
+    def rrule(self, *args):
+        if _compares_through((self, *args)):
+            return defined_rrule(definition, self, *args)
+        value = plain(primal(self), *(primal(a) for a in args))
+        n = len(args)
+        return output(value), lambda dy: (NoRData,) * (n + 2)
+
+    def frule_(self, *args):
+        if _compares_through((self, *args)):
+            return frule(definition, self, *args)
+        return Dual(plain(primal(self), *(primal(a) for a in args)), NoTangent)
+
+    def _compares_through(args: tuple) -> bool:
+        return compares_through([primal(a) for a in args[:2]])
+
+    rrule.__qualname__, frule_.__qualname__ = f"rrule[{tp.__name__}.{name}]", f"frule[{tp.__name__}.{name}]"
+    # batched forward mode runs the definition on the batched tangents (the looped fallback would
+    # run the comparisons once per direction)
+    frule_.definition, frule_.check = definition, lambda args, kwargs: None  # type: ignore[attr-defined]
+    rrule_for((tp, name))(rrule)
+    frule_for((tp, name))(frule_)
+    ZERO_DERIVATIVE.add((tp, name))  # (as a value: what the comparisons write goes through the definition)
+    selection((tp, name), calling_key=definition)
+
+
+for _tp in (list, tuple):
+    _method_rules(_tp, "index", _tp.index, index_of)
+    _method_rules(_tp, "count", _tp.count, count_of)
