@@ -31,8 +31,9 @@ from ..tangents.validate import validate_tangent
 from ..rules import outside_state
 from ..rules.batched import BATCH, batched, batched_zeros
 from ..rules.declare import FORWARD, has_nan
-from ..transform.forward_runtime import call_frule, direct_pass as _direct_pass, global_tangent, run_direct, \
-    run_derived_directly
+from ..transform.forward_runtime import call_frule, direct_pass as _direct_pass, give_up_speculating, \
+    global_tangent, run_direct, run_derived_directly, speculative_pass
+from ..transform.forward_speculative import Speculation
 from ..transform import buffers as _buffers
 from ..transform.forward_random import PassRecord
 
@@ -265,6 +266,53 @@ def _direct_jvp(direct: Callable, f: Callable, primals: tuple, tangents: tuple) 
     return _strong_zero_pass(f, primals, tangents, {}, "jvp", True, value, outside, randomness)
 
 
+_F64 = np.dtype(np.float64)
+
+
+def _speculate(program: Callable, f: Callable, primals: tuple, tangents: tuple) -> tuple | None:
+    """``jvp`` by ``f``'s speculative program (``transform/forward_speculative.py``) on the
+    caller's own float64 arrays and floats: no copies, no records, as the program changes nothing
+    (it stops where the function would do more than compute values). None (the ordinary path
+    runs) for other arguments, when it stopped or raised, for a tangent holding a NaN (the
+    strong-zero pass), and for an output that shares memory with an argument or tangent (a JVP's
+    outputs are never the caller's arrays)."""
+    flat: list = []
+    for p, t in zip(primals, tangents):
+        kind = type(p)
+        if kind is float:
+            if type(t) is not float:
+                return None
+        elif kind is not np.ndarray or type(t) is not np.ndarray or p.dtype is not _F64 or t.dtype is not _F64 \
+                or t.shape != p.shape:
+            return None
+        flat += (p, t)
+    strength, FORWARD.strong = FORWARD.strong, False  # the plain pass's products
+    try:
+        value, tangent = program(f, NoTangent, *flat)
+    except Speculation:
+        give_up_speculating(f)
+        return None
+    except Exception:  # noqa: BLE001 - the ordinary path raises it, with its notes
+        return None
+    finally:
+        FORWARD.strong = strength
+    if type(tangent) is float:
+        if tangent != tangent:
+            return None
+    elif type(tangent) is not np.ndarray or has_nan(tangent) or _shares_memory(tangent, flat):
+        return None
+    if type(value) is np.ndarray and _shares_memory(value, flat) or type(value) not in _SPECULATED_VALUES:
+        return None
+    return value, tangent
+
+
+_SPECULATED_VALUES = frozenset({float, np.float64, np.ndarray})
+
+
+def _shares_memory(a: np.ndarray, arguments: list) -> bool:
+    return any(type(b) is np.ndarray and np.may_share_memory(a, b) for b in arguments)
+
+
 _ASYNC_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
 
@@ -281,6 +329,10 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     elif not has_aux and type(primals) is tuple and type(tangents) is tuple and len(primals) == len(tangents):
         direct = _direct_pass(f, len(primals))  # its generated forward code, derived at an earlier call
         if direct is not None and not BATCH.size:
+            program = speculative_pass(f)
+            result = None if program is None else _speculate(program, f, primals, tangents)
+            if result is not None:
+                return result
             result = _direct_jvp(direct, f, primals, tangents)
             if result is not None:
                 return result

@@ -37,6 +37,10 @@ from .direct_calls import forward_direct
 from .float_blocks import LONG_BLOCK
 from .reverse import ConstantNames, _all_var_names, _integer_names, _is_literal, _resolve_path, share_cells_line
 
+#: builtins that have inline templates (forward_templates.py), read as globals
+_INLINE_BUILTINS = {"len": len, "getattr": getattr}
+
+
 def _is_immutable_tangent(t: Any) -> bool:
     """Whether a zero tangent can be shared by every run (nothing will update it in place)."""
     if t is NoTangent or type(t) in (float, complex):
@@ -136,6 +140,7 @@ class ForwardGenerator(ConstantNames):
                 getattr(self, f"fwd_{type(body[k]).__name__}")(body[k], out, indent)
                 k += 1
 
+    loop_writes = True  # float loops may write into arrays (forward_speculative.py: not)
     generic_only = False  # a long block's fallback: rule calls only (inline variants cost more to compile)
 
     def _block(self, block: Any, out: list, indent: int) -> None:
@@ -158,7 +163,7 @@ class ForwardGenerator(ConstantNames):
     def _float_loop(self, s: ir.ForRange, out: list, indent: int) -> None:
         """A ``for`` loop, guarded as a float loop where its body qualifies (forward_loops.py)."""
         plan = ForwardFloatLoop.plan(s, self.integers, self._resolve, self.fresh, self.fn.body)
-        if plan is None:
+        if plan is None or plan.loop.written and not self.loop_writes:
             self.fwd_ForRange(s, out, indent)
             return
         for text in plan.code(f"range({self._range_bounds(s)})", self.primal, self.const, self.td):
@@ -178,6 +183,8 @@ class ForwardGenerator(ConstantNames):
         if isinstance(s.func, ir.Const):
             return s.func.value
         if isinstance(s.func, ir.Global) and self.globals is not None:
+            if s.func.path in _INLINE_BUILTINS and s.func.path not in self.globals:
+                return _INLINE_BUILTINS[s.func.path]  # (its guard checks the name still holds it)
             value: Any = self.globals
             for part in s.func.path.split("."):
                 value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)

@@ -386,6 +386,29 @@ def direct_pass(fn: Any, n_args: int) -> Any:
     return entry[2]
 
 
+_SPECULATIVE: dict = {}  # code -> (globals, the speculative program or None)
+
+
+def speculative_pass(fn: Any) -> Any:
+    """The speculative forward program of plain function ``fn`` (``forward_speculative.py``),
+    built at the first call, or None (none can be made, or one stopped: ``give_up_speculating``).
+    Only for a function ``direct_pass`` found."""
+    entry = _SPECULATIVE.get(fn.__code__)
+    if entry is not None and entry[0] is fn.__globals__:
+        return entry[1]
+    from .forward_speculative import speculative_forward
+
+    rule = _DERIVED.get(fn)
+    program = None if rule is None else speculative_forward(rule.ir, fn, runtime_namespace())
+    _SPECULATIVE[fn.__code__] = (fn.__globals__, program)
+    return program
+
+
+def give_up_speculating(fn: Any) -> None:
+    """``fn``'s speculative program stopped: its JVPs take the ordinary path from now on."""
+    _SPECULATIVE[fn.__code__] = (fn.__globals__, None)
+
+
 def run_direct(direct: Any, fn: Any, arguments: list) -> tuple:
     """``(value, tangent)`` of plain function ``fn`` by its generated forward code ``direct``
     (``direct_pass``) at ``arguments`` (primal, tangent, ...); an error names the user's line."""

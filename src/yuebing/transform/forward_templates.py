@@ -80,6 +80,9 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
         guard = " and ".join(func_guard + [f"type({px}) is _ND and {px}.dtype is _F64 and type({xt}) is _ND",
                                            "not _BATCH.size"])  # a batched tangent keeps its batch axis
         variants.append((guard, [f"{tt} = float({xt}.sum()); {t} = {px}.sum()"]))
+    if value is len and len(s.args) == 1 and isinstance(s.args[0], ir.Var):  # len of an array or a list: an int
+        px = n.primal(s.args[0])
+        variants.append((" and ".join(func_guard + [f"type({px}) in _SEQ"]), [f"{t} = len({px}); {tt} = _NT"]))
     if value is getattr and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and isinstance(s.args[1], ir.Const) \
             and s.args[1].value in _ARRAY_METADATA:  # x.shape, x.ndim... of an array: no tangent
         px = n.primal(s.args[0])
