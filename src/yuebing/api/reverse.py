@@ -236,19 +236,32 @@ def _gradient_call(f: Callable, argnums: Any, has_aux: bool, name: str, args: tu
     return result_value, grads[0] if single else grads, tangents
 
 
-def _direct_gradient(rule: Any, f: Callable, args: tuple, buffers: tuple, defaults: tuple, nums: tuple,
-                     single: bool, has_aux: bool, name: str) -> tuple:
-    """``(value, gradient)`` of plain function ``f`` on plain arguments (float/complex arrays and
-    Python floats, no two sharing memory) whose zero fdata are ``buffers`` (0.0 for a float),
-    then ``defaults`` for its remaining parameters: the generated passes of its derived rule run
-    directly, with no dispatch, binding or tangent walks. The gradient of an array argument is
-    its buffer."""
+def _forward_arguments(args: tuple, buffers: tuple, defaults: tuple) -> list:
+    """The generated forward pass's arguments after its function and fdata: each argument and its
+    zero fdata (its buffer; ``NoFData`` for a float), then ``defaults`` for the remaining
+    parameters (``_default_arguments``)."""
     flat: list = []
     for a, b in zip(args, buffers):
-        flat.append(a)
-        flat.append(b if type(b) is np.ndarray else NoFData)
-    for d in defaults:  # each call its own fdata, as binding a default gives it
+        flat += (a, b if type(b) is np.ndarray else NoFData)
+    return flat + _default_arguments(defaults) if defaults else flat
+
+
+def _default_arguments(defaults: tuple) -> list:
+    """Default values and their fdata for the forward pass: each call its own fdata, as binding a
+    default gives it."""
+    flat: list = []
+    for d in defaults:
         flat += (d, fdata(zero_tangent(d)))
+    return flat
+
+
+def _direct_gradient(rule: Any, f: Callable, flat: list, args: tuple, buffers: tuple, nums: tuple, single: bool,
+                     has_aux: bool, name: str) -> tuple:
+    """``(value, gradient)`` of plain function ``f`` on plain arguments (float/complex arrays and
+    Python floats, no two sharing memory) whose zero fdata are ``buffers`` (0.0 for a float);
+    ``flat`` is ``_forward_arguments`` of them: the generated passes of its derived rule run
+    directly, with no dispatch, binding or tangent walks. The gradient of an array argument is
+    its buffer."""
     tape: list = []
     scope = outside_state.enter()  # one tangent per outside object for the pass
     try:
@@ -272,17 +285,21 @@ def _direct_gradient(rule: Any, f: Callable, args: tuple, buffers: tuple, defaul
     except Exception as error:
         rule._point_at_user_line(error, "reverse")
         raise
-    if single:
-        a = nums[0]
-        b, r = buffers[a], param_r[a]
-        # an array argument's gradient is its buffer (argument_gradient's common case, inline)
-        gradient = b if r is NoRData and type(b) is np.ndarray else argument_gradient(_fdata_of(b), r, args[a])
-    else:
-        gradient = tuple(argument_gradient(_fdata_of(buffers[a]), param_r[a], args[a]) for a in nums)
     del tape, full_f
+    if single:
+        gradient = _argument_gradient(buffers, param_r, args, nums[0])
+    else:
+        gradient = tuple([_argument_gradient(buffers, param_r, args, a) for a in nums])
     if _buffers.lent():
         _buffers.sweep()  # the large temporaries of this call, for the next
     return value, gradient
+
+
+def _argument_gradient(buffers: tuple, param_r: tuple, args: tuple, a: int) -> Any:
+    """Argument ``a``'s gradient: an array argument's is its buffer (``argument_gradient``'s
+    common case, without its calls)."""
+    b, r = buffers[a], param_r[a]
+    return b if r is NoRData and type(b) is np.ndarray else argument_gradient(_fdata_of(b), r, args[a])
 
 
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> "ValueAndGrad":
@@ -412,16 +429,19 @@ class _DirectRule:
         return self._resolved[1]
 
 
-def _fresh_fdata(args: tuple) -> tuple | None:
+def _fresh_fdata(args: tuple) -> tuple[tuple, list] | None:
     """New zero fdata for plain arguments -- float/complex ndarrays (an array each) and Python
-    floats (0.0), no two arrays sharing memory -- or None for any other arguments. New on every
+    floats (0.0), no two arrays sharing memory -- and the forward pass's arguments for them
+    (``_forward_arguments``, without defaults), or None for any other arguments. New on every
     call: they become the returned gradients, which the caller may keep. Large ones come from
     the buffer pool, which takes back the ones the caller dropped."""
     fdata: list = []
+    flat: list = []
     roots: list = []  # of the arrays so far (ids): arguments sharing memory are not plain
     for a in args:
         if type(a) is float:
             fdata.append(0.0)
+            flat += (a, NoFData)
             continue
         if type(a) is not np.ndarray or a.dtype.kind not in "fc":
             return None
@@ -432,10 +452,11 @@ def _fresh_fdata(args: tuple) -> tuple | None:
         if a.size < _buffers.MIN_SIZE:
             zero = np.empty_like(a)
             zero.fill(0)  # a quarter fewer instructions than np.zeros for a small array
-            fdata.append(zero)
         else:
-            fdata.append(_buffers.zeros_like(a))
-    return tuple(fdata)
+            zero = _buffers.zeros_like(a)
+        fdata.append(zero)
+        flat += (a, zero)
+    return tuple(fdata), flat
 
 
 class _PlainCalls:
@@ -463,14 +484,16 @@ class _PlainCalls:
             direct = self._rule.get(len(args))
             if direct is not None:
                 rule, defaults = direct
-                buffers = _fresh_fdata(args)
-                if buffers is not None:
+                fresh = _fresh_fdata(args)
+                if fresh is not None:
+                    buffers, flat = fresh
                     n, nums, single = self._argnums
                     if n != len(args):
                         nums, single = normalise_argnums(self.argnums, len(args), self.name)
                         self._argnums = (len(args), nums, single)
-                    return _direct_gradient(rule, self.f, args, buffers, defaults, nums, single, self.has_aux,
-                                            self.name)
+                    if defaults:
+                        flat += _default_arguments(defaults)
+                    return _direct_gradient(rule, self.f, flat, args, buffers, nums, single, self.has_aux, self.name)
         value, gradient, _ = _gradient_call(self.f, self.argnums, self.has_aux, self.name, args, kwargs)
         return value, gradient
 
@@ -495,12 +518,13 @@ class _CallState:
     accumulate into each other's buffers (and a returned gradient is overwritten only by the
     same thread's next call)."""
 
-    __slots__ = ("buffers", "last_args", "last_simple")
+    __slots__ = ("buffers", "last_args", "last_simple", "flat")
 
     def __init__(self) -> None:
         self.buffers: Any = None
         self.last_args: tuple = ()
         self.last_simple: bool | None = None  # whether last_args are plain arrays and floats
+        self.flat: list | None = None  # the direct path's forward arguments (_forward_arguments) for them
 
 
 class PreparedGradient:
@@ -584,19 +608,29 @@ class PreparedGradient:
         for b in buffers:
             if type(b) is np.ndarray:
                 b.fill(0)
-        return _direct_gradient(rule, self.f, args, buffers, defaults, self._nums, self._single, self.has_aux,
+        flat = state.flat
+        if flat is None or defaults:  # the same arguments and buffers give the same list
+            flat = _forward_arguments(args, buffers, defaults)
+            state.flat = None if defaults else flat
+        return _direct_gradient(rule, self.f, flat, args, buffers, self._nums, self._single, self.has_aux,
                                 "prepare_gradient")
 
-    @user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> tuple:
         try:
             state = self._per_thread.state
         except AttributeError:  # this thread's first call
             state = self._per_thread.state = _CallState()
-        if not kwargs:
-            fast = self._fast_call(state, args)
-            if fast is not None:
-                return fast
+        try:
+            if not kwargs:
+                fast = self._fast_call(state, args)
+                if fast is not None:
+                    return fast
+            return self._general_call(state, args, kwargs)
+        except Exception as error:
+            _reraise(error)  # (user_facing's work without a wrapper's frame on every call)
+
+    def _general_call(self, state: _CallState, args: tuple, kwargs: dict) -> tuple:
+        """A call the hot path does not take: other arguments, keywords, containers."""
         buffers = None
         if self._reusable(state, args):
             if _simple_arrays(args):
@@ -604,7 +638,7 @@ class PreparedGradient:
             else:
                 buffers = set_to_zero(state.buffers)
         value, gradient, tangents = _gradient_call(self.f, self.argnums, self.has_aux, "prepare_gradient", args, kwargs, buffers)
-        state.buffers, state.last_args, state.last_simple = tangents, args, None
+        state.buffers, state.last_args, state.last_simple, state.flat = tangents, args, None, None
         return value, gradient
 
 

@@ -44,8 +44,8 @@ _BOUNDED = frozenset({np.sin, np.cos, math.sin, math.cos})
 #: functions whose derivative is their value or bounded, but which turn -inf into a finite value
 _SATURATING = frozenset({np.exp, math.exp, np.tanh, math.tanh})
 
-# a block of more steps than this frees each adjoint once spent (its reverse holds a few arrays,
-# not one per value); a shorter block holds a few anyway
+# a block of more steps than this frees each adjoint once spent on a line of its own (its reverse
+# holds a few arrays, not one per value); a shorter block frees it on the line that spends it
 _FREE_SPENT_ADJOINTS_ABOVE = 6
 
 _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
@@ -390,9 +390,12 @@ class ArrayBlock:
                 # spent (its consumers came before it): freed now, so a long block's reverse holds
                 # a few arrays at a time, not one per value -- a peak of many large temporaries,
                 # freed at once, makes glibc give the memory back and fault it in again next call.
-                # A short block's peak is a few arrays anyway: no line spent on it
+                # A short block frees it on its last contribution's line (no line of its own), so
+                # the next step's temporaries do not add to it
                 if len(steps) > _FREE_SPENT_ADJOINTS_ABOVE:
                     lines.append(f"    {adjoint[local]} = None")
+                else:
+                    lines[-1] += f"; {adjoint[local]} = None"
         return lines, negative
 
 
@@ -403,7 +406,9 @@ def _expression(kind: str, func: Any, ops: list, fname: str) -> str:
         return f"-{ops[0]}"
     if kind == "pow":
         return f"{ops[0]} ** {ops[1]}"
-    return f"{fname}({ops[0]})"  # unary, sum
+    if kind == "sum":  # np.sum of a block's value (a float64 array or a float) is np.add.reduce over
+        return f"_add_reduce({ops[0]}, None)"  # every axis, without np.sum's Python-level dispatch
+    return f"{fname}({ops[0]})"  # unary
 
 
 def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list,
@@ -526,5 +531,5 @@ def as_operand(value: Any) -> Any:
     return value if type(value) is np.ndarray else 0.0
 
 
-NAMESPACE = {"_array_shapes": array_shapes, "_as_operand": as_operand, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_INF": math.inf, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
+NAMESPACE = {"_array_shapes": array_shapes, "_add_reduce": np.add.reduce, "_as_operand": as_operand, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_INF": math.inf, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}
