@@ -186,6 +186,31 @@ def _insort_objects(x):
     return items[1].value * tally.total
 
 
+def _heap_of_objects(x):
+    tally = Tally()
+    heap = _weighed(x, tally)
+    heapq.heapify(heap)
+    heapq.heappush(heap, Weighed(x[1] * 0.5, tally))
+    return heapq.heappop(heap).value * tally.total + heapq.heappushpop(heap, Weighed(x[0], tally)).value
+
+
+def _dijkstra(x):
+    """heapq of (distance, node) pairs: float priorities through heappush/heappop."""
+    edges = {0: [(1, x[0]), (2, x[1] * 3.0)], 1: [(2, x[1])], 2: []}
+    dist = {0: 0.0}
+    queue = [(0.0, 0)]
+    while queue:
+        d, u = heapq.heappop(queue)
+        if d > dist.get(u, np.inf):
+            continue
+        for v, w in edges[u]:
+            nd = d + w * x[2]
+            if nd < dist.get(v, np.inf):
+                dist[v] = nd
+                heapq.heappush(queue, (nd, v))
+    return dist[2] * dist[1]
+
+
 def _dunder_writes_the_argument(x):
     """The dunder writes into the argument array (restored after each call)."""
     class Slot:
@@ -235,6 +260,7 @@ IDIOMS = {
     "key_attrgetter": _key_attrgetter, "long_sort": _long_sort,
     "cmp_inside": _cmp_inside, "cmp_outside": _cmp_outside, "cmp_min_outside": _cmp_min_outside,
     "nsmallest_one": _nsmallest_one, "nlargest_all": _nlargest_all, "insort_objects": _insort_objects,
+    "heap_of_objects": _heap_of_objects, "dijkstra": _dijkstra,
     "dunder_writes_the_argument": _dunder_writes_the_argument,
     "groupby_pure_key": _groupby_pure_key, "groupby_key_with_derivative": _groupby_key_with_derivative,
     "groupby_writing_key": _groupby_writing_key, "groupby_no_key": _groupby_no_key,

@@ -94,6 +94,8 @@ def _attributes(value: Any) -> list:
 def compares_through(values: Any) -> bool:
     """Whether comparing ``values`` (and what their comparisons compare) may run Python code
     that changes data: the comparisons must then be made by differentiated code."""
+    if _PLAIN.issuperset(map(type, values)):  # (the common case first: numbers, arrays, strings)
+        return False
     stack, seen, memo = list(values), set(), {}
     looked = 0
     while stack:
@@ -362,9 +364,10 @@ def goes_through(items: Any, key: Any) -> bool:
     arguments of ``max(a, b)``) with ``key`` must run its differentiated definition: the key may
     change data, or comparing the items (a pure key's values) may. An iterable that listing
     would consume (a generator) goes through, since it cannot be looked at first."""
-    key = python_cmp_key(key)
-    if calls_through(key):
-        return True
+    if key is not None:
+        key = python_cmp_key(key)
+        if calls_through(key):
+            return True
     if not isinstance(items, _SEQUENCES):
         return True
     values = items if key is None else [key(item) for item in items]  # (a pure key: no side effect)

@@ -1,6 +1,7 @@
 """Rules for builtins that take the elements of an iterable in an order or choose among them:
-``list tuple reversed sorted filter min max``, ``heapq.nsmallest``/``nlargest`` and ``bisect``'s
-searches and insertions (DESIGN.md §4).
+``list tuple reversed sorted filter min max``, ``heapq.nsmallest``/``nlargest`` and the heap
+operations (``heappush``, ``heappop``, ``heapify``...: heapq's own Python code), ``bisect``'s
+searches and insertions, ``itertools.groupby`` and ``functools.cmp_to_key`` (DESIGN.md §4).
 
 Conventions:
 
@@ -15,7 +16,9 @@ Conventions:
   run as plain Python on the primals. A key or predicate that is Python code writing or calling
   anything may change data on its way: the call then runs as the Python definition in
   ``_key_functions.py``, differentiated like user code, so what the key does gets its
-  derivatives in every mode (``list.sort``'s rule does the same).
+  derivatives in every mode (``list.sort``'s rule does the same). So do items (or a pure key's
+  values) whose comparison dunders may change data: the definitions make the comparisons like
+  user code, as CPython makes them (``_comparisons.py``).
 * Iterating an array (``list(a)``): a 1-D array gives NumPy scalars whose cotangents go into the
   array's fdata; a k-D array gives row *views* whose fdata are the same rows of the array's
   fdata. Other iterables (ranges, strings, sets, generators) must carry no derivative, else
@@ -302,6 +305,12 @@ def has_length(iterable: Any) -> bool:
     return True
 
 
+def _heap_check(heap, *rest):
+    """heapq's own check of its arguments (a list), without running the operation."""
+    if not isinstance(heap, list):
+        raise TypeError("heap argument must be a list")
+
+
 def _nsmallest(n, iterable, key=None):
     """``heapq.nsmallest``: ``sorted(iterable, key=key)[:n]``, ``[]`` for ``n <= 0``."""
     return _heap_selection("heapq.nsmallest", n, iterable, key, False)
@@ -315,6 +324,56 @@ def _nlargest(n, iterable, key=None):
 nondifferentiable(has_length)
 defined_as(heapq.nsmallest, _nsmallest)
 defined_as(heapq.nlargest, _nlargest)
+
+
+# heapq's heap operations (C functions): defined as the heapq module's own Python code, which
+# makes the same comparisons (``_siftdown``/``_siftup`` stay Python in heapq and are derived from
+# source), so float priorities and objects whose ``__lt__`` writes keep their derivatives
+
+
+def _heappush(heap, item):
+    """``heapq.heappush``."""
+    heap.append(item)
+    heapq._siftdown(heap, 0, len(heap) - 1)
+
+
+def _heappop(heap):
+    """``heapq.heappop``."""
+    last = heap.pop()
+    if heap:
+        smallest = heap[0]
+        heap[0] = last
+        heapq._siftup(heap, 0)
+        return smallest
+    return last
+
+
+def _heapreplace(heap, item):
+    """``heapq.heapreplace``."""
+    smallest = heap[0]
+    heap[0] = item
+    heapq._siftup(heap, 0)
+    return smallest
+
+
+def _heappushpop(heap, item):
+    """``heapq.heappushpop``."""
+    if heap and heap[0] < item:
+        item, heap[0] = heap[0], item
+        heapq._siftup(heap, 0)
+    return item
+
+
+def _heapify(heap):
+    """``heapq.heapify``."""
+    for i in reversed(range(len(heap) // 2)):
+        heapq._siftup(heap, i)
+
+
+for _f, _definition in ((heapq.heappush, _heappush), (heapq.heappop, _heappop), (heapq.heapreplace, _heapreplace),
+                        (heapq.heappushpop, _heappushpop), (heapq.heapify, _heapify)):
+    if type(_f) is not type(_definition):  # (C functions; a Python heapq keeps its own code)
+        defined_as(_f, _definition, validate=_heap_check)
 
 
 # ============================================================================================
@@ -525,6 +584,11 @@ def _heapq_cases() -> list:
         Case(heapq.nsmallest, 1, [randn(2), randn(2)], kwargs={"key": lambda v: v[1]},
              name="heapq.nsmallest(1, arrays, key=lambda)"),
         Case(heapq.nlargest, 5, (1.5, -0.5), name="heapq.nlargest(n > len)"),
+        Case(heapq.heappush, [-1.0, 0.5, 2.5], 0.7, name="heapq.heappush(floats)"),
+        Case(heapq.heappop, [-1.0, 0.5, 2.5, 0.6], name="heapq.heappop(floats)"),
+        Case(heapq.heapify, [2.5, -1.0, 0.5, 3.0, 0.2], name="heapq.heapify(floats)"),
+        Case(heapq.heappushpop, [(-1.0, randn(2)), (0.5, randn(2))], (0.2, randn(2)), name="heapq.heappushpop(pairs)"),
+        Case(heapq.heapreplace, [-1.0, 0.5, 2.5], 0.7, name="heapq.heapreplace(floats)"),
     ]
 
 
