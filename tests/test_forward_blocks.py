@@ -35,6 +35,8 @@ PROGRAMS = [
      (np.array([[0.3, -0.5], [1.1, 0.2]]),), None),
     ("an array block of elementwise functions",
      "def f(x):\n    return np.sum(np.sin(np.cos(np.exp(x))))\n", (np.linspace(-1.0, 1.0, 6),), "array"),
+    ("an array block ending in np.sum", "def f(x):\n    return np.sum(np.sin(x) * x)\n",
+     (np.linspace(-1.0, 1.0, 6),), "array"),
     ("an array block with a float and a global array (no tangent) broadcast together",
      "def f(x, mu, s):\n    z = (np.log(C) - mu) / s\n    w = -0.5 * z ** 2 - np.log(s) + x * z\n    return np.sum(w)\n",
      (np.linspace(0.1, 0.9, 5), 0.4, 1.3), "array"),
@@ -105,3 +107,23 @@ def test_forward_block_keeps_python_floats_of_math_functions():
     value, tangent = yb.jvp(f, (x, 1.5), (np.ones(1), 0.5))
     assert type(value) is type(f(x, 1.5)) and value == f(x, 1.5)
     assert type(tangent) is float
+
+
+@pytest.mark.parametrize("name,source,args,block", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_generated_code_names_only_what_its_namespace_has(name, source, args, block):
+    """A name the forward code reads that its namespace lacks would make a block raise
+    NameError and fall back to the statements, silently: every global the generated code (and
+    the speculative program, forward_speculative.py) loads is defined."""
+    import builtins
+    import dis
+
+    from yuebing.transform.forward_runtime import _DERIVED, speculative_pass
+
+    f = fuzz.load_function(HEADER + source)
+    yb.jvp(f, args, tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args))
+    for program in (_DERIVED.get(f).forward, speculative_pass(f)):
+        if program is None:
+            continue
+        loaded = {i.argval for i in dis.get_instructions(program) if i.opname == "LOAD_GLOBAL"}
+        missing = {n for n in loaded if n not in program.__globals__ and not hasattr(builtins, n)}
+        assert not missing, f"{name}: {sorted(missing)}"
