@@ -83,6 +83,10 @@ def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
         "`tests/external/` only enumerates and calls it. Harness: `tests/test_external_corpus.py`;",
         "regenerate this page with `python3 -m tests.external.report --write docs/external-corpus.md`.",
         "",
+        "A function whose plain call advances NumPy's global generator (a random term, a random",
+        "subspace) has it reseeded before every call, yuebing's and the oracles' alike, so it is one",
+        "deterministic function; two equal plain values do not make it deterministic.",
+        "",
         "*right*: value, gradient and Hessian agree; *refused*: yuebing raised one of its own error",
         "classes; *wrong*: different numbers or an internal error (each one is listed in `KNOWN_WRONG`",
         "with its minimal reproduction, and the test fails if it is no longer wrong); *unusable*: the",
@@ -104,7 +108,12 @@ def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
               "NumPy through (a `LazyBackend` whose `__getattr__` yuebing refuses) bound to NumPy itself,",
               "so their arithmetic is differentiated too; it is not counted in the 300-function minimum.",
               "`numpy-ml` was a candidate but does not import on Python 3.10+ "
-              "(`from collections import Hashable`).", "", "## Refused, by error", "",
+              "(`from collections import Hashable`).", "",
+              "`cma` is pycma's `cma.ff` test functions; pycma's hand-written gradients of five of them",
+              "(`cma.ff.grad_rosen`, `grad_sphere`, `grad_elli`, `grad_cigar`, `grad_tablet`) are a third",
+              "oracle: `test_against_pycmas_own_gradients` checks `yb.grad` and `yb.jvp` against them and",
+              "`yb.hessian` and `yb.hvp` against their central differences.",
+              "", "## Refused, by error", "",
               "| count | stage and error | functions |", "|---:|---|---|"]
     for message, case_ids in refusal_groups(outcomes).items():
         parts.append(f"| {len(case_ids)} | {_escape(message)} | {', '.join(case_ids)} |")
