@@ -94,3 +94,26 @@ def test_array_block_reverse_frees_spent_cotangents():
     finally:
         tracemalloc.stop()
     assert peak < 11 * x.nbytes
+
+
+def short_chain(x):
+    return np.sum(np.exp(-0.5 * x ** 2) * x)
+
+
+def test_short_array_block_reverse_frees_spent_cotangents():
+    """A short block (no line spent per freed cotangent) also drops each cotangent on the line that
+    passes it on: this chain's gradient peaked at 6 arrays of its size, now 4 (gp_lml's kernel
+    block: 3.04 -> 2.71 times the function's peak memory)."""
+    import tracemalloc
+
+    check_all_modes(short_chain, np.linspace(-1.0, 1.0, 7))
+    x = np.linspace(-1.0, 1.0, 200_000)
+    prepared = yb.prepare_gradient(short_chain, x)
+    prepared(x)
+    tracemalloc.start()
+    try:
+        prepared(x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * x.nbytes
