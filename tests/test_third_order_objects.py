@@ -213,8 +213,40 @@ def with_the_model_as_an_argument(y):
     return object_argument(y, MODEL) + object_argument(y ** 2, Model(y[1]))
 
 
+class Accumulator:
+    def __init__(self, v):
+        self.v = v
+        self.arr = np.zeros(3)
+
+    def __add__(self, other):
+        return Accumulator(self.v + (other.v if isinstance(other, Accumulator) else other))
+
+    __radd__ = __add__
+
+
+def builtins_on_objects(y):
+    a = Accumulator(y[0])
+    b = getattr(a, "missing", 2.0) * y[1] + getattr(a, "v", 0.0)
+    c = a.v ** 2 if hasattr(a, "v") and isinstance(a, Accumulator) else 0.0
+    return b * c + sum([Accumulator(y[0]), Accumulator(y[1] ** 2), Accumulator(y[2])]).v ** 2
+
+
+def array_attribute(y):
+    a = Accumulator(y[0])
+    a.arr[1] = y[1] * a.v
+    a.arr += y ** 2
+    a.arr[2] *= y[0]
+    return np.sum(a.arr ** 2)
+
+
+def list_of_objects(y):
+    objs = [Accumulator(v) for v in y]
+    objs.append(Accumulator(y[0] * y[1]))
+    return sum(o.v ** 2 for o in objs) * objs[-1].v
+
+
 OBJECTS = [makes_an_object, uses_a_global_object, uses_dataclasses, network, vectors, inheritance, mutating_methods,
-           dynamic_attributes, with_the_model_as_an_argument]
+           dynamic_attributes, with_the_model_as_an_argument, builtins_on_objects, array_attribute, list_of_objects]
 
 X = np.array([0.3, -0.7, 1.1])
 

@@ -79,6 +79,16 @@ def globals_read(lines: list[str], captured: dict) -> set[str]:
     return names
 
 
+def compiled_definitions(source: str, filename: str, namespace: dict) -> dict:
+    """The functions ``source`` defines, compiled under ``filename`` (kept in ``linecache``, so
+    that second order and error messages read their lines): definitions third order runs as user
+    code (yuebing's own files are not differentiated). ``filename`` must not start with
+    ``<yuebing``, the mark of generated passes."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - yuebing's own source
+    return namespace
+
+
 def user_params(plain: types.FunctionType) -> list[str]:
     """The user's parameters of a nested plain program ``(_fn, _fn_t, p, p_t, ...)``."""
     code = plain.__code__
@@ -93,4 +103,4 @@ def bind(plain: types.FunctionType, fn: Any, n_args: int, keywords: list) -> lis
     return bind_call(code_signature(fn), user_params(plain), fn.__qualname__, n_args, keywords)
 
 
-__all__ = ["PLAIN_PREFIX", "bind", "globals_read", "is_plain_closure", "nested_ir", "plain_name", "user_params"]
+__all__ = ["PLAIN_PREFIX", "bind", "compiled_definitions", "globals_read", "is_plain_closure", "nested_ir", "plain_name", "user_params"]

@@ -17,7 +17,6 @@ code) under a file name of their own, so error messages show their lines.
 from __future__ import annotations
 
 import builtins
-import linecache
 import types
 from typing import Any
 
@@ -57,17 +56,10 @@ def identity(value):
     return value
 '''
 
-_FILENAME = "<third order key functions>"  # (not "<yuebing ...": generated passes are refused)
+_FILENAME = "<third order key functions>"
 
 
-def _definitions() -> dict:
-    linecache.cache[_FILENAME] = (len(_SOURCE), None, _SOURCE.splitlines(True), _FILENAME)
-    namespace: dict = {"__name__": __name__, "NoTangent": NoTangent}
-    exec(compile(_SOURCE, _FILENAME, "exec"), namespace)  # noqa: S102 - our own source above
-    return namespace
-
-
-_DEFINED = _definitions()
+_DEFINED = plain_closures.compiled_definitions(_SOURCE, _FILENAME, {"__name__": __name__, "NoTangent": NoTangent})
 SORTED_BY_KEY: types.FunctionType = _DEFINED["sorted_by_key"]
 CHOSEN_BY_KEY: types.FunctionType = _DEFINED["chosen_by_key"]
 _IDENTITY: types.FunctionType = _DEFINED["identity"]  # (the key of a sort without one)

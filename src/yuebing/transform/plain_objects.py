@@ -21,6 +21,7 @@ plain program), so methods follow loops, branches and further objects like any u
 """
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import operator
 import types
@@ -31,7 +32,7 @@ from ..ir.primitives import super_getattr
 from ..rules.core import describe_callable
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..tangents import kinds as K
-from . import protocols
+from . import plain_closures, protocols
 from .lifting import _zero_tangent_of, lookup_second_order
 from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _python_function
 from .plain_forward import _refusal as restructure
@@ -41,6 +42,16 @@ _GETITEM = _function(operator.getitem)
 _SETITEM = _function(operator.setitem)
 _DELITEM = _function(operator.delitem)
 _READERS = (getattr, object.__getattribute__)
+
+#: ``sum`` of objects whose ``__add__``/``__radd__`` add them: Python's own loop, followed as user
+#: code (each ``+`` a dunder's plain program)
+SUM = plain_closures.compiled_definitions('''\
+def sum(items, start=0):
+    total = start
+    for item in items:
+        total = total + item
+    return total
+''', "<third order sum of objects>", {"__name__": __name__})["sum"]
 _WRITERS = (setattr, object.__setattr__)
 _DELETERS = (delattr, object.__delattr__)
 
@@ -64,8 +75,10 @@ def object_call(call: _Call) -> Any:
     pair, or the two slots of the value and the tangent; None when ``call`` is not one (a primitive, a plain function: ``jvp_rule`` goes on)."""
     f = call.f
     values = [call.value(a) for a, _ in call.arg_slots]
-    if f in _READERS and len(values) == 2 and is_user_object(values[0]) and isinstance(values[1], str):
+    if f in _READERS and len(values) in (2, 3) and is_user_object(values[0]) and isinstance(values[1], str):
         return _read(call, f)
+    if f is builtins.sum and values and _holds_user_objects(values[0]):
+        return _run(call, SUM, list(call.arg_slots), dict(call.keyword_slots))
     if f in _WRITERS and len(values) == 3 and is_user_object(values[0]) and isinstance(values[1], str):
         return _write(call, f)
     if f in _DELETERS and len(values) == 2 and is_user_object(values[0]) and isinstance(values[1], str):
@@ -148,14 +161,17 @@ def _read(call: _Call, reader: Any) -> Any:
     from ..rules.local_classes import class_level_tangent
     from ..rules.objects import _instance_value
 
-    (obj, obj_t), (name, _) = call.arg_slots
+    (obj, obj_t), (name, _) = call.arg_slots[:2]
     o, n = call.value(obj), call.value(name)
-    method = protocols.attribute_method(getattr, (o, n)) if reader is getattr else None
+    given = [call.value(a) for a, _ in call.arg_slots]
+    method = protocols.attribute_method(getattr, tuple(given)) if reader is getattr else None
     if method is not None:  # __getattr__ / __getattribute__ of the class: user code
         return _run(call, method, list(call.arg_slots))
-    getter = protocols.property_function(getattr, [o, n])
+    getter = protocols.property_function(getattr, given)
     if getter is not None:
         return _run(call, getter, [(obj, obj_t)])
+    if len(given) == 3 and not hasattr(o, n):  # getattr(obj, name, default): the default
+        return call.arg_slots[2]
     c = call.composition
     value = c.call(_function(reader), [obj, name])
     present, _ = _instance_value(o, n)
@@ -171,6 +187,10 @@ def _read(call: _Call, reader: Any) -> Any:
         raise restructure(f"attributes of classes defined inside it ({type(o).__qualname__}.{n})",
                           "define the class at module level and pass what it needs as arguments")
     return value, c.add(_constant(_zero_tangent_of(read)))
+
+
+def _holds_user_objects(items: Any) -> bool:
+    return isinstance(items, (list, tuple)) and any(is_user_object(item) for item in items)
 
 
 def _read_super(call: _Call) -> tuple[int, int]:
