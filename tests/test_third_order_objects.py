@@ -8,6 +8,7 @@ Every Hessian is checked against central differences of the gradient (``yb.grad`
 function is reverse over reverse, which needs only second derivatives of the inner one) and for
 symmetry; the Hessian-vector products against the same Hessian times the direction.
 """
+import copy
 import dataclasses
 import typing
 
@@ -315,3 +316,19 @@ def named_tuples(y):
 def test_named_tuples():
     check_hessian(lambda y: np.sum(yb.grad(named_tuples)(y) ** 2), X, rtol=1e-5, atol=1e-5)
     check_all_modes(named_tuples, X)
+
+
+def copies_an_object(y):
+    a = Accumulator(y[0])
+    b = copy.copy(a)
+    b.v = b.v * y[1]
+    return a.v * b.v
+
+
+def test_a_copied_object_is_refused_by_name():
+    """``copy.copy`` of an object has no second-order rule yet: refused naming it, in second order
+    as in third."""
+    F = lambda y: np.sum(yb.grad(copies_an_object)(y) ** 2)  # noqa: E731
+    for second_order in (yb.hessian(copies_an_object), yb.hessian(F)):
+        with pytest.raises(yb.SecondOrderError, match=r"copy.copy(.|\n)*test_third_order_objects.py\", line \d+"):
+            second_order(X)
