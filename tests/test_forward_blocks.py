@@ -35,6 +35,8 @@ PROGRAMS = [
      (np.array([[0.3, -0.5], [1.1, 0.2]]),), None),
     ("an array block of elementwise functions",
      "def f(x):\n    return np.sum(np.sin(np.cos(np.exp(x))))\n", (np.linspace(-1.0, 1.0, 6),), "array"),
+    ("a float block then np.sum of floats (the array block's fallback)",
+     "def f(a):\n    b = np.exp(a)\n    c = np.cos(b)\n    d = np.sin(c)\n    return np.sum(d) * a\n", (0.4,), "float"),
     ("an array block ending in np.sum", "def f(x):\n    return np.sum(np.sin(x) * x)\n",
      (np.linspace(-1.0, 1.0, 6),), "array"),
     ("an array block with a float and a global array (no tangent) broadcast together",
@@ -107,6 +109,12 @@ def test_forward_block_keeps_python_floats_of_math_functions():
     value, tangent = yb.jvp(f, (x, 1.5), (np.ones(1), 0.5))
     assert type(value) is type(f(x, 1.5)) and value == f(x, 1.5)
     assert type(tangent) is float
+
+
+def test_np_sum_after_elementwise_functions_joins_their_array_block():
+    f = fuzz.load_function(HEADER + "def f(x):\n    return np.sum(np.sin(np.cos(np.exp(x))))\n")
+    shown = yb.show(f, np.linspace(-1.0, 1.0, 6), mode="forward")
+    assert "_tangent_sum(" in shown and "_out_tangent(" in shown and "float block" not in shown, shown
 
 
 @pytest.mark.parametrize("name,source,args,block", PROGRAMS, ids=[p[0] for p in PROGRAMS])

@@ -279,23 +279,20 @@ def _speculate(program: Callable, f: Callable, primals: tuple, tangents: tuple) 
     flat: list = []
     for p, t in zip(primals, tangents):
         kind = type(p)
-        if kind is float:
-            if type(t) is not float:
+        if kind is np.ndarray:
+            if type(t) is not np.ndarray or p.dtype is not _F64 or t.dtype is not _F64 or t.shape != p.shape:
                 return None
-        elif kind is not np.ndarray or type(t) is not np.ndarray or p.dtype is not _F64 or t.dtype is not _F64 \
-                or t.shape != p.shape:
+        elif kind is not float or type(t) is not float:
             return None
-        flat += (p, t)
-    strength, FORWARD.strong = FORWARD.strong, False  # the plain pass's products
+        flat.append(p)
+        flat.append(t)
     try:
-        value, tangent = program(f, NoTangent, *flat)
+        value, tangent = program(f, NoTangent, *flat)  # (a plain pass: it reads no FORWARD.strong)
     except Speculation:
         give_up_speculating(f)
         return None
     except Exception:  # noqa: BLE001 - the ordinary path raises it, with its notes
         return None
-    finally:
-        FORWARD.strong = strength
     if type(tangent) is float:
         if tangent != tangent:
             return None

@@ -31,6 +31,7 @@ from .codegen import compile_checked
 from ..ir import nodes as ir
 from .forward_blocks import NAMESPACE as BLOCKS_NAMESPACE, ForwardArrayBlock, ForwardFloatBlock, \
     find_forward_blocks, whole_array_block
+from .array_blocks import classify
 from .forward_loops import NAMESPACE as LOOPS_NAMESPACE, ForwardFloatLoop
 from .forward_templates import Names, forward_templates
 from .direct_calls import forward_direct
@@ -128,8 +129,12 @@ class ForwardGenerator(ConstantNames):
         k = 0
         while k < len(body):
             if k in floats:
-                self._float_block(body[k:floats[k]], out, indent)
-                k = floats[k]
+                reach = self._array_reach(body, k, floats[k])
+                if reach > floats[k]:  # np.sum after elementwise functions: one array block over all
+                    self._array_block(body[k:reach], out, indent, float_prefix=floats[k] - k)
+                else:
+                    self._float_block(body[k:floats[k]], out, indent)
+                k = reach
             elif k in arrays:
                 self._array_block(body[k:arrays[k]], out, indent)
                 k = arrays[k]
@@ -148,11 +153,21 @@ class ForwardGenerator(ConstantNames):
             self.emit(out, indent, text, block.first_line)
         self.emit(out, indent, "if not _fb:  # statement by statement", block.first_line)
 
-    def _float_block(self, stmts: list, out: list, indent: int) -> None:
+    def _array_reach(self, body: list, start: int, stop: int) -> int:
+        """Where the array form of float run ``body[start:stop]`` ends: past ``stop`` when every
+        statement of the run and the next ones can join an array block, else ``stop``."""
+        if stop - start > LONG_BLOCK or not whole_array_block(body[start:stop], self.integers, self._resolve):
+            return stop
+        reach = stop
+        while reach < len(body) and classify(body[reach], self.integers, self._resolve) is not None:
+            reach += 1
+        return reach
+
+    def _float_block(self, stmts: list, out: list, indent: int, arrays: bool = True) -> None:
         self._block(ForwardFloatBlock(stmts, self.integers, self._resolve, self.fresh, self.primal, self.const,
                                       self.fn.body), out, indent)
         long = len(stmts) > LONG_BLOCK
-        if not long and whole_array_block(stmts, self.integers, self._resolve):
+        if arrays and not long and whole_array_block(stmts, self.integers, self._resolve):
             self._array_block(stmts, out, indent + 1)  # the same arithmetic on arrays
             return
         self.generic_only = long
@@ -171,10 +186,14 @@ class ForwardGenerator(ConstantNames):
         self.emit(out, indent, "if not _fb:  # statement by statement", s.line)
         self.fwd_ForRange(s, out, indent + 1)
 
-    def _array_block(self, stmts: list, out: list, indent: int) -> None:
+    def _array_block(self, stmts: list, out: list, indent: int, float_prefix: int = 0) -> None:
+        """An array block; its fallback starts with a float block of the first ``float_prefix``
+        statements, if any (floats where the block's inputs are not arrays)."""
         self._block(ForwardArrayBlock(stmts, self.integers, self._resolve, self.fresh, self.primal, self.const,
                                       self.fn.body), out, indent)
-        for s in stmts:
+        if float_prefix:
+            self._float_block(stmts[:float_prefix], out, indent + 1, arrays=False)
+        for s in stmts[float_prefix:]:
             getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
 
     # ------------------------------------------------------------ statements

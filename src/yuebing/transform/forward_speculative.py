@@ -15,12 +15,18 @@ runs again by the ordinary path. A function whose body holds statements of other
 """
 from __future__ import annotations
 
+import dataclasses
 import operator
+import re
 from typing import Any
 
 from ..ir import nodes as ir
 from .forward import ForwardGenerator, GeneratedForward, compile_forward
 from .forward_templates import Names, forward_templates
+
+
+_CONSTANTS = {"not _FWD.strong": "True", "_FWD.strong": "False", "not _BATCH.size": "True", "_BATCH.size": "0"}
+_PLAIN_PASS = re.compile(r"(?<![\w.])(?:not )?(?:_FWD\.strong|_BATCH\.size)\b")
 
 
 class Speculation(Exception):
@@ -69,6 +75,9 @@ def speculative_forward(fn_ir: ir.Function, fn: Any, runtime_names: dict) -> Any
     if not eligible(fn_ir):
         return None
     generated: GeneratedForward = SpeculativeForwardGenerator(fn_ir, fn.__globals__).generate()
+    # it runs only as a JVP's plain pass, unbatched (``api/forward.py``): those checks are constants
+    source = _PLAIN_PASS.sub(lambda m: _CONSTANTS[m.group(0)], generated.source)
+    generated = dataclasses.replace(generated, source=source)
     return compile_forward(generated, fn, runtime_names, label="yuebing speculative forward",
                            extra={"_SPECULATION": Speculation})
 
