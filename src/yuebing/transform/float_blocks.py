@@ -382,8 +382,11 @@ class FloatLoop:
                     if isinstance(a, ir.Var):
                         index_source(a.name)
                 made_here.add(s.target)
-                self.copies.append((s.target, "(" + ", ".join(a.name if isinstance(a, ir.Var) else repr(a.value)
-                                                            for a in s.args) + ",)"))
+                built = "(" + ", ".join(a.name if isinstance(a, ir.Var) else repr(a.value) for a in s.args) + ",)"
+                # the copies run first in each iteration, in order: the same tuple built again
+                # (y[i, j] = f(x[i, j]) indexes twice) is the first one's value
+                earlier = next((target for target, source in self.copies if source == built), None)
+                self.copies.append((s.target, earlier or built))
                 continue
             if isinstance(func, types.FunctionType) and not isinstance(s.func, ir.Const):
                 result = self._inline(func, [operand(a) for a in s.args], step_locals)
