@@ -370,6 +370,8 @@ def goes_through(items: Any, key: Any) -> bool:
             return True
     if not isinstance(items, _SEQUENCES):
         return True
+    if key is None and type(items) is np.ndarray and items.dtype.kind != "O":
+        return False  # (numbers: not looked at one by one)
     values = items if key is None else [key(item) for item in items]  # (a pure key: no side effect)
     return compares_through(values)
 
