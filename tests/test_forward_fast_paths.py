@@ -227,3 +227,37 @@ def test_large_copies_are_recycled_only_when_nothing_holds_them():
     assert results[0][1] == pytest.approx(8.0 * np.sum(x * dx), rel=1e-12)
     np.testing.assert_array_equal(x, np.linspace(0.0, 1.0, 20000))
     np.testing.assert_array_equal(dx, np.full(20000, 0.5))
+
+
+def _vectorized_chain(x):
+    return np.sum(np.vectorize(lambda v: np.sin(np.cos(np.exp(v))))(x))
+
+
+def _vectorized_sqrt(x):
+    return np.sum(np.vectorize(lambda v: np.sqrt(v) * 2.0 - v)(x))
+
+
+def _vectorized_branch(x):
+    return np.sum(np.vectorize(lambda v: np.sin(v) if v > 0 else v * v)(x))
+
+
+@pytest.mark.parametrize("f", [_vectorized_chain, _vectorized_sqrt, _vectorized_branch])
+@pytest.mark.parametrize("shape", [(7,), (3, 4)])
+def test_vectorize_of_an_elementwise_function_runs_on_the_whole_array(f, shape):
+    """``np.vectorize(pyfunc)(x)`` with an elementwise ``pyfunc`` runs its forward rule once on
+    the array (others element by element): the value is the plain call's, the tangent central
+    differences'."""
+    x = np.linspace(0.2, 1.9, int(np.prod(shape))).reshape(shape) * np.where(np.arange(np.prod(shape)) % 3, 1, -1).reshape(shape)
+    x = np.abs(x) if f is _vectorized_sqrt else x
+    v = np.linspace(-1.0, 0.7, x.size).reshape(shape)
+    for _ in range(2):  # derived, then direct
+        value, tangent = yb.jvp(f, (x,), (v,))
+        assert value == f(x)
+        assert tangent == pytest.approx(_central(f, (x,), (v,)), rel=1e-6)
+
+
+def test_vectorize_on_the_whole_array_keeps_the_strong_zero():
+    """sqrt'(0) is inf: with a zero tangent there the JVP is finite (the strong-zero pass)."""
+    x, v = np.array([0.0, 4.0, 1.0]), np.array([0.0, 1.0, 2.0])
+    value, tangent = yb.jvp(_vectorized_sqrt, (x,), (v,))
+    assert value == _vectorized_sqrt(x) and tangent == pytest.approx((0.5 - 1.0) + (2.0 - 2.0), abs=1e-12)

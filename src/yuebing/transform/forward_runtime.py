@@ -30,6 +30,7 @@ from .forward_random import WATCH, before_rule, save_states
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
                         _refuse_yuebing_internals, dispatch, property_function, run_operator)
 from .dataclass_construction import construct_forward
+from .dual_vectorize import whole_array
 from .batched_forward import looped, run_batched
 from .star_arrays import is_star_array, star_duals
 from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
@@ -284,6 +285,9 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
         raise MissingRuleError(vec, "forward", reason="yuebing supports np.vectorize objects called "
                                "with one array argument and no signature")
     x = args[0]
+    whole = _on_the_array(vec, f.tangent, x)
+    if whole is not None:
+        return whole
     xs = np.asarray(x.primal)
     flat = xs.ravel()
     t = x.tangent
@@ -314,6 +318,22 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
     dy = np.array([0.0 if d is NoTangent else d for d in tangents], dtype=y.dtype).reshape(xs.shape)
     if not isinstance(x.primal, np.ndarray) and np.ndim(y) == 0:
         return Dual(y, dy)
+    return Dual(y, dy)
+
+
+def _on_the_array(vec: np.vectorize, vec_t: Any, x: Dual) -> Dual | None:
+    """``vec(x)`` by one call of ``pyfunc``'s forward rule on the whole float64 array ``x`` when
+    ``pyfunc``'s body is elementwise arithmetic of its parameter (``dual_vectorize.whole_array``:
+    each statement gives on the array what it gives on each element), else None."""
+    p, t = x.primal, x.tangent
+    if type(p) is not np.ndarray or p.dtype != np.float64 or not p.ndim or not p.size or type(t) is not np.ndarray \
+            or t.dtype != np.float64 or t.shape != p.shape or vec.excluded or vec.otypes not in (None, "d") \
+            or not whole_array(vec.pyfunc):
+        return None
+    out = call_frule(Dual(vec.pyfunc, pyfunc_tangent(vec_t)), Dual(p, t))
+    y, dy = out.primal, out.tangent
+    if type(y) is not np.ndarray or y.dtype != np.float64 or y.shape != p.shape or type(dy) is not np.ndarray:
+        return None  # (it cannot: the body is elementwise)
     return Dual(y, dy)
 
 
