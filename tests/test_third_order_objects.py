@@ -332,3 +332,30 @@ def test_a_copied_object_is_refused_by_name():
     for second_order in (yb.hessian(copies_an_object), yb.hessian(F)):
         with pytest.raises(yb.SecondOrderError, match=r"copy.copy(.|\n)*test_third_order_objects.py\", line \d+"):
             second_order(X)
+
+
+def classes_defined_inside(y):
+    class Scale:
+        factor = 2.0
+
+        def __init__(self, k):
+            self.k = k
+
+        def apply(self, v):
+            return v * self.k * self.factor
+
+    @dataclasses.dataclass
+    class Pair:
+        a: float
+        b: float = 1.0
+
+    p = Pair(y[1])
+    return np.sum(Scale(y[0]).apply(y) ** 2) * p.a * p.b
+
+
+def test_classes_defined_inside_reading_none_of_its_variables():
+    """A class defined in the function under ``yb.grad`` whose body and methods read none of its
+    variables is followed like a module-level one (one reading them is refused:
+    tests/test_third_order_closures.py)."""
+    check_hessian(lambda y: np.sum(yb.grad(classes_defined_inside)(y) ** 2), X, rtol=1e-5, atol=1e-5)
+    check_all_modes(classes_defined_inside, X)

@@ -184,7 +184,7 @@ def _read(call: _Call, reader: Any) -> Any:
     if isinstance(read, types.MethodType) and read.__self__ is o:
         return value, obj_t
     if class_level_tangent(read) is not None:  # a value a class made in the function computed
-        raise restructure(f"attributes of classes defined inside it ({type(o).__qualname__}.{n})",
+        raise restructure(f"classes defined inside it that read its variables ({type(o).__qualname__}.{n})",
                           "define the class at module level and pass what it needs as arguments")
     return value, c.add(_constant(_zero_tangent_of(read)))
 

@@ -211,7 +211,8 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         if followed is not None:
             return call.composition.pair_output(followed)
     if getattr(call.f, "__module__", None) == "yuebing.ir.local_classes":
-        raise restructure("classes defined inside it (their methods read its variables through cells)",
+        raise restructure("classes defined inside it that read its variables (through cells; a class reading none "
+                          "works)",
                           "define the class at module level and pass what it needs as arguments")
     found = lookup_second_order(call.f)
     if found is None and isinstance(call.f, type) and type(call.f).__module__ == "builtins" \
