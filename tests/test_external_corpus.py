@@ -1,7 +1,7 @@
 """The external corpus (issue 12, "the guard"): functions written by others, from packages on PyPI
 installed by the ``test`` extra (opfunu, benchmark-functions, pymoo, filterpy, cma; pymoo's problems a
-second time with their ``anp`` backend bound to NumPy, as yuebing refuses the lazy backend object
-they ship with), differentiated by yuebing and checked against central differences and, where
+second time with their ``anp`` backend bound to NumPy instead of the lazy backend object they
+ship with), differentiated by yuebing and checked against central differences and, where
 their code also runs under ``jax.numpy``, against ``jax.grad``/``jax.hessian`` (``tests/external/``).
 
 Every function ends right, refused (a yuebing error class, listed in ``docs/external-corpus.md``)

@@ -193,9 +193,9 @@ def _pymoo_spec(cls, numpy_backend: bool = False) -> CaseSpec:
 @contextlib.contextmanager
 def pymoo_backend_bound_to_numpy() -> Iterator[None]:
     """pymoo's problems call NumPy through ``anp``, a ``LazyBackend`` object whose
-    ``__getattr__`` picks numpy, autograd or jax at each access; yuebing refuses attributes
-    computed by ``__getattr__``. Within the block the modules' ``anp`` is NumPy itself (what
-    the lazy object returns by default), so the problems' own arithmetic is differentiated."""
+    ``__getattr__`` imports numpy, autograd or jax at each access (yuebing differentiates it as
+    user code). Within the block the modules' ``anp`` is NumPy itself (what the lazy object
+    returns by default): the same problems, with no lazy object in the way."""
     saved = []
     for module_name, module in list(sys.modules.items()):
         if module is None or not module_name.startswith("pymoo."):

@@ -105,8 +105,9 @@ def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
     parts.append(f"| **total** | {tried(total)} | {total['right']} | {total['refused']} | "
                  f"{total['wrong']} | {total['unverified']} | {total['unusable']} |")
     parts += ["", "`pymoo (anp = numpy)` is pymoo's problems again, with the `anp` object their modules call",
-              "NumPy through (a `LazyBackend` whose `__getattr__` yuebing refuses) bound to NumPy itself,",
-              "so their arithmetic is differentiated too; it is not counted in the 300-function minimum.",
+              "NumPy through (a `LazyBackend` whose `__getattr__` imports the backend at each read) bound",
+              "to NumPy itself: the same problems with no lazy object in the way; it is not counted in the",
+              "300-function minimum.",
               "`numpy-ml` was a candidate but does not import on Python 3.10+ "
               "(`from collections import Hashable`).", "",
               "`cma` is pycma's `cma.ff` test functions; pycma's hand-written gradients of five of them",

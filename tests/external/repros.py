@@ -9,6 +9,7 @@ regression test next to the fix). They live in a file, as yuebing needs source t
 from __future__ import annotations
 
 import functools
+import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -74,6 +75,21 @@ def reshape_of_integer_array(x):
     return np.sum(c[0] * x)
 
 
+# 6. A lazy module stand-in (pymoo's ``anp``, a LazyBackend): its __getattr__, differentiated as
+#    user code, imports the module it forwards to; yuebing followed importlib.import_module into
+#    frozen importlib and refused ("cannot find the source of _sanity_check").
+class _LazyNumpy:
+    def __getattr__(self, name):
+        return getattr(importlib.import_module("numpy"), name)
+
+
+_LAZY_NUMPY = _LazyNumpy()
+
+
+def lazy_backend_importing_its_module(x):
+    return _LAZY_NUMPY.sum(_LAZY_NUMPY.sin(x) * x)
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -108,6 +124,10 @@ FIXED = (
     Mechanism("reshape of an integer array: pullback reshapes a 1-element cotangent",
               reshape_of_integer_array, np.array([0.3, 0.7]), "pymoo G19 (anp = numpy): its constant "
               "matrix anp.array([-16, 2, ...]).reshape((10, 5))"),
+    Mechanism("lazy backend's __getattr__ imports its module: refused inside frozen importlib",
+              lazy_backend_importing_its_module, np.array([0.3, -0.8, 1.1]),
+              "pymoo: 75 problems through their anp LazyBackend (refused since the attribute protocols "
+              "of be1bf5f, importlib.import_module now has zero derivative)"),
 )
 
 #: mechanisms still wrong (each asserted still wrong, so a fix shows up): none at the moment

@@ -6,6 +6,7 @@ Random draws live in ``numpy_random.py`` (some have pathwise derivatives in thei
 import _random
 import builtins
 import collections
+import importlib
 import logging
 import math
 import operator
@@ -62,6 +63,8 @@ nondifferentiable(
     logging.Logger.critical, logging.Logger.exception, logging.Logger.log, logging.Logger.isEnabledFor,
     logging.getLogger, warnings.warn, warnings.simplefilter, warnings.filterwarnings, warnings.resetwarnings, collections.namedtuple, random.Random.seed, random.Random.getstate, random.Random.setstate,
 )
+# an import returns a module (a lazy backend's __getattr__ imports the one it forwards to)
+nondifferentiable(importlib.import_module)
 nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base of random.Random
 
 # (list and tuple's index and count: comparing_calls.py, whose comparisons may call user dunders)
