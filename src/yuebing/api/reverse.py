@@ -429,6 +429,9 @@ class _DirectRule:
         return self._resolved[1]
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 def _fresh_fdata(args: tuple) -> tuple[tuple, list] | None:
     """New zero fdata for plain arguments -- float/complex ndarrays (an array each) and Python
     floats (0.0), no two arrays sharing memory -- and the forward pass's arguments for them
@@ -439,21 +442,27 @@ def _fresh_fdata(args: tuple) -> tuple[tuple, list] | None:
     flat: list = []
     roots: list = []  # of the arrays so far (ids): arguments sharing memory are not plain
     for a in args:
-        if type(a) is float:
+        kind = type(a)
+        if kind is float:
             fdata.append(0.0)
             flat += (a, NoFData)
             continue
-        if type(a) is not np.ndarray or a.dtype.kind not in "fc":
+        if kind is not np.ndarray:
+            return None
+        dtype = a.dtype
+        if dtype is not _FLOAT64 and dtype.kind not in "fc":
             return None
         root = id(a) if a.base is None else id(array_root(a))
         if root in roots:
             return None
         roots.append(root)
-        if a.size < _buffers.MIN_SIZE:
-            zero = np.empty_like(a)
-            zero.fill(0)  # a quarter fewer instructions than np.zeros for a small array
-        else:
+        if a.size >= _buffers.MIN_SIZE:
             zero = _buffers.zeros_like(a)
+        elif a.flags.c_contiguous:
+            zero = np.zeros(a.shape, dtype)  # (calloc: less time than np.empty_like and a fill)
+        else:
+            zero = np.empty_like(a)  # in the argument's memory order, as np.zeros_like would
+            zero.fill(0)
         fdata.append(zero)
         flat += (a, zero)
     return tuple(fdata), flat
