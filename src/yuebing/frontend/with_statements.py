@@ -15,11 +15,14 @@ only constants, globals and modules (``np.errstate(all="ignore")``, ``Timer()``,
 The header is entered through ``ir.primitives.Managed``, which refuses a manager that suppresses
 an exception raised in its body (``contextlib.suppress``): the body's work up to the exception
 would be half recorded. ``with suppress(E):`` itself is rewritten by the caller's ``try`` lowering
-when its name resolves to ``contextlib.suppress`` (``suppress_as_try``).
+when its name resolves to ``contextlib.suppress`` (``suppress_as_try``), and ``with
+asyncio.Runner() as r:`` as ``r = asyncio.Runner()`` with a ``try``/``finally`` closing it
+(``runner_as_try``): the runner is yuebing's event loop, whose work is differentiated.
 """
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 from typing import Any
 
@@ -33,8 +36,10 @@ class WithLowering:
 
     def stmt_With(self, node: ast.With, out: list) -> None:
         suppressing = self._suppress_as_try(node)
-        if suppressing is not None:
-            self.statement(suppressing, out)
+        rewritten = [suppressing] if suppressing is not None else self._runner_as_try(node)
+        if rewritten is not None:
+            for statement in rewritten:
+                self.statement(statement, out)
             return
         headers = [self.current_globals(item.context_expr, out) for item in node.items]
         self._hoist_globals(headers)
@@ -101,6 +106,25 @@ class WithLowering:
         kinds = header.args[0] if len(header.args) == 1 else ast.Tuple(list(header.args), ast.Load())
         handler = ast.ExceptHandler(kinds, None, [ast.Pass()])
         return ast.fix_missing_locations(ast.copy_location(ast.Try(node.body, [handler], [], []), node))
+
+    def _runner_as_try(self, node: ast.With) -> list | None:
+        """``with asyncio.Runner(...) as r: body`` (one item) as ``r = asyncio.Runner(...)`` and
+        ``try: body finally: r.close()``, its meaning (``__enter__`` only makes the loop, which
+        ``run`` makes too): the runner is yuebing's (``ir/event_loop.py``), and its ``close``
+        runs the tasks left to their ends, which must be differentiated, not run plainly."""
+        if len(node.items) != 1:
+            return None
+        header, target = node.items[0].context_expr, node.items[0].optional_vars
+        if not (isinstance(header, ast.Call) and self._resolves_to(header.func, asyncio.Runner)):
+            return None
+        if target is None:
+            target = ast.Name(self.tmp("runner"), ast.Store())
+        if not isinstance(target, ast.Name):
+            return None
+        closing = ast.Expr(ast.Call(ast.Attribute(ast.Name(target.id, ast.Load()), "close", ast.Load()), [], []))
+        made = ast.Assign([target], header)
+        return [ast.fix_missing_locations(ast.copy_location(s, node))
+                for s in (made, ast.Try(node.body, [], [], [closing]))]
 
     def _resolves_to(self, node: ast.expr, target: Any) -> bool:
         """Whether ``node`` (``suppress`` or ``contextlib.suppress``) names ``target`` through this

@@ -12,9 +12,11 @@ back in the order the futures finish. ``Loop.run_once`` runs the ready callbacks
 clock jumps to the next deadline only when nothing is ready (so ``sleep(0.1)`` wakes before
 ``sleep(0.2)`` whatever the computing in between costs, and nobody waits).
 
-``rules/asyncio_rules.py`` declares ``asyncio.run``, ``gather``, ``sleep``, ``Queue``, ``Lock``,
-``TaskGroup``... to be these definitions. Derivatives cross suspensions as the lazy generators
-carry them: values are frame attributes, results attributes of futures, items of queues.
+``run`` (``asyncio.run``), a ``Runner`` and a loop's own ``run_until_complete`` (of
+``new_event_loop()``) all run a loop here. ``rules/asyncio_rules.py`` declares ``asyncio.run``,
+``gather``, ``sleep``, ``Queue``, ``Lock``, ``TaskGroup``... to be these definitions.
+Derivatives cross suspensions as the lazy generators carry them: values are frame attributes,
+results attributes of futures, items of queues.
 """
 from __future__ import annotations
 
@@ -34,6 +36,23 @@ def running_loop() -> Loop:
     if not _RUNNING:
         raise RuntimeError("no running event loop")
     return _RUNNING[-1]
+
+
+#: the loop ``asyncio.set_event_loop`` set, which ``get_event_loop`` gives when none runs
+_SET: list = [None]
+
+
+def set_event_loop(loop: Any) -> None:
+    _SET[0] = loop
+
+
+def event_loop() -> Loop:
+    """``asyncio.get_event_loop()``: the running loop, else the one set (made if none is)."""
+    if _RUNNING:
+        return _RUNNING[-1]
+    if _SET[0] is None:
+        _SET[0] = Loop()
+    return _SET[0]
 
 
 class Future:
@@ -133,21 +152,30 @@ def waiting(future: Future) -> Any:
     return future.result()
 
 
-def bare_yield() -> Generator:
+def bare_yield(result: Any = None) -> Generator:
     """What ``asyncio.sleep(0)`` awaits (CPython's ``__sleep0``): one bare ``yield``, so the task
-    runs again after those already ready."""
+    runs again after those already ready; then ``result`` is returned."""
     frame = Frame()
     frame.yielded = False
+    frame.result = result
 
     def resume(sent: Any, thrown: Any = None) -> tuple:
         if thrown is not None:
             raise thrown
         if frame.yielded:
-            return False, None
+            return False, frame.result
         frame.yielded = True
         return True, None
 
     return Generator(resume, "sleep")
+
+
+def started(coro: Generator) -> None:
+    """Mark ``coro`` as awaited (or run by a task): a second time is Python's ``RuntimeError``. (A
+    mark of its own: the frame's attributes are the coroutine's variables, a user's ``state`` too.)"""
+    if getattr(coro, "awaited", False):
+        raise RuntimeError("cannot reuse already awaited coroutine")
+    coro.awaited = True
 
 
 def await_target(x: Any) -> Any:
@@ -155,8 +183,7 @@ def await_target(x: Any) -> Any:
     or what a user's ``__await__`` gives; anything else (a future of a real event loop, a socket)
     is refused by name."""
     if type(x) is Generator:
-        if x.frame is not None and x.frame.state != 0:
-            raise RuntimeError("cannot reuse already awaited coroutine")
+        started(x)
         return x
     if isinstance(x, Future):
         return waiting(x)
@@ -176,9 +203,11 @@ class Task(Future):
         Future.__init__(self, loop)
         if type(coro) is not Generator:
             raise TypeError(f"a coroutine was expected, got {type(coro).__qualname__}")
+        started(coro)
         self.coro = coro
         self.name = name
         self.must_cancel = False
+        self.cancel_requests = 0
         self.waiting_on = None
         self.loop.tasks.append(self)
         self.loop.call_soon(self.step)
@@ -189,15 +218,33 @@ class Task(Future):
     def cancel(self, msg: Any = None) -> bool:
         if self.done():
             return False
+        self.cancel_requests += 1
         if self.waiting_on is not None and self.waiting_on.cancel(msg):
             return True  # its wakeup throws CancelledError into the coroutine
         self.must_cancel = True
         return True
 
+    def cancelling(self) -> int:
+        return self.cancel_requests
+
+    def uncancel(self) -> int:
+        if self.cancel_requests > 0:
+            self.cancel_requests -= 1
+        return self.cancel_requests
+
     def step(self, error: Any = None) -> None:
-        """Run the coroutine to its next await (``error``: raised there first)."""
+        """Run the coroutine to its next await (``error``: raised there first). After a bare
+        yield (``sleep(0)``) with nothing else ready it runs on at once: the loop's next turn
+        would run this task first anyway (before any timer), and a turn costs far more."""
+        again = True
+        while again:
+            again = self.step_once(error)
+            error = None
+
+    def step_once(self, error: Any) -> bool:
+        """One step of the coroutine; true for a bare yield that may run on at once."""
         if self.done():
-            return
+            return False
         if self.must_cancel:
             error = asyncio.CancelledError()
             self.must_cancel = False
@@ -213,8 +260,12 @@ class Task(Future):
         except BaseException as failure:  # noqa: B036 - kept in the task, raised where it is awaited
             Future.set_exception(self, failure)
         else:
+            if more and request is None and not self.loop.ready:
+                self.loop.current = None
+                return True
             self.advanced(more, request)
         self.loop.current = None
+        return False
 
     def advanced(self, more: Any, request: Any) -> None:
         if more is None:
@@ -263,6 +314,8 @@ class Loop:
         self.clock = 0.0
         self.tasks = []
         self.current = None
+        self.closed = False
+        self.broken = False
 
     def time(self) -> float:
         return self.clock
@@ -319,29 +372,112 @@ class Loop:
             if not handle.cancelled:
                 handle.callback(*handle.args)
 
-    def run_until_complete(self, future: Future) -> Any:
-        while not future.done():
-            self.run_once()
+    def run_until_complete(self, future: Any) -> Any:
+        """Run until ``future`` (a coroutine becomes a task) is done, as the running loop."""
+        if self.closed:
+            raise RuntimeError("Event loop is closed")
+        if self.is_running():
+            raise RuntimeError("This event loop is already running")
+        _RUNNING.append(self)
+        try:
+            if type(future) is Generator:
+                future = Task(future, self)
+            elif not isinstance(future, Future):
+                raise TypeError("An asyncio.Future, a coroutine or an awaitable is required")
+            while not future.done():
+                self.run_once()
+        finally:
+            _RUNNING.pop()
+            if isinstance(future, Future) and not future.done():
+                self.broken = True  # stopped part way (an error of the loop's): nothing more runs
         return future.result()
+
+    def is_running(self) -> bool:
+        return any(loop is self for loop in _RUNNING)
+
+    def is_closed(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        if self.is_running():
+            raise RuntimeError("Cannot close a running event loop")
+        self.closed = True
+
+    async def shutdown_asyncgens(self) -> None:
+        return None  # (unfinished async generators are not tracked: docs/limitations.md)
+
+    async def shutdown_default_executor(self) -> None:
+        return None
 
     def cancel_remaining(self) -> None:
         """What ``asyncio.run`` does after its coroutine: cancel the tasks still running, and
         run them until they end."""
+        if self.broken:
+            return
         remaining = [t for t in self.tasks if not t.done()]
         for task in remaining:
             task.cancel()
-        while any(not t.done() for t in remaining):
-            self.run_once()
+        if remaining:
+            _RUNNING.append(self)
+            try:
+                while any(not t.done() for t in remaining):
+                    self.run_once()
+            finally:
+                _RUNNING.pop()
 
 
 def run(main: Any, *, debug: Any = None) -> Any:
-    """``asyncio.run``: ``main`` as the first task of a new loop, run until it is done."""
+    """``asyncio.run``: ``main`` as the first task of a new loop, run until it is done; then the
+    tasks left are cancelled and the loop closed."""
+    if type(main) is not Generator:
+        raise ValueError(f"a coroutine was expected, got {main!r}")
     loop = Loop()
-    _RUNNING.append(loop)
     try:
-        task = Task(main, loop)
-        result = loop.run_until_complete(task)
-        loop.cancel_remaining()
+        return loop.run_until_complete(main)
     finally:
-        _RUNNING.pop()
-    return result
+        loop.cancel_remaining()
+        loop.close()
+
+
+class Runner:
+    """``asyncio.Runner``: one loop for several ``run`` calls; ``close`` (or the end of a
+    ``with`` block) cancels the tasks left and closes it."""
+
+    def __init__(self, *, debug: Any = None, loop_factory: Any = None) -> None:
+        self.state = "created"
+        self.loop = None
+        self.loop_factory = loop_factory
+
+    def __enter__(self) -> Runner:
+        self.lazy_init()
+        return self
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.state != "initialized":
+            return
+        try:
+            self.loop.cancel_remaining()
+            self.loop.close()
+        finally:
+            self.state = "closed"
+
+    def get_loop(self) -> Loop:
+        self.lazy_init()
+        return self.loop
+
+    def run(self, coro: Any, *, context: Any = None) -> Any:
+        if type(coro) is not Generator:
+            raise ValueError(f"a coroutine was expected, got {coro!r}")
+        self.lazy_init()
+        return self.loop.run_until_complete(coro)
+
+    def lazy_init(self) -> None:
+        if self.state == "closed":
+            raise RuntimeError("Runner is closed")
+        if self.state == "initialized":
+            return
+        self.loop = Loop() if self.loop_factory is None else self.loop_factory()
+        self.state = "initialized"

@@ -309,7 +309,7 @@ class Queue:
     def put_nowait(self, item: Any) -> None:
         if self.full():
             raise asyncio.QueueFull
-        self.items.append(item)
+        self.put_item(item)
         self.unfinished += 1
         self.finished.clear()
         _wake_next(self.getters)
@@ -322,9 +322,16 @@ class Queue:
     def get_nowait(self) -> Any:
         if self.empty():
             raise asyncio.QueueEmpty
-        item = self.items.pop(0)
+        item = self.take_item()
         _wake_next(self.putters)
         return item
+
+    def put_item(self, item: Any) -> None:
+        """(``_put``: where ``PriorityQueue`` and ``LifoQueue`` differ.)"""
+        self.items.append(item)
+
+    def take_item(self) -> Any:
+        return self.items.pop(0)
 
     def task_done(self) -> None:
         if self.unfinished <= 0:
@@ -400,13 +407,26 @@ class TaskGroup:
 
     async def __aexit__(self, kind: Any, error: Any, traceback: Any) -> Any:
         self.exiting = True
+        propagated = error if kind is asyncio.CancelledError else None
+        if self.parent_cancelled and self.parent.uncancel() == 0:
+            propagated = None  # the cancel was the group's own (an enclosing timeout counts the others)
         if error is not None and not self.aborting:
             self.abort()
         while not all(t.done() for t in self.tasks):
             self.all_done = Future(self.loop)
-            await self.all_done
-        if kind is asyncio.CancelledError and not self.parent_cancelled:
-            return False  # the group's task itself was cancelled: that goes on
+            try:
+                await self.all_done
+            except asyncio.CancelledError as cancelled:  # the group's task cancelled while it waits
+                if not self.aborting:
+                    propagated = cancelled
+                    self.abort()
+        if propagated is not None and not self.errors:
+            raise propagated  # the group's task itself was cancelled: that goes on
+        if error is not None and not isinstance(error, asyncio.CancelledError):
+            self.errors.append(error)  # (after the tasks' errors, as CPython does)
+        if self.errors:
+            raise BaseExceptionGroup("unhandled errors in a TaskGroup", self.errors)
+        return False  # the group's task itself was cancelled: that goes on
         if error is not None and not isinstance(error, asyncio.CancelledError):
             self.errors.append(error)  # (after the tasks' errors, as CPython does)
         if self.errors:

@@ -2,7 +2,9 @@
 of yuebing's own event loop (``ir/event_loop.py``, ``ir/event_loop_api.py``), which the transforms
 differentiate like user code (``defined_as``). ``asyncio.run`` runs a coroutine (an ``async def``
 rewritten by ``frontend/async_functions.py`` into a resumable generator) on a new loop; tasks
-interleave at their awaits in ``asyncio.run``'s order; ``sleep`` waits on a virtual clock."""
+interleave at their awaits in ``asyncio.run``'s order; ``sleep`` waits on a virtual clock. What
+belongs to threads or to asyncio's own loops (``run_coroutine_threadsafe``, ``wrap_future``,
+``Future()`` and ``Task()`` made directly) is refused by name, with the way that works."""
 from __future__ import annotations
 
 import asyncio
@@ -10,7 +12,10 @@ from typing import Any
 
 from ..ir import event_loop as L
 from ..ir import event_loop_api as A
+from ..ir import event_loop_sync as S
+from ..ir import event_loop_waiting as W
 from .core import register_frule, register_rrule
+from .declare import nondifferentiable
 from .second_order import defined_as, zero
 
 
@@ -19,6 +24,8 @@ def _run(main: Any, *, debug: Any = None) -> Any:
 
 
 def _sleep(delay: Any, result: Any = None) -> Any:
+    if delay <= 0:  # one bare yield, as CPython's sleep(0) awaits, without a coroutine around it
+        return L.bare_yield(result)
     return A.sleep(delay, result)
 
 
@@ -80,33 +87,108 @@ def _task_group() -> Any:
     return A.TaskGroup()
 
 
+def _wait(fs: Any, *, timeout: Any = None, return_when: str = asyncio.ALL_COMPLETED) -> Any:
+    return W.wait(fs, timeout=timeout, return_when=return_when)
+
+
+def _as_completed(fs: Any, *, timeout: Any = None) -> Any:
+    return W.as_completed(fs, timeout=timeout)
+
+
+def _shield(arg: Any) -> Any:
+    return W.shield(arg)
+
+
+def _timeout(delay: Any) -> Any:
+    return W.timeout(delay)
+
+
+def _timeout_at(when: Any) -> Any:
+    return W.timeout_at(when)
+
+
+def _to_thread(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+    return W.to_thread(func, *args, **kwargs)
+
+
+def _condition(lock: Any = None) -> Any:
+    return S.Condition(lock)
+
+
+def _barrier(parties: int) -> Any:
+    return S.Barrier(parties)
+
+
+def _priority_queue(maxsize: int = 0) -> Any:
+    return S.PriorityQueue(maxsize)
+
+
+def _lifo_queue(maxsize: int = 0) -> Any:
+    return S.LifoQueue(maxsize)
+
+
+def _new_event_loop() -> Any:
+    return L.Loop()
+
+
+def _runner(*, debug: Any = None, loop_factory: Any = None) -> Any:
+    return L.Runner(debug=debug, loop_factory=loop_factory)
+
+
+def _set_event_loop(loop: Any) -> None:
+    if loop is not None and not isinstance(loop, L.Loop):
+        raise TypeError(f"loop must be an instance of AbstractEventLoop or None, not '{type(loop).__name__}'")
+    L.set_event_loop(loop)
+
+
+def _get_event_loop() -> Any:
+    return L.event_loop()
+
+
 for _target, _definition in (
         (asyncio.run, _run), (asyncio.sleep, _sleep), (asyncio.gather, _gather),
         (asyncio.create_task, _create_task), (asyncio.ensure_future, _ensure_future),
         (asyncio.wait_for, _wait_for), (asyncio.get_running_loop, _get_running_loop),
-        (asyncio.get_event_loop, _get_running_loop), (asyncio.current_task, _current_task),
+        (asyncio.get_event_loop, _get_event_loop), (asyncio.set_event_loop, _set_event_loop),
+        (asyncio.new_event_loop, _new_event_loop), (asyncio.Runner, _runner), (asyncio.current_task, _current_task),
+        (asyncio.wait, _wait), (asyncio.as_completed, _as_completed), (asyncio.shield, _shield),
+        (asyncio.timeout, _timeout), (asyncio.timeout_at, _timeout_at), (asyncio.to_thread, _to_thread),
+        (asyncio.Condition, _condition), (asyncio.Barrier, _barrier), (asyncio.PriorityQueue, _priority_queue),
+        (asyncio.LifoQueue, _lifo_queue),
         (asyncio.Event, _event), (asyncio.Lock, _lock), (asyncio.Semaphore, _semaphore),
         (asyncio.BoundedSemaphore, _bounded_semaphore), (asyncio.Queue, _queue), (asyncio.TaskGroup, _task_group),
         (anext, _anext), (aiter, _aiter)):
     defined_as(_target, _definition)
 
-def _not_on_the_loop(*args: Any, **kwargs: Any) -> Any:
-    """The rest of ``asyncio`` (``wait``, ``as_completed``, ``shield``, ``timeout``, ``Condition``,
-    threads, other loops): refused by name rather than run against a loop it was not written for."""
-    raise TypeError(
-        "yuebing cannot differentiate this asyncio function or class: under differentiation async code runs on "
-        "yuebing's own event loop, which has asyncio.run, sleep, gather, create_task, ensure_future, wait_for, "
-        "get_running_loop (create_task, create_future, call_soon, call_later, run_in_executor), current_task, "
-        "Event, Lock, Semaphore, BoundedSemaphore, Queue and TaskGroup. What to do: write it with those (a loop "
-        "over gather for wait/as_completed, wait_for for timeout), or do it outside the differentiated function.")
+
+def _refusal(name: str, advice: str) -> Any:
+    """A rule that refuses ``asyncio.<name>``, naming it (the user's line is added where it is raised)."""
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"yuebing cannot differentiate asyncio.{name}: under differentiation async code runs on yuebing's own "
+            f"event loop, in one thread: {advice}")
+
+    refused.__qualname__ = f"asyncio.{name} (refused)"
+    return refused
 
 
-for _refused in (asyncio.wait, asyncio.as_completed, asyncio.shield, asyncio.timeout, asyncio.timeout_at,
-                 asyncio.Condition, asyncio.Barrier, asyncio.PriorityQueue, asyncio.LifoQueue, asyncio.to_thread,
-                 asyncio.run_coroutine_threadsafe, asyncio.new_event_loop, asyncio.Runner, asyncio.Future,
-                 asyncio.Task, asyncio.wrap_future):
-    register_rrule(_refused, _not_on_the_loop)
-    register_frule(_refused, _not_on_the_loop)
+for _refused, _advice in (
+        (asyncio.run_coroutine_threadsafe, "run_coroutine_threadsafe hands a coroutine to a loop in another thread. "
+                                           "What to do: await the coroutine (or asyncio.create_task it) in the "
+                                           "differentiated code."),
+        (asyncio.wrap_future, "wrap_future wraps a concurrent.futures future of a thread pool. What to do: give the "
+                              "function to loop.run_in_executor or asyncio.to_thread, which yuebing runs."),
+        (asyncio.Future, "a Future made directly belongs to asyncio's own loops. What to do: make it with "
+                         "asyncio.get_running_loop().create_future()."),
+        (asyncio.Task, "a Task made directly belongs to asyncio's own loops. What to do: make it with "
+                       "asyncio.create_task(coro).")):
+    _rule = _refusal(_refused.__name__, _advice)
+    register_rrule(_refused, _rule)
+    register_frule(_refused, _rule)
     zero(_refused)
+
+# marking a coroutine awaited: a flag, no derivative (run as it is: a call per await, kept cheap)
+nondifferentiable(L.started)
 
 CASES: list = []  # (exercised by tests/test_async.py and test_async_loop.py: async code needs user code)

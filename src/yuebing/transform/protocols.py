@@ -251,6 +251,7 @@ def _is_machinery(filename: str) -> bool:
 # like user code)
 _DIFFERENTIATED = (os.path.join("testing", "targets.py"), os.path.join("ir", "generators.py"),
                    os.path.join("ir", "event_loop.py"), os.path.join("ir", "event_loop_api.py"),
+                   os.path.join("ir", "event_loop_waiting.py"), os.path.join("ir", "event_loop_sync.py"),
                    os.path.join("ir", "async_generators.py"))
 
 
