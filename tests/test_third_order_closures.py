@@ -6,6 +6,8 @@ Every Hessian is checked against central differences of the gradient (``yb.grad`
 function is reverse over reverse, which needs only second derivatives of the inner one) and for
 symmetry; the Hessian-vector products against the same Hessian times the direction.
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -284,6 +286,35 @@ def test_hessian_through_grad_of_a_key(g, x):
     v = np.array([0.2, -1.0, 0.4])
     np.testing.assert_allclose(yb.hvp(F, (x,), (v,))[2][0], _fd_hessian(F, x) @ v, rtol=1e-5, atol=1e-5)
     check_all_modes(g, x)
+
+
+# -------------------------------------------------------------------- functools.partial
+
+def partial_of_a_global(y):
+    p = functools.partial(keywords_helper, y[0], c=y[2])
+    return p(y[1]) ** 2
+
+
+def partials_of_closures(y):
+    s = y[0] * y[1]
+
+    def h(a, b, scale=1.0):
+        return a * b * s * scale
+
+    p = functools.partial(h, scale=y[2])
+    q = functools.partial(p, y[2])
+    m = functools.partial(np.multiply, y[1])
+    return q(y[0]) ** 2 + p(y[1], y[0], scale=2.0) + np.sum(m(y) ** 3) \
+        + sum(map(functools.partial(keywords_helper, b=y[0]), y))
+
+
+@pytest.mark.parametrize("g", [partial_of_a_global, partials_of_closures], ids=lambda g: g.__name__)
+def test_hessian_through_grad_of_partials(g):
+    check_hessian(lambda y: np.sum(yb.grad(g)(y) ** 2), X, rtol=1e-5, atol=1e-5)
+    F = lambda y: np.sum(np.sin(yb.grad(g)(y)))  # noqa: E731
+    v = np.array([0.2, -1.0, 0.4])
+    np.testing.assert_allclose(yb.hvp(F, (X,), (v,))[2][0], _fd_hessian(F, X) @ v, rtol=1e-5, atol=1e-5)
+    check_all_modes(g, X)
 
 
 # -------------------------------------------------------------------- still refused, by name

@@ -55,19 +55,27 @@ def sum(items, start=0):
 _WRITERS = (setattr, object.__setattr__)
 _DELETERS = (delattr, object.__delattr__)
 
-_HEAP_TYPE = 1 << 9  # (Py_TPFLAGS_HEAPTYPE: a class made by a class statement)
+#: a class made by a class statement is a heap type, and not immutable (C types made from a spec,
+#: ``functools.partial``, are heap types too, but immutable)
+_HEAP_TYPE, _IMMUTABLE_TYPE = 1 << 9, 1 << 8
+
+
+def _python_class(tp: type) -> bool:
+    return tp.__flags__ & (_HEAP_TYPE | _IMMUTABLE_TYPE) == _HEAP_TYPE
 
 
 def is_user_object(value: Any) -> bool:
     """An instance of a Python class (not a class, module, function, array or builtin value)."""
-    return bool(type(value).__flags__ & _HEAP_TYPE) and not isinstance(value, (type, types.ModuleType)) \
+    return _python_class(type(value)) and not isinstance(value, (type, types.ModuleType)) \
         and K.primal_kind(value) in (K.OBJECT, K.FROZEN)
 
 
 def user_class(f: Any) -> bool:
-    """A class written in Python whose construction third order follows (not an exception)."""
-    return isinstance(f, type) and bool(f.__flags__ & _HEAP_TYPE) and not issubclass(f, BaseException) \
-        and f.__module__ not in ("builtins", "numpy") and not f.__module__.startswith(("numpy.", "scipy."))
+    """A class written in Python whose construction third order follows (not an exception, nor
+    NumPy's or SciPy's, whose rules decide)."""
+    return isinstance(f, type) and _python_class(f) and not issubclass(f, BaseException) \
+        and f.__module__ not in ("builtins", "numpy") and not f.__module__.startswith(("numpy.", "scipy.")) \
+        and lookup_second_order(f) is None
 
 
 def object_call(call: _Call) -> Any:
