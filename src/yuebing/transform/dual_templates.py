@@ -113,6 +113,12 @@ def _index(gen: Any, i: ir.Atom) -> str | None:
     return None
 
 
+def _is_int(gen: Any, i: ir.Atom) -> bool:
+    """Whether index atom ``i`` is an int wherever it runs: an int literal, or a variable that only
+    holds loop indices and int arithmetic of them (``gen.integers``)."""
+    return isinstance(i, ir.Var) and i.name in gen.integers or isinstance(i, ir.Const) and type(i.value) is int
+
+
 def at_element(array: Any, tangent: Any, index: Any) -> bool:
     """Whether ``array[index]`` is one element: an int for a 1-D array, a tuple of ints as long
     as the array has dimensions; and ``tangent`` is laid out as ``array`` (a batched pass's has a
@@ -294,12 +300,20 @@ def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:
     if not isinstance(x, ir.Var) or x.name in gen.integers or index is None:
         return None
     px, tx, fx, fdx = gen.primal(x), gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x)
-    guard = f"type({px}) is _ND and {px}.dtype is _F64 and type({tx}) is _ND and _at_element({px}, {tx}, {index})"
+    if _is_int(gen, i):  # (at_element, written out: a call per read costs a tenth of a scalar loop)
+        guard = f"type({px}) is _ND and {px}.dtype is _F64 and {px}.ndim == 1 and type({tx}) is _ND and {tx}.ndim == 1"
+    else:
+        guard = f"type({px}) is _ND and {px}.dtype is _F64 and type({tx}) is _ND and _at_element({px}, {tx}, {index})"
     t = s.target
     # the array's fdata is pushed before the target is bound: the target may be the array (x = x[0])
     forward = [f"_v = {px}[{index}]; _vd = {tx}[{index}]; _push(({fx}, {fdx}, {index})); _push(_DFAST)",
                f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
     return DualTemplate(guard, forward, "_xf, _xfd, _i = _pop()", [(x, "_read", "_read")])
+
+
+def _grouped(expr: str) -> str:
+    """``expr`` as an operand of ``+`` (parenthesised unless it is a name)."""
+    return expr if expr.isidentifier() else f"({expr})"
 
 
 def nan_batch(c: Any) -> bool:
@@ -331,6 +345,7 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
     lines.append("if _g is not _NR or _gd is not _NR:")
     lines.append("    _g = 0.0 if _g is _NR else _g; _gd = 0.0 if _gd is _NR else _gd")
     strong = template.strong or (None,) * len(template.contributions)
+    cleared = {r, rd}  # rdata known to be _NR here: an operand that is the target (y = y + t)
     for (atom, value, tangent), by_rule in zip(template.contributions, strong):
         if value == "_sum":  # a sum: its cotangents go to every element of the array's fdata
             lines.append("    if _xf is not _NF: _xf += _g")
@@ -346,8 +361,13 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
             continue  # a literal
         ar, ard = gen.rd(atom.name), gen.rdd(atom.name)
         for expr, strong_expr, r in ((value, by_rule and by_rule[0], ar), (tangent, by_rule and by_rule[1], ard)):
+            if not strong_expr:
+                lines.append(f"    {r} = {expr}" if r in cleared else f"    {r} = {expr} if {r} is _NR else {r} + {_grouped(expr)}")
+                cleared.discard(r)
+                continue
             lines.append(f"    _c = {expr}")
             if strong_expr:  # a NaN (0 * inf?): again, by the strong-zero rule
                 lines.append(f"    if (_c != _c if type(_c) is not _ND else _nan_batch(_c)): _c = {strong_expr}")
             lines.append(f"    {r} = _c if {r} is _NR else {r} + _c")
+            cleared.discard(r)
     return lines
