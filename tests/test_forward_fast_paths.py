@@ -174,8 +174,8 @@ def test_the_direct_path_returns_copies_of_its_arguments():
 @pytest.mark.parametrize("shapes", [((20, 20), (40, 40)), ((3,), (4,)), ((2, 3), (4, 5)), ((1, 2, 3), (2, 2, 2)),
                                     ((0, 3), (2, 2)), ((2, 1), (3, 3))])
 def test_kron_tangent_of_both_factors_against_central_differences(shapes):
-    """``kron``'s tangent along both factors is written block by block into one array
-    (``rules/linalg/products.py``): the same as the two products summed, in every shape."""
+    """``kron``'s tangent along both factors is written as one batched matrix product into one
+    array (``rules/linalg/products.py``): the same as the two products summed, in every shape."""
     rng = np.random.default_rng(4)
     a, b, da, db = (rng.standard_normal(s) for s in shapes + shapes)
     value, tangent = yb.jvp(np.kron, (a, b), (da, db))
@@ -185,6 +185,23 @@ def test_kron_tangent_of_both_factors_against_central_differences(shapes):
     weights = rng.standard_normal(value.shape)
     grads = yb.grad(lambda p, q: np.sum(weights * np.kron(p, q)), argnums=(0, 1))(a, b)
     assert np.sum(weights * tangent) == pytest.approx(np.sum(grads[0] * da) + np.sum(grads[1] * db), abs=1e-9)
+
+
+def _kron_tangent(a, b):
+    return np.kron(a, b) * 1.0
+
+
+def test_a_kept_kron_tangent_is_not_reused():
+    """A large kron's tangent comes from the buffer pool: one the caller keeps is never handed out
+    again (the next JVPs' tangents are other arrays, and the kept one keeps its values)."""
+    rng = np.random.default_rng(5)
+    a, b, da, db = (rng.standard_normal(s) for s in ((20, 20), (40, 40)) * 2)
+    kept = [yb.jvp(np.kron, (a, b), (k * da, db))[1] for k in range(3)]
+    for k, t in enumerate(kept):
+        np.testing.assert_allclose(t, np.kron(k * da, b) + np.kron(a, db), rtol=1e-12, atol=1e-12)
+    assert not any(np.shares_memory(s, t) for s in kept for t in kept if s is not t)
+    value, tangent = yb.jvp(_kron_tangent, (a, b), (da, db))  # a tangent used inside and dropped
+    np.testing.assert_allclose(tangent, np.kron(da, b) + np.kron(a, db), rtol=1e-12, atol=1e-12)
 
 
 def test_kron_in_every_mode():

@@ -30,6 +30,10 @@ def refuse_object_array_of_numbers(y: np.ndarray) -> None:
 # with its pool (a large fresh array costs more in page faults on first touch than the arithmetic
 # done on it); rules cannot import the transform layer.
 ZEROS_LIKE: Callable[[np.ndarray], np.ndarray] = np.zeros_like
+# ... and an uninitialised new array a rule writes whole (``np.empty(shape, dtype)``); ``POOLED(a)``:
+# 1 if array ``a`` is such a buffer, which the pool refers to once more until it is swept back
+EMPTY: Callable[[Any, Any], np.ndarray] = np.empty
+POOLED: Callable[[Any], int] = lambda a: 0
 
 
 def zero_fdata(y: Any) -> Any:

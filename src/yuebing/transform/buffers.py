@@ -80,6 +80,28 @@ def zeros_like(y: np.ndarray) -> np.ndarray:
 _util.ZEROS_LIKE = zeros_like  # the rules' zero fdata of new arrays come from the pool too
 
 
+def empty(shape: Any, dtype: Any = np.float64) -> np.ndarray:
+    """An uninitialised C-ordered array (from the pool when large), ``np.empty``'s arguments."""
+    global _pooled_bytes
+    shape, dtype = tuple(shape), np.dtype(dtype)
+    with _LOCK:
+        free = _POOL.get((shape, dtype))
+        if free:
+            buffer = free.pop()
+            _pooled_bytes -= buffer.nbytes
+            _LENT[id(buffer)] = buffer
+            return buffer
+    return _fresh(np.broadcast_to(np.empty((), dtype), shape), zero=False)
+
+
+def followed(buffer: Any) -> int:
+    """1 if ``buffer`` is lent (this module refers to it), else 0."""
+    return int(_LENT.get(id(buffer)) is buffer)
+
+
+_util.EMPTY, _util.POOLED = empty, followed  # what a rule writes whole (kron's tangent) too
+
+
 def scratch(like: np.ndarray) -> np.ndarray:
     """An uninitialised C-ordered buffer shaped like ``like``."""
     buffer = take(like)

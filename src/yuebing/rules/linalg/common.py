@@ -26,6 +26,7 @@ import numpy as np
 from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import randc, randn
 from ..core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
+from .. import util
 from ..util import accumulate, fit_tangent, is_differentiable, out_cotangent, output, tangent
 
 # --------------------------------------------------------------------------------------------
@@ -100,10 +101,11 @@ def _fresh_tangent(dy: np.ndarray, y: Any) -> bool:
     of, made by the formula: not an argument's tangent, a view of one, or a cached array), so
     ``fit``'s copy is not needed. References: the caller's local, the parameter, getrefcount's."""
     if type(y) is not np.ndarray or dy.shape != y.shape or dy.dtype != y.dtype or not dy.flags.writeable \
-            or sys.getrefcount(dy) > 3:
+            or sys.getrefcount(dy) > 3 + util.POOLED(dy):  # (a pooled buffer: the pool's reference too)
         return False
     base = dy.base
-    return base is None or type(base) is np.ndarray and base.base is None and sys.getrefcount(base) <= 3
+    return base is None or type(base) is np.ndarray and base.base is None \
+        and sys.getrefcount(base) <= 3 + util.POOLED(base)
 
 
 def linalg_rule(*targets: Any, diff: tuple = (0,), vjp: Callable | None = None,
