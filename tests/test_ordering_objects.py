@@ -305,6 +305,23 @@ def test_the_dunders_run_as_often_as_in_a_plain_call():
     assert yb.hvp(f, (1.0,), (1.0,))[0] == len(plain_log)
 
 
+@pytest.mark.parametrize("n", [2, 7, 40, 63, 64, 150])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_the_plan_asks_the_comparisons_cpythons_sort_makes(n, reverse):
+    """Written out below 64 values, CPython's own sort in a thread beyond: the same pairs, in
+    the same order, and the same order of the values (ties included)."""
+    values = list(np.random.default_rng(n).integers(0, n // 3 + 1, n))
+    asked = []
+    expected = sorted(range(n), key=lambda i: _comparisons._Recorded(i, values, asked), reverse=reverse)
+    plan = _comparisons.comparison_plan(n, reverse)
+    pairs, pair = [], _comparisons.next_comparison(plan, None)
+    while pair is not None:
+        pairs.append(pair)
+        pair = _comparisons.next_comparison(plan, values[pair[0]] < values[pair[1]])
+    assert pairs == asked
+    assert _comparisons.planned_order(plan) == expected
+
+
 # ---------------------------------------------------------------------- the plain path
 
 

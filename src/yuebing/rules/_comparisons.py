@@ -14,10 +14,12 @@ operator of user code does:
   comparison dunder may change data, by the static check of ``calls_through``. Numbers, arrays,
   strings, ``dataclass(order=True)`` and a pure ``__lt__`` stay on the plain path.
 * ``comparison_plan``: the comparisons CPython's own sort makes (timsort: which pairs, in which
-  order, for every length), asked one at a time. CPython's ``list.sort`` runs in a helper thread
-  on stand-ins for the positions; each comparison it wants is handed back to the differentiated
-  code, which compares the real values and hands the answer in. So the user's dunders run
-  exactly as in a plain call, and the order they give is the one ``sorted`` gives.
+  order, for every length), asked one at a time. Below 64 values its algorithm is written out
+  (``count_run``, then binary insertion: checked against this Python's sort once); beyond,
+  CPython's ``list.sort`` runs in a helper thread on stand-ins for the positions, and each
+  comparison it wants is handed back to the differentiated code, which compares the real values
+  and hands the answer in. So the user's dunders run exactly as in a plain call, and the order
+  they give is the one ``sorted`` gives.
 * ``less``/``equal``: ``<`` and ``==`` of tuples and lists written out (the first elements that
   differ, found by ``is`` or ``==``, as CPython's tuple comparison does), so that the dunders of
   their elements are reached by differentiated code too.
@@ -37,8 +39,7 @@ import operator
 import queue
 import threading
 import types
-import weakref
-from typing import Any
+from typing import Any, Generator
 
 import numpy as np
 
@@ -161,34 +162,113 @@ def _sort_positions(n: int, reverse: bool, questions: queue.SimpleQueue, answers
         questions.put(("raised", error))
 
 
+def _threaded_sort(n: int, reverse: bool) -> Generator:
+    """CPython's sort itself, in a helper thread on stand-ins: yields each pair it compares,
+    receives the answer, returns the order."""
+    questions: queue.SimpleQueue = queue.SimpleQueue()
+    answers: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_sort_positions, args=(n, reverse, questions, answers), name="yuebing sort plan",
+                     daemon=True).start()
+    try:
+        while True:
+            message = questions.get()
+            if message[0] == "done":
+                return message[1]
+            if message[0] == "raised":
+                raise message[1]
+            answers.put((yield message[1], message[2]))
+    except GeneratorExit:  # the differentiated code stopped asking (a comparison raised): the thread ends
+        answers.put(_Abandoned)
+        raise
+
+
+def _binary_insertion_sort(n: int, reverse: bool) -> Generator:
+    """CPython's sort of fewer than 64 values, written out (``listobject.c``: ``count_run``,
+    then ``binarysort`` of the rest): the same comparisons in the same order, without a thread."""
+    a = list(range(n))
+    if reverse:  # (as CPython: reversed first and last, so equal values keep their order)
+        a.reverse()
+    run = 1
+    if n > 1:
+        run, descending = 2, (yield a[1], a[0])
+        while run < n and bool((yield a[run], a[run - 1])) == bool(descending):
+            run += 1
+        if descending:
+            a[:run] = a[run - 1::-1]
+    for start in range(run, n):
+        pivot, low, high = a[start], 0, start
+        while low < high:
+            middle = (low + high) >> 1
+            if (yield pivot, a[middle]):
+                high = middle
+            else:
+                low = middle + 1
+        a[low + 1:start + 1] = a[low:start]
+        a[low] = pivot
+    if reverse:
+        a.reverse()
+    return a
+
+
+def _comparisons_of(steps: Generator, values: list) -> tuple:
+    """The pairs ``steps`` compares on ``values``, and its order."""
+    pairs, answer = [], None
+    try:
+        while True:
+            pair = steps.send(answer) if pairs else next(steps)
+            pairs.append(pair)
+            answer = values[pair[0]] < values[pair[1]]
+    except StopIteration as stop:
+        return pairs, stop.value
+
+
+@functools.lru_cache(maxsize=1)
+def _written_out_sort_is_cpythons() -> bool:
+    """Whether ``_binary_insertion_sort`` makes this Python's comparisons (checked once, on
+    runs, ties and shuffles; else every sort takes the thread)."""
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 4, 5, 8, 13, 31, 63):
+        for values in (list(rng.integers(0, n // 2 + 1, n)), list(range(n)), list(range(n, 0, -1)), [1] * n,
+                       [3, 2, 1] + list(range(n - 3)), list(rng.permutation(n))):
+            for reverse in (False, True):
+                asked = []
+                order = sorted(range(n), key=lambda i: _Recorded(i, values, asked), reverse=reverse)
+                if _comparisons_of(_binary_insertion_sort(n, reverse), values) != (asked, order):
+                    return False
+    return True
+
+
+class _Recorded:
+    __slots__ = ("i", "values", "asked")
+
+    def __init__(self, i: int, values: list, asked: list) -> None:
+        self.i, self.values, self.asked = i, values, asked
+
+    def __lt__(self, other: _Recorded) -> bool:
+        self.asked.append((self.i, other.i))
+        return self.values[self.i] < self.values[other.i]
+
+
 class ComparisonPlan:
-    """The comparisons ``sorted`` makes on ``n`` values, and at the end its order."""
+    """The comparisons ``sorted`` makes on ``n`` values, asked one at a time, and at the end its
+    order: written out below 64 values, CPython's own sort in a thread beyond."""
 
     def __init__(self, n: int, reverse: bool) -> None:
-        self._questions: queue.SimpleQueue = queue.SimpleQueue()
-        self._answers: queue.SimpleQueue = queue.SimpleQueue()
-        self.order: list | None = None
-        self._asked = False
-        if n < 2:  # (no comparison: no thread)
-            self.order = list(range(n))
-            return
-        threading.Thread(target=_sort_positions, args=(n, reverse, self._questions, self._answers),
-                         name="yuebing sort plan", daemon=True).start()
-        weakref.finalize(self, self._answers.put, _Abandoned)  # a plan dropped part way ends its thread
+        self.order: list | None = list(range(n)) if n < 2 else None
+        small = n < 64 and _written_out_sort_is_cpythons()
+        self._steps = _binary_insertion_sort(n, reverse) if small else _threaded_sort(n, reverse)
+        self._started = False
 
     def next_pair(self, answer: Any) -> tuple | None:
         if self.order is not None:
             return None
-        if self._asked:
-            self._answers.put(answer)
-        self._asked = True
-        message = self._questions.get()
-        if message[0] == "compare":
-            return message[1], message[2]
-        if message[0] == "raised":
-            raise message[1]
-        self.order = message[1]
-        return None
+        try:
+            pair = self._steps.send(answer) if self._started else next(self._steps)
+        except StopIteration as stop:
+            self.order = stop.value
+            return None
+        self._started = True
+        return pair
 
 
 def comparison_plan(n: int, reverse: Any) -> ComparisonPlan:
@@ -210,8 +290,13 @@ def planned_order(plan: ComparisonPlan) -> list:
 # --------------------------------------------------------------------------------------------
 
 
-def _sequences(a: Any, b: Any) -> bool:
+def sequence_pair(a: Any, b: Any) -> bool:
     return type(a) is type(b) and (type(a) is tuple or type(a) is list)
+
+
+def holds_sequences(values: list) -> bool:
+    """Whether some of ``values`` are tuples or lists (compared element by element)."""
+    return any(type(v) is tuple or type(v) is list for v in values)
 
 
 def same(a, b):
@@ -221,7 +306,7 @@ def same(a, b):
 
 def equal(a, b):
     """``a == b``, element by element for tuples and lists."""
-    if _sequences(a, b):
+    if sequence_pair(a, b):
         if len(a) != len(b):
             return False
         for x, y in zip(a, b):
@@ -233,7 +318,7 @@ def equal(a, b):
 
 def less(a, b):
     """``a < b``, for tuples and lists: the first elements that differ decide."""
-    if _sequences(a, b):
+    if sequence_pair(a, b):
         for x, y in zip(a, b):
             if not same(x, y):
                 return less(x, y)
@@ -243,7 +328,7 @@ def less(a, b):
 
 def greater(a, b):
     """``a > b`` (``max``'s comparison), for tuples and lists as ``less``."""
-    if _sequences(a, b):
+    if sequence_pair(a, b):
         for x, y in zip(a, b):
             if not same(x, y):
                 return greater(x, y)

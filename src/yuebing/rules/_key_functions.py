@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._comparisons import comparison_plan, compares_through, greater, is_builtin_key, less, next_comparison, \
-    planned_order, python_key, refuse_comparing_through, same
+from ._comparisons import comparison_plan, compares_through, greater, holds_sequences, is_builtin_key, less, \
+    next_comparison, planned_order, python_key, refuse_comparing_through, same
 from ._pure_code import calls_through  # noqa: F401 - the check, read from here by the rules
 
 
@@ -66,8 +66,11 @@ def compared_order(values, reverse):
     made here (``values[i] < values[j]`` reaching the user's dunders like user code)."""
     plan = comparison_plan(len(values), reverse)
     pair = next_comparison(plan, None)
+    if holds_sequences(values):  # (tuples: their elements compared one by one)
+        while pair is not None:
+            pair = next_comparison(plan, less(values[pair[0]], values[pair[1]]))
     while pair is not None:
-        pair = next_comparison(plan, less(values[pair[0]], values[pair[1]]))
+        pair = next_comparison(plan, values[pair[0]] < values[pair[1]])
     return planned_order(plan)
 
 

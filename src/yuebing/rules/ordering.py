@@ -39,7 +39,7 @@ import numpy as np
 from .. import tangents as T
 from ..tangents import NoFData, NoRData, NoTangent
 from ._comparisons import ComparisonPlan, comparison_plan, compares_through, cmp_to_key, goes_through, \
-    is_builtin_key, next_comparison, planned_order, python_key, refuse_comparing_through
+    holds_sequences, sequence_pair, is_builtin_key, next_comparison, planned_order, python_key, refuse_comparing_through
 from ._key_functions import calls_through, filter_calling_predicate, groupby_calling_key, key_order, \
     max_calling_key, min_calling_key, sorted_calling_key
 from . import batched
@@ -125,7 +125,7 @@ def _filter(items, rest, kwargs):
 nondifferentiable(key_order)  # the order a key's values give (_key_functions.py)
 # which comparisons CPython's sort makes, and whether they may change data (_comparisons.py)
 nondifferentiable(comparison_plan, next_comparison, planned_order, compares_through, is_builtin_key, python_key,
-                  refuse_comparing_through)
+                  holds_sequences, sequence_pair, refuse_comparing_through)
 T.register_nondifferentiable_type(ComparisonPlan)
 
 for _f, _name, _build, _kind in ((builtins.list, "list", _all, list), (builtins.tuple, "tuple", _all, tuple)):
