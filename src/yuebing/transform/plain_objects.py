@@ -61,7 +61,9 @@ _HEAP_TYPE, _IMMUTABLE_TYPE = 1 << 9, 1 << 8
 
 
 def _python_class(tp: type) -> bool:
-    return tp.__flags__ & (_HEAP_TYPE | _IMMUTABLE_TYPE) == _HEAP_TYPE
+    """A class written in Python, not NumPy's or SciPy's (``np.vectorize``: their rules decide)."""
+    return tp.__flags__ & (_HEAP_TYPE | _IMMUTABLE_TYPE) == _HEAP_TYPE \
+        and tp.__module__ != "numpy" and not tp.__module__.startswith(("numpy.", "scipy."))
 
 
 def is_user_object(value: Any) -> bool:
@@ -71,10 +73,8 @@ def is_user_object(value: Any) -> bool:
 
 
 def user_class(f: Any) -> bool:
-    """A class written in Python whose construction third order follows (not an exception, nor
-    NumPy's or SciPy's, whose rules decide)."""
+    """A class written in Python whose construction third order follows (not an exception)."""
     return isinstance(f, type) and _python_class(f) and not issubclass(f, BaseException) \
-        and f.__module__ not in ("builtins", "numpy") and not f.__module__.startswith(("numpy.", "scipy.")) \
         and lookup_second_order(f) is None
 
 

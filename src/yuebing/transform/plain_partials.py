@@ -1,4 +1,5 @@
-"""``functools.partial`` in plain forward programs (third derivatives through ``yb.grad``).
+"""``functools.partial`` and ``np.vectorize`` in plain forward programs (third derivatives
+through ``yb.grad``).
 
 A partial made inside the function under ``yb.grad`` binds a function (a closure over its
 variables, whose tangent is its plain program, or any other) and arguments, each with a tangent.
@@ -7,6 +8,10 @@ tangents (``(PARTIAL, f, f_t, args, args_t, keywords, keywords_t)``), built by s
 own tuple and dict rules; a call of the partial is the call ``_jvp(f, f_t, *stored, *given)``,
 whose rule (``third_order.jvp_rule``) follows whatever ``f`` is. A partial made outside stays
 what ``jvp_rule`` makes of it.
+
+``np.vectorize(f)`` made there has the tangent ``(VECTORIZED, f, f_t)``; a call of it on one
+array is a short definition looping ``_jvp(f, f_t, v, v_t)`` over the elements (so ``f`` may be
+a closure over the function's variables), differentiated like user code.
 """
 from __future__ import annotations
 
@@ -14,12 +19,33 @@ import functools
 import operator
 from typing import Any
 
-from ..ir import primitives as P
-from .plain_forward import TANGENT_KEYWORD, jvp_call
-from .third_order import FOLLOWED_CALLS, _Call, _constant, _function
+import numpy as np
 
-#: the first item of a partial's tangent in a plain program (what a call of it recognises)
-PARTIAL = "<third order: functools.partial>"
+from ..ir import primitives as P
+from ..tangents import NoTangent
+from .plain_forward import TANGENT_KEYWORD, jvp_call
+from . import plain_closures
+from .plain_forward import _refusal
+from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _run_definition
+
+#: the first item of a partial's (a vectorized function's) tangent in a plain program (what a
+#: call of it recognises)
+PARTIAL, VECTORIZED = "<third order: functools.partial>", "<third order: np.vectorize>"
+
+VECTORIZED_CALL = plain_closures.compiled_definitions('''\
+def vectorized_call(vectorized, f, f_t, x, x_t):
+    xs = np.asarray(x)
+    ts = np.zeros(xs.shape) if x_t is NoTangent else np.broadcast_to(np.asarray(x_t, dtype=float), xs.shape)
+    values = []
+    tangents = []
+    for k in range(xs.size):
+        value, tangent = _jvp(f, f_t, xs.flat[k], ts.flat[k])
+        values.append(value)
+        tangents.append(0.0 if tangent is NoTangent else tangent)
+    dtype = vectorized.otypes[0] if vectorized.otypes else None
+    return np.array(values, dtype=dtype).reshape(xs.shape), np.array(tangents, dtype=float).reshape(xs.shape)
+''', "<third order np.vectorize>", {"__name__": __name__, "np": np, "_jvp": jvp_call,
+                                   "NoTangent": NoTangent})["vectorized_call"]
 
 _MKTUPLE, _MKDICT = _function(P.mktuple), _function(P.mkdict)
 _GETITEM, _SETITEM = _function(operator.getitem), _function(operator.setitem)
@@ -31,9 +57,31 @@ def partial_call(call: _Call) -> Any:
     if call.f is functools.partial and call.arg_slots:
         return _make(call)
     tangent = call.value(1)
-    if type(call.f) is functools.partial and type(tangent) is tuple and tangent and tangent[0] is PARTIAL:
+    marked = type(tangent) is tuple and bool(tangent)
+    if type(call.f) is functools.partial and marked and tangent[0] is PARTIAL:
         return _call(call)
+    if call.f is np.vectorize and call.arg_slots and plain_closures.is_plain_closure(call.value(call.arg_slots[0][1])):
+        c = call.composition
+        value = c.call(_function(np.vectorize), [a for a, _ in call.arg_slots],
+                       {k: a for k, (a, _) in call.keyword_slots.items()})
+        return value, c.call(_MKTUPLE, [c.add(_constant(VECTORIZED)), *call.arg_slots[0]])
+    if type(call.f) is np.vectorize and marked and tangent[0] is VECTORIZED:
+        return _vectorized(call)
     return None
+
+
+def _vectorized(call: _Call) -> int:
+    """A vectorized closure called on one array (no ``signature``, no ``excluded``)."""
+    vectorized = call.f
+    if len(call.arg_slots) != 1 or call.keyword_slots or vectorized.signature is not None or vectorized.excluded:
+        raise _refusal("np.vectorize of a closure over its variables called with more than one array, keywords, "
+                       "signature= or excluded=", "loop over the elements: [f(v) for v in x]")
+    c = call.composition
+
+    def item(k: int) -> int:
+        return c.call(_GETITEM, [1, c.add(_constant(k))])
+
+    return _run_definition(call, VECTORIZED_CALL, [0, item(1), item(2), *call.arg_slots[0]])
 
 
 def _make(call: _Call) -> tuple[int, int]:
@@ -75,4 +123,4 @@ def _call(call: _Call) -> int:
 
 FOLLOWED_CALLS.append(partial_call)
 
-__all__ = ["PARTIAL", "partial_call"]
+__all__ = ["PARTIAL", "VECTORIZED", "VECTORIZED_CALL", "partial_call"]
