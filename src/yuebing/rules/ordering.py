@@ -276,11 +276,12 @@ for _f, _name, _definition in ((builtins.max, "max", max_calling_key), (builtins
 # ============================================================================================
 
 
-def _heap_selection(name, n, iterable, key, reverse):
-    """``heapq.nsmallest``/``nlargest`` as their Python code: ``min``/``max`` for ``n == 1``,
-    ``sorted(...)[:n]`` for a sized ``iterable`` of at most ``n`` items, else the same items, ties
-    in the same order, as ``sorted`` (the key called once per item), which makes other
-    comparisons than its heap: refused when those may change data."""
+def _heap_selection(n, iterable, key, reverse):
+    """``heapq.nsmallest``/``nlargest`` (``reverse``) as their Python code: ``min``/``max`` for
+    ``n == 1``, ``sorted(...)[:n]`` for a sized ``iterable`` of at most ``n`` items, else their
+    heap of the first ``n`` items (keyed), each later item compared with its top: the same
+    keys called and comparisons made. Items compared plainly without a key: ``sorted``'s first
+    ``n``, the same items."""
     if n == 1:
         found = (max if reverse else min)(iterable, default=_HEAP_EMPTY, key=key)
         return [] if found is _HEAP_EMPTY else [found]
@@ -289,9 +290,59 @@ def _heap_selection(name, n, iterable, key, reverse):
     if has_length(iterable) and n >= len(iterable):
         return sorted(iterable, key=key, reverse=reverse)[:n]
     items = list(iterable)
-    keys = items if key is None else [key(item) for item in items]
-    refuse_comparing_through(keys, name)
-    return [items[i] for i in key_order(keys, reverse)[:n]]
+    if key is None and not compares_through(items):
+        return [items[i] for i in key_order(items, reverse)[:n]]
+    return (_heap_largest if reverse else _heap_smallest)(n, items, key)
+
+
+def _heap_smallest(n, items, key):
+    """heapq.nsmallest's heap: a max-heap of the ``n`` smallest so far."""
+    result = [(items[i], i) if key is None else (key(items[i]), i, items[i]) for i in range(min(n, len(items)))]
+    if not result:
+        return result
+    _heapify_max(result)
+    top = result[0][0]
+    order = n
+    for item in items[n:]:
+        value = item if key is None else key(item)
+        if value < top:
+            _heapreplace_max(result, (value, order) if key is None else (value, order, item))
+            top = result[0][0]
+            order += 1
+    result.sort()
+    return [entry[-1] if key is not None else entry[0] for entry in result]
+
+
+def _heap_largest(n, items, key):
+    """heapq.nlargest's heap: a min-heap of the ``n`` largest so far."""
+    result = [(items[i], -i) if key is None else (key(items[i]), -i, items[i]) for i in range(min(n, len(items)))]
+    if not result:
+        return result
+    heapq.heapify(result)
+    top = result[0][0]
+    order = -n
+    for item in items[n:]:
+        value = item if key is None else key(item)
+        if top < value:
+            heapq.heapreplace(result, (value, order) if key is None else (value, order, item))
+            top = result[0][0]
+            order -= 1
+    result.sort(reverse=True)
+    return [entry[-1] if key is not None else entry[0] for entry in result]
+
+
+def _heapify_max(heap):
+    """heapq's C ``_heapify_max``, as its Python code."""
+    for i in reversed(range(len(heap) // 2)):
+        heapq._siftup_max(heap, i)
+
+
+def _heapreplace_max(heap, item):
+    """heapq's C ``_heapreplace_max``, as its Python code."""
+    largest = heap[0]
+    heap[0] = item
+    heapq._siftup_max(heap, 0)
+    return largest
 
 
 _HEAP_EMPTY = object()
@@ -313,12 +364,12 @@ def _heap_check(heap, *rest):
 
 def _nsmallest(n, iterable, key=None):
     """``heapq.nsmallest``: ``sorted(iterable, key=key)[:n]``, ``[]`` for ``n <= 0``."""
-    return _heap_selection("heapq.nsmallest", n, iterable, key, False)
+    return _heap_selection(n, iterable, key, False)
 
 
 def _nlargest(n, iterable, key=None):
     """``heapq.nlargest``: ``sorted(iterable, key=key, reverse=True)[:n]``."""
-    return _heap_selection("heapq.nlargest", n, iterable, key, True)
+    return _heap_selection(n, iterable, key, True)
 
 
 nondifferentiable(has_length)
