@@ -278,3 +278,37 @@ def test_vectorize_on_the_whole_array_keeps_the_strong_zero():
     x, v = np.array([0.0, 4.0, 1.0]), np.array([0.0, 1.0, 2.0])
     value, tangent = yb.jvp(_vectorized_sqrt, (x,), (v,))
     assert value == _vectorized_sqrt(x) and tangent == pytest.approx((0.5 - 1.0) + (2.0 - 2.0), abs=1e-12)
+
+
+def _network(z):
+    w1, w2, x = z[:12].reshape(4, 3), z[12:20].reshape(2, 4), z[20:26].reshape(3, 2)
+    h = w1 @ x
+    h = h * (0 <= h)
+    mask = h[0] > 0.1  # a row of bools broadcast over the rows
+    return np.sum((w2 @ h) ** 2) + np.sum(h * mask) + np.sum(mask * h)
+
+
+def test_matmul_comparison_and_mask_templates_in_every_mode():
+    """``@`` of float64 matrices, comparisons with an array and products with a bool mask run
+    inline in forward mode (``forward_templates._array_products``); every mode agrees with
+    differences."""
+    z = np.linspace(-1.1, 1.3, 26)
+    check_all_modes(_network, z)
+    for _ in range(2):  # derived, then the speculative program (no rule call left)
+        value, tangent = yb.jvp(_network, (z,), (np.cos(z),))
+        assert value == _network(z)
+        assert tangent == pytest.approx(_central(_network, (z,), (np.cos(z),)), rel=1e-6)
+
+
+def _vector_products(a, b):
+    return np.sum(a @ b) + float(a[0] < 0.5) * np.sum(b @ a)
+
+
+def test_products_the_templates_leave_to_the_rules():
+    """A vector ``@`` a matrix and a float compared with a float take the rules, as before."""
+    a, b = np.linspace(0.2, 0.9, 3), np.linspace(-1.0, 1.0, 9).reshape(3, 3)
+    da, db = np.ones(3), np.full((3, 3), 0.5)
+    for _ in range(2):
+        value, tangent = yb.jvp(_vector_products, (a, b), (da, db))
+        assert value == _vector_products(a, b)
+        assert tangent == pytest.approx(_central(_vector_products, (a, b), (da, db)), rel=1e-6)

@@ -455,7 +455,8 @@ def tangent_sum(t: Any, value: Any) -> Any:
 
 
 NAMESPACE = {"_array_tangents": array_tangents, "_out_tangent": out_tangent, "_tangent_sum": tangent_sum,
-             "_math": math, "_add_reduce": np.add.reduce}  # (array_blocks._expression's np.sum)
+             "_math": math, "_add_reduce": np.add.reduce,  # (array_blocks._expression's np.sum)
+             "_BOOL": np.dtype(bool), "_ORDERED": frozenset({np.ndarray, float, int, np.float64})}  # (forward_templates)
 
 __all__ = ["ForwardArrayBlock", "ForwardFloatBlock", "NAMESPACE", "find_forward_blocks", "whole_array_block",
            "zero_view"]

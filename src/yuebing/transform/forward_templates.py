@@ -80,6 +80,7 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
         guard = " and ".join(func_guard + [f"type({px}) is _ND and {px}.dtype is _F64 and type({xt}) is _ND",
                                            "not _BATCH.size"])  # a batched tangent keeps its batch axis
         variants.append((guard, [f"{tt} = float({xt}.sum()); {t} = {px}.sum()"]))
+    variants += _array_products(s, value, n, t, tt, func_guard)
     if value is len and len(s.args) == 1 and isinstance(s.args[0], ir.Var):  # len of an array or a list: an int
         px = n.primal(s.args[0])
         variants.append((" and ".join(func_guard + [f"type({px}) in _SEQ"]), [f"{t} = len({px}); {tt} = _NT"]))
@@ -101,6 +102,38 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
             f"type({ps}) in _SEQ", f"type({st}) is type({ps})", f"type(_v := {ps}[{pi}]) in _FT"]
         variants.append((" and ".join(guard), [f"{tt} = float({st}[{pi}]); {t} = _v"]))
     return variants
+
+
+_ORDER = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
+
+
+def _array_products(s: ir.Call, value: Any, n: Names, t: str, tt: str, func_guard: list) -> list:
+    """``a @ b`` of float64 matrices (tangent ``a_t @ b + a @ b_t``), a comparison with a float64
+    array (a bool array: no tangent) and a float64 array times a bool array (a mask: ``x_t *
+    mask``), as a one-hidden-layer network computes them."""
+    if len(s.args) != 2:
+        return []
+    a, b = s.args
+    if value in (operator.matmul, np.matmul) and isinstance(a, ir.Var) and isinstance(b, ir.Var):
+        pa, pb, at, bt = n.primal(a), n.primal(b), n.tangent(a), n.tangent(b)
+        guard = func_guard + [f"type({pa}) is _ND and type({pb}) is _ND and {pa}.dtype is _F64 and {pb}.dtype is _F64",
+                              f"{pa}.ndim == 2 and {pb}.ndim == 2 and type({at}) is _ND and type({bt}) is _ND",
+                              "not _BATCH.size"]  # (a batched tangent's batch axis would broadcast)
+        return [(" and ".join(guard), [f"_p = {pa} @ {pb}; {tt} = {at} @ {pb}", f"{tt} += {pa} @ {bt}; {t} = _p"])]
+    if value in _ORDER and any(isinstance(x, ir.Var) for x in s.args) and all(_numeric(x) for x in s.args):
+        kinds = [f"type({n.primal(x)}) in _ORDERED" for x in s.args if isinstance(x, ir.Var)]
+        some_array = " or ".join(f"type({n.primal(x)}) is _ND" for x in s.args if isinstance(x, ir.Var))
+        return [(" and ".join(kinds + [f"({some_array})"]),
+                 [f"{t} = {n.primal(a)} {_ORDER[value]} {n.primal(b)}; {tt} = _NT"])]
+    if value is operator.mul and isinstance(a, ir.Var) and isinstance(b, ir.Var):
+        out = []
+        for x, mask in ((a, b), (b, a)):
+            px, xt, pm = n.primal(x), n.tangent(x), n.primal(mask)
+            guard = (f"type({px}) is _ND and {px}.dtype is _F64 and type({xt}) is _ND and type({pm}) is _ND "
+                     f"and {pm}.dtype is _BOOL and {n.tangent(mask)} is _NT and not _BATCH.size")
+            out.append((guard, [f"_p = {n.primal(a)} * {n.primal(b)}; {tt} = {xt} * {pm}; {t} = _p"]))
+        return out
+    return []
 
 
 #: attributes of an ndarray that are ints, tuples of ints or dtypes: no tangent
