@@ -441,6 +441,27 @@ def test_inline_element_writes_in_second_order():
     check_second_order(writes_elements, np.array([[0.3, -0.8], [1.2, 0.5], [-0.4, 0.9]]), 0.7)
 
 
+def metadata_loops(x):
+    s = 0.0
+    shape = x.shape
+    for i in range(shape[0]):
+        for j in range(x.shape[1]):
+            s += np.exp(x[i, j] * 0.5) * x.size / x.ndim + x[i, j] * len(shape[0:1])
+    return s
+
+
+def test_inline_array_metadata_in_second_order():
+    # x.shape, shape[0] run inline in the dual program (no linear-class rule call per iteration);
+    # a slice of the shape is a tuple, which takes the generic call
+    shown = yb.show(metadata_loops, mode="hvp")
+    assert "= x.shape; " in shown and "type(_v := shape[0]) is int" in shown
+    x = np.array([[0.3, -0.8, 0.1], [1.2, 0.5, -0.4]])
+    check_second_order(metadata_loops, x)
+    v = np.linspace(0.3, 1.1, 6).reshape(2, 3)
+    _, _, (product,) = yb.hvp(metadata_loops, (x,), (v,))
+    np.testing.assert_allclose(np.tensordot(yb.hessian(metadata_loops)(x), v, 2), product, rtol=1e-12, atol=1e-12)
+
+
 def lognormal_draws(mean, sigma, gen):
     y = gen.lognormal(mean, sigma[0] * sigma[1], size=(2, 3))
     return np.sum(y * y) + np.sum(np.log(y) * mean)

@@ -77,6 +77,12 @@ def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
         return None
     if func is operator.pow and len(s.args) == 2:
         return _power(gen, s)
+    if func is getattr and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and isinstance(s.args[1], ir.Const) \
+            and s.args[1].value in _ARRAY_METADATA:
+        return _array_metadata(gen, s)
+    if func is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
+            and s.args[0].name in _metadata_names(gen):
+        return _int_item(gen, s)
     if func is operator.getitem and len(s.args) == 2:
         return _float_read(gen, s)
     if func is _mktuple() and s.args:
@@ -141,6 +147,45 @@ def _int_tuple(gen: Any, s: ir.Call) -> DualTemplate | None:
     t = s.target
     forward = [f"{t} = ({', '.join(items)},); {gen.dd(t)} = _NT; {gen.fd(t)} = {gen.fdd(t)} = _NF", "_push(_DFAST)"]
     return DualTemplate("True", forward, "", [])
+
+
+_ARRAY_METADATA = frozenset({"shape", "ndim", "size"})  # ints, tuples of ints: no derivative
+
+
+def _array_metadata(gen: Any, s: ir.Call) -> DualTemplate:
+    """``a.shape`` (``.ndim``, ``.size``) of an ndarray: ints, nothing to differentiate (the
+    generic call ran the linear class's rule twice, a tenth of a scalar loop's iteration)."""
+    a, t = gen.primal(s.args[0]), s.target
+    forward = [f"{t} = {a}.{s.args[1].value}; {gen.dd(t)} = _NT; {gen.fd(t)} = {gen.fdd(t)} = _NF", "_push(_DFAST)"]
+    return DualTemplate(f"type({a}) is _ND", forward, "", [])
+
+
+def _int_item(gen: Any, s: ir.Call) -> DualTemplate:
+    """``shape[1]``: an int read from a tuple of a shape, nothing to differentiate."""
+    ps, pi, t = gen.primal(s.args[0]), gen.primal(s.args[1]), s.target
+    forward = [f"{t} = _v; {gen.dd(t)} = _NT; {gen.fd(t)} = {gen.fdd(t)} = _NF", "_push(_DFAST)"]
+    return DualTemplate(f"type({ps}) is tuple and type(_v := {ps}[{pi}]) is int", forward, "", [])
+
+
+def _metadata_names(gen: Any) -> set:
+    """The variables of ``gen``'s function assigned ``a.shape`` (``.ndim``, ``.size``) only."""
+    found = getattr(gen, "_metadata_names", None)
+    if found is None:
+        kinds: dict[str, bool] = {}
+
+        def collect(body: list) -> None:
+            for st in body:
+                target = getattr(st, "target", None)
+                if isinstance(target, str):
+                    kinds[target] = kinds.get(target, True) and isinstance(st, ir.Call) and isinstance(st.func, ir.Const) \
+                        and st.func.value is getattr and len(st.args) == 2 and isinstance(st.args[1], ir.Const) \
+                        and st.args[1].value in _ARRAY_METADATA
+                for block in ir.child_blocks(st):
+                    collect(block)
+
+        collect(gen.fn.body)
+        found = gen._metadata_names = {name for name, only in kinds.items() if only}
+    return found
 
 
 def _sum_template(gen: Any, s: ir.Call) -> DualTemplate | None:
