@@ -91,6 +91,19 @@ def test_outputs_are_never_the_callers_arrays(f):
         assert not np.may_share_memory(tangent, x) and not np.may_share_memory(tangent, v)
         np.testing.assert_array_equal(value, f(X.copy()))
         np.testing.assert_allclose(tangent, V)
+    assert _speculates(f) == (f is _returns_a_tangent_unchanged)  # the caller's memory: not again
+
+
+def _pair(x):
+    return np.sum(x * x), x * 2.0
+
+
+def test_other_outputs_take_the_ordinary_path_from_then_on():
+    for (s, y), (ds, dy) in _jvps(_pair, X, V):
+        assert s == np.sum(X * X) and ds == pytest.approx(2.0 * np.sum(X * V))
+        np.testing.assert_array_equal(y, 2.0 * X)
+        np.testing.assert_array_equal(dy, 2.0 * V)
+    assert not _speculates(_pair)
 
 
 def _sqrt_sum(x):

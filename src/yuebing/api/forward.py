@@ -274,8 +274,9 @@ def _speculate(program: Callable, f: Callable, primals: tuple, tangents: tuple) 
     caller's own float64 arrays and floats: no copies, no records, as the program changes nothing
     (it stops where the function would do more than compute values). None (the ordinary path
     runs) for other arguments, when it stopped or raised, for a tangent holding a NaN (the
-    strong-zero pass), and for an output that shares memory with an argument or tangent (a JVP's
-    outputs are never the caller's arrays)."""
+    strong-zero pass), and for outputs other than a float or a float64 array or sharing memory
+    with an argument or tangent (a JVP's outputs are never the caller's arrays); a stop and such
+    outputs end ``f``'s speculation (``give_up_speculating``)."""
     flat: list = []
     for p, t in zip(primals, tangents):
         kind = type(p)
@@ -293,17 +294,18 @@ def _speculate(program: Callable, f: Callable, primals: tuple, tangents: tuple) 
         return None
     except Exception:  # noqa: BLE001 - the ordinary path raises it, with its notes
         return None
-    if type(tangent) is float:
-        if tangent != tangent:
-            return None
-    elif type(tangent) is not np.ndarray or has_nan(tangent) or _shares_memory(tangent, flat):
+    if type(value) not in _SPECULATED_VALUES or type(tangent) not in _SPECULATED_TANGENTS \
+            or type(value) is np.ndarray and _shares_memory(value, flat) \
+            or type(tangent) is np.ndarray and _shares_memory(tangent, flat):
+        give_up_speculating(f)  # (outputs of other kinds, or the caller's memory: each time, likely)
         return None
-    if type(value) is np.ndarray and _shares_memory(value, flat) or type(value) not in _SPECULATED_VALUES:
-        return None
+    if tangent != tangent if type(tangent) is float else has_nan(tangent):
+        return None  # the strong-zero pass
     return value, tangent
 
 
 _SPECULATED_VALUES = frozenset({float, np.float64, np.ndarray})
+_SPECULATED_TANGENTS = frozenset({float, np.ndarray})
 
 
 def _shares_memory(a: np.ndarray, arguments: list) -> bool:
