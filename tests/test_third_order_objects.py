@@ -292,10 +292,12 @@ def instance_dict_updated(y):
     return bag.q ** 2 * bag.p
 
 
-def test_instance_dict_keeps_its_derivatives_in_second_order():
+def test_instance_dict_keeps_its_derivatives():
     """``vars(self).update(values)``: second order read the instance dict's tangent as a fresh zero
-    (a class attribute's), so the Hessian was zero, silently; it is the tangent's fields."""
+    (a class attribute's), so the Hessian was zero, silently; it is the tangent's fields. In third
+    order the dict ``vars``' definition returned had a tangent of its own (a KeyError later)."""
     check_all_modes(instance_dict_updated, X)
+    check_hessian(lambda y: np.sum(yb.grad(instance_dict_updated)(y) ** 2), X, rtol=1e-5, atol=1e-5)
 
 
 class Point(typing.NamedTuple):

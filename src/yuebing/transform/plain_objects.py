@@ -85,6 +85,11 @@ def object_call(call: _Call) -> Any:
     values = [call.value(a) for a, _ in call.arg_slots]
     if f in _READERS and len(values) in (2, 3) and is_user_object(values[0]) and isinstance(values[1], str):
         return _read(call, f)
+    if f is vars and len(values) == 1 and not call.keyword_slots and is_user_object(values[0]):
+        # ``obj.__dict__``, read here: through vars' definition the dict came back with a tangent
+        # of its own, not the object's fields (writes through it were lost: a KeyError later)
+        call.arg_slots.append(_constant_pair(call, "__dict__"))
+        return _read(call, getattr)
     if f is builtins.sum and values and _holds_user_objects(values[0]):
         return _run(call, SUM, list(call.arg_slots), dict(call.keyword_slots))
     if f in _WRITERS and len(values) == 3 and is_user_object(values[0]) and isinstance(values[1], str):
