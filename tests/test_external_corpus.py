@@ -13,6 +13,7 @@ belong to.
 """
 from __future__ import annotations
 
+import random
 import zlib
 
 import numpy as np
@@ -139,19 +140,24 @@ def _random_pair_sum(x):
     return float(np.sum(x[np.random.permutation(x.size)[:2]] ** 2))
 
 
-def test_a_function_drawing_random_numbers_is_reseeded_whatever_it_returns() -> None:
-    """The harness reseeds a function that draws from NumPy's global generator even when two
-    plain calls happen to agree (here the same 2 of 5 coordinates, about one time in ten, as
-    cma's subspace_sphere after partsphere): otherwise the gradient call draws again and its
-    value is compared with a value it need not repeat."""
+def _python_random_pair_sum(x):
+    return float(np.sum(x[random.sample(range(x.size), 2)] ** 2))
+
+
+@pytest.mark.parametrize("function", [_random_pair_sum, _python_random_pair_sum])
+def test_a_function_drawing_random_numbers_is_reseeded_whatever_it_returns(function) -> None:
+    """The harness reseeds a function that draws from NumPy's global generator or Python's
+    ``random`` even when two plain calls happen to agree (here the same 2 of 5 coordinates,
+    about one time in ten, as cma's subspace_sphere after partsphere): otherwise the gradient
+    call draws again and its value is compared with a value it need not repeat."""
     x = np.linspace(-1.0, 1.0, 5)
-    problem = Problem(_random_pair_sum, x)
-    spec = CaseSpec("harness", "random_pair_sum", lambda attempt: problem)
-    for global_seed in range(30):   # seeds 0, 10, 15 and 22 draw the same pair twice
+    problem = Problem(function, x)
+    spec = CaseSpec("harness", function.__name__, lambda attempt: problem)
+    for global_seed in range(30):   # NumPy: 0, 10, 15 and 22 draw the same pair twice; random: 5, 9, ...
         problem.random_seed = None
         np.random.seed(global_seed)
+        random.seed(global_seed)
         assert usable_problem(spec)[0].random_seed is not None, global_seed
-    np.random.seed(0)
     assert run_case(spec).status == "right"
 
 

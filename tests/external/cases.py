@@ -3,8 +3,9 @@
 Each ``CaseSpec`` builds, on demand, a ``Problem``: a scalar function of one float vector (the
 package's own method or function, or a few lines of harness wiring around it), a smooth point
 inside the function's documented bounds (a fixed seed per case), the module prefixes whose
-``numpy`` a jax twin swaps, and a NumPy legacy seed for functions with a random term (reseeded
-before every evaluation, so the function is deterministic and has a derivative).
+``numpy`` a jax twin swaps, and a seed for functions with a random term (NumPy's legacy global
+generator and Python's ``random`` reseeded before every evaluation, so the function is
+deterministic and has a derivative).
 
 Packages: ``opfunu`` (named and CEC benchmark functions), ``benchmark_functions``, ``pymoo``
 (single-, multi- and many-objective test problems, objectives and constraints weighted into one

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import math
+import random
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -87,6 +88,7 @@ class Evaluator:
     def reseed(self) -> None:
         if self.problem.random_seed is not None:
             np.random.seed(self.problem.random_seed)
+            random.seed(self.problem.random_seed)
 
     def plain(self, x: np.ndarray) -> float:
         self.reseed()
@@ -120,8 +122,8 @@ class Evaluator:
 
 def usable_problem(spec: CaseSpec) -> tuple[Optional[Problem], float, str]:
     """The first of a few points where the plain function runs, is finite and repeats itself
-    (a function drawing from NumPy's legacy global generator without saying so gets its seed
-    reset before every call; one that still varies is unusable)."""
+    (a function drawing from NumPy's legacy global generator or Python's ``random`` without
+    saying so gets both reseeded before every call; one that still varies is unusable)."""
     reason = ""
     for attempt in range(ATTEMPTS):
         try:
@@ -140,7 +142,7 @@ def usable_problem(spec: CaseSpec) -> tuple[Optional[Problem], float, str]:
 
 def _repeatable_value(problem: Problem) -> Optional[float]:
     evaluator = Evaluator(problem)
-    if problem.random_seed is None and _draws_from_legacy_generator(evaluator, problem.point):
+    if problem.random_seed is None and _draws_from_global_generators(evaluator, problem.point):
         problem.random_seed = 0
     first, second = evaluator.plain(problem.point), evaluator.plain(problem.point)
     if first == second or (math.isnan(first) and math.isnan(second)):
@@ -151,15 +153,16 @@ def _repeatable_value(problem: Problem) -> Optional[float]:
     return None
 
 
-def _draws_from_legacy_generator(evaluator: Evaluator, x: np.ndarray) -> bool:
-    """Whether a plain call advances NumPy's global generator. Two equal values do not show a
-    function is deterministic: cma's subspace_sphere sums 2 of 5 coordinates chosen at random,
-    and two unseeded calls pick the same pair one time in ten (then the gradient call, drawing
-    again, was compared with a value it need not repeat)."""
-    before = np.random.get_state()
+def _draws_from_global_generators(evaluator: Evaluator, x: np.ndarray) -> bool:
+    """Whether a plain call advances NumPy's global generator or Python's ``random``. Two equal
+    values do not show a function is deterministic: cma's subspace_sphere sums 2 of 5
+    coordinates chosen at random, and two unseeded calls pick the same pair one time in ten
+    (then the gradient call, drawing again, was compared with a value it need not repeat)."""
+    before, python_before = np.random.get_state(), random.getstate()
     evaluator.plain(x)
     after = np.random.get_state()
-    return after[2] != before[2] or not np.array_equal(after[1], before[1])
+    moved = after[2] != before[2] or not np.array_equal(after[1], before[1])
+    return moved or random.getstate() != python_before
 
 
 def run_case(spec: CaseSpec, hessian: bool = True) -> Outcome:

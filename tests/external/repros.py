@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -90,6 +91,14 @@ def lazy_backend_importing_its_module(x):
     return _LAZY_NUMPY.sum(_LAZY_NUMPY.sin(x) * x)
 
 
+# 7. Python's random.sample and randrange: Random._randbelow calls int.bit_length, which had no
+#    rule (MissingRuleError naming int.bit_length).
+def python_random_picks(x):
+    random.seed(3)
+    picks = random.sample(range(x.size), 3)
+    return np.sum(x[picks] ** 3) + random.randrange(7) * x[0]
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -128,6 +137,9 @@ FIXED = (
               lazy_backend_importing_its_module, np.array([0.3, -0.8, 1.1]),
               "pymoo: 75 problems through their anp LazyBackend (refused since the attribute protocols "
               "of be1bf5f, importlib.import_module now has zero derivative)"),
+    Mechanism("random.sample/randrange: int.bit_length has no rule", python_random_picks,
+              np.linspace(-1.0, 1.0, 5), "the harness's check that functions drawing from Python's "
+              "random are reseeded (int.bit_length and bit_count now have zero derivative)"),
 )
 
 #: mechanisms still wrong (each asserted still wrong, so a fix shows up): none at the moment

@@ -66,6 +66,7 @@ nondifferentiable(
 # an import returns a module (a lazy backend's __getattr__ imports the one it forwards to)
 nondifferentiable(importlib.import_module)
 nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base of random.Random
+nondifferentiable_methods(int, "bit_length", "bit_count")  # (random.Random._randbelow)
 
 # (list and tuple's index and count: comparing_calls.py, whose comparisons may call user dunders)
 # text carries no derivative: every public method of str and bytes (formatting a float included)
