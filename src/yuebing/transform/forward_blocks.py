@@ -331,11 +331,16 @@ class ForwardArrayBlock(_Block):
             if dead[k]:  # freed as the function frees them (large arrays: memory reused)
                 body.append(f"del {', '.join(dead[k])}")
         taken = self.fresh("given")
-        write_back = [f"{taken} = [{', '.join(td(v) for v in self.inputs)}]"]
+        sums = {local for local, kind, *_ in self.ops if kind == "sum"}  # floats, float tangents (or None)
+        write_back = [f"{taken} = [{', '.join(td(v) for v in self.inputs)}]"] \
+            if any(local not in sums for local in self.final.values()) else []
         holds = []
         for var, local in self.final.items():
             hold = self.fresh("o")
-            write_back.append(f"{hold} = _out_tangent({tangents[local]}, {local}, {taken})")
+            if local in sums:
+                write_back.append(f"{hold} = 0.0 if {tangents[local]} is None else {tangents[local]}")
+            else:
+                write_back.append(f"{hold} = _out_tangent({tangents[local]}, {local}, {taken})")
             holds.append(f"{var} = {local}; {td(var)} = {hold}")
         return self.emit_guarded("array block", " and ".join(guard), body, write_back + holds)
 
