@@ -54,8 +54,8 @@ _PLAIN = frozenset({float, int, bool, complex, str, bytes, type(None), np.ndarra
 #: ``functools.total_ordering``'s methods: they call the class's own dunders, which are checked
 _TOTAL_ORDERING = frozenset(getattr(functools, name).__code__ for name in dir(functools)
                             if name.startswith(("_gt_from", "_lt_from", "_ge_from", "_le_from")))
-#: values looked at before giving up and calling the comparisons through (conservative)
-_LOOK_LIMIT = 10_000
+#: objects looked at before giving up and calling the comparisons through (conservative)
+_LOOK_LIMIT = 200_000
 
 
 def _dunder_may_change_data(function: Any) -> bool:
@@ -102,7 +102,7 @@ def compares_through(values: Any) -> bool:
     while stack:
         value = stack.pop()
         tp = type(value)
-        if tp in _PLAIN or id(value) in seen:
+        if tp in _PLAIN or id(value) in seen or isinstance(value, np.generic):
             continue
         seen.add(id(value))
         looked += 1
