@@ -246,8 +246,47 @@ def list_of_objects(y):
     return sum(o.v ** 2 for o in objs) * objs[-1].v
 
 
+class Stack:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __eq__(self, other):
+        return isinstance(other, Stack) and len(other) == len(self)
+
+
+def container_protocol(y):
+    s = Stack([y[0] * 2, y[1], y[2] ** 2])
+    total = 0.0
+    for v in s:
+        total = total + v ** 2
+    return total * s[1] + len(s) * s[0] + (1.0 if s == Stack([1, 2, 3]) else 0.0) * y[2]
+
+
+class Scaler:
+    def __init__(self, w):
+        self.w = w
+
+    def scaled(self, xs):
+        for x in xs:
+            yield x * self.w
+
+
+def generator_method(y):
+    return sum(Scaler(y[0]).scaled(y)) ** 2
+
+
 OBJECTS = [makes_an_object, uses_a_global_object, uses_dataclasses, network, vectors, inheritance, mutating_methods,
-           dynamic_attributes, with_the_model_as_an_argument, builtins_on_objects, array_attribute, list_of_objects]
+           dynamic_attributes, with_the_model_as_an_argument, builtins_on_objects, array_attribute, list_of_objects,
+           container_protocol, generator_method]
 
 X = np.array([0.3, -0.7, 1.1])
 

@@ -28,7 +28,8 @@ import types
 from typing import Any
 
 
-from ..ir.primitives import super_getattr
+from ..ir.primitives import as_sequence, python_iterable, super_getattr
+from ..rules.iteration import iterate_to_list
 from ..rules.core import describe_callable
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..tangents import kinds as K
@@ -96,6 +97,9 @@ def object_call(call: _Call) -> Any:
         return _write(call, f)
     if f in _DELETERS and len(values) == 2 and is_user_object(values[0]) and isinstance(values[1], str):
         return _delete(call, f)
+    if f is as_sequence and len(values) == 1 and is_user_object(values[0]) and python_iterable(values[0]):
+        # what a loop walks: the list the class's own __iter__/__next__ give, followed as user code
+        return _run(call, iterate_to_list, list(call.arg_slots))
     if f is super_getattr and len(values) == 3 and is_user_object(values[1]):
         return _read_super(call)
     if isinstance(f, types.MethodType) and type(f.__func__) is types.FunctionType \
