@@ -14,7 +14,9 @@ those rules (``third_order._Composition``):
   the call of a bound method is its function's plain program with ``(obj, obj_t)`` first;
 * ``cls(...)`` makes the object and an empty tangent and runs ``__init__``'s plain program on
   them (a dataclass's generated ``__init__``: its field writes, then ``__post_init__``);
-* operators reaching a user class's dunders, and calls of callable objects, run those methods.
+* operators reaching a user class's dunders, calls of callable objects, a loop over an object
+  (its ``__iter__``/``__next__``) and ``sum`` of objects run those methods;
+* ``vars(obj)`` and ``obj.__dict__`` are the object's dict, whose tangent is the fields.
 
 Each Python function runs through ``third_order._python_function`` (the second order of its own
 plain program), so methods follow loops, branches and further objects like any user code.
@@ -26,7 +28,6 @@ import dataclasses
 import operator
 import types
 from typing import Any
-
 
 from ..ir.primitives import as_sequence, python_iterable, super_getattr
 from ..rules.iteration import iterate_to_list
@@ -43,6 +44,8 @@ _GETITEM = _function(operator.getitem)
 _SETITEM = _function(operator.setitem)
 _DELITEM = _function(operator.delitem)
 _READERS = (getattr, object.__getattribute__)
+_WRITERS = (setattr, object.__setattr__)
+_DELETERS = (delattr, object.__delattr__)
 
 #: ``sum`` of objects whose ``__add__``/``__radd__`` add them: Python's own loop, followed as user
 #: code (each ``+`` a dunder's plain program)
@@ -53,8 +56,6 @@ def sum(items, start=0):
         total = total + item
     return total
 ''', "<third order sum of objects>", {"__name__": __name__})["sum"]
-_WRITERS = (setattr, object.__setattr__)
-_DELETERS = (delattr, object.__delattr__)
 
 #: a class made by a class statement is a heap type, and not immutable (C types made from a spec,
 #: ``functools.partial``, are heap types too, but immutable)
@@ -81,7 +82,8 @@ def user_class(f: Any) -> bool:
 
 def object_call(call: _Call) -> Any:
     """The result of an object call of the plain program: the slot of its ``(value, tangent)``
-    pair, or the two slots of the value and the tangent; None when ``call`` is not one (a primitive, a plain function: ``jvp_rule`` goes on)."""
+    pair, or the two slots of the value and the tangent; None when ``call`` is not one (a
+    primitive, a plain function: ``jvp_rule`` goes on)."""
     f = call.f
     values = [call.value(a) for a, _ in call.arg_slots]
     if f in _READERS and len(values) in (2, 3) and is_user_object(values[0]) and isinstance(values[1], str):
@@ -135,12 +137,6 @@ def _run(call: _Call, fn: types.FunctionType, pairs: list, keywords: dict | None
 def _constant_pair(call: _Call, value: Any) -> tuple[int, int]:
     c = call.composition
     return c.add(_constant(value)), c.add(_constant(_zero_tangent_of(value)))
-
-
-def _split(call: _Call, pair: int) -> tuple[int, int]:
-    """The value's and the tangent's slots of a pair slot (for a method's result read on)."""
-    c = call.composition
-    return tuple(c.call(_GETITEM, [pair, c.add(_constant(k))]) for k in (0, 1))  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------------------------
