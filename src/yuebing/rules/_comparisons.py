@@ -441,7 +441,8 @@ WRAPPING_KEYS[CmpToKey] = lambda key: key.cmp
 # --------------------------------------------------------------------------------------------
 
 #: iterables that listing does not consume
-_SEQUENCES = (list, tuple, range, np.ndarray, str, type({}.keys()), type({}.values()), type({}.items()))
+_SEQUENCES = (list, tuple, range, np.ndarray, str, set, frozenset, dict, type({}.keys()), type({}.values()),
+              type({}.items()))
 
 
 def goes_through(items: Any, key: Any) -> bool:
