@@ -400,3 +400,13 @@ def test_classes_defined_inside_reading_none_of_its_variables():
     tests/test_third_order_closures.py)."""
     check_hessian(lambda y: np.sum(yb.grad(classes_defined_inside)(y) ** 2), X, rtol=1e-5, atol=1e-5)
     check_all_modes(classes_defined_inside, X)
+
+
+def test_an_object_given_to_the_gradient_function_is_refused_by_name():
+    """``yb.grad(loss)(x, model)`` inside a Hessian: the object's own derivatives would need the
+    gradient's pullback to reach its fields; refused naming the argument (a model read inside the
+    function, or built there, works: above)."""
+    for model in (lambda x: MODEL, lambda x: Model(x * 2.0)):
+        F = lambda x: np.sum(yb.grad(object_argument)(x, model(x)) ** 2)  # noqa: E731
+        with pytest.raises(yb.NestedDifferentiationError, match="argument 1 is a Model"):
+            yb.hessian(F)(X)
