@@ -58,7 +58,7 @@ _TOTAL_ORDERING = frozenset(getattr(functools, name).__code__ for name in dir(fu
 _LOOK_LIMIT = 200_000
 
 
-def _dunder_may_change_data(function: Any) -> bool:
+def dunder_may_change_data(function: Any) -> bool:
     if type(function) is not types.FunctionType or function.__code__ in _TOTAL_ORDERING:
         return False
     return calls_through(function)
@@ -79,7 +79,7 @@ def _class_compares_through(tp: type, memo: dict) -> bool | None:
     dunders that are pure (they may compare the object's attributes), None when it has none."""
     if tp not in memo:
         dunders = _python_dunders(tp)
-        memo[tp] = None if not dunders else any(_dunder_may_change_data(f) for f in dunders)
+        memo[tp] = None if not dunders else any(dunder_may_change_data(f) for f in dunders)
     return memo[tp]
 
 

@@ -25,7 +25,7 @@ import sys
 import types
 from typing import Any, Callable
 
-from ._comparisons import _dunder_may_change_data, compares_through, equal, greater, less, same
+from ._comparisons import dunder_may_change_data, compares_through, equal, greater, less, same, sequence_pair
 from .core import Dual, RuleArgumentError, frule, frule_for, primal, rrule_for
 from .declare import ZERO_DERIVATIVE
 from .second_order import selection
@@ -39,12 +39,12 @@ from ..tangents import NoRData, NoTangent
 
 def not_equal(a, b):
     """``a != b``, element by element for tuples and lists."""
-    return not equal(a, b) if type(a) is type(b) and type(a) in (tuple, list) else a != b
+    return not equal(a, b) if sequence_pair(a, b) else a != b
 
 
 def less_equal(a, b):
     """``a <= b``: tuples and lists by their first elements that differ."""
-    if type(a) is type(b) and type(a) in (tuple, list):
+    if sequence_pair(a, b):
         for x, y in zip(a, b):
             if not same(x, y):
                 return x <= y
@@ -54,7 +54,7 @@ def less_equal(a, b):
 
 def greater_equal(a, b):
     """``a >= b``."""
-    if type(a) is type(b) and type(a) in (tuple, list):
+    if sequence_pair(a, b):
         for x, y in zip(a, b):
             if not same(x, y):
                 return x >= y
@@ -118,7 +118,7 @@ def _python_method(value: Any, name: str) -> types.FunctionType | None:
 
 def _refuse_table(fn: Any, table: Any, key: Any) -> None:
     for name in ("__hash__", "__eq__"):
-        if _dunder_may_change_data(_python_method(key, name)):
+        if dunder_may_change_data(_python_method(key, name)):
             raise RuleArgumentError(
                 f"a {type(table).__name__} looked up ({getattr(fn, '__name__', fn)}) with a key of class "
                 f"{type(key).__qualname__}, whose {name} changes data: which keys a lookup compares depends on the "
@@ -152,7 +152,7 @@ def comparing_call(fn: Any, primals: list) -> Callable | None:
     name = _CONVERSIONS.get(fn)
     if name is not None and len(primals) >= 1:
         method = _python_method(primals[0], name)
-        return method if _dunder_may_change_data(method) else None
+        return method if dunder_may_change_data(method) else None
     return None
 
 
