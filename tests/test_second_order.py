@@ -437,7 +437,7 @@ def writes_elements(x, w):
 
 
 def test_inline_element_writes_in_second_order():
-    assert "_at_element(y, y_d, _t" in yb.show(writes_elements, mode="hvp")
+    assert "y.ndim == 2 and type(y_d) is _ND and y_d.ndim == 2" in yb.show(writes_elements, mode="hvp")
     check_second_order(writes_elements, np.array([[0.3, -0.8], [1.2, 0.5], [-0.4, 0.9]]), 0.7)
 
 
@@ -460,6 +460,33 @@ def test_inline_array_metadata_in_second_order():
     v = np.linspace(0.3, 1.1, 6).reshape(2, 3)
     _, _, (product,) = yb.hvp(metadata_loops, (x,), (v,))
     np.testing.assert_allclose(np.tensordot(yb.hessian(metadata_loops)(x), v, 2), product, rtol=1e-12, atol=1e-12)
+
+
+def index_tuples(x):
+    y = np.empty_like(x)
+    s = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            at = (i, j)
+            y[at] = np.sin(np.cos(np.exp(x[at])))
+        row = (i, slice(None))  # not an element: its read takes the generic call
+        s += np.sum(x[row] ** 2)
+        row = (i, 0)
+        s += x[row] * y[row]
+    return np.sum(y) + s
+
+
+def test_inline_reads_and_writes_at_int_tuples_in_second_order():
+    # an index only ever assigned a tuple of k ints is guarded by the arrays' ranks; a variable
+    # also assigned anything else keeps the run-time check (at_element)
+    shown = yb.show(index_tuples, mode="hvp")
+    assert "x.ndim == 2 and type(x_d) is _ND and x_d.ndim == 2:  # inline: _t" in shown
+    assert "_at_element(x, x_d, row)" in shown
+    x = np.array([[0.3, -0.8, 0.1], [1.2, 0.5, -0.4]])
+    check_second_order(index_tuples, x)
+    v = np.linspace(0.3, 1.1, 6).reshape(2, 3)
+    _, _, (product,) = yb.hvp(index_tuples, (x,), (v,))
+    np.testing.assert_allclose(np.tensordot(yb.hessian(index_tuples)(x), v, 2), product, rtol=1e-12, atol=1e-12)
 
 
 def lognormal_draws(mean, sigma, gen):

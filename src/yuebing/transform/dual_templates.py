@@ -102,7 +102,7 @@ def dual_write(gen: Any, s: ir.Call) -> DualTemplate | None:
         return None
     pa, ta, fa, fda = gen.primal(array), gen.tangent(array), gen.fdata(array), gen.fdata_tangent(array)
     pv, tv, guard = operand
-    guard = [f"type({pa}) is _ND and {pa}.dtype is _F64 and type({ta}) is _ND and _at_element({pa}, {ta}, {point})"] + guard
+    guard = [_element_guard(gen, pa, ta, index, point)] + guard
     forward = [f"_old = {pa}[{point}]; _oldd = {ta}[{point}]; {pa}[{point}] = {pv}; {ta}[{point}] = {tv}",
                f"_push(({pa}, {ta}, {fa}, {fda}, {point}, _old, _oldd)); _push(_DWRITE)"]
     return DualTemplate(" and ".join(guard), forward, "_y, _yd, _yf, _yfd, _i, _old, _oldd = _pop()",
@@ -119,10 +119,43 @@ def _index(gen: Any, i: ir.Atom) -> str | None:
     return None
 
 
-def _is_int(gen: Any, i: ir.Atom) -> bool:
-    """Whether index atom ``i`` is an int wherever it runs: an int literal, or a variable that only
-    holds loop indices and int arithmetic of them (``gen.integers``)."""
-    return isinstance(i, ir.Var) and i.name in gen.integers or isinstance(i, ir.Const) and type(i.value) is int
+def _element_guard(gen: Any, p: str, t: str, i: ir.Atom, index: str) -> str:
+    """The guard of an element read or write ``p[index]``: a float64 array with a tangent laid out
+    as it, ``index`` one element. ``at_element`` checks the index when the code runs; an index
+    known to be an int or a tuple of ``k`` ints (``_index_rank``) needs only the ranks (a call per
+    element costs a tenth of a scalar loop's iteration)."""
+    rank = _index_rank(gen, i)
+    if rank is None:
+        return f"type({p}) is _ND and {p}.dtype is _F64 and type({t}) is _ND and _at_element({p}, {t}, {index})"
+    return f"type({p}) is _ND and {p}.dtype is _F64 and {p}.ndim == {rank} and type({t}) is _ND and {t}.ndim == {rank}"
+
+
+def _index_rank(gen: Any, i: ir.Atom) -> int | None:
+    """1 for an index that is an int wherever it runs (an int literal, a variable holding loop
+    indices and int arithmetic of them: ``gen.integers``), ``k`` for a variable only ever
+    assigned a tuple of ``k`` such ints (``_int_tuple``), else None."""
+    if _is_int(gen, i):
+        return 1
+    return _int_tuple_names(gen).get(i.name) if isinstance(i, ir.Var) else None
+
+
+def _is_int(gen: Any, a: ir.Atom) -> bool:
+    return isinstance(a, ir.Var) and a.name in gen.integers or isinstance(a, ir.Const) and type(a.value) is int
+
+
+def _int_tuple_names(gen: Any) -> dict:
+    """The variables of ``gen``'s function only ever assigned ``(i, j, ...)`` of int atoms, and
+    the tuples' length (their inline template always runs: ``_int_tuple``)."""
+    found = getattr(gen, "_int_tuple_names", None)
+    if found is None:
+        lengths: dict[str, Any] = {}
+        for name, st in _bindings(gen):
+            length = len(st.args) if isinstance(st, ir.Call) and isinstance(st.func, ir.Const) \
+                and st.func.value is _mktuple() and st.args and not st.kwargs and st.star_args is None \
+                and all(_is_int(gen, a) for a in st.args) else None
+            lengths[name] = length if lengths.get(name, length) == length else None
+        found = gen._int_tuple_names = {name: k for name, k in lengths.items() if k is not None}
+    return found
 
 
 def at_element(array: Any, tangent: Any, index: Any) -> bool:
@@ -172,19 +205,31 @@ def _metadata_names(gen: Any) -> set:
     found = getattr(gen, "_metadata_names", None)
     if found is None:
         kinds: dict[str, bool] = {}
-
-        def collect(body: list) -> None:
-            for st in body:
-                target = getattr(st, "target", None)
-                if isinstance(target, str):
-                    kinds[target] = kinds.get(target, True) and isinstance(st, ir.Call) and isinstance(st.func, ir.Const) \
-                        and st.func.value is getattr and len(st.args) == 2 and isinstance(st.args[1], ir.Const) \
-                        and st.args[1].value in _ARRAY_METADATA
-                for block in ir.child_blocks(st):
-                    collect(block)
-
-        collect(gen.fn.body)
+        for name, st in _bindings(gen):
+            kinds[name] = kinds.get(name, True) and isinstance(st, ir.Call) and isinstance(st.func, ir.Const) \
+                and st.func.value is getattr and len(st.args) == 2 and isinstance(st.args[1], ir.Const) \
+                and st.args[1].value in _ARRAY_METADATA
         found = gen._metadata_names = {name for name, only in kinds.items() if only}
+    return found
+
+
+def _bindings(gen: Any) -> list[tuple[str, Any]]:
+    """``(name, statement)`` for every binding in ``gen``'s function: the assigning statement, or
+    None for names bound otherwise (loop variables, opaque statements, handlers, closure cells)."""
+    found: list[tuple[str, Any]] = [(name, None) for name in getattr(gen.fn, "cell_backed", ())]
+
+    def collect(body: list) -> None:
+        for st in body:
+            found.extend((name, None) for name in ([st.var] if isinstance(st, ir.ForRange) else [])
+                         + list(getattr(st, "defines", ()))
+                         + [h.name for h in getattr(st, "handlers", ()) if getattr(h, "name", None)])
+            target = getattr(st, "target", None)
+            if isinstance(target, str):
+                found.append((target, st))
+            for block in ir.child_blocks(st):
+                collect(block)
+
+    collect(gen.fn.body)
     return found
 
 
@@ -345,10 +390,7 @@ def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:
     if not isinstance(x, ir.Var) or x.name in gen.integers or index is None:
         return None
     px, tx, fx, fdx = gen.primal(x), gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x)
-    if _is_int(gen, i):  # (at_element, written out: a call per read costs a tenth of a scalar loop)
-        guard = f"type({px}) is _ND and {px}.dtype is _F64 and {px}.ndim == 1 and type({tx}) is _ND and {tx}.ndim == 1"
-    else:
-        guard = f"type({px}) is _ND and {px}.dtype is _F64 and type({tx}) is _ND and _at_element({px}, {tx}, {index})"
+    guard = _element_guard(gen, px, tx, i, index)
     t = s.target
     # the array's fdata is pushed before the target is bound: the target may be the array (x = x[0])
     forward = [f"_v = {px}[{index}]; _vd = {tx}[{index}]; _push(({fx}, {fdx}, {index})); _push(_DFAST)",
