@@ -274,14 +274,20 @@ def _unary_template(gen: Any, s: ir.Call) -> DualTemplate | None:
     divide = gen.const(safe_divide)
     first, second = (d.replace("X", "_x").replace("T", "_t").replace("_sdiv", divide) for d in derivatives)
     t = s.target
-    forward = [f"_v = {gen.primal(s.func)}({px}); _x = {px}; _t = _v; _vd = ({first}) * {tx} if {tx} else 0.0",
-               f"_push(({px}, {tx}, _v)); _push(_DFAST)",
+    # the partial, when the tangent needed it, goes to the reverse with the value (not computed
+    # there again, twice); otherwise None, and the reverse computes it (math.cos(inf) raises: only
+    # where a derivative needs it, as before)
+    forward = [f"_v = {gen.primal(s.func)}({px}); _x = {px}; _t = _v",
+               f"if {tx}: _p = {first}; _vd = _p * {tx}",
+               "else: _p = None; _vd = 0.0",
+               f"_push(({px}, {tx}, _v, _p)); _push(_DFAST)",
                f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
     guard = [f"{gen.primal(s.func)} is {gen.const(func)}"] + guard
-    return DualTemplate(" and ".join(guard), forward, "_x, _xd, _t = _pop()",
-                        [(s.args[0], f"_g * ({first})", f"_gd * ({first}) + _g * ({second}) * _xd")],
-                        ((_nz("_g", f"_g * ({first})"),
-                          _nz("_gd", f"_gd * ({first})") + " + " + _nz("_g and _xd", f"_g * ({second}) * _xd")),))
+    pops = f"_x, _xd, _t, _p = _pop()\nif _p is None: _p = {first}"
+    return DualTemplate(" and ".join(guard), forward, pops,
+                        [(s.args[0], "_g * _p", f"_gd * _p + _g * ({second}) * _xd")],
+                        ((_nz("_g", "_g * _p"),
+                          _nz("_gd", "_gd * _p") + " + " + _nz("_g and _xd", f"_g * ({second}) * _xd")),))
 
 
 # f(X) = T: the first and second derivatives as expressions of X and T
@@ -416,7 +422,7 @@ def nan_batch(c: Any) -> bool:
 
 def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
     """The reverse of an inline call: the result's rdata and its tangent, taken to the operands."""
-    lines = [template.pops] if template.pops else []
+    lines = template.pops.split("\n") if template.pops else []
     if not s.target:  # a write: restore the overwritten element; its cotangents go to the value
         lines.append("_y[_i] = _old; _yd[_i] = _oldd")
         (value, _, _), = template.contributions
