@@ -319,9 +319,70 @@ def returned_through_stop_iteration(operations):
     return log
 
 
+
+def match_and_except_star(operations):
+    """``match`` and ``try``/``except*`` around yields (rewritten before the state machine)."""
+    log = []
+
+    def g():
+        k = 0
+        while k < 12:
+            try:
+                match (k % 4, k):
+                    case (0, _):
+                        v = yield ("zero", k)
+                    case (1, n) if n > 2:
+                        raise ExceptionGroup("two", [ValueError(n), KeyError(n)])
+                    case (1, _):
+                        raise ExceptionGroup("one", [ValueError(k)])
+                    case [2, n]:
+                        v = yield ("two", n)
+                    case _:
+                        v = yield "other"
+                match v:
+                    case None:
+                        log.append("nothing sent")
+                    case int(n) if n > 2:
+                        log.append(("big", n))
+                    case n:
+                        log.append(("sent", n))
+            except* ValueError as group:
+                log.append(("value errors", len(group.exceptions)))
+                v = yield "handled"
+                log.append(("handler got", v))
+            except* KeyError:
+                log.append("key errors")
+            finally:
+                log.append(("finally", k))
+            k += 1
+        return "done"
+    return drive(g(), operations, log)
+
+
+def imports_between_yields(operations):
+    """``import`` statements after yields: what they bind is read after later yields."""
+    log = []
+
+    def g():
+        import math
+        k = 0
+        while k < 8:
+            from math import sqrt as root
+            v = yield root(k)
+            import json
+            import os.path
+            try:
+                from string import ascii_lowercase as letters
+                v = yield letters[k]
+            finally:
+                log.append((json.dumps(v), os.path.basename("a/b"), math.floor(k / 2), root(4), letters[0]))
+            k += 1
+    return drive(g(), operations, log)
+
+
 CASES = [contextmanager_and_errstate, returned_through_stop_iteration, try_finally_loop, except_and_else, nested_finally_and_return, catches_generator_exit,
          ignores_generator_exit, bare_raise_and_reraise, with_managers, yield_from_a_generator, hoisted_yields,
-         finally_returns_over_an_exception, evaluation_order]
+         finally_returns_over_an_exception, evaluation_order, match_and_except_star, imports_between_yields]
 
 
 def random_operations(rng: random.Random, length: int) -> list:
@@ -419,7 +480,37 @@ def closes_nested_and_held(stop):
     return log
 
 
-@pytest.mark.parametrize("case", [closes_in_a_loop, closes_what_it_drops, closes_nested_and_held],
+def closes_lists_it_drops(stop):
+    log = []
+
+    def g(n):
+        try:
+            k = n
+            while True:
+                yield k
+                k += 1
+        finally:
+            log.append(("finally", n))
+    pair = (g(100), g(200))
+    log.append(next(pair[1]))
+    gens = [g(1), g(2)]
+    log.append(next(gens[0]) + next(gens[1]))
+    gens.append(g(3))
+    log.append((next(gens[2]), len(gens)))
+    gens = [g(10 * s) for s in range(stop)]  # (the list before is dropped: its last item closed first)
+    for k in range(stop):
+        log.append(next(gens[k]))
+    log.append("rebound")
+    if stop > 1:
+        del pair
+        log.append("deleted")
+    it = g(300)
+    log.append(next(it))
+    log.append("end")
+    return log  # (then pair, gens and it are closed, in the order they were first bound)
+
+
+@pytest.mark.parametrize("case", [closes_in_a_loop, closes_what_it_drops, closes_nested_and_held, closes_lists_it_drops],
                          ids=lambda f: f.__name__)
 def test_a_dropped_generator_is_closed_as_cpython_drops_it(case):
     lazy = rewritten(case)

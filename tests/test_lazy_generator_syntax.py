@@ -84,3 +84,108 @@ def test_a_nested_manager_capturing_floats_is_refused_naming_it():
         with pytest.raises(TypeError, match=r"(?s)the function tripled, which captures float data.*What to do.*"
                                             r"test_lazy_generator_syntax.py.*with tripled"):
             run()
+
+
+# ---------------------------------------------------------------- match and except* around yields
+
+def matching(x):
+    def g():
+        k = 0
+        while True:
+            match (k % 3, k):
+                case (0, _):
+                    v = yield x * k
+                case (1, n) if n > 3:
+                    v = yield x ** n
+                case [1, _]:
+                    v = yield np.sin(x)
+                case _:
+                    v = yield 1.0
+            match v:
+                case None:
+                    k += 1
+                case float(step):
+                    k += int(step)
+    it = g()
+    return next(it) + next(it) + next(it) + next(it) + it.send(2.0) + next(it)
+
+
+def star_handled(x):
+    def g():
+        k = 0
+        while True:
+            try:
+                if k % 2:
+                    raise ExceptionGroup("odd", [ValueError(k), KeyError(k)])
+                yield x * (k + 1)
+            except* ValueError as group:
+                yield x ** 3 * len(group.exceptions)
+            except* KeyError:
+                yield np.cos(x) * k
+            k += 1
+    it = g()  # (left suspended in the try's body: closed there, CPython raises nothing)
+    return next(it) + next(it) + next(it) + next(it) + next(it) + next(it) + next(it)
+
+
+def stepped_module_generator(x):
+    k = 0
+    while True:
+        try:
+            if k == 1:
+                raise ExceptionGroup("one", [ValueError(k)])
+            yield x * (k + 1)
+        except* ValueError:
+            yield x ** 3
+        match k:
+            case 2:
+                yield np.exp(x)
+        k += 1
+
+
+def star_in_a_module_generator(x):
+    it = stepped_module_generator(x)
+    return next(it) + next(it) + next(it) + next(it) + next(it)
+
+
+def walrus(x):
+    def g():
+        k = 0
+        while (k := k + 1) < 10:
+            if (y := x * k) > 1.5:
+                yield y ** 2
+            yield sum(z for t in range(k) if (z := t * x) > 0.5)
+    it = g()
+    return next(it) + next(it) + next(it) + next(it)
+
+
+@pytest.mark.parametrize("f", [matching, star_handled, star_in_a_module_generator, walrus], ids=lambda f: f.__name__)
+def test_match_and_except_star_around_yields(f):
+    check_all_modes(f, X)
+
+
+# ---------------------------------------------------------------- imports in the middle
+
+def imports_after_yields(x):
+    def g():
+        yield x
+        import math
+        from math import cos as c, sin
+        k = 1
+        while True:
+            yield math.exp(x) * k
+            import numpy.linalg
+            yield c(x) + sin(x * k) + numpy.linalg.norm([x, 1.0])
+            k += 1
+
+    def h():
+        def inner(t):
+            return math.sin(t)
+        yield x
+        import math
+        yield inner(x)
+    it, other = g(), h()
+    return next(it) + next(it) + next(it) + next(it) + next(it) + next(other) + next(other)
+
+
+def test_imports_between_yields():
+    check_all_modes(imports_after_yields, X)

@@ -635,6 +635,27 @@ def _dropped_generators(x):
     return (nested + a + b + first_of(0.5)) * sum(log)
 
 
+def _dropped_lists_of_generators(x):
+    log = []
+
+    def g(scale):
+        try:
+            k = 1.0
+            while True:
+                yield x * scale * k
+                k += 1.0
+        finally:
+            log.append(x * scale)
+    gens = [g(1.0), g(2.0)]
+    a = next(gens[0]) * next(gens[1])
+    gens.append(g(3.0))
+    a += next(gens[2]) * len(gens)
+    gens = None  # the list dropped: its three generators closed here, their finally blocks run
+    b = a * sum(log)
+    pair = tuple([g(s) for s in (0.5, 4.0)])
+    return b + next(pair[0]) * next(pair[1])
+
+
 @contextlib.contextmanager
 def _scaled(log, scale):
     log.append(scale * 2.0)
@@ -660,7 +681,7 @@ def _contextmanager_handed_floats(x):
 
 
 MANAGED_AND_DROPPED = [_contextmanager_around_a_yield, _errstate_around_a_yield, _contextmanager_handed_floats,
-                       _dropped_generators]
+                       _dropped_generators, _dropped_lists_of_generators]
 
 
 @pytest.mark.parametrize("f", MANAGED_AND_DROPPED, ids=lambda f: f.__name__.lstrip("_"))

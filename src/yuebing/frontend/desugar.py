@@ -22,6 +22,7 @@ import linecache
 
 from ..ir.primitives import EAGER_ITEMS_LIMIT
 from .generators import state_machines
+from .runtime_names import bind_helpers
 from .syntax_rewrites import rewrite_syntax
 
 _YIELDED = "_yb_yielded"  # the list a rewritten generator builds (not a name users write)
@@ -32,8 +33,9 @@ def desugar(node: ast.FunctionDef | ast.Lambda, filename: str = "<unknown>") -> 
     generator function in it (itself or nested) rewritten to build and return a list, where that
     is exact; ``node`` itself when there is nothing to rewrite. ``filename``: the user's file,
     named by the error of a generator that does not end."""
-    node = rewrite_syntax(node)  # match, except*, async (syntax_rewrites.py)
+    node = rewrite_syntax(node, bind=False)  # match, except*, async (syntax_rewrites.py)
     node = state_machines(node, filename)  # generators a list cannot stand for (generators.py)
+    node = bind_helpers(node)  # (after: a generator's body moves into a nested function as text)
     if not any(_is_eager_generator(f) for f in _functions(node)):
         return node
     node = copy.deepcopy(node)

@@ -15,11 +15,14 @@ cleanup") are concerned; a call making one is recognised by the function's name:
   closed when the statement is done (in CPython, when the inner comprehension is dropped);
 * a name assigned ``it = g(...)`` that never lets the generator escape (only stepped with
   ``next``/``send``/``throw``/``close`` or iterated over; not passed on, stored, returned or
-  captured): each assignment goes through ``held(owned, "it", value)``, which closes the
-  generator the name held before, ``del it`` through ``held(owned, "it", None)``, and the
-  function's body is wrapped in ``try ... finally: close_held(owned)`` (CPython closes what its
-  locals hold when the frame goes). A name that lets it escape is left alone: CPython closes the
-  generator when the last holder drops it, which the source does not show.
+  captured), or a list or tuple of them (``gens = [g(a), g(b)]``, ``[g(a) for a in s]``,
+  ``gens.append(g(c))``; its items only stepped, ``next(gens[k])``, and ``len(gens)``): each
+  assignment goes through ``held(owned, "it", value)``, which closes the generator the name
+  held before (a list's from its last item to its first, as CPython frees a list), ``del it``
+  through ``held(owned, "it", None)``, and the function's body is wrapped in ``try ...
+  finally: close_held(owned, names)`` (CPython closes what its locals hold when the frame goes,
+  in the order the names are first bound). A name that lets it escape is left alone: CPython
+  closes the generator when the last holder drops it, which the source does not show.
 """
 from __future__ import annotations
 
@@ -179,9 +182,28 @@ class _HeldNames:
     def names(self) -> set:
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in self.nodes):
             return set()  # a generator function: what its frame holds goes when it is closed
-        assigned = {t.id for n in self.nodes if isinstance(n, ast.Assign) and self.closing._made(n.value)
+        assigned = {t.id for n in self.nodes if isinstance(n, ast.Assign) and self._holding(n.value)
                     for t in n.targets if isinstance(t, ast.Name)}
-        return {name for name in assigned if self._kept_in(name)}
+        appended = {n.func.value.id for n in self.nodes if self._appended(n)}
+        self.lists = appended | {t.id for n in self.nodes if isinstance(n, ast.Assign)
+                                 and isinstance(n.value, (ast.List, ast.Tuple, ast.ListComp))
+                                 for t in n.targets if isinstance(t, ast.Name)}
+        return {name for name in assigned | appended if self._kept_in(name)}
+
+    def _holding(self, value: ast.expr) -> bool:
+        """A call making such a generator, or a list or tuple of them (a display, possibly empty,
+        or a comprehension whose element is one)."""
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return all(self.closing._made(e) for e in value.elts)
+        if isinstance(value, ast.ListComp):
+            return self.closing._made(value.elt)
+        return self.closing._made(value)
+
+    def _appended(self, node: ast.AST) -> bool:
+        """``name.append(g(...))``."""
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
+            and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords \
+            and self.closing._made(node.args[0]) and isinstance(self.parents.get(id(node)), ast.Expr)
 
     def _kept_in(self, name: str) -> bool:
         """Whether every use of ``name`` in the function keeps the generator in it."""
@@ -190,16 +212,31 @@ class _HeldNames:
             return False
         for n in self.nodes:
             if isinstance(n, ast.Name) and n.id == name:
-                ok = self._stepped(n) if isinstance(n.ctx, ast.Load) else self._bound_plainly(n)
+                ok = self._used_inside(n) if isinstance(n.ctx, ast.Load) else self._bound_plainly(n)
                 if not ok:
                     return False
         return True
+
+    def _used_inside(self, name: ast.Name) -> bool:
+        """A use that keeps what ``name`` holds: stepping it, or, for a list of generators,
+        stepping an item (``next(gens[k])``), ``len(gens)``, ``gens.append(g(...))`` (a loop
+        over the list would hand its generators to the loop's variable)."""
+        parent = self.parents.get(id(name))
+        if name.id not in self.lists:
+            return self._stepped(name)
+        if isinstance(parent, ast.Compare):
+            return self._stepped(name)  # (gens is None)
+        if isinstance(parent, ast.Subscript) and parent.value is name:
+            return self._stepped(parent)
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len":
+            return parent.args == [name]
+        return isinstance(parent, ast.Attribute) and self._appended(self.parents.get(id(parent)))
 
     def _bound_plainly(self, name: ast.Name) -> bool:
         parent = self.parents.get(id(name))
         return isinstance(parent, ast.Delete) or isinstance(parent, ast.Assign) and parent.targets == [name]
 
-    def _stepped(self, name: ast.Name) -> bool:
+    def _stepped(self, name: ast.expr) -> bool:
         """``next(it)``, ``it.send(v)``..., ``for v in it`` (or in ``zip(a, it)``), ``it is None``."""
         parent = self.parents.get(id(name))
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next":
@@ -228,11 +265,19 @@ class _HeldNames:
         docstring = self.function.body[:1] if ast.get_docstring(self.function, clean=False) is not None else []
         body = self.function.body[len(docstring):]
         start = ast.parse(f"{owned} = {{}}").body
-        close = ast.parse(f"{self.closing.helper('close_held')}({owned})").body
+        close = ast.parse(f"{self.closing.helper('close_held')}({owned}, {_first_bound(self.nodes, names)!r})").body
         wrapped = ast.Try(body, [], [], close)
         self.function.body = [*docstring, *start, wrapped]
         for s in self.function.body:
             ast.copy_location(s, body[0] if body else self.function)
+
+
+def _first_bound(nodes: list, names: set) -> tuple:
+    """``names`` in the order they are first bound in the source: the order in which CPython
+    clears a frame's locals."""
+    stores = [n for n in nodes if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store)]
+    stores.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    return tuple(dict.fromkeys(n.id for n in stores))
 
 
 def _release_deleted(function: ast.FunctionDef, names: set, owned: str, held: str) -> None:

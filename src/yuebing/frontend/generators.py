@@ -45,6 +45,9 @@ inside a larger expression is hoisted into frame temporaries first (``yield_hois
 ``resume`` (sketched above; it also takes ``thrown``) picks its block by halving the state
 range, and jumps to blocks that only jump are followed at compile time (``_simplified``). A
 generator with cleanup is closed where CPython would drop it (``generator_closing.py``).
+Its own ``match`` and ``except*`` statements are rewritten first (``match_statements.py``,
+``try_star.py``; the helpers they call are imported with its leading imports, since its body
+moves into ``resume``); names that ``import`` statements and walruses bind live on the frame too.
 
 Why this way: the state machine needs no derivative machinery of its own (no tape of suspended
 frames, no rule per generator protocol); a ``Frame`` object rather than ``nonlocal`` cells (which
@@ -61,7 +64,10 @@ import linecache
 from .fence import UnsupportedSyntaxError
 from .generator_closing import ClosedWhereDropped, fresh as _fresh
 from .generator_exceptions import ExceptionBlocks, Finally, flattened
+from .match_statements import desugar_match
+from .runtime_names import HELPERS
 from .stop_values import read_stop_values
+from .try_star import desugar_try_star
 from .yield_hoisting import Hoister, _Slot, _slots, contains_yield
 
 __all__ = ["consumed_lazily", "needs_state_machine", "to_state_machine", "state_machines"]
@@ -146,22 +152,55 @@ def _stored_names(function: ast.FunctionDef) -> list[str]:
             name = n.name
         elif isinstance(n, ast.ExceptHandler) and n.name:
             name = n.name  # a handler may yield: its exception lives on the frame too
-        if name is not None and name not in declared and name not in names:
-            names.append(name)
+        for bound in _imported(n) or [name]:
+            if bound is not None and bound not in declared and bound not in names:
+                names.append(bound)
     return names
+
+
+def _imported(node: ast.AST) -> list[str]:
+    """The names an ``import`` statement binds (``import a.b`` binds ``a``)."""
+    if not isinstance(node, (ast.Import, ast.ImportFrom)):
+        return []
+    return [alias.asname or alias.name.split(".")[0] for alias in node.names if alias.name != "*"]
 
 
 class _ToFrame(ast.NodeTransformer):
     """Reads and writes of the generator's variables -> attributes of the frame (also inside
     nested functions, lambdas and comprehensions, where they are not shadowed)."""
 
-    def __init__(self, frame: str, variables: set) -> None:
+    def __init__(self, frame: str, variables: set, assigned: str, used: set) -> None:
         self.frame, self.variables = frame, variables
+        self.assigned, self.used = assigned, used  # the walrus helper's name; "assigned" once used
+
+    def within(self, variables: set) -> _ToFrame:
+        return _ToFrame(self.frame, variables, self.assigned, self.used)
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.variables:
             return ast.copy_location(ast.Attribute(ast.Name(self.frame, ast.Load()), node.id, node.ctx), node)
         return node
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+        """``(v := value)`` -> ``assigned(frame, 'v', value)`` (a walrus cannot store an attribute;
+        ``match`` statements are rewritten with walruses)."""
+        value = self.visit(node.value)
+        if node.target.id not in self.variables:
+            node.value = value
+            return node
+        self.used.add("assigned")
+        call = ast.Call(ast.Name(self.assigned, ast.Load()),
+                        [ast.Name(self.frame, ast.Load()), ast.Constant(node.target.id), value], [])
+        return ast.copy_location(call, node)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> list:
+        """An import binds locals of ``resume``, gone at the next yield: copied to the frame (the
+        leading imports of the generator function stay in it: ``to_state_machine``)."""
+        copies = [ast.copy_location(ast.parse(f"{self.frame}.{name} = {name}").body[0], node)
+                  for name in _imported(node) if name in self.variables]
+        return [node, *copies]
+
+    visit_ImportFrom = visit_Import
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
         """``except E as e:`` binds the local ``e`` (of ``resume``): copied to the frame first."""
@@ -172,7 +211,7 @@ class _ToFrame(ast.NodeTransformer):
         return node
 
     def _shadowed(self, node: ast.AST, own: set) -> ast.AST:
-        inner = _ToFrame(self.frame, self.variables - own)
+        inner = self.within(self.variables - own)
         for field, value in ast.iter_fields(node):
             if isinstance(value, list):
                 setattr(node, field, [inner.visit(v) if isinstance(v, ast.AST) else v for v in value])
@@ -183,14 +222,14 @@ class _ToFrame(ast.NodeTransformer):
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         node.args.defaults = [self.visit(d) for d in node.args.defaults]
         own = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-        node.body = _ToFrame(self.frame, self.variables - own).visit(node.body)
+        node.body = self.within(self.variables - own).visit(node.body)
         return node
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         node.args.defaults = [self.visit(d) for d in node.args.defaults]
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
         own = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)} | set(_stored_names(node))
-        inner = _ToFrame(self.frame, self.variables - own)
+        inner = self.within(self.variables - own)
         node.body = [inner.visit(s) for s in node.body]
         return node
 
@@ -478,28 +517,49 @@ def to_state_machine(function: ast.FunctionDef, filename: str) -> None:
     imports = []  # leading imports stay in the function: resume reads them as closure variables
     while function.body and isinstance(function.body[0], (ast.Import, ast.ImportFrom)):
         imports.append(function.body.pop(0))
+    imports += _helper_imports(function)
     variables = _stored_names(function)
     taken |= set(variables)
     names = {k: _fresh(k, taken) for k in ("frame", "resume", "sent", "thrown", "state", "more", "value", "error",
-                                           "returned", "exception", "Frame", "Generator", "delegate", "managed")}
-    body = [_ToFrame(names["frame"], set(variables)).visit(s) for s in copy.deepcopy(function.body)]
+                                           "returned", "exception", "Frame", "Generator", "delegate", "managed",
+                                           "assigned")}
+    used = set()  # what of ir/generators.py the body needs besides the machine's runtime ("assigned")
+    on_frame = _ToFrame(names["frame"], set(variables), names["assigned"], used)
+    body = [t for s in copy.deepcopy(function.body) for t in _statements(on_frame.visit(s))]
     machine = _StateMachine(function, filename, names, set(variables), taken)
     end = machine.compile(body, machine.new())
     if end is not None:
         machine.blocks[end] += machine.jump(-1, function) + machine.parse("return False, None", function)
-    function.body = imports + _rewritten(function, filename, machine, [a for a in variables if _is_parameter(function, a)])
+    parameters = [a for a in variables if _is_parameter(function, a)]
+    function.body = imports + _rewritten(function, filename, machine, parameters, sorted(used))
+
+
+def _helper_imports(function: ast.FunctionDef) -> list:
+    """The helpers that rewritten ``match``/``except*`` code calls by ``_yb_`` names, imported
+    under those names with the leading imports (``runtime_names.py`` binds them in a function's
+    own scope only, and the generator's body moves into ``resume``)."""
+    used = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name) and n.id in HELPERS})
+    return [ast.copy_location(ast.parse(f"from {HELPERS[name].__module__} import {HELPERS[name].__name__} as {name}")
+                              .body[0], function) for name in used]
+
+
+def _statements(visited: ast.stmt | list) -> list:
+    return visited if isinstance(visited, list) else [visited]
 
 
 def _is_parameter(function: ast.FunctionDef, name: str) -> bool:
     return any(a.arg == name for a in ast.walk(function.args) if isinstance(a, ast.arg))
 
 
-def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine, parameters: list) -> list:
-    """The new body: the frame, ``resume`` dispatching on the frame's state, the generator."""
+def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine, parameters: list,
+               helpers: list) -> list:
+    """The new body: the frame, ``resume`` dispatching on the frame's state, the generator
+    (``helpers``: other functions of ``ir/generators.py`` the body calls)."""
     n = machine.n
     frame, state = n["frame"], n["state"]
     where = f'  File "{filename}", line {function.lineno}\n    {linecache.getline(filename, function.lineno).strip()}\n'
-    imported = ", ".join(k if n[k] == k else f"{k} as {n[k]}" for k in ("Frame", "Generator", "delegate", "managed"))
+    imported = ", ".join(k if n[k] == k else f"{k} as {n[k]}"
+                         for k in ("Frame", "Generator", "delegate", "managed", *helpers))
     head = (f"from yuebing.ir.generators import {imported}\n{frame} = {n['Frame']}()\n"
             + "".join(f"{frame}.{p} = {p}\n" for p in parameters) + f"{frame}.{state} = 0\n")
     _simplified(machine)
@@ -647,6 +707,10 @@ def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.Fun
     if not any(needs_state_machine(f, suspended) for f in ast.walk(node) if isinstance(f, ast.FunctionDef)):
         return node
     node = copy.deepcopy(node)
+    functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
+    for function in reversed(functions):  # (inner ones first: an outer one's rewrite copies them)
+        if needs_state_machine(function, suspended):
+            function.body = desugar_try_star(desugar_match(function)).body  # its own match and except*
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended) and _has_cleanup(f)}
     if with_cleanup:  # closed where CPython drops them (generator_closing.py)

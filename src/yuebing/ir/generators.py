@@ -22,7 +22,8 @@ The rest serves rewrites of the code around a generator: ``stop_value`` reads a 
 from the generator kept with it rather than from ``StopIteration`` (``frontend/stop_values.py``);
 ``managed`` makes a ``with`` header around a yield, run without derivatives when handed no floats
 (``PlainManager``); ``held``, ``close_held``, ``kept_in`` and ``close_made`` close generators where
-CPython drops them (``frontend/generator_closing.py``).
+CPython drops them (``frontend/generator_closing.py``); ``assigned`` is a walrus whose variable
+lives on the frame.
 """
 from __future__ import annotations
 
@@ -145,20 +146,40 @@ def close_made(made: list) -> None:
 
 def held(owned: dict, name: str, value: Any) -> Any:
     """``name = value`` (``value`` None: ``del name``) where ``name`` holds a generator with
-    cleanup that it never lets escape: the one it held before is dropped, so closed, as CPython's
-    reference counting closes it (``frontend/generator_closing.py``)."""
+    cleanup, or a list or tuple of them, that it never lets escape: what it held before is
+    dropped, so closed, as CPython's reference counting closes it
+    (``frontend/generator_closing.py``)."""
     previous = owned.pop(name, None)
-    if type(value) is Generator:
+    if type(value) in (Generator, list, tuple):
         owned[name] = value
     if previous is not None and previous is not value:
-        previous.close()
+        _dropped(previous)
     return value
 
 
-def close_held(owned: dict) -> None:
-    """The function ends: the generators its names still hold are dropped with its frame."""
-    for name in list(owned):
-        owned.pop(name).close()
+def close_held(owned: dict, names: tuple) -> None:
+    """The function ends: the generators its ``names`` still hold are dropped with its frame,
+    in the order of ``names`` (the order CPython clears the frame's locals)."""
+    for name in names:
+        if name in owned:
+            _dropped(owned.pop(name))
+
+
+def _dropped(value: Any) -> None:
+    """Close a generator dropped, or those of a list or tuple dropped: from the last item to the
+    first, the order in which CPython's list and tuple release their items."""
+    if type(value) is Generator:
+        value.close()
+        return
+    for k in range(len(value) - 1, -1, -1):
+        if type(value[k]) is Generator:
+            value[k].close()
+
+
+def assigned(frame: Frame, name: str, value: Any) -> Any:
+    """``(name := value)`` in a lazy generator, whose variable ``name`` lives on its frame."""
+    setattr(frame, name, value)
+    return value
 
 
 def delegate(iterable: Any) -> Generator:
