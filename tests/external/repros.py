@@ -99,6 +99,23 @@ def python_random_picks(x):
     return np.sum(x[picks] ** 3) + random.randrange(7) * x[0]
 
 
+# 8. super().__init__() in a class whose next base is object (pymoo's Normalization): the call
+#    reaches object.__init__, bound to the instance, which had no rule (MissingRuleError).
+class _Normalization:
+    def __init__(self):
+        super().__init__()
+
+
+class _Scaling(_Normalization):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+
+def super_init_reaching_object(x):
+    return np.sum(_Scaling(x[0]).scale * np.sin(x))
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -140,6 +157,9 @@ FIXED = (
     Mechanism("random.sample/randrange: int.bit_length has no rule", python_random_picks,
               np.linspace(-1.0, 1.0, 5), "the harness's check that functions drawing from Python's "
               "random are reseeded (int.bit_length and bit_count now have zero derivative)"),
+    Mechanism("super().__init__() reaching object.__init__ had no rule", super_init_reaching_object,
+              np.array([0.5, 2.0, -1.0]), "pymoo ZDT5 (both variants): pymoo.util.normalization's "
+              "Normalization.__init__ (object.__init__ now has zero derivative, also bound by super())"),
 )
 
 #: mechanisms still wrong (each asserted still wrong, so a fix shows up): none at the moment

@@ -211,12 +211,28 @@ class RuleTable:
                 entry = self.by_method.get((tp, name))
                 if entry is not None:
                     return entry[0], entry[1], owner
+            entry = self.by_function.get(_slot_bound(f, owner, name))
+            if entry is not None:  # a slot wrapper with a rule, bound by super(): object.__init__
+                return entry[0], entry[1], owner
         return None
 
     def __contains__(self, target: Any) -> bool:
         if isinstance(target, tuple):
             return target in self.by_method
         return self.lookup(target) is not None
+
+
+def _slot_bound(f: Any, owner: Any, name: str) -> Any:
+    """The slot wrapper of a class in ``owner``'s MRO that ``f`` is bound from (``super().__init__``
+    reaching ``object.__init__``), or None. Compared by binding it again, so ``dict.__init__`` is
+    never taken for ``object.__init__``."""
+    if not isinstance(f, types.MethodWrapperType):
+        return None
+    for tp in type(owner).__mro__:
+        slot = tp.__dict__.get(name)
+        if isinstance(slot, types.WrapperDescriptorType) and slot.__get__(owner) == f:
+            return slot
+    return None
 
 
 def _registering_module() -> str:

@@ -284,6 +284,9 @@ def declaration_of(f: Any) -> tuple[SecondOrder, Any] | None:
             if found is None and owner is not None:  # declared for the unbound method (np.ndarray.std)
                 unbound = base.__dict__.get(name)
                 found = _BY_FUNCTION.get(unbound) if unbound is not None else None
+                if found is None and isinstance(unbound, types.WrapperDescriptorType) \
+                        and unbound in ZERO_DERIVATIVE and unbound.__get__(owner) == f:
+                    found = _ZERO  # a zero slot bound by super(): object.__init__
             if found is not None:
                 return found, owner
     return None

@@ -67,6 +67,8 @@ nondifferentiable(
 nondifferentiable(importlib.import_module)
 nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base of random.Random
 nondifferentiable_methods(int, "bit_length", "bit_count")  # (random.Random._randbelow)
+# super().__init__() in a class whose next base is object: a no-op (it raises on extra arguments)
+nondifferentiable(object.__init__)
 
 # (list and tuple's index and count: comparing_calls.py, whose comparisons may call user dunders)
 # text carries no derivative: every public method of str and bytes (formatting a float included)
