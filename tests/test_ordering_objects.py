@@ -2,8 +2,8 @@
 ``list.sort``, ``min``, ``max``, ``heapq``, ``bisect`` of such objects, keys returning them (or
 tuples holding them), ``functools.cmp_to_key`` of a ``cmp`` that writes, and
 ``itertools.groupby``. Python runs the dunders once per comparison its algorithm makes; they used
-to run as plain Python and what they wrote lost its derivatives (grad 1.2 where finite
-differences give 3.1). Each idiom runs in every mode (``tests/modes.py``) and its batched Hessian
+to run as plain Python and what they wrote lost its derivatives (every mode disagreed with
+finite differences, silently). Each idiom runs in every mode (``tests/modes.py``) and its batched Hessian
 equals the per-column one; pure dunders (``dataclass(order=True)``, a ``__lt__`` that writes
 nothing) stay on the plain path of the rules."""
 from __future__ import annotations
