@@ -14,7 +14,7 @@ import pytest
 
 import yuebing as yb
 
-from all_modes import check_all_modes
+from .all_modes import check_all_modes
 
 X = 0.7
 
