@@ -236,36 +236,29 @@ class Task(Future):
         """Run the coroutine to its next await (``error``: raised there first). After a bare
         yield (``sleep(0)``) with nothing else ready it runs on at once: the loop's next turn
         would run this task first anyway (before any timer), and a turn costs far more."""
-        again = True
-        while again:
-            again = self.step_once(error)
+        running_on = True
+        while running_on and not self.done():
+            if self.must_cancel:
+                error = asyncio.CancelledError()
+                self.must_cancel = False
+            self.waiting_on = None
+            self.loop.current = self
+            running_on = False
+            try:
+                more, request = self.coro.resume(None, error)
+            except asyncio.CancelledError:
+                Future.cancel(self)
+            except (KeyboardInterrupt, SystemExit) as stop:
+                Future.set_exception(self, stop)
+                raise
+            except BaseException as failure:  # noqa: B036 - kept in the task, raised where it is awaited
+                Future.set_exception(self, failure)
+            else:
+                running_on = bool(more) and request is None and not self.loop.ready
+                if not running_on:
+                    self.advanced(more, request)
+            self.loop.current = None
             error = None
-
-    def step_once(self, error: Any) -> bool:
-        """One step of the coroutine; true for a bare yield that may run on at once."""
-        if self.done():
-            return False
-        if self.must_cancel:
-            error = asyncio.CancelledError()
-            self.must_cancel = False
-        self.waiting_on = None
-        self.loop.current = self
-        try:
-            more, request = self.coro.resume(None, error)
-        except asyncio.CancelledError:
-            Future.cancel(self)
-        except (KeyboardInterrupt, SystemExit) as stop:
-            Future.set_exception(self, stop)
-            raise
-        except BaseException as failure:  # noqa: B036 - kept in the task, raised where it is awaited
-            Future.set_exception(self, failure)
-        else:
-            if more and request is None and not self.loop.ready:
-                self.loop.current = None
-                return True
-            self.advanced(more, request)
-        self.loop.current = None
-        return False
 
     def advanced(self, more: Any, request: Any) -> None:
         if more is None:
