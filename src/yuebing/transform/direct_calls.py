@@ -380,6 +380,16 @@ def named(generator: Any, name: str, value: Any) -> str:
     return name
 
 
+#: yuebing's runtime differentiated like user code (lazy generators, the event loop): its frames
+#: are not the user's lines, and would crowd those out of the eight notes
+_RUNTIME_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ir") + os.sep
+
+
+def _runtime_file(rule: Any) -> bool:
+    filename = getattr(getattr(rule, "ir", None), "filename", None)
+    return isinstance(filename, str) and os.path.abspath(filename).startswith(_RUNTIME_DIR)
+
+
 def user_line_notes(error: BaseException, stage: str, rule_of: Callable[[str], Any], describe: Callable) -> None:
     """Name, on ``error``, the user's line of every generated frame in its traceback not named
     yet (``rule_of(filename)``: the rule whose generated code that is, or None), innermost
@@ -403,7 +413,7 @@ def user_line_notes(error: BaseException, stage: str, rule_of: Callable[[str], A
         tb = tb.tb_next
     for frame, rule, line in reversed(frames):
         noted.add(id(frame))
-        if line is None:
+        if line is None or _runtime_file(rule):
             continue
         notes = getattr(error, "__notes__", [])
         if len(notes) >= _MAX_LOCATION_NOTES:  # deep recursion: the innermost levels suffice
