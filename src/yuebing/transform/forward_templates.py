@@ -119,7 +119,7 @@ def _array_products(s: ir.Call, value: Any, n: Names, t: str, tt: str, func_guar
         guard = func_guard + [f"type({pa}) is _ND and type({pb}) is _ND and {pa}.dtype is _F64 and {pb}.dtype is _F64",
                               f"{pa}.ndim == 2 and {pb}.ndim == 2 and type({at}) is _ND and type({bt}) is _ND",
                               "not _BATCH.size"]  # (a batched tangent's batch axis would broadcast)
-        return [(" and ".join(guard), [f"_p = {pa} @ {pb}; {tt} = {at} @ {pb}", f"{tt} += {pa} @ {bt}; {t} = _p"])]
+        return [(" and ".join(guard), [f"_p = {pa} @ {pb}; _q = {at} @ {pb}", f"_q += {pa} @ {bt}; {tt} = _q; {t} = _p"])]
     if value in _ORDER and any(isinstance(x, ir.Var) for x in s.args) and all(_numeric(x) for x in s.args):
         kinds = [f"type({n.primal(x)}) in _ORDERED" for x in s.args if isinstance(x, ir.Var)]
         some_array = " or ".join(f"type({n.primal(x)}) is _ND" for x in s.args if isinstance(x, ir.Var))
@@ -194,15 +194,16 @@ def _binary(s: ir.Call, op: str, n: Names, t: str, tt: str, array: bool,
             strong = " + ".join(f"_szp({tangent}, {partial})" for tangent, partial in factors)
         else:
             strong = " + ".join(f"({tangent} * {partial} if {tangent} else 0.0)" for tangent, partial in factors)
+    # the tangent is built in _q and bound last: the result's names may be an operand's (a = a * b)
     if array:
-        lines = [f"_p = {pa} {op} {pb}; {tt} = {expr}"]
+        lines = [f"_p = {pa} {op} {pb}; _q = {expr}"]
         if strong:  # only in a strong pass (rules/declare.py: FORWARD)
-            lines.append(f"if _FWD.strong and _has_nan({tt}): {tt} = {strong}")
+            lines.append(f"if _FWD.strong and _has_nan(_q): _q = {strong}")
     else:
-        lines = [f"_p = {pa} {op} {pb}; {tt} = float({expr})"]
+        lines = [f"_p = {pa} {op} {pb}; _q = float({expr})"]
         if strong:
-            lines.append(f"if {tt} != {tt}: {tt} = float({strong})")
-    lines.append(f"{t} = _p")
+            lines.append(f"if _q != _q: _q = float({strong})")
+    lines.append(f"{tt} = _q; {t} = _p")
     return guard, lines
 
 
