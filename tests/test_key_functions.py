@@ -319,9 +319,9 @@ def _rows_through(call):
 
 
 THIRD_ORDER_REFUSED = {
-    "sorted": (lambda rows: sorted(rows, key=_appends_its_square), "sorted"),
-    "max": (lambda rows: [max(rows, key=_appends_its_square)], "max with keyword arguments"),
-    "list.sort": (lambda rows: rows.sort(key=_appends_its_square) or rows, "sorted"),
+    "sorted": (lambda rows: sorted(rows, key=_appends_its_square), "sorted with key=.*may change data"),
+    "max": (lambda rows: [max(rows, key=_appends_its_square)], "max with key=.*may change data"),
+    "list.sort": (lambda rows: rows.sort(key=_appends_its_square) or rows, "list.sort with key=.*may change"),
 }
 
 
@@ -339,3 +339,23 @@ def test_third_order_of_a_filter_predicate_that_writes():
     x = np.array([0.3, -0.7, 1.1])
     np.testing.assert_allclose(yb.hessian(F)(x.copy()), central(lambda u: yb.grad(F)(u), x, 1e-5),
                                rtol=1e-5, atol=1e-5)
+
+
+class _CountsItsComparisons:
+    def __init__(self, v):
+        self.v, self.n = v, 0.0
+
+    def __lt__(self, other):
+        self.n = self.n + self.v
+        return self.v < other.v
+
+
+def test_third_order_refuses_sorting_objects_whose_comparisons_write():
+    """list.sort() in third order sorts copies: what ``__lt__`` writes would be lost (silently)."""
+    def g(x):
+        items = [_CountsItsComparisons(x[0]), _CountsItsComparisons(x[1]), _CountsItsComparisons(x[2])]
+        items.sort()
+        return items[0].v * sum(i.n for i in items) + items[2].v ** 3
+
+    with pytest.raises(yb.NestedDifferentiationError, match="list.sort of objects whose comparisons may change"):
+        yb.hessian(lambda x: np.sum(yb.grad(g)(x) ** 2))(np.array([0.3, -0.7, 1.1]))

@@ -20,11 +20,14 @@ import builtins
 import types
 from typing import Any
 
+from ..rules._comparisons import compares_through
+from ..rules._pure_code import calls_through
+from ..rules.core import describe_callable
 from ..tangents import NoTangent
 from . import plain_closures
+from .plain_forward import _refusal
 from .plain_objects import _owner
 from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _run_definition
-from .plain_forward import _refusal
 
 _SOURCE = '''\
 def keys_of(values, tangents, key, key_t, through_program):
@@ -101,15 +104,25 @@ def _sorted(call: _Call) -> int:
     keywords = _keywords(call, {"key", "reverse"}, "sorted")
     items, items_t = _items(call, "sorted with key=")
     c = call.composition
-    slots = [items, items_t, *_key(call), c.add(_constant(bool(keywords.get("reverse", False))))]
+    slots = [items, items_t, *_key(call, "sorted", items), c.add(_constant(bool(keywords.get("reverse", False))))]
     return _run_definition(call, SORTED_BY_KEY, slots)
 
 
-def _key(call: _Call) -> list[int]:
+def _key(call: _Call, what: str, items: int) -> list[int]:
     """The slots of the key, its tangent and whether it is called through its plain program (a
-    closure made in the plain program: what it writes keeps its tangents)."""
+    closure made in the plain program: what it writes keeps its tangents).
+
+    Any other key, and the items' own comparisons, must not change data: the definitions above
+    run under second order on copies of the items, so what they write would be lost."""
     key, key_t = call.keyword_slots["key"]
     through_program = plain_closures.is_plain_closure(call.value(key_t))
+    function = call.value(key)
+    if not through_program and function is not _IDENTITY and calls_through(function):
+        raise _refusal(f"{what} with key={describe_callable(function)}, which may change data",
+                       "make the key a pure function of its item (do the writes in a loop before the call)")
+    if function is _IDENTITY and compares_through(call.value(items)):
+        raise _refusal(f"{what} of objects whose comparisons may change data",
+                       "sort with key= a pure function of each item")
     return [key, key_t, call.composition.add(_constant(through_program))]
 
 
@@ -125,7 +138,7 @@ def _chosen(call: _Call, largest: bool) -> int:
         items_t = c.pack([t for _, t in call.arg_slots])
     if not len(call.value(items)):
         raise ValueError(f"{name}() iterable argument is empty")
-    slots = [items, items_t, *_key(call), c.add(_constant(largest))]
+    slots = [items, items_t, *_key(call, name, items), c.add(_constant(largest))]
     return _run_definition(call, CHOSEN_BY_KEY, slots)
 
 
@@ -143,7 +156,7 @@ def _sort_in_place(call: _Call) -> tuple[int, int]:
         raise _refusal("list.sort of a list without a tangent", "sort a copy: sorted(lst, ...)")
     if "key" not in call.keyword_slots or call.value(call.keyword_slots["key"][0]) is None:
         call.keyword_slots["key"] = (c.add(_function(_IDENTITY)), c.add(_constant(NoTangent)))
-    slots = [lst, lst_t, *_key(call), c.add(_constant(bool(keywords.get("reverse", False))))]
+    slots = [lst, lst_t, *_key(call, "list.sort", lst), c.add(_constant(bool(keywords.get("reverse", False))))]
     pair = _run_definition(call, SORTED_BY_KEY, slots)
     everything = c.add(_constant(slice(None)))
     for k, target in enumerate((lst, lst_t)):
