@@ -380,9 +380,34 @@ def imports_between_yields(operations):
     return drive(g(), operations, log)
 
 
+def runtime_names_as_variables(operations):
+    """The generator's variables carry the names the rewrite uses for its own bookkeeping
+    (``state`` is where it resumes, read by ``send``; the others name frame attributes)."""
+    log = []
+
+    def g(state):
+        frame = resume = sent = thrown = more = value = 0
+        returned = exception = iterator = hoisted = pending = caught = manager = entered = 0
+        while True:
+            try:
+                with Manager(log, "m") as exit:
+                    sent = (yield state) or 0
+                    state = state + sent + ((yield exit) or 0)
+            except ValueError as error:
+                log.append(("caught", str(error), state))
+            finally:
+                frame, resume, thrown, more, value = frame + 1, resume + 2, thrown + 3, more + 4, value + 5
+                log.append((frame, resume, sent, thrown, more, value))
+                returned, exception, iterator, hoisted = returned + 1, exception + 1, iterator + 1, hoisted + 1
+                pending, caught, manager, entered = pending + 1, caught + 1, manager + 1, entered + 1
+                log.append((returned, exception, iterator, hoisted, pending, caught, manager, entered))
+    return drive(g(0), operations, log)
+
+
 CASES = [contextmanager_and_errstate, returned_through_stop_iteration, try_finally_loop, except_and_else, nested_finally_and_return, catches_generator_exit,
          ignores_generator_exit, bare_raise_and_reraise, with_managers, yield_from_a_generator, hoisted_yields,
-         finally_returns_over_an_exception, evaluation_order, match_and_except_star, imports_between_yields]
+         finally_returns_over_an_exception, evaluation_order, match_and_except_star, imports_between_yields,
+         runtime_names_as_variables]
 
 
 def random_operations(rng: random.Random, length: int) -> list:

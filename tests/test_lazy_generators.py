@@ -13,6 +13,8 @@ from yuebing.frontend import desugar
 from yuebing.ir import generators
 from yuebing.rules import iteration
 
+from .all_modes import check_all_modes
+
 X, H = 0.7, 1e-6
 
 
@@ -233,6 +235,32 @@ LAZY = [_send, _suspended, _endless_next, _endless_break, _endless_comprehension
 @pytest.mark.parametrize("f", LAZY, ids=lambda f: f.__name__.lstrip("_"))
 def test_lazy_generator_in_every_mode(f):
     _all_modes(f)
+
+
+def _simulation(x, rate):
+    """A module-level generator with a variable named ``state`` (the rewrite's own bookkeeping
+    must not read it: ``send`` asks whether the generator has started)."""
+    state = x
+    while True:
+        pushed = yield state
+        state = state * rate + (0.0 if pushed is None else pushed) * state
+
+
+def _variables_named_state(x):
+    def inner(scale):
+        state = 0  # (0 when sent to: the check of a just-started generator must not look here)
+        while True:
+            got = yield scale * state
+            state += 1 if got is None else got
+    sim, it = _simulation(x, 0.9), inner(x)
+    total = next(sim) + sim.send(0.5 * x) + sim.send(0.0) + next(sim)
+    next(it)
+    return total * (it.send(1.0) + it.send(2.0 * x))
+
+
+@pytest.mark.parametrize("x", [0.7, -1.3])
+def test_a_generator_variable_named_state_in_every_mode(x):
+    check_all_modes(_variables_named_state, x)
 
 
 def _writes_its_argument(x, a):

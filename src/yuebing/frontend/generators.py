@@ -32,7 +32,7 @@ suspended). The rewrite is what C# and regenerator do:
                                                frame.state = 1
                                            else:
                                                return (False, None)
-                                   return Generator(resume, 'g', '  File ..., line 1')
+                                   return Generator(resume, 'g', '  File ..., line 1', frame, 'state')
 
 The function's variables become attributes of a ``Frame``; each yield ends a numbered block and
 the next one starts where it resumes; ifs and loops that contain a yield are flattened into
@@ -564,7 +564,7 @@ def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine,
             + "".join(f"{frame}.{p} = {p}\n" for p in parameters) + f"{frame}.{state} = 0\n")
     _simplified(machine)
     dispatch = _resume(machine)
-    made = f"{n['Generator']}({n['resume']}, {function.name!r}, {where!r}, {frame})"
+    made = f"{n['Generator']}({n['resume']}, {function.name!r}, {where!r}, {frame}, {state!r})"
     if getattr(function, "asynchronous", None) == "generator":  # an async generator's (async_functions.py)
         head = f"from yuebing.ir.async_generators import AsyncGenerator as {n['Generator']}_async\n" + head
         made = f"{n['Generator']}_async({made})"

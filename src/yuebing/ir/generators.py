@@ -33,7 +33,9 @@ from .primitives import EAGER_ITEMS_LIMIT, _holds_float_data, as_sequence, with_
 
 
 class Frame:
-    """A lazy generator's local variables (attributes) and its ``state``: where it resumes."""
+    """A lazy generator's local variables (attributes) and where it resumes (an attribute whose
+    name the rewrite chose apart from the generator's own names: ``state``, or ``state1`` when
+    the generator has a variable ``state``)."""
 
 
 #: the class attribute by which a loop's plain code tells a lazy generator (``frontend/loops.py``)
@@ -45,9 +47,11 @@ class Generator:
 
     __yuebing_lazy_generator__ = True
 
-    def __init__(self, resume: Callable, name: str, where: str = "", frame: Frame | None = None) -> None:
+    def __init__(self, resume: Callable, name: str, where: str = "", frame: Frame | None = None,
+                 state: str = "") -> None:
         self.resume = resume  # a finished generator's returns (False, None), or raises what is thrown in
-        self.frame = frame  # (its state 0: not started)
+        self.frame = frame  # and the name of its attribute that says where it resumes (0: not started);
+        self.state = state  # the other attributes are the generator's variables, a user's `state` too
         self.name = name
         self.where = where  # the generator function's file and line, for errors
         self.stopped = None  # the StopIteration it raised on returning, and the value it returned:
@@ -70,7 +74,7 @@ class Generator:
         self._ended(more, value)
 
     def send(self, sent: Any) -> Any:
-        if sent is not None and self.frame is not None and self.frame.state == 0:
+        if sent is not None and self.frame is not None and getattr(self.frame, self.state) == 0:
             raise TypeError("can't send non-None value to a just-started generator")
         more, value = self.resume(sent, None)
         if more:
