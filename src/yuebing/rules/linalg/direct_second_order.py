@@ -53,6 +53,14 @@ def _tangent(t: Any, like: np.ndarray) -> np.ndarray | None | bool:
     return False
 
 
+def _one_real_matrix(xs: tuple, x_ds: tuple) -> tuple | None:
+    """``(a, da)`` of a call on one real matrix ``a`` whose tangent is an array or zero (None)."""
+    if len(xs) != 1 or not _real_matrix(xs[0]):
+        return None
+    da = _tangent(x_ds[0], xs[0])
+    return None if da is False else (xs[0], da)
+
+
 def _cotangent(g: Any, like: np.ndarray) -> np.ndarray | None:
     """An output cotangent (or its tangent) as an array of ``like``'s shape, None for zero."""
     if type(g) is np.ndarray and g.shape == like.shape:
@@ -373,12 +381,10 @@ def _log_determinant_parts(a: np.ndarray, da: np.ndarray | None) -> tuple:
 def numpy_slogdet(xs: tuple, x_ds: tuple) -> Direct | None:
     """``(sign, log|det a|)`` of one real matrix, not singular: the sign is piecewise constant;
     ``d log|det| = tr(a^-1 da)``; ``ga = g a^-T``, its tangent ``dg a^-T + g d(a^-T)``."""
-    if len(xs) != 1 or not _real_matrix(xs[0]):
+    matrix = _one_real_matrix(xs, x_ds)
+    if matrix is None:
         return None
-    a = xs[0]
-    da = _tangent(x_ds[0], a)
-    if da is False:
-        return None
+    a, da = matrix
     y = np.linalg.slogdet(a)
     if y[0] == 0:
         return None  # (the general path refuses it, naming the singular matrix)
@@ -401,12 +407,10 @@ def numpy_slogdet(xs: tuple, x_ds: tuple) -> Direct | None:
 def numpy_det(xs: tuple, x_ds: tuple) -> Direct | None:
     """``y = det a`` of one real matrix, not singular (the adjugate's general path otherwise):
     ``dy = y tr(a^-1 da)``; ``ga = g y a^-T``, its tangent ``(dg y + g dy) a^-T + g y d(a^-T)``."""
-    if len(xs) != 1 or not _real_matrix(xs[0]):
+    matrix = _one_real_matrix(xs, x_ds)
+    if matrix is None:
         return None
-    a = xs[0]
-    da = _tangent(x_ds[0], a)
-    if da is False:
-        return None
+    a, da = matrix
     y = np.linalg.det(a)
     if not (y != 0 and np.isfinite(y)):
         return None
