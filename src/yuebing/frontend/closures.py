@@ -136,9 +136,7 @@ class ClosureLowering(LocalClassLowering):
         the closure's life (bound twice, in a loop, or after the closure is made): ``normalise`` lowers the function
         again with them cell-backed, as if a nested function wrote them with ``nonlocal``, so
         a closure reads the cell's current value and its derivative (Python's late binding)."""
-        code = self.fn.__code__
-        n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
-        sites: dict = {name: [(code.co_firstlineno, False)] for name in code.co_varnames[:n_params]}
+        sites: dict = {name: [(self.fn.__code__.co_firstlineno, False)] for name in self.params()}
         _assignment_sites(body, False, sites)  # a parameter is bound once already, by the call
         names = set()
         for closure in _closures(body, []):

@@ -199,7 +199,7 @@ class GlobalLowering:
         from ..ir import primitives as P
 
         *owner_path, name = path.split(".")
-        owner: Any = self.fn.__globals__.get(owner_path[0])
+        owner: Any = self.module_globals.get(owner_path[0])  # type: ignore[attr-defined]
         for part in owner_path[1:]:
             owner = getattr(owner, part, None)
         if not isinstance(owner, types.ModuleType) or name not in written_in_module(owner):

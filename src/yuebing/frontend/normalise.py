@@ -30,6 +30,7 @@ from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
 from .source import function_node, unparse_with_lines
+from .underscore_names import NO_RENAMING, Renaming, UserGlobals, rename_underscore_names
 from .with_statements import WithLowering
 
 BINARY = {
@@ -56,16 +57,19 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
     ``loops.py``, ``closures.py``, ``global_writes.py`` and ``with_statements.py``."""
 
     def __init__(self, fn: types.FunctionType, node: ast.AST, filename: str, cells: tuple = (),
-                 census: Census | None = None) -> None:
+                 census: Census | None = None, renaming: Renaming = NO_RENAMING) -> None:
         """``cells``: more of our variables to keep in cells (captured ones with several values);
-        ``census``: ``node``'s (made here if not given)."""
+        ``census``: ``node``'s (made here if not given); ``renaming``: the underscore names
+        ``node`` has renamed (underscore_names.py)."""
         found = census if census is not None else Census(node)
         self.census = found
         self.fn = fn
         self.node = node
         self.filename = filename
         code = fn.__code__
-        self.locals = set(code.co_varnames) | set(code.co_cellvars)
+        self.renaming = renaming
+        self.module_globals = UserGlobals(fn.__globals__, renaming.global_keys())  # by our names
+        self.locals = {renaming.new(n) for n in (*code.co_varnames, *code.co_cellvars)}
         self.free = list(code.co_freevars)
         self.globals: dict[str, None] = {}
         self.counter = 0
@@ -73,7 +77,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         self.line = getattr(node, "lineno", code.co_firstlineno)
         self.taken = set(found.all_names)  # every name and parameter in the tree
         self.uses_return_flag = False
-        self.user_names: dict[str, str] = {}  # a comprehension variable's new name -> the user's
+        self.user_names: dict[str, str] = renaming.user_names()  # a renamed variable -> the user's
         # ``nonlocal x`` here: x is a cell of an enclosing function, read and written through it
         self.nonlocal_here = set(found.own_nonlocals)
         # ``global x`` here: x is written with global_set; globals that functions of the module
@@ -82,7 +86,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         self.written_globals = written_names(fn) | self.declared_globals
         # our variables that nested functions write with ``nonlocal``: kept in their cell
         written_inside = found.all_nonlocals
-        self.cell_backed = sorted((written_inside - self.nonlocal_here) & set(code.co_cellvars) | set(cells))
+        cellvars = {renaming.new(n) for n in code.co_cellvars}
+        self.cell_backed = sorted((written_inside - self.nonlocal_here) & cellvars | set(cells))
         self.repeats = 0  # loops and comprehensions around the code being lowered
         self.reassigned_captures: list[str] = []  # filled by function(): see normalise()
 
@@ -110,11 +115,11 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         out.append(ir.Opaque(source, line=self.line, defines=defines))
 
     def is_module_global(self, name: str) -> bool:
-        value = self.fn.__globals__.get(name, getattr(builtins, name, None))
+        value = self.module_globals.get(name, getattr(builtins, name, None))
         return isinstance(value, types.ModuleType)
 
     def builtin_unshadowed(self, name: str) -> bool:
-        return name not in self.locals and name not in self.free and name not in self.fn.__globals__
+        return name not in self.locals and name not in self.free and name not in self.module_globals
 
     # ---------------------------------------------------------------- expressions
 
@@ -294,7 +299,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         if "__class__" not in self.free or not self.fn.__code__.co_varnames:
             raise self.error("super() outside a method", "call the base class explicitly", node)
         cls = ir.Var("_cell___class__")
-        return cls, ir.Var(self.fn.__code__.co_varnames[0])
+        return cls, ir.Var(self.params()[0])
 
     def _zero_arg_super(self, node: ast.Call, out: list, target: str) -> ir.Atom:
         raise self.error("super() other than super().attribute", "call a method: super().method(...)", node)
@@ -395,7 +400,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         for gen in node.generators:
             for name in {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}:
                 renames[name] = self.tmp(name.lstrip("_") or "v")
-                self.user_names[renames[name]] = name  # for error messages
+                self.user_names[renames[name]] = self.user_names.get(name, name)  # for error messages
         first_iterable = node.generators[0].iter
         node = _Renamer(renames).visit(_copy(node))
         # Python evaluates the first iterable in the enclosing scope, before the comprehension's
@@ -718,8 +723,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         self.refuse_written_globals("a class defined in a differentiated function", [node])
         loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for name in sorted(loaded - self.locals - set(self.free)):
-            if name in self.fn.__globals__:
-                self.opaque(out, f"{name} = _global(_G, {name!r})", (name,))
+            if name in self.module_globals:
+                self.opaque(out, f"{name} = _global(_G, {self.module_globals.key(name)!r})", (name,))
                 self.locals.add(name)
         self.locals.add(node.name)
         self.opaque(out, ast.unparse(node), (node.name,))
@@ -759,9 +764,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
             body.append(ir.Copy("_retval", ir.Const(None), line=self.line))
             body.append(ir.Opaque("_returned = False", line=self.line, defines=("_returned",)))
             self.locals.update({"_retval", "_returned"})
-        code = self.fn.__code__
         for name in self.cell_backed:
-            if name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+            if name in self.params():
                 self.call(body, ir.Const(P.cell_set), [ir.Var(f"_cellobj_{name}"), ir.Var(name)], None)
         body += self.block(body_nodes)
         if self.uses_return_flag:
@@ -769,20 +773,25 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         elif not returns:
             body.append(ir.Return(ir.Const(None), line=self.line))
         self.reassigned_captures = self._reassigned_captures(body)
-        record_plain_reads(self.fn, self.globals)
-        code = self.fn.__code__
-        n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+        record_plain_reads(self.fn, map(self.module_globals.key, self.globals))
         return ir.Function(
             name=_identifier(self.fn.__name__),
-            params=list(code.co_varnames[:n_params]),
+            params=self.params(),
             body=_flatten(body),
             filename=self.filename,
-            first_line=code.co_firstlineno,
+            first_line=self.fn.__code__.co_firstlineno,
             free_vars=self.free,
             global_names=list(self.globals),
             cell_backed=list(self.cell_backed),
             user_names=dict(self.user_names),
+            global_keys=self.renaming.global_keys(),
         )
+
+    def params(self) -> list[str]:
+        """The parameters, by our names: positional, keyword-only, ``*args``, ``**kwargs``."""
+        code = self.fn.__code__
+        n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+        return [self.renaming.new(p) for p in code.co_varnames[:n_params]]
 
 
 def _writes_target_last(value: ast.expr, name: str) -> bool:
@@ -813,9 +822,13 @@ def normalise(fn: types.FunctionType) -> ir.Function:
             node, found = rewritten, Census(rewritten)
     if found.may_be_refused(node):
         fence(node, filename, fn.__qualname__)
-    normaliser = Normaliser(fn, node, filename, census=found)
+    renamed, renaming = rename_underscore_names(fn, node, found, filename)  # the generated code's names are free
+    if renamed is not node:
+        node, found = renamed, Census(renamed)
+    normaliser = Normaliser(fn, node, filename, census=found, renaming=renaming)
     lowered = normaliser.function()
     if normaliser.reassigned_captures:
         # captured variables with several values: lowered again with them in cells (closures.py)
-        lowered = Normaliser(fn, node, filename, cells=normaliser.reassigned_captures, census=found).function()
+        lowered = Normaliser(fn, node, filename, cells=normaliser.reassigned_captures, census=found,
+                             renaming=renaming).function()
     return lowered

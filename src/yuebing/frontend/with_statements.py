@@ -135,7 +135,7 @@ class WithLowering:
             node = node.value
         if not isinstance(node, ast.Name) or node.id in self.locals or node.id in self.free:
             return False
-        value = self.fn.__globals__.get(node.id)
+        value = self.module_globals.get(node.id)  # type: ignore[attr-defined]
         for attr in reversed(path):
             value = getattr(value, attr, None)
         return value is target

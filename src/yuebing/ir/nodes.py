@@ -218,6 +218,14 @@ class Function:
     # reassigned or bound in a loop (late binding)
     cell_backed: list = dataclasses.field(default_factory=list)
     user_names: dict = dataclasses.field(default_factory=dict)  # a renamed variable -> the user's
+    # a local standing for a global whose name begins with ``_`` -> the global's name
+    # (frontend/underscore_names.py): the generated code binds it with ``global_key``
+    global_keys: dict = dataclasses.field(default_factory=dict)
+
+
+def global_key(fn: Function, name: str) -> str:
+    """The name in the user's module of the global the lowered code calls ``name``."""
+    return fn.global_keys.get(name, name)
 
 
 # --------------------------------------------------------------------------------------------

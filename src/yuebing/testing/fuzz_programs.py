@@ -66,22 +66,22 @@ FEATURE_MARKERS = {
     "ufunc": r"np\.(sin|cos|tanh|exp|log1p|sqrt)\(|math\.(cos|exp|log|hypot)\(",
     "reduce": r"np\.(sum|mean|max|dot|linalg\.norm)\(|\b(max|min|sum)\(",
     "array_like": r"np\.\w+(\.\w+)?\(\(?\[|\* \[|- \[|np\.\w+\(\(|, \[|np\.mean\(\(",
-    "np_scalar": r"\bt\d+ = \w+\[\d\]$",
+    "np_scalar": r"\b_?t\d+ = \w+\[\d\]$",
     "np_float64": r"np\.float64\(",
     "rebind": r"^\s*(\w+) = .*\b\1\b",
     "comprehension": r"[\[(][^\n]* for v in ",
-    "closure_nonlocal": r"nonlocal total\d",
-    "closure_factory": r"def make\d+\(",
+    "closure_nonlocal": r"nonlocal _?total\d",
+    "closure_factory": r"def _?make\d+\(",
     "neg_power": r"\*\* (2|3)|np\.power\(|math\.pow\(|np\.square\(",
     "masked_where": r"np\.where\(",
     "inplace": r"\] = |\+= |\*= ",
     "loop_break": r"break$|while ",
     "branch": r"^    if (?!np\.all|k == 0).*:$",
-    "float_loop": r"for i in range\(\d\):\n\s+s\d+ ",
-    "float_block": r"^\s*u\d+ = ",
+    "float_loop": r"for i in range\(\d\):\n\s+_?s\d+ ",
+    "float_block": r"^\s*_?u\d+ = ",
     "helper": r"\bh\d\(",
-    "tuple": r"\bp\d+, q\d+ = ",
-    "model": r"\bp\[|\bm\d+ = \{",
+    "tuple": r"\b_?p\d+, _?q\d+ = ",
+    "model": r"\bp\[|\b_?m\d+ = \{",
     "list_arg": r"def f\(.*xs",
     "methods": r"(?<!np)\.(sum|mean|dot|copy|reshape)\(|\[1:\]|np\.concatenate\(",
     "matrix": r"\bW\b",
@@ -93,7 +93,7 @@ FEATURE_MARKERS = {
     "calls": r"(?<!def )\b(kw0|va0)\(|lambda v: v|map\(",
     "grow_loop": r"len\(\w+\) < \d",
     "nested_loops": r"for j in range",
-    "linear_float_block": r"^    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+\n    u\d+ = \w+ [-+] \w+$",
+    "linear_float_block": r"^    _?u\d+ = \w+ [-+] \w+\n    _?u\d+ = \w+ [-+] \w+\n    _?u\d+ = \w+ [-+] \w+\n    _?u\d+ = \w+ [-+] \w+\n    _?u\d+ = \w+ [-+] \w+\n    _?u\d+ = \w+ [-+] \w+$",
     "refusable": r"^    try:$|:= |# late capture",
     "np_constants": r"np\.(pi|e)\b|math\.(pi|e)\b",
     "power_general": r"\*\* \(?[a-z(]|np\.power\(2\.0|math\.pow\(1\.5",
@@ -146,8 +146,11 @@ class _Env:
         self.counter = 0
 
     def fresh(self, prefix: str) -> str:
+        """A new name; every third begins with an underscore, as the generated code's names do
+        (``_t3``, ``_p7``: they must not collide with them). No random draw: a seed's program
+        is the same but for its names."""
         self.counter += 1
-        return f"{prefix}{self.counter}"
+        return f"{'_' if self.counter % 3 == 0 else ''}{prefix}{self.counter}"
 
     def names(self, kind: str, mutable: bool = False) -> list[str]:
         return [k for k, v in self.kinds.items() if v == kind and not (mutable and k in self.frozen)]

@@ -86,7 +86,7 @@ class ForwardGenerator(ConstantNames):
         if isinstance(atom, ir.Const):
             return atom.value
         if isinstance(atom, ir.Global):
-            return _resolve_path(self.globals, atom.path)
+            return _resolve_path(self.globals, atom.path, self.fn.global_keys)
         return None
 
     # ------------------------------------------------------------ naming
@@ -204,12 +204,7 @@ class ForwardGenerator(ConstantNames):
         if isinstance(s.func, ir.Global) and self.globals is not None:
             if s.func.path in _INLINE_BUILTINS and s.func.path not in self.globals:
                 return _INLINE_BUILTINS[s.func.path]  # (its guard checks the name still holds it)
-            value: Any = self.globals
-            for part in s.func.path.split("."):
-                value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
-                if value is None:
-                    return None
-            return value
+            return _resolve_path(self.globals, s.func.path, self.fn.global_keys)
         return None
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
@@ -301,7 +296,7 @@ class ForwardGenerator(ConstantNames):
 
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         for g in self._definition_time_globals(s.source):
-            self.emit(out, indent, f"{g} = _global(_G, {g!r})  # used by the definition below", s.line)
+            self.emit(out, indent, f"{g} = _global(_G, {ir.global_key(self.fn, g)!r})  # used by the definition below", s.line)
         self.emit(out, indent, s.source, s.source_lines or s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
         shared = share_cells_line(self, s)
@@ -355,7 +350,7 @@ class ForwardGenerator(ConstantNames):
         used = set(re.findall(r"\w+", "\n".join(text for text, _ in body)))
         for g in fn.global_names:  # a global's tangent only where the code reads it (np_t: rarely)
             tangent = f"; {self.td(g)} = _gt({g})" if self.td(g) in used else ""
-            self.emit(out, 1, f"{g} = _global(_G, {g!r}){tangent}")
+            self.emit(out, 1, f"{g} = _global(_G, {ir.global_key(fn, g)!r}){tangent}")
         for v in fn.cell_backed:
             # a local that nested functions write (nonlocal): always read and written via its cell
             self.emit(out, 1, f"if False: {v} = None  # makes {v} a local of this function")

@@ -144,10 +144,11 @@ class PlainForwardGenerator(ForwardGenerator):
             local = self._global_local(g)
             if local == g:
                 continue
-            plain = f"    {g} = _global(_G, {g!r})"
+            key = ir.global_key(self.fn, g)
+            plain = f"    {g} = _global(_G, {key!r})"
             for k, text in enumerate(lines):
                 if text == plain or text.startswith(plain + ";"):
-                    lines[k] = f"    {local} = _global(_G, {g!r}); {self.td(local)} = _gt({local})"
+                    lines[k] = f"    {local} = _global(_G, {key!r}); {self.td(local)} = _gt({local})"
         return generated, lines
 
     def fwd_Opaque(self, s: ir.Opaque, out: list, indent: int) -> None:

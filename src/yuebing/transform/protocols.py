@@ -19,6 +19,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from ..frontend.underscore_names import user_parameter
 from ..rules import attribute_protocol
 from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.core import RuleArgumentError, describe_callable
@@ -469,7 +470,7 @@ def bind_call(signature: Any, params: list, name: str, n_args: int, keywords: li
         raise TypeError(f"{name}(): {error}") from None
     bound.apply_defaults()
     plan: list[tuple[str, Any]] = []
-    for param in params:
+    for param in map(functools.partial(user_parameter, signature.parameters), params):
         value = bound.arguments[param]
         kind = signature.parameters[param].kind
         if kind is kind.VAR_POSITIONAL:

@@ -215,16 +215,18 @@ class ConstantNames:
         if isinstance(a, ir.Var):
             return a.name
         if isinstance(a, ir.Global):
-            if "." in a.path and _is_float_array(_resolve_path(getattr(self, "globals", None), a.path)):
+            if "." in a.path and _is_float_array(_resolve_path(getattr(self, "globals", None), a.path, self.fn.global_keys)):
                 return f"_read_only({a.path})"  # a module's array (mod.W): a constant, as a global's
             return a.path
         return self.const(a.value)
 
 
-def _resolve_path(namespace: dict | None, path: str) -> Any:
-    """The value of a global path (``mod.W``) in ``namespace`` now, or None."""
+def _resolve_path(namespace: dict | None, path: str, keys: dict | None = None) -> Any:
+    """The value of a global path (``mod.W``) in ``namespace`` now, or None; ``keys``: the
+    lowered function's ``global_keys`` (``u_EPS`` is the module's ``_EPS``)."""
     value: Any = namespace
-    for part in path.split("."):
+    head, *rest = path.split(".")
+    for part in [(keys or {}).get(head, head), *rest]:
         if value is None:
             return None
         value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
@@ -405,11 +407,9 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         if isinstance(s.func, ir.Const):
             value = s.func.value
         elif isinstance(s.func, ir.Global) and self.globals is not None:
-            value = self.globals
-            for part in s.func.path.split("."):
-                value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
-                if value is None:
-                    return []
+            value = _resolve_path(self.globals, s.func.path, self.fn.global_keys)
+            if value is None:
+                return []
         else:
             return []
         emit = templates.Emit(self.primal, self.fdata, self.rd, self.const)
@@ -527,12 +527,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         if isinstance(atom, ir.Const):
             return atom.value
         if isinstance(atom, ir.Global) and self.globals is not None:
-            value = self.globals
-            for part in atom.path.split("."):
-                value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
-                if value is None:
-                    return None
-            return value
+            return _resolve_path(self.globals, atom.path, self.fn.global_keys)
         return None
 
     def fwd_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
@@ -771,7 +766,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         global_lines = {}
         for name in fn.global_names:
             global_lines[name] = len(out)
-            self.emit(out, 1, f"{name} = _global(_G, {name!r}); {self.fd(name)} = _global_fdata({name})")
+            self.emit(out, 1, f"{name} = _global(_G, {ir.global_key(fn, name)!r}); {self.fd(name)} = _global_fdata({name})")
         for name in fn.cell_backed:
             # a local that nested functions write (nonlocal): always read and written via its cell
             self.emit(out, 1, f"if False: {name} = None  # makes {name} a local of this function")

@@ -285,7 +285,7 @@ class DualReverseGenerator(DualDirectCalls, DualBlockForms, ReverseGenerator):
         global_lines = {}
         for name in fn.global_names:
             global_lines[name] = len(out)
-            self.emit(out, 1, f"{name} = _global(_G, {name!r}); {self.fd(name)} = _global_fdata({name}); "
+            self.emit(out, 1, f"{name} = _global(_G, {ir.global_key(fn, name)!r}); {self.fd(name)} = _global_fdata({name}); "
                               f"{self.dd(name)} = _zt({name}); {self.fdd(name)} = _global_fdata({name}, 'fdata_tangent')")
         for name in fn.cell_backed:
             # a local that nested functions write (nonlocal): read and written through its cell,

@@ -1,0 +1,286 @@
+"""Stage 2b: give the function's own names that begin with an underscore names no generated code
+uses.
+
+Every name the transforms generate begins with ``_``: their temporaries (``_p``, ``_b1``,
+``_tape``), the runtime's globals (``_D``, ``_ND``, ``_global``) and the locals that hold the
+user's globals. A user's ``_p`` would be the same variable as a template's ``_p`` (a wrong
+derivative, silently) and a module's ``_D`` read by the function would hide the runtime's.
+So before lowering, the function's own names that begin with ``_`` are renamed: ``_p`` becomes
+``u_p`` (more ``u``s while that is taken), a name no generated code can use.
+
+What is renamed, consistently, in the function's own scope and its comprehensions:
+* its variables and parameters (the generated function takes its arguments by position;
+  ``Function.user_names`` keeps the user's name for keyword binding and for messages);
+* the globals it reads (``_EPS``, ``_helper``, ``_np.sin``): the new name is a local the
+  generated code binds to the global, whose key ``Function.global_keys`` records;
+* in nested functions and lambdas, the names that refer to the variables above (``nonlocal``
+  declarations included), not their own locals nor their own global reads.
+
+What keeps its name: ``_`` itself, dunder names, the desugaring helpers (``_yb_*``), variables of
+enclosing functions (read through their cells, ``_cell_<name>``, which no generated temporary
+uses), names declared ``global`` or ``nonlocal``, and globals some function of the module writes
+(read with ``global_get``: the generated code binds no local for them). Class attributes (names
+bound in a class body) keep theirs: they are attribute names.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import dataclasses
+import types
+from typing import Any, Iterator
+
+from .census import Census
+from .fence import UnsupportedSyntaxError
+from .global_writes import written_names
+from .runtime_names import PREFIX, walk_own_scope
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@dataclasses.dataclass
+class Renaming:
+    """The new names: ``variables`` (the function's own, parameters included) and ``globals``
+    (locals standing for the user's globals), each ``user name -> new name``."""
+
+    variables: dict[str, str]
+    globals: dict[str, str]
+
+    def new(self, name: str) -> str:
+        """The name ``name`` (a name of the user's code object) has in the lowered code."""
+        return self.variables.get(name, name)
+
+    def user_names(self) -> dict[str, str]:
+        """``new name -> user name`` of every renamed name (for messages and keyword binding)."""
+        return {new: old for old, new in [*self.variables.items(), *self.globals.items()]}
+
+    def global_keys(self) -> dict[str, str]:
+        """``local -> the user's global`` for the renamed globals."""
+        return {new: old for old, new in self.globals.items()}
+
+
+NO_RENAMING = Renaming({}, {})
+
+
+def user_parameter(parameters: Any, name: str) -> str:
+    """The user's name of a generated function's parameter ``name``, given the user's
+    ``parameters`` (names, or a signature's mapping): a renamed one (``u_k``, ``uu_k``) is the
+    user's with its added ``u``s taken off (``_k``)."""
+    return name if name in parameters else name.lstrip("u")
+
+
+def _renamable(name: str) -> bool:
+    return name.startswith("_") and name != "_" and not name.startswith(PREFIX) \
+        and not (name.startswith("__") and name.endswith("__"))
+
+
+def rename_underscore_names(fn: types.FunctionType, node: ast.AST, census: Census,
+                            filename: str) -> tuple[ast.AST, Renaming]:
+    """``node`` (a copy) with its own underscore names renamed, and the renaming; ``node``
+    itself and ``NO_RENAMING`` when there is nothing to rename."""
+    if not any(map(_renamable, census.all_names)):
+        return node, NO_RENAMING
+    code = fn.__code__
+    bound = _bound_in_own_scope(node) | set(code.co_varnames) | set(code.co_cellvars)
+    keep = set(code.co_freevars) | census.own_globals | census.own_nonlocals
+    variables = sorted(n for n in bound - keep if _renamable(n))
+    loaded = _loaded(node)
+    read_globals = sorted(n for n in loaded - bound - keep if _renamable(n))
+    if read_globals:
+        read_globals = [n for n in read_globals if n not in written_names(fn)]
+    if not variables and not read_globals:
+        return node, NO_RENAMING
+    taken = set(census.all_names) | set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars)
+    renaming = Renaming({}, {})
+    for names, into in ((variables, renaming.variables), (read_globals, renaming.globals)):
+        for name in names:
+            new = "u" + name
+            while new in taken or hasattr(builtins, new):
+                new = "u" + new
+            taken.add(new)
+            into[name] = new
+    _refuse_unrenamable_imports(node, renaming.variables, fn, filename)
+    renamed = copy.deepcopy(node)  # (the parsed file is cached: not renamed in place)
+    _OwnScope({**renaming.variables, **renaming.globals}, renaming.variables).generic_visit(renamed)  # (not a nested def)
+    return ast.fix_missing_locations(renamed), renaming
+
+
+def _loaded(node: ast.AST) -> set[str]:
+    """Names read in the function's own scope, and in the class statements there (which the
+    generated code runs with the globals they read bound to locals of ours)."""
+    own = list(walk_own_scope(node))
+    classes = [n for c in own if isinstance(c, ast.ClassDef) for n in ast.walk(c)]
+    return {n.id for n in [*own, *classes] if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _bound_in_own_scope(node: ast.AST) -> set[str]:
+    """Names the function binds in its own scope (its comprehensions' variables included):
+    parameters, assignments, loop and ``with`` targets, ``except ... as``, imports, nested
+    ``def`` and ``class`` names, ``match`` captures."""
+    names = {a.arg for a in _own_parameters(node)}
+    for n in walk_own_scope(node):
+        names.update(_binds(n))
+    return names
+
+
+def _own_parameters(node: ast.AST) -> Iterator[ast.arg]:
+    args = node.args  # type: ignore[attr-defined]
+    yield from (*args.posonlyargs, *args.args, *args.kwonlyargs)
+    yield from (a for a in (args.vararg, args.kwarg) if a is not None)
+
+
+def _binds(n: ast.AST) -> tuple:
+    """The names statement or expression node ``n`` itself binds in the scope it is in."""
+    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+        return (n.id,)
+    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (n.name,)
+    if isinstance(n, ast.ExceptHandler) and n.name:
+        return (n.name,)
+    if isinstance(n, (ast.Import, ast.ImportFrom)):
+        return tuple((a.asname or a.name).split(".")[0] for a in n.names if a.name != "*")
+    if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+        return (n.name,)
+    if isinstance(n, ast.MatchMapping) and n.rest:
+        return (n.rest,)
+    return ()
+
+
+def _refuse_unrenamable_imports(node: ast.AST, renames: dict, fn: Any, filename: str) -> None:
+    """``import _a.b`` binds ``_a`` and cannot bind it under another name."""
+    for n in walk_own_scope(node):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                if a.asname is None and "." in a.name and a.name.split(".")[0] in renames:
+                    raise UnsupportedSyntaxError(
+                        f"'import {a.name}' (it binds '{a.name.split('.')[0]}', a name beginning with an underscore)",
+                        f"write 'import {a.name} as {a.name.split('.')[-1].lstrip('_') or 'module'}' and use that name",
+                        filename, n.lineno, fn.__qualname__)
+
+
+def _nested_bound(scope: ast.AST) -> set[str]:
+    """Names a nested function, lambda or class binds itself (its parameters, its locals, its
+    ``global`` names), which its body's references then mean rather than ours. Its
+    comprehensions' variables are renamed with ours (a renaming applied to every scope alike
+    keeps Python's scoping), so they do not count; ``:=`` in them binds in the scope itself."""
+    names = {a.arg for a in _own_parameters(scope)} if not isinstance(scope, ast.ClassDef) else set()
+    targets = {id(t) for n in walk_own_scope(scope) if isinstance(n, ast.comprehension) for t in ast.walk(n.target)}
+    declared_nonlocal: set[str] = set()
+    for n in walk_own_scope(scope):
+        if id(n) in targets:
+            continue
+        if isinstance(n, ast.Nonlocal):
+            declared_nonlocal.update(n.names)
+        elif isinstance(n, ast.Global):
+            names.update(n.names)
+        else:
+            names.update(_binds(n))
+    return names - declared_nonlocal
+
+
+class _OwnScope(ast.NodeTransformer):
+    """Renames ``renames`` in a scope; a nested scope gets ``nested`` (the variables, not the
+    globals) less what it binds itself."""
+
+    def __init__(self, renames: dict[str, str], nested: dict[str, str]) -> None:
+        self.renames = renames
+        self.nested = nested
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        new = self.renames.get(node.id)
+        return node if new is None else ast.copy_location(ast.Name(new, node.ctx), node)
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.arg = self.renames.get(node.arg, node.arg)
+        return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
+        if node.name:
+            node.name = self.renames.get(node.name, node.name)
+        return self.generic_visit(node)
+
+    def visit_alias(self, node: ast.alias) -> ast.alias:
+        bound = node.asname or node.name
+        if bound in self.renames and node.name != "*":
+            node.asname = self.renames[bound]
+        return node
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> ast.AST:
+        node.names = [self.renames.get(n, n) for n in node.names]
+        return node
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> ast.AST:
+        if node.name:
+            node.name = self.renames.get(node.name, node.name)
+        return self.generic_visit(node)
+
+    visit_MatchStar = visit_MatchAs
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> ast.AST:
+        if node.rest:
+            node.rest = self.renames.get(node.rest, node.rest)
+        return self.generic_visit(node)
+
+    def _inner(self, scope: ast.AST, renames: dict | None = None) -> "_OwnScope":
+        bound = _nested_bound(scope)
+        inner = {k: v for k, v in (self.nested if renames is None else renames).items() if k not in bound}
+        return _OwnScope(inner, inner)
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        node.name = self.renames.get(node.name, node.name)  # type: ignore[attr-defined]
+        return self._function(node)
+
+    def _function(self, node: Any) -> ast.AST:
+        """A nested function: decorators, defaults and annotations are read where it is defined
+        (our names), its body and parameters are its own scope."""
+        args = node.args
+        node.decorator_list = [self.visit(d) for d in getattr(node, "decorator_list", [])]
+        args.defaults = [self.visit(d) for d in args.defaults]
+        args.kw_defaults = [d if d is None else self.visit(d) for d in args.kw_defaults]
+        inner = self._inner(node)
+        if isinstance(node, ast.Lambda):
+            node.body = inner.visit(node.body)
+        else:
+            node.body = [inner.visit(s) for s in node.body]
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_Lambda = _function
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        """A class statement: its name, bases and decorators are ours; its body is a scope whose
+        bindings are attributes (kept), and its methods see our scope, not the class's. The
+        generated code binds the globals the class reads to locals of their names, which the
+        class then sees as enclosing variables (``stmt_ClassDef``): our globals' new names too."""
+        node.name = self.renames.get(node.name, node.name)
+        node.bases = [self.visit(b) for b in node.bases]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        body_scope = self._inner(node, self.renames)
+        methods = _OwnScope(self.renames, self.renames)
+        node.body = [methods._method(s) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     else body_scope.visit(s) for s in node.body]
+        return node
+
+    def _method(self, node: Any) -> ast.AST:
+        """A method: its name is a class attribute (kept)."""
+        return self._function(node)
+
+
+class UserGlobals:
+    """The user's module globals as the renamed code names them (``u_EPS`` for ``_EPS``): what the
+    normaliser asks of a global (is it a module? does it exist?)."""
+
+    def __init__(self, namespace: dict, keys: dict[str, str]) -> None:
+        self.namespace = namespace
+        self.keys = keys
+
+    def key(self, name: str) -> str:
+        return self.keys.get(name, name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.namespace.get(self.keys.get(name, name), default)
+
+    def __contains__(self, name: str) -> bool:
+        return self.keys.get(name, name) in self.namespace

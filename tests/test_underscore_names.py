@@ -1,0 +1,237 @@
+"""A user's names that begin with an underscore never collide with the generated code's.
+
+Generated code uses ``_p``, ``_q``, ``_tape``, ``_fn``, numbered temporaries (``_b1``, ``_t1``) and
+runtime globals (``_D``, ``_ND``, ``_FT``); ``frontend/underscore_names.py`` renames the
+function's own underscore names before lowering. Each function here is checked in every mode
+against finite differences (``check_all_modes``: gradient, forward tangent, Hessian-vector
+product), some to third order.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import numpy as _np
+import pytest
+
+import yuebing as yb
+from tests.all_modes import check_all_modes
+from yuebing.frontend.fence import UnsupportedSyntaxError
+from yuebing.testing.third_order import check_third_order
+
+# module globals named like the runtime's (``_D``, ``_ND``, ``_FT``) and its temporaries (``_p``)
+_D = 2.0
+_ND = 3.0
+_FT = 0.5
+_p = 1.5
+_W = np.array([0.5, -1.0, 2.0])
+
+
+def _helper(v, scale):
+    return np.sin(v) * scale
+
+
+def locals_like_templates(x):
+    _p = x * 2.0
+    print("", end="")  # (an opaque call between: the inline templates' _p/_q live across it)
+    _q = _p * x
+    print("", end="")
+    _r = _q * _p
+    return np.sum(_r)
+
+
+def globals_like_runtime(x):
+    a = x * _D
+    print("", end="")
+    b = a * _ND
+    print("", end="")
+    c = b @ b * _p
+    return np.sum(c) * _p + np.sum(np.sin(x) * _FT)
+
+
+def parameters_like_generated(_x, _p=1.5, _d=2.0, _tape=0.5, _fn=3.0, _G=0.25):
+    _o = _x * _p + _d
+    print("", end="")
+    return np.sum(np.sin(_o) * _tape + _o * _o * _fn) * _G
+
+
+def numbered_locals(x):
+    _b1 = np.sin(x)
+    _t1 = _b1 * x
+    print("", end="")
+    _o = _t1 + _b1 * _b1
+    _pb = np.cos(_o)
+    _v = _pb * _t1
+    _e = _v.sum()
+    return _e * _e
+
+
+def private_helpers_and_modules(x):
+    _y = _helper(x, _D) + _np.exp(x * _FT)
+    return _np.sum(_y * _W)
+
+
+def closure_capturing(x):
+    _p = x * 2.0
+
+    def scaled(v):
+        return v * _p
+
+    _q = scaled(x) + (lambda _z: _z * _p)(x)
+    return np.sum(np.sin(_q))
+
+
+def closure_writing(x):
+    _acc = x * 0.0
+
+    def bump(v):
+        nonlocal _acc
+        _acc = _acc + v * v
+
+    bump(x)
+    bump(np.sin(x))
+    return np.sum(_acc * x)
+
+
+def nested_shadowing(x):
+    _p = x * 3.0
+
+    def inner(v):
+        _p = v * v  # the nested function's own _p: not the enclosing one
+        return _p + 1.0
+
+    return np.sum(inner(x) * _p)
+
+
+def comprehension_over_underscore(x):
+    _w = 1.5
+    terms = [x[_i] * x[_i] * _w for _i in range(3)]
+    more = {_k: np.sin(x[_k]) for _k in range(3)}
+    return sum(terms) + sum(more.values()) + sum(_v * _v for _v in x)
+
+
+def loop_variables(x):
+    total = 0.0
+    for _k in range(3):
+        total = total + x[_k] * x[(_k + 1) % 3]
+    for _ in range(2):
+        total = total * 1.1
+    _j = 0
+    while _j < 3:
+        total = total + np.cos(x[_j])
+        _j += 1
+    return total
+
+
+def imports_and_handlers(x):
+    import numpy as _lin
+    try:
+        _r = _lin.tanh(x)
+        raise ValueError("handled")
+    except ValueError as _err:
+        _r = _r * len(str(_err))
+    return np.sum(_r * x)
+
+
+def class_reading_underscore_globals(x):
+    class Scaled:  # the class statement runs with the globals it reads bound to locals
+        factor = _ND
+
+        def __init__(self, v):
+            self._v = v * _D  # (an attribute: keeps its name)
+
+        def value(self):
+            return self._v * self.factor
+    _s = Scaled(x)
+    print("", end="")
+    return np.sum(_s.value() * x)
+
+
+_calls = 0
+
+
+def _power(v, n):
+    return v if n == 0 else v * _power(v, n - 1)
+
+
+def declared_global_and_recursion(x):
+    global _calls
+    _calls += 1  # declared global: written to the module, keeps its name
+
+    def _reads_global(v):
+        return v * _D  # the nested function's global, not our renamed local
+    _r = _power(x, 3) + _reads_global(x) * _D
+    return np.sum(_r)
+
+
+def scalar_chain(t):
+    _p = t * t
+    print("", end="")
+    _q = np.sin(_p) * _D
+    print("", end="")
+    return _q * _p + _FT * t
+
+
+FUNCTIONS = [locals_like_templates, globals_like_runtime, parameters_like_generated, numbered_locals,
+             private_helpers_and_modules, closure_capturing, closure_writing, nested_shadowing,
+             comprehension_over_underscore, loop_variables, imports_and_handlers,
+             class_reading_underscore_globals, declared_global_and_recursion]
+X = np.array([0.3, -0.7, 1.1])
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+def test_every_mode(f):
+    check_all_modes(f, X.copy())
+
+
+def test_scalar_every_mode():
+    check_all_modes(scalar_chain, 0.7)
+
+
+@pytest.mark.parametrize("f", [locals_like_templates, globals_like_runtime, scalar_chain],
+                         ids=lambda f: f.__name__)
+def test_third_order(f):
+    check_third_order(f, X.copy() if f is not scalar_chain else 0.7)
+
+
+def test_parameters_bound_by_keyword():
+    """The generated function takes the renamed parameters by position: a call naming the
+    user's parameters still binds them."""
+    def by_keyword(x):
+        return parameters_like_generated(x, _tape=0.7, _fn=x[0])
+    check_all_modes(by_keyword, X.copy())
+    gradient = yb.grad(parameters_like_generated, argnums=(0, 1))(X.copy(), 0.8, _G=1.5)
+    h = 1e-6
+    slope = (parameters_like_generated(X, _p=0.8 + h, _G=1.5) - parameters_like_generated(X, _p=0.8 - h, _G=1.5)) / (2 * h)
+    np.testing.assert_allclose(gradient[1], slope, rtol=1e-6)
+
+
+def test_vector_output_jacobians():
+    def vector(x):
+        _p = x * _D
+        print("", end="")
+        _q = np.sin(_p) * _ND
+        return _q * x
+    forward = yb.jacobian(vector, mode="fwd")(X.copy())
+    reverse = yb.jacobian(vector, mode="rev")(X.copy())
+    h = 1e-6
+    columns = [(vector(X + h * e) - vector(X - h * e)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(forward, np.array(columns).T, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(reverse, forward, rtol=1e-12, atol=1e-12)
+
+
+def test_generated_code_reads_no_user_underscore_name():
+    """The generated programs name the user's ``_p`` and the global ``_D`` otherwise."""
+    for mode in ("reverse", "forward", "hvp"):
+        text = yb.show(globals_like_runtime, X.copy(), mode=mode)
+        assert "_global(_G, '_D')" in text and not re.search(r"(?<!\w)_D = _global", text), mode
+        text = yb.show(locals_like_templates, X.copy(), mode=mode)
+        assert "u_p" in text, mode
+
+
+def test_dotted_import_of_an_underscore_package_is_refused():
+    def dotted(x):
+        import _pytest.mark
+        return x * len(_pytest.mark.__name__)
+    with pytest.raises(UnsupportedSyntaxError, match=r"import _pytest.mark.*as mark"):
+        yb.grad(dotted)(1.0)
