@@ -788,10 +788,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         )
 
     def params(self) -> list[str]:
-        """The parameters, by our names: positional, keyword-only, ``*args``, ``**kwargs``."""
-        code = self.fn.__code__
-        n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
-        return [self.renaming.new(p) for p in code.co_varnames[:n_params]]
+        return self.renaming.parameters(self.fn.__code__)
 
 
 def _writes_target_last(value: ast.expr, name: str) -> bool:
@@ -822,9 +819,7 @@ def normalise(fn: types.FunctionType) -> ir.Function:
             node, found = rewritten, Census(rewritten)
     if found.may_be_refused(node):
         fence(node, filename, fn.__qualname__)
-    renamed, renaming = rename_underscore_names(fn, node, found, filename)  # the generated code's names are free
-    if renamed is not node:
-        node, found = renamed, Census(renamed)
+    node, found, renaming = rename_underscore_names(fn, node, found, filename)  # the generated code's names are free
     normaliser = Normaliser(fn, node, filename, census=found, renaming=renaming)
     lowered = normaliser.function()
     if normaliser.reassigned_captures:

@@ -51,6 +51,12 @@ class Renaming:
         """The name ``name`` (a name of the user's code object) has in the lowered code."""
         return self.variables.get(name, name)
 
+    def parameters(self, code: types.CodeType) -> list[str]:
+        """The parameters of ``code``, by their new names: positional, keyword-only, ``*args``,
+        ``**kwargs``."""
+        n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+        return [self.new(p) for p in code.co_varnames[:n_params]]
+
     def user_names(self) -> dict[str, str]:
         """``new name -> user name`` of every renamed name (for messages and keyword binding)."""
         return {new: old for old, new in [*self.variables.items(), *self.globals.items()]}
@@ -76,9 +82,14 @@ def _renamable(name: str) -> bool:
 
 
 def rename_underscore_names(fn: types.FunctionType, node: ast.AST, census: Census,
-                            filename: str) -> tuple[ast.AST, Renaming]:
-    """``node`` (a copy) with its own underscore names renamed, and the renaming; ``node``
-    itself and ``NO_RENAMING`` when there is nothing to rename."""
+                            filename: str) -> tuple[ast.AST, Census, Renaming]:
+    """``node`` (a copy) with its own underscore names renamed, its census, and the renaming;
+    ``node``, ``census`` and ``NO_RENAMING`` when there is nothing to rename."""
+    renamed, renaming = _renamed(fn, node, census, filename)
+    return (node, census, renaming) if renamed is node else (renamed, Census(renamed), renaming)
+
+
+def _renamed(fn: types.FunctionType, node: ast.AST, census: Census, filename: str) -> tuple[ast.AST, Renaming]:
     if not any(map(_renamable, census.all_names)):
         return node, NO_RENAMING
     code = fn.__code__
