@@ -295,3 +295,48 @@ def test_module_attributes(monkeypatch):
     np.testing.assert_allclose(grads[0], gradient(x), rtol=1e-10)
     np.testing.assert_allclose(hvps[0], (gradient(x + eps * direction[0]) - gradient(x - eps * direction[0])) / (2 * eps),
                                rtol=1e-5)
+
+
+def location_scale(x, mu, sigma):
+    """An array over a float with float tangents: the tangent of ``z = (x - mu) / sigma`` scaled
+    and shifted in place (``dual_blocks.divided_tangent``'s two-pass form)."""
+    z = (x - mu) / sigma
+    w = x / sigma
+    return np.sum(z ** 2 * w)
+
+
+
+def test_divided_tangent_two_pass_form_as_statement_by_statement(monkeypatch):
+    import inspect
+
+    source = "import numpy as np\n\n\n" + inspect.getsource(location_scale).replace("def location_scale", "def f")
+    x = np.random.default_rng(13).normal(size=7)
+    f = load_function(source)
+    assert _uses_block(f, x, 0.3, 1.7)
+    assert "_ddiv_t(" in yb.show(f, x, 0.3, 1.7, mode="hvp")
+    for direction in ((np.linspace(-1, 1, 7), 0.5, -0.25), (np.zeros(7), 0.5, -0.25), (np.zeros(7), 0.0, 0.7)):
+        results = yb.hvp(f, (x, 0.3, 1.7), direction)
+        expected = _hvp_without_blocks(source, (x, 0.3, 1.7), direction, monkeypatch)
+        _close(results[1] + results[2], expected[1] + expected[2])
+    check_second_order(location_scale, x, 0.3, 1.7)
+
+
+def test_divided_tangent_forms_agree():
+    t, b = np.array([1.0, -2.0, np.inf]), 2.0
+    for ad, bd in ((None, 0.5), (0.25, 0.5), (0.25, 0.0)):
+        fast = dual_blocks.divided_tangent(ad, bd, t, b)
+        two_pass = t * (-bd / b) + (0.0 if ad is None else ad / b)
+        np.testing.assert_array_equal(fast, two_pass)  # the two-pass form was taken
+        with np.errstate(invalid="ignore"):
+            plain = dual_blocks.sub(ad, t * bd) / b
+        np.testing.assert_allclose(fast, plain, rtol=1e-15)
+    # a zero divisor keeps NumPy's arithmetic (inf, nan), the general form
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_array_equal(dual_blocks.divided_tangent(0.25, 0.5, t, 0.0), dual_blocks.sub(0.25, t * 0.5) / 0.0)
+
+
+def test_square_partial_tangent_is_a_plain_product():
+    """``x ** 2``: the partial 2x has the tangent 2 dx, a plain product (no strong-zero check)."""
+    shown = yb.show(data_as_argument, DATA, 0.3, 1.2, mode="hvp")
+    assert "_dtimes(" in shown and "_dstrong(_b3_d, 2.0)" not in shown
+    check_second_order(data_as_argument, DATA, 0.3, 1.2)

@@ -41,6 +41,7 @@ from ..rules.core import is_hashable
 from ..rules.declare import has_nan, strong_product, zero_where_zero
 from .array_blocks import classify
 from .float_blocks import runs
+from .forward_blocks import _ZEROS  # dtype -> the read-only zero every zero tangent view is of
 
 MIN_DUAL_BLOCK = 2
 
@@ -82,9 +83,8 @@ _ND, _F64 = np.ndarray, np.dtype(np.float64)
 
 
 def _is_zero_view(t: np.ndarray) -> bool:
-    from .forward_blocks import _ZEROS
-
-    return t.base is not None and t.base is _ZEROS.get(_F64)
+    base = t.base
+    return base is not None and base is _ZEROS.get(_F64)
 
 
 def dual_inputs(constant: tuple, *quads: Any) -> tuple | None:
@@ -179,9 +179,16 @@ def strong_quotient(g: Any, b: Any) -> Any:
 
 
 def divided_tangent(ad: Any, bd: Any, t: Any, b: Any) -> Any:
-    """The tangent of ``t = a / b``: ``(ad - t bd) / b``."""
+    """The tangent of ``t = a / b``: ``(ad - t bd) / b``. An array ``t`` over a nonzero number
+    ``b`` with number tangents (a location-scale step, ``(x - mu) / sigma``) is scaled once and
+    shifted in place: two passes over ``t`` instead of three."""
     if bd is None:
         return None if ad is None else ad / b
+    if type(t) is _ND and type(b) is not _ND and b and type(bd) is not _ND and type(ad) is not _ND:
+        scaled = t * (-bd / b)
+        if ad is not None:
+            scaled += ad / b
+        return scaled
     return sub(ad, t * bd) / b
 
 
@@ -217,9 +224,11 @@ def dual_nan(*values: Any) -> bool:
 
 
 def incoming(fdata: Any, rdata: Any) -> Any:
-    """An output's cotangent (or its tangent): its fdata and its rdata, None for none."""
+    """An output's cotangent (or its tangent): its fdata and its rdata, None for none (or an exact
+    0.0: a float output's cotangent tangent is 0.0 when an HVP seeds it, and None skips its
+    products, which by the strong-zero rule are zero)."""
     if fdata is _NF:
-        return None if rdata is _NR else rdata
+        return None if rdata is _NR or type(rdata) is float and rdata == 0.0 else rdata
     return fdata if rdata is _NR else fdata + rdata
 
 

@@ -25,6 +25,16 @@ from .float_blocks import names_read
 _WORD = re.compile(r"\b_?[A-Za-z_]\w*\b")
 
 
+def _finite_nonzero(text: str) -> bool:
+    """Whether ``text`` is a number literal neither zero nor infinite (a product by it is zero
+    exactly where the other factor is, so the strong-zero rule changes nothing)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return value != 0 and value - value == 0
+
+
 class DualArrayBlock:
     """The SSA form of one block and the code generated for it."""
 
@@ -143,6 +153,8 @@ class DualArrayBlock:
             lines.append(f"{t}_pd = None")
         elif second == t:  # exp: the partial's tangent is the value's
             lines.append(f"{t}_pd = {t}_d")
+        elif _finite_nonzero(second):  # (x ** 2: a plain product, which no NaN check can change)
+            lines.append(f"{t}_pd = _dtimes({ad}, {second})")
         else:
             # by the strong-zero rule: where the tangent is 0 so is this, even if f'' is infinite
             # (x ** 1.5 at 0: f' is finite, so no NaN reaches the tangents the block hands on)
