@@ -235,3 +235,34 @@ def test_dotted_import_of_an_underscore_package_is_refused():
         return x * len(_pytest.mark.__name__)
     with pytest.raises(UnsupportedSyntaxError, match=r"import _pytest.mark.*as mark"):
         yb.grad(dotted)(1.0)
+
+
+def _computes_with_underscores(x):
+    _p = np.sin(x) * x + _D
+    _q = _p * _p
+    return np.sum(_q * _FT)
+
+
+def test_speculative_jvp():
+    """A plain computing function's later JVPs run speculatively (forward_speculative.py)."""
+    from yuebing.transform.forward_runtime import _SPECULATIVE
+
+    v = np.linspace(-1.0, 0.5, 3)
+    h = 1e-6
+    slope = (_computes_with_underscores(X + h * v) - _computes_with_underscores(X - h * v)) / (2 * h)
+    for _ in range(3):
+        value, tangent = yb.jvp(_computes_with_underscores, (X.copy(),), (v,))
+        assert value == _computes_with_underscores(X)
+        assert tangent == pytest.approx(slope, rel=1e-7)
+    entry = _SPECULATIVE.get(_computes_with_underscores.__code__)
+    assert entry is not None and entry[1] is not None
+
+
+@pytest.mark.parametrize("f", [locals_like_templates, globals_like_runtime, numbered_locals, closure_capturing],
+                         ids=lambda f: f.__name__)
+def test_dense_hessian(f):
+    """``yb.hessian`` (batched forward-over-reverse) against differences of the gradient."""
+    hessian = yb.hessian(f)(X.copy())
+    h = 1e-5
+    columns = [(yb.grad(f)(X + h * e) - yb.grad(f)(X - h * e)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(hessian, np.array(columns).T, rtol=1e-5, atol=1e-5)
