@@ -139,9 +139,74 @@ def broadcast(x, y):
     return np.sum(np.exp(x) * np.sin(y))
 
 
-def test_arrays_of_different_shapes_run_statement_by_statement():
+def test_arrays_of_different_shapes_broadcast_in_the_block():
     rng = np.random.default_rng(6)
+    assert _uses_block(broadcast, rng.normal(size=(3, 4)), rng.normal(size=4))
     check_second_order(broadcast, rng.normal(size=(3, 4)), rng.normal(size=4))
+
+
+def random_broadcast_program(seed: int) -> str:
+    """``random_program`` on arrays of shapes that broadcast: a column ``x`` (n, 1), a row ``r``
+    (1, m), a vector ``v`` (m,) and a float ``s``, some values summed inside the block."""
+    rng = np.random.default_rng(seed)
+    values, lines = ["x", "r", "v", "s"], []
+    for k in range(int(rng.integers(4, 10))):
+        a, b = (values[int(i)] for i in rng.integers(0, len(values), 2))
+        kind = rng.choice(["add", "sub", "mul", "div", "neg", "square", "unary", "sum"])
+        expr = {"add": f"{a} + {b}", "sub": f"{a} - {b}", "mul": f"{a} * {b}", "div": f"{a} / (1.5 + {b} * {b})",
+                "neg": f"-{a}", "square": f"{a} ** 2", "unary": f"np.sin({a} * 0.5)", "sum": f"np.sum({a}) * {b}"}[kind]
+        values.append(f"u{k}")
+        lines.append(f"    u{k} = {expr}")
+    body = "\n".join(lines)
+    tail = " + ".join(f"np.sum({u} * {u})" for u in values[-3:])
+    return f"import numpy as np\n\n\ndef f(x, r, v, s):\n{body}\n    return {tail}\n"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_broadcasting_programs_as_statement_by_statement(seed, monkeypatch):
+    source = random_broadcast_program(seed)
+    rng = np.random.default_rng(seed + 200)
+    args = (rng.normal(size=(3, 1)), rng.normal(size=(1, 4)), rng.normal(size=4), float(rng.normal()))
+    direction = (rng.normal(size=(3, 1)), rng.normal(size=(1, 4)), rng.normal(size=4), float(rng.normal()))
+    f = load_function(source)
+    value, grads, hvps = yb.hvp(f, args, direction)
+    value0, grads0, hvps0 = _hvp_without_blocks(source, args, direction, monkeypatch)
+    assert value == pytest.approx(value0, rel=1e-12)
+    for a, b in zip(grads + hvps, grads0 + hvps0):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
+    if seed % 5 == 0:
+        check_second_order(f, *args)
+
+
+def kernel(x, s):
+    """gp_lml's kernel: a column minus a row, squared, through exp, plus a float times eye."""
+    d = x[:, None] - x[None, :]
+    return np.sum(np.exp(-0.5 * d ** 2) * s + d)
+
+
+def test_broadcast_kernel_in_a_block_against_differences():
+    x = 0.3 * np.arange(5.0)
+    assert _uses_block(kernel, x, 1.3)
+    check_second_order(kernel, x, 1.3)
+    one = yb.hessian(kernel, argnums=(0, 1))(x, 1.3)  # batched passes: the statements
+    batched = yb.hessian(kernel, argnums=(0, 1), chunk_size=3)(x, 1.3)
+    for row, row_b in zip(one, batched):
+        for a, b in zip(row, row_b):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_shapes_that_do_not_broadcast_raise_as_the_function_does():
+    with pytest.raises(ValueError, match="broadcast"):
+        yb.hvp(broadcast, (np.ones((3, 4)), np.ones(3)), (np.ones((3, 4)), np.ones(3)))
+
+
+def test_fitted_sums_the_broadcast_axes():
+    value, column = np.ones((3, 4)), np.ones((3, 1))
+    np.testing.assert_array_equal(dual_blocks.fitted(np.arange(4.0), value, column), np.full((3, 1), 6.0))
+    assert dual_blocks.fitted(2.0, value, column) == 8.0  # a number standing for a (3, 4) array
+    assert dual_blocks.fitted(np.arange(4.0), value, 1.5) == 18.0
+    assert dual_blocks.fitted(2.0, value, 1.5) == 24.0
+    np.testing.assert_array_equal(dual_blocks.fitted(np.ones((3, 1)), value, column), np.full((3, 1), 4.0))
 
 
 def float_division(x, s):

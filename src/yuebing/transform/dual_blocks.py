@@ -39,6 +39,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
 from ..rules.declare import has_nan, strong_product, zero_where_zero
+from ..rules.util import unbroadcast
 from .array_blocks import classify
 from .float_blocks import runs
 from .forward_blocks import _ZEROS  # dtype -> the read-only zero every zero tangent view is of
@@ -89,11 +90,13 @@ def _is_zero_view(t: np.ndarray) -> bool:
 
 def dual_inputs(constant: tuple, *quads: Any) -> tuple | None:
     """The guard of a dual block on ``(value, fdata, tangent, fdata tangent)`` per input: each a
-    float with a float tangent or a float64 array (not 0-d) with a tangent of its shape, every
-    array of one shape, at least one array. Returns each input's tangent (None for zero), whether
-    it takes a cotangent (a float, an array with fdata; never a module global), whether it is an
-    array, and the arrays' size; else None."""
-    tangents, active, arrays, shape = [], [], [], None
+    float with a float tangent or a float64 array (not 0-d) with a tangent of its shape, the
+    arrays of one shape or shapes that broadcast together, at least one array. Returns each
+    input's tangent (None for zero), whether it takes a cotangent (a float, an array with fdata;
+    never a module global), whether it is an array, and the arrays' size -- None where their
+    shapes differ (the reverse then fits each contribution to its operand, ``fitted``); else
+    None."""
+    tangents, active, arrays, shape, same = [], [], [], None, True
     for k, fixed in enumerate(constant):
         v, f, t, ft = quads[4 * k:4 * k + 4]
         kind = type(v)
@@ -105,11 +108,17 @@ def dual_inputs(constant: tuple, *quads: Any) -> tuple | None:
             arrays.append(False)
             continue
         if kind is not _ND or v.dtype is not _F64 or not v.ndim or type(t) is not _ND or t.dtype is not _F64 \
-                or t.shape != v.shape or (shape is not None and v.shape != shape):
+                or t.shape != v.shape:
             return None
         if not (f is _NF or type(f) is _ND and f.shape == v.shape) or not (ft is _NF or type(ft) is _ND):
             return None
-        shape = v.shape
+        if shape is None:
+            shape = v.shape
+        elif v.shape != shape:
+            try:
+                shape, same = np.broadcast_shapes(shape, v.shape), False
+            except ValueError:
+                return None
         constant_data = fixed or f is _NF and ft is _NF
         # data without fdata (observations passed in): a zero tangent costs nothing downstream
         zero = fixed or _is_zero_view(t) or constant_data and not t.any()
@@ -118,7 +127,7 @@ def dual_inputs(constant: tuple, *quads: Any) -> tuple | None:
         arrays.append(True)
     if shape is None:
         return None
-    return (*tangents, *active, *arrays, math.prod(shape))
+    return (*tangents, *active, *arrays, math.prod(shape) if same else None)
 
 
 def add(a: Any, b: Any) -> Any:
@@ -192,14 +201,37 @@ def divided_tangent(ad: Any, bd: Any, t: Any, b: Any) -> Any:
     return sub(ad, t * bd) / b
 
 
-def tangent_sum(t: Any, value: Any, size: int) -> Any:
+def tangent_sum(t: Any, value: Any) -> Any:
     """The tangent of ``np.sum(value)``: a float standing for an array is that value times its
-    size."""
+    size; an array that broadcasts to ``value``'s shape (a block whose arrays broadcast) stands
+    for its copies along the broadcast axes."""
     if t is None:
         return None
     if type(t) is _ND:
-        return float(np.add.reduce(t, None))
-    return float(t) * size if type(value) is _ND else t
+        total = float(np.add.reduce(t, None))
+        return total if t.size == value.size else total * (value.size // t.size)
+    return float(t) * value.size if type(value) is _ND else t
+
+
+def fitted(c: Any, value: Any, operand: Any) -> Any:
+    """In a block whose arrays broadcast: the contribution ``c`` to the cotangent of ``operand``
+    from an operation with result ``value`` -- ``c`` an array that broadcasts to ``value``'s
+    shape or a number standing for such an array, None for zero -- as ``operand``'s own: an
+    array of its shape or a number standing for one (summed over the axes broadcasting
+    stretched), a number for a number operand."""
+    if c is None:
+        return None
+    if type(operand) is not _ND:
+        if type(value) is not _ND:
+            return c
+        if type(c) is _ND:
+            return float(np.add.reduce(c, None)) * (value.size // c.size)
+        return c * value.size
+    if type(c) is _ND:
+        if c.shape == operand.shape == value.shape:
+            return c
+        return unbroadcast(np.broadcast_to(c, value.shape), operand.shape)
+    return c * (value.size // operand.size)
 
 
 def fit(c: Any, reduce: bool, size: int) -> Any:
@@ -267,7 +299,7 @@ _NF, _NR = _no_fdata()
 PRODUCTS = ((times, quotient), (strong_times, strong_quotient))
 
 NAMESPACE = {"_dual_inputs": dual_inputs, "_dadd": add, "_dsub": sub, "_dneg": neg, "_dtimes": times, "_dstrong": strong_product,
-             "_ddiv_t": divided_tangent, "_dsum_t": tangent_sum, "_dfit": fit, "_dual_nan": dual_nan,
+             "_ddiv_t": divided_tangent, "_dsum_t": tangent_sum, "_dfit": fit, "_dfitted": fitted, "_dual_nan": dual_nan,
              "_din": incoming, "_dout_f": out_fdata, "_dout_t": out_tangent, "_DPRODUCTS": PRODUCTS,
              "_np": np, "_dreduce": np.add.reduce, "_errstate": np.errstate, "_DFASTAB": _Marker("_DFASTAB"), "_DSLOWAB": _Marker("_DSLOWAB"),
              "_DFASTFB": _Marker("_DFASTFB"), "_f64": np.float64}  # a dual float block ran (dual_float_blocks.py)

@@ -9,7 +9,10 @@ reverse pass takes the cotangent ``g`` of ``t`` and its tangent ``gd`` to each o
     a_bar += g p;    a_bar_d += gd p + g p_d
 
 with the products of ``_m`` (plain, or by the strong-zero rule on the second run) and ``None``
-for zero. A contribution from an array to a float input is summed (``_dfit``).
+for zero. A contribution from an array to a float input is summed (``_dfit``). Where the block's
+arrays broadcast (``_dual_inputs`` gives no size), each binary operation's contributions are
+fitted to their operand's shape instead (``_dfitted``): every cotangent then has its value's shape
+(or is a number standing for an array of it), and tangents broadcast to their value's.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from .dual_blocks import DUAL_UNARY, dual_classify
 from .float_blocks import names_read
 
 _WORD = re.compile(r"\b_?[A-Za-z_]\w*\b")
+_PLACEHOLDER = re.compile(r"@fit\d+@")
 
 
 def _finite_nonzero(text: str) -> bool:
@@ -132,7 +136,7 @@ class DualArrayBlock:
             return [f"{t} = -{a}", f"{t}_d = _dneg({ad})"]
         if kind == "sum":
             # np.sum is guarded (function_guards): its reduction itself, without np.sum's wrapper
-            return [f"{t} = _dreduce({a}, None)", f"{t}_d = _dsum_t({ad}, {a}, {self.size})"]
+            return [f"{t} = _dreduce({a}, None)", f"{t}_d = _dsum_t({ad}, {a})"]
         if kind == "pow":
             c = float(ops[1])
             value = f"{t} = {a} ** {ops[1]}"
@@ -167,7 +171,11 @@ class DualArrayBlock:
         gen = self.gen
         handed = [self._t(local) for local in self.final.values()]
         self.outputs = [(self.fresh("of"), self.fresh("ofd")) for _ in self.final]
-        self.reverse_lines = self._reverse_body()
+        self.fits: dict[str, str] = {}  # placeholder -> its _dfitted call (read by broadcast blocks only)
+        lines = self._reverse_body()
+        # values the reverse reads only to fit contributions are pushed by broadcast blocks only
+        shaping = set(_WORD.findall("\n".join(self.fits.values()))) - set(_WORD.findall("\n".join(lines)))
+        self.reverse_lines = [_PLACEHOLDER.sub(lambda m: self.fits[m.group(0)], line) for line in lines]
         defined = set(self.tangent.values()) | {f"{local}_p" for local, *_ in self.ops} \
             | {f"{local}_pd" for local, *_ in self.ops} | {local for local, *_ in self.ops} \
             | set(self.inputs) | {local for local, _ in self.attributes}
@@ -181,7 +189,8 @@ class DualArrayBlock:
             outputs.append(f"{of} = _dout_f({local}); {ofd} = _dout_f({local})")
         pushed = [gen.fdata(self.atoms[v]) + ", " + gen.fdata_tangent(self.atoms[v]) for v in self.inputs] \
             + [self.active[v] for v in self.inputs] + [self.array[v] for v in self.inputs] + [self.size] \
-            + self.residuals + [f"{of}, {ofd}" for of, ofd in self.outputs]
+            + [f"{r} if {self.size} is None else None" if r in shaping else r for r in self.residuals] \
+            + [f"{of}, {ofd}" for of, ofd in self.outputs]
         body = outputs + [f"_push(({', '.join(pushed)},)); _push(_DFASTAB); {self.ran} = True"]
         for (var, local), (of, ofd) in zip(self.final.items(), self.outputs):
             body.append(f"{var} = {local}; {gen.fd(var)} = {of}; {gen.dd(var)} = _dout_t({self._t(local)}, {local}, {taken}); "
@@ -243,6 +252,7 @@ class DualArrayBlock:
         for target, value, tangent in parts:
             if target not in self.depends or not self.depends[target]:
                 continue  # a number or a constant
+            raw_value, raw_tangent = value, tangent
             reduce = "False"
             if kind != "sum" and not self.arrayness[t] <= self.arrayness[target]:
                 target_array = self._arrayish(target)
@@ -251,9 +261,19 @@ class DualArrayBlock:
                 value, tangent = (f"_dfit({e}, {reduce}, {self.size})" for e in (value, tangent))
             elif kind == "sum" and not self.arrayness[target] == set():
                 pass  # a sum's cotangent: a float standing for the array
+            if kind == "binary":  # (the other kinds keep their operand's shape)
+                value, tangent = (self._broadcast_fit(fit, raw, t, target)
+                                  for fit, raw in ((value, raw_value), (tangent, raw_tangent)))
             ta, tad = g[target], gd[target]
             body.append(f"if {self._active(target)}: {ta} = _dadd({ta}, {value}); {tad} = _dadd({tad}, {tangent})")
         return shared + body if body else []
+
+    def _broadcast_fit(self, same_shape: str, contribution: str, value: str, operand: str) -> str:
+        """A binary operation's contribution to an operand: as for arrays of one shape, or, where
+        the block's arrays broadcast (its size None), fitted to the operand's shape."""
+        placeholder = f"@fit{len(self.fits)}@"
+        self.fits[placeholder] = f"_dfitted({contribution}, {value}, {operand})"
+        return f"({same_shape} if {self.size} is not None else {placeholder})"
 
     def reverse(self) -> list[str]:
         gen = self.gen
