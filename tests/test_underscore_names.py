@@ -266,3 +266,16 @@ def test_dense_hessian(f):
     h = 1e-5
     columns = [(yb.grad(f)(X + h * e) - yb.grad(f)(X - h * e)) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(hessian, np.array(columns).T, rtol=1e-5, atol=1e-5)
+
+
+def _starred(_x, *_args, _scale=2.0, **_kw):
+    _t = _x * _scale
+    print("", end="")
+    for _a in _args:
+        _t = _t * _a
+    return np.sum(_t * _x) * _kw.get("_w", 1.0)
+
+
+def test_star_and_keyword_only_parameters():
+    """``*_args``, a keyword-only ``_scale`` and ``**_kw`` are bound by the user's names."""
+    check_all_modes(lambda x: _starred(x, 1.5, 0.5, _scale=x[0], _w=3.0) + _starred(x), X.copy())
