@@ -52,3 +52,52 @@ def test_cholesky_cotangent_split_in_blocks(f, n, split_calls):
     g = np.tril(np.random.default_rng(1).standard_normal((n, n)))
     np.testing.assert_allclose(decompositions._real_cholesky_vjp(low, g),
                                decompositions.lower_cholesky_cotangent(low, g), rtol=1e-10, atol=1e-12)
+
+
+def _two_layer(w):
+    """Products of C-ordered, transposed (Fortran-ordered) and strided operands."""
+    a = w @ w.T
+    b = w[::2, ::2] @ np.asfortranarray(w[1::2, 1:4])
+    return np.sum(np.sin(a)) + np.sum(b * b) + np.sum(w.T @ a[:, :4])
+
+
+@pytest.fixture
+def gemm_calls(monkeypatch):
+    """How many products' cotangents BLAS accumulated in place (``buffers.add_matmul``)."""
+    from yuebing.transform import buffers
+
+    calls = []
+    gemm = buffers._DGEMM
+
+    def counted(*args, **kwargs):
+        calls.append((kwargs["trans_a"], kwargs["trans_b"]))
+        return gemm(*args, **kwargs)
+
+    monkeypatch.setattr(buffers, "_DGEMM", counted)
+    return calls
+
+
+def test_matmul_cotangents_accumulate_in_place(gemm_calls):
+    """``a @ b``'s reverse adds ``g @ b.T`` and ``a.T @ g`` into the fdata by gemm (beta = 1)
+    whatever the operands' memory order, NumPy for strided operands; every mode against
+    differences, and the gradient of a function using ``w`` three times (accumulation)."""
+    w = np.random.default_rng(2).standard_normal((6, 5)) * 0.5
+    check_all_modes(_two_layer, w, tol=1e-6)
+    assert {(0, 0), (0, 1)} <= set(gemm_calls)  # C-ordered and transposed operands both
+
+
+def test_matmul_cotangent_without_blas_layout(gemm_calls):
+    """Strided operands (a view every other row) take NumPy's product and addition."""
+    from yuebing.transform import buffers
+
+    target = np.zeros((3, 3))
+    a = np.arange(36.0).reshape(6, 6)
+    b = np.arange(9.0).reshape(3, 3)
+    buffers.add_matmul(target, a[::2, ::2], b)
+    buffers.add_matmul(target, b.T, b)
+    np.testing.assert_array_equal(target, a[::2, ::2] @ b + b.T @ b)
+    assert len(gemm_calls) == 1
+    overlapping = b.copy()
+    buffers.add_matmul(overlapping, overlapping, b)  # target is an operand: NumPy's
+    np.testing.assert_array_equal(overlapping, b + b @ b)
+    assert len(gemm_calls) == 1

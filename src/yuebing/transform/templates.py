@@ -481,7 +481,7 @@ def _matmul(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
              f"and {pa}.dtype is _F64 and {pb}.dtype is _F64")
     forward = [f"_push({pa}); _push({pb}); _push({e.fdata(a)}); _push({e.fdata(b)})",
                f"{t} = {pa} @ {pb}; {tf} = {_active_fdata(e, t, [a, b])}", f"_push({tf}); _push(_FASTMM)"]
-    reverse = ["if _af is not _NF: _af += _tf @ _b.T", "if _bf is not _NF: _bf += _a.T @ _tf"]
+    reverse = ["if _af is not _NF: _add_matmul(_af, _tf, _b.T)", "if _bf is not _NF: _add_matmul(_bf, _a.T, _tf)"]
     return Template(guard, forward, reverse, "_tf = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()",
                     marker="_FASTMM", uses_rdata=False)
 
@@ -527,7 +527,7 @@ WRITE_MARKER = Fast()  # pushed by inline writes (a[i] = v); runtime.unwind know
 NAMESPACE = {
     "_FT": FLOAT_TYPES, "_SEQ": SEQUENCE_TYPES, "_IDX": frozenset({int, tuple}), "_ND": np.ndarray,
     "_F64": np.dtype(np.float64), "_zeros_like": buffers.zeros_like, "_release": buffers.release,
-    "_add_product": buffers.add_product, "_add_quotient": buffers.add_quotient,
+    "_add_product": buffers.add_product, "_add_matmul": buffers.add_matmul, "_add_quotient": buffers.add_quotient,
     "_sum_product": buffers.sum_product, "_scratch": buffers.scratch, "_BIG": buffers.MIN_SIZE,
     "_np": np, "_math": math, "_f64": np.float64, "_over0": over_zero,
     "_szp": strong_product, "_szq": strong_quotient, "_has_nan": has_nan, "_add_product_sz": add_product_sz,
