@@ -279,3 +279,18 @@ def _starred(_x, *_args, _scale=2.0, **_kw):
 def test_star_and_keyword_only_parameters():
     """``*_args``, a keyword-only ``_scale`` and ``**_kw`` are bound by the user's names."""
     check_all_modes(lambda x: _starred(x, 1.5, 0.5, _scale=x[0], _w=3.0) + _starred(x), X.copy())
+
+
+def _unbound(x):
+    if x[0] > 5.0:
+        _p = x
+    return np.sum(_p * x)
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hessian"])
+def test_an_unbound_variable_is_named_as_the_user_wrote_it(mode):
+    call = {"grad": lambda: yb.grad(_unbound)(X.copy()),
+            "jvp": lambda: yb.jvp(_unbound, (X.copy(),), (X.copy(),)),
+            "hessian": lambda: yb.hessian(_unbound)(X.copy())}[mode]
+    with pytest.raises(UnboundLocalError, match=r"local variable '_p'"):
+        call()

@@ -28,6 +28,7 @@ import ast
 import builtins
 import copy
 import dataclasses
+import re
 import types
 from typing import Any, Iterator
 
@@ -295,3 +296,17 @@ class UserGlobals:
 
     def __contains__(self, name: str) -> bool:
         return self.keys.get(name, name) in self.namespace
+
+
+def user_spelling(error: BaseException, user_names: dict[str, str]) -> None:
+    """``error`` (raised by generated code) naming the user's variable rather than its new name:
+    ``UnboundLocalError: cannot access local variable '_p'``, as Python says it."""
+    if not isinstance(error, NameError) or not error.args or not isinstance(error.args[0], str):
+        return
+    named = re.search(r"'(\w+)'", error.args[0])  # (an UnboundLocalError has no ``name``)
+    if named is None or named.group(1) not in user_names:
+        return
+    user = user_names[named.group(1)]
+    error.args = (error.args[0].replace(named.group(0), f"'{user}'", 1), *error.args[1:])
+    if getattr(error, "name", None) == named.group(1):
+        error.name = user

@@ -48,6 +48,7 @@ import os
 import types
 from typing import Any, Callable
 
+from ..frontend.underscore_names import user_spelling
 from ..ir import nodes as ir
 from ..ir.primitives import cell_get, super_getattr
 from ..rules.core import FRULES, RRULES
@@ -411,6 +412,8 @@ def user_line_notes(error: BaseException, stage: str, rule_of: Callable[[str], A
         if rule is not None and id(tb.tb_frame) not in noted:
             frames.append((tb.tb_frame, rule, rule.generated.line_map.get(tb.tb_lineno)))
         tb = tb.tb_next
+    if frames:  # an unbound variable the renaming renamed is named as the user wrote it
+        user_spelling(error, frames[-1][1].ir.user_names)
     for frame, rule, line in reversed(frames):
         noted.add(id(frame))
         if line is None or _runtime_file(rule):
