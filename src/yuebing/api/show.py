@@ -38,6 +38,7 @@ from collections import Counter
 from typing import Any, Callable
 
 import numpy as np
+from ..frontend.parsing import parse as parse_source
 
 __all__ = ["show", "show_forward", "specialise_source"]
 
@@ -249,7 +250,7 @@ def _user_control(function_ir: Any, line_map: dict[int, int]) -> "_UserControl":
                 tests.add((s.line, atom(s.test)))
             if isinstance(s, ir.Opaque):
                 try:
-                    tree = ast.parse(textwrap.dedent(s.source))
+                    tree = parse_source(textwrap.dedent(s.source))
                 except SyntaxError:
                     continue
                 opaque.update(ast.dump(node) for node in ast.walk(tree) if isinstance(node, ast.stmt))
@@ -286,7 +287,7 @@ def specialise_source(source: str, executed: _Executed, user: _UserControl) -> s
     replaced by that way (see the module docstring); the result is valid Python."""
     if not executed.any_ran:
         return "# (the example arguments ran none of this code: all of it follows)\n" + source
-    tree = ast.parse(source)
+    tree = parse_source(source)
     comments = _comments(source)
     keep: set[tuple] = set()  # the ifs that must stay whole: a walrus target they set is read later
     while True:

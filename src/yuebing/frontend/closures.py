@@ -20,6 +20,7 @@ import types
 
 from ..ir import nodes as ir
 from .local_classes import LocalClassLowering
+from .parsing import parse as parse_source
 
 
 #: what a parameter holds when the call gave no value for a default made by a factory (a string,
@@ -82,7 +83,7 @@ class ClosureLowering(LocalClassLowering):
                 params.append(self.tmp("default"))
                 values.append(default)
                 defaults[i] = ast.Constant(_MISSING)
-                checks += ast.parse(f"if {owner.arg}.__class__ is str and {owner.arg} == {_MISSING!r}:\n"
+                checks += parse_source(f"if {owner.arg}.__class__ is str and {owner.arg} == {_MISSING!r}:\n"
                                     f"    {owner.arg} = {params[-1]}").body
         if isinstance(inner, ast.Lambda):
             inner = _function_def("_lambda", inner.args, [*checks, ast.Return(inner.body)])

@@ -24,6 +24,7 @@ from ..ir.primitives import EAGER_ITEMS_LIMIT
 from .generators import state_machines
 from .runtime_names import bind_helpers
 from .syntax_rewrites import rewrite_syntax
+from .parsing import parse as parse_source
 
 _YIELDED = "_yb_yielded"  # the list a rewritten generator builds (not a name users write)
 
@@ -118,7 +119,7 @@ def _too_long(function: ast.FunctionDef, filename: str, at: ast.stmt) -> ast.stm
         f'  File "{filename}", line {at.lineno}\n    {code}\n'
         f"What to do: make the loop around this yield end (for example `for k in range(n):` instead of "
         f"`while True:`).")
-    check = ast.parse(f"if len({_YIELDED}) > {EAGER_ITEMS_LIMIT}:\n    raise RuntimeError({message!r})").body[0]
+    check = parse_source(f"if len({_YIELDED}) > {EAGER_ITEMS_LIMIT}:\n    raise RuntimeError({message!r})").body[0]
     for n in ast.walk(check):
         n.lineno, n.end_lineno, n.col_offset, n.end_col_offset = at.lineno, at.lineno, at.col_offset, at.col_offset
     return check

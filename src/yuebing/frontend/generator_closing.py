@@ -27,6 +27,7 @@ cleanup") are concerned; a call making one is recognised by the function's name:
 from __future__ import annotations
 
 import ast
+from .parsing import parse as parse_source
 
 __all__ = ["ClosedWhereDropped", "fresh"]
 
@@ -74,7 +75,7 @@ class ClosedWhereDropped(ast.NodeTransformer):
         if not self.helpers:
             return []
         names = ", ".join(k if k == v else f"{k} as {v}" for k, v in self.helpers.items())
-        return ast.parse(f"from yuebing.ir.generators import {names}").body
+        return parse_source(f"from yuebing.ir.generators import {names}").body
 
     def _made(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.generators
@@ -264,8 +265,8 @@ class _HeldNames:
         _release_deleted(self.function, names, owned, held)
         docstring = self.function.body[:1] if ast.get_docstring(self.function, clean=False) is not None else []
         body = self.function.body[len(docstring):]
-        start = ast.parse(f"{owned} = {{}}").body
-        close = ast.parse(f"{self.closing.helper('close_held')}({owned}, {_first_bound(self.nodes, names)!r})").body
+        start = parse_source(f"{owned} = {{}}").body
+        close = parse_source(f"{self.closing.helper('close_held')}({owned}, {_first_bound(self.nodes, names)!r})").body
         wrapped = ast.Try(body, [], [], close)
         self.function.body = [*docstring, *start, wrapped]
         for s in self.function.body:
@@ -290,7 +291,7 @@ def _release_deleted(function: ast.FunctionDef, names: set, owned: str, held: st
             s = block[k]
             if isinstance(s, ast.Delete):
                 gone = [t.id for t in s.targets if isinstance(t, ast.Name) and t.id in names]
-                block[k:k] = [ast.copy_location(ast.parse(f"{held}({owned}, {g!r}, None)").body[0], s) for g in gone]
+                block[k:k] = [ast.copy_location(parse_source(f"{held}({owned}, {g!r}, None)").body[0], s) for g in gone]
 
 
 def _called(call: ast.Call) -> str | None:

@@ -29,6 +29,7 @@ import ast
 from dataclasses import dataclass
 
 from .yield_hoisting import contains_yield
+from .parsing import parse as parse_source
 
 __all__ = ["ExceptionBlocks", "escapes"]
 
@@ -69,7 +70,7 @@ class _BareRaise(ast.NodeTransformer):
 
     def visit_Raise(self, node: ast.Raise) -> ast.AST:
         if node.exc is None:
-            return [ast.copy_location(s, node) for s in ast.parse(self.reraise).body]
+            return [ast.copy_location(s, node) for s in parse_source(self.reraise).body]
         return node
 
     def visit_ExceptHandler(self, node: ast.AST) -> ast.AST:

@@ -69,6 +69,7 @@ from .runtime_names import HELPERS
 from .stop_values import read_stop_values
 from .try_star import desugar_try_star
 from .yield_hoisting import Hoister, _Slot, _slots, contains_yield
+from .parsing import parse as parse_source
 
 __all__ = ["consumed_lazily", "needs_state_machine", "to_state_machine", "state_machines"]
 
@@ -196,7 +197,7 @@ class _ToFrame(ast.NodeTransformer):
     def visit_Import(self, node: ast.Import | ast.ImportFrom) -> list:
         """An import binds locals of ``resume``, gone at the next yield: copied to the frame (the
         leading imports of the generator function stay in it: ``to_state_machine``)."""
-        copies = [ast.copy_location(ast.parse(f"{self.frame}.{name} = {name}").body[0], node)
+        copies = [ast.copy_location(parse_source(f"{self.frame}.{name} = {name}").body[0], node)
                   for name in _imported(node) if name in self.variables]
         return [node, *copies]
 
@@ -206,7 +207,7 @@ class _ToFrame(ast.NodeTransformer):
         """``except E as e:`` binds the local ``e`` (of ``resume``): copied to the frame first."""
         self.generic_visit(node)
         if node.name in self.variables:
-            copy_ = ast.parse(f"{self.frame}.{node.name} = {node.name}").body[0]
+            copy_ = parse_source(f"{self.frame}.{node.name} = {node.name}").body[0]
             node.body.insert(0, ast.copy_location(copy_, node.body[0]))
         return node
 
@@ -269,7 +270,7 @@ class _StateMachine(ExceptionBlocks):
         return _fresh(base, self.taken)
 
     def temporary(self) -> ast.Attribute:
-        target = ast.parse(self.attribute("hoisted"), mode="eval").body
+        target = parse_source(self.attribute("hoisted"), mode="eval").body
         target.ctx = ast.Store()
         return target
 
@@ -289,7 +290,7 @@ class _StateMachine(ExceptionBlocks):
         return len(self.blocks) - 1
 
     def parse(self, text: str, at: ast.AST) -> list:
-        statements = ast.parse(text).body
+        statements = parse_source(text).body
         for s in statements:
             for n in ast.walk(s):
                 n.lineno = n.end_lineno = getattr(at, "lineno", 1)
@@ -539,7 +540,7 @@ def _helper_imports(function: ast.FunctionDef) -> list:
     under those names with the leading imports (``runtime_names.py`` binds them in a function's
     own scope only, and the generator's body moves into ``resume``)."""
     used = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name) and n.id in HELPERS})
-    return [ast.copy_location(ast.parse(f"from {HELPERS[name].__module__} import {HELPERS[name].__name__} as {name}")
+    return [ast.copy_location(parse_source(f"from {HELPERS[name].__module__} import {HELPERS[name].__name__} as {name}")
                               .body[0], function) for name in used]
 
 

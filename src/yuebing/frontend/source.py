@@ -26,6 +26,7 @@ from typing import Any
 
 from . import bytecode
 from .code_compare import same_code
+from .parsing import parse as parse_source
 
 
 class SourceUnavailableError(TypeError):
@@ -34,7 +35,7 @@ class SourceUnavailableError(TypeError):
 
 @functools.lru_cache(maxsize=256)
 def _parse_file(filename: str, text: str) -> ast.Module:
-    return ast.parse(text, filename=filename)
+    return parse_source(text, filename=filename)
 
 
 def _file_text(filename: str, module_globals: dict | None) -> str:
@@ -236,7 +237,7 @@ def unparse_with_lines(node: ast.stmt) -> tuple[str, tuple[int, ...]]:
     count = text.count("\n") + 1
     fallback = (node.lineno,) * count
     try:
-        again = ast.parse(text).body
+        again = parse_source(text).body
     except SyntaxError:
         return text, fallback
     if len(again) != 1:

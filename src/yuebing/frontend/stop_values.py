@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from .parsing import parse as parse_source
 
 __all__ = ["read_stop_values"]
 
@@ -112,7 +113,7 @@ def _rewrite_function(function: ast.FunctionDef, helper: str) -> bool:
 
 def _loaded(node: ast.expr) -> ast.expr:
     """A copy of ``node`` to read again (its own nodes: the tree is not shared)."""
-    return ast.parse(ast.unparse(node), mode="eval").body
+    return parse_source(ast.unparse(node), mode="eval").body
 
 
 def read_stop_values(node: ast.AST, fresh) -> ast.AST:
@@ -126,7 +127,7 @@ def read_stop_values(node: ast.AST, fresh) -> ast.AST:
         return node
     at = 1 if ast.get_docstring(node, clean=False) is not None else 0
     alias = "" if helper == "stop_value" else f" as {helper}"
-    node.body.insert(at, ast.parse(f"from yuebing.ir.generators import stop_value{alias}").body[0])
+    node.body.insert(at, parse_source(f"from yuebing.ir.generators import stop_value{alias}").body[0])
     return ast.fix_missing_locations(node)
 
 

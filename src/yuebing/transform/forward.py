@@ -37,6 +37,7 @@ from .forward_templates import Names, forward_templates
 from .direct_calls import forward_direct
 from .float_blocks import LONG_BLOCK
 from .reverse import ConstantNames, _all_var_names, _integer_names, _is_literal, _resolve_path, share_cells_line
+from ..frontend.parsing import parse as parse_source
 
 #: builtins that have inline templates (forward_templates.py), read as globals
 _INLINE_BUILTINS = {"len": len, "getattr": getattr}
@@ -281,7 +282,7 @@ class ForwardGenerator(ConstantNames):
         default values): they must be locals here, as the generated module is not the user's."""
         import ast
 
-        node = ast.parse(source).body[0]
+        node = parse_source(source).body[0]
         if isinstance(node, ast.Expr):
             node = node.value
         if isinstance(node, ast.Assign):
