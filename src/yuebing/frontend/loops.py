@@ -16,6 +16,7 @@ from typing import Any
 from ..ir import generators as G
 from ..ir import nodes as ir
 from ..ir import primitives as P
+from .truth_tests import tested
 
 
 class _Loop:
@@ -75,7 +76,7 @@ class LoopLowering:
         line = node.lineno
         loop = self._loop_flags(node)
         test_body: list = []
-        test = self.expr(node.test, test_body)
+        test = tested(self, node.test, test_body)
         if loop is not None:
             self.counter += 1
             out.append(ir.Opaque(f"{loop.stop} = False", line=line, defines=(loop.stop,)))

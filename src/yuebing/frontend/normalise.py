@@ -30,6 +30,7 @@ from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
 from .source import function_node, unparse_with_lines
+from .truth_tests import asserted, tested, truth_test
 from .underscore_names import NO_RENAMING, Renaming, UserGlobals, rename_underscore_names
 from .with_statements import WithLowering
 
@@ -209,20 +210,22 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         result = target or self.tmp()
         first = self.expr(node.values[0], out)
         out.append(ir.Copy(result, first, line=self.line))
-        self._bool_chain(node.op, node.values[1:], result, out)
+        self._bool_chain(node.op, node.values, result, out)
         return ir.Var(result)
 
-    def _bool_chain(self, op: ast.boolop, rest: list, result: str, out: list) -> None:
-        if not rest:
+    def _bool_chain(self, op: ast.boolop, values: list, result: str, out: list) -> None:
+        """``values[0]`` is in ``result``: the rest are evaluated while it decides so."""
+        if len(values) < 2:
             return
+        test = truth_test(self, values[0], ir.Var(result), out)
         branch: list = []
-        value = self.expr(rest[0], branch)
+        value = self.expr(values[1], branch)
         branch.append(ir.Copy(result, value, line=self.line))
-        self._bool_chain(op, rest[1:], result, branch)
+        self._bool_chain(op, values[1:], result, branch)
         if isinstance(op, ast.And):
-            out.append(ir.If(ir.Var(result), branch, [], line=self.line))
+            out.append(ir.If(test, branch, [], line=self.line))
         else:
-            out.append(ir.If(ir.Var(result), [], branch, line=self.line))
+            out.append(ir.If(test, [], branch, line=self.line))
 
     def expr_Compare(self, node: ast.Compare, out: list, target: str) -> ir.Atom:
         result = target or self.tmp()
@@ -247,7 +250,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
 
     def expr_IfExp(self, node: ast.IfExp, out: list, target: str) -> ir.Atom:
         result = target or self.tmp()
-        test = self.expr(node.test, out)
+        test = tested(self, node.test, out)
         body: list = []
         orelse: list = []
         body.append(ir.Copy(result, self.expr(node.body, body), line=self.line))
@@ -427,7 +430,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
             def loop_body(inner: list) -> None:
                 guarded = inner
                 for cond in gen.ifs:
-                    test = self.expr(cond, guarded)
+                    test = tested(self, cond, guarded)
                     branch: list = []
                     guarded.append(ir.If(test, branch, [], line=self.line))
                     guarded = branch
@@ -618,7 +621,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         out.append(ir.Opaque(f"{self.loops[-1].exit} = True", line=self.line))
 
     def stmt_If(self, node: ast.If, out: list) -> None:
-        test = self.expr(node.test, out)
+        test = tested(self, node.test, out)
         line = node.lineno
         body = self.block(node.body)
         orelse = self.block(node.orelse)
@@ -639,6 +642,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         return ast.Name(str(self.expr(node, out)), ast.Load())
 
     def stmt_Assert(self, node: ast.Assert, out: list) -> None:
+        node = asserted(self, node, out)  # (a user object's __bool__ may do float work)
         node = ast.Assert(self.current_globals(node.test, out), self.current_globals(node.msg, out))
         self._hoist_globals([e for e in (node.test, node.msg) if e is not None])
         self.opaque(out, ast.unparse(node))

@@ -1,7 +1,10 @@
 """Builtins that run the dunders of user objects as they compare or convert them (issue 13):
 ``==``/``<``... of tuples and lists holding such objects, ``x in items``, ``operator.countOf``
 and ``indexOf``, ``list.index``/``count``/``remove``, ``tuple.index``/``count``, dict and set
-lookups, and ``round``/``math.floor``/``hash``/``bool``/``str``... of an object.
+lookups, ``round``/``math.floor``/``hash``/``bool``/``str``... of an object, and truth tests:
+``operator.truth`` (what ``if obj:``, ``while obj:``... call: ``frontend/truth_tests.py``),
+``not obj``, ``any``/``all`` of a list or tuple, by the ``__bool__`` or else ``__len__`` that
+CPython calls.
 
 These have zero derivative as values (a bool, an index, a count), so they run as plain Python;
 but a dunder that writes (an ``__eq__`` appending to a log, a ``__round__`` accumulating into an
@@ -95,6 +98,32 @@ def remove_comparing(items, x):
     del items[index_of(items, x)]
 
 
+def truth_by_length(value):
+    """``bool(value)`` of an object whose class has ``__len__`` and no ``__bool__``."""
+    return len(value) != 0
+
+
+def negated_truth(value):
+    """``not value``: its ``__bool__`` (or ``__len__``) called through ``bool``."""
+    return not bool(value)
+
+
+def any_of(items):
+    """``any(items)``: each item's truth tested in turn, up to the first true one."""
+    for item in items:
+        if item:
+            return True
+    return False
+
+
+def all_of(items):
+    """``all(items)``: each item's truth tested in turn, up to the first false one."""
+    for item in items:
+        if not item:
+            return False
+    return True
+
+
 # --------------------------------------------------------------------------------------------
 # Which calls run them
 # --------------------------------------------------------------------------------------------
@@ -126,7 +155,11 @@ def _refuse_table(fn: Any, table: Any, key: Any) -> None:
                 f"strings (a field of the object), or make {name} write nothing")
 
 
-_ASKED = frozenset((*_SEQUENCE_OPERATORS, *_SEARCHES, *_LOOKUPS, *_CONVERSIONS))
+#: the truth tests: ``if obj:`` and ``while obj:`` are ``operator.truth(obj)`` calls
+#: (``frontend/truth_tests.py``), ``not obj`` is ``operator.not_(obj)``
+_TRUTH = (builtins.bool, operator.truth, operator.not_)
+_TRUTHS = {builtins.any: any_of, builtins.all: all_of}
+_ASKED = frozenset((*_SEQUENCE_OPERATORS, *_SEARCHES, *_LOOKUPS, *_CONVERSIONS, *_TRUTH, *_TRUTHS))
 
 
 def may_compare(fn: Any) -> bool:
@@ -149,6 +182,10 @@ def comparing_call(fn: Any, primals: list) -> Callable | None:
     definition = _SEARCHES.get(fn)
     if definition is not None:
         return definition if type(primals[0]) in (list, tuple) and compares_through(primals) else None
+    if fn in _TRUTH and len(primals) == 1:
+        return _truth_definition(fn, primals[0])
+    if fn in _TRUTHS and len(primals) == 1:
+        return _TRUTHS[fn] if truths_may_change_data(primals[0]) else None
     name = _CONVERSIONS.get(fn)
     if name is not None and len(primals) >= 1:
         method = _python_method(primals[0], name)
@@ -156,6 +193,30 @@ def comparing_call(fn: Any, primals: list) -> Callable | None:
     return None
 
 
+
+
+def truths_may_change_data(items: Any) -> bool:
+    """Whether testing the truth of an item of the list or tuple ``items`` may change data
+    (``any``, ``all``, ``filter(None, items)``)."""
+    return type(items) in (list, tuple) and any(
+        type(item) not in (bool, float, int) and _truth_definition(builtins.bool, item) is not None for item in items)
+
+
+def _truth_definition(fn: Any, value: Any) -> Callable | None:
+    """What a truth test of ``value`` runs when the dunder Python calls for it (``__bool__``, or
+    ``__len__`` when the class has no ``__bool__``) may change data; None for the plain rule."""
+    if type(value) in (bool, float, int) or getattr(type(value), "__bool__", None) is None \
+            and _python_method(value, "__len__") is None:
+        return None
+    method = _python_method(value, "__bool__")
+    if method is None and getattr(type(value), "__bool__", None) is None:
+        method = _python_method(value, "__len__")
+        if not dunder_may_change_data(method):
+            return None
+        return negated_truth if fn is operator.not_ else truth_by_length
+    if not dunder_may_change_data(method):
+        return None
+    return negated_truth if fn is operator.not_ else method
 
 # --------------------------------------------------------------------------------------------
 # list.index/count, tuple.index/count (methods: their rules decide; zero_derivative.py leaves them)

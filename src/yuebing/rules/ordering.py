@@ -44,6 +44,7 @@ from ._key_functions import calls_through, filter_calling_predicate, groupby_cal
     max_calling_key, min_calling_key, sorted_calling_key
 from . import batched
 from .cases import Case, ConventionCase, ListedCase, randc, randn
+from .comparing_calls import truths_may_change_data
 from .declare import nondifferentiable
 from .core import CoDual, Dual, RuleArgumentError, frule, frule_for, primal, register_frule, register_rrule, \
     rrule_for
@@ -173,9 +174,15 @@ def _sorted_frule(*args, **kwargs):
     return _RULES["sorted"][1](*args, **kwargs)
 
 
+def _filter_calls_through(function: Any, iterable: Any) -> bool:
+    """Whether ``filter``'s predicate (or, for None, the items' truth) may change data."""
+    function = primal(function)
+    return calls_through(function) or function is None and truths_may_change_data(primal(iterable))
+
+
 @rrule_for(builtins.filter)
 def _filter_rrule(function, iterable):
-    if calls_through(primal(function)):
+    if _filter_calls_through(function, iterable):
         return defined_rrule(filter_calling_predicate, function, iterable)
     out, pullback = _RULES["filter"][0](iterable, function)
     return out, lambda dy: (NoRData, NoRData, pullback(dy)[1])
@@ -183,7 +190,7 @@ def _filter_rrule(function, iterable):
 
 @frule_for(builtins.filter)
 def _filter_frule(function, iterable):
-    if calls_through(primal(function)):
+    if _filter_calls_through(function, iterable):
         return _through_key_frule(filter_calling_predicate, (function, iterable), {})
     return _RULES["filter"][1](iterable, function)
 

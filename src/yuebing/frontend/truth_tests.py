@@ -1,0 +1,164 @@
+"""Stage 1, part of ``normalise.py``: the implicit truth tests of ``if``, ``while``, ``x if t else
+y``, ``and``/``or``, comprehension filters and ``assert``.
+
+Python tests a value's truth by calling its class's ``__bool__`` (or ``__len__``). A user
+class's ``__bool__`` may do float work (accumulate into an attribute); run as the generated
+code's plain ``if t:``, that work would have no derivative. So a test whose value is not known
+to be a bool is lowered as
+
+    _plain1 = _tested_plainly3(t)       # (an opaque statement: a bool, a number, a list...)
+    if _plain1:
+        _truth2 = t
+    else:
+        _truth2 = operator.truth(t)     # a call the machinery dispatches as it does bool(t)
+    if _truth2: ...
+
+and ``rules/comparing_calls.py`` runs a ``__bool__`` (or ``__len__``) that may change data as
+user code, in every mode. The check first keeps the generic call (microseconds) out of loops
+testing numbers and lists. A value known to be a bool is tested as it is: a comparison, ``not``
+(itself the call ``operator.not_``, which ``comparing_calls.py`` follows the same way),
+``isinstance(...)`` and other builtins giving a bool, a constant, and a local variable only ever
+assigned such values (a loop's ``done = err < tol``).
+"""
+from __future__ import annotations
+
+import ast
+import operator
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..ir import nodes as ir
+
+__all__ = ["asserted", "tested", "truth_test"]
+
+#: builtins whose result is a bool (when the name is not shadowed)
+_BOOL_BUILTINS = frozenset({"isinstance", "issubclass", "callable", "hasattr", "bool"})
+#: values whose truth Python tests without calling Python code: tested as they are, without the
+#: call (a generic call costs microseconds in a loop)
+_PLAIN_TYPES = frozenset({bool, int, float, list, tuple, dict, str, type(None), np.bool_, np.float64, np.int64,
+                          np.ndarray})
+
+
+def tested_plainly(value: Any) -> bool:
+    """Whether the truth of ``value`` is computed without Python code (run as is, no derivative)."""
+    return type(value) in _PLAIN_TYPES
+
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def tested(lowering: Any, node: ast.expr, out: list) -> ir.Atom:
+    """``node`` lowered (into ``out``) as the test of an ``if``/``while``...: its truth. An
+    ``and``/``or`` there tests each operand it evaluates once, as CPython's jumps do (its value,
+    the last operand, is not tested again)."""
+    if isinstance(node, ast.BoolOp) and not _known_bool(node, _bool_names(lowering), lowering):
+        result = lowering.tmp()
+        out.append(ir.Copy(result, tested(lowering, node.values[0], out), line=lowering.line))
+        _tested_chain(lowering, node.op, node.values[1:], result, out)
+        return ir.Var(result)
+    return truth_test(lowering, node, lowering.expr(node, out), out)
+
+
+def _tested_chain(lowering: Any, op: ast.boolop, rest: list, result: str, out: list) -> None:
+    if not rest:
+        return
+    branch: list = []
+    branch.append(ir.Copy(result, tested(lowering, rest[0], branch), line=lowering.line))
+    _tested_chain(lowering, op, rest[1:], result, branch)
+    taken = (branch, []) if isinstance(op, ast.And) else ([], branch)
+    out.append(ir.If(ir.Var(result), *taken, line=lowering.line))
+
+
+def truth_test(lowering: Any, node: ast.expr, value: ir.Atom, out: list) -> ir.Atom:
+    """What an ``if``/``while``... tests for the expression ``node`` lowered to ``value``:
+    ``value`` itself when it is known to be a bool, else its truth computed as the module's
+    docstring shows (emitted into ``out`` by the normaliser ``lowering``)."""
+    if isinstance(value, ir.Const) or _known_bool(node, _bool_names(lowering), lowering):
+        return value
+    plain, test, check = lowering.tmp("plain"), lowering.tmp("truth"), lowering.tmp("tested_plainly")
+    out.append(ir.Copy(check, ir.Const(tested_plainly), line=lowering.line))  # (no name the user may shadow)
+    out.append(ir.Opaque(f"{plain} = {check}({value})", line=lowering.line, defines=(plain,)))
+    asked: list = []
+    lowering.call(asked, ir.Const(operator.truth), [value], test)
+    out.append(ir.If(ir.Var(plain), [ir.Copy(test, value, line=lowering.line)], asked, line=lowering.line))
+    return ir.Var(test)
+
+
+def asserted(lowering: Any, node: ast.Assert, out: list) -> ast.Assert:
+    """``assert test, message`` with its test's truth computed first (as ``truth_test``), when the
+    test is not known to be a bool: ``assert t, message`` (the message is still evaluated only
+    when it fails). Under ``python -O`` asserts do not run, nor does their test."""
+    if sys.flags.optimize or _known_bool(node.test, _bool_names(lowering), lowering):
+        return node
+    value = tested(lowering, node.test, out)
+    if not isinstance(value, ir.Var):
+        return node
+    return ast.copy_location(ast.Assert(ast.Name(value.name, ast.Load()), node.msg), node)
+
+
+def _known_bool(node: ast.expr, names: frozenset, lowering: Any) -> bool:
+    if isinstance(node, (ast.Compare, ast.Constant)):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.Not)
+    if isinstance(node, ast.BoolOp):
+        return all(_known_bool(v, names, lowering) for v in node.values)
+    if isinstance(node, ast.NamedExpr):
+        return _known_bool(node.value, names, lowering)
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BOOL_BUILTINS:
+        return lowering.builtin_unshadowed(node.func.id)
+    return False
+
+
+def _bool_names(lowering: Any) -> frozenset:
+    """The local variables of the function being lowered that only ever hold a bool: every
+    binding of them is a plain assignment of a value known to be one (computed once)."""
+    names = getattr(lowering, "_bool_names", None)
+    if names is None:
+        names = _only_bools(lowering)
+        lowering._bool_names = names
+    return names
+
+
+def _only_bools(lowering: Any) -> frozenset:
+    function = lowering.node
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    nodes = _own_scope(function.body)
+    values: dict[str, list] = {}  # name -> the values plain assignments give it
+    plain_targets = set()
+    for n in nodes:
+        if isinstance(n, ast.Assign) and all(isinstance(t, ast.Name) for t in n.targets):
+            for t in n.targets:
+                values.setdefault(t.id, []).append(n.value)
+                plain_targets.add(id(t))
+    other = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}  # bound some other way:
+    other |= {name for s in nodes if isinstance(s, (ast.Global, ast.Nonlocal)) for name in s.names}
+    other |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+              and id(n) not in plain_targets}  # a loop, with, walrus, augmented assignment, del...
+    other |= {n.name for n in nodes if isinstance(n, (*_NESTED[:2], ast.ClassDef, ast.ExceptHandler)) and n.name}
+    other |= {(a.asname or a.name).split(".")[0] for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
+              for a in n.names}
+    candidates = {name for name in values if name not in other}
+    while True:  # a flag assigned from another flag: kept while all its values stay known
+        kept = {name for name in candidates
+                if all(_known_bool(v, frozenset(candidates), lowering) for v in values[name])}
+        if kept == candidates:
+            return frozenset(kept)
+        candidates = kept
+
+
+def _own_scope(body: list) -> list:
+    """The nodes of a function's body, not those of nested functions, lambdas or classes (a
+    comprehension's variables are stores here too: they count as bound some other way)."""
+    found, stack = [], list(body)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, _NESTED):
+            stack.extend(ast.iter_child_nodes(node))
+    return found

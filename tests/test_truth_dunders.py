@@ -1,0 +1,165 @@
+"""A user class's ``__bool__`` (or ``__len__``, used for truth) that does float work, run by the
+implicit truth tests of ``if``, ``while``, ``not``, ``and``/``or``, ``x if obj else y``,
+comprehension filters and ``assert`` (``frontend/truth_tests.py``, ``rules/comparing_calls.py``),
+and by ``any``, ``all`` and ``filter(None, items)``.
+These ran as the generated code's plain ``if obj:``, so the dunder's writes had no derivative
+(a gradient of 0.0 where differences give 4.2); each case is checked against central
+differences in every mode, and the value against the plain call (the dunder runs as often as in
+CPython: it accumulates, so running it twice would change the value)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+
+from .all_modes import check_all_modes
+
+
+class Tally:
+    """Truth by ``__bool__``, which accumulates the square of the value it was made with."""
+
+    def __init__(self, v):
+        self.v, self.seen = v, 0.0
+
+    def __bool__(self):
+        self.seen = self.seen + self.v * self.v
+        return self.v > 0
+
+
+class Sized:
+    """Truth by ``__len__`` (no ``__bool__``), which accumulates."""
+
+    def __init__(self, v):
+        self.v, self.seen = v, 0.0
+
+    def __len__(self):
+        self.seen = self.seen + 3.0 * self.v
+        return 1 if self.v > 0 else 0
+
+
+class Both(Sized):
+    """``__bool__`` wins over ``__len__``, as in CPython."""
+
+    def __bool__(self):
+        self.seen = self.seen + self.v ** 3
+        return True
+
+
+def _if(x):
+    a = Tally(x)
+    if a:
+        r = a.seen * 2.0
+    else:
+        r = a.seen * -5.0
+    return r + a.seen
+
+
+def _while(x):
+    a = Tally(x)
+    n = 0
+    while a and n < 3:
+        n += 1
+    return a.seen * x
+
+
+def _not(x):
+    a = Tally(x)
+    b = not a
+    return a.seen + float(b) * x
+
+
+def _and_or(x):
+    a, b = Tally(x), Sized(2.0 * x)
+    c = x and a
+    d = a or x
+    e = b and a
+    return a.seen * b.seen + float(c is a) + float(d is a) * float(e is a)
+
+
+def _by_length(x):
+    a = Sized(x)
+    if a:
+        r = x
+    else:
+        r = 2.0 * x
+    return a.seen * r + float(not a)
+
+
+def _bool_over_length(x):
+    a = Both(x)
+    return (a.seen if a else -1.0) + a.seen * x
+
+
+def _conditional_expression(x):
+    a = Tally(x)
+    r = 1.0 if a else 2.0
+    return r * a.seen
+
+
+def _asserted(x):
+    a = Tally(x + 10.0)
+    assert a, "never fails"
+    return a.seen * x
+
+
+def _comprehension_filter(x):
+    items = [Tally(x), Tally(2.0 * x), Tally(-x)]
+    kept = [b for b in items if b]
+    return sum(b.seen for b in items) + len(kept) * x
+
+
+def _any_all_filter(x):
+    items = [Tally(x), Sized(2.0 * x), Tally(-x)]
+    first = any(items)  # (stops at the first true item: Tally(-x) when x < 0)
+    every = all(items)
+    kept = list(filter(None, items))
+    return sum(b.seen for b in items) * (1.0 + len(kept)) + float(first) + float(every) * x
+
+
+def _writes_an_array(x, a):
+    class Flag:
+        def __bool__(self):
+            a[0] = a[0] * x
+            return True
+    flag = Flag()
+    while flag and a[0] < 4.0:
+        a[1] = a[1] + a[0]
+    return a[0] * a[1]
+
+
+CASES = [_if, _while, _not, _and_or, _by_length, _bool_over_length, _conditional_expression, _asserted,
+         _comprehension_filter, _any_all_filter]
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__.lstrip("_"))
+@pytest.mark.parametrize("x", [0.7, -1.3])
+def test_a_truth_test_runs_a_writing_dunder_with_its_derivative(f, x):
+    check_all_modes(f, x)
+
+
+def test_a_dunder_writing_an_argument_leaves_it_restored():
+    a, x, h = np.array([1.5, -0.5]), 1.3, 1e-6
+    expected = (_writes_an_array(x + h, a.copy()) - _writes_an_array(x - h, a.copy())) / (2 * h)
+    np.testing.assert_allclose(yb.grad(_writes_an_array)(x, a), expected, rtol=1e-5)
+    np.testing.assert_array_equal(a, [1.5, -0.5])
+    np.testing.assert_allclose(yb.jvp(_writes_an_array, (x, a), (1.0, np.zeros(2)))[1], expected, rtol=1e-5)
+    np.testing.assert_array_equal(a, [1.5, -0.5])
+    np.testing.assert_allclose(yb.hvp(lambda v: _writes_an_array(v, a), (x,), (1.0,))[1][0], expected, rtol=1e-5)
+    np.testing.assert_array_equal(a, [1.5, -0.5])
+
+
+def _tests_ints(x):
+    s = 0.0
+    for i in range(5):
+        if i % 2:
+            s = s + x * i
+    return s
+
+
+def test_a_plain_value_is_tested_without_the_generic_call():
+    """Numbers, lists and bools are tested as they are (a generic call costs microseconds in a
+    loop); an object whose ``__bool__`` writes takes the call."""
+    assert "_operator_truth" not in yb.show(_tests_ints, 0.7)
+    assert "_operator_truth" in yb.show(_if, 0.7)
+    check_all_modes(_tests_ints, 0.7)
