@@ -823,7 +823,7 @@ def normalise(fn: types.FunctionType) -> ir.Function:
             node, found = rewritten, Census(rewritten)
     if found.may_be_refused(node):
         fence(node, filename, fn.__qualname__)
-    node, found, renaming = rename_underscore_names(fn, node, found, filename)  # the generated code's names are free
+    node, found, renaming = rename_underscore_names(fn, node, found)  # the generated code's names are free
     normaliser = Normaliser(fn, node, filename, census=found, renaming=renaming)
     lowered = normaliser.function()
     if normaliser.reassigned_captures:

@@ -33,7 +33,6 @@ import types
 from typing import Any, Iterator
 
 from .census import Census
-from .fence import UnsupportedSyntaxError
 from .global_writes import written_names
 from .runtime_names import PREFIX, walk_own_scope
 
@@ -82,15 +81,14 @@ def _renamable(name: str) -> bool:
         and not (name.startswith("__") and name.endswith("__"))
 
 
-def rename_underscore_names(fn: types.FunctionType, node: ast.AST, census: Census,
-                            filename: str) -> tuple[ast.AST, Census, Renaming]:
+def rename_underscore_names(fn: types.FunctionType, node: ast.AST, census: Census) -> tuple[ast.AST, Census, Renaming]:
     """``node`` (a copy) with its own underscore names renamed, its census, and the renaming;
     ``node``, ``census`` and ``NO_RENAMING`` when there is nothing to rename."""
-    renamed, renaming = _renamed(fn, node, census, filename)
+    renamed, renaming = _renamed(fn, node, census)
     return (node, census, renaming) if renamed is node else (renamed, Census(renamed), renaming)
 
 
-def _renamed(fn: types.FunctionType, node: ast.AST, census: Census, filename: str) -> tuple[ast.AST, Renaming]:
+def _renamed(fn: types.FunctionType, node: ast.AST, census: Census) -> tuple[ast.AST, Renaming]:
     if not any(map(_renamable, census.all_names)):
         return node, NO_RENAMING
     code = fn.__code__
@@ -112,8 +110,8 @@ def _renamed(fn: types.FunctionType, node: ast.AST, census: Census, filename: st
                 new = "u" + new
             taken.add(new)
             into[name] = new
-    _refuse_unrenamable_imports(node, renaming.variables, fn, filename)
     renamed = copy.deepcopy(node)  # (the parsed file is cached: not renamed in place)
+    _split_dotted_imports(renamed, renaming.variables, taken)
     _OwnScope({**renaming.variables, **renaming.globals}, renaming.variables).generic_visit(renamed)  # (not a nested def)
     return ast.fix_missing_locations(renamed), renaming
 
@@ -159,16 +157,25 @@ def _binds(n: ast.AST) -> tuple:
     return ()
 
 
-def _refuse_unrenamable_imports(node: ast.AST, renames: dict, fn: Any, filename: str) -> None:
-    """``import _a.b`` binds ``_a`` and cannot bind it under another name."""
+def _split_dotted_imports(node: ast.AST, renames: dict, taken: set) -> None:
+    """``import _a.b`` binds ``_a``, which no ``as`` can rename: it becomes ``import _a.b as
+    u_a_b, _a as u_a`` (the first imports the submodule, the second binds the package, as
+    Python's statement does)."""
     for n in walk_own_scope(node):
-        if isinstance(n, ast.Import):
-            for a in n.names:
-                if a.asname is None and "." in a.name and a.name.split(".")[0] in renames:
-                    raise UnsupportedSyntaxError(
-                        f"'import {a.name}' (it binds '{a.name.split('.')[0]}', a name beginning with an underscore)",
-                        f"write 'import {a.name} as {a.name.split('.')[-1].lstrip('_') or 'module'}' and use that name",
-                        filename, n.lineno, fn.__qualname__)
+        if not isinstance(n, ast.Import):
+            continue
+        names = []
+        for a in n.names:
+            head = a.name.split(".")[0]
+            if a.asname is not None or "." not in a.name or head not in renames:
+                names.append(a)
+                continue
+            submodule = renames[head] + "_" + "_".join(a.name.split(".")[1:])
+            while submodule in taken:
+                submodule = "u" + submodule
+            taken.add(submodule)
+            names += [ast.alias(a.name, submodule), ast.alias(head, renames[head])]
+        n.names = names
 
 
 def _nested_bound(scope: ast.AST) -> set[str]:
