@@ -295,3 +295,37 @@ def test_an_unbound_variable_is_named_as_the_user_wrote_it(mode):
             "hessian": lambda: yb.hessian(_unbound)(X.copy())}[mode]
     with pytest.raises(UnboundLocalError, match=r"local variable '_p'"):
         call()
+
+
+# ---------------------------------------------------------------- private helpers keep the fast paths
+
+def _affine(_x, _a, _b):
+    return _x * _a + _b
+
+
+def _calls_affine(x, a, b, n):
+    for i in range(n):
+        x = _affine(x, a, b)
+    return x
+
+
+def _rec(x, _n=3):
+    return x if _n == 0 else x * _rec(x, _n=_n - 1)
+
+
+class _Walker:
+    def walk(self, x, _n=3):
+        return x if _n == 0 else x * self.walk(x, _n=_n - 1)
+
+
+def test_private_helpers_keep_the_fast_paths():
+    """A module's ``_helper`` (renamed ``u_helper`` in the caller) and parameters named ``_n``
+    still get the float loop's inlining and the direct recursive calls."""
+    forward = yb.show(_calls_affine, 0.5, 0.9, 0.1, 3).split("def ")[1]
+    assert "float loop" in forward and "_rrule" not in forward
+    assert "_DIRECT" in yb.show(_rec, 0.7)
+    assert "_DIRECT" in yb.show(_Walker.walk, _Walker(), 0.7)
+    h = 1e-6
+    for f, args in ((_calls_affine, (0.5, 0.9, 0.1, 3)), (_rec, (0.7,)), (lambda x: _Walker().walk(x), (0.7,))):
+        slope = (f(args[0] + h, *args[1:]) - f(args[0] - h, *args[1:])) / (2 * h)
+        assert yb.grad(f)(*args) == pytest.approx(slope, rel=1e-6)

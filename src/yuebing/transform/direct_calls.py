@@ -106,7 +106,7 @@ def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
     name, binding = None, None
     if isinstance(func, ir.Var) and func.name in _callee_reads(generator):
         kind, callee = _callee_reads(generator)[func.name]
-        params = generator.fn.params
+        params = [generator.fn.user_names.get(p, p) for p in generator.fn.params]  # (as the user named them)
         by_names = callee == generator.fn.name.rsplit(".", 1)[-1] and (
             s.kwargs or len(s.args) + (kind is getattr) < len(params))
         if by_names:  # calling itself with keywords or defaults filled: bound as to its own parameters
@@ -125,7 +125,7 @@ def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
             name, binding = func.name, paths[0]
             s.direct_alternative = paths[1] if len(paths) > 1 else None  # type: ignore[attr-defined]
     elif isinstance(func, ir.Global) and generator.globals is not None:
-        fn = _global_path(generator.globals, func.path)  # a global name, or a module's attribute (mod.f)
+        fn = _global_path(generator.globals, func.path, generator.fn.global_keys)  # a global name, or a module's attribute (mod.f)
         if type(fn) is FUNCTION and ("." not in func.path or fn not in RRULES.by_function):
             binding = Binding.of(fn, s)
             name = func.path if binding is not None else None
@@ -252,10 +252,11 @@ def _own_class(generator: Any) -> type | None:
 _CALLEE_READS = (cell_get, getattr, operator.getitem, super_getattr)
 
 
-def _global_path(namespace: dict, path: str) -> Any:
-    """The value of global ``path`` (``f``, ``mod.f``) in a function's globals now, or None."""
+def _global_path(namespace: dict, path: str, keys: dict) -> Any:
+    """The value of global ``path`` (``f``, ``mod.f``) in a function's globals now, or None
+    (``keys``: the function's ``global_keys``, ``u_helper`` for the module's ``_helper``)."""
     name, *attributes = path.split(".")
-    value = namespace.get(name)
+    value = namespace.get(keys.get(name, name))
     for attribute in attributes:
         if not isinstance(value, types.ModuleType):  # a class's attribute may be a descriptor
             return None

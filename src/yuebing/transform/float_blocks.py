@@ -460,7 +460,8 @@ class FloatLoop:
         except Exception:  # noqa: BLE001 - anything it cannot normalise is simply not inlined
             return None
         *formula, result = helper.body or [None]
-        if not isinstance(result, ir.Return) or not isinstance(result.value, ir.Var) or helper.params != list(code.co_varnames[:len(args)]):
+        user_params = [helper.user_names.get(p, p) for p in helper.params]  # (``_a`` is lowered as ``u_a``)
+        if not isinstance(result, ir.Return) or not isinstance(result.value, ir.Var) or user_params != list(code.co_varnames[:len(args)]):
             return None
         names = dict(zip(helper.params, args))  # the helper's names -> this loop's locals and literals
         computed = set()
