@@ -329,3 +329,13 @@ def test_private_helpers_keep_the_fast_paths():
     for f, args in ((_calls_affine, (0.5, 0.9, 0.1, 3)), (_rec, (0.7,)), (lambda x: _Walker().walk(x), (0.7,))):
         slope = (f(args[0] + h, *args[1:]) - f(args[0] - h, *args[1:])) / (2 * h)
         assert yb.grad(f)(*args) == pytest.approx(slope, rel=1e-6)
+
+
+def vectorized_closure(x):
+    _a = x[0] * 2.0
+    _g = np.vectorize(lambda _v: _np.sin(_v * _a) + _v * _FT)
+    return np.sum(_g(x) * x)
+
+
+def test_vectorized_closure_every_mode():
+    check_all_modes(vectorized_closure, X.copy())

@@ -143,7 +143,7 @@ def _elementwise_body(function: Any, globals_: dict) -> bool:
         if not isinstance(s, ir.Call) or not s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None \
                 or not all(operand(a) for a in s.args) or not any(isinstance(a, ir.Var) for a in s.args):
             return False
-        func = _resolve(s.func, globals_)
+        func = _resolve(s.func, globals_, function.global_keys)
         if func in (operator.add, operator.sub, operator.mul) and len(s.args) == 2 or func is operator.neg and len(s.args) == 1:
             pass
         elif func is operator.truediv and len(s.args) == 2 and isinstance(s.args[1], ir.Const) and s.args[1].value:
@@ -154,7 +154,8 @@ def _elementwise_body(function: Any, globals_: dict) -> bool:
     return last.value.name in known
 
 
-def _resolve(func: Any, globals_: dict) -> Any:
+def _resolve(func: Any, globals_: dict, keys: dict) -> Any:
+    """The function ``func`` names; ``keys``: the lowered function's ``global_keys``."""
     from ..ir import nodes as ir
 
     if isinstance(func, ir.Const):
@@ -162,7 +163,8 @@ def _resolve(func: Any, globals_: dict) -> Any:
     if not isinstance(func, ir.Global):
         return None
     parts = func.path.split(".")
-    value = globals_.get(parts[0], getattr(builtins, parts[0], None))
+    head = keys.get(parts[0], parts[0])
+    value = globals_.get(head, getattr(builtins, head, None))
     for part in parts[1:]:
         value = getattr(value, part, None)
     return value
