@@ -101,3 +101,24 @@ def test_matmul_cotangent_without_blas_layout(gemm_calls):
     buffers.add_matmul(overlapping, overlapping, b)  # target is an operand: NumPy's
     np.testing.assert_array_equal(overlapping, b + b @ b)
     assert len(gemm_calls) == 1
+
+
+def _mixed_int_arithmetic(x):
+    n = len(x)
+    total = 0.0
+    for i in range(n):
+        h = i / n  # int / int
+        total = total + x[i] * (i * h) - (n - x[i]) * x[i] / n + n / (1.0 + x[i] * x[i])
+    return total * (0.5 * n)
+
+
+def test_int_operands_of_float_arithmetic_are_inline():
+    """``0.5 * n``, ``i * h``, ``n - x``, ``x / n``, ``n / x`` with int variables: inline (no
+    rule call), the ints without cotangent, the floats' right; every mode against differences."""
+    x = np.array([0.3, -1.2, 0.8, 2.0])
+    check_all_modes(_mixed_int_arithmetic, x, tol=1e-6)
+    shown = yb.show(_mixed_int_arithmetic, x)
+    for marker in ("_FASTI0", "_FASTI1", "_FASTI01"):
+        assert f"_push({marker})" in shown
+    assert "_rrule(_CD(_operator_mul" not in shown and "_rrule(_CD(_operator_truediv" not in shown
+    assert "_rrule(_CD(_operator_sub" not in shown

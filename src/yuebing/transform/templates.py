@@ -151,6 +151,7 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
         variants.append(_binary(s, binary, e, t, tf))
         if value not in _IN_PLACE:  # a += b on an array mutates it in place, however it is written
             variants += _array_binary(s, binary, e, t, tf)
+        variants += _int_binaries(s, binary, e, t, tf)
     if value in (operator.pow, operator.ipow) and len(s.args) == 2 and isinstance(s.args[0], ir.Var) \
             and isinstance(s.args[1], ir.Const) and type(s.args[1].value) in (int, float) \
             and math.isfinite(s.args[1].value):
@@ -209,32 +210,56 @@ def _is_index_atom(a: ir.Atom) -> bool:
     return isinstance(a, ir.Var) or isinstance(a, ir.Const) and type(a.value) in (int, tuple)
 
 
-def _binary(s: ir.Call, op: str, e: Emit, t: str, tf: str) -> Template:
+def _binary(s: ir.Call, op: str, e: Emit, t: str, tf: str, ints: tuple = (), marker: str = "_FAST") -> Template:
+    """``a op b`` on floats; the operands at positions ``ints`` are int variables instead
+    (``_int_binaries``): guarded as ints, given no cotangent."""
     a, b = s.args
     pa, pb = e.primal(a), e.primal(b)
-    guard = " and ".join(_float_guard(e, [a, b]))
+    floats = [x for k, x in enumerate(s.args) if k not in ints]
+    guard = " and ".join([f"type({e.primal(s.args[k])}) is int" for k in ints] + _float_guard(e, floats))
     forward = [f"{t} = {pa} {op} {pb}; {tf} = _NF"]
     reverse: list[str] = []
+
+    def accumulate(k: int, expr: str) -> list[str]:
+        return [] if k in ints else _accumulate(e, s.args[k], expr)
+
     if op in "+-":
-        forward.append("_push(_FAST)")
-        reverse += _accumulate(e, a, "_g")
-        reverse += _accumulate(e, b, "_g" if op == "+" else "-_g")
-        return Template(guard, forward, reverse)
+        forward.append(f"_push({marker})")
+        reverse += accumulate(0, "_g")
+        reverse += accumulate(1, "_g" if op == "+" else "-_g")
+        return Template(guard, forward, reverse, marker=marker)
     pushes = [x for x in (a, b) if isinstance(x, ir.Var)]
+    if ints:  # only the operands an adjoint reads: a * b's reads the other, a / b's reads b, and a for b's
+        adjoints = {k for k in (0, 1) if k not in ints and isinstance(s.args[k], ir.Var)}
+        read = {1 - k for k in adjoints} if op == "*" else ({1} if adjoints else set()) | ({0} if 1 in adjoints else set())
+        pushes = [x for k, x in enumerate(s.args) if k in read and isinstance(x, ir.Var)]
     # operands go on the tape before the result is bound: the target may be an operand (s = s * v)
-    forward.insert(0, "; ".join(f"_push({e.primal(x)})" for x in pushes))
-    forward.append("_push(_FAST)")
+    if pushes:
+        forward.insert(0, "; ".join(f"_push({e.primal(x)})" for x in pushes))
+    forward.append(f"_push({marker})")
     names = {id(x): f"_v{i}" for i, x in enumerate(pushes)}
     pops = "; ".join(f"{names[id(x)]} = _pop()" for x in reversed(pushes))
     va = names.get(id(a), pa)
     vb = names.get(id(b), pb)
     if op == "*":
-        reverse += _accumulate(e, a, f"_g * {vb}")
-        reverse += _accumulate(e, b, f"_g * {va}")
+        reverse += accumulate(0, f"_g * {vb}")
+        reverse += accumulate(1, f"_g * {va}")
     else:  # a / b
-        reverse += _accumulate(e, a, f"_g / {vb}")
-        reverse += _accumulate(e, b, f"-_g * {va} / ({vb} * {vb})")
-    return Template(guard, forward, _strong(reverse), pops)
+        reverse += accumulate(0, f"_g / {vb}")
+        reverse += accumulate(1, f"-_g * {va} / ({vb} * {vb})")
+    return Template(guard, forward, _strong(reverse), pops, marker=marker)
+
+
+_INT_MARKERS = {(0,): "_FASTI0", (1,): "_FASTI1", (0, 1): "_FASTI01"}
+
+
+def _int_binaries(s: ir.Call, op: str, e: Emit, t: str, tf: str) -> list[Template]:
+    """``a op b`` where an operand variable holds an int (``0.5 * n``, ``x / len(x)``, ``i * h``):
+    Python's own arithmetic, the int without a derivative, where the generic rule call costs
+    microseconds. One variant per set of int operands, each with its own tape marker."""
+    positions = [k for k, a in enumerate(s.args) if isinstance(a, ir.Var)]
+    sets = [(k,) for k in positions] + ([tuple(positions)] if len(positions) == 2 else [])
+    return [_binary(s, op, e, t, tf, ints, _INT_MARKERS[ints]) for ints in sets]
 
 
 def _unary(s: ir.Call, value: Any, derivative: Callable[[str, str], str], e: Emit, t: str, tf: str) -> Template:
@@ -534,6 +559,7 @@ NAMESPACE = {
     "_add_quotient_sz": add_quotient_sz, "_sum_product_sz": sum_product_sz,
     "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
     "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
+    "_FASTI0": Fast(), "_FASTI1": Fast(), "_FASTI01": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
 }
 # markers of inline code that changes existing data (writes; a float loop's writes), for
