@@ -122,3 +122,21 @@ def test_int_operands_of_float_arithmetic_are_inline():
         assert f"_push({marker})" in shown
     assert "_rrule(_CD(_operator_mul" not in shown and "_rrule(_CD(_operator_truediv" not in shown
     assert "_rrule(_CD(_operator_sub" not in shown
+
+
+def _views(x):
+    pairs = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2)
+    y = x.copy()
+    head = y[1:]
+    head *= x[:-1]  # written through a view: its fdata is the same view of y's
+    column = pairs[..., 0]
+    return np.sum(pairs * x) + np.sum(y ** 2) + np.sum(np.sin(column))
+
+
+def test_constant_view_indexes_are_inline():
+    """``x[:, None]``, ``x[1:]``, ``x[..., 0]``: the view and the same view of the fdata,
+    inline (no rule call), a write through one reaching its base; every mode against differences."""
+    x = np.array([0.3, -1.2, 0.8, 2.0, 0.1])
+    check_all_modes(_views, x, tol=1e-6)
+    shown = yb.show(_views, x)
+    assert "_rrule(_CD(_operator_getitem" not in shown and "= x_f[slice(None, None, None), None]" in shown

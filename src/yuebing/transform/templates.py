@@ -162,7 +162,9 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
         variants.append(_array_unary(s, value, array_unary, e, t, tf))
     if value is np.sum and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
         variants.append(_array_sum(s, e, t, tf))
-    if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], (ir.Var, ir.Global)) \
+    if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and _is_view_index(s.args[1]):
+        variants.append(_view_item(s, e, t, tf))
+    elif value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], (ir.Var, ir.Global)) \
             and _is_index_atom(s.args[1]):
         variants.append(_getitem(s, e, t, tf))
     if value in _COMPARISONS and len(s.args) == 2:
@@ -198,6 +200,25 @@ def _int_item(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     forward = [f"{t} = _v; {tf} = _NF", "_push(_FASTT)"]
     return Template(f"type({ps}) is tuple and type(_v := {ps}[{pi}]) is int", forward, [], marker="_FASTT",
                     uses_rdata=False)
+
+
+def _is_view_index(index: ir.Atom) -> bool:
+    """A constant basic index that makes a view of any ndarray it applies to: slices, ``None``
+    and ``...``, with ints beside them (``x[:, None]``, ``x[1:]``, ``x[..., 0]``)."""
+    if not isinstance(index, ir.Const):
+        return False
+    items = index.value if type(index.value) is tuple else (index.value,)
+    views = [it is None or it is Ellipsis or type(it) is slice for it in items]
+    return any(views) and all(view or type(it) is int for view, it in zip(views, items))
+
+
+def _view_item(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
+    """``x[:, None]`` of an ndarray: a view, whose fdata is the same view of ``x``'s fdata (as
+    the indexing rule gives it), so there is nothing to pull back."""
+    x, index = s.args
+    px, pf, pi = e.primal(x), e.fdata(x), e.const(index.value)
+    forward = [f"{t} = {px}[{pi}]; {tf} = {pf}[{pi}] if type({pf}) is _ND else _NF", "_push(_FASTT)"]
+    return Template(f"type({px}) is _ND", forward, [], marker="_FASTT", uses_rdata=False)
 
 
 def _mktuple() -> Any:
