@@ -36,3 +36,27 @@ def mlp(w1, w2, x):
 
 def test_a_small_network():
     check_second_order(mlp, rng.normal(size=(5, 3)), rng.normal(size=(2, 5)), rng.normal(size=(3, 4)))
+
+
+def summed_products(a, b):
+    """Products read by np.sum: in an HVP their cotangent tangent is zero (the products by it
+    are skipped)."""
+    return np.sum(np.kron(a, b)) + np.sum(a @ b.T) * np.sum(a)
+
+
+def test_summed_products_against_central_differences():
+    check_second_order(summed_products, P, rng.normal(size=(2, 4)))
+
+
+def test_a_zero_cotangent_tangent_takes_no_products():
+    from yuebing.tangents import NoFData
+
+    a, b, a_d, b_d = P, Q, np.ones_like(P), np.full_like(Q, 2.0)
+    args = tuple((x, np.zeros_like(x), t, np.zeros_like(x)) for x, t in ((a, a_d), (b, b_d)))
+    (y, y_f, y_d, y_fd), pullback = dual_multilinear.fast_product(operator.matmul, args, {})
+    g = rng.normal(size=y.shape)
+    y_f += g  # the cotangent; its tangent (y_fd) stays zero
+    pullback(NoFData, NoFData)
+    np.testing.assert_allclose(args[0][1], g @ b.T)
+    np.testing.assert_allclose(args[0][3], g @ b_d.T)  # only the product by b's tangent
+    np.testing.assert_allclose(args[1][3], a_d.T @ g)

@@ -105,6 +105,9 @@ def fast_product(f: Any, args: tuple, kwargs: dict) -> tuple | None:
         g, g_d = out_cotangent(CoDual(y, out[1]), dy), out_cotangent(CoDual(y, out[3]), dy_d)
         to_a, to_b = cotangents(g, a, b)
         tangent_to_a, tangent_to_b = cotangents(g_d, a, b)
+        # a zero cotangent tangent (a sum's, in an HVP) takes no products: a pass to find out
+        # (stopping at the first nonzero) against two contractions
+        zero_d = type(g_d) is _ND and not g_d.any()
         # a's cotangent needs b (and its tangent b's tangent); b's needs a
         for arg, to, tangent_to, other, other_d in ((args[0], to_a, tangent_to_a, b, b_d),
                                                     (args[1], to_b, tangent_to_b, a, a_d)):
@@ -112,7 +115,8 @@ def fast_product(f: Any, args: tuple, kwargs: dict) -> tuple | None:
             if type(fdata) is _ND:
                 fdata += to(other)
             if type(fdata_d) is _ND:
-                fdata_d += tangent_to(other)
+                if not zero_d:
+                    fdata_d += tangent_to(other)
                 if other_d is not None:
                     fdata_d += to(other_d)
         return (NoRData, NoRData, NoRData), (NoRData, NoRData, NoRData)

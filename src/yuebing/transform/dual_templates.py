@@ -442,7 +442,8 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
     for (atom, value, tangent), by_rule in zip(template.contributions, strong):
         if value == "_sum":  # a sum: its cotangents go to every element of the array's fdata
             lines.append("    if _xf is not _NF: _xf += _g")
-            lines.append("    if _xfd is not _NF and type(_gd) is not _ND: _xfd += _gd")
+            # (an HVP seeds the output's cotangent tangent with 0.0: nothing to add, a pass saved)
+            lines.append("    if _xfd is not _NF and type(_gd) is not _ND and _gd: _xfd += _gd")
             continue
         if value == "_read":  # a float read: its cotangents go into the array's fdata and fdata tangent
             lines.append("    if _xf is not _NF: _xf[_i] += _g")
