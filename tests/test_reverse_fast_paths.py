@@ -140,3 +140,32 @@ def test_constant_view_indexes_are_inline():
     check_all_modes(_views, x, tol=1e-6)
     shown = yb.show(_views, x)
     assert "_rrule(_CD(_operator_getitem" not in shown and "= x_f[slice(None, None, None), None]" in shown
+
+
+def _lengths(x):
+    items = [x[0], x[1]]
+    return x[0] * len(x) + x[1] / len(items) + len((x[0],)) * len({"a": 1, "b": 2}) * x[2]
+
+
+class _Sized:
+    def __init__(self, x):
+        self.x = x
+
+    def __len__(self):
+        return 7
+
+
+def _user_length(x):
+    return x[0] * len(_Sized(x))
+
+
+def test_len_is_inline_and_guarded(monkeypatch):
+    """``len`` of arrays and builtin containers: inline (no rule call); of a user class, and when
+    the module's ``len`` is rebound after the rule was made, the general path."""
+    x = np.array([0.3, -1.2, 0.8])
+    check_all_modes(_lengths, x, tol=1e-6)
+    assert "_rrule(_CD(len" not in yb.show(_lengths, x)
+    np.testing.assert_allclose(yb.grad(_user_length)(x), [7.0, 0.0, 0.0])
+    yb.grad(_lengths)(x)
+    monkeypatch.setitem(globals(), "len", lambda v: 2)  # the module's own len now
+    np.testing.assert_allclose(yb.grad(_lengths)(x), [2.0, 0.5, 4.0])

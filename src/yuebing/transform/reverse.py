@@ -408,6 +408,8 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
             value = s.func.value
         elif isinstance(s.func, ir.Global) and self.globals is not None:
             value = _resolve_path(self.globals, s.func.path, self.fn.global_keys)
+            if value is None and s.func.path == "len" and (self.fn.global_keys or {}).get("len", "len") == "len":
+                value = len  # the builtin (the template checks, when it runs, that the name still is)
             if value is None:
                 return []
         else:

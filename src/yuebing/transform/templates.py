@@ -176,6 +176,8 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
     if value is _mktuple() and s.args and all(isinstance(a, ir.Var) or isinstance(a, ir.Const) and type(a.value) is int
                                               for a in s.args):
         variants.append(_int_tuple(s, e, t, tf))
+    if value is len and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
+        variants.append(_length(s, e, t, tf))
     if value is getattr and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and isinstance(s.args[1], ir.Const) \
             and s.args[1].value in _ARRAY_METADATA:
         variants.append(_array_metadata(s, e, t, tf))
@@ -192,6 +194,13 @@ def _array_metadata(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     a = e.primal(s.args[0])
     forward = [f"{t} = {a}.{s.args[1].value}; {tf} = _NF", "_push(_FASTT)"]
     return Template(f"type({a}) is _ND", forward, [], marker="_FASTT", uses_rdata=False)
+
+
+def _length(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
+    """``len(x)`` of an ndarray or a builtin container: an int, nothing to differentiate."""
+    x = e.primal(s.args[0])
+    guard = " and ".join(_func_guard(e, s, len) + [f"type({x}) in _SIZED"])
+    return Template(guard, [f"{t} = len({x}); {tf} = _NF", "_push(_FASTT)"], [], marker="_FASTT", uses_rdata=False)
 
 
 def _int_item(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
@@ -579,6 +588,7 @@ NAMESPACE = {
     "_szp": strong_product, "_szq": strong_quotient, "_has_nan": has_nan, "_add_product_sz": add_product_sz,
     "_add_quotient_sz": add_quotient_sz, "_sum_product_sz": sum_product_sz,
     "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
+    "_SIZED": frozenset({np.ndarray, list, tuple, dict, str}),
     "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FASTI0": Fast(), "_FASTI1": Fast(), "_FASTI01": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
