@@ -127,3 +127,14 @@ def test_prepared_hvp_runs_directly_with_fresh_results():
     assert all(a is not b for a, b in zip(first[1] + first[2], second[1] + second[2]))  # fresh arrays
     _same(second, _general(f, (x, s), (v, w)))
     _same(first, second)
+
+
+def test_plain_duals_directions_are_copies_in_the_arguments_layout():
+    from yuebing.api.plain_arguments import plain_duals
+
+    for x in (np.arange(6.0).reshape(2, 3), np.asfortranarray(np.arange(6.0).reshape(2, 3))):
+        for v in (np.ones((2, 3)), np.asfortranarray(np.linspace(0, 1, 6).reshape(2, 3))):
+            (copy, fdata, direction, fdata_d), = plain_duals((x,), (v,))
+            assert direction is not v and np.array_equal(direction, v)
+            assert direction.strides == copy.strides == x.strides
+            assert fdata.strides == fdata_d.strides == x.strides and not fdata.any() and not fdata_d.any()
