@@ -29,13 +29,16 @@ from .parsing import parse as parse_source
 _YIELDED = "_yb_yielded"  # the list a rewritten generator builds (not a name users write)
 
 
-def desugar(node: ast.FunctionDef | ast.Lambda, filename: str = "<unknown>") -> ast.FunctionDef | ast.Lambda:
+def desugar(node: ast.FunctionDef | ast.Lambda, filename: str = "<unknown>",
+            outside_generators: frozenset = frozenset()) -> ast.FunctionDef | ast.Lambda:
     """``node`` with its match, except* and async code rewritten (``rewrite_syntax``) and every
     generator function in it (itself or nested) rewritten to build and return a list, where that
     is exact; ``node`` itself when there is nothing to rewrite. ``filename``: the user's file,
-    named by the error of a generator that does not end."""
+    named by the error of a generator that does not end; ``outside_generators``: names of
+    generator functions with cleanup defined outside ``node`` that it calls (closed where
+    dropped: ``generator_closing.py``)."""
     node = rewrite_syntax(node, bind=False)  # match, except*, async (syntax_rewrites.py)
-    node = state_machines(node, filename)  # generators a list cannot stand for (generators.py)
+    node = state_machines(node, filename, outside_generators)  # generators a list cannot stand for (generators.py)
     node = bind_helpers(node)  # (after: a generator's body moves into a nested function as text)
     if not any(_is_eager_generator(f) for f in _functions(node)):
         return node

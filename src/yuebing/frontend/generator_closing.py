@@ -4,7 +4,8 @@ CPython closes a generator (runs its ``finally`` blocks and ``with`` exits) when
 reference to it goes. A state machine (``generators.py``) is an ordinary object kept alive by
 the differentiation's own records, so it is closed explicitly, at the places in the source where
 CPython drops it. Only generators of functions with a yield inside ``try``/``with`` ("with
-cleanup") are concerned; a call making one is recognised by the function's name:
+cleanup") are concerned; a call making one is recognised by the function's name (one defined
+in the function, or one of its module or closure: ``cleanup_generators_called``):
 
 * ``next(g(...))``: ``next_closed(g(...))``, closed right after;
 * ``for v in g(...)`` (or over ``zip``/``enumerate``/``islice`` of it): ``try: for ... finally:
@@ -23,13 +24,22 @@ cleanup") are concerned; a call making one is recognised by the function's name:
   finally: close_held(owned, names)`` (CPython closes what its locals hold when the frame goes,
   in the order the names are first bound). A name that lets it escape is left alone: CPython
   closes the generator when the last holder drops it, which the source does not show.
+
+Any generator with cleanup is also watched (``ir/generators.watch``): one still suspended where
+closing it runs code, never closed, when the pass ends (it escaped, or was made by a call not
+recognised here, such as a method's) is refused by name (``rules/outside_state.leave``).
 """
 from __future__ import annotations
 
 import ast
-from .parsing import parse as parse_source
+import inspect
+import types
 
-__all__ = ["ClosedWhereDropped", "fresh"]
+from .parsing import parse as parse_source
+from .source import function_node
+from .yield_hoisting import contains_yield
+
+__all__ = ["ClosedWhereDropped", "cleanup_generators_called", "fresh", "has_cleanup"]
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -44,6 +54,45 @@ def fresh(base: str, taken: set) -> str:
         name = "_" + name
     taken.add(name)
     return name
+
+
+def has_cleanup(function: ast.FunctionDef) -> bool:
+    """Whether a yield of ``function`` is inside a ``try`` or ``with``: closing it runs code."""
+    blocks = (ast.Try, ast.With, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
+    return any(isinstance(n, blocks) and contains_yield(n) for n in _own(function.body))
+
+
+def cleanup_generators_called(fn: types.FunctionType, node: ast.AST) -> frozenset:
+    """The names ``node`` (``fn``'s definition) calls that hold, in ``fn``'s globals or
+    closure, a generator function with cleanup (defined outside ``fn``: its calls are closed
+    where dropped as those of one defined inside are)."""
+    code = fn.__code__
+    local = set(code.co_varnames) | set(code.co_cellvars)
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    called = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    found = set()
+    for name in called - local:
+        try:
+            value = cells[name].cell_contents if name in cells else fn.__globals__.get(name)
+        except ValueError:  # (an empty cell)
+            continue
+        if type(value) is types.FunctionType and _generator_with_cleanup(value.__code__, value):
+            found.add(name)
+    return frozenset(found)
+
+
+_CLEANUP: dict = {}  # code object -> whether its generator function has cleanup
+
+
+def _generator_with_cleanup(code: types.CodeType, function: types.FunctionType) -> bool:
+    if not code.co_flags & inspect.CO_GENERATOR:
+        return False
+    if code not in _CLEANUP:
+        try:
+            _CLEANUP[code] = has_cleanup(function_node(function)[0])
+        except Exception:  # noqa: BLE001 - no source: not closed here (refused if dropped unclosed)
+            _CLEANUP[code] = False
+    return _CLEANUP[code]
 
 
 def _own(nodes: list) -> list:
@@ -188,16 +237,19 @@ class _HeldNames:
         appended = {n.func.value.id for n in self.nodes if self._appended(n)}
         self.lists = appended | {t.id for n in self.nodes if isinstance(n, ast.Assign)
                                  and isinstance(n.value, (ast.List, ast.Tuple, ast.ListComp))
+                                 or isinstance(n, ast.Assign) and _called_on(n.value, ("list", "tuple"))
                                  for t in n.targets if isinstance(t, ast.Name)}
         return {name for name in assigned | appended if self._kept_in(name)}
 
     def _holding(self, value: ast.expr) -> bool:
         """A call making such a generator, or a list or tuple of them (a display, possibly empty,
-        or a comprehension whose element is one)."""
+        or a comprehension whose element is one, or ``list``/``tuple`` of one of those)."""
         if isinstance(value, (ast.List, ast.Tuple)):
             return all(self.closing._made(e) for e in value.elts)
-        if isinstance(value, ast.ListComp):
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
             return self.closing._made(value.elt)
+        if _called_on(value, ("list", "tuple")):  # tuple([g(a) for a in s])
+            return not value.keywords and self._holding(value.args[0])
         return self.closing._made(value)
 
     def _appended(self, node: ast.AST) -> bool:
@@ -292,6 +344,11 @@ def _release_deleted(function: ast.FunctionDef, names: set, owned: str, held: st
             if isinstance(s, ast.Delete):
                 gone = [t.id for t in s.targets if isinstance(t, ast.Name) and t.id in names]
                 block[k:k] = [ast.copy_location(parse_source(f"{held}({owned}, {g!r}, None)").body[0], s) for g in gone]
+
+
+def _called_on(value: ast.expr, names: tuple) -> bool:
+    """``list(...)``/``tuple(...)``: a call of one of ``names`` with one argument."""
+    return isinstance(value, ast.Call) and _called(value) in names and len(value.args) == 1
 
 
 def _called(call: ast.Call) -> str | None:

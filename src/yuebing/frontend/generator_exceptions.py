@@ -26,10 +26,12 @@ the block that resumes (a table from state to entry), or ends the generator and 
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 
-from .yield_hoisting import contains_yield
 from .parsing import parse as parse_source
+from .runtime_names import PREFIX
+from .yield_hoisting import contains_yield
 
 __all__ = ["ExceptionBlocks", "escapes"]
 
@@ -79,6 +81,26 @@ class _BareRaise(ast.NodeTransformer):
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_ExceptHandler
 
 
+#: exceptions that are not ``GeneratorExit`` nor a base of it: a handler of only these does not
+#: run when a generator suspended in its ``try`` is closed
+_NOT_EXIT = frozenset(name for name, value in vars(builtins).items()
+                      if isinstance(value, type) and issubclass(value, Exception))
+
+
+def may_catch_generator_exit(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` may run when ``GeneratorExit`` is thrown in (``close``): a bare
+    ``except:``, or a type that is not a builtin subclass of ``Exception`` (an ``except*``
+    rewritten by ``try_star.py``: the types its clauses match)."""
+    if handler.type is None:
+        return True
+    types = [handler.type]
+    if (handler.name or "").startswith(PREFIX):  # try_star.py's except BaseException as _yb_caught
+        types = [c.args[1] for c in ast.walk(handler) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                 and c.func.id == PREFIX + "star_match" and len(c.args) == 2]
+    names = [t for e in types for t in (e.elts if isinstance(e, ast.Tuple) else [e])]
+    return not all(isinstance(t, ast.Name) and t.id in _NOT_EXIT for t in names)
+
+
 class ExceptionBlocks:
     """``try_`` and ``with_`` of ``_StateMachine`` (a mixin: it uses the machine's ``new``,
     ``jump``, ``parse``, ``compile``, ``attribute``, ``regions``, ``finallys`` and names ``n``)."""
@@ -114,14 +136,18 @@ class ExceptionBlocks:
             self.blocks[raised] += self.parse(f"{fin.pending} = {self.error}", s) + self.jump(fin.block, s)
             self.regions.append(raised)
             self.finallys.append(fin)
+            self.closing_runs_code += 1
+        catches_exit = any(may_catch_generator_exit(h) for h in s.handlers)
         if s.handlers:
             catch = self.new()
             self.regions.append(catch)
+            self.closing_runs_code += catches_exit
         start = self.new()
         self.blocks[block] += self.jump(start, s)
         end = self.compile(s.body, start)
         if s.handlers:
             self.regions.pop()
+            self.closing_runs_code -= catches_exit
         if end is not None and s.orelse:  # not covered by the except clauses
             otherwise = self.new()
             self.blocks[end] += self.jump(otherwise, s)
@@ -133,6 +159,7 @@ class ExceptionBlocks:
         if fin is not None:
             self.regions.pop()
             self.finallys.pop()
+            self.closing_runs_code -= 1
             end = self.compile(s.finalbody, fin.block)
             if end is not None:
                 self.blocks[end] += self.parse(f"if {fin.pending} is not None:\n    {self.reraise(fin.pending)}\n"

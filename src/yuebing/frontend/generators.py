@@ -3,7 +3,8 @@
 A generator function is rewritten here (instead of into a list builder, ``desugar.py``) when it
 uses ``yield``'s value (``v = yield x``, ``send``), returns a value (so ``r = yield from g()``),
 yields inside a ``while`` loop (it may never end), is decorated ``@contextmanager`` (contextlib
-steps it), or when the function being differentiated calls ``next``/``.send`` (it may be left
+steps it), yields inside ``try``/``with`` (a list would run its cleanup before its first item is
+used), or when the function being differentiated calls ``next``/``.send`` (it may be left
 suspended). The rewrite is what C# and regenerator do:
 
     def g(n):                  def g(n):
@@ -62,7 +63,7 @@ import copy
 import linecache
 
 from .fence import UnsupportedSyntaxError
-from .generator_closing import ClosedWhereDropped, fresh as _fresh
+from .generator_closing import ClosedWhereDropped, fresh as _fresh, has_cleanup as _has_cleanup
 from .generator_exceptions import ExceptionBlocks, Finally, flattened
 from .match_statements import desugar_match
 from .runtime_names import HELPERS
@@ -114,6 +115,8 @@ def needs_state_machine(function: ast.FunctionDef, suspended: bool) -> bool:
     if not yields:
         return False
     if suspended or _context_manager(function):  # (contextlib steps it with next and throw)
+        return True
+    if _has_cleanup(function):  # a list would run its finally blocks before its first item is used
         return True
     statements = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
     if any(id(y) not in statements for y in yields):
@@ -255,6 +258,8 @@ class _StateMachine(ExceptionBlocks):
         self.finallys: list[Finally] = []  # the finally blocks around what is being compiled
         self.loops: list[tuple[int, int, int]] = []  # (continue target, break target, len(finallys))
         self.resumes: dict[int, int] = {}  # block a yield resumes at -> where an exception thrown there goes
+        self.cleanups: dict[int, int] = {}  # block a yield inside try/with resumes at -> the yield's line
+        self.closing_runs_code = 0  # the try/with regions being compiled whose code runs on close()
         self.returning: int | None = None  # the frame attributes that hold block numbers
         self.state, self.error = f"{names['frame']}.{names['state']}", f"{names['frame']}.{names['error']}"
         self.returned = f"{names['frame']}.{names['returned']}"
@@ -400,6 +405,8 @@ class _StateMachine(ExceptionBlocks):
         self.blocks[block] += self.jump(after, at) + self.parse(f"return True, {value}", at)
         if self.region() is not None:
             self.resumes[after] = self.region()  # an exception thrown in at the yield goes there
+        if self.closing_runs_code:
+            self.cleanups[after] = at.lineno  # (closing it there runs code)
         if targets is not None:
             self.blocks[after] += [ast.copy_location(ast.Assign(targets, ast.Name(self.n["sent"], ast.Load())), at)]
         return after
@@ -414,6 +421,8 @@ class _StateMachine(ExceptionBlocks):
                                          f"{sent} = None\n{thrown} = None", at) + self.jump(loop, at)
         more, value = self.n["more"], self.n["value"]
         self.resumes[loop] = loop  # an exception thrown in is passed on to the iterator
+        if self.closing_runs_code:
+            self.cleanups[loop] = at.lineno
         self.blocks[loop] += self.parse(f"{more}, {value} = {sub}.resume({sent}, {thrown})\n{thrown} = None\n"
                                         f"if {more}:\n    return True, {value}\n"
                                         f"if {more} is None:\n    raise GeneratorExit", at) + self.jump(after, at)
@@ -523,7 +532,7 @@ def to_state_machine(function: ast.FunctionDef, filename: str) -> None:
     taken |= set(variables)
     names = {k: _fresh(k, taken) for k in ("frame", "resume", "sent", "thrown", "state", "more", "value", "error",
                                            "returned", "exception", "Frame", "Generator", "delegate", "managed",
-                                           "assigned")}
+                                           "assigned", "watch", "made")}
     used = set()  # what of ir/generators.py the body needs besides the machine's runtime ("assigned")
     on_frame = _ToFrame(names["frame"], set(variables), names["assigned"], used)
     body = [t for s in copy.deepcopy(function.body) for t in _statements(on_frame.visit(s))]
@@ -559,8 +568,9 @@ def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine,
     n = machine.n
     frame, state = n["frame"], n["state"]
     where = f'  File "{filename}", line {function.lineno}\n    {linecache.getline(filename, function.lineno).strip()}\n'
+    watched = ("watch",) if machine.cleanups and not getattr(function, "asynchronous", None) else ()
     imported = ", ".join(k if n[k] == k else f"{k} as {n[k]}"
-                         for k in ("Frame", "Generator", "delegate", "managed", *helpers))
+                         for k in ("Frame", "Generator", "delegate", "managed", *watched, *helpers))
     head = (f"from yuebing.ir.generators import {imported}\n{frame} = {n['Frame']}()\n"
             + "".join(f"{frame}.{p} = {p}\n" for p in parameters) + f"{frame}.{state} = 0\n")
     _simplified(machine)
@@ -569,12 +579,25 @@ def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine,
     if getattr(function, "asynchronous", None) == "generator":  # an async generator's (async_functions.py)
         head = f"from yuebing.ir.async_generators import AsyncGenerator as {n['Generator']}_async\n" + head
         made = f"{n['Generator']}_async({made})"
-    made = machine.parse(f"return {made}", function)
+    made = machine.parse(_watched(machine, made), function)
     docstring = function.body[:1] if ast.get_docstring(function, clean=False) is not None else []
     result = [*docstring, *machine.parse(head, function), dispatch, *made]
     for s in result:
         _locate_missing(s, function)
     return result
+
+
+def _watched(machine: _StateMachine, made: str) -> str:
+    """``return made``; a generator suspended inside ``try``/``with`` at its yields of
+    ``machine.cleanups`` is first watched (``ir/generators.watch``): one still suspended there,
+    unclosed, when the differentiation's forward pass ends is refused (CPython would have run
+    its cleanup when it was dropped, at a time the source does not show)."""
+    if not machine.cleanups or getattr(machine.function, "asynchronous", None):
+        return f"return {made}"
+    n = machine.n
+    return (f"{n['made']} = {made}\n"
+            f"{n['watch']}({n['made']}, {machine.cleanups!r})\n"
+            f"return {n['made']}")
 
 
 def _jump_target(statement: ast.stmt, machine: _StateMachine) -> int | None:
@@ -699,13 +722,17 @@ def _locate_missing(statement: ast.AST, at: ast.AST) -> None:
             node.col_offset, node.end_col_offset = at.col_offset, at.col_offset
 
 
-def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.FunctionDef | ast.Lambda:
+def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str,
+                   outside: frozenset = frozenset()) -> ast.FunctionDef | ast.Lambda:
     """``node`` with every generator function in it (itself or nested) that needs one rewritten
-    as a state machine (a copy when anything changed)."""
+    as a state machine (a copy when anything changed); ``outside``: names it calls of generator
+    functions with cleanup defined outside it (``generator_closing.cleanup_generators_called``),
+    closed where dropped like its own."""
     taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     node = read_stop_values(node, lambda base: _fresh(base, taken))  # StopIteration.value (stop_values.py)
     suspended = consumed_lazily(node)
-    if not any(needs_state_machine(f, suspended) for f in ast.walk(node) if isinstance(f, ast.FunctionDef)):
+    if not outside and not any(needs_state_machine(f, suspended) for f in ast.walk(node)
+                               if isinstance(f, ast.FunctionDef)):
         return node
     node = copy.deepcopy(node)
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
@@ -713,7 +740,7 @@ def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.Fun
         if needs_state_machine(function, suspended):
             function.body = desugar_try_star(desugar_match(function)).body  # its own match and except*
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
-    with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended) and _has_cleanup(f)}
+    with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended) and _has_cleanup(f)} | outside
     if with_cleanup:  # closed where CPython drops them (generator_closing.py)
         closing = ClosedWhereDropped(with_cleanup, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)},
                                      isinstance(node, ast.FunctionDef))
@@ -727,7 +754,3 @@ def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.Fun
             to_state_machine(function, filename)
     return ast.fix_missing_locations(node)
 
-
-def _has_cleanup(function: ast.FunctionDef) -> bool:
-    """Whether a yield of ``function`` is inside a ``try`` or ``with``: closing it runs code."""
-    return any(isinstance(n, (ast.Try, ast.With)) and _contains_yield(n) for n in _own_scope(function))

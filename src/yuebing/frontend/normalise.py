@@ -26,6 +26,7 @@ from .closures import ClosureLowering, rebound_before_decorators
 from .desugar import desugar
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .flat_body import _flatten, _identifier, _Seq
+from .generator_closing import cleanup_generators_called
 from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
@@ -817,8 +818,9 @@ def normalise(fn: types.FunctionType) -> ir.Function:
     """Stages 1-3 for ``fn``: source, fence, normal form."""
     node, filename = function_node(fn)
     found = Census(node)  # one walk: the passes below that have nothing to do are skipped
-    if found.may_be_rewritten(node):
-        rewritten = desugar(node, filename)
+    outside_generators = cleanup_generators_called(fn, node)  # (closed where dropped: generator_closing.py)
+    if found.may_be_rewritten(node) or outside_generators:
+        rewritten = desugar(node, filename, outside_generators)
         if rewritten is not node:
             node, found = rewritten, Census(rewritten)
     if found.may_be_refused(node):

@@ -22,11 +22,15 @@ The rest serves rewrites of the code around a generator: ``stop_value`` reads a 
 from the generator kept with it rather than from ``StopIteration`` (``frontend/stop_values.py``);
 ``managed`` makes a ``with`` header around a yield, run without derivatives when handed no floats
 (``PlainManager``); ``held``, ``close_held``, ``kept_in`` and ``close_made`` close generators where
-CPython drops them (``frontend/generator_closing.py``); ``assigned`` is a walrus whose variable
-lives on the frame.
+CPython drops them (``frontend/generator_closing.py``), and ``watch`` keeps those with cleanup so
+that one dropped elsewhere, unclosed, is refused at the end of the pass (``unclosed``);
+``assigned`` is a walrus whose variable lives on the frame.
 """
 from __future__ import annotations
 
+import linecache
+import sys
+import threading
 from typing import Any, Callable
 
 from .primitives import EAGER_ITEMS_LIMIT, _holds_float_data, as_sequence, with_bound
@@ -178,6 +182,64 @@ def _dropped(value: Any) -> None:
     for k in range(len(value) - 1, -1, -1):
         if type(value[k]) is Generator:
             value[k].close()
+
+
+#: per thread, the generators with cleanup made in the open top-level pass (``watch``)
+_WATCHED = threading.local()
+
+
+def watch(generator: Generator, cleanups: dict) -> None:
+    """A generator made whose ``close`` runs code when it is suspended at the states
+    ``cleanups`` (the yields inside ``try``/``with``, to their lines): kept, with them, for the
+    check at the end of the pass (``unclosed``). Runs without derivatives (a record only)."""
+    passes = getattr(_WATCHED, "passes", None)
+    if passes:
+        passes[-1].append((generator, cleanups))
+
+
+class UnclosedGeneratorError(TypeError):
+    """A lazy generator left suspended inside ``try``/``with``, never closed (``unclosed``):
+    its cleanup would have run where CPython freed it, which yuebing cannot see."""
+
+    def __init__(self, generator: Generator, line: int) -> None:
+        filename = generator.where.split('"')[1] if generator.where.count('"') >= 2 else "<unknown>"
+        code = linecache.getline(filename, line).strip()
+        super().__init__(
+            f"yuebing cannot differentiate the generator {generator.name}() dropped while suspended at a yield inside "
+            "a try/finally or with block, and not closed (it was stored in a container or an attribute, passed to "
+            "or returned from a function, or made by a call other than of a generator function's name, such as "
+            "a method's): CPython runs its finally blocks and with exits when it frees the generator, which "
+            "yuebing cannot see, so what they compute would have no derivative.\n"
+            f'  File "{filename}", line {line}, in {generator.name}\n    {code}\n'
+            "What to do: call the generator's close() where it is no longer needed (it.close(); in a finally: "
+            "block if the code between may raise).")
+        self.filename, self.lineno = filename, line
+
+
+def start_watching() -> None:
+    """At the start of a top-level pass (``rules/outside_state.enter``; a nested pass watches
+    its own generators)."""
+    passes = getattr(_WATCHED, "passes", None)
+    if passes is None:
+        passes = _WATCHED.passes = []
+    passes.append([sys.exc_info()[1]])  # (the exception being handled around the pass, if any)
+
+
+def unclosed() -> list:
+    """At the end of the pass's forward part: the generators made in it that are suspended
+    where closing them runs code and were never closed, as ``(generator, yield's line)``.
+    CPython would have closed each when it was dropped; yuebing keeps them all alive, so it
+    cannot tell when that was (``rules/outside_state.leave`` refuses them)."""
+    passes = getattr(_WATCHED, "passes", None)
+    watched = passes.pop() if passes else [None]
+    if len(watched) == 1 or sys.exc_info()[1] is not watched[0]:
+        return []  # nothing watched, or the pass is left by an exception: that one is reported
+    found = []
+    for generator, cleanups in watched[1:]:
+        line = cleanups.get(getattr(generator.frame, generator.state))
+        if line is not None:
+            found.append((generator, line))
+    return found
 
 
 def assigned(frame: Frame, name: str, value: Any) -> Any:

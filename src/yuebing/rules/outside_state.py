@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..ir import generators
 from ..tangents import NoFData, NoTangent
 
 _LOCAL = threading.local()  # (plain: differentiated code may read it, third order, and reads a subclass's
@@ -33,6 +34,7 @@ def enter() -> Any:
     saved = getattr(_LOCAL, "memo", None)
     _LOCAL.memo = {}
     _outer_memos().append(saved)
+    generators.start_watching()  # (lazy generators with cleanup: refused if dropped unclosed)
     return saved
 
 
@@ -48,6 +50,9 @@ def leave(saved: Any) -> None:
     outer = _outer_memos()
     if outer:
         outer.pop()
+    dropped = generators.unclosed()
+    if dropped:
+        raise generators.UnclosedGeneratorError(*dropped[0])
 
 
 def _outer_memos() -> list:

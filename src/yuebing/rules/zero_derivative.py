@@ -93,7 +93,7 @@ nondifferentiable(made_exception)
 # a with statement's manager around a yield of a lazy generator, when nothing handed to it holds
 # floats: made, entered and exited without derivatives, as with headers are elsewhere
 nondifferentiable(generators.runs_plainly, generators.made_plainly, generators.PlainManager.__enter__,
-                  generators.PlainManager.__exit__)
+                  generators.PlainManager.__exit__, generators.watch)
 register_nondifferentiable_type(generators.PlainManager)
 
 CASES = [
