@@ -169,3 +169,29 @@ def test_len_is_inline_and_guarded(monkeypatch):
     yb.grad(_lengths)(x)
     monkeypatch.setitem(globals(), "len", lambda v: 2)  # the module's own len now
     np.testing.assert_allclose(yb.grad(_lengths)(x), [2.0, 0.5, 4.0])
+
+
+def _filled(x):
+    y = np.empty_like(x)
+    z = np.zeros(3)
+    n = len(x)
+    u = np.ones((n,))
+    for i in range(n):
+        y[i] = np.sin(x[i]) * u[i]
+    z[1] = x[1] * x[2]
+    u *= x  # in place: its fdata must be a real zero array
+    w = np.zeros_like(x)
+    w += x ** 2
+    return np.sum(y) + np.sum(z) + np.sum(u * x) + np.sum(w * np.ones_like(x))
+
+
+def test_new_arrays_are_inline():
+    """``np.empty_like``/``zeros_like``/``ones_like`` of a float64 array and ``np.zeros``/
+    ``ones``/``empty`` of a shape: inline, with zero fdata that writes into them fill; every
+    mode against differences."""
+    x = np.array([0.3, -1.2, 0.8])
+    check_all_modes(_filled, x, tol=1e-6)
+    shown = yb.show(_filled, x)
+    for name in ("empty_like", "zeros", "ones", "zeros_like", "ones_like"):
+        assert f"_rrule(_CD(np.{name}," not in shown
+    assert "= np.empty_like(x); y_f = _zeros_like(y)" in shown

@@ -178,6 +178,8 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
         variants.append(_int_tuple(s, e, t, tf))
     if value is len and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
         variants.append(_length(s, e, t, tf))
+    if value in _NEW_ARRAYS and len(s.args) == 1 and (isinstance(s.args[0], ir.Var) or value in _NEW_SHAPED):
+        variants.append(_new_array(s, value, e, t, tf))
     if value is getattr and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and isinstance(s.args[1], ir.Const) \
             and s.args[1].value in _ARRAY_METADATA:
         variants.append(_array_metadata(s, e, t, tf))
@@ -201,6 +203,24 @@ def _length(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     x = e.primal(s.args[0])
     guard = " and ".join(_func_guard(e, s, len) + [f"type({x}) in _SIZED"])
     return Template(guard, [f"{t} = len({x}); {tf} = _NF", "_push(_FASTT)"], [], marker="_FASTT", uses_rdata=False)
+
+
+_NEW_SHAPED = frozenset({np.zeros, np.ones, np.empty})  # of a shape: float64
+_NEW_ARRAYS = _NEW_SHAPED | {np.zeros_like, np.ones_like, np.empty_like}  # like a float64 array
+
+
+def _new_array(s: ir.Call, value: Any, e: Emit, t: str, tf: str) -> Template:
+    """``np.empty_like(x)`` of a float64 array, ``np.zeros(n)`` of an int or a tuple: a new
+    float64 array, its fdata zeros (writes into it may carry derivatives), nothing to pull back."""
+    x = e.primal(s.args[0])
+    if value in _NEW_SHAPED:
+        kind = [] if isinstance(s.args[0], ir.Const) else [f"type({x}) in _SHAPES"]
+    else:
+        kind = [f"type({x}) is _ND and {x}.dtype is _F64"]
+    guard = " and ".join(_func_guard(e, s, value) + kind)
+    call = f"{e.primal(s.func) if isinstance(s.func, ir.Global) else e.const(value)}({x})"
+    return Template(guard, [f"{t} = {call}; {tf} = _zeros_like({t})", "_push(_FASTT)"], [], marker="_FASTT",
+                    uses_rdata=False)
 
 
 def _int_item(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
@@ -588,7 +608,7 @@ NAMESPACE = {
     "_szp": strong_product, "_szq": strong_quotient, "_has_nan": has_nan, "_add_product_sz": add_product_sz,
     "_add_quotient_sz": add_quotient_sz, "_sum_product_sz": sum_product_sz,
     "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
-    "_SIZED": frozenset({np.ndarray, list, tuple, dict, str}),
+    "_SIZED": frozenset({np.ndarray, list, tuple, dict, str}), "_SHAPES": frozenset({int, tuple}),
     "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FASTI0": Fast(), "_FASTI1": Fast(), "_FASTI01": Fast(),
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
