@@ -182,16 +182,18 @@ def _filled(x):
     u *= x  # in place: its fdata must be a real zero array
     w = np.zeros_like(x)
     w += x ** 2
-    return np.sum(y) + np.sum(z) + np.sum(u * x) + np.sum(w * np.ones_like(x))
+    k = 2.0 * np.eye(n) + np.identity(3)
+    k[0, 1] = x[0]
+    return np.sum(y) + np.sum(z) + np.sum(u * x) + np.sum(w * np.ones_like(x)) + np.sum(k @ x)
 
 
 def test_new_arrays_are_inline():
     """``np.empty_like``/``zeros_like``/``ones_like`` of a float64 array and ``np.zeros``/
-    ``ones``/``empty`` of a shape: inline, with zero fdata that writes into them fill; every
+    ``ones``/``empty`` of a shape, ``np.eye``/``identity`` of an order: inline, with zero fdata that writes into them fill; every
     mode against differences."""
     x = np.array([0.3, -1.2, 0.8])
     check_all_modes(_filled, x, tol=1e-6)
     shown = yb.show(_filled, x)
-    for name in ("empty_like", "zeros", "ones", "zeros_like", "ones_like"):
+    for name in ("empty_like", "zeros", "ones", "zeros_like", "ones_like", "eye", "identity"):
         assert f"_rrule(_CD(np.{name}," not in shown
     assert "= np.empty_like(x); y_f = _zeros_like(y)" in shown

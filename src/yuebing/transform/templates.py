@@ -205,16 +205,18 @@ def _length(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
     return Template(guard, [f"{t} = len({x}); {tf} = _NF", "_push(_FASTT)"], [], marker="_FASTT", uses_rdata=False)
 
 
-_NEW_SHAPED = frozenset({np.zeros, np.ones, np.empty})  # of a shape: float64
+_NEW_SHAPED = frozenset({np.zeros, np.ones, np.empty, np.eye, np.identity})  # of a shape (an order): float64
 _NEW_ARRAYS = _NEW_SHAPED | {np.zeros_like, np.ones_like, np.empty_like}  # like a float64 array
 
 
 def _new_array(s: ir.Call, value: Any, e: Emit, t: str, tf: str) -> Template:
-    """``np.empty_like(x)`` of a float64 array, ``np.zeros(n)`` of an int or a tuple: a new
-    float64 array, its fdata zeros (writes into it may carry derivatives), nothing to pull back."""
+    """``np.empty_like(x)`` of a float64 array, ``np.zeros(n)`` of an int or a tuple, ``np.eye(n)``
+    of an int: a new float64 array, its fdata zeros (writes into it may carry derivatives),
+    nothing to pull back."""
     x = e.primal(s.args[0])
     if value in _NEW_SHAPED:
-        kind = [] if isinstance(s.args[0], ir.Const) else [f"type({x}) in _SHAPES"]
+        shapes = "is int" if value in (np.eye, np.identity) else "in _SHAPES"
+        kind = [] if isinstance(s.args[0], ir.Const) else [f"type({x}) {shapes}"]
     else:
         kind = [f"type({x}) is _ND and {x}.dtype is _F64"]
     guard = " and ".join(_func_guard(e, s, value) + kind)
