@@ -18,10 +18,12 @@ column), ``check`` (finite differences), ``memory`` (tracemalloc), ``modes`` (th
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -135,12 +137,22 @@ def environment(peers: list[str], budget: float) -> dict:
 
 def main(argv: list[str]) -> int:
     options = parse_args(argv)
+    try:
+        return _run(options)
+    finally:
+        gc.unfreeze()
+
+
+def _run(options: Any) -> int:
     cases = [BY_NAME[n] for n in options.cases] if options.cases else CASES
     peers = chosen_peers(options.peers)
     specs = MODES[options.mode]
     started = time.perf_counter()
     print(allocator_description(), flush=True)
     warm_up_yuebing()
+    # what lives now (peers' modules, the importing process's heap: a test session's) is left
+    # out of the collections each measurement starts with: they scan only what the run makes
+    gc.freeze()
     tables, plotted = {}, []
     for spec in specs:
         columns = spec.columns(peers)
