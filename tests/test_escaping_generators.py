@@ -201,3 +201,32 @@ def test_a_refusal_leaves_no_watch_open():
     with pytest.raises(TypeError):
         yb.grad(_stored_in_a_dict)(0.7)
     check_all_modes(_closed_as_advised, 0.7)
+
+
+def _writes_its_argument(x, a):
+    log = []
+
+    def g(s):
+        try:
+            while True:
+                yield x * s
+        finally:
+            log.append(x)
+    a[0] = a[0] * x
+    d = {"k": g(2.0)}
+    v = next(d["k"])
+    d["k"] = None  # dropped: its finally would run here
+    return v + a[0] + sum(log)
+
+
+@pytest.mark.parametrize("mode", ["grad", "value_and_grad", "vjp", "prepared"])
+def test_a_refusal_leaves_the_arguments_restored(mode):
+    a = np.array([1.5, 2.0])
+    calls = {"grad": lambda: yb.grad(_writes_its_argument)(0.7, a),
+             "value_and_grad": lambda: yb.value_and_grad(_writes_its_argument)(0.7, a),
+             "vjp": lambda: yb.vjp(_writes_its_argument, 0.7, a),
+             "prepared": lambda: yb.prepare_gradient(_writes_its_argument, 0.7, a)(0.7, a)}
+    for _ in range(2):  # (the second time through the compiled passes)
+        with pytest.raises(TypeError, match=r"the generator g\(\) dropped"):
+            calls[mode]()
+        np.testing.assert_array_equal(a, [1.5, 2.0])

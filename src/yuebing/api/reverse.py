@@ -119,7 +119,7 @@ def _run(f: Callable, args: tuple, kwargs: dict, with_function: bool = False, bu
             note_shared_write(error, name)
         raise
     finally:
-        outside_state.leave(scope)
+        outside_state.leave(scope, lambda: pullback(NoRData))  # (a refusal: the arguments put back first)
     return out, pullback, arg_fdata, f_fdata, tangents, args
 
 
@@ -271,7 +271,7 @@ def _direct_gradient(rule: Any, f: Callable, flat: list, args: tuple, buffers: t
         unwind(tape)
         raise
     finally:
-        outside_state.leave(scope)
+        outside_state.leave(scope, lambda: unwind(tape))
     try:
         if not has_aux and (type(full) is float or type(full) is np.float64):
             value, seed = full, 1.0  # the common case, without a call

@@ -38,8 +38,10 @@ def enter() -> Any:
     return saved
 
 
-def leave(saved: Any) -> None:
-    """Close the scope ``enter`` opened (at the end of the pass's forward part)."""
+def leave(saved: Any, undo: Callable | None = None) -> None:
+    """Close the scope ``enter`` opened (at the end of the pass's forward part). A lazy
+    generator made in the pass and dropped unclosed where closing runs code is refused
+    (``ir/generators.unclosed``), after ``undo()`` (a reverse pass putting the arguments back)."""
     memo = getattr(_LOCAL, "memo", None)
     if memo:
         _keep_written_globals(memo)
@@ -52,7 +54,10 @@ def leave(saved: Any) -> None:
         outer.pop()
     dropped = generators.unclosed()
     if dropped:
-        raise generators.UnclosedGeneratorError(*dropped[0])
+        error = generators.UnclosedGeneratorError(*dropped[0])  # (before undo() takes the generator apart)
+        if undo is not None:
+            undo()
+        raise error
 
 
 def _outer_memos() -> list:
