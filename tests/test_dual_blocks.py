@@ -405,3 +405,39 @@ def test_square_partial_tangent_is_a_plain_product():
     shown = yb.show(data_as_argument, DATA, 0.3, 1.2, mode="hvp")
     assert "_dtimes(" in shown and "_dstrong(_b3_d, 2.0)" not in shown
     check_second_order(data_as_argument, DATA, 0.3, 1.2)
+
+
+def views(x, w):
+    """Views at constant basic indices read inline (dual_templates._view_read): slices, None,
+    ``...``, ints with slices, a negative step; a write through a view reaches the array."""
+    y = x * w
+    col, row = y[:, None], y[None, :]
+    part = y[1:-1:2]
+    back = y[::-1]
+    z = np.exp(x)
+    z[...][2:] *= 0.5  # a write through views
+    grid = (col - row) ** 2
+    return np.sum(np.exp(-grid)) + np.sum(part * back[1:-1:2]) + np.sum(z[..., 1:] * x[1:])
+
+
+def test_views_read_inline_against_differences():
+    x, w = np.linspace(-1.0, 1.5, 6), np.linspace(0.5, 2.0, 6)
+    shown = yb.show(views, x, w, mode="hvp")
+    inline = [line for line in shown.splitlines() if "# inline:" in line]
+    for index in ("(slice(None, None, None), None)", "slice(1, -1, 2)", "Ellipsis", "(Ellipsis, slice(1, None, None))"):
+        assert any(f"getitem(y, {index})" in line or f"getitem(z, {index})" in line for line in inline), index
+    check_second_order(views, x, w)
+    one = yb.hessian(views, argnums=(0, 1))(x, w)  # batched passes: the generic rule
+    column = yb.hessian(views, argnums=(0, 1), chunk_size=1)(x, w)
+    for row, row_b in zip(one, column):
+        for a, b in zip(row, row_b):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_integer_indices_are_not_views():
+    from yuebing.transform.dual_templates import _basic_view
+
+    assert _basic_view((slice(None), None)) and _basic_view(slice(1, None)) and _basic_view((0, slice(None)))
+    assert _basic_view(Ellipsis) and _basic_view((None,))
+    assert not _basic_view(0) and not _basic_view((0, 1)) and not _basic_view([0, 1]) and not _basic_view((slice(None), [0]))
+    assert not _basic_view(slice(0.5, None)) and not _basic_view((True, slice(None)))

@@ -84,7 +84,7 @@ def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
             and s.args[0].name in _metadata_names(gen):
         return _int_item(gen, s)
     if func is operator.getitem and len(s.args) == 2:
-        return _float_read(gen, s)
+        return _float_read(gen, s) or _view_read(gen, s)
     if func is _mktuple() and s.args:
         return _int_tuple(gen, s)
     return None
@@ -402,6 +402,36 @@ def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:
     forward = [f"_v = {px}[{index}]; _vd = {tx}[{index}]; _push(({fx}, {fdx}, {index})); _push(_DFAST)",
                f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
     return DualTemplate(guard, forward, "_xf, _xfd, _i = _pop()", [(x, "_read", "_read")])
+
+
+def _view_read(gen: Any, s: ir.Call) -> DualTemplate | None:
+    """``t = x[:, None]``: a view of a float64 array at a constant basic index (slices, None,
+    ``...`` and ints, not only ints). Its tangent, fdata and fdata tangent are the same views of
+    the array's, so cotangents written into the view's fdata are the array's: the reverse has
+    nothing to do, as the indexing rule's pullback (the generic call paid the linear class's
+    dispatch and tangent walks)."""
+    x, i = s.args
+    if not isinstance(x, ir.Var) or x.name in gen.integers or not isinstance(i, ir.Const) or not _basic_view(i.value):
+        return None
+    px, tx, fx, fdx, index = gen.primal(x), gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x), gen.primal(i)
+    # every part laid out as the array (a batched pass's tangents have a leading axis: not here)
+    guard = (f"type({px}) is _ND and {px}.dtype is _F64 and type({tx}) is _ND and {tx}.shape == {px}.shape "
+             f"and type({fx}) is _ND and {fx}.shape == {px}.shape and type({fdx}) is _ND and {fdx}.shape == {px}.shape")
+    t = s.target
+    forward = [f"_v = {px}[{index}]; _vd = {tx}[{index}]; _vf = {fx}[{index}]; _vfd = {fdx}[{index}]; _push(_DFAST)",
+               f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = _vf; {gen.fdd(t)} = _vfd"]
+    return DualTemplate(guard, forward, "", [])
+
+
+def _basic_view(index: Any) -> bool:
+    """Whether indexing an array with ``index`` gives a view (basic indexing that is not only ints)."""
+    parts = index if type(index) is tuple else (index,)
+    return any(p is None or p is Ellipsis or type(p) is slice for p in parts) \
+        and all(p is None or p is Ellipsis or type(p) is int or type(p) is slice and _int_bounds(p) for p in parts)
+
+
+def _int_bounds(part: slice) -> bool:
+    return all(b is None or type(b) is int for b in (part.start, part.stop, part.step))
 
 
 def _grouped(expr: str) -> str:
