@@ -2,6 +2,8 @@
 derivatives against central differences, forward mode and the plain formula it replaces."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -197,3 +199,24 @@ def test_new_arrays_are_inline():
     for name in ("empty_like", "zeros", "ones", "zeros_like", "ones_like", "eye", "identity"):
         assert f"_rrule(_CD(np.{name}," not in shown
     assert "= np.empty_like(x); y_f = _zeros_like(y)" in shown
+
+
+SCALE = 0.75  # module constants: floats, an int and an array (no cotangent; the array not inline)
+COUNT = 3
+WEIGHTS = np.array([0.5, -1.0, 2.0])
+
+
+def _with_constants(x):
+    total = 2 * math.pi + x[0] * math.pi - np.pi / x[1] + SCALE * x[2] + x[1] / SCALE
+    total = total + COUNT * x[0] - x[2] * COUNT
+    return total * np.sum(x * WEIGHTS) + np.sum(x * SCALE)
+
+
+def test_globals_in_float_arithmetic_are_inline():
+    """``x * math.pi``, ``2 * math.pi``, a module's float or int constant: inline, constants
+    without cotangent; a module array beside an array argument takes the general path; every
+    mode against differences."""
+    x = np.array([0.3, -1.2, 0.8])
+    check_all_modes(_with_constants, x, tol=1e-6)
+    calls = [line for line in yb.show(_with_constants, x).splitlines() if "_rrule(" in line]
+    assert len(calls) == 1 and "_CD(WEIGHTS, WEIGHTS_f)" in calls[0]

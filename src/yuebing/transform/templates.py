@@ -146,8 +146,8 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
         return []
     t, tf = s.target, e.fdata(ir.Var(s.target))
     variants: list[Template] = []
-    if binary is not None and len(s.args) == 2 and all(_is_float_atom(a) for a in s.args) \
-            and any(isinstance(a, ir.Var) for a in s.args):
+    if binary is not None and len(s.args) == 2 and all(_is_float_atom(a) or isinstance(a, ir.Global) for a in s.args) \
+            and any(isinstance(a, (ir.Var, ir.Global)) for a in s.args):
         variants.append(_binary(s, binary, e, t, tf))
         if value not in _IN_PLACE:  # a += b on an array mutates it in place, however it is written
             variants += _array_binary(s, binary, e, t, tf)
@@ -268,7 +268,8 @@ def _binary(s: ir.Call, op: str, e: Emit, t: str, tf: str, ints: tuple = (), mar
     a, b = s.args
     pa, pb = e.primal(a), e.primal(b)
     floats = [x for k, x in enumerate(s.args) if k not in ints]
-    guard = " and ".join([f"type({e.primal(s.args[k])}) is int" for k in ints] + _float_guard(e, floats))
+    guard = " and ".join([f"type({e.primal(s.args[k])}) is int" for k in ints] + _float_guard(e, floats)
+                         + [f"type({e.primal(x)}) in _FT" for x in floats if isinstance(x, ir.Global)])
     forward = [f"{t} = {pa} {op} {pb}; {tf} = _NF"]
     reverse: list[str] = []
 
@@ -280,11 +281,12 @@ def _binary(s: ir.Call, op: str, e: Emit, t: str, tf: str, ints: tuple = (), mar
         reverse += accumulate(0, "_g")
         reverse += accumulate(1, "_g" if op == "+" else "-_g")
         return Template(guard, forward, reverse, marker=marker)
-    pushes = [x for x in (a, b) if isinstance(x, ir.Var)]
+    # a global (math.pi, a module's constant: no cotangent) is read into the tape like a variable
+    pushes = [x for x in (a, b) if isinstance(x, (ir.Var, ir.Global))]
     if ints:  # only the operands an adjoint reads: a * b's reads the other, a / b's reads b, and a for b's
         adjoints = {k for k in (0, 1) if k not in ints and isinstance(s.args[k], ir.Var)}
         read = {1 - k for k in adjoints} if op == "*" else ({1} if adjoints else set()) | ({0} if 1 in adjoints else set())
-        pushes = [x for k, x in enumerate(s.args) if k in read and isinstance(x, ir.Var)]
+        pushes = [x for k, x in enumerate(s.args) if k in read and isinstance(x, (ir.Var, ir.Global))]
     # operands go on the tape before the result is bound: the target may be an operand (s = s * v)
     if pushes:
         forward.insert(0, "; ".join(f"_push({e.primal(x)})" for x in pushes))
@@ -306,10 +308,11 @@ _INT_MARKERS = {(0,): "_FASTI0", (1,): "_FASTI1", (0, 1): "_FASTI01"}
 
 
 def _int_binaries(s: ir.Call, op: str, e: Emit, t: str, tf: str) -> list[Template]:
-    """``a op b`` where an operand variable holds an int (``0.5 * n``, ``x / len(x)``, ``i * h``):
+    """``a op b`` where an operand variable (or global) holds an int (``0.5 * n``, ``x / len(x)``,
+    ``i * h``):
     Python's own arithmetic, the int without a derivative, where the generic rule call costs
     microseconds. One variant per set of int operands, each with its own tape marker."""
-    positions = [k for k, a in enumerate(s.args) if isinstance(a, ir.Var)]
+    positions = [k for k, a in enumerate(s.args) if isinstance(a, (ir.Var, ir.Global))]
     sets = [(k,) for k in positions] + ([tuple(positions)] if len(positions) == 2 else [])
     return [_binary(s, op, e, t, tf, ints, _INT_MARKERS[ints]) for ints in sets]
 
@@ -412,7 +415,7 @@ def _array_binary(s: ir.Call, op: str, e: Emit, t: str, tf: str) -> list[Templat
         if not isinstance(arr, ir.Var):
             continue
         guard_parts = _array_guard(e, [arr])
-        if isinstance(other, ir.Var):
+        if isinstance(other, (ir.Var, ir.Global)):
             guard_parts.append(f"type({e.primal(other)}) in _FT")
         marker = "_FASTL" if array_side == 0 else "_FASTR"
         variants.append(_array_binary_variant(s, op, e, t, tf, " and ".join(guard_parts), marker,
