@@ -77,6 +77,18 @@ def _and_or(x):
     return a.seen * b.seen + float(c is a) + float(d is a) * float(e is a)
 
 
+def _nested_and_or(x):
+    """Each operand tested once, as CPython's jumps test them: an inner ``and``/``or``'s value
+    is not tested again by the outer one."""
+    a, b, c = Tally(x), Tally(-2.0 * x), Sized(3.0 * x)
+    r = (a or b) and c
+    s = (b or a) and c
+    t = not (a and c)
+    if (a and b) or c:
+        t = not t
+    return (a.seen + b.seen) * c.seen + float(r is c) + float(s is c) * x + float(t)
+
+
 def _by_length(x):
     a = Sized(x)
     if a:
@@ -128,7 +140,7 @@ def _writes_an_array(x, a):
     return a[0] * a[1]
 
 
-CASES = [_if, _while, _not, _and_or, _by_length, _bool_over_length, _conditional_expression, _asserted,
+CASES = [_if, _while, _not, _and_or, _nested_and_or, _by_length, _bool_over_length, _conditional_expression, _asserted,
          _comprehension_filter, _any_all_filter]
 
 

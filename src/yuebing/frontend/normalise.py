@@ -31,7 +31,7 @@ from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
 from .source import function_node, unparse_with_lines
-from .truth_tests import asserted, tested, truth_test
+from .truth_tests import asserted, boolean_operation, tested
 from .underscore_names import NO_RENAMING, Renaming, UserGlobals, rename_underscore_names
 from .with_statements import WithLowering
 
@@ -208,25 +208,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         return self.call(out, ir.Const(UNARY[type(node.op)]), [operand], target)
 
     def expr_BoolOp(self, node: ast.BoolOp, out: list, target: str) -> ir.Atom:
-        result = target or self.tmp()
-        first = self.expr(node.values[0], out)
-        out.append(ir.Copy(result, first, line=self.line))
-        self._bool_chain(node.op, node.values, result, out)
-        return ir.Var(result)
-
-    def _bool_chain(self, op: ast.boolop, values: list, result: str, out: list) -> None:
-        """``values[0]`` is in ``result``: the rest are evaluated while it decides so."""
-        if len(values) < 2:
-            return
-        test = truth_test(self, values[0], ir.Var(result), out)
-        branch: list = []
-        value = self.expr(values[1], branch)
-        branch.append(ir.Copy(result, value, line=self.line))
-        self._bool_chain(op, values[1:], result, branch)
-        if isinstance(op, ast.And):
-            out.append(ir.If(test, branch, [], line=self.line))
-        else:
-            out.append(ir.If(test, [], branch, line=self.line))
+        return boolean_operation(self, node, out, target)  # (each operand's truth tested once: truth_tests.py)
 
     def expr_Compare(self, node: ast.Compare, out: list, target: str) -> ir.Atom:
         result = target or self.tmp()

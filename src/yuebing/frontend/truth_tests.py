@@ -31,7 +31,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 
-__all__ = ["asserted", "tested", "truth_test"]
+__all__ = ["asserted", "boolean_operation", "tested", "truth_test"]
 
 #: builtins whose result is a bool (when the name is not shadowed)
 _BOOL_BUILTINS = frozenset({"isinstance", "issubclass", "callable", "hasattr", "bool"})
@@ -54,21 +54,45 @@ def tested(lowering: Any, node: ast.expr, out: list) -> ir.Atom:
     ``and``/``or`` there tests each operand it evaluates once, as CPython's jumps do (its value,
     the last operand, is not tested again)."""
     if isinstance(node, ast.BoolOp) and not _known_bool(node, _bool_names(lowering), lowering):
-        result = lowering.tmp()
-        out.append(ir.Copy(result, tested(lowering, node.values[0], out), line=lowering.line))
-        _tested_chain(lowering, node.op, node.values[1:], result, out)
-        return ir.Var(result)
+        return _value_and_truth(lowering, node, out)[1]
     return truth_test(lowering, node, lowering.expr(node, out), out)
 
 
-def _tested_chain(lowering: Any, op: ast.boolop, rest: list, result: str, out: list) -> None:
-    if not rest:
+def boolean_operation(lowering: Any, node: ast.BoolOp, out: list, target: str) -> ir.Atom:
+    """``a and b``/``a or b`` as a value (into ``target``, or a fresh temporary): each operand
+    but the last tested once, an operand that is itself ``and``/``or`` by its own operands (as
+    CPython's jumps test them); the last operand is the value, untested."""
+    result = target or lowering.tmp()
+    _chain(lowering, node.op, node.values, result, None, out)
+    return ir.Var(result)
+
+
+def _value_and_truth(lowering: Any, node: ast.expr, out: list) -> tuple:
+    """``node``'s value and its truth, each operand of an ``and``/``or`` tested once."""
+    if isinstance(node, ast.BoolOp) and not _known_bool(node, _bool_names(lowering), lowering):
+        result, truth = lowering.tmp(), lowering.tmp("truth")
+        _chain(lowering, node.op, node.values, result, truth, out)
+        return ir.Var(result), ir.Var(truth)
+    value = lowering.expr(node, out)
+    return value, truth_test(lowering, node, value, out)
+
+
+def _chain(lowering: Any, op: ast.boolop, values: list, result: str, truth: str | None, out: list) -> None:
+    """``values`` joined by ``op`` into ``result`` (and their truth into ``truth``, unless None:
+    then the last value is not tested)."""
+    if len(values) == 1 and truth is None:
+        out.append(ir.Copy(result, lowering.expr(values[0], out), line=lowering.line))
         return
-    branch: list = []
-    branch.append(ir.Copy(result, tested(lowering, rest[0], branch), line=lowering.line))
-    _tested_chain(lowering, op, rest[1:], result, branch)
-    taken = (branch, []) if isinstance(op, ast.And) else ([], branch)
-    out.append(ir.If(ir.Var(result), *taken, line=lowering.line))
+    value, test = _value_and_truth(lowering, values[0], out)
+    out.append(ir.Copy(result, value, line=lowering.line))
+    if truth is not None:
+        out.append(ir.Copy(truth, test, line=lowering.line))
+    if len(values) == 1:
+        return
+    rest: list = []
+    _chain(lowering, op, values[1:], result, truth, rest)
+    out.append(ir.If(test, rest, [], line=lowering.line) if isinstance(op, ast.And)
+               else ir.If(test, [], rest, line=lowering.line))
 
 
 def truth_test(lowering: Any, node: ast.expr, value: ir.Atom, out: list) -> ir.Atom:
