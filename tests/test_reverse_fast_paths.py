@@ -220,3 +220,20 @@ def test_globals_in_float_arithmetic_are_inline():
     check_all_modes(_with_constants, x, tol=1e-6)
     calls = [line for line in yb.show(_with_constants, x).splitlines() if "_rrule(" in line]
     assert len(calls) == 1 and "_CD(WEIGHTS, WEIGHTS_f)" in calls[0]
+
+
+def _transposes(w):
+    h = np.tanh(w.T @ w)
+    v = w.copy()
+    v.T[0] *= 2.0  # written through the transpose: its fdata is the fdata's transpose
+    constant = np.arange(6.0).reshape(2, 3)
+    return np.sum(h @ w.T @ w) + np.sum(v ** 2) + np.sum(constant.T @ w.T)
+
+
+def test_transpose_is_inline():
+    """``x.T`` of an array with fdata: the view and the fdata's transpose, inline; a write
+    through it reaches the base; every mode against differences."""
+    w = np.array([[0.3, -1.2], [0.8, 0.5], [-0.4, 1.1]])
+    check_all_modes(_transposes, w, tol=1e-6)
+    shown = yb.show(_transposes, w)
+    assert "_CD(w, w_f), _CD('T', _NF)" not in shown and "= w.T; " in shown

@@ -183,6 +183,9 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
     if value is getattr and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and isinstance(s.args[1], ir.Const) \
             and s.args[1].value in _ARRAY_METADATA:
         variants.append(_array_metadata(s, e, t, tf))
+    if value is getattr and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and isinstance(s.args[1], ir.Const) \
+            and type(s.args[1].value) is str and s.args[1].value == "T":
+        variants.append(_transpose(s, e, t, tf))
     if value is operator.getitem and len(s.args) == 2 and isinstance(s.args[0], ir.Var) and _is_index_atom(s.args[1]):
         variants.append(_int_item(s, e, t, tf))
     return variants
@@ -223,6 +226,14 @@ def _new_array(s: ir.Call, value: Any, e: Emit, t: str, tf: str) -> Template:
     call = f"{e.primal(s.func) if isinstance(s.func, ir.Global) else e.const(value)}({x})"
     return Template(guard, [f"{t} = {call}; {tf} = _zeros_like({t})", "_push(_FASTT)"], [], marker="_FASTT",
                     uses_rdata=False)
+
+
+def _transpose(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
+    """``x.T`` of an ndarray with an array fdata: a view, its fdata the fdata's transpose (the
+    getattr rule's), nothing to pull back."""
+    x, xf = e.primal(s.args[0]), e.fdata(s.args[0])
+    return Template(f"type({x}) is _ND and type({xf}) is _ND", [f"{t} = {x}.T; {tf} = {xf}.T", "_push(_FASTT)"],
+                    [], marker="_FASTT", uses_rdata=False)
 
 
 def _int_item(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
