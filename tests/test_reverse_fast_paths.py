@@ -237,3 +237,16 @@ def test_transpose_is_inline():
     check_all_modes(_transposes, w, tol=1e-6)
     shown = yb.show(_transposes, w)
     assert "_CD(w, w_f), _CD('T', _NF)" not in shown and "= w.T; " in shown
+
+
+def _dots(w):
+    return np.sum(np.sin(np.dot(w, w.T))) + np.sum(np.matmul(w.T, w) ** 2)
+
+
+def test_dot_and_matmul_of_matrices_are_inline():
+    """``np.dot`` and ``np.matmul`` of two float64 matrices take the product's template (the
+    primal by the function called); every mode against differences."""
+    w = np.array([[0.3, -1.2], [0.8, 0.5], [-0.4, 1.1]])
+    check_all_modes(_dots, w, tol=1e-6)
+    shown = yb.show(_dots, w)
+    assert "_rrule(_CD(np.dot" not in shown and "_rrule(_CD(np.matmul" not in shown and "= np.dot(w, " in shown

@@ -171,8 +171,8 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
         variants.append(_comparison(s, value, e, t, tf))
     if value in (operator.mul, np.multiply) and len(s.args) == 2 and all(isinstance(a, ir.Var) for a in s.args):
         variants += _times_mask(s, e, t, tf)
-    if value in (operator.matmul, np.matmul) and len(s.args) == 2 and all(isinstance(a, ir.Var) for a in s.args):
-        variants.append(_matmul(s, e, t, tf))
+    if value in (operator.matmul, np.matmul, np.dot) and len(s.args) == 2 and all(isinstance(a, ir.Var) for a in s.args):
+        variants.append(_matmul(s, value, e, t, tf))
     if value is _mktuple() and s.args and all(isinstance(a, ir.Var) or isinstance(a, ir.Const) and type(a.value) is int
                                               for a in s.args):
         variants.append(_int_tuple(s, e, t, tf))
@@ -564,14 +564,16 @@ def _times_mask(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
     return variants
 
 
-def _matmul(s: ir.Call, e: Emit, t: str, tf: str) -> Template:
-    """``a @ b`` of two 2-D float64 matrices."""
+def _matmul(s: ir.Call, value: Any, e: Emit, t: str, tf: str) -> Template:
+    """``a @ b`` (``np.matmul``, ``np.dot``: the same product) of two 2-D float64 matrices."""
     a, b = s.args
     pa, pb = e.primal(a), e.primal(b)
-    guard = (f"type({pa}) is _ND and type({pb}) is _ND and {pa}.ndim == 2 and {pb}.ndim == 2 "
-             f"and {pa}.dtype is _F64 and {pb}.dtype is _F64")
+    guard = " and ".join(_func_guard(e, s, value) + [
+        f"type({pa}) is _ND and type({pb}) is _ND and {pa}.ndim == 2 and {pb}.ndim == 2 "
+        f"and {pa}.dtype is _F64 and {pb}.dtype is _F64"])
+    product = f"{pa} @ {pb}" if value is not np.dot else f"{e.primal(s.func)}({pa}, {pb})"  # the function's own
     forward = [f"_push({pa}); _push({pb}); _push({e.fdata(a)}); _push({e.fdata(b)})",
-               f"{t} = {pa} @ {pb}; {tf} = {_active_fdata(e, t, [a, b])}", f"_push({tf}); _push(_FASTMM)"]
+               f"{t} = {product}; {tf} = {_active_fdata(e, t, [a, b])}", f"_push({tf}); _push(_FASTMM)"]
     reverse = ["if _af is not _NF: _add_matmul(_af, _tf, _b.T)", "if _bf is not _NF: _add_matmul(_bf, _a.T, _tf)"]
     return Template(guard, forward, reverse, "_tf = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()",
                     marker="_FASTMM", uses_rdata=False)
