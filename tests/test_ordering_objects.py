@@ -285,7 +285,12 @@ def test_every_mode(name):
     check_every_mode(IDIOMS[name], POINT)
 
 
-@pytest.mark.parametrize("name", sorted(IDIOMS))
+def _slow_long_sort(names):
+    """The idioms, the 70-object sort marked slow (hundreds of comparisons, each differentiated)."""
+    return [pytest.param(n, marks=pytest.mark.slow) if n == "long_sort" else n for n in names]
+
+
+@pytest.mark.parametrize("name", _slow_long_sort(sorted(IDIOMS)))
 def test_batched_hessian_is_per_column_hessian(name):
     f = IDIOMS[name]
     per_column = yb.hessian(f, chunk_size=1)(POINT.copy())

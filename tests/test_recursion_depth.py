@@ -246,7 +246,7 @@ FORMS = {"global": rec, "closure": nested, "keywords": by_keywords, "defaults": 
 
 
 #: forms whose second order at 2,000 levels takes over two seconds (run in the slow step)
-SLOW_HVP = {"super", "other method keywords", "dict entry", "list entry"}
+SLOW_HVP = {"super", "other method keywords", "dict entry", "list entry", "tree", "closure"}
 
 
 def _forms_and_modes() -> list:
