@@ -31,6 +31,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..ir import nodes as ir
+from .dual_tuples import (ACCUMULATED, _as_sequence, _check_unpack, accumulated, float_tuple, same_tuple,
+                          tuple_item_guard, unpack_check)
 
 _ARITHMETIC = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -64,6 +66,8 @@ def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
     """The inline variant of call ``s`` in the dual reverse program of ``gen``, if it has one."""
     if isinstance(s.func, ir.Global):
         return _unary_template(gen, s) or _sum_template(gen, s)
+    if not s.target and isinstance(s.func, ir.Const) and s.func.value is _check_unpack():
+        return _from_parts(unpack_check(gen, s))
     if not s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None \
             or not isinstance(s.func, ir.Const) or s.target in gen.integers:
         return None
@@ -86,8 +90,15 @@ def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
     if func is operator.getitem and len(s.args) == 2:
         return _float_read(gen, s) or _view_read(gen, s)
     if func is _mktuple() and s.args:
-        return _int_tuple(gen, s)
+        return _int_tuple(gen, s) or _from_parts(float_tuple(gen, s))
+    if func is _as_sequence() and len(s.args) == 1:
+        return _from_parts(same_tuple(gen, s))
     return None
+
+
+def _from_parts(parts: tuple | None) -> DualTemplate | None:
+    """A template of ``dual_tuples.py`` (its parts) as a DualTemplate."""
+    return None if parts is None else DualTemplate(*parts)
 
 
 def dual_write(gen: Any, s: ir.Call) -> DualTemplate | None:
@@ -390,16 +401,21 @@ def _negation(gen: Any, s: ir.Call) -> DualTemplate | None:
 
 
 def _float_read(gen: Any, s: ir.Call) -> DualTemplate | None:
-    """``t = x[i]``: a float from a 1-D float64 array at an int index."""
+    """``t = x[i]``: a float from a 1-D float64 array at an int index, or from a tuple at an int
+    constant (``a, b = pair(t)``; its cotangents go to the tuple's rdata: ``dual_tuples.py``)."""
     x, i = s.args
     index = _index(gen, i)
     if not isinstance(x, ir.Var) or x.name in gen.integers or index is None:
         return None
     px, tx, fx, fdx = gen.primal(x), gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x)
     guard = _element_guard(gen, px, tx, i, index)
+    pushed = f"({fx}, {fdx}, {index})"
+    if isinstance(i, ir.Const):
+        guard = f"({guard}) or ({tuple_item_guard(px, tx, index)})"
+        pushed = f"{pushed} if type({px}) is _ND else (_TUPLE, len({px}), {index})"
     t = s.target
     # the array's fdata is pushed before the target is bound: the target may be the array (x = x[0])
-    forward = [f"_v = {px}[{index}]; _vd = {tx}[{index}]; _push(({fx}, {fdx}, {index})); _push(_DFAST)",
+    forward = [f"_v = {px}[{index}]; _vd = {tx}[{index}]; _push({pushed}); _push(_DFAST)",
                f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
     return DualTemplate(guard, forward, "_xf, _xfd, _i = _pop()", [(x, "_read", "_read")])
 
@@ -453,7 +469,7 @@ def nan_batch(c: Any) -> bool:
 def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
     """The reverse of an inline call: the result's rdata and its tangent, taken to the operands."""
     lines = template.pops.split("\n") if template.pops else []
-    if not s.target:  # a write: restore the overwritten element; its cotangents go to the value
+    if not s.target and template.contributions:  # a write: restore the overwritten element; its cotangents go to the value
         lines.append("_y[_i] = _old; _yd[_i] = _oldd")
         (value, _, _), = template.contributions
         for fdata, rdata in (("_yf", gen.rd), ("_yfd", gen.rdd)):
@@ -463,8 +479,13 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
                 r = rdata(value.name)
                 lines.append(f"    {r} = _c if {r} is _NR else {r} + _c")
         return lines
+    if not s.target:  # a check (unpacking): nothing to undo
+        return lines or ["pass"]
     r, rd = gen.rd(s.target), gen.rdd(s.target)
     lines.append(f"_g = {r}; _gd = {rd}; {r} = {rd} = _NR")
+    summed = [c for c in template.contributions if c[1].startswith(ACCUMULATED)]
+    if summed:  # rdata of tuples, summed by _acc (NoRData for none)
+        return lines + accumulated(gen, summed)
     lines.append("if _g is not _NR or _gd is not _NR:")
     lines.append("    _g = 0.0 if _g is _NR else _g; _gd = 0.0 if _gd is _NR else _gd")
     strong = template.strong or (None,) * len(template.contributions)
@@ -476,6 +497,9 @@ def reverse_lines(gen: Any, s: ir.Call, template: DualTemplate) -> list[str]:
             lines.append("    if _xfd is not _NF and type(_gd) is not _ND and _gd: _xfd += _gd")
             continue
         if value == "_read":  # a float read: its cotangents go into the array's fdata and fdata tangent
+            xr, xrd = gen.rd(atom.name), gen.rdd(atom.name)  # (a tuple's: its rdata, _xfd its length)
+            lines.append(f"    if _xf is _TUPLE: {xr} = _acc({xr}, _one_hot(_xfd, _i, _g)); "
+                         f"{xrd} = _acc({xrd}, _one_hot(_xfd, _i, _gd)); _xf = _xfd = _NF")
             lines.append("    if _xf is not _NF: _xf[_i] += _g")
             # a batched cotangent tangent (an array) reaching an array read inline: the array's
             # tangent had no batch axis, a constant of the pass whose fdata tangent takes nothing

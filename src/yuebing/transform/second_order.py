@@ -50,6 +50,7 @@ from .dual_vectorize import over_elements
 from .dual_blocks import NAMESPACE as DUAL_BLOCKS
 from .dual_block_forms import DualBlockForms, drop_unread_global_parts
 from .dual_float_loops import NAMESPACE as DUAL_LOOPS, DualFloatLoops
+from .dual_tuples import NAMESPACE as DUAL_TUPLES
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
 from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
 from .templates import FLOAT_TYPES, Fast
@@ -585,7 +586,7 @@ def runtime_namespace() -> dict[str, Any]:
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_user_globals": user_globals, "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
             "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_nan_batch": nan_batch, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
-            "_DWRITE": _DWRITE, "_caught": caught, **TRY_NAMES, **DUAL_BLOCKS, **DUAL_LOOPS}
+            "_DWRITE": _DWRITE, "_caught": caught, **TRY_NAMES, **DUAL_BLOCKS, **DUAL_LOOPS, **DUAL_TUPLES}
 
 
 _DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)
