@@ -339,3 +339,43 @@ def vectorized_closure(x):
 
 def test_vectorized_closure_every_mode():
     check_all_modes(vectorized_closure, X.copy())
+
+
+# ---------------------------------------------------------------- locals spelt as builtins
+
+
+def locals_named_like_builtins(x, type="linear"):
+    """The generated code calls type(), float(), len() by name: a local ``type`` or ``float``
+    hid them ('str' object is not callable in every mode)."""
+    float = 2.0
+    len = x * float
+    sum = 0.0
+    for i in range(3):
+        sum = sum + len[i] ** 2
+    list = [sum, 1.0]
+    return list[0] * (2.0 if type == "linear" else 1.0)
+
+
+def builtin_named_cell(x):
+    sum = 0.0
+
+    def add(v):
+        nonlocal sum
+        sum = sum + v * v
+
+    for i in range(3):
+        add(x[i])
+    max = lambda a: a * sum  # noqa: E731
+    return max(2.0) + float(sum)
+
+
+@pytest.mark.parametrize("f", [locals_named_like_builtins, builtin_named_cell], ids=lambda f: f.__name__)
+def test_locals_named_like_builtins_in_every_mode(f):
+    check_all_modes(f, np.array([0.3, -1.2, 0.7]))
+
+
+def test_a_builtin_named_parameter_by_keyword():
+    x, v = np.array([0.3, -1.2, 0.7]), np.array([1.0, 0.3, -0.4])
+    f = locals_named_like_builtins
+    slope = (f(x + 1e-6 * v, type="quad") - f(x - 1e-6 * v, type="quad")) / 2e-6
+    np.testing.assert_allclose(yb.grad(f)(x.copy(), type="quad") @ v, slope, rtol=1e-6)

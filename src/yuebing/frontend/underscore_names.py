@@ -8,6 +8,9 @@ derivative, silently) and a module's ``_D`` read by the function would hide the 
 So before lowering, the function's own names that begin with ``_`` are renamed: ``_p`` becomes
 ``u_p`` (more ``u``s while that is taken), a name no generated code can use.
 
+The function's own variables spelt as a builtin (``type = "linear"``, ``sum = 0.0``) are renamed
+the same way (``utype``): the generated code calls ``type``, ``float``, ``len`` by name.
+
 What is renamed, consistently, in the function's own scope and its comprehensions:
 * its variables and parameters (the generated function takes its arguments by position;
   ``Function.user_names`` keeps the user's name for keyword binding and for messages);
@@ -88,13 +91,19 @@ def rename_underscore_names(fn: types.FunctionType, node: ast.AST, census: Censu
     return (node, census, renaming) if renamed is node else (renamed, Census(renamed), renaming)
 
 
+#: builtins a local variable may hide: the generated code calls type, float, len... by name
+_BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+
+
 def _renamed(fn: types.FunctionType, node: ast.AST, census: Census) -> tuple[ast.AST, Renaming]:
-    if not any(map(_renamable, census.all_names)):
-        return node, NO_RENAMING
     code = fn.__code__
+    if not any(map(_renamable, census.all_names)) and _BUILTIN_NAMES.isdisjoint(code.co_varnames) \
+            and _BUILTIN_NAMES.isdisjoint(code.co_cellvars):
+        return node, NO_RENAMING
     bound = _bound_in_own_scope(node) | set(code.co_varnames) | set(code.co_cellvars)
     keep = set(code.co_freevars) | census.own_globals | census.own_nonlocals
-    variables = sorted(n for n in bound - keep if _renamable(n))
+    # the function's own variables spelt as a builtin (type = "linear", sum = 0.0) too
+    variables = sorted(n for n in bound - keep if _renamable(n) or n in _BUILTIN_NAMES)
     loaded = _loaded(node)
     read_globals = sorted(n for n in loaded - bound - keep if _renamable(n))
     if read_globals:
