@@ -36,6 +36,7 @@ import inspect
 import types
 
 from .parsing import parse as parse_source
+from .runtime_names import own_nodes
 from .source import function_node
 from .yield_hoisting import contains_yield
 
@@ -59,7 +60,7 @@ def fresh(base: str, taken: set) -> str:
 def has_cleanup(function: ast.FunctionDef) -> bool:
     """Whether a yield of ``function`` is inside a ``try`` or ``with``: closing it runs code."""
     blocks = (ast.Try, ast.With, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
-    return any(isinstance(n, blocks) and contains_yield(n) for n in _own(function.body))
+    return any(isinstance(n, blocks) and contains_yield(n) for n in own_nodes(function.body))
 
 
 def cleanup_generators_called(fn: types.FunctionType, node: ast.AST) -> frozenset:
@@ -95,15 +96,6 @@ def _generator_with_cleanup(code: types.CodeType, function: types.FunctionType) 
     return _CLEANUP[code]
 
 
-def _own(nodes: list) -> list:
-    """The nodes of ``nodes``, not those of nested functions, lambdas or classes."""
-    found, stack = [], list(nodes)
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        if not isinstance(node, _NESTED):
-            stack.extend(ast.iter_child_nodes(node))
-    return found
 
 
 class ClosedWhereDropped(ast.NodeTransformer):
@@ -217,7 +209,7 @@ def _outermost_comprehensions(statement: ast.stmt) -> list:
 
 def _nested_comprehensions(comprehension: ast.AST) -> list:
     """The comprehensions inside ``comprehension`` (not inside lambdas or functions)."""
-    return [n for n in _own(list(ast.iter_child_nodes(comprehension))) if isinstance(n, _COMPREHENSIONS)]
+    return [n for n in own_nodes(list(ast.iter_child_nodes(comprehension))) if isinstance(n, _COMPREHENSIONS)]
 
 
 class _HeldNames:
@@ -226,7 +218,7 @@ class _HeldNames:
 
     def __init__(self, closing: ClosedWhereDropped, function: ast.FunctionDef) -> None:
         self.closing, self.function = closing, function
-        self.nodes = _own(function.body)
+        self.nodes = own_nodes(function.body)
         self.parents = {id(c): n for n in self.nodes for c in ast.iter_child_nodes(n)}
 
     def names(self) -> set:
@@ -335,7 +327,7 @@ def _first_bound(nodes: list, names: set) -> tuple:
 
 def _release_deleted(function: ast.FunctionDef, names: set, owned: str, held: str) -> None:
     """``del it`` -> ``held(owned, "it", None); del it`` (the generator dropped is closed)."""
-    inside = [n for n in _own(function.body) if isinstance(n, (ast.stmt, ast.ExceptHandler)) and not isinstance(n, _NESTED)]
+    inside = [n for n in own_nodes(function.body) if isinstance(n, (ast.stmt, ast.ExceptHandler)) and not isinstance(n, _NESTED)]
     blocks = [function.body] + [getattr(n, field) for n in inside for field in ("body", "orelse", "finalbody")
                                 if isinstance(getattr(n, field, None), list)]
     for block in blocks:
@@ -359,9 +351,9 @@ def _called(call: ast.Call) -> str | None:
 def _read_in_nested(function: ast.FunctionDef, name: str) -> bool:
     """Whether a function, lambda or class inside ``function`` may capture ``name`` (mentions it
     without binding it as a local of its own)."""
-    for inner in (n for n in _own(function.body) if isinstance(n, _NESTED)):
+    for inner in (n for n in own_nodes(function.body) if isinstance(n, _NESTED)):
         names = [n for n in ast.walk(inner) if isinstance(n, ast.Name) and n.id == name]
-        own = {n.id for n in _own(getattr(inner, "body", [])) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        own = {n.id for n in own_nodes(getattr(inner, "body", [])) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         shared = any(isinstance(n, ast.Nonlocal) and name in n.names for n in ast.walk(inner))
         if names and (name not in own or shared or isinstance(inner, (ast.Lambda, ast.ClassDef))):
             return True

@@ -47,6 +47,18 @@ def walk_own_scope(node: ast.AST):
             stack.extend(ast.iter_child_nodes(child))
 
 
+def own_nodes(nodes: list) -> list:
+    """``nodes`` and the nodes below them, not those inside nested functions, lambdas or classes
+    (the nested definitions themselves are included)."""
+    found, stack = [], list(nodes)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def located(statements: list, at: ast.AST) -> list:
     """``statements`` with every new node placed at ``at``'s line (the user's nodes keep theirs)."""
     for s in statements:

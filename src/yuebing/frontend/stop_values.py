@@ -20,23 +20,15 @@ from __future__ import annotations
 
 import ast
 import copy
+
 from .parsing import parse as parse_source
+from .runtime_names import own_nodes
 
 __all__ = ["read_stop_values"]
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _STEPS = ("send", "throw", "__next__")
 
 
-def _own(nodes: list) -> list:
-    """The nodes of ``nodes``, not those of nested functions, lambdas or classes."""
-    found, stack = [], list(nodes)
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        if not isinstance(node, _NESTED):
-            stack.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _base(node: ast.expr) -> str | None:
@@ -49,7 +41,7 @@ def _base(node: ast.expr) -> str | None:
 def _stepped(body: list) -> list:
     """The generator expressions the statements ``body`` step: ``next(e)``, ``e.send(v)``, ..."""
     found = []
-    for node in _own(body):
+    for node in own_nodes(body):
         if not isinstance(node, ast.Call):
             continue
         f = node.func
@@ -65,7 +57,7 @@ def _bound_before(function: ast.FunctionDef, line: int) -> set:
     (never deleted): those are bound when its ``except`` clause at ``line`` runs."""
     args = function.args
     names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    nodes = _own(function.body)
+    nodes = own_nodes(function.body)
     deleted = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Del)}
     names |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < line}
     return names - deleted
@@ -94,7 +86,7 @@ class _ValueReads(ast.NodeTransformer):
 
 def _rewrite_function(function: ast.FunctionDef, helper: str) -> bool:
     changed = False
-    for node in _own(function.body):
+    for node in own_nodes(function.body):
         if not isinstance(node, ast.Try):
             continue
         bound = _bound_before(function, node.lineno)

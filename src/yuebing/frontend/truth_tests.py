@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import nodes as ir
+from .runtime_names import own_nodes
 
 __all__ = ["asserted", "boolean_operation", "tested", "truth_test"]
 
@@ -152,7 +153,7 @@ def _only_bools(lowering: Any) -> frozenset:
     function = lowering.node
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return frozenset()
-    nodes = _own_scope(function.body)
+    nodes = own_nodes(function.body)
     values: dict[str, list] = {}  # name -> the values plain assignments give it
     plain_targets = set()
     for n in nodes:
@@ -176,13 +177,3 @@ def _only_bools(lowering: Any) -> frozenset:
         candidates = kept
 
 
-def _own_scope(body: list) -> list:
-    """The nodes of a function's body, not those of nested functions, lambdas or classes (a
-    comprehension's variables are stores here too: they count as bound some other way)."""
-    found, stack = [], list(body)
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        if not isinstance(node, _NESTED):
-            stack.extend(ast.iter_child_nodes(node))
-    return found
