@@ -64,6 +64,7 @@ import linecache
 
 from .fence import UnsupportedSyntaxError
 from .generator_closing import ClosedWhereDropped, fresh as _fresh, has_cleanup as _has_cleanup
+from .generator_effects import may_have_effects
 from .generator_exceptions import ExceptionBlocks, Finally, flattened
 from .match_statements import desugar_match
 from .runtime_names import HELPERS
@@ -117,6 +118,8 @@ def needs_state_machine(function: ast.FunctionDef, suspended: bool) -> bool:
     if suspended or _context_manager(function):  # (contextlib steps it with next and throw)
         return True
     if _has_cleanup(function):  # a list would run its finally blocks before its first item is used
+        return True
+    if may_have_effects(function):  # a list would run the effects of items a consumer never takes
         return True
     statements = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
     if any(id(y) not in statements for y in yields):

@@ -33,6 +33,7 @@ from .core import Dual, RuleArgumentError, frule, frule_for, primal, rrule_for
 from .declare import ZERO_DERIVATIVE
 from .second_order import selection
 from .util import defined_rrule, output
+from ..ir.generators import is_lazy
 from ..tangents import NoRData, NoTangent
 
 # --------------------------------------------------------------------------------------------
@@ -160,6 +161,8 @@ def _refuse_table(fn: Any, table: Any, key: Any) -> None:
 _TRUTH = (builtins.bool, operator.truth, operator.not_)
 _TRUTHS = {builtins.any: any_of, builtins.all: all_of}
 _ASKED = frozenset((*_SEQUENCE_OPERATORS, *_SEARCHES, *_LOOKUPS, *_CONVERSIONS, *_TRUTH, *_TRUTHS))
+#: the calls that may stop stepping an iterator early, by their definitions that step it
+_STEPPING = {builtins.any: any_of, builtins.all: all_of, operator.contains: contains}
 
 
 def may_compare(fn: Any) -> bool:
@@ -179,6 +182,10 @@ def comparing_call(fn: Any, primals: list) -> Callable | None:
     if fn in _LOOKUPS and primals and type(primals[0]) in _TABLES and len(primals) > 1:
         _refuse_table(fn, primals[0], primals[1])
         return None
+    if fn in _STEPPING and primals and is_lazy(primals[0]):
+        # a lazy generator (frontend/generators.py): stepped by the definition's loop, item by
+        # item through its differentiated body, only as far as Python's call steps it
+        return _STEPPING[fn]
     definition = _SEARCHES.get(fn)
     if definition is not None:
         return definition if type(primals[0]) in (list, tuple) and compares_through(primals) else None
