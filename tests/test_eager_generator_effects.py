@@ -216,3 +216,32 @@ def test_which_bodies_count_as_effects(body, effect):
     from yuebing.frontend.generator_effects import may_have_effects
     function = ast.parse(f"def g(x, xs, n):\n    {body}\n").body[0]
     assert may_have_effects(function) is effect
+
+
+def test_effects_drained_at_once_by_sum_stay_eager():
+    def f(x):
+        seen = []
+
+        def recorded(n):
+            for k in range(n):
+                seen.append(x * k)
+                yield x * x * k
+        return sum(recorded(4)) + sum(seen) * x
+    assert "_yb_yielded" in _rewritten(f) and "Generator(" not in _rewritten(f)
+    check_all_modes(f, 0.6)
+
+
+def test_loop_body_reading_effects_between_items():
+    def f(x):
+        seen = []
+
+        def recorded(n):
+            for k in range(n):
+                seen.append(x * (k + 1.0))
+                yield k
+        s = 0.0
+        for k in recorded(4):  # drained, but its body reads what each item wrote so far
+            s = s + sum(seen) * x
+        return s
+    assert "Generator(" in _rewritten(f)
+    check_all_modes(f, 0.6)

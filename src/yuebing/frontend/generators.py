@@ -64,7 +64,7 @@ import linecache
 
 from .fence import UnsupportedSyntaxError
 from .generator_closing import ClosedWhereDropped, fresh as _fresh, has_cleanup as _has_cleanup
-from .generator_effects import may_have_effects
+from .generator_effects import drained_generators, may_have_effects
 from .generator_exceptions import ExceptionBlocks, Finally, flattened
 from .match_statements import desugar_match
 from .runtime_names import HELPERS
@@ -107,8 +107,9 @@ def consumed_lazily(node: ast.AST) -> bool:
     return False
 
 
-def needs_state_machine(function: ast.FunctionDef, suspended: bool) -> bool:
-    """A generator function that a list cannot stand for: see the module's docstring."""
+def needs_state_machine(function: ast.FunctionDef, suspended: bool, drained: frozenset = frozenset()) -> bool:
+    """A generator function that a list cannot stand for: see the module's docstring. ``drained``:
+    names of generator functions whose callers all take every item (``drained_generators``)."""
     if getattr(function, "asynchronous", None):  # a rewritten async def (async_functions.py)
         return True
     nodes = _own_scope(function)
@@ -119,7 +120,7 @@ def needs_state_machine(function: ast.FunctionDef, suspended: bool) -> bool:
         return True
     if _has_cleanup(function):  # a list would run its finally blocks before its first item is used
         return True
-    if may_have_effects(function):  # a list would run the effects of items a consumer never takes
+    if function.name not in drained and may_have_effects(function):  # a list would run the effects of items a consumer never takes
         return True
     statements = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
     if any(id(y) not in statements for y in yields):
@@ -733,17 +734,17 @@ def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str,
     closed where dropped like its own."""
     taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     node = read_stop_values(node, lambda base: _fresh(base, taken))  # StopIteration.value (stop_values.py)
-    suspended = consumed_lazily(node)
-    if not outside and not any(needs_state_machine(f, suspended) for f in ast.walk(node)
+    suspended, drained = consumed_lazily(node), drained_generators(node)
+    if not outside and not any(needs_state_machine(f, suspended, drained) for f in ast.walk(node)
                                if isinstance(f, ast.FunctionDef)):
         return node
     node = copy.deepcopy(node)
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     for function in reversed(functions):  # (inner ones first: an outer one's rewrite copies them)
-        if needs_state_machine(function, suspended):
+        if needs_state_machine(function, suspended, drained):
             function.body = desugar_try_star(desugar_match(function)).body  # its own match and except*
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
-    with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended) and _has_cleanup(f)} | outside
+    with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended, drained) and _has_cleanup(f)} | outside
     if with_cleanup:  # closed where CPython drops them (generator_closing.py)
         closing = ClosedWhereDropped(with_cleanup, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)},
                                      isinstance(node, ast.FunctionDef))
@@ -753,7 +754,7 @@ def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str,
             node.body[at:at] = closing.imports()
         functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     for function in reversed(functions):  # inner ones first: an outer rewrite copies their text
-        if needs_state_machine(function, suspended):
+        if needs_state_machine(function, suspended, drained):
             to_state_machine(function, filename)
     return ast.fix_missing_locations(node)
 
