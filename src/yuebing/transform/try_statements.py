@@ -357,14 +357,20 @@ class TryStatements:
                 keyword = "elif"
         self._reverse_body(s, out, indent)
 
-    def _reverse_body(self, s: ir.Try, out: list, indent: int) -> None:
-        """Undo what the body of ``s`` completed, given the record its handler pushed."""
+    def _reverse_body(self, s: ir.Try, out: list, indent: int, ran_after: str = "") -> None:
+        """Undo what the body of ``s`` completed, given the record its handler (or ``else``
+        block) pushed; only ``if ran_after`` when given (otherwise the progress is current)."""
         slot = self._names()[1]
         region = _Region()
         saved = self._enter(region)
         level = self._level(("body", id(s)), s.body)
         names = self._try_region_names[id(s)]  # in the order its handlers pushed them
-        self.emit(out, indent, f"_e = _pop(); {slot} = _e.slot; {names} = _e.record  # how far the body at line {s.line} got", s.line)
+        restore = f"_e = _pop(); {slot} = _e.slot; {names} = _e.record  # how far the body at line {s.line} got"
+        if ran_after:
+            self.emit(out, indent, f"if {ran_after}:  # a handler or its else block ran after it", s.line)
+            self.emit(out, indent + 1, restore, s.line)
+        else:
+            self.emit(out, indent, restore, s.line)
         self._reverse_level(s.body, level, out, indent)
         self._leave(saved)
 
@@ -413,29 +419,117 @@ class TryStatements:
     def _reverse_level(self, body: list, level: _Level, out: list, indent: int) -> None:
         """Undo the statements of a tracked block that completed (``level.done`` is the number of
         the last step passed), newest first; an if, loop, block or try left part way by the
-        exception is undone in part."""
+        exception is undone in part. A block that completed is undone by this same code with
+        ``level.done`` set to its last number: each inner block's undoing is emitted once, so the
+        code grows with the source, not with the product of its nesting (an if, loop or try
+        undone in full and, separately, in part would double per level)."""
         done = level.done
         for stmt in reversed(body):
             if not has_reverse_work([stmt]):
                 continue
             first, last = level.first_of[id(stmt)], level.last_of[id(stmt)]
-            self.emit(out, indent, f"if {done} >= {last}:", stmt.line)
-            self._reverse_full([stmt], out, indent + 1)
-            if _tracked_if(stmt) and first < last:
-                self.emit(out, indent, f"elif {done} >= {first}:  # left inside the branch at line {stmt.line}", stmt.line)
-                middle = level.first_of[id(stmt.orelse[0])] if stmt.orelse else last + 1
-                self.emit(out, indent + 1, f"if {done} < {middle}:", stmt.line)
-                self.emit(out, indent + 2, "pass", stmt.line)  # (a branch may hold nothing to undo)
-                self._reverse_level(stmt.body, level, out, indent + 2)
-                if stmt.orelse:
-                    self.emit(out, indent + 1, "else:", stmt.line)
-                    self.emit(out, indent + 2, "pass", stmt.line)
-                    self._reverse_level(stmt.orelse, level, out, indent + 2)
+            if _tracked_if(stmt):
+                self._undo_If(stmt, level, out, indent)
             elif _compound(stmt):
-                self.emit(out, indent, f"elif {done} == {first}:  # left inside line {stmt.line}", stmt.line)
-                getattr(self, f"_rev_part_{type(stmt).__name__}")(stmt, out, indent + 1)
-            elif isinstance(stmt, ir.Call):
-                self._rev_part_Call(stmt, f"{done} == {first}", out, indent)
+                self.emit(out, indent, f"if {done} >= {first}:  # undo line {stmt.line} (in part if it was left inside)", stmt.line)
+                getattr(self, f"_undo_{type(stmt).__name__}")(stmt, f"{done} >= {last}", out, indent + 1)
+            else:
+                self.emit(out, indent, f"if {done} >= {last}:", stmt.line)
+                self._reverse_full([stmt], out, indent + 1)
+                if isinstance(stmt, ir.Call):
+                    self._rev_part_Call(stmt, f"{done} == {first}", out, indent)
+
+    def _undo_block(self, body: list, level: _Level, out: list, indent: int) -> None:
+        """``_reverse_level`` of ``body``, or ``pass`` if it has nothing to undo."""
+        start = len(out)
+        self._reverse_level(body, level, out, indent)
+        if len(out) == start:
+            self.emit(out, indent, "pass")
+
+    def _undo_If(self, s: ir.If, level: _Level, out: list, indent: int) -> None:
+        """An if of a tracked block (its branches numbered in the block's level): the branch
+        taken is popped if the if completed, told by ``level.done`` if it was left inside."""
+        done, first, last = level.done, level.first_of[id(s)], level.last_of[id(s)]
+        middle = level.first_of[id(s.orelse[0])] if s.orelse else last + 1
+        self.emit(out, indent, f"if {done} >= {first}:  # undo the branch at line {s.line}", s.line)
+        self.emit(out, indent + 1, f"if (_pop() if {done} >= {last} else {done} < {middle}):", s.line)
+        self._undo_block(s.body, level, out, indent + 2)
+        if has_reverse_work(s.orelse):
+            self.emit(out, indent + 1, "else:", s.line)
+            self._undo_block(s.orelse, level, out, indent + 2)
+
+    def _undo_iterations(self, body: list, level: _Level, runs: str, out: list, indent: int) -> None:
+        """Undo ``runs`` iterations of a loop's ``body``, the first as far as ``level.done`` says
+        (an iteration left part way, or a while loop's last test), the others in full."""
+        self.emit(out, indent, f"for _ in range({runs}):", 0)
+        self._undo_block(body, level, out, indent + 1)
+        self.emit(out, indent + 1, f"{level.done} = {level.last}", 0)
+
+    def _undo_ForRange(self, s: ir.ForRange, completed: str, out: list, indent: int) -> None:
+        level, trips = self._level(("body", id(s)), s.body), self._var(("trips", id(s)), "trips", 0)
+        runs = self.fresh("runs")
+        self.emit(out, indent, f"if {completed}:", s.line)
+        self.emit(out, indent + 1, f"{runs} = _pop(); {level.done} = {level.last}", s.line)
+        self.emit(out, indent, "else:  # left inside its last iteration", s.line)
+        self.emit(out, indent + 1, f"{runs} = {trips} + 1", s.line)
+        self._undo_iterations(s.body, level, runs, out, indent)
+
+    def _undo_While(self, s: ir.While, completed: str, out: list, indent: int) -> None:
+        body = s.test_body + s.body
+        level, trips = self._level(("body", id(s)), body), self._var(("trips", id(s)), "trips", 0)
+        tested = level.last_of[id(s.test_body[-1])] if s.test_body else -1
+        runs = self.fresh("runs")
+        self.emit(out, indent, f"if {completed}:  # its iterations, then the test that ended it", s.line)
+        self.emit(out, indent + 1, f"{runs} = _pop() + 1; {level.done} = {tested}", s.line)
+        self.emit(out, indent, "else:  # left inside its last iteration", s.line)
+        self.emit(out, indent + 1, f"{runs} = {trips} + 1", s.line)
+        self._undo_iterations(body, level, runs, out, indent)
+
+    def _undo_With(self, s: ir.With, completed: str, out: list, indent: int) -> None:
+        level = self._level(("body", id(s)), s.body)
+        self.emit(out, indent, f"if {completed}:", s.line)
+        self.emit(out, indent + 1, f"{level.done} = {level.last}", s.line)
+        self._undo_block(s.body, level, out, indent)
+
+    def _undo_Try(self, s: ir.Try, completed: str, out: list, indent: int) -> None:
+        """Undo an inner try, completed or left by the exception: from its body (no handler
+        matched), from a handler, from its ``else`` block (its body completed) or from its
+        ``finally`` block; one that left through a ``finally`` block with work recorded how far it
+        got on its way out (``_fwd_way_out``), then the finally block's work followed. Its body,
+        handlers and blocks are each undone by one piece of code, in full or in part."""
+        slot = self._names()[1]
+        fin = self._try_vars.get(("fin", id(s)))
+        if fin:
+            finalbody = self._level(("finalbody", id(s)), s.finalbody)
+            self.emit(out, indent, f"if {completed}:", s.line)
+            self.emit(out, indent + 1, f"{finalbody.done} = {finalbody.last}", s.line)
+            self._undo_block(s.finalbody, finalbody, out, indent)
+        if not s.handlers:
+            body = self._level(("finally-body", id(s)), s.body)
+            self.emit(out, indent, f"if {completed}:", s.line)
+            self.emit(out, indent + 1, f"{body.done} = {body.last}", s.line)
+            if fin:
+                self.emit(out, indent, f"elif {fin} == 1:  # it left through its finally block", s.line)
+                self.emit(out, indent + 1, f"_e = _pop(); {slot} = _e.slot", s.line)
+            self._undo_block(s.body, body, out, indent)
+            return
+        part = self._var(("part", id(s)), "part", -2)
+        blocks = [(number, block, self._level(key, block)) for number, block, key in
+                  [*((i, h.body, ("handler", id(h))) for i, h in enumerate(s.handlers)), (-1, s.orelse, ("else", id(s)))]
+                  if has_reverse_work(block)]
+        ended = f"{completed} or {fin} != 1" if fin else completed  # (a finally block raised after it completed)
+        self.emit(out, indent, f"if {ended}:  # its body, then a handler or its else block, completed", s.line)
+        self.emit(out, indent + 1, f"{part} = _pop()", s.line)
+        for i, (number, _, level) in enumerate(blocks):
+            self.emit(out, indent + 1, f"{'el' if i else ''}if {part} == {number}:", s.line)
+            self.emit(out, indent + 2, f"{level.done} = {level.last}", s.line)
+        if fin:
+            self.emit(out, indent, "else:  # it left through its finally block", s.line)
+            self.emit(out, indent + 1, f"_e = _pop(); {slot} = _e.slot", s.line)
+        for i, (number, block, level) in enumerate(blocks):
+            self.emit(out, indent, f"{'el' if i else ''}if {part} == {number}:", s.line)
+            self._undo_block(block, level, out, indent + 1)
+        self._reverse_body(s, out, indent, ran_after=f"{part} != -2")  # (-2: no handler matched)
 
     def _rev_part_Call(self, s: ir.Call, started: str, out: list, indent: int) -> None:
         """Undo the completed work of a call that raised (its partial pullback, which the
@@ -444,54 +538,3 @@ class TryStatements:
         self.emit(out, indent, f"elif {started} and {slot} is not None and {slot}[0] == {self._call_number(s)}:", s.line)
         self.emit(out, indent + 1, f"_e = {slot}[1]; {slot} = None", s.line)
         self._generic_reverse(dataclasses.replace(s, target=None), "_e", f"  # undo the part of line {s.line} that ran", out, indent + 1)
-
-    def _rev_part_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
-        self._reverse_level(s.body, self._level(("body", id(s)), s.body), out, indent)
-        self.emit(out, indent, f"for _ in range({self._var(('trips', id(s)), 'trips', 0)}):", s.line)
-        self._reverse_full(s.body, out, indent + 1)
-
-    def _rev_part_While(self, s: ir.While, out: list, indent: int) -> None:
-        self._reverse_level(s.test_body + s.body, self._level(("body", id(s)), s.test_body + s.body), out, indent)
-        self.emit(out, indent, f"for _ in range({self._var(('trips', id(s)), 'trips', 0)}):", s.line)
-        self._reverse_full(s.body, out, indent + 1)
-        self._reverse_full(s.test_body, out, indent + 1)
-
-    def _rev_part_With(self, s: ir.With, out: list, indent: int) -> None:
-        self.emit(out, indent, "pass", s.line)
-        self._reverse_level(s.body, self._level(("body", id(s)), s.body), out, indent)
-
-    def _rev_part_Try(self, s: ir.Try, out: list, indent: int) -> None:
-        """Undo an inner try that an exception left: from its body (no handler matched), from a
-        handler, from its ``else`` block (its body completed) or from its ``finally`` block; one
-        that left through a ``finally`` block with work recorded how far it got on its way out
-        (``_fwd_way_out``), then the finally block's work followed."""
-        self.emit(out, indent, "pass", s.line)
-        fin = self._try_vars.get(("fin", id(s)))
-        if fin:
-            self._reverse_level(s.finalbody, self._level(("finalbody", id(s)), s.finalbody), out, indent)
-            self.emit(out, indent, f"if {fin} == 1:  # an exception left the try at line {s.line} through its finally block", s.line)
-            self.emit(out, indent + 1, f"_e = _pop(); {self._names()[1]} = _e.slot", s.line)
-            if s.handlers:
-                self.emit(out, indent, f"else:  # the finally block of line {s.line} raised after its try completed", s.line)
-                self._rev_completed_try(s, out, indent + 1)
-                self.emit(out, indent, f"if {fin} == 1:", s.line)
-                self._rev_left_try(s, out, indent + 1)
-                return
-        self._rev_left_try(s, out, indent)
-
-    def _rev_left_try(self, s: ir.Try, out: list, indent: int) -> None:
-        """Undo the body, handler or ``else`` block of ``s`` that an exception left part way."""
-        self.emit(out, indent, "pass", s.line)
-        if not s.handlers:
-            self._reverse_level(s.body, self._level(("finally-body", id(s)), s.body), out, indent)
-            return
-        part = self._var(("part", id(s)), "part", -2)
-        self.emit(out, indent, f"if {part} == -2:  # no handler of line {s.line} matched", s.line)
-        self.emit(out, indent + 1, "pass", s.line)
-        self._reverse_level(s.body, self._level(("body", id(s)), s.body), out, indent + 1)
-        for number, h in [*enumerate(s.handlers), (-1, None)]:
-            block, key = (h.body, ("handler", id(h))) if h is not None else (s.orelse, ("else", id(s)))
-            self.emit(out, indent, f"elif {part} == {number}:", s.line)
-            self.emit(out, indent + 1, "pass", s.line)
-            self._reverse_level(block, self._level(key, block), out, indent + 1)
-            self._reverse_body(s, out, indent + 1)
