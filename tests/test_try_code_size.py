@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import textwrap
 
+import numpy as np
 import pytest
 
 import yuebing as yb
@@ -105,3 +106,28 @@ def test_a_coroutines_state_machine_grows_linearly_with_nesting(modules):
 @pytest.mark.parametrize("name", ["nested", "nested_async"])
 def test_nested_tries_left_part_way_agree_in_every_mode(modules, k, name):
     check_all_modes(getattr(modules[k], name), 0.4)
+
+
+def calls_a_lambda_in_a_try(x):
+    total = 0.0
+    for k in range(3):
+        try:
+            scaled = lambda v: np.sin(v * (k + 1))  # noqa: E731 - defined by the generated code
+            total = total + scaled(x)
+            if k == 2:
+                raise ValueError("part way")
+        except ValueError:
+            total = total * 2.0
+    return total
+
+
+def test_a_closure_the_generated_code_defines_is_parsed_from_its_own_lines(monkeypatch):
+    """The lambda's code lives in the generated program: its definition is read from its own
+    lines, not by parsing and compiling the whole program (seconds for a state machine)."""
+    from yuebing.frontend import source
+
+    parsed = []
+    original = source._parse_file
+    monkeypatch.setattr(source, "_parse_file", lambda filename, text: parsed.append(filename) or original(filename, text))
+    check_all_modes(calls_a_lambda_in_a_try, 0.4)
+    assert not [name for name in parsed if name.startswith("<yuebing ")]

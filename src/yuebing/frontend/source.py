@@ -9,6 +9,8 @@ function's code object must be among the results (bytecode, constants, names, va
 positions alike, nested code included). A file edited after import is therefore not
 differentiated in its new form, and two lambdas on one line (or in one
 comprehension, or a default argument) are told apart by which one compiles to the live code.
+A closure that yuebing's own generated program defines is read from its own lines alone: that
+program's registered text is exactly what was compiled, and can be thousands of lines.
 
 When there is no source text (the interactive prompt, ``python -c``, ``exec`` of a string,
 cloudpickle by value) or the text found is not that of the live code (a file edited since it was
@@ -53,13 +55,36 @@ def _definitions(filename: str, text: str) -> dict[tuple[str, int], list[ast.AST
     one walk of the file, not one per function."""
     found: dict[tuple[str, int], list[ast.AST]] = {}
     for node in ast.walk(_parse_file(filename, text)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-            for line in dict.fromkeys((node.lineno, first)):
-                found.setdefault((node.name, line), []).append(node)
-        elif isinstance(node, ast.Lambda):
-            found.setdefault(("<lambda>", node.lineno), []).append(node)
+        for key in _keys(node):
+            found.setdefault(key, []).append(node)
     return found
+
+
+def _keys(node: ast.AST) -> tuple:
+    """The ``(co_name, co_firstlineno)`` the code of a ``def`` or ``lambda`` node may have."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        return tuple((node.name, line) for line in dict.fromkeys((node.lineno, first)))
+    if isinstance(node, ast.Lambda):
+        return (("<lambda>", node.lineno),)
+    return ()
+
+
+def _generated_definition(filename: str, text: str, code: types.CodeType) -> ast.AST | None:
+    """The ``def``/``lambda`` of ``code`` in a program yuebing generated, parsed from its own
+    lines alone (at their line numbers and columns, under an ``if 1:``): the whole program can
+    be thousands of lines. None when those lines do not parse alone."""
+    first = code.co_firstlineno
+    last = max([first] + [p[1] for p in code.co_positions() if p[1] is not None])
+    if first < 2:
+        return None
+    piece = "\n" * (first - 2) + "if 1:\n" + "".join(text.splitlines(True)[first - 1:last])
+    try:
+        tree = parse_source(piece, filename=filename)
+    except SyntaxError:
+        return None
+    key = (code.co_name, first)
+    return _node_of_code([node for node in ast.walk(tree) if key in _keys(node)], code)
 
 
 def _candidates(filename: str, text: str, code: types.CodeType) -> list[ast.AST]:
@@ -71,6 +96,13 @@ def _registered_text(filename: str) -> bool:
     file on disk to go stale: notebook cells, ``exec``'d source)."""
     entry = linecache.cache.get(filename)
     return entry is not None and len(entry) == 4 and entry[1] is None
+
+
+def _generated_by_yuebing(filename: str) -> bool:
+    """Whether ``filename`` is a program yuebing generated (a closure it defines is being
+    differentiated): its registered text is exactly what was compiled, so the live code's own
+    positions find the definition; compiling a large generated program again cost seconds."""
+    return filename.startswith("<yuebing ") and _registered_text(filename)
 
 
 def _flag_sets() -> tuple[int, ...]:
@@ -157,6 +189,10 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
     if not text:
         return _from_bytecode(fn, f"yuebing cannot find the source of {fn.__qualname__}, "
                                   f"{bytecode.describe(fn)}")
+    if _generated_by_yuebing(filename):
+        node = _generated_definition(filename, text, code)
+        if node is not None:
+            return node, filename
     try:
         _parse_file(filename, text)  # (cached: _definitions reads it)
     except SyntaxError as error:
@@ -164,7 +200,7 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
             f"cannot parse the source file of {fn.__qualname__} ({filename}): {error}. If the file "
             "changed since it was imported, reload the module (importlib.reload) or restart Python"
         ) from None
-    compiled = _compiles_to(filename, text, code)
+    compiled = code if _generated_by_yuebing(filename) else _compiles_to(filename, text, code)
     if compiled is None and filename in linecache.cache:
         # linecache may hold an older copy than the one imported (a module reloaded since):
         # read the file again before concluding it changed
