@@ -17,7 +17,7 @@ from typing import Any, Callable
 def peak_bytes(call: Callable[[], Any]) -> int:
     """Peak traced bytes allocated during one ``call()`` (after one warm-up call)."""
     call()
-    gc.collect()
+    gc.collect(1)  # the warm-up's garbage is young: a full collection of a large heap takes seconds
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
