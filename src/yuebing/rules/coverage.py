@@ -22,7 +22,6 @@ time from the registries, so a rule registered anywhere shows up without editing
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import types
 from typing import Any, Iterator
 
@@ -123,8 +122,6 @@ def third_order(target: Any) -> str:
     if found is None:
         return NO
     declaration = found[0]
-    if declaration.label == "python" and _takes_variadics(declaration.definition):
-        return NO
     if declaration.label in _THIRD_ORDER_CLASSES:
         return "yes"
     if declaration.kind == "vjp":  # refused when the cotangent map calls the primitive again,
@@ -153,25 +150,10 @@ def _rule_entry(name: str, target: Any) -> Entry:
                  second=second, third=third, note=_third_order_note(target, third))
 
 
-_VARIADICS = inspect.CO_VARKEYWORDS  # third order takes *args now, not **kwargs
-
-
-def _takes_variadics(definition: Any) -> bool:
-    """A Python definition taking ``**kwargs``, which third order does not take."""
-    code = getattr(definition, "__code__", None)
-    return code is not None and bool(code.co_flags & _VARIADICS)
-
-
 def _third_order_note(target: Any, third: str) -> str:
-    from .second_order import declaration_of
-
     try:
         if third == NO and target in THIRD_ORDER_REFUSED:
             return f"third order: {THIRD_ORDER_REFUSED[target]}"
-        found = declaration_of(target)
-        if third == NO and found is not None and found[0].label == "python" \
-                and _takes_variadics(found[0].definition):
-            return "third order: its Python definition takes **kwargs, which third order does not take"
         if third == "partly":
             return THIRD_ORDER_PARTLY[target]
     except TypeError:

@@ -90,8 +90,6 @@ THIRD_ORDER_REFUSED: dict[object, str] = {
     np.roots: "its complex roots (third order lifts real-valued cotangent maps only)",
     np.unique: "a selection of the input's values, which third order does not lift",
     np.unique_values: "a selection of the input's values, which third order does not lift",
-    np.piecewise: "its rule defines nested functions, which third order does not transform",
-    np.apply_along_axis: "its source calls the function with *args and **kwargs, which third order does not take",
     np.vectorize: "the vectorized function is not followed by third order",
     np.kaiser: "its source builds np.array of a list mixing numbers and ints, which third order refuses",
 }
