@@ -359,3 +359,14 @@ def test_third_order_refuses_sorting_objects_whose_comparisons_write():
 
     with pytest.raises(yb.NestedDifferentiationError, match="list.sort of objects whose comparisons may change"):
         yb.hessian(lambda x: np.sum(yb.grad(g)(x) ** 2))(np.array([0.3, -0.7, 1.1]))
+
+
+def test_third_order_refuses_a_pure_key_returning_objects_whose_comparisons_write():
+    """``key=lambda o: o`` is pure, but the keys it gives compare by a writing ``__lt__``."""
+    def g(x):
+        items = [_CountsItsComparisons(x[0]), _CountsItsComparisons(x[1]), _CountsItsComparisons(x[2])]
+        ranked = sorted(items, key=lambda o: o)
+        return ranked[0].v * sum(i.n for i in items) + ranked[2].v ** 3
+
+    with pytest.raises(yb.NestedDifferentiationError, match="sorted of objects whose comparisons may change"):
+        yb.hessian(lambda x: np.sum(yb.grad(g)(x) ** 2))(np.array([0.3, -0.7, 1.1]))

@@ -120,10 +120,15 @@ def _key(call: _Call, what: str, items: int) -> list[int]:
     if not through_program and function is not _IDENTITY and calls_through(function):
         raise _refusal(f"{what} with key={describe_callable(function)}, which may change data",
                        "make the key a pure function of its item (do the writes in a loop before the call)")
-    if function is _IDENTITY and compares_through(call.value(items)):
+    if not through_program and compares_through(_pure_keys(function, call.value(items))):
         raise _refusal(f"{what} of objects whose comparisons may change data",
-                       "sort with key= a pure function of each item")
+                       "sort with key= a pure function of each item returning numbers")
     return [key, key_t, call.composition.add(_constant(through_program))]
+
+
+def _pure_keys(key: Any, items: Any) -> list:
+    """The keys a pure ``key`` gives ``items`` (calling it once more changes nothing)."""
+    return list(items) if key is _IDENTITY else [key(item) for item in items]
 
 
 def _chosen(call: _Call, largest: bool) -> int:
