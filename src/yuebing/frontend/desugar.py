@@ -22,7 +22,7 @@ import linecache
 
 from ..ir.primitives import EAGER_ITEMS_LIMIT
 from .generators import state_machines
-from .runtime_names import bind_helpers
+from .runtime_names import bind_helpers, own_nodes
 from .syntax_rewrites import rewrite_syntax
 from .parsing import parse as parse_source
 
@@ -53,20 +53,9 @@ def _functions(node: ast.AST) -> list[ast.FunctionDef]:
     return [n for n in ast.walk(node) if isinstance(n, ast.FunctionDef)]
 
 
-def _own_scope(function: ast.FunctionDef) -> list[ast.AST]:
-    """The nodes of a function's body, not those of nested functions, lambdas or classes."""
-    found, stack = [], list(function.body)
-    while stack:
-        child = stack.pop()
-        found.append(child)
-        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(child))
-    return found
-
-
 def _is_eager_generator(function: ast.FunctionDef) -> bool:
     """A generator function whose yields are all statements and whose returns return nothing."""
-    nodes = _own_scope(function)
+    nodes = own_nodes(function.body)
     yields = [n for n in nodes if isinstance(n, (ast.Yield, ast.YieldFrom))]
     if not yields:
         return False
