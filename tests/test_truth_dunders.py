@@ -150,6 +150,148 @@ def test_a_truth_test_runs_a_writing_dunder_with_its_derivative(f, x):
     check_all_modes(f, x)
 
 
+def check_third_order(f, x=0.7):
+    """``yb.hessian`` of a function calling ``yb.grad(f)`` against differences of its gradient."""
+    outer = lambda v: yb.grad(f)(v) ** 2  # noqa: E731
+    h = 1e-5
+    expected = (yb.grad(outer)(x + h) - yb.grad(outer)(x - h)) / (2 * h)
+    np.testing.assert_allclose(yb.hessian(outer)(x), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__.lstrip("_"))
+def test_third_order_runs_a_writing_dunder_with_its_derivative(f):
+    """Third order follows the dunder too: it ran as plain Python there (a third derivative of
+    0.0 where differences of the gradient give 72.0)."""
+    check_third_order(f)
+
+
+# ---------------------------------------------------------------- comparisons tested for truth
+
+
+class Verdict:
+    """What ``Ranked.__lt__`` returns: its truth by a ``__bool__`` that updates a shared box."""
+
+    def __init__(self, box, holds):
+        self.box, self.holds = box, holds
+
+    def __bool__(self):
+        self.box[0] = self.box[0] * 2.0 + 0.5 * self.box[0] ** 2
+        return self.holds
+
+
+class Ranked:
+    """Compares by ``v``, returning a ``Verdict`` rather than a bool."""
+
+    def __init__(self, v, box):
+        self.v, self.box = v, box
+
+    def __lt__(self, other):
+        return Verdict(self.box, self.v < other.v)
+
+
+def _ranked(x, *values):
+    box = [x]
+    return box, [Ranked(v, box) for v in values]
+
+
+def _chain_in_if(x):
+    box, (a, b, c) = _ranked(x, 1.0, 2.0, 3.0)
+    if a < b < c:  # (a < b) tested, then b < c, then the if's own test: two __bool__ calls
+        box[0] = box[0] + 1.0
+    return box[0]
+
+
+def _chain_failing_early(x):
+    box, (a, b, c) = _ranked(x, 1.0, 3.0, 2.0)
+    if b < c < a:  # stops at b < c: one __bool__ call
+        box[0] = box[0] + 1.0
+    return box[0]
+
+
+def _single_in_if(x):
+    box, (a, b) = _ranked(x, 1.0, 2.0)
+    if a < b:
+        box[0] = box[0] * 3.0
+    return box[0]
+
+
+def _negated(x):
+    box, (a, b) = _ranked(x, 1.0, 2.0)
+    r = not (a < b)
+    return box[0] + float(r)
+
+
+def _chain_as_value(x):
+    box, (a, b, c) = _ranked(x, 1.0, 2.0, 3.0)
+    r = a < b < c  # the first link tested; r is the second link's Verdict, untested
+    return box[0] + float(isinstance(r, Verdict))
+
+
+def _chain_in_while(x):
+    box, (a, b, c) = _ranked(x, 1.0, 2.0, 3.0)
+    n = 0
+    while a < b < c and n < 2:
+        n += 1
+    return box[0]
+
+
+def _chain_in_and_or(x):
+    box, (a, b, c) = _ranked(x, 1.0, 2.0, 3.0)
+    r = (a < b < c) or x
+    s = x and (a < b)
+    if (a < b) and (b < c < a):
+        box[0] = box[0] + x
+    return box[0] + float(isinstance(r, Verdict)) + float(isinstance(s, Verdict))
+
+
+def _chain_in_filter(x):
+    box, (a, b, c) = _ranked(x, 1.0, 2.0, 3.0)
+    kept = [k for k in range(3) if a < b < c]
+    return box[0] * len(kept)
+
+
+def _comparison_kept_then_tested(x):
+    box, (a, b) = _ranked(x, 1.0, 2.0)
+    flag = a < b
+    if flag:
+        box[0] = box[0] + x
+    return box[0]
+
+
+def _conditional_on_comparison(x):
+    box, (a, b) = _ranked(x, 1.0, 2.0)
+    r = 2.0 if a < b else 3.0
+    return box[0] * r
+
+
+def _asserted_comparison(x):
+    box, (a, b) = _ranked(x, 1.0, 2.0)
+    assert a < b
+    return box[0]
+
+
+COMPARISONS = [_chain_in_if, _chain_failing_early, _single_in_if, _negated, _chain_as_value, _chain_in_while,
+               _chain_in_and_or, _chain_in_filter, _comparison_kept_then_tested, _conditional_on_comparison,
+               _asserted_comparison]
+
+
+@pytest.mark.parametrize("f", COMPARISONS, ids=lambda f: f.__name__.lstrip("_"))
+def test_a_comparison_tested_for_truth_runs_the_writing_dunder_of_its_result(f):
+    """``a < b < c`` is ``(a < b) and (b < c)`` with ``b`` evaluated once; a comparison deciding
+    a branch calls ``__bool__`` of what ``__lt__`` returned. These ran as plain tests (a gradient
+    of 1.0 where differences give 4.0); checked in every mode, the value against the plain call
+    (each ``__bool__`` call updates the box: one call too many or too few changes it)."""
+    check_all_modes(f, 0.7)
+    check_third_order(f)
+
+
+def test_a_comparison_of_numbers_tested_for_truth_is_inlined():
+    """``if x < 3.0:`` of floats stays ``x < 3.0`` in the generated code (no generic call)."""
+    def f(x):
+        return x * 2.0 if x < 3.0 else x
+    assert "_tested_lt, _NF" not in yb.show(f, 0.7) and "x < 3.0" in yb.show(f, 0.7)
+
+
 def test_a_dunder_writing_an_argument_leaves_it_restored():
     a, x, h = np.array([1.5, -0.5]), 1.3, 1e-6
     expected = (_writes_an_array(x + h, a.copy()) - _writes_an_array(x - h, a.copy())) / (2 * h)

@@ -31,7 +31,7 @@ from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
 from .source import function_node, unparse_with_lines
-from .truth_tests import asserted, boolean_operation, tested
+from .truth_tests import asserted, boolean_operation, comparison, tested
 from .underscore_names import NO_RENAMING, Renaming, UserGlobals, rename_underscore_names
 from .with_statements import WithLowering
 
@@ -48,10 +48,6 @@ INPLACE = {
     ast.BitXor: operator.ixor, ast.LShift: operator.ilshift, ast.RShift: operator.irshift,
 }
 UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}
-COMPARE = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-}
 
 
 class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
@@ -211,25 +207,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         return boolean_operation(self, node, out, target)  # (each operand's truth tested once: truth_tests.py)
 
     def expr_Compare(self, node: ast.Compare, out: list, target: str) -> ir.Atom:
-        result = target or self.tmp()
-        left = self.expr(node.left, out)
-        self._compare_chain(left, list(zip(node.ops, node.comparators)), result, out)
-        return ir.Var(result)
-
-    def _compare_chain(self, left: ir.Atom, pairs: list, result: str, out: list) -> None:
-        op, right_node = pairs[0]
-        right = self.expr(right_node, out)
-        if isinstance(op, ast.In):
-            self.call(out, ir.Const(operator.contains), [right, left], result)
-        elif isinstance(op, ast.NotIn):
-            inside = self.call(out, ir.Const(operator.contains), [right, left])
-            self.call(out, ir.Const(operator.not_), [inside], result)
-        else:
-            self.call(out, ir.Const(COMPARE[type(op)]), [left, right], result)
-        if len(pairs) > 1:
-            branch: list = []
-            self._compare_chain(right, pairs[1:], result, branch)
-            out.append(ir.If(ir.Var(result), branch, [], line=self.line))
+        return comparison(self, node, out, target)  # (a chain tests each link's truth: truth_tests.py)
 
     def expr_IfExp(self, node: ast.IfExp, out: list, target: str) -> ir.Atom:
         result = target or self.tmp()

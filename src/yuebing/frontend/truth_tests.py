@@ -17,8 +17,15 @@ and ``rules/comparing_calls.py`` runs a ``__bool__`` (or ``__len__``) that may c
 user code, in every mode. The check first keeps the generic call (microseconds) out of loops
 testing numbers and lists. A value known to be a bool is tested as it is: a comparison, ``not``
 (itself the call ``operator.not_``, which ``comparing_calls.py`` follows the same way),
-``isinstance(...)`` and other builtins giving a bool, a constant, and a local variable only ever
-assigned such values (a loop's ``done = err < tol``).
+``is``/``in``, ``isinstance(...)`` and other builtins giving a bool, a constant, and a local
+variable only ever assigned such values.
+
+Comparisons are lowered here too. ``a < b`` may be anything a user's ``__lt__`` returns, whose
+truth may run a ``__bool__`` that writes; CPython tests it where it decides a branch. So a
+comparison tested by an ``if``/``while``/filter/``assert`` is one call of ``tested_lt(a, b)``
+(``ir/tested_comparisons.py``: the truth of ``a < b``, inlined as ``a < b`` for numbers), a
+chain ``a < b < c`` there a chain of them (``b`` evaluated once); a chain as a value keeps each
+link's value and tests each link but the last as above, as CPython's chain jumps do.
 """
 from __future__ import annotations
 
@@ -30,9 +37,17 @@ from typing import Any
 import numpy as np
 
 from ..ir import nodes as ir
+from ..ir.tested_comparisons import TESTED
 from .runtime_names import own_nodes
 
-__all__ = ["asserted", "boolean_operation", "tested", "truth_test"]
+__all__ = ["asserted", "boolean_operation", "comparison", "tested", "truth_test"]
+
+COMPARE = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}
+#: comparisons whose result is always a bool (``in`` converts what ``__contains__`` returns)
+_BOOL_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
 
 #: builtins whose result is a bool (when the name is not shadowed)
 _BOOL_BUILTINS = frozenset({"isinstance", "issubclass", "callable", "hasattr", "bool"})
@@ -53,10 +68,57 @@ _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 def tested(lowering: Any, node: ast.expr, out: list) -> ir.Atom:
     """``node`` lowered (into ``out``) as the test of an ``if``/``while``...: its truth. An
     ``and``/``or`` there tests each operand it evaluates once, as CPython's jumps do (its value,
-    the last operand, is not tested again)."""
-    if isinstance(node, ast.BoolOp) and not _known_bool(node, _bool_names(lowering), lowering):
-        return _value_and_truth(lowering, node, out)[1]
+    the last operand, is not tested again); a comparison is the call of its truth."""
+    if isinstance(node, ast.BoolOp):
+        truth = lowering.tmp("truth")
+        _truth_chain(lowering, node.op, node.values, truth, out)
+        return ir.Var(truth)
+    if isinstance(node, ast.Compare) and not _known_bool(node, frozenset(), lowering):
+        truth = lowering.tmp("truth")
+        _link(lowering, lowering.expr(node.left, out), list(zip(node.ops, node.comparators)), truth, True, out)
+        return ir.Var(truth)
     return truth_test(lowering, node, lowering.expr(node, out), out)
+
+
+def _truth_chain(lowering: Any, op: ast.boolop, values: list, truth: str, out: list) -> None:
+    """The truth of ``values`` joined by ``op`` into ``truth``: each operand evaluated tested once."""
+    test = tested(lowering, values[0], out)
+    out.append(ir.Copy(truth, test, line=lowering.line))
+    if len(values) == 1:
+        return
+    rest: list = []
+    _truth_chain(lowering, op, values[1:], truth, rest)
+    out.append(ir.If(test, rest, [], line=lowering.line) if isinstance(op, ast.And)
+               else ir.If(test, [], rest, line=lowering.line))
+
+
+def comparison(lowering: Any, node: ast.Compare, out: list, target: str) -> ir.Atom:
+    """``a < b < c`` as a value (into ``target``, or a fresh temporary): the value of the link
+    that decided, each link but the last tested for truth as CPython's chain jump tests it."""
+    result = target or lowering.tmp()
+    _link(lowering, lowering.expr(node.left, out), list(zip(node.ops, node.comparators)), result, False, out)
+    return ir.Var(result)
+
+
+def _link(lowering: Any, left: ir.Atom, pairs: list, result: str, truth_only: bool, out: list) -> None:
+    """The first comparison of ``pairs`` (``(op, right node)``) into ``result``, and the rest
+    when it holds. ``truth_only``: ``result`` is the chain's truth (a test), not its value."""
+    op, right_node = pairs[0]
+    right = lowering.expr(right_node, out)
+    if isinstance(op, ast.In):
+        lowering.call(out, ir.Const(operator.contains), [right, left], result)
+    elif isinstance(op, ast.NotIn):
+        inside = lowering.call(out, ir.Const(operator.contains), [right, left])
+        lowering.call(out, ir.Const(operator.not_), [inside], result)
+    else:
+        compare = COMPARE[type(op)]
+        lowering.call(out, ir.Const(TESTED.get(compare, compare) if truth_only else compare), [left, right], result)
+    if len(pairs) == 1:
+        return
+    branch: list = []
+    _link(lowering, right, pairs[1:], result, truth_only, branch)
+    holds = ir.Var(result) if truth_only or isinstance(op, _BOOL_COMPARISONS) else _truth_of(lowering, ir.Var(result), out)
+    out.append(ir.If(holds, branch, [], line=lowering.line))
 
 
 def boolean_operation(lowering: Any, node: ast.BoolOp, out: list, target: str) -> ir.Atom:
@@ -102,6 +164,11 @@ def truth_test(lowering: Any, node: ast.expr, value: ir.Atom, out: list) -> ir.A
     docstring shows (emitted into ``out`` by the normaliser ``lowering``)."""
     if isinstance(value, ir.Const) or _known_bool(node, _bool_names(lowering), lowering):
         return value
+    return _truth_of(lowering, value, out)
+
+
+def _truth_of(lowering: Any, value: ir.Atom, out: list) -> ir.Var:
+    """The truth of ``value``, as the module's docstring shows."""
     plain, test, check = lowering.tmp("plain"), lowering.tmp("truth"), lowering.tmp("tested_plainly")
     out.append(ir.Copy(check, ir.Const(tested_plainly), line=lowering.line))  # (no name the user may shadow)
     out.append(ir.Opaque(f"{plain} = {check}({value})", line=lowering.line, defines=(plain,)))
@@ -124,8 +191,10 @@ def asserted(lowering: Any, node: ast.Assert, out: list) -> ast.Assert:
 
 
 def _known_bool(node: ast.expr, names: frozenset, lowering: Any) -> bool:
-    if isinstance(node, (ast.Compare, ast.Constant)):
+    if isinstance(node, ast.Constant):
         return True
+    if isinstance(node, ast.Compare):
+        return all(isinstance(op, _BOOL_COMPARISONS) for op in node.ops)
     if isinstance(node, ast.UnaryOp):
         return isinstance(node.op, ast.Not)
     if isinstance(node, ast.BoolOp):

@@ -4,7 +4,8 @@ and ``indexOf``, ``list.index``/``count``/``remove``, ``tuple.index``/``count``,
 lookups, ``round``/``math.floor``/``hash``/``bool``/``str``... of an object, and truth tests:
 ``operator.truth`` (what ``if obj:``, ``while obj:``... call: ``frontend/truth_tests.py``),
 ``not obj``, ``any``/``all`` of a list or tuple, by the ``__bool__`` or else ``__len__`` that
-CPython calls.
+CPython calls; and a comparison tested by an ``if``/``while`` (``tested_lt(a, b)``,
+``ir/tested_comparisons.py``): its dunder, then the truth test of what the dunder returned.
 
 These have zero derivative as values (a bool, an index, a count), so they run as plain Python;
 but a dunder that writes (an ``__eq__`` appending to a log, a ``__round__`` accumulating into an
@@ -28,9 +29,10 @@ import sys
 import types
 from typing import Any, Callable
 
-from ._comparisons import dunder_may_change_data, compares_through, equal, greater, less, same, sequence_pair
+from ._comparisons import _PLAIN, dunder_may_change_data, compares_through, equal, greater, less, same, sequence_pair
 from .core import Dual, RuleArgumentError, frule, frule_for, primal, rrule_for
-from .declare import ZERO_DERIVATIVE
+from .declare import ZERO_DERIVATIVE, nondifferentiable
+from ..ir import tested_comparisons as tested
 from .second_order import selection
 from .util import defined_rrule, output
 from ..ir.generators import is_lazy
@@ -109,6 +111,31 @@ def negated_truth(value):
     return not bool(value)
 
 
+def truth_of_less(a, b):
+    """``if a < b:``: ``a < b`` (by the dunders Python picks), then the truth of its result."""
+    return bool(a < b)
+
+
+def truth_of_less_equal(a, b):
+    return bool(a <= b)
+
+
+def truth_of_greater(a, b):
+    return bool(a > b)
+
+
+def truth_of_greater_equal(a, b):
+    return bool(a >= b)
+
+
+def truth_of_equal(a, b):
+    return bool(a == b)
+
+
+def truth_of_not_equal(a, b):
+    return bool(a != b)
+
+
 def any_of(items):
     """``any(items)``: each item's truth tested in turn, up to the first true one."""
     for item in items:
@@ -161,18 +188,28 @@ def _refuse_table(fn: Any, table: Any, key: Any) -> None:
 _TRUTH = (builtins.bool, operator.truth, operator.not_)
 _TRUTHS = {builtins.any: any_of, builtins.all: all_of}
 _ASKED = frozenset((*_SEQUENCE_OPERATORS, *_SEARCHES, *_LOOKUPS, *_CONVERSIONS, *_TRUTH, *_TRUTHS))
+#: the truth of a comparison an ``if`` tests, by the definition that runs its dunders as user code
+_TESTED = {tested.tested_lt: truth_of_less, tested.tested_le: truth_of_less_equal, tested.tested_gt: truth_of_greater,
+           tested.tested_ge: truth_of_greater_equal, tested.tested_eq: truth_of_equal,
+           tested.tested_ne: truth_of_not_equal}
+nondifferentiable(*_TESTED)  # (as a value: a bool; what its dunders write goes through the definition)
 #: the calls that may stop stepping an iterator early, by their definitions that step it
 _STEPPING = {builtins.any: any_of, builtins.all: all_of, operator.contains: contains}
 
 
 def may_compare(fn: Any) -> bool:
     """Whether a call of ``fn`` is one ``comparing_call`` looks into (a cheap test first)."""
-    return (type(fn) is types.BuiltinFunctionType or type(fn) is type) and fn in _ASKED
+    kind = type(fn)
+    return (kind is types.BuiltinFunctionType or kind is type) and fn in _ASKED \
+        or kind is types.FunctionType and fn in _TESTED
 
 
 def comparing_call(fn: Any, primals: list) -> Callable | None:
     """The Python definition (or user dunder) a call ``fn(*primals)`` runs instead of its plain
     rule, because what it compares or converts may change data; None for the plain rule."""
+    definition = _TESTED.get(fn)
+    if definition is not None:
+        return definition if len(primals) == 2 and _tested_through(fn, primals) else None
     definition = _SEQUENCE_OPERATORS.get(fn)
     if definition is not None:
         if len(primals) == 2 and (type(primals[0]) in (tuple, list) or type(primals[1]) in (tuple, list)) \
@@ -200,6 +237,20 @@ def comparing_call(fn: Any, primals: list) -> Callable | None:
     return None
 
 
+
+
+def _tested_through(fn: Any, primals: list) -> bool:
+    """Whether the comparison ``fn`` tests (``tested_lt``: ``a < b``), or the truth test of its
+    result, may run Python code that changes data."""
+    if _PLAIN.issuperset(map(type, primals)):  # (numbers, arrays, strings: the common case first)
+        return False
+    if compares_through(primals):
+        return True
+    try:  # pure dunders, or C ones: comparing once more to look changes nothing
+        result = tested.COMPARISON_OF[fn](*primals)
+    except Exception:  # noqa: BLE001 - the plain rule raises it again, as Python would
+        return False
+    return type(result) is not bool and _truth_definition(builtins.bool, result) is not None
 
 
 def truths_may_change_data(items: Any) -> bool:

@@ -27,11 +27,13 @@ from __future__ import annotations
 import math
 import operator
 from ..ir import nodes as ir
+from ..ir.tested_comparisons import TESTED
 from ..rules.core import is_hashable
 from .float_blocks import FloatLoop
 
 _COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
                 operator.ne: "!="}
+_COMPARISONS.update({truth: _COMPARISONS[comparison] for comparison, truth in TESTED.items()})  # (if a < b:)
 
 
 def _comparison(s: object) -> tuple[str, list[str]] | None:

@@ -30,6 +30,7 @@ import types
 from typing import Any
 
 from ..ir.primitives import as_sequence, python_iterable, super_getattr
+from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.iteration import iterate_to_list
 from ..rules.core import describe_callable
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
@@ -109,6 +110,10 @@ def object_call(call: _Call) -> Any:
         return _call_method(call)
     if user_class(f):
         return _construct(call)
+    if values and not call.keyword_slots and may_compare(f):
+        definition = comparing_call(f, values)
+        if definition is not None:  # a truth test or comparison whose dunders may change data: as user code
+            return _run(call, definition, list(call.arg_slots))
     if protocols.may_be_operator(f) and values and any(is_user_object(v) for v in values):
         return _operator(call, values)
     if _callable_object(f):

@@ -35,6 +35,7 @@ from ..rules.declare import has_nan, strong_product, strong_quotient, zero_where
 from . import buffers
 from .exceptions import EFFECT_MARKERS
 from ..ir import nodes as ir
+from ..ir.tested_comparisons import TESTED
 
 FLOAT_TYPES = frozenset({float, np.float64})
 SEQUENCE_TYPES = frozenset({list, np.ndarray})
@@ -169,6 +170,8 @@ def template_for(s: ir.Call, value: Any, e: Emit) -> list[Template]:
         variants.append(_getitem(s, e, t, tf))
     if value in _COMPARISONS and len(s.args) == 2:
         variants.append(_comparison(s, value, e, t, tf))
+    if value in _TESTED_COMPARISONS and len(s.args) == 2:
+        variants.append(_comparison(s, value, e, t, tf, "_SCALARS"))
     if value in (operator.mul, np.multiply) and len(s.args) == 2 and all(isinstance(a, ir.Var) for a in s.args):
         variants += _times_mask(s, e, t, tf)
     if value in (operator.matmul, np.matmul, np.dot) and len(s.args) == 2 and all(isinstance(a, ir.Var) for a in s.args):
@@ -536,13 +539,17 @@ def _active_fdata(e: Emit, t: str, atoms: list, arrays: list | None = None) -> s
 
 _COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
                 operator.eq: "==", operator.ne: "!="}
+#: ``if a < b:``'s truth of a comparison (``ir/tested_comparisons.py``): for numbers, the comparison
+_TESTED_COMPARISONS = {truth: _COMPARISONS[comparison] for comparison, truth in TESTED.items()}
 
 
-def _comparison(s: ir.Call, value: Any, e: Emit, t: str, tf: str) -> Template:
-    """``a < b`` on numbers and arrays: no derivative, nothing to record."""
+def _comparison(s: ir.Call, value: Any, e: Emit, t: str, tf: str, kinds: str = "_NUM") -> Template:
+    """``a < b`` on numbers and arrays (``kinds``; the truth of ``a < b`` on numbers): no
+    derivative, nothing to record."""
     a, b = s.args
-    guard = " and ".join(f"type({e.primal(x)}) in _NUM" for x in (a, b) if not isinstance(x, ir.Const)) or "True"
-    forward = [f"{t} = {e.primal(a)} {_COMPARISONS[value]} {e.primal(b)}; {tf} = _NF", "_push(_FASTC)"]
+    guard = " and ".join(f"type({e.primal(x)}) in {kinds}" for x in (a, b) if not isinstance(x, ir.Const)) or "True"
+    operator_ = _COMPARISONS.get(value) or _TESTED_COMPARISONS[value]
+    forward = [f"{t} = {e.primal(a)} {operator_} {e.primal(b)}; {tf} = _NF", "_push(_FASTC)"]
     return Template(guard, forward, [], marker="_FASTC", uses_rdata=False)
 
 
@@ -625,7 +632,7 @@ NAMESPACE = {
     "_np": np, "_math": math, "_f64": np.float64, "_over0": over_zero,
     "_szp": strong_product, "_szq": strong_quotient, "_has_nan": has_nan, "_add_product_sz": add_product_sz,
     "_add_quotient_sz": add_quotient_sz, "_sum_product_sz": sum_product_sz,
-    "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}),
+    "_NUM": frozenset({float, int, bool, np.float64, np.ndarray}), "_SCALARS": frozenset({float, int, bool, np.float64}),
     "_SIZED": frozenset({np.ndarray, list, tuple, dict, str}), "_SHAPES": frozenset({int, tuple}),
     "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FASTI0": Fast(), "_FASTI1": Fast(), "_FASTI01": Fast(),
