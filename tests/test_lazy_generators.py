@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import yuebing as yb
-from yuebing.frontend import desugar
+from yuebing.frontend import list_builders
 from yuebing.ir import generators
 from yuebing.rules import iteration
 
@@ -32,7 +32,7 @@ def _all_modes(f, x=X):
 
 @pytest.fixture
 def small_limit(monkeypatch):
-    monkeypatch.setattr(desugar, "EAGER_ITEMS_LIMIT", 50)
+    monkeypatch.setattr(list_builders, "EAGER_ITEMS_LIMIT", 50)
     monkeypatch.setattr(iteration, "EAGER_ITEMS_LIMIT", 50)
     monkeypatch.setattr(generators, "EAGER_ITEMS_LIMIT", 50)
 

@@ -78,7 +78,8 @@ class Census:
         """Whether ``desugar.desugar`` can change ``node``: it rewrites ``match`` and
         ``except*`` of the own scope (``match_statements.py``, ``try_star.py``), an ``async
         def`` (``async_functions.py``), names of ``runtime_names.HELPERS`` of the own scope
-        (``bind_helpers``), generator functions anywhere (``generators.py``, ``desugar.py``) and
+        (``bind_helpers``), generator functions and generator expressions anywhere (``generators.py``,
+        ``generator_expressions.py``, ``desugar.py``) and
         ``except ... as e`` clauses reading ``e.value`` (``stop_values.py``); when this is False,
         ``desugar(node)`` returns ``node`` itself."""
         return (isinstance(node, ast.AsyncFunctionDef)
@@ -86,6 +87,7 @@ class Census:
                 or getattr(ast, "TryStar", None) in self.own_types
                 or not self.own_names.isdisjoint(HELPERS)
                 or not self.all_types.isdisjoint(_YIELDS)
+                or ast.GeneratorExp in self.all_types
                 or not self.caught_names.isdisjoint(self.value_owners))
 
     def may_be_refused(self, node: ast.AST) -> bool:

@@ -18,16 +18,20 @@ from the arguments), stay eager: the lazy path is an order of magnitude slower.
 from __future__ import annotations
 
 import ast
+import builtins
 
 import numpy as np
 
-__all__ = ["may_have_effects"]
+__all__ = ["may_have_effects", "pure_call"]
 
 #: builtins that change nothing given numbers, strings, arrays and containers of them
 _PURE_BUILTINS = frozenset({
     "abs", "len", "float", "int", "bool", "complex", "round", "range", "enumerate", "zip", "reversed",
     "sorted", "min", "max", "sum", "any", "all", "isinstance", "divmod", "pow", "tuple", "list", "dict",
     "set", "frozenset", "str", "repr", "hash", "ord", "chr", "slice", "type"})
+#: builtin exception classes (``raise ValueError(...)`` makes one and changes nothing else)
+_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                        if isinstance(value, type) and issubclass(value, BaseException))
 #: NumPy functions (``np.name``) that are not ufuncs and change nothing without ``out=``
 _PURE_NUMPY = frozenset({
     "array", "asarray", "zeros", "ones", "zeros_like", "ones_like", "full", "full_like", "empty",
@@ -46,27 +50,31 @@ _PURE_METHODS = frozenset({
 _WRITING_KEYWORDS = ("out",)
 
 
-def may_have_effects(function: ast.FunctionDef) -> bool:
+def may_have_effects(function: ast.FunctionDef, raising: bool = True) -> bool:
     """Whether the body of the generator function ``function`` (nested code included) may do
-    anything visible outside it besides making its items: see the module's docstring."""
+    anything visible outside it besides making its items: see the module's docstring.
+    ``raising``: whether a ``raise`` or ``assert`` counts (not for a copy that, when an item
+    raises, starts again lazily: ``generator_eagerness.py``)."""
     for node in ast.walk(ast.Module(body=function.body, type_ignores=[])):
-        if isinstance(node, (ast.Global, ast.Nonlocal, ast.Raise, ast.Assert, ast.Await)):
+        if isinstance(node, (ast.Global, ast.Nonlocal, ast.Await)):
+            return True
+        if raising and isinstance(node, (ast.Raise, ast.Assert)):
             return True
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
             return True
-        if isinstance(node, ast.Call) and not _pure_call(node):
+        if isinstance(node, ast.Call) and not pure_call(node):
             return True
     return False
 
 
-def _pure_call(call: ast.Call) -> bool:
+def pure_call(call: ast.Call) -> bool:
     if any(k.arg in _WRITING_KEYWORDS or k.arg is None for k in call.keywords):
         return False
     chain = _dotted(call.func)
     if chain is None:  # a method of data (``xs.append(v)``, ``a[k].sum()``)
         return isinstance(call.func, ast.Attribute) and call.func.attr in _PURE_METHODS
     if len(chain) == 1:
-        return chain[0] in _PURE_BUILTINS
+        return chain[0] in _PURE_BUILTINS or chain[0] in _EXCEPTIONS
     if chain[0] in _MATH_NAMES and len(chain) == 2:
         return True
     if chain[0] in _NUMPY_NAMES:

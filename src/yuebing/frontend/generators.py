@@ -64,7 +64,7 @@ import linecache
 
 from .fence import UnsupportedSyntaxError
 from .generator_closing import ClosedWhereDropped, fresh as _fresh, has_cleanup as _has_cleanup
-from .generator_effects import drained_generators, may_have_effects
+from .generator_eagerness import eager_generators
 from .generator_exceptions import ExceptionBlocks, Finally, flattened
 from .match_statements import desugar_match
 from .runtime_names import HELPERS
@@ -73,7 +73,7 @@ from .try_star import desugar_try_star
 from .yield_hoisting import Hoister, _Slot, _slots, contains_yield
 from .parsing import parse as parse_source
 
-__all__ = ["consumed_lazily", "needs_state_machine", "to_state_machine", "state_machines"]
+__all__ = ["consumed_lazily", "needs_protocol", "needs_state_machine", "to_state_machine", "state_machines"]
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -107,10 +107,22 @@ def consumed_lazily(node: ast.AST) -> bool:
     return False
 
 
-def needs_state_machine(function: ast.FunctionDef, suspended: bool, drained: frozenset = frozenset()) -> bool:
-    """A generator function that a list cannot stand for: see the module's docstring. ``drained``:
-    names of generator functions whose callers all take every item (``drained_generators``)."""
+def needs_state_machine(function: ast.FunctionDef, suspended: bool, eager: frozenset = frozenset()) -> bool:
+    """A generator function that is not to be a list builder: one that needs the generator
+    protocol (``needs_protocol``) or whose consumers may stop early or run code between items,
+    so that a list would not be exact (``eager``: the names of those that may be list builders,
+    ``generator_eagerness.py``)."""
     if getattr(function, "asynchronous", None):  # a rewritten async def (async_functions.py)
+        return True
+    if not _yields(_own_scope(function)):
+        return False
+    return function.name not in eager or needs_protocol(function, suspended)
+
+
+def needs_protocol(function: ast.FunctionDef, suspended: bool) -> bool:
+    """A generator function that a list cannot stand for, whoever consumes it: see the module's
+    docstring."""
+    if getattr(function, "asynchronous", None):
         return True
     nodes = _own_scope(function)
     yields = _yields(nodes)
@@ -119,8 +131,6 @@ def needs_state_machine(function: ast.FunctionDef, suspended: bool, drained: fro
     if suspended or _context_manager(function):  # (contextlib steps it with next and throw)
         return True
     if _has_cleanup(function):  # a list would run its finally blocks before its first item is used
-        return True
-    if function.name not in drained and may_have_effects(function):  # a list would run the effects of items a consumer never takes
         return True
     statements = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
     if any(id(y) not in statements for y in yields):
@@ -727,24 +737,26 @@ def _locate_missing(statement: ast.AST, at: ast.AST) -> None:
 
 
 def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str,
-                   outside: frozenset = frozenset()) -> ast.FunctionDef | ast.Lambda:
+                   outside: frozenset = frozenset(), called: dict | None = None) -> ast.FunctionDef | ast.Lambda:
     """``node`` with every generator function in it (itself or nested) that needs one rewritten
     as a state machine (a copy when anything changed); ``outside``: names it calls of generator
     functions with cleanup defined outside it (``generator_closing.cleanup_generators_called``),
-    closed where dropped like its own."""
+    closed where dropped like its own; ``called``: definitions of generator functions of the
+    module it calls, whose eager copies it may hold (``generator_eagerness.py``)."""
     taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     node = read_stop_values(node, lambda base: _fresh(base, taken))  # StopIteration.value (stop_values.py)
-    suspended, drained = consumed_lazily(node), drained_generators(node)
-    if not outside and not any(needs_state_machine(f, suspended, drained) for f in ast.walk(node)
+    suspended = consumed_lazily(node)
+    node, eager = eager_generators(node, lambda f: needs_protocol(f, suspended), filename, called)  # (generator_eagerness.py)
+    if not outside and not any(needs_state_machine(f, suspended, eager) for f in ast.walk(node)
                                if isinstance(f, ast.FunctionDef)):
         return node
     node = copy.deepcopy(node)
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     for function in reversed(functions):  # (inner ones first: an outer one's rewrite copies them)
-        if needs_state_machine(function, suspended, drained):
+        if needs_state_machine(function, suspended, eager):
             function.body = desugar_try_star(desugar_match(function)).body  # its own match and except*
     functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
-    with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended, drained) and _has_cleanup(f)} | outside
+    with_cleanup = {f.name for f in functions if needs_state_machine(f, suspended, eager) and _has_cleanup(f)} | outside
     if with_cleanup:  # closed where CPython drops them (generator_closing.py)
         closing = ClosedWhereDropped(with_cleanup, {n.id for n in ast.walk(node) if isinstance(n, ast.Name)},
                                      isinstance(node, ast.FunctionDef))
@@ -754,7 +766,7 @@ def state_machines(node: ast.FunctionDef | ast.Lambda, filename: str,
             node.body[at:at] = closing.imports()
         functions = [f for f in ast.walk(node) if isinstance(f, ast.FunctionDef)]
     for function in reversed(functions):  # inner ones first: an outer rewrite copies their text
-        if needs_state_machine(function, suspended, drained):
+        if needs_state_machine(function, suspended, eager):
             to_state_machine(function, filename)
     return ast.fix_missing_locations(node)
 

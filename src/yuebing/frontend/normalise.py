@@ -27,6 +27,7 @@ from .desugar import desugar
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .flat_body import _flatten, _identifier, _Seq
 from .generator_closing import cleanup_generators_called
+from .generator_eagerness import called_generator_definitions
 from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
@@ -779,8 +780,9 @@ def normalise(fn: types.FunctionType) -> ir.Function:
     node, filename = function_node(fn)
     found = Census(node)  # one walk: the passes below that have nothing to do are skipped
     outside_generators = cleanup_generators_called(fn, node)  # (closed where dropped: generator_closing.py)
-    if found.may_be_rewritten(node) or outside_generators:
-        rewritten = desugar(node, filename, outside_generators)
+    called = called_generator_definitions(fn, node)  # (their eager copies: generator_eagerness.py)
+    if found.may_be_rewritten(node) or outside_generators or called:
+        rewritten = desugar(node, filename, outside_generators, called)
         if rewritten is not node:
             node, found = rewritten, Census(rewritten)
     if found.may_be_refused(node):

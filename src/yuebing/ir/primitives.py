@@ -196,6 +196,39 @@ _SEQUENCES = (list, tuple, np.ndarray, range, str, bytes)
 EAGER_ITEMS_LIMIT = 10**5  # (about 15 s of differentiated work at ~150 us an item)
 
 
+#: values a pure generator may reach without running user code: reading, comparing and
+#: combining them with builtins, math and NumPy calls changes nothing (frontend/generator_eagerness.py)
+_PLAIN_LEAVES = (type(None), bool, int, float, complex, str, bytes, range, slice, np.generic, np.dtype,
+                 types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)
+_PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def plain_data(*values: Any) -> bool:
+    """Whether ``values`` are plain data all the way down: numbers, strings, NumPy arrays (not of
+    objects) and scalars, and lists, tuples, dicts and sets of them (exactly those types, so no
+    user dunder runs); modules, classes and builtin functions count too (a pure generator reads
+    ``np.pi`` or compares types). Not user objects, generators or other iterators: code reading
+    those may run the user's methods. The run-time half of the proof that a pure generator
+    evaluated eagerly is Python's generator (``frontend/generator_eagerness.py``)."""
+    seen: set = set()
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind in _PLAIN_CONTAINERS:
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            stack.extend(value.items() if kind is dict else value)
+        elif kind is np.ndarray:
+            if value.dtype.hasobject:
+                return False
+        elif not isinstance(value, _PLAIN_LEAVES) or kind.__module__ not in ("builtins", "numpy", "types"):
+            if not isinstance(value, (types.ModuleType, type)):
+                return False
+    return True
+
+
 class NotASequenceError(TypeError):
     pass
 

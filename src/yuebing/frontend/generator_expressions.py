@@ -1,0 +1,236 @@
+"""Stage 1b: generator expressions that may not be evaluated eagerly become generator functions.
+
+A generator expression is lowered like a list comprehension (``normalise.py``): every item is
+made where the expression stands. That is Python's result when its consumer takes every item
+before any other code runs -- the one argument of ``sum``/``list``/``tuple``/``sorted``/``max``/
+... (``generator_sites.drained``) -- and those stay as they are (the fast path:
+``sum(x[i] ** 2 for i in range(n))``). Any other one (under ``any``/``next``/``zip``, in a ``for``
+loop, stored) is rewritten here into a nested generator function called where it stood:
+
+    any(h(v) * x > 1 for v in xs)          def _yb_genexpr(_yb_source):
+                                               for v in _yb_source:
+                                                   yield h(v) * x > 1
+                                           ... any(_yb_genexpr(xs))
+
+so that the rules for generator functions decide (``generator_eagerness.py``): eager where that
+is provably exact, a lazy state machine otherwise. As in Python, the first iterable is
+evaluated where the expression stands and the rest when items are made. The function is
+defined just before the statement holding the expression; it reads the function's variables
+as closure variables (late binding, as Python's generator expression does), except when its
+consumer takes it at once (``any(...)``, ``next(...)``) or a ``for`` loop that does not rebind
+them steps it: then they are passed as arguments (equal values; no cells, which would slow the
+function down). A walrus inside binds the function's variable (``nonlocal``). Variables of an
+enclosing lambda or comprehension are passed as arguments too, which is exact only when the
+expression is consumed at once or by a ``for`` loop; otherwise it is refused, naming the line.
+A differentiated lambda holding one becomes a ``def`` returning its body, to hold the new
+function. Generator expressions in class bodies are left as they are.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+
+from .fence import UnsupportedSyntaxError
+from .generator_closing import fresh
+from .generator_sites import drained, parent_map
+from .generator_sites import _free_in, _stored  # (the same scope reading as the eagerness check)
+
+__all__ = ["hoist_generator_expressions"]
+
+#: calls that are done with the iterator they are handed when they return
+_AT_ONCE = frozenset({"any", "all", "next", "sum", "min", "max", "sorted", "list", "tuple", "set", "frozenset",
+                      "dict"})
+_SOURCE = "_yb_source"
+
+
+def hoist_generator_expressions(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.FunctionDef | ast.Lambda:
+    """``node`` (a copy when changed) with its generator expressions that are not drained rewritten
+    into nested generator functions (see the module's docstring)."""
+    if not _any_to_hoist(node):
+        return node
+    node = copy.deepcopy(node)
+    if isinstance(node, ast.Lambda):  # a def of the same parameters returning its body (a place for the new defs)
+        body = [ast.copy_location(ast.Return(node.body), node.body)]
+        node = ast.copy_location(ast.FunctionDef("_yb_lambda", node.args, body, [], None), node)
+    taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    _Hoister(parent_map(node), taken, filename, node.name).scope(node)
+    return ast.fix_missing_locations(node)
+
+
+def _any_to_hoist(node: ast.AST) -> bool:
+    parents = None
+    for n in ast.walk(node):
+        if isinstance(n, ast.GeneratorExp):
+            parents = parents or parent_map(node)
+            if not drained(n, parents):
+                return True
+    return False
+
+
+class _Hoister:
+    def __init__(self, parents: dict, taken: set, filename: str, top: str) -> None:
+        self.parents, self.taken, self.filename, self.top = parents, taken, filename, top
+
+    def scope(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        function.body = self.statements(function.body, function)
+
+    def statements(self, body: list, function: ast.AST) -> list:
+        out = []
+        for statement in body:
+            defined: list = []
+            self.statement(statement, function, defined)
+            out += defined + [statement]
+        return out
+
+    def statement(self, s: ast.stmt, function: ast.AST, defined: list) -> None:
+        expressions = _Expressions(self, function, s, defined)
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            s.decorator_list = [expressions.visit(d) for d in s.decorator_list]
+            s.args.defaults = [expressions.visit(d) for d in s.args.defaults]
+            s.args.kw_defaults = [d if d is None else expressions.visit(d) for d in s.args.kw_defaults]
+            self.scope(s)
+            return
+        if isinstance(s, ast.ClassDef):  # its own statements stay (a def there would be an attribute)
+            s.bases = [expressions.visit(b) for b in s.bases]
+            s.decorator_list = [expressions.visit(d) for d in s.decorator_list]
+            for method in s.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self.scope(method)
+            return
+        for field, value in ast.iter_fields(s):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                setattr(s, field, self.statements(value, function))
+            elif isinstance(value, list):
+                setattr(s, field, [self.part(v, function, expressions) for v in value])
+            elif isinstance(value, ast.expr):
+                setattr(s, field, expressions.visit(value))
+
+    def part(self, value: ast.AST, function: ast.AST, expressions: _Expressions) -> ast.AST:
+        """An item of a statement's list field: an expression, an ``except`` clause, a ``with`` item."""
+        if isinstance(value, ast.expr):
+            return expressions.visit(value)
+        if isinstance(value, ast.ExceptHandler):
+            value.type = value.type and expressions.visit(value.type)
+            value.body = self.statements(value.body, function)
+        elif isinstance(value, ast.withitem):
+            value.context_expr = expressions.visit(value.context_expr)
+        return value
+
+
+class _Expressions(ast.NodeTransformer):
+    """The generator expressions in one statement's own expressions."""
+
+    def __init__(self, hoister: _Hoister, function: ast.AST, statement: ast.stmt, defined: list) -> None:
+        self.hoister, self.function, self.statement, self.defined = hoister, function, statement, defined
+        self.inner: list[set] = []  # names bound by the lambdas and comprehensions around the node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        node.args = self.generic_visit(node.args)
+        self.inner.append({a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)})
+        node.body = self.visit(node.body)
+        self.inner.pop()
+        return node
+
+    def _comprehension(self, node: ast.AST) -> ast.AST:
+        first = node.generators[0]
+        first.iter = self.visit(first.iter)
+        self.inner.append(set().union(*(_stored(g.target) for g in node.generators)))
+        for k, g in enumerate(node.generators):
+            if k:
+                g.iter = self.visit(g.iter)
+            g.ifs = [self.visit(c) for c in g.ifs]
+        for field in ("elt", "key", "value"):
+            if hasattr(node, field):
+                setattr(node, field, self.visit(getattr(node, field)))
+        self.inner.pop()
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = _comprehension
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> ast.AST:
+        if drained(node, self.hoister.parents) or _asynchronous(node):
+            return self._comprehension(node)
+        return self.hoisted(node)
+
+    def hoisted(self, node: ast.GeneratorExp) -> ast.Call:
+        """``_yb_genexpr(first iterable, passed...)``, its definition added to ``self.defined``."""
+        reads = _free_in(_without_first_iterable(node))
+        enclosing = set().union(*self.inner) & reads
+        consumer = self.hoister.parents.get(id(node))
+        at_once = isinstance(consumer, ast.Call) and isinstance(consumer.func, ast.Name) \
+            and consumer.func.id in _AT_ONCE and node in consumer.args
+        stepped = isinstance(consumer, ast.For) and consumer.iter is node
+        if enclosing and not (at_once or stepped):
+            raise UnsupportedSyntaxError(
+                f"a generator expression reading {', '.join(sorted(enclosing))} of an enclosing lambda or "
+                "comprehension, kept to be consumed later", "consume it where it is made (`any(...)`, a `for` "
+                "loop), or write a generator function taking those values as arguments",
+                self.hoister.filename, node.lineno, self.hoister.top)
+        walrus = {n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr)}
+        if walrus and (self.inner or not walrus <= self._bound_names(leaving=node)):
+            raise UnsupportedSyntaxError(
+                "a walrus inside a generator expression that is not consumed at once (inside a lambda or "
+                "comprehension, or binding a variable nothing else in the function assigns)",
+                f"assign {', '.join(sorted(walrus))} before the statement (`{min(walrus)} = None`), or in a "
+                "statement of its own", self.hoister.filename, node.lineno, self.hoister.top)
+        if at_once:
+            passed = reads - walrus
+        elif stepped:
+            passed = (reads - walrus) - _stored(ast.Module(consumer.body + consumer.orelse, []))
+        else:
+            passed = enclosing
+        passed = sorted(name for name in passed if name in self._bound_names() or name in enclosing)
+        name = fresh("_yb_genexpr", self.hoister.taken)
+        function = _generator_function(name, node, passed, sorted(walrus))
+        self.hoister.parents.update(parent_map(function))
+        self.hoister.scope(function)  # (generator expressions inside it)
+        self.defined.append(function)
+        arguments = [self.visit(node.generators[0].iter), *(ast.Name(p, ast.Load()) for p in passed)]
+        return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), arguments, []), node)
+
+    def _bound_names(self, leaving: ast.AST | None = None) -> set:
+        """Names that are variables here (of the function or an enclosing lambda or comprehension):
+        the others are globals or builtins, read by the new function as they are. ``leaving``: a
+        node whose walruses do not count."""
+        function = self.function
+        names = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} if hasattr(function, "args") else set()
+        left = {id(n.target) for n in ast.walk(leaving) if isinstance(n, ast.NamedExpr)} if leaving else set()
+        for n in ast.walk(function):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in left:
+                names.add(n.id)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not function:
+                names.add(n.name)
+        return names | set().union(*self.inner)
+
+
+def _asynchronous(node: ast.GeneratorExp) -> bool:
+    return any(g.is_async for g in node.generators) or any(isinstance(n, ast.Await) for n in ast.walk(node))
+
+
+def _without_first_iterable(node: ast.GeneratorExp) -> ast.GeneratorExp:
+    """``node`` with its first iterable (evaluated where the expression stands) left out."""
+    shallow = copy.copy(node)
+    first = copy.copy(node.generators[0])
+    first.iter = ast.Constant(None)
+    shallow.generators = [first, *node.generators[1:]]
+    return shallow
+
+
+def _generator_function(name: str, node: ast.GeneratorExp, passed: list, walrus: list) -> ast.FunctionDef:
+    """``def name(_yb_source, *passed): for ...: if ...: yield elt``."""
+    body: list = [ast.Expr(ast.Yield(node.elt))]
+    for k in reversed(range(len(node.generators))):
+        g = node.generators[k]
+        for condition in reversed(g.ifs):
+            body = [ast.If(condition, body, [])]
+        source = ast.Name(_SOURCE, ast.Load()) if k == 0 else g.iter
+        body = [ast.For(g.target, source, body, [])]
+    if walrus:
+        body.insert(0, ast.Nonlocal(walrus))
+    arguments = ast.arguments([], [ast.arg(_SOURCE), *(ast.arg(p) for p in passed)], None, [], [], None, [])
+    function = ast.FunctionDef(name, arguments, body, [], None)
+    for n in ast.walk(function):
+        if "lineno" in n._attributes and not hasattr(n, "lineno"):
+            ast.copy_location(n, node)
+    return function

@@ -1,0 +1,272 @@
+"""Stage 1b: what a generator's consumer does between its items, read from the call site.
+
+``generator_eagerness.py`` decides whether a call ``g(...)`` of a generator function may be
+evaluated eagerly; this module reads the syntax around the call for it:
+
+* ``drained``: the call is the one argument of ``sum``/``list``/``tuple``/``sorted``/``set``/
+  ``frozenset``/``max``/``min``/``dict`` or of ``str.join`` (no keywords): every item is taken
+  before any other code runs, so a list is Python's generator whatever its body does;
+* ``quiet_reads``: the consumer is ``any``/``all`` of the call, a ``for`` loop over it (or over
+  ``enumerate`` of it), or a comprehension iterating over it, and the code that runs between
+  items (the loop's body, the comprehension's element and filters) is *quiet*: it binds only
+  local names (none the generator reads), calls only builtins, ``math`` and NumPy functions known
+  to change nothing and methods of data that only read it, and does not yield. Such code changes
+  nothing the generator reads, provided the values it handles are plain data: the names it
+  reads are returned, for a check at run time (``ir.primitives.plain_data``) next to the
+  generator's own arguments. A name it reads must be bound where the call is (a parameter, a
+  variable of an enclosing scope, a target of an enclosing comprehension, or one assigned by a
+  statement that always runs before the loop), or be assigned by the quiet code itself (its
+  values then come from plain ones); otherwise the site is not quiet.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+
+from .generator_effects import pure_call
+
+__all__ = ["drained", "quiet_reads", "free_names", "parent_map"]
+
+_DRAINING = frozenset({"sum", "list", "tuple", "sorted", "set", "frozenset", "max", "min", "dict"})
+_STOPPING = frozenset({"any", "all"})
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+#: statements quiet code may hold (with quiet expressions in them)
+_QUIET_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For, ast.While,
+                     ast.Break, ast.Continue, ast.Pass, ast.Return, ast.Raise, ast.Assert, ast.Delete)
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def parent_map(node: ast.AST) -> dict:
+    return {id(child): parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+
+
+def drained(call: ast.Call, parents: dict) -> bool:
+    """Whether ``call``'s value is the one argument of a call taking every item at once."""
+    consumer = parents.get(id(call))
+    if not (isinstance(consumer, ast.Call) and consumer.args == [call] and not consumer.keywords):
+        return False
+    f = consumer.func
+    if isinstance(f, ast.Name):
+        return f.id in _DRAINING
+    return isinstance(f, ast.Attribute) and f.attr == "join" and isinstance(f.value, ast.Constant) \
+        and isinstance(f.value.value, str)
+
+
+def quiet_reads(call: ast.Call, parents: dict, generator_reads: set) -> tuple | None:
+    """The names the consumer of ``call`` reads between items, when it is quiet (see the module's
+    docstring); None when it is not. ``generator_reads``: the variables the generator reads
+    from enclosing scopes (quiet code may not rebind them)."""
+    consumer = parents.get(id(call))
+    if isinstance(consumer, ast.Call) and consumer.args == [call] and not consumer.keywords \
+            and isinstance(consumer.func, ast.Name) and consumer.func.id in _STOPPING:
+        return ()
+    source = call
+    if _enumerated(consumer, call):
+        source, consumer = consumer, parents.get(id(consumer))
+    if isinstance(consumer, ast.For) and consumer.iter is source:
+        return _loop_reads(consumer, parents, generator_reads)
+    if isinstance(consumer, ast.comprehension) and consumer.iter is source:
+        return _comprehension_reads(consumer, parents, generator_reads)
+    return None
+
+
+def _enumerated(consumer: ast.AST, call: ast.Call) -> bool:
+    return isinstance(consumer, ast.Call) and isinstance(consumer.func, ast.Name) and consumer.func.id == "enumerate" \
+        and consumer.args == [call] and not consumer.keywords
+
+
+def _loop_reads(loop: ast.For, parents: dict, generator_reads: set) -> tuple | None:
+    if not _plain_target(loop.target) or not all(_quiet(s) for s in loop.body):
+        return None
+    targets = _stored(loop.target)
+    assigned = set().union(*(_stored(s) for s in loop.body)) if loop.body else set()
+    if assigned & generator_reads:
+        return None  # the body rebinds a variable the generator reads as it runs
+    reads = _loads(loop.body) - targets
+    return _bound_reads(reads, assigned, loop, parents)
+
+
+def _comprehension_reads(generator: ast.comprehension, parents: dict, generator_reads: set) -> tuple | None:
+    node = parents.get(id(generator))
+    if not isinstance(node, _COMPREHENSIONS) or isinstance(node, ast.GeneratorExp) and not drained_value(node, parents):
+        return None
+    k = node.generators.index(generator)
+    later = node.generators[k:]
+    region = [*(getattr(node, f) for f in ("elt", "key", "value") if hasattr(node, f)),
+              *(c for g in later for c in g.ifs), *(g.iter for g in later[1:])]
+    if not all(_plain_target(g.target) for g in later) or not all(_quiet_expression(e) for e in region):
+        return None
+    targets = set().union(*(_stored(g.target) for g in later))
+    reads = _loads(region) - targets
+    return _bound_reads(reads, set(), node, parents)
+
+
+def drained_value(node: ast.expr, parents: dict) -> bool:
+    return drained(node, parents)  # (a generator expression left as one is drained or not rewritten)
+
+
+def _bound_reads(reads: set, assigned: set, at: ast.AST, parents: dict) -> tuple | None:
+    """``reads`` (minus builtins), when each is bound at ``at`` or assigned by the quiet code."""
+    bound, local, elsewhere = _bound_at(at, parents)
+    if local is None:
+        return None
+    checked = []
+    for name in sorted(reads):
+        if name in _BUILTIN_NAMES and name not in local:
+            continue
+        if name in bound or name not in local:  # (not a local: a variable of an enclosing scope or a global)
+            checked.append(name)
+        elif name not in assigned or name in elsewhere:
+            return None  # a local that may be unbound here, or hold a value from before: not checkable
+    return tuple(checked)
+
+
+def _bound_at(at: ast.AST, parents: dict) -> tuple[set, set | None, set]:
+    """The names surely bound where ``at`` runs, the locals of its function (None when ``at`` is
+    not in a function: a class body) and those of its locals assigned outside ``at``."""
+    bound: set = set()
+    child, node = at, parents.get(id(at))
+    while node is not None:
+        if isinstance(node, _COMPREHENSIONS):
+            bound |= set().union(*(_stored(g.target) for g in node.generators))
+        elif isinstance(node, ast.Lambda):
+            bound |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and any(s is child for s in statements):
+                for s in statements[:[id(s) for s in statements].index(id(child))]:
+                    bound |= _surely_bound_by(s)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        child, node = node, parents.get(id(node))
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return bound, None, set()
+    params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    own = _own_nodes(node.body)
+    inside = {id(n) for n in _own_nodes([at])}
+    stores = [n for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+    local = params | {n.id for n in stores}
+    elsewhere = params | {n.id for n in stores if id(n) not in inside}
+    deleted = {n.id for n in stores if isinstance(n.ctx, ast.Del)}
+    return (bound | params) - deleted, local, elsewhere
+
+
+def _surely_bound_by(statement: ast.stmt) -> set:
+    """Names a statement binds whenever it completes."""
+    if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        if isinstance(statement, ast.AnnAssign) and statement.value is None:
+            return set()
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return set().union(*(_stored(t) for t in targets))
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+    return set()
+
+
+def _plain_target(target: ast.expr) -> bool:
+    """A name, or a tuple or list of them: a target that writes no container."""
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, (ast.Tuple, ast.List)) and all(_plain_target(e) for e in target.elts)
+
+
+def _stored(node: ast.AST) -> set:
+    return {n.id for n in _own_nodes([node]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _quiet(statement: ast.stmt) -> bool:
+    if not isinstance(statement, _QUIET_STATEMENTS):
+        return False
+    if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.Delete)):
+        targets = statement.targets if isinstance(statement, (ast.Assign, ast.Delete)) else [statement.target]
+        if not all(_plain_target(t) for t in targets):
+            return False
+    for field, value in ast.iter_fields(statement):
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, ast.stmt) and not _quiet(child):
+                return False
+            if isinstance(child, ast.expr) and not _quiet_expression(child):
+                return False
+    return True
+
+
+def _quiet_expression(expression: ast.expr) -> bool:
+    for n in ast.walk(expression):
+        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Lambda)):
+            return False
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
+            return False
+        if isinstance(n, ast.Call) and not (pure_call(n) or isinstance(n.func, ast.Name) and n.func.id == "print"):
+            return False
+    return True
+
+
+def _loads(nodes: list) -> set:
+    """Names read by ``nodes`` from their scope (not a comprehension's own targets)."""
+    found: set = set()
+    for node in nodes:
+        found |= _free_in(node)
+    return found
+
+
+def _free_in(node: ast.AST) -> set:
+    if isinstance(node, _COMPREHENSIONS):
+        inner: set = set()
+        bound: set = set()
+        for g in node.generators:
+            inner |= _free_in(g.iter) - bound
+            bound |= _stored(g.target)
+            for c in g.ifs:
+                inner |= _free_in(c) - bound
+        for f in ("elt", "key", "value"):
+            if hasattr(node, f):
+                inner |= _free_in(getattr(node, f)) - bound
+        return inner
+    if isinstance(node, ast.Lambda):
+        params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        return _free_in(node.body) - params | set().union(*(_free_in(d) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None))
+    if isinstance(node, ast.Name):
+        return {node.id} if isinstance(node.ctx, ast.Load) else set()
+    found: set = set()
+    for child in ast.iter_child_nodes(node):
+        found |= _free_in(child)
+    return found
+
+
+def free_names(function: ast.FunctionDef) -> list[str]:
+    """The names ``function`` reads from enclosing scopes or globals (builtins left out unless
+    bound somewhere in it), sorted: the values its eager copy checks at run time."""
+    params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    own = _own_nodes(function.body)
+    local = params | {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} \
+        | {n.name for n in own if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    for n in own:
+        local |= _surely_bound_by(n) if isinstance(n, (ast.Import, ast.ImportFrom)) else set()
+    reads: set = set()
+    for s in function.body:
+        reads |= _free_in_statement(s)
+    return sorted(name for name in reads - local if name not in _BUILTIN_NAMES)
+
+
+def _free_in_statement(node: ast.AST) -> set:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set(free_names(node)) | _loads([*node.args.defaults, *(d for d in node.args.kw_defaults if d), *node.decorator_list])
+    if isinstance(node, ast.expr):
+        return _free_in(node)
+    found: set = set()
+    for child in ast.iter_child_nodes(node):
+        found |= _free_in_statement(child)
+    return found
+
+
+def _own_nodes(nodes: list) -> list:
+    found, stack = [], list(nodes)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
