@@ -101,6 +101,13 @@ def test_polyfit_in_x_y_and_w():
     check_all_modes(lambda y: np.sum(np.polyfit(x0, y.reshape(8, 2), 1) ** 2), real(16))  # several columns
 
 
+def test_polyfit_of_lists():
+    """Points, data and weights given as lists (the pullback multiplied the list: a TypeError)."""
+    check_all_modes(lambda y: np.sum(np.polyfit([0, 1, 2, 3], y, 1) ** 2), real(4))
+    check_all_modes(lambda v: np.sum(np.polyfit([v[0], 1.0, 2.0], [v[1], v[2], 0.5], 1, w=[1.0, 2.0, v[0]]) ** 2),
+                    np.array([0.3, -0.7, 1.2]))
+
+
 def test_roots_of_a_polynomial_with_real_and_complex_roots():
     p_real = np.array([1.0, -6.0, 11.0, -6.0]) + 0.01 * real(4)
     check_all_modes(lambda p: np.sum(np.roots(p) ** 2), p_real)  # three real roots: every mode

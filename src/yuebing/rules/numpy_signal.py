@@ -262,7 +262,9 @@ def _design(x, deg):
 
 def _polyfit_vjp(g, c, x, y, deg, rcond=None, full=False, w=None, cov=False):
     """Cotangents of ``x``, ``y`` and ``w`` for cotangent ``g`` of the coefficients ``c``."""
-    x = x * 1.0  # integer points: float powers (no overflow)
+    # lists and integer points alike: float arrays (float powers do not overflow)
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    w = None if w is None else np.asarray(w, dtype=float)
     A, powers = _design(x, deg)
     m, n = A.shape
     ww = np.ones(m) if w is None else w
