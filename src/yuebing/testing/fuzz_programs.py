@@ -272,7 +272,9 @@ class Generator:
         if env.names("l"):
             options.append(lambda: f"np.array({self.pick(env.names('l'))})")
         if not options:
-            return "np.array([" + ", ".join(self.float_expr(1) for _ in range(self.n)) + "])"
+            # leaves only: float_expr may ask for an array again, and an array leaf built from
+            # float expressions would recurse without end (a RecursionError among seeds 20000-20400)
+            return "np.array([" + ", ".join(self.float_leaf() for _ in range(self.n)) + "])"
         return self.pick(options)()
 
     def array_expr(self, depth: int = 2) -> str:
