@@ -8,9 +8,15 @@ Guarded once before the loop, the loop instead reads the arrays and their tangen
 ``memoryview``s (Python floats), computes each value, its tangent and the partials the reverse
 needs in fresh locals, and appends one tuple of residuals per iteration; the reverse walks the
 range and the tuples backwards with straight-line code for the adjoints and their tangents,
-adding the read elements' into the arrays' fdata and fdata tangents. Only loops of reads, ``+ - *
-/``, ``-x``, ``x ** n`` for a literal int and the functions of ``dual_templates._UNARY`` qualify (no
-writes into arrays, no helper calls).
+adding the read elements' into the arrays' fdata and fdata tangents. Only loops of reads, writes
+(``y[i, j] = v`` into a float64 array the loop does not read), ``+ - * /``, ``-x``, ``x ** n`` for a
+literal int and the functions of ``dual_templates._UNARY`` qualify (no helper calls).
+
+A write records the element's old value and tangent; the reverse gathers the element's fdata (and
+its tangent) into the written value's adjoint, zeroes them and puts the old value back, as the
+statements' setitem does. An iteration writes last, after every step that can raise, so when the
+loop gives up (an exception, a NaN tangent) the recorded iterations are all that wrote: their
+elements are put back, last first, before the statements run and record the old values again.
 
 Strong zero (docs/conventions.md): the forward's products are plain; a NaN in a tangent handed on
 (``0 * inf``) sends the loop to its statements, which multiply by the strong-zero rule. Each
@@ -22,16 +28,19 @@ code:
 
     _dl1 = None
     if type(x) is _ND and ... and type(y) in _FT and type(y_d) is float:  # dual float loop: line 37
+        _res4 = []
         try:
             _m2 = _loop_cells(x); _m2_d = _loop_cells(x_d); _c3 = float(y); _c3_d = y_d
-            _res4 = []; _rec4 = _res4.append
+            _rec = _res4.append
             for i in _range5:
                 _b6 = _m2[i]; _b6_d = _m2_d[i]
                 _b7 = _c3 + _b6; _b7_d = _c3_d + _b6_d
                 _c3 = _b7; _c3_d = _b7_d
-        except Exception: pass
+            if _range5 and not (_b7_d == _b7_d): raise FloatingPointError
+        except Exception:
+            <the elements written put back>
         else:
-            if _b7_d == _b7_d: <push the residuals, write y back>; _dl1 = True
+            <push the residuals, write y back>; _dl1 = True
     if _dl1 is None:
         <the loop, statement by statement>
 """
@@ -40,6 +49,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable
 
+import numpy as np
 from ..ir import nodes as ir
 from .dual_templates import _UNARY as DUAL_UNARY
 from .float_blocks import _cells, _expression, _keeps_python_floats, _literal
@@ -67,7 +77,7 @@ class DualFloatLoop:
     @staticmethod
     def plan_loop(s: ir.ForRange, gen: Any) -> "DualFloatLoop | None":
         plan = ForwardFloatLoop.plan(s, gen.integers, gen._resolve, gen.fresh, gen.fn.body)
-        if plan is None or plan.loop.written or plan.loop.helpers:
+        if plan is None or plan.loop.helpers:
             return None
         if any(kind == "unary" and payload[1] not in DUAL_UNARY for kind, _, payload in plan.loop.steps):
             return None
@@ -86,6 +96,14 @@ class DualFloatLoop:
             parts.append(f"type({a}) is _ND and {a}.dtype is _F64 and {a}.ndim == {loop.ndim[a]} and type({d}) is _ND "
                          f"and {d}.dtype is _F64 and {d}.shape == {a}.shape and ({f} is _NF or type({f}) is _ND "
                          f"and {f}.shape == {a}.shape) and ({fd} is _NF or type({fd}) is _ND and {fd}.shape == {a}.shape)")
+        for w in loop.written:  # the cotangents the reverse gathers are in its fdata (and their tangents)
+            d, f, fd = gen.dd(w), gen.fd(w), gen.fdd(w)
+            parts.append(f"type({w}) is _ND and {w}.dtype is _F64 and {w}.ndim == {loop.ndim[w]} and type({d}) is _ND "
+                         f"and {d}.dtype is _F64 and {d}.shape == {w}.shape and type({f}) is _ND and {f}.shape == {w}.shape "
+                         f"and type({fd}) is _ND and {fd}.shape == {w}.shape")
+        # (a written array sharing memory with a read one: its elements change under the reads)
+        parts += [f"not _may_share_memory({w}, {r}) and not _may_share_memory({gen.dd(w)}, {gen.dd(r)})"
+                  for w in loop.written for r in loop.arrays]
         for v in loop.carried + loop.invariant:
             kind = "type({v}) is float" if v in self.plan.python_inputs else "type({v}) in _FT"
             parts.append(kind.format(v=v) + f" and type({gen.dd(v)}) is float")
@@ -97,10 +115,13 @@ class DualFloatLoop:
         None:``, which the generator emits)."""
         gen, loop = self.gen, self.loop
         self.ran, self.records = self.fresh("dl"), self.fresh("res")
-        views = self.views = {a: self.fresh("m") for a in loop.arrays}
-        setup = [f"{m} = _loop_cells({a}); {m}_d = _loop_cells({gen.dd(a)})" for a, m in views.items()]
+        views = self.views = {a: self.fresh("m") for a in loop.arrays + loop.written}
+        setup = [f"{m} = _loop_cells({a}); {m}_d = _loop_cells({gen.dd(a)})" for a, m in views.items()
+                 if a in loop.arrays]
+        setup += [f"{m} = _loop_cells({a}, True); {m}_d = _loop_cells({gen.dd(a)}, True)" for a, m in views.items()
+                  if a in loop.written]
         setup += [f"{c} = float({v}); {c}_d = {gen.dd(v)}" for v, c in self.plan.entry.items()]
-        setup.append(f"{self.records} = []; _rec = {self.records}.append")
+        setup.append(f"_rec = {self.records}.append")
         body = [f"{target} = {source}" for target, source in loop.copies] + self._steps()
         if self.residuals:
             body.append(f"_rec(({', '.join(self.residuals)},))")
@@ -108,28 +129,42 @@ class DualFloatLoop:
                  for v in loop.carried]
         handed = [f"{local}_d" for local in loop.final.values()]
         saved = [self.records, loop_range] + loop.outer_integers \
-            + [p for a in loop.arrays for p in (gen.fd(a), gen.fdd(a))] + loop.invariant
-        ran = [f"_push(({', '.join(saved)},)); _push(_DFASTLOOP); {self.ran} = True"]
+            + [p for a in loop.arrays for p in (gen.fd(a), gen.fdd(a))] \
+            + [p for w in loop.written for p in (w, gen.dd(w), gen.fd(w), gen.fdd(w))] + loop.invariant
         write_back = [f"{v} = {f'_f64({local})' if self.plan.made[local] else local}; {gen.dd(v)} = {local}_d; "
                       f"{gen.fd(v)} = {gen.fdd(v)} = _NF" for v, local in loop.final.items()]
-        lines = [f"{self.ran} = None", f"if {self.guard()}:  # dual float loop: line {loop.loop.line}", "    try:"]
+        lines = [f"{self.ran} = None", f"if {self.guard()}:  # dual float loop: line {loop.loop.line}",
+                 f"    {self.records} = []", "    try:"]
         lines += ["        " + s for s in setup]
         lines.append(f"        for {loop.loop.var} in {loop_range}:")
         lines += ["            " + b for b in body]
-        lines += ["    except Exception:  # Python floats raise where NumPy's give inf: statement by statement",
-                  "        pass", "    else:"]
-        check = " and ".join(f"{h} == {h}" for h in handed)  # no NaN (0 * inf): statement by statement
-        inner = "        "
-        if handed:
-            lines.append(f"        if not {loop_range} or {check}:  # (no NaN tangent: else the statements)")
-            inner += "    "
-        lines += [inner + text for text in ran]
+        if handed:  # a NaN tangent handed on (0 * inf): the statements' products give the strong zero
+            check = " and ".join(f"{h} == {h}" for h in handed)
+            lines.append(f"        if {loop_range} and not ({check}): raise FloatingPointError")
+        lines.append("    except Exception:  # Python floats raise where NumPy's give inf: statement by statement")
+        lines += ["        " + text for text in self._unwrite(loop_range) or ["pass"]]
+        lines += ["    else:", f"        _push(({', '.join(saved)},)); _push(_DFASTLOOP); {self.ran} = True"]
         if write_back:
-            lines.append(f"{inner}if {loop_range}:")
-            lines += [inner + "    " + text for text in write_back]
+            lines.append(f"        if {loop_range}:")
+            lines += ["            " + text for text in write_back]
         if views:
             lines += ["    finally:", f"        {' = '.join(f'{m} = {m}_d' for m in views.values())} = None"
                       "  # (the views hold the arrays' buffers)"]
+        return lines
+
+    def _unwrite(self, loop_range: str) -> list[str]:
+        """The elements the loop wrote before it gave up, put back, last first (the statements then
+        record the values the function saw). An iteration writes nothing before its last step can
+        raise (``_steps``), so the recorded iterations are all that wrote."""
+        writes = [(local, payload) for kind, local, payload in self.loop.steps if kind == "write"]
+        if not writes:
+            return []
+        lines = [f"for {self.loop.loop.var}, _r in zip(reversed({loop_range}[:len({self.records})]), "
+                 f"reversed({self.records})):"]
+        lines += [f"    {target} = {source}" for target, source in self.loop.copies]
+        for local, (array, index, _) in reversed(writes):
+            m, k = self.views[array], self.residuals.index(local)
+            lines.append(f"    {m}[{index}] = _r[{k}]; {m}_d[{index}] = _r[{k + 1}]")
         return lines
 
     def _record(self, *names: str) -> None:
@@ -140,7 +175,21 @@ class DualFloatLoop:
     def _steps(self) -> list[str]:
         """One iteration: each value, its tangent and the partials the reverse needs."""
         name, lines = self.name, []
+        # an iteration's writes come last, after reading the old values and checking the tangents
+        # (a NaN, 0 * inf: the statements' strong zero), so it writes nothing unless it completes
+        # (no array read in the loop is written: the order of reads and writes is the function's)
+        olds, checks, writes = [], [], []
         for kind, local, payload in self.loop.steps:
+            if kind == "write":
+                array, index, value = payload
+                m, value = self.views[array], name.get(value, value)
+                tangent = "0.0" if _literal(value) else f"{value}_d"
+                olds.append(f"{local} = {m}[{index}]; {local}_d = {m}_d[{index}]")
+                if tangent != "0.0":
+                    checks.append(f"{tangent} != {tangent}")
+                writes.append(f"{m}[{index}] = {value}; {m}_d[{index}] = {tangent}")
+                self._record(local, f"{local}_d")
+                continue
             if kind == "read":
                 array, index = payload
                 m = self.views[array]
@@ -184,7 +233,9 @@ class DualFloatLoop:
                 tangent = f"({ts[0]} - {local} * {ts[1]}) / {ops[1]}"
                 self._record(ops[1], ts[1], local, f"{local}_d")
             lines.append(f"{local} = {value}; {local}_d = {tangent}")
-        return lines
+        if checks:
+            olds.append(f"if {' or '.join(checks)}: raise FloatingPointError")
+        return lines + olds + writes
 
     # ------------------------------------------------------------------ reverse
 
@@ -192,10 +243,12 @@ class DualFloatLoop:
         gen, loop = self.gen, self.loop
         xfs = {a: (self.fresh("xf"), self.fresh("xfd")) for a in loop.arrays}
         loop_range = self.fresh("range")
-        unpacked = [self.records, loop_range] + loop.outer_integers + [p for pair in xfs.values() for p in pair] \
-            + loop.invariant
+        # a written array, its tangent and their fdata: restored and gathered from
+        wrs = {w: tuple(self.fresh(k) for k in ("w", "wd", "wf", "wfd")) for w in loop.written}
+        cells = [p for group in list(xfs.values()) + list(wrs.values()) for p in group]
+        unpacked = [self.records, loop_range] + loop.outer_integers + cells + loop.invariant
         lines = [f"{', '.join(unpacked)}, = _pop()"]
-        lines += [f"{p} = _cells({p})" for pair in xfs.values() for p in pair]
+        lines += [f"{p} = _cells({p})" for p in cells]
         carry = {v: self.fresh("g") for v in loop.carried}
         outputs = {v: self.fresh("g") for v in loop.final if v not in carry}
         invariant = {v: self.fresh("g") for v in loop.invariant}
@@ -219,6 +272,14 @@ class DualFloatLoop:
                 body.append(f"{g} = {expr}; {g}d = {tangent}")
 
         for kind, local, payload in reversed(loop.steps):
+            if kind == "write":  # the old value back; what its element gathered goes to the value
+                array, index, value = payload
+                w, wd, wf, wfd = wrs[array]
+                g = self.fresh("g")
+                body.append(f"{g} = float({wf}[{index}]); {g}d = float({wfd}[{index}]); {wf}[{index}] = "
+                            f"{wfd}[{index}] = 0.0; {w}[{index}] = {local}; {wd}[{index}] = {local}_d")
+                add(value, g, f"{g}d")
+                continue
             g = adjoint.get(local)
             if g is None:
                 continue
@@ -328,6 +389,6 @@ def _int_literal(text: str) -> bool:
     return value.is_integer() and 0 <= value <= 8
 
 
-NAMESPACE = {"_DFASTLOOP": FAST_LOOP, "_loop_cells": loop_cells, "_cells": _cells}
+NAMESPACE = {"_DFASTLOOP": FAST_LOOP, "_loop_cells": loop_cells, "_cells": _cells, "_may_share_memory": np.may_share_memory}
 
 __all__ = ["DualFloatLoop", "DualFloatLoops", "FAST_LOOP", "NAMESPACE"]
