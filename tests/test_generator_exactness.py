@@ -331,3 +331,27 @@ def test_a_comprehension_variable_read_by_a_generator_kept_for_later_is_refused(
         return sum(sum(g) for g in gens)
     with pytest.raises(UnsupportedSyntaxError, match=r"(?s)generator expression reading t.*test_generator_exactness.py"):
         yb.grad(f)(0.5)
+
+
+class _Bumper:
+    """Its ``__radd__`` writes the array it was given."""
+
+    def __init__(self, arr):
+        self.arr = arr
+
+    def __radd__(self, v):
+        self.arr[0] = self.arr[0] * 1.5
+        return v
+
+
+def test_generator_expression_stepping_a_pure_generator():
+    def f(arr):
+        def gen(a):
+            for i in range(4):
+                yield a[0] * (i + 1.0) + a[1]
+        plain = float(any(v > 2.0 for v in gen(arr))) * arr[1]
+        w = _Bumper(arr)
+        bumped = float(any(v + w > 2.0 for v in gen(arr)))  # (each item seen after the write of the one before)
+        return plain + bumped * arr[0] + arr[0] * arr[1]
+    assert "_yb_eager__yb_genexpr((), _yb_eager_gen((), arr))" in _rewritten(f)  # both eager: plain data
+    check_all_modes(f, np.array([0.6, 0.3]))

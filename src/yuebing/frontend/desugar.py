@@ -3,14 +3,11 @@
 ``match`` statements, ``try``/``except*`` and ``async`` code are rewritten first, into plain
 constructs (``syntax_rewrites.py``).
 
-Generator functions become list builders: each ``yield v`` statement appends ``v`` to a list,
-``yield from it`` extends it, and the function returns the list. Under differentiation a generator
-is therefore evaluated eagerly, as comprehensions are; the values its consumer sees (``sum``,
-``for``, ``list``, ``zip``) are the same, in the same order. A generator a list cannot stand for
-(it uses ``yield``'s value, returns a value, yields inside a ``while`` loop, or may be left
-suspended by ``next``) is made a state machine first (``generators.py``), and runs lazily. A yield
-inside a ``while`` loop of a list builder (none is left by now) checks the list's length and stops
-the generator with an error past ``EAGER_ITEMS_LIMIT`` items, rather than hang.
+Generator expressions that are not drained at once become nested generator functions
+(``generator_expressions.py``). Generator functions become list builders (``list_builders.py``)
+where that is provably exact, and state machines (``generators.py``), which run lazily, everywhere
+else: ``generator_eagerness.py`` decides, and gives the calls that may run eagerly copies of
+their own (a generator drained by ``sum``, or pure, consumed quietly and reaching plain data).
 
 The rewrite works on a copy: the parsed tree is shared with other functions of the file.
 """

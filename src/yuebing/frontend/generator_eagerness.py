@@ -48,7 +48,8 @@ import types
 from typing import Callable
 
 from .generator_effects import may_have_effects
-from .generator_sites import drained, free_names, parent_map, quiet_reads
+from .generator_expressions import HOISTED
+from .generator_sites import drained, free_names, loop_consumer, parent_map, quiet_reads
 from .list_builders import to_list_builder
 from .parsing import parse as parse_source
 from .source import function_node
@@ -73,19 +74,23 @@ def eager_generators(node: ast.FunctionDef | ast.Lambda, needs_protocol: Callabl
     if not names and not outside:
         return node, frozenset()
     node = copy.deepcopy(node)
-    eager: set = set()
-    for function in reversed(_generator_functions(node)):  # inner ones first: an outer copy copies their copies
-        if names.count(function.name) != 1 or function is node or needs_protocol(function):
-            continue
-        plan = _Plan(node, function)
-        if plan.every_use_drained():
-            eager.add(function.name)
-        else:
-            plan.apply(filename)
+    candidates = [f for f in reversed(_generator_functions(node))  # inner ones first: an outer copy copies their copies
+                  if names.count(f.name) == 1 and f is not node and not needs_protocol(f)]
+    candidates.sort(key=lambda f: not f.name.startswith(HOISTED))  # (stable) what a generator expression steps: after it
+    eager: frozenset = frozenset()
+    while True:  # (until no more: a generator only yielded from by eager ones is drained too)
+        more = eager | {f.name for f in candidates if _Plan(node, f, eager=eager).every_use_drained()}
+        if more == eager:
+            break
+        eager = more
+    stepping: dict = {}  # id of an eager call of a rewritten generator expression -> what a generator it steps must check
+    for function in candidates:
+        if function.name not in eager:
+            _Plan(node, function, eager=eager, stepping=stepping).apply(filename)
     if isinstance(node, ast.FunctionDef):
         for name, function in sorted(outside.items()):
-            _Plan(node, function, outside=True).apply(filename)
-    return node, frozenset(eager)
+            _Plan(node, function, outside=True, eager=eager, stepping=stepping).apply(filename)
+    return node, eager
 
 
 def called_generator_definitions(fn: types.FunctionType, node: ast.FunctionDef | ast.Lambda) -> dict:
@@ -148,8 +153,10 @@ def _yields(function: ast.FunctionDef) -> bool:
 class _Plan:
     """The uses of one generator function and where each may run eagerly."""
 
-    def __init__(self, node: ast.AST, function: ast.FunctionDef, outside: bool = False) -> None:
-        self.node, self.function, self.name, self.outside = node, function, function.name, outside
+    def __init__(self, node: ast.AST, function: ast.FunctionDef, outside: bool = False,
+                 eager: frozenset = frozenset(), stepping: dict | None = None) -> None:
+        self.node, self.function, self.name, self.outside, self.eager = node, function, function.name, outside, eager
+        self.stepping = {} if stepping is None else stepping
         self.parents = parent_map(node)
         uses = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == self.name]
         rebound = any(not isinstance(u.ctx, ast.Load) for u in uses) or any(
@@ -162,21 +169,24 @@ class _Plan:
         return isinstance(call, ast.Call) and call.func is use
 
     def every_use_drained(self) -> bool:
-        return bool(self.calls) and not self.escapes and all(drained(c, self.parents) for c in self.calls)
+        return bool(self.calls) and not self.escapes and all(drained(c, self.parents, self.eager) for c in self.calls)
 
     def apply(self, filename: str) -> bool:
         """Send the calls that may run eagerly to copies (made here); whether there were any."""
         if self.function.decorator_list or not self.calls:
             return False
-        drained_calls = [c for c in self.calls if drained(c, self.parents)]
+        drained_calls = [c for c in self.calls if drained(c, self.parents, self.eager)]
         quiet: list = []
-        if not may_have_effects(self.function, raising=False):
+        pure = not may_have_effects(self.function, raising=False)
+        if pure:
             reads_of_generator = set(free_names(self.function))
             for call in self.calls:
                 if call not in drained_calls:
-                    reads = quiet_reads(call, self.parents, reads_of_generator)
+                    reads = quiet_reads(call, self.parents, reads_of_generator, self.stepping)
                     if reads is not None:
                         quiet.append((call, reads))
+            if self.name.startswith(HOISTED):
+                self._record_stepping(drained_calls, quiet, reads_of_generator)
         copies = []
         if drained_calls:
             copies.append(self._drained_copy(filename))
@@ -189,7 +199,36 @@ class _Plan:
                 read = ast.Tuple([ast.Name(r, ast.Load()) for r in reads], ast.Load())
                 call.args.insert(0, ast.copy_location(read, call))
         self._insert_after_definition(copies)
+        if copies and not self.outside and not self._used(besides=[self.function, *(copies[-1:] if quiet else [])]):
+            self._remove_definition()  # every call went to a copy
         return bool(copies)
+
+    def _record_stepping(self, drained_calls: list, quiet: list, reads_of_generator: set) -> None:
+        """For a rewritten generator expression (pure, stepping its first iterable in one ``for``
+        loop) called eagerly: a generator call as that iterable may run eagerly too, checking
+        what this one reads and what its consumer reads (unless that is a loop, which may rebind
+        what the inner generator reads)."""
+        for call in drained_calls:
+            self.stepping[id(call)] = tuple(sorted(reads_of_generator))
+        for call, reads in quiet:
+            if not loop_consumer(call, self.parents):
+                self.stepping[id(call)] = tuple(sorted(reads_of_generator | set(reads)))
+
+    def _used(self, besides: list) -> bool:
+        """Whether the function's name is read outside the definitions ``besides`` (the eager
+        copy holds a lazy generator of its own)."""
+        skipped = {id(n) for b in besides for n in ast.walk(b)}
+        return any(isinstance(n, ast.Name) and n.id == self.name and id(n) not in skipped for n in ast.walk(self.node))
+
+    def _remove_definition(self) -> None:
+        holder = self.parents[id(self.function)]
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(holder, field, None)
+            if isinstance(statements, list) and any(s is self.function for s in statements):
+                statements.remove(self.function)
+                if not statements:
+                    statements.append(ast.copy_location(ast.Pass(), self.function))
+                return
 
     def _drained_copy(self, filename: str) -> ast.FunctionDef:
         made = copy.deepcopy(self.function)
@@ -214,7 +253,10 @@ class _Plan:
             if "lineno" in n._attributes:
                 ast.copy_location(n, self.function)
         head[2].body = made.body
-        made.body = head
+        # the lazy generator it falls back on: a copy of its own, so that it captures no function
+        # (third order refuses nested functions capturing variables), unless it is a module's
+        lazy = [] if self.outside else [copy.deepcopy(self.function)]
+        made.body = [head[0], *lazy, *head[1:]]
         return made
 
     def _insert_after_definition(self, copies: list) -> None:

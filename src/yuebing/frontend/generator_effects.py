@@ -12,8 +12,9 @@ The check reads the syntax, conservatively: a generator is pure when it writes o
 variables and calls only builtins, ``math``/``cmath`` and NumPy functions known to change
 nothing (no ``np.random``, no ``out=``), and methods of data known to read it (``.sum()``,
 ``.reshape()``, ``.items()``). Anything else it calls (a helper, another generator, a method
-like ``.append``) counts as a side effect. Pure generators, the common case (items computed
-from the arguments), stay eager: the lazy path is an order of magnitude slower.
+like ``.append``) counts as a side effect. Syntax is half of the proof that a generator may run
+eagerly: names like ``.sum()`` or an operator are pure only for plain data, which
+``generator_eagerness.py`` checks at run time, next to what its consumer does.
 """
 from __future__ import annotations
 
@@ -92,38 +93,3 @@ def _dotted(node: ast.expr) -> tuple | None:
     if not isinstance(node, ast.Name):
         return None
     return (node.id, *reversed(names))
-
-
-#: calls that take every item of the iterable they are handed
-_DRAINING_CALLS = frozenset({"sum", "list", "tuple", "sorted", "set", "frozenset", "max", "min"})
-
-
-def drained_generators(node: ast.FunctionDef | ast.Lambda) -> frozenset:
-    """The names of the generator functions defined inside ``node`` that its code only ever
-    calls to drain at once: as the one argument of ``sum``/``list``/``tuple``/``sorted``/...
-    Effects or not, such a generator may stay eager: every item is made, with no code of the
-    user's run between them, before the consumer goes on, as in Python. (Not so a ``for`` loop
-    or comprehension over it, whose body runs between items and may see the effects of those
-    items an eager generator made too early.)"""
-    parents = {id(child): parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
-    defined: dict = {}
-    for n in ast.walk(node):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
-            defined[n.name] = defined.get(n.name, 0) + 1
-    uses: dict = {}
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            uses.setdefault(n.id, []).append(n)
-    return frozenset(name for name, count in defined.items()
-                     if count == 1 and name != getattr(node, "name", None)
-                     and all(_drained_call(use, parents) for use in uses.get(name, [])))
-
-
-def _drained_call(use: ast.Name, parents: dict) -> bool:
-    call = parents.get(id(use))
-    if not (isinstance(use.ctx, ast.Load) and isinstance(call, ast.Call) and call.func is use):
-        return False
-    consumer = parents.get(id(call))
-    if isinstance(consumer, ast.Call) and isinstance(consumer.func, ast.Name):
-        return consumer.func.id in _DRAINING_CALLS and consumer.args == [call] and not consumer.keywords
-    return False

@@ -35,12 +35,13 @@ from .generator_closing import fresh
 from .generator_sites import drained, parent_map
 from .generator_sites import _free_in, _stored  # (the same scope reading as the eagerness check)
 
-__all__ = ["hoist_generator_expressions"]
+__all__ = ["HOISTED", "hoist_generator_expressions"]
 
 #: calls that are done with the iterator they are handed when they return
 _AT_ONCE = frozenset({"any", "all", "next", "sum", "min", "max", "sorted", "list", "tuple", "set", "frozenset",
                       "dict"})
 _SOURCE = "_yb_source"
+HOISTED = "_yb_genexpr"  # the names of the functions made here begin so
 
 
 def hoist_generator_expressions(node: ast.FunctionDef | ast.Lambda, filename: str) -> ast.FunctionDef | ast.Lambda:
@@ -181,7 +182,7 @@ class _Expressions(ast.NodeTransformer):
         else:
             passed = enclosing
         passed = sorted(name for name in passed if name in self._bound_names() or name in enclosing)
-        name = fresh("_yb_genexpr", self.hoister.taken)
+        name = fresh(HOISTED, self.hoister.taken)
         function = _generator_function(name, node, passed, sorted(walrus))
         self.hoister.parents.update(parent_map(function))
         self.hoister.scope(function)  # (generator expressions inside it)

@@ -4,7 +4,8 @@
 evaluated eagerly; this module reads the syntax around the call for it:
 
 * ``drained``: the call is the one argument of ``sum``/``list``/``tuple``/``sorted``/``set``/
-  ``frozenset``/``max``/``min``/``dict`` or of ``str.join`` (no keywords): every item is taken
+  ``frozenset``/``max``/``min``/``dict`` or of ``str.join`` (no keywords), is unpacked by a star
+  (``f(*g())``), or is what a generator evaluated eagerly yields from: every item is taken
   before any other code runs, so a list is Python's generator whatever its body does;
 * ``quiet_reads``: the consumer is ``any``/``all`` of the call, a ``for`` loop over it (or over
   ``enumerate`` of it), or a comprehension iterating over it, and the code that runs between
@@ -24,8 +25,9 @@ import ast
 import builtins
 
 from .generator_effects import pure_call
+from .list_builders import YIELDED
 
-__all__ = ["drained", "quiet_reads", "free_names", "parent_map"]
+__all__ = ["drained", "quiet_reads", "free_names", "loop_consumer", "parent_map"]
 
 _DRAINING = frozenset({"sum", "list", "tuple", "sorted", "set", "frozenset", "max", "min", "dict"})
 _STOPPING = frozenset({"any", "all"})
@@ -41,23 +43,41 @@ def parent_map(node: ast.AST) -> dict:
     return {id(child): parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
 
 
-def drained(call: ast.Call, parents: dict) -> bool:
-    """Whether ``call``'s value is the one argument of a call taking every item at once."""
+def drained(call: ast.expr, parents: dict, eager: frozenset = frozenset()) -> bool:
+    """Whether ``call``'s value is taken whole at once: the one argument of ``sum``/``list``/...,
+    unpacked by a star (``f(*g())``, ``[*g()]``), or what a generator function evaluated eagerly
+    (one of ``eager``, or a list builder already) yields from."""
     consumer = parents.get(id(call))
+    if isinstance(consumer, ast.Starred):
+        return isinstance(parents.get(id(consumer)), (ast.Call, ast.List, ast.Tuple, ast.Set))
+    if isinstance(consumer, ast.YieldFrom):
+        return isinstance(parents.get(id(consumer)), ast.Expr) and _enclosing_function(consumer, parents) in eager
     if not (isinstance(consumer, ast.Call) and consumer.args == [call] and not consumer.keywords):
         return False
     f = consumer.func
     if isinstance(f, ast.Name):
         return f.id in _DRAINING
+    if isinstance(f, ast.Attribute) and f.attr == "extend" and isinstance(f.value, ast.Name):
+        return f.value.id == YIELDED  # (``yield from`` in a list builder)
     return isinstance(f, ast.Attribute) and f.attr == "join" and isinstance(f.value, ast.Constant) \
         and isinstance(f.value.value, str)
 
 
-def quiet_reads(call: ast.Call, parents: dict, generator_reads: set) -> tuple | None:
+def _enclosing_function(node: ast.AST, parents: dict) -> str | None:
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        node = parents.get(id(node))
+    return node.name if isinstance(node, ast.FunctionDef) else None
+
+
+def quiet_reads(call: ast.Call, parents: dict, generator_reads: set, stepping: dict | None = None) -> tuple | None:
     """The names the consumer of ``call`` reads between items, when it is quiet (see the module's
     docstring); None when it is not. ``generator_reads``: the variables the generator reads
-    from enclosing scopes (quiet code may not rebind them)."""
+    from enclosing scopes (quiet code may not rebind them); ``stepping``: for the eager calls of
+    rewritten generator expressions, what a generator call given as their first iterable must
+    check (``any(v > 1 for v in g(x))``: ``generator_eagerness._Plan._record_stepping``)."""
     consumer = parents.get(id(call))
+    if stepping and id(consumer) in stepping and _source_argument(consumer) is call:
+        return stepping[id(consumer)]
     if isinstance(consumer, ast.Call) and consumer.args == [call] and not consumer.keywords \
             and isinstance(consumer.func, ast.Name) and consumer.func.id in _STOPPING:
         return ()
@@ -69,6 +89,21 @@ def quiet_reads(call: ast.Call, parents: dict, generator_reads: set) -> tuple | 
     if isinstance(consumer, ast.comprehension) and consumer.iter is source:
         return _comprehension_reads(consumer, parents, generator_reads)
     return None
+
+
+def _source_argument(call: ast.Call) -> ast.expr | None:
+    """The first iterable handed to a rewritten generator expression's call (after the names
+    its eager copy checks, ``_yb_eager_...((reads), source)``)."""
+    at = 1 if isinstance(call.func, ast.Name) and call.func.id.startswith("_yb_eager_") else 0
+    return call.args[at] if len(call.args) > at else None
+
+
+def loop_consumer(call: ast.Call, parents: dict) -> bool:
+    """Whether ``call`` is stepped by a ``for`` statement (directly or through ``enumerate``)."""
+    consumer = parents.get(id(call))
+    if _enumerated(consumer, call):
+        consumer, call = parents.get(id(consumer)), consumer
+    return isinstance(consumer, ast.For) and consumer.iter is call
 
 
 def _enumerated(consumer: ast.AST, call: ast.Call) -> bool:
@@ -89,7 +124,7 @@ def _loop_reads(loop: ast.For, parents: dict, generator_reads: set) -> tuple | N
 
 def _comprehension_reads(generator: ast.comprehension, parents: dict, generator_reads: set) -> tuple | None:
     node = parents.get(id(generator))
-    if not isinstance(node, _COMPREHENSIONS) or isinstance(node, ast.GeneratorExp) and not drained_value(node, parents):
+    if not isinstance(node, _COMPREHENSIONS) or isinstance(node, ast.GeneratorExp) and not drained(node, parents):
         return None
     k = node.generators.index(generator)
     later = node.generators[k:]
@@ -100,10 +135,6 @@ def _comprehension_reads(generator: ast.comprehension, parents: dict, generator_
     targets = set().union(*(_stored(g.target) for g in later))
     reads = _loads(region) - targets
     return _bound_reads(reads, set(), node, parents)
-
-
-def drained_value(node: ast.expr, parents: dict) -> bool:
-    return drained(node, parents)  # (a generator expression left as one is drained or not rewritten)
 
 
 def _bound_reads(reads: set, assigned: set, at: ast.AST, parents: dict) -> tuple | None:

@@ -5,7 +5,9 @@ uses ``yield``'s value (``v = yield x``, ``send``), returns a value (so ``r = yi
 yields inside a ``while`` loop (it may never end), is decorated ``@contextmanager`` (contextlib
 steps it), yields inside ``try``/``with`` (a list would run its cleanup before its first item is
 used), or when the function being differentiated calls ``next``/``.send`` (it may be left
-suspended). The rewrite is what C# and regenerator do:
+suspended) -- and whenever a list is not provably what its consumers see
+(``generator_eagerness.py``: the calls that may run eagerly get copies of their own). The
+rewrite is what C# and regenerator do:
 
     def g(n):                  def g(n):
         k = 0                      from yuebing.ir.generators import Frame, Generator, delegate

@@ -68,10 +68,35 @@ def _too_long(function: ast.FunctionDef, filename: str, at: ast.stmt) -> ast.stm
 
 def to_list_builder(function: ast.FunctionDef, filename: str) -> None:
     """``function`` (a generator function a list can stand for) rewritten in place to build and
-    return the list of its items."""
+    return the list of its items: a list comprehension when its body is only ``for``s and ``if``s
+    around one ``yield`` (the fast path of loops: a rewritten generator expression is one), an
+    ``append`` per ``yield`` otherwise."""
+    comprehension = _comprehension_form(function.body)
+    if comprehension is not None:
+        function.body = [ast.copy_location(ast.Return(comprehension), function.body[0])]
+        return
     first = function.body[0]
     start = ast.copy_location(ast.Assign([ast.Name(YIELDED, ast.Store())], ast.List([], ast.Load())), first)
     appends = _ToAppends(function, filename)
     body = [appends.visit(s) for s in function.body]
     end = ast.copy_location(ast.Return(ast.Name(YIELDED, ast.Load())), function.body[-1])
     function.body = [start, *body, end]
+
+
+def _comprehension_form(body: list) -> ast.ListComp | None:
+    """``[v for t in it if c]`` for a body ``for t in it: if c: yield v`` (any depth of ``for``s and
+    ``if``s, no ``else``), None for any other body."""
+    generators: list = []
+    statements = body
+    while len(statements) == 1:
+        s = statements[0]
+        if isinstance(s, ast.For) and not s.orelse:
+            generators.append(ast.comprehension(s.target, s.iter, [], 0))
+        elif isinstance(s, ast.If) and not s.orelse and generators:
+            generators[-1].ifs.append(s.test)
+        elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Yield) and s.value.value is not None and generators:
+            return ast.copy_location(ast.ListComp(s.value.value, generators), s)
+        else:
+            return None
+        statements = s.body
+    return None

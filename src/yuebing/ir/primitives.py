@@ -199,7 +199,7 @@ EAGER_ITEMS_LIMIT = 10**5  # (about 15 s of differentiated work at ~150 us an it
 #: values a pure generator may reach without running user code: reading, comparing and
 #: combining them with builtins, math and NumPy calls changes nothing (frontend/generator_eagerness.py)
 _PLAIN_LEAVES = (type(None), bool, int, float, complex, str, bytes, range, slice, np.generic, np.dtype,
-                 types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)
+                 types.BuiltinFunctionType, np.ufunc)
 _PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)
 
 
@@ -223,10 +223,15 @@ def plain_data(*values: Any) -> bool:
         elif kind is np.ndarray:
             if value.dtype.hasobject:
                 return False
-        elif not isinstance(value, _PLAIN_LEAVES) or kind.__module__ not in ("builtins", "numpy", "types"):
-            if not isinstance(value, (types.ModuleType, type)):
-                return False
+        elif not _plain_leaf(value, kind):
+            return False
     return True
+
+
+def _plain_leaf(value: Any, kind: type) -> bool:
+    if isinstance(value, (types.ModuleType, type)):  # (their attributes are read, not called)
+        return True
+    return isinstance(value, _PLAIN_LEAVES) and kind.__module__.partition(".")[0] in ("builtins", "numpy")  # (no user subclass)
 
 
 class NotASequenceError(TypeError):
