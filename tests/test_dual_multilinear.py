@@ -8,6 +8,8 @@ import pytest
 from yuebing.testing.second_order import check_second_order
 from yuebing.transform import dual_multilinear
 
+from .all_modes import check_all_modes
+
 rng = np.random.default_rng(3)
 P, Q, S = rng.normal(size=(3, 4)), rng.normal(size=(4, 2)), rng.normal(size=(3, 3))
 
@@ -60,3 +62,38 @@ def test_a_zero_cotangent_tangent_takes_no_products():
     np.testing.assert_allclose(args[0][1], g @ b.T)
     np.testing.assert_allclose(args[0][3], g @ b_d.T)  # only the product by b's tangent
     np.testing.assert_allclose(args[1][3], a_d.T @ g)
+
+
+# kron at a size whose output, fdata and tangents come from the buffer pool (>= 16384 entries):
+# the cotangents are batched matrix products over (a_last, b_last) blocks (rules/linalg/products.py)
+A_BIG, B_BIG = rng.normal(size=(8, 12)), rng.normal(size=(15, 16))
+WEIGHTS = rng.normal(size=(8 * 15, 12 * 16))
+
+
+def weighted_kron(a, b):
+    return np.sum(WEIGHTS * np.kron(a, b) ** 2)
+
+
+def kron_of_views(x, y):
+    """kron of a slice and of a new triangle, summed (the bench's kron_view_sum shape)."""
+    return np.sum(np.kron(x[:8, 1:13], np.triu(y)))
+
+
+def kron_by_constant(a):
+    return np.sum(np.kron(a, B_BIG) * np.kron(a, B_BIG))
+
+
+@pytest.mark.parametrize("f, args", [(weighted_kron, (A_BIG, B_BIG)),
+                                     (kron_of_views, (rng.normal(size=(10, 14)), B_BIG)),
+                                     (kron_by_constant, (A_BIG,))],
+                         ids=["weighted", "views", "one-factor-constant"])
+def test_large_kron_against_central_differences(f, args):
+    check_second_order(f, *args)
+
+
+@pytest.mark.parametrize("f, args", [(kron_of_views, (rng.normal(size=(10, 14)), B_BIG)),
+                                     (weighted_kron, (A_BIG, B_BIG))], ids=["views", "weighted"])
+def test_large_kron_in_every_mode(f, args):
+    first, second = args
+    check_all_modes(lambda x: f(x, second), first)
+    check_all_modes(lambda y: f(first, y), second)

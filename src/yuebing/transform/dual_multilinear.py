@@ -7,10 +7,10 @@ for the cotangent's tangent: every run computes its product and zero-fills an ou
 ``a @ b``, ``np.matmul``, ``np.dot`` and ``np.kron`` of two float64 matrices this module computes
 what is needed once:
 
-* forward: ``y = a . b`` and ``y_d = a_d . b + a . b_d`` (for ``kron`` one einsum summing the two
-  products per element, into a buffer of the pool: ``transform/buffers.py``), the output's fdata
-  and fdata tangent from the pool too (a fresh 640k-element array costs more in page faults than
-  the product);
+* forward: ``y = a . b`` and ``y_d = a_d . b + a . b_d`` (for ``kron`` both into buffers of the
+  pool, ``transform/buffers.py``, ``y_d`` as one batched matrix product summing the two products
+  per element), the output's fdata and fdata tangent from the pool too (a fresh 640k-element
+  array costs more in page faults than the product);
 * dual pullback, with ``g`` the output's cotangent and ``g_d`` its tangent: ``a`` gets
   ``vjp_a(g, b)`` and its tangent ``vjp_a(g_d, b) + vjp_a(g, b_d)`` (``b`` likewise), delivered
   into the fdata and fdata tangents.
@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules.core import CoDual
+from ..rules.linalg.products import kron_cotangent_of_first, kron_cotangent_of_second, kron_product, kron_sum_of_two
 from ..rules.util import out_cotangent
 from ..tangents import NoFData, NoRData, NoTangent
 from . import buffers
@@ -39,30 +40,28 @@ def _matmul_cotangents(g: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
 
 
 def _kron_cotangents(g: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
-    """The cotangents of ``a`` and ``b`` in ``kron(a, b)``: ``g`` reshaped to ``(a0, b0, a1, b1)``
-    is the outer product ``a[i, k] * b[j, l]``, contracted with the other factor."""
-    g4 = g.reshape(a.shape[0], b.shape[0], a.shape[1], b.shape[1])
-    return lambda other: np.einsum("ijkl,jl->ik", g4, other), lambda other: np.einsum("ijkl,ik->jl", g4, other)
+    """The cotangents of ``a`` and ``b`` in ``kron(a, b)``: ``g`` contracted with the other factor
+    (one pass over ``g`` each, ``rules/linalg/products.py``)."""
+    return (lambda other: kron_cotangent_of_first(g, other, a.shape),
+            lambda other: kron_cotangent_of_second(g, other, b.shape))
 
 
 #: product -> (the product of two matrices, its cotangent maps)
 PRODUCTS: dict[Any, tuple[Callable, Callable]] = {
     operator.matmul: (np.matmul, _matmul_cotangents), np.matmul: (np.matmul, _matmul_cotangents),
-    np.dot: (np.matmul, _matmul_cotangents), np.kron: (np.kron, _kron_cotangents),
+    np.dot: (np.matmul, _matmul_cotangents), np.kron: (kron_product, _kron_cotangents),
 }
 
 
 def _kron_tangent(a: np.ndarray, a_d: Any, b: np.ndarray, b_d: Any, y: np.ndarray) -> np.ndarray:
-    """``kron(a_d, b) + kron(a, b_d)`` (None: zero) in one pass, into a pooled buffer shaped
-    like ``y``: the sum of the two products per element, as one einsum, with no temporaries."""
-    y_d = buffers.scratch(y)
-    out4 = y_d.reshape(a.shape[0], b.shape[0], a.shape[1], b.shape[1])
+    """``kron(a_d, b) + kron(a, b_d)`` (None: zero) in one pass into a pooled buffer shaped like
+    ``y``, with no temporaries."""
     if a_d is not None and b_d is not None:
-        np.einsum("sik,sjl->ijkl", np.stack([a_d, a]), np.stack([b, b_d]), out=out4)
-    elif a_d is not None or b_d is not None:
-        np.einsum("ik,jl->ijkl", a if a_d is None else a_d, b if b_d is None else b_d, out=out4)
-    else:
-        y_d.fill(0.0)
+        return kron_sum_of_two(a_d, b, a, b_d)
+    if a_d is not None or b_d is not None:
+        return kron_product(a if a_d is None else a_d, b if b_d is None else b_d)
+    y_d = buffers.scratch(y)
+    y_d.fill(0.0)
     return y_d
 
 
@@ -92,7 +91,7 @@ def fast_product(f: Any, args: tuple, kwargs: dict) -> tuple | None:
     product, cotangents = found
     (a, a_d), (b, b_d) = fa, fb
     y = product(a, b)
-    if product is np.kron:
+    if product is kron_product:
         y_d = _kron_tangent(a, a_d, b, b_d, y)
     else:
         terms = [product(a_d, b) if a_d is not None else None, product(a, b_d) if b_d is not None else None]
