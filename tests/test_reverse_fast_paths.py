@@ -105,6 +105,32 @@ def test_matmul_cotangent_without_blas_layout(gemm_calls):
     assert len(gemm_calls) == 1
 
 
+def test_matmul_cotangent_overlap_found_through_views(gemm_calls):
+    """The quick overlap test (distinct owners cannot overlap) never hides a real overlap: an
+    operand viewing the target (its transpose, a slice), or a target that is itself a view of
+    an operand's memory, takes NumPy's product; a view of another array takes gemm."""
+    from yuebing.transform import buffers
+
+    b = np.arange(9.0).reshape(3, 3)
+    for view in (lambda t: t.T, lambda t: t[:, :], lambda t: t[::-1].T):
+        target = np.arange(9.0).reshape(3, 3) + 1.0
+        expected = target + view(target) @ b
+        buffers.add_matmul(target, view(target), b)
+        np.testing.assert_array_equal(target, expected)
+    big = np.arange(18.0).reshape(6, 3)
+    window = big[:3]  # the target is a contiguous view; the operand overlaps it
+    expected = window + big[1:4] @ b
+    buffers.add_matmul(window, big[1:4], b)
+    np.testing.assert_array_equal(window, expected)
+    assert len(gemm_calls) == 0
+    other = np.arange(18.0).reshape(6, 3) - 4.0
+    target = np.zeros((3, 3))
+    buffers.add_matmul(target, other[1:4], b)  # a view of another array, C-ordered
+    buffers.add_matmul(target, np.asfortranarray(other[:3]), b.T)  # an owner, Fortran-ordered
+    np.testing.assert_array_equal(target, other[1:4] @ b + other[:3] @ b.T)
+    assert len(gemm_calls) == 2
+
+
 def _mixed_int_arithmetic(x):
     n = len(x)
     total = 0.0

@@ -182,7 +182,7 @@ def add_matmul(target: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     if gemm is None:
         target += a @ b
         return
-    c, (first, trans_first), (second, trans_second) = gemm
+    c, first, trans_first, second, trans_second = gemm
     out = _DGEMM(1.0, first, second, 1.0, c, trans_a=trans_first, trans_b=trans_second, overwrite_c=1)
     if out is not c:  # f2py copied it after all: the sum is in ``out``
         c[...] = out
@@ -192,30 +192,55 @@ def _gemm_operands(target: Any, a: Any, b: Any) -> tuple | None:
     """What gemm takes to compute ``target += a @ b`` in place (BLAS works in Fortran order: a
     C-ordered ``target`` is updated as ``target^T += b^T a^T``), or None where it cannot: SciPy
     missing, not float64 matrices, an operand in neither C nor Fortran order, nothing to add, or
-    ``target`` overlapping an operand."""
+    ``target`` overlapping an operand. Runs once per product per gradient call, so it reads
+    each array's flags once (each ``.flags`` read builds an object)."""
     if _DGEMM is None or type(target) is not np.ndarray or type(a) is not np.ndarray or type(b) is not np.ndarray:
         return None
-    if not (target.dtype is _F64 and a.dtype is _F64 and b.dtype is _F64 and target.ndim == 2
-            and target.flags.writeable and a.size and b.size):
+    if target.dtype is not _F64 or a.dtype is not _F64 or b.dtype is not _F64 or target.ndim != 2 \
+            or not a.size or not b.size:
         return None
-    if target.flags.f_contiguous:
-        c, first, second = target, _blas_operand(a), _blas_operand(b)
-    elif target.flags.c_contiguous:
-        c, first, second = target.T, _blas_operand(b.T), _blas_operand(a.T)
+    flags = target.flags
+    if not flags.writeable or _may_overlap(target, flags.owndata, a) or _may_overlap(target, flags.owndata, b):
+        return None
+    if flags.f_contiguous:
+        first, trans_first = _blas_operand(a)
+        second, trans_second = _blas_operand(b)
+        c = target
+    elif flags.c_contiguous:
+        first, trans_first = _blas_operand(b.T)
+        second, trans_second = _blas_operand(a.T)
+        c = target.T
     else:
         return None
-    if first is None or second is None or np.may_share_memory(target, a) or np.may_share_memory(target, b):
+    if first is None or second is None:
         return None
-    return c, first, second
+    return c, first, trans_first, second, trans_second
 
 
-def _blas_operand(x: np.ndarray) -> tuple | None:
-    """``(array, transpose flag)`` that BLAS reads as ``x`` without a copy, or None."""
-    if x.flags.f_contiguous:
+def _may_overlap(target: np.ndarray, target_owns: bool, x: np.ndarray) -> bool:
+    """Whether ``x`` may share memory with ``target``. The common case without NumPy's bounds
+    test (a microsecond or two a call): ``target`` owns its memory and ``x`` is another owner,
+    or a view of another owner (NumPy collapses a view's ``base`` to the array owning the
+    memory), so the two are distinct allocations."""
+    if x is target:
+        return True
+    if target_owns:
+        if x.flags.owndata:
+            return False
+        base = x.base
+        if type(base) is np.ndarray and base is not target and base.flags.owndata:
+            return False
+    return np.may_share_memory(target, x)
+
+
+def _blas_operand(x: np.ndarray) -> tuple:
+    """``(array, transpose flag)`` that BLAS reads as ``x`` without a copy, or ``(None, 0)``."""
+    flags = x.flags
+    if flags.f_contiguous:
         return x, 0
-    if x.flags.c_contiguous:
+    if flags.c_contiguous:
         return x.T, 1
-    return None
+    return None, 0
 
 
 try:
