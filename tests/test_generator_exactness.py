@@ -320,8 +320,8 @@ def test_drained_and_quiet_generators_stay_eager():
             s = s + v * v
         return s + sum(v for v in gen(3)) + float(any(v > 1 for v in [x, 2.0 * x]))
     text = _rewritten(f)
-    assert "_yb_eager_gen((s,), 5)" in text and "Generator(" in text  # (the lazy twin, for the fallback)
-    assert "sum((v for v in _yb_eager_gen((), 3)))" in text
+    assert "_yb_eager_gen((s,), gen, 5)" in text and "Generator(" in text  # (the lazy twin, for the fallback)
+    assert "sum((v for v in _yb_eager_gen((), gen, 3)))" in text
     check_all_modes(f, 0.9)
 
 
@@ -353,5 +353,5 @@ def test_generator_expression_stepping_a_pure_generator():
         w = _Bumper(arr)
         bumped = float(any(v + w > 2.0 for v in gen(arr)))  # (each item seen after the write of the one before)
         return plain + bumped * arr[0] + arr[0] * arr[1]
-    assert "_yb_eager__yb_genexpr((), _yb_eager_gen((), arr))" in _rewritten(f)  # both eager: plain data
+    assert "_yb_eager__yb_genexpr((), _yb_genexpr, _yb_eager_gen((), gen, arr))" in _rewritten(f)  # both eager: plain data
     check_all_modes(f, np.array([0.6, 0.3]))

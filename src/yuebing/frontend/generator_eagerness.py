@@ -26,8 +26,8 @@ where that is provably Python's result:
     may write, no generators or iterators, which may be lazy ones with effects). Then nothing
     that runs between two items writes what the body reads, and the body writes nothing anyone
     reads: the items are the same whenever they are made, and making more than the consumer takes
-    (it stops early) shows nowhere. Such calls go to ``_yb_eager_<name>(reads, *args)``, which
-    runs the lazy generator instead when the run-time check fails, and also when an item raises:
+    (it stops early) shows nowhere. Such calls go to ``_yb_eager_<name>(reads, <name>, *args)``, which
+    runs the lazy generator instead (passed as ``_yb_lazy``) when the run-time check fails, and also when an item raises:
     Python's consumer sees the items before it first (``next(1 / v for v in [1.0, 0.0])`` is 1.0),
     and the lazy generator, started afresh, shows it that (the eager attempt changed nothing).
 
@@ -57,7 +57,7 @@ from .source import function_node
 __all__ = ["eager_generators", "called_generator_definitions"]
 
 EAGER, DRAINED = "_yb_eager_", "_yb_drained_"
-_READS = "_yb_reads"
+_READS, _LAZY = "_yb_reads", "_yb_lazy"
 _CHECK = "_yb_plain_data"
 
 
@@ -197,10 +197,10 @@ class _Plan:
             for call, reads in quiet:
                 call.func = ast.copy_location(ast.Name(EAGER + self.name, ast.Load()), call.func)
                 read = ast.Tuple([ast.Name(r, ast.Load()) for r in reads], ast.Load())
-                call.args.insert(0, ast.copy_location(read, call))
+                call.args[:0] = [ast.copy_location(read, call), ast.copy_location(ast.Name(self.name, ast.Load()), call)]
         self._insert_after_definition(copies)
-        if copies and not self.outside and not self._used(besides=[self.function, *(copies[-1:] if quiet else [])]):
-            self._remove_definition()  # every call went to a copy
+        if copies and not self.outside and not self._used(besides=[self.function]):
+            self._remove_definition()  # every call went to the drained copy
         return bool(copies)
 
     def _record_stepping(self, drained_calls: list, quiet: list, reads_of_generator: set) -> None:
@@ -237,13 +237,15 @@ class _Plan:
         return made
 
     def _eager_copy(self, filename: str) -> ast.FunctionDef:
-        """``def _yb_eager_g(_yb_reads, <g's parameters>)``: g's list builder, guarded."""
+        """``def _yb_eager_g(_yb_reads, _yb_lazy, <g's parameters>)``: g's list builder, guarded,
+        falling back on the lazy generator g, passed as an argument (third order refuses a
+        nested function capturing one)."""
         made = copy.deepcopy(self.function)
         made.name = EAGER + self.name
         to_list_builder(made, filename)
-        made.args.posonlyargs.insert(0, ast.arg(_READS))
+        made.args.posonlyargs[:0] = [ast.arg(_READS), ast.arg(_LAZY)]
         values = ", ".join([_READS, *_parameters(self.function), *free_names(self.function)])
-        lazily = f"{self.name}({_forwarded(self.function)})"
+        lazily = f"{_LAZY}({_forwarded(self.function)})"
         head = parse_source(
             f"from yuebing.ir.primitives import plain_data as {_CHECK}\n"
             f"if not {_CHECK}({values}):\n    return {lazily}\n"  # a user object, an iterator: lazily
@@ -253,10 +255,7 @@ class _Plan:
             if "lineno" in n._attributes:
                 ast.copy_location(n, self.function)
         head[2].body = made.body
-        # the lazy generator it falls back on: a copy of its own, so that it captures no function
-        # (third order refuses nested functions capturing variables), unless it is a module's
-        lazy = [] if self.outside else [copy.deepcopy(self.function)]
-        made.body = [head[0], *lazy, *head[1:]]
+        made.body = head
         return made
 
     def _insert_after_definition(self, copies: list) -> None:

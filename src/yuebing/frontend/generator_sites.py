@@ -93,8 +93,8 @@ def quiet_reads(call: ast.Call, parents: dict, generator_reads: set, stepping: d
 
 def _source_argument(call: ast.Call) -> ast.expr | None:
     """The first iterable handed to a rewritten generator expression's call (after the names
-    its eager copy checks, ``_yb_eager_...((reads), source)``)."""
-    at = 1 if isinstance(call.func, ast.Name) and call.func.id.startswith("_yb_eager_") else 0
+    its eager copy checks and its lazy self, ``_yb_eager_...((reads), lazy, source)``)."""
+    at = 2 if isinstance(call.func, ast.Name) and call.func.id.startswith("_yb_eager_") else 0
     return call.args[at] if len(call.args) > at else None
 
 
