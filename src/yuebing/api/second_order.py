@@ -232,8 +232,9 @@ def _scale(owner: Any) -> dict:
 
 class PreparedHvp:
     """``yb.prepare_hvp(f, *example_args)``: Hessian-vector products of ``f`` at arguments shaped
-    like the examples. The dual reverse program is compiled once and the fdata buffers of float
-    and float-array arguments are allocated once per thread and zeroed on each call (so several
+    like the examples. The dual reverse program is compiled once. Float64 arrays and floats take
+    ``yb.hvp``'s direct path (``api/direct_hvp.py``); on the general path the fdata buffers of
+    float-array arguments are allocated once per thread and zeroed on each call (so several
     threads can call one prepared object at once)."""
 
     def __init__(self, f: Callable, example_args: tuple) -> None:
@@ -263,6 +264,12 @@ class PreparedHvp:
         if len(primals) != len(self.shapes) or len(tangents) != len(primals):
             raise TypeError(f"prepare_hvp: prepared for {len(self.shapes)} arguments, got {len(primals)} "
                             f"primals and {len(tangents)} tangents")
+        # float64 arrays and floats, a function whose passes run without dispatch: yb.hvp's direct
+        # path (fresh arrays from calloc cost less than zeroing kept buffers and copying out of them)
+        duals = plain_duals(primals, tangents)
+        passes = None if duals is None else direct_passes(self.f, len(duals))
+        if passes is not None:
+            return direct_hvp(passes, self.f, duals, _pull_unit, "hvp")
         if [_signature_of(x) for x in primals] != self.shapes or any(
                 t is not NoTangent and _signature_of(t) != _signature_of(x) for x, t in zip(primals, tangents)):
             return _value_grad_hvp(self.f, primals, tangents, "hvp")  # not what was prepared for
