@@ -204,6 +204,24 @@ def test_a_kept_kron_tangent_is_not_reused():
     np.testing.assert_allclose(tangent, np.kron(da, b) + np.kron(a, db), rtol=1e-12, atol=1e-12)
 
 
+def test_kept_kron_values_and_tangents_are_not_reused():
+    """A large kron's value (and a one-factor tangent) comes from the buffer pool in every mode:
+    what the caller keeps is never handed out again and keeps its values."""
+    rng = np.random.default_rng(6)
+    a, b, da = (rng.standard_normal(s) for s in ((20, 20), (40, 40), (20, 20)))
+    kept = [yb.jvp(np.kron, (k * a, b), (da, np.zeros_like(b))) for k in range(1, 4)]
+    kept += [yb.jvp(lambda p: np.kron(p, b), (k * a,), (da,)) for k in range(4, 6)]
+    kept_grads = [yb.value_and_grad(lambda p: np.kron(p, b).sum(), has_aux=False)(k * a) for k in range(6, 8)]
+    for k, (value, tangent) in enumerate(kept, start=1):
+        np.testing.assert_array_equal(value, np.kron(k * a, b))
+        np.testing.assert_allclose(tangent, np.kron(da, b), rtol=1e-12, atol=1e-12)
+    for k, (value, grad) in enumerate(kept_grads, start=6):
+        assert value == pytest.approx(np.kron(k * a, b).sum())
+        np.testing.assert_allclose(grad, np.full_like(a, b.sum()), rtol=1e-12)
+    arrays = [x for pair in kept for x in pair]
+    assert not any(np.shares_memory(s, t) for s in arrays for t in arrays if s is not t)
+
+
 def test_kron_in_every_mode():
     check_all_modes(lambda z: np.sum(np.kron(z[:6].reshape(2, 3), z[6:].reshape(3, 2)) ** 2),
                     np.linspace(-1.0, 1.3, 12))

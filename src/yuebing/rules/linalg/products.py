@@ -205,7 +205,7 @@ def _kron(a, b):
         if da is not None and db is not None and np.shape(da) == np.shape(a) and np.shape(db) == np.shape(b) \
                 and np.ndim(a) == np.ndim(b) >= 1:
             return kron_sum_of_two(da, b, a, db)
-        return add(None if da is None else np.kron(da, b), None if db is None else np.kron(a, db))
+        return add(None if da is None else kron_product(da, b), None if db is None else kron_product(a, db))
 
     def vjp(g: Any, need: tuple) -> tuple:
         ga = kron_cotangent_of_first(g, conj(b), np.shape(a)) if need[0] else None
