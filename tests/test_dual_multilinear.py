@@ -40,6 +40,24 @@ def test_a_small_network():
     check_second_order(mlp, rng.normal(size=(5, 3)), rng.normal(size=(2, 5)), rng.normal(size=(3, 4)))
 
 
+def transposed_products(a, b):
+    """Products of transposed views and of a Fortran-ordered factor, one factor used twice."""
+    return np.sum(np.sin(a @ b.T)) + np.sum((a.T @ a) ** 2)
+
+
+def test_cotangents_accumulate_by_gemm_in_any_memory_order(monkeypatch):
+    """The HVP's matrix-product cotangents (and the output tangent's second product) are added
+    by gemm into their buffers (``buffers.add_matmul``: no temporary, no addition pass), right
+    for C- and Fortran-ordered factors and transposed views."""
+    from yuebing.transform import buffers
+
+    calls = []
+    gemm = buffers._DGEMM
+    monkeypatch.setattr(buffers, "_DGEMM", lambda *args, **kwargs: calls.append(1) or gemm(*args, **kwargs))
+    check_second_order(transposed_products, P, np.asfortranarray(rng.normal(size=(5, 4))))
+    assert calls
+
+
 def summed_products(a, b):
     """Products read by np.sum: in an HVP their cotangent tangent is zero (the products by it
     are skipped)."""

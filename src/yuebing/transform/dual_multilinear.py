@@ -34,16 +34,18 @@ _ND, _F64 = np.ndarray, np.dtype(np.float64)
 
 
 def _matmul_cotangents(g: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
-    """The cotangents of ``a`` and ``b`` in ``a @ b`` from the output's ``g`` (each needs only
-    the other factor: ``g @ b.T`` and ``a.T @ g``)."""
-    return lambda other: g @ other.T, lambda other: other.T @ g
+    """Adders of the cotangents of ``a`` and ``b`` in ``a @ b`` from the output's ``g`` into a
+    buffer (each needs only the other factor: ``g @ b.T`` and ``a.T @ g``), by gemm
+    accumulating in place (``buffers.add_matmul``: no temporary product, no addition pass)."""
+    return (lambda other, into: buffers.add_matmul(into, g, other.T),
+            lambda other, into: buffers.add_matmul(into, other.T, g))
 
 
 def _kron_cotangents(g: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
-    """The cotangents of ``a`` and ``b`` in ``kron(a, b)``: ``g`` contracted with the other factor
-    (one pass over ``g`` each, ``rules/linalg/products.py``)."""
-    return (lambda other: kron_cotangent_of_first(g, other, a.shape),
-            lambda other: kron_cotangent_of_second(g, other, b.shape))
+    """Adders of the cotangents of ``a`` and ``b`` in ``kron(a, b)`` into a buffer: ``g``
+    contracted with the other factor (one pass over ``g`` each, ``rules/linalg/products.py``)."""
+    return (lambda other, into: into.__iadd__(kron_cotangent_of_first(g, other, a.shape)),
+            lambda other, into: into.__iadd__(kron_cotangent_of_second(g, other, b.shape)))
 
 
 #: product -> (the product of two matrices, its cotangent maps)
@@ -62,6 +64,16 @@ def _kron_tangent(a: np.ndarray, a_d: Any, b: np.ndarray, b_d: Any, y: np.ndarra
         return kron_product(a if a_d is None else a_d, b if b_d is None else b_d)
     y_d = buffers.scratch(y)
     y_d.fill(0.0)
+    return y_d
+
+
+def _matmul_tangent(a: np.ndarray, a_d: Any, b: np.ndarray, b_d: Any, y: np.ndarray) -> np.ndarray:
+    """``a_d @ b + a @ b_d`` (None: zero), the second product added by gemm into the first."""
+    if a_d is None:
+        return np.zeros(y.shape) if b_d is None else a @ b_d
+    y_d = a_d @ b
+    if b_d is not None:
+        buffers.add_matmul(y_d, a, b_d)
     return y_d
 
 
@@ -94,9 +106,7 @@ def fast_product(f: Any, args: tuple, kwargs: dict) -> tuple | None:
     if product is kron_product:
         y_d = _kron_tangent(a, a_d, b, b_d, y)
     else:
-        terms = [product(a_d, b) if a_d is not None else None, product(a, b_d) if b_d is not None else None]
-        present = [t for t in terms if t is not None]
-        y_d = np.zeros(y.shape) if not present else np.add(*present, out=present[0]) if len(present) == 2 else present[0]
+        y_d = _matmul_tangent(a, a_d, b, b_d, y)
     # large outputs' fdata from the buffer pool (their page faults cost more than the product)
     out = (y, buffers.zeros_like(y), y_d, buffers.zeros_like(y))
 
@@ -112,12 +122,12 @@ def fast_product(f: Any, args: tuple, kwargs: dict) -> tuple | None:
                                                     (args[1], to_b, tangent_to_b, a, a_d)):
             fdata, fdata_d = arg[1], arg[3]
             if type(fdata) is _ND:
-                fdata += to(other)
+                to(other, fdata)
             if type(fdata_d) is _ND:
                 if not zero_d:
-                    fdata_d += tangent_to(other)
+                    tangent_to(other, fdata_d)
                 if other_d is not None:
-                    fdata_d += to(other_d)
+                    to(other_d, fdata_d)
         return (NoRData, NoRData, NoRData), (NoRData, NoRData, NoRData)
 
     return out, pullback
