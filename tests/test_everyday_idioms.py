@@ -7,6 +7,7 @@ and ``scipy.stats`` calls with ``loc=``/``scale=`` keywords were silently wrong 
 but the first dropped), while one pass per column was right."""
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import math
@@ -19,6 +20,7 @@ import scipy.special as sp
 import scipy.stats as st
 
 import yuebing as yb
+from tests.all_modes import check_all_modes
 from tests.modes import check_every_mode
 
 
@@ -115,6 +117,15 @@ def _filter_counting(x):
     return sum(filter(keep, x)) * total[0]
 
 
+_Pair = collections.namedtuple("_Pair", "a b")
+
+
+def _namedtuple_make(x):
+    """``_make`` calls ``tuple.__new__(cls, iterable)`` (it had no rule)."""
+    q = _Pair._make([x[1], x[2] ** 2])
+    return q.a * q.b + tuple.__new__(tuple, [x[0], x[1]])[1] ** 3
+
+
 IDIOMS = {
     "module_attribute_matrix": lambda x: np.sum((np.sin(x) * np.pi * _weights.W) ** 2),
     # second order lost what was appended to a list read out of another container (a list or
@@ -163,6 +174,7 @@ IDIOMS = {
     "set_comprehension": lambda x: sum({v * x[0] for v in x}),
     "set_add_and_union": _set_add_and_union,
     "dict_keyed_by_objects": _keyed_by_objects,
+    "namedtuple_make": _namedtuple_make,
     "branin": lambda x: ((x[1] - (5.1 / (4 * np.pi ** 2)) * x[0] ** 2 + 5 * x[0] / np.pi - 6) ** 2
                          + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x[0]) + 10),
 }
@@ -181,3 +193,13 @@ def test_batched_hessian_is_per_column_hessian(name):
     per_column = yb.hessian(f, chunk_size=1)(POINT.copy())
     batched = yb.hessian(f, chunk_size=POINT.size)(POINT.copy())
     np.testing.assert_allclose(batched, per_column, rtol=1e-10, atol=1e-12)
+
+
+def test_namedtuple_replace():
+    """``_replace`` makes its namedtuple with ``_make`` from ``map(kwds.pop, fields, self)``.
+    (Batched forward mode refuses it by name: ``map`` pops the keywords' dict in place.)"""
+    def f(x):
+        p = _Pair(x[0], x[1])._replace(a=x[0] * x[2])
+        return p.a * p.b + p._replace(b=x[2])[1] ** 2
+
+    check_all_modes(f, POINT)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import collections
 import functools
 import heapq
 import itertools
@@ -49,7 +50,7 @@ from .declare import nondifferentiable
 from .core import CoDual, Dual, RuleArgumentError, frule, frule_for, primal, register_frule, register_rrule, \
     rrule_for
 from .operators import Elements, fit_element, forward_elements, forward_sequence, list_output, ref, send, tuple_output
-from .second_order import defined_as, defined_by, jvp_defined_by, selection
+from .second_order import defined_as, defined_by, jvp_defined_by, linear, selection
 from .util import defined_rrule, fit_tangent, output, tangent
 
 _NOARG = object()  # "not passed", distinct from any value a caller could pass
@@ -133,6 +134,47 @@ for _f, _name, _build, _kind in ((builtins.list, "list", _all, list), (builtins.
     _r, _fr = sequence_rules(_name, _build, _kind)
     register_rrule(_f, _r)
     register_frule(_f, _fr)
+
+_Point = collections.namedtuple("_Point", "x y")  # for the cases
+_TUPLE_RRULE, _TUPLE_FRULE = sequence_rules("tuple", _all, tuple)
+
+
+def _tuple_class(cls: Any) -> type:
+    kind = primal(cls)
+    if not (isinstance(kind, type) and issubclass(kind, tuple)):
+        raise TypeError(f"tuple.__new__(X): X is not a subtype of tuple")
+    if kind is not tuple and tuple.__new__ is not getattr(kind, "__new__", None) \
+            and not isinstance(getattr(kind, "_fields", None), tuple):
+        raise RuleArgumentError(f"tuple.__new__({kind.__qualname__}, ...): yuebing differentiates it for tuple and "
+                                f"namedtuple classes; {kind.__qualname__} has a __new__ of its own")
+    return kind
+
+
+def _tuple_new_rrule(cls, iterable=_NOARG):
+    """``tuple.__new__(cls, iterable)``: the elements as ``tuple(iterable)`` takes them, in a tuple
+    of class ``cls`` (namedtuple's ``_make`` and ``_replace`` call it); its fdata is a ``cls`` too,
+    as a namedtuple constructed by calling its class has."""
+    kind = _tuple_class(cls)
+    out, pullback = _TUPLE_RRULE(iterable)
+    fd = out.fdata
+    out = CoDual(tuple.__new__(kind, out.primal), fd if fd is NoFData else tuple.__new__(kind, fd))
+
+    def tuple_new_pullback(dy):
+        return (NoRData, *pullback(tuple(dy) if isinstance(dy, tuple) else dy))
+
+    return out, tuple_new_pullback
+
+
+def _tuple_new_frule(cls, iterable=_NOARG):
+    kind = _tuple_class(cls)
+    out = _TUPLE_FRULE(iterable)
+    t = out.tangent
+    return Dual(tuple.__new__(kind, out.primal), t if t is NoTangent else tuple.__new__(kind, t))
+
+
+register_rrule(tuple.__new__, _tuple_new_rrule)
+register_frule(tuple.__new__, _tuple_new_frule)
+linear(tuple.__new__, data=(1,))  # like tuple(iterable): the class is no value
 
 _RULES = {"reversed": sequence_rules("reversed", _reversed, list), "sorted": sequence_rules("sorted", _sorted, list),
           "filter": sequence_rules("filter", _filter, list)}
@@ -603,6 +645,9 @@ def _sequence_cases() -> list:
         Case(tuple, [1.5, shared, shared], name="tuple(list with aliased array)"),
         Case(tuple, randn(2, 2), name="tuple(2-d array)"),
         Case(tuple, (1.5, 2.5)),
+        Case(tuple.__new__, tuple, [1.5, randn(2)], name="tuple.__new__(tuple, list)"),
+        Case(tuple.__new__, _Point, [randn(), randn(2)], name="tuple.__new__(namedtuple, list): _make"),
+        Case(tuple.__new__, _Point, (randn(), 2), name="tuple.__new__(namedtuple, tuple with an int)"),
         ListedCase(builtins.reversed, [1.5, shared, -2.0], name="reversed(list)"),
         ListedCase(builtins.reversed, randn(3), name="reversed(array)"),
         Case(sorted, [2.5, -1.0, 0.5, 3.0], name="sorted(floats)"),
