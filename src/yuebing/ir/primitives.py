@@ -201,14 +201,15 @@ EAGER_ITEMS_LIMIT = 10**5  # (about 15 s of differentiated work at ~150 us an it
 _PLAIN_LEAVES = (type(None), bool, int, float, complex, str, bytes, range, slice, np.generic, np.dtype,
                  types.BuiltinFunctionType, np.ufunc)
 _PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)
+_PLAIN_MODULES = ("builtins", "numpy", "math", "cmath")
 
 
 def plain_data(*values: Any) -> bool:
     """Whether ``values`` are plain data all the way down: numbers, strings, NumPy arrays (not of
     objects) and scalars, and lists, tuples, dicts and sets of them (exactly those types, so no
-    user dunder runs); modules, classes and builtin functions count too (a pure generator reads
-    ``np.pi`` or compares types). Not user objects, generators or other iterators: code reading
-    those may run the user's methods. The run-time half of the proof that a pure generator
+    user dunder runs); NumPy's and math's modules, builtin and NumPy classes and functions count
+    too (a pure generator reads ``np.pi`` or compares types). Not user objects, classes or
+    modules, generators or other iterators: code reading those may run the user's code. The run-time half of the proof that a pure generator
     evaluated eagerly is Python's generator (``frontend/generator_eagerness.py``)."""
     seen: set = set()
     stack = list(values)
@@ -229,9 +230,11 @@ def plain_data(*values: Any) -> bool:
 
 
 def _plain_leaf(value: Any, kind: type) -> bool:
-    if isinstance(value, (types.ModuleType, type)):  # (their attributes are read, not called)
-        return True
-    return isinstance(value, _PLAIN_LEAVES) and kind.__module__.partition(".")[0] in ("builtins", "numpy")  # (no user subclass)
+    if isinstance(value, types.ModuleType):  # NumPy's and math's (a user module's attributes may be anything)
+        return value.__name__.partition(".")[0] in _PLAIN_MODULES
+    if isinstance(value, type):  # (a user class's metaclass may run code on isinstance or attribute reads)
+        return value.__module__.partition(".")[0] in _PLAIN_MODULES
+    return isinstance(value, _PLAIN_LEAVES) and kind.__module__.partition(".")[0] in _PLAIN_MODULES  # (no user subclass)
 
 
 class NotASequenceError(TypeError):
