@@ -355,3 +355,12 @@ def test_generator_expression_stepping_a_pure_generator():
         return plain + bumped * arr[0] + arr[0] * arr[1]
     assert "_yb_eager__yb_genexpr((), _yb_genexpr, _yb_eager_gen((), gen, arr))" in _rewritten(f)  # both eager: plain data
     check_all_modes(f, np.array([0.6, 0.3]))
+
+
+def test_drained_generator_expressions_stay_comprehensions():
+    def f(x):
+        xs = [x * k for k in range(4)]
+        return sum(x ** 2 for v in xs) + max(v * v for v in xs) + np.sum(np.array([v for v in xs]))
+    text = _rewritten(f)
+    assert "_yb_" not in text  # nothing rewritten: the fast path of comprehensions
+    check_all_modes(f, 0.4)
