@@ -115,3 +115,22 @@ def test_large_kron_in_every_mode(f, args):
     first, second = args
     check_all_modes(lambda x: f(x, second), first)
     check_all_modes(lambda y: f(first, y), second)
+
+
+@pytest.mark.parametrize("a, b", [(rng.normal(size=5), rng.normal(size=7)),
+                                  (rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 2, 5))),
+                                  (rng.normal(size=(12,)), rng.normal(size=(2,)))], ids=["vectors", "3-d", "small-blocks"])
+def test_kron_of_any_rank_takes_the_direct_rule(a, b):
+    """kron's formulas hold for any rank: two float64 arrays of one rank take the direct rule."""
+    args = tuple((x, np.zeros_like(x), np.ones_like(x), np.zeros_like(x)) for x in (a, b))
+    assert dual_multilinear.fast_product(np.kron, args, {}) is not None
+    check_second_order(np.kron, a, b)
+    check_second_order(lambda p, q: np.sum(np.sin(np.kron(p, q))), a, b)
+    check_all_modes(lambda p: np.sum(np.kron(p, b) ** 2), a)
+
+
+def test_kron_of_different_ranks_takes_the_class_rule():
+    a, b = rng.normal(size=3), rng.normal(size=(2, 4))
+    args = tuple((x, np.zeros_like(x), np.ones_like(x), np.zeros_like(x)) for x in (a, b))
+    assert dual_multilinear.fast_product(np.kron, args, {}) is None
+    check_second_order(np.kron, a, b)

@@ -4,8 +4,8 @@ The multilinear class (``lifting._multilinear``) runs the first-order rule once 
 that factor's tangent, plus once more on the primals with the fdata tangents to get a pullback
 for the cotangent's tangent: every run computes its product and zero-fills an output fdata, so
 ``kron(x, y)`` is computed four times and its 640 000-element fdata zero-filled four times. For
-``a @ b``, ``np.matmul``, ``np.dot`` and ``np.kron`` of two float64 matrices this module computes
-what is needed once:
+``a @ b``, ``np.matmul`` and ``np.dot`` of two float64 matrices, and ``np.kron`` of two float64
+arrays of one number of axes, this module computes what is needed once:
 
 * forward: ``y = a . b`` and ``y_d = a_d . b + a . b_d`` (for ``kron`` both into buffers of the
   pool, ``transform/buffers.py``, ``y_d`` as one batched matrix product summing the two products
@@ -77,10 +77,11 @@ def _matmul_tangent(a: np.ndarray, a_d: Any, b: np.ndarray, b_d: Any, y: np.ndar
     return y_d
 
 
-def _factor(a: tuple) -> tuple | None:
-    """``(matrix, tangent or None)`` of a 4-tuple argument this module handles, else None."""
+def _factor(a: tuple, any_rank: bool) -> tuple | None:
+    """``(matrix, tangent or None)`` of a 4-tuple argument this module handles, else None;
+    ``any_rank``: an array of any number of axes (kron's formulas hold for every rank)."""
     x, t = a[0], a[2]
-    if type(x) is not _ND or x.ndim != 2 or x.dtype != _F64:
+    if type(x) is not _ND or x.dtype != _F64 or (x.ndim < 1 if any_rank else x.ndim != 2):
         return None
     if t is NoTangent:
         return x, None
@@ -97,10 +98,11 @@ def fast_product(f: Any, args: tuple, kwargs: dict) -> tuple | None:
         return None
     if found is None or kwargs or len(args) != 2:
         return None
-    fa, fb = _factor(args[0]), _factor(args[1])
-    if fa is None or fb is None:
-        return None
     product, cotangents = found
+    any_rank = product is kron_product
+    fa, fb = _factor(args[0], any_rank), _factor(args[1], any_rank)
+    if fa is None or fb is None or fa[0].ndim != fb[0].ndim:
+        return None
     (a, a_d), (b, b_d) = fa, fb
     y = product(a, b)
     if product is kron_product:
