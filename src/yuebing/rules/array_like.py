@@ -13,7 +13,10 @@ What is converted (see ``docs/conventions.md``, "array_like arguments"):
 * calls of NumPy and SciPy functions, ufuncs and ndarray methods: a list or tuple whose
   elements are numbers (floats among them) or nested lists/tuples/arrays of numbers, that
   ``np.asarray`` turns into one float or complex array. Lists of ints only carry no derivative
-  and are left alone (they may be shapes or axes), except as ufunc operands. Functions whose
+  but are converted too (a rule's cotangent map computes with its array arguments: ``x * 1.0``
+  on a list of ints failed), except for parameters that take shapes, axes or indices
+  (``_INDEX_PARAMETERS``) and functions whose parameters cannot be named (no signature):
+  those keep their lists. Ufunc operands are always converted. Functions whose
   parameter is a *sequence of arrays* (``np.concatenate``, ``np.stack``...) and the array
   constructors themselves (``np.array``, ``np.asarray``) take lists as they are;
 * an object NumPy reads through ``__array__`` (a ``np.poly1d``, a user class) given to a NumPy
@@ -24,6 +27,7 @@ What is converted (see ``docs/conventions.md``, "array_like arguments"):
 """
 from __future__ import annotations
 
+import inspect
 import operator
 import types
 from typing import Any
@@ -36,7 +40,7 @@ _ARRAY_OPERATORS = frozenset({
     operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
     operator.pow, operator.matmul, operator.lt, operator.le, operator.gt, operator.ge,
     operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
-    operator.imod, operator.ipow, operator.imatmul,
+    operator.imod, operator.ipow, operator.imatmul, pow, divmod,
 })
 
 #: functions that take lists as they are: the converters themselves, and parameters that are a
@@ -46,6 +50,8 @@ _TAKES_SEQUENCES = frozenset(f for f in (
     np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.column_stack, getattr(np, "row_stack", None),
     np.block, np.select, np.piecewise, np.choose, np.lexsort, np.meshgrid, np.broadcast_arrays, np.ix_,
     np.linalg.multi_dot, np.ravel_multi_index, np.histogramdd, np.fromiter, np.nditer,
+    # NumPy splits a list by its length, an array by the axis's: their rules take lists as they are
+    np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
 ) if f is not None)
 
 _NUMBER = (float, int, complex, np.number, np.bool_)
@@ -151,14 +157,67 @@ def conversions(fn: Any, primals: list, keywords: dict) -> list:
         a, b = primals
         if isinstance(a, (np.ndarray, np.generic)) and _convertible(b, True):
             return [1]
-        if isinstance(b, (np.ndarray, np.generic)) and _convertible(a, True) and fn not in _INPLACE:
+        # ``list op= array``: lists have no in-place number methods, so NumPy's reflected operator
+        # gives a new array; a list of floats becomes a float array the in-place rule may write
+        # (ints alone stay a list, which the in-place rules send to the out-of-place operator)
+        if isinstance(b, (np.ndarray, np.generic)) and _convertible(a, fn not in _INPLACE):
             return [0]
         return []
-    ints_too = isinstance(fn, np.ufunc)
-    objects_too = ints_too or not _takes_array_objects(fn)
-    found: list = [i for i, v in enumerate(primals) if _convertible(v, ints_too) or objects_too and _array_object(v)]
-    found += [k for k, v in keywords.items() if k not in ("out", "axis", "axes", "shape") and _convertible(v, ints_too)]
+    ufunc = isinstance(fn, np.ufunc)
+    objects_too = ufunc or not _takes_array_objects(fn)
+    names = None if ufunc else _parameter_names(fn)
+    found: list = [i for i, v in enumerate(primals)
+                   if _convertible(v, ufunc or _takes_values(names, i)) or objects_too and _array_object(v)]
+    found += [k for k, v in keywords.items()
+              if k not in _INDEX_PARAMETERS and _convertible(v, ufunc or names is not None and k in names[0])]
     return found
+
+
+#: parameters of NumPy/SciPy functions that take shapes, axes, indices or masks: a list of ints
+#: there is not an array of values (``np.reshape(x, [2, 3])``, ``np.take(x, [0, 2])``)
+_INDEX_PARAMETERS = frozenset({
+    "out", "shape", "newshape", "new_shape", "axis", "axes", "axis1", "axis2", "axisa", "axisb", "axisc",
+    "source", "destination", "start", "indices", "ind", "indices_or_sections", "sections", "obj", "reps",
+    "repeats", "pad_width", "shift", "size", "dims", "dimensions", "kth", "order", "s", "subscripts",
+    "sorter", "where", "mask", "minlength", "subset_by_index", "dtype", "strides", "buffer", "like", "casting", "k", "n",
+})
+
+_PARAMETERS: dict = {}
+
+
+def _parameter_names(fn: Any) -> tuple | None:
+    """``(names, positional names, *args name)`` of ``fn``'s signature, or None without one
+    (cached per function; not for methods bound to an object, which would keep it alive)."""
+    owner = getattr(fn, "__self__", None)
+    cached = owner is None or isinstance(owner, (types.ModuleType, type))
+    if cached:
+        try:
+            return _PARAMETERS[fn]
+        except (KeyError, TypeError):
+            pass
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        found = None
+    else:
+        positional = tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        star = next((p.name for p in parameters if p.kind is p.VAR_POSITIONAL), None)
+        found = (frozenset(p.name for p in parameters), positional, star)
+    if cached:
+        try:
+            _PARAMETERS[fn] = found
+        except TypeError:  # an unhashable callable
+            pass
+    return found
+
+
+def _takes_values(names: tuple | None, position: int) -> bool:
+    """Whether positional argument ``position`` binds to a parameter of values (not an index one)."""
+    if names is None:
+        return False
+    _, positional, star = names
+    name = positional[position] if position < len(positional) else star
+    return name is not None and name not in _INDEX_PARAMETERS
 
 
 #: functions whose rules take an object with ``__array__`` as it is: zero-derivative ones

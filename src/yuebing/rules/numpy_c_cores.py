@@ -41,6 +41,8 @@ nondifferentiable(_no_keywords, _exponent)
 
 def _modf(x, **kwargs):
     _no_keywords("modf", kwargs)
+    if np.asarray(x).dtype.kind in "biu":  # modf gives floats of integers (np.trunc keeps them ints)
+        x = np.asarray(x, dtype=np.result_type(np.asarray(x).dtype, np.float16))
     whole = np.trunc(x)
     return np.where(np.isinf(x), np.copysign(0.0, x), x - whole) if np.ndim(x) else (
         np.copysign(0.0, x) if np.isinf(x) else x - whole), whole

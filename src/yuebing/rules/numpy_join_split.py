@@ -156,6 +156,16 @@ def _split_axis(fn: Callable, x: Any, axis: int) -> int:
     return {np.vsplit: 0, np.dsplit: 2}.get(fn, axis)
 
 
+def _refuse_list_split(fn: Callable, x: Any, ys: list, call: Callable) -> None:
+    """NumPy splits a list along an axis other than the first by the list's length, not by that
+    axis's (``np.split([[1, 2, 3]] * 2, [1], axis=1)`` drops a column): the tangent, split as
+    an array, would not match; refused by name rather than differentiated differently."""
+    if isinstance(x, (list, tuple)) and [np.shape(y) for y in ys] != [np.shape(y) for y in call(np.asarray(x))]:
+        raise RuleArgumentError(f"numpy.{fn.__name__} of a {type(x).__name__}: NumPy splits it by the list's length "
+                                f"({len(x)}), not by the length of the axis split, so its pieces differ from the "
+                                "array's; convert the list with np.asarray first")
+
+
 def _splitter(fn: Callable, has_axis: bool) -> None:
     def call(v, ios, axis):
         return fn(v, ios, axis) if has_axis else fn(v, ios)
@@ -163,6 +173,7 @@ def _splitter(fn: Callable, has_axis: bool) -> None:
     def rrule_(ary, indices_or_sections, axis=0):
         x, ios, ax = primal(ary), primal(indices_or_sections), primal(axis)
         ys = call(x, ios, ax)
+        _refuse_list_split(fn, x, ys, lambda v: call(v, ios, ax))
         if isinstance(x, np.ndarray) and isinstance(ary.fdata, np.ndarray):
             return CoDual(ys, call(ary.fdata, ios, ax)), lambda dy: ()  # every piece is a view
         out = output(ys)
@@ -180,6 +191,7 @@ def _splitter(fn: Callable, has_axis: bool) -> None:
     def frule_(ary, indices_or_sections, axis=0):
         x, ios, ax = primal(ary), primal(indices_or_sections), primal(axis)
         ys = call(x, ios, ax)
+        _refuse_list_split(fn, x, ys, lambda v: call(v, ios, ax))
         t = dense_tangent(x, tangent(ary))
         if isinstance(x, np.ndarray) and x.dtype.kind not in "fc":
             return Dual(ys, [NoTangent] * len(ys))

@@ -142,7 +142,7 @@ _TUPLE_RRULE, _TUPLE_FRULE = sequence_rules("tuple", _all, tuple)
 def _tuple_class(cls: Any) -> type:
     kind = primal(cls)
     if not (isinstance(kind, type) and issubclass(kind, tuple)):
-        raise TypeError(f"tuple.__new__(X): X is not a subtype of tuple")
+        raise TypeError("tuple.__new__(X): X is not a subtype of tuple")
     if kind is not tuple and tuple.__new__ is not getattr(kind, "__new__", None) \
             and not isinstance(getattr(kind, "_fields", None), tuple):
         raise RuleArgumentError(f"tuple.__new__({kind.__qualname__}, ...): yuebing differentiates it for tuple and "

@@ -19,6 +19,9 @@ A function that may mutate its arguments is treated as the map
 
 Failures raise ``RuleCheckError`` saying which property failed, with numbers or a path.
 Keyword arguments are passed to ``f`` and the rules unchanged and are not differentiated.
+With ``through_runtime=True`` the forward rule runs as a traced call would (the runtime's
+dispatch, its array_like boundary included: lists given where NumPy takes arrays); the reverse
+rule always does.
 """
 from __future__ import annotations
 
@@ -167,6 +170,7 @@ def check_rule(
     atol: float | None = None,
     steps: Iterable[float] | None = None,
     seed: int = 0,
+    through_runtime: bool = False,
 ) -> None:
     """Check the reverse and/or forward rule of ``f`` at ``args`` (see the module docstring)."""
     kwargs = dict(kwargs or {})
@@ -186,7 +190,9 @@ def check_rule(
     if problem:
         _fail(name, f"running f on copies changed the caller's arguments: {problem}")
 
-    fwd = _check_forward(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol, atol) if "fwd" in mode else None
+    forward = _runtime_frule if through_runtime else frule
+    fwd = _check_forward(forward, f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol, atol) \
+        if "fwd" in mode else None
     if "rev" in mode:
         rev = _check_reverse(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol, atol, seed)
         again = _check_reverse(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol, atol, seed)
@@ -205,7 +211,14 @@ def check_rule(
         _fail(name, f"the check changed the caller's arguments: {problem}")
 
 
-def _check_forward(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol, atol) -> Any:
+def _runtime_frule(f: Callable, *duals: Dual, **kwargs: Any) -> Dual:
+    """``f``'s forward rule as the runtime dispatches a traced call to it."""
+    from ..transform.forward_runtime import call_frule, zero_tangent_of
+
+    return call_frule(Dual(f, T.NoTangent), *duals, **{k: Dual(v, zero_tangent_of(v)) for k, v in kwargs.items()})
+
+
+def _check_forward(forward, f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol, atol) -> Any:
     results = []
     for _ in range(2):
         x = T.structural_copy(args)
@@ -213,7 +226,7 @@ def _check_forward(f, args, kwargs, dx, estimates, y_ref, after_ref, name, rtol,
         objects = _mutable_objects(x)
         tangents_of = _tangent_map(x, t)
         duals = [Dual(xi, ti) for xi, ti in zip(x, _per_arg(t, len(x), T.NoTangent))]
-        out = frule(f, *duals, **T.structural_copy(kwargs))
+        out = forward(f, *duals, **T.structural_copy(kwargs))
         if not isinstance(out, Dual):
             _fail(name, f"the forward rule returned {type(out).__qualname__}, not a Dual")
         _check_primal(name, "forward", out.primal, x, y_ref, after_ref)

@@ -22,6 +22,7 @@ from ..core import CoDual, Dual, frule_for, primal, rrule_for
 from ..second_order import defined_by, linear, multilinear
 from .. import util
 from ..util import accumulate, fit_tangent, out_cotangent, output, unbroadcast
+from ..operators.in_place import as_array_frule, as_array_rrule, numpy_gives_result
 from .common import (add, carries_gradient, conj, fit, linalg_rule, mH, no_out, normalise_axes, refuse,
                      refuse_containers, tangent_or_none)
 
@@ -161,6 +162,8 @@ def _matmul_operator(a, b):
 @rrule_for(operator.imatmul)
 def _imatmul_rrule(a, b):
     x = a.primal
+    if numpy_gives_result(operator.imatmul, x, b):  # list @= array: NumPy's new array
+        return as_array_rrule(operator.matmul, a, b)
     if not isinstance(x, np.ndarray):  # no in-place @= : Python rebinds a to a @ b
         return _matmul_operator.rrule(a, b)
     refuse_containers("operator.imatmul", [x, primal(b)], (1,))
@@ -186,6 +189,8 @@ def _imatmul_rrule(a, b):
 @frule_for(operator.imatmul)
 def _imatmul_frule(a, b):
     x = a.primal
+    if numpy_gives_result(operator.imatmul, x, b):
+        return as_array_frule(operator.matmul, a, b)
     if not isinstance(x, np.ndarray):
         return _matmul_operator.frule(a, b)
     refuse_containers("operator.imatmul", [x, primal(b)], (1,))

@@ -2,7 +2,8 @@
 ifloordiv imod ipow iconcat`` (DESIGN.md §2, §4).
 
 They mutate an ndarray left operand in place and return it (the output codual *is* the left
-codual); ``list += seq`` and ``list *= n`` mutate the list; on floats, ints and tuples they rebind
+codual); ``list += seq`` and ``list *= n`` mutate the list (but ``list += array`` is NumPy's
+``np.asarray(list) + array``, a new array); on floats, ints and tuples they rebind
 (the out-of-place rules of ``arithmetic.py``, whose partials and conventions they share). NumPy's
 casting rules are kept (``int_array += 0.5`` raises).
 """
@@ -15,7 +16,7 @@ import numpy as np
 
 from ...tangents import NoRData, NoTangent
 from ..cases import Case, randc, randn, randpos
-from ..core import CoDual, Dual, describe_callable, primal
+from ..core import CoDual, Dual, describe_callable, frule, primal, rrule
 from ..declare import strong_product
 from ..util import accumulate, add_rdata_to, fit_tangent, is_differentiable, tangent
 from .arithmetic import _NUMERIC, _binary_rules, _one, _register
@@ -157,6 +158,30 @@ def _list_inplace_frule(iop: Callable, name: str, a: Dual, b: Any) -> Dual:
     return Dual(lst, t)
 
 
+def numpy_gives_result(iop: Callable, x: Any, b: Any) -> bool:
+    """``list OP= array``: lists have no in-place number methods, so Python asks the array's
+    reflected operator first and NumPy returns a new array (``l += x`` adds elementwise; it does
+    not extend ``l``, which is left as it was)."""
+    return isinstance(x, (list, tuple)) and isinstance(primal(b), (np.ndarray, np.generic)) \
+        and iop is not operator.iconcat
+
+
+def as_array_rrule(op: Callable, a: Any, b: Any) -> tuple[CoDual, Callable]:
+    """``op(np.asarray(a), b)`` with the conversion's rule: the list's cotangent flows back to it."""
+    converted, convert_pullback = rrule(np.asarray, a)
+    out, pullback = rrule(op, converted, b)
+
+    def as_array_pullback(dy: Any) -> tuple:
+        _, ra, rb = pullback(dy)
+        return NoRData, convert_pullback(ra)[1], rb
+
+    return out, as_array_pullback
+
+
+def as_array_frule(op: Callable, a: Any, b: Any) -> Dual:
+    return frule(op, frule(np.asarray, a), b)
+
+
 def _inplace_rules(iop: Callable, op: Callable, kind: str, partials: tuple, needs_y: bool) -> tuple[Callable, Callable]:
     name = describe_callable(iop)
     rebind_r, rebind_f = _binary_rules(iop, name, kind, partials, in_place=True)
@@ -166,6 +191,8 @@ def _inplace_rules(iop: Callable, op: Callable, kind: str, partials: tuple, need
         x = primal(a)
         if isinstance(x, np.ndarray) and isinstance(a, CoDual):
             return _array_inplace_rrule(iop, op, name, partials, needs_y, a, b)
+        if numpy_gives_result(iop, x, b):
+            return as_array_rrule(op, a, b)
         if isinstance(x, list) and list_op and isinstance(a, CoDual) and isinstance(a.fdata, list):
             if iop is operator.imul:
                 if not _is_count(primal(b)):
@@ -178,6 +205,8 @@ def _inplace_rules(iop: Callable, op: Callable, kind: str, partials: tuple, need
         x = primal(a)
         if isinstance(x, np.ndarray) and isinstance(a, Dual):
             return _array_inplace_frule(iop, name, partials, a, b)
+        if numpy_gives_result(iop, x, b):
+            return as_array_frule(op, a, b)
         if isinstance(x, list) and list_op and isinstance(a, Dual) and isinstance(a.tangent, list):
             if iop is operator.imul and not _is_count(primal(b)):
                 return rebind_f(a, b)
