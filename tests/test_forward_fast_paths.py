@@ -330,3 +330,47 @@ def test_products_the_templates_leave_to_the_rules():
         value, tangent = yb.jvp(_vector_products, (a, b), (da, db))
         assert value == _vector_products(a, b)
         assert tangent == pytest.approx(_central(_vector_products, (a, b), (da, db)), rel=1e-6)
+
+
+def _spd(n, seed=0):
+    b = np.random.default_rng(seed).standard_normal((n, n))
+    return b @ b.T + n * np.eye(n)
+
+
+def _weighted_cholesky(a):
+    low = np.linalg.cholesky(a)
+    return np.sum(np.cos(np.arange(low.size).reshape(low.shape)) * low) + np.sum(np.log(np.diag(low)))
+
+
+@pytest.fixture
+def split_jvp_orders(monkeypatch):
+    """The orders ``_split_cholesky_jvp`` is called at."""
+    from yuebing.rules.linalg import decompositions
+
+    orders = []
+    split = decompositions._split_cholesky_jvp
+
+    def counted(low, h, dtrsm):
+        orders.append(low.shape[0])
+        return split(low, h, dtrsm)
+
+    monkeypatch.setattr(decompositions, "_split_cholesky_jvp", counted)
+    return orders
+
+
+@pytest.mark.parametrize("n", [97, 203])
+def test_cholesky_tangent_split_in_blocks(n, split_jvp_orders):
+    """Above order 96 the Cholesky factor's tangent is the forward block recursion (203: two
+    levels, odd halves), equal to the dense formula, to differences of the factor, and to
+    differences in every mode."""
+    from yuebing.rules.linalg import decompositions
+
+    a = _spd(n)
+    check_all_modes(_weighted_cholesky, a, tol=1e-6, second_order=n < 100)
+    assert n in split_jvp_orders and any(order <= 96 for order in split_jvp_orders)
+    low = np.linalg.cholesky(a)
+    h = np.random.default_rng(1).standard_normal((n, n))
+    h = h + h.T
+    tangent = decompositions._real_cholesky_jvp(low, h)
+    np.testing.assert_allclose(tangent, decompositions._dense_cholesky_jvp(low, h), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(tangent, _central(np.linalg.cholesky, (a,), (h,)), rtol=1e-5, atol=1e-6)

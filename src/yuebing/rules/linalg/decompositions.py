@@ -133,21 +133,56 @@ def _dense_cholesky_vjp(low: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 
 def _real_cholesky_jvp(low: np.ndarray, h: Any) -> np.ndarray | None:
-    """The tangent ``L Phi(L^-1 H L^-T)`` of the lower Cholesky factor ``L`` of one real float64
-    matrix along symmetric ``H``, by BLAS triangular kernels: two triangular solves and a
-    triangular product (3 n^3 flops, where an explicit inverse and three dense products cost
-    6 n^3). None if it does not apply.
-
-    As in ``_real_cholesky_vjp`` the work is on Fortran views of C-ordered arrays (``U = L^T``,
-    and ``H^T = H``): ``Y^T = H U^-1``, ``X = U^-T Y^T`` (symmetric: only its lower triangle is
-    read), ``Phi`` in C order, and ``dL^T = Phi^T U``, whose transpose is C-ordered ``dL``."""
+    """The tangent of the lower Cholesky factor ``L`` of one real float64 matrix along symmetric
+    ``H`` by BLAS kernels, None if it does not apply: ``_dense_cholesky_jvp`` up to order 96,
+    ``_split_cholesky_jvp`` above."""
     if not (low.ndim == 2 and low.dtype == np.float64 and isinstance(h, np.ndarray) and h.dtype == np.float64
             and h.shape == low.shape):
         return None
     try:
-        from scipy.linalg.blas import dtrmm, dtrsm
+        from scipy.linalg.blas import dtrsm
     except ImportError:
         return None
+    return _split_cholesky_jvp(low, h, dtrsm)
+
+
+_DENSE_CHOLESKY_JVP_SIZE = 96  # measured: the dense formula is faster at order 65, the split at 128
+
+
+def _split_cholesky_jvp(low: np.ndarray, h: np.ndarray, dtrsm: Callable) -> np.ndarray:
+    """The tangent of the lower Cholesky factor by the factorisation's own 2x2 block recursion
+    run forwards (Murray, "Differentiation of the Cholesky decomposition", 2016):
+    ``L11 = chol(A11)``, ``L21 = A21 L11^-T``, ``L22 = chol(A22 - L21 L21^T)``, so
+    ``dL11 = jvp(L11, H11)``, ``dL21 = (H21 - L21 dL11^T) L11^-T`` and
+    ``dL22 = jvp(L22, H22 - dL21 L21^T - L21 dL21^T)``. Each level costs two products and a
+    triangular solve of order n / 2 (5 (n/2)^3 flops), about 0.8 n^3 flops in all where the
+    dense formula takes 3 n^3 (the factorisation itself: n^3 / 3); measured 1.6x faster at
+    n = 128, 1.9x at n = 300."""
+    n = low.shape[0]
+    if n <= _DENSE_CHOLESKY_JVP_SIZE:
+        return _dense_cholesky_jvp(low, h)
+    k = n // 2
+    l11, l21 = low[:k, :k], low[k:, :k]
+    out = np.empty((n, n))
+    out[:k, k:] = 0.0
+    d11 = out[:k, :k] = _split_cholesky_jvp(l11, h[:k, :k], dtrsm)
+    r21 = h[k:, :k] - l21 @ d11.T
+    d21 = out[k:, :k] = dtrsm(1.0, l11.T, r21.T, lower=0, trans_a=1).T  # L11 dL21^T = R21^T
+    cross = d21 @ l21.T
+    out[k:, k:] = _split_cholesky_jvp(low[k:, k:], h[k:, k:] - cross - cross.T, dtrsm)
+    return out
+
+
+def _dense_cholesky_jvp(low: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """The tangent ``L Phi(L^-1 H L^-T)`` of the lower Cholesky factor ``L`` of one real float64
+    matrix along symmetric ``H``, by BLAS triangular kernels: two triangular solves and a
+    triangular product (3 n^3 flops, where an explicit inverse and three dense products cost
+    6 n^3).
+
+    As in ``_real_cholesky_vjp`` the work is on Fortran views of C-ordered arrays (``U = L^T``,
+    and ``H^T = H``): ``Y^T = H U^-1``, ``X = U^-T Y^T`` (symmetric: only its lower triangle is
+    read), ``Phi`` in C order, and ``dL^T = Phi^T U``, whose transpose is C-ordered ``dL``."""
+    from scipy.linalg.blas import dtrmm, dtrsm  # there: _real_cholesky_jvp checked
     up = low.T  # the upper factor U = L^T
     y_t = dtrsm(1.0, up, h.T, side=1, lower=0)  # Y^T U = H: Y = L^-1 H
     x = dtrsm(1.0, up, y_t, lower=0, trans_a=1, overwrite_b=1)  # U^T X = Y^T: X = L^-1 H L^-T
