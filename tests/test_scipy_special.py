@@ -168,3 +168,14 @@ def test_rgamma_at_the_poles_of_gamma():
     n = -x
     np.testing.assert_allclose(g, (-1.0) ** n * sp.factorial(n), rtol=1e-12)
     _check_all_orders(lambda t: np.sum(sp.rgamma(t) * t), x=x)
+
+
+def test_comb_reaches_binom():
+    """``comb(exact=False)`` computes ``binom``, which had no rule (MissingRuleError)."""
+    from tests.all_modes import check_all_modes
+
+    def f(x):
+        return sp.comb(5, 2) * x[0] + sp.comb(x[0] * 3 + 5, 2.0) + np.sum(sp.comb(x * 2 + 6, x + 1.5)) \
+            + sp.binom(x[1] + 4, 2)
+
+    check_all_modes(f, np.array([0.3, 0.8, -0.2]))

@@ -476,3 +476,32 @@ def test_multivariate_matches_jax(jax_stats):
         return np.sum(st.dirichlet.logpdf(SIMPLEX, a))
 
     np.testing.assert_allclose(yb.grad(dirichlet_in_alpha)(ALPHA.copy()), g_alpha, rtol=1e-9, atol=1e-12)
+
+
+def test_entropy_and_relative_entropy():
+    """``scipy.stats.entropy`` asked sys.getrecursionlimit and inspected signatures on its way
+    (MissingRuleError); it is differentiated as its NumPy definition."""
+    from tests.all_modes import check_all_modes
+
+    def f(x):
+        p = np.exp(x) / np.sum(np.exp(x))
+        return st.entropy(p) + st.entropy(p, np.array([0.2, 0.3, 0.5]), base=2) + st.entropy(x ** 2)
+
+    check_all_modes(f, np.array([0.1, -0.4, 0.7]))
+    check_all_modes(lambda x: np.sum(st.entropy(np.abs(x.reshape(2, 3)) + 0.1, axis=1, keepdims=True)),
+                    np.array([0.1, -0.4, 0.7, 1.0, 2.0, -0.3]))
+
+
+def test_introspection_carries_no_derivative():
+    """What library code asks of the interpreter on its way: ints and strings, no derivative."""
+    import os
+    import sys
+    import threading
+
+    from tests.all_modes import check_all_modes
+
+    def f(x):
+        asked = sys.getrecursionlimit() + sys.getsizeof(x) + threading.get_ident() + len(os.environ.get("YB_NONE", ""))
+        return np.sum(x ** 2) * (asked > 0)
+
+    check_all_modes(f, np.array([0.1, -0.4, 0.7]))

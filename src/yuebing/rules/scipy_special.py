@@ -3,7 +3,7 @@ order. Nothing is registered, and ``CASES`` is empty, when SciPy is not installe
 
 * gamma family: ``gamma``, ``gammaln``, ``loggamma``, ``digamma``/``psi``, ``polygamma`` (in x),
   ``rgamma``, ``gammasgn`` (zero derivative), ``multigammaln`` (in a), ``beta``, ``betaln``,
-  ``poch``; the incomplete functions ``gammainc``, ``gammaincc``, ``gammaincinv``,
+  ``poch``, ``binom``; the incomplete functions ``gammainc``, ``gammaincc``, ``gammaincinv``,
   ``gammainccinv`` (in x or p) and ``betainc``, ``betaincc``, ``betaincinv``, ``betainccinv``
   (in x or p).
 * error functions: ``erf``, ``erfc``, ``erfcx``, ``erfi``, ``dawsn``, ``erfinv``, ``erfcinv``,
@@ -202,6 +202,9 @@ def _register_gamma() -> None:
                 lambda a, b, y: sp.digamma(b) - sp.digamma(a + b))
     elementwise(sp.poch, lambda z, m, y: y * (sp.digamma(z + m) - sp.digamma(z)),
                 lambda z, m, y: y * sp.digamma(z + m))
+    # binom(n, k) = Gamma(n + 1) / (Gamma(k + 1) Gamma(n - k + 1)), reached by comb(exact=False)
+    elementwise(sp.binom, lambda n, k, y: y * (sp.digamma(n + 1.0) - sp.digamma(n - k + 1.0)),
+                lambda n, k, y: y * (sp.digamma(n - k + 1.0) - sp.digamma(k + 1.0)))
     a = {0: _SHAPE}
     elementwise_fixed(sp.gammainc, ("a", "x"), a, None, _gammainc_dx)
     elementwise_fixed(sp.gammaincc, ("a", "x"), a, None, lambda a, x, y: -_gammainc_dx(a, x))
@@ -492,6 +495,8 @@ def _cases() -> list:
         Case(sp.betaln, randpos(3), randpos(2, 1)),
         Case(sp.poch, randpos(3), randpos(3)),
         Case(sp.poch, randpos(3), 2.0),
+        Case(sp.binom, randpos(3) * 4 + 2, randpos(3)),
+        Case(sp.binom, 5.5, 2.3),
         Case(sp.gammainc, ints, randpos(3) * 2),
         Case(sp.gammainc, 3, randpos(2, 3)),
         Case(sp.gammaincc, 2, randpos(4) * 2),

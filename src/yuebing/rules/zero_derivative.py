@@ -7,11 +7,17 @@ import _random
 import builtins
 import collections
 import importlib
+import inspect
 import logging
 import math
 import operator
+import os
 import random
+import sys
+import threading
 import time
+import types
+import typing
 import warnings
 
 import numpy as np
@@ -63,6 +69,22 @@ nondifferentiable(
     logging.Logger.critical, logging.Logger.exception, logging.Logger.log, logging.Logger.isEnabledFor,
     logging.getLogger, warnings.warn, warnings.simplefilter, warnings.filterwarnings, warnings.resetwarnings, collections.namedtuple, random.Random.seed, random.Random.getstate, random.Random.setstate,
 )
+# introspection library code asks on its way (scipy.stats' axis_nan_policy asks the recursion
+# limit): ints, strings and flags about the interpreter, the process and its threads
+nondifferentiable(
+    sys.getrecursionlimit, sys.getsizeof, sys.getrefcount, sys.getdefaultencoding, sys.getfilesystemencoding,
+    sys.is_finalizing, sys.intern, sys.getswitchinterval, os.getenv, os.getpid, os.cpu_count, os.fspath,
+    threading.get_ident, threading.get_native_id, threading.current_thread, threading.main_thread,
+    threading.active_count,
+    inspect.signature, inspect.getfullargspec, inspect.isfunction, inspect.ismethod, inspect.isclass,
+    inspect.isgeneratorfunction, inspect.iscoroutinefunction, inspect.getmodule, inspect.currentframe,
+)
+# annotations evaluated when library code defines a function (``x: ArrayLike | None``)
+for _annotation_type in (types.UnionType, types.GenericAlias, type(typing.Optional[int]), type(typing.List[int])):
+    register_nondifferentiable_type(_annotation_type)
+# os.environ (its Mapping.get is Python code reading __getitem__): strings
+nondifferentiable(type(os.environ).__getitem__, type(os.environ).__iter__, type(os.environ).__len__,
+                  type(os.environ).copy)
 # an import returns a module (a lazy backend's __getattr__ imports the one it forwards to)
 nondifferentiable(importlib.import_module)
 nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base of random.Random
