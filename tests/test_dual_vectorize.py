@@ -3,6 +3,7 @@ central differences of the gradient, with captured variables and outputs that ar
 import math
 
 import numpy as np
+import pytest
 
 from yuebing.testing.second_order import check_second_order
 
@@ -82,3 +83,44 @@ def test_division_by_the_element_raises_as_the_plain_call():
     with pytest.raises(ZeroDivisionError):
         yb.hvp(divides_by_the_element, (x,), (np.ones(3),))
     check_second_order(divides_by_the_element, X + 3.0)
+
+
+def _pick(a, b):
+    return a * b if a > 0 else b
+
+
+def _scaled(a, b, power=2.0):
+    return (a - b) ** power
+
+
+def _several_arguments(x):
+    return np.sum(np.vectorize(_pick)(x, x[::-1]))
+
+
+def _broadcast_scalar_and_keyword(x):
+    return np.sum(np.vectorize(_scaled)(x.reshape(2, 2), x[:2] * 0.5, power=3.0)) \
+        + np.sum(np.vectorize(_pick)(x, 1.5)) + float(np.vectorize(_pick)(x[0], x[1]))
+
+
+def _excluded_and_otypes(x):
+    vec = np.vectorize(lambda a, table: a * table[0] + table[1], excluded={1}, otypes=[float])
+    excluded_keyword = np.vectorize(_scaled, excluded={"power"})
+    return np.sum(vec(x, [x[0], 2.0]) ** 2) + np.sum(excluded_keyword(x, b=x[1], power=2.0))
+
+
+@pytest.mark.parametrize("f", [_several_arguments, _broadcast_scalar_and_keyword, _excluded_and_otypes],
+                         ids=lambda f: f.__name__)
+def test_vectorize_of_several_arguments_in_every_mode(f):
+    """It was refused ("one array argument and no signature"): now the definition
+    rules.differentiated.vectorized_call_of, in reverse, forward and second order."""
+    from tests.all_modes import check_all_modes
+
+    check_all_modes(f, np.array([0.4, -1.3, 0.7, 2.0]))
+
+
+def test_vectorize_with_a_signature_is_refused_by_name():
+    import yuebing as yb
+
+    vec = np.vectorize(lambda a, b: a * b, signature="(),()->()")
+    with pytest.raises(Exception, match="without a signature"):
+        yb.grad(lambda x: np.sum(vec(x, x)))(np.array([0.4, 1.3]))

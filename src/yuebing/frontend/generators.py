@@ -250,7 +250,7 @@ class _ToFrame(ast.NodeTransformer):
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
         own = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)} | set(_stored_names(node))
         inner = self.within(self.variables - own)
-        node.body = [inner.visit(s) for s in node.body]
+        node.body = [t for s in node.body for t in _statements(inner.visit(s))]  # (an import becomes several)
         return node
 
     def _comprehension(self, node: ast.AST) -> ast.AST:

@@ -1,6 +1,6 @@
 """Helpers written as ordinary NumPy code, which the transforms differentiate like user code
 (so they live outside the machinery of ``transform/``, whose functions forward mode refuses to
-differentiate): the pairings of third order and ``np.vectorize``'s second order."""
+differentiate): the pairings of third order, ``np.vectorize``'s second order and its calls with several arguments."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -14,6 +14,26 @@ def vectorized_call(pyfunc: Callable, x: Any) -> np.ndarray:
     """``np.vectorize(pyfunc)(x)`` written with covered functions (what its second order runs)."""
     xs = np.asarray(x)
     return np.array([pyfunc(v) for v in xs.ravel().tolist()]).reshape(xs.shape)
+
+
+def vectorized_call_of(pyfunc: Callable, excluded: frozenset, otypes: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+    """``np.vectorize(pyfunc, excluded=excluded, otypes=otypes)(*args, **kwargs)`` written with
+    covered functions (what every mode runs for several arguments): the arguments not excluded
+    broadcast together, and ``pyfunc`` called on each position's elements."""
+    varying = [i for i in range(len(args)) if i not in excluded]
+    names = [k for k in kwargs if k not in excluded]
+    arrays = np.broadcast_arrays(*[np.asarray(args[i]) for i in varying], *[np.asarray(kwargs[k]) for k in names])
+    columns = [a.ravel().tolist() for a in arrays]
+    values = []
+    for j in range(arrays[0].size):
+        call_args = list(args)
+        call_kwargs = dict(kwargs)
+        for n, i in enumerate(varying):
+            call_args[i] = columns[n][j]
+        for n, k in enumerate(names):
+            call_kwargs[k] = columns[len(varying) + n][j]
+        values.append(pyfunc(*call_args, **call_kwargs))
+    return np.asarray(values, dtype=otypes[0] if otypes else None).reshape(arrays[0].shape)
 
 
 def zeros_for_ints(t: Any) -> Any:

@@ -21,6 +21,7 @@ from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
 from ..rules.batched import BATCH, is_batched
 from ..rules.declare import FORWARD
+from ..rules.differentiated import vectorized_call_of
 from ..rules.numpy_vectorize import pyfunc_tangent
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
@@ -281,9 +282,12 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
     if BATCH.size:  # a batched pass: the element-by-element rule once per direction
         return looped(lambda g, a, kw: _call_vectorized(g, a, kw), f, args, kwargs)
     vec = f.primal
-    if kwargs or vec.signature is not None or len(args) != 1:
-        raise MissingRuleError(vec, "forward", reason="yuebing supports np.vectorize objects called "
-                               "with one array argument and no signature")
+    if vec.signature is not None:
+        raise MissingRuleError(vec, "forward", reason="yuebing supports np.vectorize objects without a "
+                               "signature (a signature's core dimensions: call the function in a loop instead)")
+    if kwargs or len(args) != 1 or vec.excluded:  # as its definition in covered code, derived like user code
+        return call_frule(Dual(vectorized_call_of, NoTangent), Dual(vec.pyfunc, pyfunc_tangent(f.tangent)),
+                          Dual(frozenset(vec.excluded), NoTangent), Dual(vec.otypes, NoTangent), *args, **kwargs)
     x = args[0]
     whole = _on_the_array(vec, f.tangent, x)
     if whole is not None:

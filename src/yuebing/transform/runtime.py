@@ -21,6 +21,7 @@ from ..rules import core as _core
 from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
 from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rdata
+from ..rules.differentiated import vectorized_call_of
 from ..rules.numpy_vectorize import pyfunc_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
@@ -517,9 +518,11 @@ def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, 
 def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     """``np.vectorize(pyfunc)(*arrays)``: ``pyfunc``'s rule applied element by element."""
     vec = f.primal
-    if kwargs or vec.signature is not None or len(args) != 1:
-        raise MissingRuleError(vec, "reverse", reason="yuebing supports np.vectorize objects called "
-                               "with one array argument and no signature")
+    if vec.signature is not None:
+        raise MissingRuleError(vec, "reverse", reason="yuebing supports np.vectorize objects without a "
+                               "signature (a signature's core dimensions: call the function in a loop instead)")
+    if kwargs or len(args) != 1 or vec.excluded:
+        return _vectorized_several(f, args, kwargs)
     x = args[0]
     xs = np.asarray(x.primal)
     flat = xs.ravel()
@@ -573,6 +576,21 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
         return NoRData, float(grads.sum()) if np.ndim(x.primal) == 0 else NoRData
 
     return result, pullback
+
+
+def _vectorized_several(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    """``np.vectorize`` called with several arguments, keywords or ``excluded`` ones: as its
+    definition in covered code (``rules.differentiated.vectorized_call_of``), derived like user code."""
+    vec = f.primal
+    definition = CoDual(vectorized_call_of, NoFData)
+    constants = (CoDual(frozenset(vec.excluded), NoFData), CoDual(vec.otypes, NoFData))
+    out, pullback = call_rrule(definition, CoDual(vec.pyfunc, pyfunc_fdata(f.fdata)), *constants, *args, **kwargs)
+
+    def several_pullback(dy: Any) -> tuple:
+        rs = pullback(dy)  # (definition, pyfunc, excluded, otypes, *args, **kwargs)
+        return (NoRData, *rs[4:])
+
+    return out, several_pullback
 
 
 def _on_whole_array(vec: np.vectorize, x: Any) -> bool:

@@ -476,10 +476,12 @@ def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callab
     from ..rules.differentiated import vectorized_call
 
     vec = f[0]
-    if kwargs or vec.signature is not None or len(args) != 1:
-        raise SecondOrderError(f"yb.hvp/yb.hessian: {describe_callable(vec)} is supported only when called with "
-                               "one array argument and no signature; call the function in a loop instead")
+    if vec.signature is not None:
+        raise SecondOrderError(f"yb.hvp/yb.hessian: {describe_callable(vec)} is supported only without a "
+                               "signature; call the function in a loop instead")
     pyfunc = (vec.pyfunc, pyfunc_fdata(f[1]), pyfunc_tangent(f[2]), pyfunc_fdata(f[3]))  # (numpy_vectorize.py)
+    if kwargs or len(args) != 1 or vec.excluded:
+        return _vectorized_several(vec, pyfunc, args, kwargs)
     fast = over_elements(vec, pyfunc, args[0], call_rrule2)  # a float64 array, element by element (dual_vectorize.py)
     if fast is not None:
         return fast
@@ -490,6 +492,22 @@ def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callab
         return (NoRData, rs[2]), (NoRData, rsd[2])
 
     return out, vectorized_pullback
+
+
+def _vectorized_several(vec: np.vectorize, pyfunc: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """Several arguments, keywords or ``excluded`` ones: the dual rule of the definition
+    ``rules.differentiated.vectorized_call_of``."""
+    from ..rules.differentiated import vectorized_call_of
+
+    constants = [(c, NoFData, NoTangent, NoFData) for c in (frozenset(vec.excluded), vec.otypes)]
+    out, pullback = dual_rule(vectorized_call_of)((vectorized_call_of, NoFData, NoTangent, NoFData), pyfunc,
+                                                  *constants, *args, **kwargs)
+
+    def several_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)  # (definition, pyfunc, excluded, otypes, *args, **kwargs)
+        return (NoRData, *rs[4:]), (NoRData, *rsd[4:])
+
+    return out, several_pullback
 
 
 
