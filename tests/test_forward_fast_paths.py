@@ -204,6 +204,24 @@ def test_a_kept_kron_tangent_is_not_reused():
     np.testing.assert_allclose(tangent, np.kron(da, b) + np.kron(a, db), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("shapes", [((20, 20), (40, 40)), ((2, 3, 8), (4, 5, 9)), ((8,), (64,)), ((4, 1), (40, 40)),
+                                    ((30, 30), (1, 30)), ((0, 5), (4, 4)), ((6, 6), (2,))])
+def test_kron_values_are_numpys(shapes):
+    """The rules' kron (``kron_product``: by rows of repeated and tiled factors into a pooled
+    buffer where that is faster) gives NumPy's numbers exactly, infinities and NaNs included, for
+    real, complex, float32 and transposed factors."""
+    from yuebing.rules.linalg.products import kron_product
+
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    if a.size and b.size:
+        a.flat[0], b.flat[-1] = np.inf, np.nan
+    for p, q in ((a, b), (a + 1j * a[::-1], b), (a.astype(np.float32), b), (a.T, b.T)):
+        value = kron_product(p, q)
+        np.testing.assert_array_equal(value, np.kron(p, q))
+        assert value.dtype == np.kron(p, q).dtype and value.shape == np.kron(p, q).shape
+
+
 def test_kept_kron_values_and_tangents_are_not_reused():
     """A large kron's value (and a one-factor tangent) comes from the buffer pool in every mode:
     what the caller keeps is never handed out again and keeps its values."""
