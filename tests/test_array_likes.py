@@ -13,6 +13,10 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.linalg as sl
+import scipy.signal as ss
+import scipy.special as sp
+import scipy.stats as st
 
 import yuebing as yb
 from tests.all_modes import check_all_modes
@@ -118,3 +122,36 @@ def test_split_of_a_list_along_another_axis_is_refused():
 
     with pytest.raises(RuleArgumentError, match="splits it by the list's length"):
         yb.grad(f)(np.array([0.5, 1.5]))
+
+
+#: everyday calls with lists where NumPy/SciPy take arrays (the issue's probe; all pass)
+EVERYDAY = {
+    "interp_int_knots": lambda x: np.sum(np.interp(x, [0, 1, 3], [1, 3, 2])),
+    "interp_list_fp": lambda x: np.sum(np.interp([0.5, 1.5], [0.0, 1.0, 2.0], [x[0], x[1], x[2]])),
+    "dot_int_list": lambda x: np.dot([1, 2, 3], x) ** 2,
+    "solve_int_matrix": lambda x: np.sum(np.linalg.solve([[3, 1, 0], [1, 4, 1], [0, 1, 5]], x) ** 2),
+    "solve_differentiated_lists": lambda x: np.sum(np.linalg.solve([[x[0] + 3, 1], [1, x[1] + 4]], [1.0, x[2]])),
+    "det_nested": lambda x: np.linalg.det([[x[0] + 3, 1], [x[1], 4]]),
+    "norm_logpdf_lists": lambda x: np.sum(st.norm.logpdf([0, 1, 2], loc=x)) + np.sum(st.norm.logpdf([x[0], 1.0], 0.5, 2)),
+    "concatenate_int_list": lambda x: np.sum(np.concatenate([[1, 2], x]) * np.arange(5)),
+    "polyval_int_coefficients": lambda x: np.sum(np.polyval([1, 2, 3], x)) + np.polyval([x[0], 2, x[1]], 1.5),
+    "convolve_int_kernel": lambda x: np.sum(np.convolve(x, [1, 2, 1]) ** 2),
+    "einsum_int_list": lambda x: np.einsum("i,i->", [1, 2, 3], x ** 2),
+    "average_int_weights": lambda x: np.average(x, weights=[1, 2, 3]),
+    "trapezoid_int_points": lambda x: np.trapezoid(x ** 2, [0, 1, 3]) + np.sum(np.gradient(x ** 2, [0, 1, 3])),
+    "logsumexp_int_b": lambda x: sp.logsumexp(x, b=[1, 2, 3]) + np.sum(sp.xlogy([1, 2, 3], x ** 2 + 1)),
+    "scipy_solve_int_matrix": lambda x: np.sum(sl.solve([[4, 1, 0], [1, 3, 0], [0, 0, 2]], x, assume_a="pos")),
+    "lfilter_lists": lambda x: np.sum(ss.lfilter([1, 0.5], [1, -0.2], x) ** 2),
+    "cov_with_int_row": lambda x: np.sum(np.cov([x, [1, 2, 4]])) + np.corrcoef(x, [1, 2, 4])[0, 1],
+    "multivariate_int_mean_cov": lambda x: st.multivariate_normal.logpdf(x, [0, 1, 0], [[2, 0, 0], [0, 1, 0], [0, 0, 3]]),
+    "lstsq_int_matrix": lambda x: np.sum(np.linalg.lstsq([[1, 0], [1, 1], [1, 2]], x, rcond=None)[0] ** 2),
+    "insert_and_pad": lambda x: np.sum(np.insert(x, [1, 2], [5, 6]) ** 2) + np.sum(np.pad(x, [1, 2], constant_values=[1.0, 2.0]) ** 2),
+    "int_scalars": lambda x: sp.gamma(3) * x[0] + sp.gamma(x[1] + 2) + np.sum(np.power(2, x)) + np.sum(np.hypot([3, 4], x[:2])),
+    "ndarray_methods_with_lists": lambda x: np.sum(x.clip([0, 0, 0], [1, 1, 1])) + x.dot([1, 2, 3]) ** 2,
+    "operators_with_lists": lambda x: np.sum([1, 2, 3] * x + [0.5, 1.0, 2.0] / (x + 1)) + x @ [1, 2, 3],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EVERYDAY))
+def test_everyday_calls_with_lists(name):
+    check_all_modes(EVERYDAY[name], np.array([0.3, 1.2, 0.7]))
