@@ -4,7 +4,8 @@
 evaluated eagerly; this module reads the syntax around the call for it:
 
 * ``drained``: the call is the one argument of ``sum``/``list``/``tuple``/``sorted``/``set``/
-  ``frozenset``/``max``/``min``/``dict`` or of ``str.join`` (no keywords), is unpacked by a star
+  ``frozenset``/``max``/``min``/``dict``, of ``str.join`` (no keywords) or of ``np.fromiter``
+  (without ``count``), is unpacked by a star
   (``f(*g())``), or is what a generator evaluated eagerly yields from: every item is taken
   before any other code runs, so a list is Python's generator whatever its body does;
 * ``quiet_reads``: the consumer is ``any``/``all`` of the call, a ``for`` loop over it (or over
@@ -52,6 +53,8 @@ def drained(call: ast.expr, parents: dict, eager: frozenset = frozenset()) -> bo
         return isinstance(parents.get(id(consumer)), (ast.Call, ast.List, ast.Tuple, ast.Set))
     if isinstance(consumer, ast.YieldFrom):
         return isinstance(parents.get(id(consumer)), ast.Expr) and _enclosing_function(consumer, parents) in eager
+    if _numpy_fromiter(consumer, call):
+        return True
     if not (isinstance(consumer, ast.Call) and consumer.args == [call] and not consumer.keywords):
         return False
     f = consumer.func
@@ -61,6 +64,17 @@ def drained(call: ast.expr, parents: dict, eager: frozenset = frozenset()) -> bo
         return f.value.id == YIELDED  # (``yield from`` in a list builder)
     return isinstance(f, ast.Attribute) and f.attr == "join" and isinstance(f.value, ast.Constant) \
         and isinstance(f.value.value, str)
+
+
+def _numpy_fromiter(consumer: ast.AST, call: ast.expr) -> bool:
+    """``np.fromiter(call, dtype)`` without ``count`` (which may stop early), the dtype a name."""
+    if not (isinstance(consumer, ast.Call) and isinstance(consumer.func, ast.Attribute)
+            and consumer.func.attr == "fromiter" and isinstance(consumer.func.value, ast.Name)
+            and consumer.func.value.id in ("np", "numpy") and consumer.args[:1] == [call]):
+        return False
+    dtypes = consumer.args[1:] + [k.value for k in consumer.keywords if k.arg == "dtype"]
+    return len(dtypes) <= 1 and all(k.arg == "dtype" for k in consumer.keywords) \
+        and all(isinstance(d, (ast.Name, ast.Attribute, ast.Constant)) for d in dtypes)
 
 
 def _enclosing_function(node: ast.AST, parents: dict) -> str | None:
