@@ -3,6 +3,7 @@ second-order program computed as one unit. Checked against central differences o
 and against the statement-by-statement program (the blocks switched off) on random programs,
 with the cases the block must hand back to the statements (strong zeros, shapes that differ,
 floats dividing by zero, batched passes)."""
+import inspect
 import math
 
 import numpy as np
@@ -441,3 +442,32 @@ def test_integer_indices_are_not_views():
     assert _basic_view(Ellipsis) and _basic_view((None,))
     assert not _basic_view(0) and not _basic_view((0, 1)) and not _basic_view([0, 1]) and not _basic_view((slice(None), [0]))
     assert not _basic_view(slice(0.5, None)) and not _basic_view((True, slice(None)))
+
+
+def partials_shared_then_written(x, w):
+    """The sum's cotangent 1.0 times a partial is the partial itself (an input ``w``, the value
+    ``np.exp(x)``): the reverse adds it into fdata and never writes into it, and a write into the
+    value after the block (its reverse puts the old elements back first) does not reach the
+    gradient through it."""
+    y = np.exp(x)
+    s = np.sum(x * w) + np.sum(y)
+    y[1:3] = w[1:3] * s
+    return s + np.sum(y * w)
+
+
+def test_a_unit_cotangent_takes_the_partial_itself(monkeypatch):
+    p = np.arange(3.0)
+    assert dual_blocks.cotangent_times(1.0, p) is p
+    np.testing.assert_array_equal(dual_blocks.cotangent_times(2.0, p), 2.0 * p)
+    assert dual_blocks.cotangent_times(None, p) is None and dual_blocks.cotangent_times(1.0, None) is None
+    rng = np.random.default_rng(12)
+    x, w = rng.normal(size=5), rng.normal(size=5)
+    check_second_order(partials_shared_then_written, x, w)
+    direction = (rng.normal(size=5), rng.normal(size=5))
+    results = yb.hvp(partials_shared_then_written, (x, w), direction)
+    with monkeypatch.context() as m:  # the reverse's products all taken (a cotangent 1.0 too)
+        m.setitem(dual_blocks.NAMESPACE, "_DPRODUCTS", ((dual_blocks.times, dual_blocks.quotient), dual_blocks.PRODUCTS[1]))
+        source = inspect.getsource(partials_shared_then_written).replace("def partials_shared_then_written", "def f")
+        f = load_function("import numpy as np\n\n\n" + source + "# products taken\n")
+        expected = yb.hvp(f, (x, w), direction)
+    _close(results[1] + results[2], expected[1] + expected[2])

@@ -152,6 +152,16 @@ def times(d: Any, p: Any) -> Any:
     return None if d is None or p is None else d * p
 
 
+def cotangent_times(g: Any, p: Any) -> Any:
+    """``times`` in the reverse: a cotangent of exactly 1.0 (an HVP's seed, through a sum) times
+    a partial is the partial itself, no pass over it. (The reverse never writes into a cotangent:
+    it adds them into fdata and into new arrays. A tangent is not shared so: a write into an
+    array also writes its tangent.)"""
+    if g is None or p is None:
+        return None
+    return p if g.__class__ is float and g == 1.0 else g * p
+
+
 def strong_times(d: Any, p: Any) -> Any:
     """``times`` by the strong-zero rule: where ``d`` is exactly 0 the product is 0."""
     if d is None or p is None:
@@ -296,7 +306,7 @@ def _no_fdata() -> tuple:
 
 _NF, _NR = _no_fdata()
 #: the reverse's products: plainly first, by the strong-zero rule when a NaN came out
-PRODUCTS = ((times, quotient), (strong_times, strong_quotient))
+PRODUCTS = ((cotangent_times, quotient), (strong_times, strong_quotient))
 
 NAMESPACE = {"_dual_inputs": dual_inputs, "_dadd": add, "_dsub": sub, "_dneg": neg, "_dtimes": times, "_dstrong": strong_product,
              "_ddiv_t": divided_tangent, "_dsum_t": tangent_sum, "_dfit": fit, "_dfitted": fitted, "_dual_nan": dual_nan,
