@@ -32,8 +32,7 @@ import copy
 
 from .fence import UnsupportedSyntaxError
 from .generator_closing import fresh
-from .generator_sites import drained, parent_map
-from .generator_sites import _free_in, _stored  # (the same scope reading as the eagerness check)
+from .generator_sites import drained, free_in, parent_map, stored_names
 
 __all__ = ["HOISTED", "hoist_generator_expressions"]
 
@@ -136,7 +135,7 @@ class _Expressions(ast.NodeTransformer):
     def _comprehension(self, node: ast.AST) -> ast.AST:
         first = node.generators[0]
         first.iter = self.visit(first.iter)
-        self.inner.append(set().union(*(_stored(g.target) for g in node.generators)))
+        self.inner.append(set().union(*(stored_names(g.target) for g in node.generators)))
         for k, g in enumerate(node.generators):
             if k:
                 g.iter = self.visit(g.iter)
@@ -156,7 +155,7 @@ class _Expressions(ast.NodeTransformer):
 
     def hoisted(self, node: ast.GeneratorExp) -> ast.Call:
         """``_yb_genexpr(first iterable, passed...)``, its definition added to ``self.defined``."""
-        reads = _free_in(_without_first_iterable(node))
+        reads = free_in(_without_first_iterable(node))
         enclosing = set().union(*self.inner) & reads
         consumer = self.hoister.parents.get(id(node))
         at_once = isinstance(consumer, ast.Call) and isinstance(consumer.func, ast.Name) \
@@ -178,7 +177,7 @@ class _Expressions(ast.NodeTransformer):
         if at_once:
             passed = reads - walrus
         elif stepped:
-            passed = (reads - walrus) - _stored(ast.Module(consumer.body + consumer.orelse, []))
+            passed = (reads - walrus) - stored_names(ast.Module(consumer.body + consumer.orelse, []))
         else:
             passed = enclosing
         passed = sorted(name for name in passed if name in self._bound_names() or name in enclosing)

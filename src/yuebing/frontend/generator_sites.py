@@ -28,7 +28,7 @@ import builtins
 from .generator_effects import pure_call
 from .list_builders import YIELDED
 
-__all__ = ["drained", "quiet_reads", "free_names", "loop_consumer", "parent_map"]
+__all__ = ["drained", "free_in", "free_names", "loop_consumer", "parent_map", "quiet_reads", "stored_names"]
 
 _DRAINING = frozenset({"sum", "list", "tuple", "sorted", "set", "frozenset", "max", "min", "dict"})
 _STOPPING = frozenset({"any", "all"})
@@ -128,8 +128,8 @@ def _enumerated(consumer: ast.AST, call: ast.Call) -> bool:
 def _loop_reads(loop: ast.For, parents: dict, generator_reads: set) -> tuple | None:
     if not _plain_target(loop.target) or not all(_quiet(s) for s in loop.body):
         return None
-    targets = _stored(loop.target)
-    assigned = set().union(*(_stored(s) for s in loop.body)) if loop.body else set()
+    targets = stored_names(loop.target)
+    assigned = set().union(*(stored_names(s) for s in loop.body)) if loop.body else set()
     if assigned & generator_reads:
         return None  # the body rebinds a variable the generator reads as it runs
     reads = _loads(loop.body) - targets
@@ -146,7 +146,7 @@ def _comprehension_reads(generator: ast.comprehension, parents: dict, generator_
               *(c for g in later for c in g.ifs), *(g.iter for g in later[1:])]
     if not all(_plain_target(g.target) for g in later) or not all(_quiet_expression(e) for e in region):
         return None
-    targets = set().union(*(_stored(g.target) for g in later))
+    targets = set().union(*(stored_names(g.target) for g in later))
     reads = _loads(region) - targets
     return _bound_reads(reads, set(), node, parents)
 
@@ -174,7 +174,7 @@ def _bound_at(at: ast.AST, parents: dict) -> tuple[set, set | None, set]:
     child, node = at, parents.get(id(at))
     while node is not None:
         if isinstance(node, _COMPREHENSIONS):
-            bound |= set().union(*(_stored(g.target) for g in node.generators))
+            bound |= set().union(*(stored_names(g.target) for g in node.generators))
         elif isinstance(node, ast.Lambda):
             bound |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
         for field in ("body", "orelse", "finalbody"):
@@ -203,7 +203,7 @@ def _surely_bound_by(statement: ast.stmt) -> set:
         if isinstance(statement, ast.AnnAssign) and statement.value is None:
             return set()
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        return set().union(*(_stored(t) for t in targets))
+        return set().union(*(stored_names(t) for t in targets))
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {statement.name}
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
@@ -218,7 +218,7 @@ def _plain_target(target: ast.expr) -> bool:
     return isinstance(target, (ast.Tuple, ast.List)) and all(_plain_target(e) for e in target.elts)
 
 
-def _stored(node: ast.AST) -> set:
+def stored_names(node: ast.AST) -> set:
     return {n.id for n in _own_nodes([node]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
@@ -253,31 +253,31 @@ def _loads(nodes: list) -> set:
     """Names read by ``nodes`` from their scope (not a comprehension's own targets)."""
     found: set = set()
     for node in nodes:
-        found |= _free_in(node)
+        found |= free_in(node)
     return found
 
 
-def _free_in(node: ast.AST) -> set:
+def free_in(node: ast.AST) -> set:
     if isinstance(node, _COMPREHENSIONS):
         inner: set = set()
         bound: set = set()
         for g in node.generators:
-            inner |= _free_in(g.iter) - bound
-            bound |= _stored(g.target)
+            inner |= free_in(g.iter) - bound
+            bound |= stored_names(g.target)
             for c in g.ifs:
-                inner |= _free_in(c) - bound
+                inner |= free_in(c) - bound
         for f in ("elt", "key", "value"):
             if hasattr(node, f):
-                inner |= _free_in(getattr(node, f)) - bound
+                inner |= free_in(getattr(node, f)) - bound
         return inner
     if isinstance(node, ast.Lambda):
         params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-        return _free_in(node.body) - params | set().union(*(_free_in(d) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None))
+        return free_in(node.body) - params | set().union(*(free_in(d) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None))
     if isinstance(node, ast.Name):
         return {node.id} if isinstance(node.ctx, ast.Load) else set()
     found: set = set()
     for child in ast.iter_child_nodes(node):
-        found |= _free_in(child)
+        found |= free_in(child)
     return found
 
 
@@ -300,7 +300,7 @@ def _free_in_statement(node: ast.AST) -> set:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return set(free_names(node)) | _loads([*node.args.defaults, *(d for d in node.args.kw_defaults if d), *node.decorator_list])
     if isinstance(node, ast.expr):
-        return _free_in(node)
+        return free_in(node)
     found: set = set()
     for child in ast.iter_child_nodes(node):
         found |= _free_in_statement(child)
