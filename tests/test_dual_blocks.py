@@ -471,3 +471,16 @@ def test_a_unit_cotangent_takes_the_partial_itself(monkeypatch):
         f = load_function("import numpy as np\n\n\n" + source + "# products taken\n")
         expected = yb.hvp(f, (x, w), direction)
     _close(results[1] + results[2], expected[1] + expected[2])
+
+
+def test_dual_nan_pairs_an_adjoint_with_its_tangent():
+    """Two arrays of one shape take one dot product: a NaN in either, anywhere, is found."""
+    ones = np.ones(6)
+    assert not dual_blocks.dual_nan(ones, 2.0 * ones, None, 0.5)
+    for k in range(6):
+        holed = ones.copy()
+        holed[k] = np.nan
+        for values in ((ones, holed), (holed, ones), (holed, None), (None, ones, holed), (np.ones(3), ones, holed),
+                       (np.zeros(6), holed), (ones, ones, holed)):
+            assert dual_blocks.dual_nan(*values)
+    assert dual_blocks.dual_nan(ones, float("nan"))

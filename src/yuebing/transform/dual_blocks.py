@@ -38,7 +38,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
-from ..rules.declare import has_nan, strong_product, zero_where_zero
+from ..rules.declare import SMALL as _SMALL, has_nan, strong_product, zero_where_zero
 from ..rules.util import unbroadcast
 from .array_blocks import classify
 from .float_blocks import runs
@@ -81,6 +81,7 @@ def find_dual_blocks(body: list, integers: set, resolve: Callable) -> list[tuple
 # --------------------------------------------------------------------------------------------
 
 _ND, _F64 = np.ndarray, np.dtype(np.float64)
+_vdot = np.vdot
 
 
 def _is_zero_view(t: np.ndarray) -> bool:
@@ -253,16 +254,28 @@ def fit(c: Any, reduce: bool, size: int) -> Any:
 
 
 def dual_nan(*values: Any) -> bool:
-    """Whether any of the values (arrays, floats, None) holds a NaN."""
+    """Whether any of the values (arrays, floats, None) may hold a NaN (no false negatives). Two
+    small float64 arrays of one shape (an adjoint and its tangent) take one call: their dot
+    product is NaN where either holds one (NaN times anything is NaN); ``inf * 0`` or
+    ``inf - inf`` read as NaN too, a false alarm that only costs the strong-zero pass."""
+    pending = None  # an array not yet checked, to pair with the next of its shape
     for v in values:
         if v is None:
             continue
         if type(v) is _ND:
-            if has_nan(v):
+            if pending is None:
+                pending = v
+                continue
+            if v.shape == pending.shape and v.dtype is _F64 and pending.dtype is _F64 and v.size <= _SMALL:
+                total = _vdot(pending, v)
+                pending = None
+                if total != total:
+                    return True
+            elif has_nan(v):
                 return True
         elif v != v:
             return True
-    return False
+    return pending is not None and has_nan(pending)
 
 
 def incoming(fdata: Any, rdata: Any) -> Any:
