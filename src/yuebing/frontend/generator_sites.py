@@ -219,6 +219,7 @@ def _plain_target(target: ast.expr) -> bool:
 
 
 def stored_names(node: ast.AST) -> set:
+    """The names ``node`` assigns (not inside nested functions, lambdas or classes)."""
     return {n.id for n in _own_nodes([node]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
@@ -258,6 +259,8 @@ def _loads(nodes: list) -> set:
 
 
 def free_in(node: ast.AST) -> set:
+    """The names the expression ``node`` reads from its scope: a comprehension's or lambda's own
+    names left out."""
     if isinstance(node, _COMPREHENSIONS):
         inner: set = set()
         bound: set = set()
