@@ -117,8 +117,14 @@ class DualArrayBlock:
             + [self.array[v] for v in self.inputs] + [self.size]
         body = [f"{', '.join(unpacked)}, = {self.given}"]
         body += [f"{local} = {path}" for local, path in self.attributes]
+        self.strong_partials: list[tuple[str, str, str]] = []  # (partial's tangent, tangent, f'')
         for local, kind, func, operands, fname in self.ops:
             body += self._forward_op(local, kind, func, operands, fname)
+        if self.strong_partials:  # taken plainly; one NaN check for all, then by the strong-zero rule
+            pds = ", ".join(pd for pd, _, _ in self.strong_partials)
+            body.append(f"if _dual_nan({pds}):")
+            body += [f"    {pd} = None if {ad} is None else _dstrong({ad}, {second})"
+                     for pd, ad, second in self.strong_partials]
         return guard, body, self._finish()
 
     def _forward_op(self, t: str, kind: str, func: Any, ops: list, fname: str) -> list[str]:
@@ -161,8 +167,11 @@ class DualArrayBlock:
             lines.append(f"{t}_pd = _dtimes({ad}, {second})")
         else:
             # by the strong-zero rule: where the tangent is 0 so is this, even if f'' is infinite
-            # (x ** 1.5 at 0: f' is finite, so no NaN reaches the tangents the block hands on)
-            lines.append(f"{t}_pd = None if {ad} is None else _dstrong({ad}, {second})")
+            # (x ** 1.5 at 0: f' is finite, so no NaN reaches the tangents the block hands on);
+            # read only by the reverse, so plainly here and again by the rule after the block's
+            # operations where one of them holds a NaN (``forward``)
+            lines.append(f"{t}_pd = None if {ad} is None else {ad} * ({second})")
+            self.strong_partials.append((f"{t}_pd", ad, second))
         return lines
 
     def _finish(self) -> list[str]:
