@@ -118,3 +118,16 @@ def test_argpartition_is_zero():
     x = rng.standard_normal(6)
     g = yb.grad(lambda a: np.sum(a[np.argpartition(a, 2)] * np.arange(6.0)))(x)
     np.testing.assert_allclose(g, fd_gradient(lambda a: np.sum(a[np.argpartition(a, 2)] * np.arange(6.0)), x))
+
+
+def test_unique_of_ints_in_reverse():
+    """np.unique_all / np.unique(return_counts=True) of an int array: the pullback indexed the
+    output's fdata, which ints do not have (TypeError: '_Marker' object is not subscriptable)."""
+    from tests.all_modes import check_all_modes
+
+    def f(x):
+        counts = np.unique_all(np.array([1, 2, 2])).counts
+        values, repeats = np.unique([3, 1, 1], return_counts=True)
+        return np.sum(counts * x) + np.sum(values * repeats * x)
+
+    check_all_modes(f, np.array([0.5, 1.0]))

@@ -179,7 +179,7 @@ _INDEX_PARAMETERS = frozenset({
     "out", "shape", "newshape", "new_shape", "axis", "axes", "axis1", "axis2", "axisa", "axisb", "axisc",
     "source", "destination", "start", "indices", "ind", "indices_or_sections", "sections", "obj", "reps",
     "repeats", "pad_width", "shift", "size", "dims", "dimensions", "kth", "order", "s", "subscripts",
-    "sorter", "where", "mask", "minlength", "subset_by_index", "dtype", "strides", "buffer", "like", "casting", "k", "n",
+    "sorter", "where", "mask", "minlength", "key", "subset_by_index", "dtype", "strides", "buffer", "like", "casting", "k", "n",
 })
 
 _PARAMETERS: dict = {}
@@ -202,6 +202,8 @@ def _parameter_names(fn: Any) -> tuple | None:
     else:
         positional = tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
         star = next((p.name for p in parameters if p.kind is p.VAR_POSITIONAL), None)
+        if _ndarray_method(fn):  # an ndarray method's *args are shapes, axes or indices (reshape, item)
+            star = None
         found = (frozenset(p.name for p in parameters), positional, star)
     if cached:
         try:
@@ -209,6 +211,12 @@ def _parameter_names(fn: Any) -> tuple | None:
         except TypeError:  # an unhashable callable
             pass
     return found
+
+
+def _ndarray_method(fn: Any) -> bool:
+    objclass = getattr(fn, "__objclass__", None)
+    return isinstance(getattr(fn, "__self__", None), (np.ndarray, np.generic)) \
+        or isinstance(objclass, type) and issubclass(objclass, (np.ndarray, np.generic))
 
 
 def _takes_values(names: tuple | None, position: int) -> bool:

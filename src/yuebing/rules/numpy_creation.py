@@ -590,8 +590,9 @@ def _meshgrid_rrule(*xi: Any, **kwargs: Any) -> tuple:
 def _meshgrid_frule(*xi: Any, **kwargs: Any) -> Dual:
     options = _meshgrid_options(kwargs)
     ys = tuple(np.meshgrid(*(primal(x) for x in xi), **options))
-    dys = np.meshgrid(*(dense(x) for x in xi), **options)
-    return Dual(ys, tuple(fit_tangent(d, y) for d, y in zip(dys, ys)))
+    dys = tuple(fit_tangent(d, y) for d, y in zip(np.meshgrid(*(dense(x) for x in xi), **options), ys))
+    # grids of ints only carry nothing: the tuple's tangent is NoTangent, as output() makes it
+    return Dual(ys, NoTangent if all(d is NoTangent for d in dys) else dys)
 
 
 # --------------------------------------------------------------------------------------------

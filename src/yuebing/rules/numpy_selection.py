@@ -127,7 +127,7 @@ def _unique_rrule(ar, return_index=False, return_inverse=False, return_counts=Fa
     out = output(_wanted(full, primal(return_index), primal(return_inverse), primal(return_counts)))
 
     def pullback(dy: Any) -> tuple:
-        g = out.fdata[0] if isinstance(out.primal, tuple) else out.fdata
+        g = out.fdata[0] if isinstance(out.fdata, tuple) else out.fdata  # NoFData: ints, nothing to send
         if not isinstance(g, np.ndarray):
             return ()
         return (deliver(ar, _share_back(g, inverse, counts, x.shape, ax)),)

@@ -150,6 +150,8 @@ def fit_tangent(dy: Any, y: Any) -> Any:
         return 0.0 if dy is NoTangent else float(np.real(dy))
     if isinstance(y, (complex, np.complexfloating)):
         return 0j if dy is NoTangent else complex(dy)
+    if isinstance(y, (int, np.integer, np.bool_)):  # an int result (nan_to_num of an int) has none
+        return NoTangent
     return NoTangent if dy is NoTangent else dy
 
 

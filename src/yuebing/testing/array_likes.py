@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import tangents as T
 from ..rules.cases import Case, ConventionCase, Expect
-from .check_rule import RuleCheckError, check_rule
+from .check_rule import check_rule
 
 
 @dataclasses.dataclass
@@ -153,13 +153,16 @@ def _check(case: Case, args: tuple, kwargs: dict) -> None:
 
 def _twin_passes(case: Case, where: int | str, args: tuple, kwargs: dict) -> bool:
     """Whether ``case.f`` passes ``check_rule`` at the same point with the int argument given as
-    floats and held constant (a closure's value: only the other arguments are differentiated)."""
+    floats and held constant (a closure's value: only the other arguments are differentiated), or
+    differentiated when there is no other argument."""
     if isinstance(where, str):
         twin_kwargs = {**kwargs, where: _as_floats(kwargs[where])}
         function, others = case.f, args
     else:
         function, others, twin_kwargs = _holding(case.f, where, _as_floats(args[where])), \
             args[:where] + args[where + 1:], kwargs
+        if not others:  # nothing else to differentiate: the twin is the case at these floats
+            function, others = case.f, (_as_floats(args[where]),)
     try:
         check_rule(function, *others, kwargs=twin_kwargs, mode=case.mode, through_runtime=True, **case.options)
     except Exception:
