@@ -201,7 +201,7 @@ def test_pure_generator_in_a_loop_with_break_stays_eager():
     # (frontend/generator_eagerness.py); the generator itself, lowered alone, runs lazily
     node, filename = function_node(pure_break)
     rewritten = ast.unparse(desugar(node, filename, called=called_generator_definitions(pure_break, node)))
-    assert "def _yb_eager_squares(" in rewritten and "_yb_eager_squares((s,), squares, x, 6)" in rewritten
+    assert "def _yb_eager_squares(" in rewritten and "_yb_eager_squares(((s,), ()), squares, x, 6)" in rewritten
     assert "Generator(" in _rewritten(logged)  # its twin with an effect runs lazily
     check_all_modes(pure_break, 1.2)
 

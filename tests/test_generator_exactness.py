@@ -216,6 +216,47 @@ def test_loop_writing_what_a_module_generator_reads():
     check_all_modes(k, np.array([0.5, 1.5, 0.8]))
 
 
+def test_loop_adding_in_place_into_what_a_generator_reads():
+    def f(arr):
+        def gen(a):
+            for i in range(3):
+                yield a[i] * a[i]
+        acc = arr
+        total = 0.0
+        for v in gen(arr):
+            acc += v  # writes arr: the next item is made from the new values
+            total = total + v
+        return total + np.sum(arr)
+    check_all_modes(f, np.array([0.5, -0.4, 0.3]))
+
+
+def test_loop_adding_in_place_into_an_alias_made_inside():
+    def f(arr):
+        def gen(a):
+            for i in range(3):
+                yield a[i] * a[i]
+        total = 0.0
+        for v in gen(arr):
+            acc = arr
+            acc += v
+            total = total + v
+        return total + np.sum(arr)
+    check_all_modes(f, np.array([0.5, -0.4, 0.3]))
+
+
+def test_loop_adding_to_a_float_stays_eager():
+    def f(x):
+        def gen(n):
+            for k in range(n):
+                yield x * k
+        s = 0.0
+        for v in gen(4):
+            s += v * v
+        return s
+    assert "_yb_eager_gen(((), (s,)), gen, 4)" in _rewritten(f)
+    check_all_modes(f, 0.8)
+
+
 def test_loop_rebinding_what_a_generator_reads_as_a_closure_variable():
     def f(x):
         scale = x
@@ -320,8 +361,8 @@ def test_drained_and_quiet_generators_stay_eager():
             s = s + v * v
         return s + sum(v for v in gen(3)) + float(any(v > 1 for v in [x, 2.0 * x]))
     text = _rewritten(f)
-    assert "_yb_eager_gen((s,), gen, 5)" in text and "Generator(" in text  # (the lazy twin, for the fallback)
-    assert "sum((v for v in _yb_eager_gen((), gen, 3)))" in text
+    assert "_yb_eager_gen(((s,), ()), gen, 5)" in text and "Generator(" in text  # (the lazy twin, for the fallback)
+    assert "sum((v for v in _yb_eager_gen(((), ()), gen, 3)))" in text
     check_all_modes(f, 0.9)
 
 
@@ -353,7 +394,7 @@ def test_generator_expression_stepping_a_pure_generator():
         w = _Bumper(arr)
         bumped = float(any(v + w > 2.0 for v in gen(arr)))  # (each item seen after the write of the one before)
         return plain + bumped * arr[0] + arr[0] * arr[1]
-    assert "_yb_eager__yb_genexpr((), _yb_genexpr, _yb_eager_gen((), gen, arr))" in _rewritten(f)  # both eager: plain data
+    assert "_yb_eager__yb_genexpr(((), ()), _yb_genexpr, _yb_eager_gen(((), ()), gen, arr))" in _rewritten(f)  # both eager: plain data
     check_all_modes(f, np.array([0.6, 0.3]))
 
 

@@ -26,7 +26,7 @@ where that is provably Python's result:
     may write, no generators or iterators, which may be lazy ones with effects). Then nothing
     that runs between two items writes what the body reads, and the body writes nothing anyone
     reads: the items are the same whenever they are made, and making more than the consumer takes
-    (it stops early) shows nowhere. Such calls go to ``_yb_eager_<name>(reads, <name>, *args)``, which
+    (it stops early) shows nowhere. Such calls go to ``_yb_eager_<name>((reads, updated), <name>, *args)``, which
     runs the lazy generator instead (passed as ``_yb_lazy``) when the run-time check fails, and also when an item raises:
     Python's consumer sees the items before it first (``next(1 / v for v in [1.0, 0.0])`` is 1.0),
     and the lazy generator, started afresh, shows it that (the eager attempt changed nothing).
@@ -58,7 +58,7 @@ __all__ = ["eager_generators", "called_generator_definitions"]
 
 EAGER, DRAINED = "_yb_eager_", "_yb_drained_"
 _READS, _LAZY = "_yb_reads", "_yb_lazy"
-_CHECK = "_yb_plain_data"
+_CHECK, _IMMUTABLE = "_yb_plain_data", "_yb_immutable_data"
 
 
 def eager_generators(node: ast.FunctionDef | ast.Lambda, needs_protocol: Callable, filename: str,
@@ -196,7 +196,8 @@ class _Plan:
             copies.append(self._eager_copy(filename))
             for call, reads in quiet:
                 call.func = ast.copy_location(ast.Name(EAGER + self.name, ast.Load()), call.func)
-                read = ast.Tuple([ast.Name(r, ast.Load()) for r in reads], ast.Load())
+                read = ast.Tuple([ast.Tuple([ast.Name(r, ast.Load()) for r in part], ast.Load()) for part in reads],
+                                 ast.Load())
                 call.args[:0] = [ast.copy_location(read, call), ast.copy_location(ast.Name(self.name, ast.Load()), call)]
         self._insert_after_definition(copies)
         if copies and not self.outside and not self._used(besides=[self.function]):
@@ -210,9 +211,9 @@ class _Plan:
         what the inner generator reads)."""
         for call in drained_calls:
             self.stepping[id(call)] = tuple(sorted(reads_of_generator))
-        for call, reads in quiet:
+        for call, (reads, updated) in quiet:
             if not loop_consumer(call, self.parents):
-                self.stepping[id(call)] = tuple(sorted(reads_of_generator | set(reads)))
+                self.stepping[id(call)] = tuple(sorted(reads_of_generator | set(reads) | set(updated)))
 
     def _used(self, besides: list) -> bool:
         """Whether the function's name is read outside the definitions ``besides`` (the eager
@@ -244,11 +245,11 @@ class _Plan:
         made.name = EAGER + self.name
         to_list_builder(made, filename)
         made.args.posonlyargs[:0] = [ast.arg(_READS), ast.arg(_LAZY)]
-        values = ", ".join([_READS, *_parameters(self.function), *free_names(self.function)])
+        values = ", ".join([f"{_READS}[0]", *_parameters(self.function), *free_names(self.function)])
         lazily = f"{_LAZY}({_forwarded(self.function)})"
         head = parse_source(
-            f"from yuebing.ir.primitives import plain_data as {_CHECK}\n"
-            f"if not {_CHECK}({values}):\n    return {lazily}\n"  # a user object, an iterator: lazily
+            f"from yuebing.ir.primitives import immutable_data as {_IMMUTABLE}, plain_data as {_CHECK}\n"
+            f"if not ({_CHECK}({values}) and {_IMMUTABLE}({_READS}[1])):\n    return {lazily}\n"  # a user object, an iterator: lazily
             f"try:\n    pass\nexcept Exception:\n    return {lazily}\n"  # an item raised: lazily, from the start
         ).body
         for n in ast.walk(ast.Module(head, [])):

@@ -85,16 +85,17 @@ def _enclosing_function(node: ast.AST, parents: dict) -> str | None:
 
 def quiet_reads(call: ast.Call, parents: dict, generator_reads: set, stepping: dict | None = None) -> tuple | None:
     """The names the consumer of ``call`` reads between items, when it is quiet (see the module's
-    docstring); None when it is not. ``generator_reads``: the variables the generator reads
+    docstring), as two tuples: those that must be plain data, and those it updates in place
+    (``s += v``), which must be immutable; None when it is not quiet. ``generator_reads``: the variables the generator reads
     from enclosing scopes (quiet code may not rebind them); ``stepping``: for the eager calls of
     rewritten generator expressions, what a generator call given as their first iterable must
     check (``any(v > 1 for v in g(x))``: ``generator_eagerness._Plan._record_stepping``)."""
     consumer = parents.get(id(call))
     if stepping and id(consumer) in stepping and _source_argument(consumer) is call:
-        return stepping[id(consumer)]
+        return stepping[id(consumer)], ()
     if isinstance(consumer, ast.Call) and consumer.args == [call] and not consumer.keywords \
             and isinstance(consumer.func, ast.Name) and consumer.func.id in _STOPPING:
-        return ()
+        return (), ()
     source = call
     if _enumerated(consumer, call):
         source, consumer = consumer, parents.get(id(consumer))
@@ -132,8 +133,29 @@ def _loop_reads(loop: ast.For, parents: dict, generator_reads: set) -> tuple | N
     assigned = set().union(*(stored_names(s) for s in loop.body)) if loop.body else set()
     if assigned & generator_reads:
         return None  # the body rebinds a variable the generator reads as it runs
-    reads = _loads(loop.body) - targets
-    return _bound_reads(reads, assigned, loop, parents)
+    updated = _updated_in_place(loop.body)
+    if updated is None:
+        return None
+    reads = _bound_reads((_loads(loop.body) | updated) - targets, assigned, loop, parents)  # (``s += v`` reads s)
+    if reads is None:
+        return None
+    return tuple(r for r in reads if r not in updated), tuple(r for r in reads if r in updated)
+
+
+def _updated_in_place(body: list) -> set | None:
+    """The names ``body`` updates with ``+=`` and the like, which writes in place into a list or
+    an array: each must hold an immutable value (a number, checked at run time when it is bound
+    before the loop), so they must be assigned nothing else in ``body`` than the result of an
+    operation (a new value); None when one is (``t = arr; t += v`` would write ``arr``)."""
+    nodes = [n for s in body for n in _own_nodes([s])]
+    updated = {n.target.id for n in nodes if isinstance(n, ast.AugAssign)}
+    for n in nodes:
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For)) and not isinstance(getattr(n, "value", None),
+                                                                                   (ast.BinOp, ast.UnaryOp, ast.Constant)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if set().union(*(stored_names(t) for t in targets)) & updated:
+                return None
+    return updated
 
 
 def _comprehension_reads(generator: ast.comprehension, parents: dict, generator_reads: set) -> tuple | None:
@@ -147,8 +169,8 @@ def _comprehension_reads(generator: ast.comprehension, parents: dict, generator_
     if not all(_plain_target(g.target) for g in later) or not all(_quiet_expression(e) for e in region):
         return None
     targets = set().union(*(stored_names(g.target) for g in later))
-    reads = _loads(region) - targets
-    return _bound_reads(reads, set(), node, parents)
+    reads = _bound_reads(_loads(region) - targets, set(), node, parents)
+    return None if reads is None else (reads, ())
 
 
 def _bound_reads(reads: set, assigned: set, at: ast.AST, parents: dict) -> tuple | None:

@@ -229,6 +229,13 @@ def plain_data(*values: Any) -> bool:
     return True
 
 
+def immutable_data(values: tuple) -> bool:
+    """Whether ``values`` are numbers, strings or NumPy scalars (or tuples of them): values a
+    ``+=`` rebinds instead of writing into (``frontend/generator_sites.py``)."""
+    return all(type(v) is tuple and immutable_data(v) or type(v) in (int, float, complex, bool, str, bytes)
+               or isinstance(v, np.generic) and type(v).__module__ == "numpy" for v in values)
+
+
 def _plain_leaf(value: Any, kind: type) -> bool:
     if isinstance(value, types.ModuleType):  # NumPy's and math's (a user module's attributes may be anything)
         return value.__name__.partition(".")[0] in _PLAIN_MODULES

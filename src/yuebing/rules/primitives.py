@@ -259,7 +259,7 @@ from .second_order import zero as _second_order_zero  # noqa: E402
 _REWRITE_CHECKS = (_rewrites.match_sequence, _rewrites.match_mapping, _rewrites.match_args, _rewrites.match_unique,
                    _rewrites.star_start, _rewrites.star_match,
                    _rewrites.star_reraise, _rewrites.star_raised, _rewrites.star_result,
-                   _rewrites.plain_data)  # (the guard of eager generators: frontend/generator_eagerness.py)
+                   _rewrites.plain_data, _rewrites.immutable_data)  # (the guard of eager generators: frontend/generator_eagerness.py)
 for _f in _REWRITE_CHECKS:
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
