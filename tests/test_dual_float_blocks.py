@@ -5,6 +5,7 @@ one (the block switched off), on Python and NumPy floats, and the results must a
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -19,6 +20,8 @@ SOURCES = {
     "mixed": "def f(x, a):\n    y = x * a + 2.0\n    z = y / a - y * y\n    return -z\n",
     "powers_and_math": "def f(x, a):\n    y = x ** 3 + a ** 2\n    z = math.sin(y) * math.exp(a)\n    return z * math.tanh(x)\n",
     "long": "def f(x, a):\n    y = x\n" + "    y = y * a + 0.5\n" * 60 + "    return y\n",
+    "diamonds": "def f(x, a):\n    y = x * a\n    z = y + x\n    w = z * y - a / z\n    u = w * w + z\n"
+                "    v = u / (y * y + 1.0) - w\n    return v * u + y * z\n",
 }
 
 
@@ -107,6 +110,14 @@ def test_long_block_other_forms_deferred(primals, tangents, monkeypatch):
     assert "_dfallback" in DualRule(_compile(source)).source
     with_block, without = _both(source, primals, tangents, monkeypatch)
     _same(with_block, without)
+
+
+def test_adjoints_read_for_the_last_time_give_their_names_to_the_next():
+    """The reverse of a chain keeps a few adjoint names (a float dies when its name is next
+    assigned), not one pair per operation; the results are the statements' (above)."""
+    source = DualRule(_compile(SOURCES["long"])).source
+    reverse = source[source.index("_dual_reverse"):]
+    assert len(set(re.findall(r"_fg\d+", reverse))) <= 6
 
 
 def test_long_block_raising_in_its_statements_points_at_the_line():

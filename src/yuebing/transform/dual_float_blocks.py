@@ -186,8 +186,13 @@ class DualFloatBlock:
         """The adjoints, after the residuals are popped (``pops``): the outputs' rdata in, the
         inputs' rdata out."""
         gen, block = self.gen, self.block
-        self.g = {name: gen.fresh("fg") for name in list(block.inputs) + [local for local, *_ in block.ops]}
-        g = self.g
+        # the inputs' and outputs' adjoints have names of their own; an operation's is taken when
+        # first assigned from the names of adjoints already read for the last time (so a float
+        # dies when its name is next assigned: thousands alive at once till the function returns
+        # overflow CPython's float free list, and each then costs an allocator call to make and free)
+        fixed = list(block.inputs) + [local for local in block.final.values() if local not in block.inputs]
+        self.g = {name: gen.fresh("fg") for name in fixed}
+        g, free = self.g, []
         lines, body, strong_body = [], [], []
         for var, local in block.final.items():
             r, rd = gen.rd(var), gen.rdd(var)
@@ -204,8 +209,12 @@ class DualFloatBlock:
                     continue  # a number or a constant
                 step = "+=" if target in assigned else "="
                 assigned.add(target)
+                if target not in g:
+                    g[target] = free.pop() if free else gen.fresh("fg")
                 body.append(f"{g[target]} {step} {value}; {g[target]}d {step} {tangent}")
                 strong_body.append(f"{g[target]} {step} {strong[0]}; {g[target]}d {step} {strong[1]}")
+            if local not in fixed:
+                free.append(g[local])  # read for the last time
         lines += self._raising_again(body)
         results = [x for v in block.inputs if v not in block.constants and v in assigned for x in (g[v], f"{g[v]}d")]
         if results and strong_body != body:
