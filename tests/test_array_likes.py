@@ -81,6 +81,16 @@ def _list_times_array(x):
     return np.sum(values ** 2)
 
 
+def _int_list_op_array(x):
+    """Ints on the left: no array_like conversion (an int array cannot take the float result in
+    place); second order crashed on the list (TypeError: float * NoTangent)."""
+    values = [1, 2, 3]
+    values *= x
+    other = [2, 1, 1]
+    other /= x + 2
+    return np.sum(values * x ** 2) + np.sum(other)
+
+
 def _list_matmul_array(x):
     rows = [[1.0, x[0], 0.5], [x[1], 2.0, x[2]]]
     rows @= np.outer(x, x)
@@ -96,7 +106,7 @@ def _power_and_solve(x):
     return np.sum(pow([1.5, 2.0, 0.5], x)) + np.sum(np.linalg.solve([[2, 1, 0], [1, 3, 1], [0, 1, 4]], x) ** 2)
 
 
-@pytest.mark.parametrize("f", [_list_plus_array, _list_times_array, _list_matmul_array, _int_lists, _power_and_solve],
+@pytest.mark.parametrize("f", [_list_plus_array, _list_times_array, _int_list_op_array, _list_matmul_array, _int_lists, _power_and_solve],
                          ids=lambda f: f.__name__)
 def test_lists_in_every_mode(f):
     check_all_modes(f, X.copy())

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules import outside_state
+from ..rules.array_like import carries_floats
 from ..rules._comparisons import selection_goes_through
 from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
@@ -689,9 +690,15 @@ def _inplace_rule(iop: Any) -> Rule:
     partials = ELEMENTWISE_PARTIALS[iop]
     op = OUT_OF_PLACE[iop]
     rebinding = _elementwise_rule(iop, partials)
+    out_of_place = _elementwise_rule(op, partials)
 
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple:
         a, b = args
+        if isinstance(a[0], (list, tuple)) and isinstance(b[0], (np.ndarray, np.generic)) \
+                and not carries_floats(a[0]):
+            # ``ints op= array``: NumPy's new array (lists of floats are arrays already: the
+            # array_like boundary); the ints carry no derivative
+            return out_of_place(f4, ((np.asarray(a[0]), NoFData, NoTangent, NoFData), b), kwargs)
         if not (isinstance(a[0], np.ndarray) and isinstance(a[1], np.ndarray)):
             return rebinding(f4, args, kwargs)
         x, x_f, x_d, x_fd = a
