@@ -150,6 +150,17 @@ def test_argnums_and_cross_derivatives():
     check_hessian(f, np.array([0.3, 0.5, 0.7]))
 
 
+def adds_ints_as_floats(t):
+    return t * t + float(1) + float(t > 0.5) * t
+
+
+def test_float_of_an_int_has_no_tangent():
+    """``float(1)`` and ``float(flag)`` in the function under ``yb.grad``: the int is a value, of
+    tangent 0. Third order took it as structure (``float`` linear), giving ``float(1)`` the
+    tangent 1.0: the Hessian's gradient off by 0.28 against reverse over reverse."""
+    check_third_order(adds_ints_as_floats, 0.7)
+
+
 def returns_numpy_float(x):
     return np.sum(x ** 3) * np.sum(np.exp(x))
 

@@ -13,6 +13,8 @@ import pytest
 
 import yuebing as yb
 
+from yuebing.testing.third_order import check_third_order
+
 from .all_modes import check_all_modes
 
 
@@ -150,19 +152,11 @@ def test_a_truth_test_runs_a_writing_dunder_with_its_derivative(f, x):
     check_all_modes(f, x)
 
 
-def check_third_order(f, x=0.7):
-    """``yb.hessian`` of a function calling ``yb.grad(f)`` against differences of its gradient."""
-    outer = lambda v: yb.grad(f)(v) ** 2  # noqa: E731
-    h = 1e-5
-    expected = (yb.grad(outer)(x + h) - yb.grad(outer)(x - h)) / (2 * h)
-    np.testing.assert_allclose(yb.hessian(outer)(x), expected, rtol=1e-4, atol=1e-4)
-
-
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__.lstrip("_"))
 def test_third_order_runs_a_writing_dunder_with_its_derivative(f):
     """Third order follows the dunder too: it ran as plain Python there (a third derivative of
     0.0 where differences of the gradient give 72.0)."""
-    check_third_order(f)
+    check_third_order(f, 0.7)
 
 
 # ---------------------------------------------------------------- comparisons tested for truth
@@ -270,7 +264,52 @@ def _asserted_comparison(x):
     return box[0]
 
 
-COMPARISONS = [_chain_in_if, _chain_failing_early, _single_in_if, _negated, _chain_as_value, _chain_in_while,
+class Bag:
+    """``x in bag`` by a ``__contains__`` returning a ``Verdict`` (CPython tests its truth)."""
+
+    def __init__(self, box):
+        self.box = box
+
+    def __contains__(self, item):
+        return Verdict(self.box, item > 0)
+
+
+class CountingBag(Bag):
+    """A ``__contains__`` that writes, returning a bool."""
+
+    def __contains__(self, item):
+        self.box[0] = self.box[0] * 1.5 + item
+        return True
+
+
+class Equated:
+    """``__eq__`` only: ``a != b`` is ``object.__ne__``, which negates the truth of ``a == b``."""
+
+    def __init__(self, v, box):
+        self.v, self.box = v, box
+
+    def __eq__(self, other):
+        return Verdict(self.box, self.v == other.v)
+
+
+def _contains_by_a_dunder(x):
+    box = [x]
+    r = 3 in Bag(box)
+    if 2 not in CountingBag(box):
+        box[0] = -box[0]
+    return box[0] + float(r is True)
+
+
+def _not_equal_by_eq(x):
+    box = [x]
+    a, b = Equated(1.0, box), Equated(2.0, box)
+    r = a != b
+    if a != b:
+        box[0] = box[0] + x
+    return box[0] + float(r is True)
+
+
+COMPARISONS = [_contains_by_a_dunder, _not_equal_by_eq, _chain_in_if, _chain_failing_early, _single_in_if, _negated, _chain_as_value, _chain_in_while,
                _chain_in_and_or, _chain_in_filter, _comparison_kept_then_tested, _conditional_on_comparison,
                _asserted_comparison]
 
@@ -282,7 +321,7 @@ def test_a_comparison_tested_for_truth_runs_the_writing_dunder_of_its_result(f):
     of 1.0 where differences give 4.0); checked in every mode, the value against the plain call
     (each ``__bool__`` call updates the box: one call too many or too few changes it)."""
     check_all_modes(f, 0.7)
-    check_third_order(f)
+    check_third_order(f, 0.7)
 
 
 def test_a_comparison_of_numbers_tested_for_truth_is_inlined():

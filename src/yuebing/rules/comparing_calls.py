@@ -101,6 +101,21 @@ def remove_comparing(items, x):
     del items[index_of(items, x)]
 
 
+def not_equal_by_eq(a, b):
+    """``a != b`` by ``object.__ne__``: ``__eq__`` (then the reflected one), its truth negated."""
+    result = type(a).__eq__(a, b)
+    if result is NotImplemented:
+        result = type(b).__eq__(b, a)
+        if result is NotImplemented:
+            return a is not b
+    return not result
+
+
+def contained_by_dunder(items, x):
+    """``x in items`` of a user class: its ``__contains__``, then the truth of what it returned."""
+    return bool(type(items).__contains__(items, x))
+
+
 def truth_by_length(value):
     """``bool(value)`` of an object whose class has ``__len__`` and no ``__bool__``."""
     return len(value) != 0
@@ -210,6 +225,8 @@ def comparing_call(fn: Any, primals: list) -> Callable | None:
     definition = _TESTED.get(fn)
     if definition is not None:
         return definition if len(primals) == 2 and _tested_through(fn, primals) else None
+    if fn is operator.ne and len(primals) == 2 and _negated_eq_through(primals):
+        return not_equal_by_eq
     definition = _SEQUENCE_OPERATORS.get(fn)
     if definition is not None:
         if len(primals) == 2 and (type(primals[0]) in (tuple, list) or type(primals[1]) in (tuple, list)) \
@@ -224,6 +241,8 @@ def comparing_call(fn: Any, primals: list) -> Callable | None:
         # item through its differentiated body, only as far as Python's call steps it
         return _STEPPING[fn]
     definition = _SEARCHES.get(fn)
+    if fn is operator.contains and len(primals) == 2 and _contains_through(primals):
+        return contained_by_dunder
     if definition is not None:
         return definition if type(primals[0]) in (list, tuple) and compares_through(primals) else None
     if fn in _TRUTH and len(primals) == 1:
@@ -248,6 +267,38 @@ def _tested_through(fn: Any, primals: list) -> bool:
         return True
     try:  # pure dunders, or C ones: comparing once more to look changes nothing
         result = tested.COMPARISON_OF[fn](*primals)
+    except Exception:  # noqa: BLE001 - the plain rule raises it again, as Python would
+        return False
+    return type(result) is not bool and _truth_definition(builtins.bool, result) is not None
+
+
+def _negated_eq_through(primals: list) -> bool:
+    """Whether ``a != b``, where neither class defines ``__ne__`` (``object.__ne__`` calls
+    ``__eq__`` and negates the truth of its result), runs Python code that may change data."""
+    if any(type(v).__ne__ is not object.__ne__ for v in primals):
+        return False
+    methods = [m for m in (_python_method(v, "__eq__") for v in primals) if m is not None]
+    if not methods:
+        return False
+    if any(dunder_may_change_data(m) for m in methods):
+        return True
+    try:  # pure __eq__s: comparing once more to look changes nothing
+        result = primals[0] == primals[1]
+    except Exception:  # noqa: BLE001 - the plain rule raises it again, as Python would
+        return False
+    return type(result) is not bool and _truth_definition(builtins.bool, result) is not None
+
+
+def _contains_through(primals: list) -> bool:
+    """Whether ``x in items`` of a user class runs Python code that may change data: its
+    ``__contains__``, or the truth test CPython makes of what that returned."""
+    method = _python_method(primals[0], "__contains__")
+    if method is None:
+        return False
+    if dunder_may_change_data(method):
+        return True
+    try:  # a pure __contains__: calling it once more to look changes nothing
+        result = method(*primals)
     except Exception:  # noqa: BLE001 - the plain rule raises it again, as Python would
         return False
     return type(result) is not bool and _truth_definition(builtins.bool, result) is not None
