@@ -8,6 +8,7 @@ product), some to third order.
 """
 from __future__ import annotations
 
+import asyncio
 import re
 
 import numpy as np
@@ -379,3 +380,97 @@ def test_a_builtin_named_parameter_by_keyword():
     f = locals_named_like_builtins
     slope = (f(x + 1e-6 * v, type="quad") - f(x - 1e-6 * v, type="quad")) / 2e-6
     np.testing.assert_allclose(yb.grad(f)(x.copy(), type="quad") @ v, slope, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- names spelt as the rewrites' own
+# The rewrites of match, try/except*, async code and generators write names that begin with
+# ``_yb_`` (``_yb_subject1``, ``_yb_pending1``, ``_yb_len``); a user's variable so named was the
+# same variable (a match statement overwrote ``_yb_subject1``: a wrong value, silently).
+_yb_scale = 3.0
+
+
+def _yb_square(v):
+    return v * v
+
+
+def match_beside_its_subject_name(x):
+    _yb_subject1 = x * 3.0
+    match [x, 2.0]:
+        case [a, b]:
+            r = a * b
+        case _:
+            r = x
+    return r * _yb_subject1
+
+
+def match_beside_a_helper_name(x):
+    _yb_len = x * 3.0  # (the rewritten match calls its helper _yb_len)
+    match [x, 2.0]:
+        case [a, b]:
+            r = a * b
+    return r * _yb_len
+
+
+def except_star_beside_its_names(x):
+    _yb_pending1, _yb_match1 = x * 3.0, x * 2.0
+    try:
+        raise ExceptionGroup("g", [ValueError(1)])
+    except* ValueError:
+        r = x * x
+    return r * _yb_pending1 + _yb_match1
+
+
+def reads_globals_spelt_as_helpers(x):
+    match [x]:
+        case [a]:
+            r = a * _yb_scale
+    return _yb_square(r)
+
+
+async def _scaled(v, _yb_manager1):
+    await asyncio.sleep(0)
+    return v * _yb_manager1
+
+
+def async_beside_its_names(x):
+    _yb_comprehension1 = 2.0
+    return asyncio.run(_scaled(x, x)) * _yb_comprehension1
+
+
+def lazy_generator_beside_its_names(x):
+    def numbers(v):
+        _yb_frame = v * 2.0
+        got = yield v
+        yield _yb_frame * got
+    it = numbers(x)
+    return next(it) * it.send(x)
+
+
+def match_with_parameter_spelt_as_helper(x, _yb_subject1=2.0):
+    match x:
+        case float():
+            r = x * _yb_subject1
+    return r
+
+
+HELPER_SPELT = [match_beside_its_subject_name, match_beside_a_helper_name, except_star_beside_its_names,
+                reads_globals_spelt_as_helpers, async_beside_its_names, lazy_generator_beside_its_names,
+                match_with_parameter_spelt_as_helper,
+                lambda x: match_with_parameter_spelt_as_helper(x, _yb_subject1=x)]
+
+
+@pytest.mark.parametrize("f", HELPER_SPELT, ids=lambda f: f.__name__)
+def test_names_spelt_as_the_rewrites_own_in_every_mode(f):
+    check_all_modes(f, 0.7)
+
+
+def _unbound_helper_spelt(x):
+    match x:
+        case 1.0:
+            _yb_subject1 = 1.0
+    return _yb_subject1 * x
+
+
+def test_an_unbound_name_spelt_as_a_rewrites_is_named_as_the_user_wrote_it():
+    with pytest.raises(UnboundLocalError, match=r"local variable '_yb_subject1'"):
+        yb.grad(_unbound_helper_spelt)(0.7)

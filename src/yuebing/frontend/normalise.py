@@ -33,7 +33,7 @@ from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
 from .source import function_node, unparse_with_lines
 from .truth_tests import asserted, boolean_operation, comparison, tested
-from .underscore_names import NO_RENAMING, Renaming, UserGlobals, rename_underscore_names
+from .underscore_names import NO_RENAMING, Renaming, UserGlobals, rename_helper_names, rename_underscore_names
 from .with_statements import WithLowering
 
 BINARY = {
@@ -779,6 +779,7 @@ def normalise(fn: types.FunctionType) -> ir.Function:
     """Stages 1-3 for ``fn``: source, fence, normal form."""
     node, filename = function_node(fn)
     found = Census(node)  # one walk: the passes below that have nothing to do are skipped
+    node, found, helper_names = rename_helper_names(fn, node, found)  # (a user's _yb_x: the rewrites write such names)
     outside_generators = cleanup_generators_called(fn, node)  # (closed where dropped: generator_closing.py)
     called = called_generator_definitions(fn, node)  # (their eager copies: generator_eagerness.py)
     if found.may_be_rewritten(node) or outside_generators or called:
@@ -787,7 +788,7 @@ def normalise(fn: types.FunctionType) -> ir.Function:
             node, found = rewritten, Census(rewritten)
     if found.may_be_refused(node):
         fence(node, filename, fn.__qualname__)
-    node, found, renaming = rename_underscore_names(fn, node, found)  # the generated code's names are free
+    node, found, renaming = rename_underscore_names(fn, node, found, helper_names)  # the generated code's names are free
     normaliser = Normaliser(fn, node, filename, census=found, renaming=renaming)
     lowered = normaliser.function()
     if normaliser.reassigned_captures:

@@ -19,6 +19,12 @@ What is renamed, consistently, in the function's own scope and its comprehension
 * in nested functions and lambdas, the names that refer to the variables above (``nonlocal``
   declarations included), not their own locals nor their own global reads.
 
+The user's own names spelt as the rewrites' names (``_yb_match``, ``_yb_len``: ``runtime_names``'
+prefix) are renamed the same way (``u_yb_match``) before any rewrite runs (stage 1a,
+``rename_helper_names``), since the rewrites of ``desugar.py`` write such names (a user's
+``_yb_subject1`` was overwritten by a ``match`` statement's subject, silently); afterwards those
+names are the rewrites' own.
+
 What keeps its name: ``_`` itself, dunder names, the desugaring helpers (``_yb_*``), variables of
 enclosing functions (read through their cells, ``_cell_<name>``, which no generated temporary
 uses), names declared ``global`` or ``nonlocal``, and globals some function of the module writes
@@ -84,10 +90,31 @@ def _renamable(name: str) -> bool:
         and not (name.startswith("__") and name.endswith("__"))
 
 
-def rename_underscore_names(fn: types.FunctionType, node: ast.AST, census: Census) -> tuple[ast.AST, Census, Renaming]:
-    """``node`` (a copy) with its own underscore names renamed, its census, and the renaming;
-    ``node``, ``census`` and ``NO_RENAMING`` when there is nothing to rename."""
-    renamed, renaming = _renamed(fn, node, census)
+def _helper_spelt(name: str) -> bool:
+    return name.startswith(PREFIX)
+
+
+#: the files of the programs yuebing compiles and differentiates again (plain forward programs,
+#: their closures, third order's definitions), whose ``_yb_`` names are yuebing's own (a nested
+#: plain program is recognised by its name, ``_yb_plain_...``)
+_GENERATED_FILES = ("<yuebing", "<plain forward", "<third order")
+
+
+def rename_helper_names(fn: types.FunctionType, node: ast.AST, census: Census) -> tuple[ast.AST, Census, Renaming]:
+    """Stage 1a: ``node`` (a copy) with the user's own names that begin with ``_yb_`` renamed,
+    before the rewrites write theirs; its census and the renaming (as ``rename_underscore_names``)."""
+    if not any(map(_helper_spelt, census.all_names)) or fn.__code__.co_filename.startswith(_GENERATED_FILES):
+        return node, census, NO_RENAMING
+    renamed, renaming = _renamed(fn, node, census, _helper_spelt, NO_RENAMING, builtins_too=False)
+    return (node, census, renaming) if renamed is node else (renamed, Census(renamed), renaming)
+
+
+def rename_underscore_names(fn: types.FunctionType, node: ast.AST, census: Census,
+                            earlier: Renaming = NO_RENAMING) -> tuple[ast.AST, Census, Renaming]:
+    """``node`` (a copy) with its own underscore names renamed, its census, and the renaming
+    (added to ``earlier``, ``rename_helper_names``'); ``node``, ``census`` and ``earlier`` when
+    there is nothing to rename."""
+    renamed, renaming = _renamed(fn, node, census, _renamable, earlier)
     return (node, census, renaming) if renamed is node else (renamed, Census(renamed), renaming)
 
 
@@ -95,21 +122,22 @@ def rename_underscore_names(fn: types.FunctionType, node: ast.AST, census: Censu
 _BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 
 
-def _renamed(fn: types.FunctionType, node: ast.AST, census: Census) -> tuple[ast.AST, Renaming]:
+def _renamed(fn: types.FunctionType, node: ast.AST, census: Census, renamable: Any, earlier: Renaming,
+             builtins_too: bool = True) -> tuple[ast.AST, Renaming]:
     code = fn.__code__
-    if not any(map(_renamable, census.all_names)) and _BUILTIN_NAMES.isdisjoint(code.co_varnames) \
-            and _BUILTIN_NAMES.isdisjoint(code.co_cellvars):
-        return node, NO_RENAMING
+    if not any(map(renamable, census.all_names)) and (not builtins_too or _BUILTIN_NAMES.isdisjoint(code.co_varnames)
+                                                       and _BUILTIN_NAMES.isdisjoint(code.co_cellvars)):
+        return node, earlier
     bound = _bound_in_own_scope(node) | set(code.co_varnames) | set(code.co_cellvars)
     keep = set(code.co_freevars) | census.own_globals | census.own_nonlocals
     # the function's own variables spelt as a builtin (type = "linear", sum = 0.0) too
-    variables = sorted(n for n in bound - keep if _renamable(n) or n in _BUILTIN_NAMES)
+    variables = sorted(n for n in bound - keep if renamable(n) or builtins_too and n in _BUILTIN_NAMES)
     loaded = _loaded(node)
-    read_globals = sorted(n for n in loaded - bound - keep if _renamable(n))
+    read_globals = sorted(n for n in loaded - bound - keep if renamable(n))
     if read_globals:
         read_globals = [n for n in read_globals if n not in written_names(fn)]
     if not variables and not read_globals:
-        return node, NO_RENAMING
+        return node, earlier
     taken = set(census.all_names) | set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars)
     renaming = Renaming({}, {})
     for names, into in ((variables, renaming.variables), (read_globals, renaming.globals)):
@@ -122,7 +150,9 @@ def _renamed(fn: types.FunctionType, node: ast.AST, census: Census) -> tuple[ast
     renamed = copy.deepcopy(node)  # (the parsed file is cached: not renamed in place)
     _split_dotted_imports(renamed, renaming.variables, taken)
     _OwnScope({**renaming.variables, **renaming.globals}, renaming.variables).generic_visit(renamed)  # (not a nested def)
-    return ast.fix_missing_locations(renamed), renaming
+    # (the earlier names were renamed in the tree before the rewrites, whose names they now are)
+    return ast.fix_missing_locations(renamed), Renaming({**earlier.variables, **renaming.variables},
+                                                        {**earlier.globals, **renaming.globals})
 
 
 def _loaded(node: ast.AST) -> set[str]:
