@@ -404,7 +404,38 @@ def runtime_names_as_variables(operations):
     return drive(g(0), operations, log)
 
 
-CASES = [contextmanager_and_errstate, returned_through_stop_iteration, try_finally_loop, except_and_else, nested_finally_and_return, catches_generator_exit,
+def unbinds_the_except_name(operations):
+    """``except E as error:`` unbinds ``error`` when the handler is left (CPython's ``finally:
+    error = None; del error``), whether the handler yields (compiled into blocks) or not; the
+    rewrite kept it bound on the frame."""
+    log = []
+
+    def g():
+        k = 0
+        while k < 5:
+            try:
+                v = yield k
+                if v == 3:
+                    raise KeyError("three")
+            except ValueError as error:  # (a handler with a yield)
+                got = yield str(error)
+                log.append(("handled", got))
+            except KeyError as error:
+                log.append(("key", str(error)))
+            try:
+                raise IndexError(k)  # (a try without a yield: kept as written)
+            except IndexError as gone:
+                log.append(("index", str(gone)))
+            for name in ("error", "gone"):
+                try:
+                    log.append(("still bound", name, error if name == "error" else gone))
+                except NameError as unbound:
+                    log.append((type(unbound).__name__, name))
+            k += 1
+    return drive(g(), operations, log)
+
+
+CASES = [unbinds_the_except_name, contextmanager_and_errstate, returned_through_stop_iteration, try_finally_loop, except_and_else, nested_finally_and_return, catches_generator_exit,
          ignores_generator_exit, bare_raise_and_reraise, with_managers, yield_from_a_generator, hoisted_yields,
          finally_returns_over_an_exception, evaluation_order, match_and_except_star, imports_between_yields,
          runtime_names_as_variables]

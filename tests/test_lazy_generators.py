@@ -412,6 +412,45 @@ def test_a_float_read_out_of_an_exception_is_refused_by_name(f, carrier, mode):
     assert "test_lazy_generators.py" in "".join(getattr(info.value, "__notes__", []))
 
 
+def _reads_the_except_name_after_the_handler(x):
+    def g(v):
+        try:
+            raise ValueError("bad")
+        except ValueError as e:
+            got = yield v * 2.0
+        yield got * len(e.args)  # (e is unbound once the handler is left)
+    it = g(x)
+    return next(it) * it.send(x)
+
+
+def _rebinds_the_except_name(x):
+    def g(v):
+        for k in range(3):
+            try:
+                if k == 1:
+                    raise ValueError(k)
+            except ValueError as e:
+                v = v * (yield v)
+            e = v * 0.5  # (bound again after the handler)
+            yield e
+    it = g(x)
+    return sum(it.send(x) if k else next(it) for k in range(4))
+
+
+@pytest.mark.parametrize("mode", ["plain", "grad", "jvp", "hvp"])
+def test_the_except_name_is_unbound_after_the_handler_in_every_mode(mode):
+    """The state machine kept ``e`` on its frame after the handler (a value where CPython raises)."""
+    f = _reads_the_except_name_after_the_handler
+    run = {"plain": lambda: f(X), "grad": lambda: yb.grad(f)(X), "jvp": lambda: yb.jvp(f, (X,), (1.0,)),
+           "hvp": lambda: yb.hvp(f, (X,), (1.0,))}[mode]
+    with pytest.raises(UnboundLocalError, match="local variable 'e'"):
+        run()
+
+
+def test_the_except_name_bound_again_in_every_mode():
+    check_all_modes(_rebinds_the_except_name, X)
+
+
 # --------------------------------------------------------------------------------------------
 # yields inside try/with and inside larger expressions (generator_exceptions.py, yield_hoisting.py)
 # --------------------------------------------------------------------------------------------

@@ -129,6 +129,7 @@ class ExceptionBlocks:
         outer = self.region()
         after = self.new(region=outer)
         fin = None
+        unseen = getattr(s, "unseen_on_close", False)  # an except clause's unbinding of its name
         if s.finalbody:
             fin = Finally(self.new(region=outer), self.attribute("pending"), self.attribute("next"))
             self.targets.add(fin.next)  # it holds a block number (``_simplified`` follows jumps)
@@ -136,7 +137,7 @@ class ExceptionBlocks:
             self.blocks[raised] += self.parse(f"{fin.pending} = {self.error}", s) + self.jump(fin.block, s)
             self.regions.append(raised)
             self.finallys.append(fin)
-            self.closing_runs_code += 1
+            self.closing_runs_code += 1 - unseen
         catches_exit = any(may_catch_generator_exit(h) for h in s.handlers)
         if s.handlers:
             catch = self.new()
@@ -159,7 +160,7 @@ class ExceptionBlocks:
         if fin is not None:
             self.regions.pop()
             self.finallys.pop()
-            self.closing_runs_code -= 1
+            self.closing_runs_code -= 1 - unseen
             end = self.compile(s.finalbody, fin.block)
             if end is not None:
                 self.blocks[end] += self.parse(f"if {fin.pending} is not None:\n    {self.reraise(fin.pending)}\n"

@@ -223,11 +223,17 @@ class _ToFrame(ast.NodeTransformer):
     visit_ImportFrom = visit_Import
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
-        """``except E as e:`` binds the local ``e`` (of ``resume``): copied to the frame first."""
+        """``except E as e:`` binds the local ``e`` (of ``resume``): copied to the frame first,
+        and unbound when the handler is left, however it is (CPython's ``finally: e = None; del e``)."""
         self.generic_visit(node)
         if node.name in self.variables:
-            copy_ = parse_source(f"{self.frame}.{node.name} = {node.name}").body[0]
-            node.body.insert(0, ast.copy_location(copy_, node.body[0]))
+            copy_, *unbind = parse_source(f"{self.frame}.{node.name} = {node.name}\n"
+                                          f"{self.frame}.{node.name} = None\ndel {self.frame}.{node.name}").body
+            guarded = ast.Try(node.body, [], [], unbind)
+            guarded.unseen_on_close = True  # (closing the generator there runs nothing the user sees)
+            for n in [guarded, *(n for s in (copy_, *unbind) for n in ast.walk(s))]:
+                ast.copy_location(n, node.body[0])
+            node.body = [copy_, guarded]
         return node
 
     def _shadowed(self, node: ast.AST, own: set) -> ast.AST:
@@ -587,7 +593,7 @@ def _rewritten(function: ast.FunctionDef, filename: str, machine: _StateMachine,
     watched = ("watch",) if machine.cleanups and not getattr(function, "asynchronous", None) else ()
     imported = ", ".join(k if n[k] == k else f"{k} as {n[k]}"
                          for k in ("Frame", "Generator", "delegate", "managed", *watched, *helpers))
-    head = (f"from yuebing.ir.generators import {imported}\n{frame} = {n['Frame']}()\n"
+    head = (f"from yuebing.ir.generators import {imported}\n{frame} = {n['Frame']}({tuple(sorted(machine.variables))!r})\n"
             + "".join(f"{frame}.{p} = {p}\n" for p in parameters) + f"{frame}.{state} = 0\n")
     _simplified(machine)
     dispatch = _resume(machine)

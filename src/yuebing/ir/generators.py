@@ -41,6 +41,17 @@ class Frame:
     name the rewrite chose apart from the generator's own names: ``state``, or ``state1`` when
     the generator has a variable ``state``)."""
 
+    def __init__(self, variables: tuple = ()) -> None:
+        self.__yuebing_variables__ = frozenset(variables)  # (no user variable is so named)
+
+    def __getattr__(self, name: str) -> Any:
+        """Only called for an attribute not set: a variable read before it is assigned, or after
+        ``del`` (an ``except ... as e`` clause's name once it is left), as Python says it. Other
+        names (``hasattr(frame, "primal")`` as the machinery asks of any object) are not there."""
+        if name.startswith("__") or name not in self.__dict__.get("__yuebing_variables__", ()):
+            raise AttributeError(name)
+        raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
+
 
 #: the class attribute by which a loop's plain code tells a lazy generator (``frontend/loops.py``)
 LAZY_MARK = "__yuebing_lazy_generator__"
