@@ -230,3 +230,30 @@ def test_a_refusal_leaves_the_arguments_restored(mode):
         with pytest.raises(TypeError, match=r"the generator g\(\) dropped"):
             calls[mode]()
         np.testing.assert_array_equal(a, [1.5, 2.0])
+
+
+def _refused_on(a):
+    """``_writes_its_argument`` on the caller's array ``a``, captured rather than passed."""
+    return lambda x: _writes_its_argument(x, a)
+
+
+NESTED = {"hvp": lambda a: yb.hvp(_refused_on(a), (0.7,), (1.0,)),
+          "hessian": lambda a: yb.hessian(_refused_on(a))(0.7),
+          "hessian of a vector": lambda a: yb.hessian(lambda x: _writes_its_argument(x[0] * x[1], a))(np.array([0.7, 1.1])),
+          "grad in grad": lambda a: yb.grad(lambda x: yb.grad(_refused_on(a))(x))(0.7),
+          "grad in jvp": lambda a: yb.jvp(lambda x: yb.grad(_refused_on(a))(x), (0.7,), (1.0,)),
+          "grad in hessian": lambda a: yb.hessian(lambda x: yb.grad(_writes_its_argument)(x, a))(0.7),
+          "hessian in grad": lambda a: yb.grad(lambda x: yb.hessian(_refused_on(a))(x))(0.7),
+          "grad in grad, passed": lambda a: yb.grad(lambda x, b: yb.grad(_writes_its_argument)(x, b) * x)(0.7, a)}
+
+
+@pytest.mark.parametrize("mode", list(NESTED))
+def test_a_refusal_leaves_the_callers_array_restored_in_second_order_and_nested(mode):
+    """Second order's passes (and a ``yb.grad`` inside another differentiation) put back what
+    the function wrote, as a successful call does, before raising the refusal: an array the
+    function captured was left written ([1.05, 2.0] for [1.5, 2.0])."""
+    a = np.array([1.5, 2.0])
+    for _ in range(2):  # (the second time through the compiled passes)
+        with pytest.raises(TypeError, match=r"the generator g\(\) dropped"):
+            NESTED[mode](a)
+        np.testing.assert_array_equal(a, [1.5, 2.0])

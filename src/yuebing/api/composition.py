@@ -98,7 +98,7 @@ class DualPass:
         try:
             self.out, pullback = call_rrule2((g, g_fd, NoTangent, g_fdt), *duals)
         finally:
-            outside_state.leave(scope)
+            outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
         rs, rsd = pullback(*seed(self.out))
         self.first = [T.join(fd, r) for fd, r in zip(fds, rs[1:])]
         self.second = [T.join(fdt, r) for fdt, r in zip(fdts, rsd[1:])]
@@ -316,7 +316,7 @@ def _pairing_derivative(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tupl
     try:
         out, pullback = call_rrule2((fn, NoFData, _dual_closure_tangent(fn_tangent), NoFData), *duals)
     finally:
-        outside_state.leave(scope)
+        outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
     _, rsd = pullback(*_seeds(basis, NoTangent)(out))
     total = 0.0
     for fdt, r, t in zip(fdts, rsd[1:], ts):

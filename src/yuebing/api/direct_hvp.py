@@ -71,7 +71,7 @@ def direct_hvp(passes: tuple, f: Callable, duals: list, pull_unit: Callable, nam
         mark_partial(error, rule.name, tape)
         raise
     finally:
-        outside_state.leave(scope)
+        outside_state.leave(scope, lambda: reverse(tape, NoRData, NoRData))  # (a refusal: the arguments put back first)
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = reverse(tape, dy, dy_d)

@@ -61,7 +61,7 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals)
     finally:
-        outside_state.leave(scope)
+        outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
     if spec.has_aux:
         value, value_tangent, aux, aux_tangent, (rs, rsd) = _pull_aux(out, pullback, g)
     else:
@@ -272,7 +272,7 @@ def _value_aux_grad_hvp(g: types.FunctionType, xs: tuple, directions: tuple) -> 
     try:
         out, pullback = call_rrule2((g, NoFData, NoTangent, NoFData), *duals)
     finally:
-        outside_state.leave(scope)
+        outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
     value, value_t, aux, aux_t, (rs, rsd) = _pull_aux(out, pullback, g)
     grads = tuple(_join(fd, r, x) for fd, r, x in zip(fdata, rs[1:], copies))
     products = tuple(_join(fd, r, x) for fd, r, x in zip(fdata_t, rsd[1:], copies))

@@ -97,7 +97,7 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
             note_shared_write(error, name)
         raise
     finally:
-        outside_state.leave(scope)
+        outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: the arguments put back first)
     value = out[0]
     rs, rsd = _pull_unit(out, pullback, f, name)
     grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
@@ -291,7 +291,7 @@ class PreparedHvp:
         try:
             out, pullback = call_rrule2((self.f, NoFData, NoTangent, NoFData), *duals)
         finally:
-            outside_state.leave(scope)
+            outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: the arguments put back first)
         rs, rsd = _pull_unit(out, pullback, self.f, "hvp")
         grads = tuple(d[1] + (0.0 if r is NoRData else r) for d, r in zip(duals, rs[1:]))
         hvps = tuple(d[3] + (0.0 if r is NoRData else r) for d, r in zip(duals, rsd[1:]))
