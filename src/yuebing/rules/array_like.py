@@ -186,15 +186,18 @@ _PARAMETERS: dict = {}
 
 
 def _parameter_names(fn: Any) -> tuple | None:
-    """``(names, positional names, *args name)`` of ``fn``'s signature, or None without one
-    (cached per function; not for methods bound to an object, which would keep it alive)."""
+    """``(names, positional names, *args name)`` of ``fn``'s signature, or None without one.
+    Cached per function; a method bound to an object by its class's function (its ``self``
+    dropped), as the bound method is new at every access and would keep the object alive."""
     owner = getattr(fn, "__self__", None)
-    cached = owner is None or isinstance(owner, (types.ModuleType, type))
-    if cached:
-        try:
-            return _PARAMETERS[fn]
-        except (KeyError, TypeError):
-            pass
+    if owner is not None and not isinstance(owner, (types.ModuleType, type)):
+        unbound = getattr(type(owner), getattr(fn, "__name__", ""), None)
+        found = _parameter_names(unbound) if unbound is not None and unbound is not fn else None
+        return None if found is None or not found[1] else (found[0], found[1][1:], found[2])
+    try:
+        return _PARAMETERS[fn]
+    except (KeyError, TypeError):
+        pass
     try:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
@@ -205,11 +208,10 @@ def _parameter_names(fn: Any) -> tuple | None:
         if _ndarray_method(fn):  # an ndarray method's *args are shapes, axes or indices (reshape, item)
             star = None
         found = (frozenset(p.name for p in parameters), positional, star)
-    if cached:
-        try:
-            _PARAMETERS[fn] = found
-        except TypeError:  # an unhashable callable
-            pass
+    try:
+        _PARAMETERS[fn] = found
+    except TypeError:  # an unhashable callable
+        pass
     return found
 
 
