@@ -27,13 +27,13 @@ import builtins
 
 from .generator_effects import pure_call
 from .list_builders import YIELDED
+from .runtime_names import own_nodes
 
 __all__ = ["drained", "free_in", "free_names", "loop_consumer", "parent_map", "quiet_reads", "stored_names"]
 
 _DRAINING = frozenset({"sum", "list", "tuple", "sorted", "set", "frozenset", "max", "min", "dict"})
 _STOPPING = frozenset({"any", "all"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 #: statements quiet code may hold (with quiet expressions in them)
 _QUIET_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For, ast.While,
                      ast.Break, ast.Continue, ast.Pass, ast.Return, ast.Raise, ast.Assert, ast.Delete)
@@ -147,7 +147,7 @@ def _updated_in_place(body: list) -> set | None:
     an array: each must hold an immutable value (a number, checked at run time when it is bound
     before the loop), so they must be assigned nothing else in ``body`` than the result of an
     operation (a new value); None when one is (``t = arr; t += v`` would write ``arr``)."""
-    nodes = [n for s in body for n in _own_nodes([s])]
+    nodes = [n for s in body for n in own_nodes([s])]
     updated = {n.target.id for n in nodes if isinstance(n, ast.AugAssign)}
     for n in nodes:
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For)) and not isinstance(getattr(n, "value", None),
@@ -210,8 +210,8 @@ def _bound_at(at: ast.AST, parents: dict) -> tuple[set, set | None, set]:
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return bound, None, set()
     params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-    own = _own_nodes(node.body)
-    inside = {id(n) for n in _own_nodes([at])}
+    own = own_nodes(node.body)
+    inside = {id(n) for n in own_nodes([at])}
     stores = [n for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
     local = params | {n.id for n in stores}
     elsewhere = params | {n.id for n in stores if id(n) not in inside}
@@ -242,7 +242,7 @@ def _plain_target(target: ast.expr) -> bool:
 
 def stored_names(node: ast.AST) -> set:
     """The names ``node`` assigns (not inside nested functions, lambdas or classes)."""
-    return {n.id for n in _own_nodes([node]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in own_nodes([node]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _quiet(statement: ast.stmt) -> bool:
@@ -310,7 +310,7 @@ def free_names(function: ast.FunctionDef) -> list[str]:
     """The names ``function`` reads from enclosing scopes or globals (builtins left out unless
     bound somewhere in it), sorted: the values its eager copy checks at run time."""
     params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    own = _own_nodes(function.body)
+    own = own_nodes(function.body)
     local = params | {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} \
         | {n.name for n in own if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     for n in own:
@@ -329,14 +329,4 @@ def _free_in_statement(node: ast.AST) -> set:
     found: set = set()
     for child in ast.iter_child_nodes(node):
         found |= _free_in_statement(child)
-    return found
-
-
-def _own_nodes(nodes: list) -> list:
-    found, stack = [], list(nodes)
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
     return found

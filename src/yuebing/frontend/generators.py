@@ -69,26 +69,13 @@ from .generator_closing import ClosedWhereDropped, fresh as _fresh, has_cleanup 
 from .generator_eagerness import eager_generators
 from .generator_exceptions import ExceptionBlocks, Finally, flattened
 from .match_statements import desugar_match
-from .runtime_names import HELPERS
+from .runtime_names import HELPERS, own_nodes
 from .stop_values import read_stop_values
 from .try_star import desugar_try_star
 from .yield_hoisting import Hoister, _Slot, _slots, contains_yield
 from .parsing import parse as parse_source
 
 __all__ = ["consumed_lazily", "needs_protocol", "needs_state_machine", "to_state_machine", "state_machines"]
-
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def _own_scope(function: ast.FunctionDef) -> list[ast.AST]:
-    """The nodes of a function's body, not those of nested functions, lambdas or classes."""
-    found, stack = [], list(function.body)
-    while stack:
-        child = stack.pop()
-        found.append(child)
-        if not isinstance(child, _NESTED):
-            stack.extend(ast.iter_child_nodes(child))
-    return found
 
 
 def _yields(nodes) -> list:
@@ -116,7 +103,7 @@ def needs_state_machine(function: ast.FunctionDef, suspended: bool, eager: froze
     ``generator_eagerness.py``)."""
     if getattr(function, "asynchronous", None):  # a rewritten async def (async_functions.py)
         return True
-    if not _yields(_own_scope(function)):
+    if not _yields(own_nodes(function.body)):
         return False
     return function.name not in eager or needs_protocol(function, suspended)
 
@@ -126,7 +113,7 @@ def needs_protocol(function: ast.FunctionDef, suspended: bool) -> bool:
     docstring."""
     if getattr(function, "asynchronous", None):
         return True
-    nodes = _own_scope(function)
+    nodes = own_nodes(function.body)
     yields = _yields(nodes)
     if not yields:
         return False
@@ -158,7 +145,7 @@ def _stored_names(function: ast.FunctionDef) -> list[str]:
                              *args.kwonlyargs, *([args.kwarg] if args.kwarg else [])]]
     declared = set()
     comprehension_targets = set()
-    nodes = _own_scope(function)
+    nodes = own_nodes(function.body)
     for n in nodes:
         if isinstance(n, (ast.Global, ast.Nonlocal)):
             declared.update(n.names)
