@@ -172,3 +172,11 @@ def test_peak_bytes_sees_numpy_buffers():
 def test_peak_memory_of_a_case():
     cell = peak_memory(BROADCAST)
     assert cell.status == "ok" and cell.peak_bytes > 0 and cell.function_peak_bytes > 0 and cell.ratio > 0
+
+
+def test_peak_bytes_counts_buffers_taken_from_the_pool():
+    """A gradient whose output comes from the pool of large buffers counts that output."""
+    import yuebing as yb
+    x, y = np.ones((20, 20)), np.ones((40, 40))
+    gradient = yb.value_and_grad(lambda a, b: np.sum(np.kron(a, b)), argnums=(0, 1))
+    assert peak_bytes(lambda: gradient(x, y)) >= 800 * 800 * 8  # the 640k-element kron product
