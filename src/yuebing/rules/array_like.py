@@ -144,13 +144,15 @@ def _convertible(value: Any, ints_too: bool) -> bool:
 
 
 _PLAIN = frozenset({np.ndarray, float, int, np.float64})
+#: keyword values that are never converted (``x.sum(axis=0)``, ``keepdims=True``, ``ord="fro"``)
+_PLAIN_KEYWORDS = _PLAIN | {bool, str, type(None)}
 
 
 def conversions(fn: Any, primals: list, keywords: dict) -> list:
     """The arguments of ``fn(*primals, **keywords)`` to convert with ``np.asarray``: positions
     (ints) and keyword names. Empty for most calls; ``applies(fn)`` is the cheap test first."""
-    if not keywords and all(type(v) in _PLAIN for v in primals):
-        return []  # arrays and numbers: nothing to convert (the checks below would find nothing)
+    if all(type(v) in _PLAIN for v in primals) and all(type(v) in _PLAIN_KEYWORDS for v in keywords.values()):
+        return []  # arrays, numbers and flags: nothing to convert (the checks below would find nothing)
     if is_hashable(fn) and fn in _ARRAY_OPERATORS:
         if len(primals) != 2 or keywords:
             return []
