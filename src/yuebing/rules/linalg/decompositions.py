@@ -76,17 +76,24 @@ def lower_cholesky_cotangent(low, g):
 _DENSE_CHOLESKY_VJP_SIZE = 64  # at most this order, one dense formula; above, split in two
 
 
-def _real_cholesky_vjp(low: np.ndarray, g: Any) -> np.ndarray | None:
-    """``lower_cholesky_cotangent`` for one real float64 matrix by BLAS kernels, None if it does
-    not apply: ``_dense_cholesky_vjp`` up to order 64, ``_split_cholesky_vjp`` above."""
-    if not (low.ndim == 2 and low.dtype == np.float64 and isinstance(g, np.ndarray) and g.dtype == np.float64
-            and g.shape == low.shape):
+def _real_blas_dtrsm(low: np.ndarray, other: Any) -> Callable | None:
+    """BLAS's ``dtrsm`` when the factor ``low`` and ``other`` (a cotangent or a tangent) are real
+    float64 matrices of one shape, the kernels' case; None otherwise (or without SciPy)."""
+    if not (low.ndim == 2 and low.dtype == np.float64 and isinstance(other, np.ndarray)
+            and other.dtype == np.float64 and other.shape == low.shape):
         return None
     try:
         from scipy.linalg.blas import dtrsm
     except ImportError:
         return None
-    return _split_cholesky_vjp(low, g, dtrsm)
+    return dtrsm
+
+
+def _real_cholesky_vjp(low: np.ndarray, g: Any) -> np.ndarray | None:
+    """``lower_cholesky_cotangent`` for one real float64 matrix by BLAS kernels, None if it does
+    not apply: ``_dense_cholesky_vjp`` up to order 64, ``_split_cholesky_vjp`` above."""
+    dtrsm = _real_blas_dtrsm(low, g)
+    return None if dtrsm is None else _split_cholesky_vjp(low, g, dtrsm)
 
 
 def _split_cholesky_vjp(low: np.ndarray, g: np.ndarray, dtrsm: Callable) -> np.ndarray:
@@ -136,14 +143,8 @@ def _real_cholesky_jvp(low: np.ndarray, h: Any) -> np.ndarray | None:
     """The tangent of the lower Cholesky factor ``L`` of one real float64 matrix along symmetric
     ``H`` by BLAS kernels, None if it does not apply: ``_dense_cholesky_jvp`` up to order 96,
     ``_split_cholesky_jvp`` above."""
-    if not (low.ndim == 2 and low.dtype == np.float64 and isinstance(h, np.ndarray) and h.dtype == np.float64
-            and h.shape == low.shape):
-        return None
-    try:
-        from scipy.linalg.blas import dtrsm
-    except ImportError:
-        return None
-    return _split_cholesky_jvp(low, h, dtrsm)
+    dtrsm = _real_blas_dtrsm(low, h)
+    return None if dtrsm is None else _split_cholesky_jvp(low, h, dtrsm)
 
 
 _DENSE_CHOLESKY_JVP_SIZE = 96  # measured: the dense formula is faster at order 65, the split at 128
