@@ -35,7 +35,7 @@ from .cases import Case, randc, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .numpy_arguments import deliver
 from .numpy_arguments import dense_tangent as dense_array_tangent
-from .numpy_elementwise import Params, dense_tangent
+from ._ufunc_calls import Params, dense_tangent
 from .second_order import linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
 

@@ -47,7 +47,7 @@ from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
 from .cases import Case, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, register_frule, register_rrule, primal
 from .numpy_creation import deliver, deliver_broadcast, dense
-from .numpy_elementwise import Params
+from ._ufunc_calls import Params
 from .core import frule as registered_frule, rrule
 from .second_order import _error as second_order_error
 from .second_order import _register as _so_register, defined_by, zero
