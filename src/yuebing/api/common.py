@@ -70,7 +70,7 @@ def _check_not_async(f: Any, name: str) -> None:
             f"yb.{name} cannot differentiate the async function {getattr(f, '__qualname__', short)} itself: calling "
             f"it makes a coroutine, not a number. What to do: differentiate a function that runs it, such as "
             f"yb.{name}(lambda x: asyncio.run({short}(x)), ...); under differentiation asyncio.run runs it on "
-            "yuebing's own event loop (docs/limitations.md).")
+            "yuebing's own event loop (docs/semantics.md, \"Async\").")
 
 
 def check_argnums(argnums: Any, name: str) -> None:

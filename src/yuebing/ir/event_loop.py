@@ -397,7 +397,7 @@ class Loop:
         self.closed = True
 
     async def shutdown_asyncgens(self) -> None:
-        return None  # (unfinished async generators are not tracked: docs/limitations.md)
+        return None  # (unfinished async generators are not tracked: docs/semantics.md, "Async")
 
     async def shutdown_default_executor(self) -> None:
         return None

@@ -59,7 +59,7 @@ def _switch() -> None:
 #: definition (``copysign``'s sign source,
 #: ``arange``'s ``stop``, which sets only the length), zero because the argument was not the one
 #: selected (``max``/``min`` of floats, a default not used), and parameters yuebing does not
-#: differentiate (the shape parameters of random draws, docs/limitations.md). (Reductions'
+#: differentiate (the shape parameters of random draws, docs/semantics.md, "Random draws"). (Reductions'
 #: ``initial=`` and a norm's ``ord`` are differentiated; where ``ord`` is a discrete choice the
 #: rule returns an explicit zero.)
 ZERO_ARGUMENTS: dict = {
@@ -67,7 +67,7 @@ ZERO_ARGUMENTS: dict = {
     np.arange: ("stop", "sole"),  # arange(n): the sole argument is the stop
     builtins.max: ("*",), builtins.min: ("*",), getattr: ("default",),
     (dict, "get"): ("default",), (dict, "setdefault"): ("default",), (dict, "pop"): ("default",),
-    # random draws are not differentiated in their shape parameters (docs/limitations.md): reverse
+    # random draws are not differentiated in their shape parameters (docs/semantics.md, "Random draws"): reverse
     # mode cannot tell them from constants; forward mode and second order refuse a moving one
     **{target: ("*",) for name in ("standard_gamma", "beta", "chisquare", "dirichlet", "f", "noncentral_chisquare",
                                    "noncentral_f", "standard_t", "triangular", "vonmises", "wald")

@@ -22,7 +22,7 @@ Derivatives with respect to distribution parameters:
   elements of their array argument; the cotangent is moved back along the same indices, which
   are recovered by replaying the draw on ``np.arange(n)`` with a copy of the pre-call generator
   (and checked against the primal result).
-* not differentiated (documented limitation, docs/limitations.md): the shape parameters --
+* not differentiated (docs/semantics.md, "Random draws"): the shape parameters --
   ``gamma``/``standard_gamma`` in ``shape``, ``beta``, ``chisquare``, ``dirichlet``, ``f``,
   ``noncentral_*``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
   ``multivariate_normal`` in ``cov``. Reverse mode gives them a NaN cotangent wherever the
@@ -141,7 +141,7 @@ def shape_parameter_message(fn: Callable, name: str) -> str:
     return (f"numpy.random.{fn.__qualname__}: yuebing does not differentiate random draws with respect to their "
             f"shape parameters, and {name}= has a nonzero tangent here (its derivative would be dropped). Make "
             f"{name}= a constant: compute it outside the function from values that are not differentiated and "
-            "pass it in; see docs/limitations.md")
+            "pass it in; see docs/semantics.md, \"Random draws\"")
 
 
 def _names(sig: inspect.Signature | None) -> list:

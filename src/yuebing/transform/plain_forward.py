@@ -47,7 +47,7 @@ STAR, STARSTAR = "_yb_star", "_yb_starstar"  # ``*args`` and ``**kwargs`` of a c
 RESTRUCTURE = "define it at module level and pass what it needs as arguments"
 CLOSURE_ADVICE = "call it directly, or define it at module level and pass what it needs as arguments"
 PRIMITIVE = ("take that part out of the function under yb.grad, or take the Hessian of the gradient's "
-             "function itself (docs/limitations.md lists what third order covers)")
+             "function itself (docs/semantics.md, \"Third derivatives\", lists what third order covers)")
 
 
 def _refusal(what: str, advice: str = RESTRUCTURE) -> Exception:

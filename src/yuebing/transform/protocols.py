@@ -269,7 +269,7 @@ def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode"
         raise NestedDifferentiationError(
             f"yuebing cannot apply {mode} to {name} ({filename}): it is part of yuebing's own "
             "differentiation machinery, so this is nested differentiation of a kind yuebing does "
-            "not support (docs/limitations.md, \"Nested differentiation\"). Supported inside a differentiated "
+            "not support (docs/limitations.md, \"Higher order\"). Supported inside a differentiated "
             "function: yb.grad, yb.value_and_grad, yb.vjp and its pullback, yb.jvp, yb.linearize, yb.jacobian, "
             "yb.hessian, yb.hvp"
         )
