@@ -31,7 +31,8 @@ import numpy as np
 from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
 from . import array_like
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
-from .util import accumulate, call_on_primals, fit_tangent, is_differentiable, out_cotangent, output, tangent
+from .util import (accumulate, call_on_primals, fit_tangent, is_differentiable, out_cotangent, output,
+                   refuse_numbers_into_object_array, tangent)
 
 Partial = Callable[..., Any] | None
 
@@ -216,6 +217,7 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
             result = output(y)
             saved = None
         else:
+            refuse_numbers_into_object_array(name, out.primal, xs)
             saved = out.primal.copy()
             f(*xs, out=out.primal, **kwargs)
             result = out
@@ -267,6 +269,7 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
         if out is None:
             return Dual(y, fit_tangent(dy, y))
         target = out.primal if isinstance(out, Dual) else out
+        refuse_numbers_into_object_array(name, target, y)
         if mask is not None:  # where=: the unselected elements keep their values and tangents
             np.copyto(target, y, where=mask, casting="unsafe")
             if isinstance(out, Dual) and isinstance(out.tangent, np.ndarray):

@@ -44,7 +44,7 @@ from .cases import Case, Expect, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule
 from .numpy_arguments import as_array, deliver, dense_tangent, forward, refuse, rule
 from .second_order import linear
-from .util import fit_tangent, out_cotangent, output, tangent, unbroadcast, zero_fdata
+from .util import fit_tangent, out_cotangent, output, refuse_numbers_into_object_array, tangent, unbroadcast, zero_fdata
 
 # --------------------------------------------------------------------------------------------
 # Views and copies of one input
@@ -365,6 +365,7 @@ def _zeros_like_list(y: Any) -> Any:
 @rule((np.ndarray, "fill"))
 def _fill_rrule(a, value):
     x = primal(a)
+    refuse_numbers_into_object_array("ndarray.fill", x, value)
     saved = x.copy()
     x.fill(primal(value))
 
@@ -382,6 +383,7 @@ def _fill_rrule(a, value):
 @forward((np.ndarray, "fill"))
 def _fill_frule(a, value):
     x, t = primal(a), tangent(a)
+    refuse_numbers_into_object_array("ndarray.fill", x, value)
     x.fill(primal(value))
     if isinstance(t, np.ndarray):
         tv = tangent(value)

@@ -26,6 +26,29 @@ def refuse_object_array_of_numbers(y: np.ndarray) -> None:
             "astype(object)): keep a float array (drop dtype=object) or use a list")
 
 
+def _holds_numbers(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, (float, complex, np.inexact)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc" or (value.dtype.kind == "O" and any(_holds_numbers(v, depth) for v in value.flat))
+    if isinstance(value, (list, tuple)) and depth < 8:
+        return any(_holds_numbers(v, depth + 1) for v in value)
+    return False
+
+
+def refuse_numbers_into_object_array(name: str, target: Any, value: Any) -> None:
+    """Writing float data into an object-dtype array (``a = np.empty(n, dtype=object); a[0] = x``)
+    would store the float without its derivative (an array of labels has no tangent), so it is
+    refused. Reverse mode cannot tell a constant float from a differentiated one: both are."""
+    if type(target) is np.ndarray and target.dtype.kind == "O" and _holds_numbers(primal(value)):
+        from .core import RuleArgumentError
+
+        raise RuleArgumentError(
+            f"{name}: yuebing cannot follow derivatives through an object-dtype array (dtype=object): "
+            "writing float data into one would drop its derivative; keep the numbers in a float array "
+            "(np.zeros(n)) or a list")
+
+
 # How a rule makes the zero fdata of a new float array: ``transform/buffers.py`` fills this hook in
 # with its pool (a large fresh array costs more in page faults on first touch than the arithmetic
 # done on it); rules cannot import the transform layer.

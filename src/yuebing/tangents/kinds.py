@@ -34,7 +34,7 @@ import functools
 import random
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -145,11 +145,18 @@ def _is_c_callable(tp: type) -> bool:
     return "__call__" in tp.__dict__ or any("__call__" in vars(base) for base in tp.__mro__[:-1])
 
 
+#: Called before a type is classified for the first time: ``rules/lazy.py`` sets it to load the
+#: rules of a library imported since (they may declare its types non-differentiable).
+BEFORE_NEW_TYPE: list[Callable[[], object]] = []
+
+
 def primal_kind(x: Any) -> str:
     """The kind of ``x`` (see the module docstring); raises ``StructureError`` if it has none."""
     tp = type(x)
     kind = _kind_of_type.get(tp)
     if kind is None:
+        for hook in BEFORE_NEW_TYPE:
+            hook()
         kind = _kind_for_type(tp)
         if kind is None:
             raise StructureError(
@@ -169,10 +176,7 @@ def primal_kind(x: Any) -> str:
         if code in "fc":
             return ARRAY
         if code == "O":
-            raise StructureError(
-                "object-dtype arrays have no tangent type; convert to a float array "
-                "(np.asarray(x, dtype=float)) or use a list"
-            )
+            return _object_array_kind(x)
         return NONDIFF
     if kind is FUNCTION:
         return FUNCTION if _closure_may_carry_tangent(x) else NONDIFF
@@ -181,6 +185,18 @@ def primal_kind(x: Any) -> str:
         if owner is None or isinstance(owner, (types.ModuleType, type)):
             return NONDIFF
     return kind
+
+
+def _object_array_kind(x: np.ndarray) -> str:
+    """An object-dtype array of labels (``np.array([[None] * n]).T``, a table of strings and ints)
+    carries no derivative; one holding anything with float data has no tangent type (its elements'
+    derivatives would be dropped), so it is refused. Writing a float into a label array later is
+    refused by the rules that write it (an object array's element has no tangent to take one)."""
+    if all(type(v) in _PLAIN_LABELS for v in x.flat):
+        return NONDIFF
+    raise StructureError(
+        "object-dtype arrays holding numbers or other objects have no tangent type; convert to a "
+        "float array (np.asarray(x, dtype=float)) or use a list")
 
 
 _NUMBER_ELEMENTS = (float, complex, np.floating, np.complexfloating)

@@ -36,7 +36,7 @@ import numpy as np
 from ...tangents import NoFData, NoRData, NoTangent, MutableTangent, fdata, increment, join, rdata
 from ...tangents import zero_rdata, zero_tangent
 from ..core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
-from ..util import accumulate, fit_tangent, tangent, unbroadcast
+from ..util import accumulate, fit_tangent, refuse_numbers_into_object_array, tangent, unbroadcast
 
 # --------------------------------------------------------------------------------------------
 # Slots: the full tangent of one element of a list or dict
@@ -348,6 +348,7 @@ def _array_write(name: str, a: CoDual, idx: Any, v: Any) -> Callable[[], Any]:
     """``a[idx] = v`` with its undo; returns ``undo() -> rdata of v``."""
     x, f = a.primal, _fd(a)
     _check_no_repeats(name, x.shape, idx)
+    refuse_numbers_into_object_array(name, x, v)
     saved = x[idx]
     basic = _is_basic(idx)
     if basic and isinstance(saved, np.ndarray):
@@ -379,6 +380,7 @@ def _array_write(name: str, a: CoDual, idx: Any, v: Any) -> Callable[[], Any]:
 def _array_write_forward(a: Any, idx: Any, v: Any) -> None:
     x, t = primal(a), tangent(a)
     value = primal(v)
+    refuse_numbers_into_object_array("ndarray.__setitem__", x, value)
     x[idx] = value
     if isinstance(t, np.ndarray):
         dv = _dense_tangent(value, tangent(v))

@@ -21,7 +21,7 @@ from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import Case, randc, randn
 from ..core import CoDual, Dual, RuleArgumentError, primal
 from ..second_order import linear
-from ..util import accumulate, fit_tangent, out_cotangent, output, tangent
+from ..util import accumulate, fit_tangent, out_cotangent, output, refuse_numbers_into_object_array, tangent
 from .common import (
     _array_write, _array_write_forward, _check_no_repeats, _deliver_dense, _deliver_elements, _dense_tangent, _fd,
     _fit_to, _is_basic, _register, _sequence_elements, _sequence_tangents,
@@ -184,6 +184,7 @@ def _put_rrule(a, ind, v, mode="raise"):
     x, f, md, value = primal(a), _fd(a), primal(mode), primal(v)
     if not isinstance(x, np.ndarray):
         raise RuleArgumentError("numpy.put: the target must be an ndarray")
+    refuse_numbers_into_object_array("numpy.put", x, value)
     flat = _put_positions(x, primal(ind), md) if x.size else np.zeros(0, dtype=np.intp)
     positions = _flat_index(x.shape, flat)
     saved = x[positions]
@@ -208,6 +209,7 @@ def _put_rrule(a, ind, v, mode="raise"):
 
 def _put_frule(a, ind, v, mode="raise"):
     x, t, md, value = primal(a), tangent(a), primal(mode), primal(v)
+    refuse_numbers_into_object_array("numpy.put", x, value)
     flat = _put_positions(x, primal(ind), md) if x.size else np.zeros(0, dtype=np.intp)
     np.put(x, primal(ind), value, mode=md)
     if isinstance(t, np.ndarray) and flat.size:
@@ -235,6 +237,7 @@ def _ufunc_at_rrule(self, a, indices, b=None):
     sign = _at_sign(u)
     if primal(b) is None:
         raise RuleArgumentError(f"numpy.{u.__name__}.at needs the operand b")
+    refuse_numbers_into_object_array(f"numpy.{u.__name__}.at", x, b)
     saved = x[idx]  # the old values (a copy; a view for a basic index, copied below)
     if isinstance(saved, np.ndarray) and _is_basic(idx):
         saved = saved.copy()
@@ -256,6 +259,7 @@ def _ufunc_at_rrule(self, a, indices, b=None):
 def _ufunc_at_frule(self, a, indices, b=None):
     u, x, t, idx = primal(self), primal(a), tangent(a), primal(indices)
     _at_sign(u)
+    refuse_numbers_into_object_array(f"numpy.{u.__name__}.at", x, b)
     u.at(x, idx, primal(b))
     if isinstance(t, np.ndarray):
         db = _dense_tangent(primal(b), tangent(b))

@@ -1,0 +1,142 @@
+"""Object-dtype arrays: an array of labels (``None``, strings, ints: filterpy's
+``self.z = np.array([[None] * dim_z]).T``) carries no derivative and is read, reshaped and
+replaced as in plain Python; float data written into one would lose its derivative (the array
+has no tangent), so every way of writing it is refused by name in every mode, and the caller's
+array is left as it was."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.rules import RuleArgumentError
+from yuebing.rules.core import SecondOrderError
+from yuebing.tangents import StructureError
+
+from .modes import check_every_mode
+
+
+class _Filter:
+    """The shape of filterpy's ``KalmanFilter``: a measurement slot holding ``None`` until the
+    first update writes a float array there."""
+
+    def __init__(self, n):
+        self.z = np.array([[None] * n]).T
+        self.x = np.zeros(n)
+
+    def update(self, z, gain):
+        self.z = np.array(z, dtype=float)
+        self.x = self.x + gain * (self.z[:, 0] - self.x)
+
+
+def _filter(x):
+    kf = _Filter(2)
+    assert kf.z.T.shape == (1, 2)
+    for step in range(3):
+        kf.update([[x[0] * step], [np.sin(x[1])]], 0.5 + 0.1 * x[0])
+    return float(np.sum(kf.x ** 2))
+
+
+def _labels(x):
+    table = np.array(["a", 1, None], dtype=object)
+    kept = table.reshape(3, 1).T.copy()
+    kept[0, 0] = "b"  # a label written into the array: no float data
+    return x * len(kept[0]) + x * x + (kept[0, 0] == "b") * np.sin(x)
+
+
+@pytest.mark.parametrize("f, x", [(_filter, np.array([0.7, 0.3])), (_labels, 0.6)], ids=["filter", "labels"])
+def test_arrays_of_labels_carry_no_derivative(f, x):
+    check_every_mode(f, x)
+
+
+def _empty():
+    return np.array([None, None], dtype=object)
+
+
+def _setitem(x):
+    a = _empty()
+    a[0] = x * 2
+    return a[0] * 3
+
+
+def _slice(x):
+    a = _empty()
+    a[:] = [x, 2 * x]
+    return a[0] + a[1]
+
+
+def _fancy(x):
+    a = _empty()
+    a[[0, 1]] = np.array([x, x])
+    return a[0] * 1.0
+
+
+def _iadd(x):
+    a = np.array([0, 0], dtype=object)
+    a[0] += x
+    return a[0] * 1.0
+
+
+def _fill(x):
+    a = _empty()
+    a.fill(x)
+    return a[0] * 1.0
+
+
+def _put(x):
+    a = _empty()
+    np.put(a, [0], [x])
+    return a[0] * 1.0
+
+
+def _putmask(x):
+    a = _empty()
+    np.putmask(a, np.array([True, False]), np.array([x, x]))
+    return a[0] * 1.0
+
+
+def _add_at(x):
+    a = np.array([0, 0], dtype=object)
+    np.add.at(a, [0], x)
+    return a[0] * 1.0
+
+
+def _ufunc_out(x):
+    a = _empty()
+    np.multiply(np.array([x, x]), 2.0, out=a)
+    return a[0] * 1.0
+
+
+WRITERS = [_setitem, _slice, _fancy, _iadd, _fill, _put, _putmask, _add_at, _ufunc_out]
+MODES = {
+    "grad": lambda f: yb.grad(f)(0.7),
+    "jvp": lambda f: yb.jvp(f, (0.7,), (1.0,)),
+    "hessian": lambda f: yb.hessian(f)(0.7),
+    "jacobian_fwd": lambda f: yb.jacobian(f, mode="fwd")(0.7),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("writer", WRITERS, ids=lambda f: f.__name__)
+def test_floats_written_into_object_arrays_are_refused(writer, mode):
+    assert writer(0.7) != writer(0.8)  # the plain function depends on x: a zero would be wrong
+    with pytest.raises((RuleArgumentError, SecondOrderError), match="object-dtype array|out= a non-float array"):
+        MODES[mode](writer)
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_refused_write_leaves_the_callers_array(mode):
+    labels = np.array(["keep", None], dtype=object)
+
+    def f(x):
+        np.multiply(np.array([x, x]), 2.0, out=labels)
+        return labels[0] * 1.0
+
+    with pytest.raises(RuleArgumentError, match="object-dtype array"):
+        MODES[mode](f)
+    assert list(labels) == ["keep", None]
+
+
+def test_object_array_argument_holding_floats_is_refused():
+    with pytest.raises(StructureError, match="object-dtype arrays holding numbers"):
+        yb.grad(lambda x, table: x * len(table), argnums=0)(0.5, np.array([1.5, "a"], dtype=object))
