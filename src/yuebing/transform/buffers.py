@@ -173,6 +173,21 @@ def add_product(target: np.ndarray, a: np.ndarray, b: Any) -> None:
     release(product)
 
 
+def add_spent_product(target: np.ndarray, spent: np.ndarray, b: Any) -> None:
+    """``target += spent * b`` where ``spent`` is a cotangent its reverse step is done with: the
+    product is taken in ``spent``'s own memory when nothing else refers to it (the check
+    ``release`` makes), sparing a large temporary at a point where the reverse pass holds the
+    most; through ``add_product`` otherwise."""
+    if type(spent) is np.ndarray and spent.size >= MIN_SIZE and spent.shape == target.shape \
+            and spent.base is None and spent.dtype == target.dtype and spent.flags.c_contiguous \
+            and spent.flags.writeable \
+            and sys.getrefcount(spent) <= _UNREFERENCED + (_LENT.get(id(spent)) is spent):
+        np.multiply(spent, b, out=spent)
+        target += spent
+        return
+    add_product(target, spent, b)
+
+
 def add_matmul(target: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     """``target += a @ b`` for 2-D float64 matrices (a matrix product's cotangent): BLAS's gemm
     accumulating straight into ``target`` (no temporary product, no separate addition pass:

@@ -566,7 +566,7 @@ def _times_mask(s: ir.Call, e: Emit, t: str, tf: str) -> list[Template]:
                    f"_push({tf}); _push({marker})"]
         variants.append(Template(guard, forward, ["if _af is not _NF: _af += _tf * _m"],
                                  "_tf = _pop(); _af = _pop(); _m = _pop()",
-                                 large=["if _af is not _NF: _add_product(_af, _tf, _m)"],
+                                 large=["if _af is not _NF: _add_spent_product(_af, _tf, _m)"],
                                  marker=marker, uses_rdata=False))
     return variants
 
@@ -581,7 +581,10 @@ def _matmul(s: ir.Call, value: Any, e: Emit, t: str, tf: str) -> Template:
     product = f"{pa} @ {pb}" if value is not np.dot else f"{e.primal(s.func)}({pa}, {pb})"  # the function's own
     forward = [f"_push({pa}); _push({pb}); _push({e.fdata(a)}); _push({e.fdata(b)})",
                f"{t} = {product}; {tf} = {_active_fdata(e, t, [a, b])}", f"_push({tf}); _push(_FASTMM)"]
-    reverse = ["if _af is not _NF: _add_matmul(_af, _tf, _b.T)", "if _bf is not _NF: _add_matmul(_bf, _a.T, _tf)"]
+    # then the spent operands are dropped: the locals would keep them alive through the next
+    # steps (the reverse pass's peak), and the product's cotangent goes back to the pool
+    reverse = ["if _af is not _NF: _add_matmul(_af, _tf, _b.T)", "if _bf is not _NF: _add_matmul(_bf, _a.T, _tf)",
+               "_release(_tf); _a = _b = _af = _bf = _tf = None"]
     return Template(guard, forward, reverse, "_tf = _pop(); _bf = _pop(); _af = _pop(); _b = _pop(); _a = _pop()",
                     marker="_FASTMM", uses_rdata=False)
 
@@ -627,7 +630,7 @@ WRITE_MARKER = Fast()  # pushed by inline writes (a[i] = v); runtime.unwind know
 NAMESPACE = {
     "_FT": FLOAT_TYPES, "_SEQ": SEQUENCE_TYPES, "_IDX": frozenset({int, tuple}), "_ND": np.ndarray,
     "_F64": np.dtype(np.float64), "_zeros_like": buffers.zeros_like, "_release": buffers.release,
-    "_add_product": buffers.add_product, "_add_matmul": buffers.add_matmul, "_add_quotient": buffers.add_quotient,
+    "_add_product": buffers.add_product, "_add_spent_product": buffers.add_spent_product, "_add_matmul": buffers.add_matmul, "_add_quotient": buffers.add_quotient,
     "_sum_product": buffers.sum_product, "_scratch": buffers.scratch, "_BIG": buffers.MIN_SIZE,
     "_np": np, "_math": math, "_f64": np.float64, "_over0": over_zero,
     "_szp": strong_product, "_szq": strong_quotient, "_has_nan": has_nan, "_add_product_sz": add_product_sz,
