@@ -145,6 +145,7 @@ CASES = [
     ("array and float", mixed, lambda rng: (rng.standard_normal(4), float(rng.uniform(0.5, 1.5))), (0, 1)),
     ("mutating", mutating, lambda rng: (rng.standard_normal(4),), 0),
     ("transposed view", loss, lambda rng: (rng.standard_normal((3, 5)).T,), 0),
+    ("strided vector", loss, lambda rng: (rng.standard_normal(12)[::2],), 0),
     ("float32", loss, lambda rng: (rng.standard_normal(5).astype(np.float32),), 0),
 ]
 

@@ -438,9 +438,17 @@ def _fresh_fdata(args: tuple) -> tuple[tuple, list] | None:
     (``_forward_arguments``, without defaults), or None for any other arguments. New on every
     call: they become the returned gradients, which the caller may keep. Large ones come from
     the buffer pool, which takes back the ones the caller dropped."""
+    if len(args) == 1:  # the common case of one small float64 array, without the loop
+        a = args[0]
+        if type(a) is np.ndarray and a.dtype is _FLOAT64 and a.size < _buffers.MIN_SIZE \
+                and (a.ndim == 1 or a.flags.c_contiguous):
+            zero = np.zeros(a.shape, _FLOAT64)
+            return (zero,), [a, zero]
     fdata: list = []
     flat: list = []
-    roots: list = []  # of the arrays so far (ids): arguments sharing memory are not plain
+    first = None  # the first array argument
+    roots: list | None = None  # of the arrays so far (ids), once there are two: arguments
+    # sharing memory are not plain (one array alone shares with nothing: no lookups for it)
     for a in args:
         kind = type(a)
         if kind is float:
@@ -452,13 +460,18 @@ def _fresh_fdata(args: tuple) -> tuple[tuple, list] | None:
         dtype = a.dtype
         if dtype is not _FLOAT64 and dtype.kind not in "fc":
             return None
-        root = id(a) if a.base is None else id(array_root(a))
-        if root in roots:
-            return None
-        roots.append(root)
+        if first is None:
+            first = a
+        else:
+            if roots is None:
+                roots = [id(first) if first.base is None else id(array_root(first))]
+            root = id(a) if a.base is None else id(array_root(a))
+            if root in roots:
+                return None
+            roots.append(root)
         if a.size >= _buffers.MIN_SIZE:
             zero = _buffers.zeros_like(a)
-        elif a.flags.c_contiguous:
+        elif a.ndim == 1 or a.flags.c_contiguous:  # (a vector's zeros are C-ordered whatever its strides)
             zero = np.zeros(a.shape, dtype)  # (calloc: less time than np.empty_like and a fill)
         else:
             zero = np.empty_like(a)  # in the argument's memory order, as np.zeros_like would
