@@ -38,6 +38,9 @@ FIXED = [
     ("np.float64 called on a float (no rule before)", "def f(a):\n    return np.float64(a) * a\n", (0.7,)),
     ("module constant in an array expression (NameError: np in the reverse pass)",
      "def f(x):\n    return np.sum(x * np.pi) + np.sum(x / math.pi)\n", (np.array([0.3, -0.8]),)),
+    ("a parameter reassigned from itself (x += x) was taken for an integer: gradient 0 (seed 30116)",
+     "def f(x):\n    x += x\n    return np.sum(x * x) * 0.1\n", (np.array([-0.63, -0.99, 1.43]),)),
+    ("the same with x = x + 1.0 and a float", "def f(x):\n    x = x + 1\n    return x * x\n", (0.7,)),
 ]
 
 

@@ -321,3 +321,48 @@ def test_reading_the_module_registry_in_every_mode():
             assert got == pytest.approx(central_difference(f, 0.7), rel=1e-6)
     finally:
         del sys.modules["_yuebing_test_registry_entry"]
+
+
+# --------------------------------------------------------------------------------------------
+# A name reassigned only by integer arithmetic of itself (``x = x + x``, ``x += 1``) was taken
+# for an integer loop counter, though it started as the caller's float or array: everything
+# computed from it had no derivative (the fuzzer's seed 30116: gradient 0 in reverse mode and
+# in the Hessian). Parameters, free variables, globals and cells now start as "anything".
+# --------------------------------------------------------------------------------------------
+
+def _doubled(x):
+    x += x
+    return np.sum(x * x) * 0.1
+
+
+def _counted(x):
+    x = x + 1
+    x = x * x
+    return np.sum(x)
+
+
+def _closure_counter(x):
+    total = x[0]
+
+    def bump():
+        nonlocal total
+        total = total + total
+    bump()
+    return total * x[1]
+
+
+_SCALE = 1.5
+
+
+def _global_squared(x):
+    global _SCALE
+    _SCALE = _SCALE * _SCALE
+    value = np.sum(x * x) * _SCALE
+    _SCALE = 1.5
+    return value
+
+
+@pytest.mark.parametrize("f", [_doubled, _counted, _closure_counter, _global_squared], ids=lambda f: f.__name__)
+def test_names_reassigned_from_themselves_keep_derivatives(f):
+    from .modes import check_every_mode
+    check_every_mode(f, np.array([-0.63, -0.99, 1.43]))

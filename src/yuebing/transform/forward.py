@@ -76,7 +76,7 @@ class ForwardGenerator(ConstantNames):
         self.suffix = suffix
         ConstantNames.__init__(self)
         self.counter = 0
-        self.integers = _integer_names(fn.body) - set(fn.params)
+        self.integers = _integer_names(fn.body, [*fn.params, *fn.free_vars, *fn.global_names, *fn.cell_backed])
 
     def fresh(self, hint: str) -> str:
         self.counter += 1

@@ -116,10 +116,13 @@ def _all_var_names(body: list, found: set) -> set:
     return found
 
 
-def _integer_names(body: list) -> set[str]:
+def _integer_names(body: list, given: list[str]) -> set[str]:
     """Variables that only ever hold loop indices or integer constants (a small fixpoint over
-    their assignments). They carry no derivative, so the reverse pass skips their rdata."""
-    sources: dict[str, list] = {}
+    their assignments). They carry no derivative, so the reverse pass skips their rdata. ``given``
+    names (parameters, free variables, globals, cells) hold what the caller or another function
+    put there: one reassigned from itself (``x = x + x``) is not an integer, nor is anything
+    computed from it."""
+    sources: dict[str, list] = {name: [None] for name in given}
 
     def collect(stmts: list) -> None:
         for s in stmts:
@@ -280,7 +283,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         self.fn = fn
         self.globals = globals_
         self.vars = sorted(_all_var_names(fn.body, set(fn.params)) - {"_returned"})
-        self.integers = _integer_names(fn.body) - set(fn.params)
+        self.integers = _integer_names(fn.body, [*fn.params, *fn.free_vars, *fn.global_names, *fn.cell_backed])
         used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
             | {f"_cellobj_{v}" for v in fn.cell_backed}
         self.names = _Names(used)
