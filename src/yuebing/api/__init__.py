@@ -6,6 +6,7 @@ their prepared forms), ``flatten`` (flat vectors for optimisers), ``argument_che
 every entry point makes of its arguments). This package is the top of the library's layers: it
 may import everything below it, and nothing below imports it.
 """
+from ..rules import lazy
 from ..rules.debug import RuleDebugError, config
 from ..transform.forward_runtime import NestedDifferentiationError
 from ..transform.second_order import SecondOrderError
@@ -13,10 +14,6 @@ from .custom import checkpoint, custom_jvp, custom_vjp, linearize, stop_gradient
 from .flatten import flatten, flatten_tangent
 from .forward import jacobian, jvp
 from .implicit import custom_root
-from . import implicit_scipy as _implicit_scipy  # noqa: F401 - scipy.optimize's implicit rules
-from . import ode as _ode  # noqa: F401 - scipy.integrate's ODE solvers
-from . import ode_second_order as _ode_second_order  # noqa: F401 - their second order
-from . import quad as _quad  # noqa: F401 - scipy.integrate.quad
 from .reverse import (
     MutableTangent,
     NoTangent,
@@ -34,6 +31,11 @@ from .second_order import hessian, hvp, prepare_hessian, prepare_hvp
 from .show import show, show_forward
 from . import nested as _nested  # noqa: F401, E402 - differentiation through yb.grad-made functions
 from . import composed_transforms as _composed  # noqa: F401, E402 - yb.jacobian/hessian/hvp inside
+
+# The rules for SciPy's solvers, loaded when their part of SciPy is imported (rules/lazy.py):
+# scipy.optimize's implicit rules; scipy.integrate's ODE solvers, their second order, and quad.
+lazy.defer("scipy.optimize", f"{__name__}.implicit_scipy")
+lazy.defer("scipy.integrate", f"{__name__}.ode", f"{__name__}.ode_second_order", f"{__name__}.quad")
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "NoTangent", "RuleDebugError", "SecondOrderError", "Tangent",

@@ -5,12 +5,11 @@ dispatch, ``MissingRuleError``); ``declare`` the one-line rule makers (``element
 ``nondifferentiable``); ``util`` the helpers rule files share. The rule files themselves are
 grouped by domain (a large domain is a package of them, e.g. ``linalg/``, with its shared helpers
 in ``common.py``) and each ends with ``CASES``, its own list of ``check_rule`` test cases.
-Importing this package registers every rule.
+Importing this package registers every rule, except those for SciPy: each of those modules is
+loaded the first time its part of SciPy is imported (``lazy.py``, ``SCIPY_RULES`` below), so
+``import yuebing`` does not import SciPy. ``load_all_rules`` loads them all.
 """
-import importlib
 import pkgutil
-import warnings
-from typing import Any
 
 from .core import (
     CoDual,
@@ -28,6 +27,7 @@ from .core import (
     rrule_for,
 )
 from .declare import elementwise, make_elementwise_rules, nondifferentiable, nondifferentiable_methods
+from . import lazy
 
 #: Module names (the last part of the dotted name, at any depth) that hold machinery, not rules:
 #: ``rule_modules`` does not list them. A domain split into a package (``rules/linalg/``) keeps
@@ -36,49 +36,65 @@ _INFRASTRUCTURE = {"core", "cases", "common", "declare", "util", "table", "secon
                    "outside_state"}
 
 
+#: The rule modules for SciPy, by the package whose functions they cover: each is imported when
+#: that package is (``lazy.py``), not with yuebing. Each group is in name order, the order every
+#: rule module was once imported in (a later registration of a function replaces an earlier).
+SCIPY_RULES = {
+    "scipy.integrate": ("scipy_integrate",),
+    "scipy.interpolate": ("scipy_interpolate",),
+    "scipy.linalg": ("scipy_linalg_decomp", "scipy_linalg_solvers", "scipy_linalg_special", "scipy_rules"),
+    "scipy.ndimage": ("scipy_ndimage",),
+    "scipy.signal": ("scipy_signal",),
+    "scipy.spatial": ("scipy_spatial",),
+    "scipy.special": ("scipy_bessel", "scipy_special"),
+    "scipy.stats": ("scipy_stats", "scipy_stats_continuous", "scipy_stats_discrete", "scipy_stats_multivariate"),
+}
+_DEFERRED = {name for names in SCIPY_RULES.values() for name in names}
+
 #: Rule modules that failed to import, with the error (a warning is issued for each; the test
 #: suite fails on any). One broken domain must not take every other rule down with it.
-LOAD_ERRORS: dict[str, BaseException] = {}
+LOAD_ERRORS = lazy.LOAD_ERRORS
+_load = lazy.import_rule_module
 
 
-def _load(name: str) -> Any:
-    """Import one module of ``rules/``; on failure record and warn, and return None."""
-    try:
-        return importlib.import_module(name)
-    except Exception as error:  # noqa: BLE001 - reported, and fails the test suite
-        if name not in LOAD_ERRORS:
-            LOAD_ERRORS[name] = error
-            warnings.warn(f"yuebing could not load rule module {name}: {error!r}", RuntimeWarning)
-        return None
-
-
-def _walk(path: list, prefix: str) -> list:
+def _walk(path: list, prefix: str, deferred: bool) -> list:
     """The rule modules under ``path`` in name order, descending into packages (a package's
-    ``__init__`` only imports, so the package itself is not listed; its modules are)."""
+    ``__init__`` only imports, so the package itself is not listed; its modules are); the
+    deferred ones (``SCIPY_RULES``) only if ``deferred``."""
     modules = []
     for info in sorted(pkgutil.iter_modules(path), key=lambda m: m.name):
         if info.name in _INFRASTRUCTURE or info.name.startswith("_"):
+            continue
+        if info.name in _DEFERRED and not deferred:
             continue
         module = _load(prefix + info.name)
         if module is None:
             continue
         if info.ispkg:
-            modules += _walk(module.__path__, f"{module.__name__}.")
+            modules += _walk(module.__path__, f"{module.__name__}.", deferred)
         else:
             modules.append(module)
     return modules
 
 
-def rule_modules() -> list:
+def load_all_rules() -> list:
     """Every domain rule module (each registers its rules on import and ends with ``CASES``),
-    also those inside sub-packages (``yuebing.rules.linalg.solves``)."""
-    return _walk(__path__, f"{__name__}.")
+    also those inside sub-packages (``yuebing.rules.linalg.solves``) and the deferred ones, which
+    this imports (and SciPy with them). Whatever lists or checks every rule calls this."""
+    lazy.load_all()
+    return _walk(__path__, f"{__name__}.", deferred=True)
 
 
-rule_modules()
+rule_modules = load_all_rules  # the name the tests and tools know
+
+_walk(__path__, f"{__name__}.", deferred=False)
+_PRESENT = {info.name for info in pkgutil.iter_modules(__path__)}
+for _trigger, _names in SCIPY_RULES.items():
+    lazy.defer(_trigger, *(f"{__name__}.{name}" for name in _names if name in _PRESENT))
+lazy.enable()  # SciPy imported before yuebing: its rules load now
 
 __all__ = [
     "CoDual", "Dual", "MissingRuleError", "RuleArgumentError", "elementwise", "frule", "frule_for",
-    "has_frule", "has_rrule", "make_elementwise_rules", "nondifferentiable", "rule_modules", "nondifferentiable_methods", "primal",
+    "has_frule", "has_rrule", "load_all_rules", "make_elementwise_rules", "nondifferentiable", "rule_modules", "nondifferentiable_methods", "primal",
     "register_frule", "register_rrule", "rrule", "rrule_for",
 ]

@@ -22,6 +22,7 @@ import types
 from typing import Any, Callable, Iterable
 
 from ..tangents import NoFData, NoRData, Tangent
+from . import lazy
 from ._partial_work import reroute
 from .numpy_coverage import REFUSED as _NUMPY_REFUSED  # data only: it imports nothing of ours
 
@@ -196,6 +197,8 @@ class RuleTable:
             entry = None
         if entry is not None:
             return entry[0], entry[1], None
+        if lazy.load_imported():  # f may be a function of a library imported since: its rules are in now
+            return self.lookup(f)
         if isinstance(f, (types.MethodDescriptorType, types.WrapperDescriptorType)):
             # an unbound method such as list.append or np.ndarray.sum: self is the first argument
             for tp in f.__objclass__.__mro__:
@@ -253,11 +256,13 @@ FRULES = RuleTable("forward")
 
 def register_rrule(target: Any, rule: Callable) -> None:
     """Register reverse rule ``rule`` for a function object or a ``(type, method name)`` pair."""
+    lazy.load_imported()  # yuebing's own rules for target's library first: they must not replace this one
     RRULES.register(target, rule)
 
 
 def register_frule(target: Any, rule: Callable) -> None:
     """Register forward rule ``rule`` for a function object or a ``(type, method name)`` pair."""
+    lazy.load_imported()
     FRULES.register(target, rule)
 
 

@@ -209,7 +209,8 @@ def _gemm_operands(target: Any, a: Any, b: Any) -> tuple | None:
     missing, not float64 matrices, an operand in neither C nor Fortran order, nothing to add, or
     ``target`` overlapping an operand. Runs once per product per gradient call, so it reads
     each array's flags once (each ``.flags`` read builds an object)."""
-    if _DGEMM is None or type(target) is not np.ndarray or type(a) is not np.ndarray or type(b) is not np.ndarray:
+    if (_DGEMM is None and not _find_gemm()) or type(target) is not np.ndarray or type(a) is not np.ndarray \
+            or type(b) is not np.ndarray:
         return None
     if target.dtype is not _F64 or a.dtype is not _F64 or b.dtype is not _F64 or target.ndim != 2 \
             or not a.size or not b.size:
@@ -230,6 +231,19 @@ def _gemm_operands(target: Any, a: Any, b: Any) -> tuple | None:
     if first is None or second is None:
         return None
     return c, first, trans_first, second, trans_second
+
+
+def _find_gemm() -> bool:
+    """Whether SciPy's BLAS gemm is there. Taken only once the user's program has imported
+    ``scipy.linalg`` (importing it costs a third of a second, which a gradient of NumPy code
+    should not pay): until then NumPy's product and addition, which differ only in rounding."""
+    global _DGEMM
+    if "scipy.linalg" not in sys.modules:
+        return False
+    from scipy.linalg.blas import dgemm
+
+    _DGEMM = dgemm
+    return True
 
 
 def _may_overlap(target: np.ndarray, target_owns: bool, x: np.ndarray) -> bool:
@@ -258,10 +272,7 @@ def _blas_operand(x: np.ndarray) -> tuple:
     return None, 0
 
 
-try:
-    from scipy.linalg.blas import dgemm as _DGEMM
-except ImportError:  # SciPy is optional: NumPy's product and addition
-    _DGEMM = None
+_DGEMM: Any = None  # SciPy's gemm, once _find_gemm saw scipy.linalg imported
 _F64 = np.dtype(np.float64)
 
 

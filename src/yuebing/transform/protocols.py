@@ -520,7 +520,9 @@ class SourceFunction:
         import inspect
 
         from ..frontend.normalise import normalise
+        from ..rules import lazy
 
+        lazy.load_imported()  # the rules of the libraries fn's module imported, before fn is read
         self.name = fn.__qualname__
         self.ir = normalise(fn)
         self.signature = code_signature(fn)

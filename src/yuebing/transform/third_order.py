@@ -41,7 +41,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
 from ..ir import primitives as P
-from ..rules import array_like
+from ..rules import array_like, lazy
 from ..rules.core import describe_callable
 from ..rules.declare import ELEMENTWISE_PARTIALS, given_out
 from ..rules.differentiated import paired, tangent_array
@@ -457,7 +457,7 @@ def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
     ``_gradient_call`` (so its derivatives come from the cotangent map's own code)."""
     if getattr(call.f, "__name__", None) in vjp.__code__.co_names:  # e.g. solve_triangular's solves
         raise _refusal(f"{describe_callable(call.f)} (its cotangent map calls it again)")
-    if call.f in _NOT_YET:
+    if _not_yet(call.f):
         raise _refusal(f"{describe_callable(call.f)} ({_NOT_YET[call.f]})")
     c = call.composition
     slots = _positional(call)  # lists of numbers are arrays already (_array_like_boundary)
@@ -545,17 +545,22 @@ def _refuse_for_now(f: Any, why: str) -> None:
 
 
 def _not_yet(f: Any) -> bool:
+    lazy.load_imported()  # the refusals of SciPy's functions are made once SciPy is imported
     try:
         return f in _NOT_YET
     except TypeError:  # unhashable callables
         return False
 
 
-def _late_refusals() -> None:
+def _refuse_map_coordinates() -> None:
     import scipy.ndimage
 
     _refuse_for_now(scipy.ndimage.map_coordinates, "its third derivatives disagree between forward-over-reverse "
                     "and reverse-over-reverse: not understood yet")
+
+
+def _late_refusals() -> None:
+    lazy.when_imported("scipy.ndimage", _refuse_map_coordinates)  # not importing SciPy with yuebing
     _refuse_for_now(np.linalg.slogdet, "the tangent of its sign came out wrong under np.real: not understood yet")
     _refuse_for_now(np.linalg.eig, "its passes disagree (it returns an EigResult): not understood yet")
     _refuse_for_now(cmath.phase, "its complex argument's pairing is complex in third order: not supported yet")

@@ -26,12 +26,27 @@ import numpy as np
 from ...tangents import NoRData, NoTangent
 from .common import cotangent_entry
 
-try:
-    import scipy.linalg as sla
-    from scipy.linalg.blas import dtrmm, dtrsm
-    from scipy.linalg.lapack import dgetrf, dgetrs
-except ImportError:  # pragma: no cover - SciPy is optional: the cotangent maps' forward transform
-    sla = None
+sla: Any = None  # scipy.linalg and its kernels, imported by _have_scipy the first time a rule runs
+dtrmm = dtrsm = dgetrf = dgetrs = None
+_LOOKED_FOR_SCIPY = [False]
+
+
+def _have_scipy() -> bool:
+    """Whether SciPy's LAPACK and BLAS wrappers are there, importing them on first use (not with
+    yuebing: ``import scipy.linalg`` costs a third of a second). Without SciPy these rules decline
+    and the cotangent maps' forward transform takes over."""
+    global sla, dtrmm, dtrsm, dgetrf, dgetrs
+    if not _LOOKED_FOR_SCIPY[0]:
+        try:
+            import scipy.linalg
+            from scipy.linalg.blas import dtrmm, dtrsm
+            from scipy.linalg.lapack import dgetrf, dgetrs
+        except ImportError:  # pragma: no cover - SciPy is optional
+            pass
+        else:
+            sla = scipy.linalg
+        _LOOKED_FOR_SCIPY[0] = True
+    return sla is not None
 
 Direct = tuple  # (y, y_d, pullback)
 
@@ -152,7 +167,7 @@ def _transposed(x: Any) -> Any:
 
 def numpy_cholesky(xs: tuple, x_ds: tuple) -> Direct | None:
     """``np.linalg.cholesky(a, upper=False)``."""
-    if sla is None or not 1 <= len(xs) <= 2 or not _real_matrix(xs[0]):
+    if not _have_scipy() or not 1 <= len(xs) <= 2 or not _real_matrix(xs[0]):
         return None
     a, upper = xs[0], (xs[1] if len(xs) > 1 else False)
     da = _tangent(x_ds[0], a)
@@ -164,7 +179,7 @@ def numpy_cholesky(xs: tuple, x_ds: tuple) -> Direct | None:
 def scipy_cholesky(xs: tuple, x_ds: tuple) -> Direct | None:
     """``scipy.linalg.cholesky(a, lower=False, overwrite_a=False, check_finite=True)`` (computed
     without ``overwrite_a``, as the first-order rule does)."""
-    if sla is None or not 1 <= len(xs) <= 4 or not _real_matrix(xs[0]):
+    if not _have_scipy() or not 1 <= len(xs) <= 4 or not _real_matrix(xs[0]):
         return None
     a = xs[0]
     lower, check_finite = (xs[1] if len(xs) > 1 else False), (xs[3] if len(xs) > 3 else True)
@@ -206,7 +221,7 @@ def scipy_solve_triangular(xs: tuple, x_ds: tuple) -> Direct | None:
     ``dx = op(T)^-1 (db - op(dT) x)``; cotangents ``gb = op(T)^-T g``, ``ga = -part(op'(gb x^T))``
     (``op'`` transposes when ``op`` does); their tangents ``dgb = op(T)^-T (dg - op(dT)^T gb)``,
     ``dga = -part(op'(dgb x^T + gb dx^T))``."""
-    if sla is None or not 2 <= len(xs) <= 7:
+    if not _have_scipy() or not 2 <= len(xs) <= 7:
         return None
     a, b, trans, lower, unit, check_finite = _solve_triangular_parts(*xs)
     if not (_real_matrix(a) and _real_rhs(b, a.shape[0])) or trans not in _TRANS_CODES:
@@ -258,7 +273,7 @@ def numpy_solve(xs: tuple, x_ds: tuple) -> Direct | None:
     """``x = a^-1 b`` for one matrix ``a``, by one LU factorisation for every solve after the
     primal's: ``dx = a^-1 (db - da x)``, ``gb = a^-T g``, ``ga = -gb x^T``,
     ``dgb = a^-T (dg - da^T gb)``, ``dga = -(dgb x^T + gb dx^T)``."""
-    if sla is None or len(xs) != 2 or not (_real_matrix(xs[0]) and _real_rhs(xs[1], xs[0].shape[0])):
+    if not _have_scipy() or len(xs) != 2 or not (_real_matrix(xs[0]) and _real_rhs(xs[1], xs[0].shape[0])):
         return None
     return _solve(xs, x_ds, lambda a, b: np.linalg.solve(a, b))
 
@@ -266,7 +281,7 @@ def numpy_solve(xs: tuple, x_ds: tuple) -> Direct | None:
 def scipy_solve(xs: tuple, x_ds: tuple) -> Direct | None:
     """``scipy.linalg.solve`` of a general matrix (``assume_a`` None or 'gen', not transposed): as
     ``numpy_solve``, the primal by SciPy."""
-    if sla is None or not 2 <= len(xs) <= 8 or not (_real_matrix(xs[0]) and _real_rhs(xs[1], xs[0].shape[0])):
+    if not _have_scipy() or not 2 <= len(xs) <= 8 or not (_real_matrix(xs[0]) and _real_rhs(xs[1], xs[0].shape[0])):
         return None
     lower, _, _, check_finite, assume_a, transposed = (xs[2:] + (False, False, False, True, None, False)[len(xs) - 2:])
     if assume_a not in (None, "gen", "general") or transposed is not False:
@@ -324,7 +339,7 @@ def numpy_inv(xs: tuple, x_ds: tuple) -> Direct | None:
 def scipy_inv(xs: tuple, x_ds: tuple) -> Direct | None:
     """``scipy.linalg.inv`` of a general matrix (``assume_a`` None or 'gen'): as ``numpy_inv``,
     the primal by SciPy."""
-    if sla is None or not 1 <= len(xs) <= 5 or not _real_matrix(xs[0]):
+    if not _have_scipy() or not 1 <= len(xs) <= 5 or not _real_matrix(xs[0]):
         return None
     _, check_finite, assume_a, lower = (xs[1:] + (False, True, None, False)[len(xs) - 1:])
     if assume_a not in (None, "gen", "general"):
