@@ -1,4 +1,4 @@
-"""How the dual reverse program (``second_order.DualReverseGenerator``) emits its blocks: a run of
+"""How the dual reverse program (``dual_reverse.DualReverseGenerator``) emits its blocks: a run of
 elementwise statements as a dual array block (``dual_blocks_code.py``) with its statements as the
 fallback, and, when every operation has a float form, a dual float block before both
 (``dual_float_blocks.py``), whose other forms a long block calls out of line (``dual_deferred.py``).

@@ -31,7 +31,7 @@ __all__ = ["DualDeferred", "LONG_BLOCK"]
 
 
 class DualDeferred:
-    """A mixin of ``second_order.DualReverseGenerator``: a long float block's other forms as
+    """A mixin of ``dual_reverse.DualReverseGenerator``: a long float block's other forms as
     functions compiled when first called."""
 
     dual_deferred: list | None = None  # (text, user line) of the deferred functions

@@ -1,6 +1,6 @@
 """Second-order rules of common elementwise operations on float64 arrays, written out in NumPy.
 
-The elementwise class (``lifting._elementwise_rule``) runs a primitive's forward rule for the
+The elementwise class (``lifting_elementwise._elementwise_rule``) runs a primitive's forward rule for the
 output's tangent and, in the dual pullback, differentiates each partial derivative by the
 forward transform: several rule dispatches per operation, which dominate on small arrays and
 cost extra passes over memory on large ones. For ``+ - * /``, ``a ** c`` with a constant number
