@@ -138,3 +138,36 @@ def test_plain_duals_directions_are_copies_in_the_arguments_layout():
             assert direction is not v and np.array_equal(direction, v)
             assert direction.strides == copy.strides == x.strides
             assert fdata.strides == fdata_d.strides == x.strides and not fdata.any() and not fdata_d.any()
+
+
+_TEMPLATE = "def scaled_sines(x):\n    return np.sum(np.sin(c * x) * x)\n"
+
+
+def _from_template(c):
+    """A function made by exec-ing one source text in its own namespace: its code object equals
+    every other such function's (Python compares code by value), its globals differ."""
+    namespace = {"np": np, "c": c}
+    exec(compile(_TEMPLATE, "<template>", "exec"), namespace)
+    return namespace["scaled_sines"]
+
+
+def _closure(c):
+    def scaled_sines(x):
+        return np.sum(np.sin(c * x) * x)
+    return scaled_sines
+
+
+@pytest.mark.parametrize("make", [_from_template, _closure])
+def test_functions_sharing_one_code_object_each_run_directly(make):
+    """Equal code objects with different globals (or one code object with different cells) each
+    get their own passes: both correct, and both on the direct path from their second call."""
+    fs = [make(1.5), make(-2.5)]
+    assert fs[0].__code__ == fs[1].__code__
+    x, v = np.linspace(-1.0, 1.5, 5), np.linspace(0.2, -0.7, 5)
+    for f in fs + fs:
+        result = yb.hvp(f, (x,), (v,))
+        assert so.direct_passes(f, 1) is not None
+        _same(result, _general(f, (x,), (v,)))
+        np.testing.assert_allclose(result[2][0], central(lambda t: yb.grad(f)(x + t * v), 0.0, 1e-6),
+                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(result[1][0], central(f, x, 1e-6), rtol=1e-6, atol=1e-8)

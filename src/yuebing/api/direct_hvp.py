@@ -47,8 +47,8 @@ def direct_passes(f: Any, n_args: int) -> tuple | None:
     ``n_args`` positional arguments dispatches to it and may run it directly, else None."""
     if type(f) is not _FUNCTION or TRACKING.depth:  # (inside a try body: the tracked variant)
         return None
-    entry = SECOND.entries.get(f.__code__)
-    if entry is None or entry[0] is not f.__globals__ or entry[1] != n_args \
+    entry = SECOND.entry_of(f)
+    if entry is None or entry[1] != n_args \
             or f in RRULES.by_function or f in SECOND_ORDER_DECLARATIONS or hasattr(f, "__yuebing_gradient__"):
         return None
     forward = entry[2]

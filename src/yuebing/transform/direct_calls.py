@@ -76,21 +76,40 @@ _NOTED = "_yuebing_noted_frames"  # attribute of an exception: the generated fra
 class DirectTable:
     """One mode's generated passes that call sites may call directly: ``code -> (globals,
     number of parameters, *passes)``, for rules of functions without ``*args``, ``**kwargs`` or
-    keyword-only parameters; and each generated pass's filename -> its rule (for error notes)."""
+    keyword-only parameters; and each generated pass's filename -> its rule (for error notes).
+
+    Python compares code objects by value, so the same ``def`` text run in two namespaces (a
+    template ``exec``-ed per module) gives equal code objects whose passes read different
+    globals: ``entries`` holds the first namespace's (what call sites' guards read, one dict
+    lookup), ``entry_of`` finds any namespace's."""
 
     def __init__(self, passes: Callable[[Any], tuple]) -> None:
         self.entries: dict = {}
+        self._by_module: dict = {}  # (code, id(globals)) -> entry, for namespaces after the first
         self.rules_by_file: dict[str, Any] = {}
         self._passes = passes
 
     def note(self, fn: types.FunctionType, rule: Any) -> None:
         """Called by the runtime's dispatch when it runs ``rule``, derived for ``fn``."""
         code = fn.__code__
-        if code in self.entries or not rule.simple:
+        first = self.entries.get(code)
+        if first is not None and (first[0] is fn.__globals__ or (code, id(fn.__globals__)) in self._by_module) \
+                or not rule.simple:
             return
         passes = self._passes(rule)
         self.rules_by_file[passes[0].__code__.co_filename] = rule
-        self.entries[code] = (fn.__globals__, rule.n_params, *passes)
+        entry = (fn.__globals__, rule.n_params, *passes)  # (its globals keep the id in use)
+        if first is None:
+            self.entries[code] = entry
+        else:
+            self._by_module[(code, id(fn.__globals__))] = entry
+
+    def entry_of(self, fn: types.FunctionType) -> tuple | None:
+        """``(globals, number of parameters, *passes)`` of ``fn`` (its code in its namespace), or None."""
+        entry = self.entries.get(fn.__code__)
+        if entry is not None and entry[0] is fn.__globals__:
+            return entry
+        return self._by_module.get((fn.__code__, id(fn.__globals__))) if self._by_module else None
 
 
 def direct_callee(generator: Any, s: ir.Call, taped: bool = True) -> str | None:
