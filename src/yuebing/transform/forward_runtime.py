@@ -71,6 +71,8 @@ def global_tangent(value: Any) -> Any:
     a dict, an object) has one for the whole call (``rules/outside_state.py``)."""
     if isinstance(value, _NO_TANGENT_TYPES):
         if type(value) is types.FunctionType and value.__closure__ and not outside_state.active():
+            if value in FRULES.by_function:  # a primitive (SciPy's decorated functions): its rule
+                return NoTangent  # never reads its tangent, whose boxes cost 60 us per read
             return zero_tangent_of(value)  # boxes for its cells, for this read
         return NoTangent  # in a scope, a closure's cells are outside state of their own (cell_tangent)
     if type(value) is np.ndarray and value.dtype.kind in "fc" and not value.flags.writeable:

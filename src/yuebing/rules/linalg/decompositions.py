@@ -139,12 +139,13 @@ def _dense_cholesky_vjp(low: np.ndarray, g: np.ndarray) -> np.ndarray:
     return out
 
 
-def _real_cholesky_jvp(low: np.ndarray, h: Any) -> np.ndarray | None:
-    """The tangent of the lower Cholesky factor ``L`` of one real float64 matrix along symmetric
-    ``H`` by BLAS kernels, None if it does not apply: ``_dense_cholesky_jvp`` up to order 96,
-    ``_split_cholesky_jvp`` above."""
-    dtrsm = _real_blas_dtrsm(low, h)
-    return None if dtrsm is None else _split_cholesky_jvp(low, h, dtrsm)
+def _real_cholesky_jvp(low: np.ndarray, da: Any) -> np.ndarray | None:
+    """The tangent of the lower Cholesky factor ``L`` of one real float64 matrix along the
+    symmetric ``H`` whose lower triangle ``da`` holds (the triangle LAPACK read; the other one is
+    never read) by BLAS kernels, None if it does not apply: ``_dense_cholesky_jvp`` up to order
+    96, ``_split_cholesky_jvp`` above."""
+    dtrsm = _real_blas_dtrsm(low, da)
+    return None if dtrsm is None else _split_cholesky_jvp(low, da, dtrsm)
 
 
 _DENSE_CHOLESKY_JVP_SIZE = 96  # measured: the dense formula is faster at order 65, the split at 128
@@ -158,10 +159,12 @@ def _split_cholesky_jvp(low: np.ndarray, h: np.ndarray, dtrsm: Callable) -> np.n
     ``dL22 = jvp(L22, H22 - dL21 L21^T - L21 dL21^T)``. Each level costs two products and a
     triangular solve of order n / 2 (5 (n/2)^3 flops), about 0.8 n^3 flops in all where the
     dense formula takes 3 n^3 (the factorisation itself: n^3 / 3); measured 1.6x faster at
-    n = 128, 1.9x at n = 300."""
+    n = 128, 1.9x at n = 300. Only the lower triangle of ``h`` is read: the dense formula at the
+    leaves gets its diagonal block made symmetric (a quarter of the work of symmetrising ``h``:
+    ``hermitian_from`` of the whole tangent took a third as long as this recursion at n = 128)."""
     n = low.shape[0]
     if n <= _DENSE_CHOLESKY_JVP_SIZE:
-        return _dense_cholesky_jvp(low, h)
+        return _dense_cholesky_jvp(low, _symmetric_from_lower(h))
     k = n // 2
     l11, l21 = low[:k, :k], low[k:, :k]
     out = np.empty((n, n))
@@ -191,6 +194,12 @@ def _dense_cholesky_jvp(low: np.ndarray, h: np.ndarray) -> np.ndarray:
     return dtrmm(1.0, up, phi.T, side=1, lower=0).T  # (L Phi)^T = Phi^T U
 
 
+def _symmetric_from_lower(h: np.ndarray) -> np.ndarray:
+    """The real symmetric matrix whose lower triangle is ``h``'s (a new C-ordered array)."""
+    low = np.multiply(h, _halved_upper(h.shape[0]).T, order="C")  # tril(h) with a halved diagonal
+    return low + low.T
+
+
 @functools.lru_cache(maxsize=16)
 def _halved_upper(n: int) -> np.ndarray:
     """Ones on and above the diagonal, 0.5 on it (Fortran order, read-only: shared)."""
@@ -204,10 +213,10 @@ def cholesky_parts(a: np.ndarray, low: np.ndarray) -> tuple[Callable, Callable]:
     """jvp and vjp of the lower Cholesky factor ``low`` of the Hermitian matrix read from tril(a)."""
 
     def jvp(da: Any) -> Any:
-        h = hermitian_from(da, lower=True)
-        fast = _real_cholesky_jvp(low, h)
+        fast = _real_cholesky_jvp(low, da)
         if fast is not None:
             return fast
+        h = hermitian_from(da, lower=True)
         low_inv = _lower_inverse(low)
         return low @ _phi(low_inv @ h @ mH(low_inv))
 
