@@ -163,8 +163,8 @@ def _real_solve_triangular_jvp(a: np.ndarray, x: np.ndarray, da: Any, db: Any, c
     triangular product (it reads the triangle itself: no ``tril`` copy) and LAPACK's ``dtrtrs``
     without SciPy's wrapper, on Fortran views of the C-ordered arrays (``m.T``, ``m^T`` to
     Fortran; its lower triangle is ``m``'s upper one); None where that does not apply (then the
-    general formula runs). Measured 145 -> 45 us for ``solve_triangular``'s forward rule at
-    n = 128 with a vector ``b`` (gp_lml)."""
+    general formula runs). The tangent of gp_lml's solve (n = 128, a vector ``b``): 118 -> 39 us,
+    same process."""
     if not (a.ndim == 2 and a.dtype == np.float64 and x.dtype == np.float64 and x.ndim in (1, 2)
             and _real_tangent(da, a.shape) and _real_tangent(db, x.shape) and (da is not None or db is not None)):
         return None
