@@ -118,9 +118,65 @@ def test_vectorize_of_several_arguments_in_every_mode(f):
     check_all_modes(f, np.array([0.4, -1.3, 0.7, 2.0]))
 
 
-def test_vectorize_with_a_signature_is_refused_by_name():
-    import yuebing as yb
+_ROWS = rng.normal(size=(4, 3))
+_DIRECTION = np.array([0.5, -1.0, 2.0])
 
-    vec = np.vectorize(lambda a, b: a * b, signature="(),()->()")
-    with pytest.raises(Exception, match="without a signature"):
-        yb.grad(lambda x: np.sum(vec(x, x)))(np.array([0.4, 1.3]))
+
+def _row_norms(x):
+    return np.sum(np.vectorize(lambda r: np.sum(r ** 2) * r[0], signature="(n)->()")(x.reshape(4, 3)))
+
+
+def _two_arguments_broadcast(x):
+    return np.sum(np.vectorize(lambda r, s: np.dot(r, s) ** 2, signature="(n),(n)->()")(x.reshape(4, 3), _DIRECTION))
+
+
+def _vector_output(x):
+    return np.sum(np.sin(np.vectorize(lambda r: r * np.sum(r), signature="(n)->(n)")(x.reshape(2, 2, 3))))
+
+
+def _two_outputs_and_a_new_dimension(x):
+    total, outer = np.vectorize(lambda r: (np.sum(r), np.outer(r, r)[:2]), signature="(n)->(),(m,n)")(x.reshape(4, 3))
+    return np.sum(total ** 3) + np.sum(outer ** 2)
+
+
+def _keyword_excluded_and_otypes(x):
+    vec = np.vectorize(lambda r, scale, table: np.sum(r * scale) * table[0], signature="(n),()->()",
+                       excluded={"table"}, otypes=[float])
+    return np.sum(vec(x.reshape(4, 3), scale=x[:4].reshape(4), table=[x[0], 2.0]) ** 2)
+
+
+def _captured_variable(x):
+    rows = x.reshape(4, 3)
+    return np.sum(np.vectorize(lambda r: np.sum(rows[0] * r) ** 2, signature="(n)->()")(_ROWS))
+
+
+@pytest.mark.parametrize("f", [_row_norms, _two_arguments_broadcast, _vector_output, _two_outputs_and_a_new_dimension,
+                               _keyword_excluded_and_otypes, _captured_variable], ids=lambda f: f.__name__)
+def test_vectorize_with_a_signature_in_every_mode(f):
+    """It was refused ("without a signature"): now rules.numpy_vectorize.signature_call_of, in
+    reverse, forward (also batched: jacobian(mode="fwd")) and second order."""
+    from tests.modes import check_every_mode
+
+    check_every_mode(f, _ROWS.ravel())
+
+
+def test_vectorize_with_a_signature_gives_numpys_values_and_errors():
+    from yuebing.rules.numpy_vectorize import signature_call_of
+
+    def same(pyfunc, signature, *args, otypes=None, **kwargs):
+        expected = np.vectorize(pyfunc, signature=signature, otypes=otypes)(*args, **kwargs)
+        got = signature_call_of(pyfunc, signature, frozenset(), otypes, *args, **kwargs)
+        for e, g in zip(expected if isinstance(expected, tuple) else (expected,), got if isinstance(got, tuple) else (got,)):
+            assert e.dtype == g.dtype and e.shape == g.shape
+            np.testing.assert_array_equal(e, g)
+
+    same(lambda r: np.sum(r), "(n)->()", _ROWS)
+    same(lambda r, s: r * s, "(n),()->(n)", _ROWS, np.arange(4.0)[:, None])
+    same(lambda r: (r.max(), np.cumsum(r)), "(n)->(),(n)", _ROWS)
+    same(lambda r: np.sum(r), "(n)->()", np.zeros((0, 3)), otypes=[float])
+    same(lambda r: 1 if r[0] > 0 else 0, "(n)->()", _ROWS)
+    for args, error in [((_ROWS, _ROWS[:, :2]), ValueError), ((np.zeros((0, 3)),), ValueError), ((_ROWS, _ROWS, _ROWS), TypeError)]:
+        with pytest.raises(error):
+            np.vectorize(lambda *r: 0.0, signature="(n),(n)->()" if len(args) != 1 else "(n)->()")(*args)
+        with pytest.raises(error):
+            signature_call_of(lambda *r: 0.0, "(n),(n)->()" if len(args) != 1 else "(n)->()", frozenset(), None, *args)

@@ -21,8 +21,7 @@ from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
 from ..rules.batched import BATCH, is_batched
 from ..rules.declare import FORWARD
-from ..rules.differentiated import vectorized_call_of
-from ..rules.numpy_vectorize import pyfunc_tangent
+from ..rules.numpy_vectorize import call_definition, pyfunc_tangent
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
 from .exceptions import caught
@@ -284,12 +283,11 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
     if BATCH.size:  # a batched pass: the element-by-element rule once per direction
         return looped(lambda g, a, kw: _call_vectorized(g, a, kw), f, args, kwargs)
     vec = f.primal
-    if vec.signature is not None:
-        raise MissingRuleError(vec, "forward", reason="yuebing supports np.vectorize objects without a "
-                               "signature (a signature's core dimensions: call the function in a loop instead)")
-    if kwargs or len(args) != 1 or vec.excluded:  # as its definition in covered code, derived like user code
-        return call_frule(Dual(vectorized_call_of, NoTangent), Dual(vec.pyfunc, pyfunc_tangent(f.tangent)),
-                          Dual(frozenset(vec.excluded), NoTangent), Dual(vec.otypes, NoTangent), *args, **kwargs)
+    if kwargs or len(args) != 1 or vec.excluded or vec.signature is not None:
+        # as its definition in covered code, derived like user code
+        definition, constants = call_definition(vec)
+        return call_frule(Dual(definition, NoTangent), Dual(vec.pyfunc, pyfunc_tangent(f.tangent)),
+                          *(Dual(c, NoTangent) for c in constants), *args, **kwargs)
     x = args[0]
     whole = _on_the_array(vec, f.tangent, x)
     if whole is not None:

@@ -21,8 +21,7 @@ from ..rules import core as _core
 from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
 from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rdata
-from ..rules.differentiated import vectorized_call_of
-from ..rules.numpy_vectorize import pyfunc_fdata
+from ..rules.numpy_vectorize import call_definition, pyfunc_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
@@ -518,10 +517,7 @@ def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, 
 def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     """``np.vectorize(pyfunc)(*arrays)``: ``pyfunc``'s rule applied element by element."""
     vec = f.primal
-    if vec.signature is not None:
-        raise MissingRuleError(vec, "reverse", reason="yuebing supports np.vectorize objects without a "
-                               "signature (a signature's core dimensions: call the function in a loop instead)")
-    if kwargs or len(args) != 1 or vec.excluded:
+    if kwargs or len(args) != 1 or vec.excluded or vec.signature is not None:
         return _vectorized_several(f, args, kwargs)
     x = args[0]
     xs = np.asarray(x.primal)
@@ -579,16 +575,16 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
 
 
 def _vectorized_several(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
-    """``np.vectorize`` called with several arguments, keywords or ``excluded`` ones: as its
-    definition in covered code (``rules.differentiated.vectorized_call_of``), derived like user code."""
+    """``np.vectorize`` called with several arguments, keywords, ``excluded`` ones or a signature:
+    as its definition in covered code (``rules.numpy_vectorize.call_definition``), derived like user code."""
     vec = f.primal
-    definition = CoDual(vectorized_call_of, NoFData)
-    constants = (CoDual(frozenset(vec.excluded), NoFData), CoDual(vec.otypes, NoFData))
-    out, pullback = call_rrule(definition, CoDual(vec.pyfunc, pyfunc_fdata(f.fdata)), *constants, *args, **kwargs)
+    definition, constants = call_definition(vec)
+    out, pullback = call_rrule(CoDual(definition, NoFData), CoDual(vec.pyfunc, pyfunc_fdata(f.fdata)),
+                               *(CoDual(c, NoFData) for c in constants), *args, **kwargs)
 
     def several_pullback(dy: Any) -> tuple:
-        rs = pullback(dy)  # (definition, pyfunc, excluded, otypes, *args, **kwargs)
-        return (NoRData, *rs[4:])
+        rs = pullback(dy)  # (definition, pyfunc, *constants, *args, **kwargs)
+        return (NoRData, *rs[2 + len(constants):])
 
     return out, several_pullback
 

@@ -29,7 +29,7 @@ import numpy as np
 from ..rules.core import RRULES, SecondOrderError, describe_callable  # (imports at module level: in a hot
 from ..rules._partial_work import reroute
 from ..rules import array_like, outside_state  # function each costs a failed lookup and a formatted error)
-from ..rules.numpy_vectorize import pyfunc_fdata, pyfunc_tangent
+from ..rules.numpy_vectorize import call_definition, pyfunc_fdata, pyfunc_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from .runtime import holds_mutable
 from .lifting import lookup_second_order, run_second_order
@@ -199,11 +199,8 @@ def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callab
     from ..rules.differentiated import vectorized_call
 
     vec = f[0]
-    if vec.signature is not None:
-        raise SecondOrderError(f"yb.hvp/yb.hessian: {describe_callable(vec)} is supported only without a "
-                               "signature; call the function in a loop instead")
     pyfunc = (vec.pyfunc, pyfunc_fdata(f[1]), pyfunc_tangent(f[2]), pyfunc_fdata(f[3]))  # (numpy_vectorize.py)
-    if kwargs or len(args) != 1 or vec.excluded:
+    if kwargs or len(args) != 1 or vec.excluded or vec.signature is not None:
         return _vectorized_several(vec, pyfunc, args, kwargs)
     fast = over_elements(vec, pyfunc, args[0], call_rrule2)  # a float64 array, element by element (dual_vectorize.py)
     if fast is not None:
@@ -218,17 +215,16 @@ def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callab
 
 
 def _vectorized_several(vec: np.vectorize, pyfunc: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """Several arguments, keywords or ``excluded`` ones: the dual rule of the definition
-    ``rules.differentiated.vectorized_call_of``."""
-    from ..rules.differentiated import vectorized_call_of
-
-    constants = [(c, NoFData, NoTangent, NoFData) for c in (frozenset(vec.excluded), vec.otypes)]
-    out, pullback = dual_rule(vectorized_call_of)((vectorized_call_of, NoFData, NoTangent, NoFData), pyfunc,
-                                                  *constants, *args, **kwargs)
+    """Several arguments, keywords, ``excluded`` ones or a signature: the dual rule of the
+    definition ``rules.numpy_vectorize.call_definition`` gives."""
+    definition, values = call_definition(vec)
+    constants = [(c, NoFData, NoTangent, NoFData) for c in values]
+    out, pullback = dual_rule(definition)((definition, NoFData, NoTangent, NoFData), pyfunc, *constants, *args, **kwargs)
+    skip = 2 + len(constants)  # the rdatas of (definition, pyfunc, *constants)
 
     def several_pullback(dy: Any, dy_d: Any) -> tuple:
-        rs, rsd = pullback(dy, dy_d)  # (definition, pyfunc, excluded, otypes, *args, **kwargs)
-        return (NoRData, *rs[4:]), (NoRData, *rsd[4:])
+        rs, rsd = pullback(dy, dy_d)  # (definition, pyfunc, *constants, *args, **kwargs)
+        return (NoRData, *rs[skip:]), (NoRData, *rsd[skip:])
 
     return out, several_pullback
 
