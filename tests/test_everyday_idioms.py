@@ -196,10 +196,26 @@ def test_batched_hessian_is_per_column_hessian(name):
 
 
 def test_namedtuple_replace():
-    """``_replace`` makes its namedtuple with ``_make`` from ``map(kwds.pop, fields, self)``.
-    (Batched forward mode refuses it by name: ``map`` pops the keywords' dict in place.)"""
+    """``_replace`` makes its namedtuple with ``_make`` from ``map(kwds.pop, fields, self)``, which
+    pops the keywords' dict in place: batched forward mode (``jacobian(mode="fwd")``, the dense
+    Hessian) runs ``map`` as its definition, each ``pop`` on the batched dict (it was refused)."""
     def f(x):
         p = _Pair(x[0], x[1])._replace(a=x[0] * x[2])
         return p.a * p.b + p._replace(b=x[2])[1] ** 2
 
-    check_all_modes(f, POINT)
+    check_every_mode(f, POINT)
+    np.testing.assert_allclose(yb.hessian(f, chunk_size=POINT.size)(POINT.copy()),
+                               yb.hessian(f, chunk_size=1)(POINT.copy()), rtol=1e-12)
+
+
+def test_batched_map_of_a_mutating_function():
+    """``map`` of a function that changes a container (``list.append``, ``dict.pop``) in batched
+    forward mode: the changes land in the batched tangent, as in one direction at a time."""
+    def f(x):
+        out = []
+        list(map(out.append, x * x))
+        scales = {"a": x[0], "b": x[1] * 2.0}
+        taken = list(map(scales.pop, ["b"]))
+        return np.sum(np.array(out) * taken[0]) + scales["a"] ** 3 + len(scales)
+
+    check_every_mode(f, POINT)

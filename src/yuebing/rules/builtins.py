@@ -378,6 +378,17 @@ def _map_frule(function, *iterables):
     return forward_sequence(list, [(d.primal, d.tangent) for d in results])
 
 
+def _map_definition(function, *iterables):
+    """``map`` as a list comprehension, for batched forward mode: each call is dispatched with the
+    batch, so a function that changes a container (``namedtuple._replace`` runs ``map(kwds.pop,
+    fields, self)``) changes the batched tangent itself; the looped fallback would change one
+    direction's slice of it and be refused."""
+    return [function(*items) for items in zip(*iterables)]
+
+
+_map_frule.definition, _map_frule.check = _map_definition, lambda args, kwargs: None  # type: ignore[attr-defined]
+
+
 # ============================================================================================
 # dict
 # ============================================================================================
