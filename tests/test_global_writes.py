@@ -393,3 +393,25 @@ def test_a_reader_compiled_before_the_writer_existed_is_refused_naming_both():
     exec(_WRITER, namespace)
     with pytest.raises(TypeError, match="global 'G'.*reader was compiled reading it as a constant"):
         yb.grad(namespace["writer"])(0.7)
+
+
+# ---------------------------------------------------------------- which module a function writes
+
+
+def test_a_writer_held_by_another_module_writes_only_its_own_modules_global():
+    """A function writes the globals of its own module (its ``__globals__``), wherever it is held:
+    the module holding it (``from owner import set_g``) does not count its names as written, and
+    is not disassembled for it; the owner's global, read as ``owner.G``, carries the derivative."""
+    import types
+
+    from tests.modes import check_every_mode
+    from yuebing.frontend.global_writes import written_in_module, written_names
+
+    owner = types.ModuleType("owner_of_set_g")
+    exec("G = 0.0\ndef set_g(x):\n    global G\n    G = x * x\n", vars(owner))
+    holder: dict = {"__name__": "holder_of_set_g", "set_g": owner.set_g, "owner": owner}
+    exec("G = 3.0\ndef f(x):\n    set_g(x)\n    return G * x + owner.G * x\n", holder)
+    check_every_mode(holder["f"], 0.7)  # 3 x + x^3
+    np.testing.assert_allclose(yb.grad(holder["f"])(0.7), 3.0 + 3 * 0.7 ** 2, rtol=1e-12)
+    assert "G" in written_in_module(owner)
+    assert "G" not in written_names(holder["f"])

@@ -26,7 +26,9 @@ class Census:
     bodies of nested functions, lambdas or classes: ``runtime_names.walk_own_scope``).
     ``all_types``, ``all_names``, ``all_nonlocals``: the same over the whole tree
     (``ast.walk``), ``all_names`` holding parameter names (``ast.arg``) as well.
-    ``returns``: the number of ``return`` statements anywhere in the tree."""
+    ``returns``: the number of ``return`` statements anywhere in the tree. ``called_names``: the
+    names called as ``name(...)`` anywhere; ``bound_names``: the names stored, deleted or taken as
+    parameters anywhere (what ``generator_closing`` and ``generator_eagerness`` look up)."""
 
     def __init__(self, node: ast.AST) -> None:
         self.own_types: set[type] = set()
@@ -39,6 +41,8 @@ class Census:
         self.returns = 0
         self.caught_names: set[str] = set()  # ``except ... as name`` anywhere
         self.value_owners: set[str] = set()  # ``name.value`` read anywhere
+        self.called_names: set[str] = set()
+        self.bound_names: set[str] = set()
         self._walk(node)
 
     def _walk(self, node: ast.AST) -> None:
@@ -54,9 +58,15 @@ class Census:
                 self.all_names.add(child.id)
                 if own:
                     self.own_names.add(child.id)
+                if type(child.ctx) is not ast.Load:
+                    self.bound_names.add(child.id)
                 continue  # a Name's only child is its context
             if kind is ast.arg:
                 self.all_names.add(child.arg)
+                self.bound_names.add(child.arg)
+            elif kind is ast.Call:
+                if type(child.func) is ast.Name:
+                    self.called_names.add(child.func.id)
             elif kind is ast.Return:
                 self.returns += 1
             elif kind is ast.ExceptHandler and child.name:

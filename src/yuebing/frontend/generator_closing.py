@@ -35,6 +35,7 @@ import ast
 import inspect
 import types
 
+from .census import Census
 from .parsing import parse as parse_source
 from .runtime_names import own_nodes
 from .source import function_node
@@ -63,16 +64,16 @@ def has_cleanup(function: ast.FunctionDef) -> bool:
     return any(isinstance(n, blocks) and contains_yield(n) for n in own_nodes(function.body))
 
 
-def cleanup_generators_called(fn: types.FunctionType, node: ast.AST) -> frozenset:
-    """The names ``node`` (``fn``'s definition) calls that hold, in ``fn``'s globals or
-    closure, a generator function with cleanup (defined outside ``fn``: its calls are closed
-    where dropped as those of one defined inside are)."""
+def cleanup_generators_called(fn: types.FunctionType, node: ast.AST, census: Census | None = None) -> frozenset:
+    """The names ``node`` (``fn``'s definition, ``census`` its census if taken) calls that hold,
+    in ``fn``'s globals or closure, a generator function with cleanup (defined outside ``fn``: its
+    calls are closed where dropped as those of one defined inside are)."""
+    census = census or Census(node)
     code = fn.__code__
     local = set(code.co_varnames) | set(code.co_cellvars)
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
-    called = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     found = set()
-    for name in called - local:
+    for name in census.called_names - local:
         try:
             value = cells[name].cell_contents if name in cells else fn.__globals__.get(name)
         except ValueError:  # (an empty cell)

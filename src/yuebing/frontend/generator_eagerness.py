@@ -47,6 +47,7 @@ import inspect
 import types
 from typing import Callable
 
+from .census import Census
 from .generator_effects import may_have_effects
 from .generator_expressions import HOISTED
 from .generator_sites import drained, free_names, loop_consumer, parent_map, quiet_reads
@@ -93,18 +94,19 @@ def eager_generators(node: ast.FunctionDef | ast.Lambda, needs_protocol: Callabl
     return node, eager
 
 
-def called_generator_definitions(fn: types.FunctionType, node: ast.FunctionDef | ast.Lambda) -> dict:
-    """The generator functions ``node`` (``fn``'s definition) calls by a name of its module whose
-    eager copies can stand in ``node``: defined by a plain ``def`` (no decorator, no closure,
-    constant defaults) in the same module, reading no name ``node`` binds (the copy is defined in
-    ``node``) nor any beginning with an underscore (those are renamed in ``node``)."""
+def called_generator_definitions(fn: types.FunctionType, node: ast.FunctionDef | ast.Lambda,
+                                 census: Census | None = None) -> dict:
+    """The generator functions ``node`` (``fn``'s definition, ``census`` its census if taken)
+    calls by a name of its module whose eager copies can stand in ``node``: defined by a plain
+    ``def`` (no decorator, no closure, constant defaults) in the same module, reading no name
+    ``node`` binds (the copy is defined in ``node``) nor any beginning with an underscore (those
+    are renamed in ``node``)."""
+    census = census or Census(node)
     code = fn.__code__
     local = set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars)
-    called = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    bound = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} | {
-        a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    bound = census.bound_names
     found = {}
-    for name in sorted(called - local - bound):
+    for name in sorted(census.called_names - local - bound):
         value = fn.__globals__.get(name)
         if type(value) is not types.FunctionType or value.__globals__ is not fn.__globals__ \
                 or value.__closure__ or not value.__code__.co_flags & inspect.CO_GENERATOR:

@@ -91,9 +91,8 @@ def _module(namespace: dict) -> _Module:
 def _rescan(module: _Module) -> None:
     module.size = len(module.namespace)
     found: set[str] = set()
-    name = module.namespace.get("__name__")
     for value in list(module.namespace.values()):
-        found |= _stored_by(value, name, 0)
+        found |= _stored_by(value, module.namespace, 0)
     _learn(module, found)
 
 
@@ -104,21 +103,25 @@ def _learn(module: _Module, names: set) -> None:
         module.written.add(name)
 
 
-def _stored_by(value: Any, module_name: Any, depth: int) -> set:
-    """Names that the code of ``value`` (a function, or a class of this module) stores globally."""
+def _stored_by(value: Any, namespace: dict, depth: int) -> set:
+    """Names that the code of ``value`` (a function, or a class of this module) stores in
+    ``namespace``. Only a function whose globals are ``namespace`` can: one a module imported
+    from another (``from numpy.linalg._linalg import cholesky``: all of ``numpy.linalg``) writes
+    the globals of its own, and is not disassembled for this one."""
     if depth > 4 or isinstance(value, types.ModuleType):
         return set()
     if isinstance(value, (staticmethod, classmethod)):
-        return _stored_by(value.__func__, module_name, depth + 1)
+        return _stored_by(value.__func__, namespace, depth + 1)
     if isinstance(value, property):
-        return set().union(*(_stored_by(f, module_name, depth + 1) for f in (value.fget, value.fset, value.fdel)))
+        return set().union(*(_stored_by(f, namespace, depth + 1) for f in (value.fget, value.fset, value.fdel)))
     if isinstance(value, type):
-        if getattr(value, "__module__", None) != module_name:
+        if getattr(value, "__module__", None) != namespace.get("__name__"):
             return set()
-        return set().union(*(_stored_by(v, module_name, depth + 1) for v in list(vars(value).values())))
-    found = set(_stored_in_code(value.__code__)) if isinstance(value, types.FunctionType) else set()
-    wrapped = _wrapped(value)
-    return found | _stored_by(wrapped, module_name, depth + 1) if wrapped is not None else found
+        return set().union(*(_stored_by(v, namespace, depth + 1) for v in list(vars(value).values())))
+    found = set(_stored_in_code(value.__code__)) \
+        if isinstance(value, types.FunctionType) and value.__globals__ is namespace else set()
+    wrapped = _wrapped(value)  # (a wrapper made elsewhere may wrap a function of this module)
+    return found | _stored_by(wrapped, namespace, depth + 1) if wrapped is not None else found
 
 
 def _wrapped(value: Any) -> Any:
