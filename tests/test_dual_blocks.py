@@ -484,3 +484,38 @@ def test_dual_nan_pairs_an_adjoint_with_its_tangent():
                        (np.zeros(6), holed), (ones, ones, holed)):
             assert dual_blocks.dual_nan(*values)
     assert dual_blocks.dual_nan(ones, float("nan"))
+
+
+def test_ignoring_errors_is_errstate_all_ignore_inside_and_restores_the_callers_state():
+    np.setbufsize(16384)
+    try:
+        with np.errstate(over="raise", invalid="warn"):
+            outside = np.geterr()
+            for _ in range(2):  # (the second time from the ignoring state made the first)
+                with dual_blocks.ignoring_errors(all="ignore"):
+                    assert set(np.geterr().values()) == {"ignore"}
+                    assert np.getbufsize() == 16384
+                    np.array([1e308]) * 10.0  # no FloatingPointError
+                assert np.geterr() == outside
+    finally:
+        np.setbufsize(8192)
+
+
+def overflowing_cotangents(x):
+    return np.sum(np.sin(x * 1e200) * 1e200)
+
+
+def test_a_reverse_that_overflows_warns_nothing(monkeypatch):
+    """The primal and the tangents (a zero direction) are finite; the cotangents overflow
+    (1e200 * 1e200): the block's reverse runs its products ignoring NumPy's errors, and gives
+    what the statements give."""
+    x, v = np.array([0.3, -0.2]), np.zeros(2)
+    overflowing_cotangents(x)  # (no warning from the function itself)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value, grads, hvps = yb.hvp(overflowing_cotangents, (x,), (v,))
+    source = inspect.getsource(overflowing_cotangents).replace("def overflowing_cotangents", "def f")
+    expected = _hvp_without_blocks("import numpy as np\n\n\n" + source, (x,), (v,), monkeypatch)
+    np.testing.assert_array_equal(grads[0], expected[1][0])
+    np.testing.assert_array_equal(hvps[0], expected[2][0])

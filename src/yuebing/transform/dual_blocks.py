@@ -303,6 +303,44 @@ def out_tangent(t: Any, value: Any, taken: tuple) -> Any:
     return t.copy() if any(t is other for other in taken) else t
 
 
+class _IgnoringErrors:
+    """``np.errstate(all="ignore")`` for the reverse of a dual block, at a third of its cost: the
+    ignoring error state is made once per state it replaces (so ``np.setbufsize`` and the rest of
+    the caller's state are kept) and set and reset on NumPy's context variable directly. NumPy
+    without that variable (other versions) gets ``np.errstate`` itself."""
+
+    __slots__ = ("_token",)
+    _made: tuple = (None, None)  # (the state replaced last, its ignoring twin)
+
+    def __enter__(self) -> None:
+        current = _ERROR_STATE.get()
+        replaced, ignoring = _IgnoringErrors._made
+        if replaced is not current:
+            with np.errstate(all="ignore"):
+                ignoring = _ERROR_STATE.get()
+            _IgnoringErrors._made = (current, ignoring)
+        self._token = _ERROR_STATE.set(ignoring)
+
+    def __exit__(self, *exc: Any) -> None:
+        _ERROR_STATE.reset(self._token)
+
+
+def _error_state_variable() -> Any:
+    try:
+        from numpy._core._ufunc_config import _extobj_contextvar
+    except ImportError:
+        return None
+    return _extobj_contextvar if hasattr(_extobj_contextvar, "set") else None
+
+
+_ERROR_STATE = _error_state_variable()
+
+
+def ignoring_errors(all: str = "ignore") -> Any:  # (called as np.errstate is: _errstate(all='ignore'))
+    """A context ignoring NumPy's floating-point errors (see ``_IgnoringErrors``)."""
+    return _IgnoringErrors() if _ERROR_STATE is not None else np.errstate(all=all)
+
+
 class _Marker:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -324,5 +362,5 @@ PRODUCTS = ((cotangent_times, quotient), (strong_times, strong_quotient))
 NAMESPACE = {"_dual_inputs": dual_inputs, "_dadd": add, "_dsub": sub, "_dneg": neg, "_dtimes": times, "_dstrong": strong_product,
              "_ddiv_t": divided_tangent, "_dsum_t": tangent_sum, "_dfit": fit, "_dfitted": fitted, "_dual_nan": dual_nan,
              "_din": incoming, "_dout_f": out_fdata, "_dout_t": out_tangent, "_DPRODUCTS": PRODUCTS,
-             "_np": np, "_dreduce": np.add.reduce, "_errstate": np.errstate, "_DFASTAB": _Marker("_DFASTAB"), "_DSLOWAB": _Marker("_DSLOWAB"),
+             "_np": np, "_dreduce": np.add.reduce, "_errstate": ignoring_errors, "_DFASTAB": _Marker("_DFASTAB"), "_DSLOWAB": _Marker("_DSLOWAB"),
              "_DFASTFB": _Marker("_DFASTFB"), "_f64": np.float64}  # a dual float block ran (dual_float_blocks.py)

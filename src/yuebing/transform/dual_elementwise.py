@@ -28,6 +28,7 @@ from ..rules.core import CoDual
 from ..rules.declare import SMALL, strong_product
 from ..rules.util import accumulate, out_cotangent
 from ..tangents import NoFData, NoRData, NoTangent
+from .dual_blocks import ignoring_errors
 
 _ND, _F64, _add_reduce, _vdot, _einsum = np.ndarray, np.dtype(np.float64), np.add.reduce, np.vdot, np.einsum
 _FLOATS = (float, np.float64)
@@ -215,7 +216,7 @@ def fast_rule(f: Any, args: tuple, kwargs: dict) -> tuple | None:
     def pullback(dy: Any, dy_d: Any) -> tuple:
         g, g_d = out_cotangent(CoDual(y, out[1]), dy), out_cotangent(CoDual(y, out[3]), dy_d)
         rs, rsd = [NoRData], [NoRData]
-        with np.errstate(all="ignore"):
+        with ignoring_errors():
             for a, x, (p, p_d) in zip(args, xs, partials):
                 if p is None or type(x) is int or type(x) is _ND and (a[1] is NoFData or x.dtype != _F64):
                     rs.append(NoRData)  # a constant: no cotangent
