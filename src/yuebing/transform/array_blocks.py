@@ -10,7 +10,14 @@ float64 arrays of one shape and floats, the forward pass runs the NumPy code alo
 pushes one tuple of what the reverse pass needs, and the reverse pass is straight-line adjoint
 code whose cotangents are values: nothing is zero-filled except the fdata of the arrays the block
 hands on, and cotangents of inputs that carry no derivative (constant data such as fixed
-observations) are never computed. Otherwise the statement-by-statement code runs. Generated code:
+observations) are never computed. Otherwise the statement-by-statement code runs.
+
+Reverse mode's blocks also take products of two matrices (``a @ b``, ``np.matmul``, ``np.dot``)
+and comparisons (``0 <= h``: masks, no derivative), so a layer ``h = w @ x; h = h * (0 <= h)``
+needs no fdata for ``h`` at all. A block with products is guarded by ``product_shapes`` (each
+operand a float64 matrix, the two chaining), takes strong-zero products from the start (no second
+run) and adds each input's contributions as they come: a product's by gemm straight into the
+input's fdata (``buffers.add_matmul``). Generated code:
 
     if (type(x) is _ND or type(mu) is _ND) and (_shape := _array_shapes((x, mu,))) is not None \
             and np.log is _numpy_log:  # array block: lines 3-5
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from collections import Counter
 from typing import Any, Callable
 
@@ -35,6 +43,7 @@ from ..ir import nodes as ir
 from ..rules.declare import SMALL, has_nan
 from ..rules.util import unbroadcast
 from ..rules.core import is_hashable
+from . import buffers
 from .float_blocks import names_read, runs
 from .templates import _ARRAY_UNARY, _UNARY
 
@@ -50,14 +59,18 @@ _FREE_SPENT_ADJOINTS_ABOVE = 6
 
 _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
 _NUMBER = (int, float)
+#: products of two matrices (blocks of reverse mode only: their cotangents are matrix products)
+_PRODUCTS = frozenset({operator.matmul, np.matmul, np.dot})
+_COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
 
 
 def _numeric(a: ir.Atom) -> bool:
     return isinstance(a, ir.Const) and type(a.value) in _NUMBER and math.isfinite(a.value)
 
 
-def classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | None:
-    """``(kind, function)`` if ``s`` can join an array block, else None."""
+def _block_function(s: object, integers: set, resolve: Callable) -> Any:
+    """The function ``s`` calls if ``s`` is a call that may join a block (positional arguments
+    that are variables or finite numbers, a target that is not an integer), else None."""
     if not isinstance(s, ir.Call) or not s.target or s.kwargs or s.star_args is not None \
             or s.star_kwargs is not None or s.target in integers:
         return None
@@ -65,9 +78,32 @@ def classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | N
         if isinstance(a, ir.Var) and a.name in integers or isinstance(a, ir.Const) and not _numeric(a):
             return None
     func = s.func.value if isinstance(s.func, ir.Const) else resolve(s.func)
-    if func is None or not is_hashable(func):
+    return func if func is not None and is_hashable(func) else None
+
+
+def classify_in_reverse(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | None:
+    """``classify``, and the kinds only reverse mode's blocks take: a product of two matrices
+    (``a @ b``, ``np.matmul``, ``np.dot``) and a comparison (``0 <= h``, a mask: no derivative)."""
+    found = classify(s, integers, resolve)
+    if found is not None:
+        return found
+    func = _block_function(s, integers, resolve)
+    if func is None or len(s.args) != 2:  # type: ignore[attr-defined]
         return None
-    variables = [a for a in s.args if not isinstance(a, ir.Const)]
+    variables = [a for a in s.args if not isinstance(a, ir.Const)]  # type: ignore[attr-defined]
+    if func in _PRODUCTS and len(variables) == 2:
+        return "matmul", func
+    if func in _COMPARISONS and variables:
+        return "compare", func
+    return None
+
+
+def classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | None:
+    """``(kind, function)`` if ``s`` can join an array block, else None."""
+    func = _block_function(s, integers, resolve)
+    if func is None:
+        return None
+    variables = [a for a in s.args if not isinstance(a, ir.Const)]  # type: ignore[attr-defined]
     if func in _BINARY and len(s.args) == 2 and variables:
         return "binary", func
     if func is operator.pow and len(s.args) == 2 and not isinstance(s.args[0], ir.Const) and _numeric(s.args[1]) \
@@ -88,7 +124,8 @@ def find_array_blocks(body: list, integers: set, resolve: Callable, taken: set) 
     """``(start, stop)`` ranges of ``body`` that form array blocks (indices in ``taken``, the
     float blocks, are left alone)."""
     skip = {id(body[k]) for k in taken}
-    return runs(body, lambda s: id(s) not in skip and classify(s, integers, resolve) is not None, MIN_ARRAY_BLOCK)
+    return runs(body, lambda s: id(s) not in skip and classify_in_reverse(s, integers, resolve) is not None,
+                MIN_ARRAY_BLOCK)
 
 
 class ArrayBlock:
@@ -104,7 +141,7 @@ class ArrayBlock:
         self.function_guards: list[str] = []
         self.attributes: list[tuple[str, str]] = []  # (local, module attribute path) read by the block
         for s in stmts:
-            kind, func = classify(s, integers, resolve)
+            kind, func = classify_in_reverse(s, integers, resolve)
             operands = []
             for a in s.args:
                 if isinstance(a, ir.Var) or isinstance(a, ir.Global) and "." not in a.path:
@@ -142,10 +179,15 @@ class ArrayBlock:
         # which inputs make each value an array (all arrays of a block have one shape; np.sum
         # makes a float): a float's cotangent from an array expression is that expression's sum
         self.arrayness: dict[str, set] = {v: {v} for v in self.inputs}
+        # a matrix product is an array of a shape of its own: a source of arrayness, like an input
+        self.products = [local for local, kind, *_ in self.ops if kind == "matmul"]
+        self.attribute_locals = [local for local, _ in self.attributes]
         for local, kind, _, operands, _ in self.ops:
-            self.depends[local] = set().union(*(self.depends.get(o, set()) for o in operands))
-            self.arrayness[local] = set() if kind == "sum" else \
+            self.depends[local] = set() if kind == "compare" else \
+                set().union(*(self.depends.get(o, set()) for o in operands))
+            self.arrayness[local] = set() if kind == "sum" else {local} if kind == "matmul" else \
                 set().union(*(self.arrayness.get(o, set()) for o in operands))
+        self.masks = {local for local, kind, *_ in self.ops if kind == "compare"}  # bools: finite factors
         self.residuals = self._residuals()
         self.finite = fresh("fin") if self._finite_output_suffices() else None
         self.flags = {v: fresh("act") for v in self.inputs}  # does the input carry a derivative?
@@ -182,7 +224,7 @@ class ArrayBlock:
     def _groups(self) -> list[list[str]]:
         """The inputs in groups that meet in elementwise operations: the arrays of a group must
         have one shape; a sum separates groups (``np.sum(a) * b`` with a and b of any shapes)."""
-        group = {v: v for v in self.inputs}
+        group = {v: v for v in self.inputs + self.products}
 
         def find(v: str) -> str:
             while group[v] != v:
@@ -194,7 +236,7 @@ class ArrayBlock:
             for other in members[1:]:
                 group[find(other)] = find(members[0])
         roots: dict[str, list[str]] = {}
-        for v in self.inputs:
+        for v in self.inputs + self.products:
             roots.setdefault(find(v), []).append(v)
         return list(roots.values())
 
@@ -206,6 +248,8 @@ class ArrayBlock:
         return list(self.flags.values()) + list(self.is_array.values())
 
     def _may_be_array(self, name: str) -> str:
+        if self.arrayness[name] & set(self.products):
+            return "True"  # a matrix product's result, or elementwise of one
         return " or ".join(self.is_array[v] for v in sorted(self.arrayness[name]))
 
     def _fitted(self, expr: str, kind: str, result: str, target: str) -> str:
@@ -213,8 +257,8 @@ class ArrayBlock:
         ``target`` is a float and ``result`` an array (its sum). The adjoint of an array may be a
         float standing for that value in every element (what a sum's adjoint gives its operand):
         its sum is that value times the number of elements."""
-        if kind == "sum" or self.arrayness[result] <= self.arrayness[target]:
-            return expr  # whenever the result is an array, so is the target
+        if kind in ("sum", "matmul") or self.arrayness[result] <= self.arrayness[target]:
+            return expr  # whenever the result is an array, so is the target (a product's: its shape)
         shape = f"{self.shape}[0][{self._group_of(result)}]"
         reduced = f"(_spread_sum({expr}, {shape}) if {self._may_be_array(result)} else {expr})"
         target_array = self._may_be_array(target)
@@ -236,8 +280,8 @@ class ArrayBlock:
         for local, kind, func, operands, _ in self.ops:
             if not self.depends[local]:
                 continue  # a constant: no adjoint
-            if kind == "binary" and func is operator.mul:  # each factor for the other's adjoint
-                needed += [operands[1 - k] for k in range(2) if operands[k] in self.values]
+            if kind == "binary" and func is operator.mul or kind == "matmul":  # each factor for the other's adjoint
+                needed += [operands[1 - k] for k in range(2) if operands[k] in self.values and self.depends[operands[k]]]
             elif kind == "binary" and func is operator.truediv:
                 needed += [operands[1], local]
             elif kind == "pow":
@@ -256,9 +300,13 @@ class ArrayBlock:
         # a module attribute holding an array (mod.W) takes part in broadcasting: checked with
         # every group (a float or int is a scalar there), so a different shape is not missed
         read = [f"_as_operand({path})" for _, path in self.attributes]
-        groups = ", ".join("(" + ", ".join(list(g) + read) + ",)" for g in self.groups)
         some_array = " or ".join(f"type({v}) is _ND" for v in self.inputs) or "False"
-        guard = " and ".join([f"({some_array})", f"({self.shape} := _array_shapes({groups})) is not None"]
+        if self.products:
+            shapes = self._product_shapes(read)
+        else:
+            groups = ", ".join("(" + ", ".join(list(g) + read) + ",)" for g in self.groups)
+            shapes = f"_array_shapes({groups})"
+        guard = " and ".join([f"({some_array})", f"({self.shape} := {shapes}) is not None"]
                              + self.function_guards)
         lines = []
         dead = self._last_reads()
@@ -271,7 +319,10 @@ class ArrayBlock:
         for var, local in self.final.items():
             out_f = self.fresh("of")
             outputs.append(out_f)
-            lines.append(f"{out_f} = _zeros_like({local}) if type({local}) is _ND else _NF")
+            if self.depends[local]:
+                lines.append(f"{out_f} = _zeros_like({local}) if type({local}) is _ND else _NF")
+            else:  # a comparison's bools: no derivative
+                lines.append(f"{out_f} = _NF")
         activity = [f"{self.is_array[v]} = type({v}) is _ND; {flag} = "
                     + ("False" if v in self.constants else f"{fd(v)} is not _NF or not {self.is_array[v]}")
                     for v, flag in self.flags.items()]
@@ -289,6 +340,39 @@ class ArrayBlock:
             lines.append(f"{var} = {local}; {fd(var)} = {out_f}")
         self.outputs = outputs
         return guard, lines
+
+    def _product_shapes(self, read: list[str]) -> str:
+        """The guard's shapes of a block with matrix products (``product_shapes``): the values it
+        reads, each product's operands as the values that make them arrays (indices), and the
+        groups of values whose arrays meet elementwise (module attributes in every group)."""
+        sources = self.inputs + self.attribute_locals + self.products
+        index = {name: k for k, name in enumerate(sources)}
+
+        def members(operand: str) -> tuple:
+            if operand in self.arrayness:
+                return tuple(sorted(index[v] for v in self.arrayness[operand]))
+            return (index[operand],) if operand in index else ()
+
+        products = tuple((members(ops[0]), members(ops[1])) for _, kind, _, ops, _ in self.ops if kind == "matmul")
+        attributes = tuple(index[a] for a in self.attribute_locals)
+        groups = tuple(tuple(index[v] for v in g) + attributes for g in self.groups)
+        return f"_product_shapes(({', '.join(self.inputs + read)},), {products!r}, {groups!r})"
+
+    def _spent_residuals(self, local: str, steps: list) -> list[str]:
+        """After the step of ``local`` (reverse order): the block's own intermediates that no
+        later step reads, let go (``steps`` in reverse order), so the pass holds fewer arrays."""
+        made = {name for name, *_ in self.ops}
+        position = next(k for k, step in enumerate(steps) if step[0] == local)
+        spent = []
+        for name in self.residuals:
+            if name not in made:
+                continue
+            readers = [k for k, (_, shared, contributions, _, operands) in enumerate(steps)
+                       if name in operands or any(_reads(name, text) for text in shared)
+                       or any(_reads(name, c[2]) for c in contributions)]
+            if readers and max(readers) == position:
+                spent.append(name)
+        return [f"    {' = '.join(spent)} = None"] if spent else []
 
     def _last_reads(self) -> list[list[str]]:
         """Per operation, the block's own intermediates it reads last that neither the reverse
@@ -323,6 +407,10 @@ class ArrayBlock:
             lines.append(f"{g} = {out_f} if {out_f} is not _NF else None if {r} is _NR else {r}; {r} = _NR")
         reset = [" = ".join(adjoint[n] for n in sorted(self.values)) + " = None"]
         reset += [f"{adjoint[local]} = {g}" for local, g in incoming.items()]
+        if self.products:  # strong-zero products from the start, and each input's contributions
+            # added as they come (a product's by gemm, straight into the fdata): no second run
+            steps, _ = self._steps(adjoint, True, {v: (f, rd(v)) for v, f in zip(self.inputs, entry_fdata)})
+            return lines + reset + steps
         fast, negative = self._steps(adjoint, False)
         strong, _ = self._steps(adjoint, True)
         checked = [adjoint[v] for v in self.inputs if v not in self.constants]
@@ -347,34 +435,44 @@ class ArrayBlock:
                          f"{rd(v)} = {g} if {rd(v)} is _NR else {rd(v)} + {g}")
         return lines
 
-    def _steps(self, adjoint: dict, strong: bool) -> tuple[list[str], set]:
+    def _steps(self, adjoint: dict, strong: bool, direct: dict | None = None) -> tuple[list[str], set]:
         """The adjoint statements (plain or strong-zero products) and the set of adjoints that
-        hold the negation of their value."""
+        hold the negation of their value. With ``direct`` (input -> its fdata and rdata names),
+        contributions to inputs are added to them on the spot."""
         lines: list[str] = []
 
         def active(name: str) -> str:
             return " or ".join(self.flags[v] for v in sorted(self.depends[name])) or "False"
 
-        steps = []  # (local, shared lines, contributions), in reverse order
+        steps = []  # (local, shared lines, contributions, kind, operands), in reverse order
         for local, kind, func, operands, _ in reversed(self.ops):
             if not self.depends[local]:
                 continue  # a constant: no adjoint
             shared: list[str] = []
-            contributions = [(target, self._shaped(expr, kind, local, target, operands), negated)
-                             for target, expr, negated in _adjoints(kind, func, operands, local, adjoint[local], shared,
-                                                                    strong)
-                             if target in self.values and self.depends[target]]  # not a number or a constant
-            steps.append((local, shared, contributions))
-        received = Counter(target for _, _, contributions in steps for target, _, _ in contributions)
+            if kind == "matmul":  # a float adjoint (a sum's) stands for a matrix of that value
+                g = adjoint[local]
+                shared.append(f"if type({g}) is not _ND: {g} = _spread_to({g}, {self.shape}[2][{self.products.index(local)}])")
+            contributions = [(k, target, self._shaped(expr, kind, local, target, operands), negated)
+                             for k, (target, expr, negated) in enumerate(
+                                 _adjoints(kind, func, operands, local, adjoint[local], shared, strong, self.masks))
+                             if target in self.values and self.depends[target]  # not a number or a constant
+                             and not (direct is not None and target in self.constants)]
+            steps.append((local, shared, contributions, kind, operands))
+        received = Counter(target for *_, contributions, _, _ in steps for _, target, _, _ in contributions
+                           if direct is None or target not in direct)
         received.update(self.final.values())  # the incoming cotangent is a contribution too
         # an adjoint with one contribution keeps that contribution's sign out of its value (a
         # negation is a pass over the array); what it contributes in turn carries the sign
         negative: set[str] = set()
-        for local, shared, contributions in steps:
+        for local, shared, contributions, kind, operands in steps:
             body: list[str] = []
-            for target, expr, negated in contributions:
+            for k, target, expr, negated in contributions:
                 a = adjoint[target]
                 negated = negated != (local in negative)
+                if direct is not None and target in direct:
+                    body += _added_to_input(direct[target], self.flags[target], kind, operands, k,
+                                            adjoint[local], expr, negated)
+                    continue
                 if received[target] == 1:
                     add = f"{a} = {expr}"
                     if negated:
@@ -392,14 +490,34 @@ class ArrayBlock:
                 # freed at once, makes glibc give the memory back and fault it in again next call.
                 # A short block frees it on its last contribution's line (no line of its own), so
                 # the next step's temporaries do not add to it
-                if len(steps) > _FREE_SPENT_ADJOINTS_ABOVE:
+                if len(steps) > _FREE_SPENT_ADJOINTS_ABOVE or direct is not None:
                     lines.append(f"    {adjoint[local]} = None")
                 else:
                     lines[-1] += f"; {adjoint[local]} = None"
+                if direct is not None:
+                    lines += self._spent_residuals(local, steps)
         return lines, negative
 
 
+def _added_to_input(names: tuple, flag: str, kind: str, operands: list, k: int, g: str, expr: str,
+                    negated: bool) -> list[str]:
+    """A contribution added to a block input's fdata (or, for a float or an array without
+    fdata, its rdata) on the spot; a product's by gemm, without the product as a temporary."""
+    fdata, rdata = names
+    if kind == "matmul":
+        product = f"{g}, {operands[1]}.T" if k == 0 else f"{operands[0]}.T, {g}"
+        sign = ", -1.0" if negated else ""
+        return [f"if {flag}: _add_matmul({fdata}, {product}{sign})"]
+    return [f"if {flag}:",
+            f"    if {fdata} is not _NF: {fdata} {'-' if negated else '+'}= {expr}",
+            f"    else: _s = {'-' if negated else ''}_fsum({expr}); {rdata} = _s if {rdata} is _NR else {rdata} + _s"]
+
+
 def _expression(kind: str, func: Any, ops: list, fname: str) -> str:
+    if kind == "matmul":
+        return f"{ops[0]} @ {ops[1]}" if func is operator.matmul else f"{fname}({ops[0]}, {ops[1]})"
+    if kind == "compare":
+        return f"{ops[0]} {_COMPARISONS[func]} {ops[1]}"
     if kind == "binary":
         return f"{ops[0]} {_BINARY[func]} {ops[1]}"
     if kind == "neg":
@@ -412,13 +530,19 @@ def _expression(kind: str, func: Any, ops: list, fname: str) -> str:
 
 
 def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list,
-              strong: bool = False) -> list[tuple[str, str, bool]]:
+              strong: bool = False, masks: set = frozenset()) -> list[tuple[str, str, bool]]:
     """``(operand, contribution, negated)`` of the adjoint of ``t = func(*ops)`` with output
     adjoint ``g``; shared subexpressions go into ``body`` first. ``strong``: products and
-    quotients with ``g`` by the strong-zero rule."""
+    quotients with ``g`` by the strong-zero rule (not needed for a factor in ``masks``, bools)."""
     def times(factor: str) -> str:
+        if factor in masks:  # bools: finite; the adjoint is spent after it (the mask has none)
+            return f"_spent_product({g}, {factor})"
         return f"_szp({g}, {factor})" if strong else f"{g} * {factor}"
 
+    if kind == "matmul":  # the strong zero as the product's template has it: none
+        return [(ops[0], f"{g} @ {ops[1]}.T", False), (ops[1], f"{ops[0]}.T @ {g}", False)]
+    if kind == "compare":
+        return []
     if kind == "sum":
         return [(ops[0], g, False)]
     if kind == "neg":
@@ -452,6 +576,11 @@ def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list,
     quotient = f"_q{t}"  # truediv: t = a / b
     body.append(f"{quotient} = _szq({g}, {b})" if strong else f"{quotient} = {g} / {b}")
     return [(a, quotient, False), (b, f"_szp({quotient}, {t})" if strong else f"{quotient} * {t}", True)]
+
+
+def _reads(name: str, text: str) -> bool:
+    """Whether generated ``text`` reads the local ``name``."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
 
 
 def nan_in(*adjoints: Any) -> bool:
@@ -493,6 +622,49 @@ def array_shapes(*groups: tuple) -> tuple | None:
     return (shapes, same) if arrays else None
 
 
+def product_shapes(values: tuple, products: tuple, groups: tuple) -> tuple | None:
+    """``array_shapes`` for a block with matrix products: ``values`` are the block's inputs
+    (floats or float64 arrays, not 0-d), then come the products in order, each ``(a, b)`` the
+    indices of the values that make its operands arrays; each operand (its arrays broadcast
+    together) must be a matrix and the two must chain. ``groups`` are tuples of indices.
+    ``(group shapes, same, each product's shape)``, or None."""
+    shapes: list = []
+    for v in values:
+        tv = type(v)
+        if tv is float or tv is np.float64:
+            shapes.append(None)
+        elif tv is not np.ndarray or v.dtype != np.float64 or not v.ndim:
+            return None
+        else:
+            shapes.append(v.shape)
+    for a, b in products:
+        sa, sb = _broadcast_of(shapes, a), _broadcast_of(shapes, b)
+        if sa is None or sb is None or len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0]:
+            return None
+        shapes.append((sa[0], sb[1]))
+    same, group_shapes = True, []
+    for members in groups:
+        known = [shapes[k] for k in members if shapes[k] is not None]
+        shape = _broadcast_of(shapes, members) if known else None
+        if known and shape is None:
+            return None
+        same = same and all(s == shape for s in known)
+        group_shapes.append(shape)
+    return group_shapes, same, shapes[len(values):]
+
+
+def _broadcast_of(shapes: list, members: tuple) -> tuple | None:
+    """The shape the arrays among ``members`` broadcast to (None: none is an array, or they
+    do not broadcast)."""
+    known = [shapes[k] for k in members if shapes[k] is not None]
+    if not known:
+        return None
+    try:
+        return np.broadcast_shapes(*known) if len(known) > 1 else known[0]
+    except ValueError:
+        return None
+
+
 def unbroadcast_to(g: Any, shape: tuple) -> Any:
     """An adjoint summed over the axes broadcasting added or stretched to reach ``shape``."""
     if type(g) is not np.ndarray:
@@ -531,5 +703,5 @@ def as_operand(value: Any) -> Any:
     return value if type(value) is np.ndarray else 0.0
 
 
-NAMESPACE = {"_array_shapes": array_shapes, "_add_reduce": np.add.reduce, "_as_operand": as_operand, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_INF": math.inf, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
+NAMESPACE = {"_array_shapes": array_shapes, "_product_shapes": product_shapes, "_spent_product": buffers.spent_product, "_add_reduce": np.add.reduce, "_as_operand": as_operand, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_INF": math.inf, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}
