@@ -88,6 +88,14 @@ def summed_product(w, x):
     return np.sum(h) + np.sum(np.sin(w))
 
 
+def recurrent(w, h):
+    """A product block in a loop body, its result carried to the next iteration."""
+    for _ in range(3):
+        a = w @ h
+        h = np.tanh(a) * 0.9 + h
+    return np.sum(h * h)
+
+
 def vector_operand(w, v):
     """A 1-D operand: the block's guard refuses it, statement by statement runs."""
     y = w @ v
@@ -112,6 +120,7 @@ def test_relu_mlp(sizes):
     (broadcast_bias, [(4, 3), (3, 5), (5,)]),
     (mask_used_later, [(4, 3), (3, 6)]),
     (summed_product, [(4, 3), (3, 6)]),
+    (recurrent, [(4, 4), (4, 3)]),
 ])
 def test_products_in_blocks(f, shapes, monkeypatch):
     ran = _counting_guard(monkeypatch)
