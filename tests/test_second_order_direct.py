@@ -139,3 +139,44 @@ def test_programs_of_direct_rules_in_every_mode(f, x):
         hessian = yb.hessian(f)(x)
         np.testing.assert_allclose(hessian @ v, yb.hvp(f, (x,), (v,))[2][0], rtol=1e-9, atol=1e-9)
     assert switched.taken > 0
+
+
+@pytest.mark.parametrize("n", [70, 130])
+@pytest.mark.parametrize("f, kwargs", [(np.linalg.cholesky, {}), (np.linalg.cholesky, {"upper": True}),
+                                       (sla.cholesky, {"lower": True}), (sla.cholesky, {})],
+                         ids=["numpy", "numpy-upper", "scipy-lower", "scipy"])
+def test_cholesky_second_order_by_block_recursion(n, f, kwargs):
+    """Above order 64 the Cholesky factor's second order follows the factorisation's block
+    recursion (``cholesky_second_order``): the HVP the cotangent map's forward transform gives,
+    and central differences of the gradient (``check_second_order``)."""
+    a = _spd(n, 4)
+    s = packed(scalar_test_function(f, (a,), kwargs))
+    v = np.random.default_rng(5).standard_normal(a.shape)
+    with _Switched(remove=False) as switched:
+        direct = yb.hvp(s, ((a,),), ((v,),))
+        check_second_order(f, a, kwargs=kwargs)
+    assert switched.taken
+    with _Switched(remove=True):
+        general = yb.hvp(s, ((a,),), ((v,),))
+    np.testing.assert_allclose(direct[1][0][0], general[1][0][0], rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(direct[2][0][0], general[2][0][0], rtol=1e-8, atol=1e-10)
+
+
+def _gp_of_order(n):
+    def gp(params):
+        x, y, s = params[:n], params[n:2 * n], params[2 * n]
+        k = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2) + (1.0 + s * s) * np.eye(n)
+        low = np.linalg.cholesky(k)
+        alpha = sla.solve_triangular(low, y, lower=True)
+        return -0.5 * np.sum(alpha ** 2) - np.sum(np.log(np.diag(low)))
+    return gp
+
+
+def test_gp_of_order_100_in_every_mode():
+    """The gp_lml benchmark's program at an order where Cholesky's tangent, cotangent and second
+    order all take their block recursions."""
+    n = 100
+    x = np.concatenate([0.2 * np.arange(n), np.sin(np.arange(n)), [0.3]])
+    with _Switched(remove=False) as switched:
+        check_all_modes(_gp_of_order(n), x)
+    assert switched.taken > 0

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...tangents import NoRData, NoTangent
+from .cholesky_second_order import cholesky_cotangent_and_tangent
 from .common import cotangent_entry
 
 sla: Any = None  # scipy.linalg and its kernels, imported by _have_scipy the first time a rule runs
@@ -107,8 +108,12 @@ def _cholesky_lower(low: np.ndarray, da: np.ndarray | None) -> tuple:
     diagonal halved), ``dL = L Q``. Cotangent: ``M = L^T G``, ``P = Phi(M)``, ``S = L^-T P L^-1``,
     ``gA = tril(S + S^T)`` with ``S``'s diagonal. Its tangent, as ``d(L^-1) = -Q L^-1``:
     ``dS = L^-T (Phi(dL^T G + L^T dG) - Q^T P - P Q) L^-1``, delivered the same way.
-    BLAS works on ``U = L^T`` (a Fortran view of C-ordered ``L``)."""
+    BLAS works on ``U = L^T`` (a Fortran view of C-ordered ``L``). Above order 64, with a
+    tangent, both the tangent and the pullback follow the factorisation's block recursion instead
+    (``_blocked_cholesky_lower``: 5 n^3 flops where this takes 15 n^3)."""
     n = low.shape[0]
+    if da is not None and n > _BLOCKED_CHOLESKY_ORDER:
+        return _blocked_cholesky_lower(low, da)
     up = low.T
     w = _halved_lower(n)
     q = None
@@ -143,6 +148,29 @@ def _cholesky_lower(low: np.ndarray, da: np.ndarray | None) -> tuple:
         if q is not None and g is not None:
             r -= q.T @ p + p @ q
         return (between(p),), (between(r),)
+
+    return d_low, pullback
+
+
+_BLOCKED_CHOLESKY_ORDER = 64
+
+
+def _blocked_cholesky_lower(low: np.ndarray, da: np.ndarray) -> tuple:
+    """``_cholesky_lower`` by block recursions: the factor's tangent as ``np.linalg.cholesky``'s
+    forward rule computes it (``decompositions._real_cholesky_jvp``), the cotangent and its
+    tangent by ``cholesky_second_order``."""
+    from .decompositions import _real_cholesky_jvp  # (decompositions imports this module)
+
+    n = low.shape[0]
+    d_low = _real_cholesky_jvp(low, da)
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        g, g_d = _cotangent(g, low), _cotangent(g_d, low)
+        if g is None and g_d is None:
+            return (None,), (None,)
+        zero = np.zeros((n, n))
+        ga, dga = cholesky_cotangent_and_tangent(low, d_low, zero if g is None else g, zero if g_d is None else g_d)
+        return (ga,), (dga,)
 
     return d_low, pullback
 
