@@ -115,8 +115,8 @@ def _stored_by(value: Any, namespace: dict, depth: int) -> set:
     if isinstance(value, property):
         return set().union(*(_stored_by(f, namespace, depth + 1) for f in (value.fget, value.fset, value.fdel)))
     if isinstance(value, type):
-        if getattr(value, "__module__", None) != namespace.get("__name__"):
-            return set()
+        if getattr(value, "__module__", None) != namespace.get("__name__") or not value.__flags__ & _HEAP_TYPE:
+            return set()  # (a class made in C holds no Python code: numpy.ndarray, whose module is numpy)
         return set().union(*(_stored_by(v, namespace, depth + 1) for v in list(vars(value).values())))
     found = set(_stored_in_code(value.__code__)) \
         if isinstance(value, types.FunctionType) and value.__globals__ is namespace else set()
@@ -128,10 +128,11 @@ def _wrapped(value: Any) -> Any:
     """What a decorator wrapped (``functools.wraps``, ``lru_cache``), or None."""
     if not callable(value):
         return None
-    try:
-        return vars(value).get("__wrapped__")
-    except TypeError:  # no __dict__
-        return None
+    attributes = getattr(value, "__dict__", None)  # (most builtins have none: no exception raised for them)
+    return attributes.get("__wrapped__") if isinstance(attributes, dict) else None
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes created by a class statement
 
 
 def _stored_in_code(code: types.CodeType) -> frozenset:
