@@ -35,7 +35,9 @@ import ast
 import inspect
 import types
 
-from .census import Census
+from .generator_effects import trusted
+from .generator_expressions import HOISTED
+from .generator_folds import folds_an_expression
 from .parsing import parse as parse_source
 from .runtime_names import own_nodes
 from .source import function_node
@@ -159,7 +161,27 @@ class ClosedWhereDropped(ast.NodeTransformer):
             inner += [c for generator in comprehension.generators[1:] for c in self._iterated(generator)]
             for nested in _nested_comprehensions(comprehension):
                 inner += [c for generator in nested.generators for c in self._iterated(generator)]
+                inner += self._folded_sources(nested)
+            inner += self._folded_sources(comprehension)
+        slots += self._folded_sources(node, outermost=True)
         return self._closed(node, slots, inner if self.in_def else [])
+
+    def _folded_sources(self, node: ast.AST, outermost: bool = False) -> list:
+        """The generators made as the sources of a generator expression drained by ``sum``,
+        ``max``... (``generator_folds.py``: a call of its copy, which steps them at once), in
+        ``node``'s own expressions (``outermost``: not inside its comprehensions)."""
+        found, stack = [], list(ast.iter_child_nodes(node))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, _NESTED) or outermost and isinstance(n, _COMPREHENSIONS) \
+                    or not outermost and isinstance(n, _COMPREHENSIONS) and n is not node:
+                continue
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and folds_an_expression(n.func.id):
+                found += [(n.args, k) for k, a in enumerate(n.args) if self._made(a)]
+            elif _expression_taken_at_once(n):
+                found += [(n.args[0].args, k) for k, a in enumerate(n.args[0].args) if self._made(a)]
+            stack.extend(ast.iter_child_nodes(n))
+        return found
 
     visit_Expr = visit_Assign = visit_AugAssign = visit_AnnAssign = visit_Return = _simple
 
@@ -184,6 +206,15 @@ class ClosedWhereDropped(ast.NodeTransformer):
         return [*made, ast.copy_location(ast.Try([node], [], [], closes), node)]
 
 
+def _expression_taken_at_once(node: ast.AST) -> bool:
+    """``any(_yb_genexpr(...))``, ``next(...)``, ``sum(...)`` of a rewritten generator expression
+    (``generator_expressions.py``): done with it when the consumer returns, as a comprehension is."""
+    if not (isinstance(node, ast.Call) and trusted(node.func, _AT_ONCE) and node.args and isinstance(node.args[0], ast.Call) and isinstance(node.args[0].func, ast.Name)):
+        return False
+    name = node.args[0].func.id
+    return name.startswith(HOISTED) or name.startswith("_yb_eager_" + HOISTED)
+
+
 def _get(owner: object, key: object) -> ast.expr:
     return owner[key] if isinstance(owner, list) else getattr(owner, key)
 
@@ -193,6 +224,10 @@ def _set(owner: object, key: object, value: ast.expr) -> None:
         owner[key] = value
     else:
         setattr(owner, key, value)
+
+
+#: consumers done with the iterator they are handed when they return
+_AT_ONCE = frozenset({"any", "all", "next", "sum", "min", "max", "sorted", "list", "tuple", "set", "frozenset", "dict"})
 
 
 def _outermost_comprehensions(statement: ast.stmt) -> list:

@@ -47,10 +47,10 @@ import inspect
 import types
 from typing import Callable
 
-from .census import Census
 from .generator_effects import may_have_effects
-from .generator_expressions import HOISTED
-from .generator_sites import drained, free_names, loop_consumer, parent_map, quiet_reads
+from .generator_expressions import HOISTED, SOURCE
+from .generator_folds import fold_copy, fold_name
+from .generator_sites import drained, folding, free_names, loop_consumer, parent_map, quiet_reads
 from .list_builders import to_list_builder
 from .parsing import parse as parse_source
 from .source import function_node
@@ -178,18 +178,19 @@ class _Plan:
         if self.function.decorator_list or not self.calls:
             return False
         drained_calls = [c for c in self.calls if drained(c, self.parents, self.eager)]
+        folded = [(c, kind) for c in self.calls if (kind := folding(c, self.parents))]
         quiet: list = []
         pure = not may_have_effects(self.function, raising=False)
+        reads_of_generator = set(free_names(self.function))
         if pure:
-            reads_of_generator = set(free_names(self.function))
             for call in self.calls:
-                if call not in drained_calls:
+                if call not in drained_calls and all(call is not c for c, _ in folded):
                     reads = quiet_reads(call, self.parents, reads_of_generator, self.stepping)
                     if reads is not None:
                         quiet.append((call, reads))
             if self.name.startswith(HOISTED):
                 self._record_stepping(drained_calls, quiet, reads_of_generator)
-        copies = []
+        copies = self._folds(folded, filename, reads_of_generator if pure else None)
         if drained_calls:
             copies.append(self._drained_copy(filename))
             for call in drained_calls:
@@ -206,11 +207,32 @@ class _Plan:
             self._remove_definition()  # every call went to the drained copy
         return bool(copies)
 
+    def _folds(self, folded: list, filename: str, pure_reads: set | None) -> list:
+        """The copies writing out the loops of the consumers of ``folded`` (``generator_folds.py``),
+        each consumer call sent to its copy: ``sum(g(a))`` -> ``_yb_sum_g(a)``; ``pure_reads``:
+        what a pure body reads (its copies build the items first when that is plain data)."""
+        made: dict = {}
+        for call, kind in folded:
+            consumer = self.parents[id(call)]
+            name = fold_name(kind, self.name)
+            if name not in made:
+                check = None if pure_reads is None else [*_parameters(self.function), *sorted(pure_reads)]
+                spelt = consumer.func.value.id if kind == "fromiter" else ""
+                made[name] = fold_copy(self.function, kind, name, filename, check, spelt)
+            dtype = [*consumer.args[1:], *(k.value for k in consumer.keywords if k.arg == "dtype")]
+            consumer.func = ast.copy_location(ast.Name(name, ast.Load()), consumer.func)
+            consumer.args, consumer.keywords = [*dtype, *call.args], call.keywords
+            if pure_reads is not None and self.name.startswith(HOISTED):  # (a generator it steps: as when drained)
+                self.stepping[id(consumer)] = tuple(sorted(pure_reads | set(_passed(self.function))))
+        return list(made.values())
+
     def _record_stepping(self, drained_calls: list, quiet: list, reads_of_generator: set) -> None:
         """For a rewritten generator expression (pure, stepping its first iterable in one ``for``
         loop) called eagerly: a generator call as that iterable may run eagerly too, checking
         what this one reads and what its consumer reads (unless that is a loop, which may rebind
-        what the inner generator reads)."""
+        what the inner generator reads). What it reads includes the variables passed to it
+        (``_yb_genexpr(source, w)``: ``w``, by the same name where it is called)."""
+        reads_of_generator = reads_of_generator | set(_passed(self.function))
         for call in drained_calls:
             self.stepping[id(call)] = tuple(sorted(reads_of_generator))
         for call, (reads, updated) in quiet:
@@ -274,6 +296,12 @@ class _Plan:
                 statements[at:at] = copies
                 return
         raise AssertionError(f"no statement list holds {self.name}")
+
+
+def _passed(function: ast.FunctionDef) -> list[str]:
+    """The parameters of a rewritten generator expression other than its sources (the variables
+    passed to it)."""
+    return [p for p in _parameters(function) if not p.startswith(SOURCE)]
 
 
 def _parameters(function: ast.FunctionDef) -> list[str]:

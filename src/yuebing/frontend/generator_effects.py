@@ -12,7 +12,11 @@ The check reads the syntax, conservatively: a generator is pure when it writes o
 variables and calls only builtins, ``math``/``cmath`` and NumPy functions known to change
 nothing (no ``np.random``, no ``out=``), and methods of data known to read it (``.sum()``,
 ``.reshape()``, ``.items()``). Anything else it calls (a helper, another generator, a method
-like ``.append``) counts as a side effect. Syntax is half of the proof that a generator may run
+like ``.append``) counts as a side effect. A name is trusted to be the builtin or module it
+spells only when it is one for the differentiated function: a global, closure variable or local
+of that name holding anything else (``def abs(v): LOG.append(v)`` in the user's module, ``len =
+my_len``) marks its reads ``shadowed`` (``mark_shadowed_names``), and a marked name is a call
+like any helper's, and no consumer ``generator_sites.py`` knows. Syntax is half of the proof that a generator may run
 eagerly: names like ``.sum()`` or an operator are pure only for plain data, which
 ``generator_eagerness.py`` checks at run time, next to what its consumer does.
 """
@@ -20,10 +24,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import cmath
+import math
+import types
 
 import numpy as np
 
-__all__ = ["may_have_effects", "pure_call"]
+__all__ = ["may_have_effects", "pure_call", "shadowed_builtins", "mark_shadowed_names", "trusted"]
 
 #: builtins that change nothing given numbers, strings, arrays and containers of them
 _PURE_BUILTINS = frozenset({
@@ -51,6 +58,59 @@ _PURE_METHODS = frozenset({
 _WRITING_KEYWORDS = ("out",)
 
 
+#: the modules pure calls may be spelt through (``np.sin``, ``math.exp``)
+_MODULES = {"np": np, "numpy": np, "math": math, "cmath": cmath}
+_SHADOWED = "shadowed"  # the attribute marking a name read that is not the builtin or module it spells
+
+
+def _expected(name: str) -> object:
+    return _MODULES[name] if name in _MODULES else getattr(builtins, name)
+
+
+def _trustable(name: str) -> bool:
+    return name in _MODULES or hasattr(builtins, name)
+
+
+def shadowed_builtins(fn: types.FunctionType) -> frozenset:
+    """The builtin and module names (``abs``, ``len``, ``sum``, ``np``) that ``fn``'s globals or
+    closure bind to something else."""
+    found = {name for name, value in fn.__globals__.items() if _trustable(name) and value is not _expected(name)}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            if _trustable(name) and cell.cell_contents is not _expected(name):
+                found.add(name)
+        except ValueError:  # an empty cell
+            found.add(name)
+    return frozenset(found)
+
+
+def mark_shadowed_names(node: ast.AST, shadowed: frozenset) -> None:
+    """Mark (in place) the reads in ``node`` of names that are not the builtin or module they
+    spell: ``shadowed`` (``shadowed_builtins``) and those ``node`` binds anywhere (a parameter,
+    an assignment, a ``def``, an import of anything else)."""
+    bound = set(shadowed)
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) or isinstance(n, ast.arg):
+            bound.add(n.id if isinstance(n, ast.Name) else n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for alias in n.names:
+                name = alias.asname or alias.name.partition(".")[0]
+                if not (isinstance(n, ast.Import) and name in _MODULES and alias.name == _MODULES[name].__name__):
+                    bound.add(name)
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in bound and _trustable(n.id):
+            setattr(n, _SHADOWED, True)
+
+
+def trusted(name: ast.expr, spelt: str | tuple | frozenset) -> bool:
+    """Whether ``name`` is a read of one of the builtins or modules ``spelt`` (a name or a set of
+    them) that means it (not marked by ``mark_shadowed_names``)."""
+    names = (spelt,) if isinstance(spelt, str) else spelt
+    return isinstance(name, ast.Name) and name.id in names and not getattr(name, _SHADOWED, False)
+
+
 def may_have_effects(function: ast.FunctionDef, raising: bool = True) -> bool:
     """Whether the body of the generator function ``function`` (nested code included) may do
     anything visible outside it besides making its items: see the module's docstring.
@@ -74,6 +134,9 @@ def pure_call(call: ast.Call) -> bool:
     chain = _dotted(call.func)
     if chain is None:  # a method of data (``xs.append(v)``, ``a[k].sum()``)
         return isinstance(call.func, ast.Attribute) and call.func.attr in _PURE_METHODS
+    if chain[0] in _MODULES or len(chain) == 1:
+        if not trusted(_root(call.func), chain[0]):
+            return False  # (a user's abs, len or np)
     if len(chain) == 1:
         return chain[0] in _PURE_BUILTINS or chain[0] in _EXCEPTIONS
     if chain[0] in _MATH_NAMES and len(chain) == 2:
@@ -93,3 +156,9 @@ def _dotted(node: ast.expr) -> tuple | None:
     if not isinstance(node, ast.Name):
         return None
     return (node.id, *reversed(names))
+
+
+def _root(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node

@@ -23,7 +23,8 @@ function down). A walrus inside binds the function's variable (``nonlocal``). Va
 enclosing lambda or comprehension are passed as arguments too, which is exact only when the
 expression is consumed at once or by a ``for`` loop; otherwise it is refused, naming the line.
 A differentiated lambda holding one becomes a ``def`` returning its body, to hold the new
-function. Generator expressions in class bodies are left as they are.
+function. One in a class body (not a method's) is defined before the class statement and reads
+the function's variables as closure variables: Python's does not see the class's names either.
 """
 from __future__ import annotations
 
@@ -31,15 +32,16 @@ import ast
 import copy
 
 from .fence import UnsupportedSyntaxError
-from .generator_closing import fresh
-from .generator_sites import drained, free_in, parent_map, stored_names
+from .generator_effects import trusted
+from .generator_sites import drained, folding, free_in, parent_map, stored_names
 
-__all__ = ["HOISTED", "hoist_generator_expressions"]
+__all__ = ["HOISTED", "SOURCE", "hoist_generator_expressions"]
 
 #: calls that are done with the iterator they are handed when they return
 _AT_ONCE = frozenset({"any", "all", "next", "sum", "min", "max", "sorted", "list", "tuple", "set", "frozenset",
                       "dict"})
-_SOURCE = "_yb_source"
+SOURCE = "_yb_source"
+_LOOPING = frozenset({"range", "zip", "enumerate", "reversed"})
 HOISTED = "_yb_genexpr"  # the names of the functions made here begin so
 
 
@@ -63,7 +65,7 @@ def _any_to_hoist(node: ast.AST) -> bool:
     for n in ast.walk(node):
         if isinstance(n, ast.GeneratorExp):
             parents = parents or parent_map(node)
-            if not drained(n, parents):
+            if not (drained(n, parents) or _kept_with_walrus(n, parents)):
                 return True
     return False
 
@@ -91,18 +93,54 @@ class _Hoister:
             s.args.kw_defaults = [d if d is None else expressions.visit(d) for d in s.args.kw_defaults]
             self.scope(s)
             return
-        if isinstance(s, ast.ClassDef):  # its own statements stay (a def there would be an attribute)
+        if isinstance(s, ast.ClassDef):
             s.bases = [expressions.visit(b) for b in s.bases]
+            s.keywords = [expressions.visit(k) for k in s.keywords]
             s.decorator_list = [expressions.visit(d) for d in s.decorator_list]
-            for method in s.body:
-                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self.scope(method)
+            self.class_body(s.body, function, defined)
             return
         for field, value in ast.iter_fields(s):
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 setattr(s, field, self.statements(value, function))
             elif isinstance(value, list):
                 setattr(s, field, [self.part(v, function, expressions) for v in value])
+            elif isinstance(value, ast.expr):
+                setattr(s, field, expressions.visit(value))
+
+    def class_body(self, body: list, function: ast.AST, defined: list) -> None:
+        """A class body's own statements: their generator expressions are defined before the
+        class statement, in ``function`` (a def in the body would be an attribute of the class;
+        Python's generator expression there does not see the class's names either), methods are
+        scopes of their own."""
+        for statement in body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                expressions = _Expressions(self, function, statement, defined, in_class=True)
+                statement.decorator_list = [expressions.visit(d) for d in statement.decorator_list]
+                statement.args.defaults = [expressions.visit(d) for d in statement.args.defaults]
+                statement.args.kw_defaults = [d if d is None else expressions.visit(d) for d in statement.args.kw_defaults]
+                self.scope(statement)
+            elif isinstance(statement, ast.ClassDef):
+                expressions = _Expressions(self, function, statement, defined, in_class=True)
+                statement.bases = [expressions.visit(b) for b in statement.bases]
+                statement.keywords = [expressions.visit(k) for k in statement.keywords]
+                statement.decorator_list = [expressions.visit(d) for d in statement.decorator_list]
+                self.class_body(statement.body, function, defined)
+            else:
+                self._class_statement(statement, function, defined)
+
+    def _class_statement(self, s: ast.stmt, function: ast.AST, defined: list) -> None:
+        expressions = _Expressions(self, function, s, defined, in_class=True)
+        for field, value in ast.iter_fields(s):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                self.class_body(value, function, defined)
+            elif isinstance(value, list):
+                for v in value:
+                    if isinstance(v, ast.ExceptHandler):
+                        v.type = v.type and expressions.visit(v.type)
+                        self.class_body(v.body, function, defined)
+                    elif isinstance(v, ast.withitem):
+                        v.context_expr = expressions.visit(v.context_expr)
+                setattr(s, field, [expressions.visit(v) if isinstance(v, ast.expr) else v for v in value])
             elif isinstance(value, ast.expr):
                 setattr(s, field, expressions.visit(value))
 
@@ -121,8 +159,10 @@ class _Hoister:
 class _Expressions(ast.NodeTransformer):
     """The generator expressions in one statement's own expressions."""
 
-    def __init__(self, hoister: _Hoister, function: ast.AST, statement: ast.stmt, defined: list) -> None:
+    def __init__(self, hoister: _Hoister, function: ast.AST, statement: ast.stmt, defined: list,
+                 in_class: bool = False) -> None:
         self.hoister, self.function, self.statement, self.defined = hoister, function, statement, defined
+        self.in_class = in_class  # a statement of a class body: its names are not the function's
         self.inner: list[set] = []  # names bound by the lambdas and comprehensions around the node
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
@@ -149,7 +189,7 @@ class _Expressions(ast.NodeTransformer):
     visit_ListComp = visit_SetComp = visit_DictComp = _comprehension
 
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> ast.AST:
-        if drained(node, self.hoister.parents) or _asynchronous(node):
+        if drained(node, self.hoister.parents) or _asynchronous(node) or _kept_with_walrus(node, self.hoister.parents):
             return self._comprehension(node)
         return self.hoisted(node)
 
@@ -158,8 +198,7 @@ class _Expressions(ast.NodeTransformer):
         reads = free_in(_without_first_iterable(node))
         enclosing = set().union(*self.inner) & reads
         consumer = self.hoister.parents.get(id(node))
-        at_once = isinstance(consumer, ast.Call) and isinstance(consumer.func, ast.Name) \
-            and consumer.func.id in _AT_ONCE and node in consumer.args
+        at_once = isinstance(consumer, ast.Call) and trusted(consumer.func, _AT_ONCE) and node in consumer.args
         stepped = isinstance(consumer, ast.For) and consumer.iter is node
         if enclosing and not (at_once or stepped):
             raise UnsupportedSyntaxError(
@@ -174,19 +213,24 @@ class _Expressions(ast.NodeTransformer):
                 "comprehension, or binding a variable nothing else in the function assigns)",
                 f"assign {', '.join(sorted(walrus))} before the statement (`{min(walrus)} = None`), or in a "
                 "statement of its own", self.hoister.filename, node.lineno, self.hoister.top)
-        if at_once:
+        if self.in_class:  # (a name read there may be the class's: the function reads its own as Python's does)
+            passed = enclosing
+        elif at_once:
             passed = reads - walrus
         elif stepped:
             passed = (reads - walrus) - stored_names(ast.Module(consumer.body + consumer.orelse, []))
         else:
             passed = enclosing
         passed = sorted(name for name in passed if name in self._bound_names() or name in enclosing)
-        name = fresh(HOISTED, self.hoister.taken)
-        function = _generator_function(name, node, passed, sorted(walrus))
+        name = _numbered(HOISTED, self.hoister.taken)
+        first = node.generators[0].iter
+        looping = None if self.in_class else _looping_call(first)
+        sources = first.args if looping else [first]
+        function = _generator_function(name, node, passed, sorted(walrus), looping, len(sources))
         self.hoister.parents.update(parent_map(function))
         self.hoister.scope(function)  # (generator expressions inside it)
         self.defined.append(function)
-        arguments = [self.visit(node.generators[0].iter), *(ast.Name(p, ast.Load()) for p in passed)]
+        arguments = [*(self.visit(a) for a in sources), *(ast.Name(p, ast.Load()) for p in passed)]
         return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), arguments, []), node)
 
     def _bound_names(self, leaving: ast.AST | None = None) -> set:
@@ -204,6 +248,13 @@ class _Expressions(ast.NodeTransformer):
         return names | set().union(*self.inner)
 
 
+def _kept_with_walrus(node: ast.GeneratorExp, parents: dict) -> bool:
+    """A generator expression holding a walrus and drained by ``sum``, ``max``...: a list
+    comprehension still (its walrus binds the function's variable as Python's does; the items
+    are all made before the consumer combines them)."""
+    return folding(node, parents) is not None and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))
+
+
 def _asynchronous(node: ast.GeneratorExp) -> bool:
     return any(g.is_async for g in node.generators) or any(isinstance(n, ast.Await) for n in ast.walk(node))
 
@@ -217,18 +268,44 @@ def _without_first_iterable(node: ast.GeneratorExp) -> ast.GeneratorExp:
     return shallow
 
 
-def _generator_function(name: str, node: ast.GeneratorExp, passed: list, walrus: list) -> ast.FunctionDef:
-    """``def name(_yb_source, *passed): for ...: if ...: yield elt``."""
+def _numbered(base: str, taken: set) -> str:
+    """``base``, or ``base2``, ``base3``... not in ``taken`` (then taken): each begins with ``base``."""
+    name, k = base, 1
+    while name in taken:
+        k += 1
+        name = f"{base}{k}"
+    taken.add(name)
+    return name
+
+
+def _looping_call(iterable: ast.expr) -> str | None:
+    """``range``, ``zip``, ``enumerate`` or ``reversed`` when ``iterable`` calls that builtin with
+    positional arguments: a ``for`` statement over such a call steps it live (a generator given to
+    ``zip`` only as far as the shortest), while one made elsewhere and handed over is evaluated
+    into a list (``rules/iteration.py``). Its arguments are passed instead, and the call written
+    in the function's ``for``."""
+    if isinstance(iterable, ast.Call) and trusted(iterable.func, _LOOPING) and iterable.args \
+            and not iterable.keywords and not any(isinstance(a, ast.Starred) for a in iterable.args):
+        return iterable.func.id
+    return None
+
+
+def _generator_function(name: str, node: ast.GeneratorExp, passed: list, walrus: list, looping: str | None = None,
+                        sources: int = 1) -> ast.FunctionDef:
+    """``def name(_yb_source, *passed): for ...: if ...: yield elt`` (``for ... in
+    looping(_yb_source, _yb_source1, ...)`` for a looping call)."""
+    parameters = [SOURCE + (str(k) if k else "") for k in range(sources)]
     body: list = [ast.Expr(ast.Yield(node.elt))]
     for k in reversed(range(len(node.generators))):
         g = node.generators[k]
         for condition in reversed(g.ifs):
             body = [ast.If(condition, body, [])]
-        source = ast.Name(_SOURCE, ast.Load()) if k == 0 else g.iter
+        source = g.iter if k else ast.Name(SOURCE, ast.Load()) if looping is None else ast.Call(
+            ast.Name(looping, ast.Load()), [ast.Name(p, ast.Load()) for p in parameters], [])
         body = [ast.For(g.target, source, body, [])]
     if walrus:
         body.insert(0, ast.Nonlocal(walrus))
-    arguments = ast.arguments([], [ast.arg(_SOURCE), *(ast.arg(p) for p in passed)], None, [], [], None, [])
+    arguments = ast.arguments([], [*(ast.arg(p) for p in parameters), *(ast.arg(p) for p in passed)], None, [], [], None, [])
     function = ast.FunctionDef(name, arguments, body, [], None)
     for n in ast.walk(function):
         if "lineno" in n._attributes and not hasattr(n, "lineno"):

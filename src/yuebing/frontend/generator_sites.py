@@ -3,11 +3,14 @@
 ``generator_eagerness.py`` decides whether a call ``g(...)`` of a generator function may be
 evaluated eagerly; this module reads the syntax around the call for it:
 
-* ``drained``: the call is the one argument of ``sum``/``list``/``tuple``/``sorted``/``set``/
-  ``frozenset``/``max``/``min``/``dict``, of ``str.join`` (no keywords) or of ``np.fromiter``
-  (without ``count``), is unpacked by a star
-  (``f(*g())``), or is what a generator evaluated eagerly yields from: every item is taken
-  before any other code runs, so a list is Python's generator whatever its body does;
+* ``drained``: the call is the one argument of ``list``/``tuple``/``sorted`` or of ``str.join``
+  (no keywords), is unpacked by a star (``f(*g())``), or is what a generator evaluated eagerly
+  yields from: every item is taken before any other code runs, so a list is Python's generator
+  whatever its body does;
+* ``folding``: the call is the one argument of ``sum``/``max``/``min``/``set``/``frozenset``/
+  ``dict`` or of ``np.fromiter`` (without ``count``): every item is taken at once, but the
+  consumer may run a user's ``__add__``, ``__gt__``, ``__hash__`` or ``__float__`` between
+  them, so its loop is written out (``generator_folds.py``);
 * ``quiet_reads``: the consumer is ``any``/``all`` of the call, a ``for`` loop over it (or over
   ``enumerate`` of it), or a comprehension iterating over it, and the code that runs between
   items (the loop's body, the comprehension's element and filters) is *quiet*: it binds only
@@ -25,13 +28,14 @@ from __future__ import annotations
 import ast
 import builtins
 
-from .generator_effects import pure_call
+from .generator_effects import pure_call, trusted
 from .list_builders import YIELDED
 from .runtime_names import own_nodes
 
-__all__ = ["drained", "free_in", "free_names", "loop_consumer", "parent_map", "quiet_reads", "stored_names"]
+__all__ = ["drained", "folding", "free_in", "free_names", "loop_consumer", "parent_map", "quiet_reads", "stored_names"]
 
-_DRAINING = frozenset({"sum", "list", "tuple", "sorted", "set", "frozenset", "max", "min", "dict"})
+_GATHERING = frozenset({"list", "tuple", "sorted"})  # (sorted sorts the list it made of them)
+_FOLDING = frozenset({"sum", "max", "min", "set", "frozenset", "dict"})
 _STOPPING = frozenset({"any", "all"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 #: statements quiet code may hold (with quiet expressions in them)
@@ -45,32 +49,44 @@ def parent_map(node: ast.AST) -> dict:
 
 
 def drained(call: ast.expr, parents: dict, eager: frozenset = frozenset()) -> bool:
-    """Whether ``call``'s value is taken whole at once: the one argument of ``sum``/``list``/...,
-    unpacked by a star (``f(*g())``, ``[*g()]``), or what a generator function evaluated eagerly
-    (one of ``eager``, or a list builder already) yields from."""
+    """Whether ``call``'s items are all taken before any other code runs: the one argument of
+    ``list``/``tuple``/``sorted``/``str.join``, unpacked by a star (``f(*g())``, ``[*g()]``; not
+    into a set display, which hashes each as it comes), or what a generator function evaluated
+    eagerly (one of ``eager``, or a list builder already) yields from."""
     consumer = parents.get(id(call))
     if isinstance(consumer, ast.Starred):
-        return isinstance(parents.get(id(consumer)), (ast.Call, ast.List, ast.Tuple, ast.Set))
+        return isinstance(parents.get(id(consumer)), (ast.Call, ast.List, ast.Tuple))
     if isinstance(consumer, ast.YieldFrom):
         return isinstance(parents.get(id(consumer)), ast.Expr) and _enclosing_function(consumer, parents) in eager
-    if _numpy_fromiter(consumer, call):
-        return True
     if not (isinstance(consumer, ast.Call) and consumer.args == [call] and not consumer.keywords):
         return False
     f = consumer.func
     if isinstance(f, ast.Name):
-        return f.id in _DRAINING
+        return trusted(f, _GATHERING)
     if isinstance(f, ast.Attribute) and f.attr == "extend" and isinstance(f.value, ast.Name):
         return f.value.id == YIELDED  # (``yield from`` in a list builder)
     return isinstance(f, ast.Attribute) and f.attr == "join" and isinstance(f.value, ast.Constant) \
         and isinstance(f.value.value, str)
 
 
+def folding(call: ast.expr, parents: dict) -> str | None:
+    """The consumer that takes ``call``'s items at once but may run a user's code between them
+    (``sum``, ``max``, ``min``, ``set``, ``frozenset``, ``dict`` of it, or ``np.fromiter`` of it:
+    ``"fromiter"``), when ``call`` is its one argument: ``generator_folds.py`` writes its loop out."""
+    consumer = parents.get(id(call))
+    if _numpy_fromiter(consumer, call):
+        return "fromiter"
+    if isinstance(consumer, ast.Call) and consumer.args == [call] and not consumer.keywords \
+            and trusted(consumer.func, _FOLDING):
+        return consumer.func.id
+    return None
+
+
 def _numpy_fromiter(consumer: ast.AST, call: ast.expr) -> bool:
     """``np.fromiter(call, dtype)`` without ``count`` (which may stop early), the dtype a name."""
     if not (isinstance(consumer, ast.Call) and isinstance(consumer.func, ast.Attribute)
-            and consumer.func.attr == "fromiter" and isinstance(consumer.func.value, ast.Name)
-            and consumer.func.value.id in ("np", "numpy") and consumer.args[:1] == [call]):
+            and consumer.func.attr == "fromiter" and trusted(consumer.func.value, ("np", "numpy"))
+            and consumer.args[:1] == [call]):
         return False
     dtypes = consumer.args[1:] + [k.value for k in consumer.keywords if k.arg == "dtype"]
     return len(dtypes) <= 1 and all(k.arg == "dtype" for k in consumer.keywords) \
@@ -94,7 +110,7 @@ def quiet_reads(call: ast.Call, parents: dict, generator_reads: set, stepping: d
     if stepping and id(consumer) in stepping and _source_argument(consumer) is call:
         return stepping[id(consumer)], ()
     if isinstance(consumer, ast.Call) and consumer.args == [call] and not consumer.keywords \
-            and isinstance(consumer.func, ast.Name) and consumer.func.id in _STOPPING:
+            and trusted(consumer.func, _STOPPING):
         return (), ()
     source = call
     if _enumerated(consumer, call):
@@ -109,7 +125,8 @@ def quiet_reads(call: ast.Call, parents: dict, generator_reads: set, stepping: d
 def _source_argument(call: ast.Call) -> ast.expr | None:
     """The first iterable handed to a rewritten generator expression's call (after the names
     its eager copy checks and its lazy self, ``_yb_eager_...((reads), lazy, source)``)."""
-    at = 2 if isinstance(call.func, ast.Name) and call.func.id.startswith("_yb_eager_") else 0
+    name = call.func.id if isinstance(call.func, ast.Name) else ""
+    at = 2 if name.startswith("_yb_eager_") else 1 if name.startswith("_yb_fromiter_") else 0  # (its dtype first)
     return call.args[at] if len(call.args) > at else None
 
 
@@ -122,7 +139,7 @@ def loop_consumer(call: ast.Call, parents: dict) -> bool:
 
 
 def _enumerated(consumer: ast.AST, call: ast.Call) -> bool:
-    return isinstance(consumer, ast.Call) and isinstance(consumer.func, ast.Name) and consumer.func.id == "enumerate" \
+    return isinstance(consumer, ast.Call) and trusted(consumer.func, "enumerate") \
         and consumer.args == [call] and not consumer.keywords
 
 
@@ -267,7 +284,7 @@ def _quiet_expression(expression: ast.expr) -> bool:
             return False
         if isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
             return False
-        if isinstance(n, ast.Call) and not (pure_call(n) or isinstance(n.func, ast.Name) and n.func.id == "print"):
+        if isinstance(n, ast.Call) and not (pure_call(n) or trusted(n.func, "print")):
             return False
     return True
 
@@ -308,7 +325,8 @@ def free_in(node: ast.AST) -> set:
 
 def free_names(function: ast.FunctionDef) -> list[str]:
     """The names ``function`` reads from enclosing scopes or globals (builtins left out unless
-    bound somewhere in it), sorted: the values its eager copy checks at run time."""
+    bound somewhere in it or shadowed: ``generator_effects.mark_shadowed_names``), sorted: the
+    values its eager copy checks at run time."""
     params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
     own = own_nodes(function.body)
     local = params | {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} \
@@ -318,7 +336,8 @@ def free_names(function: ast.FunctionDef) -> list[str]:
     reads: set = set()
     for s in function.body:
         reads |= _free_in_statement(s)
-    return sorted(name for name in reads - local if name not in _BUILTIN_NAMES)
+    shadowed = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and not trusted(n, n.id)}
+    return sorted(name for name in reads - local if name not in _BUILTIN_NAMES or name in shadowed)
 
 
 def _free_in_statement(node: ast.AST) -> set:

@@ -15,14 +15,28 @@ from .parsing import parse as parse_source
 YIELDED = "_yb_yielded"  # the list a rewritten generator builds (not a name users write)
 
 
-class _ToAppends(ast.NodeTransformer):
-    """``yield v`` -> ``_yb_yielded.append(v)``, ``yield from it`` -> ``.extend(it)``, ``return``
-    -> ``return _yb_yielded``, in one function's own scope. A yield inside a ``while`` loop is
-    followed by a check of the list's length (``_too_long``): a generator that does not end
-    raises instead of running until memory runs out."""
+class ItemsRewriter(ast.NodeTransformer):
+    """Rewrites the yields of one function's own scope (a subclass says into what): ``yield v``
+    into ``item(v)``'s statements, ``yield from it`` into ``delegated(it)``'s. A yield inside a
+    ``while`` loop is followed by a check of the list's length (``_too_long``): a generator that
+    does not end raises instead of running until memory runs out."""
 
     def __init__(self, function: ast.FunctionDef, filename: str) -> None:
         self.function, self.filename, self.whiles = function, filename, 0
+
+    def item(self, value: ast.expr, at: ast.stmt) -> list:
+        raise NotImplementedError
+
+    def delegated(self, iterable: ast.expr, at: ast.stmt) -> list:
+        raise NotImplementedError
+
+    def rewritten(self) -> list:
+        """The function's body with its yields rewritten."""
+        body = []
+        for statement in self.function.body:
+            made = self.visit(statement)
+            body += made if isinstance(made, list) else [made]
+        return body
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         return node  # a nested function: rewritten on its own (if it is a generator)
@@ -38,13 +52,29 @@ class _ToAppends(ast.NodeTransformer):
 
     def visit_Expr(self, node: ast.Expr) -> ast.AST:
         value = node.value
-        if isinstance(value, (ast.Yield, ast.YieldFrom)):
-            method = "extend" if isinstance(value, ast.YieldFrom) else "append"
-            item = value.value if value.value is not None else ast.Constant(None)
-            call = ast.Call(ast.Attribute(ast.Name(YIELDED, ast.Load()), method, ast.Load()), [item], [])
-            append = ast.copy_location(ast.Expr(ast.copy_location(call, value)), node)
-            return [append, _too_long(self.function, self.filename, node)] if self.whiles else append
-        return self.generic_visit(node)
+        if isinstance(value, ast.YieldFrom):
+            made = self.delegated(value.value, node)
+        elif isinstance(value, ast.Yield):
+            made = self.item(value.value if value.value is not None else ast.Constant(None), node)
+        else:
+            return self.generic_visit(node)
+        return [*made, _too_long(self.function, self.filename, node)] if self.whiles else made
+
+
+class _ToAppends(ItemsRewriter):
+    """``yield v`` -> ``_yb_yielded.append(v)``, ``yield from it`` -> ``.extend(it)``, ``return``
+    -> ``return _yb_yielded``."""
+
+    def item(self, value: ast.expr, at: ast.stmt) -> list:
+        return [self._call("append", value, at)]
+
+    def delegated(self, iterable: ast.expr, at: ast.stmt) -> list:
+        return [self._call("extend", iterable, at)]
+
+    @staticmethod
+    def _call(method: str, argument: ast.expr, at: ast.stmt) -> ast.stmt:
+        call = ast.Call(ast.Attribute(ast.Name(YIELDED, ast.Load()), method, ast.Load()), [argument], [])
+        return ast.copy_location(ast.Expr(ast.copy_location(call, argument)), at)
 
     def visit_Return(self, node: ast.Return) -> ast.AST:
         return ast.copy_location(ast.Return(ast.Name(YIELDED, ast.Load())), node)
@@ -71,19 +101,18 @@ def to_list_builder(function: ast.FunctionDef, filename: str) -> None:
     return the list of its items: a list comprehension when its body is only ``for``s and ``if``s
     around one ``yield`` (the fast path of loops: a rewritten generator expression is one), an
     ``append`` per ``yield`` otherwise."""
-    comprehension = _comprehension_form(function.body)
+    comprehension = comprehension_form(function.body)
     if comprehension is not None:
         function.body = [ast.copy_location(ast.Return(comprehension), function.body[0])]
         return
     first = function.body[0]
     start = ast.copy_location(ast.Assign([ast.Name(YIELDED, ast.Store())], ast.List([], ast.Load())), first)
-    appends = _ToAppends(function, filename)
-    body = [appends.visit(s) for s in function.body]
+    body = _ToAppends(function, filename).rewritten()
     end = ast.copy_location(ast.Return(ast.Name(YIELDED, ast.Load())), function.body[-1])
     function.body = [start, *body, end]
 
 
-def _comprehension_form(body: list) -> ast.ListComp | None:
+def comprehension_form(body: list) -> ast.ListComp | None:
     """``[v for t in it if c]`` for a body ``for t in it: if c: yield v`` (any depth of ``for``s and
     ``if``s, no ``else``), None for any other body."""
     generators: list = []

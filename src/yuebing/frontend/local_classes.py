@@ -265,6 +265,10 @@ class _ClassNames(ast.NodeTransformer):
         return node
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            first = node.generators[0]  # (evaluated in the class body: it sees the class's names)
+            first.iter = self.visit(first.iter)
+            return node
+        if isinstance(node, ast.Lambda):
             return node
         return super().generic_visit(node)

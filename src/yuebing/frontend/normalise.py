@@ -28,6 +28,7 @@ from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .flat_body import _flatten, _identifier, _Seq
 from .generator_closing import cleanup_generators_called
 from .generator_eagerness import called_generator_definitions
+from .generator_effects import shadowed_builtins
 from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .renaming import _Renamer, _copy
@@ -780,10 +781,10 @@ def normalise(fn: types.FunctionType) -> ir.Function:
     node, filename = function_node(fn)
     found = Census(node)  # one walk: the passes below that have nothing to do are skipped
     node, found, helper_names = rename_helper_names(fn, node, found)  # (a user's _yb_x: the rewrites write such names)
-    outside_generators = cleanup_generators_called(fn, node, found)  # (closed where dropped: generator_closing.py)
-    called = called_generator_definitions(fn, node, found)  # (their eager copies: generator_eagerness.py)
+    outside_generators = cleanup_generators_called(fn, node)  # (closed where dropped: generator_closing.py)
+    called = called_generator_definitions(fn, node)  # (their eager copies: generator_eagerness.py)
     if found.may_be_rewritten(node) or outside_generators or called:
-        rewritten = desugar(node, filename, outside_generators, called)
+        rewritten = desugar(node, filename, outside_generators, called, shadowed_builtins(fn))
         if rewritten is not node:
             node, found = rewritten, Census(rewritten)
     if found.may_be_refused(node):

@@ -259,9 +259,11 @@ class ArrayBlock:
         its sum is that value times the number of elements."""
         if kind in ("sum", "matmul") or self.arrayness[result] <= self.arrayness[target]:
             return expr  # whenever the result is an array, so is the target (a product's: its shape)
+        target_array = self._may_be_array(target)
+        if target_array == "True":
+            return expr  # a product's result (or elementwise of one): always an array
         shape = f"{self.shape}[0][{self._group_of(result)}]"
         reduced = f"(_spread_sum({expr}, {shape}) if {self._may_be_array(result)} else {expr})"
-        target_array = self._may_be_array(target)
         return f"({expr} if {target_array} else {reduced})" if target_array else reduced
 
     def _shaped(self, expr: str, kind: str, result: str, target: str, operands: list) -> str:
