@@ -35,6 +35,7 @@ import ast
 import inspect
 import types
 
+from .census import Census
 from .generator_effects import trusted
 from .generator_expressions import HOISTED
 from .generator_folds import folds_an_expression

@@ -47,6 +47,7 @@ import inspect
 import types
 from typing import Callable
 
+from .census import Census
 from .generator_effects import may_have_effects
 from .generator_expressions import HOISTED, SOURCE
 from .generator_folds import fold_copy, fold_name
