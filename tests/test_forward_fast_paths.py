@@ -363,16 +363,16 @@ def _weighted_cholesky(a):
 @pytest.fixture
 def split_jvp_orders(monkeypatch):
     """The orders ``_split_cholesky_jvp`` is called at."""
-    from yuebing.rules.linalg import decompositions
+    from yuebing.rules.linalg import cholesky_blocks
 
     orders = []
-    split = decompositions._split_cholesky_jvp
+    split = cholesky_blocks._split_cholesky_jvp
 
     def counted(low, h, dtrsm):
         orders.append(low.shape[0])
         return split(low, h, dtrsm)
 
-    monkeypatch.setattr(decompositions, "_split_cholesky_jvp", counted)
+    monkeypatch.setattr(cholesky_blocks, "_split_cholesky_jvp", counted)
     return orders
 
 
@@ -381,7 +381,7 @@ def test_cholesky_tangent_split_in_blocks(n, split_jvp_orders):
     """Above order 96 the Cholesky factor's tangent is the forward block recursion (203: two
     levels, odd halves), equal to the dense formula, to differences of the factor, and to
     differences in every mode."""
-    from yuebing.rules.linalg import decompositions
+    from yuebing.rules.linalg import cholesky_blocks
 
     a = _spd(n)
     check_all_modes(_weighted_cholesky, a, tol=1e-6, second_order=n < 100)
@@ -389,8 +389,8 @@ def test_cholesky_tangent_split_in_blocks(n, split_jvp_orders):
     low = np.linalg.cholesky(a)
     h = np.random.default_rng(1).standard_normal((n, n))
     h = h + h.T
-    tangent = decompositions._real_cholesky_jvp(low, h)
-    np.testing.assert_allclose(tangent, decompositions._dense_cholesky_jvp(low, h), rtol=1e-9, atol=1e-10)
+    tangent = cholesky_blocks.real_cholesky_jvp(low, h)
+    np.testing.assert_allclose(tangent, cholesky_blocks._dense_cholesky_jvp(low, h), rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(tangent, _central(np.linalg.cholesky, (a,), (h,)), rtol=1e-5, atol=1e-6)
 
 

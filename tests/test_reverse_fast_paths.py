@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import yuebing as yb
-from yuebing.rules.linalg import decompositions
+from yuebing.rules.linalg import cholesky_blocks, decompositions
 
 from .all_modes import check_all_modes
 
@@ -32,13 +32,13 @@ def _weighted_upper_cholesky(a):
 def split_calls(monkeypatch):
     """The orders ``_split_cholesky_vjp`` is called at."""
     orders = []
-    split = decompositions._split_cholesky_vjp
+    split = cholesky_blocks._split_cholesky_vjp
 
     def counted(low, g, dtrsm):
         orders.append(low.shape[0])
         return split(low, g, dtrsm)
 
-    monkeypatch.setattr(decompositions, "_split_cholesky_vjp", counted)
+    monkeypatch.setattr(cholesky_blocks, "_split_cholesky_vjp", counted)
     return orders
 
 
@@ -52,7 +52,7 @@ def test_cholesky_cotangent_split_in_blocks(f, n, split_calls):
     assert n in split_calls and any(order <= 64 for order in split_calls)
     low = np.linalg.cholesky(a)
     g = np.tril(np.random.default_rng(1).standard_normal((n, n)))
-    np.testing.assert_allclose(decompositions._real_cholesky_vjp(low, g),
+    np.testing.assert_allclose(cholesky_blocks.real_cholesky_vjp(low, g),
                                decompositions.lower_cholesky_cotangent(low, g), rtol=1e-10, atol=1e-12)
 
 

@@ -147,7 +147,7 @@ def test_programs_of_direct_rules_in_every_mode(f, x):
                          ids=["numpy", "numpy-upper", "scipy-lower", "scipy"])
 def test_cholesky_second_order_by_block_recursion(n, f, kwargs):
     """Above order 64 the Cholesky factor's second order follows the factorisation's block
-    recursion (``cholesky_second_order``): the HVP the cotangent map's forward transform gives,
+    recursion (``cholesky_blocks``): the HVP the cotangent map's forward transform gives,
     and central differences of the gradient (``check_second_order``)."""
     a = _spd(n, 4)
     s = packed(scalar_test_function(f, (a,), kwargs))

@@ -30,7 +30,6 @@ rules are their own formulas (``jvp``), written once too.
 """
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -38,6 +37,7 @@ import numpy as np
 from ..cases import Case, randc, randn
 from ..second_order import with_vjp
 from . import direct_second_order
+from .cholesky_blocks import real_cholesky_jvp, real_cholesky_vjp
 from .common import (as_diag, cotangent_entry, diag_vector, hermitian_from, hermitian_from_adjoint,
                      linalg_rule, mH, phase_turn, phase_turn_adjoint, real_diag, real_pivot, refuse)
 
@@ -73,147 +73,11 @@ def lower_cholesky_cotangent(low, g):
     return hermitian_from_adjoint(mH(low_inv) @ _phi(mH(low) @ g) @ low_inv, lower=True)
 
 
-_DENSE_CHOLESKY_VJP_SIZE = 64  # at most this order, one dense formula; above, split in two
-
-
-def _real_blas_dtrsm(low: np.ndarray, other: Any) -> Callable | None:
-    """BLAS's ``dtrsm`` when the factor ``low`` and ``other`` (a cotangent or a tangent) are real
-    float64 matrices of one shape, the kernels' case; None otherwise (or without SciPy)."""
-    if not (low.ndim == 2 and low.dtype == np.float64 and isinstance(other, np.ndarray)
-            and other.dtype == np.float64 and other.shape == low.shape):
-        return None
-    try:
-        from scipy.linalg.blas import dtrsm
-    except ImportError:
-        return None
-    return dtrsm
-
-
-def _real_cholesky_vjp(low: np.ndarray, g: Any) -> np.ndarray | None:
-    """``lower_cholesky_cotangent`` for one real float64 matrix by BLAS kernels, None if it does
-    not apply: ``_dense_cholesky_vjp`` up to order 64, ``_split_cholesky_vjp`` above."""
-    dtrsm = _real_blas_dtrsm(low, g)
-    return None if dtrsm is None else _split_cholesky_vjp(low, g, dtrsm)
-
-
-def _split_cholesky_vjp(low: np.ndarray, g: np.ndarray, dtrsm: Callable) -> np.ndarray:
-    """The cotangent of ``a``'s lower triangle by the Cholesky factorisation's own 2x2 block
-    recursion run backwards (Murray, "Differentiation of the Cholesky decomposition", 2016):
-    ``L11 = chol(A11)``, ``L21 = A21 L11^-T``, ``L22 = chol(A22 - L21 L21^T)``, so, from the last
-    step to the first, ``A22' = vjp(L22, G22)``, ``G21 -= (A22' + A22'^T) L21``,
-    ``A21' = G21 L11^-1``, ``G11 -= A21'^T L21``, ``A11' = vjp(L11, G11)``. About n^3 flops where
-    the dense formula takes 3 n^3: measured 2x faster at n = 128, 3.6x at n = 512."""
-    n = low.shape[0]
-    if n <= _DENSE_CHOLESKY_VJP_SIZE:
-        return _dense_cholesky_vjp(low, g)
-    k = n // 2
-    l11, l21 = low[:k, :k], low[k:, :k]
-    out = np.empty((n, n))
-    out[:k, k:] = 0.0
-    a22_bar = out[k:, k:] = _split_cholesky_vjp(low[k:, k:], g[k:, k:], dtrsm)
-    g21 = g[k:, :k] - (a22_bar + a22_bar.T) @ l21
-    a21_bar = out[k:, :k] = dtrsm(1.0, l11.T, g21.T, lower=0).T  # L11^T X^T = G21^T
-    out[:k, :k] = _split_cholesky_vjp(l11, g[:k, :k] - a21_bar.T @ l21, dtrsm)
-    return out
-
-
-def _dense_cholesky_vjp(low: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """``lower_cholesky_cotangent`` for one real float64 matrix with BLAS triangular kernels:
-    ``S = L^-T Phi(L^T G) L^-1`` as a triangular product and two triangular solves (3 n^3 flops
-    instead of 6 n^3 for an explicit inverse and three dense products), returned as
-    ``tril(S + S^T)`` with ``S``'s own diagonal.
-
-    BLAS wants Fortran order, and ``L.T`` and ``G.T`` are Fortran views of C-ordered ``L`` and
-    ``G``, so the work is done on transposes (no copies): ``M^T = G^T L``, then
-    ``Phi(M)^T = M^T * W`` (``W`` upper triangular with 0.5 on its diagonal), ``X^T`` from
-    ``L^T X^T = Phi^T`` and ``S^T`` from ``S^T L = X^T``."""
-    from scipy.linalg.blas import dtrmm, dtrsm  # there: _real_cholesky_vjp checked
-    up = low.T  # the upper factor U = L^T
-    weights = _halved_upper(low.shape[0])
-    m_t = dtrmm(1.0, up, g.T, side=1, lower=0, trans_a=1)  # G^T U^T = G^T L
-    np.multiply(m_t, weights, out=m_t)  # Phi(L^T G)^T
-    x_t = dtrsm(1.0, up, m_t, lower=0, overwrite_b=1)  # U X^T = Phi^T
-    s_t = dtrsm(1.0, up, x_t, side=1, lower=0, trans_a=1, overwrite_b=1)  # S^T U^T = X^T
-    out = s_t.T + s_t
-    np.multiply(out, weights.T, out=out)  # tril(S + S^T), S's diagonal
-    return out
-
-
-def _real_cholesky_jvp(low: np.ndarray, da: Any) -> np.ndarray | None:
-    """The tangent of the lower Cholesky factor ``L`` of one real float64 matrix along the
-    symmetric ``H`` whose lower triangle ``da`` holds (the triangle LAPACK read; the other one is
-    never read) by BLAS kernels, None if it does not apply: ``_dense_cholesky_jvp`` up to order
-    96, ``_split_cholesky_jvp`` above."""
-    dtrsm = _real_blas_dtrsm(low, da)
-    return None if dtrsm is None else _split_cholesky_jvp(low, da, dtrsm)
-
-
-_DENSE_CHOLESKY_JVP_SIZE = 96  # measured: the dense formula is faster at order 65, the split at 128
-
-
-def _split_cholesky_jvp(low: np.ndarray, h: np.ndarray, dtrsm: Callable) -> np.ndarray:
-    """The tangent of the lower Cholesky factor by the factorisation's own 2x2 block recursion
-    run forwards (Murray, "Differentiation of the Cholesky decomposition", 2016):
-    ``L11 = chol(A11)``, ``L21 = A21 L11^-T``, ``L22 = chol(A22 - L21 L21^T)``, so
-    ``dL11 = jvp(L11, H11)``, ``dL21 = (H21 - L21 dL11^T) L11^-T`` and
-    ``dL22 = jvp(L22, H22 - dL21 L21^T - L21 dL21^T)``. Each level costs two products and a
-    triangular solve of order n / 2 (5 (n/2)^3 flops), about 0.8 n^3 flops in all where the
-    dense formula takes 3 n^3 (the factorisation itself: n^3 / 3); measured 1.6x faster at
-    n = 128, 1.9x at n = 300. Only the lower triangle of ``h`` is read: the dense formula at the
-    leaves gets its diagonal block made symmetric (a quarter of the work of symmetrising ``h``:
-    ``hermitian_from`` of the whole tangent took a third as long as this recursion at n = 128)."""
-    n = low.shape[0]
-    if n <= _DENSE_CHOLESKY_JVP_SIZE:
-        return _dense_cholesky_jvp(low, _symmetric_from_lower(h))
-    k = n // 2
-    l11, l21 = low[:k, :k], low[k:, :k]
-    out = np.empty((n, n))
-    out[:k, k:] = 0.0
-    d11 = out[:k, :k] = _split_cholesky_jvp(l11, h[:k, :k], dtrsm)
-    r21 = h[k:, :k] - l21 @ d11.T
-    d21 = out[k:, :k] = dtrsm(1.0, l11.T, r21.T, lower=0, trans_a=1).T  # L11 dL21^T = R21^T
-    cross = d21 @ l21.T
-    out[k:, k:] = _split_cholesky_jvp(low[k:, k:], h[k:, k:] - cross - cross.T, dtrsm)
-    return out
-
-
-def _dense_cholesky_jvp(low: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """The tangent ``L Phi(L^-1 H L^-T)`` of the lower Cholesky factor ``L`` of one real float64
-    matrix along symmetric ``H``, by BLAS triangular kernels: two triangular solves and a
-    triangular product (3 n^3 flops, where an explicit inverse and three dense products cost
-    6 n^3).
-
-    As in ``_real_cholesky_vjp`` the work is on Fortran views of C-ordered arrays (``U = L^T``,
-    and ``H^T = H``): ``Y^T = H U^-1``, ``X = U^-T Y^T`` (symmetric: only its lower triangle is
-    read), ``Phi`` in C order, and ``dL^T = Phi^T U``, whose transpose is C-ordered ``dL``."""
-    from scipy.linalg.blas import dtrmm, dtrsm  # there: _real_cholesky_jvp checked
-    up = low.T  # the upper factor U = L^T
-    y_t = dtrsm(1.0, up, h.T, side=1, lower=0)  # Y^T U = H: Y = L^-1 H
-    x = dtrsm(1.0, up, y_t, lower=0, trans_a=1, overwrite_b=1)  # U^T X = Y^T: X = L^-1 H L^-T
-    phi = np.multiply(x, _halved_upper(low.shape[0]).T, order="C")  # Phi(X): lower triangle, half diagonal
-    return dtrmm(1.0, up, phi.T, side=1, lower=0).T  # (L Phi)^T = Phi^T U
-
-
-def _symmetric_from_lower(h: np.ndarray) -> np.ndarray:
-    """The real symmetric matrix whose lower triangle is ``h``'s (a new C-ordered array)."""
-    low = np.multiply(h, _halved_upper(h.shape[0]).T, order="C")  # tril(h) with a halved diagonal
-    return low + low.T
-
-
-@functools.lru_cache(maxsize=16)
-def _halved_upper(n: int) -> np.ndarray:
-    """Ones on and above the diagonal, 0.5 on it (Fortran order, read-only: shared)."""
-    weights = np.asfortranarray(np.triu(np.ones((n, n))))
-    weights[np.diag_indices(n)] = 0.5
-    weights.flags.writeable = False
-    return weights
-
-
 def cholesky_parts(a: np.ndarray, low: np.ndarray) -> tuple[Callable, Callable]:
     """jvp and vjp of the lower Cholesky factor ``low`` of the Hermitian matrix read from tril(a)."""
 
     def jvp(da: Any) -> Any:
-        fast = _real_cholesky_jvp(low, da)
+        fast = real_cholesky_jvp(low, da)
         if fast is not None:
             return fast
         h = hermitian_from(da, lower=True)
@@ -221,7 +85,7 @@ def cholesky_parts(a: np.ndarray, low: np.ndarray) -> tuple[Callable, Callable]:
         return low @ _phi(low_inv @ h @ mH(low_inv))
 
     def vjp(g: Any, need: tuple) -> tuple:
-        fast = _real_cholesky_vjp(low, g)
+        fast = real_cholesky_vjp(low, g)
         return (lower_cholesky_cotangent(low, g) if fast is None else fast,)
 
     return jvp, vjp
@@ -241,10 +105,10 @@ def _cholesky_vjp(g, y, a, upper=False):
 
 
 def _cholesky_blas_vjp(g, y, a, upper=False):
-    """``_cholesky_vjp`` for one real float64 matrix by ``_real_cholesky_vjp`` (measured 1.4x to
+    """``_cholesky_vjp`` for one real float64 matrix by ``cholesky_blocks.real_cholesky_vjp`` (measured 1.4x to
     7x faster, single-threaded, for n = 8 to 512); None where that does not apply."""
     low, g_low = (mH(y), mH(g)) if upper else (y, g)
-    ga = _real_cholesky_vjp(low, g_low)
+    ga = real_cholesky_vjp(low, g_low)
     return None if ga is None else ((mH(ga) if upper else ga), None)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...tangents import NoRData, NoTangent
-from .cholesky_second_order import cholesky_cotangent_and_tangent
+from .cholesky_blocks import cholesky_cotangent_and_tangent, real_cholesky_jvp
 from .common import cotangent_entry
 
 sla: Any = None  # scipy.linalg and its kernels, imported by _have_scipy the first time a rule runs
@@ -157,12 +157,9 @@ _BLOCKED_CHOLESKY_ORDER = 64
 
 def _blocked_cholesky_lower(low: np.ndarray, da: np.ndarray) -> tuple:
     """``_cholesky_lower`` by block recursions: the factor's tangent as ``np.linalg.cholesky``'s
-    forward rule computes it (``decompositions._real_cholesky_jvp``), the cotangent and its
-    tangent by ``cholesky_second_order``."""
-    from .decompositions import _real_cholesky_jvp  # (decompositions imports this module)
-
+    forward rule computes it, the cotangent and its tangent together (``cholesky_blocks``)."""
     n = low.shape[0]
-    d_low = _real_cholesky_jvp(low, da)
+    d_low = real_cholesky_jvp(low, da)
 
     def pullback(g: Any, g_d: Any) -> tuple:
         g, g_d = _cotangent(g, low), _cotangent(g_d, low)
