@@ -315,7 +315,21 @@ def vectorizes_a_closure(y):
     return np.sum(square(y) * y) + square(y[1]) * y[2]
 
 
-@pytest.mark.parametrize("g", [partial_of_a_global, partials_of_closures, vectorizes_a_closure],
+def vectorizes_two_arguments(y):
+    """Several arguments (made inside, a closure; and made outside), excluded= and a signature:
+    the covered-code definitions every mode runs (they were refused in third order)."""
+    s = y[2]
+    scaled = np.vectorize(lambda a, b: a * b * a * s)
+    with_table = np.vectorize(lambda a, table: a * table[0] + table[1] * a * a, excluded={1})
+    rows = np.vectorize(lambda r: np.sum(r ** 3) * s, signature="(n)->()")
+    return np.sum(scaled(y, y[::-1])) + np.sum(_OUTSIDE(y, y[0])) + np.sum(with_table(y, [y[1], 2.0])) \
+        + np.sum(rows(np.stack([y, y * y])))
+
+
+_OUTSIDE = np.vectorize(lambda a, b: np.sin(a) * b ** 2)
+
+
+@pytest.mark.parametrize("g", [partial_of_a_global, partials_of_closures, vectorizes_a_closure, vectorizes_two_arguments],
                          ids=lambda g: g.__name__)
 def test_hessian_through_grad_of_partials_and_vectorized_closures(g):
     check_hessian(lambda y: np.sum(yb.grad(g)(y) ** 2), X, rtol=1e-5, atol=1e-5)

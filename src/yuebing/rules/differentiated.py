@@ -22,7 +22,9 @@ def vectorized_call_of(pyfunc: Callable, excluded: frozenset, otypes: Any, *args
     broadcast together, and ``pyfunc`` called on each position's elements."""
     varying = [i for i in range(len(args)) if i not in excluded]
     names = [k for k in kwargs if k not in excluded]
-    arrays = np.broadcast_arrays(*[np.asarray(args[i]) for i in varying], *[np.asarray(kwargs[k]) for k in names])
+    inputs = [np.asarray(args[i]) for i in varying] + [np.asarray(kwargs[k]) for k in names]
+    shape = np.broadcast_shapes(*[np.shape(a) for a in inputs])  # (not broadcast_arrays: third order follows these)
+    arrays = [np.broadcast_to(a, shape) for a in inputs]
     columns = [a.ravel().tolist() for a in arrays]
     values = []
     for j in range(arrays[0].size):

@@ -11,7 +11,9 @@ what ``jvp_rule`` makes of it.
 
 ``np.vectorize(f)`` made there has the tangent ``(VECTORIZED, f, f_t)``; a call of it on one
 array is a short definition looping ``_jvp(f, f_t, v, v_t)`` over the elements (so ``f`` may be
-a closure over the function's variables), differentiated like user code.
+a closure over the function's variables), differentiated like user code. A call with several
+arguments, keywords, ``excluded`` ones or a signature (of such an object, or of one made outside,
+whose ``f`` is a constant) is ``_jvp`` of the covered-code definition every mode runs.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import primitives as P
+from ..rules.numpy_vectorize import call_definition
 from ..tangents import NoTangent
 from .plain_forward import TANGENT_KEYWORD, jvp_call
 from . import plain_closures
@@ -66,22 +69,40 @@ def partial_call(call: _Call) -> Any:
                        {k: a for k, (a, _) in call.keyword_slots.items()})
         return value, c.call(_MKTUPLE, [c.add(_constant(VECTORIZED)), *call.arg_slots[0]])
     if type(call.f) is np.vectorize and marked and tangent[0] is VECTORIZED:
-        return _vectorized(call)
+        c = call.composition
+        f, f_t = (c.call(_GETITEM, [1, c.add(_constant(k))]) for k in (1, 2))
+        return _vectorized(call, f, f_t)
+    if type(call.f) is np.vectorize and not _on_one_array(call.f, call):
+        # made outside the function under yb.grad: its pyfunc is a constant, as it was made
+        c = call.composition
+        return _vectorized(call, c.add(_constant(call.f.pyfunc)), c.add(_constant(NoTangent)))
     return None
 
 
-def _vectorized(call: _Call) -> int:
-    """A vectorized closure called on one array (no ``signature``, no ``excluded``)."""
-    vectorized = call.f
-    if len(call.arg_slots) != 1 or call.keyword_slots or vectorized.signature is not None or vectorized.excluded:
-        raise _refusal("np.vectorize of a closure over its variables called with more than one array, keywords, "
-                       "signature= or excluded=", "loop over the elements: [f(v) for v in x]")
+def _on_one_array(vectorized: np.vectorize, call: _Call) -> bool:
+    return len(call.arg_slots) == 1 and not call.keyword_slots and vectorized.signature is None \
+        and not vectorized.excluded
+
+
+def _vectorized(call: _Call, f: int, f_t: int) -> int:
+    """A vectorized function ``f`` (with tangent ``f_t``) called: on one array, the loop
+    ``VECTORIZED_CALL``; with several arguments, keywords, ``excluded`` ones or a signature,
+    ``_jvp`` of the definition every other mode runs (``numpy_vectorize.call_definition``), whose
+    rule follows it like user code."""
+    if _on_one_array(call.f, call):
+        return _run_definition(call, VECTORIZED_CALL, [0, f, f_t, *call.arg_slots[0]])
     c = call.composition
-
-    def item(k: int) -> int:
-        return c.call(_GETITEM, [1, c.add(_constant(k))])
-
-    return _run_definition(call, VECTORIZED_CALL, [0, item(1), item(2), *call.arg_slots[0]])
+    definition, constants = call_definition(call.f)
+    no_tangent = c.add(_constant(NoTangent))
+    slots = [c.add(_constant(definition)), no_tangent, f, f_t]
+    for value in constants:
+        slots += [c.add(_constant(value)), no_tangent]
+    for a, t in call.arg_slots:
+        slots += [a, t]
+    given = {}
+    for name, (a, t) in call.keyword_slots.items():
+        given[name], given[TANGENT_KEYWORD + name] = a, t
+    return c.call(_function(jvp_call), slots, given)
 
 
 def _make(call: _Call) -> tuple[int, int]:
