@@ -73,7 +73,7 @@ def test_iterating_a_generator_expression_materialises_it():
 
 
 def test_iterating_iter_of_a_list_follows_the_list():
-    """``iter(x)`` is ``list(x)`` under differentiation (rules/iteration.py)."""
+    """``iter(x)`` walks ``x`` under differentiation (rules/iteration.py)."""
     assert yb.grad(iterates_map_object)([1.0, 2.0]) == [1.0, 1.0]
 
 

@@ -326,6 +326,45 @@ class PlainManager:
         return self.exit(self.manager, kind, error, traceback)
 
 
+class SequenceIterator:
+    """``iter(x)`` of a list, tuple, string, array, range, dict or set under differentiation: a
+    position in ``x`` (a list's own object, so items appended meanwhile are reached, as by a
+    ``list_iterator``; a snapshot of a dict's keys or a set), advanced by everything that
+    iterates it: a ``for`` loop, ``next`` in its body, ``zip(it, it)``. Its methods are
+    differentiated as Python code; ``advance`` steps without raising ``StopIteration``."""
+
+    __yuebing_lazy_generator__ = True
+
+    def __init__(self, iterable: Any) -> None:
+        sequence = isinstance(iterable, (list, tuple, str, range)) or type(iterable).__name__ == "ndarray"
+        self.items = iterable if sequence else list(iterable)
+        self.position = 0
+
+    def __iter__(self) -> SequenceIterator:
+        return self
+
+    def advance(self) -> tuple:
+        """``(True, item)``, or ``(False, None)`` at the end (which stays the end)."""
+        if self.position < len(self.items):
+            item = self.items[self.position]
+            self.position += 1
+            return True, item
+        self.position = len(self.items) + 1  # exhausted: a list_iterator sees no later append
+        return False, None
+
+    def rest(self) -> list:
+        """The items not taken yet (the iterator is then exhausted)."""
+        items = list(self.items[self.position:]) if self.position < len(self.items) else []
+        self.position = len(self.items) + 1
+        return items
+
+    def __next__(self) -> Any:
+        more, item = self.advance()
+        if more:
+            return item
+        raise StopIteration
+
+
 class LazySequence:
     """What a ``for`` loop walks over a ``Generator``: the items fetched so far, one more fetched
     (``fetch``) each time the loop's index reaches the end, so the generator runs no further than
@@ -337,7 +376,8 @@ class LazySequence:
 
     def fetch(self, k: int) -> None:
         if k == len(self.items):
-            more, value = self.generator.resume(None, None)
+            source = self.generator
+            more, value = source.resume(None, None) if type(source) is Generator else source.advance()
             if more:
                 self.items.append(value)
 

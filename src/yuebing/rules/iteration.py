@@ -4,11 +4,13 @@
 ``repeat``), ``iter``/``next`` over sequences, and loops over instances of user classes with
 ``__iter__``/``__next__`` (``iterate_to_list``, called by the loops' ``as_sequence`` rules).
 
-Under differentiation these are evaluated eagerly, as generator functions and comprehensions are:
-an iterator becomes the list of what it would yield, and ``next`` takes the list's first element
-(``iter(x)`` is ``list(x)``, so ``next`` never changes ``x`` itself). Values, order and derivatives
-are those of the plain call; an infinite iterator (``itertools.count``, ``cycle``, ``repeat``
-without a count) cannot be evaluated eagerly and is refused by having no rule.
+Under differentiation the itertools are evaluated eagerly: an iterator they make becomes the
+list of what it would yield (``islice`` steps its argument only as far as it needs). ``iter(x)``
+is a ``SequenceIterator`` (``ir/generators.py``): a position in ``x`` that ``next``, ``for``
+loops, ``zip`` and ``islice`` advance in turn, as they advance Python's iterator. Values, order
+and derivatives are those of the plain call; an infinite iterator (``itertools.count``,
+``cycle``, ``repeat`` without a count) cannot be evaluated eagerly and is refused by having no
+rule.
 Index patterns (which elements go together) are computed by ``itertools`` itself on ``range``s:
 integers, with no derivative.
 """
@@ -21,7 +23,7 @@ import math
 import types
 from typing import Any, Callable
 
-from ..ir.generators import Generator, drain, endless, is_lazy
+from ..ir.generators import Generator, SequenceIterator, drain, endless, is_lazy
 from ..ir.primitives import EAGER_ITEMS_LIMIT, python_iterable
 from .cases import Case, randn
 from .declare import nondifferentiable
@@ -46,12 +48,14 @@ nondifferentiable(_combination_indices, _permutation_indices, _product_indices)
 def iterate_to_list(iterable: Any) -> list:
     """``list(iterable)`` for a user class's iterator protocol, written out so that its
     ``__iter__`` and ``__next__`` are differentiated as user code (an ``iter(...)`` of a sequence
-    inside them is a list under differentiation: rules/iteration.py)."""
+    inside them is a ``SequenceIterator``, listed without stepping it)."""
     if type(iterable) is Generator:  # a generator made lazy (frontend/generators.py)
         return drain(iterable)
     iterator = type(iterable).__iter__(iterable)
     if type(iterator) is list:
         return iterator
+    if type(iterator) is SequenceIterator:  # iter(x) of a sequence: what is left of x
+        return iterator.rest()
     items = []
     advance = type(iterator).__next__
     while True:
@@ -93,6 +97,9 @@ def listing_user_iterators(fn: Any, args: list) -> Callable | None:
 
 
 def _listed_call(fn: Callable, positions: tuple) -> Callable:
+    if fn is zip or fn is map:
+        return _listed_in_step(fn, positions)
+
     def call(*args, **kwargs):
         args = list(args)
         for i in positions:
@@ -100,6 +107,49 @@ def _listed_call(fn: Callable, positions: tuple) -> Callable:
         return fn(*args, **kwargs)
 
     return call
+
+
+def _listed_in_step(fn: Callable, positions: tuple) -> Callable:
+    """``zip``/``map`` over iterators: one item of each in turn, as many rows as the shortest
+    argument has, so that one iterator given twice (``zip(it, it)``, ``zip(*[it] * 2)``) deals
+    its items out in pairs as in Python, and an iterator beside a shorter list is advanced no
+    further than the rows taken."""
+    def call(*args, **kwargs):
+        args = list(args)
+        first = 1 if fn is map else 0
+        iterators = {i: args[i] if type(args[i]) is Generator else type(args[i]).__iter__(args[i]) for i in positions}
+        sized = [len(args[i]) for i in range(first, len(args)) if i not in iterators and hasattr(args[i], "__len__")]
+        rows = min(sized) if sized else EAGER_ITEMS_LIMIT + 1
+        lists = {i: [] for i in positions}
+        taken = 0
+        while taken < rows:
+            for i in positions:
+                more, value = _advance(iterators[i])
+                if not more:
+                    rows = 0
+                    break
+                lists[i].append(value)
+            else:
+                taken += 1
+                if taken > EAGER_ITEMS_LIMIT:
+                    raise RuntimeError(_endless(args[positions[0]], type(iterators[positions[0]]).__next__))
+        for i in positions:
+            args[i] = lists[i][:taken]
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def _advance(iterator: Any) -> tuple:
+    """``(True, item)`` from one step of ``iterator``, ``(False, None)`` once it is exhausted."""
+    if type(iterator) is Generator:
+        return iterator.resume(None, None)
+    if type(iterator) is SequenceIterator:
+        return iterator.advance()
+    try:
+        return True, type(iterator).__next__(iterator)
+    except StopIteration:
+        return False, None
 
 
 def _endless(iterable: Any, advance: Callable) -> str:
@@ -176,19 +226,19 @@ def _starmap(function: Callable, iterable: Any) -> list:
 
 
 def _islice(iterable: Any, *bounds: Any) -> list:
-    if type(iterable) is not Generator:
+    if type(iterable) is not Generator and type(iterable) is not SequenceIterator:
         return list(iterable)[slice(*bounds)]
     return _islice_lazy(iterable, slice(*bounds))
 
 
-def _islice_lazy(generator: Generator, bounds: slice) -> list:
-    """``islice`` of a lazy generator: it is stepped only as far as the slice's stop (an endless
-    one can be sliced), as ``itertools.islice`` does."""
+def _islice_lazy(generator: Any, bounds: slice) -> list:
+    """``islice`` of a lazy generator or an iterator: it is stepped only as far as the slice's
+    stop (an endless one can be sliced, the rest stays for later), as ``itertools.islice`` does."""
     start, stop, step = bounds.start or 0, bounds.stop, bounds.step or 1
     items = []
     i = 0
     while stop is None or i < stop:
-        more, value = generator.step(None)
+        more, value = _advance(generator)
         if not more:
             break
         if i >= start and (i - start) % step == 0:
@@ -209,8 +259,27 @@ def _repeat(value: Any, times: int) -> list:
     return [value for _ in range(times)]
 
 
-def _iter(iterable: Any) -> list:
-    return list(iterable)
+def _iter(iterable: Any, *sentinel: Any) -> Any:
+    """``iter(x)``: an iterator as Python's, shared by everything that advances it (a ``for`` loop
+    and a ``next`` in its body, ``zip(it, it)``, a second loop resuming where a ``break`` left
+    the first), made as a lazy generator over ``x`` (``ir/generators.py``), which every consumer
+    steps one item at a time. An iterator (a generator, a user class's ``__iter__``) is asked
+    for its own, as Python asks it; ``iter(f, sentinel)`` calls ``f`` until it returns ``sentinel``."""
+    if sentinel:
+        return _call_until(iterable, sentinel[0])
+    if type(iterable) is Generator:
+        return iterable
+    if python_iterable(iterable):
+        return type(iterable).__iter__(iterable)
+    return SequenceIterator(iterable)
+
+
+def _call_until(function: Callable, sentinel: Any) -> Any:
+    while True:
+        value = function()
+        if value == sentinel:
+            return
+        yield value
 
 
 def _has_python_next(iterator: Any) -> bool:
@@ -221,6 +290,13 @@ nondifferentiable(_has_python_next, python_iterable, is_lazy)
 
 
 def _next(iterator: Any, *default: Any) -> Any:
+    if type(iterator) is SequenceIterator:  # iter(x) of a sequence: stepped without StopIteration
+        more, item = iterator.advance()
+        if more:
+            return item
+        if default:
+            return default[0]
+        raise StopIteration
     if type(iterator) is not list:
         if _has_python_next(iterator):  # a user iterator, or a generator made lazy (ir/generators.py)
             if not default:
