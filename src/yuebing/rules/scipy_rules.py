@@ -40,6 +40,7 @@ from .linalg import (add, carries_gradient, cholesky_parts, conj, det_parts, fit
                      linalg_rule, lower_cholesky_cotangent, mH, mT, refuse, upper_cholesky_parts)
 from .linalg import direct_second_order
 from .linalg.cholesky_blocks import real_cholesky_vjp
+from .linalg.triangular_blas import triangle_times, triangular_solve
 from .linalg.determinants_norms import _det_vjp as _numpy_det_vjp
 from .second_order import defined_by, with_vjp
 from .util import accumulate, is_differentiable, out_cotangent, output, tangent
@@ -161,27 +162,19 @@ def _real_solve_triangular_jvp(a: np.ndarray, x: np.ndarray, da: Any, db: Any, c
                                unit: bool) -> Any:
     """``dx = op(T)^-1 (db - op(part(da)) x)`` for a real float64 ``a`` and tangents, by BLAS's
     triangular product (it reads the triangle itself: no ``tril`` copy) and LAPACK's ``dtrtrs``
-    without SciPy's wrapper, on Fortran views of the C-ordered arrays (``m.T``, ``m^T`` to
-    Fortran; its lower triangle is ``m``'s upper one); None where that does not apply (then the
-    general formula runs). The tangent of gp_lml's solve (n = 128, a vector ``b``): 118 -> 39 us,
-    same process."""
+    without SciPy's wrapper (``linalg/triangular_blas.py``); None where that does not apply (then
+    the general formula runs). The tangent of gp_lml's solve (n = 128, a vector ``b``): 118 ->
+    39 us, same process."""
     if not (a.ndim == 2 and a.dtype == np.float64 and x.dtype == np.float64 and x.ndim in (1, 2)
             and _real_tangent(da, a.shape) and _real_tangent(db, x.shape) and (da is not None or db is not None)):
         return None
-    from scipy.linalg.blas import dtrmm
-    from scipy.linalg.lapack import dtrtrs
-
     vector = x.ndim == 1
     rhs = None if db is None else (db[:, None] if vector else db)
-    if da is not None:  # op(T) is T^T of the Fortran view when code == 0
-        x2 = x[:, None] if vector else x
-        term = dtrmm(-1.0, da.T, x2, lower=int(not lower), trans_a=int(code == 0), diag=int(unit))
-        if unit:  # BLAS's unit diagonal is part of the product; da's diagonal is not read (zero)
-            term += x2
+    if da is not None:
+        term = triangle_times(da, x[:, None] if vector else x, code, lower, unit, alpha=-1.0)
         rhs = term if rhs is None else np.add(term, rhs, out=term)
-    dx, info = dtrtrs(a.T, rhs, lower=int(not lower), trans=int(code == 0), unitdiag=int(unit),
-                      overwrite_b=int(da is not None))
-    if info != 0:
+    dx = triangular_solve(a, rhs, code, lower, unit, overwrite=da is not None)
+    if dx is None:
         return None
     return dx[:, 0] if vector else dx
 

@@ -26,6 +26,7 @@ import numpy as np
 from ...tangents import NoRData, NoTangent
 from .cholesky_blocks import cholesky_cotangent_and_tangent, real_cholesky_jvp
 from .common import cotangent_entry
+from .triangular_blas import negated_read_mask, triangle_times, triangular_solve
 
 sla: Any = None  # scipy.linalg and its kernels, imported by _have_scipy the first time a rule runs
 dtrmm = dtrsm = dgetrf = dgetrs = None
@@ -230,11 +231,6 @@ def _padded(cotangents: tuple, n: int) -> tuple:
 _TRANS_CODES = {0: 0, "N": 0, 1: 1, "T": 1, 2: 1, "C": 1}  # real: op(T) = T or T^T
 
 
-def _read_part(da: np.ndarray, lower: bool, unit: bool) -> np.ndarray:
-    """The entries of ``da`` a triangular solver reads."""
-    return np.tril(da, -1 if unit else 0) if lower else np.triu(da, 1 if unit else 0)
-
-
 def _solve_triangular_parts(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
                             check_finite=True) -> tuple:
     return a, b, trans, lower, unit_diagonal, check_finite
@@ -245,7 +241,8 @@ def scipy_solve_triangular(xs: tuple, x_ds: tuple) -> Direct | None:
 
     ``dx = op(T)^-1 (db - op(dT) x)``; cotangents ``gb = op(T)^-T g``, ``ga = -part(op'(gb x^T))``
     (``op'`` transposes when ``op`` does); their tangents ``dgb = op(T)^-T (dg - op(dT)^T gb)``,
-    ``dga = -part(op'(dgb x^T + gb dx^T))``."""
+    ``dga = -part(op'(dgb x^T + gb dx^T))``. Products with the triangle and solves by BLAS and
+    LAPACK straight (``triangular_blas``), the two outer products of ``dga`` as one."""
     if not _have_scipy() or not 2 <= len(xs) <= 7:
         return None
     a, b, trans, lower, unit, check_finite = _solve_triangular_parts(*xs)
@@ -255,33 +252,35 @@ def scipy_solve_triangular(xs: tuple, x_ds: tuple) -> Direct | None:
     da, db = _tangent(x_ds[0], a), _tangent(x_ds[1], b)
     if da is False or db is False:
         return None
-    options = dict(lower=lower, unit_diagonal=unit, check_finite=False)
     x = sla.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit, check_finite=check_finite)
     vector = b.ndim == 1
     x2 = x[:, None] if vector else x
-    d_read = None if da is None else _read_part(da, lower, unit)
     rhs = None if db is None else (db[:, None] if vector else db)
-    if d_read is not None:
-        term = (d_read.T if code else d_read) @ x2
-        rhs = -term if rhs is None else rhs - term
-    dx2 = np.zeros(x2.shape) if rhs is None else sla.solve_triangular(a, rhs, trans=code, **options)
+    if da is not None:
+        term = triangle_times(da, x2, code, lower, unit, alpha=-1.0)
+        rhs = term if rhs is None else np.add(term, rhs, out=term)
+    dx2 = np.zeros(x2.shape) if rhs is None else triangular_solve(a, rhs, code, lower, unit)
+    if dx2 is None:
+        return None
+    minus_part = negated_read_mask(a.shape[0], lower, unit)
 
-    def outer(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        m = u @ v.T
-        return -_read_part(m.T if code else m, lower, unit)
+    def outer(us: tuple, vs: tuple) -> np.ndarray:
+        """``-part(op'(sum of u v^T))``: one product of the stacked columns."""
+        u, v = (np.concatenate(us, axis=1), np.concatenate(vs, axis=1)) if len(us) > 1 else (us[0], vs[0])
+        return np.multiply(v @ u.T if code else u @ v.T, minus_part)
 
     def pullback(g: Any, g_d: Any) -> tuple:
         g, g_d = _cotangent(g, x), _cotangent(g_d, x)
         if g is None and g_d is None:
             return (None,) * len(xs), (None,) * len(xs)
         g2 = np.zeros(x2.shape) if g is None else (g[:, None] if vector else g)
-        gb = sla.solve_triangular(a, g2, trans=1 - code, **options)
+        gb = triangular_solve(a, g2, 1 - code, lower, unit)
         rhs = None if g_d is None else (g_d[:, None] if vector else g_d)
-        if d_read is not None:
-            term = (d_read if code else d_read.T) @ gb
-            rhs = -term if rhs is None else rhs - term
-        dgb = np.zeros(gb.shape) if rhs is None else sla.solve_triangular(a, rhs, trans=1 - code, **options)
-        ga, dga = outer(gb, x2), outer(dgb, x2) + outer(gb, dx2)
+        if da is not None:
+            term = triangle_times(da, gb, 1 - code, lower, unit, alpha=-1.0)
+            rhs = term if rhs is None else np.add(term, rhs, out=term)
+        dgb = np.zeros(gb.shape) if rhs is None else triangular_solve(a, rhs, 1 - code, lower, unit)
+        ga, dga = outer((gb,), (x2,)), outer((dgb, gb), (x2, dx2))
         if vector:
             gb, dgb = gb[:, 0], dgb[:, 0]
         return _padded(((ga, gb), (dga, dgb)), len(xs))
