@@ -24,7 +24,7 @@ from ..transform.lifting import _fresh_output, _output_cotangents
 from ..rules import outside_state
 from ..transform.second_order import _dual_closure_tangent, call_rrule2
 from ..transform.third_order import _Call, _constant, _function, _python_function, _zero_tangent_of
-from ..transform import plain_keys, plain_objects, plain_partials, plain_sets  # noqa: F401 - hooks of third order
+from ..transform import plain_generators, plain_keys, plain_objects, plain_partials, plain_sets  # noqa: F401 - hooks of third order
 from .common import normalise_argnums, scalar_seed, split_aux
 from .composed_second_order import captured_tangents, captures_derivatives
 from .reverse import grad, seed_output, value_and_grad

@@ -38,6 +38,15 @@ def vectorized_call_of(pyfunc: Callable, excluded: frozenset, otypes: Any, *args
     return np.asarray(values, dtype=otypes[0] if otypes else None).reshape(arrays[0].shape)
 
 
+def drained(items: Any) -> list:
+    """The items of an iterable read to its end, as a list (third order drains a lazy generator
+    with it before a builtin that would: ``transform/plain_generators.py``)."""
+    out = []
+    for item in items:
+        out.append(item)
+    return out
+
+
 def zeros_for_ints(t: Any) -> Any:
     """A list's tangent with its ints' ``NoTangent`` as 0.0 (differentiated like user code)."""
     if type(t) is list or type(t) is tuple:
