@@ -366,3 +366,26 @@ def _global_squared(x):
 def test_names_reassigned_from_themselves_keep_derivatives(f):
     from .modes import check_every_mode
     check_every_mode(f, np.array([-0.63, -0.99, 1.43]))
+
+
+# --------------------------------------------------------------------------------------------
+# np.sin/np.cos of a float that overflowed to inf is nan in NumPy; the float fast paths' partials
+# used math.cos, which raises ValueError there: jvp, hvp and hessian crashed where the plain call
+# returns nan (the fuzzer's seed 30485). Now nan, as NumPy gives.
+# --------------------------------------------------------------------------------------------
+
+def _overflowed_sin_cos(x):
+    v = x * 1e308 * 10.0
+    return np.sin(v) + np.cos(v) + x
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp", "hessian", "jacobian_fwd"])
+def test_sin_cos_of_inf_give_nan_derivatives(mode):
+    with np.errstate(all="ignore"):
+        assert np.isnan(_overflowed_sin_cos(2.0))
+        got = {"grad": lambda: yb.grad(_overflowed_sin_cos)(2.0),
+               "jvp": lambda: yb.jvp(_overflowed_sin_cos, (2.0,), (1.0,))[1],
+               "hvp": lambda: yb.hvp(_overflowed_sin_cos, (2.0,), (1.0,))[1][0],
+               "hessian": lambda: yb.hessian(_overflowed_sin_cos)(2.0),
+               "jacobian_fwd": lambda: yb.jacobian(_overflowed_sin_cos, mode="fwd")(2.0)}[mode]()
+    assert np.isnan(got)

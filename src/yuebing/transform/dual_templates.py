@@ -301,12 +301,18 @@ def _unary_template(gen: Any, s: ir.Call) -> DualTemplate | None:
                           _nz("_gd", "_gd * _p") + " + " + _nz("_g and _xd", f"_g * ({second}) * _xd")),))
 
 
+def _finite(derivative: str, module: Any) -> str:
+    """NumPy's sin and cos of inf are nan, where math's raise (as the primal call does)."""
+    return derivative if module is math else f"({derivative} if _math.isfinite(X) else _math.nan)"
+
+
 # f(X) = T: the first and second derivatives as expressions of X and T
 _UNARY: dict = {}
 for _module in ("math", "np"):
     _m = math if _module == "math" else np
     _UNARY.update({
-        _m.sin: ("_math.cos(X)", "-_math.sin(X)"), _m.cos: ("-_math.sin(X)", "-_math.cos(X)"),
+        _m.sin: (_finite("_math.cos(X)", _m), _finite("-_math.sin(X)", _m)),
+        _m.cos: (_finite("-_math.sin(X)", _m), _finite("-_math.cos(X)", _m)),
         _m.exp: ("T", "T"), _m.log: ("_sdiv(1.0, X)", "_sdiv(-1.0, X * X)"),
         _m.sqrt: ("_sdiv(0.5, T)", "_sdiv(-0.25, T * T * T)"),
         _m.tanh: ("1.0 - T * T", "-2.0 * T * (1.0 - T * T)"),

@@ -61,7 +61,9 @@ _UNARY: dict[Any, Callable[[str, str], str]] = {
     math.sin: lambda x, t: f"_math.cos({x})", math.cos: lambda x, t: f"-_math.sin({x})",
     math.exp: lambda x, t: t, math.log: lambda x, t: f"(1.0 / {x} if {x} else _over0(1.0, {x}))",
     math.sqrt: lambda x, t: f"(0.5 / {t} if {t} else _over0(0.5, {t}))", math.tanh: lambda x, t: f"1.0 - {t} * {t}",
-    np.sin: lambda x, t: f"_math.cos({x})", np.cos: lambda x, t: f"-_math.sin({x})",
+    # (NumPy's sin of inf is nan, where math's raises: so are the derivatives)
+    np.sin: lambda x, t: f"(_math.cos({x}) if _math.isfinite({x}) else _math.nan)",
+    np.cos: lambda x, t: f"(-_math.sin({x}) if _math.isfinite({x}) else _math.nan)",
     np.exp: lambda x, t: t, np.log: lambda x, t: f"(1.0 / {x} if {x} else _over0(1.0, {x}))",
     np.sqrt: lambda x, t: f"(0.5 / {t} if {t} else _over0(0.5, {t}))", np.tanh: lambda x, t: f"1.0 - {t} * {t}",
 }
