@@ -226,6 +226,11 @@ class FloatBlock:
         if self.residuals:
             lines.append(f"{residuals} = _pop()")
         adjoint: dict[str, str] = {}
+        # an operation's adjoint takes its name, when first assigned, from the adjoints already
+        # read for the last time, so each float dies when its name is next assigned (hundreds
+        # alive till the function returns overflow CPython's float free list, and each then costs
+        # an allocator call to make and to free); the results' adjoints keep names of their own
+        free: list[str] = []
         for var, local in self.final.items():  # the incoming cotangents of the block's results
             g = adjoint[local] = fresh("g")
             incoming = fresh("gi")
@@ -242,16 +247,19 @@ class FloatBlock:
                 body.append(f"{adjoint[target]} += {expr}")
                 strong.append(f"{adjoint[target]} += {safe}")
             else:
-                a = adjoint[target] = fresh("g")
+                a = adjoint[target] = free.pop() if free else fresh("g")
                 body.append(f"{a} = {expr}")
                 strong.append(f"{a} = {safe}")
 
+        results = set(self.final.values())
         for local, f, operands in reversed(self.ops):
             g = adjoint.get(local)
             if g is None:
                 continue  # its value reaches nothing differentiable
             for target, expr in _adjoints(f, operands, g):
                 add(target, expr, g)
+            if local not in results and local not in self.inputs:
+                free.append(g)  # read for the last time (the operations are in reverse order)
         if self.residuals:  # products, quotients and powers of floats can raise
             lines += ["for _k in range(2):", "    try:"] + ["        " + b for b in body] + [
                 "        break",
