@@ -389,3 +389,29 @@ def test_sin_cos_of_inf_give_nan_derivatives(mode):
                "hessian": lambda: yb.hessian(_overflowed_sin_cos)(2.0),
                "jacobian_fwd": lambda: yb.jacobian(_overflowed_sin_cos, mode="fwd")(2.0)}[mode]()
     assert np.isnan(got)
+
+
+# --------------------------------------------------------------------------------------------
+# A dict's values or items handed on as a view (``vals = d.values()`` then ``for v in vals``, or
+# the iterable of a generator expression run lazily) were refused with NotASequenceError; they
+# are walked as list(view) is, each value with its derivative.
+# --------------------------------------------------------------------------------------------
+
+def _values_in_generator(x):
+    d = {"a": x[0], "b": x[1] * x[2]}
+    return sum(v * v for v in d.values())
+
+
+def _items_held_in_variable(x):
+    d = {"a": x[:2], "b": np.sin(x[1:])}
+    pairs = d.items()
+    total = 0.0
+    for key, value in pairs:
+        total += np.sum(value ** 2) * (2.0 if key == "a" else 1.0)
+    return total
+
+
+@pytest.mark.parametrize("f", [_values_in_generator, _items_held_in_variable], ids=lambda f: f.__name__)
+def test_dict_views_handed_on_keep_derivatives(f):
+    from .modes import check_every_mode
+    check_every_mode(f, np.array([0.3, -0.8, 1.1]))

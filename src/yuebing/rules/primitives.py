@@ -149,10 +149,14 @@ def _identity_rrule(x: CoDual, *rest: CoDual) -> tuple[CoDual, Callable]:
     return x, lambda dy: (NoRData, dy) + (NoRData,) * len(rest)
 
 
+_DICT_VIEWS = (type({}.values()), type({}.items()))
+
+
 def _walks_set(x: Any) -> bool:
     """A set (of floats: its elements carry tangents) or a set's tangent (second order's tangent
-    call): walked as ``list(x)`` is, each element with its tangent (rules/containers/sets.py)."""
-    return isinstance(x, (set, frozenset)) or type(x) is SetTangent
+    call), or a dict's values or items handed on as a view (a generator expression's iterable):
+    walked as ``list(x)`` is, each element with its tangent (rules/containers/)."""
+    return isinstance(x, (set, frozenset, *_DICT_VIEWS)) or type(x) is SetTangent
 
 
 def _as_sequence_rrule(x: CoDual) -> tuple[CoDual, Callable]:
