@@ -781,8 +781,8 @@ def normalise(fn: types.FunctionType) -> ir.Function:
     node, filename = function_node(fn)
     found = Census(node)  # one walk: the passes below that have nothing to do are skipped
     node, found, helper_names = rename_helper_names(fn, node, found)  # (a user's _yb_x: the rewrites write such names)
-    outside_generators = cleanup_generators_called(fn, node)  # (closed where dropped: generator_closing.py)
-    called = called_generator_definitions(fn, node)  # (their eager copies: generator_eagerness.py)
+    outside_generators = cleanup_generators_called(fn, node, found)  # (closed where dropped: generator_closing.py)
+    called = called_generator_definitions(fn, node, found)  # (their eager copies: generator_eagerness.py)
     if found.may_be_rewritten(node) or outside_generators or called:
         rewritten = desugar(node, filename, outside_generators, called, shadowed_builtins(fn))
         if rewritten is not node:
