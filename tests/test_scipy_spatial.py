@@ -113,3 +113,14 @@ def test_refusals_name_the_call(call, message):
 def test_a_pybind11_function_without_a_rule_is_named_as_its_modules():
     with pytest.raises(MissingRuleError, match=r"rule for scipy\.spatial\._distance_pybind\.cdist_euclidean:"):
         yb.grad(lambda x: np.sum(_distance_pybind.cdist_euclidean(x, XB)))(XA.copy())
+
+
+def test_distances_of_two_vectors_and_scipy_linalg_norm_every_mode():
+    """scipy.linalg.norm of a vector (SciPy calls BLAS's nrm2) was refused ('setattr ... fortran'),
+    and with it distance.euclidean and seuclidean: now numpy.linalg.norm's rules."""
+    import scipy.linalg
+    from scipy.spatial import distance
+
+    x = XA[0]
+    check_every_mode(lambda v: scipy.linalg.norm(v) ** 3 + scipy.linalg.norm(np.outer(v, v), 1), x)
+    check_every_mode(lambda v: distance.euclidean(v, XB[0]) + distance.seuclidean(v, XB[1], W) ** 2, x)

@@ -9,6 +9,10 @@ Inputs may be numbers, lists or arrays, with batch dimensions where SciPy takes 
 (``block_diag`` broadcasts leading dimensions, ``toeplitz``/``circulant`` treat leading dimensions
 as a batch); cotangents of broadcast inputs are summed back. Second order: declared linear.
 
+``scipy.linalg.norm`` is ``numpy.linalg.norm`` (its rules and conventions: gradient 0 at the
+zero vector) after SciPy has checked the call on the primals: for a vector SciPy calls BLAS's
+``nrm2``, which its Python cannot reach without writing attributes of a Fortran object.
+
 ``scipy.linalg.kron`` was removed in SciPy 1.17 (``numpy.kron`` has its rule).
 """
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ..tangents import NoRData
 from .cases import Case, randc, randn
 from .core import Dual, frule_for, primal, rrule_for
 from .numpy_creation import deliver, dense
-from .second_order import linear
+from .second_order import defined_as, linear
 from .util import fit_tangent, out_cotangent, output, unbroadcast
 
 try:
@@ -162,10 +166,21 @@ def _register_toeplitz_circulant() -> None:
         return Dual(y, fit_tangent(sla.circulant(dense(c)), y))
 
 
+def _norm(a, ord=None, axis=None, keepdims=False, check_finite=True):
+    """``scipy.linalg.norm`` (``check_finite`` was applied by SciPy's own call); a Python float
+    where SciPy calls BLAS (a non-empty float vector, the 2-norm)."""
+    a = np.asarray(a)
+    value = np.linalg.norm(a, ord=ord, axis=axis, keepdims=keepdims)
+    if a.ndim == 1 and a.size and a.dtype.char in "fdFD" and ord in (None, 2) and axis is None and not keepdims:
+        return float(value)
+    return value
+
+
 if sla is not None:
     _register_block_diag()
     _register_toeplitz_circulant()
     linear(sla.block_diag, sla.toeplitz, sla.circulant)
+    defined_as(sla.norm, _norm, validate=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,6 +204,9 @@ def _cases() -> list:
         Case(sla.circulant, randn(4)),
         Case(sla.circulant, randn(2, 3), name="circulant(batched)"),
         Case(sla.circulant, randc(3)),
+        Case(sla.norm, randn(4)), Case(sla.norm, randn(3, 2)), Case(sla.norm, randn(4), 1),
+        Case(sla.norm, randn(3, 4), kwargs={"axis": 1}), Case(sla.norm, randn(3, 3), "fro"),
+        Case(sla.norm, randc(3)),
     ]
 
 
