@@ -1,8 +1,9 @@
-"""``iter(x)`` is one iterator however many consumers advance it: a ``for`` loop and a ``next``
-in its body, ``zip(it, it)`` and ``zip(*[it] * 2)``, a second loop resuming where a ``break``
-left the first, ``islice`` taking a head and a loop taking the rest, a list appended after the
-iterator was made. Each was silently wrong (values included) when ``iter(x)`` was ``list(x)``:
-every consumer started again from the first item. Checked in every mode against differences."""
+"""``iter(x)`` is one iterator however many consumers advance it, and so is a user class's
+iterator: a ``for`` loop and a ``next`` in its body, ``zip(it, it)`` and ``zip(*[it] * 2)``, a
+second loop resuming where a ``break`` left the first, ``islice`` taking a head and a loop taking
+the rest, a list appended after the iterator was made or while a loop walks it. Each was
+silently wrong (values included) when ``iter(x)`` was ``list(x)`` and a loop listed a user
+iterator before its first step. Checked in every mode against differences."""
 from __future__ import annotations
 
 import itertools
@@ -94,4 +95,74 @@ def iter_until_sentinel(x):
                                dict_keys_by_next, map_of_one_iterator, zip_beside_shorter_list,
                                iter_until_sentinel], ids=lambda f: f.__name__)
 def test_one_iterator_advanced_by_every_consumer(f):
+    check_every_mode(f, np.array([0.3, 0.8, 1.3, 0.55]))
+
+
+class _Walker:
+    """A user iterator: ``__iter__`` returns itself, ``__next__`` steps through ``xs``."""
+
+    def __init__(self, xs):
+        self.xs = xs
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= len(self.xs):
+            raise StopIteration
+        self.i += 1
+        return self.xs[self.i - 1]
+
+
+class _GrowingBag:
+    """A user container whose ``__iter__`` is a generator over a list the loop appends to."""
+
+    def __init__(self, xs):
+        self.xs = list(xs)
+
+    def __iter__(self):
+        for v in self.xs:
+            yield v
+
+
+def user_iterator_loop_and_next(x):
+    it = _Walker(x)
+    total = 0.0
+    for a in it:
+        total += a * next(it)
+    return total
+
+
+def user_iterator_zipped_with_itself(x):
+    it = _Walker(x)
+    return sum(a * b for a, b in zip(it, it))
+
+
+def user_iterator_resumed_after_break(x):
+    it = _Walker(x)
+    s = 0.0
+    for a in it:
+        s += a
+        if a > 0.5:
+            break
+    for b in it:
+        s += 3 * b * b
+    return s
+
+
+def user_container_growing_in_its_loop(x):
+    bag = _GrowingBag(x)
+    s = 0.0
+    for v in bag:
+        if len(bag.xs) < 6:
+            bag.xs.append(v * 0.5)
+        s += v * v
+    return s
+
+
+@pytest.mark.parametrize("f", [user_iterator_loop_and_next, user_iterator_zipped_with_itself,
+                               user_iterator_resumed_after_break, user_container_growing_in_its_loop],
+                         ids=lambda f: f.__name__)
+def test_user_iterators_are_walked_one_item_at_a_time(f):
     check_every_mode(f, np.array([0.3, 0.8, 1.3, 0.55]))

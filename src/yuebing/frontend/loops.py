@@ -209,15 +209,21 @@ class LoopLowering:
 
     def _sequence(self, iterable: ast.expr, out: list, lazy: bool = True) -> tuple[ir.Atom, ir.Var]:
         """The iterated object and the indexable sequence the loop walks (the object itself
-        for lists, tuples and arrays; a list of its keys for a dict or set). A lazy generator
-        (``ir/generators.py``) is walked as a ``LazySequence`` whose items ``_live_loop``
-        fetches one at a time, as the loop reaches them (``lazy``; not for ``reversed``)."""
+        for lists, tuples and arrays; a list of its keys for a dict or set). An iterator (a lazy
+        generator, ``iter()``'s, a user class's: ``ir/generators.py``) is walked as a
+        ``LazySequence`` whose items ``_live_loop`` fetches one at a time, as the loop reaches
+        them (``lazy``; not for ``reversed``)."""
         it = self._held(self.expr(iterable, out), out)
         if not lazy:
             return it, self.call(out, ir.Const(P.as_sequence), [it])
         flag = ir.Var(self.tmp("lazy"))  # (plain code: a rule call would walk a long list argument)
-        out.append(ir.Opaque(f"{flag.name} = getattr(type({it}), {G.LAZY_MARK!r}, False)", line=self.line,
-                             defines=(flag.name,)))
+        # lazy: a generator, iter()'s iterator, or a user class's instance whose __iter__ is Python
+        # code (ir.primitives.python_iterable, spelt out with builtins): its iterator may be
+        # advanced by the body too
+        user_iterator = (f"type(getattr(type({it}), '__iter__', None)).__name__ == 'function' "
+                         f"and not isinstance({it}, (list, tuple, dict, set, frozenset))")
+        out.append(ir.Opaque(f"{flag.name} = getattr(type({it}), {G.LAZY_MARK!r}, False) or ({user_iterator})",
+                             line=self.line, defines=(flag.name,)))
         seq = self.tmp("seq")
         out.append(ir.If(flag, [ir.Call(seq, ir.Const(G.LazySequence), [it], line=self.line)],
                          [ir.Call(seq, ir.Const(P.as_sequence), [it], line=self.line)], line=self.line))

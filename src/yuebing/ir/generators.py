@@ -366,18 +366,29 @@ class SequenceIterator:
 
 
 class LazySequence:
-    """What a ``for`` loop walks over a ``Generator``: the items fetched so far, one more fetched
-    (``fetch``) each time the loop's index reaches the end, so the generator runs no further than
-    the loop (an endless one can be left with ``break``)."""
+    """What a ``for`` loop walks over an iterator (a ``Generator``, a ``SequenceIterator``, what a
+    user class's ``__iter__`` returns): the items fetched so far, one more fetched (``fetch``) each
+    time the loop's index reaches the end, so the iterator runs no further than the loop (an
+    endless one can be left with ``break``), and whatever else advances it (``next`` in the body,
+    a second loop) takes the items the loop did not."""
 
-    def __init__(self, generator: Generator) -> None:
-        self.generator = generator
+    def __init__(self, iterable: Any) -> None:
+        if type(iterable) is not Generator and type(iterable) is not SequenceIterator:
+            iterable = type(iterable).__iter__(iterable)  # a user class's: asked once, as Python asks
+            if type(iterable) is list:
+                iterable = SequenceIterator(iterable)
+        self.generator = iterable
         self.items = []
 
     def fetch(self, k: int) -> None:
         if k == len(self.items):
             source = self.generator
-            more, value = source.resume(None, None) if type(source) is Generator else source.advance()
+            if type(source) is Generator:
+                more, value = source.resume(None, None)
+            elif type(source) is SequenceIterator:
+                more, value = source.advance()
+            else:
+                more, value = _next_of(source)
             if more:
                 self.items.append(value)
 
@@ -386,6 +397,14 @@ class LazySequence:
 
     def __getitem__(self, k: int) -> Any:
         return self.items[k]
+
+
+def _next_of(iterator: Any) -> tuple:
+    """``(True, item)`` from a user iterator's ``__next__``, ``(False, None)`` once it stops."""
+    try:
+        return True, type(iterator).__next__(iterator)
+    except StopIteration:
+        return False, None
 
 
 def fetch_items(k: int, *sequences: Any) -> None:
