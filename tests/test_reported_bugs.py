@@ -415,3 +415,39 @@ def _items_held_in_variable(x):
 def test_dict_views_handed_on_keep_derivatives(f):
     from .modes import check_every_mode
     check_every_mode(f, np.array([0.3, -0.8, 1.1]))
+
+
+# --------------------------------------------------------------------------------------------
+# Third order: a list taken out of a tuple holding no float data yet (``ys, flag = [], False``)
+# was passed as structure, so its tangent was the primal list itself, which then took the
+# tangents appended to it: hessian(grad(f)) gave 8.2 where differences give 6. Now its tangent
+# is its own list, as an empty list's already was.
+# --------------------------------------------------------------------------------------------
+
+def _list_from_tuple(x):
+    ys, flag = [], False
+    ys.append(x)
+    ys.append(x * x)
+    return (ys[0] + sum(ys)) * x * (2.0 if flag else 1.0)
+
+
+def _dict_from_tuple(x):
+    table, count = {}, 0
+    table["a"] = x * x
+    return table["a"] * x + count
+
+
+def _nested_list_from_tuple(x):
+    (ys, zs), n = ([], []), 1
+    ys.append(x)
+    zs.append(ys[0] * x)
+    return zs[0] * x * n
+
+
+@pytest.mark.parametrize("f", [_list_from_tuple, _dict_from_tuple, _nested_list_from_tuple],
+                         ids=lambda f: f.__name__)
+def test_third_order_of_containers_taken_out_of_tuples(f):
+    x, h = 0.7, 1e-4
+    expected = (yb.hessian(f)(x + h) - yb.hessian(f)(x - h)) / (2 * h)
+    assert np.isclose(yb.hessian(yb.grad(f))(x), expected, rtol=1e-5)
+    assert np.isclose(yb.grad(yb.grad(yb.grad(f)))(x), expected, rtol=1e-5)

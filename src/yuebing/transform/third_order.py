@@ -376,7 +376,7 @@ def _linear(call: _Call, data: tuple, stored: tuple) -> tuple[int, int]:
     def tangent_slot(key: Any, slots: tuple, first: bool) -> int:
         a, t = slots
         p, tp = call.value(a), call.value(t)
-        if tp is NoTangent or not (mutates and first) and not _has_float_data(p) and not (type(p) is list and not p):
+        if tp is NoTangent or not (mutates and first) and not _has_float_data(p) and not _holds_container(p):
             if key in data or key in stored:
                 zeroed = _zero_ints(p, p, key in data)
                 if zeroed is not p:
@@ -389,6 +389,15 @@ def _linear(call: _Call, data: tuple, stored: tuple) -> tuple[int, int]:
     slots = [tangent_slot(k, s, k == 0) for k, s in enumerate(call.arg_slots)]
     keywords = {k: tangent_slot(k, s, False) for k, s in call.keyword_slots.items()}
     return y, _apply(call, slots, keywords)
+
+
+def _holds_container(p: Any) -> bool:
+    """Whether ``p`` is or holds (in tuples) a list or dict: one without float data yet (``[]``,
+    the ``[]`` of ``ys, flag = [], False``) may receive some, so its tangent is its own object,
+    never ``p`` itself passed as structure (the primal list would then take the tangents)."""
+    if type(p) in (list, dict):
+        return True
+    return type(p) is tuple and any(_holds_container(v) for v in p)
 
 
 def _multilinear(call: _Call) -> tuple[int, int]:
