@@ -451,3 +451,18 @@ def test_third_order_of_containers_taken_out_of_tuples(f):
     expected = (yb.hessian(f)(x + h) - yb.hessian(f)(x - h)) / (2 * h)
     assert np.isclose(yb.hessian(yb.grad(f))(x), expected, rtol=1e-5)
     assert np.isclose(yb.grad(yb.grad(yb.grad(f)))(x), expected, rtol=1e-5)
+
+
+# --------------------------------------------------------------------------------------------
+# np.std of identical values (the fuzzer's seed 30710: a where() that zeroed every element)
+# gave NaN in every mode (0/0); the convention is the norm's at 0: gradient 0.
+# --------------------------------------------------------------------------------------------
+
+def _std_of_equal_values(x):
+    return np.std(np.where(x > 0, np.sqrt(np.abs(x)), 0.0)) + np.sum(np.std(np.outer(x, x) * 0.0 + x[0], axis=0))
+
+
+def test_std_at_zero_spread_has_gradient_zero():
+    from .modes import check_every_mode
+    check_every_mode(_std_of_equal_values, np.array([-0.3, -1.2, -0.4]), second_order=False)
+    assert not np.any(np.isnan(yb.hessian(_std_of_equal_values)(np.array([-0.3, -1.2, -0.4]))))

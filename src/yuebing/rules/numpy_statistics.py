@@ -59,6 +59,12 @@ def _deviations(x: Any, axes: tuple, ddof: Any, where: Any, correction: Any) -> 
     return d, np.asarray(count - (ddof if correction is NV else correction), dtype=float)
 
 
+def _nonzero(y: Any) -> Any:
+    """``y`` with its zeros (a standard deviation of identical values) replaced by 1: where it
+    is 0 the numerator (the deviations) is 0 too, so the derivative there is 0."""
+    return np.where(y == 0, 1.0, y)
+
+
 def _variance_cotangent(g: Any, y: Any, a: Any, axis: Any, ddof: Any, keepdims: Any, where: Any,
                         correction: Any, std: bool) -> tuple:
     x = np.asarray(a)
@@ -66,8 +72,8 @@ def _variance_cotangent(g: Any, y: Any, a: Any, axis: Any, ddof: Any, keepdims: 
     keep = keeps_dims(keepdims)
     d, n_eff = _deviations(x, axes, ddof, where, correction)
     ge = expand(g, x.shape, axes, keep)
-    if std:
-        return (ge * d / (n_eff * expand(y, x.shape, axes, keep)),)
+    if std:  # at zero spread (every deviation 0) the gradient is 0, as the norm's at 0 (conventions.md)
+        return (ge * d / (n_eff * _nonzero(expand(y, x.shape, axes, keep))),)
     return (ge * d * (2.0 / n_eff),)
 
 
@@ -97,7 +103,7 @@ def _variance(std: bool) -> tuple[Callable, Callable]:
         axes = axes_of(primal(axis), x.ndim)
         d, n_eff = _deviations(x, axes, primal(ddof), primal(where), primal(correction))
         dvar = np.sum(2.0 * np.real(np.conj(d) * dx) / n_eff, axis=axes, keepdims=keeps_dims(primal(keepdims)))
-        return Dual(y, fit_tangent(dvar / (2.0 * np.asarray(y)) if std else dvar, y))
+        return Dual(y, fit_tangent(dvar / (2.0 * _nonzero(np.asarray(y))) if std else dvar, y))
 
     return rrule, frule
 
