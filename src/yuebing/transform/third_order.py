@@ -392,11 +392,12 @@ def _linear(call: _Call, data: tuple, stored: tuple) -> tuple[int, int]:
 
 
 def _holds_container(p: Any) -> bool:
-    """Whether ``p`` is or holds (in tuples) a list or dict: one without float data yet (``[]``,
-    the ``[]`` of ``ys, flag = [], False``) may receive some, so its tangent is its own object,
-    never ``p`` itself passed as structure (the primal list would then take the tangents)."""
+    """Whether ``p`` is or holds (in tuples) an empty list or dict: one without float data yet
+    (``[]``, the ``[]`` of ``ys, flag = [], False``) may receive some, so its tangent is its own
+    object, never ``p`` itself passed as structure (the primal list would then take the
+    tangents). A list of ints (indices, repeats) is structure."""
     if type(p) in (list, dict):
-        return True
+        return not p
     return type(p) is tuple and any(_holds_container(v) for v in p)
 
 
