@@ -89,7 +89,7 @@ NOT_TWICE_DIFFERENTIABLE = {
     "norm(zeros(3)): gradient 0 by convention", "norm(zeros, ord=3): gradient 0", "norm(ord=1) with a zero entry",
     "numpy.max(ties split evenly)", "numpy.min(three-way tie)", "numpy.ptp(tied max)", "ndarray.max(ties)",
     "clip with a at its bounds (ties split)", "numpy.sort(ties: stable permutation)",
-    "max tie: gradient to the first", "min tie in a list: first",
+    "max tie: gradient to the first", "min tie in a list: first", "chebyshev with a tie",
 }
 #: Cases second order refuses with a SecondOrderError (documented in docs/limitations.md).
 REFUSED = {"copy.copy(object)", "copy.deepcopy(object)", "defaultdict[missing]"}

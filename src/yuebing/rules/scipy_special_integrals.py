@@ -79,12 +79,15 @@ def _boxcox_dx(x: Any, lmbda: Any, y: Any) -> Any:
 
 
 def _boxcox_dlmbda(x: Any, lmbda: Any, y: Any) -> Any:
-    """``(x^l log x - y) / l``; ``log(x)^2 / 2`` at ``l = 0``."""
+    """``(x^l log x - y) / l``; at ``l = 0`` its Taylor polynomial ``L^2/2 + l L^3/3 + l^2 L^4/8``
+    (``L = log x``), whose value is the limit and whose derivatives in ``l`` are those of the
+    quotient's limit there (second and third order differentiate this partial)."""
     lmbda = np.asarray(lmbda)
     zero = lmbda == 0
     log_x = np.log(x)
     safe = np.where(zero, 1.0, lmbda)
-    return np.where(zero, 0.5 * log_x * log_x, (np.power(x, lmbda) * log_x - y) / safe)
+    at_zero = log_x * log_x * (0.5 + lmbda * log_x / 3.0 + lmbda * lmbda * log_x * log_x / 8.0)
+    return np.where(zero, at_zero, (np.power(x, lmbda) * log_x - y) / safe)
 
 
 def _boxcox1p_dx(x: Any, lmbda: Any, y: Any) -> Any:
