@@ -216,6 +216,12 @@ def _row_statistics(name, rows, kwargs):
     return kwargs
 
 
+def _float_keywords(kwargs):
+    """``w=``, ``V=``, ``VI=`` given as lists (of ints too) as the float arrays SciPy makes of them."""
+    return {k: np.asarray(v, dtype=np.float64) if k in ("w", "V", "VI") and v is not None else v
+            for k, v in kwargs.items()}
+
+
 def _cdist(XA, XB, metric="euclidean", *, out=None, **kwargs):
     """``cdist``: ``D[i, j] = metric(XA[i], XB[j])``."""
     if callable(metric):
@@ -224,6 +230,7 @@ def _cdist(XA, XB, metric="euclidean", *, out=None, **kwargs):
             return np.zeros((len(XA), len(XB)))
         return np.array([[metric(u, v, **kwargs) for v in XB] for u in XA], dtype=np.float64)
     XA, XB = np.asarray(XA, dtype=np.float64), np.asarray(XB, dtype=np.float64)
+    kwargs = _float_keywords(kwargs)
     name = _metric_name(metric)
     if name in _COUNTING:
         return _counting_cdist(XA, XB, name)
@@ -240,7 +247,7 @@ def _pdist(X, metric="euclidean", *, out=None, **kwargs):
     name = _metric_name(metric)
     if name in _COUNTING:
         return _counting_pdist(X, name)
-    return _FORMULAS[name](X[first], X[second], **_row_statistics(name, X, kwargs))
+    return _FORMULAS[name](X[first], X[second], **_row_statistics(name, X, _float_keywords(kwargs)))
 
 
 def _squareform(X, force="no", checks=True):
