@@ -382,13 +382,7 @@ class LazySequence:
 
     def fetch(self, k: int) -> None:
         if k == len(self.items):
-            source = self.generator
-            if type(source) is Generator:
-                more, value = source.resume(None, None)
-            elif type(source) is SequenceIterator:
-                more, value = source.advance()
-            else:
-                more, value = _next_of(source)
+            more, value = step_iterator(self.generator)
             if more:
                 self.items.append(value)
 
@@ -399,8 +393,13 @@ class LazySequence:
         return self.items[k]
 
 
-def _next_of(iterator: Any) -> tuple:
-    """``(True, item)`` from a user iterator's ``__next__``, ``(False, None)`` once it stops."""
+def step_iterator(iterator: Any) -> tuple:
+    """``(True, item)`` from one step of ``iterator`` (a ``Generator``, a ``SequenceIterator`` or
+    a user iterator's ``__next__``), ``(False, None)`` once it is exhausted."""
+    if type(iterator) is Generator:
+        return iterator.resume(None, None)
+    if type(iterator) is SequenceIterator:
+        return iterator.advance()
     try:
         return True, type(iterator).__next__(iterator)
     except StopIteration:

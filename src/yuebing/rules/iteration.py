@@ -23,7 +23,7 @@ import math
 import types
 from typing import Any, Callable
 
-from ..ir.generators import Generator, SequenceIterator, drain, endless, is_lazy
+from ..ir.generators import Generator, SequenceIterator, drain, endless, is_lazy, step_iterator
 from ..ir.primitives import EAGER_ITEMS_LIMIT, python_iterable
 from .cases import Case, randn
 from .declare import nondifferentiable
@@ -124,7 +124,7 @@ def _listed_in_step(fn: Callable, positions: tuple) -> Callable:
         taken = 0
         while taken < rows:
             for i in positions:
-                more, value = _advance(iterators[i])
+                more, value = step_iterator(iterators[i])
                 if not more:
                     rows = 0
                     break
@@ -138,18 +138,6 @@ def _listed_in_step(fn: Callable, positions: tuple) -> Callable:
         return fn(*args, **kwargs)
 
     return call
-
-
-def _advance(iterator: Any) -> tuple:
-    """``(True, item)`` from one step of ``iterator``, ``(False, None)`` once it is exhausted."""
-    if type(iterator) is Generator:
-        return iterator.resume(None, None)
-    if type(iterator) is SequenceIterator:
-        return iterator.advance()
-    try:
-        return True, type(iterator).__next__(iterator)
-    except StopIteration:
-        return False, None
 
 
 def _endless(iterable: Any, advance: Callable) -> str:
@@ -238,7 +226,7 @@ def _islice_lazy(generator: Any, bounds: slice) -> list:
     items = []
     i = 0
     while stop is None or i < stop:
-        more, value = _advance(generator)
+        more, value = step_iterator(generator)
         if not more:
             break
         if i >= start and (i - start) % step == 0:
@@ -262,7 +250,7 @@ def _repeat(value: Any, times: int) -> list:
 def _iter(iterable: Any, *sentinel: Any) -> Any:
     """``iter(x)``: an iterator as Python's, shared by everything that advances it (a ``for`` loop
     and a ``next`` in its body, ``zip(it, it)``, a second loop resuming where a ``break`` left
-    the first), made as a lazy generator over ``x`` (``ir/generators.py``), which every consumer
+    the first): a ``SequenceIterator`` over ``x`` (``ir/generators.py``), which every consumer
     steps one item at a time. An iterator (a generator, a user class's ``__iter__``) is asked
     for its own, as Python asks it; ``iter(f, sentinel)`` calls ``f`` until it returns ``sentinel``."""
     if sentinel:
