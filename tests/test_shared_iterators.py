@@ -14,26 +14,18 @@ import pytest
 from .modes import check_every_mode
 
 
-def loop_and_next(x):
+def _pairs_by_next(it):
     total = 0.0
-    it = iter(x)
     for a in it:
-        b = next(it)
-        total += a * b
+        total += a * next(it)
     return total
 
 
-def zip_of_one_iterator(x):
-    it = iter(x)
+def _pairs_by_zip(it):
     return sum(a * b for a, b in zip(it, it))
 
 
-def zip_star_pairs(x):
-    return sum(a / b for a, b in zip(*[iter(x)] * 2))
-
-
-def loop_resumed_after_break(x):
-    it = iter(x)
+def _resumed_after_break(it):
     s = 0.0
     for a in it:
         s += a
@@ -42,6 +34,22 @@ def loop_resumed_after_break(x):
     for b in it:
         s += 3 * b * b
     return s
+
+
+def loop_and_next(x):
+    return _pairs_by_next(iter(x))
+
+
+def zip_of_one_iterator(x):
+    return _pairs_by_zip(iter(x))
+
+
+def zip_star_pairs(x):
+    return sum(a / b for a, b in zip(*[iter(x)] * 2))
+
+
+def loop_resumed_after_break(x):
+    return _resumed_after_break(iter(x))
 
 
 def islice_head_then_rest(x):
@@ -127,28 +135,15 @@ class _GrowingBag:
 
 
 def user_iterator_loop_and_next(x):
-    it = _Walker(x)
-    total = 0.0
-    for a in it:
-        total += a * next(it)
-    return total
+    return _pairs_by_next(_Walker(x))
 
 
 def user_iterator_zipped_with_itself(x):
-    it = _Walker(x)
-    return sum(a * b for a, b in zip(it, it))
+    return _pairs_by_zip(_Walker(x))
 
 
 def user_iterator_resumed_after_break(x):
-    it = _Walker(x)
-    s = 0.0
-    for a in it:
-        s += a
-        if a > 0.5:
-            break
-    for b in it:
-        s += 3 * b * b
-    return s
+    return _resumed_after_break(_Walker(x))
 
 
 def user_container_growing_in_its_loop(x):
