@@ -11,6 +11,10 @@ written in docs/conventions.md, "Arguments"):
   read-only view, given its own tangent by the caller, so each slot's gradient is that slot's
   partial derivative; a write into the shared memory is refused by NumPy. Float data shared
   *inside* containers of two arguments cannot be separated this way and is refused.
+* ``shared_view_tangents``: within one argument, arrays that are views of one memory (``(a,
+  a[1:])``) share one tangent; separate tangent arrays given for them by ``yb.jvp``/``yb.hvp``'s
+  caller are merged into one when they agree where the views overlap, and refused (``ValueError``)
+  when they do not (``tangents/view_tangents.py``).
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import numpy as np
 
 from ..tangents import kinds as K
 from ..tangents.arrays import array_root
+from ..tangents.view_tangents import share_view_tangents
 from ..tangents.walk import StructureError, format_key
 
 _FLOAT_KINDS = (K.FLOAT, K.COMPLEX)
@@ -185,3 +190,12 @@ def note_shared_write(error: BaseException, name: str) -> None:
             "may not write into it. Pass a copy to one of them (f(a, a.copy())), or differentiate a "
             "function of one argument (lambda a: f(a, a)) for the derivative through both"
         )
+
+
+def shared_view_tangents(primals: tuple, tangents: tuple, name: str) -> tuple:
+    """``tangents``, each made views of one tangent array where its primal holds views of one array
+    (module docstring); a ``ValueError`` naming the places where two of them disagree."""
+    try:
+        return tuple(share_view_tangents(p, t, f"primals[{i}]") for i, (p, t) in enumerate(zip(primals, tangents)))
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None

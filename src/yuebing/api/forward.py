@@ -26,8 +26,10 @@ from .argument_checks import note_shared_write, require_float_leaf, separate_arg
 from ..rules.core import Dual
 from ..tangents import NoTangent
 from ..tangents import kinds as K
-from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell
+from ..tangents.arrays import _address, array_root, view_like
+from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell, primal_links
 from ..tangents.validate import validate_tangent
+from .argument_checks import shared_view_tangents
 from ..rules import outside_state
 from ..rules.batched import BATCH, batched, batched_zeros
 from ..rules.declare import FORWARD, has_nan
@@ -41,6 +43,8 @@ from ..transform.forward_random import PassRecord
 def _run_forward(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, name: str) -> tuple[Any, Any]:
     """``(value, tangent_out)`` of ``f`` at copies of ``primals`` along ``tangents``."""
     checked = _plain(primals, tangents)  # plain tangents are valid by construction
+    if not checked:
+        tangents = shared_view_tangents(primals, tangents, name)
     for i, (p, t) in enumerate(zip(primals, tangents) if not checked else ()):
         try:
             validate_tangent(p, t)
@@ -394,9 +398,21 @@ def _leaves(x: Any, t: Any, what: str) -> list[tuple[Any, Any]]:
     return found
 
 
-def _build(x: Any, leaf: Callable[[Any], Any]) -> Any:
-    """A tangent of ``x`` whose leaves (in ``_leaves`` order) are ``leaf(primal_leaf)``."""
+def _build(x: Any, leaf: Callable[[Any], Any], share_memory: bool = False) -> Any:
+    """A tangent of ``x`` whose leaves (in ``_leaves`` order) are ``leaf(primal_leaf)``. With
+    ``share_memory``, arrays of ``x`` that are views of one memory get the same views of one array,
+    ``leaf(their root)``, as DESIGN.md §2 asks of a tangent (``leaf`` may add leading axes)."""
     memo: dict[int, Any] = {}
+    links = primal_links(x) if share_memory else None
+    made: dict[int, np.ndarray] = {}
+
+    def array(v: np.ndarray) -> np.ndarray:
+        root = links.root_of(v) if links else None
+        if root is None:
+            return leaf(v)
+        if id(root) not in made:
+            made[id(root)] = leaf(root)
+        return _same_view(v, root, made[id(root)])
 
     def build(v: Any) -> Any:
         kind = K.primal_kind(v)
@@ -407,7 +423,7 @@ def _build(x: Any, leaf: Callable[[Any], Any]) -> Any:
         if id(v) in memo:
             return memo[id(v)]
         if kind is K.ARRAY:
-            memo[id(v)] = t = leaf(v)
+            memo[id(v)] = t = array(v)
             return t
         keys, children, _ = K.parts(v, kind)
         if kind in K.MUTABLE_KINDS:
@@ -419,20 +435,38 @@ def _build(x: Any, leaf: Callable[[Any], Any]) -> Any:
     return build(x)
 
 
+def _same_view(v: np.ndarray, root: np.ndarray, new_root: np.ndarray) -> np.ndarray:
+    """The view of ``new_root`` that ``v`` is of ``root``; leading axes ``new_root`` has beyond
+    ``root``'s (a batch axis whose every slice is laid out as ``root``) are kept whole."""
+    extra = new_root.ndim - root.ndim
+    if not extra:
+        return view_like(v, root, new_root)
+    owner = array_root(new_root)
+    offset = _address(new_root) - _address(owner) + _address(v) - _address(root)
+    return np.ndarray(new_root.shape[:extra] + v.shape, v.dtype, buffer=owner, offset=offset,
+                      strides=new_root.strides[:extra] + v.strides)
+
+
 def _basis(x: Any, position: int, index: int) -> Any:
-    """The tangent of ``x`` that is 1 at element ``index`` of leaf number ``position``, else 0."""
+    """The tangent of ``x`` that is 1 at element ``index`` of leaf number ``position``, else 0.
+    Views of one memory in ``x`` get views of one tangent array, so a 1 in memory they share is
+    seen by each: the direction perturbs the memory, as reverse mode's gradient is taken."""
+    leaves = _leaves(x, T.zero_tangent(x), "the argument")
+    target = leaves[position][0]
+    # floats are never shared: the one to seed is float number `chosen` in the walk's order
+    chosen = sum(not isinstance(v, np.ndarray) for v, _ in leaves[:position])
     counter = iter(range(1 << 62))
 
     def leaf(v: Any) -> Any:
-        k = next(counter)
         if isinstance(v, np.ndarray):
-            t = np.zeros(v.shape, dtype=v.dtype)  # C order: the flat write below lands (not in a copy)
-            if k == position:
-                t.reshape(-1)[index] = 1.0
-            return t
-        return 1.0 if k == position else 0.0
+            return np.zeros(v.shape, dtype=v.dtype)
+        return 1.0 if next(counter) == chosen and not isinstance(target, np.ndarray) else 0.0
 
-    return _build(x, leaf)
+    t = _build(x, leaf, share_memory=True)
+    if isinstance(target, np.ndarray):
+        tv = _leaves(x, t, "the argument")[position][1]
+        tv[np.unravel_index(index, tv.shape)] = 1.0  # (an index, not a reshape: a view may be strided)
+    return t
 
 
 def _flat_leaves(x: Any, t: Any, what: str) -> list[np.ndarray]:
@@ -650,21 +684,17 @@ def _batched_columns(f: Callable, args: tuple, kwargs: dict, has_aux: bool, leav
 
 
 def _batched_seed(x: Any, a: int, m: int, seeds: dict) -> Any:
-    """A zero tangent of ``x`` with a leading batch axis of ``m`` on every float leaf; leaf ``j``'s
-    array is ``seeds[(a, j)]``."""
-    counter = iter(range(1 << 62))
-
-    def leaf(v: Any) -> np.ndarray:
-        t = batched_zeros(v, m)  # each direction laid out as v (tangents/layout.py)
-        seeds[(a, next(counter))] = t
-        return t
-
-    return _build(x, leaf)
+    """A zero tangent of ``x`` with a leading batch axis of ``m`` on every float leaf (views of
+    one memory in ``x`` get views of one batched array); leaf ``j``'s array is ``seeds[(a, j)]``."""
+    t = _build(x, lambda v: batched_zeros(v, m), share_memory=True)  # each direction laid out as v
+    for j, (_, tv) in enumerate(_leaves(x, t, f"argument {a}") if seeds is not None else ()):
+        seeds[(a, j)] = tv
+    return t
 
 
 def _batched_zero(x: Any) -> Any:
     """A zero tangent of ``x`` with the current pass's batch axis on every float leaf."""
-    return _batched_seed(x, 0, BATCH.size, {})
+    return _batched_seed(x, 0, BATCH.size, None)
 
 
 def _batched_leaf(v: Any, tv: Any, m: int) -> np.ndarray:

@@ -23,7 +23,7 @@ from .scale import check_scale_options, run_chunks
 from .batched_hessian import MAX_BATCH, batched_columns
 from .plain_arguments import plain_duals
 from .direct_hvp import direct_hvp, direct_passes, plain_function, sweep
-from .argument_checks import note_shared_write, require_float_leaf, separate_arguments
+from .argument_checks import note_shared_write, require_float_leaf, separate_arguments, shared_view_tangents
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from ..rules import outside_state
 from ..tangents import NoFData, NoRData, NoTangent
@@ -110,6 +110,7 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
 def _duals(args: tuple, directions: tuple, name: str) -> tuple[list, bool]:
     """The pass's argument 4-tuples ``(copy, fdata, direction, fdata tangent)`` for any
     arguments, and whether they are separated (arguments sharing float data)."""
+    directions = shared_view_tangents(args, directions, name)
     for i, (x, v) in enumerate(zip(args, directions)):
         if isinstance(x, str):
             raise TypeError(f"{name}: argument {i} is a str; only numbers, arrays and structures of them "

@@ -445,9 +445,10 @@ def difference(x: Any, y: Any) -> Any:
 # Tangent arithmetic
 # --------------------------------------------------------------------------------------------
 
-def _map_tangents(operands: tuple, leaf: Callable[..., Any]) -> Any:
-    """A new tangent shaped like ``operands[0]`` with leaves ``leaf(*operand_leaves)``."""
-    roots = RootMemo(tangent_links(operands[0]))
+def _map_tangents(operands: tuple, leaf: Callable[..., Any], by_root: bool = True) -> Any:
+    """A new tangent shaped like ``operands[0]`` with leaves ``leaf(*operand_leaves)``; views of
+    one tangent array map their root once (``by_root``), or each array on its own."""
+    roots = RootMemo(tangent_links(operands[0]) if by_root else ArrayLinks(()))
     memo: dict[Any, Any] = {}
 
     def array_leaf(arrays: tuple) -> np.ndarray:
