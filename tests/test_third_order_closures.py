@@ -227,18 +227,48 @@ def test_hessian_through_grad_of_star_calls(g):
     np.testing.assert_allclose(yb.hvp(F, (X,), (v,))[2][0], _fd_hessian(F, X) @ v, rtol=1e-5, atol=1e-5)
 
 
-# late_binding's ``sum(f(1.5) for f in fs)`` is a generator fold (frontend/generator_folds.py):
-# run *directly* as first-order forward mode, the plain program hands the fold closures whose
-# tangents are plain programs, and the fold's forward mode drops them (the derivative through the
-# late-bound ``a``). Third order itself, the plain program's second order, is right (the hessian
-# and hvp tests of late_binding above and in test_third_order.py, against differences).
-_FOLD_RUN_DIRECTLY = pytest.mark.xfail(strict=True, reason="plain program run directly as forward mode: "
-                                       "a generator fold over closures drops their plain-program tangents")
+# Closures met by a generator fold (frontend/generator_folds.py: ``sum(f(1.5) for f in fs)`` runs
+# as a copy of the generator, a Python function handed the list of closures) or by a helper taking
+# them in a list: in the plain program each closure's tangent is its own plain program, so the
+# function they are handed to runs through its plain program too (as third order does), where
+# forward mode would take the programs for data and drop the derivatives through their cells.
+
+def max_of_closures(y):
+    fs = [lambda t: a * t + t ** 2 for a in y]
+    return max(f(y[1]) for f in fs) * np.sum(y ** 2)
 
 
-@pytest.mark.parametrize("g", STARRED + [captures_a_variable, nonlocal_accumulator,
-                                         pytest.param(late_binding, marks=_FOLD_RUN_DIRECTLY)],
-                         ids=lambda g: g.__name__)
+def apply_all(fs, v):
+    return sum(f(v) * f(2.0 * v) for f in fs)
+
+
+def closures_in_a_list_to_a_helper(y):
+    s = np.sum(y ** 2)
+    return apply_all([lambda t: s * t, lambda t: np.sin(y[0] * t)], y[2])
+
+
+def closures_in_a_dict_folded(y):
+    scales = {"a": y[0] * y[1], "b": y[2]}
+    fs = {k: (lambda t, k=k: scales[k] * t ** 2) for k in scales}
+    return sum(fs[k](y[1] + 1.0) for k in fs) ** 2
+
+
+def nonlocal_counter_read_in_a_fold(y):
+    total = y[0]
+
+    def bump(v):
+        nonlocal total
+        total = total * v
+        return total
+
+    return sum(bump(v) for v in y[1:]) + total ** 2
+
+
+FOLDED = [late_binding, max_of_closures, closures_in_a_list_to_a_helper, closures_in_a_dict_folded,
+          nonlocal_counter_read_in_a_fold]
+
+
+@pytest.mark.parametrize("g", STARRED + FOLDED + [captures_a_variable, nonlocal_accumulator], ids=lambda g: g.__name__)
 def test_plain_forward_program_runs_as_forward_mode(g):
     """The plain program run as it is (``jvp_call`` as forward mode of each call) is ``yb.jvp``."""
     v = np.array([1.0, -2.0, 0.5])
@@ -246,6 +276,15 @@ def test_plain_forward_program_runs_as_forward_mode(g):
     expected = yb.jvp(g, (X,), (v,))
     np.testing.assert_allclose(value, expected[0], rtol=1e-12)
     np.testing.assert_allclose(tangent, expected[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("g", FOLDED, ids=lambda g: g.__name__)
+def test_closures_through_folds_in_every_order(g):
+    check_all_modes(g, X)
+    check_hessian(lambda y: np.sum(yb.grad(g)(y) ** 2), X, rtol=1e-5, atol=1e-5)
+    F = lambda y: np.sum(np.sin(yb.grad(g)(y)))  # noqa: E731
+    v = np.array([0.2, -1.0, 0.4])
+    np.testing.assert_allclose(yb.hvp(F, (X,), (v,))[2][0], _fd_hessian(F, X) @ v, rtol=1e-5, atol=1e-5)
 
 
 # -------------------------------------------------------------------- builtin sorted of numbers

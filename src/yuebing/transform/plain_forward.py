@@ -324,6 +324,11 @@ def jvp_call(f: Any, f_t: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     _unpack_stars(primals, tangents, kw, kw_t)
     if is_plain_closure(f_t):  # a closure made in the program: its tangent is its own plain program
         return _call_plain_closure(f, f_t, primals, tangents, kw, kw_t)
+    if _holds_plain_closures([*tangents, *kw_t.values()]) and _python_function(f):
+        # closures handed to a Python function (a generator fold's copy, a helper), alone or in a
+        # list: forward mode would take their tangents, plain programs, for data and drop them.
+        # The function's own plain program calls each through its program, as third order does
+        return _call_plain_closure(f, plain_forward(f), primals, tangents, kw, kw_t, f_t)
     if any(map(is_plain_closure, [*tangents, *kw_t.values()])) and not _structural(f):
         raise _refusal(f"nested functions capturing variables passed to {getattr(f, '__qualname__', f)!r}",
                        CLOSURE_ADVICE)
@@ -356,8 +361,32 @@ def _structural(f: Any) -> bool:
     return found is not None and getattr(found[0], "second_order_kind", None) == "linear"
 
 
-def _call_plain_closure(f: Any, program: Any, primals: list, tangents: list, kw: dict, kw_t: dict) -> tuple[Any, Any]:
-    """``program(f, program, x, x_t, ...)``, the call's arguments bound to its parameters."""
+def _python_function(f: Any) -> bool:
+    """Whether ``f`` is a Python function without a rule of its own (third order follows it
+    through its plain program: ``third_order._python_function``)."""
+    from .lifting import lookup_second_order
+
+    return isinstance(f, types.FunctionType) and lookup_second_order(f) is None
+
+
+def _holds_plain_closures(tangents: list) -> bool:
+    """Whether a plain closure is among ``tangents`` or inside a list, tuple or dict of them."""
+    seen: set[int] = set()
+    stack = list(tangents)
+    while stack:
+        t = stack.pop()
+        if is_plain_closure(t):
+            return True
+        if type(t) in (list, tuple, dict) and id(t) not in seen:
+            seen.add(id(t))
+            stack.extend(t.values() if type(t) is dict else t)
+    return False
+
+
+def _call_plain_closure(f: Any, program: Any, primals: list, tangents: list, kw: dict, kw_t: dict,
+                        f_t: Any = None) -> tuple[Any, Any]:
+    """``program(f, f_t, x, x_t, ...)``, the call's arguments bound to its parameters (``f_t``:
+    ``program`` itself for a closure's, whose tangent it is)."""
     given = {**{k: (p, t) for k, (p, t) in enumerate(zip(primals, tangents))}, **{k: (v, kw_t[k]) for k, v in kw.items()}}
     flat: list = []
     for kind, payload in bind(program, f, len(primals), list(kw)):
@@ -372,7 +401,7 @@ def _call_plain_closure(f: Any, program: Any, primals: list, tangents: list, kw:
             from .forward_runtime import zero_tangent_of
 
             flat += [payload, zero_tangent_of(payload)]
-    return program(f, program, *flat)
+    return program(f, program if f_t is None else f_t, *flat)
 
 
 __all__ = ["STAR", "STARSTAR", "PlainForwardGenerator", "jvp_call", "plain_forward", "split_call"]
