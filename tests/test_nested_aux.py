@@ -204,3 +204,31 @@ def test_hessian_through_has_aux(F):
     _, _, (hv,) = yb.hvp(F, (X,), (DIRECTION,))
     np.testing.assert_allclose(hv, expected @ DIRECTION, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(yb.jvp(yb.grad(F), (X,), (DIRECTION,))[1], expected @ DIRECTION, rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------- has_aux of an inner yb.jvp
+
+
+def jvp_aux_array(x):
+    y, t, aux = yb.jvp(lambda z: (np.sin(z) * z, np.cos(z) * z[0]), (x,), (np.cos(x),), has_aux=True)
+    return np.sum(t ** 2) + np.sum(aux * y)
+
+
+def jvp_aux_dict_of_two_arguments(x):
+    def inner(z, w):
+        return np.sum(np.sin(z) * w), {"a": z * w, "b": w[0]}
+
+    y, t, aux = yb.jvp(inner, (x, x ** 2), (np.cos(x), x), has_aux=True)
+    return t * y + np.sum(aux["a"] ** 2) * aux["b"]
+
+
+def jvp_only_the_aux(x):
+    _, _, aux = yb.jvp(lambda z: (np.sum(z), np.exp(z) * z[1]), (x,), (x,), has_aux=True)
+    return np.sum(aux ** 2)
+
+
+@pytest.mark.parametrize("F", [jvp_aux_array, jvp_aux_dict_of_two_arguments, jvp_only_the_aux])
+def test_reverse_over_jvp_with_aux(F):
+    # the aux is f's output at the primals: its cotangent goes to them as J_aux^T abar
+    np.testing.assert_allclose(yb.grad(F)(X), central(F, X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(yb.jacobian(F)(X), central(F, X), rtol=1e-6, atol=1e-8)

@@ -234,20 +234,26 @@ def _elements(packed: Any, n: int) -> list:
 
 
 def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) -> tuple:
-    """``yb.jvp(f, primals, tangents)`` inside reverse-mode code."""
-    has_aux = rest[0] if rest else kwargs.get("has_aux", False)
-    check_jvp_call(primal(primals), primal(tangents), has_aux, "reverse mode")
+    """``yb.jvp(f, primals, tangents)`` inside reverse-mode code. With ``has_aux`` the aux is an
+    ordinary output of ``f`` at the primals: its cotangent joins the value's in the seed's
+    tangent (``J_aux^T abar`` goes to the primals; the aux does not depend on the tangents)."""
+    has_aux = primal(rest[0] if rest else kwargs.get("has_aux", False))
+    check_jvp_call(primal(primals), primal(tangents), False, "reverse mode")
     ps, ts = primal(primals), primal(tangents)
-    out = output(jvp(primal(f), ps, ts))
+    out = output(jvp(primal(f), ps, ts, has_aux=True) if has_aux else jvp(primal(f), ps, ts))
     f_fdata = f.fdata if isinstance(f, CoDual) else NoFData
 
     def pullback(dy: Any) -> tuple:
         cotangent = T.join(out.fdata, dy)
         if cotangent is NoTangent:  # no cotangent (yb.jacobian's value pass restores with none): nothing to do
             return (NoRData,) * (4 + len(rest) + len(kwargs))
-        value_bar, tangent_bar = cotangent
-        run = DualPass(primal(f), f_fdata, tuple(_elements(primals, len(ps))), list(ts),
-                       _seeds(tangent_bar, value_bar), "jvp")
+        if has_aux:
+            value_bar, tangent_bar, aux_bar = cotangent
+            seed = _jvp_aux_seeds(tangent_bar, value_bar, aux_bar)
+        else:
+            value_bar, tangent_bar = cotangent
+            seed = _seeds(tangent_bar, value_bar)
+        run = DualPass(primal(f), f_fdata, tuple(_elements(primals, len(ps))), list(ts), seed, "jvp")
         if isinstance(f_fdata, Tangent):
             deliver(f, run.g_second)
         p_r = tuple(deliver(a, s) for a, s in zip(_elements(primals, len(ps)), run.second))
@@ -255,6 +261,22 @@ def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) ->
         return (NoRData, NoRData, p_r, t_r) + (NoRData,) * (len(rest) + len(kwargs))
 
     return out, pullback
+
+
+def _jvp_aux_seeds(tangent_bar: Any, value_bar: Any, aux_bar: Any) -> Callable:
+    """Seeds of a ``has_aux`` function's output ``(value, aux)`` under ``yb.jvp``: cotangent
+    ``(tangent_bar, 0)`` (the aux's tangent is not an output), and as its tangent ``(value_bar,
+    aux_bar)``, the cotangents of the outputs that are values at the primals."""
+
+    def seed(out: tuple) -> tuple:
+        value, aux = split_aux(out[0], "jvp")
+        zero_value, zero_aux = T.zero_tangent(value), T.zero_tangent(aux)
+        cotangent = (_shaped(value, zero_value if tangent_bar is NoTangent else tangent_bar), zero_aux)
+        cotangent_t = (_shaped(value, zero_value if value_bar is NoTangent else value_bar),
+                       zero_aux if aux_bar is NoTangent else aux_bar)
+        return (seed_output(CoDual(out[0], out[1]), cotangent), seed_output(CoDual(out[0], out[3]), cotangent_t))
+
+    return seed
 
 
 def jvp_frule(f: Any, primals: Any, tangents: Any, has_aux: Any = False) -> Dual:
