@@ -74,8 +74,7 @@ class DeferredFallbacks:
                             f'their float block (compiled when first called)."""', first)
         self.emit(lines, 1, "_push = _tape.append", first)  # type: ignore[attr-defined]
         saved, self.generic_only = self.generic_only, True  # type: ignore[has-type]
-        for s in stmts:
-            getattr(self, f"fwd_{type(s).__name__}")(s, lines, 1)
+        self.forward_each(stmts, lines, 1)
         self.generic_only = saved
         if outputs:
             self.emit(lines, 1, f"return {results}", last)  # type: ignore[attr-defined]
@@ -98,10 +97,8 @@ class DeferredFallbacks:
         self.emit(lines, 1, f'"""The reverse of {stem}_forward: the rdata of the variables it takes."""', last)  # type: ignore[attr-defined]
         self.emit(lines, 1, "_pop = _tape.pop", last)  # type: ignore[attr-defined]
         own = sorted({s.target for s in stmts if s.target} - set(shared))
-        for chunk in range(0, len(own), 6):
-            self.emit(lines, 1, " = ".join(rd(v) for v in own[chunk:chunk + 6]) + " = _NR", last)  # type: ignore[attr-defined]
-        for s in reversed(stmts):
-            getattr(self, f"rev_{type(s).__name__}")(s, lines, 1)
+        self.emit_no_rdata(lines, 1, [rd(v) for v in own], last)  # type: ignore[attr-defined]
+        self.reverse_each(stmts, lines, 1)
         self.emit(lines, 1, f"return {rdata}{comma}", first)  # type: ignore[attr-defined]
 
     def deferred_strong_zero(self, block: Any) -> Any:

@@ -41,8 +41,7 @@ class DualBlockForms(DualDeferred):
 
     def _array_block_forward(self, block: DualArrayBlock, stmts: list, out: list, indent: int) -> None:
         emit_forward(self, block, out, indent)
-        for s in stmts:  # the fallback: statement by statement
-            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+        self.forward_each(stmts, out, indent + 1)  # the fallback: statement by statement
         self.emit(out, indent + 1, "_push(_DSLOWAB)", block.last_line)
 
     def _reverse_array_block(self, stmts: list, out: list, indent: int) -> None:
@@ -59,8 +58,7 @@ class DualBlockForms(DualDeferred):
 
     def _array_block_reverse(self, block: DualArrayBlock, stmts: list, out: list, indent: int) -> None:
         self._undo_guarded("dual array block", "_DFASTAB", block, block.reverse(), out, indent)
-        for s in reversed(stmts):
-            getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
+        self.reverse_each(stmts, out, indent + 1)
 
     def fresh(self, hint: str) -> str:
         """A new local name that is none of the function's variables (the normaliser names some

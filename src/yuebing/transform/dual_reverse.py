@@ -19,7 +19,9 @@ from .direct_calls import DualDirectCalls
 from .dual_block_forms import DualBlockForms, drop_unread_global_parts
 from .dual_float_loops import DualFloatLoops
 from .dual_templates import dual_template, dual_write, reverse_lines
-from .reverse import Generated, ReverseGenerator, _is_literal, share_cells_line
+from .closure_cells import share_cells_line
+from .generated_text import Generated, is_literal, program_text
+from .reverse import ReverseGenerator
 
 
 def _has_float(value: tuple) -> bool:
@@ -70,7 +72,7 @@ class DualReverseGenerator(DualDirectCalls, DualBlockForms, DualFloatLoops, Reve
             return "0.0"
         if type(value) is complex:
             return "0j"
-        if _is_literal(value) and not (isinstance(value, tuple) and _has_float(value)):
+        if is_literal(value) and not (isinstance(value, tuple) and _has_float(value)):
             return "_NT"
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)) \
                 and not getattr(value, "__closure__", None) or callable(value) and type(value).__module__ == "numpy":
@@ -276,8 +278,7 @@ class DualReverseGenerator(DualDirectCalls, DualBlockForms, DualFloatLoops, Reve
         self.emit(out, 1, f'"""Reverse pass of {fn.name} with tangents: (rdata, rdata tangent) of each parameter."""')
         self.emit(out, 1, "_pop = _tape.pop")
         names = [n for v in self.vars for n in (self.rd(v), self.rdd(v))]
-        for chunk in range(0, len(names), 6):
-            self.emit(out, 1, " = ".join(names[chunk:chunk + 6]) + " = _NR")
+        self.emit_no_rdata(out, 1, names)
         last = fn.body[-1]
         if isinstance(last, ir.Return) and isinstance(last.value, ir.Var):
             name = last.value.name
@@ -288,7 +289,6 @@ class DualReverseGenerator(DualDirectCalls, DualBlockForms, DualFloatLoops, Reve
         tangents = ", ".join(self.rdd(p) for p in fn.params)
         self.emit(out, 1, f"return ({results}{comma}), ({tangents}{comma})")
         deferred_from = self.append_dual_deferred(out)  # long float blocks' other forms (dual_deferred.py)
-        text_lines = [text for text, _ in out]
-        line_map = {i + 1: line for i, (_, line) in enumerate(out) if line}
-        return Generated(fwd_name, rev_name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map,
+        source, line_map = program_text(out)
+        return Generated(fwd_name, rev_name, source, self.constants, fn.params, line_map,
                          deferred_from, tuple(self.dual_deferred_names or ()))

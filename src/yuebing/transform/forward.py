@@ -36,7 +36,10 @@ from .forward_loops import NAMESPACE as LOOPS_NAMESPACE, ForwardFloatLoop
 from .forward_templates import Names, forward_templates
 from .direct_calls import forward_direct
 from .float_blocks import LONG_BLOCK
-from .reverse import ConstantNames, _all_var_names, _integer_names, _is_literal, _resolve_path, share_cells_line
+from .closure_cells import share_cells_line
+from .generated_text import ConstantNames, is_literal, program_text, resolve_path
+from .statement_dispatch import StatementDispatch
+from .variables import all_var_names, integer_names
 from ..frontend.parsing import parse as parse_source
 
 #: builtins that have inline templates (forward_templates.py), read as globals
@@ -63,11 +66,11 @@ class GeneratedForward:
     line_map: dict[int, int]  # generated line -> user line
 
 
-class ForwardGenerator(ConstantNames):
+class ForwardGenerator(StatementDispatch, ConstantNames):
     def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
         self.fn = fn
         self.globals = globals_
-        self.vars = sorted(_all_var_names(fn.body, set(fn.params)))
+        self.vars = sorted(all_var_names(fn.body, set(fn.params)))
         used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
             | {f"_cellobj_{v}" for v in fn.cell_backed}
         suffix = "_t"
@@ -76,7 +79,7 @@ class ForwardGenerator(ConstantNames):
         self.suffix = suffix
         ConstantNames.__init__(self)
         self.counter = 0
-        self.integers = _integer_names(fn.body, [*fn.params, *fn.free_vars, *fn.global_names, *fn.cell_backed])
+        self.integers = integer_names(fn.body, [*fn.params, *fn.free_vars, *fn.global_names, *fn.cell_backed])
 
     def fresh(self, hint: str) -> str:
         self.counter += 1
@@ -87,7 +90,7 @@ class ForwardGenerator(ConstantNames):
         if isinstance(atom, ir.Const):
             return atom.value
         if isinstance(atom, ir.Global):
-            return _resolve_path(self.globals, atom.path, self.fn.global_keys)
+            return resolve_path(self.globals, atom.path, self.fn.global_keys)
         return None
 
     # ------------------------------------------------------------ naming
@@ -110,7 +113,7 @@ class ForwardGenerator(ConstantNames):
         if t is NoTangent:
             return "_NT"
         if _is_immutable_tangent(t):
-            return repr(t) if _is_literal(t) else self.const(t)
+            return repr(t) if is_literal(t) else self.const(t)
         return f"_zt({self.const(a.value)})"  # a fresh zero tangent each time: rules may update it
 
     def dual(self, a: ir.Atom) -> str:
@@ -143,7 +146,7 @@ class ForwardGenerator(ConstantNames):
                 self._float_loop(body[k], out, indent)
                 k += 1
             else:
-                getattr(self, f"fwd_{type(body[k]).__name__}")(body[k], out, indent)
+                self.forward_statement(body[k], out, indent)
                 k += 1
 
     loop_writes = True  # float loops may write into arrays (forward_speculative.py: not)
@@ -172,8 +175,7 @@ class ForwardGenerator(ConstantNames):
             self._array_block(stmts, out, indent + 1)  # the same arithmetic on arrays
             return
         self.generic_only = long
-        for s in stmts:
-            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+        self.forward_each(stmts, out, indent + 1)
         self.generic_only = False
 
     def _float_loop(self, s: ir.ForRange, out: list, indent: int) -> None:
@@ -194,8 +196,7 @@ class ForwardGenerator(ConstantNames):
                                       self.fn.body), out, indent)
         if float_prefix:
             self._float_block(stmts[:float_prefix], out, indent + 1, arrays=False)
-        for s in stmts[float_prefix:]:
-            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+        self.forward_each(stmts[float_prefix:], out, indent + 1)
 
     # ------------------------------------------------------------ statements
 
@@ -205,7 +206,7 @@ class ForwardGenerator(ConstantNames):
         if isinstance(s.func, ir.Global) and self.globals is not None:
             if s.func.path in _INLINE_BUILTINS and s.func.path not in self.globals:
                 return _INLINE_BUILTINS[s.func.path]  # (its guard checks the name still holds it)
-            return _resolve_path(self.globals, s.func.path, self.fn.global_keys)
+            return resolve_path(self.globals, s.func.path, self.fn.global_keys)
         return None
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
@@ -253,8 +254,7 @@ class ForwardGenerator(ConstantNames):
 
     def fwd_While(self, s: ir.While, out: list, indent: int) -> None:
         self.emit(out, indent, f"while True:  # line {s.line}", s.line)
-        for stmt in s.test_body:
-            getattr(self, f"fwd_{type(stmt).__name__}")(stmt, out, indent + 1)
+        self.forward_each(s.test_body, out, indent + 1)
         self.emit(out, indent + 1, f"if not {self.primal(s.test)}:", s.line)
         self.emit(out, indent + 2, "break", s.line)
         self.statements(s.body, out, indent + 1)
@@ -363,9 +363,8 @@ class ForwardGenerator(ConstantNames):
                 continue
             self.emit(out, 1, f"_cell_{v} = _fn.__closure__[{k}]; {self.td('_cell_' + v)} = _cell_tangent(_fn_t, {v!r}, _cell_{v})")
         out += body
-        text_lines = [text for text, _ in out]
-        line_map = {i + 1: line for i, (_, line) in enumerate(out) if line}
-        return GeneratedForward(name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map)
+        source, line_map = program_text(out)
+        return GeneratedForward(name, source, self.constants, fn.params, line_map)
 
 
 def _cell_used(body: list, cell: str) -> bool:

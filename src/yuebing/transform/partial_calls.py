@@ -88,8 +88,7 @@ class WholeFunction:
         self.emit(out, 1, f'"""Reverse pass of the work {self.fn.name} completed before it raised."""')
         self.emit(out, 1, "_pop = _tape.pop")
         names = [n for v in self.vars for n in ((self.rd(v), self.rdd(v)) if dual else (self.rd(v),))]
-        for chunk in range(0, len(names), 6):
-            self.emit(out, 1, " = ".join(names[chunk:chunk + 6]) + " = _NR")
+        self.emit_no_rdata(out, 1, names)
         slot = self._names()[1]
         self.emit(out, 1, f"_e = _pop(); {slot} = _e.slot; {self._whole_names} = _e.record", self.fn.first_line)
         saved = self._enter(_Region())

@@ -35,7 +35,7 @@ from ..ir import nodes as ir
 from ..ir import primitives as P
 from . import plain_closures
 from .plain_closures import bind, is_plain_closure, nested_ir, plain_name
-from .reverse import share_cells
+from .closure_cells import share_cells
 from .forward import ForwardGenerator, GeneratedForward, compile_forward
 from .protocols import CodeCache
 
@@ -101,8 +101,7 @@ class PlainForwardGenerator(ForwardGenerator):
     def statements(self, body: list, out: list, indent: int) -> None:
         """Statement by statement: every call stays a ``_jvp`` call (no fused float or array
         blocks, whose arithmetic second order would not see)."""
-        for s in body:
-            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
+        self.forward_each(body, out, indent)
 
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         if s.free_vars:

@@ -19,51 +19,22 @@ reverse line carries a comment naming the primal line it undoes.
 """
 from __future__ import annotations
 
-import cmath
 import collections
-import dataclasses
-import operator
 import re
-import types
-from typing import Any, Callable
-
-import numpy as np
+from typing import Any
 
 from . import templates
 from ..ir import nodes as ir
-from ..rules.core import is_hashable
+from .closure_cells import share_cells_line, untracked_cell_guard
+from .generated_text import ConstantNames, Generated, program_text, resolve_path
+from .statement_dispatch import StatementDispatch
+from .variables import INT_OPS, all_var_names, integer_names, integer_operands
 from .try_statements import TryStatements, has_reverse_work as _has_reverse_work
 from .direct_calls import DirectCalls
 from .array_blocks import ArrayBlock, find_array_blocks
 from .deferred_fallbacks import DeferredFallbacks
 from .float_blocks import LONG_BLOCK, FloatBlock, FloatLoop, find_blocks
 from .float_while import FloatWhileLoop
-
-_LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
-
-
-def _is_literal(value: Any) -> bool:
-    if isinstance(value, tuple):
-        return all(_is_literal(v) for v in value)
-    if isinstance(value, slice):
-        return all(_is_literal(v) for v in (value.start, value.stop, value.step))
-    if type(value) in (float, complex) and not cmath.isfinite(value):
-        return False  # repr(inf) and repr(nan) are not Python literals: a named constant
-    return type(value) in _LITERAL_TYPES
-
-
-@dataclasses.dataclass
-class Generated:
-    """Source of the forward and reverse functions, and the constants they refer to."""
-
-    forward_name: str
-    reverse_name: str
-    source: str
-    constants: dict[str, Any]
-    params: list[str]
-    line_map: dict[int, int]  # generated line -> user line
-    deferred_from: int = 0  # the line where functions compiled on first call start (deferred_fallbacks.py)
-    deferred_names: tuple = ()  # those functions
 
 
 class _Names:
@@ -76,214 +47,14 @@ class _Names:
         self.f, self.r = suffix, suffix.replace("f", "r")
 
 
-def _all_var_names(body: list, found: set) -> set:
-    for s in body:
-        if isinstance(s, ir.Call):
-            if s.target:
-                found.add(s.target)
-            for a in [s.func, *s.args, *(v for _, v in s.kwargs), s.star_args, s.star_kwargs]:
-                if isinstance(a, ir.Var):
-                    found.add(a.name)
-        elif isinstance(s, ir.Copy):
-            found.add(s.target)
-            if isinstance(s.source, ir.Var):
-                found.add(s.source.name)
-        elif isinstance(s, ir.If):
-            if isinstance(s.test, ir.Var):
-                found.add(s.test.name)
-            _all_var_names(s.body, found)
-            _all_var_names(s.orelse, found)
-        elif isinstance(s, ir.While):
-            _all_var_names(s.test_body, found)
-            _all_var_names(s.body, found)
-        elif isinstance(s, ir.ForRange):
-            found.add(s.var)
-            _all_var_names(s.body, found)
-        elif isinstance(s, ir.With):
-            found.update(s.defines)
-            _all_var_names(s.body, found)
-        elif isinstance(s, ir.Try):
-            found.update(h.name for h in s.handlers if h.name is not None)
-            for block in ir.child_blocks(s):
-                _all_var_names(block, found)
-        elif isinstance(s, ir.Return) and isinstance(s.value, ir.Var):
-            found.add(s.value.name)
-        elif isinstance(s, ir.MakeClosure):
-            found.add(s.target)
-            found.update(s.free_vars)
-        elif isinstance(s, ir.Opaque):
-            found.update(s.defines)
-    return found
 
 
-def _integer_names(body: list, given: list[str]) -> set[str]:
-    """Variables that only ever hold loop indices or integer constants (a small fixpoint over
-    their assignments). They carry no derivative, so the reverse pass skips their rdata. ``given``
-    names (parameters, free variables, globals, cells) hold what the caller or another function
-    put there: one reassigned from itself (``x = x + x``) is not an integer, nor is anything
-    computed from it."""
-    sources: dict[str, list] = {name: [None] for name in given}
-
-    def collect(stmts: list) -> None:
-        for s in stmts:
-            if isinstance(s, ir.ForRange):
-                sources.setdefault(s.var, []).append("int")
-                collect(s.body)
-            elif isinstance(s, ir.Copy):
-                src = s.source
-                kind = src.name if isinstance(src, ir.Var) else ("int" if isinstance(src, ir.Const) and type(src.value) is int else None)
-                sources.setdefault(s.target, []).append(kind)
-            elif isinstance(s, ir.Call) and s.target:
-                sources.setdefault(s.target, []).append(_integer_operands(s))
-            elif isinstance(s, (ir.MakeClosure,)):
-                sources.setdefault(s.target, []).append(None)
-            elif isinstance(s, ir.Opaque):
-                for name in s.defines:
-                    sources.setdefault(name, []).append(None)
-            elif isinstance(s, ir.Try):
-                for h in s.handlers:
-                    if h.name is not None:
-                        sources.setdefault(h.name, []).append(None)
-            for block in ir.child_blocks(s):
-                collect(block)
-
-    collect(body)
-    ints = {name for name, kinds in sources.items() if all(k is not None for k in kinds)}
-    changed = True
-    while changed:
-        changed = False
-        for name in list(ints):
-            if any(any(d != "int" and d not in ints for d in (k if type(k) is tuple else (k,))) for k in sources[name]):
-                ints.discard(name)
-                changed = True
-    return ints
-
-
-# integer arithmetic on integer variables (``i += 1`` in a while loop): plain code, nothing on the tape
-_INT_OPS = {operator.add: "+", operator.iadd: "+", operator.sub: "-", operator.isub: "-",
-            operator.mul: "*", operator.imul: "*"}
-
-
-def _integer_operands(s: ir.Call) -> tuple | None:
-    """The operands of ``t = a + b`` (``- *``, in place too) as ``_integer_names`` dependencies
-    (``"int"`` for an int literal), or None when the call is anything else."""
-    if not isinstance(s.func, ir.Const) or not is_hashable(s.func.value) or s.func.value not in _INT_OPS \
-            or len(s.args) != 2 or s.kwargs or s.star_args is not None or s.star_kwargs is not None:
-        return None
-    deps = []
-    for a in s.args:
-        if isinstance(a, ir.Var):
-            deps.append(a.name)
-        elif isinstance(a, ir.Const) and type(a.value) is int:
-            deps.append("int")
-        else:
-            return None
-    return tuple(deps)
-
-
-class ConstantNames:
-    """Names for the constants generated code refers to (``operator.mul`` -> ``_operator_mul``),
-    the primal expression of an atom, and emitting lines. Shared by the reverse and forward generators."""
-
-    def emit(self, out: list, indent: int, text: str, line: int | tuple[int, ...] = 0) -> None:
-        """Lines of ``text`` at ``indent``, each from the user's ``line`` (or ``line[i]``, one per
-        line of ``text``: a nested function's definition)."""
-        if "\n" not in text and not isinstance(line, tuple):  # (nearly every line)
-            out.append(("    " * indent + text, line))
-            return
-        lines = line if isinstance(line, tuple) else None
-        for i, piece in enumerate(text.split("\n")):
-            out.append(("    " * indent + piece, lines[i] if lines else line))
-
-    def __init__(self) -> None:
-        self.constants: dict[str, Any] = {}
-        self.constant_ids: dict[int, str] = {}
-
-    def const(self, value: Any) -> str:
-        if _is_literal(value):
-            return repr(value)
-        key = id(value)
-        if key not in self.constant_ids:
-            base = "_" + "".join(c if c.isalnum() else "_" for c in ir.constant_name(value)[:60]).strip("_")
-            name = base
-            i = 1
-            while name in self.constants:
-                i += 1
-                name = f"{base}{i}"
-            self.constants[name] = value
-            self.constant_ids[key] = name
-        return self.constant_ids[key]
-
-    def primal(self, a: ir.Atom) -> str:
-        if isinstance(a, ir.Var):
-            return a.name
-        if isinstance(a, ir.Global):
-            if "." in a.path and _is_float_array(_resolve_path(getattr(self, "globals", None), a.path, self.fn.global_keys)):
-                return f"_read_only({a.path})"  # a module's array (mod.W): a constant, as a global's
-            return a.path
-        return self.const(a.value)
-
-
-def _resolve_path(namespace: dict | None, path: str, keys: dict | None = None) -> Any:
-    """The value of a global path (``mod.W``) in ``namespace`` now, or None; ``keys``: the
-    lowered function's ``global_keys`` (``u_EPS`` is the module's ``_EPS``)."""
-    value: Any = namespace
-    head, *rest = path.split(".")
-    for part in [(keys or {}).get(head, head), *rest]:
-        if value is None:
-            return None
-        value = value.get(part, None) if isinstance(value, dict) else getattr(value, part, None)
-    return value
-
-
-def _is_float_array(value: Any) -> bool:
-    return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
-
-
-def share_cells(fn: Any, cells: dict) -> Any:
-    """``fn`` (a nested function just defined by generated code) rebuilt so that its closure
-    variables named in ``cells`` are those cell objects: the generated code's own cells for
-    them are stand-ins, the real variables live in the cells of the function being
-    differentiated (``MakeClosure.shared``)."""
-    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
-        return fn
-    closure = tuple(cells.get(name, cell) for name, cell in zip(fn.__code__.co_freevars, fn.__closure__))
-    rebuilt = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
-    rebuilt.__kwdefaults__ = fn.__kwdefaults__
-    rebuilt.__qualname__ = fn.__qualname__
-    rebuilt.__dict__.update(fn.__dict__)
-    return rebuilt
-
-
-def refuse_untracked_cell_write(value: Any, message: str) -> None:
-    """A ``nonlocal`` write into a cell that has no tangent box (a closure created outside the
-    differentiated code): its cotangent could not reach later reads, so a value that may carry a
-    derivative is refused; None, bools, ints and strings (counters, flags) are fine."""
-    if value is None or type(value) in (bool, int, str, bytes):
-        return
-    raise TypeError(message)
-
-
-def share_cells_line(gen: ConstantNames, s: ir.MakeClosure) -> str | None:
-    """The generated line giving closure ``s.target`` the cells it shares with us, if any."""
-    if not s.shared:
-        return None
-    cells = ", ".join(f"{name!r}: _cell_{name}" for name in s.shared)
-    return f"{s.target} = {gen.const(share_cells)}({s.target}, {{{cells}}})"
-
-
-def _cell_set() -> Any:
-    from ..ir.primitives import cell_set
-
-    return cell_set
-
-
-class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNames):
+class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, StatementDispatch, ConstantNames):
     def __init__(self, fn: ir.Function, globals_: dict | None = None) -> None:
         self.fn = fn
         self.globals = globals_
-        self.vars = sorted(_all_var_names(fn.body, set(fn.params)) - {"_returned"})
-        self.integers = _integer_names(fn.body, [*fn.params, *fn.free_vars, *fn.global_names, *fn.cell_backed])
+        self.vars = sorted(all_var_names(fn.body, set(fn.params)) - {"_returned"})
+        self.integers = integer_names(fn.body, [*fn.params, *fn.free_vars, *fn.global_names, *fn.cell_backed])
         used = set(self.vars) | set(fn.global_names) | {f"_cell_{v}" for v in fn.free_vars} \
             | {f"_cellobj_{v}" for v in fn.cell_backed}
         self.names = _Names(used)
@@ -338,8 +109,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
             if k in array_blocks:
                 k += self._forward_array_block(body[k:array_blocks[k]], out, indent)
                 continue
-            s = body[k]
-            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent)
+            self.forward_statement(body[k], out, indent)
             k += 1
 
     def _forward_block(self, stmts: list, out: list, indent: int) -> int:
@@ -354,8 +124,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         elif find_array_blocks(stmts, self.integers, self._resolve, set()) == [(0, len(stmts))]:
             self._forward_array_block(stmts, out, indent + 1)  # the same arithmetic on arrays
         else:
-            for s in stmts:
-                getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+            self.forward_each(stmts, out, indent + 1)
         self.emit(out, indent + 1, "_push(_SLOWB)", block.last_line)
         return len(stmts)
 
@@ -369,8 +138,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         if hasattr(stmts[0], "array_block"):
             self._reverse_array_block(stmts, out, indent + 1)
             return
-        for s in reversed(stmts):
-            getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
+        self.reverse_each(stmts, out, indent + 1)
 
     def _undo_guarded(self, what: str, marker: str, block: Any, fast: list, out: list, indent: int) -> None:
         """The reverse of a guarded unit, up to its fallback: pop the marker its forward pushed,
@@ -390,16 +158,14 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         for text in lines:
             self.emit(out, indent + 1, text, block.first_line)
         self.emit(out, indent, "else:", block.first_line)
-        for s in stmts:
-            getattr(self, f"fwd_{type(s).__name__}")(s, out, indent + 1)
+        self.forward_each(stmts, out, indent + 1)
         self.emit(out, indent + 1, "_push(_SLOWAB)", block.last_line)
         return len(stmts)
 
     def _reverse_array_block(self, stmts: list, out: list, indent: int) -> None:
         block = stmts[0].array_block
         self._undo_guarded("array block", "_FASTAB", block, block.reverse(self.fd, self.rd), out, indent)
-        for s in reversed(stmts):
-            getattr(self, f"rev_{type(s).__name__}")(s, out, indent + 1)
+        self.reverse_each(stmts, out, indent + 1)
 
     generic_only = False
 
@@ -410,7 +176,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         if isinstance(s.func, ir.Const):
             value = s.func.value
         elif isinstance(s.func, ir.Global) and self.globals is not None:
-            value = _resolve_path(self.globals, s.func.path, self.fn.global_keys)
+            value = resolve_path(self.globals, s.func.path, self.fn.global_keys)
             if value is None and s.func.path == "len" and (self.fn.global_keys or {}).get("len", "len") == "len":
                 value = len  # the builtin (the template checks, when it runs, that the name still is)
             if value is None:
@@ -421,25 +187,14 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         return templates.template_for(s, value, emit)
 
     def _untracked_cell_guard(self, s: ir.Call, out: list, indent: int) -> None:
-        """Before ``nonlocal x = v`` into a cell of an enclosing function: refuse, when the
-        cell has no tangent box, a value that may carry a derivative."""
-        if not (isinstance(s.func, ir.Const) and s.func.value is _cell_set() and len(s.args) == 2
-                and isinstance(s.args[0], ir.Var) and s.args[0].name.startswith("_cell_")):
-            return
-        name = s.args[0].name[len("_cell_"):]
-        message = (
-            f"yuebing cannot follow derivatives through `nonlocal {name}` in {self.fn.name} "
-            f"({self.fn.filename}, line {s.line}): this closure was created outside the differentiated "
-            f"code, so the value written to {name!r} would lose its derivative before it is read again. "
-            "Call the function that creates the closure inside the differentiated function, or pass "
-            f"{name!r} in and return its new value")
-        self.emit(out, indent, f"if {self.fd(s.args[0].name)} is _NF: "
-                               f"{self.const(refuse_untracked_cell_write)}({self.primal(s.args[1])}, {message!r})", s.line)
+        guard = untracked_cell_guard(self, s)
+        if guard is not None:
+            self.emit(out, indent, guard, s.line)
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
         if self._integer_call(s):  # i += 1 on an integer: the arithmetic alone
             a, b = (self.primal(x) for x in s.args)
-            self.emit(out, indent, f"{s.target} = {a} {_INT_OPS[s.func.value]} {b}", s.line)
+            self.emit(out, indent, f"{s.target} = {a} {INT_OPS[s.func.value]} {b}", s.line)
             return
         self._untracked_cell_guard(s, out, indent)
         variants = self._templates(s)
@@ -522,7 +277,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         ``fwd_Copy`` emit it, or None."""
         if isinstance(s, ir.Call) and self._integer_call(s):
             a, b = (self.primal(x) for x in s.args)
-            return f"{s.target} = {a} {_INT_OPS[s.func.value]} {b}"
+            return f"{s.target} = {a} {INT_OPS[s.func.value]} {b}"
         if isinstance(s, ir.Copy) and s.target in self.integers and s.target not in self.fn.cell_backed:
             return f"{s.target} = {self.primal(s.source)}"
         return None
@@ -532,7 +287,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         if isinstance(atom, ir.Const):
             return atom.value
         if isinstance(atom, ir.Global) and self.globals is not None:
-            return _resolve_path(self.globals, atom.path, self.fn.global_keys)
+            return resolve_path(self.globals, atom.path, self.fn.global_keys)
         return None
 
     def fwd_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
@@ -618,8 +373,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
                 self._reverse_array_block(body[array_ends[k]:k + 1], out, indent)
                 k = array_ends[k] - 1
                 continue
-            s = body[k]
-            getattr(self, f"rev_{type(s).__name__}")(s, out, indent)
+            self.reverse_statement(body[k], out, indent)
             k -= 1
         if len(out) == start:
             self.emit(out, indent, "pass")
@@ -630,10 +384,10 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
             self.emit(out, indent, f"{r} = _acc({r}, {source})", line)
 
     def _integer_call(self, s: ir.Call) -> bool:
-        """Integer arithmetic on integer variables (``_integer_names``), none of them in a cell
+        """Integer arithmetic on integer variables (``integer_names``), none of them in a cell
         (a nested function could rebind it)."""
         return s.target in self.integers and s.target not in self.fn.cell_backed \
-            and _integer_operands(s) is not None \
+            and integer_operands(s) is not None \
             and not any(isinstance(a, ir.Var) and a.name in self.fn.cell_backed for a in s.args)
 
     def rev_Call(self, s: ir.Call, out: list, indent: int) -> None:
@@ -784,10 +538,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         self.emit(out, 0, f"def {rev_name}(_tape, _out_r):", fn.first_line)
         self.emit(out, 1, f'"""Reverse pass of {fn.name}: returns the rdata of each parameter."""')
         self.emit(out, 1, "_pop = _tape.pop")
-        rdata_vars = [v for v in self.vars]
-        for chunk in range(0, len(rdata_vars), 6):
-            names = rdata_vars[chunk:chunk + 6]
-            self.emit(out, 1, " = ".join(self.rd(v) for v in names) + " = _NR")
+        self.emit_no_rdata(out, 1, [self.rd(v) for v in self.vars])
         last = fn.body[-1]
         if isinstance(last, ir.Return) and isinstance(last.value, ir.Var):
             self.emit(out, 1, f"{self.rd(last.value.name)} = _out_r", last.line)
@@ -795,9 +546,8 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, ConstantNa
         results = ", ".join(self.rd(p) for p in fn.params)
         self.emit(out, 1, f"return ({results}{',' if len(fn.params) == 1 else ''})")
         deferred_from = self.append_deferred(out)
-        text_lines = [text for text, _ in out]
-        line_map = {i + 1: line for i, (_, line) in enumerate(out) if line}
-        return Generated(fwd_name, rev_name, "\n".join(text_lines) + "\n", self.constants, fn.params, line_map,
+        source, line_map = program_text(out)
+        return Generated(fwd_name, rev_name, source, self.constants, fn.params, line_map,
                          deferred_from, tuple(self.deferred_names or ()))
 
 

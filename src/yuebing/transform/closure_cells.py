@@ -1,0 +1,61 @@
+"""Closure cells in generated code: a nested function defined by generated code given the cells
+it shares with the function being differentiated (``share_cells``, ``MakeClosure.shared``), and
+the refusal of a ``nonlocal`` write into a cell that has no tangent box (``untracked_cell_guard``)."""
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from ..ir import nodes as ir
+from ..ir.primitives import cell_set
+from .generated_text import ConstantNames
+
+
+def share_cells(fn: Any, cells: dict) -> Any:
+    """``fn`` (a nested function just defined by generated code) rebuilt so that its closure
+    variables named in ``cells`` are those cell objects: the generated code's own cells for
+    them are stand-ins, the real variables live in the cells of the function being
+    differentiated (``MakeClosure.shared``)."""
+    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+        return fn
+    closure = tuple(cells.get(name, cell) for name, cell in zip(fn.__code__.co_freevars, fn.__closure__))
+    rebuilt = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    rebuilt.__kwdefaults__ = fn.__kwdefaults__
+    rebuilt.__qualname__ = fn.__qualname__
+    rebuilt.__dict__.update(fn.__dict__)
+    return rebuilt
+
+
+def refuse_untracked_cell_write(value: Any, message: str) -> None:
+    """A ``nonlocal`` write into a cell that has no tangent box (a closure created outside the
+    differentiated code): its cotangent could not reach later reads, so a value that may carry a
+    derivative is refused; None, bools, ints and strings (counters, flags) are fine."""
+    if value is None or type(value) in (bool, int, str, bytes):
+        return
+    raise TypeError(message)
+
+
+def share_cells_line(gen: ConstantNames, s: ir.MakeClosure) -> str | None:
+    """The generated line giving closure ``s.target`` the cells it shares with us, if any."""
+    if not s.shared:
+        return None
+    cells = ", ".join(f"{name!r}: _cell_{name}" for name in s.shared)
+    return f"{s.target} = {gen.const(share_cells)}({s.target}, {{{cells}}})"
+
+
+def untracked_cell_guard(gen: ConstantNames, s: ir.Call) -> str | None:
+    """For ``nonlocal x = v`` (``s``) into a cell of an enclosing function: the line that
+    refuses, when the cell has no tangent box, a value that may carry a derivative; else None."""
+    if not (isinstance(s.func, ir.Const) and s.func.value is cell_set and len(s.args) == 2
+            and isinstance(s.args[0], ir.Var) and s.args[0].name.startswith("_cell_")):
+        return None
+    name = s.args[0].name[len("_cell_"):]
+    fn = gen.fn  # type: ignore[attr-defined]
+    message = (
+        f"yuebing cannot follow derivatives through `nonlocal {name}` in {fn.name} "
+        f"({fn.filename}, line {s.line}): this closure was created outside the differentiated "
+        f"code, so the value written to {name!r} would lose its derivative before it is read again. "
+        "Call the function that creates the closure inside the differentiated function, or pass "
+        f"{name!r} in and return its new value")
+    return (f"if {gen.fd(s.args[0].name)} is _NF: "  # type: ignore[attr-defined]
+            f"{gen.const(refuse_untracked_cell_write)}({gen.primal(s.args[1])}, {message!r})")
