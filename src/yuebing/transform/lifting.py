@@ -26,6 +26,7 @@ from ..rules.declare import ELEMENTWISE_PARTIALS, written_mask, zero_written
 from ..rules.numpy_arguments import check_out_shape
 from ..rules.second_order import Rule, SecondOrder, _error, declaration_of, run_direct
 from ..rules.containers.set_operators import second_order_on_sets
+from ..rules.indexing.items import missing_definition
 from ..rules.util import accumulate, is_differentiable, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
 from .forward_runtime import zero_tangent_of  # (module level: an import in a hot function costs
@@ -257,6 +258,7 @@ def _constant_slot(v: Any) -> Any:
     return v if isinstance(v, _CONSTANT_TYPES) else NoTangent
 
 
+_DICT_READS = (operator.getitem, dict.__getitem__)
 _KEYED = (operator.getitem, operator.setitem, operator.delitem, operator.contains)
 
 
@@ -272,6 +274,10 @@ def _dict_key_position(fn: Any, args: tuple) -> int | None:
 
 
 def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple = ()) -> tuple:
+    if f[0] in _DICT_READS and len(args) == 2 and isinstance(args[0][0], dict):
+        missing = missing_definition(args[0][0], args[1][0])  # a defaultdict's or Counter's default
+        if missing is not None:
+            return DUAL_RULE(missing)((missing, NoFData, NoTangent, NoFData), *args)
     if f[0] is np.sum or f[0] is SUM_METHOD:
         fast = fast_sum(args, kwargs)  # np.sum(x) of a float64 array (dual_elementwise.py)
         if fast is not None:

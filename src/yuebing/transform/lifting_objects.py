@@ -55,7 +55,8 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         # res.x of an OptimizeResult: the item res["x"], whose tangent is the tangent dict's item
         out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
         return (out1.primal, out1.fdata, obj[2][args[1][0]], out2.fdata), pullback
-    if type(obj[2]) is SetTangent and len(args) == 2 and not kwargs:  # s.add: a method of a set of floats
+    if type(obj[2]) is SetTangent and len(args) == 2 and not kwargs or _subclass_method(obj, args):
+        # s.add: a method of a set of floats; od.move_to_end, c.most_common: of a dict subclass
         out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)
         return (out1.primal, out1.fdata, _BoundTangent(obj[2]), out2.fdata), pullback
     if not _is_field_tangent(obj[2]) or kwargs:
@@ -77,6 +78,14 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         elif y_d is _MISSING:  # a class attribute: a constant (one tangent a call, if mutable)
             y_d = _class_attribute_tangent(y)
     return (y, out1.fdata, y_d, out2.fdata), pullback
+
+
+def _subclass_method(obj: tuple, args: tuple) -> bool:
+    """Whether ``getattr(obj, name)`` reads a method of a dict subclass (``Counter.most_common``)
+    that its tangent, a plain dict, lacks: the method's own rule or source takes the tangent from
+    the owner's."""
+    return type(obj[2]) is dict and type(obj[0]) is not dict and len(args) == 2 and isinstance(args[1][0], str) \
+        and not hasattr(dict, args[1][0]) and callable(getattr(type(obj[0]), args[1][0], None))
 
 
 def _class_or_module_attribute(args: tuple) -> tuple:
@@ -147,10 +156,10 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
     import dataclasses
 
     from ..tangents import MutableTangent
-    from .runtime import _is_generated_init, is_namedtuple, without_init
+    from .class_calls import is_generated_init, is_namedtuple, without_init
 
     cls = f[0]
-    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
+    if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         return _construct_dataclass(f, args, kwargs)
     if is_namedtuple(cls):
         return _construct_namedtuple(cls, args, kwargs)
@@ -186,7 +195,7 @@ def _constructed(pullback: Callable) -> Callable:
 
 def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:
     """``P(a, b)`` for a namedtuple class: the 4-tuple of the fields' 4-tuples."""
-    from .runtime import call_positions, namedtuple_fields
+    from .class_calls import call_positions, namedtuple_fields
 
     positions = call_positions(cls, len(args), kwargs)
     given = set(positions)  # the other fields take their constant defaults

@@ -19,6 +19,7 @@ This module registers no rule.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -190,12 +191,24 @@ def _shallow_copy_rrule(new: Any, items: list, fd: Any, new_fd: Any) -> tuple[Co
 def _reinsert(d: dict, key: Any, value: Any, position: int | None) -> None:
     """Put ``key`` back at ``position`` in ``d``'s order (``None``: at the end)."""
     if position is None or position == len(d):
-        dict.__setitem__(d, key, value)
+        _store(d, key, value)
         return
     items = list(d.items())
     items.insert(position, (key, value))
     d.clear()
-    d.update(items)
+    for k, v in items:  # (not d.update: a Counter's adds, and would count pairs)
+        _store(d, k, v)
+
+
+def _store(d: dict, key: Any, value: Any) -> None:
+    """``dict.__setitem__``, bypassing a subclass's override, except an ``OrderedDict``'s (it
+    keeps its order in a list of its own, which ``dict``'s method would leave behind)."""
+    (OrderedDict.__setitem__ if isinstance(d, OrderedDict) else dict.__setitem__)(d, key, value)
+
+
+def _remove(d: dict, key: Any) -> Any:
+    """``dict.pop(d, key)``, an ``OrderedDict``'s own for one (``_store``)."""
+    return (OrderedDict.pop if isinstance(d, OrderedDict) else dict.pop)(d, key)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from ...tangents import MutableTangent, NoRData, NoTangent
 from ...tangents import kinds as K
 from ..cases import Case, randn
 from ..core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
-from ..second_order import linear
+from ..second_order import selection
 from ..util import output
 from .common import _NOT_PASSED, _counted, _self_containing, _shallow_copy_rrule, _shared_array_list
 
@@ -167,8 +167,9 @@ def _deepcopy_frule(x, memo=_NOT_PASSED):
 # Second order
 # ------------------------------------------------------------------------------------------------
 
-# a copy is linear in what it copies (the tangent call copies the tangents)
-linear(copy.copy, copy.deepcopy)
+# a copy is linear in what it copies: the forward rule copies the tangent (a copy of a user
+# object's MutableTangent too, which copy.copy itself cannot make), the ordinary rule the fdata
+selection(copy.copy, copy.deepcopy)
 
 
 # ------------------------------------------------------------------------------------------------

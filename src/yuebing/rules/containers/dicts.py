@@ -13,8 +13,8 @@ from ..core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ..second_order import defined_by, linear
 from ..util import DictViewFdata, add_rdata_to, output, sum_rdata, tangent
 from .common import (
-    _NOT_PASSED, _Elements, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _shallow_copy_rrule,
-    _slot, _with_rdata,
+    _NOT_PASSED, _Elements, _counted, _element_fdata, _overwriting_slot, _reinsert, _remove, _restored,
+    _shallow_copy_rrule, _slot, _store, _with_rdata,
 )
 
 # ------------------------------------------------------------------------------------------------
@@ -76,12 +76,12 @@ def _dict_setdefault(self, key, default=_NOT_PASSED):
         return _dict_get(self, key, default)
     v = None if default is _NOT_PASSED else primal(default)
     v_fd = default.fdata if isinstance(default, CoDual) else NoFData
-    dict.__setitem__(d, k, v)
+    _store(d, k, v)
     fd[k] = _slot(v, v_fd)
 
     def pullback(dy):
         slot = fd.pop(k)
-        dict.__delitem__(d, k)
+        _remove(d, k)
         return _counted(NoRData, NoRData, NoRData,
                         default if default is _NOT_PASSED else sum_rdata(T.rdata(slot), dy))
 
@@ -107,7 +107,7 @@ def _dict_pop(self, key, default=_NOT_PASSED):
             raise KeyError(k)
         return _passthrough_default(default, 3)
     position = _position_of(d, k)
-    v = dict.pop(d, k)
+    v = _remove(d, k)
     slot = fd.pop(k)
 
     def pullback(dy):
@@ -123,7 +123,7 @@ def _dict_pop_frule(self, key, default=_NOT_PASSED):
     d, k = self.primal, primal(key)
     if k not in d and default is not _NOT_PASSED:
         return Dual(primal(default), tangent(default) if isinstance(default, Dual) else T.zero_tangent(default))
-    v = dict.pop(d, k)
+    v = _remove(d, k)
     return Dual(v, self.tangent.pop(k))
 
 
@@ -135,7 +135,7 @@ def _dict_popitem(self):
     v_fd = _element_fdata(slot)
 
     def pullback(dy):
-        dict.__setitem__(d, k, v)  # it was the last key: order is restored
+        _store(d, k, v)  # it was the last key: order is restored
         fd[k] = _with_rdata(slot, v, NoRData if dy is NoRData else dy[1])
         return NoRData, NoRData
 
@@ -195,7 +195,7 @@ def _dict_update(self, *args, **kwargs):
     for k, v, v_fd in entries:
         existed = k in d
         log.append((k, existed, d[k] if existed else None, fd[k] if existed else None))
-        dict.__setitem__(d, k, v)
+        _store(d, k, v)
         fd[k] = _overwriting_slot(fd[k], v, v_fd) if existed else _slot(v, v_fd)
 
     def pullback(dy):
@@ -204,10 +204,10 @@ def _dict_update(self, *args, **kwargs):
             k, existed, old, old_slot = log[j]
             rdatas[j] = T.rdata(fd[k])
             if existed:
-                dict.__setitem__(d, k, old)
+                _store(d, k, old)
                 fd[k] = _restored(old_slot, old)
             else:
-                dict.__delitem__(d, k)
+                _remove(d, k)
                 del fd[k]
         n = len(entries) - len(kwargs)
         other_rdata = (deliver(rdatas[:n]),) if args else ()
@@ -231,7 +231,7 @@ def _dict_update_frule(self, *args, **kwargs):
         pairs = []
     pairs += [(name, primal(c), tangent(c) if isinstance(c, Dual) else T.zero_tangent(c)) for name, c in kwargs.items()]
     for k, v, vt in pairs:
-        dict.__setitem__(d, k, v)
+        _store(d, k, v)
         t[k] = vt
     return Dual(None, NoTangent)
 

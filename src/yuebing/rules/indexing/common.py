@@ -29,6 +29,7 @@ This module registers no rule.
 from __future__ import annotations
 
 import inspect
+from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
@@ -160,12 +161,18 @@ def _no_pullback(n: int) -> Callable:
 def _check_plain(x: Any, base: type, name: str) -> None:
     """Subclasses that override the item methods are not covered by these rules."""
     tp = type(x)
-    if tp is not base and getattr(tp, name) is not getattr(base, name):
+    if tp is not base and getattr(tp, name) is not getattr(base, name) and not _ordered_item_method(tp, name):
         raise RuleArgumentError(
             f"{tp.__qualname__}.{name} overrides {base.__qualname__}.{name}: yuebing's indexing "
             f"rule covers only {base.__qualname__}'s own; differentiate the override from source "
             "(call the method by name) or register a rule for it"
         )
+
+
+def _ordered_item_method(tp: type, name: str) -> bool:
+    """``OrderedDict``'s item methods are ``dict``'s plus its own order, which the rules keep by
+    calling them on the primal (``x[key] = v``; ``containers.common._store``)."""
+    return issubclass(tp, OrderedDict) and getattr(tp, name) is getattr(OrderedDict, name)
 
 
 def _unsupported(op: str, x: Any) -> RuleArgumentError:

@@ -13,16 +13,18 @@ raises ``RuleArgumentError``: NumPy does not specify which write wins.
 from __future__ import annotations
 
 import operator
+import types
 from collections import defaultdict, namedtuple
 from typing import Any, Callable
 
 import numpy as np
 
-from ...tangents import NoFData, NoRData, NoTangent, zero_rdata, zero_tangent
+from ...tangents import NoFData, NoRData, NoTangent, zero_rdata
 from ..cases import Case, randc, randn
-from ..core import CoDual, Dual, primal
+from ..core import CoDual, Dual, frule, primal
+from ..declare import nondifferentiable
 from ..second_order import linear, zero
-from ..util import fit_tangent, out_cotangent, output, tangent
+from ..util import defined_rrule, fit_tangent, out_cotangent, output, tangent
 from .common import (
     _NONDIFF_SEQUENCES, _add_rdata, _array_write, _array_write_forward, _carried_slot, _check_no_repeats,
     _check_plain, _cleared_slot, _deliver_elements, _fd, _fresh_slot, _full, _is_basic, _no_pullback, _register,
@@ -123,20 +125,12 @@ def _tuple_getitem(a: CoDual, idx: Any) -> tuple[CoDual, Callable]:
 def _dict_getitem(a: CoDual, key: Any) -> tuple[CoDual, Callable]:
     x, f = a.primal, _fd(a)
     _check_plain(x, dict, "__getitem__")
-    missing = type(x) is not dict and key not in x  # a defaultdict inserts its default
+    missing = missing_definition(x, key)
+    if missing is not None:
+        return defined_rrule(missing, a, CoDual(key))
     y = x[key]
     if type(f) is not dict:
         return output(y), _no_pullback(3)
-    if missing:
-        f[key] = zero_tangent(y)
-
-        def missing_pullback(dy: Any) -> tuple:  # the default is a constant: nothing to deliver
-            del x[key]
-            f.pop(key, None)
-            return NoRData, NoRData, NoRData
-
-        return CoDual(y, _slot_fdata(f[key])), missing_pullback
-
     key_rdata = zero_rdata(key)  # a key selects: its derivative is zero (0.0 for a float key)
 
     def pullback(dy: Any) -> tuple:
@@ -145,6 +139,44 @@ def _dict_getitem(a: CoDual, key: Any) -> tuple[CoDual, Callable]:
         return NoRData, NoRData, key_rdata
 
     return CoDual(y, _slot_fdata(f.get(key, NoTangent))), pullback
+
+
+def missing_definition(x: Any, key: Any) -> Callable | None:
+    """How ``x[key]`` is differentiated when dict subclass ``x`` lacks ``key`` and its class has a
+    ``__missing__`` (every mode; second order through ``transform/lifting.py``): as a Python
+    function, so the default's derivatives (a ``Counter``'s, a user's ``__missing__`` reading
+    other entries) are followed and its insertion is undone; None for any other read."""
+    if type(x) is dict or key in x:
+        return None
+    method = getattr(type(x), "__missing__", None)
+    if method is None:
+        return None
+    return _default_inserted if method is defaultdict.__missing__ else _missing_value
+
+
+def _missing_value(d: dict, key: Any) -> Any:
+    """A class's own ``__missing__``, written in Python (``Counter``'s returns 0)."""
+    return type(d).__missing__(d, key)
+
+
+def _default_inserted(d: defaultdict, key: Any) -> Any:
+    """``defaultdict.__missing__``: the factory's value, inserted (a ``KeyError`` without one)."""
+    factory = default_factory_of(d)
+    if factory is None:
+        raise KeyError(key)
+    value = factory()
+    d[key] = value
+    return value
+
+
+def default_factory_of(d: defaultdict) -> Any:
+    """A defaultdict's ``default_factory``: one without derivatives (``dict_subclasses.py``)."""
+    return d.default_factory
+
+
+#: read-only containers without derivatives: text, ranges, and a mappingproxy (a signature's
+#: parameters, a class's namespace: ``for name, p in sig.parameters.items()``)
+_NONDIFF_LOOKUPS = (*_NONDIFF_SEQUENCES, types.MappingProxyType)
 
 
 def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
@@ -158,7 +190,7 @@ def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
         return _tuple_getitem(a, idx)
     if isinstance(x, dict):
         return _dict_getitem(a, idx)
-    if isinstance(x, _NONDIFF_SEQUENCES):
+    if isinstance(x, _NONDIFF_LOOKUPS):
         return output(x[idx]), _no_pullback(3)
     raise _unsupported("getitem", x)
 
@@ -174,12 +206,12 @@ def _getitem_frule(a: Any, b: Any) -> Dual:
         return Dual(y, ty if isinstance(y, np.ndarray) else fit_tangent(ty, y))
     if isinstance(x, dict):
         _check_plain(x, dict, "__getitem__")
-        missing = type(x) is not dict and idx not in x
+        missing = missing_definition(x, idx)
+        if missing is not None:
+            return frule(missing, a, Dual(idx, NoTangent))
         y = x[idx]
         if type(t) is not dict:
             return Dual(y, _full(Dual(y, NoTangent)))
-        if missing:
-            t[idx] = zero_tangent(y)
         return Dual(y, t.get(idx, NoTangent))
     if isinstance(x, (list, tuple)):
         _check_plain(x, list if isinstance(x, list) else tuple, "__getitem__")
@@ -190,7 +222,7 @@ def _getitem_frule(a: Any, b: Any) -> Dual:
         if isinstance(x, tuple) and type(idx) is slice:
             return Dual(y, NoTangent if all(v is NoTangent for v in ty) else tuple(ty))
         return Dual(y, ty)
-    if isinstance(x, _NONDIFF_SEQUENCES):
+    if isinstance(x, _NONDIFF_LOOKUPS):
         return Dual(x[idx], NoTangent)
     raise _unsupported("getitem", x)
 
@@ -457,6 +489,7 @@ linear((tuple, "__getitem__"), operator.delitem, (np.ndarray, "__delitem__"), (l
 # list written into a list, and the copy would lose the list's identity).
 linear((np.ndarray, "__setitem__"), data=(2, "v", "values"))
 zero((str, "__getitem__"), (bytes, "__getitem__"), (range, "__getitem__"))
+nondifferentiable(default_factory_of)
 
 
 # --------------------------------------------------------------------------------------------

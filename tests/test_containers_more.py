@@ -1,0 +1,205 @@
+"""The containers of ``collections`` (issue 13): ``defaultdict`` (its factory ``float``, ``list``, a
+lambda, ``lambda: np.zeros(3)``), ``OrderedDict`` (``move_to_end``, ``popitem``), ``Counter`` of
+floats (``+=``, ``most_common``), ``ChainMap``, and ``deque``; each built in the function and
+passed in, in every mode against central differences (``tests/all_modes.py``), the arguments
+restored after each call."""
+from __future__ import annotations
+
+import collections
+import copy
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from tests.all_modes import check_all_modes
+
+# ------------------------------------------------------------------------------------------------
+# Built inside the function
+# ------------------------------------------------------------------------------------------------
+
+
+def defaultdict_float(x):
+    d = collections.defaultdict(float)
+    for key, value in [("a", x), ("b", x * x), ("a", 3.0 * x)]:
+        d[key] += value
+    return d["a"] * d["b"] + d["c"] + len(d)
+
+
+def defaultdict_list(x):
+    d = collections.defaultdict(list)
+    d["a"].append(x)
+    d["a"].append(x * x)
+    d["b"].append(np.sin(x))
+    return sum(d["a"]) * d["b"][0]
+
+
+def defaultdict_lambda(x):
+    d = collections.defaultdict(lambda: 1.5)
+    d["a"] *= x
+    d["b"] += x * x
+    return d["a"] * d["b"] + d["c"]
+
+
+def defaultdict_zeros(x):
+    d = collections.defaultdict(lambda: np.zeros(3))
+    d["a"] += x * np.arange(3.0)
+    d["a"] += x * x
+    d["b"][1] = np.cos(x)
+    return float(np.sum(d["a"] ** 2) + np.sum(d["b"]))
+
+
+def defaultdict_methods(x):
+    d = collections.defaultdict(float, {"a": x})
+    d.setdefault("b", x * 2.0)
+    d.update(c=x ** 3)
+    e = d.copy()
+    e["d"] += 1.0
+    return d.pop("a") * d.get("b") + sum(e.values()) * d.get("z", 0.5)
+
+
+def ordered_dict(x):
+    d = collections.OrderedDict()
+    d["a"] = x
+    d["b"] = x * x
+    d["c"] = 2.0
+    d.move_to_end("a")
+    d.move_to_end("c", last=False)
+    key, value = d.popitem()
+    first_key, first = d.popitem(last=False)
+    d["e"] = np.exp(x)
+    return value * first + sum(d.values()) * len(key + first_key)
+
+
+def ordered_dict_from_pairs(x):
+    d = collections.OrderedDict([("a", x), ("b", x * 3.0)], c=x * x)
+    d.move_to_end("b")
+    del d["a"]
+    return list(d.values())[0] * d["b"] + d.pop("c")
+
+
+def counter(x):
+    c = collections.Counter()
+    c["a"] += x
+    c["b"] += x * x
+    c["a"] += 1.0
+    (key, top), = c.most_common(1)
+    return top * c["b"] + c["missing"] * x
+
+
+def counter_update(x):
+    c = collections.Counter({"a": x, "b": 2.0})
+    c.update({"a": x * x, "c": 1.0})
+    c += collections.Counter({"b": x})
+    return sum(v * w for (_, v), w in zip(c.most_common(), (1.0, 2.0, 3.0)))
+
+
+def chain_map(x):
+    a = {"a": x}
+    b = {"a": 2.0, "b": x * x}
+    m = collections.ChainMap(a, b)
+    m["c"] = x ** 3
+    return m["a"] * m["b"] + a["c"] + len(m)
+
+
+BUILT = [defaultdict_float, defaultdict_list, defaultdict_lambda, defaultdict_zeros, defaultdict_methods,
+         ordered_dict, ordered_dict_from_pairs, counter, counter_update, chain_map]
+
+
+@pytest.mark.parametrize("f", BUILT, ids=lambda f: f.__name__)
+def test_built_in_the_function(f):
+    check_all_modes(f, 0.7)
+
+
+def test_a_factory_capturing_derivatives_is_refused():
+    def f(x):
+        d = collections.defaultdict(lambda: x)
+        return d["a"] * x
+
+    for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
+        with pytest.raises(Exception, match="default_factory"):
+            run()
+
+
+# ------------------------------------------------------------------------------------------------
+# Passed in: the gradient is the argument's structure, and the argument is left as it was
+# ------------------------------------------------------------------------------------------------
+
+
+def _fill_defaultdict(d, x):
+    d["new"] += x * d["a"]
+    d["a"] *= x
+    return d["a"] + d["new"] * d["b"]
+
+
+def _reorder(d, x):
+    d.move_to_end("a")
+    k, v = d.popitem(last=False)
+    d[k] = v * x
+    return d[k] * d["a"] + sum(d.values())
+
+
+def _count_into(c, x):
+    c["z"] += x
+    c["a"] *= x
+    (_, top), = c.most_common(1)
+    return top * c["a"] + c["z"]
+
+
+@pytest.mark.parametrize("make, f", [
+    (lambda: collections.defaultdict(float, {"a": 1.3, "b": -0.4}), _fill_defaultdict),
+    (lambda: collections.OrderedDict([("a", 1.3), ("b", -0.4), ("c", 0.9)]), _reorder),
+    (lambda: collections.Counter({"a": 1.3, "b": 0.4}), _count_into),
+], ids=["defaultdict", "OrderedDict", "Counter"])
+def test_passed_in_and_restored(make, f):
+    d, x, h = make(), 0.7, 1e-6
+    before = list(d.items())
+    g_d, g_x = yb.grad(f, argnums=(0, 1))(d, x)
+    assert list(d.items()) == before and type(d) is type(make())
+    for key in d:
+        up, down = make(), make()
+        up[key] += h
+        down[key] -= h
+        np.testing.assert_allclose(g_d[key], (f(up, x) - f(down, x)) / (2 * h), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g_x, (f(make(), x + h) - f(make(), x - h)) / (2 * h), rtol=1e-6)
+    _, t = yb.jvp(lambda x: f(make(), x), (x,), (1.0,))
+    np.testing.assert_allclose(t, g_x, rtol=1e-9)
+    hv = yb.hvp(lambda x: f(make(), x), (x,), (1.0,))[2][0]
+    g = lambda x: yb.grad(lambda x: f(make(), x))(x)  # noqa: E731
+    np.testing.assert_allclose(hv, (g(x + 1e-5) - g(x - 1e-5)) / 2e-5, rtol=1e-5)
+    assert list(d.items()) == before
+
+
+# ------------------------------------------------------------------------------------------------
+# copy.copy and copy.deepcopy of user objects (second order copies the object's tangent)
+# ------------------------------------------------------------------------------------------------
+
+
+class _Box:
+    def __init__(self, a, b, items):
+        self.a, self.b, self.items = a, b, items
+
+
+def copies_of_objects(x):
+    box = _Box(x, np.array([x, 2.0 * x]), [x * x])
+    shallow = copy.copy(box)
+    shallow.a = np.sin(x)  # rebinds the copy's field only
+    shallow.b *= x  # the array is shared: the original sees it
+    shallow.items.append(x ** 3)  # so is the list
+    deep = copy.deepcopy(box)
+    deep.b[0] = x ** 4  # the deep copy's own array
+    deep.items[0] *= 3.0
+    return box.a * shallow.a + float(np.sum(box.b ** 2)) + sum(box.items) * deep.items[0] + float(np.sum(deep.b))
+
+
+def copies_of_nested_objects(x):
+    inner = _Box(x, np.ones(2) * x, [])
+    outer = _Box(inner, inner, [inner])  # one object reached three ways: the copy keeps that
+    twin = copy.deepcopy(outer)
+    twin.a.a = x * x
+    return twin.b.a * twin.items[0].a + outer.a.a * float(np.sum(copy.copy(twin.a).b))
+
+
+@pytest.mark.parametrize("f", [copies_of_objects, copies_of_nested_objects], ids=lambda f: f.__name__)
+def test_copies_of_user_objects(f):
+    check_all_modes(f, 0.7)
