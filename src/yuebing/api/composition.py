@@ -375,7 +375,6 @@ def _no_options(kwargs: dict, name: str) -> None:
 
 
 def _register() -> None:
-    definitions.PULLBACK = grad(definitions.pairing, argnums=1)
     definitions.JVP = jvp
     for public, definition, name in ((vjp, definitions.vjp_definition, "yb.vjp"),
                                      (linearize, definitions.linearize_definition, "yb.linearize")):

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tangents as T
+from ..rules import _nested_definitions as definitions
 from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
 from ..rules.second_order import _register as _register_second_order
 from ..rules.util import accumulate, is_differentiable, zero_fdata
@@ -141,12 +142,30 @@ def check_gradient_call(spec: Any, xs: tuple, captures: bool, mode: str, nums: t
             f"{mode}: yuebing cannot differentiate yb.grad of a function with respect to the variables it "
             "captures from the differentiated code; pass them to it as arguments")
     for i, x in enumerate(xs):
-        if i not in nums and isinstance(x, types.FunctionType):
+        if i not in nums and (isinstance(x, types.FunctionType) or _constant_data(x)):
             continue
         if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
-            raise NestedDifferentiationError(
-                f"{mode} differentiates float and float-array arguments; argument {i} is a "
-                f"{type(x).__qualname__}")
+            raise NestedDifferentiationError(_argument_refusal(spec.f, xs, i, mode))
+
+
+def _argument_refusal(g: Any, xs: tuple, i: int, mode: str) -> str:
+    """Why third order refuses argument ``i``, named as the user wrote it: a pullback of
+    ``yb.vjp`` is the gradient of a pairing (``rules/_nested_definitions.py``), whose arguments
+    are the function, its arguments and the cotangent."""
+    kind = type(xs[i]).__qualname__
+    if g in definitions.PAIRINGS:
+        what = "the cotangent given to the pullback" if i == len(xs) - 1 else f"argument {i - 1} of yb.vjp's function"
+        return (f"{mode} (the pullback of yb.vjp) differentiates float and float-array arguments and "
+                f"cotangents; {what} is a {kind}. Pass arrays, or pull back each array output by itself")
+    return f"{mode} differentiates float and float-array arguments; argument {i} is a {kind}"
+
+
+def _constant_data(x: Any) -> bool:
+    """An int, a bool, None, a string or an int array: no derivative to carry (an argument the
+    gradient is not taken in may be one, as the pullback of ``yb.vjp`` at an int passes it)."""
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "biu"
+    return isinstance(x, (int, str, bytes, type(None), np.integer, np.bool_))
 
 
 register_rrule(_grad, _grad_rrule)

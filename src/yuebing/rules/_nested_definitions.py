@@ -2,12 +2,12 @@
 that every mode differentiates like user code (so it lives outside the machinery that the
 transforms refuse to follow, ``transform/protocols._MACHINERY``).
 
-A pullback is the gradient of a pairing: ``vjp(f, *p)[1](ct) == grad(pairing, argnums=1)(f, p,
-ct)`` with ``pairing(f, p, ct) = <f(*p), ct>``; a linearized function is ``yb.jvp`` at the saved
-point. Differentiating them is then differentiating ``yb.grad`` and ``yb.jvp``, which each mode
-knows (``api/nested.py``, ``api/composition.py``). The gradient and ``jvp`` functions are the
-public API's: ``api/composition.py`` sets ``PULLBACK`` and ``JVP`` when yuebing is imported
-(rules never import the API).
+A pullback is the gradient of a pairing: ``vjp(f, a, b)[1](ct) == grad(pairing2, argnums=(1,
+2))(f, a, b, ct)`` with ``pairing2(f, a, b, ct) = <f(a, b), ct>``; a linearized function is
+``yb.jvp`` at the saved point. Differentiating them is then differentiating ``yb.grad`` and
+``yb.jvp``, which each mode knows (``api/nested.py``, ``api/composition.py``). The gradient and
+``jvp`` functions are the public API's: ``api/composition.py`` and ``api/composed_transforms.py``
+set ``JVP`` and ``GRAD`` when yuebing is imported (rules never import the API).
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-#: filled in by ``api/composition.py``: ``grad(pairing, argnums=1)`` and ``yb.jvp``
-PULLBACK: Any = None
+from ..tangents import NoTangent
+
+#: filled in by ``api/composition.py``: ``yb.jvp``
 JVP: Any = None
 #: filled in by ``api/composed_transforms.py``: ``yb.grad``
 GRAD: Any = None
@@ -34,14 +35,10 @@ def inner(y: Any, c: Any) -> Any:
     return np.sum(y * c)
 
 
-def pairing(f: Callable, primals: tuple, cotangent: Any) -> Any:
-    """``<f(*primals), cotangent>``: its gradient in ``primals`` is the pullback of ``cotangent``."""
-    return inner(f(*primals), cotangent)
-
-
-# the pairing for one, two and three arguments written out: third order (second order of a
-# function calling a pullback) differentiates the forward program of the pairing, which takes no
-# ``f(*primals)``; more arguments take the general pairing (third order refuses its call)
+# the pairing for one, two and three arguments written out (the common calls' plain programs stay
+# simple); more arguments take the pairing of a star parameter, which third order follows too.
+# Each primal is its own argument of the gradient, so an array passed twice is separated, as
+# yb.vjp separates it (a tuple of primals would share its tangent: the total derivative in each)
 
 
 def pairing1(f: Callable, a: Any, cotangent: Any) -> Any:
@@ -56,18 +53,44 @@ def pairing3(f: Callable, a: Any, b: Any, c: Any, cotangent: Any) -> Any:
     return inner(f(a, b, c), cotangent)
 
 
+def pairing_of_many(f: Callable, *arguments: Any) -> Any:
+    """The pairing of any number of arguments (the cotangent last)."""
+    return inner(f(*arguments[:-1]), arguments[-1])
+
+
+#: the gradients of these are pullbacks of yb.vjp (api/nested.py names their arguments so)
+PAIRINGS = (pairing1, pairing2, pairing3, pairing_of_many)
+
+
+def _carries_floats(v: Any) -> bool:
+    """Whether argument ``v`` of the pulled-back function may carry a derivative: not an int, a
+    bool, None, a string or an int array (their cotangent is ``NoTangent``, as ``yb.vjp``'s)."""
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind in "fc"
+    return not isinstance(v, (int, str, bytes, type(None), np.integer, np.bool_))
+
+
 def pullback(f: Callable, primals: tuple, cotangent: Any) -> tuple:
-    """The pullback of ``cotangent`` at ``primals``: the gradient of the pairing in the primals.
-    (The pairings are chosen by branches, not read from a global list: a batched Hessian pass
-    that reached an outside container could not be dropped.)"""
+    """The pullback of ``cotangent`` at ``primals``: the gradient of the pairing in the primals
+    that carry floats (``NoTangent`` for the others). (The pairings are chosen by branches, not
+    read from a global list: a batched Hessian pass that reached an outside container could not
+    be dropped.)"""
     n = len(primals)
+    nums = tuple(i + 1 for i in range(n) if _carries_floats(primals[i]))
+    if not nums:
+        return (NoTangent,) * n
     if n == 1:
-        return tuple(GRAD(pairing1, argnums=(1,))(f, primals[0], cotangent))
-    if n == 2:
-        return tuple(GRAD(pairing2, argnums=(1, 2))(f, primals[0], primals[1], cotangent))
-    if n == 3:
-        return tuple(GRAD(pairing3, argnums=(1, 2, 3))(f, primals[0], primals[1], primals[2], cotangent))
-    return PULLBACK(f, primals, cotangent)
+        pulled = GRAD(pairing1, argnums=nums)(f, primals[0], cotangent)
+    elif n == 2:
+        pulled = GRAD(pairing2, argnums=nums)(f, primals[0], primals[1], cotangent)
+    elif n == 3:
+        pulled = GRAD(pairing3, argnums=nums)(f, primals[0], primals[1], primals[2], cotangent)
+    else:
+        pulled = GRAD(pairing_of_many, argnums=nums)(f, *primals, cotangent)
+    out = [NoTangent] * n
+    for k in range(len(nums)):
+        out[nums[k] - 1] = pulled[k]
+    return tuple(out)
 
 
 def vjp_definition(f: Callable, *primals: Any) -> tuple:
