@@ -44,7 +44,6 @@ from .util import call_on_primals, defined_rrule, fit_tangent, out_cotangent, ou
 
 try:
     import scipy.ndimage as ndi
-    import scipy.signal as ss
 except ImportError:  # pragma: no cover - SciPy is optional
     ndi = None
 
@@ -132,6 +131,8 @@ def _correlate_axes(x, w, axes, mode, cval, origins, conjugate):
         shape[ax] = n
     kernel = np.conj(w) if conjugate and np.iscomplexobj(w) else w
     kernel = np.reshape(np.flip(kernel), shape)
+    import scipy.signal as ss  # here, not at the top: loading these rules must not import scipy.signal (and with
+    # it scipy.stats and the rules of both), which a user of scipy.ndimage has not asked for
     return ss.convolve(_extend(x, widths, mode, cval), kernel, mode="valid")
 
 
