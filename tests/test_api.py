@@ -368,12 +368,12 @@ def mutates_then_fails(x, items):
     items.append(x[0])
     for i in range(len(x)):
         x[i] = x[i] * 2.0
-    return scipy.special.hyp2f1(1.0, 2.0, 3.0, x).sum()  # no rule: fails after all those mutations
+    return scipy.special.hyperu(1.0, 2.0, x).sum()  # no rule: fails after all those mutations
 
 
 def test_errors_during_the_forward_pass_leave_arguments_intact():
     x, items = np.array([1.0, 2.0, 3.0]), [0.5]
-    with pytest.raises(TypeError, match="hyp2f1"):
+    with pytest.raises(TypeError, match="hyperu"):
         yb.grad(mutates_then_fails)(x, items)
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
     assert items == [0.5]

@@ -46,7 +46,7 @@ SCIPY_RULES = {
     "scipy.ndimage": ("scipy_ndimage",),
     "scipy.signal": ("scipy_signal",),
     "scipy.spatial": ("scipy_spatial",),
-    "scipy.special": ("scipy_bessel", "scipy_special", "scipy_special_integrals"),
+    "scipy.special": ("scipy_bessel", "scipy_special", "scipy_special_integrals", "scipy_special_outputs"),
     "scipy.stats": ("scipy_stats", "scipy_stats_continuous", "scipy_stats_discrete", "scipy_stats_multivariate"),
 }
 _DEFERRED = {name for names in SCIPY_RULES.values() for name in names}

@@ -15,8 +15,8 @@ order differentiates). Nothing is registered, and ``CASES`` is empty, when SciPy
 * ``boxcox(x, lmbda)``, ``boxcox1p(x, lmbda)`` in both arguments (at ``lmbda = 0``, ``d/dlmbda =
   log(x)^2 / 2``).
 
-The functions of several outputs (``sici``, ``shichi``, ``fresnel``, ``airy``) have no rules yet:
-they raise ``MissingRuleError`` naming them.
+The functions of several outputs (``sici``, ``shichi``, ``fresnel``, ``airy``) are in
+``scipy_special_outputs``.
 """
 from __future__ import annotations
 
