@@ -140,3 +140,58 @@ def test_refused_write_leaves_the_callers_array(mode):
 def test_object_array_argument_holding_floats_is_refused():
     with pytest.raises(StructureError, match="object-dtype arrays holding numbers"):
         yb.grad(lambda x, table: x * len(table), argnums=0)(0.5, np.array([1.5, "a"], dtype=object))
+
+
+# One predicate (``rules.util.holds_float_data``) decides both for a new object array and for a
+# write into one: labels (None, strings, ints, int arrays, lists and tuples of them, nested) pass;
+# float data anywhere inside (a float, a float array, a list holding one) is refused.
+
+def _new_labels(x):
+    table = np.array([["a", None], 1, "b"], dtype=object)  # an element that is a list of labels
+    ints = np.array([1, 2]).astype(object)
+    return x * len(table[0]) + x * x * len(ints) + (table[2] == "b") * np.cos(x)
+
+
+def _written_labels(x):
+    a = _empty()
+    a[0] = "b"
+    a[1] = None
+    a[0] = 3
+    a[1] = ["a", (None, 2)]  # a nested list of labels
+    a[0] = np.array([1, 2])  # an int array: no float data
+    return x * len(a[1]) + np.sin(x) * len(a[0])
+
+
+@pytest.mark.parametrize("f", [_new_labels, _written_labels], ids=["new", "written"])
+def test_labels_pass_into_object_arrays(f):
+    check_every_mode(f, 0.6)
+
+
+def _new_floats(x):
+    a = np.array([x, "a"], dtype=object)
+    return a[0] * 3.0
+
+
+def _new_nested_floats(x):
+    a = np.array([[x, 2.0], "a"], dtype=object)  # a float inside a list element
+    return a[0][0] * 3.0
+
+
+def _astype_floats(x):
+    a = np.array([x, 2 * x]).astype(object)
+    return a[0] * 3.0
+
+
+def _written_nested_floats(x):
+    a = _empty()
+    a[0] = ["a", [x]]
+    return a[0][1][0] * 3.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", [_new_floats, _new_nested_floats, _astype_floats, _written_nested_floats],
+                         ids=lambda f: f.__name__)
+def test_float_data_in_object_arrays_is_refused(f, mode):
+    assert f(0.7) != f(0.8)  # the plain function depends on x: a zero would be wrong
+    with pytest.raises((RuleArgumentError, SecondOrderError), match="object-dtype array"):
+        MODES[mode](f)

@@ -15,10 +15,24 @@ from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata, increment, j
 from .core import CoDual, Dual, primal
 
 
+def holds_float_data(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` holds float data whose derivative an object-dtype array would drop: a
+    float or complex number, a float array, or an object array, list or tuple with one inside
+    (nested up to 8 deep). Labels (None, strings, ints, int arrays, lists of them) hold none.
+    The one test for a new object array and for a write into one."""
+    if isinstance(value, (float, complex, np.inexact)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc" or value.dtype.kind == "O" and any(holds_float_data(v, depth + 1) for v in value.flat)
+    if isinstance(value, (list, tuple)) and depth < 8:
+        return any(holds_float_data(v, depth + 1) for v in value)
+    return False
+
+
 def refuse_object_array_of_numbers(y: np.ndarray) -> None:
-    """An object-dtype array holding floats (``dtype=object``, ``astype(object)``) has no
+    """An object-dtype array holding float data (``dtype=object``, ``astype(object)``) has no
     tangent: its elements' derivatives would be dropped, so it is refused."""
-    if any(isinstance(v, (float, complex, np.inexact, np.ndarray)) for v in y.flat):
+    if holds_float_data(y):
         from .core import RuleArgumentError
 
         raise RuleArgumentError(
@@ -26,21 +40,11 @@ def refuse_object_array_of_numbers(y: np.ndarray) -> None:
             "astype(object)): keep a float array (drop dtype=object) or use a list")
 
 
-def _holds_numbers(value: Any, depth: int = 0) -> bool:
-    if isinstance(value, (float, complex, np.inexact)):
-        return True
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind in "fc" or (value.dtype.kind == "O" and any(_holds_numbers(v, depth) for v in value.flat))
-    if isinstance(value, (list, tuple)) and depth < 8:
-        return any(_holds_numbers(v, depth + 1) for v in value)
-    return False
-
-
 def refuse_numbers_into_object_array(name: str, target: Any, value: Any) -> None:
     """Writing float data into an object-dtype array (``a = np.empty(n, dtype=object); a[0] = x``)
     would store the float without its derivative (an array of labels has no tangent), so it is
     refused. Reverse mode cannot tell a constant float from a differentiated one: both are."""
-    if type(target) is np.ndarray and target.dtype.kind == "O" and _holds_numbers(primal(value)):
+    if type(target) is np.ndarray and target.dtype.kind == "O" and holds_float_data(primal(value)):
         from .core import RuleArgumentError
 
         raise RuleArgumentError(
