@@ -170,12 +170,42 @@ def test_keywords_with_aux():
 # ---------------------------------------------------------------- what is refused
 
 
-def test_keyword_only_parameters_are_refused():
-    def inner(y, *, scale=1.0):
-        return np.sum(y ** 3) * scale
+def keyword_only(y, *, scale=1.0):
+    return np.sum(y ** 3) * scale
 
+
+def star_and_keywords(y, *rest, shift=0.0, **options):
+    return np.sum(np.sin(y) * sum(rest)) + shift * np.sum(y ** 2) * options["w"]
+
+
+def keyword_only_parameter(x):
+    return np.sum(yb.grad(keyword_only)(x, scale=x[0] ** 2) ** 2)
+
+
+def star_parameters_by_keyword(x):
+    gradient = yb.grad(star_and_keywords, argnums=(0, 1))(x, x[1], 2.0, shift=x[2], w=np.cos(x[0]))
+    return np.sum(gradient[0] ** 2) + gradient[1]
+
+
+def value_and_grad_of_a_closure_by_keyword(x):
+    value, gradient = yb.value_and_grad(lambda y, **kw: np.sum(np.sin(y * x[0])) * kw["s"])(x, s=x[1])
+    return value * np.sum(gradient)
+
+
+KEYWORD_ONLY_CASES = [keyword_only_parameter, star_parameters_by_keyword, value_and_grad_of_a_closure_by_keyword]
+
+
+@pytest.mark.parametrize("F", KEYWORD_ONLY_CASES)
+def test_keywords_of_star_and_keyword_only_parameters(F):
+    # passed as keywords to the inner pass (reverse: captured by a functools.partial)
+    np.testing.assert_allclose(yb.grad(F)(X), central(F, X), rtol=1e-6, atol=1e-8)
+    _, tangent = yb.jvp(F, (X,), (DIRECTION,))
+    assert tangent == pytest.approx(central(F, X) @ DIRECTION, rel=1e-6, abs=1e-8)
+
+
+def test_keyword_only_parameters_in_third_order_are_refused():
     with pytest.raises(yb.NestedDifferentiationError, match="positional-or-keyword"):
-        yb.grad(lambda x: np.sum(yb.grad(inner)(x, scale=2.0)))(X)
+        yb.hessian(keyword_only_parameter)(X)
 
 
 def test_hessian_through_has_aux_of_a_closure_is_refused():

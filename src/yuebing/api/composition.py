@@ -25,6 +25,7 @@ boxes), which the inner transform holds constant.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 from typing import Any, Callable
@@ -162,20 +163,28 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
     """Reverse rule of a call of a function made by ``yb.grad``/``yb.value_and_grad`` (any
     arguments, keywords bound to positions; the gradient's function may capture variables of
     the differentiated code). With ``has_aux`` the aux is an ordinary output of the function:
-    its cotangent seeds the same pass, as the tangent of the aux's cotangent."""
+    its cotangent seeds the same pass, as the tangent of the aux's cotangent. Keywords of a
+    function that cannot take them by position (``*args``, ``**kwargs``, keyword-only
+    parameters) are bound by a ``functools.partial``, whose captured keywords carry their
+    outer derivative as a closure's captured values do."""
     spec = f.primal.__yuebing_gradient__
     nums, single = normalise_argnums(spec.argnums, len(args), "grad")
-    args, order = bound_positionally(spec.f, args, kwargs, lambda v: v, "reverse mode over yb.grad")
+    if kwargs and not positional_parameters(spec.f):
+        g, g_fdata, deliver_captured = _keywords_captured(spec.f, f.fdata, kwargs)
+        order = lambda rdatas: tuple(rdatas) + tuple(deliver_captured[k] for k in kwargs)  # noqa: E731
+        args = tuple(args)
+    else:
+        args, order = bound_positionally(spec.f, args, kwargs, lambda v: v, "reverse mode over yb.grad")
+        g, g_fdata, deliver_captured = spec.f, f.fdata, None
     xs = tuple(primal(a) for a in args)
     # the arguments not differentiated are copied: they may share memory with what the function
     # captured (a pullback called on a captured array), which the inner gradient need not separate
     copies = tuple(x if i in nums else T.structural_copy(x) for i, x in enumerate(xs))
-    value, gradient = value_and_grad(spec.f, argnums=spec.argnums, has_aux=spec.has_aux)(*copies)
+    value, gradient = value_and_grad(g, argnums=spec.argnums, has_aux=spec.has_aux)(*copies)
     if spec.with_value:
         out = output((value, gradient))
     else:
         out = output((gradient, value[1]) if spec.has_aux else gradient)
-    g_fdata = f.fdata
 
     def pullback(dy: Any) -> tuple:
         value_bar, grad_bar, aux_bar = _split_cotangent(T.join(out.fdata, dy), spec)
@@ -184,12 +193,55 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
         for i, bar in zip(nums, grad_bars):
             directions[i] = bar
         seed = _aux_seeds(_scalar(value_bar), aux_bar) if spec.has_aux else _seeds(1.0, _scalar(value_bar))
-        run = DualPass(spec.f, g_fdata, args, directions, seed, "grad")
-        if isinstance(g_fdata, Tangent):
-            deliver(CoDual(spec.f, g_fdata), run.g_second)
+        run = DualPass(g, g_fdata, args, directions, seed, "grad")
+        if deliver_captured is not None:
+            deliver_captured.update(run.g_second)
+        elif isinstance(g_fdata, Tangent):
+            deliver(CoDual(g, g_fdata), run.g_second)
         return (NoRData,) + order([deliver(a, s) for a, s in zip(args, run.second)])
 
     return out, pullback
+
+
+def positional_parameters(g: Any) -> bool:
+    """Whether every parameter of ``g`` may be given by position (so keywords bind to positions)."""
+    try:
+        parameters = inspect.signature(g).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+               for p in parameters)
+
+
+class _CapturedKeywords(dict):
+    """The rdata of a gradient function's keyword arguments, once the pass's tangent of the
+    ``functools.partial`` that captured them (``update``) is delivered to them."""
+
+    def __init__(self, g: Any, g_fdata: Any, kwargs: dict) -> None:
+        super().__init__((k, NoRData) for k in kwargs)
+        self.g, self.g_fdata, self.kwargs = g, g_fdata, kwargs
+
+    def update(self, tangent: Any) -> None:  # type: ignore[override]
+        if not isinstance(tangent, Tangent):
+            return
+        func = tangent.fields.get("func", NoTangent)
+        if isinstance(self.g_fdata, Tangent) and func is not NoTangent:
+            deliver(CoDual(self.g, self.g_fdata), func)
+        keywords = tangent.fields.get("keywords", NoTangent)
+        for k, codual in self.kwargs.items():
+            if isinstance(keywords, dict) and keywords.get(k, NoTangent) is not NoTangent:
+                self[k] = deliver(codual, keywords[k])
+
+
+def _keywords_captured(g: Any, g_fdata: Any, kwargs: dict) -> tuple[Any, Any, _CapturedKeywords]:
+    """``functools.partial(g, **kwargs)`` (copies of the keywords' values), the fdata its pass
+    starts from (``g``'s captured values' beside the keywords'), and where their rdata lands."""
+    bound = functools.partial(g, **T.structural_copy({k: primal(v) for k, v in kwargs.items()}))
+    fdata = T.fdata(T.zero_tangent(bound))
+    if isinstance(fdata, Tangent):  # (the parts without fdata left out, as a closure's are)
+        fields = {k: v for k, v in fdata.fields.items() if v is not NoFData}
+        fdata = Tangent(fdata.primal_type, {**fields, "func": g_fdata} if isinstance(g_fdata, Tangent) else fields)
+    return bound, fdata, _CapturedKeywords(g, g_fdata, kwargs)
 
 
 def _split_cotangent(cotangent: Any, spec: Any) -> tuple[Any, Any, Any]:

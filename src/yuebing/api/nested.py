@@ -48,7 +48,11 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     tangent are the pass's output's."""
     spec = f.primal.__yuebing_gradient__
     nums, single = normalise_argnums(spec.argnums, len(args), "grad")
-    args, _ = bound_positionally(spec.f, args, kwargs, lambda v: Dual(v, NoTangent), "forward mode over yb.grad")
+    keywords: dict = {}
+    if kwargs and not positional_parameters(spec.f):  # (*args, **kwargs, keyword-only: passed as keywords)
+        keywords = {k: _keyword_dual(v) for k, v in kwargs.items()}
+    else:
+        args, _ = bound_positionally(spec.f, args, kwargs, lambda v: Dual(v, NoTangent), "forward mode over yb.grad")
     # arguments sharing an array are differentiated slot by slot, as by yb.grad itself
     # (copies: an argument may share memory with a value the function captured, a pullback
     # called on a captured array, and each has its own tangent)
@@ -60,7 +64,7 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     g = spec.f
     scope = outside_state.enter()  # the inner pass's outside state is its own, not the outer pass's
     try:
-        out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals)
+        out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals, **keywords)
     finally:
         outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
     if spec.has_aux:
@@ -79,6 +83,14 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     if spec.has_aux:
         return Dual((gradient, aux), (tangent, aux_tangent))
     return Dual(gradient, tangent)
+
+
+def _keyword_dual(v: Any) -> tuple:
+    """A keyword argument's 4-tuple for the inner pass: a copy, its own zero fdata, its outer
+    tangent (not differentiated by the inner gradient, but carrying the outer derivative)."""
+    x = v.primal if callable(v.primal) else T.structural_copy(v.primal)
+    tangent = zero_tangent_of(x) if v.tangent is NoTangent else v.tangent
+    return (x, zero_fdata(x), tangent, zero_fdata(x))
 
 
 def _pull_aux(out: tuple, pullback: Callable, g: Any) -> tuple:
@@ -349,7 +361,7 @@ def _aux_pair_seeds(out: tuple, g: Any, value_bar: float, value_bar_d: float, au
             (seed(fdata_t, 0, (_shaped(value, value_bar_d), aux_bar_d)), seed(fdata_t, 1, (_shaped(value, 0.0), zero))))
 
 
-from .composition import _shaped, bound_positionally, gradient_rrule  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
+from .composition import _shaped, bound_positionally, gradient_rrule, positional_parameters  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
 
 _register_second_order((_grad, _value_and_grad), gradient_maker_rule)
 protocols.GRADIENT_CALLS.update(reverse=gradient_rrule, forward=gradient_frule, second=gradient_rule,
