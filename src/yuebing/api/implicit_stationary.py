@@ -37,7 +37,7 @@ from ..rules.util import zero_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, join
 from ..transform.plain_forward import TANGENT_KEYWORD, PlainForwardGenerator, _compile, jvp_call
 from ..transform.protocols import CodeCache, SourceFunction
-from ..transform.runtime import cell_fdata
+from ..transform.globals_and_cells import cell_fdata
 from ..transform.second_order import CellTangent, SecondOrderError, cell_tangent, dual_rule
 from ..transform.third_order import _Composition, _constant, _function, _zero_tangent_of
 

@@ -28,14 +28,14 @@ from .exceptions import caught
 from .forward_blocks import zero_view
 from .forward_random import WATCH, before_rule, save_states
 from .protocols import (GRADIENT_CALLS, CallMode, Candidate, CodeCache, NestedDifferentiationError, SourceFunction,
-                        _refuse_yuebing_internals, dispatch, property_function, run_operator)
+                        UndefinedGlobal, _refuse_yuebing_internals, dispatch, property_function, run_operator)
 from .dataclass_construction import construct_forward
 from .dual_vectorize import whole_array
 from .batched_forward import looped, run_batched
 from .star_arrays import is_star_array, star_duals
-from .runtime import (SharedBox, UndefinedGlobal, _is_generated_init, global_value, holds_mutable, new_cell_box,
-                      SELF_REFERENCE, is_namedtuple, namedtuple_fields, read_only, user_globals, with_user_globals,
-                      without_init)
+from .class_calls import is_generated_init, is_namedtuple, namedtuple_fields, without_init
+from .globals_and_cells import (SELF_REFERENCE, SharedBox, global_value, holds_mutable, new_cell_box, read_only,
+                                user_globals, with_user_globals)
 
 # --------------------------------------------------------------------------------------------
 # Tangents of constants, globals and closures
@@ -254,7 +254,7 @@ def _call_partial(f: Dual, args: tuple, kwargs: dict) -> Dual:
 
 def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
     cls = f.primal
-    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
+    if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
     if is_namedtuple(cls):
         items = namedtuple_fields(cls, args, kwargs)

@@ -37,7 +37,7 @@ from ..rules.util import output, slot_rdata, slot_tangent
 from ..tangents import NoFData, NoRData, NoTangent, fdata, increment, zero_tangent
 from .forward_runtime import global_tangent, zero_tangent_of
 from .lifting import _primal_codual, _with_fdata_tangents
-from .runtime import global_fdata, read_only
+from .globals_and_cells import global_fdata, read_only
 
 _NOTHING = (NoRData, NoRData, NoRData)
 

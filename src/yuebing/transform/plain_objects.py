@@ -36,6 +36,7 @@ from ..rules.core import describe_callable
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..tangents import kinds as K
 from . import plain_closures, protocols
+from .class_calls import is_generated_init, is_namedtuple, namedtuple_fields, without_init
 from .lifting import _zero_tangent_of, lookup_second_order
 from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _python_function
 from .plain_forward import _refusal as restructure
@@ -312,8 +313,6 @@ def _call_method(call: _Call) -> Any:
 def _construct(call: _Call) -> Any:
     """``cls(...)``: a new object and an empty tangent, then ``__init__``'s plain program on them
     (a dataclass's generated ``__init__``: its field writes and ``__post_init__``)."""
-    from .runtime import _is_generated_init, is_namedtuple, without_init
-
     cls = call.f
     pairs, keywords = list(call.arg_slots), dict(call.keyword_slots)
     if is_namedtuple(cls):
@@ -321,7 +320,7 @@ def _construct(call: _Call) -> Any:
     c = call.composition
     obj = c.add((object.__new__(cls), MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {})))
     obj_t = c.add(_constant(MutableTangent(cls, {})))
-    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
+    if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         _construct_dataclass(call, cls, obj, obj_t, pairs, keywords)
     elif without_init(cls, tuple(pairs), keywords):
         pass
@@ -336,8 +335,6 @@ def _construct(call: _Call) -> Any:
 def _construct_namedtuple(call: _Call, cls: type, pairs: list, keywords: dict) -> tuple[int, int]:
     """A namedtuple of the arguments (defaults as constants), and the namedtuple of their
     tangents (forward mode's tangent of a namedtuple)."""
-    from .runtime import namedtuple_fields
-
     given = {id(pair) for pair in pairs + list(keywords.values())}
     items = [item if id(item) in given else _constant_pair(call, item)  # (a default)
              for item in namedtuple_fields(cls, tuple(pairs), keywords)]

@@ -1,5 +1,6 @@
-"""What generated code calls at run time: rule dispatch (registered or derived), rdata
-accumulation, globals and closure cells, and the cache of derived rules.
+"""What reverse-mode generated code calls at run time: rule dispatch (registered or derived),
+rdata accumulation, and the cache of derived rules (globals and closure cells:
+``globals_and_cells.py``).
 
 ``call_rrule(f, *coduals, **kw_coduals)`` is the single entry point for every call site: a
 registered rule if there is one; otherwise, for a Python function, method, class or callable
@@ -8,7 +9,6 @@ so recursion and never-executed branches cost nothing).
 """
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import functools
 import types
@@ -16,21 +16,24 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..rules import array_like, outside_state
+from ..rules import array_like
 from ..rules import core as _core
 from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
-from ..rules.util import add_rdata_to, output, slot_rdata, slot_tangent, sum_rdata
+from ..rules.util import add_rdata_to, output, slot_tangent, sum_rdata
 from ..rules.numpy_vectorize import call_definition, pyfunc_fdata
-from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, join, rdata, zero_tangent
+from ..tangents import MutableTangent, NoFData, NoRData, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
 from .exceptions import TRACKING, TRY_NAMES, abandon, caught, mark_partial
 from . import partial_calls as _partial
 from .dataclass_construction import construct_reverse
 from .dual_vectorize import whole_array
+from .class_calls import call_positions, is_generated_init, is_namedtuple, namedtuple_fields, without_init
+from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
+                                new_cell_box, read_only, user_globals, with_user_globals)
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
-from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, UndefinedGlobal, dispatch, property_function, run_operator
+from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
 # rdata arithmetic
@@ -47,158 +50,6 @@ def acc(a: Any, b: Any) -> Any:
     if (ta is float or ta is complex) and type(b) in (float, complex):
         return a + b
     return sum_rdata(a, b)
-
-
-# --------------------------------------------------------------------------------------------
-# Globals and closures
-# --------------------------------------------------------------------------------------------
-
-
-def global_value(namespace: dict, name: str) -> Any:
-    """A global read by differentiated code. A float array comes as a read-only view: globals are
-    constants (their fdata is ``NoFData``, so no derivative work is spent on them or on what is
-    computed from them alone), and writing into one would make that wrong -- NumPy refuses the
-    write instead ("assignment destination is read-only"): copy the array to modify it."""
-    try:
-        value = namespace[name]
-    except KeyError:
-        return getattr(builtins, name, UndefinedGlobal(name))
-    return read_only(value) if type(value) is np.ndarray else value  # (a module: no second call)
-
-
-def read_only(value: Any) -> Any:
-    """A float array read from a global or a module attribute (``mod.W``), as a read-only view:
-    such arrays are constants of the differentiation, so a write into one inside the function
-    must fail (NumPy: "assignment destination is read-only") rather than be lost."""
-    if type(value) is np.ndarray and value.dtype.kind in "fc" and value.flags.writeable:
-        value = value.view()
-        value.flags.writeable = False
-    return value
-
-
-_CONSTANT_GLOBALS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc, float, int, str,
-                     bool, type(None), UndefinedGlobal, np.ndarray)
-
-
-def global_fdata(value: Any, role: str = "fdata") -> Any:
-    """Globals are constants of the differentiation: a zero fdata (``NoFData`` for arrays: a
-    constant array gathers no cotangent, and what is computed from constants only is constant
-    too -- the templates skip its derivative work). A mutable global (a list, a dict, an object)
-    has one fdata for the whole call (``rules/outside_state.py``): what is appended to it is
-    there at the next read."""
-    if isinstance(value, _CONSTANT_GLOBALS):
-        return NoFData
-    return outside_state.shared(role, value, _zero_fdata_or_none)
-
-
-def _zero_fdata_or_none(value: Any) -> Any:
-    try:
-        return fdata(zero_tangent(value))
-    except TypeError:
-        return NoFData
-
-
-def cell_fdata(fn_f: Any, name: str, cell: Any = None, role: str = "fdata") -> Any:
-    """The tangent box of closure variable ``name`` from a function's fdata. A closure made
-    outside the differentiated code has none: its cell is outside state, with one box for the
-    whole call (``rules/outside_state.py``)."""
-    if cell is not None and (box := outside_state.registered(role, cell)) is not None:
-        return box  # a cell a class made inside the differentiated code captures (rules/local_classes.py)
-    if isinstance(fn_f, Tangent):
-        box = fn_f.fields.get(name, NoFData)
-        if isinstance(box, MutableTangent):
-            return box
-    if cell is None or not outside_state.active() or not holds_mutable(cell):
-        return NoFData
-    return outside_state.shared(role, cell, lambda c: MutableTangent(types.CellType, {
-        "cell_contents": outside_state.shared(role, c.cell_contents, lambda v: zero_tangent(v))}))
-
-
-_NO_CELL_TANGENT = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc, int, str, bool,
-                    type(None), bytes, UndefinedGlobal)
-
-
-def holds_mutable(cell: Any) -> bool:
-    """Whether a closure cell made outside holds data with a tangent (numbers, arrays, lists,
-    objects...): a ``nonlocal`` write or an in-place change may reach it. (A function in a cell
-    has none of its own: its cells are outside state themselves.)"""
-    try:
-        value = cell.cell_contents
-    except ValueError:  # an empty cell
-        return False
-    return not isinstance(value, _NO_CELL_TANGENT)
-
-
-class SharedBox:
-    """Marks a captured variable whose cell (and tangent box) the closure shares with us."""
-
-    __slots__ = ("box",)
-
-    def __init__(self, box: MutableTangent) -> None:
-        self.box = box
-
-
-def new_cell_box() -> MutableTangent:
-    return MutableTangent(types.CellType, {"cell_contents": NoTangent})
-
-
-#: a nested function capturing itself (a recursive ``def`` inside the differentiated function):
-#: its box holds the function's own tangent (a cycle, as the cell holds the function)
-SELF_REFERENCE = object()
-
-
-def closure_fdata(fn: Any, captured: dict) -> Any:
-    """fdata for a function created inside a differentiated function: one box per captured
-    variable, holding the variable's tangent (its fdata object for mutable data)."""
-    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
-        return NoFData
-    boxes = {}
-    selves = [name for name, entry in captured.items() if entry is SELF_REFERENCE]
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-        if name in selves:
-            boxes[name] = MutableTangent(types.CellType, {"cell_contents": NoTangent})
-        elif name in captured and isinstance(captured[name], SharedBox):
-            boxes[name] = captured[name].box
-        elif name in captured:
-            value, f = captured[name]
-            boxes[name] = MutableTangent(types.CellType, {"cell_contents": slot_tangent(CoDual(value, f))})
-        else:
-            boxes[name] = MutableTangent(types.CellType, {"cell_contents": NoTangent})
-    result = Tangent(types.FunctionType, boxes)
-    for name in selves:
-        boxes[name].fields["cell_contents"] = result
-    return result
-
-
-def with_user_globals(fn: Any, namespace: dict) -> Any:
-    """A function defined inside generated code, rebound to the user's module globals (the code
-    it was written in), keeping its closure cells. What a decorator returned in its place (the
-    helper of ``contextlib.contextmanager``) keeps the globals of the module that made it."""
-    if not isinstance(fn, types.FunctionType) or fn.__globals__ is namespace \
-            or fn.__globals__.get("_G") is not namespace:  # (only generated modules bind _G)
-        return fn
-    rebound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
-    rebound.__kwdefaults__ = fn.__kwdefaults__
-    rebound.__qualname__ = fn.__qualname__
-    rebound.__dict__.update(fn.__dict__)
-    return rebound
-
-
-def user_globals(namespace: dict) -> Callable:
-    """The innermost decorator of a decorated function defined inside generated code: the
-    function rebound to the user's globals before the user's decorators see it (what they return
-    may be another module's function, which ``with_user_globals`` leaves alone)."""
-    return functools.partial(with_user_globals, namespace=namespace)
-
-
-def closure_rdata(fn_f: Any, name: str) -> Any:
-    """The rdata accumulated in a closure variable's box (its value parts)."""
-    if not isinstance(fn_f, Tangent):
-        return NoRData
-    box = fn_f.fields.get(name)
-    if not isinstance(box, MutableTangent):
-        return NoRData
-    return slot_rdata(box.fields.get("cell_contents", NoTangent))
 
 
 # --------------------------------------------------------------------------------------------
@@ -422,7 +273,7 @@ def _stored_routed(pullback: Callable, n_stored: int, n_args: int, n_kwargs: int
 
 def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     cls = f.primal
-    if dataclasses.is_dataclass(cls) and _is_generated_init(cls):
+    if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
     if is_namedtuple(cls):
         return _construct_namedtuple(cls, args, kwargs)
@@ -449,49 +300,6 @@ def _constructed(pullback: Callable) -> Callable:
         return (NoRData, *rs[2:])
 
     return construct_pullback
-
-
-def without_init(cls: type, args: tuple, kwargs: dict) -> bool:
-    """Whether ``cls(*args)`` makes an empty object (a class with neither ``__init__`` nor
-    ``__new__`` of its own); arguments to it are refused as Python refuses them."""
-    if cls.__new__ is not object.__new__ or cls.__init__ is not object.__init__:
-        return False
-    if args or kwargs:
-        raise TypeError(f"{cls.__qualname__}() takes no arguments")
-    return True
-
-
-def _is_generated_init(cls: type) -> bool:
-    init = cls.__dict__.get("__init__")
-    return isinstance(init, types.FunctionType) and init.__code__.co_filename.startswith("<")
-
-
-def is_namedtuple(cls: type) -> bool:
-    """A ``collections.namedtuple`` or ``typing.NamedTuple`` class (its ``__new__`` is generated)."""
-    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
-
-
-def namedtuple_fields(cls: type, args: tuple, kwargs: dict) -> list:
-    """Each field's argument (or its constant default), as ``cls(*args, **kwargs)`` binds them;
-    Python's own TypeError for a call the class does not accept."""
-    fields = cls._fields
-    if len(args) > len(fields):
-        raise TypeError(f"{cls.__qualname__}() takes {len(fields)} arguments but {len(args)} were given")
-    values = dict(zip(fields, args))
-    for key, value in kwargs.items():
-        if key not in fields or key in values:
-            raise TypeError(f"{cls.__qualname__}() got an unexpected or repeated argument {key!r}")
-        values[key] = value
-    defaults = getattr(cls, "_field_defaults", {})
-    missing = [name for name in fields if name not in values and name not in defaults]
-    if missing:
-        raise TypeError(f"{cls.__qualname__}() missing required arguments: {', '.join(map(repr, missing))}")
-    return [values[name] if name in values else defaults[name] for name in fields]
-
-
-def call_positions(cls: type, n_args: int, kwargs: dict) -> list[int]:
-    """For each argument of the call (positional, then keywords in call order), its field index."""
-    return list(range(n_args)) + [cls._fields.index(k) for k in kwargs]
 
 
 def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:

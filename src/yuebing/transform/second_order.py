@@ -31,7 +31,8 @@ from ..rules._partial_work import reroute
 from ..rules import array_like, outside_state  # function each costs a failed lookup and a formatted error)
 from ..rules.numpy_vectorize import call_definition, pyfunc_fdata, pyfunc_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
-from .runtime import holds_mutable
+from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata,
+                                global_value, holds_mutable, new_cell_box, read_only, user_globals, with_user_globals)
 from .lifting import lookup_second_order, run_second_order
 from .lifting_objects import construct
 from . import second_order_calls as _calls
@@ -313,11 +314,10 @@ def zero_tangent_of(value: Any) -> Any:
 
 def runtime_namespace() -> dict[str, Any]:
     from .forward_runtime import global_tangent
-    from .runtime import (SharedBox, acc, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
-                          new_cell_box, read_only, user_globals, with_user_globals)
+    from .runtime import acc
 
     return {"_NF": NoFData, "_NR": NoRData, "_NT": NoTangent, "_rrule2": call_rrule2, "_acc": acc,
-            "_global": global_value, "_read_only": read_only, "_SELF": _self_reference(), "_global_fdata": global_fdata, "_cell_fdata": cell_fdata,
+            "_global": global_value, "_read_only": read_only, "_SELF": SELF_REFERENCE, "_global_fdata": global_fdata, "_cell_fdata": cell_fdata,
             "_zt": _constant_tangent(global_tangent), "_closure_fdata": closure_fdata,
             "_closure_rdata": closure_rdata, "_closure_tangent": closure_tangent,
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
@@ -347,8 +347,6 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
 
     if not isinstance(fn, types.FunctionType) or not fn.__closure__:
         return NoTangent
-    from .runtime import SELF_REFERENCE
-
     fields = {}
     for name in fn.__code__.co_freevars:
         value = captured.get(name, NoTangent)
@@ -375,12 +373,6 @@ def cell_tangent(fn_d: Any, name: str, cell: Any = None) -> Any:
         return NoTangent
     return outside_state.shared("tangent", cell, lambda c: CellTangent(
         outside_state.shared("tangent", c.cell_contents, zero_tangent_of)))
-
-
-def _self_reference() -> Any:
-    from .runtime import SELF_REFERENCE
-
-    return SELF_REFERENCE
 
 
 def _constant_tangent(global_tangent: Callable) -> Callable:
