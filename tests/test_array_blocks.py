@@ -10,29 +10,14 @@ import pytest
 import yuebing as yb
 from yuebing.transform import array_blocks
 
+from .block_guards import counting_guard, directional_fd
+
 OBSERVED = np.linspace(0.5, 2.0, 7)
 SCALE = 0.75
 
 
 def _counting_guard(monkeypatch) -> list:
-    """Replace the blocks' guard for functions compiled from now on; return the list of shapes it
-    accepted (one entry per block run on the fast path)."""
-    ran: list = []
-
-    def guard(*groups):
-        shapes = array_blocks.array_shapes(*groups)
-        if shapes is not None:
-            ran.append(shapes)
-        return shapes
-
-    monkeypatch.setitem(array_blocks.NAMESPACE, "_array_shapes", guard)
-    return ran
-
-
-def _directional_fd(f, args, direction, h=1e-6):
-    plus = [a + h * d for a, d in zip(args, direction)]
-    minus = [a - h * d for a, d in zip(args, direction)]
-    return (f(*plus) - f(*minus)) / (2 * h)
+    return counting_guard(monkeypatch, "_array_shapes", array_blocks.array_shapes)
 
 
 def _check(f, args, ran=None, rel=1e-6):
@@ -43,7 +28,7 @@ def _check(f, args, ran=None, rel=1e-6):
         direction = [rng.standard_normal(np.shape(a)) if isinstance(a, np.ndarray) else float(rng.standard_normal())
                      for a in args]
         projected = sum(float(np.sum(g * d)) for g, d in zip(grads, direction))
-        assert projected == pytest.approx(_directional_fd(f, args, direction), rel=rel, abs=1e-8)
+        assert projected == pytest.approx(directional_fd(f, args, direction), rel=rel, abs=1e-8)
     if ran is not None:
         assert ran, "the array block did not run"
 

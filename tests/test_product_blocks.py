@@ -9,22 +9,14 @@ import pytest
 import yuebing as yb
 from yuebing.transform import array_blocks
 
+from .block_guards import counting_guard, directional_fd
+
 _RNG = np.random.default_rng(11)
 W_CONST = _RNG.standard_normal((5, 4)) * 0.5  # module constants: no derivative
 
 
 def _counting_guard(monkeypatch) -> list:
-    """The product blocks' guard, counting the runs it let through (functions compiled from now on)."""
-    ran: list = []
-
-    def guard(*args):
-        shapes = array_blocks.product_shapes(*args)
-        if shapes is not None:
-            ran.append(shapes)
-        return shapes
-
-    monkeypatch.setitem(array_blocks.NAMESPACE, "_product_shapes", guard)
-    return ran
+    return counting_guard(monkeypatch, "_product_shapes", array_blocks.product_shapes)
 
 
 def _every_mode(f, args, rel=1e-5, second_order=True):
@@ -33,8 +25,7 @@ def _every_mode(f, args, rel=1e-5, second_order=True):
     rng = np.random.default_rng(5)
     direction = tuple(rng.standard_normal(np.shape(a)) if isinstance(a, np.ndarray) else float(rng.standard_normal())
                       for a in args)
-    h = 1e-6
-    slope = (f(*[a + h * d for a, d in zip(args, direction)]) - f(*[a - h * d for a, d in zip(args, direction)])) / (2 * h)
+    slope = directional_fd(f, args, direction)
     value, grads = yb.value_and_grad(f, argnums=argnums)(*args)
     assert value == pytest.approx(f(*args), rel=1e-12)
     assert sum(float(np.sum(g * d)) for g, d in zip(grads, direction)) == pytest.approx(slope, rel=rel, abs=1e-8)
