@@ -519,3 +519,57 @@ def test_a_reverse_that_overflows_warns_nothing(monkeypatch):
     expected = _hvp_without_blocks("import numpy as np\n\n\n" + source, (x,), (v,), monkeypatch)
     np.testing.assert_array_equal(grads[0], expected[1][0])
     np.testing.assert_array_equal(hvps[0], expected[2][0])
+
+
+def elementwise_loss(x):
+    return np.sum(np.tanh(np.sin(x)) * 0.5 + np.log1p(x * x))
+
+
+def unary_loss(x):
+    return np.sum(np.sin(np.cos(np.exp(x))))
+
+
+def squared_loss(x):
+    """The loss's value read again: its tangent (the dot product of the fused sum) matters."""
+    return unary_loss(x) ** 2 + np.sin(unary_loss(x))
+
+
+def tangent_read_twice(x):
+    """The last operation's tangent is read by a later operation too: no fused sum."""
+    y = np.sin(x)
+    s = np.sum(y)
+    return s * np.sum(y * y)
+
+
+def test_a_sums_tangent_of_a_product_is_one_dot_product():
+    """A unary operation's tangent read only by the tangent of the sum after it is not made: the
+    sum's tangent is the dot product of the operand's tangent and the partial (``_dsum_dot``),
+    checked in the HVP and, through a function that squares the loss, as a tangent handed on."""
+    rng = np.random.default_rng(21)
+    x = rng.normal(size=(6, 7)) * 0.5
+    shown = yb.show(unary_loss, x, mode="hvp")
+    assert "_dsum_dot(_b2_d, _b3_p, _b3)" in shown and "_b3_d = " not in shown
+    for f in (unary_loss, squared_loss, tangent_read_twice):
+        check_second_order(f, x)
+        check_second_order(f, x[0])
+    assert "_dsum_dot" not in yb.show(tangent_read_twice, x, mode="hvp")
+    value, gradient, product = yb.hvp(squared_loss, (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(value, squared_loss(x))
+    np.testing.assert_allclose(gradient[0], yb.grad(squared_loss)(x), rtol=1e-12)
+    v = rng.normal(size=x.shape)
+    _, jvp = yb.jvp(unary_loss, (x,), (v,))  # forward mode: the same function's first order
+    h = 1e-6
+    np.testing.assert_allclose(jvp, (unary_loss(x + h * v) - unary_loss(x - h * v)) / (2 * h), rtol=1e-6)
+
+
+def test_sum_of_product_as_the_sum_of_the_products():
+    rng = np.random.default_rng(22)
+    d, p = rng.normal(size=(4, 5)), rng.normal(size=(4, 5))
+    np.testing.assert_allclose(dual_blocks.sum_of_product(d, p, p), np.sum(d * p), rtol=1e-13)
+    assert type(dual_blocks.sum_of_product(d, p, p)) is float
+    assert dual_blocks.sum_of_product(None, p, p) is None and dual_blocks.sum_of_product(d, None, p) is None
+    np.testing.assert_allclose(dual_blocks.sum_of_product(d, 2.0, p), 2.0 * np.sum(d))
+    row = rng.normal(size=5)  # a tangent standing for its copies along a broadcast axis
+    np.testing.assert_allclose(dual_blocks.sum_of_product(row, row, p), 4 * np.sum(row * row))
+    with np.errstate(invalid="ignore"):
+        assert math.isnan(dual_blocks.sum_of_product(np.array([0.0, 1.0]), np.array([np.inf, 1.0]), d[0, :2]))

@@ -224,6 +224,16 @@ def tangent_sum(t: Any, value: Any) -> Any:
     return float(t) * value.size if type(value) is _ND else t
 
 
+def sum_of_product(d: Any, p: Any, value: Any) -> Any:
+    """``tangent_sum(times(d, p), value)``: for two arrays of ``value``'s shape their dot product
+    (one pass, no product array; NaN where the sum of the products is)."""
+    if d is None or p is None:
+        return None
+    if type(d) is _ND and type(p) is _ND and d.shape == p.shape == value.shape:
+        return float(_vdot(d, p))
+    return tangent_sum(d * p, value)
+
+
 def fitted(c: Any, value: Any, operand: Any) -> Any:
     """In a block whose arrays broadcast: the contribution ``c`` to the cotangent of ``operand``
     from an operation with result ``value`` -- ``c`` an array that broadcasts to ``value``'s
@@ -362,5 +372,6 @@ PRODUCTS = ((cotangent_times, quotient), (strong_times, strong_quotient))
 NAMESPACE = {"_dual_inputs": dual_inputs, "_dadd": add, "_dsub": sub, "_dneg": neg, "_dtimes": times, "_dstrong": strong_product,
              "_ddiv_t": divided_tangent, "_dsum_t": tangent_sum, "_dfit": fit, "_dfitted": fitted, "_dual_nan": dual_nan,
              "_din": incoming, "_dout_f": out_fdata, "_dout_t": out_tangent, "_DPRODUCTS": PRODUCTS,
+             "_dsum_dot": sum_of_product, "_DSTRONG_TIMES": strong_times,  # (dual_blocks_code: fused sums, strong pass)
              "_np": np, "_dreduce": np.add.reduce, "_errstate": ignoring_errors, "_DFASTAB": _Marker("_DFASTAB"), "_DSLOWAB": _Marker("_DSLOWAB"),
              "_DFASTFB": _Marker("_DFASTFB"), "_f64": np.float64}  # a dual float block ran (dual_float_blocks.py)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import operator
 import re
+from collections import Counter
 from typing import Any, Callable
 
 from ..ir import nodes as ir
@@ -26,6 +27,8 @@ from .dual_blocks import DUAL_UNARY, dual_classify
 from .float_blocks import names_read
 
 _WORD = re.compile(r"\b_?[A-Za-z_]\w*\b")
+_PRODUCT_TANGENT = re.compile(r"(\w+)_d = _dtimes\((\w+), \1_p\)")  # a unary operation's tangent
+_SUM_TANGENT = re.compile(r"(\w+)_d = _dsum_t\((\w+)_d, \2\)")  # np.sum's
 _PLACEHOLDER = re.compile(r"@fit\d+@")
 
 
@@ -117,15 +120,30 @@ class DualArrayBlock:
             + [self.array[v] for v in self.inputs] + [self.size]
         body = [f"{', '.join(unpacked)}, = {self.given}"]
         body += [f"{local} = {path}" for local, path in self.attributes]
+        # partials' tangents taken plainly; the reverse takes them again by the strong-zero rule
+        # in its strong-zero pass (``_reverse_body``)
         self.strong_partials: list[tuple[str, str, str]] = []  # (partial's tangent, tangent, f'')
         for local, kind, func, operands, fname in self.ops:
             body += self._forward_op(local, kind, func, operands, fname)
-        if self.strong_partials:  # taken plainly; one NaN check for all, then by the strong-zero rule
-            pds = ", ".join(pd for pd, _, _ in self.strong_partials)
-            body.append(f"if _dual_nan({pds}):")
-            body += [f"    {pd} = None if {ad} is None else _dstrong({ad}, {second})"
-                     for pd, ad, second in self.strong_partials]
-        return guard, body, self._finish()
+        finish = self._finish()
+        return guard, self._fused_sums(body, finish), finish
+
+    def _fused_sums(self, body: list[str], finish: list[str]) -> list[str]:
+        """``body`` where a tangent ``t_d = _dtimes(ad, t_p)`` read by nothing but the tangent of
+        ``np.sum(t)`` is not made: that tangent is the dot product of ``ad`` and ``t_p``
+        (``_dsum_dot``), one pass and no array (the last operation of an elementwise loss)."""
+        uses = Counter(w for line in body + finish + self.reverse_lines for w in _WORD.findall(line))
+        products = {m.group(1): (i, m.group(2)) for i, line in enumerate(body) if (m := _PRODUCT_TANGENT.fullmatch(line))}
+        fused = list(body)
+        for i, line in enumerate(body):
+            m = _SUM_TANGENT.fullmatch(line)
+            if m is None or m.group(2) not in products or uses[f"{m.group(2)}_d"] != 2:
+                continue
+            t = m.group(2)
+            j, ad = products[t]
+            fused[j] = None
+            fused[i] = f"{m.group(1)}_d = _dsum_dot({ad}, {t}_p, {t})"
+        return [line for line in fused if line is not None]
 
     def _forward_op(self, t: str, kind: str, func: Any, ops: list, fname: str) -> list[str]:
         a = ops[0]
@@ -168,8 +186,8 @@ class DualArrayBlock:
         else:
             # by the strong-zero rule: where the tangent is 0 so is this, even if f'' is infinite
             # (x ** 1.5 at 0: f' is finite, so no NaN reaches the tangents the block hands on);
-            # read only by the reverse, so plainly here and again by the rule after the block's
-            # operations where one of them holds a NaN (``forward``)
+            # read only by the reverse, so plainly here and again by the rule in the reverse's
+            # strong-zero pass, which a NaN here brings about (``_reverse_body``)
             lines.append(f"{t}_pd = None if {ad} is None else {ad} * ({second})")
             self.strong_partials.append((f"{t}_pd", ad, second))
         return lines
@@ -217,6 +235,10 @@ class DualArrayBlock:
         self.incoming = [(self.fresh("gi"), self.fresh("gid"), local, of, ofd, var) for local, of, ofd, var in incoming]
         reset = " = ".join(list(g.values()) + list(gd.values())) + " = None"
         lines = [reset] + [f"{g[local]} = {gi}; {gd[local]} = {gid}" for gi, gid, local, *_ in self.incoming]
+        if self.strong_partials:  # (the forward took them plainly: a NaN there is one here too)
+            lines.append("if _m is _DSTRONG_TIMES:  # the partials' tangents by the strong-zero rule too")
+            lines += [f"    {pd} = None if {ad} is None else _dstrong({ad}, {second})"
+                      for pd, ad, second in self.strong_partials]
         for local, kind, func, operands, _ in reversed(self.ops):
             if not self.depends[local]:
                 continue  # computed from constants only
