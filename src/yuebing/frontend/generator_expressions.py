@@ -73,9 +73,17 @@ def _any_to_hoist(node: ast.AST) -> bool:
 class _Hoister:
     def __init__(self, parents: dict, taken: set, filename: str, top: str) -> None:
         self.parents, self.taken, self.filename, self.top = parents, taken, filename, top
+        self.walrus_only: dict[int, set] = {}  # per function: names only a hoisted walrus binds
 
     def scope(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.walrus_only.setdefault(id(function), set())
         function.body = self.statements(function.body, function)
+        names = sorted(self.walrus_only.pop(id(function)))
+        if names:  # `if False: mod = None`: mod becomes the function's variable (a cell), unbound until
+            # the walrus runs, as in Python; the generator function's `nonlocal mod` then compiles
+            unbound = ast.If(ast.Constant(False), [ast.Assign([ast.Name(n, ast.Store()) for n in names],
+                                                              ast.Constant(None))], [])
+            function.body.insert(0, ast.copy_location(unbound, function.body[0]))
 
     def statements(self, body: list, function: ast.AST) -> list:
         out = []
@@ -207,12 +215,13 @@ class _Expressions(ast.NodeTransformer):
                 "loop), or write a generator function taking those values as arguments",
                 self.hoister.filename, node.lineno, self.hoister.top)
         walrus = {n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr)}
-        if walrus and (self.inner or not walrus <= self._bound_names(leaving=node)):
+        if walrus and self.inner:
             raise UnsupportedSyntaxError(
-                "a walrus inside a generator expression that is not consumed at once (inside a lambda or "
-                "comprehension, or binding a variable nothing else in the function assigns)",
-                f"assign {', '.join(sorted(walrus))} before the statement (`{min(walrus)} = None`), or in a "
-                "statement of its own", self.hoister.filename, node.lineno, self.hoister.top)
+                "a walrus inside a generator expression that is not consumed at once, inside a lambda or "
+                "comprehension", f"assign {', '.join(sorted(walrus))} in a statement of its own",
+                self.hoister.filename, node.lineno, self.hoister.top)
+        if walrus and not self.in_class:
+            self.hoister.walrus_only[id(self.function)] |= walrus - self._bound_names(leaving=node)
         if self.in_class:  # (a name read there may be the class's: the function reads its own as Python's does)
             passed = enclosing
         elif at_once:

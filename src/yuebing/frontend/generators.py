@@ -188,6 +188,14 @@ class _ToFrame(ast.NodeTransformer):
             return ast.copy_location(ast.Attribute(ast.Name(self.frame, ast.Load()), node.id, node.ctx), node)
         return node
 
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        """``v: T = value`` -> ``frame.v: T = value``, no longer a simple name's annotation (in a
+        function, CPython evaluates neither)."""
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):
+            node.simple = 0
+        return node
+
     def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
         """``(v := value)`` -> ``assigned(frame, 'v', value)`` (a walrus cannot store an attribute;
         ``match`` statements are rewritten with walruses)."""

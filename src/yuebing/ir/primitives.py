@@ -292,7 +292,7 @@ def min_len(*seqs: Any) -> int:
 
 def dict_keys(mapping: Any, view: str) -> list:
     """The keys a ``for`` over ``mapping.items()/values()/keys()`` visits, as a list."""
-    if not isinstance(mapping, dict):
+    if not isinstance(mapping, (dict, types.MappingProxyType)):
         raise NotASequenceError(
             f"yuebing can follow `for ... in x.{view}()` only for dicts, not {type(mapping).__qualname__}; "
             f"build a list first: list(x.{view}())"

@@ -33,6 +33,7 @@ value and old slot, or deletes the attribute if it did not exist before (slots i
 """
 from __future__ import annotations
 
+import _thread
 import collections
 import dataclasses
 import functools
@@ -51,6 +52,8 @@ from .containers import (
     _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
 )
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from .declare import nondifferentiable
+from .second_order import defined_as
 from .util import add_rdata_to, output, zero_fdata
 from .numpy_iterators import flat_frule, flat_rrule
 from . import outside_state
@@ -59,6 +62,22 @@ _MISSING = object()
 
 _ARRAY_VIEWS = ("T", "mT", "real", "imag")
 _ARRAY_NONDIFF = frozenset({"shape", "ndim", "size", "dtype", "strides", "flags", "itemsize", "nbytes"})
+# threading.local's own dunders only pick the calling thread's __dict__, then act as object's
+_PLAIN_GETATTRIBUTE = (object.__getattribute__, _thread._local.__getattribute__)
+_PLAIN_SETATTR = (object.__setattr__, _thread._local.__setattr__)
+_PLAIN_DELATTR = (object.__delattr__, _thread._local.__delattr__)
+
+
+def _raw_setattr(o: Any, name: str, value: Any) -> None:
+    """``object.__setattr__``, or a thread-local's own (object's refuses a thread-local): how
+    restoring and plain writes set a field without running a user ``__setattr__``."""
+    (_thread._local.__setattr__ if isinstance(o, _thread._local) else object.__setattr__)(o, name, value)
+
+
+def _raw_delattr(o: Any, name: str) -> None:
+    (_thread._local.__delattr__ if isinstance(o, _thread._local) else object.__delattr__)(o, name)
+
+
 _ATOMIC_NONDIFF = (types.ModuleType, type, types.BuiltinFunctionType, np.ufunc, int, str, bool, type(None))
 
 # ------------------------------------------------------------------------------------------------
@@ -80,7 +99,7 @@ def _is_user_class(tp: type) -> bool:
 def _check_user_read(o: Any, name: str, who: str, plain: bool) -> None:
     """Refuse accesses that would run user code (properties, __getattr__, ...)."""
     tp = type(o)
-    if not plain and tp.__getattribute__ is not object.__getattribute__:
+    if not plain and tp.__getattribute__ not in _PLAIN_GETATTRIBUTE:
         raise RuleArgumentError(f"{who}: {tp.__qualname__} overrides __getattribute__; yuebing's rule "
                                 "covers plain attribute access only")
     attr = _class_attribute(tp, name)
@@ -422,6 +441,36 @@ def _getattribute_frule(self, name):
     return _getattr_frule_impl(self, name, _NOT_PASSED, plain=True, who="object.__getattribute__")
 
 
+# A C descriptor read directly (``type(o).__dict__["x"].__get__(o)``: inspect.getattr_static reads
+# ``type.__dict__["__mro__"].__get__(klass)`` so, which scikit-learn reaches through narwhals): on a
+# value with a tangent, the attribute is read as object.__getattribute__ reads it, in every mode;
+# on a value without one (a class), or one the descriptor does not apply to (C's TypeError), C's.
+def _reads_data(descriptor: Any, obj: Any) -> bool:
+    if not isinstance(obj, descriptor.__objclass__) or K.primal_kind(obj) is K.NONDIFF:
+        return False
+    if _class_attribute(type(obj), descriptor.__name__) is not descriptor:
+        raise RuleArgumentError(
+            f"{type(descriptor).__name__}.__get__: {type(obj).__qualname__} shadows the descriptor of "
+            f"{descriptor.__objclass__.__qualname__}.{descriptor.__name__} it is called on; yuebing reads "
+            "attributes as the instance resolves them: use getattr(obj, name)")
+    return True
+
+
+def _descriptor_read(descriptor: Any, obj: Any, owner: Any = None) -> Any:
+    if _reads_data(descriptor, obj):
+        return object.__getattribute__(obj, descriptor.__name__)
+    return _constant_descriptor_read(descriptor, obj, owner)
+
+
+def _constant_descriptor_read(descriptor: Any, obj: Any, owner: Any) -> Any:
+    return descriptor.__get__(obj, owner)
+
+
+nondifferentiable(_reads_data, _constant_descriptor_read)
+for _descriptor_type in (types.MemberDescriptorType, types.GetSetDescriptorType):
+    defined_as((_descriptor_type, "__get__"), _descriptor_read)
+
+
 # ------------------------------------------------------------------------------------------------
 # Writing: setattr, delattr (and object.__setattr__ / object.__delattr__)
 # ------------------------------------------------------------------------------------------------
@@ -442,7 +491,7 @@ def _check_user_write(o: Any, name: str, who: str, plain: bool, building: bool =
             f"{who}: yuebing follows attribute assignment on instances of user classes only, not on "
             f"{tp.__qualname__} (classes and modules are not differentiated)"
         )
-    if not plain and (tp.__setattr__ is not object.__setattr__ or tp.__delattr__ is not object.__delattr__):
+    if not plain and (tp.__setattr__ not in _PLAIN_SETATTR or tp.__delattr__ not in _PLAIN_DELATTR):
         raise RuleArgumentError(f"{who}: {tp.__qualname__} overrides __setattr__/__delattr__; that is user "
                                 "code for the source transform, not for this rule")
     attr = _class_attribute(tp, name)
@@ -489,16 +538,16 @@ def _setattr_rrule_impl(obj: CoDual, name: Any, value: Any, plain: bool, who: st
     fields = obj.fdata.fields if isinstance(obj.fdata, MutableTangent) else {}
     existed, old = _instance_value(o, n)
     old_slot = fields.get(n, _MISSING)
-    (object.__setattr__ if plain else setattr)(o, n, v)
+    (_raw_setattr if plain else setattr)(o, n, v)
     fields[n] = _slot(v, v_fd) if old_slot is _MISSING else _overwriting_slot(old_slot, v, v_fd)
 
     def pullback(dy):
         slot = fields[n]
         if existed:
-            object.__setattr__(o, n, old)
+            _raw_setattr(o, n, old)
             fields[n] = _slot(old, NoFData) if old_slot is _MISSING else _restored(old_slot, old)
         else:
-            object.__delattr__(o, n)
+            _raw_delattr(o, n)
             del fields[n]
         return NoRData, NoRData, NoRData, T.rdata(slot)
 
@@ -509,7 +558,7 @@ def _setattr_frule_impl(obj: Dual, name: Any, value: Any, plain: bool, who: str)
     o, n = obj.primal, primal(name)
     if not _function_metadata(o, primal(value)):
         _check_user_write(o, n, who, plain, building=isinstance(obj.tangent, MutableTangent))
-    (object.__setattr__ if plain else setattr)(o, n, primal(value))
+    (_raw_setattr if plain else setattr)(o, n, primal(value))
     if isinstance(obj.tangent, MutableTangent):
         obj.tangent.fields[n] = value.tangent if isinstance(value, Dual) else T.zero_tangent(value)
     return Dual(None, NoTangent)
@@ -541,14 +590,14 @@ def _delattr_rrule_impl(obj: CoDual, name: Any, plain: bool, who: str):
     fields = obj.fdata.fields if isinstance(obj.fdata, MutableTangent) else {}
     existed, old = _instance_value(o, n)
     position = _dict_position(o, n)
-    (object.__delattr__ if plain else delattr)(o, n)  # raises AttributeError if absent
+    (_raw_delattr if plain else delattr)(o, n)  # raises AttributeError if absent
     old_slot = fields.pop(n, _MISSING)
 
     def pullback(dy):
         if position is not None:
             _reinsert(o.__dict__, n, old, position)  # keep the attribute order
         else:
-            object.__setattr__(o, n, old)
+            _raw_setattr(o, n, old)
         fields[n] = _slot(old, NoFData) if old_slot is _MISSING else _restored(old_slot, old)
         return NoRData, NoRData, NoRData
 
@@ -568,7 +617,7 @@ def _object_delattr_rrule(self, name):
 def _delattr_frule_impl(obj: Dual, name: Any, plain: bool, who: str) -> Dual:
     o, n = obj.primal, primal(name)
     _check_user_write(o, n, who, plain)
-    (object.__delattr__ if plain else delattr)(o, n)
+    (_raw_delattr if plain else delattr)(o, n)
     if isinstance(obj.tangent, MutableTangent):
         obj.tangent.fields.pop(n, None)
     return Dual(None, NoTangent)

@@ -79,6 +79,12 @@ nondifferentiable(
     inspect.signature, inspect.getfullargspec, inspect.isfunction, inspect.ismethod, inspect.isclass,
     inspect.isgeneratorfunction, inspect.iscoroutinefunction, inspect.getmodule, inspect.currentframe,
 )
+# a read-only view of a dict that is not data: a signature's parameters (inspect.Signature.bind,
+# behind scikit-learn's argument validation), a class's namespace
+nondifferentiable_methods(types.MappingProxyType, "keys", "values", "items", "__iter__", "__len__", "__contains__")
+register_nondifferentiable_type(inspect.Parameter)  # its default is a constant of a def
+register_nondifferentiable_type(inspect.Signature)
+
 # annotations evaluated when library code defines a function (``x: ArrayLike | None``)
 for _annotation_type in (types.UnionType, types.GenericAlias, type(typing.Optional[int]), type(typing.List[int])):
     register_nondifferentiable_type(_annotation_type)

@@ -27,6 +27,8 @@ METHOD     bound method (Python or builtin)               Tangent(__self__, __fu
 """
 from __future__ import annotations
 
+import _thread
+import collections
 import copy
 import dataclasses
 import enum
@@ -63,7 +65,7 @@ MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL, SET})
 _NONDIFF_TYPES: tuple = (
     bool, int, str, bytes, type(None), type, types.ModuleType, range, slice,
     bytearray, type(Ellipsis), type(NotImplemented), types.CodeType,
-    types.WrapperDescriptorType, types.MethodDescriptorType, types.GetSetDescriptorType,
+    types.WrapperDescriptorType, types.MethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
     np.integer, np.bool_, np.dtype, np.ufunc, random.Random, np.random.Generator,
     np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence, enum.Enum,
     BaseException, property, staticmethod, classmethod, _Marker, types.MappingProxyType,
@@ -103,6 +105,8 @@ def _has_instance_fields(tp: type) -> bool:
 def _kind_for_type(tp: type) -> str | None:
     if issubclass(tp, (set, frozenset)):
         return SET  # refined by value in primal_kind
+    if tp in _DICT_VIEW_TYPES:
+        return _DICT_VIEW  # refined by value in primal_kind
     if issubclass(tp, _NONDIFF_TYPES) or any(issubclass(tp, r) for r in _registered_nondiff):
         return NONDIFF
     if issubclass(tp, (float, np.floating)):
@@ -132,6 +136,11 @@ def _kind_for_type(tp: type) -> str | None:
         # data; creating a blank one to copy it into may even crash the interpreter.
         return NONDIFF
     if _has_instance_fields(tp) and tp.__module__ != "builtins":
+        return OBJECT
+    if issubclass(tp, _thread._local):
+        # threading.local: an object whose fields live in a per-thread __dict__ (its __dictoffset__
+        # is 0). Differentiated code runs on one thread, so its fields are followed as an object's
+        # (scikit-learn keeps its configuration in one and writes it from the first call)
         return OBJECT
     if tp is object:  # object(): a sentinel (``_MISSING = object()``), which holds nothing
         return NONDIFF
@@ -171,6 +180,8 @@ def primal_kind(x: Any) -> str:
         return NONDIFF  # struct.Struct): library code reads it (array_api_compat), no derivatives
     if kind is SET:
         return _set_kind(x)
+    if kind is _DICT_VIEW:
+        return _dict_view_kind(x)
     if kind is ARRAY:
         code = x.dtype.kind
         if code in "fc":
@@ -230,6 +241,23 @@ def _set_kind(x: Any) -> str:
                 f"yuebing has no tangent type for a {type(x).__name__} holding {type(v).__qualname__} "
                 f"elements that carry derivatives ({v!r:.40}); keep them in a list or tuple")
     return found
+
+
+_DICT_VIEW = "dict view"
+_DICT_VIEW_TYPES = frozenset(type(view) for mapping in ({}, collections.OrderedDict())
+                             for view in (mapping.keys(), mapping.values(), mapping.items()))
+
+
+def _dict_view_kind(x: Any) -> str:
+    """A dict's keys, values or items handed on as a view (``sig.parameters.values()``, read by
+    ``inspect.Signature.bind``) carry no derivative when nothing in them does; a view of float
+    data has no tangent type of its own (the rules for ``d.values()`` and its consumers follow
+    the dict's tangent instead)."""
+    if all(_label(v) for v in x):
+        return NONDIFF
+    raise StructureError(
+        f"yuebing has no tangent type for a {type(x).__name__} holding values that carry derivatives; "
+        f"pass list({type(x).__name__.split('_')[-1]}) instead")
 
 
 def _label(v: Any) -> bool:
