@@ -4,7 +4,7 @@ the refusal of a ``nonlocal`` write into a cell that has no tangent box (``untra
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, Callable
 
 from ..ir import nodes as ir
 from ..ir.primitives import cell_set
@@ -41,6 +41,33 @@ def share_cells_line(gen: ConstantNames, s: ir.MakeClosure) -> str | None:
         return None
     cells = ", ".join(f"{name!r}: _cell_{name}" for name in s.shared)
     return f"{s.target} = {gen.const(share_cells)}({s.target}, {{{cells}}})"
+
+
+def define_closure(gen: ConstantNames, s: ir.MakeClosure, out: list, indent: int) -> None:
+    """The nested function's definition (``def``/``lambda`` as the user wrote it), rebound to the
+    user's module globals and given the cells it shares with us: alike in every mode."""
+    gen.emit(out, indent, s.source, s.source_lines or s.line)
+    gen.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
+    shared = share_cells_line(gen, s)
+    if shared:
+        gen.emit(out, indent, shared, s.line)
+
+
+def captured_entries(gen: ConstantNames, s: ir.MakeClosure, part: Callable[[str], str], integers: set) -> str:
+    """The entries ``{name: ...}`` of closure ``s.target``'s fdata (``part`` the fdata's name, or
+    its tangent's, ...): a variable it writes or shares, the box of our cell (``_SHARED``); itself
+    (recursion), ``_SELF``; another captured value, ``(value, part(name))``, ``_NF`` for one of
+    ``integers``."""
+    def entry(name: str) -> str:
+        if name in gen.fn.cell_backed:  # type: ignore[attr-defined]
+            return f"{name!r}: _SHARED({part('_cellobj_' + name)})"
+        if name in s.shared:
+            return f"{name!r}: _SHARED({part('_cell_' + name)})"
+        if name == s.target:  # the function captures itself (recursion)
+            return f"{name!r}: _SELF"
+        return f"{name!r}: ({name}, {'_NF' if name in integers else part(name)})"
+
+    return ", ".join(entry(name) for name in s.free_vars)
 
 
 def untracked_cell_guard(gen: ConstantNames, s: ir.Call) -> str | None:

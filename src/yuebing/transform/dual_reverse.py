@@ -19,7 +19,7 @@ from .direct_calls import DualDirectCalls
 from .dual_block_forms import DualBlockForms, drop_unread_global_parts
 from .dual_float_loops import DualFloatLoops
 from .dual_templates import dual_template, dual_write, reverse_lines
-from .closure_cells import share_cells_line
+from .closure_cells import captured_entries, define_closure
 from .generated_text import Generated, is_literal, program_text
 from .reverse import ReverseGenerator
 
@@ -147,21 +147,8 @@ class DualReverseGenerator(DualDirectCalls, DualBlockForms, DualFloatLoops, Reve
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         # the closure's fdata and fdata tangent hold one box per captured variable (where its
         # cotangents accumulate), its tangent the captured values' tangents
-        self.emit(out, indent, s.source, s.source_lines or s.line)
-        self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
-        cells = share_cells_line(self, s)
-        if cells:
-            self.emit(out, indent, cells, s.line)
+        define_closure(self, s, out, indent)
         shared = self.fn.cell_backed  # variables the closure writes (nonlocal): shared boxes
-
-        def entry(name: str, part: Callable) -> str:
-            if name in shared:
-                return f"{name!r}: _SHARED({part('_cellobj_' + name)})"
-            if name in s.shared:  # a cell of ours the closure shares: its boxes too
-                return f"{name!r}: _SHARED({part('_cell_' + name)})"
-            if name == s.target:  # the function captures itself (recursion)
-                return f"{name!r}: _SELF"
-            return f"{name!r}: ({name}, {'_NF' if name in self.integers else part(name)})"
 
         def tangent(name: str) -> str:
             if name == s.target and name not in shared and name not in s.shared:
@@ -172,7 +159,7 @@ class DualReverseGenerator(DualDirectCalls, DualBlockForms, DualFloatLoops, Reve
                 return self.dd("_cell_" + name)
             return "_NT" if name in self.integers else self.dd(name)
 
-        pairs = {part: ", ".join(entry(name, part) for name in s.free_vars) for part in (self.fd, self.fdd)}
+        pairs = {part: captured_entries(self, s, part, self.integers) for part in (self.fd, self.fdd)}
         tangents = ", ".join(f"{name!r}: {tangent(name)}" for name in s.free_vars)
         t = s.target
         self.emit(out, indent, f"{self.fd(t)} = _closure_fdata({t}, {{{pairs[self.fd]}}}); "

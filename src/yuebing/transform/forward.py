@@ -36,7 +36,7 @@ from .forward_loops import NAMESPACE as LOOPS_NAMESPACE, ForwardFloatLoop
 from .forward_templates import Names, forward_templates
 from .direct_calls import forward_direct
 from .float_blocks import LONG_BLOCK
-from .closure_cells import share_cells_line
+from .closure_cells import captured_entries, define_closure
 from .generated_text import ConstantNames, is_literal, program_text, resolve_path
 from .statement_dispatch import StatementDispatch
 from .variables import all_var_names, integer_names
@@ -298,16 +298,8 @@ class ForwardGenerator(StatementDispatch, ConstantNames):
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
         for g in self._definition_time_globals(s.source):
             self.emit(out, indent, f"{g} = _global(_G, {ir.global_key(self.fn, g)!r})  # used by the definition below", s.line)
-        self.emit(out, indent, s.source, s.source_lines or s.line)
-        self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
-        shared = share_cells_line(self, s)
-        if shared:
-            self.emit(out, indent, shared, s.line)
-        boxes = ", ".join(
-            f"{name!r}: _SHARED({self.td('_cellobj_' + name)})" if name in self.fn.cell_backed
-            else f"{name!r}: _SHARED({self.td('_cell_' + name)})" if name in s.shared
-            else f"{name!r}: _SELF" if name == s.target  # the function captures itself (recursion)
-            else f"{name!r}: ({name}, {self.td(name)})" for name in s.free_vars)
+        define_closure(self, s, out, indent)
+        boxes = captured_entries(self, s, self.td, set())
         self.emit(out, indent, f"{self.td(s.target)} = _closure_tangent({s.target}, {{{boxes}}})  # line {s.line}: the closure {s.target}", s.line)
 
     def fwd_With(self, s: ir.With, out: list, indent: int) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from . import templates
 from ..ir import nodes as ir
-from .closure_cells import share_cells_line, untracked_cell_guard
+from .closure_cells import captured_entries, define_closure, untracked_cell_guard
 from .generated_text import ConstantNames, Generated, program_text, resolve_path
 from .statement_dispatch import StatementDispatch
 from .variables import INT_OPS, all_var_names, integer_names, integer_operands
@@ -329,16 +329,8 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, StatementD
             self.emit(out, indent, f"{self.fd(name)} = _NF", s.line)
 
     def fwd_MakeClosure(self, s: ir.MakeClosure, out: list, indent: int) -> None:
-        self.emit(out, indent, s.source, s.source_lines or s.line)
-        self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
-        shared = share_cells_line(self, s)
-        if shared:
-            self.emit(out, indent, shared, s.line)
-        boxes = ", ".join(
-            f"{name!r}: _SHARED({self.fd('_cellobj_' + name)})" if name in self.fn.cell_backed
-            else f"{name!r}: _SHARED({self.fd('_cell_' + name)})" if name in s.shared
-            else f"{name!r}: _SELF" if name == s.target  # the function captures itself (recursion)
-            else f"{name!r}: ({name}, {'_NF' if name in self.integers else self.fd(name)})" for name in s.free_vars)
+        define_closure(self, s, out, indent)
+        boxes = captured_entries(self, s, self.fd, self.integers)
         self.emit(out, indent, f"{self.fd(s.target)} = _closure_fdata({s.target}, {{{boxes}}})", s.line)
         self.emit(out, indent, f"_push({self.fd(s.target)})  # the reverse pass reads the captured cotangents", s.line)
 
