@@ -102,7 +102,40 @@ def chain_map(x):
     return m["a"] * m["b"] + a["c"] + len(m)
 
 
-BUILT = [defaultdict_float, defaultdict_list, defaultdict_lambda, defaultdict_zeros, defaultdict_methods,
+def deque_window(x):
+    q = collections.deque(maxlen=3)  # a sliding window: a full deque drops the other end
+    for k in range(5):
+        q.append(x * k + 1.0)
+    q.appendleft(x * x)
+    q.rotate(1)
+    a, b = q.pop(), q.popleft()
+    s = 0.0
+    for v in q:
+        s += v
+    assert isinstance(q, collections.deque) and q.maxlen == 3
+    return a * b + s * q[0]
+
+
+def deque_edits(x):
+    q = collections.deque([x, 2.0 * x, x * x])
+    q.extendleft([np.sin(x), 3.0])
+    q.rotate(-2)
+    q[1] *= x
+    del q[0]
+    q += [x ** 3]
+    r = q.copy()
+    r.reverse()
+    r.extend(q)
+    return sum(q) * len(q) + q[-1] * max(q) + r[0] * r[-2] + sum(r) * (2.0 in q)
+
+
+def deque_to_numpy(x):
+    q = collections.deque([x, 2.0 * x, x * x], maxlen=3)
+    q.append(x ** 3)
+    return float(np.mean(q)) + float(np.sum(np.asarray(q) ** 2)) + float(np.dot(q, [1.0, 2.0, 3.0]))
+
+
+BUILT = [deque_window, deque_edits, deque_to_numpy, defaultdict_float, defaultdict_list, defaultdict_lambda, defaultdict_zeros, defaultdict_methods,
          ordered_dict, ordered_dict_from_pairs, counter, counter_update, chain_map]
 
 
@@ -119,6 +152,15 @@ def test_a_factory_capturing_derivatives_is_refused():
     for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
         with pytest.raises(Exception, match="default_factory"):
             run()
+
+
+def test_a_deque_passed_in_is_refused_by_name():
+    def f(q, x):
+        q.append(x)
+        return sum(q)
+
+    with pytest.raises(Exception, match="collections.deque"):
+        yb.grad(f, argnums=1)(collections.deque([1.0, 2.0]), 0.7)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -203,3 +245,48 @@ def copies_of_nested_objects(x):
 @pytest.mark.parametrize("f", [copies_of_objects, copies_of_nested_objects], ids=lambda f: f.__name__)
 def test_copies_of_user_objects(f):
     check_all_modes(f, 0.7)
+
+
+# ------------------------------------------------------------------------------------------------
+# A module's global written as an attribute (mod.G = x) or through globals() (issue 13 item 5)
+# ------------------------------------------------------------------------------------------------
+
+from tests.corpus import module_state  # noqa: E402
+
+LEVEL = 0.5
+
+
+def write_module_attribute(x):
+    module_state.SCALE = x * x  # read by name in module_state.scaled: the derivative reaches it
+    module_state.SCALE += np.sin(x)
+    return module_state.scaled(x) + module_state.SCALE * x
+
+
+def write_through_globals(x):
+    globals()["LEVEL"] = x * 3.0
+    globals()["LEVEL"] *= x
+    return LEVEL * x + globals()["LEVEL"] + read_level()
+
+
+def read_level():
+    return LEVEL ** 2
+
+
+@pytest.mark.parametrize("f", [write_module_attribute, write_through_globals], ids=lambda f: f.__name__)
+def test_globals_written_as_attributes_or_items(f):
+    saved = module_state.SCALE, LEVEL
+    try:
+        check_all_modes(f, 0.7)
+    finally:
+        module_state.SCALE = saved[0]
+        globals()["LEVEL"] = saved[1]
+
+
+def test_other_uses_of_globals_are_refused():
+    def f(x):
+        g = globals()
+        g["LEVEL"] = x
+        return x
+
+    with pytest.raises(TypeError, match="globals()"):
+        yb.grad(f)(0.7)

@@ -4,6 +4,7 @@ forward and second order against central differences, or checks the clear error 
 still refused (``REFUSED`` there)."""
 # ruff: noqa
 import collections
+import copy
 import dataclasses
 import functools
 import itertools
@@ -1237,3 +1238,70 @@ def c_local_class_nonlocal_method(x):
     acc.add(x)
     acc.add(2.0)
     return total
+
+
+# ---------------------------------------------------------------- collections and copies (issue 13)
+def c_defaultdict_float(x):
+    d = collections.defaultdict(float)
+    for key, v in (("a", x), ("b", x * x), ("a", 2.0)):
+        d[key] += v
+    return d["a"] * d["b"] + d["missing"]
+
+
+def c_defaultdict_list(x):
+    groups = collections.defaultdict(list)
+    for k in range(4):
+        groups[k % 2].append(x * k + 1.0)
+    return sum(groups[0]) * sum(groups[1])
+
+
+def c_defaultdict_array(x):
+    d = collections.defaultdict(lambda: np.zeros(3))
+    d["a"] += x * np.arange(3.0)
+    d["b"][0] = x * x
+    return float(np.sum(d["a"] ** 2) + np.sum(d["b"]))
+
+
+def c_ordered_dict(x):
+    d = collections.OrderedDict(a=x, b=x * x, c=2.0)
+    d.move_to_end("a")
+    _, last = d.popitem()
+    _, first = d.popitem(last=False)
+    return last * first + sum(d.values())
+
+
+def c_counter_of_floats(x):
+    c = collections.Counter()
+    c["a"] += x
+    c["b"] += x * x
+    (_, top), = c.most_common(1)
+    return top * c["a"] + c["none"]
+
+
+def c_chain_map(x):
+    m = collections.ChainMap({"a": x}, {"a": 2.0, "b": x * x})
+    return m["a"] * m["b"]
+
+
+def c_deque_window(x):
+    window = collections.deque(maxlen=3)
+    total = 0.0
+    for k in range(6):
+        window.append(x * k + 1.0)
+        total += np.mean(window)
+    window.rotate(1)
+    return total * window.popleft() + window[0]
+
+
+class _Particle:
+    def __init__(self, position, velocity):
+        self.position, self.velocity = position, velocity
+
+
+def c_copy_of_object(x):
+    p = _Particle(x, np.array([x, 1.0]))
+    q = copy.copy(p)
+    q.position = x * x
+    r = copy.deepcopy(p)
+    r.velocity *= x
+    return p.position * q.position + float(np.sum(r.velocity * p.velocity))

@@ -65,6 +65,12 @@ def _known(namespace: dict) -> _Module:
     return module
 
 
+def learn_attribute_writes(module: types.ModuleType, names: Any) -> None:
+    """Functions write ``names`` as attributes of ``module`` (``mod.G = x``): its globals of those
+    names are read with ``global_get``, as ones written with ``global`` are."""
+    _learn(_known(vars(module)), set(names))
+
+
 def record_plain_reads(fn: types.FunctionType, names: Any) -> None:
     """``fn`` was lowered reading ``names`` as plain global loads (constants)."""
     reads = _module(fn.__globals__).plain_reads
@@ -209,6 +215,59 @@ class GlobalLowering:
         if not isinstance(owner, types.ModuleType) or name not in written_in_module(owner):
             return None
         return self.call(out, ir.Const(P.global_get), [ir.Const(owner), ir.Const(name)], target)  # type: ignore[attr-defined]
+
+    def module_of_attribute(self, target: ast.expr) -> Any:
+        """The module whose attribute ``target`` (``mod.G``, ``pkg.mod.G``) names, or None."""
+        if not isinstance(target, ast.Attribute):
+            return None
+        path = self._module_path(target.value)  # type: ignore[attr-defined]
+        if path is None:
+            return None
+        owner: Any = self.module_globals.get(path.split(".")[0])  # type: ignore[attr-defined]
+        for part in path.split(".")[1:]:
+            owner = getattr(owner, part, None)
+        return owner if isinstance(owner, types.ModuleType) else None
+
+    def learn_module_attribute_writes(self, node: ast.AST) -> None:
+        """Before lowering: ``mod.G = ...`` (``globals()["G"] = ...``) anywhere in ``node`` makes
+        ``G`` a global of ``mod`` (of this module) that is written, so every read of it (here,
+        before the write too, and in that module's functions) takes the derivative the write gives
+        it (``global_get``)."""
+        for n in ast.walk(node):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+            for t in targets:
+                owner = self.module_of_attribute(t)
+                if owner is not None:
+                    learn_attribute_writes(owner, {t.attr})
+                elif (key := self.globals_key(t)) is not None:
+                    _learn(_known(self.fn.__globals__), {key})
+
+    def globals_key(self, node: ast.expr) -> str | None:
+        """``K`` of ``globals()["K"]`` (the builtin, a constant name not beginning with ``_``: the
+        generated code's own names do), or None: such an item is the global ``K``, read and written
+        as ``global K`` would (any other use of ``globals()`` is refused by its rule)."""
+        if not isinstance(node, ast.Subscript) or not isinstance(node.value, ast.Call):
+            return None
+        call, key = node.value, node.slice
+        if not (isinstance(call.func, ast.Name) and call.func.id == "globals" and not call.args and not call.keywords
+                and self.builtin_unshadowed("globals")):  # type: ignore[attr-defined]
+            return None
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier() \
+                and not key.value.startswith("_"):
+            return key.value
+        return None
+
+    def module_attribute_write(self, target: ast.Attribute, value: Any, out: list) -> bool:
+        """``mod.G = value``: the module's global is written as ``global G; G = value`` in ``mod``
+        writes it (``global_set`` on the module); False when ``target`` is no module's attribute."""
+        from ..ir import nodes as ir
+        from ..ir import primitives as P
+
+        owner = self.module_of_attribute(target)
+        if owner is None:
+            return False
+        self.call(out, ir.Const(P.global_set), [ir.Const(owner), ir.Const(target.attr), value], None)  # type: ignore[attr-defined]
+        return True
 
     def import_into_globals(self, node: ast.Import | ast.ImportFrom, out: list) -> bool:
         """``global M; import math as M`` (or ``from m import x as M``): the import binds a temporary

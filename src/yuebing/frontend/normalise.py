@@ -83,6 +83,7 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         # ``global x`` here: x is written with global_set; globals that functions of the module
         # write are read with global_get (global_writes.py), the others are plain loads
         self.declared_globals = set(found.own_globals)
+        self.learn_module_attribute_writes(node)
         self.written_globals = written_names(fn) | self.declared_globals
         # our variables that nested functions write with ``nonlocal``: kept in their cell
         written_inside = found.all_nonlocals
@@ -271,6 +272,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         raise self.error("super() other than super().attribute", "call a method: super().method(...)", node)
 
     def expr_Subscript(self, node: ast.Subscript, out: list, target: str) -> ir.Atom:
+        if (key := self.globals_key(node)) is not None:  # globals()["G"]: the global G
+            return self.global_read(key, out, target)
         obj = self.expr(node.value, out)
         index = self.index(node.slice, out)
         return self.call(out, ir.Const(operator.getitem), [obj, index], target)
@@ -439,11 +442,15 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
             self.locals.add(target.id)
             if not (isinstance(value, ir.Var) and value.name == target.id):
                 out.append(ir.Copy(target.id, value, line=self.line))
+        elif isinstance(target, ast.Subscript) and (key := self.globals_key(target)) is not None:
+            self.global_write(key, value, out)  # globals()["G"] = value: as global G; G = value
         elif isinstance(target, ast.Subscript):
             obj = self.expr(target.value, out)
             index = self.index(target.slice, out)
             self.call(out, ir.Const(operator.setitem), [obj, index, value], None)
         elif isinstance(target, ast.Attribute):
+            if self.module_attribute_write(target, value, out):
+                return
             obj = self.expr(target.value, out)
             self.call(out, ir.Const(setattr), [obj, ir.Const(target.attr), value], None)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -543,12 +550,18 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
             self.locals.add(t.id)
             value = self.expr(node.value, out)
             self.call(out, op, [current, value], t.id)
+        elif isinstance(t, ast.Subscript) and self.globals_key(t) is not None:  # globals()["G"] += x
+            new = self.call(out, op, [self.expr(t, out), self.expr(node.value, out)])
+            self.assign(t, new, out)
         elif isinstance(t, ast.Subscript):
             obj = self.expr(t.value, out)
             index = self.index(t.slice, out)
             current = self.call(out, ir.Const(operator.getitem), [obj, index])
             new = self.call(out, op, [current, self.expr(node.value, out)])
             self.call(out, ir.Const(operator.setitem), [obj, index, new], None)
+        elif isinstance(t, ast.Attribute) and self.module_of_attribute(t) is not None:  # mod.G += x
+            new = self.call(out, op, [self.expr(t, out), self.expr(node.value, out)])
+            self.assign(t, new, out)
         elif isinstance(t, ast.Attribute):
             obj = self.expr(t.value, out)
             current = self.call(out, ir.Const(getattr), [obj, ir.Const(t.attr)])

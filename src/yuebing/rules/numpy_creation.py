@@ -28,10 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from ..tangents import NoFData, NoRData, NoTangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from .. import tangents as T
 from . import array_like
 from .cases import Case, randc, randn, randpos
+from .containers.deques import TrackedDeque
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .numpy_arguments import deliver
 from .numpy_arguments import dense_tangent as dense_array_tangent
@@ -187,6 +188,28 @@ def _view_tangent(y: np.ndarray, x: np.ndarray, fd: np.ndarray, redo: Any) -> np
     return t
 
 
+def _deque_items(args: tuple) -> tuple:
+    """``args`` with a deque made in the function (``containers/deques.py``), or in second order
+    its tangent, replaced by its list of items, whose derivatives the conversion follows."""
+    src = args[0]
+    x = primal(src)
+    if isinstance(x, TrackedDeque):
+        items = x.items
+    elif isinstance(x, MutableTangent) and x.primal_type is TrackedDeque:
+        items = x.fields["items"]
+    else:
+        return args
+    if isinstance(src, CoDual):
+        fd = src.fdata
+        src = CoDual(items, fd.fields["items"] if isinstance(fd, MutableTangent) else NoFData)
+    elif isinstance(src, Dual):
+        t = src.tangent
+        src = Dual(items, t.fields["items"] if isinstance(t, MutableTangent) else NoTangent)
+    else:
+        src = items
+    return (src, *args[1:])
+
+
 def _array_rules(f: Any) -> None:
     params = Params.of(f)
     name = f"numpy.{f.__name__}"
@@ -202,6 +225,7 @@ def _array_rules(f: Any) -> None:
     @params
     def rrule(*args: Any) -> tuple:
         check(args)
+        args = _deque_items(args)
         src = args[0]
         x = primal(src)
         _refuse_array_object(x)
@@ -224,6 +248,7 @@ def _array_rules(f: Any) -> None:
     @params
     def frule(*args: Any) -> Dual:
         check(args)
+        args = _deque_items(args)
         src = args[0]
         x = primal(src)
         _refuse_array_object(x)
