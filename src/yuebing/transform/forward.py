@@ -184,7 +184,7 @@ class ForwardGenerator(StatementDispatch, ConstantNames):
         if plan is None or plan.loop.written and not self.loop_writes:
             self.fwd_ForRange(s, out, indent)
             return
-        for text in plan.code(f"range({self._range_bounds(s)})", self.primal, self.const, self.td):
+        for text in plan.code(f"range({self.range_bounds(s)})", self.primal, self.const, self.td):
             self.emit(out, indent, text, s.line)
         self.emit(out, indent, "if not _fb:  # statement by statement", s.line)
         self.fwd_ForRange(s, out, indent + 1)
@@ -227,12 +227,7 @@ class ForwardGenerator(StatementDispatch, ConstantNames):
         self._generic_call(s, out, indent + 1)
 
     def _generic_call(self, s: ir.Call, out: list, indent: int) -> None:
-        args = [self.dual(a) for a in s.args]
-        if s.star_args is not None:
-            args.append(f"_STAR({self.dual(s.star_args)})")
-        args += [f"{k}={self.dual(v)}" for k, v in s.kwargs]
-        if s.star_kwargs is not None:
-            args.append(f"_STARSTAR={self.dual(s.star_kwargs)}")
+        args = self.call_arguments(s, self.dual)
         call = f"_frule({', '.join([self.dual(s.func)] + args)})"
         comment = f"  # line {s.line}: {ir._call_text(s)}" if s.line else ""
         if s.target:
@@ -259,13 +254,8 @@ class ForwardGenerator(StatementDispatch, ConstantNames):
         self.emit(out, indent + 2, "break", s.line)
         self.statements(s.body, out, indent + 1)
 
-    def _range_bounds(self, s: ir.ForRange) -> str:
-        if s.step != ir.Const(1):
-            return ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
-        return self.primal(s.stop) if s.start == ir.Const(0) else ", ".join(self.primal(a) for a in (s.start, s.stop))
-
     def fwd_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
-        self.emit(out, indent, f"for {s.var} in range({self._range_bounds(s)}):  # line {s.line}", s.line)
+        self.emit(out, indent, f"for {s.var} in range({self.range_bounds(s)}):  # line {s.line}", s.line)
         self.emit(out, indent + 1, f"{self.td(s.var)} = _NT", s.line)
         self.statements(s.body, out, indent + 1)
 

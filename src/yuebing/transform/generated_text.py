@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import cmath
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -53,6 +53,23 @@ class ConstantNames:
         lines = line if isinstance(line, tuple) else None
         for i, piece in enumerate(text.split("\n")):
             out.append(("    " * indent + piece, lines[i] if lines else line))
+
+    def range_bounds(self, s: ir.ForRange) -> str:
+        """The arguments of loop ``s``'s ``range(...)``, as short as Python reads them."""
+        if s.step != ir.Const(1):
+            return ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
+        return self.primal(s.stop) if s.start == ir.Const(0) else ", ".join(self.primal(a) for a in (s.start, s.stop))
+
+    def call_arguments(self, s: ir.Call, operand: Callable[[ir.Atom], str]) -> list[str]:
+        """The arguments of a rule call for call site ``s``, each atom as ``operand`` writes it
+        (a CoDual, a Dual): positional ones, ``_STAR(*args)``, keywords, ``_STARSTAR=**kwargs``."""
+        args = [operand(a) for a in s.args]
+        if s.star_args is not None:
+            args.append(f"_STAR({operand(s.star_args)})")
+        args += [f"{k}={operand(v)}" for k, v in s.kwargs]
+        if s.star_kwargs is not None:
+            args.append(f"_STARSTAR={operand(s.star_kwargs)}")
+        return args
 
     def emit_no_rdata(self, out: list, indent: int, names: list, line: int = 0) -> None:
         """``a_r = b_r = ... = _NR`` for the rdata ``names``, six to a line."""

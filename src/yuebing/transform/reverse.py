@@ -213,12 +213,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, StatementD
         self._generic_call(s, out, indent + 1)
 
     def _generic_call(self, s: ir.Call, out: list, indent: int) -> None:
-        args = [self.codual(a) for a in s.args]
-        if s.star_args is not None:
-            args.append(f"_STAR({self.codual(s.star_args)})")
-        args += [f"{k}={self.codual(v)}" for k, v in s.kwargs]
-        if s.star_kwargs is not None:
-            args.append(f"_STARSTAR={self.codual(s.star_kwargs)}")
+        args = self.call_arguments(s, self.codual)
         call = f"_rrule({', '.join([self.codual(s.func)] + args)})"
         line = s.line
         if s.target:
@@ -292,11 +287,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, StatementD
 
     def fwd_ForRange(self, s: ir.ForRange, out: list, indent: int) -> None:
         record = _has_reverse_work(s.body)
-        bounds = ", ".join(self.primal(a) for a in (s.start, s.stop, s.step))
-        if s.step == ir.Const(1):
-            bounds = ", ".join(self.primal(a) for a in (s.start, s.stop))
-            if s.start == ir.Const(0):
-                bounds = self.primal(s.stop)
+        bounds = self.range_bounds(s)
         loop_range = self.fresh("range")
         self.emit(out, indent, f"{loop_range} = range({bounds})", s.line)
         plan = FloatLoop.plan(s, self.integers, templates._UNARY, self._resolve, self.fresh, self.fn.body) \
