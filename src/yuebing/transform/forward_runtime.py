@@ -34,7 +34,7 @@ from .dual_vectorize import whole_array
 from .batched_forward import looped, run_batched
 from .star_arrays import is_star_array, star_duals
 from .class_calls import is_generated_init, is_namedtuple, namedtuple_fields, without_init
-from .globals_and_cells import (SELF_REFERENCE, SharedBox, global_value, holds_mutable, new_cell_box, read_only,
+from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_box, global_value, new_cell_box, read_only,
                                 user_globals, with_user_globals)
 
 # --------------------------------------------------------------------------------------------
@@ -88,18 +88,8 @@ def _draws_numbers(value: Any) -> bool:
 
 
 def cell_tangent(fn_t: Any, name: str, cell: Any = None) -> Any:
-    """The tangent box of closure variable ``name`` from a function's tangent. A closure made
-    outside the differentiated code has none: its cell is outside state (``runtime.cell_fdata``)."""
-    if cell is not None and (box := outside_state.registered("tangent", cell)) is not None:
-        return box  # a cell a class made inside the differentiated code captures (rules/local_classes.py)
-    if isinstance(fn_t, Tangent):
-        box = fn_t.fields.get(name, NoTangent)
-        if isinstance(box, MutableTangent):
-            return box
-    if cell is None or not outside_state.active() or not holds_mutable(cell):
-        return NoTangent
-    return outside_state.shared("tangent", cell, lambda c: MutableTangent(types.CellType, {
-        "cell_contents": outside_state.shared("tangent", c.cell_contents, zero_tangent_of)}))
+    """The tangent box of closure variable ``name`` from a function's tangent (``cell_box``)."""
+    return cell_box(fn_t, name, cell, "tangent", NoTangent, zero_tangent_of)
 
 
 def closure_tangent(fn: Any, captured: dict) -> Any:

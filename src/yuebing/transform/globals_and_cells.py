@@ -64,19 +64,25 @@ def _zero_fdata_or_none(value: Any) -> Any:
 
 
 def cell_fdata(fn_f: Any, name: str, cell: Any = None, role: str = "fdata") -> Any:
-    """The tangent box of closure variable ``name`` from a function's fdata. A closure made
-    outside the differentiated code has none: its cell is outside state, with one box for the
-    whole call (``rules/outside_state.py``)."""
+    """The tangent box of closure variable ``name`` from a function's fdata (``cell_box``)."""
+    return cell_box(fn_f, name, cell, role, NoFData, zero_tangent)
+
+
+def cell_box(fn_part: Any, name: str, cell: Any, role: str, none: Any, zero: Callable) -> Any:
+    """The box of closure variable ``name`` in ``fn_part``, a function's fdata or tangent (the
+    ``role`` of outside state, ``none`` when there is no box). A closure made outside the
+    differentiated code has none: its cell is outside state, with one box for the whole call
+    (``rules/outside_state.py``), holding ``zero(contents)``."""
     if cell is not None and (box := outside_state.registered(role, cell)) is not None:
         return box  # a cell a class made inside the differentiated code captures (rules/local_classes.py)
-    if isinstance(fn_f, Tangent):
-        box = fn_f.fields.get(name, NoFData)
+    if isinstance(fn_part, Tangent):
+        box = fn_part.fields.get(name, none)
         if isinstance(box, MutableTangent):
             return box
     if cell is None or not outside_state.active() or not holds_mutable(cell):
-        return NoFData
+        return none
     return outside_state.shared(role, cell, lambda c: MutableTangent(types.CellType, {
-        "cell_contents": outside_state.shared(role, c.cell_contents, lambda v: zero_tangent(v))}))
+        "cell_contents": outside_state.shared(role, c.cell_contents, zero)}))
 
 
 _NO_CELL_TANGENT = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc, int, str, bool,
