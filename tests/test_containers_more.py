@@ -290,3 +290,37 @@ def test_other_uses_of_globals_are_refused():
 
     with pytest.raises(TypeError, match="globals()"):
         yb.grad(f)(0.7)
+
+
+# ------------------------------------------------------------------------------------------------
+# Writes through x.flat: any memory layout, fewer values than places repeated (issue 13 item 6)
+# ------------------------------------------------------------------------------------------------
+
+
+def flat_write_into_transpose(v):
+    a = np.outer(v, np.ones(3))  # 2 x 3
+    t = a.T  # not C-contiguous: its flat order is not its memory order
+    t.flat[1] = v[0] * v[1]
+    t.flat[2:5] = v[1] ** 3
+    t.flat[[0, 5]] += v
+    return float(np.sum(a ** 2) + a[1, 0] * a[0, 2])
+
+
+def flat_write_into_strided_slice(v):
+    a = np.concatenate([v, v * v, np.sin(v)])  # 6 elements
+    s = a[::2]
+    s.flat[1:] = [v[0] * 3.0, 2.0]
+    return float(np.sum(a * np.arange(1.0, 7.0)) + s[2] * s[1])
+
+
+def flat_write_repeated(v):
+    a = np.ones((2, 3)) * v[0]
+    a.flat[:5] = [v[1] * v[1], 2.0]  # NumPy repeats: places 0..4 take x1^2, 2, x1^2, 2, x1^2
+    a.flat[5] = v[0] * 7.0
+    return float(np.sum(a ** 2 * np.arange(6.0).reshape(2, 3)))
+
+
+@pytest.mark.parametrize("f", [flat_write_into_transpose, flat_write_into_strided_slice, flat_write_repeated],
+                         ids=lambda f: f.__name__)
+def test_flat_writes(f):
+    check_all_modes(f, np.array([0.7, -1.3]))

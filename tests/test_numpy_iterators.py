@@ -120,14 +120,26 @@ def test_flat_writes_to_an_argument_are_restored():
     check_rule(_writes_argument, x, v)  # the post-call state of x too, both modes
 
 
-def test_flat_write_through_a_non_contiguous_array_is_refused():
+def test_flat_write_through_a_non_contiguous_array():
     def write_transposed(x):
         y = x.T
-        y.flat[0] = 1.0
-        return np.sum(y)
+        y.flat[0] = 1.0  # the statement writes through y's own index (ir.primitives.flat_assign)
+        y.flat[1] = x[0, 0] * 3.0
+        return np.sum(y * y)
+
+    x = np.random.default_rng(2).standard_normal((2, 3))
+    np.testing.assert_allclose(yb.grad(write_transposed)(x.copy()),
+                               _central_gradient(lambda w: write_transposed(w.copy()), x), rtol=1e-6)
+
+
+def test_a_write_into_the_flat_elements_held_in_a_variable_is_refused():
+    def write_held(x):
+        elements = x.T.flat  # a read-only copy of the C-order elements: a write would not reach x
+        elements[0] = 1.0
+        return np.sum(x)
 
     with pytest.raises(ValueError, match="read-only"):
-        yb.grad(write_transposed)(np.ones((2, 3)))
+        yb.grad(write_held)(np.ones((2, 3)))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1305,3 +1305,18 @@ def c_copy_of_object(x):
     r = copy.deepcopy(p)
     r.velocity *= x
     return p.position * q.position + float(np.sum(r.velocity * p.velocity))
+
+
+def c_flat_writes(x):
+    a = np.ones((2, 3)) * x
+    a.T.flat[1] = x * x  # a transpose: written through its own index
+    a.flat[:4] = [np.sin(x), 2.0]  # fewer values than places: NumPy repeats them
+    return float(np.sum(a ** 2))
+
+
+CONSTRUCT_LEVEL = 1.0
+
+
+def c_globals_item(x):
+    globals()["CONSTRUCT_LEVEL"] = x * 3.0
+    return CONSTRUCT_LEVEL * x + globals()["CONSTRUCT_LEVEL"]

@@ -444,6 +444,10 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
                 out.append(ir.Copy(target.id, value, line=self.line))
         elif isinstance(target, ast.Subscript) and (key := self.globals_key(target)) is not None:
             self.global_write(key, value, out)  # globals()["G"] = value: as global G; G = value
+        elif isinstance(target, ast.Subscript) and _is_flat(target.value):
+            owner = self.expr(target.value.value, out)  # x.flat[i] = v: NumPy's flat write (repeats, any layout)
+            index = self.index(target.slice, out)
+            self.call(out, ir.Const(P.flat_assign), [owner, index, value], None)
         elif isinstance(target, ast.Subscript):
             obj = self.expr(target.value, out)
             index = self.index(target.slice, out)
@@ -550,7 +554,8 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
             self.locals.add(t.id)
             value = self.expr(node.value, out)
             self.call(out, op, [current, value], t.id)
-        elif isinstance(t, ast.Subscript) and self.globals_key(t) is not None:  # globals()["G"] += x
+        elif isinstance(t, ast.Subscript) and (self.globals_key(t) is not None or _is_flat(t.value)):
+            # globals()["G"] += v, x.flat[i] += v: a read, then the write as an assignment makes it
             new = self.call(out, op, [self.expr(t, out), self.expr(node.value, out)])
             self.assign(t, new, out)
         elif isinstance(t, ast.Subscript):
@@ -810,3 +815,8 @@ def normalise(fn: types.FunctionType) -> ir.Function:
         lowered = Normaliser(fn, node, filename, cells=normaliser.reassigned_captures, census=found,
                              renaming=renaming).function()
     return lowered
+
+
+def _is_flat(node: ast.expr) -> bool:
+    """Whether ``node`` is ``<expr>.flat`` (written through with ``P.flat_assign``)."""
+    return isinstance(node, ast.Attribute) and node.attr == "flat"

@@ -72,6 +72,13 @@ def global_set(fn: types.FunctionType | types.ModuleType, name: str, value: Any)
     namespace_of(fn)[name] = value
 
 
+def flat_assign(x: Any, index: Any, values: Any) -> None:
+    """``x.flat[index] = values``: an array's elements in C order written, the values repeated to
+    fill the places, as NumPy does (also when ``x`` is not C-contiguous); its rules follow the
+    derivatives (``rules/numpy_iterators.py``)."""
+    x.flat[index] = values
+
+
 def global_del(fn: types.FunctionType, name: str) -> None:
     """``global name; del name`` in ``fn``."""
     try:

@@ -6,9 +6,11 @@ derivatives come from the indexing and shape rules in every mode (issue 14):
   ``x.flat[i]``, ``x.flat[2:5] = v``, ``for v in x.flat``, ``list(x.flat)``, ``np.array(x.flat)`` and
   ``sum(x.flat)`` are the same operations on that array. When ``x`` is not C-contiguous the C-order
   elements are a copy, made read-only: a write through it would not reach ``x``, so NumPy refuses
-  it (never a silently lost write). Differences from NumPy's ``flatiter``: ``type(x.flat)`` is
-  ``np.ndarray``, its ``.base``/``.index``/``.coords`` are not a flatiter's, and a write of fewer
-  values than targets does not repeat them (``x.flat[:4] = [1, 2]`` raises NumPy's broadcast error).
+  it (never a silently lost write). The statement ``x.flat[i] = v`` (and ``+=``) is no such write:
+  the normaliser makes it ``flat_assign(x, i, v)``, written through ``x``'s own index with the
+  values repeated as NumPy repeats them (``_flat_assign``), for any memory layout. Differences
+  from NumPy's ``flatiter``: ``type(x.flat)`` is ``np.ndarray``, and its
+  ``.base``/``.index``/``.coords`` are not a flatiter's.
 * ``np.nditer(op, ...)`` is the list of what it yields: 0-d views of the operands (tuples of them
   for several operands) in the order NumPy's own iterator visits them (``order='K'`` follows the
   memory layout: it is read off ``np.nditer`` with ``multi_index`` on the primal arrays, and the
@@ -31,6 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..ir.primitives import flat_assign
 from ..tangents import NoRData, NoTangent
 from .cases import Case, randn
 from .core import CoDual, Dual, RuleArgumentError, frule as core_frule, frule_for, primal, rrule as core_rrule, rrule_for
@@ -41,6 +44,27 @@ from .second_order import defined_as, linear
 # --------------------------------------------------------------------------------------------
 # x.flat: the C-order ravel (called by the getattr rules of objects.py)
 # --------------------------------------------------------------------------------------------
+
+
+def _flat_assign(x, index, values):
+    """``x.flat[index] = values`` (``ir.primitives.flat_assign``, which the normaliser writes for
+    it) as NumPy does it, in covered code: the places are the C-order positions ``index`` picks,
+    written through ``x``'s own index (any memory layout), the values repeated to fill them (one
+    place takes the first)."""
+    if not isinstance(x, np.ndarray):  # another object's flat attribute: written as it is
+        target = x.flat
+        target[index] = values
+        return
+    positions = np.arange(x.size)[index]
+    flat_values = np.ravel(np.asarray(values))
+    if np.ndim(positions) == 0:
+        x[np.unravel_index(positions, x.shape)] = flat_values[0]
+        return
+    repeated = flat_values[np.arange(positions.size) % flat_values.size]
+    x[np.unravel_index(np.ravel(positions), x.shape)] = repeated
+
+
+defined_as(flat_assign, _flat_assign)
 
 
 def _read_only(y: np.ndarray) -> np.ndarray:
