@@ -276,3 +276,32 @@ def test_dot_and_matmul_of_matrices_are_inline():
     check_all_modes(_dots, w, tol=1e-6)
     shown = yb.show(_dots, w)
     assert "_rrule(_CD(np.dot" not in shown and "_rrule(_CD(np.matmul" not in shown and "= np.dot(w, " in shown
+
+
+def test_cholesky_pullback_keeps_the_factor_not_the_matrix():
+    """The Cholesky cotangent reads the factor only, so its pullback does not keep the matrix
+    alive (the function frees it after factorising; a gradient held it to the end of the reverse
+    pass, one matrix more at its peak): the matrix is freed while the pullback lives, and the
+    cotangent it delivers into the matrix's fdata is the dense formula's."""
+    import weakref
+
+    from yuebing.rules.core import CoDual, rrule
+    from yuebing.rules.linalg.common import _unread_primals
+    from yuebing.tangents import NoRData
+
+    assert _unread_primals(decompositions._cholesky_vjp) == {0}  # (g, y, a, upper): a is never read
+    assert _unread_primals(lambda g, y, a: (lambda: a)) == set()  # captured by a nested function: read
+    a, fdata = _spd(80), np.zeros((80, 80))
+    freed = weakref.ref(a)
+    yb.config(debug=False)  # (debug mode, on in the suite, keeps every rule's arguments for its checks)
+    try:
+        out, pullback = rrule(CoDual(np.linalg.cholesky), CoDual(a, fdata))
+    finally:
+        yb.config(debug=True)
+    del a
+    assert freed() is None
+    g = np.tril(np.random.default_rng(2).standard_normal((80, 80)))
+    out.fdata += g  # the factor's cotangent, as the reverse pass gathers it
+    pullback(NoRData)
+    np.testing.assert_allclose(fdata, decompositions.lower_cholesky_cotangent(out.primal, g), rtol=1e-10, atol=1e-12)
+    check_all_modes(_weighted_cholesky, _spd(70), tol=1e-6, second_order=False)

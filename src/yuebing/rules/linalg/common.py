@@ -17,6 +17,7 @@ zero effect, and the imaginary part of a Hermitian diagonal is ignored, as LAPAC
 """
 from __future__ import annotations
 
+import dis
 import inspect
 import sys
 from typing import Any, Callable
@@ -126,6 +127,7 @@ def linalg_rule(*targets: Any, diff: tuple = (0,), vjp: Callable | None = None,
 
     def decorate(derive: Callable) -> Callable:
         label = _label(targets[0])
+        unread = set() if vjp is None else _unread_primals(vjp) & _unread_primals(fast_vjp)
 
         def rrule(*args: Any) -> tuple:
             xs = [primal(a) for a in args]
@@ -135,6 +137,12 @@ def linalg_rule(*targets: Any, diff: tuple = (0,), vjp: Callable | None = None,
             if args and y is xs[0] and isinstance(args[0], CoDual):
                 return CoDual(y, args[0].fdata), lambda dy: (NoRData,) * (len(args) + 1)
             out = output(y)
+            # the pullback keeps only what it reads: derive's vjp, or the primals the cotangent
+            # maps read (Cholesky's reads the factor, not the matrix: that is freed as in f)
+            backward = derived[2] if vjp is None else None
+            kept = xs if vjp is None else [None if k in unread else x for k, x in enumerate(xs)]
+            args = args if vjp is None else [_unread_argument(a) if k in unread else a for k, a in enumerate(args)]
+            del derived, xs
 
             def pullback(dy: Any) -> tuple:
                 rdatas = [NoRData] * (len(args) + 1)
@@ -142,11 +150,11 @@ def linalg_rule(*targets: Any, diff: tuple = (0,), vjp: Callable | None = None,
                 if any(need):
                     g = cotangent_of(out, dy)
                     if vjp is None:  # derive's vjp: a cotangent per position in diff, None if not needed
-                        cotangents = zip(diff, derived[2](g, need))
+                        cotangents = zip(diff, backward(g, need))
                     else:  # one per parameter, needed or not
                         g = tuple(g) if isinstance(y, tuple) else g
-                        found = None if fast_vjp is None else fast_vjp(g, y, *xs)
-                        cotangents = ((i, c) for i, c in enumerate(vjp(g, y, *xs) if found is None else found)
+                        found = None if fast_vjp is None else fast_vjp(g, y, *kept)
+                        cotangents = ((i, c) for i, c in enumerate(vjp(g, y, *kept) if found is None else found)
                                       if i < len(args) and i in diff and carries_gradient(args[i]))
                     for i, c in cotangents:
                         if c is not None and i < len(args):
@@ -177,6 +185,38 @@ def linalg_rule(*targets: Any, diff: tuple = (0,), vjp: Callable | None = None,
         return derive
 
     return decorate
+
+
+def _unread_primals(vjp: Callable | None) -> set:
+    """Positions ``k`` of the primals in ``vjp(g, y, *primals)`` that its code never reads (a
+    parameter no instruction loads, and no nested function captures), so a pullback need not
+    keep them alive; every position for ``None`` (no function)."""
+    if vjp is None:
+        return set(range(64))
+    code = getattr(vjp, "__code__", None)
+    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return set()
+    loaded = {i.argval for i in dis.get_instructions(code) if i.opname in _READS} | set(code.co_cellvars)
+    names = code.co_varnames[2:code.co_argcount]
+    return {k for k, name in enumerate(names) if name not in loaded}
+
+
+def _unread_argument(arg: Any) -> Any:
+    """What a pullback keeps of a rule argument whose primal its cotangent map never reads:
+    an array's fdata stands for the array too (same shape and dtype, all ``accumulate`` and
+    ``carries_gradient`` look at), so the primal is not kept alive; None for an array without
+    fdata (no cotangent to deliver)."""
+    if isinstance(arg, CoDual) and type(arg.primal) is np.ndarray:
+        x, fdata = arg.primal, arg.fdata
+        if fdata is NoFData:
+            return None
+        if type(fdata) is np.ndarray and fdata.shape == x.shape and fdata.dtype == x.dtype:
+            return CoDual(fdata, fdata)
+    return arg
+
+
+_READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_CLOSURE", "LOAD_DEREF",
+                    "LOAD_FAST_LOAD_FAST", "DELETE_FAST"})
 
 
 # --------------------------------------------------------------------------------------------
