@@ -534,6 +534,11 @@ def squared_loss(x):
     return unary_loss(x) ** 2 + np.sin(unary_loss(x))
 
 
+def weighted_loss(x, w):
+    """``np.sum(a * b)``: the sum's tangent is two dot products."""
+    return np.sum(np.sin(x) * w)
+
+
 def tangent_read_twice(x):
     """The last operation's tangent is read by a later operation too: no fused sum."""
     y = np.sin(x)
@@ -552,7 +557,11 @@ def test_a_sums_tangent_of_a_product_is_one_dot_product():
     for f in (unary_loss, squared_loss, tangent_read_twice):
         check_second_order(f, x)
         check_second_order(f, x[0])
-    assert "_dsum_dot" not in yb.show(tangent_read_twice, x, mode="hvp")
+    assert "_dsum_t(_b1_d, _b1)" in yb.show(tangent_read_twice, x, mode="hvp")  # sin's: read by y * y's too
+    w = rng.normal(size=x.shape)
+    assert "_dadd(_dsum_dot(_b1_d, w, _b2), _dsum_dot(_a5, _b1, _b2))" in yb.show(weighted_loss, x, w, mode="hvp")
+    for args in ((x, w), (x, w[0]), (x[0], 1.5), (0.3, w)):  # of one shape, broadcast, a float
+        check_second_order(weighted_loss, *args)
     value, gradient, product = yb.hvp(squared_loss, (x,), (np.ones_like(x),))
     np.testing.assert_allclose(value, squared_loss(x))
     np.testing.assert_allclose(gradient[0], yb.grad(squared_loss)(x), rtol=1e-12)

@@ -23,11 +23,13 @@ from typing import Any, Callable
 
 from ..ir import nodes as ir
 from .array_blocks import _BINARY
+from .constant_arrays import constant_inputs
 from .dual_blocks import DUAL_UNARY, dual_classify
 from .float_blocks import names_read
 
 _WORD = re.compile(r"\b_?[A-Za-z_]\w*\b")
 _PRODUCT_TANGENT = re.compile(r"(\w+)_d = _dtimes\((\w+), \1_p\)")  # a unary operation's tangent
+_MUL_TANGENT = re.compile(r"(\w+)_d = _dadd\(_dtimes\((\w+), (\w+)\), _dtimes\((\w+), (\w+)\)\)")  # a * b's
 _SUM_TANGENT = re.compile(r"(\w+)_d = _dsum_t\((\w+)_d, \2\)")  # np.sum's
 _PLACEHOLDER = re.compile(r"@fit\d+@")
 
@@ -51,6 +53,7 @@ class DualArrayBlock:
         self.inputs: list[str] = []  # variables (and global names) read before the block assigns them
         self.atoms: dict[str, ir.Atom] = {}
         self.constants: set[str] = set()  # module globals and attributes: no derivative
+        self.marked = constant_inputs(stmts)  # new constant arrays only the block reads: none either
         self.attributes: list[tuple[str, str]] = []  # (local, module attribute path)
         self.function_guards: list[str] = []
         self.ops: list[tuple[str, str, Any, list[str], str]] = []  # (local, kind, function, operands, its name)
@@ -89,7 +92,7 @@ class DualArrayBlock:
                 current[name] = name
                 self.inputs.append(name)
                 self.atoms[name] = a
-                if isinstance(a, ir.Global):
+                if isinstance(a, ir.Global) or name in self.marked:
                     self.constants.add(name)
             return current[name]
         if isinstance(a, ir.Global):  # a module attribute (np.pi): a constant read once
@@ -129,20 +132,26 @@ class DualArrayBlock:
         return guard, self._fused_sums(body, finish), finish
 
     def _fused_sums(self, body: list[str], finish: list[str]) -> list[str]:
-        """``body`` where a tangent ``t_d = _dtimes(ad, t_p)`` read by nothing but the tangent of
-        ``np.sum(t)`` is not made: that tangent is the dot product of ``ad`` and ``t_p``
-        (``_dsum_dot``), one pass and no array (the last operation of an elementwise loss)."""
+        """``body`` where a tangent read by nothing but the tangent of ``np.sum(t)`` is not made:
+        for ``t_d = _dtimes(ad, t_p)`` (a function of one argument, a power) that tangent is the
+        dot product of ``ad`` and ``t_p`` (``_dsum_dot``), for ``t = a * b`` the sum of two, one
+        pass each and no array (the last operation of an elementwise loss)."""
         uses = Counter(w for line in body + finish + self.reverse_lines for w in _WORD.findall(line))
-        products = {m.group(1): (i, m.group(2)) for i, line in enumerate(body) if (m := _PRODUCT_TANGENT.fullmatch(line))}
-        fused = list(body)
+        sums: dict[str, tuple[int, str]] = {}  # t -> (line of t_d, the sum of t_d as dot products)
+        for i, line in enumerate(body):
+            if m := _PRODUCT_TANGENT.fullmatch(line):
+                sums[m.group(1)] = (i, f"_dsum_dot({m.group(2)}, {m.group(1)}_p, {m.group(1)})")
+            elif m := _MUL_TANGENT.fullmatch(line):
+                t, ad, b, bd, a = m.groups()
+                sums[t] = (i, f"_dadd(_dsum_dot({ad}, {b}, {t}), _dsum_dot({bd}, {a}, {t}))")
+        fused: list = list(body)
         for i, line in enumerate(body):
             m = _SUM_TANGENT.fullmatch(line)
-            if m is None or m.group(2) not in products or uses[f"{m.group(2)}_d"] != 2:
+            if m is None or m.group(2) not in sums or uses[f"{m.group(2)}_d"] != 2:
                 continue
-            t = m.group(2)
-            j, ad = products[t]
+            j, total = sums[m.group(2)]
             fused[j] = None
-            fused[i] = f"{m.group(1)}_d = _dsum_dot({ad}, {t}_p, {t})"
+            fused[i] = f"{m.group(1)}_d = {total}"
         return [line for line in fused if line is not None]
 
     def _forward_op(self, t: str, kind: str, func: Any, ops: list, fname: str) -> list[str]:
