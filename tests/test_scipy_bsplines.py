@@ -37,6 +37,11 @@ def clamped_in_data(y):
     return np.sum(spline(POINTS) * POINTS)
 
 
+def boundary_slopes(s):
+    spline = make_interp_spline(XK, np.cos(XK), bc_type=([(1, s[0])], [(1, s[1])]))
+    return np.sum(spline(POINTS) ** 2)
+
+
 def columns_along_axis(y):
     data = np.stack([y, y ** 2], axis=0)  # interpolated along axis 1
     spline = make_interp_spline(XK, data, axis=1)
@@ -59,7 +64,7 @@ def spline_built_by_hand(c):
 
 CASES = [
     (in_data, np.cos(XK)), (in_abscissae, XK + 0.02 * np.sin(np.arange(7.0))), (in_points, POINTS),
-    (clamped_in_data, np.sin(XK)), (columns_along_axis, np.cos(XK)),
+    (clamped_in_data, np.sin(XK)), (boundary_slopes, np.array([0.5, -1.0])), (columns_along_axis, np.cos(XK)),
     (linear_and_quadratic, np.cos(XK)), (extrapolated, np.array([-0.5, 1.3, 3.4])),
     (spline_built_by_hand, np.array([0.5, -1.0, 2.0, 0.3, 1.1, -0.4])),
 ]

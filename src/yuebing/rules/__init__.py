@@ -41,7 +41,7 @@ _INFRASTRUCTURE = {"core", "cases", "common", "declare", "util", "table", "secon
 #: rule module was once imported in (a later registration of a function replaces an earlier).
 SCIPY_RULES = {
     "scipy.integrate": ("scipy_integrate",),
-    "scipy.interpolate": ("scipy_bsplines", "scipy_interpolate"),
+    "scipy.interpolate": ("scipy_bsplines", "scipy_interpolate", "scipy_regular_grid"),
     "scipy.linalg": ("scipy_linalg_decomp", "scipy_linalg_solvers", "scipy_linalg_special", "scipy_rules"),
     "scipy.ndimage": ("scipy_ndimage",),
     "scipy.signal": ("scipy_signal",),

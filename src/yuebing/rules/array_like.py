@@ -56,6 +56,30 @@ _TAKES_SEQUENCES = frozenset(f for f in (
 
 _NUMBER = (float, int, complex, np.number, np.bool_)
 
+#: SciPy functions (and classes, whose instances are called) that read a tuple of arrays otherwise
+#: than the array it would make: ``interpn``'s and ``RegularGridInterpolator``'s points as a tuple
+#: of coordinate arrays, ``make_interp_spline``'s ``bc_type`` pairs. Their rule modules add them
+#: (``takes_sequences``); converting such a tuple gave wrong values.
+TAKES_SEQUENCES: set = set()
+
+
+def takes_sequences(*targets: Any) -> None:
+    """Pass lists and tuples to ``targets`` (functions, or classes whose instances are called) as
+    they are."""
+    for target in targets:
+        TAKES_SEQUENCES.add(target)
+        _APPLIES.pop(target, None)
+
+
+def _registered_sequences(fn: Any) -> bool:
+    for candidate in (fn, getattr(fn, "__func__", None), type(fn)):
+        try:
+            if candidate in TAKES_SEQUENCES:
+                return True
+        except TypeError:  # an unhashable callable
+            pass
+    return False
+
 
 #: functions that shuffle a list in place: the list itself must reach the rule
 _IN_PLACE_ON_LISTS = frozenset({"shuffle"})
@@ -83,6 +107,8 @@ _APPLIES: dict = {}
 def applies(fn: Any) -> bool:
     """Whether calls of ``fn`` may need array_like conversion (cached per function; not for
     methods bound to an object, which are new at every access and would keep it alive)."""
+    if TAKES_SEQUENCES and _registered_sequences(fn):
+        return False
     owner = getattr(fn, "__self__", None)
     if owner is not None and not isinstance(owner, (types.ModuleType, type)):
         return _numpy_owned(fn)

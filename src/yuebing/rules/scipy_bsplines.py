@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .array_like import takes_sequences
 from .cases import Case
 from .core import RuleArgumentError
 from .declare import nondifferentiable
@@ -198,6 +199,7 @@ if _dierckx is not None:
     defined_as(_dierckx.evaluate_spline, _evaluate)
     defined_as(_bsplines.make_interp_spline, _make_interp_spline, validate=True)
     defined_as(BSpline.derivative, _derivative)
+    takes_sequences(_bsplines.make_interp_spline)  # bc_type's pairs stay pairs, not one array
 
 
 def _cases() -> list:
