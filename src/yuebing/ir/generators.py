@@ -33,7 +33,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from .primitives import EAGER_ITEMS_LIMIT, _holds_float_data, as_sequence, with_bound
+from .primitives import EAGER_ITEMS_LIMIT, _holds_float_data, as_sequence, python_iterable, with_bound
 
 
 class Frame:
@@ -55,6 +55,8 @@ class Frame:
 
 #: the class attribute by which a loop's plain code tells a lazy generator (``frontend/loops.py``)
 LAZY_MARK = "__yuebing_lazy_generator__"
+#: the class attribute of iterators stepped by ``advance()`` (``step_iterator``, ``next``)
+STEPS_BY_ADVANCE = "__yuebing_steps_by_advance__"
 
 
 class Generator:
@@ -261,11 +263,26 @@ def assigned(frame: Frame, name: str, value: Any) -> Any:
 
 def delegate(iterable: Any) -> Generator:
     """What ``yield from iterable`` (and a ``for`` loop inside a lazy generator) steps through:
-    a ``Generator`` itself, any other iterable by index over its sequence (a list is followed
-    live, as Python's list iterator does)."""
+    a ``Generator`` itself, an iterator one ``step_iterator`` at a time (so it is advanced no
+    further than the items taken), any other iterable by index over its sequence (a list is
+    followed live, as Python's list iterator does)."""
     if type(iterable) is Generator:
         return iterable
+    if python_iterable(iterable):  # iter(x), a lazy map or zip, a user class's: stepped as it goes
+        iterator = type(iterable).__iter__(iterable)
+        if type(iterator) is Generator:
+            return iterator
+        return Generator(_stepped(SequenceIterator(iterator) if type(iterator) is list else iterator), "iter")
     return Generator(_over(as_sequence(iterable)), "iter")
+
+
+def _stepped(iterator: Any) -> Callable:
+    def resume(sent: Any, thrown: Any = None) -> tuple:
+        if thrown is not None:
+            raise thrown
+        return step_iterator(iterator)
+
+    return resume
 
 
 def _over(items: Any) -> Callable:
@@ -334,6 +351,7 @@ class SequenceIterator:
     differentiated as Python code; ``advance`` steps without raising ``StopIteration``."""
 
     __yuebing_lazy_generator__ = True
+    __yuebing_steps_by_advance__ = True  # (step_iterator calls advance, as for ir/lazy_iterators.py's)
 
     def __init__(self, iterable: Any) -> None:
         sequence = isinstance(iterable, (list, tuple, str, range)) or type(iterable).__name__ == "ndarray"
@@ -351,6 +369,19 @@ class SequenceIterator:
             return True, item
         self.position = len(self.items) + 1  # exhausted: a list_iterator sees no later append
         return False, None
+
+    def left(self) -> int:
+        """How many items are not taken yet."""
+        return max(len(self.items) - self.position, 0)
+
+    def take(self, n: int) -> Any:
+        """The next ``n`` items (there are that many left), taken at once: the sequence itself
+        when that is all of it, else a slice of it."""
+        start = self.position
+        self.position += n
+        if start == 0 and n == len(self.items):
+            return self.items
+        return self.items[start:start + n]
 
     def rest(self) -> list:
         """The items not taken yet (the iterator is then exhausted)."""
@@ -373,7 +404,7 @@ class LazySequence:
     a second loop) takes the items the loop did not."""
 
     def __init__(self, iterable: Any) -> None:
-        if type(iterable) is not Generator and type(iterable) is not SequenceIterator:
+        if type(iterable) is not Generator and not getattr(type(iterable), STEPS_BY_ADVANCE, False):
             iterable = type(iterable).__iter__(iterable)  # a user class's: asked once, as Python asks
             if type(iterable) is list:
                 iterable = SequenceIterator(iterable)
@@ -394,11 +425,12 @@ class LazySequence:
 
 
 def step_iterator(iterator: Any) -> tuple:
-    """``(True, item)`` from one step of ``iterator`` (a ``Generator``, a ``SequenceIterator`` or
-    a user iterator's ``__next__``), ``(False, None)`` once it is exhausted."""
+    """``(True, item)`` from one step of ``iterator`` (a ``Generator``, a ``SequenceIterator``, a
+    lazy ``map``/``zip``/... of ``ir/lazy_iterators.py`` or a user iterator's ``__next__``),
+    ``(False, None)`` once it is exhausted."""
     if type(iterator) is Generator:
         return iterator.resume(None, None)
-    if type(iterator) is SequenceIterator:
+    if type(iterator) is SequenceIterator or getattr(type(iterator), STEPS_BY_ADVANCE, False):
         return iterator.advance()
     try:
         return True, type(iterator).__next__(iterator)

@@ -4,10 +4,12 @@ bool complex dict range enumerate zip map vars``. The builtins that order or cho
 
 Conventions:
 
-* ``enumerate``, ``zip`` and ``map`` return a **list** (of tuples for ``enumerate``/``zip``)
-  instead of an iterator: iterating the result, indexing it and ``len`` work, ``next()`` on it
-  does not. ``zip`` and ``map`` read their arguments to the end (Python stops at the shortest);
-  ``zip(strict=True)`` raises as Python does.
+* These rules run where laziness cannot be seen: ``enumerate``, ``zip`` and ``map`` of lists,
+  tuples or arrays (``map`` of a function that changes no data). They return a **list** (of
+  tuples for ``enumerate``/``zip``), every item made at once; ``next()`` on it takes its items in
+  turn. ``zip`` stops at the shortest argument; ``zip(strict=True)`` raises as Python does. Given
+  an iterator, or a function that may change data, the call makes CPython's lazy iterator instead
+  (``iteration.lazy_definition``, ``ir/lazy_iterators.py``).
 * ``map`` calls the function's rule per element (registered, or derived from source) and runs the
   pullbacks in reverse order.
 * Iterating an array (``zip(a, b)``...): a 1-D array gives NumPy scalars whose cotangents go into
@@ -28,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tangents as T
+from ..ir.lazy_iterators import whole_map
 from ..tangents import NoFData, NoRData, NoTangent
 from ._partial_work import carry
 from .cases import Case, ConventionCase, ListedCase, randc, randn, randpos
@@ -335,7 +338,7 @@ def _zip_frule(*iterables, **kwargs):
     return forward_sequence(list, rows)
 
 
-@rrule_for(builtins.map)
+@rrule_for(builtins.map, whole_map)
 def _map_rrule(function, *iterables):
     srcs = [Elements(c, "map") for c in iterables]
     n = min(len(s) for s in srcs)
@@ -369,7 +372,7 @@ def _map_rrule(function, *iterables):
     return out, pullback
 
 
-@frule_for(builtins.map)
+@frule_for(builtins.map, whole_map)
 def _map_frule(function, *iterables):
     columns = [forward_elements(c, "map") for c in iterables]
     n = min(len(c) for c in columns)
@@ -513,6 +516,7 @@ def _map_as_list(function, *iterables):
 
 
 defined_by(builtins.map, _map_as_list)
+defined_by(whole_map, _map_as_list)
 
 
 # ============================================================================================

@@ -1,18 +1,19 @@
-"""Iteration helpers of the standard library, differentiated as list-building Python code
-(``defined_as``): ``functools.reduce``, ``itertools`` (``accumulate``, ``chain``, ``product``,
-``combinations``, ``permutations``, ``pairwise``, ``starmap``, ``islice``, ``zip_longest``,
-``repeat``), ``iter``/``next`` over sequences, and loops over instances of user classes with
-``__iter__``/``__next__`` (``iterate_to_list``, called by the loops' ``as_sequence`` rules).
+"""Iteration helpers of the standard library, differentiated as Python code (``defined_as``):
+``functools.reduce``, ``itertools`` (``accumulate``, ``chain``, ``product``, ``combinations``,
+``permutations``, ``pairwise``, ``starmap``, ``islice``, ``zip_longest``, ``repeat``, ``count``,
+``cycle``), ``iter``/``next``, the lazy ``map``/``filter``/``zip``/``enumerate``
+(``lazy_definition``), and loops over instances of user classes with ``__iter__``/``__next__``
+(``iterate_to_list``, called by the loops' ``as_sequence`` rules).
 
-Under differentiation the itertools are evaluated eagerly: an iterator they make becomes the
-list of what it would yield (``islice`` steps its argument only as far as it needs). ``iter(x)``
-is a ``SequenceIterator`` (``ir/generators.py``): a position in ``x`` that ``next``, ``for``
-loops, ``zip`` and ``islice`` advance in turn, as they advance Python's iterator. Values, order
-and derivatives are those of the plain call; an infinite iterator (``itertools.count``,
-``cycle``, ``repeat`` without a count) cannot be evaluated eagerly and is refused by having no
-rule.
-Index patterns (which elements go together) are computed by ``itertools`` itself on ``range``s:
-integers, with no derivative.
+The itertools over lists are evaluated eagerly: an iterator they make becomes the list of what
+it would yield. Where laziness can be seen they are CPython's lazy iterators, written in Python
+in ``ir/lazy_iterators.py``: ``islice`` of an iterator, the endless ``count``, ``cycle`` and
+``repeat`` without ``times``, and ``map``, ``filter``, ``zip``, ``enumerate`` given an iterator
+or (``map``, ``filter``) a function that may change data. ``iter(x)`` is a ``SequenceIterator``
+(``ir/generators.py``): a position in ``x`` that ``next``, ``for`` loops, ``zip`` and ``islice``
+advance in turn, as they advance Python's iterator. Values, order and derivatives are those of
+the plain call. Index patterns (which elements go together) are computed by ``itertools``
+itself on ``range``s: integers, with no derivative.
 """
 from __future__ import annotations
 
@@ -23,8 +24,14 @@ import math
 import types
 from typing import Any, Callable
 
-from ..ir.generators import Generator, SequenceIterator, drain, endless, is_lazy, step_iterator
+from ..ir.generators import STEPS_BY_ADVANCE, Generator, drain, is_lazy
+from ..ir.lazy_iterators import (
+    Count, Cycle, Islice, LazyEnumerate, LazyFilter, LazyMap, LazyZip, Repeat, iterator_of, sequences_only,
+)
 from ..ir.primitives import EAGER_ITEMS_LIMIT, python_iterable
+from ..tangents import register_nondifferentiable_type
+from ._pure_code import calls_through
+from .comparing_calls import truths_may_change_data
 from .cases import Case, randn
 from .declare import nondifferentiable
 from .second_order import defined_as
@@ -54,7 +61,7 @@ def iterate_to_list(iterable: Any) -> list:
     iterator = type(iterable).__iter__(iterable)
     if type(iterator) is list:
         return iterator
-    if type(iterator) is SequenceIterator:  # iter(x) of a sequence: what is left of x
+    if getattr(type(iterator), STEPS_BY_ADVANCE, False):  # iter(x) of a sequence, a lazy map...: what is left
         return iterator.rest()
     items = []
     advance = type(iterator).__next__
@@ -86,6 +93,9 @@ def listing_user_iterators(fn: Any, args: list) -> Callable | None:
     lists those arguments by their own ``__next__`` (differentiated, bounded) and calls ``fn`` on
     the lists. Without it the rule would list the object natively: without derivatives, and
     forever for an endless one. None for every other call."""
+    lazy = lazy_definition(fn, args)
+    if lazy is not None:
+        return lazy
     positions = tuple(i for i, a in enumerate(args) if python_iterable(a))
     if not positions:
         return None
@@ -97,9 +107,6 @@ def listing_user_iterators(fn: Any, args: list) -> Callable | None:
 
 
 def _listed_call(fn: Callable, positions: tuple) -> Callable:
-    if fn is zip or fn is map:
-        return _listed_in_step(fn, positions)
-
     def call(*args, **kwargs):
         args = list(args)
         for i in positions:
@@ -109,35 +116,53 @@ def _listed_call(fn: Callable, positions: tuple) -> Callable:
     return call
 
 
-def _listed_in_step(fn: Callable, positions: tuple) -> Callable:
-    """``zip``/``map`` over iterators: one item of each in turn, as many rows as the shortest
-    argument has, so that one iterator given twice (``zip(it, it)``, ``zip(*[it] * 2)``) deals
-    its items out in pairs as in Python, and an iterator beside a shorter list is advanced no
-    further than the rows taken."""
-    def call(*args, **kwargs):
-        args = list(args)
-        first = 1 if fn is map else 0
-        iterators = {i: args[i] if type(args[i]) is Generator else type(args[i]).__iter__(args[i]) for i in positions}
-        sized = [len(args[i]) for i in range(first, len(args)) if i not in iterators and hasattr(args[i], "__len__")]
-        rows = min(sized) if sized else EAGER_ITEMS_LIMIT + 1
-        lists = {i: [] for i in positions}
-        taken = 0
-        while taken < rows:
-            for i in positions:
-                more, value = step_iterator(iterators[i])
-                if not more:
-                    rows = 0
-                    break
-                lists[i].append(value)
-            else:
-                taken += 1
-                if taken > EAGER_ITEMS_LIMIT:
-                    raise RuntimeError(_endless(args[positions[0]], type(iterators[positions[0]]).__next__))
-        for i in positions:
-            args[i] = lists[i][:taken]
-        return fn(*args, **kwargs)
+def lazy_definition(fn: Any, args: list) -> Callable | None:
+    """For ``map``, ``filter``, ``zip`` or ``enumerate`` whose laziness can be seen: the Python
+    definition that makes the lazy iterator of ``ir/lazy_iterators.py`` (differentiated as user
+    code, an item made each time one is asked for). That is when an argument is an iterator (a
+    lazy generator, ``iter(x)``, a user class's, another lazy ``map``...), which CPython advances
+    only as far as the items taken, or when ``map``'s function or ``filter``'s predicate is Python
+    code that may change data (``calls_through``), which CPython calls only on the items taken.
+    None otherwise: a pure function over lists or arrays is called on every item at once by the
+    rule, whose result nobody can tell apart."""
+    if fn is map:
+        if len(args) < 2:
+            return None  # (map's own TypeError)
+        return _lazy_map if calls_through(args[0]) or any(python_iterable(a) for a in args[1:]) else None
+    if fn is filter:
+        if len(args) != 2:
+            return None
+        predicate, iterable = args
+        changes_data = calls_through(predicate) or predicate is None and truths_may_change_data(iterable)
+        return _lazy_filter if changes_data or python_iterable(iterable) else None
+    if fn is zip or fn is enumerate:
+        if any(python_iterable(a) for a in args):
+            return _lazy_zip if fn is zip else _lazy_enumerate
+    return None
 
-    return call
+
+def _lazy_map(function: Callable, *iterables: Any) -> LazyMap:
+    return LazyMap(function, [iterator_of(it) for it in iterables])
+
+
+def _lazy_filter(function: Any, iterable: Any) -> LazyFilter:
+    return LazyFilter(function, iterator_of(iterable))
+
+
+def _lazy_zip(*iterables: Any, strict: bool = False) -> LazyZip:
+    return LazyZip([iterator_of(it) for it in iterables], strict)
+
+
+def _lazy_enumerate(iterable: Any, start: int = 0) -> LazyEnumerate:
+    return LazyEnumerate(iterator_of(iterable), start)
+
+
+def _count(start: Any = 0, step: Any = 1) -> Count:
+    return Count(start, step)
+
+
+def _cycle(iterable: Any) -> Cycle:
+    return Cycle(iterator_of(iterable))
 
 
 def _endless(iterable: Any, advance: Callable) -> str:
@@ -213,28 +238,15 @@ def _starmap(function: Callable, iterable: Any) -> list:
     return [function(*args) for args in iterable]
 
 
-def _islice(iterable: Any, *bounds: Any) -> list:
-    if type(iterable) is not Generator and type(iterable) is not SequenceIterator:
+def _islice(iterable: Any, *bounds: Any) -> Any:
+    """``islice`` of a list or array: the slice; of an iterator (a lazy generator, ``iter(x)``,
+    a lazy ``map``, ``count()``, a user class's): an ``Islice`` that steps it only as far as the
+    items taken (an endless one can be sliced, the rest stays for later)."""
+    if not python_iterable(iterable):
         return list(iterable)[slice(*bounds)]
-    return _islice_lazy(iterable, slice(*bounds))
-
-
-def _islice_lazy(generator: Any, bounds: slice) -> list:
-    """``islice`` of a lazy generator or an iterator: it is stepped only as far as the slice's
-    stop (an endless one can be sliced, the rest stays for later), as ``itertools.islice`` does."""
-    start, stop, step = bounds.start or 0, bounds.stop, bounds.step or 1
-    items = []
-    i = 0
-    while stop is None or i < stop:
-        more, value = step_iterator(generator)
-        if not more:
-            break
-        if i >= start and (i - start) % step == 0:
-            items.append(value)
-        i += 1
-        if i > EAGER_ITEMS_LIMIT and stop is None:
-            raise RuntimeError(endless(generator))
-    return items
+    bounds = slice(*bounds)
+    itertools.islice((), bounds.start, bounds.stop, bounds.step)  # Python's errors on bad bounds
+    return Islice(iterator_of(iterable), bounds.start or 0, bounds.stop, bounds.step or 1)
 
 
 def _zip_longest(*iterables: Any, fillvalue: Any = None) -> list:
@@ -243,7 +255,9 @@ def _zip_longest(*iterables: Any, fillvalue: Any = None) -> list:
     return [tuple(items[i] if i < len(items) else fillvalue for items in lists) for i in range(n)]
 
 
-def _repeat(value: Any, times: int) -> list:
+def _repeat(value: Any, times: Any = None) -> Any:
+    if times is None:
+        return Repeat(value)
     return [value for _ in range(times)]
 
 
@@ -255,11 +269,7 @@ def _iter(iterable: Any, *sentinel: Any) -> Any:
     for its own, as Python asks it; ``iter(f, sentinel)`` calls ``f`` until it returns ``sentinel``."""
     if sentinel:
         return _call_until(iterable, sentinel[0])
-    if type(iterable) is Generator:
-        return iterable
-    if python_iterable(iterable):
-        return type(iterable).__iter__(iterable)
-    return SequenceIterator(iterable)
+    return iterator_of(iterable)
 
 
 def _call_until(function: Callable, sentinel: Any) -> Any:
@@ -274,11 +284,23 @@ def _has_python_next(iterator: Any) -> bool:
     return isinstance(getattr(type(iterator), "__next__", None), types.FunctionType)
 
 
-nondifferentiable(_has_python_next, python_iterable, is_lazy)
+nondifferentiable(_has_python_next, python_iterable, is_lazy, sequences_only)
+
+
+def _native_next(iterator: Any, *default: Any) -> Any:
+    """One item of an ``itertools.product`` made by code run without derivatives (``np.ndindex``
+    holds one): tuples of its integers, stepped by CPython."""
+    return next(iterator, *default)
+
+
+nondifferentiable(_native_next)
+register_nondifferentiable_type(itertools.product)
 
 
 def _next(iterator: Any, *default: Any) -> Any:
-    if type(iterator) is SequenceIterator:  # iter(x) of a sequence: stepped without StopIteration
+    if type(iterator) is itertools.product:
+        return _native_next(iterator, *default)
+    if getattr(type(iterator), STEPS_BY_ADVANCE, False):  # iter(x), a lazy map...: stepped without StopIteration
         more, item = iterator.advance()
         if more:
             return item
@@ -307,6 +329,7 @@ for _target, _definition in [
     (itertools.product, _product), (itertools.combinations, _combinations),
     (itertools.permutations, _permutations), (itertools.pairwise, _pairwise), (itertools.starmap, _starmap),
     (itertools.islice, _islice), (itertools.zip_longest, _zip_longest), (itertools.repeat, _repeat),
+    (itertools.count, _count), (itertools.cycle, _cycle),
     (iter, _iter), (next, _next),
 ]:
     defined_as(_target, _definition)

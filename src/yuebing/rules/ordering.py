@@ -8,8 +8,9 @@ Conventions:
 * ``min``/``max`` (both ``max(a, b, ...)`` and ``max(iterable)``, with ``key=`` and ``default=``)
   send the whole cotangent to the element they returned: the first extreme one on ties, as
   Python returns it. If that element is an array (or any mutable object) the output *is* it.
-* ``reversed`` and ``filter`` return a **list** instead of an iterator: iterating the result,
-  indexing it and ``len`` work, ``next()`` on it does not.
+* ``reversed`` and ``filter`` return a **list** instead of an iterator, every item chosen at
+  once. ``filter`` of an iterator, or with a predicate (or, for None, items' truth) that may
+  change data, makes CPython's lazy iterator instead (``iteration.lazy_definition``).
 * Only the order (``sorted``) or the choice (``min``, ``max``, ``filter``) depends on a key's or
   predicate's value, which is piecewise constant: zero derivative. A builtin key (``abs``,
   ``operator.itemgetter``) and Python code that writes and calls nothing (``lambda p: p[0]``)

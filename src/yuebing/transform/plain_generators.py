@@ -10,6 +10,11 @@ is given the list of its items instead, drained at that point of the program by
 would have drained it; then the builtin's own rule runs on the list. A builtin that may stop
 early (``any``, ``zip``, ``itertools.islice``) is left as it is: draining would run the
 generator further than Python does.
+
+``map``, ``filter``, ``zip`` and ``enumerate`` whose laziness can be seen (``lazy_call``: an
+argument is an iterator, or the function called may change data) are followed through the
+definition every other mode runs (``rules.iteration.lazy_definition``), which makes the lazy
+iterator of ``ir/lazy_iterators.py``: its items are made as they are taken, as in CPython.
 """
 from __future__ import annotations
 
@@ -21,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from ..rules.differentiated import drained
+from ..rules.iteration import lazy_definition
 from ..tangents import NoTangent
-from .third_order import FOLLOWED_CALLS, _Call, _constant, _function
+from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _python_function
 from .plain_forward import TANGENT_KEYWORD, jvp_call
 
 #: builtins that read an iterable argument to its end
@@ -64,6 +70,23 @@ def _drain(call: _Call, pair: tuple) -> list:
     return [c.call(_GETITEM, [items, c.add(_constant(k))]) for k in (0, 1)]
 
 
-FOLLOWED_CALLS.insert(0, drained_call)  # before plain_keys, which refuses sorted/min/max of a generator
+_LAZY_BUILTINS = (builtins.map, builtins.filter, builtins.zip, builtins.enumerate)
 
-__all__ = ["DRAINING", "drained_call"]
+
+def lazy_call(call: _Call) -> Any:
+    """``map``/``filter``/``zip``/``enumerate`` made lazy in every other mode: the definition
+    that makes its lazy iterator, followed like user code (the slot of its pair); None for
+    other calls."""
+    if not any(call.f is f for f in _LAZY_BUILTINS):
+        return None
+    definition = lazy_definition(call.f, [call.value(a) for a, _ in call.arg_slots])
+    if definition is None:
+        return None
+    call.function_slot = call.composition.add(_function(definition))
+    return _python_function(call, definition)
+
+
+FOLLOWED_CALLS.insert(0, drained_call)  # before plain_keys, which refuses sorted/min/max of a generator
+FOLLOWED_CALLS.insert(0, lazy_call)
+
+__all__ = ["DRAINING", "drained_call", "lazy_call"]
