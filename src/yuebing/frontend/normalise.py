@@ -24,6 +24,7 @@ from ..ir import primitives as P
 from .census import Census
 from .closures import ClosureLowering, rebound_before_decorators
 from .desugar import desugar
+from .displays import DisplayLowering
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .flat_body import _flatten, _identifier, _Seq
 from .generator_closing import cleanup_generators_called
@@ -31,7 +32,6 @@ from .generator_eagerness import called_generator_definitions
 from .generator_effects import shadowed_builtins
 from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
-from .renaming import _Renamer, _copy
 from .source import function_node, unparse_with_lines
 from .truth_tests import asserted, boolean_operation, comparison, tested
 from .underscore_names import NO_RENAMING, Renaming, UserGlobals, rename_helper_names, rename_underscore_names
@@ -52,7 +52,7 @@ INPLACE = {
 UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}
 
 
-class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
+class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
     """Lowers one function; loops, closures, written globals and ``with`` statements are in
     ``loops.py``, ``closures.py``, ``global_writes.py`` and ``with_statements.py``."""
 
@@ -292,63 +292,6 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
             return self.call(out, ir.Const(P.mktuple), items)
         return self.expr(node, out)
 
-    def _display(self, node: ast.expr, out: list, target: str, maker: Any) -> ir.Atom:
-        if any(isinstance(e, ast.Starred) for e in node.elts):
-            built = self._starred_list(node.elts, out)
-            if maker is P.mklist:
-                return built
-            convert = "tuple" if maker is P.mktuple else "set"
-            self.globals[convert] = None
-            return self.call(out, ir.Global(convert), [built], target)
-        items = [self.expr(e, out) for e in node.elts]
-        return self.call(out, ir.Const(maker), items, target)
-
-    def expr_Tuple(self, node: ast.Tuple, out: list, target: str) -> ir.Atom:
-        if not any(isinstance(e, ast.Starred) for e in node.elts):
-            items = [self.expr(e, out) for e in node.elts]
-            if all(isinstance(i, ir.Const) for i in items):
-                return ir.Const(tuple(i.value for i in items))
-            return self.call(out, ir.Const(P.mktuple), items, target)
-        return self._display(node, out, target, P.mktuple)
-
-    def expr_List(self, node: ast.List, out: list, target: str) -> ir.Atom:
-        return self._display(node, out, target, P.mklist)
-
-    def expr_Set(self, node: ast.Set, out: list, target: str) -> ir.Atom:
-        return self._display(node, out, target, P.mkset)
-
-    def expr_Dict(self, node: ast.Dict, out: list, target: str) -> ir.Atom:
-        result = self.call(out, ir.Const(P.mkdict), [], target)
-        for k, v in zip(node.keys, node.values):
-            if k is None:
-                self.call(out, ir.Const(dict.update), [result, self.expr(v, out)], None)
-            else:
-                key = self.expr(k, out)
-                self.call(out, ir.Const(operator.setitem), [result, key, self.expr(v, out)], None)
-        return result
-
-    def expr_JoinedStr(self, node: ast.JoinedStr, out: list, target: str) -> ir.Atom:
-        result = target or self.tmp()
-        self.opaque(out, f"{result} = {ast.unparse(self._formatted_values_lowered(node, out))}", (result,))
-        return ir.Var(result)
-
-    def _formatted_values_lowered(self, node: ast.JoinedStr, out: list) -> ast.JoinedStr:
-        """``node`` with each ``{value}`` read into a variable first, as any expression is (a
-        captured variable lives in a cell, a global is hoisted): the string is then built as is."""
-        values = []
-        for part in node.values:
-            if not isinstance(part, ast.FormattedValue):
-                values.append(part)
-                continue
-            atom = self.expr(part.value, out)
-            if not isinstance(atom, ir.Var):
-                name = self.tmp()
-                out.append(ir.Copy(name, atom, line=self.line))
-                atom = ir.Var(name)
-            spec = self._formatted_values_lowered(part.format_spec, out) if part.format_spec else None
-            values.append(ast.FormattedValue(ast.Name(atom.name, ast.Load()), part.conversion, spec))
-        return ast.JoinedStr(values)
-
     def expr_Lambda(self, node: ast.Lambda, out: list, target: str) -> ir.Atom:
         result = target or self.tmp("f")
         if self._defaults_through_a_factory(node, result, out):
@@ -358,66 +301,6 @@ class Normaliser(LoopLowering, ClosureLowering, GlobalLowering, WithLowering):
         shared = self._shared_cells(captured, out)
         out.append(ir.MakeClosure(result, f"{result} = {ast.unparse(node)}", captured, line=self.line, shared=shared))
         return ir.Var(result)
-
-    def _comprehension(self, node: Any, out: list, target: str, kind: str) -> ir.Atom:
-        if (made := self._comprehension_as_function(node, target, out)) is not None:
-            return made
-        result = target or self.tmp("c")
-        maker = {"list": P.mklist, "set": P.mkset, "dict": P.mkdict}[kind]
-        self.call(out, ir.Const(maker), [], result)
-        renames: dict[str, str] = {}
-        for gen in node.generators:
-            for name in {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}:
-                renames[name] = self.tmp(name.lstrip("_") or "v")
-                self.user_names[renames[name]] = self.user_names.get(name, name)  # for error messages
-        first_iterable = node.generators[0].iter
-        node = _Renamer(renames).visit(_copy(node))
-        # Python evaluates the first iterable in the enclosing scope, before the comprehension's
-        # variables exist: ``[v * 2 for x in x]`` iterates over the function's ``x``
-        node.generators[0].iter = _copy(first_iterable)
-        self._comprehension_cells(node, list(renames.values()))
-
-        def innermost(body: list) -> None:
-            if kind == "dict":
-                key = self.expr(node.key, body)
-                self.call(body, ir.Const(operator.setitem), [ir.Var(result), key, self.expr(node.value, body)], None)
-            else:
-                method = list.append if kind == "list" else set.add
-                self.call(body, ir.Const(method), [ir.Var(result), self.expr(node.elt, body)], None)
-
-        def nest(generators: list, body: list) -> None:
-            if not generators:
-                innermost(body)
-                return
-            gen = generators[0]
-            if gen.is_async:
-                raise self.error("async comprehensions", "use a plain loop", node)
-
-            def loop_body(inner: list) -> None:
-                guarded = inner
-                for cond in gen.ifs:
-                    test = tested(self, cond, guarded)
-                    branch: list = []
-                    guarded.append(ir.If(test, branch, [], line=self.line))
-                    guarded = branch
-                nest(generators[1:], guarded)
-
-            self._for_loop(gen.target, gen.iter, loop_body, body, None)
-
-        self._repeated(nest, node.generators, out)
-        return ir.Var(result)
-
-    def expr_ListComp(self, node: ast.ListComp, out: list, target: str) -> ir.Atom:
-        return self._comprehension(node, out, target, "list")
-
-    def expr_GeneratorExp(self, node: ast.GeneratorExp, out: list, target: str) -> ir.Atom:
-        return self._comprehension(node, out, target, "list")  # materialised (documented)
-
-    def expr_SetComp(self, node: ast.SetComp, out: list, target: str) -> ir.Atom:
-        return self._comprehension(node, out, target, "set")
-
-    def expr_DictComp(self, node: ast.DictComp, out: list, target: str) -> ir.Atom:
-        return self._comprehension(node, out, target, "dict")
 
     def expr_NamedExpr(self, node: ast.NamedExpr, out: list, target: str) -> ir.Atom:
         """``(name := value)``: the assignment, then the name's value (which a cell may hold)."""
