@@ -44,6 +44,7 @@ from ..rules.declare import SMALL, has_nan
 from ..rules.util import unbroadcast
 from ..rules.core import is_hashable
 from . import buffers
+from .constant_arrays import constant_inputs, hoist_new_arrays
 from .float_blocks import names_read, runs
 from .templates import _ARRAY_UNARY, _UNARY
 
@@ -124,8 +125,12 @@ def find_array_blocks(body: list, integers: set, resolve: Callable, taken: set) 
     """``(start, stop)`` ranges of ``body`` that form array blocks (indices in ``taken``, the
     float blocks, are left alone)."""
     skip = {id(body[k]) for k in taken}
-    return runs(body, lambda s: id(s) not in skip and classify_in_reverse(s, integers, resolve) is not None,
-                MIN_ARRAY_BLOCK)
+
+    def fits(s: object) -> bool:
+        return id(s) not in skip and classify_in_reverse(s, integers, resolve) is not None
+
+    hoist_new_arrays(body, fits, integers, resolve)  # (moves statements of array runs only: taken stays)
+    return runs(body, fits, MIN_ARRAY_BLOCK)
 
 
 class ArrayBlock:
@@ -135,7 +140,9 @@ class ArrayBlock:
                  primal: Callable, const: Callable, function_body: list) -> None:
         self.stmts, self.fresh, self.primal, self.const = stmts, fresh, primal, const
         self.inputs: list[str] = []  # variables read before the block assigns them
-        self.constants: set[str] = set()  # inputs that are module globals: no derivative
+        # inputs that are module globals or new constant arrays (constant_arrays.py): no derivative
+        self.constants: set[str] = set()
+        marked = constant_inputs(stmts)
         current: dict[str, str] = {}
         self.ops: list[tuple[str, str, Any, list[str]]] = []  # (local, kind, function, operands)
         self.function_guards: list[str] = []
@@ -149,7 +156,7 @@ class ArrayBlock:
                     if name not in current:
                         current[name] = name
                         self.inputs.append(name)
-                        if isinstance(a, ir.Global):
+                        if isinstance(a, ir.Global) or name in marked:
                             self.constants.add(name)
                     operands.append(current[name])
                 elif isinstance(a, ir.Global):
@@ -312,11 +319,18 @@ class ArrayBlock:
                              + self.function_guards)
         lines = []
         dead = self._last_reads()
-        for k, (local, kind, func, operands, fname) in enumerate(self.ops):
-            lines.append(f"{local} = {_expression(kind, func, operands, fname)}")
+        operands = {(local, k): o for local, _, _, ops, _ in self.ops for k, o in enumerate(ops)}
+        shaped = {operands[key] for key in self.shaped}
+        recorded: dict[str, str] = {}  # a freed intermediate whose shape the reverse pass needs
+        for k, (local, kind, func, ops, fname) in enumerate(self.ops):
+            lines.append(f"{local} = {_expression(kind, func, ops, fname)}")
             if dead[k]:  # intermediates nothing reads any more: freed as the function frees them
-                # (where shapes differ, the operands' shapes are recorded at the end: kept till then)
-                lines.append(f"if {self.shape}[1]: del {', '.join(dead[k])}")
+                # (where shapes differ, the shapes of those that are operands are kept first)
+                for name in dead[k]:
+                    if name in shaped:
+                        recorded[name] = self.fresh("sh")
+                        lines.append(f"if not {self.shape}[1]: {recorded[name]} = _np.shape({name})")
+                lines.append(f"del {', '.join(dead[k])}")
         outputs = []
         for var, local in self.final.items():
             out_f = self.fresh("of")
@@ -329,8 +343,7 @@ class ArrayBlock:
                     + ("False" if v in self.constants else f"{fd(v)} is not _NF or not {self.is_array[v]}")
                     for v, flag in self.flags.items()]
         lines = activity + [f"{local} = {path}" for local, path in self.attributes] + lines
-        operands = {(local, k): o for local, _, _, ops, _ in self.ops for k, o in enumerate(ops)}
-        shapes = ", ".join(f"_np.shape({operands[key]})" for key in self.shaped)
+        shapes = ", ".join(recorded.get(operands[key]) or f"_np.shape({operands[key]})" for key in self.shaped)
         lines.append(f"{self.operand_shapes} = None if {self.shape}[1] else ({shapes}{',' if len(self.shaped) == 1 else ''})")
         if self.finite is not None:  # comparisons: no warning for inf or nan
             lines.append(f"{self.finite} = " + " and ".join(f"-_INF < {v} < _INF" for v in self.final.values()))
@@ -454,11 +467,17 @@ class ArrayBlock:
             if kind == "matmul":  # a float adjoint (a sum's) stands for a matrix of that value
                 g = adjoint[local]
                 shared.append(f"if type({g}) is not _ND: {g} = _spread_to({g}, {self.shape}[2][{self.products.index(local)}])")
+            def taken(target: str) -> bool:  # not a number or a constant
+                return target in self.values and bool(self.depends[target]) \
+                    and not (direct is not None and target in self.constants)
+
+            found = _adjoints(kind, func, operands, local, adjoint[local], shared, strong, self.masks)
+            if not strong and sum(taken(target) for target, _, _ in found) == 1:
+                # the adjoint's one use: a product with it is taken in its memory when nothing
+                # else refers to it (exp's, a constant factor's, a square's: no new array each)
+                found = _adjoints(kind, func, operands, local, adjoint[local], [], strong, self.masks, spent=True)
             contributions = [(k, target, self._shaped(expr, kind, local, target, operands), negated)
-                             for k, (target, expr, negated) in enumerate(
-                                 _adjoints(kind, func, operands, local, adjoint[local], shared, strong, self.masks))
-                             if target in self.values and self.depends[target]  # not a number or a constant
-                             and not (direct is not None and target in self.constants)]
+                             for k, (target, expr, negated) in enumerate(found) if taken(target)]
             steps.append((local, shared, contributions, kind, operands))
         received = Counter(target for *_, contributions, _, _ in steps for _, target, _, _ in contributions
                            if direct is None or target not in direct)
@@ -532,12 +551,14 @@ def _expression(kind: str, func: Any, ops: list, fname: str) -> str:
 
 
 def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list,
-              strong: bool = False, masks: set = frozenset()) -> list[tuple[str, str, bool]]:
+              strong: bool = False, masks: set = frozenset(), spent: bool = False) -> list[tuple[str, str, bool]]:
     """``(operand, contribution, negated)`` of the adjoint of ``t = func(*ops)`` with output
     adjoint ``g``; shared subexpressions go into ``body`` first. ``strong``: products and
-    quotients with ``g`` by the strong-zero rule (not needed for a factor in ``masks``, bools)."""
+    quotients with ``g`` by the strong-zero rule (not needed for a factor in ``masks``, bools).
+    ``spent``: ``g`` is read by this contribution only, so products with it may be taken in its
+    memory (``_spent_product``, which checks that nothing else refers to it)."""
     def times(factor: str) -> str:
-        if factor in masks:  # bools: finite; the adjoint is spent after it (the mask has none)
+        if factor in masks or spent and not strong:  # (a mask: bools, finite; the mask has no adjoint)
             return f"_spent_product({g}, {factor})"
         return f"_szp({g}, {factor})" if strong else f"{g} * {factor}"
 
@@ -556,6 +577,8 @@ def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list,
         if n == 1:
             return [(ops[0], g, False)]
         power = ops[0] if n == 2 else f"{ops[0]} ** {n - 1!r}"
+        if spent and not strong:  # n * g * power, both products in g's memory
+            return [(ops[0], f"_spent_product(_spent_product({g}, {n!r}), {power})", False)]
         return [(ops[0], times(f"({n!r} * {power})") if strong else f"{n!r} * {g} * {power}", False)]
     if kind == "unary":
         table = _ARRAY_UNARY if func in _ARRAY_UNARY else _UNARY

@@ -41,6 +41,7 @@ from ..rules.core import is_hashable
 from ..rules.declare import SMALL as _SMALL, has_nan, strong_product, zero_where_zero
 from ..rules.util import unbroadcast
 from .array_blocks import classify
+from .constant_arrays import hoist_new_arrays
 from .float_blocks import runs
 from .forward_blocks import _ZEROS  # dtype -> the read-only zero every zero tangent view is of
 
@@ -73,7 +74,9 @@ def dual_classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any
 
 def find_dual_blocks(body: list, integers: set, resolve: Callable) -> list[tuple[int, int]]:
     """``(start, stop)`` ranges of ``body`` that form dual array blocks."""
-    return runs(body, lambda s: dual_classify(s, integers, resolve) is not None, MIN_DUAL_BLOCK)
+    fits = lambda s: dual_classify(s, integers, resolve) is not None  # noqa: E731
+    hoist_new_arrays(body, fits, integers, resolve)
+    return runs(body, fits, MIN_DUAL_BLOCK)
 
 
 # --------------------------------------------------------------------------------------------

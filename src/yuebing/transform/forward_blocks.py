@@ -48,6 +48,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
 from .array_blocks import _BINARY, _expression, classify
+from .constant_arrays import constant_inputs, hoist_new_arrays
 from .float_blocks import _is_float_op, names_read, runs
 from .templates import _ARRAY_UNARY, _UNARY
 
@@ -105,6 +106,7 @@ def _float_statement(s: object, integers: set, resolve: Callable) -> tuple[str, 
 
 def find_forward_blocks(body: list, integers: set, resolve: Callable) -> tuple[dict, dict]:
     """Float blocks and array blocks of ``body``: ``{start: stop}`` each."""
+    hoist_new_arrays(body, lambda s: classify(s, integers, resolve) is not None, integers, resolve)
     floats = dict(runs(body, lambda s: _float_statement(s, integers, resolve) is not None, MIN_FLOAT_BLOCK))
     taken = {id(body[k]) for start, stop in floats.items() for k in range(start, stop)}
     arrays = dict(runs(body, lambda s: id(s) not in taken and classify(s, integers, resolve) is not None,
@@ -322,6 +324,8 @@ class ForwardArrayBlock(_Block):
                  f"({active} := _array_tangents({pairs})) is not None"] + self.function_guards
         # (a block of constants only, such as 1 / (8 * np.pi), has no inputs to unpack)
         body = [f"{', '.join(tangents.values())}, = {active}"] if tangents else []
+        for v in constant_inputs(self.stmts) & set(self.inputs):
+            tangents[v] = None  # a new constant array (constant_arrays.py): its tangent is zero
         body += [f"{local} = {path}" for local, path in self.attributes]
         dead = self._last_reads()
         for k, (local, kind, func, operands, fname) in enumerate(self.ops):

@@ -229,7 +229,9 @@ def _new_array(s: ir.Call, value: Any, e: Emit, t: str, tf: str) -> Template:
         kind = [f"type({x}) is _ND and {x}.dtype is _F64"]
     guard = " and ".join(_func_guard(e, s, value) + kind)
     call = f"{e.primal(s.func) if isinstance(s.func, ir.Global) else e.const(value)}({x})"
-    return Template(guard, [f"{t} = {call}; {tf} = _zeros_like({t})", "_push(_FASTT)"], [], marker="_FASTT",
+    # a temporary only an array block reads (transform/constant_arrays.py): a constant, no fdata
+    fdata = "_NF" if getattr(s, "constant_array", False) else f"_zeros_like({t})"
+    return Template(guard, [f"{t} = {call}; {tf} = {fdata}", "_push(_FASTT)"], [], marker="_FASTT",
                     uses_rdata=False)
 
 
