@@ -13,6 +13,7 @@ import pytest
 
 import yuebing as yb
 from tests.all_modes import check_all_modes
+from tests.modes import check_every_mode
 
 # ------------------------------------------------------------------------------------------------
 # Built inside the function
@@ -142,6 +143,12 @@ BUILT = [deque_window, deque_edits, deque_to_numpy, defaultdict_float, defaultdi
 @pytest.mark.parametrize("f", BUILT, ids=lambda f: f.__name__)
 def test_built_in_the_function(f):
     check_all_modes(f, 0.7)
+
+
+@pytest.mark.parametrize("f", [deque_window, defaultdict_zeros, ordered_dict, counter_update],
+                         ids=lambda f: f.__name__)
+def test_hessian_and_forward_jacobian(f):
+    check_every_mode(f, 0.7)  # also yb.hessian and yb.jacobian(mode="fwd") against differences
 
 
 def test_a_factory_capturing_derivatives_is_refused():
