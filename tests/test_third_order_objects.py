@@ -422,11 +422,89 @@ def test_classes_defined_inside_reading_none_of_its_variables():
     check_all_modes(classes_defined_inside, X)
 
 
-def test_an_object_given_to_the_gradient_function_is_refused_by_name():
-    """``yb.grad(loss)(x, model)`` inside a Hessian: the object's own derivatives would need the
-    gradient's pullback to reach its fields; refused naming the argument (a model read inside the
-    function, or built there, works: above)."""
+def test_an_object_given_to_the_gradient_function():
+    """``yb.grad(loss)(x, model)`` inside a Hessian: the gradient's pullback reaches the object's
+    fields (a constant model, and one built from the variable)."""
     for model in (lambda x: MODEL, lambda x: Model(x * 2.0)):
         F = lambda x: np.sum(yb.grad(object_argument)(x, model(x)) ** 2)  # noqa: E731
-        with pytest.raises(yb.NestedDifferentiationError, match="argument 1 is a Model"):
-            yb.hessian(F)(X)
+        check_hessian(F, X, rtol=1e-5, atol=1e-6)
+
+
+# -------------------------------------------------------------------- objects and structures as
+# arguments of the gradient function itself (yb.grad(loss)(x, model)): any object may be passed
+# beside the differentiated arguments; gradients are taken with respect to floats, float arrays
+# and tuples, lists and dicts of them
+
+class Predictor:
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+    def predict(self, v):
+        return np.tanh(self.w * v) + self.b
+
+
+class Accumulator:
+    def __init__(self):
+        self.total = 0.0
+
+
+@dataclasses.dataclass
+class Spot:
+    u: float
+    v: np.ndarray
+
+
+def predictor_loss(x, model):
+    return np.sum(model.predict(x) ** 2)
+
+
+def accumulating_loss(x, acc):
+    acc.total += np.sum(x ** 2)
+    return acc.total * x[0]
+
+
+def point_loss(p, x):
+    return np.sum(np.cos(p.v * x) * p.u)
+
+
+def dict_loss(x, d):
+    return np.sum(np.sin(x * d["w"]) * d["s"] ** 2)
+
+
+def mutating_list_loss(ws, x):
+    ws[0] = ws[0] * x
+    ws.append(np.sum(ws[0]) * ws[1])
+    return ws[2] ** 2
+
+
+def mutating_dict_loss(d, x):
+    d["a"] *= x
+    return np.sum(d["a"] ** 2) * d["b"]
+
+
+ARGUMENT_CASES = {
+    "an object with a method": lambda y: np.sum(yb.grad(predictor_loss)(y, Predictor(y * 2.0, y[1])) ** 2),
+    "an object mutated": lambda y: np.sum(yb.grad(accumulating_loss)(y, Accumulator()) ** 2),
+    "a dataclass beside argnums": lambda y: np.sum(yb.grad(point_loss, argnums=1)(Spot(y[0], y * 3), y) ** 2),
+    "a dict holding the argument": lambda y: np.sum(yb.grad(dict_loss)(y, {"w": y[1], "s": y}) ** 2),
+    "a list in argnums, mutated": lambda y: np.sum(yb.grad(mutating_list_loss)([y ** 2, y[0]], y)[0] ** 2),
+    "a dict in argnums, mutated": lambda y: np.sum(
+        yb.grad(mutating_dict_loss, argnums=(0, 1))({"a": y * 1.5, "b": y[2]}, y)[1] ** 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARGUMENT_CASES))
+def test_object_and_structure_arguments_of_the_gradient_function(name):
+    F = ARGUMENT_CASES[name]
+    x = np.array([0.3, -0.7, 1.1])
+    hessian = check_hessian(F, x, rtol=1e-5, atol=1e-6)
+    v = np.array([0.3, 1.0, -2.0])
+    np.testing.assert_allclose(yb.hvp(F, (x,), (v,))[2][0], hessian @ v, rtol=1e-6, atol=1e-7)
+
+
+def test_an_object_in_argnums_is_refused_by_name():
+    F = lambda y: np.sum(yb.grad(point_loss)(Spot(y[0], y * 3), y).v ** 2)  # noqa: E731
+    with pytest.raises(yb.NestedDifferentiationError, match=r"takes gradients with respect to floats, float arrays "
+                                                            r"and tuples, lists and dicts of them; argument 0 is a "
+                                                            r"Spot. Leave it out of argnums"):
+        yb.hessian(F)(np.array([0.3, -0.7, 1.1]))

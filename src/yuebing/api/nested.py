@@ -146,18 +146,32 @@ def _value_and_grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tup
 
 def check_gradient_call(spec: Any, xs: tuple, captures: bool, mode: str, nums: tuple = ()) -> None:
     """What a Hessian through a call of a ``yb.grad``/``yb.value_and_grad`` function supports
-    (``mode``): float and float-array arguments (keywords bound to positions; functions among
-    those not differentiated, ``nums``), no ``has_aux``, no captured variables of the
-    differentiated code."""
+    (``mode``): gradients with respect to floats, float arrays and tuples, lists and dicts of
+    them (an object's gradient is a tangent object, whose fields second order does not read);
+    any other arguments, objects included (keywords bound to positions); no captured variables
+    of the differentiated code."""
     if captures:
         raise NestedDifferentiationError(
             f"{mode}: yuebing cannot differentiate yb.grad of a function with respect to the variables it "
             "captures from the differentiated code; pass them to it as arguments")
-    for i, x in enumerate(xs):
-        if i not in nums and (isinstance(x, types.FunctionType) or _constant_data(x)):
-            continue
-        if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+    for i in nums:
+        if not _plain_structure(xs[i]):
             raise NestedDifferentiationError(_argument_refusal(spec.f, xs, i, mode))
+
+
+def _plain_structure(x: Any) -> bool:
+    """A float, a float array, or a tuple, list or dict of them (at any depth; ints allowed)."""
+    stack, seen = [x], set()
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (float, int, np.number)) or isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
+            continue
+        if type(v) not in (tuple, list, dict):
+            return False
+        if id(v) not in seen:
+            seen.add(id(v))
+            stack.extend(v.values() if type(v) is dict else v)
+    return True
 
 
 def _argument_refusal(g: Any, xs: tuple, i: int, mode: str) -> str:
@@ -166,18 +180,11 @@ def _argument_refusal(g: Any, xs: tuple, i: int, mode: str) -> str:
     are the function, its arguments and the cotangent."""
     kind = type(xs[i]).__qualname__
     if g in definitions.PAIRINGS:
-        what = "the cotangent given to the pullback" if i == len(xs) - 1 else f"argument {i - 1} of yb.vjp's function"
-        return (f"{mode} (the pullback of yb.vjp) differentiates float and float-array arguments and "
-                f"cotangents; {what} is a {kind}. Pass arrays, or pull back each array output by itself")
-    return f"{mode} differentiates float and float-array arguments; argument {i} is a {kind}"
-
-
-def _constant_data(x: Any) -> bool:
-    """An int, a bool, None, a string or an int array: no derivative to carry (an argument the
-    gradient is not taken in may be one, as the pullback of ``yb.vjp`` at an int passes it)."""
-    if isinstance(x, np.ndarray):
-        return x.dtype.kind in "biu"
-    return isinstance(x, (int, str, bytes, type(None), np.integer, np.bool_))
+        return (f"{mode} (the pullback of yb.vjp) takes floats, float arrays and tuples, lists and dicts of them "
+                f"as arguments of yb.vjp's function; argument {i - 1} is a {kind}. Pass arrays, or build the "
+                "object inside the function")
+    return (f"{mode} takes gradients with respect to floats, float arrays and tuples, lists and dicts of them; "
+            f"argument {i} is a {kind}. Leave it out of argnums (any object may be passed), or pass its arrays")
 
 
 register_rrule(_grad, _grad_rrule)
@@ -229,7 +236,9 @@ def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool
     by one forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass
     of ``g``'s plain forward program (third derivatives of ``g``; an aux's cotangent seeds that
     program's output beside the value's)."""
-    xs = tuple(a[0] for a in args)
+    # the arguments not differentiated are copied: they may share memory with the others (a
+    # pullback's cotangent holding its argument), which the inner gradient need not separate
+    xs = tuple(a[0] if i in nums or callable(a[0]) else T.structural_copy(a[0]) for i, a in enumerate(args))
     directions = tuple(NoTangent if isinstance(x, types.FunctionType)  # a constant (check_gradient_call)
                        else _zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
     if has_aux:
@@ -268,9 +277,15 @@ def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool
         rs, rsd = _psi_pullback(g, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars)
         rdatas, rdata_ts = [NoRData], [NoRData]
         for a, r, r_d in zip(args, rs, rsd):
-            differentiable = r is not NoTangent and is_differentiable(a[0])
-            rdatas.append(accumulate(CoDual(a[0], a[1]), r) if differentiable else NoRData)
-            rdata_ts.append(accumulate(CoDual(a[0], a[3]), r_d) if differentiable else NoRData)
+            if r is NoTangent or isinstance(a[0], types.FunctionType):
+                rdatas.append(NoRData)
+                rdata_ts.append(NoRData)
+            elif is_differentiable(a[0]):
+                rdatas.append(accumulate(CoDual(a[0], a[1]), r))
+                rdata_ts.append(accumulate(CoDual(a[0], a[3]), r_d))
+            else:
+                rdatas.append(deliver(CoDual(a[0], a[1]), r))
+                rdata_ts.append(deliver(CoDual(a[0], a[3]), r_d))
         return tuple(rdatas), tuple(rdata_ts)
 
     return out, pullback
@@ -361,7 +376,7 @@ def _aux_pair_seeds(out: tuple, g: Any, value_bar: float, value_bar_d: float, au
             (seed(fdata_t, 0, (_shaped(value, value_bar_d), aux_bar_d)), seed(fdata_t, 1, (_shaped(value, 0.0), zero))))
 
 
-from .composition import _shaped, bound_positionally, gradient_rrule, positional_parameters  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
+from .composition import _shaped, bound_positionally, deliver, gradient_rrule, positional_parameters  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
 
 _register_second_order((_grad, _value_and_grad), gradient_maker_rule)
 protocols.GRADIENT_CALLS.update(reverse=gradient_rrule, forward=gradient_frule, second=gradient_rule,
