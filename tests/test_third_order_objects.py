@@ -443,7 +443,7 @@ class Predictor:
         return np.tanh(self.w * v) + self.b
 
 
-class Accumulator:
+class Tally:
     def __init__(self):
         self.total = 0.0
 
@@ -484,7 +484,7 @@ def mutating_dict_loss(d, x):
 
 ARGUMENT_CASES = {
     "an object with a method": lambda y: np.sum(yb.grad(predictor_loss)(y, Predictor(y * 2.0, y[1])) ** 2),
-    "an object mutated": lambda y: np.sum(yb.grad(accumulating_loss)(y, Accumulator()) ** 2),
+    "an object mutated": lambda y: np.sum(yb.grad(accumulating_loss)(y, Tally()) ** 2),
     "a dataclass beside argnums": lambda y: np.sum(yb.grad(point_loss, argnums=1)(Spot(y[0], y * 3), y) ** 2),
     "a dict holding the argument": lambda y: np.sum(yb.grad(dict_loss)(y, {"w": y[1], "s": y}) ** 2),
     "a list in argnums, mutated": lambda y: np.sum(yb.grad(mutating_list_loss)([y ** 2, y[0]], y)[0] ** 2),
