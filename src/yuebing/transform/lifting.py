@@ -29,6 +29,7 @@ from ..rules.containers.set_operators import second_order_on_sets
 from ..rules.indexing.items import missing_definition
 from ..rules.util import accumulate, is_differentiable, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
+from ..tangents import kinds as K
 from .forward_runtime import zero_tangent_of  # (module level: an import in a hot function costs
 from .dual_elementwise import SUM_METHOD, fast_sum
 from .dual_multilinear import fast_product
@@ -326,6 +327,14 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
         raise _error(f"yb.hvp/yb.hessian: second order cannot apply {describe_callable(f[0])} to the "
                      f"tangents of these arguments ({type(error).__name__}: {error})") from None
     y = out1.primal
+    if isinstance(out2.primal, Tangent) and _read_from_container(f, args) and K.primal_kind(y) is K.FROZEN:
+        pullback2(NoRData)
+        pullback1(NoRData)  # undo both calls before reporting
+        raise _error(
+            f"yb.hvp/yb.hessian: second order cannot yet follow an immutable object (a frozen dataclass "
+            f"{type(y).__qualname__}) read out of a list or dict by {describe_callable(f[0])}: its "
+            "second derivatives would be lost. Keep such objects in a tuple, or make the class mutable "
+            "(dataclass(frozen=False))")
     if not _carries_tangent(y):  # an int, a shape, a string: the tangent call computed it again
         out = (y, out1.fdata, NoTangent, NoFData)
     elif all(_is_constant(a[2]) for a in [f, *args, *kwargs.values()]) and not isinstance(y, list):
@@ -342,6 +351,16 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
         return pullback1(dy), tangent_rdata
 
     return out, pullback
+
+
+def _read_from_container(f: tuple, args: tuple) -> bool:
+    """Whether a linear call reads out of a list or dict (``cs[0]``, ``d.get(k)``, ``cs.pop()``).
+    Such a container's tangent slots hold a frozen dataclass's tangent (a ``Tangent``) as if it
+    were a mutable object's, so the second-order rdata of what is read from it does not reach the
+    object's constructor (the Hessian came out zero): refused rather than dropped. A tuple's
+    tangent is a tuple, and closures' tangents are followed through their cells: both exact."""
+    owner = getattr(f[0], "__self__", None)
+    return isinstance(owner, (list, dict)) or bool(args) and isinstance(args[0][0], (list, dict))
 
 
 class _Given:
