@@ -1,11 +1,14 @@
 """What library code does on its way to the numbers (found differentiating scikit-learn's metrics
 and kernels): a configuration in a ``threading.local``, ``inspect.Signature.bind`` of the
 arguments, a C descriptor's ``__get__`` called directly, a walrus in a generator expression
-``any`` consumes, an annotated local of a generator function. Each is differentiated in every
+``any`` consumes, an annotated local of a generator function, plugin discovery through
+``importlib.metadata``, ``itertools.chain.from_iterable``, ``x.__class__``. Each is differentiated in every
 mode against central differences (tests/modes.py)."""
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
+import itertools
 import threading
 
 import numpy as np
@@ -85,12 +88,32 @@ def _annotated_generator_local(x):
     return sum(scaled(x)) + next(scaled(x[1:]))
 
 
-CASES = [_configured, _bound, _descriptors, _not_a_class, _walrus_in_any, _walrus_in_next, _annotated_generator_local]
+def _introspected(x):
+    plugins = importlib.metadata.entry_points(group="yuebing.no_such_group")  # plugin discovery
+    assert x.__class__ is np.ndarray
+    return x[0] * x[1] ** 2 + len(plugins)
+
+
+def _chained(x):
+    rows = [[x[0], x[1] * 2.0], [x[0] * x[1]]]
+    return sum(v ** 2 for v in itertools.chain.from_iterable(rows))
+
+
+CASES = [_configured, _bound, _descriptors, _not_a_class, _walrus_in_any, _walrus_in_next, _annotated_generator_local,
+         _introspected]
 
 
 @pytest.mark.parametrize("f", CASES, ids=[f.__name__.strip("_") for f in CASES])
 def test_every_mode(f):
     check_every_mode(f, np.array([1.1, 0.7]))
+
+
+def test_chain_from_iterable_in_first_order_refused_in_second():
+    """A classmethod of a C class (``chain.from_iterable``) finds its rule in first order; second
+    order has none yet and says so."""
+    check_every_mode(_chained, np.array([1.1, 0.7]), second_order=False)
+    with pytest.raises(yb.SecondOrderError, match="from_iterable"):
+        yb.hessian(_chained)(np.array([1.1, 0.7]))
 
 
 def test_descriptor_of_a_shadowed_attribute_is_refused():

@@ -213,7 +213,10 @@ class RuleTable:
         if owner is not None and isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) \
                 and not isinstance(owner, types.ModuleType):
             name = f.__name__
-            for tp in type(owner).__mro__:
+            # a classmethod of a C class (itertools.chain.from_iterable) is bound to the class:
+            # its entry is the class's own, (chain, "from_iterable"), before its metaclass's
+            owners = (*owner.__mro__, *type(owner).__mro__) if isinstance(owner, type) else type(owner).__mro__
+            for tp in owners:
                 entry = self.by_method.get((tp, name))
                 if entry is not None:
                     return entry[0], entry[1], owner

@@ -335,6 +335,14 @@ for _target, _definition in [
     defined_as(_target, _definition)
 
 
+def _chain_from_iterable(cls: type, iterables: Any) -> list:
+    """``itertools.chain.from_iterable(iterables)``, as ``chain(*iterables)``."""
+    return _chain(*iterables)
+
+
+defined_as((itertools.chain, "from_iterable"), _chain_from_iterable)
+
+
 def _uses_itertools(x: float) -> float:
     pairs = sum(a * b for a, b in itertools.product([x, 2.0], [x, 0.5]))
     runs = sum(itertools.accumulate([x, x * x, 1.0]))

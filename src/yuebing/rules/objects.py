@@ -61,7 +61,7 @@ from . import outside_state
 _MISSING = object()
 
 _ARRAY_VIEWS = ("T", "mT", "real", "imag")
-_ARRAY_NONDIFF = frozenset({"shape", "ndim", "size", "dtype", "strides", "flags", "itemsize", "nbytes"})
+_ARRAY_NONDIFF = frozenset({"shape", "ndim", "size", "dtype", "strides", "flags", "itemsize", "nbytes", "__class__"})
 # threading.local's own dunders only pick the calling thread's __dict__, then act as object's
 _PLAIN_GETATTRIBUTE = (object.__getattribute__, _thread._local.__getattribute__)
 _PLAIN_SETATTR = (object.__setattr__, _thread._local.__setattr__)

@@ -7,6 +7,7 @@ import _random
 import builtins
 import collections
 import importlib
+import importlib.metadata
 import inspect
 import logging
 import math
@@ -93,6 +94,10 @@ nondifferentiable(type(os.environ).__getitem__, type(os.environ).__iter__, type(
                   type(os.environ).copy)
 # an import returns a module (a lazy backend's __getattr__ imports the one it forwards to)
 nondifferentiable(importlib.import_module)
+# installed packages' metadata (plugin discovery scans the file system: narwhals, behind
+# scikit-learn's input checks): strings and entry points
+nondifferentiable(importlib.metadata.entry_points, importlib.metadata.distributions, importlib.metadata.version,
+                  importlib.metadata.metadata, importlib.metadata.requires, importlib.metadata.packages_distributions)
 nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base of random.Random
 nondifferentiable_methods(int, "bit_length", "bit_count")  # (random.Random._randbelow)
 # super().__init__() in a class whose next base is object: a no-op (it raises on extra arguments)
