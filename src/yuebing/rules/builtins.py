@@ -40,6 +40,7 @@ from .operators import (
     ABS_RULES, POW_RULES, Elements, _pow_dbase, _pow_dexp, fit_element, forward_elements, forward_sequence,
     fresh_tangent, list_output, rdata_part, ref, send, tangent_free, tuple_of,
 )
+from .declare import nondifferentiable
 from .second_order import defined_as, defined_by, linear, with_vjp
 from .util import accumulate, fit_tangent, out_cotangent, output, sum_rdata, tangent
 
@@ -338,6 +339,20 @@ def _zip_frule(*iterables, **kwargs):
     return forward_sequence(list, rows)
 
 
+def _unchanged_lists(iterables: tuple) -> list:
+    """The list arguments of ``map`` with a copy of their items: the rules take every item at
+    once, so a function that changes a list it walks (``xs.append``) must not go unseen."""
+    return [(x, list(x)) for x in map(primal, iterables) if type(x) is list]
+
+
+def _check_unchanged(lists: list, step: int) -> None:
+    for x, items in lists:
+        if len(x) != len(items) or step < len(items) and x[step] is not items[step]:
+            raise RuleArgumentError(
+                "map: the function given to map changed a list it iterates (CPython's map would see "
+                "the change, yuebing takes the items at once); iterate with a for loop instead")
+
+
 @rrule_for(builtins.map, whole_map)
 def _map_rrule(function, *iterables):
     srcs = [Elements(c, "map") for c in iterables]
@@ -355,13 +370,16 @@ def _map_rrule(function, *iterables):
     def result():
         return (NoRData, f_rdata[0], *(s.rdata() for s in srcs))
 
+    lists = _unchanged_lists(iterables)
     for i in range(n):
+        _check_unchanged(lists, i)
         try:
             out_i, pb_i = _call_rrule(function, *(s.codual(i) for s in srcs))
         except Exception as error:  # its work and the completed calls' go with it (issue 13)
             carry(error, [node[2] for node in nodes], lambda raised: back_of(raised, i), result, "map")
             raise
         nodes.append((out_i.primal, out_i.fdata, back_of(pb_i, i)))
+    _check_unchanged(lists, n)
     out = CoDual([p for p, _, _ in nodes], [fresh_tangent(p, fd) for p, fd, _ in nodes])
 
     def pullback(dy):
@@ -377,7 +395,12 @@ def _map_frule(function, *iterables):
     columns = [forward_elements(c, "map") for c in iterables]
     n = min(len(c) for c in columns)
     f = function if isinstance(function, Dual) else Dual(function, NoTangent)
-    results = [frule(f, *(Dual(*c[i]) for c in columns)) for i in range(n)]
+    lists = _unchanged_lists(iterables)
+    results = []
+    for i in range(n):
+        _check_unchanged(lists, i)
+        results.append(frule(f, *(Dual(*c[i]) for c in columns)))
+    _check_unchanged(lists, n)
     return forward_sequence(list, [(d.primal, d.tangent) for d in results])
 
 
@@ -511,8 +534,17 @@ linear(builtins.complex, data=(0, 1, "real", "imag"))  # re + 1j * im
 
 def _map_as_list(function, *iterables):
     """``map`` as its first-order rule computes it (a list): the function's own second order runs
-    on each element."""
-    return [function(*items) for items in zip(*iterables)]
+    on each element; a list it changes is refused as the first-order rules refuse it."""
+    lists = _unchanged_lists(iterables)
+    out = []
+    for items in zip(*iterables):
+        _check_unchanged(lists, len(out))
+        out.append(function(*items))
+    _check_unchanged(lists, len(out))
+    return out
+
+
+nondifferentiable(_unchanged_lists, _check_unchanged)
 
 
 defined_by(builtins.map, _map_as_list)
