@@ -172,6 +172,7 @@ THIRD_ORDER = [first_of_map, map_stopped_by_break, map_of_map, zip_stopped_in_ge
                filter_with_side_effects, enumerate_of_generator, count_until_break]
 
 
+@pytest.mark.slow  # (third order / the jax oracle: the CI's slow step)
 @pytest.mark.parametrize("f", THIRD_ORDER, ids=lambda f: f.__name__)
 def test_third_order(f):
     check_hessian(lambda y: np.sum(yb.grad(f)(y) ** 2), X, rtol=1e-5, atol=1e-5)

@@ -89,6 +89,7 @@ def test_spline_methods_are_refused_by_name():
 jax = pytest.importorskip("jax")
 
 
+@pytest.mark.slow  # (third order / the jax oracle: the CI's slow step)
 def test_against_jax():
     jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy

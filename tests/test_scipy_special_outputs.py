@@ -67,6 +67,7 @@ def _check_third_order(f):
     np.testing.assert_allclose(third, expected, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow  # (third order / the jax oracle: the CI's slow step)
 @pytest.mark.parametrize("f", [*FUNCTIONS[:4], hyp2f1_integer_parameters], ids=lambda f: f.__name__)
 def test_third_order_against_differences_of_the_hessian(f):
     _check_third_order(f)
@@ -129,6 +130,7 @@ def test_keywords_are_refused():
 jax = pytest.importorskip("jax")
 
 
+@pytest.mark.slow  # (third order / the jax oracle: the CI's slow step)
 @pytest.mark.parametrize("name, ours, theirs, x", [
     ("fresnel", lambda x: np.sum(np.prod(sp.fresnel(x), axis=0)), "fresnel", X),
     ("hyp2f1", lambda x: np.sum(sp.hyp2f1(0.5, 1.5, 2.5, x / 2.0)), "hyp2f1", X),
