@@ -103,6 +103,10 @@ def _numpy_owned(fn: Any) -> bool:
 
 _APPLIES: dict = {}
 
+#: functions of yuebing's own rule modules that take array-likes as NumPy does (a SciPy ufunc's
+#: outputs, one function each: scipy_special_outputs.py): lists are converted for them too
+CONVERTS_ARRAY_LIKES: set = set()
+
 
 def applies(fn: Any) -> bool:
     """Whether calls of ``fn`` may need array_like conversion (cached per function; not for
@@ -118,7 +122,7 @@ def applies(fn: Any) -> bool:
         return False
     if found is None:
         try:
-            found = fn in _ARRAY_OPERATORS or (fn not in _TAKES_SEQUENCES and _numpy_owned(fn))
+            found = fn in _ARRAY_OPERATORS or fn in CONVERTS_ARRAY_LIKES or (fn not in _TAKES_SEQUENCES and _numpy_owned(fn))
         except TypeError:
             found = False
         _APPLIES[fn] = found

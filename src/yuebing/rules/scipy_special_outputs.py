@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from . import array_like
 from .cases import Case, randc, randn, randpos, randu
 from .core import RuleArgumentError
 from .declare import elementwise, nondifferentiable
@@ -160,6 +161,8 @@ if sp is not None:
     elementwise(sici_ci, lambda x, y: _over(np.cos(x), x))
     elementwise(shichi_shi, lambda x, y: _sin_ratio(x, True))
     elementwise(shichi_chi, lambda x, y: _over(np.cosh(x), x))
+    array_like.CONVERTS_ARRAY_LIKES.update((fresnel_s, fresnel_c, airy_ai, airy_aip, airy_bi, airy_bip, sici_si,
+                                            sici_ci, shichi_shi, shichi_chi))
     for _target, _definition in ((sp.fresnel, _fresnel), (sp.airy, _airy), (sp.sici, _sici), (sp.shichi, _shichi)):
         defined_as(_target, _definition)
     elementwise_fixed(sp.hyp2f1, ("a", "b", "c", "z"), {0: "a parameter", 1: "a parameter", 2: "a parameter"},
