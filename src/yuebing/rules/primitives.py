@@ -11,6 +11,7 @@ from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict
                              mkdict, mklist, python_iterable,
                              mkset, mktuple, super_getattr)
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, fdata, zero_tangent
+from ..tangents.kinds import VALUE_CARRYING_DICT_VIEWS
 from ..tangents.types import Tangent
 from .core import CoDual, Dual, register_frule, register_rrule
 from .core import frule as core_frule, rrule as core_rrule
@@ -149,14 +150,11 @@ def _identity_rrule(x: CoDual, *rest: CoDual) -> tuple[CoDual, Callable]:
     return x, lambda dy: (NoRData, dy) + (NoRData,) * len(rest)
 
 
-_DICT_VIEWS = (type({}.values()), type({}.items()))
-
-
 def _walks_set(x: Any) -> bool:
     """A set (of floats: its elements carry tangents) or a set's tangent (second order's tangent
     call), or a dict's values or items handed on as a view (a generator expression's iterable):
     walked as ``list(x)`` is, each element with its tangent (rules/containers/)."""
-    return isinstance(x, (set, frozenset, *_DICT_VIEWS)) or type(x) is SetTangent
+    return isinstance(x, (set, frozenset, *VALUE_CARRYING_DICT_VIEWS)) or type(x) is SetTangent
 
 
 def _as_sequence_rrule(x: CoDual) -> tuple[CoDual, Callable]:

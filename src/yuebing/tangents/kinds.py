@@ -244,6 +244,10 @@ def _set_kind(x: Any) -> str:
 
 
 _DICT_VIEW = "dict view"
+# The dict view classes, named once for every layer. OrderedDict's views subclass these, so an
+# isinstance test takes them too; _DICT_VIEW_TYPES lists them for exact-type lookups.
+DICT_KEYS, DICT_VALUES, DICT_ITEMS = type({}.keys()), type({}.values()), type({}.items())
+VALUE_CARRYING_DICT_VIEWS = (DICT_VALUES, DICT_ITEMS)  # the views whose elements can carry tangents
 _DICT_VIEW_TYPES = frozenset(type(view) for mapping in ({}, collections.OrderedDict())
                              for view in (mapping.keys(), mapping.values(), mapping.items()))
 

@@ -33,11 +33,12 @@ from ..rules.batched import BATCH, batched, batched_rule, batched_zeros, is_batc
 from ..ir.primitives import global_get
 from ..rules.core import FRULES, Dual, describe_callable
 from ..tangents import MutableTangent, NoTangent, Tangent
+from ..tangents import kinds as K
 from ..tangents import structural_copy
 
 _NUMBER_TYPES = (float, int, complex, bool)
 _CONTAINERS = (list, tuple, dict, Tangent, MutableTangent)
-_DICT_VIEWS = {type({}.values()): dict.values, type({}.keys()): dict.keys, type({}.items()): dict.items}
+_DICT_VIEWS = {K.DICT_VALUES: dict.values, K.DICT_KEYS: dict.keys, K.DICT_ITEMS: dict.items}
 
 
 def derived_call(definition: Any, args: tuple, kwargs: dict) -> Dual:

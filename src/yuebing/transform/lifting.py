@@ -209,13 +209,10 @@ def _zero_tangent_of(value: Any) -> Any:
     return zero_tangent_of(value)
 
 
-_DICT_VIEWS = (type({}.values()), type({}.items()))
-
-
 def _carries_tangent(value: Any) -> bool:
     """Whether the output of a linear call has a tangent: a dict's ``values()``/``items()`` view
     has the same view of the dict's tangent (the tangent model gives views none of their own)."""
-    return callable(value) and not isinstance(value, (type, np.ndarray)) or isinstance(value, _DICT_VIEWS) \
+    return callable(value) and not isinstance(value, (type, np.ndarray)) or isinstance(value, K.VALUE_CARRYING_DICT_VIEWS) \
         or _zero_tangent_of(value) is not NoTangent
 
 

@@ -22,8 +22,6 @@ from ...tangents import kinds as K
 from ..core import CoDual, Dual, RuleArgumentError, primal
 from ..util import DictViewFdata, add_rdata_to, sum_rdata, tangent
 
-_DICT_VALUES, _DICT_ITEMS = type({}.values()), type({}.items())
-
 # ============================================================================================
 # Classifying operands
 # ============================================================================================
@@ -141,7 +139,7 @@ class Elements:
             self.items = list(x)
             self.fdatas = list(fd) if isinstance(fd, tuple) else [NoFData] * len(x)
             self._r = [NoRData] * len(x)
-        elif isinstance(fd, DictViewFdata) and isinstance(x, (_DICT_VALUES, _DICT_ITEMS)):
+        elif isinstance(fd, DictViewFdata) and isinstance(x, K.VALUE_CARRYING_DICT_VIEWS):
             self._kind = fd.name  # "values" or "items": cotangents go to the dict's slots
             self.items = list(x)
             self._keys = list(fd.dict)
@@ -217,8 +215,8 @@ def forward_elements(d: Any, name: str) -> list[tuple[Any, Any]]:
         return list(zip(x, t if isinstance(t, list) else [NoTangent] * len(x)))
     if isinstance(x, tuple):
         return list(zip(x, t if isinstance(t, tuple) else [NoTangent] * len(x)))
-    if isinstance(x, (_DICT_VALUES, _DICT_ITEMS)) and isinstance(t, (_DICT_VALUES, _DICT_ITEMS)):
-        if isinstance(x, _DICT_VALUES):
+    if isinstance(x, K.VALUE_CARRYING_DICT_VIEWS) and isinstance(t, K.VALUE_CARRYING_DICT_VIEWS):
+        if isinstance(x, K.DICT_VALUES):
             return list(zip(x, t))
         return [((k, v), (NoTangent, tv)) for (k, v), (_, tv) in zip(x, t)]
     if isinstance(x, (set, frozenset)):  # a set of floats: each element's tangent from the SetTangent
