@@ -234,7 +234,15 @@ FUNCTIONS = [steps_a_simulation, waits_for_the_first, waits_for_the_first_except
              orders_priority_and_lifo_queues, shields_a_task, meets_at_a_barrier, runs_on_a_runner_and_a_new_loop]
 
 
-@pytest.mark.parametrize("f", FUNCTIONS, ids=[f.__name__ for f in FUNCTIONS])
+# These wait on real timers (asyncio.run sleeps for real in every mode's reference run), 7-13 s
+# each: the slow step runs them, the default run keeps the rest.
+_TIMED = {"waits_for_the_first", "waits_for_the_first_exception", "takes_results_as_completed",
+          "bounds_time_with_timeout", "times_out_a_task_group", "waits_on_a_condition", "shields_a_task",
+          "meets_at_a_barrier"}
+
+
+@pytest.mark.parametrize("f", [pytest.param(f, marks=pytest.mark.slow) if f.__name__ in _TIMED else f
+                               for f in FUNCTIONS], ids=[f.__name__ for f in FUNCTIONS])
 def test_the_rest_of_asyncio_agrees_with_asyncio_run_in_every_mode(f):
     check_all_modes(f, 0.7)
 

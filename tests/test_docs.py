@@ -80,6 +80,7 @@ def test_no_run_marker_is_rare():
     assert all(count <= 2 for count in marked.values()), marked
 
 
+@pytest.mark.slow  # 13 s; .ci/run also runs `mkdocs build --strict` itself
 def test_mkdocs_build_strict(tmp_path):
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None:
         pytest.skip("mkdocs/mkdocstrings not installed (pip install -e '.[docs]'): the site build is not checked")

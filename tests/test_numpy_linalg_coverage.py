@@ -253,6 +253,7 @@ def _disagreements(cases):
     return disagree
 
 
+@pytest.mark.slow  # 8 s: the jax oracle over every linear-algebra case
 def test_gradients_agree_with_jax():
     """yb.grad against jax.grad of the jax.numpy.linalg twin (JAX's gradient of a real loss in a
     complex input is the conjugate of ours), one input per function, in one jitted call."""

@@ -299,6 +299,7 @@ def generator_method_consumers(y):
     return sorted(items(y))[0] * max(items(y)) + sum(list(items(y * y))) ** 2 + min(tuple(items(y)), key=abs)
 
 
+@pytest.mark.slow  # 12 s
 def test_third_order_drains_a_generator_method_for_builtins_that_read_it_whole():
     check_hessian(lambda y: np.sum(yb.grad(generator_method_consumers)(y) ** 2), X, rtol=1e-5, atol=1e-5)
 
