@@ -42,6 +42,13 @@ def plain_function(f: Any) -> bool:
     return type(f) is _FUNCTION and not f.__code__.co_flags & _ASYNC and not hasattr(f, "_is_coroutine_marker")
 
 
+def detached_value(value: Any) -> Any:
+    """The value of the pass, copied before its reverse pass runs: a 0-d array may be a view of
+    an array the function wrote (``r[0] = s; return r.reshape(())``), which the reverse pass puts
+    back as it was before the write (reverse mode copies its output likewise)."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
 def direct_passes(f: Any, n_args: int) -> tuple | None:
     """``(rule, forward pass, reverse pass)`` of ``f``'s dual rule when a call of ``f`` with
     ``n_args`` positional arguments dispatches to it and may run it directly, else None."""
@@ -77,7 +84,7 @@ def direct_hvp(passes: tuple, f: Callable, duals: list, pull_unit: Callable, nam
         rs, rsd = reverse(tape, dy, dy_d)
         return (NoRData, *rs), (NoRData, *rsd)
 
-    value = out[0]
+    value = detached_value(out[0])
     rs, rsd = pull_unit(out, pullback, f, name)
     if fresh:
         grads = tuple(d[1] + (0.0 if r is NoRData else r) for d, r in zip(duals, rs[1:]))

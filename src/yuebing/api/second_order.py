@@ -22,7 +22,7 @@ from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .batched_hessian import MAX_BATCH, batched_columns
 from .plain_arguments import plain_duals
-from .direct_hvp import direct_hvp, direct_passes, plain_function, sweep
+from .direct_hvp import detached_value, direct_hvp, direct_passes, plain_function, sweep
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments, shared_view_tangents
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from ..rules import outside_state
@@ -98,7 +98,7 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
         raise
     finally:
         outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: the arguments put back first)
-    value = out[0]
+    value = detached_value(out[0])
     rs, rsd = _pull_unit(out, pullback, f, name)
     grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
     hvps = tuple(_join(d[3], r, d[0]) for d, r in zip(duals, rsd[1:]))
@@ -293,10 +293,11 @@ class PreparedHvp:
             out, pullback = call_rrule2((self.f, NoFData, NoTangent, NoFData), *duals)
         finally:
             outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: the arguments put back first)
+        value = detached_value(out[0])
         rs, rsd = _pull_unit(out, pullback, self.f, "hvp")
         grads = tuple(d[1] + (0.0 if r is NoRData else r) for d, r in zip(duals, rs[1:]))
         hvps = tuple(d[3] + (0.0 if r is NoRData else r) for d, r in zip(duals, rsd[1:]))
-        return out[0], grads, hvps
+        return value, grads, hvps
 
     def _buffers(self) -> list:
         """This thread's (fdata, fdata tangent) buffers, one pair per argument (None where the
