@@ -7,18 +7,26 @@ reduction or accumulation of ``add``/``multiply``/``maximum``/``minimum`` is ``n
 axis, in NumPy's order, so its own rule gives the derivative; ``outer`` is the ufunc on operands
 shaped to broadcast. ``out=`` runs as an assignment ``out[...] = result`` (restored in the
 pullback like any write). A result that is not float or complex (``logical_and.reduce``,
-integer sums) has zero derivative and is NumPy's own. ``reduceat`` is refused.
+integer sums) has zero derivative and is NumPy's own.
+
+``reduceat(x, indices, axis)`` reduces the pieces ``x[i_k:i_{k+1}]`` along ``axis`` (the piece is
+``x[i_k]`` alone where ``i_k >= i_{k+1}``; the last runs to the end). ``add.reduceat`` is the
+primitive ``add_reduceat``, linear: NumPy's own sums, the tangent summed the same way, and each
+cotangent spread back over its piece (``np.add.at``: pieces may overlap). Every other ufunc is
+the ufunc's own ``reduce`` of each piece, stacked (a Python loop over the pieces).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from .cases import Case, randn, randpos
-from .core import RuleArgumentError
+from ..tangents import NoRData, NoTangent
+from .cases import Case, randc, randn, randpos
+from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from .declare import nondifferentiable
-from .second_order import defined_as
+from .second_order import defined_as, linear
+from .util import accumulate, fit_tangent, out_cotangent, output, tangent
 
 _NO_VALUE = np._NoValue
 _REDUCTIONS = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min}
@@ -133,9 +141,76 @@ def _ufunc_outer(ufunc, a, b, **kwargs):
     return ufunc(np.reshape(x, np.shape(x) + (1,) * np.ndim(y)), y, **kwargs)
 
 
+def _plain_reduceat(ufunc: np.ufunc, array: Any, indices: Any, axis: Any, dtype: Any) -> Any:
+    """NumPy's own ``reduceat`` (its errors: indices out of range, a bad axis)."""
+    return ufunc.reduceat(array, indices, axis=axis, dtype=dtype)
+
+
+def reduceat_pieces(n: int, indices: Any) -> tuple[list, list]:
+    """Each output's piece ``[start, stop)`` along an axis of length ``n``, as NumPy takes them."""
+    starts = np.asarray(indices, dtype=np.intp).ravel()
+    after = np.append(starts[1:], n)
+    stops = np.where(starts < after, after, starts + 1)
+    return starts.tolist(), stops.tolist()
+
+
+nondifferentiable(_plain_reduceat, reduceat_pieces)
+
+
+def _spread(g: np.ndarray, indices: Any, n: int, axis: int) -> np.ndarray:
+    """The cotangent of ``add.reduceat``'s input: output ``k``'s cotangent added over its piece."""
+    starts, stops = (np.asarray(p, dtype=np.intp) for p in reduceat_pieces(n, indices))
+    lengths = stops - starts
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    positions = np.repeat(starts, lengths) + offsets
+    moved = np.moveaxis(g, axis, 0)
+    spread = np.zeros((n,) + moved.shape[1:], dtype=g.dtype)
+    np.add.at(spread, positions, np.repeat(moved, lengths, axis=0))
+    return np.moveaxis(spread, 0, axis)
+
+
+def add_reduceat(array: np.ndarray, indices: Any, axis: int, dtype: Any) -> np.ndarray:
+    """``np.add.reduceat`` on an array along one integer axis (``_ufunc_reduceat`` calls it)."""
+    return np.add.reduceat(array, indices, axis=axis, dtype=dtype)
+
+
+@rrule_for(add_reduceat)
+def _add_reduceat_rrule(array: CoDual, indices: Any, axis: Any, dtype: Any) -> tuple[CoDual, Callable]:
+    x, ax = primal(array), primal(axis)
+    result = output(add_reduceat(x, primal(indices), ax, primal(dtype)))
+
+    def pullback(dy: Any) -> tuple:
+        g = np.asarray(out_cotangent(result, dy))
+        return NoRData, accumulate(array, _spread(g, primal(indices), x.shape[ax], ax)), NoRData, NoRData, NoRData
+
+    return result, pullback
+
+
+@frule_for(add_reduceat)
+def _add_reduceat_frule(array: Any, indices: Any, axis: Any, dtype: Any) -> Dual:
+    args = (primal(indices), primal(axis), primal(dtype))
+    y = add_reduceat(primal(array), *args)
+    t = tangent(array)
+    return Dual(y, fit_tangent(NoTangent if t is NoTangent else add_reduceat(t, *args), y))
+
+
+linear(add_reduceat)
+
+
 def _ufunc_reduceat(ufunc, array, indices, axis=0, dtype=None, out=None):
-    raise RuleArgumentError("numpy.ufunc.reduceat: not differentiated; reduce each slice "
-                            "(ufunc.reduce(x[i:j])) and stack the results")
+    plain = _plain_reduceat(ufunc, array, indices, axis, dtype)
+    if not _is_inexact(plain):
+        return _store(out, plain)
+    x = np.asarray(array)
+    if dtype is not None:  # computed in dtype, as NumPy does
+        x = x.astype(dtype)
+    ax = _moved_axis(x.ndim, axis, "reduceat")
+    if ufunc is np.add:
+        return _store(out, add_reduceat(x, indices, ax, None))
+    starts, stops = reduceat_pieces(x.shape[ax], indices)
+    a = np.moveaxis(x, ax, 0)
+    pieces = [ufunc.reduce(a[start:stop], axis=0) for start, stop in zip(starts, stops)]
+    return _store(out, np.moveaxis(np.stack(pieces), 0, ax))
 
 
 defined_as((np.ufunc, "reduce"), _ufunc_reduce)
@@ -156,6 +231,15 @@ def _accumulate_into(x):
     return out
 
 
+_PIECES = np.array([0, 3, 3, 6, 2, 7])
+
+
+def _reduceat_into(x):
+    out = np.zeros(4)
+    np.add.reduceat(x, [0, 2, 5, 6], out=out)
+    return out
+
+
 CASES = [
     Case(np.add.reduce, randn(3, 4), name="add.reduce"),
     Case(np.multiply.reduce, randpos(3, 4), kwargs={"axis": 1, "keepdims": True}, name="multiply.reduce axis=1"),
@@ -170,4 +254,13 @@ CASES = [
     Case(np.subtract.outer, randn(2), randn(3), name="subtract.outer"),
     Case(_reduce_into, randn(2, 3), name="add.reduce out="),
     Case(_accumulate_into, randpos(2, 3), name="multiply.accumulate out="),
+    # reduceat: pieces of several lengths, a repeated index (one element), a decreasing one (overlap)
+    Case(np.add.reduceat, randn(8), _PIECES, name="add.reduceat"),
+    Case(np.add.reduceat, randn(3, 8), _PIECES, kwargs={"axis": 1}, name="add.reduceat axis=1"),
+    Case(np.add.reduceat, randn(8, 2, dtype=np.float32), _PIECES, name="add.reduceat float32"),
+    Case(np.add.reduceat, randc(8), _PIECES, name="add.reduceat complex"),
+    Case(np.multiply.reduceat, randpos(8, 2), _PIECES, name="multiply.reduceat"),
+    Case(np.maximum.reduceat, randn(2, 8), _PIECES, kwargs={"axis": -1}, name="maximum.reduceat"),
+    Case(np.subtract.reduceat, randn(8), _PIECES, name="subtract.reduceat (pairwise)"),
+    Case(_reduceat_into, randn(8), name="add.reduceat out="),
 ]
