@@ -10,7 +10,7 @@ from scipy.interpolate import Akima1DInterpolator, CubicSpline, PchipInterpolato
 
 import yuebing as yb
 from tests.all_modes import check_all_modes
-from yuebing.rules.scipy_interpolate import _evaluate
+from yuebing.rules.scipy_interpolate import _evaluate, _fix_continuity, _integrate
 
 
 def test_the_definition_gives_scipys_values():
@@ -71,3 +71,57 @@ def test_interp1d_linear_in_every_mode():
 
     check_all_modes(lambda y: np.sum(interp1d(KNOTS, y)(POINTS[:4]) ** 2), np.array([0.3, -0.2, 0.9, 0.4, 0.1]))
     check_all_modes(lambda t: np.sum(interp1d(KNOTS, np.cos(KNOTS))(t) * t), POINTS[:4].copy())
+
+
+def test_integrate_and_fix_continuity_give_scipys_values():
+    """The NumPy definitions of ``_ppoly.integrate`` and ``_ppoly.fix_continuity``, on random
+    piecewise polynomials (ascending and descending breakpoints, bounds inside and outside)."""
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        k, m, n = int(rng.integers(2, 5)), int(rng.integers(1, 5)), int(rng.integers(1, 3))
+        c = rng.standard_normal((k, m, n))
+        x = np.sort(rng.choice(np.arange(0.0, 10.0, 0.5), m + 1, replace=False))
+        if rng.random() < 0.3:
+            x = x[::-1].copy()
+        a, b = np.sort(rng.uniform(x.min() - 1, x.max() + 1, 2))
+        extrapolate = bool(rng.integers(0, 2))
+        expected, got = np.zeros(n), np.zeros(n)
+        _ppoly.integrate(c, x, a, b, extrapolate, expected)
+        _integrate(c, x, a, b, extrapolate, got)
+        np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-11, equal_nan=True)
+        order = int(rng.integers(0, k - 1))
+        expected, got = c.copy(), c.copy()
+        _ppoly.fix_continuity(expected, x, order)
+        _fix_continuity(got, x, order)
+        np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-11)
+
+
+def test_the_integral_of_a_spline_in_every_mode():
+    """``CubicSpline(...).integrate(a, b)`` with respect to the data, and to the bounds (reversed
+    bounds and extrapolation included)."""
+    y0 = np.array([0.3, -0.2, 0.9, 0.4, 0.1])
+    check_all_modes(lambda y: CubicSpline(KNOTS, y).integrate(0.2, 2.6) ** 2, y0)
+    check_all_modes(lambda y: CubicSpline(KNOTS, y, bc_type="natural").integrate(2.9, 0.4), y0)
+    spline = CubicSpline(KNOTS, y0)
+    check_all_modes(lambda t: spline.integrate(t[0], t[1]) * t[0], np.array([0.3, 2.6]))
+    check_all_modes(lambda t: spline.integrate(t[1], t[0]) + spline.integrate(-0.3, t[1]), np.array([-0.5, 3.4]))
+
+
+def test_antiderivative_and_derivative_of_a_spline_in_every_mode():
+    y0 = np.array([0.3, -0.2, 0.9, 0.4, 0.1])
+
+    def f(y):
+        spline = CubicSpline(KNOTS, y)
+        return np.sum(spline.antiderivative()(POINTS) ** 2) + np.sum(spline.antiderivative(2)(POINTS[:3])) \
+            + np.sum(spline.derivative()(POINTS) * spline.derivative(2)(POINTS))
+
+    check_all_modes(f, y0)
+    check_all_modes(lambda t: np.sum(CubicSpline(KNOTS, y0).antiderivative()(t) * t), POINTS.copy())
+
+
+def test_integrate_with_periodic_extrapolation():
+    """Several periods and a remainder (SciPy's own Python: ``divmod`` of the length by the period)."""
+    def f(y):
+        return CubicSpline(KNOTS, np.append(y, y[0]), bc_type="periodic").integrate(0.5, 7.9)
+
+    check_all_modes(f, np.array([0.3, -0.2, 0.9, 0.4]))
