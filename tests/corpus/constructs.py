@@ -1320,3 +1320,16 @@ CONSTRUCT_LEVEL = 1.0
 def c_globals_item(x):
     globals()["CONSTRUCT_LEVEL"] = x * 3.0
     return CONSTRUCT_LEVEL * x + globals()["CONSTRUCT_LEVEL"]
+
+
+def c_reversed_reads_late(x):
+    xs = [x, 2.0 * x, 3.0]
+    r = reversed(xs)
+    xs[0] = x * x  # CPython's reversed reads it when it gets there
+    return sum(v * k for k, v in enumerate(r, 1))
+
+
+def c_deque_reversed(x):
+    d = collections.deque([x, x * x], maxlen=3)
+    d.appendleft(2.0)
+    return sum(v * k for k, v in enumerate(reversed(d), 1)) + next(iter(d))

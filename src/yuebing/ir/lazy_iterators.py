@@ -1,7 +1,8 @@
-"""The iterators ``map``, ``filter``, ``zip``, ``enumerate``, ``islice`` and the endless
+"""The iterators ``map``, ``filter``, ``zip``, ``enumerate``, ``islice``, ``reversed`` and the endless
 ``itertools`` (``count``, ``cycle``, ``repeat`` without ``times``) make under differentiation
 when their laziness can be seen: an argument is itself an iterator (a lazy generator, ``iter(x)``,
-a user class's ``__next__``), or ``map``/``filter`` call Python code that may change data
+a user class's ``__next__``), or ``map``/``filter`` call Python code that may change data, or
+``reversed`` is given a list or array, which may change before the iterator reaches an item
 (``rules/iteration.py`` decides). Each is an ordinary Python object whose methods the transforms
 differentiate like user code, as ``SequenceIterator`` and ``Generator`` (``ir/generators.py``):
 an item is made when it is asked for (``next``, a ``for`` loop's step, ``zip`` of them,
@@ -288,3 +289,39 @@ def _endless(name: str) -> str:
     return (f"yuebing cannot take every item of {name}: it never ends (CPython would run forever). "
             "What to do: take the items you need with next(), itertools.islice(), zip() with a finite "
             "iterable, or a for loop with break.")
+
+
+def listed_reversed(seq: Any) -> list:
+    """``reversed(seq)`` with every item taken at once, as a list: ``rules/ordering.py`` gives it
+    ``reversed``'s whole-list rules. Where nobody can tell it from CPython's iterator (a tuple, a
+    string, a range) ``reversed`` is this; ``LazyReversed.rest`` hands it what is left."""
+    return list(reversed(seq))
+
+
+class LazyReversed(Stepping):
+    """``reversed(seq)`` of a list or an array: CPython's reverse iterator, reading ``seq[i]``
+    when the item is asked for, from the last index down, so a write into ``seq`` meanwhile is
+    seen. It ends for good once its index falls outside ``seq`` (a list that shrank below it),
+    as ``list_reverseiterator`` does; a list that grew is not walked past where it started."""
+
+    def __init__(self, seq: Any) -> None:
+        self.seq = seq
+        self.index = len(seq) - 1
+
+    def advance(self) -> tuple:
+        i = self.index
+        if 0 <= i < len(self.seq):
+            self.index = i - 1
+            return True, self.seq[i]
+        self.index = -1
+        return False, None
+
+    def rest(self) -> list:
+        """What is left, by the whole-list rule: ``seq[i], seq[i - 1], ..., seq[0]``."""
+        i = self.index
+        self.index = -1
+        if i < 0 or i >= len(self.seq):
+            return []
+        if i == len(self.seq) - 1:
+            return listed_reversed(self.seq)
+        return listed_reversed(self.seq[:i + 1])

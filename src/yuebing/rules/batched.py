@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..ir import local_classes, primitives as P
+from ..ir.lazy_iterators import listed_reversed
 from ..tangents import NoTangent
 from .core import Dual
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, forward_product
@@ -380,7 +381,7 @@ _ALWAYS = {P.mklist, P.mktuple, P.mkdict, P.cell_get, P.cell_set, P.check_unpack
 _CONTAINER_FIRST = {operator.getitem, operator.setitem, operator.delitem, operator.iadd, operator.add,
                     operator.iconcat, operator.concat}
 _OBJECT_FIRST = {getattr, setattr, delattr}
-_NO_ARRAYS = {P.as_sequence, list, tuple, reversed, enumerate, zip, dict}
+_NO_ARRAYS = {P.as_sequence, list, tuple, listed_reversed, enumerate, zip, dict}
 
 
 def _is_array_like(x: Any) -> bool:

@@ -1,9 +1,10 @@
 """Iteration helpers of the standard library, differentiated as Python code (``defined_as``):
 ``functools.reduce``, ``itertools`` (``accumulate``, ``chain``, ``product``, ``combinations``,
 ``permutations``, ``pairwise``, ``starmap``, ``islice``, ``zip_longest``, ``repeat``, ``count``,
-``cycle``), ``iter``/``next``, the lazy ``map``/``filter``/``zip``/``enumerate``
-(``lazy_definition``), and loops over instances of user classes with ``__iter__``/``__next__``
-(``iterate_to_list``, called by the loops' ``as_sequence`` rules).
+``cycle``), ``iter``/``next``, ``reversed`` (lazy over a list or array), the lazy
+``map``/``filter``/``zip``/``enumerate`` (``lazy_definition``), and loops over instances of user
+classes with ``__iter__``/``__next__`` (``iterate_to_list``, called by the loops' ``as_sequence``
+rules).
 
 The itertools over lists are evaluated eagerly: an iterator they make becomes the list of what
 it would yield. Where laziness can be seen they are CPython's lazy iterators, written in Python
@@ -24,9 +25,12 @@ import math
 import types
 from typing import Any, Callable
 
+import numpy as np
+
 from ..ir.generators import STEPS_BY_ADVANCE, Generator, drain, is_lazy
 from ..ir.lazy_iterators import (
-    Count, Cycle, Islice, LazyEnumerate, LazyFilter, LazyMap, LazyZip, Repeat, iterator_of, sequences_only,
+    Count, Cycle, Islice, LazyEnumerate, LazyFilter, LazyMap, LazyReversed, LazyZip, Repeat, iterator_of,
+    listed_reversed, sequences_only,
 )
 from ..ir.primitives import EAGER_ITEMS_LIMIT, python_iterable
 from ..tangents import register_nondifferentiable_type
@@ -284,7 +288,28 @@ def _has_python_next(iterator: Any) -> bool:
     return isinstance(getattr(type(iterator), "__next__", None), types.FunctionType)
 
 
-nondifferentiable(_has_python_next, python_iterable, is_lazy, sequences_only)
+def _has_python_reversed(seq: Any) -> bool:
+    return isinstance(getattr(type(seq), "__reversed__", None), types.FunctionType)
+
+
+def _read_lazily(seq: Any) -> bool:
+    """Whether ``reversed(seq)`` could be told from the list of its items: a list or an array may be
+    written or shrink before the iterator reaches an item (a tuple, string or range cannot)."""
+    return isinstance(seq, (list, np.ndarray))
+
+
+nondifferentiable(_has_python_next, _has_python_reversed, _read_lazily, python_iterable, is_lazy, sequences_only)
+
+
+def _reversed(seq: Any) -> Any:
+    """``reversed(seq)``: a user class's ``__reversed__`` (Python code, differentiated, as a
+    ``TrackedDeque``'s), CPython's lazy iterator over a list or array (``LazyReversed``: an item is
+    read when it is asked for), else the list of the items, which nobody can tell from it."""
+    if _has_python_reversed(seq):
+        return type(seq).__reversed__(seq)
+    if _read_lazily(seq):
+        return LazyReversed(seq)
+    return listed_reversed(seq)
 
 
 def _native_next(iterator: Any, *default: Any) -> Any:
@@ -330,7 +355,7 @@ for _target, _definition in [
     (itertools.permutations, _permutations), (itertools.pairwise, _pairwise), (itertools.starmap, _starmap),
     (itertools.islice, _islice), (itertools.zip_longest, _zip_longest), (itertools.repeat, _repeat),
     (itertools.count, _count), (itertools.cycle, _cycle),
-    (iter, _iter), (next, _next),
+    (iter, _iter), (next, _next), (reversed, _reversed),
 ]:
     defined_as(_target, _definition)
 

@@ -8,9 +8,12 @@ Conventions:
 * ``min``/``max`` (both ``max(a, b, ...)`` and ``max(iterable)``, with ``key=`` and ``default=``)
   send the whole cotangent to the element they returned: the first extreme one on ties, as
   Python returns it. If that element is an array (or any mutable object) the output *is* it.
-* ``reversed`` and ``filter`` return a **list** instead of an iterator, every item chosen at
-  once. ``filter`` of an iterator, or with a predicate (or, for None, items' truth) that may
-  change data, makes CPython's lazy iterator instead (``iteration.lazy_definition``).
+* ``filter`` returns a **list** instead of an iterator, every item chosen at once, and so does
+  ``reversed`` where nobody can tell (``listed_reversed``: of a tuple, a string, a range, or when
+  a consumer takes every item); of a list or array it is CPython's lazy iterator
+  (``ir/lazy_iterators.LazyReversed``, made by ``iteration.py``). ``filter`` of an iterator, or
+  with a predicate (or, for None, items' truth) that may change data, makes CPython's lazy
+  iterator instead (``iteration.lazy_definition``).
 * Only the order (``sorted``) or the choice (``min``, ``max``, ``filter``) depends on a key's or
   predicate's value, which is piecewise constant: zero derivative. A builtin key (``abs``,
   ``operator.itemgetter``) and Python code that writes and calls nothing (``lambda p: p[0]``)
@@ -39,6 +42,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tangents as T
+from ..ir.lazy_iterators import listed_reversed
 from ..tangents import NoFData, NoRData, NoTangent
 from ._comparisons import ComparisonPlan, comparison_plan, compares_through, cmp_to_key, goes_through, \
     holds_sequences, sequence_pair, is_builtin_key, next_comparison, planned_order, python_key, refuse_comparing_through
@@ -181,16 +185,19 @@ _RULES = {"reversed": sequence_rules("reversed", _reversed, list), "sorted": seq
           "filter": sequence_rules("filter", _filter, list)}
 
 
-@rrule_for(builtins.reversed)
+@rrule_for(listed_reversed)
 def _reversed_rrule(seq):
     reversed(primal(seq))  # Python's check that seq is a sequence
     return _RULES["reversed"][0](seq)
 
 
-@frule_for(builtins.reversed)
+@frule_for(listed_reversed)
 def _reversed_frule(seq):
     reversed(primal(seq))
     return _RULES["reversed"][1](seq)
+
+
+linear(listed_reversed)  # (reversed itself is its Python definition: iteration.py)
 
 
 def _sorted_goes_through(args: tuple, kwargs: dict) -> bool:
@@ -649,8 +656,9 @@ def _sequence_cases() -> list:
         Case(tuple.__new__, tuple, [1.5, randn(2)], name="tuple.__new__(tuple, list)"),
         Case(tuple.__new__, _Point, [randn(), randn(2)], name="tuple.__new__(namedtuple, list): _make"),
         Case(tuple.__new__, _Point, (randn(), 2), name="tuple.__new__(namedtuple, tuple with an int)"),
-        ListedCase(builtins.reversed, [1.5, shared, -2.0], name="reversed(list)"),
-        ListedCase(builtins.reversed, randn(3), name="reversed(array)"),
+        Case(listed_reversed, [1.5, shared, -2.0], name="reversed(list), every item at once"),
+        Case(listed_reversed, randn(3), name="reversed(array), every item at once"),
+        Case(listed_reversed, (randn(), 2, randn(2)), name="reversed(tuple)"),
         Case(sorted, [2.5, -1.0, 0.5, 3.0], name="sorted(floats)"),
         Case(sorted, [2.5, -1.0, 0.5], kwargs={"reverse": True}, name="sorted(reverse=True)"),
         Case(sorted, [2.5, -1.0, 0.5], kwargs={"key": abs}, name="sorted(key=abs)"),

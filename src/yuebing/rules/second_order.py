@@ -309,7 +309,7 @@ linear(
     np.sum, np.mean, np.trace, np.diag, np.diagonal, np.tril, np.triu, np.cumsum,
     np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze, np.expand_dims,
     np.atleast_1d, np.atleast_2d, np.copy, np.broadcast_to, np.flip, np.roll, np.tile, np.repeat,
-    np.diff, np.real, zip, enumerate, reversed,
+    np.diff, np.real, zip, enumerate,
     (np.ndarray, "sum"), (np.ndarray, "mean"), (np.ndarray, "reshape"), (np.ndarray, "ravel"),
     (np.ndarray, "flatten"), (np.ndarray, "transpose"), (np.ndarray, "copy"), (np.ndarray, "trace"),
     (np.ndarray, "squeeze"), (np.ndarray, "cumsum"), (np.ndarray, "item"),

@@ -3,7 +3,10 @@
 methods are written in Python over a list of its items (``items``), so they are differentiated
 from source like user code: a deque's derivatives are its list's, and each mutation is undone
 by the list rules it runs. ``append`` on a full deque drops the item at the other end, as
-``maxlen`` says; ``rotate``, ``extendleft``, indexing and iteration do what ``deque``'s do.
+``maxlen`` says; ``rotate``, ``extendleft``, indexing and iteration do what ``deque``'s do: its
+iterators (``DequeIterator``, for ``iter(d)``, ``for``, ``reversed(d)``) read an item when it is
+asked for and raise CPython's ``RuntimeError`` once the deque changed size or was rotated (its
+``state``, counted as CPython counts it).
 
 The deque's own C storage is kept equal to ``items`` after every change (``_mirror``, no
 derivative), so code that reads it in C (``np.asarray(d)``, ``repr``) sees the same values; what
@@ -17,6 +20,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ...ir.lazy_iterators import Stepping, listed_reversed
 from ...tangents import MutableTangent, NoRData
 from ..core import CoDual, Dual, frule_for, rrule_for
 from ..declare import nondifferentiable
@@ -34,6 +38,7 @@ class TrackedDeque(collections.deque):
             raise ValueError("maxlen must be non-negative")
         self.items = []
         self.limit = maxlen
+        self.state = 0  # changed by what CPython's deque counts as a mutation: its iterators check it
         self.extend(iterable)
 
     @property
@@ -43,12 +48,14 @@ class TrackedDeque(collections.deque):
     # -- adding and removing at the ends ------------------------------------------------------
 
     def append(self, value: Any) -> None:
+        self.state += 1
         self.items.append(value)
         if self.limit is not None and len(self.items) > self.limit:
             del self.items[0]
         _mirror(self, self.items)
 
     def appendleft(self, value: Any) -> None:
+        self.state += 1
         self.items.insert(0, value)
         if self.limit is not None and len(self.items) > self.limit:
             del self.items[-1]
@@ -57,6 +64,7 @@ class TrackedDeque(collections.deque):
     def pop(self) -> Any:
         if not self.items:
             raise IndexError("pop from an empty deque")
+        self.state += 1
         value = self.items.pop()
         _mirror(self, self.items)
         return value
@@ -64,21 +72,29 @@ class TrackedDeque(collections.deque):
     def popleft(self) -> Any:
         if not self.items:
             raise IndexError("pop from an empty deque")
+        self.state += 1
         value = self.items.pop(0)
         _mirror(self, self.items)
         return value
 
     def extend(self, iterable: Iterable) -> None:
-        for value in list(iterable):  # (a list first: d.extend(d) reads what it had)
+        values = list(iterable)  # (a list first: d.extend(d) reads what it had)
+        if self.limit == 0:  # (CPython only consumes the iterable: no mutation)
+            return
+        for value in values:
             self.append(value)
 
     def extendleft(self, iterable: Iterable) -> None:
-        for value in list(iterable):
+        values = list(iterable)
+        if self.limit == 0:
+            return
+        for value in values:
             self.appendleft(value)
 
     def rotate(self, n: int = 1) -> None:
         size = len(self.items)
-        if size:
+        if size > 1:
+            self.state += 1
             n = n % size
             if n:
                 self.items[:] = self.items[size - n:] + self.items[:size - n]
@@ -87,14 +103,18 @@ class TrackedDeque(collections.deque):
     def insert(self, index: int, value: Any) -> None:
         if self.limit is not None and len(self.items) >= self.limit:
             raise IndexError("deque already at its maximum size")
+        self.state += 1
         self.items.insert(index, value)
         _mirror(self, self.items)
 
     def remove(self, value: Any) -> None:
         self.items.remove(value)
+        self.state += 1
         _mirror(self, self.items)
 
     def clear(self) -> None:
+        if self.items:  # (CPython leaves an empty deque's state alone)
+            self.state += 1
         self.items.clear()
         _mirror(self, self.items)
 
@@ -119,10 +139,10 @@ class TrackedDeque(collections.deque):
         return len(self.items)
 
     def __iter__(self) -> Any:
-        return iter(self.items)
+        return DequeIterator(self, 1)
 
     def __reversed__(self) -> Any:
-        return reversed(self.items)
+        return DequeIterator(self, -1)
 
     def __contains__(self, value: Any) -> bool:
         return value in self.items
@@ -135,6 +155,7 @@ class TrackedDeque(collections.deque):
         _mirror(self, self.items)
 
     def __delitem__(self, index: int) -> None:
+        self.state += 1
         del self.items[_position(index)]
         _mirror(self, self.items)
 
@@ -161,6 +182,42 @@ class TrackedDeque(collections.deque):
     def __repr__(self) -> str:
         limit = "" if self.limit is None else f", maxlen={self.limit}"
         return f"deque({self.items!r}{limit})"
+
+
+class DequeIterator(Stepping):
+    """``iter(d)`` and ``reversed(d)`` of a ``TrackedDeque``, as CPython's deque iterators: an item
+    is read when it is asked for (``d[i] = v`` or ``d.reverse()`` meanwhile is seen), and once the
+    deque has been added to, popped, rotated or cleared since the iterator was made (its
+    ``state`` changed) every step raises ``RuntimeError``, where a list's iterator would go on."""
+
+    def __init__(self, deque: TrackedDeque, step: int) -> None:
+        self.deque = deque
+        self.state = deque.state
+        self.counter = len(deque.items)  # the items left
+        self.index = 0 if step > 0 else self.counter - 1
+        self.step = step
+
+    def advance(self) -> tuple:
+        if self.deque.state != self.state:
+            self.counter = 0
+            raise RuntimeError("deque mutated during iteration")
+        if self.counter == 0:
+            return False, None
+        item = self.deque.items[self.index]
+        self.index += self.step
+        self.counter -= 1
+        return True, item
+
+    def rest(self) -> list:
+        """Every item left, by the list rules (nothing can change the deque in between)."""
+        if self.deque.state != self.state:
+            self.counter = 0
+            raise RuntimeError("deque mutated during iteration")
+        n = self.counter
+        self.counter = 0
+        if self.step > 0:
+            return self.deque.items[self.index:self.index + n]
+        return listed_reversed(self.deque.items[self.index + 1 - n:self.index + 1])
 
 
 def _position(index: Any) -> int:
