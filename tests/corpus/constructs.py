@@ -1322,6 +1322,43 @@ def c_globals_item(x):
     return CONSTRUCT_LEVEL * x + globals()["CONSTRUCT_LEVEL"]
 
 
+def c_exception_float_data(x):
+    try:
+        raise ValueError(x * 2.0, "carried")
+    except ValueError as error:
+        return error.args[0] * x
+
+
+class _CarriedAmount(Exception):
+    def __init__(self, amount):
+        super().__init__("amount")
+        self.amount = amount
+
+
+def c_exception_attribute_from(x):
+    try:
+        try:
+            raise KeyError(x)
+        except KeyError as inner:
+            raise _CarriedAmount(np.sin(inner.args[0])) from inner
+    except _CarriedAmount as error:
+        return error.amount * x
+
+
+def c_stop_value_not_held(x):
+    def g():
+        yield x
+        return x * x
+
+    made = [g()]
+    try:
+        next(made[0])
+        next(made[0])
+    except StopIteration as stop:
+        return stop.args[0] + stop.value * x
+    return 0.0
+
+
 def c_reversed_reads_late(x):
     xs = [x, 2.0 * x, 3.0]
     r = reversed(xs)

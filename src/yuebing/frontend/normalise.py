@@ -492,6 +492,11 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         out.append(ir.If(test, body, orelse, line=line))
 
     def stmt_Raise(self, node: ast.Raise, out: list) -> None:
+        if isinstance(node.exc, ast.Call) and any(not isinstance(a, (ast.Constant, ast.JoinedStr)) for a in
+                                                  [*node.exc.args, *(k.value for k in node.exc.keywords)]):
+            # raise E(x * 2.0): the exception is made by a call, whose rule keeps what it carries
+            # with its derivative for the handler's reads (rules/exception_data.py)
+            node = ast.Raise(ast.Name(self.expr(node.exc, out).name, ast.Load()), node.cause)
         node = ast.Raise(self._cells_read(node.exc, out), self._cells_read(node.cause, out))
         node = ast.Raise(self.current_globals(node.exc, out), self.current_globals(node.cause, out))
         self._hoist_globals([e for e in (node.exc, node.cause) if e is not None])

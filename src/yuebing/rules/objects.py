@@ -52,6 +52,7 @@ from .containers import (
     _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
 )
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from .exception_data import carried_read, carried_tangent
 from .declare import nondifferentiable
 from .second_order import defined_as
 from .util import add_rdata_to, output, zero_fdata
@@ -252,20 +253,24 @@ def _read_number_attribute(obj: CoDual, name: str, v: Any) -> Read:
 
 
 def _refuse_carried_floats(o: Any, name: str, v: Any) -> None:
-    """An exception's attribute holding float data (``e.args[0]``, ``stop.value``) is refused:
-    exceptions have no tangent (they are made and raised without derivatives), so the value
-    would reach the handler with a zero derivative."""
+    """An exception's attribute holding float data that is not one of the arguments it was made
+    from in differentiated code (``exception_data.py`` follows those) is refused: exceptions
+    have no tangent, so the value would reach the handler with a zero derivative."""
     if isinstance(o, BaseException) and _holds_float_data(v, 0):
         kind = type(o).__qualname__
         advice = ("catch StopIteration in the function that holds the generator in a variable and calls "
                   "next()/send()/throw() on it (`except StopIteration as e: r = e.value` is then read from the "
                   "generator), or take the value with `r = yield from g()` inside another generator"
                   if isinstance(o, StopIteration) else
-                  "keep the value in a variable assigned before the raise and read that variable in the except "
-                  "clause (`bad = x * 2.0; raise ValueError(bad)`, then `except ValueError: use(bad)`)")
+                  "pass the value itself to the exception in the differentiated code (`raise E(v)`, and "
+                  "`self.value = v` in its __init__), or keep it in a variable assigned before the raise and "
+                  "read that variable in the except clause (`bad = x * 2.0; raise ValueError(bad)`, then "
+                  "`except ValueError: use(bad)`)")
         raise RuleArgumentError(
             f"getattr: yuebing cannot differentiate the float data the {kind} exception carries in {name!r}: "
-            f"exceptions carry no derivative, so it would be lost. What to do: {advice}.")
+            "yuebing follows what an exception is made from in differentiated code (its arguments, in e.args "
+            "or an attribute set to one), and this value is not one of them (its __init__ computed it, or "
+            f"the exception was made outside), so its derivative would be lost. What to do: {advice}.")
 
 
 def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
@@ -299,6 +304,10 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         v = object.__getattribute__(o, name) if plain else getattr(o, name)
     except AttributeError:
         return None
+    if isinstance(o, BaseException):  # what the exception was made from, with its derivative (exception_data.py)
+        found = carried_read(o, v)
+        if found is not None:
+            return found
     _refuse_carried_floats(o, name, v)
     if kind is K.ARRAY or isinstance(o, np.ndarray):
         return _read_array_attribute(obj, name, v)
@@ -400,6 +409,10 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
         if default is _NOT_PASSED:
             raise
         return Dual(primal(default), default.tangent if isinstance(default, Dual) else T.zero_tangent(default))
+    if isinstance(o, BaseException):  # what the exception was made from, with its tangent (exception_data.py)
+        carried = carried_tangent(o, v)
+        if carried is not None:
+            return Dual(v, carried)
     _refuse_carried_floats(o, n, v)
     if type(o) is types.ModuleType:
         return Dual(v, _outside_tangent(v))

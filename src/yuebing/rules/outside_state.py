@@ -214,6 +214,11 @@ def registered(role: str, value: Any, kind: str = "") -> Any:
 def _refuse_what_an_outer_pass_registered(value: Any, kind: str, outer: list) -> None:
     key = ("registered", kind, id(value))
     if any(memo and memo.get(key, (None,))[0] is value for memo in outer):
+        if kind == "exception":  # (rules/exception_data.py)
+            raise TypeError(
+                "yuebing cannot differentiate a nested differentiation (yb.grad inside the differentiated function) "
+                "reading float data out of an exception the outer pass made: the inner pass cannot follow its outer "
+                "derivative. Read the value in the outer function and pass it to the inner one as an argument")
         raise TypeError(
             "yuebing cannot differentiate a nested differentiation (yb.grad inside the differentiated function) "
             "reaching " + ("a class attribute computed by" if kind else "a variable read by the methods of") +

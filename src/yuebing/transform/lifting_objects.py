@@ -15,6 +15,7 @@ from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_s
 from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
 from ..rules.iteration import iterate_to_list
+from ..rules.exception_data import carried_tangent
 from ..rules.objects import _mapped_item
 from ..rules.local_classes import class_level_tangent
 from ..rules import outside_state
@@ -49,6 +50,8 @@ class _BoundTangent:
 
 def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     obj = args[0]
+    if isinstance(obj[0], BaseException) and not kwargs and outside_state.registered("tangent", obj[0], "exception") is not None:
+        return _exception_attribute(f, args)
     if isinstance(obj[0], (type, types.ModuleType)) and not kwargs and len(args) == 2:
         return _class_or_module_attribute(args)
     if type(obj[2]) is dict and len(args) == 2 and not kwargs and _mapped_item(obj[0], args[1][0]):
@@ -77,6 +80,17 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
             y_d = args[2][2]
         elif y_d is _MISSING:  # a class attribute: a constant (one tangent a call, if mutable)
             y_d = _class_attribute_tangent(y)
+    return (y, out1.fdata, y_d, out2.fdata), pullback
+
+
+def _exception_attribute(f: tuple, args: tuple) -> tuple:
+    """An attribute of an exception made from float data in this pass (``rules/exception_data.py``):
+    its fdata and fdata tangent from the reverse rule run in both roles, its tangent from the record."""
+    out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)
+    y = out1.primal
+    y_d = carried_tangent(args[0][0], y)
+    if y_d is None or y_d is NoTangent:
+        y_d = 0.0 if type(y) is float else _zero_tangent_of(y)
     return (y, out1.fdata, y_d, out2.fdata), pullback
 
 

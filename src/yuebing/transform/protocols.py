@@ -25,6 +25,7 @@ from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.core import RuleArgumentError, describe_callable
 from ..rules.iteration import is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
+from ..rules.exception_data import as_class_call
 from ..rules.zero_derivative import made_exception
 from ..tangents.kinds import MASKED_ARRAYS
 
@@ -437,7 +438,7 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         return mode.method(f, args, kwargs)
     if isinstance(fn, type):
         if issubclass(fn, BaseException):  # made without derivatives (rules/zero_derivative.py)
-            return dispatch(mode, mode.constant(made_exception), made_exception, (f, *args), kwargs)
+            return as_class_call(dispatch(mode, mode.constant(made_exception), made_exception, (f, *args), kwargs))
         return mode.construct(f, args, kwargs)
     if kind is functools.partial:
         return mode.partial(f, args, kwargs)

@@ -1,0 +1,215 @@
+"""Float data carried by exceptions: ``raise ValueError(x * 2.0)`` read back as ``e.args[0]``, a
+user exception's ``e.value`` set from an argument, ``StopIteration.value`` of a generator.
+
+An exception has no tangent of its own (``tangents/kinds.py``: its kind carries none), so what
+it is made from keeps its derivative data beside it, per differentiation pass and role, as the
+outside state keeps a global's (``outside_state.register``, kind ``"exception"``): the rule of
+``made_exception`` (every construction of an exception class in differentiated code,
+``transform/protocols.dispatch``; the normaliser lowers ``raise E(args)`` to such a call)
+records each argument with its fdata (reverse), its tangent (forward), or both and the fdata
+tangent (second order). An attribute read of the exception (``rules/objects.py``,
+``transform/lifting_objects.py``) whose value *is* one of those arguments (by identity: the
+very float, array or list passed), or a tuple of them (``e.args``), hands out that argument's
+data; a float's cotangent gathers in the record and the constructor's pullback returns it to
+the argument. Any other float data read out of an exception (one made by plain code, or a value
+an ``__init__`` computed from its arguments) is refused by name, as before.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.primitives import _holds_float_data
+from ..tangents import NoFData, NoRData, NoTangent
+from . import outside_state
+from .batched import _ALWAYS
+from .core import CoDual, Dual, primal, register_frule, register_rrule
+from .second_order import _register
+from .util import sum_rdata
+from .zero_derivative import made_exception
+
+_KIND = "exception"
+_ROLE_TANGENT = "tangent"
+
+
+class Carried:
+    """The arguments an exception was made from (``values``) and their derivative data in one
+    role (``data``: fdata, tangents or fdata tangents); ``rdata``: the cotangents the reads of
+    them gathered (reverse roles)."""
+
+    __slots__ = ("values", "data", "rdata")
+
+    def __init__(self, values: list, data: list) -> None:
+        self.values, self.data = values, data
+        self.rdata: list = [NoRData] * len(values)
+
+    def position(self, v: Any) -> int:
+        """The argument ``v`` is (by identity), or -1."""
+        for j, value in enumerate(self.values):
+            if value is v:
+                return j
+        return -1
+
+    def positions(self, v: Any) -> list | None:
+        """Per item of what was read, the argument it is (-1: none, then it holds no float data),
+        or None when ``v`` cannot be followed (float data from elsewhere)."""
+        j = self.position(v)
+        if j >= 0:
+            return [j]
+        if type(v) is not tuple:
+            return None
+        found = [self.position(item) for item in v]
+        if any(j < 0 and _holds_float_data(item, 0) for j, item in zip(found, v)):
+            return None
+        return found
+
+    def take(self) -> list:
+        """The gathered cotangents, handed once (the pullback runs once)."""
+        r, self.rdata = self.rdata, [NoRData] * len(self.values)
+        return r
+
+
+def _carries(values: list) -> bool:
+    return any(_holds_float_data(v, 0, True) for v in values)
+
+
+def _record(role: str, e: BaseException, values: list, data: list) -> Carried | None:
+    if not outside_state.active():  # outside a pass: nothing is followed (a read is refused)
+        return None
+    carried = Carried(values, data)
+    outside_state.register(role, e, carried, _KIND)
+    return carried
+
+
+# --------------------------------------------------------------------------------------------
+# Construction: made_exception(cls, *args, **kwargs). A pullback's rdata: the function's own,
+# the class's, the arguments', then the keywords' in call order (rules/core.py)
+# --------------------------------------------------------------------------------------------
+
+
+def _made_rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Any]:
+    given = list(args[1:]) + list(kwargs.values())
+    e = made_exception(*map(primal, args), **{k: primal(v) for k, v in kwargs.items()})
+    values = [primal(a) for a in given]
+    carried = _record("fdata", e, values, [_fdata(a) for a in given]) if _carries(values) else None
+    nothing = (NoRData,) * (2 + len(given))
+
+    def pullback(dy: Any) -> tuple:
+        return nothing if carried is None else (NoRData, NoRData, *carried.take())
+
+    if carried is None:
+        pullback.changes_nothing = True  # type: ignore[attr-defined]  # (transform/exceptions.py)
+    return CoDual(e, NoFData), pullback
+
+
+def _made_frule(*args: Any, **kwargs: Any) -> Dual:
+    given = list(args[1:]) + list(kwargs.values())
+    e = made_exception(*map(primal, args), **{k: primal(v) for k, v in kwargs.items()})
+    values = [primal(a) for a in given]
+    if _carries(values):
+        _record(_ROLE_TANGENT, e, values, [a.tangent if isinstance(a, Dual) else NoTangent for a in given])
+    return Dual(e, NoTangent)
+
+
+def _made_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Second order: one exception, recorded with the fdata, the fdata tangents and the tangents
+    of its arguments; the dual pullback hands back what the reads gathered in both reverse roles."""
+    e = made_exception(*(a[0] for a in args), **{k: v[0] for k, v in kwargs.items()})
+    given = list(args[1:]) + list(kwargs.values())
+    values = [a[0] for a in given]
+    nothing = (NoRData,) * (2 + len(given))
+    if not _carries(values) or not outside_state.active():
+        return (e, NoFData, NoTangent, NoFData), lambda dy, dy_d: (nothing, nothing)
+    fdata = _record("fdata", e, values, [a[1] for a in given])
+    fdata_tangent = _record("fdata_tangent", e, values, [a[3] for a in given])
+    _record(_ROLE_TANGENT, e, values, [a[2] for a in given])
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        return (NoRData, NoRData, *fdata.take()), (NoRData, NoRData, *fdata_tangent.take())
+
+    return (e, NoFData, NoTangent, NoFData), pullback
+
+
+def _fdata(a: Any) -> Any:
+    return a.fdata if isinstance(a, CoDual) else NoFData
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+
+def carried_read(o: BaseException, v: Any) -> tuple[CoDual, Any] | None:
+    """Reverse mode: ``(codual, owner rdata)`` of ``v``, read from exception ``o``, when ``v`` is
+    (or is a tuple of) what ``o`` was made from in this pass; else None."""
+    if not _holds_float_data(v, 0, True):
+        return None  # (nothing to follow: read as before)
+    carried = outside_state.registered("fdata", o, _KIND)
+    found = carried.positions(v) if carried is not None else None
+    if found is None:
+        return None
+    if type(v) is not tuple or carried.position(v) >= 0:
+        j = found[0]
+
+        def one(dy: Any) -> Any:
+            carried.rdata[j] = sum_rdata(carried.rdata[j], dy)
+            return NoRData
+
+        return CoDual(v, carried.data[j]), one
+    parts = [carried.data[j] if j >= 0 else NoFData for j in found]
+
+    def items(dy: Any) -> Any:
+        if dy is not NoRData:
+            for j, r in zip(found, dy):
+                if j >= 0:
+                    carried.rdata[j] = sum_rdata(carried.rdata[j], r)
+        return NoRData
+
+    return CoDual(v, tuple(parts) if any(p is not NoFData for p in parts) else NoFData), items
+
+
+def carried_tangent(o: BaseException, v: Any) -> Any:
+    """Forward mode and second order: the tangent of ``v`` read from exception ``o`` (as
+    ``carried_read``), or None when it was not made from it in this pass."""
+    if not _holds_float_data(v, 0, True):
+        return None
+    carried = outside_state.registered(_ROLE_TANGENT, o, _KIND)
+    found = carried.positions(v) if carried is not None else None
+    if found is None:
+        return None
+    if type(v) is not tuple or carried.position(v) >= 0:
+        return carried.data[found[0]]
+    parts = [carried.data[j] if j >= 0 else NoTangent for j in found]
+    return tuple(parts) if any(p is not NoTangent for p in parts) else NoTangent
+
+
+register_rrule(made_exception, _made_rrule)
+register_frule(made_exception, _made_frule)
+_made_dual.second_order_kind = "special"  # type: ignore[attr-defined]  # a batched Hessian pass is dropped (Unbatched)
+_register((made_exception,), _made_dual)
+_ALWAYS.add(made_exception)  # batched passes: it only moves tangents (into the record)
+
+CASES: list = []  # (its output is an exception: tests/test_exception_data.py reads it back in every mode)
+
+
+def as_class_call(result: Any) -> Any:
+    """``made_exception``'s result in any mode, for the call of the exception class itself that
+    dispatch sends to it (``ValueError(v)``, ``transform/protocols.py``): the call site reads its
+    rdata as the class's, then its arguments' (one fewer than ``made_exception``'s own)."""
+    if type(result) is not tuple or len(result) != 2 or not callable(result[1]):
+        return result  # forward mode: a Dual
+    out, pullback = result
+    if isinstance(out, CoDual):
+        def class_pullback(dy: Any) -> tuple:
+            return pullback(dy)[1:]
+
+        if getattr(pullback, "changes_nothing", False):
+            class_pullback.changes_nothing = True  # type: ignore[attr-defined]
+        return out, class_pullback
+
+    def class_dual_pullback(dy: Any, dy_d: Any) -> tuple:  # second order: 4-tuples
+        rdata, rdata_tangents = pullback(dy, dy_d)
+        return rdata[1:], rdata_tangents[1:]
+
+    if getattr(pullback, "changes_nothing", False):
+        class_dual_pullback.changes_nothing = True  # type: ignore[attr-defined]
+    return out, class_dual_pullback
