@@ -1370,3 +1370,9 @@ def c_deque_reversed(x):
     d = collections.deque([x, x * x], maxlen=3)
     d.appendleft(2.0)
     return sum(v * k for k, v in enumerate(reversed(d), 1)) + next(iter(d))
+
+
+def c_set_of_pairs(x):
+    s = {(x, "a"), (x * x, "b")}
+    s.add((3.0 * x, "c"))
+    return sum(v for v, _ in s) * max(s)[0]

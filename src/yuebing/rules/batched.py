@@ -382,6 +382,9 @@ _CONTAINER_FIRST = {operator.getitem, operator.setitem, operator.delitem, operat
                     operator.iconcat, operator.concat}
 _OBJECT_FIRST = {getattr, setattr, delattr}
 _NO_ARRAYS = {P.as_sequence, list, tuple, listed_reversed, enumerate, zip, dict}
+#: ``|``, ``&``, ``-``, ``^`` and their in-place forms: on two sets, the set rules move element tangents
+_SET_OPERATORS = {operator.or_, operator.and_, operator.sub, operator.xor, operator.ior, operator.iand, operator.isub,
+                  operator.ixor}
 
 
 def _is_array_like(x: Any) -> bool:
@@ -405,6 +408,8 @@ def _moves_tangents(fn: Any, primals: list) -> bool:
         return fn.__name__ != "extend" or not any(isinstance(p, np.ndarray) for p in primals)
     if isinstance(owner, (set, frozenset)) or owner is set or owner is frozenset:  # s.add(v): tangents moved
         return not any(isinstance(p, np.ndarray) for p in primals)  # set(array) takes the array's elements
+    if fn in _SET_OPERATORS:
+        return len(primals) == 2 and all(isinstance(p, (set, frozenset)) for p in primals)
     if fn in _CONTAINER_FIRST:  # items of a list, tuple or dict (an array's rows are not its items)
         if not primals or type(primals[0]) not in (list, tuple, dict):
             return False

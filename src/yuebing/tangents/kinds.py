@@ -13,7 +13,7 @@ COMPLEX    complex, NumPy complex scalar                  complex
 ARRAY      ndarray of float/complex dtype                 ndarray, same shape and dtype
 NONDIFF    int, bool, str, None, type, module, int arrays, NoTangent
            sets of labels, RNGs, plain functions, registered types
-SET        set, frozenset holding a float or complex number   SetTangent: element -> its tangent (fdata)
+SET        set, frozenset holding a number (or a tuple of them)  SetTangent: element -> its tangent (fdata)
 TUPLE      tuple, namedtuple                              tuple / same namedtuple (or NoTangent)
 LIST       list                                           list (fdata)
 DICT       dict                                           dict with the same keys (fdata)
@@ -224,9 +224,10 @@ _PLAIN_ELEMENTS = _PLAIN_LABELS | {float, complex, np.float64, np.float32, np.co
 
 
 def _set_kind(x: Any) -> str:
-    """A set (or frozenset) holding a float or complex number has a ``SetTangent``; a set of labels
-    (ints, strings, tuples of them) has none. Elements that are containers carrying derivatives
-    (a tuple of floats) have no place in a set's tangent: refused, not dropped."""
+    """A set (or frozenset) holding a float or complex number, or a tuple with one inside (``{(x,
+    1.0)}``), has a ``SetTangent``; a set of labels (ints, strings, tuples of them) has none.
+    Other elements carrying derivatives (a frozenset of floats, a frozen object) have no place in
+    a set's tangent: refused, not dropped."""
     kinds = set(map(type, x))  # one pass in C: sets are read often (every method call)
     if kinds <= _PLAIN_LABELS:
         return NONDIFF
@@ -234,7 +235,7 @@ def _set_kind(x: Any) -> str:
         return SET
     found = NONDIFF
     for v in x:
-        if isinstance(v, _NUMBER_ELEMENTS):
+        if isinstance(v, _NUMBER_ELEMENTS) or is_number_tuple(v):
             found = SET
         elif not isinstance(v, (int, str, bytes, type(None), bool)) and not _label(v):
             raise StructureError(
@@ -264,6 +265,23 @@ def _dict_view_kind(x: Any) -> str:
         f"pass list({type(x).__name__.split('_')[-1]}) instead")
 
 
+def is_number_tuple(v: Any) -> bool:
+    """Whether ``v`` is a tuple (or namedtuple, nested ones too) of numbers and labels with a number
+    inside: a set keeps its tangent, a tuple of the numbers' tangents, as it keeps a number's."""
+    if not isinstance(v, tuple):
+        return False
+    stack, found = list(v), False
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _NUMBER_ELEMENTS):
+            found = True
+        elif isinstance(item, tuple):
+            stack.extend(item)
+        elif not _label(item):
+            return False
+    return found
+
+
 def _label(v: Any) -> bool:
     """Whether hashable ``v`` carries no derivative (an int, a string, a tuple of them...)."""
     stack = [v]
@@ -279,13 +297,16 @@ def _label(v: Any) -> bool:
 
 
 def canonical_order(elements: Any) -> list:
-    """A set's elements in an order that does not depend on its history (numbers by value,
-    then everything else by type and repr): how two sets' elements are paired."""
+    """A set's elements in an order that does not depend on its history (numbers by value, tuples
+    by their elements' ranks, then everything else by type and repr): how two sets' elements are
+    paired."""
     def rank(v: Any) -> tuple:
         if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
             return (0, float(v), "")
         if isinstance(v, (complex, np.complexfloating)):
             return (1, abs(v), repr(v))
+        if isinstance(v, tuple):  # (not by repr: "(10.0," sorts before "(9.0,")
+            return (2, 0.0, "", tuple(map(rank, v)))
         return (2, 0.0, f"{type(v).__qualname__}:{v!r}")
 
     return sorted(elements, key=rank)

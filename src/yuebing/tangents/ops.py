@@ -196,7 +196,7 @@ def _from_primal(x: Any, make_leaf: Callable[[Any], Any]) -> Any:
             return t
         keys, children, style = K.parts(x, kind)
         if kind is K.SET:
-            memo[key] = t = _set_tangent_of(x, [make_leaf(v) if isinstance(v, _SET_NUMBERS) else NoTangent for v in keys])
+            memo[key] = t = _set_tangent_of(x, [_element_leaves(v, make_leaf) for v in keys])
             return t
         if kind in K.MUTABLE_KINDS:
             shell = memo[key] = _tangent_shell(x, kind)
@@ -214,6 +214,42 @@ def _from_primal(x: Any, make_leaf: Callable[[Any], Any]) -> Any:
 _SET_NUMBERS = (float, complex, np.floating, np.complexfloating)
 
 
+def _element_leaves(v: Any, make_leaf: Callable[[Any], Any]) -> Any:
+    """The tangent of set element ``v``: a number's leaf; a tuple of them (``K.is_number_tuple``),
+    the tuple of its leaves (``NoTangent`` for its labels); a label's ``NoTangent``."""
+    if isinstance(v, _SET_NUMBERS):
+        return make_leaf(v)
+    if not K.is_number_tuple(v):
+        return NoTangent
+    return _build_tangent(v, K.TUPLE, list(range(len(v))), [_element_leaves(e, make_leaf) for e in v])
+
+
+def _moved_element(v: Any, tv: Any, scale: float) -> Any:
+    """Set element ``v`` moved by ``scale * tv`` (a number, or a tuple of numbers and labels)."""
+    if isinstance(v, _SET_NUMBERS):
+        _check_number(tv, v)
+        return type(v)(v + scale * tv)
+    if tv is NoTangent:
+        return v
+    if not K.is_number_tuple(v):
+        raise StructureError(f"{_describe(v)} carries no tangent, but got {_describe(tv)}")
+    parts = [_moved_element(e, te, scale) for e, te in zip(v, _aligned_children(K.TUPLE, list(range(len(v))), tv))]
+    return K.build_immutable(v, K.TUPLE, list(range(len(v))), parts)
+
+
+def _element_difference(a: Any, b: Any) -> Any:
+    """``a - b`` for two paired set elements (numbers, or tuples of numbers and labels)."""
+    if isinstance(a, _SET_NUMBERS):
+        _check_number(b, a)
+        cast = complex if isinstance(a, (complex, np.complexfloating)) else float
+        return cast(0 if a == b else a - b)
+    if K.is_number_tuple(a) and isinstance(b, tuple) and len(b) == len(a):
+        return _build_tangent(a, K.TUPLE, list(range(len(a))), [_element_difference(u, v) for u, v in zip(a, b)])
+    if a != b:
+        raise StructureError(f"the sets differ in a label: {a!r:.40} vs {b!r:.40}")
+    return NoTangent
+
+
 def _set_tangent_of(x: Any, element_tangents: list) -> SetTangent:
     """The ``SetTangent`` of set ``x`` from its elements' tangents (in ``K.parts`` order), listed
     in the set's own iteration order (tidy, though rules read it by element)."""
@@ -228,12 +264,7 @@ def _rebuild_set(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
     elements = K.canonical_order(x)
     moved = []
     for v, tv in zip(elements, _aligned_children(K.SET, elements, t)):
-        if isinstance(v, _SET_NUMBERS):
-            _check_number(tv, v)
-            v = type(v)(v + scale * tv)
-        elif tv is not NoTangent:
-            raise StructureError(f"{_describe(v)} carries no tangent, but got {_describe(tv)}")
-        moved.append(v)
+        moved.append(_moved_element(v, tv, scale))
     result = type(x)(moved)
     if len(result) != len(x):
         raise StructureError(f"moving the elements of {_describe(x)} by this tangent merges two of them (a "
@@ -248,17 +279,7 @@ def _set_difference(x: Any, y: Any) -> SetTangent:
     if not isinstance(y, (set, frozenset)) or len(y) != len(x):
         raise StructureError(f"expected a set of {len(x)} elements like {_describe(x)}, got {_describe(y)}")
     elements = K.canonical_order(x)
-    tangents = []
-    for a, b in zip(elements, K.canonical_order(y)):
-        if isinstance(a, _SET_NUMBERS):
-            _check_number(b, a)
-            cast = complex if isinstance(a, (complex, np.complexfloating)) else float
-            tangents.append(cast(0 if a == b else a - b))
-        elif a != b:
-            raise StructureError(f"the sets differ in a label: {a!r:.40} vs {b!r:.40}")
-        else:
-            tangents.append(NoTangent)
-    return _set_tangent_of(x, tangents)
+    return _set_tangent_of(x, [_element_difference(a, b) for a, b in zip(elements, K.canonical_order(y))])
 
 
 def _zero_leaf(x: Any) -> Any:

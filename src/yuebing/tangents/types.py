@@ -7,8 +7,8 @@ DESIGN.md §3 fixes one tangent type per primal type. Most tangents are ordinary
 * ``NoFData`` / ``NoRData`` -- the empty halves of the fdata/rdata split (see ``split.py``).
 * ``Tangent`` -- immutable tangent of an immutable object (frozen dataclass, ``functools.partial``,
   closure, bound method). Fields are read by attribute: ``g.x``.
-* ``SetTangent`` -- tangent of a set or frozenset holding floats: a dict from each element (its
-  primal value) to that element's tangent. Identity data (fdata) like a list's tangent, for a
+* ``SetTangent`` -- tangent of a set or frozenset holding floats (or tuples of them): a dict from
+  each element (its primal value) to that element's tangent. Identity data (fdata) like a list's tangent, for a
   frozenset too.
 * ``MutableTangent`` -- tangent of a mutable object with ``__dict__`` and/or ``__slots__`` (and of a
   closure cell). It is *fdata*: created once per primal object and incremented in place, so two
@@ -127,7 +127,8 @@ class MutableTangent(_FieldTangent):
 
 
 class SetTangent(dict):
-    """Tangent of a set (or frozenset) of floats: element value -> that element's tangent.
+    """Tangent of a set (or frozenset) of floats: element value -> that element's tangent (a
+    tuple's is a tuple of its numbers' tangents).
 
     A set's elements are identified by value, so its tangent maps each element to the element's
     tangent (``NoTangent`` for labels such as ints or strings mixed in). It is fdata: one

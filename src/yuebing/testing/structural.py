@@ -135,18 +135,24 @@ def _empty_set_tangent(t: Any) -> bool:
 
 
 def _compare_sets(a: Any, b: Any, rtol: float, atol: float, check_values: bool) -> str | None:
-    """Sets of floats: the same size and labels, numbers paired by rank (within tolerance)."""
+    """Sets of floats: the same size and labels, numbers (and tuples of them) paired by rank, their
+    numbers within tolerance."""
     left, right = K.canonical_order(a), K.canonical_order(b)
     if len(left) != len(right):
         return f"a set of {len(left)} elements vs {len(right)}"
     for u, v in zip(left, right):
-        number = isinstance(u, (float, complex, np.floating, np.complexfloating))
-        if number and isinstance(v, type(u)) and (not check_values or _close_numbers(u, v, rtol, atol)):
-            continue
-        if not number and u == v and type(u) is type(v):
-            continue
-        return f"set elements {u!r:.40} vs {v!r:.40}"
+        if not _same_element(u, v, rtol, atol, check_values):
+            return f"set elements {u!r:.40} vs {v!r:.40}"
     return None
+
+
+def _same_element(u: Any, v: Any, rtol: float, atol: float, check_values: bool) -> bool:
+    if isinstance(u, (float, complex, np.floating, np.complexfloating)):
+        return isinstance(v, type(u)) and (not check_values or _close_numbers(u, v, rtol, atol))
+    if K.is_number_tuple(u):
+        return type(v) is type(u) and len(v) == len(u) and \
+            all(_same_element(p, q, rtol, atol, check_values) for p, q in zip(u, v))
+    return u == v and type(u) is type(v)
 
 
 def _compare_arrays(a, b, x_links, y_links, objects, roots, rtol, atol, check_values) -> str | None:

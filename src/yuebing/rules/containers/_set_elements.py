@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ...tangents import NoFData, NoRData, NoTangent, SetTangent
+from ...tangents import NoFData, NoRData, NoTangent, SetTangent, rdata, zero_tangent
+from ...tangents.kinds import is_number_tuple
 from ..core import CoDual, Dual, RuleArgumentError, primal
 from ..operators import Elements, forward_elements, tangent_free
 from ..util import add_rdata_to, sum_rdata, tangent
@@ -31,33 +32,47 @@ NUMBERS = (float, complex, np.floating, np.complexfloating)
 
 
 def carries(v: Any) -> bool:
-    """Whether set element ``v`` has a tangent (a float or complex number)."""
-    return isinstance(v, NUMBERS)
+    """Whether set element ``v`` has a tangent: a float or complex number, or a tuple with one
+    inside (its tangent is a tuple, ``NoTangent`` for the labels in it)."""
+    return isinstance(v, NUMBERS) or is_number_tuple(v)
 
 
 def zero_of(v: Any) -> Any:
     if isinstance(v, (complex, np.complexfloating)):
         return 0j
-    return 0.0 if isinstance(v, NUMBERS) else NoTangent
+    if isinstance(v, NUMBERS):
+        return 0.0
+    return zero_tangent(v) if is_number_tuple(v) else NoTangent
 
 
 def check_elements(name: str, values: list) -> None:
-    """Refuse elements whose derivative a set cannot hold (a tuple of floats): never dropped."""
+    """Refuse elements whose derivative a set cannot hold (a frozenset or a frozen object carrying
+    floats): never dropped."""
     for v in values:
         if not carries(v) and not tangent_free(v):
             raise RuleArgumentError(
-                f"{name}: a set's tangent holds the derivatives of float and complex elements only, not of "
+                f"{name}: a set's tangent holds the derivatives of numbers and of tuples of them only, not of "
                 f"a {type(v).__qualname__} carrying floats ({v!r:.40}); keep such values in a list or a dict")
 
 
 def element_tangent(v: Any, dv: Any) -> Any:
     """The tangent a set keeps for element ``v`` whose tangent is ``dv``: a Python number (a
-    batched forward pass's array of one value per direction as it is)."""
+    batched forward pass's array of one value per direction as it is), a tuple's as it is."""
     if not carries(v) or dv is NoTangent:
         return zero_of(v)
+    if isinstance(v, tuple):
+        return dv
     if isinstance(dv, np.ndarray) and dv.ndim:
         return dv
     return complex(dv) if isinstance(v, (complex, np.complexfloating)) else float(dv)
+
+
+def moves(dv: Any) -> bool:
+    """Whether element tangent ``dv`` is not zero (a tuple's: any of its numbers; a batched
+    forward pass's: in any direction)."""
+    if isinstance(dv, tuple):
+        return any(moves(d) for d in dv)
+    return dv is not NoTangent and bool(np.any(dv != 0))
 
 
 def fresh_tangent(y: Any) -> SetTangent:
@@ -118,7 +133,12 @@ def send_back(fd: Any, found: dict, sources: list) -> None:
         g = fd.get(v, NoTangent)
         if where is not None and g is not NoTangent and g is not NoRData:
             k, i = where
-            sources[k].deliver(i, g)
+            sources[k].deliver(i, element_rdata(g))
+
+
+def element_rdata(g: Any) -> Any:
+    """An element's cotangent as rdata: a tuple's (its labels' ``NoTangent`` as ``NoRData``)."""
+    return rdata(g) if isinstance(g, tuple) else g
 
 
 def forward_tangent(y: Any, found: dict, pairs: list) -> SetTangent:

@@ -16,7 +16,9 @@ import numpy as np
 from ...tangents import NoFData, NoRData, NoTangent, zero_tangent
 from ..core import CoDual, Dual, primal
 from ..util import output, tangent
-from ._set_elements import add_into, carries, check_elements, element_tangent, set_fdata, set_tangent, zero_of
+from ._set_elements import (
+    add_into, carries, check_elements, element_rdata, element_tangent, moves, set_fdata, set_tangent, zero_of,
+)
 
 _ABSENT = object()
 
@@ -43,7 +45,7 @@ def add_rules(name: str, refuse: Callable) -> tuple[Callable, Callable]:
         def pullback(dy):
             g = fd.pop(x, NoTangent) if fd is not NoFData else NoTangent
             target.discard(x)
-            return NoRData, NoRData, g if carries(x) and g is not NoTangent else NoRData
+            return NoRData, NoRData, element_rdata(g) if carries(x) and g is not NoTangent else NoRData
 
         return output(None), pullback
 
@@ -53,7 +55,7 @@ def add_rules(name: str, refuse: Callable) -> tuple[Callable, Callable]:
             return Dual(None, NoTangent)
         check_elements(name, [x])
         dx = element_tangent(x, tangent(item))
-        if t is NoTangent and carries(x) and np.any(dx != 0):  # (batched: one value per direction)
+        if t is NoTangent and carries(x) and moves(dx):  # (batched: one value per direction)
             raise refuse(name)
         target.add(x)
         if t is not NoTangent:
@@ -153,7 +155,7 @@ def _none4() -> tuple:
 
 
 def _own(x: Any, g: Any) -> Any:
-    return g if carries(x) and g is not None and g is not NoTangent else NoRData
+    return element_rdata(g) if carries(x) and g is not None and g is not NoTangent else NoRData
 
 
 def add_rule2(name: str, refuse: Callable) -> Callable:

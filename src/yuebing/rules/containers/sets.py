@@ -25,7 +25,7 @@ from ..second_order import selection
 from ..util import output
 from ._set_single import add_rules, pop_rules, removal_rules
 from ._set_elements import (
-    Item, add_into, check_elements, fresh_tangent, forward_source, forward_tangent, origins, refill,
+    Item, add_into, check_elements, fresh_tangent, forward_source, forward_tangent, moves, origins, refill,
     reverse_source, send_back, set_fdata, set_tangent, zero_of,
 )
 from ...ir.primitives import mkset
@@ -245,7 +245,7 @@ def _move_tangent(t: Any, change: _Mutation, pairs: list, name: str) -> None:
     """Forward mode: the set's tangent follows the mutation (in place: one tangent per set)."""
     moved = forward_tangent(change.target, change.found, pairs)
     if t is NoTangent:
-        if any(moved[v] != 0 for v in change.new_from_arguments()):
+        if any(moves(moved[v]) for v in change.new_from_arguments()):
             change.restore()
             raise _refuse_untracked(name)
         return
@@ -302,4 +302,10 @@ CASES = [
     _C(operator.sub, {1.5, -2.0, 4}, {0.5, 4}, name="set - set"),
     _C(operator.and_, {1.5, 4, "a"}, {4, "a", 0.5}, name="set & set (labels)"),
     _C(operator.xor, {1.5, -2.0}, frozenset({0.5}), name="set ^ frozenset"),
+    # sets of tuples holding floats: element -> its tuple's tangent
+    _C(set.add, {(1.5, 1), (-2.0, 2)}, (0.25, 3), name="set.add(tuple of float and int)"),
+    _C(set.discard, {(1.5, 1), (-2.0, 2), (3, 4)}, (3, 4), name="set.discard(tuple of labels)"),
+    _C(set, [(1.5, "a"), (-2.0, ("b", 0.5))], name="set(list of tuples, nested)"),
+    _C(operator.or_, {(1.5, 1)}, {(0.5, 2), (-1.0, 3)}, name="set | set of tuples"),
+    _C(set.update, {(1.5, 1)}, [(0.5, 2)], name="set.update(list of tuples)"),
 ]
