@@ -291,11 +291,11 @@ def test_globals_written_as_attributes_or_items(f):
 
 def test_other_uses_of_globals_are_refused():
     def f(x):
-        g = globals()
+        g = globals()  # (used only through its items it works: tests/test_global_writes.py)
         g["LEVEL"] = x
-        return x
+        return x * len(g)
 
-    with pytest.raises(TypeError, match="globals()"):
+    with pytest.raises(TypeError, match=r"globals\(\) in a differentiated function other than through its items"):
         yb.grad(f)(0.7)
 
 

@@ -290,15 +290,6 @@ def a_decorator_reading_a_written_global(x):
     return doubled(x)
 
 
-def a_def_binding_a_global(x):
-    global CHOICE
-
-    def CHOICE(v):  # noqa: F811 - the global statement makes this the module's CHOICE
-        return 2.0 * v
-
-    return CHOICE(x)
-
-
 def through_the_module(x):
     import sys
 
@@ -309,12 +300,75 @@ def through_the_module(x):
 @pytest.mark.parametrize("f, message", [
     (a_class_reading_a_written_global, "a class defined in a differentiated function reading the global 'SCALE'"),
     (a_decorator_reading_a_written_global, "a decorator reading the global 'CHOICE'"),
-    (a_def_binding_a_global, "a def binding the global 'CHOICE'"),
     (through_the_module, "setattr"),
-], ids=["class", "decorator", "def", "module attribute"])
+], ids=["class", "decorator", "module attribute"])
 def test_writes_and_reads_it_cannot_follow_are_refused(f, message):
     with pytest.raises(Exception, match=message):
         yb.grad(f)(0.7)
+    _fresh()
+
+
+# ---------------------------------------------------------------- def, class, except binding a global
+
+
+def calls_choice(v):
+    return CHOICE(v) * v
+
+
+def a_def_binding_a_global(x):
+    global CHOICE
+    k = x * x
+
+    def CHOICE(v):  # noqa: F811 - the global statement makes this the module's CHOICE
+        return k * np.sin(v)
+
+    return calls_choice(x) + CHOICE(x)
+
+
+def makes_a_holder(v):
+    return Holder(v * v).scaled()  # noqa: F821 - the module's Holder, which the class statement below binds
+
+
+def a_class_binding_a_global(x):
+    global Holder
+
+    class Holder:
+        def __init__(self, v):
+            self.v = v
+
+        def scaled(self):
+            return self.v * 3.0
+
+    return makes_a_holder(x) + Holder(x).scaled()
+
+
+def reads_caught():
+    return CAUGHT.args[0]  # noqa: F821 - bound by the except clause below while it runs
+
+
+def an_except_binding_a_global(x):
+    global CAUGHT
+    try:
+        raise ValueError(x * 2.0)
+    except ValueError as CAUGHT:
+        y = reads_caught() * x + CAUGHT.args[0]
+    return y
+
+
+@pytest.mark.parametrize("f", [a_def_binding_a_global, a_class_binding_a_global, an_except_binding_a_global],
+                         ids=["def", "class", "except"])
+def test_def_class_and_except_binding_a_global_in_every_mode(f):
+    from tests.modes import check_every_mode
+
+    check_every_mode(f, 0.7)
+    yb.grad(f)(0.7)
+    module = sys.modules[__name__]
+    if f is an_except_binding_a_global:
+        assert not hasattr(module, "CAUGHT")  # deleted when the handler is left, as in a plain call
+    else:
+        bound = module.CHOICE if f is a_def_binding_a_global else module.Holder
+        name = "CHOICE" if f is a_def_binding_a_global else "Holder"
+        assert (bound.__name__, bound.__qualname__) == (name, f"{f.__name__}.<locals>.{name}")
     _fresh()
 
 
@@ -415,3 +469,90 @@ def test_a_writer_held_by_another_module_writes_only_its_own_modules_global():
     np.testing.assert_allclose(yb.grad(holder["f"])(0.7), 3.0 + 3 * 0.7 ** 2, rtol=1e-12)
     assert "G" in written_in_module(owner)
     assert "G" not in written_names(holder["f"])
+
+
+# ---------------------------------------------------------------- globals() as a mapping
+# (each writer has names and a reader of its own: a reader compiled before a writer taught the
+# module its names would read them as constants, and be refused)
+
+ALIAS_LEVEL = 0.5
+UPD_A = UPD_B = UPD_C = 1.0
+PAIRS_A = PAIRS_B = 1.0
+COMP_A = COMP_B = 1.0
+_START = {name: 1.0 for name in ("ALIAS_LEVEL", "UPD_A", "UPD_B", "UPD_C", "PAIRS_A", "PAIRS_B", "COMP_A", "COMP_B")}
+
+
+def reads_alias_level(v):
+    return ALIAS_LEVEL * v
+
+
+def through_an_alias(x):
+    g = globals()
+    g["ALIAS_LEVEL"] = x * 3.0
+    g["ALIAS_LEVEL"] *= x
+    return g["ALIAS_LEVEL"] + reads_alias_level(x)
+
+
+def reads_updated():
+    return UPD_A * UPD_B + UPD_C
+
+
+def through_update(x):
+    globals().update(UPD_A=x * x, UPD_B=np.sin(x))
+    globals().update({"UPD_C": x + 1.0})
+    return reads_updated() + UPD_A * UPD_C
+
+
+def reads_pairs(v):
+    return PAIRS_A * v + PAIRS_B
+
+
+def through_update_of_pairs(x):
+    names = ["PAIRS_A", "PAIRS_B"]
+    globals().update(zip(names, [x * 2.0, x ** 3]))
+    return reads_pairs(x) * x
+
+
+def reads_computed():
+    return COMP_A * COMP_B
+
+
+def through_a_computed_name(x):
+    for name, scale in (("COMP_A", 2.0), ("COMP_B", 5.0)):
+        globals()[name] = x * scale
+    total = globals()["COMP_" + "A"] * x
+    del globals()["COMP_B"]
+    globals()["COMP_B"] = total
+    return total + reads_computed()
+
+
+def _values():
+    return {name: getattr(sys.modules[__name__], name, None) for name in _START}
+
+
+@pytest.mark.parametrize("f", [through_an_alias, through_update, through_update_of_pairs, through_a_computed_name],
+                         ids=lambda f: f.__name__)
+def test_globals_as_a_mapping_in_every_mode(f):
+    from tests.modes import check_every_mode
+
+    try:
+        check_every_mode(f, 0.7)
+        plain = f(0.7)
+        left = _values()
+        value, _ = yb.value_and_grad(f)(0.7)
+        assert value == plain and _values() == left  # the module left as a plain call leaves it
+    finally:
+        vars(sys.modules[__name__]).update(_START)
+
+
+def test_a_name_computed_when_it_runs_and_read_by_name_after_is_refused_naming_it():
+    def writes_then_reads(x):
+        name = "LATE" + "_LEVEL"
+        globals()[name] = x * 2.0
+        return LATE_LEVEL * x  # noqa: F821 - compiled as a constant: the name was not known written
+
+    try:
+        with pytest.raises(TypeError, match="global 'LATE_LEVEL'.*compiled reading it as a constant"):
+            yb.grad(writes_then_reads)(0.7)
+    finally:
+        vars(sys.modules[__name__]).pop("LATE_LEVEL", None)

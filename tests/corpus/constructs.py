@@ -1359,6 +1359,25 @@ def c_stop_value_not_held(x):
     return 0.0
 
 
+CONSTRUCT_ALIAS_LEVEL = 1.0
+
+
+def c_globals_alias_and_update(x):
+    g = globals()
+    g["CONSTRUCT_ALIAS_LEVEL"] = x * 2.0
+    globals().update(CONSTRUCT_ALIAS_LEVEL=g["CONSTRUCT_ALIAS_LEVEL"] * x)
+    return CONSTRUCT_ALIAS_LEVEL * x
+
+
+def c_def_binding_a_global(x):
+    global CONSTRUCT_SQUARE
+
+    def CONSTRUCT_SQUARE(v):
+        return v * v * x
+
+    return CONSTRUCT_SQUARE(x)
+
+
 def c_reversed_reads_late(x):
     xs = [x, 2.0 * x, 3.0]
     r = reversed(xs)

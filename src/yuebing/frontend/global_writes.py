@@ -17,6 +17,7 @@ a write carrying derivatives is refused then (``stale_reader``).
 from __future__ import annotations
 
 import ast
+import copy
 import dis
 import re
 import types
@@ -76,6 +77,15 @@ def record_plain_reads(fn: types.FunctionType, names: Any) -> None:
     reads = _module(fn.__globals__).plain_reads
     for name in names:
         reads.setdefault(name, fn.__qualname__)
+
+
+def note_written(namespace: dict, name: str) -> None:
+    """A global written at run time (``globals()[k] = v`` with ``k`` computed, an item of
+    ``globals().update(mapping)``): the module learns the name, so functions lowered from now on
+    read it with ``global_get``; one lowered before, reading it as a constant, is then stale."""
+    module = _module(namespace)
+    if name not in module.written:
+        _learn(module, {name})
 
 
 def stale_reader(namespace: dict, name: str) -> str | None:
@@ -184,23 +194,25 @@ class GlobalLowering:
     """The normaliser's reads, writes and deletions of globals written with ``global``."""
 
     fn: types.FunctionType
+    globals_aliases: Any = frozenset()  # variables only bound to globals() (learn_module_attribute_writes)
 
-    def global_read(self, name: str, out: list, target: str) -> Any:
+    def global_read(self, name: str | ast.expr, out: list, target: str) -> Any:
         """A read of a global that functions of the module write: ``global_get`` (its derivative is
-        the one the write gave it in this call, if any)."""
+        the one the write gave it in this call, if any). ``name``: a key of ``globals()`` computed when
+        it runs may be an expression (``globals_key``)."""
         from ..ir import nodes as ir
         from ..ir import primitives as P
 
-        return self.call(out, ir.Const(P.global_get), [ir.Const(self.fn), ir.Const(name)], target)  # type: ignore[attr-defined]
+        return self.call(out, ir.Const(P.global_get), [ir.Const(self.fn), self._global_name(name, out)], target)  # type: ignore[attr-defined]
 
-    def global_write(self, name: str, value: Any, out: list) -> None:
+    def global_write(self, name: str | ast.expr, value: Any, out: list) -> None:
         """``global name; name = value``: the module's global is written (``global_set``, which
         gives the value's derivative to later reads). The generated code has no variable of that
         name: a nested function reading it reads the module's global, as in Python."""
         from ..ir import nodes as ir
         from ..ir import primitives as P
 
-        self.call(out, ir.Const(P.global_set), [ir.Const(self.fn), ir.Const(name), value], None)  # type: ignore[attr-defined]
+        self.call(out, ir.Const(P.global_set), [ir.Const(self.fn), self._global_name(name, out), value], None)  # type: ignore[attr-defined]
 
     def module_global_read(self, path: str, out: list, target: str) -> Any:
         """``mod.G`` where functions of module ``mod`` write ``G`` with ``global``: ``global_get`` on
@@ -229,33 +241,77 @@ class GlobalLowering:
         return owner if isinstance(owner, types.ModuleType) else None
 
     def learn_module_attribute_writes(self, node: ast.AST) -> None:
-        """Before lowering: ``mod.G = ...`` (``globals()["G"] = ...``) anywhere in ``node`` makes
-        ``G`` a global of ``mod`` (of this module) that is written, so every read of it (here,
-        before the write too, and in that module's functions) takes the derivative the write gives
-        it (``global_get``)."""
+        """Before lowering: ``mod.G = ...`` (``globals()["G"] = ...``, ``g["G"] = ...`` with ``g =
+        globals()``, ``globals().update(G=...)``) anywhere in ``node`` makes ``G`` a global of ``mod``
+        (of this module) that is written, so every read of it (here, before the write too, and in
+        that module's functions) takes the derivative the write gives it (``global_get``)."""
+        self.globals_aliases = _pure_globals_aliases(node, self.is_globals_call)
         for n in ast.walk(node):
             targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
             for t in targets:
                 owner = self.module_of_attribute(t)
                 if owner is not None:
                     learn_attribute_writes(owner, {t.attr})
-                elif (key := self.globals_key(t)) is not None:
+                elif isinstance(key := self.globals_key(t), str):
                     _learn(_known(self.fn.__globals__), {key})
+            if isinstance(n, ast.Call) and self._globals_update(n):
+                _learn(_known(self.fn.__globals__), {k for k, _ in _constant_items(n) if k is not None})
 
-    def globals_key(self, node: ast.expr) -> str | None:
-        """``K`` of ``globals()["K"]`` (the builtin, a constant name not beginning with ``_``: the
-        generated code's own names do), or None: such an item is the global ``K``, read and written
-        as ``global K`` would (any other use of ``globals()`` is refused by its rule)."""
-        if not isinstance(node, ast.Subscript) or not isinstance(node.value, ast.Call):
+    def is_globals_call(self, node: ast.AST) -> bool:
+        """Whether ``node`` is ``globals()`` (the builtin)."""
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals" \
+            and not node.args and not node.keywords and self.builtin_unshadowed("globals")  # type: ignore[attr-defined]
+
+    def _is_globals(self, node: ast.AST) -> bool:
+        """``globals()``, or a variable only ever bound to it and read as its items (``g = globals()``)."""
+        return self.is_globals_call(node) or isinstance(node, ast.Name) and node.id in self.globals_aliases
+
+    def globals_key(self, node: ast.expr) -> str | ast.expr | None:
+        """The key of ``globals()[key]`` (or ``g[key]``, ``g = globals()``): a constant name not
+        beginning with ``_`` as a str (the global ``K``, read and written as ``global K`` would,
+        known to be written before lowering), any other key as its expression, computed when the
+        statement runs (a write teaches the module the name then: ``note_written``); None for
+        anything else (other uses of ``globals()`` are refused by its rule)."""
+        if not isinstance(node, ast.Subscript) or not self._is_globals(node.value) or isinstance(node.slice, ast.Slice):
             return None
-        call, key = node.value, node.slice
-        if not (isinstance(call.func, ast.Name) and call.func.id == "globals" and not call.args and not call.keywords
-                and self.builtin_unshadowed("globals")):  # type: ignore[attr-defined]
-            return None
+        key = node.slice
         if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier() \
                 and not key.value.startswith("_"):
             return key.value
-        return None
+        return key
+
+    def globals_alias_binding(self, node: ast.Assign) -> bool:
+        """``g = globals()`` where ``g`` is such an alias: nothing to run (its uses are lowered)."""
+        return len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+            and node.targets[0].id in self.globals_aliases and self.is_globals_call(node.value)
+
+    def _globals_update(self, node: ast.Call) -> bool:
+        f = node.func
+        return isinstance(f, ast.Attribute) and f.attr == "update" and self._is_globals(f.value) \
+            and len(node.args) <= 1 and all(k.arg is not None for k in node.keywords)
+
+    def globals_update(self, node: ast.Call, out: list) -> Any:
+        """``globals().update(...)``: each item written as ``globals()[k] = v`` writes it, after
+        every argument is computed, as the call does; a mapping or pairs not written out as a
+        dict display with constant keys are taken as ``dict(...)`` and written in a loop over its
+        items (their keys computed). None (nothing emitted) for any other call."""
+        from ..ir import nodes as ir
+
+        if not self._globals_update(node):
+            return None
+        items = _constant_items(node)
+        pairs = None
+        if node.args and any(k is None for k, _ in items):  # a mapping, or pairs: written in a loop
+            pairs = self.call(out, ir.Const(dict), [self.expr(node.args[0], out)])  # type: ignore[attr-defined]
+            items = [(k.arg, k.value) for k in node.keywords]
+        values = [(k, self.expr(v, out)) for k, v in items]  # type: ignore[attr-defined]
+        if pairs is not None:
+            key, value = self.tmp("key"), self.tmp("value")  # type: ignore[attr-defined]
+            loop = ast.parse(f"for {key}, {value} in {pairs.name}.items(): globals()[{key}] = {value}").body[0]
+            self.statement(ast.fix_missing_locations(_located(loop, node)), out)  # type: ignore[attr-defined]
+        for k, v in values:
+            self.global_write(k if _plain_name(k) else ast.Constant(k), v, out)
+        return ir.Const(None)
 
     def module_attribute_write(self, target: ast.Attribute, value: Any, out: list) -> bool:
         """``mod.G = value``: the module's global is written as ``global G; G = value`` in ``mod``
@@ -291,12 +347,42 @@ class GlobalLowering:
             self.global_write(name, ir.Var(temp), out)
         return True
 
-    def refuse_global_binding(self, name: str | None, what: str, node: ast.AST) -> None:
-        """A ``def``, ``class`` or ``except ... as`` binding a name declared ``global`` would bind a
-        variable of the generated code, not the module's global: refused, with the rewrite."""
-        if name is not None and name in self.declared_globals:  # type: ignore[attr-defined]
-            raise self.error(f"{what} binding the global {name!r} (declared with a global statement)",  # type: ignore[attr-defined]
-                             f"bind it under another name, then assign it: {name} = that name", node)
+    def global_definition(self, node: ast.FunctionDef | ast.ClassDef, out: list) -> bool:
+        """``global H`` then ``def H`` or ``class H``: made under a temporary name (a variable of the
+        generated code, which must not shadow the global), given the name ``H`` (``__name__``,
+        ``__qualname__`` as Python gives it), and written to the global as ``H = that`` writes
+        it; False (nothing emitted) when ``node`` binds no declared global."""
+        from ..ir import nodes as ir
+
+        name = node.name
+        if name not in self.declared_globals:  # type: ignore[attr-defined]
+            return False
+        temp = self.tmp("def")  # type: ignore[attr-defined]
+        renamed = copy.copy(node)
+        renamed.name = temp
+        self.statement(renamed, out)  # type: ignore[attr-defined]
+        qualname = f"{self.fn.__qualname__}.<locals>.{name}"
+        self.opaque(out, f"{temp}.__name__ = {name!r}; {temp}.__qualname__ = {qualname!r}")  # type: ignore[attr-defined]
+        self.global_write(name, ir.Var(temp), out)
+        return True
+
+    def global_handler(self, handler: ast.ExceptHandler) -> ast.ExceptHandler:
+        """``global E`` then ``except ValueError as E``: as CPython runs it, the exception bound to a
+        temporary and written to the global, which is deleted when the handler is left
+        (``E = None; del E`` in a ``finally``); the handler itself when it binds no declared global."""
+        name = handler.name
+        if name is None or name not in self.declared_globals:  # type: ignore[attr-defined]
+            return handler
+        temp = self.tmp("error")  # type: ignore[attr-defined]
+
+        def at(statement: ast.stmt) -> ast.stmt:
+            return ast.fix_missing_locations(ast.copy_location(statement, handler))
+
+        store, load = ast.Name(name, ast.Store()), ast.Name(temp, ast.Load())
+        cleanup = [at(ast.Assign([ast.Name(name, ast.Store())], ast.Constant(None))),
+                   at(ast.Delete([ast.Name(name, ast.Del())]))]
+        body = [at(ast.Assign([store], load)), at(ast.Try(handler.body, [], [], cleanup))]
+        return ast.copy_location(ast.ExceptHandler(handler.type, temp, body), handler)
 
     def current_globals(self, expr: ast.expr | None, out: list) -> ast.expr | None:
         """``expr`` (source the generated code runs as it is: a ``raise``, an ``assert``, a ``with``
@@ -325,12 +411,17 @@ class GlobalLowering:
     def _written_global(self, name: str) -> bool:
         return name in self.written_globals and name not in self.locals and name not in self.free  # type: ignore[attr-defined]
 
-    def global_delete(self, name: str, out: list) -> None:
-        """``global name; del name``."""
+    def global_delete(self, name: str | ast.expr, out: list) -> None:
+        """``global name; del name`` (``del globals()[k]``)."""
         from ..ir import nodes as ir
         from ..ir import primitives as P
 
-        self.call(out, ir.Const(P.global_del), [ir.Const(self.fn), ir.Const(name)], None)  # type: ignore[attr-defined]
+        self.call(out, ir.Const(P.global_del), [ir.Const(self.fn), self._global_name(name, out)], None)  # type: ignore[attr-defined]
+
+    def _global_name(self, name: str | ast.expr, out: list) -> Any:
+        from ..ir import nodes as ir
+
+        return ir.Const(name) if isinstance(name, str) else self.expr(name, out)  # type: ignore[attr-defined]
 
 
 def _one_import(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> ast.stmt:
@@ -338,3 +429,77 @@ def _one_import(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> ast.stmt
     if isinstance(node, ast.Import):
         return ast.Import([alias])
     return ast.ImportFrom(node.module, [alias], node.level)
+
+
+def _plain_name(key: Any) -> bool:
+    """A key of ``globals()`` known before lowering: an identifier not beginning with ``_``."""
+    return isinstance(key, str) and key.isidentifier() and not key.startswith("_")
+
+
+def _constant_items(call: ast.Call) -> list:
+    """``(key, value node)`` of each item ``globals().update(...)`` writes: its keywords, and the
+    items of a dict display given (key None where it is not a constant string, or for an
+    argument that is not a display: one item, the argument)."""
+    items = []
+    for arg in call.args:
+        if isinstance(arg, ast.Dict):
+            items += [(k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None, v)
+                      for k, v in zip(arg.keys, arg.values)]
+        else:
+            items.append((None, arg))
+    return items + [(k.arg, k.value) for k in call.keywords]
+
+
+def _located(statement: ast.stmt, at: ast.AST) -> ast.stmt:
+    for n in ast.walk(statement):
+        if isinstance(n, (ast.stmt, ast.expr)):
+            ast.copy_location(n, at)
+    return statement
+
+
+def _pure_globals_aliases(node: ast.AST, is_globals_call: Any) -> set:
+    """The variables of ``node``'s own scope bound once, to ``globals()``, and only read as
+    ``g[key]`` (read, written, deleted) or ``g.update(...)``, never in a nested function: their
+    uses are lowered as the same uses of ``globals()`` (any other use leaves ``g = globals()`` to
+    its rule, which refuses it)."""
+    own = list(_own_scope(node))
+    arguments = getattr(node, "args", None)
+    parameters = {a.arg for a in ast.walk(arguments) if isinstance(a, ast.arg)} if isinstance(arguments, ast.arguments) else set()
+    bound = {n.targets[0].id for n in own if isinstance(n, ast.Assign) and len(n.targets) == 1
+             and isinstance(n.targets[0], ast.Name) and is_globals_call(n.value)} - parameters
+    if not bound:
+        return set()
+    parents = {id(child): parent for parent in own for child in ast.iter_child_nodes(parent)}
+    kept = set()
+    for name in bound:
+        uses = [n for n in own if isinstance(n, ast.Name) and n.id == name]
+        everywhere = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
+        stores = [n for n in uses if not isinstance(n.ctx, ast.Load)]
+        if len(everywhere) != len(uses) or len(stores) != 1:
+            continue
+        if all(_item_or_update(n, parents) for n in uses if isinstance(n.ctx, ast.Load)):
+            kept.add(name)
+    return kept
+
+
+def _item_or_update(name: ast.Name, parents: dict) -> bool:
+    parent = parents.get(id(name))
+    if isinstance(parent, ast.Subscript) and parent.value is name and not isinstance(parent.slice, ast.Slice):
+        return True
+    if isinstance(parent, ast.Attribute) and parent.attr == "update" and parent.value is name:
+        call = parents.get(id(parent))
+        return isinstance(call, ast.Call) and call.func is parent and len(call.args) <= 1 \
+            and all(k.arg is not None for k in call.keywords)
+    return False
+
+
+def _own_scope(node: ast.AST):
+    """The nodes of a function's own scope (not those of functions, lambdas, classes or
+    comprehensions nested in it, which would read the variable from a cell)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        yield child
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+                                  ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            stack.extend(ast.iter_child_nodes(child))

@@ -226,6 +226,9 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         if isinstance(node.func, ast.Name) and node.func.id == "super" and not node.args \
                 and self.builtin_unshadowed("super"):
             return self._zero_arg_super(node, out, target)
+        done = self.globals_update(node, out)  # globals().update(...): global writes
+        if done is not None:
+            return done
         func = self.expr(node.func, out)
         args: list = []
         star_args = None
@@ -402,6 +405,8 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         del value
 
     def stmt_Assign(self, node: ast.Assign, out: list) -> None:
+        if self.globals_alias_binding(node):  # g = globals(), g only read as its items: lowered where read
+            return
         direct = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
             and node.targets[0].id not in self.free and self._cell_of(node.targets[0].id) is None \
             and node.targets[0].id not in self.declared_globals
@@ -531,6 +536,8 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
                 self.global_delete(t.id, out)
             elif isinstance(t, ast.Name):
                 self.opaque(out, f"del {t.id}")
+            elif isinstance(t, ast.Subscript) and (key := self.globals_key(t)) is not None:
+                self.global_delete(key, out)  # del globals()[k]
             elif isinstance(t, ast.Subscript):
                 obj = self.expr(t.value, out)
                 self.call(out, ir.Const(operator.delitem), [obj, self.index(t.slice, out)], None)
@@ -549,7 +556,7 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         handlers = []
         for h, t in zip(node.handlers, types_):
             self.line = h.lineno
-            self.refuse_global_binding(h.name, "an except clause", h)
+            h = self.global_handler(h)  # except ... as E, E declared global
             if h.name is not None:
                 self.locals.add(h.name)
             handlers.append(ir.Handler(ast.unparse(t) if t is not None else "", h.name, self.block(h.body), line=h.lineno))
@@ -573,7 +580,8 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
                     self.globals[n.id] = None
 
     def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
-        self.refuse_global_binding(node.name, "a def", node)
+        if self.global_definition(node, out):  # def H, H declared global
+            return
         if self._defaults_through_a_factory(node, node.name, out):
             return
         self._definition_time_globals(node)
@@ -591,7 +599,8 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         # the class statement runs in the generated module, not the user's: the user's globals it
         # reads (decorators, bases, class attributes, its methods' bodies) are bound as locals
         # first, which the class body and its methods then see as enclosing variables
-        self.refuse_global_binding(node.name, "a class statement", node)
+        if self.global_definition(node, out):  # class H, H declared global
+            return
         node = self._lower_local_class(node, out)  # local_classes.py; before the globals join our locals
         self.refuse_written_globals("a class defined in a differentiated function", [node])
         loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..frontend.global_writes import stale_reader
+from ..frontend.global_writes import note_written, stale_reader
 from ..ir.primitives import global_del, global_get, global_set, namespace_of
 from ..rules import outside_state
 from ..rules.batched import BATCH, is_batched
@@ -55,13 +55,16 @@ def _lost(name: str, why: str, advice: str) -> TypeError:
 
 
 def _check_write(namespace: dict, name: str, value: Any) -> None:
+    note_written(namespace, name)  # (a name computed when it runs: globals()[k] = v)
     if not carries_derivative(value):
         return
     reader = stale_reader(namespace, name)
     if reader is not None:
-        raise _lost(name, f"{reader} was compiled reading it as a constant before a function writing it with "
-                          "a global statement was defined", "define the functions that write module globals "
-                          "before differentiating code that reads them (or restart the interpreter)")
+        raise _lost(name, f"{reader} was compiled reading it as a constant before it was known to be written (by a "
+                          "function with a global statement defined later, or through globals() with a key computed "
+                          "when it runs)", "define the functions that write module globals before differentiating "
+                          "code that reads them (or restart the interpreter), and write globals() items with "
+                          "constant keys (globals()['G'] = x) or a global statement")
     if outside_state.nested():
         raise _lost(name, "it is written a value carrying derivatives inside a differentiation nested in another "
                           "(yb.grad inside a differentiated function), whose outer pass would not see them",
@@ -214,9 +217,11 @@ def _set_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
 def _globals_refused(*args: Any, **kwargs: Any) -> Any:
     """``globals()`` in differentiated code: a write through it (``globals()['G'] = x``) would not
     give later reads its derivative, so it is refused, pointing at the statement that is followed."""
-    raise TypeError("yuebing cannot follow globals() in a differentiated function: a global written through it "
-                    "(globals()['G'] = x) would not carry its derivative to later reads. What to do: write it with "
-                    "a global statement (global G; G = x), which yuebing follows, or read it by its name.")
+    raise TypeError("yuebing cannot follow globals() in a differentiated function other than through its items "
+                    "(globals()[k], read, written or deleted; g[k] where g = globals() is used only so; "
+                    "globals().update(...)): a global written through it otherwise would not carry its derivative "
+                    "to later reads. What to do: use its items, write it with a global statement (global G; G = x), "
+                    "or read it by its name.")
 
 
 def _globals_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
