@@ -167,7 +167,7 @@ def test_keywords_with_aux():
     assert yb.jvp(F, (X,), (DIRECTION,))[1] == pytest.approx(central(F, X) @ DIRECTION, rel=1e-6)
 
 
-# ---------------------------------------------------------------- what is refused
+# ---------------------------------------------------------------- keywords of star and keyword-only parameters
 
 
 def keyword_only(y, *, scale=1.0):
@@ -203,15 +203,7 @@ def test_keywords_of_star_and_keyword_only_parameters(F):
     assert tangent == pytest.approx(central(F, X) @ DIRECTION, rel=1e-6, abs=1e-8)
 
 
-def test_keyword_only_parameters_in_third_order_are_refused():
-    with pytest.raises(yb.NestedDifferentiationError, match="positional-or-keyword"):
-        yb.hessian(keyword_only_parameter)(X)
-
-
-def test_hessian_through_has_aux_of_a_closure_is_refused():
-    # third order reads what the inner function captures as constants: refused, never wrong
-    with pytest.raises(yb.NestedDifferentiationError, match="captures.*pass them to it as arguments"):
-        yb.hessian(grad_aux_captures)(X)
+# (third order through these and through grad_aux_captures: tests/test_higher_order_rows.py)
 
 
 # ---------------------------------------------------------------- has_aux under second order

@@ -290,7 +290,7 @@ def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) ->
     ordinary output of ``f`` at the primals: its cotangent joins the value's in the seed's
     tangent (``J_aux^T abar`` goes to the primals; the aux does not depend on the tangents)."""
     has_aux = primal(rest[0] if rest else kwargs.get("has_aux", False))
-    check_jvp_call(primal(primals), primal(tangents), False, "reverse mode")
+    check_jvp_call(primal(primals), primal(tangents), "reverse mode")
     ps, ts = primal(primals), primal(tangents)
     out = output(jvp(primal(f), ps, ts, has_aux=True) if has_aux else jvp(primal(f), ps, ts))
     f_fdata = f.fdata if isinstance(f, CoDual) else NoFData
@@ -332,16 +332,30 @@ def _jvp_aux_seeds(tangent_bar: Any, value_bar: Any, aux_bar: Any) -> Callable:
 
 
 def jvp_frule(f: Any, primals: Any, tangents: Any, has_aux: Any = False) -> Dual:
-    """``yb.jvp(f, primals, tangents)`` inside forward-mode code: forward over forward."""
-    check_jvp_call(primals.primal, tangents.primal, has_aux, "forward mode")
+    """``yb.jvp(f, primals, tangents)`` inside forward-mode code: forward over forward. With
+    ``has_aux`` ``f`` returns ``(value, aux)``: the aux is ``f``'s output at the primals (its
+    tangent is the output tangent's second part), and only the value's tangent is paired."""
+    check_jvp_call(primals.primal, tangents.primal, "forward mode")
+    aux = bool(primal(has_aux))
     fn, ps, ts = f.primal, primals.primal, tangents.primal
     dps = _parts(primals.tangent, ps)
     dts = _parts(tangents.tangent, ts)
     f_tangent = getattr(f, "tangent", NoTangent)
-    value, value_t = jvp(fn, ps, ts)
-    y_dot = _forward(fn, f_tangent, ps, dps)  # J dp + J_c dc
-    t_dot = T.add(_forward(fn, global_tangent(fn), ps, dts), _second_term(fn, f_tangent, ps, dps, ts, value_t))
+    if aux:
+        value, value_t, aux_value = jvp(fn, ps, ts, has_aux=True)
+    else:
+        (value, value_t), aux_value = jvp(fn, ps, ts), None
+    y_dot = _forward(fn, f_tangent, ps, dps)  # J dp + J_c dc (of the pair (value, aux) with has_aux)
+    t_dot = _forward(fn, global_tangent(fn), ps, dts)
+    t_dot = T.add(_item(t_dot, 0) if aux else t_dot, _second_term(fn, f_tangent, ps, dps, ts, value_t, aux_value, aux))
+    if aux:
+        return Dual((value, value_t, aux_value), (_item(y_dot, 0), t_dot, _item(y_dot, 1)))
     return Dual((value, value_t), (y_dot, t_dot))
+
+
+def _item(tangent: Any, k: int) -> Any:
+    """Part ``k`` of a pair's tangent (nothing when the pair has none)."""
+    return NoTangent if tangent is NoTangent else tangent[k]
 
 
 def _parts(tangent: Any, values: tuple) -> list:
@@ -360,9 +374,11 @@ def _forward(fn: Any, fn_tangent: Any, ps: tuple, dps: list) -> Any:
         outside_state.leave(scope)
 
 
-def _second_term(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tuple, like: Any) -> Any:
+def _second_term(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tuple, like: Any, aux: Any = None,
+                 has_aux: bool = False) -> Any:
     """``D(J t)[dp, dc]``, shaped like the output's tangent ``like``: element ``k`` is
-    ``<D(J^T e_k)[dp, dc], t>``, one forward-over-reverse pass each."""
+    ``<D(J^T e_k)[dp, dc], t>``, one forward-over-reverse pass each (with ``has_aux``, of the
+    value's element: the aux's cotangent is zero)."""
     from .forward import _basis, _build
 
     y_leaves = _leaves(like, T.zero_tangent(like), "the output of the function under yb.jvp")
@@ -371,7 +387,9 @@ def _second_term(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tuple, like
     for position, size in enumerate(sizes):
         flat = np.zeros(size)
         for index in range(size):
-            flat[index] = _pairing_derivative(fn, fn_tangent, ps, dps, ts, _basis(like, position, index))
+            basis = _basis(like, position, index)
+            cotangent = (basis, T.zero_tangent(aux)) if has_aux else basis
+            flat[index] = _pairing_derivative(fn, fn_tangent, ps, dps, ts, cotangent)
         values.append(flat)
     counter = iter(range(len(values)))
     return _build(like, lambda leaf: _reshape(values[next(counter)], leaf))

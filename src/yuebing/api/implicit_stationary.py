@@ -26,7 +26,7 @@ import functools
 import operator
 import re
 import types
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from ..transform.plain_forward import TANGENT_KEYWORD, PlainForwardGenerator, _c
 from ..transform.protocols import CodeCache, SourceFunction
 from ..transform.globals_and_cells import cell_fdata
 from ..transform.second_order import CellTangent, SecondOrderError, cell_tangent, dual_rule
-from ..transform.third_order import _Composition, _constant, _function, _zero_tangent_of
+from ..transform.third_order import _Composition, _constant, _function, _zero_tangent_of, bind_slots
 
 _GETITEM = _function(operator.getitem)
 _CELL_GET = _function(cell_get)
@@ -62,8 +62,9 @@ def _open_body(body: list, cells: dict) -> list:
     out = []
     for s in body:
         if isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and s.func.value is cell_set:
-            raise SecondOrderError("yb.hvp/yb.hessian: an objective that writes a variable it captures (nonlocal) "
-                                   "has no second order through a minimiser; pass the variable as an argument")
+            raise SecondOrderError("yb.hvp/yb.hessian: third derivatives of a function that writes a variable it "
+                                   "captures (nonlocal), under yb.grad or a minimiser, are not supported; pass the "
+                                   "variable as an argument")
         if (isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and s.func.value is cell_get
                 and len(s.args) == 1 and isinstance(s.args[0], ir.Var) and s.args[0].name in cells):
             out.append(ir.Copy(s.target, ir.Var(cells[s.args[0].name]), s.line))
@@ -111,9 +112,12 @@ def _elements(c: _Composition, slot: int, value: Any, keywords: bool) -> Any:
     return [(slot, c.add(_constant(_zero_tangent_of(value))))]
 
 
-def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict) -> int:
+def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict,
+               refuse: Callable[[Any, str], Exception] | None = None) -> int:
     """The ``(value, tangent)`` pair of the user's callable on the slot pairs, by second order
-    of its plain forward program (opened, for a closure): the pair's slot."""
+    of its plain forward program (opened, for a closure): the pair's slot. ``refuse(fun, what)``
+    makes the error for what cannot be followed (a minimiser's by default; ``yb.grad`` has its own)."""
+    refuse = refuse or _refusal
     fun4 = c.values[fun_slot]
     fun = fun4[0]
     if isinstance(fun, functools.partial):  # its function, its arguments first and its keywords added
@@ -124,11 +128,11 @@ def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict)
 
         bound = part("args", fun.args), part("keywords", fun.keywords)
         if any(_captures(c.values[b][1], set()) or _captures(c.values[b][2], set()) for b in bound):
-            raise SecondOrderError(_advice(fun.func, "a function bound by functools.partial that captures variables "
-                                                     "carrying derivatives"))
+            raise refuse(fun.func, "a function bound by functools.partial that captures variables carrying "
+                                   "derivatives")
         positional = _elements(c, bound[0], fun.args, keywords=False) + list(positional)
         keywords = {**_elements(c, bound[1], fun.keywords, keywords=True), **keywords}
-        return _user_call(c, part("func", fun.func), positional, keywords)
+        return _user_call(c, part("func", fun.func), positional, keywords, refuse)
     if isinstance(fun, types.MethodType) and isinstance(fun.__func__, types.FunctionType):
         # a bound method: its function, with the object (and its derivatives) as the first argument
         self4 = tuple(fun.__self__ if k == 0 else getattr(part, "__self__", NoTangent if k == 2 else NoFData)
@@ -145,24 +149,15 @@ def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict)
         return c.call(_JVP_CALL, slots, named)
     program, source = opened_program(fun)
     given = {**dict(enumerate(positional)), **keywords}
-    slots = [fun_slot, c.add(_constant(NoTangent))]
-    for kind, payload in source.plan(fun, tuple(range(len(positional))), dict(keywords)):
-        if kind == "arg":
-            slots += list(given[payload])
-        elif kind == "star":
-            slots += [c.pack([given[k][0] for k in payload]), c.pack([given[k][1] for k in payload])]
-        elif kind == "default":
-            slots += [c.add(_constant(payload)), c.add(_constant(_zero_tangent_of(payload)))]
-        else:
-            raise SecondOrderError(f"yb.hvp/yb.hessian: {fun.__qualname__} takes **kwargs, which third derivatives "
-                                   "do not follow; name its keyword parameters")
+    plan = source.plan(fun, tuple(range(len(positional))), dict(keywords))
+    slots = [fun_slot, c.add(_constant(NoTangent))] + bind_slots(c, given, plan)  # (**kwargs: a dict built)
     for name, cell in zip(fun.__code__.co_freevars, fun.__closure__):
         cell4 = (cell, cell_fdata(fun4[1], name, cell), cell_tangent(fun4[2], name, cell),
                  cell_fdata(fun4[3], name, cell, "fdata_tangent"))
         value = c.call(_CELL_GET, [c.add(cell4)])
         v4 = c.values[value]
         if _captures(v4[1], set()) or _captures(v4[2], set()):
-            raise SecondOrderError(_advice(fun, f"{name}, a function that captures variables carrying derivatives"))
+            raise refuse(fun, f"{name}, a function that captures variables carrying derivatives")
         slots += [value, c.add(_constant(_zero_tangent_of(v4[0])))]
     out, pullback = dual_rule(program)(_function(program), *(c.values[s] for s in slots))
     c.steps.append((pullback, slots, len(c.values)))
@@ -247,6 +242,10 @@ def _advice(fun: Any, what: str) -> str:
             f"objective {getattr(fun, '__name__', '')}{_where(fun)}, which yuebing takes with respect to its "
             f"arguments and the variables it captures, not through {what}; pass those variables to the objective "
             "as arguments (args=), or pass the objective's gradient as jac=")
+
+
+def _refusal(fun: Any, what: str) -> Exception:
+    return SecondOrderError(_advice(fun, what))
 
 
 __all__ = ["opened_program", "pull_stationary"]

@@ -18,16 +18,18 @@ from ..rules import _nested_definitions as definitions
 from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
 from ..rules.second_order import _register as _register_second_order
 from ..rules.util import accumulate, is_differentiable, zero_fdata
-from ..tangents import NoFData, NoRData, NoTangent, join
+from ..tangents import NoFData, NoRData, NoTangent, Tangent, join
 from ..transform import protocols
 from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent_of
 from ..transform.lifting import _fresh_output, _output_cotangents
 from ..rules import outside_state
 from ..transform.second_order import _dual_closure_tangent, call_rrule2
-from ..transform.third_order import _Call, _constant, _function, _python_function, _zero_tangent_of
+from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call
+from ..transform.third_order import _Composition, _constant, _function, _zero_tangent_of
 from ..transform import plain_generators, plain_keys, plain_objects, plain_partials, plain_sets  # noqa: F401 - hooks of third order
 from .common import normalise_argnums, scalar_seed, split_aux
-from .composed_second_order import captured_tangents, captures_derivatives
+from .composed_second_order import captured_tangents, captures_derivatives, closure_refusal
+from .implicit_stationary import _user_call
 from .reverse import grad, seed_output, value_and_grad
 from .second_order import _check_scalar, _join, _pull_unit, _value_grad_hvp, separated_arguments
 
@@ -148,12 +150,13 @@ def check_gradient_call(spec: Any, xs: tuple, captures: bool, mode: str, nums: t
     """What a Hessian through a call of a ``yb.grad``/``yb.value_and_grad`` function supports
     (``mode``): gradients with respect to floats, float arrays and tuples, lists and dicts of
     them (an object's gradient is a tangent object, whose fields second order does not read);
-    any other arguments, objects included (keywords bound to positions); no captured variables
-    of the differentiated code."""
+    any other arguments, objects included; no function *passed* to it capturing variables of the
+    differentiated code (``captures``: a pullback's pairing takes the function it pulls back)."""
     if captures:
         raise NestedDifferentiationError(
-            f"{mode}: yuebing cannot differentiate yb.grad of a function with respect to the variables it "
-            "captures from the differentiated code; pass them to it as arguments")
+            f"{mode}: yuebing cannot differentiate a function passed to a gradient function (the function of "
+            "yb.vjp, yb.linearize or yb.jacobian) with respect to the variables it captures from the "
+            "differentiated code; pass them to it as arguments")
     for i in nums:
         if not _plain_structure(xs[i]):
             raise NestedDifferentiationError(_argument_refusal(spec.f, xs, i, mode))
@@ -209,17 +212,23 @@ def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Ca
 
 
 def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """Second-order rule of a call of a gradient function ``grad(g)(*xs)``."""
+    """Second-order rule of a call of a gradient function ``grad(g)(*xs, **kw)``: third derivatives of
+    ``g`` in its arguments, its keywords and the variables it captures (``f4``'s boxes and tangent)."""
     spec = f4[0].__yuebing_gradient__
     mode = "yb.hvp/yb.hessian over yb.grad"
     nums, single = normalise_argnums(spec.argnums, len(args), "grad")
+    keywords: dict = {}
+    if kwargs and not positional_parameters(spec.f):  # (*args, **kwargs, keyword-only: passed as keywords,
+        keywords, kwargs = dict(kwargs), {}           # whose rdata then follow the positional ones, as called)
     args, order = bound_positionally(spec.f, args, kwargs, _constant, mode)
     # a function passed in (the pullback's pairing takes the function it pulls back) is a
-    # constant of the pass: its captured values must be, too
+    # constant of the pass: its captured values must be, too. The gradient's own function may
+    # capture variables of the differentiated code (_psi_pullback opens it)
     captures = any(captures_derivatives(a[1]) or captured_tangents(a[2])
-                   for a in (f4,) + tuple(a for a in args if callable(a[0])))
+                   for a in args + tuple(keywords.values()) if callable(a[0]))
     check_gradient_call(spec, tuple(a[0] for a in args), captures, mode, nums)
-    out, pullback = _gradient_call(spec.f, args, nums, single, spec.with_value, spec.has_aux)
+    g4 = (spec.f, f4[1], f4[2], f4[3])  # the function and its captured values' derivatives
+    out, pullback = _gradient_call(g4, args, nums, single, spec.with_value, spec.has_aux, keywords)
     if not kwargs:
         return out, pullback
 
@@ -230,19 +239,25 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     return out, ordered
 
 
-def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool,
-                   with_value: bool, has_aux: bool = False) -> tuple[tuple, Callable]:
-    """``grad(g, argnums=nums, has_aux=has_aux)(*args)`` on 4-tuples: the value and its tangent
-    by one forward-over-reverse pass of ``g``; the dual pullback by one forward-over-reverse pass
-    of ``g``'s plain forward program (third derivatives of ``g``; an aux's cotangent seeds that
-    program's output beside the value's)."""
+def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: bool, has_aux: bool = False,
+                   keywords: dict | None = None) -> tuple[tuple, Callable]:
+    """``grad(g, argnums=nums, has_aux=has_aux)(*args, **keywords)`` on 4-tuples (``g4``: ``g``'s,
+    or ``g`` alone, a constant): the value and its tangent by one forward-over-reverse pass of
+    ``g``; the dual pullback by one forward-over-reverse pass of ``g``'s plain forward program
+    (third derivatives of ``g``; an aux's cotangent seeds that program's output beside the
+    value's). The keywords are not differentiated by the inner gradient (argnums count positions)
+    but carry the outer derivative, as the variables ``g`` captures do: both reach the pass as
+    tangents, never as directions of the inner gradient, so the two cannot be confused."""
+    g4 = g4 if isinstance(g4, tuple) else _function(g4)
+    g, keywords = g4[0], keywords or {}
     # the arguments not differentiated are copied: they may share memory with the others (a
     # pullback's cotangent holding its argument), which the inner gradient need not separate
     xs = tuple(a[0] if i in nums or callable(a[0]) else T.structural_copy(a[0]) for i, a in enumerate(args))
     directions = tuple(NoTangent if isinstance(x, types.FunctionType)  # a constant (check_gradient_call)
                        else _zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
-    if has_aux:
-        value, value_t, aux, aux_t, grads, products = _value_aux_grad_hvp(g, xs, directions)
+    named = {k: _copied(a) for k, a in keywords.items()}
+    if has_aux or named or _carries_captured(g4):
+        value, value_t, aux, aux_t, grads, products = _value_pass(g4, xs, directions, named, has_aux)
     else:
         value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
         value_t = _value_tangent(grads, directions) if with_value else NoTangent
@@ -274,9 +289,9 @@ def _gradient_call(g: types.FunctionType, args: tuple, nums: tuple, single: bool
         for i, u, u_d in zip(nums, grad_bar, grad_bar_d):
             u = _zero_tangent_of(xs[i]) if u is NoTangent else u
             us[i] = (u, zero_fdata(u), _zero_tangent_of(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
-        rs, rsd = _psi_pullback(g, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars)
+        rs, rsd = _psi_pullback(g4, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars, named)
         rdatas, rdata_ts = [NoRData], [NoRData]
-        for a, r, r_d in zip(args, rs, rsd):
+        for a, r, r_d in zip(args + tuple(keywords.values()), rs, rsd):
             if r is NoTangent or isinstance(a[0], types.FunctionType):
                 rdatas.append(NoRData)
                 rdata_ts.append(NoRData)
@@ -305,40 +320,78 @@ def _part(cotangent: Any, k: int) -> Any:
     return NoTangent if cotangent is NoTangent or cotangent is NoRData else cotangent[k]
 
 
-def _value_aux_grad_hvp(g: types.FunctionType, xs: tuple, directions: tuple) -> tuple:
-    """``(value, its tangent, aux, its tangent, gradients, hvps)`` of a ``has_aux`` function
-    ``g`` (returning ``(value, aux)``) at copies of ``xs`` along ``directions``: one
-    forward-over-reverse pass, as forward mode over ``yb.grad`` runs it (``gradient_frule``)."""
+def _copied(a: tuple) -> tuple:
+    """A keyword argument's value (a copy: the inner gradient must not write the outer one) and
+    its outer tangent."""
+    x = a[0] if callable(a[0]) else T.structural_copy(a[0])
+    return x, NoTangent if callable(x) else _zero_tangent_of(x) if a[2] is NoTangent else a[2]
+
+
+def _carries_captured(g4: tuple) -> bool:
+    """Whether the gradient's function captures variables carrying derivatives (fdata boxes or
+    tangent cells): a closure made inside the differentiated code."""
+    return captures_derivatives(g4[1]) or captured_tangents(g4[2])
+
+
+def _value_pass(g4: tuple, xs: tuple, directions: tuple, keywords: dict, has_aux: bool) -> tuple:
+    """``(value, its tangent, aux, its tangent, gradients, hvps)`` of ``g`` (returning ``(value,
+    aux)`` with ``has_aux``; aux None without) at copies of ``xs`` along ``directions``, the
+    ``keywords`` (``name: (value, tangent)``) and captured variables along their outer tangents:
+    one forward-over-reverse pass, as forward mode over ``yb.grad`` runs it (``gradient_frule``).
+    The captured variables' cotangents land in fresh boxes: the gradient is the arguments'."""
     primals = tuple(x if callable(x) else T.structural_copy(x) for x in xs)
     copies, fdata_of = separated_arguments(primals, "grad")
     fdata, fdata_t = fdata_of(copies), fdata_of(copies)
     duals = [(x, fd, zero_tangent_of(x) if d is NoTangent and not callable(x) else d, ft)
              for x, d, fd, ft in zip(copies, directions, fdata, fdata_t)]
+    named = {k: (v, zero_fdata(v), d, zero_fdata(v)) for k, (v, d) in keywords.items()}
+    g, boxes = g4[0], g4[1]
+    g_fd, g_fdt = (T.scale(boxes, 0.0), T.scale(boxes, 0.0)) if isinstance(boxes, Tangent) else (NoFData, NoFData)
     scope = outside_state.enter()
     try:
-        out, pullback = call_rrule2((g, NoFData, NoTangent, NoFData), *duals)
+        out, pullback = call_rrule2((g, g_fd, g4[2], g_fdt), *duals, **named)
     finally:
         outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
-    value, value_t, aux, aux_t, (rs, rsd) = _pull_aux(out, pullback, g)
+    if has_aux:
+        value, value_t, aux, aux_t, (rs, rsd) = _pull_aux(out, pullback, g)
+    else:
+        value, value_t, aux, aux_t = T.structural_copy(out[0]), out[2], None, None
+        rs, rsd = _pull_unit(out, pullback, g, "grad")
     grads = tuple(_join(fd, r, x) for fd, r, x in zip(fdata, rs[1:], copies))
     products = tuple(_join(fd, r, x) for fd, r, x in zip(fdata_t, rsd[1:], copies))
     value_t = 0.0 if value_t is NoTangent else value_t
     return value, value_t, aux, aux_t, grads, products
 
 
-def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list, value_bar: float,
-                  value_bar_d: float, aux_bars: tuple | None = None) -> tuple[list, list]:
-    """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` and its tangent along
-    ``(directions, u's tangents)``, by second order of ``g``'s plain forward program. With
-    ``aux_bars`` (the aux's cotangent and its tangent) ``g`` returns ``(value, aux)`` and ``psi``
-    has the term ``<aux_bar, aux(x)>`` too."""
-    pair = _Call(tuple([_function(g), _constant(NoTangent)] + [part for x, d, u in zip(xs, directions, us)
-                        for part in ((x, zero_fdata(x), d, zero_fdata(x)), u)]), {})
-    slot = _python_function(pair, g)
-    out, pullback = pair.composition.pair_output(slot)
+def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: float, value_bar_d: float,
+                  aux_bars: tuple | None = None, keywords: dict | None = None) -> tuple[list, list]:
+    """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` (the arguments, then the
+    ``keywords``' values, whose ``u`` is zero) and its tangent along ``(directions, u's
+    tangents)``, by second order of ``g``'s plain forward program: opened for a closure
+    (``implicit_stationary._user_call``), so the cotangents of its captured variables and their
+    tangents go into its boxes. With ``aux_bars`` (the aux's cotangent and its tangent) ``g``
+    returns ``(value, aux)`` and ``psi`` has the term ``<aux_bar, aux(x)>`` too."""
+    g = g4[0]
+    inputs: list = [g4]
+    for x, d, u in zip(xs, directions, us):
+        inputs += [(x, zero_fdata(x), d, zero_fdata(x)), u]
+    for x, d in (keywords or {}).values():
+        inputs += [(x, zero_fdata(x), d, zero_fdata(x)), _constant(_zero_tangent_of(x))]
+    c = _Composition(inputs)
+    positional = [(1 + 2 * k, 2 + 2 * k) for k in range(len(xs))]
+    named = {name: (1 + 2 * (len(xs) + k), 2 + 2 * (len(xs) + k)) for k, name in enumerate(keywords or {})}
+    if _carries_captured(g4):
+        slot = _user_call(c, 0, positional, named, closure_refusal("yb.grad"))
+    else:  # jvp_call(g, NoTangent, x1, u1, ..., k=v, _t_k=0): g's plain program, its captured values constants
+        slots = [0, c.add(_constant(NoTangent))] + [s for pair in positional for s in pair]
+        keyword_slots = {}
+        for name, (value, direction) in named.items():
+            keyword_slots[name], keyword_slots[TANGENT_KEYWORD + name] = value, direction
+        slot = c.call(_function(jvp_call), slots, keyword_slots)
+    out, pullback = c.values[slot], lambda dy, dy_d: c.pull({slot: [dy, dy_d]})
     if aux_bars is not None:
         rs, rsd = pullback(*_aux_pair_seeds(out, g, value_bar, value_bar_d, aux_bars))
-        return _argument_cotangents(pair, xs, rs, rsd)
+        return _argument_cotangents(c, rs, rsd)
     _check_scalar(out[0][0], g, "grad")
     seeds, seeds_d = [value_bar, 1.0], [value_bar_d, 0.0]
     for k in range(2):
@@ -347,15 +400,17 @@ def _psi_pullback(g: types.FunctionType, xs: tuple, directions: tuple, us: list,
             out[3][k][...] += seeds_d[k]
             seeds[k] = seeds_d[k] = NoRData
     rs, rsd = pullback(tuple(seeds), tuple(seeds_d))
-    return _argument_cotangents(pair, xs, rs, rsd)
+    return _argument_cotangents(c, rs, rsd)
 
 
-def _argument_cotangents(pair: _Call, xs: tuple, rs: tuple, rsd: tuple) -> tuple[list, list]:
+def _argument_cotangents(c: _Composition, rs: tuple, rsd: tuple) -> tuple[list, list]:
+    """The cotangents (and their tangents) of the arguments' slots ``1, 3, 5...`` of ``c``'s
+    inputs (``pull`` puts its own rdata first)."""
     grads, grads_t = [], []
-    for k, x in enumerate(xs):
-        x4 = pair.inputs[2 + 2 * k]
-        grads.append(join(x4[1], rs[3 + 2 * k]))
-        grads_t.append(join(x4[3], rsd[3 + 2 * k]))
+    for slot in range(1, c.n_inputs, 2):
+        x4 = c.values[slot]
+        grads.append(join(x4[1], rs[1 + slot]))
+        grads_t.append(join(x4[3], rsd[1 + slot]))
     return grads, grads_t
 
 

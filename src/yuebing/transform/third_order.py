@@ -722,8 +722,11 @@ def _plain_closure(call: _Call) -> int:
 def _bound_slots(call: _Call, plan: list, fn: Any) -> list[int]:
     """The slots of a plain program's parameters after ``_fn, _fn_t``, by a binding ``plan``
     (``protocols.bind_call``'s): each parameter's primal and tangent."""
-    c = call.composition
-    given = {**dict(enumerate(call.arg_slots)), **call.keyword_slots}
+    return bind_slots(call.composition, {**dict(enumerate(call.arg_slots)), **call.keyword_slots}, plan)
+
+
+def bind_slots(c: _Composition, given: dict, plan: list) -> list[int]:
+    """``_bound_slots`` for the slot pairs ``given`` by position or name, in composition ``c``."""
     slots: list[int] = []
     for kind, payload in plan:
         if kind == "arg":
