@@ -253,6 +253,16 @@ def _method_key(f: Any) -> tuple[type, str, Any] | None:
     return None
 
 
+def class_method_owner(owner: Any, name: str) -> tuple:
+    """The classes of ``owner``'s MRO whose ``name`` is a classmethod of a C class, when ``owner`` is
+    the class it is bound to (``itertools.chain.from_iterable``): declared for the class itself,
+    ``(chain, "from_iterable")``, looked up before its metaclass's entries (as ``rules.core`` does)."""
+    if not isinstance(owner, type):
+        return ()
+    return tuple(base for base in owner.__mro__
+                 if isinstance(base.__dict__.get(name), types.ClassMethodDescriptorType))
+
+
 def _elementwise(f: Any, partials: tuple) -> SecondOrder:
     found = _ELEMENTWISE.get(f)
     if found is None or found.partials is not partials:  # new, or declared again with new partials
@@ -277,7 +287,7 @@ def declaration_of(f: Any) -> tuple[SecondOrder, Any] | None:
     key = _method_key(f)
     if key is not None:
         tp, name, owner = key
-        for base in tp.__mro__:
+        for base in (*class_method_owner(owner, name), *tp.__mro__):
             found = _BY_METHOD.get((base, name))
             if found is None and (base, name) in ZERO_DERIVATIVE:
                 found = _ZERO

@@ -51,7 +51,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..tangents import structural_copy
 from .batched_forward import _CONTAINERS, _children, _may_draw, _Slicer
 from .batched_second_order_rules import batch_aware_rule
-from .lifting import _method_rdata
+from .lifting import _method_rdata, unbound_method
 
 
 class Unbatched(Exception):
@@ -148,7 +148,7 @@ class _Primal:
 def _unbound_call(rule: Callable, owner: Any, f: tuple, args: tuple, kwargs: dict, run: Callable) -> tuple:
     self4 = (owner, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
              getattr(f[3], "__self__", NoFData))
-    unbound = getattr(getattr(f[0], "__objclass__", type(owner)), f[0].__name__)
+    unbound = unbound_method(f[0], owner)
     out, pullback = run_rule((rule, None), (unbound, NoFData, NoTangent, NoFData), (self4,) + args, kwargs, run)
 
     def method_pullback(dy: Any, dy_d: Any) -> tuple:

@@ -24,7 +24,7 @@ from ..rules.core import RRULES, CoDual, Dual, describe_callable, rrule
 from ..rules.core import frule as registered_frule
 from ..rules.declare import ELEMENTWISE_PARTIALS, written_mask, zero_written
 from ..rules.numpy_arguments import check_out_shape
-from ..rules.second_order import Rule, SecondOrder, _error, declaration_of, run_direct
+from ..rules.second_order import Rule, SecondOrder, _error, class_method_owner, declaration_of, run_direct
 from ..rules.containers.set_operators import second_order_on_sets
 from ..rules.indexing.items import missing_definition
 from ..rules.util import accumulate, is_differentiable, zero_fdata
@@ -99,8 +99,7 @@ def run_second_order(found: tuple[Rule, Any], f: tuple, args: tuple, kwargs: dic
     if owner is not None:
         self4 = (owner, getattr(f[1], "__self__", NoFData), getattr(f[2], "__self__", NoTangent),
                  getattr(f[3], "__self__", NoFData))
-        # a C slot bound by super() (super().__setattr__) runs its defining class's, not the owner's override
-        unbound = getattr(getattr(f[0], "__objclass__", type(owner)), f[0].__name__)
+        unbound = unbound_method(f[0], owner)
         try:
             out, pullback = rule((unbound, NoFData, NoTangent, NoFData), (self4,) + args, kwargs)
         except Exception as error:  # a function it called raised after partial work (issue 13)
@@ -118,6 +117,16 @@ def _owner_routed(pullback: Callable) -> Callable:
         return (_method_rdata(rs[1]),) + tuple(rs[2:]), (_method_rdata(rsd[1]),) + tuple(rsd[2:])
 
     return method_pullback
+
+
+def unbound_method(fn: Any, owner: Any) -> Any:
+    """What builtin method ``fn``, bound to ``owner``, was bound from: a C slot bound by ``super()``
+    (``super().__setattr__``) is its defining class's, not the owner's override; a classmethod of
+    a C class bound to its class (``chain.from_iterable``) is its descriptor, which takes the
+    class first."""
+    for base in class_method_owner(owner, fn.__name__):
+        return base.__dict__[fn.__name__]
+    return getattr(getattr(fn, "__objclass__", type(owner)), fn.__name__)
 
 
 def _method_rdata(owner_rdata: Any) -> Any:
