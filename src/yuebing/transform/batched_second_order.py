@@ -208,10 +208,12 @@ def _batched_number(p: Any, t: Any, depth: int = 0) -> bool:
         return type(t) is np.ndarray and t.ndim == 1
     if depth > 8 or t is NoTangent:
         return False
-    if type(p) in (list, tuple) and isinstance(t, (list, tuple)) and len(p) == len(t):
+    if isinstance(p, (list, tuple)) and isinstance(t, (list, tuple)) and len(p) == len(t):  # (namedtuples too)
         return any(_batched_number(e, u, depth + 1) for e, u in zip(p, t))
-    if type(p) is dict and isinstance(t, dict):
+    if isinstance(p, dict) and isinstance(t, dict):
         return any(_batched_number(p[key], u, depth + 1) for key, u in t.items() if key in p)
+    if isinstance(p, (set, frozenset)) and isinstance(t, dict):  # a SetTangent: element -> its tangent
+        return any(_batched_number(e, u, depth + 1) for e, u in t.items())
     if isinstance(t, (Tangent, MutableTangent)):
         return any(_batched_number(_field_of(p, name), u, depth + 1) for name, u in t.fields.items())
     if type(t).__name__ == "CellTangent" and hasattr(p, "cell_contents"):  # a closure cell's (second_order.py)
@@ -336,9 +338,29 @@ def _refresh(slicer: _Slicer, j: int) -> None:
         if direction != j:
             continue
         for key, value in _entries(shell):
-            slot = _entry(origin, key)
-            if isinstance(value, (float, complex)) and type(slot) is np.ndarray and slot.shape == (k,):
-                _set_entry(shell, key, type(value)(slot[j]))
+            fresh = _refreshed(value, _entry(origin, key), j, k)
+            if fresh is not value:
+                _set_entry(shell, key, fresh)
+
+
+def _refreshed(value: Any, slot: Any, j: int, k: int, depth: int = 0) -> Any:
+    """Slice ``value`` of batched slot ``slot`` with its numbers brought to direction j's values:
+    a number slot, and the numbers inside a value slot (a frozen object's ``Tangent``, a tuple),
+    which a pullback replaces rather than adds into (a read of ``cs[0]`` lost another's)."""
+    if isinstance(value, (float, complex)):
+        return type(value)(slot[j]) if type(slot) is np.ndarray and slot.shape == (k,) else value
+    if depth > 8:
+        return value
+    if type(value) is Tangent and type(slot) is Tangent:
+        fields = {name: _refreshed(v, slot.fields.get(name), j, k, depth + 1) for name, v in value.fields.items()}
+        changed = any(fields[name] is not v for name, v in value.fields.items())
+        return Tangent(value.primal_type, fields) if changed else value
+    if isinstance(value, tuple) and type(slot) is type(value) and len(slot) == len(value):
+        parts = [_refreshed(v, b, j, k, depth + 1) for v, b in zip(value, slot)]
+        if all(n is o for n, o in zip(parts, value)):
+            return value
+        return tuple(parts) if type(value) is tuple else tuple.__new__(type(value), parts)
+    return value
 
 
 def _rebuild(slicer: _Slicer) -> None:

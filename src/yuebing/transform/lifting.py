@@ -34,6 +34,7 @@ from .forward_runtime import zero_tangent_of  # (module level: an import in a ho
 from .dual_elementwise import SUM_METHOD, fast_sum
 from .dual_multilinear import fast_product
 from .runtime import acc  # a failed attribute lookup and its formatted error on every call)
+from . import immutable_slots as _slots
 from . import lifting_elementwise as _elementwise
 from .lifting_elementwise import _elementwise_rule, _first, _fresh_output, _frule_of, _inplace_rule, \
     _output_cotangents  # (also imported from here by api/)
@@ -289,6 +290,7 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
         fast = fast_sum(args, kwargs)  # np.sum(x) of a float64 array (dual_elementwise.py)
         if fast is not None:
             return fast
+    put_back = _slots.removed(f[0], args)  # elements holding immutable objects it removes (immutable_slots.py)
     out1, pullback1 = rrule(_primal_codual(f), *map(_primal_codual, args),
                             **{k: _primal_codual(v) for k, v in kwargs.items()})
     first_mutated = isinstance(f[0], (types.MethodDescriptorType, types.WrapperDescriptorType)) \
@@ -332,15 +334,10 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
         pullback1(NoRData)  # undo the primal call before reporting
         raise _error(f"yb.hvp/yb.hessian: second order cannot apply {describe_callable(f[0])} to the "
                      f"tangents of these arguments ({type(error).__name__}: {error})") from None
+    # the slots the rule made for a frozen object's tangent, taken for a mutable object's, made as
+    # the primal's rule makes them (immutable_slots.py: the Hessian through [Config(a, b)][0] was 0)
+    _slots.after_call(out1, out2, args, first_mutated, handed_out and type(args[1][0]) is not slice)
     y = out1.primal
-    if isinstance(out2.primal, Tangent) and _read_from_container(f, args) and K.primal_kind(y) is K.FROZEN:
-        pullback2(NoRData)
-        pullback1(NoRData)  # undo both calls before reporting
-        raise _error(
-            f"yb.hvp/yb.hessian: second order cannot yet follow an immutable object (a frozen dataclass "
-            f"{type(y).__qualname__}) read out of a list or dict by {describe_callable(f[0])}: its "
-            "second derivatives would be lost. Keep such objects in a tuple, or make the class mutable "
-            "(dataclass(frozen=False))")
     if not _carries_tangent(y):  # an int, a shape, a string: the tangent call computed it again
         out = (y, out1.fdata, NoTangent, NoFData)
     elif all(_is_constant(a[2]) for a in [f, *args, *kwargs.values()]) and not isinstance(y, list):
@@ -354,19 +351,11 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         tangent_rdata = pullback2(dy_d)  # newest first: the tangent call ran second
+        if put_back:
+            _slots.put_back(args[0][3], put_back)
         return pullback1(dy), tangent_rdata
 
     return out, pullback
-
-
-def _read_from_container(f: tuple, args: tuple) -> bool:
-    """Whether a linear call reads out of a list or dict (``cs[0]``, ``d.get(k)``, ``cs.pop()``).
-    Such a container's tangent slots hold a frozen dataclass's tangent (a ``Tangent``) as if it
-    were a mutable object's, so the second-order rdata of what is read from it does not reach the
-    object's constructor (the Hessian came out zero): refused rather than dropped. A tuple's
-    tangent is a tuple, and closures' tangents are followed through their cells: both exact."""
-    owner = getattr(f[0], "__self__", None)
-    return isinstance(owner, (list, dict)) or bool(args) and isinstance(args[0][0], (list, dict))
 
 
 class _Given:
