@@ -116,6 +116,22 @@ def super_init_reaching_object(x):
     return np.sum(_Scaling(x[0]).scale * np.sin(x))
 
 
+# 9. cls.__new__(cls) of a class without a __new__ of its own (scikit-learn's
+#    CallbackContext._from_estimator, behind every fit): object.__new__ had no rule (MissingRuleError,
+#    naming it type.__new__); the empty instance's attributes are written afterwards.
+class _Context:
+    @classmethod
+    def made_empty(cls, scale):
+        context = cls.__new__(cls)
+        context.scale = scale
+        return context
+
+
+def new_instance_by_object_new(x):
+    context = _Context.made_empty(x[0] * x[1])
+    return np.sum(context.scale * np.sin(x))
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -160,6 +176,9 @@ FIXED = (
     Mechanism("super().__init__() reaching object.__init__ had no rule", super_init_reaching_object,
               np.array([0.5, 2.0, -1.0]), "pymoo ZDT5 (both variants): pymoo.util.normalization's "
               "Normalization.__init__ (object.__init__ now has zero derivative, also bound by super())"),
+    Mechanism("cls.__new__(cls) reaching object.__new__ had no rule", new_instance_by_object_new,
+              np.array([0.5, 2.0, -1.0]), "scikit-learn: every fit through CallbackContext._from_estimator "
+              "(StandardScaler, SplineTransformer...; object.__new__ now has zero derivative)"),
 )
 
 #: mechanisms still wrong (each asserted still wrong, so a fix shows up): none at the moment

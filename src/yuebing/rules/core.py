@@ -85,7 +85,8 @@ def describe_callable(f: Any) -> str:
     if isinstance(f, types.BuiltinMethodType) and owner is not None and is_function_record(owner):
         name = f.__name__  # pybind11's free function: its __qualname__ names the record's type
     elif isinstance(f, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
-        return f"{type(owner).__qualname__}.{f.__name__}"
+        # bound to an instance (list.append) or to a class (object.__new__, dict.fromkeys: not type.__new__)
+        return f"{(owner if isinstance(owner, type) else type(owner)).__qualname__}.{f.__name__}"
     module = getattr(f, "__module__", None)
     if module is None and isinstance(owner, types.ModuleType):
         module = owner.__name__

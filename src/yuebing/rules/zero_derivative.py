@@ -102,6 +102,9 @@ nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base
 nondifferentiable_methods(int, "bit_length", "bit_count")  # (random.Random._randbelow)
 # super().__init__() in a class whose next base is object: a no-op (it raises on extra arguments)
 nondifferentiable(object.__init__)
+# cls.__new__(cls) of a class without a __new__ of its own (scikit-learn's CallbackContext, behind
+# every fit): an empty instance, whose zero tangent takes the attributes written to it later
+nondifferentiable(object.__new__)
 
 # (list and tuple's index and count: comparing_calls.py, whose comparisons may call user dunders)
 # text carries no derivative: every public method of str and bytes (formatting a float included)
