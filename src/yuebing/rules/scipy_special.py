@@ -25,7 +25,9 @@ and beta functions, the first argument of ``zeta``, a Bessel function's order; `
 forward mode and second order raise ``RuleArgumentError`` when such an argument has a nonzero
 tangent. Reverse mode cannot tell a constant float from a differentiated one, so there the
 argument's cotangent is NaN: a gradient that depends on it is NaN, never a silent zero, and a
-constant (``gammainc(2.5, x)``) is unaffected. Pass an int (or int array) where you can.
+constant (``gammainc(2.5, x)``) is unaffected. Pass an int (or int array) where you can. Third
+order runs each such function's forward derivative written in NumPy (``_jvp_definition``), where
+such an argument adds ``held_parameter``'s 0 (refused if its tangent moves, NaN cotangent).
 
 Conventions: ``xlogy(x, y)``, ``xlog1py``: ``d/dy = 0`` where ``x == 0`` (also at ``y = 0``);
 ``d/dx`` is ``log(y)`` (``-inf`` at ``y = 0``, NumPy's answer). ``rel_entr``, ``kl_div``: ``d/dy
@@ -45,11 +47,12 @@ import numpy as np
 
 from ..tangents import NoTangent
 from .cases import Case, randc, randn, randpos, randu
-from .core import Dual, RuleArgumentError, describe_callable, register_frule, register_rrule
+from .core import Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .declare import elementwise, make_elementwise_rules, nondifferentiable
 from .linalg import add, linalg_rule, real_only, refuse
 from .linalg.common import cotangent_entry
 from .numpy_arguments import axes_of
+from .util import tangent
 from .second_order import jvp_defined_by, with_vjp
 
 try:
@@ -138,6 +141,57 @@ def elementwise_fixed(f: Any, names: tuple, fixed: dict, *partials: Any, real: b
         checked.__qualname__ = rule.__qualname__
     register_rrule(f, checked_rrule)
     register_frule(f, checked_frule)
+    messages = {i: fixed_message(label, names[i], why) for i, why in fixed.items()}
+    jvp_defined_by(f, _jvp_definition(f, partials, messages))
+
+
+def held_parameter(t: Any, y: Any, message: str) -> Any:
+    """The term a parameter without a derivative formula adds to the tangent of ``y`` (in
+    ``elementwise_fixed``'s forward definition): 0, for a zero tangent ``t``; a nonzero one is
+    refused (``message``), here and, for ``t``'s own tangent, by the forward rule. Reverse mode
+    gives ``t`` a NaN cotangent: its partial is unknown (never a silent zero)."""
+    refuse_moving_message(message, t)
+    return np.zeros_like(y)
+
+
+def refuse_moving_message(message: str, t: Any) -> None:
+    if t is not NoTangent and bool(np.any(np.asarray(t) != 0)):
+        raise RuleArgumentError(message)
+
+
+def _held_parameter_frule(t: Any, y: Any, message: Any) -> Any:
+    refuse_moving_message(primal(message), tangent(t))
+    return _HELD_FRULE(t, y, message)
+
+
+def _jvp_definition(f: Any, partials: tuple, messages: dict) -> Any:
+    """``f``'s forward derivative as NumPy code, for third order (``jvp_defined_by``): a held
+    parameter's term is ``held_parameter``'s 0, so its unknown (NaN) partial never meets a zero
+    tangent in a plain product (that made third derivatives NaN)."""
+
+    def jvp(*pairs):
+        xs = pairs[0::2]
+        y = f(*xs)
+        total = np.zeros_like(y)
+        for k in range(len(partials)):
+            t = pairs[2 * k + 1]
+            if t is NoTangent:
+                continue
+            if k in messages:
+                total = total + held_parameter(t, y, messages[k])
+            elif partials[k] is not None:
+                total = total + partials[k](*xs, y) * t
+        return y, total
+
+    jvp.__qualname__ = f"jvp of {describe_callable(f)}"
+    return jvp
+
+
+if sp is not None:
+    _HELD_RRULE, _HELD_FRULE = make_elementwise_rules(held_parameter, no_partial, None, None)
+    _held_parameter_frule.__signature__ = _HELD_FRULE.__signature__  # type: ignore[attr-defined]
+    register_rrule(held_parameter, _HELD_RRULE)
+    register_frule(held_parameter, _held_parameter_frule)
 
 
 # --------------------------------------------------------------------------------------------
