@@ -501,11 +501,24 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
                                                   [*node.exc.args, *(k.value for k in node.exc.keywords)]):
             # raise E(x * 2.0): the exception is made by a call, whose rule keeps what it carries
             # with its derivative for the handler's reads (rules/exception_data.py)
-            node = ast.Raise(ast.Name(self.expr(node.exc, out).name, ast.Load()), node.cause)
+            made = self.expr(node.exc, out)
+            self._exception_class_call(node.exc.func, out[-1])
+            node = ast.Raise(ast.Name(made.name, ast.Load()), node.cause)
         node = ast.Raise(self._cells_read(node.exc, out), self._cells_read(node.cause, out))
         node = ast.Raise(self.current_globals(node.exc, out), self.current_globals(node.cause, out))
         self._hoist_globals([e for e in (node.exc, node.cause) if e is not None])
         self.opaque(out, ast.unparse(node))
+
+    def _exception_class_call(self, func: ast.expr, call: ir.Statement) -> None:
+        """``raise E(...)`` where ``E`` names an exception class (a global or builtin): the call
+        becomes ``made_exception(E, ...)``, a primitive with rules in every mode (third order takes
+        it as a constant when nothing it is given carries a tangent); other callees (an attribute,
+        a factory function) stay calls the runtimes dispatch."""
+        if not isinstance(func, ast.Name) or func.id in self.locals or func.id in self.free or not isinstance(call, ir.Call):
+            return
+        value = self.module_globals.get(func.id, getattr(builtins, func.id, None))
+        if isinstance(value, type) and issubclass(value, BaseException):
+            call.args, call.func = [call.func, *call.args], ir.Const(P.made_exception)
 
     def _cells_read(self, node: ast.expr | None, out: list) -> ast.expr | None:
         """An expression of an opaque statement that reads a closure cell, evaluated first (the

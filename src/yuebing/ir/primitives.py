@@ -72,6 +72,17 @@ def global_set(fn: types.FunctionType | types.ModuleType, name: str, value: Any)
     namespace_of(fn)[name] = value
 
 
+def made_exception(cls: type, *args: Any, **kwargs: Any) -> BaseException:
+    """``cls(*args)`` for an exception class: how dispatch makes one (``ValueError(v)``,
+    ``it.throw(KeyError(k))``, a user's ``Exception`` subclass), and what the normaliser lowers
+    ``raise E(...)`` to when ``E`` names one. Its ``__init__`` runs without being differentiated;
+    the rules (``rules/exception_data.py``) keep the arguments' derivatives beside the exception."""
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):  # a global rebound since it was lowered
+        raise TypeError(f"yuebing lowered raise {getattr(cls, '__name__', cls)}(...) as the construction of an "
+                        "exception class, which that name no longer holds: bind it before differentiating")
+    return cls(*args, **kwargs)
+
+
 def flat_assign(x: Any, index: Any, values: Any) -> None:
     """``x.flat[index] = values``: an array's elements in C order written, the values repeated to
     fill the places, as NumPy does (also when ``x`` is not C-contiguous); its rules follow the

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir.primitives import _holds_float_data
+from ..ir.primitives import _holds_float_data, made_exception
 from ..tangents import NoFData, NoRData, NoTangent
 from . import outside_state
 from .batched import _ALWAYS
 from .core import CoDual, Dual, primal, register_frule, register_rrule
 from .second_order import _register
 from .util import sum_rdata
-from .zero_derivative import made_exception
 
 _KIND = "exception"
 _ROLE_TANGENT = "tangent"

@@ -118,13 +118,6 @@ nondifferentiable(np.ma.isMaskedArray, np.ma.isMA, np.ma.isarray, np.ma.is_maske
 
 
 
-def made_exception(cls: type, *args, **kwargs) -> BaseException:
-    """``cls(*args)`` for an exception class (``KeyError("x")``, ``it.throw(ValueError(...))``,
-    a user's ``Exception`` subclass): made without differentiating its ``__init__``; its rules
-    (``exception_data.py``) keep the arguments' derivatives beside it, for reads of them."""
-    return cls(*args, **kwargs)
-
-
 # a with statement's manager around a yield of a lazy generator, when nothing handed to it holds
 # floats: made, entered and exited without derivatives, as with headers are elsewhere
 nondifferentiable(generators.runs_plainly, generators.made_plainly, generators.PlainManager.__enter__,

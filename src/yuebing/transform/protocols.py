@@ -20,13 +20,13 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ..frontend.underscore_names import user_parameter
+from ..ir.primitives import made_exception
 from ..rules import attribute_protocol
 from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.core import RuleArgumentError, describe_callable
 from ..rules.iteration import is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
 from ..rules.exception_data import as_class_call
-from ..rules.zero_derivative import made_exception
 from ..tangents.kinds import MASKED_ARRAYS
 
 BINARY_DUNDERS = {
