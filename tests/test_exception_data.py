@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import yuebing as yb
+from yuebing.frontend.fence import UnsupportedSyntaxError
 from tests.modes import check_every_mode
 
 X = 0.7
@@ -174,3 +175,39 @@ def test_a_value_init_computed_is_refused_by_name(mode):
     with pytest.raises(TypeError, match="float data the Computing exception carries in 'amount'.*What to do") as info:
         run()
     assert "test_exception_data.py" in "".join(getattr(info.value, "__notes__", []))
+
+
+def _raises_past_a_bound(v):
+    if v > 0.5:
+        raise ValueError(v * 3.0)
+    return v
+
+
+def raised_through_vectorize(x):
+    try:
+        return float(np.sum(np.vectorize(_raises_past_a_bound)(np.array([x, 0.2]))))
+    except ValueError as error:
+        return error.args[0] * x
+
+
+def test_raised_through_a_rule_that_calls_back_is_refused_in_reverse_exact_in_forward():
+    """np.vectorize cannot route back the part of its work that ran: the construction of the
+    exception carrying float data is such work, so reverse mode refuses it by name; forward mode
+    differentiates it as it is."""
+    expected = (raised_through_vectorize(X + 1e-6) - raised_through_vectorize(X - 1e-6)) / 2e-6
+    np.testing.assert_allclose(yb.jvp(raised_through_vectorize, (X,), (1.0,))[1], expected, rtol=1e-6)
+    with pytest.raises(UnsupportedSyntaxError, match=r"an exception \(ValueError\) raised in .*after it had done "
+                                                         "differentiable work and caught here"):
+        yb.grad(raised_through_vectorize)(X)
+
+
+def read_by_a_nested_gradient(x):
+    try:
+        raise ValueError(x * 2.0)
+    except ValueError as error:
+        return yb.grad(lambda y: error.args[0] * y)(x) * x
+
+
+def test_a_nested_gradient_reading_the_outer_exception_is_refused_by_name():
+    with pytest.raises(TypeError, match="reading float data out of an exception the outer pass made"):
+        yb.grad(read_by_a_nested_gradient)(X)
