@@ -1395,3 +1395,10 @@ def c_set_of_pairs(x):
     s = {(x, "a"), (x * x, "b")}
     s.add((3.0 * x, "c"))
     return sum(v for v, _ in s) * max(s)[0]
+
+
+def c_defaultdict_capturing(x):
+    d = collections.defaultdict(lambda: x * x)
+    for k in "aba":
+        d[k] += x
+    return d["a"] * d["b"]

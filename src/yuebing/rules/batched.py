@@ -26,6 +26,7 @@ slower.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import operator
 import threading
@@ -381,6 +382,9 @@ _ALWAYS = {P.mklist, P.mktuple, P.mkdict, P.cell_get, P.cell_set, P.check_unpack
 _CONTAINER_FIRST = {operator.getitem, operator.setitem, operator.delitem, operator.iadd, operator.add,
                     operator.iconcat, operator.concat}
 _OBJECT_FIRST = {getattr, setattr, delattr}
+#: containers whose items those operators reach by dict's or list's own C code (collections' dict
+#: subclasses too: d[k] += v on a defaultdict)
+_ITEM_CONTAINERS = (list, tuple, dict, collections.defaultdict, collections.OrderedDict, collections.Counter)
 _NO_ARRAYS = {P.as_sequence, list, tuple, listed_reversed, enumerate, zip, dict}
 #: ``|``, ``&``, ``-``, ``^`` and their in-place forms: on two sets, the set rules move element tangents
 _SET_OPERATORS = {operator.or_, operator.and_, operator.sub, operator.xor, operator.ior, operator.iand, operator.isub,
@@ -411,7 +415,7 @@ def _moves_tangents(fn: Any, primals: list) -> bool:
     if fn in _SET_OPERATORS:
         return len(primals) == 2 and all(isinstance(p, (set, frozenset)) for p in primals)
     if fn in _CONTAINER_FIRST:  # items of a list, tuple or dict (an array's rows are not its items)
-        if not primals or type(primals[0]) not in (list, tuple, dict):
+        if not primals or type(primals[0]) not in _ITEM_CONTAINERS:
             return False
         if fn in (operator.getitem, operator.delitem):
             return True

@@ -261,7 +261,8 @@ def checked_forward(fn: Any, names: list, args: tuple, kwargs: dict, out: Any) -
         if t is not NoTangent and type(t) is not np.ndarray:
             _fail(fn, f"returned a tangent {type(t).__name__} for an array")
     elif isinstance(y, (float, np.floating)) and t is not NoTangent \
-            and not isinstance(t, (float, int, np.floating, np.integer)):
+            and not isinstance(t, (float, int, np.floating, np.integer)) \
+            and not (BATCH.size > 0 and type(t) is np.ndarray and t.shape == (BATCH.size,)):  # (one per direction)
         _fail(fn, f"returned a tangent {type(t).__name__} {getattr(t, 'shape', '')} for a float (expected a float)")
     if t is NoTangent and (_float_array(y) or _float_scalar(y)) and not _declared_zero(fn):
         moving = [label for label, a, exempt in _labelled(args, kwargs, names, _zero_arguments(fn))

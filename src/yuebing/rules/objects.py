@@ -255,7 +255,14 @@ def _read_number_attribute(obj: CoDual, name: str, v: Any) -> Read:
 def _refuse_carried_floats(o: Any, name: str, v: Any) -> None:
     """An exception's attribute holding float data that is not one of the arguments it was made
     from in differentiated code (``exception_data.py`` follows those) is refused: exceptions
-    have no tangent, so the value would reach the handler with a zero derivative."""
+    have no tangent, so the value would reach the handler with a zero derivative. So is a
+    defaultdict's ``default_factory`` capturing such data (``containers/dict_subclasses.py`` follows
+    it only where a missing key calls it)."""
+    if name == "default_factory" and isinstance(o, collections.defaultdict) and K.primal_kind(v) is not K.NONDIFF:
+        raise RuleArgumentError(
+            "getattr: yuebing cannot differentiate the default_factory of a defaultdict read as an attribute when it "
+            "captures values carrying derivatives (their derivative would be lost); let a missing key call it (d[k]), "
+            "or keep the function in a variable of its own and call that")
     if isinstance(o, BaseException) and _holds_float_data(v, 0):
         kind = type(o).__qualname__
         advice = ("catch StopIteration in the function that holds the generator in a variable and calls "

@@ -7,10 +7,13 @@ no derivative: ``_empty``) filled by ``update`` (``dict.update``'s rules; ``Coun
 Python, differentiated from its source), so every mode follows from rules that exist.
 
 A ``defaultdict``'s ``default_factory`` is data the dict's tangent has no place for: a factory
-capturing values with derivatives (``defaultdict(lambda: x)``) is refused, not dropped. A missing
-key read from a dict subclass whose ``__missing__`` is Python (``Counter``, a user's class) runs
-that method differentiated (``missing_value``); a ``defaultdict``'s inserts the factory's value,
-a constant (``indexing/items.py``).
+capturing values with derivatives (``defaultdict(lambda: x)``) keeps its tangent beside the dict
+for the pass (``outside_state.register``, as exception data does: ``_Factory``), where a missing
+key's read finds it (``default_factory_of``), and the rdata its calls gather goes back to the
+constructor's argument. Such a factory reached otherwise (a copy of the dict, one made outside
+the pass) is refused, not dropped. A missing key read from a dict subclass whose ``__missing__``
+is Python (``Counter``, a user's class) runs that method differentiated (``missing_value``); a
+``defaultdict``'s inserts the factory's value (``indexing/items.py``).
 """
 from __future__ import annotations
 
@@ -20,28 +23,77 @@ from typing import Any
 from ... import tangents as T
 from ...tangents import NoFData, NoRData, NoTangent
 from ...tangents import kinds as K
+from .. import outside_state
+from ..batched import _ALWAYS
 from ..cases import Case, randn
 from ..core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
-from ..second_order import defined_as, defined_by, zero
-from ..util import output
+from ..indexing.items import default_factory_of
+from ..second_order import _register as special, defined_as, defined_by
+from ..util import output, sum_rdata, tangent, zero_fdata
 from .common import _element_fdata, _reinsert, _with_rdata
 
 _TYPES = (collections.defaultdict, collections.OrderedDict, collections.Counter)
 
 
-def _check_factory(factory: Any) -> None:
-    """Refuse a ``default_factory`` carrying derivatives: the dict's tangent has no place for it."""
-    if factory is not None and K.primal_kind(factory) is not K.NONDIFF:
-        raise RuleArgumentError(
-            f"collections.defaultdict: yuebing cannot differentiate a default_factory "
-            f"({getattr(factory, '__qualname__', type(factory).__qualname__)}) that captures values carrying "
-            "derivatives; write the default where it is read: d.get(k, default), or d.setdefault(k, default)")
+_KIND = "default_factory"  # (outside_state's entries for factories, apart from other registrations)
+_ROLE_TANGENT = "tangent"
+
+
+def _carries(factory: Any) -> bool:
+    """Whether a ``default_factory`` may carry derivatives (a closure over the function's values)."""
+    return factory is not None and K.primal_kind(factory) is not K.NONDIFF
+
+
+def _unfollowed(factory: Any) -> RuleArgumentError:
+    return RuleArgumentError(
+        f"collections.defaultdict: yuebing cannot differentiate a default_factory "
+        f"({getattr(factory, '__qualname__', type(factory).__qualname__)}) that captures values carrying "
+        "derivatives, of a defaultdict made outside this differentiation or copied; make the defaultdict in the "
+        "function, or write the default where it is read: d.get(k, default), or d.setdefault(k, default)")
+
+
+class _Factory:
+    """A factory's fdata (tangent, fdata tangent) kept beside its defaultdict for the pass, and the
+    rdata its reads gather for the constructor's pullback (handed once)."""
+
+    __slots__ = ("data", "rdata")
+
+    def __init__(self, data: Any) -> None:
+        self.data, self.rdata = data, NoRData
+
+    def gather(self, r: Any) -> None:
+        self.rdata = sum_rdata(self.rdata, r)
+
+    def take(self) -> Any:
+        r, self.rdata = self.rdata, NoRData
+        return r
+
+
+T.register_nondifferentiable_type(_Factory)
+
+
+def _keep(role: str, made: Any, factory: Any, data: Any) -> _Factory | None:
+    """Register ``data`` for ``made``'s factory in ``role`` (None: nothing to follow, or no pass)."""
+    if not _carries(factory) or not outside_state.active():
+        return None
+    kept = _Factory(data)
+    outside_state.register(role, made, kept, _KIND)
+    return kept
+
+
+def _kept(role: str, d: Any, factory: Any) -> _Factory | None:
+    """What ``_keep`` registered for ``d``; refused for a factory carrying derivatives without one."""
+    if not _carries(factory):
+        return None
+    kept = outside_state.registered(role, d, _KIND)
+    if kept is None:
+        raise _unfollowed(factory)
+    return kept
 
 
 def _empty(cls: type, factory: Any = None) -> Any:
     """A new empty ``cls`` (``factory``: a defaultdict's ``default_factory``)."""
     if cls is collections.defaultdict:
-        _check_factory(factory)
         return collections.defaultdict(factory)
     return cls()
 
@@ -49,15 +101,87 @@ def _empty(cls: type, factory: Any = None) -> Any:
 @rrule_for(_empty)
 def _empty_rrule(cls, factory=None):
     made = _empty(primal(cls), primal(factory))
-    return CoDual(made, {}), lambda dy: (NoRData,) * (3 if factory is not None else 2)
+    kept = _keep("fdata", made, primal(factory), factory.fdata if isinstance(factory, CoDual) else NoFData)
+
+    def pullback(dy):
+        if factory is None:
+            return NoRData, NoRData
+        return NoRData, NoRData, NoRData if kept is None else kept.take()
+
+    return CoDual(made, {}), pullback
 
 
 @frule_for(_empty)
 def _empty_frule(cls, factory=None):
-    return Dual(_empty(primal(cls), primal(factory)), {})
+    made = _empty(primal(cls), primal(factory))
+    _keep(_ROLE_TANGENT, made, primal(factory), tangent(factory) if factory is not None else NoTangent)
+    return Dual(made, {})
 
 
-zero(_empty)
+def _empty_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Second order: the factory's fdata, tangent and fdata tangent kept; the dual pullback hands
+    back what the reads gathered in both reverse roles."""
+    factory4 = args[1] if len(args) > 1 else None
+    factory = None if factory4 is None else factory4[0]
+    made = _empty(args[0][0], factory)
+    out = (made, {}, {}, zero_fdata(made))
+    nothing = (NoRData,) * (len(args) + 1)
+    fdata = _keep("fdata", made, factory, NoFData if factory4 is None else factory4[1])
+    if fdata is None:
+        return out, lambda dy, dy_d: (nothing, nothing)
+    fdata_tangent = _keep("fdata_tangent", made, factory, factory4[3])
+    _keep(_ROLE_TANGENT, made, factory, factory4[2])
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        return (NoRData, NoRData, fdata.take()), (NoRData, NoRData, fdata_tangent.take())
+
+    return out, pullback
+
+
+@rrule_for(default_factory_of)
+def _factory_rrule(d):
+    x = primal(d)
+    factory = default_factory_of(x)
+    kept = _kept("fdata", x, factory)
+    if kept is None:
+        return CoDual(factory, NoFData), lambda dy: (NoRData, NoRData)
+
+    def pullback(dy):
+        kept.gather(dy)
+        return NoRData, NoRData
+
+    return CoDual(factory, kept.data), pullback
+
+
+@frule_for(default_factory_of)
+def _factory_frule(d):
+    x = primal(d)
+    factory = default_factory_of(x)
+    kept = _kept(_ROLE_TANGENT, x, factory)
+    return Dual(factory, NoTangent if kept is None else kept.data)
+
+
+def _factory_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    x = args[0][0]
+    factory = default_factory_of(x)
+    nothing = ((NoRData, NoRData), (NoRData, NoRData))
+    fdata = _kept("fdata", x, factory)
+    if fdata is None:
+        return (factory, NoFData, NoTangent, NoFData), lambda dy, dy_d: nothing
+    fdata_tangent, kept_tangent = _kept("fdata_tangent", x, factory), _kept(_ROLE_TANGENT, x, factory)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        fdata.gather(dy)
+        fdata_tangent.gather(dy_d)
+        return nothing
+
+    return (factory, fdata.data, kept_tangent.data, fdata_tangent.data), pullback
+
+
+special((_empty,), _empty_dual)
+special((default_factory_of,), _factory_dual)
+# batched forward mode: they move the factory's (batched) tangent in and out of the registry
+_ALWAYS.update((_empty, default_factory_of))
 
 
 def _defaultdict(default_factory=None, /, *args, **kwargs):

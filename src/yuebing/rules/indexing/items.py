@@ -22,7 +22,6 @@ import numpy as np
 from ...tangents import NoFData, NoRData, NoTangent, zero_rdata
 from ..cases import Case, randc, randn
 from ..core import CoDual, Dual, frule, primal
-from ..declare import nondifferentiable
 from ..second_order import linear, zero
 from ..util import defined_rrule, fit_tangent, out_cotangent, output, tangent
 from .common import (
@@ -170,7 +169,8 @@ def _default_inserted(d: defaultdict, key: Any) -> Any:
 
 
 def default_factory_of(d: defaultdict) -> Any:
-    """A defaultdict's ``default_factory``: one without derivatives (``dict_subclasses.py``)."""
+    """A defaultdict's ``default_factory``, with the derivatives of what it captures
+    (``containers/dict_subclasses.py``)."""
     return d.default_factory
 
 
@@ -489,7 +489,7 @@ linear((tuple, "__getitem__"), operator.delitem, (np.ndarray, "__delitem__"), (l
 # list written into a list, and the copy would lose the list's identity).
 linear((np.ndarray, "__setitem__"), data=(2, "v", "values"))
 zero((str, "__getitem__"), (bytes, "__getitem__"), (range, "__getitem__"))
-nondifferentiable(default_factory_of)
+# (default_factory_of: its rules keep a factory's derivatives, containers/dict_subclasses.py)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,96 @@
+"""A ``defaultdict`` whose ``default_factory`` captures values carrying derivatives
+(``defaultdict(lambda: x * x)``) is differentiated in every mode: the factory's tangent is kept
+beside the dict for the pass and a missing key's read calls it with that tangent
+(``rules/containers/dict_subclasses.py``). Before, making one was refused ("the dict's tangent has
+no place for the factory's"). Each case against central differences in reverse, forward (plain and
+batched) and second order; such a factory reached where its tangent was not kept (a copy of the
+dict, an attribute read) is refused by name, never called with a zero derivative.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+
+from .modes import check_every_mode
+
+
+def counts_from_a_closure(x):
+    d = collections.defaultdict(lambda: x[0] * x[1])
+    for k in "abcab":
+        d[k] += x[2]
+    d["c"] *= x[3]
+    return sum(v * v for v in d.values())
+
+
+def factory_of_a_partial(x):
+    d = collections.defaultdict(functools.partial(max, x[0], 0.5 * x[1]))
+    return d["k"] * x[2] + d["j"] * d["k"]
+
+
+def factory_reads_a_rebound_variable(x):
+    y = x[0]
+    d = collections.defaultdict(lambda: y * x[1])
+    first = d["a"]
+    y = x[2] * x[3]  # the closure reads the variable as it is when a key is missing
+    return first + 3.0 * d["b"]
+
+
+def nested_defaultdicts(x):
+    rows = collections.defaultdict(lambda: collections.defaultdict(lambda: x[3]))
+    rows["r"]["c"] += x[0]
+    rows["s"]["c"] *= x[1]
+    return rows["r"]["c"] * rows["s"]["c"] + rows["t"]["z"]
+
+
+CASES = [counts_from_a_closure, factory_of_a_partial, factory_reads_a_rebound_variable, nested_defaultdicts]
+X = np.array([0.3, 0.8, 1.3, 0.55])
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_defaultdict_factories_in_every_mode(f):
+    check_every_mode(f, X)
+
+
+def _copied(x):
+    d = collections.defaultdict(lambda: x * 2.0)
+    return d.copy()["z"]
+
+
+def _factory_read_as_attribute(x):
+    d = collections.defaultdict(lambda: x * 2.0)
+    return d.default_factory() + d["a"]
+
+
+@pytest.mark.parametrize("f, text", [(_copied, "made outside this differentiation or copied"),
+                                     (_factory_read_as_attribute, "read as an attribute")], ids=["copy", "attribute"])
+def test_a_factory_whose_tangent_is_not_kept_is_refused_by_name(f, text):
+    f(0.7)  # (plain Python runs it)
+    for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
+        with pytest.raises(Exception, match=text):
+            run()
+
+
+def test_a_defaultdict_passed_in_is_restored():
+    def f(d, x):
+        d["new"] += x * x
+        return d["new"] * d["old"]
+
+    d = collections.defaultdict(float, {"old": 1.5})
+    g = yb.grad(f, argnums=1)(d, 0.7)
+    assert dict(d) == {"old": 1.5}
+    assert g == pytest.approx(2 * 0.7 * 1.5)
+
+
+def test_third_order_refuses_the_factory_by_name():
+    def f(v):
+        d = collections.defaultdict(lambda: v[0] * v[1])
+        d["a"] += v[1] ** 2
+        return d["a"] ** 2 + d["b"]
+
+    with pytest.raises(yb.NestedDifferentiationError, match="nested functions capturing variables"):
+        yb.hessian(lambda y: np.sum(yb.grad(f)(y) ** 2))(np.array([0.4, 0.9]))
