@@ -285,7 +285,8 @@ def test_a_lazy_generator_writing_an_argument_leaves_it_restored():
 
 # --------------------------------------------------------------------------------------------
 # a value returned through StopIteration.value (frontend/stop_values.py); exceptions made and
-# thrown in (rules/zero_derivative.made_exception); floats read out of exceptions are refused
+# thrown in (ir/primitives.made_exception); the floats they are made from keep their derivative
+# (rules/exception_data.py)
 # --------------------------------------------------------------------------------------------
 
 
