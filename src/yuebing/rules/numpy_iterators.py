@@ -20,7 +20,12 @@ derivatives come from the indexing and shape rules in every mode (issue 14):
   ``for v in np.nditer(x, op_flags=['readwrite']): v[...] = 2 * v`` writes ``x``. The ``with
   np.nditer(...) as it:`` form is not covered: ``with`` headers run undifferentiated (the
   loop over ``it`` then raises, naming the nditer). Flags that change what is yielded
-  (``external_loop``, ``multi_index`` and the other index trackers, buffering) are refused.
+  (``external_loop``, buffering) are refused. The position trackers ``multi_index``,
+  ``c_index``, ``f_index`` make it a ``TrackedNditer``: the same views, walked by a position,
+  with ``it.multi_index``/``it.index`` read off NumPy's own iterator on the primals. Third
+  order refuses a ``for`` loop over one (its ``__next__`` moves the position before raising
+  ``StopIteration``, so that ``it.finished`` is then True as in NumPy); ``while not it.finished``
+  works.
 * ``np.ndenumerate(x)`` is ``[(index, x[index]) for index in np.ndindex(x.shape)]`` and
   ``np.broadcast(*arrays)`` the list of tuples of broadcast elements in C order (keeping the
   broadcast object's ``shape``, ``size``, ``nd``, ``ndim``, ``numiter``): one primitive,
@@ -108,6 +113,8 @@ def flat_frule(x: Dual) -> Dual:
 #: flags that change nothing in what a plain loop over the iterator yields (``copy_if_overlap``
 #: does: its writes go to a temporary copy written back when the iterator closes)
 _HARMLESS_FLAGS = frozenset({"refs_ok", "zerosize_ok", "reduce_ok"})
+#: flags that track the position (``TrackedNditer``): what is yielded is the same
+_TRACKING_FLAGS = frozenset({"multi_index", "c_index", "f_index"})
 _WRITING = frozenset({"readwrite", "writeonly"})
 _WHY_NOT = ("yuebing differentiates np.nditer as the list of 0-d views it yields, in a plain "
             "`for v in np.nditer(x)` loop")
@@ -135,7 +142,7 @@ def check_nditer_form(op: Any, flags: Any, op_flags: Any, order: str, casting: s
     if any(a is None for a in operands):
         raise _refuse("an operand None (an output nditer allocates)",
                       "allocate it first (out = np.empty(shape)) and pass it with op_flags=['writeonly']")
-    extra = sorted(set(flags or ()) - _HARMLESS_FLAGS)
+    extra = sorted(set(flags or ()) - _HARMLESS_FLAGS - _TRACKING_FLAGS)
     if extra:
         raise _refuse(f"flags={extra}", "loop over np.ndindex(x.shape) to have the index, or drop the flags")
     if op_dtypes is not None or op_axes is not None or itershape is not None:
@@ -225,7 +232,113 @@ def _nditer(op: Any, flags: Any = None, op_flags: Any = None, op_dtypes: Any = N
     several = isinstance(op, (list, tuple))
     operands = [np.asarray(a) for a in op] if several else [np.asarray(op)]
     steps = nditer_plan(operands, order)
-    return nditer_views(operands, steps, nditer_writable(op_flags, len(operands)))
+    views = nditer_views(operands, steps, nditer_writable(op_flags, len(operands)))
+    tracked = nditer_positions(operands, flags, order)
+    if tracked is None:
+        return views
+    return TrackedNditer(views, operands, tracked[0], tracked[1], several)
+
+
+def nditer_positions(operands: list, flags: Any, order: str) -> tuple | None:
+    """Per step, the ``multi_index`` and the ``index`` NumPy's own iterator reports with the
+    tracking flags given (None for one not tracked); None when none is."""
+    tracking = sorted(set(flags or ()) & _TRACKING_FLAGS)
+    if not tracking:
+        return None
+    iterator = np.nditer(operands, flags=tracking + ["refs_ok", "zerosize_ok"], order=order)
+    has_multi, has_index = "multi_index" in tracking, "c_index" in tracking or "f_index" in tracking
+    multi, index = [], []
+    while not iterator.finished:
+        multi.append(iterator.multi_index if has_multi else None)
+        index.append(iterator.index if has_index else None)
+        iterator.iternext()
+    return (multi if has_multi else None), (index if has_index else None)
+
+
+nondifferentiable(nditer_positions)
+
+
+class TrackedNditer:
+    """``np.nditer`` with ``multi_index``, ``c_index`` or ``f_index``, under differentiation: the
+    list of views a plain loop yields, walked by a position, with the iterator's protocol
+    (``for v in it``, ``while not it.finished: ... it.iternext()``, ``it[k]``, ``it.value``,
+    ``it.multi_index``, ``it.index``, ``it.iterindex``, ``reset()``); its methods are
+    differentiated like user code. Its type is this class, not ``np.nditer``."""
+
+    def __init__(self, views, operands, multi, index, several):
+        self._views = views
+        self.operands = tuple(operands)
+        self._multi = multi
+        self._index = index
+        self._several = several
+        self._position = 0
+        self._started = False
+
+    @property
+    def finished(self):
+        return self._position >= len(self._views)
+
+    @property
+    def itersize(self):
+        return len(self._views)
+
+    @property
+    def iterindex(self):
+        return self._position
+
+    def _here(self):
+        if self._position >= len(self._views):
+            raise ValueError("Iterator is past the end")
+        return self._views[self._position]
+
+    @property
+    def value(self):
+        return self._here()
+
+    @property
+    def multi_index(self):
+        if self._multi is None:
+            raise ValueError("Iterator is not tracking a multi-index")
+        self._here()
+        return self._multi[self._position]
+
+    @property
+    def index(self):
+        if self._index is None:
+            raise ValueError("Iterator does not have an index")
+        self._here()
+        return self._index[self._position]
+
+    def __getitem__(self, k):
+        here = self._here()
+        return here[k] if self._several else (here, )[k]
+
+    def __setitem__(self, k, value):
+        here = self._here()
+        view = here[k] if self._several else (here, )[k]
+        view[...] = value
+
+    def __len__(self):
+        return len(self._views)
+
+    def iternext(self):
+        self._position = self._position + 1
+        return self._position < len(self._views)
+
+    def reset(self):
+        self._position = 0
+        self._started = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._started:
+            self._position = self._position + 1
+        self._started = True
+        if self._position >= len(self._views):
+            raise StopIteration
+        return self._views[self._position]
 
 
 defined_as(np.nditer, _nditer)
@@ -379,6 +492,34 @@ def _nditer_pairs(a: np.ndarray, b: np.ndarray) -> Any:
     return total
 
 
+_WEIGHTS = np.array([[1.0, 2.0, 0.5], [3.0, 4.0, -1.0]])
+
+
+def _multi_index_loop(x: np.ndarray) -> Any:
+    it = np.nditer(x, flags=["multi_index"])
+    total = 0.0
+    for v in it:
+        total = total + v * v * _WEIGHTS[it.multi_index]
+    return total
+
+
+def _c_index_writes(x: np.ndarray) -> Any:
+    y = x.copy()
+    it = np.nditer(y, flags=["c_index"], op_flags=["readwrite"])
+    while not it.finished:
+        it[0] = np.sin(it[0]) * (it.index + 1)
+        it.iternext()
+    return np.sum(y * _WEIGHTS)
+
+
+def _tracked_pairs(a: np.ndarray, b: np.ndarray) -> Any:
+    it = np.nditer([a, b], flags=["f_index", "multi_index"])
+    total = 0.0
+    for u, v in it:
+        total = total + u * v * it.index + np.cos(u) * it.multi_index[0]
+    return total
+
+
 def _broadcast_pairs(a: np.ndarray, b: np.ndarray) -> Any:
     total = 0.0
     for u, v in np.broadcast(a, b):
@@ -396,6 +537,9 @@ CASES = [
     Case(_ndenumerate_sum, randn(2, 3), name="for index, v in np.ndenumerate(x)"),
     Case(_nditer_sum, randn(2, 3), name="for v in np.nditer(x)"),
     Case(_nditer_pairs, randn(3), randn(2, 1), name="for u, v in np.nditer([a, b]) (broadcast)"),
+    Case(_multi_index_loop, randn(2, 3), name="np.nditer(x, flags=['multi_index']): it.multi_index"),
+    Case(_c_index_writes, randn(2, 3), name="np.nditer c_index, readwrite: while not it.finished, it[0] ="),
+    Case(_tracked_pairs, randn(3), randn(2, 1), name="np.nditer([a, b], f_index, multi_index) (broadcast)"),
     Case(_broadcast_pairs, randn(3), randn(2, 1), name="for u, v in np.broadcast(a, b)"),
     Case(_fromiter_squares, randn(4), name="np.fromiter(generator, dtype=float)"),
 ]
