@@ -56,3 +56,15 @@ def test_the_definition_gives_numpys_values():
 def test_an_index_out_of_range_is_numpys_error():
     with pytest.raises(IndexError):
         yb.grad(lambda x: np.sum(np.add.reduceat(x, [0, 9])))(X.copy())
+
+
+@pytest.mark.slow  # (third order: the CI's slow step)
+def test_add_reduceat_third_order():
+    """add.reduceat is linear (its third-order rule is its own); the other ufuncs' reduceat
+    reduce each piece with np.prod/np.max, which third order refuses by name."""
+    from yuebing.testing.third_order import check_third_order
+
+    def f(x):
+        return np.sum(np.add.reduceat(x * x, [0, 2, 2, 4]) ** 2) + np.sum(np.sin(np.add.reduceat(x, [3, 1])))
+
+    check_third_order(f, X[:5].copy(), rtol=1e-4, atol=1e-5)
