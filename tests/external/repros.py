@@ -8,6 +8,7 @@ regression test next to the fix). They live in a file, as yuebing needs source t
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import random
@@ -132,6 +133,38 @@ def new_instance_by_object_new(x):
     return np.sum(context.scale * np.sin(x))
 
 
+# 10. uuid.uuid4() and datetime.now() in differentiated code (scikit-learn names and dates each
+#     fit's callback context): os.urandom, int.from_bytes and datetime.now had no rules.
+def named_and_dated(x):
+    import datetime
+    import uuid
+    stamp = (uuid.uuid4(), datetime.datetime.now(datetime.timezone.utc))
+    return np.sum(np.sin(x) * x) + 0.0 * len(str(stamp))
+
+
+# 11. A with statement's manager (run without derivatives) deletes an attribute that the block
+#     set (scikit-learn's callback_management_context deletes estimator._skl_callbacks_to_teardown):
+#     the pullback's undo of the setattr fails (AttributeError, an internal error).
+@contextlib.contextmanager
+def _tidied(holder):
+    try:
+        yield
+    finally:
+        del holder.scratch
+
+
+class _Holder:
+    pass
+
+
+def attribute_deleted_by_with_manager(x):
+    holder = _Holder()
+    with _tidied(holder):
+        holder.scratch = []
+        y = np.sum(x ** 2)
+    return y
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -179,7 +212,15 @@ FIXED = (
     Mechanism("cls.__new__(cls) reaching object.__new__ had no rule", new_instance_by_object_new,
               np.array([0.5, 2.0, -1.0]), "scikit-learn: every fit through CallbackContext._from_estimator "
               "(StandardScaler, SplineTransformer...; object.__new__ now has zero derivative)"),
+    Mechanism("uuid.uuid4() and datetime.now() had no rules", named_and_dated, np.array([0.5, 2.0, -1.0]),
+              "scikit-learn: every fit through CallbackContext._from_estimator (os.urandom, int.from_bytes "
+              "and datetime.now now have zero derivative; datetimes have no tangent)"),
 )
 
-#: mechanisms still wrong (each asserted still wrong, so a fix shows up): none at the moment
-MECHANISMS: tuple = ()
+#: mechanisms still wrong (each asserted still wrong, so a fix shows up)
+MECHANISMS: tuple = (
+    Mechanism("a with statement's manager deletes an attribute the block set: the pullback's undo fails",
+              attribute_deleted_by_with_manager, np.array([0.5, -1.0]),
+              "scikit-learn: fits wrapped by callback_management_context (StandardScaler.fit deletes "
+              "_skl_callbacks_to_teardown at exit): AttributeError in the pullback"),
+)

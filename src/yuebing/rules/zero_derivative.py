@@ -6,6 +6,7 @@ Random draws live in ``numpy_random.py`` (some have pathwise derivatives in thei
 import _random
 import builtins
 import collections
+import datetime
 import importlib
 import importlib.metadata
 import inspect
@@ -105,6 +106,11 @@ nondifferentiable(object.__init__)
 # cls.__new__(cls) of a class without a __new__ of its own (scikit-learn's CallbackContext, behind
 # every fit): an empty instance, whose zero tangent takes the attributes written to it later
 nondifferentiable(object.__new__)
+# random bytes from the operating system and the date (scikit-learn names and dates each fit's
+# callback context: uuid.uuid4(), datetime.now(timezone.utc)); a datetime carries no derivative
+nondifferentiable(os.urandom, int.from_bytes, datetime.datetime.now, datetime.datetime.utcnow, datetime.date.today)
+for _clock_type in (datetime.datetime, datetime.date, datetime.time, datetime.timedelta, datetime.timezone):
+    register_nondifferentiable_type(_clock_type)
 
 # (list and tuple's index and count: comparing_calls.py, whose comparisons may call user dunders)
 # text carries no derivative: every public method of str and bytes (formatting a float included)
