@@ -256,6 +256,6 @@ def collects_done_tasks_in_a_set(x):
 
 
 def test_a_set_of_tasks_is_refused_by_name():
-    with pytest.raises(Exception, match="a set's tangent holds the derivatives of float") as info:
+    with pytest.raises(Exception, match="a set's tangent holds the derivatives of numbers") as info:
         yb.grad(collects_done_tasks_in_a_set)(0.7)
     assert __file__ in str(info.value) + "".join(getattr(info.value, "__notes__", []))
