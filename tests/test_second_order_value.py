@@ -44,3 +44,13 @@ def test_the_value_is_the_functions(f):
         assert float(value) == pytest.approx(float(f(X.copy())), rel=1e-14)
         np.testing.assert_allclose(g, expected_gradient, rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(hv, expected_hvp, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("f", [written_then_viewed, written_uninitialised, written_whole], ids=lambda f: f.__name__)
+def test_forward_mode_over_value_and_grad_keeps_the_value(f):
+    """``yb.jvp`` of ``yb.value_and_grad(f)``'s value (forward mode over reverse): the value and
+    its tangent are copied before the inner reverse pass puts the written array back."""
+    value_and_grad = yb.value_and_grad(f)
+    value, tangent = yb.jvp(lambda x: value_and_grad(x)[0] * 1.0, (X.copy(),), (V,))
+    assert float(value) == pytest.approx(float(f(X.copy())), rel=1e-14)
+    assert float(tangent) == pytest.approx(float(central(f, X, 1e-6) @ V), rel=1e-6)

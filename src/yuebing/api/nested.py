@@ -72,7 +72,7 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     if spec.has_aux:
         value, value_tangent, aux, aux_tangent, (rs, rsd) = _pull_aux(out, pullback, g)
     else:
-        value, value_tangent = out[0], out[2]
+        value, value_tangent = T.structural_copy((out[0], out[2]))  # the reverse pass undoes how they were built
         rs, rsd = _pull_unit(out, pullback, g, "grad")
     grads = tuple(_join(fdata[i], rs[1 + i], xs[i]) for i in nums)
     tangents = tuple(_join(fdata_t[i], rsd[1 + i], xs[i]) for i in nums)
