@@ -368,30 +368,43 @@ def split_jvp_orders(monkeypatch):
     orders = []
     split = cholesky_blocks._split_cholesky_jvp
 
-    def counted(low, h, dtrsm):
+    def counted(low, h, need_inverse):
         orders.append(low.shape[0])
-        return split(low, h, dtrsm)
+        return split(low, h, need_inverse)
 
     monkeypatch.setattr(cholesky_blocks, "_split_cholesky_jvp", counted)
     return orders
 
 
-@pytest.mark.parametrize("n", [97, 203])
+def _dense_cholesky_tangent(low, h):
+    """``L Phi(L^-1 H L^-T)`` in plain NumPy: the formula the block recursion must equal."""
+    inverse = np.linalg.inv(low)
+    x = inverse @ h @ inverse.T
+    return low @ (np.tril(x, -1) + 0.5 * np.diag(np.diag(x)))
+
+
+@pytest.mark.parametrize("n", [3, 33, 97, 203])
 def test_cholesky_tangent_split_in_blocks(n, split_jvp_orders):
-    """Above order 96 the Cholesky factor's tangent is the forward block recursion (203: two
-    levels, odd halves), equal to the dense formula, to differences of the factor, and to
-    differences in every mode."""
+    """Above order 32 the Cholesky factor's tangent is the forward block recursion (33: one
+    level, halves 16 and 17; 203: three levels, odd halves), equal to the dense formula, to
+    differences of the factor, and to differences in every mode; the inverse it forms for
+    second order is the factor's."""
     from yuebing.rules.linalg import cholesky_blocks
 
     a = _spd(n)
     check_all_modes(_weighted_cholesky, a, tol=1e-6, second_order=n < 100)
-    assert n in split_jvp_orders and any(order <= 96 for order in split_jvp_orders)
+    assert n in split_jvp_orders
+    assert (n > cholesky_blocks._CHOLESKY_JVP_LEAF) == (len(split_jvp_orders) > 1)
     low = np.linalg.cholesky(a)
     h = np.random.default_rng(1).standard_normal((n, n))
     h = h + h.T
     tangent = cholesky_blocks.real_cholesky_jvp(low, h)
-    np.testing.assert_allclose(tangent, cholesky_blocks._dense_cholesky_jvp(low, h), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(tangent, _dense_cholesky_tangent(low, h), rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(tangent, _central(np.linalg.cholesky, (a,), (h,)), rtol=1e-5, atol=1e-6)
+    same, inverse = cholesky_blocks.cholesky_tangent_and_inverse(low, h)
+    np.testing.assert_array_equal(same, tangent)
+    np.testing.assert_allclose(inverse @ low, np.eye(n), atol=1e-12)
+    np.testing.assert_array_equal(np.triu(inverse, 1), 0.0)
 
 
 @pytest.mark.parametrize("n", [40, 130])

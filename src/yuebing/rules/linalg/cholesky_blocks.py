@@ -100,56 +100,76 @@ def _dense_cholesky_vjp(low: np.ndarray, g: np.ndarray) -> np.ndarray:
 def real_cholesky_jvp(low: np.ndarray, da: Any) -> np.ndarray | None:
     """The tangent of the lower Cholesky factor ``L`` of one real float64 matrix along the
     symmetric ``H`` whose lower triangle ``da`` holds (the triangle LAPACK read; the other one is
-    never read) by BLAS kernels, None if it does not apply: ``_dense_cholesky_jvp`` up to order
-    96, ``_split_cholesky_jvp`` above."""
+    never read) by BLAS kernels (``_split_cholesky_jvp``), None if it does not apply."""
     dtrsm = _real_blas_dtrsm(low, da)
-    return None if dtrsm is None else _split_cholesky_jvp(low, da, dtrsm)
+    return None if dtrsm is None else _split_cholesky_jvp(low, da, False)[0]
 
 
-_DENSE_CHOLESKY_JVP_SIZE = 96  # measured: the dense formula is faster at order 65, the split at 128
+def cholesky_tangent_and_inverse(low: np.ndarray, da: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(dL, L^-1)``: ``real_cholesky_jvp``'s tangent and the factor's inverse, which its
+    recursion forms block by block (two products more at each level), for second order's
+    cotangent (``cholesky_cotangent_and_tangent``). The caller checked SciPy and the arrays."""
+    return _split_cholesky_jvp(low, da, True)
 
 
-def _split_cholesky_jvp(low: np.ndarray, h: np.ndarray, dtrsm: Callable) -> np.ndarray:
-    """The tangent of the lower Cholesky factor by the factorisation's own 2x2 block recursion
-    run forwards (Murray, "Differentiation of the Cholesky decomposition", 2016):
-    ``L11 = chol(A11)``, ``L21 = A21 L11^-T``, ``L22 = chol(A22 - L21 L21^T)``, so
-    ``dL11 = jvp(L11, H11)``, ``dL21 = (H21 - L21 dL11^T) L11^-T`` and
-    ``dL22 = jvp(L22, H22 - dL21 L21^T - L21 dL21^T)``. Each level costs two products and a
-    triangular solve of order n / 2 (5 (n/2)^3 flops), about 0.8 n^3 flops in all where the
-    dense formula takes 3 n^3 (the factorisation itself: n^3 / 3); measured 1.6x faster at
-    n = 128, 1.9x at n = 300. Only the lower triangle of ``h`` is read: the dense formula at the
-    leaves gets its diagonal block made symmetric (a quarter of the work of symmetrising ``h``:
-    ``hermitian_from`` of the whole tangent took a third as long as this recursion at n = 128)."""
+_CHOLESKY_JVP_LEAF = 32  # measured at n = 128 (same process, interleaved): leaves of 32 take 0.96
+#                          of the time of leaves of 64, 0.7 of leaves of 16
+
+
+def _split_cholesky_jvp(low: np.ndarray, h: np.ndarray, need_inverse: bool) -> tuple:
+    """``(dL, L^-1 or None)``: the tangent of the lower Cholesky factor ``low`` (zeros above its
+    diagonal, as every caller's factor) along the symmetric matrix whose lower triangle ``h``
+    holds, by the factorisation's own 2x2 block recursion run forwards (Murray,
+    "Differentiation of the Cholesky decomposition", 2016): ``L11 = chol(A11)``,
+    ``L21 = A21 L11^-T``, ``L22 = chol(A22 - L21 L21^T)``, so ``dL11 = jvp(L11, H11)``,
+    ``dL21 = (H21 - L21 dL11^T) L11^-T`` and ``dL22 = jvp(L22, H22 - dL21 L21^T - L21 dL21^T)``.
+
+    This OpenBLAS's triangular solves run at a fifth of its matrix products' speed at these
+    orders (dtrsm 10 GFlop/s at 64, dgemm 57), so every solve is a product with an inverse the
+    recursion forms anyway: each leaf inverts its diagonal block (LAPACK's ``dtrtri``), and
+    ``L11^-1`` is the first half's. Each level costs three products of order n / 2 (and two
+    more to join the halves' inverses, ``L^-1 = [[L11^-1, 0], [-L22^-1 L21 L11^-1, L22^-1]]``,
+    where the caller wants it: the first half always). Measured at n = 128 against the
+    triangular solves' recursion with dense leaves of 64: 268 -> 223 us (the factorisation
+    itself: 131 us). Only the lower triangle of ``h`` is read."""
     n = low.shape[0]
-    if n <= _DENSE_CHOLESKY_JVP_SIZE:
-        return _dense_cholesky_jvp(low, _symmetric_from_lower(h))
+    if n <= _CHOLESKY_JVP_LEAF:
+        return _leaf_cholesky_jvp(low, h)
     k = n // 2
-    l11, l21 = low[:k, :k], low[k:, :k]
+    l21 = low[k:, :k]
+    d11, inv11 = _split_cholesky_jvp(low[:k, :k], h[:k, :k], True)
     out = np.empty((n, n))
     out[:k, k:] = 0.0
-    d11 = out[:k, :k] = _split_cholesky_jvp(l11, h[:k, :k], dtrsm)
-    r21 = h[k:, :k] - l21 @ d11.T
-    d21 = out[k:, :k] = dtrsm(1.0, l11.T, r21.T, lower=0, trans_a=1).T  # L11 dL21^T = R21^T
+    out[:k, :k] = d11
+    d21 = out[k:, :k] = (h[k:, :k] - l21 @ d11.T) @ inv11.T
     cross = d21 @ l21.T
-    out[k:, k:] = _split_cholesky_jvp(low[k:, k:], h[k:, k:] - cross - cross.T, dtrsm)
-    return out
+    h22 = h[k:, k:] - cross
+    h22 -= cross.T
+    out[k:, k:], inv22 = _split_cholesky_jvp(low[k:, k:], h22, need_inverse)
+    if not need_inverse:
+        return out, None
+    inverse = np.empty((n, n))
+    inverse[:k, k:] = 0.0
+    inverse[:k, :k] = inv11
+    inverse[k:, k:] = inv22
+    inverse[k:, :k] = -((inv22 @ l21) @ inv11)
+    return out, inverse
 
 
-def _dense_cholesky_jvp(low: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """The tangent ``L Phi(L^-1 H L^-T)`` of the lower Cholesky factor ``L`` of one real float64
-    matrix along symmetric ``H``, by BLAS triangular kernels: two triangular solves and a
-    triangular product (3 n^3 flops, where an explicit inverse and three dense products cost
-    6 n^3).
+def _leaf_cholesky_jvp(low: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(L Phi(L^-1 H L^-T), L^-1)`` for a small lower factor ``L`` and the symmetric ``H``
+    whose lower triangle ``h`` holds: LAPACK's triangular inverse, two products for ``X``, and
+    ``dL = L Phi(X)`` by BLAS's triangular product on the Fortran views (``(L Phi)^T = Phi^T U``)."""
+    from scipy.linalg.blas import dtrmm  # there: real_cholesky_jvp checked
+    from scipy.linalg.lapack import dtrtri
 
-    As in ``real_cholesky_vjp`` the work is on Fortran views of C-ordered arrays (``U = L^T``,
-    and ``H^T = H``): ``Y^T = H U^-1``, ``X = U^-T Y^T`` (symmetric: only its lower triangle is
-    read), ``Phi`` in C order, and ``dL^T = Phi^T U``, whose transpose is C-ordered ``dL``."""
-    from scipy.linalg.blas import dtrmm, dtrsm  # there: real_cholesky_jvp checked
-    up = low.T  # the upper factor U = L^T
-    y_t = dtrsm(1.0, up, h.T, side=1, lower=0)  # Y^T U = H: Y = L^-1 H
-    x = dtrsm(1.0, up, y_t, lower=0, trans_a=1, overwrite_b=1)  # U^T X = Y^T: X = L^-1 H L^-T
-    phi = np.multiply(x, _halved_upper(low.shape[0]).T, order="C")  # Phi(X): lower triangle, half diagonal
-    return dtrmm(1.0, up, phi.T, side=1, lower=0).T  # (L Phi)^T = Phi^T U
+    inverse_t, info = dtrtri(low.T, lower=0)  # U^-1 (Fortran), the transpose of C-ordered L^-1
+    if info != 0:  # a singular factor: cholesky raised before this could run
+        raise np.linalg.LinAlgError("singular Cholesky factor")
+    inverse = inverse_t.T
+    x = (inverse @ _symmetric_from_lower(h)) @ inverse_t
+    np.multiply(x, _halved_upper(low.shape[0]).T, out=x)  # Phi(X): lower triangle, half diagonal
+    return dtrmm(1.0, low.T, x.T, side=1, lower=0).T, inverse
 
 
 def _symmetric_from_lower(h: np.ndarray) -> np.ndarray:
@@ -175,49 +195,41 @@ _LEAF = 32  # at most this order, the dense formula (measured at n = 128: leaves
 #             the time of leaves of 64, leaves of 16 1.2)
 
 
-def cholesky_cotangent_and_tangent(low: np.ndarray, d_low: np.ndarray, g: np.ndarray,
-                                   dg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cholesky_cotangent_and_tangent(low: np.ndarray, d_low: np.ndarray, g: np.ndarray, dg: np.ndarray,
+                                   inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(gA, dgA)``: the cotangent of ``a`` given ``G`` (that of its lower factor ``low``) and
-    its tangent along ``d_low`` (the factor's tangent) and ``dg`` (``G``'s)."""
-    from scipy.linalg.blas import dtrsm  # there: the caller checked SciPy
-
+    its tangent along ``d_low`` (the factor's tangent) and ``dg`` (``G``'s); ``inverse`` is
+    ``L^-1`` (``cholesky_tangent_and_inverse``), whose diagonal blocks are the inverses of
+    ``L``'s, so every solve of the recursion is a matrix product (5 times faster than this
+    OpenBLAS's triangular solves at order 64)."""
     n = low.shape[0]
     if n <= _LEAF:
-        return _dense_cotangent_and_tangent(low, d_low, g, dg)
+        return _dense_cotangent_and_tangent(low, d_low, g, dg, inverse)
     k = n // 2
     l11, l21, l22 = low[:k, :k], low[k:, :k], low[k:, k:]
     d11, d21 = d_low[:k, :k], d_low[k:, :k]
+    inv11 = inverse[:k, :k]
     out, d_out = np.empty((n, n)), np.empty((n, n))
     out[:k, k:] = d_out[:k, k:] = 0.0
-    a22, da22 = cholesky_cotangent_and_tangent(l22, d_low[k:, k:], g[k:, k:], dg[k:, k:])
+    a22, da22 = cholesky_cotangent_and_tangent(l22, d_low[k:, k:], g[k:, k:], dg[k:, k:], inverse[k:, k:])
     out[k:, k:], d_out[k:, k:] = a22, da22
     both22, d_both22 = a22 + a22.T, da22 + da22.T
     g21 = g[k:, :k] - both22 @ l21
     dg21 = dg[k:, :k] - d_both22 @ l21 - both22 @ d21
-    a21 = out[k:, :k] = _times_inverse(l11, g21, dtrsm)  # A21' L11 = G21
-    da21 = d_out[k:, :k] = _times_inverse(l11, dg21 - a21 @ d11, dtrsm)  # dA21' L11 + A21' dL11 = dG21
+    a21 = out[k:, :k] = g21 @ inv11  # A21' L11 = G21
+    da21 = d_out[k:, :k] = (dg21 - a21 @ d11) @ inv11  # dA21' L11 + A21' dL11 = dG21
     g11 = g[:k, :k] - a21.T @ l21
     dg11 = dg[:k, :k] - da21.T @ l21 - a21.T @ d21
-    out[:k, :k], d_out[:k, :k] = cholesky_cotangent_and_tangent(l11, d11, g11, dg11)
+    out[:k, :k], d_out[:k, :k] = cholesky_cotangent_and_tangent(l11, d11, g11, dg11, inv11)
     return out, d_out
 
 
-def _times_inverse(low: np.ndarray, rhs: np.ndarray, dtrsm: Callable) -> np.ndarray:
-    """``rhs L^-1`` for lower ``L``, on Fortran views: ``L^T X^T = rhs^T``."""
-    return dtrsm(1.0, low.T, rhs.T, lower=0).T
-
-
-def _dense_cotangent_and_tangent(low: np.ndarray, d_low: np.ndarray, g: np.ndarray,
-                                 dg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The dense formula and its tangent at a leaf: ``S = L^-T P L^-1``, ``P = Phi(L^T G)``;
-    ``dS = L^-T R L^-1``, ``R = Phi(dL^T G + L^T dG) - Q^T P - P Q``, ``Q = L^-1 dL``; both
-    sandwiches in one pair of products (``[P | R]`` stacked)."""
-    from scipy.linalg.lapack import dtrtri  # there: the caller checked SciPy
-
+def _dense_cotangent_and_tangent(low: np.ndarray, d_low: np.ndarray, g: np.ndarray, dg: np.ndarray,
+                                 inv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The dense formula and its tangent at a leaf (``inv``: ``L^-1``): ``S = L^-T P L^-1``,
+    ``P = Phi(L^T G)``; ``dS = L^-T R L^-1``, ``R = Phi(dL^T G + L^T dG) - Q^T P - P Q``,
+    ``Q = L^-1 dL``; both sandwiches in one pair of products (``[P | R]`` stacked)."""
     m = low.shape[0]
-    inv, info = dtrtri(low, lower=1)
-    if info != 0:  # a singular factor: cholesky raised before this could run
-        raise np.linalg.LinAlgError("singular Cholesky factor")
     weights = _halved_upper(m).T  # C-ordered: ones below the diagonal, 0.5 on it
     p = (low.T @ g) * weights
     q = inv @ d_low

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...tangents import NoRData, NoTangent
-from .cholesky_blocks import cholesky_cotangent_and_tangent, real_cholesky_jvp
+from .cholesky_blocks import cholesky_cotangent_and_tangent, cholesky_tangent_and_inverse
 from .common import cotangent_entry
 from .triangular_blas import negated_read_mask, triangle_times, triangular_solve
 
@@ -160,14 +160,15 @@ def _blocked_cholesky_lower(low: np.ndarray, da: np.ndarray) -> tuple:
     """``_cholesky_lower`` by block recursions: the factor's tangent as ``np.linalg.cholesky``'s
     forward rule computes it, the cotangent and its tangent together (``cholesky_blocks``)."""
     n = low.shape[0]
-    d_low = real_cholesky_jvp(low, da)
+    d_low, inverse = cholesky_tangent_and_inverse(low, da)
 
     def pullback(g: Any, g_d: Any) -> tuple:
         g, g_d = _cotangent(g, low), _cotangent(g_d, low)
         if g is None and g_d is None:
             return (None,), (None,)
         zero = np.zeros((n, n))
-        ga, dga = cholesky_cotangent_and_tangent(low, d_low, zero if g is None else g, zero if g_d is None else g_d)
+        ga, dga = cholesky_cotangent_and_tangent(low, d_low, zero if g is None else g,
+                                                 zero if g_d is None else g_d, inverse)
         return (ga,), (dga,)
 
     return d_low, pullback
