@@ -47,6 +47,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
+from ..tangents import NoTangent
 from .array_blocks import _BINARY, _expression, classify
 from .constant_arrays import constant_inputs, hoist_new_arrays
 from .float_blocks import _is_float_op, names_read, runs
@@ -418,8 +419,9 @@ _F64 = np.dtype(np.float64)
 
 def array_tangents(*pairs: Any) -> tuple | None:
     """The guard of an array block on ``(value, tangent, ...)``: each value a float with a float
-    tangent or a float64 array (not 0-d) with a tangent array of its shape, at least one an
-    array. Returns each tangent, None where it is zero (a zero view, a zero float); else None."""
+    tangent, an int (``0.5 * n``: a constant, as in Python's arithmetic) or a float64 array (not
+    0-d) with a tangent array of its shape, at least one an array. Returns each tangent, None
+    where it is zero (a zero view, a zero float, an int's); else None."""
     found, some_array = [], False
     for k in range(0, len(pairs), 2):
         v, t = pairs[k], pairs[k + 1]
@@ -428,6 +430,8 @@ def array_tangents(*pairs: Any) -> tuple | None:
             if type(t) is not float:
                 return None
             found.append(t if t else None)
+        elif kind is int:
+            found.append(None)
         elif kind is np.ndarray and v.dtype is _F64 and v.ndim and type(t) is np.ndarray \
                 and t.dtype is _F64 and t.shape == v.shape:
             some_array = True
@@ -442,7 +446,7 @@ def out_tangent(t: Any, value: Any, taken: list) -> Any:
     array of its shape (``t`` may be None for zero, a float or a smaller array broadcast over it,
     or an array another value already has)."""
     if type(value) is not np.ndarray:
-        return 0.0 if t is None else float(t)
+        return NoTangent if type(value) is int else 0.0 if t is None else float(t)  # (ints: 2 * n)
     if t is None:
         t = np.zeros(value.shape)
     elif type(t) is not np.ndarray or t.shape != value.shape:

@@ -21,6 +21,7 @@ from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
 from ..rules.batched import BATCH, is_batched
 from ..rules.declare import FORWARD
+from ..rules.numpy_creation import _writable_diagonal
 from ..rules.numpy_vectorize import call_definition, pyfunc_tangent
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
@@ -518,6 +519,8 @@ def runtime_namespace() -> dict[str, Any]:
         "_BATCH": BATCH,
         "_SELF": SELF_REFERENCE,
         "_caught": caught,
+        "_zero_view": zero_view,  # (forward_templates.new_arrays_and_views)
+        "_writable_diagonal": _writable_diagonal,
     }
 
 

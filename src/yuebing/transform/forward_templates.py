@@ -25,7 +25,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir.primitives import mktuple
-from .templates import _ARRAY_UNARY, _BINARY, _IN_PLACE, _UNARY
+from .templates import _ARRAY_UNARY, _BINARY, _IN_PLACE, _NEW_ARRAYS, _NEW_SHAPED, _UNARY, _is_view_index
 
 
 class Names:
@@ -67,6 +67,10 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
         if value not in _IN_PLACE:  # in place on an array, however it is written: the rule
             variants.append(_binary(s, binary, n, t, tt, array=True))
             variants += [_binary(s, binary, n, t, tt, array=True, array_side=side) for side in (0, 1)]
+        variants += _int_binaries(s, binary, n, t, tt)  # 0.5 * n
+    elif binary is not None and len(s.args) == 2 and value not in _IN_PLACE \
+            and all(_numeric(a) or isinstance(a, ir.Global) for a in s.args) and any(isinstance(a, ir.Global) for a in s.args):
+        variants += _int_binaries(s, binary, n, t, tt)  # 2 * math.pi
     if unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
         variants.append(_unary(s, value, unary, n, t, tt, func_guard, array=False))
     if array_unary is not None and len(s.args) == 1 and isinstance(s.args[0], ir.Var):
@@ -81,6 +85,7 @@ def forward_templates(s: ir.Call, value: Any, n: Names) -> list[tuple[str, list[
                                            "not _BATCH.size"])  # a batched tangent keeps its batch axis
         variants.append((guard, [f"{tt} = float({xt}.sum()); {t} = {px}.sum()"]))
     variants += _array_products(s, value, n, t, tt, func_guard)
+    variants += new_arrays_and_views(s, value, n, t, tt, func_guard)
     if value is len and len(s.args) == 1 and isinstance(s.args[0], ir.Var):  # len of an array or a list: an int
         px = n.primal(s.args[0])
         variants.append((" and ".join(func_guard + [f"type({px}) in _SEQ"]), [f"{t} = len({px}); {tt} = _NT"]))
@@ -253,6 +258,72 @@ def _power(s: ir.Call, n: Names, t: str, tt: str) -> list[tuple[str, list[str]]]
     variants.append((f"type({px}) is _ND and {px}.dtype is _F64 and {px}.ndim and type({xt}) is _ND",
                      [f"_p = {px} ** {c!r}; {tt} = {tangent}; {t} = _p"]))
     return variants
+
+
+def _int_binaries(s: ir.Call, op: str, n: Names, t: str, tt: str) -> list[tuple[str, list[str]]]:
+    """``a op b`` where an operand variable holds an int or an operand is a module's number
+    (``0.5 * n``, ``x / len(x)``, ``2 * math.pi``): Python's arithmetic, the int or the module's
+    constant without a tangent, where the generic rule call costs microseconds. One variant per
+    set of int operands (with the others floats carrying float tangents), as ``templates.py``'s."""
+    positions = [k for k, a in enumerate(s.args) if isinstance(a, ir.Var)]
+    sets = [(k,) for k in positions] + ([tuple(positions)] if len(positions) == 2 else [])
+    if not positions:
+        sets = [()]
+    variants = []
+    for ints in sets:
+        guard, tangents = [], []
+        for k, a in enumerate(s.args):
+            pa = n.primal(a)
+            if isinstance(a, ir.Global):
+                guard.append(f"type({pa}) in _FT")  # a module's float (math.pi): a constant
+            elif isinstance(a, ir.Var) and k in ints:
+                guard.append(f"type({pa}) is int")
+            elif isinstance(a, ir.Var):
+                guard += [f"type({pa}) in _FT", f"type({n.tangent(a)}) is float"]
+                tangents.append(k)
+        pa, pb = (n.primal(a) for a in s.args)
+        if not tangents:  # numbers only: an int has no tangent, a float a zero one
+            lines = [f"_p = {pa} {op} {pb}; {tt} = _NT if type(_p) is int else 0.0; {t} = _p"]
+        else:
+            (k,) = tangents
+            xt = n.tangent(s.args[k])
+            expr = {"+": xt, "-": xt if k == 0 else f"-{xt}", "*": f"{xt} * {pb if k == 0 else pa}",
+                    "/": f"{xt} / {pb}" if k == 0 else f"-_p * {xt} / {pb}"}[op]
+            lines = [f"_p = {pa} {op} {pb}; {tt} = float({expr}); {t} = _p"]
+        variants.append((" and ".join(guard), lines))
+    return variants
+
+
+def new_arrays_and_views(s: ir.Call, value: Any, n: Names, t: str, tt: str, func_guard: list) -> list:
+    """New float64 arrays (``np.eye(n)``, ``np.zeros(shape)``, ``np.empty_like(x)``: a zero tangent,
+    a read-only zero view where the array is a constant that only an array block reads,
+    ``constant_arrays.py``), a constant view index of an array (``x[:, None]``: the same view of
+    its tangent, as the indexing rule gives it) and the diagonal of a matrix (``np.diag(L)``: the
+    rule's writable view of the tangent's diagonal), where each was a generic rule call."""
+    if len(s.args) != 1 and not (value is operator.getitem and len(s.args) == 2):
+        return []
+    x = s.args[0]
+    px = n.primal(x)
+    if value in _NEW_ARRAYS and (isinstance(x, ir.Var) or value in _NEW_SHAPED):
+        if value in _NEW_SHAPED:
+            shapes = "is int" if value in (np.eye, np.identity) else "in _SHAPES"
+            kind = [] if isinstance(x, ir.Const) else [f"type({px}) {shapes}"]
+        else:
+            kind = [f"type({px}) is _ND and {px}.dtype is _F64"]
+        zero = "_zero_view(_p)" if getattr(s, "constant_array", False) else "_np.zeros(_p.shape)"
+        return [(" and ".join(func_guard + kind + ["not _BATCH.size"]),
+                 [f"_p = {n.primal(s.func)}({px}); {tt} = {zero}; {t} = _p"])]
+    if not isinstance(x, ir.Var):
+        return []
+    xt = n.tangent(x)
+    same = f"not _BATCH.size and type({px}) is _ND and type({xt}) is _ND and {xt}.shape == {px}.shape"
+    if value is operator.getitem and _is_view_index(s.args[1]):
+        index = n.primal(s.args[1])
+        return [(f"{same} and type(_v := {px}[{index}]) is _ND", [f"{tt} = {xt}[{index}]; {t} = _v"])]
+    if value is np.diag:
+        return [(" and ".join(func_guard + [f"{same} and {px}.ndim == 2"]),
+                 [f"_p = {n.primal(s.func)}({px}); {tt} = _writable_diagonal({xt}, 0); {t} = _p"])]
+    return []
 
 
 def _float_write(s: ir.Call, n: Names) -> tuple[str, list[str]]:
