@@ -181,6 +181,42 @@ def _removed_after_read(x):
     return a.rate * a.scale ** 2 + rest.rate * rest.scale
 
 
+def _ordered_and_zipped(x):
+    cs = [Config(x[0], x[1]), Config(x[2], x[3]), Config(x[1], x[0])]
+    s = sorted(cs, key=lambda c: c.rate)
+    m = max(cs, key=lambda c: c.scale)
+    cs.sort(key=lambda c: c.scale)
+    return s[0].rate * s[2].scale ** 2 + m.rate * m.scale + sum(w * c.rate for w, c in zip([x[1], x[2]], cs))
+
+
+def _deep_copied(x):
+    cs = [Config(x[0], x[1]), [Config(x[2], x[3])]]
+    ds = copy.deepcopy(cs)
+    a, b = copy.copy(cs)
+    return ds[0].rate * ds[1][0].scale ** 2 + b[0].rate * a.scale
+
+
+class Holder:
+    def __init__(self, configs):
+        self.configs = configs
+        self.main = configs[0]
+
+
+def _held_by_an_object(x):
+    h = Holder([Config(x[0], x[1]), Config(x[2], x[3])])
+    h.configs.append(h.main)
+    return sum(c.rate * c.scale for c in h.configs) + h.main.rate ** 2
+
+
+def _defaults(x):
+    """A slot made and read in one call (setdefault's), a default, and keywords to update."""
+    d = {}
+    c = d.setdefault("a", Config(x[0], x[1]))
+    e = d.get("b", Config(x[2], x[3]))
+    d.update(b=e, t=(x[0], x[3]))
+    return c.rate * d["a"].scale ** 2 + d["b"].rate * e.scale + d["t"][0] * d["t"][1] ** 2
+
+
 # the other immutable objects with float data in mutable containers
 def _slots_frozen(x):
     cs = [SlotConfig(x[0], x[1]), SlotConfig(x[2], x[3])]
@@ -218,7 +254,7 @@ def _mutable_in_list(x):
 
 
 CASES = [_in_list, _in_dict, _summed, _read_twice, _nested, _replaced, _tuple_in_dict, _array_field, _dict_get,
-         _copied, _appended, _popped_after_read, _overwritten_after_read, _deleted_after_read, _removed_after_read,
+         _copied, _appended, _ordered_and_zipped, _deep_copied, _held_by_an_object, _defaults, _popped_after_read, _overwritten_after_read, _deleted_after_read, _removed_after_read,
          _slots_frozen, _named_tuples, _tuples, _frozenset_in_list, _partial_in_list,
          _mutable_in_list]
 X = np.array([0.3, 0.8, 1.3, 0.55])

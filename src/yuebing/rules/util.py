@@ -204,7 +204,27 @@ def slot_rdata(t: Any, primal: Any = None) -> Any:
     an array) is read as the rdata it is, not as an array's fdata."""
     if isinstance(t, float) or type(t) is np.ndarray and isinstance(primal, (float, complex)):
         return t
+    if isinstance(t, tuple) and isinstance(primal, tuple) and len(t) == len(primal) \
+            or type(t) is Tangent and primal is not None:
+        return _parts_rdata(t, primal)
     return rdata(t)
+
+
+def _parts_rdata(t: Any, primal: Any) -> Any:
+    """``slot_rdata`` of a tuple's or an immutable object's slot, part by part with its primal
+    parts: a tuple of numbers passed by keyword (``d.update(b=(x, y))``) kept one direction of a
+    batched pass, its numbers' B values being read as arrays' fdata."""
+    if isinstance(t, tuple):
+        parts = [slot_rdata(u, p) for u, p in zip(t, primal)]
+    else:
+        names = list(t.fields)
+        parts = [slot_rdata(t.fields[name], getattr(primal, name, None) if isinstance(name, str) else None)
+                 for name in names]
+    if all(r is NoRData for r in parts):
+        return NoRData
+    if isinstance(t, tuple):
+        return tuple(parts) if type(t) is tuple else tuple.__new__(type(t), parts)
+    return Tangent(t.primal_type, dict(zip(names, parts)))
 
 
 def add_rdata_to(t: Any, r: Any) -> Any:

@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from .. import tangents as T
-from ..tangents import MutableTangent, NoTangent, Tangent
+from ..tangents import MutableTangent, NoFData, NoTangent, Tangent
 from ..tangents import kinds as K
+from ..rules.core import CoDual
 
 #: kinds whose tangent is a value with parts (a ``Tangent``, a tuple): what the slot functions of
 #: the first-order rules mistake when the element is a tangent (a frozen object's, a partial's)
@@ -144,16 +145,22 @@ def _writes_values(args: tuple) -> bool:
     return False
 
 
-def after_call(out1: Any, out2: Any, args: tuple, mutated: bool, handed_out: bool) -> None:
+def after_call(out1: CoDual, out2: CoDual, args: tuple, mutated: bool, handed_out: bool) -> CoDual:
     """After the tangent call of a linear rule: the slots of the list or dict it made (``out2``'s
     fdata, the fdata tangent of ``out1``'s primal), and of the one it wrote values holding
-    immutable objects into (its first argument, when ``mutated``)."""
+    immutable objects into (its first argument, when ``mutated``). Returns ``out2``, with the
+    fdata of the element it hands out made whole when that came from a slot it made itself
+    (``d.setdefault(k, Config(a, b))``)."""
     y = out1.primal
     if not handed_out and (type(y) is list or isinstance(y, dict)):
         repair(out2.fdata, y)
     if mutated and args and (type(args[0][0]) is list or isinstance(args[0][0], dict)) \
             and _writes_values(args[1:]):
         repair(args[0][3], args[0][0])
+        if out2.fdata is not NoFData and holds_values(y):
+            fd = T.fdata(whole_slot(out2.fdata, y))
+            return out2 if fd is out2.fdata else CoDual(out2.primal, fd)
+    return out2
 
 
 # --------------------------------------------------------------------------------------------

@@ -336,7 +336,7 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
                      f"tangents of these arguments ({type(error).__name__}: {error})") from None
     # the slots the rule made for a frozen object's tangent, taken for a mutable object's, made as
     # the primal's rule makes them (immutable_slots.py: the Hessian through [Config(a, b)][0] was 0)
-    _slots.after_call(out1, out2, args, first_mutated, handed_out and type(args[1][0]) is not slice)
+    out2 = _slots.after_call(out1, out2, args, first_mutated, handed_out and type(args[1][0]) is not slice)
     y = out1.primal
     if not _carries_tangent(y):  # an int, a shape, a string: the tangent call computed it again
         out = (y, out1.fdata, NoTangent, NoFData)
