@@ -96,6 +96,7 @@ def test_integrate_and_fix_continuity_give_scipys_values():
         np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-11)
 
 
+@pytest.mark.slow  # (over 2 s on a loaded machine: the CI's slow step; _ppoly.integrate's rule cases run by default)
 def test_the_integral_of_a_spline_in_every_mode():
     """``CubicSpline(...).integrate(a, b)`` with respect to the data, and to the bounds (reversed
     bounds and extrapolation included)."""
@@ -107,6 +108,7 @@ def test_the_integral_of_a_spline_in_every_mode():
     check_all_modes(lambda t: spline.integrate(t[1], t[0]) + spline.integrate(-0.3, t[1]), np.array([-0.5, 3.4]))
 
 
+@pytest.mark.slow  # (over 2 s on a loaded machine: the CI's slow step)
 def test_antiderivative_and_derivative_of_a_spline_in_every_mode():
     y0 = np.array([0.3, -0.2, 0.9, 0.4, 0.1])
 
