@@ -223,12 +223,11 @@ def test_hessian_over_forward_mode_and_pullbacks(F):
     np.testing.assert_allclose(hv, expected @ DIRECTION, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("F", [captures_with_vjp], ids=lambda F: F.__name__)
-def test_hessian_over_transforms_of_closures_is_refused_with_advice(F):
-    # third order reads what a function passed to the pairing of a pullback captures as constants:
-    # refused, never wrong (yb.grad and yb.jvp of closures work: tests/test_higher_order_rows.py)
-    with pytest.raises(yb.NestedDifferentiationError, match="captures.*pass them to it as arguments"):
-        yb.hessian(F)(X)
+@pytest.mark.parametrize("F", [captures_with_grad, captures_with_vjp, captures_with_jvp], ids=lambda F: F.__name__)
+def test_hessian_over_transforms_of_closures(F):
+    # third order through the variables the inner function captures (tests/test_higher_order_rows.py)
+    expected = central_jacobian(yb.grad(F), X)
+    np.testing.assert_allclose(yb.hessian(F)(X), expected, rtol=1e-6, atol=1e-7)
 
 
 def test_has_aux_inside_works_in_reverse_and_forward():

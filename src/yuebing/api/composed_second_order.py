@@ -15,8 +15,8 @@
   second-order rules are the third-order ones (``api/nested.gradient_rule``, ``jvp`` above).
 
 Through ``yb.vjp``, ``yb.linearize`` and ``yb.jacobian`` the inner function is an argument of a
-pairing, whose captured values third order reads as constants: one capturing variables of the
-differentiated code is refused (``refuse_captures``).
+pairing: a Python function capturing variables of the differentiated code is opened where the
+pairing calls it (``api/nested._opened_function_call``).
 ``yb.hessian`` and ``yb.hvp`` called inside are fourth derivatives: refused by name.
 """
 from __future__ import annotations
@@ -63,16 +63,6 @@ def check_jvp_call(primals: Any, tangents: Any, mode: str) -> None:
     if type(primals) is not tuple or type(tangents) is not tuple:
         raise NestedDifferentiationError(
             f"{mode} over yb.jvp takes primals and tangents as tuples; write jvp(f, (x,), (dx,))")
-
-
-def refuse_captures(f4: tuple, name: str) -> None:
-    """Third order reads a function's captured values as constants: refuse one whose captured
-    values carry derivatives (its fdata boxes or tangent cells). In a batched Hessian pass, drop
-    the pass first (third derivatives run one direction per pass, as through ``yb.grad``)."""
-    if captures_derivatives(f4[1]) or captured_tangents(f4[2]):
-        raise NestedDifferentiationError(
-            f"second order over {name}: yuebing cannot take third derivatives with respect to the variables "
-            "the inner function captures from the differentiated code; pass them to it as arguments")
 
 
 def elements(packed: tuple) -> list[tuple]:
@@ -169,14 +159,13 @@ def _aux_triple(out: tuple, pullback: Callable) -> tuple[tuple, Callable]:
 
 def defined_second_order(definition: Any, name: str) -> Callable:
     """Second-order rule of a transform written as a Python ``definition`` (``yb.vjp``,
-    ``yb.linearize``), its function's captured values refused."""
+    ``yb.linearize``): its function may capture variables of the differentiated code."""
     run = _python_rule(definition)
 
     def rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         if any(v[0] for v in kwargs.values()):
             raise NestedDifferentiationError(
                 f"second order over {name} with {', '.join(kwargs)}= is not supported yet")
-        refuse_captures(args[0], name)
         out, pullback = run(f4, args, {})
         return out, lambda dy, dy_d: tuple(r + (NoRData,) * len(kwargs) for r in pullback(dy, dy_d))
 
@@ -203,4 +192,4 @@ def register(public: Any, rule: Callable) -> None:
     batched_rules._SPECIAL[public] = _one_direction_per_pass
 
 
-__all__ = ["captured_tangents", "captures_derivatives", "check_jvp_call", "defined_second_order", "jvp_second_order", "register", "refuse_captures", "refuse_fourth_order"]
+__all__ = ["captured_tangents", "captures_derivatives", "check_jvp_call", "defined_second_order", "jvp_second_order", "register", "refuse_fourth_order"]

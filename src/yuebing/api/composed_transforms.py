@@ -27,7 +27,7 @@ from ..transform.forward_runtime import NestedDifferentiationError, call_frule
 from ..transform.runtime import call_rrule
 from ..transform.lifting import _python_rule
 from ..transform.third_order import _constant
-from .composed_second_order import refuse_captures, refuse_fourth_order, register as register_second_order
+from .composed_second_order import refuse_fourth_order, register as register_second_order
 from .composition import _defined
 from .forward import Jacobian, jacobian
 from .reverse import grad
@@ -104,7 +104,6 @@ def _second_order_call(definition: Callable, name: str) -> Callable:
         obj4, args = args[0], args[1:]
         _check(obj4[0], kwargs, name)
         f = (obj4[0].f,) + tuple(_function_part(part) for part in obj4[1:])
-        refuse_captures(f, name)
         out, pullback = run(f4, (f, _constant(obj4[0].argnums)) + tuple(args), {})
         return out, lambda dy, dy_d: tuple((NoRData, NoRData) + tuple(r[3:]) for r in pullback(dy, dy_d))
 

@@ -25,7 +25,7 @@ from ..transform.lifting import _fresh_output, _output_cotangents
 from ..rules import outside_state
 from ..transform.second_order import _dual_closure_tangent, call_rrule2
 from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call
-from ..transform.third_order import _Composition, _constant, _function, _zero_tangent_of
+from ..transform.third_order import FOLLOWED_CALLS, _Composition, _constant, _function, _zero_tangent_of
 from ..transform import plain_generators, plain_keys, plain_objects, plain_partials, plain_sets  # noqa: F401 - hooks of third order
 from .common import normalise_argnums, scalar_seed, split_aux
 from .composed_second_order import captured_tangents, captures_derivatives, closure_refusal
@@ -150,13 +150,14 @@ def check_gradient_call(spec: Any, xs: tuple, captures: bool, mode: str, nums: t
     """What a Hessian through a call of a ``yb.grad``/``yb.value_and_grad`` function supports
     (``mode``): gradients with respect to floats, float arrays and tuples, lists and dicts of
     them (an object's gradient is a tangent object, whose fields second order does not read);
-    any other arguments, objects included; no function *passed* to it capturing variables of the
-    differentiated code (``captures``: a pullback's pairing takes the function it pulls back)."""
+    any other arguments, objects included; no callable but a Python function passed to it carrying
+    variables of the differentiated code (``captures``: a pullback's pairing takes the function it
+    pulls back; a Python function is opened where it is called, ``_opened_function_call``)."""
     if captures:
         raise NestedDifferentiationError(
-            f"{mode}: yuebing cannot differentiate a function passed to a gradient function (the function of "
-            "yb.vjp, yb.linearize or yb.jacobian) with respect to the variables it captures from the "
-            "differentiated code; pass them to it as arguments")
+            f"{mode}: yuebing cannot differentiate a callable other than a Python function (a functools.partial, a "
+            "bound method) passed to a gradient function or yb.vjp with respect to the variables it captures from "
+            "the differentiated code; pass them to it as arguments")
     for i in nums:
         if not _plain_structure(xs[i]):
             raise NestedDifferentiationError(_argument_refusal(spec.f, xs, i, mode))
@@ -221,11 +222,11 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     if kwargs and not positional_parameters(spec.f):  # (*args, **kwargs, keyword-only: passed as keywords,
         keywords, kwargs = dict(kwargs), {}           # whose rdata then follow the positional ones, as called)
     args, order = bound_positionally(spec.f, args, kwargs, _constant, mode)
-    # a function passed in (the pullback's pairing takes the function it pulls back) is a
-    # constant of the pass: its captured values must be, too. The gradient's own function may
-    # capture variables of the differentiated code (_psi_pullback opens it)
-    captures = any(captures_derivatives(a[1]) or captured_tangents(a[2])
-                   for a in args + tuple(keywords.values()) if callable(a[0]))
+    # the gradient's function, and a Python function passed to it (the pullback's pairing takes the
+    # function it pulls back), may capture variables of the differentiated code: their plain programs
+    # are opened (_psi_pullback, _opened_function_call); another callable carrying them is refused
+    captures = any(_carries_captured(a) for a in args + tuple(keywords.values())
+                   if callable(a[0]) and not isinstance(a[0], types.FunctionType))
     check_gradient_call(spec, tuple(a[0] for a in args), captures, mode, nums)
     g4 = (spec.f, f4[1], f4[2], f4[3])  # the function and its captured values' derivatives
     out, pullback = _gradient_call(g4, args, nums, single, spec.with_value, spec.has_aux, keywords)
@@ -253,11 +254,15 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
     # the arguments not differentiated are copied: they may share memory with the others (a
     # pullback's cotangent holding its argument), which the inner gradient need not separate
     xs = tuple(a[0] if i in nums or callable(a[0]) else T.structural_copy(a[0]) for i, a in enumerate(args))
-    directions = tuple(NoTangent if isinstance(x, types.FunctionType)  # a constant (check_gradient_call)
-                       else _zero_tangent_of(x) if a[2] is NoTangent else a[2] for x, a in zip(xs, args))
+    # a function passed in is a constant of the pass, but for the variables it captures (their
+    # tangents its direction, its boxes its own 4-tuple's: ``opened``)
+    opened = {k: a for k, a in enumerate(args) if isinstance(a[0], types.FunctionType) and _carries_captured(a)}
+    directions = tuple(a[2] if k in opened else NoTangent if isinstance(x, types.FunctionType)
+                       else _zero_tangent_of(x) if a[2] is NoTangent else a[2]
+                       for k, (x, a) in enumerate(zip(xs, args)))
     named = {k: _copied(a) for k, a in keywords.items()}
-    if has_aux or named or _carries_captured(g4):
-        value, value_t, aux, aux_t, grads, products = _value_pass(g4, xs, directions, named, has_aux)
+    if has_aux or named or opened or _carries_captured(g4):
+        value, value_t, aux, aux_t, grads, products = _value_pass(g4, xs, directions, named, has_aux, opened)
     else:
         value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
         value_t = _value_tangent(grads, directions) if with_value else NoTangent
@@ -289,7 +294,8 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
         for i, u, u_d in zip(nums, grad_bar, grad_bar_d):
             u = _zero_tangent_of(xs[i]) if u is NoTangent else u
             us[i] = (u, zero_fdata(u), _zero_tangent_of(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
-        rs, rsd = _psi_pullback(g4, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars, named)
+        rs, rsd = _psi_pullback(g4, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars, named,
+                                opened)
         rdatas, rdata_ts = [NoRData], [NoRData]
         for a, r, r_d in zip(args + tuple(keywords.values()), rs, rsd):
             if r is NoTangent or isinstance(a[0], types.FunctionType):
@@ -333,15 +339,19 @@ def _carries_captured(g4: tuple) -> bool:
     return captures_derivatives(g4[1]) or captured_tangents(g4[2])
 
 
-def _value_pass(g4: tuple, xs: tuple, directions: tuple, keywords: dict, has_aux: bool) -> tuple:
+def _value_pass(g4: tuple, xs: tuple, directions: tuple, keywords: dict, has_aux: bool, opened: dict) -> tuple:
     """``(value, its tangent, aux, its tangent, gradients, hvps)`` of ``g`` (returning ``(value,
     aux)`` with ``has_aux``; aux None without) at copies of ``xs`` along ``directions``, the
     ``keywords`` (``name: (value, tangent)``) and captured variables along their outer tangents:
     one forward-over-reverse pass, as forward mode over ``yb.grad`` runs it (``gradient_frule``).
-    The captured variables' cotangents land in fresh boxes: the gradient is the arguments'."""
+    The captured variables' cotangents (and those of a function passed in, ``opened``) land in
+    fresh boxes: the gradient is the arguments'."""
     primals = tuple(x if callable(x) else T.structural_copy(x) for x in xs)
     copies, fdata_of = separated_arguments(primals, "grad")
-    fdata, fdata_t = fdata_of(copies), fdata_of(copies)
+    fdata, fdata_t = list(fdata_of(copies)), list(fdata_of(copies))
+    for k, a in opened.items():
+        if isinstance(a[1], Tangent):
+            fdata[k], fdata_t[k] = T.scale(a[1], 0.0), T.scale(a[1], 0.0)
     duals = [(x, fd, zero_tangent_of(x) if d is NoTangent and not callable(x) else d, ft)
              for x, d, fd, ft in zip(copies, directions, fdata, fdata_t)]
     named = {k: (v, zero_fdata(v), d, zero_fdata(v)) for k, (v, d) in keywords.items()}
@@ -364,17 +374,20 @@ def _value_pass(g4: tuple, xs: tuple, directions: tuple, keywords: dict, has_aux
 
 
 def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: float, value_bar_d: float,
-                  aux_bars: tuple | None = None, keywords: dict | None = None) -> tuple[list, list]:
+                  aux_bars: tuple | None = None, keywords: dict | None = None,
+                  opened: dict | None = None) -> tuple[list, list]:
     """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` (the arguments, then the
     ``keywords``' values, whose ``u`` is zero) and its tangent along ``(directions, u's
     tangents)``, by second order of ``g``'s plain forward program: opened for a closure
     (``implicit_stationary._user_call``), so the cotangents of its captured variables and their
     tangents go into its boxes. With ``aux_bars`` (the aux's cotangent and its tangent) ``g``
-    returns ``(value, aux)`` and ``psi`` has the term ``<aux_bar, aux(x)>`` too."""
-    g = g4[0]
+    returns ``(value, aux)`` and ``psi`` has the term ``<aux_bar, aux(x)>`` too. A function
+    passed in capturing variables (``opened``: its 4-tuple) keeps its boxes, into which its plain
+    program, opened where it is called (``_opened_function_call``), sends their cotangents."""
+    g, opened = g4[0], opened or {}
     inputs: list = [g4]
-    for x, d, u in zip(xs, directions, us):
-        inputs += [(x, zero_fdata(x), d, zero_fdata(x)), u]
+    for k, (x, d, u) in enumerate(zip(xs, directions, us)):
+        inputs += [opened[k] if k in opened else (x, zero_fdata(x), d, zero_fdata(x)), u]
     for x, d in (keywords or {}).values():
         inputs += [(x, zero_fdata(x), d, zero_fdata(x)), _constant(_zero_tangent_of(x))]
     c = _Composition(inputs)
@@ -436,3 +449,18 @@ from .composition import _shaped, bound_positionally, deliver, gradient_rrule, p
 _register_second_order((_grad, _value_and_grad), gradient_maker_rule)
 protocols.GRADIENT_CALLS.update(reverse=gradient_rrule, forward=gradient_frule, second=gradient_rule,
                                 gradient_call=_gradient_call)
+
+
+def _opened_function_call(call: Any) -> int | None:
+    """A call, in a plain program under third order, of a Python function passed in that captures
+    variables of the differentiated code (the pulled-back function of ``yb.vjp``, ``yb.linearize``
+    and ``yb.jacobian``, reaching their pairings): its plain program opened, as the gradient's own
+    function's is (``_psi_pullback``), so their derivatives follow. (``third_order.FOLLOWED_CALLS``.)"""
+    f4 = call.composition.values[call.function_slot]
+    if not (isinstance(call.f, types.FunctionType) and call.f.__closure__ and _carries_captured(f4)):
+        return None
+    return _user_call(call.composition, call.function_slot, list(call.arg_slots), dict(call.keyword_slots),
+                      closure_refusal("the function of yb.vjp, yb.linearize or yb.jacobian"))
+
+
+FOLLOWED_CALLS.append(_opened_function_call)
