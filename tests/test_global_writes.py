@@ -526,12 +526,29 @@ def through_a_computed_name(x):
     return total + reads_computed()
 
 
+GOT_A = 1.0
+_START.update(GOT_A=1.0)
+
+
+def reads_got():
+    return GOT_A * 2.0
+
+
+def through_get_and_in(x):
+    g = globals()
+    g["GOT_A"] = np.sin(x)
+    missing = globals().get("GOT_" + "MISSING", x * 4.0)  # not defined: the default
+    here = g.get("GOT_A") if "GOT_A" in g else 0.0
+    absent = 1.0 if "GOT_MISSING" not in globals() else 0.0
+    return here * x + missing + reads_got() + absent
+
+
 def _values():
     return {name: getattr(sys.modules[__name__], name, None) for name in _START}
 
 
-@pytest.mark.parametrize("f", [through_an_alias, through_update, through_update_of_pairs, through_a_computed_name],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [through_an_alias, through_update, through_update_of_pairs, through_a_computed_name,
+                               through_get_and_in], ids=lambda f: f.__name__)
 def test_globals_as_a_mapping_in_every_mode(f):
     from tests.modes import check_every_mode
 

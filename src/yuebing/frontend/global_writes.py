@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import copy
 import dis
+import operator
 import re
 import types
 from typing import Any
@@ -297,6 +298,8 @@ class GlobalLowering:
         items (their keys computed). None (nothing emitted) for any other call."""
         from ..ir import nodes as ir
 
+        if self._globals_get(node):
+            return self._lowered_get(node, out)
         if not self._globals_update(node):
             return None
         items = _constant_items(node)
@@ -312,6 +315,41 @@ class GlobalLowering:
         for k, v in values:
             self.global_write(k if _plain_name(k) else ast.Constant(k), v, out)
         return ir.Const(None)
+
+    def _globals_get(self, node: ast.Call) -> bool:
+        f = node.func
+        return isinstance(f, ast.Attribute) and f.attr == "get" and self._is_globals(f.value) \
+            and 1 <= len(node.args) <= 2 and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+
+    def _lowered_get(self, node: ast.Call, out: list) -> Any:
+        """``globals().get(k, d)``: the global ``k`` as ``globals()[k]`` reads it if the module
+        defines it (``global_defined``), else ``d`` (computed first, as the call's argument is)."""
+        from ..ir import nodes as ir
+        from ..ir import primitives as P
+
+        key = self.expr(node.args[0], out)  # type: ignore[attr-defined]
+        default = self.expr(node.args[1], out) if len(node.args) == 2 else ir.Const(None)  # type: ignore[attr-defined]
+        result = self.tmp("got")  # type: ignore[attr-defined]
+        defined = self.call(out, ir.Const(P.global_defined), [ir.Const(self.fn), key])  # type: ignore[attr-defined]
+        found: list = []
+        self.global_read(key, found, result)
+        out.append(ir.If(defined, found, [ir.Copy(result, default, line=self.line)], line=self.line))  # type: ignore[attr-defined]
+        return ir.Var(result)
+
+    def globals_contains(self, key: Any, node: ast.expr, negated: bool, result: str, out: list) -> bool:
+        """``k in globals()`` (``not in``): whether the module defines ``k`` (``global_defined``),
+        into ``result``; False (nothing emitted) when ``node`` is not ``globals()``."""
+        from ..ir import nodes as ir
+        from ..ir import primitives as P
+
+        if not self._is_globals(node):
+            return False
+        if not negated:
+            self.call(out, ir.Const(P.global_defined), [ir.Const(self.fn), key], result)  # type: ignore[attr-defined]
+            return True
+        inside = self.call(out, ir.Const(P.global_defined), [ir.Const(self.fn), key])  # type: ignore[attr-defined]
+        self.call(out, ir.Const(operator.not_), [inside], result)  # type: ignore[attr-defined]
+        return True
 
     def module_attribute_write(self, target: ast.Attribute, value: Any, out: list) -> bool:
         """``mod.G = value``: the module's global is written as ``global G; G = value`` in ``mod``
@@ -418,10 +456,14 @@ class GlobalLowering:
 
         self.call(out, ir.Const(P.global_del), [ir.Const(self.fn), self._global_name(name, out)], None)  # type: ignore[attr-defined]
 
-    def _global_name(self, name: str | ast.expr, out: list) -> Any:
+    def _global_name(self, name: Any, out: list) -> Any:
+        """A global's name for the primitives: a constant, a key expression computed here, or an
+        atom already computed (``globals().get(k)``)."""
         from ..ir import nodes as ir
 
-        return ir.Const(name) if isinstance(name, str) else self.expr(name, out)  # type: ignore[attr-defined]
+        if isinstance(name, str):
+            return ir.Const(name)
+        return self.expr(name, out) if isinstance(name, ast.AST) else name  # type: ignore[attr-defined]
 
 
 def _one_import(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> ast.stmt:
@@ -483,13 +525,21 @@ def _pure_globals_aliases(node: ast.AST, is_globals_call: Any) -> set:
 
 
 def _item_or_update(name: ast.Name, parents: dict) -> bool:
+    """Whether this read of a ``globals()`` alias is one lowered as ``globals()``'s: ``g[k]``,
+    ``g.update(...)``, ``g.get(k[, d])``, ``k in g``."""
     parent = parents.get(id(name))
     if isinstance(parent, ast.Subscript) and parent.value is name and not isinstance(parent.slice, ast.Slice):
         return True
-    if isinstance(parent, ast.Attribute) and parent.attr == "update" and parent.value is name:
+    if isinstance(parent, ast.Compare) and len(parent.ops) == 1 and isinstance(parent.ops[0], (ast.In, ast.NotIn)) \
+            and parent.comparators[0] is name:
+        return True
+    if isinstance(parent, ast.Attribute) and parent.attr in ("update", "get") and parent.value is name:
         call = parents.get(id(parent))
-        return isinstance(call, ast.Call) and call.func is parent and len(call.args) <= 1 \
-            and all(k.arg is not None for k in call.keywords)
+        if not isinstance(call, ast.Call) or call.func is not parent:
+            return False
+        if parent.attr == "get":
+            return 1 <= len(call.args) <= 2 and not call.keywords and not any(isinstance(a, ast.Starred) for a in call.args)
+        return len(call.args) <= 1 and all(k.arg is not None for k in call.keywords)
     return False
 
 

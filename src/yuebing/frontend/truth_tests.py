@@ -104,13 +104,18 @@ def _link(lowering: Any, left: ir.Atom, pairs: list, result: str, truth_only: bo
     """The first comparison of ``pairs`` (``(op, right node)``) into ``result``, and the rest
     when it holds. ``truth_only``: ``result`` is the chain's truth (a test), not its value."""
     op, right_node = pairs[0]
-    right = lowering.expr(right_node, out)
-    if isinstance(op, ast.In):
+    if isinstance(op, (ast.In, ast.NotIn)) and len(pairs) == 1 \
+            and lowering.globals_contains(left, right_node, isinstance(op, ast.NotIn), result, out):
+        right = None  # name in globals(): whether the module defines it (global_writes.py)
+    elif isinstance(op, ast.In):
+        right = lowering.expr(right_node, out)
         lowering.call(out, ir.Const(operator.contains), [right, left], result)
     elif isinstance(op, ast.NotIn):
+        right = lowering.expr(right_node, out)
         inside = lowering.call(out, ir.Const(operator.contains), [right, left])
         lowering.call(out, ir.Const(operator.not_), [inside], result)
     else:
+        right = lowering.expr(right_node, out)
         compare = COMPARE[type(op)]
         lowering.call(out, ir.Const(TESTED.get(compare, compare) if truth_only else compare), [left, right], result)
     if len(pairs) == 1:

@@ -65,6 +65,11 @@ def namespace_of(owner: types.FunctionType | types.ModuleType) -> dict:
     return owner.__globals__ if isinstance(owner, types.FunctionType) else vars(owner)
 
 
+def global_defined(fn: types.FunctionType, name: str) -> bool:
+    """``name in globals()`` in ``fn`` (``globals().get(name, d)`` tests it first)."""
+    return name in namespace_of(fn)
+
+
 def global_set(fn: types.FunctionType | types.ModuleType, name: str, value: Any) -> None:
     """``global name; name = value`` in ``fn`` (or ``mod.name = value`` of module ``fn``): the
     module's global is written, as a plain call writes it (its rules keep the value's derivative

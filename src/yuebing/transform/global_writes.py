@@ -27,10 +27,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..frontend.global_writes import note_written, stale_reader
-from ..ir.primitives import global_del, global_get, global_set, namespace_of
+from ..ir.primitives import global_defined, global_del, global_get, global_set, namespace_of
 from ..rules import outside_state
 from ..rules.batched import BATCH, is_batched
 from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
+from ..rules.declare import nondifferentiable
 from ..rules.primitives import _as_tangent, _zeroed
 from ..rules.second_order import _register, zero as _so_zero
 from ..rules.util import output, slot_rdata, slot_tangent
@@ -218,8 +219,9 @@ def _globals_refused(*args: Any, **kwargs: Any) -> Any:
     """``globals()`` in differentiated code: a write through it (``globals()['G'] = x``) would not
     give later reads its derivative, so it is refused, pointing at the statement that is followed."""
     raise TypeError("yuebing cannot follow globals() in a differentiated function other than through its items "
-                    "(globals()[k], read, written or deleted; g[k] where g = globals() is used only so; "
-                    "globals().update(...)): a global written through it otherwise would not carry its derivative "
+                    "(globals()[k], read, written or deleted; globals().update(...), globals().get(k, d), k in "
+                    "globals(); the same on g where g = globals() is used only so): a global written through it "
+                    "otherwise would not carry its derivative "
                     "to later reads. What to do: use its items, write it with a global statement (global G; G = x), "
                     "or read it by its name.")
 
@@ -240,6 +242,7 @@ register_frule(global_del, _del_frule)
 _register((global_get,), _get_dual)
 _register((global_set,), _set_dual)
 _so_zero(global_del)
+nondifferentiable(global_defined)  # name in globals(): a bool
 
 
 def check_third_order(f: Any, values: list) -> None:
