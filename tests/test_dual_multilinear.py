@@ -51,6 +51,9 @@ def test_cotangents_accumulate_by_gemm_in_any_memory_order(monkeypatch):
     for C- and Fortran-ordered factors and transposed views."""
     from yuebing.transform import buffers
 
+    import scipy.linalg  # noqa: F401  (gemm is taken once the program has imported SciPy's linalg)
+
+    assert buffers._find_gemm()
     calls = []
     gemm = buffers._DGEMM
     monkeypatch.setattr(buffers, "_DGEMM", lambda *args, **kwargs: calls.append(1) or gemm(*args, **kwargs))

@@ -92,7 +92,10 @@ def direct_hvp(passes: tuple, f: Callable, duals: list, pull_unit: Callable, nam
     else:
         grads = tuple(_joined(d[1], r) for d, r in zip(duals, rs[1:]))
         hvps = tuple(_joined(d[3], r) for d, r in zip(duals, rsd[1:]))
-    del tape, out
+    # the pass's large temporaries (and the arguments' copies, whose 4-tuples the caller reads
+    # no more: its list is emptied) back to the buffer pool for the next call
+    del tape, out, flat
+    duals.clear()
     sweep()
     return value, grads, hvps
 

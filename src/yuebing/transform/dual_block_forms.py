@@ -12,6 +12,7 @@ from .dual_blocks import find_dual_blocks
 from .dual_blocks_code import DualArrayBlock, emit_forward
 from .dual_deferred import LONG_BLOCK, DualDeferred
 from .dual_float_blocks import DualFloatBlock, emit_float_forward, emit_float_reverse, float_capable
+from .dual_product_blocks import DualProductBlock, has_products
 
 
 class DualBlockForms(DualDeferred):
@@ -24,7 +25,8 @@ class DualBlockForms(DualDeferred):
         return {}, dict(find_dual_blocks(body, self.integers, self._resolve))
 
     def _forward_array_block(self, stmts: list, out: list, indent: int) -> int:
-        block = stmts[0].array_block = DualArrayBlock(stmts, self)  # type: ignore[attr-defined]
+        kind = DualProductBlock if has_products(stmts, self) else DualArrayBlock
+        block = stmts[0].array_block = kind(stmts, self)  # type: ignore[attr-defined]
         self._dual_blocks[id(stmts[0])] = block
         if float_capable(block):  # on floats: straight-line float code (dual_float_blocks.py)
             block.float_form = DualFloatBlock(block, self)

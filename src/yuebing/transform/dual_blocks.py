@@ -11,7 +11,9 @@ floats, the forward pass computes each value, its tangent and the partials the r
 cotangents and their tangents. Tangents and cotangents are values there, ``None`` standing for
 zero (no derivative work for constant data such as fixed observations) and a float standing for
 an array of that value (a sum's cotangent, ``log(x) - mu``'s tangent); an input without fdata
-gets no cotangent. Otherwise the statements run one by one.
+gets no cotangent. Otherwise the statements run one by one. A run that also holds products of
+two matrices or comparisons (masks) is a product block (``dual_product_blocks.py``, guarded by
+``dual_product_inputs``; its products' runtime is here too).
 
 Strong zero (docs/conventions.md): the forward pass falls back to the statements one by one when
 a tangent the block hands on holds a NaN; the reverse pass runs again with every product by the
@@ -39,13 +41,19 @@ import numpy as np
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
 from ..rules.declare import SMALL as _SMALL, has_nan, strong_product, zero_where_zero
+from ..rules.linalg.products import kron_cotangent_of_first, kron_cotangent_of_second, kron_product, kron_sum_of_two
 from ..rules.util import unbroadcast
-from .array_blocks import classify
+from .array_blocks import _block_function, classify, classify_in_reverse
+from . import buffers
+from .buffers import add_matmul
 from .constant_arrays import hoist_new_arrays
 from .float_blocks import runs
 from .forward_blocks import _ZEROS  # dtype -> the read-only zero every zero tangent view is of
+from .forward_runtime import zero_tangent_of
 
 MIN_DUAL_BLOCK = 2
+#: the kinds of a block's statements that make it a product block (matrix products, masks)
+PRODUCT_KINDS = ("matmul", "kron", "compare")
 
 #: f -> (f'(x), f''(x)) as expressions of the argument ``X`` and the value ``T``
 DUAL_UNARY: dict[Any, tuple[str, str]] = {}
@@ -72,9 +80,25 @@ def dual_classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any
     return found
 
 
+def dual_classify_any(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | None:
+    """``dual_classify``, and the kinds only product blocks take (``dual_product_blocks.py``): a
+    product of two matrices (``a @ b``, ``np.matmul``, ``np.dot``), ``np.kron`` of two arrays and
+    a comparison (a mask)."""
+    found = dual_classify(s, integers, resolve)
+    if found is not None:
+        return found
+    found = classify_in_reverse(s, integers, resolve)
+    if found is not None:
+        return found if found[0] in PRODUCT_KINDS else None
+    if "kron" in PRODUCT_KINDS and _block_function(s, integers, resolve) is np.kron and len(s.args) == 2 \
+            and not any(isinstance(a, ir.Const) for a in s.args):  # type: ignore[attr-defined]
+        return "kron", np.kron
+    return None
+
+
 def find_dual_blocks(body: list, integers: set, resolve: Callable) -> list[tuple[int, int]]:
     """``(start, stop)`` ranges of ``body`` that form dual array blocks."""
-    fits = lambda s: dual_classify(s, integers, resolve) is not None  # noqa: E731
+    fits = lambda s: dual_classify_any(s, integers, resolve) is not None  # noqa: E731
     hoist_new_arrays(body, fits, integers, resolve)
     return runs(body, fits, MIN_DUAL_BLOCK)
 
@@ -92,6 +116,25 @@ def _is_zero_view(t: np.ndarray) -> bool:
     return base is not None and base is _ZEROS.get(_F64)
 
 
+def _checked_input(fixed: bool, v: Any, f: Any, t: Any, ft: Any) -> tuple | None:
+    """One input of a dual block: ``(tangent or None for zero, takes a cotangent, shape or None
+    for a float)``, or None when it does not fit (``dual_inputs``)."""
+    kind = type(v)
+    if kind is float or kind is np.float64:
+        if type(t) is not float and type(t) is not np.float64:
+            return None
+        return None if fixed or not t else t, not fixed, None
+    if kind is not _ND or v.dtype is not _F64 or not v.ndim or type(t) is not _ND or t.dtype is not _F64 \
+            or t.shape != v.shape:
+        return None
+    if not (f is _NF or type(f) is _ND and f.shape == v.shape) or not (ft is _NF or type(ft) is _ND):
+        return None
+    constant_data = fixed or f is _NF and ft is _NF
+    # data without fdata (observations passed in): a zero tangent costs nothing downstream
+    zero = fixed or _is_zero_view(t) or constant_data and not t.any()
+    return None if zero else t, not constant_data, v.shape
+
+
 def dual_inputs(constant: tuple, *quads: Any) -> tuple | None:
     """The guard of a dual block on ``(value, fdata, tangent, fdata tangent)`` per input: each a
     float with a float tangent or a float64 array (not 0-d) with a tangent of its shape, the
@@ -102,36 +145,197 @@ def dual_inputs(constant: tuple, *quads: Any) -> tuple | None:
     None."""
     tangents, active, arrays, shape, same = [], [], [], None, True
     for k, fixed in enumerate(constant):
-        v, f, t, ft = quads[4 * k:4 * k + 4]
-        kind = type(v)
-        if kind is float or kind is np.float64:
-            if type(t) is not float and type(t) is not np.float64:
-                return None
-            tangents.append(None if fixed or not t else t)
-            active.append(not fixed)
-            arrays.append(False)
+        checked = _checked_input(fixed, *quads[4 * k:4 * k + 4])
+        if checked is None:
+            return None
+        t, takes, its_shape = checked
+        tangents.append(t)
+        active.append(takes)
+        arrays.append(its_shape is not None)
+        if its_shape is None or its_shape == shape:
             continue
-        if kind is not _ND or v.dtype is not _F64 or not v.ndim or type(t) is not _ND or t.dtype is not _F64 \
-                or t.shape != v.shape:
-            return None
-        if not (f is _NF or type(f) is _ND and f.shape == v.shape) or not (ft is _NF or type(ft) is _ND):
-            return None
         if shape is None:
-            shape = v.shape
-        elif v.shape != shape:
+            shape = its_shape
+        else:
             try:
-                shape, same = np.broadcast_shapes(shape, v.shape), False
+                shape, same = np.broadcast_shapes(shape, its_shape), False
             except ValueError:
                 return None
-        constant_data = fixed or f is _NF and ft is _NF
-        # data without fdata (observations passed in): a zero tangent costs nothing downstream
-        zero = fixed or _is_zero_view(t) or constant_data and not t.any()
-        tangents.append(None if zero else t)
-        active.append(not constant_data)
-        arrays.append(True)
     if shape is None:
         return None
     return (*tangents, *active, *arrays, math.prod(shape) if same else None)
+
+
+def dual_product_inputs(constant: tuple, products: tuple, groups: tuple, *quads: Any) -> tuple | None:
+    """``dual_inputs`` for a block with matrix products and comparisons (``dual_product_blocks.py``):
+    ``products`` gives each product ``(is a kron, a, b)`` with its operands as the indices of the
+    values that make them arrays (the inputs, then the products in order): for ``@`` each a
+    float64 matrix and the two chaining, for ``kron`` two arrays of one number of axes;
+    ``groups`` the indices of the values whose arrays meet elementwise, broadcasting together.
+    The last item is ``(each group's size or None where its arrays broadcast, each product's
+    shape)``."""
+    tangents, active, arrays, shapes = [], [], [], []
+    for k, fixed in enumerate(constant):
+        checked = _checked_input(fixed, *quads[4 * k:4 * k + 4])
+        if checked is None:
+            return None
+        t, takes, shape = checked
+        tangents.append(t)
+        active.append(takes)
+        arrays.append(shape is not None)
+        shapes.append(shape)
+    for kron, a, b in products:
+        sa, sb = _broadcast_of(shapes, a), _broadcast_of(shapes, b)
+        if sa is None or sb is None:
+            return None
+        if kron:  # two arrays of one number of axes
+            if len(sa) != len(sb):
+                return None
+            shapes.append(tuple(p * q for p, q in zip(sa, sb)))
+            continue
+        if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0]:
+            return None
+        shapes.append((sa[0], sb[1]))
+    sizes = []
+    for members in groups:
+        known = [shapes[k] for k in members if shapes[k] is not None]
+        shape = _broadcast_of(shapes, members) if known else ()
+        if shape is None:
+            return None
+        sizes.append(math.prod(shape) if all(s == shape for s in known) else None)
+    return (*tangents, *active, *arrays, (tuple(sizes), tuple(shapes[len(constant):])))
+
+
+def _fit_to(d: Any, like: np.ndarray) -> Any:
+    """A tangent (None: zero; a float or a smaller array standing for an array) as an array of
+    ``like``'s shape, for a matrix product."""
+    if d is None or type(d) is _ND and d.shape == like.shape:
+        return d
+    return np.broadcast_to(d, like.shape)
+
+
+def spread(g: Any, shape: tuple) -> Any:
+    """A product's adjoint (None, or a float standing for an array: a sum's) as an array."""
+    return g if g is None or type(g) is _ND else np.full(shape, float(g))
+
+
+def pooled_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` of two matrices, a large one into a buffer of the pool (``buffers.py``: a fresh
+    large array is a fresh mapping whose page faults cost about a fifth of the product)."""
+    m, n = a.shape[0], b.shape[1]
+    return np.matmul(a, b, out=buffers.empty((m, n)) if m * n >= buffers.MIN_SIZE else None)
+
+
+def product_tangent(a: np.ndarray, ad: Any, b: np.ndarray, bd: Any) -> Any:
+    """The tangent of ``a @ b``: ``ad @ b + a @ bd`` (None: zero), the second added by gemm."""
+    ad, bd = _fit_to(ad, a), _fit_to(bd, b)
+    if ad is None:
+        return None if bd is None else pooled_product(a, bd)
+    y = pooled_product(ad, b)
+    if bd is not None:
+        add_matmul(y, a, bd)
+    return y
+
+
+def _factors(side: int, g: np.ndarray, other: np.ndarray) -> tuple:
+    """The two factors of the cotangent of ``a @ b``'s operand ``side`` (0: ``a``, 1: ``b``)."""
+    return (g, other.T) if side == 0 else (other.T, g)
+
+
+def product_cotangent(side: int, g: Any, other: np.ndarray) -> Any:
+    """The contribution of adjoint ``g`` of ``a @ b`` to operand ``side``: ``g b^T`` or ``a^T g``."""
+    if g is None:
+        return None
+    first, second = _factors(side, g, other)
+    return pooled_product(first, second)
+
+
+def product_cotangent_tangent(side: int, g: Any, gd: Any, other: np.ndarray, other_d: Any) -> Any:
+    """The tangent of ``product_cotangent``: ``gd`` through ``other`` plus ``g`` through
+    ``other``'s tangent (None: zero), the second added by gemm."""
+    other_d = _fit_to(other_d, other)
+    out = product_cotangent(side, gd, other)
+    if g is None or other_d is None:
+        return out
+    if out is None:
+        return product_cotangent(side, g, other_d)
+    add_matmul(out, *_factors(side, g, other_d))
+    return out
+
+
+def product_into(side: int, fdata: Any, fdata_d: Any, g: Any, gd: Any, other: np.ndarray, other_d: Any) -> None:
+    """``product_cotangent`` and its tangent added by gemm straight into a block input's fdata
+    and fdata tangent (no product as a temporary)."""
+    if type(fdata) is _ND and g is not None:
+        add_matmul(fdata, *_factors(side, g, other))
+    if type(fdata_d) is not _ND:
+        return
+    if gd is not None:
+        add_matmul(fdata_d, *_factors(side, gd, other))
+    other_d = _fit_to(other_d, other)
+    if g is not None and other_d is not None:
+        add_matmul(fdata_d, *_factors(side, g, other_d))
+
+
+def _total(x: Any, like: np.ndarray) -> Any:
+    """The sum of a tangent or adjoint standing for an array of ``like``'s shape (None: zero)."""
+    if x is None:
+        return None
+    if type(x) is _ND:
+        return float(np.add.reduce(x, None)) * (like.size // x.size)
+    return float(x) * like.size
+
+
+def kron_tangent(a: np.ndarray, ad: Any, b: np.ndarray, bd: Any) -> Any:
+    """The tangent of ``kron(a, b)``: ``kron(ad, b) + kron(a, bd)`` (None: zero) in one pass
+    into a pooled buffer (``rules/linalg/products.py``)."""
+    ad, bd = _fit_to(ad, a), _fit_to(bd, b)
+    if ad is None:
+        return None if bd is None else kron_product(a, bd)
+    return kron_product(ad, b) if bd is None else kron_sum_of_two(ad, b, a, bd)
+
+
+def kron_sum_tangent(a: np.ndarray, ad: Any, b: np.ndarray, bd: Any) -> Any:
+    """The tangent of ``np.sum(kron(a, b))`` with no kron of tangents made: each element of
+    ``kron(ad, b)`` is a product ``ad[i] b[k]``, so the sum is ``sum(ad) sum(b)``."""
+    first = None if ad is None else _total(ad, a) * float(np.add.reduce(b, None))
+    return add(first, None if bd is None else float(np.add.reduce(a, None)) * _total(bd, b))
+
+
+def kron_cotangent(side: int, g: Any, other: np.ndarray, target: np.ndarray) -> Any:
+    """The contribution of adjoint ``g`` of ``kron(a, b)`` to operand ``side`` (0: ``a``, 1:
+    ``b``, which is ``target``): ``g`` contracted with the other factor; a float ``g`` (a sum's,
+    standing for an array of that value) gives the float ``g sum(other)``."""
+    if g is None:
+        return None
+    if type(g) is not _ND:
+        return float(g) * float(np.add.reduce(other, None))
+    contract = kron_cotangent_of_first if side == 0 else kron_cotangent_of_second
+    return contract(g, other, target.shape)
+
+
+def kron_cotangent_tangent(side: int, g: Any, gd: Any, other: np.ndarray, other_d: Any, target: np.ndarray) -> Any:
+    """The tangent of ``kron_cotangent``: ``gd`` through ``other`` plus ``g`` through ``other``'s
+    tangent (None: zero)."""
+    through = kron_cotangent(side, gd, other, target)
+    if g is None or other_d is None:
+        return through
+    if type(g) is not _ND:
+        return add(through, float(g) * _total(other_d, other))
+    return add(through, kron_cotangent(side, g, _fit_to(other_d, other), target))
+
+
+def _broadcast_of(shapes: list, members: tuple) -> tuple | None:
+    """The shape the arrays among ``members`` broadcast to (None: none is an array, or they do not)."""
+    known = [shapes[k] for k in members if shapes[k] is not None]
+    if not known:
+        return None
+    if len(known) == 1:
+        return known[0]
+    try:
+        return np.broadcast_shapes(*known)
+    except ValueError:
+        return None
 
 
 def add(a: Any, b: Any) -> Any:
@@ -377,4 +581,9 @@ NAMESPACE = {"_dual_inputs": dual_inputs, "_dadd": add, "_dsub": sub, "_dneg": n
              "_din": incoming, "_dout_f": out_fdata, "_dout_t": out_tangent, "_DPRODUCTS": PRODUCTS,
              "_dsum_dot": sum_of_product, "_DSTRONG_TIMES": strong_times,  # (dual_blocks_code: fused sums, strong pass)
              "_np": np, "_dreduce": np.add.reduce, "_errstate": ignoring_errors, "_DFASTAB": _Marker("_DFASTAB"), "_DSLOWAB": _Marker("_DSLOWAB"),
-             "_DFASTFB": _Marker("_DFASTFB"), "_f64": np.float64}  # a dual float block ran (dual_float_blocks.py)
+             "_DFASTFB": _Marker("_DFASTFB"), "_f64": np.float64,  # a dual float block ran (dual_float_blocks.py)
+             # product blocks (dual_product_blocks.py)
+             "_dual_product_inputs": dual_product_inputs, "_dmm_t": product_tangent, "_dmm_g": product_cotangent,
+             "_dmm_gd": product_cotangent_tangent, "_dmm_into": product_into, "_dspread": spread, "_dmm": pooled_product,
+             "_dkron": kron_product, "_dkron_t": kron_tangent, "_dkron_sum_t": kron_sum_tangent, "_dkron_g": kron_cotangent,
+             "_dkron_gd": kron_cotangent_tangent, "_dzt": zero_tangent_of}

@@ -31,6 +31,7 @@ _WORD = re.compile(r"\b_?[A-Za-z_]\w*\b")
 _PRODUCT_TANGENT = re.compile(r"(\w+)_d = _dtimes\((\w+), \1_p\)")  # a unary operation's tangent
 _MUL_TANGENT = re.compile(r"(\w+)_d = _dadd\(_dtimes\((\w+), (\w+)\), _dtimes\((\w+), (\w+)\)\)")  # a * b's
 _SUM_TANGENT = re.compile(r"(\w+)_d = _dsum_t\((\w+)_d, \2\)")  # np.sum's
+_KRON_TANGENT = re.compile(r"(\w+)_d = _dkron_t\((\w+), (\w+), (\w+), (\w+)\)")  # kron's (product blocks)
 _PLACEHOLDER = re.compile(r"@fit\d+@")
 
 
@@ -58,8 +59,12 @@ class DualArrayBlock:
         self.function_guards: list[str] = []
         self.ops: list[tuple[str, str, Any, list[str], str]] = []  # (local, kind, function, operands, its name)
         current: dict[str, str] = {}
+        # product blocks (dual_product_blocks.py): reverse lines run once after the loop of the
+        # product rules, and the adjoints they read, NaN-checked with the inputs' in that loop
+        self.after_loop: list[str] = []
+        self.checked_too: list[str] = []
         for s in stmts:
-            kind, func = dual_classify(s, gen.integers, gen._resolve)
+            kind, func = self._classify(s)
             operands = [self._operand(a, current) for a in s.args]
             if not isinstance(s.func, ir.Const):
                 guard = f"{gen.primal(s.func)} is {gen.const(func)}"
@@ -81,8 +86,16 @@ class DualArrayBlock:
         self.depends = {v: ({v} if v not in self.constants else set()) for v in self.inputs}
         self.arrayness = {v: {v} for v in self.inputs}
         for local, kind, _, operands, _ in self.ops:
-            self.depends[local] = set().union(*(self.depends.get(o, set()) for o in operands))
-            self.arrayness[local] = set() if kind == "sum" else set().union(*(self.arrayness.get(o, set()) for o in operands))
+            # a comparison's mask carries no derivative; a matrix product is an array of a shape
+            # of its own, a source of arrayness like an input (dual_product_blocks.py)
+            self.depends[local] = set() if kind == "compare" else \
+                set().union(*(self.depends.get(o, set()) for o in operands))
+            self.arrayness[local] = set() if kind == "sum" else {local} if kind in ("matmul", "kron") else \
+                set().union(*(self.arrayness.get(o, set()) for o in operands))
+        self.masks = {local for local, kind, *_ in self.ops if kind == "compare"}
+
+    def _classify(self, s: object) -> tuple[str, Any]:
+        return dual_classify(s, self.gen.integers, self.gen._resolve)
 
     def _operand(self, a: ir.Atom, current: dict) -> str:
         gen = self.gen
@@ -116,8 +129,7 @@ class DualArrayBlock:
         # a module attribute read in the block (np.pi) must be a number: an array would broadcast
         # with the block's arrays unchecked
         numbers = [f"type({path}) in _FT" for _, path in self.attributes]
-        guard = " and ".join([f"({some_array})",
-                              f"({self.given} := _dual_inputs({gen.const(constant)}, {quads})) is not None"]
+        guard = " and ".join([f"({some_array})", f"({self.given} := {self._guard_call(gen.const(constant), quads)}) is not None"]
                              + self.function_guards + numbers)
         unpacked = [self.tangent[v] for v in self.inputs] + [self.active[v] for v in self.inputs] \
             + [self.array[v] for v in self.inputs] + [self.size]
@@ -131,12 +143,24 @@ class DualArrayBlock:
         finish = self._finish()
         return guard, self._fused_sums(body, finish), finish
 
+    def _guard_call(self, constant: str, quads: str) -> str:
+        """The call that checks the inputs and gives their tangents, flags and the size."""
+        return f"_dual_inputs({constant}, {quads})"
+
+    def _size_of(self, value: str) -> str:
+        """The number of elements of the arrays ``value`` meets elementwise (None where they broadcast)."""
+        return self.size
+
+    def _broadcasts(self) -> str:
+        """Whether some of the block's arrays broadcast (the reverse then fits contributions)."""
+        return f"{self.size} is None"
+
     def _fused_sums(self, body: list[str], finish: list[str]) -> list[str]:
         """``body`` where a tangent read by nothing but the tangent of ``np.sum(t)`` is not made:
         for ``t_d = _dtimes(ad, t_p)`` (a function of one argument, a power) that tangent is the
         dot product of ``ad`` and ``t_p`` (``_dsum_dot``), for ``t = a * b`` the sum of two, one
         pass each and no array (the last operation of an elementwise loss)."""
-        uses = Counter(w for line in body + finish + self.reverse_lines for w in _WORD.findall(line))
+        uses = Counter(w for line in body + finish + self.reverse_lines + self.after_loop for w in _WORD.findall(line))
         sums: dict[str, tuple[int, str]] = {}  # t -> (line of t_d, the sum of t_d as dot products)
         for i, line in enumerate(body):
             if m := _PRODUCT_TANGENT.fullmatch(line):
@@ -144,6 +168,8 @@ class DualArrayBlock:
             elif m := _MUL_TANGENT.fullmatch(line):
                 t, ad, b, bd, a = m.groups()
                 sums[t] = (i, f"_dadd(_dsum_dot({ad}, {b}, {t}), _dsum_dot({bd}, {a}, {t}))")
+            elif m := _KRON_TANGENT.fullmatch(line):  # sum(kron(ad, b)) = sum(ad) sum(b): no kron of tangents
+                sums[m.group(1)] = (i, f"_dkron_sum_t({m.group(2)}, {m.group(3)}, {m.group(4)}, {m.group(5)})")
         fused: list = list(body)
         for i, line in enumerate(body):
             m = _SUM_TANGENT.fullmatch(line)
@@ -208,29 +234,30 @@ class DualArrayBlock:
         handed = [self._t(local) for local in self.final.values()]
         self.outputs = [(self.fresh("of"), self.fresh("ofd")) for _ in self.final]
         self.fits: dict[str, str] = {}  # placeholder -> its _dfitted call (read by broadcast blocks only)
+        self.entry = [(self.fresh("ef"), self.fresh("efd")) for _ in self.inputs]
         lines = self._reverse_body()
         # values the reverse reads only to fit contributions are pushed by broadcast blocks only
-        shaping = set(_WORD.findall("\n".join(self.fits.values()))) - set(_WORD.findall("\n".join(lines)))
+        shaping = set(_WORD.findall("\n".join(self.fits.values()))) - set(_WORD.findall("\n".join(lines + self.after_loop)))
         self.reverse_lines = [_PLACEHOLDER.sub(lambda m: self.fits[m.group(0)], line) for line in lines]
         defined = set(self.tangent.values()) | {f"{local}_p" for local, *_ in self.ops} \
             | {f"{local}_pd" for local, *_ in self.ops} | {local for local, *_ in self.ops} \
             | set(self.inputs) | {local for local, _ in self.attributes}
-        used = set(_WORD.findall("\n".join(self.reverse_lines)))
+        used = set(_WORD.findall("\n".join(self.reverse_lines + self.after_loop)))
         self.residuals = sorted((defined & used) - {"None"})
-        self.entry = [(self.fresh("ef"), self.fresh("efd")) for _ in self.inputs]
         lines = [f"if not _dual_nan({', '.join(handed)}):" if handed else "if True:"]
         taken = f"({', '.join(self.tangent[v] for v in self.inputs)},)" if self.inputs else "()"  # (constants only)
         outputs = []
         for (var, local), (of, ofd) in zip(self.final.items(), self.outputs):
-            outputs.append(f"{of} = _dout_f({local}); {ofd} = _dout_f({local})")
+            # a comparison's mask handed on has no fdata and the zero tangent its rule gives
+            outputs.append(f"{of} = {ofd} = _NF" if local in self.masks else f"{of} = _dout_f({local}); {ofd} = _dout_f({local})")
         pushed = [gen.fdata(self.atoms[v]) + ", " + gen.fdata_tangent(self.atoms[v]) for v in self.inputs] \
             + [self.active[v] for v in self.inputs] + [self.array[v] for v in self.inputs] + [self.size] \
-            + [f"{r} if {self.size} is None else None" if r in shaping else r for r in self.residuals] \
+            + [f"{r} if {self._broadcasts()} else None" if r in shaping else r for r in self.residuals] \
             + [f"{of}, {ofd}" for of, ofd in self.outputs]
         body = outputs + [f"_push(({', '.join(pushed)},)); _push(_DFASTAB); {self.ran} = True"]
         for (var, local), (of, ofd) in zip(self.final.items(), self.outputs):
-            body.append(f"{var} = {local}; {gen.fd(var)} = {of}; {gen.dd(var)} = _dout_t({self._t(local)}, {local}, {taken}); "
-                        f"{gen.fdd(var)} = {ofd}")
+            tangent = f"_dzt({local})" if local in self.masks else f"_dout_t({self._t(local)}, {local}, {taken})"
+            body.append(f"{var} = {local}; {gen.fd(var)} = {of}; {gen.dd(var)} = {tangent}; {gen.fdd(var)} = {ofd}")
         return lines + ["    " + line for line in body]
 
     # ------------------------------------------------------------------ reverse
@@ -256,6 +283,7 @@ class DualArrayBlock:
                 lines.append(f"if {g[local]} is not None or {gd[local]} is not None:")
                 lines += ["    " + line for line in step]
         checked = [x for v in self.inputs if v not in self.constants for x in (g[v], gd[v])]
+        checked += [x for v in self.checked_too for x in (g[v], gd[v])]  # (products' adjoints used after the loop)
         lines.append(f"if not _dual_nan({', '.join(checked)}): break" if checked else "break")
         return lines
 
@@ -298,7 +326,7 @@ class DualArrayBlock:
                 target_array = self._arrayish(target)
                 reduce = f"({self._arrayish(t)})" + (f" and not ({target_array})" if target_array != "False" else "")
             if reduce != "False":
-                value, tangent = (f"_dfit({e}, {reduce}, {self.size})" for e in (value, tangent))
+                value, tangent = (f"_dfit({e}, {reduce}, {self._size_of(t)})" for e in (value, tangent))
             elif kind == "sum" and not self.arrayness[target] == set():
                 pass  # a sum's cotangent: a float standing for the array
             if kind == "binary":  # (the other kinds keep their operand's shape)
@@ -313,7 +341,7 @@ class DualArrayBlock:
         the block's arrays broadcast (its size None), fitted to the operand's shape."""
         placeholder = f"@fit{len(self.fits)}@"
         self.fits[placeholder] = f"_dfitted({contribution}, {value}, {operand})"
-        return f"({same_shape} if {self.size} is not None else {placeholder})"
+        return f"({same_shape} if {self._size_of(value)} is not None else {placeholder})"
 
     def reverse(self) -> list[str]:
         gen = self.gen
@@ -328,6 +356,7 @@ class DualArrayBlock:
         lines.append("with _errstate(all='ignore'):")
         lines.append("    for _m, _q in _DPRODUCTS:  # plainly, then (a NaN: 0 * inf?) by the strong-zero rule")
         lines += ["        " + line for line in self.reverse_lines]
+        lines += ["    " + line for line in self.after_loop]
         for v, (ef, efd) in zip(self.inputs, self.entry):
             if v in self.constants:
                 continue
