@@ -309,3 +309,28 @@ def test_arguments_restored_and_hessian_against_differences():
     value, (g,), (hv,) = yb.hvp(lambda x: _with_configs(x, configs), (X.copy(),), (X[::-1].copy(),))
     assert configs == kept
     np.testing.assert_allclose(hv, expected @ X[::-1], rtol=1e-4, atol=1e-5)
+
+
+def _of_configs(configs):
+    first = configs[0]
+    configs[0] = Config(first.rate * configs[1].scale, first.scale)
+    return sum(c.rate * c.scale ** 2 for c in configs) + first.rate * first.scale
+
+
+def test_hvp_with_respect_to_a_list_of_frozen_objects():
+    """The differentiated argument is the list itself (its direction a list of Tangents, the
+    gradient's): hvp against differences of the gradient along it, the list put back."""
+    configs = [Config(0.7, 1.1), Config(0.4, 0.9)]
+    kept = list(configs)
+    direction = yb.grad(_of_configs)(list(configs))
+    _, (gradient,), (hv,) = yb.hvp(_of_configs, (configs,), (direction,))
+    assert configs == kept and all(a is b for a, b in zip(configs, kept))
+    h = 1e-5
+
+    def moved(t):
+        return [Config(c.rate + t * d.rate, c.scale + t * d.scale) for c, d in zip(configs, direction)]
+
+    plus, minus = yb.grad(_of_configs)(moved(h)), yb.grad(_of_configs)(moved(-h))
+    for g, d, p, m, t in zip(gradient, direction, plus, minus, hv):
+        assert (g.rate, g.scale) == pytest.approx((d.rate, d.scale), rel=1e-12)
+        assert (t.rate, t.scale) == pytest.approx(((p.rate - m.rate) / (2 * h), (p.scale - m.scale) / (2 * h)), rel=1e-6)
