@@ -36,6 +36,7 @@ nondifferentiable(
     builtins.type, builtins.callable, builtins.hasattr, builtins.repr, builtins.str,
     builtins.format, builtins.ord, builtins.chr, builtins.bin, builtins.hex, builtins.oct,
     builtins.all, builtins.any, builtins.print, builtins.slice,
+    builtins.dir,  # names (scikit-learn's Kernel.hyperparameters lists its attributes so)
     # operator: comparisons and predicates
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
     operator.not_, operator.truth, operator.is_, operator.is_not, operator.contains,

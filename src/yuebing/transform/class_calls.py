@@ -23,8 +23,12 @@ def is_generated_init(cls: type) -> bool:
 
 
 def is_namedtuple(cls: type) -> bool:
-    """A ``collections.namedtuple`` or ``typing.NamedTuple`` class (its ``__new__`` is generated)."""
-    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
+    """A ``collections.namedtuple`` or ``typing.NamedTuple`` class (its ``__new__`` is generated).
+    A subclass with a ``__new__`` of its own (scikit-learn's ``Hyperparameter``, filling defaults)
+    is not: binding the fields directly would skip what its ``__new__`` computes."""
+    new = getattr(cls, "__new__", None)
+    generated = getattr(getattr(new, "__code__", None), "co_filename", "") == "<string>"
+    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple) and generated
 
 
 def namedtuple_fields(cls: type, args: tuple, kwargs: dict) -> list:
