@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..ir import nodes as ir
+from ..rules.batched import BATCH
 from .dual_tuples import (ACCUMULATED, _as_sequence, _check_unpack, accumulated, float_tuple, same_tuple,
                           tuple_item_guard, unpack_check)
 
@@ -65,7 +66,7 @@ def _nz(d: str, expr: str) -> str:
 def dual_template(gen: Any, s: ir.Call) -> DualTemplate | None:
     """The inline variant of call ``s`` in the dual reverse program of ``gen``, if it has one."""
     if isinstance(s.func, ir.Global):
-        return _unary_template(gen, s) or _sum_template(gen, s)
+        return _unary_template(gen, s) or _sum_template(gen, s) or _new_array_or_diagonal(gen, s)
     if not s.target and isinstance(s.func, ir.Const) and s.func.value is _check_unpack():
         return _from_parts(unpack_check(gen, s))
     if not s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None \
@@ -260,6 +261,72 @@ def _sum_template(gen: Any, s: ir.Call) -> DualTemplate | None:
     forward = [f"_v = _dreduce({px}, None); _vd = _dreduce({tx}, None); _push(({fx}, {fdx})); _push(_DFAST)",
                f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = {gen.fdd(t)} = _NF"]
     return DualTemplate(guard, forward, "_xf, _xfd = _pop()", [(x, "_sum", "_sum")])
+
+
+_NEW_OF_ORDER = {np.eye: "is int", np.identity: "is int", np.zeros: "in _SHAPES_D", np.ones: "in _SHAPES_D"}
+
+
+def _new_array_or_diagonal(gen: Any, s: ir.Call) -> DualTemplate | None:
+    """``t = np.eye(n)`` (``identity``, ``zeros``, ``ones`` of an order or a shape): a new float64
+    array with zero fdata, tangent and fdata tangent (a constant only an array block reads,
+    ``constant_arrays.py``: no fdata and a read-only zero tangent), nothing to pull back; and
+    ``t = np.diag(L)`` of a float64 matrix: the same diagonal views of its tangent, fdata and fdata
+    tangent (writable, as the rule gives them), so cotangents reach ``L``'s fdata with no reverse
+    work. Each was a generic call paying the zero or linear class's dispatch."""
+    if not s.target or s.kwargs or s.star_args is not None or s.star_kwargs is not None or len(s.args) != 1 \
+            or not isinstance(s.args[0], ir.Var):
+        return None
+    try:
+        func = gen._resolve(s.func)
+        func = len if func is None and s.func.path == "len" else func  # the builtin (its guard checks)
+        kind = _NEW_OF_ORDER.get(func)
+    except TypeError:  # unhashable
+        return None
+    if s.target in gen.integers and func is not len:
+        return None
+    x, t = s.args[0], s.target
+    px, fn = gen.primal(x), gen.primal(s.func)
+    if kind is not None:
+        if getattr(s, "constant_array", False):
+            parts = f"{gen.dd(t)} = {gen.const(_zero_view)}(_v); {gen.fd(t)} = {gen.fdd(t)} = _NF"
+        else:
+            zeros = gen.const(np.zeros)
+            parts = f"{gen.fd(t)} = {zeros}(_v.shape); {gen.dd(t)} = {zeros}(_v.shape); {gen.fdd(t)} = {zeros}(_v.shape)"
+        # (a batched pass gives new arrays batched zero tangents: the generic call)
+        guard = (f"{fn} is {gen.const(func)} and type({px}) {kind.replace('_SHAPES_D', gen.const(_SHAPES))} "
+                 f"and not {gen.const(BATCH)}.size")
+        return DualTemplate(guard, [f"_v = {fn}({px}); _push(_DFAST)", f"{t} = _v; {parts}"], "", [])
+    if func is len:  # of an array or a builtin container: an int
+        guard = f"{fn} is {gen.const(len)} and type({px}) in {gen.const(_SIZED)}"
+        forward = [f"{t} = len({px}); {gen.dd(t)} = _NT; {gen.fd(t)} = {gen.fdd(t)} = _NF", "_push(_DFAST)"]
+        return DualTemplate(guard, forward, "", [])
+    if func is not np.diag or x.name in gen.integers:
+        return None
+    tx, fx, fdx = gen.tangent(x), gen.fdata(x), gen.fdata_tangent(x)
+    guard = (f"{fn} is {gen.const(np.diag)} and type({px}) is _ND and {px}.dtype is _F64 and {px}.ndim == 2 "
+             f"and type({tx}) is _ND and {tx}.shape == {px}.shape and type({fx}) is _ND and {fx}.shape == {px}.shape "
+             f"and type({fdx}) is _ND and {fdx}.shape == {px}.shape")
+    diagonal = gen.const(_writable_diagonal)
+    forward = [f"_v = {fn}({px}); _vd = {diagonal}({tx}, 0); _vf = {diagonal}({fx}, 0); "
+               f"_vfd = {diagonal}({fdx}, 0); _push(_DFAST)",
+               f"{t} = _v; {gen.dd(t)} = _vd; {gen.fd(t)} = _vf; {gen.fdd(t)} = _vfd"]
+    return DualTemplate(guard, forward, "", [])
+
+
+_SHAPES = frozenset({int, tuple})
+_SIZED = frozenset({np.ndarray, list, tuple, dict, str})
+
+
+def _zero_view(value: np.ndarray) -> np.ndarray:
+    from .forward_blocks import zero_view
+
+    return zero_view(value)
+
+
+def _writable_diagonal(a: np.ndarray, k: int) -> np.ndarray:
+    from ..rules.numpy_creation import _writable_diagonal as diagonal
+
+    return diagonal(a, k)
 
 
 def _mktuple() -> Any:
