@@ -225,7 +225,9 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
 
         def pullback(dy: Any) -> tuple:
             g = out_cotangent(result, dy)
-            if saved is not None:  # the old contents of out= were overwritten: cotangent 0
+            if saved is not None and not isinstance(out.fdata, np.ndarray):  # out= an int or bool array:
+                out.primal[...] = saved                                      # no cotangent to move
+            elif saved is not None:  # the old contents of out= were overwritten: cotangent 0
                 g = g.copy()
                 if mask is None:
                     out.fdata[...] = 0
