@@ -10,7 +10,9 @@ deterministic and has a derivative).
 Packages: ``opfunu`` (named and CEC benchmark functions), ``benchmark_functions``, ``pymoo``
 (single-, multi- and many-objective test problems, objectives and constraints weighted into one
 number), ``filterpy`` (Kalman filter steps as functions of their parameters, in
-``cases_filterpy``) and ``cma`` (pycma's test functions, in ``cases_cma``). ``numpy-ml`` does not
+``cases_filterpy``), ``cma`` (pycma's test functions, in ``cases_cma``) and ``sklearn``
+(scikit-learn's metrics, kernels, losses and estimator fits as functions of their data, in
+``cases_sklearn`` and ``cases_sklearn_models``). ``numpy-ml`` does not
 import on Python 3.10+ (``collections.Hashable``).
 """
 from __future__ import annotations
@@ -42,6 +44,9 @@ class CaseSpec:
     # the whole check runs inside this context (pymoo with its backend bound to NumPy)
     setting: Callable[[], ContextManager] = contextlib.nullcontext
     variant_of: Optional[str] = None  # the package whose functions these are, run differently
+    # also check forward mode (jvp against the verified gradient), yb.hvp against the verified
+    # Hessian, and that no mode changes the argument
+    all_modes: bool = False
 
     @property
     def case_id(self) -> str:
@@ -249,8 +254,10 @@ def all_cases() -> list[CaseSpec]:
     """Every case of every installed package, in a fixed order."""
     from .cases_cma import cma_cases
     from .cases_filterpy import filterpy_cases
+    from .cases_sklearn import sklearn_cases
     sources = (("opfunu", opfunu_cases), ("benchmark_functions", benchmark_functions_cases),
-               ("pymoo", pymoo_cases), ("filterpy", filterpy_cases), ("cma", cma_cases))
+               ("pymoo", pymoo_cases), ("filterpy", filterpy_cases), ("cma", cma_cases),
+               ("sklearn", sklearn_cases))
     specs: list[CaseSpec] = []
     for module, enumerate_cases in sources:
         if installed(module):

@@ -260,3 +260,9 @@ class JaxTwin:
             return None
         return (float(value), np.asarray(gradient, float),
                 None if matrix is None else np.asarray(matrix, float))
+
+
+def product_against_differences(gradient_of: Callable, x: np.ndarray, product: np.ndarray,
+                                direction: np.ndarray) -> DifferenceCheck:
+    """A Hessian-vector product ``product`` against differences of the gradient along ``direction``."""
+    return _compare_over_steps(product, lambda step: directional_difference(gradient_of, x, direction, step))

@@ -4,7 +4,11 @@ Run the whole corpus and rewrite the page (several minutes):
 
     python3 -m tests.external.report --write docs/external-corpus.md [--json outcomes.json]
 
-(``--load outcomes.json`` renders saved outcomes again; ``--only TEXT`` runs matching ids.)
+(``--load outcomes.json`` renders saved outcomes again; ``--only TEXT`` runs matching ids.) A
+package with a section of its own (``OWN_SECTIONS``: scikit-learn) can be run alone, replacing
+its row of the counts table, the total and its section, the rest of the page as it was:
+
+    python3 -m tests.external.report --package sklearn --write docs/external-corpus.md
 """
 from __future__ import annotations
 
@@ -68,9 +72,89 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+# Packages whose refusals and findings have a section of their own at the end of the page (their
+# counts stay in the main table), so that one package can be run again and its section and row
+# replaced without running the rest: ``--package sklearn --write docs/external-corpus.md``.
+OWN_SECTIONS = ("sklearn",)
+SECTION_NOTES = {
+    "sklearn": [
+        "scikit-learn's metrics (y_pred, and sample weights), pairwise kernels, Gaussian-process",
+        "kernels on X and through `theta`, `GaussianProcessRegressor.log_marginal_likelihood` and",
+        "`predict`, the neural network's in-place activations and losses, `utils.extmath`, and",
+        "estimators fitted inside the function (scalers, ridge, kernel ridge, covariance, PCA,",
+        "discriminant analysis, naive Bayes, mixtures) as functions of their data",
+        "(`tests/external/cases_sklearn*.py`). Each case is also checked in forward mode (`yb.jvp`",
+        "against the verified gradient) and by `yb.hvp` (against differences of the gradient), and",
+        "no mode may change its argument. The kernels' own `eval_gradient=True` and the likelihood's",
+        "are a third oracle (`test_against_sklearns_own_kernel_gradients`,",
+        "`test_against_sklearns_own_likelihood_gradient`).",
+    ],
+}
+
+
+def _count_row(package: str, counter: collections.Counter) -> str:
+    return (f"| {package} | {tried(counter)} | {counter['right']} | {counter['refused']} | "
+            f"{counter['wrong']} | {counter['unverified']} | {counter['unusable']} |")
+
+
+def _total_row(total: collections.Counter) -> str:
+    return (f"| **total** | {tried(total)} | {total['right']} | {total['refused']} | "
+            f"{total['wrong']} | {total['unverified']} | {total['unusable']} |")
+
+
+def _section_markers(package: str) -> tuple[str, str]:
+    return f"<!-- section of {package}: begin -->", f"<!-- section of {package}: end -->"
+
+
+def package_section(package: str, outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
+    """The package's own section: what it runs, its refusals, wrong, unverified and unusable."""
+    begin, end = _section_markers(package)
+    parts = [begin, f"## {package}", ""] + SECTION_NOTES.get(package, []) + [
+        "", "| count | stage and error | functions |", "|---:|---|---|"]
+    for message, case_ids in refusal_groups(outcomes).items():
+        parts.append(f"| {len(case_ids)} | {_escape(message)} | {', '.join(case_ids)} |")
+    parts += ["", "| function | status | stage | what |", "|---|---|---|---|"]
+    for outcome in (o for o in outcomes if o.status in ("wrong", "unverified", "unusable")):
+        known = f" (KNOWN_WRONG: {known_wrong.get(outcome.case_id, 'NOT LISTED')})" if outcome.status == "wrong" else ""
+        parts.append(f"| {outcome.case_id} | {outcome.status} | {outcome.stage} | {_escape(outcome.detail)}{known} |")
+    return "\n".join(parts + [end])
+
+
+def _parse_count_row(line: str) -> tuple[str, collections.Counter]:
+    cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+    counter = collections.Counter(dict(zip(("right", "refused", "wrong", "unverified", "unusable"),
+                                           (int(cell) for cell in cells[2:7]))))
+    return cells[0], counter
+
+
+def splice_package(page: str, package: str, outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
+    """``page`` with ``package``'s row of the counts table, the total row and its own section
+    replaced by ``outcomes`` (a run of that package alone); the other packages' rows stay."""
+    lines = page.rstrip("\n").split("\n")
+    header = lines.index("| package | tried | right | refused | wrong | unverified | unusable |")
+    last = header + 2
+    while lines[last].startswith("| ") and not lines[last].startswith("| **total**"):
+        last += 1
+    rows = dict(_parse_count_row(line) for line in lines[header + 2:last])
+    rows[package] = counts_by_package(outcomes).get(package, collections.Counter())
+    table = [_count_row(name, counter) for name, counter in sorted(rows.items())]
+    table.append(_total_row(sum(rows.values(), collections.Counter())))
+    lines[header + 2:last + 1] = table
+    text = "\n".join(lines)
+    begin, end = _section_markers(package)
+    section = package_section(package, outcomes, known_wrong)
+    if begin in text:
+        text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
+    else:
+        text = text + "\n\n" + section
+    return text + "\n"
+
+
 def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
     table = counts_by_package(outcomes)
     total = sum(table.values(), collections.Counter())
+    separate = [o for o in outcomes if o.package in OWN_SECTIONS]
+    outcomes = [o for o in outcomes if o.package not in OWN_SECTIONS]
     parts = [
         "# External corpus",
         "",
@@ -100,10 +184,8 @@ def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for package, counter in sorted(table.items()):
-        parts.append(f"| {package} | {tried(counter)} | {counter['right']} | {counter['refused']} | "
-                     f"{counter['wrong']} | {counter['unverified']} | {counter['unusable']} |")
-    parts.append(f"| **total** | {tried(total)} | {total['right']} | {total['refused']} | "
-                 f"{total['wrong']} | {total['unverified']} | {total['unusable']} |")
+        parts.append(_count_row(package, counter))
+    parts.append(_total_row(total))
     parts += ["", "`pymoo (anp = numpy)` is pymoo's problems again, with the `anp` object their modules call",
               "NumPy through (a `LazyBackend` whose `__getattr__` imports the backend at each read) bound",
               "to NumPy itself: the same problems with no lazy object in the way; it is not counted in the",
@@ -138,6 +220,8 @@ def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
     parts += ["", "## Unusable", "", "| function | why |", "|---|---|"]
     for outcome in (o for o in outcomes if o.status == "unusable"):
         parts.append(f"| {outcome.case_id} | {_escape(outcome.detail)} |")
+    for package in sorted({o.package for o in separate}):
+        parts += ["", package_section(package, [o for o in separate if o.package == package], known_wrong)]
     return "\n".join(parts) + "\n"
 
 
@@ -150,6 +234,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", help="run only case ids containing this text")
     parser.add_argument("--json", help="also save the outcomes to this file")
     parser.add_argument("--load", help="render saved outcomes instead of running")
+    parser.add_argument("--package", choices=OWN_SECTIONS,
+                        help="run this package alone; --write then replaces its row and section of the page")
     args = parser.parse_args(argv)
     if args.load:
         with open(args.load) as handle:
@@ -157,7 +243,7 @@ def main(argv: list[str]) -> int:
         return _finish(outcomes, args, KNOWN_WRONG)
     started, outcomes = time.time(), []
     for spec in all_cases():
-        if args.only and args.only not in spec.case_id:
+        if (args.only and args.only not in spec.case_id) or (args.package and spec.package != args.package):
             continue
         outcome = run_case(spec, hessian_wanted(spec, full=True))
         print(f"{outcome.case_id:45s} {outcome.status:8s} {outcome.stage:8s} {outcome.detail[:120]}", flush=True)
@@ -171,7 +257,12 @@ def main(argv: list[str]) -> int:
 
 def _finish(outcomes: list[Outcome], args: argparse.Namespace, known_wrong: dict[str, str]) -> int:
     print(summary_text(outcomes))
-    if args.write:
+    if args.write and args.package:
+        with open(args.write) as handle:
+            page = splice_package(handle.read(), args.package, outcomes, known_wrong)
+        with open(args.write, "w") as handle:
+            handle.write(page)
+    elif args.write:
         with open(args.write, "w") as handle:
             handle.write(markdown(outcomes, known_wrong))
     return 0
