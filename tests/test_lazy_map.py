@@ -12,6 +12,7 @@ derivatives) and on a global counter in forward mode, which leaves it as the pla
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -267,3 +268,25 @@ def test_a_map_whose_function_changes_its_list_is_refused_in_every_mode():
             run()
     assert _loop_growing_its_list(1.3) == pytest.approx(_map_growing_its_list(1.3))
     check_every_mode(_loop_growing_its_list, 1.3)
+
+
+def map_raising_on_an_item_not_taken(x):
+    """A pure function raising on a later item (the fuzzer's next(map(math.log, [1, -1]))): CPython
+    raises only if that item is taken."""
+    logs = map(math.log, [x[0], -1.0])
+    inverses = map(lambda v: 1.0 / v, [x[1] * x[2], 0.0])
+    return next(logs) * x[3] + next(inverses)
+
+
+def test_map_raising_on_an_item_not_taken():
+    check_every_mode(map_raising_on_an_item_not_taken, X)
+
+
+def test_map_raising_on_an_item_taken_raises_in_every_mode():
+    def f(x):
+        return sum(map(math.log, [x, -1.0]))
+
+    for run in (lambda: f(0.7), lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)),
+                lambda: yb.hvp(f, (0.7,), (1.0,))):
+        with pytest.raises(ValueError, match="math domain error"):
+            run()

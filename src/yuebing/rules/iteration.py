@@ -34,7 +34,7 @@ from ..ir.lazy_iterators import (
 )
 from ..ir.primitives import EAGER_ITEMS_LIMIT, python_iterable
 from ..tangents import register_nondifferentiable_type
-from ._pure_code import calls_through
+from ._pure_code import _pure, calls_through
 from .comparing_calls import truths_may_change_data
 from .cases import Case, randn
 from .declare import nondifferentiable
@@ -126,13 +126,17 @@ def lazy_definition(fn: Any, args: list) -> Callable | None:
     code, an item made each time one is asked for). That is when an argument is an iterator (a
     lazy generator, ``iter(x)``, a user class's, another lazy ``map``...), which CPython advances
     only as far as the items taken, or when ``map``'s function or ``filter``'s predicate is Python
-    code that may change data (``calls_through``), which CPython calls only on the items taken.
-    None otherwise: a pure function over lists or arrays is called on every item at once by the
-    rule, whose result nobody can tell apart."""
+    code that may change data (``calls_through``), which CPython calls only on the items taken, or
+    a pure one raises on some item (``_raises_on_an_item``), which CPython raises only if it is
+    taken. None otherwise: a pure function over lists or arrays is called on every item at once
+    by the rule, whose result nobody can tell apart (unless a list is changed before the map is
+    consumed: not followed, docs/limitations.md)."""
     if fn is map:
         if len(args) < 2:
             return None  # (map's own TypeError)
-        return _lazy_map if calls_through(args[0]) or any(python_iterable(a) for a in args[1:]) else None
+        if calls_through(args[0]) or any(python_iterable(a) for a in args[1:]) or _raises_on_an_item(args[0], args[1:]):
+            return _lazy_map
+        return None
     if fn is filter:
         if len(args) != 2:
             return None
@@ -143,6 +147,21 @@ def lazy_definition(fn: Any, args: list) -> Callable | None:
         if any(python_iterable(a) for a in args):
             return _lazy_zip if fn is zip else _lazy_enumerate
     return None
+
+
+def _raises_on_an_item(function: Any, iterables: list) -> bool:
+    """Whether ``map``'s function, pure (Python code writing and calling nothing, or a builtin such
+    as ``math.log``: ``_pure_code.py``), raises on one of the items: CPython raises only when that
+    item is taken (``next(map(math.log, [1.0, -1.0]))`` gives 0.0), so the map is then the lazy
+    one. Tried on the primals, without derivatives; any other function is not called here."""
+    if not (type(function) is types.FunctionType or _pure(function)):
+        return False
+    try:
+        for items in zip(*iterables):
+            function(*items)
+    except Exception:  # noqa: BLE001 - whatever it raises, CPython raises it only at that item
+        return True
+    return False
 
 
 def _lazy_map(function: Callable, *iterables: Any) -> LazyMap:
