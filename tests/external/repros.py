@@ -165,6 +165,16 @@ def attribute_deleted_by_with_manager(x):
     return y
 
 
+# 12. scipy.linalg.pinvh of a matrix with a repeated eigenvalue (scikit-learn's covariance
+#     estimators compute the precision in fit, used or not; OAS at shrinkage 1 gives c * I): its
+#     rules divide by eigenvalue gaps, so even an unused pinvh turns the gradient into NaN.
+def pinvh_at_repeated_eigenvalues(x):
+    import scipy.linalg
+    covariance = np.sum(x ** 2) * np.eye(2)
+    scipy.linalg.pinvh(covariance)
+    return np.trace(covariance)
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -223,4 +233,8 @@ MECHANISMS: tuple = (
               attribute_deleted_by_with_manager, np.array([0.5, -1.0]),
               "scikit-learn: fits wrapped by callback_management_context (StandardScaler.fit deletes "
               "_skl_callbacks_to_teardown at exit): AttributeError in the pullback"),
+    Mechanism("scipy.linalg.pinvh at a repeated eigenvalue: NaN gradient, even unused",
+              pinvh_at_repeated_eigenvalues, np.array([0.5, -1.0]),
+              "scikit-learn: OAS/oas at shrinkage 1 (EmpiricalCovariance._set_covariance computes the "
+              "precision with pinvh); the rules of scipy_linalg_decomp divide by eigenvalue gaps"),
 )
