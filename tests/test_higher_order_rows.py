@@ -3,7 +3,8 @@
 function has ``*args``, ``**kwargs`` or keyword-only parameters, in third order; third derivatives
 with respect to the variables an inner ``yb.grad``, ``yb.jvp``, ``yb.vjp``, ``yb.linearize`` or
 ``yb.jacobian`` function captures (closures over differentiated variables), perturbation confusion
-included.
+included; cotangent maps calling their own primitive on constants or without recursing (``qr``,
+``svd``, ``arange``, SciPy's ``solve``).
 
 First derivatives are checked against central differences of the function, second derivatives
 (Hessians, Hessian-vector products, forward over reverse) against central differences of its
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 import yuebing as yb
+from yuebing.testing.third_order import check_third_order
 
 from tests.test_nested_aux import (jvp_aux_array, jvp_aux_dict_of_two_arguments, jvp_only_the_aux,
                                    keyword_only_parameter, star_parameters_by_keyword,
@@ -181,14 +183,19 @@ def test_perturbation_confusion_at_third_order():
 
 
 @pytest.mark.slow
-def test_third_derivative_through_a_closure_by_three_transforms():
-    # d3/dx3 of 2x**3 (x * d/dy (x * y**2) at y = x) is 12, by grad over hessian and hessian over grad
+def test_transforms_over_a_hessian_through_a_closure_are_refused_by_name():
+    # d3/dx3 of x * d/dy (x * y**2) at y = x: a first-order transform over a Hessian runs the
+    # closure's yb.grad inside a plain program (fourth order of its function), refused by name
     def cubic(x):
         return x[0] * yb.grad(lambda y: x[0] * y ** 2)(x[0])
 
     x0 = np.array([0.7])
-    assert yb.grad(lambda x: yb.hessian(cubic)(x)[0, 0])(x0)[0] == pytest.approx(12.0, rel=1e-12)
-    assert yb.jvp(lambda x: yb.hessian(cubic)(x)[0, 0], (x0,), (np.ones(1),))[1] == pytest.approx(12.0, rel=1e-12)
+    with pytest.raises(yb.NestedDifferentiationError, match=r"nested functions capturing variables \(<lambda>\) "
+                                                            r"passed to yuebing.api.reverse.grad"):
+        yb.jvp(lambda x: yb.hessian(cubic)(x)[0, 0], (x0,), (np.ones(1),))
+    with pytest.raises(yb.NestedDifferentiationError, match=r"nested functions capturing variables \(<lambda>\) "
+                                                            r"passed to yuebing.api.reverse.grad"):
+        yb.grad(lambda x: yb.hessian(cubic)(x)[0, 0])(x0)
 
 
 def captures_a_closure(x):
@@ -248,6 +255,36 @@ def test_a_nonlocal_write_of_a_captured_variable_is_refused_by_name():
         yb.hessian(writes_what_it_captures)(X)
 
 
+# ---------------------------------------------------------------- 5. cotangent maps calling their primitive
+
+A3 = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [-0.3, 0.4, 1.2]])
+B43 = np.array([[1.0, 0.2, -0.3], [0.4, -1.1, 0.5], [0.3, 0.7, 1.3], [-0.6, 0.1, 0.8]])
+
+
+@pytest.mark.slow
+def test_third_order_through_arange():
+    # arange's cotangent map calls arange on ints (no derivative): followed, not refused by name
+    check_third_order(np.arange, 0.3, 2.9, 0.7)
+    check_third_order(np.arange, 0.4, 3.1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("f, args, kwargs", [
+    (np.linalg.qr, (A3,), {}), (np.linalg.qr, (B43,), {"mode": "r"}), (np.linalg.svd, (B43,), {"full_matrices": False}),
+    (np.linalg.svd, (B43,), {"compute_uv": False})], ids=["qr", "qr mode r", "svd", "singular values"])
+def test_third_order_through_decompositions(f, args, kwargs):
+    check_third_order(f, *args, kwargs=kwargs)
+
+
+@pytest.mark.slow
+def test_third_order_through_scipy_solve():
+    import scipy.linalg
+
+    check_third_order(scipy.linalg.solve, A3, np.array([0.5, -1.0, 2.0]))
+    check_third_order(scipy.linalg.solve, A3 @ A3.T, np.array([[0.5, 1.0], [-1.0, 0.2], [2.0, 0.3]]),
+                      kwargs={"assume_a": "pos"})
+
+
 def pullback_of_a_partial(x):
     y, pullback = yb.vjp(functools.partial(np.multiply, np.sin(x)), x + 1.0)
     return np.sum(pullback(x)[0] * y)
@@ -259,3 +296,13 @@ def test_a_partial_carrying_derivatives_through_a_pullback_is_refused_by_name():
                                                             r"to a gradient function or yb.vjp with respect to the "
                                                             r"variables it captures"):
         yb.hessian(pullback_of_a_partial)(X)
+
+
+def test_a_cotangent_map_needing_its_own_third_derivatives_is_refused_by_name():
+    # cumprod's map calls cumprod on the input: its third derivatives would need cumprod's again
+    def F(x):
+        return np.sum(yb.grad(lambda y: np.sum(np.cumprod(y) ** 2))(x) ** 2)
+
+    with pytest.raises(yb.NestedDifferentiationError, match=r"do not support numpy.cumprod \(its cotangent map calls "
+                                                            r"it again\)"):
+        yb.hessian(F)(X)

@@ -27,9 +27,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from . import lazy
 from .core import FRULES, RRULES
 from .declare import ZERO_DERIVATIVE
-from .numpy_coverage import GAPS, LIMITS, REFUSED, THIRD_ORDER_INHERITED, THIRD_ORDER_PARTLY, THIRD_ORDER_REFUSED, WORKS
+from .numpy_coverage import (GAPS, LIMITS, REFUSED, THIRD_ORDER_INHERITED, THIRD_ORDER_MAPS_FOLLOWED, THIRD_ORDER_PARTLY,
+                             THIRD_ORDER_REFUSED, WORKS)
 
 NAMESPACES = (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft))
 NO = "—"
@@ -126,10 +128,20 @@ def third_order(target: Any) -> str:
         return "yes"
     if declaration.kind == "vjp":  # refused when the cotangent map calls the primitive again,
         # or a primitive whose third order is refused (eigvalsh's map calls eigh)
-        refused = {getattr(declaration.function, "__name__", None)}
+        refused = set() if _followed(target) else {getattr(declaration.function, "__name__", None)}
         refused |= {getattr(f, "__name__", None) for f in THIRD_ORDER_INHERITED}
         return NO if refused & set(declaration.vjp.__code__.co_names) else "yes"
     return NO
+
+
+def _followed(target: Any) -> bool:
+    """Whether third order follows ``target``'s cotangent map although it calls ``target``
+    (``numpy_coverage.THIRD_ORDER_MAPS_FOLLOWED``)."""
+    lazy.load_imported()
+    try:
+        return target in THIRD_ORDER_MAPS_FOLLOWED
+    except TypeError:
+        return False
 
 
 def second_order_kind(target: object) -> str:

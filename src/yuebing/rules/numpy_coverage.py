@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import lazy
+
 _ABSTRACT = "an abstract scalar type, for isinstance and np.issubdtype; it is never called on data"
 _MATRIX = "np.matrix objects are not differentiated (NumPy deprecates np.matrix)"
 _RECORDS = "structured (record) data: not differentiated; keep one float array per field"
@@ -97,6 +99,21 @@ THIRD_ORDER_REFUSED: dict[object, str] = {
 #: refused primitives whose refusal reaches the cotangent maps that call them (wrong values, not
 #: a shape third order cannot lift)
 THIRD_ORDER_INHERITED = (np.linalg.eigh, np.linalg.slogdet, np.linalg.eig)
+
+#: primitives whose cotangent map calls the primitive itself, but on constants (arange's indices)
+#: or without needing its third derivatives again (qr's mode="r", svd's singular vectors): third
+#: order follows their maps (``transform/third_order._with_vjp``; the others it refuses by name;
+#: SciPy's, ``scipy.linalg`` ``qr``, ``svd`` and ``solve``, join when SciPy is imported)
+THIRD_ORDER_MAPS_FOLLOWED: set = {np.arange, np.linalg.qr, np.linalg.svd}
+
+
+def _follow_scipy_maps() -> None:
+    import scipy.linalg
+
+    THIRD_ORDER_MAPS_FOLLOWED.update((scipy.linalg.qr, scipy.linalg.svd, scipy.linalg.solve))
+
+
+lazy.when_imported("scipy.linalg", _follow_scipy_maps)
 
 #: primitives whose third derivatives are refused for some of their arguments only
 THIRD_ORDER_PARTLY: dict[object, str] = {

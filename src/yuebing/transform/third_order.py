@@ -45,6 +45,7 @@ from ..rules import array_like, lazy
 from ..rules.core import describe_callable
 from ..rules.declare import ELEMENTWISE_PARTIALS, given_out
 from ..rules.differentiated import paired, tangent_array
+from ..rules.numpy_coverage import THIRD_ORDER_MAPS_FOLLOWED
 from ..rules.second_order import JVP_DEFINITIONS, _register
 from ..rules.util import sum_rdata, zero_fdata
 from . import plain_closures, protocols
@@ -464,8 +465,11 @@ def _zero(call: _Call) -> tuple[int, int]:
 def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
     """A primitive given by its cotangent map ``vjp(g, y, *xs)``, which is linear in ``g``: its
     tangent ``J t`` is the gradient in ``g`` of ``sum_k <vjp(g, y, *xs)[k], t_k>``, taken by
-    ``_gradient_call`` (so its derivatives come from the cotangent map's own code)."""
-    if getattr(call.f, "__name__", None) in vjp.__code__.co_names:  # e.g. solve_triangular's solves
+    ``_gradient_call`` (so its derivatives come from the cotangent map's own code). A map that
+    calls its primitive is refused (its third derivatives would need the primitive's own again),
+    unless declared followed (``numpy_coverage.THIRD_ORDER_MAPS_FOLLOWED``: on constants, or
+    without recursing); the nesting guard below refuses those that recurse after all."""
+    if getattr(call.f, "__name__", None) in vjp.__code__.co_names and not _maps_followed(call.f):
         raise _refusal(f"{describe_callable(call.f)} (its cotangent map calls it again)")
     if _not_yet(call.f):
         raise _refusal(f"{describe_callable(call.f)} ({_NOT_YET[call.f]})")
@@ -762,3 +766,12 @@ def _register_rules() -> None:
 
 
 _register_rules()
+
+
+def _maps_followed(f: Any) -> bool:
+    """Whether ``f``'s cotangent map calls ``f`` but is followed (``rules/numpy_coverage``)."""
+    lazy.load_imported()
+    try:
+        return f in THIRD_ORDER_MAPS_FOLLOWED
+    except TypeError:
+        return False
