@@ -85,9 +85,11 @@ SECTION_NOTES = {
         "discriminant analysis, naive Bayes, mixtures) as functions of their data",
         "(`tests/external/cases_sklearn*.py`). Each case is also checked in forward mode (`yb.jvp`",
         "against the verified gradient) and by `yb.hvp` (against differences of the gradient), and",
-        "no mode may change its argument. The kernels' own `eval_gradient=True` and the likelihood's",
-        "are a third oracle (`test_against_sklearns_own_kernel_gradients`,",
-        "`test_against_sklearns_own_likelihood_gradient`).",
+        "no mode may change its argument. The kernels' own `eval_gradient=True` is a third oracle",
+        "(`test_against_sklearns_own_kernel_gradients`, the kernels built from `exp(theta)`: through",
+        "`theta` itself they are refused, as `Hyperparameter` is a named tuple with a `__new__` of its",
+        "own). Most estimator fits of scikit-learn 1.9 run inside `callback_management_context(self)`,",
+        "refused when the estimator holds floats; the losses of `sklearn._loss` are Cython classes.",
     ],
 }
 
