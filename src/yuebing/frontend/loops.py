@@ -19,6 +19,17 @@ from ..ir import primitives as P
 from .truth_tests import tested
 
 
+# `for v in reversed(obj)` walks obj backwards by index; an object whose __reversed__ is Python
+# code may yield something else (every other item, new values), so such a loop is refused (plain
+# code, spelt with builtins: it runs in every mode's program). A class may declare that its
+# __reversed__ is that walk (REVERSED_WALKS_BACKWARDS: the deques made in the function).
+_REVERSED_BY_OWN_CODE = (
+    "if type(getattr(type({it}), '__reversed__', None)).__name__ == 'function' "
+    "and not getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False): "
+    "raise TypeError('yuebing cannot differentiate a for loop over reversed() of a ' + type({it}).__qualname__ + "
+    "', whose __reversed__ is Python code of its own; make the iterator first (it = reversed(obj)), then loop over it "
+    "(for v in it:)')")
+
 class _Loop:
     """Flags of one loop being lowered (created only when the loop needs them)."""
 
@@ -169,7 +180,10 @@ class LoopLowering:
             self._live_loop(ir.Const(0), within, pairs, element, make_body, out, loop, line)
             return
         if kind == "reversed" and len(call.args) == 1:
-            it, seq = self._sequence(call.args[0], out, lazy=False)
+            it = self._held(self.expr(call.args[0], out), out)
+            out.append(ir.Opaque(_REVERSED_BY_OWN_CODE.format(it=it), line=self.line, defines=()))
+            seq = ir.Var(self.tmp("seq"))
+            out.append(ir.Call(seq.name, ir.Const(P.as_sequence), [it], line=self.line))
             n = self.call(out, ir.Global("len"), [seq])
             self.globals["len"] = None
             last = self.call(out, ir.Const(operator.sub), [n, ir.Const(1)])

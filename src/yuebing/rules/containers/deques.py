@@ -32,6 +32,7 @@ class TrackedDeque(collections.deque):
 
     # deque's own slot is object's generic lookup; naming object's tells the attribute rules so
     __getattribute__ = object.__getattribute__
+    REVERSED_WALKS_BACKWARDS = True  # (frontend/loops.py: `for v in reversed(d)` may walk it by index)
 
     def __init__(self, iterable: Iterable = (), maxlen: int | None = None) -> None:
         if maxlen is not None and maxlen < 0:
