@@ -87,6 +87,12 @@ def recurrent(w, h):
     return np.sum(h * h)
 
 
+def kron_sums(x, y):
+    """np.kron in blocks: a sum's float adjoint (g sum(other), no pass over the kron) and an
+    array adjoint (the kron squared), of 2-D and 1-D factors."""
+    return np.sum(np.kron(x, y)) + np.sum(np.kron(y, x) ** 2) + np.sum(np.kron(x[0], y[1]) * 0.5)
+
+
 def vector_operand(w, v):
     """A 1-D operand: the block's guard refuses it, statement by statement runs."""
     y = w @ v
@@ -112,6 +118,7 @@ def test_relu_mlp(sizes):
     (mask_used_later, [(4, 3), (3, 6)]),
     (summed_product, [(4, 3), (3, 6)]),
     (recurrent, [(4, 4), (4, 3)]),
+    (kron_sums, [(3, 2), (2, 4)]),
 ])
 def test_products_in_blocks(f, shapes, monkeypatch):
     ran = _counting_guard(monkeypatch)

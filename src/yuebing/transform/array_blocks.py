@@ -12,8 +12,10 @@ code whose cotangents are values: nothing is zero-filled except the fdata of the
 hands on, and cotangents of inputs that carry no derivative (constant data such as fixed
 observations) are never computed. Otherwise the statement-by-statement code runs.
 
-Reverse mode's blocks also take products of two matrices (``a @ b``, ``np.matmul``, ``np.dot``)
-and comparisons (``0 <= h``: masks, no derivative), so a layer ``h = w @ x; h = h * (0 <= h)``
+Reverse mode's blocks also take products of two matrices (``a @ b``, ``np.matmul``, ``np.dot``),
+``np.kron`` of two arrays of one rank (its adjoint contracted with the other factor; a sum's
+float adjoint gives the float ``g sum(other)``, no pass over the kron: ``kron_cotangent``) and
+comparisons (``0 <= h``: masks, no derivative), so a layer ``h = w @ x; h = h * (0 <= h)``
 needs no fdata for ``h`` at all. A block with products is guarded by ``product_shapes`` (each
 operand a float64 matrix, the two chaining), takes strong-zero products from the start (no second
 run) and adds each input's contributions as they come: a product's by gemm straight into the
@@ -41,6 +43,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..rules.declare import SMALL, has_nan
+from ..rules.linalg.products import kron_cotangent_of_first, kron_cotangent_of_second, kron_product
 from ..rules.util import unbroadcast
 from ..rules.core import is_hashable
 from . import buffers
@@ -62,6 +65,7 @@ _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.tru
 _NUMBER = (int, float)
 #: products of two matrices (blocks of reverse mode only: their cotangents are matrix products)
 _PRODUCTS = frozenset({operator.matmul, np.matmul, np.dot})
+_PRODUCT_KINDS = ("matmul", "kron")  # results of a shape of their own (np.kron: kron_cotangent)
 _COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
 
 
@@ -94,6 +98,8 @@ def classify_in_reverse(s: object, integers: set, resolve: Callable) -> tuple[st
     variables = [a for a in s.args if not isinstance(a, ir.Const)]  # type: ignore[attr-defined]
     if func in _PRODUCTS and len(variables) == 2:
         return "matmul", func
+    if func is np.kron and len(variables) == 2:  # (of two arrays of one rank: the guard)
+        return "kron", func
     if func in _COMPARISONS and variables:
         return "compare", func
     return None
@@ -187,12 +193,12 @@ class ArrayBlock:
         # makes a float): a float's cotangent from an array expression is that expression's sum
         self.arrayness: dict[str, set] = {v: {v} for v in self.inputs}
         # a matrix product is an array of a shape of its own: a source of arrayness, like an input
-        self.products = [local for local, kind, *_ in self.ops if kind == "matmul"]
+        self.products = [local for local, kind, *_ in self.ops if kind in _PRODUCT_KINDS]
         self.attribute_locals = [local for local, _ in self.attributes]
         for local, kind, _, operands, _ in self.ops:
             self.depends[local] = set() if kind == "compare" else \
                 set().union(*(self.depends.get(o, set()) for o in operands))
-            self.arrayness[local] = set() if kind == "sum" else {local} if kind == "matmul" else \
+            self.arrayness[local] = set() if kind == "sum" else {local} if kind in _PRODUCT_KINDS else \
                 set().union(*(self.arrayness.get(o, set()) for o in operands))
         self.masks = {local for local, kind, *_ in self.ops if kind == "compare"}  # bools: finite factors
         self.residuals = self._residuals()
@@ -264,7 +270,7 @@ class ArrayBlock:
         ``target`` is a float and ``result`` an array (its sum). The adjoint of an array may be a
         float standing for that value in every element (what a sum's adjoint gives its operand):
         its sum is that value times the number of elements."""
-        if kind in ("sum", "matmul") or self.arrayness[result] <= self.arrayness[target]:
+        if kind in ("sum", *_PRODUCT_KINDS) or self.arrayness[result] <= self.arrayness[target]:
             return expr  # whenever the result is an array, so is the target (a product's: its shape)
         target_array = self._may_be_array(target)
         if target_array == "True":
@@ -289,7 +295,7 @@ class ArrayBlock:
         for local, kind, func, operands, _ in self.ops:
             if not self.depends[local]:
                 continue  # a constant: no adjoint
-            if kind == "binary" and func is operator.mul or kind == "matmul":  # each factor for the other's adjoint
+            if kind == "binary" and func is operator.mul or kind in _PRODUCT_KINDS:  # each factor for the other's adjoint
                 needed += [operands[1 - k] for k in range(2) if operands[k] in self.values and self.depends[operands[k]]]
             elif kind == "binary" and func is operator.truediv:
                 needed += [operands[1], local]
@@ -368,7 +374,8 @@ class ArrayBlock:
                 return tuple(sorted(index[v] for v in self.arrayness[operand]))
             return (index[operand],) if operand in index else ()
 
-        products = tuple((members(ops[0]), members(ops[1])) for _, kind, _, ops, _ in self.ops if kind == "matmul")
+        products = tuple((members(ops[0]), members(ops[1])) + (("kron",) if kind == "kron" else ())
+                         for _, kind, _, ops, _ in self.ops if kind in _PRODUCT_KINDS)
         attributes = tuple(index[a] for a in self.attribute_locals)
         groups = tuple(tuple(index[v] for v in g) + attributes for g in self.groups)
         return f"_product_shapes(({', '.join(self.inputs + read)},), {products!r}, {groups!r})"
@@ -537,6 +544,8 @@ def _added_to_input(names: tuple, flag: str, kind: str, operands: list, k: int, 
 def _expression(kind: str, func: Any, ops: list, fname: str) -> str:
     if kind == "matmul":
         return f"{ops[0]} @ {ops[1]}" if func is operator.matmul else f"{fname}({ops[0]}, {ops[1]})"
+    if kind == "kron":  # np.kron's products, into a pooled buffer
+        return f"_kron_product({ops[0]}, {ops[1]})"
     if kind == "compare":
         return f"{ops[0]} {_COMPARISONS[func]} {ops[1]}"
     if kind == "binary":
@@ -564,6 +573,8 @@ def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list,
 
     if kind == "matmul":  # the strong zero as the product's template has it: none
         return [(ops[0], f"{g} @ {ops[1]}.T", False), (ops[1], f"{ops[0]}.T @ {g}", False)]
+    if kind == "kron":  # (a float adjoint, a sum's, gives the float g sum(other): no pass over the kron)
+        return [(ops[0], f"_kron_g(0, {g}, {ops[1]}, {ops[0]})", False), (ops[1], f"_kron_g(1, {g}, {ops[0]}, {ops[1]})", False)]
     if kind == "compare":
         return []
     if kind == "sum":
@@ -601,6 +612,18 @@ def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list,
     quotient = f"_q{t}"  # truediv: t = a / b
     body.append(f"{quotient} = _szq({g}, {b})" if strong else f"{quotient} = {g} / {b}")
     return [(a, quotient, False), (b, f"_szp({quotient}, {t})" if strong else f"{quotient} * {t}", True)]
+
+
+def kron_cotangent(side: int, g: Any, other: np.ndarray, target: np.ndarray) -> Any:
+    """The contribution of adjoint ``g`` of ``kron(a, b)`` to operand ``side`` (0: ``a``, 1:
+    ``b``, which is ``target``): ``g`` contracted with the other factor; a float ``g`` (a sum's,
+    standing for an array of that value) gives the float ``g sum(other)``."""
+    if g is None:
+        return None
+    if type(g) is not np.ndarray:
+        return float(g) * float(np.add.reduce(other, None))
+    contract = kron_cotangent_of_first if side == 0 else kron_cotangent_of_second
+    return contract(g, other, target.shape)
 
 
 def _reads(name: str, text: str) -> bool:
@@ -651,7 +674,8 @@ def product_shapes(values: tuple, products: tuple, groups: tuple) -> tuple | Non
     """``array_shapes`` for a block with matrix products: ``values`` are the block's inputs
     (floats or float64 arrays, not 0-d), then come the products in order, each ``(a, b)`` the
     indices of the values that make its operands arrays; each operand (its arrays broadcast
-    together) must be a matrix and the two must chain. ``groups`` are tuples of indices.
+    together) must be a matrix and the two must chain (``(a, b, "kron")``: np.kron's, two arrays
+    of one rank). ``groups`` are tuples of indices.
     ``(group shapes, same, each product's shape)``, or None."""
     shapes: list = []
     for v in values:
@@ -662,9 +686,12 @@ def product_shapes(values: tuple, products: tuple, groups: tuple) -> tuple | Non
             return None
         else:
             shapes.append(v.shape)
-    for a, b in products:
+    for a, b, *kron in products:
         sa, sb = _broadcast_of(shapes, a), _broadcast_of(shapes, b)
-        if sa is None or sb is None or len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0]:
+        if kron and sa is not None and sb is not None and len(sa) == len(sb):  # np.kron: any one rank
+            shapes.append(tuple(p * q for p, q in zip(sa, sb)))
+            continue
+        if kron or sa is None or sb is None or len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0]:
             return None
         shapes.append((sa[0], sb[1]))
     same, group_shapes = True, []
@@ -728,5 +755,5 @@ def as_operand(value: Any) -> Any:
     return value if type(value) is np.ndarray else 0.0
 
 
-NAMESPACE = {"_array_shapes": array_shapes, "_product_shapes": product_shapes, "_spent_product": buffers.spent_product, "_add_reduce": np.add.reduce, "_as_operand": as_operand, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_INF": math.inf, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
+NAMESPACE = {"_kron_g": kron_cotangent, "_kron_product": kron_product, "_array_shapes": array_shapes, "_product_shapes": product_shapes, "_spent_product": buffers.spent_product, "_add_reduce": np.add.reduce, "_as_operand": as_operand, "_nan_in": nan_in, "_vdot": np.vdot, "_ar": np.add.reduce, "_SMALL": SMALL, "_INF": math.inf, "_unbroadcast": unbroadcast_to, "_spread_to": spread_to, "_fsum": float_sum, "_spread_sum": spread_sum, "_math": math,
              "_FASTAB": _Marker("_FASTAB"), "_SLOWAB": _Marker("_SLOWAB")}

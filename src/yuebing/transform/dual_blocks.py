@@ -41,9 +41,9 @@ import numpy as np
 from ..ir import nodes as ir
 from ..rules.core import is_hashable
 from ..rules.declare import SMALL as _SMALL, has_nan, strong_product, zero_where_zero
-from ..rules.linalg.products import kron_cotangent_of_first, kron_cotangent_of_second, kron_product, kron_sum_of_two
+from ..rules.linalg.products import kron_product, kron_sum_of_two
 from ..rules.util import unbroadcast
-from .array_blocks import _block_function, classify, classify_in_reverse
+from .array_blocks import classify, classify_in_reverse, kron_cotangent
 from . import buffers
 from .buffers import add_matmul
 from .constant_arrays import hoist_new_arrays
@@ -88,12 +88,7 @@ def dual_classify_any(s: object, integers: set, resolve: Callable) -> tuple[str,
     if found is not None:
         return found
     found = classify_in_reverse(s, integers, resolve)
-    if found is not None:
-        return found if found[0] in PRODUCT_KINDS else None
-    if "kron" in PRODUCT_KINDS and _block_function(s, integers, resolve) is np.kron and len(s.args) == 2 \
-            and not any(isinstance(a, ir.Const) for a in s.args):  # type: ignore[attr-defined]
-        return "kron", np.kron
-    return None
+    return found if found is not None and found[0] in PRODUCT_KINDS else None
 
 
 def find_dual_blocks(body: list, integers: set, resolve: Callable) -> list[tuple[int, int]]:
@@ -300,18 +295,6 @@ def kron_sum_tangent(a: np.ndarray, ad: Any, b: np.ndarray, bd: Any) -> Any:
     ``kron(ad, b)`` is a product ``ad[i] b[k]``, so the sum is ``sum(ad) sum(b)``."""
     first = None if ad is None else _total(ad, a) * float(np.add.reduce(b, None))
     return add(first, None if bd is None else float(np.add.reduce(a, None)) * _total(bd, b))
-
-
-def kron_cotangent(side: int, g: Any, other: np.ndarray, target: np.ndarray) -> Any:
-    """The contribution of adjoint ``g`` of ``kron(a, b)`` to operand ``side`` (0: ``a``, 1:
-    ``b``, which is ``target``): ``g`` contracted with the other factor; a float ``g`` (a sum's,
-    standing for an array of that value) gives the float ``g sum(other)``."""
-    if g is None:
-        return None
-    if type(g) is not _ND:
-        return float(g) * float(np.add.reduce(other, None))
-    contract = kron_cotangent_of_first if side == 0 else kron_cotangent_of_second
-    return contract(g, other, target.shape)
 
 
 def kron_cotangent_tangent(side: int, g: Any, gd: Any, other: np.ndarray, other_d: Any, target: np.ndarray) -> Any:
