@@ -17,6 +17,7 @@ import functools
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 import yuebing as yb
 from yuebing.testing.third_order import check_third_order
@@ -278,8 +279,6 @@ def test_third_order_through_decompositions(f, args, kwargs):
 
 @pytest.mark.slow
 def test_third_order_through_scipy_solve():
-    import scipy.linalg
-
     check_third_order(scipy.linalg.solve, A3, np.array([0.5, -1.0, 2.0]))
     check_third_order(scipy.linalg.solve, A3 @ A3.T, np.array([[0.5, 1.0], [-1.0, 0.2], [2.0, 0.3]]),
                       kwargs={"assume_a": "pos"})
@@ -299,10 +298,20 @@ def test_a_partial_carrying_derivatives_through_a_pullback_is_refused_by_name():
 
 
 def test_a_cotangent_map_needing_its_own_third_derivatives_is_refused_by_name():
-    # cumprod's map calls cumprod on the input: its third derivatives would need cumprod's again
+    # solve_triangular's map solves again: its third derivatives would need its own again
     def F(x):
-        return np.sum(yb.grad(lambda y: np.sum(np.cumprod(y) ** 2))(x) ** 2)
+        return np.sum(yb.grad(lambda y: np.sum(scipy.linalg.solve_triangular(A3 + np.diag(y), y) ** 2))(x) ** 2)
 
-    with pytest.raises(yb.NestedDifferentiationError, match=r"do not support numpy.cumprod \(its cotangent map calls "
-                                                            r"it again\)"):
+    with pytest.raises(yb.NestedDifferentiationError, match=r"do not support scipy.linalg._basic.solve_triangular "
+                                                            r"\(its cotangent map calls it again\)"):
         yb.hessian(F)(X)
+
+
+@pytest.mark.parametrize("f, args, kwargs", [
+    (np.cumprod, (np.array([0.5, 0.0, -1.3, 0.0, 2.0]),), {}), (np.cumprod, (B43,), {"axis": 1}),
+    pytest.param(np.prod, (B43,), {"axis": 0}, marks=pytest.mark.slow),
+    (np.prod, (np.array([[0.5, 0.0, 1.5], [0.0, 0.0, 2.0]]),), {})],
+    ids=["cumprod with zeros", "cumprod axis", "prod axis", "prod with zeros"])
+def test_third_order_through_cumprod_and_prod(f, args, kwargs):
+    # cumprod has a forward definition (the recurrence, exact at zeros); prod's map calls cumprod
+    check_third_order(f, *args, kwargs=kwargs)

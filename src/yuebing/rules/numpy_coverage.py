@@ -78,14 +78,11 @@ GAPS: dict[str, dict[str, str]] = {}
 
 #: primitives whose third derivatives are refused although their second-order class allows them
 #: (kept equal to ``transform/third_order._NOT_YET`` by ``tests/test_numpy_coverage.py``)
-_VIA_CUMPROD = "its cotangent map calls np.cumprod, whose own map calls np.cumprod again"
 _VIA_SVD = "its cotangent map calls np.linalg.svd, whose own map calls it again"
 THIRD_ORDER_REFUSED: dict[object, str] = {
     np.linalg.eigh: "its eigenvectors' third derivatives disagree with finite differences",
     np.linalg.slogdet: "the tangent of its sign came out wrong under np.real: not understood yet",
     # found by tests/test_numpy_higher_order_table.py (each refusal raises NestedDifferentiationError)
-    np.prod: _VIA_CUMPROD, np.ndarray.prod: _VIA_CUMPROD, np.cumulative_prod: _VIA_CUMPROD,
-    np.nancumprod: _VIA_CUMPROD, np.nanprod: _VIA_CUMPROD,
     np.linalg.svdvals: _VIA_SVD, np.linalg.cond: _VIA_SVD,
     np.linalg.eig: "it returns an EigResult (third order lifts array-valued cotangent maps only)",
     np.linalg.lstsq: "it returns a tuple (third order lifts array-valued cotangent maps only)",

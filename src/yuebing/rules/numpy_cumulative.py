@@ -24,7 +24,7 @@ from .cases import Case, randc, randn, randpos
 from .core import Dual, primal
 from .numpy_arguments import (NV, as_array, conj_if_complex, deliver, dense_tangent, forward, given_keywords, no_out, rule,
                               sum_to_shape, vjp_pullback, zeros_or)
-from .second_order import linear, with_vjp
+from .second_order import jvp_defined_by, linear, with_vjp
 from .util import fit_tangent, out_cotangent, output, tangent
 
 
@@ -138,8 +138,30 @@ def _cumprod_frule(a, axis=None, dtype=None, out=None):
     return Dual(y, fit_tangent(dy.reshape(np.shape(y)), y))
 
 
+def _cumprod_jvp(a, a_t, axis=None, axis_t=None, dtype=None, dtype_t=None, out=None, out_t=None):
+    """cumprod's value and tangent for third order, whose cotangent map calls cumprod again: the
+    recurrence ``dy_i = dy_{i-1} x_i + y_{i-1} dx_i`` along the axis (no division: exact at zeros)."""
+    y = np.cumprod(a, axis=axis, dtype=dtype)
+    x = np.asarray(a)
+    t = np.zeros(x.shape) if a_t is NoTangent else np.asarray(a_t)
+    if axis is None:
+        x, t, ax = x.ravel(), t.ravel(), 0
+    else:
+        ax = axis % max(x.ndim, 1)
+    xm, tm = np.moveaxis(x, ax, 0), np.moveaxis(t, ax, 0)
+    ym = np.moveaxis(np.reshape(y, x.shape), ax, 0)
+    if xm.shape[0] == 0:
+        return y, np.zeros(np.shape(y))
+    parts = [tm[0]]
+    for i in range(1, xm.shape[0]):
+        parts.append(parts[i - 1] * xm[i] + ym[i - 1] * tm[i])
+    return y, np.reshape(np.moveaxis(np.stack(parts), 0, ax), np.shape(y))
+
+
 with_vjp(np.cumprod, _cumprod_vjp)
 with_vjp(np.ndarray.cumprod, _cumprod_vjp)
+jvp_defined_by(np.cumprod, _cumprod_jvp)
+jvp_defined_by(np.ndarray.cumprod, _cumprod_jvp)
 
 
 # --------------------------------------------------------------------------------------------
