@@ -5,6 +5,9 @@ pass, where new arrays take the generic call) against central differences of the
 every mode, and writes into new arrays and through the diagonal's views."""
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
 
 import yuebing as yb
@@ -51,3 +54,24 @@ def test_the_diagonal_of_a_matrix_in_every_mode():
     check_all_modes(_writes_through_the_diagonal, a)
     np.testing.assert_allclose(yb.hessian(_writes_through_the_diagonal)(a),
                                _hessian_by_differences(_writes_through_the_diagonal, a), rtol=1e-5, atol=1e-6)
+
+
+def _lengths_and_module_floats(x):
+    n = len(x)
+    a = x[0] * x[1]
+    b = a / n + n * a - 0.5 * n + a * math.pi - 2 * math.pi
+    m = n * 2  # ints only: the generic call, an int
+    return b * b + m * x[2]
+
+
+def test_arithmetic_with_a_length_or_a_module_float_in_every_mode():
+    """``0.5 * n``, ``a / n``, ``2 * math.pi`` run inline (``n`` bound only by ``len``: an int
+    without rdata; ``math.pi`` a module's float), ``n * 2`` takes the generic call."""
+    x = np.linspace(0.4, 1.3, 4)
+    check_all_modes(_lengths_and_module_floats, x)
+    np.testing.assert_allclose(yb.hessian(_lengths_and_module_floats)(x),
+                               _hessian_by_differences(_lengths_and_module_floats, x), rtol=1e-5, atol=1e-6)
+    source = yb.show(_lengths_and_module_floats, mode="hvp")
+    for call in (r"operator.mul\(0.5, n\)", r"operator.truediv\(a, n\)", r"operator.mul\(2, math.pi\)"):
+        assert re.search(r"# inline: _t\d+ = " + call, source), call
+    assert "# inline: m = operator.mul(n, 2)" not in source

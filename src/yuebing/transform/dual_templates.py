@@ -397,11 +397,39 @@ def _operand(gen: Any, a: ir.Atom) -> tuple[str, str, list] | None:
     return None
 
 
+def _number_operand(gen: Any, a: ir.Atom) -> tuple[str, str, list] | None:
+    """``(value, "0.0", guard parts)`` of an operand without a derivative that is not a literal: a
+    variable bound only by ``len(...)`` (an int) or a module's float (``math.pi``)."""
+    if isinstance(a, ir.Var) and a.name in _length_names(gen):
+        return a.name, "0.0", [f"type({a.name}) is int"]
+    if isinstance(a, ir.Global) and "." in a.path:
+        value = gen.primal(a)
+        return value, "0.0", [f"type({value}) in _FT"]
+    return None
+
+
+def _length_names(gen: Any) -> set:
+    """The variables of ``gen``'s function bound only by ``len(...)`` (``n = len(x)``)."""
+    found = getattr(gen, "_length_names", None)
+    if found is None:
+        kinds: dict[str, bool] = {}
+        for name, st in _bindings(gen):
+            kinds[name] = kinds.get(name, True) and isinstance(st, ir.Call) and len(st.args) == 1 \
+                and (isinstance(st.func, ir.Global) and st.func.path == "len"
+                     or isinstance(st.func, ir.Const) and st.func.value is len)
+        found = gen._length_names = {name for name, only in kinds.items() if only}
+    return found
+
+
 def _arithmetic(gen: Any, s: ir.Call, op: str) -> DualTemplate | None:
     a, b = s.args
-    left, right = _operand(gen, a), _operand(gen, b)
+    numbers = [k for k, x in enumerate(s.args) if _number_operand(gen, x) is not None]
+    left, right = (_number_operand(gen, x) if k in numbers else _operand(gen, x) for k, x in enumerate(s.args))
     if left is None or right is None or not left[2] and not right[2]:
         return None
+    if all(isinstance(x, ir.Var) and k in numbers or isinstance(x, ir.Const) and type(x.value) is int
+           for k, x in enumerate(s.args)):
+        return None  # ints only (n * 2): an int, the generic call
     (pa, ta, ga), (pb, tb, gb) = left, right
     t, td = s.target, gen.dd(s.target)
     # into temporaries first: the target may be an operand (s *= v)
@@ -437,7 +465,8 @@ def _arithmetic(gen: Any, s: ir.Call, op: str) -> DualTemplate | None:
                   (_nz("_g", "-_g * _a / (_b * _b)"),
                    f"{_nz('_g and _bd', '2.0 * _g * _a * _bd / (_b * _b * _b)')} - {_nz('_gd', '_gd * _a / (_b * _b)')}"
                    f" - {_nz('_g and _ad', '_g * _ad / (_b * _b)')}"))
-    return DualTemplate(" and ".join(ga + gb), forward, pops, parts, strong)
+    parts = [(ir.Const(0) if k in numbers else atom, value, tangent) for k, (atom, value, tangent) in enumerate(parts)]
+    return DualTemplate(" and ".join(ga + gb), forward, pops, parts, strong)  # (no rdata for an int)
 
 
 def _power(gen: Any, s: ir.Call) -> DualTemplate | None:
