@@ -177,7 +177,8 @@ FUNCTIONS = [awaits_and_gathers, async_with_and_for, methods_and_exceptions, exc
 
 
 @pytest.mark.parametrize("x", [0.3, 0.7])
-@pytest.mark.parametrize("f", FUNCTIONS, ids=[f.__name__ for f in FUNCTIONS])
+@pytest.mark.parametrize("f", [pytest.param(f, marks=pytest.mark.slow) if f.__name__ == "awaits_and_gathers" else f
+                               for f in FUNCTIONS], ids=[f.__name__ for f in FUNCTIONS])  # (7-14 s: slow step)
 def test_async_code_in_every_mode(f, x):
     check_all_modes(f, x)  # (its values are compared with the plain call, which asyncio.run runs)
 
@@ -278,5 +279,6 @@ def async_comprehensions(x):
     return asyncio.run(main(x))
 
 
+@pytest.mark.slow  # 11 s
 def test_async_comprehensions_in_every_mode():
     check_all_modes(async_comprehensions, 0.7)

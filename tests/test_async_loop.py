@@ -219,8 +219,8 @@ FUNCTIONS = [gathers_exceptions, sleeps_wake_by_deadline, task_group, task_group
              awaits_a_users_awaitable]
 
 
-# lock_semaphore_event and waits_with_timeouts wait on real timers in the reference runs (4-8 s)
-_TIMED = {"lock_semaphore_event", "waits_with_timeouts"}
+# these wait on real timers in the reference runs (4-11 s)
+_TIMED = {"lock_semaphore_event", "waits_with_timeouts", "producer_consumer", "task_group"}
 
 
 @pytest.mark.parametrize("f", [pytest.param(f, marks=pytest.mark.slow) if f.__name__ in _TIMED else f

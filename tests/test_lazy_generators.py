@@ -59,6 +59,7 @@ class _Three(_Counting):
         return self.x * self.k
 
 
+@pytest.mark.slow  # 10 s: it runs to the item limit
 def test_an_endless_user_iterator_summed_stops_with_an_error(small_limit):
     def f(x):
         return sum(_Counting(x))

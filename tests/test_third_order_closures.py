@@ -378,7 +378,8 @@ def vectorizes_two_arguments(y):
 _OUTSIDE = np.vectorize(lambda a, b: np.sin(a) * b ** 2)
 
 
-@pytest.mark.parametrize("g", [partial_of_a_global, partials_of_closures, vectorizes_a_closure, vectorizes_two_arguments],
+@pytest.mark.parametrize("g", [partial_of_a_global, partials_of_closures, vectorizes_a_closure,
+                               pytest.param(vectorizes_two_arguments, marks=pytest.mark.slow)],  # (14 s)
                          ids=lambda g: g.__name__)
 def test_hessian_through_grad_of_partials_and_vectorized_closures(g):
     check_hessian(lambda y: np.sum(yb.grad(g)(y) ** 2), X, rtol=1e-5, atol=1e-5)
