@@ -83,7 +83,7 @@ THIRD_ORDER_REFUSED: dict[object, str] = {
     np.linalg.eigh: "its eigenvectors' third derivatives disagree with finite differences",
     np.linalg.slogdet: "the tangent of its sign came out wrong under np.real: not understood yet",
     # found by tests/test_numpy_higher_order_table.py (each refusal raises NestedDifferentiationError)
-    np.linalg.svdvals: _VIA_SVD, np.linalg.cond: _VIA_SVD,
+    # (svdvals and cond: followed since svd's map is, THIRD_ORDER_MAPS_FOLLOWED)
     np.linalg.eig: "it returns an EigResult (third order lifts array-valued cotangent maps only)",
     np.linalg.lstsq: "it returns a tuple (third order lifts array-valued cotangent maps only)",
     np.roots: "its complex roots (third order lifts real-valued cotangent maps only)",
