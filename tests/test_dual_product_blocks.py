@@ -3,6 +3,8 @@ array blocks of the second-order program, so a layer and its loss run as one uni
 Checked against the statement-by-statement program (product kinds switched off), against
 central differences of the gradient, the prepared HVP, the batched Hessian, and that the block
 ran (or, for operands that are not matrices, that it handed back to the statements)."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -10,48 +12,19 @@ import yuebing as yb
 from yuebing.testing.fuzz import load_function
 from yuebing.transform import dual_blocks
 
+from . import test_product_blocks as _reverse_cases
+
+# The reverse mode's product-block cases (tests/test_product_blocks.py) as source text, and this
+# file's own: compiled afresh per tag, so a test can switch the product kinds off first
+_SHARED = ("relu_mlp", "products_and_elementwise", "broadcast_bias", "mask_used_later", "summed_product",
+           "recurrent")
 SOURCE = '''
 import numpy as np
 
 W_CONST = np.random.default_rng(11).standard_normal((5, 4)) * 0.5
 
 
-def relu_mlp(W2, W1, Y, X):
-    H = W1 @ X
-    H = H * (0 <= H)
-    return np.sum((Y - W2 @ H) ** 2)
-
-
-def products_and_elementwise(w, x, c):
-    a = w @ w.T
-    b = np.sin(a) * c + np.dot(w, x)[:, :1].sum()
-    m = np.matmul(x.T, w.T)
-    return np.sum(b * b) + np.sum(np.cos(m) * m) + c * np.sum(w)
-
-
-def broadcast_bias(w, x, bias):
-    h = w @ x + bias
-    return np.sum(np.tanh(h) * h)
-
-
-def mask_used_later(w, x):
-    h = W_CONST @ (w @ x)
-    keep = h > 0.1
-    r = np.sum(h * keep)
-    return r + float(np.sum(keep))
-
-
-def summed_product(w, x):
-    h = w @ x
-    return np.sum(h) + np.sum(np.sin(w))
-
-
-def recurrent(w, h):
-    for _ in range(3):
-        a = w @ h
-        h = np.tanh(a) * 0.9 + h
-    return np.sum(h * h)
-
+''' + "\n\n".join(inspect.getsource(getattr(_reverse_cases, name)) for name in _SHARED) + '''
 
 def scaled_chain(w, x, s):
     h = np.exp(0.3 * (w @ x)) * s
