@@ -129,14 +129,23 @@ def classify(s: object, integers: set, resolve: Callable) -> tuple[str, Any] | N
 
 def find_array_blocks(body: list, integers: set, resolve: Callable, taken: set) -> list[tuple[int, int]]:
     """``(start, stop)`` ranges of ``body`` that form array blocks (indices in ``taken``, the
-    float blocks, are left alone)."""
+    float blocks, are left alone). New constant arrays are moved before (``hoist_for_blocks``),
+    not here: the float blocks are found on the order the array blocks see."""
     skip = {id(body[k]) for k in taken}
 
     def fits(s: object) -> bool:
         return id(s) not in skip and classify_in_reverse(s, integers, resolve) is not None
 
-    hoist_new_arrays(body, fits, integers, resolve)  # (moves statements of array runs only: taken stays)
     return runs(body, fits, MIN_ARRAY_BLOCK)
+
+
+def hoist_for_blocks(body: list, integers: set, resolve: Callable) -> None:
+    """Move the new constant arrays of ``body`` to the front of the runs they split, before any
+    kind of block is looked for. Moving them between two searches changed what the second found:
+    runs of float arithmetic that the move joined became a float block in the reverse pass (its
+    search comes second, on the moved body) but not in the forward pass, whose tape then did not
+    match (fuzzer seed 32012). Moving the same arrays again is a no-op, so both passes agree."""
+    hoist_new_arrays(body, lambda s: classify_in_reverse(s, integers, resolve) is not None, integers, resolve)
 
 
 class ArrayBlock:

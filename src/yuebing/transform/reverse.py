@@ -31,7 +31,7 @@ from .statement_dispatch import StatementDispatch
 from .variables import INT_OPS, all_var_names, integer_names, integer_operands
 from .try_statements import TryStatements, has_reverse_work as _has_reverse_work
 from .direct_calls import DirectCalls
-from .array_blocks import ArrayBlock, find_array_blocks
+from .array_blocks import ArrayBlock, find_array_blocks, hoist_for_blocks
 from .deferred_fallbacks import DeferredFallbacks
 from .float_blocks import LONG_BLOCK, FloatBlock, FloatLoop, find_blocks
 from .float_while import FloatWhileLoop
@@ -95,6 +95,7 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, StatementD
         """Float blocks and array blocks of ``body``: ``{start: stop}`` each."""
         if not self.float_blocks:
             return {}, {}
+        hoist_for_blocks(body, self.integers, self._resolve)  # (first: both passes see one order)
         floats = dict(find_blocks(body, self.integers))
         taken = {k for start, stop in floats.items() for k in range(start, stop)}
         return floats, dict(find_array_blocks(body, self.integers, self._resolve, taken))
