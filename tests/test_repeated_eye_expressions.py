@@ -14,6 +14,8 @@ both passes find the same blocks.
 Each variant is checked in every mode against central differences: gradient in both arguments,
 forward tangent, Hessian-vector product (against differences of the gradient) and third order.
 """
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -80,12 +82,52 @@ def in_a_branch(w, m):
     return np.sum(a * np.cos(w))
 
 
+def in_try_finally(w, m):  # (with an except clause a try region has no blocks)
+    try:
+        a = np.linalg.solve(3.0 * np.eye(4) + 0.2 * m, np.linalg.solve(3.0 * np.eye(4) + 0.2 * m, w))
+    finally:
+        b = 1.5
+    return np.sum(a * np.sin(w)) * b
+
+
+def in_a_with_block(w, m):
+    with contextlib.nullcontext():
+        a = np.linalg.solve(3.0 * np.eye(4) + 0.2 * m, np.linalg.solve(3.0 * np.eye(4) + 0.2 * m, w))
+    return np.sum(a * np.sin(w))
+
+
+def in_a_while_loop(w, m):
+    a, k = w, 0
+    while k < 2:
+        a = np.linalg.solve(3.0 * np.eye(4) + 0.2 * m, np.linalg.solve(3.0 * np.eye(4) + 0.2 * m, a))
+        k += 1
+    return np.sum(a * np.sin(w))
+
+
+def in_a_comprehension(w, m):
+    xs = [np.linalg.solve(3.0 * np.eye(4) + 0.2 * c * m, np.linalg.solve(3.0 * np.eye(4) + 0.2 * m, w))
+          for c in (1.0, 2.0)]
+    return np.sum(xs[0] * xs[1])
+
+
+def float_factors_of_zeros_and_ones(w, m):  # float arithmetic on both sides of np.zeros
+    s, t = w[0], w[1]
+    e = (s * t + s - t * 2.0) * np.zeros(4) + (s * t - t + s * 3.0) * np.ones(4) + m @ w
+    return np.sum(e * np.sin(e))
+
+
+def a_product_of_the_two(w, m):  # the runs joined by a matrix product (reverse blocks take those)
+    a = (3.0 * np.eye(4) + 0.2 * m) @ (3.0 * np.eye(4) - 0.2 * m)
+    return np.sum(a * a) + np.sum(w * np.sin(w))
+
+
 def scalar_scale(s, m):  # a float argument: the float blocks' guard fails and the arrays' runs
     return np.sum(np.linalg.inv(s * np.eye(4) + 0.2 * m) @ (s * np.eye(4) - 0.2 * m))
 
 
 VARIANTS = [nested_solves, named_once, identity_twice, ones_twice, zeros_twice, full_and_diag, in_a_helper_called_twice,
-            in_a_loop, in_a_branch]
+            in_a_loop, in_a_branch, in_try_finally, in_a_with_block, in_a_while_loop, in_a_comprehension,
+            float_factors_of_zeros_and_ones, a_product_of_the_two]
 
 
 def _packed(f, like=V):
@@ -114,7 +156,7 @@ def test_a_float_argument_in_every_mode():
     check_all_modes(_packed(scalar_scale, 2.0), _flat(2.0, M))
 
 
-@pytest.mark.parametrize("f", [nested_solves, ones_twice, in_a_loop], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [nested_solves, ones_twice, in_a_loop, float_factors_of_zeros_and_ones], ids=lambda f: f.__name__)
 def test_third_order(f):
     check_third_order(f, V.copy(), W.copy())
 
