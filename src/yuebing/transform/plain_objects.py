@@ -39,6 +39,7 @@ from . import plain_closures, protocols
 from .class_calls import is_generated_init, is_namedtuple, namedtuple_fields, without_init
 from .lifting import _zero_tangent_of, lookup_second_order
 from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _python_function
+from .third_order_frozen import freeze
 from .plain_forward import _refusal as restructure
 
 _GETATTR = _function(getattr)
@@ -329,6 +330,8 @@ def _construct(call: _Call) -> Any:
                           "Python source)", "build it outside and pass it in as an argument")
     else:
         _run(call, cls.__init__, [(obj, obj_t)] + pairs, keywords)
+    if K.primal_kind(call.value(obj)) is K.FROZEN:  # identified by value from here on (third_order_frozen.py)
+        obj = freeze(c, obj)
     return obj, obj_t
 
 
