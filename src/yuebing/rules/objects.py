@@ -566,9 +566,15 @@ def _setattr_rrule_impl(obj: CoDual, name: Any, value: Any, plain: bool, who: st
         if existed:
             _raw_setattr(o, n, old)
             fields[n] = _slot(old, NoFData) if old_slot is _MISSING else _restored(old_slot, old)
-        else:
+            return NoRData, NoRData, NoRData, T.rdata(slot)
+        # absent before: code run without derivatives (a with statement's manager) may have
+        # deleted it since, so it is deleted only if present; the tangent gets back what it had
+        if _instance_value(o, n)[0]:
             _raw_delattr(o, n)
+        if old_slot is _MISSING:
             del fields[n]
+        else:
+            fields[n] = old_slot
         return NoRData, NoRData, NoRData, T.rdata(slot)
 
     return output(None), pullback
@@ -615,6 +621,7 @@ def _delattr_rrule_impl(obj: CoDual, name: Any, plain: bool, who: str):
 
     def pullback(dy):
         if position is not None:
+            o.__dict__.pop(n, None)  # set again by code run without derivatives (a with manager)
             _reinsert(o.__dict__, n, old, position)  # keep the attribute order
         else:
             _raw_setattr(o, n, old)
