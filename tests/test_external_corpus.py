@@ -34,12 +34,7 @@ from tests.external.report import summary_text
 
 # case id -> the mechanism that makes it wrong; its minimal reproduction, in plain NumPy, is the
 # named function of tests/external/repros.py (checked below to be still wrong).
-_WITH_MANAGER = "a with statement's manager deletes an attribute the block set: the pullback's undo fails"
-KNOWN_WRONG: dict[str, str] = {
-    "sklearn:standard_scaler_fit_transform": _WITH_MANAGER,
-    "sklearn:standard_scaler_transform": _WITH_MANAGER,
-    "sklearn:oas": "scipy.linalg.pinvh at a repeated eigenvalue: NaN gradient, even unused",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 # The default run takes this many functions of each package, evenly spaced in name order (< 60 s).
 DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6,

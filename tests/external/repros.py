@@ -144,7 +144,7 @@ def named_and_dated(x):
 
 # 11. A with statement's manager (run without derivatives) deletes an attribute that the block
 #     set (scikit-learn's callback_management_context deletes estimator._skl_callbacks_to_teardown):
-#     the pullback's undo of the setattr fails (AttributeError, an internal error).
+#     the pullback's undo of the setattr failed (AttributeError, an internal error).
 @contextlib.contextmanager
 def _tidied(holder):
     try:
@@ -166,8 +166,9 @@ def attribute_deleted_by_with_manager(x):
 
 
 # 12. scipy.linalg.pinvh of a matrix with a repeated eigenvalue (scikit-learn's covariance
-#     estimators compute the precision in fit, used or not; OAS at shrinkage 1 gives c * I): its
-#     rules divide by eigenvalue gaps, so even an unused pinvh turns the gradient into NaN.
+#     estimators compute the precision in fit, used or not; OAS at shrinkage 1 gives c * I): eigh's
+#     map, which pinvh's source reached, divides by eigenvalue gaps, so even an unused pinvh turned
+#     the gradient into NaN.
 def pinvh_at_repeated_eigenvalues(x):
     import scipy.linalg
     covariance = np.sum(x ** 2) * np.eye(2)
@@ -225,16 +226,17 @@ FIXED = (
     Mechanism("uuid.uuid4() and datetime.now() had no rules", named_and_dated, np.array([0.5, 2.0, -1.0]),
               "scikit-learn: every fit through CallbackContext._from_estimator (os.urandom, int.from_bytes "
               "and datetime.now now have zero derivative; datetimes have no tangent)"),
+    Mechanism("a with statement's manager deletes an attribute the block set: the pullback's undo failed",
+              attribute_deleted_by_with_manager, np.array([0.5, -1.0]),
+              "scikit-learn: StandardScaler fit_transform and transform, wrapped by callback_management_context "
+              "(it deletes _skl_callbacks_to_teardown at exit; the undo of a setattr now restores the state before "
+              "whatever the manager did: tests/test_with_deleting_manager.py)"),
+    Mechanism("scipy.linalg.pinvh at a repeated eigenvalue: NaN gradient, even unused",
+              pinvh_at_repeated_eigenvalues, np.array([0.5, -1.0]),
+              "scikit-learn: OAS/oas at shrinkage 1 (EmpiricalCovariance._set_covariance computes the precision "
+              "with pinvh, which went through eigh's map dividing by eigenvalue gaps; pinvh now has a rule of its "
+              "own: tests/test_pinvh_degenerate.py)"),
 )
 
 #: mechanisms still wrong (each asserted still wrong, so a fix shows up)
-MECHANISMS: tuple = (
-    Mechanism("a with statement's manager deletes an attribute the block set: the pullback's undo fails",
-              attribute_deleted_by_with_manager, np.array([0.5, -1.0]),
-              "scikit-learn: fits wrapped by callback_management_context (StandardScaler.fit deletes "
-              "_skl_callbacks_to_teardown at exit): AttributeError in the pullback"),
-    Mechanism("scipy.linalg.pinvh at a repeated eigenvalue: NaN gradient, even unused",
-              pinvh_at_repeated_eigenvalues, np.array([0.5, -1.0]),
-              "scikit-learn: OAS/oas at shrinkage 1 (EmpiricalCovariance._set_covariance computes the "
-              "precision with pinvh); the rules of scipy_linalg_decomp divide by eigenvalue gaps"),
-)
+MECHANISMS: tuple = ()

@@ -1,5 +1,5 @@
-"""SciPy decompositions: ``scipy.linalg.eigh``, ``eig``, ``svd``, ``qr``, ``lu``, ``lu_factor`` and
-``pinv``. Nothing is registered, and ``CASES`` is empty, when SciPy is not installed.
+"""SciPy decompositions: ``scipy.linalg.eigh``, ``eig``, ``svd``, ``qr``, ``lu``, ``lu_factor``,
+``pinv`` and ``pinvh``. Nothing is registered, and ``CASES`` is empty, when SciPy is not installed.
 
 Built on ``linalg/``'s framework (``linalg_rule(f, vjp=...)``, ``with_vjp``); NumPy's cotangent
 maps for ``svd`` and ``pinv`` are reused as they are (they take the factorisation as ``y``). The
@@ -25,6 +25,11 @@ Gauge conventions (what a derivative of a vector that is only defined up to a fa
 * ``lu``/``lu_factor``: square matrices, the permutation held fixed (piecewise constant).
   ``lu_factor``'s packed matrix carries ``L``'s strict lower triangle and ``U``'s upper one.
 * ``pinv``: full-rank matrices (the rank must not change under a perturbation).
+* ``pinvh``: NumPy's ``pinv`` map at the Hermitian matrix read from one triangle, so repeated
+  eigenvalues are smooth points (through ``eigh`` they were 0/0). A rank-deficient matrix is
+  accepted: the derivative is the one along perturbations that keep the rank (``b @ b.T`` moved
+  through ``b``, scikit-learn's covariances with fewer samples than features); across a change
+  of rank pinvh jumps (docs/limitations.md, known silent cases).
 
 ``overwrite_*=True`` is refused (SciPy may destroy the argument); ``check_finite``,
 ``lapack_driver``, ``driver`` and ``lwork`` do not change the math and are passed through.
@@ -266,11 +271,26 @@ def _svd_vjp(g, y, a, full_matrices=True, compute_uv=True, overwrite_a=False, ch
 
 
 def _pinv_vjp(g, y, a, atol=None, rtol=None, return_rank=False, check_finite=True):
-    p = y[0] if return_rank else y
-    gp = cotangent_entry(g, 0) if return_rank else g
+    p, gp = _pseudo_inverse_part(g, y, return_rank)
     if gp is None:
         return (None,)
     return (_numpy_pinv_vjp(gp, p, a)[0],)
+
+
+def _pseudo_inverse_part(g: Any, y: Any, return_rank: bool) -> tuple:
+    """The pseudo-inverse and its cotangent (None for none), out of ``(p, rank)`` if ``return_rank``."""
+    return (y[0], cotangent_entry(g, 0)) if return_rank else (y, g)
+
+
+def _pinvh_vjp(g, y, a, atol=None, rtol=None, lower=True, return_rank=False, check_finite=True):
+    """NumPy's ``pinv`` map at the Hermitian matrix ``s`` built from the triangle read: with
+    ``p = s+``, ``dp = -p ds p + p p ds (I - s p) + (I - p s) ds p p`` holds wherever the rank is
+    constant, repeated eigenvalues included (eigh's map divides by eigenvalue gaps: a NaN at a tie)."""
+    p, gp = _pseudo_inverse_part(g, y, return_rank)
+    if gp is None:
+        return (None,)
+    gs = _numpy_pinv_vjp(gp, p, hermitian_from(np.asarray(a), lower))[0]
+    return (_real_like(a, hermitian_from_adjoint(gs, lower)),)
 
 
 def _register_svd_pinv() -> None:
@@ -312,6 +332,25 @@ def _register_svd_pinv() -> None:
             return [dp, None] if return_rank else dp
 
         return (y if return_rank else p), jvp
+
+
+def _register_pinvh() -> None:
+    @linalg_rule(sla.pinvh, vjp=_pinvh_vjp)
+    def _pinvh(a, atol=None, rtol=None, lower=True, return_rank=False, check_finite=True):
+        """The derivative along perturbations that keep the rank (a rank-deficient ``b @ b.T``
+        moved through ``b``); across a change of rank ``pinvh`` jumps and has none."""
+        a = _matrix("scipy.linalg.pinvh", a, batch=True)
+        y = sla.pinvh(a, atol=atol, rtol=rtol, lower=lower, return_rank=return_rank, check_finite=check_finite)
+        p, _ = _pseudo_inverse_part(None, y, return_rank)
+        s = hermitian_from(a, lower)
+        eye = np.eye(a.shape[-1])
+
+        def jvp(da: Any) -> Any:
+            ds = hermitian_from(da, lower)
+            dp = -(p @ ds @ p) + p @ p @ ds @ (eye - s @ p) + (eye - p @ s) @ ds @ p @ p
+            return [dp, None] if return_rank else dp
+
+        return y, jvp
 
 
 def _thin_uv(a: np.ndarray) -> tuple:
@@ -497,12 +536,14 @@ if sla is not None:
     _register_eigh()
     _register_eig()
     _register_svd_pinv()
+    _register_pinvh()
     _register_qr()
     _register_lu()
     with_vjp(sla.eigh, _eigh_vjp)
     with_vjp(sla.eig, _eig_vjp)
     with_vjp(sla.svd, _svd_vjp)
     with_vjp(sla.pinv, _pinv_vjp)
+    with_vjp(sla.pinvh, _pinvh_vjp)
     with_vjp(sla.qr, _qr_vjp)
     with_vjp(sla.lu, _lu_vjp)
     with_vjp(sla.lu_factor, _lu_factor_vjp)
@@ -552,6 +593,11 @@ def _cases() -> list:
         Case(sla.pinv, randn(4, 3)),
         Case(sla.pinv, randn(3, 4), kwargs={"return_rank": True}),
         Case(sla.pinv, randc(4, 2)),
+        Case(sla.pinvh, _spd(3)),
+        Case(sla.pinvh, _sym(3) + np.triu(randn(3, 3), 1), kwargs={"lower": False, "return_rank": True}),
+        Case(sla.pinvh, 2.0 * np.eye(3), name="pinvh(a repeated eigenvalue)"),
+        Case(sla.pinvh, _spd(3, True)),
+        Case(sla.pinvh, np.stack([_spd(3), _sym(3)])),
         Case(sla.qr, randn(3, 3)),
         Case(sla.qr, randn(5, 3), kwargs={"mode": "economic"}),
         Case(sla.qr, randn(4, 3), kwargs={"mode": "r"}),
