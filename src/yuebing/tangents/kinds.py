@@ -72,13 +72,12 @@ _NONDIFF_TYPES: tuple = (
     type(np._NoValue), type(np.empty(0).flags),  # NumPy's "not given" marker and x.flags, read by its own Python
 )
 
-#: numpy.ma's masked arrays are ndarrays whose mask NumPy's own functions ignore: an array tangent
-#: would give the masked elements derivatives (np.sum's rule would count them), so they have none
-_MASKED = "masked array"
+#: what a numpy.ma masked array reaching a rule that would ignore its mask is told (the refusal
+#: itself is in ``rules/numpy_masked.py``; a masked array's tangent is its data's: ``tangents/masked.py``)
 MASKED_ARRAYS = (
-    "numpy.ma masked arrays are not differentiated (an array rule would ignore the mask and give the "
-    "masked elements derivatives); pass the data and the mask as plain arrays and select with them, "
-    "e.g. np.sum(np.where(mask, 0.0, data)) for np.ma.masked_array(data, mask=mask).sum()"
+    "yuebing differentiates numpy.ma masked arrays through numpy.ma's own functions and methods only "
+    "(np.ma.sqrt(m), m.sum(), m.filled(0.0), m.data...), since this one would ignore the mask; use the "
+    "numpy.ma form, or work on plain arrays: np.sum(m.filled(0.0)) for np.sum(m)"
 )
 
 _registered_nondiff: set[type] = set()
@@ -114,7 +113,7 @@ def _kind_for_type(tp: type) -> str | None:
     if issubclass(tp, (complex, np.complexfloating)):
         return COMPLEX
     if issubclass(tp, np.ndarray):
-        return _MASKED if tp.__module__.startswith("numpy.ma") else ARRAY
+        return ARRAY  # numpy.ma masked arrays too: their tangent is their data's (tangents/masked.py)
     if issubclass(tp, tuple):
         return TUPLE
     if issubclass(tp, list):

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import kinds as K
 from .arrays import ArrayLinks, RootMemo
+from .masked import data_of, is_masked, moved
 from .types import MutableTangent, NoTangent, SetTangent, Tangent
 from .walk import ATTR, ITEM, Node, StructureError, evaluate
 
@@ -331,6 +332,8 @@ def _rebuild(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
     memo: dict[Any, Any] = {}
 
     def new_array(a: np.ndarray, ta: Any) -> np.ndarray:
+        if is_masked(a) and (copy_only or a.dtype.kind in "fc"):  # its data moves, its mask is copied
+            return moved(a, None if copy_only else ta, scale)
         if copy_only or a.dtype.kind not in "fc":
             if not copy_only and ta is not NoTangent:
                 raise StructureError(f"{_describe(a)} carries no tangent, but got {_describe(ta)}")
@@ -434,6 +437,8 @@ def difference(x: Any, y: Any) -> Any:
         if kind is K.ARRAY:
             if not isinstance(y, np.ndarray) or y.shape != x.shape:
                 raise StructureError(f"expected an array of shape {x.shape}, got {_describe(y)}")
+            if is_masked(x) or is_masked(y):  # on the data alone (tangents/masked.py)
+                x, y = data_of(x), data_of(y)
             root = links.root_of(x)
             y_root = None if root is None else ArrayLinks.paired_root(x, root, y)
             if y_root is not None:

@@ -20,6 +20,7 @@ from ..rules.objects import _mapped_item
 from ..rules.local_classes import class_level_tangent
 from ..rules import outside_state
 from ..rules._partial_work import reroute
+from ..rules.numpy_masked import masked_method
 from ..rules.core import CoDual, Dual, describe_callable, rrule
 from ..rules.primitives import bound_to
 from ..rules.second_order import _error, _register, declaration_of
@@ -58,8 +59,10 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         # res.x of an OptimizeResult: the item res["x"], whose tangent is the tangent dict's item
         out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)
         return (out1.primal, out1.fdata, obj[2][args[1][0]], out2.fdata), pullback
-    if type(obj[2]) is SetTangent and len(args) == 2 and not kwargs or _subclass_method(obj, args):
-        # s.add: a method of a set of floats; od.move_to_end, c.most_common: of a dict subclass
+    if type(obj[2]) is SetTangent and len(args) == 2 and not kwargs or _subclass_method(obj, args) \
+            or len(args) == 2 and masked_method(obj[0], args[1][0]):
+        # s.add: a method of a set of floats; od.move_to_end, c.most_common: of a dict subclass; m.filled of
+        # a masked array, whose tangent is a plain array (rules/numpy_masked.py)
         out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)
         return (out1.primal, out1.fdata, _BoundTangent(obj[2]), out2.fdata), pullback
     if not _is_field_tangent(obj[2]) or kwargs:

@@ -26,6 +26,7 @@ from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.core import RuleArgumentError, describe_callable
 from ..rules.iteration import is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
+from ..rules.numpy_masked import refuse_masked_arguments
 from ..rules.exception_data import as_class_call
 from ..tangents.kinds import MASKED_ARRAYS
 
@@ -317,7 +318,8 @@ def _refuse_numpy_forms(fn: Any) -> None:
     if fn is np.nditer:
         raise RuleArgumentError(_NDITER)
     module = getattr(fn, "__module__", None) or type(fn).__module__
-    if isinstance(module, str) and module.startswith("numpy.ma"):
+    if isinstance(module, str) and module.startswith("numpy.ma") and type(fn) is not types.MethodType:
+        # (a bound method of a masked array: its function is looked up, and refused, when called)
         raise RuleArgumentError(f"{describe_callable(fn)}: {MASKED_ARRAYS}")
 
 
@@ -421,6 +423,7 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
             return dispatch(mode, mode.constant(listing), listing, args, kwargs)
     rule = mode.lookup(fn)
     if rule is not None:
+        refuse_masked_arguments(fn, args, kwargs, _primal_of_value)  # a rule that would ignore a mask (rules/numpy_masked.py)
         return mode.run_rule(rule, f, args, kwargs)
     dispatcher = _dispatcher_of(fn)
     if dispatcher is not None and mode.lookup(dispatcher) is not None:  # NumPy's Python calls the C function itself

@@ -1,0 +1,401 @@
+"""numpy.ma masked arrays (issue 13): their functions and methods, as definitions over plain arrays.
+
+A masked array's tangent is the tangent of its data (``tangents/masked.py``): the mask carries no
+derivative, and the data under the mask follows NumPy's own rules (``m + n`` keeps ``m``'s data
+where the result is masked, ``m.data`` reads it). Each numpy.ma function or method below is
+*defined* (``second_order.defined_as``) by Python code over plain arrays, which every mode
+differentiates like user code, on three primitives:
+
+* ``_like(fn, *args, **kwargs)`` calls numpy.ma itself on the primal values, without derivatives:
+  its result says what the value is (``np.ma.masked``, a scalar, or a masked array and its mask);
+* ``_data(m)``: the data of a masked array (a view), whose tangent is the masked array's own;
+* ``_as_masked(data, like)``: ``data`` seen as the masked array ``like`` describes (a view), its
+  tangent the data's.
+
+The data is computed as NumPy computes it (``np.where(mask, d, np.sqrt(d))`` for ``np.ma.sqrt``),
+so derivatives follow the values; the strong zero keeps NaN and inf under a mask out of them.
+Everything else meeting a masked array is refused (``refuse_masked_arguments``, called for every
+registered rule): a rule for plain arrays would ignore the mask.
+"""
+from __future__ import annotations
+
+import collections
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from ..tangents import NoFData, NoRData, register_nondifferentiable_type
+from ..tangents.kinds import MASKED_ARRAYS
+from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
+from .declare import ZERO_DERIVATIVE, nondifferentiable
+from .second_order import SecondOrder, declare, defined_as
+
+MaskedArray = np.ma.MaskedArray
+
+
+# --------------------------------------------------------------------------------------------
+# The primitives
+# --------------------------------------------------------------------------------------------
+
+
+@register_nondifferentiable_type
+class _Like:
+    """What numpy.ma's own call returned, for the definitions: ``masked`` (it is ``np.ma.masked``),
+    ``scalar`` (not a masked array), ``mask`` (its mask as a bool array), ``shape``, ``dtype``, and
+    ``shares[i]``: whether it shares memory with positional argument ``i`` (a view of it)."""
+
+    def __init__(self, value: Any, args: tuple) -> None:
+        self.value = value
+        self.masked = value is np.ma.masked
+        self.scalar = not isinstance(value, MaskedArray)
+        self.mask = None if self.scalar else np.ma.getmaskarray(value)
+        self.shape, self.dtype = np.shape(value), getattr(value, "dtype", None)
+        self.shares = tuple(isinstance(a, np.ndarray) and isinstance(value, np.ndarray)
+                            and np.may_share_memory(value, a) for a in args)
+
+
+def _like(fn: Callable, *args: Any, **kwargs: Any) -> _Like:
+    """numpy.ma's ``fn`` called on the primal values (no derivative): what its result is."""
+    return _Like(fn(*args, **kwargs), args)
+
+
+def _data(m: Any) -> np.ndarray:
+    """The data of masked array ``m`` (a view); a plain array itself."""
+    return np.ma.getdata(m)
+
+
+def _as_masked(data: np.ndarray, like: _Like) -> MaskedArray:
+    """``data`` viewed as the masked array ``like`` describes (its class, mask, fill value)."""
+    template = like.value
+    if data.shape != template.shape:
+        raise RuleArgumentError(f"numpy.ma: yuebing's definition gave data of shape {data.shape} for a masked "
+                                f"array of shape {template.shape}; please report this")
+    out = data.view(type(template))
+    out._update_from(template)
+    out._mask = template._mask
+    return out
+
+
+def _data_rrule(m: CoDual) -> tuple[CoDual, Callable]:
+    return CoDual(_data(m.primal), m.fdata), lambda dy: (NoRData, NoRData)
+
+
+def _data_frule(m: Dual) -> Dual:
+    return Dual(_data(m.primal), m.tangent)
+
+
+def _as_masked_rrule(data: CoDual, like: Any) -> tuple[CoDual, Callable]:
+    return CoDual(_as_masked(data.primal, primal(like)), data.fdata), lambda dy: (NoRData, NoRData, NoRData)
+
+
+def _as_masked_frule(data: Dual, like: Any) -> Dual:
+    return Dual(_as_masked(data.primal, primal(like)), data.tangent)
+
+
+def _view_second_order(make: Callable) -> Callable:
+    """Second order of a primitive whose output shares its first argument's memory: every role
+    (fdata, tangent, fdata tangent) is the argument's own, and the pullback has nothing to add."""
+    def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        source = args[0]
+        y = make(source[0], *(a[0] for a in args[1:]))
+        nothing = (NoRData,) * (1 + len(args))
+        return (y, source[1], source[2], source[3]), lambda dy, dy_d: (nothing, nothing)
+
+    rule.second_order_kind = "linear"  # type: ignore[attr-defined] - a view (docs/rules.md)
+    return rule
+
+
+_GET_DATA = MaskedArray.data.fget
+for _target in (_data, _GET_DATA):
+    register_rrule(_target, _data_rrule)
+    register_frule(_target, _data_frule)
+    declare((_target,), SecondOrder("special", rule=_view_second_order(_data)))
+register_rrule(_as_masked, _as_masked_rrule)
+register_frule(_as_masked, _as_masked_frule)
+declare((_as_masked,), SecondOrder("special", rule=_view_second_order(_as_masked)))
+nondifferentiable(_like)
+
+
+# --------------------------------------------------------------------------------------------
+# Definitions (differentiated like user code: keep them plain Python over plain arrays)
+# --------------------------------------------------------------------------------------------
+
+
+def _data_of(a: Any) -> np.ndarray:
+    """The data of ``a``: a masked array's (a view), an array itself, anything else as an array."""
+    if isinstance(a, np.ndarray):
+        return _data(a)
+    return np.asarray(a)
+
+
+def _finish(data: Any, like: _Like) -> Any:
+    """The result numpy.ma gives: ``np.ma.masked``, a scalar, or ``data`` as the masked array."""
+    if like.masked:
+        return np.ma.masked
+    if like.scalar:
+        return data[()] if isinstance(data, np.ndarray) else data
+    return _as_masked(data, like)
+
+
+def _kept_under_mask(like: _Like, kept: Any, computed: Any) -> Any:
+    """NumPy's masked operations put the first operand's data back where the result is masked."""
+    if like.scalar:
+        return computed
+    return np.where(like.mask, kept, computed)
+
+
+def _made_from(fn: Callable, source: int) -> Callable:
+    """A constructor (``np.ma.array``, ``masked_where``...): its data is argument ``source``'s,
+    a view of it when numpy.ma made one, else a copy in the result's dtype."""
+    def made(*args: Any, **kwargs: Any) -> Any:
+        like = _like(fn, *args, **kwargs)
+        d = _data_of(args[source])
+        if not like.shares[source]:
+            d = np.array(d, dtype=like.dtype, copy=True)
+        return _finish(d.reshape(like.shape), like)
+
+    made.__qualname__ = f"masked {fn.__name__}"
+    return made
+
+
+def _elementwise(op: Any, f: np.ufunc) -> Callable:
+    """``np.ma.sqrt``, ``np.ma.add``...: ``f`` on the data, the first operand's data kept where masked."""
+    def masked_elementwise(*operands: Any) -> Any:
+        like = _like(op, *operands)
+        data = [_data_of(a) for a in operands]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            computed = f(*data)
+        return _finish(_kept_under_mask(like, data[0], computed), like)
+
+    masked_elementwise.__qualname__ = f"masked {f.__name__}"
+    return masked_elementwise
+
+
+def _zero_filled(m: Any) -> np.ndarray:
+    return np.where(np.ma.getmaskarray(m), 0, _data_of(m))
+
+
+def _no_out(out: Any, name: str) -> None:
+    if out is not None:
+        raise RuleArgumentError(f"numpy.ma.MaskedArray.{name}: yuebing does not differentiate out= of a masked "
+                                "reduction; assign the result instead")
+
+
+def _reduced(total: Any, axis: Any, dtype: Any, keepdims: Any) -> Any:
+    if keepdims is np._NoValue:
+        return np.sum(total, axis=axis, dtype=dtype)
+    return np.sum(total, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _masked_sum(self: MaskedArray, axis: Any = None, dtype: Any = None, out: Any = None,
+                keepdims: Any = np._NoValue) -> Any:
+    _no_out(out, "sum")
+    like = _like(MaskedArray.sum, self, axis, dtype, None, keepdims)
+    return _finish(_reduced(_zero_filled(self), axis, dtype, keepdims), like)
+
+
+def _masked_mean(self: MaskedArray, axis: Any = None, dtype: Any = None, out: Any = None,
+                 keepdims: Any = np._NoValue) -> Any:
+    _no_out(out, "mean")
+    like = _like(MaskedArray.mean, self, axis, dtype, None, keepdims)
+    total = _reduced(_zero_filled(self), axis, dtype, keepdims)
+    count = _reduced(~np.ma.getmaskarray(self), axis, None, keepdims)
+    return _finish(total * 1.0 / np.maximum(count, 1), like)  # no entry: masked, the data the sum (0)
+
+
+def _masked_average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+                    keepdims: Any = np._NoValue) -> Any:
+    if returned:
+        raise RuleArgumentError("numpy.ma.average: yuebing does not differentiate returned=True; compute the "
+                                "sum of the weights with np.ma.array(w, mask=np.ma.getmaskarray(a)).sum(axis)")
+    like = _like(np.ma.average, a, axis, weights, keepdims=keepdims)
+    if weights is None:
+        return _masked_mean(_as_view(a), axis, None, None, keepdims)
+    d, w = _data_of(a), _data_of(weights)
+    excluded = np.ma.getmaskarray(a) | _along(np.ma.getmaskarray(weights), d, axis)
+    w = _along(w, d, axis)
+    with np.errstate(invalid="ignore", over="ignore"):  # (NaN and inf under the mask)
+        scale = _reduced(np.where(excluded, 0, w), axis, None, keepdims)
+        total = _reduced(np.where(excluded, 0, d * w), axis, None, keepdims)
+        return _finish(total / np.where(scale == 0, 1, scale), like)
+
+
+def _along(w: np.ndarray, d: np.ndarray, axis: Any) -> np.ndarray:
+    """Weights of ``d``'s shape, or 1-D along ``axis`` (as np.ma.average takes them), shaped to broadcast."""
+    if w.shape == d.shape:
+        return w
+    shape = [1] * d.ndim
+    shape[axis] = w.shape[0]
+    return w.reshape(shape)
+
+
+def _as_view(a: Any) -> MaskedArray:
+    if isinstance(a, MaskedArray):
+        return a
+    return _made_from(np.ma.asarray, 0)(a)
+
+
+def _masked_filled(self: MaskedArray, fill_value: Any = None) -> np.ndarray:
+    d = _data(self)
+    if np.ma.getmask(self) is np.ma.nomask:
+        return d
+    fill = self.fill_value if fill_value is None else fill_value
+    result = np.where(np.ma.getmaskarray(self), fill, d)
+    if result.dtype != d.dtype:
+        result = result.astype(d.dtype)
+    return result
+
+
+def _filled(a: Any, fill_value: Any = None) -> Any:
+    if isinstance(a, MaskedArray):
+        return _masked_filled(a, fill_value)
+    if isinstance(a, np.ndarray):
+        return a
+    return np.array(a)
+
+
+def _masked_compressed(self: MaskedArray) -> np.ndarray:
+    d = np.ravel(_data(self))
+    if np.ma.getmask(self) is np.ma.nomask:
+        return d
+    return d[~np.ravel(np.ma.getmaskarray(self))]
+
+
+def _compressed(x: Any) -> np.ndarray:
+    if isinstance(x, MaskedArray):
+        return _masked_compressed(x)
+    return np.ravel(_data_of(x))
+
+
+def _getdata(a: Any, subok: bool = True) -> np.ndarray:
+    return _data_of(a)
+
+
+def _masked_getitem(self: MaskedArray, index: Any) -> Any:
+    like = _like(MaskedArray.__getitem__, self, index)
+    if isinstance(index, MaskedArray):  # as NumPy reads a masked index: its data
+        index = np.ma.getdata(index)
+    return _finish(_data(self)[index], like)
+
+
+def _dunder(op: Any, reflected: bool) -> Callable:
+    """``m + n`` and ``n + m``: the numpy.ma function, as ``MaskedArray.__add__`` calls it."""
+    if reflected:
+        def masked_reflected(self: MaskedArray, other: Any) -> Any:
+            return op(other, self)
+        return masked_reflected
+
+    def masked_operator(self: MaskedArray, other: Any) -> Any:
+        return op(self, other)
+    return masked_operator
+
+
+# --------------------------------------------------------------------------------------------
+# The table: numpy.ma's function or method -> its definition
+# --------------------------------------------------------------------------------------------
+
+_UNARY = ("sqrt", "exp", "log", "log10", "log2", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arctan",
+          "arcsin", "arccos", "absolute", "negative")
+_BINARY = ("add", "subtract", "multiply", "true_divide", "divide", "hypot", "arctan2")
+_DUNDERS = {"__add__": "add", "__sub__": "subtract", "__mul__": "multiply", "__truediv__": "true_divide"}
+_MADE_FROM_FIRST = ("masked_invalid", "masked_greater", "masked_greater_equal", "masked_less", "masked_less_equal",
+                    "masked_equal", "masked_not_equal", "masked_inside", "masked_outside", "masked_values",
+                    "array", "asarray", "asanyarray")
+
+DEFINITIONS: dict[Any, Callable] = {
+    **{getattr(np.ma, name): _elementwise(getattr(np.ma, name), getattr(np, name)) for name in _UNARY + _BINARY},
+    **{getattr(MaskedArray, name): _dunder(getattr(np.ma, op), False) for name, op in _DUNDERS.items()},
+    **{getattr(MaskedArray, name.replace("__", "__r", 1)): _dunder(getattr(np.ma, op), True)
+       for name, op in _DUNDERS.items()},
+    **{getattr(np.ma, name): _made_from(getattr(np.ma, name), 0) for name in _MADE_FROM_FIRST},
+    np.ma.masked_where: _made_from(np.ma.masked_where, 1),
+    MaskedArray: _made_from(MaskedArray, 0),
+    MaskedArray.sum: _masked_sum, MaskedArray.mean: _masked_mean, np.ma.average: _masked_average,
+    MaskedArray.filled: _masked_filled, np.ma.filled: _filled,
+    MaskedArray.compressed: _masked_compressed, np.ma.compressed: _compressed,
+    np.ma.getdata: _getdata, MaskedArray.__getitem__: _masked_getitem,
+}
+for _target, _definition in DEFINITIONS.items():
+    defined_as(_target, _definition)
+
+#: questions about a masked array: no derivative
+nondifferentiable(MaskedArray.mask.fget, MaskedArray.fill_value.fget, MaskedArray.shape.fget, MaskedArray.dtype.fget,
+                  MaskedArray.hardmask.fget, MaskedArray.sharedmask.fget, MaskedArray.count, np.ma.count,
+                  MaskedArray.__eq__, MaskedArray.__ne__, MaskedArray.__lt__, MaskedArray.__le__,
+                  MaskedArray.__gt__, MaskedArray.__ge__)
+
+#: what may receive a masked array: the definitions above, their primitives, and functions of zero derivative
+_AWARE = frozenset({*DEFINITIONS, _data, _GET_DATA, _as_masked})
+
+
+# --------------------------------------------------------------------------------------------
+# The refusal
+# --------------------------------------------------------------------------------------------
+
+
+def refuse_masked_arguments(fn: Any, args: tuple, kwargs: dict, primal_of: Callable[[Any], Any]) -> None:
+    """Raise if a registered rule other than numpy.ma's would receive a masked array: as an
+    argument (unless the rule only moves values: yuebing's own primitives, container methods, zero
+    derivatives), or inside a list or tuple handed to a NumPy or SciPy function. Such a rule would
+    ignore the mask."""
+    values = [primal_of(a) for a in (*args, *kwargs.values())]
+    direct = any(isinstance(v, MaskedArray) for v in values)
+    if not direct and not any(type(v) in (list, tuple) and any(isinstance(e, MaskedArray) for e in v)
+                              for v in values):
+        return
+    if _aware(fn) or direct and _moves_values(fn) or not direct and not _numerical(fn):
+        return
+    if fn is getattr and len(values) >= 2 and _plain_attribute(values[0], values[1]):
+        return
+    what = describe_callable(fn)
+    if fn is getattr and len(values) >= 2:
+        what = f"the attribute {values[1]!r} of a masked array"
+    raise RuleArgumentError(f"{what}: {MASKED_ARRAYS}")
+
+
+def _aware(fn: Any) -> bool:
+    try:
+        return fn in _AWARE or fn in ZERO_DERIVATIVE
+    except TypeError:  # an unhashable callable
+        return False
+
+
+_CONTAINERS = (list, tuple, dict, set, frozenset, collections.deque)
+#: functions that take a masked array as a value to keep or compare, not to compute with
+_MOVING = frozenset({operator.is_, operator.is_not, operator.contains, operator.getitem, operator.setitem, tuple,
+                     operator.neg, operator.pos})  # (-m: NumPy negates all the data and keeps the mask)
+
+
+def _moves_values(fn: Any) -> bool:
+    if (getattr(fn, "__module__", None) or "").startswith("yuebing"):
+        return True
+    owner = getattr(fn, "__self__", None)
+    if type(owner) in _CONTAINERS or getattr(fn, "__objclass__", None) in _CONTAINERS:
+        return True
+    try:
+        return fn in _MOVING
+    except TypeError:
+        return False
+
+
+def _numerical(fn: Any) -> bool:
+    module = getattr(fn, "__module__", None) or type(fn).__module__ or ""
+    return module.split(".")[0] in ("numpy", "scipy", "math")
+
+
+def _plain_attribute(owner: Any, name: Any) -> bool:
+    """An attribute read that carries no float data (``m.ndim``, a bound method such as ``m.sum``)."""
+    if not isinstance(owner, MaskedArray) or not isinstance(name, str):
+        return False
+    value = getattr(owner, name, None)
+    if callable(value) or value is None:
+        return True
+    return not isinstance(value, (np.ndarray, float, complex, np.inexact))
+
+
+
+def masked_method(owner: Any, name: Any) -> bool:
+    """Whether ``getattr(owner, name)`` reads a method of masked array ``owner`` (second order: its
+    tangent, a plain array, has other methods; the method's definition takes the owner's tangent)."""
+    return isinstance(owner, MaskedArray) and isinstance(name, str) and callable(getattr(type(owner), name, None))

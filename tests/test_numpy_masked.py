@@ -1,0 +1,189 @@
+"""numpy.ma masked arrays (rules/numpy_masked.py): each function and method in reverse mode,
+forward mode and second order, against central differences that move only the entries the
+result may depend on; masked entries get exactly zero, and NaN or inf under a mask never
+reaches a derivative. What is not covered raises the named refusal."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.rules.core import RuleArgumentError
+
+NAN = np.nan
+#: data with a NaN, an inf and a negative number where the functions below mask them
+X = np.array([1.3, NAN, 0.7, -2.0, 2.1, np.inf, 0.4, 1.9])
+X2 = np.array([[0.5, 1.5, NAN], [2.0, -1.0, 0.8], [1.1, 0.9, 1.7]])
+W = np.array([0.3, 1.2, 0.8, 0.5, 2.0, 0.7, 1.1, 0.6])
+
+
+def _live(x):
+    """The entries a perturbation may move: the finite, positive ones (the others are masked)."""
+    return np.isfinite(x) & (x > 0)
+
+
+def _finite(x):
+    """The live entries of a function masking only what is not finite."""
+    return np.isfinite(x)
+
+
+def _central(f, x, direction, h=1e-6):
+    return (f(x + h * direction) - f(x - h * direction)) / (2 * h)
+
+
+def check_masked(f, x, live=_live, *, rtol=1e-6, atol=1e-8, second_order=True):
+    """``f`` of float array ``x`` in every mode against central differences along directions
+    that move only the ``live(x)`` entries; the gradient at the other entries must be exactly 0."""
+    live = live(x)
+    value, gradient = yb.value_and_grad(f)(x)
+    assert np.all(np.isfinite(gradient)), gradient
+    assert np.all(gradient[~live] == 0.0), gradient
+    np.testing.assert_allclose(value, f(x), rtol=1e-12)
+    for k in np.flatnonzero(live):
+        e = np.zeros(x.size)
+        e[k] = 1.0
+        e = e.reshape(x.shape)
+        np.testing.assert_allclose(gradient.flat[k], _central(f, x, e), rtol=1e-5, atol=1e-7)
+    v = np.where(live, np.random.default_rng(0).standard_normal(x.shape), 0.0)
+    primal_out, tangent = yb.jvp(f, (x,), (v,))
+    assert np.isfinite(tangent)
+    np.testing.assert_allclose(tangent, np.sum(gradient * v), rtol=rtol, atol=atol)  # forward = reverse
+    np.testing.assert_allclose(tangent, _central(f, x, v), rtol=1e-5, atol=1e-7)
+    if not second_order:
+        return
+    _, (hvp_gradient,), (product,) = yb.hvp(f, (x,), (v,))
+    np.testing.assert_allclose(hvp_gradient, gradient, rtol=rtol, atol=atol)
+    assert np.all(np.isfinite(product)), product
+    assert np.all(product[~live] == 0.0), product
+    grad = yb.grad(f)
+    expected = (grad(x + 1e-5 * v) - grad(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(product, expected, rtol=1e-4, atol=1e-6)
+
+
+def _invalid_sum(x):
+    return np.ma.masked_invalid(x).sum()
+
+
+def _where_mean(x):
+    return np.ma.masked_where(~(x > 0) | np.isinf(x), x).mean()
+
+
+def _sqrt_log(x):
+    m = np.ma.masked_invalid(x)
+    return (np.ma.sqrt(m) * np.ma.log(m)).sum()  # masked where x <= 0 (the domains) or not finite
+
+
+def _exp_weighted(x):
+    m = np.ma.masked_invalid(x)
+    return np.ma.average(np.ma.exp(-m) * m, weights=np.ma.sqrt(m) + W)
+
+
+def _arithmetic(x):
+    m = np.ma.masked_where(~(x > 0) | ~np.isfinite(x), x)
+    y = (2.0 * m - x * m) / (1.0 + m) + m / 3.0 - 1.0
+    return (y * y).sum()
+
+
+def _filled(x):
+    m = np.ma.masked_invalid(x)
+    m = np.ma.masked_less(m, 0.0)
+    return np.sum(m.filled(0.5) ** 2) + np.sum(np.ma.filled(m * m, 0.0))
+
+
+def _compressed(x):
+    m = np.ma.masked_array(np.where(np.isfinite(x), x, 0.0), mask=~_live(x))
+    c = m.compressed()
+    return np.sum(np.sin(c) * c) + np.ma.compressed(m * 2.0).sum()
+
+
+def _array_with_mask(x):
+    data = np.where(np.isfinite(x), x, 0.0)
+    m = np.ma.array(data, mask=~_live(x))
+    return (m ** 1 if False else m * m).mean() + m[m > 1.0].sum() + m[2:].sum()
+
+
+def _data_and_mask(x):
+    m = np.ma.masked_where(~_live(x), x)
+    kept = np.where(m.mask, 0.0, m.data)  # m.data under the mask holds x itself: selected away
+    return np.sum(kept ** 3) + float(m.count())
+
+
+def _axis_reductions(x):
+    m = np.ma.masked_invalid(x.reshape(x.shape[0] // 2, 2) if x.ndim == 1 else x)
+    m = np.ma.masked_less_equal(m, 0.0)
+    return np.sum(m.sum(axis=0).filled(0.0) ** 2) + np.sum(m.mean(axis=1).filled(0.0) * 3.0)
+
+
+def _items(x):
+    m = np.ma.masked_invalid(x)
+    m = np.ma.masked_less(m, 0.0)
+    total = m[0] * m[2]
+    for k in (4, 6, 7):
+        total = total + np.ma.exp(m[k])
+    return total
+
+
+CASES = {
+    "masked_invalid sum": (_invalid_sum, X, _finite),
+    "masked_where mean": (_where_mean, X),
+    "sqrt and log mask their domains": (_sqrt_log, X),
+    "average with weights": (_exp_weighted, X),
+    "arithmetic with arrays and scalars": (_arithmetic, X),
+    "filled": (_filled, X),
+    "compressed": (_compressed, X),
+    "array with mask, boolean and slice items": (_array_with_mask, X),
+    "data and mask": (_data_and_mask, X),
+    "axis reductions": (_axis_reductions, X2),
+    "scalar items": (_items, X),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_every_mode(name):
+    f, x, *live = CASES[name]
+    check_masked(f, x.copy(), *live)
+
+
+def test_masked_entries_data_is_followed():
+    """``m.data`` reads the data under the mask too: its derivative reaches the masked entries."""
+    x = np.array([1.0, 2.0, -3.0, 4.0])
+
+    def f(x):
+        m = np.ma.masked_less(x, 0.0)
+        return np.sum(m.data ** 2) + m.sum()
+
+    g = yb.grad(f)(x)
+    np.testing.assert_allclose(g, 2 * x + (x >= 0))
+    _, t = yb.jvp(f, (x,), (np.ones(4),))
+    np.testing.assert_allclose(t, np.sum(g))
+
+
+def test_masked_array_output_tangent_is_the_data_tangent():
+    x = np.array([1.0, -2.0, 4.0])
+    out, t = yb.jvp(lambda x: np.ma.sqrt(np.ma.masked_less(x, 0.0)), (x,), (np.ones(3),))
+    assert isinstance(out, np.ma.MaskedArray) and list(out.mask) == [False, True, False]
+    assert type(t) is np.ndarray
+    np.testing.assert_allclose(t[[0, 2]], 0.5 / np.sqrt(x[[0, 2]]))
+    assert t[1] == 1.0  # NumPy keeps the input's data under the mask: so does its tangent
+
+
+def test_masked_array_argument():
+    m = np.ma.array([1.0, 2.0, 3.0], mask=[False, True, False])
+    g = yb.grad(lambda m: (m * m).sum())(m)
+    assert type(g) is np.ndarray
+    np.testing.assert_allclose(g, [2.0, 0.0, 6.0])
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.ma.masked_invalid(x)),
+    lambda x: np.sin(np.ma.masked_invalid(x)).sum(),
+    lambda x: np.ma.masked_invalid(x).prod(),
+    lambda x: np.ma.masked_invalid(x).T.sum(),
+    lambda x: (np.ma.masked_invalid(x) ** 2).sum(),
+], ids=["np.sum", "np.sin", "prod", "T", "power"])
+def test_uncovered_forms_refuse(f):
+    x = np.array([1.0, NAN, 2.0])
+    with pytest.raises(RuleArgumentError, match="masked"):
+        yb.grad(f)(x)
+    with pytest.raises(RuleArgumentError, match="masked"):
+        yb.jvp(f, (x,), (np.ones(3),))
