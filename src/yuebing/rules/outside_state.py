@@ -140,6 +140,17 @@ def note_write(owner: Any, name: Any = None) -> None:
         note(owner, name)
 
 
+def reached() -> list:
+    """The outside values the open scope and the scopes around it gave a tangent, and the values
+    they wrote to globals: where a pass may have left data carrying derivatives (a function run
+    without them must not read it: ``rules/cached_calls.py``)."""
+    found = []
+    for memo in (getattr(_LOCAL, "memo", None), *_outer_memos()):
+        for key, hit in (memo or {}).items():
+            found.append(hit[1].value if key[0] == "global" else hit[0])
+    return found
+
+
 def touched() -> bool:
     """Whether the open scope has handed out a tangent (the pass reached outside state)."""
     return bool(getattr(_LOCAL, "memo", None))

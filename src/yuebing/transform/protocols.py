@@ -22,6 +22,7 @@ import numpy as np
 from ..frontend.underscore_names import user_parameter
 from ..ir.primitives import made_exception
 from ..rules import attribute_protocol
+from ..rules.cached_calls import answered_by_cache, cached_call, refuse_captured_floats
 from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.core import RuleArgumentError, describe_callable
 from ..rules.iteration import is_consumer, listing_user_iterators
@@ -449,8 +450,11 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         raise NameError(f"name {fn.name!r} is not defined")
     if isinstance(fn, np.vectorize):
         return mode.vectorized(f, args, kwargs)
-    if isinstance(fn, functools._lru_cache_wrapper):  # functools.cache/lru_cache: the cache is bypassed
-        inner = fn.__wrapped__
+    if isinstance(fn, functools._lru_cache_wrapper):  # functools.cache/lru_cache (rules/cached_calls.py)
+        refuse_captured_floats(fn)
+        if answered_by_cache(fn, [_primal_of_value(a) for a in args], {k: _primal_of_value(v) for k, v in kwargs.items()}):
+            return dispatch(mode, mode.constant(cached_call), cached_call, (f, *args), kwargs)  # its cache answers
+        inner = fn.__wrapped__  # a derivative may reach the call: the cache, which would drop it, is bypassed
         return dispatch(mode, mode.constant(inner), inner, args, kwargs)
     if mode.gradient is not None and hasattr(fn, "__yuebing_gradient__"):
         return mode.gradient(f, args, kwargs)  # an object made by yb.grad/yb.value_and_grad

@@ -1,0 +1,237 @@
+"""Calls of ``functools.cache``/``lru_cache`` functions that no derivative can reach: run as a
+plain call runs them, the cache consulted and filled.
+
+A cached function is differentiated through the function it wraps, its cache bypassed
+(``transform/protocols.py``), whenever a derivative could reach the call: a value taken from the
+cache would carry none. None can when no argument holds float data (they are labels: None,
+bools, ints, strings, enum members, classes, modules, tuples of them), the wrapped function
+captures none (closure cells, default values), and the pass has left none in the state outside
+the function that it could read (``outside_state.reached``: a global written, a module-level
+list appended to). Then the call is ``cached_call(cached, *args, **kwargs)``: one call of the
+cache's wrapper, so its side effects happen once per miss, as without yuebing. scikit-learn's
+``check_array`` reaches narwhals' cached plugin discovery (``importlib.metadata.entry_points``)
+this way, once per process instead of at every gradient.
+
+The result lives in the cache, outside the function, as a global's value does: a value that
+can change in place (a list, an array, an object) has one tangent for the whole pass
+(``outside_state.shared``), so what one call's result is given is there when a later call
+returns the same object.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ..tangents import NoRData, NoTangent, zero_tangent
+from . import outside_state
+from .cases import Case, randn
+from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
+from .objects import _constant as outside_codual
+from .second_order import _register
+from .util import call_on_primals
+
+#: values that hold no float data and nothing that could (``_is_label``)
+_LABEL_TYPES = frozenset({type(None), bool, int, str, bytes, type(Ellipsis), np.dtype, types.ModuleType})
+_NESTING = 6  # how deep labels are looked into (a tuple of tuples of enum members...)
+_BUDGET = 5000  # how many values the outside state is looked through before it is taken to hold floats
+
+
+def cached_call(cached: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """``cached(*args, **kwargs)``: a cached function's call that no derivative reaches
+    (``answered_by_cache``), run with its cache as a plain call runs it."""
+    return cached(*args, **kwargs)
+
+
+def answered_by_cache(cached: functools._lru_cache_wrapper, args: list, kwargs: dict) -> bool:
+    """Whether a call of ``cached`` on these primals carries no derivative in or out, so that its
+    cache may answer it (see the module docstring)."""
+    if not (all(_is_label(a) for a in args) and all(_is_label(v) for v in kwargs.values())):
+        return False
+    if not _captures_labels(getattr(cached, "__wrapped__", None)):
+        return False
+    return not _holds_floats(outside_state.reached())
+
+
+def refuse_captured_floats(cached: functools._lru_cache_wrapper) -> None:
+    """A cached function defined inside the differentiated function, capturing float data of its
+    variables, is refused: the decorator runs on the function as Python does, and the cache's
+    wrapper it returns carries no tangent for what the function captures (the derivative would
+    be lost, cached or not)."""
+    inner = getattr(cached, "__wrapped__", None)
+    if type(inner) is not types.FunctionType or not inner.__code__.co_filename.startswith("<yuebing "):
+        return  # defined outside: its cells are outside state, followed (outside_state.py)
+    for name, cell in zip(inner.__code__.co_freevars, inner.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # not bound yet
+            continue
+        if not _is_label(value):
+            raise RuleArgumentError(
+                f"{inner.__name__}: yuebing cannot differentiate a functools.cache/lru_cache function defined in "
+                f"the differentiated function that captures its variable {name!r}: the cache's wrapper carries no "
+                f"derivative of what the function captures. What to do: define {inner.__name__} at module level "
+                f"and pass {name} to it as an argument (a float argument is differentiated), or drop the decorator")
+
+
+def _is_label(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is data without floats that cannot lead to any (the types of
+    ``_LABEL_TYPES``, classes, NumPy integers, enum members, and tuples and functions of them)."""
+    kind = type(value)
+    if kind in _LABEL_TYPES or isinstance(value, (type, np.integer, np.bool_)):
+        return True
+    if depth >= _NESTING:
+        return False
+    if kind is tuple or kind is frozenset or isinstance(value, tuple) and hasattr(kind, "_fields"):
+        return all(_is_label(v, depth + 1) for v in value)
+    if isinstance(value, enum.Enum):  # (an IntEnum member too): its value
+        return _is_label(value.value, depth + 1)
+    if kind is types.BuiltinFunctionType:  # len, math.factorial; not a method bound to a list
+        return value.__self__ is None or isinstance(value.__self__, types.ModuleType)
+    return kind is types.FunctionType and _captures_labels(value, depth + 1)
+
+
+def _captures_labels(function: Any, depth: int = 0) -> bool:
+    """Whether ``function`` holds labels only: in its closure cells and default values (a
+    function made in the differentiated code may capture a float with a derivative). A builtin
+    function holds nothing."""
+    if isinstance(function, types.BuiltinFunctionType):
+        return _is_label(function, depth)
+    if type(function) is not types.FunctionType:  # a bound method (self), a callable object...
+        return False
+    held = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
+    for cell in function.__closure__ or ():
+        try:
+            held.append(cell.cell_contents)
+        except ValueError:  # an empty cell: a variable not bound yet
+            continue
+    return all(_is_label(v, depth + 1) for v in held)
+
+
+def _holds_floats(values: list) -> bool:
+    """Whether ``values`` hold float data anywhere (containers, object attributes, closure cells;
+    each object once). Past ``_BUDGET`` values, they are taken to."""
+    pending, seen = list(values), set()
+    while pending:
+        value = pending.pop()
+        if isinstance(value, (float, complex, np.inexact)):
+            return True
+        if type(value) in _LABEL_TYPES or isinstance(value, (type, np.integer, np.bool_)) or id(value) in seen:
+            continue
+        if isinstance(value, np.ndarray) and value.dtype.kind in "fc" or len(seen) >= _BUDGET:
+            return True
+        seen.add(id(value))
+        pending.extend(_held(value))
+    return False
+
+
+def _held(value: Any) -> list:
+    """The values ``value`` holds directly."""
+    if isinstance(value, np.ndarray):
+        return list(value.flat) if value.dtype.kind == "O" else []
+    if isinstance(value, dict):
+        return [*value.keys(), *value.values()]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return list(value)
+    if isinstance(value, types.CellType):
+        try:
+            return [value.cell_contents]
+        except ValueError:
+            return []
+    if isinstance(value, types.FunctionType):
+        return [*(value.__closure__ or ()), *(value.__defaults__ or ()), *(value.__kwdefaults__ or {}).values()]
+    if isinstance(value, (types.ModuleType, types.BuiltinFunctionType)):
+        return []  # (a module's globals: what the pass wrote there is reached as a global slot)
+    return _attributes(value)
+
+
+def _attributes(value: Any) -> list:
+    """An object's instance attributes (``__dict__`` and set ``__slots__``)."""
+    namespace = getattr(value, "__dict__", None)
+    found = list(namespace.values()) if isinstance(namespace, dict) else []
+    for klass in type(value).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            try:
+                found.append(object.__getattribute__(value, name))
+            except (AttributeError, TypeError):  # a slot not set
+                continue
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# Rules: the result is outside state, read as a global's value is
+# --------------------------------------------------------------------------------------------
+
+
+def _outside_tangent(y: Any, role: str) -> Any:
+    """The zero tangent of the cache's ``y`` in ``role``: one for the whole pass when it can
+    change in place."""
+    def make(v: Any) -> Any:
+        try:
+            return zero_tangent(v)
+        except TypeError:  # metadata without a tangent type (an entry point's mappingproxy...)
+            return NoTangent
+
+    return outside_state.shared(role, y, make) if outside_state.is_mutable(y) else make(y)
+
+
+def _cached_rrule(cached: CoDual, *args: CoDual, **kwargs: CoDual) -> tuple[CoDual, Callable]:
+    y = call_on_primals(primal(cached), args, kwargs)
+    n = 2 + len(args) + len(kwargs)  # cached_call itself, the cached function, its arguments
+
+    def pullback(dy: Any) -> tuple:
+        return (NoRData,) * n
+
+    pullback.changes_nothing = True  # type: ignore[attr-defined] - (transform/exceptions.py)
+    return outside_codual(y), pullback
+
+
+def _cached_frule(cached: Any, *args: Any, **kwargs: Any) -> Dual:
+    y = call_on_primals(primal(cached), args, kwargs)
+    return Dual(y, _outside_tangent(y, "tangent"))
+
+
+def _cached_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Second order: the cache called once; fdata, tangent and fdata tangent, each one for the
+    pass (``outside_state``'s three roles)."""
+    y = call_on_primals(args[0][0], tuple(a[0] for a in args[1:]), {k: v[0] for k, v in kwargs.items()})
+    fdata = outside_codual(y).fdata
+    with outside_state.fdata_tangent_pass():
+        fdata_tangent = outside_codual(y).fdata
+    n = 1 + len(args) + len(kwargs)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        return (NoRData,) * n, (NoRData,) * n
+
+    pullback.changes_nothing = True  # type: ignore[attr-defined]
+    return (y, fdata, _outside_tangent(y, "tangent"), fdata_tangent), pullback
+
+
+_cached_dual.second_order_kind = "zero"  # type: ignore[attr-defined] - (docs/rules.md's class)
+register_rrule(cached_call, _cached_rrule)
+register_frule(cached_call, _cached_frule)
+_register((cached_call,), _cached_dual)
+
+
+@functools.cache
+def _legendre_weight(degree: int) -> float:
+    return float(np.polynomial.legendre.leggauss(degree)[1].sum())  # 2.0, from a cached quadrature
+
+
+@functools.lru_cache(maxsize=4)
+def _scaled(x: float, power: int) -> float:
+    return x ** power
+
+
+def _through_caches(x: float) -> float:
+    return _legendre_weight(3) * x + _scaled(x, 3) + _scaled(x, 3) * _legendre_weight(4)
+
+
+CASES = [
+    Case(_through_caches, 0.7, name="functools.cache called with labels and with a differentiated float"),
+    Case(_through_caches, randn() + 1.5, name="functools.cache called with labels and with a float (random point)"),
+]
