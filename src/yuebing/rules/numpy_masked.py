@@ -27,6 +27,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, register_nondifferentiable_type
 from ..tangents.kinds import MASKED_ARRAYS
+from .cases import Case, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .declare import ZERO_DERIVATIVE, nondifferentiable
 from .second_order import SecondOrder, declare, defined_as
@@ -77,30 +78,42 @@ def _as_masked(data: np.ndarray, like: _Like) -> MaskedArray:
     return out
 
 
+def _view_of(t: Any, y: Any, source: Any) -> Any:
+    """The tangent (or fdata) of ``y``, a view of ``source`` with its shape: the same view of
+    ``source``'s tangent ``t`` (a new array object on the same memory, as ``y`` is)."""
+    return t.view() if isinstance(t, np.ndarray) and y is not source else t
+
+
 def _data_rrule(m: CoDual) -> tuple[CoDual, Callable]:
-    return CoDual(_data(m.primal), m.fdata), lambda dy: (NoRData, NoRData)
+    y = _data(m.primal)
+    return CoDual(y, _view_of(m.fdata, y, m.primal)), lambda dy: (NoRData, NoRData)
 
 
 def _data_frule(m: Dual) -> Dual:
-    return Dual(_data(m.primal), m.tangent)
+    y = _data(m.primal)
+    return Dual(y, _view_of(m.tangent, y, m.primal))
 
 
 def _as_masked_rrule(data: CoDual, like: Any) -> tuple[CoDual, Callable]:
-    return CoDual(_as_masked(data.primal, primal(like)), data.fdata), lambda dy: (NoRData, NoRData, NoRData)
+    y = _as_masked(data.primal, primal(like))
+    return CoDual(y, _view_of(data.fdata, y, data.primal)), lambda dy: (NoRData, NoRData, NoRData)
 
 
 def _as_masked_frule(data: Dual, like: Any) -> Dual:
-    return Dual(_as_masked(data.primal, primal(like)), data.tangent)
+    y = _as_masked(data.primal, primal(like))
+    return Dual(y, _view_of(data.tangent, y, data.primal))
 
 
 def _view_second_order(make: Callable) -> Callable:
-    """Second order of a primitive whose output shares its first argument's memory: every role
-    (fdata, tangent, fdata tangent) is the argument's own, and the pullback has nothing to add."""
+    """Second order of a primitive whose output is a view of its first argument with its shape:
+    every role (fdata, tangent, fdata tangent) is the same view of the argument's, and the
+    pullback has nothing to add (the cotangents meet in the shared memory)."""
     def rule(f: tuple, args: tuple, kwargs: dict) -> tuple:
         source = args[0]
         y = make(source[0], *(a[0] for a in args[1:]))
         nothing = (NoRData,) * (1 + len(args))
-        return (y, source[1], source[2], source[3]), lambda dy, dy_d: (nothing, nothing)
+        roles = tuple(_view_of(role, y, source[0]) for role in source[1:])
+        return (y, *roles), lambda dy, dy_d: (nothing, nothing)
 
     rule.second_order_kind = "linear"  # type: ignore[attr-defined] - a view (docs/rules.md)
     return rule
@@ -399,3 +412,35 @@ def masked_method(owner: Any, name: Any) -> bool:
     """Whether ``getattr(owner, name)`` reads a method of masked array ``owner`` (second order: its
     tangent, a plain array, has other methods; the method's definition takes the owner's tangent)."""
     return isinstance(owner, MaskedArray) and isinstance(name, str) and callable(getattr(type(owner), name, None))
+
+
+# --------------------------------------------------------------------------------------------
+# Cases (finite data under the masks: check_rule moves every entry, the masked ones too)
+# --------------------------------------------------------------------------------------------
+
+_MASK = np.array([False, True, False, False, True, False])
+
+
+def _masked(x: np.ndarray) -> MaskedArray:
+    return np.ma.array(x, mask=_MASK[:x.shape[-1]] if x.ndim == 1 else np.resize(_MASK, x.shape))
+
+
+CASES = [
+    Case(MaskedArray.sum, _masked(randn(6))),
+    Case(MaskedArray.sum, _masked(randn(3, 4)), kwargs={"axis": 0}, name="MaskedArray.sum(axis=0)"),
+    Case(MaskedArray.mean, _masked(randn(3, 4)), kwargs={"axis": 1}, name="MaskedArray.mean(axis=1)"),
+    Case(MaskedArray.filled, _masked(randn(6)), 0.5),
+    Case(MaskedArray.compressed, _masked(randn(3, 4))),
+    Case(MaskedArray.__getitem__, _masked(randn(6)), slice(1, 4), name="MaskedArray.__getitem__(slice)"),
+    Case(MaskedArray.__getitem__, _masked(randn(6)), 2, name="MaskedArray.__getitem__(scalar)"),
+    Case(MaskedArray.__mul__, _masked(randn(6)), randn(6)),
+    Case(MaskedArray.__rtruediv__, _masked(randpos(6)), randn(6)),
+    Case(np.ma.masked_where, randn(6) > 0.0, randn(6)),
+    Case(np.ma.masked_less, randn(6), 0.0),
+    Case(np.ma.array, randn(6), kwargs={"mask": _MASK}, name="np.ma.array(mask=)"),
+    Case(np.ma.sqrt, _masked(randpos(6))),
+    Case(np.ma.log, np.ma.masked_less(randn(6), 0.0)),
+    Case(np.ma.average, _masked(randn(6)), kwargs={"weights": randpos(6)}, name="np.ma.average(weights=)"),
+    Case(np.ma.getdata, _masked(randn(6))),
+    Case(np.ma.filled, _masked(randn(6)), 0.0),
+]

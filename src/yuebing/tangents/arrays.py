@@ -58,8 +58,6 @@ class ArrayLinks:
         for a in arrays:
             if not a.flags.writeable and 0 in a.strides and a.size > 1:
                 continue  # a broadcast view: read-only, cells shared; its tangent is not a view
-            if isinstance(a, np.ma.MaskedArray):
-                continue  # rebuilt on its own with its mask (tangents/masked.py)
             root = array_root(a)
             if root.dtype != a.dtype or not _contiguous(root):
                 continue
