@@ -9,11 +9,14 @@ second accumulates into, one array more to hold and two passes more over it.
 A new array of an order or a shape (``np.eye``, ``np.identity``, ``np.zeros``, ``np.ones`` of one
 variable or int) depends on nothing the run before it computes and does nothing else, so it is moved to the
 front of that run (``hoist_new_arrays``), and the two runs become one block that takes the array
-as an input. Where the array is a temporary of the normal form that nothing but that block reads,
-nothing can write into it or hold it, so it needs no fdata at all: the statement is marked
-``constant_array`` and reverse mode's inline template gives it ``NoFData``, and the statements of
-the run are marked as reading it as a constant (``constant_inputs``): every mode's block then
-spends no derivative work on it (no cotangent; a tangent known to be zero, not read).
+as an input. Every mode moves them before it looks for blocks of any kind, float blocks too:
+reverse mode looks once per pass, and a move between its searches made the two passes find
+different blocks (fuzzer seed 32012). Where the array is a temporary of the normal form that
+nothing but that block reads, nothing can write into it or hold it, so it needs no fdata at all:
+the statement is marked ``constant_array`` and reverse mode's inline template gives it
+``NoFData``, and the statements of the run are marked as reading it as a constant
+(``constant_inputs``): every mode's block then spends no derivative work on it (no cotangent; a
+tangent known to be zero, not read).
 """
 from __future__ import annotations
 
