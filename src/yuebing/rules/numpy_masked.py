@@ -352,10 +352,16 @@ def refuse_masked_arguments(fn: Any, args: tuple, kwargs: dict, primal_of: Calla
     argument (unless the rule only moves values: yuebing's own primitives, container methods, zero
     derivatives), or inside a list or tuple handed to a NumPy or SciPy function. Such a rule would
     ignore the mask."""
+    for a in args:  # (the common case, no masked array, in one pass without allocations)
+        v = primal_of(a)
+        if isinstance(v, MaskedArray) or type(v) in _SEQUENCES and any(isinstance(e, MaskedArray) for e in v):
+            break
+    else:
+        if not kwargs:
+            return
     values = [primal_of(a) for a in (*args, *kwargs.values())]
     direct = any(isinstance(v, MaskedArray) for v in values)
-    if not direct and not any(type(v) in (list, tuple) and any(isinstance(e, MaskedArray) for e in v)
-                              for v in values):
+    if not direct and not any(type(v) in _SEQUENCES and any(isinstance(e, MaskedArray) for e in v) for v in values):
         return
     if _aware(fn) or direct and _moves_values(fn) or not direct and not _numerical(fn):
         return
@@ -364,6 +370,8 @@ def refuse_masked_arguments(fn: Any, args: tuple, kwargs: dict, primal_of: Calla
     what = describe_callable(fn)
     if fn is getattr and len(values) >= 2:
         what = f"the attribute {values[1]!r} of a masked array"
+    elif (getattr(fn, "__module__", None) or "").startswith("yuebing"):
+        what = "a loop over (or the unpacking of) a masked array"
     raise RuleArgumentError(f"{what}: {MASKED_ARRAYS}")
 
 
@@ -375,14 +383,13 @@ def _aware(fn: Any) -> bool:
 
 
 _CONTAINERS = (list, tuple, dict, set, frozenset, collections.deque)
+_SEQUENCES = (list, tuple)
 #: functions that take a masked array as a value to keep or compare, not to compute with
 _MOVING = frozenset({operator.is_, operator.is_not, operator.contains, operator.getitem, operator.setitem, tuple,
                      operator.neg, operator.pos})  # (-m: NumPy negates all the data and keeps the mask)
 
 
 def _moves_values(fn: Any) -> bool:
-    if (getattr(fn, "__module__", None) or "").startswith("yuebing"):
-        return True
     owner = getattr(fn, "__self__", None)
     if type(owner) in _CONTAINERS or getattr(fn, "__objclass__", None) in _CONTAINERS:
         return True

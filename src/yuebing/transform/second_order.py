@@ -48,6 +48,7 @@ from .dual_blocks import NAMESPACE as DUAL_BLOCKS
 from .dual_float_loops import NAMESPACE as DUAL_LOOPS
 from .dual_tuples import NAMESPACE as DUAL_TUPLES
 from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, dispatch, property_function, run_operator
+from .protocols import _refuse_numpy_forms as refuse_numpy_forms
 from .dual_reverse import DualReverseGenerator
 from .templates import FLOAT_TYPES, Fast
 
@@ -245,6 +246,7 @@ def _call_python(method: types.FunctionType, args: tuple) -> tuple[tuple, Callab
     found = lookup_second_order(method)
     if found is not None:
         return run_second_order(found, f4, args, {})
+    refuse_numpy_forms(method)  # numpy.ma's methods without a definition are refused, as dispatch does
     out, pullback = dual_rule(method)(f4, *args)
     return out, pullback
 
