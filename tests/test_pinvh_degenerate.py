@@ -6,6 +6,11 @@ unused. Its own rule (``rules/scipy_linalg_decomp.py``: the pseudo-inverse's der
 where the rank is constant) is checked here in every mode against central differences, rank
 deficient matrices moved through a factor (``b @ b.T``, which keeps the rank), and against
 ``jax.grad`` of ``jnp.linalg.pinv``.
+
+The mechanism behind the NaN, ``0 * inf`` where eigh's, eig's and svd's maps weigh a cotangent by
+inverse eigenvalue (singular value) gaps, now follows the strong-zero rule: an exactly-zero entry
+at a tie contributes zero (vectors nobody reads, columns a spectral function drops), checked here
+for NumPy's and SciPy's eigh and svd; a nonzero one still gives no finite derivative.
 """
 from __future__ import annotations
 
@@ -99,3 +104,55 @@ def test_against_jax_pinv():
     for ours, theirs, x in twins:
         np.testing.assert_allclose(yb.grad(ours)(x.copy()), np.asarray(jax.grad(theirs)(jnp.asarray(x))),
                                    rtol=1e-8, atol=1e-10)
+
+
+def eigh_values_only(x):
+    """The vectors are returned and not read: their cotangent is zero."""
+    w, v = np.linalg.eigh(np.sum(x ** 2) * np.eye(3) + np.diag([0.0, 0.0, x[1]]))
+    return np.sum(w * np.array([1.0, 2.0, 3.0]))
+
+
+def scipy_eigh_values_only(x):
+    w, v = scipy.linalg.eigh(np.sum(x ** 2) * np.eye(3))
+    return np.sum(w ** 2)
+
+
+def spectral_function_dropping_zeros(x):
+    """pinvh written out on a diagonal matrix with a double 0 eigenvalue: the dropped columns'
+    cotangent is zero, the tie between them 1/0."""
+    w, v = np.linalg.eigh(np.diag(np.array([x[0] ** 2 + 1.0, 0.0, 0.0])) + x[1] * np.outer([1.0, 0, 0], [1.0, 0, 0]))
+    kept = w > 1e-12
+    u = v[:, kept]
+    return np.sum((u / w[kept]) @ u.T)
+
+
+def singular_values_only(x):
+    u, s, vh = np.linalg.svd(np.sum(x ** 2) * np.eye(3))
+    return np.sum(s ** 3)
+
+
+def scipy_singular_values_only(x):
+    u, s, vh = scipy.linalg.svd(np.sum(x ** 2) * np.eye(3))
+    return np.sum(s)
+
+
+TIES = [eigh_values_only, scipy_eigh_values_only, spectral_function_dropping_zeros, singular_values_only,
+        scipy_singular_values_only]
+
+
+@pytest.mark.parametrize("f", TIES, ids=[f.__name__ for f in TIES])
+def test_zero_cotangent_at_a_tie_contributes_zero(f):
+    check_every_mode(f, np.array([0.6, -0.8]), rtol=1e-4, atol=1e-6)
+
+
+def a_vector_at_a_tie(x):
+    w, v = np.linalg.eigh((np.sum(x ** 2) - 0.6) * np.eye(2) + x[0] * np.array([[0.0, 1.0], [1.0, 0.0]]))
+    return np.sum(v[:, 0] * np.array([1.0, 2.0]))
+
+
+def test_a_vector_of_a_repeated_eigenvalue_has_no_finite_derivative():
+    """At x = (0, 1) the matrix is 0.4 I: its eigenvectors are any basis, the cotangent reaching
+    the tie is not zero, and no derivative is made up."""
+    x = np.array([0.0, 1.0])
+    assert not np.all(np.isfinite(yb.grad(a_vector_at_a_tie)(x.copy())))
+    assert not np.all(np.isfinite(yb.jvp(a_vector_at_a_tie, (x.copy(),), (np.array([1.0, 0.5]),))[1]))

@@ -44,7 +44,7 @@ from .cases import Case, randc, randn
 from .linalg import hermitian_from, hermitian_from_adjoint, linalg_rule, mH, mT, refuse
 from .linalg.common import as_diag, cotangent_entry, diag_vector
 from .linalg.decompositions import _svd_vjp as _numpy_svd_vjp
-from .linalg.decompositions import eigen_gaps, singular_values_cotangent, singular_values_jvp
+from .linalg.decompositions import gap_product, singular_values_cotangent, singular_values_jvp
 from .linalg.solves import _pinv_vjp as _numpy_pinv_vjp
 from .second_order import with_vjp
 
@@ -108,7 +108,7 @@ def _eigh_vjp(g, y, a, b=None, lower=True, eigvals_only=False, overwrite_a=False
     if gv is not None:
         full_gv = np.asarray(gv) if whole else _scatter_columns(np.asarray(gv), idx, n)
         xbar = mH(v) @ full_gv
-        m = m + eigen_gaps(w) * xbar
+        m = m + gap_product(w, xbar)
         xbar_diag = np.eye(n) * xbar
     ga = hermitian_from_adjoint(v @ m @ mH(v), lower)
     if b is None:
@@ -182,7 +182,7 @@ def _register_eigh() -> None:
             dw = np.real(diag_vector(c))[..., idx]
             if eigvals_only:
                 return dw
-            x = eigen_gaps(w) * c
+            x = gap_product(w, c)
             if vbv is not None:
                 x = x - 0.5 * np.eye(len(w)) * vbv
             return [dw, (v @ x)[..., idx]]
@@ -221,7 +221,7 @@ def _eig_vjp(g, y, a, b=None, left=False, right=True, overwrite_a=False, overwri
         vk = np.real(v[k, np.arange(n)])
         picks = (np.arange(n)[:, None] == k[None, :])  # e_k per column
         gp = gv - np.real(s)[None, :] * v - 1j * (np.imag(s) / vk)[None, :] * picks
-        m = m + np.conj(eigen_gaps(w)) * (mH(v) @ gp)
+        m = m + gap_product(np.conj(w), mH(v) @ gp)
     ga = np.linalg.solve(mH(v), m @ mH(v))  # V^-H M V^H
     return (_real_like(a, ga),)
 
@@ -243,7 +243,7 @@ def _register_eig() -> None:
             dw = diag_vector(p)
             if not right:
                 return dw
-            dv = v @ (eigen_gaps(w) * p)
+            dv = v @ gap_product(w, p)
             k = _largest(v)
             cols = np.arange(len(w))
             re = -np.real(np.sum(np.conj(v) * dv, axis=0))
@@ -362,11 +362,10 @@ def _svd_jvp(y: tuple, da: Any) -> list:
     """The tangent of (U, s, Vh), each vector's tangent orthogonal to it (NumPy's convention)."""
     u, s, vh = y
     v = mT(vh)
-    gaps = eigen_gaps(s, squared=True)
     dp = mT(u) @ da @ v
     dp_s, s_dp = dp * s[..., None, :], s[..., :, None] * dp
-    du = u @ (gaps * (dp_s + mT(dp_s))) + (da @ v - u @ dp) / s[..., None, :]
-    dv = v @ (gaps * (s_dp + mT(s_dp))) + (mT(da) @ u - v @ mT(dp)) / s[..., None, :]
+    du = u @ gap_product(s, dp_s + mT(dp_s), squared=True) + (da @ v - u @ dp) / s[..., None, :]
+    dv = v @ gap_product(s, s_dp + mT(s_dp), squared=True) + (mT(da) @ u - v @ mT(dp)) / s[..., None, :]
     return [du, diag_vector(dp), mT(dv)]
 
 

@@ -217,6 +217,15 @@ def eigen_gaps(w: Any, squared: bool = False) -> Any:
     return np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0)
 
 
+def gap_product(w: Any, x: Any, squared: bool = False) -> Any:
+    """``eigen_gaps(w, squared) * x`` by the strong-zero rule: where two eigenvalues tie (the
+    inverse gap is infinite) an exactly-zero entry of ``x`` contributes zero, not NaN (an
+    eigenvector output nobody reads, columns a spectral function drops). A nonzero one stays
+    infinite: the vectors of a repeated eigenvalue have no derivative."""
+    gaps = eigen_gaps(w, squared)
+    return np.where(np.isinf(gaps) & (x == 0), 0.0, gaps) * x
+
+
 def _phase_cotangent(gs: list, vs: list) -> Any:
     """``c`` of ``phase_turn_adjoint``: the cotangent of a common phase turn of the columns of
     the ``vs`` (their cotangents ``gs``, None for none)."""
@@ -232,7 +241,7 @@ def _eigh_vjp(g, y, a, UPLO="L"):
     if gv is not None:
         if np.iscomplexobj(v):  # the phase LAPACK fixed (a real component)
             gv = gv + phase_turn_adjoint(_phase_cotangent([gv], [v]), real_pivot(v))
-        xbar = xbar + eigen_gaps(w) * (mH(v) @ gv)
+        xbar = xbar + gap_product(w, mH(v) @ gv)
     return hermitian_from_adjoint(v @ xbar @ mH(v), UPLO.upper() == "L"), None
 
 
@@ -243,7 +252,7 @@ def _eigh(a, UPLO="L"):
     def jvp(da: Any) -> Any:
         w, v = y
         x = mH(v) @ hermitian_from(da, UPLO.upper() == "L") @ v
-        dv = v @ (eigen_gaps(w) * x)
+        dv = v @ gap_product(w, x)
         if np.iscomplexobj(v):
             dv = dv + 1j * v * phase_turn(dv, real_pivot(v))
         return [np.real(diag_vector(x)), dv]
@@ -285,7 +294,6 @@ def singular_values_cotangent(u, vh, gs):
 def _svd_reduced_vjp(u, s, vh, gu, gs, gv):
     """The cotangent of ``a`` from those of its reduced ``u, s, v`` (``gv`` of ``v = vh^H``)."""
     v = mH(vh)
-    gaps = eigen_gaps(s, squared=True)
     s_inv = 1.0 / s
     complex_ = np.iscomplexobj(u)
     if complex_ and (gu is not None or gv is not None):  # the phase LAPACK fixed, on v
@@ -297,13 +305,13 @@ def _svd_reduced_vjp(u, s, vh, gu, gs, gv):
         inner = inner + as_diag(np.asarray(gs))
     if gu is not None:
         j = mH(u) @ gu
-        inner = inner + (gaps * (j - mH(j))) * s[..., None, :]
+        inner = inner + gap_product(s, j - mH(j), squared=True) * s[..., None, :]
         if complex_:
             inner = inner + 1j * as_diag(np.imag(diag_vector(j)) * s_inv)
         ga = ga + ((gu - u @ j) * s_inv[..., None, :]) @ vh
     if gv is not None:
         k = mH(v) @ gv
-        inner = inner + s[..., :, None] * (gaps * (k - mH(k)))
+        inner = inner + s[..., :, None] * gap_product(s, k - mH(k), squared=True)
         ga = ga + u @ (s_inv[..., :, None] * (mH(gv) - mH(k) @ vh))
     return ga + u @ inner @ vh
 
@@ -330,13 +338,12 @@ def _svd_vjp(g, y, a, full_matrices=True, compute_uv=True, hermitian=False):
 
 def _svd_reduced_jvp(u, s, vh, da):
     v = mH(vh)
-    gaps = eigen_gaps(s, squared=True)
     s_inv = 1.0 / s
     dp = mH(u) @ da @ v
     ds = np.real(diag_vector(dp))
     dp_s, s_dp = dp * s[..., None, :], s[..., :, None] * dp
-    du = u @ (gaps * (dp_s + mH(dp_s))) + (da @ v - u @ dp) * s_inv[..., None, :]
-    dv = v @ (gaps * (s_dp + mH(s_dp))) + (mH(da) @ u - v @ mH(dp)) * s_inv[..., None, :]
+    du = u @ gap_product(s, dp_s + mH(dp_s), squared=True) + (da @ v - u @ dp) * s_inv[..., None, :]
+    dv = v @ gap_product(s, s_dp + mH(s_dp), squared=True) + (mH(da) @ u - v @ mH(dp)) * s_inv[..., None, :]
     if np.iscomplexobj(dp):  # u^H du gets Im(dp_kk) / s_k; then the phase LAPACK fixed, on v
         du = du + u * (1j * np.imag(diag_vector(dp)) * s_inv)[..., None, :]
         beta = phase_turn(dv, real_pivot(v))
