@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from .kept_iterators import KEPT_NAMES
 from .runtime_names import HELPERS
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -90,7 +91,8 @@ class Census:
         def`` (``async_functions.py``), names of ``runtime_names.HELPERS`` of the own scope
         (``bind_helpers``), generator functions and generator expressions anywhere (``generators.py``,
         ``generator_expressions.py``, ``desugar.py``) and
-        ``except ... as e`` clauses reading ``e.value`` (``stop_values.py``); when this is False,
+        ``except ... as e`` clauses reading ``e.value`` (``stop_values.py``), calls of ``map``,
+        ``filter``, ``zip``, ``enumerate`` (``kept_iterators.py``); when this is False,
         ``desugar(node)`` returns ``node`` itself."""
         return (isinstance(node, ast.AsyncFunctionDef)
                 or ast.Match in self.own_types
@@ -98,6 +100,7 @@ class Census:
                 or not self.own_names.isdisjoint(HELPERS)
                 or not self.all_types.isdisjoint(_YIELDS)
                 or ast.GeneratorExp in self.all_types
+                or not self.called_names.isdisjoint(KEPT_NAMES)
                 or not self.caught_names.isdisjoint(self.value_owners))
 
     def may_be_refused(self, node: ast.AST) -> bool:

@@ -19,6 +19,7 @@ import copy
 from .generator_effects import mark_shadowed_names
 from .generator_expressions import hoist_generator_expressions
 from .generators import state_machines
+from .kept_iterators import keep_iterators
 from .list_builders import to_list_builder
 from .runtime_names import bind_helpers, own_nodes
 from .syntax_rewrites import rewrite_syntax
@@ -37,6 +38,7 @@ def desugar(node: ast.FunctionDef | ast.Lambda, filename: str = "<unknown>",
     module names its globals or closure bind to something else
     (``generator_effects.shadowed_builtins``), not trusted to be what they spell."""
     node = rewrite_syntax(node, bind=False)  # match, except*, async (syntax_rewrites.py)
+    node = keep_iterators(node, shadowed)  # map(...) kept in a variable: lazy (kept_iterators.py)
     node = _marked(node, shadowed, called)  # (a user's abs or len: generator_effects.py)
     node = hoist_generator_expressions(node, filename)  # those not drained at once (generator_expressions.py)
     node = state_machines(node, filename, outside_generators, called)  # generators a list cannot stand for (generators.py)

@@ -14,6 +14,7 @@ import ast
 import copy
 
 from ..ir import primitives as P
+from ..ir.lazy_iterators import kept_iterator
 
 PREFIX = "_yb_"
 
@@ -22,7 +23,7 @@ HELPERS: dict[str, object] = {
         len, list, isinstance, getattr, hasattr, type,
         P.match_sequence, P.match_mapping, P.match_args, P.match_unique,
         P.star_start, P.star_match, P.star_reraise, P.star_raised, P.star_result,
-        P.plain_data,
+        P.plain_data, kept_iterator,
     )
 }
 

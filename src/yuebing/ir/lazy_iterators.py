@@ -193,6 +193,38 @@ class LazyEnumerate(Stepping):
         return True, (count, item)
 
 
+def lazy_map(function: Callable, *iterables: Any) -> LazyMap:
+    if not iterables:
+        raise TypeError("map() must have at least two arguments.")
+    return LazyMap(function, [iterator_of(it) for it in iterables])
+
+
+def lazy_filter(function: Any, iterable: Any) -> LazyFilter:
+    return LazyFilter(function, iterator_of(iterable))
+
+
+def lazy_zip(*iterables: Any, strict: bool = False) -> LazyZip:
+    return LazyZip([iterator_of(it) for it in iterables], strict)
+
+
+def lazy_enumerate(iterable: Any, start: int = 0) -> LazyEnumerate:
+    return LazyEnumerate(iterator_of(iterable), start)
+
+
+_LAZY_MAKERS = {map: lazy_map, filter: lazy_filter, zip: lazy_zip, enumerate: lazy_enumerate}
+
+
+def kept_iterator(builtin: Any, *args: Any, **kwargs: Any) -> Any:
+    """``builtin(*args, **kwargs)`` where ``frontend/kept_iterators.py`` wrote a ``map``, ``filter``,
+    ``zip`` or ``enumerate`` call whose iterator is kept: CPython's lazy iterator when ``builtin``
+    is one of these builtins (differentiated like user code, each item made when it is taken),
+    else the call itself (a user's own ``map``)."""
+    make = _LAZY_MAKERS.get(builtin) if type(builtin) is type else None
+    if make is None:
+        return builtin(*args, **kwargs)
+    return make(*args, **kwargs)
+
+
 class Islice(Stepping):
     """``itertools.islice(iterator, start, stop, step)`` stepped as CPython steps it: skipping to
     the next index wanted, never advancing the iterator past ``stop``."""

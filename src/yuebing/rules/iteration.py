@@ -6,11 +6,15 @@
 classes with ``__iter__``/``__next__`` (``iterate_to_list``, called by the loops' ``as_sequence``
 rules).
 
-The itertools over lists are evaluated eagerly: an iterator they make becomes the list of what
-it would yield. Where laziness can be seen they are CPython's lazy iterators, written in Python
-in ``ir/lazy_iterators.py``: ``islice`` of an iterator, the endless ``count``, ``cycle`` and
-``repeat`` without ``times``, and ``map``, ``filter``, ``zip``, ``enumerate`` given an iterator
-or (``map``, ``filter``) a function that may change data. ``iter(x)`` is a ``SequenceIterator``
+``product``, ``combinations`` and ``permutations`` copy their inputs when they are made, as
+CPython's do: they are evaluated eagerly, into the list of what they would yield. The others are
+CPython's lazy iterators, written in Python (``ir/lazy_iterators.py``, ``ir/lazy_itertools.py``):
+``chain``, ``accumulate``, ``pairwise``, ``starmap``, ``zip_longest``, ``islice``, ``compress``,
+``takewhile``, ``dropwhile``, ``filterfalse``, the endless
+``count``, ``cycle`` and ``repeat`` without ``times``, and ``map``, ``filter``, ``zip``,
+``enumerate`` where their iterator is kept (``frontend/kept_iterators.py``), given an iterator,
+or (``map``, ``filter``) given a function that may change data: an item is read when it is taken.
+``iter(x)`` is a ``SequenceIterator``
 (``ir/generators.py``): a position in ``x`` that ``next``, ``for`` loops, ``zip`` and ``islice``
 advance in turn, as they advance Python's iterator. Values, order and derivatives are those of
 the plain call. Index patterns (which elements go together) are computed by ``itertools``
@@ -18,6 +22,7 @@ itself on ``range``s: integers, with no derivative.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import linecache
@@ -29,8 +34,12 @@ import numpy as np
 
 from ..ir.generators import STEPS_BY_ADVANCE, Generator, drain, is_lazy
 from ..ir.lazy_iterators import (
-    Count, Cycle, Islice, LazyEnumerate, LazyFilter, LazyMap, LazyReversed, LazyZip, Repeat, iterator_of,
-    listed_reversed, sequences_only,
+    Count, Cycle, Islice, LazyReversed, Repeat, iterator_of, lazy_enumerate as _lazy_enumerate,
+    lazy_filter as _lazy_filter, lazy_map as _lazy_map, lazy_zip as _lazy_zip, listed_reversed, sequences_only,
+)
+from ..ir.lazy_itertools import (
+    lazy_accumulate, lazy_chain, lazy_chain_from_iterable, lazy_compress, lazy_dropwhile, lazy_filterfalse,
+    lazy_pairwise, lazy_starmap, lazy_takewhile, lazy_zip_longest,
 )
 from ..ir.primitives import EAGER_ITEMS_LIMIT, python_iterable
 from ..tangents import register_nondifferentiable_type
@@ -84,30 +93,53 @@ def iterate_to_list(iterable: Any) -> list:
 #: Python code, they walk it through ``iterate_to_list`` (``listing_user_iterators``)
 _CONSUMERS = {id(f): f for f in (sum, list, tuple, min, max, sorted, enumerate, zip, any, all, set, frozenset,
                                  dict, map, filter, math.fsum, math.prod)}
+#: methods that walk an iterable argument, bound to their container (``ys.extend(m)``): the same
+_CONSUMING_METHODS = frozenset({
+    (list, "extend"), (dict, "update"), (set, "update"), (set, "union"), (set, "intersection"),
+    (set, "difference"), (set, "symmetric_difference"), (set, "intersection_update"), (set, "difference_update"),
+    (set, "symmetric_difference_update"), (frozenset, "union"), (frozenset, "intersection"),
+    (frozenset, "difference"), (collections.deque, "extend"), (collections.deque, "extendleft")})
 _LISTINGS: dict = {}
 
 
 def is_consumer(fn: Any) -> bool:
-    return _CONSUMERS.get(id(fn)) is fn
+    return _CONSUMERS.get(id(fn)) is fn or consuming_method(fn)
+
+
+def consuming_method(fn: Any) -> bool:
+    """``ys.extend``, ``d.update``... bound to a list, dict, set or deque (of a subclass too)."""
+    if type(fn) is not types.BuiltinMethodType:
+        return False
+    owner = getattr(fn, "__self__", None)
+    return any((tp, fn.__name__) in _CONSUMING_METHODS for tp in type(owner).__mro__)
 
 
 def listing_user_iterators(fn: Any, args: list) -> Callable | None:
-    """For ``sum(it)`` (or another consumer of iterables) given an instance of a user class with
-    ``__iter__``/``__next__`` (a lazy generator's too): a Python function the modes derive, which
-    lists those arguments by their own ``__next__`` (differentiated, bounded) and calls ``fn`` on
-    the lists. Without it the rule would list the object natively: without derivatives, and
-    forever for an endless one. None for every other call."""
+    """For ``sum(it)`` (or another consumer of iterables, ``ys.extend(it)`` too) given an instance
+    of a user class with ``__iter__``/``__next__`` (a lazy generator's or lazy ``map``'s too): a
+    Python function the modes derive, which lists those arguments by their own ``__next__``
+    (differentiated, bounded) and calls ``fn`` on the lists. Without it the rule would list the
+    object natively: without derivatives, and forever for an endless one. None for every other call."""
     lazy = lazy_definition(fn, args)
     if lazy is not None:
         return lazy
     positions = tuple(i for i, a in enumerate(args) if python_iterable(a))
     if not positions:
         return None
+    if _CONSUMERS.get(id(fn)) is not fn:
+        return call_listed  # a bound method (ys.extend): passed to it, with its owner's derivatives
     key = (id(fn), positions)
     found = _LISTINGS.get(key)
     if found is None:
         found = _LISTINGS[key] = _listed_call(fn, positions)
     return found
+
+
+def call_listed(method: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``method(*args, **kwargs)`` with each user or lazy iterator argument listed first
+    (``iterate_to_list``): for a consumer bound to its container, ``ys.extend(m)``, which the
+    call site passes in as the first argument (``listing_user_iterators``)."""
+    return method(*[iterate_to_list(a) if python_iterable(a) else a for a in args], **kwargs)
 
 
 def _listed_call(fn: Callable, positions: tuple) -> Callable:
@@ -164,22 +196,6 @@ def _raises_on_an_item(function: Any, iterables: list) -> bool:
     return False
 
 
-def _lazy_map(function: Callable, *iterables: Any) -> LazyMap:
-    return LazyMap(function, [iterator_of(it) for it in iterables])
-
-
-def _lazy_filter(function: Any, iterable: Any) -> LazyFilter:
-    return LazyFilter(function, iterator_of(iterable))
-
-
-def _lazy_zip(*iterables: Any, strict: bool = False) -> LazyZip:
-    return LazyZip([iterator_of(it) for it in iterables], strict)
-
-
-def _lazy_enumerate(iterable: Any, start: int = 0) -> LazyEnumerate:
-    return LazyEnumerate(iterator_of(iterable), start)
-
-
 def _count(start: Any = 0, step: Any = 1) -> Count:
     return Count(start, step)
 
@@ -212,31 +228,6 @@ def _reduce(function: Callable, iterable: Any, *initial: Any) -> Any:
     return total
 
 
-def _accumulate(iterable: Any, func: Callable | None = None, *, initial: Any = None) -> list:
-    items = list(iterable)
-    out = []
-    if initial is not None:
-        total = initial
-        out.append(total)
-    elif items:
-        total = items[0]
-        out.append(total)
-        items = items[1:]
-    else:
-        return out
-    for v in items:
-        total = total + v if func is None else func(total, v)
-        out.append(total)
-    return out
-
-
-def _chain(*iterables: Any) -> list:
-    out = []
-    for iterable in iterables:
-        out.extend(list(iterable))
-    return out
-
-
 def _product(*iterables: Any, repeat: int = 1) -> list:
     pools = [list(p) for p in iterables] * repeat
     return [tuple(pools[k][i] for k, i in enumerate(index)) for index in _product_indices([len(p) for p in pools])]
@@ -252,30 +243,21 @@ def _permutations(iterable: Any, r: Any = None) -> list:
     return [tuple(pool[i] for i in index) for index in _permutation_indices(len(pool), r)]
 
 
-def _pairwise(iterable: Any) -> list:
-    items = list(iterable)
-    return [(items[i], items[i + 1]) for i in range(len(items) - 1)]
+def _check_islice_bounds(start: Any, stop: Any, step: Any) -> None:
+    itertools.islice((), start, stop, step)  # Python's errors on bad bounds
 
 
-def _starmap(function: Callable, iterable: Any) -> list:
-    return [function(*args) for args in iterable]
+nondifferentiable(_check_islice_bounds)
 
 
 def _islice(iterable: Any, *bounds: Any) -> Any:
-    """``islice`` of a list or array: the slice; of an iterator (a lazy generator, ``iter(x)``,
-    a lazy ``map``, ``count()``, a user class's): an ``Islice`` that steps it only as far as the
-    items taken (an endless one can be sliced, the rest stays for later)."""
-    if not python_iterable(iterable):
-        return list(iterable)[slice(*bounds)]
+    """``islice``: an ``Islice`` that steps its iterable's iterator (a list's, a lazy generator,
+    ``iter(x)``, a lazy ``map``, ``count()``, a user class's) only as far as the items taken (an
+    endless one can be sliced, the rest stays for later; a list changed meanwhile is read as it
+    is when an item is taken)."""
     bounds = slice(*bounds)
-    itertools.islice((), bounds.start, bounds.stop, bounds.step)  # Python's errors on bad bounds
+    _check_islice_bounds(bounds.start, bounds.stop, bounds.step)
     return Islice(iterator_of(iterable), bounds.start or 0, bounds.stop, bounds.step or 1)
-
-
-def _zip_longest(*iterables: Any, fillvalue: Any = None) -> list:
-    lists = [list(it) for it in iterables]
-    n = max([len(items) for items in lists], default=0)
-    return [tuple(items[i] if i < len(items) else fillvalue for items in lists) for i in range(n)]
 
 
 def _repeat(value: Any, times: Any = None) -> Any:
@@ -369,19 +351,21 @@ def _next(iterator: Any, *default: Any) -> Any:
 
 
 for _target, _definition in [
-    (functools.reduce, _reduce), (itertools.accumulate, _accumulate), (itertools.chain, _chain),
+    (functools.reduce, _reduce), (itertools.accumulate, lazy_accumulate), (itertools.chain, lazy_chain),
     (itertools.product, _product), (itertools.combinations, _combinations),
-    (itertools.permutations, _permutations), (itertools.pairwise, _pairwise), (itertools.starmap, _starmap),
-    (itertools.islice, _islice), (itertools.zip_longest, _zip_longest), (itertools.repeat, _repeat),
-    (itertools.count, _count), (itertools.cycle, _cycle),
+    (itertools.permutations, _permutations), (itertools.pairwise, lazy_pairwise), (itertools.starmap, lazy_starmap),
+    (itertools.islice, _islice), (itertools.zip_longest, lazy_zip_longest), (itertools.repeat, _repeat),
+    (itertools.count, _count), (itertools.cycle, _cycle), (itertools.compress, lazy_compress),
+    (itertools.takewhile, lazy_takewhile), (itertools.dropwhile, lazy_dropwhile),
+    (itertools.filterfalse, lazy_filterfalse),
     (iter, _iter), (next, _next), (reversed, _reversed),
 ]:
     defined_as(_target, _definition)
 
 
-def _chain_from_iterable(cls: type, iterables: Any) -> list:
-    """``itertools.chain.from_iterable(iterables)``, as ``chain(*iterables)``."""
-    return _chain(*iterables)
+def _chain_from_iterable(cls: type, iterables: Any) -> Any:
+    """``itertools.chain.from_iterable(iterables)`` (bound to the class)."""
+    return lazy_chain_from_iterable(iterables)
 
 
 defined_as((itertools.chain, "from_iterable"), _chain_from_iterable)

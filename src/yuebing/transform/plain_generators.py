@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..rules.differentiated import drained
-from ..rules.iteration import lazy_definition
+from ..rules.iteration import consuming_method, lazy_definition
 from ..tangents import NoTangent
 from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _python_function
 from .plain_forward import TANGENT_KEYWORD, jvp_call
@@ -46,7 +46,7 @@ def drained_call(call: _Call) -> Any:
     """A draining builtin given a lazy generator: ``_jvp(f, f_t, drained(gen), ...)``, the
     generator's items listed first; None for other calls."""
     try:
-        if call.f not in DRAINING:
+        if call.f not in DRAINING and not consuming_method(call.f):  # (ys.extend(it), d.update(it)...)
             return None
     except TypeError:  # an unhashable callable
         return None

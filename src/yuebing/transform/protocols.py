@@ -25,7 +25,7 @@ from ..rules import attribute_protocol
 from ..rules.cached_calls import answered_by_cache, cached_call, refuse_captured_floats
 from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.core import RuleArgumentError, describe_callable
-from ..rules.iteration import is_consumer, listing_user_iterators
+from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
 from ..rules.numpy_masked import refuse_masked_arguments
 from ..rules.exception_data import as_class_call
@@ -256,7 +256,8 @@ def _is_machinery(filename: str) -> bool:
 _DIFFERENTIATED = (os.path.join("testing", "targets.py"), os.path.join("ir", "generators.py"),
                    os.path.join("ir", "event_loop.py"), os.path.join("ir", "event_loop_api.py"),
                    os.path.join("ir", "event_loop_waiting.py"), os.path.join("ir", "event_loop_sync.py"),
-                   os.path.join("ir", "async_generators.py"), os.path.join("ir", "lazy_iterators.py"))
+                   os.path.join("ir", "async_generators.py"), os.path.join("ir", "lazy_iterators.py"),
+                   os.path.join("ir", "lazy_itertools.py"))
 
 
 def _refuse_yuebing_internals(fn: types.FunctionType, mode: str = "forward mode") -> None:
@@ -420,6 +421,8 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
             return dispatch(mode, mode.constant(keywords), keywords, args, kwargs)
     if args:
         listing = listing_user_iterators(fn, [_primal_of_value(a) for a in args]) if is_consumer(fn) else None
+        if listing is call_listed:  # ys.extend(it): the bound method passed in, its owner's derivatives with it
+            return dispatch(mode, mode.constant(listing), listing, (f, *args), kwargs)
         if listing is not None:  # sum(it) of a user iterator: listed by its own __next__, differentiated
             return dispatch(mode, mode.constant(listing), listing, args, kwargs)
     rule = mode.lookup(fn)
