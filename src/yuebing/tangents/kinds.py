@@ -173,8 +173,6 @@ def primal_kind(x: Any) -> str:
                 "yuebing.tangents.register_nondifferentiable_type"
             )
         _kind_of_type[tp] = kind
-    if kind is _MASKED:
-        raise StructureError(MASKED_ARRAYS)
     if kind is DICT and x is sys.modules:  # the module registry: modules, and whatever libraries put there (a
         return NONDIFF  # struct.Struct): library code reads it (array_api_compat), no derivatives
     if kind is SET:
