@@ -160,15 +160,6 @@ def test_a_factory_capturing_derivatives_is_followed():
     check_every_mode(f, 0.7)
 
 
-def test_a_deque_passed_in_is_refused_by_name():
-    def f(q, x):
-        q.append(x)
-        return sum(q)
-
-    with pytest.raises(Exception, match="collections.deque"):
-        yb.grad(f, argnums=1)(collections.deque([1.0, 2.0]), 0.7)
-
-
 # ------------------------------------------------------------------------------------------------
 # Passed in: the gradient is the argument's structure, and the argument is left as it was
 # ------------------------------------------------------------------------------------------------

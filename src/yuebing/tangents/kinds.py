@@ -16,6 +16,7 @@ NONDIFF    int, bool, str, None, type, module, int arrays, NoTangent
 SET        set, frozenset holding a number (or a tuple of them)  SetTangent: element -> its tangent (fdata)
 TUPLE      tuple, namedtuple                              tuple / same namedtuple (or NoTangent)
 LIST       list                                           list (fdata)
+DEQUE      collections.deque                              deque, same maxlen (fdata; deques.py)
 DICT       dict                                           dict with the same keys (fdata)
 FROZEN     frozen dataclass                               Tangent (or NoTangent)
 OBJECT     object with __dict__ and/or __slots__          MutableTangent (fdata)
@@ -40,6 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .deques import DEQUE, is_plain_deque_type, refused_subclass, subclass_advice
 from .types import _Marker
 from .walk import ATTR, ITEM, StructureError
 
@@ -60,7 +62,7 @@ SET = "set"
 
 #: Kinds whose tangent is created once per primal object and mutated in place (fdata). A
 #: frozenset is immutable, but its tangent is identity data like a set's (docs/tangents.md).
-MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL, SET})
+MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL, SET, DEQUE})
 
 _NONDIFF_TYPES: tuple = (
     bool, int, str, bytes, type(None), type, types.ModuleType, range, slice,
@@ -118,6 +120,10 @@ def _kind_for_type(tp: type) -> str | None:
         return TUPLE
     if issubclass(tp, list):
         return LIST
+    if is_plain_deque_type(tp):
+        return DEQUE
+    if refused_subclass(tp):
+        return None
     if issubclass(tp, dict):
         return DICT
     if tp is types.CellType:
@@ -166,6 +172,8 @@ def primal_kind(x: Any) -> str:
         for hook in BEFORE_NEW_TYPE:
             hook()
         kind = _kind_for_type(tp)
+        if kind is None and refused_subclass(tp):
+            raise StructureError(subclass_advice(tp))
         if kind is None:
             raise StructureError(
                 f"yuebing has no tangent type for {tp.__module__}.{tp.__qualname__}; if values of "
@@ -374,7 +382,7 @@ def object_fields(x: Any) -> dict[str, Any]:
 
 def parts(x: Any, kind: str) -> tuple[list, list, str]:
     """``(keys, children, key_style)`` of a container primal of the given kind."""
-    if kind is TUPLE or kind is LIST:
+    if kind is TUPLE or kind is LIST or kind is DEQUE:
         return list(range(len(x))), list(x), ITEM
     if kind is DICT:
         return list(x.keys()), list(x.values()), ITEM
@@ -432,12 +440,17 @@ def new_mutable_shell(x: Any, kind: str) -> Any:
         return shell
     if kind is CELL:
         return types.CellType()
+    if kind is DEQUE:
+        return collections.deque(maxlen=x.maxlen)
     return _new_instance(x)
 
 
 def fill_mutable(shell: Any, kind: str, keys: list, values: list) -> Any:
     if kind is LIST:
         shell[:] = values
+    elif kind is DEQUE:
+        shell.clear()
+        shell.extend(values)
     elif kind is DICT:
         shell.clear()
         shell.update(zip(keys, values))

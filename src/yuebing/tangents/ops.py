@@ -18,6 +18,7 @@ legitimately meet two different tangents).
 """
 from __future__ import annotations
 
+import collections
 import numbers
 from typing import Any, Callable
 
@@ -25,6 +26,7 @@ import numpy as np
 
 from . import kinds as K
 from .arrays import ArrayLinks, RootMemo
+from .deques import tangent_deque
 from .masked import data_of, is_masked, moved
 from .types import MutableTangent, NoTangent, SetTangent, Tangent
 from .walk import ATTR, ITEM, Node, StructureError, evaluate
@@ -41,6 +43,9 @@ T_LIST = "list"
 T_DICT = "dict"
 T_IMMUTABLE = "Tangent"
 T_MUTABLE = "MutableTangent"
+T_DEQUE = "deque"
+#: tangent kinds that are identity data: one object per primal object, changed in place
+_IN_PLACE = frozenset({T_LIST, T_DICT, T_MUTABLE, T_DEQUE})
 
 
 def tangent_parts(t: Any) -> tuple[str, list, list, str]:
@@ -50,6 +55,8 @@ def tangent_parts(t: Any) -> tuple[str, list, list, str]:
     tp = type(t)
     if tp is list:
         return T_LIST, list(range(len(t))), list(t), ITEM
+    if tp is collections.deque:
+        return T_DEQUE, list(range(len(t))), list(t), ITEM
     if tp is dict or tp is SetTangent:
         return T_DICT, list(t), list(t.values()), ITEM
     if isinstance(t, tuple):
@@ -78,6 +85,10 @@ def _aligned_children(kind: str, keys: list, t: Any, what: str = "tangent", extr
             raise StructureError(
                 f"expected a {what} {expected.__name__} of length {len(keys)}, got {_describe(t)}"
             )
+        return list(t)
+    if kind is K.DEQUE or kind is T_DEQUE:
+        if type(t) is not collections.deque or len(t) != len(keys):
+            raise StructureError(f"expected a {what} deque of length {len(keys)}, got {_describe(t)}")
         return list(t)
     if kind is K.DICT or kind is T_DICT or kind is K.SET:
         if not isinstance(t, dict):
@@ -148,6 +159,8 @@ def _tangent_shell(x: Any, kind: str) -> Any:
         return []
     if kind is K.SET:
         return SetTangent()
+    if kind is K.DEQUE:
+        return tangent_deque((), x)
     if kind is K.DICT and type(x) is SetTangent:  # (the fdata of a set, differentiated in second order)
         return SetTangent()
     if kind is K.DICT:
@@ -158,6 +171,9 @@ def _tangent_shell(x: Any, kind: str) -> Any:
 def _fill_tangent(shell: Any, kind: str, keys: list, values: list) -> Any:
     if kind is K.LIST or kind is T_LIST:
         shell[:] = values
+    elif kind is K.DEQUE or kind is T_DEQUE:
+        shell.clear()
+        shell.extend(values)
     elif kind is K.DICT or kind is T_DICT or kind is K.SET:
         shell.clear()
         shell.update(zip(keys, values))
@@ -506,14 +522,14 @@ def _map_tangents(operands: tuple, leaf: Callable[..., Any], by_root: bool = Tru
             for other in ts[1:]:
                 _check_number(other, first)
             return leaf(*ts)
-        mutable = kind is T_LIST or kind is T_DICT or kind is T_MUTABLE
+        mutable = kind in _IN_PLACE
         key = id(first) if mutable else tuple(map(id, ts))
         if key in memo:
             return memo[key]
         columns = [children] + [_aligned_children(kind, keys, other) for other in ts[1:]]
         jobs = list(zip(*columns))
         if mutable:
-            shell = memo[key] = [] if kind is T_LIST else type(first)() if kind is T_DICT else MutableTangent(first.primal_type)
+            shell = memo[key] = _empty_like(first, kind)
             return Node(jobs, lambda vs: _fill_tangent(shell, kind, keys, vs), keys, style)
 
         def finish(values: list) -> Any:
@@ -523,6 +539,17 @@ def _map_tangents(operands: tuple, leaf: Callable[..., Any], by_root: bool = Tru
         return Node(jobs, finish, keys, style)
 
     return evaluate(operands, expand)
+
+
+def _empty_like(t: Any, kind: str) -> Any:
+    """An empty mutable tangent of the type of ``t`` (of tangent kind ``kind``)."""
+    if kind is T_LIST:
+        return []
+    if kind is T_DICT:
+        return type(t)()
+    if kind is T_DEQUE:
+        return tangent_deque((), t)
+    return MutableTangent(t.primal_type)
 
 
 def add(a: Any, b: Any) -> Any:
@@ -563,7 +590,7 @@ def increment(a: Any, b: Any) -> Any:
                 return a
             _check_number(b, a)
             return a + b
-        mutable = kind is T_LIST or kind is T_DICT or kind is T_MUTABLE
+        mutable = kind in _IN_PLACE
         key = id(a) if mutable else (id(a), id(b))
         if key in done:
             return done[key]
@@ -612,7 +639,7 @@ def set_to_zero(a: Any) -> Any:
         key = id(a)
         if key in done:
             return done[key]
-        if kind is T_LIST or kind is T_DICT or kind is T_MUTABLE:
+        if kind in _IN_PLACE:
             done[key] = a
             return Node(children, lambda vs: _write_back(a, kind, keys, vs), keys, style)
 
@@ -652,7 +679,7 @@ def dot(a: Any, b: Any) -> float:
                 return float(np.vdot(left, right).real)
             _check_number(b, a)
             return float((np.conj(a) * b).real)
-        if kind is T_LIST or kind is T_DICT or kind is T_MUTABLE:
+        if kind in _IN_PLACE:
             if id(a) in seen:
                 return 0.0
             seen.add(id(a))

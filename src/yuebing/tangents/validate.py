@@ -7,6 +7,7 @@ arrays that are views of one base must have tangents that are the same views of 
 """
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import numpy as np
@@ -54,12 +55,16 @@ def _check_container_type(x: Any, kind: str, t: Any) -> None:
         expected = dict
     elif kind is K.SET:
         expected = SetTangent
+    elif kind is K.DEQUE:
+        expected = collections.deque
     elif kind in K.MUTABLE_KINDS:
         expected = MutableTangent
     else:
         expected = Tangent
     if type(t) is not expected:
         raise StructureError(f"the tangent of a {type(x).__qualname__} must be a {expected.__qualname__}, got {_describe(t)}")
+    if kind is K.DEQUE and t.maxlen != x.maxlen:
+        raise StructureError(f"the tangent of a deque with maxlen={x.maxlen} must have that maxlen, got {t.maxlen}")
 
 
 def validate_tangent(x: Any, t: Any) -> None:

@@ -9,6 +9,7 @@ recursion and never-executed branches cost nothing). It mirrors ``runtime._dispa
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import types
 from typing import Any
@@ -133,7 +134,7 @@ def _expand_star(seq: Dual) -> list[Dual]:
     if isinstance(primal, tuple):
         parts = t if isinstance(t, tuple) else (NoTangent,) * len(primal)
         return [Dual(x, p if p is not NoTangent else zero_tangent_of(x)) for x, p in zip(primal, parts)]
-    if isinstance(primal, list) and isinstance(t, list):
+    if isinstance(primal, (list, collections.deque)) and isinstance(t, (list, collections.deque)):  # (a deque's tangent is one)
         return [Dual(x, p) for x, p in zip(primal, t)]
     if is_star_array(primal):
         if BATCH.size and is_batched(t, primal):  # f(*x) in a batched pass: the batch axis stays first

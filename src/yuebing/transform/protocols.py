@@ -11,6 +11,7 @@ mode runs the answer with its own values (coduals, duals, 4-tuples).
 """
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 import os
@@ -24,6 +25,7 @@ from ..ir.primitives import made_exception
 from ..rules import attribute_protocol
 from ..rules.cached_calls import answered_by_cache, cached_call, refuse_captured_floats
 from ..rules.comparing_calls import comparing_call, may_compare
+from ..rules.containers.deque_arguments import method_on_items, plain_deque_call
 from ..rules.core import RuleArgumentError, describe_callable
 from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
@@ -329,6 +331,16 @@ _ARRAY_FUNCTION_DISPATCHER = type(np.stack)  # numpy._ArrayFunctionDispatcher (C
 _NDARRAY_ARRAY_FUNCTION = np.ndarray.__array_function__
 
 
+def _reaches_plain_deque(args: tuple) -> bool:
+    """Whether a mode's argument values hold a ``collections.deque`` (a cheap test per call)."""
+    for a in args:
+        if type(a) is tuple:
+            a = a[0]
+        if type(getattr(a, "primal", a)) is collections.deque:
+            return True
+    return False
+
+
 def _primal_of_value(value: Any) -> Any:
     """The primal of a mode's value: a CoDual's or Dual's ``primal``, a second-order 4-tuple's first."""
     return value[0] if type(value) is tuple else getattr(value, "primal", value)
@@ -411,6 +423,12 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         found = mode.operator(fn, args, kwargs)
         if found is not None:
             return found
+    if args and _reaches_plain_deque(args):  # a deque made outside: its definitions (deque_arguments.py)
+        on_items = plain_deque_call(fn, [_primal_of_value(a) for a in args])
+        if on_items is method_on_items:  # xs.extend(d): the bound method passed in, its owner's derivatives with it
+            return dispatch(mode, mode.constant(on_items), on_items, (f, *args), kwargs)
+        if on_items is not None:
+            return dispatch(mode, mode.constant(on_items), on_items, args, kwargs)
     if args and not kwargs and may_compare(fn):
         comparing = comparing_call(fn, [_primal_of_value(a) for a in args])
         if comparing is not None:  # == of tuples, x in items... whose dunders change data: as user code

@@ -9,6 +9,7 @@ so recursion and never-executed branches cost nothing).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import types
@@ -66,12 +67,15 @@ class Star:
         self.codual = codual
 
 
+_LISTS = (list, collections.deque)
+
+
 def _expand_star(seq: CoDual) -> list[CoDual]:
     primal, f = seq.primal, seq.fdata
     if isinstance(primal, tuple):
         parts = f if isinstance(f, tuple) else (NoFData,) * len(primal)
         return [CoDual(x, p) for x, p in zip(primal, parts)]
-    if isinstance(primal, list) and isinstance(f, list):
+    if isinstance(primal, _LISTS) and isinstance(f, _LISTS):  # (a deque made outside: its tangent is a deque)
         return [CoDual(x, fdata(t)) for x, t in zip(primal, f)]
     if is_star_array(primal):
         return star_coduals(seq)
@@ -86,7 +90,7 @@ def _route_star_rdata(seq: CoDual, rdatas: list) -> Any:
         return NoRData if all(r is NoRData for r in rdatas) else tuple(rdatas)
     if is_star_array(primal):
         return route_star_rdata(seq, rdatas)
-    if isinstance(primal, list) and isinstance(f, list):
+    if isinstance(primal, _LISTS) and isinstance(f, _LISTS):
         for i, r in enumerate(rdatas):
             if r is not NoRData:
                 f[i] = acc(f[i], r) if isinstance(f[i], (float, complex)) else join(fdata(f[i]), acc(rdata(f[i]), r))

@@ -16,6 +16,7 @@ cotangents come back to them (positional ones as the partial's rdata, keywords i
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import operator
 from typing import Any, Callable
@@ -183,7 +184,7 @@ def call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     seq, seq_f, seq_d, seq_fd = star
     primal_parts = _expand_star(CoDual(seq, seq_f))
     tangent_parts = _expand_star(CoDual(seq, seq_fd))
-    tangents = list(seq_d) if isinstance(seq_d, (list, tuple)) else star_tangents(seq, seq_d) if is_star_array(seq) \
+    tangents = list(seq_d) if isinstance(seq_d, (list, tuple, collections.deque)) else star_tangents(seq, seq_d) if is_star_array(seq) \
         else [_zero_tangent_of(x.primal) for x in primal_parts]
     if BATCH.size and any(isinstance(p.primal, (float, complex, np.floating)) and type(t) is np.ndarray
                           for p, t in zip(primal_parts, tangents)):

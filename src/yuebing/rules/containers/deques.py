@@ -1,6 +1,6 @@
 """``collections.deque`` made inside a differentiated function, in every mode: the call
 ``collections.deque(iterable, maxlen)`` makes a ``TrackedDeque``, a subclass of ``deque`` whose
-methods are written in Python over a list of its items (``items``), so they are differentiated
+methods are written in Python over a list of its items (``items``; an object to the tangent model), so they are differentiated
 from source like user code: a deque's derivatives are its list's, and each mutation is undone
 by the list rules it runs. ``append`` on a full deque drops the item at the other end, as
 ``maxlen`` says; ``rotate``, ``extendleft``, indexing and iteration do what ``deque``'s do: its
@@ -10,8 +10,8 @@ asked for and raise CPython's ``RuntimeError`` once the deque changed size or wa
 
 The deque's own C storage is kept equal to ``items`` after every change (``_mirror``, no
 derivative), so code that reads it in C (``np.asarray(d)``, ``repr``) sees the same values; what
-takes derivatives reads ``items``. A deque passed into the function has no tangent type (its
-items live in a C object): it is refused, naming ``collections.deque`` (docs/limitations.md).
+takes derivatives reads ``items``. A deque passed into the function stays a ``deque`` (its
+tangent is a deque: ``tangents/deques.py``; its methods: ``deque_arguments.py``).
 """
 from __future__ import annotations
 
@@ -22,11 +22,13 @@ import numpy as np
 
 from ...ir.lazy_iterators import Stepping, listed_reversed
 from ...tangents import MutableTangent, NoRData
+from ...tangents.deques import register_deque_with_fields
 from ..core import CoDual, Dual, frule_for, rrule_for
 from ..declare import nondifferentiable
 from ..second_order import defined_as, zero
 
 
+@register_deque_with_fields
 class TrackedDeque(collections.deque):
     """A ``deque`` whose items live in the Python list ``items`` (and in the C deque, mirrored)."""
 

@@ -1,0 +1,471 @@
+"""A ``collections.deque`` made outside the differentiated function (an argument, something an
+argument holds, a global), in every mode. Its tangent is a deque of its items' tangents with the
+same ``maxlen`` (``tangents/deques.py``); the deque itself stays the caller's object, so aliasing,
+``return d`` and a deque reached twice behave as Python says.
+
+Two primitives carry every derivative: ``deque_items(d)``, a new list of ``d``'s items (fresh
+slots whose cotangents go back to ``d``'s, like ``list(lst)``), and ``deque_store(d, items)``,
+which makes ``d`` hold ``items`` (like ``lst[:] = items``; the pullback puts the old items and
+slots back). Each method of ``deque`` is defined in Python over them (``defined_as``): read the
+items, change the list as the method changes the deque (``maxlen`` drops an item at the other
+end), store them back. Calls that read such a deque (``d[i]``, ``sum(d)``, ``for v in d``,
+``f(*d)``, ``np.asarray(d)``, NumPy and SciPy, ``xs.extend(d)``...) are made on the list of its items
+(``plain_deque_call``, asked by ``transform/protocols.dispatch``), except the operators that
+change the deque or make a new one (``d[i] = v``, ``del d[i]``, ``d += xs``, ``d * n``,
+``d + e``, ``copy.copy``), which have definitions here; functions without derivatives (``len``,
+``isinstance``, comparisons), Python code and what stores the deque (``xs.append(d)``) see the
+deque itself. A reader that changed the list it was given instead would be refused, never
+silently run on a copy (none of them does).
+
+Each operation copies the items: O(len(d)) a call. A deque made inside the function is the
+cheaper ``TrackedDeque`` (``deques.py``).
+"""
+from __future__ import annotations
+
+import collections
+import copy
+import itertools
+import math
+import operator
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ... import tangents as T
+from ...ir.primitives import as_sequence
+from ...tangents import NoFData, NoRData, NoTangent
+from ...tangents.deques import tangent_deque
+from ..array_like import _numpy_owned as numpy_owned
+from ..core import CoDual, Dual, RuleArgumentError, frule_for, rrule_for
+from ..declare import ZERO_DERIVATIVE, nondifferentiable, nondifferentiable_methods
+from ..second_order import defined_as, linear
+from ..util import add_rdata_to
+from .common import _element_fdata, _restored, _slot
+
+_DEQUE = collections.deque
+
+# ------------------------------------------------------------------------------------------------
+# The two primitives
+# ------------------------------------------------------------------------------------------------
+
+
+def deque_items(d: collections.deque) -> list:
+    """A new list of ``d``'s items."""
+    return list(d)
+
+
+def deque_store(d: collections.deque, items: list) -> None:
+    """Make ``d`` hold ``items`` (no more than its ``maxlen``: the definitions trim first)."""
+    d.clear()
+    d.extend(items)
+
+
+def _tangent_deque(fd: Any) -> Any:
+    """``fd`` if it is a deque's tangent, else None (a deque read as a constant)."""
+    return fd if type(fd) is _DEQUE else None
+
+
+@rrule_for(deque_items)
+def _deque_items_rrule(d):
+    items, fd = list(d.primal), _tangent_deque(d.fdata)
+    if fd is None:
+        return CoDual(items, [T.zero_tangent(v) for v in items]), lambda dy: (NoRData, NoRData)
+    slots = [_slot(v, _element_fdata(t)) for v, t in zip(items, fd)]
+
+    def pullback(dy):
+        for i, slot in enumerate(slots):
+            r = T.rdata(slot)
+            if r is not NoRData:
+                fd[i] = add_rdata_to(fd[i], r)
+        return NoRData, NoRData
+
+    return CoDual(items, slots), pullback
+
+
+@frule_for(deque_items)
+def _deque_items_frule(d):
+    items, t = list(d.primal), d.tangent
+    if type(t) is not _DEQUE:
+        return Dual(items, [T.zero_tangent(v) for v in items])
+    return Dual(items, list(t))
+
+
+@rrule_for(deque_store)
+def _deque_store_rrule(d, items):
+    target, fd = d.primal, _tangent_deque(d.fdata)
+    values, item_fd = items.primal, items.fdata
+    old_values = list(target)
+    deque_store(target, values)
+    if fd is None:
+        _refuse_derivatives_into_constant(values, item_fd)
+
+        def plain_pullback(dy):
+            deque_store(target, old_values)
+            return NoRData, NoRData, NoRData
+
+        return CoDual(None, NoFData), plain_pullback
+    old_slots = list(fd)
+    deque_store(fd, [_slot(v, _element_fdata(t)) for v, t in zip(values, item_fd)])
+
+    def pullback(dy):
+        for i, slot in enumerate(list(fd)):
+            r = T.rdata(slot)
+            if r is not NoRData:
+                item_fd[i] = add_rdata_to(item_fd[i], r)
+        deque_store(target, old_values)
+        deque_store(fd, [_restored(s, v) for s, v in zip(old_slots, old_values)])
+        return NoRData, NoRData, NoRData
+
+    return CoDual(None, NoFData), pullback
+
+
+@frule_for(deque_store)
+def _deque_store_frule(d, items):
+    deque_store(d.primal, items.primal)
+    if type(d.tangent) is _DEQUE:
+        deque_store(d.tangent, list(items.tangent))
+    else:
+        _refuse_derivatives_into_constant(items.primal, items.tangent)
+    return Dual(None, NoTangent)
+
+
+def _refuse_derivatives_into_constant(values: list, tangents: Any) -> None:
+    """A deque without a tangent (read as a constant) cannot take values carrying derivatives."""
+    if any(T.primal_kind(v) is not T.kinds.NONDIFF for v in values) and tangents is not NoTangent:
+        raise RuleArgumentError(
+            "collections.deque: yuebing cannot write values carrying derivatives into a deque it reads "
+            "as a constant; pass the deque to the function as an argument")
+
+
+linear(deque_items)
+linear(deque_store, data=(1,))
+
+# ------------------------------------------------------------------------------------------------
+# The methods, defined over the primitives
+# ------------------------------------------------------------------------------------------------
+
+
+def _over_limit(d: collections.deque, items: list) -> bool:
+    return d.maxlen is not None and len(items) > d.maxlen
+
+
+def _first_kept(d: collections.deque, items: list) -> int:
+    """Where the last ``maxlen`` of ``items`` start (what a full deque keeps of them)."""
+    return 0 if d.maxlen is None else max(len(items) - d.maxlen, 0)
+
+
+def _at_limit(d: collections.deque) -> bool:
+    return d.maxlen is not None and len(d) >= d.maxlen
+
+
+def _position_of(items: list, value: Any) -> int:
+    """Where ``value`` is in ``items``, or deque's own ``ValueError``."""
+    for i, v in enumerate(items):
+        if v is value or v == value:
+            return i
+    raise ValueError(f"{value!r} is not in deque")
+
+
+def _check_index(index: Any) -> None:
+    """A deque takes integer indices only, as ``deque`` does."""
+    if isinstance(index, slice):
+        raise TypeError("sequence index must be integer, not 'slice'")
+
+
+nondifferentiable(_over_limit, _first_kept, _at_limit, _position_of, _check_index)
+
+
+def _append(d, value):
+    items = deque_items(d)
+    items.append(value)
+    if _over_limit(d, items):
+        del items[0]
+    deque_store(d, items)
+
+
+def _appendleft(d, value):
+    items = deque_items(d)
+    items.insert(0, value)
+    if _over_limit(d, items):
+        del items[-1]
+    deque_store(d, items)
+
+
+def _pop(d):
+    items = deque_items(d)
+    if not items:
+        raise IndexError("pop from an empty deque")
+    value = items.pop()
+    deque_store(d, items)
+    return value
+
+
+def _popleft(d):
+    items = deque_items(d)
+    if not items:
+        raise IndexError("pop from an empty deque")
+    value = items.pop(0)
+    deque_store(d, items)
+    return value
+
+
+def _extend(d, iterable):
+    values = list(iterable)  # (first: d.extend(d) reads what it had)
+    if d.maxlen == 0:
+        return
+    items = deque_items(d)
+    for value in values:
+        items.append(value)
+        if _over_limit(d, items):
+            del items[0]
+    deque_store(d, items)
+
+
+def _extendleft(d, iterable):
+    values = list(iterable)
+    if d.maxlen == 0:
+        return
+    items = deque_items(d)
+    for value in values:
+        items.insert(0, value)
+        if _over_limit(d, items):
+            del items[-1]
+    deque_store(d, items)
+
+
+def _rotate(d, n=1):
+    items = deque_items(d)
+    size = len(items)
+    if size > 1:
+        n = n % size
+        if n:
+            deque_store(d, items[size - n:] + items[:size - n])
+
+
+def _insert(d, index, value):
+    if _at_limit(d):
+        raise IndexError("deque already at its maximum size")
+    items = deque_items(d)
+    items.insert(index, value)
+    deque_store(d, items)
+
+
+def _remove(d, value):
+    items = deque_items(d)
+    del items[_position_of(items, value)]
+    deque_store(d, items)
+
+
+def _clear(d):
+    deque_store(d, [])
+
+
+def _reverse(d):
+    items = deque_items(d)
+    items.reverse()
+    deque_store(d, items)
+
+
+def _copy(d):
+    return collections.deque(deque_items(d), d.maxlen)
+
+
+_METHODS = {
+    "append": _append, "appendleft": _appendleft, "pop": _pop, "popleft": _popleft, "extend": _extend,
+    "extendleft": _extendleft, "rotate": _rotate, "insert": _insert, "remove": _remove, "clear": _clear,
+    "reverse": _reverse, "copy": _copy, "__copy__": _copy,
+}
+for _name, _definition in _METHODS.items():
+    defined_as((_DEQUE, _name), _definition)
+nondifferentiable_methods(_DEQUE, "count", "index", "__len__", "__contains__")
+
+# ------------------------------------------------------------------------------------------------
+# Operators that change a deque or make one
+# ------------------------------------------------------------------------------------------------
+
+
+def _getitem(d, index):
+    _check_index(index)
+    return deque_items(d)[index]
+
+
+def _setitem(d, index, value):
+    _check_index(index)
+    items = deque_items(d)
+    items[index] = value
+    deque_store(d, items)
+
+
+def _delitem(d, index):
+    _check_index(index)
+    items = deque_items(d)
+    del items[index]
+    deque_store(d, items)
+
+
+def _iadd(d, other):
+    _extend(d, other)
+    return d
+
+
+def _repeated(d, n):
+    """The items of ``d`` ``n`` times, the last ``maxlen`` of them kept (as ``deque * n``)."""
+    return collections.deque(deque_items(d) * n, d.maxlen)
+
+
+def _imul(d, n):
+    items = deque_items(d) * n
+    deque_store(d, items[_first_kept(d, items):])
+    return d
+
+
+def _add(d, other):
+    return collections.deque(deque_items(d) + list(other), d.maxlen)
+
+
+def _plain_deques_only(fn: Callable, args: list) -> None:
+    """Python's own ``TypeError`` for ``d + xs`` with ``xs`` not a deque (``list + deque`` too)."""
+    if not all(isinstance(a, _DEQUE) for a in args):
+        fn(*args)
+
+
+#: operator -> (definition, whether every operand must be a deque) when the deque comes first
+_OPERATORS = {
+    operator.getitem: (_getitem, False), operator.setitem: (_setitem, False),
+    operator.delitem: (_delitem, False), operator.iadd: (_iadd, False), operator.imul: (_imul, False),
+    operator.add: (_add, True), operator.mul: (_repeated, False), copy.copy: (_copy, False),
+}
+
+#: calls that see the deque itself: no derivatives, or reading attributes
+_AS_IT_IS = frozenset({getattr, setattr, delattr, hasattr, isinstance, type, id, len, repr, str, bool, print,
+                       operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+                       operator.is_, operator.is_not, operator.truth, operator.not_, hash,
+                       deque_items, deque_store})
+
+# ------------------------------------------------------------------------------------------------
+# Which definition a call receiving a deque runs
+# ------------------------------------------------------------------------------------------------
+
+
+def plain_deque_call(fn: Any, args: list) -> Callable | None:
+    """For a call of ``fn`` (primals ``args``) receiving a deque made outside the function: the
+    Python definition that runs it (see the module docstring), or None: the call receives the
+    deque itself (Python code, functions without derivatives, and what stores it: ``xs.append(d)``,
+    ``xs[i] = d``; a rule given a deque it cannot read refuses it by name)."""
+    positions = tuple(i for i, a in enumerate(args) if type(a) is _DEQUE)
+    if not positions or _sees_deque(fn):
+        return None
+    if positions[0] == 0 and fn in _OPERATORS:
+        definition, all_deques = _OPERATORS[fn]
+        if all_deques and not all(isinstance(a, _DEQUE) for a in args):
+            fn(*args)  # d + [1.0]: Python's TypeError
+        return definition
+    if fn is operator.mul and positions == (1,):
+        return _repeated_after
+    if fn is operator.add:
+        fn(*args)  # [1.0] + d: Python's TypeError
+    if _reading_method(fn):
+        return method_on_items
+    if fn is operator.setitem:  # xs[i] = d stores the deque; a[:] = d (an array) reads its items
+        positions = (2,) if isinstance(args[0], np.ndarray) and positions[-1] == 2 else ()
+    elif not _reads_items(fn):
+        return None
+    if not positions:
+        return None
+    key = (fn, positions)
+    found = _LISTINGS.get(key)
+    if found is None:
+        found = _LISTINGS[key] = _call_on_items(fn, positions)
+    return found
+
+
+def _sees_deque(fn: Any) -> bool:
+    try:
+        return fn in _AS_IT_IS or fn in ZERO_DERIVATIVE or _bound_to_deque(fn)
+    except TypeError:  # unhashable callables
+        return False
+
+
+def _bound_to_deque(fn: Any) -> bool:
+    """``d.append`` and the other methods of a deque: their own definitions (``defined_as``)."""
+    return type(getattr(fn, "__self__", None)) is _DEQUE
+
+
+def _repeated_after(n, d):
+    return _repeated(d, n)
+
+
+#: builtins that read the items of the iterables they are given (and keep none of them)
+_READERS = frozenset({
+    list, tuple, set, frozenset, dict, sum, sorted, min, max, any, all, iter, reversed, enumerate, zip,
+    map, filter, as_sequence, operator.getitem, operator.contains, operator.countOf, operator.indexOf, operator.iadd,
+    operator.concat, operator.iconcat, math.fsum, math.prod, math.dist, math.hypot,
+    *(getattr(itertools, name) for name in ("chain", "islice", "accumulate", "product", "combinations",
+                                            "permutations", "pairwise", "starmap", "zip_longest", "cycle")),
+})
+#: methods of builtin types that read the items of an iterable argument
+_READING_METHODS = frozenset({"extend", "update", "union", "intersection", "difference", "symmetric_difference",
+                              "issubset", "issuperset", "isdisjoint", "join", "fromkeys", "__iadd__",
+                              "intersection_update", "difference_update", "symmetric_difference_update"})
+
+
+def _reads_items(fn: Any) -> bool:
+    """Whether ``fn`` reads the items of its deque arguments rather than keeping the deque:
+    ``_READERS``, reading methods of lists, sets, dicts and strings, NumPy and SciPy (which
+    read a deque as an array_like)."""
+    try:
+        if fn in _READERS:
+            return True
+    except TypeError:  # unhashable callables
+        return False
+    return numpy_owned(fn)
+
+
+def _reading_method(fn: Any) -> bool:
+    """``xs.extend``, ``s.update``, ``", ".join``...: a method of a builtin container reading an
+    iterable argument."""
+    return isinstance(fn, types.BuiltinMethodType) and getattr(fn, "__name__", "") in _READING_METHODS \
+        and isinstance(fn.__self__, (list, set, frozenset, dict, str, bytes, type))
+
+
+_LISTINGS: dict = {}
+
+
+def _call_on_items(fn: Callable, positions: tuple) -> Callable:
+    """``fn`` called with the deques at ``positions`` replaced by lists of their items; refused
+    if ``fn`` changed such a list (it would have changed the deque)."""
+    def call_on_items(*args, **kwargs):
+        args = list(args)
+        for i in positions:
+            args[i] = deque_items(args[i])
+        before = _identities(args, positions)
+        out = fn(*args, **kwargs)
+        _check_unchanged(fn, args, positions, before)
+        return out
+
+    return call_on_items
+
+
+def _identities(args: list, positions: tuple) -> list:
+    return [[id(v) for v in args[i]] for i in positions]
+
+
+def _check_unchanged(fn: Any, args: list, positions: tuple, before: list) -> None:
+    if _identities(args, positions) != before:
+        raise RuleArgumentError(
+            f"{getattr(fn, '__qualname__', fn)}: yuebing cannot differentiate a C function that changes a "
+            "collections.deque made outside the differentiated function; change it with its own methods, "
+            "or make the deque in the function (collections.deque(xs))")
+
+
+nondifferentiable(_identities, _check_unchanged)
+
+
+def method_on_items(method, *args, **kwargs):
+    """``method(*args)`` (``xs.extend(d)``, passed in with its owner's derivatives by the call
+    site) with each deque argument replaced by the list of its items."""
+    return method(*[deque_items(a) if type(a) is collections.deque else a for a in args], **kwargs)
+
+
+CASES: list = []  # the definitions are differentiated from source: tests/test_deque_arguments.py checks them

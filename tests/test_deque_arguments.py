@@ -1,0 +1,402 @@
+"""A ``collections.deque`` passed into a differentiated function (issue 13): its gradient is a
+deque with the same ``maxlen`` (docs/tangents.md, "Deques"), it may be changed in the function
+(the caller's deque is left as it was), and derivatives agree with central differences in
+reverse and forward mode and in second order (``yb.hvp``). ``rules/containers/deque_arguments.py``.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from collections import deque
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing import tangents as T
+from yuebing.testing import check_rule, check_tangent_interface
+from yuebing.testing.structural import compare
+from yuebing.tangents.validate import validate_tangent
+
+H = 1e-6
+
+
+# ------------------------------------------------------------------------------------------------
+# The check: every mode against central differences, the caller's arguments untouched
+# ------------------------------------------------------------------------------------------------
+
+
+def _moved(args: tuple, v: tuple, step: float) -> tuple:
+    return T.add_to_primal(T.structural_copy(args), v, step)
+
+
+def _slope(f, args: tuple, v: tuple, h: float = H) -> float:
+    return (f(*_moved(args, v, h)) - f(*_moved(args, v, -h))) / (2 * h)
+
+
+def _unchanged(before: tuple, args: tuple, what: str) -> None:
+    problem = compare(before, args)
+    assert problem is None, f"{what} changed the caller's arguments: {problem}"
+
+
+def check_modes(f, *args, tol: float = 1e-5, second_order: bool = True) -> None:
+    """Gradient, JVP and Hessian-vector product of scalar ``f`` at ``args`` against central
+    differences, each call leaving ``args`` as they were; gradients have the arguments' types
+    (a deque's is a deque with its maxlen) and aliasing."""
+    rng = np.random.default_rng(0)
+    before = T.structural_copy(args)
+    nums = tuple(range(len(args)))
+    v = tuple(T.randn_tangent(rng, args))
+    expected = _slope(f, args, v)
+
+    value, grads = yb.value_and_grad(f, argnums=nums)(*args)
+    _unchanged(before, args, "grad")
+    assert value == pytest.approx(f(*T.structural_copy(args)), rel=1e-12)
+    validate_tangent(args, grads)  # types (deques with their maxlen), shapes and aliasing
+    assert T.dot(v, grads) == pytest.approx(expected, rel=tol, abs=tol), "reverse mode"
+
+    _, tangent = yb.jvp(f, args, v)
+    _unchanged(before, args, "jvp")
+    assert tangent == pytest.approx(expected, rel=tol, abs=tol), "forward mode"
+
+    if not second_order:
+        return
+    _, grads2, hv = yb.hvp(f, args, v)
+    _unchanged(before, args, "hvp")
+    validate_tangent(args, hv)
+    w = tuple(T.randn_tangent(rng, args))
+    assert T.dot(w, grads2) == pytest.approx(T.dot(w, grads), rel=1e-9, abs=1e-9), "hvp: gradient"
+    gradient_along_w = lambda *xs: T.dot(w, yb.grad(f, argnums=nums)(*xs))  # noqa: E731
+    assert T.dot(w, hv) == pytest.approx(_slope(gradient_along_w, args, v, 1e-5), rel=1e-4, abs=1e-4), "hvp"
+
+
+def with_state_after(f, weights: list):
+    """``f`` plus a projection of its deque argument's state after the call: the changes ``f``
+    makes to the deque are differentiated too."""
+    def g(d, *rest):
+        y = f(d, *rest)
+        return y + sum(w * v for w, v in zip(weights, d))
+
+    return g
+
+
+def _deques(*items: list, maxlens=(None, 3)) -> list:
+    return [deque(xs, maxlen=m) for xs in items for m in maxlens]
+
+
+# ------------------------------------------------------------------------------------------------
+# Changing the deque: its methods, maxlen drops
+# ------------------------------------------------------------------------------------------------
+
+
+def window(d, x):
+    for k in range(4):
+        d.append(x * (k + 1.0))
+    return sum(v * v for v in d)
+
+
+def ends(d, x):
+    d.appendleft(x * 2.0)
+    v = d.pop()
+    d.rotate(1)
+    d.extend([x, x * x])
+    w = d.popleft()
+    d.extendleft([w * x])
+    d.rotate(-2)
+    return v * w + d[0] * d[-1]
+
+
+def edits(d, x):
+    d.insert(1, x * 3.0)  # (a full deque refuses, as CPython's: not at maxlen 3 here)
+    d[0] = d[0] * x + 1.0  # (values kept apart: remove() below picks the first equal one)
+    del d[-1]
+    d.reverse()
+    d += [x * x, 2.5]
+    y = d.count(-9.0) + d.index(d[1]) + d[1]  # (no derivative; values chosen apart, not a kink)
+    d.remove(d[2])
+    return y * d[0] + d[-1]
+
+
+def cleared(d, x):
+    y = d[0] * x
+    d.clear()
+    d.append(y)
+    d *= 2
+    return y * d[-1]
+
+
+CHANGES = [window, ends, edits, cleared]
+
+
+@pytest.mark.parametrize("f", CHANGES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("d", _deques([1.0, 2.0, 3.0], maxlens=(None, 3, 5)), ids=repr)
+def test_changing_methods_every_mode(f, d):
+    if f is edits and d.maxlen == 3:
+        d = deque(d, maxlen=4)
+    check_modes(with_state_after(f, [0.3, -1.1, 0.7, 0.2, 0.9, -0.4, 1.3, 0.5]), d, 0.7)
+
+
+@pytest.mark.parametrize("f", CHANGES, ids=lambda f: f.__name__)
+def test_changed_state_against_differences(f):
+    """``check_rule`` compares the deque after the call too, in reverse and forward mode."""
+    check_rule(f, deque([1.0, 2.0, 3.0], maxlen=4), 0.7)
+
+
+def test_a_full_deque_refuses_insert_as_python_does():
+    with pytest.raises(IndexError, match="maximum size"):
+        yb.grad(edits, argnums=1)(deque([1.0, 2.0, 3.0], maxlen=3), 0.7)
+
+
+def test_maxlen_zero_keeps_nothing():
+    def f(d, x):
+        d.append(x)
+        d.extend([x, x])
+        return x * len(d) + x * x
+
+    check_modes(f, deque([], maxlen=0), 0.7)
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading the deque: iteration, indexing, builtins, NumPy, star arguments
+# ------------------------------------------------------------------------------------------------
+
+
+def loops(d, x):
+    total = 0.0
+    for i, v in enumerate(d):
+        total += (i + x) * v ** 2
+    for v in d:
+        total += v * x
+    a, b, c = d
+    return total + a * b * c + sum(u * w for u, w in zip(d, reversed(d)))
+
+
+def builtins_(d, x):
+    return min(d) * max(d) + sorted(d)[1] * x + math.fsum(d) + tuple(d)[0] * (-9.0 not in d) + next(iter(d)) * x
+
+
+def numpy_(d, x):
+    a = np.asarray(d)
+    b = np.zeros(len(d))
+    b[:] = d
+    return float(a @ b) * x + float(np.mean(d)) + float(np.sum(np.array(d) ** 3))
+
+
+def star(d, x):
+    return max(*d) * x + np.hypot(*list(d)[:2]) + math.prod(d)
+
+
+def containers(d, x):
+    xs = [x]
+    xs.extend(d)
+    xs += d
+    s = set()
+    s.update(d)
+    return sum(xs) * x + d[-1] * d[0] + len(s)
+
+
+READS = [loops, builtins_, numpy_, star, containers]
+
+
+@pytest.mark.parametrize("f", READS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("maxlen", [None, 3])
+def test_reading_every_mode(f, maxlen):
+    check_modes(f, deque([1.0, 2.0, 3.5], maxlen=maxlen), 0.7)
+
+
+# ------------------------------------------------------------------------------------------------
+# New deques, the deque returned, deques of arrays and objects
+# ------------------------------------------------------------------------------------------------
+
+
+def copies(d, x):
+    e = d.copy()
+    e.append(x)
+    f = copy.copy(d)
+    f.appendleft(x * x)
+    g = d + deque([x])
+    h = 2 * d
+    k = copy.deepcopy(d)
+    d.append(3.0 * x)
+    return e[-1] * e[0] + f[0] * f[-1] + g[-1] * h[-1] + k[0] * d[-1]
+
+
+def test_copies_every_mode():
+    check_modes(copies, deque([1.0, 2.0], maxlen=3), 0.7)
+
+
+def test_the_deque_returned():
+    def f(d, x):
+        d.append(x * x)
+        d.rotate()
+        return d
+
+    d = deque([1.0, 2.0], maxlen=3)
+    value, pullback = yb.vjp(f, d, 0.5)
+    assert value == deque([0.25, 1.0, 2.0]) and value.maxlen == 3
+    ct = deque([1.0, 10.0, 100.0], maxlen=3)
+    g_d, g_x = pullback(ct)
+    assert d == deque([1.0, 2.0])  # the pullback undoes the forward pass, as for a list
+    assert type(g_d) is deque and g_d.maxlen == 3
+    v = tuple(T.randn_tangent(np.random.default_rng(1), (d, 0.5)))
+    plain = lambda d, x: T.dot(ct, f(d, x))  # noqa: E731
+    assert T.dot(v, (g_d, g_x)) == pytest.approx(_slope(plain, (d, 0.5), v), rel=1e-6)
+    out, tangent = yb.jvp(f, (d, 0.5), v)
+    assert type(tangent) is deque and T.dot(ct, tangent) == pytest.approx(_slope(plain, (d, 0.5), v), rel=1e-6)
+
+
+class Weight:
+    def __init__(self, w):
+        self.w = w
+
+
+def arrays(d, x):
+    d.appendleft(d[-1] * x)
+    return float(np.sum(np.asarray(d) ** 2)) + float(np.sum(d[0] * d[1]))
+
+
+def objects(d, x):
+    d.append(Weight(x * d[0].w))
+    d.popleft()
+    d[0].w = d[0].w * x
+    return d[0].w * d[-1].w + sum(o.w for o in d)
+
+
+def test_a_deque_of_arrays_every_mode():
+    check_modes(arrays, deque([np.ones(2), np.arange(2.0)], maxlen=2), 0.7)
+    check_modes(arrays, deque([np.ones(3), np.linspace(0.0, 1.0, 3), np.full(3, 2.0)]), 0.7)
+
+
+def test_a_deque_of_objects_every_mode():
+    check_modes(objects, deque([Weight(1.5), Weight(2.0), Weight(-0.5)], maxlen=3), 0.7)
+
+
+def test_gradients_are_deques_of_the_items_tangents():
+    g = yb.grad(objects)(deque([Weight(1.5), Weight(2.0)], maxlen=4), 0.7)
+    assert type(g) is deque and g.maxlen == 4 and all(type(t) is T.MutableTangent for t in g)
+    g = yb.grad(arrays)(deque([np.ones(2), np.arange(2.0)]), 0.7)
+    assert type(g) is deque and g.maxlen is None and all(type(t) is np.ndarray for t in g)
+
+
+# ------------------------------------------------------------------------------------------------
+# Aliasing
+# ------------------------------------------------------------------------------------------------
+
+
+def shared(p, x):
+    d, e, xs = p
+    d.append(x * xs[0])
+    xs.append(x)
+    return d[-1] * e[0] + e[-2] * xs[-1]
+
+
+def holds_list(p, x):
+    d, xs = p
+    xs.append(x)
+    d.append(x * x)
+    return d[0][-1] * d[1] + xs[0] * d[-1]
+
+
+def test_one_deque_reached_twice_shares_one_tangent():
+    d = deque([1.0, 2.0, 3.0], maxlen=4)
+    xs = [0.5]
+    check_modes(shared, (d, d, xs), 0.7)
+    g, _ = yb.grad(shared, argnums=(0, 1))((d, d, xs), 0.7)
+    assert g[0] is g[1]  # one deque, one tangent deque (DESIGN.md §2)
+
+
+def test_a_deque_holding_a_list_passed_beside_it():
+    xs = [1.0, 2.0]
+    check_modes(holds_list, (deque([xs, 3.0]), xs), 0.7)
+    g = yb.grad(holds_list)((deque([xs, 3.0]), xs), 0.7)
+    assert g[0][0] is g[1]  # the list's tangent, reached through the deque and beside it
+
+
+def test_the_same_deque_as_two_arguments_is_refused_as_a_list_is():
+    def f(d, e, x):
+        d.append(x)
+        return sum(d) * e[0]
+
+    d = deque([1.0, 2.0])
+    with pytest.raises(TypeError, match="argument 0 and argument 1 are the same deque.*lambda p: f"):
+        yb.grad(f, argnums=(0, 1, 2))(d, d, 0.5)
+    assert d == deque([1.0, 2.0])
+
+
+def test_a_deque_made_outside_and_read_as_a_global():
+    log = deque([1.0, 2.0], maxlen=3)
+
+    def f(x):
+        log.append(x)
+        v = log.pop()
+        log.appendleft(v * x)
+        y = log[0] * log[-1]
+        log.popleft()
+        return y
+
+    check_modes(f, 0.7)
+    assert log == deque([1.0, 2.0])
+
+
+# ------------------------------------------------------------------------------------------------
+# The tangent type, and what stays refused
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("x", [deque([1.0, 2.5]), deque([1.0, np.ones(2), [3.0], (4.0, "a")], maxlen=6), deque(),
+                               deque([Weight(1.0), 2], maxlen=2), (lambda q: [q, q, list(q)])(deque([1.0]))],
+                         ids=["floats", "mixed", "empty", "objects", "aliased"])
+def test_tangent_interface(x):
+    check_tangent_interface(x)
+
+
+def test_a_tangent_of_another_maxlen_or_type_is_refused():
+    with pytest.raises(TypeError, match="maxlen=3"):
+        validate_tangent(deque([1.0], maxlen=3), deque([1.0]))
+    with pytest.raises(TypeError, match="must be a deque"):
+        yb.jvp(lambda d: d[0], (deque([1.0]),), ([1.0],))
+
+
+def test_a_subclass_of_deque_is_refused_by_name():
+    class Window(deque):
+        pass
+
+    with pytest.raises(TypeError, match="Window, a subclass of collections.deque"):
+        yb.grad(lambda d: d[0] * 2.0)(Window([1.0]))
+
+
+def test_a_c_function_that_would_keep_the_deque_gets_the_deque():
+    def f(d, x):
+        kept = [d]
+        kept[0].append(x)
+        return kept[0][-1] * d[0]
+
+    check_modes(f, deque([1.0, 2.0]), 0.7)
+
+
+def test_jacobian_in_both_modes():
+    f = lambda d, x: np.array([d[0] * x, d[-1] * d[0]])  # noqa: E731
+    d = deque([1.0, 2.0], maxlen=4)
+    rev = yb.jacobian(f, argnums=(0, 1))(d, 0.5)
+    fwd = yb.jacobian(f, argnums=(0, 1), mode="fwd", chunk_size=1)(d, 0.5)
+    assert type(rev[0]) is deque and rev[0].maxlen == 4
+    for a, b in zip(list(rev[0]) + [rev[1]], list(fwd[0]) + [fwd[1]]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(rev[0][1], (f(deque([1.0, 2.0 + H]), 0.5) - f(deque([1.0, 2.0 - H]), 0.5)) / (2 * H),
+                               rtol=1e-6)
+
+
+def test_a_reader_that_changes_the_items_it_was_given_is_refused():
+    """A call made on the list of a deque's items must not change that list: it would have
+    changed the deque (the guard of ``deque_arguments._call_on_items``)."""
+    from yuebing.rules.containers.deque_arguments import _call_on_items
+
+    with pytest.raises(TypeError, match="cannot differentiate a C function that changes a collections.deque"):
+        _call_on_items(lambda xs: xs.reverse(), (0,))(deque([1.0, 2.0]))
+    assert _call_on_items(sum, (0,))(deque([1.0, 2.0])) == 3.0
+
+
+def test_forward_jacobian_asks_for_chunks_of_one():
+    f = lambda d, x: np.array([d[0] * x, d[-1] * d[0]])  # noqa: E731
+    with pytest.raises(NotImplementedError, match="chunk_size=1"):
+        yb.jacobian(f, argnums=(0, 1), mode="fwd")(deque([1.0, 2.0]), 0.5)
