@@ -21,6 +21,7 @@ pairing calls it (``api/nested._opened_function_call``).
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from ..rules.second_order import _register as _register_second_order
@@ -100,10 +101,12 @@ def jvp_second_order(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Calla
     if has_aux:
         out, pullback = _aux_triple(out, pullback)
 
+    partial = isinstance(fn4[0], functools.partial)  # (its stored numbers' rdata is its own)
+
     def unpacked(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = pullback(dy, dy_d)  # jvp_call, f, f's tangent, then p1, t1, p2, t2, ...
-        return tuple((NoRData, NoRData, packed_rdata(r[3::2]), packed_rdata(r[4::2])) + (NoRData,) * n_rest
-                     for r in (rs, rsd))
+        return tuple((NoRData, r[1] if partial else NoRData, packed_rdata(r[3::2]), packed_rdata(r[4::2]))
+                     + (NoRData,) * n_rest for r in (rs, rsd))
 
     return out, unpacked
 

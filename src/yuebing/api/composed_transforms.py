@@ -17,6 +17,7 @@ these (a Hessian of a function calling them: use ``yb.grad`` over ``yb.grad`` in
 """
 from __future__ import annotations
 
+import types
 from typing import Any, Callable
 
 from ..rules import _nested_definitions as definitions
@@ -42,13 +43,23 @@ def _function_part(data: Any) -> Any:
     return data
 
 
+def _called_object(r: Any) -> Any:
+    """The rdata of an object from what a call of it gave back (the rdata of its bound
+    ``__call__``, whose ``__self__`` it is)."""
+    if isinstance(r, Tangent) and r.primal_type is types.MethodType:
+        return r.fields.get("__self__", NoRData)
+    return r
+
+
 def _maker_rules(public: Callable) -> None:
     """``yb.jacobian(f, ...)`` / ``yb.hessian(f, ...)`` in differentiated code: the object,
     carrying ``f``'s fdata (reverse), tangent (forward) or both (second order)."""
 
     def reverse(f: CoDual, *args: Any, **kwargs: Any) -> tuple:
         made = public(f.primal, *(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
-        return CoDual(made, f.fdata), lambda dy: (NoRData,) * (2 + len(args) + len(kwargs))
+        # the object's rdata is f's (a partial's stored numbers), as its fdata is
+        rest = (NoRData,) * (len(args) + len(kwargs))
+        return CoDual(made, f.fdata), lambda dy: (NoRData, _called_object(dy), *rest)
 
     def forward(f: Dual, *args: Any, **kwargs: Any) -> Dual:
         made = public(f.primal, *(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
@@ -56,8 +67,9 @@ def _maker_rules(public: Callable) -> None:
 
     def second(f4: tuple, args: tuple, kwargs: dict) -> tuple:
         made = public(args[0][0], *(a[0] for a in args[1:]), **{k: v[0] for k, v in kwargs.items()})
-        none = (NoRData,) * (1 + len(args) + len(kwargs))
-        return (made, args[0][1], args[0][2], args[0][3]), lambda dy, dy_d: (none, none)
+        rest = (NoRData,) * (len(args) + len(kwargs) - 1)
+        return (made, args[0][1], args[0][2], args[0][3]), \
+            lambda dy, dy_d: ((NoRData, _called_object(dy), *rest), (NoRData, _called_object(dy_d), *rest))
 
     register_rrule(public, reverse)
     register_frule(public, forward)
@@ -82,7 +94,13 @@ def _call_rules(cls: type, definition: Callable, name: str) -> None:
         _check(obj.primal, kwargs, name)
         f = CoDual(obj.primal.f, _function_part(obj.fdata))
         out, pullback = call_rrule(CoDual(definition, NoFData), f, CoDual(obj.primal.argnums, NoFData), *args)
-        return out, lambda dy: (NoRData, NoRData) + tuple(pullback(dy)[3:])
+        own = f.fdata is obj.fdata  # (made by the maker's rule: its rdata is f's)
+
+        def call_pullback(dy: Any) -> tuple:
+            rs = pullback(dy)
+            return (NoRData, rs[1] if own else NoRData) + tuple(rs[3:])
+
+        return out, call_pullback
 
     def forward(obj: Dual, *args: Dual, **kwargs: Any) -> Dual:
         _check(obj.primal, kwargs, name)
@@ -105,7 +123,8 @@ def _second_order_call(definition: Callable, name: str) -> Callable:
         _check(obj4[0], kwargs, name)
         f = (obj4[0].f,) + tuple(_function_part(part) for part in obj4[1:])
         out, pullback = run(f4, (f, _constant(obj4[0].argnums)) + tuple(args), {})
-        return out, lambda dy, dy_d: tuple((NoRData, NoRData) + tuple(r[3:]) for r in pullback(dy, dy_d))
+        own = f[1] is obj4[1]  # (made by the maker's rule: its rdata is f's)
+        return out, lambda dy, dy_d: tuple((NoRData, r[1] if own else NoRData, *r[3:]) for r in pullback(dy, dy_d))
 
     return second
 

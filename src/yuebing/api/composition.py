@@ -59,8 +59,26 @@ def _fresh_fdata(x: Any, outer: Any, default: Any) -> Any:
     """Zero fdata for the inner pass: a closure made in the differentiated code has boxes for
     its captured values (``outer`` holds the outer pass's); anything else its own."""
     if callable(x) and isinstance(outer, Tangent):
-        return T.scale(outer, 0.0)
+        return _zeroed_fdata(outer)
     return default
+
+
+def _zeroed_fdata(fdata: Any) -> Any:
+    """Fresh zero fdata shaped like ``fdata`` (its ``NoFData`` parts left so)."""
+    return T.fdata(T.scale(T.join(fdata, NoRData), 0.0))
+
+
+def _dual_tangent(fn: Any, forward_tangent: Any) -> Any:
+    """A function's forward-mode tangent in second order's format: a closure's boxes as cell
+    tangents; a partial's stored values' tangents as they are (its function's converted so).
+    (A partial's read as a closure's lost what it stored: forward mode over ``yb.jvp`` of
+    ``functools.partial(g, x)`` came out wrong.)"""
+    if isinstance(fn, functools.partial) and isinstance(forward_tangent, Tangent):
+        fields = dict(forward_tangent.fields)
+        if "func" in fields:
+            fields["func"] = _dual_tangent(fn.func, fields["func"])
+        return Tangent(functools.partial, fields)
+    return _dual_closure_tangent(forward_tangent)
 
 
 def deliver(codual: Any, tangent: Any) -> Any:
@@ -93,8 +111,9 @@ class DualPass:
         fdts = [_fresh_fdata(x, o, d) for x, o, d in zip(xs, outer, fdata_of(xs))]
         duals = [(x, fd, zero_tangent_of(x) if d is None or d is NoTangent else d, fdt)
                  for x, fd, d, fdt in zip(xs, fds, directions, fdts)]
-        g_fd = T.scale(g_fdata, 0.0) if isinstance(g_fdata, Tangent) else NoFData
-        g_fdt = T.scale(g_fdata, 0.0) if isinstance(g_fdata, Tangent) else NoFData
+        # (a partial's fdata marks its numbers and constants NoFData, which scaling raised on)
+        g_fd = _zeroed_fdata(g_fdata) if isinstance(g_fdata, Tangent) else NoFData
+        g_fdt = _zeroed_fdata(g_fdata) if isinstance(g_fdata, Tangent) else NoFData
         scope = outside_state.enter()  # the inner pass's outside state is its own
         try:
             self.out, pullback = call_rrule2((g, g_fd, NoTangent, g_fdt), *duals)
@@ -194,11 +213,12 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
             directions[i] = bar
         seed = _aux_seeds(_scalar(value_bar), aux_bar) if spec.has_aux else _seeds(1.0, _scalar(value_bar))
         run = DualPass(g, g_fdata, args, directions, seed, "grad")
+        g_rdata = NoRData
         if deliver_captured is not None:
             deliver_captured.update(run.g_second)
-        elif isinstance(g_fdata, Tangent):
-            deliver(CoDual(g, g_fdata), run.g_second)
-        return (NoRData,) + order([deliver(a, s) for a, s in zip(args, run.second)])
+        elif isinstance(g_fdata, Tangent):  # (a partial's stored numbers: rdata, for the function to pass on)
+            g_rdata = deliver(CoDual(g, g_fdata), run.g_second)
+        return (g_rdata,) + order([deliver(a, s) for a, s in zip(args, run.second)])
 
     return out, pullback
 
@@ -306,11 +326,11 @@ def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) ->
             value_bar, tangent_bar = cotangent
             seed = _seeds(tangent_bar, value_bar)
         run = DualPass(primal(f), f_fdata, tuple(_elements(primals, len(ps))), list(ts), seed, "jvp")
-        if isinstance(f_fdata, Tangent):
-            deliver(f, run.g_second)
+        # (a partial's stored numbers: its rdata, which was dropped)
+        f_r = deliver(f, run.g_second) if isinstance(f_fdata, Tangent) else NoRData
         p_r = tuple(deliver(a, s) for a, s in zip(_elements(primals, len(ps)), run.second))
         t_r = tuple(deliver(a, s) for a, s in zip(_elements(tangents, len(ts)), run.first))
-        return (NoRData, NoRData, p_r, t_r) + (NoRData,) * (len(rest) + len(kwargs))
+        return (NoRData, f_r, p_r, t_r) + (NoRData,) * (len(rest) + len(kwargs))
 
     return out, pullback
 
@@ -406,7 +426,7 @@ def _pairing_derivative(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tupl
     duals = [(x, fd, d, fdt) for x, fd, d, fdt in zip(xs, fds, dps, fdts)]
     scope = outside_state.enter()
     try:
-        out, pullback = call_rrule2((fn, NoFData, _dual_closure_tangent(fn_tangent), NoFData), *duals)
+        out, pullback = call_rrule2((fn, NoFData, _dual_tangent(fn, fn_tangent), NoFData), *duals)
     finally:
         outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
     _, rsd = pullback(*_seeds(basis, NoTangent)(out))

@@ -112,6 +112,11 @@ def _elements(c: _Composition, slot: int, value: Any, keywords: bool) -> Any:
     return [(slot, c.add(_constant(_zero_tangent_of(value))))]
 
 
+def _partial_rdata(name: str, r: Any) -> Any:
+    """A partial's rdata holding ``r`` as its field ``name``'s (``func``, ``args``, ``keywords``)."""
+    return NoRData if r is NoRData else Tangent(functools.partial, {name: r})
+
+
 def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict,
                refuse: Callable[[Any, str], Exception] | None = None) -> int:
     """The ``(value, tangent)`` pair of the user's callable on the slot pairs, by second order
@@ -123,6 +128,10 @@ def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict,
     if isinstance(fun, functools.partial):  # its function, its arguments first and its keywords added
         def part(name: str, value: Any) -> int:
             fields = [getattr(t, "fields", {}) if isinstance(t, Tangent) else {} for t in fun4]
+            # its rdata (stored numbers) goes back as the partial's: dropped, yb.grad(partial(g, x[0]))
+            # inside yb.hessian lost x[0]'s
+            c.steps.append((lambda dy, dy_d: tuple((NoRData, _partial_rdata(name, r)) for r in (dy, dy_d)),
+                            [fun_slot], len(c.values)))
             return c.add((value, fields[1].get(name, NoFData), fields[2].get(name, NoTangent),
                           fields[3].get(name, NoFData)))
 

@@ -8,6 +8,7 @@ rules registered here like any primitive's.
 """
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any, Callable
 
@@ -23,10 +24,11 @@ from ..transform import protocols
 from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent_of
 from ..transform.lifting import _fresh_output, _output_cotangents
 from ..rules import outside_state
-from ..transform.second_order import _dual_closure_tangent, call_rrule2
+from ..transform.second_order import call_rrule2
 from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call
 from ..transform.third_order import FOLLOWED_CALLS, _Composition, _constant, _function, _zero_tangent_of
-from ..transform import plain_generators, plain_keys, plain_objects, plain_partials, plain_sets  # noqa: F401 - hooks of third order
+from ..transform import plain_generators, plain_keys, plain_objects, plain_partials, plain_sets  # noqa: F401 - hooks
+from ..transform import third_order_partials  # noqa: F401 - hook of third order: partials made outside
 from .common import normalise_argnums, scalar_seed, split_aux
 from .composed_second_order import captured_tangents, captures_derivatives, closure_refusal
 from .implicit_stationary import _user_call
@@ -66,7 +68,7 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     g = spec.f
     scope = outside_state.enter()  # the inner pass's outside state is its own, not the outer pass's
     try:
-        out, pullback = call_rrule2((g, NoFData, _dual_closure_tangent(f.tangent), NoFData), *duals, **keywords)
+        out, pullback = call_rrule2((g, NoFData, _dual_tangent(g, f.tangent), NoFData), *duals, **keywords)
     finally:
         outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
     if spec.has_aux:
@@ -135,7 +137,8 @@ def _gradient_function(make: Callable, f: Any, argnums: Any, has_aux: Any) -> tu
     """``yb.grad(g)`` called in differentiated code: the gradient function. ``g``'s fdata goes
     with it, so calling it can refuse what it cannot differentiate (captured variables)."""
     fdata = f.fdata if isinstance(f, CoDual) else NoFData
-    return CoDual(make(primal(f), primal(argnums), primal(has_aux)), fdata), lambda dy: (NoRData,) * 4
+    # its rdata is g's (the numbers a partial stored, gradient_rrule)
+    return CoDual(make(primal(f), primal(argnums), primal(has_aux)), fdata), lambda dy: (NoRData, dy, NoRData, NoRData)
 
 
 def _grad_rrule(f: Any, argnums: Any = 0, has_aux: Any = False) -> tuple:
@@ -155,9 +158,10 @@ def check_gradient_call(spec: Any, xs: tuple, captures: bool, mode: str, nums: t
     pulls back; a Python function is opened where it is called, ``_opened_function_call``)."""
     if captures:
         raise NestedDifferentiationError(
-            f"{mode}: yuebing cannot differentiate a callable other than a Python function (a functools.partial, a "
-            "bound method) passed to a gradient function or yb.vjp with respect to the variables it captures from "
-            "the differentiated code; pass them to it as arguments")
+            f"{mode}: yuebing cannot differentiate a bound method, or a functools.partial of a function capturing "
+            "variables carrying derivatives, passed to a gradient function or yb.vjp, with respect to what it "
+            "captures from the differentiated code; wrap a bound method in a Python function (lambda u: "
+            "obj.method(u)), and pass a function's captured variables to it as arguments (functools.partial(f, a))")
     for i in nums:
         if not _plain_structure(xs[i]):
             raise NestedDifferentiationError(_argument_refusal(spec.f, xs, i, mode))
@@ -209,7 +213,9 @@ def gradient_maker_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Ca
     make = grad if f4[0] is grad else value_and_grad
     g = args[0]
     made = make(g[0], *(a[0] for a in args[1:]), **{k: v[0] for k, v in kwargs.items()})
-    return (made, g[1], g[2], g[3]), lambda dy, dy_d: ((NoRData,) * (len(args) + len(kwargs) + 1),) * 2
+    rest = (NoRData,) * (len(args) + len(kwargs) - 1)
+    # its rdata is g's (a partial's stored numbers, gradient_rule)
+    return (made, g[1], g[2], g[3]), lambda dy, dy_d: ((NoRData, dy, *rest), (NoRData, dy_d, *rest))
 
 
 def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
@@ -224,9 +230,9 @@ def gradient_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     args, order = bound_positionally(spec.f, args, kwargs, _constant, mode)
     # the gradient's function, and a Python function passed to it (the pullback's pairing takes the
     # function it pulls back), may capture variables of the differentiated code: their plain programs
-    # are opened (_psi_pullback, _opened_function_call); another callable carrying them is refused
-    captures = any(_carries_captured(a) for a in args + tuple(keywords.values())
-                   if callable(a[0]) and not isinstance(a[0], types.FunctionType))
+    # are opened (_psi_pullback, _opened_function_call), a partial's stored values followed
+    # (third_order_partials.py); another callable carrying them is refused
+    captures = any(_unfollowed_captures(a) for a in args + tuple(keywords.values()))
     check_gradient_call(spec, tuple(a[0] for a in args), captures, mode, nums)
     g4 = (spec.f, f4[1], f4[2], f4[3])  # the function and its captured values' derivatives
     out, pullback = _gradient_call(g4, args, nums, single, spec.with_value, spec.has_aux, keywords)
@@ -258,7 +264,7 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
     # tangents its direction, its boxes its own 4-tuple's: ``opened``)
     opened = {k: a for k, a in enumerate(args) if isinstance(a[0], types.FunctionType) and _carries_captured(a)}
     directions = tuple(a[2] if k in opened else NoTangent if isinstance(x, types.FunctionType)
-                       else _zero_tangent_of(x) if a[2] is NoTangent else a[2]
+                       else _zero_tangent_of(x) if a[2] is NoTangent else _stored_tangents(x, a[2])
                        for k, (x, a) in enumerate(zip(xs, args)))
     named = {k: _copied(a) for k, a in keywords.items()}
     if has_aux or named or opened or _carries_captured(g4):
@@ -294,9 +300,10 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
         for i, u, u_d in zip(nums, grad_bar, grad_bar_d):
             u = _zero_tangent_of(xs[i]) if u is NoTangent else u
             us[i] = (u, zero_fdata(u), _zero_tangent_of(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
-        rs, rsd = _psi_pullback(g4, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars, named,
-                                opened)
-        rdatas, rdata_ts = [NoRData], [NoRData]
+        rs, rsd, g_rs = _psi_pullback(g4, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars,
+                                      named, opened)
+        g_r, g_r_d = g_rs if isinstance(g, functools.partial) else (NoRData, NoRData)  # (a closure's: in its boxes)
+        rdatas, rdata_ts = [g_r], [g_r_d]
         for a, r, r_d in zip(args + tuple(keywords.values()), rs, rsd):
             if r is NoTangent or isinstance(a[0], types.FunctionType):
                 rdatas.append(NoRData)
@@ -333,6 +340,34 @@ def _copied(a: tuple) -> tuple:
     return x, NoTangent if callable(x) else _zero_tangent_of(x) if a[2] is NoTangent else a[2]
 
 
+def _unfollowed_captures(a: tuple) -> bool:
+    """Whether ``a`` (a 4-tuple) is a callable carrying variables of the differentiated code that
+    third order does not follow: not a Python function (opened), nor a partial whose function
+    carries none (its stored values are followed: ``transform/third_order_partials.py``); a
+    method bound to an object holding floats."""
+    x = a[0]
+    if not callable(x) or isinstance(x, types.FunctionType):
+        return False
+    if isinstance(x, functools.partial):
+        return _carries_captured((x.func, *map(_function_part, a[1:])))
+    if isinstance(x, types.MethodType) and _zero_tangent_of(x.__self__) is not NoTangent:
+        return True  # (its owner's tangent is no direction of the pass: an internal TypeError before)
+    return _carries_captured(a)
+
+
+def _stored_tangents(x: Any, tangent: Any) -> Any:
+    """A direction of the pass: a partial's tangent without its function's (a function carrying
+    no derivatives here, ``_unfollowed_captures``, whose second-order tangent is no direction)."""
+    if isinstance(x, functools.partial) and isinstance(tangent, Tangent) and "func" in tangent.fields:
+        return Tangent(functools.partial, {k: v for k, v in tangent.fields.items() if k != "func"})
+    return tangent
+
+
+def _function_part(part: Any) -> Any:
+    """The ``func`` field of a partial's fdata or tangent."""
+    return part.fields.get("func", NoFData) if isinstance(part, Tangent) else NoFData
+
+
 def _carries_captured(g4: tuple) -> bool:
     """Whether the gradient's function captures variables carrying derivatives (fdata boxes or
     tangent cells): a closure made inside the differentiated code."""
@@ -356,7 +391,7 @@ def _value_pass(g4: tuple, xs: tuple, directions: tuple, keywords: dict, has_aux
              for x, d, fd, ft in zip(copies, directions, fdata, fdata_t)]
     named = {k: (v, zero_fdata(v), d, zero_fdata(v)) for k, (v, d) in keywords.items()}
     g, boxes = g4[0], g4[1]
-    g_fd, g_fdt = (T.scale(boxes, 0.0), T.scale(boxes, 0.0)) if isinstance(boxes, Tangent) else (NoFData, NoFData)
+    g_fd, g_fdt = (_zeroed_fdata(boxes), _zeroed_fdata(boxes)) if isinstance(boxes, Tangent) else (NoFData, NoFData)
     scope = outside_state.enter()
     try:
         out, pullback = call_rrule2((g, g_fd, g4[2], g_fdt), *duals, **named)
@@ -375,7 +410,7 @@ def _value_pass(g4: tuple, xs: tuple, directions: tuple, keywords: dict, has_aux
 
 def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: float, value_bar_d: float,
                   aux_bars: tuple | None = None, keywords: dict | None = None,
-                  opened: dict | None = None) -> tuple[list, list]:
+                  opened: dict | None = None) -> tuple[list, list, tuple]:
     """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` (the arguments, then the
     ``keywords``' values, whose ``u`` is zero) and its tangent along ``(directions, u's
     tangents)``, by second order of ``g``'s plain forward program: opened for a closure
@@ -383,7 +418,8 @@ def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: 
     tangents go into its boxes. With ``aux_bars`` (the aux's cotangent and its tangent) ``g``
     returns ``(value, aux)`` and ``psi`` has the term ``<aux_bar, aux(x)>`` too. A function
     passed in capturing variables (``opened``: its 4-tuple) keeps its boxes, into which its plain
-    program, opened where it is called (``_opened_function_call``), sends their cotangents."""
+    program, opened where it is called (``_opened_function_call``), sends their cotangents. Last,
+    ``g``'s own rdata and its tangent (a partial's stored numbers')."""
     g, opened = g4[0], opened or {}
     inputs: list = [g4]
     for k, (x, d, u) in enumerate(zip(xs, directions, us)):
@@ -416,15 +452,15 @@ def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: 
     return _argument_cotangents(c, rs, rsd)
 
 
-def _argument_cotangents(c: _Composition, rs: tuple, rsd: tuple) -> tuple[list, list]:
+def _argument_cotangents(c: _Composition, rs: tuple, rsd: tuple) -> tuple[list, list, tuple]:
     """The cotangents (and their tangents) of the arguments' slots ``1, 3, 5...`` of ``c``'s
-    inputs (``pull`` puts its own rdata first)."""
+    inputs (``pull`` puts its own rdata first), and the rdata pair of the function's, slot 0."""
     grads, grads_t = [], []
     for slot in range(1, c.n_inputs, 2):
         x4 = c.values[slot]
         grads.append(join(x4[1], rs[1 + slot]))
         grads_t.append(join(x4[3], rsd[1 + slot]))
-    return grads, grads_t
+    return grads, grads_t, (rs[1], rsd[1])
 
 
 def _aux_pair_seeds(out: tuple, g: Any, value_bar: float, value_bar_d: float, aux_bars: tuple) -> tuple:
@@ -444,6 +480,7 @@ def _aux_pair_seeds(out: tuple, g: Any, value_bar: float, value_bar_d: float, au
             (seed(fdata_t, 0, (_shaped(value, value_bar_d), aux_bar_d)), seed(fdata_t, 1, (_shaped(value, 0.0), zero))))
 
 
+from .composition import _dual_tangent, _zeroed_fdata  # noqa: E402 - partials' tangents and fdata
 from .composition import _shaped, bound_positionally, deliver, gradient_rrule, positional_parameters  # noqa: E402 - reverse over yb.grad, and yb.vjp/jvp in every mode
 
 _register_second_order((_grad, _value_and_grad), gradient_maker_rule)
