@@ -177,61 +177,52 @@ nondifferentiable(_over_limit, _first_kept, _at_limit, _position_of, _check_inde
 
 
 def _append(d, value):
-    items = deque_items(d)
-    items.append(value)
-    if _over_limit(d, items):
-        del items[0]
-    deque_store(d, items)
+    _add_items(d, [value], False)
 
 
 def _appendleft(d, value):
-    items = deque_items(d)
-    items.insert(0, value)
-    if _over_limit(d, items):
-        del items[-1]
-    deque_store(d, items)
-
-
-def _pop(d):
-    items = deque_items(d)
-    if not items:
-        raise IndexError("pop from an empty deque")
-    value = items.pop()
-    deque_store(d, items)
-    return value
-
-
-def _popleft(d):
-    items = deque_items(d)
-    if not items:
-        raise IndexError("pop from an empty deque")
-    value = items.pop(0)
-    deque_store(d, items)
-    return value
+    _add_items(d, [value], True)
 
 
 def _extend(d, iterable):
+    _add_items(d, iterable, False)
+
+
+def _extendleft(d, iterable):
+    _add_items(d, iterable, True)
+
+
+def _add_items(d, iterable, left):
+    """Each value of ``iterable`` added at one end, a full deque dropping one at the other."""
     values = list(iterable)  # (first: d.extend(d) reads what it had)
     if d.maxlen == 0:
         return
     items = deque_items(d)
     for value in values:
-        items.append(value)
+        if left:
+            items.insert(0, value)
+        else:
+            items.append(value)
         if _over_limit(d, items):
-            del items[0]
+            del items[-1 if left else 0]
     deque_store(d, items)
 
 
-def _extendleft(d, iterable):
-    values = list(iterable)
-    if d.maxlen == 0:
-        return
+def _pop(d):
+    return _pop_at(d, -1)
+
+
+def _popleft(d):
+    return _pop_at(d, 0)
+
+
+def _pop_at(d, index):
     items = deque_items(d)
-    for value in values:
-        items.insert(0, value)
-        if _over_limit(d, items):
-            del items[-1]
+    if not items:
+        raise IndexError("pop from an empty deque")
+    value = items.pop(index)
     deque_store(d, items)
+    return value
 
 
 def _rotate(d, n=1):
