@@ -245,3 +245,18 @@ def test_uncovered_forms_refuse(name):
 def test_the_refusal_advice_works_as_printed():
     """The advice for np.sum(m): np.sum(m.filled(0.0)), in every mode."""
     check_masked(lambda x: np.sum(np.ma.masked_invalid(x).filled(0.0) ** 2), X, _finite)
+
+
+def test_composed_transforms_agree_with_hvp():
+    """yb.jvp of yb.grad and yb.grad of yb.jvp give what yb.hvp gives; third order is refused by name."""
+    x, v = X.copy(), np.where(_live(X), np.linspace(0.5, 1.5, X.size), 0.0)
+    _, _, (expected,) = yb.hvp(_sqrt_log, (x,), (v,))
+    np.testing.assert_allclose(yb.jvp(yb.grad(_sqrt_log), (x,), (v,))[1], expected, rtol=1e-10)
+    np.testing.assert_allclose(yb.grad(lambda x: yb.jvp(_sqrt_log, (x,), (v,))[1])(x), expected, rtol=1e-10)
+
+    def squared_gradient(x):
+        g = yb.grad(_sqrt_log)(x)
+        return np.sum(g * g)
+
+    with pytest.raises(RuleArgumentError, match="third derivatives .* masked arrays"):
+        yb.hvp(squared_gradient, (x,), (v,))

@@ -370,8 +370,12 @@ def refuse_masked_arguments(fn: Any, args: tuple, kwargs: dict, primal_of: Calla
     what = describe_callable(fn)
     if fn is getattr and len(values) >= 2:
         what = f"the attribute {values[1]!r} of a masked array"
-    elif (getattr(fn, "__module__", None) or "").startswith("yuebing"):
+    elif getattr(fn, "__name__", "") == "as_sequence":
         what = "a loop over (or the unpacking of) a masked array"
+    elif (getattr(fn, "__module__", None) or "").startswith("yuebing"):
+        raise RuleArgumentError(f"third derivatives (yb.hvp/yb.hessian of a function calling yb.grad) of code using "
+                                f"numpy.ma masked arrays are not supported yet ({what}); take the masked array's "
+                                "data and mask as plain arrays there: np.where(mask, 0.0, data)")
     raise RuleArgumentError(f"{what}: {MASKED_ARRAYS}")
 
 
@@ -384,12 +388,16 @@ def _aware(fn: Any) -> bool:
 
 _CONTAINERS = (list, tuple, dict, set, frozenset, collections.deque)
 _SEQUENCES = (list, tuple)
+#: yuebing's primitives that put values into a container (the ones that walk one, as_sequence, are refused)
+_BUILDERS = frozenset({"mklist", "mktuple", "mkdict", "mkset", "cell_get", "cell_set", "global_get", "global_set"})
 #: functions that take a masked array as a value to keep or compare, not to compute with
 _MOVING = frozenset({operator.is_, operator.is_not, operator.contains, operator.getitem, operator.setitem, tuple,
                      operator.neg, operator.pos})  # (-m: NumPy negates all the data and keeps the mask)
 
 
 def _moves_values(fn: Any) -> bool:
+    if (getattr(fn, "__module__", None) or "").startswith("yuebing") and getattr(fn, "__name__", "") in _BUILDERS:
+        return True
     owner = getattr(fn, "__self__", None)
     if type(owner) in _CONTAINERS or getattr(fn, "__objclass__", None) in _CONTAINERS:
         return True
