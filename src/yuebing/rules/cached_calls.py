@@ -28,16 +28,14 @@ import numpy as np
 
 from ..tangents import NoRData, NoTangent, zero_tangent
 from . import outside_state
+from ._float_reach import LABEL_TYPES, holds_floats
 from .cases import Case, randn
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .objects import _constant as outside_codual
 from .second_order import _register
 from .util import call_on_primals
 
-#: values that hold no float data and nothing that could (``_is_label``)
-_LABEL_TYPES = frozenset({type(None), bool, int, str, bytes, type(Ellipsis), np.dtype, types.ModuleType})
 _NESTING = 6  # how deep labels are looked into (a tuple of tuples of enum members...)
-_BUDGET = 5000  # how many values the outside state is looked through before it is taken to hold floats
 
 
 def cached_call(cached: Any, /, *args: Any, **kwargs: Any) -> Any:
@@ -53,7 +51,7 @@ def answered_by_cache(cached: functools._lru_cache_wrapper, args: list, kwargs: 
         return False
     if not _captures_labels(getattr(cached, "__wrapped__", None)):
         return False
-    return not _holds_floats(outside_state.reached())
+    return not holds_floats(outside_state.reached())
 
 
 def refuse_captured_floats(cached: functools._lru_cache_wrapper) -> None:
@@ -79,9 +77,9 @@ def refuse_captured_floats(cached: functools._lru_cache_wrapper) -> None:
 
 def _is_label(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` is data without floats that cannot lead to any (the types of
-    ``_LABEL_TYPES``, classes, NumPy integers, enum members, and tuples and functions of them)."""
+    ``LABEL_TYPES``, classes, NumPy integers, enum members, and tuples and functions of them)."""
     kind = type(value)
-    if kind in _LABEL_TYPES or isinstance(value, (type, np.integer, np.bool_)):
+    if kind in LABEL_TYPES or isinstance(value, (type, np.integer, np.bool_)):
         return True
     if depth >= _NESTING:
         return False
@@ -109,57 +107,6 @@ def _captures_labels(function: Any, depth: int = 0) -> bool:
         except ValueError:  # an empty cell: a variable not bound yet
             continue
     return all(_is_label(v, depth + 1) for v in held)
-
-
-def _holds_floats(values: list) -> bool:
-    """Whether ``values`` hold float data anywhere (containers, object attributes, closure cells;
-    each object once). Past ``_BUDGET`` values, they are taken to."""
-    pending, seen = list(values), set()
-    while pending:
-        value = pending.pop()
-        if isinstance(value, (float, complex, np.inexact)):
-            return True
-        if type(value) in _LABEL_TYPES or isinstance(value, (type, np.integer, np.bool_)) or id(value) in seen:
-            continue
-        if isinstance(value, np.ndarray) and value.dtype.kind in "fc" or len(seen) >= _BUDGET:
-            return True
-        seen.add(id(value))
-        pending.extend(_held(value))
-    return False
-
-
-def _held(value: Any) -> list:
-    """The values ``value`` holds directly."""
-    if isinstance(value, np.ndarray):
-        return list(value.flat) if value.dtype.kind == "O" else []
-    if isinstance(value, dict):
-        return [*value.keys(), *value.values()]
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return list(value)
-    if isinstance(value, types.CellType):
-        try:
-            return [value.cell_contents]
-        except ValueError:
-            return []
-    if isinstance(value, types.FunctionType):
-        return [*(value.__closure__ or ()), *(value.__defaults__ or ()), *(value.__kwdefaults__ or {}).values()]
-    if isinstance(value, (types.ModuleType, types.BuiltinFunctionType)):
-        return []  # (a module's globals: what the pass wrote there is reached as a global slot)
-    return _attributes(value)
-
-
-def _attributes(value: Any) -> list:
-    """An object's instance attributes (``__dict__`` and set ``__slots__``)."""
-    namespace = getattr(value, "__dict__", None)
-    found = list(namespace.values()) if isinstance(namespace, dict) else []
-    for klass in type(value).__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        for name in (slots,) if isinstance(slots, str) else slots:
-            try:
-                found.append(object.__getattribute__(value, name))
-            except (AttributeError, TypeError):  # a slot not set
-                continue
-    return found
 
 
 # --------------------------------------------------------------------------------------------

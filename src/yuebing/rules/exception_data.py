@@ -12,15 +12,18 @@ tangent (second order). An attribute read of the exception (``rules/objects.py``
 very float, array or list passed), or a tuple of them (``e.args``), hands out that argument's
 data; a float's cotangent gathers in the record and the constructor's pullback returns it to
 the argument. Any other float data read out of an exception (one made by plain code, or a value
-an ``__init__`` computed from its arguments) is refused by name, as before.
+an ``__init__`` computed from its arguments) is refused by name (``objects._refuse_carried_floats``),
+at any depth: a user object holding floats in ``e.args`` (``KeyError(box)`` of ``d[box]``, made
+by C code) was read as a constant, its derivative lost (``_float_reach.holds_floats``).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..ir.primitives import _holds_float_data, made_exception
+from ..ir.primitives import made_exception
 from ..tangents import NoFData, NoRData, NoTangent
 from . import outside_state
+from ._float_reach import holds_floats
 from .batched import _ALWAYS
 from .core import CoDual, Dual, primal, register_frule, register_rrule
 from .second_order import _register
@@ -57,7 +60,7 @@ class Carried:
         if type(v) is not tuple:
             return None
         found = [self.position(item) for item in v]
-        if any(j < 0 and _holds_float_data(item, 0) for j, item in zip(found, v)):
+        if any(j < 0 and holds_floats([item]) for j, item in zip(found, v)):
             return None
         return found
 
@@ -68,7 +71,7 @@ class Carried:
 
 
 def _carries(values: list) -> bool:
-    return any(_holds_float_data(v, 0, True) for v in values)
+    return holds_floats(values)
 
 
 def _record(role: str, e: BaseException, values: list, data: list) -> Carried | None:
@@ -140,7 +143,7 @@ def _fdata(a: Any) -> Any:
 def carried_read(o: BaseException, v: Any) -> tuple[CoDual, Any] | None:
     """Reverse mode: ``(codual, owner rdata)`` of ``v``, read from exception ``o``, when ``v`` is
     (or is a tuple of) what ``o`` was made from in this pass; else None."""
-    if not _holds_float_data(v, 0, True):
+    if not holds_floats([v]):
         return None  # (nothing to follow: read as before)
     carried = outside_state.registered("fdata", o, _KIND)
     found = carried.positions(v) if carried is not None else None
@@ -169,7 +172,7 @@ def carried_read(o: BaseException, v: Any) -> tuple[CoDual, Any] | None:
 def carried_tangent(o: BaseException, v: Any) -> Any:
     """Forward mode and second order: the tangent of ``v`` read from exception ``o`` (as
     ``carried_read``), or None when it was not made from it in this pass."""
-    if not _holds_float_data(v, 0, True):
+    if not holds_floats([v]):
         return None
     carried = outside_state.registered(_ROLE_TANGENT, o, _KIND)
     found = carried.positions(v) if carried is not None else None

@@ -43,7 +43,6 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tangents as T
-from ..ir.primitives import _holds_float_data
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, Tangent
 from ..tangents import kinds as K
 from .cases import Case, randc, randn
@@ -52,6 +51,7 @@ from .containers import (
     _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
 )
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from ._float_reach import holds_floats
 from .exception_data import carried_read, carried_tangent
 from .declare import nondifferentiable
 from .second_order import defined_as
@@ -263,7 +263,7 @@ def _refuse_carried_floats(o: Any, name: str, v: Any) -> None:
             "getattr: yuebing cannot differentiate the default_factory of a defaultdict read as an attribute when it "
             "captures values carrying derivatives (their derivative would be lost); let a missing key call it (d[k]), "
             "or keep the function in a variable of its own and call that")
-    if isinstance(o, BaseException) and _holds_float_data(v, 0):
+    if isinstance(o, BaseException) and holds_floats([v]):  # (a user object's floats too, at any depth)
         kind = type(o).__qualname__
         advice = ("catch StopIteration in the function that holds the generator in a variable and calls "
                   "next()/send()/throw() on it (`except StopIteration as e: r = e.value` is then read from the "
@@ -361,7 +361,7 @@ def _getattr_rrule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
     found = _read(obj, n, plain, who)
     if found is None:
         if default is _NOT_PASSED:
-            raise AttributeError(f"{type(obj.primal).__qualname__!r} object has no attribute {n!r}")
+            raise AttributeError(f"{type(obj.primal).__qualname__!r} object has no attribute {n!r}", name=n, obj=obj.primal)
         if isinstance(default, CoDual):
             return CoDual(default.primal, default.fdata), lambda dy: (NoRData, NoRData, NoRData, dy)
         return output(default), lambda dy: (NoRData,) * 4
