@@ -18,13 +18,14 @@ Derivatives with respect to distribution parameters:
   (``expm1(E / a)``: ``-(1 + out) log1p(out) / a``). The standard variate is recovered from the
   output, e.g. ``X = (out - loc) / scale``; where the divisor is 0 it is replayed on a copy of the
   generator in its pre-call state.
+* at the draw's fixed quantile (``random_shapes.py``): ``gamma``/``standard_gamma`` in ``shape``
+  and ``chisquare`` in ``df``, ``dz/da = -(dF(z; a)/da) / pdf(z; a)``.
 * selections, exact: ``choice(a, ...)``, ``permutation(x)`` and ``shuffle(x)`` (in place) move
   elements of their array argument; the cotangent is moved back along the same indices, which
   are recovered by replaying the draw on ``np.arange(n)`` with a copy of the pre-call generator
   (and checked against the primal result).
-* not differentiated (docs/semantics.md, "Random draws"): the shape parameters --
-  ``gamma``/``standard_gamma`` in ``shape``, ``beta``, ``chisquare``, ``dirichlet``, ``f``,
-  ``noncentral_*``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
+* not differentiated (docs/semantics.md, "Random draws"): the other shape parameters --
+  ``beta``, ``dirichlet``, ``f``, ``noncentral_*``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
   ``multivariate_normal`` in ``cov``. Reverse mode gives them a NaN cotangent wherever the
   draw's cotangent is nonzero (it cannot tell a differentiated float from a constant: a constant
   discards it, a differentiated parameter gets a NaN gradient, never a silent zero); forward mode
@@ -46,7 +47,9 @@ import numpy as np
 from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
 from .cases import Case, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, register_frule, register_rrule, primal
+from .declare import ZERO_DERIVATIVE
 from .numpy_creation import deliver, deliver_broadcast, dense
+from . import random_shapes as shapes
 from ._ufunc_calls import Params
 from .core import frule as registered_frule, rrule
 from .second_order import _error as second_order_error
@@ -204,6 +207,11 @@ def _out_argument(sig: inspect.Signature | None, args: tuple, kwargs: dict) -> A
 
 
 def _zero_rules(fn: Callable, owner_type: type) -> None:
+    _register(fn, *_zero_rule_pair(fn), owner_type)
+
+
+def _zero_rule_pair(fn: Callable) -> tuple:
+    """``(rrule, frule)`` of a draw with zero derivative (its parameters refused when they move)."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -220,7 +228,7 @@ def _zero_rules(fn: Callable, owner_type: type) -> None:
 
         def pullback(dy: Any) -> tuple:
             rdatas = [NoRData] * (len(args) + len(kwargs) + 1)
-            if not into and _is_float_result(y):
+            if _is_float_result(y):  # read before out='s cotangent is zeroed below
                 _undifferentiated_parameters(rdatas, _names(sig), args, kwargs, out_cotangent(result, dy))
             if into:  # the old contents of out= were overwritten: cotangent 0
                 if isinstance(out.fdata, np.ndarray):
@@ -241,20 +249,20 @@ def _zero_rules(fn: Callable, owner_type: type) -> None:
             return Dual(out.primal, out.tangent)
         return Dual(y, zero_tangent(y))
 
-    _register(fn, rrule, frule, owner_type)
+    return rrule, frule
 
 
 _ZERO_GENERATOR = (
-    "random", "standard_normal", "standard_exponential", "standard_gamma", "integers", "bytes",
-    "beta", "binomial", "chisquare", "dirichlet", "f", "geometric", "hypergeometric", "logseries",
+    "random", "standard_normal", "standard_exponential", "integers", "bytes",
+    "beta", "binomial", "dirichlet", "f", "geometric", "hypergeometric", "logseries",
     "multinomial", "multivariate_hypergeometric", "negative_binomial", "noncentral_chisquare",
     "noncentral_f", "poisson", "standard_cauchy", "standard_t", "triangular",
     "vonmises", "wald", "zipf",
 )
 _ZERO_LEGACY = (
     "rand", "randn", "random", "random_sample", "randint", "random_integers", "tomaxint",
-    "standard_normal", "standard_exponential", "standard_gamma", "bytes", "beta", "binomial",
-    "chisquare", "dirichlet", "f", "geometric", "hypergeometric", "logseries", "multinomial",
+    "standard_normal", "standard_exponential", "bytes", "beta", "binomial",
+    "dirichlet", "f", "geometric", "hypergeometric", "logseries", "multinomial",
     "negative_binomial", "noncentral_chisquare", "noncentral_f", "poisson",
     "standard_cauchy", "standard_t", "triangular", "vonmises", "wald", "zipf",
     "get_state", "seed", "set_state",
@@ -265,16 +273,18 @@ for _name in _ZERO_LEGACY:
     _zero_rules(getattr(RandomState, _name), RandomState)
 
 
-def _global_rules(fn: Callable) -> None:
+def _global_rules(fn: Callable, generator: Callable[[tuple], Any] = lambda args: _GLOBAL) -> None:
     """Module functions that use the global RandomState without being its methods (``seed``,
-    ``ranf``, ``sample``): zero derivative, global state restored by the pullback."""
+    ``ranf``, ``sample``), and draws made only for their noise (``generator(args)`` the one they
+    advance): zero derivative, the generator's state restored by the pullback."""
 
     def rrule(*args: Any, **kwargs: Any) -> tuple:
-        state = _state(_GLOBAL)
+        gen = generator(args)
+        state = _state(gen)
         result = output(fn(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()}))
 
         def pullback(dy: Any) -> tuple:
-            _restore(_GLOBAL, state)
+            _restore(gen, state)
             return (NoRData,) * (len(args) + len(kwargs) + 1)
 
         return result, pullback
@@ -289,6 +299,8 @@ def _global_rules(fn: Callable) -> None:
 
 for _fn in (np.random.seed, np.random.ranf, np.random.sample):
     _global_rules(_fn)
+_global_rules(shapes.standard_gamma_noise, lambda args: primal(args[0]))
+ZERO_DERIVATIVE.add(shapes.standard_gamma_noise)  # its draw is differentiated by fixed_quantile_gamma
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,10 +328,6 @@ def _loc_scale(loc: str, scale: str) -> Callable:
 
 def _scale_only(p: dict, y: Any, replay: Callable) -> dict:
     return {"scale": _standard(y, p["scale"], lambda: replay(scale=1.0))}
-
-
-def _gamma(p: dict, y: Any, replay: Callable) -> dict:
-    return {"scale": _standard(y, p["scale"], lambda: replay(shape=p["shape"], scale=1.0))}
 
 
 def _uniform(p: dict, y: Any, replay: Callable) -> dict:
@@ -351,12 +359,15 @@ def _pareto(p: dict, y: Any, replay: Callable) -> dict:
 
 
 #: parameters of pathwise draws that are not differentiated (shape parameters)
-_UNDIFFERENTIATED = {"gamma": ("shape",), "multivariate_normal": ("cov",)}
+_UNDIFFERENTIATED = {"multivariate_normal": ("cov",)}
 
 _PATHWISE = {
     "normal": _loc_scale("loc", "scale"), "laplace": _loc_scale("loc", "scale"),
     "logistic": _loc_scale("loc", "scale"), "gumbel": _loc_scale("loc", "scale"),
-    "exponential": _scale_only, "rayleigh": _scale_only, "gamma": _gamma, "uniform": _uniform,
+    "exponential": _scale_only, "rayleigh": _scale_only, "uniform": _uniform,
+    # gamma draws in their shape: at the draw's fixed quantile (random_shapes.py)
+    "gamma": shapes.gamma_partials(_standard), "standard_gamma": shapes.standard_gamma_partials,
+    "chisquare": shapes.chisquare_partials,
     "lognormal": _lognormal, "multivariate_normal": _mean_only,
     "weibull": _root_of_noise, "power": _root_of_noise, "pareto": _pareto,
 }
@@ -414,7 +425,25 @@ def _pathwise_rules(fn: Callable, partials_of: Callable, owner_type: type) -> No
                 dy = dy + partials[name] * dense(args[i])
         return Dual(y, fit_tangent(dy, y))
 
+    if "out" in names:  # standard_gamma(out=a): drawn into an array, not differentiated
+        rrule, frule = _unless_out(names.index("out"), params, (rrule, frule), _zero_rule_pair(fn))
     _register(fn, rrule, frule, owner_type)
+
+
+def _unless_out(index: int, params: Params, rules: tuple, into_out: tuple) -> tuple:
+    """Rules that run ``into_out`` when the call passes ``out=`` (position ``index``), else ``rules``."""
+    def pick(args: tuple) -> tuple:
+        return into_out if len(args) > index and primal(args[index]) is not None else rules
+
+    @params
+    def rrule(*args: Any) -> tuple:
+        return pick(args)[0](*args)
+
+    @params
+    def frule(*args: Any) -> Dual:
+        return pick(args)[1](*args)
+
+    return rrule, frule
 
 
 for _owner in (Generator, RandomState):
@@ -582,9 +611,9 @@ for _owner in (Generator, RandomState):
 # --------------------------------------------------------------------------------------------
 # Second order: draws with zero derivative keep it (the first-order rule runs once, and its
 # pullback restores the generator). Pathwise draws linear in their parameters given the noise
-# (``loc + scale * z``, ``low + (high - low) * u``, ``scale * gamma(shape)``) replay it: their
-# tangent and cotangent tangents must use the noise of the one primal draw; ``lognormal`` is
-# ``exp(normal(...))``; ``choice`` and ``permutation`` are linear given their indices, replayed the
+# (``loc + scale * z``, ``low + (high - low) * u``) replay it: their tangent and cotangent
+# tangents must use the noise of the one primal draw; the others (``lognormal``, ``weibull``, the
+# gamma draws...) are their definitions in ``random_shapes.py``; ``choice`` and ``permutation`` are linear given their indices, replayed the
 # same way; ``shuffle`` (in place) permutes the array and its tangent from the same state.
 # --------------------------------------------------------------------------------------------
 
@@ -619,7 +648,7 @@ def _replayed_draw(f4: tuple, args: tuple, kwargs: dict) -> tuple:
 
 
 _replayed_draw.second_order_kind = "linear"  # type: ignore[attr-defined]
-_NONLINEAR_DRAWS = ("lognormal", "weibull", "power", "pareto")  # second order: defined_by below
+_NONLINEAR_DRAWS = tuple(shapes.GENERATOR_DEFINITIONS)  # second order: defined_by below
 for _owner in (Generator, RandomState):
     for _name in [*_PATHWISE, "choice", "permutation"]:  # selections are linear given their indices
         if _name not in _NONLINEAR_DRAWS:
@@ -653,45 +682,7 @@ for _owner in (Generator, RandomState):
     _so_register((_owner.shuffle, (_owner, "shuffle")), _replayed_shuffle)
 
 
-def _lognormal(gen, mean=0.0, sigma=1.0, size=None):
-    """``lognormal`` is ``exp`` of ``normal`` with the same parameters: NumPy draws it so (the
-    same noise, the same values), which makes its second order that of the composition."""
-    return np.exp(gen.normal(mean, sigma, size))
-
-
-def _noise_size(a: Any, size: Any) -> Any:
-    """The ``size`` of the standard draw NumPy makes for parameter ``a``: one per element."""
-    if size is not None:
-        return size
-    return None if np.ndim(a) == 0 else np.shape(a)
-
-
-# weibull, power and pareto transform one standard exponential draw per value, as NumPy does (the
-# same numbers), so their second order is that of the transformation
-def _weibull(gen, a, size=None):
-    return gen.standard_exponential(_noise_size(a, size)) ** (1.0 / a)
-
-
-def _power(gen, a, size=None):
-    return (-np.expm1(-gen.standard_exponential(_noise_size(a, size)))) ** (1.0 / a)
-
-
-def _legacy_power(gen, a, size=None):
-    return (1.0 - np.exp(-gen.standard_exponential(_noise_size(a, size)))) ** (1.0 / a)
-
-
-def _pareto_draw(gen, a, size=None):
-    return np.expm1(gen.standard_exponential(_noise_size(a, size)) / a)
-
-
-def _legacy_pareto(gen, a, size=None):
-    return np.exp(gen.standard_exponential(_noise_size(a, size)) / a) - 1.0
-
-
-for _owner, _definitions in (
-    (Generator, {"lognormal": _lognormal, "weibull": _weibull, "power": _power, "pareto": _pareto_draw}),
-    (RandomState, {"lognormal": _lognormal, "weibull": _weibull, "power": _legacy_power, "pareto": _legacy_pareto}),
-):
+for _owner, _definitions in ((Generator, shapes.GENERATOR_DEFINITIONS), (RandomState, shapes.LEGACY_DEFINITIONS)):
     for _name, _definition in _definitions.items():
         defined_by((_owner, _name), _definition)
         defined_by(getattr(_owner, _name), _definition)
@@ -715,7 +706,7 @@ def _refuse_moving_parameters(fn: Callable) -> Callable:
 for _owner, _names_list in ((Generator, _ZERO_GENERATOR), (RandomState, _ZERO_LEGACY)):
     for _name in _names_list:
         zero(getattr(_owner, _name), (_owner, _name), check=_refuse_moving_parameters(getattr(_owner, _name)))
-zero(np.random.seed, np.random.ranf, np.random.sample)
+zero(np.random.seed, np.random.ranf, np.random.sample, shapes.standard_gamma_noise)
 
 
 # --------------------------------------------------------------------------------------------
@@ -737,7 +728,8 @@ CASES = [
     # zero derivative, Generator
     Case(G.random, _g(), 3), Case(G.standard_normal, _g(), (2, 3)), Case(G.standard_normal, _g()),
     Case(G.integers, _g(), 0, 10, 5), Case(G.standard_exponential, _g(), 4),
-    # parameters with a (documented) zero derivative go in kwargs: check_rule does not perturb those
+    # parameters with a zero derivative, or one at the draw's fixed quantile (not what redrawing at
+    # a perturbed shape gives: test_random_shape_gradients.py), go in kwargs: check_rule does not perturb those
     Case(G.standard_gamma, _g(), kwargs={"shape": 2.5, "size": 3}),
     Case(G.beta, _g(), kwargs={"a": 2.0, "b": 3.0, "size": 4}), Case(G.poisson, _g(), 3.0, 5),
     Case(G.binomial, _g(), 10, 0.3, 4), Case(G.standard_normal, _g(), 3, np.float32),
@@ -760,7 +752,7 @@ CASES = [
     Case(G.uniform, _g(), -1.0, 2.0, 5), Case(RS.uniform, _rs(), randn(3), 3.0),
     Case(G.exponential, _g(), 1.5, 4), Case(RS.exponential, _rs(), randpos(3)),
     Case(G.rayleigh, _g(), randpos(2, 2)), Case(RS.rayleigh, _rs(), 2.0, 3),
-    Case(G.gamma, _g(), 2, 1.5, 4), Case(RS.gamma, _rs(), np.array([1, 2, 3]), 0.7),  # int shape: zero
+    Case(G.gamma, _g(), 2, 1.5, 4), Case(RS.gamma, _rs(), np.array([1, 2, 3]), 0.7),  # int shape: not perturbed
     Case(G.lognormal, _g(), 0.2, 0.5, 4), Case(RS.lognormal, _rs(), randn(3), randpos(3)),
     # weibull, power, pareto: pathwise in a (a transformation of one exponential draw)
     *[Case(getattr(owner, name), gen, a, *size)
