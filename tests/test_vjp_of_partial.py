@@ -210,3 +210,16 @@ def test_what_second_order_cannot_follow_is_refused_by_name(f):
                          ids=["partial of the function taking them", "bound method wrapped"])
 def test_the_advice_works(f):
     check_every_mode(f, X)
+
+
+def stored_values_read_as_attributes(x):
+    """``p.args``, ``p.keywords`` and ``p.func`` were read as constants in every mode (the
+    gradient through them was 0: ``rules/functools_rules.read_part``)."""
+    p = functools.partial(_scaled, x * 2.0, scale=x[0])
+    q = GLOBAL_PARTIAL
+    return np.sum(p.args[0] ** 2) * p.keywords["scale"] + np.sum(p.func(x, x, scale=1.0)) + np.sum(q.args[0] * x)
+
+
+def test_stored_values_read_as_attributes():
+    check_every_mode(stored_values_read_as_attributes, X)
+    check_third_order(stored_values_read_as_attributes, X.copy())

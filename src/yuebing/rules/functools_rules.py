@@ -93,9 +93,40 @@ def _partial_frule(func: Dual, *args: Dual, **kwargs: Dual) -> Dual:
 register_rrule(functools.partial, _partial_rrule)
 register_frule(functools.partial, _partial_frule)
 
+#: the attributes of a partial holding what it stored (``objects.py`` reads them here)
+PARTIAL_PARTS = ("func", "args", "keywords")
+
+
+def read_part(p: CoDual, name: str) -> tuple[CoDual, Callable]:
+    """``p.func``, ``p.args``, ``p.keywords`` in reverse mode: that part of the partial's fdata
+    (a tuple's, a dict of slots), its rdata the partial's. (Read as constants, their derivatives
+    were lost: 0 for ``np.sum(functools.partial(f, x).args[0])``.)"""
+    v = getattr(p.primal, name)
+    fields = p.fdata.fields if isinstance(p.fdata, Tangent) else {}
+    fd = fields.get(name, NoFData)
+    if isinstance(fd, tuple) and all(part is NoFData for part in fd):
+        fd = NoFData
+    if name == "keywords" and not isinstance(fd, dict):  # (a partial made outside: constants)
+        fd = {k: zero_tangent(value) for k, value in v.items()}
+    return CoDual(v, fd), lambda dy: NoRData if dy is NoRData else Tangent(functools.partial, {name: dy})
+
+
+def part_tangent(p: Dual, name: str) -> Dual:
+    """The same in forward mode: that part of the partial's tangent."""
+    v = getattr(p.primal, name)
+    t = p.tangent.fields.get(name, NoTangent) if isinstance(p.tangent, Tangent) else NoTangent
+    if isinstance(t, tuple) and all(part is NoTangent for part in t):
+        t = NoTangent
+    return Dual(v, zero_tangent(v) if t is NoTangent else t)
+
 
 def _scaled_power(x: float) -> float:
     return functools.partial(pow, x)(3.0) + functools.partial(max, 0.5)(x) + functools.partial(_weighted, w=x * x)(x)
+
+
+def _parts_read(x: float) -> float:
+    p = functools.partial(_weighted, x * x, w=x)
+    return p.args[0] * p.keywords["w"] + p.func(x, w=2.0) + p(w=1.5)
 
 
 def _weighted(v: float, w: float = 1.0) -> float:
@@ -105,4 +136,5 @@ def _weighted(v: float, w: float = 1.0) -> float:
 CASES = [
     Case(_scaled_power, 1.3, name="functools.partial built and called"),
     Case(_scaled_power, randn() ** 2 + 0.6, name="functools.partial built and called (random point)"),
+    Case(_parts_read, 0.7, name="functools.partial's func, args and keywords read"),
 ]

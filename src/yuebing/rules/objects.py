@@ -53,6 +53,7 @@ from .containers import (
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ._float_reach import holds_floats
 from .exception_data import carried_read, carried_tangent
+from .functools_rules import PARTIAL_PARTS, part_tangent, read_part
 from .declare import nondifferentiable
 from .second_order import defined_as
 from .util import add_rdata_to, output, zero_fdata
@@ -315,6 +316,8 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         found = carried_read(o, v)
         if found is not None:
             return found
+    if type(o) is functools.partial and name in PARTIAL_PARTS:  # what it stored, with its derivatives
+        return read_part(obj, name)
     _refuse_carried_floats(o, name, v)
     if kind is K.ARRAY or isinstance(o, np.ndarray):
         return _read_array_attribute(obj, name, v)
@@ -420,6 +423,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
         carried = carried_tangent(o, v)
         if carried is not None:
             return Dual(v, carried)
+    if type(o) is functools.partial and n in PARTIAL_PARTS:
+        return part_tangent(Dual(o, t), n)
     _refuse_carried_floats(o, n, v)
     if type(o) is types.ModuleType:
         return Dual(v, _outside_tangent(v))

@@ -9,12 +9,13 @@ argument, ``rules/_nested_definitions.py``), or a global. Its call is the call o
 own taken out of the partial's 4-tuple by ``_stored``: its fdata, tangent and fdata tangent are
 the parts of the partial's, and its rdata goes back as the partial's (a stored keyword's into its
 slot in the keywords' fdata, as ``rules/functools_rules.py`` keeps them). The captured values'
-cotangents so reach the partial, and through its own rule what it was made from. (Second order's
-``getattr(p, "args")`` reads the stored values as constants, which would drop them.)
+cotangents so reach the partial, and through its own rule what it was made from. ``part_read``
+follows ``p.func``, ``p.args`` and ``p.keywords`` of any partial.
 """
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any
 
 from ..rules.util import add_rdata_to
@@ -22,6 +23,8 @@ from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata
 from .lifting import _zero_tangent_of
 from .plain_forward import TANGENT_KEYWORD, jvp_call
 from .third_order import FOLLOWED_CALLS, _Call, _constant, _function
+
+_GETATTR, _GETITEM = _function(getattr), _function(operator.getitem)
 
 
 def _field(part: Any, name: str, key: Any, empty: Any) -> Any:
@@ -99,6 +102,32 @@ def outside_partial_call(call: _Call) -> Any:
     return c.call(_function(jvp_call), slots, given)
 
 
-FOLLOWED_CALLS.append(outside_partial_call)
+#: where a partial made in the plain program keeps each part's tangent (``plain_partials._make``)
+_MARKED_TANGENT = {"func": 2, "args": 4, "keywords": 6}
 
-__all__ = ["outside_partial_call"]
+
+def part_read(call: _Call) -> Any:
+    """``p.func``, ``p.args``, ``p.keywords`` of any partial: the value by second order's
+    attribute rule (``rules/functools_rules.read_part``), the tangent that part of the partial's
+    plain tangent (an item of the marked tuple of one made in the plain program, the field of a
+    ``Tangent``, or a zero); None for other calls."""
+    values = [call.value(a) for a, _ in call.arg_slots]
+    if call.f is not getattr or len(values) != 2 or type(values[0]) is not functools.partial \
+            or values[1] not in _MARKED_TANGENT:
+        return None
+    c = call.composition
+    (p, p_t), (name, _) = call.arg_slots
+    value = c.call(_GETATTR, [p, name])
+    tangent = call.value(p_t)
+    if type(tangent) is tuple:  # (made in the plain program: PARTIAL, f, f_t, args, args_t, kw, kw_t)
+        return value, c.call(_GETITEM, [p_t, c.add(_constant(_MARKED_TANGENT[values[1]]))])
+    held = _field(tangent, values[1], None, NoTangent)
+    if held is NoTangent:
+        return value, c.add(_constant(_zero_tangent_of(call.value(value))))
+    fields = c.call(_GETATTR, [p_t, c.add(_constant("fields"))])
+    return value, c.call(_GETITEM, [fields, name])
+
+
+FOLLOWED_CALLS.extend([outside_partial_call, part_read])
+
+__all__ = ["outside_partial_call", "part_read"]
