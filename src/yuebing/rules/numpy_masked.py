@@ -27,6 +27,7 @@ import numpy as np
 
 from ..tangents import NoFData, NoRData, register_nondifferentiable_type
 from ..tangents.kinds import MASKED_ARRAYS
+from ..tangents.masked import SEEN as MASKED_SEEN
 from .cases import Case, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .declare import ZERO_DERIVATIVE, nondifferentiable
@@ -47,6 +48,7 @@ class _Like:
     ``shares[i]``: whether it shares memory with positional argument ``i`` (a view of it)."""
 
     def __init__(self, value: Any, args: tuple) -> None:
+        MASKED_SEEN[0] = True
         self.value = value
         self.masked = value is np.ma.masked
         self.scalar = not isinstance(value, MaskedArray)
@@ -352,9 +354,14 @@ def refuse_masked_arguments(fn: Any, args: tuple, kwargs: dict, primal_of: Calla
     argument (unless the rule only moves values: yuebing's own primitives, container methods, zero
     derivatives), or inside a list or tuple handed to a NumPy or SciPy function. Such a rule would
     ignore the mask."""
+    if not MASKED_SEEN[0]:  # no masked array yet in this process
+        return
     for a in args:  # (the common case, no masked array, in one pass without allocations)
         v = primal_of(a)
-        if isinstance(v, MaskedArray) or type(v) in _SEQUENCES and any(isinstance(e, MaskedArray) for e in v):
+        tp = type(v)
+        if tp in _PLAIN:
+            continue
+        if isinstance(v, MaskedArray) or tp in _SEQUENCES and any(isinstance(e, MaskedArray) for e in v):
             break
     else:
         if not kwargs:
@@ -388,6 +395,7 @@ def _aware(fn: Any) -> bool:
 
 _CONTAINERS = (list, tuple, dict, set, frozenset, collections.deque)
 _SEQUENCES = (list, tuple)
+_PLAIN = frozenset({np.ndarray, float, int, bool, str, type(None), np.float64})  # (never masked: the fast exit)
 #: yuebing's primitives that put values into a container (the ones that walk one, as_sequence, are refused)
 _BUILDERS = frozenset({"mklist", "mktuple", "mkdict", "mkset", "cell_get", "cell_set", "global_get", "global_set"})
 #: functions that take a masked array as a value to keep or compare, not to compute with

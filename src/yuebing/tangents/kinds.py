@@ -42,6 +42,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .deques import DEQUE, is_plain_deque_type, refused_subclass, subclass_advice
+from .masked import SEEN as MASKED_SEEN
 from .types import _Marker
 from .walk import ATTR, ITEM, StructureError
 
@@ -115,6 +116,7 @@ def _kind_for_type(tp: type) -> str | None:
     if issubclass(tp, (complex, np.complexfloating)):
         return COMPLEX
     if issubclass(tp, np.ndarray):
+        MASKED_SEEN[0] = MASKED_SEEN[0] or issubclass(tp, np.ma.MaskedArray)
         return ARRAY  # numpy.ma masked arrays too: their tangent is their data's (tangents/masked.py)
     if issubclass(tp, tuple):
         return TUPLE

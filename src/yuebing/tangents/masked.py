@@ -17,6 +17,11 @@ import numpy as np
 
 MaskedArray = np.ma.MaskedArray
 
+#: True once a masked array has been met (its type classified by ``kinds.py``, or one made by
+#: numpy.ma's definitions): before that no rule can receive one, and the refusal of masked
+#: arguments (``rules/numpy_masked.py``), run at every rule call, returns at once
+SEEN = [False]
+
 
 def is_masked(x: Any) -> bool:
     """Whether ``x`` is a numpy.ma masked array (``np.ma.masked`` included)."""
