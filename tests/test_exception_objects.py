@@ -4,7 +4,8 @@ What an exception is made from in differentiated code is followed, however deep 
 (``raise ValueError(obj)``); a user object holding floats that is not (``KeyError(box)`` made by
 C code for ``d[box]``, ``AttributeError.obj``, a value an ``__init__`` computed, an exception
 raised in a callback SciPy calls) is refused by name when read. All of them were read as
-constants before, a derivative of 0 in every mode. Each in reverse, forward and second order.
+constants before, a derivative of 0 in every mode. Each in reverse, forward and second order
+(the refusals in third order too, where a caught exception is not followed otherwise).
 """
 from __future__ import annotations
 
@@ -96,6 +97,7 @@ MODES = {
     "grad": lambda f, x: yb.grad(f)(x),
     "jvp": lambda f, x: yb.jvp(f, (x,), (1.0,)),
     "hvp": lambda f, x: yb.hvp(f, (x,), (1.0,)),
+    "third order": lambda f, x: yb.hvp(yb.grad(f), (x,), (1.0,)),  # (refused there at the read too)
 }
 REFUSED = [(_missing_key, "KeyError", "args"), (_missing_attribute, "AttributeError", "obj"),
            (_computed_by_init, "Computing", "box"), (_deep_key, "KeyError", "args"),
