@@ -400,3 +400,36 @@ def test_forward_jacobian_asks_for_chunks_of_one():
     f = lambda d, x: np.array([d[0] * x, d[-1] * d[0]])  # noqa: E731
     with pytest.raises(NotImplementedError, match="chunk_size=1"):
         yb.jacobian(f, argnums=(0, 1), mode="fwd")(deque([1.0, 2.0]), 0.5)
+
+
+# ------------------------------------------------------------------------------------------------
+# f(*x) of an iterable whose tangent the call cannot split (found here: it dropped derivatives)
+# ------------------------------------------------------------------------------------------------
+
+
+class Bag:
+    def __init__(self, xs):
+        self.xs = xs
+
+    def __iter__(self):
+        return iter(self.xs)
+
+
+STARRED = {
+    "deque made inside": lambda x: deque([x, 2.0 * x, x * x]),
+    "user iterable": lambda x: Bag([x, 2.0 * x, x * x]),
+    "dict values": lambda x: {"a": x, "b": 2.0 * x, "c": x * x}.values(),
+    "set": lambda x: {x, 2.0 * x, x * x},
+    "iterator": lambda x: iter([x, 2.0 * x, x * x]),
+}
+
+
+@pytest.mark.parametrize("make", STARRED.values(), ids=STARRED.keys())
+def test_star_arguments_that_would_drop_derivatives_are_refused(make):
+    def f(x):
+        return max(*make(x)) * x  # (it gave 3.0 for 6.0 at x = 1.5 in reverse and forward mode)
+
+    for call in (lambda: yb.grad(f)(1.5), lambda: yb.jvp(f, (1.5,), (1.0,)), lambda: yb.hvp(f, (1.5,), (1.0,))):
+        with pytest.raises(TypeError, match=r"through \*args given a .*write \*list\(\.\.\.\)"):
+            call()
+    check_modes(lambda x: max(*list(make(x))) * x, 1.5)  # the advice, as printed

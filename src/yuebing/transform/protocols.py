@@ -26,7 +26,7 @@ from ..rules import attribute_protocol
 from ..rules.cached_calls import answered_by_cache, cached_call, refuse_captured_floats
 from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.containers.deque_arguments import method_on_items, plain_deque_call
-from ..rules.core import RuleArgumentError, describe_callable
+from ..rules.core import CoDual, Dual, RuleArgumentError, describe_callable
 from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
 from ..rules.numpy_masked import refuse_masked_arguments
@@ -334,9 +334,9 @@ _NDARRAY_ARRAY_FUNCTION = np.ndarray.__array_function__
 def _reaches_plain_deque(args: tuple) -> bool:
     """Whether a mode's argument values hold a ``collections.deque`` (a cheap test per call)."""
     for a in args:
-        if type(a) is tuple:
-            a = a[0]
-        if type(getattr(a, "primal", a)) is collections.deque:
+        kind = type(a)
+        value = a[0] if kind is tuple else a.primal if isinstance(a, (CoDual, Dual)) else a
+        if type(value) is collections.deque:  # (never getattr on a primal: a class's __getattr__ would run)
             return True
     return False
 

@@ -21,6 +21,7 @@ from ..rules import array_like
 from ..rules import core as _core
 from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
+from ..rules.star_items import star_items
 from ..rules.util import add_rdata_to, output, slot_tangent, sum_rdata
 from ..rules.numpy_vectorize import call_definition, pyfunc_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, Tangent, fdata, join, rdata, zero_tangent
@@ -79,8 +80,7 @@ def _expand_star(seq: CoDual) -> list[CoDual]:
         return [CoDual(x, fdata(t)) for x, t in zip(primal, f)]
     if is_star_array(primal):
         return star_coduals(seq)
-    items = list(primal)
-    return [CoDual(x, fdata(zero_tangent(x))) for x in items]
+    return [CoDual(x, fdata(zero_tangent(x))) for x in star_items(primal)]
 
 
 def _route_star_rdata(seq: CoDual, rdatas: list) -> Any:
