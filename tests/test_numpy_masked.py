@@ -131,6 +131,17 @@ def _more_functions(x):
     return np.ma.subtract(np.ma.add(y, z), np.ma.multiply(m, 0.5)).sum() + np.ma.negative(m).mean()
 
 
+def _spread(x):
+    m = np.ma.masked_invalid(x)
+    m = np.ma.masked_less(m, 0.0)
+    return m.std() + m.var(ddof=1) * 2.0 + np.sum((m ** 2).filled(0.0)) + (1.5 ** m).sum() + np.ma.power(m, m).mean()
+
+
+def _axis_spread(x):
+    m = np.ma.masked_less_equal(np.ma.masked_invalid(x), 0.0)
+    return np.sum(m.std(axis=0).filled(0.0)) + np.sum(m.var(axis=1, ddof=1).filled(0.0) ** 2)
+
+
 CASES = {
     "masked_invalid sum": (_invalid_sum, X, _finite),
     "masked_where mean": (_where_mean, X),
@@ -144,6 +155,8 @@ CASES = {
     "axis reductions": (_axis_reductions, X2),
     "scalar items": (_items, X),
     "more numpy.ma functions": (_more_functions, X),
+    "std, var and powers": (_spread, X),
+    "std and var along axes": (_axis_spread, X2),
 }
 
 
@@ -223,7 +236,7 @@ REFUSED = {
     "prod": lambda x: np.ma.masked_invalid(x).prod(),
     "reshape": lambda x: np.ma.masked_invalid(x).reshape(1, 3).sum(),
     "T": lambda x: np.ma.masked_invalid(x).T.sum(),
-    "power": lambda x: (np.ma.masked_invalid(x) ** 2).sum(),
+    "median": lambda x: np.ma.median(np.ma.masked_invalid(x)),
     "loop": _loop,
     "setitem": _written,
     "in-place add": _added_in_place,

@@ -45,7 +45,7 @@ MaskedArray = np.ma.MaskedArray
 class _Like:
     """What numpy.ma's own call returned, for the definitions: ``masked`` (it is ``np.ma.masked``),
     ``scalar`` (not a masked array), ``mask`` (its mask as a bool array), ``shape``, ``dtype``, and
-    ``shares[i]``: whether it shares memory with positional argument ``i`` (a view of it)."""
+    ``fill_value``, and ``shares[i]``: whether it shares memory with positional argument ``i``."""
 
     def __init__(self, value: Any, args: tuple) -> None:
         MASKED_SEEN[0] = True
@@ -54,6 +54,7 @@ class _Like:
         self.scalar = not isinstance(value, MaskedArray)
         self.mask = None if self.scalar else np.ma.getmaskarray(value)
         self.shape, self.dtype = np.shape(value), getattr(value, "dtype", None)
+        self.fill_value = getattr(value, "fill_value", None)
         self.shares = tuple(isinstance(a, np.ndarray) and isinstance(value, np.ndarray)
                             and np.may_share_memory(value, a) for a in args)
 
@@ -219,6 +220,44 @@ def _masked_mean(self: MaskedArray, axis: Any = None, dtype: Any = None, out: An
     return _finish(total * 1.0 / np.maximum(count, 1), like)  # no entry: masked, the data the sum (0)
 
 
+def _masked_var(self: MaskedArray, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+                keepdims: Any = np._NoValue, mean: Any = np._NoValue) -> Any:
+    _no_out(out, "var")
+    if mean is not np._NoValue:
+        raise RuleArgumentError("numpy.ma.MaskedArray.var: yuebing does not differentiate mean=; leave it out")
+    like = _like(MaskedArray.var, self, axis, dtype, None, ddof, keepdims)
+    mask = np.ma.getmaskarray(self)
+    d = _data(self)
+    count = np.sum(~mask, axis=axis, keepdims=True)
+    centre = np.sum(np.where(mask, 0, d), axis=axis, keepdims=True) / np.maximum(count, 1)
+    deviation = np.where(mask, 0, d - centre)
+    total = _reduced(deviation * deviation, axis, dtype, keepdims)
+    n = _reduced(~mask, axis, None, keepdims) - ddof
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = total / n
+        return _finish(np.where((n == 0) | ~np.isfinite(quotient), total, quotient), like)  # (np.ma.divide's data)
+
+
+def _masked_std(self: MaskedArray, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+                keepdims: Any = np._NoValue, mean: Any = np._NoValue) -> Any:
+    variance = _masked_var(self, axis, dtype, out, ddof, keepdims, mean)
+    if variance is np.ma.masked:
+        return variance
+    return np.ma.sqrt(variance)
+
+
+def _masked_power(a: Any, b: Any, third: Any = None) -> Any:
+    """np.ma.power: the first operand's data where an operand is masked, the fill value where the
+    power is not finite (as NumPy writes them), the power elsewhere."""
+    like = _like(np.ma.power, a, b, third)
+    fa, fb = _data_of(a), _data_of(b)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        computed = np.where(np.ma.getmaskarray(a) | np.ma.getmaskarray(b), fa, np.power(fa, fb))
+        if like.scalar:
+            return _finish(computed, like)
+        return _finish(np.where(np.isfinite(computed), computed, like.fill_value), like)
+
+
 def _masked_average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
                     keepdims: Any = np._NoValue) -> Any:
     if returned:
@@ -327,6 +366,9 @@ DEFINITIONS: dict[Any, Callable] = {
     np.ma.masked_where: _made_from(np.ma.masked_where, 1),
     MaskedArray: _made_from(MaskedArray, 0),
     MaskedArray.sum: _masked_sum, MaskedArray.mean: _masked_mean, np.ma.average: _masked_average,
+    MaskedArray.var: _masked_var, MaskedArray.std: _masked_std,
+    np.ma.power: _masked_power, MaskedArray.__pow__: _dunder(np.ma.power, False),
+    MaskedArray.__rpow__: _dunder(np.ma.power, True),
     MaskedArray.filled: _masked_filled, np.ma.filled: _filled,
     MaskedArray.compressed: _masked_compressed, np.ma.compressed: _compressed,
     np.ma.getdata: _getdata, MaskedArray.__getitem__: _masked_getitem,
@@ -465,5 +507,9 @@ CASES = [
     Case(np.ma.log, np.ma.masked_less(randn(6), 0.0)),
     Case(np.ma.average, _masked(randn(6)), kwargs={"weights": randpos(6)}, name="np.ma.average(weights=)"),
     Case(np.ma.getdata, _masked(randn(6))),
+    Case(MaskedArray.var, _masked(randn(3, 4)), kwargs={"axis": 0, "ddof": 1}, name="MaskedArray.var(axis=0, ddof=1)"),
+    Case(MaskedArray.std, _masked(randn(6))),
+    Case(np.ma.power, _masked(randpos(6)), randn(6)),
+    Case(MaskedArray.__rpow__, _masked(randn(6)), 1.5),
     Case(np.ma.filled, _masked(randn(6)), 0.0),
 ]
