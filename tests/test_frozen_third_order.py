@@ -5,7 +5,9 @@ Third order differentiates the plain forward program of the function under ``yb.
 its fdata stayed a ``MutableTangent``, and the first rule storing it (``[Config(x0), Config(x1)]``,
 ``_mklist_rrule``'s slot) raised an unnamed ``StructureError: cannot join fdata MutableTangent
 [Config] with rdata Tangent[Config]``. The construction now ends frozen (``transform/
-third_order_frozen.py``). Each function is checked by ``check_third_order`` (Hessian-vector
+third_order_frozen.py``); so does a frozen dataclass's with an ``__init__`` of its own in reverse
+mode, forward mode and second order, which had the same fault (``transform/frozen_objects.py``).
+Each function is checked by ``check_third_order`` (Hessian-vector
 products of a function taking a gradient, against central differences of its gradient, which is
 reverse over reverse) and in every first- and second-order mode against differences
 (``tests/modes.py``); the containers of ``test_frozen_in_containers`` in third order too.
@@ -37,6 +39,15 @@ class Derived:
 
     def __post_init__(self):
         object.__setattr__(self, "c", self.a * self.b)
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnInit:
+    """An ``__init__`` of its own: every mode left its tangent mutable (frozen_objects.py)."""
+    a: float
+
+    def __init__(self, v):
+        object.__setattr__(self, "a", v * 2.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +92,11 @@ def post_init(x):
     return cs[0].c ** 2 * cs[1].c + cs[0].a * x[3]
 
 
+def own_init(x):
+    cs = [OwnInit(x[0]), OwnInit(x[1])]
+    return cs[0].a ** 3 * cs[1].a + x[2] * x[3]
+
+
 def without_floats(x):
     cs = [Labelled(1, "p"), (Labelled(2, "q"), x[0])]
     return cs[1][1] ** 3 * cs[0].n + x[1] * x[2] ** 2 * x[3]
@@ -114,11 +130,12 @@ def array_fields(x):
     return np.sum(cs[0].energy() ** 2) * x[3]
 
 
-MADE_HERE = [brief_example, appended_in_a_loop, comprehension, post_init, without_floats, methods,
+MADE_HERE = [brief_example, appended_in_a_loop, comprehension, post_init, own_init, without_floats, methods,
              attribute_of_a_mutable_object, passed_to_a_helper, array_fields]
-#: batched forward mode (``jacobian(mode="fwd")``) refuses ``__post_init__``'s ``object.__setattr__``
-#: by name (``test_frozen_in_containers``); the other modes are checked below
-FIRST_ORDER_EVERY_MODE = [f for f in MADE_HERE if f is not post_init]
+#: batched forward mode (``jacobian(mode="fwd")``) refuses ``object.__setattr__`` in ``__post_init__``
+#: or ``__init__`` by name (``test_frozen_in_containers``); the other modes are checked below
+WRITTEN_BY_SETATTR = (post_init, own_init)
+FIRST_ORDER_EVERY_MODE = [f for f in MADE_HERE if f not in WRITTEN_BY_SETATTR]
 
 
 @pytest.mark.parametrize("f", MADE_HERE, ids=lambda f: f.__name__)
@@ -131,8 +148,11 @@ def test_every_mode(f):
     check_every_mode(f, X)
 
 
-def test_post_init_reverse_forward_and_second_order():
-    f = post_init
+@pytest.mark.parametrize("f", WRITTEN_BY_SETATTR, ids=lambda f: f.__name__)
+def test_reverse_forward_and_second_order(f):
+    """Grad, jvp and hvp against differences (a frozen dataclass with an ``__init__`` of its own
+    stored in a list raised "cannot join fdata MutableTangent[OwnInit] with rdata
+    Tangent[OwnInit]" in reverse mode and second order)."""
     v = np.array([0.4, -0.2, 0.9, 0.3])
     expected = central(f, X, 1e-6)
     np.testing.assert_allclose(yb.grad(f)(X.copy()), expected, rtol=1e-5, atol=1e-6)

@@ -37,6 +37,7 @@ from .dual_vectorize import whole_array
 from .batched_forward import looped, run_batched
 from .star_arrays import is_star_array, star_duals
 from .class_calls import is_generated_init, is_namedtuple, namedtuple_fields, without_init
+from .frozen_objects import frozen_tangent, is_frozen
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_box, global_value, new_cell_box, read_only,
                                 user_globals, with_user_globals)
 
@@ -263,7 +264,7 @@ def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
     obj = object.__new__(cls)
     obj_t = MutableTangent(cls, {})
     _dispatch(Dual(init, NoTangent), (Dual(obj, obj_t),) + args, kwargs)
-    return Dual(obj, obj_t)
+    return Dual(obj, frozen_tangent(cls, obj_t) if is_frozen(obj) else obj_t)  # (frozen_objects.py)
 
 
 def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> Dual:

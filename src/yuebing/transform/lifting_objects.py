@@ -26,6 +26,7 @@ from ..rules.primitives import bound_to
 from ..rules.second_order import _error, _register, declaration_of
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, Tangent
 from . import lifting
+from .frozen_objects import frozen_second, is_frozen
 from .lifting import _linear, _primal_codual, _with_fdata_tangents, _zero_tangent_of
 #
 # The tangent of a user object is a ``MutableTangent`` (or ``Tangent`` for frozen ones) with a
@@ -198,6 +199,8 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
     except Exception as error:  # an __init__ that raised after partial work: routed alike (issue 13)
         reroute(error, _constructed)
         raise
+    if is_frozen(obj):  # identified by value from here on (frozen_objects.py)
+        return frozen_second(self4, _constructed(pullback))
     return self4, _constructed(pullback)
 
 

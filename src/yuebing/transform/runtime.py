@@ -30,6 +30,7 @@ from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
 from .exceptions import TRACKING, TRY_NAMES, abandon, caught, mark_partial
 from . import partial_calls as _partial
 from .dataclass_construction import construct_reverse
+from .frozen_objects import frozen_reverse, is_frozen
 from .dual_vectorize import whole_array
 from .class_calls import call_positions, is_generated_init, is_namedtuple, namedtuple_fields, without_init
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
@@ -294,6 +295,8 @@ def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     except Exception as error:  # an __init__ that raised after partial work: routed alike (issue 13)
         reroute(error, _constructed)
         raise
+    if is_frozen(obj):  # identified by value from here on (frozen_objects.py)
+        return frozen_reverse(obj, obj_f, _constructed(pullback))
     return CoDual(obj, obj_f), _constructed(pullback)
 
 
