@@ -433,3 +433,39 @@ def test_star_arguments_that_would_drop_derivatives_are_refused(make):
         with pytest.raises(TypeError, match=r"through \*args given a .*write \*list\(\.\.\.\)"):
             call()
     check_modes(lambda x: max(*list(make(x))) * x, 1.5)  # the advice, as printed
+
+
+def test_deques_inside_other_arguments_every_mode():
+    def f(p, x):
+        p["queues"][0].append(x)
+        p["queues"][1].appendleft(x * x)
+        return ends(p["queues"][0], x) + window(p["queues"][1], x) + p["w"] * p["queues"][1][0]
+
+    check_modes(f, {"queues": [deque([1.0, 2.0, 3.0]), deque([0.5, 1.5], maxlen=3)], "w": 2.0}, 0.7)
+
+
+def test_prepared_gradient_reuses_its_buffers_for_new_deques():
+    prepared = yb.prepare_gradient(ends, deque([1.0, 2.0, 3.0], maxlen=3), 0.7)
+    for d in (deque([1.0, 2.0, 3.0], maxlen=3), deque([2.0, -1.0, 0.5], maxlen=3)):
+        value, gradient = prepared(d, 0.7)
+        expected_value, expected = yb.value_and_grad(ends)(copy.deepcopy(d), 0.7)
+        assert value == expected_value and type(gradient) is deque and gradient.maxlen == 3
+        np.testing.assert_allclose(list(gradient), list(expected), rtol=1e-12)
+
+
+LOG = deque([1.0, 2.0], maxlen=3)
+
+
+def logged(x):
+    LOG.append(x * x)
+    LOG.rotate(1)
+    y = LOG[0] * LOG[1] * x + sum(LOG)
+    LOG.popleft()
+    return y
+
+
+def test_third_order_of_a_global_deque():
+    from yuebing.testing.third_order import check_third_order
+
+    check_third_order(logged, 0.7)
+    assert LOG == deque([1.0, 2.0]) and LOG.maxlen == 3
