@@ -142,6 +142,13 @@ def _axis_spread(x):
     return np.sum(m.std(axis=0).filled(0.0)) + np.sum(m.var(axis=1, ddof=1).filled(0.0) ** 2)
 
 
+def _normalised(x):
+    m = np.ma.masked_less(np.ma.masked_invalid(x), 0.0)
+    scaled = (m - m.min()) / (m.max() - m.min())
+    rows = np.ma.masked_invalid(X2 * x[:3])
+    return np.sum(scaled.filled(0.0) ** 2) + np.sum(rows.max(axis=0).filled(0.0)) - rows.min(axis=1).sum()
+
+
 CASES = {
     "masked_invalid sum": (_invalid_sum, X, _finite),
     "masked_where mean": (_where_mean, X),
@@ -157,6 +164,7 @@ CASES = {
     "more numpy.ma functions": (_more_functions, X),
     "std, var and powers": (_spread, X),
     "std and var along axes": (_axis_spread, X2),
+    "max and min": (_normalised, X),
 }
 
 
@@ -234,6 +242,7 @@ REFUSED = {
     "np.concatenate of a list": lambda x: np.concatenate([np.ma.masked_invalid(x), x]).sum(),
     "builtin sum": lambda x: sum(np.ma.masked_invalid(x)),
     "prod": lambda x: np.ma.masked_invalid(x).prod(),
+    "np.ma.max": lambda x: np.ma.max(np.ma.masked_invalid(x)),
     "reshape": lambda x: np.ma.masked_invalid(x).reshape(1, 3).sum(),
     "T": lambda x: np.ma.masked_invalid(x).T.sum(),
     "median": lambda x: np.ma.median(np.ma.masked_invalid(x)),

@@ -246,6 +246,27 @@ def _masked_std(self: MaskedArray, axis: Any = None, dtype: Any = None, out: Any
     return np.ma.sqrt(variance)
 
 
+def _extreme(method: Callable, reduce: Callable, fill_of: Callable) -> Callable:
+    """``m.max()``, ``m.min()``: ``reduce`` of the data with masked entries filled by ``fill_of(m)``
+    (NumPy's ``-inf`` for a maximum), the result's fill value where a whole slice is masked."""
+    def extreme(self: MaskedArray, axis: Any = None, out: Any = None, fill_value: Any = None,
+                keepdims: Any = np._NoValue) -> Any:
+        _no_out(out, method.__name__)
+        like = _like(method, self, axis, None, fill_value, keepdims)
+        fill = fill_of(self) if fill_value is None else fill_value
+        filled = np.where(np.ma.getmaskarray(self), fill, _data(self))
+        if keepdims is np._NoValue:
+            result = reduce(filled, axis=axis)
+        else:
+            result = reduce(filled, axis=axis, keepdims=keepdims)
+        if like.scalar:
+            return _finish(result, like)
+        return _finish(np.where(like.mask, like.fill_value, result), like)
+
+    extreme.__qualname__ = f"masked {method.__name__}"
+    return extreme
+
+
 def _masked_power(a: Any, b: Any, third: Any = None) -> Any:
     """np.ma.power: the first operand's data where an operand is masked, the fill value where the
     power is not finite (as NumPy writes them), the power elsewhere."""
@@ -367,6 +388,8 @@ DEFINITIONS: dict[Any, Callable] = {
     MaskedArray: _made_from(MaskedArray, 0),
     MaskedArray.sum: _masked_sum, MaskedArray.mean: _masked_mean, np.ma.average: _masked_average,
     MaskedArray.var: _masked_var, MaskedArray.std: _masked_std,
+    MaskedArray.max: _extreme(MaskedArray.max, np.max, np.ma.maximum_fill_value),
+    MaskedArray.min: _extreme(MaskedArray.min, np.min, np.ma.minimum_fill_value),
     np.ma.power: _masked_power, MaskedArray.__pow__: _dunder(np.ma.power, False),
     MaskedArray.__rpow__: _dunder(np.ma.power, True),
     MaskedArray.filled: _masked_filled, np.ma.filled: _filled,
@@ -379,6 +402,7 @@ for _target, _definition in DEFINITIONS.items():
 #: questions about a masked array: no derivative
 nondifferentiable(MaskedArray.mask.fget, MaskedArray.fill_value.fget, MaskedArray.shape.fget, MaskedArray.dtype.fget,
                   MaskedArray.hardmask.fget, MaskedArray.sharedmask.fget, MaskedArray.count, np.ma.count,
+                  np.ma.maximum_fill_value, np.ma.minimum_fill_value,
                   MaskedArray.__eq__, MaskedArray.__ne__, MaskedArray.__lt__, MaskedArray.__le__,
                   MaskedArray.__gt__, MaskedArray.__ge__)
 
@@ -509,6 +533,8 @@ CASES = [
     Case(np.ma.getdata, _masked(randn(6))),
     Case(MaskedArray.var, _masked(randn(3, 4)), kwargs={"axis": 0, "ddof": 1}, name="MaskedArray.var(axis=0, ddof=1)"),
     Case(MaskedArray.std, _masked(randn(6))),
+    Case(MaskedArray.max, _masked(randn(3, 4)), kwargs={"axis": 1}, name="MaskedArray.max(axis=1)"),
+    Case(MaskedArray.min, _masked(randn(6))),
     Case(np.ma.power, _masked(randpos(6)), randn(6)),
     Case(MaskedArray.__rpow__, _masked(randn(6)), 1.5),
     Case(np.ma.filled, _masked(randn(6)), 0.0),
