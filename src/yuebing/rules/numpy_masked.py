@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tangents import NoFData, NoRData, register_nondifferentiable_type
+from ..tangents import NoRData, register_nondifferentiable_type
 from ..tangents.kinds import MASKED_ARRAYS
 from ..tangents.masked import SEEN as MASKED_SEEN
 from .cases import Case, randn, randpos
