@@ -149,6 +149,19 @@ def test_internal_crash_is_wrong_and_refusal_is_not():
     assert fuzz._crash("reverse", fuzz.MissingRuleError(len)).check == "refused"
 
 
+def test_invalid_outcomes_are_counted_invalid_only():
+    """A plain program whose value is over the limit (seed 40259) is the generator's fault: its
+    finding is filed under invalid, never among the wrong mechanisms the shrinker reports."""
+    outcome = fuzz.check_program(HEADER + "def f(s):\n    return 1e9 * s\n", (1.5,))
+    assert outcome.status == "invalid", str(outcome)
+    summary = fuzz.Summary()
+    summary.add(40259, outcome)
+    summary.add(1, fuzz.check_program(SMOOTH, SMOOTH_ARGS))
+    assert summary.mechanisms == {} and summary.counts == {"invalid": 1, "right": 1}
+    assert summary.invalid == {"plain:value": [40259]}
+    assert "wrong" not in summary.report() and "invalid x1 plain:value" in summary.report()
+
+
 @pytest.mark.slow
 def test_many_random_programs():
     summary = fuzz.run_seeds(SLOW_SEEDS, DEFAULT_FEATURES)

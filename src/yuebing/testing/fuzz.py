@@ -470,22 +470,28 @@ def shrink(program: Program, args: tuple, keep: Callable[[Outcome], bool], seed:
 class Summary:
     """Counts by outcome and the seeds of each distinct failure mechanism."""
     counts: dict[str, int] = field(default_factory=dict)
-    mechanisms: dict[str, list[int]] = field(default_factory=dict)
+    mechanisms: dict[str, list[int]] = field(default_factory=dict)   # of wrong outcomes only
     refusals: dict[str, list[int]] = field(default_factory=dict)
+    invalid: dict[str, list[int]] = field(default_factory=dict)      # the generator's fault
     outcomes: dict[int, Outcome] = field(default_factory=dict)
 
     def add(self, seed: int, outcome: Outcome) -> None:
         self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
         self.outcomes[seed] = outcome
         for finding in outcome.findings:
-            table = self.refusals if finding.check == "refused" else self.mechanisms
-            seeds = table.setdefault(finding.mechanism(), [])
+            seeds = self._table(outcome, finding).setdefault(finding.mechanism(), [])
             if seed not in seeds:
                 seeds.append(seed)
 
+    def _table(self, outcome: Outcome, finding: Finding) -> dict[str, list[int]]:
+        # an invalid outcome's findings are about the plain program: never yuebing's "wrong"
+        if outcome.status == "invalid":
+            return self.invalid
+        return self.refusals if finding.check == "refused" else self.mechanisms
+
     def report(self) -> str:
         lines = [f"programs: {sum(self.counts.values())}  " + "  ".join(f"{k}: {v}" for k, v in sorted(self.counts.items()))]
-        for title, table in (("wrong", self.mechanisms), ("refused", self.refusals)):
+        for title, table in (("wrong", self.mechanisms), ("refused", self.refusals), ("invalid", self.invalid)):
             for key, seeds in sorted(table.items(), key=lambda kv: -len(kv[1])):
                 lines.append(f"  {title} x{len(seeds)} {key}  seeds {seeds[:8]}")
         return "\n".join(lines)
