@@ -149,6 +149,13 @@ def _normalised(x):
     return np.sum(scaled.filled(0.0) ** 2) + np.sum(rows.max(axis=0).filled(0.0)) - rows.min(axis=1).sum()
 
 
+def _function_forms(x):
+    m = np.ma.masked_less(np.ma.masked_invalid(x), 0.0)
+    plain = np.where(_live(x), x, 0.0) * 0.5
+    return (np.ma.sum(m) + np.ma.mean(m * m) + np.ma.var(m) + np.ma.std(m, ddof=1) + np.ma.max(m) - np.ma.min(m)
+            + np.ma.sum(plain) + np.ma.max(plain) + np.ma.average(m))
+
+
 CASES = {
     "masked_invalid sum": (_invalid_sum, X, _finite),
     "masked_where mean": (_where_mean, X),
@@ -165,6 +172,7 @@ CASES = {
     "std, var and powers": (_spread, X),
     "std and var along axes": (_axis_spread, X2),
     "max and min": (_normalised, X),
+    "function forms": (_function_forms, X),
 }
 
 
@@ -242,7 +250,7 @@ REFUSED = {
     "np.concatenate of a list": lambda x: np.concatenate([np.ma.masked_invalid(x), x]).sum(),
     "builtin sum": lambda x: sum(np.ma.masked_invalid(x)),
     "prod": lambda x: np.ma.masked_invalid(x).prod(),
-    "np.ma.max": lambda x: np.ma.max(np.ma.masked_invalid(x)),
+    "np.ma.cumsum": lambda x: np.ma.cumsum(np.ma.masked_invalid(x)).sum(),
     "reshape": lambda x: np.ma.masked_invalid(x).reshape(1, 3).sum(),
     "T": lambda x: np.ma.masked_invalid(x).T.sum(),
     "median": lambda x: np.ma.median(np.ma.masked_invalid(x)),

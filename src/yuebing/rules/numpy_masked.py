@@ -306,9 +306,19 @@ def _along(w: np.ndarray, d: np.ndarray, axis: Any) -> np.ndarray:
 
 
 def _as_view(a: Any) -> MaskedArray:
+    """``np.ma.asanyarray(a)``: ``a`` itself if masked, else a masked view of it."""
     if isinstance(a, MaskedArray):
         return a
-    return _made_from(np.ma.asarray, 0)(a)
+    return _masked_view(a)
+
+
+def _function_form(method: Callable) -> Callable:
+    """``np.ma.sum(a, ...)``, ``np.ma.max(a, ...)``: the method of ``np.ma.asanyarray(a)``."""
+    def function_form(a: Any, *args: Any, **kwargs: Any) -> Any:
+        return method(_as_view(a), *args, **kwargs)
+
+    function_form.__qualname__ = f"masked {method.__name__} as a function"
+    return function_form
 
 
 def _masked_filled(self: MaskedArray, fill_value: Any = None) -> np.ndarray:
@@ -378,6 +388,9 @@ _MADE_FROM_FIRST = ("masked_invalid", "masked_greater", "masked_greater_equal", 
                     "masked_equal", "masked_not_equal", "masked_inside", "masked_outside", "masked_values",
                     "array", "asarray", "asanyarray")
 
+_masked_view = _made_from(np.ma.asanyarray, 0)
+_METHODS_AS_FUNCTIONS = ("sum", "mean", "var", "std", "max", "min")
+
 DEFINITIONS: dict[Any, Callable] = {
     **{getattr(np.ma, name): _elementwise(getattr(np.ma, name), getattr(np, name)) for name in _UNARY + _BINARY},
     **{getattr(MaskedArray, name): _dunder(getattr(np.ma, op), False) for name, op in _DUNDERS.items()},
@@ -395,6 +408,7 @@ DEFINITIONS: dict[Any, Callable] = {
     MaskedArray.filled: _masked_filled, np.ma.filled: _filled,
     MaskedArray.compressed: _masked_compressed, np.ma.compressed: _compressed,
     np.ma.getdata: _getdata, MaskedArray.__getitem__: _masked_getitem,
+    **{getattr(np.ma, name): _function_form(getattr(MaskedArray, name)) for name in _METHODS_AS_FUNCTIONS},
 }
 for _target, _definition in DEFINITIONS.items():
     defined_as(_target, _definition)
