@@ -137,11 +137,11 @@ def test_norm_discrete_ord_has_zero_derivative(order, rows):
 # Random draws: shape parameters are refused when they move (forward mode, Hessians), NaN in reverse
 # --------------------------------------------------------------------------------------------
 
-# (gamma, standard_gamma and chisquare are differentiated in their shape: test_random_shape_gradients.py)
+# (gamma, standard_gamma, chisquare and dirichlet are differentiated: test_random_shape_gradients.py)
 DRAWS = {
     "beta": (lambda rng, a: rng.beta(2.0, a), "b"),
     "standard_t": (lambda rng, a: rng.standard_t(df=a), "df"),
-    "dirichlet": (lambda rng, a: rng.dirichlet(np.array([1.0, a]))[0], "alpha"),
+    "dirichlet (stick-breaking)": (lambda rng, a: rng.dirichlet(np.array([0.01, 0.02 * a]))[0], "alpha"),
     "triangular": (lambda rng, a: rng.triangular(0.0, a, 3.0), "mode"),
     "multivariate_normal in cov": (lambda rng, a: rng.multivariate_normal(np.zeros(2), np.eye(2) * a).sum(), "cov"),
     "legacy module function": (lambda rng, a: np.random.wald(a, 1.0), "mean"),

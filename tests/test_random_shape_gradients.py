@@ -198,7 +198,7 @@ def test_draw_into_out_is_still_not_differentiated():
 
 
 @pytest.mark.parametrize("draw", [lambda rng, a: rng.beta(a, 2.0), lambda rng, a: rng.standard_t(a),
-                                  lambda rng, a: rng.dirichlet(a)])
+                                  lambda rng, a: rng.dirichlet(0.02 * a)])  # every alpha < 0.1: stick-breaking
 def test_other_shape_parameters_stay_refused(draw):
     def f(a):
         return np.sum(draw(np.random.default_rng(0), a))
@@ -208,3 +208,47 @@ def test_other_shape_parameters_stay_refused(draw):
     with pytest.raises(Exception, match="shape parameters"):
         yb.hvp(f, (a,), (np.ones(2),))
     assert np.all(np.isnan(yb.grad(f)(a)))
+
+
+# dirichlet: normalised gamma draws, each at its fixed quantile
+DIRICHLET = {
+    "Generator.dirichlet(alpha, 2)": (lambda a: np.random.default_rng(5).dirichlet(a, 2),
+                                      lambda a: np.random.default_rng(5).standard_gamma(a, (2, 3))),
+    "RandomState.dirichlet(alpha)": (lambda a: _legacy().dirichlet(a), lambda a: _legacy().standard_gamma(a, (3,))),
+}
+
+
+@pytest.mark.parametrize("kind", DIRICHLET)
+def test_dirichlet_against_fixed_quantile_differences(kind):
+    draw, gammas = DIRICHLET[kind]
+    a = np.array([0.5, 2.0, 3.5])
+    w = np.array([[0.3, -1.0, 0.5], [1.2, 0.1, -0.4]])[:np.ndim(draw(a))]
+
+    def f(alpha):
+        return np.sum(w * _g(3 * draw(alpha)))
+
+    u = sp.gammainc(a, gammas(a))
+
+    def reference(alpha):
+        g = sp.gammaincinv(alpha, u)
+        return np.sum(w * _g(3 * g / np.sum(g, axis=-1, keepdims=True)))
+
+    h, basis = 1e-5, np.eye(3)
+    expected = np.array([(reference(a + h * e) - reference(a - h * e)) / (2 * h) for e in basis])
+    np.testing.assert_allclose(yb.grad(f)(a.copy()), expected, rtol=1e-6, atol=1e-9)
+    assert yb.jvp(f, (a.copy(),), (DIRECTION[:3],))[1] == pytest.approx(expected @ DIRECTION[:3], rel=1e-6)
+    for v in (DIRECTION[:3], basis[1]):
+        _, _, (product,) = yb.hvp(f, (a.copy(),), (v,))
+        h2 = 1e-4
+        curvature = (reference(a + h2 * v) - 2 * reference(a) + reference(a - h2 * v)) / h2 ** 2
+        assert v @ product == pytest.approx(curvature, rel=1e-4, abs=1e-6)
+
+
+def test_dirichlet_value_and_generator_state():
+    rng = np.random.default_rng(8)
+    a = np.array([1.5, 0.7, 4.0, 0.2])
+    value, _ = yb.jvp(lambda alpha: rng.dirichlet(alpha, (2, 3)), (a,), (np.ones(4),))
+    assert np.array_equal(value, np.random.default_rng(8).dirichlet(a, (2, 3)))  # NumPy's draw, bit for bit
+    before = rng.bit_generator.state
+    gradient = yb.grad(lambda alpha: np.sum(rng.dirichlet(alpha)[0] * 2.0))(a)
+    assert rng.bit_generator.state == before and np.all(np.isfinite(gradient))

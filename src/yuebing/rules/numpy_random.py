@@ -19,13 +19,15 @@ Derivatives with respect to distribution parameters:
   output, e.g. ``X = (out - loc) / scale``; where the divisor is 0 it is replayed on a copy of the
   generator in its pre-call state.
 * at the draw's fixed quantile (``random_shapes.py``): ``gamma``/``standard_gamma`` in ``shape``
-  and ``chisquare`` in ``df``, ``dz/da = -(dF(z; a)/da) / pdf(z; a)``.
+  and ``chisquare`` in ``df``, ``dz/da = -(dF(z; a)/da) / pdf(z; a)``; ``dirichlet`` as normalised
+  gamma draws (``random_dirichlet.py``; ``Generator``'s stick-breaking, every alpha below 0.1, is
+  not differentiated).
 * selections, exact: ``choice(a, ...)``, ``permutation(x)`` and ``shuffle(x)`` (in place) move
   elements of their array argument; the cotangent is moved back along the same indices, which
   are recovered by replaying the draw on ``np.arange(n)`` with a copy of the pre-call generator
   (and checked against the primal result).
 * not differentiated (docs/semantics.md, "Random draws"): the other shape parameters --
-  ``beta``, ``dirichlet``, ``f``, ``noncentral_*``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
+  ``beta``, ``f``, ``noncentral_*``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
   ``multivariate_normal`` in ``cov``. Reverse mode gives them a NaN cotangent wherever the
   draw's cotangent is nonzero (it cannot tell a differentiated float from a constant: a constant
   discards it, a differentiated parameter gets a NaN gradient, never a silent zero); forward mode
@@ -254,15 +256,14 @@ def _zero_rule_pair(fn: Callable) -> tuple:
 
 _ZERO_GENERATOR = (
     "random", "standard_normal", "standard_exponential", "integers", "bytes",
-    "beta", "binomial", "dirichlet", "f", "geometric", "hypergeometric", "logseries",
+    "beta", "binomial", "f", "geometric", "hypergeometric", "logseries",
     "multinomial", "multivariate_hypergeometric", "negative_binomial", "noncentral_chisquare",
     "noncentral_f", "poisson", "standard_cauchy", "standard_t", "triangular",
     "vonmises", "wald", "zipf",
 )
 _ZERO_LEGACY = (
     "rand", "randn", "random", "random_sample", "randint", "random_integers", "tomaxint",
-    "standard_normal", "standard_exponential", "bytes", "beta", "binomial",
-    "dirichlet", "f", "geometric", "hypergeometric", "logseries", "multinomial",
+    "standard_normal", "standard_exponential", "bytes", "beta", "binomial", "f", "geometric", "hypergeometric", "logseries", "multinomial",
     "negative_binomial", "noncentral_chisquare", "noncentral_f", "poisson",
     "standard_cauchy", "standard_t", "triangular", "vonmises", "wald", "zipf",
     "get_state", "seed", "set_state",
@@ -426,14 +427,17 @@ def _pathwise_rules(fn: Callable, partials_of: Callable, owner_type: type) -> No
         return Dual(y, fit_tangent(dy, y))
 
     if "out" in names:  # standard_gamma(out=a): drawn into an array, not differentiated
-        rrule, frule = _unless_out(names.index("out"), params, (rrule, frule), _zero_rule_pair(fn))
+        index = names.index("out")
+        rrule, frule = refused_when(lambda args: len(args) > index and primal(args[index]) is not None,
+                                    params, (rrule, frule), _zero_rule_pair(fn))
     _register(fn, rrule, frule, owner_type)
 
 
-def _unless_out(index: int, params: Params, rules: tuple, into_out: tuple) -> tuple:
-    """Rules that run ``into_out`` when the call passes ``out=`` (position ``index``), else ``rules``."""
+def refused_when(condition: Callable[[tuple], bool], params: Params, rules: tuple, refused: tuple) -> tuple:
+    """Rules that run ``refused`` (a zero-derivative pair) for calls whose arguments meet
+    ``condition``, else ``rules``."""
     def pick(args: tuple) -> tuple:
-        return into_out if len(args) > index and primal(args[index]) is not None else rules
+        return refused if condition(args) else rules
 
     @params
     def rrule(*args: Any) -> tuple:

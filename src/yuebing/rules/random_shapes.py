@@ -175,7 +175,38 @@ def _chisquare(gen, df, size=None):
     return 2.0 * fixed_quantile_gamma(half, standard_gamma_noise(gen, half, size))
 
 
-_GAMMA_DEFINITIONS = {"gamma": _gamma, "standard_gamma": _standard_gamma, "chisquare": _chisquare}
+def stick_breaking(gen: Any, alpha: Any) -> bool:
+    """Whether NumPy draws ``dirichlet(alpha)`` from beta draws (``Generator``, every alpha below
+    0.1), not as normalised gamma draws: not differentiated."""
+    return isinstance(gen, np.random.Generator) and np.size(alpha) > 0 and bool(np.max(alpha) < 0.1)
+
+
+def dirichlet_refused(gen, alpha, size=None):
+    """``gen.dirichlet`` not differentiated in ``alpha`` (stick-breaking; rules in ``random_dirichlet``)."""
+    return gen.dirichlet(alpha, size)
+
+
+dirichlet_refused.__qualname__ = "Generator.dirichlet (every alpha below 0.1: stick-breaking)"  # in its refusal
+
+
+def normalised(g: Any) -> Any:
+    """``g / sum(g)`` along the last axis as NumPy's ``dirichlet`` computes it (the same bits): the
+    sum added in order, then one reciprocal."""
+    total = g[..., 0]
+    for j in range(1, np.shape(g)[-1]):
+        total = total + g[..., j]
+    return g * np.expand_dims(1.0 / total, -1)
+
+
+def _dirichlet(gen, alpha, size=None):
+    if stick_breaking(gen, alpha):
+        return dirichlet_refused(gen, alpha, size)
+    draw_size = np.shape(alpha) if size is None else tuple(np.atleast_1d(size)) + np.shape(alpha)
+    return normalised(fixed_quantile_gamma(alpha, standard_gamma_noise(gen, alpha, draw_size)))
+
+
+_GAMMA_DEFINITIONS = {"gamma": _gamma, "standard_gamma": _standard_gamma, "chisquare": _chisquare,
+                      "dirichlet": _dirichlet}
 GENERATOR_DEFINITIONS = {"lognormal": _lognormal, "weibull": _weibull, "power": _power, "pareto": _pareto,
                          **_GAMMA_DEFINITIONS}
 LEGACY_DEFINITIONS = {"lognormal": _lognormal, "weibull": _weibull, "power": _legacy_power,
