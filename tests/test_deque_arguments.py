@@ -6,7 +6,12 @@ reverse and forward mode and in second order (``yb.hvp``). ``rules/containers/de
 from __future__ import annotations
 
 import copy
+import functools
+import heapq
+import itertools
 import math
+import operator
+import statistics
 from collections import deque
 
 import numpy as np
@@ -469,3 +474,28 @@ def test_third_order_of_a_global_deque():
 
     check_third_order(logged, 0.7)
     assert LOG == deque([1.0, 2.0]) and LOG.maxlen == 3
+
+
+def _first_times_last(a, *rest):
+    return a * rest[-1]
+
+
+IDIOMS = {
+    "functools.reduce": lambda d, x: functools.reduce(operator.mul, d) * x,
+    "heapq.nlargest": lambda d, x: sum(heapq.nlargest(2, d)) * x,
+    "statistics.fmean": lambda d, x: statistics.fmean(d) * x,
+    "sorted with key": lambda d, x: sorted(d, key=lambda v: -v)[0] * x + min(d, key=abs),
+    "starred parameters": lambda d, x: _first_times_last(*d) * x,
+    "truth and ==": lambda d, x: (x * d[0] if d else x) + x * d[1] * (d == deque([9.0])),
+    "map": lambda d, x: sum(list(map(lambda v: v * v, d))) * x,
+    "np.dot": lambda d, x: float(np.dot(d, np.arange(3.0))) * x,
+    "sum with start": lambda d, x: sum(d, 1.0) * x,
+    "itertools": lambda d, x: (list(itertools.accumulate(d))[-1] + sum(itertools.islice(d, 1, None))
+                               + sum(itertools.chain(d, [x]))) * x,
+    "dict of zip": lambda d, x: dict(zip("abc", d))["b"] * x,
+}
+
+
+@pytest.mark.parametrize("f", IDIOMS.values(), ids=IDIOMS.keys())
+def test_everyday_reads_every_mode(f):
+    check_modes(f, deque([1.0, 2.0, 3.5], maxlen=4), 0.7)
