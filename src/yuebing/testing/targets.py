@@ -10,6 +10,8 @@ import numpy as np
 
 def _project(y: Any, w: Any) -> Any:
     """``<w, y> + 0.1 <y, y>`` for floats, float arrays and lists/tuples of them; 0 otherwise."""
+    if isinstance(y, np.ma.MaskedArray):  # its tangent is its data's (docs/semantics.md, "Masked arrays")
+        y = np.ma.getdata(y)
     if isinstance(y, float) or isinstance(y, np.ndarray) and y.dtype.kind == "f":
         return np.sum(y * w) + np.sum(y * y) * 0.1
     if isinstance(y, (list, tuple)):
