@@ -49,6 +49,8 @@ def check_masked(f, x, live=_live, *, rtol=1e-6, atol=1e-8, second_order=True):
     assert np.isfinite(tangent)
     np.testing.assert_allclose(tangent, np.sum(gradient * v), rtol=rtol, atol=atol)  # forward = reverse
     np.testing.assert_allclose(tangent, _central(f, x, v), rtol=1e-5, atol=1e-7)
+    batched = yb.jacobian(f, mode="fwd", chunk_size=3)(x)  # three directions a pass
+    np.testing.assert_allclose(batched, gradient, rtol=rtol, atol=atol)
     if not second_order:
         return
     _, (hvp_gradient,), (product,) = yb.hvp(f, (x,), (v,))
@@ -58,6 +60,8 @@ def check_masked(f, x, live=_live, *, rtol=1e-6, atol=1e-8, second_order=True):
     grad = yb.grad(f)
     expected = (grad(x + 1e-5 * v) - grad(x - 1e-5 * v)) / 2e-5
     np.testing.assert_allclose(product, expected, rtol=1e-4, atol=1e-6)
+    hessian = yb.hessian(f)(x)
+    np.testing.assert_allclose(hessian.reshape(x.size, x.size) @ v.ravel(), product.ravel(), rtol=1e-8, atol=1e-10)
 
 
 def _invalid_sum(x):
