@@ -112,6 +112,14 @@ def test_slope_satisfies_the_cdf_identity(a):
     np.testing.assert_allclose(pdf * slope, -dF, rtol=1e-5, atol=1e-9 * np.max(np.abs(dF)))
 
 
+def test_shape_zero_draws_zero_with_zero_slope():
+    a = np.array([0.0, 1.5])
+    with np.errstate(all="raise"):  # no log(0) on the way
+        gradient = yb.grad(lambda s: np.sum(np.random.default_rng(2).standard_gamma(s)))(a)
+        _, _, (product,) = yb.hvp(lambda s: np.sum(np.random.default_rng(2).standard_gamma(s) ** 2), (a,), (np.ones(2),))
+    assert gradient[0] == 0 and gradient[1] > 0 and product[0] == 0
+
+
 def test_underflowed_draws_have_zero_slope():
     a = np.full(50, 0.002)  # draws of shape 0.002 are mostly below 1e-100; some underflow to 0
     draw = np.random.default_rng(2).standard_gamma(a)

@@ -63,10 +63,10 @@ def gamma_shape_slope(a: Any, z: Any) -> Any:
     """``dz/da`` of a standard gamma draw ``z`` of shape ``a`` at its fixed quantile (0 where
     ``z`` is 0: the draw underflowed, as it does for tiny ``a``)."""
     a, z = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(z, dtype=float))
-    positive = z > 0
+    positive = z > 0  # (then a > 0 too: shape 0 draws 0)
     # a trailing axis for the terms (kept as arrays, also for 0-d inputs)
-    a1, log_z = a[..., None], np.log(np.where(positive, z, 1.0)[..., None])
-    k = np.arange(_series_length(a, np.where(positive, z, 1.0)))
+    a1, log_z = np.where(positive, a, 1.0)[..., None], np.log(np.where(positive, z, 1.0)[..., None])
+    k = np.arange(_series_length(a1[..., 0], np.where(positive, z, 1.0)))
     ak = a1 + k
     log_r = np.cumsum(log_z - np.log(ak), axis=-1)
     # psi(a+n+1) = psi(a+1) + sum_{k=1..n} 1/(a+k): one digamma per element, accurate for tiny a
