@@ -311,3 +311,14 @@ def test_masked_output_jacobians_follow_the_data():
     out, pullback = yb.vjp(f, x)
     assert isinstance(out, np.ma.MaskedArray)
     np.testing.assert_allclose(pullback(np.ones(4))[0], reverse.sum(axis=0), rtol=1e-12)
+
+
+def _written_through_a_view(x):
+    y = x * 1.0
+    m = np.ma.array(y, mask=[False, True, False, False])  # copy=False: m views y's memory
+    y[0] = y[2] ** 2  # seen through m
+    return (m * m).sum()
+
+
+def test_masked_array_viewing_an_array_sees_its_writes():
+    check_masked(_written_through_a_view, np.array([0.7, 1.3, -0.4, 2.0]), lambda x: np.array([False, False, True, True]))
