@@ -11,6 +11,7 @@ kind       primal                                         tangent
 FLOAT      float, NumPy real floating scalar              float
 COMPLEX    complex, NumPy complex scalar                  complex
 ARRAY      ndarray of float/complex dtype                 ndarray, same shape and dtype
+           (numpy.ma masked arrays too)                   (of the data: tangents/masked.py)
 NONDIFF    int, bool, str, None, type, module, int arrays, NoTangent
            sets of labels, RNGs, plain functions, registered types
 SET        set, frozenset holding a number (or a tuple of them)  SetTangent: element -> its tangent (fdata)
