@@ -499,3 +499,20 @@ IDIOMS = {
 @pytest.mark.parametrize("f", IDIOMS.values(), ids=IDIOMS.keys())
 def test_everyday_reads_every_mode(f):
     check_modes(f, deque([1.0, 2.0, 3.5], maxlen=4), 0.7)
+
+
+def _sum_squares(a) -> float:
+    return float(np.sum(np.asarray(a) ** 2))
+
+
+WITH_ARRAYS = {
+    "ndarray.dot": lambda d, x: float((np.arange(3.0) * x).dot(d)),
+    "array + deque": lambda d, x: _sum_squares(np.arange(3.0) * x + d) + _sum_squares(d - np.ones(3) * x),
+    "deque * array": lambda d, x: _sum_squares(d * (np.arange(3.0) * x)),
+    "array += deque": lambda d, x: _sum_squares(operator.iadd(np.arange(3.0) * x, d)),
+}
+
+
+@pytest.mark.parametrize("f", WITH_ARRAYS.values(), ids=WITH_ARRAYS.keys())
+def test_arrays_meeting_a_deque_read_it_as_numpy_does(f):
+    check_modes(f, deque([1.0, 2.0, 3.5], maxlen=4), 0.7)

@@ -36,6 +36,7 @@ from ... import tangents as T
 from ...ir.primitives import as_sequence
 from ...tangents import NoFData, NoRData, NoTangent
 from ...tangents.deques import tangent_deque
+from ..array_like import _ARRAY_OPERATORS as ARRAY_OPERATORS
 from ..array_like import _numpy_owned as numpy_owned
 from ..core import CoDual, Dual, RuleArgumentError, frule_for, rrule_for
 from ..declare import ZERO_DERIVATIVE, nondifferentiable, nondifferentiable_methods
@@ -347,28 +348,39 @@ def plain_deque_call(fn: Any, args: list) -> Callable | None:
     positions = tuple(i for i, a in enumerate(args) if type(a) is _DEQUE)
     if not positions or _sees_deque(fn):
         return None
-    if positions[0] == 0 and fn in _OPERATORS:
-        definition, all_deques = _OPERATORS[fn]
-        if all_deques and not all(isinstance(a, _DEQUE) for a in args):
-            fn(*args)  # d + [1.0]: Python's TypeError
-        return definition
-    if fn is operator.mul and positions == (1,):
-        return _repeated_after
-    if fn is operator.add:
-        fn(*args)  # [1.0] + d: Python's TypeError
-    if _reading_method(fn):
-        return method_on_items
+    with_array = fn in ARRAY_OPERATORS and any(isinstance(a, np.ndarray) for a in args)
+    if not with_array:  # (d + a, d * a with an array a: NumPy's, on the items)
+        definition = _operator_definition(fn, args, positions)
+        if definition is not None:
+            return definition
     if fn is operator.setitem:  # xs[i] = d stores the deque; a[:] = d (an array) reads its items
         positions = (2,) if isinstance(args[0], np.ndarray) and positions[-1] == 2 else ()
-    elif not _reads_items(fn):
+    elif not (with_array or _reads_items(fn) or _reading_method(fn)):
         return None
     if not positions:
         return None
+    if isinstance(getattr(fn, "__self__", None), (list, set, frozenset, dict, str, bytes, np.ndarray)):
+        return method_on_items  # (the method passed in by the call site, its owner's derivatives with it)
     key = (fn, positions)
     found = _LISTINGS.get(key)
     if found is None:
         found = _LISTINGS[key] = _call_on_items(fn, positions)
     return found
+
+
+def _operator_definition(fn: Any, args: list, positions: tuple) -> Callable | None:
+    """The definition of an operator that changes a deque or makes one (``_OPERATORS``), or None;
+    Python's own ``TypeError`` for ``d + [1.0]`` and ``[1.0] + d``."""
+    if positions[0] == 0 and fn in _OPERATORS:
+        definition, all_deques = _OPERATORS[fn]
+        if all_deques and not all(isinstance(a, _DEQUE) for a in args):
+            fn(*args)
+        return definition
+    if fn is operator.mul and positions == (1,):
+        return _repeated_after
+    if fn is operator.add:
+        fn(*args)
+    return None
 
 
 def _sees_deque(fn: Any) -> bool:
