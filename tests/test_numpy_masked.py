@@ -157,7 +157,8 @@ def _function_forms(x):
     m = np.ma.masked_less(np.ma.masked_invalid(x), 0.0)
     plain = np.where(_live(x), x, 0.0) * 0.5
     return (np.ma.sum(m) + np.ma.mean(m * m) + np.ma.var(m) + np.ma.std(m, ddof=1) + np.ma.max(m) - np.ma.min(m)
-            + np.ma.sum(plain) + np.ma.max(plain) + np.ma.average(m))
+            + np.ma.sum(plain) + np.ma.max(plain) + np.ma.average(m) + np.ma.median(m) * 3.0
+            + np.ma.median(m[:-1]))  # an odd and an even number of unmasked entries
 
 
 CASES = {
@@ -257,7 +258,7 @@ REFUSED = {
     "np.ma.cumsum": lambda x: np.ma.cumsum(np.ma.masked_invalid(x)).sum(),
     "reshape": lambda x: np.ma.masked_invalid(x).reshape(1, 3).sum(),
     "T": lambda x: np.ma.masked_invalid(x).T.sum(),
-    "median": lambda x: np.ma.median(np.ma.masked_invalid(x)),
+    "median along an axis": lambda x: np.ma.median(np.ma.masked_invalid(x), axis=0),
     "loop": _loop,
     "setitem": _written,
     "in-place add": _added_in_place,

@@ -267,6 +267,20 @@ def _extreme(method: Callable, reduce: Callable, fill_of: Callable) -> Callable:
     return extreme
 
 
+def _masked_median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+                   keepdims: bool = False) -> Any:
+    """np.ma.median of all the unmasked entries (``axis=None``): ``np.median`` of them, its
+    convention at ties (the two middle values share the derivative)."""
+    if axis is not None or out is not None or keepdims:
+        raise RuleArgumentError("numpy.ma.median: yuebing differentiates the median of all the unmasked entries "
+                                "(axis=None, no out= or keepdims=); along an axis, take np.median of each "
+                                "row's m[i].compressed()")
+    like = _like(np.ma.median, a)
+    if like.masked:
+        return np.ma.masked
+    return _finish(np.median(_compressed(a)), like)
+
+
 def _masked_power(a: Any, b: Any, third: Any = None) -> Any:
     """np.ma.power: the first operand's data where an operand is masked, the fill value where the
     power is not finite (as NumPy writes them), the power elsewhere."""
@@ -407,7 +421,7 @@ DEFINITIONS: dict[Any, Callable] = {
     MaskedArray.__rpow__: _dunder(np.ma.power, True),
     MaskedArray.filled: _masked_filled, np.ma.filled: _filled,
     MaskedArray.compressed: _masked_compressed, np.ma.compressed: _compressed,
-    np.ma.getdata: _getdata, MaskedArray.__getitem__: _masked_getitem,
+    np.ma.getdata: _getdata, MaskedArray.__getitem__: _masked_getitem, np.ma.median: _masked_median,
     **{getattr(np.ma, name): _function_form(getattr(MaskedArray, name)) for name in _METHODS_AS_FUNCTIONS},
 }
 for _target, _definition in DEFINITIONS.items():
@@ -549,6 +563,7 @@ CASES = [
     Case(MaskedArray.std, _masked(randn(6))),
     Case(MaskedArray.max, _masked(randn(3, 4)), kwargs={"axis": 1}, name="MaskedArray.max(axis=1)"),
     Case(MaskedArray.min, _masked(randn(6))),
+    Case(np.ma.median, _masked(randn(6))),
     Case(np.ma.power, _masked(randpos(6)), randn(6)),
     Case(MaskedArray.__rpow__, _masked(randn(6)), 1.5),
     Case(np.ma.filled, _masked(randn(6)), 0.0),
