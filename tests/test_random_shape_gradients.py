@@ -205,7 +205,7 @@ def test_draw_into_out_is_still_not_differentiated():
     assert np.all(np.isnan(yb.grad(f)(np.array([1.0, 2.0]))))  # reverse mode: NaN, never a silent 0
 
 
-@pytest.mark.parametrize("draw", [lambda rng, a: rng.beta(a, 2.0), lambda rng, a: rng.standard_t(a),
+@pytest.mark.parametrize("draw", [lambda rng, a: rng.beta(0.3 * a, 0.5), lambda rng, a: rng.standard_t(a),
                                   lambda rng, a: rng.dirichlet(0.02 * a)])  # every alpha < 0.1: stick-breaking
 def test_other_shape_parameters_stay_refused(draw):
     def f(a):
@@ -260,3 +260,50 @@ def test_dirichlet_value_and_generator_state():
     before = rng.bit_generator.state
     gradient = yb.grad(lambda alpha: np.sum(rng.dirichlet(alpha)[0] * 2.0))(a)
     assert rng.bit_generator.state == before and np.all(np.isfinite(gradient))
+
+
+# beta: X / (X + Y) of gamma draws, as NumPy draws it where a > 1 or b > 1
+BETA = {
+    "Generator.beta(a, b)": lambda a, b: np.random.default_rng(6).beta(a, b),
+    "RandomState.beta(a, b)": lambda a, b: _legacy().beta(a, b),
+}
+
+
+def _beta_gammas(kind, a, b):
+    """``X`` and ``Y`` drawn as NumPy's beta does: element by element, X then Y."""
+    rng = np.random.default_rng(6) if kind.startswith("Generator") else _legacy()
+    shape = np.broadcast(a, b).shape
+    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    pairs = [(rng.standard_gamma(a[i]), rng.standard_gamma(b[i])) for i in np.ndindex(*shape)]
+    return np.array(pairs)[:, 0].reshape(shape), np.array(pairs)[:, 1].reshape(shape)
+
+
+@pytest.mark.parametrize("kind", BETA)
+def test_beta_against_fixed_quantile_differences(kind):
+    draw = BETA[kind]
+    a, b = np.array([0.4, 2.0, 3.5]), np.array([[1.5], [1.2]])  # a <= 1 and b <= 1 nowhere
+    w = np.array([[0.3, -1.0, 0.5], [1.2, 0.1, -0.4]])
+
+    def f(a, b):
+        return np.sum(w * _g(4 * draw(a, b)))
+
+    x0, y0 = _beta_gammas(kind, a, b)
+    u, v = sp.gammainc(a, x0), sp.gammainc(b, y0)
+
+    def reference(a, b):
+        x, y = sp.gammaincinv(a, u), sp.gammaincinv(b, v)
+        return np.sum(w * _g(4 * x / (x + y)))
+
+    h = 1e-5
+    expected_a = [(reference(a + h * e, b) - reference(a - h * e, b)) / (2 * h) for e in np.eye(3)]
+    expected_b = [(reference(a, b + h * e[:, None]) - reference(a, b - h * e[:, None])) / (2 * h) for e in np.eye(2)]
+    ga, gb = yb.grad(f, argnums=(0, 1))(a.copy(), b.copy())
+    np.testing.assert_allclose(ga, expected_a, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(gb[:, 0], expected_b, rtol=1e-6, atol=1e-9)
+    ta, tb = DIRECTION[:3], np.array([[0.7], [-0.2]])
+    _, tangent = yb.jvp(f, (a.copy(), b.copy()), (ta, tb))
+    assert tangent == pytest.approx(np.dot(expected_a, ta) + np.dot(expected_b, tb[:, 0]), rel=1e-6)
+    h2 = 1e-4
+    curvature = (reference(a + h2 * ta, b + h2 * tb) - 2 * reference(a, b) + reference(a - h2 * ta, b - h2 * tb)) / h2 ** 2
+    _, _, (pa, pb) = yb.hvp(f, (a.copy(), b.copy()), (ta, tb))
+    assert np.dot(ta, pa) + np.sum(tb * pb) == pytest.approx(curvature, rel=1e-4, abs=1e-6)

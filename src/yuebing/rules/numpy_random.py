@@ -21,13 +21,14 @@ Derivatives with respect to distribution parameters:
 * at the draw's fixed quantile (``random_shapes.py``): ``gamma``/``standard_gamma`` in ``shape``
   and ``chisquare`` in ``df``, ``dz/da = -(dF(z; a)/da) / pdf(z; a)``; ``dirichlet`` as normalised
   gamma draws (``random_dirichlet.py``; ``Generator``'s stick-breaking, every alpha below 0.1, is
-  not differentiated).
+  not differentiated); ``beta`` as ``X / (X + Y)`` of two gamma draws (NumPy's method unless
+  ``a`` and ``b`` are both at most 1 somewhere: Johnk's, not differentiated).
 * selections, exact: ``choice(a, ...)``, ``permutation(x)`` and ``shuffle(x)`` (in place) move
   elements of their array argument; the cotangent is moved back along the same indices, which
   are recovered by replaying the draw on ``np.arange(n)`` with a copy of the pre-call generator
   (and checked against the primal result).
 * not differentiated (docs/semantics.md, "Random draws"): the other shape parameters --
-  ``beta``, ``f``, ``noncentral_*``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
+  ``f``, ``noncentral_*``, ``standard_t``, ``triangular``, ``vonmises``, ``wald``,
   ``multivariate_normal`` in ``cov``. Reverse mode gives them a NaN cotangent wherever the
   draw's cotangent is nonzero (it cannot tell a differentiated float from a constant: a constant
   discards it, a differentiated parameter gets a NaN gradient, never a silent zero); forward mode
@@ -256,14 +257,14 @@ def _zero_rule_pair(fn: Callable) -> tuple:
 
 _ZERO_GENERATOR = (
     "random", "standard_normal", "standard_exponential", "integers", "bytes",
-    "beta", "binomial", "f", "geometric", "hypergeometric", "logseries",
+    "binomial", "f", "geometric", "hypergeometric", "logseries",
     "multinomial", "multivariate_hypergeometric", "negative_binomial", "noncentral_chisquare",
     "noncentral_f", "poisson", "standard_cauchy", "standard_t", "triangular",
     "vonmises", "wald", "zipf",
 )
 _ZERO_LEGACY = (
     "rand", "randn", "random", "random_sample", "randint", "random_integers", "tomaxint",
-    "standard_normal", "standard_exponential", "bytes", "beta", "binomial", "f", "geometric", "hypergeometric", "logseries", "multinomial",
+    "standard_normal", "standard_exponential", "bytes", "binomial", "f", "geometric", "hypergeometric", "logseries", "multinomial",
     "negative_binomial", "noncentral_chisquare", "noncentral_f", "poisson",
     "standard_cauchy", "standard_t", "triangular", "vonmises", "wald", "zipf",
     "get_state", "seed", "set_state",
@@ -300,8 +301,9 @@ def _global_rules(fn: Callable, generator: Callable[[tuple], Any] = lambda args:
 
 for _fn in (np.random.seed, np.random.ranf, np.random.sample):
     _global_rules(_fn)
-_global_rules(shapes.standard_gamma_noise, lambda args: primal(args[0]))
-ZERO_DERIVATIVE.add(shapes.standard_gamma_noise)  # its draw is differentiated by fixed_quantile_gamma
+for _noise in (shapes.standard_gamma_noise, shapes.beta_gammas):  # differentiated by fixed_quantile_gamma
+    _global_rules(_noise, lambda args: primal(args[0]))
+    ZERO_DERIVATIVE.add(_noise)
 
 
 # --------------------------------------------------------------------------------------------
@@ -368,10 +370,21 @@ _PATHWISE = {
     "exponential": _scale_only, "rayleigh": _scale_only, "uniform": _uniform,
     # gamma draws in their shape: at the draw's fixed quantile (random_shapes.py)
     "gamma": shapes.gamma_partials(_standard), "standard_gamma": shapes.standard_gamma_partials,
-    "chisquare": shapes.chisquare_partials,
+    "chisquare": shapes.chisquare_partials, "beta": shapes.beta_partials,
     "lognormal": _lognormal, "multivariate_normal": _mean_only,
     "weibull": _root_of_noise, "power": _root_of_noise, "pareto": _pareto,
 }
+
+
+def _replayer(fn: Callable, gen: Any, state: Any, values: dict, y: Any) -> Callable:
+    """``replay(**parameters)``: the draw ``y`` made again from the pre-call state with some
+    parameters replaced; ``replay.generator()``: a copy of the generator in that state."""
+    def replay(**standard: Any) -> Any:
+        keep = {k: v for k, v in values.items() if k not in ("self", "size") and k not in standard}
+        return getattr(_replica(gen, state), fn.__name__)(**standard, **keep, size=np.shape(y))
+
+    replay.generator = lambda: _replica(gen, state)  # type: ignore[attr-defined]
+    return replay
 
 
 def _pathwise_rules(fn: Callable, partials_of: Callable, owner_type: type) -> None:
@@ -389,9 +402,7 @@ def _pathwise_rules(fn: Callable, partials_of: Callable, owner_type: type) -> No
         values, y = draw(args)
         result = output(y)
 
-        def replay(**standard: Any) -> Any:
-            keep = {k: v for k, v in values.items() if k not in ("self", "size") and k not in standard}
-            return getattr(_replica(gen, state), fn.__name__)(**standard, **keep, size=np.shape(y))
+        replay = _replayer(fn, gen, state, values, y)
 
         def pullback(dy: Any) -> tuple:
             g = out_cotangent(result, dy)
@@ -415,9 +426,7 @@ def _pathwise_rules(fn: Callable, partials_of: Callable, owner_type: type) -> No
         state = _state(gen)
         values, y = draw(args)
 
-        def replay(**standard: Any) -> Any:
-            keep = {k: v for k, v in values.items() if k not in ("self", "size") and k not in standard}
-            return getattr(_replica(gen, state), fn.__name__)(**standard, **keep, size=np.shape(y))
+        replay = _replayer(fn, gen, state, values, y)
 
         dy: Any = 0.0
         partials = partials_of(values, y, replay)
@@ -426,6 +435,9 @@ def _pathwise_rules(fn: Callable, partials_of: Callable, owner_type: type) -> No
                 dy = dy + partials[name] * dense(args[i])
         return Dual(y, fit_tangent(dy, y))
 
+    if fn.__name__ == "beta":  # a and b both at most 1 somewhere: Johnk's method, not differentiated
+        rrule, frule = refused_when(lambda args: not shapes.beta_by_gammas(primal(args[1]), primal(args[2])),
+                                    params, (rrule, frule), _zero_rule_pair(fn))
     if "out" in names:  # standard_gamma(out=a): drawn into an array, not differentiated
         index = names.index("out")
         rrule, frule = refused_when(lambda args: len(args) > index and primal(args[index]) is not None,
@@ -464,12 +476,7 @@ def _along(axis: int, index: Any) -> tuple:
     return (slice(None),) * axis + (index,)
 
 
-def _check_reproduced(name: str, ok: bool) -> None:
-    if not ok:
-        raise RuntimeError(
-            f"yuebing could not reproduce the indices drawn by {name}; its derivative cannot be "
-            "computed (please report this with your NumPy version)"
-        )
+_check_reproduced = shapes.check_reproduced
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -710,7 +717,7 @@ def _refuse_moving_parameters(fn: Callable) -> Callable:
 for _owner, _names_list in ((Generator, _ZERO_GENERATOR), (RandomState, _ZERO_LEGACY)):
     for _name in _names_list:
         zero(getattr(_owner, _name), (_owner, _name), check=_refuse_moving_parameters(getattr(_owner, _name)))
-zero(np.random.seed, np.random.ranf, np.random.sample, shapes.standard_gamma_noise)
+zero(np.random.seed, np.random.ranf, np.random.sample, shapes.standard_gamma_noise, shapes.beta_gammas)
 
 
 # --------------------------------------------------------------------------------------------

@@ -73,8 +73,10 @@ def _dirichlet_rules(fn: Callable, owner_type: type) -> None:
 for _owner in (Generator, RandomState):  # second order: numpy_random declares the definition
     _dirichlet_rules(_owner.dirichlet, _owner)
 
-# the stick-breaking draw: refused when alpha moves (forward mode, second order), NaN in reverse
-_refused_rules = _zero_rule_pair(shapes.dirichlet_refused)
-register_rrule(shapes.dirichlet_refused, _refused_rules[0])
-register_frule(shapes.dirichlet_refused, _refused_rules[1])
-zero(shapes.dirichlet_refused, check=_refuse_moving_parameters(shapes.dirichlet_refused))
+# draws second order's definitions do not differentiate (dirichlet's stick-breaking, beta's Johnk
+# method): refused when a parameter moves (forward mode, second order), NaN in reverse
+for _refused in (shapes.dirichlet_refused, shapes.beta_refused):
+    _refused_rules = _zero_rule_pair(_refused)
+    register_rrule(_refused, _refused_rules[0])
+    register_frule(_refused, _refused_rules[1])
+    zero(_refused, check=_refuse_moving_parameters(_refused))

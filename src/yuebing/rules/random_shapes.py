@@ -15,7 +15,8 @@ Gamma(a+n+1)`` (Abramowitz-Stegun 6.5.29), with ``pdf = z^(a-1) e^-z / Gamma(a)`
 ``gamma_shape_slope`` sums it in NumPy (written so that forward mode differentiates it: second
 order). ``gamma`` (``scale * G``) and ``chisquare`` (``2 G(df/2)``) follow by the chain rule, NumPy
 drawing them exactly so. ``fixed_quantile_gamma(a, z)`` is the primitive carrying the slope: its
-value is the draw ``z``, its partial in ``a`` the slope at its value (in ``z``: 1).
+value is the draw ``z``, its partial in ``a`` the slope at its value (in ``z``: 1). ``beta`` is
+``X / (X + Y)`` of two such draws, as NumPy draws it where ``a > 1`` or ``b > 1``.
 
 Second order differentiates the draws nonlinear in their parameters as Python definitions (end of
 this file): ``lognormal``, ``weibull``, ``power``, ``pareto`` as NumPy's transformations of one
@@ -84,6 +85,41 @@ def fixed_quantile_gamma(a: Any, z: Any) -> Any:
 elementwise(fixed_quantile_gamma, lambda a, z, y: gamma_shape_slope(a, y), lambda a, z, y: np.ones_like(y))
 
 
+def check_reproduced(name: str, ok: bool) -> None:
+    """Raise unless a replayed draw gave NumPy's values (``ok``)."""
+    if not ok:
+        raise RuntimeError(
+            f"yuebing could not reproduce what {name} drew (its indices or noise); its derivative cannot be "
+            "computed (please report this with your NumPy version)"
+        )
+
+
+def beta_by_gammas(a: Any, b: Any) -> bool:
+    """Whether NumPy draws ``beta(a, b)`` as ``X / (X + Y)`` of gamma draws in every element (not
+    by Johnk's method, which it uses where ``a`` and ``b`` are both at most 1)."""
+    return bool(np.all((np.asarray(a) > 1) | (np.asarray(b) > 1)))
+
+
+def beta_gammas(gen: Any, a: Any, b: Any, size: Any = None) -> Any:
+    """The gamma draws ``X`` (shape ``a``) and ``Y`` (shape ``b``) of ``gen.beta(a, b, size)``,
+    drawn as NumPy does (``X`` then ``Y``, element by element), stacked: zero derivative."""
+    shape = np.broadcast(a, b).shape if size is None else tuple(np.atleast_1d(size))
+    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    out = np.empty((2,) + shape)
+    for i in np.ndindex(*shape):
+        out[(0,) + i] = gen.standard_gamma(a[i])
+        out[(1,) + i] = gen.standard_gamma(b[i])
+    return out
+
+
+def beta_refused(gen, a, b, size=None):
+    """``gen.beta`` not differentiated (Johnk's method; rules in ``random_dirichlet``)."""
+    return gen.beta(a, b, size)
+
+
+beta_refused.__qualname__ = "Generator.beta (a and b both at most 1: Johnk's method)"  # in its refusal
+
+
 def standard_gamma_noise(gen: Any, shape: Any, size: Any = None, dtype: Any = None) -> Any:
     """``gen.standard_gamma(shape, size[, dtype])`` with zero derivative (it only advances
     ``gen``): ``fixed_quantile_gamma`` differentiates the draw."""
@@ -105,6 +141,14 @@ def standard_gamma_partials(p: dict, y: Any, replay: Callable) -> dict:
 def chisquare_partials(p: dict, y: Any, replay: Callable) -> dict:
     """``y = 2 G(df / 2)``: ``dy/ddf = 2 * slope(df/2, y/2) / 2``."""
     return {"df": gamma_shape_slope(0.5 * np.asarray(p["df"], dtype=float), 0.5 * np.asarray(y))}
+
+
+def beta_partials(p: dict, y: Any, replay: Callable) -> dict:
+    """``y = X / (X + Y)`` for gamma draws ``X`` of shape ``a`` and ``Y`` of shape ``b``."""
+    x, w = beta_gammas(replay.generator(), p["a"], p["b"], np.shape(y))
+    total = x + w
+    check_reproduced("beta", np.array_equal(y, x / total))
+    return {"a": gamma_shape_slope(p["a"], x) * w / total ** 2, "b": -gamma_shape_slope(p["b"], w) * x / total ** 2}
 
 
 def gamma_partials(standard: Callable) -> Callable:
@@ -205,8 +249,16 @@ def _dirichlet(gen, alpha, size=None):
     return normalised(fixed_quantile_gamma(alpha, standard_gamma_noise(gen, alpha, draw_size)))
 
 
+def _beta(gen, a, b, size=None):
+    if not beta_by_gammas(a, b):
+        return beta_refused(gen, a, b, size)
+    g = beta_gammas(gen, a, b, size)
+    x, w = fixed_quantile_gamma(a, g[0]), fixed_quantile_gamma(b, g[1])
+    return x / (x + w)
+
+
 _GAMMA_DEFINITIONS = {"gamma": _gamma, "standard_gamma": _standard_gamma, "chisquare": _chisquare,
-                      "dirichlet": _dirichlet}
+                      "dirichlet": _dirichlet, "beta": _beta}
 GENERATOR_DEFINITIONS = {"lognormal": _lognormal, "weibull": _weibull, "power": _power, "pareto": _pareto,
                          **_GAMMA_DEFINITIONS}
 LEGACY_DEFINITIONS = {"lognormal": _lognormal, "weibull": _weibull, "power": _legacy_power,
