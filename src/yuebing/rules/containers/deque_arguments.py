@@ -6,9 +6,10 @@ same ``maxlen`` (``tangents/deques.py``); the deque itself stays the caller's ob
 Two primitives carry every derivative: ``deque_items(d)``, a new list of ``d``'s items (fresh
 slots whose cotangents go back to ``d``'s, like ``list(lst)``), and ``deque_store(d, items)``,
 which makes ``d`` hold ``items`` (like ``lst[:] = items``; the pullback puts the old items and
-slots back). Each method of ``deque`` is defined in Python over them (``defined_as``): read the
-items, change the list as the method changes the deque (``maxlen`` drops an item at the other
-end), store them back. Calls that read such a deque (``d[i]``, ``sum(d)``, ``for v in d``,
+slots back). ``append``/``appendleft``/``pop``/``popleft`` have rules of their own, O(1) (a full
+deque drops an item at the other end, put back by the pullback); each other method of ``deque``
+is defined in Python over them (``defined_as``): read the items, change the list as the method
+changes the deque, store them back. Calls that read such a deque (``d[i]``, ``sum(d)``, ``for v in d``,
 ``f(*d)``, ``np.asarray(d)``, NumPy and SciPy, ``xs.extend(d)``...) are made on the list of its items
 (``plain_deque_call``, asked by ``transform/protocols.dispatch``), except the operators that
 change the deque or make a new one (``d[i] = v``, ``del d[i]``, ``d += xs``, ``d * n``,
@@ -17,8 +18,8 @@ change the deque or make a new one (``d[i] = v``, ``del d[i]``, ``d += xs``, ``d
 deque itself. A reader that changed the list it was given instead would be refused, never
 silently run on a copy (none of them does).
 
-Each operation copies the items: O(len(d)) a call. A deque made inside the function is the
-cheaper ``TrackedDeque`` (``deques.py``).
+Each other operation copies the items: O(len(d)) a call (``d[i]`` too; ``for v in d`` copies
+once).
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ from ..core import CoDual, Dual, RuleArgumentError, frule_for, rrule_for
 from ..declare import ZERO_DERIVATIVE, nondifferentiable, nondifferentiable_methods
 from ..second_order import defined_as, linear
 from ..util import add_rdata_to
-from .common import _element_fdata, _restored, _slot
+from .common import _element_fdata, _restored, _slot, _with_rdata
 
 _DEQUE = collections.deque
 
@@ -143,12 +144,94 @@ linear(deque_items)
 linear(deque_store, data=(1,))
 
 # ------------------------------------------------------------------------------------------------
-# The methods, defined over the primitives
+# Adding and removing at the ends: rules of their own, O(1) (a loop of appends stays linear)
 # ------------------------------------------------------------------------------------------------
 
+_NOTHING = object()  # no item dropped
 
-def _over_limit(d: collections.deque, items: list) -> bool:
-    return d.maxlen is not None and len(items) > d.maxlen
+
+def _push(d: collections.deque, value: Any, left: bool) -> None:
+    (d.appendleft if left else d.append)(value)
+
+
+def _pop_end(d: collections.deque, left: bool) -> Any:
+    return d.popleft() if left else d.pop()
+
+
+def _dropped(d: collections.deque, left: bool) -> Any:
+    """The item adding at one end of ``d`` drops from the other (a full deque), else ``_NOTHING``."""
+    if not d or d.maxlen is None or len(d) < d.maxlen:
+        return _NOTHING
+    return d[-1] if left else d[0]
+
+
+def _push_rrule(self: CoDual, x: CoDual, left: bool) -> tuple:
+    d, fd = self.primal, _tangent_deque(self.fdata)
+    if d.maxlen == 0:  # (keeps nothing: the value's cotangent is zero)
+        return CoDual(None, NoFData), lambda dy: (NoRData, NoRData, T.zero_rdata(x.primal))
+    dropped = _dropped(d, left)
+    dropped_slot = NoTangent if fd is None or dropped is _NOTHING else (fd[-1] if left else fd[0])
+    _push(d, x.primal, left)
+    if fd is not None:
+        _push(fd, _slot(x.primal, x.fdata), left)
+
+    def pullback(dy):
+        slot = NoTangent if fd is None else _pop_end(fd, left)
+        _pop_end(d, left)
+        if dropped is not _NOTHING:
+            _push(d, dropped, not left)
+            if fd is not None:
+                _push(fd, _restored(dropped_slot, dropped), not left)
+        return NoRData, NoRData, T.rdata(slot) if fd is not None else T.zero_rdata(x.primal)
+
+    return CoDual(None, NoFData), pullback
+
+
+def _push_frule(self: Dual, x: Dual, left: bool) -> Dual:
+    _push(self.primal, x.primal, left)
+    if type(self.tangent) is _DEQUE:
+        _push(self.tangent, x.tangent, left)
+    return Dual(None, NoTangent)
+
+
+def _pop_rrule(self: CoDual, left: bool) -> tuple:
+    d, fd = self.primal, _tangent_deque(self.fdata)
+    if not d:
+        raise IndexError("pop from an empty deque")
+    value = _pop_end(d, left)
+    slot = T.zero_tangent(value) if fd is None else _pop_end(fd, left)
+
+    def pullback(dy):
+        _push(d, value, left)
+        if fd is not None:
+            _push(fd, _with_rdata(slot, value, dy), left)
+        return NoRData, NoRData
+
+    return CoDual(value, _element_fdata(slot)), pullback
+
+
+def _pop_frule(self: Dual, left: bool) -> Dual:
+    if not self.primal:
+        raise IndexError("pop from an empty deque")
+    value = _pop_end(self.primal, left)
+    t = self.tangent
+    return Dual(value, _pop_end(t, left) if type(t) is _DEQUE else T.zero_tangent(value))
+
+
+rrule_for((_DEQUE, "append"))(lambda self, x: _push_rrule(self, x, False))
+rrule_for((_DEQUE, "appendleft"))(lambda self, x: _push_rrule(self, x, True))
+frule_for((_DEQUE, "append"))(lambda self, x: _push_frule(self, x, False))
+frule_for((_DEQUE, "appendleft"))(lambda self, x: _push_frule(self, x, True))
+rrule_for((_DEQUE, "pop"))(lambda self: _pop_rrule(self, False))
+rrule_for((_DEQUE, "popleft"))(lambda self: _pop_rrule(self, True))
+frule_for((_DEQUE, "pop"))(lambda self: _pop_frule(self, False))
+frule_for((_DEQUE, "popleft"))(lambda self: _pop_frule(self, True))
+linear((_DEQUE, "append"), (_DEQUE, "appendleft"), stored=(1,))
+linear((_DEQUE, "pop"), (_DEQUE, "popleft"))
+
+# ------------------------------------------------------------------------------------------------
+# The methods, defined over the primitives
+# ------------------------------------------------------------------------------------------------
 
 
 def _first_kept(d: collections.deque, items: list) -> int:
@@ -174,15 +257,18 @@ def _check_index(index: Any) -> None:
         raise TypeError("sequence index must be integer, not 'slice'")
 
 
-nondifferentiable(_over_limit, _first_kept, _at_limit, _position_of, _check_index)
+nondifferentiable(_first_kept, _at_limit, _position_of, _check_index)
 
 
-def _append(d, value):
-    _add_items(d, [value], False)
-
-
-def _appendleft(d, value):
-    _add_items(d, [value], True)
+def _add_items(d, iterable, left):
+    """``d.extend``/``d.extendleft``: each value added at one end by ``append``/``appendleft``
+    (their rules below), a full deque dropping one at the other end."""
+    values = list(iterable)  # (first: d.extend(d) reads what it had)
+    for value in values:
+        if left:
+            d.appendleft(value)
+        else:
+            d.append(value)
 
 
 def _extend(d, iterable):
@@ -191,39 +277,6 @@ def _extend(d, iterable):
 
 def _extendleft(d, iterable):
     _add_items(d, iterable, True)
-
-
-def _add_items(d, iterable, left):
-    """Each value of ``iterable`` added at one end, a full deque dropping one at the other."""
-    values = list(iterable)  # (first: d.extend(d) reads what it had)
-    if d.maxlen == 0:
-        return
-    items = deque_items(d)
-    for value in values:
-        if left:
-            items.insert(0, value)
-        else:
-            items.append(value)
-        if _over_limit(d, items):
-            del items[-1 if left else 0]
-    deque_store(d, items)
-
-
-def _pop(d):
-    return _pop_at(d, -1)
-
-
-def _popleft(d):
-    return _pop_at(d, 0)
-
-
-def _pop_at(d, index):
-    items = deque_items(d)
-    if not items:
-        raise IndexError("pop from an empty deque")
-    value = items.pop(index)
-    deque_store(d, items)
-    return value
 
 
 def _rotate(d, n=1):
@@ -264,8 +317,7 @@ def _copy(d):
 
 
 _METHODS = {
-    "append": _append, "appendleft": _appendleft, "pop": _pop, "popleft": _popleft, "extend": _extend,
-    "extendleft": _extendleft, "rotate": _rotate, "insert": _insert, "remove": _remove, "clear": _clear,
+    "extend": _extend, "extendleft": _extendleft, "rotate": _rotate, "insert": _insert, "remove": _remove, "clear": _clear,
     "reverse": _reverse, "copy": _copy, "__copy__": _copy,
 }
 for _name, _definition in _METHODS.items():
