@@ -46,6 +46,45 @@ class ClosureLowering(LocalClassLowering):
             return ()
         return tuple(sorted(_free_variables(node, candidates)))
 
+    def _decorators_as_calls(self, node: ast.FunctionDef | ast.AsyncFunctionDef, out: list) -> bool:
+        """A decorated nested function, lowered as Python runs it: the decorator expressions
+        first (top to bottom), the undecorated definition next, then each decorator called on
+        the function, innermost first::
+
+            @timed                            _decorator1 = retry(3)
+            @retry(3)             becomes     def g(v): ...
+            def g(v): ...                     g = timed(_decorator1(g))
+
+        The calls are ordinary calls of the differentiated code, so every mode follows the
+        decorator into what it returns: a wrapper's closure holds the function, whose own
+        closure holds our variables with their derivatives (a decorator applied as plain Python
+        would hand the modes an object whose free variables are not ours: a silent zero).
+        False (nothing emitted) when no derivative can pass through a decorator: ``node`` has
+        none, or captures none of our variables and its decorators read none (a module-level
+        decorator of a function capturing nothing is applied as Python applies it: what it
+        returns, an ``lru_cache`` wrapper of a helper, holds only constants)."""
+        ours = self.locals | set(self.free) | self.written_globals
+        users = [d for d in node.decorator_list if not _rebinding_globals(d)]
+        reads_ours = any(isinstance(n, ast.Name) and n.id in ours for d in users for n in ast.walk(d))
+        if not users or not (reads_ours or self._captured(node)):
+            return False
+        decorators: list[ast.expr] = []
+        for decorator in users:
+            if isinstance(decorator, ast.Name) and decorator.id != node.name:
+                decorators.append(decorator)  # (reading a name has no effect: read when applied)
+                continue
+            name = self.tmp("decorator")
+            self.statement(_located(ast.Assign([ast.Name(name, ast.Store())], decorator), decorator), out)
+            decorators.append(ast.Name(name, ast.Load()))
+        bare = copy.copy(node)
+        bare.decorator_list = []
+        self.statement(bare, out)
+        value: ast.expr = ast.Name(node.name, ast.Load())
+        for decorator in reversed(decorators):
+            value = ast.Call(decorator, [value], [])
+        self.statement(_located(ast.Assign([ast.Name(node.name, ast.Store())], value), node), out)
+        return True
+
     def _defaults_through_a_factory(self, node: ast.FunctionDef | ast.Lambda, name: str, out: list) -> bool:
         """Define ``node`` (named ``name``) through a factory when default values read our
         variables, so that the defaults carry their derivatives: ``def g(v, k=2 * x)`` becomes
@@ -170,6 +209,14 @@ class ClosureLowering(LocalClassLowering):
                 "than once per call (inside a loop or another comprehension)",
                 f"pass {name!r} to the nested function as an argument where it is called", node)
         self.cell_backed = sorted({*self.cell_backed, *captured})
+
+
+def _rebinding_globals(decorator: ast.expr) -> bool:
+    """``@_user_globals(_G)``, which generated code puts under a nested function's decorators
+    (``rebound_before_decorators``): differentiating generated code again (third order's plain
+    programs), the definition is rebound without it (``_with_user_globals`` after the ``def``)."""
+    return isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name) \
+        and decorator.func.id == "_user_globals"
 
 
 def _located(statement: ast.stmt, node: ast.AST) -> ast.stmt:

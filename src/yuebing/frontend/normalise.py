@@ -578,9 +578,10 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
 
     def _definition_time_globals(self, node: ast.FunctionDef | ast.Lambda) -> None:
         """Decorators and default values run when the nested function is created, in the
-        generated code: the globals they use must be hoisted there like any other."""
+        generated code: the globals they use must be hoisted there like any other. (Decorators
+        reading our variables or written globals, and defaults reading them, are lowered to
+        calls: ``_decorators_as_calls``, ``_defaults_through_a_factory``.)"""
         exprs = list(getattr(node, "decorator_list", []))
-        self.refuse_written_globals("a decorator", exprs)  # (defaults reading them go through a factory)
         exprs += list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]
         self._hoist_globals(exprs)
 
@@ -594,6 +595,8 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
 
     def stmt_FunctionDef(self, node: ast.FunctionDef, out: list) -> None:
         if self.global_definition(node, out):  # def H, H declared global
+            return
+        if self._decorators_as_calls(node, out):  # closures.py
             return
         if self._defaults_through_a_factory(node, node.name, out):
             return

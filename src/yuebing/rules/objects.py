@@ -52,6 +52,7 @@ from .containers import (
 )
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ._float_reach import holds_floats
+from .function_wrappers import refuse_wrapped_closure
 from .exception_data import carried_read, carried_tangent
 from .functools_rules import PARTIAL_PARTS, part_tangent, read_part
 from .declare import nondifferentiable
@@ -258,7 +259,9 @@ def _refuse_carried_floats(o: Any, name: str, v: Any) -> None:
     from in differentiated code (``exception_data.py`` follows those) is refused: exceptions
     have no tangent, so the value would reach the handler with a zero derivative. So is a
     defaultdict's ``default_factory`` capturing such data (``containers/dict_subclasses.py`` follows
-    it only where a missing key calls it)."""
+    it only where a missing key calls it), and a nested function read back from a function's
+    attribute (``function_wrappers.py``)."""
+    refuse_wrapped_closure(o, name, v)
     if name == "default_factory" and isinstance(o, collections.defaultdict) and K.primal_kind(v) is not K.NONDIFF:
         raise RuleArgumentError(
             "getattr: yuebing cannot differentiate the default_factory of a defaultdict read as an attribute when it "

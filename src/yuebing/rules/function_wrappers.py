@@ -1,0 +1,107 @@
+"""Decorators called by differentiated code: a decorated nested function capturing our variables
+is lowered to calls of its decorators (``frontend/closures.py: _decorators_as_calls``), which
+every mode follows into what they return. Two of the standard library's need a rule:
+
+* ``functools.update_wrapper`` (what ``functools.wraps`` calls): the wrapper itself, with its own
+  derivative data (its closure holds the wrapped function, whose closure holds ours); the wrapped
+  function's name, docstring and ``__wrapped__`` are copied onto it on the primal objects (names,
+  not derivatives).
+* ``functools.lru_cache``/``functools.cache``: the cache's wrapper made as Python makes it, with
+  no derivative data of its own; a call of it is ``rules/cached_calls.py``'s business (a cached
+  function capturing floats of ours is refused there, by name).
+
+A function's attributes have no tangent: a nested function read back from one (``g.__wrapped__``,
+``cached.__wrapped__``) would come without the derivative of what it captures, and is refused
+(``refuse_wrapped_closure``, called by the ``getattr`` rules).
+"""
+from __future__ import annotations
+
+import functools
+import types
+from typing import Any
+
+from ._float_reach import holds_floats
+from .cases import Case, randn
+from .core import RuleArgumentError
+from .declare import nondifferentiable
+from .second_order import defined_as
+
+
+def copy_wrapper_attributes(wrapper: Any, wrapped: Any, assigned: tuple, updated: tuple) -> None:
+    """``update_wrapper``'s work, on the primal functions (no derivative: names and docstrings)."""
+    functools.update_wrapper(wrapper, wrapped, assigned, updated)
+
+
+def _update_wrapper(wrapper: Any, wrapped: Any, assigned: tuple = functools.WRAPPER_ASSIGNMENTS,
+                    updated: tuple = functools.WRAPPER_UPDATES) -> Any:
+    copy_wrapper_attributes(wrapper, wrapped, assigned, updated)
+    return wrapper
+
+
+def cache_function(user_function: Any, maxsize: int | None, typed: bool) -> Any:
+    """``functools.lru_cache(maxsize, typed)(user_function)``, on the primal function."""
+    return functools.lru_cache(maxsize, typed)(user_function)
+
+
+def _lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
+    if callable(maxsize) and isinstance(typed, bool):  # @lru_cache without parentheses
+        return cache_function(maxsize, 128, typed)
+    return functools.partial(cache_function, maxsize=maxsize, typed=typed)
+
+
+_GENERATED = ("<yuebing ", "<plain forward")  # the files of the code yuebing generates
+
+
+def refuse_wrapped_closure(owner: Any, name: str, value: Any) -> None:
+    """``owner.name`` read from a function or another callable without a tangent of its fields
+    (``g.__wrapped__``), holding a nested function of the differentiated code that captures float
+    data: it would be called without the derivative of what it captures (a silent zero)."""
+    if not (callable(owner) and isinstance(value, types.FunctionType) and value.__closure__
+            and value.__code__.co_filename.startswith(_GENERATED)):
+        return
+    if isinstance(owner, type) or not holds_floats(_cell_contents(value)):
+        return
+    raise RuleArgumentError(
+        f"getattr: yuebing cannot differentiate the nested function {value.__name__} read back from "
+        f"{getattr(owner, '__name__', type(owner).__name__)}.{name}: a function's attributes carry no "
+        f"derivatives, and {value.__name__} captures float data of the differentiated function. What to do: "
+        f"call the decorated function itself, or keep the undecorated one in a variable of its own "
+        f"(def {value.__name__}_plain(...), then {value.__name__} = decorator({value.__name__}_plain)) and call that")
+
+
+def _cell_contents(fn: types.FunctionType) -> list:
+    held = []
+    for cell in fn.__closure__ or ():
+        try:
+            held.append(cell.cell_contents)
+        except ValueError:  # not bound yet
+            continue
+    return held
+
+
+nondifferentiable(copy_wrapper_attributes, cache_function)
+defined_as(functools.update_wrapper, _update_wrapper)
+defined_as(functools.lru_cache, _lru_cache)
+
+def _wrapper_of(func: Any) -> Any:
+    def wrapper(v: float) -> float:
+        return 2.0 * func(v)
+    return functools.update_wrapper(wrapper, func)
+
+
+def _through_wrappers(x: float) -> float:
+    def scaled(v: float) -> float:
+        return v * x
+    doubled = _wrapper_of(scaled)
+    square = functools.lru_cache(maxsize=2)(_square)
+    return doubled(x) + square(3) * x + functools.lru_cache(_square)(2) * x
+
+
+def _square(n: int) -> int:
+    return n * n
+
+
+CASES = [
+    Case(_through_wrappers, 0.7, name="functools.update_wrapper and lru_cache called on functions"),
+    Case(_through_wrappers, randn(), name="functools.update_wrapper and lru_cache (random point)"),
+]

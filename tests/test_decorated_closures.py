@@ -1,0 +1,297 @@
+"""Decorated nested functions capturing the differentiated function's variables (issue 13).
+
+A decorator returning something other than the function itself (a ``functools.wraps`` wrapper,
+an ``np.vectorize`` object, a ``functools.partial``, an instance of a decorator class) once gave
+a derivative of 0 in every mode: the tangent of the decorated object was built from its own free
+variables, not the function's. Decorators are now calls every mode follows
+(``frontend/closures.py: _decorators_as_calls``). Each case is checked against central
+differences in reverse, forward and second order (``check_every_mode``) and in third order.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from tests.modes import check_every_mode
+from yuebing.rules.core import RuleArgumentError
+from yuebing.testing.third_order import check_third_order
+
+def timed(func):
+    """A logging decorator written with functools.wraps."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapper
+
+
+def retry(times):
+    """A decorator with arguments."""
+    def decorate(func):
+        def attempt(*args):
+            for _ in range(times):
+                try:
+                    return func(*args)
+                except ValueError:
+                    pass
+            raise ValueError("gave up")
+        return attempt
+    return decorate
+
+
+class Counted:
+    """A class-based decorator: the function kept in an attribute."""
+
+    def __init__(self, func):
+        self.func = func
+        self.calls = 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.func(*args)
+
+
+def first_argument_two(func):
+    """A decorator returning a functools.partial."""
+    return functools.partial(func, 2.0)
+
+
+def wrapped(x):
+    @timed
+    def g(v):
+        return v * x * x
+    return g(2.0)
+
+
+def vectorized(x):
+    @np.vectorize
+    def g(v):
+        return v * np.sin(x)
+    return g(np.array([2.0, 3.0])).sum()
+
+
+def stacked(x):
+    @timed
+    @retry(2)
+    def g(v):
+        return v * x ** 3
+    return g(2.0)
+
+
+def with_arguments(x):
+    @retry(3)
+    def g(v):
+        return v * np.exp(x)
+    return g(2.0)
+
+
+def class_decorated(x):
+    @Counted
+    def g(v):
+        return v * x * x
+    return g(2.0) + g.func(1.0) * g.calls
+
+
+def partial_returned(x):
+    @first_argument_two
+    def g(v):
+        return v * x * x
+    return g()
+
+
+def lambda_wrapped(x):
+    g = timed(lambda v: v * x * x)
+    return g(2.0)
+
+
+def _make_wrapped(x):
+    @timed
+    def g(v):
+        return v * np.cos(x)
+    return g
+
+
+def returned_and_called_outside(x):
+    return _make_wrapped(x)(3.0) * x
+
+
+def nonlocal_written(x):
+    acc = 1.0
+
+    @timed
+    def g(v):
+        nonlocal acc
+        acc = acc * v * x
+    g(2.0)
+    g(x)
+    return acc
+
+
+def recursive(x):
+    @timed
+    def power(n):
+        return x if n == 0 else x * power(n - 1)
+    return power(2)
+
+
+def decorator_capturing(x):
+    def scale(func):
+        def scaled(v):
+            return x * func(v)
+        return scaled
+
+    @scale
+    def g(v):
+        return v * x
+    return g(2.0)
+
+
+def decorator_made_in_a_loop(x):
+    def times(k):
+        def decorate(func):
+            return lambda v: k * func(v)
+        return decorate
+    total = 0.0
+    for k in (1.0, 2.0):
+        @times(k)
+        def g(v):
+            return v * x
+        total = total + g(x)
+    return total
+
+
+def local_import(x):
+    import functools as ft
+
+    def logged(func):
+        @ft.wraps(func)
+        def wrapper(*args):
+            return func(*args)
+        return wrapper
+
+    @logged
+    def g(v):
+        return v * x * x
+    return g(2.0)
+
+
+def async_decorated(x):
+    def awaited(func):
+        async def wrapper(v):
+            return await func(v)
+        return wrapper
+
+    @awaited
+    async def g(v):
+        return v * x * x
+    return asyncio.run(g(2.0))
+
+
+def cached_capturing_an_int(x):
+    k = 3
+
+    @functools.lru_cache(maxsize=None)
+    def g(n):
+        return n * k
+    return g(3) * x + g(3)
+
+
+def local_class_methods(x):
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+        @staticmethod
+        def triple(v):
+            return 3.0 * v
+
+        @property
+        def square(self):
+            return self.v * self.v
+    return Box.triple(x) + Box(x).square
+
+
+EVERY_MODE = [wrapped, vectorized, stacked, with_arguments, class_decorated, partial_returned, lambda_wrapped,
+              returned_and_called_outside, nonlocal_written, recursive, decorator_capturing,
+              decorator_made_in_a_loop, local_import, async_decorated, cached_capturing_an_int, local_class_methods]
+
+
+@pytest.mark.parametrize("f", EVERY_MODE, ids=lambda f: f.__name__)
+def test_every_mode(f):
+    check_every_mode(f, 0.7)
+
+
+THIRD_ORDER = [wrapped, vectorized, stacked, class_decorated, partial_returned, returned_and_called_outside,
+               nonlocal_written, recursive, decorator_capturing, decorator_made_in_a_loop, cached_capturing_an_int]
+
+
+@pytest.mark.parametrize("f", THIRD_ORDER, ids=lambda f: f.__name__)
+def test_third_order(f):
+    check_third_order(f, 0.7)
+
+
+def test_the_wrapper_carries_the_name():
+    """functools.wraps copies the name onto the wrapper under differentiation too."""
+    def f(x):
+        @timed
+        def g(v):
+            return v * x
+        assert g.__name__ == "g" and g.__doc__ is None
+        return g(2.0)
+    check_every_mode(f, 0.7)
+
+
+def global_scale_written(x):
+    global SCALE
+    SCALE = x
+
+    def scaled(func):
+        return lambda v: SCALE * func(v)
+
+    @scaled
+    def g(v):
+        return v * x
+    return g(2.0)
+
+
+def test_decorator_reading_a_written_global():
+    check_every_mode(global_scale_written, 0.7)
+
+
+def cached_capturing_a_float(x):
+    @functools.lru_cache(maxsize=4)
+    def g(n):
+        return n * x
+    return g(3)
+
+
+def read_back_wrapped(x):
+    @timed
+    def g(v):
+        return v * x * x
+    return g.__wrapped__(2.0)
+
+
+@pytest.mark.parametrize("f, message", [
+    (cached_capturing_a_float, "functools.cache/lru_cache function defined in the differentiated function"),
+    (read_back_wrapped, "nested function g read back from g.__wrapped__"),
+])
+def test_refused_by_name(f, message):
+    """What cannot carry the derivative is refused, naming it, in every mode."""
+    for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
+        with pytest.raises(RuleArgumentError, match=message):
+            run()
+
+
+def test_the_advice_works():
+    """The refusal's advice, followed: keep the undecorated function in a variable and call it."""
+    def f(x):
+        def g_plain(v):
+            return v * x * x
+        g = timed(g_plain)
+        return g(1.0) + g_plain(2.0)
+    check_every_mode(f, 0.7)
+    check_third_order(f, 0.7)
