@@ -205,7 +205,7 @@ def test_draw_into_out_is_still_not_differentiated():
     assert np.all(np.isnan(yb.grad(f)(np.array([1.0, 2.0]))))  # reverse mode: NaN, never a silent 0
 
 
-@pytest.mark.parametrize("draw", [lambda rng, a: rng.beta(0.3 * a, 0.5), lambda rng, a: rng.standard_t(a),
+@pytest.mark.parametrize("draw", [lambda rng, a: rng.beta(0.3 * a, 0.5), lambda rng, a: rng.wald(a, 1.0),
                                   lambda rng, a: rng.dirichlet(0.02 * a)])  # every alpha < 0.1: stick-breaking
 def test_other_shape_parameters_stay_refused(draw):
     def f(a):
@@ -307,3 +307,56 @@ def test_beta_against_fixed_quantile_differences(kind):
     curvature = (reference(a + h2 * ta, b + h2 * tb) - 2 * reference(a, b) + reference(a - h2 * ta, b - h2 * tb)) / h2 ** 2
     _, _, (pa, pb) = yb.hvp(f, (a.copy(), b.copy()), (ta, tb))
     assert np.dot(ta, pa) + np.sum(tb * pb) == pytest.approx(curvature, rel=1e-4, abs=1e-6)
+
+
+# standard_t and f: from their gamma (and normal) draws, each gamma at its fixed quantile
+def _t_reference(legacy, df):
+    rng = _legacy() if legacy else np.random.default_rng(6)
+    half = np.broadcast_to(df / 2, df.shape)
+    n, g = np.empty(df.shape), np.empty(df.shape)
+    for i in np.ndindex(*df.shape):
+        n[i], g[i] = rng.standard_normal(), rng.standard_gamma(half[i])
+    u = sp.gammainc(half, g)
+    return lambda d: np.sqrt(d / 2) * n / np.sqrt(sp.gammaincinv(d / 2, u))
+
+
+def _f_reference(legacy, dfnum, dfden):
+    rng = _legacy() if legacy else np.random.default_rng(6)
+    num, den = np.broadcast_arrays(dfnum / 2, dfden / 2)
+    g1, g2 = np.empty(num.shape), np.empty(num.shape)
+    for i in np.ndindex(*num.shape):
+        g1[i], g2[i] = rng.standard_gamma(num[i]), rng.standard_gamma(den[i])
+    u1, u2 = sp.gammainc(num, g1), sp.gammainc(den, g2)
+    return lambda n, d: (2 * sp.gammaincinv(n / 2, u1) * d) / (2 * sp.gammaincinv(d / 2, u2) * n)
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_standard_t_and_f_against_fixed_quantile_differences(legacy):
+    rng = (lambda: _legacy()) if legacy else (lambda: np.random.default_rng(6))
+    df, dfnum, dfden = np.array([0.8, 2.5, 9.0]), np.array([1.5, 4.0, 7.0]), np.array([[2.5], [9.0]])
+    t_ref, f_ref = _t_reference(legacy, df), _f_reference(legacy, dfnum, dfden)
+
+    def t(d):
+        return np.sum(WEIGHTS[:3] * _g(rng().standard_t(d)))
+
+    def f(n, d):
+        return np.sum(WEIGHTS[:3] * _g(rng().f(n, d)))
+
+    h, h2 = 1e-5, 1e-4
+    t_terms = lambda d: WEIGHTS[:3] * _g(t_ref(d))
+    expected = (t_terms(df + h) - t_terms(df - h)) / (2 * h)
+    np.testing.assert_allclose(yb.grad(t)(df.copy()), expected, rtol=1e-6, atol=1e-9)
+    assert yb.jvp(t, (df.copy(),), (DIRECTION[:3],))[1] == pytest.approx(expected @ DIRECTION[:3], rel=1e-6)
+    curvature = (t_terms(df + h2) - 2 * t_terms(df) + t_terms(df - h2)) / h2 ** 2
+    np.testing.assert_allclose(yb.hvp(t, (df.copy(),), (DIRECTION[:3],))[2][0], curvature * DIRECTION[:3],
+                               rtol=1e-4, atol=1e-6)
+    f_sum = lambda n, d: np.sum(WEIGHTS[:3] * _g(f_ref(n, d)))
+    tn, td = DIRECTION[:3], np.array([[0.7], [-0.2]])
+    slope = (f_sum(dfnum + h * tn, dfden + h * td) - f_sum(dfnum - h * tn, dfden - h * td)) / (2 * h)
+    gn, gd = yb.grad(f, argnums=(0, 1))(dfnum.copy(), dfden.copy())
+    assert np.dot(gn, tn) + np.sum(gd * td) == pytest.approx(slope, rel=1e-6)
+    assert yb.jvp(f, (dfnum.copy(), dfden.copy()), (tn, td))[1] == pytest.approx(slope, rel=1e-6)
+    curvature = (f_sum(dfnum + h2 * tn, dfden + h2 * td) - 2 * f_sum(dfnum, dfden)
+                 + f_sum(dfnum - h2 * tn, dfden - h2 * td)) / h2 ** 2
+    _, _, (pn, pd) = yb.hvp(f, (dfnum.copy(), dfden.copy()), (tn, td))
+    assert np.dot(tn, pn) + np.sum(td * pd) == pytest.approx(curvature, rel=1e-4, abs=1e-6)

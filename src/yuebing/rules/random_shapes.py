@@ -16,7 +16,8 @@ Gamma(a+n+1)`` (Abramowitz-Stegun 6.5.29), with ``pdf = z^(a-1) e^-z / Gamma(a)`
 order). ``gamma`` (``scale * G``) and ``chisquare`` (``2 G(df/2)``) follow by the chain rule, NumPy
 drawing them exactly so. ``fixed_quantile_gamma(a, z)`` is the primitive carrying the slope: its
 value is the draw ``z``, its partial in ``a`` the slope at its value (in ``z``: 1). ``beta`` is
-``X / (X + Y)`` of two such draws, as NumPy draws it where ``a > 1`` or ``b > 1``.
+``X / (X + Y)`` of two such draws, as NumPy draws it where ``a > 1`` or ``b > 1``; ``standard_t(df)``
+``sqrt(df/2) N / sqrt(G(df/2))`` and ``f`` a ratio of chi-square draws, as NumPy draws them.
 
 Second order differentiates the draws nonlinear in their parameters as Python definitions (end of
 this file): ``lognormal``, ``weibull``, ``power``, ``pareto`` as NumPy's transformations of one
@@ -100,15 +101,16 @@ def beta_by_gammas(a: Any, b: Any) -> bool:
     return bool(np.all((np.asarray(a) > 1) | (np.asarray(b) > 1)))
 
 
-def beta_gammas(gen: Any, a: Any, b: Any, size: Any = None) -> Any:
-    """The gamma draws ``X`` (shape ``a``) and ``Y`` (shape ``b``) of ``gen.beta(a, b, size)``,
-    drawn as NumPy does (``X`` then ``Y``, element by element), stacked: zero derivative."""
-    shape = np.broadcast(a, b).shape if size is None else tuple(np.atleast_1d(size))
-    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
-    out = np.empty((2,) + shape)
+def element_draws(gen: Any, kinds: tuple, size: Any, *parameters: Any) -> Any:
+    """The standard draws (``"normal"``, or ``"gamma"`` of shape ``parameters[k]``) that NumPy's
+    ``beta``, ``standard_t`` and ``f`` make element by element, in that order, stacked along a first
+    axis: zero derivative (``fixed_quantile_gamma`` differentiates the gamma ones)."""
+    shape = np.broadcast(*parameters).shape if size is None else tuple(np.atleast_1d(size))
+    parameters = [np.broadcast_to(p, shape) for p in parameters]
+    out = np.empty((len(kinds),) + shape)
     for i in np.ndindex(*shape):
-        out[(0,) + i] = gen.standard_gamma(a[i])
-        out[(1,) + i] = gen.standard_gamma(b[i])
+        for k, (kind, p) in enumerate(zip(kinds, parameters)):
+            out[(k,) + i] = gen.standard_normal() if kind == "normal" else gen.standard_gamma(p[i])
     return out
 
 
@@ -145,10 +147,28 @@ def chisquare_partials(p: dict, y: Any, replay: Callable) -> dict:
 
 def beta_partials(p: dict, y: Any, replay: Callable) -> dict:
     """``y = X / (X + Y)`` for gamma draws ``X`` of shape ``a`` and ``Y`` of shape ``b``."""
-    x, w = beta_gammas(replay.generator(), p["a"], p["b"], np.shape(y))
+    x, w = element_draws(replay.generator(), ("gamma", "gamma"), np.shape(y), p["a"], p["b"])
     total = x + w
     check_reproduced("beta", np.array_equal(y, x / total))
     return {"a": gamma_shape_slope(p["a"], x) * w / total ** 2, "b": -gamma_shape_slope(p["b"], w) * x / total ** 2}
+
+
+def standard_t_partials(p: dict, y: Any, replay: Callable) -> dict:
+    """``y = sqrt(df/2) N / sqrt(G)``, ``G`` a gamma draw of shape ``df/2``, ``N`` a normal one."""
+    half = np.divide(p["df"], 2)
+    n, g = element_draws(replay.generator(), ("normal", "gamma"), np.shape(y), half, half)
+    check_reproduced("standard_t", np.array_equal(y, np.sqrt(half) * n / np.sqrt(g)))
+    return {"df": y * (0.25 / half - 0.25 * gamma_shape_slope(half, g) / g)}
+
+
+def f_partials(p: dict, y: Any, replay: Callable) -> dict:
+    """``y = (X1 dfden) / (X2 dfnum)`` for chi-square draws ``Xk = 2 Gk``, ``Gk`` gamma draws of
+    shapes ``dfnum/2`` and ``dfden/2``."""
+    num, den = np.divide(p["dfnum"], 2), np.divide(p["dfden"], 2)
+    g1, g2 = element_draws(replay.generator(), ("gamma", "gamma"), np.shape(y), num, den)
+    check_reproduced("f", np.array_equal(y, (2.0 * g1 * p["dfden"]) / (2.0 * g2 * p["dfnum"])))
+    return {"dfnum": y * (0.5 * gamma_shape_slope(num, g1) / g1 - 1.0 / np.asarray(p["dfnum"])),
+            "dfden": y * (1.0 / np.asarray(p["dfden"]) - 0.5 * gamma_shape_slope(den, g2) / g2)}
 
 
 def gamma_partials(standard: Callable) -> Callable:
@@ -252,13 +272,26 @@ def _dirichlet(gen, alpha, size=None):
 def _beta(gen, a, b, size=None):
     if not beta_by_gammas(a, b):
         return beta_refused(gen, a, b, size)
-    g = beta_gammas(gen, a, b, size)
+    g = element_draws(gen, ("gamma", "gamma"), size, a, b)
     x, w = fixed_quantile_gamma(a, g[0]), fixed_quantile_gamma(b, g[1])
     return x / (x + w)
 
 
+def _standard_t(gen, df, size=None):
+    half = np.divide(df, 2)
+    g = element_draws(gen, ("normal", "gamma"), size, half, half)
+    return np.sqrt(half) * g[0] / np.sqrt(fixed_quantile_gamma(half, g[1]))
+
+
+def _f(gen, dfnum, dfden, size=None):
+    num, den = np.divide(dfnum, 2), np.divide(dfden, 2)
+    g = element_draws(gen, ("gamma", "gamma"), size, num, den)
+    x1, x2 = 2.0 * fixed_quantile_gamma(num, g[0]), 2.0 * fixed_quantile_gamma(den, g[1])
+    return (x1 * dfden) / (x2 * dfnum)
+
+
 _GAMMA_DEFINITIONS = {"gamma": _gamma, "standard_gamma": _standard_gamma, "chisquare": _chisquare,
-                      "dirichlet": _dirichlet, "beta": _beta}
+                      "dirichlet": _dirichlet, "beta": _beta, "standard_t": _standard_t, "f": _f}
 GENERATOR_DEFINITIONS = {"lognormal": _lognormal, "weibull": _weibull, "power": _power, "pareto": _pareto,
                          **_GAMMA_DEFINITIONS}
 LEGACY_DEFINITIONS = {"lognormal": _lognormal, "weibull": _weibull, "power": _legacy_power,
