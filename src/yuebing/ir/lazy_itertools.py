@@ -1,7 +1,7 @@
 """CPython's lazy ``itertools`` iterators that walk other iterables, as Python classes the modes
 differentiate like user code: ``chain`` (and ``chain.from_iterable``), ``accumulate``,
-``pairwise``, ``starmap``, ``zip_longest``, ``compress``, ``takewhile``, ``dropwhile`` and
-``filterfalse``.
+``pairwise``, ``starmap``, ``zip_longest``, ``compress``, ``takewhile``, ``dropwhile``,
+``filterfalse`` and ``groupby``.
 
 They read an item of what they walk when one is asked for, as CPython's do: a list changed
 after the iterator is made and before it reaches an item (``c = chain(xs, ys); xs[0] = v;
@@ -198,6 +198,69 @@ class FilterFalse(Stepping):
                 return False, None
             if not (item if self.predicate is None else self.predicate(item)):
                 return True, item
+
+
+_NOTHING = object()  # (groupby: no key or value read yet, or the value given to a group)
+
+
+class GroupBy(Stepping):
+    """``groupby(iterable, key)``, as CPython's: ``(key, group)`` pairs, each group an iterator
+    over the shared one that ends at the first item of another key; stepping the ``groupby``
+    ends the group before (it gives no more items, as in CPython). Keys are compared by ``is``,
+    then ``==``; ``key`` is called once per item read (a builtin key is made Python code first by
+    the definition that makes this: ``rules/_key_functions.py``)."""
+
+    def __init__(self, iterator: Any, key: Any) -> None:
+        self.iterator = iterator
+        self.key = key
+        self.current_key = _NOTHING
+        self.current_value = _NOTHING
+        self.target_key = _NOTHING
+        self.group = None
+
+    def read(self) -> bool:
+        """The next item and its key; False at the end."""
+        more, item = step_iterator(self.iterator)
+        if not more:
+            return False
+        self.current_value = item
+        self.current_key = item if self.key is None else self.key(item)
+        return True
+
+    def advance(self) -> tuple:
+        self.group = None
+        while True:
+            if self.current_key is _NOTHING:
+                pass
+            elif self.target_key is _NOTHING:
+                break
+            elif not (self.target_key is self.current_key or self.target_key == self.current_key):
+                break
+            if not self.read():
+                return False, None
+        self.target_key = self.current_key
+        self.group = Grouper(self, self.target_key)
+        return True, (self.current_key, self.group)
+
+
+class Grouper(Stepping):
+    """One group of a ``GroupBy``: its items while they have its key and it is the current group."""
+
+    def __init__(self, parent: GroupBy, key: Any) -> None:
+        self.parent = parent
+        self.key = key
+
+    def advance(self) -> tuple:
+        parent = self.parent
+        if parent.group is not self:
+            return False, None
+        if parent.current_value is _NOTHING and not parent.read():
+            return False, None
+        if not (self.key is parent.current_key or self.key == parent.current_key):
+            return False, None
+        item = parent.current_value
+        parent.current_value = _NOTHING
+        return True, item
 
 
 def lazy_chain(*iterables: Any) -> Chain:

@@ -29,7 +29,9 @@ from __future__ import annotations
 from typing import Any
 
 from ._comparisons import comparison_plan, compares_through, greater, holds_sequences, is_builtin_key, less, \
-    next_comparison, planned_order, python_key, refuse_comparing_through, same
+    next_comparison, planned_order, python_key
+from ..ir.lazy_iterators import iterator_of
+from ..ir.lazy_itertools import GroupBy
 from ._pure_code import calls_through  # noqa: F401 - the check, read from here by the rules
 
 
@@ -136,18 +138,9 @@ def sort_calling_key(lst, key=None, reverse=False):
 
 
 def groupby_calling_key(iterable, key=None):
-    """``itertools.groupby(iterable, key)`` as the list of ``(key, items)`` pairs it yields (an
-    iterator is its list under differentiation: ``rules/iteration.py``), each key called once
-    per item, in order; a key equals the group's when it is the same object or ``==``."""
+    """``itertools.groupby(iterable, key)``: CPython's lazy iterator (``ir/lazy_itertools.GroupBy``),
+    the key called once per item as it is read, keys compared by ``is`` then ``==`` (user classes'
+    dunders differentiated as user code)."""
     if is_builtin_key(key):
         key = python_key(key)
-    items = list(iterable)
-    keys = items if key is None else [key(item) for item in items]
-    refuse_comparing_through(keys, "itertools.groupby")
-    groups = []
-    for item, value in zip(items, keys):
-        if groups and same(groups[-1][0], value):
-            groups[-1][1].append(item)
-        else:
-            groups.append((value, [item]))
-    return groups
+    return GroupBy(iterator_of(iterable), key)

@@ -351,6 +351,9 @@ class _Slicer:
         return out
 
     def _note(self, batched_tangent: Any, slices: list) -> None:
+        # known before its children are sliced: a child reaching back to it (a cycle of objects,
+        # a lazy groupby and its group) gets these shells instead of recursing forever
+        self.memo[id(batched_tangent)] = slices
         for j, s in enumerate(slices):
             self.origin[id(s)] = (batched_tangent, j)
         self.keep.extend(slices)
