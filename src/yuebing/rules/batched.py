@@ -381,7 +381,7 @@ _ALWAYS = {P.mklist, P.mktuple, P.mkdict, P.cell_get, P.cell_set, P.check_unpack
            local_classes.class_level}
 _CONTAINER_FIRST = {operator.getitem, operator.setitem, operator.delitem, operator.iadd, operator.add,
                     operator.iconcat, operator.concat}
-_OBJECT_FIRST = {getattr, setattr, delattr}
+_OBJECT_FIRST = {getattr, setattr, delattr, object.__setattr__, object.__delattr__}
 #: containers whose items those operators reach by dict's or list's own C code (collections' dict
 #: subclasses too: d[k] += v on a defaultdict)
 _ITEM_CONTAINERS = (list, tuple, dict, collections.defaultdict, collections.OrderedDict, collections.Counter)

@@ -16,7 +16,7 @@ from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
 from ..rules.iteration import iterate_to_list
 from ..rules.exception_data import carried_tangent
-from ..rules.objects import _mapped_item
+from ..rules.objects import _instance_value, _mapped_item, _raw_delattr, _raw_setattr
 from ..rules.local_classes import class_level_tangent
 from ..rules import outside_state
 from ..rules._partial_work import reroute
@@ -132,7 +132,14 @@ def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
             args = ((obj[0], obj[1], type(obj[0])(obj[2]), obj[3]),) + tuple(args[1:])
         return _linear(f, args, kwargs)
     setter = f[0]  # setattr or object.__setattr__
+    existed, old_value = _instance_value(obj[0], name[0])
     out1, pullback1 = rrule(setter, _primal_codual(obj), _primal_codual(name), _primal_codual(value))
+    # the second run must see the attribute as the first did: its pullback restores the fdata
+    # tangent's slot from the old value (a tuple's slot is dropped if it sees the None just written)
+    if existed:
+        _raw_setattr(obj[0], name[0], old_value)
+    elif _instance_value(obj[0], name[0])[0]:
+        _raw_delattr(obj[0], name[0])
     out2, pullback2 = rrule(setter, CoDual(obj[0], obj[3]), _primal_codual(name), CoDual(value[0], value[3]))
     fields = obj[2].fields
     old = fields.get(name[0], _MISSING)
