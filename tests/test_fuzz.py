@@ -14,18 +14,28 @@ import numpy as np
 import pytest
 
 from yuebing.testing import fuzz
-from yuebing.testing.fuzz_programs import FEATURES, features_in
+from yuebing.testing import fuzz_programs
+from yuebing.testing.fuzz_programs import features_in
 
-HEADER = "import math\nimport numpy as np\n\n"
+HEADER = "import functools\nimport math\nimport numpy as np\n\n"
 
 # feature -> why it is left out of the generated programs (the repro is in KNOWN_WRONG/REFUSED)
 SWITCHED_OFF: dict = {}
-DEFAULT_FEATURES = tuple(f for f in FEATURES if f not in SWITCHED_OFF)
-DEFAULT_SEEDS = range(32)  # one program focused on each feature (fuzz.case picks them in turn)
+# the opt-in features (fuzz_programs.OPT_IN) are left out too: dict_iterators' repro is in KNOWN_WRONG;
+# decorated (a functools.wraps-decorated closure dropping its captured derivative) is being fixed
+DEFAULT_FEATURES = tuple(f for f in fuzz_programs.DEFAULT_FEATURES if f not in SWITCHED_OFF)
+# fuzz.case focuses seed k on the k-th feature; the later features appear in these programs by
+# chance, which test_default_seeds_cover_every_feature checks (24 seeds cost about what 32 did before
+# the construct features: their programs are heavier)
+DEFAULT_SEEDS = range(24)
 SLOW_SEEDS = range(1000, 1400)
 
 # (name, source defining f, arguments, what goes wrong and where): each must still be wrong.
-KNOWN_WRONG: list = []
+KNOWN_WRONG: list = [
+    ("iter(d.values()) kept while the dict is written (feature dict_iterators; docs/limitations.md)",
+     'def f(s):\n    d = {"a": s, "b": 2.0 * s}\n    it = iter(d.values())\n    d["b"] = s * s\n    return sum(it)\n',
+     (0.7,), "every mode's value and derivative are those of the old d['b']"),
+]
 
 # (name, source, arguments, text every refusal names): constructs refused today, kept visible.
 KNOWN_REFUSED: list = []

@@ -48,7 +48,7 @@ from ..tangents.walk import StructureError
 from ..transform.forward_runtime import NestedDifferentiationError
 from ..ir.primitives import NotASequenceError
 from ..transform.second_order import SecondOrderError
-from .fuzz_programs import FEATURES, Block, Program, random_args, random_program
+from .fuzz_programs import DEFAULT_FEATURES, FEATURES, OPT_IN, Block, Program, random_args, random_program
 
 # Errors that mean "yuebing refuses this construct, saying so": never a wrong result.
 REFUSALS = (MissingRuleError, RuleArgumentError, SecondOrderError, NestedDifferentiationError,
@@ -396,7 +396,7 @@ def check_program(source: str, args: tuple, seed: int = 0) -> Outcome:
 
 
 # ---- cases, runs and shrinking ---------------------------------------------------------------
-def case(seed: int, features=FEATURES) -> tuple[Program, tuple]:
+def case(seed: int, features=DEFAULT_FEATURES) -> tuple[Program, tuple]:
     """The program and point of ``seed`` (deterministic), focused on the feature ``seed`` picks in
     turn from those enabled (so consecutive seeds cover them all). Programs whose value at the point is
     not moderate (powers of powers grow fast) are drawn again, from the same random stream."""
@@ -423,7 +423,7 @@ def _moderate(source: str, args: tuple) -> bool:
     return bool(np.isfinite(value) and abs(value) < 1e4)
 
 
-def run_seed(seed: int, features=FEATURES, points: int = 3) -> tuple[Program, tuple, Outcome]:
+def run_seed(seed: int, features=DEFAULT_FEATURES, points: int = 3) -> tuple[Program, tuple, Outcome]:
     """Check seed's program; a point on a kink, or where the plain function's value is not
     moderate (invalid for the checks), is replaced by another (up to ``points``)."""
     program, args = case(seed, features)
@@ -497,7 +497,7 @@ class Summary:
         return "\n".join(lines)
 
 
-def run_seeds(seeds, features=FEATURES) -> Summary:
+def run_seeds(seeds, features=DEFAULT_FEATURES) -> Summary:
     summary = Summary()
     for seed in seeds:
         _, _, outcome = run_seed(seed, features)
@@ -513,6 +513,8 @@ def _main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0:100", help="start:stop")
     parser.add_argument("--without", default="", help="comma-separated features to leave out")
+    parser.add_argument("--with", dest="also", default="",
+                        help="comma-separated opt-in features to add: " + ", ".join(OPT_IN))
     parser.add_argument("--only", default="", help="comma-separated features to use (with arith)")
     parser.add_argument("--shrink", action="store_true", help="print a shrunk program per mechanism")
     parser.add_argument("--debug", action="store_true", help="with yuebing's debug checks on (as in the suite)")
@@ -521,8 +523,12 @@ def _main() -> None:
         from ..api import config
         config(debug=True)
     start, stop = (int(v) for v in options.seeds.split(":"))
-    features = set(options.only.split(",")) | {"arith"} if options.only else set(FEATURES)
+    features = set(options.only.split(",")) | {"arith"} if options.only else set(DEFAULT_FEATURES)
+    features |= set(filter(None, options.also.split(",")))
     features -= set(filter(None, options.without.split(",")))
+    unknown = features - set(FEATURES)
+    if unknown:
+        parser.error(f"unknown features {sorted(unknown)}")
     began = time.time()
     summary = run_seeds(range(start, stop), tuple(sorted(features)))
     print(summary.report())

@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .fuzz_constructs import (CONSTRUCT_FEATURES, CONSTRUCT_MARKERS, OPT_IN, ConstructBlocks, _const, _pos,
+                              helper_sources)
+
 # Each feature names a family of blocks or expression forms; a program uses only enabled ones.
 FEATURES = (
     "arith",            # float and array + - * /
@@ -58,7 +61,9 @@ FEATURES = (
     "linear_float_block",  # float blocks of + and - only (no residuals); off: each block has a power
     "refusable",        # constructs once refused (try/except, :=, a closure over a rebound name):
                         # they must be refused or differentiated right, never wrongly
-)
+) + CONSTRUCT_FEATURES
+# What a run uses unless told otherwise: every feature but the opt-in ones.
+DEFAULT_FEATURES = tuple(name for name in FEATURES if name not in OPT_IN)
 
 # A pattern in the source showing that a program exercises a feature (for coverage counts).
 FEATURE_MARKERS = {
@@ -97,6 +102,7 @@ FEATURE_MARKERS = {
     "refusable": r"^    try:$|:= |# late capture",
     "np_constants": r"np\.(pi|e)\b|math\.(pi|e)\b",
     "power_general": r"\*\* \(?[a-z(]|np\.power\(2\.0|math\.pow\(1\.5",
+    **CONSTRUCT_MARKERS,
 }
 
 
@@ -123,7 +129,7 @@ class Program:
     features: frozenset[str] = field(default_factory=frozenset)
 
     def source(self) -> str:
-        head = ["import math", "import numpy as np", "import scipy.special", ""]
+        head = ["import functools", "import itertools", "import math", "import numpy as np", "import scipy.special", ""]
         for helper in self.helpers:
             head += helper.splitlines() + [""]
         body = [line for block in self.blocks for line in block.lines]
@@ -175,15 +181,7 @@ def _wrap(expr: str) -> str:
     return f"({expr})"
 
 
-def _const(rng: random.Random, low: float = 0.3, high: float = 1.7) -> str:
-    return repr(round(rng.choice((-1, 1)) * rng.uniform(low, high), 3))
-
-
-def _pos(rng: random.Random) -> str:
-    return repr(round(rng.uniform(0.3, 1.7), 3))
-
-
-class Generator:
+class Generator(ConstructBlocks):
     """Writes one program; ``on(feature)`` says whether a form may be used."""
 
     def __init__(self, rng: random.Random, features: frozenset[str]) -> None:
@@ -356,7 +354,11 @@ class Generator:
         n = self.n
         forms: list = []
         if self.on("scipy"):
-            forms += [lambda: f"scipy.special.expit({a()})", lambda: f"scipy.special.softmax({a()})"]
+            forms += [lambda: f"scipy.special.expit({a()})", lambda: f"scipy.special.softmax({a()})",
+                      lambda: f"scipy.special.gammaln(1.0 + {a()} ** 2)", lambda: f"scipy.special.erf({a()})"]
+        if self.on("masked_where"):
+            forms += [lambda: f"np.where({(x := _wrap(a()))} > {_const(self.rng, 0.0, 0.5)}, {x} * {x}, np.sin({x}))",
+                      lambda: f"np.maximum({a()}, {a()})", lambda: f"np.maximum({a()}, {_const(self.rng, 0.0, 0.5)})"]
         if self.on("more_numpy"):
             forms += [lambda: f"np.cumprod(np.tanh({a()}) * 0.5 + 1.0)", lambda: f"np.sort({a()})",
                       lambda: f"np.abs({a()})", lambda: f"np.arctan2({a()}, 2.0 + {a()} ** 2)",
@@ -387,7 +389,7 @@ class Generator:
             ("objects", self.b_object), ("iterate", self.b_iterate), ("calls", self.b_lambda),
             ("grow_loop", self.b_grow_loop), ("nested_loops", self.b_nested_loops),
             ("refusable", self.b_refusable),
-        ]
+        ] + self.construct_makers()
 
     def block(self) -> Block | None:
         makers = [("arith", self.b_new_float), ("arith", self.b_new_array)]
@@ -719,6 +721,7 @@ class Generator:
         if self.on("calls"):
             self.helpers.append("def kw0(v, c=2.0, *, d=0.5):\n    return c * v + d * v * v")
             self.helpers.append("def va0(*vs):\n    total = 0.0\n    for v in vs:\n        total = total + np.sin(v)\n    return total")
+        self.helpers += helper_sources(self.on)
         if self.on("recursion"):
             self.helpers.append("def rec0(v, k):\n    if k == 0:\n        return v\n    return rec0(np.sin(v) + 0.1 * v, k - 1)")
 
@@ -769,7 +772,7 @@ def tuple_src(list_src: str) -> str:
     return "(" + list_src[1:-1] + ",)"
 
 
-def random_program(rng: random.Random, features=FEATURES, n_blocks: tuple[int, int] = (3, 7),
+def random_program(rng: random.Random, features=DEFAULT_FEATURES, n_blocks: tuple[int, int] = (3, 7),
                    focus: str | None = None) -> Program:
     """A random program using only ``features`` (always valid Python for ``random_args``); with
     ``focus``, its first block certainly exercises that feature."""
@@ -791,4 +794,4 @@ def random_args(rng: random.Random, program: Program) -> tuple:
     return tuple(made[name]() for name in program.params)
 
 
-__all__ = ["FEATURES", "FEATURE_MARKERS", "features_in", "Block", "Program", "random_args", "random_program"]
+__all__ = ["FEATURES", "DEFAULT_FEATURES", "OPT_IN", "FEATURE_MARKERS", "features_in", "Block", "Program", "random_args", "random_program"]
