@@ -137,13 +137,13 @@ def test_norm_discrete_ord_has_zero_derivative(order, rows):
 # Random draws: shape parameters are refused when they move (forward mode, Hessians), NaN in reverse
 # --------------------------------------------------------------------------------------------
 
-# (gamma, standard_gamma, chisquare, dirichlet, beta, standard_t and f are differentiated:
+# (gamma, standard_gamma, chisquare, dirichlet, beta, standard_t, f and triangular are differentiated:
 # test_random_shape_gradients.py)
 DRAWS = {
     "beta (Johnk's method)": (lambda rng, a: rng.beta(0.5, 0.25 * a), "b"),
     "noncentral_chisquare": (lambda rng, a: rng.noncentral_chisquare(a, 1.5), "df"),
     "dirichlet (stick-breaking)": (lambda rng, a: rng.dirichlet(np.array([0.01, 0.02 * a]))[0], "alpha"),
-    "triangular": (lambda rng, a: rng.triangular(0.0, a, 3.0), "mode"),
+    "vonmises": (lambda rng, a: rng.vonmises(0.5, a), "kappa"),
     "multivariate_normal in cov": (lambda rng, a: rng.multivariate_normal(np.zeros(2), np.eye(2) * a).sum(), "cov"),
     "legacy module function": (lambda rng, a: np.random.wald(a, 1.0), "mean"),
 }

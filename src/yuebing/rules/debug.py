@@ -69,7 +69,7 @@ ZERO_ARGUMENTS: dict = {
     (dict, "get"): ("default",), (dict, "setdefault"): ("default",), (dict, "pop"): ("default",),
     # random draws are not differentiated in their shape parameters (docs/semantics.md, "Random draws"): reverse
     # mode cannot tell them from constants; forward mode and second order refuse a moving one
-    **{target: ("*",) for name in ("noncentral_chisquare", "noncentral_f", "triangular", "vonmises", "wald")
+    **{target: ("*",) for name in ("noncentral_chisquare", "noncentral_f", "vonmises", "wald")
        for target in ((np.random.Generator, name), (np.random.RandomState, name), getattr(np.random, name))},
 }
 _ZERO_ARGUMENT_RULES: dict = {}  # id(rule) -> the entry above, built on first use

@@ -18,18 +18,16 @@ Derivatives with respect to distribution parameters:
   (``expm1(E / a)``: ``-(1 + out) log1p(out) / a``). The standard variate is recovered from the
   output, e.g. ``X = (out - loc) / scale``; where the divisor is 0 it is replayed on a copy of the
   generator in its pre-call state.
-* at the draw's fixed quantile (``random_shapes.py``): ``gamma``/``standard_gamma`` in ``shape``
-  and ``chisquare`` in ``df``, ``dz/da = -(dF(z; a)/da) / pdf(z; a)``; ``dirichlet`` as normalised
-  gamma draws (``random_dirichlet.py``; ``Generator``'s stick-breaking, every alpha below 0.1, is
-  not differentiated); ``beta`` as ``X / (X + Y)`` of two gamma draws (NumPy's method unless
-  ``a`` and ``b`` are both at most 1 somewhere: Johnk's, not differentiated); ``standard_t`` and ``f``
-  from their gamma (and normal) draws.
+* gamma draws at their fixed quantile, ``dz/da = -(dF(z; a)/da) / pdf(z; a)`` (``random_shapes.py``):
+  ``gamma``/``standard_gamma``, ``chisquare``, and, from the gamma draws NumPy makes them of,
+  ``dirichlet``, ``beta``, ``standard_t``, ``f`` (not ``dirichlet``'s stick-breaking nor ``beta``'s
+  Johnk method); ``triangular`` exactly (NumPy's inverse CDF of one uniform draw, held).
 * selections, exact: ``choice(a, ...)``, ``permutation(x)`` and ``shuffle(x)`` (in place) move
   elements of their array argument; the cotangent is moved back along the same indices, which
   are recovered by replaying the draw on ``np.arange(n)`` with a copy of the pre-call generator
   (and checked against the primal result).
 * not differentiated (docs/semantics.md, "Random draws"): the other shape parameters --
-  ``noncentral_*``, ``triangular``, ``vonmises``, ``wald``,
+  ``noncentral_*``, ``vonmises``, ``wald``,
   ``multivariate_normal`` in ``cov``. Reverse mode gives them a NaN cotangent wherever the
   draw's cotangent is nonzero (it cannot tell a differentiated float from a constant: a constant
   discards it, a differentiated parameter gets a NaN gradient, never a silent zero); forward mode
@@ -260,14 +258,14 @@ _ZERO_GENERATOR = (
     "random", "standard_normal", "standard_exponential", "integers", "bytes",
     "binomial", "geometric", "hypergeometric", "logseries",
     "multinomial", "multivariate_hypergeometric", "negative_binomial", "noncentral_chisquare",
-    "noncentral_f", "poisson", "standard_cauchy", "triangular",
+    "noncentral_f", "poisson", "standard_cauchy",
     "vonmises", "wald", "zipf",
 )
 _ZERO_LEGACY = (
     "rand", "randn", "random", "random_sample", "randint", "random_integers", "tomaxint",
     "standard_normal", "standard_exponential", "bytes", "binomial", "geometric", "hypergeometric", "logseries", "multinomial",
     "negative_binomial", "noncentral_chisquare", "noncentral_f", "poisson",
-    "standard_cauchy", "triangular", "vonmises", "wald", "zipf",
+    "standard_cauchy", "vonmises", "wald", "zipf",
     "get_state", "seed", "set_state",
 )
 for _name in _ZERO_GENERATOR:
@@ -302,7 +300,8 @@ def _global_rules(fn: Callable, generator: Callable[[tuple], Any] = lambda args:
 
 for _fn in (np.random.seed, np.random.ranf, np.random.sample):
     _global_rules(_fn)
-for _noise in (shapes.standard_gamma_noise, shapes.element_draws):  # differentiated by fixed_quantile_gamma
+_NOISE = (shapes.standard_gamma_noise, shapes.element_draws, shapes.uniform_noise)  # the definitions' draws
+for _noise in _NOISE:
     _global_rules(_noise, lambda args: primal(args[0]))
     ZERO_DERIVATIVE.add(_noise)
 
@@ -372,7 +371,7 @@ _PATHWISE = {
     # gamma draws in their shape: at the draw's fixed quantile (random_shapes.py)
     "gamma": shapes.gamma_partials(_standard), "standard_gamma": shapes.standard_gamma_partials,
     "chisquare": shapes.chisquare_partials, "beta": shapes.beta_partials,
-    "standard_t": shapes.standard_t_partials, "f": shapes.f_partials,
+    "standard_t": shapes.standard_t_partials, "f": shapes.f_partials, "triangular": shapes.triangular_partials,
     "lognormal": _lognormal, "multivariate_normal": _mean_only,
     "weibull": _root_of_noise, "power": _root_of_noise, "pareto": _pareto,
 }
@@ -719,7 +718,7 @@ def _refuse_moving_parameters(fn: Callable) -> Callable:
 for _owner, _names_list in ((Generator, _ZERO_GENERATOR), (RandomState, _ZERO_LEGACY)):
     for _name in _names_list:
         zero(getattr(_owner, _name), (_owner, _name), check=_refuse_moving_parameters(getattr(_owner, _name)))
-zero(np.random.seed, np.random.ranf, np.random.sample, shapes.standard_gamma_noise, shapes.element_draws)
+zero(np.random.seed, np.random.ranf, np.random.sample, *_NOISE)
 
 
 # --------------------------------------------------------------------------------------------

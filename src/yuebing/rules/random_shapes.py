@@ -114,6 +114,11 @@ def element_draws(gen: Any, kinds: tuple, size: Any, *parameters: Any) -> Any:
     return out
 
 
+def uniform_noise(gen: Any, size: Any = None) -> Any:
+    """A uniform draw on [0, 1), as ``triangular`` makes it: zero derivative."""
+    return gen.random(size) if isinstance(gen, np.random.Generator) else gen.random_sample(size)
+
+
 def beta_refused(gen, a, b, size=None):
     """``gen.beta`` not differentiated (Johnk's method; rules in ``random_dirichlet``)."""
     return gen.beta(a, b, size)
@@ -169,6 +174,21 @@ def f_partials(p: dict, y: Any, replay: Callable) -> dict:
     check_reproduced("f", np.array_equal(y, (2.0 * g1 * p["dfden"]) / (2.0 * g2 * p["dfnum"])))
     return {"dfnum": y * (0.5 * gamma_shape_slope(num, g1) / g1 - 1.0 / np.asarray(p["dfnum"])),
             "dfden": y * (1.0 / np.asarray(p["dfden"]) - 0.5 * gamma_shape_slope(den, g2) / g2)}
+
+
+def triangular_partials(p: dict, y: Any, replay: Callable) -> dict:
+    """NumPy's inverse CDF of one uniform draw ``U``: ``y = left + sqrt(U lp)`` below the mode,
+    ``right - sqrt((1 - U) rp)`` above, ``lp = (mode - left)(right - left)``, ``rp = (right -
+    mode)(right - left)``; ``U`` held (the two branches agree at the mode, values and slopes)."""
+    left, mode, right = (np.asarray(p[k], dtype=float) for k in ("left", "mode", "right"))
+    base, lower = right - left, np.asarray(y <= mode, dtype=float)
+    lp, rp = (mode - left) * base, (right - mode) * base
+    # d sqrt(U lp) / d lp = (y - left) / (2 lp), and likewise above (0 where the branch is empty)
+    below = lower * (y - left) / (2 * np.where(lp > 0, lp, np.inf))
+    above = (1 - lower) * (right - y) / (2 * np.where(rp > 0, rp, np.inf))
+    return {"left": lower - below * (base + mode - left) + above * (right - mode),
+            "mode": (below + above) * base,
+            "right": 1 - lower + below * (mode - left) - above * (base + right - mode)}
 
 
 def gamma_partials(standard: Callable) -> Callable:
@@ -290,8 +310,19 @@ def _f(gen, dfnum, dfden, size=None):
     return (x1 * dfden) / (x2 * dfnum)
 
 
+def _triangular(gen, left, mode, right, size=None):
+    """As NumPy computes it from one uniform draw per element (the same operations, the same bits)."""
+    u = uniform_noise(gen, _draw_size(size, left, mode, right))
+    base, left_base = right - left, mode - left
+    lower = 1.0 * (u <= left_base / base)
+    rise = left + np.sqrt(u * (left_base * base))
+    fall = right - np.sqrt((1.0 - u) * ((right - mode) * base))
+    return lower * rise + (1.0 - lower) * fall  # exact: one term is 0.0 and the other times 1.0
+
+
 _GAMMA_DEFINITIONS = {"gamma": _gamma, "standard_gamma": _standard_gamma, "chisquare": _chisquare,
-                      "dirichlet": _dirichlet, "beta": _beta, "standard_t": _standard_t, "f": _f}
+                      "dirichlet": _dirichlet, "beta": _beta, "standard_t": _standard_t, "f": _f,
+                      "triangular": _triangular}
 GENERATOR_DEFINITIONS = {"lognormal": _lognormal, "weibull": _weibull, "power": _power, "pareto": _pareto,
                          **_GAMMA_DEFINITIONS}
 LEGACY_DEFINITIONS = {"lognormal": _lognormal, "weibull": _weibull, "power": _legacy_power,
