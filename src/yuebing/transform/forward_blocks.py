@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -51,6 +52,7 @@ from ..tangents import NoTangent
 from .array_blocks import _BINARY, _expression, classify
 from .constant_arrays import constant_inputs, hoist_new_arrays
 from .float_blocks import _is_float_op, names_read, runs
+from .forward_spent import NAMESPACE as _SPENT_NAMESPACE, spent_primal, spent_tangent
 from .templates import _ARRAY_UNARY, _UNARY
 
 MIN_FLOAT_BLOCK = 3
@@ -330,8 +332,12 @@ class ForwardArrayBlock(_Block):
         body += [f"{local} = {path}" for local, path in self.attributes]
         dead = self._last_reads()
         for k, (local, kind, func, operands, fname) in enumerate(self.ops):
-            body.append(f"{local} = {_expression(kind, func, operands, fname)}")
-            body += self._tangent_lines(local, kind, func, operands, tangents)
+            spent = set(dead[k])  # values and tangents read last here: their memory may take a result
+            tangent_lines = self._tangent_lines(local, kind, func, operands, tangents, spent)
+            unread = {v for v in spent if not any(re.search(rf"\b{v}\b", line) for line in tangent_lines)}
+            plain = _expression(kind, func, operands, fname)
+            body.append(f"{local} = {spent_primal(kind, func, operands, plain, fname, unread)}")
+            body += tangent_lines
             tangents[local] = f"{local}_t"
             if dead[k]:  # freed as the function frees them (large arrays: memory reused)
                 body.append(f"del {', '.join(dead[k])}")
@@ -349,12 +355,18 @@ class ForwardArrayBlock(_Block):
             holds.append(f"{var} = {local}; {td(var)} = {hold}")
         return self.emit_guarded("array block", " and ".join(guard), body, write_back + holds)
 
-    def _tangent_lines(self, local: str, kind: str, func: Any, operands: list, tangents: dict) -> list[str]:
-        """``local_t = ...``, one case per combination of operand tangents that may be None."""
+    def _tangent_lines(self, local: str, kind: str, func: Any, operands: list, tangents: dict,
+                       spent: set) -> list[str]:
+        """``local_t = ...``, one case per combination of operand tangents that may be None,
+        computed into the memory of a value or tangent in ``spent`` where one is (``forward_spent``)."""
         present = [tangents.get(o) for o in operands]
         maybe = [t for t in present if t is not None]
 
         def expression(live: set) -> str | None:
+            found = _tangent_expression(live)
+            return None if found is None else spent_tangent(found, spent)
+
+        def _tangent_expression(live: set) -> str | None:
             ts = [t if t in live else None for t in present]
             if kind == "binary":
                 return _binary_tangent(_BINARY[func], operands[0], operands[1], local, ts[0], ts[1])
@@ -469,7 +481,8 @@ def tangent_sum(t: Any, value: Any) -> Any:
 
 NAMESPACE = {"_array_tangents": array_tangents, "_out_tangent": out_tangent, "_tangent_sum": tangent_sum,
              "_math": math, "_add_reduce": np.add.reduce,  # (array_blocks._expression's np.sum)
-             "_BOOL": np.dtype(bool), "_ORDERED": frozenset({np.ndarray, float, int, np.float64})}  # (forward_templates)
+             "_BOOL": np.dtype(bool), "_ORDERED": frozenset({np.ndarray, float, int, np.float64}),  # (forward_templates)
+             **_SPENT_NAMESPACE}
 
 __all__ = ["ForwardArrayBlock", "ForwardFloatBlock", "NAMESPACE", "find_forward_blocks", "whole_array_block",
            "zero_view"]
