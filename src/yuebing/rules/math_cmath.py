@@ -506,8 +506,9 @@ def _rect_frule(r, phi):
 # ------------------------------------------------------------------------------------------------
 # log, hypot, phase and rect: the cotangent maps their reverse rules call (defined with the
 # rules above), differentiated by the forward transform; fsum is linear; prod and dist are written
-# as Python loops over their (list or tuple) arguments. Not declared: polar (its output cotangent
-# may hold NoRData for an unused part, which a vjp cannot compute with), cmath.log with a base.
+# as Python loops over their (list or tuple) arguments; polar as its two parts (a vjp could not
+# compute with the NoRData its output cotangent holds for an unused part). Not declared:
+# cmath.log with a base.
 
 
 def _prod(iterable, *, start=1):
@@ -523,6 +524,13 @@ def _dist(p, q):
 
 defined_by(math.prod, _prod)
 defined_by(math.dist, _dist)
+
+
+def _polar(z):
+    return abs(z), cmath.phase(z)
+
+
+defined_by(cmath.polar, _polar)
 
 
 def _log_vjp(g, y, x, base=None):
