@@ -1,7 +1,8 @@
 """The construct suite (issue 13): every function of ``tests/corpus/constructs.py`` in reverse
-(``yb.grad``), forward (``yb.jvp``) and second order (``yb.hvp``) against central differences at
-0.7, except the constructs still refused, which must raise their error (never a wrong number).
-The refused list is the issue's "still refused, with its error text"."""
+(``yb.grad``), forward (``yb.jvp``) and second order (``yb.hvp``: its gradient, and its
+Hessian-vector product against differences of ``yb.grad``) against central differences at 0.7,
+except the constructs still refused, which must raise their error (never a wrong number). The
+refused list is the issue's "still refused, with its error text"."""
 from __future__ import annotations
 
 import inspect
@@ -46,3 +47,7 @@ def test_construct(name, mode):
         return
     expected = (f(X + H) - f(X - H)) / (2 * H)
     np.testing.assert_allclose(_run(mode, f), expected, rtol=1e-5, atol=1e-7)
+    if mode == "hvp":  # the second derivative too, against differences of the gradient
+        h = 1e-5
+        second = (yb.grad(f)(X + h) - yb.grad(f)(X - h)) / (2 * h)
+        np.testing.assert_allclose(yb.hvp(f, (X,), (1.0,))[2][0], second, rtol=1e-4, atol=1e-5)

@@ -1402,3 +1402,59 @@ def c_defaultdict_capturing(x):
     for k in "aba":
         d[k] += x
     return d["a"] * d["b"]
+
+
+# ---- iterators kept and consumed later (CPython's lazy iterators: frontend/kept_iterators.py)
+
+def c_map_kept_list_changed(x):
+    xs = [x, 2.0 * x, 1.0]
+    m = map(math.sin, xs)
+    xs[0] = x * x
+    return sum(m)
+
+
+def c_zip_kept_list_grown(x):
+    xs, ys = [x, 1.0], [2.0, x * x]
+    z = zip(xs, ys)
+    xs.append(3.0 * x)
+    ys.append(x)
+    return sum(a * b for a, b in z)
+
+
+def c_for_over_map_body_writes(x):
+    xs = [x, x * x, 1.0]
+    total = 0.0
+    for v in map(math.exp, xs):
+        total += v
+        xs[-1] = v * 0.5
+    return total
+
+
+def c_itertools_chain_kept(x):
+    xs, ys = [x, 1.0], [x * x]
+    c = itertools.chain(xs, ys)
+    ys[0] = math.cos(x)
+    return sum(v * v for v in c)
+
+
+def c_groupby_groups_taken_late(x):
+    values = [x, x, 2.0 * x, 2.0 * x, 3.0]
+    groups = list(itertools.groupby(values))
+    return sum(k * (1 + len(list(g))) for k, g in groups)
+
+
+def c_groupby_group_partly_taken(x):
+    pairs = [(1, x), (1, x * x), (2, math.sin(x))]
+    return sum(k * next(g)[1] for k, g in itertools.groupby(pairs, key=lambda p: p[0]))
+
+
+def c_tuple_attribute_read_then_cleared(x):
+    class Slot:
+        def __init__(self):
+            self.held = None
+
+    s = Slot()
+    s.held = (x, x * x)
+    item = s.held
+    s.held = None
+    return item[0] * item[1] * x
