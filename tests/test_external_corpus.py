@@ -49,9 +49,9 @@ def hessian_wanted(spec: CaseSpec, full: bool = False) -> bool:
 
 # scikit-learn's default sample is chosen by hand: two cases that skip its input validation (an
 # in-place activation, a loss). A case through check_array takes 30-150 s checked in every mode on
-# a loaded 2-core machine (narwhals' plugin discovery behind it runs at each call: yuebing bypasses
-# functools.cache), so the metrics, kernels and fits run in the slow step only; the kernels' own
-# gradients below are the default run's other sklearn check.
+# a loaded 2-core machine (compiling its validation code dominates; narwhals' cached plugin
+# discovery is answered by its cache since rules/cached_calls.py), so the metrics, kernels and fits
+# run in the slow step only; the kernels' own gradients below are the default run's other sklearn check.
 SKLEARN_DEFAULT = ("sklearn:activation_softmax", "sklearn:nn_loss_log_loss_2_columns")
 
 
