@@ -31,4 +31,4 @@ def overwrites_an_int_array_read_before(x):
 @pytest.mark.parametrize("f", [counts_into_an_int_array, flags_into_a_bool_array, overwrites_an_int_array_read_before],
                          ids=lambda f: f.__name__)
 def test_every_mode(f):
-    check_every_mode(f, np.array([0.3, 0.7, 1.1]), second_order=False)
+    check_every_mode(f, np.array([0.3, 0.7, 1.1]))

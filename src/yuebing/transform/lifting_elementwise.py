@@ -91,6 +91,9 @@ def _elementwise_rule(f: Any, partials: tuple) -> Rule:
             args = args[:len(partials)]
             xs, x_ds = _cast(xs[:len(args)], dtype), _cast(x_ds[:len(args)], dtype)
             if out4 is not None:
+                plain = _plain_out(out4[0])
+                if plain is not None:
+                    return _into_plain_out(f, args, plain, mask, dtype, options)
                 return _into_out(f, partials, args, out4, xs, x_ds, mask, options)
         if len(args) != len(partials) or options and not isinstance(f, np.ufunc):
             raise _error(f"yb.hvp/yb.hessian: no second-order rule for {describe_callable(f)} with "
@@ -175,6 +178,29 @@ def _into_out(f: Any, partials: tuple, args: tuple, out: tuple, xs: list, x_ds: 
         return rs + options, rsd + options
 
     return (out[0], out[1], out[2], out[3]), pullback
+
+
+def _plain_out(o: Any) -> np.ndarray | None:
+    """The array ``out=`` names (``o`` or ``(o,)``) when it holds ints or bools, else None."""
+    if type(o) is tuple and len(o) == 1:
+        o = o[0]
+    return o if isinstance(o, np.ndarray) and o.dtype.kind in "biu" else None
+
+
+def _into_plain_out(f: Any, args: tuple, o: np.ndarray, mask: Any, dtype: Any, options: tuple) -> tuple:
+    """``f(*xs, out=o)`` into an int or bool array: NumPy's own call on the primals (its casting
+    check refuses float inputs there, so the values written carry no derivative), ``o`` restored by
+    the pullback, which delivers no cotangent."""
+    saved = o.copy()
+    where = {} if mask is None else {"where": mask}
+    f(*(a[0] for a in args), out=o, dtype=dtype, **where)
+    none = (NoRData,) * (len(args) + 1) + options
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        o[...] = saved
+        return none, none
+
+    return _fresh_output(Dual(o, NoTangent)), pullback
 
 
 def _first(parts: Any, empty: Any) -> Any:
