@@ -199,6 +199,14 @@ def cached_capturing_an_int(x):
     return g(3) * x + g(3)
 
 
+def pyfunc_read_back(x):
+    @np.vectorize
+    def g(v):
+        return v * x * x
+    h = np.vectorize(lambda v: v * np.sin(x))
+    return g.pyfunc(2.0) + h.pyfunc(1.0)
+
+
 def local_class_methods(x):
     class Box:
         def __init__(self, v):
@@ -216,7 +224,8 @@ def local_class_methods(x):
 
 EVERY_MODE = [wrapped, vectorized, stacked, with_arguments, class_decorated, partial_returned, lambda_wrapped,
               returned_and_called_outside, nonlocal_written, recursive, decorator_capturing,
-              decorator_made_in_a_loop, local_import, async_decorated, cached_capturing_an_int, local_class_methods]
+              decorator_made_in_a_loop, local_import, async_decorated, cached_capturing_an_int, local_class_methods,
+              pyfunc_read_back]
 
 
 @pytest.mark.parametrize("f", EVERY_MODE, ids=lambda f: f.__name__)
@@ -284,6 +293,12 @@ def test_refused_by_name(f, message):
     for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
         with pytest.raises(RuleArgumentError, match=message):
             run()
+
+
+def test_pyfunc_read_back_is_refused_in_third_order():
+    """Third order cannot read pyfunc off a vectorize object: refused, naming it."""
+    with pytest.raises(Exception, match="pyfunc or another attribute read back from a vectorize object"):
+        check_third_order(pyfunc_read_back, 0.7)
 
 
 def test_the_advice_works():

@@ -59,6 +59,7 @@ from .declare import nondifferentiable
 from .second_order import defined_as
 from .util import add_rdata_to, output, zero_fdata
 from .numpy_iterators import flat_frule, flat_rrule
+from .numpy_vectorize import pyfunc_fdata, pyfunc_tangent
 from . import outside_state
 
 _MISSING = object()
@@ -292,6 +293,8 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
             return _constant(getattr(o, name)), _no_owner_rdata
         except AttributeError:
             return None
+    if type(o) is np.vectorize and name == "pyfunc":  # its fdata is pyfunc's (numpy_vectorize.py)
+        return CoDual(o.pyfunc, pyfunc_fdata(obj.fdata)), _no_owner_rdata
     kind = K.primal_kind(o)
     if kind is K.OBJECT or kind is K.FROZEN:
         _check_user_read(o, name, who, plain)
@@ -401,6 +404,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
     t = obj.tangent if isinstance(obj, Dual) else T.zero_tangent(o)
     # reuse the reverse rule's classification on a codual whose fdata is the full tangent: for
     # the owners below the forward tangent is read exactly where the reverse rule reads fdata
+    if type(o) is np.vectorize and n == "pyfunc":  # its tangent is pyfunc's (numpy_vectorize.py)
+        return Dual(o.pyfunc, pyfunc_tangent(t))
     if type(o) is not types.ModuleType:
         kind = K.primal_kind(o)
         if kind is K.OBJECT or kind is K.FROZEN:

@@ -14,6 +14,7 @@ import numpy as np
 from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_set_primitive
 from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
+from ..rules.numpy_vectorize import pyfunc_tangent
 from ..rules.iteration import iterate_to_list
 from ..rules.exception_data import carried_tangent
 from ..rules.objects import _instance_value, _mapped_item, _raw_delattr, _raw_setattr
@@ -66,6 +67,9 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         # a masked array, whose tangent is a plain array (rules/numpy_masked.py)
         out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)
         return (out1.primal, out1.fdata, _BoundTangent(obj[2]), out2.fdata), pullback
+    if type(obj[0]) is np.vectorize and len(args) == 2 and not kwargs and args[1][0] == "pyfunc":
+        out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)  # (pyfunc's: numpy_vectorize.py)
+        return (out1.primal, out1.fdata, pyfunc_tangent(obj[2]), out2.fdata), pullback
     if not _is_field_tangent(obj[2]) or kwargs:
         if isinstance(obj[0], np.generic) and isinstance(obj[2], (float, complex)):
             # a NumPy scalar's tangent is a Python number: read the method off the tangent as a

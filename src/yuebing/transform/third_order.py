@@ -231,6 +231,9 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     kind = getattr(rule, "second_order_kind", None)
     if kind not in ("linear", "python") and call.f is not getattr:
         _refuse_closure_arguments(call)
+    if call.f is getattr and isinstance(call.value(call.arg_slots[0][0]), np.vectorize):
+        raise restructure("np.vectorize's pyfunc or another attribute read back from a vectorize object",
+                          "keep the function in a variable of its own and call that")
     if found is not None and kind != "linear" and call.f is not getattr and not _has_tangents(call):
         # only constants in (sorted axes, a closure cell of a constant): a constant out. (Not for
         # linear functions or getattr, which keep the identity of a list's tangent: [], lst.append.)
