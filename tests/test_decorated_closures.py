@@ -207,6 +207,36 @@ def pyfunc_read_back(x):
     return g.pyfunc(2.0) + h.pyfunc(1.0)
 
 
+def _wrapped_generator(x):
+    @timed
+    def g(v):
+        return v * x * x
+    yield g(2.0)
+    yield g(x)
+
+
+def in_a_generator(x):
+    return sum(_wrapped_generator(x))
+
+
+def in_a_nested_function(x):
+    def outer(y):
+        @timed
+        def g(v, k=y * 2.0):
+            return v * x * k
+        return g(2.0)
+    return outer(x)
+
+
+def capturing_an_array(x):
+    a = np.array([x, 2.0 * x])
+
+    @timed
+    def g(v):
+        return np.sum(v * a * a)
+    return g(np.array([1.0, 3.0]))
+
+
 def local_class_methods(x):
     class Box:
         def __init__(self, v):
@@ -225,7 +255,7 @@ def local_class_methods(x):
 EVERY_MODE = [wrapped, vectorized, stacked, with_arguments, class_decorated, partial_returned, lambda_wrapped,
               returned_and_called_outside, nonlocal_written, recursive, decorator_capturing,
               decorator_made_in_a_loop, local_import, async_decorated, cached_capturing_an_int, local_class_methods,
-              pyfunc_read_back]
+              pyfunc_read_back, in_a_generator, in_a_nested_function, capturing_an_array]
 
 
 @pytest.mark.parametrize("f", EVERY_MODE, ids=lambda f: f.__name__)
@@ -234,7 +264,8 @@ def test_every_mode(f):
 
 
 THIRD_ORDER = [wrapped, vectorized, stacked, class_decorated, partial_returned, returned_and_called_outside,
-               nonlocal_written, recursive, decorator_capturing, decorator_made_in_a_loop, cached_capturing_an_int]
+               nonlocal_written, recursive, decorator_capturing, decorator_made_in_a_loop, cached_capturing_an_int,
+               in_a_generator, in_a_nested_function, capturing_an_array]
 
 
 @pytest.mark.parametrize("f", THIRD_ORDER, ids=lambda f: f.__name__)
