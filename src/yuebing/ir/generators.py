@@ -33,6 +33,7 @@ import sys
 import threading
 from typing import Any, Callable
 
+from .dict_views import dict_of_view, mapping_kind
 from .primitives import EAGER_ITEMS_LIMIT, _holds_float_data, as_sequence, python_iterable, with_bound
 
 
@@ -346,16 +347,24 @@ class PlainManager:
 class SequenceIterator:
     """``iter(x)`` of a list, tuple, string, array, range, dict or set under differentiation: a
     position in ``x`` (a list's own object, so items appended meanwhile are reached, as by a
-    ``list_iterator``; a snapshot of a dict's keys or a set), advanced by everything that
-    iterates it: a ``for`` loop, ``next`` in its body, ``zip(it, it)``. Its methods are
-    differentiated as Python code; ``advance`` steps without raising ``StopIteration``."""
+    ``list_iterator``; a snapshot of a set), advanced by everything that iterates it: a ``for``
+    loop, ``next`` in its body, ``zip(it, it)``. A dict or a dict view is walked as CPython's dict
+    iterators walk it: over the keys it had, each value read from the dict when its item is taken
+    (a value written meanwhile is the one seen), ``RuntimeError`` once the dict changed size.
+    Its methods are differentiated as Python code; ``advance`` steps without raising ``StopIteration``."""
 
     __yuebing_lazy_generator__ = True
     __yuebing_steps_by_advance__ = True  # (step_iterator calls advance, as for ir/lazy_iterators.py's)
 
     def __init__(self, iterable: Any) -> None:
-        sequence = isinstance(iterable, (list, tuple, str, range)) or type(iterable).__name__ == "ndarray"
-        self.items = iterable if sequence else list(iterable)
+        self.kind = mapping_kind(iterable)
+        if self.kind is not None:
+            self.mapping = dict_of_view(iterable)  # (with its derivatives: its values are read from it)
+            self.items = list(self.mapping)  # the keys
+            self.size = len(self.items)
+        else:
+            sequence = isinstance(iterable, (list, tuple, str, range)) or type(iterable).__name__ == "ndarray"
+            self.items = iterable if sequence else list(iterable)
         self.position = 0
 
     def __iter__(self) -> SequenceIterator:
@@ -363,12 +372,29 @@ class SequenceIterator:
 
     def advance(self) -> tuple:
         """``(True, item)``, or ``(False, None)`` at the end (which stays the end)."""
+        if self.kind is not None and self.position <= len(self.items):
+            self._check_size()  # (CPython checks before it looks for the end)
         if self.position < len(self.items):
-            item = self.items[self.position]
+            item = self.items[self.position] if self.kind is None else self._entry(self.items[self.position])
             self.position += 1
             return True, item
         self.position = len(self.items) + 1  # exhausted: a list_iterator sees no later append
         return False, None
+
+    def _check_size(self) -> None:
+        if len(self.mapping) != self.size:
+            self.size = -1  # as CPython's: every later step raises too
+            raise RuntimeError("dictionary changed size during iteration")
+
+    def _entry(self, key: Any) -> Any:
+        """The key, value or ``(key, value)`` the dict holds now for ``key``."""
+        if key not in self.mapping:  # (deleted and another added: CPython's walk would differ)
+            raise RuntimeError("dictionary keys changed during iteration")
+        if self.kind == "keys":
+            return key
+        if self.kind == "values":
+            return self.mapping[key]
+        return key, self.mapping[key]
 
     def left(self) -> int:
         """How many items are not taken yet."""
@@ -378,6 +404,8 @@ class SequenceIterator:
         """The next ``n`` items (there are that many left), taken at once: the sequence itself
         when that is all of it, else a slice of it."""
         start = self.position
+        if self.kind is not None:
+            return [self.advance()[1] for _ in range(n)]
         self.position += n
         if start == 0 and n == len(self.items):
             return self.items
@@ -385,6 +413,10 @@ class SequenceIterator:
 
     def rest(self) -> list:
         """The items not taken yet (the iterator is then exhausted)."""
+        if self.kind is not None:
+            items = self.take(self.left())
+            self.advance()  # the end (whose step checks the size too, as CPython's last)
+            return items
         items = list(self.items[self.position:]) if self.position < len(self.items) else []
         self.position = len(self.items) + 1
         return items
