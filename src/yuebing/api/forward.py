@@ -30,6 +30,7 @@ from ..tangents.arrays import _address, array_root, view_like
 from ..tangents.ops import _aligned_children, _build_tangent, _fill_tangent, _tangent_shell, primal_links
 from ..tangents.validate import validate_tangent
 from .argument_checks import shared_view_tangents
+from .complex_jacobian import as_leaf_array, block_dtype, check_input_leaves, check_output_leaves, leaf_dtype
 from ..rules import outside_state
 from ..rules.batched import BATCH, batched, batched_zeros
 from ..rules.declare import FORWARD, has_nan
@@ -368,18 +369,19 @@ def _refuse_complex(x: Any, what: str) -> None:
     )
 
 
-def _leaves(x: Any, t: Any, what: str) -> list[tuple[Any, Any]]:
+def _leaves(x: Any, t: Any, what: str, complex_ok: bool = False) -> list[tuple[Any, Any]]:
     """``(primal_leaf, tangent_leaf)`` for every float scalar and float array reachable from
-    ``x`` (each shared object once), in a fixed order; ``t`` is a tangent of ``x``."""
+    ``x`` (each shared object once), in a fixed order; ``t`` is a tangent of ``x``. Complex
+    numbers and arrays are leaves too with ``complex_ok`` (``yb.jacobian``), else refused."""
     found: list = []
     seen: set = set()
     stack = [(x, t)]
     while stack:
         v, tv = stack.pop()
         kind = K.primal_kind(v)
-        if kind is K.COMPLEX:
+        if kind is K.COMPLEX and not complex_ok:
             _refuse_complex(v, what)
-        if kind is K.FLOAT:
+        if kind is K.FLOAT or kind is K.COMPLEX:
             found.append((v, tv))
             continue
         if kind is K.NONDIFF:
@@ -388,7 +390,7 @@ def _leaves(x: Any, t: Any, what: str) -> list[tuple[Any, Any]]:
             continue
         seen.add(id(v))
         if kind is K.ARRAY:
-            if v.dtype.kind == "c":
+            if v.dtype.kind == "c" and not complex_ok:
                 _refuse_complex(v, what)
             found.append((v, tv))
             continue
@@ -416,7 +418,7 @@ def _build(x: Any, leaf: Callable[[Any], Any], share_memory: bool = False) -> An
 
     def build(v: Any) -> Any:
         kind = K.primal_kind(v)
-        if kind is K.FLOAT:
+        if kind is K.FLOAT or kind is K.COMPLEX:
             return leaf(v)
         if kind is K.NONDIFF:
             return NoTangent
@@ -447,11 +449,12 @@ def _same_view(v: np.ndarray, root: np.ndarray, new_root: np.ndarray) -> np.ndar
                       strides=new_root.strides[:extra] + v.strides)
 
 
-def _basis(x: Any, position: int, index: int) -> Any:
-    """The tangent of ``x`` that is 1 at element ``index`` of leaf number ``position``, else 0.
-    Views of one memory in ``x`` get views of one tangent array, so a 1 in memory they share is
-    seen by each: the direction perturbs the memory, as reverse mode's gradient is taken."""
-    leaves = _leaves(x, T.zero_tangent(x), "the argument")
+def _basis(x: Any, position: int, index: int, unit: complex = 1.0) -> Any:
+    """The tangent of ``x`` that is ``unit`` (1, or 1j for a complex leaf) at element ``index`` of
+    leaf number ``position``, else 0. Views of one memory in ``x`` get views of one tangent array,
+    so a 1 in memory they share is seen by each: the direction perturbs the memory, as reverse
+    mode's gradient is taken."""
+    leaves = _leaves(x, T.zero_tangent(x), "the argument", complex_ok=True)
     target = leaves[position][0]
     # floats are never shared: the one to seed is float number `chosen` in the walk's order
     chosen = sum(not isinstance(v, np.ndarray) for v, _ in leaves[:position])
@@ -460,27 +463,25 @@ def _basis(x: Any, position: int, index: int) -> Any:
     def leaf(v: Any) -> Any:
         if isinstance(v, np.ndarray):
             return np.zeros(v.shape, dtype=v.dtype)
-        return 1.0 if next(counter) == chosen and not isinstance(target, np.ndarray) else 0.0
+        value = unit if next(counter) == chosen and not isinstance(target, np.ndarray) else 0.0
+        return leaf_dtype(v)(value) if K.primal_kind(v) is K.COMPLEX else value
 
     t = _build(x, leaf, share_memory=True)
     if isinstance(target, np.ndarray):
-        tv = _leaves(x, t, "the argument")[position][1]
-        tv[np.unravel_index(index, tv.shape)] = 1.0  # (an index, not a reshape: a view may be strided)
+        tv = _leaves(x, t, "the argument", complex_ok=True)[position][1]
+        tv[np.unravel_index(index, tv.shape)] = unit  # (an index, not a reshape: a view may be strided)
     return t
 
 
 def _flat_leaves(x: Any, t: Any, what: str) -> list[np.ndarray]:
-    """Each leaf's tangent as a float64 array of the leaf's shape (zeros for ``NoTangent``)."""
-    out = []
-    for v, tv in _leaves(x, t, what):
-        shape = np.shape(v)
-        out.append(np.zeros(shape) if tv is NoTangent else np.asarray(tv, dtype=float).reshape(shape))
-    return out
+    """Each leaf's tangent as a float64 (complex128) array of the leaf's shape (zeros for ``NoTangent``)."""
+    return [np.zeros(np.shape(v), leaf_dtype(v)) if tv is NoTangent else as_leaf_array(v, tv)
+            for v, tv in _leaves(x, t, what, complex_ok=True)]
 
 
 def _is_leaf(x: Any) -> bool:
     kind = K.primal_kind(x)
-    return kind is K.FLOAT or kind is K.ARRAY and x.dtype.kind == "f"
+    return kind is K.FLOAT or kind is K.COMPLEX or kind is K.ARRAY and x.dtype.kind in "fc"
 
 
 def _assemble(x: Any, y: Any, blocks: list[list[np.ndarray]]) -> Any:
@@ -504,17 +505,18 @@ def _assemble(x: Any, y: Any, blocks: list[list[np.ndarray]]) -> Any:
     return _build(y, output_leaf)
 
 
-def _check_argument(x: Any, i: int, name: str) -> None:
+def _check_argument(x: Any, i: int, name: str, holomorphic: bool = False) -> None:
     try:
         t = T.zero_tangent(x)
     except TypeError as error:
         raise TypeError(f"{name}: argument {i} cannot be differentiated: {error}") from None
     require_float_leaf(x, i, name)  # an int, a dict of ints: nothing to differentiate
-    _leaves(x, t, f"argument {i}")
+    check_input_leaves([v for v, _ in _leaves(x, t, f"argument {i}", complex_ok=True)], i, holomorphic)
 
 
 def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", has_aux: bool = False, *,
-             executor: Any = None, chunk_size: int | None = None, progress: bool | None = None) -> "Jacobian":
+             holomorphic: bool = False, executor: Any = None, chunk_size: int | None = None,
+             progress: bool | None = None) -> "Jacobian":
     """``jac(*args, **kwargs)``: the Jacobian of ``f`` with respect to positional argument(s)
     ``argnums``, shaped ``output.shape + input.shape`` for a float or float-array argument and
     output (nested tangent structures otherwise; a tuple of Jacobians for a tuple ``argnums``).
@@ -530,6 +532,11 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", h
     differentiated. With ``has_aux``, ``f`` returns ``(value, aux)`` and ``jac`` returns
     ``(jacobian, aux)``.
 
+    Complex numbers (JAX's ``jacfwd``/``jacrev``, ``api/complex_jacobian.py``): real inputs with
+    complex outputs give the complex Jacobian ``d Re y/dx + i d Im y/dx``; complex inputs need
+    ``holomorphic=True`` (complex outputs too), which gives ``f'(z)``, right only for a function
+    that is holomorphic (the caller's promise, as in JAX).
+
     Scale-out (docs/scale-out.md): with ``executor`` (any ``concurrent.futures.Executor``) the
     rows (``"rev"``) or columns (``"fwd"``) are computed there, ``chunk_size`` of them per task
     (default about ``n / (4 * workers)``; in forward mode a task's columns are batched, up to 64
@@ -540,7 +547,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev", h
     if mode not in ("rev", "fwd"):
         raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
     check_scale_options(executor, chunk_size, progress, "jacobian")
-    return Jacobian(f, argnums, mode, has_aux, executor, chunk_size, progress)
+    return Jacobian(f, argnums, mode, has_aux, executor, chunk_size, progress, holomorphic)
 
 
 class Jacobian:
@@ -548,17 +555,17 @@ class Jacobian:
     executor (a pool belongs to the process that made it: loaded elsewhere, it runs in process)."""
 
     def __init__(self, f: Callable, argnums: Any = 0, mode: str = "rev", has_aux: bool = False, executor: Any = None,
-                 chunk_size: int | None = None, progress: bool | None = None) -> None:
+                 chunk_size: int | None = None, progress: bool | None = None, holomorphic: bool = False) -> None:
         check_function(f, "jacobian")
         check_argnums(argnums, "jacobian")
-        self.f, self.argnums, self.mode, self.has_aux = f, argnums, mode, has_aux
+        self.f, self.argnums, self.mode, self.has_aux, self.holomorphic = f, argnums, mode, has_aux, holomorphic
         self.executor, self.chunk_size, self.progress = executor, chunk_size, progress
         functools.update_wrapper(self, f, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         nums, single = normalise_argnums(self.argnums, len(args), "jacobian")
         for a in nums:
-            _check_argument(args[a], a, "jacobian")
+            _check_argument(args[a], a, "jacobian", self.holomorphic)
         run = _jacobian_fwd if self.mode == "fwd" else _jacobian_rev
         jacs, aux = run(self.f, args, kwargs, nums, self.has_aux, self._scale())
         result = jacs[0] if single else tuple(jacs)
@@ -566,13 +573,14 @@ class Jacobian:
 
     def _scale(self) -> dict:
         return {"executor": self.executor, "chunk_size": self.chunk_size, "progress": self.progress,
-                "name": f"jacobian({fname(self.f)})"}
+                "name": f"jacobian({fname(self.f)})", "holomorphic": self.holomorphic}
 
     def __reduce__(self) -> tuple:
-        return Jacobian, (portable(self.f), self.argnums, self.mode, self.has_aux, None, self.chunk_size, self.progress)
+        return Jacobian, (portable(self.f), self.argnums, self.mode, self.has_aux, None, self.chunk_size, self.progress,
+                          self.holomorphic)
 
     def __repr__(self) -> str:
-        aux = ", has_aux=True" if self.has_aux else ""
+        aux = (", has_aux=True" if self.has_aux else "") + (", holomorphic=True" if self.holomorphic else "")
         return f"yb.jacobian({fname(self.f)}, argnums={self.argnums!r}, mode={self.mode!r}{aux})"
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -589,8 +597,10 @@ def _locate(item: int, sizes: Sequence[int]) -> tuple[int, int]:
 
 
 def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, scale: dict) -> tuple[list, Any]:
+    scale = dict(scale)
+    holomorphic = scale.pop("holomorphic", False)
     zeros = tuple(T.zero_tangent(a) for a in args)
-    in_leaves = {a: [v for v, _ in _leaves(args[a], zeros[a], f"argument {a}")] for a in nums}
+    in_leaves = {a: [v for v, _ in _leaves(args[a], zeros[a], f"argument {a}", complex_ok=True)] for a in nums}
     sizes = [int(np.size(xl)) for a in nums for xl in in_leaves[a]]
     total, cap = sum(sizes), scale["chunk_size"] or MAX_BATCH  # directions per forward pass
     first: list = []
@@ -600,7 +610,8 @@ def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
     else:
         full_value, _ = _run_forward(f, args, zeros, kwargs, "jacobian")
     value, aux = (split_aux(full_value, "jacobian", f) if has_aux else (full_value, None))
-    out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
+    out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output", complex_ok=True)]
+    check_output_leaves(out_leaves, holomorphic)
     if scale["executor"] is None:  # here: one task per batch (a progress bar step each)
         scale = {**scale, "chunk_size": min(cap, max(1, total))}
     done = len(first)
@@ -609,7 +620,8 @@ def _jacobian_fwd(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
     columns = iter(first + rest)
     jacs = []
     for a in nums:
-        blocks = [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves[a]] for yl in out_leaves]
+        blocks = [[np.zeros(np.shape(yl) + np.shape(xl), block_dtype(yl, xl)) for xl in in_leaves[a]]
+                  for yl in out_leaves]
         for j, xl in enumerate(in_leaves[a]):
             for index in range(int(np.size(xl))):
                 for i, column in enumerate(next(columns)):
@@ -633,7 +645,7 @@ def forward_columns(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux
     f = loaded(f)
     zeros = tuple(T.zero_tangent(a) for a in args)
     leaves = [(a, j, int(np.size(xl))) for a in nums
-              for j, (xl, _) in enumerate(_leaves(args[a], zeros[a], f"argument {a}"))]
+              for j, (xl, _) in enumerate(_leaves(args[a], zeros[a], f"argument {a}", complex_ok=True))]
     items = list(items)
     out: list = []
     for start in range(0, len(items), cap):
@@ -678,7 +690,7 @@ def _batched_columns(f: Callable, args: tuple, kwargs: dict, has_aux: bool, leav
     y, _ = (split_aux(full, "jacobian", f) if has_aux else (full, None))
     if has_aux:
         dy = dy[0] if isinstance(dy, (tuple, list)) else NoTangent
-    stacks = [_batched_leaf(v, tv, m) for v, tv in _leaves(y, dy, "the output")]
+    stacks = [_batched_leaf(v, tv, m) for v, tv in _leaves(y, dy, "the output", complex_ok=True)]
     columns = [[stack[r] for stack in stacks] for r in range(m)]
     return (full, columns) if with_value else columns
 
@@ -686,8 +698,9 @@ def _batched_columns(f: Callable, args: tuple, kwargs: dict, has_aux: bool, leav
 def _batched_seed(x: Any, a: int, m: int, seeds: dict) -> Any:
     """A zero tangent of ``x`` with a leading batch axis of ``m`` on every float leaf (views of
     one memory in ``x`` get views of one batched array); leaf ``j``'s array is ``seeds[(a, j)]``."""
-    t = _build(x, lambda v: batched_zeros(v, m), share_memory=True)  # each direction laid out as v
-    for j, (_, tv) in enumerate(_leaves(x, t, f"argument {a}") if seeds is not None else ()):
+    t = _build(x, lambda v: batched_zeros(v, m, None if isinstance(v, np.ndarray) else leaf_dtype(v)),
+               share_memory=True)  # each direction laid out as v
+    for j, (_, tv) in enumerate(_leaves(x, t, f"argument {a}", complex_ok=True) if seeds is not None else ()):
         seeds[(a, j)] = tv
     return t
 
@@ -702,8 +715,8 @@ def _batched_leaf(v: Any, tv: Any, m: int) -> np.ndarray:
     without the batch axis is the same in every direction)."""
     shape = np.shape(v)
     if tv is NoTangent:
-        return np.zeros((m,) + shape)
-    tv = np.asarray(tv, dtype=float)
+        return np.zeros((m,) + shape, leaf_dtype(v))
+    tv = np.asarray(tv, dtype=leaf_dtype(v))
     if tv.ndim == len(shape):
         return np.broadcast_to(tv, (m,) + shape)
     return tv.reshape((m,) + shape)
@@ -712,17 +725,22 @@ def _batched_leaf(v: Any, tv: Any, m: int) -> np.ndarray:
 def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, scale: dict) -> tuple[list, Any]:
     from .reverse import vjp
 
+    scale = dict(scale)
+    holomorphic = scale.pop("holomorphic", False)
     g = functools.partial(f, **kwargs) if kwargs else f
     full_value, pullback = vjp(g, *args)
     pullback(T.zero_tangent(full_value))  # restores what the pass changed in the arguments
     value, aux = (split_aux(full_value, "jacobian", f) if has_aux else (full_value, None))
-    out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output")]
-    in_leaves = {a: [v for v, _ in _leaves(args[a], T.zero_tangent(args[a]), f"argument {a}")] for a in nums}
-    blocks = {a: [[np.zeros(np.shape(yl) + np.shape(xl)) for xl in in_leaves[a]] for yl in out_leaves] for a in nums}
+    out_leaves = [v for v, _ in _leaves(value, T.zero_tangent(value), "the output", complex_ok=True)]
+    check_output_leaves(out_leaves, holomorphic)
+    in_leaves = {a: [v for v, _ in _leaves(args[a], T.zero_tangent(args[a]), f"argument {a}", complex_ok=True)]
+                 for a in nums}
+    blocks = {a: [[np.zeros(np.shape(yl) + np.shape(xl), block_dtype(yl, xl)) for xl in in_leaves[a]]
+                  for yl in out_leaves] for a in nums}
     n_rows = sum(int(np.size(yl)) for yl in out_leaves)
     # under an executor each task works on its own copy: threads must not mutate shared arguments
     copy = scale["executor"] is not None
-    rows = iter(run_chunks(reverse_rows, (f, args, kwargs, nums, has_aux, copy), n_rows, **scale))
+    rows = iter(run_chunks(reverse_rows, (f, args, kwargs, nums, has_aux, copy, holomorphic), n_rows, **scale))
     for i, yl in enumerate(out_leaves):
         for index in range(int(np.size(yl))):
             per_argument = next(rows)
@@ -734,27 +752,40 @@ def _jacobian_rev(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: 
 
 
 def reverse_rows(f: Callable, args: tuple, kwargs: dict, nums: tuple, has_aux: bool, copy: bool,
-                 items: range) -> list:
+                 holomorphic: bool, items: range) -> list:
     """The task of a reverse-mode Jacobian: for each flat output coordinate in ``items`` (over
-    the output's leaves, in order), the Jacobian's rows: per argument of ``nums``, one per leaf."""
-    from .reverse import vjp
-
+    the output's leaves, in order), the Jacobian's rows: per argument of ``nums``, one per leaf.
+    A complex output's row is the conjugate of its cotangent 1's (``holomorphic``), or, of real
+    inputs, that of the cotangent 1 (``d Re y``) plus i times that of the cotangent 1j (``d Im y``)."""
     f = loaded(f)
     if copy:
         args, kwargs = T.structural_copy((args, kwargs))
     g = functools.partial(f, **kwargs) if kwargs else f
     out = []
     for item in items:
-        y, pullback = vjp(g, *args)
-        y, aux_now = (split_aux(y, "jacobian", f) if has_aux else (y, None))
-        sizes = [int(np.size(yl)) for yl, _ in _leaves(y, T.zero_tangent(y), "the output")]
-        i, index = _locate(item, sizes)
-        ct = _basis(y, i, index)
-        if has_aux:
-            ct = (ct, T.zero_tangent(aux_now))
-        grads = pullback(ct)
-        out.append([_flat_leaves(args[a], grads[a], f"argument {a}") for a in nums])
+        rows, complex_leaf = _reverse_row(g, f, args, nums, has_aux, item, 1.0)
+        if complex_leaf and holomorphic:
+            rows = [[np.conj(r) for r in leaf_rows] for leaf_rows in rows]
+        elif complex_leaf:
+            imaginary, _ = _reverse_row(g, f, args, nums, has_aux, item, 1j)
+            rows = [[r + 1j * s for r, s in zip(*pair)] for pair in zip(rows, imaginary)]
+        out.append(rows)
     return out
+
+
+def _reverse_row(g: Callable, f: Callable, args: tuple, nums: tuple, has_aux: bool, item: int,
+                 unit: complex) -> tuple[list, bool]:
+    """The rows for flat output coordinate ``item`` from the cotangent ``unit`` there, and
+    whether that output is complex."""
+    from .reverse import vjp
+
+    y, pullback = vjp(g, *args)
+    y, aux_now = (split_aux(y, "jacobian", f) if has_aux else (y, None))
+    leaves = _leaves(y, T.zero_tangent(y), "the output", complex_ok=True)
+    i, index = _locate(item, [int(np.size(yl)) for yl, _ in leaves])
+    ct = _basis(y, i, index, unit)
+    grads = pullback((ct, T.zero_tangent(aux_now)) if has_aux else ct)
+    return [_flat_leaves(args[a], grads[a], f"argument {a}") for a in nums], leaf_dtype(leaves[i][0]) is np.complex128
 
 
 __all__ = ["Jacobian", "jacobian", "jvp"]
