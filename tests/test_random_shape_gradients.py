@@ -113,6 +113,18 @@ def test_slope_satisfies_the_cdf_identity(a):
     np.testing.assert_allclose(pdf * slope, -dF, rtol=1e-5, atol=1e-9 * np.max(np.abs(dF)))
 
 
+def test_slope_is_nan_not_wrong_where_the_series_cancels():
+    """Far in the upper tail (probability below ~1e-11, no draw a program will see) the terms
+    cancel: NaN, not a number with no correct digit."""
+    a = np.array([0.5, 0.5, 3.0, 100.0])
+    z = sp.gammainccinv(a, np.array([1e-9, 1e-300, 1e-200, 1e-100]))
+    slope = gamma_shape_slope(a, z)
+    h = 1e-6
+    reference = -(sp.gammainc(a[0] + h, z[0]) - sp.gammainc(a[0] - h, z[0])) / (2 * h) / np.exp(
+        sp.xlogy(a[0] - 1, z[0]) - z[0] - sp.gammaln(a[0]))
+    assert slope[0] == pytest.approx(reference, rel=1e-3) and np.all(np.isnan(slope[1:]))
+
+
 def test_shape_zero_draws_zero_with_zero_slope():
     a = np.array([0.0, 1.5])
     with np.errstate(all="raise"):  # no log(0) on the way
