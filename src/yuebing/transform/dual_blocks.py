@@ -119,6 +119,8 @@ def _checked_input(fixed: bool, v: Any, f: Any, t: Any, ft: Any) -> tuple | None
         if type(t) is not float and type(t) is not np.float64:
             return None
         return None if fixed or not t else t, not fixed, None
+    if kind is int:  # a constant, as in Python's arithmetic (0.5 * n, n = len(x)): no derivative
+        return None, False, None
     if kind is not _ND or v.dtype is not _F64 or not v.ndim or type(t) is not _ND or t.dtype is not _F64 \
             or t.shape != v.shape:
         return None
@@ -495,6 +497,8 @@ def out_tangent(t: Any, value: Any, taken: tuple) -> Any:
     """The tangent a block hands on: a float for a float; for an array a fresh array of its
     shape (``t`` may be None for zero, a float standing for an array, or an input's tangent)."""
     if type(value) is not _ND:
+        if type(value) is int:  # (n * 2 of an int input: an int, as the statements make it)
+            return _NT
         return 0.0 if t is None else float(t)
     if t is None:
         return np.zeros(value.shape)
@@ -550,12 +554,12 @@ class _Marker:
 
 
 def _no_fdata() -> tuple:
-    from ..tangents import NoFData, NoRData
+    from ..tangents import NoFData, NoRData, NoTangent
 
-    return NoFData, NoRData
+    return NoFData, NoRData, NoTangent
 
 
-_NF, _NR = _no_fdata()
+_NF, _NR, _NT = _no_fdata()
 #: the reverse's products: plainly first, by the strong-zero rule when a NaN came out
 PRODUCTS = ((cotangent_times, quotient), (strong_times, strong_quotient))
 
