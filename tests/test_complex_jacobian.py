@@ -2,7 +2,8 @@
 inputs with complex outputs (``d Re y/dx + i d Im y/dx``), and ``holomorphic=True`` for complex
 inputs (``f'(z)``). Each against JAX (the oracle, in float64) and central differences, in both
 modes, batched and one direction per pass, under an executor, for structures and scalars; and the
-refusals JAX makes (complex inputs without ``holomorphic``, real inputs or outputs with it)."""
+refusals JAX makes (complex inputs without ``holomorphic``, real inputs or outputs with it);
+``yb.hessian(holomorphic=True)`` against ``jax.hessian`` and differences of the complex Jacobian."""
 from __future__ import annotations
 
 import pickle
@@ -143,3 +144,50 @@ def test_holomorphic_refuses_real_inputs_and_outputs():
     for mode in ("fwd", "rev"):
         with pytest.raises(TypeError, match="needs complex outputs"):
             yb.jacobian(lambda z: np.abs(z), mode=mode, holomorphic=True)(Z)
+
+
+# ---------------------------------------------------------------- yb.hessian(holomorphic=True)
+
+
+def scalar_holomorphic(z):
+    return np.sum(np.exp(z) * z[::-1] ** 2) + 1 / z[0]
+
+
+def scalar_holomorphic_jax(z):
+    return jnp.sum(jnp.exp(z) * z[::-1] ** 2) + 1 / z[0]
+
+
+@pytest.mark.parametrize("chunk", [None, 1])
+def test_holomorphic_hessian_matches_jax_and_differences(chunk):
+    got = yb.hessian(scalar_holomorphic, holomorphic=True, chunk_size=chunk)(Z.copy())
+    expected = np.asarray(jax.hessian(scalar_holomorphic_jax, holomorphic=True)(jnp.asarray(Z)))
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    derivative = yb.jacobian(scalar_holomorphic, holomorphic=True)  # f'(z), differentiated again by differences
+    np.testing.assert_allclose(got, complex_differences(derivative, Z), rtol=1e-6, atol=1e-8)
+
+
+def two_arguments(a, b):
+    return np.sin(a) * b ** 3 + a * a * b
+
+
+def test_holomorphic_hessian_of_two_scalars():
+    a, b = 0.3 + 0.2j, 1.0 - 0.5j
+    got = yb.hessian(two_arguments, argnums=(0, 1), holomorphic=True)(a, b)
+    expected = jax.hessian(lambda a, b: jnp.sin(a) * b ** 3 + a * a * b, argnums=(0, 1), holomorphic=True)(a, b)
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_allclose(got[i][j], complex(expected[i][j]), rtol=1e-12)
+    loaded = pickle.loads(pickle.dumps(yb.hessian(two_arguments, argnums=(0, 1), holomorphic=True)))
+    assert "holomorphic=True" in repr(loaded) and loaded(a, b) == got
+
+
+def test_hessian_refusals_and_their_advice():
+    with pytest.raises(TypeError, match=r"argument 0 is complex.*holomorphic=True.*real and imaginary"):
+        yb.hessian(scalar_holomorphic)(Z)
+    parts = yb.hessian(lambda x, y: scalar_holomorphic(x + 1j * y).real, argnums=(0, 1))(Z.real.copy(), Z.imag.copy())
+    expected = jax.hessian(lambda x, y: scalar_holomorphic_jax(x + 1j * y).real, argnums=(0, 1))(Z.real, Z.imag)
+    np.testing.assert_allclose(parts[0][1], np.asarray(expected[0][1]), rtol=1e-12, atol=1e-14)
+    with pytest.raises(TypeError, match="takes complex arguments"):
+        yb.hessian(scalar_holomorphic, holomorphic=True)(Z.real.copy())
+    with pytest.raises(TypeError, match="needs a complex scalar output"):
+        yb.hessian(lambda z: np.sum(np.abs(z)), holomorphic=True)(Z)

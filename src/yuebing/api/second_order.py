@@ -21,6 +21,7 @@ from .common import argument_gradient, check_argnums, check_function, fname, nor
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .batched_hessian import MAX_BATCH, batched_columns
+from .complex_hessian import holomorphic_hessian, refuse_complex_arguments
 from .plain_arguments import plain_duals
 from .direct_hvp import detached_value, direct_hvp, direct_passes, plain_function, sweep
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments, shared_view_tangents
@@ -163,13 +164,15 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
     return _value_grad_hvp(f, tuple(primals), tuple(tangents), "hvp")
 
 
-def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, executor: Any = None, chunk_size: int | None = None,
-            progress: bool | None = None) -> "Hessian":
+def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, holomorphic: bool = False, executor: Any = None,
+            chunk_size: int | None = None, progress: bool | None = None) -> "Hessian":
     """The function computing the Hessian of scalar ``f`` with respect to ``argnums``.
 
     For float and float-array arguments, like JAX: with one argnum the Hessian has shape
     ``x.shape + x.shape``; with a tuple of argnums it is a nested tuple of blocks
-    ``H[i][j]`` of shape ``x_i.shape + x_j.shape``.
+    ``H[i][j]`` of shape ``x_i.shape + x_j.shape``. ``holomorphic=True``: complex arguments and a
+    complex scalar output give the complex Hessian ``f''(z)``, as ``jax.hessian(f, holomorphic=True)``
+    (``api/complex_hessian.py``: the caller promises ``f`` is holomorphic).
 
     The columns come from *batched* forward-over-reverse (``transform/batched_second_order.py``):
     one pass runs the function and its gradient once and carries ``chunk_size`` basis directions
@@ -195,7 +198,7 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, executor: Any = No
     has run 2 s (``None``), always (``True``) or never (``False``).
     """
     check_scale_options(executor, chunk_size, progress, "hessian")
-    return Hessian(f, argnums, executor, chunk_size, progress)
+    return Hessian(f, argnums, executor, chunk_size, progress, holomorphic)
 
 
 class Hessian:
@@ -203,10 +206,10 @@ class Hessian:
     executor (a pool belongs to the process that made it: loaded elsewhere, it runs in process)."""
 
     def __init__(self, f: Callable, argnums: Any = 0, executor: Any = None, chunk_size: int | None = None,
-                 progress: bool | None = None) -> None:
+                 progress: bool | None = None, holomorphic: bool = False) -> None:
         check_function(f, "hessian")
         check_argnums(argnums, "hessian")
-        self.f, self.argnums = f, argnums
+        self.f, self.argnums, self.holomorphic = f, argnums, holomorphic
         self.executor, self.chunk_size, self.progress = executor, chunk_size, progress
         functools.update_wrapper(self, f, updated=())
         self.__name__ = f"hessian({fname(f)})"
@@ -214,13 +217,17 @@ class Hessian:
     @user_facing
     def __call__(self, *args: Any) -> Any:
         nums, single = normalise_argnums(self.argnums, len(args), "hessian")
+        if self.holomorphic:
+            return holomorphic_hessian(functools.partial(_hessian, scale=_scale(self)), self.f, args, nums, single)
+        refuse_complex_arguments(args, nums)
         return _hessian(self.f, args, nums, single, scale=_scale(self))
 
     def __reduce__(self) -> tuple:
-        return Hessian, (portable(self.f), self.argnums, None, self.chunk_size, self.progress)
+        return Hessian, (portable(self.f), self.argnums, None, self.chunk_size, self.progress, self.holomorphic)
 
     def __repr__(self) -> str:
-        return f"yb.hessian({fname(self.f)}, argnums={self.argnums!r})"
+        holomorphic = ", holomorphic=True" if self.holomorphic else ""
+        return f"yb.hessian({fname(self.f)}, argnums={self.argnums!r}{holomorphic})"
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else types.MethodType(self, obj)
