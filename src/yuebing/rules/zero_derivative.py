@@ -117,6 +117,7 @@ for _clock_type in (datetime.datetime, datetime.date, datetime.time, datetime.ti
 # text carries no derivative: every public method of str and bytes (formatting a float included)
 nondifferentiable_methods(str, *(name for name in dir(str) if not name.startswith("_")))
 nondifferentiable_methods(bytes, *(name for name in dir(bytes) if not name.startswith("_")))
+nondifferentiable(str.maketrans, bytes.maketrans)  # static methods: called as functions, not on an instance
 nondifferentiable_methods(np.ndarray, "argmax", "argmin", "argsort", "nonzero", "any", "all", "round")
 # numpy.ma's questions about an array (library code asks them of plain arrays: interp1d): their
 # answers carry no derivative, and a masked array itself is refused wherever it arrives
