@@ -30,6 +30,14 @@ _REVERSED_BY_OWN_CODE = (
     "', whose __reversed__ is Python code of its own; make the iterator first (it = reversed(obj)), then loop over it "
     "(for v in it:)')")
 
+# a deque passed in is walked by its own iterator (it checks for mutations); `for v in reversed(d)`
+# walks by index over its items as they were: refused rather than silently stale
+_REVERSED_DEQUE_ARGUMENT = (
+    "if type({it}).__module__ == 'collections' and type({it}).__name__ == 'deque': "
+    "raise TypeError('yuebing cannot differentiate a for loop over reversed() of a collections.deque made outside "
+    "the function (the loop may change it); make the iterator first (r = reversed(d)), then loop over it (for v in r:)')")
+
+
 class _Loop:
     """Flags of one loop being lowered (created only when the loop needs them)."""
 
@@ -182,6 +190,7 @@ class LoopLowering:
         if kind == "reversed" and len(call.args) == 1:
             it = self._held(self.expr(call.args[0], out), out)
             out.append(ir.Opaque(_REVERSED_BY_OWN_CODE.format(it=it), line=self.line, defines=()))
+            out.append(ir.Opaque(_REVERSED_DEQUE_ARGUMENT.format(it=it), line=self.line, defines=()))
             seq = ir.Var(self.tmp("seq"))
             out.append(ir.Call(seq.name, ir.Const(P.as_sequence), [it], line=self.line))
             n = self.call(out, ir.Global("len"), [seq])
@@ -236,6 +245,9 @@ class LoopLowering:
         # advanced by the body too
         user_iterator = (f"type(getattr(type({it}), '__iter__', None)).__name__ == 'function' "
                          f"and not isinstance({it}, (list, tuple, dict, set, frozenset))")
+        # a collections.deque passed in: walked by its own iterator, which checks for mutations
+        # (rules/containers/deque_arguments.ArgumentDequeIterator)
+        user_iterator += f" or type({it}).__module__ == 'collections' and type({it}).__name__ == 'deque'"
         out.append(ir.Opaque(f"{flag.name} = getattr(type({it}), {G.LAZY_MARK!r}, False) or ({user_iterator})",
                              line=self.line, defines=(flag.name,)))
         seq = self.tmp("seq")

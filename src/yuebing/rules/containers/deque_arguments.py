@@ -34,6 +34,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import tangents as T
+from ...ir.lazy_iterators import Stepping, listed_reversed
 from ...ir.primitives import as_sequence
 from ...tangents import NoFData, NoRData, NoTangent
 from ...tangents.deques import tangent_deque
@@ -43,6 +44,7 @@ from ..core import CoDual, Dual, RuleArgumentError, frule_for, rrule_for
 from ..declare import ZERO_DERIVATIVE, nondifferentiable, nondifferentiable_methods
 from ..second_order import defined_as, linear
 from ..util import add_rdata_to
+from ._deque_states import count_mutation, count_write, mutations, writes
 from .common import _element_fdata, _restored, _slot, _with_rdata
 
 _DEQUE = collections.deque
@@ -59,6 +61,7 @@ def deque_items(d: collections.deque) -> list:
 
 def deque_store(d: collections.deque, items: list) -> None:
     """Make ``d`` hold ``items`` (no more than its ``maxlen``: the definitions trim first)."""
+    count_write(d)  # (the definitions count what CPython counts as a mutation)
     d.clear()
     d.extend(items)
 
@@ -151,10 +154,12 @@ _NOTHING = object()  # no item dropped
 
 
 def _push(d: collections.deque, value: Any, left: bool) -> None:
+    count_mutation(d)
     (d.appendleft if left else d.append)(value)
 
 
 def _pop_end(d: collections.deque, left: bool) -> Any:
+    count_mutation(d)
     return d.popleft() if left else d.pop()
 
 
@@ -168,6 +173,7 @@ def _dropped(d: collections.deque, left: bool) -> Any:
 def _push_rrule(self: CoDual, x: CoDual, left: bool) -> tuple:
     d, fd = self.primal, _tangent_deque(self.fdata)
     if d.maxlen == 0:  # (keeps nothing: the value's cotangent is zero)
+        count_mutation(d)
         return CoDual(None, NoFData), lambda dy: (NoRData, NoRData, T.zero_rdata(x.primal))
     dropped = _dropped(d, left)
     dropped_slot = NoTangent if fd is None or dropped is _NOTHING else (fd[-1] if left else fd[0])
@@ -264,6 +270,8 @@ def _add_items(d, iterable, left):
     """``d.extend``/``d.extendleft``: each value added at one end by ``append``/``appendleft``
     (their rules below), a full deque dropping one at the other end."""
     values = list(iterable)  # (first: d.extend(d) reads what it had)
+    if d.maxlen == 0:  # (CPython only consumes the iterable: no mutation)
+        return
     for value in values:
         if left:
             d.appendleft(value)
@@ -283,6 +291,7 @@ def _rotate(d, n=1):
     items = deque_items(d)
     size = len(items)
     if size > 1:
+        count_mutation(d)
         n = n % size
         if n:
             deque_store(d, items[size - n:] + items[:size - n])
@@ -291,6 +300,7 @@ def _rotate(d, n=1):
 def _insert(d, index, value):
     if _at_limit(d):
         raise IndexError("deque already at its maximum size")
+    count_mutation(d)
     items = deque_items(d)
     items.insert(index, value)
     deque_store(d, items)
@@ -299,10 +309,13 @@ def _insert(d, index, value):
 def _remove(d, value):
     items = deque_items(d)
     del items[_position_of(items, value)]
+    count_mutation(d)
     deque_store(d, items)
 
 
 def _clear(d):
+    if len(d):  # (CPython leaves an empty deque's state alone)
+        count_mutation(d)
     deque_store(d, [])
 
 
@@ -345,6 +358,7 @@ def _delitem(d, index):
     _check_index(index)
     items = deque_items(d)
     del items[index]
+    count_mutation(d)
     deque_store(d, items)
 
 
@@ -359,6 +373,8 @@ def _repeated(d, n):
 
 
 def _imul(d, n):
+    if len(d) and n != 1:  # (cleared or extended, as CPython counts it)
+        count_mutation(d)
     items = deque_items(d) * n
     deque_store(d, items[_first_kept(d, items):])
     return d
@@ -388,6 +404,78 @@ _AS_IT_IS = frozenset({getattr, setattr, delattr, hasattr, isinstance, type, id,
                        deque_items, deque_store})
 
 # ------------------------------------------------------------------------------------------------
+# Walking a deque: iter(d), reversed(d), for v in d
+# ------------------------------------------------------------------------------------------------
+
+
+class ArgumentDequeIterator(Stepping):
+    """``iter(d)`` and ``reversed(d)`` of a deque made outside the function, as CPython's deque
+    iterators: an item is read when it is asked for (after ``d[i] = v`` or ``d.reverse()`` the
+    items are read again), and once the deque has been added to, popped, rotated or cleared since
+    the iterator was made (``_deque_states.mutations``) every step raises ``RuntimeError``."""
+
+    def __init__(self, deque: collections.deque, step: int) -> None:
+        self.deque = deque
+        self.state = mutations(deque)
+        self.seen = writes(deque)
+        self.items = deque_items(deque)
+        self.counter = len(self.items)  # the items left
+        self.index = 0 if step > 0 else self.counter - 1
+        self.step = step
+
+    def advance(self) -> tuple:
+        self._check_unchanged()
+        if self.counter == 0:
+            return False, None
+        self._read_again_if_written()
+        item = self.items[self.index]
+        self.index += self.step
+        self.counter -= 1
+        return True, item
+
+    def rest(self) -> list:
+        """Every item left, at once (nothing can change the deque in between)."""
+        self._check_unchanged()
+        self._read_again_if_written()
+        n = self.counter
+        self.counter = 0
+        if self.step > 0:
+            return self.items[self.index:self.index + n]
+        return listed_reversed(self.items[self.index + 1 - n:self.index + 1])
+
+    def _check_unchanged(self) -> None:
+        if mutations(self.deque) != self.state:
+            self.counter = 0
+            raise RuntimeError("deque mutated during iteration")
+
+    def _read_again_if_written(self) -> None:
+        if writes(self.deque) != self.seen:
+            self.items = deque_items(self.deque)
+            self.seen = writes(self.deque)
+
+
+def _walk(d):
+    return ArgumentDequeIterator(d, 1)
+
+
+def _walk_reversed(d):
+    return ArgumentDequeIterator(d, -1)
+
+
+#: what walks a deque: its own iterators (a for loop over a deque calls ``deque.__iter__``)
+_WALKS = {iter: _walk, reversed: _walk_reversed, _DEQUE.__iter__: _walk, _DEQUE.__reversed__: _walk_reversed}
+
+
+def _walk_of(fn: Any, args: list) -> Callable | None:
+    if len(args) != 1:
+        return None
+    try:
+        return _WALKS.get(fn)
+    except TypeError:  # unhashable callables
+        return None
+
+
+# ------------------------------------------------------------------------------------------------
 # Which definition a call receiving a deque runs
 # ------------------------------------------------------------------------------------------------
 
@@ -398,7 +486,12 @@ def plain_deque_call(fn: Any, args: list) -> Callable | None:
     deque itself (Python code, functions without derivatives, and what stores it: ``xs.append(d)``,
     ``xs[i] = d``; a rule given a deque it cannot read refuses it by name)."""
     positions = tuple(i for i, a in enumerate(args) if type(a) is _DEQUE)
-    if not positions or _sees_deque(fn):
+    if not positions:
+        return None
+    walk = _walk_of(fn, args)
+    if walk is not None:
+        return walk
+    if _sees_deque(fn):
         return None
     with_array = fn in ARRAY_OPERATORS and any(isinstance(a, np.ndarray) for a in args)
     if not with_array:  # (d + a, d * a with an array a: NumPy's, on the items)
