@@ -162,3 +162,18 @@ def test_a_size_change_raises_as_cpython(f, mode):
     with pytest.raises(RuntimeError) as differentiated:
         MODES[mode](f, x.copy())
     assert str(differentiated.value) == str(plain.value)
+
+
+def test_a_key_replaced_before_it_is_reached_is_refused_not_misread():
+    """CPython's iterator may go on to the new key; yuebing raises rather than guess (docs/limitations.md)."""
+    def f(x):
+        d = {"a": x, "b": 2 * x}
+        it = iter(d.values())
+        first = next(it)
+        del d["b"]
+        d["c"] = x * x
+        return first + sum(it)
+
+    f(0.7)  # CPython: no error
+    with pytest.raises(RuntimeError, match="dictionary keys changed during iteration"):
+        yb.grad(f)(0.7)
