@@ -191,3 +191,11 @@ def test_hessian_refusals_and_their_advice():
         yb.hessian(scalar_holomorphic, holomorphic=True)(Z.real.copy())
     with pytest.raises(TypeError, match="needs a complex scalar output"):
         yb.hessian(lambda z: np.sum(np.abs(z)), holomorphic=True)(Z)
+
+
+def test_holomorphic_inside_differentiated_code_is_refused_by_name():
+    def outer(x):
+        return np.sum(np.abs(yb.jacobian(np.exp, holomorphic=True)(x + 0j)) ** 2)
+
+    with pytest.raises(yb.NestedDifferentiationError, match="with holomorphic=True is not supported"):
+        yb.grad(outer)(np.array([0.3, -0.8]))

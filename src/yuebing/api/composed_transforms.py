@@ -81,6 +81,10 @@ def _check(obj: Any, kwargs: dict, name: str) -> None:
         raise NestedDifferentiationError(
             f"differentiating a function that calls a {name} function with has_aux or keyword arguments is not "
             "supported yet; pass keyword arguments positionally (or bind them with functools.partial)")
+    if getattr(obj, "holomorphic", False):  # the definitions below take real Jacobians only
+        raise NestedDifferentiationError(
+            f"differentiating a function that calls a {name} function with holomorphic=True is not supported "
+            "yet; split the complex arguments into real and imaginary parts")
     if name == "yb.hessian" and isinstance(obj.argnums, (tuple, list)):
         raise NestedDifferentiationError(
             "differentiating a function that calls a yb.hessian function of several argnums is not supported "
