@@ -175,3 +175,66 @@ def test_a_for_loop_over_reversed_deque_passed_in_is_refused_with_advice():
     with pytest.raises(TypeError, match=r"make the iterator first \(r = reversed\(d\)\)"):
         yb.grad(loop, argnums=(0, 1))(deque([0.7, -1.2, 0.4]), 0.9)
     check_modes(as_advised, deque([0.7, -1.2, 0.4]), 0.9)
+
+
+def reversed_loop_writes(x):
+    d = deque([x[0], x[1], x[0] * x[1]])
+    s = 0.0
+    for v in reversed(d):
+        s = s + v * v
+        d[0] = s * x[1]
+    return s
+
+
+def reversed_loop_grows_at_its_end(x):
+    d = deque([x[0], x[1]])
+    s = 0.0
+    for v in reversed(d):
+        s = s + v * x[1]
+        if v is d[0]:
+            d.append(x[0])  # (CPython's reversed iterator finds its end before it checks)
+    return s + sum(d)
+
+
+def exhausted_reversed_then_grown(x):
+    d = deque([x[0], x[1]])
+    r = reversed(d)
+    total = sum(r)
+    d.append(x[0] * x[1])
+    return total * x[0] + sum(r)
+
+
+@pytest.mark.parametrize("f", [reversed_loop_writes, reversed_loop_grows_at_its_end, exhausted_reversed_then_grown],
+                         ids=lambda f: f.__name__)
+def test_a_reversed_walk_of_a_deque_made_inside_reads_live(f):
+    check_every_mode(f, np.array([0.7, -1.2]))
+
+
+def test_an_exhausted_reversed_iterator_of_a_deque_passed_in_does_not_raise():
+    def f(d, x):
+        r = reversed(d)
+        total = sum(r)
+        d.append(x)
+        return total * x + sum(r)
+
+    check_modes(f, deque([0.7, -1.2, 0.4]), 0.9)
+
+
+def reversed_loop_pops(x):
+    d = deque([x[0], x[1], x[0] * x[1]])
+    s = 0.0
+    for v in reversed(d):
+        s = s + v
+        d.popleft()
+    return s
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_a_reversed_loop_over_a_deque_made_inside_raises_as_cpython(mode):
+    x = np.array([0.7, -1.2])
+    run = {"grad": lambda: yb.grad(reversed_loop_pops)(x), "jvp": lambda: yb.jvp(reversed_loop_pops, (x,), (x,)),
+           "hvp": lambda: yb.hvp(reversed_loop_pops, (x,), (x,))}[mode]
+    with pytest.raises(RuntimeError, match="deque mutated during iteration"):
+        reversed_loop_pops(x)
+    with pytest.raises(RuntimeError, match="deque mutated during iteration"):
+        run()

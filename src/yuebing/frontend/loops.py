@@ -191,8 +191,18 @@ class LoopLowering:
             it = self._held(self.expr(call.args[0], out), out)
             out.append(ir.Opaque(_REVERSED_BY_OWN_CODE.format(it=it), line=self.line, defines=()))
             out.append(ir.Opaque(_REVERSED_DEQUE_ARGUMENT.format(it=it), line=self.line, defines=()))
+            # a deque made in the function: its mutation count, which CPython's reversed iterator checks
+            state = self.tmp("state")
+            out.append(ir.Opaque(f"{state} = {it}.state if getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False) "
+                                 "else None", line=self.line, defines=(state,)))
+            mutated = (f"if {state} is not None and {{k}} >= 0 and {it}.state != {state}: "  # (none at the end)
+                       "raise RuntimeError('deque mutated during iteration')")
             seq = ir.Var(self.tmp("seq"))
-            out.append(ir.Call(seq.name, ir.Const(P.as_sequence), [it], line=self.line))
+            walks = ir.Var(self.tmp("walks"))  # a deque made in the function: walked itself, read live
+            out.append(ir.Opaque(f"{walks.name} = getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False)",
+                                 line=self.line, defines=(walks.name,)))
+            out.append(ir.If(walks, [ir.Copy(seq.name, it, line=self.line)],
+                             [ir.Call(seq.name, ir.Const(P.as_sequence), [it], line=self.line)], line=self.line))
             n = self.call(out, ir.Global("len"), [seq])
             self.globals["len"] = None
             last = self.call(out, ir.Const(operator.sub), [n, ir.Const(1)])
@@ -200,7 +210,7 @@ class LoopLowering:
             def element(k: ir.Atom, body: list) -> None:
                 self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
             within = "{k} >= 0 and {k} < len(%s)" % seq  # as list_reverseiterator: stops if the list shrank
-            self._live_loop(last, within, [(it, seq)], element, make_body, out, loop, line, step=-1)
+            self._live_loop(last, within, [(it, seq)], element, make_body, out, loop, line, step=-1, checks=[mutated])
             return
         view = iterable.func.attr if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
             and not iterable.args and not iterable.keywords else None
@@ -282,17 +292,18 @@ class LoopLowering:
         self._while_index(k, start, step, within, [], element, make_body, out, loop, line)
 
     def _live_loop(self, start, within: str, iterated: list, element, make_body, out: list, loop: Any,
-                   line: int, step: int = 1) -> None:
+                   line: int, step: int = 1, checks: list = ()) -> None:
         """A loop over sequences whose index stays ``within`` (a test of ``{k}``) their current
         lengths; ``iterated`` pairs each iterated object with the sequence walked, to raise
-        Python's error when a dict or set walked over a snapshot changes size."""
+        Python's error when a dict or set walked over a snapshot changes size (and ``checks``,
+        more plain statements run before each test)."""
         k = self.tmp("k")
         fetch = self._fetch(k, [seq for _, seq in iterated], out, line)
         # (a user class's iterator, walked as a list too, is not a snapshot: it may have no len)
         checks = [f"if {seq} is not {it} and type({it}).__module__ == 'builtins' and len({it}) != len({seq}): "
                   f"raise RuntimeError(('Set' if isinstance("
                   f"{it}, (set, frozenset)) else 'dictionary') + ' changed size during iteration')"
-                  for it, seq in iterated]
+                  for it, seq in iterated] + [check.format(k=k) for check in checks]
         self._while_index(k, start, ir.Const(step), within.format(k=k), checks, element, make_body, out, loop, line,
                           fetch)
 

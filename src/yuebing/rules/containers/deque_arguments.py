@@ -424,6 +424,8 @@ class ArgumentDequeIterator(Stepping):
         self.step = step
 
     def advance(self) -> tuple:
+        if self.counter == 0 and self.step < 0:  # (CPython's reversed iterator looks for its end first)
+            return False, None
         self._check_unchanged()
         if self.counter == 0:
             return False, None
@@ -435,6 +437,8 @@ class ArgumentDequeIterator(Stepping):
 
     def rest(self) -> list:
         """Every item left, at once (nothing can change the deque in between)."""
+        if self.counter == 0 and self.step < 0:
+            return []
         self._check_unchanged()
         self._read_again_if_written()
         n = self.counter

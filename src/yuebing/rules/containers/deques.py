@@ -201,6 +201,8 @@ class DequeIterator(Stepping):
         self.step = step
 
     def advance(self) -> tuple:
+        if self.counter == 0 and self.step < 0:  # (CPython's reversed iterator looks for its end first)
+            return False, None
         if self.deque.state != self.state:
             self.counter = 0
             raise RuntimeError("deque mutated during iteration")
@@ -213,6 +215,8 @@ class DequeIterator(Stepping):
 
     def rest(self) -> list:
         """Every item left, by the list rules (nothing can change the deque in between)."""
+        if self.counter == 0 and self.step < 0:
+            return []
         if self.deque.state != self.state:
             self.counter = 0
             raise RuntimeError("deque mutated during iteration")
