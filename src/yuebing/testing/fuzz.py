@@ -397,12 +397,14 @@ def check_program(source: str, args: tuple, seed: int = 0) -> Outcome:
 
 # ---- cases, runs and shrinking ---------------------------------------------------------------
 def case(seed: int, features=DEFAULT_FEATURES) -> tuple[Program, tuple]:
-    """The program and point of ``seed`` (deterministic), focused on the feature ``seed`` picks in
-    turn from those enabled (so consecutive seeds cover them all). Programs whose value at the point is
+    """The program and point of ``seed`` (deterministic), focused on two of the enabled features:
+    the ``seed``-th in turn and the one half the list further on (so any run of half as many
+    consecutive seeds as there are features covers them all). Programs whose value at the point is
     not moderate (powers of powers grow fast) are drawn again, from the same random stream."""
     rng = random.Random(seed)
     enabled = [name for name in FEATURES if name in features]
-    focus = enabled[seed % len(enabled)] if enabled else None
+    focus = tuple(dict.fromkeys(enabled[(seed + k * (len(enabled) + 1) // 2) % len(enabled)] for k in (0, 1))
+                  if enabled else ())
     for _ in range(20):
         program = random_program(rng, features, focus=focus)
         args = random_args(rng, program)

@@ -21,7 +21,7 @@ CONSTRUCT_FEATURES = (
     "kept_iterators",   # m = map(g, ys); ys[i] = ...; sum(m) (zip, enumerate, filter); for v in map(..) writing ys
     "itertools",        # chain, accumulate, pairwise, starmap, islice, zip_longest kept; groupby
     "dict_views",       # d.values() read after a write; d.items() walked while values are set
-    "dict_iterators",   # iter(d.values()) kept while d is written: known silent, opt-in
+    "dict_iterators",   # iter/map/zip/enumerate/filter/reversed of d.values() kept while d is written: opt-in
     "decorated",        # a nested function under a functools.wraps decorator: opt-in (being fixed)
     "operators",        # a small class with __add__, __mul__ and a method
     "exceptions",       # raise ValueError(v) / a user exception storing a float, read in the handler
@@ -33,7 +33,7 @@ CONSTRUCT_MARKERS = {
     "kept_iterators": r"= (map|zip|enumerate|filter)\(|for v in map\(",
     "itertools": r"itertools\.\w+\(",
     "dict_views": r"\.values\(\)$|\.items\(\):$",
-    "dict_iterators": r"iter\(\w+\.(values|items)\(\)\)",
+    "dict_iterators": r"= (iter|map|reversed|zip|enumerate|filter)\(.*\w+\.(values|items)\(\)",
     "decorated": r"^    @logged0$",
     "operators": r"Vec0\(",
     "exceptions": r"except (ValueError|Overflow0) as err",
@@ -43,8 +43,9 @@ CONSTRUCT_MARKERS = {
 
 # Construct features left out unless asked for, and why.
 OPT_IN = {
-    "dict_iterators": "iter(d.values()) kept while the dict is written reads the old values "
-                      "(docs/limitations.md, known silent cases)",
+    "dict_iterators": "an iterator over a dict view (iter(d.values()), map(g, d.values()), zip, "
+                      "enumerate, filter, reversed) kept while the dict is written reads the old values "
+                      "(docs/limitations.md lists the iter form among the known silent cases)",
     "decorated": "a functools.wraps-decorated nested function drops the derivative of what it "
                  "captures (being fixed by another helper: switch on when the lead says)",
 }
@@ -105,7 +106,11 @@ class ConstructBlocks:
         ]
 
     def _local_list(self) -> tuple[str, list[str]]:
-        """A fresh list of ``n`` floats (its line), written by the productions, never an argument."""
+        """A list of ``n`` floats the production writes: one already live (the argument ``xs``
+        too, whose writes yuebing must undo), or a fresh one (its line)."""
+        lists = self.env.names("l", mutable=True)
+        if lists and self.rng.random() < 0.3:
+            return self.pick(lists), []
         ys = self.env.fresh("ys")
         if self.env.names("a") and self.rng.random() < 0.5:
             line = f"{ys} = list(np.tanh({self.array_expr(1)}))"
@@ -129,12 +134,14 @@ class ConstructBlocks:
         it = self.env.fresh("it")
         made, consumed = self.pick([
             (f"map(lambda v: v * v + {_const(rng)} * v, {ys})", f"sum({it})"),
-            (f"zip({ys}, {self.pick(self.env.names('a') or [ys])})", f"sum(v * w for v, w in {it})"),
+            (f"zip({ys}, {(other := self.pick(self.env.names('a', mutable=True) or [ys]))})",
+             f"sum(v * w for v, w in {it})"),
             (f"enumerate({ys})", f"sum(v * (k + 1) for k, v in {it})"),
             (f"filter(lambda v: v > {_const(rng, 0.0, 0.5)}, {ys})", f"sum({it}, 0.0)"),
             (f"map(np.multiply, {ys}, reversed({ys}))", f"sum({it})"),
         ])
-        write = self._write(ys)
+        # a zip reads its array lazily too: sometimes the array is the one written
+        write = self._write(other if made.startswith("zip") and self.rng.random() < 0.5 else ys)
         _, last = self._bind_float(consumed)
         return lines + [f"{it} = {made}", write, last]
 
@@ -185,15 +192,21 @@ class ConstructBlocks:
                         f"{view} = {d}.values()", last]
 
     def b_dict_iterator(self):
-        """``iter(d.values())`` kept while the dict is written: a known silent case (limitations.md),
-        so the feature is opt-in (``fuzz_programs.OPT_IN``)."""
+        """An iterator over a dict view (``iter``, ``map``, ``zip``, ``enumerate``, ``filter``,
+        ``reversed``) kept while the dict is written: silently wrong today (the old values; see
+        limitations.md), so the feature is opt-in (``fuzz_programs.OPT_IN``)."""
         d, lines = self._local_dict()
         it = self.env.fresh("it")
-        view = self.pick(["values()", "items()"])
-        consumed = f"sum({it})" if view == "values()" else f"sum(v for _, v in {it})"
+        made, consumed = self.pick([
+            (f"iter({d}.values())", f"sum({it})"), (f"iter({d}.items())", f"sum(v for _, v in {it})"),
+            (f"map(np.sin, {d}.values())", f"sum({it})"), (f"reversed({d}.values())", f"sum({it})"),
+            (f"zip({d}.values(), [1.0, 2.0, 3.0])", f"sum(v * w for v, w in {it})"),
+            (f"enumerate({d}.values())", f"sum(v * (k + 1) for k, v in {it})"),
+            (f"filter(lambda v: v > {_const(self.rng, 0.0, 0.5)}, {d}.values())", f"sum({it}, 0.0)"),
+        ])
         write = f'{d}["{self.pick("bc")}"] = {self.float_expr(2)}'
         _, last = self._bind_float(consumed)
-        return lines + [f"{it} = iter({d}.{view})", write, last]
+        return lines + [f"{it} = {made}", write, last]
 
     def b_nonlocal_state(self):
         """A closure keeping state in a nonlocal float, called from a generator expression."""

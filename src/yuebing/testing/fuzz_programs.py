@@ -725,19 +725,19 @@ class Generator(ConstructBlocks):
         if self.on("recursion"):
             self.helpers.append("def rec0(v, k):\n    if k == 0:\n        return v\n    return rec0(np.sin(v) + 0.1 * v, k - 1)")
 
-    def params(self, focus: str | None) -> list[str]:
+    def params(self, focus: tuple[str, ...]) -> list[str]:
         params = ["x"]
         self.env.kinds["x"] = "a"
         if self.rng.random() < 0.7:
             params.append("s")
             self.env.kinds["s"] = "f"
-        if self.on("list_arg") and (self.rng.random() < 0.5 or focus == "list_arg"):
+        if self.on("list_arg") and (self.rng.random() < 0.5 or "list_arg" in focus):
             params.append("xs")
             self.env.kinds["xs"] = "l"
-        if self.on("model") and (self.rng.random() < 0.5 or focus == "model"):
+        if self.on("model") and (self.rng.random() < 0.5 or "model" in focus):
             params.append("p")
             self.env.kinds["p"] = "d"
-        if self.on("matrix") and (self.rng.random() < 0.4 or focus == "matrix"):
+        if self.on("matrix") and (self.rng.random() < 0.4 or "matrix" in focus):
             params.append("W")
             self.env.kinds["W"] = "m"
         return params
@@ -747,12 +747,12 @@ class Generator(ConstructBlocks):
                 "m": f"np.sum(np.sin({name}))",
                 "d": f'np.sum({name}["w"]) * {name}["b"]'}[kind]
 
-    def program(self, n_blocks: int, focus: str | None = None) -> Program:
+    def program(self, n_blocks: int, focus: tuple[str, ...] = ()) -> Program:
         params = self.params(focus)
         self.add_helpers()
         blocks = []
-        if focus is not None:
-            block = self.focus_block(focus)
+        for feature in focus:
+            block = self.focus_block(feature)
             blocks += [block] if block is not None else []
         tries = 0
         while len(blocks) < n_blocks and tries < 5 * n_blocks:
@@ -773,11 +773,11 @@ def tuple_src(list_src: str) -> str:
 
 
 def random_program(rng: random.Random, features=DEFAULT_FEATURES, n_blocks: tuple[int, int] = (3, 7),
-                   focus: str | None = None) -> Program:
+                   focus: str | tuple[str, ...] = ()) -> Program:
     """A random program using only ``features`` (always valid Python for ``random_args``); with
-    ``focus``, its first block certainly exercises that feature."""
+    ``focus`` (a feature or several), its first blocks certainly exercise them."""
     gen = Generator(rng, frozenset(features))
-    return gen.program(rng.randint(*n_blocks), focus)
+    return gen.program(rng.randint(*n_blocks), (focus,) if isinstance(focus, str) else tuple(focus or ()))
 
 
 def random_args(rng: random.Random, program: Program) -> tuple:
