@@ -405,11 +405,26 @@ class SequenceIterator:
         when that is all of it, else a slice of it."""
         start = self.position
         if self.kind is not None:
-            return [self.advance()[1] for _ in range(n)]
+            return self._take_from_mapping(n)
         self.position += n
         if start == 0 and n == len(self.items):
             return self.items
         return self.items[start:start + n]
+
+    def _take_from_mapping(self, n: int) -> list:
+        """The next ``n`` entries of the dict as it is now: read by one rule call (``list`` of the
+        view) while its keys are those it had, else one at a time."""
+        if n == 0:  # (an exhausted iterator checks nothing)
+            return []
+        self._check_size()
+        if list(self.mapping) != self.items:
+            return [self.advance()[1] for _ in range(n)]
+        start = self.position
+        self.position += n
+        if self.kind == "keys":
+            return self.items[start:start + n]
+        current = list(self.mapping.values()) if self.kind == "values" else list(self.mapping.items())
+        return current[start:start + n]
 
     def rest(self) -> list:
         """The items not taken yet (the iterator is then exhausted)."""
