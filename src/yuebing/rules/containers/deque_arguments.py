@@ -34,7 +34,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import tangents as T
-from ...ir.lazy_iterators import Stepping, listed_reversed
 from ...ir.primitives import as_sequence
 from ...tangents import NoFData, NoRData, NoTangent
 from ...tangents.deques import tangent_deque
@@ -46,6 +45,7 @@ from ..second_order import defined_as, linear
 from ..util import add_rdata_to
 from ._deque_states import count_mutation, count_write, mutations, writes
 from .common import _element_fdata, _restored, _slot, _with_rdata
+from .deques import DequeWalk
 
 _DEQUE = collections.deque
 
@@ -408,54 +408,27 @@ _AS_IT_IS = frozenset({getattr, setattr, delattr, hasattr, isinstance, type, id,
 # ------------------------------------------------------------------------------------------------
 
 
-class ArgumentDequeIterator(Stepping):
-    """``iter(d)`` and ``reversed(d)`` of a deque made outside the function, as CPython's deque
-    iterators: an item is read when it is asked for (after ``d[i] = v`` or ``d.reverse()`` the
-    items are read again), and once the deque has been added to, popped, rotated or cleared since
-    the iterator was made (``_deque_states.mutations``) every step raises ``RuntimeError``."""
+class ArgumentDequeIterator(DequeWalk):
+    """``iter(d)`` and ``reversed(d)`` of a deque made outside the function (and the walk of
+    ``for v in d``), as CPython's (``deques.DequeWalk``): its items are listed once and again
+    after a write (``d[i] = v``, ``d.reverse()``), and its mutations are the ones
+    ``_deque_states`` counted."""
 
     def __init__(self, deque: collections.deque, step: int) -> None:
         self.deque = deque
         self.state = mutations(deque)
         self.seen = writes(deque)
         self.items = deque_items(deque)
-        self.counter = len(self.items)  # the items left
-        self.index = 0 if step > 0 else self.counter - 1
-        self.step = step
+        self._start(len(self.items), step)
 
-    def advance(self) -> tuple:
-        if self.counter == 0 and self.step < 0:  # (CPython's reversed iterator looks for its end first)
-            return False, None
-        self._check_unchanged()
-        if self.counter == 0:
-            return False, None
-        self._read_again_if_written()
-        item = self.items[self.index]
-        self.index += self.step
-        self.counter -= 1
-        return True, item
-
-    def rest(self) -> list:
-        """Every item left, at once (nothing can change the deque in between)."""
-        if self.counter == 0 and self.step < 0:
-            return []
-        self._check_unchanged()
-        self._read_again_if_written()
-        n = self.counter
-        self.counter = 0
-        if self.step > 0:
-            return self.items[self.index:self.index + n]
-        return listed_reversed(self.items[self.index + 1 - n:self.index + 1])
-
-    def _check_unchanged(self) -> None:
-        if mutations(self.deque) != self.state:
-            self.counter = 0
-            raise RuntimeError("deque mutated during iteration")
-
-    def _read_again_if_written(self) -> None:
+    def _items(self) -> list:
         if writes(self.deque) != self.seen:
             self.items = deque_items(self.deque)
             self.seen = writes(self.deque)
+        return self.items
+
+    def _mutated(self) -> bool:
+        return mutations(self.deque) != self.state
 
 
 def _walk(d):

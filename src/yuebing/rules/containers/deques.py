@@ -187,28 +187,24 @@ class TrackedDeque(collections.deque):
         return f"deque({self.items!r}{limit})"
 
 
-class DequeIterator(Stepping):
-    """``iter(d)`` and ``reversed(d)`` of a ``TrackedDeque``, as CPython's deque iterators: an item
-    is read when it is asked for (``d[i] = v`` or ``d.reverse()`` meanwhile is seen), and once the
-    deque has been added to, popped, rotated or cleared since the iterator was made (its
-    ``state`` changed) every step raises ``RuntimeError``, where a list's iterator would go on."""
+class DequeWalk(Stepping):
+    """What CPython's deque iterators do, for both kinds of deque: ``counter`` items left from
+    ``index`` by ``step``, each read when it is asked for (``_items``), and once the deque was
+    mutated (``_mutated``) every step raises ``RuntimeError``, where a list's iterator would go on;
+    a reversed one that reached its end stays there first."""
 
-    def __init__(self, deque: TrackedDeque, step: int) -> None:
-        self.deque = deque
-        self.state = deque.state
-        self.counter = len(deque.items)  # the items left
-        self.index = 0 if step > 0 else self.counter - 1
+    def _start(self, size: int, step: int) -> None:
+        self.counter = size  # the items left
+        self.index = 0 if step > 0 else size - 1
         self.step = step
 
     def advance(self) -> tuple:
         if self.counter == 0 and self.step < 0:  # (CPython's reversed iterator looks for its end first)
             return False, None
-        if self.deque.state != self.state:
-            self.counter = 0
-            raise RuntimeError("deque mutated during iteration")
+        self._check_unchanged()
         if self.counter == 0:
             return False, None
-        item = self.deque.items[self.index]
+        item = self._items()[self.index]
         self.index += self.step
         self.counter -= 1
         return True, item
@@ -217,14 +213,34 @@ class DequeIterator(Stepping):
         """Every item left, by the list rules (nothing can change the deque in between)."""
         if self.counter == 0 and self.step < 0:
             return []
-        if self.deque.state != self.state:
-            self.counter = 0
-            raise RuntimeError("deque mutated during iteration")
+        self._check_unchanged()
+        items = self._items()
         n = self.counter
         self.counter = 0
         if self.step > 0:
-            return self.deque.items[self.index:self.index + n]
-        return listed_reversed(self.deque.items[self.index + 1 - n:self.index + 1])
+            return items[self.index:self.index + n]
+        return listed_reversed(items[self.index + 1 - n:self.index + 1])
+
+    def _check_unchanged(self) -> None:
+        if self._mutated():
+            self.counter = 0
+            raise RuntimeError("deque mutated during iteration")
+
+
+class DequeIterator(DequeWalk):
+    """``iter(d)`` and ``reversed(d)`` of a ``TrackedDeque``: its ``items`` read live (``d[i] = v``
+    or ``d.reverse()`` meanwhile is seen), its ``state`` counted as CPython counts it."""
+
+    def __init__(self, deque: TrackedDeque, step: int) -> None:
+        self.deque = deque
+        self.state = deque.state
+        self._start(len(deque.items), step)
+
+    def _items(self) -> list:
+        return self.deque.items
+
+    def _mutated(self) -> bool:
+        return self.deque.state != self.state
 
 
 def _position(index: Any) -> int:
