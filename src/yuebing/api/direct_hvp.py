@@ -78,7 +78,7 @@ def direct_hvp(passes: tuple, f: Callable, duals: list, pull_unit: Callable, nam
         mark_partial(error, rule.name, tape)
         raise
     finally:
-        outside_state.leave(scope, lambda: reverse(tape, NoRData, NoRData))  # (a refusal: the arguments put back first)
+        redo = outside_state.leave(scope, lambda: reverse(tape, NoRData, NoRData))  # (a refusal: the arguments put back first)
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         rs, rsd = reverse(tape, dy, dy_d)
@@ -86,6 +86,8 @@ def direct_hvp(passes: tuple, f: Callable, duals: list, pull_unit: Callable, nam
 
     value = detached_value(out[0])
     rs, rsd = pull_unit(out, pullback, f, name)
+    if redo is not None:  # outside state as a plain call leaves it (rules/outside_redo.py)
+        redo(tuple(d[0] for d in duals))
     if fresh:
         grads = tuple(d[1] + (0.0 if r is NoRData else r) for d, r in zip(duals, rs[1:]))
         hvps = tuple(d[3] + (0.0 if r is NoRData else r) for d, r in zip(duals, rsd[1:]))

@@ -119,8 +119,23 @@ def _run(f: Callable, args: tuple, kwargs: dict, with_function: bool = False, bu
             note_shared_write(error, name)
         raise
     finally:
-        outside_state.leave(scope, lambda: pullback(NoRData))  # (a refusal: the arguments put back first)
+        redo = outside_state.leave(scope, lambda: pullback(NoRData))  # (a refusal: the arguments put back first)
+    if redo is not None:
+        pullback = _redoing(pullback, redo, (*args, *kwargs.values()))
     return out, pullback, arg_fdata, f_fdata, tangents, args
+
+
+def _redoing(pullback: Callable, redo: Callable, arguments: tuple) -> Callable:
+    """``pullback``, then the outside state the forward pass reached given back what the forward
+    pass left in it, as a plain call leaves it (``rules/outside_redo.py``); the arguments stay
+    restored."""
+
+    def run(*cotangent: Any) -> Any:
+        result = pullback(*cotangent)
+        redo(arguments)
+        return result
+
+    return run
 
 
 def seed_output(out: CoDual, cotangent: Any) -> Any:
@@ -271,7 +286,7 @@ def _direct_gradient(rule: Any, f: Callable, flat: list, args: tuple, buffers: t
         unwind(tape)
         raise
     finally:
-        outside_state.leave(scope, lambda: unwind(tape))
+        redo = outside_state.leave(scope, lambda: unwind(tape))
     try:
         if not has_aux and (type(full) is float or type(full) is np.float64):
             value, seed = full, 1.0  # the common case, without a call
@@ -285,6 +300,8 @@ def _direct_gradient(rule: Any, f: Callable, flat: list, args: tuple, buffers: t
     except Exception as error:
         rule._point_at_user_line(error, "reverse")
         raise
+    if redo is not None:  # outside state as a plain call leaves it (rules/outside_redo.py)
+        redo(args)
     del tape, full_f
     if single:
         gradient = _argument_gradient(buffers, param_r, args, nums[0])

@@ -98,9 +98,11 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
             note_shared_write(error, name)
         raise
     finally:
-        outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: the arguments put back first)
+        redo = outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: the arguments put back first)
     value = detached_value(out[0])
     rs, rsd = _pull_unit(out, pullback, f, name)
+    if redo is not None:  # outside state as a plain call leaves it (rules/outside_redo.py)
+        redo(tuple(d[0] for d in duals))
     grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
     hvps = tuple(_join(d[3], r, d[0]) for d, r in zip(duals, rsd[1:]))
     del out, pullback
@@ -299,9 +301,11 @@ class PreparedHvp:
         try:
             out, pullback = call_rrule2((self.f, NoFData, NoTangent, NoFData), *duals)
         finally:
-            outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: the arguments put back first)
+            redo = outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: the arguments put back first)
         value = detached_value(out[0])
         rs, rsd = _pull_unit(out, pullback, self.f, "hvp")
+        if redo is not None:  # outside state as a plain call leaves it (rules/outside_redo.py)
+            redo(tuple(d[0] for d in duals))
         grads = tuple(d[1] + (0.0 if r is NoRData else r) for d, r in zip(duals, rs[1:]))
         hvps = tuple(d[3] + (0.0 if r is NoRData else r) for d, r in zip(duals, rsd[1:]))
         return value, grads, hvps

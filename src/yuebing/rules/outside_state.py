@@ -19,6 +19,7 @@ import numpy as np
 
 from ..ir import generators
 from ..tangents import NoFData, NoTangent
+from .outside_redo import final_state
 
 _LOCAL = threading.local()  # (plain: differentiated code may read it, third order, and reads a subclass's
 #                              attributes only if its class does not override __getattribute__)
@@ -38,12 +39,17 @@ def enter() -> Any:
     return saved
 
 
-def leave(saved: Any, undo: Callable | None = None) -> None:
+def leave(saved: Any, undo: Callable | None = None) -> Callable | None:
     """Close the scope ``enter`` opened (at the end of the pass's forward part). A lazy
     generator made in the pass and dropped unclosed where closing runs code is refused
-    (``ir/generators.unclosed``), after ``undo()`` (a reverse pass putting the arguments back)."""
+    (``ir/generators.unclosed``), after ``undo()`` (a reverse pass putting the arguments back).
+    Returns what gives the outside state the pass reached its contents of now back, for a
+    top-level reverse pass to call when it has undone the forward part (``outside_redo.py``;
+    None when it reached none)."""
     memo = getattr(_LOCAL, "memo", None)
+    redo = None
     if memo:
+        redo = final_state(memo)
         _keep_written_globals(memo)
         if _HAS_CLASSES in memo:
             with _CLASS_SCOPES_LOCK:
@@ -58,6 +64,7 @@ def leave(saved: Any, undo: Callable | None = None) -> None:
         if undo is not None:
             undo()
         raise error
+    return redo
 
 
 def _outer_memos() -> list:
@@ -138,6 +145,15 @@ def note_write(owner: Any, name: Any = None) -> None:
     note = getattr(getattr(_LOCAL, "memo", None), "note_write", None)
     if note is not None:
         note(owner, name)
+
+
+def note_reached(value: Any) -> None:
+    """Record, for the open scope, an outside object the pass writes without giving it a tangent
+    (a cell of a closure made outside holding an int): ``outside_redo`` gives it back what the
+    forward pass left in it after a reverse pass."""
+    memo = getattr(_LOCAL, "memo", None)
+    if memo is not None:
+        memo.setdefault(("reached", id(value)), (value, None))
 
 
 def reached() -> list:

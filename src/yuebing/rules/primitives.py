@@ -13,6 +13,7 @@ from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, fdata, zero_tangent
 from ..tangents.kinds import VALUE_CARRYING_DICT_VIEWS
 from ..tangents.types import Tangent
+from . import outside_state
 from .core import CoDual, Dual, register_frule, register_rrule
 from .core import frule as core_frule, rrule as core_rrule
 from .iteration import iterate_to_list
@@ -89,7 +90,9 @@ def _cell_set_rrule(cell: CoDual, value: CoDual) -> tuple[CoDual, Callable]:
     except ValueError:
         old = _EMPTY
     c.cell_contents = value.primal
-    if not isinstance(box, MutableTangent):
+    if not isinstance(box, MutableTangent):  # a closure made outside: outside state
+        outside_state.note_reached(c)
+
         def plain_pullback(dy: Any) -> tuple:
             _restore(c, old)
             return NoRData, NoRData, NoRData
