@@ -347,7 +347,7 @@ class PlainManager:
 class SequenceIterator:
     """``iter(x)`` of a list, tuple, string, array, range, dict or set under differentiation: a
     position in ``x`` (a list's own object, so items appended meanwhile are reached, as by a
-    ``list_iterator``; a snapshot of a set), advanced by everything that iterates it: a ``for``
+    ``list_iterator``; a snapshot of a set, ``RuntimeError`` once the set changed size), advanced by everything that iterates it: a ``for``
     loop, ``next`` in its body, ``zip(it, it)``. A dict or a dict view is walked as CPython's dict
     iterators walk it: over the keys it had, each value read from the dict when its item is taken
     (a value written meanwhile is the one seen), ``RuntimeError`` once the dict changed size.
@@ -365,6 +365,9 @@ class SequenceIterator:
         else:
             sequence = isinstance(iterable, (list, tuple, str, range)) or type(iterable).__name__ == "ndarray"
             self.items = iterable if sequence else list(iterable)
+        self.watched = iterable if isinstance(iterable, set) else None  # (a set: its size is checked)
+        if self.watched is not None:
+            self.size = len(self.items)
         self.position = 0
 
     def __iter__(self) -> SequenceIterator:
@@ -374,6 +377,8 @@ class SequenceIterator:
         """``(True, item)``, or ``(False, None)`` at the end (which stays the end)."""
         if self.kind is not None and self.position <= len(self.items):
             self._check_size()  # (CPython checks before it looks for the end)
+        elif self.watched is not None and self.position <= len(self.items):
+            self._check_set_size()
         if self.position < len(self.items):
             item = self.items[self.position] if self.kind is None else self._entry(self.items[self.position])
             self.position += 1
@@ -385,6 +390,11 @@ class SequenceIterator:
         if len(self.mapping) != self.size:
             self.size = -1  # as CPython's: every later step raises too
             raise RuntimeError("dictionary changed size during iteration")
+
+    def _check_set_size(self) -> None:
+        if len(self.watched) != self.size:
+            self.size = -1  # as CPython's: every later step raises too
+            raise RuntimeError("Set changed size during iteration")
 
     def _entry(self, key: Any) -> Any:
         """The key, value or ``(key, value)`` the dict holds now for ``key``."""
@@ -406,6 +416,8 @@ class SequenceIterator:
         start = self.position
         if self.kind is not None:
             return self._take_from_mapping(n)
+        if self.watched is not None and n:
+            self._check_set_size()
         self.position += n
         if start == 0 and n == len(self.items):
             return self.items
@@ -432,6 +444,8 @@ class SequenceIterator:
             items = self.take(self.left())
             self.advance()  # the end (whose step checks the size too, as CPython's last)
             return items
+        if self.watched is not None and self.position <= len(self.items):
+            self._check_set_size()
         items = list(self.items[self.position:]) if self.position < len(self.items) else []
         self.position = len(self.items) + 1
         return items
