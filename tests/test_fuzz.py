@@ -20,9 +20,13 @@ from yuebing.testing.fuzz_programs import features_in
 HEADER = "import functools\nimport math\nimport numpy as np\n\n"
 
 # feature -> why it is left out of the generated programs (the repro is in KNOWN_WRONG/REFUSED)
-SWITCHED_OFF: dict = {}
-# the opt-in features (fuzz_programs.OPT_IN) are left out too: dict_iterators' repro is in KNOWN_WRONG;
-# decorated (a functools.wraps-decorated closure dropping its captured derivative) is being fixed
+SWITCHED_OFF: dict = {
+    "numpy_ma": "in debug mode (the suite's) masked sum/max rules return a 0-d array without fdata in reverse "
+                "mode (RuleDebugError), found at 03af077; repro: config(debug=True); fuzz.run_seed(5 or 20, DEFAULT_FEATURES + ('dict_iterators',))",
+}
+# the opt-in features (fuzz_programs.OPT_IN) are left out too: dict_iterators (repro in KNOWN_WRONG);
+# decorated: a functools.wraps-decorated
+# closure dropped its captured derivative (being fixed)
 DEFAULT_FEATURES = tuple(f for f in fuzz_programs.DEFAULT_FEATURES if f not in SWITCHED_OFF)
 # fuzz.case focuses each seed on two features, so half as many seeds as features focus on every one
 DEFAULT_SEEDS = range((len(DEFAULT_FEATURES) + 1) // 2)
@@ -30,12 +34,9 @@ SLOW_SEEDS = range(1000, 1400)
 
 # (name, source defining f, arguments, what goes wrong and where): each must still be wrong.
 KNOWN_WRONG: list = [
-    ("iter(d.values()) kept while the dict is written (feature dict_iterators; docs/limitations.md)",
-     'def f(s):\n    d = {"a": s, "b": 2.0 * s}\n    it = iter(d.values())\n    d["b"] = s * s\n    return sum(it)\n',
-     (0.7,), "every mode's value and derivative are those of the old d['b']"),
-    ("map over d.values() kept while the dict is written (the same with zip, enumerate, filter, reversed)",
-     'def f(s):\n    d = {"a": s, "b": s * s}\n    m = map(np.sin, d.values())\n    d["b"] = 3.0 * s\n    return sum(m)\n',
-     (0.6,), "every mode's value and derivative are those of the old d['b']: 0.917 for 1.538"),
+    ("reversed(d.values()) kept while the dict is written (feature dict_iterators, opt-in; seed 17 at 03af077)",
+     'def f(s):\n    d = {"a": s, "b": s * s}\n    r = reversed(d.values())\n    d["b"] = 3.0 * s\n    return sum(r)\n',
+     (0.6,), "every mode's value and derivative are those of the old d['b']"),
 ]
 
 # (name, source, arguments, text every refusal names): constructs refused today, kept visible.
@@ -52,6 +53,10 @@ FIXED = [
     ("a parameter reassigned from itself (x += x) was taken for an integer: gradient 0 (seed 30116)",
      "def f(x):\n    x += x\n    return np.sum(x * x) * 0.1\n", (np.array([-0.63, -0.99, 1.43]),)),
     ("the same with x = x + 1.0 and a float", "def f(x):\n    x = x + 1\n    return x * x\n", (0.7,)),
+    ("iter(d.values()) kept while the dict is written (read the old values before b2a899b)",
+     'def f(s):\n    d = {"a": s, "b": 2.0 * s}\n    it = iter(d.values())\n    d["b"] = s * s\n    return sum(it)\n', (0.7,)),
+    ("map over d.values() kept while the dict is written (the fuzzer's dict_iterators feature)",
+     'def f(s):\n    d = {"a": s, "b": s * s}\n    m = map(np.sin, d.values())\n    d["b"] = 3.0 * s\n    return sum(m)\n', (0.6,)),
 ]
 
 

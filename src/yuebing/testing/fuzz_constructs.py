@@ -21,7 +21,7 @@ CONSTRUCT_FEATURES = (
     "kept_iterators",   # m = map(g, ys); ys[i] = ...; sum(m) (zip, enumerate, filter); for v in map(..) writing ys
     "itertools",        # chain, accumulate, pairwise, starmap, islice, zip_longest kept; groupby
     "dict_views",       # d.values() read after a write; d.items() walked while values are set
-    "dict_iterators",   # iter/map/zip/enumerate/filter/reversed of d.values() kept while d is written: opt-in
+    "dict_iterators",   # iter/map/zip/enumerate/filter/reversed of d.values() kept while d is written
     "decorated",        # a nested function under a functools.wraps decorator: opt-in (being fixed)
     "operators",        # a small class with __add__, __mul__ and a method
     "exceptions",       # raise ValueError(v) / a user exception storing a float, read in the handler
@@ -43,9 +43,8 @@ CONSTRUCT_MARKERS = {
 
 # Construct features left out unless asked for, and why.
 OPT_IN = {
-    "dict_iterators": "an iterator over a dict view (iter(d.values()), map(g, d.values()), zip, "
-                      "enumerate, filter, reversed) kept while the dict is written reads the old values "
-                      "(docs/limitations.md lists the iter form among the known silent cases)",
+    "dict_iterators": "reversed(d.values()) kept while the dict is written reads the old values "
+                      "(iter, map, zip of a view read the new ones since b2a899b)",
     "decorated": "a functools.wraps-decorated nested function drops the derivative of what it "
                  "captures (being fixed by another helper: switch on when the lead says)",
 }
@@ -193,8 +192,8 @@ class ConstructBlocks:
 
     def b_dict_iterator(self):
         """An iterator over a dict view (``iter``, ``map``, ``zip``, ``enumerate``, ``filter``,
-        ``reversed``) kept while the dict is written: silently wrong today (the old values; see
-        limitations.md), so the feature is opt-in (``fuzz_programs.OPT_IN``)."""
+        ``reversed``) kept while the dict is written: it reads the new values (silently the old
+        ones before commit b2a899b)."""
         d, lines = self._local_dict()
         it = self.env.fresh("it")
         made, consumed = self.pick([
