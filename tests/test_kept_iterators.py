@@ -169,11 +169,21 @@ def generator_expression_taken_at_once(x):
     return sum(a * b for a, b in zip(xs, ys)) + max(v * v for v in map(math.sin, xs))
 
 
+def product_of_kept_zips(x):  # scipy's RegularGridInterpolator: itertools.product(*zip(zipped1, zipped2))
+    zipped1 = zip([0, 1], [1.0 - x[0], 1.0 - x[1]])
+    zipped2 = zip([1, 2], [x[0], x[1] * x[2]])
+    total = 0.0
+    for corner in itertools.product(*zip(zipped1, zipped2)):
+        indices, weights = zip(*corner)
+        total = total + weights[0] * weights[1] * (indices[0] + 2 * indices[1])
+    return total
+
+
 CASES = [stored_map, stored_zip_grown, for_over_map_body_writes, for_over_zip_of_map,
          for_over_enumerate_body_writes, stored_filter, stored_enumerate, returned_by_a_helper, passed_to_a_helper,
          taken_by_next, extend_with_kept, update_with_kept_zip, set_update_with_kept, unpacked,
          taken_at_once_still_right, dict_of_kept_zip, nested_map_of_map, generator_expression_kept,
-         generator_expression_taken_at_once]
+         generator_expression_taken_at_once, product_of_kept_zips]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
@@ -289,7 +299,7 @@ def test_which_calls_are_kept():
     assert "sum(map(g, xs))" in text
     assert "b = _yb_kept_iterator(zip, xs, ys)" in text
     assert "for p, q in zip(xs, _yb_kept_iterator(map, g, ys))" in text
-    assert "list(enumerate(zip(xs, ys)))" in text and "f(*zip(xs, ys))" in text
+    assert "list(enumerate(zip(xs, ys)))" in text and "f(*_yb_list(zip(xs, ys)))" in text
     assert "h(_yb_kept_iterator(map, g, xs))" in text
 
 

@@ -17,7 +17,8 @@ a user's own ``map`` is called as it is), except where the items are provably ta
   ``set``, ``frozenset``, ``dict``, ``any``, ``all``, ``math.fsum``, ``math.prod``,
   ``np.fromiter``, and the methods ``extend``, ``update`` and ``join``), named by a builtin or
   module name the function does not rebind;
-* the call is unpacked by a star into a call's arguments or a display (``f(*zip(a, b))``);
+* the call is unpacked by a star into a call's arguments or a display (``f(*zip(a, b))``; such an
+  unpacked iterator is listed first, ``f(*list(zip(a, b)))``, since ``a`` and ``b`` may be lazy);
 * the call is an argument of a ``zip`` or ``enumerate`` call that is itself taken at once;
 * the call is the ``zip``/``enumerate`` a ``for`` statement or comprehension walks directly: the
   loop lowering already follows its lists live (``loops.py``); its own arguments are kept. (The
@@ -46,19 +47,40 @@ _WALKED_LIVE = frozenset({"zip", "enumerate"})  # (loops.py, directly in a for s
 
 def keep_iterators(node: ast.FunctionDef | ast.Lambda, rebound: frozenset) -> ast.FunctionDef | ast.Lambda:
     """``node`` with the kept ``map``/``filter``/``zip``/``enumerate`` calls of its own scope
-    rewritten to ``_yb_kept_iterator(name, ...)`` (a copy; ``node`` itself when there are none).
-    ``rebound``: the names the function's globals, closure or own code bind to something else."""
-    calls = [n for n in walk_own_scope(node) if _iterator_call(n)]
-    if not calls:
+    rewritten to ``_yb_kept_iterator(name, ...)``, and iterators unpacked by a star listed first
+    (a copy; ``node`` itself when there are none). ``rebound``: the names the function's
+    globals, closure or own code bind to something else."""
+    nodes = list(walk_own_scope(node))
+    if not any(_iterator_call(n) or _unpacked_iterator(n) for n in nodes):
         return node
     rebound = rebound | _bound_names(node)
     node = copy.deepcopy(node)
     parents = {id(child): parent for parent in _own_scope_and_self(node) for child in ast.iter_child_nodes(parent)}
-    kept = [c for c in walk_own_scope(node) if _iterator_call(c) and _kept(c, parents, rebound)]
+    nodes = list(walk_own_scope(node))
+    kept = [c for c in nodes if _iterator_call(c) and _kept(c, parents, rebound)]
+    for star in nodes:
+        if _unpacked_iterator(star):  # f(*zip(a, b)) of lazy a and b: listed with their derivatives first
+            star.value = ast.copy_location(ast.Call(helper("list"), [star.value], []), star.value)
     for call in kept:
         call.args.insert(0, call.func)
         call.func = ast.copy_location(helper("kept_iterator"), call.func)
     return ast.fix_missing_locations(node)
+
+
+#: calls whose value may be a lazy iterator (``ir/lazy_iterators.py``, ``ir/lazy_itertools.py``)
+_ITERATOR_NAMES = KEPT_NAMES | {"reversed", "iter", "chain", "accumulate", "pairwise", "starmap", "zip_longest",
+                                "islice", "compress", "takewhile", "dropwhile", "filterfalse", "groupby",
+                                "from_iterable"}
+
+
+def _unpacked_iterator(node: ast.AST) -> bool:
+    """``*it`` of a call that makes an iterator, in a call or a display: the runtimes split a
+    star's tangent into its items only for tuples, lists and arrays (``rules/star_items.py``)."""
+    if not (isinstance(node, ast.Starred) and isinstance(node.value, ast.Call)):
+        return False
+    function = node.value.func
+    name = function.id if isinstance(function, ast.Name) else function.attr if isinstance(function, ast.Attribute) else None
+    return name in _ITERATOR_NAMES
 
 
 def _bound_names(node: ast.AST) -> frozenset:
