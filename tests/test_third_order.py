@@ -11,6 +11,7 @@ import scipy.linalg
 import scipy.special
 
 import yuebing as yb
+from yuebing.rules.core import RuleArgumentError
 from yuebing.tangents import NoTangent
 from yuebing.transform.plain_forward import plain_forward
 
@@ -403,6 +404,10 @@ def test_rule_third_order(case):
         assert case.name in NOT_TWICE_DIFFERENTIABLE | THIRD_ORDER_CONVENTIONS
     except AssertionError:
         if case.name not in THIRD_ORDER_CONVENTIONS:
+            raise
+    except RuleArgumentError as error:  # a rule's own third-order refusal (numpy.ma, comparisons that write)
+        if not str(error).startswith("third derivatives (yb.hvp/yb.hessian of a function calling yb.grad)") \
+                and case.name not in KNOWN_ERRORS:
             raise
     except Exception:  # noqa: BLE001
         if case.name not in KNOWN_ERRORS:
