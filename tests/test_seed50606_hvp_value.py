@@ -1,9 +1,10 @@
-"""Fuzzer seed 50606 (at 4aebbd1's generator), shrunk by statement removal: yb.hvp's *value* is
+"""Fuzzer seed 50606 (at 4aebbd1's generator), shrunk by statement removal. (1) yb.hvp's *value* is
 248.27 where the plain call gives 16.35 (its gradient and HVP not checked yet). Every statement is
 needed: without the unused ``it11 = map(...)`` (or any other), the value is right; each returned
 term alone is right; ``yb.value_and_grad`` is right. It was already wrong at the session's start
-(380a339), with ``map`` eager. A strict xfail until fixed; then this checks the value and the
-derivatives against differences."""
+(380a339), with ``map`` eager. (2) The same program returning 0.0 crashes forward mode
+(``UnboundLocalError: cannot access local variable '_f64'`` in the generated JVP), also at 380a339.
+Strict xfails until fixed; then they check values and derivatives against differences."""
 import copy
 import math
 
@@ -74,3 +75,13 @@ def test_hvp_value_and_every_mode():
     value = yb.hvp(g, (X.copy(),), (np.ones(3),))[0]
     np.testing.assert_allclose(value, g(X.copy()), rtol=1e-12)
     check_every_mode(g, X)
+
+
+def returns_zero(x):  # (2): the body of f, its value dropped
+    f(x, S, copy.deepcopy(P))
+    return 0.0 * x[0]
+
+
+@pytest.mark.xfail(strict=True, raises=UnboundLocalError, reason="seed 50606: the generated JVP reads _f64 unbound")
+def test_forward_mode_of_the_same_body():
+    check_every_mode(returns_zero, X)
