@@ -457,6 +457,15 @@ class SequenceIterator:
         raise StopIteration
 
 
+def reversed_mapping(view: Any) -> SequenceIterator:
+    """``reversed(d)``, ``reversed(d.values())``, ``reversed(d.items())``: CPython's reversed dict
+    iterators walk the keys the dict had, last first, each value read when its item is taken, and
+    raise once the dict changed size (as ``SequenceIterator`` walks them forwards)."""
+    iterator = SequenceIterator(view)
+    iterator.items = iterator.items[::-1]
+    return iterator
+
+
 class LazySequence:
     """What a ``for`` loop walks over an iterator (a ``Generator``, a ``SequenceIterator``, what a
     user class's ``__iter__`` returns): the items fetched so far, one more fetched (``fetch``) each

@@ -32,7 +32,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ir.generators import STEPS_BY_ADVANCE, Generator, drain, is_lazy
+from ..ir.dict_views import mapping_kind
+from ..ir.generators import STEPS_BY_ADVANCE, Generator, drain, is_lazy, reversed_mapping
 from ..ir.lazy_iterators import (
     Count, Cycle, Islice, LazyReversed, Repeat, iterator_of, lazy_enumerate as _lazy_enumerate,
     lazy_filter as _lazy_filter, lazy_map as _lazy_map, lazy_zip as _lazy_zip, listed_reversed, sequences_only,
@@ -305,9 +306,12 @@ nondifferentiable(_has_python_next, _has_python_reversed, _read_lazily, python_i
 def _reversed(seq: Any) -> Any:
     """``reversed(seq)``: a user class's ``__reversed__`` (Python code, differentiated, as a
     ``TrackedDeque``'s), CPython's lazy iterator over a list or array (``LazyReversed``: an item is
-    read when it is asked for), else the list of the items, which nobody can tell from it."""
+    read when it is asked for) or over a dict or a view of one (``reversed_mapping``), else the
+    list of the items, which nobody can tell from it."""
     if _has_python_reversed(seq):
         return type(seq).__reversed__(seq)
+    if mapping_kind(seq) is not None:  # a dict or a view of one: read live
+        return reversed_mapping(seq)
     if _read_lazily(seq):
         return LazyReversed(seq)
     return listed_reversed(seq)
