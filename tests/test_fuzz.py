@@ -24,20 +24,14 @@ SWITCHED_OFF: dict = {
     "numpy_ma": "in debug mode (the suite's) masked sum/max rules return a 0-d array without fdata in reverse "
                 "mode (RuleDebugError), found at 03af077; repro: config(debug=True); fuzz.run_seed(5 or 20, DEFAULT_FEATURES + ('dict_iterators',))",
 }
-# the opt-in features (fuzz_programs.OPT_IN) are left out too: dict_iterators (repro in KNOWN_WRONG);
-# decorated: a functools.wraps-decorated
-# closure dropped its captured derivative (being fixed)
+# the opt-in features (fuzz_programs.OPT_IN, none at the moment) are left out too
 DEFAULT_FEATURES = tuple(f for f in fuzz_programs.DEFAULT_FEATURES if f not in SWITCHED_OFF)
 # fuzz.case focuses each seed on two features, so half as many seeds as features focus on every one
 DEFAULT_SEEDS = range((len(DEFAULT_FEATURES) + 1) // 2)
 SLOW_SEEDS = range(1000, 1400)
 
 # (name, source defining f, arguments, what goes wrong and where): each must still be wrong.
-KNOWN_WRONG: list = [
-    ("reversed(d.values()) kept while the dict is written (feature dict_iterators, opt-in; seed 17 at 03af077)",
-     'def f(s):\n    d = {"a": s, "b": s * s}\n    r = reversed(d.values())\n    d["b"] = 3.0 * s\n    return sum(r)\n',
-     (0.6,), "every mode's value and derivative are those of the old d['b']"),
-]
+KNOWN_WRONG: list = []
 
 # (name, source, arguments, text every refusal names): constructs refused today, kept visible.
 KNOWN_REFUSED: list = []
@@ -55,6 +49,10 @@ FIXED = [
     ("the same with x = x + 1.0 and a float", "def f(x):\n    x = x + 1\n    return x * x\n", (0.7,)),
     ("iter(d.values()) kept while the dict is written (read the old values before b2a899b)",
      'def f(s):\n    d = {"a": s, "b": 2.0 * s}\n    it = iter(d.values())\n    d["b"] = s * s\n    return sum(it)\n', (0.7,)),
+    ("reversed(d.values()) kept while the dict is written (seed 17 at 03af077; read the old values before "
+     "ir/generators.reversed_mapping)",
+     'def f(s):\n    d = {"a": s, "b": s * s}\n    r = reversed(d.values())\n    d["b"] = 3.0 * s\n    return sum(r)\n',
+     (0.6,)),
     ("map over d.values() kept while the dict is written (the fuzzer's dict_iterators feature)",
      'def f(s):\n    d = {"a": s, "b": s * s}\n    m = map(np.sin, d.values())\n    d["b"] = 3.0 * s\n    return sum(m)\n', (0.6,)),
 ]

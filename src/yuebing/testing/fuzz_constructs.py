@@ -42,12 +42,7 @@ CONSTRUCT_MARKERS = {
 }
 
 # Construct features left out unless asked for, and why.
-OPT_IN = {
-    "dict_iterators": "reversed(d.values()) kept while the dict is written reads the old values "
-                      "(iter, map, zip of a view read the new ones since b2a899b)",
-    "decorated": "a functools.wraps-decorated nested function drops the derivative of what it "
-                 "captures (being fixed by another helper: switch on when the lead says)",
-}
+OPT_IN: dict = {}  # (dict_iterators and decorated were, until their silent cases were fixed)
 
 # Module-level helpers the productions call (added to the program by ``helper_sources``).
 VEC_CLASS = """class Vec0:
