@@ -8,7 +8,7 @@ import cmath
 import numpy as np
 import pytest
 
-from modes import check_every_mode
+from .modes import check_every_mode
 from yuebing import NestedDifferentiationError
 from yuebing.testing.second_order import check_second_order
 from yuebing.testing.third_order import check_third_order

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from modes import check_every_mode
+from .modes import check_every_mode
 
 
 def translated_count(x):

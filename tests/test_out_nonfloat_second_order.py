@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import yuebing as yb
-from modes import central, check_every_mode
+from .modes import central, check_every_mode
 from yuebing.testing.third_order import check_third_order
 
 
