@@ -30,19 +30,11 @@ SWITCHED_OFF: dict = {
 DEFAULT_FEATURES = tuple(f for f in fuzz_programs.DEFAULT_FEATURES if f not in SWITCHED_OFF)
 # fuzz.case focuses each seed on two features, so half as many seeds as features focus on every one
 DEFAULT_SEEDS = range((len(DEFAULT_FEATURES) + 1) // 2)
-SLOW_SEEDS = [seed for seed in range(1000, 1400) if seed != 1007]  # (1007: its program is in KNOWN_WRONG)
+SLOW_SEEDS = range(1000, 1400)
 
 # (name, source defining f, arguments, what goes wrong and where): each must still be wrong.
 _SEED_1007 = (pathlib.Path(__file__).parent / "corpus" / "fuzz_seed1007.py").read_text()
-KNOWN_WRONG: list = [
-    ("seed 1007: forward mode's value 1.0 where the plain call gives 124.44, and yb.hvp crashes (UnboundLocalError: "
-     "'_f64', as seed 50606's: tests/test_seed50606_hvp_value.py); already wrong at 380a339", _SEED_1007,
-     (np.array([0.78291741, 0.4961405, 0.27834711]), -0.6470591391113176,
-      [0.709031902850765, 0.6325842486855582, -0.22496468266806577],
-      np.array([[-1.31980819, 0.51353762, 0.67662552], [-0.98786355, -1.15501436, 0.85971796],
-                [1.1725868, 1.31180648, -0.87360906]])),
-     "generated forward/hvp code of a function with np.float64(...) calls and float blocks reads _f64 as a local"),
-]
+KNOWN_WRONG: list = []
 
 # (name, source, arguments, text every refusal names): constructs refused today, kept visible.
 KNOWN_REFUSED: list = []
@@ -60,6 +52,12 @@ FIXED = [
     ("the same with x = x + 1.0 and a float", "def f(x):\n    x = x + 1\n    return x * x\n", (0.7,)),
     ("iter(d.values()) kept while the dict is written (read the old values before b2a899b)",
      'def f(s):\n    d = {"a": s, "b": 2.0 * s}\n    it = iter(d.values())\n    d["b"] = s * s\n    return sum(it)\n', (0.7,)),
+    ("seed 1007: a lambda named _f64, the 64th temporary, shadowed the float blocks' np.float64 (forward value 1.0 "
+     "where the plain call gives 124.44, UnboundLocalError in yb.hvp; frontend/normalise.py RESERVED_NAMES)",
+     _SEED_1007, (np.array([0.78291741, 0.4961405, 0.27834711]), -0.6470591391113176,
+                  [0.709031902850765, 0.6325842486855582, -0.22496468266806577],
+                  np.array([[-1.31980819, 0.51353762, 0.67662552], [-0.98786355, -1.15501436, 0.85971796],
+                            [1.1725868, 1.31180648, -0.87360906]]))),
     ("reversed(d.values()) kept while the dict is written (seed 17 at 03af077; read the old values before "
      "ir/generators.reversed_mapping)",
      'def f(s):\n    d = {"a": s, "b": s * s}\n    r = reversed(d.values())\n    d["b"] = 3.0 * s\n    return sum(r)\n',

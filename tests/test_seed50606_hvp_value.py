@@ -1,10 +1,8 @@
-"""Fuzzer seed 50606 (at 4aebbd1's generator), shrunk by statement removal. (1) yb.hvp's *value* is
-248.27 where the plain call gives 16.35 (its gradient and HVP not checked yet). Every statement is
-needed: without the unused ``it11 = map(...)`` (or any other), the value is right; each returned
-term alone is right; ``yb.value_and_grad`` is right. It was already wrong at the session's start
-(380a339), with ``map`` eager. (2) The same program returning 0.0 crashes forward mode
-(``UnboundLocalError: cannot access local variable '_f64'`` in the generated JVP), also at 380a339.
-Strict xfails until fixed; then they check values and derivatives against differences."""
+"""Fuzzer seed 50606 (at 4aebbd1's generator), shrunk by statement removal: (1) yb.hvp's value was
+248.27 where the plain call gives 16.35, (2) the same body crashed forward mode (UnboundLocalError:
+'_f64' in the generated JVP), both already at 380a339. The normal form named its 64th temporary,
+a hoisted lambda, ``_f64``: the float blocks' name for ``np.float64`` (frontend/normalise.py
+``RESERVED_NAMES``). Checked now against the plain call and differences in every mode."""
 import copy
 import math
 
@@ -70,7 +68,6 @@ def g(x):
     return f(x, S, copy.deepcopy(P))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="seed 50606: yb.hvp's value differs from the plain call")
 def test_hvp_value_and_every_mode():
     value = yb.hvp(g, (X.copy(),), (np.ones(3),))[0]
     np.testing.assert_allclose(value, g(X.copy()), rtol=1e-12)
@@ -82,6 +79,5 @@ def returns_zero(x):  # (2): the body of f, its value dropped
     return 0.0 * x[0]
 
 
-@pytest.mark.xfail(strict=True, raises=UnboundLocalError, reason="seed 50606: the generated JVP reads _f64 unbound")
 def test_forward_mode_of_the_same_body():
     check_every_mode(returns_zero, X)

@@ -1,6 +1,6 @@
-"""Fuzzer seed 1007 (tests/test_fuzz.py SLOW_SEEDS, generator at 1bc0cba), unshrunk: forward mode's value is 1.0
-where the plain call gives 124.44, and yb.hvp crashes (UnboundLocalError: '_f64'). Read as text by
-tests/test_fuzz.py (KNOWN_WRONG); already wrong at 380a339."""
+"""Fuzzer seed 1007 (tests/test_fuzz.py SLOW_SEEDS, generator at 1bc0cba), unshrunk: forward mode's value was 1.0
+where the plain call gives 124.44, and yb.hvp crashed (UnboundLocalError: '_f64'), already at 380a339. Read
+as text by tests/test_fuzz.py (FIXED)."""
 # ruff: noqa
 import functools
 import itertools

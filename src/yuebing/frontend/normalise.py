@@ -75,7 +75,7 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         self.counter = 0
         self.loops: list[_Loop] = []
         self.line = getattr(node, "lineno", code.co_firstlineno)
-        self.taken = set(found.all_names)  # every name and parameter in the tree
+        self.taken = set(found.all_names) | RESERVED_NAMES  # every name and parameter in the tree
         self.uses_return_flag = False
         self.user_names: dict[str, str] = renaming.user_names()  # a renamed variable -> the user's
         # ``nonlocal x`` here: x is a cell of an enclosing function, read and written through it
@@ -705,6 +705,13 @@ _LEAF_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass
                     ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.FunctionDef,
                     ast.AsyncFunctionDef, ast.ClassDef)
 _NO_JUMPS: frozenset = frozenset()
+
+
+#: names the generated programs' namespaces bind to values of their own, which a temporary of the
+#: normal form (``_f64``: the 64th, a hoisted lambda) must not take: the float blocks call
+#: ``_f64`` as ``np.float64`` (transform/templates.py), and a lambda named so made it a local
+#: (fuzzer seeds 1007 and 50606: a wrong forward value, UnboundLocalError in yb.hvp)
+RESERVED_NAMES = frozenset({"_f64"})
 
 
 def normalise(fn: types.FunctionType) -> ir.Function:
