@@ -22,10 +22,7 @@ from yuebing.testing.fuzz_programs import features_in
 HEADER = "import functools\nimport math\nimport numpy as np\n\n"
 
 # feature -> why it is left out of the generated programs (the repro is in KNOWN_WRONG/REFUSED)
-SWITCHED_OFF: dict = {
-    "numpy_ma": "in debug mode (the suite's) masked sum/max rules return a 0-d array without fdata in reverse "
-                "mode (RuleDebugError), found at 03af077; repro: config(debug=True); fuzz.run_seed(5 or 20, DEFAULT_FEATURES + ('dict_iterators',))",
-}
+SWITCHED_OFF: dict = {}
 # the opt-in features (fuzz_programs.OPT_IN, none at the moment) are left out too
 DEFAULT_FEATURES = tuple(f for f in fuzz_programs.DEFAULT_FEATURES if f not in SWITCHED_OFF)
 # fuzz.case focuses each seed on two features, so half as many seeds as features focus on every one

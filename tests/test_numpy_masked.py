@@ -187,6 +187,25 @@ def test_every_mode(name):
     check_masked(f, x.copy(), *live)
 
 
+def _all_masked(x):
+    """Every numpy.ma result that can be ``np.ma.masked`` (a constant, with no derivative), each
+    replaced by 0.0 as user code does, beside a live term."""
+    m = np.ma.masked_where(np.ones(x.shape, bool), x)
+    values = (m.sum(), m.mean(), m.var(), m.std(ddof=1), m.max(), m.min(), np.ma.median(m), m[1],
+              np.ma.sum(m), np.ma.average(m), np.ma.average(m, weights=W), np.ma.power(m[0], 2.0),
+              np.ma.sqrt(m[2]), m[0] * x[1], 2.0 ** m[3])
+    total = np.sum(np.sin(x) * x)
+    for value in values:
+        total = total + (0.0 if value is np.ma.masked else value)
+    return total
+
+
+def test_masked_constant_results_carry_no_derivative():
+    """A result that is ``np.ma.masked`` (all entries masked) is a constant: no derivative, in
+    debug mode too (the suite's: a rule returning it drops nothing, seeds 1, 8 of the fuzzer)."""
+    check_masked(_all_masked, W.copy(), lambda x: np.ones(x.shape, bool))
+
+
 def test_masked_entries_data_is_followed():
     """``m.data`` reads the data under the mask too: its derivative reaches the masked entries."""
     x = np.array([1.0, 2.0, -3.0, 4.0])

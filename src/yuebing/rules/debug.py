@@ -124,7 +124,9 @@ def _float_scalar(x: Any) -> bool:
 
 
 def _float_array(x: Any) -> bool:
-    return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
+    # (np.ma.masked, numpy.ma's "no value", is a 0-d float array that carries no derivative:
+    # whatever meets it is masked, so a rule returning it drops nothing)
+    return isinstance(x, np.ndarray) and x.dtype.kind in "fc" and x is not np.ma.masked
 
 
 def _fail(fn: Any, what: str) -> None:

@@ -285,6 +285,8 @@ def _masked_power(a: Any, b: Any, third: Any = None) -> Any:
     """np.ma.power: the first operand's data where an operand is masked, the fill value where the
     power is not finite (as NumPy writes them), the power elsewhere."""
     like = _like(np.ma.power, a, b, third)
+    if like.masked:  # (the masked constant's fill value is no number)
+        return np.ma.masked
     fa, fb = _data_of(a), _data_of(b)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         computed = np.where(np.ma.getmaskarray(a) | np.ma.getmaskarray(b), fa, np.power(fa, fb))
