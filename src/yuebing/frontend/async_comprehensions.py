@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
+from .genexpr_scopes import comprehension_statements
 from .runtime_names import located
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -53,37 +54,15 @@ class _Hoister(ast.NodeTransformer):
         if not _awaits(node):
             return node
         name, iterable, result = self.fresh("comprehension"), self.fresh("iterable"), self.fresh("result")
-        innermost = _collect(node, result)
-        for k, generator in reversed(list(enumerate(node.generators))):
-            for test in reversed(generator.ifs):
-                innermost = [ast.If(test, innermost, [])]
-            source = ast.Name(iterable, ast.Load()) if k == 0 else generator.iter
-            loop = ast.AsyncFor if generator.is_async else ast.For
-            innermost = [loop(generator.target, source, innermost, [])]
-        start, end = [], []
-        if not isinstance(node, ast.GeneratorExp):
-            empty = {ast.ListComp: ast.List([], ast.Load()), ast.DictComp: ast.Dict([], []),
-                     ast.SetComp: ast.Call(ast.Name("set", ast.Load()), [], [])}[type(node)]
-            start, end = [ast.Assign([ast.Name(result, ast.Store())], empty)], [ast.Return(ast.Name(result, ast.Load()))]
+        body = comprehension_statements(node, result, iterable, self.fresh("key"))
         arguments = ast.arguments([], [ast.arg(iterable)], None, [], [], None, [])
-        function = ast.AsyncFunctionDef(name, arguments, [*start, *innermost, *end], [], None)
+        function = ast.AsyncFunctionDef(name, arguments, body, [], None)
         self.functions.append(ast.fix_missing_locations(located([function], node)[0]))
         call = ast.Call(ast.Name(name, ast.Load()), [self.visit(node.generators[0].iter)], [])
         made = call if isinstance(node, ast.GeneratorExp) else ast.Await(call)
         return ast.fix_missing_locations(ast.copy_location(made, node))
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
-
-
-def _collect(node: ast.AST, result: str) -> list:
-    """The innermost statement: append, add, store, or (a generator expression) yield."""
-    target = ast.Name(result, ast.Load())
-    if isinstance(node, ast.DictComp):
-        return [ast.Assign([ast.Subscript(target, node.key, ast.Store())], node.value)]
-    if isinstance(node, ast.GeneratorExp):
-        return [ast.Expr(ast.Yield(node.elt))]
-    method = "append" if isinstance(node, ast.ListComp) else "add"
-    return [ast.Expr(ast.Call(ast.Attribute(target, method, ast.Load()), [node.elt], []))]
 
 
 def hoist_async_comprehensions(body: list, fresh: Callable[[str], str]) -> list:

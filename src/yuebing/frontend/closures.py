@@ -19,6 +19,7 @@ import copy
 import types
 
 from ..ir import nodes as ir
+from .genexpr_scopes import walrus_targets
 from .local_classes import LocalClassLowering
 from .parsing import parse as parse_source
 
@@ -144,8 +145,9 @@ class ClosureLowering(LocalClassLowering):
         comprehension) whose lambdas capture its variables, made by a function of its own, as
         Python makes it: each run gets fresh cells (``_comprehension_cells`` then keeps them in
         that function's cells). The first iterable is evaluated here, as in Python, and passed
-        in. None when that is not needed, or when a ``:=`` inside binds our variables."""
-        if not self.repeats or any(isinstance(n, ast.NamedExpr) for n in ast.walk(node)):
+        in; what a ``:=`` inside binds stays our variable (``nonlocal``, or ``global`` when we
+        declare it so). None when that is not needed."""
+        if not self.repeats:
             return None
         variables = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
         read = {n.id for lam in ast.walk(node) if isinstance(lam, ast.Lambda) for n in ast.walk(lam.body)
@@ -155,7 +157,13 @@ class ClosureLowering(LocalClassLowering):
         result, maker, iterable = target or self.tmp("c"), self.tmp("comprehension"), self.tmp("it")
         inner = copy.deepcopy(node)
         first, inner.generators[0].iter = inner.generators[0].iter, ast.Name(iterable, ast.Load())
-        made = _function_def(maker, ast.arguments([], [ast.arg(iterable)], None, [], [], None, []), [ast.Return(inner)])
+        walrus = walrus_targets(inner)
+        declarations = [kind(sorted(names)) for kind, names in ((ast.Global, walrus & self.declared_globals),
+                                                              (ast.Nonlocal, walrus - self.declared_globals)) if names]
+        made = _function_def(maker, ast.arguments([], [ast.arg(iterable)], None, [], [], None, []),
+                             [*declarations, ast.Return(inner)])
+        # (the new function writes them: kept in cells, as a nested function's nonlocal writes are)
+        self.comprehension_walruses = sorted({*getattr(self, "comprehension_walruses", ()), *walrus - self.declared_globals})
         self.statement(_located(made, node), out)
         call = ast.Assign([ast.Name(result, ast.Store())], ast.Call(ast.Name(maker, ast.Load()), [first], []))
         self.statement(_located(call, node), out)
@@ -189,7 +197,8 @@ class ClosureLowering(LocalClassLowering):
                 if len(bound) > 1 or any(in_loop or line > closure.line for line, in_loop in bound):
                     names.add(name)
         # what a local class's methods read: its rules find the variable's box by its cell
-        names |= {n for n in getattr(self, "class_captures", ()) if n in self.locals and n not in self.cell_backed}
+        names |= {n for n in (*getattr(self, "class_captures", ()), *getattr(self, "comprehension_walruses", ()))
+                  if n in self.locals and n not in self.cell_backed}
         return sorted(names)
 
     def _comprehension_cells(self, node: ast.expr, renamed: list[str]) -> None:

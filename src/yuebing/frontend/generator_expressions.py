@@ -20,9 +20,11 @@ as closure variables (late binding, as Python's generator expression does), exce
 consumer takes it at once (``any(...)``, ``next(...)``) or a ``for`` loop that does not rebind
 them steps it: then they are passed as arguments (equal values; no cells, which would slow the
 function down). A walrus inside binds the function's variable (``nonlocal``). Variables of an
-enclosing lambda or comprehension are passed as arguments too, which is exact only when the
-expression is consumed at once or by a ``for`` loop; otherwise it is refused, naming the line.
-A differentiated lambda holding one becomes a ``def`` returning its body, to hold the new
+enclosing lambda or comprehension are passed as arguments too when the expression is consumed
+at once; when it is kept, or holds a walrus, the outermost lambda or comprehension around it
+becomes a function of its own first (``genexpr_scopes.py``), in which it is hoisted and reads
+them late, as CPython's does (an awaiting comprehension is made a function of its own before,
+by ``async_comprehensions.py``). A differentiated lambda holding one becomes a ``def`` returning its body, to hold the new
 function. One in a class body (not a method's) is defined before the class statement and reads
 the function's variables as closure variables: Python's does not see the class's names either.
 """
@@ -33,14 +35,16 @@ import copy
 
 from .fence import UnsupportedSyntaxError
 from .generator_effects import trusted
+from .genexpr_scopes import (SOURCE, comprehension_function, comprehension_statements, declared, lambda_function,
+                             needs_own_scope, walrus_targets, without_first_iterable)
 from .generator_sites import drained, folding, free_in, parent_map, stored_names
+from .runtime_names import located
 
 __all__ = ["HOISTED", "SOURCE", "hoist_generator_expressions"]
 
 #: calls that are done with the iterator they are handed when they return
 _AT_ONCE = frozenset({"any", "all", "next", "sum", "min", "max", "sorted", "list", "tuple", "set", "frozenset",
                       "dict"})
-SOURCE = "_yb_source"
 _LOOPING = frozenset({"range", "zip", "enumerate", "reversed"})
 HOISTED = "_yb_genexpr"  # the names of the functions made here begin so
 
@@ -55,7 +59,7 @@ def hoist_generator_expressions(node: ast.FunctionDef | ast.Lambda, filename: st
         body = [ast.copy_location(ast.Return(node.body), node.body)]
         node = ast.copy_location(ast.FunctionDef("_yb_lambda", node.args, body, [], None), node)
     taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
-        a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+        a.arg for a in ast.walk(node) if isinstance(a, ast.arg)} | {node.name}
     _Hoister(parent_map(node), taken, filename, node.name).scope(node)
     return ast.fix_missing_locations(node)
 
@@ -65,7 +69,7 @@ def _any_to_hoist(node: ast.AST) -> bool:
     for n in ast.walk(node):
         if isinstance(n, ast.GeneratorExp):
             parents = parents or parent_map(node)
-            if not (drained(n, parents) or _kept_with_walrus(n, parents)):
+            if _hoisted(n, parents):
                 return True
     return False
 
@@ -78,7 +82,7 @@ class _Hoister:
     def scope(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.walrus_only.setdefault(id(function), set())
         function.body = self.statements(function.body, function)
-        names = sorted(self.walrus_only.pop(id(function)))
+        names = sorted(self.walrus_only.pop(id(function)) - declared(function, ast.Nonlocal) - declared(function, ast.Global))
         if names:  # `if False: mod = None`: mod becomes the function's variable (a cell), unbound until
             # the walrus runs, as in Python; the generator function's `nonlocal mod` then compiles
             unbound = ast.If(ast.Constant(False), [ast.Assign([ast.Name(n, ast.Store()) for n in names],
@@ -174,13 +178,19 @@ class _Expressions(ast.NodeTransformer):
         self.inner: list[set] = []  # names bound by the lambdas and comprehensions around the node
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        if self._needs_own_scope(node):
+            name = _numbered("_yb_lambda", self.hoister.taken)
+            function, standing = lambda_function(node, name, _numbered("_yb_lambda_defaults", self.hoister.taken))
+            return self._defined(function, standing, standing.args if isinstance(standing, ast.Call) else [])
         node.args = self.generic_visit(node.args)
-        self.inner.append({a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)})
+        self.inner.append({a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)} | walrus_targets(node.body))
         node.body = self.visit(node.body)
         self.inner.pop()
         return node
 
     def _comprehension(self, node: ast.AST) -> ast.AST:
+        if self._needs_own_scope(node):
+            return self._comprehension_function(node)
         first = node.generators[0]
         first.iter = self.visit(first.iter)
         self.inner.append(set().union(*(stored_names(g.target) for g in node.generators)))
@@ -196,17 +206,52 @@ class _Expressions(ast.NodeTransformer):
 
     visit_ListComp = visit_SetComp = visit_DictComp = _comprehension
 
+    def _needs_own_scope(self, node: ast.expr) -> bool:
+        """A lambda or comprehension (the outermost in the statement) that must become a function
+        of its own for a generator expression in it (``genexpr_scopes.py``)."""
+        asynchronous = not isinstance(node, ast.Lambda) and _asynchronous(node)
+        return not self.inner and not asynchronous and needs_own_scope(
+            node, self.hoister.parents, lambda g: _hoisted(g, self.hoister.parents), self._at_once)
+
+    def _comprehension_function(self, node: ast.expr) -> ast.expr:
+        """``node`` (kept or drained) as a function of its own, called where it stood."""
+        if isinstance(node, ast.GeneratorExp):
+            return self.hoisted(node)  # (a generator function: its items made as they are taken)
+        walrus = walrus_targets(node)
+        global_ = walrus & declared(self.function, ast.Global) if not self.in_class else set()
+        if walrus - global_ and not self.in_class:
+            self.hoister.walrus_only[id(self.function)] |= (walrus - global_) - self._bound_names(leaving=node)
+        name = _numbered({ast.ListComp: "_yb_listcomp", ast.SetComp: "_yb_setcomp"}.get(type(node), "_yb_dictcomp"),
+                         self.hoister.taken)
+        function, call = comprehension_function(node, name, sorted(walrus - global_), sorted(global_))
+        return self._defined(function, call, call.args)
+
+    def _defined(self, function: ast.FunctionDef, standing: ast.expr, arguments: list) -> ast.expr:
+        """``standing`` (which calls or names ``function``), ``function`` defined before the
+        statement, its generator expressions hoisted in it; ``arguments``, evaluated here, visited."""
+        standing_arguments = [self.visit(a) for a in arguments]
+        if isinstance(standing, ast.Call):
+            standing.args = standing_arguments
+        self.hoister.parents.update(parent_map(function))
+        self.hoister.scope(function)
+        self.defined.append(function)
+        return standing
+
+    def _at_once(self, node: ast.GeneratorExp) -> bool:
+        consumer = self.hoister.parents.get(id(node))
+        return isinstance(consumer, ast.Call) and trusted(consumer.func, _AT_ONCE) and node in consumer.args
+
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> ast.AST:
-        if drained(node, self.hoister.parents) or _asynchronous(node) or _kept_with_walrus(node, self.hoister.parents):
-            return self._comprehension(node)
-        return self.hoisted(node)
+        if _hoisted(node, self.hoister.parents):
+            return self.hoisted(node)
+        return self._comprehension(node)
 
     def hoisted(self, node: ast.GeneratorExp) -> ast.Call:
         """``_yb_genexpr(first iterable, passed...)``, its definition added to ``self.defined``."""
-        reads = free_in(_without_first_iterable(node))
+        reads = free_in(without_first_iterable(node))
         enclosing = set().union(*self.inner) & reads
         consumer = self.hoister.parents.get(id(node))
-        at_once = isinstance(consumer, ast.Call) and trusted(consumer.func, _AT_ONCE) and node in consumer.args
+        at_once = self._at_once(node)
         stepped = isinstance(consumer, ast.For) and consumer.iter is node
         if enclosing and not (at_once or stepped):
             raise UnsupportedSyntaxError(
@@ -214,7 +259,7 @@ class _Expressions(ast.NodeTransformer):
                 "comprehension, kept to be consumed later", "consume it where it is made (`any(...)`, a `for` "
                 "loop), or write a generator function taking those values as arguments",
                 self.hoister.filename, node.lineno, self.hoister.top)
-        walrus = {n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr)}
+        walrus = walrus_targets(node)
         if walrus and self.inner:
             raise UnsupportedSyntaxError(
                 "a walrus inside a generator expression that is not consumed at once, inside a lambda or "
@@ -235,7 +280,9 @@ class _Expressions(ast.NodeTransformer):
         first = node.generators[0].iter
         looping = None if self.in_class else _looping_call(first)
         sources = first.args if looping else [first]
-        function = _generator_function(name, node, passed, sorted(walrus), looping, len(sources))
+        global_ = walrus & declared(self.function, ast.Global)  # (a walrus binds a global name the function declares)
+        function = _generator_function(name, node, passed, (sorted(walrus - global_), sorted(global_)), looping,
+                                       len(sources))
         self.hoister.parents.update(parent_map(function))
         self.hoister.scope(function)  # (generator expressions inside it)
         self.defined.append(function)
@@ -257,6 +304,11 @@ class _Expressions(ast.NodeTransformer):
         return names | set().union(*self.inner)
 
 
+def _hoisted(node: ast.GeneratorExp, parents: dict) -> bool:
+    """Whether ``node`` becomes a generator function (not a list comprehension)."""
+    return not (drained(node, parents) or _asynchronous(node) or _kept_with_walrus(node, parents))
+
+
 def _kept_with_walrus(node: ast.GeneratorExp, parents: dict) -> bool:
     """A generator expression holding a walrus and drained by ``sum``, ``max``...: a list
     comprehension still (its walrus binds the function's variable as Python's does; the items
@@ -266,15 +318,6 @@ def _kept_with_walrus(node: ast.GeneratorExp, parents: dict) -> bool:
 
 def _asynchronous(node: ast.GeneratorExp) -> bool:
     return any(g.is_async for g in node.generators) or any(isinstance(n, ast.Await) for n in ast.walk(node))
-
-
-def _without_first_iterable(node: ast.GeneratorExp) -> ast.GeneratorExp:
-    """``node`` with its first iterable (evaluated where the expression stands) left out."""
-    shallow = copy.copy(node)
-    first = copy.copy(node.generators[0])
-    first.iter = ast.Constant(None)
-    shallow.generators = [first, *node.generators[1:]]
-    return shallow
 
 
 def _numbered(base: str, taken: set) -> str:
@@ -299,24 +342,14 @@ def _looping_call(iterable: ast.expr) -> str | None:
     return None
 
 
-def _generator_function(name: str, node: ast.GeneratorExp, passed: list, walrus: list, looping: str | None = None,
+def _generator_function(name: str, node: ast.GeneratorExp, passed: list, walrus: tuple, looping: str | None = None,
                         sources: int = 1) -> ast.FunctionDef:
     """``def name(_yb_source, *passed): for ...: if ...: yield elt`` (``for ... in
     looping(_yb_source, _yb_source1, ...)`` for a looping call)."""
     parameters = [SOURCE + (str(k) if k else "") for k in range(sources)]
-    body: list = [ast.Expr(ast.Yield(node.elt))]
-    for k in reversed(range(len(node.generators))):
-        g = node.generators[k]
-        for condition in reversed(g.ifs):
-            body = [ast.If(condition, body, [])]
-        source = g.iter if k else ast.Name(SOURCE, ast.Load()) if looping is None else ast.Call(
-            ast.Name(looping, ast.Load()), [ast.Name(p, ast.Load()) for p in parameters], [])
-        body = [ast.For(g.target, source, body, [])]
-    if walrus:
-        body.insert(0, ast.Nonlocal(walrus))
+    body = comprehension_statements(node, "", SOURCE, "")
+    if looping is not None:  # (the outermost loop steps the looping call made of the sources)
+        body[0].iter = ast.Call(ast.Name(looping, ast.Load()), [ast.Name(p, ast.Load()) for p in parameters], [])
+    body[:0] = [kind(names) for kind, names in zip((ast.Nonlocal, ast.Global), walrus) if names]
     arguments = ast.arguments([], [*(ast.arg(p) for p in parameters), *(ast.arg(p) for p in passed)], None, [], [], None, [])
-    function = ast.FunctionDef(name, arguments, body, [], None)
-    for n in ast.walk(function):
-        if "lineno" in n._attributes and not hasattr(n, "lineno"):
-            ast.copy_location(n, node)
-    return function
+    return located([ast.FunctionDef(name, arguments, body, [], None)], node)[0]
