@@ -42,7 +42,8 @@ _INFRASTRUCTURE = {"core", "cases", "common", "declare", "util", "table", "secon
 SCIPY_RULES = {
     "scipy.integrate": ("scipy_integrate",),
     "scipy.interpolate": ("scipy_bsplines", "scipy_interpolate", "scipy_regular_grid"),
-    "scipy.linalg": ("scipy_linalg_decomp", "scipy_linalg_solvers", "scipy_linalg_special", "scipy_rules"),
+    "scipy.linalg": ("scipy_linalg_decomp", "scipy_linalg_solvers", "scipy_linalg_special", "scipy_linalg_third_order",
+                     "scipy_rules"),
     "scipy.ndimage": ("scipy_ndimage",),
     "scipy.signal": ("scipy_signal",),
     "scipy.spatial": ("scipy_spatial",),

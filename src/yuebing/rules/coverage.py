@@ -199,14 +199,12 @@ def entry(name: str, target: Any, method_key: tuple | None = None) -> Entry:
 
 
 def _derived_entry(name: str, target: Any) -> Entry:
-    """Differentiated from its Python source: every mode follows a Python function; third order
-    does not follow NumPy's dispatchers to their Python implementation."""
+    """Differentiated from its Python source (a Python function, or the Python implementation
+    behind a NumPy dispatcher) in every mode, third order too unless it refuses the target."""
     if target in THIRD_ORDER_REFUSED:
         third, note = NO, f"; third order: {THIRD_ORDER_REFUSED[target]}"
-    elif isinstance(target, types.FunctionType):
-        third, note = "derived", ""
     else:
-        third, note = NO, "; third order does not follow NumPy's dispatchers to their Python implementation yet"
+        third, note = "derived", ""
     return Entry(name, "derived", "derived", "derived", "derived", third,
                  "differentiated from NumPy's Python source" + note)
 

@@ -80,22 +80,21 @@ GAPS: dict[str, dict[str, str]] = {}
 #: (kept equal to ``transform/third_order._NOT_YET`` by ``tests/test_numpy_coverage.py``)
 _VIA_SVD = "its cotangent map calls np.linalg.svd, whose own map calls it again"
 THIRD_ORDER_REFUSED: dict[object, str] = {
-    np.linalg.eigh: "its eigenvectors' third derivatives disagree with finite differences",
-    np.linalg.slogdet: "the tangent of its sign came out wrong under np.real: not understood yet",
     # found by tests/test_numpy_higher_order_table.py (each refusal raises NestedDifferentiationError)
     # (svdvals and cond: followed since svd's map is, THIRD_ORDER_MAPS_FOLLOWED)
     np.linalg.eig: "it returns an EigResult (third order lifts array-valued cotangent maps only)",
-    np.linalg.lstsq: "it returns a tuple (third order lifts array-valued cotangent maps only)",
     np.roots: "its complex roots (third order lifts real-valued cotangent maps only)",
-    np.unique: "a selection of the input's values, which third order does not lift",
-    np.unique_values: "a selection of the input's values, which third order does not lift",
     np.vectorize: "the vectorized function is not followed by third order",
     np.kaiser: "its source builds np.array of a list mixing numbers and ints, which third order refuses",
+    np.poly: "its source builds np.array of a list mixing numbers and ints, which third order refuses",
+    np.corrcoef: "its source clips with out=, which third order refuses",
+    np.histogram2d: "its source catches an exception, which third order does not follow",
+    np.histogramdd: "its source catches an exception, which third order does not follow",
 }
 
 #: refused primitives whose refusal reaches the cotangent maps that call them (wrong values, not
 #: a shape third order cannot lift)
-THIRD_ORDER_INHERITED = (np.linalg.eigh, np.linalg.slogdet, np.linalg.eig)
+THIRD_ORDER_INHERITED = (np.linalg.eig,)
 
 #: primitives whose cotangent map calls the primitive itself, but on constants (arange's indices)
 #: or without needing its third derivatives again (qr's mode="r", svd's singular vectors): third

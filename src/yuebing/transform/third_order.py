@@ -217,11 +217,17 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
                           "works)",
                           "define the class at module level and pass what it needs as arguments")
     found = lookup_second_order(call.f)
+    if found is None:
+        found = _as_dispatcher(call)
     if found is None and isinstance(call.f, type) and type(call.f).__module__ == "builtins" \
             and call.f.__module__ not in ("builtins", "numpy"):
         raise _refusal(f"objects of user classes ({call.f.__qualname__})")
     if found is None and isinstance(call.f, types.FunctionType):
         return call.composition.pair_output(_python_function(call, call.f))
+    implementation = _numpy_source(call) if found is None else None
+    if implementation is not None:  # a NumPy dispatcher with a Python implementation (np.block)
+        call.function_slot = call.composition.add(_function(implementation))
+        return call.composition.pair_output(_python_function(call, implementation))
     if found is not None and found[1] is not None:  # a builtin method: unbound, its owner first
         _unbind_method(call, found[1])
     if _draws(call):
@@ -262,6 +268,25 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     else:
         raise _refusal(describe_callable(call.f) if kind is None else f"{describe_callable(call.f)} (a '{kind}' rule)")
     return call.composition.output(*pair)
+
+
+def _as_dispatcher(call: _Call) -> tuple | None:
+    """The second-order rule of the NumPy dispatcher whose C implementation the call calls (NumPy's
+    Python calls ``_multiarray_umath.concatenate`` itself: ``np.block``), the call made the
+    dispatcher's; None if there is none."""
+    dispatcher = protocols._dispatcher_of(call.f)
+    found = lookup_second_order(dispatcher) if dispatcher is not None else None
+    if found is not None:
+        call.f = dispatcher
+        call.function_slot = call.composition.add(_function(dispatcher))
+    return found
+
+
+def _numpy_source(call: _Call) -> types.FunctionType | None:
+    """The Python function NumPy runs for a dispatcher without a rule (``np.block``, ``np.cov``),
+    which the other modes differentiate from NumPy's source (``protocols.python_implementation``)."""
+    return protocols.python_implementation(call.f, tuple(call.value(a) for a, _ in call.arg_slots),
+                                           {k: call.value(a) for k, (a, _) in call.keyword_slots.items()})
 
 
 _GENERATORS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
@@ -555,7 +580,7 @@ def _real_values(value: Any) -> bool:
 
 #: primitives whose third derivatives through their cotangent map ``check_third_order`` finds
 #: wrong, refused until the cause is found
-_NOT_YET = {np.linalg.eigh: "its eigenvectors' third derivatives disagree with finite differences"}
+_NOT_YET: dict = {}
 
 
 def _refuse_for_now(f: Any, why: str) -> None:
@@ -580,7 +605,6 @@ def _refuse_map_coordinates() -> None:
 
 def _late_refusals() -> None:
     lazy.when_imported("scipy.ndimage", _refuse_map_coordinates)  # not importing SciPy with yuebing
-    _refuse_for_now(np.linalg.slogdet, "the tangent of its sign came out wrong under np.real: not understood yet")
     _refuse_for_now(np.linalg.eig, "its passes disagree (it returns an EigResult): not understood yet")
     _refuse_for_now(cmath.phase, "its complex argument's pairing is complex in third order: not supported yet")
     _refuse_for_now(np.maximum.reduce, "axis=None fails inside its tangent map: not fixed yet")
@@ -610,9 +634,9 @@ def _positional(call: _Call) -> list[tuple[int, int]]:
     from ..rules.core import RRULES
     from .lifting import _Given
 
-    found = RRULES.lookup(call.f)
-    if found is None or found[2] is not None or found[1].passthrough:
+    if not _binds_keywords(call.f):
         raise _refusal(f"{describe_callable(call.f)} with keyword arguments; pass them positionally")
+    found = RRULES.lookup(call.f)
     c = call.composition
     values, _ = found[1].bind([_Given(pair) for pair in call.arg_slots],
                               {k: _Given(pair) for k, pair in call.keyword_slots.items()})
@@ -662,8 +686,24 @@ def _sorted_pair(call: _Call, definition: types.FunctionType) -> int:
 
 def _defined_pair(call: _Call, definition: types.FunctionType) -> int:
     """A primitive whose ``(value, tangent)`` is computed by ``definition`` (ordinary NumPy code,
-    each argument followed by its tangent): its second order, like user code's."""
+    each argument followed by its tangent): its second order, like user code's. Keywords a rule
+    cannot bind to positions (its ``**kwargs``: ``np.unique``'s ``sorted=``) go by name, each
+    with its tangent as ``<name>_t``."""
+    if call.keyword_slots and not _binds_keywords(call.f):
+        c = call.composition
+        keywords = {}
+        for name, (a, t) in call.keyword_slots.items():
+            keywords[name], keywords[name + "_t"] = a, t
+        return c.call(_function(definition), [s for pair in call.arg_slots for s in pair], keywords)
     return _run_definition(call, definition, [s for pair in _positional(call) for s in pair])
+
+
+def _binds_keywords(f: Any) -> bool:
+    """Whether ``f``'s first-order rule binds call-site keywords to its positional parameters."""
+    from ..rules.core import RRULES
+
+    found = RRULES.lookup(f)
+    return found is not None and found[2] is None and not found[1].passthrough
 
 
 def _run_definition(call: _Call, definition: types.FunctionType, slots: list[int]) -> int:
@@ -765,9 +805,10 @@ def _register_rules() -> None:
 
     jvp_rule.second_order_kind = "special"  # type: ignore[attr-defined]
     _register((jvp_call,), jvp_rule)
-    # (with_user_globals: a nested function capturing nothing, given the user's globals)
+    # (with_user_globals: a nested function capturing nothing, given the user's globals; read_only:
+    # a module's array, mod.W or np.ma.masked)
     _register((runtime.global_value, forward_runtime.global_tangent, forward_runtime.zero_tangent_of,
-               forward_runtime.cell_tangent, runtime.with_user_globals), _constant_result)
+               forward_runtime.cell_tangent, runtime.with_user_globals, runtime.read_only), _constant_result)
 
 
 _register_rules()
