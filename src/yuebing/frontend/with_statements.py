@@ -17,7 +17,8 @@ an exception raised in its body (``contextlib.suppress``): the body's work up to
 would be half recorded. ``with suppress(E):`` itself is rewritten by the caller's ``try`` lowering
 when its name resolves to ``contextlib.suppress`` (``suppress_as_try``), and ``with
 asyncio.Runner() as r:`` as ``r = asyncio.Runner()`` with a ``try``/``finally`` closing it
-(``runner_as_try``): the runner is yuebing's event loop, whose work is differentiated.
+(``runner_as_try``): the runner is yuebing's event loop, whose work is differentiated; ``with nullcontext(v) as t:``
+as ``t = v`` (``nullcontext_as_assignment``), so a value with a derivative may pass through it.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class WithLowering:
     def stmt_With(self, node: ast.With, out: list) -> None:
         suppressing = self._suppress_as_try(node)
         rewritten = [suppressing] if suppressing is not None else self._runner_as_try(node)
+        rewritten = rewritten if rewritten is not None else self._nullcontext_as_assignment(node)
         if rewritten is not None:
             for statement in rewritten:
                 self.statement(statement, out)
@@ -106,6 +108,21 @@ class WithLowering:
         kinds = header.args[0] if len(header.args) == 1 else ast.Tuple(list(header.args), ast.Load())
         handler = ast.ExceptHandler(kinds, None, [ast.Pass()])
         return ast.fix_missing_locations(ast.copy_location(ast.Try(node.body, [handler], [], []), node))
+
+    def _nullcontext_as_assignment(self, node: ast.With) -> list | None:
+        """``with nullcontext(v) as t, more: body`` (``contextlib.nullcontext``) as ``t = v``
+        (``v`` alone without ``as``) then ``with more: body``, its meaning: its ``__enter__``
+        returns ``v`` and its ``__exit__`` does nothing, so ``v``'s derivative reaches ``t``."""
+        header, target = node.items[0].context_expr, node.items[0].optional_vars
+        if not (isinstance(header, ast.Call) and self._resolves_to(header.func, contextlib.nullcontext)
+                and not any(isinstance(a, ast.Starred) for a in header.args)
+                and all(k.arg == "enter_result" for k in header.keywords) and len(header.args) + len(header.keywords) <= 1):
+            return None
+        given = [*header.args, *(k.value for k in header.keywords)]
+        value = given[0] if given else ast.Constant(None)
+        entered = [ast.Assign([target], value)] if target is not None else [ast.Expr(value)] if given else []
+        made = entered + [ast.With(node.items[1:], node.body)] if node.items[1:] else entered
+        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in made] + ([] if node.items[1:] else node.body)
 
     def _runner_as_try(self, node: ast.With) -> list | None:
         """``with asyncio.Runner(...) as r: body`` (one item) as ``r = asyncio.Runner(...)`` and
