@@ -285,20 +285,42 @@ def class_value_read_by_a_default(x):
     return Reads().get()
 
 
+def _scaled_by(factor):
+    def decorate(cls):
+        cls.factor = factor
+        return cls
+    return decorate
+
+
+def decorator_from_the_function(x):
+    a = 2.0 * x
+
+    @_scaled_by(a)
+    class Scaled:
+        def get(self, v):
+            return v * self.factor
+    return Scaled().get(x)
+
+
+def test_a_method_default_computed_from_the_function_carries_its_derivative():
+    """A method's default value is computed by the function, as a class value the method reads
+    (``local_classes._defaults_as_class_values``), also when it reads one (``k=scale``)."""
+    check_all_modes(method_default_from_the_function, 0.7)
+    check_all_modes(class_value_read_by_a_default, 0.7)
+
+
 def test_what_the_class_statement_reads_as_plain_values_is_refused_with_the_line():
-    """A method's default value runs in the class statement, which sees plain values."""
-    for run in (lambda: yb.grad(method_default_from_the_function)(0.7),
-                lambda: yb.jvp(method_default_from_the_function, (0.7,), (1.0,)),
-                lambda: yb.hvp(method_default_from_the_function, (0.7,), (1.0,))):
+    """A class decorator runs in the class statement, which sees plain values."""
+    for run in (lambda: yb.grad(decorator_from_the_function)(0.7),
+                lambda: yb.jvp(decorator_from_the_function, (0.7,), (1.0,)),
+                lambda: yb.hvp(decorator_from_the_function, (0.7,), (1.0,))):
         with pytest.raises(TypeError, match=r"class defined in this function(.|\n)*'a'(.|\n)*test_local_classes.py"):
             run()
 
 
-def test_a_default_factory_or_a_computed_value_read_by_a_default_is_refused_naming_it():
+def test_a_default_factory_is_refused_naming_it():
     with pytest.raises(UnsupportedSyntaxError, match=r"default_factory(.|\n)*test_local_classes.py"):
         yb.grad(field_with_a_default_factory_from_the_function)(0.7)
-    with pytest.raises(UnsupportedSyntaxError, match=r"'scale'(.|\n)*test_local_classes.py"):
-        yb.grad(class_value_read_by_a_default)(0.7)
 
 
 def test_a_plain_call_is_unchanged():

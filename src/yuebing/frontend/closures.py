@@ -20,13 +20,9 @@ import types
 
 from ..ir import nodes as ir
 from .genexpr_scopes import walrus_targets
+from .local_classes import MISSING as _MISSING
 from .local_classes import LocalClassLowering
 from .parsing import parse as parse_source
-
-
-#: what a parameter holds when the call gave no value for a default made by a factory (a string,
-#: so that the definition's defaults stay constants the factory's own normalisation accepts)
-_MISSING = "<yuebing: no argument given, the default applies>"
 
 
 class ClosureLowering(LocalClassLowering):

@@ -15,9 +15,11 @@ into it:
   binding), writes it with ``nonlocal``, and ``class_cells`` tells the method's rules each cell's
   tangent box, since a method is called through the class, not through the closure made here.
 
+A method's default values that read the function's variables become class-body values of the
+first kind, which the method reads when the caller gives no value (``_defaults_as_class_values``).
 What else the class body reads of the function's variables when it runs (a base class, a
-decorator, a method's default value) must hold no derivative: that is checked when the class
-is made, with an error naming the variable and the line.
+decorator) must hold no derivative: that is checked when the class is made, with an error
+naming the variable and the line.
 """
 from __future__ import annotations
 
@@ -27,6 +29,12 @@ import copy
 from ..ir import nodes as ir
 from ..ir.local_classes import class_cells, class_level, class_stored
 from .fence import UnsupportedSyntaxError
+from .parsing import parse as parse_source
+from .runtime_names import located
+
+#: what a parameter holds when the call gave no value for a default computed elsewhere (a
+#: string, so that the definition's defaults stay constants: closures.py's factories too)
+MISSING = "<yuebing: no argument given, the default applies>"
 
 
 class LocalClassLowering:
@@ -42,6 +50,7 @@ class LocalClassLowering:
         for statement in node.body:
             for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call) and _is_field_call(n)):
                 self._refuse_default_factory(call, ours, statement)
+        node.body = _defaults_as_class_values(node.body, ours)
         computed, kept = self._hoist_class_values(node, ours, out)
         if kept:
             self._check_stored(node, kept, out)
@@ -163,6 +172,48 @@ class LocalClassLowering:
             self.opaque(out, f"if not ({value} is None or type({value}) in (bool, int, str, bytes) or isinstance("
                              f"{value}, type) or type({value}).__name__ == 'module' or type({value}).__name__ == "
                              f"'function' and {value}.__closure__ is None): raise TypeError({message!r})")
+
+
+def _defaults_as_class_values(body: list, ours: set) -> list:
+    """``body`` (a class body) with its methods' default values that read our variables or the
+    class's names assigned before (``scale = a * 3``, then ``k=scale``) made class values."""
+    made: list = []
+    for statement in body:
+        made += _method_defaults(statement, ours | {n for s in made for n in _bound_names(s)})
+    return made
+
+
+def _method_defaults(method: ast.stmt, names: set) -> list:
+    """``method`` (a class-body statement) and, before it, its default values that read
+    ``names``, each as a class attribute the class body assigns (computed by the function, with
+    its derivative, when it reads our variables: ``_hoist_class_values``); the method reads it through ``__class__``
+    (the class defining it, as zero-argument ``super()`` finds it) when the caller gave none::
+
+        def scaled(self, v, k=2 * a):             _yb_default_scaled_k = 2 * a
+            return v * k                 ->       def scaled(self, v, k=MISSING):
+                                                      if k.__class__ is str and k == MISSING:
+                                                          k = __class__._yb_default_scaled_k
+                                                      return v * k"""
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [method]
+    positional = [*method.args.posonlyargs, *method.args.args]
+    with_defaults = positional[len(positional) - len(method.args.defaults):]
+    values: list = []
+    checks: list = []
+    for defaults, owners in ((method.args.defaults, with_defaults), (method.args.kw_defaults, method.args.kwonlyargs)):
+        for i, (default, owner) in enumerate(zip(defaults, owners)):
+            if default is None or not _all_names_read(default) & names:
+                continue
+            attribute = f"_yb_default_{method.name}_{owner.arg}"
+            values.append(ast.copy_location(ast.Assign([ast.Name(attribute, ast.Store())], default), default))
+            defaults[i] = ast.Constant(MISSING)
+            checks += parse_source(f"if {owner.arg}.__class__ is str and {owner.arg} == {MISSING!r}:\n"
+                                   f"    {owner.arg} = __class__.{attribute}").body
+    if not values:
+        return [method]
+    docstring = method.body[:1] if ast.get_docstring(method, clean=False) is not None else []
+    method.body = [*docstring, *located(checks, method), *method.body[len(docstring):]]
+    return [*values, method]
 
 
 def statement_value_name(statement: ast.stmt) -> str:
