@@ -75,7 +75,8 @@ _ITERATOR_NAMES = KEPT_NAMES | {"reversed", "iter", "chain", "accumulate", "pair
 
 def _unpacked_iterator(node: ast.AST) -> bool:
     """``*it`` of a call that makes an iterator, in a call or a display: the runtimes split a
-    star's tangent into its items only for tuples, lists and arrays (``rules/star_items.py``)."""
+    star's tangent into its items for tuples, lists and arrays, and list others first
+    (``transform/runtime._listed_star``)."""
     if not (isinstance(node, ast.Starred) and isinstance(node.value, ast.Call)):
         return False
     function = node.value.func

@@ -251,23 +251,6 @@ def sum_rdata(r1: Any, r2: Any) -> Any:
     return r1 + r2
 
 
-class DictViewFdata:
-    """The fdata of ``d.values()`` or ``d.items()`` in reverse mode: it iterates like the same view
-    of ``d``'s fdata dict (whose slots hold each value's tangent), and keeps that dict, so a rule
-    consuming the view (``sum``, ``list``, ``max``...) can add a float value's cotangent to its slot."""
-
-    __slots__ = ("dict", "name")
-
-    def __init__(self, fdata_dict: dict, name: str) -> None:
-        self.dict, self.name = fdata_dict, name
-
-    def __iter__(self) -> Any:
-        return iter(getattr(self.dict, self.name)())
-
-    def __len__(self) -> int:
-        return len(self.dict)
-
-
 def defined_rrule(definition: Any, *args: Any, **kwargs: Any) -> tuple:
     """The reverse rule of a primitive computed as the Python function ``definition``
     (``second_order.defined_as`` and the domain files' ``derived`` helpers): ``core.rrule`` of the

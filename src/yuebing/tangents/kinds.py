@@ -19,6 +19,8 @@ TUPLE      tuple, namedtuple                              tuple / same namedtupl
 LIST       list                                           list (fdata)
 DEQUE      collections.deque                              deque, same maxlen (fdata; deques.py)
 DICT       dict                                           dict with the same keys (fdata)
+VIEW       d.values(), d.items() holding floats           the same view of d's tangent (fdata;
+                                                          dict_views.py)
 FROZEN     frozen dataclass                               Tangent (or NoTangent)
 OBJECT     object with __dict__ and/or __slots__          MutableTangent (fdata)
 CELL       closure cell                                   MutableTangent with field cell_contents
@@ -42,6 +44,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .dict_views import VALUE_VIEW_NAMES, view_like, view_name, view_parts
 from .deques import DEQUE, is_plain_deque_type, refused_subclass, subclass_advice
 from .masked import SEEN as MASKED_SEEN
 from .types import _Marker
@@ -61,10 +64,11 @@ FUNCTION = "function"
 PARTIAL = "partial"
 METHOD = "method"
 SET = "set"
+VIEW = "view of a dict"
 
 #: Kinds whose tangent is created once per primal object and mutated in place (fdata). A
 #: frozenset is immutable, but its tangent is identity data like a set's (docs/tangents.md).
-MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL, SET, DEQUE})
+MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL, SET, DEQUE, VIEW})
 
 _NONDIFF_TYPES: tuple = (
     bool, int, str, bytes, type(None), type, types.ModuleType, range, slice,
@@ -263,11 +267,13 @@ _DICT_VIEW_TYPES = frozenset(type(view) for mapping in ({}, collections.OrderedD
 
 def _dict_view_kind(x: Any) -> str:
     """A dict's keys, values or items handed on as a view (``sig.parameters.values()``, read by
-    ``inspect.Signature.bind``) carry no derivative when nothing in them does; a view of float
-    data has no tangent type of its own (the rules for ``d.values()`` and its consumers follow
-    the dict's tangent instead)."""
+    ``inspect.Signature.bind``) carry no derivative when nothing in them does; a values or items
+    view of float data has the same view of its dict's tangent as its tangent (``VIEW``). A keys
+    view of float keys has none: the dict's tangent has no slot for its keys' derivatives."""
     if all(_label(v) for v in x):
         return NONDIFF
+    if view_name(x) in VALUE_VIEW_NAMES:
+        return VIEW
     raise StructureError(
         f"yuebing has no tangent type for a {type(x).__name__} holding values that carry derivatives; "
         f"pass list({type(x).__name__.split('_')[-1]}) instead")
@@ -389,6 +395,9 @@ def parts(x: Any, kind: str) -> tuple[list, list, str]:
         return list(range(len(x))), list(x), ITEM
     if kind is DICT:
         return list(x.keys()), list(x.values()), ITEM
+    if kind is VIEW:
+        keys, children = view_parts(x)
+        return keys, children, ATTR
     if kind is OBJECT or kind is FROZEN:
         fields = object_fields(x)
         return list(fields), list(fields.values()), ATTR
@@ -495,6 +504,8 @@ def build_immutable(x: Any, kind: str, keys: list, values: list) -> Any:
         if type(x) is types.BuiltinMethodType:
             return getattr(values[0], x.__name__)
         return types.MethodType(values[1], values[0])
+    if kind is VIEW:  # (a view is identity data, but made from its dict's copy once that exists)
+        return view_like(x, values[0])
     raise AssertionError(f"not an immutable container kind: {kind}")
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from . import kinds as K
 from .arrays import ArrayLinks, RootMemo
 from .deques import tangent_deque
+from .dict_views import VALUE_VIEW_NAMES, view_like, view_name, view_parts
 from .masked import data_of, is_masked, moved
 from .types import MutableTangent, NoTangent, SetTangent, Tangent
 from .walk import ATTR, ITEM, Node, StructureError, evaluate
@@ -44,6 +45,7 @@ T_DICT = "dict"
 T_IMMUTABLE = "Tangent"
 T_MUTABLE = "MutableTangent"
 T_DEQUE = "deque"
+T_VIEW = "view of a dict"  # (a view of a tangent dict: identity data, built from its dict)
 #: tangent kinds that are identity data: one object per primal object, changed in place
 _IN_PLACE = frozenset({T_LIST, T_DICT, T_MUTABLE, T_DEQUE})
 
@@ -67,6 +69,9 @@ def tangent_parts(t: Any) -> tuple[str, list, list, str]:
         return T_IMMUTABLE, list(t.fields), list(t.fields.values()), ATTR
     if isinstance(t, numbers.Real) and not isinstance(t, bool):
         return T_LEAF, [], [], ITEM  # an int where a float tangent is expected: accepted as a number
+    if view_name(t) in VALUE_VIEW_NAMES:
+        keys, children = view_parts(t)
+        return T_VIEW, keys, children, ATTR
     raise StructureError(f"{tp.__qualname__} is not a tangent type (value {t!r:.60})")
 
 
@@ -90,6 +95,10 @@ def _aligned_children(kind: str, keys: list, t: Any, what: str = "tangent", extr
         if type(t) is not collections.deque or len(t) != len(keys):
             raise StructureError(f"expected a {what} deque of length {len(keys)}, got {_describe(t)}")
         return list(t)
+    if kind is K.VIEW or kind is T_VIEW:
+        if view_name(t) not in VALUE_VIEW_NAMES:
+            raise StructureError(f"expected a {what} dict view, got {_describe(t)}")
+        return view_parts(t)[1]
     if kind is K.DICT or kind is T_DICT or kind is K.SET:
         if not isinstance(t, dict):
             raise StructureError(f"expected a {what} dict, got {_describe(t)}")
@@ -189,6 +198,8 @@ def _build_tangent(x: Any, kind: str, keys: list, values: list) -> Any:
         return NoTangent
     if kind is K.TUPLE or kind is T_TUPLE:
         return tuple(values) if not hasattr(type(x), "_fields") else tuple.__new__(type(x), values)
+    if kind is K.VIEW or kind is T_VIEW:
+        return view_like(x, values[0])
     primal_type = x.primal_type if kind is T_IMMUTABLE else type(x)
     return Tangent(primal_type, dict(zip(keys, values)))
 
@@ -215,7 +226,7 @@ def _from_primal(x: Any, make_leaf: Callable[[Any], Any]) -> Any:
         if kind is K.SET:
             memo[key] = t = _set_tangent_of(x, [_element_leaves(v, make_leaf) for v in keys])
             return t
-        if kind in K.MUTABLE_KINDS:
+        if kind in K.MUTABLE_KINDS and kind is not K.VIEW:
             shell = memo[key] = _tangent_shell(x, kind)
             return Node(children, lambda ts: _fill_tangent(shell, kind, keys, ts), keys, style)
 
@@ -396,7 +407,7 @@ def _rebuild(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
         keys, children, style = K.parts(x, kind)
         child_tangents = [None] * len(keys) if copy_only else _aligned_children(kind, keys, t)
         jobs = list(zip(children, child_tangents))
-        if mutable:
+        if mutable and kind is not K.VIEW:  # (a view is made from its dict's copy: below)
             shell = memo[key] = K.new_mutable_shell(x, kind)
             return Node(jobs, lambda vs: K.fill_mutable(shell, kind, keys, vs), keys, style)
 
@@ -470,7 +481,7 @@ def difference(x: Any, y: Any) -> Any:
         if y_keys != keys:
             raise StructureError(f"keys differ: {keys!r:.80} vs {y_keys!r:.80}")
         jobs = list(zip(children, y_children))
-        if kind in K.MUTABLE_KINDS:
+        if kind in K.MUTABLE_KINDS and kind is not K.VIEW:
             shell = memo[key] = _tangent_shell(x, kind)
             return Node(jobs, lambda ts: _fill_tangent(shell, kind, keys, ts), keys, style)
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import kinds as K
 from .arrays import array_root
+from .dict_views import view_name
 from .ops import _aligned_children, _describe, _is_number, primal_links
 from .types import MutableTangent, NoTangent, SetTangent, Tangent
 from .walk import StructureError, format_key
@@ -57,6 +58,8 @@ def _check_container_type(x: Any, kind: str, t: Any) -> None:
         expected = SetTangent
     elif kind is K.DEQUE:
         expected = collections.deque
+    elif kind is K.VIEW:  # the same view of the dict's tangent (a plain dict, whatever x's dict is)
+        expected = type(getattr({}, view_name(x))())
     elif kind in K.MUTABLE_KINDS:
         expected = MutableTangent
     else:

@@ -24,7 +24,6 @@ from ..rules.batched import BATCH, is_batched
 from ..rules.declare import FORWARD
 from ..rules.numpy_creation import _writable_diagonal
 from ..rules.numpy_vectorize import call_definition, pyfunc_tangent
-from ..rules.star_items import star_items
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
 from .exceptions import caught
@@ -143,7 +142,11 @@ def _expand_star(seq: Dual) -> list[Dual]:
             return [Dual(primal[i], t[:, i] if isinstance(primal[i], np.ndarray) else t[:, i].copy())
                     for i in range(len(primal))]
         return star_duals(seq)
-    return [Dual(x, zero_tangent_of(x)) for x in star_items(primal)]
+    if type(primal) is list:  # a list without a tangent list: constants
+        return [Dual(x, zero_tangent_of(x)) for x in primal]
+    # a set, an iterator, a dict view, a deque made in the function, a user iterable: listed with
+    # its derivatives, in the order CPython unpacks it (``runtime._listed_star``)
+    return _expand_star(call_frule(Dual(list, NoTangent), seq))
 
 
 def _as_dual(v: Any) -> Dual:

@@ -21,7 +21,6 @@ from ..rules import array_like
 from ..rules import core as _core
 from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
-from ..rules.star_items import star_items
 from ..rules.util import add_rdata_to, output, slot_tangent, sum_rdata
 from ..rules.numpy_vectorize import call_definition, pyfunc_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, Tangent, fdata, join, rdata, zero_tangent
@@ -72,6 +71,36 @@ class Star:
 _LISTS = (list, collections.deque)
 
 
+def splits(primal: Any, tangent: Any) -> bool:
+    """Whether a call site splits the tangent of ``*primal`` into its items' itself: a tuple's, a
+    list's or deque's (whose tangent is one), an array's. Any other iterable is listed first."""
+    return isinstance(primal, tuple) or isinstance(primal, _LISTS) and isinstance(tangent, _LISTS) \
+        or is_star_array(primal) or type(primal) is list
+
+
+def _listed_star(seq: CoDual) -> tuple[CoDual, Callable | None]:
+    """``*seq`` of a set, an iterator, a dict view, a deque made in the function or a user
+    iterable: ``list(seq)`` differentiated (CPython unpacks it in iteration order, as ``list``
+    does), and that list's pullback, which sends its items' cotangents back to ``seq``."""
+    if splits(seq.primal, seq.fdata):
+        return seq, None
+    return _dispatch(CoDual(list, NoFData), (seq,), {})
+
+
+def _with_listed_star(pullback: Callable, list_pullback: Callable | None, at: int) -> Callable:
+    """``pullback`` of a call given ``*list(x)``, with the list's rdata (at index ``at``) taken
+    back to ``x``."""
+    if list_pullback is None:
+        return pullback
+
+    def unlisted(dy: Any) -> tuple:
+        rs = list(pullback(dy))
+        rs[at] = list_pullback(NoRData)[1]  # (the list's own rdata is none: its fdata carries it)
+        return tuple(rs)
+
+    return unlisted
+
+
 def _expand_star(seq: CoDual) -> list[CoDual]:
     primal, f = seq.primal, seq.fdata
     if isinstance(primal, tuple):
@@ -81,7 +110,7 @@ def _expand_star(seq: CoDual) -> list[CoDual]:
         return [CoDual(x, fdata(t)) for x, t in zip(primal, f)]
     if is_star_array(primal):
         return star_coduals(seq)
-    return [CoDual(x, fdata(zero_tangent(x))) for x in star_items(primal)]
+    return [CoDual(x, fdata(zero_tangent(x))) for x in primal]  # a list without a tangent list: constants
 
 
 def _route_star_rdata(seq: CoDual, rdatas: list) -> Any:
@@ -114,9 +143,9 @@ def _route_starstar_rdata(mapping: CoDual, keys: list, rdatas: list) -> Any:
 
 def call_rrule(f: CoDual, *args: Any, _STARSTAR: CoDual | None = None, **kwargs: CoDual) -> tuple[CoDual, Callable]:
     """Reverse rule of any call ``f(*args, **kwargs)`` (see the module docstring)."""
-    star = None
+    star = list_pullback = None
     if args and type(args[-1]) is Star:
-        star = args[-1].codual
+        star, list_pullback = _listed_star(args[-1].codual)
         explicit = args[:-1]
         args = explicit + tuple(_expand_star(star))
     if _STARSTAR is not None:
@@ -137,9 +166,10 @@ def call_rrule(f: CoDual, *args: Any, _STARSTAR: CoDual | None = None, **kwargs:
     try:
         out, pullback = _dispatch(f, args, kwargs)
     except Exception as error:  # a function that raised after partial work: routed alike (issue 13)
-        reroute(error, lambda inner: _star_routed(inner, len(args), n_plain, star, _STARSTAR, keys))
+        reroute(error, lambda inner: _with_listed_star(_star_routed(inner, len(args), n_plain, star, _STARSTAR, keys),
+                                                       list_pullback, 1 + n_plain))
         raise
-    return out, _star_routed(pullback, len(args), n_plain, star, _STARSTAR, keys)
+    return out, _with_listed_star(_star_routed(pullback, len(args), n_plain, star, _STARSTAR, keys), list_pullback, 1 + n_plain)
 
 
 def _star_routed(pullback: Callable, n_args: int, n_plain: int, star: CoDual | None, starstar: CoDual | None,

@@ -180,7 +180,7 @@ def call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     from .runtime import _expand_star
     from .star_arrays import is_star_array, star_tangents
 
-    star = kwargs.pop("_STAR")
+    star, list_pullback = _listed_star(kwargs.pop("_STAR"))
     seq, seq_f, seq_d, seq_fd = star
     primal_parts = _expand_star(CoDual(seq, seq_f))
     tangent_parts = _expand_star(CoDual(seq, seq_fd))
@@ -196,9 +196,33 @@ def call_with_star(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable
     try:
         out, pullback = CALL_RRULE2(f, *args, *elements, **kwargs)
     except Exception as error:  # a function that raised after partial work: routed alike (issue 13)
-        reroute(error, lambda inner: _star_routed(inner, *shape))
+        reroute(error, lambda inner: _with_listed_star(_star_routed(inner, *shape), list_pullback))
         raise
-    return out, _star_routed(pullback, *shape)
+    return out, _with_listed_star(_star_routed(pullback, *shape), list_pullback)
+
+
+def _listed_star(star: tuple) -> tuple[tuple, Callable | None]:
+    """``*x`` of a set, an iterator, a dict view, a deque made in the function or a user iterable:
+    ``list(x)`` differentiated, and its pullback (``runtime._listed_star``)."""
+    from .runtime import splits
+
+    if splits(star[0], star[1]):
+        return star, None
+    return CALL_RRULE2((list, NoFData, NoTangent, NoFData), star)
+
+
+def _with_listed_star(pullback: Callable, list_pullback: Callable | None) -> Callable:
+    """The pullback of a call given ``*list(x)``, the list's rdata (the call site's last) taken back
+    to ``x``."""
+    if list_pullback is None:
+        return pullback
+
+    def unlisted(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)
+        r, rd = list_pullback(NoRData, NoRData)
+        return (*rs[:-1], r[1]), (*rsd[:-1], rd[1])
+
+    return unlisted
 
 
 def _star_routed(pullback: Callable, seq: Any, seq_f: Any, seq_fd: Any, n_plain: int, n_kw: int, n_star: int) -> Callable:

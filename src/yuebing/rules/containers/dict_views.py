@@ -1,8 +1,8 @@
 """Rules of ``dict_of_view`` (``ir/dict_views.py``): the dict behind a dict view, which a dict's
 iterator reads its values from (``ir/generators.SequenceIterator``). The dict's tangent is the
-one behind the view's tangent: in reverse mode the fdata dict a ``DictViewFdata`` keeps (or the
-dict behind a keys view of it), in forward mode the tangent dict the view's tangent shows. No
-derivative is made here: the values' derivatives flow through the dict's own slots when read.
+one behind the view's tangent, the same view of the dict's tangent (``tangents/dict_views.py``):
+the fdata dict in reverse mode, the tangent dict in forward mode. No derivative is made here: the
+values' derivatives flow through the dict's own slots when read.
 """
 from __future__ import annotations
 
@@ -14,13 +14,10 @@ from ..batched import _ALWAYS
 from ..core import CoDual, Dual, frule_for, rrule_for
 from ..declare import nondifferentiable
 from ..second_order import linear
-from ..util import DictViewFdata
 
 
 def _behind(tangent: Any) -> Any:
     """The dict of a view's fdata or tangent (itself when it is no view: no derivatives)."""
-    if isinstance(tangent, DictViewFdata):
-        return tangent.dict
     return dict_of_view(tangent) if mapping_kind(tangent) is not None else tangent
 
 

@@ -11,7 +11,7 @@ from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import Case, randn
 from ..core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ..second_order import defined_by, linear
-from ..util import DictViewFdata, add_rdata_to, output, sum_rdata, tangent
+from ..util import add_rdata_to, output, sum_rdata, tangent
 from .common import (
     _NOT_PASSED, _Elements, _counted, _element_fdata, _overwriting_slot, _reinsert, _remove, _restored,
     _shallow_copy_rrule, _slot, _store, _with_rdata,
@@ -270,15 +270,13 @@ def _dict_clear_frule(self):
 
 
 # keys(), values() and items() return live views. Their fdata is the same live view of the dict's
-# fdata (a float value's slot is read through it), and their pullback has nothing to add: the
-# cotangents flow through the dict's own slots. check_rule cannot run on them (views have no
-# tangent type), so they have no CASES.
+# fdata (a float value's slot is read through it; consumers deliver into the dict's slots, which
+# ``dict_of_view`` finds: tangents/dict_views.py), and their pullback has nothing to add: the
+# cotangents flow through the dict's own slots. check_rule cannot run on them (a view is made from
+# its dict, which check_rule would copy apart from it), so they have no CASES.
 def _view_rules(name: str) -> None:
     def rrule(self):
-        view = getattr(self.primal, name)()
-        if name != "keys" and isinstance(self.fdata, dict):  # consumers deliver into the dict's slots
-            return CoDual(view, DictViewFdata(self.fdata, name)), lambda dy: (NoRData, NoRData)
-        return CoDual(view, getattr(self.fdata, name)()), lambda dy: (NoRData, NoRData)
+        return CoDual(getattr(self.primal, name)(), getattr(self.fdata, name)()), lambda dy: (NoRData, NoRData)
 
     def frule(self):
         return Dual(getattr(self.primal, name)(), getattr(self.tangent, name)())

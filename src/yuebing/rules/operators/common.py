@@ -19,8 +19,9 @@ import numpy as np
 from ... import tangents as T
 from ...tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent
 from ...tangents import kinds as K
+from ...tangents.dict_views import dict_of_view, view_name
 from ..core import CoDual, Dual, RuleArgumentError, primal
-from ..util import DictViewFdata, add_rdata_to, sum_rdata, tangent
+from ..util import add_rdata_to, sum_rdata, tangent
 
 # ============================================================================================
 # Classifying operands
@@ -139,12 +140,13 @@ class Elements:
             self.items = list(x)
             self.fdatas = list(fd) if isinstance(fd, tuple) else [NoFData] * len(x)
             self._r = [NoRData] * len(x)
-        elif isinstance(fd, DictViewFdata) and isinstance(x, K.VALUE_CARRYING_DICT_VIEWS):
-            self._kind = fd.name  # "values" or "items": cotangents go to the dict's slots
+        elif isinstance(fd, K.VALUE_CARRYING_DICT_VIEWS) and isinstance(x, K.VALUE_CARRYING_DICT_VIEWS):
+            self._kind = view_name(fd)  # "values" or "items": cotangents go to the dict's slots
+            self._fd = dict_of_view(fd)
             self.items = list(x)
-            self._keys = list(fd.dict)
-            slots = [fd.dict[k] for k in self._keys]
-            if fd.name == "values":
+            self._keys = list(self._fd)
+            slots = [self._fd[k] for k in self._keys]
+            if self._kind == "values":
                 self.fdatas = [fdata_part(t) for t in slots]
             else:
                 self.fdatas = [(NoFData, fdata_part(t)) if fdata_part(t) is not NoFData else NoFData for t in slots]
@@ -198,7 +200,7 @@ class Elements:
         elif kind in ("values", "items"):
             value_r = r if kind == "values" else (r[1] if isinstance(r, tuple) else NoRData)
             key = self._keys[i]
-            self._fd.dict[key] = add_rdata_to(self._fd.dict[key], value_r)
+            self._fd[key] = add_rdata_to(self._fd[key], value_r)
 
     def rdata(self) -> Any:
         if self._kind != "tuple" or all(r is NoRData for r in self._r):
