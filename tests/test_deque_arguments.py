@@ -401,10 +401,43 @@ def test_a_reader_that_changes_the_items_it_was_given_is_refused():
     assert _call_on_items(sum, (0,))(deque([1.0, 2.0])) == 3.0
 
 
-def test_forward_jacobian_asks_for_chunks_of_one():
-    f = lambda d, x: np.array([d[0] * x, d[-1] * d[0]])  # noqa: E731
-    with pytest.raises(NotImplementedError, match="chunk_size=1"):
-        yb.jacobian(f, argnums=(0, 1), mode="fwd")(deque([1.0, 2.0]), 0.5)
+def _read_ends(d, x):
+    return np.array([d[0] * x, d[-1] * d[0]])
+
+
+def _pushed_and_walked(d, x):
+    d.append(x * x)  # (maxlen 3: the first item drops out)
+    d.rotate(1)
+    total = 0.0
+    for v in d:
+        total = total + v * x
+    return np.array([total, d[0] * d[-1], d.pop() - d.popleft()])
+
+
+def _extended(d, x):
+    d.extend([x, 2.0 * x])
+    d.appendleft(d[1] * x)
+    return np.array([sum(d), max(d) * min(d)])
+
+
+@pytest.mark.parametrize("f", [_read_ends, _pushed_and_walked, _extended], ids=lambda f: f.__name__)
+def test_forward_jacobian_of_a_deque_argument(f):
+    """Batched forward mode slices a deque's tangent into one deque per direction (its maxlen
+    kept) and stacks them back; it asked for chunk_size=1 before."""
+    d, x = deque([1.0, 2.0, -0.5], maxlen=3), 0.7
+    before = T.structural_copy((d, x))
+    forward = yb.jacobian(f, argnums=(0, 1), mode="fwd")(d, x)
+    _unchanged(before, (d, x), "jacobian(mode='fwd')")
+    reverse = yb.jacobian(f, argnums=(0, 1), mode="rev")(d, x)
+    assert type(forward[0]) is deque and forward[0].maxlen == 3
+    for i in range(len(d)):
+        moved = [deque([v + (h if j == i else 0.0) for j, v in enumerate(d)], maxlen=3) for h in (1e-6, -1e-6)]
+        expected = (f(moved[0], x) - f(moved[1], x)) / 2e-6
+        np.testing.assert_allclose(forward[0][i], expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(reverse[0][i], expected, rtol=1e-5, atol=1e-6)
+    expected_x = (f(copy.deepcopy(d), x + 1e-6) - f(copy.deepcopy(d), x - 1e-6)) / 2e-6
+    np.testing.assert_allclose(forward[1], expected_x, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(reverse[1], expected_x, rtol=1e-5, atol=1e-6)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -384,6 +384,8 @@ _CONTAINER_FIRST = {operator.getitem, operator.setitem, operator.delitem, operat
 _OBJECT_FIRST = {getattr, setattr, delattr, object.__setattr__, object.__delattr__}
 #: containers whose items those operators reach by dict's or list's own C code (collections' dict
 #: subclasses too: d[k] += v on a defaultdict)
+#: the builtin containers whose methods move tangents (a deque's tangent is a deque)
+_MOVING_OWNERS = (list, dict, collections.deque)
 _ITEM_CONTAINERS = (list, tuple, dict, collections.defaultdict, collections.OrderedDict, collections.Counter)
 _NO_ARRAYS = {P.as_sequence, list, tuple, listed_reversed, enumerate, zip, dict}
 #: ``|``, ``&``, ``-``, ``^`` and their in-place forms: on two sets, the set rules move element tangents
@@ -408,7 +410,7 @@ def _moves_tangents(fn: Any, primals: list) -> bool:
     if fn in _ALWAYS:
         return True
     owner = getattr(fn, "__self__", getattr(fn, "__objclass__", None))
-    if isinstance(owner, (list, dict)) or owner is list or owner is dict:  # list.append, d.get, ...
+    if isinstance(owner, _MOVING_OWNERS) or any(owner is c for c in _MOVING_OWNERS):  # list.append, d.get, ...
         return fn.__name__ != "extend" or not any(isinstance(p, np.ndarray) for p in primals)
     if isinstance(owner, (set, frozenset)) or owner is set or owner is frozenset:  # s.add(v): tangents moved
         return not any(isinstance(p, np.ndarray) for p in primals)  # set(array) takes the array's elements

@@ -22,6 +22,7 @@ Nothing here is an approximation: the fallback gives exactly what the unbatched 
 """
 from __future__ import annotations
 
+import collections
 import random
 import types
 from typing import Any, Callable
@@ -35,9 +36,11 @@ from ..rules.core import FRULES, Dual, describe_callable
 from ..tangents import MutableTangent, NoTangent, Tangent
 from ..tangents import kinds as K
 from ..tangents import structural_copy
+from ..tangents.deques import tangent_deque
 
 _NUMBER_TYPES = (float, int, complex, bool)
-_CONTAINERS = (list, tuple, dict, Tangent, MutableTangent)
+_CONTAINERS = (list, tuple, dict, Tangent, MutableTangent, collections.deque)
+_SEQUENCES = (list, tuple, collections.deque)
 _DICT_VIEWS = {K.DICT_VALUES: dict.values, K.DICT_KEYS: dict.keys, K.DICT_ITEMS: dict.items}
 
 
@@ -128,8 +131,8 @@ def _has_batch(t: Any, p: Any, seen: set, arrays: list) -> bool:
 
 def _children(t: Any, p: Any) -> list[tuple[Any, Any]]:
     """``(child tangent, child primal or None)`` of a container tangent."""
-    if isinstance(t, (list, tuple)):
-        same = isinstance(p, (list, tuple)) and len(p) == len(t)
+    if isinstance(t, _SEQUENCES):
+        same = isinstance(p, _SEQUENCES) and len(p) == len(t)
         return [(c, p[i] if same else None) for i, c in enumerate(t)]
     if isinstance(t, dict):
         return [(c, p.get(k) if isinstance(p, dict) else None) for k, c in t.items()]
@@ -298,8 +301,8 @@ class _Slicer:
     def _make(self, t: Any, p: Any) -> list:
         if type(t) is np.ndarray:
             return self._array(t, p)
-        if type(t) is list:
-            shells: list = [[] for _ in range(self.k)]
+        if type(t) is list or type(t) is collections.deque:  # (a deque's tangent: a deque with its maxlen)
+            shells: list = [[] if type(t) is list else tangent_deque((), t) for _ in range(self.k)]
             self._note(t, shells)
             parts = [self.slices(c, cp) for c, cp in _children(t, p)]
             for j, shell in enumerate(shells):
@@ -399,6 +402,8 @@ class _Slicer:
             return self._leaf([zero if o is NoTangent else o for o in outs], primal)
         if type(first) is list:
             return [self.stack([o[i] for o in outs], memo) for i in range(len(first))]
+        if type(first) is collections.deque:
+            return tangent_deque([self.stack([o[i] for o in outs], memo) for i in range(len(first))], first)
         if isinstance(first, tuple):
             items = [self.stack([o[i] for o in outs], memo) for i in range(len(first))]
             return tuple(items) if type(first) is tuple else tuple.__new__(type(first), items)
@@ -444,7 +449,7 @@ class _Slicer:
 
 
 def _child_ids(container: Any) -> list:
-    if isinstance(container, list):
+    if isinstance(container, (list, collections.deque)):
         return [id(c) for c in container]
     if isinstance(container, dict):
         return [(k, id(c)) for k, c in container.items()]

@@ -39,6 +39,7 @@ from ...tangents import NoFData, NoRData, NoTangent
 from ...tangents.deques import tangent_deque
 from ..array_like import _ARRAY_OPERATORS as ARRAY_OPERATORS
 from ..array_like import _numpy_owned as numpy_owned
+from ..batched import _ALWAYS
 from ..core import CoDual, Dual, RuleArgumentError, frule_for, rrule_for
 from ..declare import ZERO_DERIVATIVE, nondifferentiable, nondifferentiable_methods
 from ..second_order import defined_as, linear
@@ -64,6 +65,9 @@ def deque_store(d: collections.deque, items: list) -> None:
     count_write(d)  # (the definitions count what CPython counts as a mutation)
     d.clear()
     d.extend(items)
+
+
+_ALWAYS.update((deque_items, deque_store))  # batched passes: they only move the items' tangents
 
 
 def _tangent_deque(fd: Any) -> Any:
