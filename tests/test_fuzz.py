@@ -50,7 +50,7 @@ FIXED = [
     ("iter(d.values()) kept while the dict is written (read the old values before b2a899b)",
      'def f(s):\n    d = {"a": s, "b": 2.0 * s}\n    it = iter(d.values())\n    d["b"] = s * s\n    return sum(it)\n', (0.7,)),
     ("seed 1007: a lambda named _f64, the 64th temporary, shadowed the float blocks' np.float64 (forward value 1.0 "
-     "where the plain call gives 124.44, UnboundLocalError in yb.hvp; frontend/normalise.py RESERVED_NAMES)",
+     "where the plain call gives 124.44, UnboundLocalError in yb.hvp; ir/generated_names.py RESERVED_NAMES)",
      _SEED_1007, (np.array([0.78291741, 0.4961405, 0.27834711]), -0.6470591391113176,
                   [0.709031902850765, 0.6325842486855582, -0.22496468266806577],
                   np.array([[-1.31980819, 0.51353762, 0.67662552], [-0.98786355, -1.15501436, 0.85971796],

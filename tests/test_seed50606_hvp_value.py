@@ -1,7 +1,7 @@
 """Fuzzer seed 50606 (at 4aebbd1's generator), shrunk by statement removal: (1) yb.hvp's value was
 248.27 where the plain call gives 16.35, (2) the same body crashed forward mode (UnboundLocalError:
 '_f64' in the generated JVP), both already at 380a339. The normal form named its 64th temporary,
-a hoisted lambda, ``_f64``: the float blocks' name for ``np.float64`` (frontend/normalise.py
+a hoisted lambda, ``_f64``: the float blocks' name for ``np.float64`` (ir/generated_names.py
 ``RESERVED_NAMES``). Checked now against the plain call and differences in every mode."""
 import copy
 import math

@@ -20,6 +20,7 @@ import types
 from typing import Any
 
 from ..ir import nodes as ir
+from ..ir.generated_names import reserved
 from ..ir import primitives as P
 from .census import Census
 from .closures import ClosureLowering, rebound_before_decorators
@@ -75,7 +76,7 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         self.counter = 0
         self.loops: list[_Loop] = []
         self.line = getattr(node, "lineno", code.co_firstlineno)
-        self.taken = set(found.all_names) | RESERVED_NAMES  # every name and parameter in the tree
+        self.taken = set(found.all_names)  # every name and parameter in the tree
         self.uses_return_flag = False
         self.user_names: dict[str, str] = renaming.user_names()  # a renamed variable -> the user's
         # ``nonlocal x`` here: x is a cell of an enclosing function, read and written through it
@@ -98,6 +99,8 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         while True:
             self.counter += 1
             name = f"_{hint}{self.counter}"
+            if reserved(name):  # generated code's own (ir/generated_names.py): a plain temporary
+                name = f"_t{self.counter}"
             if name not in self.taken:
                 self.locals.add(name)
                 return name
@@ -707,11 +710,6 @@ _LEAF_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass
 _NO_JUMPS: frozenset = frozenset()
 
 
-#: names the generated programs' namespaces bind to values of their own, which a temporary of the
-#: normal form (``_f64``: the 64th, a hoisted lambda) must not take: the float blocks call
-#: ``_f64`` as ``np.float64`` (transform/templates.py), and a lambda named so made it a local
-#: (fuzzer seeds 1007 and 50606: a wrong forward value, UnboundLocalError in yb.hvp)
-RESERVED_NAMES = frozenset({"_f64"})
 
 
 def normalise(fn: types.FunctionType) -> ir.Function:

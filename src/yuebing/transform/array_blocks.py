@@ -618,7 +618,7 @@ def _adjoints(kind: str, func: Any, ops: list, t: str, g: str, body: list,
         return [(a, g, False), (b, g, True)]
     if func is operator.mul:
         return [(a, times(b), False), (b, times(a), False)]
-    quotient = f"_q{t}"  # truediv: t = a / b
+    quotient = f"_q_{t}"  # truediv: t = a / b
     body.append(f"{quotient} = _szq({g}, {b})" if strong else f"{quotient} = {g} / {b}")
     return [(a, quotient, False), (b, f"_szp({quotient}, {t})" if strong else f"{quotient} * {t}", True)]
 

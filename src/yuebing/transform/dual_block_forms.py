@@ -62,18 +62,6 @@ class DualBlockForms(DualDeferred):
         self._undo_guarded("dual array block", "_DFASTAB", block, block.reverse(), out, indent)
         self.reverse_each(stmts, out, indent + 1)
 
-    def fresh(self, hint: str) -> str:
-        """A new local name that is none of the function's variables (the normaliser names some
-        ``_a3``, ``_b2``: a block's ``_b2`` would be the variable's) nor their prefix (``_b2`` of ``_b2_d``)."""
-        taken = self.__dict__.get("_taken_names")
-        if taken is None:
-            names = set(self.vars) | set(self.fn.global_names) | set(self.fn.params)
-            taken = self._taken_names = names | {v[:k] for v in names for k in range(1, len(v)) if v[k] == "_"}
-        name = super().fresh(hint)
-        while name in taken:
-            name = super().fresh(hint)
-        return name
-
 
 def drop_unread_global_parts(out: list, global_lines: dict) -> None:
     """A global's fdata, tangent and fdata tangent that no line of the forward pass reads

@@ -78,12 +78,7 @@ class ForwardGenerator(StatementDispatch, ConstantNames):
             suffix = "_" + suffix
         self.suffix = suffix
         ConstantNames.__init__(self)
-        self.counter = 0
         self.integers = integer_names(fn.body, [*fn.params, *fn.free_vars, *fn.global_names, *fn.cell_backed])
-
-    def fresh(self, hint: str) -> str:
-        self.counter += 1
-        return f"_{hint}{self.counter}"
 
     def _resolve(self, atom: ir.Atom) -> Any:
         """The value of a function atom known at generation (a constant, or a global path)."""
@@ -304,7 +299,7 @@ class ForwardGenerator(StatementDispatch, ConstantNames):
         self.emit(out, indent, f"try:  # line {s.line}", s.line)
         self.body(s.body, out, indent + 1)
         for h in s.handlers:
-            name = h.name or f"_error{h.line}"
+            name = h.name or self.fresh("error")
             self.emit(out, indent, f"except {h.types or 'BaseException'} as {name}:", h.line)
             self.emit(out, indent + 1, f"_caught(None, 0, {name}, True, {where!r})", h.line)  # ours raised again
             self.emit(out, indent + 1, f"{self.td(name)} = _NT", h.line)

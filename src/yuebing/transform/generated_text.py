@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir import nodes as ir
+from .variables import all_var_names
 
 LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
@@ -79,6 +80,28 @@ class ConstantNames:
     def __init__(self) -> None:
         self.constants: dict[str, Any] = {}
         self.constant_ids: dict[int, str] = {}
+        self.counter = 0  # of fresh names
+
+    def function_names(self) -> set[str]:
+        """The names of the function being transformed (``self.fn``: variables, parameters,
+        globals, free variables) and each one's prefixes ending before an ``_`` (``_b2`` of
+        ``_b2_d``): a fresh name or a constant must be none of them, or generated code would
+        overwrite the user's variable (or its derivative's ``_b2_d``)."""
+        taken = self.__dict__.get("_function_names")
+        if taken is None:
+            fn = self.fn  # type: ignore[attr-defined]
+            names = all_var_names(fn.body, set(fn.params)) | set(fn.global_names) | set(fn.free_vars)
+            taken = self._function_names = names | {v[:k] for v in names for k in range(1, len(v)) if v[k] == "_"}
+        return taken
+
+    def fresh(self, hint: str) -> str:
+        """A new local name ``_<hint><n>`` that is none of the function's names."""
+        taken = self.function_names()
+        while True:
+            self.counter += 1
+            name = f"_{hint}{self.counter}"
+            if name not in taken:
+                return name
 
     def const(self, value: Any) -> str:
         if is_literal(value):
@@ -88,7 +111,8 @@ class ConstantNames:
             base = "_" + "".join(c if c.isalnum() else "_" for c in ir.constant_name(value)[:60]).strip("_")
             name = base
             i = 1
-            while name in self.constants:
+            taken = self.function_names()
+            while name in self.constants or name in taken:
                 i += 1
                 name = f"{base}{i}"
             self.constants[name] = value

@@ -59,7 +59,6 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, StatementD
             | {f"_cellobj_{v}" for v in fn.cell_backed}
         self.names = _Names(used)
         ConstantNames.__init__(self)
-        self.counter = 0
         self.lines: list[str] = []
         self.line_map: dict[int, int] = {}
 
@@ -70,10 +69,6 @@ class ReverseGenerator(TryStatements, DirectCalls, DeferredFallbacks, StatementD
 
     def rd(self, name: str) -> str:
         return name + self.names.r
-
-    def fresh(self, hint: str) -> str:
-        self.counter += 1
-        return f"_{hint}{self.counter}"
 
     def fdata(self, a: ir.Atom) -> str:
         if isinstance(a, ir.Var):
