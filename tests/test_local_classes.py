@@ -304,9 +304,11 @@ def decorator_from_the_function(x):
 
 def test_a_method_default_computed_from_the_function_carries_its_derivative():
     """A method's default value is computed by the function, as a class value the method reads
-    (``local_classes._defaults_as_class_values``), also when it reads one (``k=scale``)."""
+    (``local_classes._defaults_as_class_values``), also when it reads one (``k=scale``); a
+    dataclass's default_factory is called by its ``__post_init__`` (more: test_dataclass_factories.py)."""
     check_all_modes(method_default_from_the_function, 0.7)
     check_all_modes(class_value_read_by_a_default, 0.7)
+    check_all_modes(field_with_a_default_factory_from_the_function, 0.7)
 
 
 def test_what_the_class_statement_reads_as_plain_values_is_refused_with_the_line():
@@ -318,9 +320,22 @@ def test_what_the_class_statement_reads_as_plain_values_is_refused_with_the_line
             run()
 
 
-def test_a_default_factory_is_refused_naming_it():
+def default_factory_of_a_subclass(x):
+    a = 2.0 * x
+
+    @dataclasses.dataclass
+    class Base:
+        n: int = 1
+
+    @dataclasses.dataclass
+    class Holder(Base):
+        w: list = dataclasses.field(default_factory=lambda: [a])
+    return Holder().w[0]
+
+
+def test_a_default_factory_of_a_subclass_without_post_init_is_refused_naming_it():
     with pytest.raises(UnsupportedSyntaxError, match=r"default_factory(.|\n)*test_local_classes.py"):
-        yb.grad(field_with_a_default_factory_from_the_function)(0.7)
+        yb.grad(default_factory_of_a_subclass)(0.7)
 
 
 def test_a_plain_call_is_unchanged():

@@ -47,6 +47,7 @@ class LocalClassLowering:
         ``class_captures`` (``closures._reassigned_captures`` keeps them in cells)."""
         ours = self.locals | set(self.free)
         node = copy.deepcopy(node)
+        _factories_in_post_init(node, ours)
         for statement in node.body:
             for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call) and _is_field_call(n)):
                 self._refuse_default_factory(call, ours, statement)
@@ -151,10 +152,12 @@ class LocalClassLowering:
         refused."""
         for keyword in call.keywords:
             if keyword.arg == "default_factory" and _all_names_read(keyword.value) & ours:
-                raise self.error("a dataclass field's default_factory reading the function's variables (the "
-                                 "dataclass calls it as plain Python)",
-                                 "give the field its value as an argument when the instance is made, or "
-                                 "use field(default=...)", statement)
+                raise self.error("a dataclass field's default_factory reading the function's variables, in a class "
+                                 "with bases or InitVar fields and no __post_init__ of its own, or whose frozen= "
+                                 "is computed (the dataclass calls it as plain Python)",
+                                 "define __post_init__(self) in the class (it then calls the factory), give the "
+                                 "field its value as an argument when the instance is made, or use "
+                                 "field(default=...)", statement)
 
     def _check_class_level_reads(self, node: ast.ClassDef, names: list, out: list) -> None:
         """What the class statement still reads of our variables when it runs (bases, decorators,
@@ -214,6 +217,57 @@ def _method_defaults(method: ast.stmt, names: set) -> list:
     docstring = method.body[:1] if ast.get_docstring(method, clean=False) is not None else []
     method.body = [*docstring, *located(checks, method), *method.body[len(docstring):]]
     return [*values, method]
+
+
+def _factories_in_post_init(node: ast.ClassDef, ours: set) -> None:
+    """A dataclass field's ``default_factory`` reading our variables, called by the class's
+    ``__post_init__`` (which the construction differentiates) instead of by the generated
+    ``__init__`` (which calls it as plain Python)::
+
+        w: list = field(default_factory=lambda: [a])     _yb_factory_w = lambda: [a]
+                                                   ->    w: list = field(default=MISSING)
+                                                         def __post_init__(self):
+                                                             if self.w.__class__ is str and self.w == MISSING:
+                                                                 self.w = __class__._yb_factory_w()
+
+    The factory is a class value (a lambda reading our variables through the cells its class
+    gets, as a method does), called once per instance that is given no value, after the fields
+    are set and before the class's own ``__post_init__`` body, as ``__init__`` would have called
+    it. Left as it is (and refused) for a class with bases or ``InitVar`` fields and no
+    ``__post_init__`` of its own, or whose ``frozen=`` is not a constant."""
+    fields = [(s, k) for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+              and isinstance(s.value, ast.Call) and _is_field_call(s.value)
+              for k in s.value.keywords if k.arg == "default_factory" and _all_names_read(k.value) & ours]
+    post_init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__post_init__"), None)
+    frozen = _frozen(node)
+    initvars = any(isinstance(s, ast.AnnAssign) and "InitVar" in ast.unparse(s.annotation) for s in node.body)
+    if not fields or frozen is None or post_init is None and (node.bases or node.keywords or initvars):
+        return
+    if post_init is None:
+        post_init = parse_source("def __post_init__(self):\n    pass").body[0]
+        node.body.append(located([post_init], node)[0])
+    first = [*post_init.args.posonlyargs, *post_init.args.args][0].arg
+    checks = []
+    for statement, keyword in fields:
+        name = statement.target.id
+        node.body.insert(node.body.index(statement), ast.copy_location(
+            ast.Assign([ast.Name(f"_yb_factory_{name}", ast.Store())], keyword.value), statement))
+        keyword.arg, keyword.value = "default", ast.Constant(MISSING)
+        made = f"__class__._yb_factory_{name}()"
+        write = f"object.__setattr__({first}, {name!r}, {made})" if frozen else f"{first}.{name} = {made}"
+        checks += parse_source(f"if {first}.{name}.__class__ is str and {first}.{name} == {MISSING!r}:\n"
+                               f"    {write}").body
+    docstring = post_init.body[:1] if ast.get_docstring(post_init, clean=False) is not None else []
+    post_init.body = [*docstring, *located(checks, post_init), *post_init.body[len(docstring):]]
+
+
+def _frozen(node: ast.ClassDef) -> bool | None:
+    """Whether the class's ``dataclass(...)`` decorator makes it frozen (None: not known)."""
+    for decorator in node.decorator_list:
+        for keyword in decorator.keywords if isinstance(decorator, ast.Call) else []:
+            if keyword.arg == "frozen":
+                return keyword.value.value if isinstance(keyword.value, ast.Constant) else None
+    return False
 
 
 def statement_value_name(statement: ast.stmt) -> str:
