@@ -161,6 +161,64 @@ def _function_forms(x):
             + np.ma.median(m[:-1]))  # an odd and an even number of unmasked entries
 
 
+def _both(x):
+    """Masked where not finite or negative."""
+    return np.ma.masked_less(np.ma.masked_invalid(x), 0.0)
+
+
+def _numpy_functions(x):
+    """NumPy's own reductions call the masked array's method (np.sum(m) is m.sum())."""
+    m = _both(x)
+    return (np.sum(m) + np.mean(m * 2.0) + np.max(m) - np.min(m) + np.var(m) + np.std(m, ddof=1)
+            + np.sum(np.prod(m.reshape(4, 2), axis=1)) + np.amax(m) * np.amin(m))
+
+
+def _numpy_ufuncs(x):
+    """np.sin(m): the ufunc on the data, masked (and filled) where an operand is masked or outside its domain."""
+    m = _both(x)
+    return (np.sin(m).sum() + np.sqrt(m).sum() + np.log(m - 0.5).sum() + np.add(m, x).sum()
+            + np.multiply(x, m).mean() + np.arctan2(m, 2.0).sum() + np.divide(1.0, m - 0.5).sum())
+
+
+def _products_and_cumulative(x):
+    m = _both(x)
+    return (m.prod() + np.prod(m) + np.ma.prod(m) + (m.cumsum() ** 2).sum() + np.cumsum(m).sum()
+            + m.cumprod().sum() + np.ma.cumsum(m * m).mean())
+
+
+def _shapes(x):
+    m = _both(x)
+    weights = np.arange(8.0).reshape(4, 2)
+    return ((m.reshape(2, 4).T * weights).sum() + m.reshape(4, 2).transpose().sum(axis=1).sum()
+            + np.transpose(m.reshape(2, 4)).max(axis=1).sum() + (np.ravel(m.reshape(2, 4)) * x).sum())
+
+
+def _medians_along_axes(x):
+    m = _both(x)
+    return (np.ma.median(m.reshape(2, 4), axis=0).sum() + np.ma.median(m.reshape(4, 2), axis=1).sum() * 2.0
+            + np.ma.median(m.reshape(2, 4), axis=-1).sum())
+
+
+def _anomalies(x):
+    m = _both(x)
+    return (np.ma.anom(m) ** 2).sum() + (m.reshape(2, 4).anom(axis=1) ** 2).sum() + np.ma.anomalies(m).max()
+
+
+def _loops(x):
+    total = 0.0
+    for v in _both(x):
+        total = total + (v * v if v is not np.ma.masked else 0.0)
+    rows = sum(w.sum() for w in _both(x).reshape(4, 2))  # rows of a 2-D masked array: masked arrays
+    items = sum(_both(x)[[0, 2, 6]])  # Python's sum of the items
+    return total + rows + items
+
+
+def _max_data_along_axis(x):
+    """A slice all masked: its maximum's data is NumPy's fill value, a constant (no derivative)."""
+    m = np.ma.masked_invalid(np.stack([x[:4], np.full(4, np.nan)], axis=1))
+    return np.sum(m.max(axis=0).data[:1] * 2.0) + np.sum(np.where(m.max(axis=1).mask, 0.0, m.max(axis=1).data))
+
+
 CASES = {
     "masked_invalid sum": (_invalid_sum, X, _finite),
     "masked_where mean": (_where_mean, X),
@@ -178,6 +236,14 @@ CASES = {
     "std and var along axes": (_axis_spread, X2),
     "max and min": (_normalised, X),
     "function forms": (_function_forms, X),
+    "NumPy's reductions": (_numpy_functions, X),
+    "NumPy's ufuncs": (_numpy_ufuncs, X),
+    "prod, cumsum, cumprod": (_products_and_cumulative, X),
+    "T, transpose, reshape, ravel": (_shapes, X),
+    "median along an axis": (_medians_along_axes, X),
+    "anom": (_anomalies, X),
+    "loops and sum": (_loops, X),
+    "max's data along an axis": (_max_data_along_axis, X, lambda x: np.r_[_finite(x[:4]), np.zeros(4, bool)]),
 }
 
 
@@ -248,13 +314,6 @@ def test_masked_array_argument():
     np.testing.assert_allclose(hv, (grad(m + 1e-5 * v) - grad(m - 1e-5 * v)) / 2e-5, rtol=1e-6)
 
 
-def _loop(x):
-    total = 0.0
-    for v in np.ma.masked_invalid(x):
-        total = total + v
-    return total
-
-
 def _written(x):
     m = np.ma.masked_invalid(x)
     m[0] = 5.0
@@ -268,17 +327,12 @@ def _added_in_place(x):
 
 
 REFUSED = {
-    "np.sum": lambda x: np.sum(np.ma.masked_invalid(x)),
-    "np.sin": lambda x: np.sin(np.ma.masked_invalid(x)).sum(),
     "np.where": lambda x: np.where(np.ma.masked_invalid(x) > 0, x, 0.0).sum(),
     "np.concatenate of a list": lambda x: np.concatenate([np.ma.masked_invalid(x), x]).sum(),
-    "builtin sum": lambda x: sum(np.ma.masked_invalid(x)),
-    "prod": lambda x: np.ma.masked_invalid(x).prod(),
-    "np.ma.cumsum": lambda x: np.ma.cumsum(np.ma.masked_invalid(x)).sum(),
-    "reshape": lambda x: np.ma.masked_invalid(x).reshape(1, 3).sum(),
-    "T": lambda x: np.ma.masked_invalid(x).T.sum(),
-    "median along an axis": lambda x: np.ma.median(np.ma.masked_invalid(x), axis=0),
-    "loop": _loop,
+    "np.sum with a float initial=": lambda x: np.sum(np.ma.masked_invalid(x), initial=x[0]),
+    "np.cumsum with out=": lambda x: np.cumsum(np.ma.masked_invalid(x), out=np.zeros(3)).sum(),
+    "np.sin with out=": lambda x: np.sin(np.ma.masked_invalid(x), out=np.zeros(3)).sum(),
+    "np.diff": lambda x: np.diff(np.ma.masked_invalid(x)).sum(),
     "setitem": _written,
     "in-place add": _added_in_place,
 }
@@ -294,6 +348,8 @@ def test_uncovered_forms_refuse(name):
         yb.jvp(f, (x,), (np.ones(3),))
     with pytest.raises(RuleArgumentError, match="masked"):
         yb.hvp(f, (x,), (np.ones(3),))
+    with pytest.raises(RuleArgumentError, match="masked"):
+        yb.hvp(lambda x: np.sum(yb.grad(f)(x)), (x,), (np.ones(3),))
 
 
 def test_the_refusal_advice_works_as_printed():
@@ -302,18 +358,57 @@ def test_the_refusal_advice_works_as_printed():
 
 
 def test_composed_transforms_agree_with_hvp():
-    """yb.jvp of yb.grad and yb.grad of yb.jvp give what yb.hvp gives; third order is refused by name."""
+    """yb.jvp of yb.grad and yb.grad of yb.jvp give what yb.hvp gives."""
     x, v = X.copy(), np.where(_live(X), np.linspace(0.5, 1.5, X.size), 0.0)
     _, _, (expected,) = yb.hvp(_sqrt_log, (x,), (v,))
     np.testing.assert_allclose(yb.jvp(yb.grad(_sqrt_log), (x,), (v,))[1], expected, rtol=1e-10)
     np.testing.assert_allclose(yb.grad(lambda x: yb.jvp(_sqrt_log, (x,), (v,))[1])(x), expected, rtol=1e-10)
 
-    def squared_gradient(x):
-        g = yb.grad(_sqrt_log)(x)
-        return np.sum(g * g)
 
-    with pytest.raises(RuleArgumentError, match="third derivatives .* masked arrays"):
-        yb.hvp(squared_gradient, (x,), (v,))
+def check_masked_third_order(f, x, live=_live, masked_zero=True):
+    """Third derivatives: yb.hvp of ``F(x) = <u, grad f(x)>`` against central differences of
+    ``F``'s gradient (reverse over reverse), along directions moving only the live entries."""
+    live = live(x)
+    rng = np.random.default_rng(1)
+    u, v = (np.where(live, rng.standard_normal(x.shape), 0.0) for _ in range(2))
+
+    def F(x):
+        return np.sum(yb.grad(f)(x) * u)
+
+    value, (gradient,), (product,) = yb.hvp(F, (x,), (v,))
+    reverse_over_reverse = yb.grad(F)
+    np.testing.assert_allclose(value, F(x), rtol=1e-12)
+    np.testing.assert_allclose(gradient, reverse_over_reverse(x), rtol=1e-8, atol=1e-10)
+    expected = (reverse_over_reverse(x + 1e-5 * v) - reverse_over_reverse(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(product, expected, rtol=1e-4, atol=1e-6)
+    assert np.all(np.isfinite(product)), product
+    if masked_zero:
+        assert np.all(product[~live] == 0.0), product
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_third_order(name):
+    f, x, *live = CASES[name]
+    check_masked_third_order(f, x.copy(), *live)
+
+
+def test_third_order_follows_data_under_the_mask():
+    """``m.data`` reads the masked entries: their third derivatives are followed too."""
+    def f(x):
+        m = np.ma.masked_less(x, 0.0)
+        return np.sum(np.sin(m.data) * m.data ** 2) + (m * m * m).sum()
+
+    check_masked_third_order(f, np.array([1.0, 2.0, -3.0, 0.5]), lambda x: np.ones(x.shape, bool), masked_zero=False)
+
+
+def test_third_order_of_a_masked_argument():
+    """A masked array passed to the function under yb.grad (its tangent a plain array)."""
+    m = np.ma.array([1.0, 2.0, 3.0, 0.5], mask=[False, True, False, False])
+
+    def f(x):
+        return np.ma.sqrt(np.ma.masked_array(x, mask=m.mask) * m).sum() + (m * x).max()
+
+    check_masked_third_order(f, np.array([0.7, 1.3, 2.2, 0.4]), lambda x: ~m.mask)
 
 
 def test_masked_output_jacobians_follow_the_data():

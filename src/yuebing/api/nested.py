@@ -29,6 +29,7 @@ from ..transform.plain_forward import TANGENT_KEYWORD, jvp_call
 from ..transform.third_order import FOLLOWED_CALLS, _Composition, _constant, _function, _zero_tangent_of
 from ..transform import plain_cached_calls, plain_generators, plain_keys, plain_objects, plain_partials, plain_sets  # noqa: F401 - hooks
 from ..transform import third_order_partials  # noqa: F401 - hook of third order: partials made outside
+from ..transform import third_order_masked  # noqa: F401 - hook of third order: numpy.ma methods
 from .common import normalise_argnums, scalar_seed, split_aux
 from .composed_second_order import captured_tangents, captures_derivatives, closure_refusal
 from .implicit_stationary import _user_call

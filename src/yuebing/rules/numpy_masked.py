@@ -31,7 +31,7 @@ from ..tangents.masked import SEEN as MASKED_SEEN
 from .cases import Case, randn, randpos
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .declare import ZERO_DERIVATIVE, nondifferentiable
-from .second_order import SecondOrder, declare, defined_as
+from .second_order import SecondOrder, declare, defined_as, jvp_defined_by
 
 MaskedArray = np.ma.MaskedArray
 
@@ -131,6 +131,21 @@ register_rrule(_as_masked, _as_masked_rrule)
 register_frule(_as_masked, _as_masked_frule)
 declare((_as_masked,), SecondOrder("special", rule=_view_second_order(_as_masked)))
 nondifferentiable(_like)
+
+
+def _data_jvp(m: Any, m_t: Any) -> tuple:
+    """Third order (``jvp_defined_by``): the data and its tangent, the masked array's own (a plain array)."""
+    return _data(m), m_t
+
+
+def _as_masked_jvp(data: Any, data_t: Any, like: Any, like_t: Any) -> tuple:
+    """Third order: the masked array and its tangent, the data's (never a masked array)."""
+    return _as_masked(data, like), data_t
+
+
+jvp_defined_by(_data, _data_jvp)
+jvp_defined_by(_GET_DATA, _data_jvp)
+jvp_defined_by(_as_masked, _as_masked_jvp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -270,15 +285,31 @@ def _extreme(method: Callable, reduce: Callable, fill_of: Callable) -> Callable:
 def _masked_median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
                    keepdims: bool = False) -> Any:
     """np.ma.median of all the unmasked entries (``axis=None``): ``np.median`` of them, its
-    convention at ties (the two middle values share the derivative)."""
-    if axis is not None or out is not None or keepdims:
-        raise RuleArgumentError("numpy.ma.median: yuebing differentiates the median of all the unmasked entries "
-                                "(axis=None, no out= or keepdims=); along an axis, take np.median of each "
-                                "row's m[i].compressed()")
+    convention at ties (the two middle values share the derivative); along an axis, ``_median_along``."""
+    if out is not None or keepdims:
+        raise RuleArgumentError("numpy.ma.median: yuebing does not differentiate out= or keepdims=; assign the "
+                                "result, and index it with None to keep the axis")
+    if axis is not None:
+        return _median_along(a, axis)
     like = _like(np.ma.median, a)
     if like.masked:
         return np.ma.masked
     return _finish(np.median(_compressed(a)), like)
+
+
+def _median_along(a: Any, axis: int) -> Any:
+    """``np.ma.median(m, axis=k)``: per slice, the middle of its unmasked entries in sorted order
+    (the mean of the two middle ones for an even count); a slice all masked is masked."""
+    like = _like(np.ma.median, a, axis)
+    mask = np.ma.getmaskarray(a)
+    ordered = np.sort(np.where(mask, np.inf, _data_of(a)), axis=axis)  # masked entries last
+    count = np.sum(~mask, axis=axis, keepdims=True)
+    low = np.take_along_axis(ordered, np.maximum(count - 1, 0) // 2, axis=axis)
+    high = np.take_along_axis(ordered, count // 2, axis=axis) if ordered.shape[axis] > 0 else low
+    middle = np.squeeze((low + high) * 0.5, axis=axis)
+    if like.scalar or like.masked:
+        return _finish(middle, like)
+    return _finish(np.where(like.mask, np.ma.getdata(like.value), middle), like)
 
 
 def _masked_power(a: Any, b: Any, third: Any = None) -> Any:
@@ -437,7 +468,7 @@ nondifferentiable(MaskedArray.mask.fget, MaskedArray.fill_value.fget, MaskedArra
                   MaskedArray.__gt__, MaskedArray.__ge__)
 
 #: what may receive a masked array: the definitions above, their primitives, and functions of zero derivative
-_AWARE = frozenset({*DEFINITIONS, _data, _GET_DATA, _as_masked})
+AWARE = {*DEFINITIONS, _data, _GET_DATA, _as_masked}  # (numpy_masked_forms.py adds its own)
 
 
 # --------------------------------------------------------------------------------------------
@@ -466,7 +497,7 @@ def refuse_masked_arguments(fn: Any, args: tuple, kwargs: dict, primal_of: Calla
     direct = any(isinstance(v, MaskedArray) for v in values)
     if not direct and not any(type(v) in _SEQUENCES and any(isinstance(e, MaskedArray) for e in v) for v in values):
         return
-    if _aware(fn) or direct and _moves_values(fn) or not direct and not _numerical(fn):
+    if _aware(fn) or direct and _moves_values(fn) or not direct and not _numerical(fn) or _passes_on(fn):
         return
     if fn is getattr and len(values) >= 2 and _plain_attribute(values[0], values[1]):
         return
@@ -476,15 +507,46 @@ def refuse_masked_arguments(fn: Any, args: tuple, kwargs: dict, primal_of: Calla
     elif getattr(fn, "__name__", "") == "as_sequence":
         what = "a loop over (or the unpacking of) a masked array"
     elif (getattr(fn, "__module__", None) or "").startswith("yuebing"):
-        raise RuleArgumentError(f"third derivatives (yb.hvp/yb.hessian of a function calling yb.grad) of code using "
-                                f"numpy.ma masked arrays are not supported yet ({what}); take the masked array's "
-                                "data and mask as plain arrays there: np.where(mask, 0.0, data)")
+        raise RuleArgumentError(f"yuebing's {what} received a numpy.ma masked array, which it does not follow yet; "
+                                "take the masked array's data and mask as plain arrays there: "
+                                "np.where(m.mask, 0.0, m.data)")
     raise RuleArgumentError(f"{what}: {MASKED_ARRAYS}")
+
+
+#: where NumPy's own functions send a masked argument (``numpy_masked_forms.py`` adds its finder)
+FORM_FINDERS: list[Callable[[Any, list, dict], Any]] = []
+
+
+def masked_form(fn: Any, args: tuple, kwargs: dict, primal_of: Callable[[Any], Any]) -> Callable | None:
+    """The definition a call of a registered rule reaches instead when a masked array is among its
+    positional arguments, as NumPy dispatches it (``np.sum(m)`` is ``m.sum()``), or None."""
+    if not MASKED_SEEN[0] or not any(isinstance(primal_of(a), MaskedArray) for a in args) or _aware(fn):
+        return None
+    values = [primal_of(a) for a in args]
+    for find in FORM_FINDERS:
+        found = find(fn, values, kwargs)
+        if found is not None:
+            return found
+    return None
+
+
+def _passes_on(fn: Any) -> bool:
+    """yuebing's helpers in the plain forward programs of third order that take a masked array as
+    a value: ``jvp_call(f, f_t, ...)``, which calls ``f`` through the rules (each checked here in
+    turn), the readers of globals and tangents (``np.ma.masked`` read, a masked global's tangent),
+    and ``plain_data``, a generator expression's question whether its values are plain data."""
+    return (getattr(fn, "__module__", None), getattr(fn, "__name__", None)) in _PASSING_ON
+
+
+_PASSING_ON = frozenset({("yuebing.transform.plain_forward", "jvp_call"), ("yuebing.ir.primitives", "plain_data"),
+                         *(("yuebing.transform.globals_and_cells", name) for name in ("read_only", "global_value")),
+                         *(("yuebing.transform.forward_runtime", name)
+                           for name in ("global_tangent", "zero_tangent_of", "cell_tangent"))})
 
 
 def _aware(fn: Any) -> bool:
     try:
-        return fn in _AWARE or fn in ZERO_DERIVATIVE
+        return fn in AWARE or fn in ZERO_DERIVATIVE
     except TypeError:  # an unhashable callable
         return False
 

@@ -29,7 +29,7 @@ from ..rules.containers.deque_arguments import method_on_items, plain_deque_call
 from ..rules.core import CoDual, Dual, RuleArgumentError, describe_callable
 from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
-from ..rules.numpy_masked import refuse_masked_arguments
+from ..rules.numpy_masked import masked_form, refuse_masked_arguments
 from ..rules.exception_data import as_class_call
 from ..tangents.kinds import MASKED_ARRAYS
 
@@ -445,6 +445,9 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
             return dispatch(mode, mode.constant(listing), listing, args, kwargs)
     rule = mode.lookup(fn)
     if rule is not None:
+        on_masked = masked_form(fn, args, kwargs, _primal_of_value)
+        if on_masked is not None:  # np.sum(m), np.sin(m), for v in m: what NumPy runs (rules/numpy_masked_forms.py)
+            return dispatch(mode, mode.constant(on_masked), on_masked, args, kwargs)
         refuse_masked_arguments(fn, args, kwargs, _primal_of_value)  # a rule that would ignore a mask (rules/numpy_masked.py)
         return mode.run_rule(rule, f, args, kwargs)
     dispatcher = _dispatcher_of(fn)
