@@ -23,7 +23,8 @@ the pullback together: 10.6 -> 6.8 times the factorisation (same process).
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+import types
+from typing import Any
 
 import numpy as np
 
@@ -31,78 +32,118 @@ import numpy as np
 # First order
 # --------------------------------------------------------------------------------------------
 
-_DENSE_CHOLESKY_VJP_SIZE = 64  # at most this order, one dense formula; above, split in two
+# This OpenBLAS's triangular solves run at a seventh of its matrix products' speed at these
+# orders (order 64, one thread: dtrsm 24 us, 11 GFlop/s; dgemm 7 us, 77 GFlop/s), and LAPACK's
+# triangular inverse (dtrtri, 14 us) serves several products: both recursions solve by
+# multiplying with inverses, each leaf inverting its diagonal block.
+
+_CHOLESKY_VJP_LEAF = 64  # at most this order, one dense formula; above, split in two
 
 
-def _real_blas_dtrsm(low: np.ndarray, other: Any) -> Callable | None:
-    """BLAS's ``dtrsm`` when the factor ``low`` and ``other`` (a cotangent or a tangent) are real
-    float64 matrices of one shape, the kernels' case; None otherwise (or without SciPy)."""
-    if not (low.ndim == 2 and low.dtype == np.float64 and isinstance(other, np.ndarray)
-            and other.dtype == np.float64 and other.shape == low.shape):
-        return None
+def _real_blas_applies(low: np.ndarray, other: Any) -> bool:
+    """Whether the factor ``low`` and ``other`` (a cotangent or a tangent) are real float64
+    matrices of one shape, the kernels' case, and SciPy's BLAS is there."""
+    return low.ndim == 2 and low.dtype == np.float64 and isinstance(other, np.ndarray) \
+        and other.dtype == np.float64 and other.shape == low.shape and _blas() is not None
+
+
+@functools.lru_cache(maxsize=1)
+def _blas() -> Any:
+    """SciPy's BLAS and LAPACK kernels the recursions call (found once: each call of the
+    recursions' many small steps would otherwise pay an import statement), None without SciPy."""
     try:
-        from scipy.linalg.blas import dtrsm
+        from scipy.linalg.blas import dgemm, dsymm, dsyr2k, dtrmm
+        from scipy.linalg.lapack import dtrtri
     except ImportError:
         return None
-    return dtrsm
+    return types.SimpleNamespace(dgemm=dgemm, dsymm=dsymm, dsyr2k=dsyr2k, dtrmm=dtrmm, dtrtri=dtrtri)
 
 
 def real_cholesky_vjp(low: np.ndarray, g: Any) -> np.ndarray | None:
     """``lower_cholesky_cotangent`` for one real float64 matrix by BLAS kernels, None if it does
-    not apply: ``_dense_cholesky_vjp`` up to order 64, ``_split_cholesky_vjp`` above."""
-    dtrsm = _real_blas_dtrsm(low, g)
-    return None if dtrsm is None else _split_cholesky_vjp(low, g, dtrsm)
+    not apply: ``_leaf_cholesky_vjp`` up to order 64, ``_split_cholesky_vjp`` above."""
+    return _split_cholesky_vjp(low, g, None) if _real_blas_applies(low, g) else None
 
 
-def _split_cholesky_vjp(low: np.ndarray, g: np.ndarray, dtrsm: Callable) -> np.ndarray:
+def _split_cholesky_vjp(low: np.ndarray, g: np.ndarray, inverse: np.ndarray | None) -> np.ndarray:
     """The cotangent of ``a``'s lower triangle by the Cholesky factorisation's own 2x2 block
     recursion run backwards (Murray, "Differentiation of the Cholesky decomposition", 2016):
     ``L11 = chol(A11)``, ``L21 = A21 L11^-T``, ``L22 = chol(A22 - L21 L21^T)``, so, from the last
     step to the first, ``A22' = vjp(L22, G22)``, ``G21 -= (A22' + A22'^T) L21``,
     ``A21' = G21 L11^-1``, ``G11 -= A21'^T L21``, ``A11' = vjp(L11, G11)``. About n^3 flops where
-    the dense formula takes 3 n^3: measured 2x faster at n = 128, 3.6x at n = 512."""
+    the dense formula takes 3 n^3. ``inverse``: ``L^-1`` when the caller has it (the diagonal
+    blocks of ``L^-1`` are the inverses of ``L``'s), None otherwise. The solve is a product with
+    ``L11^-1``, formed before ``L11``'s own step, which reuses it. Measured at n = 128 (one
+    thread, CPU time, medians, interleaved) against the same recursion solving by ``dtrsm``:
+    198 -> 157 us (the factorisation: 109 us); n = 200: 469 -> 354."""
     n = low.shape[0]
-    if n <= _DENSE_CHOLESKY_VJP_SIZE:
-        return _dense_cholesky_vjp(low, g)
+    if n <= _CHOLESKY_VJP_LEAF:
+        return _leaf_cholesky_vjp(low, g, inverse)
+    # (each block is written into ``out`` and read back from there, and ``L11^-1`` formed once
+    # ``A22'`` is done: the peak memory stays that of the dtrsm recursion's)
     k = n // 2
-    l11, l21 = low[:k, :k], low[k:, :k]
+    l21 = low[k:, :k]
     out = np.empty((n, n))
     out[:k, k:] = 0.0
-    a22_bar = out[k:, k:] = _split_cholesky_vjp(low[k:, k:], g[k:, k:], dtrsm)
-    g21 = g[k:, :k] - (a22_bar + a22_bar.T) @ l21
-    a21_bar = out[k:, :k] = dtrsm(1.0, l11.T, g21.T, lower=0).T  # L11^T X^T = G21^T
-    out[:k, :k] = _split_cholesky_vjp(l11, g[:k, :k] - a21_bar.T @ l21, dtrsm)
+    out[k:, k:] = _split_cholesky_vjp(low[k:, k:], g[k:, k:], None if inverse is None else inverse[k:, k:])
+    a22_bar = out[k:, k:]
+    inv11 = _lower_inverse(low[:k, :k]) if inverse is None else inverse[:k, :k]
+    out[k:, :k] = (g[k:, :k] - (a22_bar + a22_bar.T) @ l21) @ inv11  # A21' L11 = G21
+    out[:k, :k] = _split_cholesky_vjp(low[:k, :k], g[:k, :k] - out[k:, :k].T @ l21, inv11)
     return out
 
 
-def _dense_cholesky_vjp(low: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """``lower_cholesky_cotangent`` for one real float64 matrix with BLAS triangular kernels:
-    ``S = L^-T Phi(L^T G) L^-1`` as a triangular product and two triangular solves (3 n^3 flops
-    instead of 6 n^3 for an explicit inverse and three dense products), returned as
-    ``tril(S + S^T)`` with ``S``'s own diagonal.
+def _leaf_cholesky_vjp(low: np.ndarray, g: np.ndarray, inverse: np.ndarray | None) -> np.ndarray:
+    """``S = L^-T Phi(L^T G) L^-1`` by three matrix products (``L^-1`` given, or LAPACK's
+    triangular inverse), returned as ``tril(S + S^T)`` with ``S``'s own diagonal. Only ``G``'s
+    lower triangle acts: ``Phi`` keeps the lower triangle of ``L^T G``, which reads no other."""
+    if inverse is None:
+        inverse = _leaf_lower_inverse(low)
+    weights = _halved_upper(low.shape[0]).T  # C-ordered: ones below the diagonal, 0.5 on it
+    s = low.T @ g
+    np.multiply(s, weights, out=s)  # Phi(L^T G)
+    s = inverse.T @ s  # (one name: each product frees the one before)
+    s = s @ inverse
+    out = s + s.T
+    return np.multiply(out, weights, out=out)  # tril(S + S^T), S's diagonal
 
-    BLAS wants Fortran order, and ``L.T`` and ``G.T`` are Fortran views of C-ordered ``L`` and
-    ``G``, so the work is done on transposes (no copies): ``M^T = G^T L``, then
-    ``Phi(M)^T = M^T * W`` (``W`` upper triangular with 0.5 on its diagonal), ``X^T`` from
-    ``L^T X^T = Phi^T`` and ``S^T`` from ``S^T L = X^T``."""
-    from scipy.linalg.blas import dtrmm, dtrsm  # there: real_cholesky_vjp checked
-    up = low.T  # the upper factor U = L^T
-    weights = _halved_upper(low.shape[0])
-    m_t = dtrmm(1.0, up, g.T, side=1, lower=0, trans_a=1)  # G^T U^T = G^T L
-    np.multiply(m_t, weights, out=m_t)  # Phi(L^T G)^T
-    x_t = dtrsm(1.0, up, m_t, lower=0, overwrite_b=1)  # U X^T = Phi^T
-    s_t = dtrsm(1.0, up, x_t, side=1, lower=0, trans_a=1, overwrite_b=1)  # S^T U^T = X^T
-    out = s_t.T + s_t
-    np.multiply(out, weights.T, out=out)  # tril(S + S^T), S's diagonal
-    return out
+
+def _lower_inverse(low: np.ndarray) -> np.ndarray:
+    """``L^-1`` of a lower factor by the same recursion: the halves' inverses (LAPACK's ``dtrtri``
+    up to order 64) joined, ``[[L11^-1, 0], [-L22^-1 L21 L11^-1, L22^-1]]``."""
+    n = low.shape[0]
+    if n <= _CHOLESKY_VJP_LEAF:
+        return _leaf_lower_inverse(low)
+    k = n // 2
+    inv11, inv22 = _lower_inverse(low[:k, :k]), _lower_inverse(low[k:, k:])
+    return _joined_inverse(inv11, inv22, low[k:, :k])
+
+
+def _joined_inverse(inv11: np.ndarray, inv22: np.ndarray, l21: np.ndarray) -> np.ndarray:
+    """The inverse of ``[[L11, 0], [L21, L22]]`` from the inverses of its diagonal blocks."""
+    k, n = inv11.shape[0], inv11.shape[0] + inv22.shape[0]
+    inverse = np.empty((n, n))
+    inverse[:k, k:] = 0.0
+    inverse[:k, :k] = inv11
+    inverse[k:, k:] = inv22
+    inverse[k:, :k] = -((inv22 @ l21) @ inv11)
+    return inverse
+
+
+def _leaf_lower_inverse(low: np.ndarray) -> np.ndarray:
+    """LAPACK's inverse of a lower factor, C-ordered (the transpose of ``dtrtri``'s result on the
+    Fortran view ``low.T``, the upper factor), exactly zero above the diagonal as ``low`` is."""
+    inverse_t, info = _blas().dtrtri(low.T, lower=0)
+    if info != 0:  # a singular factor: cholesky raised before this could run
+        raise np.linalg.LinAlgError("singular Cholesky factor")
+    return inverse_t.T
 
 
 def real_cholesky_jvp(low: np.ndarray, da: Any) -> np.ndarray | None:
     """The tangent of the lower Cholesky factor ``L`` of one real float64 matrix along the
     symmetric ``H`` whose lower triangle ``da`` holds (the triangle LAPACK read; the other one is
     never read) by BLAS kernels (``_split_cholesky_jvp``), None if it does not apply."""
-    dtrsm = _real_blas_dtrsm(low, da)
-    return None if dtrsm is None else _split_cholesky_jvp(low, da, False)[0]
+    return _split_cholesky_jvp(low, da, False)[0] if _real_blas_applies(low, da) else None
 
 
 def cholesky_tangent_and_inverse(low: np.ndarray, da: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -112,8 +153,8 @@ def cholesky_tangent_and_inverse(low: np.ndarray, da: np.ndarray) -> tuple[np.nd
     return _split_cholesky_jvp(low, da, True)
 
 
-_CHOLESKY_JVP_LEAF = 32  # measured at n = 128 (same process, interleaved): leaves of 32 take 0.96
-#                          of the time of leaves of 64, 0.7 of leaves of 16
+_CHOLESKY_JVP_LEAF = 64  # measured at n = 40 to 256 (one thread, CPU time, interleaved): leaves of 48
+#                          and 64 take 0.7 to 1 of the time of leaves of 32 (128: 0.96)
 
 
 def _split_cholesky_jvp(low: np.ndarray, h: np.ndarray, need_inverse: bool) -> tuple:
@@ -124,58 +165,45 @@ def _split_cholesky_jvp(low: np.ndarray, h: np.ndarray, need_inverse: bool) -> t
     ``L21 = A21 L11^-T``, ``L22 = chol(A22 - L21 L21^T)``, so ``dL11 = jvp(L11, H11)``,
     ``dL21 = (H21 - L21 dL11^T) L11^-T`` and ``dL22 = jvp(L22, H22 - dL21 L21^T - L21 dL21^T)``.
 
-    This OpenBLAS's triangular solves run at a fifth of its matrix products' speed at these
-    orders (dtrsm 10 GFlop/s at 64, dgemm 57), so every solve is a product with an inverse the
-    recursion forms anyway: each leaf inverts its diagonal block (LAPACK's ``dtrtri``), and
-    ``L11^-1`` is the first half's. Each level costs three products of order n / 2 (and two
-    more to join the halves' inverses, ``L^-1 = [[L11^-1, 0], [-L22^-1 L21 L11^-1, L22^-1]]``,
-    where the caller wants it: the first half always). Measured at n = 128 against the
-    triangular solves' recursion with dense leaves of 64: 268 -> 223 us (the factorisation
-    itself: 131 us). Only the lower triangle of ``h`` is read."""
+    The work is on Fortran views (BLAS's order): ``dL21^T = L11^-1 (H21^T - dL11 L21^T)`` by two
+    triangular products (``dL11`` and ``L11^-1`` are triangular), the lower triangle of ``H22``'s
+    update by one symmetric rank-2k update (``dsyr2k``), and ``L11^-1`` is the first half's,
+    formed by its leaves; where the caller wants ``L^-1`` the halves' inverses are joined (two
+    products more). Only the lower triangle of ``h`` is read. Measured at n = 128 (one thread,
+    CPU time, medians, interleaved) against products by NumPy with a symmetrised copy at each
+    leaf of 32: 189 -> 150 us (the factorisation: 109 us); n = 200: 523 -> 369."""
     n = low.shape[0]
     if n <= _CHOLESKY_JVP_LEAF:
         return _leaf_cholesky_jvp(low, h)
+    blas = _blas()
     k = n // 2
-    l21 = low[k:, :k]
+    l21_t = np.asfortranarray(low[k:, :k].T)  # L21^T, copied once for two BLAS calls
     d11, inv11 = _split_cholesky_jvp(low[:k, :k], h[:k, :k], True)
     out = np.empty((n, n))
     out[:k, k:] = 0.0
     out[:k, :k] = d11
-    d21 = out[k:, :k] = (h[k:, :k] - l21 @ d11.T) @ inv11.T
-    cross = d21 @ l21.T
-    h22 = h[k:, k:] - cross
-    h22 -= cross.T
-    out[k:, k:], inv22 = _split_cholesky_jvp(low[k:, k:], h22, need_inverse)
-    if not need_inverse:
-        return out, None
-    inverse = np.empty((n, n))
-    inverse[:k, k:] = 0.0
-    inverse[:k, :k] = inv11
-    inverse[k:, k:] = inv22
-    inverse[k:, :k] = -((inv22 @ l21) @ inv11)
-    return out, inverse
+    t_t = blas.dgemm(-1.0, d11.T, l21_t, beta=1.0, c=h[k:, :k].T, trans_a=1)  # H21^T - dL11 L21^T
+    d21_t = blas.dtrmm(1.0, inv11.T, t_t, lower=0, trans_a=1, overwrite_b=1)  # dL21^T = L11^-1 (...)
+    out[k:, :k] = d21_t.T
+    h22_t = blas.dsyr2k(-1.0, d21_t, l21_t, beta=1.0, c=h[k:, k:].T, trans=1, lower=0)  # upper: H22's update
+    out[k:, k:], inv22 = _split_cholesky_jvp(low[k:, k:], h22_t.T, need_inverse)
+    return out, (_joined_inverse(inv11, inv22, low[k:, :k]) if need_inverse else None)
 
 
 def _leaf_cholesky_jvp(low: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(L Phi(L^-1 H L^-T), L^-1)`` for a small lower factor ``L`` and the symmetric ``H``
-    whose lower triangle ``h`` holds: LAPACK's triangular inverse, two products for ``X``, and
-    ``dL = L Phi(X)`` by BLAS's triangular product on the Fortran views (``(L Phi)^T = Phi^T U``)."""
-    from scipy.linalg.blas import dtrmm  # there: real_cholesky_jvp checked
-    from scipy.linalg.lapack import dtrtri
-
-    inverse_t, info = dtrtri(low.T, lower=0)  # U^-1 (Fortran), the transpose of C-ordered L^-1
-    if info != 0:  # a singular factor: cholesky raised before this could run
-        raise np.linalg.LinAlgError("singular Cholesky factor")
-    inverse = inverse_t.T
-    x = (inverse @ _symmetric_from_lower(h)) @ inverse_t
-    np.multiply(x, _halved_upper(low.shape[0]).T, out=x)  # Phi(X): lower triangle, half diagonal
-    return dtrmm(1.0, low.T, x.T, side=1, lower=0).T, inverse
-
-
-def _symmetric_from_lower(h: np.ndarray) -> np.ndarray:
-    """The real symmetric matrix whose lower triangle is ``h``'s (a new C-ordered array)."""
-    low = np.multiply(h, _halved_upper(h.shape[0]).T, order="C")  # tril(h) with a halved diagonal
-    return low + low.T
+    """``(L Phi(X), L^-1)`` with ``X = L^-1 H L^-T`` for a small lower factor ``L`` and the
+    symmetric ``H`` whose lower triangle ``h`` holds, on Fortran views: LAPACK's triangular
+    inverse, ``H L^-T`` by BLAS's symmetric product (it reads the one triangle: no symmetrised
+    copy), then two triangular products; ``X`` is symmetric, so ``Phi(X)^T`` is its upper
+    triangle and ``dL^T = Phi(X)^T L^T``."""
+    blas = _blas()
+    inverse = _leaf_lower_inverse(low)
+    inverse_t = inverse.T  # Fortran: L^-T, upper
+    w = blas.dsymm(1.0, h.T, inverse_t, side=0, lower=0)  # H L^-T (h.T's upper triangle: h's lower)
+    x = blas.dtrmm(1.0, inverse_t, w, lower=0, trans_a=1, overwrite_b=1)  # X = L^-1 H L^-T
+    np.multiply(x, _halved_upper(low.shape[0]), out=x)  # Phi(X)^T: upper triangle, half diagonal
+    d_low_t = blas.dtrmm(1.0, low.T, x, side=1, lower=0, overwrite_b=1)  # Phi(X)^T L^T
+    return d_low_t.T, inverse
 
 
 @functools.lru_cache(maxsize=16)
