@@ -262,12 +262,17 @@ def _factories_in_post_init(node: ast.ClassDef, ours: set) -> None:
 
 
 def _frozen(node: ast.ClassDef) -> bool | None:
-    """Whether the class's ``dataclass(...)`` decorator makes it frozen (None: not known)."""
+    """Whether the class's ``dataclass`` decorator makes it frozen (None: not known, or no
+    decorator spelled ``dataclass``)."""
     for decorator in node.decorator_list:
-        for keyword in decorator.keywords if isinstance(decorator, ast.Call) else []:
-            if keyword.arg == "frozen":
-                return keyword.value.value if isinstance(keyword.value, ast.Constant) else None
-    return False
+        called = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if (called.id if isinstance(called, ast.Name) else getattr(called, "attr", None)) != "dataclass":
+            continue
+        frozen = [k.value for k in getattr(decorator, "keywords", []) if k.arg == "frozen"]
+        if not frozen:
+            return False
+        return frozen[0].value if isinstance(frozen[0], ast.Constant) else None
+    return None
 
 
 def statement_value_name(statement: ast.stmt) -> str:
