@@ -30,12 +30,14 @@ _REVERSED_BY_OWN_CODE = (
     "', whose __reversed__ is Python code of its own; make the iterator first (it = reversed(obj)), then loop over it "
     "(for v in it:)')")
 
-# a deque passed in is walked by its own iterator (it checks for mutations); `for v in reversed(d)`
-# walks by index over its items as they were: refused rather than silently stale
-_REVERSED_DEQUE_ARGUMENT = (
-    "if type({it}).__module__ == 'collections' and type({it}).__name__ == 'deque': "
-    "raise TypeError('yuebing cannot differentiate a for loop over reversed() of a collections.deque made outside "
-    "the function (the loop may change it); make the iterator first (r = reversed(d)), then loop over it (for v in r:)')")
+# `for v in reversed(d)` walks a deque by index, itself (its items read live, as CPython's reversed
+# iterator reads them), checking the mutation count CPython's iterator checks: a deque made in the
+# function keeps it in ``state``; one passed in has it counted by the rules that change it
+# (rules/containers/_deque_states.py, reached by name: plain code, spelt with builtins)
+_IS_DEQUE_ARGUMENT = "type({it}).__module__ == 'collections' and type({it}).__name__ == 'deque'"
+_DEQUE_STATE = (
+    "({it}.state if getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False) else "
+    "__import__('yuebing.rules.containers._deque_states', fromlist=['mutations']).mutations({it}))")
 
 
 class _Loop:
@@ -190,17 +192,17 @@ class LoopLowering:
         if kind == "reversed" and len(call.args) == 1:
             it = self._held(self.expr(call.args[0], out), out)
             out.append(ir.Opaque(_REVERSED_BY_OWN_CODE.format(it=it), line=self.line, defines=()))
-            out.append(ir.Opaque(_REVERSED_DEQUE_ARGUMENT.format(it=it), line=self.line, defines=()))
-            # a deque made in the function: its mutation count, which CPython's reversed iterator checks
+            walks = ir.Var(self.tmp("walks"))  # a deque: walked itself, read live (see _DEQUE_STATE)
+            is_deque = _IS_DEQUE_ARGUMENT.format(it=it)
+            out.append(ir.Opaque(f"{walks.name} = getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False) or {is_deque}",
+                                 line=self.line, defines=(walks.name,)))
+            # its mutation count, which CPython's reversed iterator checks
             state = self.tmp("state")
-            out.append(ir.Opaque(f"{state} = {it}.state if getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False) "
-                                 "else None", line=self.line, defines=(state,)))
-            mutated = (f"if {state} is not None and {{k}} >= 0 and {it}.state != {state}: "  # (none at the end)
+            deque_state = _DEQUE_STATE.format(it=it)
+            out.append(ir.Opaque(f"{state} = {deque_state} if {walks.name} else None", line=self.line, defines=(state,)))
+            mutated = (f"if {state} is not None and {{k}} >= 0 and {deque_state} != {state}: "  # (none at the end)
                        "raise RuntimeError('deque mutated during iteration')")
             seq = ir.Var(self.tmp("seq"))
-            walks = ir.Var(self.tmp("walks"))  # a deque made in the function: walked itself, read live
-            out.append(ir.Opaque(f"{walks.name} = getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False)",
-                                 line=self.line, defines=(walks.name,)))
             out.append(ir.If(walks, [ir.Copy(seq.name, it, line=self.line)],
                              [ir.Call(seq.name, ir.Const(P.as_sequence), [it], line=self.line)], line=self.line))
             n = self.call(out, ir.Global("len"), [seq])
