@@ -19,13 +19,13 @@ This module registers no rule.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any
 
 import numpy as np
 
 from ... import tangents as T
-from ...tangents import NoFData, NoRData, NoTangent
+from ...tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent
 from ...tangents import kinds as K
 from ..cases import randn
 from ..core import CoDual, RuleArgumentError, primal
@@ -79,11 +79,15 @@ def _with_rdata(slot: Any, v: Any, r: Any) -> Any:
 
 
 
+#: tangents that are identity data whole: their fdata is themselves (no walk needed)
+_WHOLE_FDATA = frozenset({np.ndarray, list, dict, deque, MutableTangent, SetTangent})
+
+
 def _element_fdata(t: Any) -> Any:
-    """The fdata part of element tangent ``t`` (fast for floats and arrays)."""
+    """The fdata part of element tangent ``t`` (fast for floats, arrays and mutable tangents)."""
     if type(t) is float or t is NoTangent:
         return NoFData
-    if type(t) is np.ndarray:
+    if type(t) in _WHOLE_FDATA:
         return t
     return T.fdata(t)
 
