@@ -17,8 +17,10 @@ into it:
 
 A method's default values that read the function's variables become class-body values of the
 first kind, which the method reads when the caller gives no value (``_defaults_as_class_values``).
-What else the class body reads of the function's variables when it runs (a base class, a
-decorator) must hold no derivative: that is checked when the class is made, with an error
+So are the values and defaults reading a global the module writes with ``global`` (read with
+its derivative, ``global_writes.py``); a method reading one when it runs is refused
+(``refuse_written_globals``). What else the class body reads of the function's variables when
+it runs (a base class, a decorator) must hold no derivative: that is checked when the class is made, with an error
 naming the variable and the line.
 """
 from __future__ import annotations
@@ -51,8 +53,11 @@ class LocalClassLowering:
         for statement in node.body:
             for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call) and _is_field_call(n)):
                 self._refuse_default_factory(call, ours, statement)
-        node.body = _defaults_as_class_values(node.body, ours)
-        computed, kept = self._hoist_class_values(node, ours, out)
+        # (a global the module writes with ``global``: a class value or default reading it is
+        # computed by the function too, which reads its current value and derivative)
+        written = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and self._written_global(n.id)}
+        node.body = _defaults_as_class_values(node.body, ours | written)
+        computed, kept = self._hoist_class_values(node, ours | written, out)
         if kept:
             self._check_stored(node, kept, out)
         if read := sorted(_class_level_names(node) & computed):
