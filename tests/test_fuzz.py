@@ -25,8 +25,8 @@ HEADER = "import functools\nimport math\nimport numpy as np\n\n"
 SWITCHED_OFF: dict = {}
 # the opt-in features (fuzz_programs.OPT_IN, none at the moment) are left out too
 DEFAULT_FEATURES = tuple(f for f in fuzz_programs.DEFAULT_FEATURES if f not in SWITCHED_OFF)
-# fuzz.case focuses each seed on two features, so half as many seeds as features focus on every one
-DEFAULT_SEEDS = range((len(DEFAULT_FEATURES) + 1) // 2)
+# fuzz.case focuses each seed on three features, so a third as many seeds as features focus on every one
+DEFAULT_SEEDS = range(-(-len(DEFAULT_FEATURES) // fuzz.FOCUS_PER_SEED))
 SLOW_SEEDS = range(1000, 1400)
 
 # (name, source defining f, arguments, what goes wrong and where): each must still be wrong.
@@ -146,17 +146,55 @@ def _mutating_vjp(vjp):
     return wrong
 
 
+def _scaled_grad_of_one_argument(grad):
+    def wrong(f, argnums=0, has_aux=False):
+        g = grad(f, argnums, has_aux)
+        return (lambda *a: g(*a) * 1.001) if isinstance(argnums, int) else g
+    return wrong
+
+
+def _swapped_jacobian(jacobian):
+    def wrong(f, argnums=0, mode="rev", **kw):
+        j = jacobian(f, argnums, mode, **kw)
+        return (lambda *a: tuple(reversed(j(*a)))) if isinstance(argnums, tuple) and len(argnums) > 1 else j
+    return wrong
+
+
+def _wrong_aux(value_and_grad):
+    def wrong(f, argnums=0, has_aux=False):
+        g = value_and_grad(f, argnums, has_aux)
+
+        def call(*a):
+            (value, aux), grads = g(*a)
+            return (value, aux[:2] + (aux[2] + 1e-3,)), grads
+        return call
+    return wrong
+
+
 @pytest.mark.parametrize("module,name,wrap,check", [
     ("forward_api", "jvp", _scaled_jvp, "fd"),
     ("api", "vjp", _scaled_vjp, "dot"),
     ("second_order_api", "hvp", _scaled_hvp, "hvp"),
     ("api", "vjp", _mutating_vjp, "arguments"),
+    ("api", "grad", _scaled_grad_of_one_argument, "gradient"),
+    ("api", "value_and_grad", _wrong_aux, "has_aux"),
 ])
 def test_checker_catches_a_wrong_mode(monkeypatch, module, name, wrap, check):
     target = getattr(fuzz, module)
     monkeypatch.setattr(target, name, wrap(getattr(target, name)))
     outcome = fuzz.check_program(SMOOTH, SMOOTH_ARGS)
     assert outcome.status == "wrong" and any(f.check == check for f in outcome.findings), str(outcome)
+
+
+def test_checker_catches_jacobian_argnums_out_of_order(monkeypatch):
+    """Over seeds, check 5 asks jacobian(mode="fwd") for a tuple argnums in another order: a
+    Jacobian that ignores the order is wrong (seeds drawing an int argnums are not)."""
+    monkeypatch.setattr(fuzz.jacobian_api, "jacobian", _swapped_jacobian(fuzz.jacobian_api.jacobian))
+    source = HEADER + "def f(x, s):\n    return np.sum(np.sin(x)) * s + s ** 3\n"
+    args = (np.array([0.3, -0.7, 1.1]), 0.8)
+    outcomes = [fuzz.check_program(source, args, seed) for seed in range(6)]
+    assert any(o.status == "wrong" and any(f.check in ("jacobian", "structure") for f in o.findings)
+               for o in outcomes), "\n".join(map(str, outcomes))
 
 
 def test_checker_skips_a_kink():

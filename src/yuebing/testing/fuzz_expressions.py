@@ -100,7 +100,7 @@ class ExpressionForms:
                       lambda: f"np.trace(W) * {e()}", lambda: f"np.sum(W[{self.rng.randrange(self.n)}] * {a1()})"]
         if self.on("recursion") and any(h.startswith("def rec") for h in self.helpers):
             forms += [lambda: f"rec0({e()}, {self.rng.randint(0, 3)})"]
-        forms += self.more_float_forms(e, a1)
+        forms += self.more_float_forms(e, a1) + self.mixed_float_forms(e, a1)
         if not forms:
             return self.float_leaf()
         return _wrap(self.pick(forms)())

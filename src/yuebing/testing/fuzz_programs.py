@@ -23,6 +23,7 @@ import numpy as np
 from .fuzz_blocks import CoreBlocks
 from .fuzz_constructs import CONSTRUCT_FEATURES, CONSTRUCT_MARKERS, OPT_IN, ConstructBlocks, helper_sources
 from .fuzz_expressions import ExpressionForms
+from .fuzz_mixed import MIXED_FEATURES, MIXED_MARKERS, MixedBlocks, mixed_helper_sources
 
 # Each feature names a family of blocks or expression forms; a program uses only enabled ones.
 FEATURES = (
@@ -62,7 +63,7 @@ FEATURES = (
     "linear_float_block",  # float blocks of + and - only (no residuals); off: each block has a power
     "refusable",        # constructs once refused (try/except, :=, a closure over a rebound name):
                         # they must be refused or differentiated right, never wrongly
-) + CONSTRUCT_FEATURES
+) + CONSTRUCT_FEATURES + MIXED_FEATURES
 # What a run uses unless told otherwise: every feature but the opt-in ones.
 DEFAULT_FEATURES = tuple(name for name in FEATURES if name not in OPT_IN)
 
@@ -104,6 +105,7 @@ FEATURE_MARKERS = {
     "np_constants": r"np\.(pi|e)\b|math\.(pi|e)\b",
     "power_general": r"\*\* \(?[a-z(]|np\.power\(2\.0|math\.pow\(1\.5",
     **CONSTRUCT_MARKERS,
+    **MIXED_MARKERS,
 }
 
 
@@ -163,7 +165,7 @@ class _Env:
         return [k for k, v in self.kinds.items() if v == kind and not (mutable and k in self.frozen)]
 
 
-class Generator(CoreBlocks, ExpressionForms, ConstructBlocks):
+class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks):
     """Writes one program; ``on(feature)`` says whether a form may be used."""
 
     def __init__(self, rng: random.Random, features: frozenset[str]) -> None:
@@ -190,7 +192,7 @@ class Generator(CoreBlocks, ExpressionForms, ConstructBlocks):
             ("objects", self.b_object), ("iterate", self.b_iterate), ("calls", self.b_lambda),
             ("grow_loop", self.b_grow_loop), ("nested_loops", self.b_nested_loops),
             ("refusable", self.b_refusable),
-        ] + self.construct_makers()
+        ] + self.construct_makers() + self.mixed_makers()
 
     def block(self) -> Block | None:
         makers = [("arith", self.b_new_float), ("arith", self.b_new_array)]
@@ -241,7 +243,7 @@ class Generator(CoreBlocks, ExpressionForms, ConstructBlocks):
         if self.on("calls"):
             self.helpers.append("def kw0(v, c=2.0, *, d=0.5):\n    return c * v + d * v * v")
             self.helpers.append("def va0(*vs):\n    total = 0.0\n    for v in vs:\n        total = total + np.sin(v)\n    return total")
-        self.helpers += helper_sources(self.on)
+        self.helpers += helper_sources(self.on) + mixed_helper_sources(self.on)
         if self.on("recursion"):
             self.helpers.append("def rec0(v, k):\n    if k == 0:\n        return v\n    return rec0(np.sin(v) + 0.1 * v, k - 1)")
 
