@@ -143,3 +143,31 @@ def test_names_of_the_normaliser_are_not_taken():
     v = np.array([1.0, 0.0, 0.5])
     expected = (grad(np.array(p) + h * v) - grad(np.array(p) - h * v)) / (2 * h)
     np.testing.assert_allclose(product[0], expected, rtol=1e-5, atol=1e-7)
+
+
+NAN_CARRIED = {  # a product's tangent NaN by the plain rule (0 * inf), read on by later operations
+    "sum_after": "def f(x, a):\n    y = x * a\n    z = y + 1.0\n    w = -z\n    return w - a\n",
+    "math_after": "def f(x, a):\n    y = x * a\n    z = math.exp(-y * y)\n    return z * 2.0 + x\n",
+    "branches": "def f(x, a):\n    y = x * a\n    z = y * 3.0\n    w = y - x\n    return z * x + w\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAN_CARRIED))
+@pytest.mark.parametrize("primals, tangents", [
+    ((1.0, math.inf), (0.0, 1.0)),  # x * a's tangent 0 * inf + 1 * 1: NaN plainly, 1 by the rule
+    ((math.inf, 2.0), (1.0, 0.0)),
+    ((0.5, 2.0), (1.0, -1.0)),
+])
+def test_nan_in_an_inner_tangent_runs_the_statements(name, primals, tangents, monkeypatch):
+    """The forward checks only the tangents no later operation reads (a NaN is carried to them):
+    a NaN made inside the block still sends it to its statements, whose results it gives."""
+    with np.errstate(all="ignore"):
+        with_block, without = _both(NAN_CARRIED[name], primals, tangents, monkeypatch)
+    _same(with_block, without)
+
+
+def test_a_chain_checks_its_last_tangent_only():
+    source = DualRule(_compile(SOURCES["long"])).source
+    forward = source[:source.index("_dual_reverse")]
+    check = re.search(r"(_fs\d+) = (.*)\n\s*if \1 != \1: raise FloatingPointError", forward)
+    assert check is not None and check.group(2).count("_d") == 1

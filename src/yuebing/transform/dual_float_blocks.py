@@ -145,12 +145,27 @@ class DualFloatBlock:
         self.checked: list[str] = []
         for local, kind, func, operands, fname in block.ops:
             lines += self._forward_op(local, kind, func, operands, fname)
-        if self.checked:  # strong zero: a product's tangent NaN (0 * inf?) runs the statements, by the rule
+        checked = self._carriers(self.checked)
+        if checked:  # strong zero: a product's tangent NaN (0 * inf?) runs the statements, by the rule
             total = self.gen.fresh("fs")
-            for k in range(0, len(self.checked), 50):
-                lines.append(f"{total} {'+=' if k else '='} {' + '.join(self.checked[k:k + 50])}")
+            for k in range(0, len(checked), 50):
+                lines.append(f"{total} {'+=' if k else '='} {' + '.join(checked[k:k + 50])}")
             lines.append(f"if {total} != {total}: raise FloatingPointError")
         return lines
+
+    def _carriers(self, checked: list[str]) -> list[str]:
+        """The tangents whose sum is NaN whenever one of ``checked`` is: those of the operations
+        no later operation reads that depend on one of ``checked``. Every tangent expression
+        here is NaN when an operand's tangent is (``nan * b``, ``nan + x``, ``p * nan if nan``:
+        a NaN is true), so a NaN reaches such a last reader (a chain of 400 products: one
+        check, not 400 additions)."""
+        tainted: set = {name[:-2] for name in checked}  # (each ``<local>_d``)
+        read: set = set()
+        for local, _, _, operands, _ in self.block.ops:
+            if any(o in tainted for o in operands):
+                tainted.add(local)
+            read.update(operands)
+        return [f"{local}_d" for local, *_ in self.block.ops if local in tainted and local not in read]
 
     def _forward_op(self, t: str, kind: str, func: Any, ops: list, fname: str) -> list[str]:
         a = ops[0]
