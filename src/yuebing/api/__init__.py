@@ -1,10 +1,11 @@
 """The public face: every function a user calls, re-exported as ``yuebing.*``.
 
-``reverse`` (``grad``, ``value_and_grad``, ``vjp``, prepared gradients and pullbacks, ``show``),
-``forward`` (``jvp``, ``jacobian``, ``show_forward``), ``second_order`` (``hvp``, ``hessian`` and
-their prepared forms), ``flatten`` (flat vectors for optimisers), ``argument_checks`` (the checks
-every entry point makes of its arguments). This package is the top of the library's layers: it
-may import everything below it, and nothing below imports it.
+``reverse`` (``grad``, ``value_and_grad``, ``vjp``, prepared gradients and pullbacks),
+``forward`` (``jvp``), ``jacobians`` (``jacobian``), ``show`` (``show``, ``show_forward``),
+``second_order`` (``hvp``, ``hessian`` and their prepared forms), ``flatten`` (flat vectors for
+optimisers), ``argument_checks`` (the checks every entry point makes of its arguments). This
+package is the top of the library's layers: it may import everything below it, and nothing
+below imports it.
 """
 from ..rules import lazy
 from ..rules.debug import RuleDebugError, config
@@ -12,7 +13,8 @@ from ..transform.forward_runtime import NestedDifferentiationError
 from ..transform.second_order import SecondOrderError
 from .custom import checkpoint, custom_jvp, custom_vjp, linearize, stop_gradient
 from .flatten import flatten, flatten_tangent
-from .forward import jacobian, jvp
+from .forward import jvp
+from .jacobians import jacobian
 from .implicit import custom_root
 from .reverse import (
     MutableTangent,

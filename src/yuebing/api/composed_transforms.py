@@ -30,7 +30,7 @@ from ..transform.lifting import _python_rule
 from ..transform.third_order import _constant
 from .composed_second_order import refuse_fourth_order, register as register_second_order
 from .composition import _defined
-from .forward import Jacobian, jacobian
+from .jacobians import Jacobian, jacobian
 from .reverse import grad
 from .second_order import Hessian, hessian, hvp
 

@@ -44,7 +44,8 @@ from ..transform.second_order import _dual_closure_tangent, call_rrule2
 from .common import normalise_argnums
 from .composed_second_order import check_jvp_call, defined_second_order, jvp_second_order, register as register_second_order
 from .custom import linearize
-from .forward import _leaves, jvp
+from .forward import jvp
+from .leaves import _leaves
 from .common import split_aux
 from .reverse import grad, seed_output, value_and_grad, vjp
 from .second_order import separated_arguments
@@ -399,7 +400,7 @@ def _second_term(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tuple, like
     """``D(J t)[dp, dc]``, shaped like the output's tangent ``like``: element ``k`` is
     ``<D(J^T e_k)[dp, dc], t>``, one forward-over-reverse pass each (with ``has_aux``, of the
     value's element: the aux's cotangent is zero)."""
-    from .forward import _basis, _build
+    from .leaves import _basis, _build
 
     y_leaves = _leaves(like, T.zero_tangent(like), "the output of the function under yb.jvp")
     sizes = [int(np.size(v)) for v, _ in y_leaves]

@@ -36,7 +36,8 @@ from ..rules.util import out_cotangent, output, sum_rdata
 from ..tangents import NoRData, NoTangent, dot, zero_rdata, zero_tangent
 from ..transform.second_order import SecondOrderError
 from .custom import _deliver
-from .forward import jacobian, jvp
+from .forward import jvp
+from .jacobians import jacobian
 from .reverse import vjp
 from .second_order import hessian, hvp
 from . import implicit_second_order as S
