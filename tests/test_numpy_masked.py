@@ -219,6 +219,32 @@ def _max_data_along_axis(x):
     return np.sum(m.max(axis=0).data[:1] * 2.0) + np.sum(np.where(m.max(axis=1).mask, 0.0, m.max(axis=1).data))
 
 
+def _writes(x):
+    """``m[i] = v`` where ``m[i]`` is not masked: the data written (the mask stays)."""
+    m = _both(x)
+    m[0] = x[2] * x[7]
+    m[6:] = np.sin(x[6:])
+    m[np.array([False, False, True, False, False, False, False, False])] = m[4] * 2.0
+    return (m * m).sum() + np.ma.sqrt(m).mean()
+
+
+def _updates_in_place(x):
+    """``m += n``, ``m -= n``, ``m *= n`` (``n`` masking no more than ``m``): the data updated where unmasked."""
+    m = _both(x)
+    m += np.where(_live(x), x, 0.0) ** 2
+    m *= 0.5 * np.where(_live(x), x, 1.0)
+    m -= _both(x[::-1])[::-1] * 0.5
+    return (m * m).sum() + m.mean()
+
+
+def _write_through_a_view(x):
+    y = np.where(_live(x), x, 0.0)
+    m = np.ma.array(y, mask=~_live(x))  # m views y: a write into m is one into y
+    m[2] = y[0] ** 2
+    m += y
+    return (m * m).sum() + np.sum(y ** 2)
+
+
 CASES = {
     "masked_invalid sum": (_invalid_sum, X, _finite),
     "masked_where mean": (_where_mean, X),
@@ -243,6 +269,9 @@ CASES = {
     "median along an axis": (_medians_along_axes, X),
     "anom": (_anomalies, X),
     "loops and sum": (_loops, X),
+    "writes m[i] = v": (_writes, X),
+    "m += n, m -= n, m *= n": (_updates_in_place, X),
+    "writes through a view of an array": (_write_through_a_view, X),
     "max's data along an axis": (_max_data_along_axis, X, lambda x: np.r_[_finite(x[:4]), np.zeros(4, bool)]),
 }
 
@@ -314,15 +343,21 @@ def test_masked_array_argument():
     np.testing.assert_allclose(hv, (grad(m + 1e-5 * v) - grad(m - 1e-5 * v)) / 2e-5, rtol=1e-6)
 
 
-def _written(x):
+def _unmasked_by_a_write(x):
     m = np.ma.masked_invalid(x)
-    m[0] = 5.0
+    m[1] = 5.0  # NumPy unmasks m[1], in place
     return m.sum()
 
 
-def _added_in_place(x):
+def _masked_by_a_write(x):
     m = np.ma.masked_invalid(x)
-    m += x
+    m[0] = np.ma.masked
+    return m.sum()
+
+
+def _masked_by_an_update(x):
+    m = np.ma.masked_invalid(x)
+    m += np.ma.masked_less(x, 1.5)  # masks m[0] too
     return m.sum()
 
 
@@ -333,8 +368,9 @@ REFUSED = {
     "np.cumsum with out=": lambda x: np.cumsum(np.ma.masked_invalid(x), out=np.zeros(3)).sum(),
     "np.sin with out=": lambda x: np.sin(np.ma.masked_invalid(x), out=np.zeros(3)).sum(),
     "np.diff": lambda x: np.diff(np.ma.masked_invalid(x)).sum(),
-    "setitem": _written,
-    "in-place add": _added_in_place,
+    "a write unmasking an entry": _unmasked_by_a_write,
+    "a write of np.ma.masked": _masked_by_a_write,
+    "an in-place add masking more": _masked_by_an_update,
 }
 
 

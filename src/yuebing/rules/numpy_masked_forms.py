@@ -192,7 +192,73 @@ def _expanded(shape: tuple, axis: int) -> tuple:
 nondifferentiable(_expanded)
 
 
+# --------------------------------------------------------------------------------------------
+# Writes: the data written, the mask as it was (a write that would change the mask is refused:
+# NumPy changes it in place, under what earlier operations read from it)
+# --------------------------------------------------------------------------------------------
+
+
+def _write_keeps_mask(self: MaskedArray, index: Any, value: Any) -> bool:
+    """Whether ``m[index] = value`` leaves the mask as it is: NumPy gives the entries written the
+    value's mask (unmasked for a plain value), the hard mask of ``m.harden_mask()`` excepted."""
+    mask = np.ma.getmaskarray(self)
+    if self.hardmask or value is np.ma.masked or isinstance(index, MaskedArray):
+        return False
+    written = np.broadcast_to(np.ma.getmaskarray(value), np.shape(mask[index]))
+    return bool(np.array_equal(mask[index], written))
+
+
+def _update_keeps_mask(self: MaskedArray, other: Any) -> bool:
+    """Whether ``m += n`` leaves ``m``'s mask as it is (``n`` masks no entry ``m`` does not)."""
+    added = np.ma.getmask(other)
+    if added is np.ma.nomask or self.hardmask:
+        return added is np.ma.nomask
+    return not np.any(np.broadcast_to(added, self.shape) & ~np.ma.getmaskarray(self))
+
+
+nondifferentiable(_write_keeps_mask, _update_keeps_mask)
+
+_MASK_CHANGED = ("numpy.ma: yuebing differentiates a write into a masked array that leaves its mask as it is ({}); "
+                 "this one would change the mask, which NumPy does in place: make a new masked array instead, "
+                 "np.ma.array(np.where(selected, new, m.data), mask=new_mask)")
+
+
+def _masked_setitem(self: MaskedArray, index: Any, value: Any) -> None:
+    """``m[i] = v``: ``v``'s data written into ``m``'s data (a view of it)."""
+    if not _write_keeps_mask(self, index, value):
+        raise RuleArgumentError(_MASK_CHANGED.format("m[i] = v where m[i] is not masked, v a plain value"))
+    data = _data(self)
+    data[index] = _data_of(value)
+
+
+def _updated(name: str, neutral: float, update: Callable) -> Callable:
+    """``m += n``, ``m -= n``, ``m *= n``: ``m``'s data updated where ``m`` is not masked (NumPy
+    uses ``neutral`` for ``n`` under ``m``'s mask); ``m`` itself returned."""
+    def updated(self: MaskedArray, other: Any) -> MaskedArray:
+        if not _update_keeps_mask(self, other):
+            raise RuleArgumentError(_MASK_CHANGED.format(f"m {name} n where n masks no entry m does not"))
+        update(_data(self), np.where(np.ma.getmaskarray(self), neutral, _data_of(other)))
+        return self
+
+    updated.__qualname__ = f"masked {name}"
+    return updated
+
+
+def _add_into(data: np.ndarray, other: Any) -> None:
+    data += other
+
+
+def _subtract_from(data: np.ndarray, other: Any) -> None:
+    data -= other
+
+
+def _multiply_into(data: np.ndarray, other: Any) -> None:
+    data *= other
+
+
 FORM_DEFINITIONS: dict[Any, Callable] = {
+    MaskedArray.__setitem__: _masked_setitem, MaskedArray.__iadd__: _updated("+=", 0.0, _add_into),
+    MaskedArray.__isub__: _updated("-=", 0.0, _subtract_from), MaskedArray.__imul__: _updated("*=", 1.0, _multiply_into),
     MaskedArray.prod: _masked_prod,
     MaskedArray.cumsum: _cumulative(MaskedArray.cumsum, np.cumsum, 0),
     MaskedArray.cumprod: _cumulative(MaskedArray.cumprod, np.cumprod, 1),
