@@ -251,21 +251,28 @@ class LoopLowering:
         it = self._held(self.expr(iterable, out), out)
         if not lazy:
             return it, self.call(out, ir.Const(P.as_sequence), [it])
+        # a deque (passed in or made in the function): walked itself by index, its items read live,
+        # and its mutation count checked before each step, as CPython's deque iterator does
+        walks = ir.Var(self.tmp("walks"))
+        out.append(ir.Opaque(f"{walks.name} = getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False) or "
+                             + _IS_DEQUE_ARGUMENT.format(it=it), line=self.line, defines=(walks.name,)))
+        state = self.tmp("state")
+        out.append(ir.Opaque(f"{state} = {_DEQUE_STATE.format(it=it)} if {walks.name} else None", line=self.line,
+                             defines=(state,)))
         flag = ir.Var(self.tmp("lazy"))  # (plain code: a rule call would walk a long list argument)
         # lazy: a generator, iter()'s iterator, or a user class's instance whose __iter__ is Python
         # code (ir.primitives.python_iterable, spelt out with builtins): its iterator may be
         # advanced by the body too
         user_iterator = (f"type(getattr(type({it}), '__iter__', None)).__name__ == 'function' "
                          f"and not isinstance({it}, (list, tuple, dict, set, frozenset))")
-        # a collections.deque passed in: walked by its own iterator, which checks for mutations
-        # (rules/containers/deque_arguments.ArgumentDequeIterator)
-        user_iterator += f" or type({it}).__module__ == 'collections' and type({it}).__name__ == 'deque'"
-        out.append(ir.Opaque(f"{flag.name} = getattr(type({it}), {G.LAZY_MARK!r}, False) or ({user_iterator})",
-                             line=self.line, defines=(flag.name,)))
+        out.append(ir.Opaque(f"{flag.name} = not {walks.name} and (getattr(type({it}), {G.LAZY_MARK!r}, False) or "
+                             f"({user_iterator}))", line=self.line, defines=(flag.name,)))
         seq = self.tmp("seq")
-        out.append(ir.If(flag, [ir.Call(seq, ir.Const(G.LazySequence), [it], line=self.line)],
-                         [ir.Call(seq, ir.Const(P.as_sequence), [it], line=self.line)], line=self.line))
+        out.append(ir.If(walks, [ir.Copy(seq, it, line=self.line)], [
+            ir.If(flag, [ir.Call(seq, ir.Const(G.LazySequence), [it], line=self.line)],
+                  [ir.Call(seq, ir.Const(P.as_sequence), [it], line=self.line)], line=self.line)], line=self.line))
         self.__dict__.setdefault("lazy_flags", {})[seq] = flag
+        self.__dict__.setdefault("deque_states", {})[seq] = (it, state)
         return it, ir.Var(seq)
 
     def _held(self, value: ir.Atom, out: list) -> ir.Var:
@@ -305,9 +312,17 @@ class LoopLowering:
         checks = [f"if {seq} is not {it} and type({it}).__module__ == 'builtins' and len({it}) != len({seq}): "
                   f"raise RuntimeError(('Set' if isinstance("
                   f"{it}, (set, frozenset)) else 'dictionary') + ' changed size during iteration')"
-                  for it, seq in iterated] + [check.format(k=k) for check in checks]
+                  for it, seq in iterated] + [check.format(k=k) for check in checks] + self._mutation_checks(iterated)
         self._while_index(k, start, ir.Const(step), within.format(k=k), checks, element, make_body, out, loop, line,
                           fetch)
+
+    def _mutation_checks(self, iterated: list) -> list:
+        """CPython's deque iterator's test before each step (at the end too): the deque a loop walks
+        itself was not mutated since the loop began (``_sequence``)."""
+        states = self.__dict__.get("deque_states", {})
+        found = [states[seq.name] for _, seq in iterated if isinstance(seq, ir.Var) and seq.name in states]
+        return [f"if {state} is not None and {_DEQUE_STATE.format(it=it)} != {state}: "
+                "raise RuntimeError('deque mutated during iteration')" for it, state in found]
 
     def _fetch(self, k: str, seqs: list, out: list, line: int) -> list:
         """``[flag, call]``: before each test of a loop over lazy sequences, fetch item ``k``

@@ -147,8 +147,37 @@ def _refuse_derivatives_into_constant(values: list, tangents: Any) -> None:
             "as a constant; pass the deque to the function as an argument")
 
 
+def deque_item(d: collections.deque, index: int) -> Any:
+    """``d[index]`` for an int ``index``: one item, read where CPython reads it (a loop over a
+    deque reads its items by index: ``frontend/loops.py``)."""
+    return d[index]
+
+
+@rrule_for(deque_item)
+def _deque_item_rrule(d, index):
+    i, fd = index.primal, _tangent_deque(d.fdata)
+    v = d.primal[i]
+    if fd is None:
+        return CoDual(v, _element_fdata(T.zero_tangent(v))), lambda dy: (NoRData, NoRData, NoRData)
+
+    def pullback(dy):  # (the deque and its tangent are as they were at the read: pullbacks undo in order)
+        if dy is not NoRData:
+            fd[i] = add_rdata_to(fd[i], dy)
+        return NoRData, NoRData, NoRData
+
+    return CoDual(v, _element_fdata(fd[i])), pullback
+
+
+@frule_for(deque_item)
+def _deque_item_frule(d, index):
+    v, t = d.primal[index.primal], d.tangent
+    return Dual(v, t[index.primal] if type(t) is _DEQUE else T.zero_tangent(v))
+
+
 linear(deque_items)
 linear(deque_store, data=(1,))
+linear(deque_item)
+_ALWAYS.add(deque_item)
 
 # ------------------------------------------------------------------------------------------------
 # Adding and removing at the ends: rules of their own, O(1) (a loop of appends stays linear)
@@ -348,7 +377,7 @@ nondifferentiable_methods(_DEQUE, "count", "index", "__len__", "__contains__")
 
 def _getitem(d, index):
     _check_index(index)
-    return deque_items(d)[index]
+    return deque_item(d, index)
 
 
 def _setitem(d, index, value):
@@ -405,7 +434,7 @@ _OPERATORS = {
 _AS_IT_IS = frozenset({getattr, setattr, delattr, hasattr, isinstance, type, id, len, repr, str, bool, print,
                        operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
                        operator.is_, operator.is_not, operator.truth, operator.not_, hash,
-                       deque_items, deque_store})
+                       deque_items, deque_store, deque_item})
 
 # ------------------------------------------------------------------------------------------------
 # Walking a deque: iter(d), reversed(d), for v in d
