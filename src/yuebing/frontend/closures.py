@@ -159,7 +159,8 @@ class ClosureLowering(LocalClassLowering):
         made = _function_def(maker, ast.arguments([], [ast.arg(iterable)], None, [], [], None, []),
                              [*declarations, ast.Return(inner)])
         # (the new function writes them: kept in cells, as a nested function's nonlocal writes are)
-        self.comprehension_walruses = sorted({*getattr(self, "comprehension_walruses", ()), *walrus - self.declared_globals})
+        written = walrus - self.declared_globals
+        self.comprehension_walruses = sorted({*getattr(self, "comprehension_walruses", ()), *written})
         self.statement(_located(made, node), out)
         call = ast.Assign([ast.Name(result, ast.Store())], ast.Call(ast.Name(maker, ast.Load()), [first], []))
         self.statement(_located(call, node), out)

@@ -24,9 +24,10 @@ enclosing lambda or comprehension are passed as arguments too when the expressio
 at once; when it is kept, or holds a walrus, the outermost lambda or comprehension around it
 becomes a function of its own first (``genexpr_scopes.py``), in which it is hoisted and reads
 them late, as CPython's does (an awaiting comprehension is made a function of its own before,
-by ``async_comprehensions.py``). A differentiated lambda holding one becomes a ``def`` returning its body, to hold the new
-function. One in a class body (not a method's) is defined before the class statement and reads
-the function's variables as closure variables: Python's does not see the class's names either.
+by ``async_comprehensions.py``). A differentiated lambda holding one becomes a ``def``
+returning its body, to hold the new function. One in a class body (not a method's) is defined
+before the class statement and reads the function's variables as closure variables: Python's
+does not see the class's names either.
 """
 from __future__ import annotations
 
@@ -82,7 +83,8 @@ class _Hoister:
     def scope(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.walrus_only.setdefault(id(function), set())
         function.body = self.statements(function.body, function)
-        names = sorted(self.walrus_only.pop(id(function)) - declared(function, ast.Nonlocal) - declared(function, ast.Global))
+        names = self.walrus_only.pop(id(function)) - declared(function, ast.Nonlocal) - declared(function, ast.Global)
+        names = sorted(names)  # (a name the function declares is bound where the declaration points)
         if names:  # `if False: mod = None`: mod becomes the function's variable (a cell), unbound until
             # the walrus runs, as in Python; the generator function's `nonlocal mod` then compiles
             unbound = ast.If(ast.Constant(False), [ast.Assign([ast.Name(n, ast.Store()) for n in names],

@@ -27,6 +27,8 @@ variables (evaluated where the lambda stands) are passed as arguments at the sam
 same order. A walrus in a comprehension binds the enclosing function's variable: the new
 function declares it ``nonlocal`` (``global`` when the function does). The generator expressions
 inside are then hoisted in the new function, reading its variables through cells.
+``comprehension_statements`` also writes the bodies of ``async_comprehensions.py``'s functions
+and of the hoisted generator functions.
 """
 from __future__ import annotations
 
@@ -37,8 +39,8 @@ from typing import Callable
 from .generator_sites import free_in, stored_names
 from .runtime_names import located, walk_own_scope
 
-__all__ = ["SOURCE", "comprehension_function", "comprehension_statements", "declared", "lambda_function", "needs_own_scope", "walrus_targets",
-           "without_first_iterable"]
+__all__ = ["SOURCE", "comprehension_function", "comprehension_statements", "declared", "lambda_function",
+           "needs_own_scope", "walrus_targets", "without_first_iterable"]
 
 SOURCE = "_yb_source"  # the parameter taking the first iterable
 ITEMS = "_yb_items"
@@ -104,7 +106,7 @@ def comprehension_function(node: ast.ListComp | ast.SetComp | ast.DictComp, name
                            globals_: list) -> tuple[ast.FunctionDef, ast.Call]:
     """``def name(_yb_source): ...`` building what ``node`` builds with loops, and its call
     ``name(first iterable)``."""
-    declarations = ([ast.Nonlocal(sorted(nonlocals))] if nonlocals else []) + ([ast.Global(sorted(globals_))] if globals_ else [])
+    declarations = [kind(sorted(names)) for kind, names in ((ast.Nonlocal, nonlocals), (ast.Global, globals_)) if names]
     arguments = ast.arguments([], [ast.arg(SOURCE)], None, [], [], None, [])
     body = [*declarations, *comprehension_statements(node, ITEMS, SOURCE, KEY)]
     function = located([ast.FunctionDef(name, arguments, body, [], None)], node)[0]
@@ -129,7 +131,8 @@ def comprehension_statements(node: ast.expr, result: str, source: str, key: str)
         g = node.generators[k]
         for condition in reversed(g.ifs):
             body = [ast.If(condition, body, [])]
-        body = [(ast.AsyncFor if g.is_async else ast.For)(g.target, g.iter if k else ast.Name(source, ast.Load()), body, [])]
+        iterable = g.iter if k else ast.Name(source, ast.Load())
+        body = [(ast.AsyncFor if g.is_async else ast.For)(g.target, iterable, body, [])]
     if isinstance(node, ast.GeneratorExp):
         return body
     empty = {ast.ListComp: ast.List([], ast.Load()), ast.DictComp: ast.Dict([], []),  # ({*()}: a set display)
@@ -149,7 +152,8 @@ def lambda_function(node: ast.Lambda, name: str, factory: str) -> tuple[ast.Func
     parameters = {id(d): f"{DEFAULT}{k}" for k, d in enumerate(computed)}
     args.defaults = [_parameter(d, parameters) for d in args.defaults]
     args.kw_defaults = [d if d is None else _parameter(d, parameters) for d in args.kw_defaults]
-    outer = ast.FunctionDef(factory, ast.arguments([], [ast.arg(p) for p in parameters.values()], None, [], [], None, []),
+    arguments = ast.arguments([], [ast.arg(p) for p in parameters.values()], None, [], [], None, [])
+    outer = ast.FunctionDef(factory, arguments,
                             [function, ast.Return(ast.Name(name, ast.Load()))], [], None)
     return located([outer], node)[0], ast.copy_location(ast.Call(ast.Name(factory, ast.Load()), computed, []), node)
 

@@ -116,13 +116,15 @@ class WithLowering:
         header, target = node.items[0].context_expr, node.items[0].optional_vars
         if not (isinstance(header, ast.Call) and self._resolves_to(header.func, contextlib.nullcontext)
                 and not any(isinstance(a, ast.Starred) for a in header.args)
-                and all(k.arg == "enter_result" for k in header.keywords) and len(header.args) + len(header.keywords) <= 1):
+                and all(k.arg == "enter_result" for k in header.keywords)
+                and len(header.args) + len(header.keywords) <= 1):
             return None
         given = [*header.args, *(k.value for k in header.keywords)]
         value = given[0] if given else ast.Constant(None)
         entered = [ast.Assign([target], value)] if target is not None else [ast.Expr(value)] if given else []
         made = entered + [ast.With(node.items[1:], node.body)] if node.items[1:] else entered
-        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in made] + ([] if node.items[1:] else node.body)
+        made = [ast.fix_missing_locations(ast.copy_location(s, node)) for s in made]
+        return made + ([] if node.items[1:] else node.body)
 
     def _runner_as_try(self, node: ast.With) -> list | None:
         """``with asyncio.Runner(...) as r: body`` (one item) as ``r = asyncio.Runner(...)`` and
