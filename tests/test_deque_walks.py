@@ -286,3 +286,63 @@ def test_a_reversed_loop_over_a_deque_made_inside_raises_as_cpython(mode):
         reversed_loop_pops(x)
     with pytest.raises(RuntimeError, match="deque mutated during iteration"):
         run()
+
+
+# ------------------------------------------------------------------------------------------------
+# for loops walk a deque by index (frontend/loops.py): under enumerate and zip too, made inside too
+# ------------------------------------------------------------------------------------------------
+
+
+def enumerate_loop_writes(d, x):
+    s = 0.0
+    for i, v in enumerate(d):
+        s = s + v * x * (i + 1.0)
+        d[-1] = s * x  # (read live when the loop reaches it)
+    return s
+
+
+def zip_loop_with_a_list(d, x):
+    s = 0.0
+    for v, w in zip(d, [x, 2.0, x * x, 5.0]):
+        s = s + v * w
+    return s
+
+
+def loop_over_a_deque_made_inside(d, x):
+    e = deque([v * x for v in d], maxlen=3)
+    e.append(x * x)
+    s = 0.0
+    for i, v in enumerate(e):
+        s = s + v * v * (i + 1.0)
+        e[0] = s  # (already passed: not seen)
+    return s + e[0]
+
+
+@pytest.mark.parametrize("f", [enumerate_loop_writes, zip_loop_with_a_list, loop_over_a_deque_made_inside],
+                         ids=lambda f: f.__name__)
+def test_a_loop_under_enumerate_or_zip_walks_the_deque_live(f):
+    check_modes(f, deque([0.7, -1.2, 0.4], maxlen=4), 0.9)
+
+
+def enumerate_loop_appends(d, x):
+    s = 0.0
+    for i, v in enumerate(d):
+        s = s + v * x
+        if i == 1:
+            d.append(s)
+    return s
+
+
+def zip_loop_pops_made_inside(d, x):
+    e = deque(d)
+    s = 0.0
+    for v, w in zip(e, d):
+        s = s + v * w * x
+        e.pop()
+    return s
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", [enumerate_loop_appends, zip_loop_pops_made_inside], ids=lambda f: f.__name__)
+def test_a_mutation_under_enumerate_or_zip_raises_as_cpython(f, mode):
+    test_a_mutation_raises_as_cpython(f, mode)
