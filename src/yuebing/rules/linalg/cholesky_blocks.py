@@ -94,18 +94,17 @@ def _split_cholesky_vjp(low: np.ndarray, g: np.ndarray, inverse: np.ndarray | No
 
 
 def _leaf_cholesky_vjp(low: np.ndarray, g: np.ndarray, inverse: np.ndarray | None) -> np.ndarray:
-    """``S = L^-T Phi(L^T G) L^-1`` by three matrix products (``L^-1`` given, or LAPACK's
-    triangular inverse), returned as ``tril(S + S^T)`` with ``S``'s own diagonal. Only ``G``'s
-    lower triangle acts: ``Phi`` keeps the lower triangle of ``L^T G``, which reads no other."""
+    """``S = L^-T Phi(L^T G) L^-1`` (``L^-1`` given, or LAPACK's triangular inverse), returned as
+    ``tril(S + S^T)`` with ``S``'s own diagonal, which is ``Phi(L^-T M L^-1)`` for the symmetric
+    ``M`` whose lower triangle is ``L^T G``'s (``Phi(P) + Phi(P)^T``): three products, the
+    middle one BLAS's symmetric product reading that triangle, and one mask. Only ``G``'s lower
+    triangle acts: the lower triangle of ``L^T G`` reads no other."""
     if inverse is None:
         inverse = _leaf_lower_inverse(low)
-    weights = _halved_upper(low.shape[0]).T  # C-ordered: ones below the diagonal, 0.5 on it
-    s = low.T @ g
-    np.multiply(s, weights, out=s)  # Phi(L^T G)
-    s = inverse.T @ s  # (one name: each product frees the one before)
-    s = s @ inverse
-    out = s + s.T
-    return np.multiply(out, weights, out=out)  # tril(S + S^T), S's diagonal
+    p = low.T @ g  # its upper triangle is not read
+    left_t = _blas().dsymm(1.0, p.T, inverse.T, side=1, lower=0)  # L^-T M (p.T's upper: p's lower)
+    out = left_t @ inverse
+    return np.multiply(out, _halved_upper(low.shape[0]).T, out=out)  # lower triangle, half diagonal
 
 
 def _lower_inverse(low: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ import numpy as np
 from ...tangents import NoRData, NoTangent
 from .cholesky_blocks import cholesky_cotangent_and_tangent, cholesky_tangent_and_inverse
 from .common import cotangent_entry
-from .triangular_blas import negated_read_mask, triangle_times, triangular_solve
+from .triangular_blas import negated_read_outer, triangle_times, triangular_solve
 
 sla: Any = None  # scipy.linalg and its kernels, imported by _have_scipy the first time a rule runs
 dtrmm = dtrsm = dgetrf = dgetrs = None
@@ -263,12 +263,11 @@ def scipy_solve_triangular(xs: tuple, x_ds: tuple) -> Direct | None:
     dx2 = np.zeros(x2.shape) if rhs is None else triangular_solve(a, rhs, code, lower, unit)
     if dx2 is None:
         return None
-    minus_part = negated_read_mask(a.shape[0], lower, unit)
 
     def outer(us: tuple, vs: tuple) -> np.ndarray:
         """``-part(op'(sum of u v^T))``: one product of the stacked columns."""
         u, v = (np.concatenate(us, axis=1), np.concatenate(vs, axis=1)) if len(us) > 1 else (us[0], vs[0])
-        return np.multiply(v @ u.T if code else u @ v.T, minus_part)
+        return negated_read_outer(u, v, code, lower, unit)
 
     def pullback(g: Any, g_d: Any) -> tuple:
         g, g_d = _cotangent(g, x), _cotangent(g_d, x)
