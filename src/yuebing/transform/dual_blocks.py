@@ -106,30 +106,29 @@ _ND, _F64 = np.ndarray, np.dtype(np.float64)
 _vdot = np.vdot
 
 
-def _is_zero_view(t: np.ndarray) -> bool:
-    base = t.base
-    return base is not None and base is _ZEROS.get(_F64)
-
-
 def _checked_input(fixed: bool, v: Any, f: Any, t: Any, ft: Any) -> tuple | None:
     """One input of a dual block: ``(tangent or None for zero, takes a cotangent, shape or None
-    for a float)``, or None when it does not fit (``dual_inputs``)."""
+    for a float)``, or None when it does not fit (``dual_inputs``). (Arrays first: the common case.)"""
     kind = type(v)
+    if kind is _ND:
+        shape = v.shape
+        if v.dtype is not _F64 or not shape or type(t) is not _ND or t.dtype is not _F64 or t.shape != shape:
+            return None
+        if not (f is _NF or type(f) is _ND and f.shape == shape) or not (ft is _NF or type(ft) is _ND):
+            return None
+        constant_data = fixed or f is _NF and ft is _NF
+        # a zero tangent (a view of the read-only zero), or data without fdata (observations
+        # passed in) with a zero tangent: None, which costs nothing downstream
+        base = t.base
+        zero = fixed or base is not None and base is _ZEROS.get(_F64) or constant_data and not t.any()
+        return None if zero else t, not constant_data, shape
     if kind is float or kind is np.float64:
         if type(t) is not float and type(t) is not np.float64:
             return None
         return None if fixed or not t else t, not fixed, None
     if kind is int:  # a constant, as in Python's arithmetic (0.5 * n, n = len(x)): no derivative
         return None, False, None
-    if kind is not _ND or v.dtype is not _F64 or not v.ndim or type(t) is not _ND or t.dtype is not _F64 \
-            or t.shape != v.shape:
-        return None
-    if not (f is _NF or type(f) is _ND and f.shape == v.shape) or not (ft is _NF or type(ft) is _ND):
-        return None
-    constant_data = fixed or f is _NF and ft is _NF
-    # data without fdata (observations passed in): a zero tangent costs nothing downstream
-    zero = fixed or _is_zero_view(t) or constant_data and not t.any()
-    return None if zero else t, not constant_data, v.shape
+    return None
 
 
 def dual_inputs(constant: tuple, *quads: Any) -> tuple | None:
@@ -460,6 +459,12 @@ def dual_nan(*values: Any) -> bool:
     small float64 arrays of one shape (an adjoint and its tangent) take one call: their dot
     product is NaN where either holds one (NaN times anything is NaN); ``inf * 0`` or
     ``inf - inf`` read as NaN too, a false alarm that only costs the strong-zero pass."""
+    if len(values) == 2:  # (an input's adjoint and its tangent, two small arrays: one dot product)
+        a, b = values
+        if type(a) is _ND and type(b) is _ND and a.shape == b.shape and a.dtype is _F64 and b.dtype is _F64 \
+                and a.size <= _SMALL:
+            total = _vdot(a, b)
+            return total != total
     pending = None  # an array not yet checked, to pair with the next of its shape
     for v in values:
         if v is None:

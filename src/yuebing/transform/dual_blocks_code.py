@@ -9,7 +9,9 @@ reverse pass takes the cotangent ``g`` of ``t`` and its tangent ``gd`` to each o
     a_bar += g p;    a_bar_d += gd p + g p_d
 
 with the products of ``_m`` (plain, or by the strong-zero rule on the second run) and ``None``
-for zero. A contribution from an array to a float input is summed (``_dfit``). Where the block's
+for zero (for sin and cos, whose f'' is -f, ``t_pd`` holds ``ad f`` and the reverse subtracts
+``g p_d``: no negated array is made). An adjoint's first contribution is assigned, not added to
+None (``first_contributions``). A contribution from an array to a float input is summed (``_dfit``). Where the block's
 arrays broadcast (``_dual_inputs`` gives no size), each binary operation's contributions are
 fitted to their operand's shape instead (``_dfitted``): every cotangent then has its value's shape
 (or is a number standing for an array of it), and tangents broadcast to their value's.
@@ -138,6 +140,7 @@ class DualArrayBlock:
         # partials' tangents taken plainly; the reverse takes them again by the strong-zero rule
         # in its strong-zero pass (``_reverse_body``)
         self.strong_partials: list[tuple[str, str, str]] = []  # (partial's tangent, tangent, f'')
+        self.negated: set[str] = set()  # values whose t_pd is the partial's tangent negated
         for local, kind, func, operands, fname in self.ops:
             body += self._forward_op(local, kind, func, operands, fname)
         finish = self._finish()
@@ -218,6 +221,10 @@ class DualArrayBlock:
             lines.append(f"{t}_pd = {t}_d")
         elif _finite_nonzero(second):  # (x ** 2: a plain product, which no NaN check can change)
             lines.append(f"{t}_pd = _dtimes({ad}, {second})")
+        elif second == f"-{t}":  # sin, cos (f'' = -f): ad * f, which the reverse subtracts (no negation)
+            lines.append(f"{t}_pd = None if {ad} is None else {ad} * {t}")
+            self.strong_partials.append((f"{t}_pd", ad, t))
+            self.negated.add(t)
         else:
             # by the strong-zero rule: where the tangent is 0 so is this, even if f'' is infinite
             # (x ** 1.5 at 0: f' is finite, so no NaN reaches the tangents the block hands on);
@@ -285,7 +292,7 @@ class DualArrayBlock:
         checked = [x for v in self.inputs if v not in self.constants for x in (g[v], gd[v])]
         checked += [x for v in self.checked_too for x in (g[v], gd[v])]  # (products' adjoints used after the loop)
         lines.append(f"if not _dual_nan({', '.join(checked)}): break" if checked else "break")
-        return lines
+        return lines[:1] + first_contributions(lines[1:], set(g.values()) | set(gd.values()))
 
     def _active(self, name: str) -> str:  # (a module attribute such as np.pi depends on nothing)
         return " or ".join(self.active[v] for v in sorted(self.depends.get(name, ()))) or "False"
@@ -315,7 +322,8 @@ class DualArrayBlock:
         elif kind == "sum":
             parts = [(ops[0], G, GD)]
         else:  # unary, pow: the partial and its tangent
-            parts = [(ops[0], f"_m({G}, {t}_p)", f"_dadd(_m({GD}, {t}_p), _m({G}, {t}_pd))")]
+            combine = "_dsub" if t in self.negated else "_dadd"
+            parts = [(ops[0], f"_m({G}, {t}_p)", f"{combine}(_m({GD}, {t}_p), _m({G}, {t}_pd))")]
         body = []
         for target, value, tangent in parts:
             if target not in self.depends or not self.depends[target]:
@@ -339,9 +347,12 @@ class DualArrayBlock:
     def _broadcast_fit(self, same_shape: str, contribution: str, value: str, operand: str) -> str:
         """A binary operation's contribution to an operand: as for arrays of one shape, or, where
         the block's arrays broadcast (its size None), fitted to the operand's shape."""
+        size = self._size_of(value)
+        if size.isdigit():  # floats only (product blocks): nothing broadcasts
+            return same_shape
         placeholder = f"@fit{len(self.fits)}@"
         self.fits[placeholder] = f"_dfitted({contribution}, {value}, {operand})"
-        return f"({same_shape} if {self._size_of(value)} is not None else {placeholder})"
+        return f"({same_shape} if {size} is not None else {placeholder})"
 
     def reverse(self) -> list[str]:
         gen = self.gen
@@ -368,6 +379,41 @@ class DualArrayBlock:
             lines.append(f"    if {a} is not None: {r} = {a} if {r} is _NR else {r} + {a}")
             lines.append(f"    if {ad} is not None: {rd} = {ad} if {rd} is _NR else {rd} + {ad}")
         return lines
+
+
+def first_contributions(lines: list[str], adjoints: set) -> list[str]:
+    """``lines`` (after the loop's reset of every adjoint to None) where an adjoint's first
+    contribution ``g = _dadd(g, c)`` is ``g = c``: ``g`` is None there (the lines run in their
+    order, an ``if`` only skipping some), and ``_dadd(None, c)`` is ``c`` itself."""
+    assigned: set = set()
+    out = []
+    for line in lines:
+        pieces, start = [], 0
+        for m in _ASSIGNMENT.finditer(line):
+            name = m.group(1)
+            if name not in adjoints:
+                continue
+            opening = f"_dadd({name}, "
+            if name not in assigned and line.startswith(opening, m.end()) and m.end() >= start:
+                close = _closing(line, m.end() + len("_dadd"))
+                pieces += [line[start:m.end()], line[m.end() + len(opening):close]]
+                start = close + 1
+            assigned.add(name)
+        out.append("".join(pieces) + line[start:])
+    return out
+
+
+_ASSIGNMENT = re.compile(r"\b(_\w+) = (?!=)")
+
+
+def _closing(text: str, opening: int) -> int:
+    """The index of the parenthesis closing the one at ``opening``."""
+    depth = 0
+    for k in range(opening, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[k], 0)
+        if depth == 0:
+            return k
+    raise ValueError(f"unbalanced parentheses in {text!r}")
 
 
 def emit_forward(gen: Any, block: DualArrayBlock, out: list, indent: int) -> None:
