@@ -385,10 +385,10 @@ def _dense_cholesky_tangent(low, h):
 
 @pytest.mark.parametrize("n", [3, 33, 97, 203])
 def test_cholesky_tangent_split_in_blocks(n, split_jvp_orders):
-    """Above order 32 the Cholesky factor's tangent is the forward block recursion (33: one
-    level, halves 16 and 17; 203: three levels, odd halves), equal to the dense formula, to
-    differences of the factor, and to differences in every mode; the inverse it forms for
-    second order is the factor's."""
+    """Above order 64 the Cholesky factor's tangent is the forward block recursion (97: one
+    level, halves 48 and 49; 203: two levels, odd halves; 3 and 33: one leaf), equal to the
+    dense formula, to differences of the factor, and to differences in every mode; the inverse
+    it forms for second order is the factor's."""
     from yuebing.rules.linalg import cholesky_blocks
 
     a = _spd(n)
