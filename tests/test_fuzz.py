@@ -119,8 +119,8 @@ def test_checker_passes_a_right_program():
 
 def _scaled_jvp(jvp):
     def wrong(f, primals, tangents, **kw):
-        value, tangent = jvp(f, primals, tangents, **kw)
-        return value, tangent * 1.001
+        value, tangent, *aux = jvp(f, primals, tangents, **kw)
+        return (value, tangent * 1.001, *aux)
     return wrong
 
 
@@ -195,6 +195,23 @@ def test_checker_catches_jacobian_argnums_out_of_order(monkeypatch):
     outcomes = [fuzz.check_program(source, args, seed) for seed in range(6)]
     assert any(o.status == "wrong" and any(f.check in ("jacobian", "structure") for f in o.findings)
                for o in outcomes), "\n".join(map(str, outcomes))
+
+
+def _jvp_wrong_aux(jvp):
+    def wrong(f, primals, tangents, has_aux=False):
+        if not has_aux:
+            return jvp(f, primals, tangents)
+        value, tangent, aux = jvp(f, primals, tangents, has_aux=True)
+        return value, tangent, aux[:2] + (aux[2] * 2.0,)
+    return wrong
+
+
+def test_checker_catches_a_wrong_jvp_aux(monkeypatch):
+    """Check 1's jvp goes through has_aux=True at about half the seeds: a wrong aux is wrong."""
+    monkeypatch.setattr(fuzz.forward_api, "jvp", _jvp_wrong_aux(fuzz.forward_api.jvp))
+    outcomes = [fuzz.check_program(SMOOTH, SMOOTH_ARGS, seed) for seed in range(6)]
+    assert any(o.status == "wrong" and any(f.check == "has_aux" for f in o.findings) for o in outcomes)
+    assert any(o.status == "right" for o in outcomes)  # the seeds without has_aux
 
 
 def test_checker_skips_a_kink():

@@ -14,7 +14,8 @@ module runs it and checks yuebing against itself and against finite differences:
    ``xdot`` against ``hvp``;
 6. the API's options: ``grad`` of one random argument (``argnums``) against the reverse gradient,
    and the gradients check 3 differences come from ``value_and_grad(..., has_aux=True)`` of ``f``
-   returning ``(value, aux)``: each call's value and aux against the plain call's.
+   returning ``(value, aux)`` (check 1's ``jvp`` too at half the seeds): each call's value and aux
+   against the plain call's.
 
 Each run ends in one outcome: ``right``; ``refused`` (a yuebing error class naming the construct,
 listed in ``REFUSALS``); ``wrong`` (a number differs, an argument was changed, or an internal crash
@@ -290,7 +291,11 @@ def _reverse(run: _Run, value: float) -> np.ndarray | None:
 
 
 def _forward(run: _Run, value: float) -> float | None:
-    result = run.call("forward", lambda args: forward_api.jvp(run.f, args, copy.deepcopy(run.tangents)))
+    """Check 1's forward half; at half the seeds through ``jvp(has_aux=True)`` (check 6)."""
+    if run.rng.random() < 0.5:
+        result = run.call("forward", lambda args: forward_api.jvp(run.f, args, copy.deepcopy(run.tangents)))
+    else:
+        result = run.call("forward", lambda args: _jvp_with_aux(run, args, value))
     if result is None:
         return None
     out, tangent_out = result
@@ -346,6 +351,17 @@ def _aux_gradient(run: _Run) -> Callable:
                                f"the plain call {plain!r} and {plain_aux!r}")
         return grads
     return gradient
+
+
+def _jvp_with_aux(run: _Run, args: tuple, value: float) -> tuple:
+    """``jvp(has_aux=True)`` of ``f`` returning ``(value, aux)``: the aux checked against the
+    plain call's (a finding), the value and tangent returned for check 1."""
+    _, plain_aux = _with_aux(run.f)(*copy.deepcopy(run.args))
+    out, tangent_out, aux = forward_api.jvp(_with_aux(run.f), args, copy.deepcopy(run.tangents), has_aux=True)
+    if not (isinstance(aux, tuple) and len(aux) == 3 and aux[0] == "aux" and type(aux[2]) is float
+            and _close(float(aux[1]), value, EXACT_TOL) and _close(aux[2], plain_aux[2], EXACT_TOL)):
+        run.fail("forward", "has_aux", f"jvp(has_aux=True) gave aux {aux!r}; the plain call {plain_aux!r}")
+    return out, tangent_out
 
 
 def _slices(args: tuple) -> list[slice]:
