@@ -299,6 +299,7 @@ def test_masked_constant_results_carry_no_derivative():
     """A result that is ``np.ma.masked`` (all entries masked) is a constant: no derivative, in
     debug mode too (the suite's: a rule returning it drops nothing, seeds 1, 8 of the fuzzer)."""
     check_masked(_all_masked, W.copy(), lambda x: np.ones(x.shape, bool))
+    check_masked_third_order(_all_masked, W.copy(), lambda x: np.ones(x.shape, bool))
 
 
 def test_masked_entries_data_is_followed():

@@ -520,7 +520,15 @@ FORM_FINDERS: list[Callable[[Any, list, dict], Any]] = []
 def masked_form(fn: Any, args: tuple, kwargs: dict, primal_of: Callable[[Any], Any]) -> Callable | None:
     """The definition a call of a registered rule reaches instead when a masked array is among its
     positional arguments, as NumPy dispatches it (``np.sum(m)`` is ``m.sum()``), or None."""
-    if not MASKED_SEEN[0] or not any(isinstance(primal_of(a), MaskedArray) for a in args) or _aware(fn):
+    if not MASKED_SEEN[0]:  # no masked array yet in this process
+        return None
+    for a in args:  # (as refuse_masked_arguments: the common case in one pass without allocations)
+        v = primal_of(a)
+        if type(v) not in _PLAIN and isinstance(v, MaskedArray):
+            break
+    else:
+        return None
+    if _aware(fn):
         return None
     values = [primal_of(a) for a in args]
     for find in FORM_FINDERS:

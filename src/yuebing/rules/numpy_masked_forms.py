@@ -3,11 +3,14 @@
 NumPy hands a masked array to numpy.ma itself: ``np.sum(m)`` calls ``m.sum()`` (its reductions
 call the method of any array that is not a plain ndarray), ``np.sin(m)`` runs the ufunc on the
 data and ``MaskedArray.__array_wrap__`` puts the mask back (masking, and filling with the ufunc's
-fill value, what is outside the ufunc's domain), ``for v in m`` and ``sum(m)`` walk ``m[0]``, ``m[1]``... Each is
-defined here as NumPy computes it, over the definitions and primitives of ``numpy_masked.py``;
-``_form_of`` tells the dispatch which definition a call reaches (``transform/protocols.py``
-asks it before refusing a masked argument). New methods: ``prod``, ``cumsum``, ``cumprod``,
-``transpose`` and ``m.T``, ``reshape``, ``ravel``, ``anom``, ``np.ma.median`` along an axis.
+fill value, what is outside the ufunc's domain), ``for v in m`` and ``sum(m)`` walk ``m[0]``,
+``m[1]``... Each is defined here as NumPy computes it, over the definitions and primitives of
+``numpy_masked.py``; ``_form_of`` tells the dispatch which definition a call reaches
+(``transform/protocols.py`` asks it before refusing a masked argument). New methods: ``prod``,
+``cumsum``, ``cumprod``, ``transpose`` and ``m.T``, ``reshape``, ``ravel``, ``anom``; and the
+writes that keep the mask (``m[i] = v``, ``m += n``): NumPy changes a mask in place, which
+earlier operations may still read (a ``np.where`` of it saved for the reverse pass), so a write
+that would change it is refused.
 """
 from __future__ import annotations
 

@@ -274,12 +274,15 @@ class ConstructBlocks:
         return lines
 
     def b_masked(self):
-        """A numpy.ma masked array made from an array expression and reduced by its methods."""
+        """A numpy.ma masked array made from an array expression and reduced by its methods or NumPy's functions."""
         m, a = self.env.fresh("mk"), self.array_expr(1)
         made = self.pick([f"np.ma.masked_where({_wrap_name(a)} < {_const(self.rng, 0.0, 0.5)}, {a})",
                           f"np.ma.masked_greater({a}, {_pos(self.rng)})"])
         reduced = self.pick([f"{m}.sum()", f"({m} * {m}).sum() * 0.5", f"np.ma.sin({m}).sum()",
-                             f"{m}.filled(0.0).sum()", f"{m}.max() + {m}.min()"])
+                             f"{m}.filled(0.0).sum()", f"{m}.max() + {m}.min()",
+                             # NumPy's own functions on it, as NumPy hands them to numpy.ma
+                             f"np.sum({m}) + np.mean({m})", f"np.sin({m}).sum()", f"{m}.cumsum().sum() * 0.5",
+                             f"{m}.prod()", f"np.ma.median({m}) + {m}.var()"])
         out, last = self._bind_float(reduced)
         # the term falls back to 0.0 when every entry is masked (a masked constant is no float)
         return [f"{m} = {made}", last, f"{out} = {out} if {out} is not np.ma.masked else 0.0"]
