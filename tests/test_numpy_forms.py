@@ -127,13 +127,14 @@ def test_nditer_and_its_ravel_form_are_differentiated():
 def test_masked_arrays_given_to_numpy_functions_are_refused_and_the_advice_works():
     data, mask = RNG.standard_normal(5), np.array([False, True, False, False, True])
     masked = np.ma.masked_array(data, mask=mask)
-    # as an argument: np.sum's array rule would have given the masked elements gradient 1
-    _refused_in_every_mode(lambda x: np.sum(x), masked, "numpy.ma")
-    # made inside, then given to a NumPy function (numpy.ma's own are differentiated: test_numpy_masked.py)
-    _refused_in_every_mode(lambda x: np.sum(np.ma.exp(x)), data, "numpy.ma")
+    # as an argument: np.diff's array rule would have given the masked elements derivatives (np.sum(m), which
+    # NumPy hands to m.sum(), is differentiated as numpy.ma's: test_numpy_masked.py)
+    _refused_in_every_mode(lambda x: np.sum(np.diff(x) ** 2), masked, "numpy.ma")
+    # made inside, then given to a NumPy function that numpy.ma does not reach
+    _refused_in_every_mode(lambda x: np.sum(np.diff(np.ma.exp(x)) ** 2), data, "numpy.ma")
 
     def as_advised(x):
-        return np.sum(np.where(mask, 0.0, x) ** 3)
+        return np.sum(np.diff(np.where(mask, 0.0, x)) ** 2)
 
-    assert np.isclose(as_advised(data), np.ma.masked_array(data ** 3, mask=mask).sum())
+    assert np.isclose(as_advised(data), np.sum(np.diff(np.ma.masked_array(data, mask=mask).filled(0.0)) ** 2))
     _all_modes(as_advised, data)
