@@ -19,12 +19,17 @@ when its name resolves to ``contextlib.suppress`` (``suppress_as_try``), and ``w
 asyncio.Runner() as r:`` as ``r = asyncio.Runner()`` with a ``try``/``finally`` closing it
 (``runner_as_try``): the runner is yuebing's event loop, whose work is differentiated; ``with nullcontext(v) as t:``
 as ``t = v`` (``nullcontext_as_assignment``), so a value with a derivative may pass through it.
+A manager class of the function's own module, written in Python and handed float data, is
+entered through its differentiated methods, as PEP 343 spells the statement out
+(``python_manager_either_way``): it may keep or return them, and suppress an exception.
 """
 from __future__ import annotations
 
 import ast
 import asyncio
 import contextlib
+import copy
+import types
 from typing import Any
 
 from ..ir import nodes as ir
@@ -42,6 +47,8 @@ class WithLowering:
         if rewritten is not None:
             for statement in rewritten:
                 self.statement(statement, out)
+            return
+        if self._python_manager_either_way(node, out):
             return
         headers = [self.current_globals(item.context_expr, out) for item in node.items]
         self._hoist_globals(headers)
@@ -125,6 +132,84 @@ class WithLowering:
         made = entered + [ast.With(node.items[1:], node.body)] if node.items[1:] else entered
         made = [ast.fix_missing_locations(ast.copy_location(s, node)) for s in made]
         return made + ([] if node.items[1:] else node.body)
+
+    def _python_manager_either_way(self, node: ast.With, out: list) -> bool:
+        """``with M(...) as t, more: body``, where ``M`` is a class of the function's own module
+        whose ``__enter__`` and ``__exit__`` are Python code and the header reads our variables:
+        the values it hands ``M`` are computed first; when one holds float data
+        (``ir.primitives.holds_float_data``) the statement runs as PEP 343 spells it out
+        (``_entered_as_try``), the manager's methods then differentiated calls (what it keeps
+        or returns carries derivatives, an exception it suppresses is the ``try``'s); otherwise
+        it is entered as any manager is, without derivatives. False (nothing emitted) when the
+        header is not such a call."""
+        header = node.items[0].context_expr
+        if getattr(header, "_yb_entered_plainly", False) or not (
+                isinstance(header, ast.Call) and self._reads_variables(header) and self._own_manager_class(header.func)
+                and not any(isinstance(a, ast.Starred) for a in header.args) and all(k.arg for k in header.keywords)
+                and self.builtin_unshadowed("type") and self.builtin_unshadowed("BaseException")):
+            return False
+        atoms = [self.expr(e, out) for e in [*header.args, *(k.value for k in header.keywords)]]
+        names = []
+        for atom in atoms:
+            name = atom.name if isinstance(atom, ir.Var) else self.tmp("handed")
+            if not isinstance(atom, ir.Var):
+                out.append(ir.Copy(name, atom, line=node.lineno))
+            self.locals.add(name)
+            names.append(ast.Name(name, ast.Load()))
+        made = ast.Call(header.func, names[:len(header.args)],
+                        [ast.keyword(k.arg, v) for k, v in zip(header.keywords, names[len(header.args):])])
+        floats = self.tmp("floats")
+        self.call(out, ir.Const(P.holds_float_data), [ir.Var(n.id) for n in names], floats)
+        self.locals.add(floats)
+        plainly = copy.deepcopy(made)
+        plainly._yb_entered_plainly = True
+        items = [ast.withitem(plainly, node.items[0].optional_vars), *node.items[1:]]
+        plain = ast.With(items, copy.deepcopy(node.body))  # (the body lowered twice: a copy of its own)
+        choice = ast.If(ast.Name(floats, ast.Load()), self._entered_as_try(made, node), [plain])
+        self.statement(ast.fix_missing_locations(ast.copy_location(choice, node)), out)
+        return True
+
+    def _entered_as_try(self, header: ast.Call, node: ast.With) -> list:
+        """``node`` with its first item's manager ``header`` entered as PEP 343 spells it out::
+
+            _mgr = M(...)
+            _exit = type(_mgr).__exit__
+            _value = type(_mgr).__enter__(_mgr)
+            _ok = True
+            try:
+                try:
+                    t = _value
+                    with more: body
+                except BaseException as _err:
+                    _ok = False
+                    if not _exit(_mgr, type(_err), _err, _err.__traceback__):
+                        raise
+            finally:
+                if _ok:
+                    _exit(_mgr, None, None, None)
+        """
+        target = node.items[0].optional_vars
+        mgr, exit_, value, ok, err = (self.tmp(hint) for hint in ("mgr", "exit", "entered", "ok", "err"))
+        text = (f"{mgr} = _HEADER\n{exit_} = type({mgr}).__exit__\n{value} = type({mgr}).__enter__({mgr})\n"
+                f"{ok} = True\ntry:\n    try:\n        pass\n    except BaseException as {err}:\n"
+                f"        {ok} = False\n        if not {exit_}({mgr}, type({err}), {err}, {err}.__traceback__):\n"
+                f"            raise\nfinally:\n    if {ok}:\n        {exit_}({mgr}, None, None, None)\n")
+        made = [ast.fix_missing_locations(ast.copy_location(s, node)) for s in ast.parse(text).body]
+        made[0].value = header
+        bound = [ast.Assign([target], ast.Name(value, ast.Load()))] if target is not None else []
+        more = [ast.With(node.items[1:], node.body)] if node.items[1:] else []
+        new = [ast.fix_missing_locations(ast.copy_location(s, node)) for s in bound + more]
+        made[-1].body[0].body = new + ([] if more else node.body)
+        return made
+
+    def _own_manager_class(self, func: ast.expr) -> bool:
+        """Whether ``func`` names (through this function's globals) a class of its own module whose
+        ``__enter__`` and ``__exit__`` are Python functions."""
+        if not isinstance(func, ast.Name) or func.id in self.locals or func.id in self.free:
+            return False
+        cls = self.module_globals.get(func.id)  # type: ignore[attr-defined]
+        return isinstance(cls, type) and cls.__module__ == self.fn.__module__ and all(
+            isinstance(getattr(cls, name, None), types.FunctionType) for name in ("__enter__", "__exit__"))
 
     def _runner_as_try(self, node: ast.With) -> list | None:
         """``with asyncio.Runner(...) as r: body`` (one item) as ``r = asyncio.Runner(...)`` and

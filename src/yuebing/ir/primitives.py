@@ -188,6 +188,13 @@ def with_inputs(maker: str, *values: Any) -> None:
                 f"{advice}.")
 
 
+def holds_float_data(*values: Any) -> bool:
+    """Whether one of ``values`` (what a ``with`` header hands a manager class of the function's
+    own module) holds float data: the statement then enters it through its differentiated
+    methods instead (``frontend/with_statements.py``)."""
+    return any(_holds_float_data(value, 0, objects=True) for value in values)
+
+
 class Managed:
     """A ``with`` header's manager as entered by differentiated code: the manager's own
     ``__enter__``/``__exit__``, except that suppressing an exception raised in the body is refused
