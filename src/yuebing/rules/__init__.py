@@ -47,7 +47,8 @@ SCIPY_RULES = {
     "scipy.ndimage": ("scipy_ndimage",),
     "scipy.signal": ("scipy_signal",),
     "scipy.spatial": ("scipy_spatial",),
-    "scipy.special": ("scipy_bessel", "scipy_special", "scipy_special_integrals", "scipy_special_outputs"),
+    "scipy.special": ("scipy_bessel", "scipy_special", "scipy_special_integrals", "scipy_special_outputs",
+                      "scipy_special_third_order"),
     "scipy.stats": ("scipy_stats", "scipy_stats_continuous", "scipy_stats_discrete", "scipy_stats_multivariate"),
 }
 _DEFERRED = {name for names in SCIPY_RULES.values() for name in names}

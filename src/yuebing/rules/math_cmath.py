@@ -507,8 +507,9 @@ def _rect_frule(r, phi):
 # log, hypot, phase and rect: the cotangent maps their reverse rules call (defined with the
 # rules above), differentiated by the forward transform; fsum is linear; prod and dist are written
 # as Python loops over their (list or tuple) arguments; polar as its two parts (a vjp could not
-# compute with the NoRData its output cotangent holds for an unused part). Not declared:
-# cmath.log with a base.
+# compute with the NoRData its output cotangent holds for an unused part). cmath.log, with or
+# without a base, by its elementwise partials in a cotangent map (an elementwise declaration has
+# one number of arguments).
 
 
 def _prod(iterable, *, start=1):
@@ -553,6 +554,42 @@ def _log_jvp(x, x_t, base=None, base_t=NoTangent):
     return y, tangent
 
 
+def _complex_conjugate(w):
+    """``w.conjugate()`` written with attributes (second order differentiates the maps using it)."""
+    return complex(w.real, -w.imag)
+
+
+def _clog_vjp(g, y, z, base=None):
+    """``g`` times the conjugate of each partial of ``cmath.log`` (docs/conventions.md)."""
+    if base is None:
+        return (g * _complex_conjugate(1.0 / z),)
+    log_base = cmath.log(base)
+    return g * _complex_conjugate(1.0 / (z * log_base)), g * _complex_conjugate(-y / (base * log_base))
+
+
+def _clog_jvp(z, z_t, base=None, base_t=NoTangent):
+    """Third order: the tangent of ``cmath.log(z[, base])`` (its cotangent map logs again)."""
+    y = cmath.log(z) if base is None else cmath.log(z, base)
+    log_base = 1.0 if base is None else cmath.log(base)
+    tangent = 0j if z_t is NoTangent else 0j + z_t / (z * log_base)  # complex, as y: of a real z too
+    if base is not None and base_t is not NoTangent:
+        tangent = tangent - base_t * y / (base * log_base)
+    return y, tangent
+
+
+def _phase_jvp(z, z_t):
+    """Third order: ``d phase(z) = Im(dz / z) = (x dy - y dx) / |z|^2`` (its cotangent is complex)."""
+    w, dw = 0j + z, 0j if z_t is NoTangent else 0j + z_t
+    return cmath.phase(z), (w.real * dw.imag - w.imag * dw.real) / (w.real * w.real + w.imag * w.imag)
+
+
+def _rect_jvp(r, r_t, phi, phi_t):
+    """Third order: ``d rect(r, phi) = (dr + i r dphi) e^{i phi}`` (it returns a complex)."""
+    dr = 0.0 if r_t is NoTangent else r_t
+    dphi = 0.0 if phi_t is NoTangent else phi_t
+    return cmath.rect(r, phi), cmath.rect(1.0, phi) * (dr + 1j * r * dphi)
+
+
 # ``z.conjugate()`` of a Python number: ``x - iy`` for a complex, the number itself for a float or
 # an int. Not holomorphic: its tangent is ``conj(dz)`` and so is its cotangent.
 _NUMBER_CONJUGATES = ((complex, "conjugate"), (float, "conjugate"), (int, "conjugate"))
@@ -576,7 +613,11 @@ with_vjp(math.log, _log_vjp)
 jvp_defined_by(math.log, _log_jvp)
 with_vjp(math.hypot, _hypot_vjp)
 with_vjp(cmath.phase, _phase_vjp)
+with_vjp(cmath.log, _clog_vjp)
+jvp_defined_by(cmath.log, _clog_jvp)
 with_vjp(cmath.rect, _rect_vjp)
+jvp_defined_by(cmath.phase, _phase_jvp)
+jvp_defined_by(cmath.rect, _rect_jvp)
 linear(math.fsum, data=(0,))  # ints in the sequence are values
 # Second order: not ``linear`` (its tangent call would be the method bound to the primal).
 defined_by((complex, "conjugate"), lambda z: complex(z.real, -z.imag))

@@ -82,7 +82,8 @@ _VIA_SVD = "its cotangent map calls np.linalg.svd, whose own map calls it again"
 THIRD_ORDER_REFUSED: dict[object, str] = {
     # found by tests/test_numpy_higher_order_table.py (each refusal raises NestedDifferentiationError)
     # (svdvals and cond: followed since svd's map is, THIRD_ORDER_MAPS_FOLLOWED)
-    np.linalg.eig: "it returns an EigResult (third order lifts array-valued cotangent maps only)",
+    np.linalg.eig: "its eigenvectors' third derivatives disagree with finite differences (a real matrix that is not "
+                   "symmetric)",
     np.roots: "its complex roots (third order lifts real-valued cotangent maps only)",
     np.vectorize: "the vectorized function is not followed by third order",
     np.kaiser: "its source builds np.array of a list mixing numbers and ints, which third order refuses",
