@@ -62,9 +62,14 @@ def _jumps(node: ast.AST, in_loop: bool = False) -> set[str]:
             found.add("continue")
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        inner = nested or isinstance(n, (ast.For, ast.While))  # their break/continue are their own
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+            # the body's break/continue are the nested loop's own; its else clause's leave ours
+            # (``for ...: ... else: break``: scipy.stats' _masked_arrays_2_sentinel_arrays)
+            stack.extend((child, True) for child in n.body)
+            stack.extend((child, nested) for child in [*n.orelse, getattr(n, "target", None), getattr(n, "iter", None), getattr(n, "test", None)] if child is not None)
+            continue
         for child in ast.iter_child_nodes(n):
-            stack.append((child, inner))
+            stack.append((child, nested))
     return found
 
 

@@ -192,7 +192,20 @@ def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
         return _dict_getitem(a, idx)
     if isinstance(x, _NONDIFF_LOOKUPS):
         return output(x[idx]), _no_pullback(3)
+    if _scalar_itself(x, idx):
+        return output(x[()] if isinstance(x, np.generic) else x), _identity_pullback
     raise _unsupported("getitem", x)
+
+
+def _scalar_itself(x: Any, idx: Any) -> bool:
+    """``v[()]`` of a NumPy scalar is the scalar itself (SciPy's statistics end with
+    ``return vals[()]``, which gives a scalar for a 0-d array and leaves a scalar as it is). A
+    float is let through too: second order reads the item of the scalar's tangent, a float."""
+    return isinstance(x, (np.generic, float)) and type(idx) is tuple and not idx
+
+
+def _identity_pullback(dy: Any) -> tuple:
+    return NoRData, dy, NoRData
 
 
 def _getitem_frule(a: Any, b: Any) -> Dual:
@@ -224,6 +237,8 @@ def _getitem_frule(a: Any, b: Any) -> Dual:
         return Dual(y, ty)
     if isinstance(x, _NONDIFF_LOOKUPS):
         return Dual(x[idx], NoTangent)
+    if _scalar_itself(x, idx):
+        return Dual(x[()] if isinstance(x, np.generic) else x, t)
     raise _unsupported("getitem", x)
 
 
