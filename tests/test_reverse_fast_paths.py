@@ -68,6 +68,9 @@ def gemm_calls(monkeypatch):
     """How many products' cotangents BLAS accumulated in place (``buffers.add_matmul``)."""
     from yuebing.transform import buffers
 
+    import scipy.linalg  # noqa: F401 - gemm is taken once the program has imported scipy.linalg
+
+    assert buffers._find_gemm()  # (run alone, no earlier test has found it yet)
     calls = []
     gemm = buffers._DGEMM
 
