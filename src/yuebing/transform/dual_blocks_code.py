@@ -30,7 +30,7 @@ from .dual_blocks import DUAL_UNARY, dual_classify
 from .float_blocks import names_read
 
 _WORD = re.compile(r"\b_?[A-Za-z_]\w*\b")
-_PRODUCT_TANGENT = re.compile(r"(\w+)_d = _dtimes\((\w+), \1_p\)")  # a unary operation's tangent
+_PRODUCT_TANGENT = re.compile(r"(\w+)_d = _dtimes\((\w+), (\w+)\)")  # a unary operation's, a * b's of one tangent
 _MUL_TANGENT = re.compile(r"(\w+)_d = _dadd\(_dtimes\((\w+), (\w+)\), _dtimes\((\w+), (\w+)\)\)")  # a * b's
 _SUM_TANGENT = re.compile(r"(\w+)_d = _dsum_t\((\w+)_d, \2\)")  # np.sum's
 _KRON_TANGENT = re.compile(r"(\w+)_d = _dkron_t\((\w+), (\w+), (\w+), (\w+)\)")  # kron's (product blocks)
@@ -167,7 +167,7 @@ class DualArrayBlock:
         sums: dict[str, tuple[int, str]] = {}  # t -> (line of t_d, the sum of t_d as dot products)
         for i, line in enumerate(body):
             if m := _PRODUCT_TANGENT.fullmatch(line):
-                sums[m.group(1)] = (i, f"_dsum_dot({m.group(2)}, {m.group(1)}_p, {m.group(1)})")
+                sums[m.group(1)] = (i, f"_dsum_dot({m.group(2)}, {m.group(3)}, {m.group(1)})")
             elif m := _MUL_TANGENT.fullmatch(line):
                 t, ad, b, bd, a = m.groups()
                 sums[t] = (i, f"_dadd(_dsum_dot({ad}, {b}, {t}), _dsum_dot({bd}, {a}, {t}))")
@@ -191,7 +191,7 @@ class DualArrayBlock:
             bd = self._t(b)
             value = f"{t} = {a} {_BINARY[func]} {b}"
             tangent = {operator.add: f"_dadd({ad}, {bd})", operator.sub: f"_dsub({ad}, {bd})",
-                       operator.mul: f"_dadd(_dtimes({ad}, {b}), _dtimes({bd}, {a}))",
+                       operator.mul: _product_tangent(a, ad, b, bd),
                        operator.truediv: f"_ddiv_t({ad}, {bd}, {t}, {b})"}[func]
             return [value, f"{t}_d = {tangent}"]
         if kind == "neg":
@@ -379,6 +379,14 @@ class DualArrayBlock:
             lines.append(f"    if {a} is not None: {r} = {a} if {r} is _NR else {r} + {a}")
             lines.append(f"    if {ad} is not None: {rd} = {ad} if {rd} is _NR else {rd} + {ad}")
         return lines
+
+
+def _product_tangent(a: str, ad: str, b: str, bd: str) -> str:
+    """The tangent of ``a * b``: ``ad b + bd a``, one term where a tangent is known to be zero
+    (a number, a constant: no call to add None)."""
+    if ad == "None" or bd == "None":
+        return "None" if ad == bd else f"_dtimes({ad}, {b})" if bd == "None" else f"_dtimes({bd}, {a})"
+    return f"_dadd(_dtimes({ad}, {b}), _dtimes({bd}, {a}))"
 
 
 def first_contributions(lines: list[str], adjoints: set) -> list[str]:
