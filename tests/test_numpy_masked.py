@@ -173,6 +173,13 @@ def _numpy_functions(x):
             + np.sum(np.prod(m.reshape(4, 2), axis=1)) + np.amax(m) * np.amin(m))
 
 
+def _numpy_functions_along_axes(x):
+    """Their axis=, keepdims= and positional options are passed on to the method, as NumPy passes them."""
+    m = _both(x).reshape(2, 4)
+    return (np.sum(np.sum(m, axis=1, keepdims=True) * m) + np.max(m, axis=0).sum() + np.mean(m, 1).sum()
+            + np.var(m, axis=1, ddof=1).sum() + np.cumsum(m, axis=1).sum() + np.sum(np.sqrt(m), 0).sum())
+
+
 def _numpy_ufuncs(x):
     """np.sin(m): the ufunc on the data, masked (and filled) where an operand is masked or outside its domain."""
     m = _both(x)
@@ -263,6 +270,7 @@ CASES = {
     "max and min": (_normalised, X),
     "function forms": (_function_forms, X),
     "NumPy's reductions": (_numpy_functions, X),
+    "NumPy's reductions along axes": (_numpy_functions_along_axes, X),
     "NumPy's ufuncs": (_numpy_ufuncs, X),
     "prod, cumsum, cumprod": (_products_and_cumulative, X),
     "T, transpose, reshape, ravel": (_shapes, X),
