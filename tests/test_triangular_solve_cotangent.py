@@ -78,3 +78,25 @@ def test_gp_likelihood_in_every_mode():
         return -0.5 * np.sum(alpha ** 2) - np.sum(np.log(np.diag(low)))
 
     check_all_modes(lml, 0.7, tol=1e-5)
+
+
+@pytest.mark.parametrize("n", [65, 140, 203])
+def test_cholesky_second_order_reads_only_the_inverse_blocks_it_is_given(n):
+    """Second order's Cholesky cotangent recursion given only the blocks of ``L^-1`` it reads
+    (``cholesky_tangent_and_inverse(blocks=True)``, the rest NaN) gives what it gives with the
+    whole inverse, bit for bit, and the tangent is the same: no NaN block is read."""
+    from yuebing.rules.linalg import cholesky_blocks
+
+    rng = np.random.default_rng(n)
+    b = rng.standard_normal((n, n))
+    low = np.linalg.cholesky(b @ b.T + n * np.eye(n))
+    h = rng.standard_normal((n, n))
+    g, dg = np.tril(rng.standard_normal((n, n))), np.tril(rng.standard_normal((n, n)))
+    d_low, inverse = cholesky_blocks.cholesky_tangent_and_inverse(low, h + h.T)
+    d_same, blocks = cholesky_blocks.cholesky_tangent_and_inverse(low, h + h.T, blocks=True)
+    np.testing.assert_array_equal(d_same, d_low)
+    assert np.isnan(blocks).any()  # above one leaf, some block is not formed
+    whole = cholesky_blocks.cholesky_cotangent_and_tangent(low, d_low, g, dg, inverse)
+    read = cholesky_blocks.cholesky_cotangent_and_tangent(low, d_low, g, dg, blocks)
+    np.testing.assert_array_equal(read[0], whole[0])
+    np.testing.assert_array_equal(read[1], whole[1])

@@ -118,14 +118,15 @@ def _lower_inverse(low: np.ndarray) -> np.ndarray:
     return _joined_inverse(inv11, inv22, low[k:, :k])
 
 
-def _joined_inverse(inv11: np.ndarray, inv22: np.ndarray, l21: np.ndarray) -> np.ndarray:
-    """The inverse of ``[[L11, 0], [L21, L22]]`` from the inverses of its diagonal blocks."""
+def _joined_inverse(inv11: np.ndarray, inv22: np.ndarray, l21: np.ndarray | None) -> np.ndarray:
+    """The inverse of ``[[L11, 0], [L21, L22]]`` from the inverses of its diagonal blocks (its
+    lower left block NaN for ``l21`` None: not wanted)."""
     k, n = inv11.shape[0], inv11.shape[0] + inv22.shape[0]
     inverse = np.empty((n, n))
     inverse[:k, k:] = 0.0
     inverse[:k, :k] = inv11
     inverse[k:, k:] = inv22
-    inverse[k:, :k] = -((inv22 @ l21) @ inv11)
+    inverse[k:, :k] = np.nan if l21 is None else -((inv22 @ l21) @ inv11)
     return inverse
 
 
@@ -145,11 +146,17 @@ def real_cholesky_jvp(low: np.ndarray, da: Any) -> np.ndarray | None:
     return _split_cholesky_jvp(low, da, False)[0] if _real_blas_applies(low, da) else None
 
 
-def cholesky_tangent_and_inverse(low: np.ndarray, da: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cholesky_tangent_and_inverse(low: np.ndarray, da: np.ndarray, *, blocks: bool = False) -> tuple:
     """``(dL, L^-1)``: ``real_cholesky_jvp``'s tangent and the factor's inverse, which its
-    recursion forms block by block (two products more at each level), for second order's
-    cotangent (``cholesky_cotangent_and_tangent``). The caller checked SciPy and the arrays."""
-    return _split_cholesky_jvp(low, da, True)
+    recursion forms block by block (two products more at each level). ``blocks``: only the
+    blocks of ``L^-1`` second order's cotangent recursion reads (``cholesky_cotangent_and_tangent``:
+    the first half's whole inverse, the second half's own such blocks), the lower left block of
+    each second half's inverse left NaN (never read; at n = 128 that spares three products of
+    the four). The caller checked SciPy and the arrays."""
+    return _split_cholesky_jvp(low, da, _READ_BLOCKS if blocks else True)
+
+
+_READ_BLOCKS = "read blocks"  # _split_cholesky_jvp's need_inverse for cholesky_tangent_and_inverse(blocks=True)
 
 
 _CHOLESKY_JVP_LEAF = 64  # measured at n = 40 to 256 (one thread, CPU time, interleaved): leaves of 48
@@ -186,6 +193,8 @@ def _split_cholesky_jvp(low: np.ndarray, h: np.ndarray, need_inverse: bool) -> t
     out[k:, :k] = d21_t.T
     h22_t = blas.dsyr2k(-1.0, d21_t, l21_t, beta=1.0, c=h[k:, k:].T, trans=1, lower=0)  # upper: H22's update
     out[k:, k:], inv22 = _split_cholesky_jvp(low[k:, k:], h22_t.T, need_inverse)
+    if need_inverse == _READ_BLOCKS:
+        return out, _joined_inverse(inv11, inv22, None)
     return out, (_joined_inverse(inv11, inv22, low[k:, :k]) if need_inverse else None)
 
 
@@ -218,15 +227,18 @@ def _halved_upper(n: int) -> np.ndarray:
 # Second order: the cotangent's block recursion and its tangent
 # --------------------------------------------------------------------------------------------
 
-_LEAF = 32  # at most this order, the dense formula (measured at n = 128: leaves of 32 take 0.9 of
-#             the time of leaves of 64, leaves of 16 1.2)
+# At most this order, the dense formula (measured at n = 128: leaves of 32 take 0.9 of the time of
+# leaves of 64, leaves of 16 1.2). At most _CHOLESKY_JVP_LEAF: a leaf reads its block's whole
+# inverse, which cholesky_tangent_and_inverse(blocks=True) leaves NaN in part above that order.
+_LEAF = 32
 
 
 def cholesky_cotangent_and_tangent(low: np.ndarray, d_low: np.ndarray, g: np.ndarray, dg: np.ndarray,
                                    inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(gA, dgA)``: the cotangent of ``a`` given ``G`` (that of its lower factor ``low``) and
     its tangent along ``d_low`` (the factor's tangent) and ``dg`` (``G``'s); ``inverse`` is
-    ``L^-1`` (``cholesky_tangent_and_inverse``), whose diagonal blocks are the inverses of
+    ``L^-1`` or the blocks of it this recursion reads (``cholesky_tangent_and_inverse``), whose
+    diagonal blocks are the inverses of
     ``L``'s, so every solve of the recursion is a matrix product (5 times faster than this
     OpenBLAS's triangular solves at order 64)."""
     n = low.shape[0]

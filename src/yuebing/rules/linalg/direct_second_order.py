@@ -160,7 +160,7 @@ def _blocked_cholesky_lower(low: np.ndarray, da: np.ndarray) -> tuple:
     """``_cholesky_lower`` by block recursions: the factor's tangent as ``np.linalg.cholesky``'s
     forward rule computes it, the cotangent and its tangent together (``cholesky_blocks``)."""
     n = low.shape[0]
-    d_low, inverse = cholesky_tangent_and_inverse(low, da)
+    d_low, inverse = cholesky_tangent_and_inverse(low, da, blocks=True)
 
     def pullback(g: Any, g_d: Any) -> tuple:
         g, g_d = _cotangent(g, low), _cotangent(g_d, low)
