@@ -82,8 +82,6 @@ _VIA_SVD = "its cotangent map calls np.linalg.svd, whose own map calls it again"
 THIRD_ORDER_REFUSED: dict[object, str] = {
     # found by tests/test_numpy_higher_order_table.py (each refusal raises NestedDifferentiationError)
     # (svdvals and cond: followed since svd's map is, THIRD_ORDER_MAPS_FOLLOWED)
-    np.linalg.eig: "its eigenvectors' third derivatives disagree with finite differences (a real matrix that is not "
-                   "symmetric)",
     np.roots: "its complex roots (third order lifts real-valued cotangent maps only)",
     np.vectorize: "the vectorized function is not followed by third order",
     np.kaiser: "its source builds np.array of a list mixing numbers and ints, which third order refuses",
@@ -95,7 +93,7 @@ THIRD_ORDER_REFUSED: dict[object, str] = {
 
 #: refused primitives whose refusal reaches the cotangent maps that call them (wrong values, not
 #: a shape third order cannot lift)
-THIRD_ORDER_INHERITED = (np.linalg.eig,)
+THIRD_ORDER_INHERITED: tuple = ()
 
 #: primitives whose cotangent map calls the primitive itself, but on constants (arange's indices)
 #: or without needing its third derivatives again (qr's mode="r", svd's singular vectors): third
@@ -116,6 +114,8 @@ lazy.when_imported("scipy.linalg", _follow_scipy_maps)
 THIRD_ORDER_PARTLY: dict[object, str] = {
     np.linalg.norm: "third order refuses ord=2, -2 and 'nuc' of a matrix (" + _VIA_SVD + ")",
     np.linalg.matrix_norm: "third order refuses ord=2, -2 and 'nuc' (" + _VIA_SVD + ")",
+    np.linalg.eig: "third order refuses complex eigenvalues",
+    np.linalg.eigvals: "third order refuses complex eigenvalues",
 }
 
 CASES: list = []  # data only: no rules here
