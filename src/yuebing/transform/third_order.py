@@ -394,8 +394,6 @@ def _linear(call: _Call, data: tuple, stored: tuple) -> tuple[int, int]:
     if _on_object(call):
         raise _refusal(f"{describe_callable(call.f)} on objects")
     c = call.composition
-    if call.f is getattr and call.value(call.arg_slots[0][1]) is NoTangent:
-        return _zero(call)  # an attribute of a value without derivatives: getattr(np, "pi") is a constant
     # the first argument's tangent itself, as in second order (``_MUTATORS``: getattr too, for a
     # method that will mutate it: lst.append)
     mutates = call.f in _MUTATORS or isinstance(call.f, (types.MethodDescriptorType, types.WrapperDescriptorType))
