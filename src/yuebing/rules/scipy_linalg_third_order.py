@@ -18,6 +18,7 @@ import numpy as np
 from ..tangents import NoTangent
 from .linalg.common import hermitian_from, mH, mT
 from .linalg.decompositions import _phi
+from .linalg.third_order import tangent_or_zeros
 from .second_order import jvp_defined_by
 
 try:
@@ -27,11 +28,7 @@ except ImportError:  # pragma: no cover - SciPy is optional
 
 if sla is not None:
     from .scipy_linalg_solvers import _as_columns, _band_matvec, _block, _hermitian_band_matvec
-
-
-def _or_zeros(t, like):
-    """A tangent, zeros like ``like`` for none."""
-    return np.zeros(np.shape(like), dtype=np.result_type(like, 0.0)) if t is NoTangent else t
+    from .scipy_rules import _TRANS_CODES
 
 
 def _columns_or_zeros(t, like2):
@@ -62,13 +59,10 @@ def _cho_factor_jvp(a, a_t, lower=False, lower_t=NoTangent, overwrite_a=False, o
                     check_finite=True, check_finite_t=NoTangent):
     """The factor's triangle is ``cholesky``'s; the other triangle holds a copy of ``a``."""
     y = sla.cho_factor(a, lower=lower, check_finite=check_finite)
-    da = _or_zeros(a_t, a)
+    da = tangent_or_zeros(a_t, a)
     factor = np.tril(y[0]) if lower else np.triu(y[0])
     copied = np.triu(da, 1) if lower else np.tril(da, -1)
     return y, (_cholesky_tangent(factor, da, lower) + copied, NoTangent)
-
-
-_TRANS_CODES = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}  # op(T) = T, T^T, T^H
 
 
 def _solve_triangular_jvp(a, a_t, b, b_t, trans=0, trans_t=NoTangent, lower=False, lower_t=NoTangent,
@@ -120,7 +114,7 @@ def _solveh_banded_jvp(ab, ab_t, b, b_t, overwrite_ab=False, overwrite_ab_t=NoTa
 def _solve_sylvester_jvp(a, a_t, b, b_t, q, q_t):
     """``A dX + dX B = dQ - dA X - X dB``."""
     y = sla.solve_sylvester(a, b, q)
-    rhs = _or_zeros(q_t, y)
+    rhs = tangent_or_zeros(q_t, y)
     rhs = rhs if a_t is NoTangent else rhs - a_t @ y
     rhs = rhs if b_t is NoTangent else rhs - y @ b_t
     return y, sla.solve_sylvester(a, b, rhs)
@@ -129,7 +123,7 @@ def _solve_sylvester_jvp(a, a_t, b, b_t, q, q_t):
 def _lyapunov_jvp(a, a_t, q, q_t):
     """``A dX + dX A^H = dQ - dA X - X dA^H``."""
     y = sla.solve_continuous_lyapunov(a, q)
-    rhs = _or_zeros(q_t, y)
+    rhs = tangent_or_zeros(q_t, y)
     rhs = rhs if a_t is NoTangent else rhs - (a_t @ y + y @ mH(a_t))
     return y, sla.solve_continuous_lyapunov(a, rhs)
 

@@ -18,7 +18,7 @@ from .common import diag_vector, hermitian_from, mH, phase_turn, real_pivot
 from .decompositions import gap_product, singular_values_jvp
 
 
-def _or_zeros(t, like):
+def tangent_or_zeros(t, like):
     """A tangent, zeros like ``like`` for none."""
     return np.zeros(np.shape(like), dtype=np.result_type(like, 0.0)) if t is NoTangent else t
 
@@ -27,7 +27,7 @@ def _slogdet_jvp(a, a_t):
     """``d log|det a| = Re tr(a^-1 da)``; a real sign is piecewise constant, a complex one turns by
     ``i Im tr(a^-1 da)``."""
     y = np.linalg.slogdet(a)
-    t = np.einsum("...ij,...ji->...", np.linalg.inv(a), _or_zeros(a_t, a))
+    t = np.einsum("...ij,...ji->...", np.linalg.inv(a), tangent_or_zeros(a_t, a))
     sign_t = y[0] * 1j * np.imag(t) if np.iscomplexobj(y[0]) else np.zeros_like(y[0])
     return y, type(y)(sign_t, np.real(t))
 
@@ -35,7 +35,7 @@ def _slogdet_jvp(a, a_t):
 def _eigh_projected(a, a_t, UPLO):
     """``v^H da v`` for the eigenvectors ``v`` of the Hermitian matrix read from one triangle."""
     w, v = np.linalg.eigh(a, UPLO=UPLO)
-    return w, v, mH(v) @ hermitian_from(_or_zeros(a_t, a), UPLO.upper() == "L") @ v
+    return w, v, mH(v) @ hermitian_from(tangent_or_zeros(a_t, a), UPLO.upper() == "L") @ v
 
 
 def _eigh_jvp(a, a_t, UPLO="L", UPLO_t=NoTangent):
@@ -62,8 +62,8 @@ def _lstsq_jvp(a, a_t, b, b_t, rcond=None, rcond_t=NoTangent):
     vector = np.ndim(b) == 1
     x2 = x[:, None] if vector else x
     b2 = np.asarray(b)[:, None] if vector else np.asarray(b)
-    da = _or_zeros(a_t, a)
-    db = _or_zeros(b_t, b2) if b_t is NoTangent else (b_t[:, None] if vector else b_t)
+    da = tangent_or_zeros(a_t, a)
+    db = tangent_or_zeros(b_t if b_t is NoTangent or not vector else b_t[:, None], b2)
     r = b2 - a @ x2
     gram_inv = np.linalg.inv(mH(a) @ a)
     dr = db - da @ x2
