@@ -263,6 +263,15 @@ def _refuse_carried_floats(o: Any, name: str, v: Any) -> None:
     it only where a missing key calls it), and a nested function read back from a function's
     attribute (``function_wrappers.py``)."""
     refuse_wrapped_closure(o, name, v)
+    # (its properties read self.__dict__[name]: LinregressResult.intercept_stderr)
+    if isinstance(o, tuple) and (name == "__dict__" or name in getattr(o, "__dict__", ())) and holds_floats([v]):
+        fields = ", ".join(f"r.{field}" for field in getattr(type(o), "_fields", ()))
+        raise RuleArgumentError(
+            f"getattr: yuebing cannot differentiate the attribute {name!r} of a {type(o).__qualname__}, a tuple "
+            "keeping float data in attributes beside its items (a SciPy result: LinregressResult.intercept_stderr): "
+            "a tuple's derivative holds its items only, so the attribute's would be lost. What to do: read its "
+            f"fields ({fields}), or compute the value with NumPy and scipy.special in your function (for a t test: "
+            "t = (np.mean(x) - m) / (np.std(x, ddof=1) / np.sqrt(n)), p = 2 * scipy.special.stdtr(n - 1, -abs(t)))")
     if name == "default_factory" and isinstance(o, collections.defaultdict) and K.primal_kind(v) is not K.NONDIFF:
         raise RuleArgumentError(
             "getattr: yuebing cannot differentiate the default_factory of a defaultdict read as an attribute when it "

@@ -224,6 +224,13 @@ def _betainc_dx(a: Any, b: Any, x: Any, y: Any = None) -> Any:
     return np.exp(sp.xlogy(a - 1.0, x) + sp.xlog1py(b - 1.0, -x) - sp.betaln(a, b))
 
 
+def _t_pdf(df: Any, t: Any, y: Any = None) -> Any:
+    """Student's t density, ``d/dt stdtr(df, t)``, through logs (no overflow of gamma at large df)."""
+    df, t = np.asarray(df, dtype=float), np.asarray(t)
+    log_norm = sp.gammaln((df + 1.0) / 2.0) - sp.gammaln(df / 2.0) - 0.5 * np.log(df * np.pi)
+    return np.exp(log_norm - (df + 1.0) / 2.0 * np.log1p(t * t / df))
+
+
 def _polygamma_vjp(g, y, n, x):
     return None, g * sp.polygamma(np.asarray(n) + 1, x)
 
@@ -264,6 +271,9 @@ def _register_gamma() -> None:
     elementwise_fixed(sp.gammaincc, ("a", "x"), a, None, lambda a, x, y: -_gammainc_dx(a, x))
     elementwise_fixed(sp.gammaincinv, ("a", "p"), a, None, lambda a, p, y: 1.0 / _gammainc_dx(a, y))
     elementwise_fixed(sp.gammainccinv, ("a", "q"), a, None, lambda a, q, y: -1.0 / _gammainc_dx(a, y))
+    df = {0: "no closed form for the derivative in the degrees of freedom"}
+    elementwise_fixed(sp.stdtr, ("df", "t"), df, None, _t_pdf)
+    elementwise_fixed(sp.stdtrit, ("df", "p"), df, None, lambda df, p, y: 1.0 / _t_pdf(df, y))
     ab = {0: _SHAPE, 1: _SHAPE}
     elementwise_fixed(sp.betainc, ("a", "b", "x"), ab, None, None, _betainc_dx)
     elementwise_fixed(sp.betaincc, ("a", "b", "x"), ab, None, None, lambda a, b, x, y: -_betainc_dx(a, b, x))
@@ -556,6 +566,10 @@ def _cases() -> list:
         Case(sp.gammaincc, 2, randpos(4) * 2),
         Case(sp.gammaincinv, ints, randu(3, low=0.1, high=0.9)),
         Case(sp.gammainccinv, 3, randu(3, low=0.1, high=0.9)),
+        Case(sp.stdtr, np.array([2, 4, 7]), randn(3) * 2),  # (an int df: it has no derivative)
+        Case(sp.stdtr, 3, randn(2, 3)),
+        Case(sp.stdtr, 10 ** 6, randn(3), name="stdtr at a large df (the normal's cdf)"),
+        Case(sp.stdtrit, np.array([2, 5, 30]), randu(3, low=0.05, high=0.95)),
         Case(sp.betainc, 2, 3, p),
         Case(sp.betainc, ints, np.array([2, 1, 3]), randu(3, low=0.1, high=0.9)),
         Case(sp.betaincc, 3, 2, randu(3, low=0.1, high=0.9)),

@@ -397,5 +397,8 @@ if rv_generic is not None:
     import scipy.stats as _stats
 
     defined_as(_stats.entropy, _entropy_of, validate=True)
+    from scipy.stats import _stats as _stats_c
+
+    nondifferentiable(_stats_c._kendall_dis)  # kendalltau's count of discordant pairs (an int)
 
 CASES: list = []  # tests/test_scipy_stats.py checks every distribution against finite differences

@@ -31,6 +31,21 @@ def is_namedtuple(cls: type) -> bool:
     return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple) and generated
 
 
+def is_tuple_bunch(cls: type) -> bool:
+    """A SciPy "tuple bunch" (``scipy._lib._bunch._make_tuple_bunch``: ``LinregressResult``,
+    ``PearsonRResult``): a named tuple whose other keyword arguments become instance attributes,
+    set by its ``__init__`` (or a subclass's Python ``__init__`` calling it)."""
+    return is_namedtuple(cls) and isinstance(getattr(cls, "_extra_fields", None), tuple)
+
+
+def extra_arguments(cls: type, kwargs: dict) -> dict:
+    """The keyword arguments of a tuple bunch's call that are not its tuple's fields: its
+    ``__init__`` keeps them as attributes, outside the tuple (and outside its tangent)."""
+    if not is_tuple_bunch(cls):
+        return {}
+    return {key: value for key, value in kwargs.items() if key not in cls._fields}
+
+
 def namedtuple_fields(cls: type, args: tuple, kwargs: dict) -> list:
     """Each field's argument (or its constant default), as ``cls(*args, **kwargs)`` binds them;
     Python's own TypeError for a call the class does not accept."""
@@ -38,7 +53,10 @@ def namedtuple_fields(cls: type, args: tuple, kwargs: dict) -> list:
     if len(args) > len(fields):
         raise TypeError(f"{cls.__qualname__}() takes {len(fields)} arguments but {len(args)} were given")
     values = dict(zip(fields, args))
+    extras = extra_arguments(cls, kwargs)
     for key, value in kwargs.items():
+        if key in extras:
+            continue
         if key not in fields or key in values:
             raise TypeError(f"{cls.__qualname__}() got an unexpected or repeated argument {key!r}")
         values[key] = value
@@ -50,5 +68,14 @@ def namedtuple_fields(cls: type, args: tuple, kwargs: dict) -> list:
 
 
 def call_positions(cls: type, n_args: int, kwargs: dict) -> list[int]:
-    """For each argument of the call (positional, then keywords in call order), its field index."""
-    return list(range(n_args)) + [cls._fields.index(k) for k in kwargs]
+    """For each argument of the call (positional, then keywords in call order), its field index;
+    a tuple bunch's attribute argument gets ``len(cls._fields)``, one past the fields (its
+    cotangent is zero: a read of the attribute is refused, ``rules/objects.py``)."""
+    fields = cls._fields
+    return list(range(n_args)) + [fields.index(k) if k in fields else len(fields) for k in kwargs]
+
+
+def make_namedtuple(cls: type, values: list, extras: dict) -> tuple:
+    """``cls`` of the fields' values, with a tuple bunch's attribute arguments as its ``__init__``
+    takes them."""
+    return cls(*values, **extras)

@@ -226,7 +226,7 @@ def _constructed(pullback: Callable) -> Callable:
 
 def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:
     """``P(a, b)`` for a namedtuple class: the 4-tuple of the fields' 4-tuples."""
-    from .class_calls import call_positions, namedtuple_fields
+    from .class_calls import call_positions, extra_arguments, make_namedtuple, namedtuple_fields
 
     positions = call_positions(cls, len(args), kwargs)
     given = set(positions)  # the other fields take their constant defaults
@@ -237,11 +237,12 @@ def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:
         values = [a[k] for a in items]
         return empty if all(v is empty for v in values) else tuple.__new__(cls, values)
 
-    out = (cls(*(a[0] for a in items)), part(1, NoFData), part(2, NoTangent), part(3, NoFData))
+    extras = {k: v[0] for k, v in extra_arguments(cls, kwargs).items()}  # (a tuple bunch's attributes)
+    out = (make_namedtuple(cls, [a[0] for a in items], extras), part(1, NoFData), part(2, NoTangent), part(3, NoFData))
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
-        rs = list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)
-        rsd = list(dy_d) if isinstance(dy_d, tuple) else [NoRData] * len(items)
+        rs = (list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)) + [NoRData]  # (an attribute's)
+        rsd = (list(dy_d) if isinstance(dy_d, tuple) else [NoRData] * len(items)) + [NoRData]
         return (NoRData, *(rs[i] for i in positions)), (NoRData, *(rsd[i] for i in positions))
 
     return out, pullback

@@ -31,7 +31,7 @@ from . import partial_calls as _partial
 from .dataclass_construction import construct_reverse
 from .frozen_objects import frozen_reverse, is_frozen
 from .dual_vectorize import whole_array
-from .class_calls import call_positions, is_generated_init, is_namedtuple, namedtuple_fields, without_init
+from .class_calls import call_positions, extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, without_init
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
                                 new_cell_box, read_only, user_globals, with_user_globals)
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
@@ -341,13 +341,14 @@ def _constructed(pullback: Callable) -> Callable:
 
 def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     items = namedtuple_fields(cls, args, kwargs)
-    y = cls(*(c.primal if isinstance(c, CoDual) else c for c in items))
+    extras = {k: v.primal if isinstance(v, CoDual) else v for k, v in extra_arguments(cls, kwargs).items()}
+    y = make_namedtuple(cls, [c.primal if isinstance(c, CoDual) else c for c in items], extras)
     parts = [c.fdata if isinstance(c, CoDual) else NoFData for c in items]
     out_f = NoFData if all(p is NoFData for p in parts) else tuple.__new__(cls, parts)
     positions = call_positions(cls, len(args), kwargs)
 
     def pullback(dy: Any) -> tuple:
-        field_r = list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)
+        field_r = (list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)) + [NoRData]  # (an attribute's)
         return (NoRData, *(field_r[i] for i in positions))
 
     return CoDual(y, out_f), pullback

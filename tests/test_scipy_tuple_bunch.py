@@ -1,0 +1,64 @@
+"""SciPy's result tuples with attributes (``scipy._lib._bunch`` "tuple bunches": PearsonRResult,
+LinregressResult, TtestResult) made in differentiated code: their fields carry derivatives in
+reverse, forward and second order; an attribute holding floats beside the tuple is refused by
+name, never read with a zero derivative; ``stdtr`` and kendalltau's pair count reached from
+statistics."""
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.rules.core import RuleArgumentError
+from yuebing.testing.second_order import check_second_order
+
+st = pytest.importorskip("scipy.stats")
+special = pytest.importorskip("scipy.special")
+
+X0 = np.array([0.7, 0.35, 1.2, -0.4, 0.9])
+W = np.array([1.0, 2.0, 3.5, 3.9, 5.2])
+V = np.array([0.3, -0.5, 0.8, 0.1, 0.2])
+
+
+def differences(f, x, h=1e-6):
+    return np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(x.size)])
+
+
+def pearson_statistic(x):
+    return st.pearsonr(x, x ** 3).statistic
+
+
+def pearson_item(x):
+    return st.pearsonr(W, x)[0] * x[1]
+
+
+def spearman_pvalue(x):
+    return st.spearmanr(x, W).pvalue
+
+
+def t_cdf(x):
+    return np.sum(special.stdtr(3.5, x) + special.stdtrit(4.0, special.expit(x)))
+
+
+@pytest.mark.parametrize("f", [pearson_statistic, pearson_item, spearman_pvalue, t_cdf])
+def test_every_mode_against_differences(f):
+    want = differences(f, X0)
+    np.testing.assert_allclose(yb.grad(f)(X0.copy()), want, rtol=1e-5, atol=1e-8)
+    _, t = yb.jvp(f, (X0.copy(),), (V,))
+    np.testing.assert_allclose(t, want @ V, rtol=1e-5, atol=1e-8)
+    check_second_order(f, X0.copy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("f, name", [
+    (lambda x: st.linregress(W, x).intercept_stderr, "LinregressResult"),
+    (lambda x: st.pearsonr(x, W).correlation, "PearsonRResult"),
+    (lambda x: st.ttest_1samp(x, 0.1).statistic, "TtestResult"),
+])
+def test_attribute_beside_the_tuple_is_refused(f, name):
+    with pytest.raises(RuleArgumentError, match=name):
+        yb.grad(f)(X0.copy())
+    with pytest.raises(RuleArgumentError, match=name):
+        yb.jvp(f, (X0.copy(),), (V,))
+
+
+def test_stdtr_refuses_moving_degrees_of_freedom():
+    with pytest.raises(RuleArgumentError, match="degrees of freedom"):
+        yb.jvp(lambda d: special.stdtr(d, 0.5), (3.0,), (1.0,))
