@@ -49,7 +49,7 @@ def test_every_mode_against_differences(f):
 
 @pytest.mark.parametrize("f, name", [
     (lambda x: st.linregress(W, x).intercept_stderr, "LinregressResult"),
-    (lambda x: st.pearsonr(x, W).correlation, "PearsonRResult"),
+    (lambda x: st.kendalltau(x, W).statistic, "SignificanceResult"),
     (lambda x: st.ttest_1samp(x, 0.1).statistic, "TtestResult"),
 ])
 def test_attribute_beside_the_tuple_is_refused(f, name):
@@ -62,3 +62,16 @@ def test_attribute_beside_the_tuple_is_refused(f, name):
 def test_stdtr_refuses_moving_degrees_of_freedom():
     with pytest.raises(RuleArgumentError, match="degrees of freedom"):
         yb.jvp(lambda d: special.stdtr(d, 0.5), (3.0,), (1.0,))
+
+
+def pearson_correlation(x):
+    """``correlation`` is set to the statistic itself by PearsonRResult's ``__init__``."""
+    return st.pearsonr(x, np.sin(x)).correlation
+
+
+def test_attribute_that_is_an_item_in_every_mode():
+    want = differences(pearson_correlation, X0)
+    np.testing.assert_allclose(yb.grad(pearson_correlation)(X0.copy()), want, rtol=1e-5, atol=1e-8)
+    _, t = yb.jvp(pearson_correlation, (X0.copy(),), (V,))
+    np.testing.assert_allclose(t, want @ V, rtol=1e-5, atol=1e-8)
+    check_second_order(pearson_correlation, X0.copy(), rtol=1e-4, atol=1e-6)

@@ -255,6 +255,14 @@ def _read_number_attribute(obj: CoDual, name: str, v: Any) -> Read:
     return CoDual(v, zero_fdata(v)), _no_owner_rdata
 
 
+def aliased_item(o: tuple, name: str, v: Any) -> int | None:
+    """The index of the item a tuple's instance attribute is (the same object: SciPy's
+    ``SignificanceResult.__init__`` sets ``self.correlation = statistic``), or None."""
+    if name not in getattr(o, "__dict__", ()):
+        return None
+    return next((i for i, item in enumerate(o) if item is v and not isinstance(v, (bool, int, str))), None)
+
+
 def _refuse_carried_floats(o: Any, name: str, v: Any) -> None:
     """An exception's attribute holding float data that is not one of the arguments it was made
     from in differentiated code (``exception_data.py`` follows those) is refused: exceptions
@@ -333,6 +341,8 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
             return found
     if type(o) is functools.partial and name in PARTIAL_PARTS:  # what it stored, with its derivatives
         return read_part(obj, name)
+    if kind is K.TUPLE and aliased_item(o, name, v) is not None:  # res.correlation, set to res.statistic
+        return _read_namedtuple_field(obj, aliased_item(o, name, v), v)
     _refuse_carried_floats(o, name, v)
     if kind is K.ARRAY or isinstance(o, np.ndarray):
         return _read_array_attribute(obj, name, v)
@@ -442,6 +452,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
             return Dual(v, carried)
     if type(o) is functools.partial and n in PARTIAL_PARTS:
         return part_tangent(Dual(o, t), n)
+    if isinstance(o, tuple) and aliased_item(o, n, v) is not None:  # res.correlation, set to res.statistic
+        return Dual(v, NoTangent if t is NoTangent else t[aliased_item(o, n, v)])
     _refuse_carried_floats(o, n, v)
     if type(o) is types.ModuleType:
         return Dual(v, _outside_tangent(v))

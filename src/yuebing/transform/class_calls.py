@@ -75,6 +75,19 @@ def call_positions(cls: type, n_args: int, kwargs: dict) -> list[int]:
     return list(range(n_args)) + [fields.index(k) if k in fields else len(fields) for k in kwargs]
 
 
+def with_aliases(y: tuple, parts: tuple) -> tuple:
+    """``parts`` (a tuple of ``y``'s class holding its items' tangents or fdata) given the
+    attributes of ``y`` that are one of its items (``self.correlation = statistic``), as that
+    item's: an attribute read of the derivative then finds them."""
+    from ..rules.objects import aliased_item
+
+    for name, value in getattr(y, "__dict__", {}).items():
+        index = aliased_item(y, name, value)
+        if index is not None:
+            parts.__dict__[name] = parts[index]
+    return parts
+
+
 def make_namedtuple(cls: type, values: list, extras: dict) -> tuple:
     """``cls`` of the fields' values, with a tuple bunch's attribute arguments as its ``__init__``
     takes them."""

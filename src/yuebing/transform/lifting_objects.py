@@ -226,19 +226,21 @@ def _constructed(pullback: Callable) -> Callable:
 
 def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:
     """``P(a, b)`` for a namedtuple class: the 4-tuple of the fields' 4-tuples."""
-    from .class_calls import call_positions, extra_arguments, make_namedtuple, namedtuple_fields
+    from .class_calls import call_positions, extra_arguments, make_namedtuple, namedtuple_fields, with_aliases
 
     positions = call_positions(cls, len(args), kwargs)
     given = set(positions)  # the other fields take their constant defaults
     items = [a if i in given else (a, NoFData, NoTangent, NoFData)
              for i, a in enumerate(namedtuple_fields(cls, args, kwargs))]
 
+    extras = {k: v[0] for k, v in extra_arguments(cls, kwargs).items()}  # (a tuple bunch's attributes)
+    y = make_namedtuple(cls, [a[0] for a in items], extras)
+
     def part(k: int, empty: Any) -> Any:
         values = [a[k] for a in items]
-        return empty if all(v is empty for v in values) else tuple.__new__(cls, values)
+        return empty if all(v is empty for v in values) else with_aliases(y, tuple.__new__(cls, values))
 
-    extras = {k: v[0] for k, v in extra_arguments(cls, kwargs).items()}  # (a tuple bunch's attributes)
-    out = (make_namedtuple(cls, [a[0] for a in items], extras), part(1, NoFData), part(2, NoTangent), part(3, NoFData))
+    out = (y, part(1, NoFData), part(2, NoTangent), part(3, NoFData))
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         rs = (list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)) + [NoRData]  # (an attribute's)
