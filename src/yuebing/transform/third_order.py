@@ -509,7 +509,7 @@ def _with_vjp(call: _Call, vjp: Callable) -> tuple[int, int]:
     y = c.call(c.values[call.function_slot], [a for a, _ in slots])
     value = call.value(y)
     if not _real_values(value):
-        raise _refusal(f"{describe_callable(call.f)} (it returns a {type(value).__name__})")
+        raise _refusal(f"{describe_callable(call.f)} (it returns a {type(value).__name__}{_holding_complex(value)})")
     # strings and None (``UPLO='L'``, ``axis=None``) are written into the pairing function
     constants = {k: call.value(a) for k, (a, _) in enumerate(slots) if isinstance(call.value(a), (str, type(None)))}
     slots = [pair for k, pair in enumerate(slots) if k not in constants]
@@ -579,6 +579,12 @@ def _real_values(value: Any) -> bool:
     return isinstance(value, float) or isinstance(value, np.ndarray) and value.dtype.kind == "f"
 
 
+def _holding_complex(value: Any) -> str:
+    """`` holding complex numbers`` when ``value`` (or an element of a tuple) is complex."""
+    parts = value if isinstance(value, tuple) else (value,)
+    return " holding complex numbers" if any(np.iscomplexobj(v) for v in parts) else ""
+
+
 #: primitives whose third derivatives through their cotangent map ``check_third_order`` finds
 #: wrong, refused until the cause is found
 _NOT_YET: dict = {}
@@ -595,14 +601,6 @@ def _not_yet(f: Any) -> bool:
         return f in _NOT_YET
     except TypeError:  # unhashable callables
         return False
-
-
-def _late_refusals() -> None:
-    # the eigenvectors of a real matrix that is not symmetric come out wrong (tests/test_third_order_linalg.py)
-    _refuse_for_now(np.linalg.eig, "its eigenvectors' third derivatives disagree with finite differences")
-
-
-_late_refusals()
 
 
 class _Expanding(threading.local):
