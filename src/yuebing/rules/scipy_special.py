@@ -8,7 +8,7 @@ order. Nothing is registered, and ``CASES`` is empty, when SciPy is not installe
   (in x or p).
 * error functions: ``erf``, ``erfc``, ``erfcx``, ``erfi``, ``dawsn``, ``erfinv``, ``erfcinv``,
   ``ndtr``, ``ndtri``, ``log_ndtr`` (``phi(x)/Phi(x)`` as ``exp(-x^2/2 - log_ndtr(x))``: stable
-  for very negative x), ``ndtri_exp``.
+  for very negative x), ``ndtri_exp``, ``wofz``; ``spence``.
 * others: ``expit``, ``logit``, ``log_expit``, ``softplus``, ``xlogy``, ``xlog1py``, ``entr``,
   ``rel_entr``, ``kl_div``, ``zeta`` (in q), ``ellipk``, ``ellipe``, ``lambertw``, the SciPy
   versions of ``expm1``, ``log1p``, ``cbrt``, ``exp2``, ``exp10``, ``cosdg``, ``sindg``,
@@ -231,6 +231,18 @@ def _t_pdf(df: Any, t: Any, y: Any = None) -> Any:
     return np.exp(log_norm - (df + 1.0) / 2.0 * np.log1p(t * t / df))
 
 
+def _spence_partial(z: Any, y: Any) -> Any:
+    """``d/dz spence(z) = log(z) / (1 - z)``; near z = 1 its series in ``u = 1 - z``,
+    ``-(1 + u/2 + u^2/3 + u^3/4 + u^4/5)`` (error ~u^5), whose own derivatives are right there too
+    (second order differentiates this partial)."""
+    u = 1.0 - np.asarray(z)
+    near = np.abs(u) < _SMALL_M
+    un = np.where(near, u, 0.0)
+    series = -(1.0 + un * (1 / 2 + un * (1 / 3 + un * (1 / 4 + un / 5))))
+    uf = np.where(near, 0.5, u)
+    return np.where(near, series, np.log(1.0 - uf) / uf)
+
+
 def _polygamma_vjp(g, y, n, x):
     return None, g * sp.polygamma(np.asarray(n) + 1, x)
 
@@ -311,6 +323,8 @@ def _register_error_functions() -> None:
     # phi(x)/Phi(x) without forming either: finite where Phi(x) underflows
     elementwise(sp.log_ndtr, lambda x, y: np.exp(-0.5 * x * x - y) / SQRT_2PI)
     elementwise(sp.ndtri_exp, lambda t, y: SQRT_2PI * np.exp(t + 0.5 * y * y))
+    elementwise(sp.wofz, lambda z, y: 2j / SQRT_PI - 2.0 * z * y)  # Faddeeva w(z) = exp(-z^2) erfc(-iz)
+    elementwise(sp.spence, _spence_partial)
 
 
 # --------------------------------------------------------------------------------------------
@@ -590,6 +604,10 @@ def _cases() -> list:
         Case(sp.log_ndtr, randn(4) * 3),
         Case(sp.log_ndtr, np.array([-40.0, -20.0, -8.0]), name="log_ndtr far in the left tail"),
         Case(sp.ndtri_exp, -randpos(3) * 3),
+        Case(sp.wofz, randc(3)),
+        Case(sp.wofz, randn(3) * 2),
+        Case(sp.spence, randpos(4) * 2),
+        Case(sp.spence, np.array([1.0, 1.0 + 4e-4, 0.3]), name="spence at and near 1 (the partial's series)"),
         # logistic, entropies, elementary functions
         Case(sp.expit, randn(4)),
         Case(sp.expit, randn()),
