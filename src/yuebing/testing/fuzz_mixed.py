@@ -5,7 +5,9 @@ them: generator functions (nested, recursive, writing ``nonlocal`` state, walkin
 consumed by ``sum``, ``next`` and loops), classes with properties and setters, in-place array
 updates inside ``try``/``except`` around ``np.linalg``, powers with constant exponents held in
 variables or arrays of negative bases (``x ** k`` with ``k = 2.0``: the exponent's derivative
-``log(x)`` is NaN there and must never reach the result), and NumPy calls of float lists.
+``log(x)`` is NaN there and must never reach the result), NumPy calls of float lists, spectral
+linear algebra (``eigh``, ``slogdet``, ``qr``, ``lstsq``, matrix norms) and everyday idioms (sorting
+with a key, step-slice writes, ``functools.reduce``, a coroutine fed by ``send``, ``__iadd__``).
 
 Each ``b_*`` method returns the block's lines (or ``None`` when nothing fits) and records the kinds
 of the names it binds; ``mixed_float_forms`` adds expression forms.
@@ -23,6 +25,8 @@ MIXED_FEATURES = (
                         # state and arrays in place, try/except around np.linalg, properties calling recursion
     "power_consts",     # x ** k with k = 2.0 a variable, array exponents, pow(): negative bases in every mode
     "float_lists",      # NumPy calls of lists of floats: np.sin([a, b])[0], np.array([a, b]) @ ..., np.full
+    "spectral",         # eigh (values, squared vector entries), slogdet, qr, lstsq, norm(ord=) of distinct-spectrum matrices
+    "idioms",           # sorted(key=), list.sort, step-slice writes, functools.reduce, generator send, __iadd__
 )
 
 MIXED_MARKERS = {
@@ -31,6 +35,8 @@ MIXED_MARKERS = {
     "mixed": r"# mixed$",
     "power_consts": r"\*\* _?k\d+\b|np\.power\(\w+, _?k\d+\)|\bpow\(|\*\* np\.(array|float64)\(|np\.float_power\(",
     "float_lists": r"np\.\w+\(\[[^\]]*\]\)(\[\d\]| @ )|np\.(full|asarray)\(|^\s*_?fl\d+ = \[",
+    "spectral": r"np\.linalg\.(eigh|slogdet|qr|lstsq)\(|ord=",
+    "idioms": r"sorted\(|\.sort\(\)|\[::2\] =|functools\.reduce\(|\.send\(|Acc0\(",
 }
 
 BOX_CLASS = """class Box0:
@@ -60,6 +66,15 @@ SHRINK_HELPER = """def shrink0(v, k):
     return shrink0(np.tanh(v) * 0.9 + 0.05 * v * v, k - 1)"""
 
 
+ACC_CLASS = """class Acc0:
+    def __init__(self, v):
+        self.v = v
+
+    def __iadd__(self, other):
+        self.v = self.v * 0.5 + other
+        return self"""
+
+
 def mixed_helper_sources(on) -> list[str]:
     """The module-level helpers the enabled productions need (``on(feature)``)."""
     helpers = []
@@ -69,6 +84,8 @@ def mixed_helper_sources(on) -> list[str]:
         helpers.append(WALK_GENERATOR)
     if on("mixed"):
         helpers.append(SHRINK_HELPER)
+    if on("idioms"):
+        helpers.append(ACC_CLASS)
     return helpers
 
 
@@ -81,6 +98,7 @@ class MixedBlocks:
             ("generators", self.b_generator_function), ("generators", self.b_kept_generator),
             ("properties", self.b_property), ("mixed", self.b_mixed),
             ("power_consts", self.b_power_const), ("float_lists", self.b_float_list),
+            ("spectral", self.b_spectral), ("idioms", self.b_idiom),
         ]
         return [(feature, self._binding(maker)) for feature, maker in makers]
 
@@ -230,6 +248,48 @@ class MixedBlocks:
             self.env.kinds[a] = "f"
         return lines
 
+
+    # ---- spectral linear algebra and Python idioms ---------------------------------------------
+    def b_spectral(self):
+        """A symmetric matrix with distinct eigenvalues (1, 2, 3, ... plus a small rank-one term),
+        reduced through eigh, slogdet, qr, lstsq or a matrix norm."""
+        n, m, out = self.n, self.env.fresh("S"), self._new("f", "t")
+        a = self.array_expr(1)
+        made = f"{m} = np.diag(np.arange(1.0, {n + 1}.0)) + 0.1 * np.outer(np.tanh({a}), np.tanh({a}))"
+        k, b = self.rng.randrange(n), self.array_expr(1)
+        order = self.pick(["1", "2", "np.inf", '"fro"', '"nuc"'])
+        reduced = self.pick([
+            [f"{(w := self.env.fresh('w'))}, {(v := self.env.fresh('V'))} = np.linalg.eigh({m})",
+             f"{out} = {w}[{k}] * {self.float_expr(1)} + np.sum({v}[:, {k}] ** 2 * {_wrap_name(b)})"],
+            [f"{(sg := self.env.fresh('sg'))}, {(ld := self.env.fresh('ld'))} = np.linalg.slogdet({m})",
+             f"{out} = {sg} * {ld}"],
+            [f"{(q := self.env.fresh('Q'))}, {(r := self.env.fresh('R'))} = np.linalg.qr({m})",
+             f"{out} = np.sum(np.abs(np.diag({r}))) + np.sum(({q} @ {r} - {m}) ** 2)"],
+            [f"{(sol := self.env.fresh('sol'))} = np.linalg.lstsq({m}, {b}, rcond=None)[0]",
+             f"{out} = np.sum({sol} * {sol})"],
+            [f"{out} = np.linalg.norm({m}, ord={order})"],
+        ])
+        return [made] + reduced
+
+    def b_idiom(self):
+        """Everyday Python: sorting with a key, writing every other entry, reduce, a coroutine fed by
+        send, an object's augmented assignment."""
+        ys, lines = self._local_list()
+        out = self._new("f", "t")
+        rng, n = self.rng, self.n
+        form = self.pick([
+            [f"{out} = sorted({ys}, key=lambda v: {self.pick(['-v', 'abs(v)', 'v * v'])})[{rng.randrange(n)}] * {_const(rng)}"],
+            [f"{ys}.sort()", f"{out} = {ys}[0] * {_const(rng)} + {ys}[-1]"],
+            [f"{(y := self.env.fresh('y'))} = np.zeros({2 * n})", f"{y}[::2] = np.array({ys}) * {self.float_expr(1)}",
+             f"{y}[1::2] = np.sin({ys})", f"{y}[::-3] *= {_const(rng)}", f"{out} = np.sum({y} * {y}) * 0.1"],
+            [f"{out} = functools.reduce(lambda u, v: u * {_pos(rng) if rng.random() < 0.5 else '0.5'} + v * v, {ys}, {self.float_expr(1)})"],
+            [f"def {(co := self.env.fresh('co'))}():", "    total = 0.0", "    while True:", "        v = yield total",
+             f"        total = total * 0.5 + v * v", f"{(g := self.env.fresh('g'))} = {co}()", f"next({g})",
+             f"{out} = 0.0", f"for v in {ys}:", f"    {out} = {g}.send(v * {self.float_expr(1)})", f"{g}.close()"],
+            [f"{(acc := self.env.fresh('acc'))} = Acc0({self.float_expr(1)})", f"for v in {ys}:",
+             f"    {acc} += v * {_const(rng)}", f"{out} = {acc}.v"],
+        ])
+        return lines + form
 
 def _wrap_name(expr: str) -> str:
     return expr if expr.isidentifier() else f"({expr})"
