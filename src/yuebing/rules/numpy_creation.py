@@ -38,7 +38,7 @@ from .numpy_arguments import deliver
 from .numpy_arguments import dense_tangent as dense_array_tangent
 from ._ufunc_calls import Params, dense_tangent
 from .second_order import linear, with_vjp
-from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
+from .util import accumulate, fit_tangent, out_cotangent, output, refuse_numbers_into_object_array, tangent, unbroadcast
 
 # zeros/ones/empty/eye/identity/tri and *_like: declared in nondifferentiable.py
 
@@ -230,6 +230,7 @@ def _array_rules(f: Any) -> None:
         x = primal(src)
         _refuse_array_object(x)
         y = params.call(f, args)
+        refuse_numbers_into_object_array(name, y, x)  # a structured array made of float data
         n = len(args)
         if y is x:
             return CoDual(y, src.fdata), lambda dy: (NoRData,) * (n + 1)
@@ -253,6 +254,7 @@ def _array_rules(f: Any) -> None:
         x = primal(src)
         _refuse_array_object(x)
         y = params.call(f, args)
+        refuse_numbers_into_object_array(name, y, x)
         if y is x:
             return Dual(y, src.tangent)
         if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and _has_tangent(y) and np.shares_memory(x, y):

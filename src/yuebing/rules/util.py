@@ -42,8 +42,9 @@ def refuse_object_array_of_numbers(y: np.ndarray) -> None:
 
 def refuse_numbers_into_object_array(name: str, target: Any, value: Any) -> None:
     """Writing float data into an object-dtype array (``a = np.empty(n, dtype=object); a[0] = x``)
-    would store the float without its derivative (an array of labels has no tangent), so it is
-    refused. Reverse mode cannot tell a constant float from a differentiated one: both are."""
+    or a structured one (``a["w"] = x``, ``np.array([(x, 1.0)], dtype=[...])``) would store the
+    float without its derivative (such arrays have no tangent), so it is refused. Reverse mode
+    cannot tell a constant float from a differentiated one: both are."""
     if type(target) is np.ndarray and target.dtype.kind == "O" and holds_float_data(primal(value)):
         from .core import RuleArgumentError
 
@@ -51,6 +52,13 @@ def refuse_numbers_into_object_array(name: str, target: Any, value: Any) -> None
             f"{name}: yuebing cannot follow derivatives through an object-dtype array (dtype=object): "
             "writing float data into one would drop its derivative; keep the numbers in a float array "
             "(np.zeros(n)) or a list")
+    if isinstance(target, np.ndarray) and target.dtype.fields is not None and holds_float_data(primal(value)):
+        from .core import RuleArgumentError
+
+        raise RuleArgumentError(  # a structured array has no tangent: its float fields' would be dropped
+            f"{name}: yuebing does not differentiate structured arrays (dtype {target.dtype}): writing "
+            "float data into one would drop its derivative; keep each field in a float array of its own "
+            "(a dict of arrays: {'a': np.zeros(n), 'b': np.zeros(n)})")
 
 
 # How a rule makes the zero fdata of a new float array: ``transform/buffers.py`` fills this hook in
