@@ -75,3 +75,11 @@ def test_attribute_that_is_an_item_in_every_mode():
     _, t = yb.jvp(pearson_correlation, (X0.copy(),), (V,))
     np.testing.assert_allclose(t, want @ V, rtol=1e-5, atol=1e-8)
     check_second_order(pearson_correlation, X0.copy(), rtol=1e-4, atol=1e-6)
+
+
+def test_returned_result_tangent_has_the_alias():
+    """The tangent of a returned PearsonRResult holds its items' tangents, and ``correlation`` as
+    the statistic's."""
+    _, t = yb.jvp(lambda x: st.pearsonr(x, np.sin(x)), (X0.copy(),), (V,))
+    want = differences(pearson_correlation, X0) @ V
+    np.testing.assert_allclose([t.statistic, t.correlation], [want, want], rtol=1e-5, atol=1e-8)

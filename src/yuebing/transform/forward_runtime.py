@@ -35,7 +35,7 @@ from .dataclass_construction import construct_forward
 from .dual_vectorize import whole_array
 from .batched_forward import looped, run_batched
 from .star_arrays import is_star_array, star_duals
-from .class_calls import extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, without_init
+from .class_calls import extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, with_aliases, without_init
 from .frozen_objects import frozen_tangent, is_frozen
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_box, global_value, new_cell_box, read_only,
                                 user_globals, with_user_globals)
@@ -258,7 +258,7 @@ def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
         tangents = [d.tangent if isinstance(d, Dual) else zero_tangent_of(d) for d in items]
         extras = {k: v.primal if isinstance(v, Dual) else v for k, v in extra_arguments(cls, kwargs).items()}  # (a tuple bunch's attributes)
         y = make_namedtuple(cls, [d.primal if isinstance(d, Dual) else d for d in items], extras)
-        return Dual(y, NoTangent if all(t is NoTangent for t in tangents) else tuple.__new__(cls, tangents))
+        return Dual(y, NoTangent if all(t is NoTangent for t in tangents) else with_aliases(y, tuple.__new__(cls, tangents)))
     init = cls.__init__
     if without_init(cls, args, kwargs):
         return Dual(object.__new__(cls), MutableTangent(cls, {}))
