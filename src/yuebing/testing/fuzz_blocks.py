@@ -168,12 +168,20 @@ class CoreBlocks:
             return [f"if {cond}:", f"    {a} = {self.array_expr(2)}", "else:", f"    {a} = np.cos({a})"]
         return None
 
+    def _accumulator_and_two_arrays(self) -> tuple[str, str, str] | None:
+        """A new accumulator's name and two live arrays (``None`` when no array is live)."""
+        arrays = self.env.names("a")
+        if not arrays:
+            return None
+        acc = self.env.fresh("s")
+        return acc, self.pick(arrays), self.pick(arrays)
+
     def b_float_loop(self):
         env, n = self.env, self.n
-        if not env.names("a"):
+        names = self._accumulator_and_two_arrays()
+        if names is None:
             return None
-        acc = env.fresh("s")
-        a, b = self.pick(env.names("a")), self.pick(env.names("a"))
+        acc, a, b = names
         body = self.pick([f"{acc} = {acc} + {a}[i] * {b}[i]", f"{acc} = {acc} * 0.9 + {a}[i] ** 2 * {b}[i]",
                           f"{acc} += {a}[i] * {_const(self.rng)} - {b}[i] / (1.0 + {a}[i] * {a}[i])"])
         env.kinds[acc] = "f"
@@ -267,10 +275,10 @@ class CoreBlocks:
 
     def b_nested_loops(self):
         env, n = self.env, self.n
-        if not env.names("a"):
+        names = self._accumulator_and_two_arrays()
+        if names is None:
             return None
-        acc = env.fresh("s")
-        a, b = self.pick(env.names("a")), self.pick(env.names("a"))
+        acc, a, b = names
         if "W" in env.kinds and self.rng.random() < 0.6:
             m = env.fresh("M")
             lines = [f"{m} = W.copy()", f"{acc} = 0.0", f"for i in range({n}):", f"    for j in range({n}):",
