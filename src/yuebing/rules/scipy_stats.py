@@ -392,6 +392,35 @@ def _entropy_of(pk, qk=None, base=None, axis=0, *, nan_policy="propagate", keepd
     return entropy if base is None else entropy / np.log(base)
 
 
+def _kde_points(kde: Any, x: Any) -> Any:
+    """The points of ``gaussian_kde.logpdf(x)``, shaped ``(d, m)`` as SciPy shapes them."""
+    points = np.atleast_2d(x)
+    d, m = points.shape
+    if d != kde.d:
+        if d != 1 or m != kde.d:
+            raise ValueError(f"points have dimension {d}, dataset has dimension {kde.d}")
+        points = np.reshape(points, (kde.d, 1))
+    return points
+
+
+def _kde_logpdf(kde: Any, x: Any) -> Any:
+    """``gaussian_kde.logpdf`` in NumPy (SciPy's kernel sum is a fused Cython function): the log
+    of the weighted sum of Gaussian kernels, in coordinates whitened by the covariance's Cholesky
+    factor, through logsumexp."""
+    from scipy.linalg import solve_triangular
+
+    points = _kde_points(kde, x)
+    data = solve_triangular(kde.cho_cov, kde.dataset, lower=True)  # (d, n)
+    where = solve_triangular(kde.cho_cov, points, lower=True)  # (d, m)
+    squared = np.sum((where[:, :, None] - data[:, None, :]) ** 2, axis=0)  # (m, n)
+    log_norm = -0.5 * kde.d * np.log(2 * np.pi) - np.sum(np.log(np.diag(kde.cho_cov)))
+    return _special.logsumexp(-0.5 * squared + np.log(kde.weights), axis=1) + log_norm
+
+
+def _kde_evaluate(kde: Any, points: Any) -> Any:
+    return np.exp(_kde_logpdf(kde, points))
+
+
 if rv_generic is not None:
     import scipy.special as _special
     import scipy.stats as _stats
@@ -400,5 +429,7 @@ if rv_generic is not None:
     from scipy.stats import _stats as _stats_c
 
     nondifferentiable(_stats_c._kendall_dis)  # kendalltau's count of discordant pairs (an int)
+    defined_as(_stats.gaussian_kde.logpdf, _kde_logpdf)
+    defined_as(_stats.gaussian_kde.evaluate, _kde_evaluate)
 
 CASES: list = []  # tests/test_scipy_stats.py checks every distribution against finite differences
