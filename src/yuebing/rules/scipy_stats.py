@@ -417,6 +417,23 @@ def _kde_logpdf(kde: Any, x: Any) -> Any:
     return _special.logsumexp(-0.5 * squared + np.log(kde.weights), axis=1) + log_norm
 
 
+def _siegelslopes_of(y: Any, x: Any, method: str) -> tuple:
+    """Siegel's repeated medians (SciPy's kernel is Pythran): for each point, the median slope to
+    the others of a different x; the slope is the median of those. The intercept is the median of
+    ``y - slope x`` ("hierarchical"), or the repeated median of the pairs' intercepts ("separate")."""
+    slopes, intercepts = [], []
+    for j in range(len(x)):
+        others = np.nonzero(x != x[j])[0]
+        run = x[others] - x[j]
+        slopes.append(np.median((y[others] - y[j]) / run))
+        if method == "separate":
+            intercepts.append(np.median((y[j] * x[others] - y[others] * x[j]) / run))
+    slope = np.median(np.asarray(slopes))
+    if method == "separate":
+        return slope, np.median(np.asarray(intercepts))
+    return slope, np.median(y - slope * x)
+
+
 def _kde_evaluate(kde: Any, points: Any) -> Any:
     return np.exp(_kde_logpdf(kde, points))
 
@@ -431,5 +448,8 @@ if rv_generic is not None:
     nondifferentiable(_stats_c._kendall_dis)  # kendalltau's count of discordant pairs (an int)
     defined_as(_stats.gaussian_kde.logpdf, _kde_logpdf)
     defined_as(_stats.gaussian_kde.evaluate, _kde_evaluate)
+    from scipy.stats import _stats_pythran
+
+    defined_as(_stats_pythran.siegelslopes, _siegelslopes_of)
 
 CASES: list = []  # tests/test_scipy_stats.py checks every distribution against finite differences
