@@ -51,6 +51,10 @@ LINALG = {
     "cho_factor with cho_solve": (lambda a: sla.cho_solve(sla.cho_factor(a), B), (SPD,)),
     "cho_factor upper": (lambda a: sla.cho_factor(a)[0], (SPD,)),
     "cho_factor lower": (lambda a: sla.cho_factor(a, lower=True)[0], (SPD,)),
+    "scipy.linalg.eigh eigenvalues": (lambda a: sla.eigh(a)[0], (SPD,)),
+    "scipy.linalg.eigh eigenvectors, upper": (lambda a: sla.eigh(a, lower=False)[1], (SPD + np.tril(A, -1),)),
+    "scipy.linalg.eigh eigvals_only=": (lambda a: sla.eigh(a, eigvals_only=True), (SPD,)),
+    "scipy.linalg.eigvalsh": (sla.eigvalsh, (SPD,)),
     "expm": (sla.expm, (0.3 * A,)),
     "logm": (sla.logm, (SPD,)),
     "sqrtm": (sla.sqrtm, (SPD,)),
@@ -168,6 +172,11 @@ OTHERS = {
 def test_special_functions_reductions_and_complex_numbers(name):
     f, args = OTHERS[name]
     check_third_order(f, *args)
+
+
+def test_generalised_eigh_is_refused_by_name():
+    with pytest.raises(RuleArgumentError, match="third derivatives .* scipy.linalg.eigh with b="):
+        check_third_order(lambda a: sla.eigh(a, SPD)[0], SPD + 0.5 * np.eye(3))
 
 
 def test_zeta_exponent_is_refused_as_in_every_mode():

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..tangents import NoTangent
-from .linalg.common import hermitian_from, mH, mT
-from .linalg.decompositions import _phi
+from .core import RuleArgumentError
+from .linalg.common import diag_vector, hermitian_from, mH, mT
+from .linalg.decompositions import _phi, gap_product
 from .linalg.third_order import tangent_or_zeros
 from .second_order import jvp_defined_by
 
@@ -37,7 +38,7 @@ def _columns_or_zeros(t, like2):
 
 
 # --------------------------------------------------------------------------------------------
-# cho_factor, solve_triangular
+# cho_factor, solve_triangular, eigh
 # --------------------------------------------------------------------------------------------
 
 
@@ -79,6 +80,24 @@ def _solve_triangular_jvp(a, a_t, b, b_t, trans=0, trans_t=NoTangent, lower=Fals
         rhs = rhs - (part, mT(part), mH(part))[_TRANS_CODES[trans]] @ x2
     dx = sla.solve_triangular(a, rhs, check_finite=False, **options)
     return y, dx[:, 0] if vector else dx
+
+
+def _eigh_jvp(a, a_t, b=None, b_t=NoTangent, lower=True, lower_t=NoTangent, eigvals_only=False,
+              eigvals_only_t=NoTangent, overwrite_a=False, overwrite_a_t=NoTangent, overwrite_b=False,
+              overwrite_b_t=NoTangent, type=1, type_t=NoTangent, check_finite=True, check_finite_t=NoTangent,
+              subset_by_index=None, subset_by_index_t=NoTangent, subset_by_value=None, subset_by_value_t=NoTangent,
+              driver=None, driver_t=NoTangent):
+    """``dw = diag(v^H da v)``, ``dv = v (F * v^H da v)`` (``numpy.linalg.eigh``'s formulas), for the
+    standard problem of the whole spectrum; a generalised problem or a subset is refused."""
+    if b is not None or subset_by_index is not None or subset_by_value is not None:
+        raise RuleArgumentError("third derivatives (yb.hvp/yb.hessian of a function calling yb.grad) of "
+                                "scipy.linalg.eigh with b=, subset_by_index= or subset_by_value= are not supported; "
+                                "take that part out of the function under yb.grad")
+    y = sla.eigh(a, lower=lower, eigvals_only=eigvals_only, check_finite=check_finite, driver=driver)
+    w, v = sla.eigh(a, lower=lower, check_finite=check_finite, driver=driver)
+    x = mH(v) @ hermitian_from(tangent_or_zeros(a_t, a), lower) @ v
+    dw = np.real(diag_vector(x))
+    return y, dw if eigvals_only else (dw, v @ gap_product(w, x))
 
 
 # --------------------------------------------------------------------------------------------
@@ -153,6 +172,7 @@ def _logm_jvp(A, A_t):
 
 if sla is not None:
     jvp_defined_by(sla.cho_factor, _cho_factor_jvp)
+    jvp_defined_by(sla.eigh, _eigh_jvp)
     jvp_defined_by(sla.solve_triangular, _solve_triangular_jvp)
     jvp_defined_by(sla.solve_banded, _solve_banded_jvp)
     jvp_defined_by(sla.solveh_banded, _solveh_banded_jvp)
