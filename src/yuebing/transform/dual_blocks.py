@@ -103,7 +103,9 @@ def find_dual_blocks(body: list, integers: set, resolve: Callable) -> list[tuple
 # --------------------------------------------------------------------------------------------
 
 _ND, _F64 = np.ndarray, np.dtype(np.float64)
-_vdot = np.vdot
+# np.vdot without its __array_function__ dispatch (a third of its cost on small arrays): it is
+# only called on ndarrays here
+_vdot = getattr(np.vdot, "_implementation", np.vdot)
 
 
 def _checked_input(fixed: bool, v: Any, f: Any, t: Any, ft: Any) -> tuple | None:
