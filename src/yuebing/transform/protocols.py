@@ -24,6 +24,7 @@ from ..frontend.underscore_names import user_parameter
 from ..ir.primitives import made_exception
 from ..rules import attribute_protocol
 from ..rules.cached_calls import answered_by_cache, cached_call, refuse_captured_floats
+from ..rules._comparisons import is_builtin_key, python_key
 from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.containers.deque_arguments import method_on_items, plain_deque_call
 from ..rules.core import CoDual, Dual, RuleArgumentError, describe_callable
@@ -485,6 +486,9 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     call = getattr(type(fn), "__call__", None)
     if isinstance(call, types.FunctionType):
         return mode.callable_object(f, call, args, kwargs)
+    if is_builtin_key(fn):  # operator.itemgetter(0)(x), attrgetter: the Python code that does the same
+        python = python_key(fn)
+        return dispatch(mode, mode.constant(python), python, args, kwargs)
     raise mode.missing(fn)
 
 
