@@ -62,6 +62,11 @@ from .numpy_iterators import flat_frule, flat_rrule
 from .numpy_vectorize import pyfunc_fdata, pyfunc_tangent
 from . import outside_state
 
+try:
+    from scipy.linalg import lapack as _lapack
+except ImportError:  # no scipy: no Fortran routines to tag
+    _lapack = None
+
 _MISSING = object()
 
 _ARRAY_VIEWS = ("T", "mT", "real", "imag")
@@ -235,10 +240,27 @@ def _read_array_attribute(obj: CoDual, name: str, v: Any) -> Read:
         return CoDual(v, _method_fdata(v, fd)), _method_owner_rdata
     if name == "flat":  # the C-order ravel (numpy_iterators.py)
         return flat_rrule(obj)
+    if name == "base":  # its gradient is read and written through the memory it shares
+        return CoDual(v, _base_derivative(v, fd, NoFData)), _no_owner_rdata
     raise RuleArgumentError(
         f"getattr: yuebing does not differentiate the ndarray attribute {name!r}; supported are "
         f"{', '.join(_ARRAY_VIEWS)}, methods, and the non-differentiable {', '.join(sorted(_ARRAY_NONDIFF))}"
     )
+
+
+def _base_derivative(base: Any, derivative: Any, none: Any) -> Any:
+    """The derivative of ``a.base`` (read by SciPy to see whether an array owns its memory), from
+    ``a``'s derivative ``derivative`` (``none`` where it has none): the view's gradient or tangent
+    is the same view of its base's, so the base's is the derivative's own base. Where that cannot
+    be read, handing the base out would drop its derivatives: refused."""
+    if base is None or derivative is none:
+        return none
+    owner = getattr(derivative, "base", None)
+    if isinstance(base, np.ndarray) and isinstance(owner, np.ndarray) and owner.shape == base.shape:
+        return owner
+    raise RuleArgumentError("getattr: yuebing gives an array's 'base' when it is None or the array is a view of "
+                            "an array whose derivatives it tracks; this one's are not known. Copy it "
+                            "(a = a.copy()) before the code that reads a.base, or use the base array itself")
 
 
 def _read_number_attribute(obj: CoDual, name: str, v: Any) -> Read:
@@ -469,6 +491,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
             return Dual(v, Tangent(type(v), {"__self__": t}))
         if n == "flat":
             return flat_frule(Dual(o, t))
+        if n == "base":
+            return Dual(v, _base_derivative(v, t, NoTangent))
         _read_array_attribute(CoDual(o, NoFData), n, v)  # raises the unsupported-attribute error
     if kind is K.FLOAT or kind is K.COMPLEX:
         if n == "real":
@@ -561,10 +585,15 @@ def _dict_position(o: Any, name: str) -> int | None:
     return list(d).index(name)
 
 
+#: f2py's wrapper of a Fortran routine: scipy.linalg's get_lapack_funcs tags it (``.typecode``)
+_FORTRAN_ROUTINE = type(getattr(_lapack, "dgesv", None)) if _lapack is not None else types.FunctionType
+
+
 def _function_metadata(o: Any, value: Any) -> bool:
     """A derivative-free attribute written on a function (``f.__qualname__ = ...``, as decorators
-    do): written and restored like any attribute, with no tangent to follow."""
-    return isinstance(o, types.FunctionType) and T.zero_tangent(value) is NoTangent
+    do; ``func.typecode = ...`` on a Fortran routine): written and restored like any attribute,
+    with no tangent to follow."""
+    return isinstance(o, (types.FunctionType, _FORTRAN_ROUTINE)) and T.zero_tangent(value) is NoTangent
 
 
 def _function_metadata_write(o: Any, n: str, v: Any) -> tuple:

@@ -13,6 +13,9 @@ as a batch); cotangents of broadcast inputs are summed back. Second order: decla
 zero vector) after SciPy has checked the call on the primals: for a vector SciPy calls BLAS's
 ``nrm2``, which its Python cannot reach without writing attributes of a Fortran object.
 
+``scipy.linalg.lstsq`` is ``numpy.linalg.lstsq`` the same way (SciPy's Python calls LAPACK
+routines through ``get_lapack_funcs``).
+
 ``scipy.linalg.kron`` was removed in SciPy 1.17 (``numpy.kron`` has its rule).
 """
 from __future__ import annotations
@@ -176,7 +179,18 @@ def _norm(a, ord=None, axis=None, keepdims=False, check_finite=True):
     return value
 
 
+def _lstsq(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=True, lapack_driver=None):
+    """``scipy.linalg.lstsq`` as ``numpy.linalg.lstsq`` (the same LAPACK solve, its rules and
+    limits), after SciPy has checked the call on the primals; SciPy gives a 1-D ``b``'s residual
+    as a number where NumPy gives it as a 1-element array, and the rank as a Python int."""
+    x, residues, rank, s = np.linalg.lstsq(a, b, rcond=cond)
+    if np.ndim(b) == 1 and np.size(residues):
+        residues = residues[0]
+    return x, residues, int(rank), s
+
+
 if sla is not None:
+    defined_as(sla.lstsq, _lstsq, validate=True)
     _register_block_diag()
     _register_toeplitz_circulant()
     linear(sla.block_diag, sla.toeplitz, sla.circulant)
@@ -207,6 +221,7 @@ def _cases() -> list:
         Case(sla.norm, randn(4)), Case(sla.norm, randn(3, 2)), Case(sla.norm, randn(4), 1),
         Case(sla.norm, randn(3, 4), kwargs={"axis": 1}), Case(sla.norm, randn(3, 3), "fro"),
         Case(sla.norm, randc(3)),
+        Case(sla.lstsq, randn(5, 3), randn(5)), Case(sla.lstsq, randn(4, 2), randn(4, 3)),
     ]
 
 

@@ -174,9 +174,10 @@ def default_factory_of(d: defaultdict) -> Any:
     return d.default_factory
 
 
-#: read-only containers without derivatives: text, ranges, and a mappingproxy (a signature's
-#: parameters, a class's namespace: ``for name, p in sig.parameters.items()``)
-_NONDIFF_LOOKUPS = (*_NONDIFF_SEQUENCES, types.MappingProxyType)
+#: read-only containers without derivatives: text, ranges, a mappingproxy (a signature's
+#: parameters, a class's namespace: ``for name, p in sig.parameters.items()``), and an array's
+#: flags (``a.flags['FORTRAN']`` in scipy.linalg's find_best_blas_type)
+_NONDIFF_LOOKUPS = (*_NONDIFF_SEQUENCES, types.MappingProxyType, type(np.empty(0).flags))
 
 
 def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:

@@ -1,7 +1,8 @@
 """Inverses and solves: ``np.linalg.inv``, ``solve``, ``matrix_power``, ``lstsq`` and ``pinv``.
 
 Limits (everything else raises ``RuleArgumentError``): ``lstsq`` and ``pinv`` for full-rank
-matrices, ``lstsq`` for square or tall ``a``; ``pinv(hermitian=True)`` is refused.
+matrices (a wide ``lstsq`` gives the minimum-norm solution's derivative; a rank-deficient one is
+refused when a derivative is needed, its value alone is given); ``pinv(hermitian=True)`` is refused.
 
 Each primitive's cotangent map is one plain-NumPy function ``_f_vjp(g, y, *args)`` (no
 try/except, no ``out=``/``where=``: the forward transform differentiates it for second order,
@@ -129,21 +130,36 @@ def _times(p: Any, x: Any, left: bool) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+def lstsq_parts(a: np.ndarray, rank: Any) -> tuple:
+    """``(P, P P^H, Q)`` of a full-rank problem: ``P = pinv(a)``, ``Q = I - P a`` the projector on
+    ``a``'s null space (None for a square or tall ``a``, where it is 0). With ``r = b - a x``,
+    ``dx = P (db - da x) + P P^H da^H r + Q da^H P^H x`` (``r = 0`` when ``a`` is wide: the
+    minimum-norm solution). A rank-deficient problem is refused once a derivative is needed."""
+    m, n = a.shape
+    if rank < min(m, n):
+        refuse("numpy.linalg.lstsq", "yuebing differentiates full-rank least-squares problems only (this one has "
+               f"rank {rank} < {min(m, n)})")
+    p = np.linalg.pinv(a)
+    return p, p @ mH(p), (np.eye(n) - p @ a if m < n else None)
+
+
 def _lstsq_vjp(g, y, a, b, rcond=None):
     a, b = np.asarray(a), np.asarray(b)
     x, res = y[0], y[1]
     vector = b.ndim == 1
     x2, b2 = (x[:, None], b[:, None]) if vector else (x, b)
     r = b2 - a @ x2
-    gram_inv = np.linalg.inv(mH(a) @ a)
+    p, pph, q = lstsq_parts(a, y[2])
     gx, gres, gs = cotangent_entry(g, 0), cotangent_entry(g, 1), cotangent_entry(g, 3)
     ga = np.zeros(a.shape, dtype=np.result_type(a, b))
     gb = np.zeros(b2.shape, dtype=np.result_type(a, b))
     if gx is not None:
         gx2 = gx[:, None] if vector else gx
-        z = a @ mH(gram_inv) @ gx2  # mH(pinv) @ gx
+        z = mH(p) @ gx2
         gb = gb + z
-        ga = ga - z @ mH(x2) + r @ mH(gram_inv @ gx2)
+        ga = ga - z @ mH(x2) + r @ mH(pph @ gx2)
+        if q is not None:
+            ga = ga + (mH(p) @ x2) @ mH(q @ gx2)
     if gres is not None and np.size(res) > 0:
         w = 2 * r * np.real(np.asarray(gres))
         gb = gb + w
@@ -156,13 +172,9 @@ def _lstsq_vjp(g, y, a, b, rcond=None):
 
 @linalg_rule(np.linalg.lstsq, diff=(0, 1), vjp=_lstsq_vjp)
 def _lstsq(a, b, rcond=None):
-    label = "numpy.linalg.lstsq"
     y = np.linalg.lstsq(a, b, rcond=rcond)
     x, res, rank, s = y
     a, b = np.asarray(a), np.asarray(b)
-    m, n = a.shape
-    if m < n or rank < n:
-        refuse(label, "yuebing differentiates full-rank square or tall least-squares problems only")
     vector = b.ndim == 1
 
     def as2(t: Any) -> Any:
@@ -171,10 +183,11 @@ def _lstsq(a, b, rcond=None):
     def jvp(da: Any, db: Any) -> Any:
         x2 = as2(x)
         r = as2(b) - a @ x2
-        gram_inv = np.linalg.inv(mH(a) @ a)
-        pinv = gram_inv @ mH(a)
+        p, pph, q = lstsq_parts(a, rank)
         dr = add(as2(db), None if da is None else -(da @ x2))  # change of b - a x, x held fixed
-        dx = add(None if dr is None else pinv @ dr, None if da is None else gram_inv @ (mH(da) @ r))
+        dx = add(None if dr is None else p @ dr, None if da is None else pph @ (mH(da) @ r))
+        if q is not None and da is not None:
+            dx = add(dx, q @ (mH(da) @ (mH(p) @ x2)))
         dres = 2 * np.real(np.sum(np.conj(r) * dr, axis=0)) if res.size > 0 and dr is not None else None
         ds = None
         if da is not None:
@@ -264,6 +277,7 @@ CASES = [
     Case(np.linalg.lstsq, randn(5, 3), randn(5, 2)),
     Case(np.linalg.lstsq, well_conditioned(3), randn(3, 2)),
     Case(np.linalg.lstsq, randc(4, 2), randc(4)),
+    Case(np.linalg.lstsq, randn(2, 4), randn(2)), Case(np.linalg.lstsq, randc(2, 3), randc(2, 2)),
     Case(np.linalg.pinv, randn(4, 3)),
     Case(np.linalg.pinv, randn(3, 4)),
     Case(np.linalg.pinv, randn(2, 3, 3)),

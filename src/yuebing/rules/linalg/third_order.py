@@ -16,6 +16,7 @@ from ...tangents import NoTangent
 from ..second_order import jvp_defined_by
 from .common import diag_vector, hermitian_from, mH, phase_turn, real_pivot
 from .decompositions import gap_product, singular_values_jvp
+from .solves import lstsq_parts
 
 
 def tangent_or_zeros(t, like):
@@ -56,7 +57,7 @@ def _eigvalsh_jvp(a, a_t, UPLO="L", UPLO_t=NoTangent):
 
 def _lstsq_jvp(a, a_t, b, b_t, rcond=None, rcond_t=NoTangent):
     """The tangents of lstsq's solution, residuals and singular values (its rank has none):
-    ``dx = pinv(a) (db - da x) + (a^H a)^-1 da^H r`` with ``r = b - a x``."""
+    ``dx = P (db - da x) + P P^H da^H r + Q da^H P^H x`` with ``r = b - a x`` (``solves.py``)."""
     y = np.linalg.lstsq(a, b, rcond=rcond)
     x, res, s = y[0], y[1], y[3]
     vector = np.ndim(b) == 1
@@ -65,9 +66,11 @@ def _lstsq_jvp(a, a_t, b, b_t, rcond=None, rcond_t=NoTangent):
     da = tangent_or_zeros(a_t, a)
     db = tangent_or_zeros(b_t if b_t is NoTangent or not vector else b_t[:, None], b2)
     r = b2 - a @ x2
-    gram_inv = np.linalg.inv(mH(a) @ a)
+    p, pph, q = lstsq_parts(a, y[2])
     dr = db - da @ x2
-    dx = gram_inv @ (mH(a) @ dr) + gram_inv @ (mH(da) @ r)
+    dx = p @ dr + pph @ (mH(da) @ r)
+    if q is not None:
+        dx = dx + q @ (mH(da) @ (mH(p) @ x2))
     dres = 2 * np.real(np.sum(np.conj(r) * dr, axis=0)) if np.size(res) > 0 else np.zeros_like(res)
     u, _, vh = np.linalg.svd(a, full_matrices=False)
     ds = singular_values_jvp(u, vh, da)

@@ -1,0 +1,66 @@
+"""Everyday SciPy/NumPy code nobody here wrote, found failing by a probe of grad, jvp and hvp
+against central differences: each call in every mode (``tests/all_modes.py``), and the refusals
+that remain, by name."""
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.rules.core import RuleArgumentError
+
+from .all_modes import check_all_modes
+
+ss = pytest.importorskip("scipy.signal")
+sla = pytest.importorskip("scipy.linalg")
+X = np.array([0.7, 0.35, 1.2, -0.4, 0.9])
+
+
+def test_savgol_filter():
+    """savgol_coeffs solves a wide least-squares problem on constants through scipy.linalg.lstsq,
+    which tags LAPACK routines (``func.typecode = ...``), reads ``a.flags['FORTRAN']`` and asks
+    whether an array owns its memory (``a.base is None``)."""
+    check_all_modes(lambda x: np.sum(ss.savgol_filter(np.concatenate([x, x]), 5, 2) ** 2), X)
+    check_all_modes(lambda x: np.sum(np.sin(ss.savgol_filter(x, 3, 1, mode="nearest"))), X)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 5)])
+def test_scipy_lstsq(shape):
+    """Tall problems and wide (minimum-norm) ones, in the matrix and the right-hand side."""
+    a0 = np.random.default_rng(3).normal(size=shape)
+    b0 = np.random.default_rng(4).normal(size=shape[0])
+
+    def f(x):
+        a = a0 + 0.1 * np.outer(np.ones(shape[0]), np.resize(x, shape[1]))
+        return np.sum(sla.lstsq(a, b0 * x[0], cond=None)[0] ** 2)
+
+    check_all_modes(f, X)
+
+
+def test_wide_numpy_lstsq_in_the_matrix():
+    a0 = np.random.default_rng(5).normal(size=(2, 4))
+    check_all_modes(lambda x: np.sum(np.sin(np.linalg.lstsq(a0 * x[0] + np.diag(x[:2]) @ a0, x[1:3], rcond=None)[0])), X)
+
+
+def test_rank_deficient_lstsq_is_refused():
+    def f(x):
+        return np.sum(np.linalg.lstsq(np.outer(x[:3], x[:2]), x[:3], rcond=None)[0])
+
+    with pytest.raises(RuleArgumentError, match="full-rank least-squares problems only"):
+        yb.grad(f)(X)
+
+
+def test_base_of_an_own_array_and_of_views():
+    """``a.base`` carries its derivatives: a view's gradient and tangent are views of its base's."""
+    def f(x):
+        y = x * 2.0
+        owns = y.base is None
+        c = np.arange(6.0)[1:4]
+        z = (y ** 2)[1:3]
+        return np.sum(z.base * x) * (1.0 if owns else 3.0) + np.sum(c.base) * x[0]
+
+    check_all_modes(f, X)
+    check_all_modes(lambda x: np.sum(np.sin(x[::2].base) * x), X)
+
+
+def test_base_of_a_view_of_a_view():
+    """NumPy's ``base`` is the array that owns the memory, past intermediate views."""
+    check_all_modes(lambda x: np.sum(np.cos((x * 1.5).reshape(-1, 1)[:, 0][1:].base) * x), X)
