@@ -64,3 +64,14 @@ def test_base_of_an_own_array_and_of_views():
 def test_base_of_a_view_of_a_view():
     """NumPy's ``base`` is the array that owns the memory, past intermediate views."""
     check_all_modes(lambda x: np.sum(np.cos((x * 1.5).reshape(-1, 1)[:, 0][1:].base) * x), X)
+
+
+def test_hilbert_envelope_through_scipy_fft():
+    check_all_modes(lambda x: np.sum(np.abs(ss.hilbert(np.concatenate([x, x ** 2]))) ** 2), X)
+    check_all_modes(lambda x: np.sum(np.unwrap(np.angle(ss.hilbert(np.sin(3 * x))))), X)
+
+
+def test_scipy_fft_transforms():
+    sfft = pytest.importorskip("scipy.fft")
+    check_all_modes(lambda x: np.sum(np.abs(sfft.rfft(x, n=8, norm="ortho")) ** 2 * np.arange(5)), X)
+    check_all_modes(lambda x: np.sum(np.real(sfft.ifft2(np.outer(x, x ** 2), s=(4, 6))) ** 3), X)

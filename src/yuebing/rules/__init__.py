@@ -40,6 +40,7 @@ _INFRASTRUCTURE = {"core", "cases", "common", "declare", "util", "table", "secon
 #: that package is (``lazy.py``), not with yuebing. Each group is in name order, the order every
 #: rule module was once imported in (a later registration of a function replaces an earlier).
 SCIPY_RULES = {
+    "scipy.fft": ("scipy_fft",),
     "scipy.integrate": ("scipy_integrate",),
     "scipy.interpolate": ("scipy_bsplines", "scipy_interpolate", "scipy_regular_grid"),
     "scipy.linalg": ("scipy_linalg_decomp", "scipy_linalg_solvers", "scipy_linalg_special", "scipy_linalg_third_order",

@@ -62,11 +62,6 @@ from .numpy_iterators import flat_frule, flat_rrule
 from .numpy_vectorize import pyfunc_fdata, pyfunc_tangent
 from . import outside_state
 
-try:
-    from scipy.linalg import lapack as _lapack
-except ImportError:  # no scipy: no Fortran routines to tag
-    _lapack = None
-
 _MISSING = object()
 
 _ARRAY_VIEWS = ("T", "mT", "real", "imag")
@@ -585,15 +580,17 @@ def _dict_position(o: Any, name: str) -> int | None:
     return list(d).index(name)
 
 
-#: f2py's wrapper of a Fortran routine: scipy.linalg's get_lapack_funcs tags it (``.typecode``)
-_FORTRAN_ROUTINE = type(getattr(_lapack, "dgesv", None)) if _lapack is not None else types.FunctionType
-
-
 def _function_metadata(o: Any, value: Any) -> bool:
     """A derivative-free attribute written on a function (``f.__qualname__ = ...``, as decorators
     do; ``func.typecode = ...`` on a Fortran routine): written and restored like any attribute,
     with no tangent to follow."""
-    return isinstance(o, (types.FunctionType, _FORTRAN_ROUTINE)) and T.zero_tangent(value) is NoTangent
+    return (isinstance(o, types.FunctionType) or _is_fortran_routine(o)) and T.zero_tangent(value) is NoTangent
+
+
+def _is_fortran_routine(o: Any) -> bool:
+    """f2py's wrapper of a Fortran routine (scipy.linalg's get_lapack_funcs tags it), recognised by
+    its type's name: importing SciPy to get the type would load it with yuebing."""
+    return type(o).__name__ == "fortran" and type(o).__module__ == "builtins"
 
 
 def _function_metadata_write(o: Any, n: str, v: Any) -> tuple:
