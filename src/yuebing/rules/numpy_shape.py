@@ -37,9 +37,11 @@ import inspect
 from typing import Any, Callable
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..tangents import NoFData, NoRData, NoTangent
 from ..tangents.arrays import array_root
+from . import batched
 from .cases import Case, Expect, randc, randn
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule
 from .numpy_arguments import as_array, deliver, dense_tangent, forward, refuse, rule
@@ -215,6 +217,43 @@ def _expand_dims_spec(a, axis):
 def _broadcast_to_spec(array, shape, subok=False):
     refuse("numpy.broadcast_to", "subok", subok or None, None, "pass a plain ndarray")
     return (lambda v: np.broadcast_to(v, shape)), (lambda g: unbroadcast(g, np.shape(array)))
+
+
+@linear_op(np.lib.stride_tricks.sliding_window_view, views=False)
+def _sliding_window_view_spec(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """A read-only view of overlapping windows (convolutions written as ``windows @ kernel``):
+    the cotangent of an entry is the sum over the windows holding it (a count by index). The axes
+    are counted from the end, so a batched tangent's leading axis is left alone."""
+    refuse("numpy.lib.stride_tricks.sliding_window_view", "writeable", writeable or None, None,
+           "take the windows read-only and write into x itself")
+    refuse("numpy.lib.stride_tricks.sliding_window_view", "subok", subok or None, None, "pass a plain ndarray")
+    x = np.asarray(x)
+    ndim = x.ndim
+    axes = tuple(range(-ndim, 0)) if axis is None else normalize_axis_tuple(axis, ndim, allow_duplicate=True)
+    axes = tuple(a - ndim if a >= 0 else a for a in axes)
+    windows = np.lib.stride_tricks.sliding_window_view
+    index = windows(np.arange(x.size).reshape(x.shape), window_shape, axes)
+
+    def adjoint(g: np.ndarray) -> np.ndarray:
+        total = np.bincount(index.ravel(), weights=g.real.ravel(), minlength=x.size)
+        if np.iscomplexobj(g):
+            total = total + 1j * np.bincount(index.ravel(), weights=g.imag.ravel(), minlength=x.size)
+        return total.reshape(x.shape)
+
+    return (lambda v: windows(v, window_shape, axes)), adjoint
+
+
+def _sliding_windows_batched(args: tuple, kwargs: dict) -> Dual | None:
+    """Batched forward mode: the same windows of the batched tangent (the axes count from the
+    end, so its leading batch axis stays outside the windows)."""
+    x, t = args[0].primal, args[0].tangent
+    if not batched.is_batched(t, x):
+        return None
+    op, _ = _sliding_window_view_spec(x, *(primal(o) for o in args[1:]), **{k: primal(v) for k, v in kwargs.items()})
+    return Dual(op(x), op(t))
+
+
+batched.register(np.lib.stride_tricks.sliding_window_view, _sliding_windows_batched)
 
 
 @linear_op((np.ndarray, "view"))
@@ -460,7 +499,8 @@ STRIDED = step(_every_other_column)
 
 # structural: views and copies (the tangent call redoes them on tangents)
 linear(np.atleast_3d, _every_other_column)
-linear((np.ndarray, "view"), (np.ndarray, "swapaxes"), (np.ndarray, "astype"), (np.ndarray, "tolist"))
+linear((np.ndarray, "view"), (np.ndarray, "swapaxes"), (np.ndarray, "astype"), (np.ndarray, "tolist"),
+       np.lib.stride_tricks.sliding_window_view)
 linear((np.ndarray, "fill"), data=(1, "value"))  # x.fill(1): the int is a value (tangent 0)
 
 
@@ -529,6 +569,10 @@ CASES = [
     # docstring), which check_rule's aliasing check rejects for an output viewing the input,
     # so the reverse rule is checked against the explicit sum-back instead.
     Case(np.broadcast_to, randn(3), (2, 3), mode=("fwd",)),
+    Case(np.lib.stride_tricks.sliding_window_view, randn(6), 3),
+    Case(np.lib.stride_tricks.sliding_window_view, randn(4, 5), (2, 3)),
+    Case(np.lib.stride_tricks.sliding_window_view, randn(4, 5), 2, kwargs={"axis": 1}),
+    Case(np.lib.stride_tricks.sliding_window_view, randn(4, 5), (2, 2), kwargs={"axis": (0, 0)}),
     Case(np.broadcast_to, randn(3, 1), (3, 4), mode=("fwd",)),
     Expect(np.broadcast_to, np.array([1.0, 2.0, 3.0]), (2, 3), ybar=np.arange(6.0).reshape(2, 3),
            expected=[3.0, 5.0, 7.0], name="numpy.broadcast_to(sum back)"),
