@@ -75,3 +75,34 @@ def test_scipy_fft_transforms():
     sfft = pytest.importorskip("scipy.fft")
     check_all_modes(lambda x: np.sum(np.abs(sfft.rfft(x, n=8, norm="ortho")) ** 2 * np.arange(5)), X)
     check_all_modes(lambda x: np.sum(np.real(sfft.ifft2(np.outer(x, x ** 2), s=(4, 6))) ** 3), X)
+
+
+@pytest.mark.parametrize("solver", ["curve_fit", "leastsq", "linprog"])
+def test_optimizers_refused_by_name(solver):
+    so = pytest.importorskip("scipy.optimize")
+    t = np.linspace(0, 1, 6)
+    calls = {
+        "curve_fit": lambda x: so.curve_fit(lambda t, a, b: a * np.exp(-t) + b, t, x[0] * np.exp(-t) + x[1])[0][0],
+        "leastsq": lambda x: so.leastsq(lambda p: p - x[:2], np.zeros(2))[0][0],
+        "linprog": lambda x: so.linprog([x[0], 1.0], bounds=[(0, 1)] * 2).fun,
+    }
+    for run in (lambda f: yb.grad(f)(X), lambda f: yb.jvp(f, (X,), (X,)), lambda f: yb.hvp(f, (X,), (X,))):
+        with pytest.raises(RuleArgumentError, match=f"scipy.optimize.{solver}: .*What to do"):
+            run(calls[solver])
+
+
+def test_curve_fit_advice_works_as_printed():
+    """The refusal's advice: least_squares of the model's residual, in every mode."""
+    so = pytest.importorskip("scipy.optimize")
+    t = np.linspace(0, 1, 6)
+
+    def f(x):
+        ydata = x[0] * np.exp(-t) + x[1] + 0.1 * np.sin(7 * t) * x[2]
+        p = so.least_squares(lambda p: model(t, *p) - ydata, np.array([1.0, 0.0]), xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+        return p[0] ** 2 + np.sin(p[1])
+
+    check_all_modes(f, X, tol=1e-4)
+
+
+def model(xdata, a, b):
+    return a * np.exp(-xdata) + b

@@ -7,7 +7,7 @@ Root finders (``root``, ``fsolve``, ``root_scalar``, ``brentq``, ``brenth``, ``r
 else yuebing's, with the Hessian as ``∂F/∂x``). ``least_squares``: ``F = ∇_x 0.5 sum(r**2)``.
 Calls whose solution is not a smooth function of the parameters are refused with a
 ``ValueError``: a solver that reports no convergence, constraints, bounds active at the solution,
-robust losses.
+robust losses. ``curve_fit``, ``leastsq`` and ``linprog`` are refused by name, with what to call.
 """
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules import _implicit_residuals as R
+from ..rules.core import RuleArgumentError, register_frule, register_rrule
+from ..rules.second_order import zero
 from .implicit import _implicit_rules, _Plan
 from .reverse import vjp
 
@@ -191,7 +193,37 @@ def _least_squares_plan(values: dict, result: Any) -> _Plan:
                  check=_inside(name, values.get("bounds"), per_variable=False))
 
 
+#: Solvers whose solution yuebing does not differentiate, with what to call instead
+_REFUSED = {
+    "curve_fit": "its fit is not differentiated (it runs MINPACK or least_squares with a cache on a function "
+                 "attribute). What to do: fit with scipy.optimize.least_squares(lambda p: model(xdata, *p) - ydata, "
+                 "p0).x (the residual divided by sigma for weights), whose solution yuebing differentiates implicitly",
+    "leastsq": "MINPACK's solution is not differentiated. What to do: call scipy.optimize.least_squares(fun, x0).x "
+               "(method='lm' if you want MINPACK's algorithm), whose solution yuebing differentiates implicitly",
+    "linprog": "a linear program's solution is a vertex of its feasible set, piecewise constant in c, A and b, and "
+               "its optimal value only piecewise linear. What to do: solve it outside the differentiated function, "
+               "or differentiate a smooth (e.g. penalised) problem with scipy.optimize.minimize",
+}
+
+
+def _refusal(name: str, why: str) -> Callable:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise RuleArgumentError(f"scipy.optimize.{name}: {why}")
+
+    refused.__qualname__ = f"scipy.optimize.{name} (refused)"
+    return refused
+
+
+def _register_refusals() -> None:
+    for name, why in _REFUSED.items():
+        rule = _refusal(name, why)
+        register_rrule(getattr(_opt, name), rule)
+        register_frule(getattr(_opt, name), rule)
+        zero(getattr(_opt, name))
+
+
 if _opt is not None:
+    _register_refusals()
     _implicit_rules("scipy.optimize.root", _opt.root, _root_plan)
     _implicit_rules("scipy.optimize.root_scalar", _opt.root_scalar, _root_scalar_plan)
     for _name in ("brentq", "brenth", "ridder", "bisect", "toms748"):
