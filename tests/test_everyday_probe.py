@@ -106,3 +106,11 @@ def test_curve_fit_advice_works_as_printed():
 
 def model(xdata, a, b):
     return a * np.exp(-xdata) + b
+
+
+def test_combinations_with_replacement():
+    """Monomials of every degree up to 2 (RBFInterpolator's polynomial powers are built so)."""
+    import itertools
+
+    check_all_modes(lambda x: sum(a * b for a, b in itertools.combinations_with_replacement(x[:3], 2)), X)
+    check_all_modes(lambda x: sum(np.prod(c) for c in itertools.combinations_with_replacement(list(x), 3)), X)

@@ -1,12 +1,13 @@
 """Iteration helpers of the standard library, differentiated as Python code (``defined_as``):
-``functools.reduce``, ``itertools`` (``accumulate``, ``chain``, ``product``, ``combinations``,
+``functools.reduce``, ``itertools`` (``accumulate``, ``chain``, ``product``, ``combinations``
+(also ``with_replacement``),
 ``permutations``, ``pairwise``, ``starmap``, ``islice``, ``zip_longest``, ``repeat``, ``count``,
 ``cycle``), ``iter``/``next``, ``reversed`` (lazy over a list or array), the lazy
 ``map``/``filter``/``zip``/``enumerate`` (``lazy_definition``), and loops over instances of user
 classes with ``__iter__``/``__next__`` (``iterate_to_list``, called by the loops' ``as_sequence``
 rules).
 
-``product``, ``combinations`` and ``permutations`` copy their inputs when they are made, as
+``product``, the ``combinations`` and ``permutations`` copy their inputs when they are made, as
 CPython's do: they are evaluated eagerly, into the list of what they would yield. The others are
 CPython's lazy iterators, written in Python (``ir/lazy_iterators.py``, ``ir/lazy_itertools.py``):
 ``chain``, ``accumulate``, ``pairwise``, ``starmap``, ``zip_longest``, ``islice``, ``compress``,
@@ -55,6 +56,10 @@ def _combination_indices(n: int, r: int) -> list:
     return list(itertools.combinations(range(n), r))
 
 
+def _repeated_combination_indices(n: int, r: int) -> list:
+    return list(itertools.combinations_with_replacement(range(n), r))
+
+
 def _permutation_indices(n: int, r: Any) -> list:
     return list(itertools.permutations(range(n), r))
 
@@ -63,7 +68,7 @@ def _product_indices(sizes: list) -> list:
     return list(itertools.product(*[range(k) for k in sizes]))
 
 
-nondifferentiable(_combination_indices, _permutation_indices, _product_indices)
+nondifferentiable(_combination_indices, _repeated_combination_indices, _permutation_indices, _product_indices)
 
 
 def iterate_to_list(iterable: Any) -> list:
@@ -239,6 +244,11 @@ def _combinations(iterable: Any, r: int) -> list:
     return [tuple(pool[i] for i in index) for index in _combination_indices(len(pool), r)]
 
 
+def _combinations_with_replacement(iterable: Any, r: int) -> list:
+    pool = list(iterable)
+    return [tuple(pool[i] for i in index) for index in _repeated_combination_indices(len(pool), r)]
+
+
 def _permutations(iterable: Any, r: Any = None) -> list:
     pool = list(iterable)
     return [tuple(pool[i] for i in index) for index in _permutation_indices(len(pool), r)]
@@ -357,6 +367,7 @@ def _next(iterator: Any, *default: Any) -> Any:
 for _target, _definition in [
     (functools.reduce, _reduce), (itertools.accumulate, lazy_accumulate), (itertools.chain, lazy_chain),
     (itertools.product, _product), (itertools.combinations, _combinations),
+    (itertools.combinations_with_replacement, _combinations_with_replacement),
     (itertools.permutations, _permutations), (itertools.pairwise, lazy_pairwise), (itertools.starmap, lazy_starmap),
     (itertools.islice, _islice), (itertools.zip_longest, lazy_zip_longest), (itertools.repeat, _repeat),
     (itertools.count, _count), (itertools.cycle, _cycle), (itertools.compress, lazy_compress),
