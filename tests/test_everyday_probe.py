@@ -114,3 +114,13 @@ def test_combinations_with_replacement():
 
     check_all_modes(lambda x: sum(a * b for a, b in itertools.combinations_with_replacement(x[:3], 2)), X)
     check_all_modes(lambda x: sum(np.prod(c) for c in itertools.combinations_with_replacement(list(x), 3)), X)
+
+
+def test_ndimage_rank_filters():
+    """median_filter (was MissingRuleError at the C rank_filter), minimum_filter, maximum_filter."""
+    ndi = pytest.importorskip("scipy.ndimage")
+    check_all_modes(lambda x: np.sum(ndi.median_filter(np.outer(x, x ** 2), 2) ** 2), X)
+    check_all_modes(lambda x: np.sum(np.sin(ndi.median_filter(x * np.arange(5.0), 3, mode="nearest"))), X)
+    check_all_modes(lambda x: np.sum(ndi.maximum_filter(np.outer(x, x), (2, 3)) - ndi.minimum_filter(x, 2)[0]), X)
+    with pytest.raises(RuleArgumentError, match="footprint"):
+        yb.grad(lambda x: np.sum(ndi.median_filter(x, footprint=np.ones(3, bool))))(X)

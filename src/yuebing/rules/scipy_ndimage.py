@@ -1,6 +1,8 @@
 """``scipy.ndimage``: the linear filters (``correlate``, ``convolve``, ``correlate1d``,
 ``convolve1d``, ``uniform_filter``, ``uniform_filter1d``, ``gaussian_filter``,
-``gaussian_filter1d``) in every ``mode=``, and ``map_coordinates`` (``order <= 3``) in the image
+``gaussian_filter1d``) in every ``mode=``, the rank filters (``median_filter``, ``rank_filter``,
+``minimum_filter``, ``maximum_filter`` with ``size=``: the ranked element of each neighbourhood,
+extended as the linear filters are, selected by ``np.sort``), and ``map_coordinates`` (``order <= 3``) in the image
 and in the coordinates.
 
 * The filters are *derived* from definitions in covered functions: the input extended along each
@@ -417,7 +419,64 @@ def _map_coordinates(input, coordinates, output=None, order=3, mode="constant", 
     return _cast(np.asarray(y), x, output)
 
 
+def _windows(x, sizes, axes, modes, cval, origins):
+    """Each element's neighbourhood (``size // 2 + origin`` before it on each filtered axis), ``x``
+    extended by ``mode``, flattened on a last axis."""
+    shape = [1] * x.ndim
+    y = x
+    for ax, n, mode, origin in zip(axes, sizes, modes, origins):
+        _check_mode("rank filters", mode)
+        widths = [(0, 0)] * x.ndim
+        widths[ax] = (int(n) // 2 + int(origin), int(n) - 1 - int(n) // 2 - int(origin))
+        y = _extend(y, widths, mode, cval)
+        shape[ax] = int(n)
+    windows = np.lib.stride_tricks.sliding_window_view(y, shape)
+    return np.reshape(windows, x.shape + (-1,))
+
+
+def _ranked(name, input, rank, size, footprint, output, mode, cval, origin, axes):
+    """The element of rank ``rank`` (negative: from the top) of each neighbourhood: a selection,
+    whose derivative is that element's."""
+    if footprint is not None:
+        raise RuleArgumentError(f"scipy.ndimage.{name}: yuebing differentiates the filter with size=, not "
+                                "footprint=; pass size= (a box)")
+    x = np.asarray(input)
+    ax = _axes(axes, x.ndim)
+    w = _windows(x, _sequence(size, len(ax)), ax, _sequence(mode, len(ax)), cval, _sequence(origin, len(ax)))
+    return _cast(np.sort(w, axis=-1)[..., int(rank)], x, output)
+
+
+def _box(size, x, axes):
+    """The number of elements of a neighbourhood (0 without ``size``: a footprint, refused)."""
+    if size is None:
+        return 0
+    return int(np.prod(_sequence(size, len(_axes(axes, np.ndim(x))))))
+
+
+def _median_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    rank = _box(size, input, axes) // 2
+    return _ranked("median_filter", input, rank, size, footprint, output, mode, cval, origin, axes)
+
+
+def _rank_filter(input, rank, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *,
+                 axes=None):
+    return _ranked("rank_filter", input, rank, size, footprint, output, mode, cval, origin, axes)
+
+
+def _minimum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *,
+                    axes=None):
+    return _ranked("minimum_filter", input, 0, size, footprint, output, mode, cval, origin, axes)
+
+
+def _maximum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *,
+                    axes=None):
+    return _ranked("maximum_filter", input, -1, size, footprint, output, mode, cval, origin, axes)
+
+
 if ndi is not None:
+    for _target, _definition in ((ndi.median_filter, _median_filter), (ndi.rank_filter, _rank_filter),
+                                 (ndi.minimum_filter, _minimum_filter), (ndi.maximum_filter, _maximum_filter)):
+        _derived(_target, _definition)
     for _target, _definition in ((ndi.correlate, _correlate), (ndi.convolve, _convolve), (ndi.correlate1d, _correlate1d),
                                  (ndi.convolve1d, _convolve1d), (ndi.uniform_filter1d, _uniform_filter1d),
                                  (ndi.uniform_filter, _uniform_filter), (ndi.gaussian_filter1d, _gaussian_filter1d),
@@ -459,6 +518,10 @@ def _filter_cases() -> list:
         Case(ndi.gaussian_filter1d, randn(6, 4), randu(low=0.7, high=1.5), 0, 1, kwargs={"mode": "wrap"},
              name="gaussian_filter1d(in sigma, order 1)"),
         Case(ndi.gaussian_filter1d, randc(7), 0.9, kwargs={"mode": "constant", "cval": 0.2}),
+        Case(ndi.median_filter, randn(5, 6), 3), Case(ndi.median_filter, randn(7), 4, kwargs={"mode": "nearest"}),
+        Case(ndi.rank_filter, randn(5, 4), -2, (2, 3), kwargs={"mode": "wrap", "origin": (0, 1)}),
+        Case(ndi.minimum_filter, randn(6, 5), 3, kwargs={"mode": "constant", "cval": 0.4}),
+        Case(ndi.maximum_filter, randn(6, 5), (3, 2), kwargs={"mode": "mirror", "origin": -1}),
     ]
 
 
