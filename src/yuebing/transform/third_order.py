@@ -23,7 +23,8 @@ program* (``transform/plain_forward.py``), in which every call is ``jvp_call(f, 
   derivatives come from the cotangent map's own code; a primitive whose map calls it again has a
   forward definition instead (``jvp_defined_by``: ``solve``, ``math.log``) or is refused.
 
-Each is assembled from calls of the existing second-order rules (``_Composition``), so nothing
+Each is assembled from calls of the existing second-order rules (``_Composition``,
+``third_order_composition.py``), so nothing
 here restates a derivative. Other classes (``selection``: ``max``/``min``/``sorted``; objects),
 tuple-valued cotangent-map primitives and random draws raise ``NestedDifferentiationError``
 naming them.
@@ -47,18 +48,13 @@ from ..rules.differentiated import paired, tangent_array
 from ..rules.function_wrappers import cache_function, copy_wrapper_attributes
 from ..rules.numpy_coverage import THIRD_ORDER_MAPS_FOLLOWED
 from ..rules.second_order import JVP_DEFINITIONS, _register
-from ..rules.util import sum_rdata, zero_fdata
 from . import plain_closures, protocols
 from .lifting import _MUTATORS, _has_float_data, _zero_ints, _zero_tangent_of, lookup_second_order
 from .global_writes import check_third_order, global_get, global_set
 from .lifting_objects import _is_field_tangent
 from .plain_forward import CLOSURE_ADVICE, STAR, STARSTAR, TANGENT_KEYWORD, jvp_call, plain_forward
 from .plain_forward import _refusal as restructure
-
-_ADD = (operator.add, NoFData, NoTangent, NoFData)
-_MUL = (operator.mul, NoFData, NoTangent, NoFData)
-_SETITEM = (operator.setitem, NoFData, NoTangent, NoFData)
-_MKDICT = (P.mkdict, NoFData, NoTangent, NoFData)
+from .third_order_composition import _MKDICT, _MUL, _SETITEM, _Composition, _constant, _function
 
 
 def _refusal(what: str) -> Exception:
@@ -66,103 +62,6 @@ def _refusal(what: str) -> Exception:
     from .plain_forward import PRIMITIVE, _refusal as refusal
 
     return refusal(what, PRIMITIVE)
-
-
-def _constant(value: Any) -> tuple:
-    """The 4-tuple of a constant of the computation."""
-    return value, zero_fdata(value), _zero_tangent_of(value), zero_fdata(value)
-
-
-def _function(f: Any) -> tuple:
-    return f, NoFData, NoTangent, NoFData
-
-
-# --------------------------------------------------------------------------------------------
-# Composing second-order rule calls
-# --------------------------------------------------------------------------------------------
-
-
-class _Composition:
-    """A few second-order calls composed by hand. Values are numbered slots (the inputs first);
-    ``call`` runs ``call_rrule2`` on slots and returns the output's slot; ``pull`` runs the calls'
-    dual pullbacks backwards, gathering the rdata (and rdata tangent) of every slot."""
-
-    def __init__(self, inputs: list) -> None:
-        self.values = list(inputs)
-        self.n_inputs = len(inputs)
-        self.steps: list = []
-
-    def add(self, value: tuple) -> int:
-        self.values.append(value)
-        return len(self.values) - 1
-
-    def call(self, f: tuple, slots: list, keywords: dict | None = None) -> int:
-        from .second_order import call_rrule2
-
-        keywords = keywords or {}
-        out, pullback = call_rrule2(f, *(self.values[i] for i in slots),
-                                    **{k: self.values[i] for k, i in keywords.items()})
-        self.steps.append((pullback, list(slots) + list(keywords.values()), len(self.values)))
-        return self.add(out)
-
-    def pack(self, slots: list) -> int:
-        """A tuple of the values in ``slots`` (a ``*args`` parameter): its rdata goes back to
-        them element by element; array cotangents reach them through their own fdata."""
-        values = [self.values[s] for s in slots]
-        parts = [tuple(v[k] for v in values) for k in range(4)]
-        for k in (1, 3):
-            if all(p is NoFData for p in parts[k]):
-                parts[k] = NoFData
-
-        def unpack(dy: Any, dy_d: Any) -> tuple:
-            split = [dy[k] if isinstance(dy, tuple) else NoRData for k in range(len(slots))]
-            split_d = [dy_d[k] if isinstance(dy_d, tuple) else NoRData for k in range(len(slots))]
-            return (NoRData, *split), (NoRData, *split_d)
-
-        self.steps.append((unpack, list(slots), len(self.values)))
-        return self.add(tuple(parts))
-
-    def total(self, slots: list, like: int) -> int:
-        """The sum of the values in ``slots`` (a zero like slot ``like``'s value if none)."""
-        if not slots:
-            return self.add(_constant(_zero_tangent_of(self.values[like][0])))
-        result = slots[0]
-        for s in slots[1:]:
-            result = self.call(_ADD, [result, s])
-        return result
-
-    def output(self, value: int, tangent: int) -> tuple[tuple, Callable]:
-        """The 4-tuple of the pair ``(value, tangent)`` of two slots, and the dual pullback of
-        the whole composition (rdata for ``jvp_call`` itself, then each input)."""
-        y, t = self.values[value], self.values[tangent]
-        fdata = (y[1], t[1]) if y[1] is not NoFData or t[1] is not NoFData else NoFData
-        fdata_t = (y[3], t[3]) if y[3] is not NoFData or t[3] is not NoFData else NoFData
-        out = ((y[0], t[0]), fdata, (y[2], t[2]), fdata_t)
-
-        def pullback(dy: Any, dy_d: Any) -> tuple:
-            seeds = {value: [NoRData, NoRData], tangent: [NoRData, NoRData]}
-            for slot, k in ((value, 0), (tangent, 1)):
-                seeds[slot][0] = sum_rdata(seeds[slot][0], dy[k] if isinstance(dy, tuple) else NoRData)
-                seeds[slot][1] = sum_rdata(seeds[slot][1], dy_d[k] if isinstance(dy_d, tuple) else NoRData)
-            return self.pull(seeds)
-
-        return out, pullback
-
-    def pair_output(self, pair: int) -> tuple[tuple, Callable]:
-        """Like ``output``, for a slot already holding the ``(value, tangent)`` pair."""
-        return self.values[pair], lambda dy, dy_d: self.pull({pair: [dy, dy_d]})
-
-    def pull(self, seeds: dict) -> tuple[tuple, tuple]:
-        rd = [NoRData] * len(self.values)
-        rdd = [NoRData] * len(self.values)
-        for slot, (r, r_d) in seeds.items():
-            rd[slot], rdd[slot] = r, r_d
-        for step_pullback, slots, out_slot in reversed(self.steps):
-            rs, rsd = step_pullback(rd[out_slot], rdd[out_slot])
-            for j, s in enumerate(slots):
-                rd[s] = sum_rdata(rd[s], rs[1 + j])
-                rdd[s] = sum_rdata(rdd[s], rsd[1 + j])
-        return (NoRData, *rd[:self.n_inputs]), (NoRData, *rdd[:self.n_inputs])
 
 
 # --------------------------------------------------------------------------------------------
