@@ -208,6 +208,8 @@ class WithLowering:
         if not isinstance(func, ast.Name) or func.id in self.locals or func.id in self.free:
             return False
         cls = self.module_globals.get(func.id)  # type: ignore[attr-defined]
+        if _generator_manager(cls):
+            return True
         return isinstance(cls, type) and cls.__module__ == self.fn.__module__ and all(
             isinstance(getattr(cls, name, None), types.FunctionType) for name in ("__enter__", "__exit__"))
 
@@ -246,3 +248,13 @@ class WithLowering:
 
 
 __all__ = ["WithLowering"]
+
+
+_CONTEXTMANAGER_HELPER = contextlib.contextmanager(lambda: (yield)).__code__
+
+
+def _generator_manager(f: Any) -> bool:
+    """Whether ``f`` is a ``@contextlib.contextmanager`` function of Python code: its manager's
+    ``__enter__``/``__exit__`` (contextlib's Python) step the generator, differentiated."""
+    return isinstance(f, types.FunctionType) and f.__code__ is _CONTEXTMANAGER_HELPER \
+        and isinstance(getattr(f, "__wrapped__", None), types.FunctionType)
