@@ -36,3 +36,19 @@ def g(x):
     with scaled(m, 3.0):
         v = m.w * m.w
     return v * x[1]
+
+
+def imported_inside(x):
+    from tests.generator_managers import scaled as managed  # bound when the function runs
+
+    m = Model(x[0])
+    with managed(m, x[1]) as mm:
+        y = mm.w * x[2]
+    return y + m.w ** 2
+
+
+def second_item(x):
+    m = Model(x[0])
+    with contextlib.nullcontext(), scaled(m, x[1]) as mm:
+        y = mm.w * x[2]
+    return y + m.w ** 2

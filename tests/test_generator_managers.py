@@ -12,7 +12,8 @@ from . import generator_managers as gm
 from .modes import check_every_mode
 
 
-@pytest.mark.parametrize("f", [gm.f, gm.g], ids=["kept_and_restored", "constant_factor"])
+@pytest.mark.parametrize("f", [gm.f, gm.g, gm.imported_inside, gm.second_item],
+                         ids=["kept_and_restored", "constant_factor", "imported_inside", "second_item"])
 def test_generator_manager_handed_floats(f):
     check_every_mode(f, np.array([0.7, 0.35, 1.2]))
 

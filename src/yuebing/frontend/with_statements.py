@@ -48,6 +48,10 @@ class WithLowering:
             for statement in rewritten:
                 self.statement(statement, out)
             return
+        split = self._split_before_managers(node)
+        if split is not None:
+            self.statement(split, out)
+            return
         if self._python_manager_either_way(node, out):
             return
         headers = [self.current_globals(item.context_expr, out) for item in node.items]
@@ -143,11 +147,11 @@ class WithLowering:
         it is entered as any manager is, without derivatives. False (nothing emitted) when the
         header is not such a call."""
         header = node.items[0].context_expr
-        if getattr(header, "_yb_entered_plainly", False) or not (
-                isinstance(header, ast.Call) and self._reads_variables(header) and self._own_manager_class(header.func)
-                and not any(isinstance(a, ast.Starred) for a in header.args) and all(k.arg for k in header.keywords)
-                and self.builtin_unshadowed("type") and self.builtin_unshadowed("BaseException")):
+        if not self._may_enter_by_methods(header):
             return False
+        # a name bound when the function runs (imported in it) is asked then whether it is a
+        # @contextmanager function; a global was answered here
+        maker = [self.expr(header.func, out)] if self._bound_when_run(header.func) else []
         atoms = [self.expr(e, out) for e in [*header.args, *(k.value for k in header.keywords)]]
         names = []
         for atom in atoms:
@@ -159,7 +163,8 @@ class WithLowering:
         made = ast.Call(header.func, names[:len(header.args)],
                         [ast.keyword(k.arg, v) for k, v in zip(header.keywords, names[len(header.args):])])
         floats = self.tmp("floats")
-        self.call(out, ir.Const(P.holds_float_data), [ir.Var(n.id) for n in names], floats)
+        test = P.generator_manager_handed_floats if maker else P.holds_float_data
+        self.call(out, ir.Const(test), maker + [ir.Var(n.id) for n in names], floats)
         self.locals.add(floats)
         plainly = copy.deepcopy(made)
         plainly._yb_entered_plainly = True
@@ -202,13 +207,34 @@ class WithLowering:
         made[-1].body[0].body = new + ([] if more else node.body)
         return made
 
+    def _may_enter_by_methods(self, header: ast.expr) -> bool:
+        """Whether ``header`` calls a manager ``_python_manager_either_way`` may enter through its
+        differentiated methods (a class of the module, a ``@contextmanager`` function)."""
+        return not getattr(header, "_yb_entered_plainly", False) and isinstance(header, ast.Call) \
+            and self._reads_variables(header) \
+            and (self._own_manager_class(header.func) or self._bound_when_run(header.func)) \
+            and not any(isinstance(a, ast.Starred) for a in header.args) and all(k.arg for k in header.keywords) \
+            and self.builtin_unshadowed("type") and self.builtin_unshadowed("BaseException")
+
+    def _split_before_managers(self, node: ast.With) -> ast.With | None:
+        """``with a, b: body`` as ``with a: with b: body`` (the same statement) when a later item
+        may be entered through its methods, so that its own statement can be."""
+        if len(node.items) < 2 or not any(self._may_enter_by_methods(i.context_expr) for i in node.items[1:]):
+            return None
+        inner = ast.copy_location(ast.With(node.items[1:], node.body), node)
+        return ast.fix_missing_locations(ast.copy_location(ast.With(node.items[:1], [inner]), node))
+
+    def _bound_when_run(self, func: ast.expr) -> bool:
+        """Whether ``func`` is a name of this function's own (a manager imported in it)."""
+        return isinstance(func, ast.Name) and func.id in self.locals
+
     def _own_manager_class(self, func: ast.expr) -> bool:
         """Whether ``func`` names (through this function's globals) a class of its own module whose
         ``__enter__`` and ``__exit__`` are Python functions."""
         if not isinstance(func, ast.Name) or func.id in self.locals or func.id in self.free:
             return False
         cls = self.module_globals.get(func.id)  # type: ignore[attr-defined]
-        if _generator_manager(cls):
+        if P.is_generator_manager(cls):
             return True
         return isinstance(cls, type) and cls.__module__ == self.fn.__module__ and all(
             isinstance(getattr(cls, name, None), types.FunctionType) for name in ("__enter__", "__exit__"))
@@ -248,13 +274,3 @@ class WithLowering:
 
 
 __all__ = ["WithLowering"]
-
-
-_CONTEXTMANAGER_HELPER = contextlib.contextmanager(lambda: (yield)).__code__
-
-
-def _generator_manager(f: Any) -> bool:
-    """Whether ``f`` is a ``@contextlib.contextmanager`` function of Python code: its manager's
-    ``__enter__``/``__exit__`` (contextlib's Python) step the generator, differentiated."""
-    return isinstance(f, types.FunctionType) and f.__code__ is _CONTEXTMANAGER_HELPER \
-        and isinstance(getattr(f, "__wrapped__", None), types.FunctionType)

@@ -7,6 +7,7 @@ sequences through these functions so that each is one operation with one rule (t
 from __future__ import annotations
 
 import builtins
+import contextlib
 import types
 from typing import Any
 
@@ -193,6 +194,23 @@ def holds_float_data(*values: Any) -> bool:
     own module) holds float data: the statement then enters it through its differentiated
     methods instead (``frontend/with_statements.py``)."""
     return any(_holds_float_data(value, 0, objects=True) for value in values)
+
+
+_CONTEXTMANAGER_HELPER = contextlib.contextmanager(lambda: (yield)).__code__
+
+
+def is_generator_manager(f: Any) -> bool:
+    """Whether ``f`` is a ``@contextlib.contextmanager`` function of Python code, whose manager's
+    ``__enter__``/``__exit__`` (contextlib's Python) step its generator."""
+    return isinstance(f, types.FunctionType) and f.__code__ is _CONTEXTMANAGER_HELPER \
+        and isinstance(getattr(f, "__wrapped__", None), types.FunctionType)
+
+
+def generator_manager_handed_floats(maker: Any, *values: Any) -> bool:
+    """``holds_float_data`` for a ``with`` header calling a name bound when the function runs (a
+    manager imported inside it: scikit-learn's ``callback_management_context``): true when that
+    name is a ``@contextmanager`` function and the values hold float data."""
+    return is_generator_manager(maker) and holds_float_data(*values)
 
 
 class Managed:
