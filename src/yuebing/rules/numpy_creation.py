@@ -210,6 +210,13 @@ def _deque_items(args: tuple) -> tuple:
     return (src, *args[1:])
 
 
+def _refuse_structured(name: str, y: Any, x: Any) -> None:
+    """A structured array made of float data (``np.array([(x, 1.0)], dtype=[...])``) would drop
+    its derivatives (object arrays are refused where their fdata is made: ``util.zero_fdata``)."""
+    if isinstance(y, np.ndarray) and y.dtype.fields is not None:
+        refuse_numbers_into_object_array(name, y, x)
+
+
 def _array_rules(f: Any) -> None:
     params = Params.of(f)
     name = f"numpy.{f.__name__}"
@@ -230,7 +237,7 @@ def _array_rules(f: Any) -> None:
         x = primal(src)
         _refuse_array_object(x)
         y = params.call(f, args)
-        refuse_numbers_into_object_array(name, y, x)  # a structured array made of float data
+        _refuse_structured(name, y, x)
         n = len(args)
         if y is x:
             return CoDual(y, src.fdata), lambda dy: (NoRData,) * (n + 1)
@@ -254,7 +261,7 @@ def _array_rules(f: Any) -> None:
         x = primal(src)
         _refuse_array_object(x)
         y = params.call(f, args)
-        refuse_numbers_into_object_array(name, y, x)
+        _refuse_structured(name, y, x)
         if y is x:
             return Dual(y, src.tangent)
         if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and _has_tangent(y) and np.shares_memory(x, y):
