@@ -21,7 +21,10 @@ asyncio.Runner() as r:`` as ``r = asyncio.Runner()`` with a ``try``/``finally`` 
 as ``t = v`` (``nullcontext_as_assignment``), so a value with a derivative may pass through it.
 A manager class of the function's own module, written in Python and handed float data, is
 entered through its differentiated methods, as PEP 343 spells the statement out
-(``python_manager_either_way``): it may keep or return them, and suppress an exception.
+(``python_manager_either_way``): it may keep or return them, and suppress an exception. So is a
+``@contextlib.contextmanager`` function (a global, or a name the function binds when it runs,
+asked then), contextlib's own ``__enter__``/``__exit__`` stepping its generator; a header whose
+later item is such a manager is split into nested statements first.
 """
 from __future__ import annotations
 
