@@ -56,7 +56,8 @@ def test_fresh_names_and_constants_skip_the_functions_names():
     fn = normalise(_many_g_comprehensions)
     names = set(_IDENTIFIER.findall(yb.show(_many_g_comprehensions, stage="ir")))
     assert len([n for n in names if n.startswith("_g")]) >= 2  # the comprehensions' variables
-    fresh = [_Names(fn).fresh("g") for _ in range(1)] + [n for gen in [_Names(fn)] for n in (gen.fresh("g") for _ in range(60))]
+    generator = _Names(fn)
+    fresh = [generator.fresh("g") for _ in range(60)]
     assert not set(fresh) & names
     fn.global_names.append("_len")  # a module global named as the constant for len would be
     assert _Names(fn).const(len) != "_len"

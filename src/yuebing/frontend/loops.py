@@ -66,8 +66,8 @@ def _jumps(node: ast.AST, in_loop: bool = False) -> set[str]:
             # the body's break/continue are the nested loop's own; its else clause's leave ours
             # (``for ...: ... else: break``: scipy.stats' _masked_arrays_2_sentinel_arrays)
             stack.extend((child, True) for child in n.body)
-            stack.extend((child, nested) for child in [*n.orelse, getattr(n, "target", None), getattr(n, "iter", None), getattr(n, "test", None)] if child is not None)
-            continue
+            stack.extend((child, nested) for child in n.orelse)
+            continue  # (the header's target, iterable or test holds no break or continue)
         for child in ast.iter_child_nodes(n):
             stack.append((child, nested))
     return found
