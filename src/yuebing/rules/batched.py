@@ -39,7 +39,7 @@ from ..ir.lazy_iterators import listed_reversed
 from ..tangents import NoTangent
 from .core import Dual
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, forward_product
-from .util import is_differentiable
+from .util import is_differentiable, refuse_numbers_into_object_array
 
 
 class _Batch(threading.local):
@@ -144,6 +144,7 @@ def _elementwise_rule(f: Any, partials: tuple) -> Callable:
 def _in_place(op: Callable, partials: tuple, target: Dual, xs: list, ts: list) -> Dual | None:
     """``a op= b`` on an array: the value and its batched tangent written into ``a`` and ``a``'s tangent."""
     a, ta = xs[0], ts[0]
+    refuse_numbers_into_object_array(op.__name__, a, xs[1])  # (a structured array's field: arr["w"] += x)
     if a.dtype.kind not in "fc" or not is_batched(ta, a):
         return None
     y = op(*xs)
@@ -242,6 +243,7 @@ def _setitem(args: tuple, kwargs: dict) -> Dual | None:
         return None
     x, t, index = args[0].primal, args[0].tangent, args[1].primal
     v, tv = args[2].primal, args[2].tangent
+    refuse_numbers_into_object_array("ndarray.__setitem__", x, v)  # (a structured array's field)
     if type(x) is not np.ndarray or x.dtype.kind not in "fc" or not _numeric(v):
         return None
     where = _batch_index(index)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata, increment, join, rdata, zero_tangent
+from ..tangents.arrays import array_root
 from .core import CoDual, Dual, primal
 
 
@@ -52,13 +53,19 @@ def refuse_numbers_into_object_array(name: str, target: Any, value: Any) -> None
             f"{name}: yuebing cannot follow derivatives through an object-dtype array (dtype=object): "
             "writing float data into one would drop its derivative; keep the numbers in a float array "
             "(np.zeros(n)) or a list")
-    if isinstance(target, np.ndarray) and target.dtype.fields is not None and holds_float_data(primal(value)):
+    if isinstance(target, np.ndarray) and _in_structured_array(target) and holds_float_data(primal(value)):
         from .core import RuleArgumentError
 
         raise RuleArgumentError(  # a structured array has no tangent: its float fields' would be dropped
-            f"{name}: yuebing does not differentiate structured arrays (dtype {target.dtype}): writing "
+            f"{name}: yuebing does not differentiate structured arrays (dtype {array_root(target).dtype}): writing "
             "float data into one would drop its derivative; keep each field in a float array of its own "
             "(a dict of arrays: {'a': np.zeros(n), 'b': np.zeros(n)})")
+
+
+def _in_structured_array(a: np.ndarray) -> bool:
+    """Whether ``a`` is a structured array or a view into one (its field ``arr["w"]``, whose
+    memory the next read of the field sees, without the derivatives written into the view)."""
+    return a.dtype.fields is not None or a.base is not None and array_root(a).dtype.fields is not None
 
 
 # How a rule makes the zero fdata of a new float array: ``transform/buffers.py`` fills this hook in

@@ -18,7 +18,7 @@ from ...tangents import NoRData, NoTangent
 from ..cases import Case, randc, randn, randpos
 from ..core import CoDual, Dual, describe_callable, frule, primal, rrule
 from ..declare import strong_product
-from ..util import accumulate, add_rdata_to, fit_tangent, is_differentiable, tangent
+from ..util import accumulate, add_rdata_to, fit_tangent, is_differentiable, refuse_numbers_into_object_array, tangent
 from .arithmetic import _NUMERIC, _binary_rules, _one, _register
 from .common import (
     Elements, _is_count, _is_numeric, _unsupported, fdata_part, fit_element, forward_elements, fresh_tangent,
@@ -37,6 +37,7 @@ def _conj(d: Any) -> Any:
 def _check_operand(name: str, a: Any, z: Any) -> None:
     if not _is_numeric(z) and not tangent_free(z):
         raise _unsupported(name, a, z)
+    refuse_numbers_into_object_array(name, a, z)  # a structured array's field (arr["w"] += x)
 
 
 def _array_inplace_rrule(iop: Callable, op: Callable, name: str, partials: tuple, needs_y: bool,
