@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..rules.util import is_read_only_field
 from ..tangents import NoRData, NoTangent, join, zero_tangent
 from .recursion_advice import recursion_note
 
@@ -47,9 +48,35 @@ def user_facing(function: Callable) -> Callable:
                 error.add_note(recursion_note(error))
             raise hide_internal_frames(error) from error.__cause__
         except Exception as error:
+            _note_field_write(error)
             raise hide_internal_frames(error) from error.__cause__
 
     return wrapper
+
+
+@user_facing
+def reraise_hidden(error: BaseException) -> None:
+    """Raise ``error`` as every entry point does (``user_facing``: yuebing's frames hidden), for
+    entry points that catch and pass errors here rather than being wrapped: a wrapper's frame
+    costs every call, this only the failing ones."""
+    raise error
+
+
+def _note_field_write(error: BaseException) -> None:
+    """A write into a structured array's field view, read-only under differentiation
+    (``rules.util.read_only_field``): say why, and what to do. The view is found among the
+    variables of the frame where the write failed."""
+    if not (isinstance(error, ValueError) and "read-only" in str(error) and hasattr(error, "add_note")):
+        return
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None and any(is_read_only_field(v) for v in tb.tb_frame.f_locals.values()):
+        error.add_note(
+            "yuebing does not differentiate structured arrays: a float field read from one (arr['a']) is a "
+            "read-only view under differentiation, because a float written through it would lose its "
+            "derivative. Keep each field in a float array of its own (a dict of arrays: "
+            "{'a': np.zeros(n), 'b': np.zeros(n)})")
 
 
 def check_function(f: Any, name: str) -> None:

@@ -62,6 +62,24 @@ def refuse_numbers_into_object_array(name: str, target: Any, value: Any) -> None
             "(a dict of arrays: {'a': np.zeros(n), 'b': np.zeros(n)})")
 
 
+def read_only_field(x: np.ndarray, y: Any) -> Any:
+    """``y = x[index]`` read under differentiation: a structured array's float field (``arr["a"]``,
+    a view of its memory) is made read-only. A structured array has no tangent, so a write through
+    the field's view (``v[1] = x``, ``arr["a"][i] = x``, ``v *= x``) would store a float without its
+    derivative, and the next read of the field would see only the memory: the write raises instead.
+    Reading the field (a table of constants) is untouched."""
+    if x.dtype.fields is not None and type(y) is np.ndarray and y.dtype.kind in "fc" and y.flags.writeable:
+        y.flags.writeable = False
+    return y
+
+
+def is_read_only_field(a: Any) -> bool:
+    """Whether ``a`` is a float view of a structured array's field made read-only by
+    ``read_only_field`` (or a view of one): the public face says why a write into it failed."""
+    return type(a) is np.ndarray and a.dtype.kind in "fc" and not a.flags.writeable and a.base is not None \
+        and array_root(a).dtype.fields is not None
+
+
 def _in_structured_array(a: np.ndarray) -> bool:
     """Whether ``a`` is a structured array or a view into one (its field ``arr["w"]``, whose
     memory the next read of the field sees, without the derivatives written into the view)."""

@@ -23,7 +23,7 @@ from ...tangents import NoFData, NoRData, NoTangent, zero_rdata
 from ..cases import Case, randc, randn
 from ..core import CoDual, Dual, frule, primal
 from ..second_order import linear, zero
-from ..util import defined_rrule, fit_tangent, out_cotangent, output, tangent
+from ..util import defined_rrule, fit_tangent, out_cotangent, output, read_only_field, tangent
 from .common import (
     _NONDIFF_SEQUENCES, _add_rdata, _array_write, _array_write_forward, _carried_slot, _check_no_repeats,
     _check_plain, _cleared_slot, _deliver_elements, _fd, _fresh_slot, _full, _is_basic, _no_pullback, _register,
@@ -38,7 +38,7 @@ from .common import (
 def _array_getitem(a: CoDual, idx: Any) -> tuple[CoDual, Callable]:
     x, f = a.primal, _fd(a)
     _check_plain(x, np.ndarray, "__getitem__")
-    y = x[idx]
+    y = read_only_field(x, x[idx])
     has_f = isinstance(f, np.ndarray)
     if _is_basic(idx):
         if isinstance(y, np.ndarray):  # a view: the same view of the fdata, nothing to pull back
@@ -213,7 +213,7 @@ def _getitem_frule(a: Any, b: Any) -> Dual:
     x, idx, t = primal(a), primal(b), tangent(a)
     if isinstance(x, np.ndarray):
         _check_plain(x, np.ndarray, "__getitem__")
-        y = x[idx]
+        y = read_only_field(x, x[idx])
         if not isinstance(t, np.ndarray):
             return Dual(y, fit_tangent(NoTangent, y))
         ty = t[idx]
