@@ -18,7 +18,7 @@ from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from ..tangents.layout import match_layouts
 from .recursion_advice import recursion_note
-from .common import check_function, fname
+from .common import check_function, fname, reraise_hidden
 from .argument_checks import note_shared_write, separate_arguments
 from ..rules.core import Dual
 from ..tangents import NoTangent
@@ -323,33 +323,36 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     positional argument, each with its primal's structure (``NoTangent`` for ints). The caller's
     arguments are not modified, even when ``f`` mutates them.
     """
-    if type(f) is not types.FunctionType or f.__code__.co_flags & _ASYNC_FLAGS:  # (a plain function: no walk)
-        check_function(f, "jvp")
-    elif not has_aux and type(primals) is tuple and type(tangents) is tuple and len(primals) == len(tangents):
-        direct = _direct_pass(f, len(primals))  # its generated forward code, derived at an earlier call
-        if direct is not None and not BATCH.size:
-            program = speculative_pass(f)
-            result = None if program is None else _speculate(program, f, primals, tangents)
-            if result is not None:
-                return result
-            result = _direct_jvp(direct, f, primals, tangents)
-            if result is not None:
-                return result
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError(
-            "jvp: primals and tangents must be tuples (or lists) of positional arguments, got "
-            f"{type(primals).__qualname__} and {type(tangents).__qualname__}; for one argument write "
-            "jvp(f, (x,), (dx,))"
-        )
-    if len(primals) != len(tangents):
-        raise TypeError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents; give one tangent per argument")
-    value, tangent = _run_forward(f, tuple(primals), tuple(tangents), {}, "jvp")
-    if has_aux:
-        if not (isinstance(value, (tuple, list)) and len(value) == 2):
-            raise TypeError(f"jvp(has_aux=True): {fname(f)} must return a pair (value, aux), got {type(value).__qualname__}")
-        parts = tangent if isinstance(tangent, (tuple, list)) else (NoTangent, NoTangent)
-        return value[0], parts[0], value[1]
-    return value, tangent
+    try:
+        if type(f) is not types.FunctionType or f.__code__.co_flags & _ASYNC_FLAGS:  # (a plain function: no walk)
+            check_function(f, "jvp")
+        elif not has_aux and type(primals) is tuple and type(tangents) is tuple and len(primals) == len(tangents):
+            direct = _direct_pass(f, len(primals))  # its generated forward code, derived at an earlier call
+            if direct is not None and not BATCH.size:
+                program = speculative_pass(f)
+                result = None if program is None else _speculate(program, f, primals, tangents)
+                if result is not None:
+                    return result
+                result = _direct_jvp(direct, f, primals, tangents)
+                if result is not None:
+                    return result
+        if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+            raise TypeError(
+                "jvp: primals and tangents must be tuples (or lists) of positional arguments, got "
+                f"{type(primals).__qualname__} and {type(tangents).__qualname__}; for one argument write "
+                "jvp(f, (x,), (dx,))"
+            )
+        if len(primals) != len(tangents):
+            raise TypeError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents; give one tangent per argument")
+        value, tangent = _run_forward(f, tuple(primals), tuple(tangents), {}, "jvp")
+        if has_aux:
+            if not (isinstance(value, (tuple, list)) and len(value) == 2):
+                raise TypeError(f"jvp(has_aux=True): {fname(f)} must return a pair (value, aux), got {type(value).__qualname__}")
+            parts = tangent if isinstance(tangent, (tuple, list)) else (NoTangent, NoTangent)
+            return value[0], parts[0], value[1]
+        return value, tangent
+    except Exception as error:  # (a try costs nothing until it catches; a wrapper, every call)
+        reraise_hidden(error)
 
 
 __all__ = ["jvp"]

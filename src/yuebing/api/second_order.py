@@ -17,7 +17,7 @@ import numpy as np
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from ..tangents.layout import match_layouts
-from .common import argument_gradient, check_argnums, check_function, fname, normalise_argnums, scalar_seed, user_facing
+from .common import argument_gradient, check_argnums, check_function, fname, normalise_argnums, reraise_hidden, scalar_seed, user_facing
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
 from .batched_hessian import MAX_BATCH, batched_columns
@@ -270,7 +270,12 @@ class PreparedHvp:
         return f"yb.prepare_hvp({fname(self.f)}, <{n} argument{'s' if n != 1 else ''}>)"
 
     def __call__(self, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
-        primals, tangents = tuple(primals), tuple(tangents)
+        try:
+            return self._call(tuple(primals), tuple(tangents))
+        except Exception as error:
+            reraise_hidden(error)
+
+    def _call(self, primals: tuple, tangents: tuple) -> tuple:
         if len(primals) != len(self.shapes) or len(tangents) != len(primals):
             raise TypeError(f"prepare_hvp: prepared for {len(self.shapes)} arguments, got {len(primals)} "
                             f"primals and {len(tangents)} tangents")
@@ -369,7 +374,10 @@ class PreparedHessian:
         self.__name__ = f"hessian({fname(prepared.f)})"
 
     def __call__(self, *args: Any) -> Any:
-        return _hessian(self.f, args, self.nums, self.single, run=self.prepared, scale=_scale(self))
+        try:
+            return _hessian(self.f, args, self.nums, self.single, run=self.prepared, scale=_scale(self))
+        except Exception as error:
+            reraise_hidden(error)
 
     def __reduce__(self) -> tuple:
         return PreparedHessian, (self.prepared, self.nums, self.single, None, self.chunk_size, self.progress)
