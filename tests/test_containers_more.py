@@ -321,3 +321,32 @@ def flat_write_repeated(v):
                          ids=lambda f: f.__name__)
 def test_flat_writes(f):
     check_all_modes(f, np.array([0.7, -1.3]))
+
+
+# ------------------------------------------------------------------------------------------------
+# Counting: Counter(iterable) and Counter.update(iterable) run a C loop (collections._count_elements),
+# followed as its Python equivalent: counts are ints, float counts keep their derivatives
+# ------------------------------------------------------------------------------------------------
+
+
+def _counted_labels(x):
+    c = collections.Counter("abcab")
+    return sum(c[k] * v for k, v in zip("abc", x))
+
+
+def _counted_into_float_counts(x):
+    c = collections.Counter({"a": x[0], "b": x[1]})
+    c.update(["a", "c", "a"])
+    c.update({"b": x[2]})
+    return c["a"] * c["b"] + c["c"] * x[0] + sum(c.values()) * x[1]
+
+
+def _most_common_of_counted_ints(x):
+    c = collections.Counter([1, 2, 2, 3, 3, 3])
+    (k, n), = c.most_common(1)
+    return x[0] * n + x[k - 1] * c.total() ** 2
+
+
+@pytest.mark.parametrize("f", [_counted_labels, _counted_into_float_counts, _most_common_of_counted_ints])
+def test_counting_an_iterable(f):
+    check_every_mode(f, np.array([0.7, 0.35, 1.2]))

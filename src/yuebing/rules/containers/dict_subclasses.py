@@ -205,9 +205,18 @@ def _counter(iterable=None, /, **kwargs):
     return made
 
 
+def _count_elements(mapping, iterable):
+    """``Counter.update``'s counting loop (C in CPython, this Python in its fallback): a count
+    is an int, so a Counter of labels carries no derivative, and one holding float counts keeps
+    theirs (``c[k] + 1``)."""
+    for element in iterable:
+        mapping[element] = mapping.get(element, 0) + 1
+
+
 defined_as(collections.defaultdict, _defaultdict)
 defined_as(collections.OrderedDict, _ordered_dict)
 defined_as(collections.Counter, _counter)
+defined_as(collections._count_elements, _count_elements)
 
 
 # ------------------------------------------------------------------------------------------------
