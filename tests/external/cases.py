@@ -34,6 +34,8 @@ class Problem:
     point: np.ndarray
     jax_prefixes: Optional[tuple[str, ...]] = None
     random_seed: Optional[int] = None
+    # the jax twin runs eagerly (code comparing traced values in Python, as lmfit's max(tiny, sigma))
+    jax_eager: bool = False
 
 
 @dataclass(frozen=True)
@@ -254,10 +256,11 @@ def all_cases() -> list[CaseSpec]:
     """Every case of every installed package, in a fixed order."""
     from .cases_cma import cma_cases
     from .cases_filterpy import filterpy_cases
+    from .cases_lmfit import lmfit_cases
     from .cases_sklearn import sklearn_cases
     sources = (("opfunu", opfunu_cases), ("benchmark_functions", benchmark_functions_cases),
                ("pymoo", pymoo_cases), ("filterpy", filterpy_cases), ("cma", cma_cases),
-               ("sklearn", sklearn_cases))
+               ("sklearn", sklearn_cases), ("lmfit", lmfit_cases))
     specs: list[CaseSpec] = []
     for module, enumerate_cases in sources:
         if installed(module):

@@ -126,7 +126,7 @@ class Evaluator:
     def twin(self) -> Optional[oracle.JaxTwin]:
         if self.problem.jax_prefixes is None or not oracle.jax_available():
             return None
-        return oracle.JaxTwin(self.problem.function, self.problem.jax_prefixes, self.reseed)
+        return oracle.JaxTwin(self.problem.function, self.problem.jax_prefixes, self.reseed, self.problem.jax_eager)
 
 
 def usable_problem(spec: CaseSpec) -> tuple[Optional[Problem], float, str]:

@@ -188,7 +188,19 @@ def _replacement(name: str, value: object, jnp: object, jax_math: _JaxMath) -> o
         return getattr(jnp, name)  # from numpy import dot, exp
     if callable(value) and getattr(math, name, None) is value and hasattr(jnp, name):
         return getattr(jnp, name)  # from math import cos
-    return None
+    return _jax_special(value)
+
+
+def _jax_special(value: object) -> object:
+    """jax's twin of a SciPy special function bound under any name (lmfit's ``gamfcn`` is
+    ``scipy.special.gamma``), or ``None``."""
+    if not isinstance(value, np.ufunc) or "scipy.special" not in sys.modules:
+        return None
+    import jax.scipy.special as jax_special
+    name = value.__name__
+    if getattr(sys.modules["scipy.special"], name, None) is not value:
+        return None
+    return getattr(jax_special, name, None)
 
 
 @contextlib.contextmanager
@@ -220,8 +232,10 @@ class JaxTwin:
     jax's eager mode compiles every primitive separately, far slower on small functions).
     ``derivatives`` returns ``None`` when the package's code is not jax-traceable."""
 
-    def __init__(self, f: Callable, prefixes: tuple[str, ...], reseed: Optional[Callable] = None):
+    def __init__(self, f: Callable, prefixes: tuple[str, ...], reseed: Optional[Callable] = None,
+                 eager: bool = False):
         self.f, self.prefixes, self.reseed = f, prefixes, reseed
+        self.eager = eager   # not compiled: Python comparisons of traced values work under jax.grad
         self._compiled: dict[bool, Callable] = {}
         self._size: Optional[int] = None   # operations in the traced function
 
@@ -233,7 +247,7 @@ class JaxTwin:
             def all_orders(y):
                 return f(y), jax.grad(f)(y), (jax.hessian(f)(y) if hessian else None)
 
-            self._compiled[hessian] = jax.jit(all_orders)
+            self._compiled[hessian] = all_orders if self.eager else jax.jit(all_orders)
         return self._compiled[hessian]
 
     def _small_enough(self, hessian: bool, x: np.ndarray) -> bool:
@@ -241,6 +255,8 @@ class JaxTwin:
         (pymoo's G12 runs 729 loop iterations): such functions have no twin. Tracing the
         function alone is quick."""
         import jax
+        if self.eager:
+            return True
         if self._size is None:
             self._size = len(jax.make_jaxpr(self.f)(x).jaxpr.eqns)
         return self._size <= MAX_TWIN_OPERATIONS

@@ -176,6 +176,14 @@ def pinvh_at_repeated_eigenvalues(x):
     return np.trace(covariance)
 
 
+# 13. scipy.special.digamma at a complex argument: its derivative, polygamma(1, z), is SciPy's
+#     polygamma, which takes real arguments only (TypeError from zeta). lmfit's pearson4 takes
+#     real(loggamma(expon + 0.5j * skew)): its gradient is digamma's, its Hessian digamma's derivative.
+def digamma_at_complex(x):
+    import scipy.special
+    return np.real(scipy.special.digamma(x[0] + 0.5j * x[1]))
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -239,4 +247,8 @@ FIXED = (
 )
 
 #: mechanisms still wrong (each asserted still wrong, so a fix shows up)
-MECHANISMS: tuple = ()
+MECHANISMS: tuple = (
+    Mechanism("digamma at a complex argument: its derivative polygamma(1, z) is real-only in SciPy",
+              digamma_at_complex, np.array([1.3, 0.4]),
+              "lmfit pearson4 (both cases): the Hessian of real(loggamma(expon + 0.5j * skew))"),
+)
