@@ -34,10 +34,7 @@ from tests.external.report import summary_text
 
 # case id -> the mechanism that makes it wrong; its minimal reproduction, in plain NumPy, is the
 # named function of tests/external/repros.py (checked below to be still wrong).
-KNOWN_WRONG: dict[str, str] = {
-    "lmfit:pearson4_on_points": "digamma_at_complex",
-    "lmfit:pearson4_at_a_point": "digamma_at_complex",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 # The default run takes this many functions of each package, evenly spaced in name order (< 60 s).
 DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6,

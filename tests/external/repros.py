@@ -179,6 +179,7 @@ def pinvh_at_repeated_eigenvalues(x):
 # 13. scipy.special.digamma at a complex argument: its derivative, polygamma(1, z), is SciPy's
 #     polygamma, which takes real arguments only (TypeError from zeta). lmfit's pearson4 takes
 #     real(loggamma(expon + 0.5j * skew)): its gradient is digamma's, its Hessian digamma's derivative.
+#     (Before the fix: a TypeError in every mode of this function.)
 def digamma_at_complex(x):
     import scipy.special
     return np.real(scipy.special.digamma(x[0] + 0.5j * x[1]))
@@ -244,11 +245,12 @@ FIXED = (
               "scikit-learn: OAS/oas at shrinkage 1 (EmpiricalCovariance._set_covariance computes the precision "
               "with pinvh, which went through eigh's map dividing by eigenvalue gaps; pinvh now has a rule of its "
               "own: tests/test_pinvh_degenerate.py)"),
+    Mechanism("digamma at a complex argument: its derivative polygamma(1, z) is real-only in SciPy",
+              digamma_at_complex, np.array([1.3, 0.4]),
+              "lmfit pearson4 (both cases): the Hessian of real(loggamma(expon + 0.5j * skew)) crashed with "
+              "a TypeError from zeta (complex polygamma now in rules/complex_polygamma.py: "
+              "tests/test_complex_polygamma.py)"),
 )
 
 #: mechanisms still wrong (each asserted still wrong, so a fix shows up)
-MECHANISMS: tuple = (
-    Mechanism("digamma at a complex argument: its derivative polygamma(1, z) is real-only in SciPy",
-              digamma_at_complex, np.array([1.3, 0.4]),
-              "lmfit pearson4 (both cases): the Hessian of real(loggamma(expon + 0.5j * skew))"),
-)
+MECHANISMS: tuple = ()

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..tangents import NoTangent
 from .cases import Case, randc, randn, randpos, randu
+from .complex_polygamma import polygamma
 from .core import Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .declare import elementwise, make_elementwise_rules, nondifferentiable
 from .linalg import add, linalg_rule, real_only, refuse
@@ -266,7 +267,7 @@ def _register_gamma() -> None:
     elementwise(sp.gamma, lambda x, y: y * sp.digamma(x))
     elementwise(sp.gammaln, lambda x, y: sp.digamma(x))
     elementwise(sp.loggamma, lambda x, y: sp.digamma(x))
-    elementwise(sp.digamma, lambda x, y: sp.polygamma(1, x))  # sp.psi is the same ufunc
+    elementwise(sp.digamma, lambda x, y: polygamma(1, x))  # sp.psi is the same ufunc; complex x too
     elementwise(sp.rgamma, _rgamma_partial)
     nondifferentiable(sp.gammasgn)
     elementwise(sp.beta, lambda a, b, y: y * (sp.digamma(a) - sp.digamma(a + b)),
