@@ -22,7 +22,9 @@ from yuebing.testing.fuzz_programs import features_in
 HEADER = "import functools\nimport math\nimport numpy as np\n\n"
 
 # feature -> why it is left out of the generated programs (the repro is in KNOWN_WRONG/REFUSED)
-SWITCHED_OFF: dict = {}
+SWITCHED_OFF: dict = {
+    "new_classes": "a class whose __new__ is Python code is refused (KNOWN_REFUSED 'class with __new__')",
+}
 # the opt-in features (fuzz_programs.OPT_IN, none at the moment) are left out too
 DEFAULT_FEATURES = tuple(f for f in fuzz_programs.DEFAULT_FEATURES if f not in SWITCHED_OFF)
 # fuzz.case focuses each seed on three features, so a third as many seeds as features focus on every one
@@ -34,7 +36,12 @@ _SEED_1007 = (pathlib.Path(__file__).parent / "corpus" / "fuzz_seed1007.py").rea
 KNOWN_WRONG: list = []
 
 # (name, source, arguments, text every refusal names): constructs refused today, kept visible.
-KNOWN_REFUSED: list = []
+_PARTICLE = ("class Particle0:\n    def __new__(cls, v, scale=1.0):\n        obj = super().__new__(cls)\n"
+             "        obj.v = v * scale\n        return obj\n\n    def energy(self):\n        return np.sum(self.v * self.v)\n\n")
+KNOWN_REFUSED: list = [
+    ("class with __new__ (the fuzzer's new_classes feature)",
+     _PARTICLE + "def f(x):\n    return Particle0(x, 0.7).energy()\n", (np.array([0.3, -0.5, 0.9]),), "custom __new__"),
+]
 
 # (name, source, arguments): programs the fuzzer found wrong or refused, now right in every mode
 FIXED = [

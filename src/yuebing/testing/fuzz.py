@@ -194,10 +194,21 @@ def _close(a: float, b: float, tol: float, scale: float = 0.0) -> bool:
 
 
 # ---- the four checks -------------------------------------------------------------------------
+def _refused(error: BaseException) -> bool:
+    """Whether ``error`` is yuebing declining a construct by name: a refusal class, or the
+    read-only ``ValueError`` of a write through a structured array's field view, which the public
+    face explains in a note (``api.common``)."""
+    return isinstance(error, REFUSALS) or (
+        isinstance(error, ValueError) and "read-only" in str(error)
+        and any("does not differentiate structured arrays" in note for note in getattr(error, "__notes__", ())))
+
+
 def _crash(mode: str, error: BaseException, filename: str = "") -> Finding:
-    if isinstance(error, REFUSALS):
-        # a refusal should point at the user's file and line; note the ones that do not
-        unplaced = "" if not filename or os.path.basename(filename) in str(error) else "[names no file] "
+    if _refused(error):
+        # a refusal should point at the user's file and line (in its text or the public face's
+        # notes); note the ones that do not
+        said = " ".join([str(error), *getattr(error, "__notes__", ())])
+        unplaced = "" if not filename or os.path.basename(filename) in said else "[names no file] "
         return Finding(mode, "refused", f"{unplaced}{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
     frames = [fr for fr in traceback.extract_tb(error.__traceback__) if "yuebing" in fr.filename]
     where = ""

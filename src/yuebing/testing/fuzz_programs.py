@@ -24,6 +24,7 @@ from .fuzz_blocks import CoreBlocks
 from .fuzz_constructs import CONSTRUCT_FEATURES, CONSTRUCT_MARKERS, OPT_IN, ConstructBlocks, helper_sources
 from .fuzz_expressions import ExpressionForms
 from .fuzz_mixed import MIXED_FEATURES, MIXED_MARKERS, MixedBlocks, mixed_helper_sources
+from .fuzz_science import SCIENCE_FEATURES, SCIENCE_MARKERS, ScienceBlocks, science_helper_sources
 
 # Each feature names a family of blocks or expression forms; a program uses only enabled ones.
 FEATURES = (
@@ -63,7 +64,7 @@ FEATURES = (
     "linear_float_block",  # float blocks of + and - only (no residuals); off: each block has a power
     "refusable",        # constructs once refused (try/except, :=, a closure over a rebound name):
                         # they must be refused or differentiated right, never wrongly
-) + CONSTRUCT_FEATURES + MIXED_FEATURES
+) + CONSTRUCT_FEATURES + MIXED_FEATURES + SCIENCE_FEATURES
 # What a run uses unless told otherwise: every feature but the opt-in ones.
 DEFAULT_FEATURES = tuple(name for name in FEATURES if name not in OPT_IN)
 
@@ -106,6 +107,7 @@ FEATURE_MARKERS = {
     "power_general": r"\*\* \(?[a-z(]|np\.power\(2\.0|math\.pow\(1\.5",
     **CONSTRUCT_MARKERS,
     **MIXED_MARKERS,
+    **SCIENCE_MARKERS,
 }
 
 
@@ -165,7 +167,7 @@ class _Env:
         return [k for k, v in self.kinds.items() if v == kind and not (mutable and k in self.frozen)]
 
 
-class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks):
+class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, ScienceBlocks):
     """Writes one program; ``on(feature)`` says whether a form may be used."""
 
     def __init__(self, rng: random.Random, features: frozenset[str]) -> None:
@@ -192,7 +194,7 @@ class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks):
             ("objects", self.b_object), ("iterate", self.b_iterate), ("calls", self.b_lambda),
             ("grow_loop", self.b_grow_loop), ("nested_loops", self.b_nested_loops),
             ("refusable", self.b_refusable),
-        ] + self.construct_makers() + self.mixed_makers()
+        ] + self.construct_makers() + self.mixed_makers() + self.science_makers()
 
     def block(self) -> Block | None:
         makers = [("arith", self.b_new_float), ("arith", self.b_new_array)]
@@ -243,7 +245,7 @@ class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks):
         if self.on("calls"):
             self.helpers.append("def kw0(v, c=2.0, *, d=0.5):\n    return c * v + d * v * v")
             self.helpers.append("def va0(*vs):\n    total = 0.0\n    for v in vs:\n        total = total + np.sin(v)\n    return total")
-        self.helpers += helper_sources(self.on) + mixed_helper_sources(self.on)
+        self.helpers += helper_sources(self.on) + mixed_helper_sources(self.on) + science_helper_sources(self.on)
         if self.on("recursion"):
             self.helpers.append("def rec0(v, k):\n    if k == 0:\n        return v\n    return rec0(np.sin(v) + 0.1 * v, k - 1)")
 

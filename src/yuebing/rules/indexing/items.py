@@ -180,6 +180,13 @@ def default_factory_of(d: defaultdict) -> Any:
 _NONDIFF_LOOKUPS = (*_NONDIFF_SEQUENCES, types.MappingProxyType, type(np.empty(0).flags))
 
 
+def _record_field(x: np.void, idx: Any) -> Any:
+    """A field of a structured array's record (``for row in table: row["mass"]``): constant, as
+    float data never enters a structured array under differentiation (``util``'s refusal); a
+    sub-array field is a view of the table, read-only as a field of the array is."""
+    return read_only_field(x, x[idx])
+
+
 def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
     x, idx = primal(a), primal(b)
     a = a if isinstance(a, CoDual) else CoDual(x)
@@ -193,6 +200,8 @@ def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
         return _dict_getitem(a, idx)
     if isinstance(x, _NONDIFF_LOOKUPS):
         return output(x[idx]), _no_pullback(3)
+    if isinstance(x, np.void):
+        return output(_record_field(x, idx)), _no_pullback(3)
     if _scalar_itself(x, idx):
         return output(x[()] if isinstance(x, np.generic) else x), _identity_pullback
     raise _unsupported("getitem", x)
@@ -238,6 +247,8 @@ def _getitem_frule(a: Any, b: Any) -> Dual:
         return Dual(y, ty)
     if isinstance(x, _NONDIFF_LOOKUPS):
         return Dual(x[idx], NoTangent)
+    if isinstance(x, np.void):
+        return Dual(_record_field(x, idx), NoTangent)
     if _scalar_itself(x, idx):
         return Dual(x[()] if isinstance(x, np.generic) else x, t)
     raise _unsupported("getitem", x)
