@@ -36,7 +36,7 @@ from .second_order import _register
 from .util import call_on_primals
 
 _NESTING = 6  # how deep labels are looked into (a tuple of tuples of enum members...)
-_GENERATED = ("<yuebing ", "<plain forward")  # the files of the code yuebing generates (third order's too)
+GENERATED_FILES = ("<yuebing ", "<plain forward")  # the files of the code yuebing generates (third order's too)
 
 
 def cached_call(cached: Any, /, *args: Any, **kwargs: Any) -> Any:
@@ -61,7 +61,7 @@ def refuse_captured_floats(cached: functools._lru_cache_wrapper) -> None:
     wrapper it returns carries no tangent for what the function captures (the derivative would
     be lost, cached or not)."""
     inner = getattr(cached, "__wrapped__", None)
-    if type(inner) is not types.FunctionType or not inner.__code__.co_filename.startswith(_GENERATED):
+    if type(inner) is not types.FunctionType or not inner.__code__.co_filename.startswith(GENERATED_FILES):
         return  # defined outside: its cells are outside state, followed (outside_state.py)
     for name, cell in zip(inner.__code__.co_freevars, inner.__closure__ or ()):
         try:

@@ -89,8 +89,14 @@ register_nondifferentiable_type(inspect.Parameter)  # its default is a constant 
 register_nondifferentiable_type(inspect.Signature)
 
 # annotations evaluated when library code defines a function (``x: ArrayLike | None``)
-for _annotation_type in (types.UnionType, types.GenericAlias, type(typing.Optional[int]), type(typing.List[int])):
+# and the typing module's own forms, bare (a set of them: functools.singledispatch's register
+# reads annotations; typing.Union, typing.Callable, typing.List, a TypeVar)
+for _annotation_type in (types.UnionType, types.GenericAlias, type(typing.Optional[int]), type(typing.List[int]),
+                         type(typing.Union), type(typing.Literal), type(typing.Callable), type(typing.Tuple),
+                         type(typing.List), typing.TypeVar, typing.ParamSpec):
     register_nondifferentiable_type(_annotation_type)
+# ... read as types (strings evaluated: a nested function's annotations), and source compiled
+nondifferentiable(typing.get_type_hints, builtins.compile)
 # os.environ (its Mapping.get is Python code reading __getitem__): strings
 nondifferentiable(type(os.environ).__getitem__, type(os.environ).__iter__, type(os.environ).__len__,
                   type(os.environ).copy)

@@ -151,6 +151,8 @@ def with_user_globals(fn: Any, namespace: dict) -> Any:
     rebound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
     rebound.__kwdefaults__ = fn.__kwdefaults__
     rebound.__qualname__ = fn.__qualname__
+    rebound.__annotations__ = fn.__annotations__  # (read by functools.singledispatch's register, dataclasses)
+    rebound.__doc__ = fn.__doc__
     rebound.__dict__.update(fn.__dict__)
     return rebound
 

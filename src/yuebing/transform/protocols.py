@@ -32,6 +32,7 @@ from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
 from ..rules.numpy_masked import masked_form, refuse_masked_arguments
 from ..rules.exception_data import as_class_call
+from ..rules.single_dispatch import singledispatch_implementation
 from ..tangents.kinds import MASKED_ARRAYS
 
 BINARY_DUNDERS = {
@@ -462,6 +463,9 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     if kind is types.FunctionType:
         if mode.gradient is not None and hasattr(fn, "__yuebing_gradient__"):
             return mode.gradient(f, args, kwargs)
+        chosen = singledispatch_implementation(fn, _primal_of_value(args[0])) if args else None
+        if chosen is not None:  # functools.singledispatch: the registry's pick, differentiated
+            return dispatch(mode, mode.constant(chosen), chosen, args, kwargs)
         return mode.function(f, args, kwargs)
     if kind is types.MethodType:
         return mode.method(f, args, kwargs)

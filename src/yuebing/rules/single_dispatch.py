@@ -1,0 +1,60 @@
+"""``functools.singledispatch`` functions and ``singledispatchmethod`` methods: the call is followed into the implementation the
+registry picks for the first argument's class, which is looked up as a plain call. The lookup
+takes a class and gives a function (no derivative either way), while differentiating the
+dispatcher itself would walk its ``WeakKeyDictionary`` cache and the ``KeyError`` it catches."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from ._float_reach import holds_floats
+from .cached_calls import GENERATED_FILES
+from .core import RuleArgumentError
+
+
+@functools.singledispatch
+def _probe(arg: Any) -> None:
+    """A singledispatch function, for the code object every one of them shares."""
+
+
+class _Probe:
+    @functools.singledispatchmethod
+    def method(self, arg: Any) -> None:
+        """A singledispatchmethod, for the code object of the function its ``__get__`` makes."""
+
+
+_WRAPPER_CODE = _probe.__code__  # functools' ``wrapper(*args, **kw)``, shared by every singledispatch function
+_METHOD_CODE = _Probe().method.__code__  # ``singledispatchmethod.__get__``'s ``_method(*args, **kwargs)``
+
+
+def singledispatch_implementation(fn: Any, first: Any) -> Callable | None:
+    """The implementation singledispatch function (or method read from its instance) ``fn``
+    calls for first argument ``first`` (a primal), or None when ``fn`` is neither. Refused where
+    the pick would hold what carries derivatives as a constant: an instance holding float data
+    (bound into the method), or an implementation defined in the differentiated function (its
+    captured variables)."""
+    code = getattr(fn, "__code__", None)
+    if code is _WRAPPER_CODE and hasattr(fn, "dispatch"):
+        chosen = fn.dispatch(first.__class__)
+    elif code is _METHOD_CODE:  # its closure: the singledispatchmethod and what __get__ was given
+        cells = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__)))
+        if holds_floats([cells["obj"]]):
+            raise _refusal(fn, "a singledispatchmethod of an instance holding float data (the method read "
+                               "from it holds the instance as a constant)")
+        chosen = cells["self"].dispatcher.dispatch(first.__class__).__get__(cells["obj"], cells["cls"])
+    else:
+        return None
+    defined_in = getattr(getattr(chosen, "__func__", chosen), "__code__", None)
+    if defined_in is not None and defined_in.co_filename.startswith(GENERATED_FILES):
+        raise _refusal(fn, "an implementation registered in the differentiated function (what it captures "
+                           "would be held constant)")
+    return chosen
+
+
+def _refusal(fn: Any, what: str) -> RuleArgumentError:
+    name = getattr(fn, "__qualname__", "the function")
+    name = getattr(fn, "__name__", name) if ".<locals>." in name else name  # (generated code's own qualname)
+    return RuleArgumentError(
+        f"{name}: yuebing cannot differentiate {what}. What to do: dispatch with isinstance in a plain "
+        "function or method, or register module-level implementations that take the instance or the "
+        "captured values as arguments")

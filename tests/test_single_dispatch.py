@@ -1,0 +1,127 @@
+"""``functools.singledispatch`` functions and ``singledispatchmethod`` methods: the call follows
+the implementation the registry picks, in every mode against central differences; what the
+pick would hold as a constant while it carries derivatives (an instance holding float data, an
+implementation capturing the differentiated function's variables) is refused by name. Also: the
+typing module's bare forms are no data, and a function defined in the differentiated code keeps
+its annotations, as strings (which ``register`` evaluates)."""
+import functools
+import typing
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.rules.core import RuleArgumentError
+from yuebing.tangents import NoTangent, zero_tangent
+
+from .modes import check_every_mode
+
+X = np.array([0.7, 0.35, 1.2])
+
+
+@functools.singledispatch
+def energy(obj):
+    raise TypeError(f"no energy for {type(obj).__name__}")
+
+
+@energy.register
+def _(obj: float):
+    return obj ** 2
+
+
+@energy.register
+def _(obj: np.ndarray):
+    return np.sum(obj ** 2)
+
+
+@energy.register(list)
+def _(obj):
+    return sum(energy(v) for v in obj)
+
+
+def _dispatching_function(x):
+    return energy(x) + energy(float(x[0])) + energy([x[1], x[2] * x[0]])
+
+
+class Meter:
+    @functools.singledispatchmethod
+    def read(self, v):
+        raise TypeError
+
+    @read.register
+    def _(self, v: np.ndarray):
+        return np.sum(np.sin(v))
+
+    @read.register
+    def _(self, v: float):
+        return v ** 3
+
+
+class ScaledMeter(Meter):
+    def __init__(self, k):
+        self.k = k
+
+    @functools.singledispatchmethod
+    def read(self, v):
+        raise TypeError
+
+    @read.register
+    def _(self, v: np.ndarray):
+        return np.sum(np.sin(v)) * self.k
+
+
+def _dispatching_method(x):
+    return Meter().read(x) + Meter().read(float(x[1]))
+
+
+def _dispatching_method_of_state(x):
+    return ScaledMeter(x[0] ** 2).read(x)
+
+
+@pytest.mark.parametrize("f", [_dispatching_function, _dispatching_method])
+def test_singledispatch_follows_the_registry(f):
+    check_every_mode(f, X)
+
+
+@pytest.mark.parametrize("run", [lambda f: yb.grad(f)(X), lambda f: yb.jvp(f, (X,), (X,)),
+                                 lambda f: yb.hvp(f, (X,), (X,))])
+def test_a_singledispatchmethod_of_an_instance_holding_floats_is_refused(run):
+    with pytest.raises(RuleArgumentError, match="singledispatchmethod of an instance holding float data"):
+        run(_dispatching_method_of_state)
+
+
+def _registered_inside(x):
+    @functools.singledispatch
+    def e(obj):
+        raise TypeError
+
+    @e.register
+    def _(obj: np.ndarray):
+        return np.sum(obj ** 2) * x[0]
+
+    return e(x * x[1])
+
+
+@pytest.mark.parametrize("run", [lambda f: yb.grad(f)(X), lambda f: yb.jvp(f, (X,), (X,)),
+                                 lambda f: yb.hvp(f, (X,), (X,))])
+def test_an_implementation_registered_inside_is_refused(run):
+    with pytest.raises(RuleArgumentError, match="e: yuebing cannot differentiate an implementation registered in"):
+        run(_registered_inside)
+
+
+@pytest.mark.parametrize("form", [typing.Union, typing.Optional, typing.Callable, typing.List, typing.Tuple,
+                                  typing.Literal, typing.TypeVar("T"), typing.ParamSpec("P")])
+def test_typing_forms_carry_no_tangent(form):
+    assert zero_tangent(form) is NoTangent
+
+
+def test_a_nested_function_keeps_its_annotations():
+    def f(x):
+        def g(v: np.ndarray) -> float:
+            """g's own."""
+            return np.sum(v ** 2) * x[0]
+        # strings, as under `from __future__ import annotations` (docs/semantics.md, "Closures")
+        assert typing.get_type_hints(g) == {"v": np.ndarray, "return": float} and g.__doc__ == "g's own."
+        return g(x)
+
+    check_every_mode(f, X)
