@@ -38,7 +38,8 @@ KNOWN_WRONG: dict[str, str] = {}
 
 # The default run takes this many functions of each package, evenly spaced in name order (< 60 s).
 DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6,
-                  "cma": 6, "lmfit": 8}
+                  "cma": 6, "lmfit": 8,
+                  "properscoring": 3}
 MINIMUM_CORPUS = 300
 
 
@@ -210,6 +211,32 @@ def test_against_pycmas_own_gradients(name: str) -> None:
         _, (gradient_again,), (product,) = yb.hvp(function, (x.copy(),), (direction,))
         np.testing.assert_allclose(gradient_again, expected, rtol=1e-12, atol=1e-12 * scale)
         np.testing.assert_allclose(product, hessian @ direction, rtol=1e-7, atol=atol)
+
+
+@pytest.mark.skipif(not installed("properscoring"), reason="properscoring (the test extra) is not installed")
+def test_against_properscorings_own_gradient() -> None:
+    """``crps_gaussian(x, mu, sig, grad=True)`` returns its own derivative in ``mu`` and ``sig``:
+    yb.grad and yb.jvp against it, yb.hessian and yb.hvp against its central differences."""
+    from properscoring import crps_gaussian
+    observed, weights = np.array([0.3, -1.1, 0.8]), np.array([1.0, 1.5, 2.0])
+
+    def score(p):
+        return np.sum(weights * crps_gaussian(observed, p[:3], p[3:]))
+
+    def own_gradient(p):
+        return (weights * crps_gaussian(observed, p[:3], p[3:], grad=True)[1]).ravel()
+
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        p = np.concatenate([rng.uniform(-1.0, 1.0, 3), rng.uniform(0.5, 2.0, 3)])
+        direction = np.linspace(-1.0, 1.0, 6)
+        np.testing.assert_allclose(yb.grad(score)(p.copy()), own_gradient(p), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(yb.jvp(score, (p.copy(),), (direction,))[1], own_gradient(p) @ direction,
+                                   rtol=1e-12, atol=1e-14)
+        hessian = central(own_gradient, p, 1e-6)
+        np.testing.assert_allclose(yb.hessian(score)(p.copy()), hessian, rtol=1e-7, atol=1e-8)
+        _, _, (product,) = yb.hvp(score, (p.copy(),), (direction,))
+        np.testing.assert_allclose(product, hessian @ direction, rtol=1e-7, atol=1e-8)
 
 
 def _kernel_from_log_hyperparameters(name: str, log_theta):

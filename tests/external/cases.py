@@ -257,10 +257,12 @@ def all_cases() -> list[CaseSpec]:
     from .cases_cma import cma_cases
     from .cases_filterpy import filterpy_cases
     from .cases_lmfit import lmfit_cases
+    from .cases_properscoring import properscoring_cases
     from .cases_sklearn import sklearn_cases
     sources = (("opfunu", opfunu_cases), ("benchmark_functions", benchmark_functions_cases),
                ("pymoo", pymoo_cases), ("filterpy", filterpy_cases), ("cma", cma_cases),
-               ("sklearn", sklearn_cases), ("lmfit", lmfit_cases))
+               ("sklearn", sklearn_cases), ("lmfit", lmfit_cases),
+               ("properscoring", properscoring_cases))
     specs: list[CaseSpec] = []
     for module, enumerate_cases in sources:
         if installed(module):

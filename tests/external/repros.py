@@ -185,6 +185,15 @@ def digamma_at_complex(x):
     return np.real(scipy.special.digamma(x[0] + 0.5j * x[1]))
 
 
+# 14. np.vectorize with an argument NumPy hands whole to every call (a frozen distribution: a 0-d
+#     object array there): yuebing broadcast it with the arrays and refused the object array
+#     (StructureError). properscoring's crps_quadrature vectorizes over (x, cdf_or_dist, ...).
+def vectorize_handing_an_object_whole(x):
+    import scipy.stats
+    distribution = scipy.stats.norm(loc=x[0], scale=1.5)
+    return np.sum(np.vectorize(lambda v, d: d.cdf(v))(x * 2.0, distribution))
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -250,6 +259,10 @@ FIXED = (
               "lmfit pearson4 (both cases): the Hessian of real(loggamma(expon + 0.5j * skew)) crashed with "
               "a TypeError from zeta (complex polygamma now in rules/complex_polygamma.py: "
               "tests/test_complex_polygamma.py)"),
+    Mechanism("np.vectorize with an object handed whole (a frozen distribution): refused as an object array",
+              vectorize_handing_an_object_whole, np.array([0.3, -0.6]),
+              "properscoring crps_quadrature (rules/differentiated.handed_whole keeps such an argument out of "
+              "the broadcast, as NumPy does: tests/test_vectorize_whole_arguments.py)"),
 )
 
 #: mechanisms still wrong (each asserted still wrong, so a fix shows up)

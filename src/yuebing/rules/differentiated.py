@@ -16,18 +16,27 @@ def vectorized_call(pyfunc: Callable, x: Any) -> np.ndarray:
     return np.array([pyfunc(v) for v in xs.ravel().tolist()]).reshape(xs.shape)
 
 
+def handed_whole(value: Any) -> bool:
+    """Whether ``np.vectorize`` hands ``value`` whole to every call: an object that is neither an
+    array, a sequence (``range`` is one) nor a number becomes a 0-d object array there (a frozen
+    SciPy distribution, a callable, ``None``), the same object at each position."""
+    if isinstance(value, (np.ndarray, np.generic, int, float, complex, str, bytes)):
+        return False
+    return np.ndim(value) == 0 and not hasattr(value, "__array__") and not hasattr(value, "__array_interface__")
+
+
 def vectorized_call_of(pyfunc: Callable, excluded: frozenset, otypes: Any, *args: Any, **kwargs: Any) -> np.ndarray:
     """``np.vectorize(pyfunc, excluded=excluded, otypes=otypes)(*args, **kwargs)`` written with
     covered functions (what every mode runs for several arguments): the arguments not excluded
-    broadcast together, and ``pyfunc`` called on each position's elements."""
-    varying = [i for i in range(len(args)) if i not in excluded]
-    names = [k for k in kwargs if k not in excluded]
+    (nor handed whole) broadcast together, and ``pyfunc`` called on each position's elements."""
+    varying = [i for i in range(len(args)) if i not in excluded and not handed_whole(args[i])]
+    names = [k for k in kwargs if k not in excluded and not handed_whole(kwargs[k])]
     inputs = [np.asarray(args[i]) for i in varying] + [np.asarray(kwargs[k]) for k in names]
     shape = np.broadcast_shapes(*[np.shape(a) for a in inputs])  # (not broadcast_arrays: third order follows these)
     arrays = [np.broadcast_to(a, shape) for a in inputs]
     columns = [a.ravel().tolist() for a in arrays]
     values = []
-    for j in range(arrays[0].size):
+    for j in range(arrays[0].size if arrays else 1):
         call_args = list(args)
         call_kwargs = dict(kwargs)
         for n, i in enumerate(varying):
@@ -35,7 +44,7 @@ def vectorized_call_of(pyfunc: Callable, excluded: frozenset, otypes: Any, *args
         for n, k in enumerate(names):
             call_kwargs[k] = columns[len(varying) + n][j]
         values.append(pyfunc(*call_args, **call_kwargs))
-    return np.asarray(values, dtype=otypes[0] if otypes else None).reshape(arrays[0].shape)
+    return np.asarray(values, dtype=otypes[0] if otypes else None).reshape(shape)
 
 
 def drained(items: Any) -> list:
