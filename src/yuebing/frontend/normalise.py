@@ -174,8 +174,10 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
     def expr_Attribute(self, node: ast.Attribute, out: list, target: str) -> ir.Atom:
         value = node.value
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super" \
-                and not value.args and not value.keywords and self.builtin_unshadowed("super"):
-            cls, first = self._super_parts(value)
+                and len(value.args) in (0, 2) and not value.keywords and self.builtin_unshadowed("super") \
+                and not any(isinstance(a, ast.Starred) for a in value.args):
+            # super(C, obj).name as super().name with the class given: scikit-learn's Hyperparameter
+            cls, first = [self.expr(a, out) for a in value.args] if value.args else self._super_parts(value)
             return self.call(out, ir.Const(P.super_getattr), [cls, first, ir.Const(node.attr)], target)
         path = self._module_path(node)
         if path is not None and (written := self.module_global_read(path, out, target)) is not None:

@@ -474,9 +474,10 @@ def _leaves(e: BaseException) -> list:
     return [e]
 
 
-def super_getattr(cell: types.CellType, obj: Any, name: str) -> Any:
-    """``super().name`` inside a method (``cell`` is the method's ``__class__`` cell)."""
-    return getattr(super(cell.cell_contents, obj), name)
+def super_getattr(cell: types.CellType | type, obj: Any, name: str) -> Any:
+    """``super().name`` inside a method (``cell`` is the method's ``__class__`` cell), or
+    ``super(cls, obj).name`` (``cell`` is ``cls``)."""
+    return getattr(super(cell if isinstance(cell, type) else cell.cell_contents, obj), name)
 
 
 __all__ = ["as_sequence", "cell_get", "cell_set", "check_unpack", "dict_keys", "global_del", "global_get", "global_set", "min_len", "mkdict", "mklist", "mkset", "mktuple", "super_getattr"]

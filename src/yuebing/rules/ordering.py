@@ -179,7 +179,7 @@ def _tuple_new_frule(cls, iterable=_NOARG):
 
 register_rrule(tuple.__new__, _tuple_new_rrule)
 register_frule(tuple.__new__, _tuple_new_frule)
-linear(tuple.__new__, data=(1,))  # like tuple(iterable): the class is no value
+linear(tuple.__new__)  # like tuple(iterable): the class is no value, the items keep their tangents
 
 _RULES = {"reversed": sequence_rules("reversed", _reversed, list), "sorted": sequence_rules("sorted", _sorted, list),
           "filter": sequence_rules("filter", _filter, list)}

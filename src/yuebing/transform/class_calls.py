@@ -1,6 +1,7 @@
 """How a call of a class binds, decided alike in every mode (reverse ``runtime``, forward
 ``forward_runtime``, second order ``lifting_objects``, third order ``plain_objects``): a class with
-no ``__init__`` of its own, a dataclass's generated ``__init__``, a named tuple's fields."""
+no ``__init__`` of its own, a dataclass's generated ``__init__``, a named tuple's fields, a
+``__new__`` written in Python."""
 from __future__ import annotations
 
 import types
@@ -14,6 +15,19 @@ def without_init(cls: type, args: tuple, kwargs: dict) -> bool:
     if args or kwargs:
         raise TypeError(f"{cls.__qualname__}() takes no arguments")
     return True
+
+
+def has_python_new(cls: type) -> bool:
+    """Whether ``cls.__new__`` is written in Python (a namedtuple's generated one aside: its
+    fields are bound directly, ``namedtuple_fields``)."""
+    return isinstance(getattr(cls, "__new__", None), types.FunctionType) and not is_namedtuple(cls)
+
+
+def metaclass_call(cls: type) -> type | None:
+    """The metaclass whose own ``__call__`` runs for ``cls(...)`` in place of ``type.__call__``
+    (a singleton's, ``Enum``'s), or None."""
+    caller = next(m for m in type(cls).__mro__ if "__call__" in vars(m))
+    return None if caller is type else caller
 
 
 def is_generated_init(cls: type) -> bool:

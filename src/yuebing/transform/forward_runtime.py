@@ -36,6 +36,7 @@ from .dual_vectorize import whole_array
 from .batched_forward import looped, run_batched
 from .star_arrays import is_star_array, star_duals
 from .class_calls import extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, with_aliases, without_init
+from .new_construction import built_by_new, by_new_forward
 from .frozen_objects import frozen_tangent, is_frozen
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_box, global_value, new_cell_box, read_only,
                                 user_globals, with_user_globals)
@@ -251,6 +252,8 @@ def _call_partial(f: Dual, args: tuple, kwargs: dict) -> Dual:
 
 def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
     cls = f.primal
+    if built_by_new(cls, "forward"):  # a __new__ in Python (new_construction.py)
+        return by_new_forward(cls, args, kwargs, _dispatch)
     if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
     if is_namedtuple(cls):
@@ -264,7 +267,7 @@ def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
         return Dual(object.__new__(cls), MutableTangent(cls, {}))
     if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
         raise MissingRuleError(cls, "forward", reason="it is a class whose construction yuebing cannot "
-                               "derive (a custom __new__ or an __init__ without Python source)")
+                               "derive (a __new__ or an __init__ without Python source)")
     obj = object.__new__(cls)
     obj_t = MutableTangent(cls, {})
     _dispatch(Dual(init, NoTangent), (Dual(obj, obj_t),) + args, kwargs)

@@ -186,8 +186,11 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
 
     from ..tangents import MutableTangent
     from .class_calls import is_generated_init, is_namedtuple, without_init
+    from .new_construction import built_by_new, by_new_second
 
     cls = f[0]
+    if built_by_new(cls, "second-order"):  # a __new__ in Python (new_construction.py)
+        return by_new_second(cls, args, kwargs, lifting.DUAL_RULE)
     if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         return _construct_dataclass(f, args, kwargs)
     if is_namedtuple(cls):
@@ -198,7 +201,7 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
         nothing = (NoRData,) * (1 + len(args) + len(kwargs))
         return empty, lambda dy, dy_d: (nothing, nothing)
     if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
-        raise _error(f"yb.hvp/yb.hessian: cannot construct {describe_callable(cls)} in second order (a custom "
+        raise _error(f"yb.hvp/yb.hessian: cannot construct {describe_callable(cls)} in second order (a "
                      "__new__ or an __init__ without Python source)")
     obj = object.__new__(cls)
     self4 = (obj, MutableTangent(cls, {}), MutableTangent(cls, {}), MutableTangent(cls, {}))
@@ -272,6 +275,8 @@ def super_getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     cell, obj, name = args
     out1, out2, pullback = _with_fdata_tangents(_primal_codual(f), args)
     y = out1.primal
+    if not bound_to(y, obj[0]) and isinstance(obj[0], type):  # super().__new__ in a __new__: a base's function
+        return (y, out1.fdata, _zero_tangent_of(y), out2.fdata), pullback
     if not bound_to(y, obj[0]):
         raise _error(f"yb.hvp/yb.hessian: super().{name[0]} is not a method; second order reads only "
                      "methods through super()")

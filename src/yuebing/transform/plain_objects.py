@@ -37,6 +37,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..tangents import kinds as K
 from . import plain_closures, protocols
 from .class_calls import is_generated_init, is_namedtuple, namedtuple_fields, without_init
+from .new_construction import built_by_new, made_by_new
 from .lifting import _zero_tangent_of, lookup_second_order
 from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _python_function
 from .third_order_frozen import freeze
@@ -316,6 +317,8 @@ def _construct(call: _Call) -> Any:
     (a dataclass's generated ``__init__``: its field writes and ``__post_init__``)."""
     cls = call.f
     pairs, keywords = list(call.arg_slots), dict(call.keyword_slots)
+    if built_by_new(cls, "third-order"):  # type.__call__'s steps as Python (new_construction.py)
+        return _run(call, made_by_new, [_constant_pair(call, cls)] + pairs, keywords)
     if is_namedtuple(cls):
         return _construct_namedtuple(call, cls, pairs, keywords)
     c = call.composition
@@ -326,7 +329,7 @@ def _construct(call: _Call) -> Any:
     elif without_init(cls, tuple(pairs), keywords):
         pass
     elif cls.__new__ is not object.__new__ or not isinstance(cls.__init__, types.FunctionType):
-        raise restructure(f"constructing {describe_callable(cls)} (a custom __new__ or an __init__ without "
+        raise restructure(f"constructing {describe_callable(cls)} (a __new__ or an __init__ without "
                           "Python source)", "build it outside and pass it in as an argument")
     else:
         _run(call, cls.__init__, [(obj, obj_t)] + pairs, keywords)

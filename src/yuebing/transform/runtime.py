@@ -32,6 +32,7 @@ from .dataclass_construction import construct_reverse
 from .frozen_objects import frozen_reverse, is_frozen
 from .dual_vectorize import whole_array
 from .class_calls import call_positions, extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, without_init
+from .new_construction import built_by_new, by_new_reverse
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
                                 new_cell_box, read_only, user_globals, with_user_globals)
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
@@ -308,6 +309,8 @@ def _stored_routed(pullback: Callable, n_stored: int, n_args: int, n_kwargs: int
 
 def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     cls = f.primal
+    if built_by_new(cls, "reverse"):  # a __new__ in Python (new_construction.py)
+        return by_new_reverse(cls, args, kwargs, _dispatch)
     if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
     if is_namedtuple(cls):
@@ -317,7 +320,7 @@ def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
         return CoDual(object.__new__(cls), MutableTangent(cls, {})), lambda dy: (NoRData,) * (1 + len(args) + len(kwargs))
     if cls.__new__ is not object.__new__ or not isinstance(init, types.FunctionType):
         raise MissingRuleError(cls, "reverse", reason="it is a class whose construction yuebing cannot "
-                               "derive (a custom __new__ or an __init__ without Python source)")
+                               "derive (a __new__ or an __init__ without Python source)")
     obj = object.__new__(cls)
     obj_f = MutableTangent(cls, {})
     try:

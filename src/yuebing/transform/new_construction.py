@@ -1,0 +1,90 @@
+"""Constructing a class whose ``__new__`` is Python code, in every mode.
+
+``type.__call__`` runs ``cls.__new__(cls, *args, **kwargs)``, then ``__init__`` on the result
+when it is an instance of ``cls``. Written out as Python (``ir.class_construction.made_by_new``),
+that is differentiated like user code: scikit-learn's ``Hyperparameter`` (a namedtuple subclass
+whose ``__new__`` fills defaults before ``super().__new__``), a ``__new__`` building the object
+with ``object.__new__(cls)`` and attribute writes, one returning an object of another class. Each
+runtime's construction (``runtime._construct``, ``forward_runtime._construct``,
+``lifting_objects.construct``, third order's ``plain_objects._construct``) calls the function
+here for such a class (``built_by_new``): the class is a constant argument of
+``made_by_new``, its rdata dropped from the pullback. A frozen dataclass with a ``__new__`` of
+its own is refused by name: ``object.__new__`` gives it the tangent of a finished frozen object,
+into which its ``__init__``'s field writes cannot go.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from ..ir.class_construction import made_by_new
+from ..rules._partial_work import reroute
+from ..rules.core import CoDual, Dual, MissingRuleError
+from ..tangents import NoFData, NoRData, NoTangent
+from .class_calls import has_python_new, metaclass_call
+
+_CONSTANT_SECOND = (NoFData, NoTangent, NoFData)  # a constant's fdata, tangent and fdata tangent
+
+
+def built_by_new(cls: type, mode: str) -> bool:
+    """Whether ``cls(...)`` is built by ``made_by_new`` (its ``__new__`` is Python code). Refused
+    by name: a metaclass with a ``__call__`` of its own (it decides what the call returns, a
+    singleton's cached instance), a frozen dataclass with a ``__new__`` of its own."""
+    meta = metaclass_call(cls)
+    if meta is not None:
+        raise MissingRuleError(cls, mode, reason=f"its metaclass {meta.__qualname__} has a __call__ of its own, "
+                               "which yuebing does not follow (make the instance outside the differentiated "
+                               "function and pass it in)")
+    if not has_python_new(cls):
+        return False
+    if dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        raise MissingRuleError(cls, mode, reason="it is a frozen dataclass with a __new__ of its own, which "
+                               "yuebing does not build (move its work into a classmethod that then calls the "
+                               "class without it)")
+    return True
+
+
+def by_new_reverse(cls: type, args: tuple, kwargs: dict, dispatch: Callable) -> tuple[CoDual, Callable]:
+    """Reverse mode: ``dispatch(f, args, kwargs)`` is the runtime's call of a codual function."""
+    try:
+        out, pullback = dispatch(CoDual(made_by_new, NoFData), (CoDual(cls, NoFData),) + args, kwargs)
+    except Exception as error:  # a __new__ or __init__ that raised after partial work (issue 13)
+        reroute(error, _class_dropped)
+        raise
+    return out, _class_dropped(pullback)
+
+
+def _class_dropped(pullback: Callable) -> Callable:
+    """The class call's pullback from ``made_by_new``'s: no rdata for ``made_by_new`` and the class."""
+    def by_new_pullback(dy: Any) -> tuple:
+        rs = pullback(dy)
+        return (NoRData, *rs[2:])
+
+    return by_new_pullback
+
+
+def by_new_forward(cls: type, args: tuple, kwargs: dict, dispatch: Callable) -> Dual:
+    """Forward mode: ``dispatch(f, args, kwargs)`` is the runtime's call of a dual function."""
+    return dispatch(Dual(made_by_new, NoTangent), (Dual(cls, NoTangent),) + args, kwargs)
+
+
+def by_new_second(cls: type, args: tuple, kwargs: dict, dual_rule: Callable) -> tuple[tuple, Callable]:
+    """Second order: ``dual_rule(fn)`` is the dual rule of a Python function (``lifting.DUAL_RULE``)."""
+    try:
+        out, pullback = dual_rule(made_by_new)((made_by_new, *_CONSTANT_SECOND), (cls, *_CONSTANT_SECOND),
+                                               *args, **kwargs)
+    except Exception as error:  # a __new__ or __init__ that raised after partial work (issue 13)
+        reroute(error, _class_dropped_second)
+        raise
+    return out, _class_dropped_second(pullback)
+
+
+def _class_dropped_second(pullback: Callable) -> Callable:
+    def by_new_pullback(dy: Any, dy_d: Any) -> tuple:
+        rs, rsd = pullback(dy, dy_d)
+        return (NoRData, *rs[2:]), (NoRData, *rsd[2:])
+
+    return by_new_pullback
+
+
+__all__ = ["by_new_forward", "by_new_reverse", "by_new_second", "built_by_new", "made_by_new"]
