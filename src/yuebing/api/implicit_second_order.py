@@ -187,11 +187,15 @@ def forward_tangent(t: Any, memo: dict, primal: Any = None) -> Any:
         for k, v in t.fields.items():
             cell = cells.get(k)
             contents = cell.cell_contents if cell is not None and _filled(cell) else None
-            if isinstance(v, CellTangent):
+            if isinstance(v, CellTangent) and cell is not None and ("cell", id(cell)) in memo:
+                fields[k] = memo["cell", id(cell)]  # a cell a helper the closure calls captures too: one box
+            elif isinstance(v, CellTangent):
                 inner = forward_tangent(v.value, memo, contents)
                 if inner is NoTangent and cell is not None and _filled(cell):
                     inner = zero_tangent_of(contents)
                 fields[k] = MutableTangent(types.CellType, {"cell_contents": inner})
+                if cell is not None:
+                    memo["cell", id(cell)] = fields[k]
             else:
                 fields[k] = forward_tangent(v, memo, contents)
         if not any(_box_carries(v) for v in fields.values()):  # forward mode's tangent of such a function

@@ -326,18 +326,23 @@ def canonical_order(elements: Any) -> list:
     return sorted(elements, key=rank)
 
 
-def _closure_may_carry_tangent(fn: types.FunctionType) -> bool:
+def _closure_may_carry_tangent(fn: types.FunctionType, seen: frozenset = frozenset()) -> bool:
+    """Whether a cell of ``fn`` holds (or may come to hold: an empty one) something with a
+    tangent. A function in a cell carries one only if its own cells do, at any depth (a helper
+    calling a helper that reads only modules has none); ``seen``: the functions being asked
+    about, which a recursive closure reaches again (it carries a tangent only through others)."""
+    seen = seen | {id(fn)}
     for cell in fn.__closure__ or ():
         try:
             contents = cell.cell_contents
         except ValueError:  # empty cell: may be filled later
             return True
-        if _kind_of_type.get(type(contents)) is not NONDIFF and not _is_plain_nondiff(contents):
+        if _kind_of_type.get(type(contents)) is not NONDIFF and not _is_plain_nondiff(contents, seen):
             return True
     return False
 
 
-def _is_plain_nondiff(x: Any) -> bool:
+def _is_plain_nondiff(x: Any, seen: frozenset) -> bool:
     kind = _kind_for_type(type(x))
     if kind is SET:
         try:
@@ -346,7 +351,9 @@ def _is_plain_nondiff(x: Any) -> bool:
             return False
     if kind is NONDIFF:
         return True
-    return type(x) is types.FunctionType and not x.__closure__
+    if type(x) is not types.FunctionType:
+        return False
+    return not x.__closure__ or id(x) in seen or not _closure_may_carry_tangent(x, seen)
 
 
 # --------------------------------------------------------------------------------------------

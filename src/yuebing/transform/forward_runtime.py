@@ -38,8 +38,8 @@ from .star_arrays import is_star_array, star_duals
 from .class_calls import extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, with_aliases, without_init
 from .new_construction import built_by_new, by_new_forward
 from .frozen_objects import frozen_tangent, is_frozen
-from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_box, global_value, new_cell_box, read_only,
-                                user_globals, with_user_globals)
+from .globals_and_cells import (SELF_REFERENCE, SharedBox, boxes_by_cell, cell_box, global_value, new_cell_box,
+                                read_only, user_globals, with_user_globals, without_tangent)
 
 # --------------------------------------------------------------------------------------------
 # Tangents of constants, globals and closures
@@ -99,15 +99,20 @@ def cell_tangent(fn_t: Any, name: str, cell: Any = None) -> Any:
 def closure_tangent(fn: Any, captured: dict) -> Any:
     """Tangent of a function created inside differentiated code: one box per captured variable,
     holding the variable's tangent (its tangent object itself for mutable data: aliasing)."""
-    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+    if not isinstance(fn, types.FunctionType) or not fn.__closure__ \
+            or without_tangent(fn, any(isinstance(e, SharedBox) or e is SELF_REFERENCE for e in captured.values())):
         return NoTangent
     boxes = {}
-    for name in fn.__code__.co_freevars:
+    helpers = boxes_by_cell(captured)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
         entry = captured.get(name)
         if isinstance(entry, SharedBox):
             boxes[name] = entry.box
-        elif entry is not None and entry is not SELF_REFERENCE:
-            boxes[name] = MutableTangent(types.CellType, {"cell_contents": entry[1]})
+        elif entry is not SELF_REFERENCE:
+            contents = NoTangent if entry is None else entry[1]  # (None: a global generated code keeps in a local)
+            box = helpers.get(id(cell))
+            boxes[name] = box if box is not None and box.fields.get("cell_contents") is contents \
+                else MutableTangent(types.CellType, {"cell_contents": contents})
         else:
             boxes[name] = MutableTangent(types.CellType, {"cell_contents": NoTangent})
     result = Tangent(types.FunctionType, boxes)

@@ -16,6 +16,7 @@ from ..rules import outside_state
 from ..rules.core import CoDual
 from ..rules.util import slot_rdata, slot_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, zero_tangent
+from ..tangents.kinds import NONDIFF, primal_kind
 from .protocols import UndefinedGlobal
 
 
@@ -100,6 +101,40 @@ def holds_mutable(cell: Any) -> bool:
     return not isinstance(value, _NO_CELL_TANGENT)
 
 
+def without_tangent(fn: types.FunctionType, shares_cells: bool) -> bool:
+    """Whether closure ``fn``, just made by differentiated code, has no tangent, as
+    ``zero_tangent`` decides (``tangents/kinds.py``): its cells hold only what carries no
+    derivative (modules, plain functions, ints...; generated code keeps a global it reads,
+    ``np``, in a local, so a nested function reading it captures a cell where the user's reads a
+    global). Both must agree: a tangent given back to ``yb.jvp`` or a rule is checked against
+    ``zero_tangent``'s structure. A closure sharing a cell with us (``nonlocal``, late binding,
+    recursion: ``shares_cells``) keeps its boxes, as a later write may fill them."""
+    return not shares_cells and primal_kind(fn) is NONDIFF
+
+
+def boxes_by_cell(captured: dict) -> dict[int, MutableTangent]:
+    """The tangent boxes of the closures among ``captured``'s values (``(value, tangent)``
+    entries), at any depth, by the id of their cell: a closure made next to a helper it captures
+    shares the cells of the variables both capture (``resid`` and ``curve`` reading ``p``), and
+    one mutable primal must have one tangent object (a tangent handed to ``yb.jvp`` or a rule is
+    checked for it), so the closure's box for such a cell is the helper's."""
+    found: dict[int, MutableTangent] = {}
+    stack = [entry for entry in captured.values() if type(entry) is tuple]
+    while stack:
+        value, tangent = stack.pop()
+        if type(value) is not types.FunctionType or not value.__closure__ or not isinstance(tangent, Tangent):
+            continue
+        for name, cell in zip(value.__code__.co_freevars, value.__closure__):
+            box = tangent.fields.get(name)
+            if isinstance(box, MutableTangent) and id(cell) not in found:
+                found[id(cell)] = box
+                try:
+                    stack.append((cell.cell_contents, box.fields.get("cell_contents", NoTangent)))
+                except ValueError:  # an empty cell
+                    pass
+    return found
+
+
 class SharedBox:
     """Marks a captured variable whose cell (and tangent box) the closure shares with us."""
 
@@ -121,7 +156,8 @@ SELF_REFERENCE = object()
 def closure_fdata(fn: Any, captured: dict) -> Any:
     """fdata for a function created inside a differentiated function: one box per captured
     variable, holding the variable's tangent (its fdata object for mutable data)."""
-    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+    if not isinstance(fn, types.FunctionType) or not fn.__closure__ \
+            or without_tangent(fn, any(isinstance(e, SharedBox) or e is SELF_REFERENCE for e in captured.values())):
         return NoFData
     boxes = {}
     selves = [name for name, entry in captured.items() if entry is SELF_REFERENCE]

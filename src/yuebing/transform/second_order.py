@@ -32,7 +32,8 @@ from ..rules import array_like, outside_state  # function each costs a failed lo
 from ..rules.numpy_vectorize import call_definition, pyfunc_fdata, pyfunc_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata,
-                                global_value, holds_mutable, new_cell_box, read_only, user_globals, with_user_globals)
+                                global_value, holds_mutable, new_cell_box, read_only, user_globals, with_user_globals,
+                                without_tangent)
 from .lifting import lookup_second_order, run_second_order
 from .lifting_objects import construct
 from . import second_order_calls as _calls
@@ -347,7 +348,8 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
     """The tangent of a function made inside differentiated code: its captured values' tangents."""
     from ..tangents import Tangent
 
-    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+    if not isinstance(fn, types.FunctionType) or not fn.__closure__ \
+            or without_tangent(fn, any(isinstance(v, CellTangent) or v is SELF_REFERENCE for v in captured.values())):
         return NoTangent
     fields = {}
     for name in fn.__code__.co_freevars:

@@ -40,6 +40,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent
+from ..tangents.kinds import NONDIFF, primal_kind
 from ..ir import primitives as P
 from ..rules import array_like, lazy
 from ..rules.core import describe_callable
@@ -631,7 +632,8 @@ def _captures_variables(fn: types.FunctionType) -> bool:
     """Whether ``fn`` is a function made inside a plain program that captures its variables. (A
     helper capturing nothing of the user's reads globals there as cells: ``np`` is a local of the
     plain program; those names are the user's globals or builtins.)"""
-    if not fn.__closure__ or not fn.__code__.co_filename.startswith(_GENERATED_FILES):
+    if not fn.__closure__ or not fn.__code__.co_filename.startswith(_GENERATED_FILES) \
+            or primal_kind(fn) is NONDIFF:  # (its cells hold helpers capturing nothing with a derivative...)
         return False
     return any(name not in fn.__globals__ and not hasattr(builtins, name) for name in fn.__code__.co_freevars)
 
