@@ -14,6 +14,7 @@ from the lists below.
 """
 import numpy as np
 
+from ..tangents import register_nondifferentiable_type
 from .cases import Case, randn
 from .core import RRULES
 from .declare import nondifferentiable, nondifferentiable_methods
@@ -62,6 +63,10 @@ WINDOWS = (np.bartlett, np.blackman, np.hamming, np.hanning)
 
 ALL = TYPE_UTILITIES + PREDICATES_AND_INDICES + INTEGER_TYPES + TEXT_AND_SETTINGS + FILE_IO + WINDOWS
 _declare_zero(*ALL)
+# machine limits are constants: their fields (NumPy 2's cached properties finfo.tiny,
+# smallest_normal) read as such (scikit-learn's power transform reads finfo.tiny)
+register_nondifferentiable_type(np.finfo)
+register_nondifferentiable_type(np.iinfo)
 
 #: ndarray methods with zero derivative (searching, bytes, files, flags)
 METHODS = ("searchsorted", "dump", "dumps", "tobytes", "tofile", "setflags")
