@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .fuzz_blocks import CoreBlocks
-from .fuzz_constructs import CONSTRUCT_FEATURES, CONSTRUCT_MARKERS, OPT_IN, ConstructBlocks, helper_sources
+from .fuzz_constructs import CONSTRUCT_FEATURES, CONSTRUCT_MARKERS, ConstructBlocks, helper_sources
+from .fuzz_constructs import OPT_IN as CONSTRUCT_OPT_IN
 from .fuzz_expressions import ExpressionForms
 from .fuzz_mixed import MIXED_FEATURES, MIXED_MARKERS, MixedBlocks, mixed_helper_sources
-from .fuzz_science import SCIENCE_FEATURES, SCIENCE_MARKERS, ScienceBlocks, science_helper_sources
+from .fuzz_science import SCIENCE_FEATURES, SCIENCE_MARKERS, SCIENCE_OPT_IN, ScienceBlocks, science_helper_sources
 
 # Each feature names a family of blocks or expression forms; a program uses only enabled ones.
 FEATURES = (
@@ -65,7 +66,8 @@ FEATURES = (
     "refusable",        # constructs once refused (try/except, :=, a closure over a rebound name):
                         # they must be refused or differentiated right, never wrongly
 ) + CONSTRUCT_FEATURES + MIXED_FEATURES + SCIENCE_FEATURES
-# What a run uses unless told otherwise: every feature but the opt-in ones.
+# What a run uses unless told otherwise: every feature but the opt-in ones (feature -> why).
+OPT_IN = {**CONSTRUCT_OPT_IN, **SCIENCE_OPT_IN}
 DEFAULT_FEATURES = tuple(name for name in FEATURES if name not in OPT_IN)
 
 # A pattern in the source showing that a program exercises a feature (for coverage counts).

@@ -19,7 +19,7 @@ SCIENCE_FEATURES = (
     "struct_tables",    # TABLE0["a"][:n] * x, rows walked by a loop, a local table; rarely a write through a field view
     "nonlocal_loops",   # a closure writing nonlocal state, defined in a loop body or looping itself
     "new_classes",      # a class whose __new__ sets attributes (and a float subclass made by __new__)
-    "fallbacks",        # try: math.sqrt(e) / math.log(e) except ValueError: a fallback; np.errstate(invalid="raise")
+    "fallbacks",        # try: math.sqrt(e) / math.log(e) except ValueError: a fallback
     "dict_models",      # a dict of arrays updated in place in a loop (slices, keys walked), the argument p too
     "linalg_loops",     # np.linalg.solve, inv and det of 2I + a small term, in a loop carrying the solution
     "special_arrays",   # scipy.special of arrays: xlogy, xlog1py, logsumexp(b=, axis=), log_softmax, digamma...
@@ -27,20 +27,28 @@ SCIENCE_FEATURES = (
     "masked_reduce",    # b[mask].sum(), np.sum(b, where=mask), np.where(mask, b, 0), b * mask
     "array_recursion",  # recursion over arrays: v[0] + f(v[1:]), a smoothing step k times, mutual recursion
     "array_generators",  # sum(np.sin(a * k) for k in range(3)), generator functions yielding arrays
+    "errstate",         # with np.errstate(invalid="raise"): try: np.sqrt(a) except FloatingPointError: ...
 )
+
+# Features left out unless asked for, and why.
+SCIENCE_OPT_IN = {
+    "errstate": "forward mode's tangent arithmetic runs under the user's np.errstate: 0.5 / sqrt(0) raises "
+                "FloatingPointError where the plain call does not (tests/test_fuzz.py KNOWN_WRONG)",
+}
 
 SCIENCE_MARKERS = {
     "struct_tables": r"TABLE0|dtype=\[",
     "nonlocal_loops": r"# nonlocal in a loop$",
     "new_classes": r"(Particle0|Pos0)\(",
-    "fallbacks": r"except (ValueError|FloatingPointError):$",
+    "fallbacks": r"except ValueError:$",
+    "errstate": r"np\.errstate\(",
     "dict_models": r"# dict model$",
     "linalg_loops": r"# linalg loop$",
     "special_arrays": r"^\s*_?y\d+ = scipy\.special\.",
     "slice_inplace": r"\[(1:|:-1|::2|_?mk\d+)\] [-+*/]= ",
     "masked_reduce": r"where=~?_?mk\d+|\[~?_?mk\d+\]\.|\* _?mk\d+\)|np\.where\(_?mk\d+",
     "array_recursion": r"\b(tail0|smooth0|ping0)\(",
-    "array_generators": r"sum\(\(?np\.\w+\(.* for [kv] in|sum\(_?gen\d+\(|sum\(\(.* for i in range",
+    "array_generators": r"sum\(\(?np\.\w+\(.* for [kv] in|sum\(_?gen\d+\(|sum\(\(.* for i in range|for k in range\(3\)\)?\]?(\)\.sum|, axis)|max\(\(np",
 }
 
 TABLE = """TABLE0 = np.array([(0.5, 1.2, 2), (-0.3, 0.8, 1), (1.1, -0.4, 3), (0.2, 0.6, 0)],
@@ -99,7 +107,7 @@ class ScienceBlocks:
     def science_makers(self) -> list:
         makers = [
             ("struct_tables", self.b_struct_table), ("nonlocal_loops", self.b_nonlocal_loop),
-            ("new_classes", self.b_new_class), ("fallbacks", self.b_fallback),
+            ("new_classes", self.b_new_class), ("fallbacks", self.b_fallback), ("errstate", self.b_errstate),
             ("dict_models", self.b_dict_model), ("linalg_loops", self.b_linalg_loop),
             ("special_arrays", self.b_special_array), ("slice_inplace", self.b_slice_inplace),
             ("masked_reduce", self.b_masked_reduce), ("array_recursion", self.b_array_recursion),
@@ -146,7 +154,14 @@ class ScienceBlocks:
             return None
         acc, step, out = self.env.fresh("acc"), self.env.fresh("step"), self._new("f", "t")
         c = self.float_expr(1)
-        if self.rng.random() < 0.5:  # the closure defined anew in every iteration
+        form = self.rng.randrange(4)
+        if form == 2:  # a captured array written by item, and one rebound through nonlocal
+            buf, arr = self.env.fresh("buf"), self.env.fresh("arr")
+            return [f"{buf} = np.zeros({self.n})  # nonlocal in a loop", f"{arr} = {a} * 0.5",
+                    f"def {step}(i, v):", f"    nonlocal {arr}", f"    {buf}[i] = v * {arr}[i]",
+                    f"    {arr} = {arr} * 0.9 + np.tanh(v)", f"for i in range({self.n}):", f"    {step}(i, {a}[i] * {c})",
+                    f"{out} = np.sum({buf} * {arr}) + np.sum({buf} ** 2) * 0.1"]
+        if form < 2:  # the closure defined anew in every iteration
             return [f"{acc} = 0.0  # nonlocal in a loop", f"{out} = 0.0", f"for i in range({self.n}):",
                     f"    def {step}(v):", f"        nonlocal {acc}", f"        {acc} = {acc} * 0.7 + np.tanh(v)",
                     f"        return {acc}", f"    {out} = {out} + {step}({a}[i] * {c})"]
@@ -171,16 +186,18 @@ class ScienceBlocks:
     def b_fallback(self):
         out = self._new("f", "t")
         e = self.float_expr(1)
-        form = self.rng.randrange(3)
-        if form == 0:
+        if self.rng.random() < 0.5:
             return ["try:", f"    {out} = math.sqrt({e})", "except ValueError:", f"    {out} = -math.sqrt(-({e})) * 0.5"]
-        if form == 1:
-            return ["try:", f"    {out} = math.log({e}) * {self.float_expr(1)}", "except ValueError:",
-                    f"    {out} = {e} - 1.0"]
-        a = self.array_expr(1)
-        y = self._new("a", "y")
-        return ['with np.errstate(invalid="raise"):', "    try:", f"        {y} = np.sqrt({a})",
-                "    except FloatingPointError:", f"        {y} = np.sqrt(np.abs({a})) * 0.5",
+        return ["try:", f"    {out} = math.log({e}) * {self.float_expr(1)}", "except ValueError:",
+                f"    {out} = {e} - 1.0"]
+
+    def b_errstate(self):
+        """NumPy's floating-point errors raised in a block, caught with a fallback."""
+        a, out = self.array_expr(1), self._new("f", "t")
+        y, base = self._new("a", "y"), self.env.fresh("base")
+        # the base computed before the block: only the sqrt may raise (np.where computes both branches)
+        return [f"{base} = {a}", 'with np.errstate(invalid="raise"):', "    try:", f"        {y} = np.sqrt({base})",
+                "    except FloatingPointError:", f"        {y} = np.sqrt(np.abs({base})) * 0.5",
                 f"{out} = np.sum({y})"]
 
     # ---- dict-of-arrays models updated in place ------------------------------------------------
@@ -194,8 +211,11 @@ class ScienceBlocks:
                  f'    {m}["w"] -= 0.1 * np.tanh({m}["w"] * {self.array_expr(1)})',
                  f'    {m}["b"][1:] += {m}["w"][:-1] * {_const(self.rng)}',
                  f'    {m}["c"] = {m}["c"] * 0.9 + np.sum({m}["b"]) * 0.1']
-        if self.rng.random() < 0.5:
-            lines += [f"for key in {m}:", f"    {m}[key] = {m}[key] * {_pos(self.rng)}"]
+        lines += self.pick([[f"for key in {m}:", f"    {m}[key] = {m}[key] * {_pos(self.rng)}"],
+                            [f"for key, v in {m}.items():", f"    {m}[key] = v + {self.float_expr(1)} * 0.1"],
+                            [f'{m}.update(w={m}["w"] * {_pos(self.rng)}, c={m}["c"] + {self.float_expr(1)})'],
+                            [f'{m}.setdefault("d", {m}["w"] * 2.0)', f'{m}["d"][0] += {m}["c"]',
+                             f'{m}["c"] = {m}["c"] + np.sum({m}["d"]) * 0.1'], []])
         if "p" in self.env.kinds and self.env.kinds["p"] == "d" and self.rng.random() < 0.5:
             lines += [f'p["w"][:2] *= {self.float_expr(1)}', f'p["b"] += np.sum({m}["w"]) * 0.1']
         return lines + [f'{out} = np.sum({m}["w"] * {m}["b"]) + {m}["c"]']
@@ -285,6 +305,9 @@ class ScienceBlocks:
             [f"def {(g := self.env.fresh('gen'))}(c):", "    for k in range(3):", f"        yield np.tanh({a} * c) * 0.5 ** k",
              f"{y} = sum({g}({self.float_expr(1)}))"],
             [f"{y} = sum((np.tanh(v * {_wrap(self.array_expr(1))}) for v in {a}), start=np.zeros({self.n}))"],
+            [f"{y} = np.stack(list(np.sin({a} + k) for k in range(3))).sum(axis=0)"],
+            [f"{y} = np.sum([{a} * {_pos(self.rng)} ** k for k in range(3)], axis=0)"],
+            [f"{y} = max((np.sin({a} * k) for k in (1.0, 2.0, 3.0)), key=lambda v: v[0])"],
         ])
         return made
 
