@@ -44,15 +44,17 @@ def test_every_mode_against_differences(f):
     check_all_modes(f, X0.copy())
 
 
-@pytest.mark.parametrize("f, name", [
-    (lambda x: st.linregress(W, x).intercept_stderr, "LinregressResult"),
-    (lambda x: st.kendalltau(x, W).statistic, "SignificanceResult"),
-    (lambda x: st.ttest_1samp(x, 0.1).statistic, "TtestResult"),
-])
-def test_attribute_beside_the_tuple_is_refused(f, name):
-    with pytest.raises(RuleArgumentError, match=name):
+def test_attribute_beside_the_tuple_is_refused():
+    """An attribute set after the construction is not followed (``tests/test_scipy_bunch_attributes.py``
+    covers those the construction records)."""
+    def f(x):
+        res = st.pearsonr(W, x)
+        res.shifted = res.statistic + 1.0
+        return res.shifted
+
+    with pytest.raises(RuleArgumentError, match="PearsonRResult"):
         yb.grad(f)(X0.copy())
-    with pytest.raises(RuleArgumentError, match=name):
+    with pytest.raises(RuleArgumentError, match="PearsonRResult"):
         yb.jvp(f, (X0.copy(),), (V,))
 
 

@@ -37,6 +37,7 @@ import numpy as np
 from ..ir import local_classes, primitives as P
 from ..ir.lazy_iterators import listed_reversed
 from ..tangents import NoTangent
+from .bunch_data import reads_attribute
 from .core import Dual
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, forward_product
 from .util import is_differentiable, refuse_numbers_into_object_array
@@ -427,7 +428,8 @@ def _moves_tangents(fn: Any, primals: list) -> bool:
             return len(primals) == 3 and not (isinstance(primals[1], slice) and isinstance(primals[2], np.ndarray))
         return not any(isinstance(p, np.ndarray) for p in primals[1:])
     if fn is getattr and len(primals) == 2 and isinstance(primals[0], (np.ndarray, list, dict, tuple)):
-        return _array_method_or_metadata(primals[0], primals[1])
+        # (a tuple bunch's attribute: the recorded tangent, batched as it was given, rules/bunch_data.py)
+        return _array_method_or_metadata(primals[0], primals[1]) or reads_attribute(primals[0], primals[1])
     if fn in _OBJECT_FIRST:
         return bool(primals) and not _is_array_like(primals[0]) and not isinstance(primals[0], (list, tuple, dict))
     if fn in _NO_ARRAYS:

@@ -309,6 +309,15 @@ def nondifferentiable(*fs: Any) -> None:
             table_register(f, make(f))
 
 
+def nondifferentiable_as(f: Any, computed: Callable) -> None:
+    """Declare ``f`` with zero derivative, its value computed by ``computed`` (the same value in a
+    form whose reads yuebing follows: ``scipy_stats._kendalltau_of_ranks``)."""
+    ZERO_DERIVATIVE.add(f)
+    array_like.TAKES_ARRAY_OBJECTS.add(f)
+    register_rrule(f, _zero_rrule_kw(computed))
+    register_frule(f, _zero_frule_kw(computed))
+
+
 def nondifferentiable_methods(tp: type, *names: str) -> None:
     """Declare methods of builtin type ``tp`` with zero derivative (``list.index``, ...)."""
     for name in names:

@@ -75,10 +75,16 @@ def _carries(values: list) -> bool:
 
 
 def _record(role: str, e: BaseException, values: list, data: list) -> Carried | None:
+    return record_carried(role, e, values, data, _KIND)
+
+
+def record_carried(role: str, owner: Any, values: list, data: list, kind: str) -> Carried | None:
+    """Record what ``owner`` was made from with its data in ``role`` for the open pass, under
+    ``kind`` (also a tuple bunch's extra fields: ``bunch_data.py``); None outside a pass."""
     if not outside_state.active():  # outside a pass: nothing is followed (a read is refused)
         return None
     carried = Carried(values, data)
-    outside_state.register(role, e, carried, _KIND)
+    outside_state.register(role, owner, carried, kind)
     return carried
 
 
@@ -140,12 +146,13 @@ def _fdata(a: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-def carried_read(o: BaseException, v: Any) -> tuple[CoDual, Any] | None:
-    """Reverse mode: ``(codual, owner rdata)`` of ``v``, read from exception ``o``, when ``v`` is
-    (or is a tuple of) what ``o`` was made from in this pass; else None."""
+def carried_read(o: Any, v: Any, kind: str = _KIND) -> tuple[CoDual, Any] | None:
+    """Reverse mode: ``(codual, owner rdata)`` of ``v``, read from exception ``o`` (or a record
+    of another ``kind``), when ``v`` is (or is a tuple of) what ``o`` was made from in this pass;
+    else None."""
     if not holds_floats([v]):
         return None  # (nothing to follow: read as before)
-    carried = outside_state.registered("fdata", o, _KIND)
+    carried = outside_state.registered("fdata", o, kind)
     found = carried.positions(v) if carried is not None else None
     if found is None:
         return None
@@ -169,12 +176,12 @@ def carried_read(o: BaseException, v: Any) -> tuple[CoDual, Any] | None:
     return CoDual(v, tuple(parts) if any(p is not NoFData for p in parts) else NoFData), items
 
 
-def carried_tangent(o: BaseException, v: Any) -> Any:
+def carried_tangent(o: Any, v: Any, kind: str = _KIND) -> Any:
     """Forward mode and second order: the tangent of ``v`` read from exception ``o`` (as
     ``carried_read``), or None when it was not made from it in this pass."""
     if not holds_floats([v]):
         return None
-    carried = outside_state.registered(_ROLE_TANGENT, o, _KIND)
+    carried = outside_state.registered(_ROLE_TANGENT, o, kind)
     found = carried.positions(v) if carried is not None else None
     if found is None:
         return None

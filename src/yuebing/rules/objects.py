@@ -51,6 +51,7 @@ from .containers import (
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ._float_reach import holds_floats
 from .function_wrappers import refuse_wrapped_closure
+from .bunch_data import carrier_kind
 from .exception_data import carried_read, carried_tangent
 from .functools_rules import PARTIAL_PARTS, part_tangent, read_part
 from .declare import nondifferentiable
@@ -350,8 +351,9 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         v = object.__getattribute__(o, name) if plain else getattr(o, name)
     except AttributeError:
         return None
-    if isinstance(o, BaseException):  # what the exception was made from, with its derivative (exception_data.py)
-        found = carried_read(o, v)
+    carrier = carrier_kind(o)
+    if carrier is not None:  # what an exception or a tuple bunch was made from, with its derivative (exception_data.py)
+        found = carried_read(o, v, carrier)
         if found is not None:
             return found
     if type(o) is functools.partial and name in PARTIAL_PARTS:  # what it stored, with its derivatives
@@ -461,8 +463,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
         if default is _NOT_PASSED:
             raise
         return Dual(primal(default), default.tangent if isinstance(default, Dual) else T.zero_tangent(default))
-    if isinstance(o, BaseException):  # what the exception was made from, with its tangent (exception_data.py)
-        carried = carried_tangent(o, v)
+    if carrier_kind(o) is not None:  # what an exception or a tuple bunch was made from, with its tangent
+        carried = carried_tangent(o, v, carrier_kind(o))
         if carried is not None:
             return Dual(v, carried)
     if type(o) is functools.partial and n in PARTIAL_PARTS:

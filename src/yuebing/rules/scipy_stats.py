@@ -39,7 +39,7 @@ import numpy as np
 from . import core
 from ..tangents import register_nondifferentiable_type
 from .core import CoDual, Dual, MissingRuleError, RuleArgumentError, primal, register_frule, register_rrule
-from .declare import nondifferentiable
+from .declare import nondifferentiable, nondifferentiable_as
 from .second_order import _register as second_order_special, defined_as, defined_by
 from .util import defined_rrule
 
@@ -438,6 +438,16 @@ def _kde_evaluate(kde: Any, points: Any) -> Any:
     return np.exp(_kde_logpdf(kde, points))
 
 
+def _kendalltau_of_ranks(*args: Any, **kwargs: Any) -> Any:
+    """``scipy.stats.kendalltau``, whose statistic and p-value depend on the data through their
+    ranks only (a piecewise constant function: zero derivative), with ``correlation`` the
+    statistic object itself (SciPy sets it to an equal copy), so that reading it is an item's
+    read, not refused as float data beside the tuple (``bunch_data.py``)."""
+    result = _stats.kendalltau(*args, **kwargs)
+    result.correlation = result.statistic
+    return result
+
+
 if rv_generic is not None:
     import scipy.special as _special
     import scipy.stats as _stats
@@ -446,6 +456,7 @@ if rv_generic is not None:
     from scipy.stats import _stats as _stats_c
 
     nondifferentiable(_stats_c._kendall_dis)  # kendalltau's count of discordant pairs (an int)
+    nondifferentiable_as(_stats.kendalltau, _kendalltau_of_ranks)  # rank-based: zero derivative
     defined_as(_stats.gaussian_kde.logpdf, _kde_logpdf)
     defined_as(_stats.gaussian_kde.evaluate, _kde_evaluate)
     from scipy.stats import _stats_pythran

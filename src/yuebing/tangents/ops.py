@@ -197,11 +197,21 @@ def _build_tangent(x: Any, kind: str, keys: list, values: list) -> Any:
     if all(v is NoTangent for v in values):
         return NoTangent
     if kind is K.TUPLE or kind is T_TUPLE:
-        return tuple(values) if not hasattr(type(x), "_fields") else tuple.__new__(type(x), values)
+        return tuple(values) if not hasattr(type(x), "_fields") else _with_item_aliases(x, tuple.__new__(type(x), values))
     if kind is K.VIEW or kind is T_VIEW:
         return view_like(x, values[0])
     primal_type = x.primal_type if kind is T_IMMUTABLE else type(x)
     return Tangent(primal_type, dict(zip(keys, values)))
+
+
+def _with_item_aliases(x: tuple, t: tuple) -> tuple:
+    """Tangent ``t`` of a tuple with attributes (a SciPy tuple bunch) given ``x``'s attributes
+    that are one of its items (``res.correlation``, the statistic itself), as that item's tangent."""
+    for name, value in getattr(x, "__dict__", {}).items():
+        index = next((i for i, item in enumerate(x) if item is value and not isinstance(value, (bool, int, str))), None)
+        if index is not None:
+            t.__dict__[name] = t[index]
+    return t
 
 
 def _from_primal(x: Any, make_leaf: Callable[[Any], Any]) -> Any:

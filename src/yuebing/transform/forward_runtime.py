@@ -38,6 +38,7 @@ from .star_arrays import is_star_array, star_duals
 from .class_calls import extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, with_aliases, without_init
 from .new_construction import built_by_new, by_new_forward
 from .frozen_objects import frozen_tangent, is_frozen
+from ..rules.bunch_data import record_extras
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, boxes_by_cell, cell_box, global_value, new_cell_box,
                                 read_only, user_globals, with_user_globals, without_tangent)
 
@@ -264,8 +265,11 @@ def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
     if is_namedtuple(cls):
         items = namedtuple_fields(cls, args, kwargs)
         tangents = [d.tangent if isinstance(d, Dual) else zero_tangent_of(d) for d in items]
-        extras = {k: v.primal if isinstance(v, Dual) else v for k, v in extra_arguments(cls, kwargs).items()}  # (a tuple bunch's attributes)
+        given = extra_arguments(cls, kwargs)  # a tuple bunch's attributes: tangents beside it (rules/bunch_data.py)
+        extras = {k: v.primal if isinstance(v, Dual) else v for k, v in given.items()}
         y = make_namedtuple(cls, [d.primal if isinstance(d, Dual) else d for d in items], extras)
+        record_extras("tangent", y, list(extras.values()), [v.tangent if isinstance(v, Dual) else NoTangent
+                                                           for v in given.values()])
         return Dual(y, NoTangent if all(t is NoTangent for t in tangents) else with_aliases(y, tuple.__new__(cls, tangents)))
     init = cls.__init__
     if without_init(cls, args, kwargs):

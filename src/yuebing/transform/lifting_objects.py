@@ -16,6 +16,7 @@ from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
 from ..rules.numpy_vectorize import pyfunc_tangent
 from ..rules.iteration import iterate_to_list
+from ..rules.bunch_data import carrier_kind, record_extras, routed_rdata, taken_rdata
 from ..rules.exception_data import carried_tangent
 from ..rules.objects import _instance_value, _mapped_item, _raw_delattr, _raw_setattr
 from ..rules.local_classes import class_level_tangent
@@ -53,8 +54,9 @@ class _BoundTangent:
 
 def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     obj = args[0]
-    if isinstance(obj[0], BaseException) and not kwargs and outside_state.registered("tangent", obj[0], "exception") is not None:
-        return _exception_attribute(f, args)
+    carrier = carrier_kind(obj[0])  # an exception's or a tuple bunch's attribute (rules/exception_data.py)
+    if carrier is not None and not kwargs and outside_state.registered("tangent", obj[0], carrier) is not None:
+        return _exception_attribute(f, args, carrier)
     if isinstance(obj[0], (type, types.ModuleType)) and not kwargs and len(args) == 2:
         return _class_or_module_attribute(args)
     if type(obj[2]) is dict and len(args) == 2 and not kwargs and _mapped_item(obj[0], args[1][0]):
@@ -91,12 +93,13 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     return (y, out1.fdata, y_d, out2.fdata), pullback
 
 
-def _exception_attribute(f: tuple, args: tuple) -> tuple:
-    """An attribute of an exception made from float data in this pass (``rules/exception_data.py``):
-    its fdata and fdata tangent from the reverse rule run in both roles, its tangent from the record."""
+def _exception_attribute(f: tuple, args: tuple, carrier: str) -> tuple:
+    """An attribute of an exception (or a tuple bunch) made from float data in this pass
+    (``rules/exception_data.py``): its fdata and fdata tangent from the reverse rule run in both
+    roles, its tangent from the record."""
     out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)
     y = out1.primal
-    y_d = carried_tangent(args[0][0], y)
+    y_d = carried_tangent(args[0][0], y, carrier)
     if y_d is None or y_d is NoTangent:
         y_d = 0.0 if type(y) is float else _zero_tangent_of(y)
     return (y, out1.fdata, y_d, out2.fdata), pullback
@@ -236,8 +239,12 @@ def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:
     items = [a if i in given else (a, NoFData, NoTangent, NoFData)
              for i, a in enumerate(namedtuple_fields(cls, args, kwargs))]
 
-    extras = {k: v[0] for k, v in extra_arguments(cls, kwargs).items()}  # (a tuple bunch's attributes)
+    given_extras = extra_arguments(cls, kwargs)  # a tuple bunch's attributes: data beside it (rules/bunch_data.py)
+    extras = {k: v[0] for k, v in given_extras.items()}
     y = make_namedtuple(cls, [a[0] for a in items], extras)
+    carried, carried_d = [record_extras(role, y, list(extras.values()), [v[k] for v in given_extras.values()])
+                          for role, k in (("fdata", 1), ("fdata_tangent", 3), ("tangent", 2))][:2]
+    keys = [None] * len(args) + list(kwargs)
 
     def part(k: int, empty: Any) -> Any:
         values = [a[k] for a in items]
@@ -248,7 +255,8 @@ def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:
     def pullback(dy: Any, dy_d: Any) -> tuple:
         rs = (list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)) + [NoRData]  # (an attribute's)
         rsd = (list(dy_d) if isinstance(dy_d, tuple) else [NoRData] * len(items)) + [NoRData]
-        return (NoRData, *(rs[i] for i in positions)), (NoRData, *(rsd[i] for i in positions))
+        return (NoRData, *routed_rdata(rs, positions, keys, taken_rdata(carried, list(given_extras)))), \
+            (NoRData, *routed_rdata(rsd, positions, keys, taken_rdata(carried_d, list(given_extras))))
 
     return out, pullback
 

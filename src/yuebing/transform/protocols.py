@@ -31,6 +31,7 @@ from ..rules.core import CoDual, Dual, RuleArgumentError, describe_callable
 from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
 from ..rules.numpy_masked import masked_form, refuse_masked_arguments
+from ..rules.bunch_data import is_generated_property
 from ..rules.exception_data import as_class_call
 from ..rules.single_dispatch import singledispatch_implementation
 from ..tangents.kinds import MASKED_ARRAYS
@@ -99,6 +100,8 @@ def find_property(cls: type, name: Any) -> property | None:
 def property_function(fn: Any, primals: list) -> types.FunctionType | None:
     """The Python getter (``getattr(obj, name)``) or setter (``setattr(obj, name, v)``) a call
     reaches through a user class's property, if any."""
+    if fn is getattr and is_generated_property(primals[0], primals[1]):
+        return None  # (a tuple bunch's extra field: the getattr rule reads it, rules/bunch_data.py)
     if fn is getattr and 2 <= len(primals) <= 3 or fn is setattr and len(primals) == 3:
         prop = find_property(type(primals[0]), primals[1])
         function = None if prop is None else prop.fget if fn is getattr else prop.fset

@@ -36,6 +36,7 @@ from .new_construction import built_by_new, by_new_reverse
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
                                 new_cell_box, read_only, user_globals, with_user_globals)
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
+from ..rules.bunch_data import record_extras, routed_rdata, taken_rdata
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
@@ -344,15 +345,20 @@ def _constructed(pullback: Callable) -> Callable:
 
 def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     items = namedtuple_fields(cls, args, kwargs)
-    extras = {k: v.primal if isinstance(v, CoDual) else v for k, v in extra_arguments(cls, kwargs).items()}
+    given = extra_arguments(cls, kwargs)
+    extras = {k: v.primal if isinstance(v, CoDual) else v for k, v in given.items()}
     y = make_namedtuple(cls, [c.primal if isinstance(c, CoDual) else c for c in items], extras)
     parts = [c.fdata if isinstance(c, CoDual) else NoFData for c in items]
     out_f = NoFData if all(p is NoFData for p in parts) else tuple.__new__(cls, parts)
     positions = call_positions(cls, len(args), kwargs)
+    # a tuple bunch's attributes: their derivatives beside it (rules/bunch_data.py)
+    carried = record_extras("fdata", y, list(extras.values()), [c.fdata if isinstance(c, CoDual) else NoFData
+                                                                 for c in given.values()])
+    keys = [None] * len(args) + list(kwargs)
 
     def pullback(dy: Any) -> tuple:
         field_r = (list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)) + [NoRData]  # (an attribute's)
-        return (NoRData, *(field_r[i] for i in positions))
+        return (NoRData, *routed_rdata(field_r, positions, keys, taken_rdata(carried, list(given))))
 
     return CoDual(y, out_f), pullback
 
