@@ -1,7 +1,7 @@
 """The external corpus (issue 12, "the guard"): functions written by others, from packages on PyPI
-installed by the ``test`` extra (opfunu, benchmark-functions, pymoo, filterpy, cma, scikit-learn; pymoo's
-problems a second time with their ``anp`` backend bound to NumPy instead of the lazy backend object they
-ship with), differentiated by yuebing and checked against central differences and, where
+installed by the ``test`` extra (opfunu, benchmark-functions, pymoo, filterpy, cma, scikit-learn, lmfit,
+properscoring, pykalman; pymoo's problems a second time with their ``anp`` backend bound to NumPy instead
+of the lazy backend object they ship with), differentiated by yuebing and checked against central differences and, where
 their code also runs under ``jax.numpy``, against ``jax.grad``/``jax.hessian`` (``tests/external/``).
 
 Every function ends right, refused (a yuebing error class, listed in ``docs/external-corpus.md``)
@@ -9,8 +9,8 @@ or wrong. Nothing may be wrong except the entries of ``KNOWN_WRONG``, each with 
 reproduction of its mechanism; an entry that is no longer wrong fails the test, so the list only
 shrinks. The default run checks a fixed, evenly spaced sample of each package; the whole corpus
 runs under ``-m slow`` (scikit-learn's default sample is picked by hand, ``SKLEARN_DEFAULT``).
-pycma's hand-written gradients and scikit-learn's kernels' and likelihood's own gradients are a
-third oracle for the functions they belong to.
+pycma's hand-written gradients, scikit-learn's kernels' and likelihood's and properscoring's
+``crps_gaussian(grad=True)`` own gradients are a third oracle for the functions they belong to.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ KNOWN_WRONG: dict[str, str] = {}
 # The default run takes this many functions of each package, evenly spaced in name order (< 60 s).
 DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6,
                   "cma": 6, "lmfit": 8,
-                  "properscoring": 3}
+                  "properscoring": 3, "pykalman": 2}
 MINIMUM_CORPUS = 300
 
 

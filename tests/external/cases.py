@@ -12,8 +12,9 @@ Packages: ``opfunu`` (named and CEC benchmark functions), ``benchmark_functions`
 number), ``filterpy`` (Kalman filter steps as functions of their parameters, in
 ``cases_filterpy``), ``cma`` (pycma's test functions, in ``cases_cma``) and ``sklearn``
 (scikit-learn's metrics, kernels, losses and estimator fits as functions of their data, in
-``cases_sklearn`` and ``cases_sklearn_models``). ``numpy-ml`` does not
-import on Python 3.10+ (``collections.Hashable``).
+``cases_sklearn`` and ``cases_sklearn_models``), ``lmfit`` (its lineshapes, in ``cases_lmfit``),
+``properscoring`` (scoring rules, in ``cases_properscoring``) and ``pykalman`` (Kalman filters, in
+``cases_pykalman``). ``numpy-ml`` does not import on Python 3.10+ (``collections.Hashable``).
 """
 from __future__ import annotations
 
@@ -258,11 +259,12 @@ def all_cases() -> list[CaseSpec]:
     from .cases_filterpy import filterpy_cases
     from .cases_lmfit import lmfit_cases
     from .cases_properscoring import properscoring_cases
+    from .cases_pykalman import pykalman_cases
     from .cases_sklearn import sklearn_cases
     sources = (("opfunu", opfunu_cases), ("benchmark_functions", benchmark_functions_cases),
                ("pymoo", pymoo_cases), ("filterpy", filterpy_cases), ("cma", cma_cases),
                ("sklearn", sklearn_cases), ("lmfit", lmfit_cases),
-               ("properscoring", properscoring_cases))
+               ("properscoring", properscoring_cases), ("pykalman", pykalman_cases))
     specs: list[CaseSpec] = []
     for module, enumerate_cases in sources:
         if installed(module):

@@ -5,8 +5,9 @@ Run the whole corpus and rewrite the page (several minutes):
     python3 -m tests.external.report --write docs/external-corpus.md [--json outcomes.json]
 
 (``--load outcomes.json`` renders saved outcomes again; ``--only TEXT`` runs matching ids.) A
-package with a section of its own (``OWN_SECTIONS``: scikit-learn) can be run alone, replacing
-its row of the counts table, the total and its section, the rest of the page as it was:
+package with a section of its own (``OWN_SECTIONS``: scikit-learn, lmfit, properscoring, pykalman)
+can be run alone, replacing its row of the counts table, the total and its section (and reading the
+mechanisms table again from ``repros.py``), the rest of the page as it was:
 
     python3 -m tests.external.report --package sklearn --write docs/external-corpus.md
 """
@@ -75,8 +76,31 @@ def _escape(text: str) -> str:
 # Packages whose refusals and findings have a section of their own at the end of the page (their
 # counts stay in the main table), so that one package can be run again and its section and row
 # replaced without running the rest: ``--package sklearn --write docs/external-corpus.md``.
-OWN_SECTIONS = ("sklearn",)
+OWN_SECTIONS = ("sklearn", "lmfit", "properscoring", "pykalman")
 SECTION_NOTES = {
+    "lmfit": [
+        "lmfit's `lmfit.lineshapes` (peaks, steps, thermal distributions; each form of `step`,",
+        "`rectangle`, `thermal_distribution` a case of its own), each on an array of points and at one",
+        "point (`tests/external/cases_lmfit.py`), in its parameters and `x`, in every mode (`yb.jvp`,",
+        "`yb.hvp` too). The jax twin binds their `scipy.special` functions to `jax.scipy.special`'s and",
+        "runs eagerly (their `max(tiny, sigma)` compares a traced value); the lineshapes that call",
+        "`float()`, write into an array or take `loggamma` of a complex argument have no twin.",
+    ],
+    "properscoring": [
+        "properscoring's scoring rules (`crps_gaussian`, `crps_ensemble` sorted and weighted,",
+        "`crps_quadrature` through `np.vectorize` over `scipy.integrate.quad`, Brier scores) in the",
+        "forecasts and the observations, in every mode (`tests/external/cases_properscoring.py`);",
+        "`crps_gaussian(grad=True)`'s own derivative is a third oracle",
+        "(`test_against_properscorings_own_gradient`).",
+    ],
+    "pykalman": [
+        "pykalman's filters (standard, Cholesky and Bierman square-root, unscented, additive",
+        "unscented) as functions of the model or the observations (`tests/external/cases_pykalman.py`).",
+        "Every entry point takes the observations through `numpy.ma` (`np.ma.atleast_2d`,",
+        "`ma.asarray`) and then computes on the masked array with `np.dot` and `linalg` solves, which",
+        "ignore a mask: refused, as yuebing refuses any NumPy function that would ignore one (the",
+        "additive unscented smoother stops before, at its transition functions made an object array).",
+    ],
     "sklearn": [
         "scikit-learn's metrics (y_pred, and sample weights), pairwise kernels, Gaussian-process",
         "kernels on X and through `theta`, `GaussianProcessRegressor.log_marginal_likelihood` and",
@@ -131,7 +155,8 @@ def _parse_count_row(line: str) -> tuple[str, collections.Counter]:
 
 def splice_package(page: str, package: str, outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
     """``page`` with ``package``'s row of the counts table, the total row and its own section
-    replaced by ``outcomes`` (a run of that package alone); the other packages' rows stay."""
+    replaced by ``outcomes`` (a run of that package alone), and the mechanisms table read again
+    from ``repros.py``; the other packages' rows stay."""
     lines = page.rstrip("\n").split("\n")
     header = lines.index("| package | tried | right | refused | wrong | unverified | unusable |")
     last = header + 2
@@ -142,7 +167,7 @@ def splice_package(page: str, package: str, outcomes: list[Outcome], known_wrong
     table = [_count_row(name, counter) for name, counter in sorted(rows.items())]
     table.append(_total_row(sum(rows.values(), collections.Counter())))
     lines[header + 2:last + 1] = table
-    text = "\n".join(lines)
+    text = "\n".join(_with_mechanisms_refreshed(lines))
     begin, end = _section_markers(package)
     section = package_section(package, outcomes, known_wrong)
     if begin in text:
@@ -150,6 +175,31 @@ def splice_package(page: str, package: str, outcomes: list[Outcome], known_wrong
     else:
         text = text + "\n\n" + section
     return text + "\n"
+
+
+MECHANISMS_HEADER = "| mechanism | reproduction | seen in | status |"
+
+
+def mechanism_rows() -> list[str]:
+    """The rows of the mechanisms table, from ``repros.py`` (no run needed)."""
+    from .repros import FIXED, MECHANISMS
+    rows = []
+    for status, mechanisms in (("still wrong", MECHANISMS), ("fixed", FIXED)):
+        for mechanism in mechanisms:
+            rows.append(f"| {_escape(mechanism.name)} | `repros.{mechanism.function.__name__}` | "
+                        f"{_escape(mechanism.seen_in)} | {status} |")
+    return rows
+
+
+def _with_mechanisms_refreshed(lines: list[str]) -> list[str]:
+    """``lines`` of the page with the mechanisms table's rows read again from ``repros.py``."""
+    if MECHANISMS_HEADER not in lines:
+        return lines
+    first = lines.index(MECHANISMS_HEADER) + 2
+    last = first
+    while last < len(lines) and lines[last].startswith("| "):
+        last += 1
+    return lines[:first] + mechanism_rows() + lines[last:]
 
 
 def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
@@ -205,13 +255,7 @@ def markdown(outcomes: list[Outcome], known_wrong: dict[str, str]) -> str:
     parts += ["", "## Failure mechanisms found", "",
               "Each reduced to a few lines of plain NumPy in `tests/external/repros.py`. Still wrong ones",
               "are asserted still wrong (a fix shows up as a failing test); fixed ones are regression tests",
-              "in every mode.", "",
-              "| mechanism | reproduction | seen in | status |", "|---|---|---|---|"]
-    from .repros import FIXED, MECHANISMS
-    for status, mechanisms in (("still wrong", MECHANISMS), ("fixed", FIXED)):
-        for mechanism in mechanisms:
-            parts.append(f"| {_escape(mechanism.name)} | `repros.{mechanism.function.__name__}` | "
-                         f"{_escape(mechanism.seen_in)} | {status} |")
+              "in every mode.", "", MECHANISMS_HEADER, "|---|---|---|---|"] + mechanism_rows()
     parts += ["", "## Wrong", "", "| function | stage | what | mechanism (KNOWN_WRONG) |", "|---|---|---|---|"]
     for outcome in (o for o in outcomes if o.status == "wrong"):
         parts.append(f"| {outcome.case_id} | {outcome.stage} | {_escape(outcome.detail)} | "
