@@ -120,32 +120,34 @@ class ScienceBlocks:
 
     # ---- structured arrays of constants --------------------------------------------------------
     def b_struct_table(self):
-        """Fields of a constant table read into differentiated expressions; rarely (1 in 8) a
-        differentiated float written through a field's view, which must be refused."""
+        """Fields and records of a constant module table read into differentiated expressions;
+        one block in twelve makes a local table (its constants written in, which is refused today:
+        tests/test_fuzz_science.py), and at half of those a differentiated float is written through
+        a field's view, which must be refused."""
         n, out = self.n, self._new("f", "t")
-        field = f'TABLE0["{self.pick("ab")}"][:{n}]'
-        form = self.rng.randrange(8)
+        form = self.rng.randrange(12)
         if form == 0:
-            tab, v = self.env.fresh("tab"), self.env.fresh("fv")
-            write = self.pick([[f'{v} = {tab}["w"]', f"{v}[{self.rng.randrange(n)}] = {self.float_expr(1)}"],
-                               [f'{v} = {tab}["w"]', f"{v} *= {self.array_expr(1)}"],
-                               [f"for i in range({n}):", f'    {tab}["w"][i] = {tab}["w"][i] * {self.float_expr(1)}'],
-                               [f'np.copyto({tab}["w"], {self.array_expr(1)})'],
-                               [f'{v} = {tab}["w"][::2]', f"{v}[0] = {self.float_expr(1)}"]])
-            return [f'{tab} = np.zeros({n}, dtype=[("w", float), ("c", float)])', f'{tab}["w"] = {self._consts()}',
-                    *write, f'{out} = np.sum({tab}["w"] * {self.array_expr(1)})']
-        if form in (1, 2):
-            acc = out
-            return [f"{acc} = 0.0", f"for row in TABLE0[:{n}]:",
-                    f'    {acc} = {acc} + row["a"] * np.sin({self.float_expr(1)} * row["b"]) + row["k"] * 0.1']
-        if form == 3:
-            tab = self.env.fresh("tab")
-            return [f'{tab} = np.zeros({n}, dtype=[("w", float), ("c", float)])', f'{tab}["w"] = {self._consts()}',
-                    f'{tab}["c"] = np.linspace(0.1, 1.0, {n})',
-                    f'{out} = np.sum({tab}["w"] * np.tanh({self.array_expr(1)}) + {tab}["c"] ** 2 * {self.float_expr(1)})']
+            return self._local_table(out)
+        if form < 5:
+            row = self.pick(['row["a"]', "row[0]"])
+            return [f"{out} = 0.0", f"for row in TABLE0[:{n}]:",
+                    f'    {out} = {out} + {row} * np.sin({self.float_expr(1)} * row["b"]) + row["k"] * 0.1']
         y = self._new("a", "y")
+        field = f'TABLE0["{self.pick("ab")}"][:{n}]'
         return [f"{y} = {field} * {self.array_expr(1)} + TABLE0[\"b\"][:{n}] ** 2",
                 f'{out} = np.sum({y} * TABLE0["k"][:{n}]) * 0.1 + TABLE0["a"][{self.rng.randrange(n)}] * {self.float_expr(1)}']
+
+    def _local_table(self, out: str) -> list[str]:
+        n, tab, v = self.n, self.env.fresh("tab"), self.env.fresh("fv")
+        write = self.pick([[f'{v} = {tab}["w"]', f"{v}[{self.rng.randrange(n)}] = {self.float_expr(1)}"],
+                           [f'{v} = {tab}["w"]', f"{v} *= {self.array_expr(1)}"],
+                           [f"for i in range({n}):", f'    {tab}["w"][i] = {tab}["w"][i] * {self.float_expr(1)}'],
+                           [f'np.copyto({tab}["w"], {self.array_expr(1)})'],
+                           [f'{v} = {tab}["w"][::2]', f"{v}[0] = {self.float_expr(1)}"]])
+        made = [f'{tab} = np.zeros({n}, dtype=[("w", float), ("c", float)])', f'{tab}["w"] = {self._consts()}',
+                f'{tab}["c"] = np.linspace(0.1, 1.0, {n})']
+        return made + (write if self.rng.random() < 0.5 else []) + [
+            f'{out} = np.sum({tab}["w"] * np.tanh({self.array_expr(1)}) + {tab}["c"] ** 2 * {self.float_expr(1)})']
 
     # ---- closures writing nonlocal state inside loops --------------------------------------------
     def b_nonlocal_loop(self):
