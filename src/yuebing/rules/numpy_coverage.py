@@ -29,7 +29,6 @@ REFUSED: dict[str, str] = {
     "numpy.bmat": _MATRIX + "; use np.block of 2-D arrays",
     "numpy.matrix": _MATRIX + "; use 2-D arrays and @",
     # C functions without a rule
-    "numpy.from_dlpack": "memory shared with another library: not differentiated (see yuebing.interop)",
     "numpy.frompyfunc": "makes a ufunc over object arrays; use np.vectorize, which has a rule",
     "numpy.nested_iters": "an iterator over array elements: not differentiated; index the array in loops",
     "numpy.ndarray": "the low-level array constructor (shape and buffer); use np.array, np.zeros or np.empty",
