@@ -19,7 +19,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tangents as T
-from ..rules import outside_state
+from ..rules import aliasing_views, outside_state
+from ..rules.core import RuleArgumentError
 from ..rules.batched import batched, batched_zeros
 from ..tangents import NoFData, NoRData, NoTangent
 from ..transform.batched_second_order import Unbatched, start_pass
@@ -54,6 +55,9 @@ def batched_columns(f: Callable, args: tuple, nums: tuple, items: list, pull_uni
     try:
         with batched(k):
             out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
+            written = aliasing_views.forward_ended()  # (before the reverse part puts the values back)
+            if written:
+                raise RuleArgumentError(written)  # (the columns' own passes refuse it)
             _, rsd = pull_unit(out, pullback, f, "hessian")
     except Exception:  # noqa: BLE001 - Unbatched, or anything the batched pass met: one pass per column
         _remember(signature)

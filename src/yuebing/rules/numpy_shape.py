@@ -41,9 +41,9 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..tangents import NoFData, NoRData, NoTangent
 from ..tangents.arrays import array_root
-from . import batched
+from . import aliasing_views, batched
 from .cases import Case, Expect, randc, randn
-from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule
+from .core import CoDual, Dual, RuleArgumentError, describe_callable, frule, primal, register_frule, register_rrule, rrule
 from .numpy_arguments import as_array, deliver, dense_tangent, forward, refuse, rule
 from .second_order import linear
 from .util import fit_tangent, out_cotangent, output, refuse_numbers_into_object_array, tangent, unbroadcast, zero_fdata
@@ -66,6 +66,16 @@ def view_fdata(fx: Any, y: Any, x: Any, op: Callable) -> Any:
     return fy if is_view_of(fy, fx) else None
 
 
+def _aliasing_view(t: Any, y: Any, x: Any, op: Callable) -> Any:
+    """Forward mode's tangent of a view repeating ``x``'s entries (``views=False``): the same view
+    of ``x``'s tangent, so that a later write into ``x`` (and its tangent) is seen through both;
+    None when ``y`` is no view of ``x`` or ``op(t)`` none of ``t``."""
+    if not (isinstance(t, np.ndarray) and isinstance(y, np.ndarray) and np.may_share_memory(y, x)):
+        return None
+    ty = op(t)
+    return ty if isinstance(ty, np.ndarray) and np.may_share_memory(ty, t) else None
+
+
 def linear_op(*targets: Any, views: bool = True) -> Callable:
     """Register rules for a structural (linear) op of one array argument from a *spec*.
 
@@ -85,6 +95,8 @@ def linear_op(*targets: Any, views: bool = True) -> Callable:
             fy = view_fdata(a.fdata, y, x, op) if views else None
             if fy is not None:
                 return CoDual(y, fy), lambda dy: ()
+            if not views:  # a view repeating x's entries, whose cotangent is gathered here
+                aliasing_views.watch(x, y, describe_callable(targets[0]))
             out = output(y)
             if not (isinstance(y, np.ndarray) and y.dtype.kind in "fc" or isinstance(y, (float, complex, np.inexact))):
                 return out, lambda dy: (NoRData,)  # an int or bool result: no cotangent to take back
@@ -97,7 +109,7 @@ def linear_op(*targets: Any, views: bool = True) -> Callable:
             t = tangent(a)
             if y is x:
                 return Dual(x, t)
-            ty = view_fdata(t, y, x, op)
+            ty = view_fdata(t, y, x, op) if views else _aliasing_view(t, y, x, op)
             if ty is not None:
                 return Dual(y, ty)
             dt = dense_tangent(x, t)
@@ -241,6 +253,39 @@ def _sliding_window_view_spec(x, window_shape, axis=None, *, subok=False, writea
         return total.reshape(x.shape)
 
     return (lambda v: windows(v, window_shape, axes)), adjoint
+
+
+@linear_op(np.lib.stride_tricks.as_strided, views=False)
+def _as_strided_spec(x, shape=None, strides=None, subok=False, writeable=True):
+    """A view of a C-contiguous array's memory with strides of whole elements (rolling windows,
+    ``scipy.linalg.hankel``), read-only under differentiation: its entries may overlap, so a
+    write through it would need each entry's derivative in several places (it raises instead).
+    The tangent is the same view of a C-contiguous tangent (a copy of the entries otherwise);
+    the cotangent of an entry sums over the view's entries that are it (a count by index)."""
+    refuse("numpy.lib.stride_tricks.as_strided", "subok", subok or None, None, "pass a plain ndarray")
+    x = np.asarray(x)
+    shape = x.shape if shape is None else tuple(shape)
+    strides = x.strides if strides is None else tuple(strides)
+    if not x.flags.c_contiguous or any(s % x.itemsize for s in strides):
+        raise RuleArgumentError(
+            "numpy.lib.stride_tricks.as_strided: yuebing follows it on a C-contiguous array with strides of "
+            "whole elements; pass np.ascontiguousarray(x), or use sliding_window_view for windows")
+    steps = tuple(s // x.itemsize for s in strides)
+    strided = np.lib.stride_tricks.as_strided
+    index = strided(np.arange(x.size), shape, tuple(k * np.dtype(np.int_).itemsize for k in steps), writeable=False)
+
+    def op(v: np.ndarray) -> np.ndarray:
+        if v.shape == x.shape and v.flags.c_contiguous:
+            return strided(v, shape, tuple(k * v.itemsize for k in steps), writeable=False)
+        return np.reshape(v, v.shape[:v.ndim - x.ndim] + (-1,))[..., index]  # (a batched tangent: per row)
+
+    def adjoint(g: np.ndarray) -> np.ndarray:
+        total = np.bincount(index.ravel(), weights=g.real.ravel(), minlength=x.size)
+        if np.iscomplexobj(g):
+            total = total + 1j * np.bincount(index.ravel(), weights=g.imag.ravel(), minlength=x.size)
+        return total.reshape(x.shape)
+
+    return op, adjoint
 
 
 def _sliding_windows_batched(args: tuple, kwargs: dict) -> Dual | None:
@@ -500,7 +545,7 @@ STRIDED = step(_every_other_column)
 # structural: views and copies (the tangent call redoes them on tangents)
 linear(np.atleast_3d, _every_other_column)
 linear((np.ndarray, "view"), (np.ndarray, "swapaxes"), (np.ndarray, "astype"), (np.ndarray, "tolist"),
-       np.lib.stride_tricks.sliding_window_view)
+       np.lib.stride_tricks.sliding_window_view, np.lib.stride_tricks.as_strided)
 linear((np.ndarray, "fill"), data=(1, "value"))  # x.fill(1): the int is a value (tangent 0)
 
 
@@ -570,6 +615,8 @@ CASES = [
     # so the reverse rule is checked against the explicit sum-back instead.
     Case(np.broadcast_to, randn(3), (2, 3), mode=("fwd",)),
     Case(np.lib.stride_tricks.sliding_window_view, randn(6), 3),
+    Case(np.lib.stride_tricks.as_strided, randn(6), (4, 3), (8, 8)),  # rolling windows: overlapping entries
+    Case(np.lib.stride_tricks.as_strided, randn(3, 4), (2, 2), (32, 8)),
     Case(np.lib.stride_tricks.sliding_window_view, randn(4, 5), (2, 3)),
     Case(np.lib.stride_tricks.sliding_window_view, randn(4, 5), 2, kwargs={"axis": 1}),
     Case(np.lib.stride_tricks.sliding_window_view, randn(4, 5), (2, 2), kwargs={"axis": (0, 0)}),

@@ -19,6 +19,8 @@ import numpy as np
 
 from ..ir import generators
 from ..tangents import NoFData, NoTangent
+from . import aliasing_views
+from .core import RuleArgumentError
 from .outside_redo import final_state
 
 _LOCAL = threading.local()  # (plain: differentiated code may read it, third order, and reads a subclass's
@@ -36,6 +38,7 @@ def enter() -> Any:
     _LOCAL.memo = {}
     _outer_memos().append(saved)
     generators.start_watching()  # (lazy generators with cleanup: refused if dropped unclosed)
+    aliasing_views.start_watching()  # (arrays written after a view repeating their entries: refused)
     return saved
 
 
@@ -59,9 +62,10 @@ def leave(saved: Any, undo: Callable | None = None) -> Callable | None:
     if outer:
         outer.pop()
     dropped = generators.unclosed()
-    if dropped:
-        error = generators.UnclosedGeneratorError(*dropped[0])  # (before undo() takes the generator apart)
-        if undo is not None:
+    written = aliasing_views.written_after_view()
+    if dropped or written:
+        error = generators.UnclosedGeneratorError(*dropped[0]) if dropped else RuleArgumentError(written)
+        if undo is not None:  # (the generator's error made before undo() takes the generator apart)
             undo()
         raise error
     return redo
