@@ -235,3 +235,15 @@ def test_an_error_in_new_points_at_the_users_line():
     notes = "\n".join(getattr(caught.value, "__notes__", []))
     assert "raise ValueError" in notes and "return Checked(x - 1.0)" in notes
     assert "class_construction" not in notes
+
+
+@pytest.mark.parametrize("run", [lambda f: yb.grad(f)(0.3), lambda f: yb.jvp(f, (0.3,), (1.0,)),
+                                 lambda f: yb.hvp(f, (0.3,), (1.0,))], ids=["grad", "jvp", "hvp"])
+@pytest.mark.parametrize("make,text", [(lambda x: np.matrix([[x, 1.0], [2.0, x]]), "np.matrix objects"),
+                                       (lambda x: np.rec.recarray((2,), dtype=[("a", float)]), "structured")],
+                         ids=["matrix", "recarray"])
+def test_numpy_classes_the_coverage_table_refuses_stay_refused(run, make, text):
+    """``np.matrix`` has a Python ``__new__``: built from source, its ``*`` would be a matrix
+    product that the array rules took elementwise."""
+    with pytest.raises(TypeError, match=f"yuebing does not construct it.*{text}"):
+        run(lambda x: float(np.sum(make(x))) * x)

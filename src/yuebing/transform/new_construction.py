@@ -19,7 +19,8 @@ from typing import Any, Callable
 
 from ..ir.class_construction import made_by_new
 from ..rules._partial_work import reroute
-from ..rules.core import CoDual, Dual, MissingRuleError
+from ..rules.core import CoDual, Dual, MissingRuleError, describe_callable
+from ..rules.numpy_coverage import REFUSED as NUMPY_REFUSED
 from ..tangents import NoFData, NoRData, NoTangent
 from .class_calls import has_python_new, metaclass_call
 
@@ -29,7 +30,8 @@ _CONSTANT_SECOND = (NoFData, NoTangent, NoFData)  # a constant's fdata, tangent 
 def built_by_new(cls: type, mode: str) -> bool:
     """Whether ``cls(...)`` is built by ``made_by_new`` (its ``__new__`` is Python code). Refused
     by name: a metaclass with a ``__call__`` of its own (it decides what the call returns, a
-    singleton's cached instance), a frozen dataclass with a ``__new__`` of its own."""
+    singleton's cached instance), a NumPy class the coverage table refuses, a frozen dataclass
+    with a ``__new__`` of its own."""
     meta = metaclass_call(cls)
     if meta is not None:
         raise MissingRuleError(cls, mode, reason=f"its metaclass {meta.__qualname__} has a __call__ of its own, "
@@ -37,11 +39,26 @@ def built_by_new(cls: type, mode: str) -> bool:
                                "function and pass it in)")
     if not has_python_new(cls):
         return False
+    refused = _refused_by_numpy(cls)  # (np.matrix: its * is a matrix product no array rule would see)
+    if refused is not None:
+        raise MissingRuleError(cls, mode, reason=refused)
     if dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
         raise MissingRuleError(cls, mode, reason="it is a frozen dataclass with a __new__ of its own, which "
                                "yuebing does not build (move its work into a classmethod that then calls the "
                                "class without it)")
     return True
+
+
+def _refused_by_numpy(cls: type) -> str | None:
+    """Why the NumPy coverage table refuses constructing ``cls`` (``np.matrix``, ``np.memmap``,
+    ``np.recarray``: listed by public name), or None. (``MissingRuleError`` adds the table's
+    reason itself when the name it prints is the listed one.)"""
+    if cls.__module__.partition(".")[0] != "numpy":
+        return None
+    name, public = describe_callable(cls), f"numpy.{cls.__qualname__}"
+    if name in NUMPY_REFUSED or f"numpy.{name}" in NUMPY_REFUSED:
+        return "yuebing does not construct it"
+    return f"yuebing does not construct it: {NUMPY_REFUSED[public]}" if public in NUMPY_REFUSED else None
 
 
 def by_new_reverse(cls: type, args: tuple, kwargs: dict, dispatch: Callable) -> tuple[CoDual, Callable]:
