@@ -7,6 +7,8 @@ NumPy float, so the lineshapes' ``isinstance(x, (int, float))`` branches run). E
 kept inside a box where the function is smooth (``sigma > 0``, ``x > 0`` for the log-normal and
 the power law, the Bose-Einstein denominator away from zero, the grid away from a step's corners).
 Forms chosen by a string (``step``, ``rectangle``, ``thermal_distribution``) are one case each.
+Three cases go through ``lmfit.Model``: a composite model's ``eval``, the residual a fit
+minimises and a bounded parameter, at ``Parameters`` made from ``t``.
 
 The lineshapes call SciPy's ``erf``, ``erfc``, ``wofz``, ``gamma``, ``loggamma`` and ``betaln``;
 the jax twin (a second oracle) binds them to ``jax.scipy.special``'s and runs eagerly (their
@@ -42,10 +44,11 @@ class Lineshape:
     parameters: tuple[tuple[str, float, float], ...]
     x_range: tuple[float, float] = X_WIDE
     form: str = ""                  # the ``form=`` argument, for the forms chosen by a string
+    label: str = ""                 # a case name of its own (the same lineshape on another x range)
 
     @property
     def case_name(self) -> str:
-        return f"{self.name}_{self.form}" if self.form else self.name
+        return self.label or (f"{self.name}_{self.form}" if self.form else self.name)
 
     def function(self) -> Callable:
         import lmfit.lineshapes
@@ -75,6 +78,10 @@ LINESHAPES = (
     Lineshape("dho", (AMPLITUDE, ("center", 0.5, 2.0), ("sigma", 0.3, 1.5), ("gamma", 0.5, 2.0))),
     Lineshape("logistic", PEAK),
     Lineshape("lognormal", (AMPLITUDE, ("center", -0.5, 0.5), ("sigma", 0.3, 1.5)), X_POSITIVE),
+    # two points of the grid at x <= 0, which lognormal overwrites in place with 1e-15
+    # (x[where(x <= tiny)] = tiny): their derivatives in x must vanish, not leak
+    Lineshape("lognormal", (AMPLITUDE, ("center", -0.5, 0.5), ("sigma", 0.3, 1.5)), (-1.0, 3.0),
+              label="lognormal_clipped"),
     Lineshape("students_t", (AMPLITUDE, CENTER, ("sigma", 0.5, 5.0))),
     Lineshape("expgaussian", PEAK + (("gamma", 0.3, 2.0),)),
     Lineshape("doniach", PEAK + (("gamma", 0.0, 0.5),)),
@@ -146,5 +153,48 @@ def _spec(shape: Lineshape, on_grid: bool) -> CaseSpec:
     return spec
 
 
+# ------------------------------------------------------------------------- lmfit.Model
+
+MODEL_X = np.linspace(-2.0, 3.0, 7)
+
+
+def model_gaussian_plus_linear_eval(t):
+    """A composite model evaluated at parameters made from ``t`` (lmfit's ``Parameters``)."""
+    from lmfit.models import GaussianModel, LinearModel
+    model = GaussianModel(prefix="g_") + LinearModel(prefix="l_")
+    params = model.make_params(g_amplitude=1.0 + 0.3 * t[0], g_center=t[1], g_sigma=1.0 + 0.2 * t[2],
+                               l_slope=t[3], l_intercept=0.5)
+    return np.sum(WEIGHTS * model.eval(params, x=MODEL_X))
+
+
+def model_residual(t):
+    """The sum of squares a fit minimises, at parameters made from ``t``."""
+    from lmfit.models import GaussianModel
+    model = GaussianModel()
+    params = model.make_params(amplitude=1.0 + 0.3 * t[0], center=t[1], sigma=1.0 + 0.2 * t[2])
+    return np.sum(model._residual(params, np.exp(-MODEL_X ** 2), None, x=MODEL_X) ** 2)
+
+
+def model_eval_with_bounds(t):
+    """A bounded parameter (lmfit maps it through its internal arcsin transform)."""
+    from lmfit.models import LorentzianModel
+    model = LorentzianModel()
+    params = model.make_params(amplitude=1.0 + 0.3 * t[0], center=t[1],
+                               sigma=dict(value=1.0 + 0.2 * t[2], min=0.1, max=5.0))
+    return np.sum(WEIGHTS * model.eval(params, x=MODEL_X))
+
+
+MODEL_FUNCTIONS = (model_gaussian_plus_linear_eval, model_residual, model_eval_with_bounds)
+
+
+def _model_spec(function: Callable) -> CaseSpec:
+    def build(attempt: int) -> Problem:
+        return Problem(function, interior_point(-np.ones(4), np.ones(4), spec.seed(attempt)), None, None)
+
+    spec = CaseSpec("lmfit", function.__name__, build, all_modes=True)
+    return spec
+
+
 def lmfit_cases() -> list[CaseSpec]:
-    return [_spec(shape, on_grid) for shape in LINESHAPES for on_grid in (True, False)]
+    shapes = [_spec(shape, on_grid) for shape in LINESHAPES for on_grid in (True, False)]
+    return shapes + [_model_spec(function) for function in MODEL_FUNCTIONS]

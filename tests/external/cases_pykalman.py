@@ -61,24 +61,28 @@ def loglikelihood_with_a_missing_observation(t):
     return _standard(FIXED_MODEL).loglikelihood(observed)
 
 
-def filter_in_model(t):
-    means, covariances = _standard(t).filter(OBSERVATIONS[:, None])
+def _moments(t, method: str, in_observations: bool, kind: str = ""):
+    """The filtered or smoothed means and covariances, weighted: in the model (``t``'s) or in the
+    observations (the fixed model)."""
+    model = _standard(FIXED_MODEL if in_observations else t, kind)
+    means, covariances = getattr(model, method)(_observed(t) if in_observations else OBSERVATIONS[:, None])
     return total(means, covariances)
+
+
+def filter_in_model(t):
+    return _moments(t, "filter", False)
 
 
 def filter_in_observations(t):
-    means, covariances = _standard(FIXED_MODEL).filter(_observed(t))
-    return total(means, covariances)
+    return _moments(t, "filter", True)
 
 
 def smooth_in_model(t):
-    means, covariances = _standard(t).smooth(OBSERVATIONS[:, None])
-    return total(means, covariances)
+    return _moments(t, "smooth", False)
 
 
 def smooth_in_observations(t):
-    means, covariances = _standard(FIXED_MODEL).smooth(_observed(t))
-    return total(means, covariances)
+    return _moments(t, "smooth", True)
 
 
 def filter_update_step(t):
@@ -98,8 +102,7 @@ def cholesky_loglikelihood_in_model(t):
 
 
 def cholesky_smooth_in_observations(t):
-    means, covariances = _standard(FIXED_MODEL, "cholesky").smooth(_observed(t))
-    return total(means, covariances)
+    return _moments(t, "smooth", True, "cholesky")
 
 
 def bierman_loglikelihood_in_model(t):
@@ -107,8 +110,7 @@ def bierman_loglikelihood_in_model(t):
 
 
 def bierman_filter_in_observations(t):
-    means, covariances = _standard(FIXED_MODEL, "bierman").filter(_observed(t))
-    return total(means, covariances)
+    return _moments(t, "filter", True, "bierman")
 
 
 def _transition(state, noise=0.0):
@@ -129,29 +131,33 @@ def _unscented(t, kind: str):
                arguments["initial_state_mean"], arguments["initial_state_covariance"])
 
 
-def unscented_filter_in_covariances(t):
-    means, covariances = _unscented(t, "general").filter(1.0 + OBSERVATIONS[:3, None])
+def _unscented_moments(t, kind: str, method: str, in_observations: bool):
+    """The filtered or smoothed means and covariances, weighted: in the covariances (``t``'s
+    model) or in the observations (the fixed model)."""
+    model = _unscented(FIXED_MODEL if in_observations else t, kind)
+    observed = 1.0 + (_observed(t) if in_observations else OBSERVATIONS[:, None])[:3]
+    means, covariances = getattr(model, method)(observed)
     return total(means, covariances)
+
+
+def unscented_filter_in_covariances(t):
+    return _unscented_moments(t, "general", "filter", False)
 
 
 def unscented_smooth_in_observations(t):
-    means, covariances = _unscented(FIXED_MODEL, "general").smooth(1.0 + _observed(t)[:3])
-    return total(means, covariances)
+    return _unscented_moments(t, "general", "smooth", True)
 
 
 def additive_unscented_filter_in_covariances(t):
-    means, covariances = _unscented(t, "additive").filter(1.0 + OBSERVATIONS[:3, None])
-    return total(means, covariances)
+    return _unscented_moments(t, "additive", "filter", False)
 
 
 def additive_unscented_smooth_in_observations(t):
-    means, covariances = _unscented(FIXED_MODEL, "additive").smooth(1.0 + _observed(t)[:3])
-    return total(means, covariances)
+    return _unscented_moments(t, "additive", "smooth", True)
 
 
 def sqrt_additive_unscented_filter_in_covariances(t):
-    means, covariances = _unscented(t, "sqrt_additive").filter(1.0 + OBSERVATIONS[:3, None])
-    return total(means, covariances)
+    return _unscented_moments(t, "sqrt_additive", "filter", False)
 
 
 FUNCTIONS = (loglikelihood_in_model, loglikelihood_in_observations, loglikelihood_with_a_missing_observation,

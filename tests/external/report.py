@@ -85,6 +85,9 @@ SECTION_NOTES = {
         "`yb.hvp` too). The jax twin binds their `scipy.special` functions to `jax.scipy.special`'s and",
         "runs eagerly (their `max(tiny, sigma)` compares a traced value); the lineshapes that call",
         "`float()`, write into an array or take `loggamma` of a complex argument have no twin.",
+        "Three cases go through `lmfit.Model` (`eval` of a composite model, the residual, a bounded",
+        "parameter): refused where lmfit builds its `Parameters` (a dict subclass holding an asteval",
+        "interpreter, which opens an `io.BytesIO`).",
     ],
     "properscoring": [
         "properscoring's scoring rules (`crps_gaussian`, `crps_ensemble` sorted and weighted,",
