@@ -22,9 +22,7 @@ from yuebing.testing.fuzz_programs import features_in
 HEADER = "import functools\nimport math\nimport numpy as np\n\n"
 
 # feature -> why it is left out of the generated programs (the repro is in KNOWN_WRONG/REFUSED)
-SWITCHED_OFF: dict = {
-    "new_classes": "a class whose __new__ is Python code is refused (KNOWN_REFUSED 'class with __new__')",
-}
+SWITCHED_OFF: dict = {}
 # the opt-in features (fuzz_programs.OPT_IN: errstate, while its KNOWN_WRONG entry fails) are left out too
 DEFAULT_FEATURES = tuple(f for f in fuzz_programs.DEFAULT_FEATURES if f not in SWITCHED_OFF)
 # fuzz.case focuses each seed on three features, so a third as many seeds as features focus on every one
@@ -44,13 +42,12 @@ KNOWN_WRONG: list = [
 # (name, source, arguments, text every refusal names): constructs refused today, kept visible.
 _PARTICLE = ("class Particle0:\n    def __new__(cls, v, scale=1.0):\n        obj = super().__new__(cls)\n"
              "        obj.v = v * scale\n        return obj\n\n    def energy(self):\n        return np.sum(self.v * self.v)\n\n")
-KNOWN_REFUSED: list = [
-    ("class with __new__ (the fuzzer's new_classes feature)",
-     _PARTICLE + "def f(x):\n    return Particle0(x, 0.7).energy()\n", (np.array([0.3, -0.5, 0.9]),), "custom __new__"),
-]
+KNOWN_REFUSED: list = []
 
 # (name, source, arguments): programs the fuzzer found wrong or refused, now right in every mode
 FIXED = [
+    ("class with __new__ (the fuzzer's new_classes feature; refused before ir/class_construction.py)",
+     _PARTICLE + "def f(x):\n    return Particle0(x, 0.7).energy()\n", (np.array([0.3, -0.5, 0.9]),)),
     ("float block of + and - only after a rule call (its empty residual tuple desynchronised the tape)",
      "def f(s):\n    a = np.sin(s)\n    b = s + a\n    c = b - a\n    d = c + a\n    e = d - a\n"
      "    g = e + a\n    h = g - a\n    return h * a\n", (-1.11,)),
