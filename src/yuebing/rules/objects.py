@@ -584,7 +584,18 @@ def _function_metadata(o: Any, value: Any) -> bool:
     """A derivative-free attribute written on a function (``f.__qualname__ = ...``, as decorators
     do; ``func.typecode = ...`` on a Fortran routine): written and restored like any attribute,
     with no tangent to follow."""
-    return (isinstance(o, types.FunctionType) or _is_fortran_routine(o)) and T.zero_tangent(value) is NoTangent
+    return (isinstance(o, types.FunctionType) or _is_fortran_routine(o) or _is_user_class(o)) \
+        and T.zero_tangent(value) is NoTangent
+
+
+def _is_user_class(o: Any) -> bool:
+    """A class made by a class statement (an instance counter ``Particle.count += 1``, a registry
+    of labels): a derivative-free value written on it is written and restored like a function's
+    metadata; one carrying floats is refused by ``_check_user_write``."""
+    return isinstance(o, type) and bool(o.__flags__ & _HEAP_TYPE)
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not a builtin or C type
 
 
 def _is_fortran_routine(o: Any) -> bool:
@@ -596,6 +607,8 @@ def _is_fortran_routine(o: Any) -> bool:
 def _function_metadata_write(o: Any, n: str, v: Any) -> tuple:
     old = getattr(o, n, _MISSING)
     setattr(o, n, v)
+    if _is_user_class(o):  # outside state: written once per gradient call, as a plain call does
+        outside_state.note_reached(o)
 
     def pullback(dy):
         if old is _MISSING:

@@ -9,7 +9,8 @@ counter rebound with ``+=`` already was: ``outside_state._keep_written_globals``
 
 So when a top-level pass ends its forward part (``outside_state.leave``), ``final_state`` records
 the contents of every mutable object reachable from the outside objects the pass reached
-(lists, dicts, sets, deques, the ``__dict__`` of objects, closure cells; shallow, by reference),
+(lists, dicts, sets, deques, the ``__dict__`` of objects, the attributes of a class written to,
+closure cells; shallow, by reference),
 and after the reverse pass the redo it returns gives each its recorded contents back, in place:
 identities are kept, and a container the forward pass made and stored outside (a list appended
 to a global list) gets its own contents back too. Objects reachable from the arguments are left
@@ -26,6 +27,8 @@ from typing import Any, Callable
 _ROLES = frozenset({"fdata", "tangent", "fdata_tangent", "reached"})  # (reached: outside_state.note_reached)
 _NOT_RECORDED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
                  types.CodeType)
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+_ABSENT = object()
 _LIMIT = 1_000_000  # objects recorded at most (a larger reachable state is left as the reverse pass leaves it)
 
 
@@ -78,6 +81,8 @@ def _record(value: Any) -> tuple | None:
             return None
     if isinstance(value, tuple):
         return "tuple", value  # (nothing to restore: its elements are followed)
+    if isinstance(value, type) and value.__flags__ & _HEAP_TYPE:  # a class written to (Particle.count += 1)
+        return "class", dict(value.__dict__)
     if isinstance(value, _NOT_RECORDED) or not hasattr(value, "__dict__") or type(value).__module__ == "numpy":
         return None
     attributes = getattr(value, "__dict__", None)
@@ -86,7 +91,7 @@ def _record(value: Any) -> tuple | None:
 
 def _reached(record: tuple) -> list:
     kind, contents = record
-    if kind == "dict" or kind == "object":
+    if kind == "dict" or kind == "object" or kind == "class":
         return list(contents.values())
     if kind == "cell":
         return [contents]
@@ -114,6 +119,12 @@ def _restore(value: Any, record: tuple) -> None:
         attributes = value.__dict__
         attributes.clear()
         attributes.update(contents)
+    elif kind == "class":  # (a class's namespace is read-only: its changed attributes are set again)
+        for name in [n for n in value.__dict__ if n not in contents]:
+            delattr(value, name)
+        for name, held in contents.items():
+            if value.__dict__.get(name, _ABSENT) is not held:
+                setattr(value, name, held)
 
 
 def _reachable_ids(arguments: tuple) -> frozenset:
