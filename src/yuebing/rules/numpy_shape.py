@@ -232,12 +232,12 @@ def _broadcast_to_spec(array, shape, subok=False):
 
 
 @linear_op(np.lib.stride_tricks.sliding_window_view, views=False)
-def _sliding_window_view_spec(x, window_shape, axis=None, *, subok=False, writeable=False):
+def _sliding_window_view_spec(x, window_shape, axis=None, subok=False, writeable=False):  # (keywords: the binder's)
     """A read-only view of overlapping windows (convolutions written as ``windows @ kernel``):
     the cotangent of an entry is the sum over the windows holding it (a count by index). The axes
     are counted from the end, so a batched tangent's leading axis is left alone."""
-    refuse("numpy.lib.stride_tricks.sliding_window_view", "writeable", writeable or None, None,
-           "take the windows read-only and write into x itself")
+    # writeable=True (scipy.signal's spectrogram and stft ask for it, never writing) gives the
+    # read-only view too: a write through overlapping windows raises, never drops a derivative
     refuse("numpy.lib.stride_tricks.sliding_window_view", "subok", subok or None, None, "pass a plain ndarray")
     x = np.asarray(x)
     ndim = x.ndim

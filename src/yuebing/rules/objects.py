@@ -106,7 +106,7 @@ def _check_user_read(o: Any, name: str, who: str, plain: bool) -> None:
         raise RuleArgumentError(f"{who}: {tp.__qualname__} overrides __getattribute__; yuebing's rule "
                                 "covers plain attribute access only")
     attr = _class_attribute(tp, name)
-    if isinstance(attr, (property, functools.cached_property)):
+    if isinstance(attr, property) or isinstance(attr, functools.cached_property) and not _cached(o, name):
         raise RuleArgumentError(
             f"{who}: {tp.__qualname__}.{name} is a property: properties of user classes are "
             "differentiated by the source transform (from their getter's source), not by the "
@@ -115,6 +115,13 @@ def _check_user_read(o: Any, name: str, who: str, plain: bool) -> None:
     if attr is not _MISSING and _is_custom_data_descriptor(attr):
         raise RuleArgumentError(f"{who}: {tp.__qualname__}.{name} is a descriptor ({type(attr).__qualname__}); "
                                 "yuebing's rule covers plain attributes and methods only")
+
+
+def _cached(o: Any, name: str) -> bool:
+    """Whether ``o.name``, a ``functools.cached_property``, is computed: an instance field then
+    (its first read runs the getter: ``rules/_cached_properties.py``)."""
+    namespace = getattr(o, "__dict__", None)
+    return isinstance(namespace, dict) and name in namespace
 
 
 def _is_custom_data_descriptor(attr: Any) -> bool:

@@ -31,6 +31,7 @@ from ..rules.core import CoDual, Dual, RuleArgumentError, describe_callable
 from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
 from ..rules.numpy_masked import masked_form, refuse_masked_arguments
+from ..rules._cached_properties import first_read
 from ..rules.bunch_data import is_generated_property
 from ..rules.exception_data import as_class_call
 from ..rules.single_dispatch import singledispatch_implementation
@@ -104,6 +105,8 @@ def property_function(fn: Any, primals: list) -> types.FunctionType | None:
         return None  # (a tuple bunch's extra field: the getattr rule reads it, rules/bunch_data.py)
     if fn is getattr and 2 <= len(primals) <= 3 or fn is setattr and len(primals) == 3:
         prop = find_property(type(primals[0]), primals[1])
+        if prop is None and fn is getattr:  # a functools.cached_property read before it is computed, if one
+            return first_read(primals[0], primals[1])
         function = None if prop is None else prop.fget if fn is getattr else prop.fset
         return function if isinstance(function, types.FunctionType) else None
     return None
