@@ -111,3 +111,17 @@ def test_a_focused_program_is_never_wrong(feature):
             break
         args = random_args(rng, program)
     assert outcome.status in ("right", "refused", "unsmooth"), str(outcome)
+
+
+@pytest.mark.parametrize("body", [
+    "    return sum(w * v * s + c for (w, c), v in zip(TAB.tolist(), x))\n",
+    "    rows = TAB.tolist()\n    return rows[0][0] * x[0] * x[1] + s\n",
+])
+def test_a_structured_table_as_a_list_is_a_constant_in_every_mode(body):
+    """``table.tolist()`` inside f: second order's tangent call of the linear ``tolist`` ran on the
+    table (it has no tangent) and its numbers were taken for the list's tangent, so the Hessian of
+    ``rows[0][0] * x[0] * x[1]`` was [[0, .5], [.65, .15]] (transform/lifting.py)."""
+    source = HEADER + ("TAB = np.array([(0.5, 1.0), (-0.2, 2.0), (1.0, 0.3)], dtype=[('w', float), ('c', float)])\n\n"
+                       "def f(x, s):\n" + body)
+    outcome = fuzz.check_program(source, ARGS)
+    assert outcome.status == "right", str(outcome)

@@ -338,14 +338,18 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
     # the primal's rule makes them (immutable_slots.py: the Hessian through [Config(a, b)][0] was 0)
     out2 = _slots.after_call(out1, out2, args, first_mutated, handed_out and type(args[1][0]) is not slice)
     y = out1.primal
+    constants_only = all(_is_constant(a[2]) for a in [f, *args, *kwargs.values()])
     if not _carries_tangent(y):  # an int, a shape, a string: the tangent call computed it again
         out = (y, out1.fdata, NoTangent, NoFData)
-    elif all(_is_constant(a[2]) for a in [f, *args, *kwargs.values()]) and not isinstance(y, list):
+    elif constants_only and not isinstance(y, list):
         # only constants in: the output is a constant (the tangent call ran on primals)
         out = (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
     elif out2.primal is y:  # the tangent call saw the primal (a list of strings) and returned it
         given = [a for a in args if a[0] is y]
         out = (y, out1.fdata, *given[0][2:]) if given else (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
+    elif constants_only:  # a new list of floats the tangent call read from primals (a structured
+        # table's tolist(): the Hessian counted its numbers as tangents): zeros, in a list of its own
+        out = (y, out1.fdata, _zero_tangent_of(y), zero_fdata(y))
     else:
         out = (y, out1.fdata, _without_constants(y, out2.primal), out2.fdata)
 
