@@ -128,10 +128,11 @@ class ScienceBlocks:
         form = self.rng.randrange(12)
         if form == 0:
             return self._local_table(out)
-        if form < 5:
-            row = self.pick(['row["a"]', "row[0]"])
-            return [f"{out} = 0.0", f"for row in TABLE0[:{n}]:",
-                    f'    {out} = {out} + {row} * np.sin({self.float_expr(1)} * row["b"]) + row["k"] * 0.1']
+        if form < 5:  # records (np.void), or tuples of Python numbers from tolist()
+            rows, row = self.pick([(f"TABLE0[:{n}]", 'row["a"]'), (f"TABLE0[:{n}]", "row[0]"),
+                                   (f"TABLE0.tolist()[:{n}]", "row[0]")])
+            return [f"{out} = 0.0", f"for row in {rows}:",
+                    f"    {out} = {out} + {row} * np.sin({self.float_expr(1)} * row[1]) + row[2] * 0.1"]
         y = self._new("a", "y")
         field = f'TABLE0["{self.pick("ab")}"][:{n}]'
         return [f"{y} = {field} * {self.array_expr(1)} + TABLE0[\"b\"][:{n}] ** 2",
