@@ -22,7 +22,9 @@ Gauge conventions (what a derivative of a vector that is only defined up to a fa
 * ``qr``: modes 'economic' and 'r' for square or tall, 'full' for square matrices (the extra
   columns of a tall full Q are not unique); real inputs. ``pivoting=True``: the permutation is
   piecewise constant, the derivative is that of ``qr(a[:, P])``.
-* ``lu``/``lu_factor``: square matrices, the permutation held fixed (piecewise constant).
+* ``lu``/``lu_factor``: the permutation held fixed (piecewise constant); ``lu`` of any 2-D
+  matrix (a tall or wide one: the leading square block, then the rows or columns past it),
+  ``lu_factor`` of square ones.
   ``lu_factor``'s packed matrix carries ``L``'s strict lower triangle and ``U``'s upper one.
 * ``pinv``: full-rank matrices (the rank must not change under a perturbation).
 * ``pinvh``: NumPy's ``pinv`` map at the Hermitian matrix read from one triangle, so repeated
@@ -458,25 +460,53 @@ def _lu_parts(a: np.ndarray) -> tuple:
 
 
 def _lu_tangent(perm: Any, low: np.ndarray, up: np.ndarray, da: Any) -> tuple:
-    """``a[perm] = L U``: ``X = L^-1 dA[perm] U^-1``, ``dL = L tril(X, -1)``, ``dU = triu(X) U``
-    (triangular solves)."""
-    t = sla.solve_triangular(low, np.asarray(da)[perm], lower=True, unit_diagonal=True, check_finite=False)
-    x = mT(sla.solve_triangular(up, mT(t), trans="T", check_finite=False))  # X U = T
-    return low @ np.tril(x, -1), np.triu(x) @ up
+    """``a[perm] = L U``: ``X = L1^-1 dA11 U1^-1``, ``dL1 = L1 tril(X, -1)``, ``dU1 = triu(X) U1``
+    on the leading k x k block (k = min(m, n)); below it (a tall ``a``) ``dL2 = (dA21 - L2 dU1)
+    U1^-1``, right of it (a wide one) ``dU2 = L1^-1 (dA12 - dL1 U12)`` (triangular solves)."""
+    dap = np.asarray(da)[perm]
+    k = min(dap.shape)
+    l1, u1 = low[:k, :k], up[:k, :k]
+    t = sla.solve_triangular(l1, dap[:k, :k], lower=True, unit_diagonal=True, check_finite=False)
+    x = mT(sla.solve_triangular(u1, mT(t), trans="T", check_finite=False))  # X U1 = T
+    dl, du = l1 @ np.tril(x, -1), np.triu(x) @ u1
+    if dap.shape[0] > k:
+        below = dap[k:, :k] - low[k:] @ du
+        dl = np.vstack([dl, mT(sla.solve_triangular(u1, mT(below), trans="T", check_finite=False))])
+    if dap.shape[1] > k:
+        right = dap[:k, k:] - dl @ up[:, k:]
+        du = np.hstack([du, sla.solve_triangular(l1, right, lower=True, unit_diagonal=True, check_finite=False)])
+    return dl, du
 
 
 def lu_cotangent(perm, low, up, gl, gu):
-    """The adjoint of ``_lu_tangent``: ``dA`` gets ``(L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H)``
-    with its rows sent back (``[argsort(perm)]``)."""
-    n = low.shape[0]
-    xbar = np.zeros((n, n), dtype=np.result_type(low, up))
-    if gl is not None:
-        xbar = xbar + np.tril(mH(low) @ gl, -1)
-    if gu is not None:
-        xbar = xbar + np.triu(gu @ mH(up))
-    y = sla.solve_triangular(low, xbar, lower=True, unit_diagonal=True, trans="C", check_finite=False)
-    z = mH(sla.solve_triangular(up, mH(y), check_finite=False))  # Z U^H = Y
-    return z[np.argsort(perm)]
+    """The adjoint of ``_lu_tangent``: the leading block's ``dA11`` gets ``L1^-H (tril(L1^H gL1,
+    -1) + triu(gU1 U1^H)) U1^-H``, after a tall matrix's ``gL2`` and a wide one's ``gU2`` are taken
+    through their maps (into ``dA21``/``dA12`` and the leading block's ``gU1``/``gL1``); the rows
+    are sent back (``[argsort(perm)]``)."""
+    m, n = low.shape[0], up.shape[1]
+    k = min(m, n)
+    l1, u1 = low[:k, :k], up[:k, :k]
+    dtype = np.result_type(low, up)
+    ga = np.zeros((m, n), dtype=dtype)
+    gl1 = None if gl is None else np.asarray(gl)[:k]
+    gu1 = None if gu is None else np.asarray(gu)[:, :k]
+    if gl is not None and m > k:  # dL2 = (dA21 - L2 dU1) U1^-1
+        g21 = mH(sla.solve_triangular(u1, mH(np.asarray(gl)[k:]), check_finite=False))  # gL2 U1^-H
+        ga[k:] = g21
+        gu1 = (0 if gu1 is None else gu1) - mH(low[k:]) @ g21
+    if gu is not None and n > k:  # dU2 = L1^-1 (dA12 - dL1 U12)
+        g12 = sla.solve_triangular(l1, np.asarray(gu)[:, k:], lower=True, unit_diagonal=True, trans="C",
+                                   check_finite=False)
+        ga[:, k:] = g12
+        gl1 = (0 if gl1 is None else gl1) - g12 @ mH(up[:, k:])
+    xbar = np.zeros((k, k), dtype=dtype)
+    if gl1 is not None:
+        xbar = xbar + np.tril(mH(l1) @ gl1, -1)
+    if gu1 is not None:
+        xbar = xbar + np.triu(gu1 @ mH(u1))
+    y = sla.solve_triangular(l1, xbar, lower=True, unit_diagonal=True, trans="C", check_finite=False)
+    ga[:k, :k] = mH(sla.solve_triangular(u1, mH(y), check_finite=False))  # Z U1^H = Y
+    return ga[np.argsort(perm)]
 
 
 def _lu_vjp(g, y, a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
@@ -506,7 +536,7 @@ def _register_lu() -> None:
     @linalg_rule(sla.lu, vjp=_lu_vjp)
     def _lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
         label = "scipy.linalg.lu"
-        a = _matrix(label, a)
+        a = _matrix(label, a, square=False)
         y = sla.lu(a, permute_l=permute_l, check_finite=check_finite, p_indices=p_indices)
 
         def jvp(da: Any) -> Any:
@@ -605,6 +635,10 @@ def _cases() -> list:
         Case(sla.lu, randn(3, 3)),
         Case(sla.lu, randn(4, 4), kwargs={"permute_l": True}),
         Case(sla.lu, randn(3, 3), kwargs={"p_indices": True}),
+        Case(sla.lu, randn(5, 3), name="lu(tall)"),
+        Case(sla.lu, randn(3, 5), name="lu(wide)"),
+        Case(sla.lu, randn(6, 4), kwargs={"permute_l": True}, name="lu(tall, permute_l)"),
+        Case(sla.lu, randc(3, 4), name="lu(wide, complex)"),
         Case(sla.lu, randc(3, 3)),
         Case(sla.lu_factor, randn(3, 3)),
         Case(sla.lu_factor, randn(4, 4)),
