@@ -125,3 +125,24 @@ def test_a_structured_table_as_a_list_is_a_constant_in_every_mode(body):
                        "def f(x, s):\n" + body)
     outcome = fuzz.check_program(source, ARGS)
     assert outcome.status == "right", str(outcome)
+
+
+TABLE_WITH_INTS = ("T = np.array([(0.5, 1.0, 2), (-0.2, 2.0, 1), (1.0, 0.3, 0)], "
+                   "dtype=[('w', float), ('c', float), ('k', int)])\n\n")
+
+
+@pytest.mark.parametrize("body", [
+    "    tot = 0.0\n    for (w, c, k), v in zip(T, x):\n        tot = tot + w * np.sin(v * c) * s + k * v\n    return tot\n",
+    "    tot = 0.0\n    for i, row in enumerate(T):\n        w, c, k = row\n        tot = tot + w * np.sin(x[i] * c) * s\n    return tot\n",
+])
+def test_a_record_unpacked_into_its_fields_is_right_in_every_mode(body):
+    """``for (w, c, k), v in zip(table, x)``: a record (np.void) is walked field by field, as
+    constants (was refused: iteration over a void; ir/primitives.as_sequence)."""
+    outcome = fuzz.check_program(HEADER + TABLE_WITH_INTS + "def f(x, s):\n" + body, ARGS)
+    assert outcome.status == "right", str(outcome)
+
+
+def test_a_write_through_an_unpacked_sub_array_field_is_refused():
+    source = HEADER + RECORDS + "def f(x, s):\n    for w, v in REC:\n        v[0] = s\n    return np.sum(REC['v'][0] * x[:2])\n"
+    outcome = fuzz.check_program(source, ARGS)
+    assert outcome.status == "refused" and {f.mode for f in outcome.findings} >= {"reverse", "forward", "hvp"}, str(outcome)

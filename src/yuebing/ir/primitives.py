@@ -315,6 +315,8 @@ def as_sequence(x: Any) -> Any:
                 f"yuebing cannot follow derivatives through iteration over a {type(x).__qualname__} whose "
                 "keys are floats or arrays; iterate over a list of them")
         return items
+    if isinstance(x, np.void) and x.dtype.names is not None:
+        return _record_fields(x)
     if isinstance(x, np.nditer):  # made in a `with` header, which runs undifferentiated
         raise NotASequenceError(
             "yuebing cannot follow derivatives through an np.nditer made undifferentiated (in a `with` header: "
@@ -325,6 +327,17 @@ def as_sequence(x: Any) -> Any:
         "iterate over a list, tuple or array (for example build a list first), or over "
         "range/enumerate/zip/reversed or dict.items()/values()/keys() directly in the for statement"
     )
+
+
+def _record_fields(x: np.void) -> tuple:
+    """A structured array's record walked field by field (``for name, mass in table``): constants,
+    as float data never enters a structured array under differentiation (``rules.util``'s refusal);
+    a sub-array field is a view of the table, read-only so that a write through it raises."""
+    fields = tuple(x[name] for name in x.dtype.names)
+    for v in fields:
+        if type(v) is np.ndarray:
+            v.flags.writeable = False
+    return fields
 
 
 def check_unpack(seq: Any, n: int, starred: bool) -> None:
