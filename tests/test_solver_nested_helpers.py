@@ -172,3 +172,46 @@ def test_second_order_through_a_helper_capturing_the_parameters_is_refused(f, a)
     helper = REFUSED_IN_SECOND_ORDER[f]
     with pytest.raises(yb.SecondOrderError, match=f"not through {helper}, a function that captures variables carrying"):
         yb.hvp(f, (a,), (np.ones(a.size),))
+
+
+def brentq_helper_in_args(p):
+    """The callback and the helper handed to it in ``args=`` both capture ``p``: refused."""
+    def scale(x):
+        return p[0] * x
+
+    def equation(x, helper):
+        return x ** 3 + helper(x) - p[1]
+    return so.brentq(equation, -10.0, 10.0, args=(scale,), xtol=1e-14)
+
+
+def brentq_helper_called_by_name(p):
+    """docs/limitations.md's first advice: the callback calls the helper it captures."""
+    def scale(x):
+        return p[0] * x
+
+    def equation(x):
+        return x ** 3 + scale(x) - p[1]
+    return so.brentq(equation, -10.0, 10.0, xtol=1e-14)
+
+
+def module_scale(x, q):
+    return q[0] * x
+
+
+def brentq_everything_in_args(p):
+    """docs/limitations.md's second advice: nothing captured, everything in ``args=``."""
+    def equation(x, helper, q):
+        return x ** 3 + helper(x, q) - q[1]
+    return so.brentq(equation, -10.0, 10.0, args=(module_scale, p), xtol=1e-14)
+
+
+def test_a_variable_shared_by_the_callback_and_its_args_is_refused_and_the_advice_works():
+    p = np.array([0.3, 1.2])
+    for run in (lambda: yb.grad(brentq_helper_in_args)(p), lambda: yb.jvp(brentq_helper_in_args, (p,), (p,))):
+        with pytest.raises(TypeError, match="are the same cell"):
+            run()
+    for f in (brentq_helper_called_by_name, brentq_everything_in_args):
+        expected = central_gradient(f, p)
+        np.testing.assert_allclose(yb.grad(f)(p), expected, rtol=1e-6)
+        np.testing.assert_allclose(yb.jacobian(f, mode="fwd")(p), expected, rtol=1e-6)
+        check_second_order(f, p, rtol=1e-4, atol=1e-6)

@@ -212,6 +212,8 @@ def forward_tangent(t: Any, memo: dict, primal: Any = None) -> Any:
     if isinstance(primal, types.MethodType) and hasattr(t, "__self__"):  # second order's bound-method tangent
         owner = forward_tangent(t.__self__, memo, primal.__self__)
         return Tangent(types.MethodType, {"__self__": owner}) if owner is not NoTangent else NoTangent
+    if t is primal and primal is not None and not isinstance(t, (float, complex, np.ndarray)):
+        return zero_tangent_of(primal)  # a label second order's tangent tuple holds as it is (args=(helper, p))
     return t
 
 
