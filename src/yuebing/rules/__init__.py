@@ -47,6 +47,8 @@ SCIPY_RULES = {
                      "scipy_rules"),
     "scipy.ndimage": ("scipy_ndimage",),
     "scipy.signal": ("scipy_signal",),
+    "scipy.sparse": ("scipy_sparse", "scipy_sparse_structure"),
+    "scipy.sparse.linalg": ("scipy_sparse_linalg",),
     "scipy.spatial": ("scipy_spatial",),
     "scipy.special": ("scipy_bessel", "scipy_special", "scipy_special_integrals", "scipy_special_outputs",
                       "scipy_special_third_order"),

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..tangents import NoTangent
 from .cases import Case, Expect, randc, randn, randpos
-from .core import Dual, primal
+from .core import Dual, RuleArgumentError, primal
 from .numpy_arguments import (NV, as_array, axes_of, conj_if_complex, dense_tangent, expand, forward, given_keywords,
                               initial_tangent, keeps_dims, no_out, reduced_count, rule, vjp_pullback, where_mask)
 from .second_order import linear, with_vjp
@@ -86,11 +86,22 @@ def _nanmean_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, where=NV
     return _spread(g, a, axis, keepdims, NV, where, True, True)
 
 
+def _no_delegation(name: str, x: Any) -> None:
+    """Refuse an object that NumPy hands to its own method (``np.sum(A)`` calls ``A.sum()``: a
+    SciPy sparse matrix, a user class): that call runs here on the primal, without derivatives."""
+    method = name.rsplit(".", 1)[-1]
+    if not isinstance(x, (np.ndarray, np.generic, list, tuple, int, float, complex)) and hasattr(x, method):
+        raise RuleArgumentError(f"{name}: yuebing does not differentiate {name} of a {type(x).__name__}, which "
+                                f"NumPy hands to the object's own {method} method. What to do: call the method, "
+                                f"a.{method}()")
+
+
 def _spread_rules(fn: Callable, vjp: Callable, mean: bool, nan: bool) -> tuple[Callable, Callable]:
     name = f"numpy.{fn.__name__}"
 
     def rrule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
         no_out(name, out)
+        _no_delegation(name, primal(a))
         kw = given_keywords(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
         result = output(fn(primal(a), **kw))
         args = (a, axis, dtype, out, keepdims, where) if mean else (a, axis, dtype, out, keepdims, initial, where)
@@ -99,6 +110,7 @@ def _spread_rules(fn: Callable, vjp: Callable, mean: bool, nan: bool) -> tuple[C
     def frule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
         no_out(name, out)
         x = primal(a)
+        _no_delegation(name, x)
         y = fn(x, **given_keywords(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where))
         dx = dense_tangent(x, tangent(a))
         d_initial = initial_tangent(initial)

@@ -108,6 +108,7 @@ nondifferentiable(importlib.metadata.entry_points, importlib.metadata.distributi
                   importlib.metadata.metadata, importlib.metadata.requires, importlib.metadata.packages_distributions)
 nondifferentiable_methods(_random.Random, "random", "getrandbits")  # the C base of random.Random
 nondifferentiable_methods(int, "bit_length", "bit_count")  # (random.Random._randbelow)
+nondifferentiable_methods(slice, "indices")  # integers (scipy.sparse's A[1:3])
 # super().__init__() in a class whose next base is object: a no-op (it raises on extra arguments)
 nondifferentiable(object.__init__)
 # cls.__new__(cls) of a class without a __new__ of its own (scikit-learn's CallbackContext, behind

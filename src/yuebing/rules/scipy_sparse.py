@@ -1,0 +1,313 @@
+"""``scipy.sparse``: the C kernels (``scipy.sparse._sparsetools``) its Python layer reaches,
+written as plain NumPy over functions that have rules (``second_order.defined_as``: differentiated
+like user code in every mode). SciPy's own Python (the matrix classes, ``diags``, ``@``, ``.T``,
+``tocsc``...) is differentiated from its source; a sparse matrix carries its derivative in its
+``data`` array, the index arrays being structure.
+
+Each kernel is linear in each of its float arrays: a product of stored entries with a dense
+operand, summed into the output (``_scatter``), or a gather of stored entries into a new structure.
+The index work (which entry goes where) is done on the index arrays alone, without derivatives
+(the helpers declared ``nondifferentiable``), mostly by SciPy's own kernel run on entry numbers.
+
+Kernels that drop entries whose value is exactly zero (``dia_tocsr``, ``csr_plus_csr``,
+``csr_matmat``...) keep them here, as explicit zeros: an entry that cancels at the point still has
+a derivative. The matrix has the same values, with more stored entries than without yuebing.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .cases import Case, randn
+from .declare import nondifferentiable
+from .second_order import defined_as
+
+try:
+    from scipy.sparse import _sparsetools as _kernels
+except ImportError:  # the scipy extra is not installed: no rules to register
+    _kernels = None
+
+
+# --------------------------------------------------------------------------------------------
+# Index work (no derivatives)
+# --------------------------------------------------------------------------------------------
+
+
+def _major_of(n_major, Ap):
+    """The row (CSR) or column (CSC) of each stored entry."""
+    Ap = np.asarray(Ap)
+    return np.repeat(np.arange(n_major), np.diff(Ap[:n_major + 1]))[:Ap[n_major]]
+
+
+def _entry_numbers(nnz):
+    return np.arange(nnz, dtype=np.intp)
+
+
+def _flat_positions(rows, cols, n_vecs):
+    """Indices into a row-major ``(n, n_vecs)`` array of the rows ``rows``, every column."""
+    return (np.asarray(rows)[:, None] * n_vecs + np.arange(n_vecs)).ravel(), np.asarray(cols)
+
+
+def _copy_order(kernel, args, source, target, outputs):
+    """Run ``kernel`` (one that copies stored values from argument ``source`` into ``target``) on
+    entry numbers (from 1) instead of values, and on copies of its index outputs ``outputs``: which
+    entry of ``source`` lands at each place of ``target`` (0 where none does), and the index outputs
+    as the kernel fills them (the definition writes them, so that a gradient call puts them back)."""
+    args = list(args)
+    args[source] = np.arange(1, np.size(args[source]) + 1, dtype=np.intp).reshape(np.shape(args[source]))
+    args[target] = order = np.zeros(np.shape(args[target]), dtype=np.intp)
+    for k in outputs:
+        args[k] = np.array(args[k])
+    kernel(*args)
+    return order, [args[k] for k in outputs]
+
+
+def _dia_entries(n_row, n_col, L, offsets):
+    """Row, column and (diagonal, column) of every stored place of a DIA matrix inside the matrix,
+    in CSR order (by row, then by column)."""
+    offsets = np.asarray(offsets)
+    diagonal = np.repeat(np.arange(len(offsets)), L)
+    cols = np.tile(np.arange(L), len(offsets))
+    rows = cols - offsets[diagonal]
+    inside = (rows >= 0) & (rows < n_row) & (cols < n_col)
+    rows, cols, diagonal = rows[inside], cols[inside], diagonal[inside]
+    order = np.lexsort((cols, rows))
+    return rows[order], cols[order], diagonal[order]
+
+
+nondifferentiable(_major_of, _flat_positions, _copy_order, _dia_entries)
+
+
+# --------------------------------------------------------------------------------------------
+# Linear algebra on stored entries
+# --------------------------------------------------------------------------------------------
+
+
+def _scatter(index, values, length):
+    """``out[index[k]] += values[k]`` into zeros of ``length`` (indices repeat)."""
+    if np.ndim(values) > 1:  # several right-hand sides (a 1-D ravel would be a view: not needed)
+        index, values = np.ravel(index), np.ravel(values)
+    if np.iscomplexobj(values):
+        return np.bincount(index, np.real(values), length) + 1j * np.bincount(index, np.imag(values), length)
+    return np.bincount(index, values, length)
+
+
+def _csr_matvec(n_row, n_col, Ap, Aj, Ax, Xx, Yx):
+    Yx += _scatter(_major_of(n_row, Ap), Ax * Xx[Aj], n_row)
+
+
+def _csc_matvec(n_row, n_col, Ap, Ai, Ax, Xx, Yx):
+    Yx += _scatter(Ai, Ax * Xx[_major_of(n_col, Ap)], n_row)
+
+
+def _csr_matvecs(n_row, n_col, n_vecs, Ap, Aj, Ax, Xx, Yx):
+    rows = _major_of(n_row, Ap)
+    X = np.reshape(Xx, (n_col, n_vecs))
+    Yx += _scatter(_flat_positions(rows, Aj, n_vecs)[0], Ax[:, None] * X[Aj], n_row * n_vecs)
+
+
+def _csc_matvecs(n_row, n_col, n_vecs, Ap, Ai, Ax, Xx, Yx):
+    cols = _major_of(n_col, Ap)
+    X = np.reshape(Xx, (n_col, n_vecs))
+    Yx += _scatter(_flat_positions(Ai, cols, n_vecs)[0], Ax[:, None] * X[cols], n_row * n_vecs)
+
+
+def _coo_matvec(nnz, Ai, Aj, Ax, Xx, Yx):
+    Yx += _scatter(Ai[:nnz], Ax[:nnz] * Xx[Aj[:nnz]], len(Yx))
+
+
+def _coo_matmat_dense(nnz, n_vecs, Ai, Aj, Ax, Bx, Cx):
+    B = np.reshape(Bx, (-1, n_vecs))
+    rows, cols = Ai[:nnz], Aj[:nnz]
+    Cx += np.reshape(_scatter(_flat_positions(rows, cols, n_vecs)[0], Ax[:nnz, None] * B[cols], np.size(Cx)),
+                     np.shape(Cx))
+
+
+def _bsr_products(n_brow, n_bcol, R, C, Ap, Aj, Ax, X):
+    """Each stored block times its part of ``X`` (``n_bcol * C`` rows), and the rows of the
+    result each product adds to."""
+    rows = _major_of(n_brow, Ap)
+    blocks = np.reshape(Ax, (-1, R, C))[:len(rows)]
+    parts = np.reshape(X, (n_bcol, C, -1))[Aj[:len(rows)]]
+    return np.matmul(blocks, parts), np.ravel(rows[:, None] * R + np.arange(R))
+
+
+def _bsr_matvec(n_brow, n_bcol, R, C, Ap, Aj, Ax, Xx, Yx):
+    products, out_rows = _bsr_products(n_brow, n_bcol, R, C, Ap, Aj, Ax, Xx)
+    Yx += _scatter(out_rows, np.reshape(products, -1), n_brow * R)
+
+
+def _bsr_matvecs(n_brow, n_bcol, n_vecs, R, C, Ap, Aj, Ax, Xx, Yx):
+    products, out_rows = _bsr_products(n_brow, n_bcol, R, C, Ap, Aj, Ax, Xx)
+    Yx += _scatter(_flat_positions(out_rows, out_rows, n_vecs)[0], products, n_brow * R * n_vecs)
+
+
+def _dia_matvec(n_row, n_col, n_diags, L, offsets, diags, Xx, Yx):
+    rows, cols, diagonal = _dia_entries(n_row, n_col, L, offsets)
+    Yx += _scatter(rows, diags[diagonal, cols] * Xx[cols], n_row)
+
+
+def _dia_matvecs(n_row, n_col, n_diags, L, offsets, diags, n_vecs, Xx, Yx):
+    rows, cols, diagonal = _dia_entries(n_row, n_col, L, offsets)
+    X = np.reshape(Xx, (n_col, n_vecs))
+    Yx += np.reshape(_scatter(_flat_positions(rows, cols, n_vecs)[0], diags[diagonal, cols][:, None] * X[cols],
+                              n_row * n_vecs), np.shape(Yx))
+
+
+# --------------------------------------------------------------------------------------------
+# Conversions
+# --------------------------------------------------------------------------------------------
+
+
+def _copying(kernel, source, target, outputs, adds=False):
+    """The definition of ``kernel``, which copies stored values from its argument ``source`` into
+    ``target`` (a conversion, a selection of rows), or adds them there (``adds``), and fills the
+    index arrays at ``outputs``: the same copy, as a gather."""
+    def definition(*args):
+        order, filled = _copy_order(kernel, args, source, target, outputs)
+        for k, values in zip(outputs, filled):
+            args[k][...] = values
+        values, written = args[source], order > 0
+        read = np.maximum(order - 1, 0)
+        copied = values[read] if np.ndim(values) == 1 else values[np.unravel_index(read, np.shape(values))]
+        if adds:
+            args[target][...] = args[target] + np.where(written, copied, 0)
+        else:
+            args[target][...] = np.where(written, copied, args[target])  # places no entry reaches keep theirs
+    definition.__name__ = definition.__qualname__ = f"_{kernel.__name__}"
+    return definition
+
+
+def _csr_todense(n_row, n_col, Ap, Aj, Ax, Bx):
+    rows = _major_of(n_row, Ap)
+    Bx += np.reshape(_scatter(rows * n_col + Aj[:len(rows)], Ax[:len(rows)], n_row * n_col), np.shape(Bx))
+
+
+def _coo_todense(n_row, n_col, nnz, Ai, Aj, Ax, Bx, fortran):
+    places = _dense_places(n_row, n_col, Ai[:nnz], Aj[:nnz], fortran)
+    Bx += np.reshape(_scatter(places, Ax[:nnz], n_row * n_col), np.shape(Bx))
+
+
+def _dense_places(n_row, n_col, rows, cols, fortran):
+    return cols * n_row + rows if fortran else rows * n_col + cols
+
+
+nondifferentiable(_dense_places)
+
+
+# --------------------------------------------------------------------------------------------
+# SciPy's Python that reads ``a.base`` (``_prune_array``: copy a small view of a large array)
+# --------------------------------------------------------------------------------------------
+
+
+def _prune_copies(a):
+    """Whether SciPy's ``_prune_array`` copies ``a`` (read on the primal: a view's ``base``)."""
+    return a.base is not None and a.size < a.base.size // 2
+
+
+def _check_prunable(A):
+    """``prune``'s own checks of the lengths; the number of stored entries."""
+    if len(A.indptr) != A._swap(A._shape_as_2d)[0] + 1:
+        raise ValueError("index pointer has invalid length")
+    if len(A.indices) < A.nnz:
+        raise ValueError("indices array has fewer than nnz elements")
+    if len(A.data) < A.nnz:
+        raise ValueError("data array has fewer than nnz elements")
+    return A.nnz
+
+
+def _pruned(a):
+    return a.copy() if _prune_copies(a) else a
+
+
+def _prune(self):
+    """``_cs_matrix.prune``: drop the room after the stored entries."""
+    nnz = _check_prunable(self)
+    self.indices = _pruned(self.indices[:nnz])
+    self.data = _pruned(self.data[:nnz])
+
+
+def _dia_structure(A, idx_dtype):
+    """The CSR structure of DIA matrix ``A`` (every stored place inside the matrix)."""
+    n_row, n_col = A.shape
+    rows, cols, diagonal = _dia_entries(n_row, n_col, A.data.shape[1], A.offsets)
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n_row)))).astype(idx_dtype)
+    return indptr, cols.astype(idx_dtype), diagonal, cols
+
+
+def _dia_tocsr_method(self, copy=False):
+    """``_dia_base.tocsr``, keeping stored zeros (SciPy drops them, and their derivatives)."""
+    if 0 in self.shape or len(self.offsets) == 0:
+        return self._csr_container(self.shape, dtype=self.dtype)
+    indptr, indices, diagonal, cols = _dia_structure(self, self._get_index_dtype(maxval=max(self.nnz, *self.shape)))
+    out = self._csr_container((self.data[diagonal, cols], indices, indptr), shape=self.shape, dtype=self.dtype)
+    out.has_canonical_format = True
+    return out
+
+
+nondifferentiable(_prune_copies, _check_prunable, _dia_structure)
+
+
+#: kernels that copy stored values: the position of the values read, of the values written, of
+#: the index arrays written, and whether the values are added to what is there
+_COPYING = {"csr_tocsc": (4, 7, (5, 6)), "coo_tocsr": (5, 8, (6, 7)), "csr_row_index": (4, 6, (5,)),
+            "csr_row_slice": (5, 7, (6,)), "csr_column_index2": (4, 6, (5,)), "csr_hstack": (5, 8, (6, 7)),
+            "bsr_tocsr": (6, 9, (7, 8)), "csr_tobsr": (6, 9, (7, 8), True)}
+
+_DEFINITIONS = {
+    "csr_matvec": _csr_matvec, "csc_matvec": _csc_matvec, "csr_matvecs": _csr_matvecs,
+    "csc_matvecs": _csc_matvecs, "coo_matvec": _coo_matvec, "coo_matmat_dense": _coo_matmat_dense,
+    "dia_matvec": _dia_matvec, "dia_matvecs": _dia_matvecs, "bsr_matvec": _bsr_matvec, "bsr_matvecs": _bsr_matvecs,
+    "csr_todense": _csr_todense, "coo_todense": _coo_todense,
+}
+
+if _kernels is not None:
+    from scipy.sparse._compressed import _cs_matrix
+    from scipy.sparse._dia import _dia_base
+
+    for _name, _definition in _DEFINITIONS.items():
+        defined_as(getattr(_kernels, _name), _definition)
+    for _name, _places in _COPYING.items():
+        defined_as(getattr(_kernels, _name), _copying(getattr(_kernels, _name), *_places))
+    defined_as(_cs_matrix.prune, _prune)
+    defined_as(_dia_base.tocsr, _dia_tocsr_method)
+
+
+# --------------------------------------------------------------------------------------------
+# Cases: each kernel on its own, outputs filled with nonzeros (accumulated into, or overwritten)
+# --------------------------------------------------------------------------------------------
+
+
+def _cases() -> list:
+    if _kernels is None:
+        return []
+    import scipy.sparse as sps
+
+    A = sps.random(4, 5, density=0.5, format="csr", random_state=7)
+    Ap, Aj, nnz = A.indptr, A.indices, A.nnz
+    coo = A.tocoo()
+    offsets, L = np.array([-1, 0, 2]), 5
+    index = np.zeros_like(Ap)
+    return [
+        Case(_kernels.csr_matvec, 4, 5, Ap, Aj, randn(nnz), randn(5), randn(4)),
+        Case(_kernels.csc_matvec, 5, 4, Ap, Aj, randn(nnz), randn(4), randn(5)),
+        Case(_kernels.csr_matvecs, 4, 5, 2, Ap, Aj, randn(nnz), randn(10), randn(8)),
+        Case(_kernels.csc_matvecs, 5, 4, 2, Ap, Aj, randn(nnz), randn(8), randn(10)),
+        Case(_kernels.coo_matvec, nnz, coo.row, coo.col, randn(nnz), randn(5), randn(4)),
+        Case(_kernels.coo_matmat_dense, nnz, 2, coo.row, coo.col, randn(nnz), randn(10), randn(4, 2)),
+        Case(_kernels.dia_matvec, 4, 5, 3, L, offsets, randn(3, L), randn(5), randn(4)),
+        Case(_kernels.dia_matvecs, 4, 5, 3, L, offsets, randn(3, L), 2, randn(5, 2), randn(4, 2)),
+        Case(_kernels.csr_todense, 4, 5, Ap, Aj, randn(nnz), randn(4, 5)),
+        Case(_kernels.coo_todense, 4, 5, nnz, coo.row, coo.col, randn(nnz), randn(20), True),
+        Case(_kernels.csr_tocsc, 4, 5, Ap, Aj, randn(nnz), np.zeros(6, Ap.dtype), np.zeros(nnz, Ap.dtype),
+             randn(nnz)),
+        Case(_kernels.coo_tocsr, 4, 5, nnz, coo.row, coo.col, randn(nnz), index.copy(), np.zeros(nnz, Ap.dtype),
+             randn(nnz)),
+        Case(_kernels.csr_row_index, 3, np.array([2, 0, 2], dtype=Ap.dtype), Ap, Aj, randn(nnz),
+             np.zeros(2 * int(np.diff(Ap)[2]) + int(np.diff(Ap)[0]), Ap.dtype),
+             randn(2 * int(np.diff(Ap)[2]) + int(np.diff(Ap)[0]))),
+    ]
+
+
+CASES = _cases()
