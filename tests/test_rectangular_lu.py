@@ -34,3 +34,19 @@ def test_every_mode_against_differences(f, shape_of):
         return f(np.reshape(x, shape_of.shape))
 
     check_all_modes(g, shape_of.ravel().copy())
+
+
+@pytest.mark.parametrize("shape", [(4, 12), (12, 4), (4, 4)], ids=["wide", "tall", "square"])
+def test_a_rank_deficient_matrix_is_refused_by_name(shape):
+    """The factors of a rank-2 matrix have no derivative: refused, where the maps' triangular
+    solves with a singular block gave an internal LinAlgError in second order (randomized_svd)."""
+    import yuebing as yb
+
+    rng = np.random.default_rng(1)
+    left, right = rng.standard_normal((shape[0], 2)), rng.standard_normal((2, shape[1]))
+
+    def f(x):
+        return np.sum(sla.lu(x @ right, permute_l=True)[0])
+
+    with pytest.raises(TypeError, match="scipy.linalg.lu: .*rank-deficient"):
+        yb.grad(f)(left)

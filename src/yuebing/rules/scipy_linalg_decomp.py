@@ -532,12 +532,27 @@ def _lu_factor_vjp(g, y, a, overwrite_a=False, check_finite=True):
     return (_real_like(a, ga),)
 
 
+def _refuse_rank_deficient(label: str, up: np.ndarray) -> None:
+    """Refuse an ``a`` whose leading k x k block of ``U`` (k = min(m, n)) is singular: the factors
+    of a rank-deficient matrix have no derivative (the maps solve with that block), and the
+    columns of ``L`` past its rank follow rounding noise (scikit-learn's randomized_svd factors
+    a 4 x 12 matrix of rank 2)."""
+    k = min(up.shape)
+    diagonal = np.abs(np.diagonal(up)[:k])
+    tolerance = np.finfo(float).eps * max(up.shape) * (np.max(np.abs(up)) if up.size else 0.0)
+    zeros = int(np.sum(diagonal <= tolerance))
+    if zeros:
+        refuse(label, f"yuebing differentiates the factors of a matrix of full rank only; this one is "
+                      f"rank-deficient ({zeros} zero(s) on U's diagonal), where L and U have no derivative")
+
+
 def _register_lu() -> None:
     @linalg_rule(sla.lu, vjp=_lu_vjp)
     def _lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
         label = "scipy.linalg.lu"
         a = _matrix(label, a, square=False)
         y = sla.lu(a, permute_l=permute_l, check_finite=check_finite, p_indices=p_indices)
+        _refuse_rank_deficient(label, y[-1])
 
         def jvp(da: Any) -> Any:
             perm, low, up = _lu_parts(a)
