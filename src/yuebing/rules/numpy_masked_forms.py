@@ -10,7 +10,10 @@ fill value, what is outside the ufunc's domain), ``for v in m`` and ``sum(m)`` w
 ``cumsum``, ``cumprod``, ``transpose`` and ``m.T``, ``reshape``, ``ravel``, ``anom``; and the
 writes that keep the mask (``m[i] = v``, ``m += n``): NumPy changes a mask in place, which
 earlier operations may still read (a ``np.where`` of it saved for the reverse pass), so a write
-that would change it is refused.
+that would change it is refused. ``np.ma.atleast_1d/2d/3d``; and products and solves that would
+ignore a mask (``np.dot``, ``np.linalg.solve``, ``scipy.linalg.cholesky``...: ``_pure_on_data``)
+given masked arrays none of whose entries is masked, which they compute on the data (pykalman
+keeps its observations in a masked array, masked only where one is missing).
 """
 from __future__ import annotations
 
@@ -23,8 +26,9 @@ from ..ir.primitives import as_sequence
 from .cases import Case, randn, randpos
 from .core import RuleArgumentError
 from .declare import nondifferentiable
+from ..tangents.kinds import MASKED_ARRAYS
 from .numpy_masked import (AWARE, DEFINITIONS, FORM_FINDERS, MaskedArray, _data, _data_of, _finish, _function_form,
-                           _like, _masked, _no_out)
+                           _like, _made_from, _masked, _no_out)
 from .second_order import defined_as
 
 # --------------------------------------------------------------------------------------------
@@ -132,6 +136,62 @@ def _form_of(fn: Any, values: list, kwargs: dict) -> Callable | None:
 
 
 FORM_FINDERS.append(_form_of)
+
+
+def _on_unmasked_data(fn: Callable) -> Callable:
+    """NumPy's or SciPy's ``fn`` (``np.dot``, ``np.linalg.solve``...) given masked arrays none of
+    whose entries is masked: ``fn`` of their data, returned as NumPy returns it (a masked array
+    with its mask, or a plain result). A mask it would ignore is all False, so nothing is lost.
+    (``fn`` runs twice, once to see NumPy's result: only pure functions, ``_PURE_ON_DATA``.)"""
+    def on_unmasked_data(*args: Any, **kwargs: Any) -> Any:
+        like = _like(fn, *args, **kwargs)
+        if not like.scalar and np.any(like.mask):
+            raise RuleArgumentError(f"{fn.__name__}: {MASKED_ARRAYS}")
+        return _finish(fn(*[_data_of(a) if isinstance(a, MaskedArray) else a for a in args], **kwargs), like)
+
+    on_unmasked_data.__qualname__ = f"{fn.__name__} of a masked array with nothing masked"
+    return on_unmasked_data
+
+
+_ON_UNMASKED: dict[Any, Callable] = {}
+
+
+def _pure_on_data() -> frozenset:
+    """The products, solves and factorizations of one result that pykalman's filters apply to
+    masked observations; pure, so running them twice changes nothing."""
+    numpy_ones = {np.dot, np.vdot, np.inner, np.outer, np.tensordot, np.kron, np.trace, np.diagonal, np.diag,
+                  np.linalg.solve, np.linalg.inv, np.linalg.pinv, np.linalg.det, np.linalg.cholesky}
+    try:
+        import scipy.linalg as sl
+    except ImportError:  # pragma: no cover - SciPy is optional
+        return frozenset(numpy_ones)
+    return frozenset(numpy_ones | {sl.solve, sl.inv, sl.pinv, sl.det, sl.cholesky, sl.solve_triangular})
+
+
+_PURE_ON_DATA: list[frozenset] = []
+
+
+def _unmasked_form_of(fn: Any, values: list, kwargs: dict) -> Callable | None:
+    """The definition of a pure NumPy or SciPy function (``_pure_on_data``) called with masked
+    arrays none of whose entries is masked, or None (then refused)."""
+    if not _PURE_ON_DATA:
+        _PURE_ON_DATA.append(_pure_on_data())
+    try:
+        if fn not in _PURE_ON_DATA[0]:
+            return None
+    except TypeError:  # an unhashable callable
+        return None
+    masked = [v for v in values if isinstance(v, MaskedArray)]
+    if not masked or any(np.ma.getmaskarray(m).any() for m in masked) or any(
+            isinstance(v, MaskedArray) for v in kwargs.values()):
+        return None
+    found = _ON_UNMASKED.get(fn)
+    if found is None:
+        found = _ON_UNMASKED[fn] = _on_unmasked_data(fn)
+    return found
+
+
+FORM_FINDERS.append(_unmasked_form_of)
 
 # --------------------------------------------------------------------------------------------
 # More methods
@@ -272,6 +332,8 @@ FORM_DEFINITIONS: dict[Any, Callable] = {
 }
 FORM_DEFINITIONS.update({getattr(np.ma, name): _function_form(getattr(MaskedArray, name))
                          for name in ("prod", "cumsum", "cumprod", "anom")})
+FORM_DEFINITIONS.update({getattr(np.ma, name): _made_from(getattr(np.ma, name), 0)
+                         for name in ("atleast_1d", "atleast_2d", "atleast_3d")})  # (one array: pykalman's)
 for _target, _definition in FORM_DEFINITIONS.items():
     defined_as(_target, _definition)
 DEFINITIONS.update(FORM_DEFINITIONS)

@@ -80,7 +80,8 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         return _linear(f, args, kwargs)
     out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)  # getattr or object.__getattribute__
     y = out1.primal
-    if isinstance(y, types.MethodType) and y.__self__ is obj[0]:
+    if isinstance(y, (types.MethodType, types.MethodWrapperType)) and y.__self__ is obj[0]:
+        # (a method-wrapper: o.__getattribute__, which pykalman's get_params calls, carries o's tangent too)
         y_d: Any = _BoundTangent(obj[2])
     elif args[1][0] == "__dict__" and y is getattr(obj[0], "__dict__", None):
         y_d = obj[2].fields  # the instance dict's tangent is the fields (vars(self).update(kw))
