@@ -25,15 +25,13 @@ def first_read(obj: Any, name: Any) -> Callable | None:
     """The function computing and caching ``obj.name`` when ``name`` is a ``cached_property`` of
     ``obj``'s class not yet computed for ``obj``; None otherwise (not one; already cached: a
     field; a getter in C; an instance without a ``__dict__``, which Python refuses itself)."""
-    if not isinstance(name, str):
+    namespace = getattr(obj, "__dict__", None)  # (first: an instance field, the common read, is no first read)
+    if type(namespace) is not dict or not isinstance(name, str) or name in namespace:
         return None
     prop = _class_attribute(type(obj), name)
     if not isinstance(prop, functools.cached_property) or hasattr(type(prop), "__set__") \
             or type(prop).__get__ is not functools.cached_property.__get__ \
             or not isinstance(prop.func, types.FunctionType) or prop.attrname != name:
-        return None
-    namespace = getattr(obj, "__dict__", None)
-    if type(namespace) is not dict or name in namespace:
         return None
     found = _COMPUTING.get(prop)
     if found is None:
