@@ -7,6 +7,7 @@ did not pass, a plain default value. ``NoRData`` is a valid zero rdata for any p
 """
 from __future__ import annotations
 
+import types
 from typing import Any, Callable
 
 import numpy as np
@@ -18,16 +19,29 @@ from .core import CoDual, Dual, primal
 
 def holds_float_data(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` holds float data whose derivative an object-dtype array would drop: a
-    float or complex number, a float array, or an object array, list or tuple with one inside
-    (nested up to 8 deep). Labels (None, strings, ints, int arrays, lists of them) hold none.
-    The one test for a new object array and for a write into one."""
+    float or complex number, a float array, or an object array, list or tuple with one inside, a
+    function whose closure holds one (``lambda x: x * t[0]``), an object whose attributes do
+    (nested up to 8 deep). Labels (None, strings, ints, int arrays, lists of them, functions
+    without closures) hold none. The one test for a new object array and for a write into one."""
     if isinstance(value, (float, complex, np.inexact)):
         return True
     if isinstance(value, np.ndarray):
         return value.dtype.kind in "fc" or value.dtype.kind == "O" and any(holds_float_data(v, depth + 1) for v in value.flat)
     if isinstance(value, (list, tuple)) and depth < 8:
         return any(holds_float_data(v, depth + 1) for v in value)
+    if isinstance(value, types.FunctionType) and depth < 8:
+        return any(_cell_holds_float_data(cell, depth + 1) for cell in value.__closure__ or ())
+    if depth < 8 and not isinstance(value, (type, types.ModuleType)) and isinstance(getattr(value, "__dict__", None), dict):
+        return any(holds_float_data(v, depth + 1) for v in vars(value).values())
     return False
+
+
+def _cell_holds_float_data(cell: Any, depth: int) -> bool:
+    try:
+        contents = cell.cell_contents
+    except ValueError:  # an empty cell, filled later: it may come to hold anything
+        return True
+    return holds_float_data(contents, depth)
 
 
 def refuse_object_array_of_numbers(y: np.ndarray) -> None:

@@ -220,10 +220,11 @@ def is_function_record(owner: Any) -> bool:
 
 def _object_array_kind(x: np.ndarray) -> str:
     """An object-dtype array of labels (``np.array([[None] * n]).T``, a table of strings and ints)
-    carries no derivative; one holding anything with float data has no tangent type (its elements'
+    or of functions without closures (pykalman's ``array1d(transition_functions)``) carries no
+    derivative; one holding anything with float data has no tangent type (its elements'
     derivatives would be dropped), so it is refused. Writing a float into a label array later is
     refused by the rules that write it (an object array's element has no tangent to take one)."""
-    if all(type(v) in _PLAIN_LABELS for v in x.flat):
+    if all(type(v) in _PLAIN_LABELS or type(v) is types.FunctionType and not v.__closure__ for v in x.flat):
         return NONDIFF
     raise StructureError(
         "object-dtype arrays holding numbers or other objects have no tangent type; convert to a "
