@@ -16,6 +16,13 @@ as ``G(b) - G(a)`` with ``G`` the integral from ``x[0]``: each interval's antide
 bound, plus the whole intervals between, in NumPy (differentiable in the coefficients, the
 breakpoints and both bounds). ``PPoly.antiderivative`` calls ``_ppoly.fix_continuity``, defined as
 its loop over the intervals writing the new low coefficients in place.
+
+``griddata`` (``method`` 'linear' and 'nearest', two or more dimensions) is defined in NumPy: a
+point's value is the barycentric combination of its simplex's values in SciPy's Delaunay
+triangulation (the simplex held fixed: piecewise linear in the points, and differentiable in the
+values and the data sites), or the nearest site's value. ``RBFInterpolator``'s Pythran kernels and
+LAPACK solve are defined as SciPy's own array-API form of them (NumPy code and
+``np.linalg.solve``). FITPACK's ``UnivariateSpline`` fit is refused by name, with advice.
 """
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .array_like import takes_sequences
 from .cases import Case
 from .core import RuleArgumentError
 from .declare import nondifferentiable
@@ -153,11 +161,116 @@ def _construct_fast(cls, c, x, extrapolate=None, axis=0):
     return base(np.moveaxis(np.moveaxis(c, 0, axis + 1), 0, axis + 1), x, extrapolate, axis)
 
 
+# --------------------------------------------------------------------------------------------
+# griddata: 'linear' is piecewise linear (barycentric weights in the simplex SciPy's Delaunay
+# triangulation finds, held fixed), 'nearest' selects a value (the nearest site, held fixed)
+# --------------------------------------------------------------------------------------------
+
+
+def _coordinates(p: Any) -> Any:
+    """``_ndim_coords_from_arrays``: a tuple of coordinate arrays broadcast and stacked last."""
+    if isinstance(p, tuple):
+        shape = np.broadcast_shapes(*(np.shape(a) for a in p))
+        return np.stack([np.broadcast_to(np.asarray(a, dtype=float), shape) for a in p], axis=-1)
+    return np.asarray(p, dtype=float)
+
+
+def _enclosing_simplices(points: np.ndarray, xi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices of each point's simplex in SciPy's Delaunay triangulation of ``points`` (as
+    ``LinearNDInterpolator`` finds it), and whether there is one (outside the hull: none)."""
+    from scipy.spatial import Delaunay
+
+    simplex = Delaunay(points).find_simplex(xi)
+    inside = simplex >= 0
+    return Delaunay(points).simplices[np.where(inside, simplex, 0)], inside
+
+
+def _nearest_sites(points: np.ndarray, xi: np.ndarray) -> np.ndarray:
+    from scipy.spatial import cKDTree
+
+    return cKDTree(points).query(xi)[1]
+
+
+def _barycentric(points, values, xi, fill_value):
+    """Each point's value linearly interpolated in its simplex: the weights ``c`` solve
+    ``sum_k c_k (v_k - v_last) = x - v_last`` and the last is ``1 - sum c``."""
+    vertices, inside = _enclosing_simplices(points, xi)
+    corners = points[vertices]  # (m, ndim + 1, ndim)
+    edges = np.swapaxes(corners[:, :-1, :] - corners[:, -1:, :], 1, 2)
+    c = np.linalg.solve(edges, (xi - corners[:, -1, :])[..., None])[..., 0]
+    weights = np.concatenate([c, 1.0 - np.sum(c, axis=1, keepdims=True)], axis=1)
+    vals = values[vertices]  # (m, ndim + 1, ...)
+    weights = np.reshape(weights, weights.shape + (1,) * (vals.ndim - 2))
+    found = np.reshape(inside, inside.shape + (1,) * (vals.ndim - 2))
+    return np.where(found, np.sum(weights * vals, axis=1), fill_value)
+
+
+def _griddata(points, values, xi, method="linear", fill_value=np.nan, rescale=False):
+    """``scipy.interpolate.griddata`` in two or more dimensions, ``method`` 'linear' or 'nearest',
+    differentiable in the values, the points ``xi`` and (linear) the data sites."""
+    points = _coordinates(points)
+    ndim = points.shape[-1] if points.ndim >= 2 else 1
+    if ndim == 1 or method not in ("linear", "nearest") or rescale:
+        raise RuleArgumentError(
+            f"scipy.interpolate.griddata: yuebing differentiates method='linear' and 'nearest' in two or more "
+            f"dimensions without rescale=, not method={method!r} in {ndim} dimension(s) with rescale={rescale!r}; "
+            "in one dimension use np.interp(xi, points, values), otherwise scipy.interpolate.RBFInterpolator")
+    values = np.asarray(values)
+    xi = _coordinates(xi)
+    flat = np.reshape(xi, (-1, ndim))
+    if method == "nearest":
+        out = values[_nearest_sites(points, flat)]
+    else:
+        out = _barycentric(points, values, flat, fill_value)
+    return np.reshape(out, xi.shape[:-1] + values.shape[1:])
+
+
+def _rbf_system(y, d, smoothing, kernel, epsilon, powers, xp):
+    """``RBFInterpolator``'s coefficients: SciPy's array-API form (NumPy code and a linear solve)
+    of its Pythran kernels and LAPACK solve; a kernel's value at distance 0 (``r**2 * log(r)``
+    under ``where``) computes an unused NaN: its warnings are silenced, as the Pythran code is."""
+    from scipy.interpolate import _rbfinterp_xp
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _rbfinterp_xp._build_and_solve_system(y, d, smoothing, kernel, epsilon, powers, xp)
+
+
+def _rbf_values(x, y, kernel, epsilon, powers, shift, scale, coeffs, xp):
+    """``RBFInterpolator``'s values at ``x``, in SciPy's array-API form (see ``_rbf_system``)."""
+    from scipy.interpolate import _rbfinterp_xp
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _rbfinterp_xp.compute_interpolation(x, y, kernel, epsilon, powers, shift, scale, coeffs, xp)
+
+
+def _univariate_spline_fit(x, y, k, w=None, xb=None, xe=None, s=None, nest=None):
+    """FITPACK's ``fpcurf0`` (``UnivariateSpline``, ``InterpolatedUnivariateSpline``): refused by
+    name in every mode. Its knots come from the data (chosen by the residuals when ``s > 0``) and
+    its evaluation is FITPACK's C code too."""
+    raise RuleArgumentError(
+        "scipy.interpolate.UnivariateSpline: yuebing does not differentiate FITPACK's fit (fpcurf0, C code; "
+        "with s > 0 its knots are chosen from the data). For an interpolating spline (s=0) use "
+        "scipy.interpolate.make_interp_spline(x, y, k=3), differentiated in x, y and the points; for a "
+        "smoothing fit, solve the least-squares problem of a basis you build with np.linalg.lstsq")
+
+
 if _ppoly is not None:
     defined_as(_ppoly.evaluate, _evaluate)
     defined_as(_ppoly.integrate, _integrate)
     defined_as(_ppoly.fix_continuity, _fix_continuity)
     defined_as(PPoly.construct_fast.__func__, _construct_fast)
+    from scipy.interpolate import _ndgriddata, _rbfinterp_np
+
+    nondifferentiable(_enclosing_simplices, _nearest_sites)
+    defined_as(_ndgriddata.griddata, _griddata)
+    takes_sequences(_ndgriddata.griddata)  # (a tuple of coordinate arrays is points or xi, as SciPy reads it)
+    from scipy.interpolate import _fitpack2
+
+    defined_as(_fitpack2.dfitpack.fpcurf0, _univariate_spline_fit)
+    # RBFInterpolator: SciPy's array-API form of its system and evaluation (NumPy code) for the
+    # Pythran kernels and the LAPACK solve of its NumPy form
+    defined_as(_rbfinterp_np._build_and_solve_system, _rbf_system)
+    defined_as(_rbfinterp_np.compute_interpolation, _rbf_values)
 
 
 _RNG = np.random.default_rng(7)

@@ -21,6 +21,9 @@ and in the coordinates.
   (``_mapped``) and its edge indexing (``_edge_index``). Differentiable in the image, in the
   coordinates (the weights' derivative; 0 for ``order=0`` and where a mode clamps) and in ``cval``.
   ``order`` 4 and 5 are refused.
+* ``zoom``: linear in the image and in ``cval`` for a fixed zoom, and separable: the image times
+  one matrix per axis (SciPy's zoom of the identity along that axis, cached), plus ``cval`` times
+  the zoom of a zero image; the result is checked against SciPy's and refused if it differs.
 * An integer result (an integer input with no ``output=`` dtype) has no derivative (NumPy's
   rule: integer arrays have ``NoTangent``): SciPy computes it and nothing flows back. ``output=``
   an array is refused (assign the result instead); ``output=`` a float dtype is honoured.
@@ -41,6 +44,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from .cases import Case, randc, randn, randu
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .numpy_arguments import deliver, dense_tangent, forward, rule
+from .declare import nondifferentiable
 from .second_order import defined_by, linear
 from .util import call_on_primals, defined_rrule, fit_tangent, out_cotangent, output, tangent
 
@@ -473,6 +477,58 @@ def _maximum_filter(input, size=None, footprint=None, output=None, mode="reflect
     return _ranked("maximum_filter", input, -1, size, footprint, output, mode, cval, origin, axes)
 
 
+# --------------------------------------------------------------------------------------------
+# zoom: linear in the image and in cval for a fixed zoom, one matrix per axis
+# --------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _axis_matrix(n: int, factor: float, order: int, mode: str, prefilter: bool, grid_mode: bool) -> np.ndarray:
+    """The matrix of ``zoom`` along one axis of length ``n``: SciPy's zoom of the identity along it
+    (the other axis kept by a factor of 1), read-only (shared by every call)."""
+    w = ndi.zoom(np.eye(n), (factor, 1.0), order=order, mode=mode, cval=0.0, prefilter=prefilter, grid_mode=grid_mode)
+    w.setflags(write=False)
+    return w
+
+
+def _zoom_matrices(shape: tuple, zoom: Any, order: int, mode: str, prefilter: bool, grid_mode: bool) -> list:
+    factors = np.broadcast_to(np.asarray(zoom, dtype=float), (len(shape),))
+    return [_axis_matrix(int(n), float(z), int(order), mode, bool(prefilter), bool(grid_mode))
+            for n, z in zip(shape, factors)]
+
+
+def _zoom_of_cval(shape: tuple, zoom: Any, order: int, mode: str, prefilter: bool, grid_mode: bool) -> np.ndarray:
+    """``zoom`` of a zero image with ``cval=1``: where ``cval`` enters the result (zero when every
+    output point lies inside the input)."""
+    return ndi.zoom(np.zeros(shape), zoom, order=order, mode=mode, cval=1.0, prefilter=prefilter, grid_mode=grid_mode)
+
+
+def _check_separable(y: Any, args: tuple, kwargs: dict) -> None:
+    """Refuse a result the per-axis matrices do not reproduce (SciPy's own ``zoom`` is the
+    reference): a derivative is never taken of a different map."""
+    reference = ndi.zoom(*args, **kwargs)
+    scale = max(1.0, float(np.max(np.abs(reference), initial=0.0)))
+    tol = max(1e-9, 1e3 * np.finfo(reference.dtype).eps) if reference.dtype.kind in "fc" else 1e-9  # (float32: SciPy's rounding)
+    if np.shape(y) != reference.shape or not np.allclose(y, reference, rtol=tol, atol=tol * scale):
+        raise RuleArgumentError("scipy.ndimage.zoom: yuebing differentiates zoom as one linear map per axis, "
+                                f"which does not reproduce SciPy's result for {kwargs}; interpolate with "
+                                "scipy.ndimage.map_coordinates at the zoomed grid's coordinates instead")
+
+
+def _zoom(input, zoom, output=None, order=3, mode="constant", cval=0.0, prefilter=True, *, grid_mode=False):
+    """``scipy.ndimage.zoom``: linear in the image and in ``cval`` for a fixed zoom (SciPy's
+    spline filter and interpolation are per axis): the image multiplied along each axis by that
+    axis's matrix, plus ``cval`` times the zoom of a zero image."""
+    x = np.asarray(input)
+    y = x
+    for axis, w in enumerate(_zoom_matrices(x.shape, zoom, order, mode, prefilter, grid_mode)):
+        y = np.moveaxis(np.tensordot(w, y, axes=(1, axis)), 0, axis)
+    y = y + cval * _zoom_of_cval(x.shape, zoom, order, mode, prefilter, grid_mode)
+    keywords = {"order": order, "mode": mode, "cval": cval, "prefilter": prefilter, "grid_mode": grid_mode}
+    _check_separable(y, (x, zoom), keywords)
+    return y.astype(x.dtype if output is None else np.dtype(output), copy=False)
+
+
 if ndi is not None:
     for _target, _definition in ((ndi.median_filter, _median_filter), (ndi.rank_filter, _rank_filter),
                                  (ndi.minimum_filter, _minimum_filter), (ndi.maximum_filter, _maximum_filter)):
@@ -480,8 +536,10 @@ if ndi is not None:
     for _target, _definition in ((ndi.correlate, _correlate), (ndi.convolve, _convolve), (ndi.correlate1d, _correlate1d),
                                  (ndi.convolve1d, _convolve1d), (ndi.uniform_filter1d, _uniform_filter1d),
                                  (ndi.uniform_filter, _uniform_filter), (ndi.gaussian_filter1d, _gaussian_filter1d),
-                                 (ndi.gaussian_filter, _gaussian_filter), (ndi.map_coordinates, _map_coordinates)):
+                                 (ndi.gaussian_filter, _gaussian_filter), (ndi.map_coordinates, _map_coordinates),
+                                 (ndi.zoom, _zoom)):
         _derived(_target, _definition)
+    nondifferentiable(_zoom_matrices, _zoom_of_cval, _check_separable)  # (constants of a fixed zoom, and a check)
     _spline_filter_rules()
 
 
@@ -549,4 +607,12 @@ def _map_cases() -> list:
     ]
 
 
-CASES = _filter_cases() + _map_cases() if ndi is not None else []
+def _zoom_cases() -> list:
+    # (the zoom by keyword: a float positional argument is perturbed, and changes the output's shape)
+    return [Case(ndi.zoom, randn(4, 5), kwargs={"zoom": 1.5}), Case(ndi.zoom, randn(3, 4), kwargs={"zoom": (2.0, 0.75), "order": 1}),
+            Case(ndi.zoom, randn(5), kwargs={"zoom": 1.6, "mode": "nearest", "order": 2}, name="zoom(nearest, order=2)"),
+            Case(ndi.zoom, randn(4, 3), kwargs={"zoom": 2.0, "mode": "grid-constant", "grid_mode": True, "cval": 0.3},
+                 name="zoom(grid-constant, cval)")]
+
+
+CASES = _filter_cases() + _map_cases() + _zoom_cases() if ndi is not None else []
