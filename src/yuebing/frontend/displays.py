@@ -7,6 +7,7 @@ clash with the function's."""
 from __future__ import annotations
 
 import ast
+import builtins
 import operator
 from typing import Any
 
@@ -60,21 +61,33 @@ class DisplayLowering:
         return ir.Var(result)
 
     def _formatted_values_lowered(self, node: ast.JoinedStr, out: list) -> ast.JoinedStr:
-        """``node`` with each ``{value}`` read into a variable first, as any expression is (a
-        captured variable lives in a cell, a global is hoisted): the string is then built as is."""
+        """``node`` with each ``{value!c:spec}`` made a string first, by the call Python makes
+        for it (``format(repr(value), spec)``; ``format(value, spec)`` without a conversion): a
+        rule then sees float data formatted as text (``rules/float_text.py``: text parsed back
+        into numbers in the same call is refused), and the string is built of strings."""
         values = []
         for part in node.values:
             if not isinstance(part, ast.FormattedValue):
                 values.append(part)
                 continue
             atom = self.expr(part.value, out)
-            if not isinstance(atom, ir.Var):
-                name = self.tmp()
-                out.append(ir.Copy(name, atom, line=self.line))
-                atom = ir.Var(name)
-            spec = self._formatted_values_lowered(part.format_spec, out) if part.format_spec else None
-            values.append(ast.FormattedValue(ast.Name(atom.name, ast.Load()), part.conversion, spec))
+            if part.conversion != -1:  # !s, !r, !a
+                convert = {ord("s"): builtins.str, ord("r"): builtins.repr, ord("a"): builtins.ascii}[part.conversion]
+                atom = self.call(out, ir.Const(convert), [atom], self.tmp())
+            spec = ir.Const("")
+            if part.format_spec:
+                spec = self._joined(self._formatted_values_lowered(part.format_spec, out), out)
+            text = self.call(out, ir.Const(builtins.format), [atom, spec], self.tmp())
+            values.append(ast.FormattedValue(ast.Name(text.name, ast.Load()), -1, None))
         return ast.JoinedStr(values)
+
+    def _joined(self, node: ast.JoinedStr, out: list) -> ir.Atom:
+        """A nested f-string (a format spec ``{v:{width}.{digits}f}``) as a string variable."""
+        if all(isinstance(part, ast.Constant) for part in node.values):
+            return ir.Const("".join(part.value for part in node.values))
+        name = self.tmp()
+        self.opaque(out, f"{name} = {ast.unparse(node)}", (name,))
+        return ir.Var(name)
 
     def _comprehension(self, node: Any, out: list, target: str, kind: str) -> ir.Atom:
         if (made := self._comprehension_as_function(node, target, out)) is not None:

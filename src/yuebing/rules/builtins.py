@@ -34,7 +34,7 @@ from ..ir.lazy_iterators import whole_map
 from ..tangents import NoFData, NoRData, NoTangent
 from ._partial_work import carry
 from .cases import Case, ConventionCase, ListedCase, randc, randn, randpos
-from . import core
+from . import core, float_text
 from .core import CoDual, Dual, RuleArgumentError, frule, primal, register_frule, register_rrule, rrule_for, frule_for
 from .operators import (
     ABS_RULES, POW_RULES, Elements, _pow_dbase, _pow_dexp, fit_element, forward_elements, forward_sequence,
@@ -134,6 +134,8 @@ def _float_rrule(x=_NOARG):
         return output(0.0), lambda dy: (NoRData,)
     v = primal(x)
     y = float(v)
+    if isinstance(v, (str, bytes, bytearray)):
+        float_text.refuse_parsed("float")  # (text parsed after float data was formatted in the call)
     differentiable = isinstance(v, (float, complex, np.floating, np.complexfloating)) or \
         isinstance(v, np.ndarray) and v.dtype.kind in "fc"
 
@@ -154,6 +156,8 @@ def _float_frule(x=_NOARG):
         return Dual(0.0, 0.0)
     v, t = primal(x), tangent(x)
     y = float(v)
+    if isinstance(v, (str, bytes, bytearray)):
+        float_text.refuse_parsed("float")
     if t is NoTangent:
         return Dual(y, 0.0)
     return Dual(y, float(np.real(np.reshape(t, -1)[0] if isinstance(t, np.ndarray) else t)))

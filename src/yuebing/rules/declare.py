@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
-from . import array_like
+from . import array_like, float_text
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
 from .util import (accumulate, call_on_primals, fit_tangent, is_differentiable, out_cotangent, output,
                    refuse_numbers_into_object_array, tangent)
@@ -390,10 +390,15 @@ def zero_written(data: Any, mask: Any) -> None:
 
 
 def _zero_rrule_kw(f: Callable) -> Callable:
+    name = describe_callable(f)
+
     def rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Callable]:
         outs = given_out(f, args, kwargs)
         saved = [primal(o).copy() for o in outs]  # out= is overwritten: restored by the pullback
         y = call_on_primals(f, args, kwargs)
+        if type(y) in float_text.CONCERNS:  # text made of float data, numbers parsed from text, a view
+            float_text.after_zero_call(name, tuple(map(primal, args)), {k: primal(v) for k, v in kwargs.items()}, y,
+                                       [primal(o) for o in outs])
         result = next((CoDual(y, o.fdata) for o in outs if primal(o) is y), None) or output(y)
         n = len(args) + len(kwargs) + 1
 
@@ -412,9 +417,14 @@ def _zero_rrule_kw(f: Callable) -> Callable:
 
 
 def _zero_frule_kw(f: Callable) -> Callable:
+    name = describe_callable(f)
+
     def frule(*args: Any, **kwargs: Any) -> Dual:
         outs = given_out(f, args, kwargs)
         y = call_on_primals(f, args, kwargs)
+        if type(y) in float_text.CONCERNS:  # text made of float data, numbers parsed from text, a view
+            float_text.after_zero_call(name, tuple(map(primal, args)), {k: primal(v) for k, v in kwargs.items()}, y,
+                                       [primal(o) for o in outs])
         for o in outs:
             zero_written(*_written(o, kwargs))
         written = [_written(o, kwargs)[0] for o in outs if primal(o) is y]

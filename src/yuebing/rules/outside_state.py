@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ir import generators
 from ..tangents import NoFData, NoTangent
-from . import aliasing_views
+from . import aliasing_views, float_text
 from .core import RuleArgumentError
 from .outside_redo import final_state
 
@@ -39,6 +39,7 @@ def enter() -> Any:
     _outer_memos().append(saved)
     generators.start_watching()  # (lazy generators with cleanup: refused if dropped unclosed)
     aliasing_views.start_watching()  # (arrays written after a view repeating their entries: refused)
+    float_text.start_watching()  # (numbers parsed from text after float data was formatted: refused)
     return saved
 
 
@@ -63,6 +64,7 @@ def leave(saved: Any, undo: Callable | None = None) -> Callable | None:
         outer.pop()
     dropped = generators.unclosed()
     written = aliasing_views.written_after_view()
+    float_text.stop_watching()
     if dropped or written:
         error = generators.UnclosedGeneratorError(*dropped[0]) if dropped else RuleArgumentError(written)
         if undo is not None:  # (the generator's error made before undo() takes the generator apart)
