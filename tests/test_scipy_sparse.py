@@ -101,6 +101,7 @@ BUILT = {
     "kron, bsr": lambda x: (np.sum((sps.kron(sps.diags(x[:2]), RANDOM_ARRAY) @ np.arange(10.0)) ** 2)
                             + np.sum((sps.bsr_array(sps.diags_array(x[:4]) + RANDOM_ARRAY[:4, :4], blocksize=(2, 2))
                                       .tocsr() @ x[:4]) ** 2)),
+    "abs(A), norm(A)": lambda x: abs(sps.diags_array(x) + RANDOM_ARRAY).sum() + spl.norm(sps.diags_array(x ** 2) + RANDOM),
     "sorted_indices": lambda x: np.sum((sps.csr_matrix((x[:4], [2, 0, 3, 1], [0, 2, 4]), shape=(2, 4))
                                         .sorted_indices() @ x[:4]) ** 2),
     "complex entries": lambda x: np.sum(np.abs(sps.diags(x * (1 + 2j)) @ (x + 0.5j)) ** 2),
@@ -323,7 +324,9 @@ class _Summable:
     (lambda x: np.sum(sps.diags_array(x) @ sps.diags_array(x)), "call the method, a.sum()"),
     (lambda x: np.mean(sps.diags(x)), "call the method, a.mean()"),
     (lambda x: np.sum(_Summable(x * 2.0)), "call the method, a.sum()"),
-], ids=["eliminate_zeros", "splu L", "np.sum(A)", "np.mean(A)", "np.sum(user object)"])
+    (lambda x: np.abs(sps.diags_array(x)).sum(), "into an object array for a ufunc"),
+    (lambda x: spl.norm(RANDOM_ARRAY + sps.diags_array(x), 1), "into an object array for a ufunc"),
+], ids=["eliminate_zeros", "splu L", "np.sum(A)", "np.mean(A)", "np.sum(user object)", "np.abs(A)", "norm(A, 1)"])
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
 def test_refused_by_name(f, words, mode):
     with pytest.raises(RuleArgumentError, match=words):

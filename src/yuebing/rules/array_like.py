@@ -199,7 +199,8 @@ def conversions(fn: Any, primals: list, keywords: dict) -> list:
     objects_too = ufunc or not _takes_array_objects(fn)
     names = None if ufunc else _parameter_names(fn)
     found: list = [i for i, v in enumerate(primals)
-                   if _convertible(v, ufunc or _takes_values(names, i)) or objects_too and _array_object(v)]
+                   if _convertible(v, ufunc or _takes_values(names, i)) or objects_too and _array_object(v)
+                   or ufunc and takes_part_in_numpy(v)]
     found += [k for k, v in keywords.items()
               if k not in _INDEX_PARAMETERS and _convertible(v, ufunc or names is not None and k in names[0])]
     return found
@@ -282,6 +283,16 @@ def _array_object(value: Any) -> bool:
     (never a silent zero)."""
     return not isinstance(value, (np.ndarray, np.generic, *_NUMBER, str, bytes, list, tuple, type(None))) \
         and hasattr(type(value), "__array__")
+
+
+def takes_part_in_numpy(value: Any) -> bool:
+    """An object that declares itself to NumPy without ``__array__`` (a SciPy sparse matrix, by its
+    ``__array_priority__``; a class with ``__array_ufunc__``): a ufunc holds it in an object array
+    and calls its own methods (``np.abs(A)`` calls ``A.__abs__``), which the ufunc's rule would run
+    on the primal, dropping the derivative; ``np.asarray``'s rule refuses it instead."""
+    tp = type(value)
+    return not isinstance(value, (np.ndarray, np.generic, *_NUMBER, str, bytes, list, tuple, type(None))) \
+        and (getattr(tp, "__array_priority__", None) is not None or getattr(tp, "__array_ufunc__", None) is not None)
 
 
 def rdata_slot(key: Any, n_args: int, keywords: list) -> int:

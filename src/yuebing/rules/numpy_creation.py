@@ -104,7 +104,7 @@ def _deliver_to(x: Any, fd: Any, g: Any) -> Any:
 def _refuse_array_object(x: Any) -> None:
     """Refuse an object read through ``__array__`` before the call (second order runs the rule
     on its tangent too, which is no array: an unclear TypeError later)."""
-    if array_like._array_object(x):
+    if array_like._array_object(x) or array_like.takes_part_in_numpy(x):
         _refuse_opaque_array_source(x)
 
 
@@ -114,7 +114,8 @@ def _refuse_opaque_array_source(x: Any) -> None:
     if T.zero_tangent(x) is not NoTangent:
         raise RuleArgumentError(
             f"yuebing cannot follow derivatives from an array back into a {type(x).__qualname__} that NumPy "
-            "converted (through __array__): pass its array data instead (for a np.poly1d, p.coeffs)")
+            "converted (through __array__, or into an object array for a ufunc): pass its array data instead "
+            "(for a np.poly1d, p.coeffs), or use its own methods (abs(A), A.multiply(B) for a sparse matrix)")
 
 
 def deliver(arg: Any, g: Any) -> Any:
