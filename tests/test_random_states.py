@@ -1,4 +1,4 @@
-"""``np.random.RandomState(seed)`` made inside the differentiated function
+"""``np.random.RandomState(seed)`` and ``random.Random(seed)`` made inside the differentiated function
 (``rules/random_states.py``): the draws are constants with respect to the inputs, except through
 the parameters that take them. Every mode against central differences (``tests/all_modes.py``),
 third order too, and the generator's state is the one a plain call leaves."""
@@ -30,7 +30,18 @@ def projected(x):
     return np.sum(np.cos(w @ x))
 
 
-FUNCTIONS = [noise_added, draws_taking_x, projected]
+def python_generator(x):
+    """``random.Random(seed)`` made inside: its shuffle and sample move values with their derivatives."""
+    import random
+
+    r = random.Random(0)
+    values = [x[0], x[1] * 2.0, x[2] ** 2]
+    r.shuffle(values)
+    picked = r.sample(values, 2)
+    return values[0] + 3.0 * values[1] + 7.0 * values[2] + picked[0] * picked[1] + r.random() * x[0]
+
+
+FUNCTIONS = [noise_added, draws_taking_x, projected, python_generator]
 X = np.array([0.3, -0.8, 1.1])
 
 
@@ -39,11 +50,16 @@ def test_every_mode_against_differences(f):
     check_all_modes(f, X.copy())
 
 
-@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", FUNCTIONS[:3], ids=lambda f: f.__name__)
 def test_third_order_refuses_the_draws_by_name(f):
     """Third order refuses random draws under ``yb.grad`` (docs/limitations.md, "Higher order")."""
     with pytest.raises(yb.NestedDifferentiationError, match="random draws"):
         check_third_order(f, X.copy())
+
+
+def test_third_order_of_pythons_generator():
+    """``random.Random``'s draws are Python code over a C bit source: third order follows them."""
+    check_third_order(python_generator, X.copy())
 
 
 def test_the_draws_are_the_plain_calls():
