@@ -98,11 +98,13 @@ SECTION_NOTES = {
     ],
     "pykalman": [
         "pykalman's filters (standard, Cholesky and Bierman square-root, unscented, additive",
-        "unscented) as functions of the model or the observations (`tests/external/cases_pykalman.py`).",
-        "Every entry point takes the observations through `numpy.ma` (`np.ma.atleast_2d`,",
-        "`ma.asarray`) and then computes on the masked array with `np.dot` and `linalg` solves, which",
-        "ignore a mask: refused, as yuebing refuses any NumPy function that would ignore one (the",
-        "additive unscented smoother stops before, at its transition functions made an object array).",
+        "unscented) as functions of the model or the observations, in every mode",
+        "(`tests/external/cases_pykalman.py`). Every entry point keeps the observations in a masked",
+        "array (`np.ma.atleast_2d`, masked where one is missing) and applies `np.dot` and `linalg` to",
+        "it: with nothing masked these compute on the data. Its `get_params` reads the model through",
+        "`self.__getattribute__(name)`, whose second order was silently wrong (fixed here). Still",
+        "refused: the unscented filters' `K.dot(z - mu)` (a plain array's bound method given the masked",
+        "array) and the square-root filters' `scipy.linalg.qr` of a tall matrix in mode 'full'.",
     ],
     "sklearn": [
         "scikit-learn's metrics (y_pred, and sample weights), pairwise kernels, Gaussian-process",
