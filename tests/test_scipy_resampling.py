@@ -133,19 +133,37 @@ def test_third_order_of_zoom_and_griddata():
     check_third_order(lambda v: np.sum(si.griddata(SITES, v, QUERY) ** 3), VALUES.copy())
 
 
-@pytest.mark.parametrize("s", [0.0, 0.1, None])
-def test_univariate_spline_is_refused_by_name_with_advice_that_works(s):
+SPLINE_X = np.linspace(0.0, 1.0, 7) ** 1.3
+SPLINE_Y = np.sin(3 * SPLINE_X) + 0.1 * SPLINE_X
+SPLINE_AT = np.array([0.13, 0.42, 0.77, 1.2, -0.1])  # inside, and outside (each ext= mode)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+@pytest.mark.parametrize("ext", [0, 1, 3])
+def test_interpolating_univariate_spline_values_match_scipy(k, ext):
+    def f(y):
+        return si.UnivariateSpline(SPLINE_X, y, s=0, k=k, ext=ext)(SPLINE_AT)
+
+    value, _ = yb.jvp(f, (SPLINE_Y.copy(),), (np.ones(7),))
+    np.testing.assert_allclose(value, f(SPLINE_Y), rtol=1e-12, atol=1e-12)
+
+
+def test_interpolating_univariate_spline_in_values_sites_and_points():
+    check_all_modes(lambda y: np.sum(si.UnivariateSpline(SPLINE_X, y, s=0)(SPLINE_AT) ** 2), SPLINE_Y.copy())
+    check_all_modes(lambda x: np.sum(si.UnivariateSpline(x, SPLINE_Y, s=0, k=2)(SPLINE_AT[:3]) ** 2), SPLINE_X.copy())
+    check_all_modes(lambda p: np.sum(si.InterpolatedUnivariateSpline(SPLINE_X, SPLINE_Y)(p, nu=1) ** 2),
+                    SPLINE_AT[:3].copy())
+
+
+@pytest.mark.parametrize("s", [0.1, None])
+def test_smoothing_univariate_spline_is_refused_by_name_with_advice_that_works(s):
     from yuebing.rules.core import RuleArgumentError
 
-    x = np.linspace(0.0, 1.0, 7)
-    y = np.sin(3 * x)
-    points = np.array([0.13, 0.42, 0.77])
-
     def f(v):
-        return np.sum(si.UnivariateSpline(x, v, s=s)(points) ** 2)
+        return np.sum(si.UnivariateSpline(SPLINE_X, v, s=s)(SPLINE_AT) ** 2)
 
-    for call in (lambda: yb.grad(f)(y.copy()), lambda: yb.jvp(f, (y.copy(),), (np.ones(7),)),
-                 lambda: yb.hvp(f, (y.copy(),), (np.ones(7),))):
+    for call in (lambda: yb.grad(f)(SPLINE_Y.copy()), lambda: yb.jvp(f, (SPLINE_Y.copy(),), (np.ones(7),)),
+                 lambda: yb.hvp(f, (SPLINE_Y.copy(),), (np.ones(7),))):
         with pytest.raises(RuleArgumentError, match="make_interp_spline"):
             call()
-    check_all_modes(lambda v: np.sum(si.make_interp_spline(x, v, k=3)(points) ** 2), y.copy())  # the advice
+    check_all_modes(lambda v: np.sum(si.make_interp_spline(SPLINE_X, v, k=3)(SPLINE_AT) ** 2), SPLINE_Y.copy())

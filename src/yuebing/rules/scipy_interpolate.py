@@ -22,7 +22,9 @@ point's value is the barycentric combination of its simplex's values in SciPy's 
 triangulation (the simplex held fixed: piecewise linear in the points, and differentiable in the
 values and the data sites), or the nearest site's value. ``RBFInterpolator``'s Pythran kernels and
 LAPACK solve are defined as SciPy's own array-API form of them (NumPy code and
-``np.linalg.solve``). FITPACK's ``UnivariateSpline`` fit is refused by name, with advice.
+``np.linalg.solve``). FITPACK's ``UnivariateSpline`` fit with ``s=0`` is the not-a-knot
+interpolating spline on FITPACK's knots (``make_interp_spline``'s definition), evaluated by
+``splev``/``splder`` defined with ``scipy_bsplines._evaluate``; its smoothing fit is refused by name.
 """
 from __future__ import annotations
 
@@ -243,15 +245,74 @@ def _rbf_values(x, y, kernel, epsilon, powers, shift, scale, coeffs, xp):
         return _rbfinterp_xp.compute_interpolation(x, y, kernel, epsilon, powers, shift, scale, coeffs, xp)
 
 
+def _fitpack_fit(x, y, k, w, xb, xe, s, nest):
+    """FITPACK's own fit on the values (its knots, sizes and flags)."""
+    from scipy.interpolate import _fitpack2
+
+    keywords = {name: v for name, v in (("w", w), ("xb", xb), ("xe", xe), ("s", s), ("nest", nest)) if v is not None}
+    return _fitpack2.dfitpack.fpcurf0(x, y, k, **keywords)
+
+
 def _univariate_spline_fit(x, y, k, w=None, xb=None, xe=None, s=None, nest=None):
-    """FITPACK's ``fpcurf0`` (``UnivariateSpline``, ``InterpolatedUnivariateSpline``): refused by
-    name in every mode. Its knots come from the data (chosen by the residuals when ``s > 0``) and
-    its evaluation is FITPACK's C code too."""
-    raise RuleArgumentError(
-        "scipy.interpolate.UnivariateSpline: yuebing does not differentiate FITPACK's fit (fpcurf0, C code; "
-        "with s > 0 its knots are chosen from the data). For an interpolating spline (s=0) use "
-        "scipy.interpolate.make_interp_spline(x, y, k=3), differentiated in x, y and the points; for a "
-        "smoothing fit, solve the least-squares problem of a basis you build with np.linalg.lstsq")
+    """FITPACK's ``fpcurf0`` (``UnivariateSpline``, ``InterpolatedUnivariateSpline``). With
+    ``s=0`` and the data's own bounds it interpolates at knots FITPACK places at the data (odd
+    ``k``) or their midpoints (even ``k``): the not-a-knot spline ``make_interp_spline`` makes on
+    those knots, differentiated in ``x`` and ``y``; its arrays padded as FITPACK pads them. Any
+    other call is refused by name: with ``s > 0`` the knots are chosen from the data."""
+    from .scipy_bsplines import _not_a_knot
+
+    data = _fitpack_fit(x, y, k, w, xb, xe, s, nest)
+    x_, y_ = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if data[6] != 0 or data[3] != x_[0] or data[4] != x_[-1]:
+        raise RuleArgumentError(
+            "scipy.interpolate.UnivariateSpline: yuebing differentiates the interpolating fit (s=0, the default "
+            "bbox) only, not FITPACK's smoothing fit (s > 0: its knots are chosen from the data). For an "
+            "interpolating spline use s=0 or scipy.interpolate.make_interp_spline(x, y, k=3), differentiated in x, "
+            "y and the points; for a smoothing fit, solve the least-squares problem of a basis you build with "
+            "np.linalg.lstsq")
+    from scipy.interpolate import make_interp_spline
+
+    spline = make_interp_spline(x_, y_, k=k, t=_not_a_knot(x_, k))
+    nest_size = data[8].size
+    t = np.concatenate([spline.t, np.zeros(nest_size - spline.t.size)])
+    c = np.concatenate([spline.c, np.zeros(nest_size - spline.c.size)])
+    return (x_, y_) + tuple(data[2:8]) + (t, c) + tuple(data[10:])
+
+
+def _splder(t, c, k, x, nu=0, e=0):
+    """FITPACK's ``splder`` (``splev`` for ``nu=0``): the B-spline of knots ``t`` and the first
+    ``len(t) - k - 1`` coefficients, with its outside modes (``e``: 0 extrapolate, 1 zero, 2
+    refuse: ``ier=1``, 3 the boundary value)."""
+    from .scipy_bsplines import _evaluate as _bspline_values
+
+    t, x = np.asarray(t, dtype=float), np.asarray(x, dtype=float)
+    n = t.size
+    low, high = t[k], t[n - k - 1]
+    outside = (x < low) | (x > high)
+    if e == 2 and bool(np.any(outside)):
+        return np.zeros_like(x), 1
+    at = np.clip(x, low, high) if e == 3 else x
+    y = _bspline_values(t, np.reshape(c[:n - k - 1], (-1, 1)), k, at, nu, True)[:, 0]
+    return (np.where(outside, 0.0, y) if e == 1 else y), 0
+
+
+def _splev(t, c, k, x, e=0):
+    return _splder(t, c, k, x, 0, e)
+
+
+def _splev_of_tck(x, tck, der=0, ext=0):
+    """``scipy.interpolate.splev`` (``UnivariateSpline.__call__``): SciPy's checks, then ``_splder``;
+    a parametric spline (a list of coefficient arrays) coordinate by coordinate."""
+    t, c, k = tck
+    if isinstance(c, (list, tuple)) or np.ndim(c) > 1:
+        return [_splev_of_tck(x, (t, part, k), der, ext) for part in c]
+    if not 0 <= der <= k or ext not in (0, 1, 2, 3):
+        raise ValueError(f"0<=der={der}<=k={k} and ext={ext} in (0, 1, 2, 3) must hold")
+    x = np.asarray(x)
+    y, ier = _splder(t, c, k, np.ravel(x), der, ext)
+    if ier == 1:
+        raise ValueError("Found x value not in the domain")
+    return np.reshape(y, x.shape)
 
 
 if _ppoly is not None:
@@ -267,6 +328,12 @@ if _ppoly is not None:
     from scipy.interpolate import _fitpack2
 
     defined_as(_fitpack2.dfitpack.fpcurf0, _univariate_spline_fit)
+    defined_as(_fitpack2.dfitpack.splev, _splev)
+    defined_as(_fitpack2.dfitpack.splder, _splder)
+    from scipy.interpolate import _fitpack_impl
+
+    defined_as(_fitpack_impl.splev, _splev_of_tck)  # (its test c[0][0] indexes a float)
+    nondifferentiable(_fitpack_fit)
     # RBFInterpolator: SciPy's array-API form of its system and evaluation (NumPy code) for the
     # Pythran kernels and the LAPACK solve of its NumPy form
     defined_as(_rbfinterp_np._build_and_solve_system, _rbf_system)
