@@ -102,6 +102,10 @@ BUILT = {
                             + np.sum((sps.bsr_array(sps.diags_array(x[:4]) + RANDOM_ARRAY[:4, :4], blocksize=(2, 2))
                                       .tocsr() @ x[:4]) ** 2)),
     "abs(A), norm(A)": lambda x: abs(sps.diags_array(x) + RANDOM_ARRAY).sum() + spl.norm(sps.diags_array(x ** 2) + RANDOM),
+    "hstack (COO), vstack (CSR)": lambda x: (np.sum((sps.hstack([sps.diags_array(x), RANDOM_ARRAY]) @ np.arange(10.0)) ** 2)
+                                            + np.sum((sps.vstack([(sps.diags_array(x) + RANDOM_ARRAY).tocsr(),
+                                                                  RANDOM_ARRAY]) @ x) ** 2)),
+    "hstack(format='csc') of matrices": lambda x: np.sum(sps.hstack([sps.diags(x), RANDOM], format="csc").toarray() ** 2),
     "sorted_indices": lambda x: np.sum((sps.csr_matrix((x[:4], [2, 0, 3, 1], [0, 2, 4]), shape=(2, 4))
                                         .sorted_indices() @ x[:4]) ** 2),
     "complex entries": lambda x: np.sum(np.abs(sps.diags(x * (1 + 2j)) @ (x + 0.5j)) ** 2),
@@ -336,6 +340,24 @@ def test_refused_by_name(f, words, mode):
             yb.jvp(f, (X0.copy(),), (np.ones(N),))
         else:
             yb.hvp(f, (X0.copy(),), (np.ones(N),))
+
+
+@pytest.mark.parametrize("blocks", [[sps.eye(5, format="csr"), RANDOM], [sps.csc_array(RANDOM), sps.eye(5)],
+                                    [sps.eye(5, format="csc"), sps.csc_matrix(RANDOM)]], ids=["csr", "mixed", "csc"])
+@pytest.mark.parametrize("stack", ["hstack", "vstack"])
+def test_stacking_gives_scipys_format_and_class(blocks, stack):
+    made = {}
+
+    def f(t):
+        stacked = getattr(sps, stack)([b * t for b in blocks])
+        # read during the call: the gradient call undoes the writes into the arrays it made
+        made["format"], made["type"], made["dense"] = stacked.format, type(stacked), stacked.toarray().copy()
+        return np.sum(stacked.toarray())
+
+    yb.grad(f)(1.0)
+    scipys = getattr(sps, stack)(blocks)
+    assert (made["format"], made["type"]) == (scipys.format, type(scipys))
+    np.testing.assert_array_equal(made["dense"], scipys.toarray())
 
 
 def test_comparisons_still_drop_their_false_entries():

@@ -246,7 +246,37 @@ def _dia_tocsr_method(self, copy=False):
     return out
 
 
-nondifferentiable(_prune_copies, _check_prunable, _dia_structure)
+def _stacked_format(formats, format):
+    """The format SciPy's ``hstack``/``vstack`` give: CSR for CSR blocks, CSC for CSC, else COO."""
+    formats = set(formats)
+    return format or (formats.pop() if len(formats) == 1 and formats <= {"csr", "csc"} else "coo")
+
+
+def _stack(blocks, axis, format=None, dtype=None):
+    """``hstack`` (``axis=1``) and ``vstack`` (``axis=0``) from the blocks' entries, without
+    SciPy's object array of blocks (which holds no derivative)."""
+    import scipy.sparse as sps
+
+    as_array = any(isinstance(b, sps.sparray) for b in blocks)
+    parts = [b.tocoo() if sps.issparse(b) else sps.coo_array(np.atleast_2d(b)) for b in blocks]
+    offsets = np.concatenate(([0], np.cumsum([p.shape[axis] for p in parts])))
+    rows = np.concatenate([p.row + (offsets[k] if axis == 0 else 0) for k, p in enumerate(parts)])
+    cols = np.concatenate([p.col + (offsets[k] if axis == 1 else 0) for k, p in enumerate(parts)])
+    shape = (int(offsets[-1]), parts[0].shape[1]) if axis == 0 else (parts[0].shape[0], int(offsets[-1]))
+    data = np.concatenate([p.data for p in parts])
+    made = (sps.coo_array if as_array else sps.coo_matrix)((data, (rows, cols)), shape=shape, dtype=dtype)
+    return made.asformat(_stacked_format([getattr(b, "format", None) for b in blocks], format))
+
+
+def _hstack(blocks, format=None, dtype=None):
+    return _stack(list(blocks), 1, format, dtype)
+
+
+def _vstack(blocks, format=None, dtype=None):
+    return _stack(list(blocks), 0, format, dtype)
+
+
+nondifferentiable(_prune_copies, _check_prunable, _dia_structure, _stacked_format)
 
 
 #: kernels that copy stored values: the position of the values read, of the values written, of
@@ -272,6 +302,10 @@ if _kernels is not None:
         defined_as(getattr(_kernels, _name), _copying(getattr(_kernels, _name), *_places))
     defined_as(_cs_matrix.prune, _prune)
     defined_as(_dia_base.tocsr, _dia_tocsr_method)
+    from scipy.sparse import _construct
+
+    defined_as(_construct.hstack, _hstack, validate=True)
+    defined_as(_construct.vstack, _vstack, validate=True)
 
 
 # --------------------------------------------------------------------------------------------
