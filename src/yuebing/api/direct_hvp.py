@@ -27,6 +27,7 @@ from ..rules.core import RRULES
 from ..rules.second_order import _BY_FUNCTION as SECOND_ORDER_DECLARATIONS
 from ..tangents import NoFData, NoRData, NoTangent
 from ..transform import buffers
+from ..transform.argument_writes import writes_nothing
 from ..transform.direct_calls import SECOND, note_user_lines
 from ..transform.exceptions import TRACKING, mark_partial
 
@@ -61,6 +62,12 @@ def direct_passes(f: Any, n_args: int) -> tuple | None:
     forward = entry[2]
     rule = SECOND.rules_by_file.get(forward.__code__.co_filename)
     return None if rule is None else (rule, forward, entry[3])
+
+
+def copies_needed(passes: tuple | None, f: Any) -> bool:
+    """Whether the pass must run on copies of the arguments: not when ``f``'s dual rule runs
+    directly and provably writes into no array (``transform/argument_writes.py``)."""
+    return passes is None or not writes_nothing(passes[0].ir, f.__globals__)
 
 
 def direct_hvp(passes: tuple, f: Callable, duals: list, pull_unit: Callable, name: str, fresh: bool = False) -> tuple:

@@ -3,7 +3,8 @@
 
 One run of the dual reverse program gives the value, the gradient and one Hessian-vector product;
 a Hessian's columns come from batched runs carrying many directions each (``api/batched_hessian.py``). Everything runs on copies of the caller's
-arguments, which are never modified.
+arguments, which are never modified (``yb.hvp`` of a function that provably writes into no array
+reads them as they are: ``transform/argument_writes.py``).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from .scale import check_scale_options, run_chunks
 from .batched_hessian import MAX_BATCH, batched_columns
 from .complex_hessian import holomorphic_hessian, refuse_complex_arguments
 from .plain_arguments import plain_duals
-from .direct_hvp import detached_value, direct_hvp, direct_passes, plain_function, sweep
+from .direct_hvp import copies_needed, detached_value, direct_hvp, direct_passes, plain_function, sweep
 from .argument_checks import note_shared_write, require_float_leaf, separate_arguments, shared_view_tangents
 from ..rules import second_order as _second_order  # noqa: F401 - registers second-order rules
 from ..rules import outside_state
@@ -81,11 +82,13 @@ def _pull_unit(out: tuple, pullback: Callable, f: Callable, name: str) -> tuple:
 
 
 def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> tuple[Any, tuple, tuple]:
-    """``(value, gradients, hvps)`` of ``f`` at copies of ``args`` along ``directions`` (one
-    tangent per argument, ``NoTangent`` for arguments held fixed)."""
-    duals, separate = plain_duals(args, directions), False  # float64 arrays, floats: api/plain_arguments.py
+    """``(value, gradients, hvps)`` of ``f`` at copies of ``args`` (not copied when ``f``
+    writes into no array) along ``directions`` (one tangent per argument, ``NoTangent`` for
+    arguments held fixed)."""
+    passes = direct_passes(f, len(args))  # a plain function already run: no dispatch (api/direct_hvp.py)
+    # float64 arrays, floats (api/plain_arguments.py), not copied for a function writing no array
+    duals, separate = plain_duals(args, directions, copies_needed(passes, f)), False
     if duals is not None:
-        passes = direct_passes(f, len(duals))  # a plain function already run: no dispatch (api/direct_hvp.py)
         if passes is not None:
             return direct_hvp(passes, f, duals, _pull_unit, name)
     else:
@@ -281,9 +284,9 @@ class PreparedHvp:
                             f"primals and {len(tangents)} tangents")
         # float64 arrays and floats, a function whose passes run without dispatch: yb.hvp's direct
         # path (fresh arrays from calloc cost less than zeroing kept buffers and copying out of them)
-        duals = plain_duals(primals, tangents)
-        passes = None if duals is None else direct_passes(self.f, len(duals))
-        if passes is not None:
+        passes = direct_passes(self.f, len(primals))
+        duals = plain_duals(primals, tangents, copies_needed(passes, self.f))
+        if passes is not None and duals is not None:
             return direct_hvp(passes, self.f, duals, _pull_unit, "hvp")
         if [_signature_of(x) for x in primals] != self.shapes or any(
                 t is not NoTangent and _signature_of(t) != _signature_of(x) for x, t in zip(primals, tangents)):
