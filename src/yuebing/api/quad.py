@@ -43,6 +43,7 @@ from ..transform.second_order import SecondOrderError
 from . import implicit_second_order as S
 from ..rules.util import out_cotangent, output
 from ..tangents import NoRData, NoTangent, add_to_primal, zero_tangent
+from ..tangents import stale
 from .custom import _deliver
 from .flatten import _vector, _zeroed, flatten
 from .forward import jvp
@@ -157,10 +158,12 @@ def _nan_tangent(x: Any) -> Any:
 def _quad_frule(func: Dual, a: Dual, b: Dual, args: Dual, settings: Dual) -> Dual:
     given = _settings(dict(settings.primal))
     lower, upper = float(a.primal), float(b.primal)
+    before = stale.snapshot((func.primal, args.primal))
     result = D.quad_call(func.primal, a.primal, b.primal, args.primal, given)
     integrand = _Integrand(func.primal, args.primal)
     value_dot = 0.0
-    theta_dot = _theta_dot(func, args)
+    # the plain run may have changed the integrand's state (nquad's error estimate on its object)
+    theta_dot = stale.mark_changed((func.primal, args.primal), _theta_dot(func, args), before)
     if integrand.size and any(t is not NoTangent for t in theta_dot):
         options = {k: given[k] for k in ("limit", "points") if given.get(k) is not None}
         value_dot, _ = _integrate.quad(integrand.push, lower, upper, args=(theta_dot,), **_tolerances(given), **options)
