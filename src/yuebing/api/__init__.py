@@ -35,9 +35,10 @@ from . import nested as _nested  # noqa: F401, E402 - differentiation through yb
 from . import composed_transforms as _composed  # noqa: F401, E402 - yb.jacobian/hessian/hvp inside
 
 # The rules for SciPy's solvers, loaded when their part of SciPy is imported (rules/lazy.py):
-# scipy.optimize's implicit rules; scipy.integrate's ODE solvers, their second order, and quad.
+# scipy.optimize's implicit rules; scipy.integrate's ODE solvers, their second order, quad and quad_vec.
 lazy.defer("scipy.optimize", f"{__name__}.implicit_scipy")
-lazy.defer("scipy.integrate", f"{__name__}.ode", f"{__name__}.ode_second_order", f"{__name__}.quad")
+lazy.defer("scipy.integrate", f"{__name__}.ode", f"{__name__}.ode_second_order", f"{__name__}.quad",
+           f"{__name__}.quad_vec")
 
 __all__ = [
     "MutableTangent", "NestedDifferentiationError", "NoTangent", "RuleDebugError", "SecondOrderError", "Tangent",

@@ -70,16 +70,23 @@ class _Integrand:
     def value(self, t: float) -> float:
         return float(D.quad_integrand(t, *self.params))
 
-    def pull(self, t: float) -> np.ndarray:
-        """``∂f/∂θ`` at ``t``, flat."""
+    def pull(self, t: float, seed: Any = None) -> np.ndarray:
+        """``∂f/∂θ`` at ``t``, flat (``∂(seed·f)/∂θ`` for a vector integrand)."""
         value, pullback = vjp(D.quad_integrand, float(t), *self.params)
-        seed = np.ones_like(value) if isinstance(value, np.ndarray) else 1.0
+        if seed is None:
+            seed = np.ones_like(value) if isinstance(value, np.ndarray) else 1.0
+        elif not isinstance(value, np.ndarray):
+            seed = float(seed)
         _, func_bar, args_bar = pullback(seed)
         return _vector(add_to_primal(self._zeroed, (func_bar, args_bar)))
 
     def push(self, t: float, theta_dot: tuple) -> float:
         """``∂f/∂θ θ̇`` at ``t``."""
-        return float(np.real(jvp(D.quad_integrand, (float(t), *self.params), (0.0, *theta_dot))[1]))
+        return float(np.real(self.push_array(t, theta_dot)))
+
+    def push_array(self, t: float, theta_dot: tuple) -> Any:
+        """``∂f/∂θ θ̇`` at ``t`` of a vector integrand."""
+        return jvp(D.quad_integrand, (float(t), *self.params), (0.0, *theta_dot))[1]
 
     def cotangents(self, theta_bar: np.ndarray) -> tuple:
         if not self.size:
@@ -106,12 +113,12 @@ def _endpoint(integrand: _Integrand, limit: float) -> float:
     return integrand.value(limit) if math.isfinite(limit) else 0.0
 
 
-def _refuse_other_fields(cot: Any) -> None:
+def _refuse_other_fields(cot: Any, name: str = _QUAD) -> None:
     for i, field in enumerate(cot[1:], start=1):
         leaves = field.values() if isinstance(field, dict) else [field]
         if any(isinstance(v, (float, np.ndarray)) and np.any(v) for v in leaves):
             what = "the error estimate" if i == 1 else f"result[{i}]"
-            raise ValueError(f"{_QUAD}: yuebing differentiates the integral's value only, not {what}, which the "
+            raise ValueError(f"{name}: yuebing differentiates the integral's value only, not {what}, which the "
                              "differentiated code uses")
 
 

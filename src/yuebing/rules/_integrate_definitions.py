@@ -70,6 +70,11 @@ def quad_call(func: Callable, a: Any, b: Any, args: tuple, settings: dict) -> An
     return _integrate.quad(func, a, b, args=args, **settings)
 
 
+def quad_vec_call(f: Callable, a: Any, b: Any, args: tuple, settings: dict) -> Any:
+    """``scipy.integrate.quad_vec`` with the settings in a dict."""
+    return _integrate.quad_vec(f, a, b, args=args, **settings)
+
+
 # --------------------------------------------------------------------------------------------
 # The definitions registered for SciPy's functions (defined_as)
 # --------------------------------------------------------------------------------------------
@@ -106,3 +111,12 @@ def quad(func: Callable, a: Any, b: Any, args: Any = (), full_output: int = 0, e
                 "weight": weight, "wvar": wvar, "wopts": wopts, "maxp1": maxp1, "limlst": limlst,
                 "complex_func": complex_func}
     return quad_call(func, a, b, as_args(args), settings)
+
+
+def quad_vec(f: Callable, a: Any, b: Any, epsabs: Any = 1e-200, epsrel: Any = 1e-08, norm: str = "2",
+             cache_size: Any = 100e6, limit: int = 10000, workers: Any = 1, points: Any = None, quadrature: Any = None,
+             full_output: bool = False, *, args: Any = ()) -> Any:
+    """``scipy.integrate.quad_vec``."""
+    settings = {"epsabs": epsabs, "epsrel": epsrel, "norm": norm, "cache_size": cache_size, "limit": limit,
+                "workers": workers, "points": points, "quadrature": quadrature, "full_output": full_output}
+    return quad_vec_call(f, a, b, as_args(args), settings)

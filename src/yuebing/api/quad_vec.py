@@ -1,0 +1,116 @@
+"""Derivatives of ``scipy.integrate.quad_vec`` called inside differentiated code: ``I = ∫_a^b f(t, θ) dt``
+of a vector (or scalar) integrand, differentiated as ``quad`` is (``api/quad.py``) with vectors:
+
+* In ``θ`` (``args=`` and what the integrand captures), under the integral sign: reverse mode
+  ``θ̄ = ∫ ∂(Ī·f)/∂θ dt``, forward mode ``İ = ∫ ∂f/∂θ θ̇ dt``, each one more ``quad_vec`` of
+  yuebing's own derivative of ``f`` at the call's ``epsabs``/``epsrel``/``norm``/``limit``/``points``/
+  ``quadrature``.
+* In the limits: ``∂I/∂b = f(b)``, ``∂I/∂a = -f(a)``; an infinite limit does not move.
+
+The error estimate is not differentiated (a cotangent on it is refused, its tangent is NaN).
+Refused (``ValueError``): ``full_output=True`` (its ``info`` holds the subinterval values).
+Second order (``yb.hvp``, ``yb.hessian``) is refused with advice: one ``quad`` per component,
+whose second order is defined (``api/quad.py``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..rules import _integrate_definitions as D
+from ..rules import array_like
+from ..rules.core import CoDual, Dual
+from ..rules.second_order import _register, defined_as
+from ..rules.util import out_cotangent, output
+from ..tangents import NoRData, NoTangent, stale
+from ..transform.second_order import SecondOrderError
+from .custom import _deliver
+from .ode import _register_primitive, _theta_dot
+from .quad import _Integrand, _nan_tangent, _number_tangent, _refuse_other_fields
+
+try:
+    import scipy.integrate as _integrate
+except ImportError:  # the scipy extra is not installed: no rules to register
+    _integrate = None
+
+_QUAD_VEC = "scipy.integrate.quad_vec"
+_PASSED_ON = ("epsabs", "epsrel", "norm", "limit", "points", "quadrature")  # the derivative's quad_vec takes them
+
+
+def _settings(settings: dict) -> dict:
+    if settings.get("full_output"):
+        raise ValueError(f"{_QUAD_VEC}: yuebing does not differentiate full_output=True (its info holds the "
+                         "subintervals' values); call quad_vec without it")
+    return settings
+
+
+def _options(given: dict) -> dict:
+    return {k: given[k] for k in _PASSED_ON if given.get(k) is not None}
+
+
+def _endpoint(integrand: _Integrand, limit: float) -> Any:
+    """``f(limit)``: what moving a finite limit adds per unit; an infinite limit does not move."""
+    return np.asarray(D.quad_integrand(limit, *integrand.params), dtype=float) if math.isfinite(limit) else 0.0
+
+
+def _quad_vec_rrule(func: CoDual, a: CoDual, b: CoDual, args: CoDual, settings: CoDual) -> tuple:
+    given = _settings(dict(settings.primal))
+    lower, upper = float(a.primal), float(b.primal)
+    out = output(D.quad_vec_call(func.primal, a.primal, b.primal, args.primal, given))
+
+    def pullback(dy: Any) -> tuple:
+        cot = out_cotangent(out, dy)
+        _refuse_other_fields(cot, _QUAD_VEC)
+        value_bar = 0.0 if cot[0] is NoTangent else np.asarray(cot[0], dtype=float)
+        if not np.any(value_bar):  # strong zero: no second quadrature, no endpoint evaluation
+            return NoRData, NoRData, 0.0, 0.0, NoRData, NoRData
+        integrand = _Integrand(func.primal, args.primal)
+        theta_bar = np.zeros(0)
+        if integrand.size:
+            theta_bar, _ = _integrate.quad_vec(lambda t: integrand.pull(t, value_bar), lower, upper, **_options(given))
+            theta_bar = np.asarray(theta_bar, dtype=float)
+        func_bar, args_bar = integrand.cotangents(theta_bar)
+        a_bar = -float(np.sum(value_bar * _endpoint(integrand, lower)))
+        b_bar = float(np.sum(value_bar * _endpoint(integrand, upper)))
+        return NoRData, _deliver(func, func_bar), a_bar, b_bar, _deliver(args, args_bar), NoRData
+
+    return out, pullback
+
+
+def _like(value: Any, tangent: Any) -> Any:
+    """``tangent`` in the value's type: an array of its shape, or a float."""
+    if isinstance(value, np.ndarray):
+        return np.broadcast_to(np.asarray(tangent, dtype=value.dtype), value.shape).copy()
+    return float(np.real(tangent))
+
+
+def _quad_vec_frule(func: Dual, a: Dual, b: Dual, args: Dual, settings: Dual) -> Dual:
+    given = _settings(dict(settings.primal))
+    lower, upper = float(a.primal), float(b.primal)
+    before = stale.snapshot((func.primal, args.primal))
+    result = D.quad_vec_call(func.primal, a.primal, b.primal, args.primal, given)
+    integrand = _Integrand(func.primal, args.primal)
+    # the plain run may have changed the integrand's state (as for quad)
+    theta_dot = stale.mark_changed((func.primal, args.primal), _theta_dot(func, args), before)
+    value_dot: Any = 0.0
+    if integrand.size and any(t is not NoTangent for t in theta_dot):
+        value_dot, _ = _integrate.quad_vec(integrand.push_array, lower, upper, args=(theta_dot,), **_options(given))
+    for limit, sign, dot in ((upper, 1.0, _number_tangent(b)), (lower, -1.0, _number_tangent(a))):
+        if dot != 0.0:  # strong zero: a limit that does not move adds nothing
+            value_dot = value_dot + sign * dot * _endpoint(integrand, limit)
+    return Dual(result, (_like(result[0], value_dot), *(_nan_tangent(field) for field in result[1:])))
+
+
+def _quad_vec_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
+    raise SecondOrderError(f"yb.hvp/yb.hessian: yuebing has no second-order rule for {_QUAD_VEC}; integrate each "
+                           "component with scipy.integrate.quad, whose second order is defined: "
+                           "[quad(lambda t: f(t)[i], a, b)[0] for i in range(n)]")
+
+
+if _integrate is not None:
+    _register_primitive(_QUAD_VEC, D.quad_vec_call, _quad_vec_rrule, _quad_vec_frule)
+    _register((D.quad_vec_call,), _quad_vec_second_order)
+    array_like._APPLIES[_integrate.quad_vec] = False  # args=(a, b) is the user's tuple
+    defined_as(_integrate.quad_vec, D.quad_vec)
