@@ -90,7 +90,11 @@ def _scatter(index, values, length):
         index, values = np.ravel(index), np.ravel(values)
     if np.iscomplexobj(values):
         return np.bincount(index, np.real(values), length) + 1j * np.bincount(index, np.imag(values), length)
-    return np.bincount(index, values, length)
+    sums = np.bincount(index, values, length)
+    kind = np.asarray(values).dtype
+    # (bincount sums in float64: an int or bool matrix's kernel adds in its own dtype, as
+    # scikit-learn's label matrices densified into an int array need)
+    return sums if kind.kind in "fc" else sums.astype(kind)
 
 
 def _csr_matvec(n_row, n_col, Ap, Aj, Ax, Xx, Yx):
