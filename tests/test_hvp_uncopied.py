@@ -11,10 +11,16 @@ import pytest
 from scipy.linalg import solve_triangular
 
 import yuebing as yb
-from yuebing.api import second_order as so
+from yuebing.api import direct_hvp, second_order as so
 from yuebing.bench.cases import gp_lml, simple_mlp
 from yuebing.transform.argument_writes import writes_nothing
 from yuebing.transform.second_order import dual_rule
+
+
+@pytest.fixture(autouse=True)
+def _small_arrays_uncopied_too(monkeypatch):
+    """The tests' arrays are small: below ``COPY_CHEAPER_BELOW`` the pass would copy them."""
+    monkeypatch.setattr(direct_hvp, "COPY_CHEAPER_BELOW", 0)
 
 
 def _proved(f) -> bool:
@@ -181,21 +187,21 @@ def test_uncopied_arguments_give_the_general_paths_hvp(f, shapes):
     primals = _arrays(*shapes)
     tangents = _arrays(*shapes, seed=1)
     _check(f, primals, tangents)
-    assert not so.copies_needed(so.direct_passes(f, len(primals)), f)
+    assert not so.copies_needed(so.direct_passes(f, len(primals)), f, primals)
 
 
 def test_gp_lml_uncopied():
     x = np.linspace(-2.0, 2.0, 12)
     y = np.sin(x)
     _check(gp_lml, (x, y, 0.3), (np.cos(x), np.ones(12), 0.2), rtol=1e-4, atol=1e-5)
-    assert not so.copies_needed(so.direct_passes(gp_lml, 3), gp_lml)
+    assert not so.copies_needed(so.direct_passes(gp_lml, 3), gp_lml, (x, y, 0.3))
 
 
 @pytest.mark.parametrize("f", [_iadd, _out, _view_write, _sort, _through_helper])
 def test_writing_functions_leave_the_callers_arrays(f):
     x, v = _arrays(6, 6, seed=2)
     _check(f, (x,), (v,))
-    assert so.copies_needed(so.direct_passes(f, 1), f)
+    assert so.copies_needed(so.direct_passes(f, 1), f, (x,))
 
 
 def test_a_direction_that_is_its_argument():
@@ -226,3 +232,13 @@ def test_prepared_hvp_uncopied():
     general = _general(simple_mlp, primals, tangents)
     for p, q in zip(out[2], general[2]):
         np.testing.assert_array_equal(p, q)
+
+
+def test_small_arguments_are_copied(monkeypatch):
+    """Below ``COPY_CHEAPER_BELOW`` elements the copies cost less than checking the proof."""
+    monkeypatch.setattr(direct_hvp, "COPY_CHEAPER_BELOW", 100)
+    primals = _arrays((4, 4), (4, 4))
+    yb.hvp(_methods, primals, primals)
+    passes = so.direct_passes(_methods, 2)
+    assert so.copies_needed(passes, _methods, primals)
+    assert not so.copies_needed(passes, _methods, _arrays((10, 10), (10, 10)))

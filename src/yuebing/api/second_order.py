@@ -87,7 +87,7 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     arguments held fixed)."""
     passes = direct_passes(f, len(args))  # a plain function already run: no dispatch (api/direct_hvp.py)
     # float64 arrays, floats (api/plain_arguments.py), not copied for a function writing no array
-    duals, separate = plain_duals(args, directions, copies_needed(passes, f)), False
+    duals, separate = plain_duals(args, directions, copies_needed(passes, f, args)), False
     if duals is not None:
         if passes is not None:
             return direct_hvp(passes, f, duals, _pull_unit, name)
@@ -285,7 +285,7 @@ class PreparedHvp:
         # float64 arrays and floats, a function whose passes run without dispatch: yb.hvp's direct
         # path (fresh arrays from calloc cost less than zeroing kept buffers and copying out of them)
         passes = direct_passes(self.f, len(primals))
-        duals = plain_duals(primals, tangents, copies_needed(passes, self.f))
+        duals = plain_duals(primals, tangents, copies_needed(passes, self.f, primals))
         if passes is not None and duals is not None:
             return direct_hvp(passes, self.f, duals, _pull_unit, "hvp")
         if [_signature_of(x) for x in primals] != self.shapes or any(

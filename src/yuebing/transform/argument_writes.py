@@ -108,9 +108,10 @@ def _plain_global(value: Any) -> bool:
 _MISSING = object()
 
 
-def resolve(namespace: dict, path: str) -> Any:
-    """The object a global path (``np.linalg.cholesky``) names now, or a marker when missing."""
-    head, *rest = path.split(".")
+def resolve(namespace: dict, path: str | tuple) -> Any:
+    """The object a global path (``np.linalg.cholesky``, or its names in a tuple) names now,
+    or a marker when missing."""
+    head, *rest = path.split(".") if type(path) is str else path
     value = namespace.get(head, _MISSING)
     if value is _MISSING:
         value = getattr(builtins, head, _MISSING)
@@ -256,7 +257,7 @@ def writes_nothing(fn: Function, namespace: dict) -> bool:
         proof = _Proof(fn, namespace)
         verdict = proof.block(fn.body)
         seen = proof.globals
-    _PROOFS[id(fn)] = (fn, tuple(seen.items()), verdict)
+    _PROOFS[id(fn)] = (fn, tuple((tuple(path.split(".")), value) for path, value in seen.items()), verdict)
     return verdict
 
 
