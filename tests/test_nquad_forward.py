@@ -3,7 +3,7 @@ its own bound method, and the plain run of the outer quad turns the object's ``a
 0 into a float; the tangent taken before that run is refreshed (tangents/stale.py: a leaf that
 appeared or changed gets a NaN tangent, its derivative unknown). Each against finite differences
 in reverse, forward and forward Jacobian; a quad whose integrand writes state the code then reads
-gets a NaN tangent, never a silent number. Second order is refused with advice (nested quad) that
+gets a NaN tangent and is refused in reverse mode, never a silent number. Second order is refused with advice (nested quad) that
 the test runs."""
 import functools
 
@@ -97,6 +97,18 @@ def test_state_written_by_the_integrand_has_no_silent_tangent():
 
     _, tangent = yb.jvp(f, (X0.copy(),), (V,))
     assert np.isnan(tangent)
+    with pytest.raises(ValueError, match="writes float state"):  # reverse mode: refused, not dropped
+        yb.grad(f)(X0.copy())
+
+
+def test_state_written_by_a_vector_integrand_is_refused_in_reverse_mode():
+    def f(x):
+        a = Recorder(x[0])
+        return np.sum(si.quad_vec(lambda t: np.array([a.f(t), t]), 0, 1)[0]) + a.last
+
+    with pytest.raises(ValueError, match="writes float state"):
+        yb.grad(f)(X0.copy())
+    assert np.isnan(yb.jvp(f, (X0.copy(),), (V,))[1])
 
 
 @pytest.mark.parametrize("bind", ["method", "partial"])

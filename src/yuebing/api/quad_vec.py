@@ -28,7 +28,7 @@ from ..tangents import NoRData, NoTangent, stale
 from ..transform.second_order import SecondOrderError
 from .custom import _deliver
 from .ode import _register_primitive, _theta_dot
-from .quad import _Integrand, _nan_tangent, _number_tangent, _refuse_other_fields
+from .quad import _Integrand, _nan_tangent, _number_tangent, _refuse_other_fields, _written_state
 
 try:
     import scipy.integrate as _integrate
@@ -58,11 +58,14 @@ def _endpoint(integrand: _Integrand, limit: float) -> Any:
 def _quad_vec_rrule(func: CoDual, a: CoDual, b: CoDual, args: CoDual, settings: CoDual) -> tuple:
     given = _settings(dict(settings.primal))
     lower, upper = float(a.primal), float(b.primal)
-    out = output(D.quad_vec_call(func.primal, a.primal, b.primal, args.primal, given))
+    result, refuse_if_used = _written_state(_QUAD_VEC, func, args, lambda: D.quad_vec_call(
+        func.primal, a.primal, b.primal, args.primal, given))
+    out = output(result)
 
     def pullback(dy: Any) -> tuple:
         cot = out_cotangent(out, dy)
         _refuse_other_fields(cot, _QUAD_VEC)
+        refuse_if_used()
         value_bar = 0.0 if cot[0] is NoTangent else np.asarray(cot[0], dtype=float)
         if not np.any(value_bar):  # strong zero: no second quadrature, no endpoint evaluation
             return NoRData, NoRData, 0.0, 0.0, NoRData, NoRData

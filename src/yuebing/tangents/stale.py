@@ -12,13 +12,13 @@ differentiated code that reads the state afterwards sees the NaN too.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from . import kinds as K
 from .ops import zero_tangent
-from .types import MutableTangent, NoTangent, Tangent
+from .types import MutableTangent, NoFData, NoTangent, Tangent
 from .walk import StructureError
 
 _LEAVES = frozenset({K.FLOAT, K.COMPLEX, K.ARRAY})
@@ -65,7 +65,7 @@ def snapshot(x: Any) -> tuple[dict, list]:
     return {slot: np.array(leaf, copy=True) for slot, leaf in slots.items()}, containers
 
 
-def _changed_slots(x: Any, before: tuple[dict, list]) -> set:
+def changed_slots(x: Any, before: tuple[dict, list]) -> set:
     values, _ = before  # (the containers keep their ids from being reused meanwhile)
     now, _ = _leaf_slots(x)
     return {slot for slot, leaf in now.items()
@@ -107,13 +107,13 @@ def _with_children(t: Any, keys: list, new: list) -> Any:
     return t
 
 
-def _refresh(x: Any, t: Any, changed: set, memo: dict) -> Any:
+def _refresh(x: Any, t: Any, changed: set, memo: dict, leaf: Callable[[Any], Any] = _nan_like) -> Any:
     _, keys, children = _parts(x)
-    if not keys or id(x) in memo:
+    if not keys or id(x) in memo or t is NoFData:  # (fdata: a part without mutable data)
         return memo.get(id(x), t)
     memo[id(x)] = t
     old = [_tangent_child(t, key) for key in keys]
-    new = [_nan_like(child) if (id(x), key) in changed else _refresh(child, tc, changed, memo)
+    new = [leaf(child) if (id(x), key) in changed else _refresh(child, tc, changed, memo, leaf)
            for key, child, tc in zip(keys, children, old)]
     moved = [(key, n) for key, o, n in zip(keys, old, new) if o is not n]
     if not moved:
@@ -129,5 +129,41 @@ def _refresh(x: Any, t: Any, changed: set, memo: dict) -> Any:
 def mark_changed(x: Any, t: Any, before: tuple[dict, list]) -> Any:
     """``t``, the tangent of ``x`` taken when ``before = snapshot(x)`` was, with a NaN tangent for
     every float leaf of ``x`` that appeared or changed since (in place where ``t`` is fdata)."""
-    changed = _changed_slots(x, before)
+    changed = changed_slots(x, before)
     return _refresh(x, t, changed, {}) if changed else t
+
+
+def _nonzero(t: Any) -> bool:
+    return t is not NoTangent and bool(np.any(np.asarray(t) != 0))
+
+
+def carries_cotangent(x: Any, t: Any, slots: set) -> bool:
+    """Whether ``t``, a full cotangent of ``x``, is nonzero at one of ``slots`` (``changed_slots``):
+    differentiated code used a value that plain code wrote, whose derivative is unknown."""
+    seen, stack = set(), [(x, t)]
+    while stack:
+        value, tangent = stack.pop()
+        if id(value) in seen or tangent is NoTangent:
+            continue
+        seen.add(id(value))
+        _, keys, children = _parts(value)
+        for key, child in zip(keys, children):
+            child_tangent = _tangent_child(tangent, key)
+            if (id(value), key) in slots:
+                if _nonzero(child_tangent):
+                    return True
+            else:
+                stack.append((child, child_tangent))
+    return False
+
+
+def _zero_like(leaf: Any) -> Any:
+    return np.zeros(leaf.shape, dtype=leaf.dtype) if isinstance(leaf, np.ndarray) else 0.0 * leaf
+
+
+def make_room(x: Any, fdata: Any, slots: set) -> None:
+    """Give each of ``slots`` a zero entry in ``fdata``, ``x``'s reverse-mode fdata, where it has a
+    mutable one (an object's, a dict's, a list's): what differentiated code reading the value later
+    gathers there, for ``carries_cotangent`` to see instead of it being dropped."""
+    if slots and fdata is not NoFData:
+        _refresh(x, fdata, slots, {}, _zero_like)
