@@ -186,15 +186,21 @@ def _nan_tangent(x: Any) -> Any:
     return zero_tangent(x)
 
 
+def _forward_run(func: Dual, args: Dual, call: Callable[[], Any]) -> tuple:
+    """``call()``, the plain run of the integrand; the integrand; and ``θ̇``, NaN where that run
+    changed the integrand's state (nquad's error estimate on its object: ``tangents/stale.py``)."""
+    before = stale.snapshot((func.primal, args.primal))
+    result = call()
+    theta_dot = stale.mark_changed((func.primal, args.primal), _theta_dot(func, args), before)
+    return result, _Integrand(func.primal, args.primal), theta_dot
+
+
 def _quad_frule(func: Dual, a: Dual, b: Dual, args: Dual, settings: Dual) -> Dual:
     given = _settings(dict(settings.primal))
     lower, upper = float(a.primal), float(b.primal)
-    before = stale.snapshot((func.primal, args.primal))
-    result = D.quad_call(func.primal, a.primal, b.primal, args.primal, given)
-    integrand = _Integrand(func.primal, args.primal)
+    result, integrand, theta_dot = _forward_run(func, args, lambda: D.quad_call(func.primal, a.primal, b.primal,
+                                                                                 args.primal, given))
     value_dot = 0.0
-    # the plain run may have changed the integrand's state (nquad's error estimate on its object)
-    theta_dot = stale.mark_changed((func.primal, args.primal), _theta_dot(func, args), before)
     if integrand.size and any(t is not NoTangent for t in theta_dot):
         options = {k: given[k] for k in ("limit", "points") if given.get(k) is not None}
         value_dot, _ = _integrate.quad(integrand.push, lower, upper, args=(theta_dot,), **_tolerances(given), **options)

@@ -24,11 +24,12 @@ from ..rules import array_like
 from ..rules.core import CoDual, Dual
 from ..rules.second_order import _register, defined_as
 from ..rules.util import out_cotangent, output
-from ..tangents import NoRData, NoTangent, stale
+from ..tangents import NoRData, NoTangent
 from ..transform.second_order import SecondOrderError
 from .custom import _deliver
-from .ode import _register_primitive, _theta_dot
-from .quad import _Integrand, _nan_tangent, _number_tangent, _refuse_other_fields, _written_state
+from .ode import _register_primitive
+from .quad import _Integrand, _forward_run, _nan_tangent, _number_tangent, _refuse_other_fields, \
+    _written_state
 
 try:
     import scipy.integrate as _integrate
@@ -92,11 +93,8 @@ def _like(value: Any, tangent: Any) -> Any:
 def _quad_vec_frule(func: Dual, a: Dual, b: Dual, args: Dual, settings: Dual) -> Dual:
     given = _settings(dict(settings.primal))
     lower, upper = float(a.primal), float(b.primal)
-    before = stale.snapshot((func.primal, args.primal))
-    result = D.quad_vec_call(func.primal, a.primal, b.primal, args.primal, given)
-    integrand = _Integrand(func.primal, args.primal)
-    # the plain run may have changed the integrand's state (as for quad)
-    theta_dot = stale.mark_changed((func.primal, args.primal), _theta_dot(func, args), before)
+    result, integrand, theta_dot = _forward_run(func, args, lambda: D.quad_vec_call(
+        func.primal, a.primal, b.primal, args.primal, given))
     value_dot: Any = 0.0
     if integrand.size and any(t is not NoTangent for t in theta_dot):
         value_dot, _ = _integrate.quad_vec(integrand.push_array, lower, upper, args=(theta_dot,), **_options(given))
