@@ -115,9 +115,10 @@ SECTION_NOTES = {
         "(`tests/external/cases_sklearn*.py`). Each case is also checked in forward mode (`yb.jvp`",
         "against the verified gradient) and by `yb.hvp` (against differences of the gradient), and",
         "no mode may change its argument. The kernels' own `eval_gradient=True` is a third oracle",
-        "(`test_against_sklearns_own_kernel_gradients`, the kernels built from `exp(theta)`: through",
-        "`theta` itself they are refused, as `Hyperparameter` is a named tuple with a `__new__` of its",
-        "own). Most estimator fits of scikit-learn 1.9 run inside `callback_management_context(self)`,",
+        "(`test_against_sklearns_own_kernel_gradients`, the kernels built from `exp(theta)`; through",
+        "`theta` itself, the `Hyperparameter` named tuples of `clone_with_theta`, whose `__new__` is",
+        "Python code, are built as `type.__call__` builds them). Most estimator fits of scikit-learn",
+        "1.9 run inside `callback_management_context(self)`,",
         "refused when the estimator holds floats; the losses of `sklearn._loss` are Cython classes.",
     ],
 }
