@@ -16,6 +16,8 @@ from yuebing.bench.cases import gp_lml, simple_mlp
 from yuebing.transform.argument_writes import writes_nothing
 from yuebing.transform.second_order import dual_rule
 
+from tests.test_hvp_direct import _general  # yb.hvp with the direct path (and so uncopied arguments) off
+
 
 @pytest.fixture(autouse=True)
 def _small_arrays_uncopied_too(monkeypatch):
@@ -25,16 +27,6 @@ def _small_arrays_uncopied_too(monkeypatch):
 
 def _proved(f) -> bool:
     return writes_nothing(dual_rule(f).ir, f.__globals__)
-
-
-def _general(f, primals, tangents):
-    """``yb.hvp`` with the direct path (and so the uncopied arguments) off."""
-    saved = so.direct_passes
-    so.direct_passes = lambda f, n: None
-    try:
-        return yb.hvp(f, primals, tangents)
-    finally:
-        so.direct_passes = saved
 
 
 # -- functions that write nothing ---------------------------------------------------------------

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..ir.nodes import Call, Const, Copy, ForRange, Function, Global, If, Pass, Return, Var, While, global_key
 from ..ir.tested_comparisons import TESTED
+from ..rules.core import is_hashable
 
 _ANY = None  # any number of positional arguments
 #: operators that read their operands and make a new value (a view for ``getitem``)
@@ -188,21 +189,13 @@ class _Proof:
         if value is getattr:
             attribute = s.args[1].value if len(s.args) == 2 and isinstance(s.args[1], Const) else None
             return 2 if attribute in _DATA_ATTRIBUTES or attribute in _METHODS else False
-        if _hashable(value) and value in _OPERATORS:
+        if is_hashable(value) and value in _OPERATORS:
             return _ANY
         if type(value) is np.ufunc:
             return value.nin
         if type(value) is types.BuiltinFunctionType and getattr(value, "__module__", None) == "math":
             return _ANY
-        return _function_table().get(value, False) if _hashable(value) else False
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
+        return _function_table().get(value, False) if is_hashable(value) else False
 
 
 def _targets(body: list) -> set:
