@@ -9,8 +9,9 @@ of a vector (or scalar) integrand, differentiated as ``quad`` is (``api/quad.py`
 
 The error estimate is not differentiated (a cotangent on it is refused, its tangent is NaN).
 Refused (``ValueError``): ``full_output=True`` (its ``info`` holds the subinterval values).
-Second order (``yb.hvp``, ``yb.hessian``) is refused with advice: one ``quad`` per component,
-whose second order is defined (``api/quad.py``).
+Second order (``yb.hvp``, ``yb.hessian``) is that of one ``quad`` per component
+(``quad_vec_by_components``: the value agrees to the tolerance), whose second order is defined
+(``api/quad.py``).
 """
 from __future__ import annotations
 
@@ -22,10 +23,9 @@ import numpy as np
 from ..rules import _integrate_definitions as D
 from ..rules import array_like
 from ..rules.core import CoDual, Dual
-from ..rules.second_order import _register, defined_as
+from ..rules.second_order import defined_as, defined_by
 from ..rules.util import out_cotangent, output
 from ..tangents import NoRData, NoTangent
-from ..transform.second_order import SecondOrderError
 from .custom import _deliver
 from .ode import _register_primitive
 from .quad import _Integrand, _forward_run, _nan_tangent, _number_tangent, _refuse_other_fields, \
@@ -104,14 +104,8 @@ def _quad_vec_frule(func: Dual, a: Dual, b: Dual, args: Dual, settings: Dual) ->
     return Dual(result, (_like(result[0], value_dot), *(_nan_tangent(field) for field in result[1:])))
 
 
-def _quad_vec_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
-    raise SecondOrderError(f"yb.hvp/yb.hessian: yuebing has no second-order rule for {_QUAD_VEC}; integrate each "
-                           "component with scipy.integrate.quad, whose second order is defined: "
-                           "[quad(lambda t: f(t)[i], a, b)[0] for i in range(n)]")
-
-
 if _integrate is not None:
     _register_primitive(_QUAD_VEC, D.quad_vec_call, _quad_vec_rrule, _quad_vec_frule)
-    _register((D.quad_vec_call,), _quad_vec_second_order)
+    defined_by(D.quad_vec_call, D.quad_vec_by_components)
     array_like._APPLIES[_integrate.quad_vec] = False  # args=(a, b) is the user's tuple
     defined_as(_integrate.quad_vec, D.quad_vec)

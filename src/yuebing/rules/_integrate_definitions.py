@@ -75,6 +75,25 @@ def quad_vec_call(f: Callable, a: Any, b: Any, args: tuple, settings: dict) -> A
     return _integrate.quad_vec(f, a, b, args=args, **settings)
 
 
+def _sample_point(a: Any, b: Any) -> float:
+    """A finite point of ``[a, b]``, where the integrand shows its shape."""
+    for t in (a, b):
+        if np.isfinite(t):
+            return float(t)
+    return 0.0
+
+
+def quad_vec_by_components(f: Callable, a: Any, b: Any, args: tuple, settings: dict) -> Any:
+    """``quad_vec_call`` as one ``quad`` per component of the integrand (same value to the
+    tolerance; the error estimate is the largest component's): its second order is quad's."""
+    shape = np.shape(f(_sample_point(a, b), *args))
+    tolerances = {k: settings[k] for k in ("epsabs", "epsrel", "points") if settings.get(k) is not None}
+    parts = [_integrate.quad(lambda t, i=i: np.ravel(f(t, *args))[i], a, b, **tolerances)
+             for i in range(int(np.prod(shape)))]
+    value = np.reshape(np.array([p[0] for p in parts]), shape)
+    return (value if shape else float(value)), max((p[1] for p in parts), default=0.0)
+
+
 # --------------------------------------------------------------------------------------------
 # The definitions registered for SciPy's functions (defined_as)
 # --------------------------------------------------------------------------------------------
