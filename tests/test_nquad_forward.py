@@ -44,7 +44,11 @@ def nquad_args(x):
 CASES = [dblquad_constant_limits, dblquad_moving_limits, tplquad_, nquad_opts, nquad_args]
 
 
-@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+# reverse mode of tplquad nests three quad_vec's of pullbacks: about 100 s
+REVERSE_CASES = [pytest.param(f, marks=pytest.mark.slow) if f is tplquad_ else f for f in CASES]
+
+
+@pytest.mark.parametrize("f", REVERSE_CASES, ids=lambda f: getattr(f, "__name__", "tplquad_"))
 def test_gradient_matches_differences(f):
     np.testing.assert_allclose(yb.grad(f)(X0.copy()), central_differences(f, X0), rtol=1e-5, atol=1e-7)
 
