@@ -40,14 +40,11 @@ _QUAD_VEC = "scipy.integrate.quad_vec"
 _PASSED_ON = ("epsabs", "epsrel", "norm", "limit", "points", "quadrature")  # the derivative's quad_vec takes them
 
 
-def _settings(settings: dict) -> dict:
-    if settings.get("full_output"):
+def _options(given: dict) -> dict:
+    """The call's settings the derivative's ``quad_vec`` takes (``full_output=True`` refused)."""
+    if given.get("full_output"):
         raise ValueError(f"{_QUAD_VEC}: yuebing does not differentiate full_output=True (its info holds the "
                          "subintervals' values); call quad_vec without it")
-    return settings
-
-
-def _options(given: dict) -> dict:
     return {k: given[k] for k in _PASSED_ON if given.get(k) is not None}
 
 
@@ -57,7 +54,8 @@ def _endpoint(integrand: _Integrand, limit: float) -> Any:
 
 
 def _quad_vec_rrule(func: CoDual, a: CoDual, b: CoDual, args: CoDual, settings: CoDual) -> tuple:
-    given = _settings(dict(settings.primal))
+    given = dict(settings.primal)
+    options = _options(given)
     lower, upper = float(a.primal), float(b.primal)
     result, refuse_if_used = _written_state(_QUAD_VEC, func, args, lambda: D.quad_vec_call(
         func.primal, a.primal, b.primal, args.primal, given))
@@ -73,7 +71,7 @@ def _quad_vec_rrule(func: CoDual, a: CoDual, b: CoDual, args: CoDual, settings: 
         integrand = _Integrand(func.primal, args.primal)
         theta_bar = np.zeros(0)
         if integrand.size:
-            theta_bar, _ = _integrate.quad_vec(lambda t: integrand.pull(t, value_bar), lower, upper, **_options(given))
+            theta_bar, _ = _integrate.quad_vec(lambda t: integrand.pull(t, value_bar), lower, upper, **options)
             theta_bar = np.asarray(theta_bar, dtype=float)
         func_bar, args_bar = integrand.cotangents(theta_bar)
         a_bar = -float(np.sum(value_bar * _endpoint(integrand, lower)))
@@ -91,13 +89,14 @@ def _like(value: Any, tangent: Any) -> Any:
 
 
 def _quad_vec_frule(func: Dual, a: Dual, b: Dual, args: Dual, settings: Dual) -> Dual:
-    given = _settings(dict(settings.primal))
+    given = dict(settings.primal)
+    options = _options(given)
     lower, upper = float(a.primal), float(b.primal)
     result, integrand, theta_dot = _forward_run(func, args, lambda: D.quad_vec_call(
         func.primal, a.primal, b.primal, args.primal, given))
     value_dot: Any = 0.0
     if integrand.size and any(t is not NoTangent for t in theta_dot):
-        value_dot, _ = _integrate.quad_vec(integrand.push_array, lower, upper, args=(theta_dot,), **_options(given))
+        value_dot, _ = _integrate.quad_vec(integrand.push_array, lower, upper, args=(theta_dot,), **options)
     for limit, sign, dot in ((upper, 1.0, _number_tangent(b)), (lower, -1.0, _number_tangent(a))):
         if dot != 0.0:  # strong zero: a limit that does not move adds nothing
             value_dot = value_dot + sign * dot * _endpoint(integrand, limit)
