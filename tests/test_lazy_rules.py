@@ -156,3 +156,24 @@ def test_loading_a_packages_rules_imports_no_other_scipy_package(trigger):
         print(json.dumps(sorted(packages() - before)))
     """))
     assert new == []
+
+
+def test_a_deferred_module_imported_directly_after_scipy_loads_its_siblings_whole():
+    """``from yuebing.rules.scipy_stats import UnsupportedDistributionError`` after SciPy is imported
+    (a test module, a user catching the error) imports a deferred module by a plain import: its
+    siblings must not load while it is half made (they import names from it: the multivariate
+    rules failed to load, and multivariate_normal.logpdf was differentiated through SciPy's code)."""
+    script = (
+        "import warnings; warnings.simplefilter('error', RuntimeWarning)\n"
+        "import numpy as np, scipy.stats as st\n"
+        "import yuebing as yb\n"
+        "from yuebing.rules.scipy_stats import UnsupportedDistributionError\n"
+        "from yuebing.rules import LOAD_ERRORS\n"
+        "assert not LOAD_ERRORS, LOAD_ERRORS\n"
+        "try:\n"
+        "    yb.grad(lambda s: np.sum(st.multivariate_normal.cdf(np.ones(2), None, s)))(2.0)\n"
+        "except UnsupportedDistributionError:\n"
+        "    print('refused')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "refused", out.stderr

@@ -69,6 +69,8 @@ def load_imported() -> bool:
         return False
     if getattr(_loading, "active", False):  # a deferred module's own registrations
         return False
+    if _deferred_module_initializing():  # one imported directly (its error class): after it, not inside
+        return False
     with _lock:
         _loading.active = True
         loaded = False
@@ -84,6 +86,17 @@ def load_imported() -> bool:
                     return loaded
         finally:
             _loading.active = False
+
+
+def _deferred_module_initializing() -> bool:
+    """Whether a deferred module is being imported by a plain ``import`` (``from
+    yuebing.rules.scipy_stats import UnsupportedDistributionError`` after SciPy): loading the
+    others now would import its siblings, which import it half made."""
+    for name in DEFERRED:
+        module = sys.modules.get(name)
+        if module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False):
+            return True
+    return False
 
 
 def load_all() -> None:

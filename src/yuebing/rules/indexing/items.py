@@ -204,7 +204,24 @@ def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
         return output(_record_field(x, idx)), _no_pullback(3)
     if _scalar_itself(x, idx):
         return output(x[()] if isinstance(x, np.generic) else x), _identity_pullback
+    if _scalar_as_array(x, idx):
+        out = output(np.asarray(x)[idx])
+        return out, lambda dy: (NoRData, _sum_of(out_cotangent(out, dy), x), NoRData)
     raise _unsupported("getitem", x)
+
+
+def _scalar_as_array(x: Any, idx: Any) -> bool:
+    """``v[..., np.newaxis]`` of a number (a NumPy scalar where SciPy expects a 0-d array: the
+    multivariate normal's log-determinant and rank): the 0-d array's view, new axes only."""
+    items = idx if type(idx) is tuple else (idx,)
+    return isinstance(x, np.generic) and bool(items) and all(i is Ellipsis or i is None for i in items)
+
+
+def _sum_of(g: Any, x: Any) -> Any:
+    if not isinstance(x, (float, complex, np.inexact)):
+        return NoRData  # (an int's, a bool's: a count, a rank)
+    total = np.sum(g)
+    return complex(total) if isinstance(x, (complex, np.complexfloating)) else float(np.real(total))
 
 
 def _scalar_itself(x: Any, idx: Any) -> bool:
@@ -251,6 +268,9 @@ def _getitem_frule(a: Any, b: Any) -> Dual:
         return Dual(_record_field(x, idx), NoTangent)
     if _scalar_itself(x, idx):
         return Dual(x[()] if isinstance(x, np.generic) else x, t)
+    if _scalar_as_array(x, idx):
+        y = np.asarray(x)[idx]
+        return Dual(y, fit_tangent(NoTangent, y) if t is NoTangent else np.asarray(t, dtype=y.dtype)[idx].copy())
     raise _unsupported("getitem", x)
 
 
