@@ -20,12 +20,7 @@ which holds no derivatives.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from ._float_reach import holds_floats
-
-if TYPE_CHECKING:
-    from .exception_data import Carried
+from typing import Any
 
 KIND = "tuple bunch"
 
@@ -53,21 +48,6 @@ def reads_attribute(o: Any, name: Any) -> bool:
     """Whether ``o.name`` reads an instance attribute of a tuple bunch (batched forward mode runs
     the getattr rule once on the batched tangents: it hands out the recorded one, or refuses)."""
     return is_bunch(o) and isinstance(name, str) and name in vars(o)
-
-
-def record_extras(role: str, y: tuple, values: list, data: list) -> Carried | None:
-    """Record the extra keyword arguments ``values`` tuple bunch ``y`` was made from with their
-    derivative data in ``role``; None when they hold no float data (nothing to follow)."""
-    from .exception_data import record_carried  # (it imports batched.py, which imports this module)
-
-    if not holds_floats(values):
-        return None
-    return record_carried(role, y, values, data, KIND)
-
-
-def taken_rdata(carried: Carried | None, names: list) -> dict:
-    """The cotangents the reads of the extra arguments ``names`` gathered, by name (once)."""
-    return {} if carried is None else dict(zip(names, carried.take()))
 
 
 def routed_rdata(field_rdata: list, positions: list, keys: list, extra_rdata: dict) -> tuple:

@@ -38,7 +38,7 @@ from .star_arrays import is_star_array, star_duals
 from .class_calls import extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, with_aliases, without_init
 from .new_construction import built_by_new, by_new_forward
 from .frozen_objects import frozen_tangent, is_frozen
-from ..rules.bunch_data import record_extras
+from ..rules.bunch_records import record_extras
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, boxes_by_cell, cell_box, global_value, new_cell_box,
                                 read_only, user_globals, with_user_globals, without_tangent)
 

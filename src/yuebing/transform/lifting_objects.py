@@ -16,7 +16,8 @@ from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
 from ..rules.numpy_vectorize import pyfunc_tangent
 from ..rules.iteration import iterate_to_list
-from ..rules.bunch_data import carrier_kind, record_extras, routed_rdata, taken_rdata
+from ..rules.bunch_data import carrier_kind, routed_rdata
+from ..rules.bunch_records import record_extras, taken_rdata
 from ..rules.exception_data import carried_tangent
 from ..rules.objects import _instance_value, _mapped_item, _raw_delattr, _raw_setattr
 from ..rules.local_classes import class_level_tangent

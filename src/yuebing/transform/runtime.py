@@ -36,7 +36,8 @@ from .new_construction import built_by_new, by_new_reverse
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
                                 new_cell_box, read_only, user_globals, with_user_globals)
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
-from ..rules.bunch_data import record_extras, routed_rdata, taken_rdata
+from ..rules.bunch_data import routed_rdata
+from ..rules.bunch_records import record_extras, taken_rdata
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, dispatch, property_function, run_operator
 
 # --------------------------------------------------------------------------------------------
