@@ -4,6 +4,7 @@ constants are never the function's variables, and every fixed name ending in a d
 transform/ writes is in the registry. The functions below make the normal form reach for the
 colliding names (a comprehension over ``_`` names its variable ``_v<n>``, which the reverse
 templates pop operands into; 64 temporaries reach ``_f64``) and are checked in every mode."""
+import dataclasses
 import pathlib
 import re
 
@@ -93,3 +94,23 @@ def test_functions_reaching_for_generated_names(f):
     ir_names = set(_IDENTIFIER.findall(yb.show(f, stage="ir")))
     assert not [n for n in ir_names if reserved(n)]
     check_every_mode(lambda x: f(list(x)), np.array([0.7, 1.3]))
+
+
+@dataclasses.dataclass
+class D:  # its constant was named _D, forward mode's Dual
+    a: float
+
+
+@dataclasses.dataclass
+class _NT:  # ... and _NT, NoTangent
+    a: float
+
+
+def _builds_classes_named_like_the_runtime(x):
+    return x[0] * D(2.0).a * _NT(3.0).a + x[1] ** 2
+
+
+def test_constants_never_take_the_runtimes_names():
+    from .modes import check_every_mode
+
+    check_every_mode(_builds_classes_named_like_the_runtime, np.array([0.5, 1.5, 0.2]))

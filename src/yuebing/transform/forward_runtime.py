@@ -39,6 +39,7 @@ from .class_calls import extra_arguments, is_generated_init, is_namedtuple, make
 from .new_construction import built_by_new, by_new_forward
 from .frozen_objects import frozen_tangent, is_frozen
 from ..rules.bunch_records import record_extras
+from .generated_text import RUNTIME_NAMES
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, boxes_by_cell, cell_box, global_value, new_cell_box,
                                 read_only, user_globals, with_user_globals, without_tangent)
 
@@ -553,3 +554,6 @@ def _derive_for_core(f: Any, *args: Any, **kwargs: Any) -> Dual:
 _core.derive_frule = _derive_for_core
 
 __all__ = ["DerivedFRule", "call_frule", "closure_tangent", "derived_frule", "global_tangent", "runtime_namespace"]
+
+
+RUNTIME_NAMES.update(runtime_namespace())  # (generated constants never take these names)

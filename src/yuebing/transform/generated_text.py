@@ -13,6 +13,11 @@ import numpy as np
 from ..ir import nodes as ir
 from .variables import all_var_names
 
+#: the names the runtimes put in every generated module's namespace (``_D``, ``_NT``, ``_rrule``...):
+#: a constant never takes one (a user's class ``D`` was named ``_D`` and replaced forward mode's
+#: ``Dual``). Each runtime module adds its names when it is imported, before it generates code.
+RUNTIME_NAMES: set[str] = set()
+
 LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
 
@@ -112,7 +117,7 @@ class ConstantNames:
             name = base
             i = 1
             taken = self.function_names()
-            while name in self.constants or name in taken:
+            while name in self.constants or name in taken or name in RUNTIME_NAMES:
                 i += 1
                 name = f"{base}{i}"
             self.constants[name] = value

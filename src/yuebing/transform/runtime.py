@@ -39,6 +39,7 @@ from .star_arrays import is_star_array, route_star_rdata, star_coduals
 from ..rules.bunch_data import routed_rdata
 from ..rules.bunch_records import record_extras, taken_rdata
 from .protocols import GRADIENT_CALLS, Candidate, CallMode, _refuse_yuebing_internals, CodeCache, SourceFunction, dispatch, property_function, run_operator
+from .generated_text import RUNTIME_NAMES
 
 # --------------------------------------------------------------------------------------------
 # rdata arithmetic
@@ -667,3 +668,6 @@ _core.derive_rrule = _derive_for_core
 _partial.REVERSE = (runtime_namespace, unwind)
 
 __all__ = ["acc", "call_rrule", "derived_rule", "DerivedRule", "describe_callable", "output", "add_tangents"]
+
+
+RUNTIME_NAMES.update(runtime_namespace())  # (generated constants never take these names)

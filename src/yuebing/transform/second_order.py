@@ -52,6 +52,7 @@ from .protocols import GRADIENT_CALLS, CallMode, CodeCache, SourceFunction, disp
 from .protocols import _refuse_numpy_forms as refuse_numpy_forms
 from .dual_reverse import DualReverseGenerator
 from .templates import FLOAT_TYPES, Fast
+from .generated_text import RUNTIME_NAMES
 
 
 # --------------------------------------------------------------------------------------------
@@ -529,3 +530,6 @@ __all__ = ["DualReverseGenerator", "DualRule", "SecondOrderError", "call_rrule2"
 _lifting.DUAL_RULE = dual_rule
 _partial.SECOND = (DualReverseGenerator, runtime_namespace)
 _calls.CALL_RRULE2 = call_rrule2
+
+
+RUNTIME_NAMES.update(runtime_namespace())  # (generated constants never take these names)
