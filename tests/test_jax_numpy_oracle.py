@@ -27,6 +27,8 @@ jnp = jax.numpy
 #: NumPy functions with a rule and a jax.numpy twin that are not compared, and why
 NOT_COMPARED = {
     "numpy.arange": "jax.numpy.arange needs concrete (untraced) bounds",
+    "numpy.from_dlpack": "memory exchange: the same array, no computation to compare; "
+                         "tests/test_array_exchange.py checks writes through it against the plain call",
     "numpy.fromiter": "jax.numpy.fromiter raises NotImplementedError (impure under its transformations); "
                       "tests/test_numpy_iterators.py checks it against finite differences",
     "numpy.put": "jax.numpy.put has no in-place form (NumPy's mutates its argument); check_rule covers it",

@@ -69,7 +69,7 @@ register_nondifferentiable_type(np.finfo)
 register_nondifferentiable_type(np.iinfo)
 
 #: ndarray methods with zero derivative (searching, bytes, files, flags)
-METHODS = ("searchsorted", "dump", "dumps", "tobytes", "tofile", "setflags")
+METHODS = ("searchsorted", "dump", "dumps", "tobytes", "tofile")  # (setflags: numpy_flags.py undoes it)
 nondifferentiable_methods(np.ndarray, *(m for m in METHODS if (np.ndarray, m) not in RRULES.by_method))
 
 CASES = [
