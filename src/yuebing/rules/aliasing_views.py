@@ -7,48 +7,32 @@ part one whose values changed is refused, before the reverse pass runs. Forward 
 watch: the view's tangent is the same view of the array's tangent, which sees the write."""
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
-_LOCAL = threading.local()
+from . import outside_state
 
-
-def _scopes() -> list:
-    scopes = getattr(_LOCAL, "scopes", None)
-    if scopes is None:
-        scopes = _LOCAL.scopes = []
-    return scopes
-
-
-def start_watching() -> None:
-    """Open a pass's watch (``outside_state.enter``)."""
-    _scopes().append([])
+#: per open scope (``outside_state.scope_id``): the watched arrays, with their values when watched
+_WATCHED: dict[int, list] = {}
 
 
 def watch(source: np.ndarray, view: Any, name: str) -> None:
     """Watch ``source`` for the open pass when ``view``, made from it by ``name``, shares its memory."""
-    scopes = _scopes()
-    if scopes and isinstance(view, np.ndarray) and np.may_share_memory(view, source):
-        scopes[-1].append((name, source, source.copy()))
-
-
-def written_after_view() -> str | None:
-    """Close the open pass's watch: the error text for the first watched array whose values
-    changed since its view was made, or None."""
-    scopes = _scopes()
-    return _first_written(scopes.pop() if scopes else [])
+    key = outside_state.scope_id()
+    if key is None or not isinstance(view, np.ndarray) or not np.may_share_memory(view, source):
+        return
+    if key not in _WATCHED:
+        _WATCHED[key] = []
+        outside_state.at_close(lambda: _first_written(_WATCHED.pop(key, [])))
+    _WATCHED[key].append((name, source, source.copy()))
 
 
 def forward_ended() -> str | None:
-    """``written_after_view`` for a pass that runs its reverse part before closing its scope (the
-    reverse part puts the values back): checked, and forgotten, at the end of the forward part."""
-    scopes = _scopes()
-    if not scopes:
-        return None
-    watched, scopes[-1] = scopes[-1], []
-    return _first_written(watched)
+    """The check made when the open scope closes, for a pass that runs its reverse part before
+    closing it (the reverse part puts the values back): made, and forgotten, at the end of the
+    forward part."""
+    return _first_written(_WATCHED.pop(outside_state.scope_id(), []))
 
 
 def _first_written(watched: list) -> str | None:

@@ -9,15 +9,16 @@ float data as text or bytes refuses to parse any after that; text parsed before 
 the top of a loss) and text never parsed (a log line) are no business of the derivative."""
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
+from . import outside_state
 from .core import RuleArgumentError
 from .util import holds_float_data
 
-_LOCAL = threading.local()
+#: per open scope (``outside_state.scope_id``): the first call that formatted float data as text
+_FORMATTED: dict[int, str] = {}
 _TEXT = (str, bytes, bytearray)
 #: the result types a zero-derivative call is looked at for (its other results, bools and ints from
 #: comparisons and predicates, cost nothing more)
@@ -25,30 +26,12 @@ CONCERNS = frozenset({str, bytes, bytearray, float, complex, np.ndarray, np.floa
                       np.complex128, np.complex64, np.longdouble})
 
 
-def _flags() -> list:
-    flags = getattr(_LOCAL, "flags", None)
-    if flags is None:
-        flags = _LOCAL.flags = []
-    return flags
-
-
-def start_watching() -> None:
-    """Open a pass's watch (``outside_state.enter``)."""
-    _flags().append(None)
-
-
-def stop_watching() -> None:
-    """Close the open pass's watch (``outside_state.leave``)."""
-    flags = _flags()
-    if flags:
-        flags.pop()
-
-
 def note_formatted(name: str) -> None:
     """Float data was formatted as text or bytes by ``name`` in the open pass."""
-    flags = _flags()
-    if flags and flags[-1] is None:
-        flags[-1] = name
+    key = outside_state.scope_id()
+    if key is not None and key not in _FORMATTED:
+        _FORMATTED[key] = name
+        outside_state.at_close(lambda: _FORMATTED.pop(key, None) and None)
 
 
 def after_zero_call(name: str, args: tuple, kwargs: dict, y: Any, outs: list = ()) -> None:
@@ -75,11 +58,11 @@ def after_zero_call(name: str, args: tuple, kwargs: dict, y: Any, outs: list = (
 
 def refuse_parsed(name: str) -> None:
     """Refuse ``name`` parsing text into numbers when the open pass formatted float data as text."""
-    flags = _flags()
-    if flags and flags[-1] is not None:
+    formatted = _FORMATTED.get(outside_state.scope_id()) if _FORMATTED else None
+    if formatted is not None:
         raise RuleArgumentError(
             f"{name}: yuebing cannot differentiate numbers parsed from text or bytes after float data was "
-            f"formatted as text in the same call ({flags[-1]}): whether the text holds those values, whose "
+            f"formatted as text in the same call ({formatted}): whether the text holds those values, whose "
             "derivative it would drop, cannot be told. What to do: keep the numbers as numbers (x.copy() "
             "rather than np.frombuffer(x.tobytes())), or read text data before formatting any (at the top of "
             "the function, or outside it)")

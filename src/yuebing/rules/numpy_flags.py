@@ -5,8 +5,8 @@ in reverse order: the pullback of ``w += v`` writes ``w``'s old contents back in
 ``w.setflags(write=False)`` came after (SciPy's ``ShortTimeFFT`` makes the window it was given
 read-only, ``scipy.signal.windows`` having computed it in place), that write failed ("assignment
 destination is read-only"). Its pullback now gives the array back the flags it had first, before
-the earlier pullbacks run. (The zero-derivative declaration of ``numpy_zero.py`` stays: second
-order runs this rule as it runs any zero-derivative one.)
+the earlier pullbacks run. Forward mode sets the flags (nothing to undo); second order runs the
+rule as it runs any zero-derivative one (``ZERO_DERIVATIVE``).
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from . import numpy_zero  # noqa: F401 - its declaration of setflags first: this rule replaces its rule
-from ..tangents import NoRData
-from .core import primal, register_rrule
+from ..tangents import NoRData, NoTangent
+from .core import Dual, primal, register_frule, register_rrule
+from .declare import ZERO_DERIVATIVE
 from .util import output
 
 
@@ -33,6 +33,13 @@ def _setflags_rrule(a: Any, write: Any = None, align: Any = None, uic: Any = Non
     return output(None), pullback
 
 
-register_rrule((np.ndarray, "setflags"), _setflags_rrule)  # (forward mode: numpy_zero's rule, nothing to undo)
+def _setflags_frule(a: Any, write: Any = None, align: Any = None, uic: Any = None) -> Dual:
+    primal(a).setflags(primal(write), primal(align), primal(uic))
+    return Dual(None, NoTangent)
+
+
+register_rrule((np.ndarray, "setflags"), _setflags_rrule)
+register_frule((np.ndarray, "setflags"), _setflags_frule)
+ZERO_DERIVATIVE.add((np.ndarray, "setflags"))  # second order: no derivative, the rule's undo
 
 CASES: list = []  # (no derivative to check: tests/test_scipy_spectral.py checks the undo in every mode)

@@ -19,7 +19,6 @@ import numpy as np
 
 from ..ir import generators
 from ..tangents import NoFData, NoTangent
-from . import aliasing_views, float_text
 from .core import RuleArgumentError
 from .outside_redo import final_state
 
@@ -38,8 +37,6 @@ def enter() -> Any:
     _LOCAL.memo = {}
     _outer_memos().append(saved)
     generators.start_watching()  # (lazy generators with cleanup: refused if dropped unclosed)
-    aliasing_views.start_watching()  # (arrays written after a view repeating their entries: refused)
-    float_text.start_watching()  # (numbers parsed from text after float data was formatted: refused)
     return saved
 
 
@@ -63,14 +60,34 @@ def leave(saved: Any, undo: Callable | None = None) -> Callable | None:
     if outer:
         outer.pop()
     dropped = generators.unclosed()
-    written = aliasing_views.written_after_view()
-    float_text.stop_watching()
+    checks = _CLOSING.pop(id(memo), None) if _CLOSING and memo is not None else None
+    written = next((text for text in (check() for check in checks) if text), None) if checks else None
     if dropped or written:
         error = generators.UnclosedGeneratorError(*dropped[0]) if dropped else RuleArgumentError(written)
         if undo is not None:  # (the generator's error made before undo() takes the generator apart)
             undo()
         raise error
     return redo
+
+
+#: what the rules of an open scope asked to check when it closes, by scope (``at_close``: rare, a
+#: view repeating an array's entries was made, float data was formatted as text); a scope that
+#: asked nothing costs its ``leave`` one test of this dict
+_CLOSING: dict[int, list] = {}
+
+
+def scope_id() -> int | None:
+    """The open scope's identity (None outside one), for data a rule keeps for the scope."""
+    memo = getattr(_LOCAL, "memo", None)
+    return None if memo is None else id(memo)
+
+
+def at_close(check: Callable[[], str | None]) -> None:
+    """Run ``check`` when the open scope closes (``leave``, at the end of the forward part): the
+    text it returns, if any, is raised as a ``RuleArgumentError`` after the pass is undone."""
+    memo = getattr(_LOCAL, "memo", None)
+    if memo is not None:
+        _CLOSING.setdefault(id(memo), []).append(check)
 
 
 def _outer_memos() -> list:
