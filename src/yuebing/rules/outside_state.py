@@ -61,7 +61,8 @@ def leave(saved: Any, undo: Callable | None = None) -> Callable | None:
         outer.pop()
     dropped = generators.unclosed()
     checks = _CLOSING.pop(id(memo), None) if _CLOSING and memo is not None else None
-    written = next((text for text in (check() for check in checks) if text), None) if checks else None
+    texts = [check() for check in checks] if checks else ()  # (every one runs: each forgets its scope's data)
+    written = next((text for text in texts if text), None)
     if dropped or written:
         error = generators.UnclosedGeneratorError(*dropped[0]) if dropped else RuleArgumentError(written)
         if undo is not None:  # (the generator's error made before undo() takes the generator apart)
