@@ -73,3 +73,22 @@ def test_f_strings_give_pythons_text():
     yb.grad(f)(X.copy())
     yb.jvp(f, (X.copy(),), (X.copy(),))
     assert plain == np.sum(X ** 2) and len(set(seen)) == 1
+
+
+def test_a_refused_call_leaves_no_watch_behind():
+    """Both closing checks run when a scope closes, the first reporting or not: neither the
+    float-text flag nor the watched views outlive the call (a flag left under a reused scope id
+    would refuse a later, innocent call)."""
+    from yuebing.rules import aliasing_views, float_text, outside_state
+
+    def writes_after_a_view_and_formats(x):
+        v = x * 1.0
+        w = np.broadcast_to(v, (2, 3))
+        label = f"{x[0]:.3f}"
+        v[0] = 2.0 * x[1]
+        return np.sum(w) + 0.0 * len(label)
+
+    with pytest.raises(RuleArgumentError, match="after this call made a view"):
+        yb.grad(writes_after_a_view_and_formats)(X.copy())
+    assert not float_text._FORMATTED and not aliasing_views._WATCHED and not outside_state._CLOSING
+    np.testing.assert_allclose(yb.grad(lambda x: float(np.fromstring("1 2 3", sep=" ") @ x))(X.copy()), [1, 2, 3])
