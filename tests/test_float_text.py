@@ -85,7 +85,7 @@ def test_a_refused_call_leaves_no_watch_behind():
         v = x * 1.0
         w = np.broadcast_to(v, (2, 3))
         label = f"{x[0]:.3f}"
-        v[0] = 2.0 * x[1]
+        v[0] = 3.0 * x[1]  # (a value other than the one there: the watch compares values)
         return np.sum(w) + 0.0 * len(label)
 
     with pytest.raises(RuleArgumentError, match="after this call made a view"):
