@@ -1458,3 +1458,21 @@ def c_tuple_attribute_read_then_cleared(x):
     item = s.held
     s.held = None
     return item[0] * item[1] * x
+
+
+class _BackwardsSquares:
+    """A class whose ``__reversed__`` is Python code computing new values."""
+
+    def __init__(self, xs):
+        self.xs = xs
+
+    def __reversed__(self):
+        for v in self.xs[::-1]:
+            yield v * v
+
+
+def c_own_reversed_in_the_for_statement(x):
+    total = 0.0
+    for v in reversed(_BackwardsSquares([x, 2.0, math.sin(x)])):
+        total = total * x + v
+    return total

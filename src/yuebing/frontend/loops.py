@@ -19,16 +19,14 @@ from ..ir import primitives as P
 from .truth_tests import tested
 
 
-# `for v in reversed(obj)` walks obj backwards by index; an object whose __reversed__ is Python
-# code may yield something else (every other item, new values), so such a loop is refused (plain
-# code, spelt with builtins: it runs in every mode's program). A class may declare that its
-# __reversed__ is that walk (REVERSED_WALKS_BACKWARDS: the deques made in the function).
+# `for v in reversed(obj)` walks obj backwards by index, unless obj's __reversed__ is Python code
+# of its own, which may yield something else (every other item, new values): then the loop walks
+# what reversed(obj) returns (plain code, spelt with builtins: it runs in every mode's program). A
+# class may declare that its __reversed__ is that walk (REVERSED_WALKS_BACKWARDS: the deques made
+# in the function).
 _REVERSED_BY_OWN_CODE = (
-    "if type(getattr(type({it}), '__reversed__', None)).__name__ == 'function' "
-    "and not getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False): "
-    "raise TypeError('yuebing cannot differentiate a for loop over reversed() of a ' + type({it}).__qualname__ + "
-    "', whose __reversed__ is Python code of its own; make the iterator first (it = reversed(obj)), then loop over it "
-    "(for v in it:)')")
+    "type(getattr(type({it}), '__reversed__', None)).__name__ == 'function' "
+    "and not getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False)")
 
 # `for v in reversed(d)` walks a deque by index, itself (its items read live, as CPython's reversed
 # iterator reads them), checking the mutation count CPython's iterator checks: a deque made in the
@@ -195,29 +193,7 @@ class LoopLowering:
             self._live_loop(ir.Const(0), within, pairs, element, make_body, out, loop, line)
             return
         if kind == "reversed" and len(call.args) == 1:
-            it = self._held(self.expr(call.args[0], out), out)
-            out.append(ir.Opaque(_REVERSED_BY_OWN_CODE.format(it=it), line=self.line, defines=()))
-            walks = ir.Var(self.tmp("walks"))  # a deque: walked itself, read live (see _DEQUE_STATE)
-            is_deque = _IS_DEQUE_ARGUMENT.format(it=it)
-            out.append(ir.Opaque(f"{walks.name} = getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False) or {is_deque}",
-                                 line=self.line, defines=(walks.name,)))
-            # its mutation count, which CPython's reversed iterator checks
-            state = self.tmp("state")
-            deque_state = _DEQUE_STATE.format(it=it)
-            out.append(ir.Opaque(f"{state} = {deque_state} if {walks.name} else None", line=self.line, defines=(state,)))
-            mutated = (f"if {state} is not None and {{k}} >= 0 and {deque_state} != {state}: "  # (none at the end)
-                       "raise RuntimeError('deque mutated during iteration')")
-            seq = ir.Var(self.tmp("seq"))
-            out.append(ir.If(walks, [ir.Copy(seq.name, it, line=self.line)],
-                             [ir.Call(seq.name, ir.Const(P.as_sequence), [it], line=self.line)], line=self.line))
-            n = self.call(out, ir.Global("len"), [seq])
-            self.globals["len"] = None
-            last = self.call(out, ir.Const(operator.sub), [n, ir.Const(1)])
-
-            def element(k: ir.Atom, body: list) -> None:
-                self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
-            within = "{k} >= 0 and {k} < len(%s)" % seq  # as list_reverseiterator: stops if the list shrank
-            self._live_loop(last, within, [(it, seq)], element, make_body, out, loop, line, step=-1, checks=[mutated])
+            self._reversed_loop(target, self._held(self.expr(call.args[0], out), out), make_body, out, loop, line)
             return
         view = iterable.func.attr if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
             and not iterable.args and not iterable.keywords else None
@@ -247,6 +223,44 @@ class LoopLowering:
             self.assign(target, self.call(body, ir.Const(operator.getitem), [seq, k]), body)
         self._live_loop(ir.Const(0), "{k} < len(%s)" % seq, [(it, seq)], element, make_body, out, loop, line)
 
+    def _reversed_loop(self, target: ast.expr, it: ir.Var, make_body: Any, out: list, loop: Any, line: int) -> None:
+        """``for target in reversed(it)``: a list, tuple, array or deque walked backwards by index
+        (its items read live, as CPython's reversed iterators read them); an object whose
+        ``__reversed__`` is Python code of its own (which may yield something else: every other
+        item, new values) walked forwards over what ``reversed(it)`` returns, that call
+        differentiated, as ``r = reversed(it); for v in r:`` is. Which one is decided when it runs."""
+        own, rev, seq, start, step = (self.tmp(name) for name in ("own", "rev", "seq", "start", "step"))
+        out.append(ir.Opaque(f"{own} = {_REVERSED_BY_OWN_CODE.format(it=it)}", line=line, defines=(own,)))
+        by_own_code: list = [ir.Call(rev, ir.Global("reversed"), [it], line=line)]
+        self.globals["reversed"] = None
+        flag, forward_state = self._walk(ir.Var(rev), by_own_code, seq)
+        by_own_code += [ir.Copy(start, ir.Const(0), line=line), ir.Copy(step, ir.Const(1), line=line)]
+        by_index: list = [ir.Opaque(f"{flag} = False\n{forward_state} = None\n{rev} = None", line=line,
+                                    defines=(flag, forward_state, rev))]
+        walks = ir.Var(self.tmp("walks"))  # a deque: walked itself, read live (see _DEQUE_STATE)
+        by_index.append(ir.Opaque(f"{walks.name} = getattr(type({it}), 'REVERSED_WALKS_BACKWARDS', False) or "
+                                  + _IS_DEQUE_ARGUMENT.format(it=it), line=line, defines=(walks.name,)))
+        # its mutation count, which CPython's reversed iterator checks
+        state = self.tmp("state")
+        deque_state = _DEQUE_STATE.format(it=it)
+        by_index.append(ir.Opaque(f"{state} = {deque_state} if {walks.name} else None", line=line, defines=(state,)))
+        by_index.append(ir.If(walks, [ir.Copy(seq, it, line=line)],
+                              [ir.Call(seq, ir.Const(P.as_sequence), [it], line=line)], line=line))
+        n = self.call(by_index, ir.Global("len"), [ir.Var(seq)])
+        self.globals["len"] = None
+        last = self.call(by_index, ir.Const(operator.sub), [n, ir.Const(1)])
+        by_index += [ir.Copy(start, last, line=line), ir.Copy(step, ir.Const(-1), line=line)]
+        by_own_code.append(ir.Opaque(f"{state} = None", line=line, defines=(state,)))
+        out.append(ir.If(ir.Var(own), by_own_code, by_index, line=line))
+        mutated = (f"if {state} is not None and {{k}} >= 0 and {deque_state} != {state}: "  # (none at the end)
+                   "raise RuntimeError('deque mutated during iteration')")
+
+        def element(k: ir.Atom, body: list) -> None:
+            self.assign(target, self.call(body, ir.Const(operator.getitem), [ir.Var(seq), k]), body)
+        within = "{k} >= 0 and {k} < len(%s)" % seq  # as list_reverseiterator: stops if the list shrank
+        self._live_loop(ir.Var(start), within, [(it, ir.Var(seq))], element, make_body, out, loop, line,
+                        step=step, checks=[mutated])
+
     def _sequence(self, iterable: ast.expr, out: list, lazy: bool = True) -> tuple[ir.Atom, ir.Var]:
         """The iterated object and the indexable sequence the loop walks (the object itself
         for lists, tuples and arrays; a list of its keys for a dict or set). An iterator (a lazy
@@ -256,6 +270,13 @@ class LoopLowering:
         it = self._held(self.expr(iterable, out), out)
         if not lazy:
             return it, self.call(out, ir.Const(P.as_sequence), [it])
+        seq = self.tmp("seq")
+        self._walk(it, out, seq)
+        return it, ir.Var(seq)
+
+    def _walk(self, it: ir.Var, out: list, seq: str) -> tuple[str, str]:
+        """Make ``seq`` the sequence a loop over ``it`` walks (``_sequence``); the names of its
+        lazy flag and of its deque's mutation count."""
         # a deque (passed in or made in the function): walked itself by index, its items read live,
         # and its mutation count checked before each step, as CPython's deque iterator does
         walks = ir.Var(self.tmp("walks"))
@@ -272,13 +293,12 @@ class LoopLowering:
                          f"and not isinstance({it}, (list, tuple, dict, set, frozenset))")
         out.append(ir.Opaque(f"{flag.name} = not {walks.name} and (getattr(type({it}), {G.LAZY_MARK!r}, False) or "
                              f"({user_iterator}))", line=self.line, defines=(flag.name,)))
-        seq = self.tmp("seq")
         out.append(ir.If(walks, [ir.Copy(seq, it, line=self.line)], [
             ir.If(flag, [ir.Call(seq, ir.Const(G.LazySequence), [it], line=self.line)],
                   [ir.Call(seq, ir.Const(P.as_sequence), [it], line=self.line)], line=self.line)], line=self.line))
         self.__dict__.setdefault("lazy_flags", {})[seq] = flag
         self.__dict__.setdefault("deque_states", {})[seq] = (it, state)
-        return it, ir.Var(seq)
+        return flag.name, state
 
     def _held(self, value: ir.Atom, out: list) -> ir.Var:
         """``value`` in a temporary of its own: a loop keeps the object it iterates even when
@@ -306,7 +326,7 @@ class LoopLowering:
         self._while_index(k, start, step, within, [], element, make_body, out, loop, line)
 
     def _live_loop(self, start, within: str, iterated: list, element, make_body, out: list, loop: Any,
-                   line: int, step: int = 1, checks: list = ()) -> None:
+                   line: int, step: int | str = 1, checks: list = ()) -> None:
         """A loop over sequences whose index stays ``within`` (a test of ``{k}``) their current
         lengths; ``iterated`` pairs each iterated object with the sequence walked, to raise
         Python's error when a dict or set walked over a snapshot changes size (and ``checks``,
@@ -318,7 +338,8 @@ class LoopLowering:
                   f"raise RuntimeError(('Set' if isinstance("
                   f"{it}, (set, frozenset)) else 'dictionary') + ' changed size during iteration')"
                   for it, seq in iterated] + [check.format(k=k) for check in checks] + self._mutation_checks(iterated)
-        self._while_index(k, start, ir.Const(step), within.format(k=k), checks, element, make_body, out, loop, line,
+        step = ir.Var(step) if isinstance(step, str) else ir.Const(step)
+        self._while_index(k, start, step, within.format(k=k), checks, element, make_body, out, loop, line,
                           fetch)
 
     def _mutation_checks(self, iterated: list) -> list:
