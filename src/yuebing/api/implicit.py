@@ -152,8 +152,10 @@ class _Plan:
     def __init__(self, kind: str, function: Callable, names: tuple, x_paths: tuple, *, zero: tuple = (),
                  value: tuple | None = None, objective: Callable | None = None, objective_names: tuple = (),
                  residual: tuple | None = None, residual_function: Callable | None = None,
-                 tangent_solve: Callable | None = None, check: Callable | None = None) -> None:
+                 tangent_solve: Callable | None = None, check: Callable | None = None,
+                 advice: dict | None = None) -> None:
         self.kind, self.function, self.names, self.x_paths, self.zero = kind, function, names, x_paths, zero
+        self.advice = advice or {}  # path -> (its name, what to do instead), for an output with no derivative (pcov)
         self.check = check  # check(problem): refuses a solution the implicit function theorem does not cover
         self.value, self.objective, self.objective_names = value, objective, objective_names or names
         self.residual, self.residual_function = residual, residual_function
@@ -196,6 +198,13 @@ def _float_leaves(t: Any, path: tuple = ()) -> list:
 
 def _field(name: str, path: tuple) -> str:
     return "the result" + "".join(f".{k}" if isinstance(k, str) else f"[{k}]" for k in path) if path else name
+
+
+def _not_differentiated(name: str, p: _Plan, path: tuple) -> str:
+    """The refusal of a cotangent reaching an output the rule does not differentiate."""
+    label, advice = p.advice.get(path, ("", ""))
+    return (f"{name}: yuebing differentiates the solution (and the optimum value and residuals) only, not "
+            f"{_field(name, path)}{label}, which the differentiated code uses{advice}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,8 +260,7 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
             cot = out_cotangent(out, dy)
             for path, c in _float_leaves(cot):
                 if path not in p.known() and np.any(c):
-                    raise ValueError(f"{name}: yuebing differentiates the solution (and the optimum value and "
-                                     f"residuals) only, not {_field(name, path)}, which the differentiated code uses")
+                    raise ValueError(_not_differentiated(name, p, path))
             x_bar = sum(S.flat(_get(cot, path)) for path in p.x_paths)
             rdatas: dict = {}
             if p.residual is not None and np.any(_get(cot, p.residual)):
@@ -316,9 +324,7 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
             cot, cot_dot = _output_cotangents(out4, dy, dy_dot)
             for path, c in _float_leaves(cot) + _float_leaves(cot_dot):
                 if path not in p.known() and np.any(c):
-                    raise SecondOrderError(f"yb.hvp/yb.hessian: {name}: yuebing differentiates the solution (and the "
-                                           f"optimum value and residuals) only, not {_field(name, path)}, which the "
-                                           "differentiated code uses")
+                    raise SecondOrderError(f"yb.hvp/yb.hessian: {_not_differentiated(name, p, path)}")
             rs, rsd = dual.run(cot, cot_dot, _get)
             order = positional[:len(args4)] + list(kwargs4)
             return ((NoRData, *(_rdata(k, given, rs) for k in order)),

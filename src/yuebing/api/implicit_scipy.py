@@ -7,7 +7,8 @@ Root finders (``root``, ``fsolve``, ``root_scalar``, ``brentq``, ``brenth``, ``r
 else yuebing's, with the Hessian as ``∂F/∂x``). ``least_squares``: ``F = ∇_x 0.5 sum(r**2)``.
 Calls whose solution is not a smooth function of the parameters are refused with a
 ``ValueError``: a solver that reports no convergence, constraints, bounds active at the solution,
-robust losses. ``curve_fit``, ``leastsq`` and ``linprog`` are refused by name, with what to call.
+robust losses. ``curve_fit``: ``F = ∇_p 0.5 |(f(xdata, *p) - ydata) / sigma|^2`` (``pcov`` refused);
+``leastsq``: as ``least_squares`` (``cov_x`` refused). ``linprog`` is refused by name, with what to call.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 from ..rules import _implicit_residuals as R
 from ..rules.core import RuleArgumentError, register_frule, register_rrule
 from ..rules.second_order import zero
-from .implicit import _implicit_rules, _Plan
+from .implicit import _implicit_rules, _Plan, _value
 from .reverse import vjp
 
 try:
@@ -193,13 +194,51 @@ def _least_squares_plan(values: dict, result: Any) -> _Plan:
                  check=_inside(name, values.get("bounds"), per_variable=False))
 
 
+_NOT_TAKEN = "; its derivative needs second derivatives of the model, which yuebing does not take here"
+_PCOV = (_NOT_TAKEN + ". What to do: compute it from popt inside the differentiated code, J = yb.jacobian(lambda p: "
+         "model(xdata, *p))(popt) / sigma[:, None] (without the division if unweighted), r = (model(xdata, *popt) - "
+         "ydata) / sigma, pcov = np.linalg.inv(J.T @ J) * (np.sum(r**2) / (len(ydata) - len(popt))) (without that "
+         "factor for absolute_sigma=True)")
+_COV_X = (_NOT_TAKEN + ". What to do: compute it from x inside the differentiated code, J = yb.jacobian(lambda p: "
+          "func(p, *args))(x), cov_x = np.linalg.inv(J.T @ J)")
+
+
+def _curve_fit_call(values: dict) -> Any:
+    """curve_fit on the bound values, its ``**kwargs`` (tolerances, ``maxfev``...) passed on."""
+    named = dict(values)
+    extra = {k: _value(v) for k, v in named.pop("kwargs", {}).items()}
+    return _opt.curve_fit(**named, **extra)
+
+
+def _curve_fit_plan(values: dict, result: Any) -> _Plan:
+    """``popt`` minimises ``0.5 |(f(xdata, *p) - ydata) / sigma|^2`` (curve_fit raises when it does
+    not converge); with ``full_output`` the weighted residual ``infodict['fvec']`` is differentiated
+    too. ``pcov`` is refused with advice."""
+    name = "scipy.optimize.curve_fit"
+    if values.get("nan_policy") == "omit":
+        _refuse(name, "nan_policy='omit' drops data points by their values",
+                "remove the NaN points before the call (e.g. keep = ~np.isnan(ydata)) and fit without nan_policy")
+    bounds = values.get("bounds")
+    _at_bounds(name, result[0], bounds, per_variable=False)
+    full = values.get("full_output")
+    return _Plan("min", R.curve_fit_cost, ("f", "xdata", "ydata", "sigma"), ((0,),),
+                 residual=(2, "fvec") if full else None, residual_function=R.curve_fit_residual,
+                 check=_inside(name, bounds, per_variable=False), advice={(1,): (" (pcov)", _PCOV)})
+
+
+def _leastsq_plan(values: dict, result: Any) -> _Plan:
+    """``leastsq``'s solution minimises ``0.5 |func(x, *args)|^2`` (MINPACK); its status ``ier``
+    must be 1 to 4 (converged). With ``full_output``, ``infodict['fvec']`` is its residual."""
+    name = "scipy.optimize.leastsq"
+    _check_converged(name, result[-1] in (1, 2, 3, 4), result[3] if values.get("full_output") else result[-1])
+    full = values.get("full_output")
+    return _Plan("min", R.least_squares_cost, ("func", "args", "kwargs"), ((0,),),
+                 residual=(2, "fvec") if full else None, residual_function=R.least_squares_residual,
+                 advice={(1,): (" (cov_x)", _COV_X)})
+
+
 #: Solvers whose solution yuebing does not differentiate, with what to call instead
 _REFUSED = {
-    "curve_fit": "its fit is not differentiated (it runs MINPACK or least_squares with a cache on a function "
-                 "attribute). What to do: fit with scipy.optimize.least_squares(lambda p: model(xdata, *p) - ydata, "
-                 "p0).x (the residual divided by sigma for weights), whose solution yuebing differentiates implicitly",
-    "leastsq": "MINPACK's solution is not differentiated. What to do: call scipy.optimize.least_squares(fun, x0).x "
-               "(method='lm' if you want MINPACK's algorithm), whose solution yuebing differentiates implicitly",
     "linprog": "a linear program's solution is a vertex of its feasible set, piecewise constant in c, A and b, and "
                "its optimal value only piecewise linear. What to do: solve it outside the differentiated function, "
                "or differentiate a smooth (e.g. penalised) problem with scipy.optimize.minimize",
@@ -233,3 +272,5 @@ if _opt is not None:
     _implicit_rules("scipy.optimize.minimize", _opt.minimize, _minimize_plan)
     _implicit_rules("scipy.optimize.minimize_scalar", _opt.minimize_scalar, _minimize_scalar_plan)
     _implicit_rules("scipy.optimize.least_squares", _opt.least_squares, _least_squares_plan)
+    _implicit_rules("scipy.optimize.curve_fit", _opt.curve_fit, _curve_fit_plan, call=_curve_fit_call)
+    _implicit_rules("scipy.optimize.leastsq", _opt.leastsq, _leastsq_plan)

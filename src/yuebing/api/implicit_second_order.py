@@ -37,7 +37,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent_of
 from ..transform.second_order import SecondOrderError
 from ..transform.second_order import CellTangent, call_rrule2
-from .implicit_stationary import pull_stationary
+from .implicit_stationary import pull_curve_fit, pull_stationary
 
 def flat(v: Any) -> np.ndarray:
     return np.reshape(np.asarray(v, dtype=float), -1)
@@ -158,7 +158,10 @@ class DualPull:
             return pull_second(self.plan.function, x4, self.params4, lam, lam_dot)
         cost = self.plan.function is R.least_squares_cost
         try:
-            h_x, r, rd = pull_stationary(cost, x4, self.params4, lam, lam_dot)
+            if self.plan.function is R.curve_fit_cost:
+                h_x, r, rd = pull_curve_fit(x4, self.params4, lam, lam_dot)
+            else:
+                h_x, r, rd = pull_stationary(cost, x4, self.params4, lam, lam_dot)
         except NestedDifferentiationError as error:  # worded for yb.grad inside yb.hessian: say what it is here
             jac = "jac=" if "least_squares" not in self.name else "jac= to scipy.optimize.minimize of the cost"
             raise SecondOrderError(

@@ -8,7 +8,8 @@ The dual pullback of the solution needs, for a cotangent ``λ`` of ``F``, the gr
 program* (``transform/plain_forward.py``), which second order differentiates like user code
 (``transform/third_order.py``), here composed by hand (``_Composition``) from the user's callable:
 ``fun(x, *args, **kwargs)`` for ``minimize``, ``0.5 * sum(r**2)`` of its residual ``r`` for
-``least_squares`` (``psi = <r, D r[λ]>``: the full Hessian of the cost, not Gauss-Newton).
+``least_squares`` and ``leastsq`` (``psi = <r, D r[λ]>``: the full Hessian of the cost, not
+Gauss-Newton), and of the weighted residual ``(f(xdata, *p) - ydata) / sigma`` for ``curve_fit``.
 
 ``θ`` is ``args=``, ``kwargs=`` and what the callable captures. Plain forward programs read a
 closure's captured variables as constants, so the user's closure is *opened* here: its plain
@@ -181,26 +182,50 @@ def _seed(value4: tuple, seed: float) -> Any:
     return seed
 
 
+def _composition(x4: tuple, params4: tuple, u: Any, u_dot: Any, what: str) -> _Composition:
+    """The composition's slots: the callable, ``x``, the direction ``u`` (tangent ``u̇``), then the
+    other parameters, which must not hold functions capturing derivatives (``what`` they are)."""
+    for a4 in params4[1:]:
+        if _captures(a4[1], set()) or _captures(a4[2], set()):
+            raise SecondOrderError(_advice(params4[0][0], f"{what} that captures variables carrying derivatives"))
+    u4 = (u, zero_fdata(u), u_dot, zero_fdata(u))
+    return _Composition([params4[0], x4, u4, *params4[1:]])
+
+
+def _pull_psi(c: _Composition, pair: int, x4: tuple) -> tuple:
+    """Pull ``psi``, the second of the pair ``(f, psi)`` in slot ``pair``, back to the slots."""
+    psi = c.call(_GETITEM, [pair, c.add(_constant(1))])
+    rs, rsd = c.pull({psi: [_seed(c.values[psi], 1.0), NoRData]})
+    return join(x4[3], rsd[2]), (rs[1], *rs[4:]), (rsd[1], *rsd[4:])
+
+
 def pull_stationary(cost: bool, x4: tuple, params4: tuple, u: Any, u_dot: Any) -> tuple:
     """The gradient of ``psi(x, θ) = <∇_x f(x, θ), u>`` (``H_xx u``, and ``H_θx u`` into the
     parameters' fdata) and its tangent along the arguments' tangents and ``u̇`` (``D³f[u, (ẋ, θ̇)]
     + H u̇``, into their fdata tangents); ``f`` is the objective ``fun(x, *args)`` (``cost``
     False; ``params4``: ``fun``, ``args``) or ``least_squares``' cost (``fun``, ``args``,
     ``kwargs``). Returns ``(x̄̇, params' rdata, params' rdata tangents)``."""
-    for a4 in params4[1:]:
-        if _captures(a4[1], set()) or _captures(a4[2], set()):
-            raise SecondOrderError(_advice(params4[0][0], "a function in args= or kwargs= that captures variables "
-                                                          "carrying derivatives"))
-    u4 = (u, zero_fdata(u), u_dot, zero_fdata(u))
-    c = _Composition([params4[0], x4, u4, *params4[1:]])
+    c = _composition(x4, params4, u, u_dot, "a function in args= or kwargs=")
     positional = _elements(c, 3, params4[1][0], keywords=False)
     keywords = _elements(c, 4, params4[2][0], keywords=True) if cost else {}
     pair = _user_call(c, 0, [(1, 2), *positional], keywords)
     if cost:  # psi = <r, D r[u]>
         pair = c.call(_function(R.residual_pairing), [pair])
-    psi = c.call(_GETITEM, [pair, c.add(_constant(1))])
-    rs, rsd = c.pull({psi: [_seed(c.values[psi], 1.0), NoRData]})
-    return join(x4[3], rsd[2]), (rs[1], *rs[4:]), (rsd[1], *rsd[4:])
+    return _pull_psi(c, pair, x4)
+
+
+def pull_curve_fit(x4: tuple, params4: tuple, u: Any, u_dot: Any) -> tuple:
+    """``pull_stationary`` for ``curve_fit``'s cost ``0.5 |w|^2``, ``w = (f(xdata, *p) - ydata) / sigma``
+    (``params4``: ``f``, ``xdata``, ``ydata``, ``sigma``): ``psi = <w, D w[u]>``, the model called
+    as ``f(xdata, p[0], p[1], ...)`` with directions ``u[0], u[1], ...``."""
+    c = _composition(x4, params4, u, u_dot, "xdata, ydata or sigma holding a function")
+    xdata = c.call(_function(R.curve_fit_xdata), [3])
+    positional = [(xdata, c.add(_constant(_zero_tangent_of(c.values[xdata][0]))))]
+    for i in range(int(np.size(x4[0]))):
+        index = c.add(_constant(i))
+        positional.append((c.call(_GETITEM, [1, index]), c.call(_GETITEM, [2, index])))
+    pair = _user_call(c, 0, positional, {})
+    return _pull_psi(c, c.call(_function(R.curve_fit_pairing), [pair, 4, 5]), x4)
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,4 +282,4 @@ def _refusal(fun: Any, what: str) -> Exception:
     return SecondOrderError(_advice(fun, what))
 
 
-__all__ = ["opened_program", "pull_stationary"]
+__all__ = ["opened_program", "pull_curve_fit", "pull_stationary"]

@@ -63,3 +63,49 @@ def residual_pairing(pair: Any) -> Any:
     r, r_dot = pair
     r = np.asarray(r)
     return 0.5 * np.sum(r * r), np.sum(r * np.asarray(r_dot))
+
+
+def _no_sigma(sigma: Any) -> bool:
+    """Whether ``curve_fit`` was called without ``sigma`` (``None``, or ``()``: not passed)."""
+    return sigma is None or (isinstance(sigma, tuple) and len(sigma) == 0)
+
+
+def curve_fit_xdata(xdata: Any) -> Any:
+    """``xdata`` as ``curve_fit`` hands it to the model: a float array if it is a list, tuple or
+    array, else as given."""
+    if isinstance(xdata, (list, tuple, np.ndarray)):
+        return np.asarray(xdata, dtype=float)
+    return xdata
+
+
+def curve_fit_weight(r: Any, sigma: Any) -> Any:
+    """``curve_fit``'s weighting of a flat residual: divided by ``sigma`` (errors, 1-d or a scalar),
+    or ``L^{-1} r`` for a covariance matrix ``sigma = L L^T``."""
+    if _no_sigma(sigma):
+        return r
+    s = np.asarray(sigma, dtype=float)
+    if s.ndim == 2 and s.size > 1:
+        return np.linalg.solve(np.linalg.cholesky(s), r)
+    return r / s
+
+
+def curve_fit_residual(p: Any, f: Callable, xdata: Any, ydata: Any, sigma: Any) -> Any:
+    """``curve_fit``'s weighted residual ``(f(xdata, *p) - ydata) / sigma`` (its ``fvec``)."""
+    r = np.asarray(f(curve_fit_xdata(xdata), *p)) - np.asarray(ydata, dtype=float)
+    return curve_fit_weight(np.reshape(r, -1), sigma)
+
+
+def curve_fit_cost(p: Any, f: Callable, xdata: Any, ydata: Any, sigma: Any) -> Any:
+    """Half the weighted sum of squares that ``curve_fit`` minimises over ``p``."""
+    w = curve_fit_residual(p, f, xdata, ydata, sigma)
+    return 0.5 * np.sum(w * w)
+
+
+def curve_fit_pairing(pair: Any, ydata: Any, sigma: Any) -> Any:
+    """``(cost, <w, ẇ>)`` for the pair ``(m, ṁ)`` of the model's value and its tangent, ``w`` the
+    weighted residual: ``curve_fit``'s cost and its tangent (third derivatives of its minimum,
+    ``api/implicit_stationary.py``)."""
+    m, m_dot = pair
+    w = curve_fit_weight(np.reshape(np.asarray(m) - np.asarray(ydata, dtype=float), -1), sigma)
+    w_dot = curve_fit_weight(np.reshape(np.asarray(m_dot), -1), sigma)
+    return 0.5 * np.sum(w * w), np.sum(w * w_dot)

@@ -1,0 +1,250 @@
+"""``scipy.optimize.curve_fit`` and ``leastsq`` differentiated implicitly (``api/implicit_scipy.py``):
+the fitted parameters' derivatives with respect to ``ydata``, ``xdata``, ``sigma`` and what the
+model captures, in reverse, forward, second order and forward Jacobians, against central
+differences of refits at tight tolerances (``ftol=xtol=gtol=1e-14``). ``pcov`` (``cov_x``) is
+refused by name in reverse and second order, NaN in forward mode; the advice the refusal prints
+is checked to work."""
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.transform.second_order import SecondOrderError
+
+so = pytest.importorskip("scipy.optimize")
+sp = pytest.importorskip("scipy.special")
+
+TIGHT = dict(ftol=1e-14, xtol=1e-14, gtol=1e-14)
+T = np.linspace(0.0, 2.0, 12)
+SIGMA = 0.1 + 0.02 * T
+# a refit is accurate to about 1e-10 (MINPACK's Jacobian is itself a difference), so the step is
+# large and the stencil fourth order: truncation ~h^4, noise ~1e-10 / h
+STEP = 1e-3
+RTOL = 1e-5
+
+
+def decay(t, a, k, c):
+    return a * np.exp(-k * t) + c
+
+
+def peak(t, height, centre, width, base):
+    return height * np.exp(-((t - centre) ** 2) / (2.0 * width ** 2)) + base
+
+
+def poly(t, *coefficients):
+    return sum(c * t ** i for i, c in enumerate(coefficients))
+
+
+Y_DECAY = decay(T, 2.0, 1.3, 0.5) + 0.05 * np.sin(9.0 * T)
+Y_PEAK = peak(T, 1.5, 0.9, 0.4, 0.2) + 0.03 * np.cos(7.0 * T)
+P0_DECAY = [1.0, 1.0, 0.0]
+P0_PEAK = [1.0, 1.0, 0.5, 0.0]
+
+
+def _slope(f, x, v):
+    """Fourth-order central difference of ``f`` at ``x`` along ``v``."""
+    h = STEP
+    return (-f(x + 2 * h * v) + 8 * f(x + h * v) - 8 * f(x - h * v) + f(x - 2 * h * v)) / (12 * h)
+
+
+def _direction(x):
+    return np.cos(1.7 * np.arange(np.size(x)) + 0.3)
+
+
+def check_modes(f, x, rtol=RTOL):
+    """Gradient, JVP, the HVP's gradient and the HVP of scalar ``f`` at ``x`` against differences."""
+    v = _direction(x)
+    slope = _slope(f, x, v)
+    scale = max(1.0, abs(slope))
+    np.testing.assert_allclose(yb.grad(f)(x) @ v, slope, rtol=rtol, atol=rtol * scale, err_msg="grad")
+    np.testing.assert_allclose(yb.jvp(f, (x,), (v,))[1], slope, rtol=rtol, atol=rtol * scale, err_msg="jvp")
+    value, (g,), (hv,) = yb.hvp(f, (x,), (v,))
+    np.testing.assert_allclose(value, f(x), rtol=1e-12, err_msg="hvp: value")
+    np.testing.assert_allclose(g @ v, slope, rtol=rtol, atol=rtol * scale, err_msg="hvp: gradient")
+    expected = _slope(yb.grad(f), x, v)
+    np.testing.assert_allclose(hv, expected, rtol=1e-4, atol=1e-4 * max(1.0, np.max(np.abs(expected))),
+                               err_msg="hvp: Hessian-vector product")
+
+
+def _summary(popt):
+    """A downstream quantity a scientist computes from fitted parameters."""
+    return np.sum(popt ** 2) + popt[0] * np.sin(popt[1])
+
+
+# --------------------------------------------------------------------------------------------
+# popt in every mode, every method
+# --------------------------------------------------------------------------------------------
+
+METHODS = {
+    "lm": TIGHT,
+    "trf": dict(method="trf", **TIGHT),
+    "dogbox": dict(method="dogbox", bounds=([0.0, 0.0, -1.0], [5.0, 5.0, 2.0]), **TIGHT),
+    "trf-bounded": dict(bounds=([0.0, 0.0, -1.0], [5.0, 5.0, 2.0]), **TIGHT),
+}
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_exponential_decay_wrt_ydata(method):
+    def f(y):
+        return _summary(so.curve_fit(decay, T, y, p0=P0_DECAY, **METHODS[method])[0])
+
+    check_modes(f, Y_DECAY)
+
+
+@pytest.mark.parametrize("absolute_sigma", [False, True])
+def test_gaussian_peak_wrt_xdata_and_sigma(absolute_sigma):
+    def f(z):
+        popt, _ = so.curve_fit(peak, T * z[0], Y_PEAK, p0=P0_PEAK, sigma=z[1:], absolute_sigma=absolute_sigma,
+                               **TIGHT)
+        return _summary(popt)
+
+    check_modes(f, np.concatenate([[1.1], SIGMA]))
+
+
+def test_polynomial_with_star_parameters():
+    def f(y):
+        popt = so.curve_fit(poly, T, y, p0=np.zeros(4), **TIGHT)[0]
+        return popt @ np.array([1.0, -2.0, 0.5, 3.0]) + popt[3] ** 2
+
+    check_modes(f, Y_DECAY)
+
+
+def test_special_function_model_wrt_what_it_captures():
+    """The model captures a centre and a background amplitude; the data moves with them too."""
+    def f(w):
+        def model(t, height, width):
+            return height * sp.expit((t - w[0]) / width) + w[1] * np.exp(-t) + sp.erf(t) * 0.1
+
+        ydata = model(T, 1.5, 0.4) + 0.02 * np.cos(5.0 * T) + 0.01 * w[2] * T
+        popt = so.curve_fit(model, T, ydata, p0=[1.0, 0.3], method="trf", **TIGHT)[0]
+        return popt[0] * popt[1] + popt[1] ** 2
+
+    check_modes(f, np.array([0.9, 0.3, 1.0]))
+
+
+def test_covariance_matrix_sigma():
+    covariance = np.diag(SIGMA ** 2) + 0.002 * np.exp(-np.abs(T[:, None] - T[None, :]))
+
+    def f(y):
+        return _summary(so.curve_fit(decay, T, y, p0=P0_DECAY, sigma=covariance, **TIGHT)[0])
+
+    check_modes(f, Y_DECAY)
+
+
+@pytest.mark.parametrize("method", ["lm", "trf"])
+def test_forward_jacobian_matches_reverse_and_differences(method):
+    def popt_of(y):
+        return so.curve_fit(decay, T, y, p0=P0_DECAY, sigma=SIGMA, method=method, **TIGHT)[0]
+
+    forward = yb.jacobian(popt_of, mode="fwd")(Y_DECAY)
+    reverse = yb.jacobian(popt_of)(Y_DECAY)
+    np.testing.assert_allclose(forward, reverse, rtol=1e-10, atol=1e-12)
+    columns = np.stack([_slope(popt_of, Y_DECAY, e) for e in np.eye(T.size)], axis=1)
+    np.testing.assert_allclose(forward, columns, rtol=RTOL, atol=RTOL * np.max(np.abs(columns)))
+
+
+def test_curve_fit_agrees_with_least_squares_of_the_weighted_residual():
+    def by_curve_fit(y):
+        return so.curve_fit(decay, T, y, p0=P0_DECAY, sigma=SIGMA, **TIGHT)[0]
+
+    def by_least_squares(y):
+        return so.least_squares(lambda p: (decay(T, *p) - y) / SIGMA, np.array(P0_DECAY), **TIGHT).x
+
+    np.testing.assert_allclose(yb.jacobian(by_curve_fit)(Y_DECAY), yb.jacobian(by_least_squares)(Y_DECAY),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_full_output_residual():
+    def f(y):
+        popt, _, info, _, _ = so.curve_fit(decay, T, y, p0=P0_DECAY, sigma=SIGMA, full_output=True, **TIGHT)
+        return np.sum(info["fvec"] ** 3) + popt[1]
+
+    check_modes(f, Y_DECAY)
+
+
+# --------------------------------------------------------------------------------------------
+# pcov, active bounds, nan_policy: refused by name
+# --------------------------------------------------------------------------------------------
+
+
+def _pcov_entry(y):
+    return so.curve_fit(decay, T, y, p0=P0_DECAY, **TIGHT)[1][0, 1]
+
+
+def test_pcov_refused_by_name_and_nan_in_forward_mode():
+    with pytest.raises(ValueError, match=r"curve_fit: .*\(pcov\).*What to do"):
+        yb.grad(_pcov_entry)(Y_DECAY)
+    with pytest.raises(SecondOrderError, match=r"curve_fit: .*\(pcov\).*What to do"):
+        yb.hvp(_pcov_entry, (Y_DECAY,), (Y_DECAY,))
+    assert np.isnan(yb.jvp(_pcov_entry, (Y_DECAY,), (Y_DECAY,))[1])
+
+
+@pytest.mark.parametrize("absolute_sigma", [False, True])
+def test_pcov_advice_works_as_printed(absolute_sigma):
+    def f(y):
+        popt, pcov_value = so.curve_fit(decay, T, y, p0=P0_DECAY, sigma=SIGMA, absolute_sigma=absolute_sigma, **TIGHT)
+        J = yb.jacobian(lambda p: decay(T, *p))(popt) / SIGMA[:, None]
+        r = (decay(T, *popt) - y) / SIGMA
+        pcov = np.linalg.inv(J.T @ J)
+        if not absolute_sigma:
+            pcov = pcov * (np.sum(r ** 2) / (len(y) - len(popt)))
+        np.testing.assert_allclose(pcov, pcov_value, rtol=1e-5)
+        return pcov[0, 1] + pcov[2, 2]
+
+    check_modes(f, Y_DECAY, rtol=1e-4)
+
+
+def test_active_bound_refused():
+    def f(y):
+        return _summary(so.curve_fit(decay, T, y, p0=[1.0, 1.0, 0.8], bounds=([0, 0, 0.6], [5, 5, 1]), **TIGHT)[0])
+
+    for run in (lambda: yb.grad(f)(Y_DECAY), lambda: yb.jvp(f, (Y_DECAY,), (Y_DECAY,)),
+                lambda: yb.hvp(f, (Y_DECAY,), (Y_DECAY,))):
+        with pytest.raises(ValueError, match="curve_fit: a bound is active"):
+            run()
+
+
+def test_nan_policy_omit_refused():
+    def f(y):
+        return so.curve_fit(decay, T, y, p0=P0_DECAY, nan_policy="omit", **TIGHT)[0][0]
+
+    with pytest.raises(ValueError, match="curve_fit: nan_policy='omit'.*remove the NaN points"):
+        yb.grad(f)(Y_DECAY)
+
+
+# --------------------------------------------------------------------------------------------
+# leastsq
+# --------------------------------------------------------------------------------------------
+
+
+def test_leastsq_with_args():
+    def f(y):
+        x, ier = so.leastsq(lambda p, data: (decay(T, *p) - data) / SIGMA, np.array(P0_DECAY), args=(y,),
+                            ftol=1e-14, xtol=1e-14)
+        return _summary(x)
+
+    check_modes(f, Y_DECAY)
+
+
+def test_leastsq_full_output_and_captured_data():
+    def f(y):
+        x, _, info, _, _ = so.leastsq(lambda p: peak(T, *p) - y, np.array(P0_PEAK), full_output=True,
+                                      ftol=1e-14, xtol=1e-14)
+        return _summary(x) + np.sum(info["fvec"] ** 3)
+
+    check_modes(f, Y_PEAK)
+
+
+def test_leastsq_cov_x_refused_and_advice_works():
+    def refused(y):
+        return so.leastsq(lambda p: decay(T, *p) - y, np.array(P0_DECAY), full_output=True, ftol=1e-14)[1][0, 0]
+
+    with pytest.raises(ValueError, match=r"leastsq: .*\(cov_x\).*What to do"):
+        yb.grad(refused)(Y_DECAY)
+    assert np.isnan(yb.jvp(refused, (Y_DECAY,), (Y_DECAY,))[1])
+
+    def advised(y):
+        x = so.leastsq(lambda p: decay(T, *p) - y, np.array(P0_DECAY), ftol=1e-14, xtol=1e-14)[0]
+        J = yb.jacobian(lambda p: decay(T, *p) - y)(x)
+        return np.linalg.inv(J.T @ J)[0, 0]
+
+    check_modes(advised, Y_DECAY, rtol=1e-4)
