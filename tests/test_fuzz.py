@@ -32,11 +32,6 @@ SLOW_SEEDS = range(1000, 1400)
 # (name, source defining f, arguments, what goes wrong and where): each must still be wrong.
 _SEED_1007 = (pathlib.Path(__file__).parent / "corpus" / "fuzz_seed1007.py").read_text()
 KNOWN_WRONG: list = [
-    ("np.errstate(divide='raise') around sqrt at 0 (the fuzzer's errstate feature, seed 119 of its focused run)",
-     "def f(x):\n    with np.errstate(divide='raise'):\n        y = np.sqrt(x * 0.0)\n    return np.sum(x * x)\n",
-     (np.array([0.5, -0.3, 1.0]),),
-     "forward mode (jvp, jacobian(mode='fwd')) computes y's tangent 0.5 / sqrt(0) inside the user's errstate: "
-     "FloatingPointError where the plain call and grad run (the with block's body holds primal and tangent lines)"),
 ]
 
 # (name, source, arguments, text every refusal names): constructs refused today, kept visible.
@@ -46,6 +41,10 @@ KNOWN_REFUSED: list = []
 
 # (name, source, arguments): programs the fuzzer found wrong or refused, now right in every mode
 FIXED = [
+    ("np.errstate(divide='raise') around sqrt at 0: forward mode raised at the tangent 0.5 / sqrt(0) (seed 119 "
+     "of the errstate feature's focused run; ir/float_errors.py raises for the primal's errors only)",
+     "def f(x):\n    with np.errstate(divide='raise'):\n        y = np.sqrt(x * 0.0)\n    return np.sum(x * x)\n",
+     (np.array([0.5, -0.3, 1.0]),)),
     ("class with __new__ (the fuzzer's new_classes feature; refused before ir/class_construction.py)",
      _PARTICLE + "def f(x):\n    return Particle0(x, 0.7).energy()\n", (np.array([0.3, -0.5, 0.9]),)),
     ("float block of + and - only after a rule call (its empty residual tuple desynchronised the tape)",

@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..ir import float_errors
 from ..rules.util import is_read_only_field
 from ..tangents import NoRData, NoTangent, join, zero_tangent
 from .recursion_advice import recursion_note
@@ -41,6 +42,7 @@ def user_facing(function: Callable) -> Callable:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
         try:
             return function(*args, **kwargs)
         except RecursionError as error:
@@ -50,6 +52,8 @@ def user_facing(function: Callable) -> Callable:
         except Exception as error:
             _note_field_write(error)
             raise hide_internal_frames(error) from error.__cause__
+        finally:
+            float_errors.restore(errors)
 
     return wrapper
 

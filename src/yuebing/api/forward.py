@@ -18,6 +18,7 @@ from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from ..tangents.layout import match_layouts
 from .recursion_advice import recursion_note
+from ..ir import float_errors
 from .common import check_function, fname, reraise_hidden
 from .argument_checks import note_shared_write, separate_arguments
 from ..rules.core import Dual
@@ -323,6 +324,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     positional argument, each with its primal's structure (``NoTangent`` for ints). The caller's
     arguments are not modified, even when ``f`` mutates them.
     """
+    errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
     try:
         if type(f) is not types.FunctionType or f.__code__.co_flags & _ASYNC_FLAGS:  # (a plain function: no walk)
             check_function(f, "jvp")
@@ -353,6 +355,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
         return value, tangent
     except Exception as error:  # (a try costs nothing until it catches; a wrapper, every call)
         reraise_hidden(error)
+    finally:
+        float_errors.restore(errors)
 
 
 __all__ = ["jvp"]

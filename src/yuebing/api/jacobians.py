@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tangents as T
+from ..ir import float_errors
 from .common import check_argnums, check_function, fname, normalise_argnums, reraise_hidden, split_aux
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
@@ -84,10 +85,13 @@ class Jacobian:
         for a in nums:
             _check_argument(args[a], a, "jacobian", self.holomorphic)
         run = _jacobian_fwd if self.mode == "fwd" else _jacobian_rev
+        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
         try:
             jacs, aux = run(self.f, args, kwargs, nums, self.has_aux, self._scale())
         except Exception as error:
             reraise_hidden(error)
+        finally:
+            float_errors.restore(errors)
         result = jacs[0] if single else tuple(jacs)
         return (result, aux) if self.has_aux else result
 

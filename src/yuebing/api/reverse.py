@@ -35,6 +35,7 @@ from ..tangents import (
 )
 from ..tangents.arrays import array_root
 from ..tangents.validate import validate_tangent
+from ..ir import float_errors
 from .common import (argument_gradient, check_argnums, check_function, fname, normalise_argnums, scalar_seed, split_aux,
                      user_facing)
 from .pickling import portable
@@ -371,10 +372,13 @@ class Grad(_GradientFunction):
     """``yb.grad(f, argnums, has_aux)``: ``(*args, **kwargs) -> gradient``."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
         try:
             value, gradient = self._calls(args, kwargs)
         except Exception as error:
             _reraise(error)
+        finally:
+            float_errors.restore(errors)
         return (gradient, value[1]) if self._has_aux else gradient
 
 
@@ -385,10 +389,13 @@ class ValueAndGrad(_GradientFunction):
     _with_value = True
 
     def __call__(self, *args: Any, **kwargs: Any) -> tuple:
+        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
         try:
             return self._calls(args, kwargs)
         except Exception as error:
             _reraise(error)
+        finally:
+            float_errors.restore(errors)
 
 
 @user_facing
@@ -659,6 +666,7 @@ class PreparedGradient:
             state = self._per_thread.state
         except AttributeError:  # this thread's first call
             state = self._per_thread.state = _CallState()
+        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
         try:
             if not kwargs:
                 fast = self._fast_call(state, args)
@@ -667,6 +675,8 @@ class PreparedGradient:
             return self._general_call(state, args, kwargs)
         except Exception as error:
             _reraise(error)  # (user_facing's work without a wrapper's frame on every call)
+        finally:
+            float_errors.restore(errors)
 
     def _general_call(self, state: _CallState, args: tuple, kwargs: dict) -> tuple:
         """A call the hot path does not take: other arguments, keywords, containers."""

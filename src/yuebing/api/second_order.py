@@ -18,6 +18,7 @@ import numpy as np
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from ..tangents.layout import match_layouts
+from ..ir import float_errors
 from .common import argument_gradient, check_argnums, check_function, fname, normalise_argnums, reraise_hidden, scalar_seed, user_facing
 from .pickling import loaded, portable
 from .scale import check_scale_options, run_chunks
@@ -273,10 +274,13 @@ class PreparedHvp:
         return f"yb.prepare_hvp({fname(self.f)}, <{n} argument{'s' if n != 1 else ''}>)"
 
     def __call__(self, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
+        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
         try:
             return self._call(tuple(primals), tuple(tangents))
         except Exception as error:
             reraise_hidden(error)
+        finally:
+            float_errors.restore(errors)
 
     def _call(self, primals: tuple, tangents: tuple) -> tuple:
         if len(primals) != len(self.shapes) or len(tangents) != len(primals):
@@ -377,10 +381,13 @@ class PreparedHessian:
         self.__name__ = f"hessian({fname(prepared.f)})"
 
     def __call__(self, *args: Any) -> Any:
+        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
         try:
             return _hessian(self.f, args, self.nums, self.single, run=self.prepared, scale=_scale(self))
         except Exception as error:
             reraise_hidden(error)
+        finally:
+            float_errors.restore(errors)
 
     def __reduce__(self) -> tuple:
         return PreparedHessian, (self.prepared, self.nums, self.single, None, self.chunk_size, self.progress)

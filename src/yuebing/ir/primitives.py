@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from . import float_errors
+
 
 
 def mklist(*items: Any) -> list:
@@ -218,16 +220,19 @@ class Managed:
     ``__enter__``/``__exit__``, except that suppressing an exception raised in the body is refused
     (the body's work up to it would be half recorded)."""
 
-    __slots__ = ("manager", "exit")
+    __slots__ = ("manager", "exit", "errors")
 
     def __init__(self, manager: Any) -> None:
         self.manager = manager
         self.exit = type(manager).__exit__  # looked up before entering, as the with statement does
 
     def __enter__(self) -> Any:
-        return type(self.manager).__enter__(self.manager)
+        entered = type(self.manager).__enter__(self.manager)
+        self.errors = float_errors.adopt()  # np.errstate(divide='raise'): for the primal only
+        return entered
 
     def __exit__(self, kind: Any, error: Any, traceback: Any) -> bool:
+        float_errors.restore(self.errors)
         suppress = self.exit(self.manager, kind, error, traceback)
         if suppress and kind is not None:
             raise TypeError(

@@ -133,8 +133,7 @@ def _elementwise_rule(f: Any, partials: tuple) -> Callable:
         ts = [a.tangent for a in args]
         if out_of_place is not None and isinstance(xs[0], np.ndarray):
             return _in_place(out_of_place, partials, args[0], xs, ts)
-        with np.errstate(all="ignore"):
-            y = f(*xs)
+        y = f(*xs)  # under the caller's error state, as in the plain call (ir/float_errors.py)
         if out_of_place is None and isinstance(y, np.ndarray) and any(y is x for x in xs):
             return None  # a function that hands back its argument: the fallback keeps the identity
         return Dual(y, _output_tangent(_elementwise_tangent(partials, xs, ts, y), y))
