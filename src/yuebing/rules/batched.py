@@ -30,6 +30,7 @@ import collections
 import contextlib
 import operator
 import threading
+import types
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -429,6 +430,9 @@ def _moves_tangents(fn: Any, primals: list) -> bool:
     if fn is getattr and len(primals) == 2 and isinstance(primals[0], (np.ndarray, list, dict, tuple)):
         # (a tuple bunch's attribute: the recorded tangent, batched as it was given, rules/bunch_data.py)
         return _array_method_or_metadata(primals[0], primals[1]) or reads_attribute(primals[0], primals[1])
+    if isinstance(fn, types.MethodWrapperType) and fn.__name__ in ("__setattr__", "__delattr__") \
+            and getattr(type(fn.__self__), fn.__name__) in _OBJECT_FIRST:  # o.__setattr__("a", v): as setattr
+        return _moves_tangents(getattr(type(fn.__self__), fn.__name__), [fn.__self__, *primals])
     if fn in _OBJECT_FIRST:
         return bool(primals) and not _is_array_like(primals[0]) and not isinstance(primals[0], (list, tuple, dict))
     if fn in _NO_ARRAYS:

@@ -89,6 +89,8 @@ def object_call(call: _Call) -> Any:
     pair, or the two slots of the value and the tangent; None when ``call`` is not one (a
     primitive, a plain function: ``jvp_rule`` goes on)."""
     f = call.f
+    if _bound_slot(f) is not None:
+        return _call_bound_slot(call)
     values = [call.value(a) for a, _ in call.arg_slots]
     if f in _READERS and len(values) in (2, 3) and is_user_object(values[0]) and isinstance(values[1], str):
         return _read(call, f)
@@ -202,8 +204,8 @@ def _read(call: _Call, reader: Any) -> Any:
     if fields is not None:  # vars(obj), obj.__dict__: the tangent's fields are its tangent
         return value, fields
     read = call.value(value)
-    if isinstance(read, types.MethodType) and read.__self__ is o:
-        return value, obj_t
+    if isinstance(read, (types.MethodType, types.MethodWrapperType)) and read.__self__ is o:
+        return value, obj_t  # (o.__getattribute__ too: _call_bound_slot reads the object's tangent off it)
     if class_level_tangent(read) is not None:  # a value a class made in the function computed
         raise restructure(f"classes defined inside it that read its variables ({type(o).__qualname__}.{n})",
                           "define the class at module level and pass what it needs as arguments")
@@ -310,6 +312,29 @@ def _call_method(call: _Call) -> Any:
     else:
         owner = (_owner(call, 0), _owner_tangent(call, 1, f.__self__))
     return _run(call, f.__func__, [owner] + pairs, keywords)
+
+
+def _bound_slot(f: Any) -> Any:
+    """The slot wrapper a method-wrapper bound to a user object calls (``o.__getattribute__`` is
+    ``object.__getattribute__`` bound to ``o``), when it reads, writes or deletes an attribute;
+    None for any other callable."""
+    if not isinstance(f, types.MethodWrapperType) or not is_user_object(f.__self__):
+        return None
+    unbound = getattr(type(f.__self__), f.__name__, None)
+    return unbound if any(unbound is slot for slot in _READERS + _WRITERS + _DELETERS) else None
+
+
+def _call_bound_slot(call: _Call) -> Any:
+    """``o.__getattribute__("a")``, ``o.__setattr__("a", v)``: the slot wrapper called with
+    ``(o, o_t)`` first, as ``object.__getattribute__(o, "a")`` is. (Left to the builtin method's
+    rule, the call unbound the method from a tangent that is the object's, not a method's, and
+    the read value lost its tangent: third derivatives silently wrong.)"""
+    f = call.f
+    owner = (_owner(call, 0), _owner_tangent(call, 1, f.__self__))
+    call.f = _bound_slot(f)
+    call.function_slot = call.composition.add(_function(call.f))
+    call.arg_slots = [owner] + list(call.arg_slots)
+    return object_call(call)
 
 
 def _construct(call: _Call) -> Any:

@@ -351,7 +351,8 @@ def _reaches_plain_deque(args: tuple) -> bool:
 
 def _primal_of_value(value: Any) -> Any:
     """The primal of a mode's value: a CoDual's or Dual's ``primal``, a second-order 4-tuple's first."""
-    return value[0] if type(value) is tuple else getattr(value, "primal", value)
+    # (``primal`` looked up on the class: on a user object a ``__getattr__`` would run, mid-__init__ too)
+    return value[0] if type(value) is tuple else value.primal if hasattr(type(value), "primal") else value
 
 
 def _overrides_numpy(value: Any) -> bool:
