@@ -62,7 +62,8 @@ DERIVATIVE_CODE: set = set()
 _DERIVATIVE_TEMPORARY = re.compile(r"_b\d+_(t|p|d|pd|f|fd|r|rd)|_a\d+|_o\d+|_q|_g\d+d?|_fg\d+d?")
 
 
-def _error_state_variable() -> Any:
+def error_state_variable() -> Any:
+    """NumPy's context variable holding the error state (None for a NumPy without one)."""
     try:
         from numpy._core._ufunc_config import _extobj_contextvar
     except ImportError:
@@ -70,7 +71,7 @@ def _error_state_variable() -> Any:
     return _extobj_contextvar if hasattr(_extobj_contextvar, "set") else None
 
 
-_STATE = _error_state_variable()
+_STATE = error_state_variable()
 _DEFAULT = _STATE.get() if _STATE is not None else None
 _get_state = _STATE.get if _STATE is not None else lambda: None  # (None: the old NumPy, nothing converted)
 # state -> its converted twin, or None when it has no raise (a few entries: states the user made)

@@ -39,6 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir import nodes as ir
+from ..ir.float_errors import error_state_variable
 from ..rules.core import is_hashable
 from ..rules.declare import SMALL as _SMALL, has_nan, strong_product, zero_where_zero
 from ..rules.linalg.products import kron_product, kron_sum_of_two
@@ -536,15 +537,7 @@ class _IgnoringErrors:
         _ERROR_STATE.reset(self._token)
 
 
-def _error_state_variable() -> Any:
-    try:
-        from numpy._core._ufunc_config import _extobj_contextvar
-    except ImportError:
-        return None
-    return _extobj_contextvar if hasattr(_extobj_contextvar, "set") else None
-
-
-_ERROR_STATE = _error_state_variable()
+_ERROR_STATE = error_state_variable()
 
 
 def ignoring_errors(all: str = "ignore") -> Any:  # (called as np.errstate is: _errstate(all='ignore'))
