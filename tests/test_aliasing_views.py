@@ -92,3 +92,88 @@ def test_as_strided_views_are_read_only():
 
     with pytest.raises(ValueError, match="read-only"):
         yb.grad(f)(X.copy())
+
+
+# A write of the very values already there: comparing values cannot see it, so the write rules note
+# it. In X, x[1] * 2.0 == x[0]: each function writes values computed from other variables over equal
+# ones, and what the view reads after the write must be differentiated as those variables.
+def _same_values_item(x):
+    v = x * 1.0
+    w = np.broadcast_to(v, (2, 3))
+    v[0] = x[1] * 2.0
+    return np.sum(w ** 2)
+
+
+def _same_values_slice(x):
+    v = x * 1.0
+    w = np.broadcast_to(v, (2, 3))
+    v[:1] = x[1:2] * 2.0
+    return np.sum(w ** 2)
+
+
+def _same_values_out(x):
+    v = np.array([x[1] * 2.0, x[1], x[2]])
+    w = np.lib.stride_tricks.sliding_window_view(v, 2)
+    np.multiply(x, 1.0, out=v)
+    return np.sum(w ** 3)
+
+
+def _same_values_inplace(x):
+    v = x * 1.0
+    w = np.broadcast_to(v, (2, 3))
+    v *= x[1] * 2.0 / x[0]  # 1.0
+    return np.sum(w ** 2)
+
+
+def _same_values_fill(x):
+    v = np.full(3, x[0])
+    w = np.broadcast_to(v, (2, 3))
+    v.fill(x[1] * 2.0)
+    return np.sum(w * x)
+
+
+def _same_values_put(x):
+    v = x * 1.0
+    w = np.broadcast_to(v, (2, 3))
+    np.put(v, [0], x[1] * 2.0)
+    return np.sum(w ** 2)
+
+
+def _same_values_add_at(x):
+    v = x * 1.0
+    w = np.broadcast_to(v, (2, 3))
+    np.add.at(v, [0], x[1] * 2.0 - x[0])  # adds 0.0
+    return np.sum(w ** 2)
+
+
+SAME_VALUES = [_same_values_item, _same_values_slice, _same_values_out, _same_values_inplace, _same_values_fill,
+               _same_values_put, _same_values_add_at]
+
+
+@pytest.mark.parametrize("f", SAME_VALUES)
+@pytest.mark.parametrize("run", [lambda f: yb.grad(f)(X.copy()), lambda f: yb.hvp(f, (X.copy(),), (X.copy(),))],
+                         ids=["grad", "hvp"])
+def test_a_write_of_the_same_values_after_a_repeating_view_is_refused(f, run):
+    assert X[1] * 2.0 == X[0]  # the premise: the written values equal those there
+    with pytest.raises(RuleArgumentError, match="write into an array after this call made a view of it"):
+        run(f)
+
+
+@pytest.mark.parametrize("f", SAME_VALUES)
+def test_forward_mode_follows_a_write_of_the_same_values(f):
+    v = np.array([0.3, -0.5, 0.8])
+    expected = (f(X + 1e-6 * v) - f(X - 1e-6 * v)) / 2e-6
+    np.testing.assert_allclose(yb.jvp(f, (X.copy(),), (v,))[1], expected, rtol=1e-6)
+
+
+def test_a_write_into_another_array_after_a_repeating_view_passes():
+    def f(x):
+        v = x * 1.0
+        other = np.zeros(3)
+        w = np.broadcast_to(v, (2, 3))
+        other[:] = x ** 2  # shares no memory with v
+        np.multiply(other, 2.0, out=other)
+        other[0] = x[2]
+        return np.sum(w ** 2) + np.sum(other)
+
+    check_every_mode(f, X)

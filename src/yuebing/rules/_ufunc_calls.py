@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoTangent
+from . import aliasing_views
 from .core import CoDual, Dual, RuleArgumentError, primal
 from .declare import _unpack_out
 from .util import fit_tangent, out_cotangent, output, tangent
@@ -80,6 +81,7 @@ def run_into_out(call: Callable[[Any], Any], out: Any) -> tuple[CoDual, Callable
         return result, lambda dy: out_cotangent(result, dy)
     saved = target.primal.copy()
     call(target.primal)
+    aliasing_views.note_write(target.primal)
 
     def cotangent(dy: Any) -> Any:
         fd = target.fdata

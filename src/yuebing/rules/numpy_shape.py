@@ -452,6 +452,7 @@ def _fill_rrule(a, value):
     refuse_numbers_into_object_array("ndarray.fill", x, value)
     saved = x.copy()
     x.fill(primal(value))
+    aliasing_views.note_write(x)
 
     def pullback(dy: Any) -> tuple:
         x[...] = saved

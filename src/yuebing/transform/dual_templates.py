@@ -115,7 +115,8 @@ def dual_write(gen: Any, s: ir.Call) -> DualTemplate | None:
     pa, ta, fa, fda = gen.primal(array), gen.tangent(array), gen.fdata(array), gen.fdata_tangent(array)
     pv, tv, guard = operand
     guard = [_element_guard(gen, pa, ta, index, point)] + guard
-    forward = [f"_old = {pa}[{point}]; _oldd = {ta}[{point}]; {pa}[{point}] = {pv}; {ta}[{point}] = {tv}",
+    forward = [f"_old = {pa}[{point}]; _oldd = {ta}[{point}]; {pa}[{point}] = {pv}; {ta}[{point}] = {tv}; "
+               f"_VIEW_WATCHES and _note_write({pa})",
                f"_push(({pa}, {ta}, {fa}, {fda}, {point}, _old, _oldd)); _push(_DWRITE)"]
     return DualTemplate(" and ".join(guard), forward, "_y, _yd, _yf, _yfd, _i, _old, _oldd = _pop()",
                         [(value, "_write", "_write")], marker="_DWRITE")

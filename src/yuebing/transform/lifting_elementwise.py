@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..rules import aliasing_views
 from ..rules.array_like import carries_floats
 from ..rules.core import CoDual, Dual, describe_callable
 from ..rules.core import frule as registered_frule
@@ -164,6 +165,7 @@ def _into_out(f: Any, partials: tuple, args: tuple, out: tuple, xs: list, x_ds: 
     written = True if mask is None else mask
     np.copyto(o, y, where=written, casting="unsafe")
     np.copyto(o_d, y_d, where=written, casting="unsafe")
+    aliasing_views.note_write(o)
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         g, g_d = o_f.copy(), o_fd.copy()  # the cotangents of the written array
@@ -233,6 +235,7 @@ def _inplace_rule(iop: Any) -> Rule:
         y, y_d = y_dual.primal, y_dual.tangent
         x[...] = y
         x_d[...] = 0.0 if y_d is NoTangent else y_d
+        aliasing_views.note_write(x)
 
         def pullback(dy: Any, dy_d: Any) -> tuple:
             g, g_d = x_f.copy(), x_fd.copy()  # cotangents of the post-call array

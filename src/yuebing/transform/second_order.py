@@ -28,7 +28,7 @@ import numpy as np
 
 from ..rules.core import RRULES, SecondOrderError, describe_callable  # (imports at module level: in a hot
 from ..rules._partial_work import reroute
-from ..rules import array_like, outside_state  # function each costs a failed lookup and a formatted error)
+from ..rules import aliasing_views, array_like, outside_state  # function each costs a failed lookup and a formatted error)
 from ..rules.numpy_vectorize import call_definition, pyfunc_fdata, pyfunc_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata,
@@ -327,7 +327,7 @@ def runtime_namespace() -> dict[str, Any]:
             "_cell_tangent": cell_tangent, "_with_user_globals": with_user_globals,
             "_user_globals": user_globals, "_SHARED": SharedBox, "_new_cell_box": new_cell_box, "_CellTangent": CellTangent,
             "_FT": FLOAT_TYPES, "_ND": np.ndarray, "_math": math, "_at_element": at_element, "_nan_batch": nan_batch, "_F64": np.dtype(np.float64), "_DFAST": _DFAST,
-            "_DWRITE": _DWRITE, "_caught": caught, **TRY_NAMES, **DUAL_BLOCKS, **DUAL_LOOPS, **DUAL_TUPLES}
+            "_DWRITE": _DWRITE, "_caught": caught, "_VIEW_WATCHES": aliasing_views._WATCHED, "_note_write": aliasing_views.note_write, **TRY_NAMES, **DUAL_BLOCKS, **DUAL_LOOPS, **DUAL_TUPLES}
 
 
 _DFAST = Fast()  # pushed by an inline call of the dual program (dual_templates.py)

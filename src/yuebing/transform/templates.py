@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..rules import aliasing_views
 from ..rules.declare import has_nan, strong_product, strong_quotient, zero_where_zero
 from . import buffers
 from .exceptions import EFFECT_MARKERS
@@ -505,7 +506,9 @@ def _setitem(s: ir.Call, e: Emit) -> Template:
         ([] if isinstance(index, ir.Const) else [f"type({pi}) in _IDX"])
         + [f"type({pa}) in _SEQ", f"type(_old := {pa}[{pi}]) in _FT"]
         + ([f"type({pv}) in _FT"] if isinstance(v, ir.Var) else []))
-    forward = [f"{pa}[{pi}] = {pv}", f"_push({pa}); _push({e.fdata(arr)}); _push({pi}); _push(_old); _push(_FASTS)"]
+    # (_VIEW_WATCHES: the arrays a repeating view watches, usually none: rules/aliasing_views.py)
+    forward = [f"{pa}[{pi}] = {pv}; _VIEW_WATCHES and _note_write({pa})",
+               f"_push({pa}); _push({e.fdata(arr)}); _push({pi}); _push(_old); _push(_FASTS)"]
     pops = "_old = _pop(); _i = _pop(); _af = _pop(); _a = _pop()"
     reverse = ["_s = _af[_i]; _af[_i] = 0.0; _a[_i] = _old  # the old value was overwritten: restore it"]
     if isinstance(v, ir.Var):
@@ -643,6 +646,7 @@ NAMESPACE = {
     "_SIZED": frozenset({np.ndarray, list, tuple, dict, str}), "_SHAPES": frozenset({int, tuple}),
     "_FASTB": Fast(), "_SLOWB": Fast(), "_FASTLOOP": Fast(), "_SLOWLOOP": Fast(), "_FASTC": Fast(), "_FASTM0": Fast(), "_FASTM1": Fast(), "_FASTMM": Fast(),
     "_FASTI0": Fast(), "_FASTI1": Fast(), "_FASTI01": Fast(),
+    "_VIEW_WATCHES": aliasing_views._WATCHED, "_note_write": aliasing_views.note_write,
     "_FAST": FAST, "_FASTA": Fast(), "_FASTL": Fast(), "_FASTR": Fast(), "_FASTS": WRITE_MARKER, "_FASTT": Fast(),
 }
 # markers of inline code that changes existing data (writes; a float loop's writes), for

@@ -36,6 +36,7 @@ import numpy as np
 
 from ...tangents import NoFData, NoRData, NoTangent, MutableTangent, fdata, increment, join, rdata
 from ...tangents import zero_rdata, zero_tangent
+from .. import aliasing_views
 from ..core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from ..util import accumulate, fit_tangent, refuse_numbers_into_object_array, tangent, unbroadcast
 
@@ -362,6 +363,7 @@ def _array_write(name: str, a: CoDual, idx: Any, v: Any) -> Callable[[], Any]:
         saved = saved.copy()  # a view: it would change with the write
     value = primal(v)
     x[idx] = value
+    aliasing_views.note_write(x)
 
     def undo() -> Any:
         g = None

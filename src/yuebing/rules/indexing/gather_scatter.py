@@ -19,6 +19,7 @@ import numpy as np
 
 from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import Case, randc, randn
+from .. import aliasing_views
 from ..core import CoDual, Dual, RuleArgumentError, primal
 from ..second_order import linear
 from ..util import accumulate, fit_tangent, out_cotangent, output, refuse_numbers_into_object_array, tangent
@@ -189,6 +190,7 @@ def _put_rrule(a, ind, v, mode="raise"):
     positions = _flat_index(x.shape, flat)
     saved = x[positions]
     np.put(x, primal(ind), value, mode=md)
+    aliasing_views.note_write(x)
     n_v = np.size(value)
 
     def pullback(dy: Any) -> tuple:
@@ -242,6 +244,7 @@ def _ufunc_at_rrule(self, a, indices, b=None):
     if isinstance(saved, np.ndarray) and _is_basic(idx):
         saved = saved.copy()
     u.at(x, idx, primal(b))
+    aliasing_views.note_write(x)
 
     def pullback(dy: Any) -> tuple:
         x[idx] = saved  # repeated positions hold the same old value: restoring is exact

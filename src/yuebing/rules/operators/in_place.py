@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...tangents import NoRData, NoTangent
+from .. import aliasing_views
 from ..cases import Case, randc, randn, randpos
 from ..core import CoDual, Dual, describe_callable, frule, primal, rrule
 from ..declare import strong_product
@@ -46,6 +47,7 @@ def _array_inplace_rrule(iop: Callable, op: Callable, name: str, partials: tuple
     _check_operand(name, x, z)
     saved = x.copy()
     iop(x, z)  # NumPy's own in-place semantics and casting errors
+    aliasing_views.note_write(x)
     fd = a.fdata
     out = CoDual(x, fd)
     if not isinstance(fd, np.ndarray):  # integer array: no tangent
