@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..ir import float_errors
 from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
 from . import aliasing_views, array_like, float_text
 from .core import CoDual, Dual, RuleArgumentError, describe_callable, primal, register_frule, register_rrule
@@ -262,13 +263,7 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
             out = Dual(primal(out)[0], t[0] if isinstance(t, tuple) else NoTangent)
         with np.errstate(all="ignore") if mask is not None else _NO_CONTEXT:  # unselected: computed, then dropped
             y = f(*xs, **kwargs)
-            dy: Any = NoTangent
-            for arg, x, partial in zip(inputs, xs, partials):
-                dx = tangent(arg)
-                if partial is None or dx is NoTangent or _is_exact_zero(dx) or not is_differentiable(x):
-                    continue  # no derivative (a constant exponent), or a zero tangent: strong zero
-                term = forward_product(dx, partial(*xs, y))
-                dy = term if dy is NoTangent else dy + term
+            dy = _elementwise_tangent(inputs, xs, y, partials)
         if out is None:
             return Dual(y, fit_tangent(dy, y))
         target = out.primal if isinstance(out, Dual) else out
@@ -286,11 +281,29 @@ def make_elementwise_rules(f: Any, *partials: Partial, ufunc_keywords: bool | No
             return Dual(target, out.tangent)
         return Dual(target, dy)
 
+    float_errors.DERIVATIVE_CODE.update(p.__code__ for p in partials if hasattr(p, "__code__"))
     signature = _signature(arity, ufunc_keywords)
     rrule.__signature__ = frule.__signature__ = signature  # type: ignore[attr-defined]
     rrule.__qualname__ = f"rrule[{name}]"
     frule.__qualname__ = f"frule[{name}]"
     return rrule, frule
+
+
+def _elementwise_tangent(inputs: tuple, xs: list, y: Any, partials: tuple) -> Any:
+    """The tangent of an elementwise call: each input's tangent times its partial, summed."""
+    dy: Any = NoTangent
+    for arg, x, partial in zip(inputs, xs, partials):
+        dx = tangent(arg)
+        if partial is None or dx is NoTangent or _is_exact_zero(dx) or not is_differentiable(x):
+            continue  # no derivative (a constant exponent), or a zero tangent: strong zero
+        term = forward_product(dx, partial(*xs, y))
+        dy = term if dy is NoTangent else dy + term
+    return dy
+
+
+# their floating-point errors are a derivative's, never the primal's (ir/float_errors.py)
+float_errors.DERIVATIVE_CODE.update(f.__code__ for f in (strong_product, strong_quotient, forward_product,
+                                                          _elementwise_tangent))
 
 
 def _is_constant_array(arg: Any) -> bool:
