@@ -1476,3 +1476,11 @@ def c_own_reversed_in_the_for_statement(x):
     for v in reversed(_BackwardsSquares([x, 2.0, math.sin(x)])):
         total = total * x + v
     return total
+
+
+def c_flat_of_a_transpose_held(x):
+    a = np.array([[x, 2.0, 3.0], [x * x, 5.0, 6.0]]).T  # not C-contiguous: no view in C order
+    elements = a.flat
+    a[1, 0] = math.sin(x)  # read live by elements[2]
+    elements[4] = x * 3.0  # written into a
+    return elements[2] * elements[1] + np.sum(a * a)

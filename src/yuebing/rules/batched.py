@@ -323,6 +323,15 @@ def _transpose(args: tuple, kwargs: dict) -> Dual | None:
     return Dual(x.T, np.transpose(t, (0,) + tuple(range(t.ndim - 1, 0, -1))))
 
 
+def _attribute(args: tuple, kwargs: dict) -> Dual | None:
+    """``x.T`` (``_transpose``), and ``x.flat`` of an array with no C-order view (numpy_iterators.py)."""
+    if len(args) == 2 and not kwargs and isinstance(args[1].primal, str) and args[1].primal == "flat":
+        from .numpy_iterators import flat_batched
+
+        return flat_batched(args[0])
+    return _transpose(args, kwargs)
+
+
 def _stacked_tangent(x: Any, t: Any, k: int) -> np.ndarray | None:
     """The batched tangent of ``np.array(x)`` for a number, an array or a (nested) list or tuple
     of them, shaped ``(k,) + np.shape(x)``; None for anything else."""
@@ -484,7 +493,7 @@ def _build_table() -> None:
         _TABLE[target] = _reduction_rule(implementation)
     _TABLE.update({np.array: _array, np.asarray: _array, np.concatenate: _joined(np.concatenate),
                    np.stack: _joined(np.stack), np.reshape: _reshape_function, (np.ndarray, "reshape"): _reshape_method,
-                   np.transpose: _transpose, (np.ndarray, "transpose"): _transpose, getattr: _transpose,
+                   np.transpose: _transpose, (np.ndarray, "transpose"): _transpose, getattr: _attribute,
                    operator.getitem: _getitem, (np.ndarray, "__getitem__"): _getitem,
                    operator.setitem: _setitem, (np.ndarray, "__setitem__"): _setitem, (list, "extend"): _extend})
     _TABLE.update(_REGISTERED)

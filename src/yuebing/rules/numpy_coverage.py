@@ -63,7 +63,7 @@ WORKS: dict[str, str] = {
                      "roots, np.polyval(p, x)); p / q written out on the coefficients; np.asarray(p) and other "
                      "NumPy functions given a poly1d are refused by name: pass p.coeffs; third order refuses it"),
     "numpy.flatiter": "the type of x.flat, which is differentiated as np.ravel(x) in every mode, third order too (numpy.ndarray.flat; rules/numpy_iterators.py)",
-    "numpy.ndarray.flat": "x.flat is differentiated as np.ravel(x): a view when x is C-contiguous, else a read-only copy (rules/numpy_iterators.py)",
+    "numpy.ndarray.flat": "x.flat is differentiated as np.ravel(x), a view, when x is C-contiguous, else as a FlatIterator reading and writing x live (rules/flat_iterators.py)",
     "numpy.mgrid": "constant grids (no derivative); differentiated from NumPy's source",
     "numpy.ogrid": "constant grids (no derivative); differentiated from NumPy's source",
 }

@@ -34,6 +34,7 @@ from . import array_like
 from .cases import Case, randc, randn, randpos
 from .containers.deques import TrackedDeque
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from .flat_iterators import FlatIterator
 from .numpy_arguments import deliver
 from .numpy_arguments import dense_tangent as dense_array_tangent
 from ._ufunc_calls import Params, dense_tangent
@@ -97,6 +98,9 @@ def _deliver_to(x: Any, fd: Any, g: Any) -> Any:
         fds = fd if isinstance(fd, tuple) else (NoFData,) * len(x)
         rdatas = tuple(_deliver_to(xi, fi, g[i]) for i, (xi, fi) in enumerate(zip(x, fds)))
         return NoRData if all(r is NoRData for r in rdatas) else rdatas
+    if isinstance(x, FlatIterator):  # its array's elements in C order (rules/flat_iterators.py)
+        base_fd = fd.fields["base"] if isinstance(fd, MutableTangent) else NoFData
+        return _deliver_to(x.base, base_fd, np.reshape(g, x.base.shape))
     _refuse_opaque_array_source(x)
     return NoRData
 
@@ -104,7 +108,7 @@ def _deliver_to(x: Any, fd: Any, g: Any) -> Any:
 def _refuse_array_object(x: Any) -> None:
     """Refuse an object read through ``__array__`` before the call (second order runs the rule
     on its tangent too, which is no array: an unclear TypeError later)."""
-    if array_like._array_object(x) or array_like.takes_part_in_numpy(x):
+    if (array_like._array_object(x) or array_like.takes_part_in_numpy(x)) and not isinstance(x, FlatIterator):
         _refuse_opaque_array_source(x)
 
 
@@ -145,6 +149,8 @@ def _dense(x: Any, t: Any) -> Any:
         return [_dense(xi, ti) for xi, ti in zip(x, ts)]
     if isinstance(x, (float, complex, np.inexact)) and t is not NoTangent:
         return t
+    if isinstance(x, FlatIterator):  # its array's elements in C order (rules/flat_iterators.py)
+        return np.ravel(_dense(x.base, t.fields["base"] if isinstance(t, MutableTangent) else NoTangent))
     if not isinstance(x, (int, float, complex, bool, np.number, np.bool_)):
         _refuse_opaque_array_source(x)
     return np.zeros(np.shape(x))

@@ -4,12 +4,13 @@ derivatives come from the indexing and shape rules in every mode (issue 14):
 * ``x.flat`` (the ``getattr`` rule of ``objects.py`` calls ``flat_rrule``/``flat_frule``) is
   ``np.ravel(x)``: the elements in C order, a 1-D *view* of ``x`` when ``x`` is C-contiguous, so
   ``x.flat[i]``, ``x.flat[2:5] = v``, ``for v in x.flat``, ``list(x.flat)``, ``np.array(x.flat)`` and
-  ``sum(x.flat)`` are the same operations on that array. When ``x`` is not C-contiguous the C-order
-  elements are a copy, made read-only: a write through it would not reach ``x``, so NumPy refuses
-  it (never a silently lost write). The statement ``x.flat[i] = v`` (and ``+=``) is no such write:
-  the normaliser makes it ``flat_assign(x, i, v)``, written through ``x``'s own index with the
+  ``sum(x.flat)`` are the same operations on that array. When ``x`` is not C-contiguous no view
+  has that order, and a copy would miss later writes of ``x`` and not take writes through it:
+  ``x.flat`` is then a ``FlatIterator`` (``flat_iterators.py``, differentiated as user code) reading
+  and writing ``x`` live, its tangent ``x``'s. The statement ``x.flat[i] = v`` (and ``+=``) is
+  written through ``flat_assign(x, i, v)`` (the normaliser's), through ``x``'s own index with the
   values repeated as NumPy repeats them (``_flat_assign``), for any memory layout. Differences
-  from NumPy's ``flatiter``: ``type(x.flat)`` is ``np.ndarray``, and its
+  from NumPy's ``flatiter`` for a C-contiguous ``x``: ``type(x.flat)`` is ``np.ndarray``, and its
   ``.base``/``.index``/``.coords`` are not a flatiter's.
 * ``np.nditer(op, ...)`` is the list of what it yields: 0-d views of the operands (tuples of them
   for several operands) in the order NumPy's own iterator visits them (``order='K'`` follows the
@@ -38,8 +39,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .flat_iterators import FlatIterator
 from ..ir.primitives import flat_assign
-from ..tangents import NoRData, NoTangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, zero_tangent
 from .cases import Case, randn
 from .core import CoDual, Dual, RuleArgumentError, frule as core_frule, frule_for, primal, rrule as core_rrule, rrule_for
 from .declare import nondifferentiable
@@ -83,11 +85,20 @@ def _is_view_of(y: Any, x: Any) -> bool:
     return isinstance(y, np.ndarray) and y.size > 0 and np.shares_memory(y, x)
 
 
+def _live_flat(x: Any, derivative: Any, none: Any) -> tuple[FlatIterator, MutableTangent]:
+    """``x.flat`` of an array with no C-order view: a ``FlatIterator`` reading and writing ``x``,
+    its derivative the array's (``none``: it has none)."""
+    flat = FlatIterator(x)
+    if derivative is none:
+        return flat, zero_tangent(flat)
+    return flat, MutableTangent(FlatIterator, {"base": derivative, "index": NoTangent})
+
+
 def flat_rrule(x: CoDual) -> tuple[CoDual, Callable]:
     """``x.flat`` in reverse mode: ``(output, owner_rdata(dy))`` as ``objects._read`` returns."""
     out, pullback = core_rrule(np.ravel, x)
-    if out.primal.size and not _is_view_of(out.primal, x.primal):
-        out = CoDual(_read_only(out.primal), out.fdata)  # C order of a non-contiguous array: a copy
+    if out.primal.size and not _is_view_of(out.primal, x.primal):  # C order of a non-contiguous array
+        return CoDual(*_live_flat(x.primal, x.fdata, NoFData)), lambda dy: NoRData
     return out, lambda dy: pullback(dy)[1]
 
 
@@ -100,10 +111,19 @@ def flat_frule(x: Dual) -> Dual:
     if not out.primal.size:
         return out
     if not _is_view_of(out.primal, x.primal):
-        return Dual(_read_only(out.primal), out.tangent)
+        return Dual(*_live_flat(x.primal, x.tangent, NoTangent))
     if isinstance(out.tangent, np.ndarray) and not _is_view_of(out.tangent, x.tangent):
         return Dual(out.primal, _read_only(out.tangent))
     return out
+
+
+def flat_batched(x: Dual) -> Dual | None:
+    """``x.flat`` in batched forward mode (``batched.py``'s rule of ``getattr``), when ``x`` has no
+    C-order view: the ``FlatIterator``, holding the batched tangent (run once per direction on
+    copies, which are C-contiguous, it would give another type of tangent in each); else None."""
+    if type(x.primal) is not np.ndarray or not x.primal.size or x.primal.flags.c_contiguous:
+        return None
+    return Dual(*_live_flat(x.primal, x.tangent, NoTangent))
 
 
 # --------------------------------------------------------------------------------------------

@@ -139,6 +139,9 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     if call.f is getattr and isinstance(call.value(call.arg_slots[0][0]), np.vectorize):
         raise restructure("np.vectorize's pyfunc or another attribute read back from a vectorize object",
                           "keep the function in a variable of its own and call that")
+    if call.f is getattr and _flat_without_view(call):
+        raise restructure("x.flat of an array that is not C-contiguous (rules/flat_iterators.py)",
+                          "read np.ravel(x) instead, and write x.flat[i] = v as one statement")
     if found is not None and kind != "linear" and call.f is not getattr and not _has_tangents(call):
         # only constants in (sorted axes, a closure cell of a constant): a constant out. (Not for
         # linear functions or getattr, which keep the identity of a list's tangent: [], lst.append.)
@@ -167,6 +170,13 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     else:
         raise _refusal(describe_callable(call.f) if kind is None else f"{describe_callable(call.f)} (a '{kind}' rule)")
     return call.composition.output(*pair)
+
+
+def _flat_without_view(call: _Call) -> bool:
+    """``getattr(x, "flat")`` of an array with no C-order view (a ``FlatIterator`` in the other orders)."""
+    values = [call.value(a) for a, _ in call.arg_slots]
+    return len(values) == 2 and isinstance(values[0], np.ndarray) and values[1] == "flat" and values[0].size > 0 \
+        and not values[0].flags.c_contiguous
 
 
 def _as_dispatcher(call: _Call) -> tuple | None:
