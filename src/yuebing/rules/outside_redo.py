@@ -10,19 +10,25 @@ counter rebound with ``+=`` already was: ``outside_state._keep_written_globals``
 So when a top-level pass ends its forward part (``outside_state.leave``), ``final_state`` records
 the contents of every mutable object reachable from the outside objects the pass reached
 (lists, dicts, sets, deques, the ``__dict__`` of objects, the attributes of a class written to,
-closure cells; shallow, by reference),
+closure cells; shallow, by reference; writeable arrays, by value),
 and after the reverse pass the redo it returns gives each its recorded contents back, in place:
 identities are kept, and a container the forward pass made and stored outside (a list appended
 to a global list) gets its own contents back too. Objects reachable from the arguments are left
-as the reverse pass leaves them (restored). Arrays are not recorded: a global array is read-only
-under differentiation, and one made in the pass and written after it was stored outside comes
-back as the reverse pass leaves it.
+as the reverse pass leaves them (restored), and so are arrays sharing memory with an array they
+reach. Arrays are recorded by value: the reverse pass undoes the writes into an array made in the
+pass (a scipy.sparse matrix's index arrays, made empty and filled by a C kernel), so one stored
+outside would come back empty or as garbage. A global array read directly is a read-only view under
+differentiation (not recorded); an array reached through an outside container is copied once a call.
 """
 from __future__ import annotations
 
 import collections
 import types
 from typing import Any, Callable
+
+import numpy as np
+
+from ..tangents.arrays import array_root
 
 _ROLES = frozenset({"fdata", "tangent", "fdata_tangent", "reached"})  # (reached: outside_state.note_reached)
 _NOT_RECORDED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
@@ -59,13 +65,15 @@ def final_state(memo: dict) -> Callable[[tuple], None] | None:
         reach (the reverse pass restored those, as it must)."""
         kept = _reachable_ids(arguments) if arguments else frozenset()
         for value, record in records:
-            if id(value) not in kept:
+            if id(value) not in kept and (record[0] != "array" or id(array_root(value)) not in kept):
                 _restore(value, record)
 
     return redo
 
 
 def _record(value: Any) -> tuple | None:
+    if isinstance(value, np.ndarray):
+        return ("array", value.copy()) if value.flags.writeable else None
     if isinstance(value, list):
         return "list", list.copy(value)
     if isinstance(value, dict):
@@ -95,14 +103,16 @@ def _reached(record: tuple) -> list:
         return list(contents.values())
     if kind == "cell":
         return [contents]
-    if kind == "set":
+    if kind == "set" or kind == "array":
         return []
     return list(contents)
 
 
 def _restore(value: Any, record: tuple) -> None:
     kind, contents = record
-    if kind == "list":
+    if kind == "array":
+        _restore_array(value, contents)
+    elif kind == "list":
         list.__setitem__(value, slice(None), contents)
     elif kind == "dict":
         dict.clear(value)
@@ -127,13 +137,23 @@ def _restore(value: Any, record: tuple) -> None:
                 setattr(value, name, held)
 
 
+def _restore_array(value: np.ndarray, contents: np.ndarray) -> None:
+    """Write an array's recorded values back (unless the pass resized it or made it read-only)."""
+    if value.shape == contents.shape and value.flags.writeable:
+        np.copyto(value, contents)
+
+
 def _reachable_ids(arguments: tuple) -> frozenset:
-    """The ids of the mutable objects ``arguments`` reach (containers, objects, cells)."""
+    """The ids of the mutable objects ``arguments`` reach (containers, objects, cells), and of
+    the memory of the arrays they reach (``array_root``: a view of an argument is the argument's)."""
     seen: set = set()
     stack = list(arguments)
     while stack and len(seen) < _LIMIT:
         value = stack.pop()
         if id(value) in seen:
+            continue
+        if isinstance(value, np.ndarray):  # (not copied: only its memory's identity matters)
+            seen.update((id(value), id(array_root(value))))
             continue
         record = _record(value)
         if record is None:
