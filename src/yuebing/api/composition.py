@@ -42,6 +42,7 @@ from ..transform.forward_runtime import NestedDifferentiationError, call_frule, 
 from ..transform.runtime import call_rrule
 from ..transform.second_order import _dual_closure_tangent, call_rrule2
 from .common import normalise_argnums
+from .gradient_objects import as_argument_tangent
 from .composed_second_order import check_jvp_call, defined_second_order, jvp_second_order, register as register_second_order
 from .custom import linearize
 from .forward import jvp
@@ -208,6 +209,7 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
 
     def pullback(dy: Any) -> tuple:
         value_bar, grad_bar, aux_bar = _split_cotangent(T.join(out.fdata, dy), spec)
+        grad_bar = as_argument_tangent(grad_bar, gradient)  # (an object's: api/gradient_objects.py)
         grad_bars = (grad_bar,) if single or grad_bar is NoTangent else tuple(grad_bar)
         directions: list = [None] * len(xs)
         for i, bar in zip(nums, grad_bars):

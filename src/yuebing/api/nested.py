@@ -31,6 +31,7 @@ from ..transform import plain_cached_calls, plain_generators, plain_keys, plain_
 from ..transform import third_order_partials  # noqa: F401 - hook of third order: partials made outside
 from ..transform import third_order_masked  # noqa: F401 - hook of third order: numpy.ma methods
 from .common import normalise_argnums, scalar_seed, split_aux
+from .gradient_objects import as_argument_tangent, as_value_tangent
 from .composed_second_order import captured_tangents, captures_derivatives, closure_refusal
 from .implicit_stationary import _user_call
 from .reverse import grad, seed_output, value_and_grad
@@ -80,6 +81,7 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     grads = tuple(_join(fdata[i], rs[1 + i], xs[i]) for i in nums)
     tangents = tuple(_join(fdata_t[i], rsd[1 + i], xs[i]) for i in nums)
     gradient, tangent = (grads[0], tangents[0]) if single else (grads, tangents)
+    tangent = as_value_tangent(tangent, gradient)  # (an object's: api/gradient_objects.py)
     value_tangent = 0.0 if value_tangent is NoTangent else value_tangent
     if spec.with_value and spec.has_aux:
         return Dual(((value, aux), gradient), ((value_tangent, aux_tangent), tangent))
@@ -275,6 +277,7 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
         value_t = _value_tangent(grads, directions) if with_value else NoTangent
     gradient = grads[nums[0]] if single else tuple(grads[i] for i in nums)
     gradient_t = products[nums[0]] if single else tuple(products[i] for i in nums)
+    gradient_t = as_value_tangent(gradient_t, gradient)  # (an object's: api/gradient_objects.py)
     if with_value and has_aux:
         out = _fresh_output(Dual(((value, aux), gradient), ((value_t, aux_t), gradient_t)))
     elif with_value:
@@ -295,6 +298,7 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
         elif has_aux:
             aux_bars = (_part(bar, 1), _part(bar_d, 1))
             grad_bar, grad_bar_d = _part(bar, 0), _part(bar_d, 0)
+        grad_bar, grad_bar_d = as_argument_tangent(grad_bar, gradient), as_argument_tangent(grad_bar_d, gradient)
         if single:
             grad_bar, grad_bar_d = (grad_bar,), (grad_bar_d,)
         us = [_constant(_zero_tangent_of(x)) for x in xs]
