@@ -1484,3 +1484,16 @@ def c_flat_of_a_transpose_held(x):
     a[1, 0] = math.sin(x)  # read live by elements[2]
     elements[4] = x * 3.0  # written into a
     return elements[2] * elements[1] + np.sum(a * a)
+
+
+CONSTRUCT_VIEW_LEVEL = 1.0
+
+
+def _construct_view_reader(g, v):
+    return g["CONSTRUCT_VIEW_LEVEL"] * v * (1.0 if "CONSTRUCT_VIEW_LEVEL" in g.keys() else 0.0)
+
+
+def c_globals_passed_on_and_measured(x):
+    g = globals()
+    g["CONSTRUCT_VIEW_LEVEL"] = x * x
+    return _construct_view_reader(g, x) + CONSTRUCT_VIEW_LEVEL * (len(g) > 0)

@@ -21,6 +21,7 @@ import copy
 import dis
 import operator
 import re
+import sys
 import types
 from typing import Any
 
@@ -229,10 +230,40 @@ class GlobalLowering:
             return None
         return self.call(out, ir.Const(P.global_get), [ir.Const(owner), ir.Const(name)], target)  # type: ignore[attr-defined]
 
+    def own_module_by_sys_modules(self, node: ast.expr) -> Any:
+        """This function's module when ``node`` is ``sys.modules[__name__]`` (``sys`` a module global,
+        ``__name__`` not a local), else None."""
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id == "__name__"
+                and node.slice.id not in self.locals):  # type: ignore[attr-defined]
+            return None
+        path = self._module_path(node.value)  # type: ignore[attr-defined]
+        if path is None or path.count(".") != 1:
+            return None
+        owner = getattr(self.module_globals.get(path.split(".")[0]), path.split(".")[1], None)  # type: ignore[attr-defined]
+        if owner is not sys.modules:
+            return None
+        module = sys.modules.get(self.fn.__globals__.get("__name__"))
+        return module if module is not None and vars(module) is self.fn.__globals__ else None
+
+    def own_module_read(self, node: ast.Attribute, out: list, target: str) -> Any:
+        """``sys.modules[__name__].G`` where functions of this module write ``G``: ``global_get``
+        (``module_global_read``); else None."""
+        from ..ir import nodes as ir
+        from ..ir import primitives as P
+
+        owner = self.own_module_by_sys_modules(node.value)
+        if owner is None or node.attr not in written_in_module(owner):
+            return None
+        return self.call(out, ir.Const(P.global_get), [ir.Const(owner), ir.Const(node.attr)], target)  # type: ignore[attr-defined]
+
     def module_of_attribute(self, target: ast.expr) -> Any:
-        """The module whose attribute ``target`` (``mod.G``, ``pkg.mod.G``) names, or None."""
+        """The module whose attribute ``target`` (``mod.G``, ``pkg.mod.G``, ``sys.modules[__name__].G``)
+        names, or None."""
         if not isinstance(target, ast.Attribute):
             return None
+        own = self.own_module_by_sys_modules(target.value)
+        if own is not None:
+            return own
         path = self._module_path(target.value)  # type: ignore[attr-defined]
         if path is None:
             return None
@@ -247,6 +278,8 @@ class GlobalLowering:
         (of this module) that is written, so every read of it (here, before the write too, and in
         that module's functions) takes the derivative the write gives it (``global_get``)."""
         self.globals_aliases = _pure_globals_aliases(node, self.is_globals_call)
+        views = {n.targets[0].id for n in ast.walk(node) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                 and isinstance(n.targets[0], ast.Name) and self.is_globals_call(n.value)}
         for n in ast.walk(node):
             targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
             for t in targets:
@@ -255,8 +288,20 @@ class GlobalLowering:
                     learn_attribute_writes(owner, {t.attr})
                 elif isinstance(key := self.globals_key(t), str):
                     _learn(_known(self.fn.__globals__), {key})
+                elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in views \
+                        and _plain_name(getattr(t.slice, "value", None)):  # g["G"] = x, g = globals() passed on too
+                    _learn(_known(self.fn.__globals__), {t.slice.value})
             if isinstance(n, ast.Call) and self._globals_update(n):
                 _learn(_known(self.fn.__globals__), {k for k, _ in _constant_items(n) if k is not None})
+
+    def globals_view(self, out: list, target: str) -> Any:
+        """``globals()`` used otherwise than through its items (passed on, iterated, measured): a
+        ``GlobalsView`` of this module's globals, whose reads and writes are ``global_get`` and
+        ``global_set``."""
+        from ..ir import nodes as ir
+        from ..ir.globals_view import GlobalsView
+
+        return self.call(out, ir.Const(GlobalsView), [ir.Const(self.fn)], target)  # type: ignore[attr-defined]
 
     def is_globals_call(self, node: ast.AST) -> bool:
         """Whether ``node`` is ``globals()`` (the builtin)."""

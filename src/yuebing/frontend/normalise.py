@@ -182,6 +182,8 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         path = self._module_path(node)
         if path is not None and (written := self.module_global_read(path, out, target)) is not None:
             return written
+        if (written := self.own_module_read(node, out, target)) is not None:  # sys.modules[__name__].G
+            return written
         if path is not None:
             self.globals[path.split(".")[0]] = None
             return ir.Global(path)
@@ -234,6 +236,8 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         done = self.globals_update(node, out)  # globals().update(...): global writes
         if done is not None:
             return done
+        if self.is_globals_call(node):  # globals() passed on, iterated, measured (its items: above)
+            return self.globals_view(out, target)
         func = self.expr(node.func, out)
         args: list = []
         star_args = None

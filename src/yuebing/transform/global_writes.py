@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..frontend.global_writes import note_written, stale_reader
+from ..ir.globals_view import global_names
 from ..ir.primitives import global_defined, global_del, global_get, global_set, namespace_of
 from ..rules import outside_state
 from ..rules.batched import BATCH, is_batched
@@ -242,7 +243,7 @@ register_frule(global_del, _del_frule)
 _register((global_get,), _get_dual)
 _register((global_set,), _set_dual)
 _so_zero(global_del)
-nondifferentiable(global_defined)  # name in globals(): a bool
+nondifferentiable(global_defined, global_names)  # name in globals(): a bool; the names: strings
 
 
 def check_third_order(f: Any, values: list) -> None:

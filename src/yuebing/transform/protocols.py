@@ -267,6 +267,7 @@ _DIFFERENTIATED = (os.path.join("testing", "targets.py"), os.path.join("ir", "ge
                    os.path.join("ir", "event_loop.py"), os.path.join("ir", "event_loop_api.py"),
                    os.path.join("ir", "event_loop_waiting.py"), os.path.join("ir", "event_loop_sync.py"),
                    os.path.join("ir", "async_generators.py"), os.path.join("ir", "lazy_iterators.py"),
+                   os.path.join("ir", "globals_view.py"),
                    os.path.join("ir", "lazy_itertools.py"), os.path.join("ir", "class_construction.py"))
 
 
