@@ -1,9 +1,8 @@
 """``scipy.optimize.curve_fit`` and ``leastsq`` differentiated implicitly (``api/implicit_scipy.py``):
 the fitted parameters' derivatives with respect to ``ydata``, ``xdata``, ``sigma`` and what the
 model captures, in reverse, forward, second order and forward Jacobians, against central
-differences of refits at tight tolerances (``ftol=xtol=gtol=1e-14``). ``pcov`` (``cov_x``) is
-refused by name in reverse and second order, NaN in forward mode; the advice the refusal prints
-is checked to work."""
+differences of refits at tight tolerances (``ftol=xtol=gtol=1e-14``); ``pcov`` (``leastsq``'s
+``cov_x``) too, the exact ``(J^T J)^{-1}``'s derivative. An infinite ``pcov`` is refused by name."""
 import numpy as np
 import pytest
 
@@ -162,35 +161,84 @@ def test_full_output_residual():
 
 
 # --------------------------------------------------------------------------------------------
-# pcov, active bounds, nan_policy: refused by name
+# pcov and cov_x: (J^T J)^{-1} at the fit, scaled by the residual variance unless absolute_sigma
 # --------------------------------------------------------------------------------------------
 
 
-def _pcov_entry(y):
-    return so.curve_fit(decay, T, y, p0=P0_DECAY, **TIGHT)[1][0, 1]
+def decay_jacobian(t, a, k, c):
+    """The model's exact Jacobian: with it the fit's pcov is exact, so differences of refits see
+    only the derivative."""
+    return np.stack([np.exp(-k * t), -a * t * np.exp(-k * t), np.ones_like(t)], axis=1)
 
 
-def test_pcov_refused_by_name_and_nan_in_forward_mode():
-    with pytest.raises(ValueError, match=r"curve_fit: .*\(pcov\).*What to do"):
-        yb.grad(_pcov_entry)(Y_DECAY)
-    with pytest.raises(SecondOrderError, match=r"curve_fit: .*\(pcov\).*What to do"):
-        yb.hvp(_pcov_entry, (Y_DECAY,), (Y_DECAY,))
-    assert np.isnan(yb.jvp(_pcov_entry, (Y_DECAY,), (Y_DECAY,))[1])
-
-
+@pytest.mark.parametrize("method", ["lm", "trf"])
 @pytest.mark.parametrize("absolute_sigma", [False, True])
-def test_pcov_advice_works_as_printed(absolute_sigma):
-    def f(y):
-        popt, pcov_value = so.curve_fit(decay, T, y, p0=P0_DECAY, sigma=SIGMA, absolute_sigma=absolute_sigma, **TIGHT)
-        J = yb.jacobian(lambda p: decay(T, *p))(popt) / SIGMA[:, None]
-        r = (decay(T, *popt) - y) / SIGMA
-        pcov = np.linalg.inv(J.T @ J)
-        if not absolute_sigma:
-            pcov = pcov * (np.sum(r ** 2) / (len(y) - len(popt)))
-        np.testing.assert_allclose(pcov, pcov_value, rtol=1e-5)
-        return pcov[0, 1] + pcov[2, 2]
+def test_pcov_wrt_xdata_and_sigma(method, absolute_sigma):
+    def f(z):
+        popt, pcov = so.curve_fit(decay, T * z[0], Y_DECAY, p0=P0_DECAY, sigma=z[1:], absolute_sigma=absolute_sigma,
+                                  method=method, jac=decay_jacobian, **TIGHT)
+        return pcov[0, 1] + pcov[2, 2] + popt[0] * pcov[1, 1]
 
-    check_modes(f, Y_DECAY, rtol=1e-4)
+    check_modes(f, np.concatenate([[1.1], SIGMA]))
+
+
+def test_pcov_of_a_finite_difference_fit_wrt_ydata():
+    """Without jac=, MINPACK's pcov is its difference Jacobian's, good to about 1e-8: the derivative
+    is the exact covariance's."""
+    def f(y):
+        return np.sum(so.curve_fit(peak, T, y, p0=P0_PEAK, **TIGHT)[1] ** 2)
+
+    check_modes(f, Y_PEAK, rtol=1e-4)
+
+
+def _sigmoid(X, height, width):
+    """A model reading its data and the values it depends on from a dict ``xdata``."""
+    return height * sp.expit((X["t"] - X["w"][0]) / width) + X["w"][1] * np.exp(-X["t"])
+
+
+W = np.array([0.9, 0.3, 1.0])
+
+
+def test_pcov_of_a_model_capturing_derivatives_refused_in_second_order_only():
+    def f(w):
+        def model(t, height, width):
+            return _sigmoid({"t": t, "w": w}, height, width)
+
+        popt, pcov = so.curve_fit(model, T, model(T, 1.5, 0.4) + 0.02 * np.cos(5.0 * T), p0=[1.0, 0.3], **TIGHT)
+        return popt[0] + 1e3 * pcov[0, 1]
+
+    v = _direction(W)
+    slope = _slope(f, W, v)
+    np.testing.assert_allclose(yb.grad(f)(W) @ v, slope, rtol=1e-4)
+    np.testing.assert_allclose(yb.jvp(f, (W,), (v,))[1], slope, rtol=1e-4)
+    with pytest.raises(SecondOrderError, match=r"curve_fit: the second derivative of the result\[1\] .*What to do: "
+                                               r"pass what the model captures in xdata"):
+        yb.hvp(f, (W,), (v,))
+
+
+def test_pcov_of_a_model_reading_a_dict_xdata():
+    """The advice of the refusal above, in every mode."""
+    def f(w):
+        X = {"t": T, "w": w}
+        ydata = _sigmoid(X, 1.5, 0.4) + 0.02 * np.cos(5.0 * T) + 0.01 * w[2] * T
+        popt, pcov = so.curve_fit(_sigmoid, X, ydata, p0=[1.0, 0.3], method="trf", **TIGHT)
+        return popt[0] * popt[1] + 1e3 * pcov[0, 1]
+
+    check_modes(f, W, rtol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore::scipy.optimize.OptimizeWarning")
+def test_infinite_pcov_refused_by_name_and_nan_in_forward_mode():
+    """As many data points as parameters: pcov is infinite (SciPy warns), it has no derivative."""
+    def f(y):
+        return so.curve_fit(lambda t, a, b: a * t + b, T[:2], y)[1][0, 1]
+
+    y = Y_DECAY[:2]
+    with pytest.raises(ValueError, match=r"curve_fit: .*\(pcov\).*infinite.*What to do"):
+        yb.grad(f)(y)
+    with pytest.raises(SecondOrderError, match=r"curve_fit: .*\(pcov\).*infinite"):
+        yb.hvp(f, (y,), (y,))
+    assert np.isnan(yb.jvp(f, (y,), (y,))[1])
 
 
 def test_active_bound_refused():
@@ -234,17 +282,18 @@ def test_leastsq_full_output_and_captured_data():
     check_modes(f, Y_PEAK)
 
 
-def test_leastsq_cov_x_refused_and_advice_works():
-    def refused(y):
-        return so.leastsq(lambda p: decay(T, *p) - y, np.array(P0_DECAY), full_output=True, ftol=1e-14)[1][0, 0]
+def _weighted_decay(p, z):
+    return (decay(T * z[0], *p) - Y_DECAY) / z[1:]
 
-    with pytest.raises(ValueError, match=r"leastsq: .*\(cov_x\).*What to do"):
-        yb.grad(refused)(Y_DECAY)
-    assert np.isnan(yb.jvp(refused, (Y_DECAY,), (Y_DECAY,))[1])
 
-    def advised(y):
-        x = so.leastsq(lambda p: decay(T, *p) - y, np.array(P0_DECAY), ftol=1e-14, xtol=1e-14)[0]
-        J = yb.jacobian(lambda p: decay(T, *p) - y)(x)
-        return np.linalg.inv(J.T @ J)[0, 0]
+def _weighted_decay_jacobian(p, z):
+    return decay_jacobian(T * z[0], *p) / z[1:, None]
 
-    check_modes(advised, Y_DECAY, rtol=1e-4)
+
+def test_leastsq_cov_x():
+    def f(z):
+        x, cov_x, _, _, _ = so.leastsq(_weighted_decay, np.array(P0_DECAY), args=(z,), Dfun=_weighted_decay_jacobian,
+                                       full_output=True, ftol=1e-14, xtol=1e-14)
+        return cov_x[0, 1] + x[1] * cov_x[2, 2]
+
+    check_modes(f, np.concatenate([[1.1], SIGMA]))

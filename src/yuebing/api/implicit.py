@@ -147,23 +147,25 @@ class _Problem:
 class _Plan:
     """One call's implicit problem and output layout. Paths index the output (tuple positions,
     dict keys): ``x`` paths hold the solution, ``zero`` paths have derivative 0 at a solution,
-    ``value`` holds the optimum (envelope theorem), ``residual`` least_squares' residual vector."""
+    ``value`` holds the optimum (envelope theorem), ``residual`` least_squares' residual vector;
+    ``derived`` pairs ``(path, g)`` of other outputs that are functions ``g(x, *params)`` of the
+    solution and the parameters (curve_fit's ``pcov``), the residual among them."""
 
     def __init__(self, kind: str, function: Callable, names: tuple, x_paths: tuple, *, zero: tuple = (),
                  value: tuple | None = None, objective: Callable | None = None, objective_names: tuple = (),
                  residual: tuple | None = None, residual_function: Callable | None = None,
                  tangent_solve: Callable | None = None, check: Callable | None = None,
-                 advice: dict | None = None) -> None:
+                 advice: dict | None = None, derived: tuple = ()) -> None:
         self.kind, self.function, self.names, self.x_paths, self.zero = kind, function, names, x_paths, zero
         self.advice = advice or {}  # path -> (its name, what to do instead), for an output with no derivative (pcov)
         self.check = check  # check(problem): refuses a solution the implicit function theorem does not cover
         self.value, self.objective, self.objective_names = value, objective, objective_names or names
-        self.residual, self.residual_function = residual, residual_function
+        self.derived = (((residual, residual_function),) if residual is not None else ()) + tuple(derived)
         self.tangent_solve = tangent_solve
 
     def known(self) -> set:
         paths = set(self.x_paths) | set(self.zero)
-        return paths | {p for p in (self.value, self.residual) if p is not None}
+        return paths | {path for path, _ in self.derived} | ({self.value} if self.value is not None else set())
 
 
 def _get(t: Any, path: tuple) -> Any:
@@ -263,9 +265,9 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
                     raise ValueError(_not_differentiated(name, p, path))
             x_bar = sum(S.flat(_get(cot, path)) for path in p.x_paths)
             rdatas: dict = {}
-            if p.residual is not None and np.any(_get(cot, p.residual)):
-                rdatas = _gather(rdatas, given, p.names, _pull_direct(p.residual_function, problem, _get(cot, p.residual),
-                                                                      p.names, x_bar))
+            for path, function in p.derived:
+                if np.any(_get(cot, path)):
+                    rdatas = _gather(rdatas, given, p.names, _pull_direct(function, problem, _get(cot, path), x_bar))
             if np.any(x_bar):
                 rdatas = _gather(rdatas, given, p.names, problem.pull(x_bar))
             if p.value is not None and np.any(_get(cot, p.value)):
@@ -298,9 +300,9 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
             zero = S.like(np.zeros(int(np.size(problem.x))), problem.x)
             t = _set(t, p.value, _fit(jvp(p.objective, (problem.x, *objective), (zero, *o_tangents))[1],
                                       _get(result, p.value)))
-        if p.residual is not None:
-            r_dot = jvp(p.residual_function, (problem.x, *problem.params), (x_dot, *tangents))[1]
-            t = _set(t, p.residual, _fit(r_dot, _get(result, p.residual)))
+        for path, function in p.derived:
+            d_dot = jvp(function, (problem.x, *problem.params), (x_dot, *tangents))[1]
+            t = _set(t, path, _fit(d_dot, _get(result, path)))
         return t, x_dot
 
     def frule(*args: Any, **kwargs: Any) -> Dual:
@@ -356,7 +358,7 @@ def _fit(dx: Any, like: Any) -> Any:
     return float(np.reshape(np.asarray(dx), -1)[0]) if np.size(dx) == 1 else np.asarray(dx)
 
 
-def _pull_direct(function: Callable, problem: _Problem, r_bar: Any, names: tuple, x_bar: Any) -> tuple:
+def _pull_direct(function: Callable, problem: _Problem, r_bar: Any, x_bar: Any) -> tuple:
     """Pull a cotangent of ``function(x*, θ)`` back: to ``θ`` directly (returned), and to ``x*``
     (added into ``x_bar``, then through the implicit function)."""
     _, pullback = vjp(function, problem.x, *problem.params)

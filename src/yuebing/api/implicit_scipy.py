@@ -7,11 +7,13 @@ Root finders (``root``, ``fsolve``, ``root_scalar``, ``brentq``, ``brenth``, ``r
 else yuebing's, with the Hessian as ``∂F/∂x``). ``least_squares``: ``F = ∇_x 0.5 sum(r**2)``.
 Calls whose solution is not a smooth function of the parameters are refused with a
 ``ValueError``: a solver that reports no convergence, constraints, bounds active at the solution,
-robust losses. ``curve_fit``: ``F = ∇_p 0.5 |(f(xdata, *p) - ydata) / sigma|^2`` (``pcov`` refused);
-``leastsq``: as ``least_squares`` (``cov_x`` refused). ``linprog`` is refused by name, with what to call.
+robust losses. ``curve_fit``: ``F = ∇_p 0.5 |(f(xdata, *p) - ydata) / sigma|^2``, its ``pcov`` a
+function of ``popt`` and the data (``rules/_implicit_residuals.py``); ``leastsq``: as
+``least_squares``, with ``cov_x``. ``linprog`` is refused by name, with what to call.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -20,6 +22,7 @@ from ..rules import _implicit_residuals as R
 from ..rules.core import RuleArgumentError, register_frule, register_rrule
 from ..rules.second_order import zero
 from .implicit import _implicit_rules, _Plan, _value
+from .jacobians import jacobian
 from .reverse import vjp
 
 try:
@@ -194,13 +197,14 @@ def _least_squares_plan(values: dict, result: Any) -> _Plan:
                  check=_inside(name, values.get("bounds"), per_variable=False))
 
 
-_NOT_TAKEN = "; its derivative needs second derivatives of the model, which yuebing does not take here"
-_PCOV = (_NOT_TAKEN + ". What to do: compute it from popt inside the differentiated code, J = yb.jacobian(lambda p: "
-         "model(xdata, *p))(popt) / sigma[:, None] (without the division if unweighted), r = (model(xdata, *popt) - "
-         "ydata) / sigma, pcov = np.linalg.inv(J.T @ J) * (np.sum(r**2) / (len(ydata) - len(popt))) (without that "
-         "factor for absolute_sigma=True)")
-_COV_X = (_NOT_TAKEN + ". What to do: compute it from x inside the differentiated code, J = yb.jacobian(lambda p: "
-          "func(p, *args))(x), cov_x = np.linalg.inv(J.T @ J)")
+def _covariance(covariance: Any, function: Callable) -> tuple:
+    """``derived`` of a fit's covariance output (``function(x, *params)``): none when it is infinite
+    (too few data points, a singular Jacobian): it has no derivative, and reading one is refused."""
+    return (((1,), function),) if np.all(np.isfinite(covariance)) else ()
+
+
+_INFINITE = (" (pcov)", "; it is infinite (no more data points than parameters, or a singular Jacobian), so it has "
+                        "no derivative. What to do: fit more data points than parameters, or do not differentiate pcov")
 
 
 def _curve_fit_call(values: dict) -> Any:
@@ -212,8 +216,8 @@ def _curve_fit_call(values: dict) -> Any:
 
 def _curve_fit_plan(values: dict, result: Any) -> _Plan:
     """``popt`` minimises ``0.5 |(f(xdata, *p) - ydata) / sigma|^2`` (curve_fit raises when it does
-    not converge); with ``full_output`` the weighted residual ``infodict['fvec']`` is differentiated
-    too. ``pcov`` is refused with advice."""
+    not converge); ``pcov`` is ``(J^T J)^{-1}`` (scaled) at ``popt`` and the data; with ``full_output``
+    the weighted residual ``infodict['fvec']`` is differentiated too."""
     name = "scipy.optimize.curve_fit"
     if values.get("nan_policy") == "omit":
         _refuse(name, "nan_policy='omit' drops data points by their values",
@@ -221,20 +225,24 @@ def _curve_fit_plan(values: dict, result: Any) -> _Plan:
     bounds = values.get("bounds")
     _at_bounds(name, result[0], bounds, per_variable=False)
     full = values.get("full_output")
+    pcov = functools.partial(R.curve_fit_covariance, jacobian=jacobian, absolute_sigma=bool(values.get("absolute_sigma")))
     return _Plan("min", R.curve_fit_cost, ("f", "xdata", "ydata", "sigma"), ((0,),),
                  residual=(2, "fvec") if full else None, residual_function=R.curve_fit_residual,
-                 check=_inside(name, bounds, per_variable=False), advice={(1,): (" (pcov)", _PCOV)})
+                 check=_inside(name, bounds, per_variable=False), advice={(1,): _INFINITE},
+                 derived=_covariance(result[1], pcov))
 
 
 def _leastsq_plan(values: dict, result: Any) -> _Plan:
     """``leastsq``'s solution minimises ``0.5 |func(x, *args)|^2`` (MINPACK); its status ``ier``
-    must be 1 to 4 (converged). With ``full_output``, ``infodict['fvec']`` is its residual."""
+    must be 1 to 4 (converged). With ``full_output``, ``infodict['fvec']`` is its residual and
+    ``cov_x`` is ``(J^T J)^{-1}`` at ``x``."""
     name = "scipy.optimize.leastsq"
     _check_converged(name, result[-1] in (1, 2, 3, 4), result[3] if values.get("full_output") else result[-1])
     full = values.get("full_output")
+    cov_x = functools.partial(R.leastsq_covariance, jacobian=jacobian)
     return _Plan("min", R.least_squares_cost, ("func", "args", "kwargs"), ((0,),),
                  residual=(2, "fvec") if full else None, residual_function=R.least_squares_residual,
-                 advice={(1,): (" (cov_x)", _COV_X)})
+                 derived=_covariance(result[1], cov_x) if full and result[1] is not None else ())
 
 
 #: Solvers whose solution yuebing does not differentiate, with what to call instead

@@ -14,8 +14,8 @@ Two passes compute them, both through yuebing's own transforms of the residual
 tangent and its fdata like any argument: the second-order rule of ``F`` with cotangent ``(λ, 0)``
 (giving ``θ̄`` into the parameters' fdata, ``h_θ`` into their fdata tangents, and ``h_x``), then the
 first-order rule of ``F`` with cotangent ``λ̇`` into the fdata tangents. The optimum value
-(``res.fun``: the envelope theorem) and ``least_squares``' residual vector are pulled back by their
-own second-order rules, the latter adding to ``x̄`` and ``x̄̇`` first.
+(``res.fun``: the envelope theorem), ``least_squares``' residual vector and ``curve_fit``'s ``pcov``
+are pulled back by their own second-order rules, the latter two adding to ``x̄`` and ``x̄̇`` first.
 
 A minimum found without the user's gradient (``minimize`` without ``jac``, ``minimize_scalar``,
 ``least_squares``) has ``F = ∇_x f``: the first pass is then forward-over-reverse of
@@ -117,10 +117,10 @@ class DualPull:
         rsd: dict = {}
         x_bar = sum(flat(get(cot, path)) for path in p.x_paths)
         x_bar_dot = sum(flat(get(cot_dot, path)) for path in p.x_paths)
-        if p.residual is not None:
-            r_bar, r_bar_dot = get(cot, p.residual), get(cot_dot, p.residual)
+        for path, function in p.derived:
+            r_bar, r_bar_dot = get(cot, path), get(cot_dot, path)
             if np.any(r_bar) or np.any(r_bar_dot):
-                xb, xbd, r, rd = pull_second(p.residual_function, self.x4, self.params4, r_bar, r_bar_dot)
+                xb, xbd, r, rd = self._pull_derived(path, function, r_bar, r_bar_dot)
                 x_bar, x_bar_dot = x_bar + flat(xb), x_bar_dot + flat(xbd)
                 _add(rs, p.names, r)
                 _add(rsd, p.names, rd)
@@ -133,6 +133,17 @@ class DualPull:
                 _add(rs, p.objective_names, r)
                 _add(rsd, p.objective_names, rd)
         return rs, rsd
+
+    def _pull_derived(self, path: tuple, function: Callable, c: Any, c_dot: Any) -> tuple:
+        """``pull_second`` of an output computed from the solution (a residual, a covariance)."""
+        try:
+            return pull_second(function, self.x4, self.params4, c, c_dot)
+        except NestedDifferentiationError as error:  # a covariance's yb.jacobian of a model capturing derivatives
+            raise SecondOrderError(
+                f"yb.hvp/yb.hessian: {self.name}: the second derivative of the result{list(path)} (the covariance) "
+                f"takes third derivatives of the model through yb.jacobian, which stop here: {error}. What to do: "
+                "pass what the model captures in xdata (curve_fit hands a dict xdata to the model as it is: "
+                "xdata={'t': t, 'w': w}, read as X['t'], X['w']), or in args= (leastsq)") from None
 
     def _implicit(self, x_bar: np.ndarray, x_bar_dot: np.ndarray, rs: dict, rsd: dict) -> None:
         problem, names = self.problem, self.plan.names

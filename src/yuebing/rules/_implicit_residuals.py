@@ -109,3 +109,27 @@ def curve_fit_pairing(pair: Any, ydata: Any, sigma: Any) -> Any:
     w = curve_fit_weight(np.reshape(np.asarray(m) - np.asarray(ydata, dtype=float), -1), sigma)
     w_dot = curve_fit_weight(np.reshape(np.asarray(m_dot), -1), sigma)
     return 0.5 * np.sum(w * w), np.sum(w * w_dot)
+
+
+def curve_fit_covariance(p: Any, f: Callable, xdata: Any, ydata: Any, sigma: Any, *, jacobian: Callable,
+                         absolute_sigma: bool) -> Any:
+    """``curve_fit``'s ``pcov``: ``(J^T J)^{-1}``, ``J`` the weighted residual's Jacobian in ``p``,
+    times the residual variance ``|w|^2 / (m - n)`` unless ``absolute_sigma``. ``jacobian`` is
+    ``yb.jacobian``, passed in (rules do not import the API); differentiating this takes second
+    derivatives of the model."""
+    def weighted(q: Any) -> Any:
+        return curve_fit_residual(q, f, xdata, ydata, sigma)
+
+    J = jacobian(weighted)(p)
+    covariance = np.linalg.inv(J.T @ J)
+    if absolute_sigma:
+        return covariance
+    w = weighted(p)
+    return covariance * (np.sum(w * w) / (np.size(w) - np.size(p)))
+
+
+def leastsq_covariance(x: Any, fun: Callable, args: Any, kwargs: Any, *, jacobian: Callable) -> Any:
+    """``leastsq``'s ``cov_x``: ``(J^T J)^{-1}``, ``J`` the residual's Jacobian in ``x``
+    (``jacobian``: ``yb.jacobian``, passed in)."""
+    J = jacobian(lambda q: least_squares_residual(q, fun, args, kwargs))(x)
+    return np.linalg.inv(J.T @ J)
