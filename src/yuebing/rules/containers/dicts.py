@@ -1,5 +1,5 @@
 """Rules for the methods of ``dict``: ``get``, ``setdefault``, ``pop``, ``popitem``, ``update``,
-``copy``, ``clear``, and the live views ``keys``, ``values``, ``items`` (the mutation
+``copy``, ``clear``, ``fromkeys``, and the live views ``keys``, ``values``, ``items`` (the mutation
 convention: ``common.py``).
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from ... import tangents as T
 from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import Case, randn
 from ..core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
-from ..second_order import defined_by, linear
+from ..second_order import defined_as, defined_by, linear
 from ..util import add_rdata_to, output, sum_rdata, tangent
 from .common import (
     _NOT_PASSED, _Elements, _counted, _element_fdata, _overwriting_slot, _reinsert, _remove, _restored,
@@ -311,6 +311,18 @@ def _dict_update(d, other=(), **entries):
 defined_by((dict, "update"), _dict_update)
 
 
+def _dict_fromkeys(cls, keys, value=None):
+    """``dict.fromkeys(keys, value)`` (bound to the class): every key holds the one value, whose
+    derivative each entry carries (a subclass made by ``cls()``, as ``dict.fromkeys`` makes it)."""
+    made = cls()
+    for key in keys:
+        made[key] = value
+    return made
+
+
+defined_as((dict, "fromkeys"), _dict_fromkeys)
+
+
 # ------------------------------------------------------------------------------------------------
 # Cases
 # ------------------------------------------------------------------------------------------------
@@ -341,4 +353,6 @@ CASES = [
     _C(dict.update, {"a": randn()}, {"a": randn()}, kwargs={"b": 3.0}, name="dict.update(dict and keywords)"),
     _C(dict.copy, {"a": randn(), "b": randn(2), "c": [randn()]}),
     _C(dict.clear, {"a": randn(), "b": randn(2)}),
+    _C(dict.fromkeys, ("a", "b", "c"), randn(2)),
+    _C(dict.fromkeys, ["a", "b"], name="dict.fromkeys(no value)"),
 ]
