@@ -1,6 +1,6 @@
 """The external corpus (issue 12, "the guard"): functions written by others, from packages on PyPI
 installed by the ``test`` extra (opfunu, benchmark-functions, pymoo, filterpy, cma, scikit-learn, lmfit,
-properscoring, pykalman; pymoo's problems a second time with their ``anp`` backend bound to NumPy instead
+properscoring, pykalman, astropy, sympy's lambdify; pymoo's problems a second time with their ``anp`` backend bound to NumPy instead
 of the lazy backend object they ship with), differentiated by yuebing and checked against central differences and, where
 their code also runs under ``jax.numpy``, against ``jax.grad``/``jax.hessian`` (``tests/external/``).
 
@@ -10,7 +10,8 @@ reproduction of its mechanism; an entry that is no longer wrong fails the test, 
 shrinks. The default run checks a fixed, evenly spaced sample of each package; the whole corpus
 runs under ``-m slow`` (scikit-learn's default sample is picked by hand, ``SKLEARN_DEFAULT``).
 pycma's hand-written gradients, scikit-learn's kernels' and likelihood's and properscoring's
-``crps_gaussian(grad=True)`` own gradients are a third oracle for the functions they belong to.
+``crps_gaussian(grad=True)`` own gradients, astropy's ``fit_deriv`` and sympy's symbolic derivatives
+are a third oracle for the functions they belong to.
 """
 from __future__ import annotations
 
@@ -33,12 +34,15 @@ from tests.external.report import summary_text
 
 # case id -> the mechanism that makes it wrong; its minimal reproduction, in plain NumPy, is the
 # named function of tests/external/repros.py (checked below to be still wrong).
-KNOWN_WRONG: dict[str, str] = {}
+KNOWN_WRONG: dict[str, str] = {
+    "astropy:Voigt1D": "result_cached_on_an_object",
+    "astropy:Voigt1D_in_inputs": "result_cached_on_an_object",
+}
 
 # The default run takes this many functions of each package, evenly spaced in name order (< 60 s).
 DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6,
                   "cma": 6, "lmfit": 8,
-                  "properscoring": 3, "pykalman": 2}
+                  "properscoring": 3, "pykalman": 2, "astropy": 8, "sympy": 6}
 MINIMUM_CORPUS = 300
 
 
@@ -308,3 +312,114 @@ def test_namedtuple_with_its_own_new_in_every_mode() -> None:
     was then refused by name, and since classes whose ``__new__`` is Python code are built as
     ``type.__call__`` builds them (58c300d) it is right in every mode."""
     check_every_mode(_product_of_doubled, np.array([1.5, 2.0]))
+
+
+# ------------------------------------------------------------------------ astropy and sympy's own derivatives
+
+def _fit_deriv_classes() -> list[str]:
+    if not installed("astropy"):
+        return []
+    from tests.external.cases_astropy import _model_classes
+    return [cls.__name__ for cls in _model_classes() if cls.fit_deriv is not None]
+
+
+# Voigt1D.fit_deriv and evaluate share _wrap_wofz's kept result (repros.result_cached_on_an_object)
+_CACHED_WOFZ = pytest.mark.xfail(raises=AssertionError, strict=True,
+                                 reason="Voigt1D._wrap_wofz returns the wofz(z) it kept, without its derivative")
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=_CACHED_WOFZ) if name == "Voigt1D" else name
+                                  for name in _fit_deriv_classes()])
+def test_against_astropys_fit_deriv(name: str) -> None:
+    """astropy's models with a ``fit_deriv`` (their own derivative in the parameters): yb.jacobian
+    in both modes against it, and the Hessian of the weighted sum (yb.hessian, yb.hvp) against
+    central differences of ``fit_deriv``."""
+    from astropy.modeling import functional_models, powerlaws
+    from tests.external.cases_astropy import inputs_of, parameters_near_defaults
+    cls = getattr(functional_models, name, None) or getattr(powerlaws, name)
+    model, inputs = cls(), inputs_of(cls)
+    parameters = parameters_near_defaults(cls, zlib.crc32(name.encode()))
+    shape = np.broadcast(*inputs).shape
+    weights = np.linspace(1.0, 2.0, int(np.prod(shape))).reshape(shape)
+
+    def values(p):
+        return model.evaluate(*inputs, *p) + 0.0 * weights
+
+    def own_jacobian(p):
+        return np.stack([np.broadcast_to(d, shape) for d in model.fit_deriv(*inputs, *p)], axis=-1)
+
+    expected = own_jacobian(parameters.copy())
+    for mode in ("rev", "fwd"):
+        np.testing.assert_allclose(yb.jacobian(values, mode=mode)(parameters.copy()), expected,
+                                   rtol=1e-9, atol=1e-12 * np.max(np.abs(expected)))
+    hessian = central(lambda p: np.tensordot(weights, own_jacobian(p), axes=weights.ndim), parameters, 1e-6)
+    weighted = lambda p: np.sum(weights * model.evaluate(*inputs, *p))  # noqa: E731
+    atol = 1e-7 * max(np.max(np.abs(hessian)), 1.0)
+    np.testing.assert_allclose(yb.hessian(weighted)(parameters.copy()), hessian, rtol=1e-6, atol=atol)
+    direction = np.linspace(0.5, 1.0, parameters.size)
+    _, _, (product,) = yb.hvp(weighted, (parameters.copy(),), (direction,))
+    np.testing.assert_allclose(product, hessian @ direction, rtol=1e-6, atol=atol)
+
+
+def _formula_names() -> list[str]:
+    if not installed("sympy"):
+        return []
+    from tests.external.cases_sympy import formulas
+    # sympy leaves d|x|, d max(x, y), d re(z) and a Matrix norm's derivative unevaluated (its symbols
+    # are not declared real), and its printer cannot print them
+    unprintable = {"max_min_abs", "complex_intermediate", "rotated_norm"}
+    return [formula.name for formula in formulas() if "numpy" in formula.modules and formula.name not in unprintable]
+
+
+@pytest.mark.parametrize("name", _formula_names())
+def test_against_sympys_symbolic_derivatives(name: str) -> None:
+    """The lambdified formula's gradient and Hessian, lambdified from ``sympy.diff`` of the same
+    expression: yb.grad and yb.jvp against the symbolic gradient, yb.hessian and yb.hvp against the
+    symbolic Hessian, to rounding."""
+    import sympy
+    from tests.external.cases_sympy import _point, _symbols, formulas, lambdified
+    formula = next(formula for formula in formulas() if formula.name == name)
+    symbols = _symbols(formula)
+    expression = formula.expression(*symbols).doit()
+    gradient = sympy.lambdify([list(symbols)], [sympy.diff(expression, s) for s in symbols], modules="numpy")
+    hessian = sympy.lambdify([list(symbols)], sympy.hessian(expression, symbols), modules="numpy")
+    function = lambdified(formula, "numpy")
+    for seed in range(2):
+        x = _point(formula, "numpy", seed)
+        direction = np.linspace(-1.0, 1.0, x.size) + 0.3
+        expected, matrix = np.asarray(gradient(x), float), np.asarray(hessian(x), float)
+        scale, matrix_scale = np.max(np.abs(expected)), np.max(np.abs(matrix))
+        np.testing.assert_allclose(yb.grad(function)(x.copy()), expected, rtol=1e-10, atol=1e-12 * scale)
+        np.testing.assert_allclose(yb.jvp(function, (x.copy(),), (direction,))[1], expected @ direction,
+                                   rtol=1e-10, atol=1e-12 * scale * x.size)
+        np.testing.assert_allclose(yb.hessian(function)(x.copy()), matrix, rtol=1e-9, atol=1e-11 * matrix_scale)
+        _, _, (product,) = yb.hvp(function, (x.copy(),), (direction,))
+        np.testing.assert_allclose(product, matrix @ direction, rtol=1e-9, atol=1e-11 * matrix_scale * x.size)
+
+
+# ------------------------------------------------------------------------ what the new corpora needed
+
+def _median_allowed_to_overwrite(x):
+    deviations = np.abs(x - np.median(x))
+    return np.median(deviations, overwrite_input=True) * np.sum(x ** 2)
+
+
+def test_median_allowed_to_overwrite_its_input_in_every_mode() -> None:
+    """``np.median(..., overwrite_input=True)`` (astropy's biweight estimators and ``mad_std``, on a
+    temporary) was refused; it is a permission NumPy may use, and the rules compute on the input
+    without touching it (as np.quantile's)."""
+    check_every_mode(_median_allowed_to_overwrite, np.array([1.21, 0.35, 2.07, -0.48, 0.93, 1.64, 0.12]))
+
+
+def _entries_from_keys(x):
+    shared = dict.fromkeys(("a", "b", "c"), x * x)
+    empty = dict.fromkeys(range(2))
+    for key in empty:
+        empty[key] = np.sin(x[key])
+    return shared["a"][0] + 2.0 * shared["b"][1] + np.sum(shared["c"]) * empty[1] + empty[0]
+
+
+def test_dict_fromkeys_in_every_mode() -> None:
+    """``dict.fromkeys(keys, value)`` had no rule (astropy's ``Model.__init__`` builds its input
+    units with it): each entry is the one value, its derivative carried to every key."""
+    check_every_mode(_entries_from_keys, np.array([0.3, -0.8, 1.2]))

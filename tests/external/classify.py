@@ -4,7 +4,9 @@
   agrees with central differences, or, where differences cannot resolve it, with the jax twin
   (within the function's own rounding sensitivity) or complex step.
 * refused: yuebing raised one of its own error classes (``MissingRuleError``,
-  ``SecondOrderError``, ...): the type and the first line of the message are kept.
+  ``SecondOrderError``, ...): the type and the first line of the message are kept; or its gradient
+  holds NaN (reverse mode's answer for an argument without a derivative formula) and forward mode
+  refuses the same function cleanly.
 * wrong: different numbers, or any other exception escaping yuebing (an internal crash such as
   ``TypeError`` or ``NameError`` is a bug, not a refusal; so are yuebing's ``InternalError``
   and the debug check's ``RuleDebugError``).
@@ -239,6 +241,10 @@ def _check_gradient(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray, gradien
     if gradient.shape != x.shape:
         return Outcome(spec.case_id, spec.package, "wrong", "gradient",
                        f"gradient shape {gradient.shape}, argument shape {x.shape}")
+    if not np.all(np.isfinite(gradient)):
+        refusal = _refused_forward(spec, evaluator, x)
+        if refusal is not None:
+            return refusal
     differences = oracle.gradient_against_differences(evaluator.plain, x, gradient)
     jax = None if twin is None else (twin.gradient, twin.gradient_floor)
     verdict = _verdict(spec, "gradient", gradient, differences, jax,
@@ -246,6 +252,20 @@ def _check_gradient(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray, gradien
     if verdict.status != "unverified":
         return verdict
     return _forward_reverse_consistency(spec, evaluator, x, gradient, verdict)
+
+
+def _refused_forward(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray) -> Optional[Outcome]:
+    """A NaN gradient is reverse mode's refusal where it cannot tell a constant from a variable
+    (a shape parameter without a derivative formula, ``gammaincinv(2 * n, 0.5)`` in ``n``;
+    docs/limitations.md): refused when forward mode, which can tell, refuses cleanly; else None."""
+    direction = np.random.default_rng(spec.seed(7)).standard_normal(x.shape)
+    try:
+        evaluator.jvp(x, direction)
+    except Exception as error:
+        if is_clean_refusal(error):
+            return Outcome(spec.case_id, spec.package, "refused", "gradient",
+                           f"NaN gradient; forward: {type(error).__name__}: {_first_line(error)}")
+    return None
 
 
 def _forward_reverse_consistency(spec: CaseSpec, evaluator: Evaluator, x: np.ndarray,
