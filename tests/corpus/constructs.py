@@ -80,6 +80,10 @@ def c_wraps(x): return _inner(x)
 @functools.lru_cache(maxsize=None)
 def _cached(k): return k * 2
 def c_lru(x): return x * _cached(3)
+def c_lru_local(x):
+    @functools.lru_cache(maxsize=None)
+    def scaled(k): return k * x
+    return scaled(2.0) * scaled(3.0) + scaled(2.0)
 def c_print(x):
     print(end="")
     return x * x

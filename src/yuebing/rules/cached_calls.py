@@ -48,7 +48,7 @@ def cached_call(cached: Any, /, *args: Any, **kwargs: Any) -> Any:
 def answered_by_cache(cached: functools._lru_cache_wrapper, args: list, kwargs: dict) -> bool:
     """Whether a call of ``cached`` on these primals carries no derivative in or out, so that its
     cache may answer it (see the module docstring)."""
-    if not (all(_is_label(a) for a in args) and all(_is_label(v) for v in kwargs.values())):
+    if not (all(is_label(a) for a in args) and all(is_label(v) for v in kwargs.values())):
         return False
     if not _captures_labels(getattr(cached, "__wrapped__", None)):
         return False
@@ -56,10 +56,11 @@ def answered_by_cache(cached: functools._lru_cache_wrapper, args: list, kwargs: 
 
 
 def refuse_captured_floats(cached: functools._lru_cache_wrapper) -> None:
-    """A cached function defined inside the differentiated function, capturing float data of its
-    variables, is refused: the decorator runs on the function as Python does, and the cache's
-    wrapper it returns carries no tangent for what the function captures (the derivative would
-    be lost, cached or not)."""
+    """A cache's wrapper of a nested function of the differentiated code capturing float data of
+    its variables is refused: it carries no tangent for what the function captures (the
+    derivative would be lost, cached or not). ``functools.lru_cache`` called in differentiated
+    code returns such a function itself (``function_wrappers.py``); this catches a wrapper made
+    another way (by code yuebing does not differentiate)."""
     inner = getattr(cached, "__wrapped__", None)
     if type(inner) is not types.FunctionType or not inner.__code__.co_filename.startswith(GENERATED_FILES):
         return  # defined outside: its cells are outside state, followed (outside_state.py)
@@ -68,7 +69,7 @@ def refuse_captured_floats(cached: functools._lru_cache_wrapper) -> None:
             value = cell.cell_contents
         except ValueError:  # not bound yet
             continue
-        if not _is_label(value):
+        if not is_label(value):
             raise RuleArgumentError(
                 f"{inner.__name__}: yuebing cannot differentiate a functools.cache/lru_cache function defined in "
                 f"the differentiated function that captures its variable {name!r}: the cache's wrapper carries no "
@@ -76,7 +77,7 @@ def refuse_captured_floats(cached: functools._lru_cache_wrapper) -> None:
                 f"and pass {name} to it as an argument (a float argument is differentiated), or drop the decorator")
 
 
-def _is_label(value: Any, depth: int = 0) -> bool:
+def is_label(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` is data without floats that cannot lead to any (the types of
     ``LABEL_TYPES``, classes, NumPy integers, enum members, and tuples and functions of them)."""
     kind = type(value)
@@ -85,9 +86,9 @@ def _is_label(value: Any, depth: int = 0) -> bool:
     if depth >= _NESTING:
         return False
     if kind is tuple or kind is frozenset or isinstance(value, tuple) and hasattr(kind, "_fields"):
-        return all(_is_label(v, depth + 1) for v in value)
+        return all(is_label(v, depth + 1) for v in value)
     if isinstance(value, enum.Enum):  # (an IntEnum member too): its value
-        return _is_label(value.value, depth + 1)
+        return is_label(value.value, depth + 1)
     if kind is types.BuiltinFunctionType:  # len, math.factorial; not a method bound to a list
         return value.__self__ is None or isinstance(value.__self__, types.ModuleType)
     return kind is types.FunctionType and _captures_labels(value, depth + 1)
@@ -98,7 +99,7 @@ def _captures_labels(function: Any, depth: int = 0) -> bool:
     function made in the differentiated code may capture a float with a derivative). A builtin
     function holds nothing."""
     if isinstance(function, types.BuiltinFunctionType):
-        return _is_label(function, depth)
+        return is_label(function, depth)
     if type(function) is not types.FunctionType:  # a bound method (self), a callable object...
         return False
     held = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
@@ -107,7 +108,7 @@ def _captures_labels(function: Any, depth: int = 0) -> bool:
             held.append(cell.cell_contents)
         except ValueError:  # an empty cell: a variable not bound yet
             continue
-    return all(_is_label(v, depth + 1) for v in held)
+    return all(is_label(v, depth + 1) for v in held)
 
 
 # --------------------------------------------------------------------------------------------

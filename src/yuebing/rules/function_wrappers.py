@@ -7,8 +7,12 @@ every mode follows into what they return. Two of the standard library's need a r
   function's name, docstring and ``__wrapped__`` are copied onto it on the primal objects (names,
   not derivatives).
 * ``functools.lru_cache``/``functools.cache``: the cache's wrapper made as Python makes it, with
-  no derivative data of its own; a call of it is ``rules/cached_calls.py``'s business (a cached
-  function capturing floats of ours is refused there, by name).
+  no derivative data of its own; a call of it is ``rules/cached_calls.py``'s business. A nested
+  function of the differentiated code capturing its float data (or a variable not yet bound,
+  which may come to hold some) is returned itself instead, its cache bypassed as every cached
+  call a derivative reaches is (``cached_calls.py``): the wrapper C makes would carry no
+  derivative of what the function captures. It gets the cache's ``cache_info``,
+  ``cache_clear`` and ``cache_parameters`` (a cache that never answers); it runs at every call.
 
 A function's attributes have no tangent: a nested function read back from one (``g.__wrapped__``,
 ``cached.__wrapped__``) would come without the derivative of what it captures, and is refused
@@ -43,10 +47,42 @@ def cache_function(user_function: Any, maxsize: int | None, typed: bool) -> Any:
     return functools.lru_cache(maxsize, typed)(user_function)
 
 
+def captures_our_floats(user_function: Any) -> bool:
+    """Whether ``user_function`` is a nested function of the differentiated code whose closure
+    holds float data, or a variable not bound yet (which may come to hold some)."""
+    from .cached_calls import is_label
+
+    if type(user_function) is not types.FunctionType or not user_function.__closure__ \
+            or not user_function.__code__.co_filename.startswith(_GENERATED):
+        return False
+    for cell in user_function.__closure__:
+        try:
+            value = cell.cell_contents
+        except ValueError:  # not bound yet
+            return True
+        if not is_label(value):
+            return True
+    return False
+
+
+def give_cache_attributes(user_function: Any, maxsize: Any, typed: bool) -> None:
+    """The cache wrapper's methods, set on the function that stands for it (on the primal)."""
+    user_function.cache_info = lambda: functools._CacheInfo(0, 0, maxsize, 0)
+    user_function.cache_clear = lambda: None
+    user_function.cache_parameters = lambda: {"maxsize": maxsize, "typed": typed}
+
+
+def _cache_or_bypass(user_function: Any, maxsize: Any, typed: bool) -> Any:
+    if captures_our_floats(user_function):
+        give_cache_attributes(user_function, maxsize, typed)
+        return user_function  # itself: its tangent is what it captures
+    return cache_function(user_function, maxsize, typed)
+
+
 def _lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
     if callable(maxsize) and isinstance(typed, bool):  # @lru_cache without parentheses
-        return cache_function(maxsize, 128, typed)
-    return functools.partial(cache_function, maxsize=maxsize, typed=typed)
+        return _cache_or_bypass(maxsize, 128, typed)
+    return functools.partial(_cache_or_bypass, maxsize=maxsize, typed=typed)
 
 
 _GENERATED = ("<yuebing ", "<plain forward")  # the files of the code yuebing generates
@@ -79,7 +115,7 @@ def _cell_contents(fn: types.FunctionType) -> list:
     return held
 
 
-nondifferentiable(copy_wrapper_attributes, cache_function)
+nondifferentiable(copy_wrapper_attributes, cache_function, captures_our_floats, give_cache_attributes)
 defined_as(functools.update_wrapper, _update_wrapper)
 defined_as(functools.lru_cache, _lru_cache)
 

@@ -46,7 +46,7 @@ from ..rules import array_like, lazy
 from ..rules.core import describe_callable
 from ..rules.declare import ELEMENTWISE_PARTIALS, given_out
 from ..rules.differentiated import paired, tangent_array
-from ..rules.function_wrappers import cache_function, copy_wrapper_attributes
+from ..rules.function_wrappers import cache_function, captures_our_floats, copy_wrapper_attributes, give_cache_attributes
 from ..rules.numpy_coverage import THIRD_ORDER_MAPS_FOLLOWED
 from ..rules.second_order import JVP_DEFINITIONS, _register
 from . import plain_closures, protocols
@@ -238,7 +238,7 @@ def _unpack_stars(call: _Call) -> None:
 _GETITEM = (operator.getitem, NoFData, NoTangent, NoFData)
 #: primitives that look at a function without calling it (filter's definition: ``pred is None``)
 _NEVER_CALLING = (operator.is_, operator.is_not, callable, id, isinstance, type, cache_function,
-                  copy_wrapper_attributes)
+                  copy_wrapper_attributes, captures_our_floats, give_cache_attributes)
 
 
 def _refuse_closure_arguments(call: _Call) -> None:
