@@ -134,8 +134,14 @@ def _manager_made_before(x):
     return y
 
 
+def _nditer_made_in_the_header(x):
+    with np.nditer(np.array([x, 2.0 * x])) as it:  # a manager of C code handed float data
+        y = sum(float(v) for v in it)
+    return y
+
+
 @pytest.mark.parametrize("mode", sorted(MODES))
-@pytest.mark.parametrize("f", [_manager_made_before], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [_nditer_made_in_the_header], ids=lambda f: f.__name__)
 def test_a_manager_handed_float_data_is_refused_not_silently_wrong(f, mode):
     with pytest.raises(TypeError, match="is handed a value holding float data") as error:
         MODES[mode](f)
@@ -168,6 +174,7 @@ def test_managers_handed_no_floats_work_in_every_mode():
     check_all_modes(_progress_over_floats, 0.7)
     check_all_modes(_binds_a_box, 0.7)  # (nullcontext: an assignment)
     check_all_modes(_manager_made_from_x, 0.7)  # (a class of this module: its methods differentiated)
+    check_all_modes(_manager_made_before, 0.7)  # (made before: entered through its methods too)
 
 
 def _suppressed_after_work(x):

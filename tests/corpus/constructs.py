@@ -1501,3 +1501,13 @@ def c_globals_passed_on_and_measured(x):
     g = globals()
     g["CONSTRUCT_VIEW_LEVEL"] = x * x
     return _construct_view_reader(g, x) + CONSTRUCT_VIEW_LEVEL * (len(g) > 0)
+
+
+def c_manager_of_another_module_suppressing(x):
+    from tests.managers_elsewhere import Holding  # a class of another module, Python methods
+
+    y = x
+    with Holding(x * x) as h:
+        y = y * h
+        raise ValueError("suppressed by Holding.__exit__")
+    return y + x

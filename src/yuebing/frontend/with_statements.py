@@ -19,12 +19,13 @@ when its name resolves to ``contextlib.suppress`` (``suppress_as_try``), and ``w
 asyncio.Runner() as r:`` as ``r = asyncio.Runner()`` with a ``try``/``finally`` closing it
 (``runner_as_try``): the runner is yuebing's event loop, whose work is differentiated; ``with nullcontext(v) as t:``
 as ``t = v`` (``nullcontext_as_assignment``), so a value with a derivative may pass through it.
-A manager class of the function's own module, written in Python and handed float data, is
-entered through its differentiated methods, as PEP 343 spells the statement out
+A manager class with Python ``__enter__``/``__exit__`` (of any module: a global, a module
+attribute, a name the function binds when it runs, asked then) handed float data is entered
+through its differentiated methods, as PEP 343 spells the statement out
 (``python_manager_either_way``): it may keep or return them, and suppress an exception. So is a
-``@contextlib.contextmanager`` function (a global, or a name the function binds when it runs,
-asked then), contextlib's own ``__enter__``/``__exit__`` stepping its generator; a header whose
-later item is such a manager is split into nested statements first.
+manager made before the statement that holds float data (``with m:``, asked when it runs), and a
+``@contextlib.contextmanager`` function, contextlib's own ``__enter__``/``__exit__`` stepping its
+generator; a header whose later item is such a manager is split into nested statements first.
 """
 from __future__ import annotations
 
@@ -150,6 +151,8 @@ class WithLowering:
         it is entered as any manager is, without derivatives. False (nothing emitted) when the
         header is not such a call."""
         header = node.items[0].context_expr
+        if self._made_before(header):
+            return self._made_before_either_way(node, out)
         if not self._may_enter_by_methods(header):
             return False
         # a name bound when the function runs (imported in it) is asked then whether it is a
@@ -177,7 +180,28 @@ class WithLowering:
         self.statement(ast.fix_missing_locations(ast.copy_location(choice, node)), out)
         return True
 
-    def _entered_as_try(self, header: ast.Call, node: ast.With) -> list:
+    def _made_before(self, header: ast.expr) -> bool:
+        """Whether ``header`` is a variable of this function (a manager made before the statement)."""
+        return not getattr(header, "_yb_entered_plainly", False) and isinstance(header, ast.Name) \
+            and header.id in self.locals and self.builtin_unshadowed("type") \
+            and self.builtin_unshadowed("BaseException")
+
+    def _made_before_either_way(self, node: ast.With, out: list) -> bool:
+        """``with m as t, more: body`` where ``m`` was made before: when its class has Python
+        ``__enter__``/``__exit__`` and it holds float data (``manager_holding_floats``, asked when it
+        runs), entered as PEP 343 spells it out (``_entered_as_try``); otherwise as any manager is."""
+        header = node.items[0].context_expr
+        floats = self.tmp("floats")
+        self.call(out, ir.Const(P.manager_holding_floats), [self.expr(header, out)], floats)
+        self.locals.add(floats)
+        plainly = copy.deepcopy(header)
+        plainly._yb_entered_plainly = True
+        plain = ast.With([ast.withitem(plainly, node.items[0].optional_vars), *node.items[1:]], copy.deepcopy(node.body))
+        choice = ast.If(ast.Name(floats, ast.Load()), self._entered_as_try(header, node), [plain])
+        self.statement(ast.fix_missing_locations(ast.copy_location(choice, node)), out)
+        return True
+
+    def _entered_as_try(self, header: ast.expr, node: ast.With) -> list:
         """``node`` with its first item's manager ``header`` entered as PEP 343 spells it out::
 
             _mgr = M(...)
@@ -232,15 +256,21 @@ class WithLowering:
         return isinstance(func, ast.Name) and func.id in self.locals
 
     def _own_manager_class(self, func: ast.expr) -> bool:
-        """Whether ``func`` names (through this function's globals) a class of its own module whose
-        ``__enter__`` and ``__exit__`` are Python functions."""
+        """Whether ``func`` names (through this function's globals: ``M`` or ``mod.M``) a
+        ``@contextmanager`` function or a class whose ``__enter__`` and ``__exit__`` are Python
+        functions."""
+        path = []
+        while isinstance(func, ast.Attribute):
+            path.append(func.attr)
+            func = func.value
         if not isinstance(func, ast.Name) or func.id in self.locals or func.id in self.free:
             return False
-        cls = self.module_globals.get(func.id)  # type: ignore[attr-defined]
-        if P.is_generator_manager(cls):
-            return True
-        return isinstance(cls, type) and cls.__module__ == self.fn.__module__ and all(
-            isinstance(getattr(cls, name, None), types.FunctionType) for name in ("__enter__", "__exit__"))
+        found = self.module_globals.get(func.id)  # type: ignore[attr-defined]
+        for attr in reversed(path):
+            if not isinstance(found, types.ModuleType):
+                return False
+            found = getattr(found, attr, None)
+        return P.is_generator_manager(found) or P.is_python_manager_class(found)
 
     def _runner_as_try(self, node: ast.With) -> list | None:
         """``with asyncio.Runner(...) as r: body`` (one item) as ``r = asyncio.Runner(...)`` and

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys, generator_manager_handed_floats,
-                             holds_float_data, min_len,
+                             holds_float_data, manager_holding_floats, min_len,
                              with_bound, with_inputs, mkdict, mklist, python_iterable,
                              mkset, mktuple, super_getattr)
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, fdata, zero_tangent
@@ -249,7 +249,8 @@ register_rrule(cell_set, _cell_set_rrule)
 register_frule(cell_get, _cell_get_frule)
 register_rrule(as_sequence, _as_sequence_rrule)
 register_frule(as_sequence, _as_sequence_frule)
-for _f in (check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data, generator_manager_handed_floats):  # (mkset: containers/sets.py; globals: transform/global_writes.py)
+for _f in (check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data, generator_manager_handed_floats,
+           manager_holding_floats):  # (mkset: containers/sets.py; globals: transform/global_writes.py)
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
 
@@ -285,4 +286,5 @@ register_nondifferentiable_type(types.TracebackType)  # (passed to __aexit__ by 
 from .second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
 _so_linear(mklist, mktuple, mkdict)  # (as_sequence: transform/lifting_objects.py, user iterators)
-_so_zero(check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data, generator_manager_handed_floats)  # (np.vectorize: numpy_vectorize.py)
+_so_zero(check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data, generator_manager_handed_floats,
+         manager_holding_floats)  # (np.vectorize: numpy_vectorize.py)
