@@ -31,7 +31,7 @@ from ..transform import plain_cached_calls, plain_generators, plain_keys, plain_
 from ..transform import third_order_partials  # noqa: F401 - hook of third order: partials made outside
 from ..transform import third_order_masked  # noqa: F401 - hook of third order: numpy.ma methods
 from .common import normalise_argnums, scalar_seed, split_aux
-from .gradient_objects import as_argument_tangent, as_value_tangent
+from .gradient_objects import as_argument_tangent, as_value_tangent, holds_objects
 from .composed_second_order import captured_tangents, captures_derivatives, closure_refusal
 from .implicit_stationary import _user_call
 from .reverse import grad, seed_output, value_and_grad
@@ -171,11 +171,16 @@ def check_gradient_call(spec: Any, xs: tuple, captures: bool, mode: str, nums: t
 
 
 def _plain_structure(x: Any) -> bool:
-    """A float, a float array, or a tuple, list or dict of them (at any depth; ints allowed)."""
+    """A float, a float array, or a tuple, list or dict of them (at any depth; ints allowed), or
+    an object of a user class holding them (its gradient a tangent object: gradient_objects.py)."""
     stack, seen = [x], set()
     while stack:
         v = stack.pop()
         if isinstance(v, (float, int, np.number)) or isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
+            continue
+        if plain_objects.is_user_object(v) and hasattr(v, "__dict__") and id(v) not in seen:
+            seen.add(id(v))
+            stack.extend(value for value in vars(v).values() if T.zero_tangent(value) is not NoTangent)
             continue
         if type(v) not in (tuple, list, dict):
             return False
@@ -194,8 +199,9 @@ def _argument_refusal(g: Any, xs: tuple, i: int, mode: str) -> str:
         return (f"{mode} (the pullback of yb.vjp) takes floats, float arrays and tuples, lists and dicts of them "
                 f"as arguments of yb.vjp's function; argument {i - 1} is a {kind}. Pass arrays, or build the "
                 "object inside the function")
-    return (f"{mode} takes gradients with respect to floats, float arrays and tuples, lists and dicts of them; "
-            f"argument {i} is a {kind}. Leave it out of argnums (any object may be passed), or pass its arrays")
+    return (f"{mode} takes gradients with respect to floats, float arrays and tuples, lists, dicts and objects "
+            f"(with a __dict__) of them; argument {i} is a {kind} holding something else. Leave it out of argnums "
+            "(any object may be passed), or pass its arrays")
 
 
 register_rrule(_grad, _grad_rrule)
@@ -298,13 +304,15 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
         elif has_aux:
             aux_bars = (_part(bar, 1), _part(bar_d, 1))
             grad_bar, grad_bar_d = _part(bar, 0), _part(bar_d, 0)
-        grad_bar, grad_bar_d = as_argument_tangent(grad_bar, gradient), as_argument_tangent(grad_bar_d, gradient)
+        # u, a direction of g's forward program, is at the argument's level; its tangent, at the
+        # level of u as a value (an object's: api/gradient_objects.py)
+        grad_bar = as_argument_tangent(grad_bar, gradient)
         if single:
             grad_bar, grad_bar_d = (grad_bar,), (grad_bar_d,)
         us = [_constant(_zero_tangent_of(x)) for x in xs]
         for i, u, u_d in zip(nums, grad_bar, grad_bar_d):
             u = _zero_tangent_of(xs[i]) if u is NoTangent else u
-            us[i] = (u, zero_fdata(u), _zero_tangent_of(xs[i]) if u_d is NoTangent else u_d, zero_fdata(u))
+            us[i] = (u, zero_fdata(u), _zero_tangent_of(u) if u_d is NoTangent else u_d, zero_fdata(u))
         rs, rsd, g_rs = _psi_pullback(g4, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars,
                                       named, opened)
         g_r, g_r_d = g_rs if isinstance(g, functools.partial) else (NoRData, NoRData)  # (a closure's: in its boxes)
@@ -330,7 +338,8 @@ def _scalar(value: Any) -> float:
 
 def _value_tangent(grads: tuple, directions: tuple) -> float:
     """The value's tangent: the gradient's pairing with the directions."""
-    return float(sum(np.sum(u * d) for u, d in zip(grads, directions) if u is not NoTangent and d is not NoTangent))
+    return float(sum(T.dot(u, d) if holds_objects(u) else np.sum(u * d)
+                     for u, d in zip(grads, directions) if u is not NoTangent and d is not NoTangent))
 
 
 def _part(cotangent: Any, k: int) -> Any:

@@ -38,3 +38,10 @@ def getattribute_getattr_or_default(obj: Any, name: str, default: Any) -> Any:
         return getattribute_then_getattr(obj, name)
     except AttributeError:
         return default
+
+
+def tangent_field(tangent: Any, name: str) -> Any:
+    """``g.w`` of a gradient taken inside differentiated code that is a tangent object (the
+    gradient of an object): the entry of its ``fields``, read as differentiated code reads a
+    dict (the tangent class's own ``__getattr__`` is yuebing's machinery, which no mode enters)."""
+    return tangent.fields[name]

@@ -36,6 +36,7 @@ from ..rules.bunch_data import is_generated_property
 from ..rules.exception_data import as_class_call
 from ..rules.single_dispatch import singledispatch_implementation
 from ..tangents.kinds import MASKED_ARRAYS
+from ..tangents.types import _FieldTangent
 
 BINARY_DUNDERS = {
     operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
@@ -165,6 +166,8 @@ def attribute_method(fn: Any, args: tuple) -> types.FunctionType | None:
     primals = [_primal_of_value(a) for a in args]
     if len(primals) < 2 or not isinstance(primals[1], str) or isinstance(obj, type):
         return None
+    if fn is getattr and len(primals) == 2 and isinstance(obj, _FieldTangent) and primals[1] in obj.fields:
+        return attribute_protocol.tangent_field  # g.w of an object's gradient (api/gradient_objects.py)
     if fn is getattr and len(primals) in (2, 3):
         getattribute = python_method(obj, "__getattribute__")
         if getattribute is None:
