@@ -155,12 +155,15 @@ class _Plan:
                  value: tuple | None = None, objective: Callable | None = None, objective_names: tuple = (),
                  residual: tuple | None = None, residual_function: Callable | None = None,
                  tangent_solve: Callable | None = None, check: Callable | None = None,
-                 advice: dict | None = None, derived: tuple = ()) -> None:
+                 advice: dict | None = None, derived: tuple = (), forward: dict | None = None) -> None:
         self.kind, self.function, self.names, self.x_paths, self.zero = kind, function, names, x_paths, zero
         self.advice = advice or {}  # path -> (its name, what to do instead), for an output with no derivative (pcov)
         self.check = check  # check(problem): refuses a solution the implicit function theorem does not cover
         self.value, self.objective, self.objective_names = value, objective, objective_names or names
         self.derived = (((residual, residual_function),) if residual is not None else ()) + tuple(derived)
+        # path -> rule(problem, ẋ, θ̇) of a derived output whose tangent forward mode through its
+        # function would make too slowly (a covariance: a nested derivative, a pass per data point)
+        self.forward = forward or {}
         self.tangent_solve = tangent_solve
 
     def known(self) -> set:
@@ -301,7 +304,12 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
             t = _set(t, p.value, _fit(jvp(p.objective, (problem.x, *objective), (zero, *o_tangents))[1],
                                       _get(result, p.value)))
         for path, function in p.derived:
-            d_dot = jvp(function, (problem.x, *problem.params), (x_dot, *tangents))[1]
+            if not moving:
+                d_dot = np.zeros(np.shape(_get(result, path)))
+            elif path in p.forward:
+                d_dot = p.forward[path](problem, x_dot, tangents)
+            else:
+                d_dot = jvp(function, (problem.x, *problem.params), (x_dot, *tangents))[1]
             t = _set(t, path, _fit(d_dot, _get(result, path)))
         return t, x_dot
 

@@ -21,8 +21,11 @@ import numpy as np
 from ..rules import _implicit_residuals as R
 from ..rules.core import RuleArgumentError, register_frule, register_rrule
 from ..rules.second_order import zero
+from ..tangents import NoTangent, dot, zero_tangent
 from .implicit import _implicit_rules, _Plan, _value
+from .forward import jvp
 from .jacobians import jacobian
+from .second_order import hvp
 from .reverse import vjp
 
 try:
@@ -203,6 +206,34 @@ def _covariance(covariance: Any, function: Callable) -> tuple:
     return (((1,), function),) if np.all(np.isfinite(covariance)) else ()
 
 
+def _covariance_tangent(residual: Callable, scaled: bool) -> Callable:
+    """Forward mode's tangent of a fit's covariance ``P = s² C``, ``C = (J^T J)^{-1}``, ``J`` the
+    Jacobian of ``residual(x, *params)`` in ``x``: ``dC = -C (B + B^T) C`` with ``B = J^T dJ``,
+    ``B[l, i] = <H e_i, (ẋ, θ̇)>`` for ``H`` the Hessian of ``<J[:, l], residual>`` (``n²``
+    Hessian-vector products, their cost independent of the number of data points); ``s² =
+    |w|² / (m - n)`` when ``scaled``."""
+    def tangent(problem: Any, x_dot: Any, tangents: tuple) -> np.ndarray:
+        x, params = problem.x, problem.params
+        n = int(np.size(x))
+        J = np.reshape(jacobian(residual, argnums=0, mode="fwd")(x, *params), (-1, n))
+        C = np.linalg.inv(J.T @ J)
+        zeros = tuple(zero_tangent(q) for q in params)
+        B = np.zeros((n, n))
+        for l, i in np.ndindex(n, n):
+            h = hvp(R.residual_projection, (x, residual, J[:, l], *params),
+                    (np.eye(n)[i], zero_tangent(residual), np.zeros(len(J)), *zeros))[2]
+            B[l, i] = np.dot(np.reshape(h[0], -1), np.reshape(x_dot, -1)) + sum(
+                float(dot(hk, dk)) for hk, dk in zip(h[3:], tangents) if dk is not NoTangent)
+        dC = -C @ (B + B.T) @ C
+        if not scaled:
+            return dC
+        w, w_dot = jvp(residual, (x, *params), (x_dot, *tangents))
+        dof = np.size(w) - n
+        return (2.0 * np.sum(w * w_dot) / dof) * C + (np.sum(w * w) / dof) * dC
+
+    return tangent
+
+
 _INFINITE = (" (pcov)", "; it is infinite (no more data points than parameters, or a singular Jacobian), so it has "
                         "no derivative. What to do: fit more data points than parameters, or do not differentiate pcov")
 
@@ -225,11 +256,12 @@ def _curve_fit_plan(values: dict, result: Any) -> _Plan:
     bounds = values.get("bounds")
     _at_bounds(name, result[0], bounds, per_variable=False)
     full = values.get("full_output")
-    pcov = functools.partial(R.curve_fit_covariance, jacobian=jacobian, absolute_sigma=bool(values.get("absolute_sigma")))
+    pcov = functools.partial(R.curve_fit_covariance, jvp=jvp, absolute_sigma=bool(values.get("absolute_sigma")))
     return _Plan("min", R.curve_fit_cost, ("f", "xdata", "ydata", "sigma"), ((0,),),
                  residual=(2, "fvec") if full else None, residual_function=R.curve_fit_residual,
                  check=_inside(name, bounds, per_variable=False), advice={(1,): _INFINITE},
-                 derived=_covariance(result[1], pcov))
+                 derived=_covariance(result[1], pcov),
+                 forward={(1,): _covariance_tangent(R.curve_fit_residual, not values.get("absolute_sigma"))})
 
 
 def _leastsq_plan(values: dict, result: Any) -> _Plan:
@@ -239,10 +271,11 @@ def _leastsq_plan(values: dict, result: Any) -> _Plan:
     name = "scipy.optimize.leastsq"
     _check_converged(name, result[-1] in (1, 2, 3, 4), result[3] if values.get("full_output") else result[-1])
     full = values.get("full_output")
-    cov_x = functools.partial(R.leastsq_covariance, jacobian=jacobian)
+    cov_x = functools.partial(R.leastsq_covariance, jvp=jvp)
     return _Plan("min", R.least_squares_cost, ("func", "args", "kwargs"), ((0,),),
                  residual=(2, "fvec") if full else None, residual_function=R.least_squares_residual,
-                 derived=_covariance(result[1], cov_x) if full and result[1] is not None else ())
+                 derived=_covariance(result[1], cov_x) if full and result[1] is not None else (),
+                 forward={(1,): _covariance_tangent(R.least_squares_residual, False)})
 
 
 #: Solvers whose solution yuebing does not differentiate, with what to call instead
