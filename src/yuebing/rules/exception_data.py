@@ -18,14 +18,17 @@ by C code) was read as a constant, its derivative lost (``_float_reach.holds_flo
 """
 from __future__ import annotations
 
+import types
 from typing import Any
+
+import numpy as np
 
 from ..ir.primitives import made_exception
 from ..tangents import NoFData, NoRData, NoTangent
 from . import outside_state
-from ._float_reach import holds_floats
+from ._float_reach import BUDGET, LABEL_TYPES, _held, holds_floats
 from .batched import _ALWAYS
-from .core import CoDual, Dual, primal, register_frule, register_rrule
+from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .second_order import _register
 from .util import sum_rdata
 
@@ -94,9 +97,68 @@ def record_carried(role: str, owner: Any, values: list, data: list, kind: str) -
 # --------------------------------------------------------------------------------------------
 
 
+def _made(cls: Any, args: list, kwargs: dict) -> BaseException:
+    """``made_exception(cls, *args, **kwargs)``, refusing a class whose Python ``__init__`` or
+    ``__new__`` (run without derivatives) wrote into an argument holding float data: its
+    derivative would keep the value from before the write."""
+    values = [*args, *kwargs.values()]
+    if not (_python_construction(cls) and holds_floats(values)):
+        return made_exception(cls, *args, **kwargs)
+    before = _snapshot(values)
+    e = made_exception(cls, *args, **kwargs)
+    if not _same(before, _snapshot(values)):
+        raise RuleArgumentError(
+            f"{cls.__qualname__}: yuebing cannot differentiate an exception whose __init__ (or __new__) writes into "
+            "an argument holding float data: it runs without derivatives, so the value written would keep the "
+            f"derivative of the one before. What to do: make the change before raising (xs[0] = 3.0 * xs[0]; "
+            f"raise {cls.__qualname__}(xs)), and let __init__ keep what it is given")
+    return e
+
+
+def _python_construction(cls: Any) -> bool:
+    return any(isinstance(getattr(cls, name, None), types.FunctionType) for name in ("__init__", "__new__")) \
+        or isinstance(cls.__dict__.get("__new__") if isinstance(cls, type) else None, staticmethod)
+
+
+def _snapshot(values: list) -> list:
+    """The float data ``values`` reach and the shapes of what holds it (lengths, types), in one
+    order: two snapshots differ when a write changed any of it."""
+    out: list = []
+    pending, seen = list(reversed(values)), set()
+    while pending and len(out) < BUDGET:
+        value = pending.pop()
+        if isinstance(value, (float, complex, np.inexact)) or type(value) in LABEL_TYPES \
+                or isinstance(value, (type, np.integer, np.bool_)):
+            out.append(value)
+        elif id(value) in seen:
+            out.append(("seen", id(value)))
+        elif isinstance(value, np.ndarray):
+            seen.add(id(value))
+            out.append(value.copy())
+        else:
+            seen.add(id(value))
+            held = _held(value)
+            out.append((type(value), len(held)))
+            pending.extend(reversed(held))
+    return out
+
+
+def _same(before: list, after: list) -> bool:
+    if len(before) != len(after):
+        return False
+    for a, b in zip(before, after):
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                    and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")):
+                return False
+        elif not (a is b or a == b or a != a and b != b):  # (NaN equals NaN here)
+            return False
+    return True
+
+
 def _made_rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Any]:
     given = list(args[1:]) + list(kwargs.values())
-    e = made_exception(*map(primal, args), **{k: primal(v) for k, v in kwargs.items()})
+    e = _made(primal(args[0]), [primal(a) for a in args[1:]], {k: primal(v) for k, v in kwargs.items()})
     values = [primal(a) for a in given]
     carried = _record("fdata", e, values, [_fdata(a) for a in given]) if _carries(values) else None
     nothing = (NoRData,) * (2 + len(given))
@@ -111,7 +173,7 @@ def _made_rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Any]:
 
 def _made_frule(*args: Any, **kwargs: Any) -> Dual:
     given = list(args[1:]) + list(kwargs.values())
-    e = made_exception(*map(primal, args), **{k: primal(v) for k, v in kwargs.items()})
+    e = _made(primal(args[0]), [primal(a) for a in args[1:]], {k: primal(v) for k, v in kwargs.items()})
     values = [primal(a) for a in given]
     if _carries(values):
         _record(_ROLE_TANGENT, e, values, [a.tangent if isinstance(a, Dual) else NoTangent for a in given])
@@ -121,7 +183,7 @@ def _made_frule(*args: Any, **kwargs: Any) -> Dual:
 def _made_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     """Second order: one exception, recorded with the fdata, the fdata tangents and the tangents
     of its arguments; the dual pullback hands back what the reads gathered in both reverse roles."""
-    e = made_exception(*(a[0] for a in args), **{k: v[0] for k, v in kwargs.items()})
+    e = _made(args[0][0], [a[0] for a in args[1:]], {k: v[0] for k, v in kwargs.items()})
     given = list(args[1:]) + list(kwargs.values())
     values = [a[0] for a in given]
     nothing = (NoRData,) * (2 + len(given))
