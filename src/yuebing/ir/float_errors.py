@@ -118,6 +118,18 @@ def adopt() -> Any:
     return None if twin is None else _STATE.set(twin)
 
 
+_SETTINGS = ("_all", "_divide", "_over", "_under", "_invalid")
+
+
+def adopt_manager(manager: Any) -> Any:
+    """``adopt`` after the user's ``with`` header entered ``manager``, when it is an
+    ``np.errstate`` asking to raise (another manager, or one that only ignores or warns, leaves a
+    converted state converted: nothing to do, not even a look at the state)."""
+    if type(manager) is not np.errstate or not any(getattr(manager, k, None) == "raise" for k in _SETTINGS):
+        return None
+    return adopt()
+
+
 def restore(token: Any) -> None:
     """Undo ``adopt``."""
     if token is not None:

@@ -241,7 +241,7 @@ class Managed:
 
     def __enter__(self) -> Any:
         entered = type(self.manager).__enter__(self.manager)
-        self.errors = float_errors.adopt()  # np.errstate(divide='raise'): for the primal only
+        self.errors = float_errors.adopt_manager(self.manager)  # np.errstate(divide='raise'): for the primal only
         return entered
 
     def __exit__(self, kind: Any, error: Any, traceback: Any) -> bool:
