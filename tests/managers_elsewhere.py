@@ -15,17 +15,3 @@ class Holding:
     def __exit__(self, kind, error, traceback):
         return kind is not None and issubclass(kind, ValueError)  # suppresses a ValueError
 
-
-class Scaling:
-    """Scales an array in place for the block, and back after."""
-
-    def __init__(self, arr, k):
-        self.arr, self.k = arr, k
-
-    def __enter__(self):
-        self.arr *= self.k
-        return self.arr
-
-    def __exit__(self, *exc):
-        self.arr /= self.k
-        return False

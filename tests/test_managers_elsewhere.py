@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from . import managers_elsewhere
+from . import managers_elsewhere, test_python_managers
 from .all_modes import check_all_modes
 from .managers_elsewhere import Holding
 from .restored_arguments import check_restored
@@ -69,7 +69,7 @@ def test_every_mode_agrees_with_differences(f):
 
 
 def scaled_for_the_block(a):
-    scaling = managers_elsewhere.Scaling(a, a[1])
+    scaling = test_python_managers.Scaling(a, a[1])  # (a class of another module, made before)
     with scaling as scaled:
         y = scaled[0] * scaled[1]
     return y + a[0]
