@@ -25,6 +25,12 @@ def decay(t, a, k, c):
     return a * np.exp(-k * t) + c
 
 
+def decay_jacobian(t, a, k, c):
+    """The model's exact Jacobian: with it the fit's pcov is exact, so differences of refits see
+    only the derivative."""
+    return np.stack([np.exp(-k * t), -a * t * np.exp(-k * t), np.ones_like(t)], axis=1)
+
+
 def peak(t, height, centre, width, base):
     return height * np.exp(-((t - centre) ** 2) / (2.0 * width ** 2)) + base
 
@@ -132,7 +138,8 @@ def test_covariance_matrix_sigma():
 @pytest.mark.parametrize("method", ["lm", "trf"])
 def test_forward_jacobian_matches_reverse_and_differences(method):
     def popt_of(y):
-        return so.curve_fit(decay, T, y, p0=P0_DECAY, sigma=SIGMA, method=method, **TIGHT)[0]
+        popt, pcov = so.curve_fit(decay, T, y, p0=P0_DECAY, sigma=SIGMA, method=method, jac=decay_jacobian, **TIGHT)
+        return np.concatenate([popt, np.ravel(pcov)])
 
     forward = yb.jacobian(popt_of, mode="fwd")(Y_DECAY)
     reverse = yb.jacobian(popt_of)(Y_DECAY)
@@ -158,17 +165,23 @@ def test_full_output_residual():
         return np.sum(info["fvec"] ** 3) + popt[1]
 
     check_modes(f, Y_DECAY)
+    v = _direction(Y_DECAY)
+    np.testing.assert_allclose(yb.hessian(f)(Y_DECAY) @ v, yb.hvp(f, (Y_DECAY,), (v,))[2][0], rtol=1e-9, atol=1e-12)
+
+
+def test_minpack_fields_refused_in_reverse_and_nan_in_forward():
+    """infodict's qtf (MINPACK's Q^T fvec) has no derivative computed: never a silent zero."""
+    def f(y):
+        return np.sum(so.curve_fit(decay, T, y, p0=P0_DECAY, full_output=True, **TIGHT)[2]["qtf"])
+
+    with pytest.raises(ValueError, match=r"curve_fit: .* not the result\[2\]\.qtf"):
+        yb.grad(f)(Y_DECAY)
+    assert np.isnan(yb.jvp(f, (Y_DECAY,), (Y_DECAY,))[1])
 
 
 # --------------------------------------------------------------------------------------------
 # pcov and cov_x: (J^T J)^{-1} at the fit, scaled by the residual variance unless absolute_sigma
 # --------------------------------------------------------------------------------------------
-
-
-def decay_jacobian(t, a, k, c):
-    """The model's exact Jacobian: with it the fit's pcov is exact, so differences of refits see
-    only the derivative."""
-    return np.stack([np.exp(-k * t), -a * t * np.exp(-k * t), np.ones_like(t)], axis=1)
 
 
 @pytest.mark.parametrize("method", ["lm", "trf"])
