@@ -168,5 +168,54 @@ def test_an_object_holding_what_has_no_derivative_but_is_no_number_is_refused_in
         return np.sum(yb.grad(loss_of_tagged, argnums=1)(x, model).fields["w"] ** 2)
 
     with pytest.raises(yb.NestedDifferentiationError,
-                       match="argument 1 is a Model holding something else. Leave it out of argnums"):
+                       match=r"argument 1 \(a Model\) is or holds something else. Leave it out of argnums"):
+        yb.hessian(F)(np.array([0.3, -0.7, 1.1]))
+
+
+# ------------------------------------------------------------- the pullback of yb.vjp, taking an object
+
+
+def boxed(model, x):
+    return np.sin(model.w * x) + model.b * x
+
+
+def pullback_of_an_object(x):
+    y, pullback = yb.vjp(boxed, Model(x * 2.0, x[0]), x)
+    g_model, g_x = pullback(np.cos(x))
+    return np.sum(g_model.w ** 2) + g_model.b * x[1] + np.sum(g_x * y)
+
+
+def pullback_of_a_constant_object(x):
+    _, pullback = yb.vjp(boxed, Model(np.array([1.0, 2.0, 3.0]), 0.5), x)
+    g_model, g_x = pullback(x ** 2)
+    return np.sum(g_x ** 2) + np.sum(g_model.fields["w"])
+
+
+def frozen_boxed(frozen, x):
+    return np.exp(frozen.w * x) * frozen.b
+
+
+def pullback_of_a_frozen_dataclass(x):
+    _, pullback = yb.vjp(frozen_boxed, Frozen(x * 0.5, np.sum(x)), x)
+    g_frozen, g_x = pullback(np.sin(x))
+    return np.sum(g_frozen.w * x) + g_frozen.b ** 2 + np.sum(g_x)
+
+
+@pytest.mark.parametrize("function", [pullback_of_an_object, pullback_of_a_constant_object,
+                                      pullback_of_a_frozen_dataclass])
+def test_pullback_of_a_function_taking_an_object(function) -> None:
+    """Second order of a function calling ``yb.vjp``'s pullback (the gradient of a pairing) of a
+    function taking an object: refused before, as an object in ``argnums``."""
+    check_every_mode(function, np.array([0.3, -0.7, 1.1]))
+
+
+def test_a_pullback_of_an_object_holding_strings_is_refused_in_second_order() -> None:
+    def F(x):
+        model = Model(x, 0.0)
+        model.tags = ["a", "b"]
+        _, pullback = yb.vjp(boxed, model, x)
+        return np.sum(pullback(x)[1] ** 2)
+
+    with pytest.raises(yb.NestedDifferentiationError, match=r"the pullback of yb.vjp\) .* argument 0 \(a Model\) is or "
+                                                            r"holds something else"):
         yb.hessian(F)(np.array([0.3, -0.7, 1.1]))

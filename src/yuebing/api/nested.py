@@ -196,11 +196,11 @@ def _argument_refusal(g: Any, xs: tuple, i: int, mode: str) -> str:
     are the function, its arguments and the cotangent."""
     kind = type(xs[i]).__qualname__
     if g in definitions.PAIRINGS:
-        return (f"{mode} (the pullback of yb.vjp) takes floats, float arrays and tuples, lists and dicts of them "
-                f"as arguments of yb.vjp's function; argument {i - 1} is a {kind}. Pass arrays, or build the "
-                "object inside the function")
+        return (f"{mode} (the pullback of yb.vjp) takes floats, float arrays and tuples, lists, dicts and objects "
+                f"(with a __dict__) of them as arguments of yb.vjp's function; argument {i - 1} (a {kind}) is or holds "
+                "something else. Pass arrays, or build the object inside the function")
     return (f"{mode} takes gradients with respect to floats, float arrays and tuples, lists, dicts and objects "
-            f"(with a __dict__) of them; argument {i} is a {kind} holding something else. Leave it out of argnums "
+            f"(with a __dict__) of them; argument {i} (a {kind}) is or holds something else. Leave it out of argnums "
             "(any object may be passed), or pass its arrays")
 
 
