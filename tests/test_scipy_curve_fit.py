@@ -3,6 +3,8 @@ the fitted parameters' derivatives with respect to ``ydata``, ``xdata``, ``sigma
 model captures, in reverse, forward, second order and forward Jacobians, against central
 differences of refits at tight tolerances (``ftol=xtol=gtol=1e-14``); ``pcov`` (``leastsq``'s
 ``cov_x``) too, the exact ``(J^T J)^{-1}``'s derivative. An infinite ``pcov`` is refused by name."""
+import re
+
 import numpy as np
 import pytest
 
@@ -124,6 +126,33 @@ def test_special_function_model_wrt_what_it_captures():
         return popt[0] * popt[1] + popt[1] ** 2
 
     check_modes(f, np.array([0.9, 0.3, 1.0]))
+
+
+def test_model_through_a_helper_capturing_derivatives_in_second_order():
+    """Refused by name with advice that works, or (once third order follows such helpers) right."""
+    def through_helper(w):
+        def scale(t):
+            return w[0] * t
+
+        def model(t, a, k, c):
+            return a * np.exp(-k * scale(t)) + c
+
+        return _summary(so.curve_fit(model, T, Y_DECAY, p0=P0_DECAY, **TIGHT)[0])
+
+    def advised(w):  # the model captures w itself
+        def model(t, a, k, c):
+            return a * np.exp(-k * w[0] * t) + c
+
+        return _summary(so.curve_fit(model, T, Y_DECAY, p0=P0_DECAY, **TIGHT)[0])
+
+    w = np.array([1.1])
+    np.testing.assert_allclose(yb.grad(through_helper)(w), yb.grad(advised)(w), rtol=1e-6)  # two fits, one problem
+    check_modes(advised, w)
+    try:
+        check_modes(through_helper, w)
+    except SecondOrderError as error:
+        assert re.search(r"curve_fit's popt .* not through scale.*make the model capture those variables itself",
+                         str(error)), error
 
 
 def test_covariance_matrix_sigma():

@@ -182,12 +182,13 @@ def _seed(value4: tuple, seed: float) -> Any:
     return seed
 
 
-def _composition(x4: tuple, params4: tuple, u: Any, u_dot: Any, what: str) -> _Composition:
+def _composition(x4: tuple, params4: tuple, u: Any, u_dot: Any, what: str,
+                 refuse: Callable[[Any, str], Exception] | None = None) -> _Composition:
     """The composition's slots: the callable, ``x``, the direction ``u`` (tangent ``u̇``), then the
     other parameters, which must not hold functions capturing derivatives (``what`` they are)."""
     for a4 in params4[1:]:
         if _captures(a4[1], set()) or _captures(a4[2], set()):
-            raise SecondOrderError(_advice(params4[0][0], f"{what} that captures variables carrying derivatives"))
+            raise (refuse or _refusal)(params4[0][0], f"{what} that captures variables carrying derivatives")
     u4 = (u, zero_fdata(u), u_dot, zero_fdata(u))
     return _Composition([params4[0], x4, u4, *params4[1:]])
 
@@ -218,13 +219,13 @@ def pull_curve_fit(x4: tuple, params4: tuple, u: Any, u_dot: Any) -> tuple:
     """``pull_stationary`` for ``curve_fit``'s cost ``0.5 |w|^2``, ``w = (f(xdata, *p) - ydata) / sigma``
     (``params4``: ``f``, ``xdata``, ``ydata``, ``sigma``): ``psi = <w, D w[u]>``, the model called
     as ``f(xdata, p[0], p[1], ...)`` with directions ``u[0], u[1], ...``."""
-    c = _composition(x4, params4, u, u_dot, "xdata, ydata or sigma holding a function")
+    c = _composition(x4, params4, u, u_dot, "xdata, ydata or sigma holding a function", _curve_fit_refusal)
     xdata = c.call(_function(R.curve_fit_xdata), [3])
     positional = [(xdata, c.add(_constant(_zero_tangent_of(c.values[xdata][0]))))]
     for i in range(int(np.size(x4[0]))):
         index = c.add(_constant(i))
         positional.append((c.call(_GETITEM, [1, index]), c.call(_GETITEM, [2, index])))
-    pair = _user_call(c, 0, positional, {})
+    pair = _user_call(c, 0, positional, {}, _curve_fit_refusal)
     return _pull_psi(c, c.call(_function(R.curve_fit_pairing), [pair, 4, 5]), x4)
 
 
@@ -280,6 +281,15 @@ def _advice(fun: Any, what: str) -> str:
 
 def _refusal(fun: Any, what: str) -> Exception:
     return SecondOrderError(_advice(fun, what))
+
+
+def _curve_fit_refusal(fun: Any, what: str) -> Exception:
+    """``_refusal`` worded for ``curve_fit``, whose model takes no ``args=`` and whose ``jac=`` is not used."""
+    return SecondOrderError(
+        f"yb.hvp/yb.hessian: the second derivative of scipy.optimize.curve_fit's popt needs third derivatives of the "
+        f"model {getattr(fun, '__name__', '')}{_where(fun)}, which yuebing takes with respect to its arguments and the "
+        f"variables it captures, not through {what}; make the model capture those variables itself (w, not a "
+        "function reading w), or pass them in a dict xdata (xdata={'t': t, 'w': w}, read as X['t'], X['w'])")
 
 
 __all__ = ["opened_program", "pull_curve_fit", "pull_stationary"]
