@@ -35,6 +35,7 @@ from ..rules.second_order import _register
 from ..rules.util import out_cotangent, output, sum_rdata
 from ..tangents import NoRData, NoTangent, dot, zero_rdata, zero_tangent
 from ..transform.second_order import SecondOrderError
+from .callback_writes import watched_frule, watched_rrule, watched_second_order
 from .custom import _deliver
 from .forward import jvp
 from .jacobians import jacobian
@@ -343,9 +344,9 @@ def _implicit_rules(name: str, function: Callable, plan: Callable, call: Callabl
         return out4, pullback
 
     second_order.second_order_kind = "special"  # type: ignore[attr-defined] - docs/rules.md
-    register_rrule(function, rrule)
-    register_frule(function, frule)
-    _register((function,), second_order)
+    register_rrule(function, watched_rrule(name, rrule))  # the callable's writes (api/callback_writes.py)
+    register_frule(function, watched_frule(name, frule))
+    _register((function,), watched_second_order(name, second_order, SecondOrderError))
 
 
 def _tangents(given: dict, values: dict, names: tuple) -> tuple:

@@ -38,6 +38,7 @@ from ..rules.core import CoDual, Dual, register_frule, register_rrule
 from ..rules.second_order import defined_as
 from ..rules.util import out_cotangent, output
 from ..tangents import NoRData, NoTangent, add_to_primal, zero_tangent
+from .callback_writes import watched_frule, watched_rrule
 from .custom import _deliver
 from .flatten import _vector, _zeroed, flatten
 from .forward import jvp
@@ -397,8 +398,9 @@ def _odeint_frule(func: Dual, y0: Dual, t: Dual, args: Dual, settings: Dual) -> 
 
 
 def _register_primitive(name: str, primitive: Callable, rrule: Callable, frule: Callable) -> None:
-    register_rrule(primitive, rrule)
-    register_frule(primitive, frule)  # second order: api/ode_second_order.py (quad's: api/quad.py)
+    # the callable's writes to float state are watched (api/callback_writes.py)
+    register_rrule(primitive, watched_rrule(name, rrule))
+    register_frule(primitive, watched_frule(name, frule))  # second order: api/ode_second_order.py (quad's: api/quad.py)
 
 
 if _integrate is not None:

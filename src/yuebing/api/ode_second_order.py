@@ -55,9 +55,10 @@ from ..rules.second_order import _register
 from ..rules.util import out_cotangent, zero_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, add_to_primal, zero_tangent
 from ..transform.lifting import _output_cotangents
-from ..transform.second_order import call_rrule2
+from ..transform.second_order import SecondOrderError, call_rrule2
 from . import implicit_second_order as S
 from . import ode as O
+from .callback_writes import watched_second_order
 from .custom import _deliver
 from .flatten import _vector
 
@@ -490,5 +491,5 @@ for _rule in (_ivp_second_order, _odeint_second_order):
     _rule.second_order_kind = "special"  # type: ignore[attr-defined] - docs/rules.md: written out
 
 if O._integrate is not None:
-    _register((D.solve_ivp_call,), _ivp_second_order)
-    _register((D.odeint_call,), _odeint_second_order)
+    _register((D.solve_ivp_call,), watched_second_order(O._IVP, _ivp_second_order, SecondOrderError))
+    _register((D.odeint_call,), watched_second_order(O._ODEINT, _odeint_second_order, SecondOrderError))

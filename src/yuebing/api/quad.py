@@ -42,8 +42,9 @@ from ..transform.lifting import _output_cotangents
 from ..transform.second_order import SecondOrderError
 from . import implicit_second_order as S
 from ..rules.util import out_cotangent, output
-from ..tangents import NoRData, NoTangent, add_to_primal, join, rdata, zero_tangent
+from ..tangents import NoRData, NoTangent, add_to_primal, zero_tangent
 from ..tangents import stale
+from .callback_writes import watched_second_order
 from .custom import _deliver
 from .flatten import _vector, _zeroed, flatten
 from .forward import jvp
@@ -122,38 +123,15 @@ def _refuse_other_fields(cot: Any, name: str = _QUAD) -> None:
                              "differentiated code uses")
 
 
-def _written_state(name: str, func: CoDual, args: CoDual, call: Callable[[], Any]) -> tuple[Any, Callable]:
-    """``call()``, the plain run of the integrand, and what refuses (in the pullback) a cotangent on
-    float state that run wrote: differentiated code read it afterwards, and its derivative is unknown
-    (nquad's error estimate on its object is written too, and not read when only the value is used)."""
-    params = (func.primal, args.primal)
-    before = stale.snapshot(params)
-    result = call()
-    written = stale.changed_slots(params, before)
-    for p in (func, args):
-        stale.make_room(p.primal, p.fdata, written)
-
-    def refuse_if_used() -> None:
-        full = tuple(join(p.fdata, rdata(zero_tangent(p.primal))) for p in (func, args))
-        if written and stale.carries_cotangent(params, full, written):
-            raise ValueError(f"{name}: the integrand writes float state (an attribute, a captured list...) that "
-                             "the differentiated code reads afterwards; yuebing does not differentiate what SciPy's "
-                             "calls of it write: compute that value again after the call instead of reading what the integrand kept")
-
-    return result, refuse_if_used
-
-
 def _quad_rrule(func: CoDual, a: CoDual, b: CoDual, args: CoDual, settings: CoDual) -> tuple:
     given = _settings(dict(settings.primal))
     lower, upper = float(a.primal), float(b.primal)
-    result, refuse_if_used = _written_state(_QUAD, func, args, lambda: D.quad_call(func.primal, a.primal, b.primal,
-                                                                                    args.primal, given))
+    result = D.quad_call(func.primal, a.primal, b.primal, args.primal, given)  # (its writes: api/callback_writes.py)
     out = output(result)
 
     def pullback(dy: Any) -> tuple:
         cot = out_cotangent(out, dy)
         _refuse_other_fields(cot)
-        refuse_if_used()
         value_bar = 0.0 if cot[0] is NoTangent else float(cot[0])
         if value_bar == 0.0:  # strong zero: no second quadrature, no endpoint evaluation
             return NoRData, NoRData, 0.0, 0.0, NoRData, NoRData
@@ -342,6 +320,6 @@ def _quad_second_order(f4: tuple, args4: tuple, kwargs4: dict) -> tuple:
 
 if _integrate is not None:
     _register_primitive(_QUAD, D.quad_call, _quad_rrule, _quad_frule)
-    _register((D.quad_call,), _quad_second_order)
+    _register((D.quad_call,), watched_second_order(_QUAD, _quad_second_order, SecondOrderError))
     array_like._APPLIES[_integrate.quad] = False  # args=(a, b) is the user's tuple
     defined_as(_integrate.quad, D.quad)

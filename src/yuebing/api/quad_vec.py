@@ -28,8 +28,7 @@ from ..rules.util import out_cotangent, output
 from ..tangents import NoRData, NoTangent
 from .custom import _deliver
 from .ode import _register_primitive
-from .quad import _Integrand, _forward_run, _nan_tangent, _number_tangent, _refuse_other_fields, \
-    _written_state
+from .quad import _Integrand, _forward_run, _nan_tangent, _number_tangent, _refuse_other_fields
 
 try:
     import scipy.integrate as _integrate
@@ -57,14 +56,12 @@ def _quad_vec_rrule(func: CoDual, a: CoDual, b: CoDual, args: CoDual, settings: 
     given = dict(settings.primal)
     options = _options(given)
     lower, upper = float(a.primal), float(b.primal)
-    result, refuse_if_used = _written_state(_QUAD_VEC, func, args, lambda: D.quad_vec_call(
-        func.primal, a.primal, b.primal, args.primal, given))
+    result = D.quad_vec_call(func.primal, a.primal, b.primal, args.primal, given)  # (its writes: api/callback_writes.py)
     out = output(result)
 
     def pullback(dy: Any) -> tuple:
         cot = out_cotangent(out, dy)
         _refuse_other_fields(cot, _QUAD_VEC)
-        refuse_if_used()
         value_bar = 0.0 if cot[0] is NoTangent else np.asarray(cot[0], dtype=float)
         if not np.any(value_bar):  # strong zero: no second quadrature, no endpoint evaluation
             return NoRData, NoRData, 0.0, 0.0, NoRData, NoRData

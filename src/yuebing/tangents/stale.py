@@ -85,7 +85,7 @@ def _tangent_child(t: Any, key: Any) -> Any:
         return t.fields.get(key, NoTangent)
     if isinstance(t, dict):
         return t.get(key, NoTangent)
-    return t[key]
+    return t[key] if key < len(t) else NoTangent  # (a list the plain run appended to)
 
 
 def _with_children(t: Any, keys: list, new: list) -> Any:
@@ -102,9 +102,23 @@ def _with_children(t: Any, keys: list, new: list) -> Any:
     for key, child in zip(keys, new):  # list, dict, MutableTangent
         if isinstance(t, MutableTangent):
             t.fields[key] = child
+        elif isinstance(t, list) and key >= len(t):  # an item appended: its tangent too (keys ascend)
+            t.extend([NoTangent] * (key - len(t)) + [child])
         else:
             t[key] = child
     return t
+
+
+def _in_place(leaf: Callable[[Any], Any], child: Any, old: Any) -> Any:
+    """``leaf(child)``, written into ``old`` when that is an array tangent of ``child``'s shape: the
+    array's tangent (or fdata) is shared with the differentiated code's variable holding the array,
+    which must see the new entries (a NaN tangent, a cotangent gathered by a later read)."""
+    if isinstance(old, np.ndarray) and isinstance(child, np.ndarray) and old.shape == child.shape \
+            and old.flags.writeable:
+        if leaf is _nan_like:
+            old[...] = np.nan
+        return old  # (make_room: the fdata already there gathers the later reads' cotangents)
+    return leaf(child)
 
 
 def _refresh(x: Any, t: Any, changed: set, memo: dict, leaf: Callable[[Any], Any] = _nan_like) -> Any:
@@ -113,7 +127,7 @@ def _refresh(x: Any, t: Any, changed: set, memo: dict, leaf: Callable[[Any], Any
         return memo.get(id(x), t)
     memo[id(x)] = t
     old = [_tangent_child(t, key) for key in keys]
-    new = [leaf(child) if (id(x), key) in changed else _refresh(child, tc, changed, memo, leaf)
+    new = [_in_place(leaf, child, tc) if (id(x), key) in changed else _refresh(child, tc, changed, memo, leaf)
            for key, child, tc in zip(keys, children, old)]
     moved = [(key, n) for key, o, n in zip(keys, old, new) if o is not n]
     if not moved:
