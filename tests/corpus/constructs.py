@@ -80,6 +80,10 @@ def c_wraps(x): return _inner(x)
 @functools.lru_cache(maxsize=None)
 def _cached(k): return k * 2
 def c_lru(x): return x * _cached(3)
+def c_statistics(x):
+    import statistics
+    xs = [x, x * x, 0.5]
+    return statistics.mean(xs) * statistics.stdev(xs) + statistics.fmean(xs)
 def c_lru_local(x):
     @functools.lru_cache(maxsize=None)
     def scaled(k): return k * x
