@@ -1,7 +1,8 @@
 """A callable SciPy calls (an ODE's right-hand side, an objective, an equation, an integrand) that
 writes float state the differentiated code reads afterwards is refused by name in reverse mode and
 second order, and gives a NaN (unknown) derivative in forward mode, never a silent one
-(api/callback_writes.py); state without floats, or never read again, keeps working in every mode."""
+(api/callback_writes.py); int counters keep working in every mode, a float history never read
+again in reverse mode."""
 
 import numpy as np
 import pytest
@@ -147,6 +148,24 @@ def quiet_program(driver):
         return out * out
 
     return f
+
+
+def test_float_history_not_read_keeps_the_gradient():
+    """Reverse mode refuses only a read; forward mode and second order refuse the appends by name."""
+    def f(k):
+        history = []
+
+        def g(t):
+            history.append(k * t)
+            return t ** 3 - k
+        return brentq(g, -5, 5, xtol=1e-14) ** 2
+
+    h = 1e-6
+    np.testing.assert_allclose(yb.grad(f)(K), (f(K + h) - f(K - h)) / (2 * h), rtol=1e-6)
+    with pytest.raises(ValueError, match="cannot follow the items it appended"):
+        yb.jvp(f, (K,), (1.0,))
+    with pytest.raises(Exception, match="cannot follow the items it appended"):
+        yb.hvp(f, (K,), (1.0,))
 
 
 @pytest.mark.parametrize("driver", ["solve_ivp", "brentq", "quad"])

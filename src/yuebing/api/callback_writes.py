@@ -44,10 +44,14 @@ def _callable_name(values: Iterable) -> str:
     return "the callable"
 
 
-def message(name: str, values: Iterable) -> str:
+READ = "and the differentiated code reads that state afterwards"
+GROWN = "and the derivative's own runs of it cannot follow the items it appended to a list"
+
+
+def message(name: str, values: Iterable, why: str = READ) -> str:
     return (f"{name}: {_callable_name(values)} writes float state it reaches (an attribute, a captured list, a "
-            "nonlocal variable, an array it captures) while SciPy calls it, and the differentiated code reads that "
-            f"state afterwards; yuebing does not differentiate what SciPy's calls of it write: {ADVICE}")
+            f"nonlocal variable, an array it captures) while SciPy calls it, {why}; yuebing does not differentiate "
+            f"what SciPy's calls of it write: {ADVICE}")
 
 
 class Written:
@@ -141,7 +145,7 @@ def watched_second_order(name: str, rule: Callable, error: type) -> Callable:
         out4, pullback = _refusing_on_failure(written, rule, (f4, args4, kwargs4), {}, error)
         fdatas = _primals(inputs, lambda a: a[1])
         if written.close().appended():  # (second order's runs see the list as it was: refused now)
-            raise error(message(name, written.primals))
+            raise error(message(name, written.primals, GROWN))
         written.make_room(fdatas)
 
         def pullback_refusing_reads(dy: Any, dy_dot: Any) -> Any:
@@ -163,7 +167,7 @@ def _refusing_on_failure(written: Written, rule: Callable, args: tuple, kwargs: 
         return rule(*args, **kwargs)
     except (TypeError, ValueError) as failure:
         if written.close().slots:
-            raise error(message(written.name, written.primals)) from failure
+            raise error(message(written.name, written.primals, GROWN)) from failure
         raise
 
 
