@@ -1,6 +1,6 @@
 """The external corpus (issue 12, "the guard"): functions written by others, from packages on PyPI
 installed by the ``test`` extra (opfunu, benchmark-functions, pymoo, filterpy, cma, scikit-learn, lmfit,
-properscoring, pykalman, astropy, sympy's lambdify; pymoo's problems a second time with their ``anp`` backend bound to NumPy instead
+properscoring, pykalman, astropy, sympy's lambdify, statsmodels; pymoo's problems a second time with their ``anp`` backend bound to NumPy instead
 of the lazy backend object they ship with), differentiated by yuebing and checked against central differences and, where
 their code also runs under ``jax.numpy``, against ``jax.grad``/``jax.hessian`` (``tests/external/``).
 
@@ -10,8 +10,8 @@ reproduction of its mechanism; an entry that is no longer wrong fails the test, 
 shrinks. The default run checks a fixed, evenly spaced sample of each package; the whole corpus
 runs under ``-m slow`` (scikit-learn's default sample is picked by hand, ``SKLEARN_DEFAULT``).
 pycma's hand-written gradients, scikit-learn's kernels' and likelihood's and properscoring's
-``crps_gaussian(grad=True)`` own gradients, astropy's ``fit_deriv`` and sympy's symbolic derivatives
-are a third oracle for the functions they belong to.
+``crps_gaussian(grad=True)`` own gradients, astropy's ``fit_deriv``, sympy's symbolic derivatives and
+statsmodels' ``score`` and ``hessian`` are a third oracle for the functions they belong to.
 """
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ KNOWN_WRONG: dict[str, str] = {
 # The default run takes this many functions of each package, evenly spaced in name order (< 60 s).
 DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6,
                   "cma": 6, "lmfit": 8,
-                  "properscoring": 3, "pykalman": 2, "astropy": 8, "sympy": 6}
+                  "properscoring": 3, "pykalman": 2, "astropy": 8, "sympy": 6,
+                  "statsmodels": 4}
 MINIMUM_CORPUS = 300
 
 
@@ -423,3 +424,42 @@ def test_dict_fromkeys_in_every_mode() -> None:
     """``dict.fromkeys(keys, value)`` had no rule (astropy's ``Model.__init__`` builds its input
     units with it): each entry is the one value, its derivative carried to every key."""
     check_every_mode(_entries_from_keys, np.array([0.3, -0.8, 1.2]))
+
+
+def _own_derivative_models() -> list[str]:
+    if not installed("statsmodels"):
+        return []
+    from tests.external.cases_statsmodels import OWN_DERIVATIVES
+    return list(OWN_DERIVATIVES)
+
+
+@pytest.mark.parametrize("name", _own_derivative_models())
+def test_against_statsmodels_own_score(name: str) -> None:
+    """The discrete models' ``score`` and ``hessian`` (statsmodels' own derivatives of
+    ``loglike``): yb.grad and yb.jvp against the score, yb.hessian and yb.hvp against the Hessian."""
+    from tests.external.cases_statsmodels import model_and_point
+    model, params = model_and_point(name, zlib.crc32(name.encode()))
+    direction = np.linspace(-1.0, 1.0, params.size) + 0.2
+    score, hessian = model.score(params.copy()), model.hessian(params.copy())
+    atol, hessian_atol = 1e-10 * np.max(np.abs(score)), 1e-9 * np.max(np.abs(hessian))
+    np.testing.assert_allclose(yb.grad(model.loglike)(params.copy()), score, rtol=1e-9, atol=atol)
+    np.testing.assert_allclose(yb.jvp(model.loglike, (params.copy(),), (direction,))[1], score @ direction,
+                               rtol=1e-9, atol=atol * params.size)
+    np.testing.assert_allclose(yb.hessian(model.loglike)(params.copy()), hessian, rtol=1e-8, atol=hessian_atol)
+    _, _, (product,) = yb.hvp(model.loglike, (params.copy(),), (direction,))
+    np.testing.assert_allclose(product, hessian @ direction, rtol=1e-8, atol=hessian_atol * params.size)
+
+
+def _ordered_probit_step(x):
+    import scipy.stats
+    from scipy.special import erf, erfc, ndtr
+    z = np.array([-np.inf, 0.3, np.inf]) - x[0]
+    cells = scipy.stats.norm.cdf(z[1:]) - scipy.stats.norm.cdf(z[:-1])
+    return np.sum(np.log(cells)) + np.sum(ndtr(z) * x[1]) + np.sum(erf(z) + erfc(z)) * x[1] ** 2
+
+
+def test_gaussian_partials_at_infinite_arguments_in_every_mode() -> None:
+    """ndtr, erf and erfc at -inf and inf (an ordered probit's outer thresholds, statsmodels'
+    OrderedModel): their partials exp(-x^2) are 0 there, and so are the partials' derivatives,
+    where second order computed exp(-x^2) * -2x = 0 * inf = NaN."""
+    check_every_mode(_ordered_probit_step, np.array([0.2, 0.7]))

@@ -71,6 +71,15 @@ DEGREE = np.pi / 180
 # --------------------------------------------------------------------------------------------
 
 
+def gaussian(x: Any, rate: float) -> Any:
+    """``exp(-rate x^2)``, 0 at an infinite ``x`` with a zero derivative there (its limit): second
+    order differentiates this partial, and ``exp(-x^2) * -2x`` at ``x = inf`` is ``0 * inf = NaN``
+    (an ordered probit's thresholds at -inf and inf: statsmodels' OrderedModel)."""
+    infinite = np.isinf(x)
+    finite = np.where(infinite, 0.0, x)
+    return np.where(infinite, 0.0, np.exp(-rate * finite * finite))
+
+
 def safe_ratio(x: Any, y: Any) -> Any:
     """x / y, with 0 where x == 0 (whatever y is). Only 0 / 0 is guarded, so forward mode of this
     partial still gives d(x / y)/dx = 1 / y at x = 0 (second order)."""
@@ -312,14 +321,14 @@ def _register_gamma() -> None:
 
 
 def _register_error_functions() -> None:
-    elementwise(sp.erf, lambda x, y: 2 / SQRT_PI * np.exp(-x * x))
-    elementwise(sp.erfc, lambda x, y: -2 / SQRT_PI * np.exp(-x * x))
+    elementwise(sp.erf, lambda x, y: 2 / SQRT_PI * gaussian(x, 1.0))
+    elementwise(sp.erfc, lambda x, y: -2 / SQRT_PI * gaussian(x, 1.0))
     elementwise(sp.erfcx, lambda x, y: 2 * x * y - 2 / SQRT_PI)
     elementwise(sp.erfi, lambda x, y: 2 / SQRT_PI * np.exp(x * x))
     elementwise(sp.dawsn, lambda x, y: 1 - 2 * x * y)
     elementwise(sp.erfinv, lambda x, y: SQRT_PI / 2 * np.exp(y * y))
     elementwise(sp.erfcinv, lambda x, y: -SQRT_PI / 2 * np.exp(y * y))
-    elementwise(sp.ndtr, lambda x, y: np.exp(-0.5 * x * x) / SQRT_2PI)
+    elementwise(sp.ndtr, lambda x, y: gaussian(x, 0.5) / SQRT_2PI)
     elementwise(sp.ndtri, lambda p, y: SQRT_2PI * np.exp(0.5 * y * y))
     # phi(x)/Phi(x) without forming either: finite where Phi(x) underflows
     elementwise(sp.log_ndtr, lambda x, y: np.exp(-0.5 * x * x - y) / SQRT_2PI)
