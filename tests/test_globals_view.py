@@ -1,6 +1,6 @@
 """``globals()`` used other than through its items (passed on, iterated, measured: an
 ``ir/globals_view.GlobalsView``) and a module global written as ``sys.modules[__name__].G = x``
-(lowered as ``mod.G = x``): reads and writes go through ``global_get``/``global_set``, so the
+(lowered as ``mod.G = x``, also through a variable bound once to ``sys.modules[__name__]``): reads and writes go through ``global_get``/``global_set``, so the
 derivative of a value written reaches later reads. Every mode against central differences."""
 import sys
 
@@ -15,6 +15,7 @@ from .modes import check_every_mode
 VIEW_LEVEL = 1.0
 VIEW_ARRAY = np.zeros(2)
 MODULE_LEVEL = 0.0
+ALIAS_LEVEL = 0.0
 LATE_LEVEL = 1.0
 
 
@@ -36,7 +37,15 @@ def writes_through_sys_modules(x):
     return MODULE_LEVEL * x + sys.modules[__name__].MODULE_LEVEL
 
 
-@pytest.mark.parametrize("f", [passes_globals_on, writes_through_sys_modules], ids=lambda f: f.__name__)
+def writes_through_a_variable_holding_the_module(x):
+    module = sys.modules[__name__]
+    module.ALIAS_LEVEL = np.cos(x) * x
+    module.ALIAS_LEVEL *= x
+    return ALIAS_LEVEL + module.ALIAS_LEVEL * x
+
+
+@pytest.mark.parametrize("f", [passes_globals_on, writes_through_sys_modules, writes_through_a_variable_holding_the_module],
+                         ids=lambda f: f.__name__)
 def test_every_mode(f):
     check_every_mode(f, 0.7)
 

@@ -197,6 +197,7 @@ class GlobalLowering:
 
     fn: types.FunctionType
     globals_aliases: Any = frozenset()  # variables only bound to globals() (learn_module_attribute_writes)
+    module_aliases: Any = frozenset()  # variables only bound to sys.modules[__name__] (the same)
 
     def global_read(self, name: str | ast.expr, out: list, target: str) -> Any:
         """A read of a global that functions of the module write: ``global_get`` (its derivative is
@@ -233,6 +234,8 @@ class GlobalLowering:
     def own_module_by_sys_modules(self, node: ast.expr) -> Any:
         """This function's module when ``node`` is ``sys.modules[__name__]`` (``sys`` a module global,
         ``__name__`` not a local), else None."""
+        if isinstance(node, ast.Name) and node.id in self.module_aliases:  # mod = sys.modules[__name__]
+            return sys.modules.get(self.fn.__globals__.get("__name__"))
         if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id == "__name__"
                 and node.slice.id not in self.locals):  # type: ignore[attr-defined]
             return None
@@ -278,6 +281,7 @@ class GlobalLowering:
         (of this module) that is written, so every read of it (here, before the write too, and in
         that module's functions) takes the derivative the write gives it (``global_get``)."""
         self.globals_aliases = _pure_globals_aliases(node, self.is_globals_call)
+        self.module_aliases = _own_module_aliases(node, self.own_module_by_sys_modules)
         views = {n.targets[0].id for n in ast.walk(node) if isinstance(n, ast.Assign) and len(n.targets) == 1
                  and isinstance(n.targets[0], ast.Name) and self.is_globals_call(n.value)}
         for n in ast.walk(node):
@@ -567,6 +571,27 @@ def _pure_globals_aliases(node: ast.AST, is_globals_call: Any) -> set:
         if all(_item_or_update(n, parents) for n in uses if isinstance(n.ctx, ast.Load)):
             kept.add(name)
     return kept
+
+
+def _own_module_aliases(node: ast.AST, own_module: Any) -> set:
+    """The variables bound once, by a statement of the function's body itself, to
+    ``sys.modules[__name__]`` (``own_module`` tells), and read only after it and never in a nested
+    function: ``mod.G`` is then the module's global ``G``, as ``sys.modules[__name__].G`` is."""
+    own = list(_own_scope(node))
+    found = set()
+    body = getattr(node, "body", None)
+    for statement in body if isinstance(body, list) else []:  # (a lambda's body is an expression)
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name) and own_module(statement.value) is not None):
+            continue
+        name = statement.targets[0].id
+        uses = [n for n in own if isinstance(n, ast.Name) and n.id == name]
+        everywhere = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
+        stores = [n for n in uses if not isinstance(n.ctx, ast.Load)]
+        if len(everywhere) == len(uses) and stores == [statement.targets[0]] \
+                and all(n.lineno > statement.lineno for n in uses if isinstance(n.ctx, ast.Load)):
+            found.add(name)
+    return found
 
 
 def _item_or_update(name: ast.Name, parents: dict) -> bool:
