@@ -455,11 +455,14 @@ def _ordered_probit_step(x):
     from scipy.special import erf, erfc, ndtr
     z = np.array([-np.inf, 0.3, np.inf]) - x[0]
     cells = scipy.stats.norm.cdf(z[1:]) - scipy.stats.norm.cdf(z[:-1])
-    return np.sum(np.log(cells)) + np.sum(ndtr(z) * x[1]) + np.sum(erf(z) + erfc(z)) * x[1] ** 2
+    densities = scipy.stats.norm.pdf(z) + scipy.stats.t.pdf(z, 4.0) + scipy.stats.expon.pdf(z, scale=x[1])
+    return np.sum(np.log(cells)) + np.sum(ndtr(z) * x[1]) + np.sum(erf(z) + erfc(z)) * x[1] ** 2 + np.sum(densities)
 
 
 def test_gaussian_partials_at_infinite_arguments_in_every_mode() -> None:
     """ndtr, erf and erfc at -inf and inf (an ordered probit's outer thresholds, statsmodels'
     OrderedModel): their partials exp(-x^2) are 0 there, and so are the partials' derivatives,
-    where second order computed exp(-x^2) * -2x = 0 * inf = NaN."""
+    where second order computed exp(-x^2) * -2x = 0 * inf = NaN; so are scipy.stats densities
+    where the log-density is -inf (at inf, outside expon's support), which were exp(logpdf) *
+    dlogpdf = 0 * inf = NaN in forward mode and second order."""
     check_every_mode(_ordered_probit_step, np.array([0.2, 0.7]))

@@ -169,9 +169,17 @@ def _logpdf(dist, x, *args, **kwds):
     return family.logpdf(z, *shapes) - np.log(scale)
 
 
+def _density(log_density: Any) -> Any:
+    """``exp(log_density)``, 0 with a zero derivative where the log-density is -inf (outside the
+    support, or at an infinite point): there ``exp(logpdf) * dlogpdf`` would be ``0 * inf = NaN``
+    (``norm.pdf(inf - x)``, an ordered probit's outer thresholds)."""
+    vanishing = np.isneginf(log_density)
+    return np.where(vanishing, 0.0, np.exp(np.where(vanishing, 0.0, log_density)))
+
+
 def _pdf(dist, x, *args, **kwds):
     family, z, shapes, loc, scale = _standard(dist, "pdf", x, args, kwds)
-    return np.exp(family.logpdf(z, *shapes)) / scale
+    return _density(family.logpdf(z, *shapes)) / scale
 
 
 def _logpmf(dist, k, *args, **kwds):
@@ -181,7 +189,7 @@ def _logpmf(dist, k, *args, **kwds):
 
 def _pmf(dist, k, *args, **kwds):
     family, z, shapes, loc, scale = _standard(dist, "pmf", k, args, kwds)
-    return np.exp(family.logpdf(z, *shapes))
+    return _density(family.logpdf(z, *shapes))
 
 
 def _cdf(dist, x, *args, **kwds):
