@@ -166,12 +166,24 @@ def _user_call(c: _Composition, fun_slot: int, positional: list, keywords: dict,
                  cell_fdata(fun4[3], name, cell, "fdata_tangent"))
         value = c.call(_CELL_GET, [c.add(cell4)])
         v4 = c.values[value]
-        if _captures(v4[1], set()) or _captures(v4[2], set()):
+        if (_captures(v4[1], set()) or _captures(v4[2], set())) and not _called_opened(fun, name, v4[0]):
             raise refuse(fun, f"{name}, a function that captures variables carrying derivatives")
         slots += [value, c.add(_constant(_zero_tangent_of(v4[0])))]
     out, pullback = dual_rule(program)(_function(program), *(c.values[s] for s in slots))
     c.steps.append((pullback, slots, len(c.values)))
     return c.add(out)
+
+
+def _called_opened(fun: types.FunctionType, name: str, value: Any) -> bool:
+    """Whether ``value``, captured by ``fun`` as ``name`` and capturing variables carrying
+    derivatives itself, is a Python function that ``fun``'s opened program calls opened in turn
+    (``nested._opened_function_call``, a third-order hook), so their derivatives follow. Not when
+    a function nested in either reads captured variables through cells (a generator expression
+    over ``name``, a lambda ``value`` returns): the opened programs read them as parameters."""
+    def nests_closures(f: types.FunctionType) -> bool:
+        return any(isinstance(const, types.CodeType) and const.co_freevars for const in f.__code__.co_consts)
+
+    return isinstance(value, types.FunctionType) and not nests_closures(fun) and not nests_closures(value)
 
 
 def _seed(value4: tuple, seed: float) -> Any:
