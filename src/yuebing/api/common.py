@@ -42,7 +42,8 @@ def user_facing(function: Callable) -> Callable:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        errors = None if float_errors.current_state() is float_errors.DEFAULT else float_errors.adopt()
         try:
             return function(*args, **kwargs)
         except RecursionError as error:
@@ -53,7 +54,8 @@ def user_facing(function: Callable) -> Callable:
             _note_field_write(error)
             raise hide_internal_frames(error) from error.__cause__
         finally:
-            float_errors.restore(errors)
+            if errors is not None:
+                float_errors.restore(errors)
 
     return wrapper
 

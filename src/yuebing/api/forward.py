@@ -324,7 +324,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     positional argument, each with its primal's structure (``NoTangent`` for ints). The caller's
     arguments are not modified, even when ``f`` mutates them.
     """
-    errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+    # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+    errors = None if float_errors.current_state() is float_errors.DEFAULT else float_errors.adopt()
     try:
         if type(f) is not types.FunctionType or f.__code__.co_flags & _ASYNC_FLAGS:  # (a plain function: no walk)
             check_function(f, "jvp")
@@ -356,7 +357,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     except Exception as error:  # (a try costs nothing until it catches; a wrapper, every call)
         reraise_hidden(error)
     finally:
-        float_errors.restore(errors)
+        if errors is not None:
+            float_errors.restore(errors)
 
 
 __all__ = ["jvp"]

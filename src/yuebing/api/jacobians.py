@@ -85,13 +85,15 @@ class Jacobian:
         for a in nums:
             _check_argument(args[a], a, "jacobian", self.holomorphic)
         run = _jacobian_fwd if self.mode == "fwd" else _jacobian_rev
-        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        errors = None if float_errors.current_state() is float_errors.DEFAULT else float_errors.adopt()
         try:
             jacs, aux = run(self.f, args, kwargs, nums, self.has_aux, self._scale())
         except Exception as error:
             reraise_hidden(error)
         finally:
-            float_errors.restore(errors)
+            if errors is not None:
+                float_errors.restore(errors)
         result = jacs[0] if single else tuple(jacs)
         return (result, aux) if self.has_aux else result
 

@@ -372,13 +372,15 @@ class Grad(_GradientFunction):
     """``yb.grad(f, argnums, has_aux)``: ``(*args, **kwargs) -> gradient``."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        errors = None if float_errors.current_state() is float_errors.DEFAULT else float_errors.adopt()
         try:
             value, gradient = self._calls(args, kwargs)
         except Exception as error:
             _reraise(error)
         finally:
-            float_errors.restore(errors)
+            if errors is not None:
+                float_errors.restore(errors)
         return (gradient, value[1]) if self._has_aux else gradient
 
 
@@ -389,13 +391,15 @@ class ValueAndGrad(_GradientFunction):
     _with_value = True
 
     def __call__(self, *args: Any, **kwargs: Any) -> tuple:
-        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        errors = None if float_errors.current_state() is float_errors.DEFAULT else float_errors.adopt()
         try:
             return self._calls(args, kwargs)
         except Exception as error:
             _reraise(error)
         finally:
-            float_errors.restore(errors)
+            if errors is not None:
+                float_errors.restore(errors)
 
 
 @user_facing
@@ -666,7 +670,8 @@ class PreparedGradient:
             state = self._per_thread.state
         except AttributeError:  # this thread's first call
             state = self._per_thread.state = _CallState()
-        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        errors = None if float_errors.current_state() is float_errors.DEFAULT else float_errors.adopt()
         try:
             if not kwargs:
                 fast = self._fast_call(state, args)
@@ -676,7 +681,8 @@ class PreparedGradient:
         except Exception as error:
             _reraise(error)  # (user_facing's work without a wrapper's frame on every call)
         finally:
-            float_errors.restore(errors)
+            if errors is not None:
+                float_errors.restore(errors)
 
     def _general_call(self, state: _CallState, args: tuple, kwargs: dict) -> tuple:
         """A call the hot path does not take: other arguments, keywords, containers."""

@@ -274,13 +274,15 @@ class PreparedHvp:
         return f"yb.prepare_hvp({fname(self.f)}, <{n} argument{'s' if n != 1 else ''}>)"
 
     def __call__(self, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
-        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        errors = None if float_errors.current_state() is float_errors.DEFAULT else float_errors.adopt()
         try:
             return self._call(tuple(primals), tuple(tangents))
         except Exception as error:
             reraise_hidden(error)
         finally:
-            float_errors.restore(errors)
+            if errors is not None:
+                float_errors.restore(errors)
 
     def _call(self, primals: tuple, tangents: tuple) -> tuple:
         if len(primals) != len(self.shapes) or len(tangents) != len(primals):
@@ -381,13 +383,15 @@ class PreparedHessian:
         self.__name__ = f"hessian({fname(prepared.f)})"
 
     def __call__(self, *args: Any) -> Any:
-        errors = float_errors.adopt()  # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        # the caller's np.errstate raise: for the primal only (ir/float_errors.py)
+        errors = None if float_errors.current_state() is float_errors.DEFAULT else float_errors.adopt()
         try:
             return _hessian(self.f, args, self.nums, self.single, run=self.prepared, scale=_scale(self))
         except Exception as error:
             reraise_hidden(error)
         finally:
-            float_errors.restore(errors)
+            if errors is not None:
+                float_errors.restore(errors)
 
     def __reduce__(self) -> tuple:
         return PreparedHessian, (self.prepared, self.nums, self.single, None, self.chunk_size, self.progress)

@@ -73,6 +73,8 @@ def error_state_variable() -> Any:
 
 _STATE = error_state_variable()
 _DEFAULT = _STATE.get() if _STATE is not None else None
+if _STATE is not None and "raise" in np.geterr().values():  # np.seterr(all='raise') before yuebing was imported:
+    _DEFAULT = object()  # that state is not one to pass over
 _get_state = _STATE.get if _STATE is not None else lambda: None  # (None: the old NumPy, nothing converted)
 # state -> its converted twin, or None when it has no raise (a few entries: states the user made)
 _CONVERTED: dict = {}
@@ -106,6 +108,12 @@ def _converted(state: Any) -> Any:
     _CONVERTED[state] = twin
     _CONVERTED[twin] = None  # (already converted)
     return twin
+
+
+#: the error state in force and NumPy's default one: the entry points call ``adopt`` only when
+#: ``current_state() is not DEFAULT`` (one builtin call and a comparison in the usual case)
+current_state = _get_state
+DEFAULT = _DEFAULT
 
 
 def adopt() -> Any:
