@@ -5,7 +5,7 @@ order. Nothing is registered, and ``CASES`` is empty, when SciPy is not installe
   ``rgamma``, ``gammasgn`` (zero derivative), ``multigammaln`` (in a), ``beta``, ``betaln``,
   ``poch``, ``binom``; the incomplete functions ``gammainc``, ``gammaincc``, ``gammaincinv``,
   ``gammainccinv`` (in x or p) and ``betainc``, ``betaincc``, ``betaincinv``, ``betainccinv``
-  (in x or p).
+  (in x or p); Wright's ``wright_bessel`` and ``log_wright_bessel`` (in x).
 * error functions: ``erf``, ``erfc``, ``erfcx``, ``erfi``, ``dawsn``, ``erfinv``, ``erfcinv``,
   ``ndtr``, ``ndtri``, ``log_ndtr`` (``phi(x)/Phi(x)`` as ``exp(-x^2/2 - log_ndtr(x))``: stable
   for very negative x), ``ndtri_exp``, ``wofz``; ``spence``.
@@ -302,6 +302,12 @@ def _register_gamma() -> None:
     elementwise_fixed(sp.betaincinv, ("a", "b", "p"), ab, None, None, lambda a, b, p, y: 1.0 / _betainc_dx(a, b, y))
     elementwise_fixed(sp.betainccinv, ("a", "b", "q"), ab, None, None,
                       lambda a, b, q, y: -1.0 / _betainc_dx(a, b, y))
+    # Wright's function Phi(a, b; x) = sum_k x^k / (k! Gamma(a k + b)): d/dx is Phi(a, a + b; x)
+    # (the Tweedie density's series, statsmodels' GLM Tweedie)
+    elementwise_fixed(sp.wright_bessel, ("a", "b", "x"), ab, None, None,
+                      lambda a, b, x, y: sp.wright_bessel(a, a + b, x))
+    elementwise_fixed(sp.log_wright_bessel, ("a", "b", "x"), ab, None, None,
+                      lambda a, b, x, y: np.exp(sp.log_wright_bessel(a, a + b, x) - y))
 
     @linalg_rule(sp.polygamma, diff=(1,), vjp=_polygamma_vjp)
     def _polygamma(n, x):
@@ -599,6 +605,8 @@ def _cases() -> list:
         Case(sp.betaincc, 3, 2, randu(3, low=0.1, high=0.9)),
         Case(sp.betaincinv, 2, 4, randu(3, low=0.1, high=0.9)),
         Case(sp.betainccinv, 3, 3, randu(3, low=0.1, high=0.9)),
+        Case(sp.wright_bessel, ints, np.array([0, 1, 2]), randpos(3) * 2),
+        Case(sp.log_wright_bessel, 1, 0, randpos(3) * 3),
         # error functions
         Case(sp.erf, randn(2, 3)),
         Case(sp.erf, randc(3)),
