@@ -41,11 +41,13 @@ def as_argument_tangent(tangent: Any, gradient: Any) -> Any:
 
 
 def _mapped(convert: Any, tangent: Any, gradient: Any) -> Any:
-    """``convert`` applied to the items of a tuple, list or dict tangent and gradient."""
+    """``convert`` applied to the items of a tuple (a namedtuple too), list or dict tangent and
+    gradient."""
     if type(gradient) is dict and type(tangent) is dict:
         return {key: convert(t, gradient.get(key)) for key, t in tangent.items()}
-    if type(gradient) in (tuple, list) and type(tangent) is type(gradient) and len(tangent) == len(gradient):
-        return type(tangent)(convert(t, g) for t, g in zip(tangent, gradient))
+    if isinstance(gradient, (tuple, list)) and isinstance(tangent, (tuple, list)) and len(tangent) == len(gradient):
+        items = [convert(t, g) for t, g in zip(tangent, gradient)]
+        return type(tangent)._make(items) if hasattr(type(tangent), "_make") else type(tangent)(items)
     return tangent
 
 
@@ -55,7 +57,7 @@ def holds_objects(gradient: Any) -> bool:
         return True
     if type(gradient) is dict:
         return any(holds_objects(g) for g in gradient.values())
-    return type(gradient) in (tuple, list) and any(holds_objects(g) for g in gradient)
+    return isinstance(gradient, (tuple, list)) and any(holds_objects(g) for g in gradient)
 
 
 __all__ = ["as_argument_tangent", "as_value_tangent", "holds_objects"]

@@ -182,7 +182,7 @@ def _plain_structure(x: Any) -> bool:
             seen.add(id(v))
             stack.extend(value for value in vars(v).values() if T.zero_tangent(value) is not NoTangent)
             continue
-        if type(v) not in (tuple, list, dict):
+        if not isinstance(v, (tuple, list)) and type(v) is not dict:  # (a namedtuple too)
             return False
         if id(v) not in seen:
             seen.add(id(v))
