@@ -8,6 +8,7 @@ is not what it was made from (``exception_data.py``: a user object holding float
 """
 from __future__ import annotations
 
+import enum
 import types
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 #: values that are no float data and hold none
 LABEL_TYPES = frozenset({type(None), bool, int, str, bytes, type(Ellipsis), np.dtype, types.ModuleType})
 BUDGET = 5000  # how many values are looked through before they are taken to hold floats
+_NESTING = 6  # how deep labels are looked into (a tuple of tuples of enum members...)
 
 
 def holds_floats(values: list) -> bool:
@@ -70,3 +72,37 @@ def _attributes(value: Any) -> list:
             except (AttributeError, TypeError):  # a slot not set
                 continue
     return found
+
+
+def is_label(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is data without floats that cannot lead to any (the types of
+    ``LABEL_TYPES``, classes, NumPy integers, enum members, and tuples and functions of them)."""
+    kind = type(value)
+    if kind in LABEL_TYPES or isinstance(value, (type, np.integer, np.bool_)):
+        return True
+    if depth >= _NESTING:
+        return False
+    if kind is tuple or kind is frozenset or isinstance(value, tuple) and hasattr(kind, "_fields"):
+        return all(is_label(v, depth + 1) for v in value)
+    if isinstance(value, enum.Enum):  # (an IntEnum member too): its value
+        return is_label(value.value, depth + 1)
+    if kind is types.BuiltinFunctionType:  # len, math.factorial; not a method bound to a list
+        return value.__self__ is None or isinstance(value.__self__, types.ModuleType)
+    return kind is types.FunctionType and captures_labels(value, depth + 1)
+
+
+def captures_labels(function: Any, depth: int = 0) -> bool:
+    """Whether ``function`` holds labels only: in its closure cells and default values (a
+    function made in the differentiated code may capture a float with a derivative). A builtin
+    function holds nothing."""
+    if isinstance(function, types.BuiltinFunctionType):
+        return is_label(function, depth)
+    if type(function) is not types.FunctionType:  # a bound method (self), a callable object...
+        return False
+    held = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
+    for cell in function.__closure__ or ():
+        try:
+            held.append(cell.cell_contents)
+        except ValueError:  # an empty cell: a variable not bound yet
+            continue
+    return all(is_label(v, depth + 1) for v in held)

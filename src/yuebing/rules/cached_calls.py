@@ -19,7 +19,6 @@ returns the same object.
 """
 from __future__ import annotations
 
-import enum
 import functools
 import types
 from typing import Any, Callable
@@ -28,14 +27,13 @@ import numpy as np
 
 from ..tangents import NoRData, NoTangent, zero_tangent
 from . import outside_state
-from ._float_reach import LABEL_TYPES, holds_floats
+from ._float_reach import captures_labels, holds_floats, is_label
 from .cases import Case, randn
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
 from .objects import _constant as outside_codual
 from .second_order import _register
 from .util import call_on_primals
 
-_NESTING = 6  # how deep labels are looked into (a tuple of tuples of enum members...)
 GENERATED_FILES = ("<yuebing ", "<plain forward")  # the files of the code yuebing generates (third order's too)
 
 
@@ -50,7 +48,7 @@ def answered_by_cache(cached: functools._lru_cache_wrapper, args: list, kwargs: 
     cache may answer it (see the module docstring)."""
     if not (all(is_label(a) for a in args) and all(is_label(v) for v in kwargs.values())):
         return False
-    if not _captures_labels(getattr(cached, "__wrapped__", None)):
+    if not captures_labels(getattr(cached, "__wrapped__", None)):
         return False
     return not holds_floats(outside_state.reached())
 
@@ -75,40 +73,6 @@ def refuse_captured_floats(cached: functools._lru_cache_wrapper) -> None:
                 f"the differentiated function that captures its variable {name!r}: the cache's wrapper carries no "
                 f"derivative of what the function captures. What to do: define {inner.__name__} at module level "
                 f"and pass {name} to it as an argument (a float argument is differentiated), or drop the decorator")
-
-
-def is_label(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` is data without floats that cannot lead to any (the types of
-    ``LABEL_TYPES``, classes, NumPy integers, enum members, and tuples and functions of them)."""
-    kind = type(value)
-    if kind in LABEL_TYPES or isinstance(value, (type, np.integer, np.bool_)):
-        return True
-    if depth >= _NESTING:
-        return False
-    if kind is tuple or kind is frozenset or isinstance(value, tuple) and hasattr(kind, "_fields"):
-        return all(is_label(v, depth + 1) for v in value)
-    if isinstance(value, enum.Enum):  # (an IntEnum member too): its value
-        return is_label(value.value, depth + 1)
-    if kind is types.BuiltinFunctionType:  # len, math.factorial; not a method bound to a list
-        return value.__self__ is None or isinstance(value.__self__, types.ModuleType)
-    return kind is types.FunctionType and _captures_labels(value, depth + 1)
-
-
-def _captures_labels(function: Any, depth: int = 0) -> bool:
-    """Whether ``function`` holds labels only: in its closure cells and default values (a
-    function made in the differentiated code may capture a float with a derivative). A builtin
-    function holds nothing."""
-    if isinstance(function, types.BuiltinFunctionType):
-        return is_label(function, depth)
-    if type(function) is not types.FunctionType:  # a bound method (self), a callable object...
-        return False
-    held = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
-    for cell in function.__closure__ or ():
-        try:
-            held.append(cell.cell_contents)
-        except ValueError:  # an empty cell: a variable not bound yet
-            continue
-    return all(is_label(v, depth + 1) for v in held)
 
 
 # --------------------------------------------------------------------------------------------

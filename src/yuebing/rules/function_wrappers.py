@@ -24,7 +24,7 @@ import functools
 import types
 from typing import Any
 
-from ._float_reach import holds_floats
+from ._float_reach import holds_floats, is_label
 from .cases import Case, randn
 from .core import RuleArgumentError
 from .declare import nondifferentiable
@@ -50,8 +50,6 @@ def cache_function(user_function: Any, maxsize: int | None, typed: bool) -> Any:
 def captures_our_floats(user_function: Any) -> bool:
     """Whether ``user_function`` is a nested function of the differentiated code whose closure
     holds float data, or a variable not bound yet (which may come to hold some)."""
-    from .cached_calls import is_label
-
     if type(user_function) is not types.FunctionType or not user_function.__closure__ \
             or not user_function.__code__.co_filename.startswith(_GENERATED):
         return False
