@@ -70,6 +70,16 @@ def test_a_factor_made_outside_is_a_constant_matrix():
 # --------------------------------------------------------------------------------------------
 
 
+class _Summable:
+    """A user class NumPy's np.sum hands to its own sum method."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def sum(self, axis=None, dtype=None, out=None):
+        return np.sum(self.values)
+
+
 def _coo_of(x):
     return sps.csr_matrix((np.concatenate([x, x[:2] ** 2]), (ROWS, COLS)), shape=(N, N))
 
@@ -109,6 +119,22 @@ BUILT = {
     "sorted_indices": lambda x: np.sum((sps.csr_matrix((x[:4], [2, 0, 3, 1], [0, 2, 4]), shape=(2, 4))
                                         .sorted_indices() @ x[:4]) ** 2),
     "complex entries": lambda x: np.sum(np.abs(sps.diags(x * (1 + 2j)) @ (x + 0.5j)) ** 2),
+    # np.sum and np.mean hand a matrix to its own method (followed as SciPy's code)
+    "np.sum(A), np.mean(A, axis)": lambda x: (np.sum(sps.diags_array(x) @ sps.diags_array(x)) ** 2
+                                              + np.sum(np.mean(sps.csr_array(RANDOM.multiply(x)), axis=1) ** 2)
+                                              + np.sum(np.sum(sps.csr_array(RANDOM.multiply(x)), axis=0) ** 3)),
+    "np.mean(dia_matrix), np.sum(csr_matrix)": lambda x: (np.mean(sps.diags(x)) ** 2
+                                                          + np.sum(RANDOM.multiply(np.sin(x)).tocsr()) ** 2),
+    # the sums over every entry of the *_matrix classes (SciPy's go through an np.matrix)
+    "csr_matrix.sum(), coo_matrix.mean()": lambda x: ((RANDOM + sps.diags(x ** 2)).sum() ** 2
+                                                      + sps.coo_matrix(RANDOM + sps.diags(x ** 2)).mean() ** 3),
+    "sum() with duplicates stored": lambda x: sps.csc_matrix((x, ([0, 0, 1, 1, 1], [2, 2, 0, 0, 1])),
+                                                             shape=(2, 3)).sum() ** 2,
+    "dia sum(), sum(axis=0)": lambda x: (sps.diags_array(x).sum() ** 2 + sps.diags(x, 1).sum() ** 3
+                                         + np.sum(sps.diags_array(x, offsets=1).sum(axis=0) ** 2)),
+    "row and column sums of a csr_matrix as products": lambda x: (np.sum(((RANDOM + sps.diags(x)) @ np.ones(N)) ** 2)
+                                                                 + np.sum((np.ones(N) @ (RANDOM + sps.diags(x))) ** 3)),
+    "np.sum(user object)": lambda x: np.sum(_Summable(x ** 2)) ** 2,
 }
 
 
@@ -312,25 +338,16 @@ def _factor_read(x):
     return np.sum(spl.splu((LAPLACIAN + sps.diags(x ** 2)).tocsc()).L.toarray())
 
 
-class _Summable:
-    """A user class NumPy's np.sum hands to its own sum method."""
-
-    def __init__(self, values):
-        self.values = values
-
-    def sum(self, axis=None, dtype=None, out=None):
-        return np.sum(self.values)
-
-
 @pytest.mark.parametrize("f, words", [
     (_eliminating, "eliminate_zeros"),
     (_factor_read, "not its factor L"),
-    (lambda x: np.sum(sps.diags_array(x) @ sps.diags_array(x)), "call the method, a.sum()"),
-    (lambda x: np.mean(sps.diags(x)), "call the method, a.mean()"),
-    (lambda x: np.sum(_Summable(x * 2.0)), "call the method, a.sum()"),
     (lambda x: np.abs(sps.diags_array(x)).sum(), "into an object array for a ufunc"),
     (lambda x: spl.norm(RANDOM_ARRAY + sps.diags_array(x), 1), "into an object array for a ufunc"),
-], ids=["eliminate_zeros", "splu L", "np.sum(A)", "np.mean(A)", "np.sum(user object)", "np.abs(A)", "norm(A, 1)"])
+    (lambda x: np.sum(np.asarray(sps.diags(x).tocsr().todense())), "np.matrix results of the"),
+    (lambda x: np.sum(np.asarray((RANDOM + sps.diags(x)).sum(axis=0)) ** 2), "np.ones.A.shape.0.. @ A"),
+    (lambda x: np.sum(np.asarray(RANDOM.mean(axis=1))) * np.sum(x), "sps.csr_array.A."),
+], ids=["eliminate_zeros", "splu L", "np.abs(A)", "norm(A, 1)", "csr_matrix.todense()", "sum(axis=0)",
+        "constant mean(axis=1)"])
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
 def test_refused_by_name(f, words, mode):
     with pytest.raises(RuleArgumentError, match=words):

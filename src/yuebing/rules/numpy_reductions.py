@@ -32,11 +32,12 @@ import numpy as np
 
 from ..tangents import NoTangent
 from .cases import Case, Expect, randc, randn, randpos
-from .core import Dual, RuleArgumentError, primal
+from .core import Dual, primal
+from .core import frule as core_frule
 from .numpy_arguments import (NV, as_array, axes_of, conj_if_complex, dense_tangent, expand, forward, given_keywords,
                               initial_tangent, keeps_dims, no_out, reduced_count, rule, vjp_pullback, where_mask)
 from .second_order import linear, with_vjp
-from .util import fit_tangent, output, tangent
+from .util import defined_rrule, fit_tangent, output, tangent
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,31 +87,56 @@ def _nanmean_vjp(g, y, a, axis=None, dtype=None, out=None, keepdims=NV, where=NV
     return _spread(g, a, axis, keepdims, NV, where, True, True)
 
 
-def _no_delegation(name: str, x: Any) -> None:
-    """Refuse an object that NumPy hands to its own method (``np.sum(A)`` calls ``A.sum()``: a
-    SciPy sparse matrix, a user class): that call runs here on the primal, without derivatives."""
+def _delegated(name: str, x: Any) -> str | None:
+    """The method NumPy hands ``x`` to (``np.sum(A)`` calls ``A.sum()``: a SciPy sparse matrix, a
+    user class), None for arrays, numbers and sequences (reduced here)."""
     method = name.rsplit(".", 1)[-1]
     if not isinstance(x, (np.ndarray, np.generic, list, tuple, int, float, complex)) and hasattr(x, method):
-        raise RuleArgumentError(f"{name}: yuebing does not differentiate {name} of a {type(x).__name__}, which "
-                                f"NumPy hands to the object's own {method} method. What to do: call the method, "
-                                f"a.{method}()")
+        return method
+    return None
+
+
+def _method_sum(a, axis=None, dtype=None, out=None, **given):
+    """``np.sum`` of an object with its own ``sum``, as NumPy calls it (differentiated as code)."""
+    if dtype is None:
+        return a.sum(axis=axis, out=out, **given)
+    return a.sum(axis=axis, dtype=dtype, out=out, **given)
+
+
+def _method_mean(a, axis=None, dtype=None, out=None, **given):
+    """``np.mean`` of an object with its own ``mean``, as NumPy calls it."""
+    return a.mean(axis=axis, dtype=dtype, out=out, **given)
+
+
+def _by_method(method: str, a: Any, axis: Any, dtype: Any, out: Any, keepdims: Any, initial: Any,
+               where: Any) -> tuple:
+    """The definition of a call NumPy hands to the object's own method, and the arguments the call
+    gave (the others are the definition's defaults: ``keepdims``, ``initial``, ``where`` are passed
+    on only when given, as NumPy does)."""
+    given = {k: v for k, v in (("axis", axis), ("dtype", dtype), ("out", out), ("keepdims", keepdims),
+                               ("initial", initial), ("where", where)) if v is not None and v is not NV}
+    return (_method_sum if method == "sum" else _method_mean), (a,), given
 
 
 def _spread_rules(fn: Callable, vjp: Callable, mean: bool, nan: bool) -> tuple[Callable, Callable]:
     name = f"numpy.{fn.__name__}"
 
     def rrule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
+        if (method := _delegated(name, primal(a))) is not None:
+            definition, args, kwargs = _by_method(method, a, axis, dtype, out, keepdims, initial, where)
+            return defined_rrule(definition, *args, **kwargs)
         no_out(name, out)
-        _no_delegation(name, primal(a))
         kw = given_keywords(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
         result = output(fn(primal(a), **kw))
         args = (a, axis, dtype, out, keepdims, where) if mean else (a, axis, dtype, out, keepdims, initial, where)
         return result, vjp_pullback(vjp, result, args)
 
     def frule(a, axis=None, dtype=None, out=None, keepdims=NV, initial=NV, where=NV):
+        if (method := _delegated(name, primal(a))) is not None:
+            definition, args, kwargs = _by_method(method, a, axis, dtype, out, keepdims, initial, where)
+            return core_frule(definition, *args, **kwargs)
         no_out(name, out)
         x = primal(a)
-        _no_delegation(name, x)
         y = fn(x, **given_keywords(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where))
         dx = dense_tangent(x, tangent(a))
         d_initial = initial_tangent(initial)
@@ -148,9 +174,22 @@ for _fn, _method, _vjp, _is_mean, _is_nan in (
     forward(*_targets)(_f)
 with_vjp(np.nansum, _nansum_vjp)
 with_vjp(np.nanmean, _nanmean_vjp)
-linear(np.sum, (np.ndarray, "sum"), data=(5, "initial"))  # an int initial= is a value
+
+
+def _sum_delegated(args: tuple, kwargs: dict) -> Callable | None:
+    """Second order of ``np.sum(A)`` of an object NumPy hands to its own ``sum``: that method."""
+    return _method_sum if args and _delegated("numpy.sum", args[0]) else None
+
+
+def _mean_delegated(args: tuple, kwargs: dict) -> Callable | None:
+    return _method_mean if args and _delegated("numpy.mean", args[0]) else None
+
+
+linear(np.sum, data=(5, "initial"), delegate=_sum_delegated)  # an int initial= is a value
+linear((np.ndarray, "sum"), data=(5, "initial"))
+linear(np.mean, delegate=_mean_delegated)
 # np.trace's first-order rule is in linalg: a sum of the diagonal
-linear(np.mean, np.trace, (np.ndarray, "mean"), (np.ndarray, "trace"))
+linear(np.trace, (np.ndarray, "mean"), (np.ndarray, "trace"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .cases import Case, randn
+from .core import RuleArgumentError
 from .declare import nondifferentiable
 from .second_order import defined_as
 
@@ -97,12 +98,17 @@ def _scatter(index, values, length):
     return sums if kind.kind in "fc" else sums.astype(kind)
 
 
+def _add_into(Yx, values):
+    """``Yx += values``, read flat as the C kernels do (SciPy's ``sum`` passes a column ``(n, 1)``)."""
+    Yx += np.reshape(values, np.shape(Yx))
+
+
 def _csr_matvec(n_row, n_col, Ap, Aj, Ax, Xx, Yx):
-    Yx += _scatter(_major_of(n_row, Ap), Ax * Xx[Aj], n_row)
+    _add_into(Yx, _scatter(_major_of(n_row, Ap), Ax * np.ravel(Xx)[Aj], n_row))
 
 
 def _csc_matvec(n_row, n_col, Ap, Ai, Ax, Xx, Yx):
-    Yx += _scatter(Ai, Ax * Xx[_major_of(n_col, Ap)], n_row)
+    _add_into(Yx, _scatter(Ai, Ax * np.ravel(Xx)[_major_of(n_col, Ap)], n_row))
 
 
 def _csr_matvecs(n_row, n_col, n_vecs, Ap, Aj, Ax, Xx, Yx):
@@ -118,7 +124,7 @@ def _csc_matvecs(n_row, n_col, n_vecs, Ap, Ai, Ax, Xx, Yx):
 
 
 def _coo_matvec(nnz, Ai, Aj, Ax, Xx, Yx):
-    Yx += _scatter(Ai[:nnz], Ax[:nnz] * Xx[Aj[:nnz]], len(Yx))
+    _add_into(Yx, _scatter(Ai[:nnz], Ax[:nnz] * np.ravel(Xx)[Aj[:nnz]], np.size(Yx)))
 
 
 def _coo_matmat_dense(nnz, n_vecs, Ai, Aj, Ax, Bx, Cx):
@@ -139,7 +145,7 @@ def _bsr_products(n_brow, n_bcol, R, C, Ap, Aj, Ax, X):
 
 def _bsr_matvec(n_brow, n_bcol, R, C, Ap, Aj, Ax, Xx, Yx):
     products, out_rows = _bsr_products(n_brow, n_bcol, R, C, Ap, Aj, Ax, Xx)
-    Yx += _scatter(out_rows, np.reshape(products, -1), n_brow * R)
+    _add_into(Yx, _scatter(out_rows, np.reshape(products, -1), n_brow * R))
 
 
 def _bsr_matvecs(n_brow, n_bcol, n_vecs, R, C, Ap, Aj, Ax, Xx, Yx):
@@ -149,7 +155,7 @@ def _bsr_matvecs(n_brow, n_bcol, n_vecs, R, C, Ap, Aj, Ax, Xx, Yx):
 
 def _dia_matvec(n_row, n_col, n_diags, L, offsets, diags, Xx, Yx):
     rows, cols, diagonal = _dia_entries(n_row, n_col, L, offsets)
-    Yx += _scatter(rows, diags[diagonal, cols] * Xx[cols], n_row)
+    _add_into(Yx, _scatter(rows, diags[diagonal, cols] * np.ravel(Xx)[cols], n_row))
 
 
 def _dia_matvecs(n_row, n_col, n_diags, L, offsets, diags, n_vecs, Xx, Yx):
@@ -283,6 +289,70 @@ def _vstack(blocks, format=None, dtype=None):
 nondifferentiable(_prune_copies, _check_prunable, _dia_structure, _stacked_format)
 
 
+# --------------------------------------------------------------------------------------------
+# np.matrix results of the *_matrix classes: no tangent (the sum over every entry avoids one)
+# --------------------------------------------------------------------------------------------
+
+_MATRIX_ADVICE = (
+    "scipy.sparse: yuebing does not differentiate the np.matrix results of the *_matrix classes "
+    "(csr_matrix.todense(), .sum(axis=0), .mean(axis=1), an np.matrix operand): np.matrix has no tangent "
+    "(NumPy deprecates it). What to do: A.toarray() for a dense ndarray; A @ np.ones(A.shape[1]) for the row "
+    "sums and np.ones(A.shape[0]) @ A for the column sums; or the *_array classes (sps.csr_array(A)), whose "
+    "sums and products are ndarrays")
+
+
+def _refuse_matrix(*args, **kwargs):
+    """``scipy.sparse._sputils.asmatrix``, which makes the np.matrix results: refused by name."""
+    raise RuleArgumentError(_MATRIX_ADVICE)
+
+
+def _sum_axes(A, axis):
+    """SciPy's own check of ``axis`` (None: over every entry); the sum's dtype."""
+    from scipy.sparse._sputils import get_sum_dtype, validateaxis
+
+    return validateaxis(axis, ndim=A.ndim), get_sum_dtype(A.dtype)
+
+
+nondifferentiable(_refuse_matrix, _sum_axes)
+
+
+def _copy_of_function(f):
+    """A function running ``f``'s code that is not ``f`` (no rule is registered for it: it is
+    differentiated from its source, like SciPy's own)."""
+    import types
+
+    return types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+
+
+def _sparse_sum(self, axis=None, dtype=None, out=None):
+    """``_spbase.sum``: over every entry, the sum of the stored values (SciPy's makes them an
+    np.matrix first for the *_matrix classes); over an axis, SciPy's own code."""
+    axes, sum_dtype = _sum_axes(self, axis)
+    if axes is not None:
+        return _SPBASE_SUM(self, axis=axis, dtype=dtype, out=out)
+    if self.nnz == 0:
+        return np.sum(np.zeros(1, dtype=sum_dtype), dtype=dtype, out=out)
+    return np.sum(_stored_values(self), dtype=dtype, out=out)
+
+
+def _stored_values(A):
+    """Every stored value, duplicates included (their sum is the matrix's; SciPy's ``_todata``
+    sums them in place first)."""
+    if hasattr(A, "indptr"):
+        return A.data[:A.indptr[-1]]
+    if A.format == "coo":
+        return A.data
+    return _TODATA(A)
+
+
+def _dia_sum(self, axis=None, dtype=None, out=None):
+    """``_dia_base.sum``: over every entry, that of the CSR matrix (SciPy's makes an np.matrix of
+    the row sums first for ``dia_matrix``); over an axis, SciPy's own code."""
+    if _sum_axes(self, axis)[0] is None:
+        return _sparse_sum(self.tocsr(), None, dtype, out)
+    return _DIA_SUM(self, axis=axis, dtype=dtype, out=out)
+
+
 #: kernels that copy stored values: the position of the values read, of the values written, of
 #: the index arrays written, and whether the values are added to what is there
 _COPYING = {"csr_tocsc": (4, 7, (5, 6)), "coo_tocsr": (5, 8, (6, 7)), "csr_row_index": (4, 6, (5,)),
@@ -310,6 +380,13 @@ if _kernels is not None:
 
     defined_as(_construct.hstack, _hstack, validate=True)
     defined_as(_construct.vstack, _vstack, validate=True)
+    from scipy.sparse import _base, _sputils
+
+    _SPBASE_SUM, _TODATA = _copy_of_function(_base._spbase.sum), _base._todata
+    _DIA_SUM = _copy_of_function(_dia_base.sum)
+    defined_as(_base._spbase.sum, _sparse_sum)
+    defined_as(_dia_base.sum, _dia_sum)
+    defined_as(_sputils.asmatrix, _refuse_matrix)
 
 
 # --------------------------------------------------------------------------------------------

@@ -59,7 +59,9 @@ class SecondOrder:
     value positions; ``function``: the primitive (elementwise, in_place, with_vjp); ``partials``, ``vjp``, ``definition``: the
     class's formula (an elementwise primitive's partials, when not given, are
     ``declare.ELEMENTWISE_PARTIALS``'); ``rule``: a special rule written out; ``check(out, args, kwargs)``: a refusal
-    a zero-class rule runs after the call (random draws whose parameters move).
+    a zero-class rule runs after the call (random draws whose parameters move); ``delegate(args,
+    kwargs)``: the Python function a call is differentiated as instead, or None (``np.sum(A)`` of an
+    object NumPy hands to its own ``sum``).
     """
 
     kind: str
@@ -72,6 +74,7 @@ class SecondOrder:
     rule: Rule | None = None
     check: Callable | None = None
     direct: Callable | None = None
+    delegate: Callable | None = None
 
     @property
     def label(self) -> str:
@@ -113,16 +116,17 @@ def zero(*targets: Any, check: Callable | None = None) -> None:
     declare(targets, SecondOrder("zero", check=check) if check is not None else _ZERO)
 
 
-def linear(*targets: Any, data: tuple = (), stored: tuple = ()) -> None:
+def linear(*targets: Any, data: tuple = (), stored: tuple = (), delegate: Callable | None = None) -> None:
     """Declare functions (or ``(type, method)`` pairs) linear in their differentiable arguments.
 
     Integer arguments are passed to the tangent call as they are (axes, indices, shapes), except
     at the positions and keyword names in ``data``, whose integers are values read as numbers
     (``sum(xs, start=1)``, ``np.array([x, 1])``: ints there and inside lists become 0), and in
     ``stored``, values written into a container (``y[0] = 1``, ``lst.append(1)``: an int becomes
-    0; a list is stored as its own tangent, keeping its identity).
+    0; a list is stored as its own tangent, keeping its identity). ``delegate(args, kwargs)``
+    (the primals): a Python function the call is differentiated as instead, like user code, or None.
     """
-    declare(targets, SecondOrder("linear", data=data, stored=stored))
+    declare(targets, SecondOrder("linear", data=data, stored=stored, delegate=delegate))
 
 
 def multilinear(*targets: Any) -> None:

@@ -71,7 +71,7 @@ def _make_rule(d: SecondOrder) -> Rule:
     if d.kind == "zero":
         return _zero_rule(d.check)
     if d.kind == "linear":
-        return _linear_rule(d.data, d.stored)
+        return _delegating(_linear_rule(d.data, d.stored), d.delegate) if d.delegate else _linear_rule(d.data, d.stored)
     if d.kind == "multilinear":
         return _multilinear
     if d.kind == "selection":
@@ -224,6 +224,22 @@ def _carries_tangent(value: Any) -> bool:
     has the same view of the dict's tangent (the tangent model gives views none of their own)."""
     return callable(value) and not isinstance(value, (type, np.ndarray)) or isinstance(value, K.VALUE_CARRYING_DICT_VIEWS) \
         or _zero_tangent_of(value) is not NoTangent
+
+
+def _delegating(rule: Rule, delegate: Callable) -> Rule:
+    """``rule``, except for the calls ``delegate`` hands to a Python function (``np.sum(A)`` of
+    a SciPy sparse matrix: its own ``sum``), differentiated as that function's code."""
+    def delegating(f: tuple, args: tuple, kwargs: dict) -> tuple:
+        definition = delegate(tuple(a[0] for a in args), {k: v[0] for k, v in kwargs.items()})
+        if definition is None:
+            return rule(f, args, kwargs)
+        return DUAL_RULE(definition)((definition, NoFData, NoTangent, NoFData), *args, **kwargs)
+
+    delegating.second_order_kind = getattr(rule, "second_order_kind", "linear")  # type: ignore[attr-defined]
+    for name in ("data", "stored"):  # (read by third order)
+        if hasattr(rule, name):
+            setattr(delegating, name, getattr(rule, name))
+    return delegating
 
 
 def _linear_rule(data: tuple, stored: tuple) -> Rule:
