@@ -330,6 +330,11 @@ def _linear(call: _Call, data: tuple, stored: tuple) -> tuple[int, int]:
 
     slots = [tangent_slot(k, s, k == 0) for k, s in enumerate(call.arg_slots)]
     keywords = {k: tangent_slot(k, s, False) for k, s in call.keyword_slots.items()}
+    if not {t for _, t in [*call.arg_slots, *call.keyword_slots.values()]} & {*slots, *keywords.values()} \
+            and _has_float_data(call.value(y)):
+        # no tangent in (a structured table's field, T["b"]: the table has none): the tangent
+        # call would run on the primals and take their numbers for the tangent
+        return y, c.add(_constant(_zero_tangent_of(call.value(y))))
     return y, _apply(call, slots, keywords)
 
 
