@@ -576,8 +576,10 @@ def _check_user_write(o: Any, name: str, who: str, plain: bool, building: bool =
                                 "code for the source transform, not for this rule")
     attr = _class_attribute(tp, name)
     if attr is not _MISSING and _is_custom_data_descriptor(attr):
-        raise RuleArgumentError(f"{who}: {tp.__qualname__}.{name} is a property or descriptor; its setter "
-                                "is user code for the source transform, not for this rule")
+        raise RuleArgumentError(f"{who}: {tp.__qualname__}.{name} is a property or descriptor; yuebing runs "
+                                "its setter for setattr(o, name, v) and object.__setattr__(o, name, v), not for a "
+                                "bound o.__setattr__ or super().__setattr__. What to do: write "
+                                f"object.__setattr__(self, {name!r}, value) (in a class's own __setattr__ too)")
 
 
 def _dict_position(o: Any, name: str) -> int | None:

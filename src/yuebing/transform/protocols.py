@@ -418,6 +418,9 @@ def python_implementation(fn: Any, args: tuple, kwargs: dict) -> types.FunctionT
     return implementation
 
 
+_OBJECT_SETATTR = object.__setattr__  # (super().__setattr__(name, v) in a class's own __setattr__ too)
+
+
 def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     """Run the call ``fn(*args, **kwargs)`` in ``mode`` (``f`` is ``fn`` in the mode's values)."""
     if (fn is getattr or fn is setattr or fn is delattr) and args and not kwargs:
@@ -428,8 +431,8 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         found = mode.property_get(args)
         if found is not None:
             return found
-    if fn is setattr and len(args) == 3 and not kwargs:
-        found = mode.property_set(args)
+    if (fn is setattr or fn is _OBJECT_SETATTR) and len(args) == 3 and not kwargs:
+        found = mode.property_set(args)  # (object.__setattr__ runs a property's setter as setattr does)
         if found is not None:
             return found
     if args and may_be_operator(fn):
