@@ -24,6 +24,7 @@ from .fuzz_blocks import CoreBlocks
 from .fuzz_constructs import CONSTRUCT_FEATURES, CONSTRUCT_MARKERS, ConstructBlocks, helper_sources
 from .fuzz_constructs import OPT_IN as CONSTRUCT_OPT_IN
 from .fuzz_expressions import ExpressionForms
+from .fuzz_habits import HABIT_FEATURES, HABIT_MARKERS, HabitBlocks, habit_helper_sources
 from .fuzz_mixed import MIXED_FEATURES, MIXED_MARKERS, MixedBlocks, mixed_helper_sources
 from .fuzz_science import SCIENCE_FEATURES, SCIENCE_MARKERS, SCIENCE_OPT_IN, ScienceBlocks, science_helper_sources
 
@@ -65,7 +66,7 @@ FEATURES = (
     "linear_float_block",  # float blocks of + and - only (no residuals); off: each block has a power
     "refusable",        # constructs once refused (try/except, :=, a closure over a rebound name):
                         # they must be refused or differentiated right, never wrongly
-) + CONSTRUCT_FEATURES + MIXED_FEATURES + SCIENCE_FEATURES
+) + CONSTRUCT_FEATURES + MIXED_FEATURES + SCIENCE_FEATURES + HABIT_FEATURES
 # What a run uses unless told otherwise: every feature but the opt-in ones (feature -> why).
 OPT_IN = {**CONSTRUCT_OPT_IN, **SCIENCE_OPT_IN}
 DEFAULT_FEATURES = tuple(name for name in FEATURES if name not in OPT_IN)
@@ -110,6 +111,7 @@ FEATURE_MARKERS = {
     **CONSTRUCT_MARKERS,
     **MIXED_MARKERS,
     **SCIENCE_MARKERS,
+    **HABIT_MARKERS,
 }
 
 
@@ -169,7 +171,7 @@ class _Env:
         return [k for k, v in self.kinds.items() if v == kind and not (mutable and k in self.frozen)]
 
 
-class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, ScienceBlocks):
+class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, ScienceBlocks, HabitBlocks):
     """Writes one program; ``on(feature)`` says whether a form may be used."""
 
     def __init__(self, rng: random.Random, features: frozenset[str]) -> None:
@@ -196,7 +198,7 @@ class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, Scien
             ("objects", self.b_object), ("iterate", self.b_iterate), ("calls", self.b_lambda),
             ("grow_loop", self.b_grow_loop), ("nested_loops", self.b_nested_loops),
             ("refusable", self.b_refusable),
-        ] + self.construct_makers() + self.mixed_makers() + self.science_makers()
+        ] + self.construct_makers() + self.mixed_makers() + self.science_makers() + self.habit_makers()
 
     def block(self) -> Block | None:
         makers = [("arith", self.b_new_float), ("arith", self.b_new_array)]
@@ -248,6 +250,7 @@ class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, Scien
             self.helpers.append("def kw0(v, c=2.0, *, d=0.5):\n    return c * v + d * v * v")
             self.helpers.append("def va0(*vs):\n    total = 0.0\n    for v in vs:\n        total = total + np.sin(v)\n    return total")
         self.helpers += helper_sources(self.on) + mixed_helper_sources(self.on) + science_helper_sources(self.on)
+        self.helpers += habit_helper_sources(self.on)
         if self.on("recursion"):
             self.helpers.append("def rec0(v, k):\n    if k == 0:\n        return v\n    return rec0(np.sin(v) + 0.1 * v, k - 1)")
 
@@ -286,6 +289,10 @@ class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, Scien
             block = self.block()
             if block is not None:
                 blocks.append(block)
+        for feature in focus * 2:  # a focus block needing names that later blocks (or its first try) made
+            if not re.search(FEATURE_MARKERS.get(feature, "$^"), "\n".join(l for b in blocks for l in b.lines), re.M):
+                block = self.focus_block(feature)
+                blocks += [block] if block is not None else []
         live = list(self.env.kinds.items())
         self.rng.shuffle(live)
         terms = [self.term(name, kind) for name, kind in live[: max(3, len(live) // 2)]]

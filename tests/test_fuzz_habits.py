@@ -1,0 +1,43 @@
+"""The fuzzer's habits of scientists (``yuebing.testing.fuzz_habits``): dict models left by break,
+scatter writes with repeated indices, norms with ord/axis, ties, einsum strings, cumulative
+operations, scipy.special along axes, views written then read, classes of arrays, tolerance loops.
+
+Each feature's focused programs are checked by ``fuzz.check_program`` (reverse vs forward vs
+differences vs hvp, batched passes, the arguments) and must come out right or refused by name.
+"""
+import random
+
+import pytest
+
+from yuebing.testing import fuzz
+from yuebing.testing.fuzz_habits import HABIT_FEATURES
+from yuebing.testing.fuzz_programs import DEFAULT_FEATURES, features_in, random_args, random_program
+
+
+def _focused(feature: str, seed: int):
+    rng = random.Random(seed * 1009 + sum(map(ord, feature)) + 22)
+    program = random_program(rng, DEFAULT_FEATURES, focus=feature)
+    return program, random_args(rng, program), rng
+
+
+def test_habits_are_on_by_default():
+    assert set(HABIT_FEATURES) <= set(DEFAULT_FEATURES)
+
+
+@pytest.mark.parametrize("feature", HABIT_FEATURES)
+def test_focused_programs_exercise_their_feature(feature):
+    for seed in range(5):
+        program, _, _ = _focused(feature, seed)
+        assert feature in features_in(program.source()), program.source()
+
+
+@pytest.mark.parametrize("feature", HABIT_FEATURES)
+def test_a_focused_program_is_never_wrong(feature):
+    program, args, rng = _focused(feature, 0)
+    source = program.source()
+    for _ in range(3):
+        outcome = fuzz.check_program(source, args)
+        if outcome.status not in ("unsmooth", "invalid"):
+            break
+        args = random_args(rng, program)
+    assert outcome.status in ("right", "refused", "unsmooth"), str(outcome)
