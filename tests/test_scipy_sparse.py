@@ -135,6 +135,13 @@ BUILT = {
     "row and column sums of a csr_matrix as products": lambda x: (np.sum(((RANDOM + sps.diags(x)) @ np.ones(N)) ** 2)
                                                                  + np.sum((np.ones(N) @ (RANDOM + sps.diags(x))) ** 3)),
     "np.sum(user object)": lambda x: np.sum(_Summable(x ** 2)) ** 2,
+    "bmat with None blocks": lambda x: np.sum((sps.bmat([[sps.diags(x), RANDOM], [None, sps.diags(x ** 2)]])
+                                               @ np.arange(10.0)) ** 2),
+    "bmat(format='csr'), a dense block": lambda x: (np.sum(sps.bmat([[sps.diags(x, format="csr"), RANDOM]],
+                                                                    format="csr").toarray() ** 2)
+                                                    + np.sum(sps.bmat([[sps.diags(x), np.outer(x, x[:2])]]).toarray() ** 2)),
+    "block_array": lambda x: np.sum((sps.block_array([[None, sps.diags_array(x)], [RANDOM_ARRAY, None]])
+                                     @ np.cos(np.arange(10.0))) ** 2),
 }
 
 
@@ -361,18 +368,18 @@ def test_refused_by_name(f, words, mode):
 
 @pytest.mark.parametrize("blocks", [[sps.eye(5, format="csr"), RANDOM], [sps.csc_array(RANDOM), sps.eye(5)],
                                     [sps.eye(5, format="csc"), sps.csc_matrix(RANDOM)]], ids=["csr", "mixed", "csc"])
-@pytest.mark.parametrize("stack", ["hstack", "vstack"])
+@pytest.mark.parametrize("stack", ["hstack", "vstack", "bmat", "block_array"])
 def test_stacking_gives_scipys_format_and_class(blocks, stack):
     made = {}
+    grid = {"bmat": lambda bs: [bs, [None, bs[1]]], "block_array": lambda bs: [[None, bs[0]], bs]}.get(stack, list)
 
     def f(t):
-        stacked = getattr(sps, stack)([b * t for b in blocks])
-        # read during the call: the gradient call undoes the writes into the arrays it made
+        stacked = getattr(sps, stack)(grid([b * t for b in blocks]))
         made["format"], made["type"], made["dense"] = stacked.format, type(stacked), stacked.toarray().copy()
         return np.sum(stacked.toarray())
 
     yb.grad(f)(1.0)
-    scipys = getattr(sps, stack)(blocks)
+    scipys = getattr(sps, stack)(grid(blocks))
     assert (made["format"], made["type"]) == (scipys.format, type(scipys))
     np.testing.assert_array_equal(made["dense"], scipys.toarray())
 

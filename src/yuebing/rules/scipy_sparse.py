@@ -262,31 +262,63 @@ def _stacked_format(formats, format):
     return format or (formats.pop() if len(formats) == 1 and formats <= {"csr", "csc"} else "coo")
 
 
-def _stack(blocks, axis, format=None, dtype=None):
-    """``hstack`` (``axis=1``) and ``vstack`` (``axis=0``) from the blocks' entries, without
-    SciPy's object array of blocks (which holds no derivative)."""
+def _block_offsets(grid):
+    """Where each block row and column starts (and the total), from the blocks' shapes (None: an
+    empty block); SciPy's errors for blocks whose shapes do not fit."""
+    heights, widths = [0] * len(grid), [0] * len(grid[0])
+    for i, row in enumerate(grid):
+        if len(row) != len(widths):
+            raise ValueError("blocks must be 2-D")
+        for j, block in enumerate(row):
+            if block is None:
+                continue
+            height, width = np.shape(block) if np.ndim(block) == 2 else (1, np.size(block))
+            if heights[i] and heights[i] != height:
+                raise ValueError(f"blocks[{i},:] has incompatible row dimensions")
+            if widths[j] and widths[j] != width:
+                raise ValueError(f"blocks[:,{j}] has incompatible column dimensions")
+            heights[i], widths[j] = height, width
+    return np.concatenate(([0], np.cumsum(heights))), np.concatenate(([0], np.cumsum(widths)))
+
+
+def _blocks(grid, format=None, dtype=None, as_array=None):
+    """``bmat``, ``block_array``, ``hstack`` and ``vstack``: a matrix of blocks (None: zeros) from
+    the blocks' entries, without SciPy's object array of blocks (which holds no derivative)."""
     import scipy.sparse as sps
 
-    as_array = any(isinstance(b, sps.sparray) for b in blocks)
-    parts = [b.tocoo() if sps.issparse(b) else sps.coo_array(np.atleast_2d(b)) for b in blocks]
-    offsets = np.concatenate(([0], np.cumsum([p.shape[axis] for p in parts])))
-    rows = np.concatenate([p.row + (offsets[k] if axis == 0 else 0) for k, p in enumerate(parts)])
-    cols = np.concatenate([p.col + (offsets[k] if axis == 1 else 0) for k, p in enumerate(parts)])
-    shape = (int(offsets[-1]), parts[0].shape[1]) if axis == 0 else (parts[0].shape[0], int(offsets[-1]))
-    data = np.concatenate([p.data for p in parts])
+    grid = [list(row) for row in grid]
+    present = [b for row in grid for b in row if b is not None]
+    if as_array is None:
+        as_array = any(isinstance(b, sps.sparray) for b in present)
+    row_at, col_at = _block_offsets(grid)
+    parts = [(b.tocoo() if sps.issparse(b) else sps.coo_array(np.atleast_2d(b)), row_at[i], col_at[j])
+             for i, row in enumerate(grid) for j, b in enumerate(row) if b is not None]
+    rows = np.concatenate([p.row + i for p, i, _ in parts])
+    cols = np.concatenate([p.col + j for p, _, j in parts])
+    data = np.concatenate([p.data for p, _, _ in parts])
+    shape = (int(row_at[-1]), int(col_at[-1]))
     made = (sps.coo_array if as_array else sps.coo_matrix)((data, (rows, cols)), shape=shape, dtype=dtype)
-    return made.asformat(_stacked_format([getattr(b, "format", None) for b in blocks], format))
+    # (a None block, like a dense one, takes SciPy off its CSR/CSC path: COO)
+    return made.asformat(_stacked_format([getattr(b, "format", None) for row in grid for b in row], format))
 
 
 def _hstack(blocks, format=None, dtype=None):
-    return _stack(list(blocks), 1, format, dtype)
+    return _blocks([list(blocks)], format, dtype)
 
 
 def _vstack(blocks, format=None, dtype=None):
-    return _stack(list(blocks), 0, format, dtype)
+    return _blocks([[b] for b in blocks], format, dtype)
 
 
-nondifferentiable(_prune_copies, _check_prunable, _dia_structure, _stacked_format)
+def _bmat(blocks, format=None, dtype=None):
+    return _blocks(blocks, format, dtype)
+
+
+def _block_array(blocks, *, format=None, dtype=None):
+    return _blocks(blocks, format, dtype, as_array=True)
+
+
+nondifferentiable(_prune_copies, _check_prunable, _dia_structure, _stacked_format, _block_offsets)
 
 
 # --------------------------------------------------------------------------------------------
@@ -380,6 +412,8 @@ if _kernels is not None:
 
     defined_as(_construct.hstack, _hstack, validate=True)
     defined_as(_construct.vstack, _vstack, validate=True)
+    defined_as(_construct.bmat, _bmat, validate=True)
+    defined_as(_construct.block_array, _block_array, validate=True)
     from scipy.sparse import _base, _sputils
 
     _SPBASE_SUM, _TODATA = _copy_of_function(_base._spbase.sum), _base._todata
