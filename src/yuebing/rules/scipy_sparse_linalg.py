@@ -231,10 +231,37 @@ def _splu(A, permc_spec=None, diag_pivot_thresh=None, relax=None, panel_size=Non
 
 nondifferentiable(_factor_of, _factors_refused)
 
+
+def _induced(ord, axis, x):
+    """Whether ``norm(x, ord, axis)`` is the induced 1- or inf-norm of a matrix (or their -1, -inf)."""
+    return axis is None and np.ndim(x) == 2 and not isinstance(ord, str) and ord in (1, -1, np.inf, -np.inf)
+
+
+nondifferentiable(_induced)
+
+
+def _norm(x, ord=None, axis=None):
+    """``scipy.sparse.linalg.norm``: the induced norms as the largest (or smallest) column or row
+    sum of ``abs(x)``, taken as products with ones (SciPy's call NumPy's ``abs``, a ufunc that
+    puts the matrix in an object array, and the *_matrix classes' sums are np.matrix); every other
+    norm by SciPy's own code."""
+    if not _induced(ord, axis, x):
+        return _NORM(x, ord=ord, axis=axis)
+    magnitudes = abs(x)
+    sums = np.ones(x.shape[0]) @ magnitudes if ord in (1, -1) else magnitudes @ np.ones(x.shape[1])
+    return np.max(sums) if ord > 0 else np.min(sums)
+
+
 if _superlu is not None:
     _register_gssv()
     _register_factor_solve()
     defined_as(_spla.splu, _splu)
+    from scipy.sparse.linalg import _norm as _norm_module
+
+    from .scipy_sparse import _copy_of_function
+
+    _NORM = _copy_of_function(_norm_module.norm)
+    defined_as(_norm_module.norm, _norm)
 
 
 def _cases() -> list:
