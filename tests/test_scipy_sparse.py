@@ -70,6 +70,23 @@ def test_a_factor_made_outside_is_a_constant_matrix():
 # --------------------------------------------------------------------------------------------
 
 
+def _lil_filled(x):
+    A = sps.lil_matrix((N, N))
+    for i in range(N):
+        A[i, i] = x[i]
+    return np.sum(A.tocsr() @ x)
+
+
+def _entries_listed(x):
+    """What the LIL/DOK refusal advises: the entries collected in lists, then a CSR array."""
+    values, rows, cols = [], [], []
+    for i in range(N):
+        values.append(x[i] ** 2)
+        rows.append(i)
+        cols.append((i + 1) % N)
+    return np.sum((sps.csr_array((values, (rows, cols)), shape=(N, N)) @ x) ** 2)
+
+
 class _Summable:
     """A user class NumPy's np.sum hands to its own sum method."""
 
@@ -143,6 +160,7 @@ BUILT = {
     "norm(A, 1), norm(A, inf), norm(A, -1)": lambda x: (spl.norm(RANDOM_ARRAY + sps.diags_array(x), 1)
                                                         + spl.norm(RANDOM + sps.diags(x ** 2), np.inf) ** 2
                                                         + spl.norm(RANDOM.multiply(x).tocsc(), -1)),
+    "entries collected in lists (the LIL/DOK advice)": _entries_listed,
     "block_array": lambda x: np.sum((sps.block_array([[None, sps.diags_array(x)], [RANDOM_ARRAY, None]])
                                      @ np.cos(np.arange(10.0))) ** 2),
 }
@@ -356,8 +374,11 @@ def _factor_read(x):
     (lambda x: np.sum(np.asarray(sps.diags(x).tocsr().todense())), "np.matrix results of the"),
     (lambda x: np.sum(np.asarray((RANDOM + sps.diags(x)).sum(axis=0)) ** 2), "np.ones.A.shape.0.. @ A"),
     (lambda x: np.sum(np.asarray(RANDOM.mean(axis=1))) * np.sum(x), "sps.csr_array.A."),
+    (lambda x: np.sum(sps.diags(x).tolil().tocsr() @ x), "LIL and DOK formats"),
+    (_lil_filled, "LIL and DOK formats"),
+    (lambda x: np.sum(sps.diags_array(x).todok().tocsr() @ x), "LIL and DOK formats"),
 ], ids=["eliminate_zeros", "splu L", "np.abs(A)", "norm(A, 1, axis=0)", "csr_matrix.todense()", "sum(axis=0)",
-        "constant mean(axis=1)"])
+        "constant mean(axis=1)", "tolil", "lil A[i, i] = v", "todok"])
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
 def test_refused_by_name(f, words, mode):
     with pytest.raises(RuleArgumentError, match=words):

@@ -333,6 +333,18 @@ _MATRIX_ADVICE = (
     "sums and products are ndarrays")
 
 
+_LIL_DOK_ADVICE = (
+    "scipy.sparse: yuebing does not differentiate the LIL and DOK formats (tolil(), todok(), lil_matrix, "
+    "dok_array...: SciPy keeps their entries in object arrays of lists and in dicts, filled in C). What to do: "
+    "collect the values, rows and columns in lists and build sps.csr_array((values, (rows, cols)), shape=shape) "
+    "(or coo_array), or use diags, hstack, vstack, bmat")
+
+
+def _refuse_lil_dok(*args, **kwargs):
+    """The LIL and DOK formats (conversions to them, their constructors): refused by name."""
+    raise RuleArgumentError(_LIL_DOK_ADVICE)
+
+
 def _refuse_matrix(*args, **kwargs):
     """``scipy.sparse._sputils.asmatrix``, which makes the np.matrix results: refused by name."""
     raise RuleArgumentError(_MATRIX_ADVICE)
@@ -345,7 +357,7 @@ def _sum_axes(A, axis):
     return validateaxis(axis, ndim=A.ndim), get_sum_dtype(A.dtype)
 
 
-nondifferentiable(_refuse_matrix, _sum_axes)
+nondifferentiable(_refuse_matrix, _refuse_lil_dok, _sum_axes)
 
 
 def _copy_of_function(f):
@@ -421,6 +433,11 @@ if _kernels is not None:
     defined_as(_base._spbase.sum, _sparse_sum)
     defined_as(_dia_base.sum, _dia_sum)
     defined_as(_sputils.asmatrix, _refuse_matrix)
+    from scipy.sparse import _coo, _csr, dok_array, dok_matrix, lil_array, lil_matrix
+
+    for _target in (_base._spbase.tolil, _base._spbase.todok, _csr._csr_base.tolil, _coo._coo_base.todok,
+                    lil_matrix, lil_array, dok_matrix, dok_array):
+        defined_as(_target, _refuse_lil_dok)
 
 
 # --------------------------------------------------------------------------------------------
