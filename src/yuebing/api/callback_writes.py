@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable
 
 from ..tangents import join, rdata, stale, zero_tangent
 from ..transform.codegen import user_location, user_qualname
+from .split_aliases import separated
 
 ADVICE = ("compute that value again after the call (from the solution it returns) instead of reading "
           "what the callable kept")
@@ -102,6 +103,7 @@ def watched_rrule(name: str, rrule: Callable) -> Callable:
     pullback, a cotangent on float state that run wrote."""
 
     def rrule_watching_writes(*args: Any, **kwargs: Any) -> tuple:
+        args = separated(args)  # a callable's cells aliasing one array as different variables (split_aliases.py)
         inputs = args + tuple(kwargs.values())
         written = Written(name, _primals(inputs, lambda a: a.primal))
         out, pullback = rrule(*args, **kwargs)
