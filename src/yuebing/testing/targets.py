@@ -35,8 +35,14 @@ def weights(rng: np.random.Generator, y: Any) -> Any:
 def scalar_function(f: Callable, kw: dict, w: Any, u: list, template: list, at: list) -> Callable:
     """``s(*xs)``: ``f`` called with ``xs`` at positions ``at`` of ``template``, projected on
     ``w``, plus each ``x`` after the call projected on its ``u`` (which sees mutations)."""
+    # the other arrays afresh at each call: a rule may write into one (a SciPy kernel sorting its
+    # int index array in place), and what a call leaves in captured state stays after it
+    fresh = [i for i, v in enumerate(template) if type(v) is np.ndarray and i not in at]
+
     def s(*xs):
         call = list(template)
+        for i in fresh:
+            call[i] = template[i].copy()
         for k in range(len(at)):
             call[at[k]] = xs[k]
         total = _project(f(*call, **kw), w)
