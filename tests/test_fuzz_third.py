@@ -29,6 +29,11 @@ FIXED = [
     ("table rows walked in a loop (the fuzzer's struct_tables form)",
      "def f(x, s):\n    t = 0.0\n    for row in T[:3]:\n"
      "        t = t + row['a'] * np.sin(np.dot(x, x) * row[1]) + row[2] * 0.1\n    return s + t\n", X2),
+    ("math.pow(x, 2.0) squared at x < 0 (fuzz seed 84004: hvp NaN, the literal exponent had a 0.0 tangent in "
+     "the plain forward program, so its partial, NaN for a negative base, was computed and multiplied by 0.0)",
+     "def f(x, s):\n    return math.pow(x[0], 2.0) ** 2 + s\n", (np.array([-0.575, 0.3, 0.8]), 0.97)),
+    ("a literal float exponent of ** at a negative base", "def f(x, s):\n    return (x[0] * s) ** 2.0 * x[1]\n",
+     (np.array([-0.575, 0.3, 0.8]), 0.97)),
 ]
 
 
@@ -62,10 +67,11 @@ def test_arguments_other_than_floats_and_float_arrays_are_left_out():
 
 # (name, source defining f(x, s), arguments, mechanism): still wrong in third order, kept visible
 KNOWN_WRONG = [
-    ("math.pow(x, 2.0) squared at x < 0 (fuzz seed 84004, sq5(math.pow(t, 2.0)))",
-     "def f(x, s):\n    return math.pow(x[0], 2.0) ** 2 + s\n", (np.array([-0.575, 0.3, 0.8]), 0.97),
-     "hvp of F3 is NaN: in third order the literal exponent 2.0 has a zero tangent (not NoTangent), so "
-     "third_order._elementwise adds math.pow's exponent partial (NaN for a negative base) times 0.0"),
+    ("np.power with a list of literal exponents at negative bases (fuzz seed 85085)",
+     "def f(x, s):\n    return np.sum(np.power(x, [2.0, 3.0, 2.0]) ** 2) * s\n", (np.array([-0.575, -1.3, 0.8]), 0.97),
+     "hvp of F3 is NaN: the list built from literals has the tangent [0.0, 0.0, 0.0] (a literal keeps 0.0 "
+     "outside an elementwise call's arguments), so third_order._elementwise computes np.power's exponent "
+     "partial (NaN for a negative base) and multiplies it by 0.0"),
 ]
 
 
