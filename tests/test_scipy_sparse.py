@@ -369,15 +369,17 @@ def _factor_read(x):
 @pytest.mark.parametrize("f, words", [
     (_eliminating, "eliminate_zeros"),
     (_factor_read, "not its factor L"),
-    (lambda x: np.abs(sps.diags_array(x)).sum(), "into an object array for a ufunc"),
-    (lambda x: np.sum(spl.norm(RANDOM_ARRAY + sps.diags_array(x), 1, axis=0)), "into an object array for a ufunc"),
+    (lambda x: np.exp(sps.diags_array(x)).sum(), r"numpy.exp of a scipy.sparse matrix.*np.exp\(A.toarray\(\)\)"),
+    (lambda x: np.maximum(sps.diags_array(x), sps.eye_array(N)).sum(), "numpy.maximum of a scipy.sparse matrix"),
+    (lambda x: np.sum(np.multiply(sps.diags_array(x), np.ones(N))[0] @ x), "beside a NumPy array"),
+    (lambda x: np.sqrt(sps.diags_array(x ** 2), where=True).sum(), "with keywords"),
     (lambda x: np.sum(np.asarray(sps.diags(x).tocsr().todense())), "np.matrix results of the"),
     (lambda x: np.sum(np.asarray((RANDOM + sps.diags(x)).sum(axis=0)) ** 2), "np.ones.A.shape.0.. @ A"),
     (lambda x: np.sum(np.asarray(RANDOM.mean(axis=1))) * np.sum(x), "sps.csr_array.A."),
     (lambda x: np.sum(sps.diags(x).tolil().tocsr() @ x), "LIL and DOK formats"),
     (_lil_filled, "LIL and DOK formats"),
     (lambda x: np.sum(sps.diags_array(x).todok().tocsr() @ x), "LIL and DOK formats"),
-], ids=["eliminate_zeros", "splu L", "np.abs(A)", "norm(A, 1, axis=0)", "csr_matrix.todense()", "sum(axis=0)",
+], ids=["eliminate_zeros", "splu L", "np.exp(A)", "np.maximum(A, B)", "A times an array", "ufunc keywords", "csr_matrix.todense()", "sum(axis=0)",
         "constant mean(axis=1)", "tolil", "lil A[i, i] = v", "todok"])
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
 def test_refused_by_name(f, words, mode):

@@ -31,6 +31,7 @@ from ..rules.core import CoDual, Dual, RuleArgumentError, describe_callable
 from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
 from ..rules.numpy_internals import ufunc_call_definition
 from ..rules.numpy_masked import masked_form, refuse_masked_arguments
+from ..rules.scipy_sparse_ufuncs import sparse_ufunc_form
 from ..rules._cached_properties import first_read
 from ..rules.bunch_data import is_generated_property
 from ..rules.exception_data import as_class_call
@@ -449,6 +450,10 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         comparing = comparing_call(fn, [_primal_of_value(a) for a in args])
         if comparing is not None:  # == of tuples, x in items... whose dunders change data: as user code
             return dispatch(mode, mode.constant(comparing), comparing, args, kwargs)
+    if isinstance(fn, np.ufunc) and args:
+        on_sparse = sparse_ufunc_form(fn, args, kwargs, _primal_of_value)
+        if on_sparse is not None:  # np.abs(A) of a sparse matrix: what NumPy calls, abs(A) (rules/scipy_sparse_ufuncs.py)
+            return dispatch(mode, mode.constant(on_sparse), on_sparse, args, kwargs)
     if kwargs and isinstance(fn, np.ufunc):
         keywords = ufunc_keywords(fn, kwargs)
         if keywords is not None:  # out=... or casting=, as NumPy's Python passes them: a definition
