@@ -280,8 +280,10 @@ def test_a_lazy_generator_writing_an_argument_leaves_it_restored():
     np.testing.assert_array_equal(a, [1.5, -0.5])
     np.testing.assert_allclose(yb.jvp(_writes_its_argument, (X, a), (1.0, np.zeros(2)))[1], expected, rtol=1e-5)
     np.testing.assert_array_equal(a, [1.5, -0.5])
+    left = a.copy()
+    _writes_its_argument(X, left)  # what a plain call leaves in an array the function captures
     np.testing.assert_allclose(yb.hvp(lambda x: _writes_its_argument(x, a), (X,), (1.0,))[1][0], expected, rtol=1e-5)
-    np.testing.assert_array_equal(a, [1.5, -0.5])
+    np.testing.assert_array_equal(a, left)  # captured, not an argument: it keeps the call's writes (semantics.md)
 
 
 # --------------------------------------------------------------------------------------------

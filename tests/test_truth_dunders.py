@@ -338,8 +338,10 @@ def test_a_dunder_writing_an_argument_leaves_it_restored():
     np.testing.assert_array_equal(a, [1.5, -0.5])
     np.testing.assert_allclose(yb.jvp(_writes_an_array, (x, a), (1.0, np.zeros(2)))[1], expected, rtol=1e-5)
     np.testing.assert_array_equal(a, [1.5, -0.5])
+    left = a.copy()
+    _writes_an_array(x, left)  # what a plain call leaves in an array the function captures
     np.testing.assert_allclose(yb.hvp(lambda v: _writes_an_array(v, a), (x,), (1.0,))[1][0], expected, rtol=1e-5)
-    np.testing.assert_array_equal(a, [1.5, -0.5])
+    np.testing.assert_array_equal(a, left)  # captured, not an argument: it keeps the call's writes (semantics.md)
 
 
 def _tests_ints(x):

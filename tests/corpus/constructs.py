@@ -1513,5 +1513,6 @@ def c_manager_of_another_module_suppressing(x):
     y = x
     with Holding(x * x) as h:
         y = y * h
-        raise ValueError("suppressed by Holding.__exit__")
+        if h > 0.0:  # (a body that always raises has bytecode the bytecode front end does not recover)
+            raise ValueError("suppressed by Holding.__exit__")
     return y + x
