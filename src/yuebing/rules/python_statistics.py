@@ -17,34 +17,40 @@ import math
 import statistics
 from typing import Any
 
+import numpy as np
+
 from .cases import Case, randn, randpos
 from .declare import nondifferentiable
 from .second_order import defined_as
 
 
-def check(function: Any, points: list, *rest: Any) -> None:
-    """``function`` itself on the points' values, for its errors (its value is not used)."""
-    function(list(points), *rest)
+def check(function: Any, points: list, *rest: Any) -> Any:
+    """``function`` itself on the points' values: its errors, and its exact value (used for data
+    without floats, ints or fractions, whose result's type is the module's: ``mean([1, 2, 3])`` is 2)."""
+    return function(list(points), *rest)
 
 
-def _points(function: Any, data: Any, *rest: Any) -> list:
+def no_floats(values: list) -> bool:
+    return not any(isinstance(v, (float, complex, np.inexact, np.ndarray)) for v in values)
+
+
+def _points(function: Any, data: Any, *rest: Any) -> tuple:
     xs = list(data)
-    check(function, xs, *rest)
-    return xs
+    return xs, check(function, xs, *rest)
 
 
 def _mean(data: Any) -> Any:
-    xs = _points(statistics.mean, data)
-    return sum(xs) / len(xs)
+    xs, exact = _points(statistics.mean, data)
+    return exact if no_floats(xs) else sum(xs) / len(xs)
 
 
 def _fmean(data: Any, weights: Any = None) -> Any:
     if weights is None:
-        xs = _points(statistics.fmean, data)
-        return float(sum(xs) / len(xs))
+        xs, exact = _points(statistics.fmean, data)
+        return exact if no_floats(xs) else float(sum(xs) / len(xs))
     xs, ws = list(data), list(weights)
-    check(statistics.fmean, xs, ws)
-    return float(sum(w * x for w, x in zip(ws, xs)) / sum(ws))
+    exact = check(statistics.fmean, xs, ws)
+    return exact if no_floats(xs + ws) else float(sum(w * x for w, x in zip(ws, xs)) / sum(ws))
 
 
 def _squares_about(xs: list, centre: Any) -> Any:
@@ -52,42 +58,50 @@ def _squares_about(xs: list, centre: Any) -> Any:
 
 
 def _variance(data: Any, xbar: Any = None) -> Any:
-    xs = _points(statistics.variance, data, xbar)
+    xs, exact = _points(statistics.variance, data, xbar)
+    if no_floats(xs + [xbar]):
+        return exact
     centre = sum(xs) / len(xs) if xbar is None else xbar
     return _squares_about(xs, centre) / (len(xs) - 1)
 
 
 def _pvariance(data: Any, mu: Any = None) -> Any:
-    xs = _points(statistics.pvariance, data, mu)
+    xs, exact = _points(statistics.pvariance, data, mu)
+    if no_floats(xs + [mu]):
+        return exact
     centre = sum(xs) / len(xs) if mu is None else mu
     return _squares_about(xs, centre) / len(xs)
 
 
 def _stdev(data: Any, xbar: Any = None) -> Any:
-    xs = _points(statistics.stdev, data, xbar)
-    return math.sqrt(_variance(xs, xbar))
+    xs, exact = _points(statistics.stdev, data, xbar)
+    return exact if no_floats(xs + [xbar]) else math.sqrt(_variance(xs, xbar))
 
 
 def _pstdev(data: Any, mu: Any = None) -> Any:
-    xs = _points(statistics.pstdev, data, mu)
-    return math.sqrt(_pvariance(xs, mu))
+    xs, exact = _points(statistics.pstdev, data, mu)
+    return exact if no_floats(xs + [mu]) else math.sqrt(_pvariance(xs, mu))
 
 
 def _geometric_mean(data: Any) -> Any:
-    xs = _points(statistics.geometric_mean, data)
+    xs, exact = _points(statistics.geometric_mean, data)
+    if no_floats(xs):
+        return exact
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def _harmonic_mean(data: Any, weights: Any = None) -> Any:
     xs = list(data)
     ws = [1.0] * len(xs) if weights is None else list(weights)
-    check(statistics.harmonic_mean, xs, None if weights is None else ws)
+    exact = check(statistics.harmonic_mean, xs, None if weights is None else ws)
+    if no_floats(xs if weights is None else xs + ws):
+        return exact
     if any(x == 0 for x in xs):
         return 0.0 * sum(xs)  # the module's 0 where a value is 0 (its derivative there: none to give)
     return sum(ws) / sum(w / x for w, x in zip(ws, xs))
 
 
-nondifferentiable(check)
+nondifferentiable(check, no_floats)
 for _target, _definition in [
         (statistics.mean, _mean), (statistics.fmean, _fmean), (statistics.variance, _variance),
         (statistics.pvariance, _pvariance), (statistics.stdev, _stdev), (statistics.pstdev, _pstdev),

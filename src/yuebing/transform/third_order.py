@@ -266,7 +266,11 @@ def _unbind_method(call: _Call, owner: Any) -> None:
     empty = (NoTangent, NoFData, NoTangent, NoFData)  # a constant method (np.add.at): no tangent owner
     owner4 = tuple(getattr(part, "__self__", e) for part, e in zip(method, empty))
     owner_t4 = tuple(getattr(part, "__self__", e) for part, e in zip(method_t, empty))
-    unbound = getattr(type(owner), method[0].__name__)
+    name = method[0].__name__
+    if isinstance(owner, type):  # a classmethod bound to its class (dict.fromkeys): its descriptor takes the class
+        unbound = next(k.__dict__[name] for k in owner.__mro__ if name in k.__dict__)
+    else:
+        unbound = getattr(type(owner), name)
     c = call.composition
     call.function_slot = c.add(_function(unbound))
     call.arg_slots = [(c.add(owner4), c.add(owner_t4))] + call.arg_slots
