@@ -574,14 +574,21 @@ def run_seed(seed: int, features=DEFAULT_FEATURES, points: int = 3) -> tuple[Pro
     """Check seed's program; a point on a kink, or where the plain function's value is not
     moderate (invalid for the checks), is replaced by another (up to ``points``)."""
     program, args = case(seed, features)
+    args, outcome = check_at_points(program, args, random.Random(seed + 7919), seed, points)
+    return program, args, outcome
+
+
+def check_at_points(program: Program, args: tuple, rng: random.Random, seed: int = 0,
+                    points: int = 3) -> tuple[tuple, Outcome]:
+    """Check ``program`` at ``args``; at a kink or where the value is not moderate, at another
+    point drawn from ``rng`` (up to ``points`` in all). The last point and its outcome."""
     source = program.source()
-    rng = random.Random(seed + 7919)
     for _ in range(points):
         outcome = check_program(source, args, seed)
         if outcome.status not in ("unsmooth", "invalid"):
             break
         args = random_args(rng, program)
-    return program, args, outcome
+    return args, outcome
 
 
 def shrink(program: Program, args: tuple, keep: Callable[[Outcome], bool], seed: int = 0) -> Program:
@@ -694,5 +701,5 @@ if __name__ == "__main__":
     _main()
 
 
-__all__ = ["FOCUS_PER_SEED", "REFUSALS", "Finding", "Outcome", "Summary", "case", "check_function", "check_program",
+__all__ = ["FOCUS_PER_SEED", "REFUSALS", "Finding", "Outcome", "Summary", "case", "check_at_points", "check_function", "check_program",
            "load_function", "random_program", "run_seed", "run_seeds", "shrink"]

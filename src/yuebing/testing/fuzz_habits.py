@@ -47,6 +47,25 @@ FIELD_CLASS = """class Field0:
     def energy(self):
         return np.sum(self.u * self.u) + 0.5 * np.sum(np.sin(self.w))"""
 
+# a matrix {m} (and vectors {a}, {b} of length {n}) reduced to a float by einsum strings
+EINSUM_FORMS = (
+    'np.sum(np.einsum("ij,j->i", {m}, {a}) ** 2)', 'np.einsum("ii->", {m})',
+    'np.einsum("ij,ij->", {m}, {m}) * 0.1', 'np.einsum("i,ij,j->", {a}, {m}, {b})',
+    'np.sum(np.einsum("ij->ji", {m}) * {m})', 'np.sum(np.einsum("ij,jk->ik", {m}, {m}) ** 2) * 0.01',
+    'np.sum(np.einsum("...i,...i->...", {m}, {m}))', 'np.sum(np.einsum("i,j->ij", {a}, {b}) * {m})',
+    'np.einsum("ij,kj,ik->", {m}, {m}, np.eye({n}))', 'np.sum(np.einsum("ii->i", {m}) * {a})',
+)
+
+# a matrix {m} reduced by scipy.special along the axis {ax}
+SPECIAL_AXIS_FORMS = (
+    "np.sum(scipy.special.softmax({m}, axis={ax}) * {m})",
+    "np.sum(scipy.special.logsumexp({m}, axis={ax}))",
+    "np.sum(scipy.special.logsumexp({m}, axis={ax}, b=np.exp(0.2 * np.tanh({m}))))",
+    "np.sum(scipy.special.gammaln(1.5 + {m} ** 2))", "np.sum(scipy.special.erf({m}) * scipy.special.expit({m}))",
+    "np.sum(scipy.special.xlogy({m} ** 2, 1.0 + {m} ** 2))", "np.sum(scipy.special.log_softmax({m}, axis={ax})[0])",
+    "np.sum(scipy.special.softmax({m}) ** 2)", "float(scipy.special.logsumexp({m}))",
+)
+
 
 def habit_helper_sources(on) -> list[str]:
     """The module-level helpers the enabled habits need (``on(feature)``)."""
@@ -146,19 +165,18 @@ class HabitBlocks:
                             f"max(np.max({y}), np.max({y}))"])
         return [f"{y} = {made}  # ties", f"{out} = np.sum({y} * {y}) * 0.5 + {scalar}"]
 
-    # ---- einsum strings ------------------------------------------------------------------------
-    def b_einsum(self):
+    # ---- einsum strings and scipy.special along axes: a matrix reduced by a form of a table ------
+    def _matrix_form(self, tag: str, forms: tuple[str, ...], operands) -> list[str]:
+        """A fresh matrix (``_habit_matrix``), then a float: one of ``forms`` formatted with the
+        matrix ``m``, ``n`` and what ``operands()`` draws (drawn after the matrix, before the pick)."""
         out = self._new("f", "t")
-        m, lines = self._habit_matrix("einsum_strings")
-        a, b = _wrap(self.array_expr(1)), _wrap(self.array_expr(1))
-        form = self.pick([
-            f'np.sum(np.einsum("ij,j->i", {m}, {a}) ** 2)', f'np.einsum("ii->", {m})',
-            f'np.einsum("ij,ij->", {m}, {m}) * 0.1', f'np.einsum("i,ij,j->", {a}, {m}, {b})',
-            f'np.sum(np.einsum("ij->ji", {m}) * {m})', f'np.sum(np.einsum("ij,jk->ik", {m}, {m}) ** 2) * 0.01',
-            f'np.sum(np.einsum("...i,...i->...", {m}, {m}))', f'np.sum(np.einsum("i,j->ij", {a}, {b}) * {m})',
-            f'np.einsum("ij,kj,ik->", {m}, {m}, np.eye({self.n}))', f'np.sum(np.einsum("ii->i", {m}) * {a})',
-        ])
-        return lines + [f"{out} = {form}"]
+        m, lines = self._habit_matrix(tag)
+        drawn = operands()
+        return lines + [f"{out} = {self.pick([form.format(m=m, n=self.n, **drawn) for form in forms])}"]
+
+    def b_einsum(self):
+        return self._matrix_form("einsum_strings", EINSUM_FORMS,
+                                 lambda: {"a": _wrap(self.array_expr(1)), "b": _wrap(self.array_expr(1))})
 
     # ---- cumulative sums, differences and rolls ---------------------------------------------------
     def b_cumulative(self):
@@ -184,20 +202,8 @@ class HabitBlocks:
         ])
         return lines + [f"{out} = {reduced}"]
 
-    # ---- scipy.special along axes ------------------------------------------------------------------
     def b_special_axes(self):
-        out = self._new("f", "t")
-        m, lines = self._habit_matrix("special_axes")
-        ax = self.rng.randrange(2)
-        form = self.pick([
-            f"np.sum(scipy.special.softmax({m}, axis={ax}) * {m})",
-            f"np.sum(scipy.special.logsumexp({m}, axis={ax}))",
-            f"np.sum(scipy.special.logsumexp({m}, axis={ax}, b=np.exp(0.2 * np.tanh({m}))))",
-            f"np.sum(scipy.special.gammaln(1.5 + {m} ** 2))", f"np.sum(scipy.special.erf({m}) * scipy.special.expit({m}))",
-            f"np.sum(scipy.special.xlogy({m} ** 2, 1.0 + {m} ** 2))", f"np.sum(scipy.special.log_softmax({m}, axis={ax})[0])",
-            f"np.sum(scipy.special.softmax({m}) ** 2)", f"float(scipy.special.logsumexp({m}))",
-        ])
-        return lines + [f"{out} = {form}"]
+        return self._matrix_form("special_axes", SPECIAL_AXIS_FORMS, lambda: {"ax": self.rng.randrange(2)})
 
     # ---- views written, then their base read -------------------------------------------------------
     def b_view_writes(self):
