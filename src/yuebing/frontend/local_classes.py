@@ -56,14 +56,8 @@ class LocalClassLowering:
         # (a global the module writes with ``global``: a class value or default reading it is
         # computed by the function too, which reads its current value and derivative)
         written = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and self._written_global(n.id)}
-        node.body = _defaults_as_class_values(node.body, ours | written)
-        computed, kept = self._hoist_class_values(node, ours | written, out)
-        if kept:
-            self._check_stored(node, kept, out)
-        if read := sorted(_class_level_names(node) & computed):
-            raise self.error(f"a class body reading its value {read[0]!r}, computed from the function's variables, "
-                             "outside an assignment (a decorator, a default value, a condition: they see plain values)",
-                             f"read it through the class or the instance (self.{read[0]}) in the method", node)
+        bases = self._hoist_bases(node, ours | written, out)
+        self._lower_class_body(node, ours | written, out)
         methods = sorted({name for fn in _methods(node) for name in self._captured(fn)})
         self.class_captures = sorted({*getattr(self, "class_captures", ()), *methods})
         cells = {name: cell for name in methods if (cell := self._class_cell(name)) is not None}
@@ -73,7 +67,38 @@ class LocalClassLowering:
             self.call(out, ir.Const(class_cells), [ir.Const(tuple(cells)), *cells.values()], share)
             node.decorator_list.append(ast.Name(share, ast.Load()))  # applied first: the methods get the cells
         self._check_class_level_reads(node, sorted(_class_level_names(node) & ours - {node.name}), out)
+        self._check_class_level_reads(node, sorted(bases), out, bases)
         return node
+
+    def _lower_class_body(self, node: ast.ClassDef, ours: set, out: list) -> None:
+        """The values ``node``'s body (and the bodies of the classes nested in it, in the body's
+        order) computes from ``ours``, and its methods' default values reading them, computed by
+        the function (``_hoist_class_values``), each class checked to keep them."""
+        node.body = _defaults_as_class_values(node.body, ours)
+        computed, kept = self._hoist_class_values(node, ours, out)
+        if kept:
+            self._check_stored(node, kept, out)
+        if read := sorted(_class_level_names(node, nested=False) & computed):
+            raise self.error(f"a class body reading its value {read[0]!r}, computed from the function's variables, "
+                             "outside an assignment (a decorator, a default value, a condition: they see plain values)",
+                             f"read it through the class or the instance (self.{read[0]}) in the method", node)
+
+    def _hoist_bases(self, node: ast.ClassDef, ours: set, out: list) -> dict[str, str]:
+        """A base class computed from ``ours`` (``class Sub(make_base(a))``) computed by the
+        function, before the class body's values as Python evaluates it: what it makes (a class
+        whose body stores ``a``) carries the derivative, where the class statement would call it
+        with plain values. Returns each variable now holding a base with the base's source, for
+        the check that it holds no derivative of its own (a class does not). (A keyword of the
+        class statement is handed to ``__init_subclass__`` or the metaclass, plain Python: it
+        stays, checked as a read of our variables.)"""
+        hoisted = {}
+        for i, base in enumerate(node.bases):
+            if not isinstance(base, ast.Name) and _all_names_read(base) & ours:
+                target = self.tmp("base")
+                self.statement(_at(ast.Assign([ast.Name(target, ast.Store())], base), base), out)
+                node.bases[i] = ast.Name(target, ast.Load())
+                hoisted[target] = ast.unparse(base)
+        return hoisted
 
     def _check_stored(self, node: ast.ClassDef, kept: dict, out: list) -> None:
         """The class decorator (applied last) refusing a class that did not keep a computed value
@@ -119,6 +144,8 @@ class LocalClassLowering:
                 self._hoist(statement, node.name, hoisted, bound_here, ours, out)
                 computed |= set(hoisted)
                 continue
+            if isinstance(statement, ast.ClassDef):  # (its body sees our variables, not this class's names)
+                self._lower_class_body(statement, ours, out)
             written = _bound_names(statement)
             for name in written:
                 hoisted.pop(name, None)
@@ -158,21 +185,21 @@ class LocalClassLowering:
         for keyword in call.keywords:
             if keyword.arg == "default_factory" and _all_names_read(keyword.value) & ours:
                 raise self.error("a dataclass field's default_factory reading the function's variables, in a class "
-                                 "with bases or InitVar fields and no __post_init__ of its own, or whose frozen= "
-                                 "is computed (the dataclass calls it as plain Python)",
-                                 "define __post_init__(self) in the class (it then calls the factory), give the "
-                                 "field its value as an argument when the instance is made, or use "
-                                 "field(default=...)", statement)
+                                 "with no decorator spelled dataclass (the dataclass calls it as plain Python)",
+                                 "decorate the class with @dataclass or @dataclasses.dataclass(...) where it is "
+                                 "defined, give the field its value as an argument when the instance is made, or "
+                                 "use field(default=...)", statement)
 
-    def _check_class_level_reads(self, node: ast.ClassDef, names: list, out: list) -> None:
+    def _check_class_level_reads(self, node: ast.ClassDef, names: list, out: list, shown: dict | None = None) -> None:
         """What the class statement still reads of our variables when it runs (bases, decorators,
-        a method's default values) sees plain values: each must hold no derivative (None, a
-        bool, an int, a string, a class, a module, or a function capturing nothing) when the
-        class is made, or a clear error is raised, never a derivative dropped."""
+        keywords) sees plain values: each must hold no derivative (None, a bool, an int, a
+        string, a class, a module, or a function capturing nothing) when the class is made, or a
+        clear error is raised, never a derivative dropped. ``shown``: how to name a variable the
+        function computed (a base's source)."""
         for name in names:
-            user = self.user_names.get(name, name)
+            user = (shown or {}).get(name) or self.user_names.get(name, name)
             message = str(UnsupportedSyntaxError(
-                f"a class defined in this function whose bases, decorators or default values read its "
+                f"a class defined in this function whose decorators, bases or keywords read its "
                 f"variable {user!r}, which may carry a derivative (they see plain values)",
                 f"pass {user!r} to the class as an argument (to __init__ or the method)",
                 self.filename, node.lineno, self.fn.__qualname__))
@@ -231,53 +258,67 @@ def _factories_in_post_init(node: ast.ClassDef, ours: set) -> None:
 
         w: list = field(default_factory=lambda: [a])     _yb_factory_w = lambda: [a]
                                                    ->    w: list = field(default=MISSING)
-                                                         def __post_init__(self):
-                                                             if self.w.__class__ is str and self.w == MISSING:
-                                                                 self.w = __class__._yb_factory_w()
+                                                         def __post_init__(self, *initvars):
+                                                             <_FILL: each field holding MISSING
+                                                              gets type(self)._yb_factory_<name>()>
+                                                             super().__post_init__(*initvars)  # (if any)
 
     The factory is a class value (a lambda reading our variables through the cells its class
     gets, as a method does), called once per instance that is given no value, after the fields
     are set and before the class's own ``__post_init__`` body, as ``__init__`` would have called
-    it. Left as it is (and refused) for a class with bases or ``InitVar`` fields and no
-    ``__post_init__`` of its own, or whose ``frozen=`` is not a constant."""
+    it. The filling is written with ``object.__setattr__`` (a frozen class's ``frozen=`` may be
+    computed) and looks the factory up on ``type(self)``; a subclass's own ``__post_init__``
+    starts with it too, since it replaces the one that would have filled the inherited fields.
+    Left as it is (and refused) for a class with no decorator spelled ``dataclass``."""
+    if not _is_dataclass_statement(node):
+        return
     fields = [(s, k) for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
               and isinstance(s.value, ast.Call) and _is_field_call(s.value)
               for k in s.value.keywords if k.arg == "default_factory" and _all_names_read(k.value) & ours]
     post_init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__post_init__"), None)
-    frozen = _frozen(node)
-    initvars = any(isinstance(s, ast.AnnAssign) and "InitVar" in ast.unparse(s.annotation) for s in node.body)
-    if not fields or frozen is None or post_init is None and (node.bases or node.keywords or initvars):
+    inherits = bool(node.bases or node.keywords)
+    if not fields and not (inherits and post_init is not None):
         return
-    if post_init is None:
-        post_init = parse_source("def __post_init__(self):\n    pass").body[0]
-        node.body.append(located([post_init], node)[0])
-    first = [*post_init.args.posonlyargs, *post_init.args.args][0].arg
-    checks = []
     for statement, keyword in fields:
         name = statement.target.id
         node.body.insert(node.body.index(statement), ast.copy_location(
             ast.Assign([ast.Name(f"_yb_factory_{name}", ast.Store())], keyword.value), statement))
         keyword.arg, keyword.value = "default", ast.Constant(MISSING)
-        made = f"__class__._yb_factory_{name}()"
-        write = f"object.__setattr__({first}, {name!r}, {made})" if frozen else f"{first}.{name} = {made}"
-        checks += parse_source(f"if {first}.{name}.__class__ is str and {first}.{name} == {MISSING!r}:\n"
-                               f"    {write}").body
+    if post_init is None:
+        post_init = parse_source(f"def __post_init__(self, *_yb_initvars):\n    pass{_NEXT if inherits else ''}").body[0]
+        node.body.append(located([post_init], node)[0])
+    first = [*post_init.args.posonlyargs, *post_init.args.args][0].arg
     docstring = post_init.body[:1] if ast.get_docstring(post_init, clean=False) is not None else []
-    post_init.body = [*docstring, *located(checks, post_init), *post_init.body[len(docstring):]]
+    fill = parse_source(_FILL.format(self=first, missing=MISSING)).body
+    post_init.body = [*docstring, *located(fill, post_init), *post_init.body[len(docstring):]]
 
 
-def _frozen(node: ast.ClassDef) -> bool | None:
-    """Whether the class's ``dataclass`` decorator makes it frozen (None: not known, or no
-    decorator spelled ``dataclass``)."""
+#: the fields a factory of ``_factories_in_post_init`` is still to fill (of this class or a base)
+_FILL = """\
+for _yb_name in {self}.__dataclass_fields__:
+    if getattr({self}, _yb_name, None).__class__ is str and getattr({self}, _yb_name) == {missing!r}:
+        object.__setattr__({self}, _yb_name, getattr(type({self}), '_yb_factory_' + _yb_name)())
+"""
+
+
+#: what an inherited ``__post_init__`` the one ``_factories_in_post_init`` adds replaces would do
+#: (``super()`` is followed as ``super().attribute``, and the base may have none)
+_NEXT = """
+    for _yb_base in __class__.__mro__[1:]:
+        if '__post_init__' in vars(_yb_base):
+            vars(_yb_base)['__post_init__'](self, *_yb_initvars)
+            break
+"""
+
+
+def _is_dataclass_statement(node: ast.ClassDef) -> bool:
+    """Whether a decorator of the class is spelled ``dataclass`` (``@dataclass``,
+    ``@dataclasses.dataclass(frozen=...)``)."""
     for decorator in node.decorator_list:
         called = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if (called.id if isinstance(called, ast.Name) else getattr(called, "attr", None)) != "dataclass":
-            continue
-        frozen = [k.value for k in getattr(decorator, "keywords", []) if k.arg == "frozen"]
-        if not frozen:
-            return False
-        return frozen[0].value if isinstance(frozen[0], ast.Constant) else None
-    return None
+        if (called.id if isinstance(called, ast.Name) else getattr(called, "attr", None)) == "dataclass":
+            return True
+    return False
 
 
 def statement_value_name(statement: ast.stmt) -> str:
@@ -347,10 +388,22 @@ def _class_scope_nodes(node: ast.AST):
         yield from _class_scope_nodes(part)
 
 
-def _class_level_names(node: ast.ClassDef) -> set[str]:
+def _class_level_names(node: ast.ClassDef, nested: bool = True) -> set[str]:
     """Names the class statement reads when it runs: bases, keywords, decorators, its body's
-    statements outside methods, the methods' decorators and default values."""
+    statements outside methods, the methods' decorators and default values (and those of the
+    classes nested in its body, unless ``nested`` is False)."""
+    if not nested:
+        node = copy.copy(node)
+        node.body = [s for s in node.body if not isinstance(s, ast.ClassDef)]
     return {n.id for n in _class_scope_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _at(statement: ast.stmt, node: ast.AST) -> ast.stmt:
+    """``statement`` (made by us) at the user's ``node``, for errors and the line maps."""
+    for n in ast.walk(statement):
+        n.lineno, n.end_lineno = node.lineno, getattr(node, "end_lineno", node.lineno)
+        n.col_offset, n.end_col_offset = node.col_offset, getattr(node, "end_col_offset", node.col_offset)
+    return statement
 
 
 def _methods(node: ast.ClassDef) -> list:

@@ -1,0 +1,242 @@
+"""How a class defined in the differentiated function is built, when what builds it reads the
+function's variables (issue 13, ``frontend/local_classes.py``): a base class computed from them
+(``class Sub(make_base(a))``), a class nested in the class body whose values and method defaults
+read them, and a dataclass field's ``default_factory`` reading them in a class with bases,
+``InitVar`` fields or a computed ``frozen=``, or in a base of a class with its own
+``__post_init__``. Each in reverse, forward and second order against central differences
+(``check_all_modes``), the arguments restored after each mode (``check_restored``).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import InitVar, dataclass, field
+
+import numpy as np
+import pytest
+
+import yuebing as yb
+from yuebing.frontend.fence import UnsupportedSyntaxError
+
+from .all_modes import check_all_modes
+from .restored_arguments import check_restored
+
+
+def _make_base(k):
+    class Base:
+        scale = k  # (a class value: its derivative follows reads of the attribute)
+
+        def get(self, v):
+            return v * self.scale
+
+    return Base
+
+
+def base_computed_from_the_function(x):
+    a = 2.0 * x
+
+    class Sub(_make_base(a)):
+        def more(self, v):
+            return self.get(v) * v * a
+    return Sub().more(x)
+
+
+def base_computed_from_a_local_factory(x):
+    def layer(k):
+        class Layer:
+            weight = k * k
+
+            def apply(self, v):
+                return self.weight * v
+        return Layer
+
+    class Deep(layer(np.sin(x)), _make_base(x * 3.0)):  # (two computed bases, Python's order)
+        def out(self, v):
+            return self.apply(v) + self.get(v)
+    return Deep().out(x)
+
+
+def nested_class_values_and_defaults(x):
+    a = 2.0 * x
+
+    class Outer:
+        scale = a + 1.0
+
+        class Inner:
+            s = a * 3  # (the nested body sees the function's a, not Outer's names)
+
+            def get(self, k=a * a, *, m=s):
+                return k * self.s + m
+
+        def total(self):
+            return self.Inner().get() * self.scale
+    return Outer().total() + Outer.Inner().get(x)
+
+
+def nested_class_two_deep(x):
+    a = np.cos(x)
+
+    class Outer:
+        class Middle:
+            class Inner:
+                w = a * x
+
+                def get(self, t=a):
+                    return self.w * t
+    return Outer.Middle.Inner().get() * x
+
+
+CASES = [base_computed_from_the_function, base_computed_from_a_local_factory, nested_class_values_and_defaults,
+         nested_class_two_deep]
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_bases_and_nested_classes_in_every_mode(f):
+    check_all_modes(f, 0.7)
+
+
+def base_factory_scaling_its_argument(xs):
+    a = xs[0] * 2.0
+
+    class Sub(_make_base(a)):
+        def apply(self, arr):
+            arr *= self.scale  # (writes the argument: undone after each pass)
+            return arr.sum()
+    return Sub().apply(xs)
+
+
+def nested_default_scaling_its_argument(xs):
+    a = xs[1] + 1.0
+
+    class Outer:
+        class Inner:
+            def apply(self, arr, k=a * a):
+                arr[0] = arr[0] * k
+                return arr[0] * arr[1]
+    return Outer.Inner().apply(xs)
+
+
+@pytest.mark.parametrize("f", [base_factory_scaling_its_argument, nested_default_scaling_its_argument],
+                         ids=lambda f: f.__name__)
+def test_arguments_are_restored(f):
+    check_restored(f, np.array([0.6, 1.4]))
+
+
+# ---------------------------------------------------------------------------------- default_factory
+
+
+def factory_in_a_subclass_whose_base_has_a_post_init(x):
+    a = 2.0 * x
+
+    @dataclass
+    class Base:
+        n: float = 1.0
+
+        def __post_init__(self):
+            self.n = self.n * a  # (still runs: the __post_init__ made for the factory hands on)
+
+    @dataclass
+    class Holder(Base):
+        w: list = field(default_factory=lambda: [a, a * x])
+    h = Holder()
+    return h.w[0] * h.n + h.w[1]
+
+
+def factory_with_initvars_and_no_post_init(x):
+    @dataclass
+    class Holder:
+        factor: InitVar[float] = 1.0
+        w: list = field(default_factory=lambda: [x * x])
+    return Holder(3.0).w[0] * x
+
+
+def factory_in_a_subclass_with_initvars_handed_to_the_base(x):
+    a = np.sin(x)
+
+    @dataclass
+    class Base:
+        k: InitVar[float] = 2.0
+
+        def __post_init__(self, k):
+            self.scaled = k * a
+
+    @dataclass
+    class Holder(Base):
+        w: list = field(default_factory=lambda: [a])
+    h = Holder(x)
+    return h.scaled * h.w[0]
+
+
+def factory_with_a_computed_frozen(x):
+    frozen = bool(x < 100.0)  # (computed: the filling writes with object.__setattr__)
+    a = np.sin(x)
+
+    @dataclasses.dataclass(frozen=frozen)
+    class Holder:
+        s: float = 2.0
+        w: list = field(default_factory=lambda: [a, a * a])
+    h = Holder()
+    return h.w[0] * h.w[1] * h.s
+
+
+def subclass_with_its_own_post_init_not_calling_the_bases(x):
+    """The base's factory is still called: the subclass's own ``__post_init__`` replaces the one
+    that would have called it, so it starts with the filling too."""
+    a = 2.0 * x
+
+    @dataclass
+    class Base:
+        w: list = field(default_factory=lambda: [a])
+
+    @dataclass
+    class Sub(Base):
+        v: float = 1.0
+
+        def __post_init__(self):
+            self.v = self.v * len(self.w) * self.w[0]
+    s = Sub()
+    return s.w[0] * x + s.v
+
+
+FACTORIES = [factory_in_a_subclass_whose_base_has_a_post_init, factory_with_initvars_and_no_post_init,
+             factory_in_a_subclass_with_initvars_handed_to_the_base, factory_with_a_computed_frozen,
+             subclass_with_its_own_post_init_not_calling_the_bases]
+
+
+@pytest.mark.parametrize("f", FACTORIES, ids=lambda f: f.__name__)
+def test_default_factories_in_every_mode(f):
+    check_all_modes(f, 0.7)
+
+
+def factory_reading_an_argument_written_after(xs):
+    @dataclass
+    class Base:
+        n: int = 2
+
+    @dataclass
+    class Log(Base):
+        seen: list = field(default_factory=lambda: [xs[0] * xs[1]])
+    log = Log()
+    xs[1] = log.seen[0] * 2.0
+    return xs[1] + xs[0] * log.n
+
+
+def test_an_argument_a_factory_reads_is_restored():
+    check_restored(factory_reading_an_argument_written_after, np.array([0.8, 1.3]))
+
+
+def factory_of_a_class_not_spelled_dataclass(x):
+    make = dataclasses.dataclass
+
+    @make
+    class Holder:
+        w: list = field(default_factory=lambda: [x])
+    return Holder().w[0]
+
+
+def test_a_factory_of_a_class_whose_decorator_is_not_spelled_dataclass_is_refused_with_the_line():
+    for run in (lambda: yb.grad(factory_of_a_class_not_spelled_dataclass)(0.7),
+                lambda: yb.jvp(factory_of_a_class_not_spelled_dataclass, (0.7,), (1.0,)),
+                lambda: yb.hvp(factory_of_a_class_not_spelled_dataclass, (0.7,), (1.0,))):
+        with pytest.raises(UnsupportedSyntaxError,
+                           match=r"default_factory(.|\n)*spelled dataclass(.|\n)*test_local_classes_construction.py"):
+            run()
