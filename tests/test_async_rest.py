@@ -255,7 +255,5 @@ def collects_done_tasks_in_a_set(x):
     return asyncio.run(main(x))
 
 
-def test_a_set_of_tasks_is_refused_by_name():
-    with pytest.raises(Exception, match="a set's tangent holds the derivatives of numbers") as info:
-        yb.grad(collects_done_tasks_in_a_set)(0.7)
-    assert __file__ in str(info.value) + "".join(getattr(info.value, "__notes__", []))
+def test_a_set_of_tasks_keeps_their_derivatives():  # (a set's tangent keeps a task's: tests/test_set_elements_with_tangents.py)
+    check_all_modes(collects_done_tasks_in_a_set, 0.7)

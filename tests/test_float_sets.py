@@ -278,16 +278,6 @@ def test_tangent_interface_of_sets():
 # ------------------------------------------------------------------------------------------------
 
 
-def test_frozensets_of_floats_in_a_set_are_refused():
-    """(Tuples of floats in a set work: tests/test_tuple_sets.py.)"""
-    def f(x):
-        return sum(min(a) for a in {frozenset({x, 1.0})})
-
-    for run in (lambda: yb.grad(f)(X), lambda: yb.jvp(f, (X,), (1.0,))):
-        with pytest.raises(Exception, match="frozenset carrying floats"):
-            run()
-
-
 def test_a_float_into_a_label_set_passed_in_is_refused():
     def f(labels, x):
         labels.add(x)

@@ -17,6 +17,7 @@ import numpy as np
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from ..tangents.layout import match_layouts
+from ..tangents.set_keys import rekeyed
 from .recursion_advice import recursion_note
 from ..ir import float_errors
 from .common import check_function, fname, reraise_hidden
@@ -152,7 +153,8 @@ def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, na
     outside state (``rules/outside_state.py``)."""
     if plain if plain is not None else not kwargs and _plain(primals, tangents):
         return _plain_forward_pass(f, _plain_copies(primals, tangents), strong)
-    x = T.structural_copy(tuple(primals))
+    element_copies: dict = {}
+    x = T.structural_copy(tuple(primals), element_copies)
     # arguments sharing float data (one array passed twice) are differentiated slot by slot, each
     # a read-only view with its own tangent (docs/conventions.md, "Arguments")
     separate = separate_arguments(x, name)
@@ -162,6 +164,7 @@ def _forward_pass(f: Callable, primals: tuple, tangents: tuple, kwargs: dict, na
     if dx is NoTangent:
         dx = (NoTangent,) * len(x)
     dx = match_layouts(x, dx)  # a write through a view of x reaches its tangent too (tangents/layout.py)
+    dx = rekeyed(dx, element_copies)  # a set's tangent keyed by the copy's elements
     duals = [Dual(p, t) for p, t in zip(x, dx)]
     zero = _batched_zero if BATCH.size else T.zero_tangent  # a batched pass: room for writes of batched values
     kw_duals = {k: Dual(v, zero(v)) for k, v in T.structural_copy(kwargs).items()}

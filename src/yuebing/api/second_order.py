@@ -18,6 +18,7 @@ import numpy as np
 from .. import rules as _rules  # noqa: F401 - registers every rule
 from .. import tangents as T
 from ..tangents.layout import match_layouts
+from ..tangents.set_keys import originals_of, rekeyed
 from ..ir import float_errors
 from .common import argument_gradient, check_argnums, check_function, fname, normalise_argnums, reraise_hidden, scalar_seed, user_facing
 from .pickling import loaded, portable
@@ -88,12 +89,12 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     arguments held fixed)."""
     passes = direct_passes(f, len(args))  # a plain function already run: no dispatch (api/direct_hvp.py)
     # float64 arrays, floats (api/plain_arguments.py), not copied for a function writing no array
-    duals, separate = plain_duals(args, directions, copies_needed(passes, f, args)), False
+    duals, separate, originals = plain_duals(args, directions, copies_needed(passes, f, args)), False, {}
     if duals is not None:
         if passes is not None:
             return direct_hvp(passes, f, duals, _pull_unit, name)
     else:
-        duals, separate = _duals(args, directions, name)
+        duals, separate, originals = _duals(args, directions, name)
     scope = outside_state.enter()  # one tangent per outside object for the pass
     try:
         out, pullback = call_rrule2((f, NoFData, NoTangent, NoFData), *duals)
@@ -107,16 +108,17 @@ def _value_grad_hvp(f: Callable, args: tuple, directions: tuple, name: str) -> t
     rs, rsd = _pull_unit(out, pullback, f, name)
     if redo is not None:  # outside state as a plain call leaves it (rules/outside_redo.py)
         redo(tuple(d[0] for d in duals))
-    grads = tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:]))
-    hvps = tuple(_join(d[3], r, d[0]) for d, r in zip(duals, rsd[1:]))
+    grads = rekeyed(tuple(_join(d[1], r, d[0]) for d, r in zip(duals, rs[1:])), originals)
+    hvps = rekeyed(tuple(_join(d[3], r, d[0]) for d, r in zip(duals, rsd[1:])), originals)
     del out, pullback
     sweep()  # the pass's large temporaries back to the buffer pool
     return value, grads, hvps
 
 
-def _duals(args: tuple, directions: tuple, name: str) -> tuple[list, bool]:
+def _duals(args: tuple, directions: tuple, name: str) -> tuple[list, bool, dict]:
     """The pass's argument 4-tuples ``(copy, fdata, direction, fdata tangent)`` for any
-    arguments, and whether they are separated (arguments sharing float data)."""
+    arguments, whether they are separated (arguments sharing float data), and the copied set
+    elements' originals (``set_keys.rekeyed`` keys the derivatives by them)."""
     directions = shared_view_tangents(args, directions, name)
     for i, (x, v) in enumerate(zip(args, directions)):
         if isinstance(x, str):
@@ -128,7 +130,8 @@ def _duals(args: tuple, directions: tuple, name: str) -> tuple[list, bool]:
             except TypeError as error:
                 raise TypeError(f"{name}: the direction for argument {i} does not match it "
                                 f"(a {type(x).__qualname__}): {error}") from None
-    xs = T.structural_copy(tuple(args))
+    element_copies: dict = {}
+    xs = T.structural_copy(tuple(args), element_copies)
     # arguments sharing float data (one array passed twice) are differentiated slot by slot, each
     # a read-only view with its own fdata (docs/conventions.md, "Arguments"); otherwise arguments
     # that share an array inside containers share its fdata
@@ -139,7 +142,8 @@ def _duals(args: tuple, directions: tuple, name: str) -> tuple[list, bool]:
     if vs is NoTangent:  # no argument carries a derivative (ints): each gets NoTangent back
         vs = (NoTangent,) * len(xs)
     vs = match_layouts(xs, vs)  # a write through a view of x reaches its tangent too (tangents/layout.py)
-    return list(zip(xs, fdata_of(xs), vs, fdata_of(xs))), separate
+    vs = rekeyed(vs, element_copies)  # a set's tangent keyed by the copy's elements
+    return list(zip(xs, fdata_of(xs), vs, fdata_of(xs))), separate, originals_of(element_copies)
 
 
 def _zero_direction(x: Any) -> Any:

@@ -424,7 +424,9 @@ def _moves_tangents(fn: Any, primals: list) -> bool:
     owner = getattr(fn, "__self__", getattr(fn, "__objclass__", None))
     if isinstance(owner, _MOVING_OWNERS) or any(owner is c for c in _MOVING_OWNERS):  # list.append, d.get, ...
         return fn.__name__ != "extend" or not any(isinstance(p, np.ndarray) for p in primals)
-    if isinstance(owner, (set, frozenset)) or owner is set or owner is frozenset:  # s.add(v): tangents moved
+    if isinstance(owner, (set, frozenset)) or owner is set or owner is frozenset \
+            or fn is set or fn is frozenset or fn is P.mkset:  # s.add(v), {a, b}: tangents moved (by element:
+        # run once per direction, a copy's objects would key each direction's tangent apart)
         return not any(isinstance(p, np.ndarray) for p in primals)  # set(array) takes the array's elements
     if fn in _SET_OPERATORS:
         return len(primals) == 2 and all(isinstance(p, (set, frozenset)) for p in primals)

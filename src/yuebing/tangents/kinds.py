@@ -14,7 +14,7 @@ ARRAY      ndarray of float/complex dtype                 ndarray, same shape an
            (numpy.ma masked arrays too)                   (of the data: tangents/masked.py)
 NONDIFF    int, bool, str, None, type, module, int arrays, NoTangent
            sets of labels, RNGs, plain functions, registered types
-SET        set, frozenset holding a number (or a tuple of them)  SetTangent: element -> its tangent (fdata)
+SET        set, frozenset holding an element with a tangent   SetTangent: element -> its tangent (fdata)
 TUPLE      tuple, namedtuple                              tuple / same namedtuple (or NoTangent)
 LIST       list                                           list (fdata)
 DEQUE      collections.deque                              deque, same maxlen (fdata; deques.py)
@@ -237,10 +237,10 @@ _PLAIN_ELEMENTS = _PLAIN_LABELS | {float, complex, np.float64, np.float32, np.co
 
 
 def _set_kind(x: Any) -> str:
-    """A set (or frozenset) holding a float or complex number, or a tuple with one inside (``{(x,
-    1.0)}``), has a ``SetTangent``; a set of labels (ints, strings, tuples of them) has none.
-    Other elements carrying derivatives (a frozenset of floats, a frozen object) have no place in
-    a set's tangent: refused, not dropped."""
+    """A set (or frozenset) holding an element that carries a derivative -- a float or complex
+    number, a tuple or frozenset with one inside, a hashable object holding float data (a frozen
+    dataclass, an instance hashed by identity, a task) -- has a ``SetTangent`` keyed by element; a
+    set of labels (ints, strings, tuples of them) has none."""
     kinds = set(map(type, x))  # one pass in C: sets are read often (every method call)
     if kinds <= _PLAIN_LABELS:
         return NONDIFF
@@ -248,13 +248,16 @@ def _set_kind(x: Any) -> str:
         return SET
     found = NONDIFF
     for v in x:
-        if isinstance(v, _NUMBER_ELEMENTS) or is_number_tuple(v):
+        if not _label(v):
+            primal_kind(v)  # (an element of a type with no tangent is refused here, by name)
             found = SET
-        elif not isinstance(v, (int, str, bytes, type(None), bool)) and not _label(v):
-            raise StructureError(
-                f"yuebing has no tangent type for a {type(x).__name__} holding {type(v).__qualname__} "
-                f"elements that carry derivatives ({v!r:.40}); keep them in a list or tuple")
     return found
+
+
+def set_element_carries(v: Any) -> bool:
+    """Whether set element ``v`` has a tangent a set's ``SetTangent`` keeps: anything hashable that
+    is not a label (a number, a tuple or frozenset with a number inside, an object with float data)."""
+    return isinstance(v, _NUMBER_ELEMENTS) or not _label(v)
 
 
 _DICT_VIEW = "dict view"
@@ -313,15 +316,19 @@ def _label(v: Any) -> bool:
 
 def canonical_order(elements: Any) -> list:
     """A set's elements in an order that does not depend on its history (numbers by value, tuples
-    by their elements' ranks, then everything else by type and repr): how two sets' elements are
-    paired."""
-    def rank(v: Any) -> tuple:
+    by their elements' ranks, frozensets by their sorted ranks, objects by type and their fields'
+    ranks, then everything else by type and repr): how two sets' elements are paired."""
+    def rank(v: Any, depth: int = 0) -> tuple:
         if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
             return (0, float(v), "")
         if isinstance(v, (complex, np.complexfloating)):
             return (1, abs(v), repr(v))
         if isinstance(v, tuple):  # (not by repr: "(10.0," sorts before "(9.0,")
-            return (2, 0.0, "", tuple(map(rank, v)))
+            return (2, 0.0, "", tuple(rank(e, depth) for e in v))
+        if isinstance(v, frozenset):
+            return (2, 0.0, "frozenset", tuple(sorted(rank(e, depth) for e in v)))
+        if depth == 0 and _kind_for_type(type(v)) in (OBJECT, FROZEN):  # (not by repr: it may show the address)
+            return (2, 0.0, f"{type(v).__qualname__}:", tuple(rank(f, 1) for f in object_fields(v).values()))
         return (2, 0.0, f"{type(v).__qualname__}:{v!r}")
 
     return sorted(elements, key=rank)

@@ -233,10 +233,7 @@ def _from_primal(x: Any, make_leaf: Callable[[Any], Any]) -> Any:
             memo[key] = t = make_leaf(x) if t is None else t
             return t
         keys, children, style = K.parts(x, kind)
-        if kind is K.SET:
-            memo[key] = t = _set_tangent_of(x, [_element_leaves(v, make_leaf) for v in keys])
-            return t
-        if kind in K.MUTABLE_KINDS and kind is not K.VIEW:
+        if kind in K.MUTABLE_KINDS and kind is not K.VIEW:  # (a set: keyed by its elements, walked as values)
             shell = memo[key] = _tangent_shell(x, kind)
             return Node(children, lambda ts: _fill_tangent(shell, kind, keys, ts), keys, style)
 
@@ -249,60 +246,8 @@ def _from_primal(x: Any, make_leaf: Callable[[Any], Any]) -> Any:
     return evaluate(x, expand)
 
 
-_SET_NUMBERS = (float, complex, np.floating, np.complexfloating)
-
-
-def _element_leaves(v: Any, make_leaf: Callable[[Any], Any]) -> Any:
-    """The tangent of set element ``v``: a number's leaf; a tuple of them (``K.is_number_tuple``),
-    the tuple of its leaves (``NoTangent`` for its labels); a label's ``NoTangent``."""
-    if isinstance(v, _SET_NUMBERS):
-        return make_leaf(v)
-    if not K.is_number_tuple(v):
-        return NoTangent
-    return _build_tangent(v, K.TUPLE, list(range(len(v))), [_element_leaves(e, make_leaf) for e in v])
-
-
-def _moved_element(v: Any, tv: Any, scale: float) -> Any:
-    """Set element ``v`` moved by ``scale * tv`` (a number, or a tuple of numbers and labels)."""
-    if isinstance(v, _SET_NUMBERS):
-        _check_number(tv, v)
-        return type(v)(v + scale * tv)
-    if tv is NoTangent:
-        return v
-    if not K.is_number_tuple(v):
-        raise StructureError(f"{_describe(v)} carries no tangent, but got {_describe(tv)}")
-    parts = [_moved_element(e, te, scale) for e, te in zip(v, _aligned_children(K.TUPLE, list(range(len(v))), tv))]
-    return K.build_immutable(v, K.TUPLE, list(range(len(v))), parts)
-
-
-def _element_difference(a: Any, b: Any) -> Any:
-    """``a - b`` for two paired set elements (numbers, or tuples of numbers and labels)."""
-    if isinstance(a, _SET_NUMBERS):
-        _check_number(b, a)
-        cast = complex if isinstance(a, (complex, np.complexfloating)) else float
-        return cast(0 if a == b else a - b)
-    if K.is_number_tuple(a) and isinstance(b, tuple) and len(b) == len(a):
-        return _build_tangent(a, K.TUPLE, list(range(len(a))), [_element_difference(u, v) for u, v in zip(a, b)])
-    if a != b:
-        raise StructureError(f"the sets differ in a label: {a!r:.40} vs {b!r:.40}")
-    return NoTangent
-
-
-def _set_tangent_of(x: Any, element_tangents: list) -> SetTangent:
-    """The ``SetTangent`` of set ``x`` from its elements' tangents (in ``K.parts`` order), listed
-    in the set's own iteration order (tidy, though rules read it by element)."""
-    by_element = dict(zip(K.canonical_order(x), element_tangents))
-    return SetTangent((v, by_element[v]) for v in x)
-
-
-def _rebuild_set(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
-    """A new set (frozenset) whose elements are ``x``'s moved by ``scale * t``."""
-    if copy_only:
-        return type(x)(x)
-    elements = K.canonical_order(x)
-    moved = []
-    for v, tv in zip(elements, _aligned_children(K.SET, elements, t)):
-        moved.append(_moved_element(v, tv, scale))
+def _rebuilt_set(x: Any, moved: list) -> Any:
+    """A new set (frozenset) of ``x``'s elements moved (``moved``); refused if two merge."""
     result = type(x)(moved)
     if len(result) != len(x):
         raise StructureError(f"moving the elements of {_describe(x)} by this tangent merges two of them (a "
@@ -311,13 +256,12 @@ def _rebuild_set(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
     return result
 
 
-def _set_difference(x: Any, y: Any) -> SetTangent:
-    """``x - y`` for two sets of the same size, elements paired in ``K.canonical_order``
-    (small moves keep that order); keyed by ``x``'s elements."""
+def _paired_elements(x: Any, y: Any) -> list:
+    """The elements of sets ``x`` and ``y`` of the same size, paired in ``K.canonical_order``
+    (small moves keep that order)."""
     if not isinstance(y, (set, frozenset)) or len(y) != len(x):
         raise StructureError(f"expected a set of {len(x)} elements like {_describe(x)}, got {_describe(y)}")
-    elements = K.canonical_order(x)
-    return _set_tangent_of(x, [_element_difference(a, b) for a, b in zip(elements, K.canonical_order(y))])
+    return list(zip(K.canonical_order(x), K.canonical_order(y)))
 
 
 def _zero_leaf(x: Any) -> Any:
@@ -363,7 +307,7 @@ def _check_number(t: Any, x: Any) -> None:
         raise StructureError(f"expected a number as the tangent of {_describe(x)}, got {_describe(t)}")
 
 
-def _rebuild(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
+def _rebuild(x: Any, t: Any, scale: float, copy_only: bool, element_copies: dict | None = None) -> Any:
     links = primal_links(x)
     roots = RootMemo(links)
     memo: dict[Any, Any] = {}
@@ -408,15 +352,21 @@ def _rebuild(x: Any, t: Any, scale: float, copy_only: bool) -> Any:
         key = id(x) if mutable else (id(x), id(t))
         if key in memo:
             return memo[key]
-        if kind is K.SET:
-            memo[key] = result = _rebuild_set(x, t, scale, copy_only)
-            return result
         if kind is K.ARRAY or kind is K.NONDIFF:
             memo[key] = result = new_array(x, t)
             return result
         keys, children, style = K.parts(x, kind)
         child_tangents = [None] * len(keys) if copy_only else _aligned_children(kind, keys, t)
         jobs = list(zip(children, child_tangents))
+        if kind is K.SET:  # (its elements moved, each by the tangent keyed by it)
+
+            def rebuilt(values: list) -> Any:
+                memo[key] = result = _rebuilt_set(x, values)
+                if element_copies is not None:
+                    element_copies.update((id(k), (k, v)) for k, v in zip(keys, values) if v is not k)
+                return result
+
+            return Node(jobs, rebuilt, keys, style)
         if mutable and kind is not K.VIEW:  # (a view is made from its dict's copy: below)
             shell = memo[key] = K.new_mutable_shell(x, kind)
             return Node(jobs, lambda vs: K.fill_mutable(shell, kind, keys, vs), keys, style)
@@ -435,13 +385,15 @@ def add_to_primal(x: Any, t: Any, scale: float = 1.0) -> Any:
     return _rebuild(x, t, scale, copy_only=False)
 
 
-def structural_copy(x: Any) -> Any:
+def structural_copy(x: Any, element_copies: dict | None = None) -> Any:
     """A deep copy of ``x`` that keeps aliasing, cycles and views, at any nesting depth.
 
     Non-differentiable immutable leaves (ints, strings, functions, modules) are shared; arrays,
-    sets and every container are copied.
+    sets and every container are copied. ``element_copies``, if given, receives ``id(element):
+    (element, its copy)`` for the elements of sets that were copied (an object hashed by identity:
+    a tangent keyed by it is re-keyed by ``set_keys.rekeyed``).
     """
-    return _rebuild(x, None, 0.0, copy_only=True)
+    return _rebuild(x, None, 0.0, copy_only=True, element_copies=element_copies)
 
 
 def _subtract(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -469,8 +421,9 @@ def difference(x: Any, y: Any) -> Any:
         if key in memo:
             return memo[key]
         if kind is K.SET:
-            memo[key] = result = _set_difference(x, y)
-            return result
+            pairs = _paired_elements(x, y)
+            shell = memo[key] = SetTangent()
+            return Node(pairs, lambda ts: _fill_tangent(shell, kind, [a for a, _ in pairs], ts), None, ITEM)
         if kind is K.ARRAY:
             if not isinstance(y, np.ndarray) or y.shape != x.shape:
                 raise StructureError(f"expected an array of shape {x.shape}, got {_describe(y)}")

@@ -108,10 +108,11 @@ def compare(x: Any, y: Any, rtol: float = 0.0, atol: float = 0.0, check_values: 
                 continue
             visited_values.add((id(a), id(b)))
             objects.keep.append((a, b))
-        if kind is K.SET:
-            problem = _compare_sets(a, b, rtol, atol, check_values)
-            if problem:
-                return f"{where}: {problem}"
+        if kind is K.SET:  # elements paired by rank, each compared as a value (an object's fields too)
+            left, right = K.canonical_order(a), K.canonical_order(b)
+            if len(left) != len(right):
+                return f"{where}: a set of {len(left)} elements vs {len(right)}"
+            stack.extend((u, v, f"{path}{{{k}}}") for k, (u, v) in enumerate(zip(left, right)))
             continue
         a_keys, a_children, style = K.parts(a, kind)
         b_keys, b_children, _ = K.parts(b, kind)
@@ -132,27 +133,6 @@ def compare(x: Any, y: Any, rtol: float = 0.0, atol: float = 0.0, check_values: 
 
 def _empty_set_tangent(t: Any) -> bool:
     return t is NoTangent or type(t) is SetTangent and all(v is NoTangent for v in t.values())
-
-
-def _compare_sets(a: Any, b: Any, rtol: float, atol: float, check_values: bool) -> str | None:
-    """Sets of floats: the same size and labels, numbers (and tuples of them) paired by rank, their
-    numbers within tolerance."""
-    left, right = K.canonical_order(a), K.canonical_order(b)
-    if len(left) != len(right):
-        return f"a set of {len(left)} elements vs {len(right)}"
-    for u, v in zip(left, right):
-        if not _same_element(u, v, rtol, atol, check_values):
-            return f"set elements {u!r:.40} vs {v!r:.40}"
-    return None
-
-
-def _same_element(u: Any, v: Any, rtol: float, atol: float, check_values: bool) -> bool:
-    if isinstance(u, (float, complex, np.floating, np.complexfloating)):
-        return isinstance(v, type(u)) and (not check_values or _close_numbers(u, v, rtol, atol))
-    if K.is_number_tuple(u):
-        return type(v) is type(u) and len(v) == len(u) and \
-            all(_same_element(p, q, rtol, atol, check_values) for p, q in zip(u, v))
-    return u == v and type(u) is type(v)
 
 
 def _compare_arrays(a, b, x_links, y_links, objects, roots, rtol, atol, check_values) -> str | None:

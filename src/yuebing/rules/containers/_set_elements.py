@@ -22,19 +22,20 @@ from typing import Any
 
 import numpy as np
 
-from ...tangents import NoFData, NoRData, NoTangent, SetTangent, rdata, zero_tangent
-from ...tangents.kinds import is_number_tuple
+from ...tangents import NoFData, NoRData, NoTangent, SetTangent, StructureError, dot, rdata, zero_tangent
+from ...tangents.kinds import primal_kind, set_element_carries
 from ..core import CoDual, Dual, RuleArgumentError, primal
-from ..operators import Elements, forward_elements, tangent_free
+from ..operators import Elements, forward_elements
+from ..operators import fresh_tangent as operators_fresh_tangent
 from ..util import add_rdata_to, sum_rdata, tangent
 
 NUMBERS = (float, complex, np.floating, np.complexfloating)
 
 
 def carries(v: Any) -> bool:
-    """Whether set element ``v`` has a tangent: a float or complex number, or a tuple with one
-    inside (its tangent is a tuple, ``NoTangent`` for the labels in it)."""
-    return isinstance(v, NUMBERS) or is_number_tuple(v)
+    """Whether set element ``v`` has a tangent: a float or complex number, a tuple or frozenset
+    with one inside, a hashable object holding float data (``tangents/kinds.py``)."""
+    return set_element_carries(v)
 
 
 def zero_of(v: Any) -> Any:
@@ -42,25 +43,25 @@ def zero_of(v: Any) -> Any:
         return 0j
     if isinstance(v, NUMBERS):
         return 0.0
-    return zero_tangent(v) if is_number_tuple(v) else NoTangent
+    return zero_tangent(v) if carries(v) else NoTangent
 
 
 def check_elements(name: str, values: list) -> None:
-    """Refuse elements whose derivative a set cannot hold (a frozenset or a frozen object carrying
-    floats): never dropped."""
+    """Refuse elements of a type that has no tangent (never dropped): ``primal_kind`` names it."""
     for v in values:
-        if not carries(v) and not tangent_free(v):
-            raise RuleArgumentError(
-                f"{name}: a set's tangent holds the derivatives of numbers and of tuples of them only, not of "
-                f"a {type(v).__qualname__} carrying floats ({v!r:.40}); keep such values in a list or a dict")
+        if carries(v):
+            try:
+                primal_kind(v)
+            except StructureError as error:
+                raise RuleArgumentError(f"{name}: {error}") from None
 
 
 def element_tangent(v: Any, dv: Any) -> Any:
     """The tangent a set keeps for element ``v`` whose tangent is ``dv``: a Python number (a
-    batched forward pass's array of one value per direction as it is), a tuple's as it is."""
+    batched forward pass's array of one value per direction as it is), any other's as it is."""
     if not carries(v) or dv is NoTangent:
         return zero_of(v)
-    if isinstance(v, tuple):
+    if not isinstance(v, NUMBERS):
         return dv
     if isinstance(dv, np.ndarray) and dv.ndim:
         return dv
@@ -70,14 +71,27 @@ def element_tangent(v: Any, dv: Any) -> Any:
 def moves(dv: Any) -> bool:
     """Whether element tangent ``dv`` is not zero (a tuple's: any of its numbers; a batched
     forward pass's: in any direction)."""
-    if isinstance(dv, tuple):
-        return any(moves(d) for d in dv)
-    return dv is not NoTangent and bool(np.any(dv != 0))
+    if dv is NoTangent:
+        return False
+    if isinstance(dv, (float, complex, np.number, np.ndarray)):
+        return bool(np.any(dv != 0))
+    return dot(dv, dv) != 0
 
 
-def fresh_tangent(y: Any) -> SetTangent:
-    """The zero ``SetTangent`` of a new set (labels included, as ``NoTangent``: it may gain floats)."""
-    return SetTangent((v, zero_of(v)) for v in y)
+def fresh_tangent(y: Any, found: dict | None = None, fdatas: list | None = None) -> SetTangent:
+    """The zero ``SetTangent`` of a new set (labels included, as ``NoTangent``: it may gain floats).
+    An element whose tangent is identity data (an object's, a frozenset's) keeps the one its origin
+    ``found[v]`` carries in ``fdatas`` (its fields' cotangents gather there)."""
+    t = SetTangent()
+    for v in y:
+        where = None if found is None or isinstance(v, NUMBERS) else found.get(v)
+        t[v] = zero_of(v) if where is None else element_fresh(v, fdatas[where[0]][where[1]])
+    return t
+
+
+def element_fresh(v: Any, fd: Any) -> Any:
+    """The full tangent of element ``v`` with fdata ``fd`` and zero rdata."""
+    return operators_fresh_tangent(v, fd) if carries(v) else NoTangent
 
 
 class Item:
@@ -86,7 +100,7 @@ class Item:
     __slots__ = ("items", "fdatas", "_r")
 
     def __init__(self, c: Any) -> None:
-        self.items, self.fdatas, self._r = [primal(c)], [NoFData], NoRData
+        self.items, self.fdatas, self._r = [primal(c)], [c.fdata if isinstance(c, CoDual) else NoFData], NoRData
 
     def deliver(self, i: int, r: Any) -> None:
         self._r = sum_rdata(self._r, r)
@@ -137,8 +151,9 @@ def send_back(fd: Any, found: dict, sources: list) -> None:
 
 
 def element_rdata(g: Any) -> Any:
-    """An element's cotangent as rdata: a tuple's (its labels' ``NoTangent`` as ``NoRData``)."""
-    return rdata(g) if isinstance(g, tuple) else g
+    """An element's cotangent as rdata: a number's as it is; a tuple's or an object's, its rdata
+    half (an object's fields' cotangents stay in its identity data)."""
+    return g if isinstance(g, (float, complex, np.number, np.ndarray)) else rdata(g)
 
 
 def forward_tangent(y: Any, found: dict, pairs: list) -> SetTangent:

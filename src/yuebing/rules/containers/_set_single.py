@@ -15,9 +15,11 @@ import numpy as np
 
 from ...tangents import NoFData, NoRData, NoTangent, zero_tangent
 from ..core import CoDual, Dual, primal
+from ..operators.common import fdata_part
 from ..util import output, tangent
 from ._set_elements import (
-    add_into, carries, check_elements, element_rdata, element_tangent, moves, set_fdata, set_tangent, zero_of,
+    add_into, carries, check_elements, element_fresh, element_rdata, element_tangent, moves, set_fdata, set_tangent,
+    zero_of,
 )
 
 _ABSENT = object()
@@ -39,8 +41,8 @@ def add_rules(name: str, refuse: Callable) -> tuple[Callable, Callable]:
         if fd is NoFData and carries(x):
             raise refuse(name)
         target.add(x)
-        if fd is not NoFData:
-            fd[x] = zero_of(x)
+        if fd is not NoFData:  # (an object's tangent is its identity data: the one it carries)
+            fd[x] = element_fresh(x, item.fdata if isinstance(item, CoDual) else NoFData)
 
         def pullback(dy):
             g = fd.pop(x, NoTangent) if fd is not NoFData else NoTangent
@@ -88,13 +90,12 @@ def removal_rules(missing_ok: bool) -> tuple[Callable, Callable]:
         if stored is _ABSENT:
             return output(None), _nothing
         target.discard(stored)
-        if fd is not NoFData:
-            fd.pop(stored, None)
+        kept = fdata_part(fd.pop(stored, NoTangent)) if fd is not NoFData else NoFData
 
         def pullback(dy):
             target.add(stored)
             if fd is not NoFData:
-                fd[stored] = zero_of(stored)
+                fd[stored] = element_fresh(stored, kept)
             return NoRData, NoRData, NoRData
 
         return output(None), pullback
@@ -118,18 +119,17 @@ def pop_rules() -> tuple[Callable, Callable]:
     def rrule(s):
         target, fd = primal(s), set_fdata(s)
         y = target.pop()
-        if fd is not NoFData:
-            fd.pop(y, None)
+        kept = fdata_part(fd.pop(y, NoTangent)) if fd is not NoFData else NoFData
 
         def pullback(dy):
             target.add(y)
             if fd is not NoFData:
-                fd[y] = zero_of(y)
+                fd[y] = element_fresh(y, kept)
                 if carries(y) and dy is not NoRData:
                     add_into(fd, y, dy)
             return NoRData, NoRData
 
-        return CoDual(y, NoFData), pullback
+        return CoDual(y, kept), pullback
 
     def frule(s):
         target, t = primal(s), set_tangent(s)
@@ -169,7 +169,8 @@ def add_rule2(name: str, refuse: Callable) -> Callable:
         if fd is None and carries(x):
             raise refuse(name)
         target.add(x)
-        for d, value in ((fd, zero_of(x)), (fdt, zero_of(x)), (t, element_tangent(x, item4[2]))):
+        for d, value in ((fd, element_fresh(x, item4[1])), (fdt, element_fresh(x, item4[3])),
+                         (t, element_tangent(x, item4[2]))):
             if d is not None:
                 d[x] = value
 
@@ -195,13 +196,11 @@ def removal_rule2(missing_ok: bool) -> Callable:
         fd, t, fdt = _dicts(s4)
         target.discard(stored)
         saved_t = t.pop(stored, zero_of(stored)) if t is not None else None
-        for d in (fd, fdt):
-            if d is not None:
-                d.pop(stored, None)
+        kept, kept_d = (fdata_part(d.pop(stored, NoTangent)) if d is not None else NoFData for d in (fd, fdt))
 
         def pullback(dy: Any, dy_d: Any) -> tuple:
             target.add(stored)
-            for d, value in ((fd, zero_of(stored)), (fdt, zero_of(stored)), (t, saved_t)):
+            for d, value in ((fd, element_fresh(stored, kept)), (fdt, element_fresh(stored, kept_d)), (t, saved_t)):
                 if d is not None:
                     d[stored] = value
             return (NoRData,) * 3, (NoRData,) * 3
@@ -217,19 +216,17 @@ def pop_rule2(f: tuple, args: tuple, kwargs: dict) -> tuple:
     fd, t, fdt = _dicts(s4)
     y = target.pop()
     saved_t = t.pop(y, zero_of(y)) if t is not None else zero_tangent(y)
-    for d in (fd, fdt):
-        if d is not None:
-            d.pop(y, None)
+    kept, kept_d = (fdata_part(d.pop(y, NoTangent)) if d is not None else NoFData for d in (fd, fdt))
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
         target.add(y)
-        for d, g in ((fd, dy), (fdt, dy_d)):
+        for d, g, f in ((fd, dy, kept), (fdt, dy_d, kept_d)):
             if d is not None:
-                d[y] = zero_of(y)
+                d[y] = element_fresh(y, f)
                 if carries(y) and g is not NoRData and g is not NoTangent:
                     add_into(d, y, g)
         if t is not None:
             t[y] = saved_t
         return (NoRData, NoRData), (NoRData, NoRData)
 
-    return (y, NoFData, saved_t, NoFData), pullback
+    return (y, kept, saved_t, kept_d), pullback

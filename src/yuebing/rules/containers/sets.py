@@ -25,9 +25,10 @@ from ..second_order import selection
 from ..util import output
 from ._set_single import add_rules, pop_rules, removal_rules
 from ._set_elements import (
-    Item, add_into, check_elements, fresh_tangent, forward_source, forward_tangent, moves, origins, refill,
-    reverse_source, send_back, set_fdata, set_tangent, zero_of,
+    Item, add_into, check_elements, element_fresh, fresh_tangent, forward_source, forward_tangent, moves, origins,
+    refill, reverse_source, send_back, set_fdata, set_tangent, zero_of,
 )
+from ..operators.common import fdata_part
 from ...ir.primitives import mkset
 
 _SETS = (set, frozenset)
@@ -56,7 +57,7 @@ def _building_rules(name: str, compute: Callable, single: bool = False) -> tuple
                 return CoDual(y, a.fdata if isinstance(a, CoDual) else NoFData), lambda dy: (NoRData,) * (len(args) + 1)
         check_elements(name, list(y))
         found = origins(y, [s.items for s in sources])
-        out = CoDual(y, fresh_tangent(y))
+        out = CoDual(y, fresh_tangent(y, found, [s.fdatas for s in sources]))
 
         def pullback(dy):
             send_back(out.fdata, found, sources)
@@ -178,8 +179,12 @@ class _ReverseChannel:
                 change.restore()
                 raise _refuse_untracked(name)
             return
-        old = dict(fd)
-        refill(fd, change.target, {v: old.get(v, zero_of(v)) for v in change.stayed})
+        self.old = old = dict(fd)
+        moved = {v: old.get(v, zero_of(v)) for v in change.stayed}
+        for v in change.new_from_arguments():  # (an object's tangent: the identity data it carries)
+            k, i = change.found[v]
+            moved[v] = element_fresh(v, sources[k].fdatas[i])
+        refill(fd, change.target, moved)
 
     def back(self, popped_r: Any = NoRData) -> tuple:
         change, fd = self.change, self.fd
@@ -187,7 +192,8 @@ class _ReverseChannel:
             return tuple(s.rdata() for s in self.sources[1:])
         after = dict(fd)
         send_back(fd, {v: w for v, w in change.found.items() if w is not None and w[0] > 0}, self.sources)
-        refill(fd, change.before, {v: after[v] for v in change.stayed})
+        refill(fd, change.before, {v: after[v] if v in change.stayed else element_fresh(v, fdata_part(self.old.get(v, NoTangent)))
+                                   for v in change.before})
         if popped_r is not NoRData and popped_r is not NoTangent:
             add_into(fd, change.result, popped_r)
         return tuple(s.rdata() for s in self.sources[1:])

@@ -157,7 +157,9 @@ class Elements:
             # tangent call sees ints read as numbers)
             self.items = [0 if t is NoTangent and isinstance(k, (int, np.integer)) else t for k, t in x.items()] \
                 if type(x) is SetTangent else self._keys
-            self.fdatas = [NoFData] * len(self.items)
+            # (an element whose tangent is identity data, an object's, carries it as its fdata)
+            self.fdatas = [NoFData] * len(self.items) if type(x) is SetTangent else \
+                [fdata_part(fd.get(k, NoTangent)) for k in self._keys]
         elif isinstance(x, np.ndarray) and isinstance(fd, np.ndarray):
             self.items = list(x)
             if x.ndim == 1:
