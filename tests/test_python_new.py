@@ -210,14 +210,18 @@ class Config(metaclass=Single):
         self.v = v
 
 
+def test_a_metaclass_call_of_its_own_is_followed_with_the_new():
+    """What the call returns is the metaclass's to decide: its ``__call__`` is differentiated, its
+    ``super().__call__`` builds through ``__new__`` (more: test_metaclass_calls.py)."""
+    check_all_modes(lambda x: Metered(x * x).v, 0.3)
+
+
 @pytest.mark.parametrize("run", [lambda f: yb.grad(f)(0.3), lambda f: yb.jvp(f, (0.3,), (1.0,)),
                                  lambda f: yb.hvp(f, (0.3,), (1.0,))], ids=["grad", "jvp", "hvp"])
-@pytest.mark.parametrize("cls", [Metered, Config], ids=["with __new__", "with __init__ only"])
-def test_a_metaclass_call_of_its_own_is_refused_by_name(run, cls):
-    """What the call returns is the metaclass's to decide (a singleton's cached instance): before,
-    a class without a Python ``__new__`` was built by ``__init__`` regardless."""
-    with pytest.raises(TypeError, match=f"{cls.__qualname__}: its metaclass {type(cls).__qualname__} has a __call__"):
-        run(lambda x: cls(x).v)
+def test_a_singleton_caching_on_its_class_is_refused_by_name(run):
+    """Its cached instance is written on the class, which holds no derivative."""
+    with pytest.raises(TypeError, match="setattr(.|\n)*not on Single"):
+        run(lambda x: Config(x).v)
 
 
 def test_an_error_in_new_points_at_the_users_line():

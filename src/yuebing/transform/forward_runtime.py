@@ -36,7 +36,7 @@ from .dual_vectorize import whole_array
 from .batched_forward import looped, run_batched
 from .star_arrays import is_star_array, star_duals
 from .class_calls import extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, with_aliases, without_init
-from .new_construction import built_by_new, by_new_forward
+from .new_construction import builder, by_new_forward
 from .frozen_objects import frozen_tangent, is_frozen
 from ..rules.bunch_records import record_extras
 from .generated_text import RUNTIME_NAMES
@@ -259,8 +259,9 @@ def _call_partial(f: Dual, args: tuple, kwargs: dict) -> Dual:
 
 def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
     cls = f.primal
-    if built_by_new(cls, "forward"):  # a __new__ in Python (new_construction.py)
-        return by_new_forward(cls, args, kwargs, _dispatch)
+    build = builder(cls, "forward")
+    if build is not None:  # a metaclass's __call__ or a __new__ in Python (new_construction.py)
+        return by_new_forward(cls, args, kwargs, _dispatch, build)
     if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
     if is_namedtuple(cls):

@@ -191,11 +191,12 @@ def construct(f: tuple, args: tuple, kwargs: dict) -> tuple:
 
     from ..tangents import MutableTangent
     from .class_calls import is_generated_init, is_namedtuple, without_init
-    from .new_construction import built_by_new, by_new_second
+    from .new_construction import builder, by_new_second
 
     cls = f[0]
-    if built_by_new(cls, "second-order"):  # a __new__ in Python (new_construction.py)
-        return by_new_second(cls, args, kwargs, lifting.DUAL_RULE)
+    build = builder(cls, "second-order")
+    if build is not None:  # a metaclass's __call__ or a __new__ in Python (new_construction.py)
+        return by_new_second(cls, args, kwargs, lifting.DUAL_RULE, build)
     if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         return _construct_dataclass(f, args, kwargs)
     if is_namedtuple(cls):

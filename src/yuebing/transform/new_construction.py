@@ -15,6 +15,7 @@ into which its ``__init__``'s field writes cannot go.
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import Any, Callable
 
 from ..ir.class_construction import made_by_new
@@ -27,16 +28,63 @@ from .class_calls import has_python_new, metaclass_call
 _CONSTANT_SECOND = (NoFData, NoTangent, NoFData)  # a constant's fdata, tangent and fdata tangent
 
 
+#: classes whose next construction is ``type.__call__``'s, reached from their metaclass's own
+#: ``__call__`` (``super().__call__(...)``): built as if the metaclass had none (``type_call_of``)
+_THROUGH_TYPE_CALL: list[type] = []
+
+
+def type_call_of(fn: Any) -> type | None:
+    """The class ``C`` when ``fn`` is ``type.__call__`` bound to it (what ``super().__call__``
+    gives in a metaclass's own ``__call__``), else None. The runtimes then construct
+    ``through_type_call(C)``."""
+    if type(fn) is not _METHOD_WRAPPER or fn.__name__ != "__call__" or not isinstance(fn.__self__, type):
+        return None
+    return fn.__self__ if getattr(fn, "__objclass__", None) is type else None
+
+
+def through_type_call(cls: type) -> type:
+    """``cls``, whose next construction (``builder``, the first thing each runtime's asks) is
+    then ``type.__call__``'s, as for a class whose metaclass has no ``__call__`` of its own: the
+    metaclass's own is the caller."""
+    _THROUGH_TYPE_CALL.append(cls)
+    return cls
+
+
+_METHOD_WRAPPER = type(type.__call__.__get__(type))
+
+
+def _metaclass_builder(cls: type, mode: str) -> Callable | None:
+    """The Python ``__call__`` of ``cls``'s metaclass when it has one of its own (a singleton's,
+    ``Enum``'s by value), which every mode then differentiates in place of ``type.__call__``;
+    None when ``type.__call__`` builds ``cls``. A ``__call__`` that is not Python is refused."""
+    if _THROUGH_TYPE_CALL and _THROUGH_TYPE_CALL[-1] is cls:
+        _THROUGH_TYPE_CALL.pop()
+        return None
+    meta = metaclass_call(cls)
+    if meta is None:
+        return None
+    call = vars(meta)["__call__"]
+    if not isinstance(call, types.FunctionType):
+        raise MissingRuleError(cls, mode, reason=f"its metaclass {meta.__qualname__} has a __call__ of its own "
+                               "without Python source (make the instance outside the differentiated function "
+                               "and pass it in)")
+    return call
+
+
+def builder(cls: type, mode: str) -> Callable | None:
+    """What builds ``cls(...)`` as user code, called with the class then the call's arguments:
+    its metaclass's own ``__call__``, or ``made_by_new`` for a ``__new__`` written in Python; None
+    when the runtime's own construction does (``__init__``, a dataclass's, a named tuple's)."""
+    call = _metaclass_builder(cls, mode)
+    if call is not None:
+        return call
+    return made_by_new if built_by_new(cls, mode) else None
+
+
 def built_by_new(cls: type, mode: str) -> bool:
     """Whether ``cls(...)`` is built by ``made_by_new`` (its ``__new__`` is Python code). Refused
-    by name: a metaclass with a ``__call__`` of its own (it decides what the call returns, a
-    singleton's cached instance), a NumPy class the coverage table refuses, a frozen dataclass
-    with a ``__new__`` of its own."""
-    meta = metaclass_call(cls)
-    if meta is not None:
-        raise MissingRuleError(cls, mode, reason=f"its metaclass {meta.__qualname__} has a __call__ of its own, "
-                               "which yuebing does not follow (make the instance outside the differentiated "
-                               "function and pass it in)")
+    by name: a NumPy class the coverage table refuses, a frozen dataclass with a ``__new__`` of
+    its own."""
     if not has_python_new(cls):
         return False
     refused = _refused_by_numpy(cls)  # (np.matrix: its * is a matrix product no array rule would see)
@@ -61,10 +109,12 @@ def _refused_by_numpy(cls: type) -> str | None:
     return f"yuebing does not construct it: {NUMPY_REFUSED[public]}" if public in NUMPY_REFUSED else None
 
 
-def by_new_reverse(cls: type, args: tuple, kwargs: dict, dispatch: Callable) -> tuple[CoDual, Callable]:
-    """Reverse mode: ``dispatch(f, args, kwargs)`` is the runtime's call of a codual function."""
+def by_new_reverse(cls: type, args: tuple, kwargs: dict, dispatch: Callable,
+                   build: Callable = made_by_new) -> tuple[CoDual, Callable]:
+    """Reverse mode: ``dispatch(f, args, kwargs)`` is the runtime's call of a codual function;
+    ``build`` is ``builder(cls)``."""
     try:
-        out, pullback = dispatch(CoDual(made_by_new, NoFData), (CoDual(cls, NoFData),) + args, kwargs)
+        out, pullback = dispatch(CoDual(build, NoFData), (CoDual(cls, NoFData),) + args, kwargs)
     except Exception as error:  # a __new__ or __init__ that raised after partial work (issue 13)
         reroute(error, _class_dropped)
         raise
@@ -80,16 +130,16 @@ def _class_dropped(pullback: Callable) -> Callable:
     return by_new_pullback
 
 
-def by_new_forward(cls: type, args: tuple, kwargs: dict, dispatch: Callable) -> Dual:
+def by_new_forward(cls: type, args: tuple, kwargs: dict, dispatch: Callable, build: Callable = made_by_new) -> Dual:
     """Forward mode: ``dispatch(f, args, kwargs)`` is the runtime's call of a dual function."""
-    return dispatch(Dual(made_by_new, NoTangent), (Dual(cls, NoTangent),) + args, kwargs)
+    return dispatch(Dual(build, NoTangent), (Dual(cls, NoTangent),) + args, kwargs)
 
 
-def by_new_second(cls: type, args: tuple, kwargs: dict, dual_rule: Callable) -> tuple[tuple, Callable]:
+def by_new_second(cls: type, args: tuple, kwargs: dict, dual_rule: Callable,
+                  build: Callable = made_by_new) -> tuple[tuple, Callable]:
     """Second order: ``dual_rule(fn)`` is the dual rule of a Python function (``lifting.DUAL_RULE``)."""
     try:
-        out, pullback = dual_rule(made_by_new)((made_by_new, *_CONSTANT_SECOND), (cls, *_CONSTANT_SECOND),
-                                               *args, **kwargs)
+        out, pullback = dual_rule(build)((build, *_CONSTANT_SECOND), (cls, *_CONSTANT_SECOND), *args, **kwargs)
     except Exception as error:  # a __new__ or __init__ that raised after partial work (issue 13)
         reroute(error, _class_dropped_second)
         raise
@@ -104,4 +154,5 @@ def _class_dropped_second(pullback: Callable) -> Callable:
     return by_new_pullback
 
 
-__all__ = ["by_new_forward", "by_new_reverse", "by_new_second", "built_by_new", "made_by_new"]
+__all__ = ["builder", "by_new_forward", "by_new_reverse", "by_new_second", "built_by_new", "made_by_new",
+           "through_type_call", "type_call_of"]

@@ -37,7 +37,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..tangents import kinds as K
 from . import plain_closures, protocols
 from .class_calls import is_generated_init, is_namedtuple, namedtuple_fields, without_init
-from .new_construction import built_by_new, made_by_new
+from .new_construction import builder, through_type_call, type_call_of
 from .lifting import _zero_tangent_of, lookup_second_order
 from .third_order import FOLLOWED_CALLS, _Call, _constant, _function, _python_function
 from .third_order_frozen import freeze
@@ -114,6 +114,10 @@ def object_call(call: _Call) -> Any:
             and lookup_second_order(f) is None and lookup_second_order(f.__func__) is None:
         return _call_method(call)
     if user_class(f):
+        return _construct(call)
+    built = type_call_of(f)
+    if built is not None and user_class(built):  # super().__call__(...) in a metaclass's own __call__
+        call.f = through_type_call(built)
         return _construct(call)
     if values and not call.keyword_slots and may_compare(f):
         definition = comparing_call(f, values)
@@ -342,8 +346,9 @@ def _construct(call: _Call) -> Any:
     (a dataclass's generated ``__init__``: its field writes and ``__post_init__``)."""
     cls = call.f
     pairs, keywords = list(call.arg_slots), dict(call.keyword_slots)
-    if built_by_new(cls, "third-order"):  # type.__call__'s steps as Python (new_construction.py)
-        return _run(call, made_by_new, [_constant_pair(call, cls)] + pairs, keywords)
+    build = builder(cls, "third-order")
+    if build is not None:  # a metaclass's __call__, or type.__call__'s steps as Python (new_construction.py)
+        return _run(call, build, [_constant_pair(call, cls)] + pairs, keywords)
     if is_namedtuple(cls):
         return _construct_namedtuple(call, cls, pairs, keywords)
     c = call.composition

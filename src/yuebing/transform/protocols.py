@@ -38,6 +38,7 @@ from ..rules.exception_data import as_class_call
 from ..rules.single_dispatch import singledispatch_implementation
 from ..tangents.kinds import MASKED_ARRAYS
 from ..tangents.types import _FieldTangent
+from .new_construction import through_type_call, type_call_of
 
 BINARY_DUNDERS = {
     operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
@@ -464,6 +465,9 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
             return dispatch(mode, mode.constant(listing), listing, (f, *args), kwargs)
         if listing is not None:  # sum(it) of a user iterator: listed by its own __next__, differentiated
             return dispatch(mode, mode.constant(listing), listing, args, kwargs)
+    built = type_call_of(fn)
+    if built is not None:  # super().__call__(...) in a metaclass's own __call__: type's (new_construction.py)
+        return mode.construct(mode.constant(through_type_call(built)), args, kwargs)
     rule = mode.lookup(fn)
     if rule is not None:
         on_masked = masked_form(fn, args, kwargs, _primal_of_value)

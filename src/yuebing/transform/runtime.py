@@ -32,7 +32,7 @@ from .dataclass_construction import construct_reverse
 from .frozen_objects import frozen_reverse, is_frozen
 from .dual_vectorize import whole_array
 from .class_calls import call_positions, extra_arguments, is_generated_init, is_namedtuple, make_namedtuple, namedtuple_fields, without_init
-from .new_construction import built_by_new, by_new_reverse
+from .new_construction import builder, by_new_reverse
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata, global_value,
                                 new_cell_box, read_only, user_globals, with_user_globals)
 from .star_arrays import is_star_array, route_star_rdata, star_coduals
@@ -312,8 +312,9 @@ def _stored_routed(pullback: Callable, n_stored: int, n_args: int, n_kwargs: int
 
 def _construct(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     cls = f.primal
-    if built_by_new(cls, "reverse"):  # a __new__ in Python (new_construction.py)
-        return by_new_reverse(cls, args, kwargs, _dispatch)
+    build = builder(cls, "reverse")
+    if build is not None:  # a metaclass's __call__ or a __new__ in Python (new_construction.py)
+        return by_new_reverse(cls, args, kwargs, _dispatch, build)
     if dataclasses.is_dataclass(cls) and is_generated_init(cls):
         return _construct_dataclass(cls, args, kwargs)
     if is_namedtuple(cls):
