@@ -3,7 +3,8 @@
 a re-raise, an exception raised in a callee, an exception group, a tuple or an array carried, and
 ``StopIteration``'s value of a generator nothing holds in a variable. Every mode against central
 differences (``tests/modes.check_every_mode``: grad, jvp, jacobian(mode='fwd'), hvp, hessian),
-arguments restored; what an ``__init__`` computes from its arguments stays refused by name."""
+arguments restored. (What a Python ``__init__`` computes from its arguments is differentiated with
+the exception's tangent: ``tests/test_exception_tangents.py``.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -153,28 +154,6 @@ def test_arrays_carried_in_every_mode_arguments_restored(f):
     before = x.copy()
     yb.grad(f)(x) if f is mutated_then_carried else yb.grad(lambda v: f(v[0]))(x)
     np.testing.assert_array_equal(x, before)
-
-
-class Computing(Exception):
-    def __init__(self, amount):
-        super().__init__("computing")
-        self.amount = amount * 2.0  # computed by __init__, which runs plainly: not followed
-
-
-def computed_by_init(x):
-    try:
-        raise Computing(x)
-    except Computing as error:
-        return error.amount * x
-
-
-@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
-def test_a_value_init_computed_is_refused_by_name(mode):
-    run = {"grad": lambda: yb.grad(computed_by_init)(X), "jvp": lambda: yb.jvp(computed_by_init, (X,), (1.0,)),
-           "hvp": lambda: yb.hvp(computed_by_init, (X,), (1.0,))}[mode]
-    with pytest.raises(TypeError, match="float data the Computing exception carries in 'amount'.*What to do") as info:
-        run()
-    assert "test_exception_data.py" in "".join(getattr(info.value, "__notes__", []))
 
 
 def _raises_past_a_bound(v):

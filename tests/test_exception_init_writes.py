@@ -1,8 +1,11 @@
-"""An exception class whose ``__init__`` (Python code, run without derivatives:
-``rules/exception_data.py``) writes into an argument holding float data. The write kept the
-derivative of the value before it, silently (a gradient of 3.8 where 7.2 is right; 1.96 where
-2.94 is); it is refused by name in every mode, and the advice (make the change before raising)
-is exact. An ``__init__`` that keeps what it is given, or reads it, works."""
+"""An exception class whose ``__init__`` writes into an argument holding float data. The write
+kept the derivative of the value before it, silently (a gradient of 3.8 where 7.2 is right; 1.96
+where 2.94 is), then was refused by name; with the exception's tangent
+(``rules/exception_tangents.py``) the ``__init__`` is differentiated and its writes followed, in
+every mode, the caller's arguments restored. A Python ``__new__`` (run without derivatives,
+``rules/exception_data.py``) that writes is still refused by name, and the advice (make the change
+before raising) is exact.
+"""
 import numpy as np
 import pytest
 
@@ -75,6 +78,20 @@ def as_advised(x):
         return e.xs[0] * x + xs[0] + e.args[0][1]
 
 
+class TriplesFirst(Exception):
+    def __new__(cls, xs):
+        xs[0] = xs[0] * 3.0  # written by a Python __new__: not differentiated
+        return super().__new__(cls, xs)
+
+
+def writes_in_new(x):
+    xs = [x, x * x]
+    try:
+        raise TriplesFirst(xs)
+    except TriplesFirst as e:
+        return e.args[0][0] * x + xs[0]
+
+
 MODES = {
     "grad": lambda f: yb.grad(f)(0.7),
     "jvp": lambda f: yb.jvp(f, (0.7,), (1.0,)),
@@ -82,11 +99,31 @@ MODES = {
 }
 
 
-@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("f", [writes_a_list_item, grows_a_list, writes_an_attribute], ids=lambda f: f.__name__)
-def test_a_write_into_an_argument_is_refused_by_name(f, mode):
+def test_a_write_into_an_argument_is_followed_in_every_mode(f):
+    check_every_mode(f, 0.7)
+
+
+def _writes_the_callers_array(x):
+    try:
+        raise Triples(x)  # xs[0] = xs[0] * 3.0 on the caller's array
+    except Triples as e:
+        return float(np.sum(e.args[0] ** 2))
+
+
+def test_a_write_into_the_callers_array_is_followed_and_undone():
+    x = np.array([0.4, -1.2])
+    check_every_mode(_writes_the_callers_array, x)
+    before = x.copy()
+    for run in (lambda: yb.grad(_writes_the_callers_array)(x), lambda: yb.hvp(_writes_the_callers_array, (x,), (x,))):
+        run()
+        np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_write_by_a_python_new_is_refused_by_name(mode):
     with pytest.raises(RuleArgumentError, match=r"exception whose __init__ \(or __new__\) writes into an argument"):
-        MODES[mode](f)
+        MODES[mode](writes_in_new)
 
 
 def test_the_advice_works_in_every_mode():

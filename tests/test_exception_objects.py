@@ -2,9 +2,10 @@
 
 What an exception is made from in differentiated code is followed, however deep its floats lie
 (``raise ValueError(obj)``); a user object holding floats that is not (``KeyError(box)`` made by
-C code for ``d[box]``, ``AttributeError.obj``, a value an ``__init__`` computed, an exception
-raised in a callback SciPy calls) is refused by name when read. All of them were read as
-constants before, a derivative of 0 in every mode. Each in reverse, forward and second order
+C code for ``d[box]``, ``AttributeError.obj``, an exception raised in a callback SciPy calls) is
+refused by name when read. All of them were read as constants before, a derivative of 0 in every
+mode. One a Python ``__init__`` computed (``Computing``) is differentiated with the exception's
+tangent (``rules/exception_tangents.py``). Each in reverse, forward and second order
 (the refusals in third order too, where a caught exception is not followed otherwise).
 """
 from __future__ import annotations
@@ -100,7 +101,7 @@ MODES = {
     "third order": lambda f, x: yb.hvp(yb.grad(f), (x,), (1.0,)),  # (refused there at the read too)
 }
 REFUSED = [(_missing_key, "KeyError", "args"), (_missing_attribute, "AttributeError", "obj"),
-           (_computed_by_init, "Computing", "box"), (_deep_key, "KeyError", "args"),
+           (_deep_key, "KeyError", "args"),
            (_raised_in_quad, "ValueError", "args"), (_raised_in_brentq, "ValueError", "args")]
 
 
@@ -137,6 +138,6 @@ def _attribute_error_fields(x):
         return x * len(e.name) * e.obj.value
 
 
-@pytest.mark.parametrize("f", [_deep_argument, _as_advised, _attribute_error_fields])
+@pytest.mark.parametrize("f", [_deep_argument, _as_advised, _attribute_error_fields, _computed_by_init])
 def test_what_the_exception_was_made_from_and_the_advice_differentiate(f):
     check_all_modes(f, 0.7)

@@ -444,6 +444,9 @@ def _moves_tangents(fn: Any, primals: list) -> bool:
     if isinstance(fn, types.MethodWrapperType) and fn.__name__ in ("__setattr__", "__delattr__") \
             and getattr(type(fn.__self__), fn.__name__) in _OBJECT_FIRST:  # o.__setattr__("a", v): as setattr
         return _moves_tangents(getattr(type(fn.__self__), fn.__name__), [fn.__self__, *primals])
+    if getattr(fn, "__name__", None) == "__init__" and primals and isinstance(primals[0], BaseException) \
+            and isinstance(fn, (types.MethodWrapperType, types.WrapperDescriptorType)):
+        return True  # an exception's C __init__: its arguments' tangents into its own (rules/exception_tangents.py)
     if fn in _OBJECT_FIRST:
         return bool(primals) and not _is_array_like(primals[0]) and not isinstance(primals[0], (list, tuple, dict))
     if fn in _NO_ARRAYS:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..ir.primitives import made_exception
 from ..tangents import NoFData, NoRData, NoTangent
-from . import outside_state
+from . import exception_tangents, outside_state
 from ._float_reach import BUDGET, LABEL_TYPES, _held, holds_floats
 from .batched import _ALWAYS
 from .core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
@@ -156,8 +156,16 @@ def _same(before: list, after: list) -> bool:
     return True
 
 
+def _with_tangent(cls: Any, given: list) -> bool:
+    """Whether the exception is made with a tangent of its own, its ``__init__`` differentiated
+    (``exception_tangents.py``), rather than run plainly beside the arguments' record."""
+    return outside_state.active() and exception_tangents.differentiates_init(cls, given)
+
+
 def _made_rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Any]:
     given = list(args[1:]) + list(kwargs.values())
+    if _with_tangent(primal(args[0]), [primal(a) for a in given]):
+        return exception_tangents.construct_reverse(primal(args[0]), args[1:], kwargs)
     e = _made(primal(args[0]), [primal(a) for a in args[1:]], {k: primal(v) for k, v in kwargs.items()})
     values = [primal(a) for a in given]
     carried = _record("fdata", e, values, [_fdata(a) for a in given]) if _carries(values) else None
@@ -173,6 +181,8 @@ def _made_rrule(*args: Any, **kwargs: Any) -> tuple[CoDual, Any]:
 
 def _made_frule(*args: Any, **kwargs: Any) -> Dual:
     given = list(args[1:]) + list(kwargs.values())
+    if _with_tangent(primal(args[0]), [primal(a) for a in given]):
+        return exception_tangents.construct_forward(primal(args[0]), args[1:], kwargs)
     e = _made(primal(args[0]), [primal(a) for a in args[1:]], {k: primal(v) for k, v in kwargs.items()})
     values = [primal(a) for a in given]
     if _carries(values):
@@ -183,6 +193,8 @@ def _made_frule(*args: Any, **kwargs: Any) -> Dual:
 def _made_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     """Second order: one exception, recorded with the fdata, the fdata tangents and the tangents
     of its arguments; the dual pullback hands back what the reads gathered in both reverse roles."""
+    if _with_tangent(args[0][0], [a[0] for a in (*args[1:], *kwargs.values())]):
+        return exception_tangents.construct_second(args[0][0], args[1:], kwargs)
     e = _made(args[0][0], [a[0] for a in args[1:]], {k: v[0] for k, v in kwargs.items()})
     given = list(args[1:]) + list(kwargs.values())
     values = [a[0] for a in given]
@@ -208,10 +220,14 @@ def _fdata(a: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-def carried_read(o: Any, v: Any, kind: str = _KIND) -> tuple[CoDual, Any] | None:
-    """Reverse mode: ``(codual, owner rdata)`` of ``v``, read from exception ``o`` (or a record
-    of another ``kind``), when ``v`` is (or is a tuple of) what ``o`` was made from in this pass;
-    else None."""
+def carried_read(o: Any, v: Any, kind: str = _KIND, name: str = "") -> tuple[CoDual, Any] | None:
+    """Reverse mode: ``(codual, owner rdata)`` of ``v``, attribute ``name`` of exception ``o``:
+    its tangent's field (``exception_tangents.py``), or, when ``v`` is (or is a tuple of) what
+    ``o`` (or a record of another ``kind``) was made from in this pass, that; else None."""
+    if kind == _KIND and name:
+        field = exception_tangents.read_field(o, name, v)
+        if field is not None:
+            return field
     if not holds_floats([v]):
         return None  # (nothing to follow: read as before)
     carried = outside_state.registered("fdata", o, kind)
@@ -238,9 +254,13 @@ def carried_read(o: Any, v: Any, kind: str = _KIND) -> tuple[CoDual, Any] | None
     return CoDual(v, tuple(parts) if any(p is not NoFData for p in parts) else NoFData), items
 
 
-def carried_tangent(o: Any, v: Any, kind: str = _KIND) -> Any:
-    """Forward mode and second order: the tangent of ``v`` read from exception ``o`` (as
-    ``carried_read``), or None when it was not made from it in this pass."""
+def carried_tangent(o: Any, v: Any, kind: str = _KIND, name: str = "") -> Any:
+    """Forward mode and second order: the tangent of ``v``, attribute ``name`` of exception ``o``
+    (as ``carried_read``), or None when it was not made from it in this pass."""
+    if kind == _KIND and name:
+        field = exception_tangents.field_tangent(o, name, v)
+        if field is not None:
+            return field
     if not holds_floats([v]):
         return None
     carried = outside_state.registered(_ROLE_TANGENT, o, kind)

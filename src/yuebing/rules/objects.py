@@ -360,7 +360,7 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         return None
     carrier = carrier_kind(o)
     if carrier is not None:  # what an exception or a tuple bunch was made from, with its derivative (exception_data.py)
-        found = carried_read(o, v, carrier)
+        found = carried_read(o, v, carrier, name)
         if found is not None:
             return found
     if type(o) is functools.partial and name in PARTIAL_PARTS:  # what it stored, with its derivatives
@@ -471,7 +471,7 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
             raise
         return Dual(primal(default), default.tangent if isinstance(default, Dual) else T.zero_tangent(default))
     if carrier_kind(o) is not None:  # what an exception or a tuple bunch was made from, with its tangent
-        carried = carried_tangent(o, v, carrier_kind(o))
+        carried = carried_tangent(o, v, carrier_kind(o), n)
         if carried is not None:
             return Dual(v, carried)
     if type(o) is functools.partial and n in PARTIAL_PARTS:
@@ -566,6 +566,8 @@ def _check_user_write(o: Any, name: str, who: str, plain: bool, building: bool =
             raise RuleArgumentError(f"{who}: {tp.__qualname__} is frozen; yuebing differentiates frozen "
                                     "objects built by their constructor, not mutated in place")
         return  # setattr raises FrozenInstanceError itself
+    if building and isinstance(o, BaseException):
+        return  # its __init__'s self, with a tangent (exception_tangents.py)
     if kind is not K.OBJECT:
         raise RuleArgumentError(
             f"{who}: yuebing follows attribute assignment on instances of user classes only, not on "

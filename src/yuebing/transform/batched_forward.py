@@ -33,6 +33,7 @@ from ..rules import array_like
 from ..rules.batched import BATCH, batched, batched_rule, batched_zeros, is_batched, structural_rule, zero_rule
 from ..ir.primitives import global_get
 from ..rules.core import FRULES, Dual, describe_callable
+from ..rules.exception_tangents import recorded
 from ..tangents import MutableTangent, NoTangent, Tangent
 from ..tangents import kinds as K
 from ..tangents import structural_copy
@@ -60,7 +61,9 @@ def run_batched(found: tuple, f: Dual, args: tuple, kwargs: dict, run_plain: Cal
     full = args if owner is None else (Dual(owner, _owner_tangent(f, owner)),) + args
     seen: set = set()
     arrays: list = []
-    if fn is global_get:  # its tangent is the one a write in this call gave the global (batched), not its arguments'
+    if fn is global_get or fn is getattr and recorded(full[0].primal):
+        # its tangent is the one a write in this call gave the global (batched), not its arguments'; an
+        # exception's attribute: the tangent recorded beside it (rules/exception_tangents.py), batched as given
         return _unchecked(found, full, kwargs)
     if not any(_has_batch(d.tangent, d.primal, seen, arrays) for d in (*full, *kwargs.values())):
         return _promoted(run_plain(found, f, args, kwargs), seen, arrays)

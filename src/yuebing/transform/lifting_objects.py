@@ -19,6 +19,7 @@ from ..rules.iteration import iterate_to_list
 from ..rules.bunch_data import carrier_kind, routed_rdata
 from ..rules.bunch_records import record_extras, taken_rdata
 from ..rules.exception_data import carried_tangent
+from ..rules import exception_tangents
 from ..rules.objects import _instance_value, _mapped_item, _raw_delattr, _raw_setattr
 from ..rules.local_classes import class_level_tangent
 from ..rules import outside_state
@@ -101,7 +102,7 @@ def _exception_attribute(f: tuple, args: tuple, carrier: str) -> tuple:
     roles, its tangent from the record."""
     out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)
     y = out1.primal
-    y_d = carried_tangent(args[0][0], y, carrier)
+    y_d = carried_tangent(args[0][0], y, carrier, args[1][0] if len(args) > 1 else "")
     if y_d is None or y_d is NoTangent:
         y_d = 0.0 if type(y) is float else _zero_tangent_of(y)
     return (y, out1.fdata, y_d, out2.fdata), pullback
@@ -352,3 +353,11 @@ _register((_cell_set_primitive,), cell_set)
 _register((_as_sequence_primitive,), as_sequence)
 
 from . import global_writes as _global_writes  # noqa: E402,F401 - registers the rules of the global primitives
+
+
+def _exception_init(init: Any, self4: tuple, *args: tuple, **kwargs: tuple) -> tuple:
+    """An exception's Python ``__init__`` by its dual rule, on its tangents (rules/exception_tangents.py)."""
+    return lifting.DUAL_RULE(init)((init, NoFData, NoTangent, NoFData), self4, *args, **kwargs)
+
+
+exception_tangents.DUAL_INIT = _exception_init
