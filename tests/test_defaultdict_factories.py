@@ -3,12 +3,14 @@
 beside the dict for the pass and a missing key's read calls it with that tangent
 (``rules/containers/dict_subclasses.py``). Before, making one was refused ("the dict's tangent has
 no place for the factory's"). Each case against central differences in reverse, forward (plain and
-batched) and second order; such a factory reached where its tangent was not kept (a copy of the
-dict, an attribute read) is refused by name, never called with a zero derivative.
+batched) and second order; a copy of the dict made in the pass, and the factory read as an
+attribute, carry the tangent kept for it; a factory of a defaultdict made outside the pass (whose
+tangent no dict's tangent has a place for) is refused by name, never called with a zero derivative.
 """
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 
 import numpy as np
@@ -56,23 +58,37 @@ def test_defaultdict_factories_in_every_mode(f):
     check_every_mode(f, X)
 
 
-def _copied(x):
-    d = collections.defaultdict(lambda: x * 2.0)
-    return d.copy()["z"]
+def factory_of_a_copy(x):
+    d = collections.defaultdict(lambda: x[0] * x[1])
+    d["a"] = x[2]
+    e, f = d.copy(), copy.copy(d)
+    return e["z"] * x[3] + f["y"] * e["a"] + d["a"]
 
 
-def _factory_read_as_attribute(x):
-    d = collections.defaultdict(lambda: x * 2.0)
-    return d.default_factory() + d["a"]
+def factory_read_as_an_attribute(x):
+    d = collections.defaultdict(lambda: x[0] * 2.0)
+    made = d.default_factory
+    e = collections.defaultdict(d.default_factory, {"k": x[1]})
+    return made() * x[2] + d["a"] + e["q"] * e["k"] * x[3]
 
 
-@pytest.mark.parametrize("f, text", [(_copied, "made outside this differentiation or copied"),
-                                     (_factory_read_as_attribute, "read as an attribute")], ids=["copy", "attribute"])
-def test_a_factory_whose_tangent_is_not_kept_is_refused_by_name(f, text):
-    f(0.7)  # (plain Python runs it)
-    for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
-        with pytest.raises(Exception, match=text):
-            run()
+@pytest.mark.parametrize("f", [factory_of_a_copy, factory_read_as_an_attribute], ids=lambda f: f.__name__)
+def test_a_factory_reached_through_a_copy_or_an_attribute_in_every_mode(f):
+    check_every_mode(f, X)
+
+
+def test_a_factory_of_a_defaultdict_made_outside_is_refused_by_name():
+    def made_outside(w):  # (its factory's captured w has no place in a dict's tangent)
+        return collections.defaultdict(lambda: w * 2.0)
+
+    def f(d, x):
+        return d["z"] * x
+
+    f(made_outside(0.7), 0.7)  # (plain Python runs it)
+    for run in (lambda d: yb.grad(f, argnums=1)(d, 0.7), lambda d: yb.jvp(f, (d, 0.7), ({}, 1.0)),
+                lambda d: yb.hvp(f, (d, 0.7), ({}, 1.0))):
+        with pytest.raises(Exception, match="made outside this differentiation"):
+            run(made_outside(0.7))
 
 
 def test_a_defaultdict_passed_in_is_restored():

@@ -48,6 +48,7 @@ from .local_classes import class_level_read, class_level_tangent
 from .containers import (
     _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
 )
+from .containers.dict_subclasses import factory_read_frule, factory_read_rrule
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ._float_reach import holds_floats
 from .function_wrappers import refuse_wrapped_closure
@@ -289,10 +290,9 @@ def aliased_item(o: tuple, name: str, v: Any) -> int | None:
 def _refuse_carried_floats(o: Any, name: str, v: Any) -> None:
     """An exception's attribute holding float data that is not one of the arguments it was made
     from in differentiated code (``exception_data.py`` follows those) is refused: exceptions
-    have no tangent, so the value would reach the handler with a zero derivative. So is a
-    defaultdict's ``default_factory`` capturing such data (``containers/dict_subclasses.py`` follows
-    it only where a missing key calls it), and a nested function read back from a function's
-    attribute (``function_wrappers.py``)."""
+    have no tangent, so the value would reach the handler with a zero derivative. So is a nested
+    function read back from a function's attribute (``function_wrappers.py``). (A defaultdict's
+    ``default_factory`` is read with the tangent kept for it: ``containers/dict_subclasses.py``.)"""
     refuse_wrapped_closure(o, name, v)
     # (its properties read self.__dict__[name]: LinregressResult.intercept_stderr)
     if isinstance(o, tuple) and (name == "__dict__" or name in getattr(o, "__dict__", ())) and holds_floats([v]):
@@ -303,11 +303,6 @@ def _refuse_carried_floats(o: Any, name: str, v: Any) -> None:
             "a tuple's derivative holds its items only, so the attribute's would be lost. What to do: read its "
             f"fields ({fields}), or compute the value with NumPy and scipy.special in your function (for a t test: "
             "t = (np.mean(x) - m) / (np.std(x, ddof=1) / np.sqrt(n)), p = 2 * scipy.special.stdtr(n - 1, -abs(t)))")
-    if name == "default_factory" and isinstance(o, collections.defaultdict) and K.primal_kind(v) is not K.NONDIFF:
-        raise RuleArgumentError(
-            "getattr: yuebing cannot differentiate the default_factory of a defaultdict read as an attribute when it "
-            "captures values carrying derivatives (their derivative would be lost); let a missing key call it (d[k]), "
-            "or keep the function in a variable of its own and call that")
     if isinstance(o, BaseException) and holds_floats([v]):  # (a user object's floats too, at any depth)
         kind = type(o).__qualname__
         advice = ("catch StopIteration in the function that holds the generator in a variable and calls "
@@ -410,6 +405,9 @@ def _getattr_rrule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
     n = primal(name)
     if not isinstance(obj, CoDual):
         obj = CoDual(obj, zero_fdata(obj))
+    if n == "default_factory" and isinstance(obj.primal, collections.defaultdict):  # with the tangent kept for it
+        out, gather = factory_read_rrule(obj)
+        return out, lambda dy: (gather(dy), _counted(NoRData, NoRData, NoRData, default if default is _NOT_PASSED else NoRData))[1]
     found = _read(obj, n, plain, who)
     if found is None:
         if default is _NOT_PASSED:
@@ -444,6 +442,8 @@ def _getattribute_rrule(self, name):
 def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str) -> Dual:
     n = primal(name)
     o = primal(obj)
+    if n == "default_factory" and isinstance(o, collections.defaultdict):  # with the tangent kept for it
+        return factory_read_frule(obj)
     t = obj.tangent if isinstance(obj, Dual) else T.zero_tangent(o)
     # reuse the reverse rule's classification on a codual whose fdata is the full tangent: for
     # the owners below the forward tangent is read exactly where the reverse rule reads fdata

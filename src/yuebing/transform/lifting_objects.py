@@ -6,6 +6,7 @@ which registers them.
 """
 from __future__ import annotations
 
+import collections
 import types
 from typing import Any, Callable
 
@@ -15,6 +16,7 @@ from ..ir.primitives import cell_get as _cell_get_primitive, cell_set as _cell_s
 from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
 from ..rules.numpy_vectorize import pyfunc_tangent
+from ..rules.containers.dict_subclasses import factory_read_dual
 from ..rules.iteration import iterate_to_list
 from ..rules.bunch_data import carrier_kind, routed_rdata
 from ..rules.bunch_records import record_extras, taken_rdata
@@ -61,6 +63,9 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         return _exception_attribute(f, args, carrier)
     if isinstance(obj[0], (type, types.ModuleType)) and not kwargs and len(args) == 2:
         return _class_or_module_attribute(args)
+    if isinstance(obj[0], collections.defaultdict) and len(args) == 2 and args[1][0] == "default_factory":
+        out, pullback = factory_read_dual(obj)  # with the tangents kept for it (rules/containers/dict_subclasses.py)
+        return out, lambda dy, dy_d: tuple((*r, NoRData) for r in pullback(dy, dy_d))
     if type(obj[2]) is dict and len(args) == 2 and not kwargs and _mapped_item(obj[0], args[1][0]):
         # res.x of an OptimizeResult: the item res["x"], whose tangent is the tangent dict's item
         out1, out2, pullback = _with_fdata_tangents(CoDual(getattr, NoFData), args)

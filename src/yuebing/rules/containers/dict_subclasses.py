@@ -10,8 +10,10 @@ A ``defaultdict``'s ``default_factory`` is data the dict's tangent has no place 
 capturing values with derivatives (``defaultdict(lambda: x)``) keeps its tangent beside the dict
 for the pass (``outside_state.register``, as exception data does: ``_Factory``), where a missing
 key's read finds it (``default_factory_of``), and the rdata its calls gather goes back to the
-constructor's argument. Such a factory reached otherwise (a copy of the dict, one made outside
-the pass) is refused, not dropped. A missing key read from a dict subclass whose ``__missing__``
+constructor's argument. It is kept by the factory too, so a copy made in the pass (``d.copy()``,
+``copy.copy(d)``, ``defaultdict(d.default_factory, d)``) finds it, and so does ``d.default_factory``
+read as an attribute (``getattr``'s rules ask here). The factory of a defaultdict made outside
+the pass, whose tangent no dict's tangent has a place for, is refused, not dropped. A missing key read from a dict subclass whose ``__missing__``
 is Python (``Counter``, a user's class) runs that method differentiated (``missing_value``); a
 ``defaultdict``'s inserts the factory's value (``indexing/items.py``).
 """
@@ -36,6 +38,7 @@ _TYPES = (collections.defaultdict, collections.OrderedDict, collections.Counter)
 
 
 _KIND = "default_factory"  # (outside_state's entries for factories, apart from other registrations)
+_BY_FUNCTION = "default_factory function"  # (the same entries, by the factory itself: a copy's dict holds it)
 _ROLE_TANGENT = "tangent"
 
 
@@ -48,8 +51,9 @@ def _unfollowed(factory: Any) -> RuleArgumentError:
     return RuleArgumentError(
         f"collections.defaultdict: yuebing cannot differentiate a default_factory "
         f"({getattr(factory, '__qualname__', type(factory).__qualname__)}) that captures values carrying "
-        "derivatives, of a defaultdict made outside this differentiation or copied; make the defaultdict in the "
-        "function, or write the default where it is read: d.get(k, default), or d.setdefault(k, default)")
+        "derivatives, of a defaultdict made outside this differentiation (a dict's tangent has no place for its "
+        "factory's); make the defaultdict in the function, or write the default where it is read: d.get(k, default), "
+        "or d.setdefault(k, default)")
 
 
 class _Factory:
@@ -78,14 +82,18 @@ def _keep(role: str, made: Any, factory: Any, data: Any) -> _Factory | None:
         return None
     kept = _Factory(data)
     outside_state.register(role, made, kept, _KIND)
+    outside_state.register(role, factory, kept, _BY_FUNCTION)
     return kept
 
 
 def _kept(role: str, d: Any, factory: Any) -> _Factory | None:
-    """What ``_keep`` registered for ``d``; refused for a factory carrying derivatives without one."""
+    """What ``_keep`` registered for ``d``, or for its factory (a copy of a defaultdict made in the
+    pass, ``d.copy()``, ``copy.copy(d)``, ``defaultdict(d.default_factory)``, holds the same function,
+    whose tangent is the one kept); refused for a factory carrying derivatives without one (a
+    defaultdict made outside the pass)."""
     if not _carries(factory):
         return None
-    kept = outside_state.registered(role, d, _KIND)
+    kept = outside_state.registered(role, d, _KIND) or outside_state.registered(role, factory, _BY_FUNCTION)
     if kept is None:
         raise _unfollowed(factory)
     return kept
@@ -176,6 +184,23 @@ def _factory_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
         return nothing
 
     return (factory, fdata.data, kept_tangent.data, fdata_tangent.data), pullback
+
+
+def factory_read_rrule(d: CoDual) -> tuple:
+    """``d.default_factory`` read as an attribute (``getattr``'s rule asks here): the factory with
+    the fdata kept for it, and a pullback gathering its rdata for the constructor."""
+    out, pullback = _factory_rrule(d)
+    return out, lambda dy: pullback(dy)[1]
+
+
+def factory_read_frule(d: Dual) -> Dual:
+    """Forward mode of ``d.default_factory``: the factory with the tangent kept for it."""
+    return _factory_frule(d)
+
+
+def factory_read_dual(d4: tuple) -> tuple:
+    """Second order of ``d.default_factory`` (``transform/lifting_objects.py`` asks here)."""
+    return _factory_dual((default_factory_of, NoFData, NoTangent, NoFData), (d4,), {})
 
 
 special((_empty,), _empty_dual)
