@@ -1,8 +1,8 @@
 """A class defined in the differentiated function whose body's values or methods' defaults
 read a global the module writes with ``global``: they are computed by the function, which reads
 the global's current value with its derivative (``frontend/local_classes.py``). Reverse, forward
-and second order against central differences. A method reading one when it runs stays refused
-(``test_global_writes.py``)."""
+and second order against central differences. A method reading one when it runs reads the
+module's (``test_local_classes_global_methods.py``)."""
 from __future__ import annotations
 
 import numpy as np

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import symtable
 
 from ..ir import nodes as ir
 from ..ir.local_classes import class_cells, class_level, class_stored
@@ -56,6 +57,7 @@ class LocalClassLowering:
         # (a global the module writes with ``global``: a class value or default reading it is
         # computed by the function too, which reads its current value and derivative)
         written = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and self._written_global(n.id)}
+        _rebind_global_readers(node, {name for name in written if self._written_global(name)})
         bases = self._hoist_bases(node, ours | written, out)
         self._lower_class_body(node, ours | written, out)
         methods = sorted({name for fn in _methods(node) for name in self._captured(fn)})
@@ -99,6 +101,11 @@ class LocalClassLowering:
                 node.bases[i] = ast.Name(target, ast.Load())
                 hoisted[target] = ast.unparse(base)
         return hoisted
+
+    def _read_by_the_class_statement(self, node: ast.ClassDef) -> ast.ClassDef:
+        """``node`` without the bodies of the methods that read the module's globals themselves
+        (``without_rebound_bodies``), for ``normalise.stmt_ClassDef``."""
+        return without_rebound_bodies(node)
 
     def _check_stored(self, node: ast.ClassDef, kept: dict, out: list) -> None:
         """The class decorator (applied last) refusing a class that did not keep a computed value
@@ -207,6 +214,54 @@ class LocalClassLowering:
             self.opaque(out, f"if not ({value} is None or type({value}) in (bool, int, str, bytes) or isinstance("
                              f"{value}, type) or type({value}).__name__ == 'module' or type({value}).__name__ == "
                              f"'function' and {value}.__closure__ is None): raise TypeError({message!r})")
+
+
+def _rebind_global_readers(node: ast.ClassDef, written: set) -> None:
+    """The methods of ``node`` (and of the classes nested in it) whose bodies read a global of
+    ``written`` (the module writes it with ``global``) rebound to the user's globals first
+    (``@_user_globals(_G)``, innermost): their code then reads the module's global when the
+    method runs, with its current value and derivative, as a method of a module-level class does
+    (``global_writes.py``), where the class statement's copy would hold a value of before."""
+    for statement in node.body:
+        if isinstance(statement, ast.ClassDef):
+            _rebind_global_readers(statement, written)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and _globals_read(statement) & written:
+            rebind = ast.Call(ast.Name("_user_globals", ast.Load()), [ast.Name("_G", ast.Load())], [])
+            statement.decorator_list.append(ast.copy_location(rebind, statement))
+
+
+def _globals_read(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names ``function``'s body (and the functions in it) reads or writes as globals, were it
+    defined at module level: not its parameters nor its own variables."""
+    bare = copy.copy(function)
+    bare.decorator_list = []
+    bare.args = copy.copy(function.args)  # (its defaults are the class statement's reads)
+    bare.args.defaults, bare.args.kw_defaults = [], [None] * len(function.args.kwonlyargs)
+    # (in a function binding the names it declares nonlocal: a method alone would not compile)
+    nonlocals = sorted({name for n in ast.walk(bare) if isinstance(n, ast.Nonlocal) for name in n.names})
+    binds = [ast.Assign([ast.Name(name, ast.Store()) for name in nonlocals], ast.Constant(None))] if nonlocals else []
+    scope = ast.FunctionDef("_yb_scope", ast.arguments([], [], None, [], [], None, []), [*binds, bare], [])
+    table = symtable.symtable(ast.unparse(ast.fix_missing_locations(ast.Module([scope], []))), "<yuebing method>",
+                              "exec")
+    found, pending = set(), list(table.get_children())
+    while pending:
+        scope = pending.pop()
+        found |= {s.get_name() for s in scope.get_symbols() if s.is_global() and (s.is_referenced() or s.is_assigned())}
+        pending.extend(scope.get_children())
+    return found
+
+
+def without_rebound_bodies(node: ast.ClassDef) -> ast.ClassDef:
+    """``node`` with the bodies of the methods ``_rebind_global_readers`` rebound left out: what
+    the class statement reads of the user's globals itself (bound as its locals first, or
+    refused when the module writes them: ``normalise.stmt_ClassDef``)."""
+    node = copy.deepcopy(node)
+    for n in ast.walk(node):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "_user_globals"
+                for d in n.decorator_list):
+            n.body = [ast.Pass()]
+    return node
 
 
 def _defaults_as_class_values(body: list, ours: set) -> list:

@@ -627,8 +627,9 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         if self.global_definition(node, out):  # class H, H declared global
             return
         node = self._lower_local_class(node, out)  # local_classes.py; before the globals join our locals
-        self.refuse_written_globals("a class defined in a differentiated function", [node])
-        loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        read_here = self._read_by_the_class_statement(node)  # (methods reading written globals: the module's)
+        self.refuse_written_globals("a class defined in a differentiated function", [read_here])
+        loaded = {n.id for n in ast.walk(read_here) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for name in sorted(loaded - self.locals - set(self.free)):
             if name in self.module_globals:
                 self.opaque(out, f"{name} = _global(_G, {self.module_globals.key(name)!r})", (name,))
