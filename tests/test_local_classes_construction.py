@@ -14,10 +14,10 @@ from dataclasses import InitVar, dataclass, field
 import numpy as np
 import pytest
 
-import yuebing as yb
 from yuebing.frontend.fence import UnsupportedSyntaxError
 
 from .all_modes import check_all_modes
+from .refusals import refused_in_every_mode
 from .restored_arguments import check_restored
 
 
@@ -234,9 +234,5 @@ def factory_of_a_class_not_spelled_dataclass(x):
 
 
 def test_a_factory_of_a_class_whose_decorator_is_not_spelled_dataclass_is_refused_with_the_line():
-    for run in (lambda: yb.grad(factory_of_a_class_not_spelled_dataclass)(0.7),
-                lambda: yb.jvp(factory_of_a_class_not_spelled_dataclass, (0.7,), (1.0,)),
-                lambda: yb.hvp(factory_of_a_class_not_spelled_dataclass, (0.7,), (1.0,))):
-        with pytest.raises(UnsupportedSyntaxError,
-                           match=r"default_factory(.|\n)*spelled dataclass(.|\n)*test_local_classes_construction.py"):
-            run()
+    refused_in_every_mode(factory_of_a_class_not_spelled_dataclass, UnsupportedSyntaxError,
+                          r"default_factory(.|\n)*spelled dataclass(.|\n)*test_local_classes_construction.py")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import yuebing as yb
 from yuebing.frontend.fence import UnsupportedSyntaxError
 
 from .all_modes import check_all_modes
+from .refusals import refused_in_every_mode
 from .restored_arguments import check_restored
 
 SCALE = 1.0
@@ -125,10 +125,6 @@ def a_condition_reading_it(x):
 
 
 def test_a_condition_of_the_class_body_reading_it_is_refused_with_the_line():
-    for run in (lambda: yb.grad(a_condition_reading_it)(0.7),
-                lambda: yb.jvp(a_condition_reading_it, (0.7,), (1.0,)),
-                lambda: yb.hvp(a_condition_reading_it, (0.7,), (1.0,))):
-        with pytest.raises(UnsupportedSyntaxError,
-                           match=r"reading the global 'SCALE'(.|\n)*test_local_classes_global_methods.py"):
-            run()
+    refused_in_every_mode(a_condition_reading_it, UnsupportedSyntaxError,
+                          r"reading the global 'SCALE'(.|\n)*test_local_classes_global_methods.py")
     _fresh()
