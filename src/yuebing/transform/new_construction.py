@@ -15,6 +15,7 @@ into which its ``__init__``'s field writes cannot go.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import types
 from typing import Any, Callable
 
@@ -28,9 +29,10 @@ from .class_calls import has_python_new, metaclass_call
 _CONSTANT_SECOND = (NoFData, NoTangent, NoFData)  # a constant's fdata, tangent and fdata tangent
 
 
-#: classes whose next construction is ``type.__call__``'s, reached from their metaclass's own
-#: ``__call__`` (``super().__call__(...)``): built as if the metaclass had none (``type_call_of``)
-_THROUGH_TYPE_CALL: list[type] = []
+#: ``.classes``: those whose next construction (in this thread) is ``type.__call__``'s, reached
+#: from their metaclass's own ``__call__`` (``super().__call__(...)``): built as if the metaclass
+#: had none (``through_type_call``)
+_THROUGH_TYPE_CALL = threading.local()
 
 
 def type_call_of(fn: Any) -> type | None:
@@ -46,8 +48,14 @@ def through_type_call(cls: type) -> type:
     """``cls``, whose next construction (``builder``, the first thing each runtime's asks) is
     then ``type.__call__``'s, as for a class whose metaclass has no ``__call__`` of its own: the
     metaclass's own is the caller."""
-    _THROUGH_TYPE_CALL.append(cls)
+    _pending().append(cls)
     return cls
+
+
+def _pending() -> list:
+    if not hasattr(_THROUGH_TYPE_CALL, "classes"):
+        _THROUGH_TYPE_CALL.classes = []
+    return _THROUGH_TYPE_CALL.classes
 
 
 _METHOD_WRAPPER = type(type.__call__.__get__(type))
@@ -57,8 +65,9 @@ def _metaclass_builder(cls: type, mode: str) -> Callable | None:
     """The Python ``__call__`` of ``cls``'s metaclass when it has one of its own (a singleton's,
     ``Enum``'s by value), which every mode then differentiates in place of ``type.__call__``;
     None when ``type.__call__`` builds ``cls``. A ``__call__`` that is not Python is refused."""
-    if _THROUGH_TYPE_CALL and _THROUGH_TYPE_CALL[-1] is cls:
-        _THROUGH_TYPE_CALL.pop()
+    pending = _pending()
+    if pending and pending[-1] is cls:
+        pending.pop()
         return None
     meta = metaclass_call(cls)
     if meta is None:
