@@ -252,15 +252,6 @@ def awaits_twice(x):
     return asyncio.run(main(x))
 
 
-def makes_a_future_directly(x):
-    async def main(v):
-        future = asyncio.Future()
-        future.set_result(v)
-        return await future
-
-    return asyncio.run(main(x))
-
-
 def hands_a_coroutine_to_a_thread(x):
     async def main(v):
         return asyncio.run_coroutine_threadsafe(worker(v, 1, []), asyncio.get_running_loop()).result()
@@ -272,7 +263,6 @@ def hands_a_coroutine_to_a_thread(x):
     (waits_forever, "asyncio.run would wait forever"),
     (awaits_a_number, "awaiting a float"),
     (awaits_twice, "cannot reuse already awaited coroutine"),
-    (makes_a_future_directly, "asyncio.Future: .* What to do: make it with asyncio.get_running_loop"),
     (hands_a_coroutine_to_a_thread, "asyncio.run_coroutine_threadsafe: .* What to do: await the coroutine"),
 ])
 def test_what_the_loop_cannot_run_is_refused_by_name(f, words):

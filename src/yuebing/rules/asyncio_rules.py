@@ -4,7 +4,8 @@ differentiate like user code (``defined_as``). ``asyncio.run`` runs a coroutine 
 rewritten by ``frontend/async_functions.py`` into a resumable generator) on a new loop; tasks
 interleave at their awaits in ``asyncio.run``'s order; ``sleep`` waits on a virtual clock. What
 belongs to threads or to asyncio's own loops (``run_coroutine_threadsafe``, ``wrap_future``,
-``Future()`` and ``Task()`` made directly) is refused by name, with the way that works."""
+a future of another loop) is refused by name, with the way that works. ``Future()`` and
+``Task(coro)`` made directly belong to the running loop, as in CPython."""
 from __future__ import annotations
 
 import asyncio
@@ -145,6 +146,24 @@ def _get_event_loop() -> Any:
     return L.event_loop()
 
 
+def _our_loop(loop: Any, name: str) -> Any:
+    """The loop a future or task made directly belongs to: ``loop=`` if it is ours, else the
+    running one (asyncio's own loops do not run under differentiation)."""
+    if loop is None or isinstance(loop, L.Loop):
+        return loop if loop is not None else L.running_loop()
+    raise TypeError(f"yuebing cannot differentiate asyncio.{name}(loop={type(loop).__qualname__}): under "
+                    "differentiation async code runs on yuebing's own event loop, in one thread, and this loop is "
+                    "asyncio's own. What to do: leave loop= out (the running loop is taken).")
+
+
+def _future(*, loop: Any = None) -> Any:
+    return L.Future(_our_loop(loop, "Future"))
+
+
+def _task(coro: Any, *, loop: Any = None, name: Any = None, context: Any = None, eager_start: Any = None) -> Any:
+    return L.Task(coro, _our_loop(loop, "Task"), name)
+
+
 for _target, _definition in (
         (asyncio.run, _run), (asyncio.sleep, _sleep), (asyncio.gather, _gather),
         (asyncio.create_task, _create_task), (asyncio.ensure_future, _ensure_future),
@@ -157,7 +176,7 @@ for _target, _definition in (
         (asyncio.LifoQueue, _lifo_queue),
         (asyncio.Event, _event), (asyncio.Lock, _lock), (asyncio.Semaphore, _semaphore),
         (asyncio.BoundedSemaphore, _bounded_semaphore), (asyncio.Queue, _queue), (asyncio.TaskGroup, _task_group),
-        (anext, _anext), (aiter, _aiter)):
+        (asyncio.Future, _future), (asyncio.Task, _task), (anext, _anext), (aiter, _aiter)):
     defined_as(_target, _definition)
 
 
@@ -178,11 +197,7 @@ for _refused, _advice in (
                                            "What to do: await the coroutine (or asyncio.create_task it) in the "
                                            "differentiated code."),
         (asyncio.wrap_future, "wrap_future wraps a concurrent.futures future of a thread pool. What to do: give the "
-                              "function to loop.run_in_executor or asyncio.to_thread, which yuebing runs."),
-        (asyncio.Future, "a Future made directly belongs to asyncio's own loops. What to do: make it with "
-                         "asyncio.get_running_loop().create_future()."),
-        (asyncio.Task, "a Task made directly belongs to asyncio's own loops. What to do: make it with "
-                       "asyncio.create_task(coro).")):
+                              "function to loop.run_in_executor or asyncio.to_thread, which yuebing runs.")):
     _rule = _refusal(_refused.__name__, _advice)
     register_rrule(_refused, _rule)
     register_frule(_refused, _rule)
