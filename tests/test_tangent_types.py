@@ -96,6 +96,8 @@ CASES = [
     (functools.partial(np.add, 1.0), T.Tangent),
     (Plain().energy, T.Tangent),
     ([].append, T.Tangent),
+    (np.array([1.0, "a", np.ones(2)], dtype=object), np.ndarray),  # the elements' tangents (object_arrays.py)
+    (np.array([[None, 1], ["b", 2]], dtype=object), type(T.NoTangent)),  # labels carry none
 ]
 
 
@@ -203,9 +205,9 @@ def test_np_scalar_add_to_primal_keeps_type():
     assert type(T.add_to_primal(np.float32(1.0), 0.5)) is np.float32
 
 
-def test_object_array_is_rejected_with_advice():
-    with pytest.raises(TypeError, match="object-dtype arrays"):
-        T.zero_tangent(np.array([1.0, "a"], dtype=object))
+def test_object_array_tangent_holds_the_elements_tangents():
+    t = T.zero_tangent(np.array([1.0, "a", np.ones(2)], dtype=object))
+    assert t.dtype == object and t[0] == 0.0 and t[1] is T.NoTangent and np.array_equal(t[2], np.zeros(2))
 
 
 def test_unknown_type_is_rejected_with_advice():

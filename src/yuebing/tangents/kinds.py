@@ -12,6 +12,8 @@ FLOAT      float, NumPy real floating scalar              float
 COMPLEX    complex, NumPy complex scalar                  complex
 ARRAY      ndarray of float/complex dtype                 ndarray, same shape and dtype
            (numpy.ma masked arrays too)                   (of the data: tangents/masked.py)
+OBJECT_ARRAY ndarray of object dtype holding float data   object ndarray of the elements' tangents
+                                                          (fdata; object_arrays.py)
 NONDIFF    int, bool, str, None, type, module, int arrays, NoTangent
            sets of labels, RNGs, plain functions, registered types
 SET        set, frozenset holding an element with a tangent   SetTangent: element -> its tangent (fdata)
@@ -47,6 +49,8 @@ import numpy as np
 from .dict_views import VALUE_VIEW_NAMES, view_like, view_name, view_parts
 from .deques import DEQUE, is_plain_deque_type, refused_subclass, subclass_advice
 from .masked import SEEN as MASKED_SEEN
+from .object_arrays import OBJECT_ARRAY, fill, tangent_shell
+from .object_arrays import elements as object_elements
 from .types import _Marker
 from .walk import ATTR, ITEM, StructureError
 
@@ -68,7 +72,7 @@ VIEW = "view of a dict"
 
 #: Kinds whose tangent is created once per primal object and mutated in place (fdata). A
 #: frozenset is immutable, but its tangent is identity data like a set's (docs/tangents.md).
-MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL, SET, DEQUE, VIEW})
+MUTABLE_KINDS = frozenset({LIST, DICT, OBJECT, CELL, SET, DEQUE, VIEW, OBJECT_ARRAY})
 
 _NONDIFF_TYPES: tuple = (
     bool, int, str, bytes, type(None), type, types.ModuleType, range, slice,
@@ -221,14 +225,11 @@ def is_function_record(owner: Any) -> bool:
 def _object_array_kind(x: np.ndarray) -> str:
     """An object-dtype array of labels (``np.array([[None] * n]).T``, a table of strings and ints)
     or of functions without closures (pykalman's ``array1d(transition_functions)``) carries no
-    derivative; one holding anything with float data has no tangent type (its elements'
-    derivatives would be dropped), so it is refused. Writing a float into a label array later is
-    refused by the rules that write it (an object array's element has no tangent to take one)."""
+    derivative; one holding anything else has an object array of its elements' tangents
+    (``object_arrays.py``)."""
     if all(type(v) in _PLAIN_LABELS or type(v) is types.FunctionType and not v.__closure__ for v in x.flat):
         return NONDIFF
-    raise StructureError(
-        "object-dtype arrays holding numbers or other objects have no tangent type; convert to a "
-        "float array (np.asarray(x, dtype=float)) or use a list")
+    return OBJECT_ARRAY
 
 
 _NUMBER_ELEMENTS = (float, complex, np.floating, np.complexfloating)
@@ -410,6 +411,8 @@ def parts(x: Any, kind: str) -> tuple[list, list, str]:
         return list(range(len(x))), list(x), ITEM
     if kind is DICT:
         return list(x.keys()), list(x.values()), ITEM
+    if kind is OBJECT_ARRAY:
+        return list(range(x.size)), object_elements(x), ITEM
     if kind is VIEW:
         keys, children = view_parts(x)
         return keys, children, ATTR
@@ -469,6 +472,8 @@ def new_mutable_shell(x: Any, kind: str) -> Any:
         return types.CellType()
     if kind is DEQUE:
         return collections.deque(maxlen=x.maxlen)
+    if kind is OBJECT_ARRAY:
+        return tangent_shell(x)
     return _new_instance(x)
 
 
@@ -478,6 +483,8 @@ def fill_mutable(shell: Any, kind: str, keys: list, values: list) -> Any:
     elif kind is DEQUE:
         shell.clear()
         shell.extend(values)
+    elif kind is OBJECT_ARRAY:
+        fill(shell, values)
     elif kind is DICT:
         shell.clear()
         shell.update(zip(keys, values))

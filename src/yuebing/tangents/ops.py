@@ -29,6 +29,7 @@ from .arrays import ArrayLinks, RootMemo
 from .deques import tangent_deque
 from .dict_views import VALUE_VIEW_NAMES, view_like, view_name, view_parts
 from .masked import data_of, is_masked, moved
+from .object_arrays import elements, fill, is_object_array, tangent_shell, write_back
 from .types import MutableTangent, NoTangent, SetTangent, Tangent
 from .walk import ATTR, ITEM, Node, StructureError, evaluate
 
@@ -46,12 +47,15 @@ T_IMMUTABLE = "Tangent"
 T_MUTABLE = "MutableTangent"
 T_DEQUE = "deque"
 T_VIEW = "view of a dict"  # (a view of a tangent dict: identity data, built from its dict)
+T_OBJECT_ARRAY = "object array"  # (an object array's: its elements' tangents, object_arrays.py)
 #: tangent kinds that are identity data: one object per primal object, changed in place
-_IN_PLACE = frozenset({T_LIST, T_DICT, T_MUTABLE, T_DEQUE})
+_IN_PLACE = frozenset({T_LIST, T_DICT, T_MUTABLE, T_DEQUE, T_OBJECT_ARRAY})
 
 
 def tangent_parts(t: Any) -> tuple[str, list, list, str]:
     """``(kind, keys, children, key_style)`` of a tangent value."""
+    if is_object_array(t):
+        return T_OBJECT_ARRAY, list(range(t.size)), elements(t), ITEM
     if t is NoTangent or isinstance(t, (np.ndarray, *_SCALAR_TANGENT_TYPES)):
         return T_LEAF, [], [], ITEM
     tp = type(t)
@@ -95,6 +99,10 @@ def _aligned_children(kind: str, keys: list, t: Any, what: str = "tangent", extr
         if type(t) is not collections.deque or len(t) != len(keys):
             raise StructureError(f"expected a {what} deque of length {len(keys)}, got {_describe(t)}")
         return list(t)
+    if kind is K.OBJECT_ARRAY or kind is T_OBJECT_ARRAY:
+        if not is_object_array(t) or t.size != len(keys):
+            raise StructureError(f"expected a {what} object array of {len(keys)} elements, got {_describe(t)}")
+        return elements(t)
     if kind is K.VIEW or kind is T_VIEW:
         if view_name(t) not in VALUE_VIEW_NAMES:
             raise StructureError(f"expected a {what} dict view, got {_describe(t)}")
@@ -128,7 +136,7 @@ def _collect_arrays(root: Any, children_of: Callable[[Any], list]) -> list[np.nd
         if id(v) in seen:
             continue
         seen.add(id(v))
-        if isinstance(v, np.ndarray):
+        if isinstance(v, np.ndarray) and v.dtype.kind != "O":  # (an object array is a container)
             found.append(v)
         else:
             stack.extend(children_of(v))
@@ -170,6 +178,8 @@ def _tangent_shell(x: Any, kind: str) -> Any:
         return SetTangent()
     if kind is K.DEQUE:
         return tangent_deque((), x)
+    if kind is K.OBJECT_ARRAY:
+        return tangent_shell(x)
     if kind is K.DICT and type(x) is SetTangent:  # (the fdata of a set, differentiated in second order)
         return SetTangent()
     if kind is K.DICT:
@@ -183,6 +193,8 @@ def _fill_tangent(shell: Any, kind: str, keys: list, values: list) -> Any:
     elif kind is K.DEQUE or kind is T_DEQUE:
         shell.clear()
         shell.extend(values)
+    elif kind is K.OBJECT_ARRAY or kind is T_OBJECT_ARRAY:
+        fill(shell, values)
     elif kind is K.DICT or kind is T_DICT or kind is K.SET:
         shell.clear()
         shell.update(zip(keys, values))
@@ -523,6 +535,8 @@ def _empty_like(t: Any, kind: str) -> Any:
         return type(t)()
     if kind is T_DEQUE:
         return tangent_deque((), t)
+    if kind is T_OBJECT_ARRAY:
+        return tangent_shell(t)
     return MutableTangent(t.primal_type)
 
 
@@ -590,6 +604,8 @@ def _ranked_values(a: dict, b: dict) -> tuple[list, list]:
 
 def _write_back(a: Any, kind: str, keys: list, values: list) -> Any:
     """Store updated children into mutable tangent ``a`` (identity-preserving, no reallocation)."""
+    if kind is T_OBJECT_ARRAY:
+        return write_back(a, values)
     target = a.fields if kind is T_MUTABLE else a
     for k, v in zip(keys, values):
         if target[k] is not v:

@@ -15,6 +15,7 @@ import numpy as np
 from . import kinds as K
 from .arrays import array_root
 from .dict_views import view_name
+from .object_arrays import is_object_array
 from .ops import _aligned_children, _describe, _is_number, primal_links
 from .types import MutableTangent, NoTangent, SetTangent, Tangent
 from .walk import StructureError, format_key
@@ -40,6 +41,8 @@ def _check_leaf(x: Any, kind: str, t: Any) -> None:
     elif type(t) is SetTangent and isinstance(x, (set, frozenset)) and set(t) == x \
             and all(v is NoTangent for v in t.values()):
         return  # a set of labels built by a rule carries an (empty) SetTangent: it may gain floats
+    elif is_object_array(x) and is_object_array(t) and t.shape == x.shape and all(v is NoTangent for v in t.flat):
+        return  # an object array of labels made in the function has a tangent: floats may be written in
     elif t is not NoTangent:
         raise StructureError(f"{_describe(x)} has tangent NoTangent, got {_describe(t)}")
 
@@ -58,6 +61,8 @@ def _check_container_type(x: Any, kind: str, t: Any) -> None:
         expected = SetTangent
     elif kind is K.DEQUE:
         expected = collections.deque
+    elif kind is K.OBJECT_ARRAY:
+        expected = np.ndarray
     elif kind is K.VIEW:  # the same view of the dict's tangent (a plain dict, whatever x's dict is)
         expected = type(getattr({}, view_name(x))())
     elif kind in K.MUTABLE_KINDS:
@@ -66,6 +71,9 @@ def _check_container_type(x: Any, kind: str, t: Any) -> None:
         expected = Tangent
     if type(t) is not expected:
         raise StructureError(f"the tangent of a {type(x).__qualname__} must be a {expected.__qualname__}, got {_describe(t)}")
+    if kind is K.OBJECT_ARRAY and (t.dtype.kind != "O" or t.shape != x.shape):
+        raise StructureError(f"the tangent of an object array of shape {x.shape} must be an object array of "
+                             f"that shape, got {_describe(t)}")
     if kind is K.DEQUE and t.maxlen != x.maxlen:
         raise StructureError(f"the tangent of a deque with maxlen={x.maxlen} must have that maxlen, got {t.maxlen}")
 

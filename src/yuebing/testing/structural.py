@@ -84,7 +84,7 @@ def compare(x: Any, y: Any, rtol: float = 0.0, atol: float = 0.0, check_values: 
             if check_values and not _close_numbers(a, b, rtol, atol):
                 return f"{where}: {a!r} != {b!r}"
             continue
-        if isinstance(a, np.ndarray):
+        if isinstance(a, np.ndarray) and kind is not K.OBJECT_ARRAY:  # (an object array: a container)
             problem = _compare_arrays(a, b, x_links, y_links, objects, roots, rtol, atol, check_values)
             if problem:
                 return f"{where}: {problem}"

@@ -124,6 +124,8 @@ def _has_batch(t: Any, p: Any, seen: set, arrays: list) -> bool:
     if id(t) in seen:
         return False
     seen.add(id(t))
+    if type(t) is np.ndarray and t.dtype.kind == "O":
+        return True  # an object array's tangent (its elements'): the careful path
     if type(t) is np.ndarray:
         arrays.append(t)
         return p is None or not isinstance(p, (np.ndarray, np.generic, float, complex)) or is_batched(t, p)
@@ -160,7 +162,7 @@ def _promoted(out: Dual, inputs: set, arrays: list) -> Dual:
     is zero in every direction). An input's tangent, or a view of one, stays as it is: a batched
     write into it is then refused (``rules.batched._setitem``, or a read-only slice here)."""
     t = out.tangent
-    if type(t) is np.ndarray:
+    if type(t) is np.ndarray and t.dtype.kind != "O":  # (an object array's: its elements' tangents, kept)
         if id(t) in inputs or not t.flags.writeable or t.ndim != np.ndim(out.primal) \
                 or any(np.may_share_memory(t, a) for a in arrays):
             return out

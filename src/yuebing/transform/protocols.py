@@ -38,6 +38,7 @@ from ..rules.exception_data import as_class_call
 from ..rules.single_dispatch import singledispatch_implementation
 from ..tangents.kinds import MASKED_ARRAYS
 from ..tangents.types import _FieldTangent
+from .object_array_dispatch import object_array_form
 from .new_construction import through_type_call, type_call_of
 
 BINARY_DUNDERS = {
@@ -425,6 +426,9 @@ _OBJECT_SETATTR = object.__setattr__  # (super().__setattr__(name, v) in a class
 
 def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     """Run the call ``fn(*args, **kwargs)`` in ``mode`` (``f`` is ``fn`` in the mode's values)."""
+    on_objects = object_array_form(mode, f, fn, args, kwargs, dispatch)  # (rules/object_array_calls.py)
+    if on_objects is not None:
+        return on_objects
     if (fn is getattr or fn is setattr or fn is delattr) and args and not kwargs:
         method = attribute_method(fn, args)
         if method is not None:  # __getattr__/__setattr__... of a user class: differentiated as user code
