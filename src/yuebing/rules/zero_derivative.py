@@ -4,6 +4,7 @@ Their results are integers, booleans, indices, shapes, predicates or piecewise-c
 Random draws live in ``numpy_random.py`` (some have pathwise derivatives in their parameters).
 """
 import _random
+import ast
 import builtins
 import collections
 import datetime
@@ -15,6 +16,7 @@ import math
 import operator
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -27,7 +29,8 @@ import numpy as np
 from ..ir import generators
 from ..tangents import register_nondifferentiable_type
 from .cases import Case, randn
-from .declare import nondifferentiable, nondifferentiable_methods
+from .core import RuleArgumentError
+from .declare import nondifferentiable, nondifferentiable_as, nondifferentiable_methods
 
 nondifferentiable(
     # builtins (int-, bool- and index-valued)
@@ -125,6 +128,33 @@ for _clock_type in (datetime.datetime, datetime.date, datetime.time, datetime.ti
 nondifferentiable_methods(str, *(name for name in dir(str) if not name.startswith("_")))
 nondifferentiable_methods(bytes, *(name for name in dir(bytes) if not name.startswith("_")))
 nondifferentiable(str.maketrans, bytes.maketrans)  # static methods: called as functions, not on an instance
+# regular expressions match text: a kernel or activation named by a string and parsed with re
+# (numpy-ml's KernelInitializer("RBFKernel(sigma=1.1)")); their patterns and matches carry none
+nondifferentiable(re.compile, re.match, re.fullmatch, re.search, re.findall, re.finditer, re.sub, re.subn,
+                  re.split, re.escape)
+_PATTERN_METHODS = ("match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split")
+nondifferentiable_methods(re.Pattern, *_PATTERN_METHODS)
+nondifferentiable_methods(re.Match, "group", "groups", "groupdict", "start", "end", "span", "expand")
+register_nondifferentiable_type(re.Pattern)
+register_nondifferentiable_type(re.Match)
+
+
+def _literal_value(source: object, *namespaces: object) -> object:
+    """``eval`` of a literal (``eval("1.1")``: numpy-ml reads a kernel's parameters so): the
+    literal, a constant. An expression reading names could read the function's variables, whose
+    derivatives a zero-derivative eval would drop: refused."""
+    if isinstance(source, str):
+        try:
+            return ast.literal_eval(source)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            pass
+    raise RuleArgumentError(
+        f"eval({source!r}): yuebing differentiates eval of a literal only (eval('1.1'), eval('[1, 2]')); "
+        "this one may read variables, whose derivatives it would drop. What to do: compute the "
+        "expression in Python code instead of eval")
+
+
+nondifferentiable_as(builtins.eval, _literal_value)
 nondifferentiable_methods(np.ndarray, "argmax", "argmin", "argsort", "nonzero", "any", "all", "round")
 # numpy.ma's questions about an array (library code asks them of plain arrays: interp1d): their
 # answers carry no derivative, and a masked array itself is refused wherever it arrives
