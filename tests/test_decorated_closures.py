@@ -375,11 +375,66 @@ def read_back_wrapped(x):
     @timed
     def g(v):
         return v * x * x
+    return g.__wrapped__(2.0) + g(x)
+
+
+def scaled(factor):
+    """A decorator with arguments, written with functools.wraps."""
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(v):
+            return func(v) * factor
+        return wrapper
+    return decorate
+
+
+def read_back_through_two_decorators(x):
+    @timed
+    @scaled(1.0)
+    def g(v):
+        return v * x
+    return g.__wrapped__.__wrapped__(3.0) * x + g.__wrapped__(x) + g(1.5)
+
+
+def read_back_and_called_later(x):
+    @timed
+    def g(v):
+        return v * v * x
+    plain = g.__wrapped__
+    x = x * 2.0  # (the cell is read when the function runs)
+    return plain(x) + g(0.5)
+
+
+@pytest.mark.parametrize("f", [read_back_wrapped, read_back_through_two_decorators, read_back_and_called_later],
+                         ids=lambda f: f.__name__)
+def test_the_function_read_back_from_its_wrapper(f):
+    """``g.__wrapped__``: the wrapper's closure holds the function, and the wrapper's tangent the
+    derivative data of that cell, which the read hands on (it was refused), in every mode."""
+    check_every_mode(f, 0.7)
+
+
+_REGISTRY: dict = {}
+
+
+def registered(func):
+    """Keeps the function in a table, not in the wrapper's closure."""
+    _REGISTRY[func.__name__] = func
+
+    def wrapper(v):
+        return _REGISTRY[wrapper.__name__](v)
+    functools.update_wrapper(wrapper, func)
+    return wrapper
+
+
+def read_back_from_a_table(x):
+    @registered
+    def g(v):
+        return v * x * x
     return g.__wrapped__(2.0)
 
 
 @pytest.mark.parametrize("f, message", [
-    (read_back_wrapped, "nested function g read back from g.__wrapped__"),
+    (read_back_from_a_table, "nested function g read back from g.__wrapped__"),
 ])
 def test_refused_by_name(f, message):
     """What cannot carry the derivative is refused, naming it, in every mode."""

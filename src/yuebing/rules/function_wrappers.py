@@ -14,9 +14,12 @@ every mode follows into what they return. Two of the standard library's need a r
   derivative of what the function captures. It gets the cache's ``cache_info``,
   ``cache_clear`` and ``cache_parameters`` (a cache that never answers); it runs at every call.
 
-A function's attributes have no tangent: a nested function read back from one (``g.__wrapped__``,
-``cached.__wrapped__``) would come without the derivative of what it captures, and is refused
-(``refuse_wrapped_closure``, called by the ``getattr`` rules).
+A function's attributes have no tangent of their own. A nested function read back from one
+(``g.__wrapped__``) that the owner also holds in a closure cell -- the wrapper ``functools.wraps``
+decorates captures the function it wraps -- gets the tangent the owner's tangent keeps for that
+cell (``held_function_tangent``, asked by the ``getattr`` rules); one held nowhere else
+(``cached.__wrapped__`` of a C cache) would come without the derivative of what it captures, and
+is refused (``refuse_wrapped_closure``).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import functools
 import types
 from typing import Any
 
+from ..tangents import MutableTangent
 from ._float_reach import holds_floats, is_label
 from .cases import Case, randn
 from .core import RuleArgumentError
@@ -101,6 +105,26 @@ def refuse_wrapped_closure(owner: Any, name: str, value: Any) -> None:
         f"derivatives, and {value.__name__} captures float data of the differentiated function. What to do: "
         f"call the decorated function itself, or keep the undecorated one in a variable of its own "
         f"(def {value.__name__}_plain(...), then {value.__name__} = decorator({value.__name__}_plain)) and call that")
+
+
+def held_function_tangent(owner: Any, owner_tangent: Any, value: Any) -> Any:
+    """The tangent of function ``value`` read from an attribute of function ``owner`` whose closure
+    holds it too (``g.__wrapped__``, the wrapper capturing ``func``): what ``owner_tangent`` (its
+    tangent or fdata, one field per free variable) keeps for that cell. None if no cell holds it."""
+    if type(owner) is not types.FunctionType or not owner.__closure__ or type(value) is not types.FunctionType:
+        return None
+    fields = getattr(owner_tangent, "fields", None)
+    if not isinstance(fields, dict):
+        return None
+    for name, cell in zip(owner.__code__.co_freevars, owner.__closure__):
+        try:
+            held = cell.cell_contents
+        except ValueError:  # not bound yet
+            continue
+        if held is value and name in fields:
+            box = fields[name]
+            return box.fields.get("cell_contents") if isinstance(box, MutableTangent) else box
+    return None
 
 
 def _cell_contents(fn: types.FunctionType) -> list:

@@ -51,7 +51,7 @@ from .containers import (
 from .containers.dict_subclasses import factory_read_frule, factory_read_rrule
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ._float_reach import holds_floats
-from .function_wrappers import refuse_wrapped_closure
+from .function_wrappers import held_function_tangent, refuse_wrapped_closure
 from .bunch_data import carrier_kind
 from .exception_data import carried_read, carried_tangent
 from .functools_rules import PARTIAL_PARTS, part_tangent, read_part
@@ -362,6 +362,9 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         return read_part(obj, name)
     if kind is K.TUPLE and aliased_item(o, name, v) is not None:  # res.correlation, set to res.statistic
         return _read_namedtuple_field(obj, aliased_item(o, name, v), v)
+    held = held_function_tangent(o, obj.fdata, v)  # g.__wrapped__, a function the wrapper's closure holds too
+    if held is not None:
+        return CoDual(v, held), _no_owner_rdata  # (a closure's derivative data is its cells': identity data)
     _refuse_carried_floats(o, name, v)
     if kind is K.ARRAY or isinstance(o, np.ndarray):
         return _read_array_attribute(obj, name, v)
@@ -476,6 +479,9 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
             return Dual(v, carried)
     if type(o) is functools.partial and n in PARTIAL_PARTS:
         return part_tangent(Dual(o, t), n)
+    held = held_function_tangent(o, t, v)  # g.__wrapped__, a function the wrapper's closure holds too
+    if held is not None:
+        return Dual(v, held)
     if isinstance(o, tuple) and aliased_item(o, n, v) is not None:  # res.correlation, set to res.statistic
         return Dual(v, NoTangent if t is NoTangent else t[aliased_item(o, n, v)])
     _refuse_carried_floats(o, n, v)

@@ -17,6 +17,7 @@ from ..ir.primitives import super_getattr as _super_getattr_primitive
 from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterable
 from ..rules.numpy_vectorize import pyfunc_tangent
 from ..rules.containers.dict_subclasses import factory_read_dual
+from ..rules.function_wrappers import held_function_tangent
 from ..rules.iteration import iterate_to_list
 from ..rules.bunch_data import carrier_kind, routed_rdata
 from ..rules.bunch_records import record_extras, taken_rdata
@@ -92,6 +93,11 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         y_d: Any = _BoundTangent(obj[2])
     elif args[1][0] == "__dict__" and y is getattr(obj[0], "__dict__", None):
         y_d = obj[2].fields  # the instance dict's tangent is the fields (vars(self).update(kw))
+    elif held_function_tangent(obj[0], obj[2], y) is not None:  # g.__wrapped__, held in the wrapper's closure too
+        from .second_order import CellTangent  # (it imports this module)
+
+        y_d = held_function_tangent(obj[0], obj[2], y)
+        y_d = y_d.value if isinstance(y_d, CellTangent) else y_d  # (the value its cell holds)
     else:
         y_d = obj[2].fields.get(args[1][0], _MISSING)
         if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default
