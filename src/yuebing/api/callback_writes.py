@@ -24,8 +24,10 @@ in reverse and forward mode.
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any, Callable, Iterable
 
+from ..rules.core import RuleArgumentError
 from ..tangents import join, rdata, stale, zero_tangent
 from ..transform.codegen import user_location, user_qualname
 from .split_aliases import separated
@@ -47,6 +49,7 @@ def _callable_name(values: Iterable) -> str:
 
 READ = "and the differentiated code reads that state afterwards"
 GROWN = "and the derivative's own runs of it cannot follow the items it appended to a list"
+RAISED = "and an exception it raised left SciPy's call (a handler would read that state without its derivative)"
 
 
 def message(name: str, values: Iterable, why: str = READ) -> str:
@@ -100,7 +103,9 @@ def _primals(values: tuple, part: Callable[[Any], Any]) -> tuple:
 
 def watched_rrule(name: str, rrule: Callable) -> Callable:
     """``rrule`` (whose plain run of the callable happens before it returns) refusing, in its
-    pullback, a cotangent on float state that run wrote."""
+    pullback, a cotangent on float state that run wrote (and, at once, an exception the callable
+    raised after writing some: ``_refusing_raises``)."""
+    rrule = _refusing_raises(name, rrule)
 
     def rrule_watching_writes(*args: Any, **kwargs: Any) -> tuple:
         args = separated(args)  # a callable's cells aliasing one array as different variables (split_aliases.py)
@@ -164,13 +169,51 @@ def watched_second_order(name: str, rule: Callable, error: type) -> Callable:
 
 def _refusing_on_failure(written: Written, rule: Callable, args: tuple, kwargs: dict, error: type) -> Any:
     """``rule(*args, **kwargs)``; a failure after the callable wrote float state (an item appended to
-    a list whose tangent, taken before, is now shorter) is refused by name, the failure chained."""
+    a list whose tangent, taken before, is now shorter) is refused by name, the failure chained; so
+    is an exception the callable raised after writing it (``refuse_escaping``)."""
     try:
         return rule(*args, **kwargs)
-    except (TypeError, ValueError) as failure:
-        if written.close().slots:
+    except Exception as failure:
+        refuse_escaping(written, failure)
+        if isinstance(failure, (TypeError, ValueError)) and written.close().slots:
             raise error(message(written.name, written.primals, GROWN)) from failure
         raise
+
+
+def _refusing_raises(name: str, rrule: Callable) -> Callable:
+    """Reverse mode's ``rrule`` refusing an exception the callable raised after writing float state."""
+    def rrule_refusing_raises(*args: Any, **kwargs: Any) -> tuple:
+        inputs = args + tuple(kwargs.values())
+        written = Written(name, _primals(inputs, lambda a: a.primal))
+        try:
+            return rrule(*args, **kwargs)
+        except Exception as failure:
+            refuse_escaping(written, failure)
+            raise
+
+    return _named(rrule_refusing_raises, rrule)
+
+
+def refuse_escaping(written: Written, failure: BaseException) -> None:
+    """An exception the callable raised (not one of yuebing's, nor the rule's own failure: the
+    innermost frame is outside yuebing) leaving SciPy's call after the callable wrote float state
+    is refused by name, with an error a user's ``except`` clause does not take (issue 13): the
+    handler would read that state with no derivative, or a tangent shorter than the list."""
+    if type(failure).__module__.startswith("yuebing.") or not _raised_outside(failure):
+        return
+    if written.close().slots:
+        raise RuleArgumentError(message(written.name, written.primals, RAISED) + "; or test for the failing "
+                                "case before calling SciPy, so that the callable does not raise") from failure
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _raised_outside(failure: BaseException) -> bool:
+    tb = failure.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is None or not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE)
 
 
 def _named(wrapper: Callable, rule: Callable) -> Callable:

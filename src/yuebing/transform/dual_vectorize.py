@@ -30,6 +30,7 @@ import numpy as np
 from ..rules.core import CoDual
 from ..rules.util import out_cotangent
 from ..tangents import NoFData, NoRData
+from .exceptions import carry_elements
 
 _ND, _F64 = np.ndarray, np.dtype(np.float64)
 _FLOAT_TYPES = (float, np.float64)
@@ -48,7 +49,11 @@ def over_elements(vec: np.vectorize, pyfunc: tuple, arg: tuple, call: Callable) 
         return _on_the_array(pyfunc, arg, call)
     ys, y_ds, pullbacks = [], [], []
     for v, t in zip(x.ravel().tolist(), x_d.ravel().tolist()):
-        out, pullback = call(pyfunc, (v, NoFData, t, NoFData))
+        try:
+            out, pullback = call(pyfunc, (v, NoFData, t, NoFData))
+        except Exception as error:  # its work and the completed elements' go with it (issue 13)
+            carry_elements(error, pullbacks, arg)
+            raise
         pullbacks.append(pullback)
         if type(out[0]) not in _FLOAT_TYPES or type(out[2]) not in _FLOAT_TYPES:
             for done in reversed(pullbacks):  # not a float function: undo, and take the general rule

@@ -32,6 +32,7 @@ import numpy as np
 from ..frontend.fence import UnsupportedSyntaxError
 from ..rules import _partial_work as _work
 from ..rules._partial_work import ATTRIBUTE as _PARTIAL_CALL, LOST as _PARTIAL, PartialCall, attach
+from ..tangents import NoRData
 
 
 _ADVICE = ("test for the failing case before the work (an if instead of the try), or catch the exception "
@@ -88,7 +89,14 @@ class _ThreadCount(threading.local):
 TRACKING = _Tracking()
 _HERE_COUNT = _ThreadCount()
 _COUNTING = threading.Lock()
-_work.tracking = lambda: bool(TRACKING.depth) and TRACKING.here()
+
+
+def tracked() -> bool:
+    """Whether a try body runs in this thread (a handler may take partial work)."""
+    return bool(TRACKING.depth) and TRACKING.here()
+
+
+_work.tracking = tracked
 
 
 def track_in() -> None:
@@ -135,7 +143,7 @@ _work.PASS_THROUGH.update((os.path.join(folder, file), name) for folder, file, n
                            "_call_object", "_run_rule", "_derive_for_core")),
     (_HERE, "protocols.py", ("dispatch",)),
     (_HERE, "second_order.py", ("call_rrule2", "_call_function", "__call__", "_call_method", "_run_rule",
-                                "_run_unbatched", "_construct")),
+                                "_run_unbatched", "_construct", "_call_vectorized")),
     (_HERE, "lifting.py", ("run_second_order", "rule")),  # (a defined_by function's dual rule)
     (_RULES, "core.py", ("rrule", "run_rrule")),
     (_RULES, "second_order.py", ("rrule",)),  # a defined_as function's rule
@@ -144,6 +152,42 @@ _work.PASS_THROUGH.update((os.path.join(folder, file), name) for folder, file, n
     (_RULES, "ordering.py", ("rrule", "_sorted_rrule", "_filter_rrule")),  # a key that may change data
     (os.path.join(_RULES, "containers"), "lists.py", ("_list_sort",))) for name in names)
 _work.METHOD_FRAMES.update((os.path.join(_HERE, file), "_call_method") for file in ("runtime.py", "second_order.py"))
+
+
+def carry_elements(error: BaseException, pullbacks: list, x: Any) -> None:
+    """``error`` is leaving ``np.vectorize(pyfunc)(x)`` after the element calls whose pullbacks
+    are ``pullbacks`` completed (reverse mode: ``x`` a codual, transform/runtime.py; second order:
+    ``x`` a 4-tuple and dual pullbacks, dual_vectorize.py): the rule's partial pullback runs the
+    work of the element that raised, then theirs (``_partial_work.carry``), and gives ``x`` what
+    they gathered, as the rule's pullback does."""
+    second = type(x) is tuple
+    gathered = [[NoRData] * (len(pullbacks) + 1) for _ in range(2 if second else 1)]
+
+    def back_of(pullback: Callable, i: int) -> Callable:
+        def back(r: Any) -> None:
+            for role, rs in zip(gathered, pullback(NoRData, NoRData) if second else (pullback(r),)):
+                role[i] = rs[1]
+        return back
+
+    def result() -> tuple:
+        if second:
+            return tuple((NoRData, _gathered_into(x[0], x[k], role)) for k, role in zip((1, 3), gathered))
+        return NoRData, _gathered_into(x.primal, x.fdata, gathered[0])
+
+    _work.carry(error, [back_of(pb, i) for i, pb in enumerate(pullbacks)],
+                lambda raised: back_of(raised, len(pullbacks)), result, "np.vectorize")
+
+
+def _gathered_into(x: Any, fdata: Any, values: list) -> Any:
+    """The cotangents of ``x``'s first elements, added into its fdata (an array's) or returned
+    (a number's), as ``np.vectorize``'s pullbacks give them."""
+    grads = np.array([0.0 if r is NoRData else r for r in values], dtype=float)
+    if isinstance(x, np.ndarray) and isinstance(fdata, np.ndarray):
+        full = np.zeros(x.size)
+        full[:grads.size] = grads
+        fdata += full.reshape(x.shape)
+        return NoRData
+    return float(grads.sum()) if np.ndim(x) == 0 else NoRData
 
 
 class Progress:

@@ -26,7 +26,7 @@ from ..rules.numpy_vectorize import call_definition, pyfunc_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
-from .exceptions import TRACKING, TRY_NAMES, abandon, caught, mark_partial
+from .exceptions import TRACKING, TRY_NAMES, abandon, carry_elements, caught, mark_partial, tracked
 from . import partial_calls as _partial
 from .dataclass_construction import construct_reverse
 from .frozen_objects import frozen_reverse, is_frozen
@@ -390,7 +390,7 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
     if _on_whole_array(vec, x.primal):
         return _vectorized_on_array(CoDual(fn, fn_f), x)
     rule = derived_rule(fn) if type(fn) is types.FunctionType else None
-    if rule is not None and rule.simple and rule.n_params == 1:
+    if rule is not None and rule.simple and rule.n_params == 1 and not tracked():  # (a try body: each element's work kept)
         # a plain one-argument function: run its generated passes directly on one tape (each
         # element's reverse pass, run newest first, pops exactly what its forward pass pushed)
         tape: list = []
@@ -411,7 +411,11 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
     else:
         func = CoDual(fn, fn_f)
         for v in elements:
-            out, pb = call_rrule(func, CoDual(v, NoFData))
+            try:
+                out, pb = call_rrule(func, CoDual(v, NoFData))
+            except Exception as error:  # its work and the completed elements' go with it (issue 13)
+                carry_elements(error, pullbacks, x)
+                raise
             values.append(out.primal)
             pullbacks.append(pb)
 
