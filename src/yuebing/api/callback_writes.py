@@ -108,10 +108,11 @@ def watched_rrule(name: str, rrule: Callable) -> Callable:
     rrule = _refusing_raises(name, rrule)
 
     def rrule_watching_writes(*args: Any, **kwargs: Any) -> tuple:
-        args = separated(args)  # a callable's cells aliasing one array as different variables (split_aliases.py)
+        args, split = separated(args)  # a callable's parts aliasing one array as different variables
         inputs = args + tuple(kwargs.values())
         written = Written(name, _primals(inputs, lambda a: a.primal))
         out, pullback = rrule(*args, **kwargs)
+        split.write_back()  # (what the run wrote on an object the split copied: split_aliases.py)
         fdatas = _primals(inputs, lambda a: a.fdata)
         written.close().make_room(fdatas)
 
