@@ -1,6 +1,6 @@
 """The external corpus (issue 12, "the guard"): functions written by others, from packages on PyPI
 installed by the ``test`` extra (opfunu, benchmark-functions, pymoo, filterpy, cma, scikit-learn, lmfit,
-properscoring, pykalman, astropy, sympy's lambdify, statsmodels; pymoo's problems a second time with their ``anp`` backend bound to NumPy instead
+properscoring, pykalman, astropy, sympy's lambdify, statsmodels, numpy-ml; pymoo's problems a second time with their ``anp`` backend bound to NumPy instead
 of the lazy backend object they ship with), differentiated by yuebing and checked against central differences and, where
 their code also runs under ``jax.numpy``, against ``jax.grad``/``jax.hessian`` (``tests/external/``).
 
@@ -11,7 +11,8 @@ shrinks. The default run checks a fixed, evenly spaced sample of each package; t
 runs under ``-m slow`` (scikit-learn's default sample is picked by hand, ``SKLEARN_DEFAULT``).
 pycma's hand-written gradients, scikit-learn's kernels' and likelihood's and properscoring's
 ``crps_gaussian(grad=True)`` own gradients, astropy's ``fit_deriv``, sympy's symbolic derivatives and
-statsmodels' ``score`` and ``hessian`` are a third oracle for the functions they belong to.
+statsmodels' ``score`` and ``hessian`` are a third oracle for the functions they belong to (numpy-ml's
+activations', losses' and layers' own derivatives: tests/test_external_numpy_ml.py).
 """
 from __future__ import annotations
 
@@ -37,13 +38,15 @@ from tests.external.report import summary_text
 KNOWN_WRONG: dict[str, str] = {
     "astropy:Voigt1D": "result_cached_on_an_object",
     "astropy:Voigt1D_in_inputs": "result_cached_on_an_object",
+    "numpy_ml:rbf_kernel_in_sigma": "zero_partial_meets_infinite_cotangent",
+    "numpy_ml:gp_regression_in_inputs": "zero_partial_meets_infinite_cotangent",
 }
 
 # The default run takes this many functions of each package, evenly spaced in name order (< 60 s).
 DEFAULT_SAMPLE = {"opfunu": 12, "benchmark_functions": 4, "pymoo": 6, PYMOO_NUMPY: 4, "filterpy": 6,
                   "cma": 6, "lmfit": 8,
                   "properscoring": 3, "pykalman": 2, "astropy": 8, "sympy": 6,
-                  "statsmodels": 4}
+                  "statsmodels": 4, "numpy_ml": 14}
 MINIMUM_CORPUS = 300
 
 

@@ -231,6 +231,18 @@ def result_cached_on_an_object(x):
     return np.sum(_LAST_RESULT.sine(2.0 * x))
 
 
+# 17. A zero partial meets an infinite tangent or cotangent: 0 * inf is NaN. The strong zero
+#     (docs/conventions.md) covers an exactly-zero tangent or cotangent meeting an infinite partial,
+#     not the mirror case. Reverse mode: sqrt(x * x) at x = 0 (abs by another name) gets sqrt's
+#     infinite partial on a nonzero cotangent, then the product's zero partial: NaN, where forward
+#     mode (zero tangent of x * x, strong zero at sqrt) gives 0. Forward mode has the mirror case:
+#     numpy-ml's RBF kernel squares pairwise distances sqrt(D), D's diagonal exactly 0 with a
+#     tangent of rounding noise (1e-17): sqrt's tangent is inf, the square's partial 2 * 0, jvp NaN
+#     where reverse mode (strong zero at sqrt) is right. Changing it changes the written convention.
+def zero_partial_meets_infinite_cotangent(x):
+    return np.sum(np.sqrt(x * x))
+
+
 @dataclass(frozen=True)
 class Mechanism:
     name: str
@@ -313,4 +325,9 @@ MECHANISMS: tuple = (
               result_cached_on_an_object, CACHED_POINT,
               "astropy Voigt1D, Voigt1D_in_inputs (Voigt1D._wrap_wofz keeps the last z and wofz(z) on the "
               "model; reported to the lead, docs/limitations.md's known silent cases)"),
+    Mechanism("a zero partial meets an infinite tangent or cotangent: NaN (the strong zero is one-sided)",
+              zero_partial_meets_infinite_cotangent, np.array([0.0, 0.5]),
+              "numpy_ml rbf_kernel_in_sigma and gp_regression_in_inputs: yb.jvp is NaN (the RBF kernel's "
+              "sqrt of a pairwise squared distance that is exactly 0 with a rounding-noise tangent, then "
+              "squared); their gradients and Hessians are right"),
 )
