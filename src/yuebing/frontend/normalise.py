@@ -25,6 +25,7 @@ from ..ir import primitives as P
 from .census import Census
 from .closures import ClosureLowering, rebound_before_decorators
 from .desugar import desugar
+from .setattr_statements import has_setattr_statements, setattr_as_assignments
 from .displays import DisplayLowering
 from .fence import UnsupportedSyntaxError, _walk_own_scope, fence
 from .flat_body import _flatten, _identifier, _Seq
@@ -728,6 +729,10 @@ def normalise(fn: types.FunctionType) -> ir.Function:
     called = called_generator_definitions(fn, node, found)  # (their eager copies: generator_eagerness.py)
     if found.may_be_rewritten(node) or outside_generators or called:
         rewritten = desugar(node, filename, outside_generators, called, shadowed_builtins(fn))
+        if rewritten is not node:
+            node, found = rewritten, Census(rewritten)
+    if has_setattr_statements(node):  # setattr(mod, "G", x) as mod.G = x (setattr_statements.py)
+        rewritten = setattr_as_assignments(node, shadowed_builtins(fn))
         if rewritten is not node:
             node, found = rewritten, Census(rewritten)
     if found.may_be_refused(node):
