@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import InitVar, dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -236,3 +237,45 @@ def factory_of_a_class_not_spelled_dataclass(x):
 def test_a_factory_of_a_class_whose_decorator_is_not_spelled_dataclass_is_refused_with_the_line():
     refused_in_every_mode(factory_of_a_class_not_spelled_dataclass, UnsupportedSyntaxError,
                           r"default_factory(.|\n)*spelled dataclass(.|\n)*test_local_classes_construction.py")
+
+
+# ---------------------------------------------------------------------------------- NamedTuple defaults
+
+
+def named_tuple_with_computed_defaults(x):
+    a = np.sin(x)
+
+    class Point(NamedTuple):
+        w: float = a  # (its default: the construction reads it with its derivative)
+        v: float = 1.0
+        s: float = a * x
+
+    p, q, r = Point(), Point(v=x), Point(x * x, 2.0)
+    return p.w * p.s + q.v * q.w + r.s * r.w + p[2]
+
+
+def test_named_tuple_defaults_in_every_mode():
+    check_all_modes(named_tuple_with_computed_defaults, 0.7)
+
+
+def named_tuple_scaling_its_argument(xs):
+    class Scaled(NamedTuple):
+        k: float = xs[0] * 2.0
+
+    xs *= Scaled().k
+    return xs.sum()
+
+
+def test_an_argument_a_named_tuple_default_reads_is_restored():
+    check_restored(named_tuple_scaling_its_argument, np.array([0.6, 1.4]))
+
+
+def reads_the_field_defaults(x):
+    class Point(NamedTuple):
+        w: float = x * 2.0
+    return Point._field_defaults["w"] * x
+
+
+def test_a_read_of_field_defaults_is_refused():
+    """Read directly, the defaults would lose their derivative."""
+    refused_in_every_mode(reads_the_field_defaults, TypeError, "_field_defaults of a named tuple")

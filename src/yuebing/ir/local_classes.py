@@ -68,13 +68,38 @@ def class_stored(names: tuple, message: str, *values: Any) -> Callable[[Any], An
     (at ``<yb-attribute>``) where it does not."""
     def check(cls: Any) -> Any:
         fields = getattr(cls, "__dataclass_fields__", {}) if isinstance(cls, type) else {}
+        defaults = _named_tuple_defaults(cls)
         for name, value in zip(names, values):
             stored = vars(cls).get(name, _ABSENT) if isinstance(cls, type) else _ABSENT
-            if stored is not value and getattr(fields.get(name), "default", _ABSENT) is not value:
+            if stored is not value and getattr(fields.get(name), "default", _ABSENT) is not value \
+                    and defaults.get(name, _ABSENT) is not value:
                 raise TypeError(message.replace("<yb-attribute>", repr(name)))
+        if any(defaults.get(name, _ABSENT) is value for name, value in zip(names, values)):
+            cls._field_defaults = _StoredDefaults(defaults)
         return cls
 
     return check
+
+
+def _named_tuple_defaults(cls: Any) -> dict:
+    """A named tuple class's defaults by field (its construction reads them with their
+    derivatives: ``rules/local_classes.stored_defaults``); empty for another class."""
+    if not (isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)):
+        return {}
+    return dict(getattr(cls, "_field_defaults", {}))
+
+
+class _StoredDefaults(dict):
+    """A named tuple's ``_field_defaults`` holding values its class body computed from the
+    function's variables: read directly, they would lose their derivative, so reading them is
+    refused (the class's construction reads the defaults themselves, not this)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("yuebing cannot differentiate a read of _field_defaults of a named tuple defined in the "
+                        "differentiated function whose defaults are computed from its variables (they would "
+                        "lose their derivative). What to do: make an instance (P()) and read its fields")
+
+    __getitem__ = get = items = values = __iter__ = keys = copy = __contains__ = __len__ = __eq__ = _refuse
 
 
 _ABSENT = object()

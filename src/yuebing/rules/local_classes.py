@@ -125,6 +125,31 @@ def class_level_tangent(value: Any) -> Any:
     return outside_state.registered("tangent", value, CLASS_LEVEL)
 
 
+def stored_defaults(items: list, is_given: Callable[[Any], bool]) -> dict[int, Callable]:
+    """A named tuple's field values (``items``: the call's arguments, ``is_given``, and the class's
+    defaults), each default a class body stored in this pass replaced in place by its codual;
+    returns the gathers of their rdata by field index (reverse mode)."""
+    gathers = {}
+    for i, item in enumerate(items):
+        found = None if is_given(item) else class_level_read(item)
+        if found is not None:
+            items[i], gathers[i] = found
+    return gathers
+
+
+def stored_default_second(value: Any) -> tuple[tuple, Callable, Callable] | None:
+    """A default a class body stored in this pass, in second order: ``(value, fdata, tangent,
+    fdata tangent)`` and the gathers of the rdata of its fdata and of its fdata tangent; None
+    for another value."""
+    found = class_level_read(value)
+    if found is None:
+        return None
+    with outside_state.fdata_tangent_pass():
+        found_d = class_level_read(value) or (CoDual(value, NoFData), lambda dy: NoRData)
+    tangent = class_level_tangent(value)
+    return (value, found[0].fdata, NoTangent if tangent is None else tangent, found_d[0].fdata), found[1], found_d[1]
+
+
 register_rrule(class_cells, _class_cells_rrule)
 register_frule(class_cells, _class_cells_frule)
 register_rrule(class_level, _class_level_rrule)

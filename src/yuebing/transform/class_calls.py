@@ -74,7 +74,8 @@ def namedtuple_fields(cls: type, args: tuple, kwargs: dict) -> list:
         if key not in fields or key in values:
             raise TypeError(f"{cls.__qualname__}() got an unexpected or repeated argument {key!r}")
         values[key] = value
-    defaults = getattr(cls, "_field_defaults", {})
+    stored = getattr(cls, "_field_defaults", {})  # (read as a dict: ir/local_classes._StoredDefaults refuses users' reads)
+    defaults = {name: dict.__getitem__(stored, name) for name in dict.keys(stored)}
     missing = [name for name in fields if name not in values and name not in defaults]
     if missing:
         raise TypeError(f"{cls.__qualname__}() missing required arguments: {', '.join(map(repr, missing))}")

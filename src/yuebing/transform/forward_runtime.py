@@ -18,6 +18,7 @@ import numpy as np
 
 from ..rules import core as _core
 from ..rules.core import FRULES, Dual, MissingRuleError
+from ..rules.local_classes import class_level_tangent
 from ..rules import array_like, outside_state
 from ..rules.core import frule as registered_frule
 from ..rules.batched import BATCH, is_batched
@@ -266,7 +267,7 @@ def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
         return _construct_dataclass(cls, args, kwargs)
     if is_namedtuple(cls):
         items = namedtuple_fields(cls, args, kwargs)
-        tangents = [d.tangent if isinstance(d, Dual) else zero_tangent_of(d) for d in items]
+        tangents = [d.tangent if isinstance(d, Dual) else _default_tangent(d) for d in items]
         given = extra_arguments(cls, kwargs)  # a tuple bunch's attributes: tangents beside it (rules/bunch_data.py)
         extras = {k: v.primal if isinstance(v, Dual) else v for k, v in given.items()}
         y = make_namedtuple(cls, [d.primal if isinstance(d, Dual) else d for d in items], extras)
@@ -283,6 +284,12 @@ def _construct(f: Dual, args: tuple, kwargs: dict) -> Dual:
     obj_t = MutableTangent(cls, {})
     _dispatch(Dual(init, NoTangent), (Dual(obj, obj_t),) + args, kwargs)
     return Dual(obj, frozen_tangent(cls, obj_t) if is_frozen(obj) else obj_t)  # (frozen_objects.py)
+
+
+def _default_tangent(value: Any) -> Any:
+    """A named tuple field's default: its tangent if a class body in the function computed it."""
+    t = class_level_tangent(value)
+    return zero_tangent_of(value) if t is None else t
 
 
 def _construct_dataclass(cls: type, args: tuple, kwargs: dict) -> Dual:

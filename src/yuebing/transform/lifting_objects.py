@@ -24,7 +24,7 @@ from ..rules.bunch_records import record_extras, taken_rdata
 from ..rules.exception_data import carried_tangent
 from ..rules import exception_tangents
 from ..rules.objects import _instance_value, _mapped_item, _raw_delattr, _raw_setattr
-from ..rules.local_classes import class_level_tangent
+from ..rules.local_classes import class_level_tangent, stored_default_second
 from ..rules import outside_state
 from ..rules._partial_work import reroute
 from ..rules.numpy_masked import masked_method
@@ -250,9 +250,12 @@ def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:
     from .class_calls import call_positions, extra_arguments, make_namedtuple, namedtuple_fields, with_aliases
 
     positions = call_positions(cls, len(args), kwargs)
-    given = set(positions)  # the other fields take their constant defaults
-    items = [a if i in given else (a, NoFData, NoTangent, NoFData)
-             for i, a in enumerate(namedtuple_fields(cls, args, kwargs))]
+    given = set(positions)  # the other fields take their defaults (constants, or a class body's values)
+    items = namedtuple_fields(cls, args, kwargs)
+    stored = {i: stored_default_second(a) for i, a in enumerate(items) if i not in given}
+    stored = {i: found for i, found in stored.items() if found is not None}
+    items = [a if i in given else stored[i][0] if i in stored else (a, NoFData, NoTangent, NoFData)
+             for i, a in enumerate(items)]
 
     given_extras = extra_arguments(cls, kwargs)  # a tuple bunch's attributes: data beside it (rules/bunch_data.py)
     extras = {k: v[0] for k, v in given_extras.items()}
@@ -270,6 +273,9 @@ def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple:
     def pullback(dy: Any, dy_d: Any) -> tuple:
         rs = (list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)) + [NoRData]  # (an attribute's)
         rsd = (list(dy_d) if isinstance(dy_d, tuple) else [NoRData] * len(items)) + [NoRData]
+        for i, (_, gather, gather_d) in stored.items():
+            gather(rs[i])
+            gather_d(rsd[i])
         return (NoRData, *routed_rdata(rs, positions, keys, taken_rdata(carried, list(given_extras)))), \
             (NoRData, *routed_rdata(rsd, positions, keys, taken_rdata(carried_d, list(given_extras))))
 

@@ -21,6 +21,7 @@ from ..rules import array_like
 from ..rules import core as _core
 from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
+from ..rules.local_classes import stored_defaults
 from ..rules.util import add_rdata_to, output, slot_tangent, sum_rdata
 from ..rules.numpy_vectorize import call_definition, pyfunc_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, Tangent, fdata, join, rdata, zero_tangent
@@ -348,6 +349,7 @@ def _constructed(pullback: Callable) -> Callable:
 
 def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     items = namedtuple_fields(cls, args, kwargs)
+    stored = stored_defaults(items, lambda c: isinstance(c, CoDual))  # (defaults a class body here computed)
     given = extra_arguments(cls, kwargs)
     extras = {k: v.primal if isinstance(v, CoDual) else v for k, v in given.items()}
     y = make_namedtuple(cls, [c.primal if isinstance(c, CoDual) else c for c in items], extras)
@@ -361,6 +363,8 @@ def _construct_namedtuple(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual,
 
     def pullback(dy: Any) -> tuple:
         field_r = (list(dy) if isinstance(dy, tuple) else [NoRData] * len(items)) + [NoRData]  # (an attribute's)
+        for i, gather in stored.items():
+            gather(field_r[i])
         return (NoRData, *routed_rdata(field_r, positions, keys, taken_rdata(carried, list(given))))
 
     return CoDual(y, out_f), pullback
