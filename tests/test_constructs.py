@@ -1,4 +1,5 @@
-"""The construct suite (issue 13): every function of ``tests/corpus/constructs.py`` in reverse
+"""The construct suite (issue 13): every function of ``tests/corpus/constructs.py`` (and of
+``constructs_python.py``) in reverse
 (``yb.grad``), forward (``yb.jvp``) and second order (``yb.hvp``: its gradient, and its
 Hessian-vector product against differences of ``yb.grad``) against central differences at 0.7,
 except the constructs still refused, which must raise their error (never a wrong number). The
@@ -11,9 +12,10 @@ import numpy as np
 import pytest
 
 import yuebing as yb
-from tests.corpus import constructs
+from tests.corpus import constructs, constructs_python
 
-CONSTRUCTS = {name: f for name, f in vars(constructs).items() if name.startswith("c_") and inspect.isfunction(f)}
+CONSTRUCTS = {name: f for module in (constructs, constructs_python) for name, f in vars(module).items()
+              if name.startswith("c_") and inspect.isfunction(f)}
 
 #: construct -> (modes refused, text the error must contain)
 REFUSED = {
