@@ -140,10 +140,10 @@ _RULES = os.path.join(os.path.dirname(_HERE), "rules")
 # the layers that route it when they regroup arguments (``rules/_partial_work.py``, ``reroute``).
 _work.PASS_THROUGH.update((os.path.join(folder, file), name) for folder, file, names in (
     (_HERE, "runtime.py", ("call_rrule", "_dispatch", "<lambda>", "_call_derived", "__call__", "_call_method",
-                           "_call_object", "_run_rule", "_derive_for_core")),
-    (_HERE, "protocols.py", ("dispatch",)),
+                           "_call_object", "_run_rule", "_derive_for_core", "_operator_on_user_type")),
+    (_HERE, "protocols.py", ("dispatch", "run_operator")),  # (a dunder's: routed by _call_dunder)
     (_HERE, "second_order.py", ("call_rrule2", "_call_function", "__call__", "_call_method", "_run_rule",
-                                "_run_unbatched", "_construct", "_call_vectorized")),
+                                "_run_unbatched", "_construct", "_call_vectorized", "_operator_on_user_type", "_call_python")),
     (_HERE, "lifting.py", ("run_second_order", "rule")),  # (a defined_by function's dual rule)
     (_RULES, "core.py", ("rrule", "run_rrule")),
     (_RULES, "second_order.py", ("rrule",)),  # a defined_as function's rule

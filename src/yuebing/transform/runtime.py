@@ -236,10 +236,18 @@ def _primal_of(a: CoDual) -> Any:
 
 
 def _call_dunder(candidate: Candidate, operands: tuple) -> tuple[CoDual, Callable]:
-    out, pullback = call_rrule(CoDual(candidate.method, NoFData), *operands)
-    if candidate.reflected:  # the operands were swapped: so are their rdata
-        return out, lambda dy: (NoRData, *reversed(pullback(dy)[1:]))
-    return out, lambda dy: (NoRData, *pullback(dy)[1:])
+    try:
+        out, pullback = call_rrule(CoDual(candidate.method, NoFData), *operands)
+    except Exception as error:  # a dunder that raised after partial work: routed alike (issue 13)
+        reroute(error, lambda inner: _dunder_pullback(inner, candidate.reflected))
+        raise
+    return out, _dunder_pullback(pullback, candidate.reflected)
+
+
+def _dunder_pullback(pullback: Callable, reflected: bool) -> Callable:
+    if reflected:  # the operands were swapped: so are their rdata
+        return lambda dy: (NoRData, *reversed(pullback(dy)[1:]))
+    return lambda dy: (NoRData, *pullback(dy)[1:])
 
 
 def _dispatch(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:

@@ -290,15 +290,23 @@ def _operator_on_user_type(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, C
 
 
 def _call_dunder(candidate: Any, operands: tuple) -> tuple[tuple, Callable]:
-    out, pullback = _call_python(candidate.method, operands)
-    if not candidate.reflected:
-        return out, pullback
+    try:
+        out, pullback = _call_python(candidate.method, operands)
+    except Exception as error:  # a dunder that raised after partial work: routed alike (issue 13)
+        reroute(error, lambda inner: _dunder_pullback(inner, candidate.reflected))
+        raise
+    return out, _dunder_pullback(pullback, candidate.reflected)
+
+
+def _dunder_pullback(pullback: Callable, reflected: bool) -> Callable:
+    if not reflected:
+        return pullback
 
     def reflected_pullback(dy: Any, dy_d: Any) -> tuple:  # the operands were swapped: so are their rdata
         rs, rsd = pullback(dy, dy_d)
         return (NoRData, rs[2], rs[1]), (NoRData, rsd[2], rsd[1])
 
-    return out, reflected_pullback
+    return reflected_pullback
 
 
 def _no_rule(fn: Any) -> SecondOrderError:
