@@ -52,6 +52,7 @@ from .containers.dict_subclasses import factory_read_frule, factory_read_rrule
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ._float_reach import holds_floats
 from .function_wrappers import held_function_tangent, refuse_wrapped_closure
+from .single_dispatch import dispatch_method_owner
 from .bunch_data import carrier_kind
 from .exception_data import carried_read, carried_tangent
 from .functools_rules import PARTIAL_PARTS, part_tangent, read_part
@@ -365,6 +366,8 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
     held = held_function_tangent(o, obj.fdata, v)  # g.__wrapped__, a function the wrapper's closure holds too
     if held is not None:
         return CoDual(v, held), _no_owner_rdata  # (a closure's derivative data is its cells': identity data)
+    if dispatch_method_owner(v) is o and obj.fdata is not NoFData:  # a singledispatchmethod: bound to o
+        return CoDual(v, Tangent(types.MethodType, {"__self__": obj.fdata, "__func__": NoFData})), _method_owner_rdata
     _refuse_carried_floats(o, name, v)
     if kind is K.ARRAY or isinstance(o, np.ndarray):
         return _read_array_attribute(obj, name, v)
@@ -482,6 +485,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
     held = held_function_tangent(o, t, v)  # g.__wrapped__, a function the wrapper's closure holds too
     if held is not None:
         return Dual(v, held)
+    if dispatch_method_owner(v) is o and t is not NoTangent:  # a singledispatchmethod: bound to o
+        return Dual(v, Tangent(types.MethodType, {"__self__": t, "__func__": NoTangent}))
     if isinstance(o, tuple) and aliased_item(o, n, v) is not None:  # res.correlation, set to res.statistic
         return Dual(v, NoTangent if t is NoTangent else t[aliased_item(o, n, v)])
     _refuse_carried_floats(o, n, v)

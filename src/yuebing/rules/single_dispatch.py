@@ -1,14 +1,19 @@
 """``functools.singledispatch`` functions and ``singledispatchmethod`` methods: the call is followed into the implementation the
 registry picks for the first argument's class, which is looked up as a plain call. The lookup
 takes a class and gives a function (no derivative either way), while differentiating the
-dispatcher itself would walk its ``WeakKeyDictionary`` cache and the ``KeyError`` it catches."""
+dispatcher itself would walk its ``WeakKeyDictionary`` cache and the ``KeyError`` it catches.
+
+A ``singledispatchmethod`` read from an instance (``s.apply``) is a function ``__get__`` makes,
+holding the instance in its closure: the ``getattr`` rules give it the instance's derivative data
+as a bound method's (``dispatch_method_owner`` tells them), and the call runs the implementation
+bound to the instance with that data (``protocols.dispatch``), so an instance holding float data
+is differentiated like any method's ``self``."""
 from __future__ import annotations
 
 import functools
 from typing import Any, Callable
 
 from ._float_reach import holds_floats
-from .cached_calls import GENERATED_FILES
 from .core import RuleArgumentError
 
 
@@ -38,17 +43,31 @@ def singledispatch_implementation(fn: Any, first: Any) -> Callable | None:
         chosen = fn.dispatch(first.__class__)
     elif code is _METHOD_CODE:  # its closure: the singledispatchmethod and what __get__ was given
         cells = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__)))
-        if holds_floats([cells["obj"]]):
-            raise _refusal(fn, "a singledispatchmethod of an instance holding float data (the method read "
-                               "from it holds the instance as a constant)")
         chosen = cells["self"].dispatcher.dispatch(first.__class__).__get__(cells["obj"], cells["cls"])
     else:
         return None
+    from .cached_calls import GENERATED_FILES  # (it imports objects.py, which imports this module)
+
     defined_in = getattr(getattr(chosen, "__func__", chosen), "__code__", None)
     if defined_in is not None and defined_in.co_filename.startswith(GENERATED_FILES):
         raise _refusal(fn, "an implementation registered in the differentiated function (what it captures "
                            "would be held constant)")
     return chosen
+
+
+def dispatch_method_owner(value: Any) -> Any:
+    """The instance a ``singledispatchmethod`` read from it (``value``, the function ``__get__``
+    made) is bound to; None for any other value."""
+    if getattr(value, "__code__", None) is not _METHOD_CODE:
+        return None
+    return dict(zip(_METHOD_CODE.co_freevars, (c.cell_contents for c in value.__closure__)))["obj"]
+
+
+def bound_implementation(fn: Any, chosen: Any) -> bool:
+    """Whether ``chosen`` is the implementation of singledispatchmethod ``fn`` bound to an instance
+    holding float data: called with ``fn``'s derivative data (its instance's), not as a constant."""
+    owner = dispatch_method_owner(fn)
+    return owner is not None and getattr(chosen, "__self__", None) is owner and holds_floats([owner])
 
 
 def _refusal(fn: Any, what: str) -> RuleArgumentError:

@@ -18,6 +18,7 @@ from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterab
 from ..rules.numpy_vectorize import pyfunc_tangent
 from ..rules.containers.dict_subclasses import factory_read_dual
 from ..rules.function_wrappers import held_function_tangent
+from ..rules.single_dispatch import dispatch_method_owner
 from ..rules.iteration import iterate_to_list
 from ..rules.bunch_data import carrier_kind, routed_rdata
 from ..rules.bunch_records import record_extras, taken_rdata
@@ -88,7 +89,8 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         return _linear(f, args, kwargs)
     out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)  # getattr or object.__getattribute__
     y = out1.primal
-    if isinstance(y, (types.MethodType, types.MethodWrapperType)) and y.__self__ is obj[0]:
+    if isinstance(y, (types.MethodType, types.MethodWrapperType)) and y.__self__ is obj[0] \
+            or dispatch_method_owner(y) is obj[0]:  # (a singledispatchmethod read from obj: bound to it)
         # (a method-wrapper: o.__getattribute__, which pykalman's get_params calls, carries o's tangent too)
         y_d: Any = _BoundTangent(obj[2])
     elif args[1][0] == "__dict__" and y is getattr(obj[0], "__dict__", None):

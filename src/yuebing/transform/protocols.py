@@ -35,7 +35,7 @@ from ..rules.scipy_sparse_ufuncs import sparse_ufunc_form
 from ..rules._cached_properties import first_read
 from ..rules.bunch_data import is_generated_property
 from ..rules.exception_data import as_class_call
-from ..rules.single_dispatch import singledispatch_implementation
+from ..rules.single_dispatch import bound_implementation, singledispatch_implementation
 from ..tangents.kinds import MASKED_ARRAYS
 from ..tangents.types import _FieldTangent
 from .object_array_dispatch import object_array_form
@@ -356,6 +356,14 @@ def _reaches_plain_deque(args: tuple) -> bool:
     return False
 
 
+def _with_primal(value: Any, primal: Any) -> Any:
+    """A mode's value (a CoDual, a Dual, a second-order 4-tuple) with its derivative parts and
+    another primal (a singledispatchmethod's implementation bound to the same instance)."""
+    if type(value) is tuple:
+        return (primal, *value[1:])
+    return CoDual(primal, value.fdata) if isinstance(value, CoDual) else Dual(primal, value.tangent)
+
+
 def _primal_of_value(value: Any) -> Any:
     """The primal of a mode's value: a CoDual's or Dual's ``primal``, a second-order 4-tuple's first."""
     # (``primal`` looked up on the class: on a user object a ``__getattr__`` would run, mid-__init__ too)
@@ -492,6 +500,8 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
             return mode.gradient(f, args, kwargs)
         chosen = singledispatch_implementation(fn, _primal_of_value(args[0])) if args else None
         if chosen is not None:  # functools.singledispatch: the registry's pick, differentiated
+            if bound_implementation(fn, chosen):  # a singledispatchmethod's: its instance's derivative data
+                return dispatch(mode, _with_primal(f, chosen), chosen, args, kwargs)
             return dispatch(mode, mode.constant(chosen), chosen, args, kwargs)
         return mode.function(f, args, kwargs)
     if kind is types.MethodType:
