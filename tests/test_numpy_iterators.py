@@ -261,10 +261,9 @@ def test_nditer_in_a_with_header_is_refused_with_advice_that_works():
 
 
 @pytest.mark.parametrize("kwargs, named", [
-    ({"flags": ["external_loop"]}, "external_loop"), ({"flags": ["multi_index", "external_loop"]}, "external_loop"),
-    ({"flags": ["copy_if_overlap"]}, "copy_if_overlap"), ({"flags": ["buffered"]}, "buffered"),
-    ({"op_dtypes": ["float32"]}, "op_dtypes"), ({"op_flags": ["readonly", "copy"]}, "copy"),
-])
+    ({"flags": ["copy_if_overlap"]}, "copy_if_overlap"), ({"op_axes": [[0]]}, "op_axes"),
+    ({"flags": ["buffered"], "op_dtypes": ["float32"], "op_flags": ["readwrite"], "casting": "same_kind"}, "op_dtypes"),
+])  # (external_loop, buffered, op_dtypes of read-only operands work: tests/test_nditer_flags.py)
 def test_nditer_forms_that_change_what_is_yielded_are_refused(kwargs, named):
     def loop(x):
         total = 0.0

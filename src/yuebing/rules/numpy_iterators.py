@@ -20,8 +20,9 @@ derivatives come from the indexing and shape rules in every mode (issue 14):
   ``readonly`` operands are read-only, of ``readwrite``/``writeonly`` ones writable, so
   ``for v in np.nditer(x, op_flags=['readwrite']): v[...] = 2 * v`` writes ``x``. The ``with
   np.nditer(...) as it:`` form is not covered: ``with`` headers run undifferentiated (the
-  loop over ``it`` then raises, naming the nditer). Flags that change what is yielded
-  (``external_loop``, buffering) are refused. The position trackers ``multi_index``,
+  loop over ``it`` then raises, naming the nditer). ``external_loop`` yields 1-D chunks of those
+  views (``numpy_nditer_chunks.py``), ``buffered`` the same values, ``op_dtypes`` the values of
+  read-only operands cast first (a writable one cast is refused). The position trackers ``multi_index``,
   ``c_index``, ``f_index`` make it a ``TrackedNditer``: the same views, walked by a position,
   with ``it.multi_index``/``it.index`` read off NumPy's own iterator on the primals. Third
   order refuses a ``for`` loop over one (its ``__next__`` moves the position before raising
@@ -40,6 +41,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .flat_iterators import FlatIterator
+from .numpy_nditer_chunks import CHUNK_FLAGS, cast_for_nditer, nditer_chunk_lengths, nditer_chunk_views
 from ..ir.primitives import flat_assign
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, zero_tangent
 from .cases import Case, randn
@@ -131,8 +133,10 @@ def flat_batched(x: Dual) -> Dual | None:
 # --------------------------------------------------------------------------------------------
 
 #: flags that change nothing in what a plain loop over the iterator yields (``copy_if_overlap``
-#: does: its writes go to a temporary copy written back when the iterator closes)
-_HARMLESS_FLAGS = frozenset({"refs_ok", "zerosize_ok", "reduce_ok"})
+#: does: its writes go to a temporary copy written back when the iterator closes); ``buffered``
+#: and ``grow_inner`` yield the same values (copies of read-only operands, written back for
+#: writable ones), and shape ``external_loop``'s chunks (``numpy_nditer_chunks.py``)
+_HARMLESS_FLAGS = frozenset({"refs_ok", "zerosize_ok", "reduce_ok", "external_loop", *CHUNK_FLAGS})
 #: flags that track the position (``TrackedNditer``): what is yielded is the same
 _TRACKING_FLAGS = frozenset({"multi_index", "c_index", "f_index"})
 _WRITING = frozenset({"readwrite", "writeonly"})
@@ -154,7 +158,7 @@ def _operand_flags(op_flags: Any, count: int) -> list[list[str]]:
 
 
 def check_nditer_form(op: Any, flags: Any, op_flags: Any, order: str, casting: str, op_dtypes: Any,
-                      op_axes: Any, itershape: Any) -> None:
+                      op_axes: Any, itershape: Any, buffersize: int = 0) -> None:
     """Refuse the forms the list of views does not reproduce, naming them; then NumPy's own errors,
     from its iterator made on the operands as given (a writable operand that is not an array, an
     empty one without ``zerosize_ok``, shapes that do not broadcast)."""
@@ -165,14 +169,15 @@ def check_nditer_form(op: Any, flags: Any, op_flags: Any, order: str, casting: s
     extra = sorted(set(flags or ()) - _HARMLESS_FLAGS - _TRACKING_FLAGS)
     if extra:
         raise _refuse(f"flags={extra}", "loop over np.ndindex(x.shape) to have the index, or drop the flags")
-    if op_dtypes is not None or op_axes is not None or itershape is not None:
-        raise _refuse("op_dtypes, op_axes or itershape", "cast or reshape the operands before the loop")
+    if op_axes is not None or itershape is not None:
+        raise _refuse("op_axes or itershape", "reshape the operands before the loop")
     for operand_flags in _operand_flags(op_flags, len(operands)):
         extra = sorted(set(operand_flags) - {"readonly", "readwrite", "writeonly", "no_broadcast",
-                                              "contig", "aligned", "nbo", "no_subtype"})
+                                              "contig", "aligned", "nbo", "no_subtype", "copy"})
         if extra:
             raise _refuse(f"op_flags {extra}", "use 'readonly' or 'readwrite'")
-    np.nditer(op, flags=flags, op_flags=op_flags, order=order, casting=casting)
+    np.nditer(op, flags=flags, op_flags=op_flags, order=order, casting=casting, op_dtypes=op_dtypes,
+              buffersize=buffersize)
 
 
 def _operand_index(multi_index: tuple, shape: tuple) -> tuple:
@@ -248,11 +253,16 @@ linear(nditer_views)
 
 def _nditer(op: Any, flags: Any = None, op_flags: Any = None, op_dtypes: Any = None, order: str = "K",
             casting: str = "safe", op_axes: Any = None, itershape: Any = None, buffersize: int = 0) -> list:
-    check_nditer_form(op, flags, op_flags, order, casting, op_dtypes, op_axes, itershape)
+    check_nditer_form(op, flags, op_flags, order, casting, op_dtypes, op_axes, itershape, buffersize)
     several = isinstance(op, (list, tuple))
     operands = [np.asarray(a) for a in op] if several else [np.asarray(op)]
+    writable = nditer_writable(op_flags, len(operands))
+    if op_dtypes is not None:
+        operands = cast_for_nditer(operands, op_dtypes, writable)
     steps = nditer_plan(operands, order)
-    views = nditer_views(operands, steps, nditer_writable(op_flags, len(operands)))
+    if "external_loop" in (flags or ()):
+        return nditer_chunk_views(operands, steps, nditer_chunk_lengths(operands, flags, order, buffersize), writable)
+    views = nditer_views(operands, steps, writable)
     tracked = nditer_positions(operands, flags, order)
     if tracked is None:
         return views
