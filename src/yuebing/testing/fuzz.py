@@ -558,6 +558,20 @@ def case(seed: int, features=DEFAULT_FEATURES) -> tuple[Program, tuple]:
     return program, args
 
 
+def focused_case(feature: str, seed: int, salt: int = 0,
+                 features=DEFAULT_FEATURES) -> tuple[Program, tuple, random.Random]:
+    """A program focused on ``feature`` and its point, from ``seed`` (the tests' draws: ``salt``
+    tells one test file's from another's); drawn again, from the same stream, while its value
+    is not moderate. The stream is returned for further points (``check_at_points``)."""
+    rng = random.Random(seed * 1009 + sum(map(ord, feature)) + salt)
+    for _ in range(20):
+        program = random_program(rng, features, focus=feature)
+        args = random_args(rng, program)
+        if _moderate(program.source(), args):
+            break
+    return program, args, rng
+
+
 def _moderate(source: str, args: tuple) -> bool:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -701,5 +715,5 @@ if __name__ == "__main__":
     _main()
 
 
-__all__ = ["FOCUS_PER_SEED", "REFUSALS", "Finding", "Outcome", "Summary", "case", "check_at_points", "check_function", "check_program",
+__all__ = ["FOCUS_PER_SEED", "REFUSALS", "Finding", "Outcome", "Summary", "case", "check_at_points", "check_function", "focused_case", "check_program",
            "load_function", "random_program", "run_seed", "run_seeds", "shrink"]

@@ -196,7 +196,8 @@ class HabitBlocks:
         m, lines = self._habit_matrix("cumulative")
         reduced = self.pick([
             f"np.sum(np.cumsum({m}, axis={self.rng.randrange(2)}) ** 2) * 0.1",
-            f"np.sum(np.diff({m}, axis={self.rng.randrange(2)}) * {m}[1:, 1:])",
+            # both axes cut to (n-1, n-1): the product of shapes (n-1, n) and (n-1, n-1) failed in every program
+            f"np.sum(np.diff({m}, axis={self.rng.randrange(2)})[:{self.n - 1}, :{self.n - 1}] * {m}[1:, 1:])",
             f"np.sum(np.roll({m}, 1, axis={self.rng.randrange(2)}) * {m})",
             f"np.sum(np.cumprod(1.0 + 0.2 * np.tanh({m}), axis=1))", f"np.sum(np.roll({m}, (1, -1), axis=(0, 1)) * {m})",
         ])

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .fuzz_blocks import CoreBlocks
+from .fuzz_estimation import (ESTIMATION_FEATURES, ESTIMATION_IMPORTS, ESTIMATION_MARKERS, EstimationBlocks,
+                              estimation_helper_sources)
 from .fuzz_constructs import CONSTRUCT_FEATURES, CONSTRUCT_MARKERS, ConstructBlocks, helper_sources
 from .fuzz_constructs import OPT_IN as CONSTRUCT_OPT_IN
 from .fuzz_expressions import ExpressionForms
@@ -66,7 +68,7 @@ FEATURES = (
     "linear_float_block",  # float blocks of + and - only (no residuals); off: each block has a power
     "refusable",        # constructs once refused (try/except, :=, a closure over a rebound name):
                         # they must be refused or differentiated right, never wrongly
-) + CONSTRUCT_FEATURES + MIXED_FEATURES + SCIENCE_FEATURES + HABIT_FEATURES
+) + CONSTRUCT_FEATURES + MIXED_FEATURES + SCIENCE_FEATURES + HABIT_FEATURES + ESTIMATION_FEATURES
 # What a run uses unless told otherwise: every feature but the opt-in ones (feature -> why).
 OPT_IN = {**CONSTRUCT_OPT_IN, **SCIENCE_OPT_IN}
 DEFAULT_FEATURES = tuple(name for name in FEATURES if name not in OPT_IN)
@@ -112,6 +114,7 @@ FEATURE_MARKERS = {
     **MIXED_MARKERS,
     **SCIENCE_MARKERS,
     **HABIT_MARKERS,
+    **ESTIMATION_MARKERS,
 }
 
 
@@ -138,7 +141,8 @@ class Program:
     features: frozenset[str] = field(default_factory=frozenset)
 
     def source(self) -> str:
-        head = ["import functools", "import itertools", "import math", "import numpy as np", "import scipy.special", ""]
+        head = ["import functools", "import itertools", "import math", "import numpy as np", "import scipy.special",
+                *ESTIMATION_IMPORTS, ""]
         for helper in self.helpers:
             head += helper.splitlines() + [""]
         body = [line for block in self.blocks for line in block.lines]
@@ -171,7 +175,8 @@ class _Env:
         return [k for k, v in self.kinds.items() if v == kind and not (mutable and k in self.frozen)]
 
 
-class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, ScienceBlocks, HabitBlocks):
+class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, ScienceBlocks, HabitBlocks,
+                EstimationBlocks):
     """Writes one program; ``on(feature)`` says whether a form may be used."""
 
     def __init__(self, rng: random.Random, features: frozenset[str]) -> None:
@@ -198,7 +203,8 @@ class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, Scien
             ("objects", self.b_object), ("iterate", self.b_iterate), ("calls", self.b_lambda),
             ("grow_loop", self.b_grow_loop), ("nested_loops", self.b_nested_loops),
             ("refusable", self.b_refusable),
-        ] + self.construct_makers() + self.mixed_makers() + self.science_makers() + self.habit_makers()
+        ] + self.construct_makers() + self.mixed_makers() + self.science_makers() + self.habit_makers() + \
+            self.estimation_makers()
 
     def block(self) -> Block | None:
         makers = [("arith", self.b_new_float), ("arith", self.b_new_array)]
@@ -250,7 +256,7 @@ class Generator(CoreBlocks, ExpressionForms, ConstructBlocks, MixedBlocks, Scien
             self.helpers.append("def kw0(v, c=2.0, *, d=0.5):\n    return c * v + d * v * v")
             self.helpers.append("def va0(*vs):\n    total = 0.0\n    for v in vs:\n        total = total + np.sin(v)\n    return total")
         self.helpers += helper_sources(self.on) + mixed_helper_sources(self.on) + science_helper_sources(self.on)
-        self.helpers += habit_helper_sources(self.on)
+        self.helpers += habit_helper_sources(self.on) + estimation_helper_sources(self.on)
         if self.on("recursion"):
             self.helpers.append("def rec0(v, k):\n    if k == 0:\n        return v\n    return rec0(np.sin(v) + 0.1 * v, k - 1)")
 

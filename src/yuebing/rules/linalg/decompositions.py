@@ -225,12 +225,27 @@ def eigen_gaps(w: Any, squared: bool = False) -> Any:
 
 
 def gap_product(w: Any, x: Any, squared: bool = False) -> Any:
-    """``eigen_gaps(w, squared) * x`` by the strong-zero rule: where two eigenvalues tie (the
-    inverse gap is infinite) an exactly-zero entry of ``x`` contributes zero, not NaN (an
-    eigenvector output nobody reads, columns a spectral function drops). A nonzero one stays
-    infinite: the vectors of a repeated eigenvalue have no derivative."""
-    gaps = eigen_gaps(w, squared)
-    return np.where(np.isinf(gaps) & (x == 0), 0.0, gaps) * x
+    """``eigen_gaps(w, squared) * x`` by the strong-zero rule: where two eigenvalues tie an entry
+    of ``x`` that is zero contributes zero, not NaN (an eigenvector output nobody reads, columns a
+    spectral function drops, a perturbation keeping the tie: ``2 I + t t^T``). A nonzero one is
+    infinite: the vectors of a repeated eigenvalue have no derivative. Ties and zeros are judged
+    to rounding (``_rounding_ties``): LAPACK's repeated eigenvalues differ by ~1e-16, where
+    1 / gap times an entry at rounding level was O(1) noise (a wrong gradient) or NaN in hvp."""
+    tied, negligible = _rounding_ties(w, x)
+    gaps = np.where(tied, np.inf, eigen_gaps(w, squared))
+    return np.where(tied & negligible, 0.0, gaps) * x
+
+
+def _rounding_ties(w: Any, x: Any) -> tuple[Any, Any]:
+    """Off-diagonal pairs (i, j) whose values ``w`` agree to LAPACK's accuracy (a few ulps of the
+    largest), and the entries of ``x`` at rounding level of its largest (per matrix of a stack)."""
+    w_, x_ = np.asarray(getattr(w, "primal", w)), np.asarray(getattr(x, "primal", x))
+    slack = 8 * w_.shape[-1] * np.finfo(float).eps
+    scale = np.max(np.abs(w_), axis=-1, keepdims=True)[..., None]
+    off = ~np.eye(w_.shape[-1], dtype=bool)
+    tied = off & (np.abs(w_[..., None, :] - w_[..., :, None]) <= slack * scale)
+    x_scale = np.max(np.abs(x_), axis=(-2, -1), keepdims=True) if x_.ndim >= 2 else np.abs(x_)
+    return tied, np.abs(x_) <= slack * x_scale
 
 
 def _phase_cotangent(gs: list, vs: list) -> Any:
