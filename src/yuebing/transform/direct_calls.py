@@ -414,7 +414,7 @@ def _runtime_file(rule: Any) -> bool:
 def user_line_notes(error: BaseException, stage: str, rule_of: Callable[[str], Any], describe: Callable) -> None:
     """Name, on ``error``, the user's line of every generated frame in its traceback not named
     yet (``rule_of(filename)``: the rule whose generated code that is, or None), innermost
-    first (``describe(rule, line, stage)`` words one), at most eight."""
+    first (``describe(rule, line, stage)`` words one): the eight innermost, then the outermost."""
     add_note = getattr(error, "add_note", None)
     if add_note is None:
         return
@@ -439,11 +439,25 @@ def user_line_notes(error: BaseException, stage: str, rule_of: Callable[[str], A
         if line is None or _runtime_file(rule):
             continue
         notes = getattr(error, "__notes__", [])
-        if len(notes) >= _MAX_LOCATION_NOTES:  # deep recursion: the innermost levels suffice
-            if notes[-1] != _MORE_LEVELS:
-                add_note(_MORE_LEVELS)
-            return
-        add_note(describe(rule, line, stage))
+        if len(notes) < _MAX_LOCATION_NOTES:
+            add_note(describe(rule, line, stage))
+        else:
+            _note_outermost(error, add_note, notes, describe(rule, line, stage))
+
+
+def _note_outermost(error: BaseException, add_note: Callable, notes: list, note: str) -> None:
+    """Past the first eight levels (deep recursion, or a deep library call), the levels between are
+    left out, but the outermost seen so far is kept after the ellipsis: the one a caller further
+    out would reach last is the user's own line, inside the function they differentiate."""
+    if _MORE_LEVELS not in notes:
+        add_note(_MORE_LEVELS)
+        add_note(note)
+        return
+    position = notes.index(_MORE_LEVELS) + 1
+    if position < len(notes):
+        error.__notes__[position] = note
+    else:
+        add_note(note)
 
 
 class DirectCalls:
