@@ -38,6 +38,7 @@ from typing import Any
 
 from ..ir import nodes as ir
 from ..ir import primitives as P
+from ..ir import suppressing_managers as S
 
 
 class WithLowering:
@@ -153,6 +154,10 @@ class WithLowering:
         header = node.items[0].context_expr
         if self._made_before(header):
             return self._made_before_either_way(node, out)
+        if self._suppressing(header):  # its methods differentiated, whatever it is handed
+            for statement in self._entered_as_try(header, node):
+                self.statement(statement, out)
+            return True
         if not self._may_enter_by_methods(header):
             return False
         # a name bound when the function runs (imported in it) is asked then whether it is a
@@ -191,8 +196,8 @@ class WithLowering:
         ``__enter__``/``__exit__`` and it holds float data (``manager_holding_floats``, asked when it
         runs), entered as PEP 343 spells it out (``_entered_as_try``); otherwise as any manager is."""
         header = node.items[0].context_expr
-        floats = self.tmp("floats")
-        self.call(out, ir.Const(P.manager_holding_floats), [self.expr(header, out)], floats)
+        floats = self.tmp("floats")  # (or an __exit__ that may suppress: ir/suppressing_managers.py)
+        self.call(out, ir.Const(S.manager_entered_by_methods), [self.expr(header, out)], floats)
         self.locals.add(floats)
         plainly = copy.deepcopy(header)
         plainly._yb_entered_plainly = True
@@ -246,10 +251,20 @@ class WithLowering:
     def _split_before_managers(self, node: ast.With) -> ast.With | None:
         """``with a, b: body`` as ``with a: with b: body`` (the same statement) when a later item
         may be entered through its methods, so that its own statement can be."""
-        if len(node.items) < 2 or not any(self._may_enter_by_methods(i.context_expr) for i in node.items[1:]):
+        if len(node.items) < 2 or not any(self._may_enter_by_methods(i.context_expr) or self._suppressing(i.context_expr)
+                                          or self._made_before(i.context_expr) for i in node.items[1:]):
             return None
         inner = ast.copy_location(ast.With(node.items[1:], node.body), node)
         return ast.fix_missing_locations(ast.copy_location(ast.With(node.items[:1], [inner]), node))
+
+    def _suppressing(self, header: ast.expr) -> bool:
+        """Whether ``header`` calls (through this function's globals) a manager class or
+        ``@contextmanager`` function that may suppress an exception (``ir/suppressing_managers.py``):
+        then entered as PEP 343 spells it out, so that the ``try`` keeps the block's work."""
+        return not getattr(header, "_yb_entered_plainly", False) and isinstance(header, ast.Call) \
+            and not any(isinstance(a, ast.Starred) for a in header.args) and all(k.arg for k in header.keywords) \
+            and self.builtin_unshadowed("type") and self.builtin_unshadowed("BaseException") \
+            and S.may_suppress(self._global_manager(header.func))
 
     def _bound_when_run(self, func: ast.expr) -> bool:
         """Whether ``func`` is a name of this function's own (a manager imported in it)."""
@@ -259,18 +274,23 @@ class WithLowering:
         """Whether ``func`` names (through this function's globals: ``M`` or ``mod.M``) a
         ``@contextmanager`` function or a class whose ``__enter__`` and ``__exit__`` are Python
         functions."""
+        found = self._global_manager(func)
+        return P.is_generator_manager(found) or P.is_python_manager_class(found)
+
+    def _global_manager(self, func: ast.expr) -> Any:
+        """What ``func`` (``M`` or ``mod.M``) names through this function's globals, or None."""
         path = []
         while isinstance(func, ast.Attribute):
             path.append(func.attr)
             func = func.value
         if not isinstance(func, ast.Name) or func.id in self.locals or func.id in self.free:
-            return False
+            return None
         found = self.module_globals.get(func.id)  # type: ignore[attr-defined]
         for attr in reversed(path):
             if not isinstance(found, types.ModuleType):
-                return False
+                return None
             found = getattr(found, attr, None)
-        return P.is_generator_manager(found) or P.is_python_manager_class(found)
+        return found
 
     def _runner_as_try(self, node: ast.With) -> list | None:
         """``with asyncio.Runner(...) as r: body`` (one item) as ``r = asyncio.Runner(...)`` and
