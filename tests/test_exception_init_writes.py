@@ -13,6 +13,7 @@ import yuebing as yb
 from yuebing.rules.core import RuleArgumentError
 
 from .modes import check_every_mode
+from .restoring import check_every_mode_restoring
 
 
 class Triples(Exception):
@@ -45,12 +46,19 @@ class Keeps(Exception):
         self.label = label + str(len(xs))  # reads its argument: no write
 
 
-def writes_a_list_item(x):
-    xs = [x, x * x]
-    try:
-        raise Triples(xs)
-    except Triples as e:
-        return e.args[0][0] * x + xs[0]
+def _raised_on_a_list(kind):
+    def f(x):
+        xs = [x, x * x]
+        try:
+            raise kind(xs)
+        except kind as e:
+            return e.args[0][0] * x + xs[0]
+
+    f.__name__ = f"raised_on_a_list_{kind.__name__}"
+    return f
+
+
+writes_a_list_item = _raised_on_a_list(Triples)
 
 
 def grows_a_list(x):
@@ -84,12 +92,7 @@ class TriplesFirst(Exception):
         return super().__new__(cls, xs)
 
 
-def writes_in_new(x):
-    xs = [x, x * x]
-    try:
-        raise TriplesFirst(xs)
-    except TriplesFirst as e:
-        return e.args[0][0] * x + xs[0]
+writes_in_new = _raised_on_a_list(TriplesFirst)
 
 
 MODES = {
@@ -112,12 +115,7 @@ def _writes_the_callers_array(x):
 
 
 def test_a_write_into_the_callers_array_is_followed_and_undone():
-    x = np.array([0.4, -1.2])
-    check_every_mode(_writes_the_callers_array, x)
-    before = x.copy()
-    for run in (lambda: yb.grad(_writes_the_callers_array)(x), lambda: yb.hvp(_writes_the_callers_array, (x,), (x,))):
-        run()
-        np.testing.assert_array_equal(x, before)
+    check_every_mode_restoring(_writes_the_callers_array, np.array([0.4, -1.2]))
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))

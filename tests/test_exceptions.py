@@ -221,3 +221,19 @@ def test_an_object_numpy_reads_through_array_is_refused_not_dropped():
     for run in (lambda: yb.grad(f)(c), lambda: yb.jvp(f, (c,), (np.ones(2),))):
         with pytest.raises(Exception, match="through __array__"):
             run()
+
+
+def _catching(kind):
+    def f(x):
+        try:
+            raise kind(x * 2.0)
+        except kind as error:  # a class the function captures (its name read from a closure cell)
+            return error.args[0] * x
+
+    return f
+
+
+def test_a_handler_naming_a_captured_class():
+    """``except kind`` of a class captured from the enclosing function: the handler's generated
+    text read the cell's name (NameError) before the type was read first."""
+    _all_modes_agree(_catching(ValueError), 0.7)

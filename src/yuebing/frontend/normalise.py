@@ -571,9 +571,11 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
                 raise self.error("del of this target", "delete items one by one", t)
 
     def stmt_Try(self, node: ast.Try, out: list) -> None:
-        # The exception types are evaluated by the generated code as written, like ``with`` headers.
+        # The exception types are evaluated by the generated code as written, like ``with`` headers
+        # (one reading a closure cell, ``except kind`` of a captured class, before the try: the
+        # generated code's text would read the cell's name).
         line = node.lineno
-        types_ = [self.current_globals(h.type, out) for h in node.handlers]
+        types_ = [self.current_globals(self._cells_read(h.type, out), out) for h in node.handlers]
         self._hoist_globals([t for t in types_ if t is not None])
         body = self.block(node.body)
         handlers = []

@@ -181,20 +181,14 @@ def _kept(e: BaseException, undo: Callable[[], Any]) -> Any:
 def read_field(o: BaseException, name: str, v: Any) -> tuple[CoDual, Callable] | None:
     """Reverse mode: ``(codual, owner rdata)`` of attribute ``name`` (value ``v``) of an
     exception with a tangent in this pass, or None (no tangent, or a name it has no field for)."""
-    fields = fields_of("fdata", o)
-    if fields is None:
+    tangent = outside_state.registered("fdata", o, KIND)
+    if not isinstance(tangent, MutableTangent):
         return None
-    slot = fields.get(name, _MISSING)
-    if slot is _MISSING:
-        return _read_stored_argument(o, fields, v)
+    if name not in tangent.fields:
+        return _read_stored_argument(o, tangent.fields, v)
+    from .objects import _read_object_field  # (it imports this module)
 
-    def owner_rdata(dy: Any) -> Any:
-        if dy is not NoRData:
-            current = fields[name]
-            fields[name] = current + dy if type(current) is float else T.increment(current, T.join(NoFData, dy))
-        return NoRData
-
-    return CoDual(v, _element_fdata(slot)), owner_rdata
+    return _read_object_field(CoDual(o, tangent), name, v)  # as a user object's field
 
 
 def _read_stored_argument(o: BaseException, fields: dict, v: Any) -> tuple[CoDual, Callable] | None:
