@@ -1,7 +1,8 @@
 """numpy-ml cases: the pure-NumPy machine-learning code of ``numpy_ml`` (David Bourgin's reference
 implementations), none of it written here: neural-net activations and losses, kernels, distance
 metrics, linear and Gaussian-process models, a GMM's and an HMM's log-likelihoods, optimiser steps,
-preprocessing and signal-processing transforms (this module), and layers' and modules' forward
+bandits' rewards and a LinUCB policy's steps, preprocessing and signal-processing transforms (this
+module), and layers' and modules' forward
 passes (``cases_numpy_ml_layers``).
 
 numpy-ml 0.1.2 imports ``collections.Hashable``, which Python 3.10 removed: this module
@@ -60,15 +61,7 @@ def expit(t):
 def spec_around(package: str, name: str, function: Callable, centre, spread: float = 0.03) -> CaseSpec:
     """A case at a point a few percent from ``centre``: each piece of a piecewise function stays the
     piece it is on."""
-    centre = np.asarray(centre, float).ravel()
-
-    def build(attempt: int) -> Problem:
-        width = spread * np.maximum(np.abs(centre), 0.3)
-        point = interior_point(centre - width, centre + width, spec.seed(attempt))
-        return Problem(function, point, PREFIXES, None)
-
-    spec = CaseSpec(package, name, build, all_modes=True)
-    return spec
+    return spec_made(package, name, lambda: function, centre, spread)
 
 
 def spec_made(package: str, name: str, make: Callable[[], Callable], centre, spread: float = 0.03) -> CaseSpec:
@@ -372,9 +365,40 @@ def _optimizer_step(name: str, settings: dict):
 OPTIMIZERS = {"SGD": {"lr": 0.1, "momentum": 0.9}, "AdaGrad": {"lr": 0.1}, "RMSProp": {"lr": 0.1},
               "Adam": {"lr": 0.1}, "SGD_clipped": {"lr": 0.1, "clip_norm": 0.5}}
 
+# bandits: rewards drawn from NumPy's global generator (the harness reseeds it before every call)
+CONTEXTS = [fixed((2, 3), 11 + k) for k in range(3)]
+
+
+def _linear_bandit(t):
+    from numpy_ml.bandits import ContextualLinearBandit
+    bandit = ContextualLinearBandit(K=3, D=2, payoff_variance=0.5)
+    bandit.thetas = t.reshape(2, 3)
+    return bandit
+
+
+def contextual_linear_bandit_pulls(t):
+    bandit = _linear_bandit(t)
+    return total(np.array([bandit.pull(arm, CONTEXTS[arm]) for arm in range(3)]))
+
+
+def contextual_linear_bandit_oracle_payoff(t):
+    """The best arm's expected reward (``oracle_payoff`` reads the arms' values of the last pull)."""
+    bandit = _linear_bandit(t)
+    reward = bandit.pull(1, CONTEXTS[0])
+    return bandit.oracle_payoff(CONTEXTS[0])[0] + 0.5 * reward
+
+
+def linucb_policy(t):
+    from numpy_ml.bandits.policies import LinUCB
+    bandit, policy = _linear_bandit(t), LinUCB(alpha=0.5)
+    rewards = [policy.act(bandit, context)[0] for context in CONTEXTS]
+    return total(np.array(rewards), *policy.b)
+
+
 OTHER = {gmm_log_gaussian_pdf: [0.3, -0.2, 0.1, 0.4, 0.5, 0.2], gmm_logsumexp: GRID,
          gmm_likelihood_lower_bound: [0.2, -0.1, 0.3, 0.1, -0.4, 0.2, 0.5, 0.3],
-         hmm_log_likelihood: np.resize(GRID, 12)}
+         hmm_log_likelihood: np.resize(GRID, 12), contextual_linear_bandit_pulls: GRID,
+         contextual_linear_bandit_oracle_payoff: GRID, linucb_policy: GRID}
 
 
 # ------------------------------------------------------------------------------ preprocessing

@@ -76,8 +76,26 @@ def _escape(text: str) -> str:
 # Packages whose refusals and findings have a section of their own at the end of the page (their
 # counts stay in the main table), so that one package can be run again and its section and row
 # replaced without running the rest: ``--package sklearn --write docs/external-corpus.md``.
-OWN_SECTIONS = ("sklearn", "lmfit", "properscoring", "pykalman", "astropy", "sympy", "statsmodels")
+OWN_SECTIONS = ("sklearn", "lmfit", "properscoring", "pykalman", "astropy", "sympy", "statsmodels", "numpy_ml")
 SECTION_NOTES = {
+    "numpy_ml": [
+        "numpy-ml 0.1.2 (`collections.Hashable` restored for its import): its activations (`fn`, `grad`,",
+        "`grad2`, called), losses, layers and modules through `forward` (made and initialised outside the",
+        "differentiated function; in their inputs and in their parameters), the convolution helpers,",
+        "kernels, distance metrics, linear, Bayesian and Gaussian-process regression (kernels named by",
+        "strings, read with `re` and `eval`: zero derivative since c706a4f), a GMM's lower bound, an",
+        "HMM's log-likelihood, optimiser steps, a contextual linear bandit's rewards and a LinUCB",
+        "policy's steps (reseeded draws), and signal processing, in every mode",
+        "(`tests/external/cases_numpy_ml*.py`). Its own `grad`/`grad2` and layers' `backward` are a",
+        "third oracle (`tests/test_external_numpy_ml.py`). Two cases give a NaN `yb.jvp` (mechanism",
+        "`zero_partial_meets_infinite_cotangent`: the RBF kernel's `sqrt` of a squared distance that is",
+        "exactly 0 with a tangent of rounding noise, then squared); their gradients and Hessians are right.",
+        "Unusable, numpy-ml's own failures: `RNN`, `LSTM` (`gradients` property without setter),",
+        "`SparseEvolution` (`np.random.binomial(shape=)`), `GaussianBandit` (`sum` of a float), not listed.",
+        "Two of its own derivatives are wrong where yuebing and central differences agree:",
+        "`LogisticRegression._NLL_grad` subtracts the penalty's gradient, and `trees.losses.MSELoss.grad`",
+        "divides by the rows of a matrix the loss averages over every entry of.",
+    ],
     "astropy": [
         "astropy's functional models (every class of `astropy.modeling.functional_models` and",
         "`powerlaws`) through their `evaluate`, in the parameters and in the inputs; a few built and",
