@@ -52,7 +52,7 @@ from .containers.dict_subclasses import factory_read_frule, factory_read_rrule
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
 from ._float_reach import holds_floats
 from .function_wrappers import held_function_tangent, refuse_wrapped_closure
-from .single_dispatch import dispatch_method_owner
+from ._dispatch_methods import dispatch_method_owner
 from .bunch_data import carrier_kind
 from .exception_data import carried_read, carried_tangent
 from .functools_rules import PARTIAL_PARTS, part_tangent, read_part

@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from ._dispatch_methods import METHOD_CODE, dispatch_method_owner
 from ._float_reach import holds_floats
+from .cached_calls import GENERATED_FILES
 from .core import RuleArgumentError
 
 
@@ -22,45 +24,27 @@ def _probe(arg: Any) -> None:
     """A singledispatch function, for the code object every one of them shares."""
 
 
-class _Probe:
-    @functools.singledispatchmethod
-    def method(self, arg: Any) -> None:
-        """A singledispatchmethod, for the code object of the function its ``__get__`` makes."""
-
-
 _WRAPPER_CODE = _probe.__code__  # functools' ``wrapper(*args, **kw)``, shared by every singledispatch function
-_METHOD_CODE = _Probe().method.__code__  # ``singledispatchmethod.__get__``'s ``_method(*args, **kwargs)``
 
 
 def singledispatch_implementation(fn: Any, first: Any) -> Callable | None:
     """The implementation singledispatch function (or method read from its instance) ``fn``
     calls for first argument ``first`` (a primal), or None when ``fn`` is neither. Refused where
-    the pick would hold what carries derivatives as a constant: an instance holding float data
-    (bound into the method), or an implementation defined in the differentiated function (its
-    captured variables)."""
+    the pick would hold what carries derivatives as a constant: an implementation defined in the
+    differentiated function (its captured variables)."""
     code = getattr(fn, "__code__", None)
     if code is _WRAPPER_CODE and hasattr(fn, "dispatch"):
         chosen = fn.dispatch(first.__class__)
-    elif code is _METHOD_CODE:  # its closure: the singledispatchmethod and what __get__ was given
+    elif code is METHOD_CODE:  # its closure: the singledispatchmethod and what __get__ was given
         cells = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__)))
         chosen = cells["self"].dispatcher.dispatch(first.__class__).__get__(cells["obj"], cells["cls"])
     else:
         return None
-    from .cached_calls import GENERATED_FILES  # (it imports objects.py, which imports this module)
-
     defined_in = getattr(getattr(chosen, "__func__", chosen), "__code__", None)
     if defined_in is not None and defined_in.co_filename.startswith(GENERATED_FILES):
         raise _refusal(fn, "an implementation registered in the differentiated function (what it captures "
                            "would be held constant)")
     return chosen
-
-
-def dispatch_method_owner(value: Any) -> Any:
-    """The instance a ``singledispatchmethod`` read from it (``value``, the function ``__get__``
-    made) is bound to; None for any other value."""
-    if getattr(value, "__code__", None) is not _METHOD_CODE:
-        return None
-    return dict(zip(_METHOD_CODE.co_freevars, (c.cell_contents for c in value.__closure__)))["obj"]
 
 
 def bound_implementation(fn: Any, chosen: Any) -> bool:

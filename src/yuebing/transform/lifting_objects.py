@@ -18,7 +18,7 @@ from ..ir.primitives import as_sequence as _as_sequence_primitive, python_iterab
 from ..rules.numpy_vectorize import pyfunc_tangent
 from ..rules.containers.dict_subclasses import factory_read_dual
 from ..rules.function_wrappers import held_function_tangent
-from ..rules.single_dispatch import dispatch_method_owner
+from ..rules._dispatch_methods import dispatch_method_owner
 from ..rules.iteration import iterate_to_list
 from ..rules.bunch_data import carrier_kind, routed_rdata
 from ..rules.bunch_records import record_extras, taken_rdata
@@ -96,10 +96,9 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     elif args[1][0] == "__dict__" and y is getattr(obj[0], "__dict__", None):
         y_d = obj[2].fields  # the instance dict's tangent is the fields (vars(self).update(kw))
     elif held_function_tangent(obj[0], obj[2], y) is not None:  # g.__wrapped__, held in the wrapper's closure too
-        from .second_order import CellTangent  # (it imports this module)
-
         y_d = held_function_tangent(obj[0], obj[2], y)
-        y_d = y_d.value if isinstance(y_d, CellTangent) else y_d  # (the value its cell holds)
+        # (second order's cell holder, second_order.CellTangent, which imports this module: its value)
+        y_d = y_d.value if type(y_d).__name__ == "CellTangent" else y_d
     else:
         y_d = obj[2].fields.get(args[1][0], _MISSING)
         if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default
