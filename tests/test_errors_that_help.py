@@ -6,7 +6,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import zlib
 
 import numpy as np
 import pytest
@@ -44,9 +43,9 @@ def test_missing_rule_advice_works_as_printed(tmp_path):
     """Run in a fresh interpreter: the advice registers a rule for the whole process."""
     script = tmp_path / "advice.py"
     script.write_text(textwrap.dedent('''
-        import re, zlib, numpy, yuebing
-        def f(x):  # zlib.crc32: a C function without a rule (a checksum: an int)
-            return numpy.sum(numpy.array([1.0, 2.0])) * x * (zlib.crc32(b"yuebing") % 7 + 1)
+        import re, numpy, yuebing
+        def f(x):  # float.hex: a C function without a rule, handed float data (its text: no derivative)
+            return numpy.sum(numpy.array([1.0, 2.0])) * x * len(float.hex(x))
         try:
             yuebing.grad(f)(1.5)
         except yuebing.rules.MissingRuleError as error:
@@ -56,7 +55,7 @@ def test_missing_rule_advice_works_as_printed(tmp_path):
     '''))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert float(out.stdout.strip()) == 3.0 * (zlib.crc32(b"yuebing") % 7 + 1)
+    assert float(out.stdout.strip()) == 3.0 * len(float.hex(1.5))
 
 
 _OPAQUE = np.frompyfunc(lambda a: a, 1, 1)  # a ufunc of a Python function: refused in every mode

@@ -29,6 +29,7 @@ from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.containers.deque_arguments import method_on_items, plain_deque_call
 from ..rules.core import CoDual, Dual, RuleArgumentError, describe_callable
 from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
+from ..rules.label_calls import given, plain_result, takes_labels_only
 from ..rules.numpy_internals import ufunc_call_definition
 from ..rules.numpy_masked import masked_form, refuse_masked_arguments
 from ..rules.scipy_sparse_ufuncs import sparse_ufunc_form
@@ -530,6 +531,10 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     if is_builtin_key(fn):  # operator.itemgetter(0)(x), attrgetter: the Python code that does the same
         python = python_key(fn)
         return dispatch(mode, mode.constant(python), python, args, kwargs)
+    if takes_labels_only(fn, args, kwargs, _primal_of_value):  # keyword.iskeyword(name), zlib.crc32(key) (rules/label_calls.py)
+        plain, result = plain_result(fn, [_primal_of_value(a) for a in args], {k: _primal_of_value(v) for k, v in kwargs.items()})
+        if plain:
+            return dispatch(mode, mode.constant(given), given, (mode.constant(result),), {})
     raise mode.missing(fn)
 
 
