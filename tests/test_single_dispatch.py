@@ -1,8 +1,8 @@
 """``functools.singledispatch`` functions and ``singledispatchmethod`` methods: the call follows
 the implementation the registry picks, in every mode against central differences; what the
-pick would hold as a constant while it carries derivatives (an implementation capturing the
-differentiated function's variables) is refused by name; a singledispatchmethod of an instance
-holding float data is bound to it with its derivative data. Also: the
+pick would hold as a constant while it carries derivatives is given its derivative data: an
+implementation registered in the differentiated function (its registration keeps the data of what
+it captures for the pass), a singledispatchmethod of an instance holding float data (bound to it). Also: the
 typing module's bare forms are no data, and a function defined in the differentiated code keeps
 its annotations, as strings (which ``register`` evaluates)."""
 import functools
@@ -124,11 +124,61 @@ def _registered_inside(x):
     return e(x * x[1])
 
 
-@pytest.mark.parametrize("run", [lambda f: yb.grad(f)(X), lambda f: yb.jvp(f, (X,), (X,)),
-                                 lambda f: yb.hvp(f, (X,), (X,))])
-def test_an_implementation_registered_inside_is_refused(run):
-    with pytest.raises(RuleArgumentError, match="e: yuebing cannot differentiate an implementation registered in"):
-        run(_registered_inside)
+def _registered_inside_in_several_forms(x):
+    @functools.singledispatch
+    def e(obj):
+        raise TypeError
+
+    @e.register(float)
+    def _(obj):
+        return obj * x[0] * x[1]
+
+    def on_lists(obj):
+        return sum(obj) * x[2]
+
+    e.register(list, on_lists)
+    return e(2.0) + e([x[0], x[1] ** 2]) + e(3.0) * x[2]
+
+
+def _registered_inside_a_module_level_registry(x):
+    @energy.register(tuple)  # (kept registered after the call: a plain call does the same)
+    def _(obj):
+        return sum(obj) * x[0] ** 2
+
+    return energy((x[1], 2.0)) + energy(x[2] * 1.0)
+
+
+# (an implementation registered inside was refused: the registry held it without its captured values' data)
+@pytest.mark.parametrize("f", [_registered_inside, _registered_inside_in_several_forms,
+                               _registered_inside_a_module_level_registry])
+def test_an_implementation_registered_inside_in_every_mode(f):
+    check_every_mode(f, X)
+
+
+@functools.singledispatch
+def volume(obj):
+    raise TypeError
+
+
+def _registers_an_implementation(x):
+    @volume.register(tuple)
+    def _(obj):
+        return sum(obj) * x
+
+    return x * 1.0
+
+
+def _dispatches_to_it(x):
+    return volume((x, 2.0))
+
+
+def test_an_implementation_registered_in_another_call_is_refused_by_name():
+    yb.grad(_registers_an_implementation)(0.7)  # (left in the registry, capturing that call's x)
+    for run in (lambda: yb.grad(_dispatches_to_it)(0.7), lambda: yb.jvp(_dispatches_to_it, (0.7,), (1.0,)),
+                lambda: yb.hvp(_dispatches_to_it, (0.7,), (1.0,))):
+        with pytest.raises(RuleArgumentError, match="volume: yuebing cannot differentiate an implementation a "
+                                                    "differentiated function registered in another call"):
+            run()
 
 
 @pytest.mark.parametrize("form", [typing.Union, typing.Optional, typing.Callable, typing.List, typing.Tuple,

@@ -2,7 +2,8 @@
 collects this module beside ``constructs.py``): each takes a float and returns a float. These were
 refused before: sets of frozensets, frozen objects, instances and tasks; a defaultdict's factory
 reached through a copy or an attribute; ``g.__wrapped__``; ``setattr`` on a module;
-``asyncio.Future()`` and ``asyncio.Task()`` made directly."""
+``asyncio.Future()`` and ``asyncio.Task()`` made directly; a singledispatchmethod of an instance
+holding floats, and a singledispatch implementation registered in the function."""
 # ruff: noqa
 import asyncio
 import collections
@@ -101,3 +102,32 @@ def c_task_made_directly(x):
         return await asyncio.Task(_square(v)) * v
 
     return asyncio.run(main(x))
+
+
+class _Spring:
+    def __init__(self, k):
+        self.k = k
+
+    @functools.singledispatchmethod
+    def stretch(self, v):
+        raise TypeError
+
+    @stretch.register
+    def _(self, v: float):
+        return self.k * v * v
+
+
+def c_singledispatchmethod_of_an_instance_with_floats(x):
+    return _Spring(x * 2.0).stretch(x)
+
+
+def c_singledispatch_registered_inside(x):
+    @functools.singledispatch
+    def e(obj):
+        raise TypeError
+
+    @e.register(float)
+    def _(obj):
+        return obj * x
+
+    return e(x) + e(2.0)

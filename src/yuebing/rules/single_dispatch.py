@@ -11,12 +11,19 @@ is differentiated like any method's ``self``."""
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any, Callable
+
+from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
+from . import outside_state
 
 from ._dispatch_methods import METHOD_CODE, dispatch_method_owner
 from ._float_reach import holds_floats
 from .cached_calls import GENERATED_FILES
-from .core import RuleArgumentError
+from .batched import _ALWAYS
+from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from .second_order import _register as special
+from .util import output
 
 
 @functools.singledispatch
@@ -31,7 +38,7 @@ def singledispatch_implementation(fn: Any, first: Any) -> Callable | None:
     """The implementation singledispatch function (or method read from its instance) ``fn``
     calls for first argument ``first`` (a primal), or None when ``fn`` is neither. Refused where
     the pick would hold what carries derivatives as a constant: an implementation defined in the
-    differentiated function (its captured variables)."""
+    differentiated function (its captured variables) whose registration this pass did not see."""
     code = getattr(fn, "__code__", None)
     if code is _WRAPPER_CODE and hasattr(fn, "dispatch"):
         chosen = fn.dispatch(first.__class__)
@@ -41,9 +48,9 @@ def singledispatch_implementation(fn: Any, first: Any) -> Callable | None:
     else:
         return None
     defined_in = getattr(getattr(chosen, "__func__", chosen), "__code__", None)
-    if defined_in is not None and defined_in.co_filename.startswith(GENERATED_FILES):
-        raise _refusal(fn, "an implementation registered in the differentiated function (what it captures "
-                           "would be held constant)")
+    if defined_in is not None and defined_in.co_filename.startswith(GENERATED_FILES) and not _kept_parts(chosen):
+        raise _refusal(fn, "an implementation a differentiated function registered in another call (the "
+                           "derivative data of what it captures was that call's; it would be held constant)")
     return chosen
 
 
@@ -54,10 +61,102 @@ def bound_implementation(fn: Any, chosen: Any) -> bool:
     return owner is not None and getattr(chosen, "__self__", None) is owner and holds_floats([owner])
 
 
+# ------------------------------------------------------------------------------------------------
+# Implementations registered in the differentiated function: their derivative data kept by the pass
+# ------------------------------------------------------------------------------------------------
+
+_REGISTER_CODE = _probe.register.__code__  # functools' ``register(cls, func=None)``, of every singledispatch function
+_KIND = "singledispatch implementation"  # (outside_state's entries, apart from other registrations)
+_ROLES = ("fdata", "tangent", "fdata_tangent")
+
+
+def is_register(fn: Any) -> bool:
+    """Whether ``fn`` is the ``register`` of a singledispatch function (its call is
+    ``register_followed``'s)."""
+    return getattr(fn, "__code__", None) is _REGISTER_CODE
+
+
+def register_followed(register: Any, *args: Any) -> Any:
+    """``register(*args)`` as Python runs it; its rules keep the derivative data of the function it
+    registers for the pass, where the dispatch of a call finds it (``registered_value``)."""
+    return register(*args)
+
+
+def _keep(role: str, values: list, parts: list) -> None:
+    for value, part in zip(values, parts):
+        if isinstance(value, types.FunctionType) and part is not NoFData and part is not NoTangent \
+                and outside_state.active():
+            outside_state.register(role, value, part, _KIND)
+
+
+def _kept_parts(fn: Any) -> bool:
+    return any(outside_state.registered(role, fn, _KIND) is not None for role in _ROLES)
+
+
+def registered_value(chosen: Any, like: Any) -> Any:
+    """Implementation ``chosen`` with the derivative data its registration kept, as a value of the
+    mode ``like`` (the callee's: a CoDual, a Dual or a second-order 4-tuple) is; None if none kept."""
+    if not _kept_parts(chosen):
+        return None
+    part = {role: outside_state.registered(role, chosen, _KIND) for role in _ROLES}
+    if type(like) is tuple:
+        return (chosen, part["fdata"] or NoFData, part["tangent"] or NoTangent, part["fdata_tangent"] or NoFData)
+    if isinstance(like, CoDual):
+        return CoDual(chosen, part["fdata"] or NoFData)
+    return Dual(chosen, part["tangent"] or NoTangent)
+
+
+def _passed(args: tuple, y: Any) -> int | None:
+    return next((i for i, a in enumerate(args) if _primal(a) is y and isinstance(y, types.FunctionType)), None)
+
+
+def _primal(a: Any) -> Any:
+    return a[0] if type(a) is tuple else primal(a)
+
+
+@rrule_for(register_followed)
+def _register_rrule(register, *args):
+    primals = [primal(a) for a in args]
+    _keep("fdata", primals, [a.fdata if isinstance(a, CoDual) else NoFData for a in args])
+    y = primal(register)(*primals)
+    i = _passed(args, y)
+    out = output(y) if i is None or not isinstance(args[i], CoDual) else CoDual(y, args[i].fdata)
+    return out, lambda dy: (NoRData, NoRData, *(dy if k == i else NoRData for k in range(len(args))))
+
+
+@frule_for(register_followed)
+def _register_frule(register, *args):
+    primals = [primal(a) for a in args]
+    _keep("tangent", primals, [a.tangent if isinstance(a, Dual) else NoTangent for a in args])
+    y = primal(register)(*primals)
+    i = _passed(args, y)
+    return Dual(y, args[i].tangent if i is not None and isinstance(args[i], Dual) else zero_tangent(y))
+
+
+def _register_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Second order: the function's fdata, tangent and fdata tangent kept."""
+    register4, rest = args[0], args[1:]
+    primals = [a[0] for a in rest]
+    for role, at in zip(_ROLES, (1, 2, 3)):
+        _keep(role, primals, [a[at] for a in rest])
+    y = register4[0](*primals)
+    i = _passed(rest, y)
+    out = rest[i] if i is not None else (y, NoFData, zero_tangent(y), NoFData)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        return tuple((NoRData, NoRData, *(d if k == i else NoRData for k in range(len(rest)))) for d in (dy, dy_d))
+
+    return out, pullback
+
+
+special((register_followed,), _register_dual)
+_ALWAYS.add(register_followed)  # (batched forward passes: it only moves the function's tangent)
+
+
 def _refusal(fn: Any, what: str) -> RuleArgumentError:
     name = getattr(fn, "__qualname__", "the function")
     name = getattr(fn, "__name__", name) if ".<locals>." in name else name  # (generated code's own qualname)
     return RuleArgumentError(
         f"{name}: yuebing cannot differentiate {what}. What to do: dispatch with isinstance in a plain "
-        "function or method, or register module-level implementations that take the instance or the "
-        "captured values as arguments")
+        "function or method, register the implementation in the call that uses it, or register module-level "
+        "implementations that take the captured values as arguments")

@@ -36,7 +36,8 @@ from ..rules.scipy_sparse_ufuncs import sparse_ufunc_form
 from ..rules._cached_properties import first_read
 from ..rules.bunch_data import is_generated_property
 from ..rules.exception_data import as_class_call
-from ..rules.single_dispatch import bound_implementation, singledispatch_implementation
+from ..rules.single_dispatch import (bound_implementation, is_register, register_followed, registered_value,
+                                    singledispatch_implementation)
 from ..tangents.kinds import MASKED_ARRAYS
 from ..tangents.types import _FieldTangent
 from .object_array_dispatch import object_array_form
@@ -499,11 +500,14 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     if kind is types.FunctionType:
         if mode.gradient is not None and hasattr(fn, "__yuebing_gradient__"):
             return mode.gradient(f, args, kwargs)
+        if is_register(fn):  # f.register(...) of a singledispatch function: what it registers keeps its data
+            return dispatch(mode, mode.constant(register_followed), register_followed, (f, *args), kwargs)
         chosen = singledispatch_implementation(fn, _primal_of_value(args[0])) if args else None
         if chosen is not None:  # functools.singledispatch: the registry's pick, differentiated
             if bound_implementation(fn, chosen):  # a singledispatchmethod's: its instance's derivative data
                 return dispatch(mode, _with_primal(f, chosen), chosen, args, kwargs)
-            return dispatch(mode, mode.constant(chosen), chosen, args, kwargs)
+            kept = registered_value(chosen, f)  # registered in this pass, with its derivative data
+            return dispatch(mode, mode.constant(chosen) if kept is None else kept, chosen, args, kwargs)
         return mode.function(f, args, kwargs)
     if kind is types.MethodType:
         return mode.method(f, args, kwargs)
