@@ -100,8 +100,22 @@ def keyword_arguments(x):
         return error.rate * error.args[1]
 
 
+class Noted(Exception):
+    def __init__(self, amount):
+        super().__init__(f"amount {amount:.3f}")  # a message formatting the float
+        self.add_note("noted")  # a C method of the exception, without derivative
+        self.amount = amount ** 2
+
+
+def formatted_and_noted(x):
+    try:
+        raise Noted(x)
+    except Noted as error:
+        return error.amount * x + len(error.__notes__)
+
+
 CASES = [computed_by_init, chained_inits, inherited_init, unbound_c_init, raised_in_a_callee, made_then_raised,
-         keyword_arguments]
+         keyword_arguments, formatted_and_noted]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)

@@ -231,7 +231,7 @@ def carried_read(o: Any, v: Any, kind: str = _KIND, name: str = "") -> tuple[CoD
     if not holds_floats([v]):
         return None  # (nothing to follow: read as before)
     carried = outside_state.registered("fdata", o, kind)
-    found = carried.positions(v) if carried is not None else None
+    found = carried.positions(v) if isinstance(carried, Carried) else None  # (not an exception's tangent)
     if found is None:
         return None
     if type(v) is not tuple or carried.position(v) >= 0:
@@ -264,7 +264,7 @@ def carried_tangent(o: Any, v: Any, kind: str = _KIND, name: str = "") -> Any:
     if not holds_floats([v]):
         return None
     carried = outside_state.registered(_ROLE_TANGENT, o, kind)
-    found = carried.positions(v) if carried is not None else None
+    found = carried.positions(v) if isinstance(carried, Carried) else None
     if found is None:
         return None
     if type(v) is not tuple or carried.position(v) >= 0:

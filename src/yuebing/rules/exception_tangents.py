@@ -32,6 +32,7 @@ from . import outside_state
 from ._float_reach import holds_floats
 from .containers.common import _element_fdata, _slot
 from .core import CoDual, Dual, frule, register_frule, register_rrule, rrule
+from .declare import nondifferentiable_methods
 from .second_order import _register
 from .util import sum_rdata
 
@@ -306,6 +307,7 @@ def _init_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     return (None, NoFData, NoTangent, NoFData), pullback
 
 
+nondifferentiable_methods(BaseException, "add_note", "with_traceback")  # (in an __init__ too: no derivative)
 register_rrule((BaseException, "__init__"), _init_rrule)
 register_frule((BaseException, "__init__"), _init_frule)
 _init_dual.second_order_kind = "special"  # type: ignore[attr-defined]
