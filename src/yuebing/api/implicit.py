@@ -35,6 +35,7 @@ from ..rules.second_order import _register
 from ..rules.util import out_cotangent, output, sum_rdata
 from ..tangents import NoRData, NoTangent, dot, zero_rdata, zero_tangent
 from ..transform.second_order import SecondOrderError
+from .callable_tangents import consistent
 from .callback_writes import watched_frule, watched_rrule, watched_second_order
 from .custom import _deliver
 from .forward import jvp
@@ -357,7 +358,7 @@ def _tangents(given: dict, values: dict, names: tuple) -> tuple:
         value = values.get(k, ())
         zero = zero_tangent(value)
         d = given.get(k)
-        found.append(d.tangent if isinstance(d, Dual) and zero is not NoTangent else zero)
+        found.append(consistent(d.primal, d.tangent) if isinstance(d, Dual) and zero is not NoTangent else zero)
     return tuple(found)
 
 

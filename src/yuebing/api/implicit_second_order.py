@@ -37,6 +37,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from ..transform.forward_runtime import NestedDifferentiationError, zero_tangent_of
 from ..transform.second_order import SecondOrderError
 from ..transform.second_order import CellTangent, call_rrule2
+from .callable_tangents import consistent
 from .implicit_stationary import pull_curve_fit, pull_stationary
 
 def flat(v: Any) -> np.ndarray:
@@ -184,7 +185,7 @@ class DualPull:
 
 def tangent4(a4: tuple) -> Dual:
     """The forward-mode view of an argument 4-tuple."""
-    return Dual(a4[0], forward_tangent(a4[2], {}, a4[0]))
+    return Dual(a4[0], consistent(a4[0], forward_tangent(a4[2], {}, a4[0])))
 
 
 def forward_tangent(t: Any, memo: dict, primal: Any = None) -> Any:

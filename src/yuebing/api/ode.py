@@ -38,6 +38,7 @@ from ..rules.core import CoDual, Dual, register_frule, register_rrule
 from ..rules.second_order import defined_as
 from ..rules.util import out_cotangent, output
 from ..tangents import NoRData, NoTangent, add_to_primal, zero_tangent
+from .callable_tangents import consistent
 from .callback_writes import watched_frule, watched_rrule
 from .custom import _deliver
 from .flatten import _vector, _zeroed, flatten
@@ -161,7 +162,7 @@ def _theta_dot(fun: Any, args: Any) -> tuple:
     found = []
     for v in (fun, args):
         zero = zero_tangent(_primal(v))
-        found.append(v.tangent if isinstance(v, Dual) and zero is not NoTangent else zero)
+        found.append(consistent(v.primal, v.tangent) if isinstance(v, Dual) and zero is not NoTangent else zero)
     return tuple(found)
 
 
