@@ -82,6 +82,7 @@ _NONDIFF_TYPES: tuple = (
     np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence, enum.Enum,
     BaseException, property, staticmethod, classmethod, _Marker, types.MappingProxyType,
     type(np._NoValue), type(np.empty(0).flags),  # NumPy's "not given" marker and x.flags, read by its own Python
+    _thread.LockType, _thread.RLock,  # locks: threads' state, never a derivative's (logging's handlers hold one)
 )
 
 #: what a numpy.ma masked array reaching a rule that would ignore its mask is told (the refusal
