@@ -41,15 +41,18 @@ def setattr_through_a_variable_holding_this_module(x):
     return module.LEVEL * x + read_level()
 
 
+@pytest.fixture
+def globals_put_back():
+    """The module globals the cases write, as they were before the test."""
+    saved = module_state.SCALE, LEVEL
+    yield
+    module_state.SCALE, globals()["LEVEL"] = saved
+
+
 @pytest.mark.parametrize("f", [setattr_on_an_imported_module, setattr_on_this_module,
                                setattr_through_a_variable_holding_this_module], ids=lambda f: f.__name__)
-def test_setattr_on_a_module_in_every_mode(f):
-    saved = module_state.SCALE, LEVEL
-    try:
-        check_all_modes(f, 0.7)
-    finally:
-        module_state.SCALE = saved[0]
-        globals()["LEVEL"] = saved[1]
+def test_setattr_on_a_module_in_every_mode(f, globals_put_back):
+    check_all_modes(f, 0.7)
 
 
 def module_chosen_in_a_branch(x):
@@ -64,11 +67,7 @@ def setattr_with_a_computed_name(x):
 
 
 @pytest.mark.parametrize("f", [module_chosen_in_a_branch, setattr_with_a_computed_name], ids=lambda f: f.__name__)
-def test_a_module_write_the_lowering_cannot_see_is_refused_by_name(f):
-    saved = module_state.SCALE
-    try:
-        for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
-            with pytest.raises(Exception, match="not on module"):
-                run()
-    finally:
-        module_state.SCALE = saved
+def test_a_module_write_the_lowering_cannot_see_is_refused_by_name(f, globals_put_back):
+    for run in (lambda: yb.grad(f)(0.7), lambda: yb.jvp(f, (0.7,), (1.0,)), lambda: yb.hvp(f, (0.7,), (1.0,))):
+        with pytest.raises(Exception, match="not on module"):
+            run()

@@ -12,6 +12,8 @@ import dataclasses
 import functools
 
 from tests.corpus import module_state
+from tests.test_asyncio_made_directly import future_set_by_a_callback as c_future_made_directly
+from tests.test_single_dispatch import Spring
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,15 +90,6 @@ def c_setattr_on_a_module(x):
     return y
 
 
-def c_future_made_directly(x):
-    async def main(v):
-        future = asyncio.Future()
-        asyncio.get_running_loop().call_soon(future.set_result, v * v)
-        return await future * v
-
-    return asyncio.run(main(x))
-
-
 def c_task_made_directly(x):
     async def main(v):
         return await asyncio.Task(_square(v)) * v
@@ -104,21 +97,8 @@ def c_task_made_directly(x):
     return asyncio.run(main(x))
 
 
-class _Spring:
-    def __init__(self, k):
-        self.k = k
-
-    @functools.singledispatchmethod
-    def stretch(self, v):
-        raise TypeError
-
-    @stretch.register
-    def _(self, v: float):
-        return self.k * v * v
-
-
 def c_singledispatchmethod_of_an_instance_with_floats(x):
-    return _Spring(x * 2.0).stretch(x)
+    return Spring(x * 2.0).stretch(x)
 
 
 def c_singledispatch_registered_inside(x):

@@ -106,41 +106,35 @@ def registered_value(chosen: Any, like: Any) -> Any:
     return Dual(chosen, part["tangent"] or NoTangent)
 
 
-def _passed(args: tuple, y: Any) -> int | None:
-    return next((i for i, a in enumerate(args) if _primal(a) is y and isinstance(y, types.FunctionType)), None)
-
-
-def _primal(a: Any) -> Any:
-    return a[0] if type(a) is tuple else primal(a)
+def _run_register(register: Any, args: tuple, parts: dict) -> tuple:
+    """``register(*args)`` on the primals (a CoDual's, a Dual's, a 4-tuple's first), after keeping
+    the derivative data ``parts`` gives for each role (a list, one per argument); the result and
+    the position of the argument it is (``register(func)`` returns ``func``), or None."""
+    primals = [a[0] if type(a) is tuple else primal(a) for a in args]
+    for role, part in parts.items():
+        _keep(role, primals, part)
+    y = primal(register)(*primals)
+    at = next((k for k, p in enumerate(primals) if p is y and isinstance(y, types.FunctionType)), None)
+    return y, at
 
 
 @rrule_for(register_followed)
 def _register_rrule(register, *args):
-    primals = [primal(a) for a in args]
-    _keep("fdata", primals, [a.fdata if isinstance(a, CoDual) else NoFData for a in args])
-    y = primal(register)(*primals)
-    i = _passed(args, y)
+    y, i = _run_register(register, args, {"fdata": [a.fdata if isinstance(a, CoDual) else NoFData for a in args]})
     out = output(y) if i is None or not isinstance(args[i], CoDual) else CoDual(y, args[i].fdata)
     return out, lambda dy: (NoRData, NoRData, *(dy if k == i else NoRData for k in range(len(args))))
 
 
 @frule_for(register_followed)
 def _register_frule(register, *args):
-    primals = [primal(a) for a in args]
-    _keep("tangent", primals, [a.tangent if isinstance(a, Dual) else NoTangent for a in args])
-    y = primal(register)(*primals)
-    i = _passed(args, y)
+    y, i = _run_register(register, args, {"tangent": [a.tangent if isinstance(a, Dual) else NoTangent for a in args]})
     return Dual(y, args[i].tangent if i is not None and isinstance(args[i], Dual) else zero_tangent(y))
 
 
 def _register_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
     """Second order: the function's fdata, tangent and fdata tangent kept."""
     register4, rest = args[0], args[1:]
-    primals = [a[0] for a in rest]
-    for role, at in zip(_ROLES, (1, 2, 3)):
-        _keep(role, primals, [a[at] for a in rest])
-    y = register4[0](*primals)
-    i = _passed(rest, y)
+    y, i = _run_register(register4[0], rest, {role: [a[at] for a in rest] for role, at in zip(_ROLES, (1, 2, 3))})
     out = rest[i] if i is not None else (y, NoFData, zero_tangent(y), NoFData)
 
     def pullback(dy: Any, dy_d: Any) -> tuple:
