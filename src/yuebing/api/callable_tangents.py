@@ -3,9 +3,10 @@ right-hand side, an objective), made one that ``yb.jvp`` accepts.
 
 The differentiated code's tangent of a closure follows its variables, not its memory:
 
-* a captured constant (a helper function made outside the differentiation, capturing an array)
-  may have no tangent at all in forward mode (``NoTangent`` where its cell's box belongs), which
-  ``yb.jvp`` refused ("the tangent of a cell must be a MutableTangent, got NoTangent");
+* a variable captured from a function outside the differentiation (a string ``method`` the
+  callable branches on, a helper function capturing an array) has no tangent at all in forward
+  mode (``NoTangent`` where its cell's box belongs), which ``yb.jvp`` refused ("the tangent of a
+  cell must be a MutableTangent, got NoTangent": tests/test_solver_string_cells.py);
 * two reads of one captured array (``k = c`` in the differentiated code, and the helper capturing
   ``c`` too) may each have a zero of their own, which ``yb.jvp`` refused ("aliasing differs: one
   mutable primal must have exactly one tangent object").
