@@ -1,7 +1,7 @@
 """numpy-ml cases: the pure-NumPy machine-learning code of ``numpy_ml`` (David Bourgin's reference
 implementations), none of it written here: neural-net activations and losses, kernels, distance
 metrics, linear and Gaussian-process models, a GMM's and an HMM's log-likelihoods, optimiser steps,
-bandits' rewards and a LinUCB policy's steps, preprocessing and signal-processing transforms (this
+bandits' rewards and a LinUCB policy's steps, matrix factorisations, preprocessing and signal-processing transforms (this
 module), and layers' and modules' forward
 passes (``cases_numpy_ml_layers``).
 
@@ -64,16 +64,18 @@ def spec_around(package: str, name: str, function: Callable, centre, spread: flo
     return spec_made(package, name, lambda: function, centre, spread)
 
 
-def spec_made(package: str, name: str, make: Callable[[], Callable], centre, spread: float = 0.03) -> CaseSpec:
+def spec_made(package: str, name: str, make: Callable[[], Callable], centre, spread: float = 0.03,
+              jax_twin: bool = True) -> CaseSpec:
     """As ``spec_around``, the function made at build time (a layer initialised once, outside the
-    differentiated call, as a user's model is)."""
+    differentiated call, as a user's model is). ``jax_twin`` False: no jax twin (a model keeping its
+    inputs would keep the twin's jax arrays, which the next call then meets)."""
     centre = np.asarray(centre, float).ravel()
 
     def build(attempt: int) -> Problem:
         width = spread * np.maximum(np.abs(centre), 0.3)
         point = interior_point(centre - width, centre + width, spec.seed(attempt))
         np.random.seed(0)   # the layers' initialisers draw from NumPy's global generator
-        return Problem(make(), point, PREFIXES, None)
+        return Problem(make(), point, PREFIXES if jax_twin else None, None)
 
     spec = CaseSpec(package, name, build, all_modes=True)
     return spec
@@ -395,10 +397,30 @@ def linucb_policy(t):
     return total(np.array(rewards), *policy.b)
 
 
+# matrix factorisation: a few iterations from given factors (the random initialisation of numpy-ml's
+# _fit is never used: it reads the W and H it was given, None without them)
+W_START, H_START = 0.5 + 0.5 * np.abs(fixed((4, 2), 12)), 0.5 + 0.5 * np.abs(fixed((2, 3), 13))
+
+
+def alternating_least_squares(t):
+    from numpy_ml.factorization import VanillaALS
+    model = VanillaALS(K=2, alpha=0.5, max_iter=3)
+    model.fit(t.reshape(4, 3), W=W_START.copy(), H=H_START.copy())
+    return total(model.W, model.H)
+
+
+def nonnegative_matrix_factorisation(t):
+    from numpy_ml.factorization import NMF
+    model = NMF(K=2, max_iter=3)
+    model.fit(t.reshape(4, 3), W=W_START.copy(), H=H_START.copy())
+    return total(model.W, model.H)
+
+
 OTHER = {gmm_log_gaussian_pdf: [0.3, -0.2, 0.1, 0.4, 0.5, 0.2], gmm_logsumexp: GRID,
          gmm_likelihood_lower_bound: [0.2, -0.1, 0.3, 0.1, -0.4, 0.2, 0.5, 0.3],
          hmm_log_likelihood: np.resize(GRID, 12), contextual_linear_bandit_pulls: GRID,
-         contextual_linear_bandit_oracle_payoff: GRID, linucb_policy: GRID}
+         contextual_linear_bandit_oracle_payoff: GRID, linucb_policy: GRID,
+         alternating_least_squares: np.resize(POSITIVE, 12), nonnegative_matrix_factorisation: np.resize(POSITIVE, 12)}
 
 
 # ------------------------------------------------------------------------------ preprocessing

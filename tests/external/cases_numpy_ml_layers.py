@@ -8,7 +8,8 @@ function of the layer's input (``t`` reshaped) or of its parameters (``t`` split
 ``parameters`` dictionary, written before the call). Stateful layers (recurrent cells, anything
 keeping its inputs for ``backward``) have ``flush_gradients`` called first, as a training loop
 does between batches, so a call does not see the previous one's state. The layers' own
-``backward`` is a third oracle (tests/test_external_numpy_ml.py).
+``backward`` is a third oracle (tests/test_external_numpy_ml.py). And one model: a scaled-down
+``BernoulliVAE``'s loss in its input.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from .cases import CaseSpec, Problem, interior_point
 from .cases_filterpy import total
-from .cases_numpy_ml import PREFIXES, fixed, spec_around
+from .cases_numpy_ml import PREFIXES, fixed, spec_around, spec_made
 
 
 def arrays_of(inputs: tuple, seed: int) -> list:
@@ -238,8 +239,29 @@ UTILS = {conv2d_in_input: 18, conv2d_in_weights: 16, conv1d: 14, conv2d_naive: 1
          im2col_col2im: 18, pad2d_and_dilate: 18}
 
 
+def bernoulli_vae_loss():
+    """numpy-ml's convolutional variational autoencoder, scaled down: its loss (``VAELoss``) in the
+    input image, through the encoder, the reparametrised draw (reseeded) and the decoder."""
+    from numpy_ml.neural_nets.losses import VAELoss
+    from numpy_ml.neural_nets.models.vae import BernoulliVAE
+    vae = BernoulliVAE(T=2, latent_dim=3, enc_conv1_out_ch=2, enc_conv2_out_ch=2, enc_conv1_kernel_shape=(2, 2),
+                       enc_conv2_kernel_shape=(2, 2), enc_pool2_kernel_shape=(1, 1), enc_pool1_stride=1)
+    vae.N = 16   # what its fit sets: pixels per image
+    vae.forward(IMAGE)
+
+    def vae_loss(t):
+        image = t.reshape(IMAGE.shape)
+        reconstruction = vae.forward(image)
+        return VAELoss.loss(image.reshape(1, -1), reconstruction, vae._dv["t_mean"], vae._dv["t_log_var"])
+    return vae_loss
+
+
+IMAGE = 0.5 + 0.4 * fixed((1, 4, 4, 1), 3)
+
+
 def layer_cases() -> list[CaseSpec]:
     specs = [_layer_spec(name, make, inputs, parameters) for name, (make, inputs, parameters) in LAYERS.items()]
     specs += [spec_around("numpy_ml", function.__name__, function, fixed(size, 50 + index), spread=0.05)
               for index, (function, size) in enumerate(UTILS.items())]
+    specs.append(spec_made("numpy_ml", "bernoulli_vae_loss", bernoulli_vae_loss, IMAGE, jax_twin=False))
     return specs
