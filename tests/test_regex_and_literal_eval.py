@@ -42,7 +42,7 @@ def compiled_pattern_and_match(x):
 
 
 def literal_list(x):
-    weights = np.array(eval("[1.0, 2.0, 3.0]"))
+    weights = np.array(eval("[1.0, 2.0, 3.0]", {}, {}))  # the namespaces a literal never reads
     return np.sum(weights * np.tanh(x))
 
 

@@ -139,7 +139,7 @@ register_nondifferentiable_type(re.Pattern)
 register_nondifferentiable_type(re.Match)
 
 
-def _literal_value(source: object, *namespaces: object) -> object:
+def _literal_value(source: object, *namespaces: object, **named_namespaces: object) -> object:
     """``eval`` of a literal (``eval("1.1")``: numpy-ml reads a kernel's parameters so): the
     literal, a constant. An expression reading names could read the function's variables, whose
     derivatives a zero-derivative eval would drop: refused."""
