@@ -60,3 +60,13 @@ def check_every_mode(f, x, *, rtol=1e-5, atol=1e-6, second_order=True):
     np.testing.assert_allclose(hv, hessian @ np.ravel(v) if not scalar else hessian * v, rtol=1e-4, atol=1e-5,
                                err_msg="hvp")
     np.testing.assert_allclose(yb.hessian(f)(fresh()), hessian, rtol=1e-4, atol=1e-5, err_msg="hessian")
+
+
+def run_in_mode(mode, f, x):
+    """One call of ``f`` at ``x`` in ``mode`` ("grad", "jvp" or "hvp", the tangent all ones): for
+    tests that a mode refuses or raises as the others do."""
+    if mode == "grad":
+        return yb.grad(f)(x)
+    if mode == "jvp":
+        return yb.jvp(f, (x,), (np.ones_like(x),))
+    return yb.hvp(f, (x,), (np.ones_like(x),))

@@ -10,8 +10,9 @@ import zlib
 import numpy as np
 import pytest
 
-import yuebing as yb
 from yuebing.rules.core import MissingRuleError, SecondOrderError
+
+from .modes import run_in_mode
 
 
 def descend(x, depth):
@@ -32,12 +33,7 @@ def shallow_function(x):
 def _refusal(mode, f):
     x = np.array([0.3, -0.7])
     with pytest.raises((MissingRuleError, SecondOrderError)) as caught:
-        if mode == "grad":
-            yb.grad(f)(x)
-        elif mode == "jvp":
-            yb.jvp(f, (x,), (np.ones(2),))
-        else:
-            yb.hvp(f, (x,), (np.ones(2),))
+        run_in_mode(mode, f, x)
     return caught.value.__notes__
 
 

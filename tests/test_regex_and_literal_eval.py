@@ -15,10 +15,9 @@ import re
 import numpy as np
 import pytest
 
-import yuebing as yb
 from yuebing.rules.core import RuleArgumentError
 
-from .modes import check_every_mode
+from .modes import check_every_mode, run_in_mode
 
 SPEC = "Gaussian(width=1.3, shift=-0.4)"
 
@@ -64,19 +63,11 @@ def eval_of_formatted_float_data(x):
 def test_eval_of_an_expression_is_refused_by_name(mode):
     x = np.array([0.3, -0.8])
     with pytest.raises(RuleArgumentError, match=r"eval\('y'\): yuebing differentiates eval of a literal only"):
-        _run(mode, eval_reading_a_variable, x)
+        run_in_mode(mode, eval_reading_a_variable, x)
 
 
 @pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
 def test_eval_of_text_made_from_float_data_is_refused(mode):
     """The formatted float carried a derivative; parsed back by eval it would carry none."""
     with pytest.raises(RuleArgumentError, match="eval"):
-        _run(mode, eval_of_formatted_float_data, np.array([0.3, -0.8]))
-
-
-def _run(mode, f, x):
-    if mode == "grad":
-        return yb.grad(f)(x)
-    if mode == "jvp":
-        return yb.jvp(f, (x,), (np.ones_like(x),))
-    return yb.hvp(f, (x,), (np.ones_like(x),))
+        run_in_mode(mode, eval_of_formatted_float_data, np.array([0.3, -0.8]))
