@@ -8,6 +8,7 @@ read them, and a dataclass field's ``default_factory`` reading them in a class w
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 from dataclasses import InitVar, dataclass, field
 from typing import NamedTuple
@@ -15,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
+import yuebing as yb
 from yuebing.frontend.fence import UnsupportedSyntaxError
 
 from .all_modes import check_all_modes
@@ -279,3 +281,24 @@ def reads_the_field_defaults(x):
 def test_a_read_of_field_defaults_is_refused():
     """Read directly, the defaults would lose their derivative."""
     refused_in_every_mode(reads_the_field_defaults, TypeError, "_field_defaults of a named tuple")
+
+
+def namedtuple_called_with_defaults_from_the_function(x):
+    """``collections.namedtuple(..., defaults=...)``: its defaults are class values too
+    (``rules/local_classes._namedtuple``); it was declared without derivative, and the default's
+    was dropped silently."""
+    a = np.sin(x)
+    Point = collections.namedtuple("Point", ["w", "v", "s"], defaults=(a, a * x))
+    p = Point(1.0)
+    return p.v * p.s + Point(x, x, x).s + p.w
+
+
+def test_namedtuple_called_with_defaults_in_every_mode():
+    check_all_modes(namedtuple_called_with_defaults_from_the_function, 0.7)
+    seen = {}
+
+    def names_its_module(x):
+        seen["module"] = collections.namedtuple("Q", "u", defaults=(x,)).__module__
+        return x
+    yb.grad(names_its_module)(0.7)
+    assert seen["module"] == __name__  # (the caller's, as a plain call names it)

@@ -75,7 +75,7 @@ def class_stored(names: tuple, message: str, *values: Any) -> Callable[[Any], An
                     and defaults.get(name, _ABSENT) is not value:
                 raise TypeError(message.replace("<yb-attribute>", repr(name)))
         if any(defaults.get(name, _ABSENT) is value for name, value in zip(names, values)):
-            cls._field_defaults = _StoredDefaults(defaults)
+            refuse_field_defaults_reads(cls)
         return cls
 
     return check
@@ -87,6 +87,12 @@ def _named_tuple_defaults(cls: Any) -> dict:
     if not (isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)):
         return {}
     return dict(getattr(cls, "_field_defaults", {}))
+
+
+def refuse_field_defaults_reads(cls: type) -> None:
+    """Make a read of the named tuple class ``cls``'s ``_field_defaults`` raise (some hold
+    derivatives, which such a read would lose; ``_StoredDefaults``)."""
+    cls._field_defaults = _StoredDefaults(_named_tuple_defaults(cls))  # type: ignore[attr-defined]
 
 
 class _StoredDefaults(dict):

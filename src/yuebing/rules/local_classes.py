@@ -16,15 +16,17 @@ attribute). So the statement records, for the pass (``rules/outside_state.py``):
 """
 from __future__ import annotations
 
+import collections
+import sys
 import types
 from typing import Any, Callable
 
-from ..ir.local_classes import class_cells, class_level, class_stored
-from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata
+from ..ir.local_classes import class_cells, class_level, class_stored, refuse_field_defaults_reads
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
 from . import outside_state
 from .core import CoDual, Dual, register_frule, register_rrule
 from .declare import nondifferentiable
-from .second_order import _register
+from .second_order import _register, defined_as
 from .util import add_rdata_to, slot_rdata, slot_tangent, sum_rdata
 
 CLASS_LEVEL = "class_level"
@@ -150,6 +152,40 @@ def stored_default_second(value: Any) -> tuple[tuple, Callable, Callable] | None
     return (value, found[0].fdata, NoTangent if tangent is None else tangent, found_d[0].fdata), found[1], found_d[1]
 
 
+def _namedtuple(typename: str, field_names: Any, *, rename: bool = False, defaults: Any = None,
+                module: str | None = None) -> type:
+    """``collections.namedtuple`` in differentiated code: its defaults are class values
+    (``class_level``), which the class's construction reads with their derivatives
+    (``stored_defaults``), as those of a ``NamedTuple`` class body."""
+    if defaults is not None:
+        defaults = [class_level(d) for d in defaults]
+    return _named_tuple_class(typename, field_names, rename, defaults, module)
+
+
+def _named_tuple_class(typename: str, field_names: Any, rename: bool, defaults: Any, module: str | None) -> type:
+    made = collections.namedtuple(typename, field_names, rename=rename, defaults=defaults,
+                                  module=_caller_module() if module is None else module)
+    if any(_may_carry_derivatives(d) for d in defaults or ()):
+        refuse_field_defaults_reads(made)
+    return made
+
+
+def _caller_module() -> str:
+    """The module of the user's code calling ``namedtuple`` (what it would name itself), past
+    yuebing's frames."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("yuebing."):
+        frame = frame.f_back
+    return "__main__" if frame is None else frame.f_globals.get("__name__", "__main__")
+
+
+def _may_carry_derivatives(value: Any) -> bool:
+    try:
+        return zero_tangent(value) is not NoTangent
+    except TypeError:
+        return False
+
+
 register_rrule(class_cells, _class_cells_rrule)
 register_frule(class_cells, _class_cells_frule)
 register_rrule(class_level, _class_level_rrule)
@@ -157,5 +193,7 @@ register_frule(class_level, _class_level_frule)
 _register((class_cells,), _class_cells_second_order)
 _register((class_level,), _class_level_second_order)
 nondifferentiable(class_stored)  # (a check: the values' derivatives go through class_level)
+nondifferentiable(_named_tuple_class)
+defined_as(collections.namedtuple, _namedtuple)
 
 CASES: list = []  # (their effect is on later reads: tests/test_local_classes.py checks them in every mode)

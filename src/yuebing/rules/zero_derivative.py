@@ -73,7 +73,7 @@ nondifferentiable(
     logging.debug, logging.info, logging.warning, logging.error, logging.critical, logging.exception,
     logging.log, logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
     logging.Logger.critical, logging.Logger.exception, logging.Logger.log, logging.Logger.isEnabledFor,
-    logging.getLogger, warnings.warn, warnings.simplefilter, warnings.filterwarnings, warnings.resetwarnings, collections.namedtuple, random.Random.seed, random.Random.getstate, random.Random.setstate,
+    logging.getLogger, warnings.warn, warnings.simplefilter, warnings.filterwarnings, warnings.resetwarnings, random.Random.seed, random.Random.getstate, random.Random.setstate,
 )
 # introspection library code asks on its way (scipy.stats' axis_nan_policy asks the recursion
 # limit): ints, strings and flags about the interpreter, the process and its threads
