@@ -69,8 +69,8 @@ async def wait(fs: Any, *, timeout: Any = None, return_when: str = ALL_COMPLETED
 
 class TaskSet:
     """The sets ``wait`` gives: tasks and futures by identity, with a set's methods and operators,
-    iterated in the order of ``fs`` (a ``set`` cannot hold them under differentiation: its tangent
-    holds numbers; CPython's sets iterate by address)."""
+    iterated in the order of ``fs`` (CPython's sets iterate by address; ``set(done)`` is a set of
+    them, whose tangent keeps each task's: docs/tangents.md)."""
 
     def __init__(self, items: Any = ()) -> None:
         self.items = _distinct(items)
