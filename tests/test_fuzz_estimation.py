@@ -12,11 +12,12 @@ import pytest
 import yuebing as yb
 from yuebing.testing import fuzz
 from yuebing.testing.fuzz_estimation import ESTIMATION_FEATURES
-from yuebing.testing.fuzz_programs import DEFAULT_FEATURES, features_in
+from yuebing.testing.fuzz_programs import DEFAULT_FEATURES
+
+from .fuzz_focus import assert_focused_program_never_wrong, assert_focused_programs_exercise
 
 
-def _focused(feature: str, seed: int):
-    return fuzz.focused_case(feature, seed, salt=23)
+SALT = 23  # this file's draws (fuzz.focused_case)
 
 
 def test_estimation_features_are_on_by_default():
@@ -25,16 +26,12 @@ def test_estimation_features_are_on_by_default():
 
 @pytest.mark.parametrize("feature", ESTIMATION_FEATURES)
 def test_focused_programs_exercise_their_feature(feature):
-    for seed in range(5):
-        program, _, _ = _focused(feature, seed)
-        assert feature in features_in(program.source()), program.source()
+    assert_focused_programs_exercise(feature, SALT)
 
 
 @pytest.mark.parametrize("feature", ESTIMATION_FEATURES)
 def test_a_focused_program_is_never_wrong(feature):
-    program, args, rng = _focused(feature, 0)
-    _, outcome = fuzz.check_at_points(program, args, rng)
-    assert outcome.status in ("right", "refused", "unsmooth"), str(outcome)
+    assert_focused_program_never_wrong(feature, SALT)
 
 
 HEADER = "import numpy as np\nimport scipy.linalg\n\n"
@@ -47,6 +44,9 @@ SPECTRAL = {
     "eigh, values": "    w, V = np.linalg.eigh(S)\n    return w[-1] + np.sum(w ** 2)\n",
     "eigvalsh": "    return np.linalg.eigvalsh(S)[-1]\n",
     "eigh, the simple eigenvalue's vector": "    w, V = np.linalg.eigh(S)\n    return np.sum(V[:, -1] ** 2 * t)\n",
+    "eigh, a function of the tied vectors' span": "    w, V = np.linalg.eigh(S)\n    return np.sum((V.T @ np.sin(x)) ** 2 / w)\n",
+    "eigh, the tied eigenvalue's projector": ("    w, V = np.linalg.eigh(S)\n    P = V[:, :3] @ V[:, :3].T\n"
+                                              "    return np.sum(P * np.outer(np.cos(x), x))\n"),
     "svd, values": "    return np.sum(np.linalg.svd(S, compute_uv=False) ** 2)\n",
     "svd, the top singular vector": "    u, sv, vh = np.linalg.svd(S)\n    return np.sum(u[:, 0] * t) + sv[0]\n",
     "scipy.linalg.eigh, values": "    w, V = scipy.linalg.eigh(S)\n    return w[-1] * np.sum(w)\n",
@@ -57,7 +57,8 @@ SPECTRAL = {
 @pytest.mark.parametrize("body", SPECTRAL.values(), ids=list(SPECTRAL))
 def test_spectral_functions_at_a_repeated_eigenvalue_are_right_in_every_mode(body):
     """hvp was NaN for all but the scipy eigh values (whose hvp was finite and wrong for the
-    vector: 0.049 vs 0.066); reverse, forward and batched passes are checked too."""
+    vector: 0.049 vs 0.066), and every mode NaN for functions of the tied vectors' span (reverse
+    mode now weighs the anti-symmetric part of v^T gv, zero there); batched passes are checked too."""
     outcome = fuzz.check_program(HEADER + REPEATED + body, POINT)
     assert outcome.status == "right", str(outcome)
 

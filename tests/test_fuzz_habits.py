@@ -10,11 +10,12 @@ import pytest
 from yuebing.testing import fuzz
 from yuebing.testing.fuzz_estimation import ESTIMATION_FEATURES
 from yuebing.testing.fuzz_habits import HABIT_FEATURES
-from yuebing.testing.fuzz_programs import DEFAULT_FEATURES, features_in
+from yuebing.testing.fuzz_programs import DEFAULT_FEATURES
+
+from .fuzz_focus import assert_focused_program_never_wrong, assert_focused_programs_exercise
 
 
-def _focused(feature: str, seed: int):
-    return fuzz.focused_case(feature, seed, salt=22)
+SALT = 22  # this file's draws (fuzz.focused_case)
 
 
 def test_habits_are_on_by_default():
@@ -23,16 +24,12 @@ def test_habits_are_on_by_default():
 
 @pytest.mark.parametrize("feature", HABIT_FEATURES)
 def test_focused_programs_exercise_their_feature(feature):
-    for seed in range(5):
-        program, _, _ = _focused(feature, seed)
-        assert feature in features_in(program.source()), program.source()
+    assert_focused_programs_exercise(feature, SALT)
 
 
 @pytest.mark.parametrize("feature", HABIT_FEATURES)
 def test_a_focused_program_is_never_wrong(feature):
-    program, args, rng = _focused(feature, 0)
-    _, outcome = fuzz.check_at_points(program, args, rng)
-    assert outcome.status in ("right", "refused", "unsmooth"), str(outcome)
+    assert_focused_program_never_wrong(feature, SALT)
 
 
 def test_the_checker_refines_its_differences_near_a_non_analytic_spot():

@@ -263,7 +263,10 @@ def _eigh_vjp(g, y, a, UPLO="L"):
     if gv is not None:
         if np.iscomplexobj(v):  # the phase LAPACK fixed (a real component)
             gv = gv + phase_turn_adjoint(_phase_cotangent([gv], [v]), real_pivot(v))
-        xbar = xbar + gap_product(w, mH(v) @ gv)
+        # only xbar's Hermitian part reaches a's cotangent: weighing the anti-Hermitian part of v^H gv
+        # is the same there, and zero at a tie where the result does not turn with the tied vectors' basis
+        x = mH(v) @ gv
+        xbar = xbar + gap_product(w, 0.5 * (x - mH(x)))
     return hermitian_from_adjoint(v @ xbar @ mH(v), UPLO.upper() == "L"), None
 
 
