@@ -302,3 +302,32 @@ def test_namedtuple_called_with_defaults_in_every_mode():
         return x
     yb.grad(names_its_module)(0.7)
     assert seen["module"] == __name__  # (the caller's, as a plain call names it)
+
+
+# ---------------------------------------------------------------------------------- factories reading globals
+
+WRITTEN = 1.0
+
+
+@dataclass
+class ReadsAGlobal:
+    w: list = field(default_factory=lambda: [WRITTEN])
+
+
+def factory_reading_a_global_the_call_wrote(x):
+    global WRITTEN
+    WRITTEN = 2.0 * x
+    return ReadsAGlobal().w[0] * x
+
+
+def test_a_factory_reading_a_global_the_call_wrote_is_refused_naming_both():
+    """The dataclass calls its factory as plain Python: the field would get the global's value
+    without its derivative (it did, silently: grad 1.4 for 2.8)."""
+    refused_in_every_mode(factory_reading_a_global_the_call_wrote, TypeError,
+                          r"default_factory of ReadsAGlobal.w(.|\n)*global 'WRITTEN'")
+
+    def advice_followed(x):
+        global WRITTEN
+        WRITTEN = 2.0 * x
+        return ReadsAGlobal(w=[WRITTEN]).w[0] * x
+    check_all_modes(advice_followed, 0.7)

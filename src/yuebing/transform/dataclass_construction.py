@@ -49,6 +49,7 @@ def bind_dataclass(cls: type, args: tuple, kwargs: dict, constant: Callable) -> 
         elif field.default is not dataclasses.MISSING:
             value = constant(field.default)
         elif field.default_factory is not dataclasses.MISSING:
+            _refuse_written_globals(cls, field)
             value = constant(field.default_factory())
         else:
             continue  # init=False without a default: left unset, as the generated __init__ does
@@ -57,6 +58,41 @@ def bind_dataclass(cls: type, args: tuple, kwargs: dict, constant: Callable) -> 
         else:
             fields[field.name] = value
     return fields, initvars, list(signature.parameters)
+
+
+def _refuse_written_globals(cls: type, field: dataclasses.Field) -> None:
+    """The generated ``__init__`` calls a ``default_factory`` as plain Python, here too: one
+    reading a global this call wrote a value carrying derivatives (``global G; G = 2 * x``) would
+    give the field that value without its derivative, so it is refused, naming both."""
+    factory = field.default_factory
+    if not isinstance(factory, types.FunctionType):
+        return
+    namespace = factory.__globals__
+    for name in _global_names(factory.__code__):
+        for role in ("fdata", "tangent"):
+            slot = outside_state.global_slot(role, namespace, name)
+            if slot is not None and _carries_derivative(namespace.get(name)):
+                raise TypeError(
+                    f"yuebing cannot differentiate the default_factory of {cls.__qualname__}.{field.name}: it reads "
+                    f"the global {name!r}, which this call wrote a value carrying derivatives, and the dataclass "
+                    f"calls it as plain Python. What to do: give the field its value when the instance is made "
+                    f"({cls.__qualname__}({field.name}=...))")
+
+
+def _global_names(code: types.CodeType) -> set:
+    """The names ``code`` (and the functions inside it) may read as globals."""
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _global_names(constant)
+    return names
+
+
+def _carries_derivative(value: Any) -> bool:
+    try:
+        return zero_tangent(value) is not NoTangent
+    except TypeError:
+        return False
 
 
 def _new(cls: type, fields: dict) -> Any:
