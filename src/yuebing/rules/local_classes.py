@@ -165,7 +165,7 @@ def _namedtuple(typename: str, field_names: Any, *, rename: bool = False, defaul
 def _named_tuple_class(typename: str, field_names: Any, rename: bool, defaults: Any, module: str | None) -> type:
     made = collections.namedtuple(typename, field_names, rename=rename, defaults=defaults,
                                   module=_caller_module() if module is None else module)
-    if any(_may_carry_derivatives(d) for d in defaults or ()):
+    if any(may_carry_derivatives(d) for d in defaults or ()):
         refuse_field_defaults_reads(made)
     return made
 
@@ -179,7 +179,8 @@ def _caller_module() -> str:
     return "__main__" if frame is None else frame.f_globals.get("__name__", "__main__")
 
 
-def _may_carry_derivatives(value: Any) -> bool:
+def may_carry_derivatives(value: Any) -> bool:
+    """Whether ``value`` has a tangent type (a float, an array of them, a container holding them)."""
     try:
         return zero_tangent(value) is not NoTangent
     except TypeError:

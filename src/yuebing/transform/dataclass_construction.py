@@ -16,7 +16,7 @@ import types
 from typing import Any, Callable
 
 from ..rules import outside_state
-from ..rules.local_classes import class_level_read, class_level_tangent
+from ..rules.local_classes import class_level_read, class_level_tangent, may_carry_derivatives
 from ..rules.core import CoDual, Dual
 from ..rules.util import add_rdata_to, slot_rdata, slot_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, zero_tangent
@@ -71,7 +71,7 @@ def _refuse_written_globals(cls: type, field: dataclasses.Field) -> None:
     for name in _global_names(factory.__code__):
         for role in ("fdata", "tangent"):
             slot = outside_state.global_slot(role, namespace, name)
-            if slot is not None and _carries_derivative(namespace.get(name)):
+            if slot is not None and may_carry_derivatives(namespace.get(name)):
                 raise TypeError(
                     f"yuebing cannot differentiate the default_factory of {cls.__qualname__}.{field.name}: it reads "
                     f"the global {name!r}, which this call wrote a value carrying derivatives, and the dataclass "
@@ -86,13 +86,6 @@ def _global_names(code: types.CodeType) -> set:
         if isinstance(constant, types.CodeType):
             names |= _global_names(constant)
     return names
-
-
-def _carries_derivative(value: Any) -> bool:
-    try:
-        return zero_tangent(value) is not NoTangent
-    except TypeError:
-        return False
 
 
 def _new(cls: type, fields: dict) -> Any:
