@@ -129,7 +129,7 @@ def weighted_histogram(u):
 STILL_REFUSED = {
     "corrcoef": (clipped_correlations, M, "numpy.clip"),
     "poly": (polynomial_of_roots, X, "mixing numbers and ints"),
-    "histogram2d": (weighted_histogram, X, "caught"),
+    "histogram2d": (weighted_histogram, X, "a try statement whose handler runs"),
 }
 
 

@@ -44,8 +44,10 @@ def user_qualname(filename: str, qualname: str) -> str:
     """``outer.<locals>.inner`` for a nested function whose qualified name is that of the
     generated pass that defined it (``outer_forward.<locals>.inner``)."""
     origin = GENERATED_FROM.get(filename)
-    if origin is None or ".<locals>." not in qualname:
+    if origin is None:
         return qualname
+    if ".<locals>." not in qualname:  # the program generated from a function (third order's
+        return user_qualname(origin[0], origin[2])  # plain program, f_plain_jvp): that function
     return f"{user_qualname(origin[0], origin[2])}.<locals>.{qualname.rsplit('.<locals>.', 1)[1]}"
 
 

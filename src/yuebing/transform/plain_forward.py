@@ -36,6 +36,7 @@ from ..ir import primitives as P
 from . import plain_closures
 from .plain_closures import bind, is_plain_closure, nested_ir, plain_name
 from .closure_cells import share_cells
+from .plain_constants import ConstantArguments
 from .forward import ForwardGenerator, GeneratedForward, compile_forward
 from .protocols import CodeCache
 
@@ -65,14 +66,17 @@ class PlainForwardGenerator(ForwardGenerator):
     captures from the enclosing plain program, ``(primal name, tangent name, through a cell)``."""
 
     def __init__(self, fn: ir.Function, globals_: dict | None = None, captured: dict | None = None,
-                 depth: int = 0) -> None:
+                 depth: int = 0, function: types.FunctionType | None = None) -> None:
         self.captured = captured or {}
         self.depth = depth  # how deeply nested in the plain program of the function under yb.grad
         # variables the user's code keeps in cells are plain locals here (Python's own cells
         # share them with the nested programs); captured ones are read by name
         self.cells = set(fn.cell_backed)
+        excluded = {*fn.params, *fn.cell_backed, *fn.free_vars, *self.captured}
+        self.builtin_cells = _builtin_cells(fn, function)
         fn = dataclasses.replace(fn, cell_backed=[], free_vars=[v for v in fn.free_vars if v not in self.captured])
         super().__init__(fn, globals_)
+        self.constant_arguments = ConstantArguments(fn, self._resolve, globals_ or {}, excluded)
 
     def fwd_Call(self, s: ir.Call, out: list, indent: int) -> None:
         variable = self._cell_access(s)
@@ -136,12 +140,13 @@ class PlainForwardGenerator(ForwardGenerator):
         return super().tangent(a)
 
     def argument_tangent(self, elementwise: bool, a: ir.Atom) -> str:
-        """A call argument's tangent. A literal number given to an elementwise primitive has none
-        (a strong zero), not 0.0: third order would compute its partial and multiply it by 0.0
-        (math.pow's exponent partial is NaN at a negative base). Elsewhere a literal keeps its
+        """A call argument's tangent. A constant of the function given to an elementwise
+        primitive (a literal number, a list or array of them: ``plain_constants.py``) has none (a
+        strong zero), not 0.0: third order would compute its partial and multiply it by 0.0
+        (np.power's exponent partial is NaN at a negative base). Elsewhere a literal keeps its
         0.0: giving every literal no tangent made third order of ``sorted`` over a tuple holding
         a literal wrong (tests/test_third_order_closures.py), a cause not yet found."""
-        if elementwise and isinstance(a, ir.Const) and isinstance(a.value, (float, complex)):
+        if elementwise and self.constant_arguments.constant(a):
             return "_NT"
         return self.tangent(a)
 
@@ -160,6 +165,12 @@ class PlainForwardGenerator(ForwardGenerator):
         read into their own locals."""
         generated = super().generate()
         lines = generated.source.split("\n")
+        for v in self.builtin_cells:  # (see _builtin_cells)
+            read = f"    _cell_{v} = _fn.__closure__["
+            k = next(k for k, text in enumerate(lines) if text.startswith(read))
+            lines.insert(k + 1, f"    if _cell_{v}.cell_contents is not _global(_G, {v!r}): raise TypeError("
+                                f"\"yuebing read the captured variable '{v}' as the builtin of that name, but this "
+                                f"closure captures a different value: rename it\")")
         for g in self.fn.global_names:
             local = self._global_local(g)
             if local == g:
@@ -175,7 +186,13 @@ class PlainForwardGenerator(ForwardGenerator):
         # (``if False: s = None``, making a captured variable a cell of ours for a closure that
         # shares it: here it is the enclosing program's variable, which Python shares already)
         made_a_cell = re.fullmatch(r"if False: (\w+) = None  # makes \1 a cell the closure below shares", s.source)
-        if made_a_cell and made_a_cell.group(1) in self.captured:
+        if made_a_cell and (made_a_cell.group(1) in self.captured or made_a_cell.group(1) in self.builtin_cells):
+            return
+        if made_a_cell and made_a_cell.group(1) in self._read_only_outside_cells():
+            # a variable captured from outside that nothing here writes: the closure below reads
+            # our local holding its value (second order follows no ``if False`` cell, ``share_cells``)
+            v = made_a_cell.group(1)
+            self.emit(out, indent, f"{v} = {self.const(P.cell_get)}(_cell_{v})", s.line)
             return
         super().fwd_Opaque(s, out, indent)
 
@@ -187,7 +204,11 @@ class PlainForwardGenerator(ForwardGenerator):
             raise _refusal(f"decorated nested functions capturing variables ({s.target}, line {s.line})")
         self.emit(out, indent, s.source, s.source_lines or s.line)
         self.emit(out, indent, f"{s.target} = _with_user_globals({s.target}, _G)", s.line)
-        through_cells = {v: f"_cell_{v}" for v in s.free_vars if self._capture(v)[2]}
+        # (a module captured as a cell and read as the global of its name, ``np``, is our local
+        # ``np`` already: the user's function reads that one, with no cell to share)
+        through_cells = {v: f"_cell_{v}" for v in s.free_vars
+                         if self._capture(v)[2] and not self._module_cell_read_as_global(v)
+                         and v not in self.builtin_cells and v not in self._read_only_outside_cells()}
         if through_cells:  # captured from outside us: the user's function gets those very cells
             cells = ", ".join(f"{v!r}: {cell}" for v, cell in through_cells.items())
             self.emit(out, indent, f"{s.target} = {self.const(share_cells)}({s.target}, {{{cells}}})", s.line)
@@ -198,6 +219,19 @@ class PlainForwardGenerator(ForwardGenerator):
             self.emit(out, indent, text, line)
         self.emit(out, indent, f"{self.td(s.target)} = {plain_name(s.target)}  # line {s.line}: the closure "
                                f"{s.target}, its tangent its plain program", s.line)
+
+    def _read_only_outside_cells(self) -> set[str]:
+        """The variables captured from outside the differentiated function (constants here) that
+        neither this function nor a function defined in it writes (``nonlocal``)."""
+        outside = {v for v in self.fn.free_vars if v not in self.captured and v not in self.builtin_cells
+                   and not self._module_cell_read_as_global(v)}
+        written = _written_cells(self.fn.body) | {v for v in outside if _declared_nonlocal(self.fn.body, v)}
+        return outside - written
+
+    def _module_cell_read_as_global(self, name: str) -> bool:
+        """Whether captured variable ``name`` is a module the normaliser reads as the global of
+        that name (``frontend/normalise.py``, ``_module_cell_is_global``)."""
+        return name in self.fn.free_vars and name in self.fn.global_names and name not in self.captured
 
     def _capture(self, name: str) -> tuple[str, str, bool]:
         """How a nested function reaches our variable ``name``: its primal's and its tangent's
@@ -271,10 +305,42 @@ class PlainForwardGenerator(ForwardGenerator):
         return GeneratedForward(name, source, generated.constants, generated.params, generated.line_map)
 
 
+def _builtin_cells(fn: ir.Function, function: types.FunctionType | None) -> set[str]:
+    """The variables ``function`` captures whose cells hold the builtin of their name
+    (``isinstance``), when the module does not shadow it: a function written in a program that
+    second order made from a plain program captures that program's local holding the builtin.
+    They are read as the builtin (the program checks the cell still holds it), not shared with
+    nested functions as cells: second order's program of ours would bind a local of that name
+    of its own, which they would read before it is bound (an UnboundLocalError)."""
+    if function is None or not function.__closure__:
+        return set()
+    cells = dict(zip(function.__code__.co_freevars, function.__closure__))
+    found = set()
+    for v in fn.free_vars:
+        try:
+            held = cells[v].cell_contents
+        except (KeyError, ValueError):  # not a cell of this function, or an empty one
+            continue
+        if v not in function.__globals__ and held is getattr(builtins, v, None):
+            found.add(v)
+    return found
+
+
 def R_names() -> dict[str, Any]:
     from .forward_runtime import runtime_namespace
 
     return runtime_namespace()
+
+
+def _declared_nonlocal(body: list, name: str) -> bool:
+    """Whether a function defined in ``body`` (at any depth) may write ``name`` (``nonlocal``)."""
+    pattern = re.compile(r"\bnonlocal\b[^\n]*\b" + re.escape(name) + r"\b")
+    for s in body:
+        if isinstance(s, (ir.MakeClosure, ir.Opaque)) and pattern.search(s.source):
+            return True
+        if any(_declared_nonlocal(block, name) for block in ir.child_blocks(s)):
+            return True
+    return False
 
 
 def _written_cells(body: list) -> set[str]:
@@ -309,7 +375,7 @@ def plain_forward(fn: types.FunctionType) -> types.FunctionType:
 
         _refuse_yuebing_internals(fn, "yb.hvp/yb.hessian over yb.grad")
         source = SourceFunction(fn)
-        program = _compile(PlainForwardGenerator(source.ir, fn.__globals__).generate(), fn)
+        program = _compile(PlainForwardGenerator(source.ir, fn.__globals__, function=fn).generate(), fn)
         program.__yuebing_source__ = source  # its signature binds calls (transform/third_order.py)
         _PLAIN.put(fn, program)
     return program

@@ -72,11 +72,30 @@ def partial_call(call: _Call) -> Any:
         c = call.composition
         f, f_t = (c.call(_GETITEM, [1, c.add(_constant(k))]) for k in (1, 2))
         return _vectorized(call, f, f_t)
+    if call.f is getattr and len(call.arg_slots) == 2 and type(call.value(call.arg_slots[0][0])) is np.vectorize:
+        return _vectorize_attribute(call)
     if type(call.f) is np.vectorize and not _on_one_array(call.f, call):
         # made outside the function under yb.grad: its pyfunc is a constant, as it was made
         c = call.composition
         return _vectorized(call, c.add(_constant(call.f.pyfunc)), c.add(_constant(NoTangent)))
     return None
+
+
+def _vectorize_attribute(call: _Call) -> Any:
+    """``vec.pyfunc``: the function, with the tangent ``np.vectorize`` gave it here (its plain
+    program, for a closure over the function's variables), or none (a function capturing none, or
+    one made outside); ``vec.otypes`` and the other data attributes: constants. Methods stay
+    refused by ``third_order.jvp_rule``."""
+    (vectorized, vectorized_t), (name, _) = call.arg_slots
+    attribute = call.value(name)
+    if attribute != "pyfunc" and callable(getattr(call.value(vectorized), attribute, None)):
+        return None
+    c = call.composition
+    value = c.call(_function(getattr), [vectorized, name])
+    tangent = call.value(vectorized_t)
+    if attribute == "pyfunc" and type(tangent) is tuple and tangent and tangent[0] is VECTORIZED:
+        return value, c.call(_GETITEM, [vectorized_t, c.add(_constant(2))])
+    return value, c.add(_constant(NoTangent))
 
 
 def _on_one_array(vectorized: np.vectorize, call: _Call) -> bool:

@@ -43,6 +43,7 @@ from ..tangents import NoFData, NoRData, NoTangent
 from ..tangents.kinds import NONDIFF, primal_kind
 from ..ir import primitives as P
 from ..rules import array_like, lazy
+from ..rules._partial_work import ATTRIBUTE as PARTIAL_CALL
 from ..rules.core import describe_callable
 from ..rules.declare import ELEMENTWISE_PARTIALS, given_out
 from ..rules.differentiated import paired, tangent_array
@@ -137,8 +138,8 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     if kind not in ("linear", "python") and call.f is not getattr:
         _refuse_closure_arguments(call)
     if call.f is getattr and isinstance(call.value(call.arg_slots[0][0]), np.vectorize):
-        raise restructure("np.vectorize's pyfunc or another attribute read back from a vectorize object",
-                          "keep the function in a variable of its own and call that")
+        raise restructure("a method read back from an np.vectorize object (pyfunc, otypes and its other data "
+                          "are followed: plain_partials.py)", "call the vectorized function itself, or vec.pyfunc")
     if call.f is getattr and _flat_without_view(call):
         raise restructure("x.flat of an array that is not C-contiguous (rules/flat_iterators.py)",
                           "read np.ravel(x) instead, and write x.flat[i] = v as one statement")
@@ -606,6 +607,19 @@ def _defined_pair(call: _Call, definition: types.FunctionType) -> int:
     return _run_definition(call, definition, [s for pair in _positional(call) for s in pair])
 
 
+def _drop_partial_work(error: BaseException) -> None:
+    """A primitive's definition raised (``math.log`` of a negative number, caught by the user's
+    ``try``): the primitive raised as a whole, as in every other mode, where its rule leaves no
+    work behind. The work its definition completed made only values of its own, so it is undone
+    and dropped, not carried to the handler, which would refuse it naming the definition
+    (``rules/_partial_work.py``)."""
+    partial = getattr(error, PARTIAL_CALL, None)
+    if partial is not None:
+        delattr(error, PARTIAL_CALL)
+        if partial.undo is not None:
+            partial.undo()
+
+
 def _binds_keywords(f: Any) -> bool:
     """Whether ``f``'s first-order rule binds call-site keywords to its positional parameters."""
     from ..rules.core import RRULES
@@ -618,7 +632,11 @@ def _run_definition(call: _Call, definition: types.FunctionType, slots: list[int
     from .second_order import dual_rule
 
     c = call.composition
-    out, pullback = dual_rule(definition)(_function(definition), *(c.values[s] for s in slots))
+    try:
+        out, pullback = dual_rule(definition)(_function(definition), *(c.values[s] for s in slots))
+    except BaseException as error:
+        _drop_partial_work(error)
+        raise
     c.steps.append((pullback, slots, len(c.values)))
     return c.add(out)
 
@@ -709,8 +727,29 @@ def _constant_result(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Calla
     return _constant(value), lambda dy, dy_d: ((NoRData,) * (len(args) + len(kwargs) + 1),) * 2
 
 
+def _shared_cells_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """``share_cells(fn, cells)`` in a plain program: a function defined in the function under
+    ``yb.grad`` that writes a variable captured from outside it (the plain program shares the
+    very cells only then: ``plain_forward._closure``), which second order does not follow."""
+    fn, cells = args[0][0], args[1][0]
+    raise restructure(f"a nested function ({fn.__name__}) writing (nonlocal) {', '.join(sorted(cells))}, "
+                      "captured from outside the differentiated function",
+                      "pass the variable to the function under yb.grad as an argument, and return its new value")
+
+
+def _handler_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
+    """``caught(None, ...)`` in a plain program: the handler of a ``try`` statement ran. Second
+    order of the plain program after the handler is not yet checked against differences (an
+    exception caught inside np.histogram2d gave a wrong Hessian), so it is refused."""
+    error = args[2][0]
+    raise restructure(f"a try statement whose handler runs (it caught {type(error).__name__}: {error})",
+                      "test the condition before the call instead of catching its exception "
+                      "(if x > 0: y = math.log(x) else: ...)")
+
+
 def _register_rules() -> None:
-    from . import forward_runtime, runtime
+    from . import exceptions, forward_runtime, runtime
+    from .closure_cells import share_cells
 
     jvp_rule.second_order_kind = "special"  # type: ignore[attr-defined]
     _register((jvp_call,), jvp_rule)
@@ -718,6 +757,8 @@ def _register_rules() -> None:
     # a module's array, mod.W or np.ma.masked)
     _register((runtime.global_value, forward_runtime.global_tangent, forward_runtime.zero_tangent_of,
                forward_runtime.cell_tangent, runtime.with_user_globals, runtime.read_only), _constant_result)
+    _register((share_cells,), _shared_cells_rule)
+    _register((exceptions.caught,), _handler_rule)
 
 
 _register_rules()
