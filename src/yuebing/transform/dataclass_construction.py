@@ -15,6 +15,7 @@ import inspect
 import types
 from typing import Any, Callable
 
+from ..frontend.source import _names_used
 from ..rules import outside_state
 from ..rules.local_classes import class_level_read, class_level_tangent, may_carry_derivatives
 from ..rules.core import CoDual, Dual
@@ -68,7 +69,7 @@ def _refuse_written_globals(cls: type, field: dataclasses.Field) -> None:
     if not isinstance(factory, types.FunctionType):
         return
     namespace = factory.__globals__
-    for name in _global_names(factory.__code__):
+    for name in _names_used(factory.__code__):  # (the names it may read as globals)
         for role in ("fdata", "tangent"):
             slot = outside_state.global_slot(role, namespace, name)
             if slot is not None and may_carry_derivatives(namespace.get(name)):
@@ -77,15 +78,6 @@ def _refuse_written_globals(cls: type, field: dataclasses.Field) -> None:
                     f"the global {name!r}, which this call wrote a value carrying derivatives, and the dataclass "
                     f"calls it as plain Python. What to do: give the field its value when the instance is made "
                     f"({cls.__qualname__}({field.name}=...))")
-
-
-def _global_names(code: types.CodeType) -> set:
-    """The names ``code`` (and the functions inside it) may read as globals."""
-    names = set(code.co_names)
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            names |= _global_names(constant)
-    return names
 
 
 def _new(cls: type, fields: dict) -> Any:
