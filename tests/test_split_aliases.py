@@ -87,7 +87,7 @@ def test_nquad_results_are_scipys():
     np.testing.assert_allclose(pullback((1.0, 0.0))[0], _held_constant(lambda y: g(y)[0], X.copy()), atol=1e-8)
 
 
-@pytest.mark.parametrize("kind", ["quad", "brentq"])
+@pytest.mark.parametrize("kind", ["quad", "brentq", "dblquad"])
 def test_every_mode_agrees(kind):
     x = X.copy()
     g = _integrand(x, kind)

@@ -52,8 +52,10 @@ def like(v: np.ndarray, x: Any) -> Any:
 
 
 def constant4(value: Any) -> tuple:
-    """An argument the call did not pass (a default ``args=()``), held fixed."""
-    return value, NoFData, NoTangent, NoFData
+    """An argument the call did not pass (a default ``args=()``, a quadrature node), held fixed: a
+    number's tangent is a zero number (second order's calls that build containers linearly -- the
+    tuple ``(t, *rest)`` -- hand a float without a tangent over as itself, its value a tangent)."""
+    return value, NoFData, type(value)(0) if isinstance(value, (float, np.floating)) else NoTangent, NoFData
 
 
 def fresh4(x: Any, x_dot: Any) -> tuple:

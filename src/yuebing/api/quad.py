@@ -323,3 +323,4 @@ if _integrate is not None:
     _register((D.quad_call,), watched_second_order(_QUAD, _quad_second_order, SecondOrderError))
     array_like._APPLIES[_integrate.quad] = False  # args=(a, b) is the user's tuple
     defined_as(_integrate.quad, D.quad)
+    from . import nquad as _nquad  # noqa: F401, E402 - nquad's second order, as nested quad calls
