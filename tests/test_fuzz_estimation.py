@@ -12,26 +12,13 @@ import pytest
 import yuebing as yb
 from yuebing.testing import fuzz
 from yuebing.testing.fuzz_estimation import ESTIMATION_FEATURES
-from yuebing.testing.fuzz_programs import DEFAULT_FEATURES
 
-from .fuzz_focus import assert_focused_program_never_wrong, assert_focused_programs_exercise
-
-
-SALT = 23  # this file's draws (fuzz.focused_case)
+from .fuzz_focus import family_tests
 
 
-def test_estimation_features_are_on_by_default():
-    assert set(ESTIMATION_FEATURES) <= set(DEFAULT_FEATURES)
-
-
-@pytest.mark.parametrize("feature", ESTIMATION_FEATURES)
-def test_focused_programs_exercise_their_feature(feature):
-    assert_focused_programs_exercise(feature, SALT)
-
-
-@pytest.mark.parametrize("feature", ESTIMATION_FEATURES)
-def test_a_focused_program_is_never_wrong(feature):
-    assert_focused_program_never_wrong(feature, SALT)
+# the family's tests (draws of their own: salt 23)
+(test_estimation_features_are_on_by_default, test_focused_programs_exercise_their_feature,
+ test_a_focused_program_is_never_wrong) = family_tests(ESTIMATION_FEATURES, salt=23)
 
 
 HEADER = "import numpy as np\nimport scipy.linalg\n\n"

@@ -5,31 +5,17 @@ operations, scipy.special along axes, views written then read, classes of arrays
 Each feature's focused programs are checked by ``fuzz.check_program`` (reverse vs forward vs
 differences vs hvp, batched passes, the arguments) and must come out right or refused by name.
 """
-import pytest
-
 from yuebing.testing import fuzz
 from yuebing.testing.fuzz_estimation import ESTIMATION_FEATURES
 from yuebing.testing.fuzz_habits import HABIT_FEATURES
 from yuebing.testing.fuzz_programs import DEFAULT_FEATURES
 
-from .fuzz_focus import assert_focused_program_never_wrong, assert_focused_programs_exercise
+from .fuzz_focus import family_tests
 
 
-SALT = 22  # this file's draws (fuzz.focused_case)
-
-
-def test_habits_are_on_by_default():
-    assert set(HABIT_FEATURES) <= set(DEFAULT_FEATURES)
-
-
-@pytest.mark.parametrize("feature", HABIT_FEATURES)
-def test_focused_programs_exercise_their_feature(feature):
-    assert_focused_programs_exercise(feature, SALT)
-
-
-@pytest.mark.parametrize("feature", HABIT_FEATURES)
-def test_a_focused_program_is_never_wrong(feature):
-    assert_focused_program_never_wrong(feature, SALT)
+# the family's tests (draws of their own: salt 22)
+(test_habits_are_on_by_default, test_focused_programs_exercise_their_feature,
+ test_a_focused_program_is_never_wrong) = family_tests(HABIT_FEATURES, salt=22)
 
 
 def test_the_checker_refines_its_differences_near_a_non_analytic_spot():
