@@ -38,6 +38,10 @@ CAPTURED_BY_A_GENERATOR = ("def make(a):\n    def g(x, s):\n        return sum(n
 TESTED_BEFORE = ("def f(x, s):\n    if x[0] > 0:\n        y = math.log(x[0]) * s\n    else:\n"
                  "        y = x[0] ** 3 * s\n    return y * x[1] + np.sum(np.sin(x) ** 2)\n")
 
+CARRYING = ("class Overflow(Exception):\n    pass\n\n"
+            "def f(x, s):\n    try:\n        raise Overflow(np.sum(x * x) * s)\n"
+            "    except Overflow as err:\n        return err.args[0] * x[0]\n")
+
 PROGRAMS = [
     ("a ValueError of math.log caught, the log taken", CAUGHT, INSIDE),
     ("the advice: the condition tested before the call", TESTED_BEFORE, OUTSIDE),
@@ -63,6 +67,15 @@ def test_a_handler_that_runs_is_refused_naming_the_try_statement(source):
     text = str(outcome)
     assert "a try statement whose handler runs (it caught ValueError: math domain error)" in text
     assert "_log_jvp" not in text and "caught (" not in text
+
+
+def test_an_exception_carrying_derivatives_is_refused_naming_it():
+    """(fuzz seed 85075: refused naming yuebing.ir.primitives.made_exception)"""
+    assert fuzz.check_program(HEADER + CARRYING, INSIDE).status == "right"  # reverse, forward, second order
+    outcome = check_third_order_program(gradient_function_source(HEADER + CARRYING, ["x", "s"], INSIDE, 0), INSIDE)
+    assert outcome.status == "refused", str(outcome)
+    assert "an exception made of values carrying derivatives (Overflow(...))" in str(outcome)
+    assert "made_exception" not in str(outcome)
 
 
 def _make_writer(a):

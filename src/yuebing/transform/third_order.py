@@ -133,6 +133,8 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     if _draws(call):
         raise _refusal(f"random draws ({describe_callable(call.f)}: each pass would draw new numbers)")
     _array_like_boundary(call)
+    if call.f is P.made_exception:
+        return call.composition.output(*_exception_made(call))
     rule = found[0] if found is not None else None
     kind = getattr(rule, "second_order_kind", None)
     if kind not in ("linear", "python") and call.f is not getattr:
@@ -171,6 +173,17 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     else:
         raise _refusal(describe_callable(call.f) if kind is None else f"{describe_callable(call.f)} (a '{kind}' rule)")
     return call.composition.output(*pair)
+
+
+def _exception_made(call: _Call) -> tuple[int, int]:
+    """``raise E(...)`` (``made_exception``): an exception of values without derivatives is a
+    constant; one carrying them is refused (its handler would read them: ``rules/exception_data.py``
+    keeps them beside the exception in the other orders, third order does not yet)."""
+    if _has_tangents(call):
+        cls = call.value(call.arg_slots[0][0])
+        raise restructure(f"an exception made of values carrying derivatives ({getattr(cls, '__name__', cls)}(...))",
+                          "make the exception of a message string, and keep the values in variables of their own")
+    return _zero(call)
 
 
 def _flat_without_view(call: _Call) -> bool:
