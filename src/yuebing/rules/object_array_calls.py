@@ -449,18 +449,21 @@ def _dtype_argument(fn: Any, args: list, kwargs: dict) -> Any:
     return kwargs.get("dtype", args[position] if len(args) > position else None)
 
 
+def is_maker(fn: Any) -> bool:
+    """Whether ``fn`` makes an array whose dtype may be object (``np.empty``, ``np.array``...)."""
+    try:
+        return fn in _MAKERS
+    except TypeError:  # unhashable callables
+        return False
+
+
 def creating_call(fn: Any, args: list, kwargs: dict) -> Callable | None:
     """The definition of ``np.empty(n, dtype=object)``, ``np.array(data, dtype=object)``...: an
     object array made in the function, with a tangent (floats may be written into it later)."""
-    try:
-        if fn not in _MAKERS:
-            return None
-    except TypeError:
+    if not is_maker(fn):
         return None
     dtype = _dtype_argument(fn, args, kwargs)
-    if dtype is None or isinstance(dtype, (type, str, np.dtype)) and is_object_dtype(dtype):
-        return None if dtype is None else _MAKERS[fn][0]
-    return None
+    return _MAKERS[fn][0] if isinstance(dtype, (type, str, np.dtype)) and is_object_dtype(dtype) else None
 
 
 def objects_of_method(x, dtype, *args, **kwargs):

@@ -14,7 +14,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules.core import CoDual, Dual
-from ..rules.object_array_calls import carries_object_array, converting_method, creating_call, object_array_call
+from ..rules.object_array_calls import (carries_object_array, converting_method, creating_call, is_maker,
+                                        object_array_call)
 from ..tangents.types import NoFData, NoTangent, Tangent
 
 
@@ -65,23 +66,40 @@ def _method_self(f: Any, fn: Any) -> bool:
     return carries_object_array(fn.__self__, owner)
 
 
+def _primals(args: tuple, kwargs: dict) -> tuple[list, dict]:
+    return [_primal(a) for a in args], {k: _primal(v) for k, v in kwargs.items()}
+
+
+def _reaches_object_array(args: tuple, kwargs: dict) -> bool:
+    """Whether an argument is an object array (a cheap test: every call asks)."""
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        p = a[0] if type(a) is tuple else a.primal if type(a) is Dual or type(a) is CoDual else a
+        if type(p) is np.ndarray and p.dtype.kind == "O":
+            return True
+    return False
+
+
 def object_array_form(mode: Any, f: Any, fn: Any, args: tuple, kwargs: dict, dispatch: Callable) -> Any:
     """The call run by its object-array definition, or None when it is not one."""
-    if args:
-        made = creating_call(fn, [_primal(a) for a in args], {k: _primal(v) for k, v in kwargs.items()})
+    owner = fn.__self__ if type(fn) is types.BuiltinMethodType else None  # (np.array's is its module)
+    if type(owner) is np.ndarray:
+        if owner.dtype.kind == "O" and _method_self(f, fn):
+            found = object_array_call(fn, [], (), method_self=True)
+            return None if found is None else dispatch(mode, mode.constant(found), found, args, kwargs)
+        if fn.__name__ == "astype":
+            converting = converting_method(fn, *_primals(args, kwargs))
+            if converting is not None:  # x.astype(object) of a float array: x, with its derivatives, and the arguments
+                owner_value = _owner_value(f, owner)
+                return dispatch(mode, mode.constant(converting), converting, (owner_value, *args), kwargs)
+    elif args and is_maker(fn):
+        made = creating_call(fn, *_primals(args, kwargs))
         if made is not None:
             return dispatch(mode, mode.constant(made), made, args, kwargs)
-    converting = converting_method(fn, [_primal(a) for a in args], {k: _primal(v) for k, v in kwargs.items()})
-    if converting is not None:  # x.astype(object) of a float array: x, with its derivatives, and the arguments
-        return dispatch(mode, mode.constant(converting), converting, (_owner_value(f, fn.__self__), *args), kwargs)
-    if _method_self(f, fn):
-        found = object_array_call(fn, [], (), method_self=True)
-    else:
-        positions = tuple(i for i, a in enumerate(args) if _followed(a))
-        keyword = any(_followed(v) for v in kwargs.values())
-        if not positions and not keyword:
-            return None
-        found = object_array_call(fn, [_primal(a) for a in args], positions, False, keyword)
-    if found is None:
+    if not args or not _reaches_object_array(args, kwargs):
         return None
-    return dispatch(mode, mode.constant(found), found, args, kwargs)
+    positions = tuple(i for i, a in enumerate(args) if _followed(a))
+    keyword = any(_followed(v) for v in kwargs.values())
+    if not positions and not keyword:
+        return None
+    found = object_array_call(fn, [_primal(a) for a in args], positions, False, keyword)
+    return None if found is None else dispatch(mode, mode.constant(found), found, args, kwargs)
