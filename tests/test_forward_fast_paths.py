@@ -251,13 +251,17 @@ def _vectorized_draws(x):
 
 def test_a_vectorized_functions_draws_replay_in_the_strong_pass():
     """``np.vectorize(pyfunc)`` draws nothing itself (its rule only builds the object); the draws
-    of ``pyfunc`` go through rules, so the strong-zero pass (sqrt'(0) * 0) draws the same numbers."""
+    of ``pyfunc`` go through rules, so the strong-zero pass (sqrt'(0) * 0) draws the same numbers.
+    Without ``otypes`` NumPy calls ``pyfunc`` once more on the first element, first: three draws."""
+    x = np.array([0.0, 4.0])
     np.random.seed(3)
-    first, second = np.random.normal(), np.random.normal()
+    probe, first, second = np.random.normal(), np.random.normal(), np.random.normal()
     after = np.random.normal()
     np.random.seed(3)
-    value, tangent = yb.jvp(_vectorized_draws, (np.array([0.0, 4.0]),), (np.array([0.0, 1.0]),))
-    assert value == pytest.approx(0.0 * first + 2.0 * second, rel=1e-15)
+    plain = _vectorized_draws(x)
+    np.random.seed(3)
+    value, tangent = yb.jvp(_vectorized_draws, (x,), (np.array([0.0, 1.0]),))
+    assert value == pytest.approx(plain, rel=1e-15) and plain == pytest.approx(0.0 * first + 2.0 * second, rel=1e-15)
     assert tangent == pytest.approx(0.25 * second, rel=1e-15)
     assert np.random.normal() == after  # the state advanced as the plain call's
 

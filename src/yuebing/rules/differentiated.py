@@ -10,10 +10,15 @@ import numpy as np
 from ..tangents import NoTangent
 
 
-def vectorized_call(pyfunc: Callable, x: Any) -> np.ndarray:
-    """``np.vectorize(pyfunc)(x)`` written with covered functions (what its second order runs)."""
+def vectorized_call(pyfunc: Callable, x: Any, probe: bool = False) -> np.ndarray:
+    """``np.vectorize(pyfunc)(x)`` written with covered functions (what its second order runs);
+    ``probe``: NumPy's first call on the first element, its result unused
+    (``numpy_vectorize.probes_first``)."""
     xs = np.asarray(x)
-    return np.array([pyfunc(v) for v in xs.ravel().tolist()]).reshape(xs.shape)
+    elements = xs.ravel().tolist()
+    if probe and elements:
+        pyfunc(elements[0])
+    return np.array([pyfunc(v) for v in elements]).reshape(xs.shape)
 
 
 def handed_whole(value: Any) -> bool:
@@ -25,10 +30,12 @@ def handed_whole(value: Any) -> bool:
     return np.ndim(value) == 0 and not hasattr(value, "__array__") and not hasattr(value, "__array_interface__")
 
 
-def vectorized_call_of(pyfunc: Callable, excluded: frozenset, otypes: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+def vectorized_call_of(pyfunc: Callable, excluded: frozenset, otypes: Any, probe: bool, *args: Any,
+                       **kwargs: Any) -> np.ndarray:
     """``np.vectorize(pyfunc, excluded=excluded, otypes=otypes)(*args, **kwargs)`` written with
     covered functions (what every mode runs for several arguments): the arguments not excluded
-    (nor handed whole) broadcast together, and ``pyfunc`` called on each position's elements."""
+    (nor handed whole) broadcast together, and ``pyfunc`` called on each position's elements,
+    first once more on the first ones when NumPy does (``probe``: ``numpy_vectorize.probes_first``)."""
     varying = [i for i in range(len(args)) if i not in excluded and not handed_whole(args[i])]
     names = [k for k in kwargs if k not in excluded and not handed_whole(kwargs[k])]
     inputs = [np.asarray(args[i]) for i in varying] + [np.asarray(kwargs[k]) for k in names]
@@ -36,7 +43,8 @@ def vectorized_call_of(pyfunc: Callable, excluded: frozenset, otypes: Any, *args
     arrays = [np.broadcast_to(a, shape) for a in inputs]
     columns = [a.ravel().tolist() for a in arrays]
     values = []
-    for j in range(arrays[0].size if arrays else 1):
+    size = arrays[0].size if arrays else 1
+    for j in ([0] if probe and arrays and size else []) + list(range(size)):
         call_args = list(args)
         call_kwargs = dict(kwargs)
         for n, i in enumerate(varying):
@@ -44,6 +52,8 @@ def vectorized_call_of(pyfunc: Callable, excluded: frozenset, otypes: Any, *args
         for n, k in enumerate(names):
             call_kwargs[k] = columns[len(varying) + n][j]
         values.append(pyfunc(*call_args, **call_kwargs))
+    if probe and arrays and size:
+        values = values[1:]
     return np.asarray(values, dtype=otypes[0] if otypes else None).reshape(shape)
 
 

@@ -158,13 +158,21 @@ def _stacked(values: list, loop_shape: tuple, dims: tuple, dim_sizes: dict, otyp
     return np.reshape(np.asarray(values, dtype=dtype), shape)
 
 
+def probes_first(vec: np.vectorize) -> bool:
+    """Whether a call of ``vec`` calls ``pyfunc`` once more, on the first elements, before its loop:
+    NumPy does so to learn the output types when ``vec`` has no ``otypes`` (and no ``cache``, and
+    no signature), and a ``pyfunc`` with side effects (a list appended to, a counter) shows it. A
+    plain call makes that call, so every mode makes it too, its result unused."""
+    return vec.otypes is None and not vec.cache and vec.signature is None
+
+
 def call_definition(vec: np.vectorize) -> tuple[Callable, tuple]:
     """The covered-code definition every mode runs for a call of ``vec`` with several arguments,
     keywords, excluded arguments or a signature, and the constants it takes before ``pyfunc``'s
     arguments (``definition(pyfunc, *constants, *args, **kwargs)``)."""
     if vec.signature is not None:
         return signature_call_of, (vec.signature, frozenset(vec.excluded), vec.otypes)
-    return vectorized_call_of, (frozenset(vec.excluded), vec.otypes)
+    return vectorized_call_of, (frozenset(vec.excluded), vec.otypes, probes_first(vec))
 
 
-__all__ = ["call_definition", "pyfunc_fdata", "pyfunc_tangent", "signature_call_of"]
+__all__ = ["call_definition", "probes_first", "pyfunc_fdata", "pyfunc_tangent", "signature_call_of"]

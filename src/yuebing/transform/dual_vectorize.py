@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules.core import CoDual
+from ..rules.numpy_vectorize import probes_first
 from ..rules.util import out_cotangent
 from ..tangents import NoFData, NoRData
 from .exceptions import carry_elements
@@ -48,11 +49,15 @@ def over_elements(vec: np.vectorize, pyfunc: tuple, arg: tuple, call: Callable) 
     if whole_array(pyfunc[0]):
         return _on_the_array(pyfunc, arg, call)
     ys, y_ds, pullbacks = [], [], []
-    for v, t in zip(x.ravel().tolist(), x_d.ravel().tolist()):
+    elements, element_tangents = x.ravel().tolist(), x_d.ravel().tolist()
+    probe = probes_first(vec)  # NumPy's call on the first element first, its result unused
+    if probe:
+        elements, element_tangents = elements[:1] + elements, element_tangents[:1] + element_tangents
+    for v, t in zip(elements, element_tangents):
         try:
             out, pullback = call(pyfunc, (v, NoFData, t, NoFData))
         except Exception as error:  # its work and the completed elements' go with it (issue 13)
-            carry_elements(error, pullbacks, arg)
+            carry_elements(error, pullbacks, arg, probe)
             raise
         pullbacks.append(pullback)
         if type(out[0]) not in _FLOAT_TYPES or type(out[2]) not in _FLOAT_TYPES:
@@ -61,17 +66,23 @@ def over_elements(vec: np.vectorize, pyfunc: tuple, arg: tuple, call: Callable) 
             return None
         ys.append(out[0])
         y_ds.append(out[2])
+    if probe:
+        ys, y_ds = ys[1:], y_ds[1:]
     y = np.array(ys).reshape(x.shape)
     result = (y, np.zeros(x.shape), np.array(y_ds).reshape(x.shape), np.zeros(x.shape))
 
     def vectorized_pullback(dy: Any, dy_d: Any) -> tuple:
         g = out_cotangent(CoDual(y, result[1]), dy).ravel().tolist()
         g_d = out_cotangent(CoDual(y, result[3]), dy_d).ravel().tolist()
+        if probe:  # the probe's result is unused
+            g, g_d = [0.0, *g], [0.0, *g_d]
         rs, rsd = [0.0] * len(g), [0.0] * len(g)
         for k in reversed(range(len(g))):
             r, rd = pullbacks[k](g[k], g_d[k])
             rs[k] = 0.0 if r[1] is NoRData else r[1]
             rsd[k] = 0.0 if rd[1] is NoRData else rd[1]
+        if probe:  # its argument is the first element's
+            rs, rsd = [rs[0] + rs[1], *rs[2:]], [rsd[0] + rsd[1], *rsd[2:]]
         for fdata, values in ((x_f, rs), (x_fd, rsd)):
             if type(fdata) is _ND:
                 fdata += np.array(values).reshape(x.shape)

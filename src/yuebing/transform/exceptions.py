@@ -154,12 +154,13 @@ _work.PASS_THROUGH.update((os.path.join(folder, file), name) for folder, file, n
 _work.METHOD_FRAMES.update((os.path.join(_HERE, file), "_call_method") for file in ("runtime.py", "second_order.py"))
 
 
-def carry_elements(error: BaseException, pullbacks: list, x: Any) -> None:
+def carry_elements(error: BaseException, pullbacks: list, x: Any, probe: bool = False) -> None:
     """``error`` is leaving ``np.vectorize(pyfunc)(x)`` after the element calls whose pullbacks
     are ``pullbacks`` completed (reverse mode: ``x`` a codual, transform/runtime.py; second order:
     ``x`` a 4-tuple and dual pullbacks, dual_vectorize.py): the rule's partial pullback runs the
     work of the element that raised, then theirs (``_partial_work.carry``), and gives ``x`` what
-    they gathered, as the rule's pullback does."""
+    they gathered, as the rule's pullback does. ``probe``: the first pullback is NumPy's extra call
+    on the first element (``numpy_vectorize.probes_first``), whose cotangent is that element's too."""
     second = type(x) is tuple
     gathered = [[NoRData] * (len(pullbacks) + 1) for _ in range(2 if second else 1)]
 
@@ -170,12 +171,21 @@ def carry_elements(error: BaseException, pullbacks: list, x: Any) -> None:
         return back
 
     def result() -> tuple:
+        roles = [_probe_folded(role) for role in gathered] if probe else gathered
         if second:
-            return tuple((NoRData, _gathered_into(x[0], x[k], role)) for k, role in zip((1, 3), gathered))
-        return NoRData, _gathered_into(x.primal, x.fdata, gathered[0])
+            return tuple((NoRData, _gathered_into(x[0], x[k], role)) for k, role in zip((1, 3), roles))
+        return NoRData, _gathered_into(x.primal, x.fdata, roles[0])
 
     _work.carry(error, [back_of(pb, i) for i, pb in enumerate(pullbacks)],
                 lambda raised: back_of(raised, len(pullbacks)), result, "np.vectorize")
+
+
+def _probe_folded(values: list) -> list:
+    """The cotangents of the probe call and of the first element, which share an argument, as one."""
+    if len(values) < 2:
+        return values
+    first = [v for v in values[:2] if v is not NoRData]
+    return [sum(first) if first else NoRData, *values[2:]]
 
 
 def _gathered_into(x: Any, fdata: Any, values: list) -> Any:

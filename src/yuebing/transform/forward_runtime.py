@@ -24,7 +24,7 @@ from ..rules.core import frule as registered_frule
 from ..rules.batched import BATCH, is_batched
 from ..rules.declare import FORWARD
 from ..rules.numpy_creation import _writable_diagonal
-from ..rules.numpy_vectorize import call_definition, pyfunc_tangent
+from ..rules.numpy_vectorize import call_definition, probes_first, pyfunc_tangent
 from ..tangents import MutableTangent, NoTangent, Tangent, zero_tangent
 from .direct_calls import FORWARD as _DIRECT, FORWARD_ZERO, describe_line, user_line_notes
 from .exceptions import caught
@@ -321,7 +321,9 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
     elements = flat.tolist() if is_float else flat  # Python floats: what the rules are fastest on
     element_tangents = t_flat.tolist() if is_float and t_flat is not None else None
     direct = None  # after the first element: pyfunc's generated code, called without dispatch
-    for i, v in enumerate(elements):
+    probe = probes_first(vec) and len(elements) > 0  # NumPy's call on the first element first, unused
+    for i in ([0] if probe else []) + list(range(len(elements))):
+        v = elements[i]
         v_t = element_tangents[i] if element_tangents is not None else zero_tangent_of(v)
         if direct is not None:
             try:
@@ -335,6 +337,8 @@ def _call_vectorized(f: Dual, args: tuple, kwargs: dict) -> Dual:
             direct = direct_pass(vec.pyfunc, 1)
         values.append(value)
         tangents.append(value_t)
+    if probe:
+        values, tangents = values[1:], tangents[1:]
     y = np.asarray(values, dtype=vec.otypes[0] if vec.otypes else None).reshape(xs.shape)
     if y.dtype.kind not in "fc":
         return Dual(y, NoTangent)

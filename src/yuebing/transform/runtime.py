@@ -23,7 +23,7 @@ from ..rules._partial_work import reroute
 from ..rules.core import RRULES, CoDual, MissingRuleError, describe_callable, run_rrule
 from ..rules.local_classes import stored_defaults
 from ..rules.util import add_rdata_to, output, slot_tangent, sum_rdata
-from ..rules.numpy_vectorize import call_definition, pyfunc_fdata
+from ..rules.numpy_vectorize import call_definition, probes_first, pyfunc_fdata
 from ..tangents import MutableTangent, NoFData, NoRData, Tangent, fdata, join, rdata, zero_tangent
 from ..tangents.ops import add as add_tangents
 from .direct_calls import REVERSE as _DIRECT, describe_line, user_line_notes
@@ -401,6 +401,9 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
     fn, fn_f = vec.pyfunc, pyfunc_fdata(f.fdata)  # a closure's boxes: its captured variables' cotangents
     if _on_whole_array(vec, x.primal):
         return _vectorized_on_array(CoDual(fn, fn_f), x)
+    probe = probes_first(vec) and bool(elements)  # NumPy's call on the first element first, unused
+    if probe:
+        elements = [elements[0], *elements]
     rule = derived_rule(fn) if type(fn) is types.FunctionType else None
     if rule is not None and rule.simple and rule.n_params == 1 and not tracked():  # (a try body: each element's work kept)
         # a plain one-argument function: run its generated passes directly on one tape (each
@@ -426,20 +429,26 @@ def _call_vectorized(f: CoDual, args: tuple, kwargs: dict) -> tuple[CoDual, Call
             try:
                 out, pb = call_rrule(func, CoDual(v, NoFData))
             except Exception as error:  # its work and the completed elements' go with it (issue 13)
-                carry_elements(error, pullbacks, x)
+                carry_elements(error, pullbacks, x, probe)
                 raise
             values.append(out.primal)
             pullbacks.append(pb)
 
         def element_pullbacks(gs: list) -> list:
             return [pullbacks[i](gs[i])[1] for i in range(len(pullbacks) - 1, -1, -1)][::-1]
+    if probe:
+        values = values[1:]
     y = np.asarray(values, dtype=vec.otypes[0] if vec.otypes else None).reshape(xs.shape)
     result = output(y)
 
     def pullback(dy: Any) -> tuple:
         g = result.fdata if isinstance(result.fdata, np.ndarray) else np.zeros(xs.shape)
-        rs = element_pullbacks(np.asarray(g, dtype=float).ravel().tolist())
+        gs = np.asarray(g, dtype=float).ravel().tolist()
+        rs = element_pullbacks([0.0, *gs] if probe else gs)  # (the probe's result: unused)
         grads = np.array([0.0 if r is NoRData else r for r in rs], dtype=float)
+        if probe:  # its argument is the first element's
+            grads = grads[1:]
+            grads[0] += 0.0 if rs[0] is NoRData else rs[0]
         if isinstance(x.primal, np.ndarray) and isinstance(x.fdata, np.ndarray):
             x.fdata += grads.reshape(xs.shape)
             return NoRData, NoRData

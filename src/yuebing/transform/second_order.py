@@ -29,7 +29,7 @@ import numpy as np
 from ..rules.core import RRULES, SecondOrderError, describe_callable  # (imports at module level: in a hot
 from ..rules._partial_work import reroute
 from ..rules import aliasing_views, array_like, outside_state  # function each costs a failed lookup and a formatted error)
-from ..rules.numpy_vectorize import call_definition, pyfunc_fdata, pyfunc_tangent
+from ..rules.numpy_vectorize import call_definition, probes_first, pyfunc_fdata, pyfunc_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata,
                                 global_value, holds_mutable, new_cell_box, read_only, user_globals, with_user_globals,
@@ -209,10 +209,11 @@ def _call_vectorized(f: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callab
     fast = over_elements(vec, pyfunc, args[0], call_rrule2)  # a float64 array, element by element (dual_vectorize.py)
     if fast is not None:
         return fast
-    out, pullback = dual_rule(vectorized_call)((vectorized_call, NoFData, NoTangent, NoFData), pyfunc, *args)
+    probe = (probes_first(vec), NoFData, NoTangent, NoFData)  # NumPy's call on the first element first
+    out, pullback = dual_rule(vectorized_call)((vectorized_call, NoFData, NoTangent, NoFData), pyfunc, *args, probe)
 
     def vectorized_pullback(dy: Any, dy_d: Any) -> tuple:
-        rs, rsd = pullback(dy, dy_d)  # (definition, pyfunc, x): the object's rdata is none
+        rs, rsd = pullback(dy, dy_d)  # (definition, pyfunc, x, probe): the object's rdata is none
         return (NoRData, rs[2]), (NoRData, rsd[2])
 
     return out, vectorized_pullback
