@@ -6,6 +6,8 @@ those of a call NumPy does not make (plain 2.058, jvp's value 1.715)."""
 import numpy as np
 import pytest
 
+import yuebing as yb
+
 from .all_modes import check_all_modes
 from .restored_arguments import check_restored
 
@@ -72,3 +74,18 @@ def test_the_probe_call_is_made_in_every_mode():
 @pytest.mark.parametrize("f", [counted_calls, two_arguments, cached, typed])
 def test_side_effects_as_the_plain_call_makes_them(f):
     check_restored(f, np.array([0.3, -0.8, 1.1]))
+
+
+@pytest.mark.parametrize("f", [counted_calls, two_arguments])
+def test_the_probe_in_third_order(f):
+    """The Hessian-vector product of a function calling ``yb.grad`` of ``f`` (third order's own
+    vectorize loop), against central differences of its gradient."""
+    x, v = np.array([0.3, -0.8, 1.1]), np.array([0.5, -0.4, 1.1])
+
+    def squared_gradient(z):
+        return np.sum(yb.grad(f)(z) ** 2)
+
+    hvp = np.asarray(yb.hvp(squared_gradient, (x,), (v,))[-1]).ravel()
+    gradient = yb.grad(squared_gradient)
+    central = (gradient(x + 1e-5 * v) - gradient(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(hvp, central, rtol=1e-5, atol=1e-6)

@@ -41,10 +41,13 @@ def vectorized_call(vectorized, f, f_t, x, x_t):
     ts = np.zeros(xs.shape) if x_t is NoTangent else np.broadcast_to(np.asarray(x_t, dtype=float), xs.shape)
     values = []
     tangents = []
-    for k in range(xs.size):
+    probe = vectorized.otypes is None and not vectorized.cache and xs.size > 0  # (numpy_vectorize.probes_first)
+    for k in ([0] if probe else []) + list(range(xs.size)):
         value, tangent = _jvp(f, f_t, xs.flat[k], ts.flat[k])
         values.append(value)
         tangents.append(0.0 if tangent is NoTangent else tangent)
+    if probe:
+        values, tangents = values[1:], tangents[1:]
     dtype = vectorized.otypes[0] if vectorized.otypes else None
     return np.array(values, dtype=dtype).reshape(xs.shape), np.array(tangents, dtype=float).reshape(xs.shape)
 ''', "<third order np.vectorize>", {"__name__": __name__, "np": np, "_jvp": jvp_call,
