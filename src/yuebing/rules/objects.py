@@ -366,6 +366,12 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
     held = held_function_tangent(o, obj.fdata, v)  # g.__wrapped__, a function the wrapper's closure holds too
     if held is not None:
         return CoDual(v, held), _no_owner_rdata  # (a closure's derivative data is its cells': identity data)
+    if name == "__self__" and getattr(o, "__self__", None) is v:  # m = a.sum; m.__self__ is a
+        owner = _bound_owner_data(o, obj.fdata, v)
+        if owner is not None:
+            return CoDual(v, owner), _self_read_rdata(type(o))
+        if K.primal_kind(v) is K.FLOAT or K.primal_kind(v) is K.COMPLEX:  # a number's: its rdata, through m's
+            return CoDual(v, NoFData), _self_read_rdata(type(o))
     if dispatch_method_owner(v) is o and obj.fdata is not NoFData:  # a singledispatchmethod: bound to o
         return CoDual(v, Tangent(types.MethodType, {"__self__": obj.fdata, "__func__": NoFData})), _method_owner_rdata
     _refuse_carried_floats(o, name, v)
@@ -380,6 +386,21 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
         owner_fdata = obj.fdata if kind is not K.NONDIFF or isinstance(obj.fdata, SetTangent) else NoFData
         return CoDual(v, _method_fdata(v, owner_fdata)), _method_owner_rdata
     return class_level_read(v) or (_constant(v), _no_owner_rdata)  # (a class made in the function: its value's derivative)
+
+
+def _bound_owner_data(method: Any, data: Any, owner: Any) -> Any:
+    """The derivative data of the object ``method`` (a bound method, builtin or Python) is bound
+    to, which ``data`` (the method's) holds, when ``owner`` is that object; None otherwise."""
+    if not isinstance(data, Tangent) or getattr(method, "__self__", None) is not owner:
+        return None
+    return data.fields.get("__self__")
+
+
+def _self_read_rdata(method_type: type) -> Callable:
+    """The pullback of ``m.__self__`` into ``m``'s rdata: a method's rdata carries its owner's."""
+    def owner_rdata(dy: Any) -> Any:
+        return NoRData if dy is NoRData else Tangent(method_type, {"__self__": dy})
+    return owner_rdata
 
 
 def _mapped_item(o: Any, name: str) -> bool:
@@ -485,6 +506,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
     held = held_function_tangent(o, t, v)  # g.__wrapped__, a function the wrapper's closure holds too
     if held is not None:
         return Dual(v, held)
+    if n == "__self__" and _bound_owner_data(o, t, v) is not None:  # m = a.sum; m.__self__ is a, with a's tangent
+        return Dual(v, t.fields["__self__"])
     if dispatch_method_owner(v) is o and t is not NoTangent:  # a singledispatchmethod: bound to o
         return Dual(v, Tangent(types.MethodType, {"__self__": t, "__func__": NoTangent}))
     if isinstance(o, tuple) and aliased_item(o, n, v) is not None:  # res.correlation, set to res.statistic
