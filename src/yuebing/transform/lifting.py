@@ -187,9 +187,14 @@ def _tangent_codual(a: tuple, mutated: bool = False) -> CoDual:
     once. Tangents are passed as they are (their identity matters: a list's tangent stored in a
     container must stay the list's tangent)."""
     p, t = a[0], a[2]
+    if t is NoTangent and type(p) in _FLOAT_SCALARS:  # a number held fixed: its tangent is 0, never its value
+        return CoDual(0.0 * p, a[3])
     if t is NoTangent or not mutated and not _has_float_data(p) and not (type(p) is list and not p):
         return CoDual(p, a[1])
     return CoDual(t, a[3])
+
+
+_FLOAT_SCALARS = (float, complex, np.float64, np.float32, np.complex128)
 
 
 _CONSTANT_TYPES = (int, bool, str, bytes, type(None), np.integer, np.bool_)
