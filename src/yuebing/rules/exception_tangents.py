@@ -187,9 +187,17 @@ def read_field(o: BaseException, name: str, v: Any) -> tuple[CoDual, Callable] |
         return None
     if name not in tangent.fields:
         return _read_stored_argument(o, tangent.fields, v)
-    from .objects import _read_object_field  # (it imports this module)
+    return _OBJECT_FIELD_READER[0](CoDual(o, tangent), name, v)  # as a user object's field
 
-    return _read_object_field(CoDual(o, tangent), name, v)  # as a user object's field
+
+#: ``objects._read_object_field``, which objects.py hands over when it is imported (it imports
+#: this module through exception_data.py, so importing it here would close a cycle)
+_OBJECT_FIELD_READER: list = [None]
+
+
+def use_object_field_reader(read: Callable) -> None:
+    """Called by ``objects.py``: how a user object's field is read (reverse mode)."""
+    _OBJECT_FIELD_READER[0] = read
 
 
 def _read_stored_argument(o: BaseException, fields: dict, v: Any) -> tuple[CoDual, Callable] | None:

@@ -54,6 +54,7 @@ from ._float_reach import holds_floats
 from .function_wrappers import held_function_tangent, refuse_wrapped_closure
 from ._dispatch_methods import dispatch_method_owner
 from .bunch_data import carrier_kind
+from . import exception_tangents
 from .exception_data import carried_read, carried_tangent
 from .functools_rules import PARTIAL_PARTS, part_tangent, read_part
 from .declare import nondifferentiable
@@ -777,5 +778,7 @@ def _delattr_frule(obj, name):
 def _object_delattr_frule(self, name):
     return _delattr_frule_impl(self, name, plain=True, who="object.__delattr__")
 
+
+exception_tangents.use_object_field_reader(_read_object_field)  # (exception attributes read as fields)
 
 from ._object_cases import CASES  # noqa: E402,F401 - check_rule's cases, kept in a file of their own

@@ -26,10 +26,14 @@ nested helper capturing nothing is followed like a global one.
 from __future__ import annotations
 
 import builtins
+import math
+import operator
 import dataclasses
 import re
 import types
 from typing import Any
+
+import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import primitives as P
@@ -57,6 +61,9 @@ def _refusal(what: str, advice: str = RESTRUCTURE) -> Exception:
     return NestedDifferentiationError(
         f"third derivatives (yb.hvp/yb.hessian of a function that calls yb.grad) do not support "
         f"{what} in the function whose gradient is taken yet; {advice}")
+
+
+_POWERS = (np.power, np.float_power, math.pow, operator.pow, builtins.pow)
 
 
 class PlainForwardGenerator(ForwardGenerator):
@@ -89,7 +96,7 @@ class PlainForwardGenerator(ForwardGenerator):
                 self.emit(out, indent, f"{s.target}, {self.td(s.target)} = {name}, {tangent}{comment}", s.line)
             return
         parts = [self.primal(s.func), self.tangent(s.func)]
-        elementwise = self._elementwise(s.func)
+        elementwise = self._elementwise(s.func) and self._power(s.func)
         for a in s.args:
             parts += [self.primal(a), self.argument_tangent(elementwise, a)]
         # ``*args`` and ``**kwargs`` travel as keywords of their own, unpacked by the rule of
@@ -149,6 +156,17 @@ class PlainForwardGenerator(ForwardGenerator):
         if elementwise and self.constant_arguments.constant(a):
             return "_NT"
         return self.tangent(a)
+
+    def _power(self, func: ir.Atom) -> bool:
+        """Whether the called function is a power, whose exponent's partial (``log`` of the base)
+        is NaN at a negative base: the one place a constant's strong-zero tangent is needed. Other
+        elementwise calls keep the tangent 0.0: with a masked array operand (``np.ma.sqrt(m) +
+        W``) the strong zero changed the result's tangent (``test_numpy_masked``'s weighted
+        average, a wrong Hessian), a cause not yet found."""
+        try:
+            return self._resolve(func) in _POWERS
+        except Exception:  # an unhashable or unresolvable callee
+            return False
 
     def _elementwise(self, func: ir.Atom) -> bool:
         """Whether the called function is known here and has an elementwise second-order rule."""
