@@ -28,12 +28,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ._float_reach import LABEL_TYPES
 from .declare import nondifferentiable
 
 #: the kinds of callable the check applies to: C code, not Python functions or objects
 _C_CALLABLE_KINDS = frozenset({"builtin_function_or_method", "cython_function_or_method", "fused_cython_function",
                                "method-wrapper", "method_descriptor", "wrapper_descriptor"})
-_LABELS = (type(None), bool, int, str, bytes, type(Ellipsis), np.dtype)
+_LABELS = LABEL_TYPES - {types.ModuleType}  # (a module passed in may hold floats in its globals)
 _NESTING = 4
 
 
