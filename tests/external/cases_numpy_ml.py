@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -41,7 +42,21 @@ def restore_collections_hashable() -> None:
         collections.Hashable = collections.abc.Hashable
 
 
+def import_numpy_ml_quietly() -> None:
+    """Import numpy-ml once with its own warnings silenced. Without ``gym`` or ``matplotlib`` it
+    warns at import with ``numpy_ml.utils.testing.DependencyWarning``; a pytest-xdist worker then
+    sends that warning to the controller, which imports the warning's module to rebuild it, fails
+    on ``collections.Hashable`` (the alias lives in the worker only) and stops the whole run."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"numpy_ml(\.|$)")
+        try:
+            import numpy_ml  # noqa: F401  (cached in sys.modules for every case's import)
+        except ImportError:
+            pass  # not installed: cases.installed("numpy_ml") reports it
+
+
 restore_collections_hashable()
+import_numpy_ml_quietly()
 
 
 def fixed(shape, seed: int) -> np.ndarray:
