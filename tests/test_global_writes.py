@@ -428,13 +428,12 @@ def test_functions_without_source_file_that_write_a_global_are_followed():
     assert namespace["G"] == 0.7 ** 2
 
 
-def test_a_reader_compiled_before_the_writer_existed_is_refused_naming_both():
+def test_a_reader_compiled_before_the_writer_existed_is_compiled_again():
     namespace: dict = {"__name__": "no_source_late"}
     exec("G = 0.5\ndef reader(v):\n    return G * v\n", namespace)
     assert yb.grad(namespace["reader"])(0.7) == 0.5  # compiled reading G as a constant
     exec(_WRITER, namespace)
-    with pytest.raises(TypeError, match="global 'G'.*reader was compiled reading it as a constant"):
-        yb.grad(namespace["writer"])(0.7)
+    np.testing.assert_allclose(yb.grad(namespace["writer"])(0.7), 3 * 0.7 ** 2, rtol=1e-12)  # (tests/test_globals_notebook.py)
 
 
 # ---------------------------------------------------------------- which module a function writes
@@ -557,7 +556,7 @@ def test_a_name_computed_when_it_runs_and_read_by_name_after_is_refused_naming_i
         return LATE_LEVEL * x  # noqa: F821 - compiled as a constant: the name was not known written
 
     try:
-        with pytest.raises(TypeError, match="global 'LATE_LEVEL'.*compiled reading it as a constant"):
+        with pytest.raises(TypeError, match="global 'LATE_LEVEL'.*running code compiled reading it as a constant"):
             yb.grad(writes_then_reads)(0.7)
     finally:
         vars(sys.modules[__name__]).pop("LATE_LEVEL", None)

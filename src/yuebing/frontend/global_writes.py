@@ -11,8 +11,13 @@ statements in its source file, and the ``STORE_GLOBAL``/``DELETE_GLOBAL`` instru
 functions (and methods of classes) it holds, nested code included -- so functions without source
 (``exec``, a notebook's cells sharing ``__main__``) count too. The namespace is scanned again when
 it gained names (a new ``def``). A name found written only after some function was lowered
-reading it as a plain load is *stale*: that function's compiled code treats it as a constant, so
-a write carrying derivatives is refused then (``stale_reader``).
+reading it as a plain load makes that function's compiled code out of date: what was generated
+from it is dropped (``RELOWER``, set by ``transform/global_writes.py``), so its next call lowers
+it again reading the name with ``global_get`` (a notebook cell defining a writer after a reader
+was differentiated). Only when that function is running at that moment (its old code on the
+stack, as when it writes ``globals()[k]`` with ``k`` computed and reads the name after) is it
+*stale* for the rest of that call: a write carrying derivatives is refused then
+(``stale_reader``), and the function's next lowering clears it.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ import operator
 import re
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 _STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL"})
 
@@ -37,12 +42,17 @@ class _Module:
         self.namespace = namespace  # kept: its id stays its own
         self.size = -1
         self.written: set[str] = _names_in_source_file(namespace)
-        self.plain_reads: dict[str, str] = {}  # name -> a function lowered reading it plainly
-        self.stale: dict[str, str] = {}
+        self.plain_reads: dict[str, dict] = {}  # name -> {qualname: code} of functions lowered reading it plainly
+        self.stale: dict[str, str] = {}  # name -> a function running old code reading it plainly
 
 
 _MODULES: dict[int, _Module] = {}
 _CODE_STORES: dict[types.CodeType, frozenset] = {}
+
+#: ``RELOWER(readers)``: drops what was generated from the readers' code (``{qualname: code}``)
+#: and tells whether none of them is running now; set by ``transform/global_writes.py`` (a higher
+#: layer, which knows the caches). Unset, a name found written makes its readers stale.
+RELOWER: Callable[[dict], bool] | None = None
 
 
 def written_names(fn: types.FunctionType) -> frozenset:
@@ -75,10 +85,15 @@ def learn_attribute_writes(module: types.ModuleType, names: Any) -> None:
 
 
 def record_plain_reads(fn: types.FunctionType, names: Any) -> None:
-    """``fn`` was lowered reading ``names`` as plain global loads (constants)."""
-    reads = _module(fn.__globals__).plain_reads
+    """``fn`` was lowered reading ``names`` as plain global loads (constants): a name found
+    written from now on makes this lowering out of date. A lowering of ``fn`` that reads a stale
+    name with ``global_get`` ends its staleness."""
+    module = _module(fn.__globals__)
+    names = set(names)
     for name in names:
-        reads.setdefault(name, fn.__qualname__)
+        module.plain_reads.setdefault(name, {})[fn.__qualname__] = fn.__code__
+    for name in [n for n, reader in module.stale.items() if reader == fn.__qualname__ and n not in names]:
+        del module.stale[name]
 
 
 def note_written(namespace: dict, name: str) -> None:
@@ -116,9 +131,10 @@ def _rescan(module: _Module) -> None:
 
 def _learn(module: _Module, names: set) -> None:
     for name in set(names) - module.written:
-        if name in module.plain_reads:
-            module.stale[name] = module.plain_reads[name]
         module.written.add(name)
+        readers = module.plain_reads.pop(name, None)
+        if readers and (RELOWER is None or not RELOWER(readers)):
+            module.stale[name] = next(iter(readers))
 
 
 def _stored_by(value: Any, namespace: dict, depth: int) -> set:

@@ -104,6 +104,12 @@ class DirectTable:
         else:
             self._by_module[(code, id(fn.__globals__))] = entry
 
+    def forget(self, code: types.CodeType) -> None:
+        """Drop the passes generated from ``code`` (call sites take the general path, which notes new ones)."""
+        self.entries.pop(code, None)
+        for key in [key for key in self._by_module if key[0] == code]:
+            del self._by_module[key]
+
     def entry_of(self, fn: types.FunctionType) -> tuple | None:
         """``(globals, number of parameters, *passes)`` of ``fn`` (its code in its namespace), or None."""
         entry = self.entries.get(fn.__code__)

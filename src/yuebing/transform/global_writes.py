@@ -20,12 +20,17 @@ array written is kept as the forward pass left it: ``outside_state.leave``).
 Refused, naming the global: a write carrying derivatives in a pass nested in another (``yb.grad``
 inside a differentiated function), a read there of what the outer pass wrote, and such writes or
 reads in third order (``third_order.py``); a write carrying derivatives when a function was
-compiled reading that global as a constant (``frontend.global_writes.stale_reader``).
+compiled reading that global as a constant and still running when the write was found
+(``frontend.global_writes.stale_reader``). A reader not running then is compiled again at its
+next call (``_relower``: a notebook cell defining a writer after a reader was differentiated).
 """
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any, Callable
 
+from ..frontend import global_writes as _found_writes
 from ..frontend.global_writes import note_written, stale_reader
 from ..ir.globals_view import global_names
 from ..ir.primitives import global_defined, global_del, global_get, global_set, namespace_of
@@ -62,11 +67,10 @@ def _check_write(namespace: dict, name: str, value: Any) -> None:
         return
     reader = stale_reader(namespace, name)
     if reader is not None:
-        raise _lost(name, f"{reader} was compiled reading it as a constant before it was known to be written (by a "
-                          "function with a global statement defined later, or through globals() with a key computed "
-                          "when it runs)", "define the functions that write module globals before differentiating "
-                          "code that reads them (or restart the interpreter), and write globals() items with "
-                          "constant keys (globals()['G'] = x) or a global statement")
+        raise _lost(name, f"{reader} was running code compiled reading it as a constant when it was found written "
+                          "(through globals() with a key computed when it runs, or by a function reached only then)",
+                    f"call again ({reader} is compiled anew at its next call, reading the global's derivative), or "
+                    "write globals() items with constant keys (globals()['G'] = x) or a global statement")
     if outside_state.nested():
         raise _lost(name, "it is written a value carrying derivatives inside a differentiation nested in another "
                           "(yb.grad inside a differentiated function), whose outer pass would not see them",
@@ -255,3 +259,44 @@ def check_third_order(f: Any, values: list) -> None:
                                "globals written with a global statement",
                     "return the value instead of writing it to a global, or take the Hessian of the gradient's "
                     "function itself")
+
+
+# --------------------------------------------------------------------------------------------
+# Readers compiled before a global was found written
+# --------------------------------------------------------------------------------------------
+
+
+def _relower(readers: dict) -> bool:
+    """A global the ``readers`` (``{qualname: code}``) were compiled reading as a constant is now
+    known written: what was generated from their code is dropped in every mode, so their next call
+    compiles them anew with ``global_get``. False when one of them is running (its old code on the
+    stack reads the global as a constant): the rest of that call refuses a write carrying
+    derivatives (``stale_reader``)."""
+    from . import dual_vectorize
+    from .direct_calls import FORWARD, REVERSE, SECOND
+    from .forward_runtime import _SPECULATIVE
+    from .protocols import CodeCache
+
+    for code in readers.values():
+        for cache in [*CodeCache.every, REVERSE, FORWARD, SECOND]:
+            cache.forget(code)
+        _SPECULATIVE.pop(code, None)
+        dual_vectorize._IR.pop(code, None)
+    return not _running(readers)
+
+
+def _running(readers: dict) -> bool:
+    """Whether code generated from one of ``readers`` is on the stack."""
+    from .codegen import GENERATED_FROM
+
+    wanted = {(code.co_filename, qualname) for qualname, code in readers.items()}
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        origin = GENERATED_FROM.get(frame.f_code.co_filename)
+        if origin is not None and (origin[0], origin[2]) in wanted:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_found_writes.RELOWER = _relower

@@ -576,9 +576,12 @@ class CodeCache:
     two ``exec`` namespaces) gives equal code objects, while the generated code reads the
     globals of the one it was made from."""
 
+    every: list = []  # each cache made (a global found written drops a reader's code from all: ``forget``)
+
     def __init__(self) -> None:
         self._by_code: dict = {}
         self._by_module: dict = {}
+        CodeCache.every.append(self)
 
     def get(self, fn: types.FunctionType) -> Any:
         entry = self._by_code.get(fn.__code__)
@@ -589,6 +592,12 @@ class CodeCache:
     def clear(self) -> None:
         self._by_code.clear()
         self._by_module.clear()
+
+    def forget(self, code: types.CodeType) -> None:
+        """Drop what was generated from ``code`` in every module (made again at its next call)."""
+        self._by_code.pop(code, None)
+        for key in [key for key in self._by_module if key[0] == code]:
+            del self._by_module[key]
 
     def put(self, fn: types.FunctionType, value: Any) -> Any:
         if fn.__code__ not in self._by_code:
