@@ -7,6 +7,13 @@ from source (``super().__new__(cls, ...)`` reaching a namedtuple's generated ``_
 ``tuple.__new__``, or ``object.__new__(cls)`` and attribute writes), then ``__init__`` when the
 result is an instance of the class. Its frames are yuebing's runtime, not the user's lines
 (``transform/direct_calls._RUNTIME_DIR``).
+
+A frozen dataclass is identified by value (DESIGN.md §3): the object ``object.__new__`` returns
+has the tangent of a finished frozen object, which its generated ``__init__``'s
+``object.__setattr__`` cannot write into. ``made_frozen_by_new`` builds one: ``under_construction``
+gives the object a mutable tangent (the attribute rules allow ``object.__setattr__`` on a frozen
+object with one, as while a dataclass's ``__post_init__`` runs) and ``constructed`` the frozen
+tangent of the fields it ended with (``transform/frozen_new.py``). Both return their argument.
 """
 from __future__ import annotations
 
@@ -25,4 +32,26 @@ def made_by_new(cls: type, *args: Any, **kwargs: Any) -> Any:
     return obj
 
 
-__all__ = ["made_by_new"]
+def made_frozen_by_new(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """``made_by_new`` for a frozen dataclass ``cls``."""
+    obj = cls.__new__(cls, *args, **kwargs)
+    if isinstance(obj, cls):
+        obj = under_construction(obj)
+        init = type(obj).__init__
+        if init is not object.__init__:
+            init(obj, *args, **kwargs)
+        obj = constructed(obj)
+    return obj
+
+
+def under_construction(obj: Any) -> Any:
+    """``obj``, which ``__init__`` is about to fill (its tangent becomes mutable)."""
+    return obj
+
+
+def constructed(obj: Any) -> Any:
+    """``obj``, filled (its tangent becomes the frozen one of its fields)."""
+    return obj
+
+
+__all__ = ["constructed", "made_by_new", "made_frozen_by_new", "under_construction"]

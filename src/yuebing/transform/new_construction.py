@@ -9,8 +9,9 @@ runtime's construction (``runtime._construct``, ``forward_runtime._construct``,
 ``lifting_objects.construct``, third order's ``plain_objects._construct``) calls the function
 here for such a class (``built_by_new``): the class is a constant argument of
 ``made_by_new``, its rdata dropped from the pullback. A frozen dataclass with a ``__new__`` of
-its own is refused by name: ``object.__new__`` gives it the tangent of a finished frozen object,
-into which its ``__init__``'s field writes cannot go.
+its own is built by ``made_frozen_by_new`` (``ir/class_construction.py``): ``object.__new__``
+gives it the tangent of a finished frozen object, into which its ``__init__``'s field writes
+could not go, so it gets a mutable one while ``__init__`` runs (``frozen_new.py``).
 """
 from __future__ import annotations
 
@@ -19,12 +20,13 @@ import threading
 import types
 from typing import Any, Callable
 
-from ..ir.class_construction import made_by_new
+from ..ir.class_construction import made_by_new, made_frozen_by_new
 from ..rules._partial_work import reroute
 from ..rules.core import CoDual, Dual, MissingRuleError, describe_callable
 from ..rules.numpy_coverage import REFUSED as NUMPY_REFUSED
 from ..tangents import NoFData, NoRData, NoTangent
 from .class_calls import has_python_new, metaclass_call
+from . import frozen_new  # noqa: F401  (registers the rules of made_frozen_by_new's steps)
 
 _CONSTANT_SECOND = (NoFData, NoTangent, NoFData)  # a constant's fdata, tangent and fdata tangent
 
@@ -87,23 +89,34 @@ def builder(cls: type, mode: str) -> Callable | None:
     call = _metaclass_builder(cls, mode)
     if call is not None:
         return call
-    return made_by_new if built_by_new(cls, mode) else None
+    return _by_new(cls, mode) if built_by_new(cls, mode) else None
 
 
 def built_by_new(cls: type, mode: str) -> bool:
     """Whether ``cls(...)`` is built by ``made_by_new`` (its ``__new__`` is Python code). Refused
-    by name: a NumPy class the coverage table refuses, a frozen dataclass with a ``__new__`` of
-    its own."""
+    by name: a NumPy class the coverage table refuses."""
     if not has_python_new(cls):
         return False
     refused = _refused_by_numpy(cls)  # (np.matrix: its * is a matrix product no array rule would see)
     if refused is not None:
         raise MissingRuleError(cls, mode, reason=refused)
-    if dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
-        raise MissingRuleError(cls, mode, reason="it is a frozen dataclass with a __new__ of its own, which "
-                               "yuebing does not build (move its work into a classmethod that then calls the "
-                               "class without it)")
     return True
+
+
+def _is_frozen_dataclass(cls: type) -> bool:
+    return dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def _by_new(cls: type, mode: str) -> Callable:
+    """``made_by_new``, or for a frozen dataclass ``made_frozen_by_new`` (its tangent mutable while
+    ``__init__`` writes the fields: ``frozen_new.py``), which third order does not run."""
+    if not _is_frozen_dataclass(cls):
+        return made_by_new
+    if mode == "third-order":
+        raise MissingRuleError(cls, mode, reason="it is a frozen dataclass with a __new__ of its own, which "
+                               "yuebing builds in first and second order only (move its work into a classmethod "
+                               "that then calls the class without it)")
+    return made_frozen_by_new
 
 
 def _refused_by_numpy(cls: type) -> str | None:
