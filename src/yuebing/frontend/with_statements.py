@@ -39,6 +39,7 @@ from typing import Any
 from ..ir import nodes as ir
 from ..ir import primitives as P
 from ..ir import suppressing_managers as S
+from .source import function_node
 
 
 class WithLowering:
@@ -174,8 +175,12 @@ class WithLowering:
         made = ast.Call(header.func, names[:len(header.args)],
                         [ast.keyword(k.arg, v) for k, v in zip(header.keywords, names[len(header.args):])])
         floats = self.tmp("floats")
-        test = P.generator_manager_handed_floats if maker else P.holds_float_data
-        self.call(out, ir.Const(test), maker + [ir.Var(n.id) for n in names], floats)
+        handed = [ir.Var(n.id) for n in names]
+        if maker:  # (a local @contextmanager's generator read here for an except clause)
+            catches = ir.Const(self._local_generator_catches(header.func))
+            self.call(out, ir.Const(S.made_when_run_entered_by_methods), [maker[0], catches, *handed], floats)
+        else:
+            self.call(out, ir.Const(P.holds_float_data), handed, floats)
         self.locals.add(floats)
         plainly = copy.deepcopy(made)
         plainly._yb_entered_plainly = True
@@ -186,10 +191,32 @@ class WithLowering:
         return True
 
     def _made_before(self, header: ast.expr) -> bool:
-        """Whether ``header`` is a variable of this function (a manager made before the statement)."""
-        return not getattr(header, "_yb_entered_plainly", False) and isinstance(header, ast.Name) \
-            and header.id in self.locals and self.builtin_unshadowed("type") \
-            and self.builtin_unshadowed("BaseException")
+        """Whether ``header`` is a variable of this function (a manager made before the statement),
+        a global (``M`` or ``mod.M``) now holding an instance of a class with Python
+        ``__enter__``/``__exit__`` (``with SUPPRESSOR:``), or an attribute or item read without a
+        call: asked when it runs whether to enter it through its methods."""
+        if getattr(header, "_yb_entered_plainly", False) or not self.builtin_unshadowed("type") \
+                or not self.builtin_unshadowed("BaseException"):
+            return False
+        if isinstance(header, ast.Name) and header.id in self.locals:
+            return True
+        if isinstance(header, ast.Name) or isinstance(header, ast.Attribute) and self._global_manager(header) is not None:
+            return P.is_python_manager_class(type(self._global_manager(header)))
+        # an attribute or item read without calls (``self.manager``, ``sys.modules[__name__].M``):
+        # read twice (asked, then entered), which a call might not allow
+        return isinstance(header, (ast.Attribute, ast.Subscript)) and not any(
+            isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)) for n in ast.walk(header))
+
+    def _local_generator_catches(self, func: ast.expr) -> bool:
+        """Whether a ``@contextmanager`` function this function defines under the name ``func``
+        may swallow an exception thrown in at its ``yield`` (``S.generator_catches``), read from
+        the function as written (the lowered tree holds the generator as a state machine)."""
+        if not isinstance(func, ast.Name):
+            return False
+        name = self.user_names.get(func.id, func.id)  # type: ignore[attr-defined]
+        written, _ = function_node(self.fn)  # type: ignore[attr-defined]
+        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and n.decorator_list
+                   and S.generator_catches(n) for n in ast.walk(written))
 
     def _made_before_either_way(self, node: ast.With, out: list) -> bool:
         """``with m as t, more: body`` where ``m`` was made before: when its class has Python

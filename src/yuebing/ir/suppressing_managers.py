@@ -9,12 +9,18 @@ statement out, its methods differentiated, so that the ``try`` lowering keeps ex
 (``frontend/with_statements.py``). Whether one may suppress is read from its source once
 (conservatively yes without source); a manager of C code (``np.errstate``, a lock) is not asked:
 it is entered as written, and a suppression refused by name.
+
+A ``@contextmanager`` function defined in the differentiated function is, when the statement runs,
+contextlib's helper as yuebing differentiated it (``differentiated_generator_manager``): whether its
+generator catches is read from the function's own source by the ``with`` lowering.
 """
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import inspect
+import re
 import textwrap
 import types
 from typing import Any
@@ -39,6 +45,44 @@ def manager_entered_by_methods(manager: Any) -> bool:
     its ``__exit__`` may suppress."""
     kind = type(manager)
     return is_python_manager_class(kind) and (holds_float_data(manager) or _returns_true(kind.__exit__.__code__))
+
+
+#: the file name of ``contextlib.contextmanager`` as a generated program (transform/codegen.py, ...)
+_DIFFERENTIATED_CONTEXTMANAGER = re.compile(r"<yuebing [a-z]+ contextmanager #\d+>")
+
+
+def made_when_run_entered_by_methods(maker: Any, catches: bool, *values: Any) -> bool:
+    """A ``with`` header calling ``maker``, a name bound when the function runs (a manager imported
+    or defined in it), handed ``values`` (asked when it runs): true when ``maker`` makes a manager
+    of Python code and the values or what it captures hold float data, or it may suppress
+    (``catches``: a local ``@contextmanager`` generator has an ``except`` clause)."""
+    if differentiated_generator_manager(maker) or is_generator_manager(maker) and _defined_in_generated_code(maker):
+        return catches or holds_float_data(maker, *values)  # (its generator a state machine: see catches)
+    if is_generator_manager(maker) or is_python_manager_class(maker):
+        return may_suppress(maker) or holds_float_data(maker, *values)
+    return False
+
+
+def differentiated_generator_manager(maker: Any) -> bool:
+    """Whether ``maker`` is the helper ``contextlib.contextmanager`` returns as yuebing differentiated
+    it (a ``@contextmanager`` function defined in the differentiated function: its decorator is
+    differentiated code), whose manager's ``__enter__``/``__exit__`` are contextlib's Python."""
+    code = getattr(maker, "__code__", None)
+    return isinstance(maker, types.FunctionType) and maker.__globals__ is vars(contextlib) \
+        and code.co_name == "helper" and _DIFFERENTIATED_CONTEXTMANAGER.fullmatch(code.co_filename) is not None \
+        and isinstance(getattr(maker, "__wrapped__", None), types.FunctionType)
+
+
+def _defined_in_generated_code(maker: Any) -> bool:
+    """Whether the generator function a ``@contextmanager`` helper wraps was defined in a program
+    yuebing generated (a local one, rewritten as a state machine)."""
+    return maker.__wrapped__.__code__.co_filename.startswith("<yuebing ")
+
+
+def generator_catches(function: ast.AST) -> bool:
+    """Whether the ``@contextmanager`` generator ``function`` (its definition) may swallow what is
+    thrown into it at its ``yield``: a ``try`` with an ``except`` clause."""
+    return any(isinstance(n, (ast.Try, getattr(ast, "TryStar", ast.Try))) and n.handlers for n in _own_nodes(function))
 
 
 def _tree(code: types.CodeType) -> ast.AST | None:
@@ -84,6 +128,4 @@ def _catches(code: types.CodeType) -> bool:
     """Whether a ``@contextmanager`` generator may swallow what is thrown into it at its
     ``yield``: a ``try`` with an ``except`` clause (True when its source is not found)."""
     function = _tree(code)
-    if function is None:
-        return True
-    return any(isinstance(n, (ast.Try, getattr(ast, "TryStar", ast.Try))) and n.handlers for n in _own_nodes(function))
+    return function is None or generator_catches(function)
