@@ -4,8 +4,9 @@ beside the dict for the pass and a missing key's read calls it with that tangent
 (``rules/containers/dict_subclasses.py``). Before, making one was refused ("the dict's tangent has
 no place for the factory's"). Each case against central differences in reverse, forward (plain and
 batched) and second order; a copy of the dict made in the pass, and the factory read as an
-attribute, carry the tangent kept for it; a factory of a defaultdict made outside the pass (whose
-tangent no dict's tangent has a place for) is refused by name, never called with a zero derivative.
+attribute, carry the tangent kept for it; a factory of a defaultdict made outside the pass (passed
+in, a global) captures constants of the differentiation, as finite differences of the arguments
+see them: its defaults carry no derivative.
 """
 from __future__ import annotations
 
@@ -77,18 +78,43 @@ def test_a_factory_reached_through_a_copy_or_an_attribute_in_every_mode(f):
     check_every_mode(f, X)
 
 
-def test_a_factory_of_a_defaultdict_made_outside_is_refused_by_name():
-    def made_outside(w):  # (its factory's captured w has no place in a dict's tangent)
-        return collections.defaultdict(lambda: w * 2.0)
+def _made_outside(w):  # (its factory's captured w is a constant of the differentiation)
+    return collections.defaultdict(lambda: w * 2.0)
 
+
+OUTSIDE = _made_outside(np.array([0.6, -1.3]))  # a global, its factory's values constants
+
+
+def reads_a_global_defaultdict(x):
+    copied = OUTSIDE.copy()  # (a key read from OUTSIDE itself would be left in it)
+    return np.sum(copied["new"] * x * x) + np.sum(np.sin(x) * copied["other"])
+
+
+def test_a_factory_of_a_global_defaultdict_made_outside_gives_constants_in_every_mode():
+    check_every_mode(reads_a_global_defaultdict, np.array([0.4, 0.9]))
+    assert dict(OUTSIDE) == {}
+
+
+def test_a_factory_of_a_defaultdict_passed_in_gives_constants_in_every_mode():
+    """Made outside the differentiation, its factory's captured values are constants, as finite
+    differences of the arguments see them (a dict's tangent has no place for its factory's)."""
     def f(d, x):
-        return d["z"] * x
+        d["z"] += x * x  # the missing key's default: the factory's constant 1.4
+        return d["z"] * np.sin(x) + d["y"] * x
 
-    f(made_outside(0.7), 0.7)  # (plain Python runs it)
-    for run in (lambda d: yb.grad(f, argnums=1)(d, 0.7), lambda d: yb.jvp(f, (d, 0.7), ({}, 1.0)),
-                lambda d: yb.hvp(f, (d, 0.7), ({}, 1.0))):
-        with pytest.raises(Exception, match="made outside this differentiation"):
-            run(made_outside(0.7))
+    d, h = _made_outside(0.7), 1e-6
+    g = yb.grad(f, argnums=1)(d, 0.7)
+    assert dict(d) == {}  # the argument restored
+    np.testing.assert_allclose(g, (f(_made_outside(0.7), 0.7 + h) - f(_made_outside(0.7), 0.7 - h)) / (2 * h), rtol=1e-7)
+    _, slope = yb.jvp(f, (d, 0.7), ({}, 1.0))
+    np.testing.assert_allclose(slope, g, rtol=1e-12)
+    assert dict(d) == {}
+    _, (_, gradient), (_, hv) = yb.hvp(f, (d, 0.7), ({}, 1.0))
+    assert dict(d) == {}
+    np.testing.assert_allclose(gradient, g, rtol=1e-12)
+    h = 1e-5
+    second = (yb.grad(f, argnums=1)(d, 0.7 + h) - yb.grad(f, argnums=1)(d, 0.7 - h)) / (2 * h)
+    np.testing.assert_allclose(hv, second, rtol=1e-6)
 
 
 def test_a_defaultdict_passed_in_is_restored():

@@ -13,7 +13,9 @@ key's read finds it (``default_factory_of``), and the rdata its calls gather goe
 constructor's argument. It is kept by the factory too, so a copy made in the pass (``d.copy()``,
 ``copy.copy(d)``, ``defaultdict(d.default_factory, d)``) finds it, and so does ``d.default_factory``
 read as an attribute (``getattr``'s rules ask here). The factory of a defaultdict made outside
-the pass, whose tangent no dict's tangent has a place for, is refused, not dropped. A missing key read from a dict subclass whose ``__missing__``
+the pass (passed in, a global) captures constants of the differentiation, as finite differences of
+the arguments see them (no dict's tangent has a place for it): it is called as a closure made
+outside is, its defaults carrying no derivative. A missing key read from a dict subclass whose ``__missing__``
 is Python (``Counter``, a user's class) runs that method differentiated (``missing_value``); a
 ``defaultdict``'s inserts the factory's value (``indexing/items.py``).
 """
@@ -28,7 +30,7 @@ from ...tangents import kinds as K
 from .. import outside_state
 from ..batched import _ALWAYS
 from ..cases import Case, randn
-from ..core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
+from ..core import CoDual, Dual, frule_for, primal, rrule_for
 from ..indexing.items import default_factory_of
 from ..second_order import _register as special, defined_as, defined_by
 from ..util import output, sum_rdata, tangent, zero_fdata
@@ -45,15 +47,6 @@ _ROLE_TANGENT = "tangent"
 def _carries(factory: Any) -> bool:
     """Whether a ``default_factory`` may carry derivatives (a closure over the function's values)."""
     return factory is not None and K.primal_kind(factory) is not K.NONDIFF
-
-
-def _unfollowed(factory: Any) -> RuleArgumentError:
-    return RuleArgumentError(
-        f"collections.defaultdict: yuebing cannot differentiate a default_factory "
-        f"({getattr(factory, '__qualname__', type(factory).__qualname__)}) that captures values carrying "
-        "derivatives, of a defaultdict made outside this differentiation (a dict's tangent has no place for its "
-        "factory's); make the defaultdict in the function, or write the default where it is read: d.get(k, default), "
-        "or d.setdefault(k, default)")
 
 
 class _Factory:
@@ -89,14 +82,11 @@ def _keep(role: str, made: Any, factory: Any, data: Any) -> _Factory | None:
 def _kept(role: str, d: Any, factory: Any) -> _Factory | None:
     """What ``_keep`` registered for ``d``, or for its factory (a copy of a defaultdict made in the
     pass, ``d.copy()``, ``copy.copy(d)``, ``defaultdict(d.default_factory)``, holds the same function,
-    whose tangent is the one kept); refused for a factory carrying derivatives without one (a
-    defaultdict made outside the pass)."""
+    whose tangent is the one kept); None for a defaultdict made outside the pass, whose factory's
+    captured values are constants (one an outer pass registered is refused by ``registered``)."""
     if not _carries(factory):
         return None
-    kept = outside_state.registered(role, d, _KIND) or outside_state.registered(role, factory, _BY_FUNCTION)
-    if kept is None:
-        raise _unfollowed(factory)
-    return kept
+    return outside_state.registered(role, d, _KIND) or outside_state.registered(role, factory, _BY_FUNCTION)
 
 
 def _empty(cls: type, factory: Any = None) -> Any:
