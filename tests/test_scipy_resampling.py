@@ -155,15 +155,4 @@ def test_interpolating_univariate_spline_in_values_sites_and_points():
                     SPLINE_AT[:3].copy())
 
 
-@pytest.mark.parametrize("s", [0.1, None])
-def test_smoothing_univariate_spline_is_refused_by_name_with_advice_that_works(s):
-    from yuebing.rules.core import RuleArgumentError
-
-    def f(v):
-        return np.sum(si.UnivariateSpline(SPLINE_X, v, s=s)(SPLINE_AT) ** 2)
-
-    for call in (lambda: yb.grad(f)(SPLINE_Y.copy()), lambda: yb.jvp(f, (SPLINE_Y.copy(),), (np.ones(7),)),
-                 lambda: yb.hvp(f, (SPLINE_Y.copy(),), (np.ones(7),))):
-        with pytest.raises(RuleArgumentError, match="make_interp_spline"):
-            call()
-    check_all_modes(lambda v: np.sum(si.make_interp_spline(SPLINE_X, v, k=3)(SPLINE_AT) ** 2), SPLINE_Y.copy())
+# FITPACK's smoothing fit (s > 0, s=None), a bbox and LSQUnivariateSpline: tests/test_scipy_smoothing_spline.py

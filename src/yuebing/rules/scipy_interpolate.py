@@ -258,18 +258,15 @@ def _univariate_spline_fit(x, y, k, w=None, xb=None, xe=None, s=None, nest=None)
     ``s=0`` and the data's own bounds it interpolates at knots FITPACK places at the data (odd
     ``k``) or their midpoints (even ``k``): the not-a-knot spline ``make_interp_spline`` makes on
     those knots, differentiated in ``x`` and ``y``; its arrays padded as FITPACK pads them. Any
-    other call is refused by name: with ``s > 0`` the knots are chosen from the data."""
+    other fit (``s > 0``, ``s=None``, a ``bbox``) is ``scipy_smoothing_spline.spline_fit`` on
+    FITPACK's knots (``fitted_data``)."""
     from .scipy_bsplines import _not_a_knot
+    from .scipy_smoothing_spline import fitted_data
 
     data = _fitpack_fit(x, y, k, w, xb, xe, s, nest)
     x_, y_ = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if data[6] != 0 or data[3] != x_[0] or data[4] != x_[-1]:
-        raise RuleArgumentError(
-            "scipy.interpolate.UnivariateSpline: yuebing differentiates the interpolating fit (s=0, the default "
-            "bbox) only, not FITPACK's smoothing fit (s > 0: its knots are chosen from the data). For an "
-            "interpolating spline use s=0 or scipy.interpolate.make_interp_spline(x, y, k=3), differentiated in x, "
-            "y and the points; for a smoothing fit, solve the least-squares problem of a basis you build with "
-            "np.linalg.lstsq")
+        return fitted_data(x_, y_, k, w, xb, xe, s, data)
     from scipy.interpolate import make_interp_spline
 
     spline = make_interp_spline(x_, y_, k=k, t=_not_a_knot(x_, k))
@@ -328,6 +325,7 @@ if _ppoly is not None:
     from scipy.interpolate import _fitpack2
 
     defined_as(_fitpack2.dfitpack.fpcurf0, _univariate_spline_fit)
+    from . import scipy_smoothing_spline  # noqa: F401  (fpcurf1 and fpcurfm1: refits, LSQUnivariateSpline)
     defined_as(_fitpack2.dfitpack.splev, _splev)
     defined_as(_fitpack2.dfitpack.splder, _splder)
     from scipy.interpolate import _fitpack_impl
