@@ -3,6 +3,13 @@ as the generated code sets them (call arguments, defaults, ``default_factory``, 
 fields), then ``__post_init__`` runs as a derived method call with the ``InitVar`` values, its
 pullback chained before the construction's.
 
+A ``default_factory`` reading a global the call wrote a value carrying derivatives (``global G;
+G = 2 * x``, then ``H()`` with ``field(default_factory=lambda: [G])``) is called as a derived
+function in the mode (``factory`` of ``bind_dataclass``: its value carries the global's derivative,
+its pullback gathers the field's rdata); any other factory runs as plain Python, its value a
+constant. In second order such a class is built as one with a ``__post_init__`` is
+(``construct_second_order``: the factory's dual rule, not the construction's linearity).
+
 A frozen dataclass is built with a mutable tangent while ``__post_init__`` runs (it may write
 fields with ``object.__setattr__``, which the attribute rules allow on an object under
 construction); the result then gets the frozen tangent of the fields it ended with, and the
@@ -30,10 +37,13 @@ def _zero_tangent(value: Any) -> Any:
         return NoTangent
 
 
-def bind_dataclass(cls: type, args: tuple, kwargs: dict, constant: Callable) -> tuple[dict, list, list]:
+def bind_dataclass(cls: type, args: tuple, kwargs: dict, constant: Callable,
+                   factory: Callable | None = None) -> tuple[dict, list, list]:
     """Each field's value (a call argument, or ``constant(default)``) in field order, the
     ``InitVar`` values as ``(name, value)`` in order, and the ``__init__`` parameter names (to
-    route each call argument's rdata). Python's TypeError for a call the class does not accept."""
+    route each call argument's rdata). ``factory(default_factory)``: the mode's value of a factory
+    reading a global the call wrote with derivatives (None: refused, naming both). Python's
+    TypeError for a call the class does not accept."""
     signature = inspect.signature(cls)
     try:
         given = signature.bind(*args, **kwargs).arguments
@@ -50,8 +60,10 @@ def bind_dataclass(cls: type, args: tuple, kwargs: dict, constant: Callable) -> 
         elif field.default is not dataclasses.MISSING:
             value = constant(field.default)
         elif field.default_factory is not dataclasses.MISSING:
-            _refuse_written_globals(cls, field)
-            value = constant(field.default_factory())
+            written = written_global_read(field.default_factory)
+            if written is not None and factory is None:
+                raise _factory_refused(cls, field, written)
+            value = constant(field.default_factory()) if written is None else factory(field.default_factory)
         else:
             continue  # init=False without a default: left unset, as the generated __init__ does
         if kind is dataclasses._FIELD_INITVAR:  # type: ignore[attr-defined]
@@ -61,23 +73,32 @@ def bind_dataclass(cls: type, args: tuple, kwargs: dict, constant: Callable) -> 
     return fields, initvars, list(signature.parameters)
 
 
-def _refuse_written_globals(cls: type, field: dataclasses.Field) -> None:
-    """The generated ``__init__`` calls a ``default_factory`` as plain Python, here too: one
-    reading a global this call wrote a value carrying derivatives (``global G; G = 2 * x``) would
-    give the field that value without its derivative, so it is refused, naming both."""
-    factory = field.default_factory
+def written_global_read(factory: Any) -> str | None:
+    """A global that ``factory`` (a Python function) may read and this call wrote a value carrying
+    derivatives (``global G; G = 2 * x``), or None: the dataclass would call it as plain Python,
+    giving the field that value without its derivative."""
     if not isinstance(factory, types.FunctionType):
-        return
+        return None
     namespace = factory.__globals__
     for name in _names_used(factory.__code__):  # (the names it may read as globals)
         for role in ("fdata", "tangent"):
             slot = outside_state.global_slot(role, namespace, name)
             if slot is not None and may_carry_derivatives(namespace.get(name)):
-                raise TypeError(
-                    f"yuebing cannot differentiate the default_factory of {cls.__qualname__}.{field.name}: it reads "
-                    f"the global {name!r}, which this call wrote a value carrying derivatives, and the dataclass "
-                    f"calls it as plain Python. What to do: give the field its value when the instance is made "
-                    f"({cls.__qualname__}({field.name}=...))")
+                return name
+    return None
+
+
+def reads_written_globals(cls: type) -> bool:
+    """Whether a ``default_factory`` of dataclass ``cls`` reads a global this call wrote with derivatives."""
+    return any(written_global_read(f.default_factory) is not None for f in cls.__dataclass_fields__.values())
+
+
+def _factory_refused(cls: type, field: dataclasses.Field, name: str) -> TypeError:
+    return TypeError(
+        f"yuebing cannot differentiate the default_factory of {cls.__qualname__}.{field.name}: it reads "
+        f"the global {name!r}, which this call wrote a value carrying derivatives, and the dataclass "
+        f"calls it as plain Python here. What to do: give the field its value "
+        f"when the instance is made ({cls.__qualname__}({field.name}=...))")
 
 
 def _new(cls: type, fields: dict) -> Any:
@@ -96,11 +117,14 @@ def _route(names: list, n_args: int, kwargs: dict, rdata: dict) -> tuple:
     return (NoRData, *(rdata.get(names[i], NoRData) for i in range(n_args)), *(rdata.get(k, NoRData) for k in kwargs))
 
 
-def construct_reverse(cls: type, args: tuple, kwargs: dict, call: Callable | None, keep_mutable: bool = False):
+def construct_reverse(cls: type, args: tuple, kwargs: dict, call: Callable | None, keep_mutable: bool = False,
+                      factory: Callable | None = None):
     """``cls(*args, **kwargs)`` on coduals; ``call(f, args)`` runs ``__post_init__`` in reverse
-    mode (None: skip it). ``keep_mutable``: the result keeps its mutable tangent (second order
-    runs ``__post_init__`` itself); its pullback then takes the InitVars' rdata as ``initvar_rdata``."""
-    stored: dict = {}  # defaults a class body inside the function stored: their reads' pullbacks
+    mode (None: skip it), and a factory reading a global the call wrote. ``keep_mutable``: the
+    result keeps its mutable tangent (second order runs ``__post_init__`` itself); its pullback then
+    takes the InitVars' rdata as ``initvar_rdata``. ``factory(make)``: ``(codual, gather)`` of such
+    a factory instead (second order's)."""
+    stored: dict = {}  # defaults a class body inside the function stored, factories called: their pullbacks
 
     def default(v: Any) -> CoDual:
         found = class_level_read(v)
@@ -108,7 +132,12 @@ def construct_reverse(cls: type, args: tuple, kwargs: dict, call: Callable | Non
             return CoDual(v, fdata(zero_tangent(v)))
         stored[id(found[0])] = found[1]
         return found[0]
-    fields, initvars, names = bind_dataclass(cls, args, kwargs, default)
+    def from_factory(make: Any) -> CoDual:
+        out, gather = factory(make) if factory is not None else _reverse_factory(call, make)
+        stored[id(out)] = gather
+        return out
+    fields, initvars, names = bind_dataclass(cls, args, kwargs, default,
+                                             from_factory if factory is not None or call is not None else None)
     gathers = {name: stored[id(c)] for name, c in [*fields.items(), *initvars] if id(c) in stored}
     obj = _new(cls, fields)
     frozen = cls.__dataclass_params__.frozen
@@ -145,12 +174,18 @@ def construct_reverse(cls: type, args: tuple, kwargs: dict, call: Callable | Non
     return CoDual(obj, out_f), pullback
 
 
-def construct_forward(cls: type, args: tuple, kwargs: dict, call: Callable | None, keep_mutable: bool = False) -> Dual:
-    """``cls(*args, **kwargs)`` on duals; ``call(f, args)`` runs ``__post_init__`` in forward mode."""
+def construct_forward(cls: type, args: tuple, kwargs: dict, call: Callable | None, keep_mutable: bool = False,
+                      factory: Callable | None = None) -> Dual:
+    """``cls(*args, **kwargs)`` on duals; ``call(f, args)`` runs ``__post_init__`` in forward mode,
+    and a factory reading a global the call wrote (``factory(make)``: its dual instead)."""
     def default(v: Any) -> Dual:  # (a default a class body inside the function stored has its tangent)
         t = class_level_tangent(v)
         return Dual(v, _zero_tangent(v) if t is None else t)
-    fields, initvars, _ = bind_dataclass(cls, args, kwargs, default)
+
+    def from_factory(make: Any) -> Dual:
+        return factory(make) if factory is not None else call(Dual(make, NoTangent), ())
+    fields, initvars, _ = bind_dataclass(cls, args, kwargs, default,
+                                         from_factory if factory is not None or call is not None else None)
     fields = {k: v if isinstance(v, Dual) else Dual(v, _zero_tangent(v)) for k, v in fields.items()}
     obj = _new(cls, fields)
     frozen = cls.__dataclass_params__.frozen
@@ -164,24 +199,68 @@ def construct_forward(cls: type, args: tuple, kwargs: dict, call: Callable | Non
     return Dual(obj, tangent)
 
 
+def _reverse_factory(call: Callable, make: Any) -> tuple[CoDual, Callable]:
+    """A factory called as a derived function in reverse mode, and what gives its value's rdata back."""
+    out, pullback = call(CoDual(make, NoFData), ())
+    return out, lambda r: pullback(r)
+
+
+class _DualFactories:
+    """Second order's factories reading a global the call wrote: each called once by its dual rule,
+    its 4-tuple handed to the three constructions (``part``: 1 fdata, 2 tangent, 3 fdata tangent),
+    the rdata of both reverse ones gathered for its dual pullback."""
+
+    def __init__(self, dual_rule: Callable) -> None:
+        self.dual_rule = dual_rule
+        self.made: dict = {}  # id(factory) -> [4-tuple, pullback, rdata, rdata of the fdata tangents]
+
+    def _call(self, make: Any) -> list:
+        if id(make) not in self.made:
+            out, pullback = self.dual_rule(make)((make, NoFData, NoTangent, NoFData))
+            self.made[id(make)] = [out, pullback, NoRData, NoRData]
+        return self.made[id(make)]
+
+    def reverse(self, part: int) -> Callable:
+        def factory(make: Any) -> tuple[CoDual, Callable]:
+            entry = self._call(make)
+            return CoDual(entry[0][0], entry[0][part]), lambda r: entry.__setitem__(2 if part == 1 else 3, r)
+        return factory
+
+    def forward(self, make: Any) -> Dual:
+        out = self._call(make)[0]
+        return Dual(out[0], out[2])
+
+    def pull(self) -> None:
+        for _, pullback, r, r_d in self.made.values():
+            pullback(r, r_d)
+
+
 def construct_second_order(cls: type, args: tuple, kwargs: dict, dual_rule: Callable, value_tangent: Callable) -> tuple:
-    """``dual_rule(fn)`` is ``lifting.DUAL_RULE``, ``value_tangent`` a value's zero tangent. ``cls(*args)`` with a ``__post_init__`` on 4-tuples: the generated construction (linear)
-    for the primal and fdata, the fdata tangents and the tangent, then ``__post_init__``'s dual
-    rule on the object with all three, chained."""
-    post_init = cls.__post_init__
+    """``dual_rule(fn)`` is ``lifting.DUAL_RULE``, ``value_tangent`` a value's zero tangent.
+    ``cls(*args)`` with a ``__post_init__``, or a factory reading a global the call wrote, on
+    4-tuples: the generated construction (linear) for the primal and fdata, the fdata tangents and
+    the tangent, each factory's dual rule giving its field, then ``__post_init__``'s dual rule on
+    the object with all three, chained."""
+    post_init = getattr(cls, "__post_init__", None)
+    factories = _DualFactories(dual_rule)
     out1, pullback1 = construct_reverse(cls, tuple(CoDual(a[0], a[1]) for a in args),
-                                        {k: CoDual(v[0], v[1]) for k, v in kwargs.items()}, None, keep_mutable=True)
+                                        {k: CoDual(v[0], v[1]) for k, v in kwargs.items()}, None, keep_mutable=True,
+                                        factory=factories.reverse(1))
     with outside_state.fdata_tangent_pass():
         out2, pullback2 = construct_reverse(cls, tuple(CoDual(a[0], a[3]) for a in args),
-                                            {k: CoDual(v[0], v[3]) for k, v in kwargs.items()}, None, keep_mutable=True)
+                                            {k: CoDual(v[0], v[3]) for k, v in kwargs.items()}, None,
+                                            keep_mutable=True, factory=factories.reverse(3))
     tangent = construct_forward(cls, tuple(Dual(a[0], a[2]) for a in args), {k: Dual(v[0], v[2]) for k, v in kwargs.items()},
-                                None, keep_mutable=True).tangent
+                                None, keep_mutable=True, factory=factories.forward).tangent
     obj = out1.primal
     _, initvars, _ = bind_dataclass(cls, args, kwargs, lambda v: (v, fdata(zero_tangent(v)), value_tangent(v),
-                                                                  fdata(zero_tangent(v))))
+                                                                  fdata(zero_tangent(v))),
+                                  lambda make: factories._call(make)[0])
     self4 = (obj, out1.fdata, tangent, out2.fdata)
-    _, post_pullback = dual_rule(post_init)((post_init, NoFData, NoTangent, NoFData), self4,
-                                                    *(v for _, v in initvars))
+    post_pullback = None
+    if post_init is not None:
+        _, post_pullback = dual_rule(post_init)((post_init, NoFData, NoTangent, NoFData), self4,
+                                                *(v for _, v in initvars))
     frozen = cls.__dataclass_params__.frozen
     if frozen:
         parts = dict(tangent.fields)
@@ -197,9 +276,11 @@ def construct_second_order(cls: type, args: tuple, kwargs: dict, dual_rule: Call
                 for name, value in (r.fields.items() if isinstance(r, Tangent) else ()):
                     if name in slots.fields:
                         slots.fields[name] = add_rdata_to(slots.fields[name], value)
-        rs, rsd = post_pullback(NoRData, NoRData)
+        rs, rsd = post_pullback(NoRData, NoRData) if post_pullback is not None else ((), ())
         tangent_rdata = pullback2(NoRData, dict(zip(names, rsd[2:])))
-        return pullback1(NoRData, dict(zip(names, rs[2:]))), tangent_rdata
+        result = pullback1(NoRData, dict(zip(names, rs[2:]))), tangent_rdata
+        factories.pull()  # (after the constructions' pullbacks gathered the fields' rdata)
+        return result
 
     return out, pullback
 

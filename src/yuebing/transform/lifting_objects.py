@@ -289,10 +289,10 @@ def _construct_dataclass(f: tuple, args: tuple, kwargs: dict) -> tuple:
     from forward mode."""
     from .forward_runtime import call_frule
 
-    from .dataclass_construction import construct_second_order, has_post_init
+    from .dataclass_construction import construct_second_order, has_post_init, reads_written_globals
 
     cls = f[0]
-    if has_post_init(cls):  # not linear: __post_init__ runs as a dual method call
+    if has_post_init(cls) or reads_written_globals(cls):  # not linear: __post_init__, a factory run as dual calls
         return construct_second_order(cls, args, kwargs, lifting.DUAL_RULE, _zero_tangent_of)
     out1, out2, pullback = _with_fdata_tangents(CoDual(cls, NoFData), args, kwargs)
     tangent = call_frule(Dual(cls, NoTangent), *(Dual(a[0], a[2]) for a in args),
