@@ -42,7 +42,8 @@ _INFRASTRUCTURE = {"core", "cases", "common", "declare", "util", "table", "secon
 SCIPY_RULES = {
     "scipy.fft": ("scipy_fft",),
     "scipy.integrate": ("scipy_integrate",),
-    "scipy.interpolate": ("scipy_bsplines", "scipy_interpolate", "scipy_regular_grid"),
+    "scipy.interpolate": ("scipy_bsplines", "scipy_interpolate", "scipy_regular_grid",
+                          "scipy_smoothing_spline"),
     "scipy.linalg": ("scipy_linalg_decomp", "scipy_linalg_solvers", "scipy_linalg_special", "scipy_linalg_third_order",
                      "scipy_rules"),
     "scipy.ndimage": ("scipy_ndimage",),

@@ -24,7 +24,8 @@ values and the data sites), or the nearest site's value. ``RBFInterpolator``'s P
 LAPACK solve are defined as SciPy's own array-API form of them (NumPy code and
 ``np.linalg.solve``). FITPACK's ``UnivariateSpline`` fit with ``s=0`` is the not-a-knot
 interpolating spline on FITPACK's knots (``make_interp_spline``'s definition), evaluated by
-``splev``/``splder`` defined with ``scipy_bsplines._evaluate``; its smoothing fit is refused by name.
+``splev``/``splder`` defined with ``scipy_bsplines._evaluate``; its other fits (``s > 0``, a
+``bbox``) are ``scipy_smoothing_spline``'s.
 """
 from __future__ import annotations
 
@@ -325,7 +326,6 @@ if _ppoly is not None:
     from scipy.interpolate import _fitpack2
 
     defined_as(_fitpack2.dfitpack.fpcurf0, _univariate_spline_fit)
-    from . import scipy_smoothing_spline  # noqa: F401  (fpcurf1 and fpcurfm1: refits, LSQUnivariateSpline)
     defined_as(_fitpack2.dfitpack.splev, _splev)
     defined_as(_fitpack2.dfitpack.splder, _splder)
     from scipy.interpolate import _fitpack_impl
