@@ -150,7 +150,12 @@ _work.PASS_THROUGH.update((os.path.join(folder, file), name) for folder, file, n
     (_RULES, "util.py", ("defined_rrule",)),
     (_RULES, "builtins.py", ("_call_rrule",)),
     (_RULES, "ordering.py", ("rrule", "_sorted_rrule", "_filter_rrule")),  # a key that may change data
-    (os.path.join(_RULES, "containers"), "lists.py", ("_list_sort",))) for name in names)
+    (os.path.join(_RULES, "containers"), "lists.py", ("_list_sort",)),
+    # a missing key of a defaultdict (its factory) or of a class with a Python __missing__: that
+    # function's rule is the item read's, its arguments as given (trimmed cuts only the rdata of
+    # parameters left at their defaults, which the call site does not read)
+    (os.path.join(_RULES, "indexing"), "items.py", ("_getitem_rrule", "_dict_getitem")),
+    (os.path.join(_RULES, "indexing"), "common.py", ("trimmed",))) for name in names)
 _work.METHOD_FRAMES.update((os.path.join(_HERE, file), "_call_method") for file in ("runtime.py", "second_order.py"))
 
 

@@ -306,7 +306,11 @@ def _linear(f: tuple, args: tuple, kwargs: dict, data: tuple = (), stored: tuple
     if f[0] in _DICT_READS and len(args) == 2 and isinstance(args[0][0], dict):
         missing = missing_definition(args[0][0], args[1][0])  # a defaultdict's or Counter's default
         if missing is not None:
-            return DUAL_RULE(missing)((missing, NoFData, NoTangent, NoFData), *args)
+            try:
+                return DUAL_RULE(missing)((missing, NoFData, NoTangent, NoFData), *args)
+            except Exception as error:  # its factory raised after work: the read's arguments as given
+                reroute(error, lambda inner: inner)
+                raise
     if f[0] is np.sum or f[0] is SUM_METHOD:
         fast = fast_sum(args, kwargs)  # np.sum(x) of a float64 array (dual_elementwise.py)
         if fast is not None:
