@@ -13,8 +13,10 @@ very float, array or list passed), or a tuple of them (``e.args``), hands out th
 data; a float's cotangent gathers in the record and the constructor's pullback returns it to
 the argument. Any other float data read out of an exception (one made by plain code, or a value
 an ``__init__`` computed from its arguments) is refused by name (``objects._refuse_carried_floats``),
-at any depth: a user object holding floats in ``e.args`` (``KeyError(box)`` of ``d[box]``, made
-by C code) was read as a constant, its derivative lost (``_float_reach.holds_floats``).
+at any depth: a user object holding floats in ``e.args`` was read as a constant, its derivative
+lost (``_float_reach.holds_floats``). One made by a rule's C code (``KeyError(box)`` of ``d[box]``,
+``AttributeError.obj``) is recorded with the data of the object the rule was handed
+(``carry_handed``).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.primitives import made_exception
-from ..tangents import NoFData, NoRData, NoTangent
+from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from . import exception_tangents, outside_state
 from ._float_reach import BUDGET, LABEL_TYPES, _held, holds_floats
 from .batched import _ALWAYS
@@ -213,6 +215,56 @@ def _made_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
 
 def _fdata(a: Any) -> Any:
     return a.fdata if isinstance(a, CoDual) else NoFData
+
+
+# --------------------------------------------------------------------------------------------
+# An exception a rule's C code made from what it was handed: KeyError(box) of d[box], the obj of
+# an AttributeError
+# --------------------------------------------------------------------------------------------
+
+
+#: what an exception carries that is no user object (messages, numbers, keys of labels)
+_NOT_HANDED_OBJECTS = frozenset({str, int, float, complex, bool, tuple, bytes, type(None)})
+
+
+def carry_handed(error: BaseException, args: tuple) -> None:
+    """``error`` leaves a rule called with ``args`` (a mode's values: coduals, duals or second
+    order's 4-tuples; ``transform/protocols.dispatch``). When it holds, in ``args`` or an
+    AttributeError's ``obj``, a user object the rule was handed, that object is recorded with
+    its derivative data, as ``made_exception`` records its arguments: a handler reading
+    ``e.args[0].value`` then has it. Only objects whose data is a ``MutableTangent``, where their
+    fields' cotangents gather (a number's would need the rule's pullback, which never runs: its
+    read stays refused by name)."""
+    held = [*error.args, getattr(error, "obj", None)] if isinstance(error, AttributeError) else error.args
+    if not any(type(v) not in _NOT_HANDED_OBJECTS for v in held) or not outside_state.active() \
+            or type(error).__module__.startswith("yuebing.") \
+            or outside_state.registered(_ROLE_TANGENT, error, _KIND) is not None \
+            or outside_state.registered("fdata", error, _KIND) is not None:
+        return  # (StopIteration() of every loop's end: the first test)
+    values, roles = [], {}
+    for value in held:
+        data = _handed_data(value, args)
+        if data is not None and not any(value is v for v in values):
+            values.append(value)
+            for role, d in data.items():
+                roles.setdefault(role, []).append(d)
+    for role, data in roles.items():
+        _record(role, error, values, data)
+
+
+def _handed_data(value: Any, args: tuple) -> dict | None:
+    """Per role, the derivative data of the user object ``value`` when it is one of ``args``."""
+    if type(value) in _NOT_HANDED_OBJECTS:
+        return None
+    for a in args:
+        if isinstance(a, CoDual) and a.primal is value:
+            return {"fdata": a.fdata} if isinstance(a.fdata, MutableTangent) else None
+        if isinstance(a, Dual) and a.primal is value:
+            return {_ROLE_TANGENT: a.tangent} if isinstance(a.tangent, MutableTangent) else None
+        if type(a) is tuple and len(a) == 4 and a[0] is value:
+            return {"fdata": a[1], _ROLE_TANGENT: a[2], "fdata_tangent": a[3]} \
+                if all(isinstance(d, MutableTangent) for d in (a[1], a[3])) else None
+    return None
 
 
 # --------------------------------------------------------------------------------------------

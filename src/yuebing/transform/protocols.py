@@ -28,6 +28,7 @@ from ..rules._comparisons import is_builtin_key, python_key
 from ..rules.comparing_calls import comparing_call, may_compare
 from ..rules.containers.deque_arguments import method_on_items, plain_deque_call
 from ..rules.core import CoDual, Dual, RuleArgumentError, describe_callable
+from ..rules.exception_data import carry_handed
 from ..rules.iteration import call_listed, is_consumer, listing_user_iterators
 from ..rules.label_calls import given, plain_result, takes_labels_only
 from ..rules.numpy_internals import ufunc_call_definition
@@ -488,7 +489,11 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         if on_masked is not None:  # np.sum(m), np.sin(m), for v in m: what NumPy runs (rules/numpy_masked_forms.py)
             return dispatch(mode, mode.constant(on_masked), on_masked, args, kwargs)
         refuse_masked_arguments(fn, args, kwargs, _primal_of_value)  # a rule that would ignore a mask (rules/numpy_masked.py)
-        return mode.run_rule(rule, f, args, kwargs)
+        try:
+            return mode.run_rule(rule, f, args, kwargs)
+        except Exception as error:  # KeyError(box) of d[box]: the box with its derivative data (exception_data.py)
+            carry_handed(error, args)
+            raise
     dispatcher = _dispatcher_of(fn)
     if dispatcher is not None and mode.lookup(dispatcher) is not None:  # NumPy's Python calls the C function itself
         return dispatch(mode, mode.constant(dispatcher), dispatcher, args, kwargs)
