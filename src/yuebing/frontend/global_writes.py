@@ -50,9 +50,9 @@ _MODULES: dict[int, _Module] = {}
 _CODE_STORES: dict[types.CodeType, frozenset] = {}
 
 #: ``RELOWER(readers)``: drops what was generated from the readers' code (``{qualname: code}``)
-#: and tells whether none of them is running now; set by ``transform/global_writes.py`` (a higher
-#: layer, which knows the caches). Unset, a name found written makes its readers stale.
-RELOWER: Callable[[dict], bool] | None = None
+#: and names one of them running now (None: none is); set by ``transform/global_writes.py`` (a
+#: higher layer, which knows the caches). Unset, a name found written makes its readers stale.
+RELOWER: Callable[[dict], str | None] | None = None
 
 
 def written_names(fn: types.FunctionType) -> frozenset:
@@ -84,15 +84,23 @@ def learn_attribute_writes(module: types.ModuleType, names: Any) -> None:
     _learn(_known(vars(module)), set(names))
 
 
-def record_plain_reads(fn: types.FunctionType, names: Any) -> None:
-    """``fn`` was lowered reading ``names`` as plain global loads (constants): a name found
-    written from now on makes this lowering out of date. A lowering of ``fn`` that reads a stale
-    name with ``global_get`` ends its staleness."""
-    module = _module(fn.__globals__)
+def record_plain_reads(fn: types.FunctionType, names: Any, namespace: dict | None = None) -> None:
+    """``fn`` was lowered reading ``names`` as plain global loads (constants), of its module or of
+    module ``namespace`` (``mod.G``): a name found written from now on makes this lowering out of
+    date. A lowering of ``fn`` that reads a stale name with ``global_get`` ends its staleness."""
+    module = _module(fn.__globals__ if namespace is None else namespace)
     names = set(names)
     for name in names:
         module.plain_reads.setdefault(name, {})[fn.__qualname__] = fn.__code__
-    for name in [n for n, reader in module.stale.items() if reader == fn.__qualname__ and n not in names]:
+    if namespace is None:
+        for name in [n for n, reader in module.stale.items() if reader == fn.__qualname__ and n not in names]:
+            del module.stale[name]
+
+
+def _reads_written(fn: types.FunctionType, namespace: dict, name: str) -> None:
+    """``fn`` is lowered reading ``name`` of module ``namespace`` with ``global_get``: no longer stale."""
+    module = _module(namespace)
+    if module.stale.get(name) == fn.__qualname__:
         del module.stale[name]
 
 
@@ -133,8 +141,9 @@ def _learn(module: _Module, names: set) -> None:
     for name in set(names) - module.written:
         module.written.add(name)
         readers = module.plain_reads.pop(name, None)
-        if readers and (RELOWER is None or not RELOWER(readers)):
-            module.stale[name] = next(iter(readers))
+        running = (next(iter(readers)) if RELOWER is None else RELOWER(readers)) if readers else None
+        if running is not None:
+            module.stale[name] = running
 
 
 def _stored_by(value: Any, namespace: dict, depth: int) -> set:
@@ -243,8 +252,12 @@ class GlobalLowering:
         owner: Any = self.module_globals.get(owner_path[0])  # type: ignore[attr-defined]
         for part in owner_path[1:]:
             owner = getattr(owner, part, None)
-        if not isinstance(owner, types.ModuleType) or name not in written_in_module(owner):
+        if not isinstance(owner, types.ModuleType):
             return None
+        if name not in written_in_module(owner):  # a constant: out of date if the name is found written
+            record_plain_reads(self.fn, (name,), vars(owner))
+            return None
+        _reads_written(self.fn, vars(owner), name)
         return self.call(out, ir.Const(P.global_get), [ir.Const(owner), ir.Const(name)], target)  # type: ignore[attr-defined]
 
     def own_module_by_sys_modules(self, node: ast.expr) -> Any:

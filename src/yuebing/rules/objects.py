@@ -454,6 +454,10 @@ def _getattr_rrule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
 
 @rrule_for(getattr)
 def _getattr_rrule(obj, name, default=_NOT_PASSED):
+    if isinstance(primal(obj), types.ModuleType) and MODULE_SETATTR and default is _NOT_PASSED:
+        written = MODULE_SETATTR["read_rrule"](obj, name)  # a global this call wrote: its derivative
+        if written is not None:
+            return written
     return _getattr_rrule_impl(obj, name, default, plain=False, who="getattr")
 
 
@@ -548,6 +552,10 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
 
 @frule_for(getattr)
 def _getattr_frule(obj, name, default=_NOT_PASSED):
+    if isinstance(primal(obj), types.ModuleType) and MODULE_SETATTR and default is _NOT_PASSED:
+        written = MODULE_SETATTR["read_frule"](obj, name)  # a global this call wrote: its tangent
+        if written is not None:
+            return written
     return _getattr_frule_impl(obj, name, default, plain=False, who="getattr")
 
 
@@ -709,8 +717,17 @@ def _setattr_frule_impl(obj: Dual, name: Any, value: Any, plain: bool, who: str)
     return Dual(None, NoTangent)
 
 
+#: rules of an attribute write on a module found only when it runs (``setattr(mod, name, x)``, ``m.G = x``
+#: with ``m`` bound in a branch): the module's global is written as ``global G`` writes it, and of a
+#: read through a variable or ``getattr`` of a global this call wrote (``read_rrule``, ``read_frule``:
+#: None for any other); set by ``transform/global_writes.py`` ("rrule", "frule")
+MODULE_SETATTR: dict = {}
+
+
 @rrule_for(setattr)
 def _setattr_rrule(obj, name, value):
+    if isinstance(primal(obj), types.ModuleType) and MODULE_SETATTR:
+        return MODULE_SETATTR["rrule"](obj, name, value)
     return _setattr_rrule_impl(obj, name, value, plain=False, who="setattr")
 
 
@@ -721,6 +738,8 @@ def _object_setattr_rrule(self, name, value):
 
 @frule_for(setattr)
 def _setattr_frule(obj, name, value):
+    if isinstance(primal(obj), types.ModuleType) and MODULE_SETATTR:
+        return MODULE_SETATTR["frule"](obj, name, value)
     return _setattr_frule_impl(obj, name, value, plain=False, who="setattr")
 
 

@@ -34,7 +34,7 @@ from ..frontend import global_writes as _found_writes
 from ..frontend.global_writes import note_written, stale_reader
 from ..ir.globals_view import global_names
 from ..ir.primitives import global_defined, global_del, global_get, global_set, namespace_of
-from ..rules import outside_state
+from ..rules import objects as _objects, outside_state
 from ..rules.batched import BATCH, is_batched
 from ..rules.core import CoDual, Dual, primal, register_frule, register_rrule
 from ..rules.declare import nondifferentiable
@@ -68,9 +68,11 @@ def _check_write(namespace: dict, name: str, value: Any) -> None:
     reader = stale_reader(namespace, name)
     if reader is not None:
         raise _lost(name, f"{reader} was running code compiled reading it as a constant when it was found written "
-                          "(through globals() with a key computed when it runs, or by a function reached only then)",
+                          "(a globals() item or a module's attribute written with a name computed when it runs, a "
+                          "module reached through a variable, or a writer reached only then)",
                     f"call again ({reader} is compiled anew at its next call, reading the global's derivative), or "
-                    "write globals() items with constant keys (globals()['G'] = x) or a global statement")
+                    "write it with a constant name (globals()['G'] = x, mod.G = x with mod a global name) or a "
+                    "global statement")
     if outside_state.nested():
         raise _lost(name, "it is written a value carrying derivatives inside a differentiation nested in another "
                           "(yb.grad inside a differentiated function), whose outer pass would not see them",
@@ -266,12 +268,12 @@ def check_third_order(f: Any, values: list) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _relower(readers: dict) -> bool:
+def _relower(readers: dict) -> str | None:
     """A global the ``readers`` (``{qualname: code}``) were compiled reading as a constant is now
     known written: what was generated from their code is dropped in every mode, so their next call
-    compiles them anew with ``global_get``. False when one of them is running (its old code on the
-    stack reads the global as a constant): the rest of that call refuses a write carrying
-    derivatives (``stale_reader``)."""
+    compiles them anew with ``global_get``. The name of one of them running (its old code on the
+    stack reads the global as a constant: the rest of that call refuses a write carrying
+    derivatives, ``stale_reader``), or None."""
     from . import dual_vectorize
     from .direct_calls import FORWARD, REVERSE, SECOND
     from .forward_runtime import _SPECULATIVE
@@ -282,11 +284,11 @@ def _relower(readers: dict) -> bool:
             cache.forget(code)
         _SPECULATIVE.pop(code, None)
         dual_vectorize._IR.pop(code, None)
-    return not _running(readers)
+    return _running(readers)
 
 
-def _running(readers: dict) -> bool:
-    """Whether code generated from one of ``readers`` is on the stack."""
+def _running(readers: dict) -> str | None:
+    """The qualified name of one of ``readers`` whose generated code is on the stack, or None."""
     from .codegen import GENERATED_FROM
 
     wanted = {(code.co_filename, qualname) for qualname, code in readers.items()}
@@ -294,9 +296,70 @@ def _running(readers: dict) -> bool:
     while frame is not None:
         origin = GENERATED_FROM.get(frame.f_code.co_filename)
         if origin is not None and (origin[0], origin[2]) in wanted:
-            return True
+            return origin[2]
         frame = frame.f_back
-    return False
+    return None
 
 
 _found_writes.RELOWER = _relower
+
+
+# --------------------------------------------------------------------------------------------
+# Attribute writes on a module found only when they run
+# --------------------------------------------------------------------------------------------
+
+
+def _module_write_checked(module: Any, name: Any) -> None:
+    """``setattr(mod, name, x)`` (``m.G = x`` with ``m`` a module bound in a branch, or computed),
+    written as ``global_set`` writes: the module learns the name written (functions compiled
+    reading it as a constant are compiled anew, or refused in the call running them: ``_check_write``)."""
+    if not isinstance(name, str):
+        raise TypeError(f"attribute name must be string, not '{type(name).__name__}'")
+
+
+def _module_setattr_rrule(obj: CoDual, name: Any, value: Any) -> tuple[CoDual, Callable]:
+    _module_write_checked(obj.primal, primal(name))
+    value = value if isinstance(value, CoDual) else CoDual(value, NoFData)
+    out, pullback = _set_rrule(CoDual(obj.primal, NoFData), CoDual(primal(name), NoFData), value)
+    return out, lambda dy: (NoRData, *pullback(dy)[1:])
+
+
+def _module_setattr_frule(obj: Any, name: Any, value: Any) -> Dual:
+    _module_write_checked(primal(obj), primal(name))
+    return _set_frule(primal(obj), primal(name), value)
+
+
+def module_setattr_dual(args: tuple) -> tuple:
+    """Second order of ``setattr(module, name, value)`` (``lifting_objects._setattr`` asks here)."""
+    _module_write_checked(args[0][0], args[1][0])
+    return _set_dual((global_set, NoFData, NoTangent, NoFData), args, {})
+
+
+def _module_getattr_rrule(obj: CoDual, name: Any) -> tuple[CoDual, Callable] | None:
+    """``mod.G`` read through a variable or ``getattr`` (not lowered to ``global_get``): the
+    derivative this call's write gave it; None when this call did not write it (a constant)."""
+    module, key = obj.primal, primal(name)
+    if not isinstance(key, str) or _written("fdata", vars(module), key, vars(module).get(key, _ABSENT)) is None:
+        return None
+    return _get_rrule(CoDual(module, NoFData), CoDual(key, NoFData))
+
+
+def _module_getattr_frule(obj: Any, name: Any) -> Dual | None:
+    module, key = primal(obj), primal(name)
+    if not isinstance(key, str) or _written("tangent", vars(module), key, vars(module).get(key, _ABSENT)) is None:
+        return None
+    return _get_frule(module, key)
+
+
+def module_getattr_dual(args: tuple) -> tuple | None:
+    """Second order of ``getattr(module, name)`` (``lifting_objects._getattr`` asks here): a global
+    this call wrote, with its derivatives; None for any other."""
+    module, key = args[0][0], args[1][0]
+    if not isinstance(key, str) or _written("tangent", vars(module), key, vars(module).get(key, _ABSENT)) is None:
+        return None
+    return _get_dual((global_get, NoFData, NoTangent, NoFData), args, {})
+
+
+_ABSENT = object()  # (a name the module does not hold: no slot holds it)
+_objects.MODULE_SETATTR.update(rrule=_module_setattr_rrule, frule=_module_setattr_frule,
+                               read_rrule=_module_getattr_rrule, read_frule=_module_getattr_frule)

@@ -63,6 +63,12 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     carrier = carrier_kind(obj[0])  # an exception's or a tuple bunch's attribute (rules/exception_data.py)
     if carrier is not None and not kwargs and outside_state.registered("tangent", obj[0], carrier) is not None:
         return _exception_attribute(f, args, carrier)
+    if isinstance(obj[0], types.ModuleType) and not kwargs and len(args) == 2:
+        from .global_writes import module_getattr_dual
+
+        written = module_getattr_dual(args)  # a global this call wrote: its derivatives
+        if written is not None:
+            return written
     if isinstance(obj[0], (type, types.ModuleType)) and not kwargs and len(args) == 2:
         return _class_or_module_attribute(args)
     if isinstance(obj[0], collections.defaultdict) and len(args) == 2 and args[1][0] == "default_factory":
@@ -147,6 +153,10 @@ def _class_attribute_tangent(y: Any) -> Any:
 
 def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     obj, name, value = args
+    if isinstance(obj[0], types.ModuleType) and f[0] is setattr and not kwargs:  # (global_writes.py)
+        from .global_writes import module_setattr_dual
+
+        return module_setattr_dual(args)
     if not _is_field_tangent(obj[2]) or kwargs:
         if isinstance(obj[0], np.generic) and isinstance(obj[2], (float, complex)):
             # a NumPy scalar's tangent is a Python number: read the method off the tangent as a
