@@ -310,13 +310,10 @@ def test_a_method_default_computed_from_the_function_carries_its_derivative():
     check_all_modes(field_with_a_default_factory_from_the_function, 0.7)
 
 
-def test_what_the_class_statement_reads_as_plain_values_is_refused_with_the_line():
-    """A class decorator runs in the class statement, which sees plain values."""
-    for run in (lambda: yb.grad(decorator_from_the_function)(0.7),
-                lambda: yb.jvp(decorator_from_the_function, (0.7,), (1.0,)),
-                lambda: yb.hvp(decorator_from_the_function, (0.7,), (1.0,))):
-        with pytest.raises(TypeError, match=r"class defined in this function(.|\n)*'a'(.|\n)*test_local_classes.py"):
-            run()
+def test_a_decorator_reading_the_function_s_variables_is_differentiated():
+    """A class decorator reading the function's variables is called by the function, its write
+    ``cls.factor = factor`` followed (more: test_local_classes_decorators.py)."""
+    check_all_modes(decorator_from_the_function, 0.7)
 
 
 def default_factory_of_a_subclass(x):

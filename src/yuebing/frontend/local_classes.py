@@ -58,6 +58,7 @@ class LocalClassLowering:
         # computed by the function too, which reads its current value and derivative)
         written = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and self._written_global(n.id)}
         _rebind_global_readers(node, {name for name in written if self._written_global(name)})
+        self.class_decorators, self.lowered_class = self._hoist_decorators(node, ours | written, out), node
         bases = self._hoist_bases(node, ours | written, out)
         self._lower_class_body(node, ours | written, out)
         methods = sorted({name for fn in _methods(node) for name in self._captured(fn)})
@@ -102,6 +103,48 @@ class LocalClassLowering:
                 hoisted[target] = ast.unparse(base)
         return hoisted
 
+    def _hoist_decorators(self, node: ast.ClassDef, ours: set, out: list) -> list[tuple[str, bool]]:
+        """The decorators from the outermost down to the last one reading ``ours`` (``@scaled(a)``),
+        each computed by the function (top to bottom, before the bases, as Python evaluates them)
+        and taken out of the class statement: ``apply_class_decorators`` applies them after it.
+        Returns each one's variable, and whether it reads ``ours``: such a one is called by the
+        function, differentiated, where the class statement would call it with plain values (a
+        write ``cls.factor = k`` is followed: ``rules/local_classes.class_write_rrule``); another
+        (``@dataclass`` above it) is called as the class statement would."""
+        reading = [i for i, d in enumerate(node.decorator_list) if self._reads_our_variables(d, ours)]
+        if not reading:
+            return []
+        moved, node.decorator_list = node.decorator_list[:reading[-1] + 1], node.decorator_list[reading[-1] + 1:]
+        held = []
+        for decorator in moved:
+            held.append((self.tmp("decorator"), self._reads_our_variables(decorator, ours)))
+            self.statement(_at(ast.Assign([ast.Name(held[-1][0], ast.Store())], decorator), decorator), out)
+        return held
+
+    def _reads_our_variables(self, decorator: ast.expr, ours: set) -> bool:
+        """Whether ``decorator`` reads a variable of the user's function (not a global the class
+        statement bound as ours before: a module, ``dataclass``), other than a dataclass's
+        (``@dataclass(frozen=flag)``: Python's, called as the class statement calls it)."""
+        code = self.fn.__code__
+        variables = {*code.co_varnames, *code.co_cellvars, *code.co_freevars}
+        read = {self.user_names.get(name, name) for name in _all_names_read(decorator) & ours}
+        return bool(read & variables) and not _is_dataclass_decorator(decorator)
+
+    def apply_class_decorators(self, node: ast.ClassDef, out: list) -> None:
+        """After the class statement (``normalise.stmt_ClassDef``): ``C = decorator(C)`` for each
+        decorator ``_hoist_decorators`` took out of it, innermost first, then the check that the
+        class kept its computed values (``_check_stored``), which the statement applies otherwise."""
+        name = node.name
+        for held, differentiated in reversed(getattr(self, "class_decorators", [])):
+            if differentiated:
+                call = ast.Call(ast.Name(held, ast.Load()), [ast.Name(name, ast.Load())], [])
+                self.statement(_at(ast.Assign([ast.Name(name, ast.Store())], call), node), out)
+            else:
+                self.opaque(out, f"{name} = {held}({name})", (name,))
+        if getattr(self, "class_decorators", None) and getattr(self, "stored_check", None):
+            self.opaque(out, f"{name} = {self.stored_check}({name})", (name,))
+        self.class_decorators, self.stored_check = [], None
+
     def _read_by_the_class_statement(self, node: ast.ClassDef) -> ast.ClassDef:
         """``node`` without the bodies of the methods that read the module's globals themselves
         (``without_rebound_bodies``), for ``normalise.stmt_ClassDef``."""
@@ -119,7 +162,10 @@ class LocalClassLowering:
         check = self.tmp("stored")
         self.call(out, ir.Const(class_stored), [ir.Const(tuple(names)), ir.Const(message),
                                                 *(ir.Var(kept[name]) for name in names)], check)
-        node.decorator_list.insert(0, ast.Name(check, ast.Load()))
+        if getattr(self, "class_decorators", None) and node is self.lowered_class:  # (applied after them)
+            self.stored_check = check
+        else:
+            node.decorator_list.insert(0, ast.Name(check, ast.Load()))
 
     def _class_cell(self, name: str) -> ir.Var | None:
         """The cell holding our variable ``name`` in the generated code (None in the first
@@ -369,11 +415,12 @@ _NEXT = """
 def _is_dataclass_statement(node: ast.ClassDef) -> bool:
     """Whether a decorator of the class is spelled ``dataclass`` (``@dataclass``,
     ``@dataclasses.dataclass(frozen=...)``)."""
-    for decorator in node.decorator_list:
-        called = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if (called.id if isinstance(called, ast.Name) else getattr(called, "attr", None)) == "dataclass":
-            return True
-    return False
+    return any(_is_dataclass_decorator(decorator) for decorator in node.decorator_list)
+
+
+def _is_dataclass_decorator(decorator: ast.expr) -> bool:
+    called = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (called.id if isinstance(called, ast.Name) else getattr(called, "attr", None)) == "dataclass"
 
 
 def statement_value_name(statement: ast.stmt) -> str:

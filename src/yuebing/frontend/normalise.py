@@ -639,6 +639,7 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
                 self.locals.add(name)
         self.locals.add(node.name)
         self.opaque(out, ast.unparse(node), (node.name,))
+        self.apply_class_decorators(node, out)  # (those reading our variables: local_classes.py)
 
     # ---------------------------------------------------------------- the function
 

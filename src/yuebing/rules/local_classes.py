@@ -127,6 +127,97 @@ def class_level_tangent(value: Any) -> Any:
     return outside_state.registered("tangent", value, CLASS_LEVEL)
 
 
+# --------------------------------------------------------------------------------------------
+# Writes on a class (``cls.factor = k`` in a class decorator, a singleton's ``cls.instance = ...``)
+# --------------------------------------------------------------------------------------------
+
+
+def writes_on_class(o: Any, plain: bool) -> bool:
+    """Whether ``setattr(o, ...)`` writes a class attribute these rules follow: ``o`` is a class
+    made by a class statement whose metaclass writes as ``type`` does."""
+    return not plain and isinstance(o, type) and bool(o.__flags__ & _HEAP_TYPE) \
+        and type(o).__setattr__ is type.__setattr__
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: made by a class statement, not a builtin or C type
+
+
+def class_write_rrule(cls: type, name: str, value: Any) -> tuple[CoDual, Callable]:
+    """``setattr(cls, name, value)`` in reverse mode: the value is a class value as ``class_level``'s
+    (a read through the class gathers its cotangent in the value's box); the pullback puts the
+    attribute back and hands the value what the box gathered."""
+    take = _gathered(value if isinstance(value, CoDual) else CoDual(value, NoFData))
+    restore = _written(cls, name, primal_of(value))
+
+    def pullback(dy: Any) -> tuple:
+        restore()
+        return NoRData, NoRData, NoRData, take()
+
+    return CoDual(None, NoFData), pullback
+
+
+def class_write_second(cls: type, name: str, value: tuple) -> tuple[tuple, Callable]:
+    """``setattr(cls, name, value)`` in second order: the value's box in the fdata and fdata tangent
+    roles, its tangent registered as forward mode's."""
+    v, fd, t, fdd = value
+    take = _gathered(CoDual(v, fd))
+    with outside_state.fdata_tangent_pass():
+        take_d = _gathered(CoDual(v, fdd))
+    outside_state.register("tangent", v, t, CLASS_LEVEL)
+    restore = _written(cls, name, v)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        restore()
+        return (NoRData, NoRData, NoRData, take()), (NoRData, NoRData, NoRData, take_d())
+
+    return (None, NoFData, NoTangent, NoFData), pullback
+
+
+def _gathered(value: CoDual) -> Callable[[], Any]:
+    """The box of ``value`` written on a class (in the current fdata role; shared with an earlier
+    registration of the same value); returns what takes the rdata it gathered (a second write of
+    the value does not count it again)."""
+    box = outside_state.registered("fdata", value.primal, CLASS_LEVEL)
+    if box is None:
+        box = _box(value)
+        outside_state.register("fdata", value.primal, box, CLASS_LEVEL)
+
+    def take() -> Any:
+        gathered = slot_rdata(box.fields["cell_contents"], value.primal)
+        box.fields["cell_contents"] = _box(value).fields["cell_contents"]
+        return gathered
+
+    return take
+
+
+def primal_of(value: Any) -> Any:
+    return value.primal if isinstance(value, (CoDual, Dual)) else value
+
+
+def class_write_frule(cls: type, name: str, value: Any) -> Dual:
+    """``setattr(cls, name, value)`` in forward mode: a read through the class finds the tangent."""
+    tangent = value.tangent if isinstance(value, Dual) else zero_tangent(value)
+    outside_state.register("tangent", primal_of(value), tangent, CLASS_LEVEL)
+    setattr(cls, name, primal_of(value))
+    return Dual(None, NoTangent)
+
+
+def _written(cls: type, name: str, value: Any) -> Callable[[], None]:
+    """Write ``cls.name = value``; returns what puts back the class's own attribute as it was."""
+    own = vars(cls)
+    existed, old = name in own, own.get(name)
+    setattr(cls, name, value)
+    outside_state.note_reached(cls)
+
+    def restore() -> None:
+        if existed:
+            setattr(cls, name, old)
+        elif name in vars(cls):
+            delattr(cls, name)
+
+    return restore
+
+
 def stored_defaults(items: list, is_given: Callable[[Any], bool]) -> dict[int, Callable]:
     """A named tuple's field values (``items``: the call's arguments, ``is_given``, and the class's
     defaults), each default a class body stored in this pass replaced in place by its codual;
@@ -193,6 +284,9 @@ register_rrule(class_level, _class_level_rrule)
 register_frule(class_level, _class_level_frule)
 _register((class_cells,), _class_cells_second_order)
 _register((class_level,), _class_level_second_order)
+# (a batched Hessian pass reads a class attribute as a constant call, without the batched
+# tangent registered here: the pass is dropped, Unbatched, and its columns run one pass each)
+_class_level_second_order.second_order_kind = "special"  # type: ignore[attr-defined]
 nondifferentiable(class_stored)  # (a check: the values' derivatives go through class_level)
 nondifferentiable(_named_tuple_class)
 defined_as(collections.namedtuple, _namedtuple)

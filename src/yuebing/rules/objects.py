@@ -44,7 +44,7 @@ import numpy as np
 from .. import tangents as T
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, Tangent
 from ..tangents import kinds as K
-from .local_classes import class_level_read, class_level_tangent
+from .local_classes import class_level_read, class_level_tangent, class_write_frule, class_write_rrule, writes_on_class
 from .containers import (
     _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
 )
@@ -678,6 +678,8 @@ def _setattr_rrule_impl(obj: CoDual, name: Any, value: Any, plain: bool, who: st
     o, n = obj.primal, primal(name)
     if _function_metadata(o, primal(value)):
         return _function_metadata_write(o, n, primal(value))
+    if writes_on_class(o, plain):  # a value with a tangent type written on a class (local_classes.py)
+        return class_write_rrule(o, n, value)
     _check_user_write(o, n, who, plain, building=isinstance(obj.fdata, MutableTangent))
     v = primal(value)
     v_fd = value.fdata if isinstance(value, CoDual) else NoFData
@@ -709,6 +711,8 @@ def _setattr_rrule_impl(obj: CoDual, name: Any, value: Any, plain: bool, who: st
 
 def _setattr_frule_impl(obj: Dual, name: Any, value: Any, plain: bool, who: str) -> Dual:
     o, n = obj.primal, primal(name)
+    if not _function_metadata(o, primal(value)) and writes_on_class(o, plain):
+        return class_write_frule(o, n, value)
     if not _function_metadata(o, primal(value)):
         _check_user_write(o, n, who, plain, building=isinstance(obj.tangent, MutableTangent))
     (_raw_setattr if plain else setattr)(o, n, primal(value))

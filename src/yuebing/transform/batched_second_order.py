@@ -79,6 +79,8 @@ def run_rule(found: tuple, f: tuple, args: tuple, kwargs: dict, run: Callable) -
         return run(found, f, args, kwargs)
     if getattr(rule, "second_order_kind", None) == "zero" or not _any_batched(f, args, kwargs):
         return _constant_call(found, f, args, kwargs, run)
+    if f[0] is setattr and isinstance(args[0][0], type):  # a class holds one tangent (rules/local_classes.py)
+        raise Unbatched("a value carrying a derivative written on a class")
     if getattr(rule, "second_order_kind", None) == "python":  # a Python definition (map, itertools,
         # scipy.stats' methods): differentiated like user code, so batched like it; the looped
         # fallback lost every direction but the first of the cotangent tangents its calls routed

@@ -25,7 +25,8 @@ from ..rules.bunch_records import record_extras, taken_rdata
 from ..rules.exception_data import carried_tangent
 from ..rules import exception_tangents
 from ..rules.objects import _instance_value, _mapped_item, _raw_delattr, _raw_setattr
-from ..rules.local_classes import class_level_tangent, stored_default_second
+from ..rules.local_classes import (class_level_tangent, class_write_second, may_carry_derivatives, stored_default_second,
+                                  writes_on_class)
 from ..rules import outside_state
 from ..rules._partial_work import reroute
 from ..rules.numpy_masked import masked_method
@@ -157,6 +158,8 @@ def _setattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         from .global_writes import module_setattr_dual
 
         return module_setattr_dual(args)
+    if writes_on_class(obj[0], f[0] is not setattr) and may_carry_derivatives(value[0]) and not kwargs:
+        return class_write_second(obj[0], name[0], value)
     if not _is_field_tangent(obj[2]) or kwargs:
         if isinstance(obj[0], np.generic) and isinstance(obj[2], (float, complex)):
             # a NumPy scalar's tangent is a Python number: read the method off the tangent as a
