@@ -524,8 +524,9 @@ def masked_form(fn: Any, args: tuple, kwargs: dict, primal_of: Callable[[Any], A
         return None
     for a in args:  # (as refuse_masked_arguments: the common case in one pass without allocations)
         v = primal_of(a)
-        if type(v) not in _PLAIN and isinstance(v, MaskedArray):
-            break
+        if type(v) not in _PLAIN and (isinstance(v, MaskedArray) or type(v) in _SEQUENCES
+                                      and any(isinstance(e, MaskedArray) for e in v)):
+            break  # (a list of them: np.concatenate([m, x]), numpy_masked_joins.py)
     else:
         return None
     if _aware(fn):
