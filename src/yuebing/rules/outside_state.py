@@ -116,6 +116,22 @@ def written_by_outer_pass(namespace: dict, name: str, or_this_one: bool = False)
                for memo in memos if memo for key, hit in memo.items())
 
 
+def note_nested_write(namespace: dict, name: str, value: Any) -> None:
+    """The open scope, nested in others, wrote ``value`` to global ``name`` of ``namespace``: the
+    scopes around it must not read that value (its derivative is the nested pass's, which they do
+    not see: ``written_by_nested_pass``)."""
+    for memo in _outer_memos():
+        if memo is not None:  # (hit[0] None: nothing ``reached`` or ``final_state`` follows)
+            memo[("nested_global", id(namespace), name)] = (None, (namespace, value))
+
+
+def written_by_nested_pass(namespace: dict, name: str, value: Any) -> bool:
+    """Whether a pass nested in the open one wrote ``value`` to global ``name`` of ``namespace``."""
+    memo = getattr(_LOCAL, "memo", None)
+    hit = memo.get(("nested_global", id(namespace), name)) if memo else None
+    return hit is not None and hit[1][0] is namespace and hit[1][1] is value
+
+
 class GlobalSlot:
     """A module global written in a differentiated call: the value written (``value``) and its
     tangent in one role (``tangent``), which every later read in the call shares."""

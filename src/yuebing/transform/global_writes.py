@@ -17,9 +17,10 @@ A global the call has not written is a constant, read as plain global loads are 
 The module's global holds what a plain call leaves there: writes are not undone (a container or
 array written is kept as the forward pass left it: ``outside_state.leave``).
 
-Refused, naming the global: a write carrying derivatives in a pass nested in another (``yb.grad``
-inside a differentiated function), a read there of what the outer pass wrote, and such writes or
-reads in third order (``third_order.py``); a write carrying derivatives when a function was
+A write carrying derivatives in a pass nested in another (``yb.grad`` inside a differentiated
+function) is followed in that pass. Refused, naming the global: a read in the passes around it of
+the value it wrote (``outside_state.written_by_nested_pass``), a read in a nested pass of what the
+outer pass wrote, and such writes or reads in third order (``third_order.py``); a write carrying derivatives when a function was
 compiled reading that global as a constant and still running when the write was found
 (``frontend.global_writes.stale_reader``). A reader not running then is compiled again at its
 next call (``_relower``: a notebook cell defining a writer after a reader was differentiated).
@@ -73,10 +74,8 @@ def _check_write(namespace: dict, name: str, value: Any) -> None:
                     f"call again ({reader} is compiled anew at its next call, reading the global's derivative), or "
                     "write it with a constant name (globals()['G'] = x, mod.G = x with mod a global name) or a "
                     "global statement")
-    if outside_state.nested():
-        raise _lost(name, "it is written a value carrying derivatives inside a differentiation nested in another "
-                          "(yb.grad inside a differentiated function), whose outer pass would not see them",
-                    "return the value from the inner function instead of writing it to a global")
+    if outside_state.nested():  # followed in the nested pass; the passes around it must not read it
+        outside_state.note_nested_write(namespace, name, value)
     if not outside_state.active():
         raise _lost(name, "it is written a value carrying derivatives outside a differentiation pass",
                     "call the function through yb.grad, yb.jvp or yb.hvp")
@@ -88,6 +87,12 @@ def _constant(namespace: dict, name: str, value: Any) -> Any:
         raise _lost(name, "the differentiation around this nested one (yb.grad inside a differentiated function) "
                           "wrote it a value carrying derivatives, which the nested one does not see",
                     "pass the value to the inner function as an argument")
+    if carries_derivative(value) and outside_state.written_by_nested_pass(namespace, name, value):
+        raise _lost(name, "a differentiation nested in this one (yb.grad inside a differentiated function) wrote "
+                          "it the value read here, whose derivative this one does not see",
+                    "return the value from the inner function as an auxiliary value (yb.grad(inner, "
+                    "has_aux=True) of an inner function returning (value, the global's value)) instead of "
+                    "reading the global it wrote")
     return read_only(value)
 
 
