@@ -23,6 +23,7 @@ arguments in ``args``), then ``__init__`` runs through the mode's rules: reverse
 """
 from __future__ import annotations
 
+import builtins
 import types
 from typing import Any, Callable
 
@@ -31,7 +32,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent
 from . import outside_state
 from ._float_reach import holds_floats
 from .containers.common import _element_fdata, _slot
-from .core import CoDual, Dual, frule, register_frule, register_rrule, rrule
+from .core import CoDual, Dual, RuleArgumentError, frule, register_frule, register_rrule, rrule
 from .declare import nondifferentiable_methods
 from .second_order import _register
 from .util import sum_rdata
@@ -45,13 +46,16 @@ DUAL_INIT: Callable | None = None
 
 
 def differentiates_init(cls: type, values: list) -> bool:
-    """Whether ``cls(*values)`` is made with a tangent: its ``__init__`` is Python, its
-    ``__new__`` is not (a Python ``__new__`` stays with ``exception_data._made``), and the
-    arguments hold float data (without any, nothing the ``__init__`` computes has a derivative)."""
-    init = getattr(cls, "__init__", None)
-    new = getattr(cls, "__new__", None)
-    python_new = isinstance(new, types.FunctionType) or isinstance(cls.__dict__.get("__new__"), staticmethod)
-    return isinstance(init, types.FunctionType) and not python_new and holds_floats(values)
+    """Whether ``cls(*values)`` is made with a tangent: its ``__init__`` or its ``__new__`` is
+    Python, and the arguments hold float data (without any, nothing they compute has a derivative)."""
+    return (isinstance(getattr(cls, "__init__", None), types.FunctionType) or _python_new(cls)) \
+        and holds_floats(values)
+
+
+def _python_new(cls: type) -> bool:
+    """Whether ``cls`` has a ``__new__`` written in Python (then differentiated, its
+    ``super().__new__`` reaching ``BaseException.__new__``'s rules at the end of this file)."""
+    return isinstance(getattr(cls, "__new__", None), types.FunctionType)
 
 
 def _new(cls: type, args: list, kwargs: dict) -> BaseException:
@@ -111,10 +115,39 @@ def _as_codual(c: Any) -> CoDual:
     return c if isinstance(c, CoDual) else CoDual(c, NoFData)
 
 
+def _made_tangent(role: str, e: Any, cls: type) -> MutableTangent:
+    """The tangent in ``role`` that ``BaseException.__new__``'s rule registered for ``e``, the
+    exception ``cls.__new__`` (Python) returned."""
+    found = outside_state.registered(role, e, KIND)
+    if not isinstance(found, MutableTangent):
+        raise RuleArgumentError(
+            f"{cls.__qualname__}: yuebing cannot differentiate an exception class whose __new__ returns an object "
+            "it did not make with super().__new__(cls, ...) in this call. What to do: make the exception in "
+            "__new__ with super().__new__(cls, ...), or do the work before raising")
+    return found
+
+
+def _construct_reverse_by_new(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
+    """``construct_reverse`` of a class with a Python ``__new__``: both methods differentiated, as
+    ``type.__call__`` runs them (``__init__`` only on an instance of ``cls``)."""
+    made, new_pullback = rrule(cls.__new__, CoDual(cls, NoFData), *args, **kwargs)
+    e = made.primal
+    init_pullback = rrule(cls.__init__, CoDual(e, _made_tangent("fdata", e, cls)), *args, **kwargs)[1] \
+        if isinstance(e, cls) else None
+
+    def pullback(dy: Any) -> tuple:
+        rs = list(_kept(e, lambda: init_pullback(NoRData)))[2:] if init_pullback is not None else []
+        return (NoRData, NoRData, *_sum_into(list(_kept(e, lambda: new_pullback(NoRData)))[2:], rs))
+
+    return CoDual(e, NoFData), pullback
+
+
 def construct_reverse(cls: type, args: tuple, kwargs: dict) -> tuple[CoDual, Callable]:
     """``cls(*args, **kwargs)`` in reverse mode; the pullback's rdata is ``made_exception``'s
     (its own, the class's, the arguments', the keywords')."""
     args, kwargs = tuple(map(_as_codual, args)), {k: _as_codual(v) for k, v in kwargs.items()}
+    if _python_new(cls):
+        return _construct_reverse_by_new(cls, args, kwargs)
     e = _new(cls, [c.primal for c in args], {k: c.primal for k, c in kwargs.items()})
     fd = MutableTangent(cls, {"args": _args_slot(e, _args_fdata(list(args)))})
     outside_state.register("fdata", e, fd, KIND)
@@ -132,6 +165,11 @@ def construct_forward(cls: type, args: tuple, kwargs: dict) -> Dual:
     """``cls(*args, **kwargs)`` in forward mode: the tangent registered, ``__init__`` run on it."""
     args = tuple(a if isinstance(a, Dual) else Dual(a, T.zero_tangent(a)) for a in args)
     kwargs = {k: v if isinstance(v, Dual) else Dual(v, T.zero_tangent(v)) for k, v in kwargs.items()}
+    if _python_new(cls):  # (both methods differentiated, as in reverse mode)
+        e = frule(cls.__new__, Dual(cls, NoTangent), *args, **kwargs).primal
+        if isinstance(e, cls):
+            frule(cls.__init__, Dual(e, _made_tangent("tangent", e, cls)), *args, **kwargs)
+        return Dual(e, NoTangent)
     e = _new(cls, [a.primal for a in args], {k: a.primal for k, a in kwargs.items()})
     t = MutableTangent(cls, {"args": _args_tangent(e, tuple(a.tangent for a in args))})
     outside_state.register("tangent", e, t, KIND)
@@ -142,6 +180,8 @@ def construct_forward(cls: type, args: tuple, kwargs: dict) -> Dual:
 def construct_second(cls: type, args: tuple, kwargs: dict) -> tuple:
     """``cls(*args, **kwargs)`` in second order (4-tuples): three tangents registered, one per
     role, and ``__init__`` run by its dual rule; the dual pullback's rdata as ``made_exception``'s."""
+    if _python_new(cls):
+        return _construct_second_by_new(cls, args, kwargs)
     e = _new(cls, [a[0] for a in args], {k: a[0] for k, a in kwargs.items()})
     fd = MutableTangent(cls, {"args": _args_slot(e, _args_fdata([CoDual(a[0], a[1]) for a in args]))})
     fdt = MutableTangent(cls, {"args": _args_slot(e, _args_fdata([CoDual(a[0], a[3]) for a in args]))})
@@ -157,6 +197,25 @@ def construct_second(cls: type, args: tuple, kwargs: dict) -> tuple:
             stored = _items(T.rdata(made.fields.get("args", NoFData)), len(args))
             out.append((NoRData, NoRData, *_sum_into(list(r)[2:], stored)))
         return tuple(out)
+
+    return (e, NoFData, NoTangent, NoFData), pullback
+
+
+def _construct_second_by_new(cls: type, args: tuple, kwargs: dict) -> tuple:
+    """``construct_second`` of a class with a Python ``__new__``, both methods by their dual rules."""
+    made, new_pullback = DUAL_INIT(cls.__new__, (cls, NoFData, NoTangent, NoFData), *args, **kwargs)
+    e = made[0]
+    init_pullback = None
+    if isinstance(e, cls):
+        made4 = (e, *(_made_tangent(role, e, cls) for role in ("fdata", "tangent", "fdata_tangent")))
+        init = cls.__init__
+        init_pullback = DUAL_INIT(init, made4, *args, **kwargs)[1] if isinstance(init, types.FunctionType) \
+            else _init_dual((init, NoFData, NoTangent, NoFData), (made4, *args), kwargs)[1]  # a C one
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        ris = _kept(e, lambda: init_pullback(NoRData, NoRData)) if init_pullback is not None else ((), ())
+        rns = _kept(e, lambda: new_pullback(NoRData, NoRData))
+        return tuple((NoRData, NoRData, *_sum_into(list(rn)[2:], list(ri)[2:])) for rn, ri in zip(rns, ris))
 
     return (e, NoFData, NoTangent, NoFData), pullback
 
@@ -320,3 +379,65 @@ register_rrule((BaseException, "__init__"), _init_rrule)
 register_frule((BaseException, "__init__"), _init_frule)
 _init_dual.second_order_kind = "special"  # type: ignore[attr-defined]
 _register(((BaseException, "__init__"),), _init_dual)
+
+
+# --------------------------------------------------------------------------------------------
+# BaseException.__new__, reached by super().__new__(cls, ...) from a Python __new__: the exception
+# made with its tangent registered, its args slot holding what the call hands it
+# --------------------------------------------------------------------------------------------
+
+
+def _new_rrule(owner: CoDual, cls: CoDual, *args: CoDual) -> tuple[CoDual, Callable]:
+    e = owner.primal.__new__(cls.primal, *(a.primal if isinstance(a, CoDual) else a for a in args))
+    nothing = (NoRData,) * (3 + len(args))
+    if not outside_state.active():
+        return CoDual(e, NoFData), lambda dy: nothing
+    fd = MutableTangent(type(e), {"args": _args_slot(e, _args_fdata(list(args)))})
+    outside_state.register("fdata", e, fd, KIND)
+
+    def pullback(dy: Any) -> tuple:
+        return (NoRData, NoRData, NoRData, *_items(T.rdata(fd.fields.get("args", NoFData)), len(args)))
+
+    return CoDual(e, fd), pullback  # (with its tangent: the __new__'s writes into it are followed)
+
+
+def _new_frule(owner: Dual, cls: Dual, *args: Dual) -> Dual:
+    e = owner.primal.__new__(cls.primal, *(a.primal if isinstance(a, Dual) else a for a in args))
+    if outside_state.active():
+        tangents = tuple(a.tangent if isinstance(a, Dual) else NoTangent for a in args)
+        t = MutableTangent(type(e), {"args": _args_tangent(e, tangents)})
+        outside_state.register("tangent", e, t, KIND)
+        return Dual(e, t)
+    return Dual(e, NoTangent)
+
+
+register_rrule((BaseException, "__new__"), _new_rrule)
+register_frule((BaseException, "__new__"), _new_frule)
+
+
+def _new_dual(f: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Second order: ``f`` is a builtin exception class's own ``__new__`` (looked up as a function),
+    ``args`` the class's and the arguments' 4-tuples; the three tangents registered."""
+    given = args[1:]
+    e = f[0](args[0][0], *(a[0] for a in given))
+    nothing = (NoRData,) * (2 + len(given))
+    if not outside_state.active():
+        return (e, NoFData, NoTangent, NoFData), lambda dy, dy_d: (nothing, nothing)
+    fd = MutableTangent(type(e), {"args": _args_slot(e, _args_fdata([CoDual(a[0], a[1]) for a in given]))})
+    fdt = MutableTangent(type(e), {"args": _args_slot(e, _args_fdata([CoDual(a[0], a[3]) for a in given]))})
+    t = MutableTangent(type(e), {"args": _args_tangent(e, tuple(a[2] for a in given))})
+    for role, made in (("fdata", fd), ("fdata_tangent", fdt), ("tangent", t)):
+        outside_state.register(role, e, made, KIND)
+
+    def pullback(dy: Any, dy_d: Any) -> tuple:
+        return tuple((NoRData, NoRData, *_items(T.rdata(made.fields.get("args", NoFData)), len(given)))
+                     for made in (fd, fdt))
+
+    return (e, fd, t, fdt), pullback
+
+
+#: every builtin exception class's own ``__new__`` (what ``super().__new__`` finds first in the MRO)
+_BUILTIN_NEWS = tuple({id(c.__dict__["__new__"]): c.__dict__["__new__"] for c in vars(builtins).values()
+                       if isinstance(c, type) and issubclass(c, BaseException) and "__new__" in c.__dict__}.values())
+_new_dual.second_order_kind = "special"  # type: ignore[attr-defined]
+_register(_BUILTIN_NEWS, _new_dual)
