@@ -35,9 +35,10 @@ def reader(v):
 """
 
 
-def _modules() -> tuple[types.ModuleType, dict]:
-    """A fresh module ``m`` (in ``sys.modules``) and a namespace using it, whose readers are
-    compiled in every mode before any writer exists."""
+@pytest.fixture
+def modules():
+    """A fresh module ``m`` (in ``sys.modules`` for the test) and a namespace using it, whose
+    readers are compiled in every mode before any writer exists."""
     name = f"yb_runtime_owner_{next(_COUNT)}"
     m = types.ModuleType(name)
     exec(_OWNER, vars(m))
@@ -45,7 +46,8 @@ def _modules() -> tuple[types.ModuleType, dict]:
     user: dict = {"__name__": f"{name}_user", "m": m, "other": types.ModuleType("other")}
     exec(_USER, user)
     check_every_mode(user["reader"], 0.7)
-    return m, user
+    yield m, user
+    sys.modules.pop(name, None)
 
 
 _WRITERS = {
@@ -57,49 +59,37 @@ _WRITERS = {
 
 
 @pytest.mark.parametrize("kind", list(_WRITERS))
-def test_a_module_write_found_when_it_runs_is_followed_in_every_mode(kind):
-    m, user = _modules()
-    try:
-        exec(_WRITERS[kind], user)
-        check_every_mode(user["writer"], 0.7)  # 2 x^3
-        np.testing.assert_allclose(yb.grad(user["writer"])(0.7), 6 * 0.7 ** 2, rtol=1e-12)
-        value, _ = yb.value_and_grad(user["writer"])(0.7)
-        assert m.G == 0.7 * 0.7 and value == 2 * 0.7 ** 3  # the module left as a plain call leaves it
-    finally:
-        sys.modules.pop(m.__name__, None)
+def test_a_module_write_found_when_it_runs_is_followed_in_every_mode(kind, modules):
+    m, user = modules
+    exec(_WRITERS[kind], user)
+    check_every_mode(user["writer"], 0.7)  # 2 x^3
+    np.testing.assert_allclose(yb.grad(user["writer"])(0.7), 6 * 0.7 ** 2, rtol=1e-12)
+    value, _ = yb.value_and_grad(user["writer"])(0.7)
+    assert m.G == 0.7 * 0.7 and value == 2 * 0.7 ** 3  # the module left as a plain call leaves it
 
 
-def test_a_reader_of_mod_g_compiled_before_the_writer_takes_its_derivative():
-    m, user = _modules()
-    try:
-        exec("def writer(x):\n    m.G = x * x\n    return reader(x)\n", user)
-        check_every_mode(user["writer"], 0.7)
-        np.testing.assert_allclose(yb.grad(user["writer"])(0.7), 6 * 0.7 ** 2, rtol=1e-12)
-    finally:
-        sys.modules.pop(m.__name__, None)
+def test_a_reader_of_mod_g_compiled_before_the_writer_takes_its_derivative(modules):
+    m, user = modules
+    exec("def writer(x):\n    m.G = x * x\n    return reader(x)\n", user)
+    check_every_mode(user["writer"], 0.7)
+    np.testing.assert_allclose(yb.grad(user["writer"])(0.7), 6 * 0.7 ** 2, rtol=1e-12)
 
 
-def test_a_read_after_the_write_in_the_same_function_is_refused_once_then_followed():
-    m, user = _modules()
-    try:
-        exec("def writer(x):\n    setattr(m, ''.join(['G']), x * x)\n    return m.G * x\n", user)
-        with pytest.raises(TypeError, match="global 'G'.*writer was running code compiled reading it as a constant"
-                                            ".*call again"):
-            yb.grad(user["writer"])(0.7)
-        check_every_mode(user["writer"], 0.7)  # the advice works: x^3
-        np.testing.assert_allclose(yb.grad(user["writer"])(0.7), 3 * 0.7 ** 2, rtol=1e-12)
-    finally:
-        sys.modules.pop(m.__name__, None)
+def test_a_read_after_the_write_in_the_same_function_is_refused_once_then_followed(modules):
+    m, user = modules
+    exec("def writer(x):\n    setattr(m, ''.join(['G']), x * x)\n    return m.G * x\n", user)
+    with pytest.raises(TypeError, match="global 'G'.*writer was running code compiled reading it as a constant"
+                                        ".*call again"):
+        yb.grad(user["writer"])(0.7)
+    check_every_mode(user["writer"], 0.7)  # the advice works: x^3
+    np.testing.assert_allclose(yb.grad(user["writer"])(0.7), 3 * 0.7 ** 2, rtol=1e-12)
 
 
-def test_a_name_that_is_not_a_string_raises_as_python_does():
-    m, user = _modules()
-    try:
-        exec("def writer(x):\n    setattr(m, 3, x)\n    return x\n", user)
-        with pytest.raises(TypeError, match="attribute name must be string"):
-            yb.grad(user["writer"])(0.7)
-    finally:
-        sys.modules.pop(m.__name__, None)
+def test_a_name_that_is_not_a_string_raises_as_python_does(modules):
+    m, user = modules
+    exec("def writer(x):\n    setattr(m, 3, x)\n    return x\n", user)
+    with pytest.raises(TypeError, match="attribute name must be string"):
+        yb.grad(user["writer"])(0.7)
 
 
 _THROUGH_A_VARIABLE = {
@@ -111,15 +101,12 @@ _THROUGH_A_VARIABLE = {
 
 
 @pytest.mark.parametrize("kind", list(_THROUGH_A_VARIABLE))
-def test_a_read_through_a_variable_or_getattr_takes_the_derivative_the_write_gave(kind):
+def test_a_read_through_a_variable_or_getattr_takes_the_derivative_the_write_gave(kind, modules):
     """A read not lowered to ``global_get`` (``mod.G`` with ``mod`` a variable, ``getattr(m, "G")``):
     the getattr rules give the derivative this call's write gave (it gave the value without it:
     grad 0.49 for 1.47)."""
-    m, user = _modules()
-    try:
-        exec(_THROUGH_A_VARIABLE[kind], user)
-        check_every_mode(user["writer"], 0.7)
-        copies = 1 if kind.startswith("written") else 2
-        np.testing.assert_allclose(yb.grad(user["writer"])(0.7), copies * 3 * 0.7 ** 2, rtol=1e-12)
-    finally:
-        sys.modules.pop(m.__name__, None)
+    m, user = modules
+    exec(_THROUGH_A_VARIABLE[kind], user)
+    check_every_mode(user["writer"], 0.7)
+    copies = 1 if kind.startswith("written") else 2
+    np.testing.assert_allclose(yb.grad(user["writer"])(0.7), copies * 3 * 0.7 ** 2, rtol=1e-12)
