@@ -6,10 +6,14 @@ differentiated, where the class statement would call it with plain values; a wri
 ``cls.factor = k`` registers the value as a class body's computed values are, so reads through
 the class or its instances carry its derivative. Reverse, forward and second order against
 central differences (``check_all_modes``), the Hessian, the arguments restored, a class of the
-module left as a plain call leaves it; third order and class keywords stay refused by name.
+module left as a plain call leaves it; third order stays refused by name. Class keywords reading
+the function's variables (``class Sub(Base, k=a)``) are handed to ``__init_subclass__`` by a call
+of the function after the class statement (``_defer_init_subclass``); a metaclass reading them
+itself is refused by name.
 """
 from __future__ import annotations
 
+import abc
 import dataclasses
 
 import numpy as np
@@ -133,18 +137,80 @@ def test_third_order_is_refused_by_name():
 
 
 class Base:
-    def __init_subclass__(cls, k=1.0, **kwargs):
+    """Handed its subclasses' class keywords: stores what it computes from them, and registers them."""
+    registry: list = []
+
+    def __init_subclass__(cls, k=1.0, scale=2.0, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.k = k
+        cls.k = k * scale
+        Base.registry.append(cls)
 
 
-def class_keyword(x):
+class Abstract(abc.ABC):
+    def __init_subclass__(cls, w, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.w = np.sin(w)
+
+    @abc.abstractmethod
+    def get(self):
+        ...
+
+
+def class_keywords(x):
     a = 2.0 * x
 
-    class Sub(Base, k=a):
+    class Sub(Base, k=a, scale=x):
+        """Its docstring stays its own."""
+
+        def get(self, t):
+            return self.k * t
+
+    class Plain(Base):  # (its __init_subclass__ runs in the class statement, as Python runs it)
         pass
-    return Sub.k
+
+    class Impl(Abstract, w=x * x):  # (an abc.ABC: ABCMeta hands the keywords on as type does)
+        def get(self):
+            return self.w
+    return Sub().get(x) + Plain.k * x + Impl().get() * len(Sub.__doc__)
 
 
-def test_a_class_keyword_carrying_a_derivative_is_refused_with_the_line():
-    refused_in_every_mode(class_keyword, TypeError, r"keywords read its variable 'a'(.|\n)*test_local_classes_decorators.py")
+def test_class_keywords_in_every_mode():
+    check_all_modes(class_keywords, 0.7)
+    assert "once" not in repr(vars(Base)["__init_subclass__"])  # (the base's own is back)
+
+
+def keywords_scaling_the_argument(xs):
+    class Sub(Base, k=xs[0]):
+        pass
+    xs *= Sub.k  # (written: undone after each pass)
+    return xs.sum()
+
+
+def test_an_argument_a_class_keyword_reads_is_restored():
+    check_restored(keywords_scaling_the_argument, np.array([0.6, 1.4]))
+
+
+class Keyed(type):
+    """A metaclass whose ``__new__`` reads the class keywords itself."""
+    def __new__(mcls, name, bases, namespace, **kwargs):
+        return super().__new__(mcls, name, bases, namespace)
+
+    def __init__(cls, name, bases, namespace, **kwargs):
+        super().__init__(name, bases, namespace)
+
+
+class WithKeyed(metaclass=Keyed):
+    pass
+
+
+def keywords_a_metaclass_reads(x):
+    a = 2.0 * x
+
+    class Sub(WithKeyed, k=a):
+        pass
+    return x
+
+
+def test_class_keywords_a_metaclass_of_its_own_reads_are_refused_with_the_line():
+    refused_in_every_mode(keywords_a_metaclass_reads, TypeError,
+                          r"class keywords read its variables, with a metaclass(.|\n)*test_local_classes_decorators.py")

@@ -19,9 +19,12 @@ A method's default values that read the function's variables become class-body v
 first kind, which the method reads when the caller gives no value (``_defaults_as_class_values``).
 So are the values and defaults reading a global the module writes with ``global`` (read with
 its derivative, ``global_writes.py``); a method reading one when it runs is refused
-(``refuse_written_globals``). What else the class body reads of the function's variables when
-it runs (a base class, a decorator) must hold no derivative: that is checked when the class is made, with an error
-naming the variable and the line.
+(``refuse_written_globals``). A class decorator or class keyword reading the function's
+variables is computed by the function and called by it after the class statement
+(``_hoist_decorators``, ``_defer_init_subclass``: ``super(C, C).__init_subclass__(k=...)``),
+differentiated. What else the class statement reads of the function's variables when it runs (a
+base class, a nested class's decorator) must hold no derivative: that is checked when the class
+is made, with an error naming the variable and the line.
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ import copy
 import symtable
 
 from ..ir import nodes as ir
-from ..ir.local_classes import class_cells, class_level, class_stored
+from ..ir.local_classes import DEFERRED, class_cells, class_level, class_stored, defer_init_subclass
 from .fence import UnsupportedSyntaxError
 from .parsing import parse as parse_source
 from .runtime_names import located
@@ -60,6 +63,7 @@ class LocalClassLowering:
         _rebind_global_readers(node, {name for name in written if self._written_global(name)})
         self.class_decorators, self.lowered_class = self._hoist_decorators(node, ours | written, out), node
         bases = self._hoist_bases(node, ours | written, out)
+        held = self._defer_init_subclass(node, ours | written, out)
         self._lower_class_body(node, ours | written, out)
         methods = sorted({name for fn in _methods(node) for name in self._captured(fn)})
         self.class_captures = sorted({*getattr(self, "class_captures", ()), *methods})
@@ -69,7 +73,7 @@ class LocalClassLowering:
             share = self.tmp("cells")
             self.call(out, ir.Const(class_cells), [ir.Const(tuple(cells)), *cells.values()], share)
             node.decorator_list.append(ast.Name(share, ast.Load()))  # applied first: the methods get the cells
-        self._check_class_level_reads(node, sorted(_class_level_names(node) & ours - {node.name}), out)
+        self._check_class_level_reads(node, sorted(_class_level_names(node) & ours - {node.name, held}), out)
         self._check_class_level_reads(node, sorted(bases), out, bases)
         return node
 
@@ -91,9 +95,8 @@ class LocalClassLowering:
         function, before the class body's values as Python evaluates it: what it makes (a class
         whose body stores ``a``) carries the derivative, where the class statement would call it
         with plain values. Returns each variable now holding a base with the base's source, for
-        the check that it holds no derivative of its own (a class does not). (A keyword of the
-        class statement is handed to ``__init_subclass__`` or the metaclass, plain Python: it
-        stays, checked as a read of our variables.)"""
+        the check that it holds no derivative of its own (a class does not). (Class keywords:
+        ``_defer_init_subclass``.)"""
         hoisted = {}
         for i, base in enumerate(node.bases):
             if not isinstance(base, ast.Name) and _all_names_read(base) & ours:
@@ -135,6 +138,7 @@ class LocalClassLowering:
         decorator ``_hoist_decorators`` took out of it, innermost first, then the check that the
         class kept its computed values (``_check_stored``), which the statement applies otherwise."""
         name = node.name
+        self._init_subclass_call(node, out)
         for held, differentiated in reversed(getattr(self, "class_decorators", [])):
             if differentiated:
                 call = ast.Call(ast.Name(held, ast.Load()), [ast.Name(name, ast.Load())], [])
@@ -144,6 +148,52 @@ class LocalClassLowering:
         if getattr(self, "class_decorators", None) and getattr(self, "stored_check", None):
             self.opaque(out, f"{name} = {self.stored_check}({name})", (name,))
         self.class_decorators, self.stored_check = [], None
+
+    def _defer_init_subclass(self, node: ast.ClassDef, ours: set, out: list) -> str | None:
+        """Class keywords reading the function's variables (``class Sub(Base, k=a)``, handed to
+        ``Base.__init_subclass__``, which the class statement would call with plain values):
+        computed by the function, taken out of the statement, and handed to
+        ``super(Sub, Sub).__init_subclass__(k=...)`` called by the function after it, differentiated
+        (its ``cls.k = k`` followed). The statement's own call is skipped: its bases go through
+        ``ir.local_classes.defer_init_subclass`` (refusing a metaclass that may read keywords), and
+        its body marks the class (``DEFERRED``). Returns the variable holding the bases, or None."""
+        keywords = [k for k in node.keywords if k.arg != "metaclass"]
+        if len(keywords) < len(node.keywords) or not any(self._reads_our_variables(k.value, ours) for k in keywords):
+            return None  # (none, or an explicit metaclass: checked as plain reads)
+        if any(k.arg is None for k in keywords):
+            raise self.error("class keywords passed with ** reading the function's variables",
+                             "write each keyword out (class Sub(Base, k=a))", node)
+        self.init_subclass_keywords = []
+        for keyword in keywords:
+            held = self.tmp(f"keyword_{keyword.arg}")
+            self.statement(_at(ast.Assign([ast.Name(held, ast.Store())], keyword.value), keyword.value), out)
+            self.init_subclass_keywords.append((keyword.arg, held))
+        bases = self.expr(ast.Tuple(node.bases, ast.Load()), out)
+        held = self.tmp("bases")
+        message = str(UnsupportedSyntaxError(
+            "a class defined in this function whose class keywords read its variables, with a metaclass that "
+            "may read them itself", "pass the values to the class as arguments (to __init__ or the method)",
+            self.filename, node.lineno, self.fn.__qualname__))
+        self.call(out, ir.Const(defer_init_subclass), [ir.Const(message), bases], held)
+        node.bases, node.keywords = [ast.Starred(ast.Name(held, ast.Load()), ast.Load())], []
+        docstring = node.body[:1] if ast.get_docstring(node, clean=False) is not None else []
+        mark = parse_source(f"{DEFERRED} = True").body
+        node.body = [*docstring, *located(mark, node), *node.body[len(docstring):]]
+        return held
+
+    def _init_subclass_call(self, node: ast.ClassDef, out: list) -> None:
+        """After the class statement: the mark taken off (as plain Python: a class holds it), then
+        ``super(C, C).__init_subclass__(k=...)`` (``_defer_init_subclass``)."""
+        keywords = getattr(self, "init_subclass_keywords", None)
+        if not keywords:
+            return
+        name = node.name
+        self.opaque(out, f"delattr({name}, {DEFERRED!r})", ())
+        owner = ast.Call(ast.Name("super", ast.Load()), [ast.Name(name, ast.Load())] * 2, [])
+        call = ast.Call(ast.Attribute(owner, "__init_subclass__", ast.Load()), [],
+                        [ast.keyword(arg, ast.Name(held, ast.Load())) for arg, held in keywords])
+        self.statement(_at(ast.Expr(call), node), out)
+        self.init_subclass_keywords = []
 
     def _read_by_the_class_statement(self, node: ast.ClassDef) -> ast.ClassDef:
         """``node`` without the bodies of the methods that read the module's globals themselves

@@ -13,9 +13,14 @@ differentiation by two calls the normaliser puts next to it:
 * ``class_level(value)``: a value the class body assigns (``scale = a * 3``), computed by the
   function's own code; the class attribute (or a dataclass field's default) read later through
   the class or an instance carries that value's derivative.
+
+``defer_init_subclass(message, bases)`` hands back the bases of a class whose class keywords the
+function hands to ``__init_subclass__`` itself, after the statement: the statement's own call is
+skipped for it.
 """
 from __future__ import annotations
 
+import abc
 import types
 from typing import Any, Callable
 
@@ -109,3 +114,42 @@ class _StoredDefaults(dict):
 
 
 _ABSENT = object()
+
+#: the mark of a class whose ``__init_subclass__`` the function calls itself, after the class
+#: statement (``frontend/local_classes._defer_init_subclass``)
+DEFERRED = "__yb_init_subclass_deferred__"
+
+
+def defer_init_subclass(message: str, bases: tuple) -> tuple:
+    """``bases``, after making the next ``__init_subclass__`` call of the class that defines the
+    one a class with these bases inherits skip a class carrying ``DEFERRED`` (once: the call puts
+    the original back, and runs it for any other class). Raises a ``TypeError`` with ``message``
+    when the metaclass has a ``__new__``, ``__init__`` or ``__prepare__`` of its own, which would
+    see the keywords too."""
+    meta = max((type(b) for b in bases), key=lambda m: len(m.__mro__), default=type)
+    if any(getattr(meta, m) not in (getattr(type, m), getattr(abc.ABCMeta, m)) for m in ("__new__", "__init__", "__prepare__")):
+        raise TypeError(message)
+    owner = next((c for c in _merged_mro(bases) if "__init_subclass__" in vars(c)), object)
+    if owner is object:
+        return bases
+    original = vars(owner)["__init_subclass__"]
+
+    def once(cls: type, **kwargs: Any) -> None:
+        setattr(owner, "__init_subclass__", original)
+        if DEFERRED not in vars(cls):
+            original.__get__(None, cls)(**kwargs)
+
+    setattr(owner, "__init_subclass__", classmethod(once))
+    return bases
+
+
+def _merged_mro(bases: tuple) -> list:
+    """The method resolution order a class with ``bases`` gets, without itself (C3)."""
+    pending = [list(b.__mro__) for b in bases] + [list(bases)]
+    merged = []
+    while any(pending):
+        pending = [seq for seq in pending if seq]
+        head = next(seq[0] for seq in pending if not any(seq[0] in other[1:] for other in pending))
+        merged.append(head)
+        pending = [seq[1:] if seq[0] is head else seq for seq in pending]
+    return merged

@@ -21,7 +21,7 @@ import sys
 import types
 from typing import Any, Callable
 
-from ..ir.local_classes import class_cells, class_level, class_stored, refuse_field_defaults_reads
+from ..ir.local_classes import class_cells, class_level, class_stored, defer_init_subclass, refuse_field_defaults_reads
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
 from . import outside_state
 from .core import CoDual, Dual, register_frule, register_rrule
@@ -288,6 +288,7 @@ _register((class_level,), _class_level_second_order)
 # tangent registered here: the pass is dropped, Unbatched, and its columns run one pass each)
 _class_level_second_order.second_order_kind = "special"  # type: ignore[attr-defined]
 nondifferentiable(class_stored)  # (a check: the values' derivatives go through class_level)
+nondifferentiable(defer_init_subclass)  # (it hands the bases back: the keywords go to a later call)
 nondifferentiable(_named_tuple_class)
 defined_as(collections.namedtuple, _namedtuple)
 
