@@ -16,7 +16,9 @@ frame; a write is followed where the exception arrives with its tangent (its ``_
 ``self``), and refused by name elsewhere as before.
 
 The exception is made by ``cls.__new__`` (``BaseException.__new__`` stores the positional
-arguments in ``args``), then ``__init__`` runs through the mode's rules: reverse
+arguments in ``args``; a Python ``__new__`` runs through the mode's rules too, its
+``super().__new__`` reaching the rules of ``BaseException.__new__`` at the end of this file, which
+register the tangent), then ``__init__`` runs through the mode's rules: reverse
 (``core.rrule``), forward (``core.frule``), second order (``DUAL_INIT``, set by
 ``transform/lifting_objects.py``: rules never import ``transform/``). A C ``__init__`` reached by
 ``super().__init__(...)`` or ``Exception.__init__(self, ...)`` has the rules at the end of this file.
