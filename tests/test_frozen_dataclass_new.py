@@ -76,6 +76,11 @@ def test_the_hessian():
     check_second_order(lambda v: config_fields(v[0]) * v[1] + post_init_and_arrays(v[1]), np.array([0.7, 1.3]))
 
 
+def test_third_order_is_refused_by_name():
+    with pytest.raises(MissingRuleError, match="frozen dataclass with a __new__ of its own"):
+        yb.hvp(lambda v: yb.grad(lambda u: config_fields(u[0]))(v).sum(), (np.array([0.7]),), (np.array([1.0]),))
+
+
 def scales_its_argument(xs):
     c = Config(xs[0] * xs[1])
     xs *= c.w  # (written: undone after each pass)
@@ -84,11 +89,6 @@ def scales_its_argument(xs):
 
 def test_arguments_are_restored():
     check_restored(scales_its_argument, np.array([0.6, 1.4]))
-
-
-def test_third_order_is_refused_by_name():
-    with pytest.raises(MissingRuleError, match="frozen dataclass with a __new__ of its own"):
-        yb.hvp(lambda v: yb.grad(lambda u: config_fields(u[0]))(v).sum(), (np.array([0.7]),), (np.array([1.0]),))
 
 
 @dataclasses.dataclass(frozen=True)
