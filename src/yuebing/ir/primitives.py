@@ -214,14 +214,6 @@ def is_python_manager_class(cls: Any) -> bool:
         isinstance(getattr(cls, name, None), types.FunctionType) for name in ("__enter__", "__exit__"))
 
 
-def generator_manager_handed_floats(maker: Any, *values: Any) -> bool:
-    """``holds_float_data`` for a ``with`` header calling a name bound when the function runs (a
-    manager imported inside it: scikit-learn's ``callback_management_context``; a class defined in
-    it): true when that name is a ``@contextmanager`` function or a class with Python
-    ``__enter__``/``__exit__`` and the values hold float data."""
-    return (is_generator_manager(maker) or is_python_manager_class(maker)) and holds_float_data(*values)
-
-
 def manager_holding_floats(manager: Any) -> bool:
     """A ``with`` header naming a manager made before the statement: true when its class has
     Python ``__enter__``/``__exit__`` and it holds float data (then entered through them)."""

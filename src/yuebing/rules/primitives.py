@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir.suppressing_managers import made_when_run_entered_by_methods, manager_entered_by_methods
-from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys, generator_manager_handed_floats,
+from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys,
                              holds_float_data, manager_holding_floats, min_len,
                              with_bound, with_inputs, mkdict, mklist, python_iterable,
                              mkset, mktuple, super_getattr)
@@ -250,7 +250,7 @@ register_rrule(cell_set, _cell_set_rrule)
 register_frule(cell_get, _cell_get_frule)
 register_rrule(as_sequence, _as_sequence_rrule)
 register_frule(as_sequence, _as_sequence_frule)
-for _f in (check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data, generator_manager_handed_floats,
+for _f in (check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data,
            manager_holding_floats, manager_entered_by_methods, made_when_run_entered_by_methods):  # (mkset: containers/sets.py; globals: transform/global_writes.py)
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
@@ -287,5 +287,5 @@ register_nondifferentiable_type(types.TracebackType)  # (passed to __aexit__ by 
 from .second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 
 _so_linear(mklist, mktuple, mkdict)  # (as_sequence: transform/lifting_objects.py, user iterators)
-_so_zero(check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data, generator_manager_handed_floats,
+_so_zero(check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data,
          manager_holding_floats, manager_entered_by_methods, made_when_run_entered_by_methods)  # (np.vectorize: numpy_vectorize.py)
