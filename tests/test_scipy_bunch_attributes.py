@@ -125,12 +125,22 @@ def test_returned_result_tangent_has_its_items():
 
 def attribute_set_later(x):
     res = st.linregress(W, x)
-    res.scaled = res.intercept_stderr * 2.0  # not an argument of the construction: not followed
-    return res.scaled
+    res.scaled = res.intercept_stderr * 2.0  # set after the construction: recorded beside it too
+    return res.scaled * res.slope
 
 
+def test_attribute_set_later_in_every_mode():
+    check_all_modes(attribute_set_later, X0.copy())
 
-@pytest.mark.parametrize("f", [attribute_set_later])
+
+OUTSIDE = st.linregress(W, X0)
+
+
+def read_outside(x):
+    return x[0] * OUTSIDE.intercept_stderr  # made outside: its attributes' derivatives are not known
+
+
+@pytest.mark.parametrize("f", [read_outside])
 def test_other_float_attributes_are_refused(f):
     with pytest.raises(RuleArgumentError, match="LinregressResult"):
         yb.grad(f)(X0.copy())

@@ -11,8 +11,9 @@ or both and the fdata tangent (second order). An attribute read of the result (`
 ``transform/lifting_objects.py``) whose value *is* one of those arguments (by identity: the
 subclass ``TtestResult`` keeps ``standard_error`` as ``self._standard_error``) hands out that
 argument's data; a float's cotangent gathers in the record and the construction's pullback returns
-it to the argument. Any other float attribute (one its ``__init__`` computed, one set after
-construction, a result made outside) is refused by name (``objects._refuse_carried_floats``).
+it to the argument. An attribute set later (``res.shifted = v``) joins the record
+(``bunch_records.set_attribute``). Any other float attribute (one its ``__init__`` computed, one a
+result made outside holds) is refused by name (``objects._refuse_carried_floats``).
 
 The properties the bunch class generates for its extra fields are read by the getattr rule
 itself (``transform/protocols.property_function``), not derived: they read ``self.__dict__``,

@@ -35,7 +35,8 @@ from ..rules.numpy_internals import ufunc_call_definition
 from ..rules.numpy_masked import masked_form, refuse_masked_arguments
 from ..rules.scipy_sparse_ufuncs import sparse_ufunc_form
 from ..rules._cached_properties import first_read
-from ..rules.bunch_data import is_generated_property
+from ..rules.bunch_data import is_bunch, is_generated_property
+from ..rules.bunch_records import set_attribute
 from ..rules.exception_data import as_class_call
 from ..rules.single_dispatch import (bound_implementation, is_register, register_followed, registered_value,
                                     singledispatch_implementation)
@@ -188,6 +189,8 @@ def attribute_method(fn: Any, args: tuple) -> types.FunctionType | None:
     if params is not None and params.frozen:
         return None  # the dataclass's own __setattr__ raises FrozenInstanceError: setattr's rule runs it
     if fn is setattr and len(primals) == 3:
+        if is_bunch(obj) and primals[1] not in type(obj)._fields:  # res.shifted = v: beside it (rules/bunch_records.py)
+            return set_attribute
         return python_method(obj, "__setattr__")
     if fn is delattr and len(primals) == 2:
         return python_method(obj, "__delattr__")
