@@ -125,6 +125,14 @@ def test_least_squares_fits_on_fitpacks_knots_in_every_mode(kw):
     SciPy refits with more, to a smoothing spline, checked above.)"""
     check_all_modes(lambda y: np.sum(_fit(y=y, **kw)(AT) ** 2), Y.copy())
     check_all_modes(lambda x: np.sum(_fit(x=x, **kw)(AT) ** 2), X.copy())
+    check_all_modes(lambda y: _fit(y=y, **kw).get_residual() * y[0], Y.copy())
+
+
+def test_the_smoothing_splines_residual_is_s():
+    """Its residual sum is held at ``s`` (FITPACK's offset from it constant): derivative 1 in ``s``,
+    0 in the values."""
+    assert yb.grad(lambda s: _fit(s=s).get_residual())(0.2) == pytest.approx(1.0, abs=1e-9)
+    np.testing.assert_allclose(yb.grad(lambda y: _fit(y=y).get_residual())(Y.copy()), 0.0, atol=1e-9)
 
 
 def test_set_smoothing_factor_refits_on_fitpacks_knots():
