@@ -76,7 +76,51 @@ def written_on_a_module_class(x):
     return Shared.scale * x + Shared().scale
 
 
-CASES = [decorators_with_a_dataclass_above, written_in_the_function, written_on_a_module_class]
+def read_through_the_class_and_a_list(x):
+    v = x * x
+
+    class Box:
+        pass
+    Box.k = v
+    held = [v]
+    return Box.k * held[0] + Box().k * v
+
+
+def class_value_written_again(x):
+    v = x * x
+
+    class Box:
+        k = v  # (a class body value, registered first by class_level)
+    Box.k2 = Box.k
+    return Box.k2 * Box.k * v
+
+
+def array_written_then_changed_in_place(x):
+    a = np.array([x, x * x])
+
+    class Box:
+        pass
+    Box.arr = a
+    a[0] = a[0] * 3.0  # (the class holds the same array: its tangent follows)
+    return np.sum(Box.arr * a) + Box.arr[1]
+
+
+def a_base_and_a_subclass(x):
+    v = x * 2.0
+
+    class A:
+        pass
+
+    class B(A):
+        pass
+    A.k = v
+    B.k = v * v  # (B's own, shadowing A's for B and its instances)
+    return A.k * B.k + B().k
+
+
+CASES = [decorators_with_a_dataclass_above, written_in_the_function, written_on_a_module_class,
+         read_through_the_class_and_a_list, class_value_written_again, array_written_then_changed_in_place,
+         a_base_and_a_subclass]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
