@@ -112,3 +112,12 @@ def test_third_order():
     for name in ("where(m > 0, m, z)", "concatenate([m, x])", "diff(m)", "sort(m)", "ma.where(m > 0, m, x)"):
         form, _ = FORMS[name]
         check_third_order(lambda x: np.sum(_read(form(x)) ** 3), X.copy())
+
+
+@pytest.mark.parametrize("name", ["where(m > 0, m, z)", "concatenate([m, x])", "diff(m2, axis=0)", "sort(m2, axis=0)"])
+def test_batched_forward_mode_matches_reverse(name):
+    form, shape = FORMS[name]
+    f = _weighted(form, shape)
+    x = INPUTS[name]
+    np.testing.assert_allclose(yb.jacobian(f, mode="fwd", chunk_size=4)(x.copy()), yb.grad(f)(x.copy()), rtol=1e-10,
+                               atol=1e-13)

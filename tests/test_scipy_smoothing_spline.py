@@ -162,3 +162,9 @@ def test_a_fit_fitpack_did_not_finish_is_refused_by_name():
     data = _fit()._data[:-1] + (3,)  # ier=3: FITPACK's iteration for fp = s reached its limit
     with pytest.raises(RuleArgumentError, match="UnivariateSpline.*ier=3.*LSQUnivariateSpline"):
         _kind(data, 1.0)
+
+
+def test_batched_forward_mode_matches_reverse():
+    for kw in (dict(s=0.2), dict(s=None)):
+        f = lambda y: np.sum(_fit(y=y, **kw)(AT) ** 2)  # noqa: E731
+        np.testing.assert_allclose(yb.jacobian(f, mode="fwd")(Y.copy()), yb.grad(f)(Y.copy()), rtol=1e-10, atol=1e-13)
