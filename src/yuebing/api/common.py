@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ir import float_errors
-from ..rules.util import is_read_only_field
+from ..rules.structured_values import is_read_only_structured
 from ..tangents import NoRData, NoTangent, join, zero_tangent
 from .recursion_advice import recursion_note
 
@@ -69,20 +69,21 @@ def reraise_hidden(error: BaseException) -> None:
 
 
 def _note_field_write(error: BaseException) -> None:
-    """A write into a structured array's field view, read-only under differentiation
-    (``rules.util.read_only_field``): say why, and what to do. The view is found among the
-    variables of the frame where the write failed."""
+    """A write into a structured array read from a global (or a field or record of one), which is
+    a constant of the differentiation and so read-only (``transform/globals_and_cells.read_only``):
+    say why, and what to do. The array is found among the variables of the frame where the write
+    failed."""
     if not (isinstance(error, ValueError) and "read-only" in str(error) and hasattr(error, "add_note")):
         return
     tb = error.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    if tb is not None and any(is_read_only_field(v) for v in tb.tb_frame.f_locals.values()):
+    if tb is not None and any(is_read_only_structured(v) for v in tb.tb_frame.f_locals.values()):
         error.add_note(
-            "yuebing does not differentiate structured arrays: a float field read from one (arr['a']) is a "
-            "read-only view under differentiation, because a float written through it would lose its "
-            "derivative. Keep each field in a float array of its own (a dict of arrays: "
-            "{'a': np.zeros(n), 'b': np.zeros(n)})")
+            "yuebing does not differentiate writes into a structured array read from a global: it is a constant of "
+            "the differentiation (read-only, like a global float array), so a float written into it, its fields or "
+            "its records would lose its derivative. Copy it inside the function first (table = np.copy(TABLE)) "
+            "or pass it as an argument")
 
 
 def check_function(f: Any, name: str) -> None:

@@ -41,6 +41,7 @@ from ..tangents import NoTangent
 from .bunch_data import reads_attribute
 from .core import Dual
 from .declare import ELEMENTWISE_PARTIALS, ZERO_DERIVATIVE, forward_product
+from . import structured_values
 from .util import is_differentiable, refuse_numbers_into_object_array
 
 
@@ -227,6 +228,8 @@ def _getitem(args: tuple, kwargs: dict) -> Dual | None:
     if kwargs or len(args) != 2:
         return None
     x, t = args[0].primal, args[0].tangent
+    if structured_values.batched_field(x, t, args[1].primal):  # arr["a"]: the same field of each direction
+        return Dual(x[args[1].primal], t[args[1].primal])
     if type(x) is not np.ndarray or x.dtype.kind not in "fc" or not is_batched(t, x):
         return None
     where = _batch_index(args[1].primal)
@@ -244,7 +247,12 @@ def _setitem(args: tuple, kwargs: dict) -> Dual | None:
         return None
     x, t, index = args[0].primal, args[0].tangent, args[1].primal
     v, tv = args[2].primal, args[2].tangent
-    refuse_numbers_into_object_array("ndarray.__setitem__", x, v)  # (a structured array's field)
+    refuse_numbers_into_object_array("ndarray.__setitem__", x, v)
+    if structured_values.batched_field(x, t, index) and _numeric(v):  # arr["a"] = v, in each direction
+        target_ndim = np.ndim(x[index])
+        x[index] = v
+        t[index] = 0 if tv is NoTangent else aligned(tv, v, target_ndim)
+        return Dual(None, NoTangent)
     if type(x) is not np.ndarray or x.dtype.kind not in "fc" or not _numeric(v):
         return None
     where = _batch_index(index)

@@ -19,7 +19,8 @@ from . import lazy
 
 _ABSTRACT = "an abstract scalar type, for isinstance and np.issubdtype; it is never called on data"
 _MATRIX = "np.matrix objects are not differentiated (NumPy deprecates np.matrix)"
-_RECORDS = "structured (record) data: not differentiated; keep one float array per field"
+_RECORDS = ("a record array class or record constructor: not differentiated; make structured arrays with "
+            "np.zeros(n, dtype=[...]) or np.array(rows, dtype=[...]), which are (docs/tangents.md)")
 
 
 REFUSED: dict[str, str] = {

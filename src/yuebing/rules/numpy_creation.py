@@ -39,7 +39,8 @@ from .numpy_arguments import deliver
 from .numpy_arguments import dense_tangent as dense_array_tangent
 from ._ufunc_calls import Params, dense_tangent
 from .second_order import linear, with_vjp
-from .util import accumulate, fit_tangent, out_cotangent, output, refuse_numbers_into_object_array, tangent, unbroadcast
+from . import structured_values as structured
+from .util import accumulate, fit_tangent, out_cotangent, output, tangent, unbroadcast
 
 # zeros/ones/empty/eye/identity/tri and *_like: declared in nondifferentiable.py
 
@@ -68,6 +69,9 @@ def _add_into_tangent(x: Any, t: Any, g: Any) -> Any:
         return t + float(np.real(g))
     if isinstance(x, (complex, np.complexfloating)):
         return t + complex(g)
+    if isinstance(x, np.void) and type(t) is np.void:  # a record: its tangent is a view (structured_values.py)
+        structured.add_cotangent(t, x, g)
+        return t
     if isinstance(x, list):
         for i, xi in enumerate(x):
             t[i] = _add_into_tangent(xi, t[i], g[i])
@@ -217,11 +221,32 @@ def _deque_items(args: tuple) -> tuple:
     return (src, *args[1:])
 
 
-def _refuse_structured(name: str, y: Any, x: Any) -> None:
-    """A structured array made of float data (``np.array([(x, 1.0)], dtype=[...])``) would drop
-    its derivatives (object arrays are refused where their fdata is made: ``util.zero_fdata``)."""
-    if isinstance(y, np.ndarray) and y.dtype.fields is not None:
-        refuse_numbers_into_object_array(name, y, x)
+def _structured_result(src: Any, y: np.ndarray, n: int, redo: Any) -> tuple:
+    """``np.array(x, dtype=[...])``: a structured array made of records, numbers or another
+    structured array; its cotangent goes back to ``x`` as NumPy read it (structured_values.py)."""
+    x = primal(src)
+    if isinstance(x, np.ndarray) and np.shares_memory(x, y) and isinstance(src.fdata, np.ndarray):
+        return CoDual(y, _view_tangent(y, x, src.fdata, redo)), lambda dy: (NoRData,) * (n + 1)
+    result = output(y)
+
+    def pullback(dy: Any) -> tuple:
+        g = out_cotangent(result, dy)
+        if not isinstance(src, CoDual):
+            r = NoRData
+        elif structured.carries(x):
+            r = accumulate(src, g)
+        else:
+            r = _deliver_to(x, src.fdata, structured.cotangent_as_value(g, x))
+        return (NoRData, r) + (NoRData,) * (n - 1)
+
+    return result, pullback
+
+
+def _structured_tangent(src: Any, y: np.ndarray, redo: Any) -> Any:
+    x, t = primal(src), tangent(src)
+    if isinstance(x, np.ndarray) and np.shares_memory(x, y) and isinstance(t, np.ndarray):
+        return _view_tangent(y, x, t, redo)
+    return structured.region_tangent(y, x, t)
 
 
 def _array_rules(f: Any) -> None:
@@ -244,8 +269,9 @@ def _array_rules(f: Any) -> None:
         x = primal(src)
         _refuse_array_object(x)
         y = params.call(f, args)
-        _refuse_structured(name, y, x)
         n = len(args)
+        if structured.carries(y) and y is not x:
+            return _structured_result(src, y, n, lambda v: redo(args, v))
         if y is x:
             return CoDual(y, src.fdata), lambda dy: (NoRData,) * (n + 1)
         if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and _has_tangent(y) and np.shares_memory(x, y):
@@ -268,7 +294,8 @@ def _array_rules(f: Any) -> None:
         x = primal(src)
         _refuse_array_object(x)
         y = params.call(f, args)
-        _refuse_structured(name, y, x)
+        if structured.carries(y) and y is not x:
+            return Dual(y, _structured_tangent(src, y, lambda v: redo(args, v)))
         if y is x:
             return Dual(y, src.tangent)
         if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and _has_tangent(y) and np.shares_memory(x, y):

@@ -16,6 +16,7 @@ from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, 
 from ..tangents.kinds import VALUE_CARRYING_DICT_VIEWS
 from ..tangents.types import Tangent
 from . import outside_state
+from . import structured_values
 from .core import CoDual, Dual, register_frule, register_rrule
 from .core import frule as core_frule, rrule as core_rrule
 from .iteration import iterate_to_list
@@ -167,6 +168,8 @@ def _as_sequence_rrule(x: CoDual) -> tuple[CoDual, Callable]:
         return core_rrule(iterate_to_list, x)
     if _walks_set(x.primal):
         return core_rrule(list, x)
+    if structured_values.carries(x.primal):  # a record unpacked: its fields read (structured_values.py)
+        return core_rrule(structured_values.record_fields, x)
     seq = as_sequence(x.primal)
     if seq is x.primal:
         return x, lambda dy: (NoRData, dy)
@@ -178,6 +181,8 @@ def _as_sequence_frule(x: Dual) -> Dual:
         return core_frule(iterate_to_list, x)
     if _walks_set(x.primal):
         return core_frule(list, x)
+    if structured_values.carries(x.primal):
+        return core_frule(structured_values.record_fields, x)
     seq = as_sequence(x.primal)
     return x if seq is x.primal else Dual(seq, zero_tangent(seq))
 

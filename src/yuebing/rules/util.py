@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tangents import NoFData, NoRData, NoTangent, Tangent, fdata, increment, join, rdata, zero_tangent
-from ..tangents.arrays import array_root
+from ..tangents import structured
 from .core import CoDual, Dual, primal
 
 
@@ -57,9 +57,9 @@ def refuse_object_array_of_numbers(y: np.ndarray) -> None:
 
 def refuse_numbers_into_object_array(name: str, target: Any, value: Any) -> None:
     """Writing float data into an object-dtype array (``a = np.empty(n, dtype=object); a[0] = x``)
-    or a structured one (``a["w"] = x``, ``np.array([(x, 1.0)], dtype=[...])``) would store the
-    float without its derivative (such arrays have no tangent), so it is refused. Reverse mode
-    cannot tell a constant float from a differentiated one: both are."""
+    would store the float without its derivative (such an array has no tangent here: object
+    arrays holding floats are differentiated by ``object_arrays.py``'s own rules), so it is
+    refused. Reverse mode cannot tell a constant float from a differentiated one: both are."""
     if type(target) is np.ndarray and target.dtype.kind == "O" and holds_float_data(primal(value)):
         from .core import RuleArgumentError
 
@@ -67,37 +67,6 @@ def refuse_numbers_into_object_array(name: str, target: Any, value: Any) -> None
             f"{name}: yuebing cannot follow derivatives through an object-dtype array (dtype=object): "
             "writing float data into one would drop its derivative; keep the numbers in a float array "
             "(np.zeros(n)) or a list")
-    if isinstance(target, np.ndarray) and _in_structured_array(target) and holds_float_data(primal(value)):
-        from .core import RuleArgumentError
-
-        raise RuleArgumentError(  # a structured array has no tangent: its float fields' would be dropped
-            f"{name}: yuebing does not differentiate structured arrays (dtype {array_root(target).dtype}): writing "
-            "float data into one would drop its derivative; keep each field in a float array of its own "
-            "(a dict of arrays: {'a': np.zeros(n), 'b': np.zeros(n)})")
-
-
-def read_only_field(x: np.ndarray, y: Any) -> Any:
-    """``y = x[index]`` read under differentiation: a structured array's float field (``arr["a"]``,
-    a view of its memory) is made read-only. A structured array has no tangent, so a write through
-    the field's view (``v[1] = x``, ``arr["a"][i] = x``, ``v *= x``) would store a float without its
-    derivative, and the next read of the field would see only the memory: the write raises instead.
-    Reading the field (a table of constants) is untouched."""
-    if x.dtype.fields is not None and type(y) is np.ndarray and y.dtype.kind in "fc" and y.flags.writeable:
-        y.flags.writeable = False
-    return y
-
-
-def is_read_only_field(a: Any) -> bool:
-    """Whether ``a`` is a float view of a structured array's field made read-only by
-    ``read_only_field`` (or a view of one): the public face says why a write into it failed."""
-    return type(a) is np.ndarray and a.dtype.kind in "fc" and not a.flags.writeable and a.base is not None \
-        and array_root(a).dtype.fields is not None
-
-
-def _in_structured_array(a: np.ndarray) -> bool:
-    """Whether ``a`` is a structured array or a view into one (its field ``arr["w"]``, whose
-    memory the next read of the field sees, without the derivatives written into the view)."""
-    return a.dtype.fields is not None or a.base is not None and array_root(a).dtype.fields is not None
 
 
 # How a rule makes the zero fdata of a new float array: ``transform/buffers.py`` fills this hook in
@@ -117,6 +86,8 @@ def zero_fdata(y: Any) -> Any:
             return ZEROS_LIKE(y)
         if y.dtype.kind == "O":
             refuse_object_array_of_numbers(y)
+        if structured.carries_derivative(y):  # its tangent: the same dtype (tangents/structured.py)
+            return structured.zeros_like(y)
         return NoFData
     if isinstance(y, (float, complex, int, np.number, np.bool_, str)) or y is None:
         return NoFData
@@ -172,6 +143,12 @@ def accumulate(arg: Any, g: Any) -> Any:
     if not isinstance(arg, CoDual):
         return NoRData
     x = arg.primal
+    if isinstance(x, (np.ndarray, np.void)) and structured.carries_derivative(x):
+        if arg.fdata is not NoFData:  # field by field (a record: into its view of the array's tangent)
+            from .structured_values import add_cotangent
+
+            add_cotangent(arg.fdata, x, g)
+        return NoRData
     if type(x) is np.ndarray or isinstance(x, np.ndarray):
         if x.dtype.kind not in "fc" or arg.fdata is NoFData:
             return NoRData
@@ -209,6 +186,8 @@ def tangent(arg: Any) -> Any:
 
 def fit_tangent(dy: Any, y: Any) -> Any:
     """Shape a computed tangent like primal ``y``: same type, shape and dtype."""
+    if structured.carries_derivative(y):  # a structured array or record (tangents/structured.py)
+        return structured.zeros_like(y) if dy is NoTangent else dy
     if isinstance(y, np.ndarray):
         if y.dtype.kind == "O":
             refuse_object_array_of_numbers(y)

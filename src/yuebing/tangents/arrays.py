@@ -40,7 +40,8 @@ def view_like(view: np.ndarray, root: np.ndarray, new_root: np.ndarray) -> np.nd
     if view is root:
         return new_root
     offset = _address(view) - _address(root)
-    return np.ndarray(view.shape, view.dtype, buffer=new_root, offset=offset, strides=view.strides)
+    made = np.ndarray(view.shape, view.dtype, buffer=new_root, offset=offset, strides=view.strides)
+    return made[()] if isinstance(view, np.void) else made  # (a structured array's record: structured.py)
 
 
 def same_layout(a: np.ndarray, b: np.ndarray) -> bool:

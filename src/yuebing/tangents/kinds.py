@@ -12,6 +12,8 @@ FLOAT      float, NumPy real floating scalar              float
 COMPLEX    complex, NumPy complex scalar                  complex
 ARRAY      ndarray of float/complex dtype                 ndarray, same shape and dtype
            (numpy.ma masked arrays too)                   (of the data: tangents/masked.py)
+           structured array or record with float fields   the same, its float fields the
+                                                          derivatives (structured.py)
 OBJECT_ARRAY ndarray of object dtype holding float data   object ndarray of the elements' tangents
                                                           (fdata; object_arrays.py)
 NONDIFF    int, bool, str, None, type, module, int arrays, NoTangent
@@ -51,6 +53,7 @@ from .deques import DEQUE, is_plain_deque_type, refused_subclass, subclass_advic
 from .masked import SEEN as MASKED_SEEN
 from .object_arrays import OBJECT_ARRAY, fill, tangent_shell
 from .object_arrays import elements as object_elements
+from .structured import has_float_fields
 from .types import _Marker
 from .walk import ATTR, ITEM, StructureError
 
@@ -125,6 +128,8 @@ def _kind_for_type(tp: type) -> str | None:
         return FLOAT
     if issubclass(tp, (complex, np.complexfloating)):
         return COMPLEX
+    if issubclass(tp, np.void):
+        return ARRAY  # a structured array's record: refined by dtype in primal_kind (structured.py)
     if issubclass(tp, np.ndarray):
         MASKED_SEEN[0] = MASKED_SEEN[0] or issubclass(tp, np.ma.MaskedArray)
         return ARRAY  # numpy.ma masked arrays too: their tangent is their data's (tangents/masked.py)
@@ -205,6 +210,8 @@ def primal_kind(x: Any) -> str:
             return ARRAY
         if code == "O":
             return _object_array_kind(x)
+        if code == "V" and has_float_fields(x.dtype):
+            return ARRAY  # a structured array (or record) with float fields: structured.py
         return NONDIFF
     if kind is FUNCTION:
         return FUNCTION if _closure_may_carry_tangent(x) else NONDIFF

@@ -30,6 +30,7 @@ from .deques import tangent_deque
 from .dict_views import VALUE_VIEW_NAMES, view_like, view_name, view_parts
 from .masked import data_of, is_masked, moved
 from .object_arrays import elements, fill, is_object_array, tangent_shell, write_back
+from . import structured as S
 from .types import MutableTangent, NoTangent, SetTangent, Tangent
 from .walk import ATTR, ITEM, Node, StructureError, evaluate
 
@@ -56,8 +57,8 @@ def tangent_parts(t: Any) -> tuple[str, list, list, str]:
     """``(kind, keys, children, key_style)`` of a tangent value."""
     if is_object_array(t):
         return T_OBJECT_ARRAY, list(range(t.size)), elements(t), ITEM
-    if t is NoTangent or isinstance(t, (np.ndarray, *_SCALAR_TANGENT_TYPES)):
-        return T_LEAF, [], [], ITEM
+    if t is NoTangent or isinstance(t, (np.ndarray, np.void, *_SCALAR_TANGENT_TYPES)):
+        return T_LEAF, [], [], ITEM  # (a record's tangent is a record: structured.py)
     tp = type(t)
     if tp is list:
         return T_LIST, list(range(len(t))), list(t), ITEM
@@ -120,8 +121,48 @@ def _aligned_children(kind: str, keys: list, t: Any, what: str = "tangent", extr
     return [fields.get(k, NoTangent) for k in keys]
 
 
+def _check_structured(first: Any, others: tuple) -> None:
+    for other in others:
+        if not S.same_structure(first, other):
+            raise StructureError(f"expected a structured tangent like {_describe(first)}, got {_describe(other)}")
+
+
+def _moved_structured(a: Any, ta: Any, scale: float, roots: RootMemo) -> Any:
+    """A structured array or record moved by ``scale * ta`` (copied when ``ta`` is None); views of
+    one root within the structure stay views of one new root."""
+    if ta is not None:
+        _check_structured(a, (ta,))
+    root = roots.links.root_of(a) if isinstance(a, np.ndarray) else None
+    if root is None:
+        return S.copied(a) if ta is None else S.moved(a, ta, scale)
+    t_root = None if ta is None else ArrayLinks.paired_root(a, root, ta)
+    if ta is None or t_root is not None:
+        return roots.build(a, S.copied if ta is None else lambda r: S.moved(r, t_root, scale))
+    view = roots.build(a, S.copied)  # tangent not laid out like the primal: add per view
+    S.add_into(view, S.mapped(lambda v: scale * v, ta))
+    return view
+
+
+def _check_array_pair(a: Any, b: Any) -> None:
+    if S.is_structured(a):
+        _check_structured(a, (b,))
+    elif not isinstance(b, np.ndarray) or b.shape != a.shape:
+        raise StructureError(f"expected an array of shape {a.shape}, got {_describe(b)}")
+
+
+def _add_into(target: np.ndarray, source: np.ndarray) -> None:
+    if S.is_structured(target):
+        S.add_into(target, source)
+    else:
+        target += source
+
+
+def _inner(a: np.ndarray, b: np.ndarray) -> float:
+    return S.inner(a, b) if S.is_structured(a) else float(np.vdot(a, b).real)
+
+
 def _describe(v: Any) -> str:
-    if isinstance(v, np.ndarray):
+    if isinstance(v, (np.ndarray, np.void)):
         return f"ndarray(shape={v.shape}, dtype={v.dtype})"
     return f"{type(v).__qualname__} {v!r:.60}"
 
@@ -277,6 +318,8 @@ def _paired_elements(x: Any, y: Any) -> list:
 
 
 def _zero_leaf(x: Any) -> Any:
+    if S.is_structured(x):
+        return S.zeros_like(x)
     if isinstance(x, np.ndarray):
         return np.zeros_like(x, subok=False)
     return 0j if isinstance(x, (complex, np.complexfloating)) else 0.0
@@ -291,6 +334,8 @@ def randn_tangent(rng: np.random.Generator, x: Any) -> Any:
     """A tangent of ``x`` with independent standard normal leaves (complex: both parts)."""
 
     def leaf(x: Any) -> Any:
+        if S.is_structured(x):
+            return S.random_like(rng, x)
         if isinstance(x, np.ndarray):
             t = rng.standard_normal(x.shape)
             if x.dtype.kind == "c":
@@ -325,6 +370,8 @@ def _rebuild(x: Any, t: Any, scale: float, copy_only: bool, element_copies: dict
     memo: dict[Any, Any] = {}
 
     def new_array(a: np.ndarray, ta: Any) -> np.ndarray:
+        if S.carries_derivative(a):
+            return _moved_structured(a, None if copy_only else ta, scale, roots)
         if is_masked(a) and (copy_only or a.dtype.kind in "fc"):  # its data moves, its mask is copied
             return moved(a, None if copy_only else ta, scale)
         if copy_only or a.dtype.kind not in "fc":
@@ -436,6 +483,13 @@ def difference(x: Any, y: Any) -> Any:
             pairs = _paired_elements(x, y)
             shell = memo[key] = SetTangent()
             return Node(pairs, lambda ts: _fill_tangent(shell, kind, [a for a, _ in pairs], ts), None, ITEM)
+        if kind is K.ARRAY and S.is_structured(x):
+            _check_structured(x, (y,))
+            root = links.root_of(x) if isinstance(x, np.ndarray) else None
+            y_root = None if root is None else ArrayLinks.paired_root(x, root, y)
+            memo[key] = result = S.difference(x, y) if y_root is None else roots.build(
+                x, lambda r: S.difference(r, y_root))
+            return result
         if kind is K.ARRAY:
             if not isinstance(y, np.ndarray) or y.shape != x.shape:
                 raise StructureError(f"expected an array of shape {x.shape}, got {_describe(y)}")
@@ -479,14 +533,20 @@ def _map_tangents(operands: tuple, leaf: Callable[..., Any], by_root: bool = Tru
     roots = RootMemo(tangent_links(operands[0]) if by_root else ArrayLinks(()))
     memo: dict[Any, Any] = {}
 
+    def on_arrays(*arrays: np.ndarray) -> np.ndarray:
+        if S.is_structured(arrays[0]):  # field by field (structured.py)
+            _check_structured(arrays[0], arrays[1:])
+            return S.mapped(leaf, *arrays)
+        return np.asarray(leaf(*arrays), dtype=arrays[0].dtype)
+
     def array_leaf(arrays: tuple) -> np.ndarray:
         first = arrays[0]
         root = roots.links.root_of(first)
         if root is not None:
             others = [ArrayLinks.paired_root(first, root, a) for a in arrays[1:]]
             if all(o is not None for o in others):
-                return roots.build(first, lambda r: np.asarray(leaf(r, *others), dtype=r.dtype))
-        return np.asarray(leaf(*arrays), dtype=first.dtype)
+                return roots.build(first, lambda r: on_arrays(r, *others))
+        return on_arrays(*arrays)
 
     def expand(ts: tuple) -> Any:
         first = ts[0]
@@ -496,6 +556,11 @@ def _map_tangents(operands: tuple, leaf: Callable[..., Any], by_root: bool = Tru
                     raise StructureError(f"expected NoTangent, got {_describe(other)}")
             return NoTangent
         kind, keys, children, style = tangent_parts(first)
+        if kind is T_LEAF and isinstance(first, np.void):  # a record's tangent (structured.py)
+            key = tuple(map(id, ts))
+            if key not in memo:
+                memo[key] = array_leaf(ts)
+            return memo[key]
         if kind is T_LEAF:
             if isinstance(first, np.ndarray):
                 for other in ts[1:]:
@@ -566,15 +631,14 @@ def increment(a: Any, b: Any) -> Any:
             return a
         kind, keys, children, style = tangent_parts(a)
         if kind is T_LEAF:
-            if isinstance(a, np.ndarray):
-                if not isinstance(b, np.ndarray) or b.shape != a.shape:
-                    raise StructureError(f"expected an array of shape {a.shape}, got {_describe(b)}")
+            if isinstance(a, (np.ndarray, np.void)):  # (a record's tangent is a record: structured.py)
+                _check_array_pair(a, b)
                 root = links.root_of(a)
                 b_root = None if root is None else ArrayLinks.paired_root(a, root, b)
                 target, source = (root, b_root) if b_root is not None else (a, b)
                 if id(target) not in done:
                     done[id(target)] = target
-                    target += source
+                    _add_into(target, source)
                 return a
             _check_number(b, a)
             return a + b
@@ -621,6 +685,9 @@ def set_to_zero(a: Any) -> Any:
         if a is NoTangent:
             return a
         kind, keys, children, style = tangent_parts(a)
+        if kind is T_LEAF and S.is_structured(a):  # float fields only (structured.py)
+            S.set_zero(a)
+            return a
         if kind is T_LEAF:
             if isinstance(a, np.ndarray):
                 a.fill(0)
@@ -657,16 +724,15 @@ def dot(a: Any, b: Any) -> float:
             return 0.0
         kind, keys, children, style = tangent_parts(a)
         if kind is T_LEAF:
-            if isinstance(a, np.ndarray):
-                if not isinstance(b, np.ndarray) or b.shape != a.shape:
-                    raise StructureError(f"expected an array of shape {a.shape}, got {_describe(b)}")
+            if isinstance(a, (np.ndarray, np.void)):  # (a record's tangent is a record: structured.py)
+                _check_array_pair(a, b)
                 root = links.root_of(a)
                 b_root = None if root is None else ArrayLinks.paired_root(a, root, b)
                 left, right = (root, b_root) if b_root is not None else (a, b)
                 if id(left) in seen:
                     return 0.0
                 seen.add(id(left))
-                return float(np.vdot(left, right).real)
+                return _inner(left, right)
             _check_number(b, a)
             return float((np.conj(a) * b).real)
         if kind in _IN_PLACE:

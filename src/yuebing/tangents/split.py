@@ -38,7 +38,7 @@ def _split(t: Any, want_fdata: bool) -> Any:
             return NoFData if want_fdata else NoRData
         kind, keys, children, style = tangent_parts(t)
         if kind is T_LEAF:
-            if isinstance(t, np.ndarray):
+            if isinstance(t, (np.ndarray, np.void)):  # (a record's tangent: a view, structured.py)
                 return t if want_fdata else NoRData
             return NoFData if want_fdata else t
         if kind is T_TUPLE or kind is T_IMMUTABLE:

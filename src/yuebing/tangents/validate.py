@@ -32,6 +32,10 @@ def _check_leaf(x: Any, kind: str, t: Any) -> None:
     elif kind is K.COMPLEX:
         if not _is_number(t):
             raise StructureError(f"the tangent of a complex number must be complex, got {_describe(t)}")
+    elif kind is K.ARRAY and isinstance(x, np.void):  # a record's tangent is a record (structured.py)
+        if type(t) is not np.void or t.dtype != x.dtype:
+            raise StructureError(f"the tangent of a record of dtype {x.dtype} must be a record of that dtype, "
+                                 f"got {_describe(t)}")
     elif kind is K.ARRAY:
         if not isinstance(t, np.ndarray) or t.shape != x.shape or t.dtype != x.dtype:
             raise StructureError(
@@ -103,7 +107,7 @@ def validate_tangent(x: Any, t: Any) -> None:
                 keep.append((x, t))
             if kind in (K.FLOAT, K.COMPLEX, K.ARRAY, K.NONDIFF):
                 _check_leaf(x, kind, t)
-                if kind is K.ARRAY:
+                if kind is K.ARRAY and isinstance(x, np.ndarray):
                     _check_view(x, t, x_links, root_pairs)
                 continue
             _check_container_type(x, kind, t)

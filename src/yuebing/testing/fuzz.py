@@ -196,11 +196,11 @@ def _close(a: float, b: float, tol: float, scale: float = 0.0) -> bool:
 # ---- the four checks -------------------------------------------------------------------------
 def _refused(error: BaseException) -> bool:
     """Whether ``error`` is yuebing declining a construct by name: a refusal class, or the
-    read-only ``ValueError`` of a write through a structured array's field view, which the public
-    face explains in a note (``api.common``)."""
+    read-only ``ValueError`` of a write into a structured array read from a global, which the
+    public face explains in a note (``api.common``)."""
     return isinstance(error, REFUSALS) or (
         isinstance(error, ValueError) and "read-only" in str(error)
-        and any("does not differentiate structured arrays" in note for note in getattr(error, "__notes__", ())))
+        and any("writes into a structured array read from a global" in note for note in getattr(error, "__notes__", ())))
 
 
 def _crash(mode: str, error: BaseException, filename: str = "") -> Finding:

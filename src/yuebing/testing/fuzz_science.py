@@ -1,7 +1,7 @@
 """Fuzzer productions for what scientists write (mixed into ``fuzz_programs.Generator``).
 
-Constant tables held in structured arrays and read by field (a write through a field's view under
-differentiation must raise, never lose its derivative), closures writing ``nonlocal`` state inside
+Constant tables held in structured arrays and read by field or record, local tables written
+through a field's view (differentiated: tangents/structured.py), closures writing ``nonlocal`` state inside
 loops, classes with ``__new__``, ``try``/``except`` around a ``math.sqrt``/``math.log`` that fails
 with a fallback branch, dict-of-arrays models updated in place, ``np.linalg.solve``/``inv``/``det``
 in a loop, ``scipy.special`` functions of arrays, in-place updates of slices, masked reductions,
@@ -121,9 +121,8 @@ class ScienceBlocks:
     # ---- structured arrays of constants --------------------------------------------------------
     def b_struct_table(self):
         """Fields and records of a constant module table read into differentiated expressions;
-        one block in twelve makes a local table (its constants written in, which is refused today:
-        tests/test_fuzz_science.py), and at half of those a differentiated float is written through
-        a field's view, which must be refused."""
+        one block in twelve makes a local table (its constants written in), and at half of those a
+        differentiated float is written through a field's view (both differentiated)."""
         n, out = self.n, self._new("f", "t")
         form = self.rng.randrange(12)
         if form == 0:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..tangents import kinds as K
 from ..tangents.ops import primal_links
+from ..tangents.structured import close as structured_close
 from ..tangents.types import NoTangent, SetTangent
 from ..tangents.walk import StructureError, format_key
 
@@ -27,6 +28,8 @@ def _close_numbers(a: Any, b: Any, rtol: float, atol: float) -> bool:
 
 
 def _close_arrays(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
+    if a.dtype.fields is not None:  # a structured array: its float fields within tolerance
+        return structured_close(a, b, rtol, atol)
     if a.dtype.kind not in "fc":
         return bool(np.array_equal(a, b))
     if rtol == 0 and atol == 0:
@@ -83,6 +86,10 @@ def compare(x: Any, y: Any, rtol: float = 0.0, atol: float = 0.0, check_values: 
         if kind is K.FLOAT or kind is K.COMPLEX:
             if check_values and not _close_numbers(a, b, rtol, atol):
                 return f"{where}: {a!r} != {b!r}"
+            continue
+        if isinstance(a, np.void):  # a structured array's record
+            if check_values and not structured_close(a, b, rtol, atol):
+                return f"{where}: {a!r:.60} != {b!r:.60}"
             continue
         if isinstance(a, np.ndarray) and kind is not K.OBJECT_ARRAY:  # (an object array: a container)
             problem = _compare_arrays(a, b, x_links, y_links, objects, roots, rtol, atol, check_values)

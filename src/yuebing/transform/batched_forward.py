@@ -126,6 +126,8 @@ def _has_batch(t: Any, p: Any, seen: set, arrays: list) -> bool:
     seen.add(id(t))
     if type(t) is np.ndarray and t.dtype.kind == "O":
         return True  # an object array's tangent (its elements'): the careful path
+    if type(t) is np.void:
+        return False  # a record of an unbatched tangent (a batched one is refused: structured_dispatch.py)
     if type(t) is np.ndarray:
         arrays.append(t)
         return p is None or not isinstance(p, (np.ndarray, np.generic, float, complex)) or is_batched(t, p)

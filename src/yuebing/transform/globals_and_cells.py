@@ -17,6 +17,7 @@ from ..rules.core import CoDual
 from ..rules.util import slot_rdata, slot_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, zero_tangent
 from ..tangents.kinds import NONDIFF, primal_kind
+from ..tangents.structured import carries_derivative
 from .protocols import UndefinedGlobal
 
 
@@ -36,7 +37,7 @@ def read_only(value: Any) -> Any:
     """A float array read from a global or a module attribute (``mod.W``), as a read-only view:
     such arrays are constants of the differentiation, so a write into one inside the function
     must fail (NumPy: "assignment destination is read-only") rather than be lost."""
-    if type(value) is np.ndarray and value.dtype.kind in "fc" and value.flags.writeable:
+    if type(value) is np.ndarray and (value.dtype.kind in "fc" or carries_derivative(value)) and value.flags.writeable:
         value = value.view()
         value.flags.writeable = False
     return value

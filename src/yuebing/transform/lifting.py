@@ -30,6 +30,7 @@ from ..rules.indexing.items import missing_definition
 from ..rules.util import accumulate, is_differentiable, zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent, Tangent
 from ..tangents import kinds as K
+from ..tangents import structured
 from .forward_runtime import zero_tangent_of  # (module level: an import in a hot function costs
 from .dual_elementwise import SUM_METHOD, fast_sum
 from .dual_multilinear import fast_product
@@ -159,7 +160,7 @@ def _has_float_data(p: Any, depth: int = 0) -> bool:
     if isinstance(p, (float, complex, np.floating, np.complexfloating)):
         return True
     if isinstance(p, np.ndarray):
-        return p.dtype.kind in "fc"
+        return p.dtype.kind in "fc" or structured.carries_derivative(p)  # (a structured array's float fields)
     owner = getattr(p, "__self__", None)
     if isinstance(p, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
         # a bound method (x.sum, lst.append) carries its owner's tangent; a list's, even empty

@@ -20,6 +20,7 @@ from ..rules.containers.dict_subclasses import factory_read_dual
 from ..rules.function_wrappers import held_function_tangent
 from ..rules._dispatch_methods import dispatch_method_owner
 from ..rules.iteration import iterate_to_list
+from ..rules import structured_values
 from ..rules.bunch_data import carrier_kind, routed_rdata
 from ..rules.bunch_records import record_extras, taken_rdata
 from ..rules.exception_data import carried_tangent
@@ -364,6 +365,9 @@ def as_sequence(f: tuple, args: tuple, kwargs: dict) -> tuple:
     if python_iterable(args[0][0]):
         walk = (iterate_to_list, NoFData, NoTangent, NoFData)
         return lifting.DUAL_RULE(iterate_to_list)(walk, *args)
+    if structured_values.carries(args[0][0]):  # a record unpacked: its fields read
+        walk = (structured_values.record_fields, NoFData, NoTangent, NoFData)
+        return lifting.DUAL_RULE(structured_values.record_fields)(walk, *args)
     return _linear(f, args, kwargs)
 
 

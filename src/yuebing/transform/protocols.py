@@ -43,6 +43,7 @@ from ..rules.single_dispatch import (bound_implementation, is_register, register
 from ..tangents.kinds import MASKED_ARRAYS
 from ..tangents.types import _FieldTangent
 from .object_array_dispatch import object_array_form
+from .structured_dispatch import structured_array_form
 from .new_construction import through_type_call, type_call_of
 
 BINARY_DUNDERS = {
@@ -443,6 +444,9 @@ def dispatch(mode: CallMode, f: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     on_objects = object_array_form(mode, f, fn, args, kwargs, dispatch)  # (rules/object_array_calls.py)
     if on_objects is not None:
         return on_objects
+    on_records = structured_array_form(mode, f, fn, args, kwargs, dispatch)  # (refused unless followed)
+    if on_records is not None:
+        return on_records
     if (fn is getattr or fn is setattr or fn is delattr) and args and not kwargs:
         method = attribute_method(fn, args)
         if method is not None:  # __getattr__/__setattr__... of a user class: differentiated as user code

@@ -38,6 +38,7 @@ from ...tangents import NoFData, NoRData, NoTangent, MutableTangent, fdata, incr
 from ...tangents import zero_rdata, zero_tangent
 from .. import aliasing_views
 from ..core import CoDual, Dual, RuleArgumentError, primal, register_frule, register_rrule
+from .. import structured_values as structured
 from ..util import accumulate, fit_tangent, refuse_numbers_into_object_array, tangent, unbroadcast
 
 # --------------------------------------------------------------------------------------------
@@ -292,8 +293,14 @@ def _is_basic(idx: Any) -> bool:
             continue
         if isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
             continue
+        if _field_names(it) and type(idx) is not tuple:  # a structured array's field (fields): a view
+            continue
         return False
     return True
+
+
+def _field_names(it: Any) -> bool:
+    return isinstance(it, str) or type(it) is list and bool(it) and all(isinstance(name, str) for name in it)
 
 
 def _may_repeat(idx: Any) -> bool:
@@ -331,6 +338,10 @@ def _scatter_add(f: np.ndarray, idx: Any, g: Any) -> None:
     """``f[idx] += g`` where repeated positions accumulate."""
     if np.size(g) == 0:
         return
+    if structured.carries(f):  # field by field (structured_values.py)
+        for f_field, g_field in structured.field_pairs(f, g):
+            _scatter_add(f_field, idx, g_field)
+        return
     if f.dtype.kind == "f" and np.iscomplexobj(g):
         g = np.real(g)
     if _may_repeat(idx):
@@ -357,10 +368,12 @@ def _array_write(name: str, a: CoDual, idx: Any, v: Any) -> Callable[[], Any]:
     x, f = a.primal, _fd(a)
     _check_no_repeats(name, x.shape, idx)
     refuse_numbers_into_object_array(name, x, v)
+    if structured.carries(x):  # (the tangent call of second order: NoTangent for a label)
+        v = _with_value(v, structured.without_markers(primal(v)))
     saved = x[idx]
     basic = _is_basic(idx)
-    if basic and isinstance(saved, np.ndarray):
-        saved = saved.copy()  # a view: it would change with the write
+    if basic and isinstance(saved, (np.ndarray, np.void)):
+        saved = saved.copy()  # a view (a record too): it would change with the write
     value = primal(v)
     x[idx] = value
     aliasing_views.note_write(x)
@@ -369,12 +382,18 @@ def _array_write(name: str, a: CoDual, idx: Any, v: Any) -> Callable[[], Any]:
         g = None
         if isinstance(f, np.ndarray):
             g = f[idx]
-            if basic and isinstance(g, np.ndarray):
+            if basic and isinstance(g, (np.ndarray, np.void)):
                 g = g.copy()
             f[idx] = 0  # the overwritten values do not reach the state after the call
         x[idx] = saved
         if g is None or not isinstance(v, CoDual):
             return NoRData
+        if structured.carries(g) and structured.carries(value):  # records from records
+            return accumulate(v, g)
+        if structured.carries(g):  # records written from numbers (structured_values.py)
+            g = structured.cotangent_as_value(g, value)
+            if isinstance(value, (list, tuple)):
+                return _deliver_dense(value, v.fdata, g)
         if isinstance(value, np.ndarray):
             return accumulate(v, _fit_to(g, value.shape))
         if isinstance(value, _SCALARS):
@@ -386,12 +405,20 @@ def _array_write(name: str, a: CoDual, idx: Any, v: Any) -> Callable[[], Any]:
     return undo
 
 
+def _with_value(v: Any, value: Any) -> Any:
+    return v if value is primal(v) else CoDual(value, v.fdata) if isinstance(v, CoDual) else value
+
+
 def _array_write_forward(a: Any, idx: Any, v: Any) -> None:
     x, t = primal(a), tangent(a)
     value = primal(v)
     refuse_numbers_into_object_array("ndarray.__setitem__", x, value)
+    if structured.carries(x):
+        value = structured.without_markers(value)
     x[idx] = value
-    if isinstance(t, np.ndarray):
+    if isinstance(t, np.ndarray) and structured.carries(t[idx]):  # records written (structured_values.py)
+        t[idx] = structured.region_tangent(t[idx], value, tangent(v))
+    elif isinstance(t, np.ndarray):
         dv = _dense_tangent(value, tangent(v))
         if t.dtype.kind == "f" and np.iscomplexobj(dv):
             dv = np.real(dv)

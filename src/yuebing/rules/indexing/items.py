@@ -23,7 +23,7 @@ from ...tangents import NoFData, NoRData, NoTangent, zero_rdata
 from ..cases import Case, randc, randn
 from ..core import CoDual, Dual, frule, primal
 from ..second_order import linear, zero
-from ..util import defined_rrule, fit_tangent, out_cotangent, output, read_only_field, tangent
+from ..util import defined_rrule, fit_tangent, out_cotangent, output, tangent
 from .common import (
     _NONDIFF_SEQUENCES, _add_rdata, _array_write, _array_write_forward, _carried_slot, _check_no_repeats,
     _check_plain, _cleared_slot, _deliver_elements, _fd, _fresh_slot, _full, _is_basic, _no_pullback, _register,
@@ -38,10 +38,10 @@ from .common import (
 def _array_getitem(a: CoDual, idx: Any) -> tuple[CoDual, Callable]:
     x, f = a.primal, _fd(a)
     _check_plain(x, np.ndarray, "__getitem__")
-    y = read_only_field(x, x[idx])
+    y = x[idx]
     has_f = isinstance(f, np.ndarray)
     if _is_basic(idx):
-        if isinstance(y, np.ndarray):  # a view: the same view of the fdata, nothing to pull back
+        if isinstance(y, (np.ndarray, np.void)):  # a view (a record too): the same view of the fdata
             return CoDual(y, f[idx] if has_f else NoFData), _no_pullback(3)
         out = CoDual(y, NoFData)
 
@@ -180,11 +180,37 @@ def default_factory_of(d: defaultdict) -> Any:
 _NONDIFF_LOOKUPS = (*_NONDIFF_SEQUENCES, types.MappingProxyType, type(np.empty(0).flags))
 
 
-def _record_field(x: np.void, idx: Any) -> Any:
-    """A field of a structured array's record (``for row in table: row["mass"]``): constant, as
-    float data never enters a structured array under differentiation (``util``'s refusal); a
-    sub-array field is a view of the table, read-only as a field of the array is."""
-    return read_only_field(x, x[idx])
+def _record_getitem(a: CoDual, idx: Any) -> tuple[CoDual, Callable]:
+    """A field of a structured array's record (``for row in table: row["mass"]``). The record's
+    fdata is the same record of the array's tangent (a view: tangents/structured.py), so a
+    sub-array or nested field is the same view of it, and a number's cotangent is added there."""
+    x, f = a.primal, _fd(a)
+    y = x[idx]
+    has_f = type(f) is np.void
+    if isinstance(y, (np.ndarray, np.void)):
+        return CoDual(y, f[idx] if has_f else output(y).fdata), _no_pullback(3)
+    if not has_f or not isinstance(y, (np.inexact, float, complex)):
+        return output(y), _no_pullback(3)
+
+    def pullback(dy: Any) -> tuple:
+        if dy is not NoRData:
+            f[idx] = f[idx] + (np.real(dy) if np.isrealobj(f[idx]) else dy)
+        return NoRData, NoRData, NoRData
+
+    return CoDual(y, NoFData), pullback
+
+
+def _record_as_array(a: Any) -> CoDual:
+    """Record ``a`` as the 0-d array view of its memory, its fdata the same view of its tangent."""
+    f = _fd(a)
+    return CoDual(np.asarray(primal(a)), np.asarray(f) if type(f) is np.void else NoFData)
+
+
+def _record_getitem_forward(x: np.void, idx: Any, t: Any) -> Dual:
+    y = x[idx]
+    if type(t) is not np.void:
+        return Dual(y, fit_tangent(NoTangent, y))
+    return Dual(y, t[idx] if isinstance(y, (np.ndarray, np.void)) else fit_tangent(t[idx], y))
 
 
 def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
@@ -201,7 +227,7 @@ def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
     if isinstance(x, _NONDIFF_LOOKUPS):
         return output(x[idx]), _no_pullback(3)
     if isinstance(x, np.void):
-        return output(_record_field(x, idx)), _no_pullback(3)
+        return _record_getitem(a, idx)
     if _scalar_itself(x, idx):
         return output(x[()] if isinstance(x, np.generic) else x), _identity_pullback
     if _scalar_as_array(x, idx):
@@ -239,11 +265,11 @@ def _getitem_frule(a: Any, b: Any) -> Dual:
     x, idx, t = primal(a), primal(b), tangent(a)
     if isinstance(x, np.ndarray):
         _check_plain(x, np.ndarray, "__getitem__")
-        y = read_only_field(x, x[idx])
+        y = x[idx]
         if not isinstance(t, np.ndarray):
             return Dual(y, fit_tangent(NoTangent, y))
         ty = t[idx]
-        return Dual(y, ty if isinstance(y, np.ndarray) else fit_tangent(ty, y))
+        return Dual(y, ty if isinstance(y, (np.ndarray, np.void)) else fit_tangent(ty, y))
     if isinstance(x, dict):
         _check_plain(x, dict, "__getitem__")
         missing = missing_definition(x, idx)
@@ -265,7 +291,7 @@ def _getitem_frule(a: Any, b: Any) -> Dual:
     if isinstance(x, _NONDIFF_LOOKUPS):
         return Dual(x[idx], NoTangent)
     if isinstance(x, np.void):
-        return Dual(_record_field(x, idx), NoTangent)
+        return _record_getitem_forward(x, idx, t)
     if _scalar_itself(x, idx):
         return Dual(x[()] if isinstance(x, np.generic) else x, t)
     if _scalar_as_array(x, idx):
@@ -379,6 +405,8 @@ def _setitem_rrule(a: Any, b: Any, c: Any) -> tuple[CoDual, Callable]:
         return _list_setitem(a, idx, c)
     if isinstance(x, dict):
         return _dict_setitem(a, idx, c)
+    if isinstance(x, np.void):  # a record: a view of its array, written as its 0-d array
+        return _array_setitem(_record_as_array(a), idx, c)
     if isinstance(x, (tuple, str, bytes, range)):
         operator.setitem(x, idx, primal(c))  # raises Python's own TypeError
     raise _unsupported("setitem", x)
@@ -408,6 +436,8 @@ def _setitem_frule(a: Any, b: Any, c: Any) -> Dual:
         x[idx] = primal(c)
         if type(t) is dict:
             t[idx] = _full(c)
+    elif isinstance(x, np.void):  # a record: a view of its array, written as its 0-d array
+        _array_write_forward(Dual(np.asarray(x), np.asarray(t) if type(t) is np.void else NoTangent), idx, c)
     elif isinstance(x, (tuple, str, bytes, range)):
         operator.setitem(x, idx, primal(c))  # raises Python's own TypeError
     else:
