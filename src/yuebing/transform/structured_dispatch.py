@@ -44,6 +44,13 @@ _AS_FUNCTIONS: dict[str, Callable] = {"copy": np.copy, "tolist": records_as_list
 
 _DERIVED = (types.FunctionType, types.MethodType, type)
 _CONTAINERS = (list, dict, set, tuple)
+_OPERATIONS = {id(operator.getitem): "indexing (arr[...])", id(operator.setitem): "item assignment (arr[...] = v)",
+               id(getattr): "attribute read"}
+#: calls whose results carry no derivative (a batched forward pass runs them as they are)
+_NO_DERIVATIVE = frozenset(map(id, (len, isinstance, type, id, repr, str, print, np.shape, np.ndim, np.size,
+                                    operator.is_, operator.is_not, operator.eq, operator.ne, operator.contains)))
+#: attributes a batched forward pass reads from a structured array as they are
+_PLAIN_ATTRIBUTES = frozenset({"dtype", "shape", "ndim", "size", "itemsize", "nbytes"})
 _FIELD_ACCESS = (operator.getitem, operator.setitem)
 _BOUND = (types.BuiltinMethodType, types.MethodWrapperType)
 
@@ -98,6 +105,8 @@ def _owner_value(f: Any, owner: Any) -> Any:
 
 def _describe(fn: Any) -> str:
     owner = getattr(fn, "__self__", None)
+    if id(fn) in _OPERATIONS:
+        return _OPERATIONS[id(fn)]
     if _is_structured(owner):
         return f"{type(owner).__name__}.{fn.__name__}"
     module = getattr(fn, "__module__", None) or ""
@@ -149,12 +158,25 @@ def _refuse_batched(fn: Any, owner: Any, f: Any, args: tuple, kwargs: dict) -> N
     record's tangent would be a slice of the batched tangent, which the record rules do not read."""
     if fn in _FIELD_ACCESS and len(args) >= 2 and batched_field(_primal(args[0]), _carried(args[0]), _primal(args[1])):
         return  # arr["a"] (= v): the field of every direction (rules/batched.py)
+    if _moves_values(fn, owner, args) or id(fn) in _NO_DERIVATIVE \
+            or fn is getattr and len(args) >= 2 and _primal(args[1]) in _PLAIN_ATTRIBUTES:
+        return  # a container keeps the array with its batched tangent; len(arr), arr.shape
     values = [*args, *kwargs.values()] + ([_owner_value(f, owner)] if _is_structured(owner) else [])
     structured_in = any(_is_structured(_primal(v)) for v in values) or _makes_structured_from_floats(args, kwargs)
     if structured_in and any(_batched(v) for v in values):
         raise RuleArgumentError(
             f"{_describe(fn)}: yuebing's batched forward mode (yb.jacobian(..., mode='fwd')) does not "
             "differentiate structured arrays; pass chunk_size=1 (one direction per pass) or use mode='rev'")
+
+
+def _moves_values(fn: Any, owner: Any, args: tuple) -> bool:
+    """Whether a call only moves values with their tangents: yuebing's own primitives (``mklist``,
+    ``as_sequence``), a list's, dict's or tuple's methods and items (``d["t"] = arr``)."""
+    if type(fn) is types.FunctionType and (getattr(fn, "__module__", None) or "").startswith("yuebing."):
+        return True
+    if type(owner) in _CONTAINERS or getattr(fn, "__objclass__", None) in _CONTAINERS:
+        return True
+    return fn in _FIELD_ACCESS and bool(args) and type(_primal(args[0])) in _CONTAINERS
 
 
 def _derived_or_own(mode: Any, fn: Any) -> bool:
