@@ -159,21 +159,15 @@ class WithLowering:
             for statement in self._entered_as_try(header, node):
                 self.statement(statement, out)
             return True
+        if self._made_by_a_method(header):
+            return self._method_made_either_way(node, out)
         if not self._may_enter_by_methods(header):
             return False
         # a name bound when the function runs (imported in it) is asked then whether it is a
         # @contextmanager function; a global was answered here
         maker = [self.expr(header.func, out)] if self._bound_when_run(header.func) else []
-        atoms = [self.expr(e, out) for e in [*header.args, *(k.value for k in header.keywords)]]
-        names = []
-        for atom in atoms:
-            name = atom.name if isinstance(atom, ir.Var) else self.tmp("handed")
-            if not isinstance(atom, ir.Var):
-                out.append(ir.Copy(name, atom, line=node.lineno))
-            self.locals.add(name)
-            names.append(ast.Name(name, ast.Load()))
-        made = ast.Call(header.func, names[:len(header.args)],
-                        [ast.keyword(k.arg, v) for k, v in zip(header.keywords, names[len(header.args):])])
+        names = self._handed(header, node, out)
+        made = self._called(header.func, header, names)
         floats = self.tmp("floats")
         handed = [ir.Var(n.id) for n in names]
         if maker:  # (a local @contextmanager's generator read here for an except clause)
@@ -187,6 +181,57 @@ class WithLowering:
         items = [ast.withitem(plainly, node.items[0].optional_vars), *node.items[1:]]
         plain = ast.With(items, copy.deepcopy(node.body))  # (the body lowered twice: a copy of its own)
         choice = ast.If(ast.Name(floats, ast.Load()), self._entered_as_try(made, node), [plain])
+        self.statement(ast.fix_missing_locations(ast.copy_location(choice, node)), out)
+        return True
+
+    def _handed(self, header: ast.Call, node: ast.With, out: list) -> list:
+        """The values ``header`` hands its manager, computed once into variables (their names)."""
+        names = []
+        for atom in [self.expr(e, out) for e in [*header.args, *(k.value for k in header.keywords)]]:
+            name = atom.name if isinstance(atom, ir.Var) else self.tmp("handed")
+            if not isinstance(atom, ir.Var):
+                out.append(ir.Copy(name, atom, line=node.lineno))
+            self.locals.add(name)
+            names.append(ast.Name(name, ast.Load()))
+        return names
+
+    @staticmethod
+    def _called(func: ast.expr, header: ast.Call, names: list) -> ast.Call:
+        """``func(...)`` of the values ``names`` in ``header``'s positions and keywords."""
+        n = len(header.args)
+        return ast.Call(func, names[:n], [ast.keyword(k.arg, v) for k, v in zip(header.keywords, names[n:])])
+
+    def _made_by_a_method(self, header: ast.expr) -> bool:
+        """Whether ``header`` calls a method of an object of this function (``m.session(x)``; the
+        object read without calls: the plain statement reads it again)."""
+        return not getattr(header, "_yb_entered_plainly", False) and isinstance(header, ast.Call) \
+            and isinstance(header.func, ast.Attribute) and self._reads_variables(header.func.value) \
+            and not any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
+                        for n in ast.walk(header.func.value)) \
+            and not any(isinstance(a, ast.Starred) for a in header.args) and all(k.arg for k in header.keywords) \
+            and self.builtin_unshadowed("type") and self.builtin_unshadowed("BaseException")
+
+    def _method_made_either_way(self, node: ast.With, out: list) -> bool:
+        """``with m.session(x) as t, more: body``: when the method is Python code and ``m`` or what it
+        is handed holds float data (or it is a ``@contextmanager`` method that may suppress), asked
+        when it runs, entered as PEP 343 spells it out, the call differentiated (the manager it makes
+        must have Python methods); otherwise as any manager is (``m.session`` read again)."""
+        header = node.items[0].context_expr
+        method = self.expr(header.func, out)
+        if not isinstance(method, ir.Var):
+            return False
+        self.locals.add(method.name)
+        names = self._handed(header, node, out)
+        floats, checker = self.tmp("floats"), self.tmp("python_manager")
+        self.call(out, ir.Const(S.method_entered_by_methods), [method, *(ir.Var(n.id) for n in names)], floats)
+        out.append(ir.Copy(checker, ir.Const(S.python_manager), line=node.lineno))
+        self.locals.update((floats, checker))
+        plainly = self._called(copy.deepcopy(header.func), header, names)
+        plainly._yb_entered_plainly = True
+        plain = ast.With([ast.withitem(plainly, node.items[0].optional_vars), *node.items[1:]], copy.deepcopy(node.body))
+        made = self._called(ast.Name(method.name, ast.Load()), header, names)
+        check = [ast.Expr(ast.Call(ast.Name(checker, ast.Load()), [ast.Constant(ast.unparse(header.func))], []))]
+        choice = ast.If(ast.Name(floats, ast.Load()), self._entered_as_try(made, node, check), [plain])
         self.statement(ast.fix_missing_locations(ast.copy_location(choice, node)), out)
         return True
 
@@ -233,7 +278,7 @@ class WithLowering:
         self.statement(ast.fix_missing_locations(ast.copy_location(choice, node)), out)
         return True
 
-    def _entered_as_try(self, header: ast.expr, node: ast.With) -> list:
+    def _entered_as_try(self, header: ast.expr, node: ast.With, check: list | None = None) -> list:
         """``node`` with its first item's manager ``header`` entered as PEP 343 spells it out::
 
             _mgr = M(...)
@@ -251,6 +296,8 @@ class WithLowering:
             finally:
                 if _ok:
                     _exit(_mgr, None, None, None)
+
+        ``check``: statements ``C(text)``, run as ``C(_mgr, text)`` right after ``_mgr`` is made.
         """
         target = node.items[0].optional_vars
         mgr, exit_, value, ok, err = (self.tmp(hint) for hint in ("mgr", "exit", "entered", "ok", "err"))
@@ -258,8 +305,15 @@ class WithLowering:
                 f"{ok} = True\ntry:\n    try:\n        pass\n    except BaseException as {err}:\n"
                 f"        {ok} = False\n        if not {exit_}({mgr}, type({err}), {err}, {err}.__traceback__):\n"
                 f"            raise\nfinally:\n    if {ok}:\n        {exit_}({mgr}, None, None, None)\n")
-        made = [ast.fix_missing_locations(ast.copy_location(s, node)) for s in ast.parse(text).body]
+        made = ast.parse(text).body
+        for part in (n for s in made for n in ast.walk(s)):  # (all at the with statement's line)
+            if hasattr(part, "lineno"):
+                part.lineno = part.end_lineno = node.lineno
+                part.col_offset, part.end_col_offset = node.col_offset, node.col_offset
         made[0].value = header
+        for call in reversed(check or []):  # (given the manager as its first argument)
+            call.value.args.insert(0, ast.Name(mgr, ast.Load()))
+            made.insert(1, ast.fix_missing_locations(ast.copy_location(call, node)))
         bound = [ast.Assign([target], ast.Name(value, ast.Load()))] if target is not None else []
         more = [ast.With(node.items[1:], node.body)] if node.items[1:] else []
         new = [ast.fix_missing_locations(ast.copy_location(s, node)) for s in bound + more]
@@ -279,7 +333,8 @@ class WithLowering:
         """``with a, b: body`` as ``with a: with b: body`` (the same statement) when a later item
         may be entered through its methods, so that its own statement can be."""
         if len(node.items) < 2 or not any(self._may_enter_by_methods(i.context_expr) or self._suppressing(i.context_expr)
-                                          or self._made_before(i.context_expr) for i in node.items[1:]):
+                                          or self._made_before(i.context_expr) or self._made_by_a_method(i.context_expr)
+                                          for i in node.items[1:]):
             return None
         inner = ast.copy_location(ast.With(node.items[1:], node.body), node)
         return ast.fix_missing_locations(ast.copy_location(ast.With(node.items[:1], [inner]), node))
