@@ -18,6 +18,7 @@ import pytest
 
 import yuebing as yb
 from yuebing.frontend.fence import UnsupportedSyntaxError
+from yuebing.testing.second_order import check_second_order
 
 from .all_modes import check_all_modes
 from .refusals import refused_in_every_mode
@@ -330,3 +331,22 @@ def test_a_factory_reading_a_global_the_call_wrote_is_followed():
         WRITTEN = 2.0 * x
         return ReadsAGlobal(w=[WRITTEN]).w[0] * x
     check_all_modes(advice_followed, 0.7)
+
+
+def field_default_read_by_introspection(x):
+    @dataclass(frozen=True)
+    class Params:
+        w: float = x * x
+        pair: tuple = field(default=(x, 2.0 * x))
+        n: int = 3
+
+    defaults = {f.name: f.default for f in dataclasses.fields(Params)}
+    return defaults["w"] * sum(defaults["pair"]) * defaults["n"] + Params.__dataclass_fields__["w"].default * x
+
+
+def test_a_field_default_read_through_the_field_carries_its_derivative():
+    """``dataclasses.fields(C)[i].default`` of a default the class body computed (a plain Field the
+    dataclass made holds it): it gave the value without its derivative, silently (grad 0.49 for
+    1.47 of ``x * x`` read so, times ``x``); ``rules/local_classes.field_default``."""
+    check_all_modes(field_default_read_by_introspection, 0.7)
+    check_second_order(lambda v: field_default_read_by_introspection(v[0]) * v[1], np.array([0.7, 1.3]))

@@ -17,6 +17,7 @@ attribute). So the statement records, for the pass (``rules/outside_state.py``):
 from __future__ import annotations
 
 import collections
+import dataclasses
 import sys
 import types
 from typing import Any, Callable
@@ -216,6 +217,14 @@ def _written(cls: type, name: str, value: Any) -> Callable[[], None]:
             delattr(cls, name)
 
     return restore
+
+
+def field_default(owner: Any, name: str) -> bool:
+    """Whether ``owner.name`` reads the default a dataclass ``Field`` holds (``dataclasses.fields(C)``,
+    ``C.__dataclass_fields__``): the class statement made the field as plain Python, so a default
+    the class body computed (``class_level``) is read with its derivative only through the
+    registry, by these reads (``rules/objects.py``, ``transform/lifting_objects.py``)."""
+    return name == "default" and type(owner) is dataclasses.Field
 
 
 def stored_defaults(items: list, is_given: Callable[[Any], bool]) -> dict[int, Callable]:

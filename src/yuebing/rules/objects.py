@@ -44,7 +44,8 @@ import numpy as np
 from .. import tangents as T
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, SetTangent, Tangent
 from ..tangents import kinds as K
-from .local_classes import class_level_read, class_level_tangent, class_write_frule, class_write_rrule, writes_on_class
+from .local_classes import (class_level_read, class_level_tangent, class_write_frule, class_write_rrule, field_default,
+                            writes_on_class)
 from .containers import (
     _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
 )
@@ -336,6 +337,9 @@ def _read(obj: CoDual, name: str, plain: bool, who: str) -> Read | None:
     if kind is K.OBJECT or kind is K.FROZEN:
         _check_user_read(o, name, who, plain)
         present, v = _instance_value(o, name)
+        found = class_level_read(v) if present and field_default(o, name) else None
+        if found is not None:  # a dataclass Field's default the class body computed (local_classes.py)
+            return found
         if present:
             if kind is K.OBJECT or isinstance(obj.fdata, MutableTangent):  # (a frozen one under construction)
                 if obj.fdata is NoFData:  # a constant object (a method's undifferentiated self)
@@ -488,7 +492,8 @@ def _getattr_frule_impl(obj: Any, name: Any, default: Any, plain: bool, who: str
             present, v = _instance_value(o, n)
             if present:
                 fields = t.fields if isinstance(t, (Tangent, MutableTangent)) else {}
-                field_t = fields.get(n, _MISSING)
+                field_t = class_level_tangent(v) if field_default(o, n) else None  # (local_classes.py)
+                field_t = fields.get(n, _MISSING) if field_t is None else field_t
                 return Dual(v, T.zero_tangent(v) if field_t is _MISSING else field_t)
     if n == "__dict__" and type(o) is not types.ModuleType and K.primal_kind(o) is K.OBJECT \
             and isinstance(t, MutableTangent):  # the instance dict's tangent: the fields (see _read)

@@ -26,8 +26,8 @@ from ..rules.bunch_records import record_extras, taken_rdata
 from ..rules.exception_data import carried_tangent
 from ..rules import exception_tangents
 from ..rules.objects import _instance_value, _mapped_item, _raw_delattr, _raw_setattr
-from ..rules.local_classes import (class_level_tangent, class_write_second, may_carry_derivatives, stored_default_second,
-                                  writes_on_class)
+from ..rules.local_classes import (class_level_tangent, class_write_second, field_default, may_carry_derivatives,
+                                  stored_default_second, writes_on_class)
 from ..rules import outside_state
 from ..rules._partial_work import reroute
 from ..rules.numpy_masked import masked_method
@@ -107,6 +107,8 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
         y_d = held_function_tangent(obj[0], obj[2], y)
         # (second order's cell holder, second_order.CellTangent, which imports this module: its value)
         y_d = y_d.value if type(y_d).__name__ == "CellTangent" else y_d
+    elif field_default(obj[0], args[1][0]) and class_level_tangent(y) is not None:  # (rules/local_classes.py)
+        y_d = class_level_tangent(y)
     else:
         y_d = obj[2].fields.get(args[1][0], _MISSING)
         if y_d is _MISSING and len(args) == 3 and y is args[2][0]:  # the default
