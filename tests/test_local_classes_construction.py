@@ -350,3 +350,18 @@ def test_a_field_default_read_through_the_field_carries_its_derivative():
     1.47 of ``x * x`` read so, times ``x``); ``rules/local_classes.field_default``."""
     check_all_modes(field_default_read_by_introspection, 0.7)
     check_second_order(lambda v: field_default_read_by_introspection(v[0]) * v[1], np.array([0.7, 1.3]))
+
+
+def reads_the_init_defaults(x):
+    @dataclass
+    class Params:
+        w: float = x * x
+
+    return Params.__init__.__defaults__[0] * x
+
+
+def test_a_container_python_made_from_a_computed_default_is_refused_with_the_line():
+    """The generated ``__init__``'s ``__defaults__`` hold the computed default as plain Python: read
+    so, it gave the value without its derivative, silently (grad 0.49 for 1.47)."""
+    refused_in_every_mode(reads_the_init_defaults, TypeError,
+                          r"reading a container Python made(.|\n)*test_local_classes_construction.py")

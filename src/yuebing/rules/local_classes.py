@@ -113,7 +113,7 @@ def class_level_read(value: Any) -> tuple[CoDual, Callable] | None:
     pass."""
     box = outside_state.registered("fdata", value, CLASS_LEVEL)
     if box is None:
-        return None
+        return _refuse_plain_holder(value)
 
     def gather(dy: Any) -> Any:
         box.fields["cell_contents"] = add_rdata_to(box.fields["cell_contents"], dy)
@@ -125,7 +125,25 @@ def class_level_read(value: Any) -> tuple[CoDual, Callable] | None:
 def class_level_tangent(value: Any) -> Any:
     """The tangent of ``value`` read from a class in forward mode (and second order's tangent
     part); None when ``value`` is not a value a class body stored in this pass."""
-    return outside_state.registered("tangent", value, CLASS_LEVEL)
+    found = outside_state.registered("tangent", value, CLASS_LEVEL)
+    return _refuse_plain_holder(value) if found is None else found
+
+
+def _refuse_plain_holder(value: Any) -> None:
+    """None, after refusing a tuple, list or dict read from a class, function or module that holds
+    a value a class body (or a write on a class) gave a derivative in this pass, without being one
+    itself: Python made it as plain Python (a dataclass ``__init__``'s ``__defaults__``), and its
+    items would be read without their derivatives."""
+    if type(value) not in (tuple, list, dict):
+        return None
+    items = value.values() if type(value) is dict else value
+    if any(outside_state.registered(role, item, CLASS_LEVEL) is not None for item in items
+           for role in ("fdata", "tangent")):
+        raise TypeError("yuebing cannot differentiate reading a container Python made from a value a class "
+                        "defined in the differentiated function computed from its variables (a dataclass "
+                        "__init__'s __defaults__, say): its items would lose their derivative. What to do: read "
+                        "the value from the class itself (C.w) or from dataclasses.fields(C)")
+    return None
 
 
 # --------------------------------------------------------------------------------------------
