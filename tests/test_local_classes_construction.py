@@ -360,8 +360,8 @@ def reads_the_init_defaults(x):
     return Params.__init__.__defaults__[0] * x
 
 
-def test_a_container_python_made_from_a_computed_default_is_refused_with_the_line():
+def test_a_tuple_python_made_from_a_computed_default_is_refused_with_the_line():
     """The generated ``__init__``'s ``__defaults__`` hold the computed default as plain Python: read
     so, it gave the value without its derivative, silently (grad 0.49 for 1.47)."""
     refused_in_every_mode(reads_the_init_defaults, TypeError,
-                          r"reading a container Python made(.|\n)*test_local_classes_construction.py")
+                          r"reading a tuple Python made(.|\n)*test_local_classes_construction.py")

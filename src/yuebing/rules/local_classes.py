@@ -130,16 +130,16 @@ def class_level_tangent(value: Any) -> Any:
 
 
 def _refuse_plain_holder(value: Any) -> None:
-    """None, after refusing a tuple, list or dict read from a class, function or module that holds
-    a value a class body (or a write on a class) gave a derivative in this pass, without being one
-    itself: Python made it as plain Python (a dataclass ``__init__``'s ``__defaults__``), and its
-    items would be read without their derivatives."""
-    if type(value) not in (tuple, list, dict):
+    """None, after refusing a tuple read from a class or function that holds a value a class body
+    (or a write on a class) gave a derivative in this pass, without being one itself: Python made
+    it as plain Python (a dataclass ``__init__``'s ``__defaults__``), and its items would be read
+    without their derivatives. (A list or dict there that the pass changed has a tangent of its
+    own for the call: ``outside_state.shared``.)"""
+    if type(value) is not tuple:
         return None
-    items = value.values() if type(value) is dict else value
-    if any(outside_state.registered(role, item, CLASS_LEVEL) is not None for item in items
+    if any(outside_state.registered(role, item, CLASS_LEVEL) is not None for item in value
            for role in ("fdata", "tangent")):
-        raise TypeError("yuebing cannot differentiate reading a container Python made from a value a class "
+        raise TypeError("yuebing cannot differentiate reading a tuple Python made from a value a class "
                         "defined in the differentiated function computed from its variables (a dataclass "
                         "__init__'s __defaults__, say): its items would lose their derivative. What to do: read "
                         "the value from the class itself (C.w) or from dataclasses.fields(C)")
