@@ -365,3 +365,21 @@ def test_a_tuple_python_made_from_a_computed_default_is_refused_with_the_line():
     so, it gave the value without its derivative, silently (grad 0.49 for 1.47)."""
     refused_in_every_mode(reads_the_init_defaults, TypeError,
                           r"reading a tuple Python made(.|\n)*test_local_classes_construction.py")
+
+
+class Registry:
+    scales: list = []
+
+
+def class_value_appended_to_a_class_list(x):
+    Registry.scales.clear()  # (a function of x: each call starts again)
+
+    class Model:
+        k = x * x
+    Registry.scales.append(Model.k)
+    return sum(Registry.scales) * x
+
+
+def test_a_class_value_appended_to_a_list_on_a_class_in_every_mode():
+    """The list has a tangent of its own for the call (outside state): read back, not refused."""
+    check_all_modes(class_value_appended_to_a_class_list, 0.7)
