@@ -95,7 +95,8 @@ class WithLowering:
             lifted.append(atom)
             return ast.Name(atom.name, ast.Load())
 
-        maker = ast.unparse(header.func) if isinstance(header, ast.Call) else ast.unparse(header)
+        maker = getattr(header, "_yb_spelled", None) \
+            or (ast.unparse(header.func) if isinstance(header, ast.Call) else ast.unparse(header))
         if isinstance(header, ast.Call):
             func = header.func
             if isinstance(func, ast.Attribute):
@@ -213,25 +214,28 @@ class WithLowering:
 
     def _method_made_either_way(self, node: ast.With, out: list) -> bool:
         """``with m.session(x) as t, more: body``: when the method is Python code and ``m`` or what it
-        is handed holds float data (or it is a ``@contextmanager`` method that may suppress), asked
-        when it runs, entered as PEP 343 spells it out, the call differentiated (the manager it makes
-        must have Python methods); otherwise as any manager is (``m.session`` read again)."""
+        is handed holds float data, or it is a ``@contextmanager`` method that may suppress (asked
+        when it runs), the call is differentiated, ``mgr = m.session(x)``, and ``with mgr as t, more:
+        body`` entered as a manager made before the statement is (``_made_before_either_way``: by its
+        methods when it holds float data or may suppress); otherwise as any manager is (``m.session``
+        read again)."""
         header = node.items[0].context_expr
         method = self.expr(header.func, out)
         if not isinstance(method, ir.Var):
             return False
         self.locals.add(method.name)
         names = self._handed(header, node, out)
-        floats, checker = self.tmp("floats"), self.tmp("python_manager")
-        self.call(out, ir.Const(S.method_entered_by_methods), [method, *(ir.Var(n.id) for n in names)], floats)
-        out.append(ir.Copy(checker, ir.Const(S.python_manager), line=node.lineno))
-        self.locals.update((floats, checker))
+        floats, made = self.tmp("floats"), self.tmp("made")
+        self.call(out, ir.Const(S.made_by_a_python_method), [method, *(ir.Var(n.id) for n in names)], floats)
+        self.locals.update((floats, made))
         plainly = self._called(copy.deepcopy(header.func), header, names)
         plainly._yb_entered_plainly = True
         plain = ast.With([ast.withitem(plainly, node.items[0].optional_vars), *node.items[1:]], copy.deepcopy(node.body))
-        made = self._called(ast.Name(method.name, ast.Load()), header, names)
-        check = [ast.Expr(ast.Call(ast.Name(checker, ast.Load()), [ast.Constant(ast.unparse(header.func))], []))]
-        choice = ast.If(ast.Name(floats, ast.Load()), self._entered_as_try(made, node, check), [plain])
+        making = ast.Assign([ast.Name(made, ast.Store())], self._called(ast.Name(method.name, ast.Load()), header, names))
+        named = ast.Name(made, ast.Load())
+        named._yb_spelled = ast.unparse(header)  # (what a refusal of the plain entry names)
+        entered = ast.With([ast.withitem(named, node.items[0].optional_vars), *node.items[1:]], node.body)
+        choice = ast.If(ast.Name(floats, ast.Load()), [making, entered], [plain])
         self.statement(ast.fix_missing_locations(ast.copy_location(choice, node)), out)
         return True
 
@@ -278,7 +282,7 @@ class WithLowering:
         self.statement(ast.fix_missing_locations(ast.copy_location(choice, node)), out)
         return True
 
-    def _entered_as_try(self, header: ast.expr, node: ast.With, check: list | None = None) -> list:
+    def _entered_as_try(self, header: ast.expr, node: ast.With) -> list:
         """``node`` with its first item's manager ``header`` entered as PEP 343 spells it out::
 
             _mgr = M(...)
@@ -296,8 +300,6 @@ class WithLowering:
             finally:
                 if _ok:
                     _exit(_mgr, None, None, None)
-
-        ``check``: statements ``C(text)``, run as ``C(_mgr, text)`` right after ``_mgr`` is made.
         """
         target = node.items[0].optional_vars
         mgr, exit_, value, ok, err = (self.tmp(hint) for hint in ("mgr", "exit", "entered", "ok", "err"))
@@ -311,9 +313,6 @@ class WithLowering:
                 part.lineno = part.end_lineno = node.lineno
                 part.col_offset, part.end_col_offset = node.col_offset, node.col_offset
         made[0].value = header
-        for call in reversed(check or []):  # (given the manager as its first argument)
-            call.value.args.insert(0, ast.Name(mgr, ast.Load()))
-            made.insert(1, ast.fix_missing_locations(ast.copy_location(call, node)))
         bound = [ast.Assign([target], ast.Name(value, ast.Load()))] if target is not None else []
         more = [ast.With(node.items[1:], node.body)] if node.items[1:] else []
         new = [ast.fix_missing_locations(ast.copy_location(s, node)) for s in bound + more]

@@ -63,30 +63,15 @@ def made_when_run_entered_by_methods(maker: Any, catches: bool, *values: Any) ->
     return False
 
 
-def method_entered_by_methods(method: Any, *values: Any) -> bool:
+def made_by_a_python_method(method: Any, *values: Any) -> bool:
     """A ``with`` header calling ``method``, a bound method of an object of the function
-    (``m.session(x)``), handed ``values`` (asked when it runs): true when it is Python code and the
-    values hold float data, or it is a ``@contextmanager`` method (its generator the method's own
-    code) that may suppress or whose object holds float data. (A method handed none that returns
-    a manager of its object's, ``m.quiet()`` returning ``np.errstate(...)``, is entered as written.)"""
+    (``m.session(x)``), handed ``values`` (asked when it runs): true when it is Python code and its
+    object or the values hold float data, or it is a ``@contextmanager`` method that may suppress.
+    The call is then differentiated, and the manager it makes entered as one made before."""
     func = getattr(method, "__func__", None)
     if not isinstance(method, types.MethodType) or not isinstance(func, types.FunctionType):
         return False
-    if is_generator_manager(func) and (may_suppress(func) or holds_float_data(method.__self__)):
-        return True
-    return holds_float_data(*values)
-
-
-def python_manager(manager: Any, maker: str) -> None:
-    """Refuse the manager a Python method handed float data made (``maker``: the header's callee,
-    as written) when its class's ``__enter__``/``__exit__`` are not Python code: entered without
-    derivatives, what it keeps would lose them."""
-    if not is_python_manager_class(type(manager)):
-        raise TypeError(
-            f"yuebing cannot differentiate a with statement whose context manager ({maker}) is handed float data "
-            f"and makes a {type(manager).__qualname__}, whose __enter__/__exit__ are not Python code: entered "
-            "without derivatives, what it keeps or returns would lose them. What to do: compute with the floats "
-            "inside the with block, and hand the manager only what holds no floats")
+    return is_generator_manager(func) and may_suppress(func) or holds_float_data(method.__self__, *values)
 
 
 def differentiated_generator_manager(maker: Any) -> bool:

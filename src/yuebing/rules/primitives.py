@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ir.suppressing_managers import made_when_run_entered_by_methods, manager_entered_by_methods, \
-    method_entered_by_methods, python_manager
+from ..ir.suppressing_managers import made_when_run_entered_by_methods, made_by_a_python_method, \
+    manager_entered_by_methods
 from ..ir.primitives import (as_sequence, cell_get, cell_set, check_unpack, dict_keys,
                              holds_float_data, manager_holding_floats, min_len,
                              with_bound, with_inputs, mkdict, mklist, python_iterable,
@@ -258,7 +258,7 @@ register_rrule(as_sequence, _as_sequence_rrule)
 register_frule(as_sequence, _as_sequence_frule)
 for _f in (check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data,
            manager_holding_floats, manager_entered_by_methods, made_when_run_entered_by_methods,
-           method_entered_by_methods, python_manager):  # (mkset: containers/sets.py; globals: transform/global_writes.py)
+           made_by_a_python_method):  # (mkset: containers/sets.py; globals: transform/global_writes.py)
     register_rrule(_f, _zero_rrule(_f))
     register_frule(_f, _zero_frule(_f))
 
@@ -296,4 +296,4 @@ from .second_order import linear as _so_linear, zero as _so_zero  # noqa: E402
 _so_linear(mklist, mktuple, mkdict)  # (as_sequence: transform/lifting_objects.py, user iterators)
 _so_zero(check_unpack, min_len, dict_keys, with_bound, with_inputs, holds_float_data,
          manager_holding_floats, manager_entered_by_methods, made_when_run_entered_by_methods,
-         method_entered_by_methods, python_manager)  # (np.vectorize: numpy_vectorize.py)
+         made_by_a_python_method)  # (np.vectorize: numpy_vectorize.py)
