@@ -164,6 +164,18 @@ def test_a_fit_fitpack_did_not_finish_is_refused_by_name():
         _kind(data, 1.0)
 
 
+def test_a_fit_not_reproducing_fitpacks_is_refused_by_name():
+    """yuebing's normal equations are checked against FITPACK's own coefficients, never trusted."""
+    from yuebing.rules.scipy_smoothing_spline import _check_least_squares, _check_reproduced
+
+    c = _fit()._data[9]
+    _check_reproduced(c[:10], c)
+    with pytest.raises(RuleArgumentError, match="UnivariateSpline.*does not reproduce FITPACK"):
+        _check_reproduced(c[:10] * (1 + 1e-5), c)
+    with pytest.raises(RuleArgumentError, match="LSQUnivariateSpline.*fewer interior knots"):
+        _check_least_squares(c[:10] + 1e-4, c)
+
+
 def test_batched_forward_mode_matches_reverse():
     for kw in (dict(s=0.2), dict(s=None)):
         f = lambda y: np.sum(_fit(y=y, **kw)(AT) ** 2)  # noqa: E731

@@ -86,13 +86,26 @@ def _bracket(normal, penalty, rhs, design, w, y, target) -> tuple[float, float]:
     return low, high
 
 
-def _check_reproduced(c: Any, fitpack_c: Any) -> None:
+def _reproduces(c: Any, fitpack_c: Any) -> bool:
     c, fitpack_c = np.asarray(c, dtype=float), np.asarray(fitpack_c, dtype=float)[:c.size]
-    if not np.allclose(c, fitpack_c, rtol=1e-7, atol=1e-9 * (1.0 + np.max(np.abs(fitpack_c)))):
+    return bool(np.allclose(c, fitpack_c, rtol=1e-7, atol=1e-9 * (1.0 + np.max(np.abs(fitpack_c)))))
+
+
+def _check_reproduced(c: Any, fitpack_c: Any) -> None:
+    if not _reproduces(c, fitpack_c):
         _refuse("its fit on FITPACK's knots does not reproduce FITPACK's coefficients (an ill-conditioned fit)")
 
 
-nondifferentiable(_refuse, _knot_sources, _kind, _penalty_scale, _bracket, _check_reproduced)
+def _check_least_squares(c: Any, fitpack_c: Any) -> None:
+    if not _reproduces(c, fitpack_c):
+        raise RuleArgumentError(
+            "scipy.interpolate.LSQUnivariateSpline: yuebing's least-squares fit on these knots does not reproduce "
+            "FITPACK's coefficients (an ill-conditioned fit: knots with few data between them); choose fewer "
+            "interior knots t, or place them where the data are")
+
+
+nondifferentiable(_refuse, _knot_sources, _kind, _penalty_scale, _bracket, _reproduces, _check_reproduced,
+                  _check_least_squares)
 
 
 def _knots(x, lows, highs, k, xb, xe):
@@ -215,6 +228,7 @@ def _least_squares_fit(x, y, k, t, w=None, xb=None, xe=None, overwrite_t=1):
     x, y, t = np.asarray(x, dtype=float), np.asarray(y, dtype=float), np.asarray(t, dtype=float)
     w = np.ones(x.size) if w is None else np.asarray(w, dtype=float)
     _, _, c, design = _least_squares(t, k, x, y, w)
+    _check_least_squares(c, data[9])
     return ((x, y, w, data[3] if xb is None else xb, data[4] if xe is None else xe) + tuple(data[5:8])
             + (t, _padded(c, data[9]), _residual_sum(c, design, w, y)) + tuple(data[11:]))
 
