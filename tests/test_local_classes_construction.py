@@ -383,3 +383,41 @@ def class_value_appended_to_a_class_list(x):
 def test_a_class_value_appended_to_a_list_on_a_class_in_every_mode():
     """The list has a tangent of its own for the call (outside state): read back, not refused."""
     check_all_modes(class_value_appended_to_a_class_list, 0.7)
+
+
+def reads_a_methods_computed_defaults(x):
+    a = x * 3.0
+
+    class M:
+        def scale(self, y, k=a):
+            return k * y
+    d = M.scale.__defaults__
+    return d[0] * x
+
+
+def reads_a_methods_computed_keyword_defaults(x):
+    a = x * 3.0
+
+    class M:
+        def scale(self, y, *, k=a):
+            return k * y
+    return M().scale.__kwdefaults__["k"] * x
+
+
+def reads_a_nested_functions_computed_defaults(x):
+    def scale(v, k=2.0 * x):
+        return k * v
+    return getattr(scale, "__defaults__")[0] * x
+
+
+@pytest.mark.parametrize("f", [reads_a_methods_computed_defaults, reads_a_methods_computed_keyword_defaults,
+                               reads_a_nested_functions_computed_defaults])
+def test_a_read_of_computed_defaults_is_refused_by_name(f):
+    """The tuple holds the normaliser's placeholder (the calls get the value with its derivative):
+    read as data, it is refused instead of handing the placeholder string to the user's code."""
+    refused_in_every_mode(f, TypeError, r"reading __defaults__ \(or __kwdefaults__\) of a function or method")
+
+
+def test_the_refusal_of_computed_defaults_points_at_the_read():
+    with pytest.raises(TypeError, match=r"(?s)computed from the function's variables.*d = M.scale.__defaults__"):
+        yb.grad(reads_a_methods_computed_defaults)(0.7)

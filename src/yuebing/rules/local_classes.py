@@ -22,6 +22,7 @@ import sys
 import types
 from typing import Any, Callable
 
+from ..frontend.local_classes import MISSING
 from ..ir.local_classes import class_cells, class_level, class_stored, defer_init_subclass, refuse_field_defaults_reads
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
 from . import outside_state
@@ -135,6 +136,7 @@ def _refuse_plain_holder(value: Any) -> None:
     it as plain Python (a dataclass ``__init__``'s ``__defaults__``), and its items would be read
     without their derivatives. (A list or dict there that the pass changed has a tangent of its
     own for the call: ``outside_state.shared``.)"""
+    _refuse_placeholder_defaults(value)
     if type(value) is not tuple:
         return None
     if any(outside_state.registered(role, item, CLASS_LEVEL) is not None for item in value
@@ -144,6 +146,21 @@ def _refuse_plain_holder(value: Any) -> None:
                         "__init__'s __defaults__, say): its items would lose their derivative. What to do: read "
                         "the value from the class itself (C.w) or from dataclasses.fields(C)")
     return None
+
+
+def _refuse_placeholder_defaults(value: Any) -> None:
+    """Refuse a function's ``__defaults__`` (or ``__kwdefaults__``) holding the placeholder the
+    normaliser puts for a default value computed from the function's variables (a method's
+    ``k=a``, a nested ``def g(v, k=2 * x)``: ``frontend/local_classes._method_defaults``,
+    ``frontend/closures``): the function finds the value itself when called, but the tuple read
+    would hand the placeholder string to the user's code."""
+    items = value if type(value) is tuple else value.values() if type(value) is dict else ()
+    if any(item.__class__ is str and item == MISSING for item in items):
+        raise TypeError("yuebing cannot differentiate reading __defaults__ (or __kwdefaults__) of a function or "
+                        "method defined in the differentiated function whose default value is computed from the "
+                        "function's variables (def scale(self, y, k=a)): yuebing passes that value to the calls "
+                        "itself, with its derivative, and the tuple does not hold it. What to do: keep the value in "
+                        "a variable (or a class attribute, k_default = a) and read it from there")
 
 
 # --------------------------------------------------------------------------------------------
