@@ -104,10 +104,48 @@ def test_griddata_linear_in_the_points_and_the_sites():
 def test_griddata_refuses_what_it_does_not_differentiate():
     from yuebing.rules.core import RuleArgumentError
 
-    with pytest.raises(RuleArgumentError, match="method='cubic'"):
+    with pytest.raises(RuleArgumentError, match="method='cubic'.*RBFInterpolator"):
         yb.grad(lambda v: np.sum(si.griddata(SITES, v, QUERY, method="cubic")))(VALUES.copy())
-    with pytest.raises(RuleArgumentError, match="np.interp"):
-        yb.grad(lambda v: np.sum(si.griddata(SITES[:, 0], v, QUERY[:, 0])))(VALUES.copy())
+    check_all_modes(lambda v: np.sum(si.RBFInterpolator(SITES, v, kernel="cubic")(QUERY) ** 2), VALUES.copy())
+
+
+STRETCHED = SITES * np.array([1.0, 30.0])  # (rescale=True triangulates the sites scaled to a unit box)
+STRETCHED_QUERY = QUERY * np.array([1.0, 30.0])
+
+
+@pytest.mark.parametrize("method", ["linear", "nearest"])
+def test_griddata_rescaled(method):
+    def f(v):
+        return si.griddata(STRETCHED, v, STRETCHED_QUERY, method=method, rescale=True)
+
+    value, _ = yb.jvp(f, (VALUES.copy(),), (np.ones(12),))
+    np.testing.assert_allclose(value, f(VALUES), rtol=1e-12, atol=1e-12)
+    assert not np.allclose(f(VALUES), si.griddata(STRETCHED, VALUES, STRETCHED_QUERY, method=method)), \
+        "rescaling changes the triangulation or the nearest site here"
+    check_all_modes(lambda v: np.sum(f(v) ** 2), VALUES.copy())
+    if method == "linear":
+        check_all_modes(lambda q: np.sum(si.griddata(STRETCHED, VALUES, q.reshape(3, 2), rescale=True) ** 2),
+                        STRETCHED_QUERY.ravel().copy())
+        check_all_modes(lambda p: np.sum(si.griddata(p.reshape(12, 2), VALUES, STRETCHED_QUERY, rescale=True) ** 2),
+                        STRETCHED.ravel().copy())
+
+
+LINE = np.array([0.3, 0.0, 1.2, 0.7, 2.0, 1.6])  # unsorted sites, as griddata takes them
+LINE_VALUES = np.cos(LINE)
+LINE_QUERY = np.array([0.2, 0.9, 1.5, 1.9])  # (inside; not at a site)
+
+
+@pytest.mark.parametrize("method", ["linear", "nearest", "cubic"])
+def test_griddata_in_one_dimension(method):
+    def f(v):
+        return si.griddata(LINE, v, LINE_QUERY, method=method)
+
+    value, _ = yb.jvp(f, (LINE_VALUES.copy(),), (np.ones(6),))
+    np.testing.assert_allclose(value, f(LINE_VALUES), rtol=1e-12, atol=1e-12)
+    check_all_modes(lambda v: np.sum(f(v) ** 2), LINE_VALUES.copy())
+    check_all_modes(lambda q: np.sum(si.griddata((LINE,), LINE_VALUES, (q,), method=method) ** 2), LINE_QUERY.copy())
+    if method != "nearest":
+        check_all_modes(lambda p: np.sum(si.griddata(p, LINE_VALUES, LINE_QUERY, method=method) ** 2), LINE.copy())
 
 
 @pytest.mark.parametrize("kw", [{}, {"kernel": "gaussian", "epsilon": 2.0}, {"kernel": "cubic", "smoothing": 0.1},

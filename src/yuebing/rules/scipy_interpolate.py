@@ -17,10 +17,11 @@ bound, plus the whole intervals between, in NumPy (differentiable in the coeffic
 breakpoints and both bounds). ``PPoly.antiderivative`` calls ``_ppoly.fix_continuity``, defined as
 its loop over the intervals writing the new low coefficients in place.
 
-``griddata`` (``method`` 'linear' and 'nearest', two or more dimensions) is defined in NumPy: a
+``griddata`` (``method`` 'linear' and 'nearest', ``rescale`` too) is defined in NumPy: a
 point's value is the barycentric combination of its simplex's values in SciPy's Delaunay
 triangulation (the simplex held fixed: piecewise linear in the points, and differentiable in the
-values and the data sites), or the nearest site's value. ``RBFInterpolator``'s Pythran kernels and
+values and the data sites), or the nearest site's value; in one dimension it is SciPy's
+``interp1d`` of the sorted sites ('cubic' too). ``RBFInterpolator``'s Pythran kernels and
 LAPACK solve are defined as SciPy's own array-API form of them (NumPy code and
 ``np.linalg.solve``). FITPACK's ``UnivariateSpline`` fit with ``s=0`` is the not-a-knot
 interpolating spline on FITPACK's knots (``make_interp_spline``'s definition), evaluated by
@@ -208,19 +209,49 @@ def _barycentric(points, values, xi, fill_value):
     return np.where(found, np.sum(weights * vals, axis=1), fill_value)
 
 
+def _rescaled(points, xi):
+    """``rescale=True``: both point sets moved by the sites' mean and divided by their extent per
+    axis (1 where it is 0), as SciPy's interpolators rescale before triangulating."""
+    offset = np.mean(points, axis=0)
+    extent = np.max(points, axis=0) - np.min(points, axis=0)
+    scale = np.where(extent > 0, extent, 1.0)
+    return (points - offset) / scale, (xi - offset) / scale
+
+
+def _griddata_1d(points, values, xi, method, fill_value):
+    """One-dimensional ``griddata``: ``interp1d`` of the sites in order (``'nearest'``
+    extrapolating), as SciPy does it."""
+    from scipy.interpolate import interp1d
+
+    points = np.ravel(points)
+    if isinstance(xi, tuple):
+        if len(xi) != 1:
+            raise ValueError("invalid number of dimensions in xi")
+        xi = xi[0]
+    order = np.argsort(points)
+    fill = "extrapolate" if method == "nearest" else fill_value
+    return interp1d(points[order], np.asarray(values)[order], kind=method, axis=0, bounds_error=False,
+                    fill_value=fill)(xi)
+
+
 def _griddata(points, values, xi, method="linear", fill_value=np.nan, rescale=False):
-    """``scipy.interpolate.griddata`` in two or more dimensions, ``method`` 'linear' or 'nearest',
-    differentiable in the values, the points ``xi`` and (linear) the data sites."""
+    """``scipy.interpolate.griddata``: ``method`` 'linear' and 'nearest' in two or more dimensions
+    (differentiable in the values, the points ``xi`` and, linear, the data sites; ``rescale``
+    too), and 'linear', 'nearest' and 'cubic' in one (``interp1d``)."""
     points = _coordinates(points)
-    ndim = points.shape[-1] if points.ndim >= 2 else 1
-    if ndim == 1 or method not in ("linear", "nearest") or rescale:
+    ndim = points.shape[-1] if points.ndim >= 2 else points.ndim
+    if ndim == 1 and method in ("linear", "nearest", "cubic"):
+        return _griddata_1d(points, values, xi, method, fill_value)
+    if method not in ("linear", "nearest"):
         raise RuleArgumentError(
-            f"scipy.interpolate.griddata: yuebing differentiates method='linear' and 'nearest' in two or more "
-            f"dimensions without rescale=, not method={method!r} in {ndim} dimension(s) with rescale={rescale!r}; "
-            "in one dimension use np.interp(xi, points, values), otherwise scipy.interpolate.RBFInterpolator")
+            f"scipy.interpolate.griddata: yuebing differentiates method='linear' and 'nearest' (and 'cubic' in one "
+            f"dimension), not method={method!r} in {ndim} dimensions; use method='linear', or "
+            "scipy.interpolate.RBFInterpolator(points, values, kernel='cubic')(xi) for a smooth interpolant")
     values = np.asarray(values)
     xi = _coordinates(xi)
     flat = np.reshape(xi, (-1, ndim))
+    if rescale:
+        points, flat = _rescaled(points, flat)
     if method == "nearest":
         out = values[_nearest_sites(points, flat)]
     else:
