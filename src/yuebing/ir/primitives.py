@@ -340,9 +340,10 @@ def as_sequence(x: Any) -> Any:
 
 
 def _record_fields(x: np.void) -> tuple:
-    """A structured array's record walked field by field (``for name, mass in table``): constants,
-    as float data never enters a structured array under differentiation (``rules.util``'s refusal);
-    a sub-array field is a view of the table, read-only so that a write through it raises."""
+    """A structured array's record walked field by field (``for name, k in table``) outside
+    differentiation, or one of labels only (no float field): its fields, a sub-array field
+    read-only. A record with float fields is walked with its derivatives by
+    ``rules.structured_values.record_fields``."""
     fields = tuple(x[name] for name in x.dtype.names)
     for v in fields:
         if type(v) is np.ndarray:

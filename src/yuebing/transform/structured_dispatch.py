@@ -53,6 +53,7 @@ _NO_DERIVATIVE = frozenset(map(id, (len, isinstance, type, id, repr, str, print,
 _PLAIN_ATTRIBUTES = frozenset({"dtype", "shape", "ndim", "size", "itemsize", "nbytes"})
 _FIELD_ACCESS = (operator.getitem, operator.setitem)
 _BOUND = (types.BuiltinMethodType, types.MethodWrapperType)
+_DESCRIPTORS = (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType)
 
 _ADVICE = ("read its float fields as arrays of their own (arr['a'], a view whose derivatives are followed) and "
            "work on those, or keep each field in a float array (a dict of arrays: {'a': np.zeros(n), ...})")
@@ -201,11 +202,27 @@ def _unbound_method(mode: Any, fn: Any, args: tuple, kwargs: dict, dispatch: Cal
 def structured_array_form(mode: Any, f: Any, fn: Any, args: tuple, kwargs: dict, dispatch: Callable) -> Any:
     """The call run as the function standing for it (``arr.copy()``), None to let it go on, or a
     refusal raised when its rule would drop a structured array's derivatives."""
-    owner = fn.__self__ if type(fn) in _BOUND else None
+    kind = type(fn)
+    if kind is np.ufunc and not BATCH.size:
+        return None  # (NumPy has no loop of a ufunc for structured dtypes: its own error)
+    owner = fn.__self__ if kind in _BOUND else None
+    owner = None if type(owner) is types.ModuleType else owner  # (len, operator.getitem: functions)
+    objclass = fn.__objclass__ if kind in _DESCRIPTORS else None
     if BATCH.size and (args or kwargs or _is_structured(owner)):
         _refuse_batched(fn, owner, f, args, kwargs)
-    if type(owner) in _CONTAINERS or _is_structured(owner) and fn.__name__ in _METHODS \
-            or getattr(fn, "__objclass__", None) in _CONTAINERS:
+    if owner is not None or objclass is not None:
+        return _method_form(mode, f, fn, owner, objclass, args, kwargs, dispatch)
+    if id(fn) in _FUNCTIONS or not args and not kwargs or kind in _DERIVED and _derived_or_own(mode, fn):
+        return None  # (a Python function without a rule is differentiated from its source: its calls are checked)
+    _refuse_arguments(fn, args, kwargs)
+    return None
+
+
+def _method_form(mode: Any, f: Any, fn: Any, owner: Any, objclass: Any, args: tuple, kwargs: dict,
+                 dispatch: Callable) -> Any:
+    """``structured_array_form`` of a bound method (``arr.copy()``) or a method descriptor
+    (``np.ndarray.copy(arr)``, ``list.append(xs, row)``)."""
+    if type(owner) in _CONTAINERS or objclass in _CONTAINERS or _is_structured(owner) and fn.__name__ in _METHODS:
         return None  # (a list's append keeps a record with its tangent, as any element)
     if _is_structured(owner) and structured.carries_derivative(owner):
         name = fn.__name__
@@ -214,13 +231,20 @@ def structured_array_form(mode: Any, f: Any, fn: Any, args: tuple, kwargs: dict,
             return dispatch(mode, mode.constant(function), function, (_owner_value(f, owner),), {})
         if _owner_followed(f):
             raise _refusal(fn)
-    if getattr(fn, "__objclass__", None) is np.ndarray and args and _is_structured(_primal(args[0])):
+    if objclass is np.ndarray and args and _is_structured(_primal(args[0])):
         return _unbound_method(mode, fn, args, kwargs, dispatch)  # np.ndarray.copy(arr)
-    if id(fn) in _FUNCTIONS or not args and not kwargs or type(fn) in _DERIVED and _derived_or_own(mode, fn):
-        return None  # (a Python function without a rule is differentiated from its source: its calls are checked)
-    for a in (*args, *kwargs.values()) if kwargs else args:
-        if _is_structured(_primal(a)) and _followed(a):
-            raise _refusal(fn)
-    if (kwargs or len(args) > 1) and _makes_structured_from_floats(args, kwargs):
-        raise _refusal(fn)
+    _refuse_arguments(fn, args, kwargs)
     return None
+
+
+def _refuse_arguments(fn: Any, args: tuple, kwargs: dict) -> None:
+    """Refuse ``fn`` given a structured array with a tangent, or a structured dtype and float data."""
+    maker = False  # (a cheap test: every call asks)
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        p = a[0] if type(a) is tuple else a.primal if type(a) is CoDual or type(a) is Dual else a
+        kind = type(p)
+        if (kind is np.ndarray or kind is np.void) and p.dtype.kind == "V" and _followed(a):
+            raise _refusal(fn)
+        maker = maker or kind is np.dtype or kind is list and bool(p) and type(p[0]) is tuple
+    if maker and _makes_structured_from_floats(args, kwargs):
+        raise _refusal(fn)
