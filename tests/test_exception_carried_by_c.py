@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import yuebing as yb
 from yuebing.rules import RuleArgumentError
 
 from .exception_modes import MODES, run_in_mode
@@ -100,3 +101,11 @@ def float_key(x):
 def test_a_number_carried_so_is_refused_by_name(mode):
     with pytest.raises(RuleArgumentError, match="the float data the KeyError exception carries in 'args'"):
         run_in_mode(float_key, mode, X)
+
+
+@pytest.mark.parametrize("f", [popped, getattr_builtin, in_a_loop], ids=lambda f: f.__name__)
+def test_third_order_refuses_the_read_by_name(f):
+    """In a pass nested in another the record would not carry the outer derivative (it gave a
+    third derivative of 14.65 for 47.03): the read is refused there, as it was everywhere."""
+    with pytest.raises(RuleArgumentError, match="exception carries in"):
+        yb.hvp(yb.grad(f), (X,), (1.0,))

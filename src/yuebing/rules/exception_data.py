@@ -234,10 +234,12 @@ def carry_handed(error: BaseException, args: tuple) -> None:
     its derivative data, as ``made_exception`` records its arguments: a handler reading
     ``e.args[0].value`` then has it. Only objects whose data is a ``MutableTangent``, where their
     fields' cotangents gather (a number's would need the rule's pullback, which never runs: its
-    read stays refused by name)."""
+    read stays refused by name). Not in a pass nested in another (third order: ``yb.hvp`` of a
+    function calling ``yb.grad``), whose record would not carry the outer pass's derivative: the
+    read is refused there as before."""
     held = [*error.args, getattr(error, "obj", None)] if isinstance(error, AttributeError) else error.args
     if not any(type(v) not in _NOT_HANDED_OBJECTS for v in held) or not outside_state.active() \
-            or type(error).__module__.startswith("yuebing.") \
+            or outside_state.nested() or type(error).__module__.startswith("yuebing.") \
             or outside_state.registered(_ROLE_TANGENT, error, _KIND) is not None \
             or outside_state.registered("fdata", error, _KIND) is not None:
         return  # (StopIteration() of every loop's end: the first test)
