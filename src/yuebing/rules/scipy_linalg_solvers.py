@@ -295,8 +295,15 @@ def _solve_sylvester_vjp(g, y, a, b, q):
     return _real_like(a, -(gq @ mH(y))), _real_like(b, -(mH(y) @ gq)), _real_like(q, gq)
 
 
+def _lyapunov_solve(a: Any, q: Any) -> Any:
+    """``solve_continuous_lyapunov(a, q)`` for tangents and cotangents: as the Sylvester equation
+    ``a x + x a^H = q``, which passes a NaN ``q`` (the plain forward pass's) where Lyapunov raises."""
+    a = np.asarray(a)
+    return sla.solve_sylvester(a, mH(a), q)
+
+
 def _lyapunov_vjp(g, y, a, q):
-    gq = sla.solve_continuous_lyapunov(mH(np.asarray(a)), g)
+    gq = _lyapunov_solve(mH(np.asarray(a)), g)
     return _real_like(a, -(gq @ mH(y) + mH(gq) @ y)), _real_like(q, gq)
 
 
@@ -317,7 +324,7 @@ def _register_sylvester() -> None:
 
         def jvp(da: Any, dq: Any) -> Any:  # A dX + dX A^H = dQ - dA X - X dA^H
             rhs = add(dq, None if da is None else -(da @ y + y @ mH(da)))
-            return sla.solve_continuous_lyapunov(a, rhs)
+            return _lyapunov_solve(a, rhs)
 
         return y, jvp
 
@@ -337,6 +344,8 @@ def _logm_frechet(a: np.ndarray, e: Any) -> np.ndarray:
     """``L_log(a, e)``: the corner block of ``logm([[a, e], [0, a]])``."""
     n = a.shape[-1]
     dtype = np.result_type(a, e)
+    if not np.all(np.isfinite(e)):  # logm raises on NaN: a NaN tangent (the plain forward pass's) stays NaN
+        return np.full((n, n), np.nan, dtype=np.result_type(dtype, 1.0))
     return sla.logm(_block(np.asarray(a, dtype=dtype), np.asarray(e, dtype=dtype)))[:n, n:]
 
 

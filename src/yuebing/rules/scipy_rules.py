@@ -220,7 +220,7 @@ def _register_solve_triangular() -> None:
                 part = part - np.eye(part.shape[-1]) * part if unit_diagonal else part
                 part = -((part, mT(part), mH(part))[code] @ x2)
             rhs = add(None if db is None else (np.asarray(db)[:, None] if vector else db), part)
-            dx = sla.solve_triangular(a, rhs, trans=trans, **options)
+            dx = sla.solve_triangular(a, rhs, trans=trans, **{**options, "check_finite": False})  # (NaN tangents pass)
             return dx[:, 0] if vector else dx
 
         # derive's own vjp, not linalg_rule(vjp=...): the LAPACK route skips the cotangent of a
@@ -398,8 +398,8 @@ def _cho_solve_parts(c: np.ndarray, lower: bool, b: Any, x: np.ndarray) -> tuple
     vector = np.ndim(b) == 1
     x2 = x[:, None] if vector else x
 
-    def solve(rhs: Any) -> Any:
-        return sla.cho_solve((c, lower), rhs)
+    def solve(rhs: Any) -> Any:  # (a NaN tangent, as the plain forward pass makes, is not refused)
+        return sla.cho_solve((c, lower), rhs, check_finite=False)
 
     def d_matrix(dc: Any) -> Any:  # dS from a change of the factor
         df = tri(dc)

@@ -224,28 +224,39 @@ def eigen_gaps(w: Any, squared: bool = False) -> Any:
     return np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0)
 
 
-def gap_product(w: Any, x: Any, squared: bool = False) -> Any:
+def gap_product(w: Any, x: Any, squared: bool = False, reference: Any = None) -> Any:
     """``eigen_gaps(w, squared) * x`` by the strong-zero rule: where two eigenvalues tie an entry
     of ``x`` that is zero contributes zero, not NaN (an eigenvector output nobody reads, columns a
     spectral function drops, a perturbation keeping the tie: ``2 I + t t^T``). A nonzero one is
     infinite: the vectors of a repeated eigenvalue have no derivative. Ties and zeros are judged
     to rounding (``_rounding_ties``): LAPACK's repeated eigenvalues differ by ~1e-16, where
-    1 / gap times an entry at rounding level was O(1) noise (a wrong gradient) or NaN in hvp."""
-    tied, negligible = _rounding_ties(w, x)
+    1 / gap times an entry at rounding level was O(1) noise (a wrong gradient) or NaN in hvp.
+    ``reference``: an array as large as the terms ``x`` was summed from, whose largest entry sets
+    that level (default ``x``; where the terms cancel, x's own largest entry is rounding too)."""
+    tied, negligible = _rounding_ties(w, x, x if reference is None else reference)
     gaps = np.where(tied, np.inf, eigen_gaps(w, squared))
     return np.where(tied & negligible, 0.0, gaps) * x
 
 
-def _rounding_ties(w: Any, x: Any) -> tuple[Any, Any]:
+def _rounding_ties(w: Any, x: Any, reference: Any) -> tuple[Any, Any]:
     """Off-diagonal pairs (i, j) whose values ``w`` agree to LAPACK's accuracy (a few ulps of the
-    largest), and the entries of ``x`` at rounding level of its largest (per matrix of a stack)."""
+    largest), and the entries of ``x`` at rounding level (per matrix of a stack). That level is
+    a few ulps of reference's largest entry times ``1 + |w|max / gap``, the gap from the pair's values to
+    the nearest value not tied to them: LAPACK's vectors of a repeated value lean ~eps |w|max / gap
+    towards the other vectors, and so does ``x = V^H dA V`` (2 I + c t t^T with |t| ~ 0.2: gap 0.018,
+    an entry 8.5e-16 where x's largest is 0.026, which made eigvalsh's hvp NaN; fuzz seed 93356)."""
     w_, x_ = np.asarray(getattr(w, "primal", w)), np.asarray(getattr(x, "primal", x))
+    r_ = np.asarray(getattr(reference, "primal", reference))
     slack = 8 * w_.shape[-1] * np.finfo(float).eps
     scale = np.max(np.abs(w_), axis=-1, keepdims=True)[..., None]
     off = ~np.eye(w_.shape[-1], dtype=bool)
-    tied = off & (np.abs(w_[..., None, :] - w_[..., :, None]) <= slack * scale)
-    x_scale = np.max(np.abs(x_), axis=(-2, -1), keepdims=True) if x_.ndim >= 2 else np.abs(x_)
-    return tied, np.abs(x_) <= slack * x_scale
+    distance = np.abs(w_[..., None, :] - w_[..., :, None])
+    tied = off & (distance <= slack * scale)
+    gap = np.min(np.where(tied | ~off, np.inf, distance), axis=-1)  # to the nearest untied value
+    pair_gap = np.minimum(gap[..., :, None], gap[..., None, :])
+    lean = 1.0 + scale / np.where(pair_gap > 0, pair_gap, np.inf)  # (1 where nothing is untied)
+    r_scale = np.max(np.abs(r_), axis=(-2, -1), keepdims=True) if r_.ndim >= 2 else np.abs(r_)
+    return tied, np.abs(x_) <= slack * r_scale * lean
 
 
 def _phase_cotangent(gs: list, vs: list) -> Any:
@@ -266,7 +277,7 @@ def _eigh_vjp(g, y, a, UPLO="L"):
         # only xbar's Hermitian part reaches a's cotangent: weighing the anti-Hermitian part of v^H gv
         # is the same there, and zero at a tie where the result does not turn with the tied vectors' basis
         x = mH(v) @ gv
-        xbar = xbar + gap_product(w, 0.5 * (x - mH(x)))
+        xbar = xbar + gap_product(w, 0.5 * (x - mH(x)), reference=x)
     return hermitian_from_adjoint(v @ xbar @ mH(v), UPLO.upper() == "L"), None
 
 
@@ -328,16 +339,24 @@ def _svd_reduced_vjp(u, s, vh, gu, gs, gv):
     ga = np.zeros(u.shape[:-1] + vh.shape[-1:], dtype=u.dtype)
     if gs is not None:
         inner = inner + as_diag(np.asarray(gs))
+    # u's and v's turns meet the inverse gaps together: at a repeated singular value their parts
+    # cancel for a result that does not turn with the tied vectors' basis (polar's u @ vh)
+    turns = np.zeros_like(inner)
+    sizes = np.zeros(inner.shape)  # (as large as the terms of turns: where they cancel, turns is rounding)
     if gu is not None:
         j = mH(u) @ gu
-        inner = inner + gap_product(s, j - mH(j), squared=True) * s[..., None, :]
+        turns = turns + (j - mH(j)) * s[..., None, :]
+        sizes = sizes + np.abs(j) * s[..., None, :]
         if complex_:
             inner = inner + 1j * as_diag(np.imag(diag_vector(j)) * s_inv)
         ga = ga + ((gu - u @ j) * s_inv[..., None, :]) @ vh
     if gv is not None:
         k = mH(v) @ gv
-        inner = inner + s[..., :, None] * gap_product(s, k - mH(k), squared=True)
+        turns = turns + s[..., :, None] * (k - mH(k))
+        sizes = sizes + s[..., :, None] * np.abs(k)
         ga = ga + u @ (s_inv[..., :, None] * (mH(gv) - mH(k) @ vh))
+    if gu is not None or gv is not None:
+        inner = inner + gap_product(s, turns, squared=True, reference=sizes)
     return ga + u @ inner @ vh
 
 
@@ -367,8 +386,8 @@ def _svd_reduced_jvp(u, s, vh, da):
     dp = mH(u) @ da @ v
     ds = np.real(diag_vector(dp))
     dp_s, s_dp = dp * s[..., None, :], s[..., :, None] * dp
-    du = u @ gap_product(s, dp_s + mH(dp_s), squared=True) + (da @ v - u @ dp) * s_inv[..., None, :]
-    dv = v @ gap_product(s, s_dp + mH(s_dp), squared=True) + (mH(da) @ u - v @ mH(dp)) * s_inv[..., None, :]
+    du = u @ gap_product(s, dp_s + mH(dp_s), squared=True, reference=dp_s) + (da @ v - u @ dp) * s_inv[..., None, :]
+    dv = v @ gap_product(s, s_dp + mH(s_dp), squared=True, reference=s_dp) + (mH(da) @ u - v @ mH(dp)) * s_inv[..., None, :]
     if np.iscomplexobj(dp):  # u^H du gets Im(dp_kk) / s_k; then the phase LAPACK fixed, on v
         du = du + u * (1j * np.imag(diag_vector(dp)) * s_inv)[..., None, :]
         beta = phase_turn(dv, real_pivot(v))
