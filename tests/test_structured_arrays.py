@@ -333,3 +333,21 @@ def test_a_write_into_a_global_table_is_refused_with_advice(mode):
         MODES[mode](f)
     assert "np.copy(TABLE)" in "\n".join(getattr(caught.value, "__notes__", []))
     assert TABLE[0]["a"] == 0.5
+
+
+def test_flatten_lays_out_the_float_fields():
+    """``yb.flatten`` of a model holding a structured array: its float fields, in dtype order;
+    ``unflatten`` keeps the other fields, and is differentiated like the model."""
+    table = np.zeros(2, dtype=[("m", float), ("n", int), ("name", "U5"), ("v", float, (2,))])
+    table[0], table[1] = (0.4, 2, "a", [0.1, -0.3]), (-0.8, 3, "b", [0.7, 0.2])
+    model = {"t": table, "w": 1.5}
+    flat, unflatten = yb.flatten(model)
+    assert flat.size == 2 * (1 + 2) + 1  # the fields m and v, and w
+    rebuilt = unflatten(flat)
+    assert rebuilt["t"]["name"].tolist() == model["t"]["name"].tolist() and rebuilt["t"]["n"].tolist() == [2, 3]
+
+    def loss(p):
+        return np.sum(p["t"]["m"] * p["t"]["v"][:, 1]) * p["w"] ** 2
+
+    np.testing.assert_allclose(yb.flatten_tangent(model, yb.grad(loss)(model)),
+                               yb.grad(lambda v: loss(unflatten(v)))(flat), rtol=1e-12)

@@ -28,7 +28,7 @@ import numpy as np
 from ..rules.core import CoDual, Dual, register_frule, register_rrule, rrule
 from ..rules.second_order import _register as _so_register
 from ..rules.util import accumulate, output
-from ..tangents import NoFData, NoRData, NoTangent, add_to_primal, join
+from ..tangents import NoFData, NoRData, NoTangent, add_to_primal, join, structured
 from ..tangents.kinds import register_nondifferentiable_type
 from ..tangents.ops import _from_primal
 
@@ -47,6 +47,8 @@ def _vector(x: Any) -> np.ndarray:
     parts: list = []
 
     def collect(leaf: Any) -> Any:
+        if structured.is_structured(leaf):  # its float fields (tangents/structured.py)
+            leaf = structured.field_values(leaf)
         if np.iscomplexobj(leaf):
             raise TypeError("yuebing.flatten: complex values cannot be laid out for a real optimiser")
         parts.append(np.ravel(np.asarray(leaf, dtype=np.float64)))
@@ -74,6 +76,10 @@ class Unflatten:
 
         def take(leaf: Any) -> Any:
             nonlocal offset
+            if structured.is_structured(leaf):  # its float fields, in field_values' order
+                size = structured.field_values(leaf).size
+                offset += size
+                return structured.from_field_values(leaf, v[offset - size:offset])
             if isinstance(leaf, np.ndarray):
                 value = v[offset:offset + leaf.size].reshape(leaf.shape).astype(leaf.dtype)
                 offset += leaf.size

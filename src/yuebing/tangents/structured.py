@@ -66,6 +66,22 @@ def _leaf_fields(a: Any) -> list[np.ndarray]:
     return found
 
 
+def field_values(a: Any) -> np.ndarray:
+    """The values of ``a``'s float fields, each raveled, one after another (``yb.flatten``)."""
+    fields = float_fields(a)
+    return np.concatenate([np.ravel(f) for f in fields]) if fields else np.zeros(0)
+
+
+def from_field_values(like: Any, values: np.ndarray) -> Any:
+    """A structured value like ``like`` (zeros elsewhere) whose float fields hold ``values``, in
+    ``field_values``' order."""
+    out, offset = zeros_like(like), 0
+    for field in float_fields(out):
+        field[...] = np.reshape(values[offset:offset + field.size], field.shape)
+        offset += field.size
+    return out
+
+
 def zeros_like(x: Any) -> Any:
     """The zero tangent of structured array or record ``x`` (same shape and dtype)."""
     if isinstance(x, np.void):
