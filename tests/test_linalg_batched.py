@@ -161,6 +161,30 @@ SPECTRAL = {
     "an unused eigvalsh": lambda x: (np.linalg.eigvalsh(_spike(x)), np.sum(np.sin(x) * x))[1],
 }
 
+WEIGHTS = np.add.outer(np.arange(4.0), np.arange(4.0) ** 2)
+
+
+def _tied_projector(eigh):
+    """The projector onto the repeated eigenvalue's eigenspace (of 2 I + c t t^T): a smooth function."""
+    def f(x):
+        v = eigh(_spike(x, c=0.7, scale=0.5))[1][:, :3]
+        return np.sum((v @ v.T) * WEIGHTS)
+    return f
+
+
+def _polar(x):
+    """scipy.linalg.polar (SciPy's code: u = w @ vh, p = vh^H s vh of one svd) at 2 I + 0.1 sin(x) x^T,
+    whose singular value 2 is repeated: both factors are smooth."""
+    u, p = scipy.linalg.polar(2.0 * np.eye(4) + 0.1 * np.outer(np.sin(x), x))
+    return np.sum(u ** 2 * x) + np.sum(p * WEIGHTS)
+
+
+# the gradients were NaN: svd's map weighed u's and v's turns apart (each inf at the tie) and scipy
+# eigh's weighed all of V^T gv, not its anti-symmetric part as numpy's does
+SPECTRAL["scipy eigh's eigenspace projector"] = _tied_projector(scipy.linalg.eigh)
+SPECTRAL["numpy eigh's eigenspace projector"] = _tied_projector(np.linalg.eigh)
+SPECTRAL["scipy.linalg.polar at a repeated singular value"] = _polar
+
 
 @pytest.mark.parametrize("name", SPECTRAL)
 def test_a_tie_next_to_a_close_value_in_every_mode(name):
