@@ -351,3 +351,21 @@ def test_flatten_lays_out_the_float_fields():
 
     np.testing.assert_allclose(yb.flatten_tangent(model, yb.grad(loss)(model)),
                                yb.grad(lambda v: loss(unflatten(v)))(flat), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_a_jacobian_indexed_by_records_is_refused(mode):
+    """Its elements are records: seeding one would mix its fields (the rows came out as sums of
+    fields). yb.vjp takes a structured cotangent as it is."""
+    with pytest.raises(TypeError, match="structured array.*records, not numbers"):
+        yb.jacobian(_made, mode=mode)(X.copy())
+    with pytest.raises(TypeError, match="structured array.*records, not numbers"):
+        yb.jacobian(lambda t: t["a"] * t["b"], mode=mode)(_table())
+    _, pullback = yb.vjp(_made, X.copy())
+    cotangent = _made(np.array([1.0, -2.0, 0.5]))
+    (g,) = pullback(cotangent)
+    step = np.array([0.3, 0.1, -0.7])
+    eps = 1e-6
+    up, down = _made(X + eps * step), _made(X - eps * step)
+    expected = sum(np.sum(cotangent[k] * (up[k] - down[k])) for k in ("a", "b")) / (2 * eps)
+    assert np.dot(g, step) == pytest.approx(expected, rel=1e-6)

@@ -29,6 +29,15 @@ def _refuse_complex(x: Any, what: str) -> None:
     )
 
 
+def _refuse_structured(x: Any, what: str) -> None:
+    """A structured array's elements are records, not numbers: a Jacobian indexed by them would
+    mix its fields (tangents/structured.py)."""
+    raise TypeError(
+        f"jacobian: {what} contains a structured array (dtype {x.dtype}), whose elements are records, not "
+        "numbers; use its float fields as arrays of their own (return np.stack([y['a'], y['b']], -1), or pass "
+        "the fields as float arrays), or yb.grad/yb.jvp/yb.vjp, which take it as it is")
+
+
 def _leaves(x: Any, t: Any, what: str, complex_ok: bool = False) -> list[tuple[Any, Any]]:
     """``(primal_leaf, tangent_leaf)`` for every float scalar and float array reachable from
     ``x`` (each shared object once), in a fixed order; ``t`` is a tangent of ``x``. Complex
@@ -52,6 +61,8 @@ def _leaves(x: Any, t: Any, what: str, complex_ok: bool = False) -> list[tuple[A
         if kind is K.ARRAY:
             if v.dtype.kind == "c" and not complex_ok:
                 _refuse_complex(v, what)
+            if v.dtype.fields is not None:
+                _refuse_structured(v, what)
             found.append((v, tv))
             continue
         keys, children, _ = K.parts(v, kind)
