@@ -70,6 +70,16 @@ FIXED = [
      (0.6,)),
     ("map over d.values() kept while the dict is written (the fuzzer's dict_iterators feature)",
      'def f(s):\n    d = {"a": s, "b": s * s}\n    m = map(np.sin, d.values())\n    d["b"] = 3.0 * s\n    return sum(m)\n', (0.6,)),
+    ("seed 93356: eigvalsh of 2 I + c t t^T whose simple eigenvalue is 0.02 above the tied ones: the tied vectors' "
+     "rounding lean (eps |w| / gap) in V^T dA V was taken for a real entry, NaN in yb.hvp and hessian(chunk_size=5) "
+     "(decompositions._rounding_ties)",
+     'import scipy.linalg\nimport statistics\n\ndef f(x, s):\n    t10 = statistics.fmean([s, (-0.667 * s), (s * s), 0.0])\n    tv = np.tanh((x * t10))\n    S = 2.0 * np.eye(4) + 1.202 * np.outer(tv, tv)\n    t13 = np.sum(np.linalg.eigvalsh(S) ** 2) * 0.1\n    return t13 + np.sum(x * x) * 0.1\n',
+     (np.array([0.126, -0.132, 0.64, 0.105]), 0.7)),
+    ("seed 93597: np.power(b, 4.0)'s NaN tangent of the plain forward pass (0 * the NaN exponent partial at b < 0) "
+     "made cho_solve's tangent solve raise ValueError (check_finite) in jacobian(mode='fwd') before the strong-zero "
+     "pass could redo it",
+     'import scipy.linalg\n\ndef f(x, s):\n    prm = {"w": x * 0.5, "b": np.zeros(4)}\n    for it in range(3):\n        gr = {"w": prm["w"] + prm["b"] - np.tanh(x), "b": 0.5 * (prm["w"] + prm["b"])}\n        for key in prm:\n            prm[key] = prm[key] - 0.48 * gr[key]\n        if np.linalg.norm(gr["w"]) < 0.3:\n            break\n    b = np.tanh(x) * 0.33\n    t8 = np.sum(b ** 2.0 - 0.5 * b ** 3.0 + np.power(b, 4.0) * 0.1)\n    tv = np.tanh(-x)\n    cf = scipy.linalg.cho_factor(2.0 * np.eye(4) + 0.858 * np.outer(tv, tv), lower=True)\n    return np.sum(scipy.linalg.cho_solve(cf, (x - t8)) * (x - t8)) * 0.5 + s * np.sum(prm["w"] ** 2)\n',
+     (np.array([0.126, -0.132, 0.64, 0.105]), 0.7)),
 ]
 
 
