@@ -380,25 +380,6 @@ def test_super_reads_a_computed_class_value_in_first_order():
     check_all_modes(super_reads_a_computed_class_value, 1.3, second_order=False)
 
 
-def enum_member_from_the_function(x):
-    import enum
-
-    a = 2.0 * x
-
-    class Level(enum.Enum):
-        HIGH = a
-        LOW = 0.5
-    return Level.HIGH.value * x
-
-
-def test_a_metaclass_that_does_not_keep_the_value_is_refused_naming_the_attribute():
-    for run in (lambda: yb.grad(enum_member_from_the_function)(0.7),
-                lambda: yb.jvp(enum_member_from_the_function, (0.7,), (1.0,)),
-                lambda: yb.hvp(enum_member_from_the_function, (0.7,), (1.0,))):
-        with pytest.raises(TypeError, match=r"'HIGH'(.|\n)*Enum member(.|\n)*test_local_classes.py"):
-            run()
-
-
 def inner_gradient_through_an_outer_class(x):
     a = 2.0 * x
 

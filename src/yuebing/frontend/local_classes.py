@@ -33,15 +33,10 @@ import copy
 import symtable
 
 from ..ir import nodes as ir
-from ..ir.local_classes import DEFERRED, class_cells, class_level, class_stored, defer_init_subclass
+from ..ir.local_classes import MISSING, DEFERRED, class_cells, class_level, class_stored, defer_init_subclass
 from .fence import UnsupportedSyntaxError
 from .parsing import parse as parse_source
 from .runtime_names import located
-
-#: what a parameter holds when the call gave no value for a default computed elsewhere (a
-#: string, so that the definition's defaults stay constants: closures.py's factories too)
-MISSING = "<yuebing: no argument given, the default applies>"
-
 
 class LocalClassLowering:
     """The class-statement helpers of ``Normaliser`` (a mixin: it uses the normaliser's
@@ -205,7 +200,8 @@ class LocalClassLowering:
         as its attribute (``ir.local_classes.class_stored``)."""
         message = str(UnsupportedSyntaxError(
             f"a class whose metaclass or decorators turn its attribute <yb-attribute>, computed from the function's "
-            "variables, into something else (an Enum member, a NamedTuple field): its derivative would be lost",
+            "variables, into something else (a member of an Enum with a mixin type, class Mode(float, Enum), say): its "
+            "derivative would be lost",
             "pass the value to the class as an argument, or compute it in a method",
             self.filename, node.lineno, self.fn.__qualname__))
         names = sorted(kept)

@@ -21,6 +21,7 @@ skipped for it.
 from __future__ import annotations
 
 import abc
+import enum
 import types
 from typing import Any, Callable
 
@@ -76,7 +77,8 @@ def class_stored(names: tuple, message: str, *values: Any) -> Callable[[Any], An
         defaults = _named_tuple_defaults(cls)
         for name, value in zip(names, values):
             stored = vars(cls).get(name, _ABSENT) if isinstance(cls, type) else _ABSENT
-            if stored is not value and getattr(fields.get(name), "default", _ABSENT) is not value \
+            if stored is not value and not _holds_as_member(stored, value) \
+                    and getattr(fields.get(name), "default", _ABSENT) is not value \
                     and defaults.get(name, _ABSENT) is not value:
                 raise TypeError(message.replace("<yb-attribute>", repr(name)))
         if any(defaults.get(name, _ABSENT) is value for name, value in zip(names, values)):
@@ -84,6 +86,14 @@ def class_stored(names: tuple, message: str, *values: Any) -> Callable[[Any], An
         return cls
 
     return check
+
+
+def _holds_as_member(stored: Any, value: Any) -> bool:
+    """Whether ``stored`` is a plain ``Enum`` member holding ``value`` itself as its value
+    (``HIGH = a``): a read of ``.value`` finds it by identity, as a class attribute's read does.
+    Not with a mixin type (``class Mode(float, Enum)``): the member is a number of its own."""
+    return isinstance(stored, enum.Enum) and type(stored)._member_type_ is object \
+        and vars(stored).get("_value_", _ABSENT) is value
 
 
 def _named_tuple_defaults(cls: Any) -> dict:
@@ -114,6 +124,10 @@ class _StoredDefaults(dict):
 
 
 _ABSENT = object()
+
+#: what a parameter holds when the call gave no value for a default computed elsewhere (a
+#: string, so that the definition's defaults stay constants: frontend/closures.py's factories too)
+MISSING = "<yuebing: no argument given, the default applies>"
 
 #: the mark of a class whose ``__init_subclass__`` the function calls itself, after the class
 #: statement (``frontend/local_classes._defer_init_subclass``)

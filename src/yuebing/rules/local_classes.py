@@ -22,8 +22,8 @@ import sys
 import types
 from typing import Any, Callable
 
-from ..frontend.local_classes import MISSING
-from ..ir.local_classes import class_cells, class_level, class_stored, defer_init_subclass, refuse_field_defaults_reads
+from ..ir.local_classes import (MISSING, class_cells, class_level, class_stored, defer_init_subclass,
+                                 refuse_field_defaults_reads)
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
 from . import outside_state
 from .core import CoDual, Dual, register_frule, register_rrule

@@ -7,6 +7,7 @@ which registers them.
 from __future__ import annotations
 
 import collections
+import enum
 import types
 from typing import Any, Callable
 
@@ -89,6 +90,11 @@ def _getattr(f: tuple, args: tuple, kwargs: dict) -> tuple:
     if type(obj[0]) is np.vectorize and len(args) == 2 and not kwargs and args[1][0] == "pyfunc":
         out1, out2, pullback = _with_fdata_tangents(CoDual(f[0], NoFData), args)  # (pyfunc's: numpy_vectorize.py)
         return (out1.primal, out1.fdata, pyfunc_tangent(obj[2]), out2.fdata), pullback
+    if obj[2] is NoTangent and not kwargs and len(args) == 2 and isinstance(obj[0], enum.Enum):
+        # a constant member: its value is a constant too, or what a class made in the function gave
+        # it (``Mode.HIGH.value`` with ``HIGH = a``: rules/local_classes.py), read in each role as a
+        # class attribute is (the linear rule ran the fdata tangent's read in the fdata role)
+        return _class_or_module_attribute(args)
     if not _is_field_tangent(obj[2]) or kwargs:
         if isinstance(obj[0], np.generic) and isinstance(obj[2], (float, complex)):
             # a NumPy scalar's tangent is a Python number: read the method off the tangent as a
