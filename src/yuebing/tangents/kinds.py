@@ -478,8 +478,10 @@ def new_mutable_shell(x: Any, kind: str) -> Any:
         return shell
     if kind is CELL:
         return types.CellType()
-    if kind is DEQUE:
-        return collections.deque(maxlen=x.maxlen)
+    if kind is DEQUE:  # (its type: a subclass adding only methods too, without running its __init__)
+        shell = collections.deque.__new__(type(x))
+        collections.deque.__init__(shell, maxlen=x.maxlen)
+        return shell
     if kind is OBJECT_ARRAY:
         return tangent_shell(x)
     return _new_instance(x)

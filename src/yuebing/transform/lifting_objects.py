@@ -137,11 +137,13 @@ def _exception_attribute(f: tuple, args: tuple, carrier: str) -> tuple:
 
 
 def _subclass_method(obj: tuple, args: tuple) -> bool:
-    """Whether ``getattr(obj, name)`` reads a method of a dict subclass (``Counter.most_common``)
-    that its tangent, a plain dict, lacks: the method's own rule or source takes the tangent from
-    the owner's."""
-    return type(obj[2]) is dict and type(obj[0]) is not dict and len(args) == 2 and isinstance(args[1][0], str) \
-        and not hasattr(dict, args[1][0]) and callable(getattr(type(obj[0]), args[1][0], None))
+    """Whether ``getattr(obj, name)`` reads a method of a dict subclass (``Counter.most_common``), or
+    of a deque subclass adding only methods, that its tangent, a plain dict or deque, lacks: the
+    method's own rule or source takes the tangent from the owner's."""
+    plain = type(obj[2])
+    return plain in (dict, collections.deque) and type(obj[0]) is not plain and len(args) == 2 \
+        and isinstance(args[1][0], str) and not hasattr(plain, args[1][0]) \
+        and callable(getattr(type(obj[0]), args[1][0], None))
 
 
 def _class_or_module_attribute(args: tuple) -> tuple:

@@ -40,6 +40,7 @@ from ..rules.bunch_records import set_attribute
 from ..rules.exception_data import as_class_call
 from ..rules.single_dispatch import (bound_implementation, is_register, register_followed, registered_value,
                                     singledispatch_implementation)
+from ..tangents.deques import is_plain_deque_type
 from ..tangents.kinds import MASKED_ARRAYS
 from ..tangents.types import _FieldTangent
 from .object_array_dispatch import object_array_form
@@ -358,7 +359,7 @@ def _reaches_plain_deque(args: tuple) -> bool:
     for a in args:
         kind = type(a)
         value = a[0] if kind is tuple else a.primal if isinstance(a, (CoDual, Dual)) else a
-        if type(value) is collections.deque:  # (never getattr on a primal: a class's __getattr__ would run)
+        if isinstance(value, collections.deque) and is_plain_deque_type(type(value)):  # (no getattr on a primal)
             return True
     return False
 

@@ -36,7 +36,7 @@ import numpy as np
 from ... import tangents as T
 from ...ir.primitives import as_sequence
 from ...tangents import NoFData, NoRData, NoTangent
-from ...tangents.deques import tangent_deque
+from ...tangents.deques import is_plain_deque_type, tangent_deque
 from ..array_like import _ARRAY_OPERATORS as ARRAY_OPERATORS
 from ..array_like import _numpy_owned as numpy_owned
 from ..batched import _ALWAYS
@@ -68,6 +68,12 @@ def deque_store(d: collections.deque, items: list) -> None:
 
 
 _ALWAYS.update((deque_items, deque_store))  # batched passes: they only move the items' tangents
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is a deque whose items are all it holds (``deque`` or a subclass adding
+    only methods: ``tangents/deques.is_plain_deque_type``)."""
+    return isinstance(value, _DEQUE) and is_plain_deque_type(type(value))
 
 
 def _tangent_deque(fd: Any) -> Any:
@@ -296,7 +302,19 @@ def _check_index(index: Any) -> None:
         raise TypeError("sequence index must be integer, not 'slice'")
 
 
-nondifferentiable(_first_kept, _at_limit, _position_of, _check_index)
+def _check_plain_result(d: Any, how: str) -> None:
+    """A new deque made from a subclass's instance (``w.copy()``, ``w + e``, ``w * n``) would be of
+    the subclass in Python: the definitions make a ``deque``, so they refuse it by name."""
+    if type(d) is not _DEQUE:
+        name = type(d).__qualname__
+        raise RuleArgumentError(
+            f"{how}: yuebing cannot differentiate making a new {name} from a {name} (a subclass of "
+            f"collections.deque) made outside the differentiated function: it would make a collections.deque "
+            f"where Python makes a {name}. What to do: make a collections.deque (collections.deque(d, d.maxlen)), "
+            f"or make the new {name} outside the function and pass it in")
+
+
+nondifferentiable(_first_kept, _at_limit, _position_of, _check_index, _check_plain_result)
 
 
 def _add_items(d, iterable, left):
@@ -359,6 +377,7 @@ def _reverse(d):
 
 
 def _copy(d):
+    _check_plain_result(d, "copy")
     return collections.deque(deque_items(d), d.maxlen)
 
 
@@ -402,6 +421,7 @@ def _iadd(d, other):
 
 def _repeated(d, n):
     """The items of ``d`` ``n`` times, the last ``maxlen`` of them kept (as ``deque * n``)."""
+    _check_plain_result(d, "*")
     return collections.deque(deque_items(d) * n, d.maxlen)
 
 
@@ -414,6 +434,7 @@ def _imul(d, n):
 
 
 def _add(d, other):
+    _check_plain_result(d, "+")
     return collections.deque(deque_items(d) + list(other), d.maxlen)
 
 
@@ -495,7 +516,7 @@ def plain_deque_call(fn: Any, args: list) -> Callable | None:
     Python definition that runs it (see the module docstring), or None: the call receives the
     deque itself (Python code, functions without derivatives, and what stores it: ``xs.append(d)``,
     ``xs[i] = d``; a rule given a deque it cannot read refuses it by name)."""
-    positions = tuple(i for i, a in enumerate(args) if type(a) is _DEQUE)
+    positions = tuple(i for i, a in enumerate(args) if _plain(a))
     if not positions:
         return None
     walk = _walk_of(fn, args)
@@ -547,7 +568,7 @@ def _sees_deque(fn: Any) -> bool:
 
 def _bound_to_deque(fn: Any) -> bool:
     """``d.append`` and the other methods of a deque: their own definitions (``defined_as``)."""
-    return type(getattr(fn, "__self__", None)) is _DEQUE
+    return _plain(getattr(fn, "__self__", None))
 
 
 def _repeated_after(n, d):
@@ -617,13 +638,13 @@ def _check_unchanged(fn: Any, args: list, positions: tuple, before: list) -> Non
             "or make the deque in the function (collections.deque(xs))")
 
 
-nondifferentiable(_identities, _check_unchanged)
+nondifferentiable(_identities, _check_unchanged, _plain)
 
 
 def method_on_items(method, *args, **kwargs):
     """``method(*args)`` (``xs.extend(d)``, passed in with its owner's derivatives by the call
     site) with each deque argument replaced by the list of its items."""
-    return method(*[deque_items(a) if type(a) is collections.deque else a for a in args], **kwargs)
+    return method(*[deque_items(a) if _plain(a) else a for a in args], **kwargs)
 
 
 CASES: list = []  # the definitions are differentiated from source: tests/test_deque_arguments.py checks them
