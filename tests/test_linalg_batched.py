@@ -201,3 +201,22 @@ def test_a_tie_next_to_a_close_value_in_every_mode(name):
     np.testing.assert_allclose(hvps, differences, rtol=1e-5, atol=1e-7)
     for chunk in (None, 3):
         np.testing.assert_allclose(yb.hessian(f, chunk_size=chunk)(x), hvps, rtol=1e-9, atol=1e-10)
+
+
+def test_a_literal_gives_a_batched_elementwise_call_no_tangent(monkeypatch):
+    """In a batched pass a literal's tangent (0.0, without the batch axis) is zero in every
+    direction and is not multiplied: np.power(b, 4.0)'s exponent partial is NaN at b < 0, which
+    made the plain pass's tangent NaN and forced the strong-zero pass (seed 93597's NaN)."""
+    from yuebing.api import forward
+
+    redone = []
+    original = forward._strong_zero_pass
+    monkeypatch.setattr(forward, "_strong_zero_pass", lambda *a: redone.append(1) or original(*a))
+
+    def f(x):
+        b = np.tanh(x) * 0.33
+        return np.sum(np.power(b, 4.0) + np.power(2.0, b) + b ** 3.0)
+
+    x = np.array([0.13, -0.13, 0.64, -0.5])
+    np.testing.assert_allclose(yb.jacobian(f, mode="fwd")(x), yb.grad(f)(x), rtol=1e-12, atol=1e-15)
+    assert not redone

@@ -116,8 +116,9 @@ def _elementwise_tangent(partials: tuple, xs: list, ts: list, y: Any) -> Any:
     ndim = max(np.ndim(x) for x in xs)
     dy = None
     for x, t, partial in zip(xs, ts, partials):
-        if partial is None or t is NoTangent or not is_differentiable(x):
-            continue
+        if partial is None or not is_batched(t, x) or not is_differentiable(x):
+            continue  # (an unbatched tangent is zero in every direction: a literal's 0.0 times np.power's
+            # NaN exponent partial at a negative base made the plain pass NaN, fuzz seed 93597)
         term = forward_product(aligned(t, x, ndim), partial(*xs, y))
         dy = term if dy is None else dy + term
     return dy
