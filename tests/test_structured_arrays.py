@@ -125,7 +125,15 @@ def as_lists_and_views(x):
     return rows[0][0] * rows[1][0] + np.sum(swapped["b"] * arr["b"]) + np.sum(arr.reshape(2, 1)["a"] ** 3)
 
 
-MADE_INSIDE = [field_written, record_written, field_view_slice_written, written_through_view, made_from_records,
+def records_broadcast(x):
+    arr = np.zeros(3, dtype=[("a", float), ("b", float), ("k", int), ("v", float, (2,))])
+    arr[:] = (x[0], x[1] ** 2, 4, [x[2], 1.0])  # one record into every record
+    arr[1:] = [(x[2], 1.0, 2, x[:2])]  # a list of one record, broadcast
+    arr[0]["v"] = x[1]  # a number into a record's sub-array field
+    return np.sum(arr["a"] * arr["b"] * arr["k"]) + np.sum(arr["v"] ** 2 * arr["a"][:, None])
+
+
+MADE_INSIDE = [records_broadcast, field_written, record_written, field_view_slice_written, written_through_view, made_from_records,
                rows_iterated, mixed_fields, nested_fields, rows_from_a_list, copied, records_unpacked,
                as_lists_and_views]
 
