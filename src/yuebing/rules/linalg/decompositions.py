@@ -6,7 +6,7 @@ Conventions and limits (everything else raises ``RuleArgumentError``; docs/linal
 * ``cholesky`` and ``eigh`` read one triangle of their argument and are differentiated as
   functions of the Hermitian matrix built from it (``common.hermitian_from``).
 * Eigen- and singular vectors: distinct eigen/singular values (repeated ones give inf/NaN, not
-  detected). Their derivative keeps the gauge LAPACK fixed, so it is the derivative of what
+  detected, except to a result that does not turn with the tied vectors' basis: ``gap_product``). Their derivative keeps the gauge LAPACK fixed, so it is the derivative of what
   NumPy returns: unit norm, and for complex vectors the phase LAPACK makes real (``eigh``: the
   first component of each eigenvector for ``UPLO='L'``, the last for ``'U'``; ``svd``: the first
   component of each right singular vector, for square and tall matrices), found at run time as
