@@ -30,6 +30,7 @@ from ..transform.third_order import FOLLOWED_CALLS, _Composition, _constant, _fu
 from ..transform import plain_cached_calls, plain_generators, plain_keys, plain_objects, plain_partials, plain_sets  # noqa: F401 - hooks
 from ..transform import third_order_partials  # noqa: F401 - hook of third order: partials made outside
 from ..transform import third_order_masked  # noqa: F401 - hook of third order: numpy.ma methods
+from ..transform.third_order_outside import pass_scope
 from .common import normalise_argnums, scalar_seed, split_aux
 from .gradient_objects import as_argument_tangent, as_value_tangent, holds_objects
 from .composed_second_order import captured_tangents, captures_derivatives, closure_refusal
@@ -443,14 +444,8 @@ def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: 
     c = _Composition(inputs)
     positional = [(1 + 2 * k, 2 + 2 * k) for k in range(len(xs))]
     named = {name: (1 + 2 * (len(xs) + k), 2 + 2 * (len(xs) + k)) for k, name in enumerate(keywords or {})}
-    if _carries_captured(g4):
-        slot = _user_call(c, 0, positional, named, closure_refusal("yb.grad"))
-    else:  # jvp_call(g, NoTangent, x1, u1, ..., k=v, _t_k=0): g's plain program, its captured values constants
-        slots = [0, c.add(_constant(NoTangent))] + [s for pair in positional for s in pair]
-        keyword_slots = {}
-        for name, (value, direction) in named.items():
-            keyword_slots[name], keyword_slots[TANGENT_KEYWORD + name] = value, direction
-        slot = c.call(_function(jvp_call), slots, keyword_slots)
+    with pass_scope():  # (the outside state the plain program reaches: its own for the pass)
+        slot = _psi_call(c, g4, positional, named)
     out, pullback = c.values[slot], lambda dy, dy_d: c.pull({slot: [dy, dy_d]})
     if aux_bars is not None:
         rs, rsd = pullback(*_aux_pair_seeds(out, g, value_bar, value_bar_d, aux_bars))
@@ -464,6 +459,18 @@ def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: 
             seeds[k] = seeds_d[k] = NoRData
     rs, rsd = pullback(tuple(seeds), tuple(seeds_d))
     return _argument_cotangents(c, rs, rsd)
+
+
+def _psi_call(c: _Composition, g4: tuple, positional: list, named: dict) -> int:
+    """The slot of ``g``'s plain program's result, called in ``c`` on the arguments' slots."""
+    if _carries_captured(g4):
+        return _user_call(c, 0, positional, named, closure_refusal("yb.grad"))
+    # jvp_call(g, NoTangent, x1, u1, ..., k=v, _t_k=0): g's plain program, its captured values constants
+    slots = [0, c.add(_constant(NoTangent))] + [s for pair in positional for s in pair]
+    keyword_slots = {}
+    for name, (value, direction) in named.items():
+        keyword_slots[name], keyword_slots[TANGENT_KEYWORD + name] = value, direction
+    return c.call(_function(jvp_call), slots, keyword_slots)
 
 
 def _argument_cotangents(c: _Composition, rs: tuple, rsd: tuple) -> tuple[list, list, tuple]:

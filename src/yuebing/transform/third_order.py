@@ -57,6 +57,7 @@ from .lifting_objects import _is_field_tangent
 from .plain_forward import CLOSURE_ADVICE, STAR, STARSTAR, TANGENT_KEYWORD, jvp_call, plain_forward
 from .plain_forward import _refusal as restructure
 from .third_order_composition import _MKDICT, _MUL, _SETITEM, _Composition, _constant, _function
+from .third_order_outside import outside_read, outside_result
 
 
 def _refusal(what: str) -> Exception:
@@ -93,7 +94,7 @@ class _Call:
 #: calls followed by modules building on this one's compositions, each putting its function here:
 #: ``plain_objects.object_call`` (objects of user classes), ``plain_keys.keyed_call`` (a key=);
 #: each returns the slot of the call's ``(value, tangent)`` pair or the two slots, or None
-FOLLOWED_CALLS: list[Callable] = []
+FOLLOWED_CALLS: list[Callable] = [outside_read]  # (a class's attribute, an outside cell: third_order_outside.py)
 
 
 def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
@@ -766,10 +767,12 @@ def _register_rules() -> None:
 
     jvp_rule.second_order_kind = "special"  # type: ignore[attr-defined]
     _register((jvp_call,), jvp_rule)
-    # (with_user_globals: a nested function capturing nothing, given the user's globals; read_only:
-    # a module's array, mod.W or np.ma.masked)
-    _register((runtime.global_value, forward_runtime.global_tangent, forward_runtime.zero_tangent_of,
-               forward_runtime.cell_tangent, runtime.with_user_globals, runtime.read_only), _constant_result)
+    # (with_user_globals: a nested function capturing nothing, given the user's globals)
+    _register((forward_runtime.zero_tangent_of, runtime.with_user_globals), _constant_result)
+    # (what reads outside state: one fdata and tangent per object for the pass, third_order_outside.py;
+    # read_only: a module's array, mod.W or np.ma.masked)
+    _register((runtime.global_value, forward_runtime.global_tangent, forward_runtime.cell_tangent, runtime.read_only),
+              outside_result)
     _register((share_cells,), _shared_cells_rule)
     _register((exceptions.caught,), _handler_rule)
 
