@@ -6,15 +6,15 @@ and ``functools.lru_cache``. The dict case gave 22.4 where 50.4 is right: each r
 global in the plain forward program got new zero derivative data, and the pass had no
 outside-state scope, so the second call's read forgot the first call's write
 (``transform/third_order_outside.py``). Hessian-vector products of a function calling
-``yb.grad`` against central differences of reverse over reverse (``check_second_order``), and
-first and second order of the same functions against differences."""
+``yb.grad`` against central differences of reverse over reverse, and reverse, forward and second
+order of the same functions against differences (``testing/every_order.py``)."""
 import functools
 
 import numpy as np
 import pytest
 
 import yuebing as yb
-from yuebing.testing.second_order import check_second_order
+from yuebing.testing.every_order import check_every_order
 
 CACHE: dict = {}
 
@@ -161,21 +161,9 @@ CASES = {"module dict": cached_array, "module list": logged, "module object's at
          "class attribute dict": class_dict, "singleton metaclass": singleton, "outside closure's cell": pushed,
          "lru_cache": lru_cached}
 X = np.array([0.3, -0.7, 1.1])
-U = np.array([0.2, 1.0, -0.6])
+V = np.array([0.5, -0.25, 1.0])
 
 
 @pytest.mark.parametrize("g", CASES.values(), ids=CASES.keys())
-def test_third_order(g):
-    def F(x):
-        return np.sum(yb.grad(g)(x) * U)
-
-    check_second_order(F, X.copy())
-
-
-@pytest.mark.parametrize("g", CASES.values(), ids=CASES.keys())
-def test_reverse_forward_and_second_order(g):
-    h, v = 1e-6, np.array([0.5, -0.25, 1.0])
-    difference = (g(X + h * v) - g(X - h * v)) / (2 * h)
-    np.testing.assert_allclose(np.dot(yb.grad(g)(X.copy()), v), difference, rtol=1e-6)
-    np.testing.assert_allclose(yb.jvp(g, (X.copy(),), (v,))[1], difference, rtol=1e-6)
-    check_second_order(g, X.copy())
+def test_every_order(g):
+    check_every_order(g, X, V)

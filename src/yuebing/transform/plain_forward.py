@@ -162,7 +162,9 @@ class PlainForwardGenerator(ForwardGenerator):
         is NaN at a negative base: the one place a constant's strong-zero tangent is needed. Other
         elementwise calls keep the tangent 0.0: with a masked array operand (``np.ma.sqrt(m) +
         W``) the strong zero changed the result's tangent (``test_numpy_masked``'s weighted
-        average, a wrong Hessian), a cause not yet found."""
+        average, a wrong Hessian), a cause not yet found. (Not the int array written twice
+        through its tangent, which ``third_order._linear`` no longer does: with that fixed, the
+        strong zero at every elementwise call still gives that average a wrong Hessian.)"""
         try:
             return self._resolve(func) in _POWERS
         except Exception:  # an unhashable or unresolvable callee

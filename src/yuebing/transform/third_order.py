@@ -332,6 +332,11 @@ def _linear(call: _Call, data: tuple, stored: tuple) -> tuple[int, int]:
         target, target_t = (call.value(s) for s in call.arg_slots[0])
         if target_t is NoTangent and isinstance(target, np.ndarray) and target.dtype.kind not in "fc":
             return _zero(call)  # a write into an int array: no tangent (the tangent call would write into it)
+        if target_t is target and call.f is not getattr and not _has_float_data(target):
+            # data without derivatives that is its own tangent (an int array kept in a tuple, whose
+            # tangent holds it as structure: np.histogramdd's Ncount[i][on_edge] -= 1): the tangent
+            # call would write into the value a second time
+            return _zero(call)
     y = _primal_call(call)
 
     def tangent_slot(key: Any, slots: tuple, first: bool) -> int:
@@ -751,30 +756,21 @@ def _shared_cells_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Cal
                       "pass the variable to the function under yb.grad as an argument, and return its new value")
 
 
-def _handler_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
-    """``caught(None, ...)`` in a plain program: the handler of a ``try`` statement ran. Second
-    order of the plain program after the handler is not yet checked against differences (an
-    exception caught inside np.histogram2d gave a wrong Hessian), so it is refused."""
-    error = args[2][0]
-    raise restructure(f"a try statement whose handler runs (it caught {type(error).__name__}: {error})",
-                      "test the condition before the call instead of catching its exception "
-                      "(if x > 0: y = math.log(x) else: ...)")
-
-
 def _register_rules() -> None:
     from . import exceptions, forward_runtime, runtime
     from .closure_cells import share_cells
 
     jvp_rule.second_order_kind = "special"  # type: ignore[attr-defined]
     _register((jvp_call,), jvp_rule)
-    # (with_user_globals: a nested function capturing nothing, given the user's globals)
-    _register((forward_runtime.zero_tangent_of, runtime.with_user_globals), _constant_result)
+    # (with_user_globals: a nested function capturing nothing, given the user's globals; caught: a
+    # handler of the plain program ran, whose try statement second order follows; the check
+    # re-raises yuebing's own errors)
+    _register((forward_runtime.zero_tangent_of, runtime.with_user_globals, exceptions.caught), _constant_result)
     # (what reads outside state: one fdata and tangent per object for the pass, third_order_outside.py;
     # read_only: a module's array, mod.W or np.ma.masked)
     _register((runtime.global_value, forward_runtime.global_tangent, forward_runtime.cell_tangent, runtime.read_only),
               outside_result)
     _register((share_cells,), _shared_cells_rule)
-    _register((exceptions.caught,), _handler_rule)
 
 
 _register_rules()
