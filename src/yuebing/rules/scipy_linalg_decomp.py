@@ -106,21 +106,18 @@ def _eigh_vjp(g, y, a, b=None, lower=True, eigvals_only=False, overwrite_a=False
     m = np.zeros(v.shape, dtype=v.dtype)
     if gw is not None:
         m = m + (as_diag(np.asarray(gw)) if whole else _scatter_diag(np.asarray(gw), idx, n))
-    xbar_hermitian = None
+    xbar_diag = None
     if gv is not None:
         full_gv = np.asarray(gv) if whole else _scatter_columns(np.asarray(gv), idx, n)
         xbar = mH(v) @ full_gv
-        # only the Hermitian parts of the matrices below reach the cotangents (of a triangle): F * xbar's
-        # is F * (xbar's anti-Hermitian part), zero at a tie where the result does not turn with the tied
-        # vectors' basis; (F * xbar's Hermitian part) * w's is that part halved, written so (no 1/gap)
-        m = m + gap_product(w, 0.5 * (xbar - mH(xbar)), reference=xbar)
-        xbar_hermitian = 0.5 * (xbar + mH(xbar))
+        m = m + gap_product(w, xbar)
+        xbar_diag = np.eye(n) * xbar
     ga = hermitian_from_adjoint(v @ m @ mH(v), lower)
     if b is None:
         return (_real_like(a, ga),)
     gb_full = -(v @ (m * w[..., None, :]) @ mH(v))
-    if xbar_hermitian is not None:
-        gb_full = gb_full - 0.5 * (v @ xbar_hermitian @ mH(v))
+    if xbar_diag is not None:
+        gb_full = gb_full - 0.5 * (v @ xbar_diag @ mH(v))
     return _real_like(a, ga), _real_like(b, hermitian_from_adjoint(gb_full, lower))
 
 

@@ -6,7 +6,7 @@ Conventions and limits (everything else raises ``RuleArgumentError``; docs/linal
 * ``cholesky`` and ``eigh`` read one triangle of their argument and are differentiated as
   functions of the Hermitian matrix built from it (``common.hermitian_from``).
 * Eigen- and singular vectors: distinct eigen/singular values (repeated ones give inf/NaN, not
-  detected, except to a result that does not turn with the tied vectors' basis: ``gap_product``). Their derivative keeps the gauge LAPACK fixed, so it is the derivative of what
+  detected). Their derivative keeps the gauge LAPACK fixed, so it is the derivative of what
   NumPy returns: unit norm, and for complex vectors the phase LAPACK makes real (``eigh``: the
   first component of each eigenvector for ``UPLO='L'``, the last for ``'U'``; ``svd``: the first
   component of each right singular vector, for square and tall matrices), found at run time as
@@ -339,24 +339,18 @@ def _svd_reduced_vjp(u, s, vh, gu, gs, gv):
     ga = np.zeros(u.shape[:-1] + vh.shape[-1:], dtype=u.dtype)
     if gs is not None:
         inner = inner + as_diag(np.asarray(gs))
-    # u's and v's turns meet the inverse gaps together: at a repeated singular value their parts
-    # cancel for a result that does not turn with the tied vectors' basis (polar's u @ vh)
-    turns = np.zeros_like(inner)
-    sizes = np.zeros(inner.shape)  # (as large as the terms of turns: where they cancel, turns is rounding)
+    # u's and v's turns meet the inverse gaps apart: at a repeated singular value their sum can vanish
+    # (polar's u @ vh) where its limit over the gap does not (polar's p = v s v^H): NaN, never a guess
     if gu is not None:
         j = mH(u) @ gu
-        turns = turns + (j - mH(j)) * s[..., None, :]
-        sizes = sizes + np.abs(j) * s[..., None, :]
+        inner = inner + gap_product(s, j - mH(j), squared=True) * s[..., None, :]
         if complex_:
             inner = inner + 1j * as_diag(np.imag(diag_vector(j)) * s_inv)
         ga = ga + ((gu - u @ j) * s_inv[..., None, :]) @ vh
     if gv is not None:
         k = mH(v) @ gv
-        turns = turns + s[..., :, None] * (k - mH(k))
-        sizes = sizes + s[..., :, None] * np.abs(k)
+        inner = inner + s[..., :, None] * gap_product(s, k - mH(k), squared=True)
         ga = ga + u @ (s_inv[..., :, None] * (mH(gv) - mH(k) @ vh))
-    if gu is not None or gv is not None:
-        inner = inner + gap_product(s, turns, squared=True, reference=sizes)
     return ga + u @ inner @ vh
 
 
