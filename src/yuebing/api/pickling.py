@@ -18,6 +18,8 @@ import sys
 import types
 from typing import Any, Callable
 
+from ..frontend.source import names_used
+
 #: the file name cloudpickle gives the code of a function it pickles by value
 DYNAMIC_CODE = "<dynamic-code>"
 #: at most this many functions are followed from one function (a guard against huge graphs)
@@ -54,7 +56,7 @@ def _reached_functions(f: Any) -> list[types.FunctionType]:
         found.append(fn)
         stack.extend(cell.cell_contents for cell in fn.__closure__ or () if _filled(cell))
         stack.extend(fn.__defaults__ or ())
-        stack.extend(fn.__globals__.get(name) for name in _global_names(fn.__code__))
+        stack.extend(fn.__globals__.get(name) for name in names_used(fn.__code__))
     return found
 
 
@@ -64,14 +66,6 @@ def _filled(cell: types.CellType) -> bool:
     except ValueError:  # an empty cell
         return False
     return True
-
-
-def _global_names(code: types.CodeType) -> set:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _global_names(const)
-    return names
 
 
 class _WithSource:

@@ -232,14 +232,16 @@ def function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef | ast.Lambda,
 
 def _rewritten_by_pytest(fn: types.FunctionType) -> bool:
     """Whether ``fn``'s module was compiled by pytest's assertion rewriter (a test module)."""
-    return "@py_builtins" in fn.__globals__ and "@py_builtins" in _names_used(fn.__code__)
+    return "@py_builtins" in fn.__globals__ and "@py_builtins" in names_used(fn.__code__)
 
 
-def _names_used(code: types.CodeType) -> set[str]:
+def names_used(code: types.CodeType) -> set[str]:
+    """The names ``code`` and the code objects nested in it load as globals or attributes
+    (``co_names``): every global it may read."""
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _names_used(const)
+            names |= names_used(const)
     return names
 
 

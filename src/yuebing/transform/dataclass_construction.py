@@ -22,7 +22,7 @@ import inspect
 import types
 from typing import Any, Callable
 
-from ..frontend.source import _names_used
+from ..frontend.source import names_used
 from ..rules import outside_state
 from ..rules.local_classes import class_level_read, class_level_tangent, may_carry_derivatives
 from ..rules.core import CoDual, Dual
@@ -80,7 +80,7 @@ def written_global_read(factory: Any) -> str | None:
     if not isinstance(factory, types.FunctionType):
         return None
     namespace = factory.__globals__
-    for name in _names_used(factory.__code__):  # (the names it may read as globals)
+    for name in names_used(factory.__code__):  # (the names it may read as globals)
         for role in ("fdata", "tangent"):
             slot = outside_state.global_slot(role, namespace, name)
             if slot is not None and may_carry_derivatives(namespace.get(name)):
