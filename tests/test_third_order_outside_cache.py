@@ -15,6 +15,7 @@ import pytest
 
 import yuebing as yb
 from yuebing.testing.every_order import check_every_order
+from yuebing.testing.second_order import check_second_order
 
 CACHE: dict = {}
 
@@ -167,3 +168,14 @@ V = np.array([0.5, -0.25, 1.0])
 @pytest.mark.parametrize("g", CASES.values(), ids=CASES.keys())
 def test_every_order(g):
     check_every_order(g, X, V)
+
+
+@pytest.mark.parametrize("g", CASES.values(), ids=CASES.keys())
+def test_hvp_over_jvp(g):
+    """``yb.jvp`` inside ``yb.hvp`` runs the same plain programs: in the outer pass's scope, the
+    outside state they reached was recorded with the user's module namespace, whose redo emptied
+    the builtins ("name 'dict' is not defined"); they now run in a scope of their own."""
+    def F(x):
+        return yb.jvp(g, (x,), (V,))[1]
+
+    check_second_order(F, X.copy())

@@ -32,6 +32,7 @@ from ..transform import batched_second_order_rules as batched_rules
 from ..transform.forward_runtime import NestedDifferentiationError
 from ..transform.lifting import _python_rule, _zero_tangent_of
 from ..transform.plain_forward import jvp_call
+from ..transform.third_order_outside import pass_scope
 from ..transform.second_order import CellTangent
 from ..transform.third_order import _Composition, _constant, _function, jvp_rule
 from .implicit_stationary import _user_call
@@ -93,10 +94,11 @@ def jvp_second_order(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Calla
     if len(ps) != len(ts):
         raise TypeError(f"yb.jvp: {len(ps)} primals but {len(ts)} tangents")
     interleaved = [part for p, t in zip(ps, ts) for part in (p, t)]
-    if captures_derivatives(fn4[1]) or captured_tangents(fn4[2]):
-        out, pullback = _opened_jvp(fn4, interleaved)
-    else:
-        out, pullback = jvp_rule(_JVP_CALL, (fn4, _constant(NoTangent), *interleaved), {})
+    with pass_scope():  # (the outside state f's plain program reaches, and its tangents, are its own)
+        if captures_derivatives(fn4[1]) or captured_tangents(fn4[2]):
+            out, pullback = _opened_jvp(fn4, interleaved)
+        else:
+            out, pullback = jvp_rule(_JVP_CALL, (fn4, _constant(NoTangent), *interleaved), {})
     n_rest = len(args) - 3 + len(kwargs)
     if has_aux:
         out, pullback = _aux_triple(out, pullback)

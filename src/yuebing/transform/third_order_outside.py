@@ -9,7 +9,9 @@ right), because the second read's fdata and tangent were new zeros. So the objec
 fdata, one tangent and one fdata tangent for the whole pass (``rules/outside_state.shared``, in
 roles of their own: the plain program's ``"tangent"`` is the plain tangent ``_pf_gt`` hands
 out, a value of the pass), and the pass runs in a scope of its own (``pass_scope``), as every
-differentiation pass does: its plain tangents are its own, never the outer pass's.
+differentiation pass does: its plain tangents are its own, never the outer pass's. (``yb.jvp``
+inside ``yb.hvp`` runs such a pass in the outer pass's forward part: there, the outer scope's
+record of what it reached took in the user's module namespace, and its redo emptied the builtins.)
 """
 from __future__ import annotations
 
