@@ -37,6 +37,7 @@ import os
 import random
 import re
 import shutil
+import sys
 import tempfile
 import traceback
 import warnings
@@ -114,6 +115,7 @@ def load_function(source: str, name: str = "f") -> Callable:
             handle.write(source)
     spec = importlib.util.spec_from_file_location(f"yuebing_fuzz_{digest}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an imported module is (dataclasses and sys.modules[__name__] look it up)
     spec.loader.exec_module(module)
     return getattr(module, name)
 
