@@ -62,7 +62,10 @@ def _open_body(body: list, cells: dict) -> list:
     parameter standing for it; a write (``nonlocal``) is refused."""
     out = []
     for s in body:
-        if isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and s.func.value is cell_set:
+        if (isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and s.func.value is cell_set
+                and isinstance(s.args[0], ir.Var) and s.args[0].name in cells):
+            # (a write into the function's own cells, ``_cellobj_v``, which its nested functions
+            # share, is plain code the program follows: scipy.stats.linregress's wrapper)
             raise SecondOrderError("yb.hvp/yb.hessian: third derivatives of a function that writes a variable it "
                                    "captures (nonlocal), under yb.grad or a minimiser, are not supported; pass the "
                                    "variable as an argument")

@@ -122,7 +122,8 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         found = _as_dispatcher(call)
     if found is None and isinstance(call.f, type) and type(call.f).__module__ == "builtins" \
             and call.f.__module__ not in ("builtins", "numpy"):
-        raise _refusal(f"objects of user classes ({call.f.__qualname__})")
+        # (a user's class is followed, plain_objects.object_call: here are a library's, scipy.stats' _SimpleStudentT)
+        raise _refusal(f"objects of a library's classes ({call.f.__module__}.{call.f.__qualname__})")
     if found is None and isinstance(call.f, types.FunctionType):
         return call.composition.pair_output(_python_function(call, call.f))
     implementation = _numpy_source(call) if found is None else None
@@ -171,6 +172,8 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         pair = _zero(call)
     elif kind == "vjp":
         pair = _with_vjp(call, rule.vjp)
+    elif kind == "selection" and (constant := _selection_of_constants(call)) is not None:
+        pair = constant
     else:
         raise _refusal(describe_callable(call.f) if kind is None else f"{describe_callable(call.f)} (a '{kind}' rule)")
     return call.composition.output(*pair)
@@ -311,6 +314,16 @@ def _apply(call: _Call, slots: list, keywords: dict | None = None) -> int:
         keywords = {k: a for k, (a, _) in call.keyword_slots.items()}
     c = call.composition
     return c.call(c.values[call.function_slot], slots, keywords)
+
+
+def _selection_of_constants(call: _Call) -> tuple[int, int] | None:
+    """A selection (``set(kwargs)``, ``max`` of ints) giving only values without derivatives: a
+    constant (scipy.stats' wrapper: ``set(d_args) & set(kwds)``); None when its result holds numbers."""
+    y = _primal_call(call)
+    value = call.value(y)
+    if any(_has_float_data(e) for e in (value if isinstance(value, (set, frozenset)) else (value,))):
+        return None
+    return y, call.composition.add(_constant(_zero_tangent_of(value)))
 
 
 def _primal_call(call: _Call) -> int:
