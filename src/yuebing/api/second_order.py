@@ -121,9 +121,9 @@ def _duals(args: tuple, directions: tuple, name: str) -> tuple[list, bool, dict]
     elements' originals (``set_keys.rekeyed`` keys the derivatives by them)."""
     directions = shared_view_tangents(args, directions, name)
     for i, (x, v) in enumerate(zip(args, directions)):
-        if isinstance(x, str):
+        if isinstance(x, str) and v is not NoTangent:  # (a str held fixed is any other constant)
             raise TypeError(f"{name}: argument {i} is a str; only numbers, arrays and structures of them "
-                            "can be differentiated")
+                            f"can be differentiated: give yb.NoTangent as its direction to hold it fixed")
         if v is not NoTangent:
             try:
                 validate_tangent(x, v)
@@ -225,12 +225,14 @@ class Hessian:
         self.__name__ = f"hessian({fname(f)})"
 
     @user_facing
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         nums, single = normalise_argnums(self.argnums, len(args), "hessian")
+        # keyword arguments are held fixed, as yb.grad's are
+        f = functools.partial(self.f, **kwargs) if kwargs else self.f
         if self.holomorphic:
-            return holomorphic_hessian(functools.partial(_hessian, scale=_scale(self)), self.f, args, nums, single)
+            return holomorphic_hessian(functools.partial(_hessian, scale=_scale(self)), f, args, nums, single)
         refuse_complex_arguments(args, nums)
-        return _hessian(self.f, args, nums, single, scale=_scale(self))
+        return _hessian(f, args, nums, single, scale=_scale(self))
 
     def __reduce__(self) -> tuple:
         return Hessian, (portable(self.f), self.argnums, None, self.chunk_size, self.progress, self.holomorphic)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import inspect
 import sys
 import types
 from typing import Any, Callable
@@ -27,7 +28,7 @@ from ..ir.local_classes import (MISSING, class_cells, class_level, class_stored,
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, fdata, zero_tangent
 from . import outside_state
 from .core import CoDual, Dual, register_frule, register_rrule
-from .declare import nondifferentiable
+from .declare import nondifferentiable, nondifferentiable_as
 from .second_order import _register, defined_as
 from .util import add_rdata_to, slot_rdata, slot_tangent, sum_rdata
 
@@ -148,7 +149,7 @@ def _refuse_plain_holder(value: Any) -> None:
     return None
 
 
-def _refuse_placeholder_defaults(value: Any) -> None:
+def _refuse_placeholder_defaults(value: Any, through: str = "") -> None:
     """Refuse a function's ``__defaults__`` (or ``__kwdefaults__``) holding the placeholder the
     normaliser puts for a default value computed from the function's variables (a method's
     ``k=a``, a nested ``def g(v, k=2 * x)``: ``frontend/local_classes._method_defaults``,
@@ -156,11 +157,35 @@ def _refuse_placeholder_defaults(value: Any) -> None:
     would hand the placeholder string to the user's code."""
     items = value if type(value) is tuple else value.values() if type(value) is dict else ()
     if any(item.__class__ is str and item == MISSING for item in items):
-        raise TypeError("yuebing cannot differentiate reading __defaults__ (or __kwdefaults__) of a function or "
-                        "method defined in the differentiated function whose default value is computed from the "
+        raise TypeError(f"yuebing cannot differentiate reading __defaults__ (or __kwdefaults__){through} of a "
+                        "function or method defined in the differentiated function whose default value is computed from the "
                         "function's variables (def scale(self, y, k=a)): yuebing passes that value to the calls "
                         "itself, with its derivative, and the tuple does not hold it. What to do: keep the value in "
                         "a variable (or a class attribute, k_default = a) and read it from there")
+
+
+def _signature_read(read: Callable) -> Callable:
+    """``read`` (``inspect.signature``...) of a function, refused as a read of its ``__defaults__``
+    is when they hold the placeholder (a parameter's ``default`` would be the placeholder string)."""
+
+    def checked(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        for target in _wrapped_functions(fn):
+            for defaults in (getattr(target, "__defaults__", None), getattr(target, "__kwdefaults__", None)):
+                _refuse_placeholder_defaults(defaults, f" through inspect.{read.__name__}")
+        return read(fn, *args, **kwargs)
+
+    return checked
+
+
+def _wrapped_functions(fn: Any) -> list:
+    """``fn`` and the functions whose parameters its signature shows: a bound method's function,
+    a wrapper's ``__wrapped__``, a partial's function."""
+    found: list = []
+    while fn is not None and len(found) < 100 and not any(fn is seen for seen in found):
+        found.append(fn)
+        fn = next((getattr(fn, name) for name in ("__func__", "__wrapped__", "func")
+                   if callable(getattr(fn, name, None))), None)
+    return found
 
 
 # --------------------------------------------------------------------------------------------
@@ -337,3 +362,6 @@ nondifferentiable(_named_tuple_class)
 defined_as(collections.namedtuple, _namedtuple)
 
 CASES: list = []  # (their effect is on later reads: tests/test_local_classes.py checks them in every mode)
+# a signature shows a function's __defaults__: refused as reading them is when they hold the placeholder
+for _read in (inspect.signature, inspect.getfullargspec):
+    nondifferentiable_as(_read, _signature_read(_read))

@@ -82,7 +82,7 @@ nondifferentiable(
     sys.is_finalizing, sys.intern, sys.getswitchinterval, os.getenv, os.getpid, os.cpu_count, os.fspath,
     threading.get_ident, threading.get_native_id, threading.current_thread, threading.main_thread,
     threading.active_count,
-    inspect.signature, inspect.getfullargspec, inspect.isfunction, inspect.ismethod, inspect.isclass,
+    inspect.isfunction, inspect.ismethod, inspect.isclass,
     inspect.isgeneratorfunction, inspect.iscoroutinefunction, inspect.getmodule, inspect.currentframe,
 )
 # a read-only view of a dict that is not data: a signature's parameters (inspect.Signature.bind,
