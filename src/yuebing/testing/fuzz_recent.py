@@ -3,7 +3,7 @@
 Each family writes a function ``f(x, s)`` (``x`` a float vector of length 4, ``s`` a float) that
 goes through one of the constructs changed then, with random forms, constants and masks:
 structured-array tables made from the arguments, masked arrays through np.where, joins,
-np.diff and np.sort, local Enum and dataclass models, module-level caches written in one call
+np.diff and np.sort, smoothing splines of computed data, local Enum and dataclass models, module-level caches written in one call
 and read in a later one, ``with`` managers defined in the function, exceptions carrying a user
 object out of C code, and globals written through the module. ``check`` runs
 ``fuzz.check_program`` (reverse vs forward vs differences vs hvp, batched passes) and, for
@@ -20,7 +20,7 @@ import numpy as np
 from .fuzz import Outcome, Summary, check_program
 from .fuzz_third import check_third_order_program, gradient_function_source
 
-HEADER = "import math\nimport sys\nimport enum\nimport dataclasses\nimport contextlib\nimport numpy as np\n\n"
+HEADER = "import math\nimport sys\nimport enum\nimport dataclasses\nimport contextlib\nimport numpy as np\nimport scipy.interpolate\n\n"
 
 
 def _c(rng: random.Random, low: float = -1.5, high: float = 1.5) -> str:
@@ -136,6 +136,22 @@ def managers(rng: random.Random) -> tuple[list[str], list[str]]:
     return [], rng.choice(forms)
 
 
+def splines(rng: random.Random) -> tuple[list[str], list[str]]:
+    """A smoothing spline (FITPACK's knots held) of data computed from the arguments, evaluated."""
+    k = rng.choice([3, 3, 2, 4])
+    # no smoothing fit (s > 0): its derivative is that of fp = s met exactly, which FITPACK meets
+    # to 0.1%, so differences of its output disagree by about that (docs/limitations.md; seeds 96208-9)
+    made = rng.choice([f"scipy.interpolate.UnivariateSpline(xs, y, k={k}, s=0.0)",
+                       f"scipy.interpolate.UnivariateSpline(xs, y, w=1.0 + 0.1 * xs, k={k}, s=0)",
+                       f"scipy.interpolate.LSQUnivariateSpline(xs, y, [0.3, 0.6], k={k})",
+                       f"scipy.interpolate.InterpolatedUnivariateSpline(xs, y, k={k})"])
+    reads = ["spl(0.37)", "spl.integral(0.1, 0.9)", "np.sum(spl(xs) ** 2) * 0.1", "spl.derivative()(0.52)",
+             "np.sum(spl.get_coeffs()) * 0.1", "spl.get_residual() * 0.0 + spl(0.81) ** 2"]
+    return [], ["xs = np.linspace(0.0, 1.0, 9)",
+                f"y = np.sin(3.0 * xs * s) + {_c(rng)} * np.concatenate([x, x, [s]]) ** 2",
+                f"spl = {made}", f"out = {' + '.join(rng.sample(reads, rng.randint(1, 3)))}"]
+
+
 BOX_HELPER = "class Box:\n    def __init__(self, v):\n        self.v = v\n    def __hash__(self):\n        return 7"
 
 
@@ -148,12 +164,18 @@ def c_exceptions(rng: random.Random) -> tuple[list[str], list[str]]:
          f"    t = np.sum(e.args[0].v) * s", "out = t"],
         ["b = Box(s * 2.0)", "try:", "    t = b.missing", "except AttributeError as e:",
          "    t = e.obj.v * np.sum(x)", "out = t"],
+        ["t = 0.0", "d = {}", f"for k in range({rng.randint(1, 3)}):", "    b = Box(x * (s + k))",
+         "    try:", "        t = t + d[b]", "    except KeyError as e:", "        t = t + np.sum(np.tanh(e.args[0].v))",
+         "    d[Box(0.0)] = s", "out = t"],
+        ["b = Box(np.exp(0.2 * x))", "try:", "    t = getattr(b, 'w')", "except AttributeError as e:",
+         f"    t = np.sum(e.obj.v * x) * {_c(rng)}", "out = t * s"],
     ]
     return [BOX_HELPER], rng.choice(forms)
 
 
 FAMILIES = {"struct_tables": struct_tables, "masked": masked, "local_models": local_models,
-            "module_state": module_state, "managers": managers, "c_exceptions": c_exceptions}
+            "module_state": module_state, "managers": managers, "c_exceptions": c_exceptions,
+            "splines": splines}
 
 
 def program(seed: int, families=tuple(FAMILIES)) -> tuple[str, tuple]:

@@ -233,7 +233,15 @@ def _getitem_rrule(a: Any, b: Any) -> tuple[CoDual, Callable]:
     if _scalar_as_array(x, idx):
         out = output(np.asarray(x)[idx])
         return out, lambda dy: (NoRData, _sum_of(out_cotangent(out, dy), x), NoRData)
+    _raise_as_python_does(x, idx)
     raise _unsupported("getitem", x)
+
+
+def _raise_as_python_does(x: Any, idx: Any) -> None:
+    """Index a number as Python would, raising its IndexError or TypeError: code probing whether
+    a value is a sequence catches that (SciPy's splint tries ``c[0][0]``), not a refusal."""
+    if isinstance(x, (np.generic, int, float, complex)):
+        x[idx]
 
 
 def _scalar_as_array(x: Any, idx: Any) -> bool:
@@ -297,6 +305,7 @@ def _getitem_frule(a: Any, b: Any) -> Dual:
     if _scalar_as_array(x, idx):
         y = np.asarray(x)[idx]
         return Dual(y, fit_tangent(NoTangent, y) if t is NoTangent else np.asarray(t, dtype=y.dtype)[idx].copy())
+    _raise_as_python_does(x, idx)
     raise _unsupported("getitem", x)
 
 
