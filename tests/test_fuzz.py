@@ -80,6 +80,21 @@ FIXED = [
      "pass could redo it",
      'import scipy.linalg\n\ndef f(x, s):\n    prm = {"w": x * 0.5, "b": np.zeros(4)}\n    for it in range(3):\n        gr = {"w": prm["w"] + prm["b"] - np.tanh(x), "b": 0.5 * (prm["w"] + prm["b"])}\n        for key in prm:\n            prm[key] = prm[key] - 0.48 * gr[key]\n        if np.linalg.norm(gr["w"]) < 0.3:\n            break\n    b = np.tanh(x) * 0.33\n    t8 = np.sum(b ** 2.0 - 0.5 * b ** 3.0 + np.power(b, 4.0) * 0.1)\n    tv = np.tanh(-x)\n    cf = scipy.linalg.cho_factor(2.0 * np.eye(4) + 0.858 * np.outer(tv, tv), lower=True)\n    return np.sum(scipy.linalg.cho_solve(cf, (x - t8)) * (x - t8)) * 0.5 + s * np.sum(prm["w"] ** 2)\n',
      (np.array([0.126, -0.132, 0.64, 0.105]), 0.7)),
+    ("fuzz_recent seed 96000: a local frozen dataclass whose __post_init__ writes its field (generated code inherited "
+     "codegen.py's __future__ annotations: the class's annotations were strings, dataclasses looked its module up)",
+     "import dataclasses\n\ndef f(x, s):\n    @dataclasses.dataclass(frozen=True)\n    class V:\n        a: float\n"
+     "        def __post_init__(self):\n            object.__setattr__(self, 'a', self.a * 2.0)\n"
+     "    v = V(s * x[0])\n    return v.a ** 2 - 1.234 * v.a + 0.194 * s * np.sum(x)\n",
+     (np.array([0.3, -0.5, 0.9]), 0.7)),
+    ("fuzz_recent seed 96200: SciPy's splint probe c[0][0] of a float64 under try/except (indexing a number met "
+     "yuebing's getitem refusal, not Python's IndexError)",
+     "def f(x, s):\n    c = np.sum(np.sin(x)) * s\n    try:\n        c[0][0]\n        w = 2.0\n"
+     "    except Exception:\n        w = 3.0\n    return w * c * s\n", (np.array([0.3, -0.5, 0.9]), 0.7)),
+    ("fuzz_recent seed 96000 (module_state): an array written on a module-level class and read back under "
+     "jacobian(mode='fwd') with debug checks on (the forward check took the batched (4, 4) tangent of a (4,) "
+     "array for a rule's bug)",
+     "class Holder:\n    value = None\n\n\ndef f(x, s):\n    Holder.value = np.tanh(x) * 0.302\n"
+     "    return np.sum(Holder.value * x) * s - 1.234 * s * np.sum(x)\n", (np.array([0.3, -0.5, 0.9, 0.1]), 0.7)),
 ]
 
 

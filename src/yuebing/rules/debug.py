@@ -256,7 +256,8 @@ def checked_forward(fn: Any, names: list, args: tuple, kwargs: dict, out: Any) -
         _fail(fn, f"returned {type(out).__name__} instead of a Dual")
     y, t = out.primal, out.tangent
     if _float_array(y):
-        if type(t) is np.ndarray and t.shape != y.shape:
+        if type(t) is np.ndarray and t.shape != y.shape \
+                and not (BATCH.size > 0 and t.shape == (BATCH.size,) + y.shape):  # (one per direction)
             _fail(fn, f"returned a tangent of shape {t.shape} for an array of shape {y.shape}")
         if t is not NoTangent and type(t) is not np.ndarray:
             _fail(fn, f"returned a tangent {type(t).__name__} for an array")
