@@ -93,3 +93,103 @@ def test_linregress_is_refused_naming_what_is_not_followed():
     assert "nonlocal" not in message
     notes = "\n".join(getattr(refused.value, "__notes__", []))
     assert "scipy.stats.linregress(x, x ** 2)" in notes  # the user's line
+
+
+# ------------------------------------------------ writes into captured variables, kept after yb.grad
+
+
+def counts_its_calls(x):
+    """``g`` writes an int (a call counter) into a variable it captures; ``F`` reads it after."""
+    s = x[0] * x[2]
+    calls = 0
+
+    def g(y):
+        nonlocal calls
+        calls = calls + 1
+        return np.sum(np.sin(y * s))
+
+    r = yb.grad(g)(x)
+    return np.sum(r * W) * (calls + 1)
+
+
+def counts_its_calls_capturing_nothing_else(x):
+    calls = 0
+
+    def g(y):
+        nonlocal calls
+        calls = calls + 1
+        return np.sum(np.sin(y) * y[0])
+
+    r = yb.grad(g)(x)
+    return np.sum(r * W) * (calls + 1)
+
+
+def writes_a_float(x):
+    s = x[0] * x[2]
+
+    def g(y):
+        nonlocal s
+        s = s * y[1]
+        return np.sum(np.sin(y * s))
+
+    r = yb.grad(g)(x)
+    return np.sum(r * W) + s ** 2
+
+
+def returns_it_as_aux(x):
+    """``writes_a_float`` as the refusal advises: ``s`` passed in, its new value returned as aux."""
+    s = x[0] * x[2]
+
+    def g(y, s):
+        s = s * y[1]
+        return np.sum(np.sin(y * s)), s
+
+    r, s = yb.grad(g, has_aux=True)(x, s)
+    return np.sum(r * W) + s ** 2
+
+
+def _directional_difference(F, x, v, h=1e-6):
+    return (F(x + h * v) - F(x - h * v)) / (2 * h)
+
+
+@pytest.mark.parametrize("F", [counts_its_calls, counts_its_calls_capturing_nothing_else, returns_it_as_aux],
+                         ids=lambda F: F.__name__)
+def test_forward_over_grad_keeps_what_the_function_wrote(F):
+    """The inner reverse pass undid ``calls = calls + 1``: forward over yb.grad read 0 after it (a
+    wrong value and tangent, silently: half of them for ``counts_its_calls_capturing_nothing_else``)."""
+    v = np.array([0.2, -1.0, 0.4])
+    value, tangent = yb.jvp(F, (X,), (v,))
+    np.testing.assert_allclose(value, F(X), rtol=1e-12)
+    np.testing.assert_allclose(tangent, _directional_difference(F, X, v), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tangent, yb.grad(F)(X) @ v, rtol=1e-10)
+
+
+@pytest.mark.parametrize("F", [counts_its_calls_capturing_nothing_else, returns_it_as_aux], ids=lambda F: F.__name__)
+def test_third_order_keeps_what_the_function_wrote(F):
+    v = np.array([0.2, -1.0, 0.4])
+    value, gradient, product = yb.hvp(F, (X,), (v,))
+    np.testing.assert_allclose(value, F(X), rtol=1e-12)
+    np.testing.assert_allclose(gradient[0], yb.grad(F)(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(product[0], _fd_hessian(F, X) @ v, rtol=1e-5, atol=1e-5)
+
+
+def test_a_float_written_into_a_captured_variable_is_refused_by_name():
+    """Reverse over yb.grad ran ``g`` plainly and lost ``s``'s new derivative (0.397 against
+    differences' -0.283 along ``v``, silently); every order refuses it now, naming ``s``."""
+    v = np.array([0.2, -1.0, 0.4])
+    for run in (lambda: yb.grad(writes_a_float)(X), lambda: yb.jvp(writes_a_float, (X,), (v,)),
+                lambda: yb.hvp(writes_a_float, (X,), (v,))):
+        with pytest.raises(yb.NestedDifferentiationError) as refused:
+            run()
+        message = str(refused.value)
+        assert "g" in message and "writes (nonlocal) s, a variable it captures, a value carrying derivatives" \
+            in message
+        assert "return its new value as aux (yb.grad(..., has_aux=True))" in message
+        notes = "\n".join(getattr(refused.value, "__notes__", []))
+        assert "r = yb.grad(g)(x)" in notes  # the user's line
+
+
+@pytest.mark.parametrize("F", [counts_its_calls, returns_it_as_aux], ids=lambda F: F.__name__)
+def test_reverse_over_grad(F):
+    v = np.array([0.2, -1.0, 0.4])
+    np.testing.assert_allclose(yb.grad(F)(X) @ v, _directional_difference(F, X, v), rtol=1e-6, atol=1e-8)

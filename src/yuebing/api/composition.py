@@ -47,6 +47,7 @@ from .composed_second_order import check_jvp_call, defined_second_order, jvp_sec
 from .custom import linearize
 from .forward import jvp
 from .leaves import _leaves
+from .nested_cell_writes import captured_state, refuse_float_writes
 from .common import split_aux
 from .reverse import grad, seed_output, value_and_grad, vjp
 from .second_order import separated_arguments
@@ -201,7 +202,9 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
     # the arguments not differentiated are copied: they may share memory with what the function
     # captured (a pullback called on a captured array), which the inner gradient need not separate
     copies = tuple(x if i in nums else T.structural_copy(x) for i, x in enumerate(xs))
+    before = captured_state(g)
     value, gradient = value_and_grad(g, argnums=spec.argnums, has_aux=spec.has_aux)(*copies)
+    refuse_float_writes(g, before, "reverse mode over yb.grad")  # (run plainly: s = s * y, its derivative lost)
     if spec.with_value:
         out = output((value, gradient))
     else:

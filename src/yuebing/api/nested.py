@@ -35,6 +35,7 @@ from .common import normalise_argnums, scalar_seed, split_aux
 from .gradient_objects import as_argument_tangent, as_value_tangent, holds_objects
 from .composed_second_order import captured_tangents, captures_derivatives, closure_refusal
 from .implicit_stationary import _user_call
+from .nested_cell_writes import captured_state, keep_writes
 from .reverse import grad, seed_output, value_and_grad
 from .second_order import _check_scalar, _join, _pull_unit, _value_grad_hvp, separated_arguments
 
@@ -74,11 +75,13 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
         out, pullback = call_rrule2((g, NoFData, _dual_tangent(g, f.tangent), NoFData), *duals, **keywords)
     finally:
         outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
+    written = captured_state(g)
     if spec.has_aux:
         value, value_tangent, aux, aux_tangent, (rs, rsd) = _pull_aux(out, pullback, g)
     else:
         value, value_tangent = T.structural_copy((out[0], out[2]))  # the reverse pass undoes how they were built
         rs, rsd = _pull_unit(out, pullback, g, "grad")
+    keep_writes(g, written, "forward mode over yb.grad")
     grads = tuple(_join(fdata[i], rs[1 + i], xs[i]) for i in nums)
     tangents = tuple(_join(fdata_t[i], rsd[1 + i], xs[i]) for i in nums)
     gradient, tangent = (grads[0], tangents[0]) if single else (grads, tangents)
@@ -412,11 +415,13 @@ def _value_pass(g4: tuple, xs: tuple, directions: tuple, keywords: dict, has_aux
         out, pullback = call_rrule2((g, g_fd, g4[2], g_fdt), *duals, **named)
     finally:
         outside_state.leave(scope, lambda: pullback(NoRData, NoRData))  # (a refusal: what it wrote put back first)
+    written = captured_state(g)
     if has_aux:
         value, value_t, aux, aux_t, (rs, rsd) = _pull_aux(out, pullback, g)
     else:
         value, value_t, aux, aux_t = T.structural_copy(out[0]), out[2], None, None
         rs, rsd = _pull_unit(out, pullback, g, "grad")
+    keep_writes(g, written, "yb.hvp/yb.hessian over yb.grad (third order)")
     grads = tuple(_join(fd, r, x) for fd, r, x in zip(fdata, rs[1:], copies))
     products = tuple(_join(fd, r, x) for fd, r, x in zip(fdata_t, rsd[1:], copies))
     value_t = 0.0 if value_t is NoTangent else value_t
