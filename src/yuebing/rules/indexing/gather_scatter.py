@@ -1,5 +1,6 @@
 """NumPy's gathers and scatters: ``np.take``, ``np.put``, ``np.take_along_axis``,
-``np.put_along_axis``, ``ufunc.at`` (for ``np.add.at`` and ``np.subtract.at``), ``np.compress``,
+``np.put_along_axis``, ``ufunc.at`` (``np.add.at`` and ``np.subtract.at`` as rules; ``multiply``,
+``divide``, ``maximum``, ``minimum`` as a Python loop over the positions), ``np.compress``,
 ``np.extract``, ``np.choose``, ``np.select``.
 
 Gathers return a copy with fresh fdata; their pullback scatters the cotangent back (with
@@ -20,9 +21,10 @@ import numpy as np
 from ...tangents import NoFData, NoRData, NoTangent
 from ..cases import Case, randc, randn
 from .. import aliasing_views
-from ..core import CoDual, Dual, RuleArgumentError, primal
+from ..core import CoDual, Dual, RuleArgumentError, frule, primal
 from ..second_order import linear
-from ..util import accumulate, fit_tangent, out_cotangent, output, refuse_numbers_into_object_array, tangent
+from ..util import (accumulate, defined_rrule, fit_tangent, out_cotangent, output, refuse_numbers_into_object_array,
+                    tangent)
 from .common import (
     _array_write, _array_write_forward, _check_no_repeats, _deliver_dense, _deliver_elements, _dense_tangent, _fd,
     _fit_to, _is_basic, _register, _sequence_elements, _sequence_tangents,
@@ -222,20 +224,42 @@ def _put_frule(a, ind, v, mode="raise"):
 
 
 _AT_SIGNS = {np.add: 1.0, np.subtract: -1.0}
+#: ufuncs whose ``at`` is differentiated as ``_at_by_loop``: one write per position, in order
+_AT_BY_LOOP = (np.multiply, np.divide, np.maximum, np.minimum)
 
 
 def _at_sign(ufunc: Any) -> float:
     sign = _AT_SIGNS.get(ufunc)
     if sign is None:
         raise RuleArgumentError(
-            f"numpy.ufunc.at: yuebing differentiates np.add.at and np.subtract.at, not "
-            f"np.{getattr(ufunc, '__name__', ufunc)}.at; write the loop in Python or register a rule"
+            f"numpy.ufunc.at: yuebing differentiates np.add.at, np.subtract.at, np.multiply.at, "
+            f"np.divide.at, np.maximum.at and np.minimum.at, not np.{getattr(ufunc, '__name__', ufunc)}.at; "
+            "write the loop in Python or register a rule"
         )
     return sign
 
 
+def _at_by_loop(ufunc: Any, a: Any, indices: Any, b: Any = None) -> None:
+    """``ufunc.at(a, indices, b)`` as Python code yuebing differentiates: the positions
+    ``indices`` selects (repeats included, in NumPy's order), each updated by its element of the
+    broadcast ``b``. A repeated position of ``multiply.at`` gets the product of all its factors,
+    each factor's derivative the product of the others (no division: zeros are exact)."""
+    positions = np.arange(np.size(a)).reshape(np.shape(a))[indices]
+    values = np.broadcast_to(b, np.shape(positions)).reshape(-1)
+    for k, flat in enumerate(positions.reshape(-1).tolist()):
+        where = np.unravel_index(flat, np.shape(a))
+        a[where] = ufunc(a[where], values[k])
+
+
+def _by_loop(args: tuple, kwargs: dict) -> Callable | None:
+    """The Python definition a ``ufunc.at`` call is differentiated as, or None (a rule's)."""
+    return _at_by_loop if args and args[0] in _AT_BY_LOOP and len(args) + len(kwargs) == 4 else None
+
+
 def _ufunc_at_rrule(self, a, indices, b=None):
     u, x, f, idx = primal(self), primal(a), _fd(a), primal(indices)
+    if primal(b) is not None and _by_loop((u, a, indices, b), {}):
+        return defined_rrule(_at_by_loop, self, a, indices, b)
     sign = _at_sign(u)
     if primal(b) is None:
         raise RuleArgumentError(f"numpy.{u.__name__}.at needs the operand b")
@@ -261,6 +285,8 @@ def _ufunc_at_rrule(self, a, indices, b=None):
 
 def _ufunc_at_frule(self, a, indices, b=None):
     u, x, t, idx = primal(self), primal(a), tangent(a), primal(indices)
+    if primal(b) is not None and _by_loop((u, a, indices, b), {}):
+        return frule(_at_by_loop, self, a, indices, b)
     _at_sign(u)
     refuse_numbers_into_object_array(f"numpy.{u.__name__}.at", x, b)
     u.at(x, idx, primal(b))
@@ -384,7 +410,7 @@ _register((np.select,), _select_rrule, _select_frule)
 linear(np.take, (np.ndarray, "take"), np.compress, np.extract, np.take_along_axis)
 # writes into arrays: an int written is a value (x.put(0, 1) writes tangent 0)
 linear(np.put, (np.ndarray, "put"), np.put_along_axis, data=(2, "v", "values"))
-linear((np.ufunc, "at"), data=(3, "b"))  # np.add.at / np.subtract.at (the others are refused)
+linear((np.ufunc, "at"), data=(3, "b"), delegate=_by_loop)  # add.at, subtract.at; multiply.at... as the loop
 linear(np.choose, data=(1, "choices"))
 linear(np.select, data=(1, 2, "choicelist", "default"))
 
@@ -426,6 +452,9 @@ CASES = [
     Case(np.add.at, randn(4), randn(4) > 0, randn(1), name="add.at mask"),
     Case(np.add.at, _line[2:], [0, 0], _line[:2], name="add.at b aliases a"),
     Case(np.add.at, randn(4, dtype=np.float32), [1, 1], randn(2, dtype=np.float32), name="add.at float32"),
+    Case(np.multiply.at, randn(5), [0, 1, 1, 4, 1], randn(5), name="multiply.at repeated"),
+    Case(np.multiply.at, randn(3, 4), (slice(None), [0, 0]), randn(3, 2), name="multiply.at mixed"),
+    Case(np.maximum.at, randn(4), [3, 3, 0], randn(3), name="maximum.at repeated"),
     # np.choose, np.select
     Case(np.choose, np.array([0, 2, 1, 2]), [randn(4), randn(4), randn(1)], name="choose list of arrays"),
     Case(np.choose, np.array([[0, 1], [1, 0]]), (randn(2, 2), 1.5), name="choose tuple (array, float)"),
