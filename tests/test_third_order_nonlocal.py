@@ -57,16 +57,6 @@ def test_hessian(F):
     check_hessian(F, X, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("F", [own_cells_written_by_a_nested_function, selection_of_constants],
-                         ids=lambda F: F.__name__)
-def test_hvp(F):
-    v = np.array([0.2, -1.0, 0.4])
-    value, gradient, product = yb.hvp(F, (X,), (v,))
-    np.testing.assert_allclose(value, F(X), rtol=1e-12)
-    np.testing.assert_allclose(gradient[0], yb.grad(F)(X), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(product[0], _fd_hessian(F, X) @ v, rtol=1e-5, atol=1e-5)
-
-
 def test_a_set_of_numbers_is_still_refused_by_name():
     def g(y):
         return sum(v ** 3 for v in sorted(set([y[0], y[1] * 2.0])))
@@ -164,15 +154,6 @@ def test_forward_over_grad_keeps_what_the_function_wrote(F):
     np.testing.assert_allclose(tangent, yb.grad(F)(X) @ v, rtol=1e-10)
 
 
-@pytest.mark.parametrize("F", [counts_its_calls_capturing_nothing_else, returns_it_as_aux], ids=lambda F: F.__name__)
-def test_third_order_keeps_what_the_function_wrote(F):
-    v = np.array([0.2, -1.0, 0.4])
-    value, gradient, product = yb.hvp(F, (X,), (v,))
-    np.testing.assert_allclose(value, F(X), rtol=1e-12)
-    np.testing.assert_allclose(gradient[0], yb.grad(F)(X), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(product[0], _fd_hessian(F, X) @ v, rtol=1e-5, atol=1e-5)
-
-
 def test_a_float_written_into_a_captured_variable_is_refused_by_name():
     """Reverse over yb.grad ran ``g`` plainly and lost ``s``'s new derivative (0.397 against
     differences' -0.283 along ``v``, silently); every order refuses it now, naming ``s``."""
@@ -193,3 +174,24 @@ def test_a_float_written_into_a_captured_variable_is_refused_by_name():
 def test_reverse_over_grad(F):
     v = np.array([0.2, -1.0, 0.4])
     np.testing.assert_allclose(yb.grad(F)(X) @ v, _directional_difference(F, X, v), rtol=1e-6, atol=1e-8)
+
+
+def test_a_counter_written_by_a_function_capturing_derivatives_is_refused_by_name_in_third_order():
+    """Its program is opened (its captured variables as parameters), read when the outer pass goes
+    back: after the write. Refused naming the variable; forward over yb.grad follows it."""
+    with pytest.raises(yb.SecondOrderError) as refused:
+        yb.hvp(counts_its_calls, (X,), (np.ones(3),))
+    message = str(refused.value)
+    assert "writes (nonlocal) calls, a variable it captures" in message
+    assert "pass calls to it as an argument and return its new value (yb.grad(..., has_aux=True))" in message
+    assert "of g (made in counts_its_calls, " in message and "test_third_order_nonlocal.py:" in message
+
+
+@pytest.mark.parametrize("F", [own_cells_written_by_a_nested_function, selection_of_constants,
+                               counts_its_calls_capturing_nothing_else, returns_it_as_aux], ids=lambda F: F.__name__)
+def test_hvp(F):
+    v = np.array([0.2, -1.0, 0.4])
+    value, gradient, product = yb.hvp(F, (X,), (v,))
+    np.testing.assert_allclose(value, F(X), rtol=1e-12)
+    np.testing.assert_allclose(gradient[0], yb.grad(F)(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(product[0], _fd_hessian(F, X) @ v, rtol=1e-5, atol=1e-5)

@@ -57,26 +57,30 @@ def _opened_name(var: str) -> str:
     return f"_open_{var}"
 
 
-def _open_body(body: list, cells: dict) -> list:
+def _open_body(body: list, cells: dict, owner: str) -> list:
     """``body`` with every read of a captured variable (``cell_get(_cell_v)``) a copy of the
-    parameter standing for it; a write (``nonlocal``) is refused."""
+    parameter standing for it; a write (``nonlocal``) is refused (``owner``: the function, where)."""
     out = []
     for s in body:
         if (isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and s.func.value is cell_set
                 and isinstance(s.args[0], ir.Var) and s.args[0].name in cells):
             # (a write into the function's own cells, ``_cellobj_v``, which its nested functions
             # share, is plain code the program follows: scipy.stats.linregress's wrapper)
-            raise SecondOrderError("yb.hvp/yb.hessian: third derivatives of a function that writes a variable it "
-                                   "captures (nonlocal), under yb.grad or a minimiser, are not supported; pass the "
-                                   "variable as an argument")
+            v = s.args[0].name[len("_cell_"):]
+            # (its program reads the captured variables as they are when the outer pass goes back,
+            # after the write: a counter steering a branch would take another path)
+            raise SecondOrderError(f"yb.hvp/yb.hessian: third derivatives of {owner}, which writes (nonlocal) {v}, "
+                                   "a variable it captures, under yb.grad or a minimiser, are not supported; pass "
+                                   f"{v} to it as an argument and return its new value (yb.grad(..., has_aux=True)) "
+                                   "instead of writing it")
         if (isinstance(s, ir.Call) and isinstance(s.func, ir.Const) and s.func.value is cell_get
                 and len(s.args) == 1 and isinstance(s.args[0], ir.Var) and s.args[0].name in cells):
             out.append(ir.Copy(s.target, ir.Var(cells[s.args[0].name]), s.line))
             continue
-        changes = {f.name: _open_body(getattr(s, f.name), cells) for f in dataclasses.fields(s)
+        changes = {f.name: _open_body(getattr(s, f.name), cells, owner) for f in dataclasses.fields(s)
                    if isinstance(getattr(s, f.name), list) and f.name not in ("args", "kwargs")}
         if isinstance(s, ir.Try):
-            changes["handlers"] = [dataclasses.replace(h, body=_open_body(h.body, cells)) for h in s.handlers]
+            changes["handlers"] = [dataclasses.replace(h, body=_open_body(h.body, cells, owner)) for h in s.handlers]
         out.append(dataclasses.replace(s, **changes) if changes else s)
     return out
 
@@ -91,7 +95,7 @@ def opened_program(fun: types.FunctionType) -> tuple[types.FunctionType, SourceF
         cells = {f"_cell_{v}": _opened_name(v) for v in function.free_vars}
         # the cells stay (a captured module is checked through its cell); only their reads change
         opened = dataclasses.replace(function, params=function.params + list(cells.values()),
-                                     body=_open_body(function.body, cells))
+                                     body=_open_body(function.body, cells, f"{fun.__name__}{_where(fun)}"))
         generated = PlainForwardGenerator(opened, fun.__globals__).generate()
         found = _OPENED.put(fun, (_compile(generated, fun), source))
     return found
