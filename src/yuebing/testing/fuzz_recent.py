@@ -41,12 +41,15 @@ def struct_tables(rng: random.Random) -> tuple[list[str], list[str]]:
             f'R["a"] = {_smooth(rng, "x")}', f'R["b"] = x * s + {_c(rng)}', 'R["k"] = np.arange(4)']
     writes = [f"R[{rng.randrange(4)}] = (s * {_c(rng)}, x[{rng.randrange(4)}], 3)",
               f'R[{rng.randrange(4)}]["b"] = np.sin(s)', f'R[1:3]["a"] *= {_p(rng)}',
-              f'R["a"][{rng.randrange(4)}] = s * s', 'R[[0, 2]] = R[[3, 1]]']
+              f'R["a"][{rng.randrange(4)}] = s * s', 'R[[0, 2]] = R[[3, 1]]',
+              'for r in R:\n        r["a"] = r["a"] * s + r["b"]', 'R[::2] = R[1::2].copy()',
+              'R["b"][R["k"] % 2 == 0] *= s', 'R = np.concatenate([R[2:], R[:2]])']
     body += rng.sample(writes, rng.randint(0, 2))
     reads = ['np.sum(R["a"] * R["b"])', 'R[2]["a"] * R[1][1]', 'sum(r["a"] * r["b"] for r in R)',
              'np.sum(np.concatenate([R, R[::-1]])["b"] ** 2) * 0.1', 'np.sum(R.copy().reshape(2, 2)["a"])',
              'R.tolist()[1][0] * s', 'np.sum(R[R["k"] > 1]["b"])', 'np.sum(np.array([R[0], R[3]])["a"])',
-             '(lambda a, b, k: a * b + k)(*R[2])']
+             '(lambda a, b, k: a * b + k)(*R[2])', 'np.sum([a * b for a, b, k in R])',
+             'np.sum(np.stack([R["a"], R["b"]]) ** 2) * 0.1', 'R[np.argmax(R["k"])]["a"] * s']
     return [], body + [f"out = {' + '.join(rng.sample(reads, rng.randint(1, 3)))}"]
 
 
@@ -60,7 +63,7 @@ def masked(rng: random.Random) -> tuple[list[str], list[str]]:
              "r = np.sort(m * s)", "r = np.ma.where(m > 0.1, m * s, 0.5)", "r = np.ma.concatenate([m[::-1], m])",
              "r = np.ma.diff(m * m)", "r = np.ma.sort(m + s)", "r = np.stack([m, m * 2.0])",
              "r = np.append(m, s)", "r = np.hstack([m, np.ma.masked_array([s], mask=[False])])"]
-    ends = ["np.ma.filled(r, 0.0) ** 2", "r.sum() * 1.0", "np.sum(np.ma.getdata(r) ** 2) * 0.1", "(r * r).mean()",
+    ends = ["np.ma.filled(r, 0.0) ** 2", "np.ma.sum(np.ma.exp(0.3 * r)) * 1.0", "r.max() * r.min() * 1.0", "r.sum() * 1.0", "np.sum(np.ma.getdata(r) ** 2) * 0.1", "(r * r).mean()",
             "np.sum(np.ma.getdata(r)) * s"]
     chosen = rng.choice(ends)
     body = [f"m = {made}", rng.choice(steps), f"out = np.sum({chosen})" if "**" in chosen else f"out = {chosen}"]
@@ -79,6 +82,8 @@ def local_models(rng: random.Random) -> tuple[list[str], list[str]]:
          "class Model:", "    def __init__(self, a):", "        self.a = a",
          "    def loss(self):", "        return np.sum(self.a ** 2) * self.factor",
          f"out = Model(x * {_c(rng)}).loss()"],
+        ["class Level(enum.Enum):", "    A = s", "    B = s * s", f"    C = {_c(rng)} * s",
+         "out = sum(m.value * np.sum(x * x) for m in Level) + Level['B'].value + Level(s).value"],
         ["@dataclasses.dataclass", "class Q:", "    a: float", "    b: float = s + 1.0",
          "q = Q(np.sum(x))", "d = dataclasses.fields(Q)[1].default", f"out = q.a * q.b + d * {_c(rng)}"],
         ["class Base:", "    def __init_subclass__(cls, k=1.0, **kw):", "        super().__init_subclass__(**kw)",
@@ -132,6 +137,11 @@ def managers(rng: random.Random) -> tuple[list[str], list[str]]:
          "        self.w = old", f"m = Model(x * {_p(rng)})", "with m.scaled(s) as h:",
          "    t = np.sum(h.w ** 2)", "out = t + np.sum(m.w)"],
         ["with np.errstate(over='ignore'):", f"    out = np.sum(np.exp(x * s)) * {_p(rng)}"],
+        ["class Tape:", "    def __init__(self):", "        self.items = []", "    def __enter__(self):",
+         "        return self.items", "    def __exit__(self, kind, value, tb):",
+         "        self.items.append(s * 0.5)", "        return kind is KeyError",
+         "tape = Tape()", "with tape as items:", "    items.append(np.sum(np.sin(x)))",
+         "    {}['missing']", "out = sum(tape.items) * s"],
     ]
     return [], rng.choice(forms)
 
