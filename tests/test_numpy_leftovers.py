@@ -39,7 +39,7 @@ def check_all_modes(f, *args, rtol=1e-5, atol=1e-7, eps=1e-6):
     h = max(eps, 1e-5)
     plus, minus = gradient(*_shifted(args, directions, h)), gradient(*_shifted(args, directions, -h))
     for k, hv in enumerate(yb.hvp(f, args, directions)[2]):
-        np.testing.assert_allclose(hv, (plus[k] - minus[k]) / (2 * h), rtol=1e-4, atol=1e-6,
+        np.testing.assert_allclose(hv, (plus[k] - minus[k]) / (2 * h), rtol=max(1e-4, rtol), atol=max(1e-6, atol),
                                    err_msg=f"second order, argument {k}")
 
 
@@ -53,8 +53,8 @@ def test_astype_keeps_the_derivative_of_inexact_dtypes(dtype):
     def f(x):
         return np.sum(np.abs(np.astype(x * x, dtype) * (1.0 + 0.5j)) ** 2 * x)
 
-    if dtype is np.float32:  # float32 rounding: wider steps
-        check_all_modes(f, _X, rtol=1e-3, eps=1e-3)
+    if dtype is np.float32:  # float32 rounding (ulp 2e-6 of values near 30) over steps of 1e-3: about 2e-3
+        check_all_modes(f, _X, rtol=5e-3, atol=5e-3, eps=1e-3)
     else:
         check_all_modes(f, _X)
 
