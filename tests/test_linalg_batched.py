@@ -175,14 +175,6 @@ SPECTRAL = {
 WEIGHTS = np.add.outer(np.arange(4.0), np.arange(4.0) ** 2)
 
 
-def _tied_projector(x):
-    """The projector onto the repeated eigenvalue's eigenspace (of 2 I + c t t^T): a smooth function."""
-    v = np.linalg.eigh(_spike(x, c=0.7, scale=0.5))[1][:, :3]
-    return np.sum((v @ v.T) * WEIGHTS)
-
-
-SPECTRAL["numpy eigh's eigenspace projector"] = _tied_projector
-
 @pytest.mark.parametrize("name", SPECTRAL)
 def test_a_tie_next_to_a_close_value_in_every_mode(name):
     """yb.hvp and the batched Hessian were NaN at 2 I + c t t^T with a gap of 0.02 (seed 93356):
@@ -267,8 +259,15 @@ def test_an_exact_tie_along_any_direction_is_right_or_not_finite(f):
         _never_a_wrong_number(f, sign=-1.0)
 
 
-@pytest.mark.xfail(strict=True, reason="known silent: numpy eigh's cotangent map weighs only V^T gv's anti-symmetric "
-                   "part (e59f206), zero at an exact tie for a matrix function too, whose limit is f'(w): the gradient "
-                   "of expm(a) through eigh at a repeated eigenvalue is finite and wrong (docs/limitations.md)")
-def test_numpy_eigh_matrix_function_at_an_exact_tie():
-    _never_a_wrong_number(_eigh_function(np.linalg.eigh))
+def _tied_projector(a):
+    """The projector onto the repeated eigenvalue's eigenspace: a smooth function of ``a``."""
+    v = np.linalg.eigh(a)[1][:, :3]
+    return np.sum((v @ v.T) * SYMMETRIC)
+
+
+@pytest.mark.parametrize("f", [_eigh_function(np.linalg.eigh), _tied_projector], ids=["expm", "projector"])
+def test_numpy_eigh_at_an_exact_tie_is_right_or_not_finite(f):
+    """numpy eigh's cotangent map once weighed only V^T gv's anti-symmetric part, zero at a tie for
+    the projector (right) and for a matrix function (expm through eigh: a finite, wrong gradient,
+    whose limit is f'(w)); a tied pair now gives no finite gradient in either."""
+    _never_a_wrong_number(f)

@@ -266,6 +266,13 @@ def _phase_cotangent(gs: list, vs: list) -> Any:
 
 
 def _eigh_vjp(g, y, a, UPLO="L"):
+    """At a tie (judged to rounding: ``gap_product``) a pair's weight is not determined by ``gw``
+    and ``gv``: along a perturbation splitting the tie a matrix function ``v f(w) v^H`` needs
+    ``f'(w)`` there, a function of the tied eigenspace's projector 0, and the rule sees neither
+    ``f`` nor which one it is. So a tied pair with a nonzero entry of ``v^H gv`` gives a gradient that
+    is not finite, as JAX's and PyTorch's do, never a number: weighing only the anti-Hermitian part
+    (zero for both) gave the projector's right gradient and a matrix function's wrong one (expm
+    through eigh at ``2 I + c t t^T``: ``tests/test_linalg_batched.py``)."""
     w, v = y[0], y[1]
     gw, gv = cotangent_entry(g, 0), cotangent_entry(g, 1)
     xbar = np.zeros(v.shape, dtype=v.dtype)
@@ -274,10 +281,8 @@ def _eigh_vjp(g, y, a, UPLO="L"):
     if gv is not None:
         if np.iscomplexobj(v):  # the phase LAPACK fixed (a real component)
             gv = gv + phase_turn_adjoint(_phase_cotangent([gv], [v]), real_pivot(v))
-        # only xbar's Hermitian part reaches a's cotangent: weighing the anti-Hermitian part of v^H gv
-        # is the same there, and zero at a tie where the result does not turn with the tied vectors' basis
         x = mH(v) @ gv
-        xbar = xbar + gap_product(w, 0.5 * (x - mH(x)), reference=x)
+        xbar = xbar + gap_product(w, x)
     return hermitian_from_adjoint(v @ xbar @ mH(v), UPLO.upper() == "L"), None
 
 
