@@ -127,11 +127,12 @@ def test_nditer_and_its_ravel_form_are_differentiated():
 def test_masked_arrays_given_to_numpy_functions_are_refused_and_the_advice_works():
     data, mask = RNG.standard_normal(5), np.array([False, True, False, False, True])
     masked = np.ma.masked_array(data, mask=mask)
-    # as an argument: np.diff's array rule would have given the masked elements derivatives (np.sum(m), which
-    # NumPy hands to m.sum(), is differentiated as numpy.ma's: test_numpy_masked.py)
-    _refused_in_every_mode(lambda x: np.sum(np.diff(x) ** 2), masked, "numpy.ma")
+    # as an argument: np.roll's array rule would have given the masked elements derivatives (np.sum(m), which
+    # NumPy hands to m.sum(), is differentiated as numpy.ma's: test_numpy_masked.py; np.diff, np.where and
+    # the joins are written as NumPy computes them: test_numpy_masked_joins.py)
+    _refused_in_every_mode(lambda x: np.sum(np.roll(x, 1) ** 2), masked, "numpy.ma")
     # made inside, then given to a NumPy function that numpy.ma does not reach
-    _refused_in_every_mode(lambda x: np.sum(np.diff(np.ma.exp(x)) ** 2), data, "numpy.ma")
+    _refused_in_every_mode(lambda x: np.sum(np.roll(np.ma.exp(x), 1) ** 2), data, "numpy.ma")
 
     def as_advised(x):
         return np.sum(np.diff(np.where(mask, 0.0, x)) ** 2)

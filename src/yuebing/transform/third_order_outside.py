@@ -83,7 +83,10 @@ def outside_read(call: Any) -> tuple[int, int] | None:
 
 def _reads_outside(call: Any) -> bool:
     if call.f is cell_get:  # (a plain program reads its own cells as locals: this one is outside's)
-        return len(call.arg_slots) == 1
+        # but in a pass inside another (yb.jvp of x * yb.hvp(lambda y: x * y * y, ...)) the closure
+        # may have been made by the code around it, its cells carrying that pass's derivatives,
+        # which a constant would drop (2.0 where 4.0 is right): not followed, so refused by name
+        return len(call.arg_slots) == 1 and not outside_state.nested()
     if call.f is not getattr or len(call.arg_slots) != 2 or call.keyword_slots:
         return False
     owner, owner_t = (call.value(s) for s in call.arg_slots[0])
