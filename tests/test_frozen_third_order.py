@@ -172,7 +172,7 @@ def test_jacobian_of_the_hessian_against_differences():
 
 #: what third order refuses by name in ``test_frozen_in_containers``' functions (selection rules;
 #: ``_in_dict``'s walk of ``d.values()`` works since dict views have a tangent)
-REFUSED = {"_deep_copied": "copy.deepcopy", "_removed_after_read": "list.index", "_frozenset_in_list": "frozenset"}
+REFUSED = {"_deep_copied": "copy.deepcopy", "_frozenset_in_list": "frozenset"}  # (list.index: followed)
 
 
 @pytest.mark.parametrize("f", [f for f in CASES if f.__name__ not in REFUSED], ids=lambda f: f.__name__.strip("_"))

@@ -87,8 +87,6 @@ THIRD_ORDER_REFUSED: dict[object, str] = {
     np.kaiser: "its source builds np.array of a list mixing numbers and ints, which third order refuses",
     np.poly: "its source builds np.array of a list mixing numbers and ints, which third order refuses",
     np.corrcoef: "its source clips with out=, which third order refuses",
-    np.histogram2d: "its source catches an exception, which third order does not follow",
-    np.histogramdd: "its source catches an exception, which third order does not follow",
 }
 
 #: refused primitives whose refusal reaches the cotangent maps that call them (wrong values, not

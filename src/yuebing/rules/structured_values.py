@@ -19,7 +19,7 @@ import numpy as np
 
 from ..tangents import NoTangent
 from ..tangents import structured as S
-from .util import unbroadcast
+from .util import add_cotangent, unbroadcast, unbroadcast_structured  # noqa: F401 (add_cotangent: its name here)
 
 _LABELS = (bool, int, np.integer, np.bool_)
 
@@ -91,22 +91,6 @@ def _field_cotangent(g_field: np.ndarray, item: Any) -> Any:
     if g_field.dtype.kind not in "fc":
         return np.zeros(np.shape(item)) if isinstance(item, (list, np.ndarray)) else 0.0
     return unbroadcast(g_field, np.shape(item))
-
-
-def unbroadcast_structured(g: np.ndarray, shape: tuple) -> np.ndarray:
-    """``unbroadcast`` of structured cotangent ``g`` to ``shape``, field by field (a sub-array
-    field keeps its own trailing axes)."""
-    if g.shape == tuple(shape):
-        return g
-    out = np.zeros(shape, g.dtype)
-    for target, source in zip(S.float_fields(out), S.float_fields(g)):
-        target[...] = unbroadcast(source, target.shape)
-    return out
-
-
-def add_cotangent(fdata: Any, primal: np.ndarray, g: Any) -> None:
-    """Add structured cotangent ``g`` (broadcast to ``primal``'s shape or beyond) into ``fdata``."""
-    S.add_into(fdata, unbroadcast_structured(S.as_array(g), np.shape(S.as_array(primal))))
 
 
 def field_pairs(f: Any, g: Any) -> list:

@@ -145,8 +145,6 @@ def accumulate(arg: Any, g: Any) -> Any:
     x = arg.primal
     if isinstance(x, (np.ndarray, np.void)) and structured.carries_derivative(x):
         if arg.fdata is not NoFData:  # field by field (a record: into its view of the array's tangent)
-            from .structured_values import add_cotangent
-
             add_cotangent(arg.fdata, x, g)
         return NoRData
     if type(x) is np.ndarray or isinstance(x, np.ndarray):
@@ -328,3 +326,20 @@ def call_on_primals(fn: Any, args: tuple, kwargs: dict) -> Any:
         if _READ_ONLY_BUFFER not in str(error):
             raise
     return fn(*_writable(values), **{k: _writable(v) for k, v in keywords.items()})
+
+
+def unbroadcast_structured(g: np.ndarray, shape: tuple) -> np.ndarray:
+    """``unbroadcast`` of structured cotangent ``g`` to ``shape``, field by field (a sub-array
+    field keeps its own trailing axes)."""
+    if g.shape == tuple(shape):
+        return g
+    out = np.zeros(shape, g.dtype)
+    for target, source in zip(structured.float_fields(out), structured.float_fields(g)):
+        target[...] = unbroadcast(source, target.shape)
+    return out
+
+
+def add_cotangent(fdata: Any, primal: np.ndarray, g: Any) -> None:
+    """Add structured cotangent ``g`` (broadcast to ``primal``'s shape or beyond) into ``fdata``."""
+    shape = np.shape(structured.as_array(primal))
+    structured.add_into(fdata, unbroadcast_structured(structured.as_array(g), shape))

@@ -51,14 +51,6 @@ def user_qualname(filename: str, qualname: str) -> str:
     return f"{user_qualname(origin[0], origin[2])}.<locals>.{qualname.rsplit('.<locals>.', 1)[1]}"
 
 
-def _user_future_flags(code: types.CodeType | None) -> int:
-    """The ``from __future__`` flags the user's code was compiled with (only annotations change
-    what generated code does)."""
-    import __future__
-
-    return (code.co_flags if code is not None else 0) & __future__.annotations.compiler_flag
-
-
 def compile_checked(source: str, filename: str, fn: Any, line_map: dict | None, mode: str) -> types.CodeType:
     """``compile(source)``, or an ``InternalError`` naming ``fn``, the user's line the failing
     generated line came from, and what failed."""
@@ -66,9 +58,7 @@ def compile_checked(source: str, filename: str, fn: Any, line_map: dict | None, 
     if line_map and code is not None:
         GENERATED_FROM[filename] = (code.co_filename, line_map, getattr(fn, "__qualname__", code.co_name))
     try:
-        # not yuebing's own __future__ flags (annotations): the user's, or a local class's
-        # annotations would be strings when differentiated and objects when run
-        return compile(source, filename, "exec", flags=_user_future_flags(code), dont_inherit=True)
+        return compile(source, filename, "exec")
     except SyntaxError as error:
         code = getattr(fn, "__code__", None)
         line = (line_map or {}).get(error.lineno or 0) or getattr(code, "co_firstlineno", "?")
