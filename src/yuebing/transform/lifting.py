@@ -242,6 +242,7 @@ def _delegating(rule: Rule, delegate: Callable) -> Rule:
         return DUAL_RULE(definition)((definition, NoFData, NoTangent, NoFData), *args, **kwargs)
 
     delegating.second_order_kind = getattr(rule, "second_order_kind", "linear")  # type: ignore[attr-defined]
+    delegating.delegate = delegate  # type: ignore[attr-defined]  # (third order follows the definition too)
     for name in ("data", "stored"):  # (read by third order)
         if hasattr(rule, name):
             setattr(delegating, name, getattr(rule, name))
