@@ -36,13 +36,13 @@ from .api import (
     value_and_pullback,
     vjp,
 )
-from .rules import frule, nondifferentiable, register_frule, register_rrule, rrule
+from .rules import NoDerivativeWarning, frule, nondifferentiable, register_frule, register_rrule, rrule
 from . import testing
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "MutableTangent", "NestedDifferentiationError", "RuleDebugError", "checkpoint", "config", "custom_jvp", "custom_root", "custom_vjp", "linearize", "stop_gradient", "NoTangent", "Tangent", "frule", "grad",
+    "MutableTangent", "NestedDifferentiationError", "NoDerivativeWarning", "RuleDebugError", "checkpoint", "config", "custom_jvp", "custom_root", "custom_vjp", "linearize", "stop_gradient", "NoTangent", "Tangent", "frule", "grad",
     "flatten", "flatten_tangent", "hessian", "hvp", "jacobian", "jvp", "map_grad", "nondifferentiable", "register_frule", "register_rrule", "show_forward",
     "prepare_gradient", "prepare_hessian", "prepare_hvp", "prepare_pullback", "SecondOrderError", "register_nondifferentiable_type", "rrule", "show",
     "tangents", "testing", "value_and_grad", "value_and_pullback", "vjp",

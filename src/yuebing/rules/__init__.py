@@ -15,6 +15,7 @@ from .core import (
     CoDual,
     Dual,
     MissingRuleError,
+    NoDerivativeWarning,
     RuleArgumentError,
     frule,
     frule_for,

@@ -127,6 +127,12 @@ class RuleArgumentError(TypeError):
     """A call passed an argument the rule does not accept."""
 
 
+class NoDerivativeWarning(RuntimeWarning):
+    """A derivative that does not exist at this point was asked for, so the result holds inf or
+    NaN (as JAX's and PyTorch's do) and the warning says why: the vectors of a repeated eigenvalue
+    or singular value, read by code whose derivative the rule cannot see (docs/linalg.md)."""
+
+
 # --------------------------------------------------------------------------------------------
 # Registries
 # --------------------------------------------------------------------------------------------

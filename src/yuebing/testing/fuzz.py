@@ -18,7 +18,8 @@ module runs it and checks yuebing against itself and against finite differences:
    against the plain call's.
 
 Each run ends in one outcome: ``right``; ``refused`` (a yuebing error class naming the construct,
-listed in ``REFUSALS``); ``wrong`` (a number differs, an argument was changed, or an internal crash
+listed in ``REFUSALS``, or a ``NoDerivativeWarning``: a derivative that does not exist at the point,
+inf or NaN with the reason said); ``wrong`` (a number differs, an argument was changed, or an internal crash
 such as ``TypeError``/``NameError``/``SyntaxError`` from yuebing's machinery); ``unsmooth`` (finite
 differences at two steps disagree: the point sits on a kink, so no derivative is checked) or
 ``invalid`` (the plain program fails: a generator bug). Sources are written to a temporary module
@@ -49,7 +50,7 @@ import numpy as np
 from ..api import forward as forward_api, jacobians as jacobian_api, reverse as api, second_order as second_order_api
 from ..frontend.fence import UnsupportedSyntaxError
 from ..frontend.source import SourceUnavailableError
-from ..rules.core import MissingRuleError, RuleArgumentError
+from ..rules.core import MissingRuleError, NoDerivativeWarning, RuleArgumentError
 from ..tangents.walk import StructureError
 from ..transform.forward_runtime import NestedDifferentiationError
 from ..ir.primitives import NotASequenceError
@@ -262,9 +263,15 @@ class _Run:
         change to the arguments."""
         args = self.fresh()
         try:
-            result = thunk(args)
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("ignore")
+                warnings.simplefilter("always", NoDerivativeWarning)
+                result = thunk(args)
         except Exception as error:  # noqa: BLE001 -- every failure is classified
             self.findings.append(_crash(mode, error, getattr(getattr(self.f, "__code__", None), "co_filename", "")))
+            return None
+        if said:  # a derivative that does not exist here (inf or NaN), and yuebing said so: declined by name
+            self.findings.append(Finding(mode, "refused", f"NoDerivativeWarning: {str(said[0].message)[:60]}"))
             return None
         if not same(self.args, args):
             self.findings.append(Finding(mode, "arguments", "an argument differs after the call"))

@@ -30,11 +30,13 @@ rules are their own formulas (``jvp``), written once too.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from ..cases import Case, randc, randn
+from ..core import NoDerivativeWarning
 from ..second_order import with_vjp
 from . import direct_second_order
 from .cholesky_blocks import real_cholesky_jvp, real_cholesky_vjp, real_lower_cholesky
@@ -234,8 +236,23 @@ def gap_product(w: Any, x: Any, squared: bool = False, reference: Any = None) ->
     ``reference``: an array as large as the terms ``x`` was summed from, whose largest entry sets
     that level (default ``x``; where the terms cancel, x's own largest entry is rounding too)."""
     tied, negligible = _rounding_ties(w, x, x if reference is None else reference)
+    if np.any(tied & ~negligible):
+        _warn_no_derivative(w, tied & ~negligible)
     gaps = np.where(tied, np.inf, eigen_gaps(w, squared))
     return np.where(tied & negligible, 0.0, gaps) * x
+
+
+def _warn_no_derivative(w: Any, read: Any) -> None:
+    """Say why the derivative about to be made holds inf or NaN: ``read`` marks the tied pairs
+    whose entry is not zero (a NaN gradient with no word of its cause sends users hunting)."""
+    w_ = np.asarray(getattr(w, "primal", w))
+    value = w_[tuple(np.argwhere(read)[0][:-1])].item()  # (read: (..., i, j) pairs of w's (..., n))
+    warnings.warn(
+        f"yuebing: the vectors of a repeated eigenvalue or singular value ({value:.6g}) are read, and they have "
+        "no derivative along a change that splits the tie, so this derivative holds inf or NaN (as in JAX and "
+        "PyTorch). A function of the matrix alone needs no eigenvectors: use np.linalg.solve or cholesky for "
+        "A^-1 b, scipy.linalg.expm/sqrtm/logm/funm for a matrix function (docs/linalg.md)",
+        NoDerivativeWarning, stacklevel=3)
 
 
 def _rounding_ties(w: Any, x: Any, reference: Any) -> tuple[Any, Any]:
