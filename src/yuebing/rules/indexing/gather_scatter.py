@@ -1,6 +1,6 @@
 """NumPy's gathers and scatters: ``np.take``, ``np.put``, ``np.take_along_axis``,
-``np.put_along_axis``, ``ufunc.at`` (``np.add.at`` and ``np.subtract.at`` as rules; ``multiply``,
-``divide``, ``maximum``, ``minimum`` as a Python loop over the positions), ``np.compress``,
+``np.put_along_axis``, ``ufunc.at`` (``np.add.at`` and ``np.subtract.at`` as rules; every other
+ufunc's, ``multiply``, ``power``, ``negative``..., as a Python loop over the positions), ``np.compress``,
 ``np.extract``, ``np.choose``, ``np.select``.
 
 Gathers return a copy with fresh fdata; their pullback scatters the cotangent back (with
@@ -223,43 +223,56 @@ def _put_frule(a, ind, v, mode="raise"):
     return Dual(None, NoTangent)
 
 
-_AT_SIGNS = {np.add: 1.0, np.subtract: -1.0}
-#: ufuncs whose ``at`` is differentiated as ``_at_by_loop``: one write per position, in order
-_AT_BY_LOOP = (np.multiply, np.divide, np.maximum, np.minimum)
+_AT_SIGNS = {np.add: 1.0, np.subtract: -1.0}  # the ufuncs whose ``at`` is a rule; the others' is ``_at_by_loop``
 
 
 def _at_sign(ufunc: Any) -> float:
     sign = _AT_SIGNS.get(ufunc)
     if sign is None:
         raise RuleArgumentError(
-            f"numpy.ufunc.at: yuebing differentiates np.add.at, np.subtract.at, np.multiply.at, "
-            f"np.divide.at, np.maximum.at and np.minimum.at, not np.{getattr(ufunc, '__name__', ufunc)}.at; "
-            "write the loop in Python or register a rule"
+            f"numpy.ufunc.at: yuebing differentiates np.{getattr(ufunc, '__name__', ufunc)}.at with the operands "
+            "NumPy takes (a, indices, and b for a ufunc of two inputs); check the call's arguments"
         )
     return sign
 
 
 def _at_by_loop(ufunc: Any, a: Any, indices: Any, b: Any = None) -> None:
-    """``ufunc.at(a, indices, b)`` as Python code yuebing differentiates: the positions
-    ``indices`` selects (repeats included, in NumPy's order), each updated by its element of the
-    broadcast ``b``. A repeated position of ``multiply.at`` gets the product of all its factors,
-    each factor's derivative the product of the others (no division: zeros are exact)."""
+    """``ufunc.at(a, indices[, b])`` as Python code yuebing differentiates: the positions
+    ``indices`` selects (repeats included, in NumPy's order), each updated in turn, by its element
+    of the broadcast ``b`` for a ufunc of two inputs. A repeated position of ``multiply.at`` gets
+    the product of all its factors, each factor's derivative the product of the others (no
+    division: zeros are exact); ``np.negative.at`` at a position twice negates it twice."""
     positions = np.arange(np.size(a)).reshape(np.shape(a))[indices]
+    flats = positions.reshape(-1).tolist()
+    if ufunc.nin == 1:
+        for flat in flats:
+            where = np.unravel_index(flat, np.shape(a))
+            a[where] = ufunc(a[where])
+        return
     values = np.broadcast_to(b, np.shape(positions)).reshape(-1)
-    for k, flat in enumerate(positions.reshape(-1).tolist()):
+    for k, flat in enumerate(flats):
         where = np.unravel_index(flat, np.shape(a))
         a[where] = ufunc(a[where], values[k])
 
 
 def _by_loop(args: tuple, kwargs: dict) -> Callable | None:
-    """The Python definition a ``ufunc.at`` call is differentiated as, or None (a rule's)."""
-    return _at_by_loop if args and args[0] in _AT_BY_LOOP and len(args) + len(kwargs) == 4 else None
+    """The Python definition a ``ufunc.at`` call is differentiated as (every ufunc of one output
+    but ``np.add`` and ``np.subtract``, given the operands it takes), or None (a rule's)."""
+    u = args[0] if args else None
+    operands = len(args) + len(kwargs) - 1
+    return _at_by_loop if isinstance(u, np.ufunc) and u not in _AT_SIGNS and u.nout == 1 and u.nin in (1, 2) \
+        and operands == 2 + (u.nin == 2) else None
+
+
+def _given(u: Any, a: Any, indices: Any, b: Any) -> tuple:
+    """The arguments of ``u.at(a, indices[, b])`` as the call gave them."""
+    return (u, a, indices) if primal(b) is None else (u, a, indices, b)
 
 
 def _ufunc_at_rrule(self, a, indices, b=None):
     u, x, f, idx = primal(self), primal(a), _fd(a), primal(indices)
-    if primal(b) is not None and _by_loop((u, a, indices, b), {}):
-        return defined_rrule(_at_by_loop, self, a, indices, b)
+    if _by_loop(_given(u, a, indices, b), {}):
+        return defined_rrule(_at_by_loop, *_given(self, a, indices, b))
     sign = _at_sign(u)
     if primal(b) is None:
         raise RuleArgumentError(f"numpy.{u.__name__}.at needs the operand b")
@@ -285,8 +298,8 @@ def _ufunc_at_rrule(self, a, indices, b=None):
 
 def _ufunc_at_frule(self, a, indices, b=None):
     u, x, t, idx = primal(self), primal(a), tangent(a), primal(indices)
-    if primal(b) is not None and _by_loop((u, a, indices, b), {}):
-        return frule(_at_by_loop, self, a, indices, b)
+    if _by_loop(_given(u, a, indices, b), {}):
+        return frule(_at_by_loop, *_given(self, a, indices, b))
     _at_sign(u)
     refuse_numbers_into_object_array(f"numpy.{u.__name__}.at", x, b)
     u.at(x, idx, primal(b))
@@ -410,7 +423,7 @@ _register((np.select,), _select_rrule, _select_frule)
 linear(np.take, (np.ndarray, "take"), np.compress, np.extract, np.take_along_axis)
 # writes into arrays: an int written is a value (x.put(0, 1) writes tangent 0)
 linear(np.put, (np.ndarray, "put"), np.put_along_axis, data=(2, "v", "values"))
-linear((np.ufunc, "at"), data=(3, "b"), delegate=_by_loop)  # add.at, subtract.at; multiply.at... as the loop
+linear((np.ufunc, "at"), data=(3, "b"), delegate=_by_loop)  # add.at, subtract.at; the others as the loop
 linear(np.choose, data=(1, "choices"))
 linear(np.select, data=(1, 2, "choicelist", "default"))
 
