@@ -1,5 +1,5 @@
-"""Rules for attribute access: ``getattr`` (2 and 3 arguments), ``setattr``, ``delattr``,
-``object.__getattribute__``, ``object.__setattr__`` and ``object.__delattr__``.
+"""Rules for attribute access: ``getattr`` (2 and 3 arguments), ``setattr``,
+``object.__getattribute__`` and ``object.__setattr__`` (``delattr``: ``object_deletes.py``).
 
 The normaliser turns ``obj.name`` into ``getattr(obj, "name")`` and ``obj.name = v`` into
 ``setattr(obj, "name", v)``, so these rules see every attribute access of differentiated code.
@@ -47,7 +47,7 @@ from ..tangents import kinds as K
 from .local_classes import (class_level_read, class_level_tangent, class_write_frule, class_write_rrule, field_default,
                             writes_on_class)
 from .containers import (
-    _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _reinsert, _restored, _slot,
+    _NOT_PASSED, _counted, _element_fdata, _overwriting_slot, _restored, _slot,
 )
 from .containers.dict_subclasses import factory_read_frule, factory_read_rrule
 from .core import CoDual, Dual, RuleArgumentError, frule_for, primal, rrule_for
@@ -97,10 +97,6 @@ def _class_attribute(tp: type, name: str) -> Any:
         if name in cls.__dict__:
             return cls.__dict__[name]
     return _MISSING
-
-
-def _is_user_class(tp: type) -> bool:
-    return tp.__module__ != "builtins"
 
 
 def _check_user_read(o: Any, name: str, who: str, plain: bool) -> None:
@@ -755,56 +751,6 @@ def _setattr_frule(obj, name, value):
 @frule_for(object.__setattr__, (object, "__setattr__"))  # (object, name): super().__setattr__ bound to self
 def _object_setattr_frule(self, name, value):
     return _setattr_frule_impl(self, name, value, plain=True, who="object.__setattr__")
-
-
-def _delattr_rrule_impl(obj: CoDual, name: Any, plain: bool, who: str):
-    o, n = obj.primal, primal(name)
-    _check_user_write(o, n, who, plain)
-    fields = obj.fdata.fields if isinstance(obj.fdata, MutableTangent) else {}
-    existed, old = _instance_value(o, n)
-    position = _dict_position(o, n)
-    (_raw_delattr if plain else delattr)(o, n)  # raises AttributeError if absent
-    old_slot = fields.pop(n, _MISSING)
-
-    def pullback(dy):
-        if position is not None:
-            o.__dict__.pop(n, None)  # set again by code run without derivatives (a with manager)
-            _reinsert(o.__dict__, n, old, position)  # keep the attribute order
-        else:
-            _raw_setattr(o, n, old)
-        fields[n] = _slot(old, NoFData) if old_slot is _MISSING else _restored(old_slot, old)
-        return NoRData, NoRData, NoRData
-
-    return output(None), pullback
-
-
-@rrule_for(delattr)
-def _delattr_rrule(obj, name):
-    return _delattr_rrule_impl(obj, name, plain=False, who="delattr")
-
-
-@rrule_for(object.__delattr__, (object, "__delattr__"))  # (object, name): super().__delattr__ bound to self
-def _object_delattr_rrule(self, name):
-    return _delattr_rrule_impl(self, name, plain=True, who="object.__delattr__")
-
-
-def _delattr_frule_impl(obj: Dual, name: Any, plain: bool, who: str) -> Dual:
-    o, n = obj.primal, primal(name)
-    _check_user_write(o, n, who, plain)
-    (_raw_delattr if plain else delattr)(o, n)
-    if isinstance(obj.tangent, MutableTangent):
-        obj.tangent.fields.pop(n, None)
-    return Dual(None, NoTangent)
-
-
-@frule_for(delattr)
-def _delattr_frule(obj, name):
-    return _delattr_frule_impl(obj, name, plain=False, who="delattr")
-
-
-@frule_for(object.__delattr__, (object, "__delattr__"))  # (object, name): super().__delattr__ bound to self
-def _object_delattr_frule(self, name):
-    return _delattr_frule_impl(self, name, plain=True, who="object.__delattr__")
 
 
 exception_tangents.use_object_field_reader(_read_object_field)  # (exception attributes read as fields)

@@ -79,7 +79,7 @@ _DRAWLESS = tuple(f"yuebing.rules.{name}" for name in (
     "operators.", "indexing.", "linalg.", "containers.", "math_cmath", "scipy_special", "scipy_bessel",
     "scipy_linalg_decomp", "scipy_linalg_solvers", "scipy_linalg_special", "scipy_rules", "numpy_elementwise",
     "numpy_vectorize",  # np.vectorize(pyfunc) only builds the object: its calls run pyfunc's forward code
-    "numpy_reductions", "numpy_shape", "numpy_creation", "numpy_zero", "numpy_join_split", "numpy_rearrange",
+    "numpy_reductions", "numpy_shape", "numpy_creation", "numpy_ranges", "numpy_zero", "numpy_join_split", "numpy_rearrange",
     "numpy_selection", "numpy_cumulative", "numpy_fft", "numpy_statistics", "numpy_nan_statistics",
     "numpy_covariance", "numpy_counting", "numpy_interp"))
 
