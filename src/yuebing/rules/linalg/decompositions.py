@@ -5,8 +5,9 @@ Conventions and limits (everything else raises ``RuleArgumentError``; docs/linal
 
 * ``cholesky`` and ``eigh`` read one triangle of their argument and are differentiated as
   functions of the Hermitian matrix built from it (``common.hermitian_from``).
-* Eigen- and singular vectors: distinct eigen/singular values (repeated ones give inf/NaN, not
-  detected). Their derivative keeps the gauge LAPACK fixed, so it is the derivative of what
+* Eigen- and singular vectors: distinct eigen/singular values (a repeated one's vectors, where
+  read along a change splitting the tie, give inf/NaN with a ``NoDerivativeWarning``; vectors nobody
+  reads add exactly zero: ``gap_product``, and ``eigh_second_order`` for eigh's second order). Their derivative keeps the gauge LAPACK fixed, so it is the derivative of what
   NumPy returns: unit norm, and for complex vectors the phase LAPACK makes real (``eigh``: the
   first component of each eigenvector for ``UPLO='L'``, the last for ``'U'``; ``svd``: the first
   component of each right singular vector, for square and tall matrices), found at run time as
@@ -222,27 +223,28 @@ def eigen_gaps(w: Any, squared: bool = False) -> Any:
     """F[i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it (of ``w**2`` if ``squared``)."""
     v = w * w if squared else w
     diff = v[..., None, :] - v[..., :, None]
-    off = ~np.eye(w.shape[-1], dtype=bool)
+    off = ~np.eye(w.shape[-1], dtype=bool) & (diff != 0)  # (an exact tie: gap_product's business)
     return np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0)
 
 
-def gap_product(w: Any, x: Any, squared: bool = False, reference: Any = None) -> Any:
+def gap_product(w: Any, x: Any, squared: bool = False, reference: Any = None, warn: bool = True) -> Any:
     """``eigen_gaps(w, squared) * x`` by the strong-zero rule: where two eigenvalues tie an entry
     of ``x`` that is zero contributes zero, not NaN (an eigenvector output nobody reads, columns a
     spectral function drops, a perturbation keeping the tie: ``2 I + t t^T``). A nonzero one is
     infinite: the vectors of a repeated eigenvalue have no derivative. Ties and zeros are judged
-    to rounding (``_rounding_ties``): LAPACK's repeated eigenvalues differ by ~1e-16, where
+    to rounding (``rounding_ties``): LAPACK's repeated eigenvalues differ by ~1e-16, where
     1 / gap times an entry at rounding level was O(1) noise (a wrong gradient) or NaN in hvp.
     ``reference``: an array as large as the terms ``x`` was summed from, whose largest entry sets
-    that level (default ``x``; where the terms cancel, x's own largest entry is rounding too)."""
-    tied, negligible = _rounding_ties(w, x, x if reference is None else reference)
-    if np.any(tied & ~negligible):
-        _warn_no_derivative(w, tied & ~negligible)
+    that level (default ``x``; where the terms cancel, x's own largest entry is rounding too).
+    ``warn=False``: say nothing (a product whose caller warns once for several)."""
+    tied, negligible = rounding_ties(w, x, x if reference is None else reference)
+    if warn and np.any(tied & ~negligible):
+        warn_no_derivative(w, tied & ~negligible)
     gaps = np.where(tied, np.inf, eigen_gaps(w, squared))
     return np.where(tied & negligible, 0.0, gaps) * x
 
 
-def _warn_no_derivative(w: Any, read: Any) -> None:
+def warn_no_derivative(w: Any, read: Any) -> None:
     """Say why the derivative about to be made holds inf or NaN: ``read`` marks the tied pairs
     whose entry is not zero (a NaN gradient with no word of its cause sends users hunting)."""
     w_ = np.asarray(getattr(w, "primal", w))
@@ -255,7 +257,7 @@ def _warn_no_derivative(w: Any, read: Any) -> None:
         NoDerivativeWarning, stacklevel=3)
 
 
-def _rounding_ties(w: Any, x: Any, reference: Any) -> tuple[Any, Any]:
+def rounding_ties(w: Any, x: Any, reference: Any) -> tuple[Any, Any]:
     """Off-diagonal pairs (i, j) whose values ``w`` agree to LAPACK's accuracy (a few ulps of the
     largest), and the entries of ``x`` at rounding level (per matrix of a stack). That level is
     a few ulps of reference's largest entry times ``1 + |w|max / gap``, the gap from the pair's values to
@@ -439,6 +441,11 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return y, jvp
 
 
+def _eigh_second_order(xs: tuple, x_ds: tuple) -> Any:
+    from .eigh_second_order import numpy_eigh  # (it imports this module)
+    return numpy_eigh(xs, x_ds)
+
+
 # --------------------------------------------------------------------------------------------
 # Second order: each primitive's cotangent map above, differentiated by the forward transform. A
 # tuple output's cotangent ``g`` is then a tuple (an ``EighResult``...) whose entries are
@@ -447,7 +454,7 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
 with_vjp(np.linalg.cholesky, _cholesky_vjp, direct=direct_second_order.numpy_cholesky)
 with_vjp(np.linalg.qr, _qr_vjp)
-with_vjp(np.linalg.eigh, _eigh_vjp)
+with_vjp(np.linalg.eigh, _eigh_vjp, direct=_eigh_second_order)
 with_vjp(np.linalg.eigvalsh, _eigvalsh_vjp)
 with_vjp(np.linalg.svd, _svd_vjp)
 

@@ -1,0 +1,149 @@
+"""Second order of ``np.linalg.eigh`` written out (``with_vjp(np.linalg.eigh, ..., direct=...)``),
+for real matrices and stacks of them.
+
+Why not the forward transform of the cotangent map: at a repeated eigenvalue split by the
+perturbation the tangent of the tied vectors is infinite, and the map's tangent multiplies it by
+the cotangent's entries even where these are zero (``v_t @ xbar`` when nobody reads the vectors:
+inf * 0 = NaN in hvp, fuzz seed 95157). Here the tangent of the cotangent never reads the vectors'
+tangent: it is ``V T V^T`` with ``T`` written in the eigenbasis, where every product meeting an
+inverse gap is taken by the strong-zero rule (``decompositions.gap_product``), so an output
+nobody reads contributes exactly zero and says nothing.
+
+Derivation (real symmetric ``A = V diag(w) V^T``; ``F[i, j] = 1 / (w_j - w_i)``, 0 on the
+diagonal; ``X = V^T dA V``; ``Om = F o X``; ``K = V^T gv``; ``P = F o K``): the cotangent is
+``V (diag(gw) + P) V^T`` and its tangent ``V T V^T`` with
+
+    T = Om D - D Om                       (D = diag(gw): Om[i, j] (gw_j - gw_i))
+      + Om P - F o (Om K)                 (k = i, j apart: F[i, j] (X P - diag(X) P)[i, j]
+                                           - F[i, j]^2 X[i, j] K[j, j]; on the diagonal (Om P)[i, i])
+      - P Om + dF o K + F o (V^T dgv) + diag(dgw),     dF[i, j] = -F[i, j]^2 (X_jj - X_ii)
+
+using ``F[i, k] (F[k, j] - F[i, j]) = F[i, j] F[k, j]``, which takes out the products of two
+inverse gaps of one tied pair. ``Om D - D Om`` at a split tie is not finite even where ``gw``
+ties too: its limit needs the second derivative of the function of the eigenvalues
+(``sum(w**2)`` and ``sum(w)`` read equal ``gw`` at an exact tie and differ there), which the rule
+cannot see, so it is NaN with a warning, never a number; only a zero ``gw`` (values computed and
+not used: a zero cotangent) contributes zero there, as the strong-zero rule has it elsewhere.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...tangents import NoTangent
+from .common import cotangent_entry, diag_vector, hermitian_from, hermitian_from_adjoint, mT
+from .decompositions import eigen_gaps, gap_product, rounding_ties, warn_no_derivative
+
+
+def numpy_eigh(xs: tuple, x_ds: tuple) -> tuple | None:
+    """``np.linalg.eigh(a, UPLO='L')`` of a real float64 matrix or stack; None elsewhere."""
+    if not 1 <= len(xs) <= 2 or not _real_square(xs[0]):
+        return None
+    a, uplo = xs[0], (xs[1] if len(xs) > 1 else "L")
+    da = x_ds[0]
+    if not isinstance(uplo, str) or uplo.upper() not in ("L", "U"):
+        return None
+    if da is not NoTangent and not (type(da) is np.ndarray and da.shape == a.shape and da.dtype == np.float64):
+        return None
+    lower = uplo.upper() == "L"
+    y = np.linalg.eigh(a, UPLO=uplo)
+    w, v = y
+    x = None if da is NoTangent else mT(v) @ hermitian_from(da, lower) @ v
+    split = None if x is None else _split_gaps(w, x)
+    y_d = type(y)(np.zeros_like(w), np.zeros_like(v)) if x is None else type(y)(diag_vector(x), _quiet_tangent(v, split))
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        gw, gv = cotangent_entry(g, 0), cotangent_entry(g, 1)
+        dgw, dgv = cotangent_entry(g_d, 0), cotangent_entry(g_d, 1)
+        if gw is None and gv is None and dgw is None and dgv is None:
+            return (None,) * len(xs), (None,) * len(xs)
+        with np.errstate(invalid="ignore", divide="ignore"):  # (a tied pair read: NaN, said by gap_product)
+            k = None if gv is None else mT(v) @ gv
+            p = None if k is None else gap_product(w, k)
+            xbar = _diag(gw, w) + (0.0 if p is None else p)
+            t = _tangent_in_eigenbasis(w, v, x, split, gw, k, p, dgw, dgv)
+            rest = (None,) * (len(xs) - 1)
+            return (_to_matrix(v, xbar, lower),) + rest, (_to_matrix(v, t, lower),) + rest
+
+    return y, y_d, pullback
+
+
+def _to_matrix(v: np.ndarray, m: Any, lower: bool) -> np.ndarray:
+    """The cotangent of the matrix (its triangle read) given ``m`` in the eigenbasis."""
+    return hermitian_from_adjoint(v @ m @ mT(v), lower)
+
+
+def _real_square(a: Any) -> bool:
+    return type(a) is np.ndarray and a.ndim >= 2 and a.dtype == np.float64 and a.shape[-1] == a.shape[-2]
+
+
+def _diag(d: Any, w: np.ndarray) -> Any:
+    """``diag(d)`` as a matrix (stack) of ``w``'s eigenbasis; 0 for None."""
+    if d is None:
+        return np.zeros(w.shape + w.shape[-1:])
+    return np.asarray(d, dtype=float)[..., :, None] * np.eye(w.shape[-1])
+
+
+def _split_gaps(w: np.ndarray, x: np.ndarray) -> tuple:
+    """``Om = F o X`` as its finite part (0 at tied pairs) and the mask of the tied pairs whose
+    entry of ``X`` is not negligible (there ``Om`` is infinite: the perturbation splits the tie)."""
+    tied, negligible = rounding_ties(w, x, x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        finite = np.where(tied, 0.0, eigen_gaps(w) * x)
+    return finite, tied & ~negligible
+
+
+def _quiet_tangent(v: np.ndarray, split: tuple) -> np.ndarray:
+    """``dV = V Om``, infinite in the columns of a split tie, without a warning: whether anything
+    reads those columns shows in the cotangent, where ``gap_product`` says it."""
+    finite, infinite = split
+    with np.errstate(invalid="ignore"):
+        return v @ np.where(infinite, np.inf, finite)
+
+
+def _strong_matmul(left: Any, right: Any, left_infinite: Any = None, right_infinite: Any = None) -> Any:
+    """``left @ right`` where one factor is a split ``Om`` (finite part, mask of its infinite
+    entries): an infinite entry times an exact zero adds zero, times anything else NaN."""
+    if left_infinite is not None:
+        spoiled = left_infinite.astype(float) @ (right != 0).astype(float)
+    else:
+        spoiled = (left != 0).astype(float) @ right_infinite.astype(float)
+    return np.where(spoiled > 0, np.nan, left @ right)
+
+
+def _tangent_in_eigenbasis(w, v, x, split, gw, k, p, dgw, dgv) -> Any:
+    """``T`` of the module docstring (each term present when what it reads is)."""
+    t = _diag(dgw, w)
+    if dgv is not None:
+        t = t + gap_product(w, mT(v) @ dgv)
+    if x is None:
+        return t
+    finite, infinite = split
+    if gw is not None:  # Om D - D Om, gw_j Om[i, j] - gw_i Om[i, j] each by the strong-zero rule
+        gw = np.asarray(gw, dtype=float)
+        read = infinite & ((gw[..., None, :] != 0) | (gw[..., :, None] != 0))
+        if np.any(read):
+            warn_no_derivative(w, read)
+        t = t + np.where(read, np.nan, finite * (gw[..., None, :] - gw[..., :, None]))
+    if k is None:
+        return t
+    x_diag = diag_vector(x)
+    eye = np.eye(w.shape[-1], dtype=bool)
+    inner = x @ p - x_diag[..., :, None] * p  # (X P - diag(X) P): no gap of the pair (i, k) left
+    t = t + gap_product(w, inner, reference=np.abs(x) @ np.abs(p))
+    k_diag = diag_vector(k)
+    t = t - _twice_gapped(w, x * k_diag[..., None, :])  # - F^2 X[i, j] K[j, j]
+    t = t + np.where(eye, _strong_matmul(finite, p, left_infinite=infinite), 0.0)  # (Om P)[i, i]
+    t = t - _strong_matmul(p, finite, right_infinite=infinite)  # - P Om
+    return t - _twice_gapped(w, (x_diag[..., None, :] - x_diag[..., :, None]) * k)  # dF o K
+
+
+def _twice_gapped(w: np.ndarray, y: Any) -> Any:
+    """``F o F o y`` by the strong-zero rule: 0 where a tied pair's entry of ``y`` is negligible,
+    NaN (said) where it is not."""
+    tied, negligible = rounding_ties(w, y, y)
+    if np.any(tied & ~negligible):
+        warn_no_derivative(w, tied & ~negligible)
+    gaps = eigen_gaps(w)
+    return np.where(tied, np.where(negligible, 0.0, np.nan), gaps * gaps * y)
