@@ -14,6 +14,7 @@ if os.environ.get("CI"):
 import yuebing  # noqa: E402
 
 yuebing.config(debug=True)
+_SUITE_CONFIG = yuebing.config()
 
 
 # Test data independent of test order: a module-level random generator (``_rng = default_rng(s)``)
@@ -41,3 +42,16 @@ def _module_generators_seeded_per_test(request):
             elif isinstance(value, np.random.RandomState):
                 value.seed(seed)
     yield
+
+
+@pytest.fixture(autouse=True)
+def _config_restored_after_each_test(request):
+    """A test that changes ``yuebing.config`` and does not restore it would change every later
+    test of its worker (with debug mode off, a rule that drops a derivative passes unseen there):
+    the suite's options come back after each test, and the test that left them changed fails."""
+    yield
+    left = yuebing.config()
+    if left != _SUITE_CONFIG:
+        yuebing.config(**_SUITE_CONFIG)
+        pytest.fail(f"{request.node.nodeid} left yuebing.config() at {left}, not the suite's "
+                    f"{_SUITE_CONFIG}: restore it (try/finally) in the test", pytrace=False)

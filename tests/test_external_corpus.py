@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 
 import yuebing as yb
-from yuebing.rules.debug import RuleDebugError
 from tests.external import oracle
 from tests.external.cases import PYMOO_NUMPY, CaseSpec, Problem, all_cases, installed, interior_point
 from tests.external.cases_cma import BOX, DIMENSION, GRADIENT_TWINS
@@ -260,19 +259,10 @@ def _kernel_from_log_hyperparameters(name: str, log_theta):
             "RBF_plus_WhiteKernel": lambda: k.RBF(p[0]) + k.WhiteKernel(p[1])}[name]()
 
 
-# yb.jacobian(mode="fwd") of the kernels that call scipy.spatial.distance.pdist: the batched forward
-# pass hands pdist's rule a batch of tangents it takes for one (RuleDebugError in debug mode: a
-# tangent of shape (2, 10) for an array of shape (10,)); not strict: it passes when a test run
-# before it in the same worker left debug mode off (after tests/test_frozen_third_order.py)
-_BATCHED_PDIST = pytest.mark.xfail(raises=RuleDebugError, strict=False,
-                                   reason="batched forward mode through scipy pdist's rule")
-
-
 @pytest.mark.skipif(not installed("sklearn"), reason="scikit-learn (the test extra) is not installed")
 @pytest.mark.parametrize("name", [pytest.param("RBF", marks=pytest.mark.slow),
                                   pytest.param("Matern_2_5", marks=pytest.mark.slow),
-                                  pytest.param("RationalQuadratic", marks=_BATCHED_PDIST),
-                                  pytest.param("ExpSineSquared", marks=_BATCHED_PDIST),
+                                  "RationalQuadratic", "ExpSineSquared",  # (batched forward through pdist)
                                   "ConstantKernel_times_RBF", "RBF_plus_WhiteKernel"])
 def test_against_sklearns_own_kernel_gradients(name: str) -> None:
     """scikit-learn's Gaussian-process kernels compute their own derivative in the
