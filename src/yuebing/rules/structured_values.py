@@ -147,5 +147,13 @@ def _field_as_value(v: Any) -> Any:
 
 def record_fields(row: np.void) -> tuple:
     """A record unpacked field by field (``for (w, c), v in zip(table, x)``), as Python code that
-    differentiated code runs from its source: each field read by position, with its derivative."""
+    differentiated code runs from its source: each field read by position, with its derivative.
+    ``tuple(row)`` runs as this too, and ``tuple(arr)`` of a structured array (its records)."""
     return tuple([row[i] for i in range(len(row))])
+
+
+def listed_items(a: Any) -> list:
+    """``list(a)`` of a record (its fields) or a structured array (its records, or sub-arrays),
+    as Python code that differentiated code runs from its source: each item read by position,
+    with its derivative (``f(*record)`` lists the record so)."""
+    return [a[i] for i in range(len(a))]

@@ -17,8 +17,10 @@ from ..tangents import NoFData, NoRData, NoTangent, zero_tangent
 
 
 def is_star_array(value: Any) -> bool:
-    """An array unpacked with ``*`` (a 0-d array is not iterable: Python's TypeError stands)."""
-    return isinstance(value, np.ndarray) and value.ndim >= 1
+    """An array unpacked with ``*`` (a 0-d array is not iterable: Python's TypeError stands). A
+    structured array is not one: it is listed as ``list(arr)`` is, its records each with its tangent
+    (transform/structured_dispatch.py); split here, its tangent's records were read as numbers."""
+    return isinstance(value, np.ndarray) and value.ndim >= 1 and value.dtype.fields is None
 
 
 def _element_tangent(t: Any, i: int, element: Any) -> Any:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..rules.batched import BATCH
 from ..rules.core import CoDual, Dual, RuleArgumentError
-from ..rules.structured_values import batched_field, records_as_lists
+from ..rules.structured_values import batched_field, listed_items, record_fields, records_as_lists
 from ..rules.util import holds_float_data
 from ..tangents import structured
 from ..tangents.types import NoFData, NoTangent, Tangent
@@ -41,6 +41,9 @@ _METHODS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "squeeze", "_
                       "__len__", "__iter__", "argsort"})
 #: methods that run as the function beside them (``arr.copy()`` as ``np.copy(arr)``)
 _AS_FUNCTIONS: dict[str, Callable] = {"copy": np.copy, "tolist": records_as_lists}
+#: ``list(x)``/``tuple(x)`` of a record or structured array (and so ``f(*record)``, which lists it):
+#: its items read by position, each with its derivative
+_AS_ITEMS: dict[type, Callable] = {list: listed_items, tuple: record_fields}
 
 _DERIVED = (types.FunctionType, types.MethodType, type)
 _CONTAINERS = (list, dict, set, tuple)
@@ -80,6 +83,12 @@ def _followed(value: Any) -> bool:
     """Whether a mode's value is a structured array (or record) with a tangent."""
     p = _primal(value)
     return _is_structured(p) and structured.carries_derivative(p) and structured.is_structured(_carried(value))
+
+
+def _iterable_followed(value: Any) -> bool:
+    """Whether a mode's value is a record or a structured array of at least one axis, with a
+    tangent (a 0-d array is not iterable: ``list`` gives NumPy's error)."""
+    return _followed(value) and (type(_primal(value)) is np.void or _primal(value).ndim > 0)
 
 
 def _owner_followed(f: Any) -> bool:
@@ -210,6 +219,9 @@ def structured_array_form(mode: Any, f: Any, fn: Any, args: tuple, kwargs: dict,
     objclass = fn.__objclass__ if kind in _DESCRIPTORS else None
     if BATCH.size and (args or kwargs or _is_structured(owner)):
         _refuse_batched(fn, owner, f, args, kwargs)
+    if (fn is list or fn is tuple) and len(args) == 1 and not kwargs and _iterable_followed(args[0]):
+        function = _AS_ITEMS[fn]
+        return dispatch(mode, mode.constant(function), function, args, {})
     if owner is not None or objclass is not None:
         return _method_form(mode, f, fn, owner, objclass, args, kwargs, dispatch)
     if id(fn) in _FUNCTIONS or not args and not kwargs or kind in _DERIVED and _derived_or_own(mode, fn):

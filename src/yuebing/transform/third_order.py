@@ -252,7 +252,7 @@ def _unpack_stars(call: _Call) -> None:
 
     if STAR in call.keyword_slots:
         values, tangents = call.keyword_slots.pop(STAR)
-        if not isinstance(call.value(values), (tuple, list, np.ndarray)):
+        if not isinstance(call.value(values), (tuple, list, np.ndarray, np.void)):
             raise restructure(f"*args of a {type(call.value(values)).__name__} (calling {describe_callable(call.f)})",
                               "make it a tuple or a list first")
         call.arg_slots += [(item(values, k), item(tangents, k)) for k in range(len(call.value(values)))]
