@@ -142,3 +142,44 @@ def test_the_written_second_order_agrees_with_forward_and_reverse():
     by_forward_of_grad = yb.jvp(yb.grad(f), (x,), (v,))[1]
     np.testing.assert_allclose(by_hvp, by_forward_of_grad, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(by_hvp, _differences_of_gradient(f, x, v, h=1e-6), rtol=1e-5, atol=1e-8)
+
+
+def _unused_eigvalsh(x):
+    t = np.tanh(x * 1e-9)
+    w = np.linalg.eigvalsh(2.0 * np.eye(4) + 0.562 * np.outer(t, t))
+    unused = np.sum(w * np.arange(1, 5))  # noqa: F841
+    return np.sum(x * x)
+
+
+def _unused_scipy(x):
+    import scipy.linalg
+    t = np.tanh(x * 1e-9)
+    w, vectors = scipy.linalg.eigh(2.0 * np.eye(4) + 0.562 * np.outer(t, t), lower=False)
+    unused = np.sum(w * np.arange(1, 5)) + vectors[0, 0]  # noqa: F841
+    return np.sum(x * x)
+
+
+def _unused_scipy_values(x):
+    import scipy.linalg
+    t = np.tanh(x * 1e-9)
+    w = scipy.linalg.eigh(2.0 * np.eye(4) + 0.562 * np.outer(t, t), eigvals_only=True)
+    unused = np.sum(w * np.arange(1, 5))  # noqa: F841
+    return np.sum(x * np.sin(x))
+
+
+@pytest.mark.parametrize("f", [_unused_eigvalsh, _unused_scipy, _unused_scipy_values],
+                         ids=["eigvalsh", "scipy", "scipy values"])
+def test_unread_outputs_of_eigvalsh_and_scipy_eigh_add_nothing(f):
+    np.testing.assert_allclose(_silent_hvp(f, X, V), _differences_of_gradient(f, X, V), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"lower": False}, {"eigvals_only": True}, {"driver": "evd"}],
+                         ids=["default", "upper", "values", "driver"])
+def test_scipy_eigh_written_second_order_matches_differences(kwargs):
+    import scipy.linalg
+    a = np.array([[2.0, 0.3, -0.1], [0.7, 1.0, 0.4], [-0.6, 0.2, -1.5]])
+    check_second_order(scipy.linalg.eigh, a, kwargs=kwargs)
+
+
+def test_eigvalsh_written_second_order_matches_differences():
+    check_second_order(np.linalg.eigvalsh, np.stack([np.diag([1.0, 2.0, 4.0]) + 0.1, np.diag([-1.0, 0.5, 3.0])]))

@@ -47,6 +47,7 @@ from .linalg import hermitian_from, hermitian_from_adjoint, linalg_rule, mH, mT,
 from .linalg.common import as_diag, cotangent_entry, diag_vector
 from .linalg.decompositions import _svd_vjp as _numpy_svd_vjp
 from .linalg.decompositions import gap_product, singular_values_cotangent, singular_values_jvp
+from .linalg.eigh_second_order import scipy_eigh as _eigh_second_order
 from .linalg.solves import _pinv_vjp as _numpy_pinv_vjp
 from .second_order import with_vjp
 
@@ -583,7 +584,7 @@ if sla is not None:
     _register_pinvh()
     _register_qr()
     _register_lu()
-    with_vjp(sla.eigh, _eigh_vjp)
+    with_vjp(sla.eigh, _eigh_vjp, direct=_eigh_second_order)
     with_vjp(sla.eig, _eig_vjp)
     with_vjp(sla.svd, _svd_vjp)
     with_vjp(sla.pinv, _pinv_vjp)

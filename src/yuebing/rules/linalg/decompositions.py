@@ -446,6 +446,11 @@ def _eigh_second_order(xs: tuple, x_ds: tuple) -> Any:
     return numpy_eigh(xs, x_ds)
 
 
+def _eigvalsh_second_order(xs: tuple, x_ds: tuple) -> Any:
+    from .eigh_second_order import numpy_eigvalsh
+    return numpy_eigvalsh(xs, x_ds)
+
+
 # --------------------------------------------------------------------------------------------
 # Second order: each primitive's cotangent map above, differentiated by the forward transform. A
 # tuple output's cotangent ``g`` is then a tuple (an ``EighResult``...) whose entries are
@@ -455,7 +460,7 @@ def _eigh_second_order(xs: tuple, x_ds: tuple) -> Any:
 with_vjp(np.linalg.cholesky, _cholesky_vjp, direct=direct_second_order.numpy_cholesky)
 with_vjp(np.linalg.qr, _qr_vjp)
 with_vjp(np.linalg.eigh, _eigh_vjp, direct=_eigh_second_order)
-with_vjp(np.linalg.eigvalsh, _eigvalsh_vjp)
+with_vjp(np.linalg.eigvalsh, _eigvalsh_vjp, direct=_eigvalsh_second_order)
 with_vjp(np.linalg.svd, _svd_vjp)
 
 

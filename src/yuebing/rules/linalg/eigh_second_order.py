@@ -1,5 +1,5 @@
-"""Second order of ``np.linalg.eigh`` written out (``with_vjp(np.linalg.eigh, ..., direct=...)``),
-for real matrices and stacks of them.
+"""Second order of ``np.linalg.eigh``, ``eigvalsh`` and ``scipy.linalg.eigh`` (standard problem,
+whole spectrum) written out (``with_vjp(..., direct=...)``), for real matrices and stacks of them.
 
 Why not the forward transform of the cotangent map: at a repeated eigenvalue split by the
 perturbation the tangent of the tied vectors is infinite, and the map's tangent multiplies it by
@@ -31,42 +31,92 @@ from typing import Any
 
 import numpy as np
 
-from ...tangents import NoTangent
+from ...tangents import NoRData, NoTangent
 from .common import cotangent_entry, diag_vector, hermitian_from, hermitian_from_adjoint, mT
 from .decompositions import eigen_gaps, gap_product, rounding_ties, warn_no_derivative
 
 
 def numpy_eigh(xs: tuple, x_ds: tuple) -> tuple | None:
     """``np.linalg.eigh(a, UPLO='L')`` of a real float64 matrix or stack; None elsewhere."""
-    if not 1 <= len(xs) <= 2 or not _real_square(xs[0]):
+    if not 1 <= len(xs) <= 2 or not _real_square(xs[0], x_ds[0]):
         return None
-    a, uplo = xs[0], (xs[1] if len(xs) > 1 else "L")
-    da = x_ds[0]
+    uplo = xs[1] if len(xs) > 1 else "L"
     if not isinstance(uplo, str) or uplo.upper() not in ("L", "U"):
         return None
-    if da is not NoTangent and not (type(da) is np.ndarray and da.shape == a.shape and da.dtype == np.float64):
+    y = np.linalg.eigh(xs[0], UPLO=uplo)
+    dw, dv, pullback = _eigh_parts(y[0], y[1], x_ds[0], uplo.upper() == "L")
+    return y, type(y)(dw, dv), _pullback_of_first(pullback, len(xs), 0, 1)
+
+
+def numpy_eigvalsh(xs: tuple, x_ds: tuple) -> tuple | None:
+    """``np.linalg.eigvalsh(a, UPLO='L')``: eigh's formula with the vectors unread."""
+    made = numpy_eigh(xs, x_ds)
+    if made is None:
         return None
-    lower = uplo.upper() == "L"
-    y = np.linalg.eigh(a, UPLO=uplo)
-    w, v = y
+    y, y_d, pullback = made
+    return np.linalg.eigvalsh(xs[0], UPLO=xs[1] if len(xs) > 1 else "L"), y_d[0], (
+        lambda g, g_d: pullback((g, None), (g_d, None)))
+
+
+_SCIPY_EIGH = ("a", "b", "lower", "eigvals_only", "overwrite_a", "overwrite_b", "type", "check_finite",
+               "subset_by_index", "subset_by_value", "driver")
+
+
+def scipy_eigh(xs: tuple, x_ds: tuple) -> tuple | None:
+    """``scipy.linalg.eigh(a, lower=..., eigvals_only=..., check_finite=..., driver=...)`` of a real
+    float64 matrix or stack, the whole spectrum of a standard problem; None elsewhere (``b``, a subset)."""
+    import scipy.linalg
+
+    given = dict(zip(_SCIPY_EIGH, xs))
+    if len(xs) > len(_SCIPY_EIGH) or not _real_square(xs[0], x_ds[0]):
+        return None
+    if any(given.get(name) is not None for name in ("b", "subset_by_index", "subset_by_value")):
+        return None
+    lower, values_only = bool(given.get("lower", True)), bool(given.get("eigvals_only", False))
+    w, v = scipy.linalg.eigh(xs[0], lower=lower, check_finite=given.get("check_finite", True),
+                             driver=given.get("driver"))
+    dw, dv, pullback = _eigh_parts(w, v, x_ds[0], lower)
+    if values_only:
+        y = scipy.linalg.eigh(xs[0], lower=lower, eigvals_only=True, driver=given.get("driver"))
+        return y, dw, lambda g, g_d: _padded(pullback(g, None, g_d, None), len(xs))
+    return (w, v), (dw, dv), _pullback_of_first(pullback, len(xs), 0, 1)
+
+
+def _pullback_of_first(pullback, n: int, w_at: int, v_at: int):
+    """The direct pullback ``(g, g_d) -> (cotangents, their tangents)`` of a call on ``n``
+    arguments, the first the matrix, from ``pullback(gw, gv, dgw, dgv)``."""
+    def tuple_pullback(g: Any, g_d: Any) -> tuple:
+        return _padded(pullback(cotangent_entry(g, w_at), cotangent_entry(g, v_at),
+                                cotangent_entry(g_d, w_at), cotangent_entry(g_d, v_at)), n)
+
+    return tuple_pullback
+
+
+def _padded(made: tuple, n: int) -> tuple:
+    rest = (None,) * (n - 1)
+    return (made[0],) + rest, (made[1],) + rest
+
+
+def _eigh_parts(w: np.ndarray, v: np.ndarray, da: Any, lower: bool) -> tuple:
+    """The tangents of ``w`` and ``v`` (zero for no ``da``) and ``pullback(gw, gv, dgw, dgv) ->
+    (ga, its tangent)``, None for none, for the matrix whose triangle (``lower``) was read."""
     x = None if da is NoTangent else mT(v) @ hermitian_from(da, lower) @ v
     split = None if x is None else _split_gaps(w, x)
-    y_d = type(y)(np.zeros_like(w), np.zeros_like(v)) if x is None else type(y)(diag_vector(x), _quiet_tangent(v, split))
+    dw = np.zeros_like(w) if x is None else diag_vector(x)
+    dv = np.zeros_like(v) if x is None else _quiet_tangent(v, split)
 
-    def pullback(g: Any, g_d: Any) -> tuple:
-        gw, gv = cotangent_entry(g, 0), cotangent_entry(g, 1)
-        dgw, dgv = cotangent_entry(g_d, 0), cotangent_entry(g_d, 1)
+    def pullback(gw: Any, gv: Any, dgw: Any, dgv: Any) -> tuple:
+        gw, gv, dgw, dgv = (None if c is None or c is NoRData or c is NoTangent else c for c in (gw, gv, dgw, dgv))
         if gw is None and gv is None and dgw is None and dgv is None:
-            return (None,) * len(xs), (None,) * len(xs)
+            return None, None
         with np.errstate(invalid="ignore", divide="ignore"):  # (a tied pair read: NaN, said by gap_product)
             k = None if gv is None else mT(v) @ gv
             p = None if k is None else gap_product(w, k)
             xbar = _diag(gw, w) + (0.0 if p is None else p)
             t = _tangent_in_eigenbasis(w, v, x, split, gw, k, p, dgw, dgv)
-            rest = (None,) * (len(xs) - 1)
-            return (_to_matrix(v, xbar, lower),) + rest, (_to_matrix(v, t, lower),) + rest
+            return _to_matrix(v, xbar, lower), _to_matrix(v, t, lower)
 
-    return y, y_d, pullback
+    return dw, dv, pullback
 
 
 def _to_matrix(v: np.ndarray, m: Any, lower: bool) -> np.ndarray:
@@ -74,8 +124,11 @@ def _to_matrix(v: np.ndarray, m: Any, lower: bool) -> np.ndarray:
     return hermitian_from_adjoint(v @ m @ mT(v), lower)
 
 
-def _real_square(a: Any) -> bool:
-    return type(a) is np.ndarray and a.ndim >= 2 and a.dtype == np.float64 and a.shape[-1] == a.shape[-2]
+def _real_square(a: Any, da: Any) -> bool:
+    """A real float64 square matrix (or stack) whose tangent is one too, or zero."""
+    if not (type(a) is np.ndarray and a.ndim >= 2 and a.dtype == np.float64 and a.shape[-1] == a.shape[-2]):
+        return False
+    return da is NoTangent or (type(da) is np.ndarray and da.shape == a.shape and da.dtype == np.float64)
 
 
 def _diag(d: Any, w: np.ndarray) -> Any:
