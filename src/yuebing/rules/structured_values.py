@@ -157,3 +157,10 @@ def listed_items(a: Any) -> list:
     as Python code that differentiated code runs from its source: each item read by position,
     with its derivative (``f(*record)`` lists the record so)."""
     return [a[i] for i in range(len(a))]
+
+
+def walked_listing(walk: Any, listed: tuple, *args: Any, **kwargs: Any) -> Any:
+    """``walk(*args, **kwargs)`` (``zip``, ``enumerate``, ``reversed``, ``map``, ``filter``) with the
+    structured arrays at positions ``listed`` listed first (``listed_items``): those rules split
+    an array's tangent into numbers, so a record's derivative would be lost."""
+    return walk(*[listed_items(a) if k in listed else a for k, a in enumerate(args)], **kwargs)

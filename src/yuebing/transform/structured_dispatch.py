@@ -21,7 +21,8 @@ import numpy as np
 
 from ..rules.batched import BATCH
 from ..rules.core import CoDual, Dual, RuleArgumentError
-from ..rules.structured_values import batched_field, listed_items, record_fields, records_as_lists
+from ..ir.lazy_iterators import whole_map
+from ..rules.structured_values import batched_field, listed_items, record_fields, records_as_lists, walked_listing
 from ..rules.util import holds_float_data
 from ..tangents import structured
 from ..tangents.types import NoFData, NoTangent, Tangent
@@ -44,6 +45,9 @@ _AS_FUNCTIONS: dict[str, Callable] = {"copy": np.copy, "tolist": records_as_list
 #: ``list(x)``/``tuple(x)`` of a record or structured array (and so ``f(*record)``, which lists it):
 #: its items read by position, each with its derivative
 _AS_ITEMS: dict[type, Callable] = {list: listed_items, tuple: record_fields}
+#: calls whose rules walk the items of an array (splitting its tangent into numbers): a structured
+#: array's records are listed first (``whole_map``: a lazy map's rest)
+_WALKS = (zip, enumerate, reversed, map, filter, whole_map)
 
 _DERIVED = (types.FunctionType, types.MethodType, type)
 _CONTAINERS = (list, dict, set, tuple)
@@ -222,12 +226,26 @@ def structured_array_form(mode: Any, f: Any, fn: Any, args: tuple, kwargs: dict,
     if (fn is list or fn is tuple) and len(args) == 1 and not kwargs and _iterable_followed(args[0]):
         function = _AS_ITEMS[fn]
         return dispatch(mode, mode.constant(function), function, args, {})
+    if any(fn is walk for walk in _WALKS):
+        return _walked_listed(mode, fn, args, kwargs, dispatch)
+    if fn is setattr and len(args) == 3 and not _is_structured(_primal(args[0])):
+        return None  # (an object's attribute keeps the array with its tangent, as any value: self.table = arr)
     if owner is not None or objclass is not None:
         return _method_form(mode, f, fn, owner, objclass, args, kwargs, dispatch)
     if id(fn) in _FUNCTIONS or not args and not kwargs or kind in _DERIVED and _derived_or_own(mode, fn):
         return None  # (a Python function without a rule is differentiated from its source: its calls are checked)
     _refuse_arguments(fn, args, kwargs)
     return None
+
+
+def _walked_listed(mode: Any, fn: Any, args: tuple, kwargs: dict, dispatch: Callable) -> Any:
+    """A walk (``_WALKS``) given a structured array with a tangent: run on its records listed
+    (the walks' rules split an array's tangent into numbers); None when none is given."""
+    listed = tuple(k for k, a in enumerate(args) if _iterable_followed(a))
+    if not listed:
+        return None
+    walk = mode.constant(walked_listing)
+    return dispatch(mode, walk, walked_listing, (mode.constant(fn), mode.constant(listed), *args), kwargs)
 
 
 def _method_form(mode: Any, f: Any, fn: Any, owner: Any, objclass: Any, args: tuple, kwargs: dict,
