@@ -25,6 +25,8 @@ import enum
 import types
 from typing import Any, Callable
 
+from ..tangents.function_copies import function_copy
+
 
 def class_cells(names: tuple, *cells: types.CellType) -> Callable[[type], type]:
     """Declares the cells a class made here captures; returns the decorator giving the class's
@@ -56,11 +58,7 @@ def _with_cells(value: Any, cells: dict) -> Any:
     closure = tuple(cells.get(name, cell) for name, cell in zip(value.__code__.co_freevars, value.__closure__))
     if all(new is old for new, old in zip(closure, value.__closure__)):
         return value
-    rebuilt = types.FunctionType(value.__code__, value.__globals__, value.__name__, value.__defaults__, closure)
-    rebuilt.__kwdefaults__ = value.__kwdefaults__
-    rebuilt.__qualname__ = value.__qualname__
-    rebuilt.__dict__.update(value.__dict__)
-    return rebuilt
+    return function_copy(value, closure=closure)  # (its annotations too)
 
 
 def class_level(value: Any) -> Any:

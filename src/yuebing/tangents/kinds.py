@@ -50,6 +50,7 @@ import numpy as np
 
 from .dict_views import VALUE_VIEW_NAMES, view_like, view_name, view_parts
 from .deques import DEQUE, is_plain_deque_type, refused_subclass, subclass_advice
+from .function_copies import function_copy
 from .masked import SEEN as MASKED_SEEN
 from .object_arrays import OBJECT_ARRAY, fill, tangent_shell
 from .object_arrays import elements as object_elements
@@ -519,13 +520,7 @@ def build_immutable(x: Any, kind: str, keys: list, values: list) -> Any:
         fill_mutable(obj, OBJECT, keys, values)
         return obj
     if kind is FUNCTION:
-        rebuilt_fn = types.FunctionType(x.__code__, x.__globals__, x.__name__, x.__defaults__, tuple(values))
-        # what the constructor does not take: keyword-only defaults (a copy without them could
-        # not be called as the original is), the qualified name and attributes
-        rebuilt_fn.__kwdefaults__ = x.__kwdefaults__
-        rebuilt_fn.__qualname__ = x.__qualname__
-        rebuilt_fn.__dict__.update(x.__dict__)
-        return rebuilt_fn
+        return function_copy(x, closure=tuple(values))
     if kind is PARTIAL:
         func, args, keywords = values
         rebuilt = functools.partial(func)

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from ..ir import nodes as ir
 from ..ir.primitives import cell_set
+from ..tangents.function_copies import function_copy
 from .generated_text import ConstantNames
 
 
@@ -19,11 +20,7 @@ def share_cells(fn: Any, cells: dict) -> Any:
     if not isinstance(fn, types.FunctionType) or not fn.__closure__:
         return fn
     closure = tuple(cells.get(name, cell) for name, cell in zip(fn.__code__.co_freevars, fn.__closure__))
-    rebuilt = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
-    rebuilt.__kwdefaults__ = fn.__kwdefaults__
-    rebuilt.__qualname__ = fn.__qualname__
-    rebuilt.__dict__.update(fn.__dict__)
-    return rebuilt
+    return function_copy(fn, closure=closure)  # (its annotations too)
 
 
 def refuse_untracked_cell_write(value: Any, message: str) -> None:
