@@ -7,6 +7,7 @@ second-order programs): code that does not compile is a bug in yuebing, reported
 ``<yuebing ...>`` file."""
 from __future__ import annotations
 
+import __future__
 import itertools
 import linecache
 import types
@@ -51,6 +52,15 @@ def user_qualname(filename: str, qualname: str) -> str:
     return f"{user_qualname(origin[0], origin[2])}.<locals>.{qualname.rsplit('.<locals>.', 1)[1]}"
 
 
+def _user_future_flags(fn: Any) -> int:
+    """The ``from __future__`` flags of the user's code ``fn`` that change what generated code
+    does: only ``annotations``. Generated code is compiled with these, never with codegen's own
+    (``compile`` inherits the caller's flags): a local class's annotations would be strings when
+    differentiated and objects when run, and code reading them would take another branch."""
+    code = getattr(fn, "__code__", None)
+    return (code.co_flags if code is not None else 0) & __future__.annotations.compiler_flag
+
+
 def compile_checked(source: str, filename: str, fn: Any, line_map: dict | None, mode: str) -> types.CodeType:
     """``compile(source)``, or an ``InternalError`` naming ``fn``, the user's line the failing
     generated line came from, and what failed."""
@@ -58,7 +68,7 @@ def compile_checked(source: str, filename: str, fn: Any, line_map: dict | None, 
     if line_map and code is not None:
         GENERATED_FROM[filename] = (code.co_filename, line_map, getattr(fn, "__qualname__", code.co_name))
     try:
-        return compile(source, filename, "exec")
+        return compile(source, filename, "exec", flags=_user_future_flags(fn), dont_inherit=True)
     except SyntaxError as error:
         code = getattr(fn, "__code__", None)
         line = (line_map or {}).get(error.lineno or 0) or getattr(code, "co_firstlineno", "?")
