@@ -183,3 +183,40 @@ def test_scipy_eigh_written_second_order_matches_differences(kwargs):
 
 def test_eigvalsh_written_second_order_matches_differences():
     check_second_order(np.linalg.eigvalsh, np.stack([np.diag([1.0, 2.0, 4.0]) + 0.1, np.diag([-1.0, 0.5, 3.0])]))
+
+
+def _unused_singular_values(x):
+    t = np.tanh(x * 1e-9)
+    s = np.linalg.svd(2.0 * np.eye(4) + 0.562 * np.outer(t, t), compute_uv=False)
+    unused = np.sum(s * np.arange(1, 5))  # noqa: F841
+    return np.sum(x * x)
+
+
+def _unused_singular_values_wide(x):
+    t = np.tanh(x * 1e-9)
+    s = np.linalg.svd(np.hstack([np.eye(3) + 0.5 * np.outer(t[:3], t[1:]), np.outer(t[:3], t[:1])]), compute_uv=False)
+    unused = np.sum(s * np.arange(1, 4))  # noqa: F841
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("f", [_unused_singular_values, _unused_singular_values_wide], ids=["square", "wide"])
+def test_unread_singular_values_at_a_split_tie_add_nothing(f):
+    np.testing.assert_allclose(_silent_hvp(f, X, V), _differences_of_gradient(f, X, V), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("a", [
+    np.array([[2.0, 0.3, -0.1], [0.7, 1.0, 0.4], [-0.6, 0.2, -1.5], [0.3, 0.9, 0.1]]),
+    np.array([[2.0, 0.3, -0.1, 0.5], [0.7, 1.0, 0.4, -0.2]]),
+    np.array([[2.0, 0.3, -0.1], [0.7, 1.0, 0.4], [-0.6, 0.2, -1.5]]),
+    np.stack([np.diag([1.0, 2.0, 4.0]) + 0.1, np.diag([-1.0, 0.5, 3.0])]),
+], ids=["tall", "wide", "square", "stack"])
+def test_singular_values_written_second_order_matches_differences(a):
+    check_second_order(np.linalg.svd, a, kwargs={"compute_uv": False})
+
+
+def test_singular_values_read_at_a_split_tie_are_not_a_silent_number():
+    def f(x):
+        return np.sum(np.linalg.svd(np.diag([1.0, 1.0, 3.0]) + x[0] * K, compute_uv=False) ** 3)
+
+    with pytest.warns(yb.NoDerivativeWarning):
+        assert not np.all(np.isfinite(yb.hvp(f, (np.array([0.0, 0.2]),), (np.array([1.0, 0.0]),))[2][0]))

@@ -451,6 +451,11 @@ def _eigvalsh_second_order(xs: tuple, x_ds: tuple) -> Any:
     return numpy_eigvalsh(xs, x_ds)
 
 
+def _svd_second_order(xs: tuple, x_ds: tuple) -> Any:
+    from .eigh_second_order import numpy_singular_values  # (compute_uv=False; None otherwise)
+    return numpy_singular_values(xs, x_ds)
+
+
 # --------------------------------------------------------------------------------------------
 # Second order: each primitive's cotangent map above, differentiated by the forward transform. A
 # tuple output's cotangent ``g`` is then a tuple (an ``EighResult``...) whose entries are
@@ -461,7 +466,7 @@ with_vjp(np.linalg.cholesky, _cholesky_vjp, direct=direct_second_order.numpy_cho
 with_vjp(np.linalg.qr, _qr_vjp)
 with_vjp(np.linalg.eigh, _eigh_vjp, direct=_eigh_second_order)
 with_vjp(np.linalg.eigvalsh, _eigvalsh_vjp, direct=_eigvalsh_second_order)
-with_vjp(np.linalg.svd, _svd_vjp)
+with_vjp(np.linalg.svd, _svd_vjp, direct=_svd_second_order)
 
 
 # --------------------------------------------------------------------------------------------

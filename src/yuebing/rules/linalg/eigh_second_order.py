@@ -1,5 +1,6 @@
-"""Second order of ``np.linalg.eigh``, ``eigvalsh`` and ``scipy.linalg.eigh`` (standard problem,
-whole spectrum) written out (``with_vjp(..., direct=...)``), for real matrices and stacks of them.
+"""Second order of ``np.linalg.eigh``, ``eigvalsh``, ``scipy.linalg.eigh`` (standard problem,
+whole spectrum) and ``np.linalg.svd(compute_uv=False)`` written out (``with_vjp(..., direct=...)``),
+for real matrices and stacks of them.
 
 Why not the forward transform of the cotangent map: at a repeated eigenvalue split by the
 perturbation the tangent of the tied vectors is infinite, and the map's tangent multiplies it by
@@ -126,7 +127,12 @@ def _to_matrix(v: np.ndarray, m: Any, lower: bool) -> np.ndarray:
 
 def _real_square(a: Any, da: Any) -> bool:
     """A real float64 square matrix (or stack) whose tangent is one too, or zero."""
-    if not (type(a) is np.ndarray and a.ndim >= 2 and a.dtype == np.float64 and a.shape[-1] == a.shape[-2]):
+    return _real_matrix(a, da) and a.shape[-1] == a.shape[-2]
+
+
+def _real_matrix(a: Any, da: Any) -> bool:
+    """A real float64 matrix (or stack) whose tangent is one too, or zero."""
+    if not (type(a) is np.ndarray and a.ndim >= 2 and a.dtype == np.float64):
         return False
     return da is NoTangent or (type(da) is np.ndarray and da.shape == a.shape and da.dtype == np.float64)
 
@@ -200,3 +206,66 @@ def _twice_gapped(w: np.ndarray, y: Any) -> Any:
         warn_no_derivative(w, tied & ~negligible)
     gaps = eigen_gaps(w)
     return np.where(tied, np.where(negligible, 0.0, np.nan), gaps * gaps * y)
+
+
+# --------------------------------------------------------------------------------------------
+# np.linalg.svd(a, compute_uv=False): the same mechanism (the vectors' infinite tangent at a split
+# tie met a zero cotangent of the values in the map's tangent: NaN for values nobody used)
+# --------------------------------------------------------------------------------------------
+
+
+def numpy_singular_values(xs: tuple, x_ds: tuple) -> tuple | None:
+    """``np.linalg.svd(a, full_matrices, compute_uv=False)`` of a real float64 matrix or stack; None
+    elsewhere. Wide matrices as their transposes. With ``dP = U^T dA V`` (reduced, tall ``a``),
+    ``U^T dU = Fs o (dP S + S dP^T)``, ``V^T dV = Fs o (S dP + dP^T S)`` (``Fs[i, j] = 1 / (s_j^2 -
+    s_i^2)``), the cotangent ``U diag(gs) V^T`` has the tangent ``U (Ou D - D Ov + diag(dgs)) V^T +
+    (I - U U^T) dA V diag(gs / s) V^T``; ``Ou D - D Ov`` by the strong-zero rule as eigh's ``Om D - D Om``."""
+    given = dict(zip(("a", "full_matrices", "compute_uv", "hermitian"), xs))
+    if given.get("compute_uv", True) is not False or given.get("hermitian", False) is not False:
+        return None
+    a, da = xs[0], x_ds[0]
+    if not _real_matrix(a, da):
+        return None
+    wide = a.shape[-1] > a.shape[-2]
+    a_t, da_t = (mT(a), None if da is NoTangent else mT(da)) if wide else (a, None if da is NoTangent else da)
+    u, s, vh = np.linalg.svd(a_t, full_matrices=False)
+    dp = None if da_t is None else mT(u) @ da_t @ mT(vh)
+    y_d = np.zeros_like(s) if dp is None else diag_vector(dp)
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        gs, dgs = (None if c is None or c is NoRData or c is NoTangent else np.asarray(c, dtype=float) for c in (g, g_d))
+        if gs is None and dgs is None:
+            return (None,) * len(xs), (None,) * len(xs)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ga = (u * (0.0 if gs is None else gs)[..., None, :]) @ vh
+            dga = _singular_values_cotangent_tangent(u, s, vh, da_t, dp, gs, dgs)
+        ga, dga = (mT(ga), mT(dga)) if wide else (ga, dga)
+        return (ga,) + (None,) * (len(xs) - 1), (dga,) + (None,) * (len(xs) - 1)
+
+    return np.linalg.svd(a, compute_uv=False), y_d, pullback
+
+
+def _singular_values_cotangent_tangent(u, s, vh, da, dp, gs, dgs) -> Any:
+    """The tangent of ``U diag(gs) V^T`` (tall ``a``; see ``numpy_singular_values``)."""
+    t = _diag(dgs, s)
+    if dp is not None and gs is not None:
+        dp_s, s_dp = dp * s[..., None, :], s[..., :, None] * dp
+        turn_u, split_u = _split_squared_gaps(s, dp_s + mT(dp_s), dp_s)
+        turn_v, split_v = _split_squared_gaps(s, s_dp + mT(s_dp), s_dp)
+        read = (split_u & (gs[..., None, :] != 0)) | (split_v & (gs[..., :, None] != 0))
+        if np.any(read):
+            warn_no_derivative(s, read)
+        t = t + np.where(read, np.nan, turn_u * gs[..., None, :] - gs[..., :, None] * turn_v)
+    dga = u @ t @ vh
+    if dp is not None and gs is not None and u.shape[-2] > u.shape[-1]:  # (I - U U^T) dA V diag(gs / s) V^T
+        weight = np.where(gs == 0, 0.0, gs / s)
+        dga = dga + ((da @ mT(vh) - u @ dp) * weight[..., None, :]) @ vh
+    return dga
+
+
+def _split_squared_gaps(s: np.ndarray, x: np.ndarray, reference: np.ndarray) -> tuple:
+    """``Fs o x`` as its finite part (0 at tied pairs) and the mask of tied pairs ``x`` splits."""
+    tied, negligible = rounding_ties(s, x, reference)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        finite = np.where(tied, 0.0, eigen_gaps(s, squared=True) * x)
+    return finite, tied & ~negligible
