@@ -344,6 +344,24 @@ def _splev_of_tck(x, tck, der=0, ext=0):
     return np.reshape(y, x.shape)
 
 
+def _splint(t, c, k, a, b):
+    """FITPACK's ``splint`` (``UnivariateSpline.integral``): the integral from ``a`` to ``b`` of the
+    B-spline of knots ``t`` and its first ``m = len(t) - k - 1`` coefficients, zero outside
+    ``[t[k], t[m]]``, and ``wrk``, the integral of each B-spline (FITPACK's array has ``len(t)``
+    entries: the last ``k + 1`` are zero here). The antiderivative of B-spline ``j`` is
+    ``(t[j+k+1] - t[j]) / (k+1)`` times the sum of the degree ``k + 1`` B-splines after ``j`` on the
+    knots with each end repeated once more."""
+    from .scipy_bsplines import _evaluate as _bspline_values
+
+    t = np.asarray(t, dtype=float)
+    m = t.size - k - 1
+    ends = np.clip(np.array([a, b], dtype=float), t[k], t[m])
+    steps = np.tril(np.ones((m + 1, m)), -1) * ((t[k + 1:] - t[:m]) / (k + 1))
+    antiderivatives = _bspline_values(np.concatenate([t[:1], t, t[-1:]]), steps, k + 1, ends, 0, True)
+    wrk = antiderivatives[1] - antiderivatives[0]
+    return wrk @ np.asarray(c, dtype=float)[:m], np.concatenate([wrk, np.zeros(k + 1)])
+
+
 if _ppoly is not None:
     defined_as(_ppoly.evaluate, _evaluate)
     defined_as(_ppoly.integrate, _integrate)
@@ -359,6 +377,7 @@ if _ppoly is not None:
     defined_as(_fitpack2.dfitpack.fpcurf0, _univariate_spline_fit)
     defined_as(_fitpack2.dfitpack.splev, _splev)
     defined_as(_fitpack2.dfitpack.splder, _splder)
+    defined_as(_fitpack2.dfitpack.splint, _splint)
     from scipy.interpolate import _fitpack_impl
 
     defined_as(_fitpack_impl.splev, _splev_of_tck)  # (its test c[0][0] indexes a float)
