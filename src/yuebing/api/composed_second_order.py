@@ -32,6 +32,7 @@ from ..transform import batched_second_order_rules as batched_rules
 from ..transform.forward_runtime import NestedDifferentiationError
 from ..transform.lifting import _python_rule, _zero_tangent_of
 from ..transform.plain_forward import jvp_call
+from ..rules import outside_state
 from ..transform.third_order_outside import pass_scope
 from ..transform.second_order import CellTangent
 from ..transform.third_order import _Composition, _constant, _function, jvp_rule
@@ -94,7 +95,9 @@ def jvp_second_order(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Calla
     if len(ps) != len(ts):
         raise TypeError(f"yb.jvp: {len(ps)} primals but {len(ts)} tangents")
     interleaved = [part for p, t in zip(ps, ts) for part in (p, t)]
-    with pass_scope():  # (the outside state f's plain program reaches, and its tangents, are its own)
+    # (the outside state f's plain program reaches, and its tangents, are its own; the outside
+    # objects themselves carry the outer pass's parts: a module dict it wrote x into)
+    with pass_scope(outside_state.current()):
         if captures_derivatives(fn4[1]) or captured_tangents(fn4[2]):
             out, pullback = _opened_jvp(fn4, interleaved)
         else:

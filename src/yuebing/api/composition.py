@@ -104,7 +104,8 @@ class DualPass:
     ``second[i]`` are argument ``i``'s cotangent and its tangent (full tangents); ``g_first``,
     ``g_second`` the same for the values ``g`` captured."""
 
-    def __init__(self, g: Any, g_fdata: Any, args: tuple, directions: list, seed: Callable, name: str) -> None:
+    def __init__(self, g: Any, g_fdata: Any, args: tuple, directions: list, seed: Callable, name: str,
+                 outer_memo: dict | None = None) -> None:
         # copies: an argument may share memory with a value the function captured (a pullback
         # called on a captured array); each gets its own cotangent, delivered to the outer pass
         primals = tuple(v if callable(v) else T.structural_copy(v) for v in (primal(a) for a in args))
@@ -117,7 +118,9 @@ class DualPass:
         # (a partial's fdata marks its numbers and constants NoFData, which scaling raised on)
         g_fd = _zeroed_fdata(g_fdata) if isinstance(g_fdata, Tangent) else NoFData
         g_fdt = _zeroed_fdata(g_fdata) if isinstance(g_fdata, Tangent) else NoFData
-        scope = outside_state.enter()  # the inner pass's outside state is its own
+        # the inner pass's outside state is its own, but the cotangents its answer (fdata tangents)
+        # holds for an outside object go to the outer pass's box of it (``outer_memo``: its memo)
+        scope = outside_state.enter(link=(outer_memo, _OUTER_BOXES))
         try:
             self.out, pullback = call_rrule2((g, g_fd, NoTangent, g_fdt), *duals)
         finally:
@@ -127,6 +130,11 @@ class DualPass:
         self.second = [T.join(fdt, r) for fdt, r in zip(fdts, rsd[1:])]
         self.g_first = T.join(g_fd, rs[0]) if g_fd is not NoFData else NoTangent
         self.g_second = T.join(g_fdt, rsd[0]) if g_fdt is not NoFData else NoTangent
+
+
+#: a reverse-over-reverse pass's second answer for an outside object goes to the outer box; a
+#: pass along the outer direction reads an outside object along the outer tangent of it
+_OUTER_BOXES, _OUTER_TANGENTS = {"fdata_tangent": "fdata"}, {"tangent": "tangent"}
 
 
 def _seeds(cotangent: Any, cotangent_t: Any) -> Callable:
@@ -202,8 +210,9 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
     # the arguments not differentiated are copied: they may share memory with what the function
     # captured (a pullback called on a captured array), which the inner gradient need not separate
     copies = tuple(x if i in nums else T.structural_copy(x) for i, x in enumerate(xs))
-    before = captured_state(g)
-    value, gradient = value_and_grad(g, argnums=spec.argnums, has_aux=spec.has_aux)(*copies)
+    before, outer = captured_state(g), outside_state.current()
+    with outside_state.followed():  # (its derivative through what the outer pass wrote: DualPass's)
+        value, gradient = value_and_grad(g, argnums=spec.argnums, has_aux=spec.has_aux)(*copies)
     refuse_float_writes(g, before, "reverse mode over yb.grad")  # (run plainly: s = s * y, its derivative lost)
     if spec.with_value:
         out = output((value, gradient))
@@ -218,7 +227,7 @@ def gradient_rrule(f: Any, args: tuple, kwargs: dict) -> tuple:
         for i, bar in zip(nums, grad_bars):
             directions[i] = bar
         seed = _aux_seeds(_scalar(value_bar), aux_bar) if spec.has_aux else _seeds(1.0, _scalar(value_bar))
-        run = DualPass(g, g_fdata, args, directions, seed, "grad")
+        run = DualPass(g, g_fdata, args, directions, seed, "grad", outer)
         g_rdata = NoRData
         if deliver_captured is not None:
             deliver_captured.update(run.g_second)
@@ -319,7 +328,7 @@ def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) ->
     check_jvp_call(primal(primals), primal(tangents), "reverse mode")
     ps, ts = primal(primals), primal(tangents)
     out = output(jvp(primal(f), ps, ts, has_aux=True) if has_aux else jvp(primal(f), ps, ts))
-    f_fdata = f.fdata if isinstance(f, CoDual) else NoFData
+    f_fdata, outer = (f.fdata if isinstance(f, CoDual) else NoFData), outside_state.current()
 
     def pullback(dy: Any) -> tuple:
         cotangent = T.join(out.fdata, dy)
@@ -331,7 +340,7 @@ def jvp_rrule(f: Any, primals: Any, tangents: Any, *rest: Any, **kwargs: Any) ->
         else:
             value_bar, tangent_bar = cotangent
             seed = _seeds(tangent_bar, value_bar)
-        run = DualPass(primal(f), f_fdata, tuple(_elements(primals, len(ps))), list(ts), seed, "jvp")
+        run = DualPass(primal(f), f_fdata, tuple(_elements(primals, len(ps))), list(ts), seed, "jvp", outer)
         # (a partial's stored numbers: its rdata, which was dropped)
         f_r = deliver(f, run.g_second) if isinstance(f_fdata, Tangent) else NoRData
         p_r = tuple(deliver(a, s) for a, s in zip(_elements(primals, len(ps)), run.second))
@@ -371,7 +380,8 @@ def jvp_frule(f: Any, primals: Any, tangents: Any, has_aux: Any = False) -> Dual
         value, value_t, aux_value = jvp(fn, ps, ts, has_aux=True)
     else:
         (value, value_t), aux_value = jvp(fn, ps, ts), None
-    y_dot = _forward(fn, f_tangent, ps, dps)  # J dp + J_c dc (of the pair (value, aux) with has_aux)
+    # J dp + J_c dc (of the pair (value, aux) with has_aux; c: captured and outside values)
+    y_dot = _forward(fn, f_tangent, ps, dps, outside_state.current())
     t_dot = _forward(fn, global_tangent(fn), ps, dts)
     t_dot = T.add(_item(t_dot, 0) if aux else t_dot, _second_term(fn, f_tangent, ps, dps, ts, value_t, aux_value, aux))
     if aux:
@@ -390,10 +400,11 @@ def _parts(tangent: Any, values: tuple) -> list:
     return [zero_tangent_of(v) if t is NoTangent else t for v, t in zip(values, tangent)]
 
 
-def _forward(fn: Any, fn_tangent: Any, ps: tuple, dps: list) -> Any:
-    """The tangent of ``fn(*ps)`` along ``dps`` (and the tangent of what ``fn`` captured)."""
+def _forward(fn: Any, fn_tangent: Any, ps: tuple, dps: list, outer_memo: dict | None = None) -> Any:
+    """The tangent of ``fn(*ps)`` along ``dps`` (and the tangent of what ``fn`` captured, and with
+    ``outer_memo``, the outer pass's, of the outside objects it reads)."""
     xs, dxs = T.structural_copy((ps, tuple(dps)))  # forward mode replays mutations
-    scope = outside_state.enter()
+    scope = outside_state.enter(link=(outer_memo, _OUTER_TANGENTS))
     try:
         return call_frule(Dual(fn, fn_tangent), *(Dual(x, d) for x, d in zip(xs, dxs))).tangent
     finally:
@@ -430,7 +441,7 @@ def _pairing_derivative(fn: Any, fn_tangent: Any, ps: tuple, dps: list, ts: tupl
     xs, fdata_of = separated_arguments(tuple(T.structural_copy(ps)), "jvp")
     fds, fdts = fdata_of(xs), fdata_of(xs)
     duals = [(x, fd, d, fdt) for x, fd, d, fdt in zip(xs, fds, dps, fdts)]
-    scope = outside_state.enter()
+    scope = outside_state.enter(link=(outside_state.current(), _OUTER_TANGENTS))  # (along dc too)
     try:
         out, pullback = call_rrule2((fn, NoFData, _dual_tangent(fn, fn_tangent), NoFData), *duals)
     finally:

@@ -41,6 +41,10 @@ from .second_order import _check_scalar, _join, _pull_unit, _value_grad_hvp, sep
 
 _grad, _value_and_grad = grad, value_and_grad
 
+#: a forward-over-reverse pass inside another pass reads an outside object along the outer
+#: pass's tangent of it (``outside_state.enter``)
+OUTER_TANGENTS = {"tangent": "tangent"}
+
 
 # --------------------------------------------------------------------------------------------
 # yb.grad inside forward-mode code
@@ -70,7 +74,9 @@ def gradient_frule(f: Any, *args: Any, **kwargs: Any) -> Any:
     duals = [(x, fd, a.tangent if a.tangent is not NoTangent else zero_tangent_of(x), ft)
              for x, a, fd, ft in zip(xs, args, fdata, fdata_t)]
     g = spec.f
-    scope = outside_state.enter()  # the inner pass's outside state is its own, not the outer pass's
+    # the inner pass's outside state is its own, but for the outer tangents of what it reads (a
+    # module dict the outer pass wrote x into carries x's tangent)
+    scope = outside_state.enter(link=(outside_state.current(), OUTER_TANGENTS))
     try:
         out, pullback = call_rrule2((g, NoFData, _dual_tangent(g, f.tangent), NoFData), *duals, **keywords)
     finally:
@@ -270,6 +276,7 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
     tangents, never as directions of the inner gradient, so the two cannot be confused."""
     g4 = g4 if isinstance(g4, tuple) else _function(g4)
     g, keywords = g4[0], keywords or {}
+    outer = outside_state.current()  # (the pass around: the dual pullback runs after it has closed)
     # the arguments not differentiated are copied: they may share memory with the others (a
     # pullback's cotangent holding its argument), which the inner gradient need not separate
     xs = tuple(a[0] if i in nums or callable(a[0]) else T.structural_copy(a[0]) for i, a in enumerate(args))
@@ -283,7 +290,8 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
     if has_aux or named or opened or _carries_captured(g4):
         value, value_t, aux, aux_t, grads, products = _value_pass(g4, xs, directions, named, has_aux, opened)
     else:
-        value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
+        with outside_state.followed(OUTER_TANGENTS):  # (a pass of its own, along the outer tangents)
+            value, grads, products = _value_grad_hvp(g, xs, directions, "grad")
         value_t = _value_tangent(grads, directions) if with_value else NoTangent
     gradient = grads[nums[0]] if single else tuple(grads[i] for i in nums)
     gradient_t = products[nums[0]] if single else tuple(products[i] for i in nums)
@@ -318,7 +326,7 @@ def _gradient_call(g4: Any, args: tuple, nums: tuple, single: bool, with_value: 
             u = _zero_tangent_of(xs[i]) if u is NoTangent else u
             us[i] = (u, zero_fdata(u), _zero_tangent_of(u) if u_d is NoTangent else u_d, zero_fdata(u))
         rs, rsd, g_rs = _psi_pullback(g4, xs, directions, us, _scalar(value_bar), _scalar(value_bar_d), aux_bars,
-                                      named, opened)
+                                      named, opened, outer)
         g_r, g_r_d = g_rs if isinstance(g, functools.partial) else (NoRData, NoRData)  # (a closure's: in its boxes)
         rdatas, rdata_ts = [g_r], [g_r_d]
         for a, r, r_d in zip(args + tuple(keywords.values()), rs, rsd):
@@ -410,7 +418,7 @@ def _value_pass(g4: tuple, xs: tuple, directions: tuple, keywords: dict, has_aux
     named = {k: (v, zero_fdata(v), d, zero_fdata(v)) for k, (v, d) in keywords.items()}
     g, boxes = g4[0], g4[1]
     g_fd, g_fdt = (_zeroed_fdata(boxes), _zeroed_fdata(boxes)) if isinstance(boxes, Tangent) else (NoFData, NoFData)
-    scope = outside_state.enter()
+    scope = outside_state.enter(link=(outside_state.current(), OUTER_TANGENTS))
     try:
         out, pullback = call_rrule2((g, g_fd, g4[2], g_fdt), *duals, **named)
     finally:
@@ -430,7 +438,7 @@ def _value_pass(g4: tuple, xs: tuple, directions: tuple, keywords: dict, has_aux
 
 def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: float, value_bar_d: float,
                   aux_bars: tuple | None = None, keywords: dict | None = None,
-                  opened: dict | None = None) -> tuple[list, list, tuple]:
+                  opened: dict | None = None, outer: dict | None = None) -> tuple[list, list, tuple]:
     """Gradient of ``psi(x, u) = value_bar g(x) + D g(x)[u]`` in ``x`` (the arguments, then the
     ``keywords``' values, whose ``u`` is zero) and its tangent along ``(directions, u's
     tangents)``, by second order of ``g``'s plain forward program: opened for a closure
@@ -439,7 +447,9 @@ def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: 
     returns ``(value, aux)`` and ``psi`` has the term ``<aux_bar, aux(x)>`` too. A function
     passed in capturing variables (``opened``: its 4-tuple) keeps its boxes, into which its plain
     program, opened where it is called (``_opened_function_call``), sends their cotangents. Last,
-    ``g``'s own rdata and its tangent (a partial's stored numbers')."""
+    ``g``'s own rdata and its tangent (a partial's stored numbers'). The outside objects the
+    plain program reads are ``outer``'s (the memo of the pass around the call): their outer
+    fdata, tangent and fdata tangent, as a closure's boxes."""
     g, opened = g4[0], opened or {}
     inputs: list = [g4]
     for k, (x, d, u) in enumerate(zip(xs, directions, us)):
@@ -449,7 +459,7 @@ def _psi_pullback(g4: tuple, xs: tuple, directions: tuple, us: list, value_bar: 
     c = _Composition(inputs)
     positional = [(1 + 2 * k, 2 + 2 * k) for k in range(len(xs))]
     named = {name: (1 + 2 * (len(xs) + k), 2 + 2 * (len(xs) + k)) for k, name in enumerate(keywords or {})}
-    with pass_scope():  # (the outside state the plain program reaches: its own for the pass)
+    with pass_scope(outer):  # (the outside state the plain program reaches: its own, but for the outer parts)
         slot = _psi_call(c, g4, positional, named)
     out, pullback = c.values[slot], lambda dy, dy_d: c.pull({slot: [dy, dy_d]})
     if aux_bars is not None:

@@ -31,10 +31,26 @@ _CLASS_SCOPES = [0]
 _CLASS_SCOPES_LOCK = threading.Lock()
 
 
-def enter() -> Any:
-    """Open a scope (at the start of a top-level pass); returns what ``leave`` restores."""
+class _Memo(dict):
+    """A scope's memo; ``link`` (``(parent memo, {role: parent's role})``, or None) names the
+    scope whose tangents it takes over at a first read (``enter``)."""
+
+    __slots__ = ("link",)
+
+
+def enter(link: tuple | None = None) -> Any:
+    """Open a scope (at the start of a top-level pass); returns what ``leave`` restores.
+
+    A nested pass (``yb.grad`` inside the differentiated function) given ``link = (memo, roles)``
+    (``memo`` an outer pass's, from ``current``) takes, at the first read of an outside object in
+    role ``r``, the outer scope's part of it in role ``roles[r]`` rather than a fresh zero: the
+    value a module dict the outer pass wrote holds carries the outer derivative (its tangent, or
+    the box its cotangent goes into), as a closure's captured cells do."""
     saved = getattr(_LOCAL, "memo", None)
-    _LOCAL.memo = {}
+    if link is None:  # (a pass ``followed`` asked for, the first opened in it)
+        link, _LOCAL.next_link = getattr(_LOCAL, "next_link", None), None
+    _LOCAL.memo = _Memo()
+    _LOCAL.memo.link = link if link is not None and link[0] is not None else None
     _outer_memos().append(saved)
     generators.start_watching()  # (lazy generators with cleanup: refused if dropped unclosed)
     return saved
@@ -226,14 +242,62 @@ def shared(role: str, value: Any, make: Callable[[Any], Any]) -> Any:
         return make(value)
     if role == "fdata":
         role = getattr(_LOCAL, "fdata_role", "fdata")
+    return _resolve(memo, role, value, make)
+
+
+class followed:
+    """Around a nested pass the API opens as a top-level one (its ``enter()`` takes no link):
+    links it to the open scope in ``roles``. With none, its value alone is used, the outer
+    derivative through it followed by another pass (reverse mode over ``yb.grad``'s plain
+    gradient): it reads what the outer pass wrote as constants without refusing them
+    (``registered``)."""
+
+    __slots__ = ("roles",)
+
+    def __init__(self, roles: dict | None = None) -> None:
+        self.roles = roles or {}
+
+    def __enter__(self) -> None:
+        _LOCAL.next_link = (current(), self.roles)
+
+    def __exit__(self, *exc: Any) -> None:
+        _LOCAL.next_link = None
+
+
+def current() -> Any:
+    """The open scope's memo (None outside one): what a nested pass links to (``enter``)."""
+    return getattr(_LOCAL, "memo", None)
+
+
+def _resolve(memo: dict, role: str, value: Any, make: Callable[[Any], Any]) -> Any:
     key = (role, id(value))
     hit = memo.get(key)
     if hit is None:
-        made = make(value)
+        made = _linked(memo, role, value, make)
         if made is NoTangent or made is NoFData:  # nothing to share (and nothing reached: see touched)
             return made
         hit = memo[key] = (value, made)  # the value is kept: its id stays its own for the scope
     return hit[1]
+
+
+def _linked(memo: dict, role: str, value: Any, make: Callable[[Any], Any]) -> Any:
+    """``value``'s part in ``role`` at its first read in ``memo``'s scope: the linked outer
+    scope's, if it (or a scope it is linked to) reached ``value``; else a fresh one. (Never one
+    made there: two passes linked to one scope, reaching what it did not, share nothing.)"""
+    found = _found(getattr(memo, "link", None), role, value)
+    return make(value) if found is None else found
+
+
+def _found(link: tuple | None, role: str, value: Any) -> Any:
+    """The part of ``value`` in the role ``role`` maps to in the scope ``link`` names (or in a
+    scope that one is linked to), or None."""
+    while link is not None and role in link[1]:
+        memo, role = link[0], link[1][role]  # (the parent's name of the role)
+        hit = memo.get((role, id(value)))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        link = getattr(memo, "link", None)
+    return None
 
 
 def register(role: str, value: Any, made: Any, kind: str = "") -> None:
@@ -262,20 +326,47 @@ def registered(role: str, value: Any, kind: str = "") -> Any:
     """What ``register`` gave ``value`` in ``role`` (None if nothing, or outside a scope). A value
     an outer pass registered, reached by a nested pass (``yb.grad`` inside the function), is
     refused: the inner pass would take it for a constant."""
-    if not _CLASS_SCOPES[0]:  # the common case: nothing registered (a hot path)
+    if not _CLASS_SCOPES[0] and kind != "class_level":  # the common case: nothing registered (a hot path)
         return None
     memo = getattr(_LOCAL, "memo", None)
-    if memo is None:
-        return None
+    if memo is None or not _CLASS_SCOPES[0] and getattr(memo, "link", None) is None:
+        return None  # (a class attribute: the linked pass's outer one may have closed, reverse over yb.grad)
     if role == "fdata":
         role = getattr(_LOCAL, "fdata_role", "fdata")
     hit = memo.get((kind, role, id(value)) if kind else (role, id(value)))
     if hit is not None and hit[0] is value:
         return hit[1]
+    link = getattr(memo, "link", None)
+    if link is not None and kind == "class_level":  # a nested pass linked to the outer one: the outer
+        # part of a class attribute, in the roles it takes over (its own, a constant, in the others)
+        return _registered_in(link[0], link[1][role], value, kind) if role in link[1] else None
     outer = getattr(_LOCAL, "outer", None)
     if outer and (len(outer) > 1 or outer[0] is not None):  # (a nested pass: rare)
         _refuse_what_an_outer_pass_registered(value, kind, outer)
     return None
+
+
+def _registered_in(memo: dict, role: str, value: Any, kind: str) -> Any:
+    """What ``register`` gave ``value`` in ``role`` in the scope of ``memo`` or the scopes it is
+    linked to (``enter``), or None."""
+    hit = memo.get((kind, role, id(value)) if kind else (role, id(value)))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    link = getattr(memo, "link", None)
+    return _registered_in(link[0], link[1][role], value, kind) if link is not None and role in link[1] else None
+
+
+def registered_by_linked_pass(value: Any, kind: str) -> bool:
+    """Whether a pass the open one is linked to (``enter``) registered ``value`` (of ``kind``) in
+    any role: a class attribute the outer pass wrote a value carrying derivatives into."""
+    memo = getattr(_LOCAL, "memo", None)
+    link = getattr(memo, "link", None)
+    while link is not None:
+        memo = link[0]
+        if any(memo.get((kind, role, id(value)), (None,))[0] is value for role in ("fdata", "tangent")):
+            return True
+        link = getattr(memo, "link", None)
+    return False
 
 
 def _refuse_what_an_outer_pass_registered(value: Any, kind: str, outer: list) -> None:

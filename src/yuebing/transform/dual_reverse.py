@@ -163,7 +163,7 @@ class DualReverseGenerator(DualDirectCalls, DualBlockForms, DualFloatLoops, Reve
         tangents = ", ".join(f"{name!r}: {tangent(name)}" for name in s.free_vars)
         t = s.target
         self.emit(out, indent, f"{self.fd(t)} = _closure_fdata({t}, {{{pairs[self.fd]}}}); "
-                               f"{self.fdd(t)} = _closure_fdata({t}, {{{pairs[self.fdd]}}})", s.line)
+                               f"{self.fdd(t)} = _closure_fdata({t}, {{{pairs[self.fdd]}}}, 'fdata_tangent')", s.line)
         self.emit(out, indent, f"{self.dd(t)} = _closure_tangent({t}, {{{tangents}}})", s.line)
         self.emit(out, indent, f"_push({self.fd(t)}); _push({self.fdd(t)})  # the reverse pass reads the captured cotangents", s.line)
 

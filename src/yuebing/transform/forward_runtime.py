@@ -42,7 +42,7 @@ from .frozen_objects import frozen_tangent, is_frozen
 from ..rules.bunch_records import record_extras
 from .generated_text import RUNTIME_NAMES
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, boxes_by_cell, cell_box, global_value, new_cell_box,
-                                read_only, user_globals, with_user_globals, without_tangent)
+                                outside_global, read_only, user_globals, with_user_globals, without_tangent)
 
 # --------------------------------------------------------------------------------------------
 # Tangents of constants, globals and closures
@@ -113,6 +113,8 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
             boxes[name] = entry.box
         elif entry is not SELF_REFERENCE:
             contents = NoTangent if entry is None else entry[1]  # (None: a global generated code keeps in a local)
+            if entry is None and outside_global(fn, name, cell):
+                contents = global_tangent(cell.cell_contents)  # (the call's one tangent of a module's dict)
             box = helpers.get(id(cell))
             boxes[name] = box if box is not None and box.fields.get("cell_contents") is contents \
                 else MutableTangent(types.CellType, {"cell_contents": contents})

@@ -154,9 +154,10 @@ def new_cell_box() -> MutableTangent:
 SELF_REFERENCE = object()
 
 
-def closure_fdata(fn: Any, captured: dict) -> Any:
+def closure_fdata(fn: Any, captured: dict, role: str = "fdata") -> Any:
     """fdata for a function created inside a differentiated function: one box per captured
-    variable, holding the variable's tangent (its fdata object for mutable data)."""
+    variable, holding the variable's tangent (its fdata object for mutable data; a module's
+    dict, list or object kept in a local, its one fdata for the call in ``role``)."""
     if not isinstance(fn, types.FunctionType) or not fn.__closure__ \
             or without_tangent(fn, any(isinstance(e, SharedBox) or e is SELF_REFERENCE for e in captured.values())):
         return NoFData
@@ -171,11 +172,26 @@ def closure_fdata(fn: Any, captured: dict) -> Any:
             value, f = captured[name]
             boxes[name] = MutableTangent(types.CellType, {"cell_contents": slot_tangent(CoDual(value, f))})
         else:
-            boxes[name] = MutableTangent(types.CellType, {"cell_contents": NoTangent})
+            contents = global_fdata(cell.cell_contents, role) if outside_global(fn, name, cell) else NoTangent
+            boxes[name] = MutableTangent(types.CellType, {"cell_contents": contents})
     result = Tangent(types.FunctionType, boxes)
     for name in selves:
         boxes[name].fields["cell_contents"] = result
     return result
+
+
+def outside_global(fn: types.FunctionType, name: str, cell: Any) -> bool:
+    """Whether closure ``fn``'s variable ``name`` is a mutable module global (a dict, a list, an
+    object) that generated code keeps in a local (so the closure captures a cell where the
+    user's function reads a global): outside state, whose tangent is the call's one for it
+    (``rules/outside_state.py``), never a constant -- what the function wrote into it (``STORE["k"]
+    = x``) carries ``x``'s derivative to the closure's reads, and to a ``yb.grad`` taken of it."""
+    try:
+        value = cell.cell_contents
+    except ValueError:  # (an empty cell)
+        return False
+    return outside_state.active() and outside_state.is_mutable(value) and not isinstance(value, np.ndarray) \
+        and fn.__globals__.get(name, UndefinedGlobal) is value
 
 
 def with_user_globals(fn: Any, namespace: dict) -> Any:

@@ -32,6 +32,7 @@ from ..rules import aliasing_views, array_like, outside_state  # function each c
 from ..rules.numpy_vectorize import call_definition, probes_first, pyfunc_fdata, pyfunc_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent
 from .globals_and_cells import (SELF_REFERENCE, SharedBox, cell_fdata, closure_fdata, closure_rdata, global_fdata,
+                                outside_global,
                                 global_value, holds_mutable, new_cell_box, read_only, user_globals, with_user_globals,
                                 without_tangent)
 from .lifting import lookup_second_order, run_second_order
@@ -361,9 +362,13 @@ def closure_tangent(fn: Any, captured: dict) -> Any:
     if not isinstance(fn, types.FunctionType) or not fn.__closure__ \
             or without_tangent(fn, any(isinstance(v, CellTangent) or v is SELF_REFERENCE for v in captured.values())):
         return NoTangent
+    from .forward_runtime import global_tangent
+
     fields = {}
-    for name in fn.__code__.co_freevars:
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
         value = captured.get(name, NoTangent)
+        if name not in captured and outside_global(fn, name, cell):
+            value = global_tangent(cell.cell_contents)  # (a module's dict kept in a local: the call's one tangent)
         fields[name] = value if isinstance(value, CellTangent) else CellTangent(value)  # shared holders stay shared
     result = Tangent(types.FunctionType, fields)
     for name, value in captured.items():

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 
 from ..ir.primitives import cell_get
 from ..rules import outside_state
+from ..rules.local_classes import CLASS_LEVEL
 from ..rules.util import zero_fdata
 from ..tangents import NoFData, NoRData, NoTangent
 from .globals_and_cells import _CONSTANT_GLOBALS
@@ -73,12 +74,25 @@ def outside_read(call: Any) -> tuple[int, int] | None:
         return None
     primals = [call.value(s) for pair in call.arg_slots for s in pair]
     value, tangent = jvp_call(call.f, NoTangent, *primals)
+    if call.f is getattr and outside_state.registered_by_linked_pass(value, CLASS_LEVEL):
+        raise _class_attribute_refusal(primals[0], primals[2])
     c = call.composition
     if _shared(value):
         return c.add(outside_parts(value)), c.add(outside_parts(tangent))
     if call.f is cell_get:  # a constant (a number, an array, a function captured from outside)
         return c.add(_constant(value)), c.add(_constant(_zero_tangent_of(value)))
     return None
+
+
+def _class_attribute_refusal(owner: Any, name: str) -> Exception:
+    from .protocols import NestedDifferentiationError
+
+    owner_name = getattr(owner, "__qualname__", getattr(owner, "__name__", type(owner).__name__))
+    return NestedDifferentiationError(
+        f"third derivatives (yb.hvp/yb.hessian over yb.grad) do not follow class attribute "
+        f"{owner_name}.{name}, which the differentiated function wrote a value carrying derivatives "
+        "into and the function under yb.grad reads, yet; pass the value to that function as an argument "
+        "(yb.grad(lambda y, v: ...)(y, v)), or take yb.grad or yb.jvp of the outer function")
 
 
 def _reads_outside(call: Any) -> bool:
@@ -93,11 +107,18 @@ def _reads_outside(call: Any) -> bool:
     return isinstance(owner, (type, types.ModuleType)) and owner_t is NoTangent
 
 
+#: an outside object's parts in a third-order pass inside another pass: the outer pass's
+_OUTER_PARTS = dict(zip(_ROLES, ("fdata", "tangent", "fdata_tangent")))
+
+
 @contextlib.contextmanager
-def pass_scope() -> Iterator[None]:
+def pass_scope(outer: dict | None = None) -> Iterator[None]:
     """The outside-state scope of one third-order pass over a plain program (its forward part:
-    the dual pullbacks that run later hold what they need)."""
-    scope = outside_state.enter()
+    the dual pullbacks that run later hold what they need). With ``outer`` (the memo of the
+    second-order pass around the call of the gradient function) an outside object's 4-tuple is
+    the outer pass's parts of it: a module dict it wrote a value carrying derivatives into gets
+    the cotangents of the plain program's reads of it (``outside_state.enter``)."""
+    scope = outside_state.enter(link=(outer, _OUTER_PARTS))
     try:
         yield
     finally:
