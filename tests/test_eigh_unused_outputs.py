@@ -220,3 +220,40 @@ def test_singular_values_read_at_a_split_tie_are_not_a_silent_number():
 
     with pytest.warns(yb.NoDerivativeWarning):
         assert not np.all(np.isfinite(yb.hvp(f, (np.array([0.0, 0.2]),), (np.array([1.0, 0.0]),))[2][0]))
+
+
+def _unused_svd(x, shape):
+    t = np.tanh(x * 1e-9)
+    a = (2.0 * np.eye(4) + 0.562 * np.outer(t, t))[:shape[0], :shape[1]]
+    u, s, vh = np.linalg.svd(a)
+    unused = np.sum(s * np.arange(1, s.size + 1)) + u[0, 0] * vh[0, 0]  # noqa: F841
+    return np.sum(x * x) + np.sum(s[-1:] * 0.0)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (4, 3), (3, 4)], ids=["square", "tall", "wide"])
+def test_unread_svd_outputs_at_a_split_tie_add_nothing(shape):
+    f = lambda x: _unused_svd(x, shape)  # noqa: E731
+    np.testing.assert_allclose(_silent_hvp(f, X, V), _differences_of_gradient(f, X, V), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("a, kwargs", [
+    (np.array([[2.0, 0.3, -0.1], [0.7, 1.0, 0.4], [-0.6, 0.2, -1.5], [0.3, 0.9, 0.1]]), {}),
+    (np.array([[2.0, 0.3, -0.1, 0.5], [0.7, 1.0, 0.4, -0.2]]), {"full_matrices": False}),
+    (np.stack([np.diag([1.0, 2.0, 4.0]) + 0.1, np.diag([-1.0, 0.5, 3.0])]), {}),
+], ids=["tall full", "wide reduced", "stack"])
+def test_svd_second_order_with_the_vectors_read_matches_differences(a, kwargs):
+    """The vectors read (check_second_order's random function of u, s, vh): the cotangent map's
+    forward transform, which the direct rule hands such calls to."""
+    check_second_order(np.linalg.svd, a, kwargs=kwargs)
+
+
+def test_svd_values_alone_read_take_the_values_formula():
+    """u and vh computed and unused, s read, away from ties: hvp against differences of the gradient."""
+    def f(x):
+        a = np.array([[x[0], x[1], 0.2], [x[1], 2.0, x[2]], [0.2, x[2] * x[0], -1.0], [0.5, 0.1, x[1]]])
+        u, s, vh = np.linalg.svd(a)
+        return np.sum(s ** 3 * np.array([0.5, -1.0, 2.0])) + 0.0 * u[0, 0]
+
+    x = np.array([0.7, 0.3, -0.4])
+    v = np.array([1.0, -0.5, 0.25])
+    np.testing.assert_allclose(_silent_hvp(f, x, v), _differences_of_gradient(f, x, v, h=1e-6), rtol=1e-5, atol=1e-8)

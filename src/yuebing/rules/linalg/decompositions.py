@@ -452,8 +452,9 @@ def _eigvalsh_second_order(xs: tuple, x_ds: tuple) -> Any:
 
 
 def _svd_second_order(xs: tuple, x_ds: tuple) -> Any:
-    from .eigh_second_order import numpy_singular_values  # (compute_uv=False; None otherwise)
-    return numpy_singular_values(xs, x_ds)
+    from .eigh_second_order import numpy_singular_values, numpy_svd
+    made = numpy_singular_values(xs, x_ds)
+    return numpy_svd(xs, x_ds) if made is None else made
 
 
 # --------------------------------------------------------------------------------------------

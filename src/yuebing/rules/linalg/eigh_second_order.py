@@ -1,5 +1,5 @@
 """Second order of ``np.linalg.eigh``, ``eigvalsh``, ``scipy.linalg.eigh`` (standard problem,
-whole spectrum) and ``np.linalg.svd(compute_uv=False)`` written out (``with_vjp(..., direct=...)``),
+whole spectrum) and ``np.linalg.svd`` written out (``with_vjp(..., direct=...)``),
 for real matrices and stacks of them.
 
 Why not the forward transform of the cotangent map: at a repeated eigenvalue split by the
@@ -28,11 +28,13 @@ not used: a zero cotangent) contributes zero there, as the strong-zero rule has 
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ...tangents import NoRData, NoTangent
+from ..core import Dual, NoDerivativeWarning, frule
 from .common import cotangent_entry, diag_vector, hermitian_from, hermitian_from_adjoint, mT
 from .decompositions import eigen_gaps, gap_product, rounding_ties, warn_no_derivative
 
@@ -269,3 +271,35 @@ def _split_squared_gaps(s: np.ndarray, x: np.ndarray, reference: np.ndarray) -> 
     with np.errstate(divide="ignore", invalid="ignore"):
         finite = np.where(tied, 0.0, eigen_gaps(s, squared=True) * x)
     return finite, tied & ~negligible
+
+
+def numpy_svd(xs: tuple, x_ds: tuple) -> tuple | None:
+    """``np.linalg.svd(a, full_matrices, compute_uv=True)`` of a real float64 matrix or stack: where
+    the vectors' cotangents are absent or exactly zero (computed, not used) the values' formula above,
+    which never meets the vectors' infinite tangent at a split tie; otherwise the forward transform
+    of the cotangent map, as the ``with_vjp`` class runs it. None elsewhere."""
+    given = dict(zip(("a", "full_matrices", "compute_uv", "hermitian"), xs))
+    if given.get("compute_uv", True) is not True or given.get("hermitian", False) is not False:
+        return None
+    a, da = xs[0], x_ds[0]
+    if not _real_matrix(a, da):
+        return None
+    from .decompositions import _svd, _svd_vjp
+
+    y, jvp = _svd(a, given.get("full_matrices", True), True, False)
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", NoDerivativeWarning)  # (said by the cotangent, where read)
+        y_d = type(y)(*(np.zeros_like(part) for part in y)) if da is NoTangent else type(y)(*jvp(da))
+    values = numpy_singular_values((a, True, False, False), (da, NoTangent, NoTangent, NoTangent))
+
+    def pullback(g: Any, g_d: Any) -> tuple:
+        vectors = [cotangent_entry(c, k) for c in (g, g_d) for k in (0, 2)]
+        if all(c is None or not np.any(c) for c in vectors):
+            cotangents, tangents = values[2](cotangent_entry(g, 1), cotangent_entry(g_d, 1))
+            return _padded((cotangents[0], tangents[0]), len(xs))
+        cot = frule(Dual(_svd_vjp, NoTangent), Dual(g, g_d), Dual(y, y_d),
+                    *(Dual(x, t) for x, t in zip(xs, x_ds)))
+        tangent = cot.tangent[0] if isinstance(cot.tangent, tuple) else None
+        return _padded((cot.primal[0], None if tangent is NoTangent else tangent), len(xs))
+
+    return y, y_d, pullback
