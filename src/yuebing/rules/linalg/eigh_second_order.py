@@ -222,12 +222,10 @@ def numpy_singular_values(xs: tuple, x_ds: tuple) -> tuple | None:
     ``U^T dU = Fs o (dP S + S dP^T)``, ``V^T dV = Fs o (S dP + dP^T S)`` (``Fs[i, j] = 1 / (s_j^2 -
     s_i^2)``), the cotangent ``U diag(gs) V^T`` has the tangent ``U (Ou D - D Ov + diag(dgs)) V^T +
     (I - U U^T) dA V diag(gs / s) V^T``; ``Ou D - D Ov`` by the strong-zero rule as eigh's ``Om D - D Om``."""
-    given = dict(zip(("a", "full_matrices", "compute_uv", "hermitian"), xs))
-    if given.get("compute_uv", True) is not False or given.get("hermitian", False) is not False:
+    given = _real_svd_call(xs, x_ds, compute_uv=False)
+    if given is None:
         return None
     a, da = xs[0], x_ds[0]
-    if not _real_matrix(a, da):
-        return None
     wide = a.shape[-1] > a.shape[-2]
     a_t, da_t = (mT(a), None if da is NoTangent else mT(da)) if wide else (a, None if da is NoTangent else da)
     u, s, vh = np.linalg.svd(a_t, full_matrices=False)
@@ -245,6 +243,15 @@ def numpy_singular_values(xs: tuple, x_ds: tuple) -> tuple | None:
         return (ga,) + (None,) * (len(xs) - 1), (dga,) + (None,) * (len(xs) - 1)
 
     return np.linalg.svd(a, compute_uv=False), y_d, pullback
+
+
+def _real_svd_call(xs: tuple, x_ds: tuple, compute_uv: bool) -> dict | None:
+    """The arguments of an ``np.linalg.svd`` call by name, if it is one of a real float64 matrix
+    (or stack) with this ``compute_uv`` and ``hermitian=False``; None otherwise."""
+    given = dict(zip(("a", "full_matrices", "compute_uv", "hermitian"), xs))
+    if given.get("compute_uv", True) is not compute_uv or given.get("hermitian", False) is not False:
+        return None
+    return given if _real_matrix(xs[0], x_ds[0]) else None
 
 
 def _singular_values_cotangent_tangent(u, s, vh, da, dp, gs, dgs) -> Any:
@@ -278,12 +285,10 @@ def numpy_svd(xs: tuple, x_ds: tuple) -> tuple | None:
     the vectors' cotangents are absent or exactly zero (computed, not used) the values' formula above,
     which never meets the vectors' infinite tangent at a split tie; otherwise the forward transform
     of the cotangent map, as the ``with_vjp`` class runs it. None elsewhere."""
-    given = dict(zip(("a", "full_matrices", "compute_uv", "hermitian"), xs))
-    if given.get("compute_uv", True) is not True or given.get("hermitian", False) is not False:
+    given = _real_svd_call(xs, x_ds, compute_uv=True)
+    if given is None:
         return None
     a, da = xs[0], x_ds[0]
-    if not _real_matrix(a, da):
-        return None
     from .decompositions import _svd, _svd_vjp
 
     y, jvp = _svd(a, given.get("full_matrices", True), True, False)
