@@ -135,6 +135,35 @@ def f(x):
     k = (2.0 if V.m.__annotations__.get("v") is np.ndarray else 3.0) + (0.5 if "v" in V.m.__annotations__ else 0.0)
     return k * V().m(x)
 """,
+    # (names beginning with an underscore are renamed in the generated code: in annotations too,
+    # where they are evaluated, and spelt as the user did where they are strings)
+    "underscore_names": """
+_ARR = np.ndarray
+
+
+def f(x):
+    _T = float
+    def g(v: _T, w: _ARR) -> _T:
+        return v * 2.0
+    a = g.__annotations__
+    k = 2.0 if (a["v"], a["w"], a["return"]) == (float, np.ndarray, float) else 3.0
+    k += 0.5 if (a["v"], a["w"]) == ("_T", "_ARR") else 0.0
+    return (g(x, x) * x).sum() * k
+""",
+    "underscore_names_in_a_local_class": """
+_ARR = np.ndarray
+
+
+def f(x):
+    _T = float
+    class V:
+        a: _T
+        b: _ARR
+    a = V.__annotations__
+    k = 2.0 if (a["a"], a["b"]) == (float, np.ndarray) else 3.0
+    k += 0.5 if (a["a"], a["b"]) == ("_T", "_ARR") else 0.0
+    return (x * x).sum() * k
+""",
 }
 
 

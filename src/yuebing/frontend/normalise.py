@@ -36,7 +36,8 @@ from .global_writes import GlobalLowering, record_plain_reads, written_names
 from .loops import LoopLowering, _jumps, _Loop
 from .source import function_node, unparse_with_lines
 from .truth_tests import asserted, boolean_operation, comparison, tested
-from .underscore_names import NO_RENAMING, Renaming, UserGlobals, rename_helper_names, rename_underscore_names
+from .underscore_names import NO_RENAMING, Renaming, UserGlobals, definition_time, rename_helper_names
+from .underscore_names import rename_underscore_names, runs_annotations
 from .with_statements import WithLowering
 
 BINARY = {
@@ -589,17 +590,12 @@ class Normaliser(DisplayLowering, LoopLowering, ClosureLowering, GlobalLowering,
         out.append(ir.Try(body, handlers, orelse, finalbody, line=line))
 
     def _definition_time_globals(self, node: ast.FunctionDef | ast.Lambda) -> None:
-        """Decorators, default values and annotations run when the nested function is created,
-        in the generated code: the globals they use must be hoisted there like any other (an
+        """Decorators, default values and annotations (unless the module makes them strings) run
+        when the nested function is created, in the generated code: the globals they use must be hoisted there like any other (an
         annotation's were not: ``def _(v: np.ndarray)`` raised ``NameError: np``). (Decorators
         reading our variables or written globals, and defaults reading them, are lowered to
         calls: ``_decorators_as_calls``, ``_defaults_through_a_factory``.)"""
-        exprs = list(getattr(node, "decorator_list", []))
-        exprs += list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]
-        # (annotations the module makes strings are not run: a name bound for them is harmless,
-        # a global missing is an error only when read)
-        exprs += _annotations(node)
-        self._hoist_globals(exprs)
+        self._hoist_globals(definition_time(node, runs_annotations(self.fn)))
 
     def _hoist_globals(self, exprs: list) -> None:
         """Globals read by source the generated code runs as is (definition-time expressions,
@@ -757,11 +753,3 @@ def normalise(fn: types.FunctionType) -> ir.Function:
 def _is_flat(node: ast.expr) -> bool:
     """Whether ``node`` is ``<expr>.flat`` (written through with ``P.flat_assign``)."""
     return isinstance(node, ast.Attribute) and node.attr == "flat"
-
-
-def _annotations(node: ast.FunctionDef | ast.Lambda) -> list[ast.expr]:
-    """The annotations of a nested ``def``'s parameters and return (a lambda has none)."""
-    args = node.args
-    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)]
-    found = [a.annotation for a in params] + [getattr(node, "returns", None)]
-    return [a for a in found if a is not None]

@@ -33,6 +33,7 @@ bound in a class body) keep theirs: they are attribute names.
 """
 from __future__ import annotations
 
+import __future__
 import ast
 import builtins
 import copy
@@ -132,7 +133,7 @@ def _renamed(fn: types.FunctionType, node: ast.AST, census: Census, renamable: A
     keep = set(code.co_freevars) | census.own_globals | census.own_nonlocals
     # the function's own variables spelt as a builtin (type = "linear", sum = 0.0) too
     variables = sorted(n for n in bound - keep if renamable(n) or builtins_too and n in _BUILTIN_NAMES)
-    loaded = _loaded(node)
+    loaded = _loaded(node, runs_annotations(fn))
     read_globals = sorted(n for n in loaded - bound - keep if renamable(n))
     if read_globals:
         read_globals = [n for n in read_globals if n not in written_names(fn)]
@@ -149,18 +150,39 @@ def _renamed(fn: types.FunctionType, node: ast.AST, census: Census, renamable: A
             into[name] = new
     renamed = copy.deepcopy(node)  # (the parsed file is cached: not renamed in place)
     _split_dotted_imports(renamed, renaming.variables, taken)
-    _OwnScope({**renaming.variables, **renaming.globals}, renaming.variables).generic_visit(renamed)  # (not a nested def)
+    _OwnScope({**renaming.variables, **renaming.globals}, renaming.variables,
+              runs_annotations(fn)).generic_visit(renamed)  # (not a nested def)
     # (the earlier names were renamed in the tree before the rewrites, whose names they now are)
     return ast.fix_missing_locations(renamed), Renaming({**earlier.variables, **renaming.variables},
                                                         {**earlier.globals, **renaming.globals})
 
 
-def _loaded(node: ast.AST) -> set[str]:
-    """Names read in the function's own scope, and in the class statements there (which the
-    generated code runs with the globals they read bound to locals of ours)."""
+def _loaded(node: ast.AST, annotations_run: bool) -> set[str]:
+    """Names read in the function's own scope, in the class statements there (which the
+    generated code runs with the globals they read bound to locals of ours), and in what a nested
+    function's definition runs there (decorators, defaults, annotations)."""
     own = list(walk_own_scope(node))
     classes = [n for c in own if isinstance(c, ast.ClassDef) for n in ast.walk(c)]
-    return {n.id for n in [*own, *classes] if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    defined = [n for f in own if isinstance(f, _FUNCTIONS) for e in definition_time(f, annotations_run)
+               for n in ast.walk(e)]
+    return {n.id for n in [*own, *classes, *defined] if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def runs_annotations(fn: types.FunctionType) -> bool:
+    """Whether ``fn``'s module evaluates annotations (no ``from __future__ import annotations``)."""
+    return not fn.__code__.co_flags & __future__.annotations.compiler_flag
+
+
+def definition_time(node: Any, annotations_run: bool) -> list[ast.expr]:
+    """What defining the nested function ``node`` evaluates where it is defined: decorators,
+    default values, and annotations when ``annotations_run`` (else they stay strings)."""
+    args = node.args
+    annotations = [a.annotation for a in _own_parameters(node)] + [getattr(node, "returns", None)]
+    return [e for e in [*getattr(node, "decorator_list", []), *args.defaults, *args.kw_defaults,
+                        *(annotations if annotations_run else [])] if e is not None]
 
 
 def _bound_in_own_scope(node: ast.AST) -> set[str]:
@@ -241,9 +263,10 @@ class _OwnScope(ast.NodeTransformer):
     """Renames ``renames`` in a scope; a nested scope gets ``nested`` (the variables, not the
     globals) less what it binds itself."""
 
-    def __init__(self, renames: dict[str, str], nested: dict[str, str]) -> None:
+    def __init__(self, renames: dict[str, str], nested: dict[str, str], annotations_run: bool) -> None:
         self.renames = renames
         self.nested = nested
+        self.annotations_run = annotations_run  # (strings, the user's spelling, where they do not)
 
     def visit_Name(self, node: ast.Name) -> ast.Name:
         new = self.renames.get(node.id)
@@ -262,6 +285,15 @@ class _OwnScope(ast.NodeTransformer):
         bound = node.asname or node.name
         if bound in self.renames and node.name != "*":
             node.asname = self.renames[bound]
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        """``v: T = value``: ``T`` is renamed where Python evaluates it (a class body's), and
+        kept as the user spelt it where the module makes it a string (``"_T"``, not ``"u_T"``)."""
+        node.target = self.visit(node.target)
+        node.value = node.value and self.visit(node.value)
+        if self.annotations_run:
+            node.annotation = self.visit(node.annotation)
         return node
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> ast.AST:
@@ -283,7 +315,7 @@ class _OwnScope(ast.NodeTransformer):
     def _inner(self, scope: ast.AST, renames: dict | None = None) -> "_OwnScope":
         bound = _nested_bound(scope)
         inner = {k: v for k, v in (self.nested if renames is None else renames).items() if k not in bound}
-        return _OwnScope(inner, inner)
+        return _OwnScope(inner, inner, self.annotations_run)
 
     def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
         node.name = self.renames.get(node.name, node.name)  # type: ignore[attr-defined]
@@ -296,6 +328,11 @@ class _OwnScope(ast.NodeTransformer):
         node.decorator_list = [self.visit(d) for d in getattr(node, "decorator_list", [])]
         args.defaults = [self.visit(d) for d in args.defaults]
         args.kw_defaults = [d if d is None else self.visit(d) for d in args.kw_defaults]
+        if self.annotations_run:
+            for a in _own_parameters(node):
+                a.annotation = a.annotation and self.visit(a.annotation)
+            if getattr(node, "returns", None) is not None:
+                node.returns = self.visit(node.returns)
         inner = self._inner(node)
         if isinstance(node, ast.Lambda):
             node.body = inner.visit(node.body)
@@ -316,7 +353,7 @@ class _OwnScope(ast.NodeTransformer):
         node.keywords = [self.visit(k) for k in node.keywords]
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
         body_scope = self._inner(node, self.renames)
-        methods = _OwnScope(self.renames, self.renames)
+        methods = _OwnScope(self.renames, self.renames, self.annotations_run)
         node.body = [methods._method(s) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
                      else body_scope.visit(s) for s in node.body]
         return node

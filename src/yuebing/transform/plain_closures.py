@@ -54,7 +54,9 @@ def nested_ir(s: ir.MakeClosure, globals_: dict, filename: str) -> ir.Function:
     text = "\n" * padding + "def _yb_enclosing():\n" + textwrap.indent("\n".join(body), "    ") + "\n"
     stand_in = f"<yuebing plain closure {next(_stand_ins)}: {s.target} of {filename}>"
     linecache.cache[stand_in] = (len(text), None, text.splitlines(True), stand_in)
-    module = compile(text, stand_in, "exec")
+    # (not this module's ``from __future__ import annotations``: the definitions inside it read
+    # the globals their annotations name, which normalise then binds where they run)
+    module = compile(text, stand_in, "exec", dont_inherit=True)
     enclosing = next(c for c in module.co_consts if isinstance(c, types.CodeType))
     made = types.FunctionType(enclosing, globals_)()
     if type(made) is not types.FunctionType:
