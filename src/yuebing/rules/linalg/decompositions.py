@@ -244,17 +244,21 @@ def gap_product(w: Any, x: Any, squared: bool = False, reference: Any = None, wa
     return np.where(tied & negligible, 0.0, gaps) * x
 
 
-def warn_no_derivative(w: Any, read: Any) -> None:
+def warn_no_derivative(w: Any, read: Any, values: bool = False) -> None:
     """Say why the derivative about to be made holds inf or NaN: ``read`` marks the tied pairs
-    whose entry is not zero (a NaN gradient with no word of its cause sends users hunting)."""
+    whose entry is not zero (a NaN gradient with no word of its cause sends users hunting).
+    ``values``: the second derivative of a function of tied values (``eigh_second_order``)."""
     w_ = np.asarray(getattr(w, "primal", w))
     value = w_[tuple(np.argwhere(read)[0][:-1])].item()  # (read: (..., i, j) pairs of w's (..., n))
+    what = (f"a repeated eigenvalue or singular value ({value:.6g}) is read, and the second derivative along a "
+            "change that splits the tie needs the curvature of the function of it, which yuebing does not see"
+            if values else f"the vectors of a repeated eigenvalue or singular value ({value:.6g}) are read, and "
+            "they have no derivative along a change that splits the tie")
     warnings.warn(
-        f"yuebing: the vectors of a repeated eigenvalue or singular value ({value:.6g}) are read, and they have "
-        "no derivative along a change that splits the tie, so this derivative holds inf or NaN (as in JAX and "
-        "PyTorch). A function of the matrix alone needs no eigenvectors: use np.linalg.solve or cholesky for "
-        "A^-1 b, scipy.linalg.expm/sqrtm/logm/funm for a matrix function (docs/linalg.md)",
-        NoDerivativeWarning, stacklevel=3)
+        f"yuebing: {what}, so this derivative "
+        "holds inf or NaN (as in JAX and PyTorch). A function of the matrix alone needs no eigenvectors: use "
+        "np.linalg.solve or cholesky for A^-1 b, scipy.linalg.expm/sqrtm/logm/funm for a matrix function "
+        "(docs/linalg.md)", NoDerivativeWarning, stacklevel=3)
 
 
 def rounding_ties(w: Any, x: Any, reference: Any) -> tuple[Any, Any]:

@@ -185,7 +185,7 @@ def _tangent_in_eigenbasis(w, v, x, split, gw, k, p, dgw, dgv) -> Any:
         gw = np.asarray(gw, dtype=float)
         read = infinite & ((gw[..., None, :] != 0) | (gw[..., :, None] != 0))
         if np.any(read):
-            warn_no_derivative(w, read)
+            warn_no_derivative(w, read, values=True)
         t = t + np.where(read, np.nan, finite * (gw[..., None, :] - gw[..., :, None]))
     if k is None:
         return t
@@ -263,7 +263,7 @@ def _singular_values_cotangent_tangent(u, s, vh, da, dp, gs, dgs) -> Any:
         turn_v, split_v = _split_squared_gaps(s, s_dp + mT(s_dp), s_dp)
         read = (split_u & (gs[..., None, :] != 0)) | (split_v & (gs[..., :, None] != 0))
         if np.any(read):
-            warn_no_derivative(s, read)
+            warn_no_derivative(s, read, values=True)
         t = t + np.where(read, np.nan, turn_u * gs[..., None, :] - gs[..., :, None] * turn_v)
     dga = u @ t @ vh
     if dp is not None and gs is not None and u.shape[-2] > u.shape[-1]:  # (I - U U^T) dA V diag(gs / s) V^T
