@@ -48,10 +48,22 @@ def singledispatch_implementation(fn: Any, first: Any) -> Callable | None:
     else:
         return None
     defined_in = getattr(getattr(chosen, "__func__", chosen), "__code__", None)
-    if defined_in is not None and defined_in.co_filename.startswith(GENERATED_FILES) and not _kept_parts(chosen):
+    if defined_in is not None and defined_in.co_filename.startswith(GENERATED_FILES) and not _kept_parts(chosen) \
+            and holds_floats(_captured(getattr(chosen, "__func__", chosen))):  # (else there is nothing to hold)
         raise _refusal(fn, "an implementation a differentiated function registered in another call (the "
                            "derivative data of what it captures was that call's; it would be held constant)")
     return chosen
+
+
+def _captured(fn: Any) -> list:
+    """The values of the variables function ``fn`` captures (its filled cells)."""
+    values = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # (an empty cell)
+            continue
+    return values
 
 
 def bound_implementation(fn: Any, chosen: Any) -> bool:

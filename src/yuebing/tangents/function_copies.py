@@ -4,8 +4,9 @@
 it alone loses the keyword-only defaults (it could not be called as the original is), the
 qualified name, a docstring assigned to ``__doc__``, the annotations (``typing.get_type_hints``
 and ``functools.singledispatch``'s ``register`` read them) and the attributes. The copies yuebing
-makes of a user's function go through ``function_copy``: a closure given shared cells, a local
-class's method given its class's cells, a function rebuilt from its captured values."""
+makes of a user's function go through ``function_copy``: a nested function rebound to the user's
+globals, a closure given shared cells, a local class's method given its class's cells, a function
+rebuilt from its captured values."""
 from __future__ import annotations
 
 import types

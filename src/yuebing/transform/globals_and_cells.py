@@ -16,6 +16,7 @@ from ..rules import outside_state
 from ..rules.core import CoDual
 from ..rules.util import slot_rdata, slot_tangent
 from ..tangents import MutableTangent, NoFData, NoRData, NoTangent, Tangent, fdata, zero_tangent
+from ..tangents.function_copies import function_copy
 from ..tangents.kinds import NONDIFF, primal_kind
 from ..tangents.structured import carries_derivative
 from .protocols import UndefinedGlobal
@@ -201,13 +202,7 @@ def with_user_globals(fn: Any, namespace: dict) -> Any:
     if not isinstance(fn, types.FunctionType) or fn.__globals__ is namespace \
             or fn.__globals__.get("_G") is not namespace:  # (only generated modules bind _G)
         return fn
-    rebound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
-    rebound.__kwdefaults__ = fn.__kwdefaults__
-    rebound.__qualname__ = fn.__qualname__
-    rebound.__annotations__ = fn.__annotations__  # (read by functools.singledispatch's register, dataclasses)
-    rebound.__doc__ = fn.__doc__
-    rebound.__dict__.update(fn.__dict__)
-    return rebound
+    return function_copy(fn, globals_=namespace)
 
 
 def user_globals(namespace: dict) -> Callable:
