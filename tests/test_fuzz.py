@@ -72,7 +72,7 @@ FIXED = [
      'def f(s):\n    d = {"a": s, "b": s * s}\n    m = map(np.sin, d.values())\n    d["b"] = 3.0 * s\n    return sum(m)\n', (0.6,)),
     ("seed 93356: eigvalsh of 2 I + c t t^T whose simple eigenvalue is 0.02 above the tied ones: the tied vectors' "
      "rounding lean (eps |w| / gap) in V^T dA V was taken for a real entry, NaN in yb.hvp and hessian(chunk_size=5) "
-     "(decompositions._rounding_ties)",
+     "(rules/linalg/gaps.rounding_ties)",
      'import scipy.linalg\nimport statistics\n\ndef f(x, s):\n    t10 = statistics.fmean([s, (-0.667 * s), (s * s), 0.0])\n    tv = np.tanh((x * t10))\n    S = 2.0 * np.eye(4) + 1.202 * np.outer(tv, tv)\n    t13 = np.sum(np.linalg.eigvalsh(S) ** 2) * 0.1\n    return t13 + np.sum(x * x) * 0.1\n',
      (np.array([0.126, -0.132, 0.64, 0.105]), 0.7)),
     ("seed 93597: np.power(b, 4.0)'s NaN tangent of the plain forward pass (0 * the NaN exponent partial at b < 0) "

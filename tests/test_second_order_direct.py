@@ -58,12 +58,21 @@ def _real(case) -> bool:
     return all(a.dtype == np.float64 for a in case.args if isinstance(a, np.ndarray))
 
 
+#: written for stacks of matrices too (rules/linalg/eigh_second_order.py)
+_STACKS_TOO = (np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, sla.eigh)
+
+
 def _direct_applies(case) -> bool:
     """The scope the formulas document: one real matrix, not singular (stacks, and det's singular
-    matrices, take the general path), SciPy's solve and inv of a general matrix, not transposed."""
+    matrices, take the general path, except for the spectral formulas of ``_STACKS_TOO``), SciPy's
+    solve and inv of a general matrix, not transposed, SciPy's eigh of the standard problem's
+    whole spectrum."""
     options = case.kwargs or {}
     general = options.get("assume_a") in (None, "gen", "general") and not options.get("transposed")
-    return case.args[0].ndim == 2 and np.linalg.cond(case.args[0]) < 1e12 and (
+    if case.f is sla.eigh and (len(case.args) > 1 or {"b", "subset_by_index", "subset_by_value"} & set(options)):
+        return False
+    stacked_ok = case.f in _STACKS_TOO and case.args[0].ndim > 2
+    return (case.args[0].ndim == 2 or stacked_ok) and bool(np.all(np.linalg.cond(case.args[0]) < 1e12)) and (
         case.f not in (sla.solve, sla.inv) or general)
 
 

@@ -18,8 +18,8 @@ module runs it and checks yuebing against itself and against finite differences:
    against the plain call's.
 
 Each run ends in one outcome: ``right``; ``refused`` (a yuebing error class naming the construct,
-listed in ``REFUSALS``, or a ``NoDerivativeWarning``: a derivative that does not exist at the point,
-inf or NaN with the reason said); ``wrong`` (a number differs, an argument was changed, or an internal crash
+listed in ``REFUSALS``, or a ``NoDerivativeWarning`` with a result holding inf or NaN: a derivative
+that does not exist at the point, the reason said); ``wrong`` (a number differs, an argument was changed, or an internal crash
 such as ``TypeError``/``NameError``/``SyntaxError`` from yuebing's machinery); ``unsmooth`` (finite
 differences at two steps disagree: the point sits on a kink, so no derivative is checked) or
 ``invalid`` (the plain program fails: a generator bug). Sources are written to a temporary module
@@ -246,6 +246,19 @@ def _gradient_fd(grad: Callable, args: tuple, tangents: tuple) -> tuple[np.ndarr
     return (4 * fine - coarse) / 3, smooth
 
 
+def _all_finite(value: Any) -> bool:
+    """Whether every number in ``value`` (nested tuples, lists, dicts, arrays) is finite; anything
+    else counts as finite (its numbers are then checked like any result's)."""
+    if isinstance(value, dict):
+        return all(_all_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_all_finite(v) for v in value)
+    try:
+        return bool(np.all(np.isfinite(np.asarray(value, dtype=complex))))
+    except (TypeError, ValueError):
+        return True
+
+
 class _Run:
     """The checks of one program at one point; findings accumulate in ``self.findings``."""
 
@@ -270,7 +283,7 @@ class _Run:
         except Exception as error:  # noqa: BLE001 -- every failure is classified
             self.findings.append(_crash(mode, error, getattr(getattr(self.f, "__code__", None), "co_filename", "")))
             return None
-        if said:  # a derivative that does not exist here (inf or NaN), and yuebing said so: declined by name
+        if said and not _all_finite(result):  # a derivative that does not exist here, said: declined by name
             self.findings.append(Finding(mode, "refused", f"NoDerivativeWarning: {str(said[0].message)[:60]}"))
             return None
         if not same(self.args, args):

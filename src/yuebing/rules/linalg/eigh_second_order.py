@@ -7,7 +7,7 @@ perturbation the tangent of the tied vectors is infinite, and the map's tangent 
 the cotangent's entries even where these are zero (``v_t @ xbar`` when nobody reads the vectors:
 inf * 0 = NaN in hvp, fuzz seed 95157). Here the tangent of the cotangent never reads the vectors'
 tangent: it is ``V T V^T`` with ``T`` written in the eigenbasis, where every product meeting an
-inverse gap is taken by the strong-zero rule (``decompositions.gap_product``), so an output
+inverse gap is taken by the strong-zero rule (``gaps.gap_product``), so an output
 nobody reads contributes exactly zero and says nothing.
 
 Derivation (real symmetric ``A = V diag(w) V^T``; ``F[i, j] = 1 / (w_j - w_i)``, 0 on the
@@ -29,14 +29,14 @@ not used: a zero cotangent) contributes zero there, as the strong-zero rule has 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ...tangents import NoRData, NoTangent
 from ..core import Dual, NoDerivativeWarning, frule
 from .common import cotangent_entry, diag_vector, hermitian_from, hermitian_from_adjoint, mT
-from .decompositions import eigen_gaps, gap_product, rounding_ties, warn_no_derivative
+from .gaps import eigen_gaps, gap_product, rounding_ties, warn_no_derivative
 
 
 def numpy_eigh(xs: tuple, x_ds: tuple) -> tuple | None:
@@ -280,18 +280,17 @@ def _split_squared_gaps(s: np.ndarray, x: np.ndarray, reference: np.ndarray) -> 
     return finite, tied & ~negligible
 
 
-def numpy_svd(xs: tuple, x_ds: tuple) -> tuple | None:
+def numpy_svd(xs: tuple, x_ds: tuple, svd_jvp: Callable, svd_vjp: Callable) -> tuple | None:
     """``np.linalg.svd(a, full_matrices, compute_uv=True)`` of a real float64 matrix or stack: where
     the vectors' cotangents are absent or exactly zero (computed, not used) the values' formula above,
     which never meets the vectors' infinite tangent at a split tie; otherwise the forward transform
-    of the cotangent map, as the ``with_vjp`` class runs it. None elsewhere."""
+    of the cotangent map ``svd_vjp``, as the ``with_vjp`` class runs it (``svd_jvp``: the first-order
+    forward rule, ``decompositions._svd``, which imports this module). None elsewhere."""
     given = _real_svd_call(xs, x_ds, compute_uv=True)
     if given is None:
         return None
     a, da = xs[0], x_ds[0]
-    from .decompositions import _svd, _svd_vjp
-
-    y, jvp = _svd(a, given.get("full_matrices", True), True, False)
+    y, jvp = svd_jvp(a, given.get("full_matrices", True), True, False)
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", NoDerivativeWarning)  # (said by the cotangent, where read)
         y_d = type(y)(*(np.zeros_like(part) for part in y)) if da is NoTangent else type(y)(*jvp(da))
@@ -302,7 +301,7 @@ def numpy_svd(xs: tuple, x_ds: tuple) -> tuple | None:
         if all(c is None or not np.any(c) for c in vectors):
             cotangents, tangents = values[2](cotangent_entry(g, 1), cotangent_entry(g_d, 1))
             return _padded((cotangents[0], tangents[0]), len(xs))
-        cot = frule(Dual(_svd_vjp, NoTangent), Dual(g, g_d), Dual(y, y_d),
+        cot = frule(Dual(svd_vjp, NoTangent), Dual(g, g_d), Dual(y, y_d),
                     *(Dual(x, t) for x, t in zip(xs, x_ds)))
         tangent = cot.tangent[0] if isinstance(cot.tangent, tuple) else None
         return _padded((cot.primal[0], None if tangent is NoTangent else tangent), len(xs))
