@@ -332,8 +332,10 @@ def writes_a_global(y):
 
 def test_global_writes_are_refused_by_name():
     F = lambda x: np.sum(yb.grad(writes_a_global)(x) ** 2)  # noqa: E731
-    with pytest.raises(TypeError, match="global 'WRITTEN'.*third derivatives"):
+    with pytest.raises(yb.NestedDifferentiationError, match="third derivatives.*the global 'WRITTEN'") as error:
         yb.hessian(F)(np.array([0.3, -0.7, 1.1]))
+    assert isinstance(error.value, TypeError)  # (as the other orders' refusals of globals: callers catch that)
+    assert "test_third_order.py" in "".join(getattr(error.value, "__notes__", [])) + str(error.value)
 
 
 @pytest.mark.parametrize("g, message", REFUSED_IN_THIRD_ORDER, ids=lambda v: getattr(v, "__name__", ""))

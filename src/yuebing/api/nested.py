@@ -30,6 +30,7 @@ from ..transform.third_order import FOLLOWED_CALLS, _Composition, _constant, _fu
 from ..transform import plain_cached_calls, plain_generators, plain_keys, plain_objects, plain_partials, plain_sets  # noqa: F401 - hooks
 from ..transform import third_order_partials  # noqa: F401 - hook of third order: partials made outside
 from ..transform import third_order_masked  # noqa: F401 - hook of third order: numpy.ma methods
+from ..transform import third_order_library  # noqa: F401 - hook of third order: scipy.sparse methods, library operators
 from ..transform.third_order_outside import pass_scope
 from .common import normalise_argnums, scalar_seed, split_aux
 from .gradient_objects import as_argument_tangent, as_value_tangent, holds_objects

@@ -94,7 +94,7 @@ class LocalClassLowering:
         ``_defer_init_subclass``.)"""
         hoisted = {}
         for i, base in enumerate(node.bases):
-            if not isinstance(base, ast.Name) and _all_names_read(base) & ours:
+            if not isinstance(base, ast.Name) and not _deferred_bases(node, base) and _all_names_read(base) & ours:
                 target = self.tmp("base")
                 self.statement(_at(ast.Assign([ast.Name(target, ast.Store())], base), base), out)
                 node.bases[i] = ast.Name(target, ast.Load())
@@ -490,6 +490,15 @@ def _is_field_call(call: ast.Call) -> bool:
     """``field(...)`` or ``dataclasses.field(...)``."""
     func = call.func
     return isinstance(func, ast.Name) and func.id == "field" or isinstance(func, ast.Attribute) and func.attr == "field"
+
+
+def _deferred_bases(node: ast.ClassDef, base: ast.expr) -> bool:
+    """``*held``, the bases ``_defer_init_subclass`` left in a class it marked: the class statement
+    of a plain forward program, normalised again in third order (hoisting it refused a starred
+    expression the user did not write)."""
+    marked = any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == DEFERRED for t in s.targets)
+                 for s in node.body)
+    return marked and isinstance(base, ast.Starred) and isinstance(base.value, ast.Name)
 
 
 def _all_names_read(node: ast.AST) -> set[str]:

@@ -67,9 +67,10 @@ _HEAP_TYPE, _IMMUTABLE_TYPE = 1 << 9, 1 << 8
 
 
 def _python_class(tp: type) -> bool:
-    """A class written in Python, not NumPy's or SciPy's (``np.vectorize``: their rules decide)."""
-    return tp.__flags__ & (_HEAP_TYPE | _IMMUTABLE_TYPE) == _HEAP_TYPE \
-        and tp.__module__ != "numpy" and not tp.__module__.startswith(("numpy.", "scipy."))
+    """A class written in Python, not NumPy's or SciPy's (``np.vectorize``: their rules decide),
+    except SciPy's sparse matrices, which the other orders too follow from SciPy's source."""
+    return tp.__flags__ & (_HEAP_TYPE | _IMMUTABLE_TYPE) == _HEAP_TYPE and tp.__module__ != "numpy" \
+        and (not tp.__module__.startswith(("numpy.", "scipy.")) or tp.__module__.startswith("scipy.sparse."))
 
 
 def is_user_object(value: Any) -> bool:

@@ -52,12 +52,12 @@ from ..rules.numpy_coverage import THIRD_ORDER_MAPS_FOLLOWED
 from ..rules.second_order import JVP_DEFINITIONS, _register
 from . import plain_closures, protocols
 from .lifting import _MUTATORS, _has_float_data, _zero_ints, _zero_tangent_of, lookup_second_order
-from .global_writes import check_third_order, global_get, global_set
 from .lifting_objects import _is_field_tangent
 from .plain_forward import CLOSURE_ADVICE, STAR, STARSTAR, TANGENT_KEYWORD, jvp_call, plain_forward
 from .plain_forward import _refusal as restructure
 from .third_order_composition import _MKDICT, _MUL, _SETITEM, _Composition, _constant, _function
 from .third_order_outside import outside_read, outside_result
+from .third_order_refusals import check_global, local_class_refusal
 
 
 def _refusal(what: str) -> Exception:
@@ -101,8 +101,7 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
     """Second-order rule of ``jvp_call(f, f_t, a, a_t, ..., k=v, _t_k=v_t)``."""
     call = _Call(args, kwargs)
     _unpack_stars(call)
-    if call.f is global_get or call.f is global_set:
-        check_third_order(call.f, [call.value(a) for a, _ in call.arg_slots])
+    check_global(call.f, [call.value(a) for a, _ in call.arg_slots])
     if plain_closures.is_plain_closure(call.value(1)):
         return call.composition.pair_output(_plain_closure(call))
     if _not_yet(call.f):
@@ -114,9 +113,7 @@ def jvp_rule(f4: tuple, args: tuple, kwargs: dict) -> tuple[tuple, Callable]:
         if followed is not None:
             return call.composition.pair_output(followed)
     if getattr(call.f, "__module__", None) == "yuebing.ir.local_classes":
-        raise restructure("classes defined inside it that read its variables (through cells; a class reading none "
-                          "works)",
-                          "define the class at module level and pass what it needs as arguments")
+        raise local_class_refusal(call.f)
     found = lookup_second_order(call.f)
     if found is None:
         found = _as_dispatcher(call)
