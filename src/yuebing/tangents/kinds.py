@@ -41,6 +41,7 @@ import copy
 import dataclasses
 import enum
 import functools
+import logging
 import random
 import sys
 import types
@@ -87,6 +88,10 @@ _NONDIFF_TYPES: tuple = (
     BaseException, property, staticmethod, classmethod, _Marker, types.MappingProxyType,
     type(np._NoValue), type(np.empty(0).flags),  # NumPy's "not given" marker and x.flags, read by its own Python
     _thread.LockType, _thread.RLock,  # locks: threads' state, never a derivative's (logging's handlers hold one)
+    # logging's loggers, handlers (both Filterers), their manager, formatters and adapters: a walk
+    # of a logger reached its manager's dict of every logger in the process (2166 loggers once a
+    # test suite's libraries were imported: yb.hvp of a solve_ivp whose rhs logs took 103 s, not 0.5)
+    logging.Filterer, logging.Manager, logging.PlaceHolder, logging.Formatter, logging.LoggerAdapter,
 )
 
 #: what a numpy.ma masked array reaching a rule that would ignore its mask is told (the refusal
