@@ -351,10 +351,13 @@ def cotangent_times(g: Any, p: Any) -> Any:
     """``times`` in the reverse: a cotangent of exactly 1.0 (an HVP's seed, through a sum) times
     a partial is the partial itself, no pass over it. (The reverse never writes into a cotangent:
     it adds them into fdata and into new arrays. A tangent is not shared so: a write into an
-    array also writes its tangent.)"""
+    array also writes its tangent.) A partial of booleans or ints (``x * mask``'s in ``x``) is
+    multiplied all the same: a cotangent is floats (``-mask`` raised TypeError in yb.hvp)."""
     if g is None or p is None:
         return None
-    return p if g.__class__ is float and g == 1.0 else g * p
+    if g.__class__ is float and g == 1.0 and not (p.__class__ is _ND and p.dtype.kind in "biu"):
+        return p
+    return g * p
 
 
 def strong_times(d: Any, p: Any) -> Any:
