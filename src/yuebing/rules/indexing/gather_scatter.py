@@ -243,16 +243,10 @@ def _at_by_loop(ufunc: Any, a: Any, indices: Any, b: Any = None) -> None:
     the product of all its factors, each factor's derivative the product of the others (no
     division: zeros are exact); ``np.negative.at`` at a position twice negates it twice."""
     positions = np.arange(np.size(a)).reshape(np.shape(a))[indices]
-    flats = positions.reshape(-1).tolist()
-    if ufunc.nin == 1:
-        for flat in flats:
-            where = np.unravel_index(flat, np.shape(a))
-            a[where] = ufunc(a[where])
-        return
-    values = np.broadcast_to(b, np.shape(positions)).reshape(-1)
-    for k, flat in enumerate(flats):
+    values = None if ufunc.nin == 1 else np.broadcast_to(b, np.shape(positions)).reshape(-1)
+    for k, flat in enumerate(positions.reshape(-1).tolist()):
         where = np.unravel_index(flat, np.shape(a))
-        a[where] = ufunc(a[where], values[k])
+        a[where] = ufunc(a[where]) if values is None else ufunc(a[where], values[k])
 
 
 def _by_loop(args: tuple, kwargs: dict) -> Callable | None:
